@@ -1,0 +1,31 @@
+// kiln::Error: every user-facing failure. It carries the op and the user's source location
+// where known, so a message reads "kiln: add at model.cpp:12: shapes (3,4) and (5,) ...".
+#pragma once
+#include <stdexcept>
+#include <string>
+
+namespace kiln {
+
+enum class ErrorKind {
+  Value,        // bad shapes, bad arguments (Python ValueError)
+  Type,         // bad dtypes (Python TypeError)
+  Axis,         // axis out of range (numpy AxisError)
+  Unsupported,  // an op or feature kiln does not handle
+  Toolchain,    // the C++ compiler failed; the message names the generated file
+  Internal,     // kiln's own bug: names the pass
+};
+
+class Error : public std::runtime_error {
+ public:
+  Error(ErrorKind kind, const std::string& message) : std::runtime_error(message), kind_(kind) {}
+  ErrorKind kind() const { return kind_; }
+
+ private:
+  ErrorKind kind_;
+};
+
+// Builds "op at location: message" (location may be empty).
+std::string error_message(const std::string& op, const std::string& location,
+                          const std::string& message);
+
+}  // namespace kiln

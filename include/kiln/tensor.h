@@ -1,0 +1,159 @@
+// kiln::Tensor: a symbolic tensor recorded while kiln::compile traces a function. Every
+// operation appends a node to the graph being traced; nothing is computed. The free functions
+// follow NumPy's names and semantics (broadcasting, promotion with weak Python-like scalars,
+// negative axes). Errors name the op and the caller's source line.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <source_location>
+#include <string>
+#include <vector>
+
+#include "kiln/dtype.h"
+
+namespace kiln {
+
+namespace detail {
+struct Trace;  // the graph being recorded (src/api/trace.h)
+}
+
+using Axes = std::vector<int64_t>;
+using Where = std::source_location;
+#define KILN_WHERE ::kiln::Where where = ::kiln::Where::current()
+
+class Tensor {
+ public:
+  Tensor() = default;
+  Tensor(detail::Trace* trace, int32_t id) : trace_(trace), id_(id) {}
+
+  DType dtype() const;
+  std::vector<int64_t> shape() const;
+  int ndim() const;
+  int64_t size() const;
+  detail::Trace* trace() const { return trace_; }
+  int32_t id() const { return id_; }
+
+  Tensor astype(DType dtype, KILN_WHERE) const;
+  Tensor reshape(std::vector<int64_t> shape, KILN_WHERE) const;
+  Tensor T() const;  // reverses the axes, like ndarray.T
+  Tensor operator[](int64_t index) const;  // basic indexing along axis 0
+
+ private:
+  detail::Trace* trace_ = nullptr;
+  int32_t id_ = -1;
+};
+
+// A Python-style slice for `slice(x, {...})`: missing bounds are std::nullopt.
+struct Slice {
+  std::optional<int64_t> start, stop;
+  int64_t step = 1;
+  static Slice all() { return {}; }
+};
+
+// ---- elementwise (NumPy ufunc names) ----
+#define KILN_DECLARE_UNARY(name) Tensor name(const Tensor& x, KILN_WHERE);
+#define KILN_DECLARE_BINARY(name)                           \
+  Tensor name(const Tensor& a, const Tensor& b, KILN_WHERE); \
+  Tensor name(const Tensor& a, double b, KILN_WHERE);        \
+  Tensor name(double a, const Tensor& b, KILN_WHERE);
+#define KILN_FOR_EACH_UNARY_FUNCTION(X)                                                        \
+  X(negative) X(abs) X(sign) X(exp) X(exp2) X(expm1) X(log) X(log2) X(log10) X(log1p) X(sqrt) \
+  X(rsqrt) X(cbrt) X(sin) X(cos) X(tan) X(arcsin) X(arccos) X(arctan) X(sinh) X(cosh) X(tanh)  \
+  X(arcsinh) X(arccosh) X(arctanh) X(erf) X(erfc) X(floor) X(ceil) X(round) X(trunc) X(isnan) \
+  X(isinf) X(isfinite) X(logical_not) X(bitwise_not) X(reciprocal) X(square) X(sigmoid)       \
+  X(relu)
+#define KILN_FOR_EACH_BINARY_FUNCTION(X)                                                        \
+  X(add) X(subtract) X(multiply) X(divide) X(floor_divide) X(mod) X(power) X(maximum)          \
+  X(minimum) X(fmax) X(fmin) X(arctan2) X(hypot) X(copysign) X(equal) X(not_equal) X(less)     \
+  X(less_equal) X(greater) X(greater_equal) X(logical_and) X(logical_or) X(logical_xor)        \
+  X(bitwise_and) X(bitwise_or) X(bitwise_xor) X(left_shift) X(right_shift)
+KILN_FOR_EACH_UNARY_FUNCTION(KILN_DECLARE_UNARY)
+KILN_FOR_EACH_BINARY_FUNCTION(KILN_DECLARE_BINARY)
+#undef KILN_DECLARE_UNARY
+#undef KILN_DECLARE_BINARY
+
+Tensor gelu(const Tensor& x, bool tanh_approximation = false, KILN_WHERE);
+Tensor where(const Tensor& condition, const Tensor& a, const Tensor& b, KILN_WHERE);
+Tensor where(const Tensor& condition, const Tensor& a, double b, KILN_WHERE);
+Tensor where(const Tensor& condition, double a, const Tensor& b, KILN_WHERE);
+Tensor clip(const Tensor& x, std::optional<double> low, std::optional<double> high, KILN_WHERE);
+Tensor astype(const Tensor& x, DType dtype, KILN_WHERE);
+
+Tensor operator-(const Tensor& x);
+Tensor operator!(const Tensor& x);
+Tensor operator~(const Tensor& x);
+#define KILN_DECLARE_OPERATOR(symbol)                    \
+  Tensor operator symbol(const Tensor& a, const Tensor& b); \
+  Tensor operator symbol(const Tensor& a, double b);        \
+  Tensor operator symbol(double a, const Tensor& b);
+KILN_DECLARE_OPERATOR(+) KILN_DECLARE_OPERATOR(-) KILN_DECLARE_OPERATOR(*)
+KILN_DECLARE_OPERATOR(/) KILN_DECLARE_OPERATOR(%) KILN_DECLARE_OPERATOR(==)
+KILN_DECLARE_OPERATOR(!=) KILN_DECLARE_OPERATOR(<) KILN_DECLARE_OPERATOR(<=)
+KILN_DECLARE_OPERATOR(>) KILN_DECLARE_OPERATOR(>=) KILN_DECLARE_OPERATOR(&)
+KILN_DECLARE_OPERATOR(|) KILN_DECLARE_OPERATOR(^) KILN_DECLARE_OPERATOR(&&)
+KILN_DECLARE_OPERATOR(||)
+#undef KILN_DECLARE_OPERATOR
+
+// ---- reductions: empty `axis` means all axes ----
+Tensor sum(const Tensor& x, Axes axis = {}, bool keepdims = false, KILN_WHERE);
+Tensor prod(const Tensor& x, Axes axis = {}, bool keepdims = false, KILN_WHERE);
+Tensor max(const Tensor& x, Axes axis = {}, bool keepdims = false, KILN_WHERE);
+Tensor min(const Tensor& x, Axes axis = {}, bool keepdims = false, KILN_WHERE);
+Tensor any(const Tensor& x, Axes axis = {}, bool keepdims = false, KILN_WHERE);
+Tensor all(const Tensor& x, Axes axis = {}, bool keepdims = false, KILN_WHERE);
+Tensor mean(const Tensor& x, Axes axis = {}, bool keepdims = false, KILN_WHERE);
+Tensor var(const Tensor& x, Axes axis = {}, bool keepdims = false, int64_t ddof = 0, KILN_WHERE);
+Tensor std(const Tensor& x, Axes axis = {}, bool keepdims = false, int64_t ddof = 0, KILN_WHERE);
+// argmax/argmin over one axis; std::nullopt flattens first, like NumPy.
+Tensor argmax(const Tensor& x, std::optional<int64_t> axis = std::nullopt, bool keepdims = false,
+              KILN_WHERE);
+Tensor argmin(const Tensor& x, std::optional<int64_t> axis = std::nullopt, bool keepdims = false,
+              KILN_WHERE);
+Tensor logsumexp(const Tensor& x, Axes axis = {}, bool keepdims = false, KILN_WHERE);
+Tensor softmax(const Tensor& x, int64_t axis = -1, KILN_WHERE);
+Tensor log_softmax(const Tensor& x, int64_t axis = -1, KILN_WHERE);
+// ord: "1", "2", "inf", "-inf", "fro" (NumPy's linalg.norm orders over the given axes).
+Tensor norm(const Tensor& x, std::string ord = "2", Axes axis = {}, bool keepdims = false,
+            KILN_WHERE);
+Tensor cumsum(const Tensor& x, int64_t axis, KILN_WHERE);
+Tensor cumprod(const Tensor& x, int64_t axis, KILN_WHERE);
+
+// ---- movement ----
+Tensor reshape(const Tensor& x, std::vector<int64_t> shape, KILN_WHERE);
+Tensor transpose(const Tensor& x, Axes permutation = {}, KILN_WHERE);
+Tensor expand_dims(const Tensor& x, int64_t axis, KILN_WHERE);
+Tensor squeeze(const Tensor& x, Axes axis = {}, KILN_WHERE);
+Tensor broadcast_to(const Tensor& x, std::vector<int64_t> shape, KILN_WHERE);
+Tensor slice(const Tensor& x, std::vector<Slice> slices, KILN_WHERE);
+Tensor pad(const Tensor& x, std::vector<std::pair<int64_t, int64_t>> widths,
+           std::string mode = "constant", double value = 0, KILN_WHERE);
+Tensor concatenate(const std::vector<Tensor>& xs, int64_t axis = 0, KILN_WHERE);
+Tensor stack(const std::vector<Tensor>& xs, int64_t axis = 0, KILN_WHERE);
+Tensor flip(const Tensor& x, Axes axis = {}, KILN_WHERE);
+Tensor take(const Tensor& x, const Tensor& indices, int64_t axis, KILN_WHERE);
+// Functional x[indices] = values (or += with accumulate) along `axis`.
+Tensor index_put(const Tensor& x, const Tensor& indices, const Tensor& values, int64_t axis = 0,
+                 bool accumulate = false, KILN_WHERE);
+
+// ---- linear algebra ----
+Tensor matmul(const Tensor& a, const Tensor& b, KILN_WHERE);
+Tensor dot(const Tensor& a, const Tensor& b, KILN_WHERE);
+Tensor inner(const Tensor& a, const Tensor& b, KILN_WHERE);
+Tensor outer(const Tensor& a, const Tensor& b, KILN_WHERE);
+Tensor tensordot(const Tensor& a, const Tensor& b, Axes a_axes, Axes b_axes, KILN_WHERE);
+Tensor einsum(const std::string& equation, const std::vector<Tensor>& operands, KILN_WHERE);
+
+// ---- creation inside a traced function (need a tensor to know which trace) ----
+Tensor full_like(const Tensor& like, double value, std::optional<DType> dtype = std::nullopt,
+                 KILN_WHERE);
+Tensor zeros_like(const Tensor& like, KILN_WHERE);
+Tensor ones_like(const Tensor& like, KILN_WHERE);
+Tensor full(const Tensor& like, std::vector<int64_t> shape, double value, DType dtype,
+            KILN_WHERE);
+Tensor arange(const Tensor& like, int64_t count, DType dtype = DType::Int64, KILN_WHERE);
+Tensor random_uniform(const Tensor& like, std::vector<int64_t> shape, uint64_t seed,
+                      DType dtype = DType::Float64, KILN_WHERE);
+Tensor random_normal(const Tensor& like, std::vector<int64_t> shape, uint64_t seed,
+                     DType dtype = DType::Float64, KILN_WHERE);
+
+}  // namespace kiln

@@ -1,0 +1,66 @@
+// Checked factories for graph nodes: each computes the result dtype and shape from the op table
+// and the operands, and throws kiln::Error (naming the op, the location and the shapes or
+// dtypes) when the operands do not fit. Every frontend and every pass builds nodes through here.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "ir/graph.h"
+#include "kiln/error.h"
+
+namespace kiln::ir {
+
+class Builder {
+ public:
+  explicit Builder(Graph& graph) : graph_(graph) {}
+  Graph& graph() { return graph_; }
+
+  // The user's source location recorded on the nodes built next (file:line).
+  void set_location(std::string location) { location_ = std::move(location); }
+  const std::string& location() const { return location_; }
+
+  ValueId parameter(DType dtype, const Shape& shape);
+  ValueId constant(Scalar value, DType dtype, const Shape& shape = {});
+  ValueId constant_array(std::vector<uint8_t> bytes, DType dtype, const Shape& shape);
+  ValueId iota(DType dtype, const Shape& shape, int64_t axis);
+  ValueId random_uniform(DType dtype, const Shape& shape, uint64_t seed);
+  ValueId random_normal(DType dtype, const Shape& shape, uint64_t seed);
+
+  // Elementwise ops broadcast their operands (NumPy rules) and require one shared dtype.
+  ValueId unary(Op op, ValueId a);
+  ValueId binary(Op op, ValueId a, ValueId b);
+  ValueId where(ValueId condition, ValueId a, ValueId b);
+  ValueId cast(ValueId a, DType dtype);
+
+  // Axes may be negative; empty axes with all=true means every axis.
+  ValueId reduce(Op op, ValueId a, std::vector<int64_t> axes, bool keepdims, int64_t ddof = 0);
+  ValueId scan(Op op, ValueId a, int64_t axis);
+
+  ValueId reshape(ValueId a, const Shape& shape);  // one -1 allowed
+  ValueId permute(ValueId a, std::vector<int64_t> permutation);
+  ValueId broadcast(ValueId a, const Shape& shape);
+  // Per dimension: start, stop, step with Python slice semantics (clamped, negative steps).
+  ValueId slice(ValueId a, const std::vector<int64_t>& starts, const std::vector<int64_t>& stops,
+                const std::vector<int64_t>& steps);
+  ValueId pad(ValueId a, std::vector<int64_t> low, std::vector<int64_t> high, PadMode mode,
+              Scalar fill = {});
+  ValueId concat(const std::vector<ValueId>& values, int64_t axis);
+  ValueId flip(ValueId a, std::vector<int64_t> axes);
+  ValueId gather(ValueId a, ValueId index, int64_t axis);
+  ValueId scatter(ValueId a, ValueId index, ValueId values, int64_t axis, ScatterMode mode);
+  ValueId matmul(ValueId a, ValueId b);
+
+  // Raw append for passes that copy an already-checked node (e.g. CSE rebuilding a graph).
+  ValueId copy_node(const Node& node, std::vector<ValueId> inputs);
+
+  const Node& node(ValueId id) const { return graph_.node(id); }
+
+ private:
+  ValueId add(Op op, DType dtype, Shape shape, std::vector<ValueId> inputs, Attrs attrs = {});
+  [[noreturn]] void fail(ErrorKind kind, Op op, const std::string& message) const;
+
+  Graph& graph_;
+  std::string location_;
+};
+
+}  // namespace kiln::ir

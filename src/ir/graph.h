@@ -1,0 +1,98 @@
+// The graph IR: typed SSA. A node is one primitive op applied to earlier nodes; the node's index
+// is its value's name (%3). Nodes are appended in topological order and never mutated after
+// the builder has checked them; passes build new graphs.
+//
+// Semantics, written down once:
+// - dtypes: operands of an elementwise op share one dtype (frontends insert casts); integer
+//   arithmetic wraps (two's complement); integer division or modulo by zero gives 0;
+//   float16/bfloat16 values are computed in float32 and rounded on store.
+// - NaN: maximum/minimum/max/min propagate NaN; fmax/fmin ignore it; argmax/argmin treat NaN as
+//   the extreme and return the first occurrence; comparisons with NaN are false (ne: true).
+// - indices: gather/scatter indices are wrapped once if negative, then clamped into range.
+// - shapes: the node's shape is the result shape; broadcast follows NumPy.
+// - aliasing: none. Every value is a fresh logical tensor; views are a scheduler decision.
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ir/ops.h"
+#include "ir/shape.h"
+#include "kiln/dtype.h"
+
+namespace kiln::ir {
+
+using ValueId = int32_t;
+
+enum class PadMode : uint8_t { Constant, Edge, Reflect };
+enum class ScatterMode : uint8_t { Set, Add };
+
+// A scalar constant that keeps integers exact.
+struct Scalar {
+  double f = 0;
+  int64_t i = 0;
+  bool is_integer = false;
+  static Scalar of(double value) { return {value, 0, false}; }
+  static Scalar of_int(int64_t value) { return {0, value, true}; }
+  double as_double() const { return is_integer ? double(i) : f; }
+  bool operator==(const Scalar& o) const {
+    return is_integer == o.is_integer && (is_integer ? i == o.i : (f == o.f || (f != f && o.f != o.f)));
+  }
+};
+
+// Op parameters. Each op reads only the fields its op_list.h comment names; the rest keep their
+// defaults, and the printer prints only the fields that differ from them.
+struct Attrs {
+  std::vector<int64_t> axes;         // reductions, flip
+  bool keepdims = false;             // reductions
+  int64_t axis = 0;                  // scans, concat, gather, scatter, iota
+  int64_t index = 0;                 // parameter: position among the graph inputs
+  std::vector<int64_t> permutation;  // permute
+  std::vector<int64_t> starts;       // slice
+  std::vector<int64_t> steps;        // slice
+  std::vector<int64_t> pad_low;      // pad
+  std::vector<int64_t> pad_high;     // pad
+  PadMode pad_mode = PadMode::Constant;
+  ScatterMode scatter_mode = ScatterMode::Set;
+  Scalar scalar;                     // constant, pad (fill value)
+  int64_t ddof = 0;                  // var
+  uint64_t seed = 0;                 // random_*
+  std::shared_ptr<const std::vector<uint8_t>> data;  // constant_array, row-major bytes
+
+  bool operator==(const Attrs& other) const;
+};
+
+struct Node {
+  Op op;
+  DType dtype;
+  Shape shape;
+  std::vector<ValueId> inputs;
+  Attrs attrs;
+  std::string location;  // the user's file:line, for error messages and generated comments
+};
+
+class Graph {
+ public:
+  // Appends an already-checked node and returns its id. Use the builder (builder.h) instead:
+  // it computes the result type and checks the operands.
+  ValueId append(Node node);
+
+  const Node& node(ValueId id) const { return nodes_[static_cast<size_t>(id)]; }
+  const std::vector<Node>& nodes() const { return nodes_; }
+  int size() const { return static_cast<int>(nodes_.size()); }
+
+  // Graph inputs are the parameter nodes, ordered by attrs.index.
+  const std::vector<ValueId>& inputs() const { return inputs_; }
+  const std::vector<ValueId>& outputs() const { return outputs_; }
+  void set_outputs(std::vector<ValueId> outputs) { outputs_ = std::move(outputs); }
+
+  // Users of each node (computed on demand; graphs are small).
+  std::vector<std::vector<ValueId>> users() const;
+
+ private:
+  std::vector<Node> nodes_;
+  std::vector<ValueId> inputs_;
+  std::vector<ValueId> outputs_;
+};
+
+}  // namespace kiln::ir

@@ -1,0 +1,56 @@
+// The Op enum and per-op facts, generated from op_list.h.
+#pragma once
+#include <cstdint>
+#include <string_view>
+
+#include "ir/op_list.h"
+
+namespace kiln::ir {
+
+enum class Op : uint16_t {
+#define KILN_ENUM_ENTRY(name, ...) name,
+  KILN_UNARY_OPS(KILN_ENUM_ENTRY) KILN_BINARY_OPS(KILN_ENUM_ENTRY)
+      KILN_TERNARY_OPS(KILN_ENUM_ENTRY) KILN_REDUCE_OPS(KILN_ENUM_ENTRY)
+          KILN_SCAN_OPS(KILN_ENUM_ENTRY) KILN_STRUCTURAL_OPS(KILN_ENUM_ENTRY)
+#undef KILN_ENUM_ENTRY
+              op_count
+};
+
+enum class OpKind : uint8_t { Unary, Binary, Ternary, Reduce, Scan, Structural };
+// Bit set of dtype classes an op accepts (values of DTypeClass).
+enum Accepts : uint8_t {
+  Any = 1 | 2 | 4 | 8,
+  Numeric = 2 | 4 | 8,
+  Float = 8,
+  Integer = 2 | 4,
+  IntegerOrBool = 1 | 2 | 4,
+};
+enum class ResultType : uint8_t { Same, Bool, Int64 };
+enum class Accumulator : uint8_t { None, Plain, ArgIndex, Welford };
+
+struct OpInfo {
+  std::string_view name;
+  OpKind kind;
+  int arity;  // -1: variadic
+  uint8_t accepts;
+  ResultType result;
+  Accumulator accumulator;
+  // The scalar expression (elementwise), or the combine expression (reductions and scans).
+  std::string_view expression;
+  // The accumulator's identity (reductions and scans), as C++ source over type T.
+  std::string_view identity;
+};
+
+const OpInfo& op_info(Op op);
+std::string_view op_name(Op op);
+// Throws kiln::Error for an unknown name.
+Op op_from_name(std::string_view name);
+
+inline bool is_elementwise(Op op) {
+  OpKind kind = op_info(op).kind;
+  return kind == OpKind::Unary || kind == OpKind::Binary || kind == OpKind::Ternary;
+}
+inline bool is_reduction(Op op) { return op_info(op).kind == OpKind::Reduce; }
+inline bool is_scan(Op op) { return op_info(op).kind == OpKind::Scan; }
+
+}  // namespace kiln::ir

@@ -1,0 +1,21 @@
+// The graph passes, each a function Graph -> Graph in its own file. The pipeline (pipeline.h)
+// runs them in order; each can be switched off with KILN_DISABLE_PASSES=name,name to bisect a
+// miscompile. None changes results beyond the floating-point reassociation options allow.
+#pragma once
+#include "ir/graph.h"
+
+namespace kiln::passes {
+
+// Algebraic simplification and canonicalisation by rewrite rules: x+0, x*1, x*0 (integers),
+// double negation, cast to the same dtype, reshape/permute/broadcast chains collapsed,
+// identity slices/permutes/reshapes removed, constant operands moved right for commutative ops.
+ir::Graph simplify(const ir::Graph& graph);
+// Common-subexpression elimination: identical (op, dtype, shape, inputs, attrs) nodes merged.
+ir::Graph eliminate_common_subexpressions(const ir::Graph& graph);
+// Dead-code elimination: only nodes reachable from the outputs are kept (parameters always).
+ir::Graph eliminate_dead_code(const ir::Graph& graph);
+// Constant folding: nodes whose operands are all constants and whose result is small
+// (<= 4096 elements) are evaluated by the interpreter and replaced by constants.
+ir::Graph fold_constants(const ir::Graph& graph);
+
+}  // namespace kiln::passes

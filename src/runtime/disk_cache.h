@@ -1,0 +1,48 @@
+// The on-disk cache of compiled kernels: key -> directory holding the source, the shared
+// object and metadata. Layout: <dir>/<key[0:2]>/<key>/{kernel.cpp, kernel.so, meta.txt}.
+// Every file is written under a temporary name and renamed, and meta.txt (written last)
+// records the size and a checksum of the shared object, so a reader never loads a half-written
+// or corrupt entry: such an entry is detected, counted, and rebuilt.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <string>
+
+namespace kiln::runtime {
+
+struct CacheCounters {
+  int64_t hits = 0;
+  int64_t misses = 0;
+  int64_t corrupt = 0;  // entries found damaged and rebuilt
+};
+
+// Hex digest of the given fields, each length-prefixed (so ("ab","c") != ("a","bc")).
+std::string cache_key(const std::vector<std::string>& fields);
+
+// $KILN_CACHE_DIR, else $HOME/.cache/kiln.
+std::string default_cache_dir();
+
+class DiskCache {
+ public:
+  explicit DiskCache(std::string directory);
+  const std::string& directory() const { return directory_; }
+
+  // Returns the path of a valid shared object for `key`. On a miss (or a corrupt entry) it
+  // writes `source` to the entry, calls `build(source_path, object_path)` to produce the
+  // shared object at a temporary path, validates it, and publishes it atomically. Concurrent
+  // processes building the same key are safe: the loser of the rename race uses the winner's.
+  std::string get_or_build(const std::string& key, const std::string& source,
+                           const std::function<void(const std::string& source_path,
+                                                    const std::string& object_path)>& build);
+  // The source path an entry has or would have (for error messages and KILN_LOGS).
+  std::string source_path(const std::string& key) const;
+
+  // Process-wide counters (all DiskCache instances).
+  static CacheCounters& counters();
+
+ private:
+  std::string entry_directory(const std::string& key) const;
+  std::string directory_;
+};
+
+}  // namespace kiln::runtime

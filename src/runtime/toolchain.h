@@ -1,0 +1,38 @@
+// The system C++ compiler: finds it, fingerprints it for the cache key, and turns one generated
+// translation unit into a shared object. Failures are kiln::Error(Toolchain) naming the source
+// file and carrying the compiler's message.
+#pragma once
+#include <string>
+#include <vector>
+
+namespace kiln::runtime {
+
+struct ToolchainFlags {
+  // -O3 -march=native -fopenmp -fopenmp-simd -fno-math-errno -fwrapv -mprefer-vector-width=512
+  // -fno-builtin-sin/cos(f) ... ; see toolchain.cpp for why each is there.
+  std::vector<std::string> compile;
+  std::vector<std::string> link;  // -lmvec -lm (+ OpenBLAS for extern kernels)
+};
+
+class Toolchain {
+ public:
+  // $KILN_CXX, else $CXX, else g++, else clang++.
+  static const Toolchain& system();
+
+  const std::string& compiler() const { return compiler_; }
+  // Compiler path + its --version first line + target flags: part of the cache key.
+  const std::string& identity() const { return identity_; }
+  const ToolchainFlags& flags() const { return flags_; }
+  // Compiles `source_path` into the shared object `output_path` (written as given; the caller
+  // handles atomic placement). Throws kiln::Error(Toolchain) on failure.
+  void compile_shared_object(const std::string& source_path, const std::string& output_path,
+                             const std::vector<std::string>& extra_link_flags = {}) const;
+
+ private:
+  Toolchain();
+  std::string compiler_;
+  std::string identity_;
+  ToolchainFlags flags_;
+};
+
+}  // namespace kiln::runtime
