@@ -1,19 +1,22 @@
 // The on-disk cache of compiled kernels: key -> directory holding the source, the shared
-// object and metadata. Layout: <dir>/<key[0:2]>/<key>/{kernel.cpp, kernel.so, meta.txt}.
-// Every file is written under a temporary name and renamed, and meta.txt (written last)
-// records the size and a checksum of the shared object, so a reader never loads a half-written
-// or corrupt entry: such an entry is detected, counted, and rebuilt.
+// object and metadata. Layout: <dir>/<key[0:2]>/<key>/{kernel.cpp, kernel-<checksum>.so,
+// meta.txt}. Every file is written under a temporary name and renamed, and meta.txt (written
+// last) names the shared object and records its size and checksum, so a reader never loads a
+// half-written or corrupt entry: such an entry is detected, counted, and rebuilt. Naming the
+// object by its checksum keeps meta.txt and object consistent under concurrent builders
+// without a lock (see disk_cache.cpp).
 #pragma once
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <vector>
 
 namespace kiln::runtime {
 
 struct CacheCounters {
   int64_t hits = 0;
   int64_t misses = 0;
-  int64_t corrupt = 0;  // entries found damaged and rebuilt
+  int64_t corrupt = 0;  // entries found damaged and rebuilt (each also counts as a miss)
 };
 
 // Hex digest of the given fields, each length-prefixed (so ("ab","c") != ("a","bc")).

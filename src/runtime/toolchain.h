@@ -14,6 +14,10 @@ struct ToolchainFlags {
   std::vector<std::string> link;  // -lmvec -lm (+ OpenBLAS for extern kernels)
 };
 
+// The first of $KILN_CXX, $CXX, g++, clang++ that is an executable (found via PATH), as an
+// absolute path; "" if none. Toolchain::system() uses it once; exposed for tests.
+std::string find_compiler();
+
 class Toolchain {
  public:
   // $KILN_CXX, else $CXX, else g++, else clang++.

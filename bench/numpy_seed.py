@@ -1,0 +1,69 @@
+"""NumPy side of bench_seed: times the seed programs in eager NumPy on the same sizes.
+
+Prints one JSON object {workload: median_seconds}. Run by build/bench_seed, so that kiln and
+NumPy are measured in one run on one machine.
+"""
+import json
+import sys
+import time
+
+import numpy as np
+
+
+def numpy_fn(X, Y):
+    X_mean, X_std = X.mean(axis=0), X.std(axis=0)
+    Y_mean, Y_std = Y.mean(axis=0), Y.std(axis=0)
+    X_std[X_std == 0] = 1
+    Y_std[Y_std == 0] = 1
+    X_normalized = (X - X_mean) / X_std
+    Y_normalized = (Y - Y_mean) / Y_std
+    intermediate_result = np.sum(X_normalized[:, :, None] * Y_normalized[:, None, :], axis=(-2, -1))
+    intermediate_result = np.clip(intermediate_result, -1, 1)
+    result = np.exp(intermediate_result)
+    regularization = 0.001 * np.sum(X_normalized ** 2)
+    result += regularization
+    return result
+
+
+def kmeans(X, means):
+    return np.argmin(np.linalg.norm(X - means[:, None], axis=2), axis=0)
+
+
+def median_time(fn, repeats):
+    fn()
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return sorted(times)[len(times) // 2]
+
+
+def main():
+    sizes = json.loads(sys.argv[1])
+    repeats = sizes.get("repeats", 3)
+    rng = np.random.default_rng(0)
+    results = {}
+    n = sizes["kmeans_points"]
+    for dtype in (np.float64, np.float32):
+        X = rng.normal(size=(n, 2)).astype(dtype)
+        means = np.array([[0.0, 0.0], [3.0, 3.0]], dtype=dtype)
+        results["kmeans_" + np.dtype(dtype).name] = median_time(lambda: kmeans(X, means), repeats)
+        del X
+    rows, cols = sizes["numpy_fn_shape"]
+    X = rng.normal(size=(rows, cols))
+    Y = rng.normal(size=(rows, cols))
+    results["numpy_fn"] = median_time(lambda: numpy_fn(X, Y), repeats)
+    x = rng.normal(size=sizes["sin_cos_elements"]).astype(np.float32)
+    results["sin_cos_large"] = median_time(lambda: np.sin(x) + np.cos(x), repeats)
+    x0 = np.array(0.5)
+    calls = 20000
+    start = time.perf_counter()
+    for _ in range(calls):
+        np.sin(x0) + np.cos(x0)
+    results["sin_cos_0d"] = (time.perf_counter() - start) / calls
+    print(json.dumps(results))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# Everything CI checks, in order: set-up and build, C++ tests, Python tests, the install/consume
+# round trip, the quick benchmark. Every step after set-up runs even when an earlier one failed,
+# so one run shows all failures; the exit status is non-zero if any step failed.
+set -uo pipefail
+
+repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$repo_root"
+
+build_dir="${KILN_BUILD_DIR:-build}"
+export KILN_BUILD_DIR="$build_dir"
+failed_steps=()
+
+step() {
+  local name="$1"
+  shift
+  echo "==== $name"
+  if ! "$@"; then
+    echo "==== $name: FAILED" >&2
+    failed_steps+=("$name")
+  fi
+}
+
+# Without a built tree nothing below means anything: stop here.
+if ! bash scripts/setup.sh; then
+  echo "test.sh: setup failed" >&2
+  exit 1
+fi
+
+# Tests must not read or pollute the user's kernel cache.
+cache_dir="$(mktemp -d)"
+trap 'rm -rf "$cache_dir"' EXIT
+export KILN_CACHE_DIR="$cache_dir"
+
+step "C++ tests" ctest --test-dir "$build_dir" --output-on-failure -j2
+
+python_tests() {
+  # pytest's exit code 5 means "no tests collected": not a failure while the suite is empty.
+  local status=0
+  .venv/bin/python -m pytest -q tests/python || status=$?
+  [ "$status" -eq 0 ] || [ "$status" -eq 5 ]
+}
+python_test_files="$(find tests/python -name 'test_*.py' -o -name '*_test.py' 2>/dev/null)"
+if [ -n "$python_test_files" ]; then
+  # The package is imported from the source tree until it has an installed form.
+  if [ -d python ]; then
+    export PYTHONPATH="$repo_root/python${PYTHONPATH:+:$PYTHONPATH}"
+  fi
+  step "Python tests" python_tests
+fi
+
+step "install and build examples/cpp" bash scripts/test_install.sh
+
+if [ -f bench/run.py ]; then
+  step "quick benchmark" .venv/bin/python bench/run.py --quick
+fi
+
+if [ "${#failed_steps[@]}" -gt 0 ]; then
+  echo "test.sh: FAILED steps: ${failed_steps[*]}" >&2
+  exit 1
+fi
+echo "test.sh: all steps succeeded"

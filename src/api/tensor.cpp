@@ -1,0 +1,406 @@
+// The C++ Tensor API, elementwise half: Tensor's accessors, NumPy's ufuncs and the operators.
+// Each call stamps the caller's source line on the builder and then applies NumPy's typing:
+// NEP 50 promotion between tensors, weak double scalars, integer inputs of float-valued ufuncs
+// cast to NumPy's smallest safe float. Reductions, movement, linear algebra and creation are in
+// tensor_structure.cpp.
+#include <cmath>
+#include <limits>
+
+#include "api/trace.h"
+#include "kiln/tensor.h"
+#include "passes/decomposition_helpers.h"
+#include "passes/decompositions.h"
+
+namespace kiln {
+
+using detail::Trace;
+using detail::trace_for;
+using detail::wrap;
+using ir::Op;
+using ir::ValueId;
+using passes::detail::cast_to;
+using passes::detail::constant;
+
+namespace {
+
+const ir::Node& node_of(const Tensor& x) {
+  if (x.trace() == nullptr || x.id() < 0 || x.id() >= x.trace()->graph.size()) {
+    throw Error(ErrorKind::Value,
+                error_message("Tensor", "", "the tensor is not part of a traced function"));
+  }
+  return x.trace()->graph.node(x.id());
+}
+
+// The float type NumPy's float-valued ufuncs (sin, sqrt, arctan2, ...) compute integers in:
+// the smallest float that holds every value of the type.
+DType math_float(DType dtype) {
+  switch (dtype) {
+    case DType::Bool: case DType::Int8: case DType::UInt8: return DType::Float16;
+    case DType::Int16: case DType::UInt16: return DType::Float32;
+    default: return is_float(dtype) ? dtype : DType::Float64;
+  }
+}
+
+bool is_comparison(Op op) {
+  return op == Op::eq || op == Op::ne || op == Op::lt || op == Op::le || op == Op::gt ||
+         op == Op::ge;
+}
+
+// Whether an integral `value` is representable in the integer type `dtype`.
+bool fits(DType dtype, double value) {
+  switch (dtype) {
+    case DType::Int8: return value >= -128 && value <= 127;
+    case DType::Int16: return value >= -32768 && value <= 32767;
+    case DType::Int32: return value >= -2147483648.0 && value <= 2147483647.0;
+    case DType::Int64: return value >= -9223372036854775808.0 && value < 9223372036854775808.0;
+    case DType::UInt8: return value >= 0 && value <= 255;
+    case DType::UInt16: return value >= 0 && value <= 65535;
+    case DType::UInt32: return value >= 0 && value <= 4294967295.0;
+    case DType::UInt64: return value >= 0 && value < 18446744073709551616.0;
+    default: return true;
+  }
+}
+
+// NEP 50: a double operand is "weak". With a float tensor it takes the tensor's dtype; with an
+// integer or bool tensor an integral value acts as a Python int (the tensor's type; int64 for
+// bool) and anything else as a Python float (float64).
+DType weak_scalar_dtype(DType tensor, double value, Op op, const std::string& name,
+                        const std::string& location) {
+  if (is_float(tensor)) return tensor;
+  if (!std::isfinite(value) || value != std::trunc(value)) return DType::Float64;
+  if (tensor == DType::Bool) return DType::Int64;
+  if (fits(tensor, value)) return tensor;
+  // Comparing with an out-of-range integer is well defined; computing with it is not.
+  if (is_comparison(op)) return DType::Float64;
+  throw Error(ErrorKind::Value,
+              error_message(name, location,
+                            "Python integer " + std::to_string(static_cast<long double>(value)) +
+                                " out of bounds for " + std::string(dtype_name(tensor))));
+}
+
+// How a binary ufunc treats operands that are not float (NumPy's loop selection).
+enum class FloatRule { Keep, MathFloat, Float64 };
+
+struct BinarySpec {
+  const char* name;
+  Op op;
+  FloatRule floats;
+};
+
+// The op and the dtype the operands are cast to, for operands promoted to `dtype`.
+std::pair<Op, DType> resolve(const BinarySpec& spec, DType dtype, const std::string& location) {
+  if (!is_float(dtype) && spec.floats == FloatRule::Float64) return {spec.op, DType::Float64};
+  if (!is_float(dtype) && spec.floats == FloatRule::MathFloat) return {spec.op, math_float(dtype)};
+  if (dtype != DType::Bool) return {spec.op, dtype};
+  // NumPy's bool loops: + is or, * is and, - is refused, the rest compute in int8.
+  switch (spec.op) {
+    case Op::add: return {Op::logical_or, dtype};
+    case Op::mul: return {Op::logical_and, dtype};
+    case Op::sub:
+      throw Error(ErrorKind::Type,
+                  error_message(spec.name, location,
+                                "boolean subtract is not supported; use logical_xor or ^"));
+    case Op::floordiv: case Op::mod: case Op::pow: case Op::shift_left: case Op::shift_right:
+      return {spec.op, DType::Int8};
+    default: return {spec.op, dtype};
+  }
+}
+
+Tensor binary(const BinarySpec& spec, const Tensor& a, const Tensor& b, const Where& where) {
+  Trace& trace = trace_for(a, b, spec.name, where);
+  auto [op, dtype] = resolve(spec, promote_types(a.dtype(), b.dtype()), trace.builder.location());
+  ir::Builder& builder = trace.builder;
+  ValueId left = cast_to(builder, a.id(), dtype);
+  ValueId right = cast_to(builder, b.id(), dtype);
+  return wrap(trace, builder.binary(op, left, right));
+}
+
+Tensor binary(const BinarySpec& spec, const Tensor& tensor, double value, bool scalar_first,
+              const Where& where) {
+  Trace& trace = trace_for(tensor, spec.name, where);
+  ir::Builder& builder = trace.builder;
+  DType weak = weak_scalar_dtype(tensor.dtype(), value, spec.op, spec.name, builder.location());
+  auto [op, dtype] = resolve(spec, promote_types(tensor.dtype(), weak), builder.location());
+  ValueId x = cast_to(builder, tensor.id(), dtype);
+  ValueId c = constant(builder, value, dtype);
+  return wrap(trace, scalar_first ? builder.binary(op, c, x) : builder.binary(op, x, c));
+}
+
+Tensor unary(const char* name, Op op, FloatRule floats, const Tensor& x, const Where& where) {
+  Trace& trace = trace_for(x, name, where);
+  ValueId value = x.id();
+  if (floats == FloatRule::MathFloat) value = cast_to(trace.builder, value, math_float(x.dtype()));
+  return wrap(trace, trace.builder.unary(op, value));
+}
+
+// Unary ufuncs that are a decomposition rather than one primitive.
+template <class Decompose>
+Tensor decomposed(const char* name, const Tensor& x, const Where& where, Decompose decompose) {
+  Trace& trace = trace_for(x, name, where);
+  return wrap(trace, decompose(trace.builder, x.id()));
+}
+
+}  // namespace
+
+// ---- Tensor ----
+
+DType Tensor::dtype() const { return node_of(*this).dtype; }
+std::vector<int64_t> Tensor::shape() const { return ir::to_ints(node_of(*this).shape); }
+int Tensor::ndim() const { return static_cast<int>(node_of(*this).shape.size()); }
+int64_t Tensor::size() const { return ir::element_count(node_of(*this).shape); }
+Tensor Tensor::astype(DType dtype, Where where) const { return kiln::astype(*this, dtype, where); }
+Tensor Tensor::reshape(std::vector<int64_t> shape, Where where) const {
+  return kiln::reshape(*this, std::move(shape), where);
+}
+Tensor Tensor::T() const { return transpose(*this, {}, Where{}); }
+
+Tensor Tensor::operator[](int64_t index) const {
+  Trace& trace = trace_for(*this, "getitem", Where{});
+  std::vector<int64_t> sizes = shape();
+  if (sizes.empty()) {
+    throw Error(ErrorKind::Value, error_message("getitem", "", "too many indices for a 0-d array"));
+  }
+  if (index < -sizes[0] || index >= sizes[0]) {
+    throw Error(ErrorKind::Axis,
+                error_message("getitem", "",
+                              "index " + std::to_string(index) +
+                                  " is out of bounds for axis 0 with size " +
+                                  std::to_string(sizes[0])));
+  }
+  if (index < 0) index += sizes[0];
+  std::vector<int64_t> starts(sizes.size(), 0), stops = sizes, steps(sizes.size(), 1);
+  starts[0] = index;
+  stops[0] = index + 1;
+  ValueId row = trace.builder.slice(id(), starts, stops, steps);
+  sizes.erase(sizes.begin());
+  return wrap(trace, trace.builder.reshape(row, ir::from_ints(sizes)));
+}
+
+// ---- unary ufuncs ----
+
+#define KILN_UNARY(function, op, floats)                     \
+  Tensor function(const Tensor& x, Where where) {           \
+    return unary(#function, Op::op, FloatRule::floats, x, where); \
+  }
+KILN_UNARY(sign, sign, Keep)
+KILN_UNARY(exp, exp, MathFloat)
+KILN_UNARY(exp2, exp2, MathFloat)
+KILN_UNARY(expm1, expm1, MathFloat)
+KILN_UNARY(log, log, MathFloat)
+KILN_UNARY(log2, log2, MathFloat)
+KILN_UNARY(log10, log10, MathFloat)
+KILN_UNARY(log1p, log1p, MathFloat)
+KILN_UNARY(sqrt, sqrt, MathFloat)
+KILN_UNARY(rsqrt, rsqrt, MathFloat)
+KILN_UNARY(cbrt, cbrt, MathFloat)
+KILN_UNARY(sin, sin, MathFloat)
+KILN_UNARY(cos, cos, MathFloat)
+KILN_UNARY(tan, tan, MathFloat)
+KILN_UNARY(arcsin, asin, MathFloat)
+KILN_UNARY(arccos, acos, MathFloat)
+KILN_UNARY(arctan, atan, MathFloat)
+KILN_UNARY(sinh, sinh, MathFloat)
+KILN_UNARY(cosh, cosh, MathFloat)
+KILN_UNARY(tanh, tanh, MathFloat)
+KILN_UNARY(arcsinh, asinh, MathFloat)
+KILN_UNARY(arccosh, acosh, MathFloat)
+KILN_UNARY(arctanh, atanh, MathFloat)
+KILN_UNARY(erf, erf, MathFloat)
+KILN_UNARY(erfc, erfc, MathFloat)
+KILN_UNARY(reciprocal, reciprocal, MathFloat)
+KILN_UNARY(isnan, isnan, Keep)
+KILN_UNARY(isinf, isinf, Keep)
+KILN_UNARY(isfinite, isfinite, Keep)
+KILN_UNARY(logical_not, logical_not, Keep)
+KILN_UNARY(bitwise_not, bitwise_not, Keep)
+#undef KILN_UNARY
+
+// Rounding keeps integers (they are already whole); bool has no loop and goes to float16.
+#define KILN_ROUNDING(function, op)                                              \
+  Tensor function(const Tensor& x, Where where) {                               \
+    FloatRule floats = x.dtype() == DType::Bool ? FloatRule::MathFloat : FloatRule::Keep; \
+    return unary(#function, Op::op, floats, x, where);                          \
+  }
+KILN_ROUNDING(floor, floor)
+KILN_ROUNDING(ceil, ceil)
+KILN_ROUNDING(round, round)
+KILN_ROUNDING(trunc, trunc)
+#undef KILN_ROUNDING
+
+Tensor negative(const Tensor& x, Where where) {
+  if (x.dtype() == DType::Bool) {
+    throw Error(ErrorKind::Type,
+                error_message("negative", detail::location_string(where),
+                              "boolean negative is not supported; use logical_not or ~"));
+  }
+  return unary("negative", Op::neg, FloatRule::Keep, x, where);
+}
+
+Tensor abs(const Tensor& x, Where where) {
+  if (x.dtype() == DType::Bool) return x;  // |b| == b
+  return unary("abs", Op::abs, FloatRule::Keep, x, where);
+}
+
+Tensor square(const Tensor& x, Where where) {
+  return decomposed("square", x, where, [](ir::Builder& b, ValueId v) {
+    return passes::square(b, b.node(v).dtype == DType::Bool ? b.cast(v, DType::Int8) : v);
+  });
+}
+
+Tensor sigmoid(const Tensor& x, Where where) {
+  return decomposed("sigmoid", x, where, [](ir::Builder& b, ValueId v) {
+    return passes::sigmoid(b, cast_to(b, v, math_float(b.node(v).dtype)));
+  });
+}
+
+Tensor relu(const Tensor& x, Where where) {
+  return decomposed("relu", x, where, [](ir::Builder& b, ValueId v) { return passes::relu(b, v); });
+}
+
+Tensor gelu(const Tensor& x, bool tanh_approximation, Where where) {
+  return decomposed("gelu", x, where, [&](ir::Builder& b, ValueId v) {
+    return passes::gelu(b, cast_to(b, v, math_float(b.node(v).dtype)), tanh_approximation);
+  });
+}
+
+// ---- binary ufuncs ----
+
+#define KILN_BINARY(function, op, floats)                                      \
+  Tensor function(const Tensor& a, const Tensor& b, Where where) {            \
+    return binary({#function, Op::op, FloatRule::floats}, a, b, where);        \
+  }                                                                            \
+  Tensor function(const Tensor& a, double b, Where where) {                   \
+    return binary({#function, Op::op, FloatRule::floats}, a, b, false, where); \
+  }                                                                            \
+  Tensor function(double a, const Tensor& b, Where where) {                   \
+    return binary({#function, Op::op, FloatRule::floats}, b, a, true, where);  \
+  }
+KILN_BINARY(add, add, Keep)
+KILN_BINARY(subtract, sub, Keep)
+KILN_BINARY(multiply, mul, Keep)
+KILN_BINARY(divide, div, Float64)
+KILN_BINARY(floor_divide, floordiv, Keep)
+KILN_BINARY(mod, mod, Keep)
+KILN_BINARY(power, pow, Keep)
+KILN_BINARY(maximum, maximum, Keep)
+KILN_BINARY(minimum, minimum, Keep)
+KILN_BINARY(fmax, fmax, Keep)
+KILN_BINARY(fmin, fmin, Keep)
+KILN_BINARY(arctan2, atan2, MathFloat)
+KILN_BINARY(hypot, hypot, MathFloat)
+KILN_BINARY(copysign, copysign, MathFloat)
+KILN_BINARY(equal, eq, Keep)
+KILN_BINARY(not_equal, ne, Keep)
+KILN_BINARY(less, lt, Keep)
+KILN_BINARY(less_equal, le, Keep)
+KILN_BINARY(greater, gt, Keep)
+KILN_BINARY(greater_equal, ge, Keep)
+KILN_BINARY(logical_and, logical_and, Keep)
+KILN_BINARY(logical_or, logical_or, Keep)
+KILN_BINARY(logical_xor, logical_xor, Keep)
+KILN_BINARY(bitwise_and, bitwise_and, Keep)
+KILN_BINARY(bitwise_or, bitwise_or, Keep)
+KILN_BINARY(bitwise_xor, bitwise_xor, Keep)
+KILN_BINARY(left_shift, shift_left, Keep)
+KILN_BINARY(right_shift, shift_right, Keep)
+#undef KILN_BINARY
+
+// ---- where, clip, astype ----
+
+Tensor where(const Tensor& condition, const Tensor& a, const Tensor& b, Where where) {
+  Trace& trace = trace_for(std::vector<Tensor>{condition, a, b}, "where", where);
+  ir::Builder& builder = trace.builder;
+  DType dtype = promote_types(a.dtype(), b.dtype());
+  ValueId test = cast_to(builder, condition.id(), DType::Bool);
+  return wrap(trace, builder.where(test, cast_to(builder, a.id(), dtype),
+                                   cast_to(builder, b.id(), dtype)));
+}
+
+namespace {
+Tensor where_scalar(const Tensor& condition, const Tensor& tensor, double value,
+                    bool scalar_first, const Where& where) {
+  Trace& trace = trace_for(condition, tensor, "where", where);
+  ir::Builder& builder = trace.builder;
+  DType weak = weak_scalar_dtype(tensor.dtype(), value, Op::where, "where", builder.location());
+  DType dtype = promote_types(tensor.dtype(), weak);
+  ValueId test = cast_to(builder, condition.id(), DType::Bool);
+  ValueId x = cast_to(builder, tensor.id(), dtype);
+  ValueId c = constant(builder, value, dtype);
+  return wrap(trace, scalar_first ? builder.where(test, c, x) : builder.where(test, x, c));
+}
+
+// An integer bound outside the type's range: one that cannot clip is dropped; one that clips
+// everything becomes the extreme value of the type.
+std::optional<double> integer_bound(DType dtype, std::optional<double> bound, bool is_low) {
+  if (!bound || !is_integer(dtype) || fits(dtype, *bound)) return bound;
+  bool below = *bound < 0;
+  if (below == is_low) return std::nullopt;
+  int bits = 8 * dtype_size(dtype) - (is_signed_integer(dtype) ? 1 : 0);
+  // 64-bit extremes are not doubles: the largest double below them stands in.
+  double highest = bits >= 63 ? std::nextafter(std::ldexp(1.0, bits), 0.0) : std::ldexp(1.0, bits) - 1;
+  double lowest = is_signed_integer(dtype) ? -std::ldexp(1.0, bits) : 0;
+  return below ? lowest : highest;
+}
+}  // namespace
+
+Tensor where(const Tensor& condition, const Tensor& a, double b, Where where) {
+  return where_scalar(condition, a, b, false, where);
+}
+Tensor where(const Tensor& condition, double a, const Tensor& b, Where where) {
+  return where_scalar(condition, b, a, true, where);
+}
+
+Tensor clip(const Tensor& x, std::optional<double> low, std::optional<double> high, Where where) {
+  Trace& trace = trace_for(x, "clip", where);
+  ir::Builder& builder = trace.builder;
+  DType dtype = x.dtype();
+  if (!is_float(dtype)) {
+    // Weak bounds as in the binary ufuncs, except that an out-of-range integer is no error.
+    for (std::optional<double> bound : {low, high}) {
+      if (!bound) continue;
+      bool integral = std::isfinite(*bound) && *bound == std::trunc(*bound);
+      DType bound_type = !integral ? DType::Float64 : x.dtype() == DType::Bool ? DType::Int64 : x.dtype();
+      dtype = promote_types(dtype, bound_type);
+    }
+    low = integer_bound(dtype, low, true);
+    high = integer_bound(dtype, high, false);
+  }
+  ValueId value = cast_to(builder, x.id(), dtype);
+  return wrap(trace, passes::clip(builder, value, low.has_value(), low.value_or(0),
+                                  high.has_value(), high.value_or(0)));
+}
+
+Tensor astype(const Tensor& x, DType dtype, Where where) {
+  Trace& trace = trace_for(x, "astype", where);
+  return wrap(trace, cast_to(trace.builder, x.id(), dtype));
+}
+
+// ---- operators (C++ operators cannot take a source location: errors name the op only) ----
+
+Tensor operator-(const Tensor& x) { return negative(x, Where{}); }
+Tensor operator!(const Tensor& x) { return logical_not(x, Where{}); }
+Tensor operator~(const Tensor& x) { return bitwise_not(x, Where{}); }
+
+#define KILN_OPERATOR(symbol, function)                                                      \
+  Tensor operator symbol(const Tensor& a, const Tensor& b) { return function(a, b, Where{}); } \
+  Tensor operator symbol(const Tensor& a, double b) { return function(a, b, Where{}); }        \
+  Tensor operator symbol(double a, const Tensor& b) { return function(a, b, Where{}); }
+KILN_OPERATOR(+, add)
+KILN_OPERATOR(-, subtract)
+KILN_OPERATOR(*, multiply)
+KILN_OPERATOR(/, divide)
+KILN_OPERATOR(%, mod)
+KILN_OPERATOR(==, equal)
+KILN_OPERATOR(!=, not_equal)
+KILN_OPERATOR(<, less)
+KILN_OPERATOR(<=, less_equal)
+KILN_OPERATOR(>, greater)
+KILN_OPERATOR(>=, greater_equal)
+KILN_OPERATOR(&, bitwise_and)
+KILN_OPERATOR(|, bitwise_or)
+KILN_OPERATOR(^, bitwise_xor)
+KILN_OPERATOR(&&, logical_and)
+KILN_OPERATOR(||, logical_or)
+#undef KILN_OPERATOR
+
+}  // namespace kiln

@@ -1,0 +1,492 @@
+#include "codegen/cpp/cpp_emitter.h"
+
+#include <cinttypes>
+#include <cstdio>
+#include <cstring>
+#include <set>
+#include <sstream>
+
+#include "ir/ops.h"
+#include "prelude_text.h"
+
+namespace kiln::codegen {
+namespace {
+
+using sched::Expr;
+using sched::ExprId;
+using sched::ExprKind;
+using sched::Kernel;
+using sched::Program;
+using sched::Stmt;
+using sched::StmtKind;
+
+std::string compute_type(DType t) { return std::string(dtype_compute_ctype(t)); }
+std::string storage_type(DType t) { return std::string(dtype_storage_ctype(t)); }
+
+std::string float_literal(double value, DType dtype) {
+  if (value != value) return dtype == DType::Float64 ? "__builtin_nan(\"\")" : "__builtin_nanf(\"\")";
+  if (value == __builtin_inf()) return dtype == DType::Float64 ? "__builtin_inf()" : "__builtin_inff()";
+  if (value == -__builtin_inf()) return dtype == DType::Float64 ? "(-__builtin_inf())" : "(-__builtin_inff())";
+  char text[64];
+  std::snprintf(text, sizeof text, "%a", value);
+  return dtype == DType::Float64 ? "(" + std::string(text) + ")" : "(" + std::string(text) + "f)";
+}
+
+std::string scalar_literal(const ir::Scalar& value, DType dtype) {
+  if (is_float(dtype)) return float_literal(value.as_double(), dtype == DType::Float64 ? dtype : DType::Float32);
+  if (dtype == DType::Bool) return (value.is_integer ? value.i != 0 : value.f != 0) ? "true" : "false";
+  int64_t i = value.is_integer ? value.i : static_cast<int64_t>(value.f);
+  if (dtype == DType::UInt64) return std::to_string(static_cast<uint64_t>(i)) + "ull";
+  if (i == INT64_MIN) return "(-9223372036854775807ll - 1)";
+  return "((" + storage_type(dtype) + ")" + std::to_string(i) + "ll)";
+}
+
+// The op-table glue: one small template per op, generated from the same expressions the
+// interpreter compiles, so both agree by construction.
+std::string op_wrappers() {
+  std::ostringstream out;
+  for (int k = 0; k < static_cast<int>(ir::Op::op_count); ++k) {
+    const ir::OpInfo& info = ir::op_info(static_cast<ir::Op>(k));
+    std::string name(info.name), expression(info.expression), identity(info.identity);
+    switch (info.kind) {
+      case ir::OpKind::Unary:
+        out << "template <class A> static inline auto kiln_op_" << name << "(A a) { return "
+            << expression << "; }\n";
+        break;
+      case ir::OpKind::Binary:
+        out << "template <class A, class B> static inline auto kiln_op_" << name
+            << "(A a, B b) { return " << expression << "; }\n";
+        break;
+      case ir::OpKind::Ternary:
+        out << "template <class A, class B, class C> static inline auto kiln_op_" << name
+            << "(A a, B b, C c) { return " << expression << "; }\n";
+        break;
+      case ir::OpKind::Reduce:
+      case ir::OpKind::Scan:
+        out << "template <class T> static inline T kiln_identity_" << name << "() { return "
+            << identity << "; }\n";
+        if (info.accumulator == ir::Accumulator::Plain || info.kind == ir::OpKind::Scan)
+          out << "template <class T, class X> static inline T kiln_combine_" << name
+              << "(T acc, X x) { return " << expression << "; }\n";
+        break;
+      default:
+        break;
+    }
+  }
+  return out.str();
+}
+
+class KernelEmitter {
+ public:
+  KernelEmitter(const Program& program, const Kernel& kernel, const CppEmitOptions& options,
+                std::ostringstream& out)
+      : program_(program), kernel_(kernel), options_(options), out_(out) {}
+
+  void emit();
+
+ private:
+  const Expr& expr(ExprId id) const { return kernel_.exprs[static_cast<size_t>(id)]; }
+  std::string indent() const { return std::string(2 * depth_, ' '); }
+  void line(const std::string& text) { out_ << indent() << text << "\n"; }
+  std::string value(ExprId id);  // name or inline text, emitting temporaries as needed
+  std::string index_text(ExprId id);
+  std::string load_text(const Expr& e);
+  std::string store_text(int32_t buffer, const std::string& index, const std::string& value, DType from);
+  void statements(const std::vector<Stmt>& body);
+  void loop(const Stmt& s);
+  void reduce(const Stmt& s);
+  void scan(const Stmt& s);
+  void open_block() { emitted_.emplace_back(); ++depth_; }
+  void close_block() { emitted_.pop_back(); --depth_; line("}"); }
+  bool is_emitted(ExprId id) const {
+    for (const auto& block : emitted_)
+      if (block.count(id)) return true;
+    return false;
+  }
+
+  const Program& program_;
+  const Kernel& kernel_;
+  const CppEmitOptions& options_;
+  std::ostringstream& out_;
+  int depth_ = 1;
+  std::vector<std::set<ExprId>> emitted_{{}};
+};
+
+std::string loop_name(int32_t loop) { return "i" + std::to_string(loop); }
+std::string local_name(int32_t local) { return "r" + std::to_string(local); }
+
+std::string KernelEmitter::index_text(ExprId id) {
+  const Expr& e = expr(id);
+  auto operand = [&](int k) { return index_text(e.operands[static_cast<size_t>(k)]); };
+  switch (e.kind) {
+    case ExprKind::Constant:
+      return std::to_string(e.constant.is_integer ? e.constant.i : int64_t(e.constant.f));
+    case ExprKind::LoopVar:
+      return loop_name(e.variable);
+    case ExprKind::IndexAdd:
+      return operand(0) + " + " + operand(1);
+    case ExprKind::IndexMul:
+      return "(" + operand(0) + ") * " + operand(1);
+    case ExprKind::IndexFloorDiv:
+      return "kiln_floordiv<int64_t>(" + operand(0) + ", " + operand(1) + ")";
+    case ExprKind::IndexMod:
+      return "kiln_mod<int64_t>(" + operand(0) + ", " + operand(1) + ")";
+    case ExprKind::IndexMin:
+      return "kiln_index_min(" + operand(0) + ", " + operand(1) + ")";
+    case ExprKind::IndexMax:
+      return "kiln_index_max(" + operand(0) + ", " + operand(1) + ")";
+    default:
+      return "(int64_t)(" + value(id) + ")";
+  }
+}
+
+std::string KernelEmitter::load_text(const Expr& e) {
+  const sched::Buffer& b = program_.buffers[static_cast<size_t>(e.buffer)];
+  std::string element = b.name + "[" + index_text(e.operands[0]) + "]";
+  if (b.dtype == DType::Float16) return "kiln_f16_to_f32(" + element + ")";
+  if (b.dtype == DType::BFloat16) return "kiln_bf16_to_f32(" + element + ")";
+  return element;
+}
+
+std::string convert(const std::string& text, DType from, DType to) {
+  if (from == to || compute_type(from) == compute_type(to)) return text;
+  if (to == DType::Bool) return "(" + text + " != 0)";
+  if (is_float(from) && !is_float(to))
+    return "kiln_float_to_int<" + compute_type(to) + ">(" + text + ")";
+  return "(" + compute_type(to) + ")(" + text + ")";
+}
+
+std::string KernelEmitter::store_text(int32_t buffer, const std::string& index,
+                                      const std::string& value_text, DType from) {
+  const sched::Buffer& b = program_.buffers[static_cast<size_t>(buffer)];
+  std::string v = convert(value_text, from, b.dtype);
+  if (b.dtype == DType::Float16) v = "kiln_f32_to_f16(" + v + ")";
+  if (b.dtype == DType::BFloat16) v = "kiln_f32_to_bf16(" + v + ")";
+  return b.name + "[" + index + "] = " + v + ";";
+}
+
+std::string KernelEmitter::value(ExprId id) {
+  const Expr& e = expr(id);
+  switch (e.kind) {
+    case ExprKind::Constant:
+      return scalar_literal(e.constant, e.dtype);
+    case ExprKind::LoopVar:
+    case ExprKind::IndexAdd:
+    case ExprKind::IndexMul:
+    case ExprKind::IndexFloorDiv:
+    case ExprKind::IndexMod:
+    case ExprKind::IndexMin:
+    case ExprKind::IndexMax:
+      return "(" + index_text(id) + ")";
+    case ExprKind::Local:
+      return local_name(e.variable);
+    default:
+      break;
+  }
+  std::string name = "t" + std::to_string(id);
+  if (is_emitted(id)) return name;
+  std::string text;
+  auto operand = [&](int k) { return value(e.operands[static_cast<size_t>(k)]); };
+  auto operand_dtype = [&](int k) { return expr(e.operands[static_cast<size_t>(k)]).dtype; };
+  switch (e.kind) {
+    case ExprKind::Load:
+      text = load_text(e);
+      break;
+    case ExprKind::Elementwise: {
+      text = "kiln_op_" + std::string(ir::op_name(e.op)) + "(";
+      for (size_t k = 0; k < e.operands.size(); ++k)
+        text += (k ? ", " : "") + operand(static_cast<int>(k));
+      text += ")";
+      break;
+    }
+    case ExprKind::Cast:
+      text = convert(operand(0), operand_dtype(0), e.dtype);
+      break;
+    case ExprKind::Select:
+      text = operand(0) + " ? " + operand(1) + " : " + operand(2);
+      break;
+    case ExprKind::IndexLess:
+      text = index_text(e.operands[0]) + " < " + index_text(e.operands[1]);
+      break;
+    case ExprKind::Random: {
+      bool single = e.dtype != DType::Float64;
+      std::string fn = e.op == ir::Op::random_uniform ? "kiln_philox_uniform_" : "kiln_philox_normal_";
+      text = fn + (single ? "f32" : "f64") + "(" + std::to_string(e.seed) + "ull, (uint64_t)(" +
+             index_text(e.operands[0]) + "))";
+      break;
+    }
+    default:
+      text = "0";
+  }
+  line("const " + compute_type(e.dtype) + " " + name + " = " + text + ";");
+  emitted_.back().insert(id);
+  return name;
+}
+
+void KernelEmitter::statements(const std::vector<Stmt>& body) {
+  for (const Stmt& s : body) {
+    switch (s.kind) {
+      case StmtKind::Loop:
+        loop(s);
+        break;
+      case StmtKind::Reduce:
+        reduce(s);
+        break;
+      case StmtKind::Scan:
+        scan(s);
+        break;
+      case StmtKind::Store: {
+        std::string v = value(s.value);
+        std::string index = index_text(s.index);
+        DType from = expr(s.value).dtype;
+        if (s.accumulate) {
+          const sched::Buffer& b = program_.buffers[static_cast<size_t>(s.buffer)];
+          sched::Expr current;
+          current.buffer = s.buffer;
+          std::string old = b.name + "[" + index + "]";
+          if (b.dtype == DType::Float16) old = "kiln_f16_to_f32(" + old + ")";
+          if (b.dtype == DType::BFloat16) old = "kiln_bf16_to_f32(" + old + ")";
+          v = "(" + old + ") + (" + convert(v, from, b.dtype) + ")";
+          from = b.dtype;
+        }
+        line(store_text(s.buffer, index, v, from));
+        break;
+      }
+    }
+  }
+}
+
+void KernelEmitter::loop(const Stmt& s) {
+  if (s.loop.extent == 1) {  // its variable was folded to 0
+    line("{");
+    open_block();
+    statements(s.body);
+    close_block();
+    return;
+  }
+  if (s.parallel && s.vectorize) line("#pragma omp parallel for simd schedule(static)");
+  else if (s.parallel) line("#pragma omp parallel for schedule(static)");
+  else if (s.vectorize) line("#pragma omp simd");
+  std::string v = loop_name(s.loop.variable);
+  line("for (int64_t " + v + " = 0; " + v + " < " + std::to_string(s.loop.extent) + "; ++" + v + ") {");
+  open_block();
+  statements(s.body);
+  close_block();
+}
+
+void KernelEmitter::reduce(const Stmt& s) {
+  // Accumulator declarations.
+  bool simd_ok = true;  // every accumulation is a sum or product that may be reassociated
+  for (const sched::Accumulation& a : s.accumulations) {
+    const ir::OpInfo& info = ir::op_info(a.op);
+    std::string t = compute_type(a.dtype), acc = "acc" + std::to_string(a.local), name(info.name);
+    switch (info.accumulator) {
+      case ir::Accumulator::Plain:
+        line(t + " " + acc + " = kiln_identity_" + name + "<" + t + ">();");
+        simd_ok = simd_ok && (a.op == ir::Op::sum || a.op == ir::Op::prod) &&
+                  (options_.allow_reassociation || !is_float(a.dtype)) && a.dtype != DType::Bool;
+        break;
+      case ir::Accumulator::ArgIndex:
+        line(t + " " + acc + " = kiln_identity_" + name + "<" + t + ">();");
+        line("int64_t " + acc + "_index = -1;");
+        simd_ok = false;
+        break;
+      case ir::Accumulator::Welford:
+        line("kiln_welford<" + t + "> " + acc + " = {0, 0, 0};");
+        simd_ok = false;
+        break;
+      default:
+        break;
+    }
+  }
+  auto combine = [&](const std::string& suffix) {
+    for (const sched::Accumulation& a : s.accumulations) {
+      const ir::OpInfo& info = ir::op_info(a.op);
+      std::string acc = "acc" + std::to_string(a.local) + suffix, x = value(a.value);
+      x = convert(x, expr(a.value).dtype, a.dtype);
+      switch (info.accumulator) {
+        case ir::Accumulator::Plain:
+          line(acc + " = kiln_combine_" + std::string(info.name) + "(" + acc + ", " + x + ");");
+          break;
+        case ir::Accumulator::ArgIndex:
+          line("if (kiln_" + std::string(info.name) + "_better(" + x + ", " + acc + ") || " + acc +
+               "_index < 0) { " + acc + " = " + x + "; " + acc + "_index = " + index_text(a.position) + "; }");
+          break;
+        case ir::Accumulator::Welford:
+          line(acc + " = kiln_welford_add(" + acc + ", " + x + ");");
+          break;
+        default:
+          break;
+      }
+    }
+  };
+  // `clause_suffix` names the accumulators the simd reduction clause covers ("" or "_part").
+  auto open_loops = [&](bool worksharing, const std::string& clause_suffix) {
+    std::string clause;
+    for (const sched::Accumulation& a : s.accumulations)
+      clause += " reduction(" + std::string(a.op == ir::Op::prod ? "*" : "+") + ":acc" +
+                std::to_string(a.local) + clause_suffix + ")";
+    for (size_t k = 0; k < s.reduce_loops.size(); ++k) {
+      const sched::Loop& l = s.reduce_loops[k];
+      bool simd = k + 1 == s.reduce_loops.size() && simd_ok && s.body.empty();
+      if (k == 0 && worksharing)
+        line(std::string("#pragma omp for") + (simd ? " simd" + clause : "") + " schedule(static) nowait");
+      else if (simd)
+        line("#pragma omp simd" + clause);
+      std::string v = loop_name(l.variable);
+      line("for (int64_t " + v + " = 0; " + v + " < " + std::to_string(l.extent) + "; ++" + v + ") {");
+      open_block();
+    }
+  };
+  auto close_loops = [&] {
+    for (size_t k = 0; k < s.reduce_loops.size(); ++k) close_block();
+  };
+
+  if (s.parallel && !s.reduce_loops.empty()) {
+    // Each thread reduces a static share of the outermost loop into its own partials, which
+    // are then merged; argmax/argmin ties go to the lower index, like the serial loop.
+    line("#pragma omp parallel");
+    line("{");
+    open_block();
+    for (const sched::Accumulation& a : s.accumulations) {
+      const ir::OpInfo& info = ir::op_info(a.op);
+      std::string t = compute_type(a.dtype), acc = "acc" + std::to_string(a.local);
+      if (info.accumulator == ir::Accumulator::Welford) {
+        line("kiln_welford<" + t + "> " + acc + "_part = {0, 0, 0};");
+      } else {
+        line(t + " " + acc + "_part = kiln_identity_" + std::string(info.name) + "<" + t + ">();");
+        if (info.accumulator == ir::Accumulator::ArgIndex) line("int64_t " + acc + "_part_index = -1;");
+      }
+    }
+    open_loops(true, "_part");
+    statements(s.body);
+    combine("_part");
+    close_loops();
+    line("#pragma omp critical");
+    line("{");
+    open_block();
+    for (const sched::Accumulation& a : s.accumulations) {
+      const ir::OpInfo& info = ir::op_info(a.op);
+      std::string acc = "acc" + std::to_string(a.local), part = acc + "_part";
+      switch (info.accumulator) {
+        case ir::Accumulator::Plain:
+          line(acc + " = kiln_combine_" + std::string(info.name) + "(" + acc + ", " + part + ");");
+          break;
+        case ir::Accumulator::ArgIndex:
+          line("if (" + part + "_index >= 0 && (" + acc + "_index < 0 || kiln_" + std::string(info.name) +
+               "_better(" + part + ", " + acc + ") || (!kiln_" + std::string(info.name) + "_better(" + acc +
+               ", " + part + ") && " + part + "_index < " + acc + "_index))) { " + acc + " = " + part +
+               "; " + acc + "_index = " + part + "_index; }");
+          break;
+        case ir::Accumulator::Welford:
+          line(acc + " = kiln_welford_merge(" + acc + ", " + part + ");");
+          break;
+        default:
+          break;
+      }
+    }
+    close_block();
+    close_block();
+  } else {
+    open_loops(false, "");
+    statements(s.body);
+    combine("");
+    close_loops();
+  }
+  for (const sched::Accumulation& a : s.accumulations) {
+    const ir::OpInfo& info = ir::op_info(a.op);
+    std::string acc = "acc" + std::to_string(a.local), r = local_name(a.local);
+    switch (info.accumulator) {
+      case ir::Accumulator::Plain:
+        line("const " + compute_type(a.dtype) + " " + r + " = " + acc + ";");
+        break;
+      case ir::Accumulator::ArgIndex:
+        line("const int64_t " + r + " = " + acc + "_index < 0 ? 0 : " + acc + "_index;");
+        break;
+      case ir::Accumulator::Welford:
+        line("const " + compute_type(a.dtype) + " " + r + " = kiln_welford_variance(" + acc + ", " +
+             std::to_string(a.ddof) + ");");
+        break;
+      default:
+        break;
+    }
+  }
+}
+
+void KernelEmitter::scan(const Stmt& s) {
+  const sched::Accumulation& a = s.accumulations[0];
+  std::string t = compute_type(a.dtype), acc = "acc" + std::to_string(a.local);
+  std::string name(ir::op_info(a.op).name);
+  line(t + " " + acc + " = kiln_identity_" + name + "<" + t + ">();");
+  std::string v = loop_name(s.reduce_loops[0].variable);
+  line("for (int64_t " + v + " = 0; " + v + " < " + std::to_string(s.reduce_loops[0].extent) + "; ++" + v + ") {");
+  open_block();
+  statements(s.body);
+  std::string x = convert(value(a.value), expr(a.value).dtype, a.dtype);
+  line(acc + " = kiln_combine_" + name + "(" + acc + ", " + x + ");");
+  line(store_text(s.buffer, index_text(s.index), acc, a.dtype));
+  close_block();
+}
+
+void KernelEmitter::emit() {
+  for (const std::string& comment : kernel_.comments) out_ << "// " << comment << "\n";
+  out_ << "extern \"C\" void " << kernel_.name << "(char* const* kiln_buffers) {\n";
+  std::set<int32_t> used(kernel_.buffers_read.begin(), kernel_.buffers_read.end());
+  used.insert(kernel_.buffers_written.begin(), kernel_.buffers_written.end());
+  std::set<int32_t> written(kernel_.buffers_written.begin(), kernel_.buffers_written.end());
+  for (int32_t b : used) {
+    const sched::Buffer& buffer = program_.buffers[static_cast<size_t>(b)];
+    if (buffer.role == sched::BufferRole::Constant) continue;  // a static array in the file
+    std::string t = storage_type(buffer.dtype);
+    std::string qualifier = written.count(b) ? "" : "const ";
+    line(qualifier + t + "* KILN_RESTRICT " + buffer.name + " = (" + qualifier + t + "*)kiln_buffers[" +
+         std::to_string(b) + "];");
+  }
+  statements(kernel_.body);
+  out_ << "}\n\n";
+}
+
+std::string constant_array_text(const sched::Buffer& buffer) {
+  std::ostringstream out;
+  const std::vector<uint8_t>& bytes = *buffer.constant_data;
+  int size = dtype_size(buffer.dtype);
+  size_t count = bytes.size() / static_cast<size_t>(size);
+  out << "alignas(64) static const " << storage_type(buffer.dtype) << " " << buffer.name << "["
+      << (count ? count : 1) << "] = {";
+  for (size_t k = 0; k < count; ++k) {
+    const uint8_t* p = bytes.data() + k * static_cast<size_t>(size);
+    if (k) out << ",";
+    if (k % 8 == 0) out << "\n  ";
+    switch (buffer.dtype) {
+      case DType::Float64: { double v; std::memcpy(&v, p, 8); out << float_literal(v, DType::Float64); break; }
+      case DType::Float32: { float v; std::memcpy(&v, p, 4); out << float_literal(v, DType::Float32); break; }
+      default: {
+        uint64_t raw = 0;
+        std::memcpy(&raw, p, static_cast<size_t>(size));
+        bool is_signed = is_signed_integer(buffer.dtype);
+        if (is_signed && size < 8 && (raw >> (8 * size - 1)) & 1) raw |= ~uint64_t(0) << (8 * size);
+        out << (is_signed ? std::to_string(static_cast<int64_t>(raw)) + "ll" : std::to_string(raw) + "ull");
+      }
+    }
+  }
+  out << "};\n";
+  return out.str();
+}
+
+}  // namespace
+
+std::string emit_cpp(const Program& program, const CppEmitOptions& options) {
+  std::ostringstream out;
+  out << "// Generated by kiln. One function per fused kernel; the comments above each are the\n"
+         "// graph lines it implements.\n";
+  out << kScalarMathText << "\n";
+  out << "static inline int64_t kiln_index_min(int64_t a, int64_t b) { return a < b ? a : b; }\n"
+         "static inline int64_t kiln_index_max(int64_t a, int64_t b) { return a > b ? a : b; }\n";
+  out << op_wrappers() << "\n";
+  for (const sched::Buffer& buffer : program.buffers)
+    if (buffer.role == sched::BufferRole::Constant) out << constant_array_text(buffer);
+  for (const Kernel& kernel : program.kernels) KernelEmitter(program, kernel, options, out).emit();
+  return out.str();
+}
+
+}  // namespace kiln::codegen

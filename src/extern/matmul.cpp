@@ -1,0 +1,131 @@
+#include "extern/matmul.h"
+
+#include <cblas.h>
+
+#include <cstring>
+
+#include "kiln/array.h"
+#include "kiln/error.h"
+
+namespace kiln::externs {
+namespace {
+
+// One (M, K) x (K, N) problem: element strides of rows/columns for each operand.
+struct Matrix {
+  const char* data;
+  int64_t row_stride, column_stride;
+};
+
+template <class T, class Accumulate>
+void naive(const Matrix& a, const Matrix& b, T* out, int64_t m, int64_t n, int64_t k) {
+  const T* pa = reinterpret_cast<const T*>(a.data);
+  const T* pb = reinterpret_cast<const T*>(b.data);
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      Accumulate sum = 0;
+      for (int64_t p = 0; p < k; ++p)
+        sum += Accumulate(pa[i * a.row_stride + p * a.column_stride]) *
+               Accumulate(pb[p * b.row_stride + j * b.column_stride]);
+      out[i * n + j] = static_cast<T>(sum);
+    }
+}
+
+template <class T>
+bool blas_layout(const Matrix& x, int64_t rows, int64_t columns, CBLAS_TRANSPOSE& transpose, int64_t& leading) {
+  if (x.column_stride == 1 || columns == 1) {
+    transpose = CblasNoTrans;
+    leading = std::max<int64_t>(rows == 1 ? columns : x.row_stride, std::max<int64_t>(columns, 1));
+    return rows == 1 || x.row_stride >= columns;
+  }
+  if (x.row_stride == 1 || rows == 1) {
+    transpose = CblasTrans;
+    leading = std::max<int64_t>(columns == 1 ? rows : x.column_stride, std::max<int64_t>(rows, 1));
+    return columns == 1 || x.column_stride >= rows;
+  }
+  return false;
+}
+
+template <class T>
+void gemm(const Matrix& a, const Matrix& b, T* out, int64_t m, int64_t n, int64_t k) {
+  if (m == 0 || n == 0) return;
+  if (k == 0) {
+    std::memset(out, 0, sizeof(T) * static_cast<size_t>(m * n));
+    return;
+  }
+  CBLAS_TRANSPOSE ta, tb;
+  int64_t lda, ldb;
+  if (!blas_layout<T>(a, m, k, ta, lda) || !blas_layout<T>(b, k, n, tb, ldb)) {
+    naive<T, T>(a, b, out, m, n, k);
+    return;
+  }
+  const T* pa = reinterpret_cast<const T*>(a.data);
+  const T* pb = reinterpret_cast<const T*>(b.data);
+  if constexpr (std::is_same_v<T, double>)
+    cblas_dgemm(CblasRowMajor, ta, tb, int(m), int(n), int(k), 1.0, pa, int(lda), pb, int(ldb), 0.0, out, int(n));
+  else
+    cblas_sgemm(CblasRowMajor, ta, tb, int(m), int(n), int(k), 1.0f, pa, int(lda), pb, int(ldb), 0.0f, out, int(n));
+}
+
+void multiply(DType dtype, const Matrix& a, const Matrix& b, char* out, int64_t m, int64_t n, int64_t k) {
+  switch (dtype) {
+    case DType::Float64: return gemm<double>(a, b, reinterpret_cast<double*>(out), m, n, k);
+    case DType::Float32: return gemm<float>(a, b, reinterpret_cast<float*>(out), m, n, k);
+    case DType::Int8: return naive<int8_t, int64_t>(a, b, reinterpret_cast<int8_t*>(out), m, n, k);
+    case DType::Int16: return naive<int16_t, int64_t>(a, b, reinterpret_cast<int16_t*>(out), m, n, k);
+    case DType::Int32: return naive<int32_t, int64_t>(a, b, reinterpret_cast<int32_t*>(out), m, n, k);
+    case DType::Int64: return naive<int64_t, int64_t>(a, b, reinterpret_cast<int64_t*>(out), m, n, k);
+    case DType::UInt8: return naive<uint8_t, uint64_t>(a, b, reinterpret_cast<uint8_t*>(out), m, n, k);
+    case DType::UInt16: return naive<uint16_t, uint64_t>(a, b, reinterpret_cast<uint16_t*>(out), m, n, k);
+    case DType::UInt32: return naive<uint32_t, uint64_t>(a, b, reinterpret_cast<uint32_t*>(out), m, n, k);
+    case DType::UInt64: return naive<uint64_t, uint64_t>(a, b, reinterpret_cast<uint64_t*>(out), m, n, k);
+    default:
+      throw Error(ErrorKind::Unsupported, "kiln: matmul: dtype " + std::string(dtype_name(dtype)) +
+                                              " is not supported (use float32 or float64)");
+  }
+}
+
+}  // namespace
+
+void matmul(const StridedOperand& a_in, const StridedOperand& b_in, void* out,
+            const std::vector<int64_t>& out_shape) {
+  // Promote 1-D operands to matrices: (K,) @ B -> (1, K); A @ (K,) -> (K, 1).
+  StridedOperand a = a_in, b = b_in;
+  if (a.shape.size() == 1) {
+    a.shape.insert(a.shape.begin(), 1);
+    a.strides.insert(a.strides.begin(), 0);
+  }
+  if (b.shape.size() == 1) {
+    b.shape.push_back(1);
+    b.strides.push_back(0);
+  }
+  const size_t ra = a.shape.size(), rb = b.shape.size();
+  const int64_t m = a.shape[ra - 2], k = a.shape[ra - 1], n = b.shape[rb - 1];
+  const size_t batch_rank = std::max(ra, rb) - 2;
+  std::vector<int64_t> batch(batch_rank, 1), a_batch_stride(batch_rank, 0), b_batch_stride(batch_rank, 0);
+  for (size_t d = 0; d < batch_rank; ++d) {
+    long da = long(d) - long(batch_rank) + long(ra) - 2, db = long(d) - long(batch_rank) + long(rb) - 2;
+    int64_t ea = da >= 0 ? a.shape[size_t(da)] : 1, eb = db >= 0 ? b.shape[size_t(db)] : 1;
+    batch[d] = std::max(ea, eb);
+    if (ea != 1) a_batch_stride[d] = a.strides[size_t(da)];
+    if (eb != 1) b_batch_stride[d] = b.strides[size_t(db)];
+  }
+  int64_t batches = 1;
+  for (int64_t e : batch) batches *= e;
+  const int element = dtype_size(a.dtype);
+  char* out_bytes = static_cast<char*>(out);
+  std::vector<int64_t> index(batch_rank, 0);
+  for (int64_t t = 0; t < batches; ++t) {
+    int64_t oa = 0, ob = 0;
+    for (size_t d = 0; d < batch_rank; ++d) oa += index[d] * a_batch_stride[d], ob += index[d] * b_batch_stride[d];
+    Matrix ma{static_cast<const char*>(a.data) + oa * element, a.strides[ra - 2], a.strides[ra - 1]};
+    Matrix mb{static_cast<const char*>(b.data) + ob * element, b.strides[rb - 2], b.strides[rb - 1]};
+    multiply(a.dtype, ma, mb, out_bytes + t * m * n * element, m, n, k);
+    for (size_t d = batch_rank; d-- > 0;) {
+      if (++index[d] < batch[d]) break;
+      index[d] = 0;
+    }
+  }
+  (void)out_shape;
+}
+
+}  // namespace kiln::externs

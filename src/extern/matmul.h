@@ -1,0 +1,23 @@
+// Extern matmul: NumPy matmul semantics (1-D operands promoted and squeezed, broadcast batch
+// dimensions) on strided buffers. float32/float64 go to OpenBLAS (s/dgemm per batch entry,
+// transposed operands passed as such, no copy); other dtypes use a plain triple loop.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "kiln/dtype.h"
+
+namespace kiln::externs {
+
+struct StridedOperand {
+  const void* data;
+  DType dtype;
+  std::vector<int64_t> shape;
+  std::vector<int64_t> strides;  // elements
+};
+
+// `out` is row-major with `out_shape`, the NumPy matmul result shape of a and b.
+void matmul(const StridedOperand& a, const StridedOperand& b, void* out,
+            const std::vector<int64_t>& out_shape);
+
+}  // namespace kiln::externs

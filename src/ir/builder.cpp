@@ -1,0 +1,205 @@
+// Checked node factories. Each factory computes the result type from the op table and the
+// operands, and throws a kiln::Error naming the op, the user's location and the offending
+// shapes or dtypes. Elementwise factories make broadcasting explicit: after them, every input of
+// an elementwise node has the node's shape (the scheduler indexes all operands alike).
+#include "ir/builder.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "ir/builder_checker.h"
+
+namespace kiln::ir {
+namespace {
+
+using builder_detail::all_axes;
+using builder_detail::Checker;
+using builder_detail::ValueType;
+using builder_detail::canonical_scalar;
+using builder_detail::list_string;
+
+}  // namespace
+
+void Builder::fail(ErrorKind kind, Op op, const std::string& message) const {
+  Checker(op, graph_, location_).fail(kind, message);
+}
+
+ValueId Builder::add(Op op, DType dtype, Shape shape, std::vector<ValueId> inputs, Attrs attrs) {
+  return graph_.append(
+      Node{op, dtype, std::move(shape), std::move(inputs), std::move(attrs), location_});
+}
+
+// ---- sources ----
+
+ValueId Builder::parameter(DType dtype, const Shape& shape) {
+  Checker(Op::parameter, graph_, location_).expect_valid_shape(shape);
+  Attrs attrs;
+  attrs.index = static_cast<int64_t>(graph_.inputs().size());
+  return add(Op::parameter, dtype, shape, {}, std::move(attrs));
+}
+
+ValueId Builder::constant(Scalar value, DType dtype, const Shape& shape) {
+  Checker(Op::constant, graph_, location_).expect_valid_shape(shape);
+  Attrs attrs;
+  attrs.scalar = canonical_scalar(value, dtype);
+  return add(Op::constant, dtype, shape, {}, std::move(attrs));
+}
+
+ValueId Builder::constant_array(std::vector<uint8_t> bytes, DType dtype, const Shape& shape) {
+  Checker checker(Op::constant_array, graph_, location_);
+  checker.expect_valid_shape(shape);
+  int64_t expected = element_count(shape) * dtype_size(dtype);
+  if (static_cast<int64_t>(bytes.size()) != expected) {
+    checker.fail(ErrorKind::Value, std::to_string(bytes.size()) + " bytes of data do not fill " +
+                                       std::string(dtype_name(dtype)) + shape_string(shape) +
+                                       ", which needs " + std::to_string(expected));
+  }
+  Attrs attrs;
+  attrs.data = std::make_shared<const std::vector<uint8_t>>(std::move(bytes));
+  return add(Op::constant_array, dtype, shape, {}, std::move(attrs));
+}
+
+ValueId Builder::iota(DType dtype, const Shape& shape, int64_t axis) {
+  Checker checker(Op::iota, graph_, location_);
+  checker.expect_valid_shape(shape);
+  if (dtype == DType::Bool) checker.fail(ErrorKind::Type, "cannot count in dtype bool");
+  Attrs attrs;
+  attrs.axis = checker.axis(axis, shape);
+  return add(Op::iota, dtype, shape, {}, std::move(attrs));
+}
+
+ValueId Builder::random_uniform(DType dtype, const Shape& shape, uint64_t seed) {
+  Checker checker(Op::random_uniform, graph_, location_);
+  checker.expect_valid_shape(shape);
+  if (!is_float(dtype)) {
+    checker.fail(ErrorKind::Type, "random values need a floating-point dtype, got " +
+                                      std::string(dtype_name(dtype)));
+  }
+  Attrs attrs;
+  attrs.seed = seed;
+  return add(Op::random_uniform, dtype, shape, {}, std::move(attrs));
+}
+
+ValueId Builder::random_normal(DType dtype, const Shape& shape, uint64_t seed) {
+  Checker checker(Op::random_normal, graph_, location_);
+  checker.expect_valid_shape(shape);
+  if (!is_float(dtype)) {
+    checker.fail(ErrorKind::Type, "random values need a floating-point dtype, got " +
+                                      std::string(dtype_name(dtype)));
+  }
+  Attrs attrs;
+  attrs.seed = seed;
+  return add(Op::random_normal, dtype, shape, {}, std::move(attrs));
+}
+
+// ---- elementwise ----
+
+ValueId Builder::unary(Op op, ValueId a) {
+  Checker checker(op, graph_, location_);
+  checker.expect_kind(OpKind::Unary, "unary");
+  ValueType type = checker.operand(a);
+  checker.expect_accepted(type.dtype, type.shape);
+  DType result = op_info(op).result == ResultType::Bool ? DType::Bool : type.dtype;
+  return add(op, result, type.shape, {a});
+}
+
+ValueId Builder::binary(Op op, ValueId a, ValueId b) {
+  Checker checker(op, graph_, location_);
+  checker.expect_kind(OpKind::Binary, "binary");
+  ValueType left = checker.operand(a);
+  ValueType right = checker.operand(b);
+  checker.expect_same_dtype(left, right);
+  checker.expect_accepted(left.dtype, left.shape);
+  Shape shape;
+  if (!broadcast_shapes(left.shape, right.shape, shape)) {
+    checker.fail(ErrorKind::Value, "operands could not be broadcast together with shapes " +
+                                       shape_string(left.shape) + " " + shape_string(right.shape));
+  }
+  ValueId left_input = left.shape == shape ? a : broadcast(a, shape);
+  ValueId right_input = right.shape == shape ? b : broadcast(b, shape);
+  DType result = op_info(op).result == ResultType::Bool ? DType::Bool : left.dtype;
+  return add(op, result, shape, {left_input, right_input});
+}
+
+ValueId Builder::where(ValueId condition, ValueId a, ValueId b) {
+  Checker checker(Op::where, graph_, location_);
+  ValueType condition_type = checker.operand(condition);
+  ValueType left = checker.operand(a);
+  ValueType right = checker.operand(b);
+  if (condition_type.dtype != DType::Bool) {
+    checker.fail(ErrorKind::Type, "the condition must be bool, got " +
+                                      std::string(dtype_name(condition_type.dtype)) +
+                                      " (shape " + shape_string(condition_type.shape) + ")");
+  }
+  checker.expect_same_dtype(left, right);
+  Shape partial;
+  Shape shape;
+  if (!broadcast_shapes(condition_type.shape, left.shape, partial) ||
+      !broadcast_shapes(partial, right.shape, shape)) {
+    checker.fail(ErrorKind::Value, "operands could not be broadcast together with shapes " +
+                                       shape_string(condition_type.shape) + " " +
+                                       shape_string(left.shape) + " " + shape_string(right.shape));
+  }
+  ValueId condition_input =
+      condition_type.shape == shape ? condition : broadcast(condition, shape);
+  ValueId left_input = left.shape == shape ? a : broadcast(a, shape);
+  ValueId right_input = right.shape == shape ? b : broadcast(b, shape);
+  return add(Op::where, left.dtype, shape, {condition_input, left_input, right_input});
+}
+
+ValueId Builder::cast(ValueId a, DType dtype) {
+  ValueType type = Checker(Op::cast, graph_, location_).operand(a);
+  return add(Op::cast, dtype, type.shape, {a});
+}
+
+// ---- reductions and scans ----
+
+ValueId Builder::reduce(Op op, ValueId a, std::vector<int64_t> axes, bool keepdims,
+                        int64_t ddof) {
+  Checker checker(op, graph_, location_);
+  checker.expect_kind(OpKind::Reduce, "reduce");
+  ValueType type = checker.operand(a);
+  checker.expect_accepted(type.dtype, type.shape);
+  std::vector<int64_t> reduced =
+      axes.empty() ? all_axes(type.rank()) : checker.axes(axes, type.shape, false);
+  bool is_arg = op == Op::argmax || op == Op::argmin;
+  if (is_arg && reduced.size() > 1) {
+    checker.fail(ErrorKind::Value, "reduces over one axis, got axes " + list_string(reduced) +
+                                       " of shape " + shape_string(type.shape) +
+                                       " (reshape to flatten them first)");
+  }
+  Shape shape;
+  int64_t reduced_count = 1;
+  for (int d = 0; d < type.rank(); ++d) {
+    bool is_reduced = std::binary_search(reduced.begin(), reduced.end(), d);
+    if (is_reduced) reduced_count *= type.shape[static_cast<size_t>(d)].constant();
+    if (!is_reduced) shape.push_back(type.shape[static_cast<size_t>(d)]);
+    if (is_reduced && keepdims) shape.push_back(1);
+  }
+  bool has_no_identity = is_arg || op == Op::max || op == Op::min;
+  if (has_no_identity && reduced_count == 0 && element_count(shape) > 0) {
+    checker.fail(ErrorKind::Value, "zero-size array (shape " + shape_string(type.shape) +
+                                       ") to a reduction which has no identity");
+  }
+  DType result = type.dtype;
+  if (op_info(op).result == ResultType::Bool) result = DType::Bool;
+  if (op_info(op).result == ResultType::Int64) result = DType::Int64;
+  Attrs attrs;
+  attrs.axes = std::move(reduced);
+  attrs.keepdims = keepdims;
+  if (op == Op::var) attrs.ddof = ddof;  // other reductions keep the default: one spelling
+  return add(op, result, std::move(shape), {a}, std::move(attrs));
+}
+
+ValueId Builder::scan(Op op, ValueId a, int64_t axis) {
+  Checker checker(op, graph_, location_);
+  checker.expect_kind(OpKind::Scan, "scan");
+  ValueType type = checker.operand(a);
+  checker.expect_accepted(type.dtype, type.shape);
+  Attrs attrs;
+  attrs.axis = checker.axis(axis, type.shape);
+  return add(op, type.dtype, type.shape, {a}, std::move(attrs));
+}
+
+}  // namespace kiln::ir

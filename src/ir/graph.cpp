@@ -1,0 +1,67 @@
+// Graph storage: appending nodes, the parameter list, users, and attribute equality.
+#include "ir/graph.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace kiln::ir {
+namespace {
+
+// Scalars are equal when they denote the same bits of data: unlike Scalar::operator==, -0.0 and
+// 0.0 differ (1 / x tells them apart), so CSE must not merge their constants. NaNs are equal.
+bool same_scalar(const Scalar& a, const Scalar& b) {
+  if (a.is_integer != b.is_integer) return false;
+  if (a.is_integer) return a.i == b.i;
+  if (a.f != a.f || b.f != b.f) return a.f != a.f && b.f != b.f;
+  return std::memcmp(&a.f, &b.f, sizeof(double)) == 0;
+}
+
+bool same_data(const std::shared_ptr<const std::vector<uint8_t>>& a,
+               const std::shared_ptr<const std::vector<uint8_t>>& b) {
+  if (a == b) return true;
+  if (!a || !b) return false;
+  return *a == *b;
+}
+
+}  // namespace
+
+bool Attrs::operator==(const Attrs& other) const {
+  return axes == other.axes && keepdims == other.keepdims && axis == other.axis &&
+         index == other.index && permutation == other.permutation && starts == other.starts &&
+         steps == other.steps && pad_low == other.pad_low && pad_high == other.pad_high &&
+         pad_mode == other.pad_mode && scatter_mode == other.scatter_mode &&
+         same_scalar(scalar, other.scalar) && ddof == other.ddof && seed == other.seed &&
+         same_data(data, other.data);
+}
+
+ValueId Graph::append(Node node) {
+  ValueId id = static_cast<ValueId>(nodes_.size());
+  if (node.op == Op::parameter) {
+    // Keep inputs ordered by parameter position whatever order they were appended in.
+    int64_t position = node.attrs.index;
+    auto after = std::upper_bound(inputs_.begin(), inputs_.end(), position,
+                                  [this](int64_t value, ValueId input) {
+                                    return value < nodes_[static_cast<size_t>(input)].attrs.index;
+                                  });
+    inputs_.insert(after, id);
+  }
+  nodes_.push_back(std::move(node));
+  return id;
+}
+
+std::vector<std::vector<ValueId>> Graph::users() const {
+  std::vector<std::vector<ValueId>> result(nodes_.size());
+  for (size_t id = 0; id < nodes_.size(); ++id) {
+    for (ValueId input : nodes_[id].inputs) {
+      if (input < 0 || static_cast<size_t>(input) >= nodes_.size()) continue;
+      std::vector<ValueId>& users_of_input = result[static_cast<size_t>(input)];
+      // A node that reads the same value twice (x * x) is one user.
+      if (users_of_input.empty() || users_of_input.back() != static_cast<ValueId>(id)) {
+        users_of_input.push_back(static_cast<ValueId>(id));
+      }
+    }
+  }
+  return result;
+}
+
+}  // namespace kiln::ir

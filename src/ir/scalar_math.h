@@ -1,0 +1,516 @@
+// kiln scalar semantics: the helpers named by the expressions of src/ir/op_list.h.
+//
+// This text is compiled into the reference interpreter AND pasted verbatim at the top of every
+// generated C++ translation unit, so the two agree by construction. Hence:
+// - no #include at all: generated code must need nothing but the compiler, and compile fast;
+// - everything global and prefixed kiln_ (plus the standard fixed-width integer names, which
+//   generated code spells as dtype_storage_ctype() does; redeclaring a typedef to the same type
+//   is legal C++, so this also compiles after <cstdint>);
+// - an include guard, not #pragma once (which warns in a main file);
+// - the glibc math functions are declared under `omp declare simd` so that, with -fopenmp-simd
+//   and -lmvec, vectorised loops call libmvec's variants (_ZGVeN16v_sinf ...). The pragma is
+//   ignored where OpenMP is off (the interpreter), leaving plain declarations that match glibc's.
+// Semantics follow NumPy: Python-style floordiv/mod, NaN-propagating maximum/minimum,
+// round-half-to-even, shifts past the bit width. Integer division by zero gives 0 and never traps.
+#ifndef KILN_SCALAR_MATH_H
+#define KILN_SCALAR_MATH_H
+
+typedef __INT8_TYPE__ int8_t;
+typedef __INT16_TYPE__ int16_t;
+typedef __INT32_TYPE__ int32_t;
+typedef __INT64_TYPE__ int64_t;
+typedef __UINT8_TYPE__ uint8_t;
+typedef __UINT16_TYPE__ uint16_t;
+typedef __UINT32_TYPE__ uint32_t;
+typedef __UINT64_TYPE__ uint64_t;
+
+#define KILN_RESTRICT __restrict__
+
+// ---- glibc math, vectorisable through libmvec ----------------------------------------------
+// Without -fopenmp(-simd) the pragmas are ignored (with a -Wunknown-pragmas warning, which GCC
+// will not let a diagnostic pragma silence): code built without OpenMP, like the interpreter,
+// defines KILN_SCALAR_MATH_NO_SIMD to leave them out.
+#ifdef KILN_SCALAR_MATH_NO_SIMD
+#define KILN_DECLARE_SIMD
+#else
+#define KILN_DECLARE_SIMD _Pragma("omp declare simd notinbranch")
+#endif
+#define KILN_DECLARE_UNARY_MATH(name)                        \
+  KILN_DECLARE_SIMD                                          \
+  extern "C" double name(double) noexcept;                   \
+  KILN_DECLARE_SIMD                                          \
+  extern "C" float name##f(float) noexcept;                  \
+  inline double kiln_##name(double a) { return name(a); }    \
+  inline float kiln_##name(float a) { return name##f(a); }
+
+#define KILN_DECLARE_BINARY_MATH(name)                                          \
+  KILN_DECLARE_SIMD                                                             \
+  extern "C" double name(double, double) noexcept;                              \
+  KILN_DECLARE_SIMD                                                             \
+  extern "C" float name##f(float, float) noexcept;                              \
+  inline double kiln_##name##_float(double a, double b) { return name(a, b); }  \
+  inline float kiln_##name##_float(float a, float b) { return name##f(a, b); }
+
+KILN_DECLARE_UNARY_MATH(exp)
+KILN_DECLARE_UNARY_MATH(exp2)
+KILN_DECLARE_UNARY_MATH(expm1)
+KILN_DECLARE_UNARY_MATH(log)
+KILN_DECLARE_UNARY_MATH(log2)
+KILN_DECLARE_UNARY_MATH(log10)
+KILN_DECLARE_UNARY_MATH(log1p)
+KILN_DECLARE_UNARY_MATH(cbrt)
+KILN_DECLARE_UNARY_MATH(sin)
+KILN_DECLARE_UNARY_MATH(cos)
+KILN_DECLARE_UNARY_MATH(tan)
+KILN_DECLARE_UNARY_MATH(asin)
+KILN_DECLARE_UNARY_MATH(acos)
+KILN_DECLARE_UNARY_MATH(atan)
+KILN_DECLARE_UNARY_MATH(sinh)
+KILN_DECLARE_UNARY_MATH(cosh)
+KILN_DECLARE_UNARY_MATH(tanh)
+KILN_DECLARE_UNARY_MATH(asinh)
+KILN_DECLARE_UNARY_MATH(acosh)
+KILN_DECLARE_UNARY_MATH(atanh)
+KILN_DECLARE_UNARY_MATH(erf)
+KILN_DECLARE_UNARY_MATH(erfc)
+KILN_DECLARE_BINARY_MATH(pow)
+KILN_DECLARE_BINARY_MATH(atan2)
+KILN_DECLARE_BINARY_MATH(hypot)
+
+#undef KILN_DECLARE_UNARY_MATH
+#undef KILN_DECLARE_BINARY_MATH
+#undef KILN_DECLARE_SIMD
+
+// The compiler builtins below need no header and vectorise to single instructions.
+inline double kiln_sqrt(double a) { return __builtin_sqrt(a); }
+inline float kiln_sqrt(float a) { return __builtin_sqrtf(a); }
+inline double kiln_atan2(double a, double b) { return kiln_atan2_float(a, b); }
+inline float kiln_atan2(float a, float b) { return kiln_atan2_float(a, b); }
+inline double kiln_hypot(double a, double b) { return kiln_hypot_float(a, b); }
+inline float kiln_hypot(float a, float b) { return kiln_hypot_float(a, b); }
+inline double kiln_copysign(double a, double b) { return __builtin_copysign(a, b); }
+inline float kiln_copysign(float a, float b) { return __builtin_copysignf(a, b); }
+inline double kiln_fmod(double a, double b) { return __builtin_fmod(a, b); }
+inline float kiln_fmod(float a, float b) { return __builtin_fmodf(a, b); }
+
+// ---- type facts ---------------------------------------------------------------------------
+template <class T> inline constexpr bool kiln_is_float = false;
+template <> inline constexpr bool kiln_is_float<float> = true;
+template <> inline constexpr bool kiln_is_float<double> = true;
+
+template <class T> inline constexpr bool kiln_is_bool = false;
+template <> inline constexpr bool kiln_is_bool<bool> = true;
+
+template <class T> inline constexpr bool kiln_is_signed = T(-1) < T(0);
+
+// The unsigned type of the same width: wrapping arithmetic without relying on -fwrapv.
+template <class T> struct kiln_unsigned_of { typedef T type; };
+template <> struct kiln_unsigned_of<signed char> { typedef unsigned char type; };
+template <> struct kiln_unsigned_of<char> { typedef unsigned char type; };
+template <> struct kiln_unsigned_of<short> { typedef unsigned short type; };
+template <> struct kiln_unsigned_of<int> { typedef unsigned int type; };
+template <> struct kiln_unsigned_of<long> { typedef unsigned long type; };
+template <> struct kiln_unsigned_of<long long> { typedef unsigned long long type; };
+
+template <class T> constexpr T kiln_zero() { return T(0); }
+template <class T> constexpr T kiln_one() { return T(1); }
+
+// +inf for floats (the identity of min), the maximum for integers, true for bool.
+template <class T>
+constexpr T kiln_highest() {
+  if constexpr (kiln_is_float<T>) {
+    return T(__builtin_inf());
+  } else if constexpr (kiln_is_bool<T>) {
+    return true;
+  } else if constexpr (kiln_is_signed<T>) {
+    typedef typename kiln_unsigned_of<T>::type U;
+    return T(U(~U(0)) >> 1);
+  } else {
+    return T(~T(0));
+  }
+}
+
+// -inf for floats (the identity of max), the minimum for integers, false for bool.
+template <class T>
+constexpr T kiln_lowest() {
+  if constexpr (kiln_is_float<T>) {
+    return T(-__builtin_inf());
+  } else if constexpr (kiln_is_bool<T>) {
+    return false;
+  } else if constexpr (kiln_is_signed<T>) {
+    return T(-kiln_highest<T>() - 1);
+  } else {
+    return T(0);
+  }
+}
+
+// ---- unary helpers --------------------------------------------------------------------------
+template <class T>
+inline T kiln_abs(T a) {
+  if constexpr (kiln_is_float<T>) {
+    return __builtin_fabs(a);
+  } else if constexpr (kiln_is_signed<T>) {
+    // Wraps like NumPy: abs(INT_MIN) == INT_MIN.
+    typedef typename kiln_unsigned_of<T>::type U;
+    return a < 0 ? T(U(0) - U(a)) : a;
+  } else {
+    return a;
+  }
+}
+inline float kiln_abs(float a) { return __builtin_fabsf(a); }
+
+// -1, 0 or 1; NaN stays NaN and both zeros give +0 (NumPy).
+template <class T>
+inline T kiln_sign(T a) {
+  if constexpr (kiln_is_float<T>) {
+    return a > 0 ? T(1) : (a < 0 ? T(-1) : (a == 0 ? T(0) : a));
+  } else if constexpr (kiln_is_signed<T>) {
+    return T((a > T(0)) - (a < T(0)));
+  } else {
+    return T(a > T(0));
+  }
+}
+
+// Rounding is the identity on integers.
+template <class T>
+inline T kiln_floor(T a) {
+  if constexpr (kiln_is_float<T>) return __builtin_floor(a);
+  else return a;
+}
+inline float kiln_floor(float a) { return __builtin_floorf(a); }
+template <class T>
+inline T kiln_ceil(T a) {
+  if constexpr (kiln_is_float<T>) return __builtin_ceil(a);
+  else return a;
+}
+inline float kiln_ceil(float a) { return __builtin_ceilf(a); }
+template <class T>
+inline T kiln_trunc(T a) {
+  if constexpr (kiln_is_float<T>) return __builtin_trunc(a);
+  else return a;
+}
+inline float kiln_trunc(float a) { return __builtin_truncf(a); }
+// rint rounds half to even in the default rounding mode, which kiln never changes.
+template <class T>
+inline T kiln_round_half_even(T a) {
+  if constexpr (kiln_is_float<T>) return __builtin_rint(a);
+  else return a;
+}
+inline float kiln_round_half_even(float a) { return __builtin_rintf(a); }
+
+template <class T>
+inline T kiln_bitwise_not(T a) {
+  if constexpr (kiln_is_bool<T>) return !a;
+  else return T(~a);
+}
+
+// ---- division ------------------------------------------------------------------------------
+// Floats follow NumPy's npy_divmod exactly: the quotient is floor((a - fmod(a, b)) / b) with
+// NumPy's correction; b == 0 gives a / b (inf or NaN). Integers follow Python: the quotient is
+// rounded toward -inf; division by zero gives 0; INT_MIN // -1 wraps to INT_MIN.
+template <class T>
+inline T kiln_floordiv(T a, T b) {
+  if constexpr (kiln_is_float<T>) {
+    if (b == 0) return a / b;
+    T mod = kiln_fmod(a, b);
+    T div = (a - mod) / b;
+    if (mod != 0) {
+      if ((b < 0) != (mod < 0)) div -= T(1);
+    }
+    if (div != 0) {
+      T floor_div = kiln_floor(div);
+      if (div - floor_div > T(0.5)) floor_div += T(1);
+      return floor_div;
+    }
+    return kiln_copysign(T(0), a / b);
+  } else if constexpr (kiln_is_signed<T>) {
+    typedef typename kiln_unsigned_of<T>::type U;
+    if (b == 0) return T(0);
+    if (b == T(-1)) return T(U(0) - U(a));  // INT_MIN / -1 would trap
+    T quotient = T(a / b);
+    if (T(a % b) != 0 && ((a < 0) != (b < 0))) quotient = T(quotient - 1);
+    return quotient;
+  } else {
+    return b == 0 ? T(0) : T(a / b);
+  }
+}
+
+// The remainder with the sign of the divisor (Python/NumPy). Floats: b == 0 gives fmod(a, 0)
+// (NaN); a zero remainder is copysign(0, b). Integers: modulo by zero gives 0.
+template <class T>
+inline T kiln_mod(T a, T b) {
+  if constexpr (kiln_is_float<T>) {
+    T mod = kiln_fmod(a, b);
+    if (b == 0) return mod;
+    if (mod != 0) {
+      if ((b < 0) != (mod < 0)) mod += b;
+      return mod;
+    }
+    return kiln_copysign(T(0), b);
+  } else if constexpr (kiln_is_signed<T>) {
+    if (b == 0 || b == T(-1)) return T(0);  // INT_MIN % -1 would trap
+    T remainder = T(a % b);
+    if (remainder != 0 && ((remainder < 0) != (b < 0))) remainder = T(remainder + b);
+    return remainder;
+  } else {
+    return b == 0 ? T(0) : T(a % b);
+  }
+}
+
+// Floats: pow. Integers: exponentiation by squaring, wrapping; a negative exponent gives 0
+// except for the bases 1 and -1 (whose powers are exact).
+template <class T>
+inline T kiln_pow(T a, T b) {
+  if constexpr (kiln_is_float<T>) {
+    return kiln_pow_float(a, b);
+  } else if constexpr (kiln_is_bool<T>) {
+    return a || !b;
+  } else {
+    typedef typename kiln_unsigned_of<T>::type U;
+    if constexpr (kiln_is_signed<T>) {
+      if (b < 0) {
+        if (a == 1) return T(1);
+        if (a == -1) return (b & 1) ? T(-1) : T(1);
+        return T(0);
+      }
+    }
+    U base = U(a);
+    U exponent = U(b);
+    U result = U(1);
+    while (exponent != 0) {
+      if (exponent & 1) result = U(result * base);
+      base = U(base * base);
+      exponent = U(exponent >> 1);
+    }
+    return T(result);
+  }
+}
+
+// ---- comparisons ---------------------------------------------------------------------------
+// maximum/minimum propagate NaN (the first NaN operand is returned); fmax/fmin ignore it.
+template <class T>
+inline T kiln_maximum(T a, T b) {
+  if constexpr (kiln_is_float<T>) return (a > b || a != a) ? a : b;
+  else return a > b ? a : b;
+}
+template <class T>
+inline T kiln_minimum(T a, T b) {
+  if constexpr (kiln_is_float<T>) return (a < b || a != a) ? a : b;
+  else return a < b ? a : b;
+}
+template <class T>
+inline T kiln_fmax(T a, T b) {
+  if constexpr (kiln_is_float<T>) return (a > b || b != b) ? a : b;
+  else return a > b ? a : b;
+}
+template <class T>
+inline T kiln_fmin(T a, T b) {
+  if constexpr (kiln_is_float<T>) return (a < b || b != b) ? a : b;
+  else return a < b ? a : b;
+}
+
+// argmax/argmin: true when x replaces the current best acc. Strictly better keeps the first
+// occurrence; NaN beats any number (and a later NaN does not replace an earlier one).
+template <class T>
+inline bool kiln_argmax_better(T x, T acc) {
+  if constexpr (kiln_is_float<T>) return x > acc || (x != x && acc == acc);
+  else return x > acc;
+}
+template <class T>
+inline bool kiln_argmin_better(T x, T acc) {
+  if constexpr (kiln_is_float<T>) return x < acc || (x != x && acc == acc);
+  else return x < acc;
+}
+
+// ---- shifts (NumPy) ------------------------------------------------------------------------
+// A shift count outside [0, bit width) gives 0, except a right shift of a negative value,
+// which gives -1 (the sign fill). As in NumPy, a negative count counts as out of range.
+// The 8- and 16-bit types shift in int after promotion; T(...) truncates back, as NumPy does.
+template <class T>
+inline bool kiln_shift_in_range(T b) {
+  if constexpr (kiln_is_signed<T>) {
+    if (b < 0) return false;
+  }
+  return b < T(sizeof(T) * 8);
+}
+template <class T>
+inline T kiln_shift_left(T a, T b) {
+  typedef typename kiln_unsigned_of<T>::type U;
+  return kiln_shift_in_range(b) ? T(U(a) << b) : T(0);
+}
+template <class T>
+inline T kiln_shift_right(T a, T b) {
+  if (kiln_shift_in_range(b)) return T(a >> b);
+  if constexpr (kiln_is_signed<T>) {
+    if (a < 0) return T(-1);
+  }
+  return T(0);
+}
+
+// ---- float16 / bfloat16 (stored as uint16_t, computed in float) ----------------------------
+// float16 <-> float32 by integer arithmetic (F. Giesen's branch-free conversions), not by
+// _Float16 casts: without AVX512-FP16, GCC 12 leaves every _Float16 conversion scalar, which
+// would keep whole float16 loops from vectorising. Results are bit-identical to the hardware
+// conversion (round to nearest even), except that a NaN becomes the canonical quiet NaN.
+inline float kiln_f16_to_f32(uint16_t bits) {
+  const uint32_t shifted_exponent = 0x7C00u << 13;
+  uint32_t magnitude = uint32_t(bits & 0x7FFFu) << 13;
+  uint32_t exponent = magnitude & shifted_exponent;
+  magnitude += uint32_t(127 - 15) << 23;
+  // Inf/NaN: move the exponent up to 255. Zero/subnormal: renormalise through one subtraction.
+  float subnormal = __builtin_bit_cast(float, magnitude + (1u << 23)) -
+                    __builtin_bit_cast(float, uint32_t(113) << 23);
+  uint32_t result = exponent == shifted_exponent ? magnitude + (uint32_t(128 - 16) << 23)
+                    : exponent == 0              ? __builtin_bit_cast(uint32_t, subnormal)
+                                                 : magnitude;
+  return __builtin_bit_cast(float, result | (uint32_t(bits & 0x8000u) << 16));
+}
+inline uint16_t kiln_f32_to_f16(float value) {
+  const uint32_t float_infinity = 255u << 23;
+  const uint32_t half_overflow = uint32_t(127 + 16) << 23;
+  const uint32_t denormal_magic = uint32_t((127 - 15) + (23 - 10) + 1) << 23;
+  uint32_t bits = __builtin_bit_cast(uint32_t, value);
+  uint32_t sign = bits & 0x80000000u;
+  uint32_t magnitude = bits ^ sign;
+  // Subnormal results: adding the magic float lets the FPU round the mantissa (to even).
+  uint32_t subnormal =
+      __builtin_bit_cast(uint32_t, __builtin_bit_cast(float, magnitude) +
+                                       __builtin_bit_cast(float, denormal_magic)) -
+      denormal_magic;
+  uint32_t mantissa_odd = (magnitude >> 13) & 1u;
+  uint32_t normal = (magnitude + (uint32_t(15 - 127) << 23) + 0xFFFu + mantissa_odd) >> 13;
+  uint32_t result = magnitude >= half_overflow
+                        ? (magnitude > float_infinity ? 0x7E00u : 0x7C00u)
+                        : (magnitude < (113u << 23) ? subnormal : normal);
+  return uint16_t(result | (sign >> 16));
+}
+// Rounds once, straight from double (going through float could round twice).
+inline uint16_t kiln_f64_to_f16(double value) {
+  return __builtin_bit_cast(uint16_t, static_cast<_Float16>(value));
+}
+inline float kiln_bf16_to_f32(uint16_t bits) {
+  return __builtin_bit_cast(float, uint32_t(bits) << 16);
+}
+// Round to nearest even; NaN stays a (quiet) NaN instead of rounding into infinity.
+inline uint16_t kiln_f32_to_bf16(float value) {
+  uint32_t bits = __builtin_bit_cast(uint32_t, value);
+  if (value != value) return uint16_t((bits >> 16) | 0x0040u);
+  uint32_t rounding = 0x7FFFu + ((bits >> 16) & 1u);
+  return uint16_t((bits + rounding) >> 16);
+}
+
+// ---- casts ---------------------------------------------------------------------------------
+// Float to integer, where C leaves NaN, inf and out-of-range values undefined: kiln defines NaN
+// as 0 and saturates everything else at the type's limits. Float to bool is `value != 0`.
+template <class To, class From>
+inline To kiln_float_to_int(From value) {
+  if constexpr (kiln_is_bool<To>) {
+    return value != 0;
+  } else {
+    if (value != value) return To(0);
+    // From(highest) rounds up to a power of two for wide types, so `>=` catches every value
+    // that does not fit; the lowest limit is a power of two (or 0) and exact.
+    if (value >= From(kiln_highest<To>())) return kiln_highest<To>();
+    if (value <= From(kiln_lowest<To>())) return kiln_lowest<To>();
+    return To(value);
+  }
+}
+
+// ---- Welford (var) -------------------------------------------------------------------------
+// Running (count, mean, m2); each function returns the new state so that reductions can be
+// written as `w = kiln_welford_add(w, x)` in vectorised loops.
+template <class T>
+struct kiln_welford {
+  T count;
+  T mean;
+  T m2;
+};
+template <class T, class X>
+inline kiln_welford<T> kiln_welford_add(kiln_welford<T> w, X x) {
+  T value = T(x);
+  w.count += T(1);
+  T delta = value - w.mean;
+  w.mean += delta / w.count;
+  w.m2 += delta * (value - w.mean);
+  return w;
+}
+// Chan et al.'s pairwise combination of two partial results.
+template <class T>
+inline kiln_welford<T> kiln_welford_merge(kiln_welford<T> a, kiln_welford<T> b) {
+  if (b.count == 0) return a;
+  if (a.count == 0) return b;
+  T count = a.count + b.count;
+  T delta = b.mean - a.mean;
+  kiln_welford<T> result;
+  result.count = count;
+  result.mean = a.mean + delta * (b.count / count);
+  result.m2 = a.m2 + b.m2 + delta * delta * (a.count * b.count / count);
+  return result;
+}
+// m2 / (count - ddof); NaN when count - ddof <= 0 (NumPy warns and returns NaN).
+template <class T>
+inline T kiln_welford_variance(kiln_welford<T> w, long long ddof) {
+  T divisor = w.count - T(ddof);
+  if (divisor <= 0) return T(__builtin_nan(""));
+  return w.m2 / divisor;
+}
+
+// ---- Philox-4x32-10 (Salmon et al., Random123) ---------------------------------------------
+// Counter-based: element i of a random tensor is a pure function of (seed, i), so any loop
+// order, thread count or backend draws the same numbers. Pure 32/64-bit integer arithmetic.
+struct kiln_uint32x4 {
+  uint32_t x0, x1, x2, x3;
+};
+// The Philox-4x32-10 block function itself (Random123's philox4x32_R(10, counter, key)).
+inline kiln_uint32x4 kiln_philox4x32_10(kiln_uint32x4 counter, uint32_t key0, uint32_t key1) {
+  uint32_t c0 = counter.x0, c1 = counter.x1, c2 = counter.x2, c3 = counter.x3;
+  for (int round = 0; round < 10; ++round) {
+    uint64_t product0 = uint64_t(0xD2511F53u) * c0;
+    uint64_t product1 = uint64_t(0xCD9E8D57u) * c2;
+    uint32_t next0 = uint32_t(product1 >> 32) ^ c1 ^ key0;
+    uint32_t next2 = uint32_t(product0 >> 32) ^ c3 ^ key1;
+    c1 = uint32_t(product1);
+    c3 = uint32_t(product0);
+    c0 = next0;
+    c2 = next2;
+    key0 += 0x9E3779B9u;
+    key1 += 0xBB67AE85u;
+  }
+  kiln_uint32x4 result = {c0, c1, c2, c3};
+  return result;
+}
+// kiln's stream: key = the 64-bit seed, counter = (element index, 0).
+inline kiln_uint32x4 kiln_philox4x32(uint64_t seed, uint64_t counter) {
+  kiln_uint32x4 block = {uint32_t(counter), uint32_t(counter >> 32), 0u, 0u};
+  return kiln_philox4x32_10(block, uint32_t(seed), uint32_t(seed >> 32));
+}
+// 53 random bits scaled into [0, 1).
+inline double kiln_philox_uniform_f64(uint64_t seed, uint64_t counter) {
+  kiln_uint32x4 r = kiln_philox4x32(seed, counter);
+  uint64_t bits = ((uint64_t(r.x0) << 32) | r.x1) >> 11;
+  return double(bits) * 0x1.0p-53;
+}
+// 24 random bits scaled into [0, 1).
+inline float kiln_philox_uniform_f32(uint64_t seed, uint64_t counter) {
+  kiln_uint32x4 r = kiln_philox4x32(seed, counter);
+  return float(r.x0 >> 8) * 0x1.0p-24f;
+}
+// Box-Muller on two uniforms; the radius uniform lies in (0, 1] so its log is finite.
+inline double kiln_philox_normal_f64(uint64_t seed, uint64_t counter) {
+  kiln_uint32x4 r = kiln_philox4x32(seed, counter);
+  uint64_t radius_bits = ((uint64_t(r.x0) << 32) | r.x1) >> 11;
+  uint64_t angle_bits = ((uint64_t(r.x2) << 32) | r.x3) >> 11;
+  double radius_uniform = double(radius_bits + 1) * 0x1.0p-53;
+  double angle_uniform = double(angle_bits) * 0x1.0p-53;
+  return kiln_sqrt(-2.0 * kiln_log(radius_uniform)) *
+         kiln_cos(6.283185307179586476925 * angle_uniform);
+}
+inline float kiln_philox_normal_f32(uint64_t seed, uint64_t counter) {
+  kiln_uint32x4 r = kiln_philox4x32(seed, counter);
+  float radius_uniform = float((r.x0 >> 8) + 1) * 0x1.0p-24f;
+  float angle_uniform = float(r.x1 >> 8) * 0x1.0p-24f;
+  return kiln_sqrt(-2.0f * kiln_log(radius_uniform)) *
+         kiln_cos(6.28318530717958647692f * angle_uniform);
+}
+
+#endif  // KILN_SCALAR_MATH_H

@@ -1,0 +1,306 @@
+// The verifier re-derives each node's invariants from the op table and its operands. A failure
+// here is kiln's own bug (a pass built something the builder would have refused), so the error
+// is Internal and names the stage that produced the graph.
+#include "ir/verifier.h"
+
+#include <algorithm>
+
+#include "kiln/error.h"
+
+namespace kiln::ir {
+namespace {
+
+class NodeVerifier {
+ public:
+  NodeVerifier(const Graph& graph, ValueId id, const std::string& stage)
+      : graph_(graph), id_(id), node_(graph.node(id)), stage_(stage) {}
+
+  void verify() {
+    verify_operands();
+    for (const Dim& dim : node_.shape) expect(dim.constant() >= 0, "negative dimension");
+    switch (op_info(node_.op).kind) {
+      case OpKind::Unary:
+      case OpKind::Binary:
+      case OpKind::Ternary: verify_elementwise(); break;
+      case OpKind::Reduce: verify_reduction(); break;
+      case OpKind::Scan:
+        expect_accepted(input(0).dtype);
+        expect(input(0).shape == node_.shape && input(0).dtype == node_.dtype,
+               "a scan keeps its operand's dtype and shape");
+        expect_axis(node_.attrs.axis, input(0).shape.size());
+        break;
+      case OpKind::Structural: verify_structural(); break;
+    }
+  }
+
+ private:
+  [[noreturn]] void fail(const std::string& message) const {
+    throw Error(ErrorKind::Internal,
+                error_message(std::string(op_name(node_.op)), "",
+                              "internal error after stage '" + stage_ + "' at %" +
+                                  std::to_string(id_) + " : " +
+                                  std::string(dtype_name(node_.dtype)) +
+                                  shape_string(node_.shape) + ": " + message));
+  }
+  void expect(bool condition, const std::string& message) const {
+    if (!condition) fail(message);
+  }
+  const Node& input(size_t i) const { return graph_.node(node_.inputs[i]); }
+
+  void expect_accepted(DType dtype) const {
+    expect((op_info(node_.op).accepts & static_cast<uint8_t>(dtype_class(dtype))) != 0,
+           "operand dtype " + std::string(dtype_name(dtype)) + " is not accepted");
+  }
+  void expect_axis(int64_t axis, size_t rank) const {
+    expect(axis >= 0 && axis < static_cast<int64_t>(rank),
+           "axis " + std::to_string(axis) + " is not a normalised axis of rank " +
+               std::to_string(rank));
+  }
+  void expect_axes(const std::vector<int64_t>& axes, size_t rank) const {
+    for (int64_t axis : axes) expect_axis(axis, rank);
+    expect(std::adjacent_find(axes.begin(), axes.end(), std::greater_equal<int64_t>()) ==
+               axes.end(),
+           "axes are not sorted and unique");
+  }
+
+  void verify_operands() const {
+    int arity = op_info(node_.op).arity;
+    bool arity_fits =
+        arity < 0 ? !node_.inputs.empty() : static_cast<int>(node_.inputs.size()) == arity;
+    expect(arity_fits, "has " + std::to_string(node_.inputs.size()) + " operands, arity is " +
+                           std::to_string(arity));
+    for (ValueId operand : node_.inputs) {
+      expect(operand >= 0 && operand < id_,
+             "operand %" + std::to_string(operand) + " is not defined before its use");
+    }
+  }
+
+  void verify_elementwise() const {
+    for (size_t i = 0; i < node_.inputs.size(); ++i) {
+      expect(input(i).shape == node_.shape,
+             "elementwise operand %" + std::to_string(node_.inputs[i]) + " has shape " +
+                 shape_string(input(i).shape) + ", not the result shape (missing broadcast)");
+    }
+    size_t first_value = node_.op == Op::where ? 1 : 0;
+    if (node_.op == Op::where) expect(input(0).dtype == DType::Bool, "condition is not bool");
+    DType dtype = input(first_value).dtype;
+    for (size_t i = first_value; i < node_.inputs.size(); ++i) {
+      expect(input(i).dtype == dtype, "operands have different dtypes");
+    }
+    expect_accepted(dtype);
+    DType result = op_info(node_.op).result == ResultType::Bool ? DType::Bool : dtype;
+    expect(node_.dtype == result, "result dtype should be " + std::string(dtype_name(result)));
+  }
+
+  void verify_reduction() const {
+    const Node& operand = input(0);
+    expect_accepted(operand.dtype);
+    expect_axes(node_.attrs.axes, operand.shape.size());
+    Shape shape;
+    for (size_t d = 0; d < operand.shape.size(); ++d) {
+      bool reduced = std::binary_search(node_.attrs.axes.begin(), node_.attrs.axes.end(),
+                                        static_cast<int64_t>(d));
+      if (!reduced) shape.push_back(operand.shape[d]);
+      if (reduced && node_.attrs.keepdims) shape.push_back(1);
+    }
+    expect(shape == node_.shape, "reduced shape should be " + shape_string(shape));
+    DType result = operand.dtype;
+    if (op_info(node_.op).result == ResultType::Bool) result = DType::Bool;
+    if (op_info(node_.op).result == ResultType::Int64) result = DType::Int64;
+    expect(node_.dtype == result, "result dtype should be " + std::string(dtype_name(result)));
+  }
+
+  void verify_structural() const {
+    const Attrs& attrs = node_.attrs;
+    bool same_dtype = node_.inputs.empty() || node_.op == Op::cast ||
+                      node_.dtype == input(0).dtype;
+    expect(same_dtype, "result dtype differs from the operand's");
+    switch (node_.op) {
+      case Op::parameter: expect(attrs.index >= 0, "negative parameter index"); break;
+      case Op::constant_array:
+        expect(attrs.data != nullptr && static_cast<int64_t>(attrs.data->size()) ==
+                                            element_count(node_.shape) * dtype_size(node_.dtype),
+               "constant data does not match the shape");
+        break;
+      case Op::iota: expect_axis(attrs.axis, node_.shape.size()); break;
+      case Op::random_uniform:
+      case Op::random_normal: expect(is_float(node_.dtype), "random values must be floats"); break;
+      case Op::cast: expect(input(0).shape == node_.shape, "cast changes the shape"); break;
+      case Op::reshape:
+        expect(element_count(input(0).shape) == element_count(node_.shape),
+               "reshape changes the element count of " + shape_string(input(0).shape));
+        break;
+      case Op::permute: verify_permute(); break;
+      case Op::broadcast: verify_broadcast(); break;
+      case Op::slice: verify_slice(); break;
+      case Op::pad: verify_pad(); break;
+      case Op::concat: verify_concat(); break;
+      case Op::flip:
+        expect_axes(attrs.axes, node_.shape.size());
+        expect(input(0).shape == node_.shape, "flip changes the shape");
+        break;
+      case Op::gather: verify_gather(); break;
+      case Op::scatter: verify_scatter(); break;
+      case Op::matmul: verify_matmul(); break;
+      default: break;
+    }
+  }
+
+  void verify_permute() const {
+    const Shape& source = input(0).shape;
+    const std::vector<int64_t>& permutation = node_.attrs.permutation;
+    expect(permutation.size() == source.size(), "permutation length differs from the rank");
+    std::vector<int64_t> sorted = permutation;
+    std::sort(sorted.begin(), sorted.end());
+    for (size_t d = 0; d < sorted.size(); ++d) {
+      expect(sorted[d] == static_cast<int64_t>(d), "not a permutation");
+    }
+    for (size_t d = 0; d < permutation.size(); ++d) {
+      expect(node_.shape.size() == source.size() &&
+                 node_.shape[d] == source[static_cast<size_t>(permutation[d])],
+             "permuted shape is wrong");
+    }
+  }
+
+  void verify_broadcast() const {
+    const Shape& source = input(0).shape;
+    expect(source.size() <= node_.shape.size(), "broadcast lowers the rank");
+    size_t offset = node_.shape.size() - source.size();
+    for (size_t d = 0; d < source.size(); ++d) {
+      expect(source[d] == node_.shape[offset + d] || source[d] == Dim(1),
+             "cannot broadcast " + shape_string(source));
+    }
+  }
+
+  void verify_slice() const {
+    const Shape& source = input(0).shape;
+    const Attrs& attrs = node_.attrs;
+    expect(attrs.starts.size() == source.size() && attrs.steps.size() == source.size() &&
+               node_.shape.size() == source.size(),
+           "slice attributes do not match the rank");
+    for (size_t d = 0; d < source.size(); ++d) {
+      int64_t count = node_.shape[d].constant();
+      int64_t size = source[d].constant();
+      int64_t first = attrs.starts[d];
+      int64_t step = attrs.steps[d];
+      expect(step != 0, "zero slice step");
+      if (count == 0) continue;
+      // Divide instead of multiplying: the last index must not overflow while checking it.
+      bool first_fits = first >= 0 && first < size;
+      int64_t room = step > 0 ? size - 1 - first : first;
+      int64_t magnitude = step > 0 ? step : -step;
+      expect(first_fits && (count - 1) <= room / magnitude,
+             "slice reads outside dimension " + std::to_string(d) + " of " +
+                 shape_string(source));
+    }
+  }
+
+  void verify_pad() const {
+    const Shape& source = input(0).shape;
+    const Attrs& attrs = node_.attrs;
+    expect(attrs.pad_low.size() == source.size() && attrs.pad_high.size() == source.size() &&
+               node_.shape.size() == source.size(),
+           "pad widths do not match the rank");
+    for (size_t d = 0; d < source.size(); ++d) {
+      expect(attrs.pad_low[d] >= 0 && attrs.pad_high[d] >= 0, "negative pad width");
+      expect(node_.shape[d].constant() ==
+                 source[d].constant() + attrs.pad_low[d] + attrs.pad_high[d],
+             "padded shape is wrong");
+    }
+  }
+
+  void verify_concat() const {
+    const Shape& first = input(0).shape;
+    expect_axis(node_.attrs.axis, first.size());
+    size_t axis = static_cast<size_t>(node_.attrs.axis);
+    int64_t total = 0;
+    for (size_t i = 0; i < node_.inputs.size(); ++i) {
+      const Shape& shape = input(i).shape;
+      expect(input(i).dtype == node_.dtype, "concat operands have different dtypes");
+      expect(shape.size() == first.size(), "concat operands have different ranks");
+      for (size_t d = 0; d < shape.size(); ++d) {
+        expect(d == axis || shape[d] == first[d], "concat operand shapes differ off the axis");
+      }
+      total += shape[axis].constant();
+    }
+    Shape expected = first;
+    expected[axis] = total;
+    expect(node_.shape == expected, "concatenated shape should be " + shape_string(expected));
+  }
+
+  void verify_gather() const {
+    const Shape& source = input(0).shape;
+    const Shape& index = input(1).shape;
+    expect(is_integer(input(1).dtype), "gather index is not an integer");
+    expect_axis(node_.attrs.axis, source.size());
+    auto axis = static_cast<ptrdiff_t>(node_.attrs.axis);
+    Shape expected(source.begin(), source.begin() + axis);
+    expected.insert(expected.end(), index.begin(), index.end());
+    expected.insert(expected.end(), source.begin() + axis + 1, source.end());
+    expect(node_.shape == expected, "gathered shape should be " + shape_string(expected));
+  }
+
+  void verify_scatter() const {
+    const Shape& source = input(0).shape;
+    expect(is_integer(input(1).dtype) && input(1).shape.size() == 1,
+           "scatter index is not a 1-D integer array");
+    expect(input(2).dtype == node_.dtype, "scatter values have another dtype");
+    expect_axis(node_.attrs.axis, source.size());
+    Shape expected = source;
+    expected[static_cast<size_t>(node_.attrs.axis)] = input(1).shape[0];
+    expect(input(2).shape == expected && node_.shape == source, "scatter shapes do not fit");
+  }
+
+  void verify_matmul() const {
+    const Shape& left = input(0).shape;
+    const Shape& right = input(1).shape;
+    expect(left.size() >= 2 && right.size() >= 2, "matmul operands must have rank >= 2");
+    expect(input(0).dtype == input(1).dtype && node_.dtype != DType::Bool,
+           "matmul dtypes are wrong");
+    expect(left.back() == right[right.size() - 2], "matmul inner dimensions differ");
+    Shape batch;
+    bool fits = broadcast_shapes(Shape(left.begin(), left.end() - 2),
+                                 Shape(right.begin(), right.end() - 2), batch);
+    batch.push_back(left[left.size() - 2]);
+    batch.push_back(right.back());
+    expect(fits && batch == node_.shape, "matmul shape should be " + shape_string(batch));
+  }
+
+  const Graph& graph_;
+  ValueId id_;
+  const Node& node_;
+  const std::string& stage_;
+};
+
+[[noreturn]] void fail_graph(const std::string& stage, const std::string& message) {
+  throw Error(ErrorKind::Internal,
+              error_message("verify", "",
+                            "internal error after stage '" + stage + "': " + message));
+}
+
+}  // namespace
+
+void verify(const Graph& graph, const std::string& stage) {
+  std::vector<ValueId> parameters;
+  for (ValueId id = 0; id < graph.size(); ++id) {
+    NodeVerifier(graph, id, stage).verify();
+    if (graph.node(id).op == Op::parameter) parameters.push_back(id);
+  }
+  std::stable_sort(parameters.begin(), parameters.end(), [&](ValueId a, ValueId b) {
+    return graph.node(a).attrs.index < graph.node(b).attrs.index;
+  });
+  if (parameters != graph.inputs()) fail_graph(stage, "graph inputs are not its parameters");
+  for (size_t i = 1; i < parameters.size(); ++i) {
+    if (graph.node(parameters[i]).attrs.index == graph.node(parameters[i - 1]).attrs.index) {
+      fail_graph(stage, "two parameters have index " +
+                            std::to_string(graph.node(parameters[i]).attrs.index));
+    }
+  }
+  for (ValueId output : graph.outputs()) {
+    if (output < 0 || output >= graph.size()) {
+      fail_graph(stage, "output %" + std::to_string(output) + " is not a value of the graph");
+    }
+  }
+}
+
+}  // namespace kiln::ir

@@ -1,0 +1,226 @@
+// Algebraic simplification as a table of exact rewrite rules. Each rule looks at one node whose
+// operands are already rewritten and either declines or names the value that replaces it (an
+// existing value or a new node). Rules are exact: they never change a result, not even the sign
+// of a zero, so `x + 0.0` stays (it turns -0.0 into +0.0) while `x + (-0.0)` goes.
+#include <cmath>
+#include <optional>
+
+#include "ir/builder.h"
+#include "passes/passes.h"
+
+namespace kiln::passes {
+
+using ir::Builder;
+using ir::Node;
+using ir::Op;
+using ir::ValueId;
+
+namespace {
+
+// One node being rewritten: the original node and its operands in the new graph.
+struct Match {
+  Builder& builder;
+  const Node& node;
+  const std::vector<ValueId>& inputs;
+
+  // Copies: appending to the new graph invalidates references into it.
+  Node input(size_t i) const { return builder.node(inputs[i]); }
+  // A replacement must be indistinguishable from the node it replaces.
+  bool same_type(ValueId value) const {
+    const Node& replacement = builder.node(value);
+    return replacement.dtype == node.dtype && replacement.shape == node.shape;
+  }
+  std::optional<ValueId> if_same_type(ValueId value) const {
+    if (same_type(value)) return value;
+    return std::nullopt;
+  }
+};
+
+using Rule = std::optional<ValueId> (*)(const Match&);
+
+// The scalar a value holds everywhere: a constant, or a broadcast of one (the builder broadcasts
+// scalar operands of elementwise ops explicitly).
+std::optional<ir::Scalar> scalar_value(const Builder& builder, ValueId value) {
+  const Node* node = &builder.node(value);
+  if (node->op == Op::broadcast) node = &builder.node(node->inputs[0]);
+  if (node->op == Op::constant) return node->attrs.scalar;
+  return std::nullopt;
+}
+
+bool is_constant(const Builder& builder, ValueId value) {
+  return scalar_value(builder, value).has_value();
+}
+
+bool holds(const Match& match, size_t operand, double value) {
+  std::optional<ir::Scalar> scalar = scalar_value(match.builder, match.inputs[operand]);
+  return scalar && scalar->as_double() == value;
+}
+
+// Zero of the sign that makes `x + zero` exact: any integer 0, or floating -0.0.
+bool holds_additive_identity(const Match& match, size_t operand) {
+  std::optional<ir::Scalar> scalar = scalar_value(match.builder, match.inputs[operand]);
+  if (!scalar || scalar->as_double() != 0) return false;
+  return scalar->is_integer || std::signbit(scalar->f);
+}
+
+// x + 0 -> x (integers); x + (-0.0) -> x (floats); 0 + x -> x likewise.
+std::optional<ValueId> add_zero(const Match& match) {
+  if (match.node.op != Op::add) return std::nullopt;
+  if (holds_additive_identity(match, 1)) return match.if_same_type(match.inputs[0]);
+  if (holds_additive_identity(match, 0)) return match.if_same_type(match.inputs[1]);
+  return std::nullopt;
+}
+
+// x - 0 -> x (integers); x - (+0.0) -> x (floats: -0.0 - 0.0 is -0.0).
+std::optional<ValueId> subtract_zero(const Match& match) {
+  if (match.node.op != Op::sub) return std::nullopt;
+  std::optional<ir::Scalar> scalar = scalar_value(match.builder, match.inputs[1]);
+  if (!scalar || scalar->as_double() != 0) return std::nullopt;
+  if (!scalar->is_integer && std::signbit(scalar->f)) return std::nullopt;
+  return match.if_same_type(match.inputs[0]);
+}
+
+// x * 1 -> x; 1 * x -> x.
+std::optional<ValueId> multiply_one(const Match& match) {
+  if (match.node.op != Op::mul) return std::nullopt;
+  if (holds(match, 1, 1)) return match.if_same_type(match.inputs[0]);
+  if (holds(match, 0, 1)) return match.if_same_type(match.inputs[1]);
+  return std::nullopt;
+}
+
+// x * 0 -> 0 for integers (for floats NaN * 0 and inf * 0 are NaN).
+std::optional<ValueId> multiply_zero(const Match& match) {
+  if (match.node.op != Op::mul || !is_integer(match.node.dtype)) return std::nullopt;
+  if (!holds(match, 0, 0) && !holds(match, 1, 0)) return std::nullopt;
+  match.builder.set_location(match.node.location);
+  return match.builder.constant(ir::Scalar::of_int(0), match.node.dtype, match.node.shape);
+}
+
+// x / 1 -> x.
+std::optional<ValueId> divide_one(const Match& match) {
+  if (match.node.op != Op::div || !holds(match, 1, 1)) return std::nullopt;
+  return match.if_same_type(match.inputs[0]);
+}
+
+// -(-x) -> x (exact with wrap-around too: -(-INT_MIN) is INT_MIN).
+std::optional<ValueId> double_negation(const Match& match) {
+  if (match.node.op != Op::neg) return std::nullopt;
+  Node operand = match.input(0);
+  if (operand.op != Op::neg) return std::nullopt;
+  return match.if_same_type(operand.inputs[0]);
+}
+
+// cast(x: T) to T -> x.
+std::optional<ValueId> cast_to_own_dtype(const Match& match) {
+  if (match.node.op != Op::cast) return std::nullopt;
+  return match.if_same_type(match.inputs[0]);
+}
+
+// reshape(x) to x's shape -> x; permute(x, identity) -> x; broadcast(x) to x's shape -> x;
+// slice(x) selecting everything -> x.
+std::optional<ValueId> identity_movement(const Match& match) {
+  Op op = match.node.op;
+  if (op == Op::reshape || op == Op::broadcast) return match.if_same_type(match.inputs[0]);
+  if (op == Op::permute) {
+    const std::vector<int64_t>& permutation = match.node.attrs.permutation;
+    for (size_t axis = 0; axis < permutation.size(); ++axis) {
+      if (permutation[axis] != static_cast<int64_t>(axis)) return std::nullopt;
+    }
+    return match.if_same_type(match.inputs[0]);
+  }
+  if (op == Op::slice) {
+    // With every start at 0, keeping all n elements means step 1 (or a dimension of size 1).
+    for (int64_t start : match.node.attrs.starts) {
+      if (start != 0) return std::nullopt;
+    }
+    return match.if_same_type(match.inputs[0]);
+  }
+  return std::nullopt;
+}
+
+// reshape(reshape(x)) -> reshape(x): row-major reinterpretation only depends on the element order.
+std::optional<ValueId> reshape_of_reshape(const Match& match) {
+  if (match.node.op != Op::reshape) return std::nullopt;
+  Node operand = match.input(0);
+  if (operand.op != Op::reshape) return std::nullopt;
+  match.builder.set_location(match.node.location);
+  return match.builder.reshape(operand.inputs[0], match.node.shape);
+}
+
+// permute(permute(x, p), q) -> permute(x, r) with r[i] = p[q[i]].
+std::optional<ValueId> permute_of_permute(const Match& match) {
+  if (match.node.op != Op::permute) return std::nullopt;
+  Node operand = match.input(0);
+  if (operand.op != Op::permute) return std::nullopt;
+  std::vector<int64_t> composed;
+  for (int64_t axis : match.node.attrs.permutation) {
+    composed.push_back(operand.attrs.permutation[static_cast<size_t>(axis)]);
+  }
+  match.builder.set_location(match.node.location);
+  return match.builder.permute(operand.inputs[0], composed);
+}
+
+// broadcast(broadcast(x)) -> broadcast(x): broadcasting composes.
+std::optional<ValueId> broadcast_of_broadcast(const Match& match) {
+  if (match.node.op != Op::broadcast) return std::nullopt;
+  Node operand = match.input(0);
+  if (operand.op != Op::broadcast) return std::nullopt;
+  match.builder.set_location(match.node.location);
+  return match.builder.broadcast(operand.inputs[0], match.node.shape);
+}
+
+bool is_commutative(Op op) {
+  switch (op) {
+    case Op::add: case Op::mul: case Op::eq: case Op::ne: case Op::logical_and:
+    case Op::logical_or: case Op::logical_xor: case Op::bitwise_and: case Op::bitwise_or:
+    case Op::bitwise_xor:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// c + x -> x + c (and the other commutative ops): one spelling, so CSE sees equal nodes.
+// maximum/minimum stay: which NaN or which zero they return depends on the operand order.
+std::optional<ValueId> constant_to_the_right(const Match& match) {
+  if (!is_commutative(match.node.op)) return std::nullopt;
+  if (!is_constant(match.builder, match.inputs[0]) || is_constant(match.builder, match.inputs[1])) {
+    return std::nullopt;
+  }
+  return match.builder.copy_node(match.node, {match.inputs[1], match.inputs[0]});
+}
+
+// Tried in order; the first rule that applies wins (the pipeline repeats the pass, so a
+// rewritten node is looked at again in the next round).
+constexpr Rule kRules[] = {
+    add_zero,           subtract_zero,      multiply_one,       multiply_zero,
+    divide_one,         double_negation,    cast_to_own_dtype,  identity_movement,
+    reshape_of_reshape, permute_of_permute, broadcast_of_broadcast, constant_to_the_right,
+};
+
+}  // namespace
+
+ir::Graph simplify(const ir::Graph& graph) {
+  ir::Graph result;
+  Builder builder(result);
+  std::vector<ValueId> replacement(static_cast<size_t>(graph.size()), -1);
+  for (ValueId id = 0; id < graph.size(); ++id) {
+    const Node& node = graph.node(id);
+    std::vector<ValueId> inputs;
+    for (ValueId input : node.inputs) inputs.push_back(replacement[static_cast<size_t>(input)]);
+    Match match{builder, node, inputs};
+    std::optional<ValueId> rewritten;
+    for (Rule rule : kRules) {
+      rewritten = rule(match);
+      if (rewritten) break;
+    }
+    replacement[static_cast<size_t>(id)] =
+        rewritten ? *rewritten : builder.copy_node(node, std::move(inputs));
+  }
+  std::vector<ValueId> outputs;
+  for (ValueId output : graph.outputs()) outputs.push_back(replacement[static_cast<size_t>(output)]);
+  result.set_outputs(std::move(outputs));
+  return result;
+}
+
+}  // namespace kiln::passes

@@ -1,0 +1,189 @@
+// kiln::Array: host arrays. Owning arrays are 64-byte aligned (one cache line, one AVX-512
+// vector) so generated kernels may use aligned loads on them.
+#include "kiln/array.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "kiln/error.h"
+
+namespace kiln {
+namespace {
+
+constexpr size_t kAlignment = 64;
+
+[[noreturn]] void fail(const std::string& message) {
+  throw Error(ErrorKind::Value, error_message("array", "", message));
+}
+
+std::string ints_text(const std::vector<int64_t>& values) {
+  std::string text = "(";
+  for (size_t i = 0; i < values.size(); ++i) text += (i ? ", " : "") + std::to_string(values[i]);
+  return text + (values.size() == 1 ? ",)" : ")");
+}
+
+void check_shape(const std::vector<int64_t>& shape) {
+  for (int64_t dim : shape) {
+    if (dim < 0) fail("negative dimensions are not allowed: " + ints_text(shape));
+  }
+}
+
+std::vector<int64_t> row_major_strides(const std::vector<int64_t>& shape) {
+  std::vector<int64_t> strides(shape.size(), 1);
+  int64_t stride = 1;
+  for (size_t i = shape.size(); i-- > 0;) {
+    strides[i] = stride;
+    stride *= shape[i];
+  }
+  return strides;
+}
+
+double half_to_double(uint16_t bits) {
+  _Float16 value;
+  std::memcpy(&value, &bits, sizeof value);
+  return static_cast<double>(value);
+}
+
+// bfloat16 is the upper half of a float32.
+double bfloat16_to_double(uint16_t bits) {
+  uint32_t widened = static_cast<uint32_t>(bits) << 16;
+  float value;
+  std::memcpy(&value, &widened, sizeof value);
+  return static_cast<double>(value);
+}
+
+template <class T>
+double load(const char* address) {
+  T value;
+  std::memcpy(&value, address, sizeof value);
+  return static_cast<double>(value);
+}
+
+double load_as_double(DType dtype, const char* address) {
+  switch (dtype) {
+    case DType::Bool: return load<uint8_t>(address) != 0 ? 1.0 : 0.0;
+    case DType::Int8: return load<int8_t>(address);
+    case DType::Int16: return load<int16_t>(address);
+    case DType::Int32: return load<int32_t>(address);
+    case DType::Int64: return load<int64_t>(address);
+    case DType::UInt8: return load<uint8_t>(address);
+    case DType::UInt16: return load<uint16_t>(address);
+    case DType::UInt32: return load<uint32_t>(address);
+    case DType::UInt64: return load<uint64_t>(address);
+    case DType::Float16: {
+      uint16_t bits;
+      std::memcpy(&bits, address, sizeof bits);
+      return half_to_double(bits);
+    }
+    case DType::BFloat16: {
+      uint16_t bits;
+      std::memcpy(&bits, address, sizeof bits);
+      return bfloat16_to_double(bits);
+    }
+    case DType::Float32: return load<float>(address);
+    case DType::Float64: return load<double>(address);
+  }
+  return 0;
+}
+
+}  // namespace
+
+Array Array::empty(DType dtype, std::vector<int64_t> shape) {
+  check_shape(shape);
+  Array array;
+  array.dtype_ = dtype;
+  array.strides_ = row_major_strides(shape);
+  array.shape_ = std::move(shape);
+  // aligned_alloc wants a multiple of the alignment; never zero so data() is never null.
+  size_t bytes = static_cast<size_t>(array.nbytes());
+  size_t rounded = (bytes + kAlignment - 1) / kAlignment * kAlignment;
+  if (rounded == 0) rounded = kAlignment;
+  void* data = std::aligned_alloc(kAlignment, rounded);
+  if (data == nullptr) fail("out of memory allocating " + std::to_string(bytes) + " bytes");
+  array.owner_ = std::shared_ptr<void>(data, std::free);
+  array.data_ = data;
+  return array;
+}
+
+Array Array::zeros(DType dtype, std::vector<int64_t> shape) {
+  Array array = empty(dtype, std::move(shape));
+  std::memset(array.data_, 0, static_cast<size_t>(array.nbytes()));
+  return array;
+}
+
+Array Array::borrow(void* data, DType dtype, std::vector<int64_t> shape,
+                    std::vector<int64_t> strides) {
+  return borrow(data, dtype, std::move(shape), std::move(strides), nullptr);
+}
+
+Array Array::borrow(void* data, DType dtype, std::vector<int64_t> shape,
+                    std::vector<int64_t> strides, std::shared_ptr<void> owner) {
+  check_shape(shape);
+  if (strides.empty()) strides = row_major_strides(shape);
+  if (strides.size() != shape.size()) {
+    fail(std::to_string(strides.size()) + " strides " + ints_text(strides) +
+         " for an array of shape " + ints_text(shape));
+  }
+  Array array;
+  array.dtype_ = dtype;
+  array.shape_ = std::move(shape);
+  array.strides_ = std::move(strides);
+  array.data_ = data;
+  array.owner_ = std::move(owner);
+  return array;
+}
+
+int64_t Array::size() const {
+  int64_t count = 1;
+  for (int64_t dim : shape_) count *= dim;
+  return count;
+}
+
+// NumPy's definition: dimensions of size 1 may have any stride, and an empty array is
+// contiguous whatever its strides.
+bool Array::is_contiguous() const {
+  if (size() == 0) return true;
+  int64_t expected = 1;
+  for (size_t i = shape_.size(); i-- > 0;) {
+    if (shape_[i] != 1 && strides_[i] != expected) return false;
+    expected *= shape_[i];
+  }
+  return true;
+}
+
+double Array::get(const std::vector<int64_t>& index) const {
+  if (index.size() != shape_.size()) {
+    fail("index " + ints_text(index) + " does not match the shape " + ints_text(shape_));
+  }
+  int64_t offset = 0;
+  for (size_t d = 0; d < index.size(); ++d) {
+    if (index[d] < 0 || index[d] >= shape_[d]) {
+      fail("index " + ints_text(index) + " is out of bounds for shape " + ints_text(shape_));
+    }
+    offset += index[d] * strides_[d];
+  }
+  return load_as_double(dtype_, static_cast<const char*>(data_) + offset * dtype_size(dtype_));
+}
+
+Array Array::contiguous() const {
+  Array result = empty(dtype_, shape_);
+  int64_t element_bytes = dtype_size(dtype_);
+  const char* source = static_cast<const char*>(data_);
+  char* target = static_cast<char*>(result.data_);
+  std::vector<int64_t> index(shape_.size(), 0);
+  int64_t offset = 0;  // in elements, follows `index` through the strides
+  for (int64_t n = 0; n < size(); ++n) {
+    std::memcpy(target + n * element_bytes, source + offset * element_bytes,
+                static_cast<size_t>(element_bytes));
+    for (size_t d = shape_.size(); d-- > 0;) {
+      offset += strides_[d];
+      if (++index[d] < shape_[d]) break;
+      offset -= strides_[d] * shape_[d];
+      index[d] = 0;
+    }
+  }
+  return result;
+}
+
+}  // namespace kiln

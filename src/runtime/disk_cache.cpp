@@ -1,0 +1,360 @@
+#include "runtime/disk_cache.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <array>
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <random>
+#include <sstream>
+
+#include "kiln/error.h"
+
+namespace kiln::runtime {
+namespace {
+
+// Bump when the entry layout or meta.txt changes: old entries then read as corrupt and rebuild.
+constexpr const char* kMetaHeader = "kiln-cache-entry 1";
+constexpr const char* kSourceName = "kernel.cpp";
+constexpr const char* kMetaName = "meta.txt";
+
+// ---- SHA-256 (FIPS 180-4); small and dependency-free, the cache key needs nothing faster ----
+
+constexpr std::array<uint32_t, 64> kRoundConstants = {
+    0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4,
+    0xab1c5ed5, 0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe,
+    0x9bdc06a7, 0xc19bf174, 0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f,
+    0x4a7484aa, 0x5cb0a9dc, 0x76f988da, 0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7,
+    0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967, 0x27b70a85, 0x2e1b2138, 0x4d2c6dfc,
+    0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85, 0xa2bfe8a1, 0xa81a664b,
+    0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070, 0x19a4c116,
+    0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
+    0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7,
+    0xc67178f2};
+
+uint32_t rotate_right(uint32_t value, int bits) { return (value >> bits) | (value << (32 - bits)); }
+
+void sha256_block(std::array<uint32_t, 8>& state, const unsigned char* block) {
+  uint32_t schedule[64];
+  for (int i = 0; i < 16; ++i) {
+    schedule[i] = uint32_t(block[4 * i]) << 24 | uint32_t(block[4 * i + 1]) << 16 |
+                  uint32_t(block[4 * i + 2]) << 8 | uint32_t(block[4 * i + 3]);
+  }
+  for (int i = 16; i < 64; ++i) {
+    uint32_t sigma0 = rotate_right(schedule[i - 15], 7) ^ rotate_right(schedule[i - 15], 18) ^
+                      (schedule[i - 15] >> 3);
+    uint32_t sigma1 = rotate_right(schedule[i - 2], 17) ^ rotate_right(schedule[i - 2], 19) ^
+                      (schedule[i - 2] >> 10);
+    schedule[i] = schedule[i - 16] + sigma0 + schedule[i - 7] + sigma1;
+  }
+  uint32_t a = state[0], b = state[1], c = state[2], d = state[3];
+  uint32_t e = state[4], f = state[5], g = state[6], h = state[7];
+  for (int i = 0; i < 64; ++i) {
+    uint32_t sum1 = rotate_right(e, 6) ^ rotate_right(e, 11) ^ rotate_right(e, 25);
+    uint32_t choose = (e & f) ^ (~e & g);
+    uint32_t temporary1 = h + sum1 + choose + kRoundConstants[i] + schedule[i];
+    uint32_t sum0 = rotate_right(a, 2) ^ rotate_right(a, 13) ^ rotate_right(a, 22);
+    uint32_t majority = (a & b) ^ (a & c) ^ (b & c);
+    uint32_t temporary2 = sum0 + majority;
+    h = g;
+    g = f;
+    f = e;
+    e = d + temporary1;
+    d = c;
+    c = b;
+    b = a;
+    a = temporary1 + temporary2;
+  }
+  state[0] += a, state[1] += b, state[2] += c, state[3] += d;
+  state[4] += e, state[5] += f, state[6] += g, state[7] += h;
+}
+
+std::string sha256_hex(const std::string& message) {
+  std::array<uint32_t, 8> state = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
+                                    0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
+  const auto* bytes = reinterpret_cast<const unsigned char*>(message.data());
+  size_t full_blocks = message.size() / 64;
+  for (size_t block = 0; block < full_blocks; ++block) sha256_block(state, bytes + 64 * block);
+  // Padding: 0x80, zeros, then the message length in bits as a big-endian 64-bit integer.
+  unsigned char tail[128] = {};
+  size_t remainder = message.size() % 64;
+  memcpy(tail, bytes + 64 * full_blocks, remainder);
+  tail[remainder] = 0x80;
+  size_t tail_size = remainder < 56 ? 64 : 128;
+  uint64_t bit_length = uint64_t(message.size()) * 8;
+  for (int i = 0; i < 8; ++i) {
+    tail[tail_size - 1 - i] = static_cast<unsigned char>(bit_length >> (8 * i));
+  }
+  for (size_t offset = 0; offset < tail_size; offset += 64) sha256_block(state, tail + offset);
+  char hex[65];
+  for (int i = 0; i < 8; ++i) snprintf(hex + 8 * i, 9, "%08x", state[i]);
+  return std::string(hex, 64);
+}
+
+// ---- files ----
+
+// FNV-1a 64 of the shared object: cheap enough to verify on every hit, strong enough to catch
+// truncation and garbage (the threat is a crash or a full disk, not an adversary).
+std::string fnv1a_64_hex(const std::string& bytes) {
+  uint64_t hash = 0xcbf29ce484222325ull;
+  for (unsigned char byte : bytes) {
+    hash ^= byte;
+    hash *= 0x100000001b3ull;
+  }
+  char text[17];
+  snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(hash));
+  return text;
+}
+
+[[noreturn]] void throw_file_error(const std::string& what, const std::string& path) {
+  throw Error(ErrorKind::Toolchain,
+              "kiln: cache: cannot " + what + " " + path + ": " + strerror(errno));
+}
+
+bool read_file(const std::string& path, std::string& contents) {
+  FILE* file = fopen(path.c_str(), "rb");
+  if (file == nullptr) return false;
+  contents.clear();
+  char buffer[65536];
+  size_t count;
+  while ((count = fread(buffer, 1, sizeof buffer, file)) > 0) contents.append(buffer, count);
+  bool failed = ferror(file) != 0;
+  fclose(file);
+  return !failed;
+}
+
+// A name no other writer (thread or process) uses: pid + per-process random + counter.
+std::string temporary_name(const std::string& final_path) {
+  static std::atomic<uint64_t> counter{0};
+  static const uint64_t process_random = [] {
+    std::random_device device;
+    return (uint64_t(device()) << 32) ^ device() ^
+           uint64_t(std::chrono::steady_clock::now().time_since_epoch().count());
+  }();
+  char suffix[64];
+  snprintf(suffix, sizeof suffix, ".tmp.%d.%llx", static_cast<int>(getpid()),
+           static_cast<unsigned long long>(process_random + counter.fetch_add(1)));
+  return final_path + suffix;
+}
+
+// Writes to a temporary name, then renames: readers see the old file or the new one, never half.
+void write_file_atomically(const std::string& path, const std::string& contents) {
+  std::string temporary = temporary_name(path);
+  int descriptor = open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (descriptor < 0) throw_file_error("create", temporary);
+  size_t written = 0;
+  while (written < contents.size()) {
+    ssize_t count = write(descriptor, contents.data() + written, contents.size() - written);
+    if (count < 0 && errno == EINTR) continue;
+    if (count <= 0) {
+      int saved = errno;
+      close(descriptor);
+      unlink(temporary.c_str());
+      errno = saved;
+      throw_file_error("write", temporary);
+    }
+    written += static_cast<size_t>(count);
+  }
+  if (close(descriptor) != 0 || rename(temporary.c_str(), path.c_str()) != 0) {
+    int saved = errno;
+    unlink(temporary.c_str());
+    errno = saved;
+    throw_file_error("write", path);
+  }
+}
+
+void make_directories(const std::string& path) {
+  // mkdir -p: create each prefix; EEXIST is fine (another process may be creating it too).
+  for (size_t slash = path.find('/', 1);; slash = path.find('/', slash + 1)) {
+    std::string prefix = path.substr(0, slash);
+    if (!prefix.empty() && mkdir(prefix.c_str(), 0755) != 0 && errno != EEXIST) {
+      throw_file_error("create directory", prefix);
+    }
+    if (slash == std::string::npos) break;
+  }
+  struct stat information;
+  if (stat(path.c_str(), &information) != 0 || !S_ISDIR(information.st_mode)) {
+    errno = ENOTDIR;
+    throw_file_error("use directory", path);
+  }
+}
+
+// ---- metadata ----
+
+struct EntryMeta {
+  std::string object_name;  // kernel-<checksum>.so, relative to the entry directory
+  uint64_t size = 0;
+  std::string checksum;
+};
+
+std::string format_meta(const std::string& key, const EntryMeta& meta) {
+  return std::string(kMetaHeader) + "\nkey " + key + "\nobject " + meta.object_name + "\nsize " +
+         std::to_string(meta.size) + "\nfnv1a64 " + meta.checksum + "\n";
+}
+
+bool is_hex(const std::string& text, size_t length) {
+  if (text.size() != length) return false;
+  for (char character : text) {
+    if (!isxdigit(static_cast<unsigned char>(character))) return false;
+  }
+  return true;
+}
+
+// Parses meta.txt strictly: any deviation (old format, garbage, truncation) means "corrupt".
+bool parse_meta(const std::string& text, const std::string& key, EntryMeta& meta) {
+  std::istringstream lines(text);
+  std::string header, field, value, size_text;
+  if (!std::getline(lines, header) || header != kMetaHeader) return false;
+  if (!(lines >> field >> value) || field != "key" || value != key) return false;
+  if (!(lines >> field >> meta.object_name) || field != "object") return false;
+  // The object name comes from disk: refuse anything that could point outside the entry.
+  if (meta.object_name.size() != 26 || meta.object_name.compare(0, 7, "kernel-") != 0 ||
+      meta.object_name.compare(23, 3, ".so") != 0 ||
+      !is_hex(meta.object_name.substr(7, 16), 16)) {
+    return false;
+  }
+  if (!(lines >> field >> size_text) || field != "size" || size_text.empty() ||
+      size_text.find_first_not_of("0123456789") != std::string::npos) {
+    return false;
+  }
+  meta.size = std::strtoull(size_text.c_str(), nullptr, 10);
+  if (!(lines >> field >> meta.checksum) || field != "fnv1a64" || !is_hex(meta.checksum, 16)) {
+    return false;
+  }
+  return meta.object_name.substr(7, 16) == meta.checksum;
+}
+
+std::mutex& counters_mutex() {
+  static std::mutex mutex;
+  return mutex;
+}
+
+void count(int64_t CacheCounters::*counter) {
+  std::lock_guard<std::mutex> lock(counters_mutex());
+  ++(DiskCache::counters().*counter);
+}
+
+void validate_key(const std::string& key) {
+  // The key becomes a directory name: only plain characters, never "/" or "..".
+  bool plain = key.size() >= 2;
+  for (char character : key) {
+    plain = plain && (isalnum(static_cast<unsigned char>(character)) || character == '_' ||
+                      character == '-');
+  }
+  if (!plain) {
+    throw Error(ErrorKind::Internal, "kiln: cache: invalid key '" + key +
+                                         "' (expected 2+ characters of [A-Za-z0-9_-])");
+  }
+}
+
+}  // namespace
+
+std::string cache_key(const std::vector<std::string>& fields) {
+  // Each field as "<decimal length>:<bytes>", after the field count: no two different field
+  // lists produce the same byte string.
+  std::string message = std::to_string(fields.size()) + ";";
+  for (const std::string& field : fields) {
+    message += std::to_string(field.size());
+    message += ':';
+    message += field;
+  }
+  return sha256_hex(message);
+}
+
+std::string default_cache_dir() {
+  const char* configured = getenv("KILN_CACHE_DIR");
+  if (configured != nullptr && *configured != '\0') return configured;
+  const char* home = getenv("HOME");
+  if (home != nullptr && *home != '\0') return std::string(home) + "/.cache/kiln";
+  return "/tmp/kiln-cache-" + std::to_string(getuid());
+}
+
+DiskCache::DiskCache(std::string directory) : directory_(std::move(directory)) {
+  while (directory_.size() > 1 && directory_.back() == '/') directory_.pop_back();
+}
+
+CacheCounters& DiskCache::counters() {
+  static CacheCounters process_counters;
+  return process_counters;
+}
+
+std::string DiskCache::entry_directory(const std::string& key) const {
+  return directory_ + "/" + key.substr(0, 2) + "/" + key;
+}
+
+std::string DiskCache::source_path(const std::string& key) const {
+  return entry_directory(key) + "/" + kSourceName;
+}
+
+std::string DiskCache::get_or_build(
+    const std::string& key, const std::string& source,
+    const std::function<void(const std::string& source_path, const std::string& object_path)>&
+        build) {
+  validate_key(key);
+  const std::string entry = entry_directory(key);
+  const std::string meta_path = entry + "/" + kMetaName;
+
+  // Lookup. No meta.txt: a miss (also a build that died before publishing). A meta.txt that
+  // does not describe an intact object: corrupt, counted, and rebuilt below.
+  std::string meta_text;
+  if (read_file(meta_path, meta_text)) {
+    EntryMeta meta;
+    std::string object_bytes;
+    if (parse_meta(meta_text, key, meta) &&
+        read_file(entry + "/" + meta.object_name, object_bytes) &&
+        object_bytes.size() == meta.size && fnv1a_64_hex(object_bytes) == meta.checksum) {
+      count(&CacheCounters::hits);
+      return entry + "/" + meta.object_name;
+    }
+    count(&CacheCounters::corrupt);
+  }
+  count(&CacheCounters::misses);
+
+  // Build. The source is published first so a compiler error can name a file the user can
+  // open; without meta.txt it is not an entry, so a failed build leaves nothing to load.
+  make_directories(entry);
+  const std::string source_file = entry + "/" + kSourceName;
+  write_file_atomically(source_file, source);
+  const std::string temporary_object = temporary_name(entry + "/kernel.so");
+  try {
+    build(source_file, temporary_object);
+  } catch (...) {
+    unlink(temporary_object.c_str());
+    throw;
+  }
+
+  std::string object_bytes;
+  if (!read_file(temporary_object, object_bytes) || object_bytes.size() < 4 ||
+      object_bytes.compare(0, 4, "\x7f" "ELF") != 0) {
+    unlink(temporary_object.c_str());
+    throw Error(ErrorKind::Toolchain, "kiln: cache: building " + source_file +
+                                          " produced no shared object at " + temporary_object);
+  }
+
+  // Publish. The object's name carries its checksum, so every published meta.txt names a file
+  // whose bytes are fixed by that name and which was renamed into place before the meta.txt.
+  // Concurrent builders (threads or processes) may each rename; whichever meta.txt lands last
+  // wins and is valid either way — no lock needed, no window where meta and object disagree.
+  EntryMeta meta;
+  meta.size = object_bytes.size();
+  meta.checksum = fnv1a_64_hex(object_bytes);
+  meta.object_name = "kernel-" + meta.checksum + ".so";
+  const std::string object_path = entry + "/" + meta.object_name;
+  if (rename(temporary_object.c_str(), object_path.c_str()) != 0) {
+    int saved = errno;
+    unlink(temporary_object.c_str());
+    errno = saved;
+    throw_file_error("publish", object_path);
+  }
+  write_file_atomically(meta_path, format_meta(key, meta));
+  return object_path;
+}
+
+}  // namespace kiln::runtime

@@ -1,0 +1,69 @@
+#include "runtime/executable.h"
+
+#include <cstdlib>
+#include <cstring>
+
+#include "extern/matmul.h"
+#include "kiln/error.h"
+
+namespace kiln::runtime {
+
+Executable::Executable(sched::Program program, std::shared_ptr<SharedLibrary> library)
+    : program_(std::move(program)), library_(std::move(library)) {
+  for (const sched::Kernel& kernel : program_.kernels)
+    kernels_.push_back(reinterpret_cast<KernelFunction>(library_->symbol(kernel.name)));
+  if (program_.arena_bytes > 0) {
+    size_t bytes = (static_cast<size_t>(program_.arena_bytes) + 63) / 64 * 64;
+    arena_ = std::shared_ptr<void>(std::aligned_alloc(64, bytes), std::free);
+    if (!arena_) throw Error(ErrorKind::Value, "kiln: cannot allocate the intermediate arena");
+  }
+  table_.assign(program_.buffers.size(), nullptr);
+  for (size_t b = 0; b < program_.buffers.size(); ++b) {
+    const sched::Buffer& buffer = program_.buffers[b];
+    if (buffer.role == sched::BufferRole::Intermediate)
+      table_[b] = static_cast<char*>(arena_.get()) + buffer.arena_offset;
+    if (buffer.role == sched::BufferRole::Constant)  // kernels use their own static copy
+      table_[b] = const_cast<char*>(reinterpret_cast<const char*>(buffer.constant_data->data()));
+  }
+}
+
+namespace {
+externs::StridedOperand operand(const sched::Buffer& buffer, const char* data) {
+  return {data, buffer.dtype, buffer.shape, buffer.strides};
+}
+}  // namespace
+
+void Executable::run(const std::vector<Array>& inputs, std::vector<Array>& outputs) {
+  outputs.resize(program_.output_buffers.size());
+  for (size_t b = 0; b < program_.buffers.size(); ++b) {
+    const sched::Buffer& buffer = program_.buffers[b];
+    if (buffer.role == sched::BufferRole::Input) {
+      table_[b] = static_cast<char*>(inputs[static_cast<size_t>(buffer.number)].data());
+    } else if (buffer.role == sched::BufferRole::Output) {
+      Array& out = outputs[static_cast<size_t>(buffer.number)];
+      if (out.data() == nullptr) {
+        out = Array::empty(buffer.dtype, buffer.shape);
+      } else if (out.dtype() != buffer.dtype || out.shape() != buffer.shape || !out.is_contiguous()) {
+        throw Error(ErrorKind::Value, "kiln: output " + std::to_string(buffer.number) +
+                                          " must be a contiguous " + std::string(dtype_name(buffer.dtype)) +
+                                          " array of the result's shape");
+      }
+      table_[b] = static_cast<char*>(out.data());
+    }
+  }
+  char* const* table = table_.data();
+  for (const sched::Step& step : program_.steps) {
+    if (step.is_kernel) {
+      kernels_[static_cast<size_t>(step.kernel)](table);
+      continue;
+    }
+    const sched::ExternCall& call = step.call;
+    const sched::Buffer& out = program_.buffers[static_cast<size_t>(call.output)];
+    const auto& a = program_.buffers[static_cast<size_t>(call.inputs[0])];
+    const auto& b = program_.buffers[static_cast<size_t>(call.inputs[1])];
+    externs::matmul(operand(a, table[call.inputs[0]]), operand(b, table[call.inputs[1]]),
+                    table[call.output], out.shape);
+  }
+}
+
+}  // namespace kiln::runtime

@@ -1,0 +1,35 @@
+// An Executable: a scheduled Program bound to its compiled kernels. It owns the arena for
+// intermediates (allocated once, reused by every call: no allocation per call in steady state
+// apart from the outputs) and runs the steps in order: kernel calls and extern calls.
+// Not safe to run from two threads at once (the arena is shared); compile twice for that.
+#pragma once
+#include <memory>
+#include <vector>
+
+#include "kiln/array.h"
+#include "runtime/shared_library.h"
+#include "sched/loop_ir.h"
+
+namespace kiln::runtime {
+
+class Executable {
+ public:
+  Executable(sched::Program program, std::shared_ptr<SharedLibrary> library);
+
+  // Inputs must match the program's input dtypes, shapes and strides (the caller's guard).
+  // Outputs that are not defined() are allocated; defined ones must be contiguous and match.
+  void run(const std::vector<Array>& inputs, std::vector<Array>& outputs);
+
+  const sched::Program& program() const { return program_; }
+  size_t output_count() const { return program_.output_buffers.size(); }
+
+ private:
+  using KernelFunction = void (*)(char* const*);
+  sched::Program program_;
+  std::shared_ptr<SharedLibrary> library_;
+  std::vector<KernelFunction> kernels_;
+  std::shared_ptr<void> arena_;
+  std::vector<char*> table_;
+};
+
+}  // namespace kiln::runtime

@@ -1,0 +1,278 @@
+#include "runtime/toolchain.h"
+
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <sstream>
+
+#include "kiln/error.h"
+
+extern char** environ;
+
+namespace kiln::runtime {
+namespace {
+
+struct ProcessResult {
+  int exit_status = -1;  // the exit code, or 128 + signal number when killed by a signal
+  std::string output;    // stdout and stderr, interleaved as the child wrote them
+};
+
+// Spawns `arguments[0]` (an absolute path) with stdin from /dev/null and stdout+stderr captured
+// into one string. posix_spawn, not system(): no shell parses generated file names, and the
+// caller gets the compiler's message rather than whatever the terminal happened to show.
+ProcessResult run_process(const std::vector<std::string>& arguments) {
+  int pipe_descriptors[2];
+  if (pipe2(pipe_descriptors, O_CLOEXEC) != 0) {
+    throw Error(ErrorKind::Toolchain,
+                std::string("kiln: cannot create a pipe for the compiler: ") + strerror(errno));
+  }
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_adddup2(&actions, pipe_descriptors[1], 1);
+  posix_spawn_file_actions_adddup2(&actions, pipe_descriptors[1], 2);
+
+  std::vector<char*> argv;
+  argv.reserve(arguments.size() + 1);
+  for (const std::string& argument : arguments) argv.push_back(const_cast<char*>(argument.c_str()));
+  argv.push_back(nullptr);
+
+  pid_t child = 0;
+  int spawn_error = posix_spawn(&child, argv[0], &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  close(pipe_descriptors[1]);
+  if (spawn_error != 0) {
+    close(pipe_descriptors[0]);
+    throw Error(ErrorKind::Toolchain, "kiln: cannot run " + arguments[0] + ": " +
+                                          strerror(spawn_error));
+  }
+
+  ProcessResult result;
+  char buffer[4096];
+  for (;;) {
+    ssize_t count = read(pipe_descriptors[0], buffer, sizeof buffer);
+    if (count > 0) {
+      result.output.append(buffer, static_cast<size_t>(count));
+    } else if (count == 0 || errno != EINTR) {
+      break;
+    }
+  }
+  close(pipe_descriptors[0]);
+
+  int status = 0;
+  while (waitpid(child, &status, 0) < 0) {
+    if (errno != EINTR) {
+      throw Error(ErrorKind::Toolchain,
+                  "kiln: lost track of " + arguments[0] + ": " + strerror(errno));
+    }
+  }
+  if (WIFEXITED(status)) {
+    result.exit_status = WEXITSTATUS(status);
+  } else if (WIFSIGNALED(status)) {
+    result.exit_status = 128 + WTERMSIG(status);
+  }
+  return result;
+}
+
+bool is_executable_file(const std::string& path) {
+  struct stat information;
+  return stat(path.c_str(), &information) == 0 && S_ISREG(information.st_mode) &&
+         access(path.c_str(), X_OK) == 0;
+}
+
+// The absolute path of `program` (a name looked up on PATH, or a path), or "" if none.
+std::string resolve_program(const std::string& program) {
+  if (program.empty()) return "";
+  if (program.find('/') != std::string::npos) {
+    if (!is_executable_file(program)) return "";
+    if (program[0] == '/') return program;
+    char working_directory[4096];
+    if (getcwd(working_directory, sizeof working_directory) == nullptr) return "";
+    return std::string(working_directory) + "/" + program;
+  }
+  const char* path_variable = getenv("PATH");
+  std::string search_path = path_variable ? path_variable : "/usr/local/bin:/usr/bin:/bin";
+  std::stringstream directories(search_path);
+  std::string directory;
+  while (std::getline(directories, directory, ':')) {
+    if (directory.empty()) directory = ".";
+    std::string candidate = directory + "/" + program;
+    if (is_executable_file(candidate)) return resolve_program(candidate);
+  }
+  return "";
+}
+
+std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
+
+std::string first_lines(const std::string& text, int line_limit) {
+  size_t position = 0;
+  for (int line = 0; line < line_limit && position < text.size(); ++line) {
+    size_t end = text.find('\n', position);
+    if (end == std::string::npos) return text;
+    position = end + 1;
+  }
+  if (position >= text.size()) return text;
+  return text.substr(0, position) + "... (compiler output truncated)\n";
+}
+
+std::string fnv1a_64_hex(const std::string& bytes) {
+  uint64_t hash = 0xcbf29ce484222325ull;
+  for (unsigned char byte : bytes) {
+    hash ^= byte;
+    hash *= 0x100000001b3ull;
+  }
+  char text[17];
+  snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(hash));
+  return text;
+}
+
+std::string cpu_feature_flags() {
+  FILE* cpuinfo = fopen("/proc/cpuinfo", "r");
+  if (cpuinfo == nullptr) return "";
+  std::string flags;
+  char line[8192];
+  while (fgets(line, sizeof line, cpuinfo) != nullptr) {
+    if (strncmp(line, "flags", 5) == 0) {
+      flags = line;
+      break;
+    }
+  }
+  fclose(cpuinfo);
+  return flags;
+}
+
+// -march=native is resolved inside the compiler, so the flags alone do not say what code the
+// cache holds. The compiler's resolved target options name the CPU (-march=znver3) AND every
+// ISA extension it enabled; a -march name alone misses e.g. AVX-512 on a CPU GCC 12 calls
+// znver3. The whole listing is hashed; the -march line is kept readable.
+std::string host_target_fingerprint(const std::string& compiler) {
+  ProcessResult listing = run_process({compiler, "-march=native", "-Q", "--help=target"});
+  std::string march_line;
+  std::stringstream lines(listing.output);
+  std::string line;
+  while (std::getline(lines, line)) {
+    size_t start = line.find_first_not_of(" \t");
+    if (start != std::string::npos && line.compare(start, 7, "-march=") == 0) {
+      march_line = line.substr(start);
+    }
+  }
+  // Drop the spaces and tabs GCC aligns its columns with: "-march=znver3".
+  std::string readable;
+  for (char character : march_line) {
+    if (character != '\t' && character != ' ') readable += character;
+  }
+  if (listing.exit_status == 0 && !readable.empty()) {
+    return "target " + readable + " options-hash " + fnv1a_64_hex(listing.output);
+  }
+  // Compilers without -Q --help=target (clang): the CPU's feature flags stand in for what
+  // -march=native will pick.
+  return "target cpu-flags-hash " + fnv1a_64_hex(cpu_feature_flags());
+}
+
+}  // namespace
+
+std::string find_compiler() {
+  for (const char* variable : {"KILN_CXX", "CXX"}) {
+    const char* value = getenv(variable);
+    if (value == nullptr || *value == '\0') continue;
+    std::string found = resolve_program(value);
+    if (!found.empty()) return found;
+    // An explicit override that silently falls through would be a mystery later.
+    fprintf(stderr, "kiln: %s=%s is not an executable compiler; trying the next one\n", variable,
+            value);
+  }
+  for (const char* program : {"g++", "clang++"}) {
+    std::string found = resolve_program(program);
+    if (!found.empty()) return found;
+  }
+  return "";
+}
+
+const Toolchain& Toolchain::system() {
+  // A static local: initialised once, thread-safe, and retried if the constructor throws
+  // (e.g. the user installs a compiler and tries again).
+  static const Toolchain toolchain;
+  return toolchain;
+}
+
+Toolchain::Toolchain() {
+  compiler_ = find_compiler();
+  if (compiler_.empty()) {
+    throw Error(ErrorKind::Toolchain,
+                "kiln: no C++ compiler found: set KILN_CXX or CXX, or install g++ or clang++");
+  }
+  flags_.compile = {
+      "-std=c++20", "-O3", "-march=native", "-fPIC", "-shared",
+      // OpenMP parallel loops; -fopenmp-simd makes `omp declare simd` / `omp simd` vectorise.
+      "-fopenmp", "-fopenmp-simd",
+      // errno and FP traps are side effects that forbid vectorising math calls.
+      "-fno-math-errno", "-fno-trapping-math",
+      // Integer overflow wraps, exactly as in the interpreter (built with -fwrapv too).
+      "-fwrapv",
+      // Let AVX-512 machines use zmm registers and the _ZGVe libmvec variants.
+      "-mprefer-vector-width=512",
+      // Otherwise GCC merges sin(x) and cos(x) into a scalar sincos call and the loop stays
+      // scalar, losing libmvec.
+      "-fno-builtin-sin", "-fno-builtin-cos", "-fno-builtin-sinf", "-fno-builtin-cosf",
+      // Kernels call their own helpers directly instead of through the PLT.
+      "-fno-semantic-interposition"};
+
+  // libmvec holds the vector math variants; without it `omp declare simd` math cannot link.
+  // `-print-file-name` echoes the bare name back when the library is not on the search path.
+  ProcessResult mvec = run_process({compiler_, "-print-file-name=libmvec.so"});
+  if (mvec.exit_status == 0 && first_line(mvec.output).find('/') != std::string::npos) {
+    flags_.link.push_back("-lmvec");
+  }
+  flags_.link.push_back("-lm");
+
+  ProcessResult version = run_process({compiler_, "--version"});
+  if (version.exit_status != 0) {
+    throw Error(ErrorKind::Toolchain, "kiln: " + compiler_ + " --version failed:\n" +
+                                          first_lines(version.output, 40));
+  }
+  char resolved[4096];
+  std::string real_path = realpath(compiler_.c_str(), resolved) ? resolved : compiler_;
+
+  std::string identity = "compiler " + compiler_ + " (" + real_path + ")\n";
+  identity += "version " + first_line(version.output) + "\n";
+  identity += "flags";
+  for (const std::string& flag : flags_.compile) identity += " " + flag;
+  for (const std::string& flag : flags_.link) identity += " " + flag;
+  identity += "\n" + host_target_fingerprint(compiler_) + "\n";
+  identity_ = std::move(identity);
+}
+
+void Toolchain::compile_shared_object(const std::string& source_path,
+                                      const std::string& output_path,
+                                      const std::vector<std::string>& extra_link_flags) const {
+  std::vector<std::string> arguments;
+  arguments.reserve(flags_.compile.size() + flags_.link.size() + extra_link_flags.size() + 4);
+  arguments.push_back(compiler_);
+  arguments.insert(arguments.end(), flags_.compile.begin(), flags_.compile.end());
+  arguments.push_back(source_path);
+  arguments.push_back("-o");
+  arguments.push_back(output_path);
+  // Libraries after the source: the linker resolves left to right.
+  arguments.insert(arguments.end(), extra_link_flags.begin(), extra_link_flags.end());
+  arguments.insert(arguments.end(), flags_.link.begin(), flags_.link.end());
+
+  ProcessResult result = run_process(arguments);
+  if (result.exit_status != 0) {
+    std::string message = "kiln: C++ compiler failed on " + source_path + ":\n" +
+                          first_lines(result.output, 40);
+    if (result.output.empty()) {
+      message += "(no output; exit status " + std::to_string(result.exit_status) + ")\n";
+    }
+    throw Error(ErrorKind::Toolchain, message);
+  }
+}
+
+}  // namespace kiln::runtime

@@ -1,0 +1,71 @@
+// Builds one Kernel's expression arena: hash-consed expressions (equal expressions get the same
+// id, so common subexpressions are shared), integer index arithmetic that simplifies as it is
+// built (index_simplify.cpp), and the set of loop variables each expression depends on.
+#pragma once
+#include <map>
+#include <set>
+#include <unordered_map>
+#include <vector>
+
+#include "sched/loop_ir.h"
+
+namespace kiln::sched {
+
+struct Range {
+  int64_t low, high;  // inclusive; the full int64 range when unknown
+  bool known() const;
+};
+
+class KernelBuilder {
+ public:
+  explicit KernelBuilder(Kernel& kernel) : kernel_(kernel) {}
+  Kernel& kernel() { return kernel_; }
+  const Expr& expr(ExprId id) const { return kernel_.exprs[static_cast<size_t>(id)]; }
+
+  int32_t new_loop(int64_t extent);
+  int64_t loop_extent(int32_t loop) const { return loop_extents_[static_cast<size_t>(loop)]; }
+  int32_t new_local(const std::set<int32_t>& dependencies);
+
+  ExprId constant(Scalar value, DType dtype);
+  ExprId index_constant(int64_t value) { return constant(Scalar::of_int(value), DType::Int64); }
+  ExprId loop_var(int32_t loop);
+  ExprId local(int32_t reduce_id, DType dtype);
+  ExprId load(int32_t buffer, DType dtype, ExprId offset);
+  ExprId elementwise(Op op, DType dtype, std::vector<ExprId> operands);
+  ExprId cast(ExprId value, DType dtype);
+  ExprId select(ExprId condition, ExprId if_true, ExprId if_false);
+  ExprId random(Op op, DType dtype, uint64_t seed, ExprId flat_index);
+
+  // Index arithmetic (int64), simplified on construction (index_simplify.cpp).
+  ExprId add(ExprId a, ExprId b);
+  ExprId mul(ExprId a, int64_t factor);
+  ExprId mul(ExprId a, ExprId b);
+  ExprId floordiv(ExprId a, int64_t divisor);
+  ExprId mod(ExprId a, int64_t divisor);
+  ExprId minimum(ExprId a, ExprId b);
+  ExprId maximum(ExprId a, ExprId b);
+  ExprId less(ExprId a, ExprId b);
+
+  Range range(ExprId id) const;
+  // Loop variables an expression depends on (through Locals too).
+  const std::set<int32_t>& dependencies(ExprId id);
+  bool is_constant(ExprId id, int64_t* value = nullptr) const;
+
+ private:
+  ExprId intern(Expr expr);
+  // An index expression as sum(coefficient * atom) + constant; atoms are non-affine ids.
+  struct Affine {
+    std::map<ExprId, int64_t> terms;
+    int64_t constant = 0;
+  };
+  Affine affine(ExprId id) const;
+  ExprId from_affine(const Affine& form);
+
+  Kernel& kernel_;
+  std::vector<int64_t> loop_extents_;
+  std::vector<std::set<int32_t>> local_dependencies_;
+  std::unordered_map<size_t, std::vector<ExprId>> interned_;
+  std::unordered_map<ExprId, std::set<int32_t>> dependency_cache_;
+};
+
+}  // namespace kiln::sched

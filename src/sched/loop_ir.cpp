@@ -1,0 +1,89 @@
+#include "sched/loop_ir.h"
+
+#include <sstream>
+
+namespace kiln::sched {
+namespace {
+
+std::string expr_text(const Kernel& k, ExprId id) {
+  const Expr& e = k.exprs[static_cast<size_t>(id)];
+  auto operand = [&](size_t i) { return expr_text(k, e.operands[i]); };
+  switch (e.kind) {
+    case ExprKind::Constant:
+      return e.constant.is_integer ? std::to_string(e.constant.i) : std::to_string(e.constant.f);
+    case ExprKind::LoopVar: return "i" + std::to_string(e.variable);
+    case ExprKind::Local: return "r" + std::to_string(e.variable);
+    case ExprKind::Load: return "b" + std::to_string(e.buffer) + "[" + operand(0) + "]";
+    case ExprKind::Elementwise: {
+      std::string text = std::string(ir::op_name(e.op)) + "(";
+      for (size_t i = 0; i < e.operands.size(); ++i) text += (i ? ", " : "") + operand(i);
+      return text + ")";
+    }
+    case ExprKind::Cast: return std::string(dtype_name(e.dtype)) + "(" + operand(0) + ")";
+    case ExprKind::Select: return "(" + operand(0) + " ? " + operand(1) + " : " + operand(2) + ")";
+    case ExprKind::IndexAdd: return operand(0) + " + " + operand(1);
+    case ExprKind::IndexMul: return "(" + operand(0) + ")*" + operand(1);
+    case ExprKind::IndexFloorDiv: return "(" + operand(0) + ")//" + operand(1);
+    case ExprKind::IndexMod: return "(" + operand(0) + ")%" + operand(1);
+    case ExprKind::IndexMin: return "min(" + operand(0) + ", " + operand(1) + ")";
+    case ExprKind::IndexMax: return "max(" + operand(0) + ", " + operand(1) + ")";
+    case ExprKind::IndexLess: return "(" + operand(0) + " < " + operand(1) + ")";
+    case ExprKind::Random: return std::string(ir::op_name(e.op)) + "(" + operand(0) + ")";
+  }
+  return "?";
+}
+
+void print_statements(std::ostringstream& out, const Kernel& k, const std::vector<Stmt>& body, int depth) {
+  std::string pad(2 * static_cast<size_t>(depth), ' ');
+  for (const Stmt& s : body) {
+    switch (s.kind) {
+      case StmtKind::Loop:
+        out << pad << "for i" << s.loop.variable << " in 0.." << s.loop.extent
+            << (s.parallel ? " parallel" : "") << (s.vectorize ? " simd" : "") << ":\n";
+        break;
+      case StmtKind::Reduce:
+      case StmtKind::Scan: {
+        out << pad << (s.kind == StmtKind::Scan ? "scan" : "reduce") << (s.parallel ? " parallel" : "");
+        for (const Loop& l : s.reduce_loops) out << " i" << l.variable << " in 0.." << l.extent;
+        out << ":";
+        for (const Accumulation& a : s.accumulations)
+          out << " r" << a.local << " = " << ir::op_name(a.op) << "(" << expr_text(k, a.value) << ")";
+        if (s.kind == StmtKind::Scan) out << " -> b" << s.buffer << "[" << expr_text(k, s.index) << "]";
+        out << "\n";
+        break;
+      }
+      case StmtKind::Store:
+        out << pad << "b" << s.buffer << "[" << expr_text(k, s.index) << "] " << (s.accumulate ? "+=" : "=")
+            << " " << expr_text(k, s.value) << "\n";
+        break;
+    }
+    print_statements(out, k, s.body, depth + 1);
+  }
+}
+
+}  // namespace
+
+std::string print_program(const Program& program) {
+  std::ostringstream out;
+  for (size_t b = 0; b < program.buffers.size(); ++b) {
+    const Buffer& buffer = program.buffers[b];
+    out << "b" << b << " " << buffer.name << " " << dtype_name(buffer.dtype) << "(";
+    for (int64_t e : buffer.shape) out << e << ",";
+    out << ")";
+    if (buffer.role == BufferRole::Intermediate) out << " @arena+" << buffer.arena_offset;
+    out << "\n";
+  }
+  for (const Step& step : program.steps) {
+    if (!step.is_kernel) {
+      out << "extern " << ir::op_name(step.call.op) << "(b" << step.call.inputs[0] << ", b"
+          << step.call.inputs[1] << ") -> b" << step.call.output << "\n";
+      continue;
+    }
+    const Kernel& k = program.kernels[static_cast<size_t>(step.kernel)];
+    out << k.name << ":\n";
+    print_statements(out, k, k.body, 1);
+  }
+  return out.str();
+}
+
+}  // namespace kiln::sched

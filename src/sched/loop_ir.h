@@ -1,0 +1,135 @@
+// The loop IR: what the scheduler produces and the code generators print. Plain data: it can be
+// printed (KILN_LOGS=schedule), compared and hashed without running anything, and it knows
+// nothing about C++ or CUDA.
+//
+// A Program is a list of steps over numbered buffers:
+//   - buffers: graph inputs, graph outputs, and intermediates (arena slots from the buffer plan);
+//   - steps:   either a Kernel (a loop nest) or an extern call (matmul) on whole buffers.
+// A Kernel is a tree of statements: loops, reductions (which bind a local scalar), and stores.
+// Expressions live in the kernel's arena and refer to each other by id, so a shared
+// subexpression is simply a reused id.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ir/graph.h"
+
+namespace kiln::sched {
+
+using ExprId = int32_t;
+using ir::Op;
+using ir::Scalar;
+
+enum class ExprKind : uint8_t {
+  Constant,     // `constant` of `dtype`
+  LoopVar,      // loop variable `variable` (int64)
+  Local,        // the result of Reduce statement `variable`
+  Load,         // buffers[`buffer`][operands[0]] (an int64 element offset)
+  Elementwise,  // `op` over operands (op table expression)
+  Cast,         // operands[0] converted to `dtype`
+  Select,       // operands[0] ? operands[1] : operands[2]  (bounds checks, pad, concat)
+  IndexAdd, IndexMul, IndexFloorDiv, IndexMod, IndexMin, IndexMax,  // int64 index arithmetic
+  IndexLess,    // operands[0] < operands[1] (bool)
+  Random,       // philox(`seed`, operands[0] = flat element index), `op` random_uniform/normal
+};
+
+struct Expr {
+  ExprKind kind = ExprKind::Constant;
+  DType dtype = DType::Int64;
+  Op op = Op::add;
+  std::vector<ExprId> operands;
+  int32_t buffer = -1;    // Load
+  int32_t variable = -1;  // LoopVar: loop id; Local: reduce id
+  Scalar constant;        // Constant
+  uint64_t seed = 0;      // Random
+  bool operator==(const Expr& other) const;
+};
+
+struct Loop {
+  int32_t variable = -1;  // loop id
+  int64_t extent = 0;
+};
+
+// Scan: one inclusive accumulation along reduce_loops[0], storing the running value each step.
+enum class StmtKind : uint8_t { Loop, Reduce, Store, Scan };
+
+// One accumulation inside a Reduce statement. Reductions that share loops share one pass.
+struct Accumulation {
+  int32_t local = -1;  // the reduce id that Local expressions refer to
+  Op op = Op::sum;     // a reduction op (op_list.h)
+  DType dtype = DType::Float64;  // the result dtype (argmax/argmin: the compared dtype)
+  ExprId value = -1;   // the element being reduced
+  ExprId position = -1;  // argmax/argmin: the flat reduction index of the element
+  int64_t ddof = 0;    // var
+};
+
+struct Stmt {
+  StmtKind kind = StmtKind::Loop;
+  // Loop
+  Loop loop;
+  bool parallel = false;   // run iterations on the thread pool
+  bool vectorize = false;  // innermost loop worth SIMD
+  // Reduce: loops over the reduction domain, `body` computed per iteration, then each
+  // accumulation combined. parallel: split the outermost reduction loop across threads.
+  std::vector<Loop> reduce_loops;
+  std::vector<Accumulation> accumulations;
+  // Store (and Scan's per-step store); accumulate: buffer[index] += value (scatter-add)
+  bool accumulate = false;
+  int32_t buffer = -1;
+  ExprId index = -1;
+  ExprId value = -1;
+  // Loop and Reduce
+  std::vector<Stmt> body;
+};
+
+struct Kernel {
+  std::string name;                   // e.g. "kernel2_sub_mul_sum"
+  std::vector<std::string> comments;  // the graph lines it implements
+  std::vector<Expr> exprs;
+  std::vector<Stmt> body;
+  int32_t loop_count = 0;   // loop ids are 0..loop_count-1
+  int32_t local_count = 0;  // reduce ids are 0..local_count-1
+  std::vector<int32_t> buffers_read;
+  std::vector<int32_t> buffers_written;
+};
+
+enum class BufferRole : uint8_t { Input, Output, Intermediate, Constant };
+
+struct Buffer {
+  BufferRole role = BufferRole::Intermediate;
+  int32_t number = 0;       // Input/Output: position among the graph's inputs/outputs
+  DType dtype = DType::Float64;
+  std::vector<int64_t> shape;
+  std::vector<int64_t> strides;  // in elements; inputs may be any strides, others row-major
+  int64_t arena_offset = -1;     // Intermediate: byte offset in the arena (buffer plan)
+  std::string name;              // "in0", "out0", "buf3" (used in generated code)
+  std::shared_ptr<const std::vector<uint8_t>> constant_data;  // Constant: row-major bytes
+};
+
+struct ExternCall {
+  Op op = Op::matmul;
+  std::vector<int32_t> inputs;  // buffers
+  int32_t output = -1;
+};
+
+struct Step {
+  bool is_kernel = true;
+  int32_t kernel = -1;  // index into Program::kernels
+  ExternCall call;
+};
+
+struct Program {
+  std::vector<Buffer> buffers;
+  std::vector<Kernel> kernels;
+  std::vector<Step> steps;
+  int64_t arena_bytes = 0;
+  // For each graph output, the buffer holding it.
+  std::vector<int32_t> output_buffers;
+};
+
+// Readable text of the program (KILN_LOGS=schedule and tests).
+std::string print_program(const Program& program);
+
+}  // namespace kiln::sched

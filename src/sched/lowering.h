@@ -1,0 +1,60 @@
+// Lowering: a graph node's value at an index, as a loop-IR expression inside the kernel being
+// built. Pointwise producers and view ops are inlined (views become index arithmetic);
+// materialized nodes are loads; a reduction is placed as a Reduce statement at the loop depth
+// whose bound variables are exactly the ones its index uses, so it is computed once per
+// distinct output element and shared by every use below that depth (row-wise softmax and
+// layer-norm statistics, kmeans' inner distance sum). A reduction that cannot be placed like
+// that would be recomputed across some loop: it is reported in `materialize_requests` and the
+// scheduler makes it a kernel of its own.
+#pragma once
+#include <map>
+#include <set>
+#include <vector>
+
+#include "ir/graph.h"
+#include "sched/kernel_builder.h"
+
+namespace kiln::sched {
+
+class Lowering {
+ public:
+  // buffer_of[node] is the buffer holding a materialized node's value, or -1.
+  Lowering(const ir::Graph& graph, const std::vector<int32_t>& buffer_of,
+           const std::vector<Buffer>& buffers, KernelBuilder& builder,
+           std::set<ir::ValueId>& materialize_requests);
+
+  // The value of `node` at `index` (one index expression per dimension of the node's shape).
+  // With `compute`, a materialized node is computed rather than loaded (the kernel's roots).
+  ExprId value(ir::ValueId node, const std::vector<ExprId>& index, bool compute = false);
+
+  // Statement scopes: the kernel body, then each open loop / reduce body, with the loop
+  // variables that scope binds. Reductions are placed into these.
+  void push_scope(std::vector<Stmt>* statements, std::vector<int32_t> bound_loops);
+  void pop_scope();
+  // Graph nodes inlined into the kernel so far (kernel names and comments).
+  std::set<ir::ValueId> visited;
+  // Byte-free element offset of `index` in buffer `buffer` (its strides).
+  ExprId offset(int32_t buffer, const std::vector<ExprId>& index);
+  // Loop variables that are the index of a full iteration over `shape`.
+  std::vector<ExprId> loop_index(const std::vector<int32_t>& loops);
+
+ private:
+  ExprId reduction(ir::ValueId node, const std::vector<ExprId>& index);
+  ExprId movement(const ir::Node& node, const std::vector<ExprId>& index);
+  bool uses_local(ExprId id, const std::set<int32_t>& locals);
+
+  struct Scope {
+    std::vector<Stmt>* statements;
+    std::vector<int32_t> bound_loops;
+    std::map<std::pair<ir::ValueId, std::vector<ExprId>>, ExprId> placed;  // memo of reductions
+  };
+
+  const ir::Graph& graph_;
+  const std::vector<int32_t>& buffer_of_;
+  const std::vector<Buffer>& buffers_;
+  KernelBuilder& builder_;
+  std::set<ir::ValueId>& materialize_requests_;
+  std::vector<Scope> scopes_;
+};
+
+}  // namespace kiln::sched

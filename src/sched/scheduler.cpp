@@ -1,0 +1,389 @@
+#include "sched/scheduler.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <functional>
+#include <map>
+
+#include "ir/printer.h"
+#include "kiln/error.h"
+#include "sched/buffer_plan.h"
+#include "sched/lowering.h"
+
+namespace kiln::sched {
+namespace {
+
+using ir::Node;
+using ir::ValueId;
+
+std::set<ValueId> initial_materialized(const ir::Graph& graph) {
+  std::set<ValueId> result(graph.outputs().begin(), graph.outputs().end());
+  for (ValueId id = 0; id < graph.size(); ++id) {
+    const Node& node = graph.node(id);
+    switch (node.op) {
+      case ir::Op::parameter:
+      case ir::Op::constant_array:
+      case ir::Op::scatter:
+        result.insert(id);
+        break;
+      case ir::Op::matmul:  // extern: operands and result live in buffers
+        result.insert(id);
+        result.insert(node.inputs.begin(), node.inputs.end());
+        break;
+      default:
+        if (ir::is_scan(node.op)) result.insert(id);
+    }
+  }
+  return result;
+}
+
+struct Root {
+  ValueId node;
+  int32_t buffer;
+  bool copy;  // an output that is another buffer's value (an input, a constant, a repeat)
+};
+
+class ProgramBuilder {
+ public:
+  ProgramBuilder(const ir::Graph& graph, const std::set<ValueId>& materialized,
+                 const ScheduleOptions& options, std::set<ValueId>& requests)
+      : graph_(graph), materialized_(materialized), options_(options), requests_(requests),
+        buffer_of_(static_cast<size_t>(graph.size()), -1) {}
+
+  Program build(const std::vector<std::vector<int64_t>>& input_strides);
+
+ private:
+  int32_t add_buffer(BufferRole role, int32_t number, const Node& node, std::string name);
+  std::set<ValueId> buffers_read(ValueId root) const;
+  void build_pointwise_kernel(const std::vector<Root>& group);
+  void build_scan_kernel(const Root& root);
+  void build_scatter_kernel(const Root& root);
+  // Only the first `parallel_statements` top-level statements may run on the thread pool.
+  void finish_kernel(Kernel& kernel, const Lowering& lowering, size_t parallel_statements = SIZE_MAX);
+  Stmt loop_nest(KernelBuilder& builder, Lowering& lowering, const std::vector<int64_t>& shape,
+                 std::vector<int32_t>& loops, const std::function<void(std::vector<Stmt>&)>& inner);
+
+  const ir::Graph& graph_;
+  const std::set<ValueId>& materialized_;
+  const ScheduleOptions& options_;
+  std::set<ValueId>& requests_;
+  std::vector<int32_t> buffer_of_;
+  Program program_;
+};
+
+int32_t ProgramBuilder::add_buffer(BufferRole role, int32_t number, const Node& node,
+                                   std::string name) {
+  Buffer buffer;
+  buffer.role = role;
+  buffer.number = number;
+  buffer.dtype = node.dtype;
+  buffer.shape = ir::to_ints(node.shape);
+  buffer.strides = ir::contiguous_strides(node.shape);
+  buffer.name = std::move(name);
+  program_.buffers.push_back(std::move(buffer));
+  return static_cast<int32_t>(program_.buffers.size() - 1);
+}
+
+Program ProgramBuilder::build(const std::vector<std::vector<int64_t>>& input_strides) {
+  for (size_t k = 0; k < graph_.inputs().size(); ++k) {
+    ValueId id = graph_.inputs()[k];
+    int32_t b = add_buffer(BufferRole::Input, static_cast<int32_t>(k), graph_.node(id), "in" + std::to_string(k));
+    if (k < input_strides.size() && !input_strides[k].empty())
+      program_.buffers[static_cast<size_t>(b)].strides = input_strides[k];
+    buffer_of_[static_cast<size_t>(id)] = b;
+  }
+  for (ValueId id = 0; id < graph_.size(); ++id) {
+    const Node& node = graph_.node(id);
+    if (node.op != ir::Op::constant_array) continue;
+    int32_t b = add_buffer(BufferRole::Constant, 0, node, "const" + std::to_string(id));
+    program_.buffers[static_cast<size_t>(b)].constant_data = node.attrs.data;
+    buffer_of_[static_cast<size_t>(id)] = b;
+  }
+  std::vector<Root> copies;
+  for (size_t k = 0; k < graph_.outputs().size(); ++k) {
+    ValueId id = graph_.outputs()[k];
+    int32_t b = add_buffer(BufferRole::Output, static_cast<int32_t>(k), graph_.node(id), "out" + std::to_string(k));
+    program_.output_buffers.push_back(b);
+    if (buffer_of_[static_cast<size_t>(id)] >= 0) {
+      copies.push_back({id, b, true});
+    } else {
+      buffer_of_[static_cast<size_t>(id)] = b;
+    }
+  }
+  std::vector<Root> roots;
+  for (ValueId id : materialized_) {
+    const Node& node = graph_.node(id);
+    if (node.op == ir::Op::parameter || node.op == ir::Op::constant_array) continue;
+    if (buffer_of_[static_cast<size_t>(id)] < 0)
+      buffer_of_[static_cast<size_t>(id)] =
+          add_buffer(BufferRole::Intermediate, 0, node, "buf" + std::to_string(id));
+    roots.push_back({id, buffer_of_[static_cast<size_t>(id)], false});
+  }
+  roots.insert(roots.end(), copies.begin(), copies.end());
+
+  // Consecutive pointwise/reduction roots of one shape that do not read each other share a
+  // kernel (one loop nest, one pass over shared inputs).
+  std::vector<Root> group;
+  std::set<ValueId> group_nodes;
+  auto flush = [&] {
+    if (!group.empty()) build_pointwise_kernel(group);
+    group.clear();
+    group_nodes.clear();
+  };
+  for (const Root& root : roots) {
+    const Node& node = graph_.node(root.node);
+    if (!root.copy && (node.op == ir::Op::matmul || node.op == ir::Op::scatter || ir::is_scan(node.op))) {
+      flush();
+      if (node.op == ir::Op::matmul) {
+        Step step;
+        step.is_kernel = false;
+        step.call.op = node.op;
+        for (ValueId input : node.inputs) step.call.inputs.push_back(buffer_of_[static_cast<size_t>(input)]);
+        step.call.output = root.buffer;
+        program_.steps.push_back(step);
+      } else if (node.op == ir::Op::scatter) {
+        build_scatter_kernel(root);
+      } else {
+        build_scan_kernel(root);
+      }
+      continue;
+    }
+    bool joins = !group.empty() && graph_.node(group.front().node).shape == node.shape;
+    if (joins) {
+      std::set<ValueId> reads = buffers_read(root.node);
+      for (ValueId r : reads) joins = joins && !group_nodes.count(r);
+    }
+    if (!joins) flush();
+    group.push_back(root);
+    group_nodes.insert(root.node);
+  }
+  flush();
+  return std::move(program_);
+}
+
+std::set<ValueId> ProgramBuilder::buffers_read(ValueId root) const {
+  std::set<ValueId> result, seen;
+  std::vector<ValueId> stack(graph_.node(root).inputs);
+  while (!stack.empty()) {
+    ValueId id = stack.back();
+    stack.pop_back();
+    if (!seen.insert(id).second) continue;
+    if (buffer_of_[static_cast<size_t>(id)] >= 0) {
+      result.insert(id);
+      continue;
+    }
+    const Node& node = graph_.node(id);
+    stack.insert(stack.end(), node.inputs.begin(), node.inputs.end());
+  }
+  return result;
+}
+
+// A loop nest over `shape`; `inner` fills the innermost body. Scopes are pushed so that
+// reductions found while lowering land at the right depth.
+Stmt ProgramBuilder::loop_nest(KernelBuilder& builder, Lowering& lowering,
+                               const std::vector<int64_t>& shape, std::vector<int32_t>& loops,
+                               const std::function<void(std::vector<Stmt>&)>& inner) {
+  std::vector<Stmt> nest(shape.size());
+  for (size_t d = 0; d < shape.size(); ++d) {
+    nest[d].kind = StmtKind::Loop;
+    nest[d].loop = Loop{builder.new_loop(shape[d]), shape[d]};
+    loops.push_back(nest[d].loop.variable);
+    lowering.push_scope(&nest[d].body, {nest[d].loop.variable});
+  }
+  Stmt block;  // rank 0: the statements go straight into a block we unwrap below
+  inner(shape.empty() ? block.body : nest.back().body);
+  for (size_t d = shape.size(); d-- > 0;) {
+    lowering.pop_scope();
+    if (d > 0) nest[d - 1].body.push_back(std::move(nest[d]));
+  }
+  if (shape.empty()) return block;
+  Stmt outer;
+  outer.body.push_back(std::move(nest[0]));
+  return outer;
+}
+
+void ProgramBuilder::build_pointwise_kernel(const std::vector<Root>& group) {
+  Kernel kernel;
+  KernelBuilder builder(kernel);
+  Lowering lowering(graph_, buffer_of_, program_.buffers, builder, requests_);
+  lowering.push_scope(&kernel.body, {});
+  std::vector<int64_t> shape = ir::to_ints(graph_.node(group.front().node).shape);
+  std::vector<int32_t> loops;
+  Stmt block = loop_nest(builder, lowering, shape, loops, [&](std::vector<Stmt>& body) {
+    std::vector<ExprId> index = lowering.loop_index(loops);
+    for (const Root& root : group) {
+      Stmt store;
+      store.kind = StmtKind::Store;
+      store.buffer = root.buffer;
+      store.index = lowering.offset(root.buffer, index);
+      store.value = lowering.value(root.node, index, /*compute=*/!root.copy);
+      body.push_back(std::move(store));
+    }
+  });
+  for (Stmt& s : block.body) kernel.body.push_back(std::move(s));
+  lowering.pop_scope();
+  finish_kernel(kernel, lowering);
+}
+
+void ProgramBuilder::build_scan_kernel(const Root& root) {
+  const Node& node = graph_.node(root.node);
+  Kernel kernel;
+  KernelBuilder builder(kernel);
+  Lowering lowering(graph_, buffer_of_, program_.buffers, builder, requests_);
+  lowering.push_scope(&kernel.body, {});
+  size_t axis = static_cast<size_t>(node.attrs.axis);
+  std::vector<int64_t> shape = ir::to_ints(node.shape), outer_shape = shape;
+  outer_shape.erase(outer_shape.begin() + static_cast<long>(axis));
+  std::vector<int32_t> loops;
+  Stmt block = loop_nest(builder, lowering, outer_shape, loops, [&](std::vector<Stmt>& body) {
+    Stmt scan;
+    scan.kind = StmtKind::Scan;
+    int32_t loop = builder.new_loop(shape[axis]);
+    scan.reduce_loops.push_back(Loop{loop, shape[axis]});
+    std::vector<ExprId> index = lowering.loop_index(loops);
+    index.insert(index.begin() + static_cast<long>(axis), builder.loop_var(loop));
+    lowering.push_scope(&scan.body, {loop});
+    Accumulation accumulation;
+    accumulation.op = node.op;
+    accumulation.dtype = node.dtype;
+    accumulation.local = builder.new_local({});
+    accumulation.value = lowering.value(node.inputs[0], index);
+    lowering.pop_scope();
+    scan.accumulations.push_back(accumulation);
+    scan.buffer = root.buffer;
+    scan.index = lowering.offset(root.buffer, index);
+    body.push_back(std::move(scan));
+  });
+  for (Stmt& s : block.body) kernel.body.push_back(std::move(s));
+  lowering.pop_scope();
+  finish_kernel(kernel, lowering);
+}
+
+void ProgramBuilder::build_scatter_kernel(const Root& root) {
+  const Node& node = graph_.node(root.node);
+  const Node& values = graph_.node(node.inputs[2]);
+  Kernel kernel;
+  KernelBuilder builder(kernel);
+  Lowering lowering(graph_, buffer_of_, program_.buffers, builder, requests_);
+  lowering.push_scope(&kernel.body, {});
+  std::vector<int32_t> loops;
+  // First the unchanged elements, then the scattered ones in index order (later wins / adds).
+  Stmt copy = loop_nest(builder, lowering, ir::to_ints(node.shape), loops, [&](std::vector<Stmt>& body) {
+    std::vector<ExprId> index = lowering.loop_index(loops);
+    Stmt store;
+    store.kind = StmtKind::Store;
+    store.buffer = root.buffer;
+    store.index = lowering.offset(root.buffer, index);
+    store.value = lowering.value(node.inputs[0], index);
+    body.push_back(std::move(store));
+  });
+  for (Stmt& s : copy.body) kernel.body.push_back(std::move(s));
+  loops.clear();
+  size_t axis = static_cast<size_t>(node.attrs.axis);
+  int64_t size = node.shape[axis].constant();
+  Stmt scatter = loop_nest(builder, lowering, ir::to_ints(values.shape), loops, [&](std::vector<Stmt>& body) {
+    std::vector<ExprId> index = lowering.loop_index(loops);
+    ExprId i = builder.cast(lowering.value(node.inputs[1], {index[axis]}), DType::Int64);
+    ExprId wrapped = builder.select(builder.less(i, builder.index_constant(0)),
+                                    builder.add(i, builder.index_constant(size)), i);
+    std::vector<ExprId> target = index;
+    target[axis] = builder.minimum(builder.maximum(wrapped, builder.index_constant(0)),
+                                   builder.index_constant(size - 1));
+    Stmt store;
+    store.kind = StmtKind::Store;
+    store.accumulate = node.attrs.scatter_mode == ir::ScatterMode::Add;
+    store.buffer = root.buffer;
+    store.index = lowering.offset(root.buffer, target);
+    store.value = lowering.value(node.inputs[2], index);
+    body.push_back(std::move(store));
+  });
+  size_t parallel_statements = kernel.body.size();
+  for (Stmt& s : scatter.body) kernel.body.push_back(std::move(s));
+  lowering.pop_scope();
+  finish_kernel(kernel, lowering, parallel_statements);  // duplicates must apply in order
+}
+
+int64_t statement_work(const Stmt& s) {
+  int64_t inner = 1;
+  for (const Stmt& child : s.body) inner = std::max(inner, statement_work(child));
+  int64_t extent = 1;
+  if (s.kind == StmtKind::Loop) extent = s.loop.extent;
+  for (const Loop& l : s.reduce_loops) extent *= l.extent;
+  return extent * inner;
+}
+
+bool has_loops(const std::vector<Stmt>& body) {
+  for (const Stmt& s : body)
+    if (s.kind != StmtKind::Store) return true;
+  return false;
+}
+
+void mark_vector_loops(std::vector<Stmt>& body) {
+  for (Stmt& s : body) {
+    if (s.kind == StmtKind::Loop && !has_loops(s.body)) s.vectorize = true;
+    mark_vector_loops(s.body);
+  }
+}
+
+void ProgramBuilder::finish_kernel(Kernel& kernel, const Lowering& lowering,
+                                   size_t parallel_statements) {
+  int number = static_cast<int>(program_.kernels.size());
+  std::vector<std::string> names;
+  for (ValueId id : lowering.visited) {
+    const Node& node = graph_.node(id);
+    if (node.op == ir::Op::parameter || node.op == ir::Op::constant || node.op == ir::Op::broadcast ||
+        node.op == ir::Op::reshape || node.op == ir::Op::constant_array)
+      continue;
+    std::string name(ir::op_name(node.op));
+    if (std::find(names.begin(), names.end(), name) == names.end() && names.size() < 4) names.push_back(name);
+    kernel.comments.push_back(ir::print_node(graph_, id, /*with_location=*/true));
+  }
+  kernel.name = "kernel" + std::to_string(number);
+  for (const std::string& name : names) kernel.name += "_" + name;
+  std::set<int32_t> read, written;
+  for (const Expr& e : kernel.exprs)
+    if (e.kind == ExprKind::Load) read.insert(e.buffer);
+  std::function<void(const std::vector<Stmt>&)> walk = [&](const std::vector<Stmt>& body) {
+    for (const Stmt& s : body) {
+      if (s.kind == StmtKind::Store || s.kind == StmtKind::Scan) written.insert(s.buffer);
+      if (s.kind == StmtKind::Store && s.accumulate) read.insert(s.buffer);
+      walk(s.body);
+    }
+  };
+  walk(kernel.body);
+  kernel.buffers_read.assign(read.begin(), read.end());
+  kernel.buffers_written.assign(written.begin(), written.end());
+  // The outermost loop (or a whole-array reduction) runs on the thread pool when there is
+  // enough work; innermost loops over stores are SIMD candidates.
+  for (size_t k = 0; k < kernel.body.size() && k < parallel_statements; ++k) {
+    Stmt& s = kernel.body[k];
+    bool big = statement_work(s) >= options_.parallel_threshold;
+    if (s.kind == StmtKind::Loop && s.loop.extent >= 2 && big) s.parallel = true;
+    if (s.kind == StmtKind::Reduce && big) s.parallel = true;
+  }
+  mark_vector_loops(kernel.body);
+  program_.kernels.push_back(std::move(kernel));
+  Step step;
+  step.kernel = number;
+  program_.steps.push_back(step);
+}
+
+}  // namespace
+
+Program schedule(const ir::Graph& graph, const std::vector<std::vector<int64_t>>& input_strides,
+                 const ScheduleOptions& options) {
+  std::set<ValueId> materialized = initial_materialized(graph);
+  for (int round = 0; round < 256; ++round) {
+    std::set<ValueId> requests;
+    Program program = ProgramBuilder(graph, materialized, options, requests).build(input_strides);
+    bool grew = false;
+    for (ValueId id : requests) grew |= materialized.insert(id).second;
+    if (!grew) {
+      plan_buffers(program);
+      return program;
+    }
+  }
+  throw Error(ErrorKind::Internal, "kiln: scheduler: materialization did not converge");
+}
+
+}  // namespace kiln::sched

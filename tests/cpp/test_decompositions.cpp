@@ -1,0 +1,257 @@
+// Decompositions built through the Tensor API inside a Trace and evaluated by the reference
+// interpreter, against values computed by hand (or by NumPy, quoted in the comments).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "api/trace.h"
+#include "ir/interpreter.h"
+#include "kiln/tensor.h"
+
+namespace kiln {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// Evaluates `outputs` of `trace` on `inputs` and returns each output as doubles.
+std::vector<std::vector<double>> evaluate(detail::Trace& trace, const std::vector<Tensor>& outputs,
+                                          const std::vector<Array>& inputs) {
+  std::vector<ir::ValueId> ids;
+  for (const Tensor& output : outputs) ids.push_back(output.id());
+  trace.graph.set_outputs(ids);
+  std::vector<std::vector<double>> values;
+  for (const Array& array : ir::interpret(trace.graph, inputs)) {
+    values.push_back(array.to_vector<double>());
+  }
+  return values;
+}
+
+std::vector<double> evaluate_one(detail::Trace& trace, const Tensor& output,
+                                 const std::vector<Array>& inputs) {
+  return evaluate(trace, {output}, inputs)[0];
+}
+
+void expect_near_all(const std::vector<double>& actual, const std::vector<double>& expected,
+                     double tolerance = 1e-12) {
+  ASSERT_EQ(actual.size(), expected.size());
+  for (size_t i = 0; i < actual.size(); ++i) {
+    if (std::isnan(expected[i])) {
+      EXPECT_TRUE(std::isnan(actual[i])) << "element " << i;
+    } else if (std::isinf(expected[i])) {
+      EXPECT_EQ(actual[i], expected[i]) << "element " << i;
+    } else {
+      EXPECT_NEAR(actual[i], expected[i], tolerance) << "element " << i;
+    }
+  }
+}
+
+TEST(Decompositions, SoftmaxRowsSumToOne) {
+  detail::Trace trace;
+  Tensor x = trace.input(DType::Float64, {2, 3});
+  std::vector<double> result = evaluate_one(
+      trace, softmax(x, -1), {Array::from_vector<double>({1, 2, 3, 0, 0, 0}, {2, 3})});
+  double total = std::exp(1.0) + std::exp(2.0) + std::exp(3.0);
+  expect_near_all(result, {std::exp(1.0) / total, std::exp(2.0) / total, std::exp(3.0) / total,
+                           1.0 / 3, 1.0 / 3, 1.0 / 3});
+  EXPECT_NEAR(result[0] + result[1] + result[2], 1.0, 1e-15);
+}
+
+TEST(Decompositions, LogSoftmaxAndLogSumExpHandleInfiniteRows) {
+  detail::Trace trace;
+  Tensor x = trace.input(DType::Float64, {2, 2});
+  auto values = evaluate(trace, {logsumexp(x, {1}), log_softmax(x, 1), logsumexp(x, {1}, true)},
+                         {Array::from_vector<double>({-kInf, -kInf, 0, std::log(3.0)}, {2, 2})});
+  // scipy.special.logsumexp([-inf, -inf]) == -inf; [0, log 3] -> log 4.
+  expect_near_all(values[0], {-kInf, std::log(4.0)});
+  expect_near_all(values[1], {NAN, NAN, std::log(0.25), std::log(0.75)});
+  expect_near_all(values[2], {-kInf, std::log(4.0)});
+  EXPECT_EQ(trace.graph.node(trace.graph.outputs()[2]).shape, (ir::Shape{2, 1}));
+}
+
+TEST(Decompositions, MeanOfIntegersIsFloat64) {
+  detail::Trace trace;
+  Tensor x = trace.input(DType::Int32, {2, 3});
+  Tensor row_mean = mean(x, {1});
+  Tensor total_mean = mean(x);
+  EXPECT_EQ(row_mean.dtype(), DType::Float64);
+  auto values = evaluate(trace, {row_mean, total_mean},
+                         {Array::from_vector<int32_t>({1, 2, 4, 10, 20, 31}, {2, 3})});
+  expect_near_all(values[0], {7.0 / 3, 61.0 / 3});
+  expect_near_all(values[1], {68.0 / 6});
+}
+
+TEST(Decompositions, VarianceAndStandardDeviationHonourDdof) {
+  detail::Trace trace;
+  Tensor x = trace.input(DType::Float32, {4});
+  Tensor population = var(x);
+  Tensor sample = var(x, {}, false, 1);
+  Tensor deviation = kiln::std(x, {0}, true, 1);
+  EXPECT_EQ(population.dtype(), DType::Float32);
+  EXPECT_EQ(deviation.shape(), (std::vector<int64_t>{1}));
+  auto values = evaluate(trace, {population, sample, deviation},
+                         {Array::from_vector<float>({1, 2, 3, 4}, {4})});
+  expect_near_all(values[0], {1.25}, 1e-6);
+  expect_near_all(values[1], {5.0 / 3}, 1e-6);
+  expect_near_all(values[2], {std::sqrt(5.0 / 3)}, 1e-6);
+}
+
+TEST(Decompositions, VectorNorms) {
+  detail::Trace trace;
+  Tensor x = trace.input(DType::Float64, {2, 2});
+  auto values = evaluate(trace,
+                         {norm(x, "2", {1}), norm(x, "1", {1}), norm(x, "inf", {1}),
+                          norm(x, "-inf", {1}), norm(x, "2", {0}, true)},
+                         {Array::from_vector<double>({3, -4, -1, 0}, {2, 2})});
+  expect_near_all(values[0], {5, 1});
+  expect_near_all(values[1], {7, 1});
+  expect_near_all(values[2], {4, 1});
+  expect_near_all(values[3], {3, 0});
+  expect_near_all(values[4], {std::sqrt(10.0), 4});
+}
+
+TEST(Decompositions, MatrixNormsAndTheFlattenedDefault) {
+  detail::Trace trace;
+  Tensor x = trace.input(DType::Float64, {2, 2});
+  // numpy.linalg.norm([[1, -2], [3, 4]], ...): fro sqrt(30), 1 -> 6, inf -> 7, default sqrt(30).
+  auto values = evaluate(trace,
+                         {norm(x, "fro", {0, 1}), norm(x, "1", {0, 1}), norm(x, "inf", {0, 1}),
+                          norm(x), norm(x, "1")},
+                         {Array::from_vector<double>({1, -2, 3, 4}, {2, 2})});
+  expect_near_all(values[0], {std::sqrt(30.0)});
+  expect_near_all(values[1], {6});
+  expect_near_all(values[2], {7});
+  expect_near_all(values[3], {std::sqrt(30.0)});
+  expect_near_all(values[4], {6});
+}
+
+TEST(Decompositions, VectorTwoNormIsSqrtOfSumOfSquares) {
+  // The scheduler's kmeans pattern: sqrt(sum(x * x)), with both multiplicands the same value.
+  detail::Trace trace;
+  Tensor x = trace.input(DType::Float32, {5, 3});
+  Tensor result = norm(x, "2", {1});
+  const ir::Node& root = trace.graph.node(result.id());
+  ASSERT_EQ(root.op, ir::Op::sqrt);
+  const ir::Node& total = trace.graph.node(root.inputs[0]);
+  ASSERT_EQ(total.op, ir::Op::sum);
+  const ir::Node& squares = trace.graph.node(total.inputs[0]);
+  ASSERT_EQ(squares.op, ir::Op::mul);
+  EXPECT_EQ(squares.inputs[0], squares.inputs[1]);
+  EXPECT_EQ(squares.inputs[0], x.id());
+}
+
+TEST(Decompositions, NormErrorsNameTheOrder) {
+  detail::Trace trace;
+  Tensor x = trace.input(DType::Float64, {2, 2});
+  EXPECT_THROW(norm(x, "fro", {1}), Error);
+  try {
+    norm(x, "2", {0, 1});
+    ADD_FAILURE() << "the spectral norm should be refused";
+  } catch (const Error& error) {
+    EXPECT_EQ(error.kind(), ErrorKind::Unsupported);
+    EXPECT_NE(std::string(error.what()).find("norm"), std::string::npos) << error.what();
+  }
+}
+
+TEST(Decompositions, ClipPropagatesNaN) {
+  detail::Trace trace;
+  Tensor x = trace.input(DType::Float64, {4});
+  auto values = evaluate(trace, {clip(x, -1.0, 1.0), clip(x, std::nullopt, 0.0)},
+                         {Array::from_vector<double>({NAN, -5, 0.5, 5}, {4})});
+  expect_near_all(values[0], {NAN, -1, 0.5, 1});
+  expect_near_all(values[1], {NAN, -5, 0, 0});
+}
+
+TEST(Decompositions, Activations) {
+  detail::Trace trace;
+  Tensor x = trace.input(DType::Float64, {3});
+  auto values = evaluate(trace, {sigmoid(x), relu(x), gelu(x), gelu(x, true), square(x)},
+                         {Array::from_vector<double>({-1, 0, 1}, {3})});
+  expect_near_all(values[0], {1 / (1 + std::exp(1.0)), 0.5, 1 / (1 + std::exp(-1.0))});
+  expect_near_all(values[1], {0, 0, 1});
+  // torch.nn.functional.gelu(tensor([-1., 0., 1.])) and approximate='tanh'.
+  expect_near_all(values[2], {-0.15865525393145707, 0, 0.8413447460685429});
+  expect_near_all(values[3], {-0.15880800939172324, 0, 0.8411919906082768});
+  expect_near_all(values[4], {1, 0, 1});
+}
+
+TEST(Decompositions, EinsumMatrixProductEqualsMatmul) {
+  detail::Trace trace;
+  Tensor a = trace.input(DType::Float64, {2, 3});
+  Tensor b = trace.input(DType::Float64, {3, 2});
+  auto values = evaluate(trace, {einsum("ij,jk->ik", {a, b}), matmul(a, b), einsum("ij,jk", {a, b})},
+                         {Array::from_vector<double>({1, 2, 3, 4, 5, 6}, {2, 3}),
+                          Array::from_vector<double>({7, 8, 9, 10, 11, 12}, {3, 2})});
+  expect_near_all(values[0], {58, 64, 139, 154});
+  expect_near_all(values[1], values[0]);
+  expect_near_all(values[2], values[0]);
+}
+
+TEST(Decompositions, EinsumTraceDiagonalTransposeAndSums) {
+  detail::Trace trace;
+  Tensor m = trace.input(DType::Float64, {3, 3});
+  auto values = evaluate(
+      trace,
+      {einsum("ii->", {m}), einsum("ii->i", {m}), einsum("ij->ji", {m}), einsum("ij->", {m}),
+       einsum("ij,ij->i", {m, m}), einsum("ii", {m})},
+      {Array::from_vector<double>({1, 2, 3, 4, 5, 6, 7, 8, 9}, {3, 3})});
+  expect_near_all(values[0], {15});
+  expect_near_all(values[1], {1, 5, 9});
+  expect_near_all(values[2], {1, 4, 7, 2, 5, 8, 3, 6, 9});
+  expect_near_all(values[3], {45});
+  expect_near_all(values[4], {14, 77, 194});
+  expect_near_all(values[5], {15});
+}
+
+TEST(Decompositions, EinsumBatchedAndThreeOperands) {
+  detail::Trace trace;
+  Tensor a = trace.input(DType::Float64, {2, 1, 2});
+  Tensor b = trace.input(DType::Float64, {2, 2, 1});
+  Tensor v = trace.input(DType::Float64, {2});
+  Tensor batched = einsum("bij,bjk->bik", {a, b});
+  EXPECT_EQ(batched.shape(), (std::vector<int64_t>{2, 1, 1}));
+  auto values = evaluate(trace, {batched, einsum("i,i,i->", {v, v, v}), einsum("i,j->ij", {v, v})},
+                         {Array::from_vector<double>({1, 2, 3, 4}, {2, 1, 2}),
+                          Array::from_vector<double>({5, 6, 7, 8}, {2, 2, 1}),
+                          Array::from_vector<double>({2, 3}, {2})});
+  expect_near_all(values[0], {1 * 5 + 2 * 6, 3 * 7 + 4 * 8});
+  expect_near_all(values[1], {8 + 27});
+  expect_near_all(values[2], {4, 6, 6, 9});
+}
+
+TEST(Decompositions, EinsumErrors) {
+  detail::Trace trace;
+  Tensor a = trace.input(DType::Float64, {2, 3});
+  Tensor b = trace.input(DType::Float64, {2, 3});
+  EXPECT_THROW(einsum("ij,jk->ik", {a, b}), Error);  // j is 3 in a, 2 in b
+  EXPECT_THROW(einsum("ijk->i", {a}), Error);
+  EXPECT_THROW(einsum("ij->iz", {a}), Error);
+  EXPECT_THROW(einsum("...j->j", {a}), Error);
+}
+
+TEST(Decompositions, DotInnerOuterTensordot) {
+  detail::Trace trace;
+  Tensor m = trace.input(DType::Float64, {2, 2});
+  Tensor v = trace.input(DType::Float64, {2});
+  Tensor c = trace.input(DType::Int32, {2, 2, 2});
+  Tensor contracted = tensordot(c, c, {1, 2}, {0, 1});
+  EXPECT_EQ(contracted.dtype(), DType::Int32);
+  auto values = evaluate(
+      trace,
+      {dot(m, v), dot(v, v), dot(v, m), inner(m, m), outer(v, v), contracted, dot(m, m)},
+      {Array::from_vector<double>({1, 2, 3, 4}, {2, 2}), Array::from_vector<double>({5, 6}, {2}),
+       Array::from_vector<int32_t>({1, 2, 3, 4, 5, 6, 7, 8}, {2, 2, 2})});
+  expect_near_all(values[0], {17, 39});
+  expect_near_all(values[1], {61});
+  expect_near_all(values[2], {23, 34});
+  expect_near_all(values[3], {5, 11, 11, 25});   // m @ m.T
+  expect_near_all(values[4], {25, 30, 30, 36});
+  // c reshaped to (2, 4) times c reshaped to (4, 2).
+  expect_near_all(values[5], {1 * 1 + 2 * 3 + 3 * 5 + 4 * 7, 1 * 2 + 2 * 4 + 3 * 6 + 4 * 8,
+                              5 * 1 + 6 * 3 + 7 * 5 + 8 * 7, 5 * 2 + 6 * 4 + 7 * 6 + 8 * 8});
+  expect_near_all(values[6], {7, 10, 15, 22});
+}
+
+}  // namespace
+}  // namespace kiln

@@ -1,0 +1,360 @@
+// The on-disk kernel cache: keys, hits and misses, corruption detection, and processes sharing
+// one directory. One real compile per test binary; the "builds" copy that object so the file
+// stays fast. Every test works in its own mkdtemp directory.
+#include <gtest/gtest.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "kiln/error.h"
+#include "runtime/disk_cache.h"
+#include "runtime/shared_library.h"
+#include "runtime/toolchain.h"
+
+namespace {
+
+using kiln::runtime::cache_key;
+using kiln::runtime::CacheCounters;
+using kiln::runtime::DiskCache;
+using kiln::runtime::SharedLibrary;
+namespace filesystem = std::filesystem;
+
+const char* const kAnswerSource = "extern \"C\" int kiln_test_answer() { return 42; }\n";
+
+class TemporaryDirectory {
+ public:
+  TemporaryDirectory() {
+    char pattern[] = "/tmp/kiln-cache-test-XXXXXX";
+    const char* created = mkdtemp(pattern);
+    if (created == nullptr) throw std::runtime_error("mkdtemp failed");
+    path_ = created;
+  }
+  ~TemporaryDirectory() { filesystem::remove_all(path_); }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+std::string read_all(const std::string& path) {
+  std::ifstream file(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>());
+}
+
+void write_all(const std::string& path, const std::string& bytes) {
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
+}
+
+int call_answer(const std::string& object_path) {
+  auto library = SharedLibrary::open(object_path);
+  return reinterpret_cast<int (*)()>(library->symbol("kiln_test_answer"))();
+}
+
+class DiskCacheTest : public testing::Test {
+ protected:
+  // Compiling is the slow part; do it once and let each "build" copy the bytes.
+  static void SetUpTestSuite() {
+    TemporaryDirectory scratch;
+    std::string source = scratch.path() + "/answer.cpp";
+    write_all(source, kAnswerSource);
+    kiln::runtime::Toolchain::system().compile_shared_object(source, scratch.path() + "/a.so");
+    compiled_object_ = new std::string(read_all(scratch.path() + "/a.so"));
+  }
+  static void TearDownTestSuite() {
+    delete compiled_object_;
+    compiled_object_ = nullptr;
+  }
+
+  // A build callback that counts its calls and writes the compiled object (plus `trailer`,
+  // harmless bytes after the ELF data that make two builds differ).
+  auto copying_build(int& calls, const std::string& trailer = "") {
+    return [&calls, trailer](const std::string& source_path, const std::string& object_path) {
+      ++calls;
+      EXPECT_EQ(read_all(source_path), kAnswerSource);
+      write_all(object_path, *compiled_object_ + trailer);
+    };
+  }
+
+  static std::string* compiled_object_;
+  TemporaryDirectory directory_;
+  std::string key_ = cache_key({"graph text", "options", "target"});
+};
+
+std::string* DiskCacheTest::compiled_object_ = nullptr;
+
+TEST(CacheKey, IsSha256OfLengthPrefixedFields) {
+  // Expected digests from Python's hashlib over "<count>;" + "<length>:<bytes>" per field.
+  EXPECT_EQ(cache_key({}), "f1ab6b1fa3e07be02cdd3816ad1c1c0f6a540c262e4c805f208a901850e5dde0");
+  EXPECT_EQ(cache_key({"abc"}),
+            "de202168a580967e3d2d940e04ce4818043576a482952b34032f898cb50f9039");
+  EXPECT_EQ(cache_key({"ab", "c"}),
+            "4931d25b98ea27eb0adff17094e86b64bdc23e2783a7ff15bc9c056c4c5c55b5");
+  // Messages of 55, 56 and 63 bytes straddle SHA-256's one/two padding block boundary.
+  EXPECT_EQ(cache_key({std::string(50, 'x')}),
+            "088ee64c80d03d31a5a359a1992c6f461557ae5b0cdb5b809b8a71937b6e4df3");
+  EXPECT_EQ(cache_key({std::string(51, 'x')}),
+            "74a8e5abe53b9323ccb0138cb10ec23fb76e08ed94527ee259f89e9729071271");
+  EXPECT_EQ(cache_key({std::string(58, 'x')}),
+            "7690b393afe364aa6d7f7fe7f24583a9d103d30c124f20ddda425aaaed6cef67");
+  EXPECT_EQ(cache_key({std::string(100, 'a')}),
+            "e32557dfc4636d35b4602e26d8266ea3291110412181109024884b033e8ec23f");
+}
+
+TEST(CacheKey, ChangesWithEveryField) {
+  std::vector<std::string> fields = {"graph", "options", "target", "compiler", "version"};
+  std::string base = cache_key(fields);
+  for (size_t i = 0; i < fields.size(); ++i) {
+    std::vector<std::string> changed = fields;
+    changed[i] += "!";
+    EXPECT_NE(cache_key(changed), base) << "field " << i;
+  }
+  EXPECT_NE(cache_key({"ab", "c"}), cache_key({"a", "bc"}));
+  EXPECT_NE(cache_key({"a", "b"}), cache_key({"b", "a"}));
+  EXPECT_NE(cache_key({"a"}), cache_key({"a", ""}));
+  EXPECT_EQ(cache_key(fields), base);
+}
+
+TEST(CacheKey, DefaultDirectoryFollowsTheEnvironment) {
+  const char* saved = getenv("KILN_CACHE_DIR");
+  std::string saved_value = saved ? saved : "";
+  setenv("KILN_CACHE_DIR", "/somewhere/kiln-cache", 1);
+  EXPECT_EQ(kiln::runtime::default_cache_dir(), "/somewhere/kiln-cache");
+  unsetenv("KILN_CACHE_DIR");
+  const char* home = getenv("HOME");
+  if (home != nullptr && *home != '\0') {
+    EXPECT_EQ(kiln::runtime::default_cache_dir(), std::string(home) + "/.cache/kiln");
+  }
+  if (saved) setenv("KILN_CACHE_DIR", saved_value.c_str(), 1);
+}
+
+TEST_F(DiskCacheTest, MissThenHitBuildsOnce) {
+  CacheCounters before = DiskCache::counters();
+  DiskCache cache(directory_.path() + "/nested/deeper");  // created with mkdir -p semantics
+  int calls = 0;
+  std::string first = cache.get_or_build(key_, kAnswerSource, copying_build(calls));
+  std::string second = cache.get_or_build(key_, kAnswerSource, copying_build(calls));
+  EXPECT_EQ(calls, 1);
+  EXPECT_EQ(first, second);
+  EXPECT_EQ(DiskCache::counters().misses - before.misses, 1);
+  EXPECT_EQ(DiskCache::counters().hits - before.hits, 1);
+  EXPECT_EQ(DiskCache::counters().corrupt - before.corrupt, 0);
+
+  std::string entry = cache.directory() + "/" + key_.substr(0, 2) + "/" + key_;
+  EXPECT_EQ(first.rfind(entry + "/", 0), 0u) << first;
+  EXPECT_EQ(cache.source_path(key_), entry + "/kernel.cpp");
+  EXPECT_EQ(read_all(cache.source_path(key_)), kAnswerSource);
+  EXPECT_TRUE(filesystem::exists(entry + "/meta.txt"));
+  EXPECT_EQ(call_answer(first), 42);
+  for (const auto& file : filesystem::directory_iterator(entry)) {
+    EXPECT_EQ(file.path().string().find(".tmp."), std::string::npos) << file.path();
+  }
+
+  // A different key is a different entry.
+  std::string other = cache.get_or_build(cache_key({"other"}), kAnswerSource, copying_build(calls));
+  EXPECT_EQ(calls, 2);
+  EXPECT_NE(other, first);
+}
+
+TEST_F(DiskCacheTest, TruncatedObjectIsDetectedAndRebuilt) {
+  DiskCache cache(directory_.path());
+  int calls = 0;
+  std::string object = cache.get_or_build(key_, kAnswerSource, copying_build(calls));
+  filesystem::resize_file(object, filesystem::file_size(object) / 2);
+
+  CacheCounters before = DiskCache::counters();
+  std::string rebuilt = cache.get_or_build(key_, kAnswerSource, copying_build(calls));
+  EXPECT_EQ(calls, 2);
+  EXPECT_EQ(DiskCache::counters().corrupt - before.corrupt, 1);
+  EXPECT_EQ(DiskCache::counters().hits - before.hits, 0);
+  EXPECT_EQ(filesystem::file_size(rebuilt), compiled_object_->size());
+  EXPECT_EQ(call_answer(rebuilt), 42);
+
+  // And the repaired entry is a plain hit again.
+  cache.get_or_build(key_, kAnswerSource, copying_build(calls));
+  EXPECT_EQ(calls, 2);
+  EXPECT_EQ(DiskCache::counters().corrupt - before.corrupt, 1);
+}
+
+TEST_F(DiskCacheTest, SameSizeGarbageObjectIsDetectedByChecksum) {
+  DiskCache cache(directory_.path());
+  int calls = 0;
+  std::string object = cache.get_or_build(key_, kAnswerSource, copying_build(calls));
+  std::string bytes = read_all(object);
+  bytes[bytes.size() / 2] ^= 0x5a;
+  write_all(object, bytes);
+
+  CacheCounters before = DiskCache::counters();
+  std::string rebuilt = cache.get_or_build(key_, kAnswerSource, copying_build(calls));
+  EXPECT_EQ(calls, 2);
+  EXPECT_EQ(DiskCache::counters().corrupt - before.corrupt, 1);
+  EXPECT_EQ(read_all(rebuilt), *compiled_object_);
+}
+
+TEST_F(DiskCacheTest, GarbageOrMissingMetaIsRebuilt) {
+  DiskCache cache(directory_.path());
+  int calls = 0;
+  std::string object = cache.get_or_build(key_, kAnswerSource, copying_build(calls));
+  std::string meta = filesystem::path(object).parent_path() / "meta.txt";
+  std::string good_meta = read_all(meta);
+
+  CacheCounters before = DiskCache::counters();
+  write_all(meta, "garbage\x01\x02 not a meta file");
+  cache.get_or_build(key_, kAnswerSource, copying_build(calls));
+  EXPECT_EQ(calls, 2);
+  EXPECT_EQ(DiskCache::counters().corrupt - before.corrupt, 1);
+  EXPECT_EQ(read_all(meta), good_meta);
+
+  // A meta.txt cut short (a crash mid-write would never publish one, but a full disk might).
+  write_all(meta, good_meta.substr(0, good_meta.size() / 2));
+  cache.get_or_build(key_, kAnswerSource, copying_build(calls));
+  EXPECT_EQ(calls, 3);
+  EXPECT_EQ(DiskCache::counters().corrupt - before.corrupt, 2);
+
+  // No meta at all is an unfinished entry: a plain miss, not corruption.
+  filesystem::remove(meta);
+  CacheCounters before_miss = DiskCache::counters();
+  cache.get_or_build(key_, kAnswerSource, copying_build(calls));
+  EXPECT_EQ(calls, 4);
+  EXPECT_EQ(DiskCache::counters().corrupt - before_miss.corrupt, 0);
+  EXPECT_EQ(DiskCache::counters().misses - before_miss.misses, 1);
+}
+
+TEST_F(DiskCacheTest, FailedBuildPublishesNothing) {
+  DiskCache cache(directory_.path());
+  auto failing_build = [](const std::string& source_path, const std::string& object_path) {
+    write_all(object_path, "half an object");  // then the "compiler" fails
+    throw kiln::Error(kiln::ErrorKind::Toolchain, "kiln: C++ compiler failed on " + source_path);
+  };
+  EXPECT_THROW(cache.get_or_build(key_, kAnswerSource, failing_build), kiln::Error);
+  std::string entry = directory_.path() + "/" + key_.substr(0, 2) + "/" + key_;
+  for (const auto& file : filesystem::directory_iterator(entry)) {
+    EXPECT_EQ(file.path().filename(), "kernel.cpp") << "left behind: " << file.path();
+  }
+
+  // A build that "succeeds" without writing a shared object is refused too.
+  auto empty_build = [](const std::string&, const std::string& object_path) {
+    write_all(object_path, "not ELF");
+  };
+  try {
+    cache.get_or_build(key_, kAnswerSource, empty_build);
+    FAIL() << "a non-ELF object was published";
+  } catch (const kiln::Error& error) {
+    EXPECT_EQ(error.kind(), kiln::ErrorKind::Toolchain);
+  }
+  EXPECT_FALSE(filesystem::exists(entry + "/meta.txt"));
+
+  int calls = 0;
+  CacheCounters before = DiskCache::counters();
+  EXPECT_EQ(call_answer(cache.get_or_build(key_, kAnswerSource, copying_build(calls))), 42);
+  EXPECT_EQ(calls, 1);
+  EXPECT_EQ(DiskCache::counters().corrupt - before.corrupt, 0);
+}
+
+TEST_F(DiskCacheTest, RejectsKeysThatAreNotPlainNames) {
+  DiskCache cache(directory_.path());
+  int calls = 0;
+  for (const char* key : {"", "a", "../escape", "ab/cd"}) {
+    EXPECT_THROW(cache.get_or_build(key, kAnswerSource, copying_build(calls)), kiln::Error) << key;
+  }
+  EXPECT_EQ(calls, 0);
+}
+
+TEST_F(DiskCacheTest, NewProcessHitsTheEntry) {
+  {
+    DiskCache cache(directory_.path());
+    int calls = 0;
+    cache.get_or_build(key_, kAnswerSource, copying_build(calls));
+    ASSERT_EQ(calls, 1);
+  }
+  pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    // Exit codes: 0 = hit and loadable, 1 = it rebuilt, 2 = counters disagree, 3 = bad object.
+    int exit_code = 0;
+    try {
+      DiskCache cache(directory_.path());
+      CacheCounters before = DiskCache::counters();
+      bool built = false;
+      std::string object = cache.get_or_build(
+          key_, kAnswerSource, [&](const std::string&, const std::string&) { built = true; });
+      if (built) {
+        exit_code = 1;
+      } else if (DiskCache::counters().hits - before.hits != 1) {
+        exit_code = 2;
+      } else if (call_answer(object) != 42) {
+        exit_code = 3;
+      }
+    } catch (...) {
+      exit_code = 4;
+    }
+    _exit(exit_code);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+}
+
+TEST_F(DiskCacheTest, TwoProcessesBuildingTheSameKeyBothSucceed) {
+  const std::string barrier = directory_.path() + "/barrier";
+  pid_t children[2];
+  for (int index = 0; index < 2; ++index) {
+    children[index] = fork();
+    ASSERT_GE(children[index], 0);
+    if (children[index] != 0) continue;
+    int exit_code = 0;
+    try {
+      DiskCache cache(directory_.path() + "/cache");
+      CacheCounters before = DiskCache::counters();
+      // Each builder waits until the other has started building too, so both really race
+      // through publication; their objects differ (trailer) to catch a meta/object mix-up.
+      auto build = [&](const std::string&, const std::string& object_path) {
+        write_all(barrier + std::to_string(index), "");
+        std::string other = barrier + std::to_string(1 - index);
+        for (int wait = 0; wait < 1000 && !filesystem::exists(other); ++wait) {
+          std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        }
+        write_all(object_path, *compiled_object_ + "builder " + std::to_string(index));
+      };
+      std::string object = cache.get_or_build(key_, kAnswerSource, build);
+      if (DiskCache::counters().misses - before.misses != 1) {
+        exit_code = 1;
+      } else if (call_answer(object) != 42) {
+        exit_code = 2;
+      }
+    } catch (...) {
+      exit_code = 3;
+    }
+    _exit(exit_code);
+  }
+  for (pid_t child : children) {
+    int status = 0;
+    ASSERT_EQ(waitpid(child, &status, 0), child);
+    ASSERT_TRUE(WIFEXITED(status));
+    EXPECT_EQ(WEXITSTATUS(status), 0);
+  }
+
+  // The entry left behind is whole: a hit, not corrupt, and loadable.
+  DiskCache cache(directory_.path() + "/cache");
+  CacheCounters before = DiskCache::counters();
+  int calls = 0;
+  std::string object = cache.get_or_build(key_, kAnswerSource, copying_build(calls));
+  EXPECT_EQ(calls, 0);
+  EXPECT_EQ(DiskCache::counters().hits - before.hits, 1);
+  EXPECT_EQ(DiskCache::counters().corrupt - before.corrupt, 0);
+  EXPECT_EQ(call_answer(object), 42);
+  for (const auto& file : filesystem::directory_iterator(filesystem::path(object).parent_path())) {
+    EXPECT_EQ(file.path().string().find(".tmp."), std::string::npos) << file.path();
+  }
+}
+
+}  // namespace

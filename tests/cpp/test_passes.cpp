@@ -1,0 +1,268 @@
+// The graph passes on hand-built IR: each simplification rule on its own (and the look-alikes it
+// must leave alone), CSE, DCE, constant folding, and the pipeline's switches and logging.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "api/logging.h"
+#include "ir/builder.h"
+#include "ir/interpreter.h"
+#include "ir/printer.h"
+#include "passes/passes.h"
+#include "passes/pipeline.h"
+
+namespace kiln::passes {
+namespace {
+
+using ir::Op;
+using ir::Scalar;
+using ir::ValueId;
+
+int count_ops(const ir::Graph& graph, Op op) {
+  int count = 0;
+  for (const ir::Node& node : graph.nodes()) count += node.op == op;
+  return count;
+}
+
+// The node an output is, after a pass.
+const ir::Node& output_node(const ir::Graph& graph, size_t index = 0) {
+  return graph.node(graph.outputs()[index]);
+}
+
+class PassTest : public ::testing::Test {
+ protected:
+  PassTest() : builder(graph) {}
+  ValueId finish(ValueId output) {
+    graph.set_outputs({output});
+    return output;
+  }
+  // simplify followed by DCE: what the rule leaves behind.
+  ir::Graph simplified() { return eliminate_dead_code(simplify(graph)); }
+
+  ir::Graph graph;
+  ir::Builder builder;
+};
+
+TEST_F(PassTest, AddZeroIntegerIsRemoved) {
+  ValueId x = builder.parameter(DType::Int32, {4});
+  finish(builder.binary(Op::add, x, builder.constant(Scalar::of_int(0), DType::Int32)));
+  ir::Graph result = simplified();
+  EXPECT_EQ(count_ops(result, Op::add), 0) << ir::print_graph(result);
+  EXPECT_EQ(output_node(result).op, Op::parameter);
+  EXPECT_EQ(ir::print_graph(result).find("add"), std::string::npos);
+}
+
+TEST_F(PassTest, AddZeroFloatOnlyForNegativeZero) {
+  ValueId x = builder.parameter(DType::Float32, {4});
+  ValueId plus_zero = builder.binary(Op::add, x, builder.constant(Scalar::of(0.0), DType::Float32));
+  ValueId minus_zero =
+      builder.binary(Op::add, builder.constant(Scalar::of(-0.0), DType::Float32), x);
+  graph.set_outputs({plus_zero, minus_zero});
+  ir::Graph result = simplified();
+  // -0.0 + 0.0 is +0.0: that add must stay; x + (-0.0) is exactly x.
+  EXPECT_EQ(output_node(result, 0).op, Op::add);
+  EXPECT_EQ(output_node(result, 1).op, Op::parameter);
+}
+
+TEST_F(PassTest, SubtractZeroMultiplyOneDivideOne) {
+  ValueId x = builder.parameter(DType::Float64, {2, 3});
+  ValueId one = builder.constant(Scalar::of(1.0), DType::Float64);
+  ValueId zero = builder.constant(Scalar::of(0.0), DType::Float64);
+  ValueId negative_zero = builder.constant(Scalar::of(-0.0), DType::Float64);
+  graph.set_outputs({builder.binary(Op::sub, x, zero), builder.binary(Op::mul, one, x),
+                     builder.binary(Op::div, x, one), builder.binary(Op::sub, x, negative_zero)});
+  ir::Graph result = simplified();
+  EXPECT_EQ(output_node(result, 0).op, Op::parameter);
+  EXPECT_EQ(output_node(result, 1).op, Op::parameter);
+  EXPECT_EQ(output_node(result, 2).op, Op::parameter);
+  EXPECT_EQ(output_node(result, 3).op, Op::sub);  // -0.0 - (-0.0) is +0.0
+}
+
+TEST_F(PassTest, RuleKeepsBroadcastingResult) {
+  // x + 0 where the zero has a larger shape: x alone would have the wrong shape.
+  ValueId x = builder.parameter(DType::Int64, {3});
+  finish(builder.binary(Op::add, x, builder.constant(Scalar::of_int(0), DType::Int64, {2, 3})));
+  ir::Graph result = simplified();
+  EXPECT_EQ(output_node(result).shape, (ir::Shape{2, 3}));
+  EXPECT_NE(output_node(result).op, Op::parameter);
+}
+
+TEST_F(PassTest, IntegerTimesZeroIsZero) {
+  ValueId x = builder.parameter(DType::Int32, {3});
+  finish(builder.binary(Op::mul, x, builder.constant(Scalar::of_int(0), DType::Int32)));
+  ir::Graph result = simplified();
+  EXPECT_EQ(output_node(result).op, Op::constant);
+  EXPECT_EQ(output_node(result).shape, (ir::Shape{3}));
+}
+
+TEST_F(PassTest, DoubleNegationAndOwnCast) {
+  ValueId x = builder.parameter(DType::Int8, {3});
+  graph.set_outputs({builder.unary(Op::neg, builder.unary(Op::neg, x)),
+                     builder.cast(x, DType::Int8), builder.cast(x, DType::Int16)});
+  ir::Graph result = simplified();
+  EXPECT_EQ(output_node(result, 0).op, Op::parameter);
+  EXPECT_EQ(output_node(result, 1).op, Op::parameter);
+  EXPECT_EQ(output_node(result, 2).op, Op::cast);
+}
+
+TEST_F(PassTest, MovementChainsCollapse) {
+  ValueId x = builder.parameter(DType::Float32, {2, 3, 4});
+  ValueId reshaped = builder.reshape(builder.reshape(x, {6, 4}), {4, 6});
+  ValueId permuted = builder.permute(builder.permute(x, {1, 2, 0}), {1, 2, 0});
+  ValueId round_trip = builder.permute(builder.permute(x, {2, 0, 1}), {1, 2, 0});
+  ValueId broadcast = builder.broadcast(builder.broadcast(x, {1, 2, 3, 4}), {5, 2, 3, 4});
+  ValueId identity_slice = builder.slice(x, {0, 0, 0}, {2, 3, 4}, {1, 1, 1});
+  ValueId identity_reshape = builder.reshape(x, {2, 3, 4});
+  ValueId own_broadcast = builder.broadcast(x, {2, 3, 4});
+  graph.set_outputs({reshaped, permuted, round_trip, broadcast, identity_slice, identity_reshape,
+                     own_broadcast});
+  // Rounds as in the pipeline: a collapsed chain may itself become an identity.
+  ir::Graph result = eliminate_dead_code(simplify(simplify(graph)));
+  const ir::Node& reshape = output_node(result, 0);
+  EXPECT_EQ(reshape.op, Op::reshape);
+  EXPECT_EQ(result.node(reshape.inputs[0]).op, Op::parameter);
+  const ir::Node& permute = output_node(result, 1);
+  ASSERT_EQ(permute.op, Op::permute);
+  // out[i] = in[p[q[i]]] with p = q = (1, 2, 0): (2, 0, 1).
+  EXPECT_EQ(permute.attrs.permutation, (std::vector<int64_t>{2, 0, 1}));
+  EXPECT_EQ(permute.shape, (ir::Shape{4, 2, 3}));
+  EXPECT_EQ(output_node(result, 2).op, Op::parameter);
+  const ir::Node& broadcast_node = output_node(result, 3);
+  EXPECT_EQ(broadcast_node.op, Op::broadcast);
+  EXPECT_EQ(result.node(broadcast_node.inputs[0]).op, Op::parameter);
+  for (size_t i = 4; i < 7; ++i) EXPECT_EQ(output_node(result, i).op, Op::parameter) << i;
+  EXPECT_EQ(count_ops(result, Op::slice), 0);
+}
+
+TEST_F(PassTest, SimplifiedGraphComputesTheSameValues) {
+  ValueId x = builder.parameter(DType::Float64, {2, 3});
+  ValueId one = builder.constant(Scalar::of(1.0), DType::Float64);
+  ValueId chain = builder.permute(builder.permute(builder.binary(Op::mul, x, one), {1, 0}), {1, 0});
+  finish(builder.reshape(builder.reshape(builder.unary(Op::neg, chain), {3, 2}), {6}));
+  Array input = Array::from_vector<double>({1, -2, 3, -4, 5, -6}, {2, 3});
+  std::vector<double> before = ir::interpret(graph, {input})[0].to_vector<double>();
+  std::vector<double> after = ir::interpret(run_graph_passes(graph), {input})[0].to_vector<double>();
+  EXPECT_EQ(before, (std::vector<double>{-1, 2, -3, 4, -5, 6}));
+  EXPECT_EQ(after, before);
+}
+
+TEST_F(PassTest, ConstantsMoveRightForCommutativeOps) {
+  ValueId x = builder.parameter(DType::Int32, {3});
+  ValueId two = builder.constant(Scalar::of_int(2), DType::Int32);
+  graph.set_outputs({builder.binary(Op::mul, two, x), builder.binary(Op::mul, x, two)});
+  ir::Graph result = eliminate_common_subexpressions(simplify(graph));
+  // After canonicalisation the two products are one node.
+  EXPECT_EQ(result.outputs()[0], result.outputs()[1]);
+}
+
+TEST_F(PassTest, CseMergesIdenticalNodes) {
+  ValueId x = builder.parameter(DType::Float32, {8});
+  ValueId first = builder.unary(Op::sin, x);
+  ValueId second = builder.unary(Op::sin, x);
+  ValueId other = builder.unary(Op::cos, x);
+  finish(builder.binary(Op::add, builder.binary(Op::add, first, second), other));
+  ir::Graph result = eliminate_common_subexpressions(graph);
+  EXPECT_EQ(count_ops(result, Op::sin), 1);
+  EXPECT_EQ(count_ops(result, Op::cos), 1);
+  const ir::Node& inner_add = result.node(output_node(result).inputs[0]);
+  EXPECT_EQ(inner_add.inputs[0], inner_add.inputs[1]);
+}
+
+TEST_F(PassTest, CseKeepsDifferentAttributesApart) {
+  ValueId x = builder.parameter(DType::Float32, {4, 4});
+  ValueId rows = builder.reduce(Op::sum, x, {0}, false);
+  ValueId columns = builder.reduce(Op::sum, x, {1}, false);
+  ValueId plus_zero = builder.constant(Scalar::of(0.0), DType::Float32);
+  ValueId minus_zero = builder.constant(Scalar::of(-0.0), DType::Float32);
+  graph.set_outputs({rows, columns, plus_zero, minus_zero});
+  ir::Graph result = eliminate_common_subexpressions(graph);
+  EXPECT_EQ(count_ops(result, Op::sum), 2);
+  EXPECT_EQ(count_ops(result, Op::constant), 2);  // 0.0 and -0.0 differ
+}
+
+TEST_F(PassTest, DceDropsUnusedNodesButKeepsParameters) {
+  ValueId x = builder.parameter(DType::Float32, {4});
+  ValueId unused_input = builder.parameter(DType::Float32, {4});
+  builder.unary(Op::exp, x);  // dead
+  builder.binary(Op::mul, x, unused_input);  // dead
+  finish(builder.unary(Op::sin, x));
+  ir::Graph result = eliminate_dead_code(graph);
+  EXPECT_EQ(result.size(), 3);
+  EXPECT_EQ(result.inputs().size(), 2u);
+  EXPECT_EQ(count_ops(result, Op::exp), 0);
+  EXPECT_EQ(count_ops(result, Op::mul), 0);
+  EXPECT_EQ(output_node(result).op, Op::sin);
+}
+
+TEST_F(PassTest, FoldingTwoPlusThreeGivesFive) {
+  ValueId two = builder.constant(Scalar::of_int(2), DType::Int32);
+  ValueId three = builder.constant(Scalar::of_int(3), DType::Int32);
+  finish(builder.binary(Op::add, two, three));
+  ir::Graph result = eliminate_dead_code(fold_constants(graph));
+  ASSERT_EQ(result.size(), 1);
+  const ir::Node& folded = output_node(result);
+  EXPECT_EQ(folded.op, Op::constant);
+  EXPECT_EQ(folded.dtype, DType::Int32);
+  EXPECT_TRUE(folded.attrs.scalar.is_integer);
+  EXPECT_EQ(folded.attrs.scalar.i, 5);
+}
+
+TEST_F(PassTest, FoldingFollowsChainsAndLeavesIotaAlone) {
+  ValueId counting = builder.iota(DType::Float64, {4}, 0);
+  ValueId two = builder.constant(Scalar::of(2.0), DType::Float64, {4});
+  ValueId sum = builder.binary(Op::mul, two, builder.constant(Scalar::of(1.5), DType::Float64));
+  ValueId x = builder.parameter(DType::Float64, {4});
+  // The iota has no constant operand: it stays, and so does its consumer.
+  graph.set_outputs({sum, builder.binary(Op::add, counting, x),
+                     builder.reduce(Op::sum, builder.binary(Op::add, two, two), {}, false)});
+  ir::Graph result = eliminate_dead_code(fold_constants(fold_constants(graph)));
+  EXPECT_EQ(output_node(result, 0).op, Op::constant);
+  EXPECT_EQ(output_node(result, 0).attrs.scalar.f, 3.0);
+  EXPECT_EQ(output_node(result, 1).op, Op::add);
+  EXPECT_EQ(output_node(result, 2).op, Op::constant);
+  EXPECT_EQ(output_node(result, 2).attrs.scalar.f, 16.0);
+}
+
+TEST_F(PassTest, FoldingNonUniformResult) {
+  std::vector<uint8_t> bytes(3 * sizeof(int32_t));
+  int32_t values[3] = {1, 2, 3};
+  std::memcpy(bytes.data(), values, bytes.size());
+  ValueId data = builder.constant_array(bytes, DType::Int32, {3});
+  finish(builder.binary(Op::mul, data, builder.constant(Scalar::of_int(10), DType::Int32)));
+  ir::Graph result = eliminate_dead_code(fold_constants(graph));
+  const ir::Node& folded = output_node(result);
+  ASSERT_EQ(folded.op, Op::constant_array);
+  std::vector<double> computed = ir::interpret(result, {})[0].to_vector<double>();
+  EXPECT_EQ(computed, (std::vector<double>{10, 20, 30}));
+}
+
+TEST_F(PassTest, PipelineHonoursDisabledPasses) {
+  ValueId x = builder.parameter(DType::Int32, {4});
+  finish(builder.binary(Op::add, x, builder.constant(Scalar::of_int(0), DType::Int32)));
+  ::setenv("KILN_DISABLE_PASSES", "simplify", 1);
+  ir::Graph kept = run_graph_passes(graph);
+  ::unsetenv("KILN_DISABLE_PASSES");
+  EXPECT_EQ(count_ops(kept, Op::add), 1);
+  ir::Graph simplified_graph = run_graph_passes(graph);
+  EXPECT_EQ(count_ops(simplified_graph, Op::add), 0);
+  EXPECT_EQ(simplified_graph.size(), 1);
+}
+
+TEST_F(PassTest, PipelineLogsEachPass) {
+  ValueId x = builder.parameter(DType::Float32, {4});
+  finish(builder.unary(Op::sin, x));
+  api::set_log_channels("passes");
+  testing::internal::CaptureStderr();
+  run_graph_passes(graph);
+  std::string log = testing::internal::GetCapturedStderr();
+  api::set_log_channels("");
+  EXPECT_NE(log.find("simplify (round 1): unchanged"), std::string::npos) << log;
+  EXPECT_NE(log.find("dce (round 1): unchanged"), std::string::npos) << log;
+  // Nothing changed in round 1, so there is no round 2.
+  EXPECT_EQ(log.find("round 2"), std::string::npos) << log;
+}
+
+}  // namespace
+}  // namespace kiln::passes

@@ -1,0 +1,184 @@
+// The system compiler wrapper and shared-object loading: real compiles of tiny translation
+// units (each ~0.2 s), so the whole file stays around a second.
+#include <gtest/gtest.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "kiln/error.h"
+#include "runtime/shared_library.h"
+#include "runtime/toolchain.h"
+
+namespace {
+
+using kiln::runtime::SharedLibrary;
+using kiln::runtime::Toolchain;
+
+class TemporaryDirectory {
+ public:
+  TemporaryDirectory() {
+    char pattern[] = "/tmp/kiln-toolchain-test-XXXXXX";
+    const char* created = mkdtemp(pattern);
+    if (created == nullptr) throw std::runtime_error("mkdtemp failed");
+    path_ = created;
+  }
+  ~TemporaryDirectory() { std::filesystem::remove_all(path_); }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+std::string write_source(const std::string& directory, const std::string& name,
+                         const std::string& text) {
+  std::string path = directory + "/" + name;
+  std::ofstream(path) << text;
+  return path;
+}
+
+std::string command_output(const std::string& command) {
+  std::string output;
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) return output;
+  char buffer[4096];
+  size_t count;
+  while ((count = fread(buffer, 1, sizeof buffer, pipe)) > 0) output.append(buffer, count);
+  pclose(pipe);
+  return output;
+}
+
+bool contains(const std::vector<std::string>& list, const std::string& item) {
+  return std::find(list.begin(), list.end(), item) != list.end();
+}
+
+TEST(Toolchain, FindsCompilerAndComputesIdentityOnce) {
+  const Toolchain& toolchain = Toolchain::system();
+  EXPECT_EQ(&toolchain, &Toolchain::system());
+  ASSERT_FALSE(toolchain.compiler().empty());
+  EXPECT_EQ(toolchain.compiler()[0], '/') << toolchain.compiler();
+  const std::string& identity = toolchain.identity();
+  EXPECT_NE(identity.find(toolchain.compiler()), std::string::npos) << identity;
+  EXPECT_NE(identity.find("version "), std::string::npos) << identity;
+  EXPECT_NE(identity.find("-march=native"), std::string::npos) << identity;
+  EXPECT_NE(identity.find("target "), std::string::npos) << identity;
+  // Computed once: the same string object on every call.
+  EXPECT_EQ(&identity, &Toolchain::system().identity());
+
+  const auto& flags = toolchain.flags();
+  for (const char* flag : {"-O3", "-march=native", "-fPIC", "-shared", "-fopenmp",
+                           "-fopenmp-simd", "-fno-math-errno", "-fwrapv",
+                           "-fno-builtin-sin", "-fno-builtin-cosf"}) {
+    EXPECT_TRUE(contains(flags.compile, flag)) << flag;
+  }
+  EXPECT_TRUE(contains(flags.link, "-lm"));
+  EXPECT_TRUE(contains(flags.link, "-lmvec")) << "glibc 2.36 on this machine ships libmvec";
+}
+
+TEST(Toolchain, FindCompilerHonoursKilnCxxAndSkipsMissingOnes) {
+  const char* saved = getenv("KILN_CXX");
+  std::string saved_value = saved ? saved : "";
+  setenv("KILN_CXX", "/bin/sh", 1);  // any executable: selection only checks it exists
+  EXPECT_EQ(kiln::runtime::find_compiler(), "/bin/sh");
+  setenv("KILN_CXX", "/nonexistent/kiln-no-such-compiler", 1);
+  testing::internal::CaptureStderr();
+  std::string fallback = kiln::runtime::find_compiler();
+  std::string warning = testing::internal::GetCapturedStderr();
+  EXPECT_NE(fallback, "/nonexistent/kiln-no-such-compiler");
+  EXPECT_FALSE(fallback.empty());
+  EXPECT_NE(warning.find("KILN_CXX"), std::string::npos) << warning;
+  if (saved) {
+    setenv("KILN_CXX", saved_value.c_str(), 1);
+  } else {
+    unsetenv("KILN_CXX");
+  }
+}
+
+TEST(Toolchain, CompilesLoadsAndCallsASharedObject) {
+  TemporaryDirectory directory;
+  std::string source = write_source(directory.path(), "answer.cpp",
+                                    "extern \"C\" int kiln_test_answer() { return 6 * 7; }\n");
+  std::string object = directory.path() + "/answer.so";
+  Toolchain::system().compile_shared_object(source, object);
+
+  auto library = SharedLibrary::open(object);
+  EXPECT_EQ(library->path(), object);
+  auto answer = reinterpret_cast<int (*)()>(library->symbol("kiln_test_answer"));
+  ASSERT_NE(answer, nullptr);
+  EXPECT_EQ(answer(), 42);
+
+  try {
+    library->symbol("kiln_no_such_symbol");
+    FAIL() << "missing symbol did not throw";
+  } catch (const kiln::Error& error) {
+    EXPECT_NE(std::string(error.what()).find("kiln_no_such_symbol"), std::string::npos);
+    EXPECT_NE(std::string(error.what()).find(object), std::string::npos);
+  }
+}
+
+TEST(Toolchain, SyntaxErrorThrowsToolchainErrorNamingTheSource) {
+  TemporaryDirectory directory;
+  std::string source = write_source(directory.path(), "broken.cpp",
+                                    "extern \"C\" int kiln_broken( { return 1 }\n");
+  std::string object = directory.path() + "/broken.so";
+  try {
+    Toolchain::system().compile_shared_object(source, object);
+    FAIL() << "a syntax error compiled";
+  } catch (const kiln::Error& error) {
+    EXPECT_EQ(error.kind(), kiln::ErrorKind::Toolchain);
+    std::string message = error.what();
+    EXPECT_EQ(message.rfind("kiln: C++ compiler failed on " + source + ":\n", 0), 0u) << message;
+    EXPECT_NE(message.find("error"), std::string::npos) << message;  // the compiler's words
+  }
+  EXPECT_FALSE(std::filesystem::exists(object));
+}
+
+TEST(Toolchain, DeclareSimdSinCallsLibmvecVariant) {
+  TemporaryDirectory directory;
+  std::string source = write_source(directory.path(), "vector_sin.cpp", R"(
+#pragma omp declare simd notinbranch
+extern "C" float sinf(float);
+extern "C" void kiln_test_sin(const float* input, float* output) {
+#pragma omp simd
+  for (int i = 0; i < 1024; ++i) output[i] = sinf(input[i]);
+}
+)");
+  std::string object = directory.path() + "/vector_sin.so";
+  Toolchain::system().compile_shared_object(source, object);
+
+  // The vector variants are named _ZGV<isa>N<lanes>v_sinf (vector function ABI).
+  std::string symbols = command_output("nm -D '" + object + "' 2>&1");
+  EXPECT_NE(symbols.find("_ZGV"), std::string::npos) << symbols;
+  EXPECT_NE(symbols.find("v_sinf"), std::string::npos) << symbols;
+
+  auto library = SharedLibrary::open(object);
+  auto vector_sin =
+      reinterpret_cast<void (*)(const float*, float*)>(library->symbol("kiln_test_sin"));
+  std::vector<float> input(1024), output(1024);
+  for (int i = 0; i < 1024; ++i) input[i] = -10.0f + 0.02f * static_cast<float>(i);
+  vector_sin(input.data(), output.data());
+  for (int i = 0; i < 1024; ++i) {
+    // libmvec promises 4 ulp; |sin| <= 1 so an absolute bound of 1e-6 covers it.
+    EXPECT_NEAR(output[i], std::sin(static_cast<double>(input[i])), 1e-6) << "i=" << i;
+  }
+}
+
+TEST(SharedLibrary, MissingFileThrowsNamingThePath) {
+  std::string path = "/nonexistent/kiln-no-such-library.so";
+  try {
+    SharedLibrary::open(path);
+    FAIL() << "opening a missing file did not throw";
+  } catch (const kiln::Error& error) {
+    EXPECT_EQ(error.kind(), kiln::ErrorKind::Toolchain);
+    EXPECT_NE(std::string(error.what()).find(path), std::string::npos) << error.what();
+  }
+}
+
+}  // namespace
