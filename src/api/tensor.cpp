@@ -79,7 +79,8 @@ DType weak_scalar_dtype(DType tensor, double value, Op op, const std::string& na
 }
 
 // How a binary ufunc treats operands that are not float (NumPy's loop selection).
-enum class FloatRule { Keep, MathFloat, Float64 };
+// BoolToFloat: only bool goes to float16 (rounding functions, which keep integers).
+enum class FloatRule { Keep, MathFloat, Float64, BoolToFloat };
 
 struct BinarySpec {
   const char* name;
@@ -129,7 +130,9 @@ Tensor binary(const BinarySpec& spec, const Tensor& tensor, double value, bool s
 Tensor unary(const char* name, Op op, FloatRule floats, const Tensor& x, const Where& where) {
   Trace& trace = trace_for(x, name, where);
   ValueId value = x.id();
-  if (floats == FloatRule::MathFloat) value = cast_to(trace.builder, value, math_float(x.dtype()));
+  bool to_float = floats == FloatRule::MathFloat ||
+                  (floats == FloatRule::BoolToFloat && x.dtype() == DType::Bool);
+  if (to_float) value = cast_to(trace.builder, value, math_float(x.dtype()));
   return wrap(trace, trace.builder.unary(op, value));
 }
 
@@ -178,8 +181,8 @@ Tensor Tensor::operator[](int64_t index) const {
 
 // ---- unary ufuncs ----
 
-#define KILN_UNARY(function, op, floats)                     \
-  Tensor function(const Tensor& x, Where where) {           \
+#define KILN_UNARY(function, op, floats)                          \
+  Tensor function(const Tensor& x, Where where) {                 \
     return unary(#function, Op::op, FloatRule::floats, x, where); \
   }
 KILN_UNARY(sign, sign, Keep)
@@ -216,10 +219,9 @@ KILN_UNARY(bitwise_not, bitwise_not, Keep)
 #undef KILN_UNARY
 
 // Rounding keeps integers (they are already whole); bool has no loop and goes to float16.
-#define KILN_ROUNDING(function, op)                                              \
-  Tensor function(const Tensor& x, Where where) {                               \
-    FloatRule floats = x.dtype() == DType::Bool ? FloatRule::MathFloat : FloatRule::Keep; \
-    return unary(#function, Op::op, floats, x, where);                          \
+#define KILN_ROUNDING(function, op)                                      \
+  Tensor function(const Tensor& x, Where where) {                       \
+    return unary(#function, Op::op, FloatRule::BoolToFloat, x, where);  \
   }
 KILN_ROUNDING(floor, floor)
 KILN_ROUNDING(ceil, ceil)
@@ -228,6 +230,7 @@ KILN_ROUNDING(trunc, trunc)
 #undef KILN_ROUNDING
 
 Tensor negative(const Tensor& x, Where where) {
+  trace_for(x, "negative", where);
   if (x.dtype() == DType::Bool) {
     throw Error(ErrorKind::Type,
                 error_message("negative", detail::location_string(where),
@@ -237,6 +240,7 @@ Tensor negative(const Tensor& x, Where where) {
 }
 
 Tensor abs(const Tensor& x, Where where) {
+  trace_for(x, "abs", where);
   if (x.dtype() == DType::Bool) return x;  // |b| == b
   return unary("abs", Op::abs, FloatRule::Keep, x, where);
 }
@@ -337,7 +341,8 @@ std::optional<double> integer_bound(DType dtype, std::optional<double> bound, bo
   if (below == is_low) return std::nullopt;
   int bits = 8 * dtype_size(dtype) - (is_signed_integer(dtype) ? 1 : 0);
   // 64-bit extremes are not doubles: the largest double below them stands in.
-  double highest = bits >= 63 ? std::nextafter(std::ldexp(1.0, bits), 0.0) : std::ldexp(1.0, bits) - 1;
+  double highest = bits >= 63 ? std::nextafter(std::ldexp(1.0, bits), 0.0)
+                               : std::ldexp(1.0, bits) - 1;
   double lowest = is_signed_integer(dtype) ? -std::ldexp(1.0, bits) : 0;
   return below ? lowest : highest;
 }
@@ -359,7 +364,9 @@ Tensor clip(const Tensor& x, std::optional<double> low, std::optional<double> hi
     for (std::optional<double> bound : {low, high}) {
       if (!bound) continue;
       bool integral = std::isfinite(*bound) && *bound == std::trunc(*bound);
-      DType bound_type = !integral ? DType::Float64 : x.dtype() == DType::Bool ? DType::Int64 : x.dtype();
+      DType bound_type = !integral                  ? DType::Float64
+                         : x.dtype() == DType::Bool ? DType::Int64
+                                                    : x.dtype();
       dtype = promote_types(dtype, bound_type);
     }
     low = integer_bound(dtype, low, true);

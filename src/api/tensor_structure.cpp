@@ -288,7 +288,8 @@ Tensor index_put(const Tensor& x, const Tensor& indices, const Tensor& values, i
   std::vector<int64_t> index_shape = indices.shape();
   std::vector<int64_t> selected(sizes.begin(), sizes.begin() + static_cast<ptrdiff_t>(position));
   selected.insert(selected.end(), index_shape.begin(), index_shape.end());
-  selected.insert(selected.end(), sizes.begin() + static_cast<ptrdiff_t>(position) + 1, sizes.end());
+  selected.insert(selected.end(), sizes.begin() + static_cast<ptrdiff_t>(position) + 1,
+                  sizes.end());
   std::vector<int64_t> flat = sizes;
   flat[position] = indices.size();
   ValueId value = cast_to(builder, values.id(), x.dtype());

@@ -32,7 +32,13 @@ constexpr std::array<DTypeSpelling, kDTypeCount> kSpellings = {{
     {"float64", "double", "double"},
 }};
 
-const DTypeSpelling& spelling(DType t) { return kSpellings[static_cast<size_t>(t)]; }
+// A corrupt dtype (a dangling Node reference, say) must not read past the table: error
+// messages print dtypes, and they are where such bugs get reported.
+const DTypeSpelling& spelling(DType t) {
+  static constexpr DTypeSpelling kInvalid = {"<invalid dtype>", "<invalid>", "<invalid>"};
+  auto index = static_cast<size_t>(t);
+  return index < kSpellings.size() ? kSpellings[index] : kInvalid;
+}
 
 DType signed_of_size(int bytes) {
   switch (bytes) {

@@ -32,7 +32,8 @@ bool is_movement(Op op) {
 
 // The element at `offset` of a contiguous array as an exact Scalar of its dtype.
 ir::Scalar element_scalar(const Array& array, int64_t offset) {
-  const uint8_t* bytes = static_cast<const uint8_t*>(array.data()) + offset * dtype_size(array.dtype());
+  const uint8_t* bytes =
+      static_cast<const uint8_t*>(array.data()) + offset * dtype_size(array.dtype());
   auto read = [bytes](auto value) {
     std::memcpy(&value, bytes, sizeof(value));
     return value;
@@ -71,7 +72,8 @@ ValueId materialise(ir::Builder& builder, const Node& node, const Array& compute
   const uint8_t* bytes = static_cast<const uint8_t*>(array.data());
   bool all_equal = true;
   for (int64_t i = 1; i < array.size() && all_equal; ++i) {
-    all_equal = std::memcmp(bytes, bytes + i * element_size, static_cast<size_t>(element_size)) == 0;
+    const uint8_t* element = bytes + i * element_size;
+    all_equal = std::memcmp(bytes, element, static_cast<size_t>(element_size)) == 0;
   }
   builder.set_location(node.location);
   if (all_equal) {
@@ -121,7 +123,9 @@ ir::Graph fold_constants(const ir::Graph& graph) {
         folded >= 0 ? folded : builder.copy_node(node, std::move(inputs));
   }
   std::vector<ValueId> outputs;
-  for (ValueId output : graph.outputs()) outputs.push_back(replacement[static_cast<size_t>(output)]);
+  for (ValueId output : graph.outputs()) {
+    outputs.push_back(replacement[static_cast<size_t>(output)]);
+  }
   result.set_outputs(std::move(outputs));
   return result;
 }

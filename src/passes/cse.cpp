@@ -14,7 +14,9 @@ using ir::ValueId;
 
 namespace {
 
-void combine(size_t& seed, size_t value) { seed ^= value + 0x9e3779b97f4a7c15ULL + (seed << 6) + (seed >> 2); }
+void combine(size_t& seed, size_t value) {
+  seed ^= value + 0x9e3779b97f4a7c15ULL + (seed << 6) + (seed >> 2);
+}
 
 void combine_all(size_t& seed, const std::vector<int64_t>& values) {
   combine(seed, values.size());
@@ -72,7 +74,9 @@ ir::Graph eliminate_common_subexpressions(const ir::Graph& graph) {
     replacement[static_cast<size_t>(id)] = found;
   }
   std::vector<ValueId> outputs;
-  for (ValueId output : graph.outputs()) outputs.push_back(replacement[static_cast<size_t>(output)]);
+  for (ValueId output : graph.outputs()) {
+    outputs.push_back(replacement[static_cast<size_t>(output)]);
+  }
   result.set_outputs(std::move(outputs));
   return result;
 }

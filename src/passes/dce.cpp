@@ -29,7 +29,9 @@ ir::Graph eliminate_dead_code(const ir::Graph& graph) {
     replacement[static_cast<size_t>(id)] = builder.copy_node(node, std::move(inputs));
   }
   std::vector<ValueId> outputs;
-  for (ValueId output : graph.outputs()) outputs.push_back(replacement[static_cast<size_t>(output)]);
+  for (ValueId output : graph.outputs()) {
+    outputs.push_back(replacement[static_cast<size_t>(output)]);
+  }
   result.set_outputs(std::move(outputs));
   return result;
 }

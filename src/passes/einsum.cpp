@@ -56,12 +56,13 @@ Labeled take_diagonals(Builder& b, Labeled operand) {
     size_t repeat;
     while ((repeat = operand.letters.find(operand.letters[first], first + 1)) !=
            std::string::npos) {
-      const ir::Node& node = b.node(operand.value);
-      ir::Shape shape = node.shape;
+      // Copies: building nodes below invalidates references into the graph.
+      ir::Shape shape = b.node(operand.value).shape;
+      DType dtype = b.node(operand.value).dtype;
       ValueId row = b.iota(DType::Int64, shape, static_cast<int64_t>(first));
       ValueId column = b.iota(DType::Int64, shape, static_cast<int64_t>(repeat));
       ValueId on_diagonal = b.binary(Op::eq, row, column);
-      ValueId masked = b.where(on_diagonal, operand.value, constant(b, 0, node.dtype));
+      ValueId masked = b.where(on_diagonal, operand.value, constant(b, 0, dtype));
       operand.value = b.reduce(Op::sum, masked, {static_cast<int64_t>(repeat)}, false);
       operand.letters.erase(repeat, 1);
     }

@@ -45,7 +45,7 @@ std::set<std::string> disabled_passes() {
     size_t last = name.find_last_not_of(" \t");
     if (first == std::string::npos) continue;
     name = name.substr(first, last - first + 1);
-    // Unknown names are kept too: later stages may read the same variable for their passes.
+    // Names this pipeline does not know are harmless: later stages may read the variable too.
     names.insert(name);
   }
   return names;

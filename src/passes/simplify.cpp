@@ -218,7 +218,9 @@ ir::Graph simplify(const ir::Graph& graph) {
         rewritten ? *rewritten : builder.copy_node(node, std::move(inputs));
   }
   std::vector<ValueId> outputs;
-  for (ValueId output : graph.outputs()) outputs.push_back(replacement[static_cast<size_t>(output)]);
+  for (ValueId output : graph.outputs()) {
+    outputs.push_back(replacement[static_cast<size_t>(output)]);
+  }
   result.set_outputs(std::move(outputs));
   return result;
 }

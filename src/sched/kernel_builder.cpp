@@ -26,6 +26,11 @@ bool Expr::operator==(const Expr& o) const {
 
 bool Range::known() const { return low != kMin && high != kMax; }
 
+KernelBuilder::KernelBuilder(Kernel& kernel) : kernel_(kernel) {
+  for (size_t id = 0; id < kernel_.exprs.size(); ++id)
+    interned_[hash_expr(kernel_.exprs[id])].push_back(static_cast<ExprId>(id));
+}
+
 ExprId KernelBuilder::intern(Expr e) {
   size_t h = hash_expr(e);
   auto& bucket = interned_[h];
@@ -38,13 +43,13 @@ ExprId KernelBuilder::intern(Expr e) {
 }
 
 int32_t KernelBuilder::new_loop(int64_t extent) {
-  loop_extents_.push_back(extent);
-  return kernel_.loop_count++;
+  kernel_.loop_extents.push_back(extent);
+  return static_cast<int32_t>(kernel_.loop_extents.size() - 1);
 }
 
 int32_t KernelBuilder::new_local(const std::set<int32_t>& dependencies) {
-  local_dependencies_.push_back(dependencies);
-  return kernel_.local_count++;
+  kernel_.local_dependencies.emplace_back(dependencies.begin(), dependencies.end());
+  return static_cast<int32_t>(kernel_.local_dependencies.size() - 1);
 }
 
 ExprId KernelBuilder::constant(Scalar value, DType dtype) {
@@ -119,6 +124,36 @@ ExprId KernelBuilder::random(Op op, DType dtype, uint64_t seed, ExprId flat_inde
   e.seed = seed;
   e.operands = {flat_index};
   return intern(e);
+}
+
+ExprId KernelBuilder::array_load(int32_t array, DType dtype, ExprId index) {
+  Expr e;
+  e.kind = ExprKind::ArrayLoad;
+  e.dtype = dtype;
+  e.buffer = array;
+  e.operands = {index};
+  return intern(e);
+}
+
+ExprId KernelBuilder::substitute(ExprId id, const std::map<int32_t, ExprId>& substitution) {
+  Expr e = expr(id);
+  if (e.kind == ExprKind::LoopVar) {
+    auto found = substitution.find(e.variable);
+    return found == substitution.end() ? id : found->second;
+  }
+  if (e.operands.empty()) return id;
+  bool changed = false;
+  for (ExprId& operand : e.operands) {
+    ExprId replaced = substitute(operand, substitution);
+    changed |= replaced != operand;
+    operand = replaced;
+  }
+  if (!changed) return id;
+  switch (e.kind) {  // re-simplify index arithmetic
+    case ExprKind::IndexAdd: return add(e.operands[0], e.operands[1]);
+    case ExprKind::IndexMul: return mul(e.operands[0], e.operands[1]);
+    default: return intern(e);
+  }
 }
 
 bool KernelBuilder::is_constant(ExprId id, int64_t* value) const {
@@ -350,7 +385,10 @@ const std::set<int32_t>& KernelBuilder::dependencies(ExprId id) {
   std::set<int32_t> result;
   const Expr& e = expr(id);
   if (e.kind == ExprKind::LoopVar) result.insert(e.variable);
-  if (e.kind == ExprKind::Local) result = local_dependencies_[static_cast<size_t>(e.variable)];
+  if (e.kind == ExprKind::Local) {
+    const auto& deps = kernel_.local_dependencies[static_cast<size_t>(e.variable)];
+    result.insert(deps.begin(), deps.end());
+  }
   std::vector<ExprId> operands = e.operands;  // copy: the arena may grow below
   for (ExprId operand : operands) {
     const std::set<int32_t>& inner = dependencies(operand);

@@ -18,12 +18,13 @@ struct Range {
 
 class KernelBuilder {
  public:
-  explicit KernelBuilder(Kernel& kernel) : kernel_(kernel) {}
+  // Works on a new or an existing kernel (later passes add expressions to a scheduled one).
+  explicit KernelBuilder(Kernel& kernel);
   Kernel& kernel() { return kernel_; }
   const Expr& expr(ExprId id) const { return kernel_.exprs[static_cast<size_t>(id)]; }
 
   int32_t new_loop(int64_t extent);
-  int64_t loop_extent(int32_t loop) const { return loop_extents_[static_cast<size_t>(loop)]; }
+  int64_t loop_extent(int32_t loop) const { return kernel_.loop_extents[static_cast<size_t>(loop)]; }
   int32_t new_local(const std::set<int32_t>& dependencies);
 
   ExprId constant(Scalar value, DType dtype);
@@ -35,6 +36,9 @@ class KernelBuilder {
   ExprId cast(ExprId value, DType dtype);
   ExprId select(ExprId condition, ExprId if_true, ExprId if_false);
   ExprId random(Op op, DType dtype, uint64_t seed, ExprId flat_index);
+  ExprId array_load(int32_t array, DType dtype, ExprId index);
+  // A copy of `id` with loop variables replaced as `substitution` says.
+  ExprId substitute(ExprId id, const std::map<int32_t, ExprId>& substitution);
 
   // Index arithmetic (int64), simplified on construction (index_simplify.cpp).
   ExprId add(ExprId a, ExprId b);
@@ -62,8 +66,6 @@ class KernelBuilder {
   ExprId from_affine(const Affine& form);
 
   Kernel& kernel_;
-  std::vector<int64_t> loop_extents_;
-  std::vector<std::set<int32_t>> local_dependencies_;
   std::unordered_map<size_t, std::vector<ExprId>> interned_;
   std::unordered_map<ExprId, std::set<int32_t>> dependency_cache_;
 };

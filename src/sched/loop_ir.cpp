@@ -29,6 +29,7 @@ std::string expr_text(const Kernel& k, ExprId id) {
     case ExprKind::IndexMax: return "max(" + operand(0) + ", " + operand(1) + ")";
     case ExprKind::IndexLess: return "(" + operand(0) + " < " + operand(1) + ")";
     case ExprKind::Random: return std::string(ir::op_name(e.op)) + "(" + operand(0) + ")";
+    case ExprKind::ArrayLoad: return "h" + std::to_string(e.buffer) + "[" + operand(0) + "]";
   }
   return "?";
 }
@@ -52,8 +53,11 @@ void print_statements(std::ostringstream& out, const Kernel& k, const std::vecto
         out << "\n";
         break;
       }
+      case StmtKind::LocalArray:
+        out << pad << "local h" << s.buffer << "[" << k.local_arrays[static_cast<size_t>(s.buffer)].size << "]\n";
+        break;
       case StmtKind::Store:
-        out << pad << "b" << s.buffer << "[" << expr_text(k, s.index) << "] " << (s.accumulate ? "+=" : "=")
+        out << pad << (s.to_local_array ? "h" : "b") << s.buffer << "[" << expr_text(k, s.index) << "] " << (s.accumulate ? "+=" : "=")
             << " " << expr_text(k, s.value) << "\n";
         break;
     }

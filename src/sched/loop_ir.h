@@ -33,6 +33,7 @@ enum class ExprKind : uint8_t {
   IndexAdd, IndexMul, IndexFloorDiv, IndexMod, IndexMin, IndexMax,  // int64 index arithmetic
   IndexLess,    // operands[0] < operands[1] (bool)
   Random,       // philox(`seed`, operands[0] = flat element index), `op` random_uniform/normal
+  ArrayLoad,    // local array `buffer` at operands[0] (a value hoisted out of a loop nest)
 };
 
 struct Expr {
@@ -53,7 +54,8 @@ struct Loop {
 };
 
 // Scan: one inclusive accumulation along reduce_loops[0], storing the running value each step.
-enum class StmtKind : uint8_t { Loop, Reduce, Store, Scan };
+// LocalArray: declares local array `buffer` (Kernel::local_arrays) for the statements after it.
+enum class StmtKind : uint8_t { Loop, Reduce, Store, Scan, LocalArray };
 
 // One accumulation inside a Reduce statement. Reductions that share loops share one pass.
 struct Accumulation {
@@ -75,8 +77,10 @@ struct Stmt {
   // accumulation combined. parallel: split the outermost reduction loop across threads.
   std::vector<Loop> reduce_loops;
   std::vector<Accumulation> accumulations;
-  // Store (and Scan's per-step store); accumulate: buffer[index] += value (scatter-add)
+  // Store (and Scan's per-step store); accumulate: buffer[index] += value (scatter-add).
+  // to_local_array: `buffer` names a local array instead of a program buffer.
   bool accumulate = false;
+  bool to_local_array = false;
   int32_t buffer = -1;
   ExprId index = -1;
   ExprId value = -1;
@@ -89,8 +93,13 @@ struct Kernel {
   std::vector<std::string> comments;  // the graph lines it implements
   std::vector<Expr> exprs;
   std::vector<Stmt> body;
-  int32_t loop_count = 0;   // loop ids are 0..loop_count-1
-  int32_t local_count = 0;  // reduce ids are 0..local_count-1
+  std::vector<int64_t> loop_extents;                   // by loop id
+  std::vector<std::vector<int32_t>> local_dependencies;  // by reduce id: loops its index uses
+  struct LocalArray {
+    DType dtype;
+    int64_t size;
+  };
+  std::vector<LocalArray> local_arrays;
   std::vector<int32_t> buffers_read;
   std::vector<int32_t> buffers_written;
 };

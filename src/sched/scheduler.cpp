@@ -8,6 +8,7 @@
 #include "ir/printer.h"
 #include "kiln/error.h"
 #include "sched/buffer_plan.h"
+#include "sched/hoist_invariants.h"
 #include "sched/lowering.h"
 
 namespace kiln::sched {
@@ -312,15 +313,29 @@ int64_t statement_work(const Stmt& s) {
   return extent * inner;
 }
 
-bool has_loops(const std::vector<Stmt>& body) {
-  for (const Stmt& s : body)
-    if (s.kind != StmtKind::Store) return true;
-  return false;
+// Work inside a statement's reductions and scans per iteration of its enclosing loop, or -1
+// when it holds loops of its own (then it is not a SIMD candidate).
+int64_t inner_reduction_work(const std::vector<Stmt>& body) {
+  int64_t work = 1;
+  for (const Stmt& s : body) {
+    if (s.kind == StmtKind::Loop || s.kind == StmtKind::LocalArray) return -1;
+    int64_t inner = inner_reduction_work(s.body);
+    if (inner < 0) return -1;
+    for (const Loop& l : s.reduce_loops) inner *= l.extent;
+    work = std::max(work, inner);
+  }
+  return work;
 }
 
+// Innermost loops are SIMD candidates: loops over plain stores, and loops whose reductions are
+// so short (kmeans' two means of two coordinates) that the compiler unrolls them completely
+// and vectorises across the outer iterations.
 void mark_vector_loops(std::vector<Stmt>& body) {
   for (Stmt& s : body) {
-    if (s.kind == StmtKind::Loop && !has_loops(s.body)) s.vectorize = true;
+    if (s.kind == StmtKind::Loop) {
+      int64_t work = inner_reduction_work(s.body);
+      if (work >= 0 && work <= 16) s.vectorize = true;
+    }
     mark_vector_loops(s.body);
   }
 }
@@ -379,6 +394,7 @@ Program schedule(const ir::Graph& graph, const std::vector<std::vector<int64_t>>
     bool grew = false;
     for (ValueId id : requests) grew |= materialized.insert(id).second;
     if (!grew) {
+      for (Kernel& kernel : program.kernels) hoist_invariants(kernel);
       plan_buffers(program);
       return program;
     }

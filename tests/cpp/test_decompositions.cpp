@@ -180,7 +180,8 @@ TEST(Decompositions, EinsumMatrixProductEqualsMatmul) {
   detail::Trace trace;
   Tensor a = trace.input(DType::Float64, {2, 3});
   Tensor b = trace.input(DType::Float64, {3, 2});
-  auto values = evaluate(trace, {einsum("ij,jk->ik", {a, b}), matmul(a, b), einsum("ij,jk", {a, b})},
+  auto values = evaluate(trace,
+                         {einsum("ij,jk->ik", {a, b}), matmul(a, b), einsum("ij,jk", {a, b})},
                          {Array::from_vector<double>({1, 2, 3, 4, 5, 6}, {2, 3}),
                           Array::from_vector<double>({7, 8, 9, 10, 11, 12}, {3, 2})});
   expect_near_all(values[0], {58, 64, 139, 154});

@@ -17,6 +17,8 @@ TEST(DType, NamesRoundTrip) {
   EXPECT_EQ(dtype_name(DType::UInt16), "uint16");
   EXPECT_EQ(dtype_name(DType::BFloat16), "bfloat16");
   EXPECT_EQ(dtype_from_name("float64"), DType::Float64);
+  // A corrupt value prints as such instead of reading past the table.
+  EXPECT_EQ(dtype_name(static_cast<DType>(200)), "<invalid dtype>");
 }
 
 TEST(DType, UnknownNameIsTypeError) {

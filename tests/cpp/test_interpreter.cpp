@@ -49,6 +49,15 @@ void expect_values(const std::vector<double>& actual, const std::vector<double>&
   }
 }
 
+// Welford's updates round differently from the two-pass formula: allow a few ulp.
+void expect_close(const std::vector<double>& actual, const std::vector<double>& expected) {
+  ASSERT_EQ(actual.size(), expected.size());
+  for (size_t i = 0; i < expected.size(); ++i) {
+    if (std::isnan(expected[i])) EXPECT_TRUE(std::isnan(actual[i])) << "element " << i;
+    else EXPECT_DOUBLE_EQ(actual[i], expected[i]) << "element " << i;
+  }
+}
+
 Array floats(const std::vector<float>& data, std::vector<int64_t> shape) {
   return Array::from_vector(data, std::move(shape));
 }
@@ -189,8 +198,8 @@ TEST_F(InterpreterTest, VarianceWithDdof) {
   Array input = Array::from_vector(std::vector<double>{2, 4, 4, 4, 5, 5, 7, 9}, {2, 4});
   std::vector<Array> results = interpret(graph, {input});
   // Squared deviations: [2, 4, 4, 4] (mean 3.5) sum to 3; [5, 5, 7, 9] (mean 6.5) to 11.
-  expect_values(values(results[0]), {1.0, 11.0 / 3.0});
-  expect_values(values(results[1]), {0.75, 2.75});
+  expect_close(values(results[0]), {1.0, 11.0 / 3.0});
+  expect_close(values(results[1]), {0.75, 2.75});
   // Columns hold 2 elements each: ddof 2 leaves no degrees of freedom -> NaN.
   expect_values(values(results[2]), {kNaN, kNaN, kNaN, kNaN});
 }
@@ -361,6 +370,43 @@ TEST_F(InterpreterTest, SourcesConstantIotaAndRandom) {
   EXPECT_NEAR(sum / 1000, 0.5, 0.05);
   // Element i uses Philox counter i: the interpreter and generated code agree element-wise.
   EXPECT_EQ(first[3], kiln_philox_uniform_f64(7, 3));
+}
+
+TEST_F(InterpreterTest, ConstantArrayIsRowMajorBytes) {
+  std::vector<int16_t> data = {-3, 7, 300, 0};
+  std::vector<uint8_t> bytes(data.size() * sizeof(int16_t));
+  std::memcpy(bytes.data(), data.data(), bytes.size());
+  Array result = run(builder.constant_array(bytes, DType::Int16, {2, 2}));
+  EXPECT_EQ(result.dtype(), DType::Int16);
+  expect_values(values(result), {-3, 7, 300, 0});
+}
+
+// Completeness: every elementwise op of the table runs on every dtype it accepts, on zeros
+// (which also divides integers by zero: that must give 0, never trap).
+TEST_F(InterpreterTest, EveryElementwiseOpRunsOnEveryAcceptedDtype) {
+  int evaluated = 0;
+  for (int op_index = 0; op_index < static_cast<int>(Op::op_count); ++op_index) {
+    Op op = static_cast<Op>(op_index);
+    const OpInfo& info = op_info(op);
+    if (!is_elementwise(op)) continue;
+    for (int dtype_index = 0; dtype_index < kDTypeCount; ++dtype_index) {
+      DType dtype = static_cast<DType>(dtype_index);
+      if ((info.accepts & static_cast<uint8_t>(dtype_class(dtype))) == 0) continue;
+      Graph local;
+      Builder b(local);
+      ValueId x = b.parameter(dtype, {3});
+      ValueId result = info.kind == OpKind::Unary    ? b.unary(op, x)
+                       : info.kind == OpKind::Binary ? b.binary(op, x, x)
+                                                     : b.where(b.cast(x, DType::Bool), x, x);
+      local.set_outputs({result});
+      std::vector<Array> outputs = interpret(local, {Array::zeros(dtype, {3})});
+      ASSERT_EQ(outputs.size(), 1u);
+      EXPECT_EQ(outputs[0].dtype(), local.node(result).dtype) << op_name(op);
+      EXPECT_EQ(outputs[0].shape(), (std::vector<int64_t>{3})) << op_name(op);
+      ++evaluated;
+    }
+  }
+  EXPECT_GT(evaluated, 400);
 }
 
 TEST_F(InterpreterTest, WrongInputsAreUserErrors) {

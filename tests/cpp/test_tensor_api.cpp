@@ -123,8 +123,8 @@ TEST(TensorApi, ReductionTypes) {
 TEST(TensorApi, BoolSumCountsTrueValues) {
   detail::Trace trace;
   Tensor flags = trace.input(DType::Bool, {5});
-  std::vector<double> total = evaluate(trace, sum(flags), {Array::from_vector<bool>(
-                                                              {true, false, true, true, false}, {5})});
+  Array input = Array::from_vector<bool>({true, false, true, true, false}, {5});
+  std::vector<double> total = evaluate(trace, sum(flags), {input});
   EXPECT_EQ(total, (std::vector<double>{3}));
 }
 

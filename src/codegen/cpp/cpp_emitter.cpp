@@ -109,6 +109,7 @@ class KernelEmitter {
   const CppEmitOptions& options_;
   std::ostringstream& out_;
   int depth_ = 1;
+  bool in_simd_loop_ = false;  // OpenMP forbids a simd construct nested in another
   std::vector<std::set<ExprId>> emitted_{{}};
 };
 
@@ -208,6 +209,9 @@ std::string KernelEmitter::value(ExprId id) {
     case ExprKind::IndexLess:
       text = index_text(e.operands[0]) + " < " + index_text(e.operands[1]);
       break;
+    case ExprKind::ArrayLoad:
+      text = "h" + std::to_string(e.buffer) + "[" + index_text(e.operands[0]) + "]";
+      break;
     case ExprKind::Random: {
       bool single = e.dtype != DType::Float64;
       std::string fn = e.op == ir::Op::random_uniform ? "kiln_philox_uniform_" : "kiln_philox_normal_";
@@ -235,7 +239,17 @@ void KernelEmitter::statements(const std::vector<Stmt>& body) {
       case StmtKind::Scan:
         scan(s);
         break;
+      case StmtKind::LocalArray: {
+        const Kernel::LocalArray& array = kernel_.local_arrays[static_cast<size_t>(s.buffer)];
+        line("alignas(64) " + compute_type(array.dtype) + " h" + std::to_string(s.buffer) + "[" +
+             std::to_string(array.size) + "];");
+        break;
+      }
       case StmtKind::Store: {
+        if (s.to_local_array) {
+          line("h" + std::to_string(s.buffer) + "[" + index_text(s.index) + "] = " + value(s.value) + ";");
+          break;
+        }
         std::string v = value(s.value);
         std::string index = index_text(s.index);
         DType from = expr(s.value).dtype;
@@ -264,13 +278,17 @@ void KernelEmitter::loop(const Stmt& s) {
     close_block();
     return;
   }
-  if (s.parallel && s.vectorize) line("#pragma omp parallel for simd schedule(static)");
+  bool simd = s.vectorize && !in_simd_loop_;
+  if (s.parallel && simd) line("#pragma omp parallel for simd schedule(static)");
   else if (s.parallel) line("#pragma omp parallel for schedule(static)");
-  else if (s.vectorize) line("#pragma omp simd");
+  else if (simd) line("#pragma omp simd");
   std::string v = loop_name(s.loop.variable);
   line("for (int64_t " + v + " = 0; " + v + " < " + std::to_string(s.loop.extent) + "; ++" + v + ") {");
   open_block();
+  bool was_simd = in_simd_loop_;
+  in_simd_loop_ = in_simd_loop_ || simd;
   statements(s.body);
+  in_simd_loop_ = was_simd;
   close_block();
 }
 
@@ -328,7 +346,7 @@ void KernelEmitter::reduce(const Stmt& s) {
                 std::to_string(a.local) + clause_suffix + ")";
     for (size_t k = 0; k < s.reduce_loops.size(); ++k) {
       const sched::Loop& l = s.reduce_loops[k];
-      bool simd = k + 1 == s.reduce_loops.size() && simd_ok && s.body.empty();
+      bool simd = k + 1 == s.reduce_loops.size() && simd_ok && s.body.empty() && !in_simd_loop_;
       if (k == 0 && worksharing)
         line(std::string("#pragma omp for") + (simd ? " simd" + clause : "") + " schedule(static) nowait");
       else if (simd)

@@ -1,0 +1,13 @@
+// Hoisting of loop-invariant work that the compiler cannot hoist itself. An expensive
+// subexpression that depends on an inner loop but not on an outer one (numpy_fn's
+// Y_normalized[i, b] inside the loops over a and b, or g(y[j]) in out[i, j] = f(x[i]) + g(y[j]))
+// would be recomputed for every iteration of the outer loop. It is computed once into a local
+// array before that loop and read back inside it.
+#pragma once
+#include "sched/loop_ir.h"
+
+namespace kiln::sched {
+
+void hoist_invariants(Kernel& kernel, int64_t max_array_elements = 16384);
+
+}  // namespace kiln::sched
