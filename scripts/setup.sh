@@ -8,8 +8,10 @@ repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$repo_root"
 
 build_dir="${KILN_BUILD_DIR:-build}"
-python_packages=(numpy pytest)  # what the Python side needs now; keep in step with its imports
-python_check='import numpy, pytest'
+# What the Python side needs: the test runner, and the build backend of the package itself
+# (pip install --no-build-isolation below uses these instead of downloading them per build).
+python_packages=(numpy pytest nanobind scikit-build-core)
+python_check='import numpy, pytest, nanobind, scikit_build_core'
 
 say() { echo "setup: $*"; }
 
@@ -93,3 +95,25 @@ if grep -qE 'Building|Linking|Re-running CMake|Generating' "$build_log" &&
   say "built $build_dir/ in $((SECONDS - build_start)) s"
 fi
 rm -f "$build_log"
+
+# ---- the Python package ----------------------------------------------------------------------
+# `pip install .` (scikit-build-core + nanobind, pyproject.toml) into .venv, reusing
+# $build_dir/python so a rerun recompiles only what changed. Skipped while the installed package
+# imports and no source it is built from is newer than the last install.
+python_build_dir="$build_dir/python"
+install_stamp="$python_build_dir/.kiln-installed"
+python_sources=(python src include CMakeLists.txt pyproject.toml)
+needs_install=1
+if [ -f "$install_stamp" ] && .venv/bin/python -c 'import kiln._kiln' >/dev/null 2>&1 &&
+  [ -z "$(find "${python_sources[@]}" -newer "$install_stamp" -print -quit 2>/dev/null)" ]; then
+  needs_install=0
+fi
+if [ "$needs_install" -eq 1 ]; then
+  install_start=$SECONDS
+  mkdir -p "$python_build_dir"
+  CMAKE_BUILD_PARALLEL_LEVEL=2 run_logged .venv/bin/python -m pip install -q \
+    --disable-pip-version-check --no-build-isolation --no-deps \
+    -Cbuild-dir="$python_build_dir" .
+  touch "$install_stamp"
+  say "installed the kiln Python package into .venv in $((SECONDS - install_start)) s"
+fi

@@ -42,10 +42,7 @@ python_tests() {
 }
 python_test_files="$(find tests/python -name 'test_*.py' -o -name '*_test.py' 2>/dev/null)"
 if [ -n "$python_test_files" ]; then
-  # The package is imported from the source tree until it has an installed form.
-  if [ -d python ]; then
-    export PYTHONPATH="$repo_root/python${PYTHONPATH:+:$PYTHONPATH}"
-  fi
+  # kiln is imported from .venv, where scripts/setup.sh installed it (never from the tree).
   step "Python tests" python_tests
 fi
 

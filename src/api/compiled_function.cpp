@@ -20,17 +20,21 @@
 namespace kiln::detail {
 namespace {
 
+// The in-process cache key of a call: raw bytes of each input's dtype, shape and (for
+// non-contiguous inputs) strides. Built on every call, so no formatting.
 std::string signature(const std::vector<Array>& inputs) {
-  std::ostringstream key;
+  std::string key;
+  key.reserve(inputs.size() * 40);
+  auto append = [&key](int64_t value) { key.append(reinterpret_cast<const char*>(&value), sizeof value); };
   for (const Array& a : inputs) {
-    key << dtype_name(a.dtype()) << "(";
-    for (int64_t e : a.shape()) key << e << ",";
-    key << ")[";
-    if (!a.is_contiguous())
-      for (int64_t s : a.strides()) key << s << ",";
-    key << "];";
+    append(static_cast<int64_t>(a.dtype()) << 8 | a.ndim());
+    for (int64_t e : a.shape()) append(e);
+    bool contiguous = a.is_contiguous();
+    append(contiguous);
+    if (!contiguous)
+      for (int64_t s : a.strides()) append(s);
   }
-  return key.str();
+  return key;
 }
 
 double seconds_since(std::chrono::steady_clock::time_point start) {

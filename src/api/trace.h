@@ -18,6 +18,9 @@ namespace kiln::detail {
 struct Trace {
   ir::Graph graph;
   ir::Builder builder{graph};
+  // The location used for nodes and errors when an API call passes none (a default-constructed
+  // source_location): the Python frontend sets the user's file:line here before each op.
+  std::string default_location;
 
   Trace() = default;
   Trace(const Trace&) = delete;
@@ -44,6 +47,7 @@ inline std::string location_string(const std::source_location& where) {
 // caller is about to add. Throws a Value error naming `op` for a tensor that was never traced.
 inline Trace& trace_for(const Tensor& x, const std::string& op, const std::source_location& where) {
   std::string location = location_string(where);
+  if (location.empty() && x.trace() != nullptr) location = x.trace()->default_location;
   if (x.trace() == nullptr || x.id() < 0) {
     throw Error(ErrorKind::Value,
                 error_message(op, location, "the tensor is not part of a traced function"));

@@ -83,7 +83,7 @@
   X(shift_right, Integer, Same, kiln_shift_right(a, b))
 
 // where(condition, a, b): condition is bool, a and b share a dtype.
-#define KILN_TERNARY_OPS(X) X(where, Any, Same, a ? b : c)
+#define KILN_TERNARY_OPS(X) X(where, Any, Same, kiln_select(a, b, c))
 
 // Reductions over a set of axes (attrs.axes, attrs.keepdims).
 // X(name, accepts, result, accumulator, identity, combine)  -- `acc` combined with element `x`.

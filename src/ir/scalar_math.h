@@ -8,8 +8,11 @@
 //   is legal C++, so this also compiles after <cstdint>);
 // - an include guard, not #pragma once (which warns in a main file);
 // - the glibc math functions are declared under `omp declare simd` so that, with -fopenmp-simd
-//   and -lmvec, vectorised loops call libmvec's variants (_ZGVeN16v_sinf ...). The pragma is
-//   ignored where OpenMP is off (the interpreter), leaving plain declarations that match glibc's.
+//   and -lmvec, vectorised loops call libmvec's variants (_ZGVeN16v_sinf ...); code built
+//   without OpenMP (the interpreter) defines KILN_SCALAR_MATH_NO_SIMD and gets plain
+//   declarations that match glibc's;
+// - no control flow where a value is picked (kiln_select): GCC 12 will not vectorise a loop
+//   that holds both a branch and a call, and most kernels call libmvec.
 // Semantics follow NumPy: Python-style floordiv/mod, NaN-propagating maximum/minimum,
 // round-half-to-even, shifts past the bit width. Integer division by zero gives 0 and never traps.
 #ifndef KILN_SCALAR_MATH_H
@@ -144,6 +147,32 @@ constexpr T kiln_lowest() {
   }
 }
 
+// ---- branch-free select ----------------------------------------------------------------------
+// `condition ? x : y` through bit masks. GCC 12 refuses to if-convert (and so to vectorise) any
+// loop that also calls a function, libmvec's vector math included: a plain ?: next to a kiln_exp
+// keeps the whole loop scalar. Mask arithmetic has no control flow to convert. Every helper
+// below that picks between values uses this; generated code should too.
+template <class T>
+inline T kiln_select(bool condition, T x, T y) {
+  if constexpr (kiln_is_bool<T>) {
+    return (condition & x) | (!condition & y);
+  } else if constexpr (kiln_is_float<T>) {
+    if constexpr (sizeof(T) == 4) {
+      uint32_t mask = 0u - uint32_t(condition);
+      return __builtin_bit_cast(T, (__builtin_bit_cast(uint32_t, x) & mask) |
+                                       (__builtin_bit_cast(uint32_t, y) & ~mask));
+    } else {
+      uint64_t mask = uint64_t(0) - uint64_t(condition);
+      return __builtin_bit_cast(T, (__builtin_bit_cast(uint64_t, x) & mask) |
+                                       (__builtin_bit_cast(uint64_t, y) & ~mask));
+    }
+  } else {
+    typedef typename kiln_unsigned_of<T>::type U;
+    U mask = U(U(0) - U(condition));
+    return T((U(x) & mask) | (U(y) & U(~mask)));
+  }
+}
+
 // ---- unary helpers --------------------------------------------------------------------------
 template <class T>
 inline T kiln_abs(T a) {
@@ -152,7 +181,7 @@ inline T kiln_abs(T a) {
   } else if constexpr (kiln_is_signed<T>) {
     // Wraps like NumPy: abs(INT_MIN) == INT_MIN.
     typedef typename kiln_unsigned_of<T>::type U;
-    return a < 0 ? T(U(0) - U(a)) : a;
+    return kiln_select(a < 0, T(U(0) - U(a)), a);
   } else {
     return a;
   }
@@ -163,7 +192,8 @@ inline float kiln_abs(float a) { return __builtin_fabsf(a); }
 template <class T>
 inline T kiln_sign(T a) {
   if constexpr (kiln_is_float<T>) {
-    return a > 0 ? T(1) : (a < 0 ? T(-1) : (a == 0 ? T(0) : a));
+    // `a + 0` keeps NaN and turns -0 into +0, as NumPy does.
+    return kiln_select(a > 0, T(1), kiln_select(a < 0, T(-1), a + T(0)));
   } else if constexpr (kiln_is_signed<T>) {
     return T((a > T(0)) - (a < T(0)));
   } else {
@@ -290,35 +320,35 @@ inline T kiln_pow(T a, T b) {
 // maximum/minimum propagate NaN (the first NaN operand is returned); fmax/fmin ignore it.
 template <class T>
 inline T kiln_maximum(T a, T b) {
-  if constexpr (kiln_is_float<T>) return (a > b || a != a) ? a : b;
-  else return a > b ? a : b;
+  if constexpr (kiln_is_float<T>) return kiln_select((a > b) | (a != a), a, b);
+  else return kiln_select(a > b, a, b);
 }
 template <class T>
 inline T kiln_minimum(T a, T b) {
-  if constexpr (kiln_is_float<T>) return (a < b || a != a) ? a : b;
-  else return a < b ? a : b;
+  if constexpr (kiln_is_float<T>) return kiln_select((a < b) | (a != a), a, b);
+  else return kiln_select(a < b, a, b);
 }
 template <class T>
 inline T kiln_fmax(T a, T b) {
-  if constexpr (kiln_is_float<T>) return (a > b || b != b) ? a : b;
-  else return a > b ? a : b;
+  if constexpr (kiln_is_float<T>) return kiln_select((a > b) | (b != b), a, b);
+  else return kiln_select(a > b, a, b);
 }
 template <class T>
 inline T kiln_fmin(T a, T b) {
-  if constexpr (kiln_is_float<T>) return (a < b || b != b) ? a : b;
-  else return a < b ? a : b;
+  if constexpr (kiln_is_float<T>) return kiln_select((a < b) | (b != b), a, b);
+  else return kiln_select(a < b, a, b);
 }
 
 // argmax/argmin: true when x replaces the current best acc. Strictly better keeps the first
 // occurrence; NaN beats any number (and a later NaN does not replace an earlier one).
 template <class T>
 inline bool kiln_argmax_better(T x, T acc) {
-  if constexpr (kiln_is_float<T>) return x > acc || (x != x && acc == acc);
+  if constexpr (kiln_is_float<T>) return (x > acc) | ((x != x) & (acc == acc));
   else return x > acc;
 }
 template <class T>
 inline bool kiln_argmin_better(T x, T acc) {
-  if constexpr (kiln_is_float<T>) return x < acc || (x != x && acc == acc);
+  if constexpr (kiln_is_float<T>) return (x < acc) | ((x != x) & (acc == acc));
   else return x < acc;
 }
 
@@ -360,9 +390,10 @@ inline float kiln_f16_to_f32(uint16_t bits) {
   // Inf/NaN: move the exponent up to 255. Zero/subnormal: renormalise through one subtraction.
   float subnormal = __builtin_bit_cast(float, magnitude + (1u << 23)) -
                     __builtin_bit_cast(float, uint32_t(113) << 23);
-  uint32_t result = exponent == shifted_exponent ? magnitude + (uint32_t(128 - 16) << 23)
-                    : exponent == 0              ? __builtin_bit_cast(uint32_t, subnormal)
-                                                 : magnitude;
+  uint32_t result = kiln_select(exponent == shifted_exponent,
+                                magnitude + (uint32_t(128 - 16) << 23),
+                                kiln_select(exponent == 0u, __builtin_bit_cast(uint32_t, subnormal),
+                                            magnitude));
   return __builtin_bit_cast(float, result | (uint32_t(bits & 0x8000u) << 16));
 }
 inline uint16_t kiln_f32_to_f16(float value) {
@@ -379,9 +410,10 @@ inline uint16_t kiln_f32_to_f16(float value) {
       denormal_magic;
   uint32_t mantissa_odd = (magnitude >> 13) & 1u;
   uint32_t normal = (magnitude + (uint32_t(15 - 127) << 23) + 0xFFFu + mantissa_odd) >> 13;
-  uint32_t result = magnitude >= half_overflow
-                        ? (magnitude > float_infinity ? 0x7E00u : 0x7C00u)
-                        : (magnitude < (113u << 23) ? subnormal : normal);
+  uint32_t result =
+      kiln_select(magnitude >= half_overflow,
+                  kiln_select(magnitude > float_infinity, 0x7E00u, 0x7C00u),
+                  kiln_select(magnitude < (113u << 23), subnormal, normal));
   return uint16_t(result | (sign >> 16));
 }
 // Rounds once, straight from double (going through float could round twice).
@@ -394,9 +426,8 @@ inline float kiln_bf16_to_f32(uint16_t bits) {
 // Round to nearest even; NaN stays a (quiet) NaN instead of rounding into infinity.
 inline uint16_t kiln_f32_to_bf16(float value) {
   uint32_t bits = __builtin_bit_cast(uint32_t, value);
-  if (value != value) return uint16_t((bits >> 16) | 0x0040u);
   uint32_t rounding = 0x7FFFu + ((bits >> 16) & 1u);
-  return uint16_t((bits + rounding) >> 16);
+  return uint16_t(kiln_select(value != value, (bits >> 16) | 0x0040u, (bits + rounding) >> 16));
 }
 
 // ---- casts ---------------------------------------------------------------------------------
@@ -407,12 +438,15 @@ inline To kiln_float_to_int(From value) {
   if constexpr (kiln_is_bool<To>) {
     return value != 0;
   } else {
-    if (value != value) return To(0);
     // From(highest) rounds up to a power of two for wide types, so `>=` catches every value
-    // that does not fit; the lowest limit is a power of two (or 0) and exact.
-    if (value >= From(kiln_highest<To>())) return kiln_highest<To>();
-    if (value <= From(kiln_lowest<To>())) return kiln_lowest<To>();
-    return To(value);
+    // that does not fit; the lowest limit is a power of two (or 0) and exact. Only in-range
+    // values reach the conversion itself (out of range it would be undefined behaviour).
+    bool too_high = value >= From(kiln_highest<To>());
+    bool too_low = value <= From(kiln_lowest<To>());
+    bool is_nan = value != value;
+    To converted = To(kiln_select(too_high | too_low | is_nan, From(0), value));
+    return kiln_select(too_high, kiln_highest<To>(), kiln_select(too_low, kiln_lowest<To>(),
+                                                                  converted));
   }
 }
 
@@ -451,8 +485,7 @@ inline kiln_welford<T> kiln_welford_merge(kiln_welford<T> a, kiln_welford<T> b) 
 template <class T>
 inline T kiln_welford_variance(kiln_welford<T> w, long long ddof) {
   T divisor = w.count - T(ddof);
-  if (divisor <= 0) return T(__builtin_nan(""));
-  return w.m2 / divisor;
+  return kiln_select(divisor <= 0, T(__builtin_nan("")), w.m2 / divisor);
 }
 
 // ---- Philox-4x32-10 (Salmon et al., Random123) ---------------------------------------------

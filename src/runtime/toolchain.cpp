@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "kiln/error.h"
+#include "runtime/disk_cache.h"
 
 extern char** environ;
 
@@ -177,6 +178,44 @@ std::string host_target_fingerprint(const std::string& compiler) {
   return "target cpu-flags-hash " + fnv1a_64_hex(cpu_feature_flags());
 }
 
+
+// The probe memo: line 1 the link flags, the rest the identity. Written atomically; a memo that
+// cannot be read is simply probed again.
+bool read_probe_memo(const std::string& path, std::vector<std::string>& link, std::string& identity) {
+  FILE* file = fopen(path.c_str(), "r");
+  if (file == nullptr) return false;
+  std::string text;
+  char buffer[4096];
+  while (size_t n = fread(buffer, 1, sizeof buffer, file)) text.append(buffer, n);
+  fclose(file);
+  size_t newline = text.find('\n');
+  if (newline == std::string::npos || text.size() < newline + 10 || text.back() != '\n') return false;
+  std::stringstream flags(text.substr(0, newline));
+  std::string flag;
+  link.clear();
+  while (flags >> flag) link.push_back(flag);
+  identity = text.substr(newline + 1);
+  return !link.empty();
+}
+
+void write_probe_memo(const std::string& path, const std::vector<std::string>& link,
+                      const std::string& identity) {
+  std::string directory = path.substr(0, path.find_last_of('/'));
+  std::string partial;
+  for (size_t slash = 1; slash != std::string::npos;) {  // mkdir -p
+    slash = directory.find('/', slash + 1);
+    partial = directory.substr(0, slash);
+    mkdir(partial.c_str(), 0755);
+  }
+  std::string temporary = path + ".tmp." + std::to_string(getpid());
+  FILE* file = fopen(temporary.c_str(), "w");
+  if (file == nullptr) return;
+  for (const std::string& flag : link) fprintf(file, "%s ", flag.c_str());
+  fprintf(file, "\n%s", identity.c_str());
+  bool ok = fclose(file) == 0;
+  if (!ok || rename(temporary.c_str(), path.c_str()) != 0) unlink(temporary.c_str());
+}
+
 }  // namespace
 
 std::string find_compiler() {
@@ -225,6 +264,19 @@ Toolchain::Toolchain() {
       // Kernels call their own helpers directly instead of through the PLT.
       "-fno-semantic-interposition"};
 
+  // Probing the compiler (three runs of it, ~15 ms) would dominate a warm-cache start, so the
+  // result is remembered on disk, keyed by everything that could change it: the compiler
+  // binary (path, size, mtime), the CPU's feature flags, and the flags above.
+  char resolved[4096];
+  std::string real_path = realpath(compiler_.c_str(), resolved) ? resolved : compiler_;
+  struct stat info {};
+  stat(real_path.c_str(), &info);
+  std::string probe_key = real_path + "|" + std::to_string(info.st_size) + "|" +
+                          std::to_string(info.st_mtime) + "|" + cpu_feature_flags();
+  for (const std::string& flag : flags_.compile) probe_key += " " + flag;
+  std::string memo_path = default_cache_dir() + "/toolchain-" + fnv1a_64_hex(probe_key) + ".txt";
+  if (read_probe_memo(memo_path, flags_.link, identity_)) return;
+
   // libmvec holds the vector math variants; without it `omp declare simd` math cannot link.
   // `-print-file-name` echoes the bare name back when the library is not on the search path.
   ProcessResult mvec = run_process({compiler_, "-print-file-name=libmvec.so"});
@@ -238,9 +290,6 @@ Toolchain::Toolchain() {
     throw Error(ErrorKind::Toolchain, "kiln: " + compiler_ + " --version failed:\n" +
                                           first_lines(version.output, 40));
   }
-  char resolved[4096];
-  std::string real_path = realpath(compiler_.c_str(), resolved) ? resolved : compiler_;
-
   std::string identity = "compiler " + compiler_ + " (" + real_path + ")\n";
   identity += "version " + first_line(version.output) + "\n";
   identity += "flags";
@@ -248,6 +297,7 @@ Toolchain::Toolchain() {
   for (const std::string& flag : flags_.link) identity += " " + flag;
   identity += "\n" + host_target_fingerprint(compiler_) + "\n";
   identity_ = std::move(identity);
+  write_probe_memo(memo_path, flags_.link, identity_);
 }
 
 void Toolchain::compile_shared_object(const std::string& source_path,

@@ -304,6 +304,9 @@ void ProgramBuilder::build_scatter_kernel(const Root& root) {
   finish_kernel(kernel, lowering, parallel_statements);  // duplicates must apply in order
 }
 
+// Below this many iterations an outer loop cannot keep the threads busy.
+constexpr int64_t kFewOutputs = 16;
+
 int64_t statement_work(const Stmt& s) {
   int64_t inner = 1;
   for (const Stmt& child : s.body) inner = std::max(inner, statement_work(child));
@@ -370,11 +373,20 @@ void ProgramBuilder::finish_kernel(Kernel& kernel, const Lowering& lowering,
   kernel.buffers_written.assign(written.begin(), written.end());
   // The outermost loop (or a whole-array reduction) runs on the thread pool when there is
   // enough work; innermost loops over stores are SIMD candidates.
+  // A loop over few outputs whose reductions are long (a sum over axis 0 of a (10^6, 4)
+  // array) splits the reductions across threads instead: the split-reduction case.
   for (size_t k = 0; k < kernel.body.size() && k < parallel_statements; ++k) {
     Stmt& s = kernel.body[k];
     bool big = statement_work(s) >= options_.parallel_threshold;
-    if (s.kind == StmtKind::Loop && s.loop.extent >= 2 && big) s.parallel = true;
     if (s.kind == StmtKind::Reduce && big) s.parallel = true;
+    if (s.kind != StmtKind::Loop || !big) continue;
+    bool few_outputs = s.loop.extent < kFewOutputs;
+    for (Stmt& child : s.body)
+      if (few_outputs && child.kind == StmtKind::Reduce && statement_work(child) >= options_.parallel_threshold)
+        child.parallel = true;
+    if (!few_outputs) s.parallel = true;
+    else if (std::none_of(s.body.begin(), s.body.end(), [](const Stmt& c) { return c.parallel; }))
+      s.parallel = s.loop.extent >= 2;
   }
   mark_vector_loops(kernel.body);
   program_.kernels.push_back(std::move(kernel));

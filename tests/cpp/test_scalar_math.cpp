@@ -112,6 +112,7 @@ TEST(ScalarMath, SignAbsAndBitwiseNot) {
   EXPECT_TRUE(std::isnan(kiln_sign(kNaN)));
   EXPECT_EQ(kiln_sign(-3.5), -1.0);
   EXPECT_EQ(kiln_sign(0.0), 0.0);
+  EXPECT_FALSE(std::signbit(kiln_sign(-0.0)));
   EXPECT_EQ(kiln_sign<int32_t>(-9), -1);
   EXPECT_EQ(kiln_sign<uint32_t>(9u), 1u);
   EXPECT_EQ(kiln_abs<int8_t>(-128), -128);  // wraps, as NumPy

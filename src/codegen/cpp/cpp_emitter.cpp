@@ -1,5 +1,6 @@
 #include "codegen/cpp/cpp_emitter.h"
 
+#include <algorithm>
 #include <cinttypes>
 #include <cstdio>
 #include <cstring>
@@ -95,6 +96,10 @@ class KernelEmitter {
   void statements(const std::vector<Stmt>& body);
   void loop(const Stmt& s);
   void reduce(const Stmt& s);
+  void declare_accumulators(const Stmt& s, const std::string& suffix);
+  void combine_elements(const Stmt& s, const std::string& target);
+  void merge_partials(const Stmt& s, const std::string& into, const std::string& from);
+  void reduce_loops(const Stmt& s, bool worksharing, const std::string& suffix, bool simd_ok);
   void scan(const Stmt& s);
   void open_block() { emitted_.emplace_back(); ++depth_; }
   void close_block() { emitted_.pop_back(); --depth_; line("}"); }
@@ -204,7 +209,7 @@ std::string KernelEmitter::value(ExprId id) {
       text = convert(operand(0), operand_dtype(0), e.dtype);
       break;
     case ExprKind::Select:
-      text = operand(0) + " ? " + operand(1) + " : " + operand(2);
+      text = "kiln_select(" + operand(0) + ", " + operand(1) + ", " + operand(2) + ")";
       break;
     case ExprKind::IndexLess:
       text = index_text(e.operands[0]) + " < " + index_text(e.operands[1]);
@@ -292,124 +297,160 @@ void KernelEmitter::loop(const Stmt& s) {
   close_block();
 }
 
-void KernelEmitter::reduce(const Stmt& s) {
-  // Accumulator declarations.
-  bool simd_ok = true;  // every accumulation is a sum or product that may be reassociated
+// Accumulator variables are named acc<local> (+ "_index" for argmax/argmin). `suffix` selects
+// a thread's partials ("_part") or SIMD lanes ("_lanes[lane]").
+void KernelEmitter::declare_accumulators(const Stmt& s, const std::string& suffix) {
   for (const sched::Accumulation& a : s.accumulations) {
     const ir::OpInfo& info = ir::op_info(a.op);
-    std::string t = compute_type(a.dtype), acc = "acc" + std::to_string(a.local), name(info.name);
+    std::string t = compute_type(a.dtype), acc = "acc" + std::to_string(a.local) + suffix;
+    if (info.accumulator == ir::Accumulator::Welford) {
+      line("kiln_welford<" + t + "> " + acc + " = {0, 0, 0};");
+    } else {
+      line(t + " " + acc + " = kiln_identity_" + std::string(info.name) + "<" + t + ">();");
+      if (info.accumulator == ir::Accumulator::ArgIndex) line("int64_t " + acc + "_index = -1;");
+    }
+  }
+}
+
+// Folds one element into each accumulation (`target` suffix picks the accumulator).
+void KernelEmitter::combine_elements(const Stmt& s, const std::string& target) {
+  for (const sched::Accumulation& a : s.accumulations) {
+    const ir::OpInfo& info = ir::op_info(a.op);
+    std::string acc = "acc" + std::to_string(a.local) + target;
+    std::string x = convert(value(a.value), expr(a.value).dtype, a.dtype);
     switch (info.accumulator) {
       case ir::Accumulator::Plain:
-        line(t + " " + acc + " = kiln_identity_" + name + "<" + t + ">();");
-        simd_ok = simd_ok && (a.op == ir::Op::sum || a.op == ir::Op::prod) &&
-                  (options_.allow_reassociation || !is_float(a.dtype)) && a.dtype != DType::Bool;
+        line(acc + " = kiln_combine_" + std::string(info.name) + "(" + acc + ", " + x + ");");
         break;
       case ir::Accumulator::ArgIndex:
-        line(t + " " + acc + " = kiln_identity_" + name + "<" + t + ">();");
-        line("int64_t " + acc + "_index = -1;");
-        simd_ok = false;
+        line("if (kiln_" + std::string(info.name) + "_better(" + x + ", " + acc + ") || " + acc +
+             "_index < 0) { " + acc + " = " + x + "; " + acc + "_index = " + index_text(a.position) + "; }");
         break;
       case ir::Accumulator::Welford:
-        line("kiln_welford<" + t + "> " + acc + " = {0, 0, 0};");
-        simd_ok = false;
+        line(acc + " = kiln_welford_add(" + acc + ", " + x + ");");
         break;
       default:
         break;
     }
   }
-  auto combine = [&](const std::string& suffix) {
-    for (const sched::Accumulation& a : s.accumulations) {
-      const ir::OpInfo& info = ir::op_info(a.op);
-      std::string acc = "acc" + std::to_string(a.local) + suffix, x = value(a.value);
-      x = convert(x, expr(a.value).dtype, a.dtype);
-      switch (info.accumulator) {
-        case ir::Accumulator::Plain:
-          line(acc + " = kiln_combine_" + std::string(info.name) + "(" + acc + ", " + x + ");");
-          break;
-        case ir::Accumulator::ArgIndex:
-          line("if (kiln_" + std::string(info.name) + "_better(" + x + ", " + acc + ") || " + acc +
-               "_index < 0) { " + acc + " = " + x + "; " + acc + "_index = " + index_text(a.position) + "; }");
-          break;
-        case ir::Accumulator::Welford:
-          line(acc + " = kiln_welford_add(" + acc + ", " + x + ");");
-          break;
-        default:
-          break;
-      }
-    }
-  };
-  // `clause_suffix` names the accumulators the simd reduction clause covers ("" or "_part").
-  auto open_loops = [&](bool worksharing, const std::string& clause_suffix) {
-    std::string clause;
-    for (const sched::Accumulation& a : s.accumulations)
-      clause += " reduction(" + std::string(a.op == ir::Op::prod ? "*" : "+") + ":acc" +
-                std::to_string(a.local) + clause_suffix + ")";
-    for (size_t k = 0; k < s.reduce_loops.size(); ++k) {
-      const sched::Loop& l = s.reduce_loops[k];
-      bool simd = k + 1 == s.reduce_loops.size() && simd_ok && s.body.empty() && !in_simd_loop_;
-      if (k == 0 && worksharing)
-        line(std::string("#pragma omp for") + (simd ? " simd" + clause : "") + " schedule(static) nowait");
-      else if (simd)
-        line("#pragma omp simd" + clause);
-      std::string v = loop_name(l.variable);
-      line("for (int64_t " + v + " = 0; " + v + " < " + std::to_string(l.extent) + "; ++" + v + ") {");
-      open_block();
-    }
-  };
-  auto close_loops = [&] {
-    for (size_t k = 0; k < s.reduce_loops.size(); ++k) close_block();
-  };
+}
 
+// Merges partial accumulators `from` into `into` (thread partials, SIMD lanes). argmax/argmin
+// ties go to the lower index, as in the serial loop.
+void KernelEmitter::merge_partials(const Stmt& s, const std::string& into, const std::string& from) {
+  for (const sched::Accumulation& a : s.accumulations) {
+    const ir::OpInfo& info = ir::op_info(a.op);
+    std::string name(info.name), acc = "acc" + std::to_string(a.local) + into,
+                part = "acc" + std::to_string(a.local) + from;
+    switch (info.accumulator) {
+      case ir::Accumulator::Plain:
+        line(acc + " = kiln_combine_" + name + "(" + acc + ", " + part + ");");
+        break;
+      case ir::Accumulator::ArgIndex:
+        line("if (" + part + "_index >= 0 && (" + acc + "_index < 0 || kiln_" + name + "_better(" + part +
+             ", " + acc + ") || (!kiln_" + name + "_better(" + acc + ", " + part + ") && " + part +
+             "_index < " + acc + "_index))) { " + acc + " = " + part + "; " + acc + "_index = " + part +
+             "_index; }");
+        break;
+      case ir::Accumulator::Welford:
+        line(acc + " = kiln_welford_merge(" + acc + ", " + part + ");");
+        break;
+      default:
+        break;
+    }
+  }
+}
+
+// The reduction loops with the body and the combine inside. A sum or product whose innermost
+// loop is long is split across `lanes` independent accumulators (four SIMD registers' worth),
+// so the additions do not wait on one another; the lanes are folded at the end.
+void KernelEmitter::reduce_loops(const Stmt& s, bool worksharing, const std::string& suffix, bool simd_ok) {
+  const sched::Loop& last = s.reduce_loops.back();
+  int widest = 1;
+  for (const sched::Accumulation& a : s.accumulations)
+    widest = std::max(widest, dtype_size(a.dtype) > 2 ? dtype_size(a.dtype) : 4);
+  const int64_t lanes = 256 / widest;
+  const bool split = simd_ok && s.body.empty() && !in_simd_loop_ && last.extent >= 2 * lanes &&
+                     !(worksharing && s.reduce_loops.size() == 1);
+  if (split) {
+    for (const sched::Accumulation& a : s.accumulations) {
+      std::string t = compute_type(a.dtype), acc = "acc" + std::to_string(a.local) + suffix;
+      line(t + " " + acc + "_lanes[" + std::to_string(lanes) + "];");
+      line("for (int lane = 0; lane < " + std::to_string(lanes) + "; ++lane) " + acc + "_lanes[lane] = kiln_identity_" +
+           std::string(ir::op_info(a.op).name) + "<" + t + ">();");
+    }
+  }
+  std::string clause;
+  for (const sched::Accumulation& a : s.accumulations)
+    clause += " reduction(" + std::string(a.op == ir::Op::prod ? "*" : "+") + ":acc" +
+              std::to_string(a.local) + suffix + ")";
+  for (size_t k = 0; k + 1 < s.reduce_loops.size(); ++k) {
+    const sched::Loop& l = s.reduce_loops[k];
+    if (k == 0 && worksharing) line("#pragma omp for schedule(static) nowait");
+    std::string v = loop_name(l.variable);
+    line("for (int64_t " + v + " = 0; " + v + " < " + std::to_string(l.extent) + "; ++" + v + ") {");
+    open_block();
+  }
+  std::string v = loop_name(last.variable), extent = std::to_string(last.extent);
+  if (split) {
+    std::string full = std::to_string(last.extent / lanes * lanes), width = std::to_string(lanes);
+    line("for (int64_t " + v + "_block = 0; " + v + "_block < " + full + "; " + v + "_block += " + width + ") {");
+    open_block();
+    line("#pragma omp simd");
+    line("for (int64_t lane = 0; lane < " + width + "; ++lane) {");
+    open_block();
+    line("const int64_t " + v + " = " + v + "_block + lane;");
+    combine_elements(s, suffix + "_lanes[lane]");
+    close_block();
+    close_block();
+    if (last.extent % lanes != 0) {  // the remainder
+      line("for (int64_t " + v + " = " + full + "; " + v + " < " + extent + "; ++" + v + ") {");
+      open_block();
+      combine_elements(s, suffix + "_lanes[0]");
+      close_block();
+    }
+  } else {
+    bool simd = simd_ok && s.body.empty() && !in_simd_loop_;
+    if (s.reduce_loops.size() == 1 && worksharing)
+      line(std::string("#pragma omp for") + (simd ? " simd" + clause : "") + " schedule(static) nowait");
+    else if (simd)
+      line("#pragma omp simd" + clause);
+    line("for (int64_t " + v + " = 0; " + v + " < " + extent + "; ++" + v + ") {");
+    open_block();
+    statements(s.body);
+    combine_elements(s, suffix);
+    close_block();
+  }
+  for (size_t k = 0; k + 1 < s.reduce_loops.size(); ++k) close_block();
+  if (split) {
+    line("for (int lane = 0; lane < " + std::to_string(lanes) + "; ++lane) {");
+    open_block();
+    merge_partials(s, suffix, suffix + "_lanes[lane]");
+    close_block();
+  }
+}
+
+void KernelEmitter::reduce(const Stmt& s) {
+  bool simd_ok = true;  // every accumulation is a sum or product that may be reassociated
+  for (const sched::Accumulation& a : s.accumulations)
+    simd_ok = simd_ok && (a.op == ir::Op::sum || a.op == ir::Op::prod) &&
+              (options_.allow_reassociation || !is_float(a.dtype)) && a.dtype != DType::Bool;
+  declare_accumulators(s, "");
   if (s.parallel && !s.reduce_loops.empty()) {
-    // Each thread reduces a static share of the outermost loop into its own partials, which
-    // are then merged; argmax/argmin ties go to the lower index, like the serial loop.
+    // Each thread reduces a static share of the outermost loop into its own partials.
     line("#pragma omp parallel");
     line("{");
     open_block();
-    for (const sched::Accumulation& a : s.accumulations) {
-      const ir::OpInfo& info = ir::op_info(a.op);
-      std::string t = compute_type(a.dtype), acc = "acc" + std::to_string(a.local);
-      if (info.accumulator == ir::Accumulator::Welford) {
-        line("kiln_welford<" + t + "> " + acc + "_part = {0, 0, 0};");
-      } else {
-        line(t + " " + acc + "_part = kiln_identity_" + std::string(info.name) + "<" + t + ">();");
-        if (info.accumulator == ir::Accumulator::ArgIndex) line("int64_t " + acc + "_part_index = -1;");
-      }
-    }
-    open_loops(true, "_part");
-    statements(s.body);
-    combine("_part");
-    close_loops();
+    declare_accumulators(s, "_part");
+    reduce_loops(s, /*worksharing=*/true, "_part", simd_ok);
     line("#pragma omp critical");
     line("{");
     open_block();
-    for (const sched::Accumulation& a : s.accumulations) {
-      const ir::OpInfo& info = ir::op_info(a.op);
-      std::string acc = "acc" + std::to_string(a.local), part = acc + "_part";
-      switch (info.accumulator) {
-        case ir::Accumulator::Plain:
-          line(acc + " = kiln_combine_" + std::string(info.name) + "(" + acc + ", " + part + ");");
-          break;
-        case ir::Accumulator::ArgIndex:
-          line("if (" + part + "_index >= 0 && (" + acc + "_index < 0 || kiln_" + std::string(info.name) +
-               "_better(" + part + ", " + acc + ") || (!kiln_" + std::string(info.name) + "_better(" + acc +
-               ", " + part + ") && " + part + "_index < " + acc + "_index))) { " + acc + " = " + part +
-               "; " + acc + "_index = " + part + "_index; }");
-          break;
-        case ir::Accumulator::Welford:
-          line(acc + " = kiln_welford_merge(" + acc + ", " + part + ");");
-          break;
-        default:
-          break;
-      }
-    }
+    merge_partials(s, "", "_part");
     close_block();
     close_block();
   } else {
-    open_loops(false, "");
-    statements(s.body);
-    combine("");
-    close_loops();
+    reduce_loops(s, /*worksharing=*/false, "", simd_ok);
   }
   for (const sched::Accumulation& a : s.accumulations) {
     const ir::OpInfo& info = ir::op_info(a.op);

@@ -1,0 +1,44 @@
+"""kiln: a tensor compiler with a C++ core. `kiln.compile(fn)` captures a NumPy function as a
+graph, fuses it into native kernels (C++/OpenMP), caches them in memory and on disk, and runs them
+with a few microseconds of overhead per call.
+
+    import kiln, numpy as np
+
+    @kiln.compile
+    def f(x, y):
+        return np.sin(x) + np.cos(y)
+
+See kiln.explain, kiln.config, kiln.set_logs, kiln.list_mode_options and kiln.list_options.
+"""
+from . import _kiln
+from ._compile import GraphBreak, Unsupported, compile, reset
+from ._config import config
+from ._explain import explain
+
+__version__ = _kiln.__version__
+
+_LOG_CHANNELS = ("graph", "passes", "schedule", "output_code", "cache", "perf", "graph_breaks",
+                 "recompiles", "guards")
+
+
+def set_logs(channels=""):
+    """Turns KILN_LOGS channels on from Python: a comma list ("graph,output_code"), "all",
+    "all,-perf", or "" for none. Channels: graph, passes, schedule, output_code, cache, perf,
+    graph_breaks, recompiles, guards. Logs go to stderr as "[kiln:<channel>] ..."."""
+    if not isinstance(channels, str):
+        channels = ",".join(channels)
+    _kiln.set_log_channels(channels)
+
+
+def list_mode_options():
+    """The settings behind each mode word (default, reduce-overhead, max-autotune, ...)."""
+    return _kiln.list_mode_options()
+
+
+def list_options():
+    """Every compile option (kiln.compile(options={...})) and its meaning."""
+    return _kiln.list_options()
+
+
+__all__ = ["compile", "explain", "reset", "config", "set_logs", "list_mode_options",
+           "list_options", "GraphBreak", "Unsupported"]

@@ -1,0 +1,330 @@
+"""THE list of NumPy functions kiln's tracer supports, each mapped to its implementation.
+
+UFUNCS maps a NumPy ufunc to f(context, operands, loop) -> tensor(s), where the operands are
+_kiln.Tensors already cast to the loop dtypes NumPy itself resolved (loop = input dtypes then
+output dtypes). FUNCTIONS maps a NumPy function to f(context, *args, **kwargs) -> result, called
+from TracedArray.__array_function__ with NumPy's own arguments. The conformance test
+(tests/python/test_numpy_conformance.py) is generated from these two tables and
+_numpy_samples.py. Anything missing here is a graph break, never a wrong answer.
+"""
+import math
+
+import numpy as np
+
+from ._tracer import (TracedArray, as_operand, backend, cast, context_of, default_float,
+                      materialize_all, to_tensor, traced, weak_type)
+
+
+def _k():
+    return backend()
+
+
+# ---- ufuncs ----
+
+def _direct(name):
+    return lambda context, operands, loop: getattr(_k(), name)(*operands)
+
+
+def _identity(context, operands, loop):
+    return operands[0]
+
+
+def _reciprocal(context, operands, loop):
+    k, (x,) = _k(), operands
+    if loop[0].kind == "f":
+        return k.reciprocal(x)
+    # Integer reciprocal is C division 1 / x: 1 and -1 are themselves, the rest 0.
+    result = k.where(k.equal(x, 1.0), x, context.constant(0, loop[0]))
+    if loop[0].kind == "i":
+        result = k.where(k.equal(x, -1.0), x, result)
+    return result
+
+
+def _fmod(context, operands, loop):
+    k, (a, b) = _k(), operands
+    remainder = k.mod(a, b)
+    # C's fmod takes the dividend's sign, Python's mod the divisor's.
+    wrong_sign = k.logical_and(k.not_equal(remainder, 0.0),
+                               k.not_equal(k.less(remainder, 0.0), k.less(a, 0.0)))
+    return k.where(wrong_sign, k.subtract(remainder, b), remainder)
+
+
+def _divmod(context, operands, loop):
+    return _k().floor_divide(*operands), _k().mod(*operands)
+
+
+def _modf(context, operands, loop):
+    k, (x,) = _k(), operands
+    whole = k.trunc(x)
+    fraction = k.where(k.isinf(x), k.copysign(context.constant(0, loop[0]), x),
+                       k.subtract(x, whole))
+    return fraction, whole
+
+
+def _frexp(context, operands, loop):
+    k, (x,) = _k(), operands
+    exponent = k.add(k.floor(k.log2(k.abs(x))), 1.0)
+    mantissa = k.multiply(x, k.exp2(k.negative(exponent)))
+    # log2 can be off by one ulp at powers of two: bring |mantissa| into [0.5, 1).
+    too_big = k.greater_equal(k.abs(mantissa), 1.0)
+    mantissa = k.where(too_big, k.multiply(mantissa, 0.5), mantissa)
+    exponent = k.where(too_big, k.add(exponent, 1.0), exponent)
+    special = k.logical_or(k.equal(x, 0.0), k.logical_not(k.isfinite(x)))
+    mantissa = k.where(special, x, mantissa)
+    exponent = k.where(special, 0.0, exponent)
+    return mantissa, cast(exponent, loop[2])
+
+
+def _ldexp(context, operands, loop):
+    k, (x, exponent) = _k(), operands
+    return k.multiply(x, k.exp2(cast(exponent, loop[0])))
+
+
+def _logaddexp(base_two):
+    def implementation(context, operands, loop):
+        k, (a, b) = _k(), operands
+        larger = k.maximum(a, b)
+        distance = k.abs(k.subtract(a, b))
+        if base_two:
+            tail = k.multiply(k.log1p(k.exp2(k.negative(distance))), 1 / math.log(2))
+            same = k.add(a, 1.0)
+        else:
+            tail = k.log1p(k.exp(k.negative(distance)))
+            same = k.add(a, math.log(2))
+        # Equal operands (infinities included) would give inf - inf.
+        return k.where(k.equal(a, b), same, k.add(larger, tail))
+    return implementation
+
+
+def _heaviside(context, operands, loop):
+    k, (x, at_zero) = _k(), operands
+    steps = k.where(k.less(x, 0.0), context.constant(0, loop[0]),
+                    k.where(k.greater(x, 0.0), context.constant(1, loop[0]), at_zero))
+    return k.where(k.isnan(x), x, steps)
+
+
+def _scale(factor):
+    return lambda context, operands, loop: _k().multiply(operands[0], factor)
+
+
+def _signbit(context, operands, loop):
+    k, (x,) = _k(), operands
+    if loop[0].kind == "f":
+        return k.less(k.copysign(1.0, x), 0.0)
+    return k.less(x, 0.0)
+
+
+def _float_power(context, operands, loop):
+    return _k().power(*operands)
+
+
+def _gcd_steps(dtype):
+    # Euclid takes at most as many steps as the Fibonacci numbers below the type's range.
+    return {1: 12, 2: 24, 4: 47, 8: 93}[dtype.itemsize]
+
+
+def _gcd(context, operands, loop):
+    k, (a, b) = _k(), operands
+    a, b = k.abs(a), k.abs(b)
+    zero = context.constant(0, loop[0])
+    one = context.constant(1, loop[0])
+    for _ in range(_gcd_steps(loop[0])):
+        nonzero = k.not_equal(b, 0.0)
+        remainder = k.mod(a, k.where(nonzero, b, one))
+        a, b = k.where(nonzero, b, a), k.where(nonzero, remainder, zero)
+    return a
+
+
+def _lcm(context, operands, loop):
+    k, (a, b) = _k(), operands
+    divisor = _gcd(context, operands, loop)
+    safe = k.where(k.equal(divisor, 0.0), context.constant(1, loop[0]), divisor)
+    return k.abs(k.multiply(k.floor_divide(a, safe), b))
+
+
+def _matvec(context, operands, loop):
+    k, (matrix, vector) = _k(), operands
+    product = k.matmul(matrix, k.expand_dims(vector, -1))
+    return k.squeeze(product, [len(product.shape) - 1])
+
+
+def _vecmat(context, operands, loop):
+    k, (vector, matrix) = _k(), operands
+    product = k.matmul(k.expand_dims(vector, -2), matrix)
+    return k.squeeze(product, [len(product.shape) - 2])
+
+
+def _vecdot(context, operands, loop):
+    k = _k()
+    product = k.multiply(*operands)
+    return k.sum(product, [len(product.shape) - 1])
+
+
+UFUNCS = {
+    np.add: _direct("add"), np.subtract: _direct("subtract"), np.multiply: _direct("multiply"),
+    np.divide: _direct("divide"), np.floor_divide: _direct("floor_divide"),
+    np.remainder: _direct("mod"), np.power: _direct("power"), np.maximum: _direct("maximum"),
+    np.minimum: _direct("minimum"), np.fmax: _direct("fmax"), np.fmin: _direct("fmin"),
+    np.arctan2: _direct("arctan2"), np.hypot: _direct("hypot"), np.copysign: _direct("copysign"),
+    np.equal: _direct("equal"), np.not_equal: _direct("not_equal"), np.less: _direct("less"),
+    np.less_equal: _direct("less_equal"), np.greater: _direct("greater"),
+    np.greater_equal: _direct("greater_equal"), np.logical_and: _direct("logical_and"),
+    np.logical_or: _direct("logical_or"), np.logical_xor: _direct("logical_xor"),
+    np.bitwise_and: _direct("bitwise_and"), np.bitwise_or: _direct("bitwise_or"),
+    np.bitwise_xor: _direct("bitwise_xor"), np.left_shift: _direct("left_shift"),
+    np.right_shift: _direct("right_shift"), np.matmul: _direct("matmul"),
+    np.negative: _direct("negative"), np.absolute: _direct("abs"), np.fabs: _direct("abs"),
+    np.sign: _direct("sign"), np.exp: _direct("exp"), np.exp2: _direct("exp2"),
+    np.expm1: _direct("expm1"), np.log: _direct("log"), np.log2: _direct("log2"),
+    np.log10: _direct("log10"), np.log1p: _direct("log1p"), np.sqrt: _direct("sqrt"),
+    np.cbrt: _direct("cbrt"), np.sin: _direct("sin"), np.cos: _direct("cos"),
+    np.tan: _direct("tan"), np.arcsin: _direct("arcsin"), np.arccos: _direct("arccos"),
+    np.arctan: _direct("arctan"), np.sinh: _direct("sinh"), np.cosh: _direct("cosh"),
+    np.tanh: _direct("tanh"), np.arcsinh: _direct("arcsinh"), np.arccosh: _direct("arccosh"),
+    np.arctanh: _direct("arctanh"), np.floor: _direct("floor"), np.ceil: _direct("ceil"),
+    np.trunc: _direct("trunc"), np.rint: _direct("round"), np.isnan: _direct("isnan"),
+    np.isinf: _direct("isinf"), np.isfinite: _direct("isfinite"),
+    np.logical_not: _direct("logical_not"), np.invert: _direct("bitwise_not"),
+    np.square: _direct("square"), np.reciprocal: _reciprocal, np.positive: _identity,
+    np.conjugate: _identity, np.float_power: _float_power, np.fmod: _fmod, np.divmod: _divmod,
+    np.modf: _modf, np.frexp: _frexp, np.ldexp: _ldexp, np.logaddexp: _logaddexp(False),
+    np.logaddexp2: _logaddexp(True), np.heaviside: _heaviside,
+    np.deg2rad: _scale(math.pi / 180), np.rad2deg: _scale(180 / math.pi),
+    np.signbit: _signbit, np.gcd: _gcd, np.lcm: _lcm,
+}
+for _name in ["matvec", "vecmat", "vecdot"]:
+    if hasattr(np, _name):
+        UFUNCS[getattr(np, _name)] = {"matvec": _matvec, "vecmat": _vecmat,
+                                      "vecdot": _vecdot}[_name]
+
+_COMPARISONS = {np.equal, np.not_equal, np.less, np.less_equal, np.greater, np.greater_equal}
+_resolved = {}
+
+
+def _resolve(ufunc, types, dtype, casting):
+    key = (ufunc, types, dtype, casting)
+    loop = _resolved.get(key)
+    if loop is None:
+        options = {"casting": casting}
+        if dtype is not None:
+            options["signature"] = (None,) * ufunc.nin + (np.dtype(dtype),) * ufunc.nout
+        loop = ufunc.resolve_dtypes(types + (None,) * ufunc.nout, **options)
+        loop = tuple(np.dtype(d) for d in loop)
+        # kiln.config.numpy_default_float replaces the float64 a Python float brings in.
+        preferred = default_float()
+        if (preferred != np.float64 and float in types
+                and not any(isinstance(t, np.dtype) and t == np.float64 for t in types)):
+            loop = tuple(preferred if d == np.float64 else d for d in loop)
+        _resolved[key] = loop
+    return loop
+
+
+def _fallback(function, inputs, kwargs, reason):
+    inputs, kwargs = materialize_all((inputs, kwargs), reason)
+    return function(*inputs, **kwargs)
+
+
+def apply_ufunc(ufunc, method, inputs, kwargs):
+    inputs = tuple(as_operand(x) for x in inputs)
+    if method == "__call__":
+        return call_ufunc(ufunc, inputs, **kwargs)
+    if method == "reduce" and ufunc in _UFUNC_REDUCTIONS:
+        return FUNCTIONS[_UFUNC_REDUCTIONS[ufunc]](context_of(inputs), *inputs,
+                                                   **{"axis": 0, **kwargs})
+    if method == "accumulate" and ufunc in (np.add, np.multiply):
+        function = np.cumsum if ufunc is np.add else np.cumprod
+        return function(*inputs, **{"axis": 0, **kwargs})
+    if method == "outer" and len(inputs) == 2:
+        a, b = (x if isinstance(x, TracedArray) else np.asarray(x) for x in inputs)
+        return call_ufunc(ufunc, (np.reshape(a, np.shape(a) + (1,) * np.ndim(b)), b), **kwargs)
+    return _fallback(getattr(ufunc, method), inputs, kwargs,
+                     f"ufunc method {ufunc.__name__}.{method} is not supported by kiln")
+
+
+def call_ufunc(ufunc, inputs, out=None, where=True, dtype=None, casting="same_kind",
+               order="K", subok=True, signature=None, **unknown):
+    implementation = UFUNCS.get(ufunc)
+    if implementation is None or unknown or signature is not None:
+        return _fallback(ufunc, inputs, dict(out=out, where=where, dtype=dtype, casting=casting,
+                                             **unknown),
+                         f"ufunc {ufunc.__name__} is not supported by kiln")
+    if out is not None and not isinstance(out, tuple):
+        out = (out,)
+    context = context_of(inputs) or context_of(out or ())
+    context.at()
+    masks = [x._mask for x in inputs + (out or ()) if isinstance(x, TracedArray)
+             and x._mask is not None]
+    if masks:
+        return _masked_ufunc(ufunc, inputs, out, masks[0], where, dtype, casting)
+    if out is not None and any(o is not None and not isinstance(o, TracedArray) for o in out):
+        return _fallback(ufunc, inputs, dict(out=out, where=where, dtype=dtype, casting=casting),
+                         f"{ufunc.__name__} with out= a NumPy array (not traced)")
+    types = tuple(weak_type(x) for x in inputs)
+    loop = _resolve(ufunc, types, dtype, casting)
+    nin = ufunc.nin
+    operand_dtypes = list(loop[:nin])
+    if ufunc in _COMPARISONS and _integer_out_of_range(inputs, loop[0]):
+        operand_dtypes = [np.dtype(np.float64)] * nin
+    operands = [to_tensor(context, x, d, ufunc.__name__) for x, d in zip(inputs, operand_dtypes)]
+    results = implementation(context, operands, loop)
+    if not isinstance(results, tuple):
+        results = (results,)
+    results = [cast(r, d) for r, d in zip(results, loop[nin:])]
+    if where is not True:
+        condition = to_tensor(context, where, np.bool_)
+        for index, result in enumerate(results):
+            previous = (out[index].tensor if out is not None and out[index] is not None
+                        else context.constant(0, loop[nin + index]))
+            results[index] = _k().where(condition, result, cast(previous, result.dtype))
+    scalar = all(np.ndim(x) == 0 for x in inputs)
+    wrapped = []
+    for index, result in enumerate(results):
+        target = out[index] if out is not None and index < len(out) else None
+        if target is None:
+            value = traced(context, result)
+            value._scalar = scalar
+        else:
+            if not np.can_cast(np.dtype(result.dtype), target.dtype, casting):
+                raise np._core._exceptions._UFuncOutputCastingError(
+                    ufunc, casting, np.dtype(result.dtype), target.dtype, index)
+            target._assign(result)
+            value = target
+        wrapped.append(value)
+    return wrapped[0] if len(wrapped) == 1 else tuple(wrapped)
+
+
+def _integer_out_of_range(inputs, dtype):
+    if dtype.kind not in "iu":
+        return False
+    info = np.iinfo(dtype)
+    return any(isinstance(x, int) and not isinstance(x, bool) and not info.min <= x <= info.max
+               for x in inputs)
+
+
+def _masked_ufunc(ufunc, inputs, out, mask, where, dtype, casting):
+    """x[mask] op scalar, elementwise: computed on all of x, selected again by the mask."""
+    def is_small(x):
+        return not isinstance(x, TracedArray) and np.ndim(x) == 0 or (
+            isinstance(x, TracedArray) and (x._mask is mask or len(x.tensor.shape) == 0))
+    if ufunc.signature is not None or where is not True or not all(map(is_small, inputs)):
+        return _fallback(ufunc, inputs, dict(out=out, where=where, dtype=dtype, casting=casting),
+                         "boolean mask indexing has a data-dependent shape")
+    context = context_of(inputs)
+    full = [traced(context, x.tensor) if isinstance(x, TracedArray) else x for x in inputs]
+    result = call_ufunc(ufunc, tuple(full), dtype=dtype, casting=casting)
+    results = result if isinstance(result, tuple) else (result,)
+    wrapped = []
+    for index, value in enumerate(results):
+        target = out[index] if out is not None else None
+        if target is not None:
+            if not np.can_cast(value.dtype, target.dtype, casting):
+                raise np._core._exceptions._UFuncOutputCastingError(
+                    ufunc, casting, value.dtype, target.dtype, index)
+            target._tensor = cast(value.tensor, target.dtype)
+            wrapped.append(target)
+        else:
+            wrapped.append(TracedArray(context, value.tensor, mask=mask))
+    return wrapped[0] if len(wrapped) == 1 else tuple(wrapped)
+
+
+from ._numpy_functions import FUNCTIONS, _UFUNC_REDUCTIONS  # noqa: E402  (needs UFUNCS above)

@@ -1,0 +1,658 @@
+"""The NumPy tracer: array stand-ins that record NumPy code into a kiln graph (DESIGN.md §1).
+
+What the driver (kiln._compile) uses:
+
+    trace = _kiln.Trace()
+    x = wrap(trace.input("float64", [3]), trace)   # the tracer for one graph input
+    result = fn(x, ...)                            # the user's function, on TracedArray objects
+    unwrap(leaf) -> _kiln.Tensor | None            # CURRENT tensor of a tracer (after in-place
+                                                   # updates: compare with the input's tensor id
+                                                   # to see which inputs were mutated)
+    is_scalar_result(leaf)                         # eager NumPy would return a NumPy scalar
+    as_output(leaf, trace) -> _kiln.Tensor         # any result leaf (tracer, scalar, ndarray)
+
+Pass the Trace to wrap() (the bindings give no way back from a Tensor to its Trace, and the
+tracer needs it to embed constants and to stamp the user's line on nodes).
+
+A value the trace cannot know (a tracer's truth value, float(), .item(), .tolist(), conversion
+to a real ndarray, an unsupported NumPy function, the data-dependent shape of x[mask]) calls
+kiln._compile.graph_break(tensor, reason, "file.py:line") for the concrete value and goes on
+with it; where that function does not exist it raises kiln._compile.GraphBreakSignal(reason,
+"file.py:line") (or a stand-in class while _compile does not exist). In-place updates are
+functionalised: the wrapper is rebound to the new value and views write through to the array
+they view.
+
+Typing follows the installed NumPy: each ufunc's loop is resolved by NumPy itself
+(ufunc.resolve_dtypes: NEP 50 weak Python scalars on NumPy 2); operands are cast to the loop's
+dtypes before the kiln op runs and results are cast to NumPy's output dtypes.
+"""
+import operator
+import os
+import sys
+
+import numpy as np
+
+_PACKAGE_DIRECTORY = os.path.dirname(os.path.abspath(__file__))
+_NUMPY_DIRECTORY = os.path.dirname(os.path.abspath(np.__file__))
+SUPPORTED_DTYPES = frozenset(
+    ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+     "float16", "float32", "float64"])
+
+_backend_module = None
+_api_module = None
+
+
+def backend():
+    """kiln._kiln, imported on first use (the package may still be importing us)."""
+    global _backend_module
+    if _backend_module is None:
+        from . import _kiln
+        _backend_module = _kiln
+    return _backend_module
+
+
+def _indexing():
+    from . import _indexing as module
+    return module
+
+
+def _api():
+    global _api_module
+    if _api_module is None:
+        from . import _numpy_api
+        _api_module = _numpy_api
+    return _api_module
+
+
+# ---- graph breaks and the user's source line ----
+
+class _FallbackGraphBreakSignal(Exception):
+    """Stands in for kiln._compile.GraphBreakSignal while that module does not exist."""
+
+    def __init__(self, reason, location):
+        super().__init__(f"{reason} ({location})")
+        self.reason = reason
+        self.location = location
+
+
+def _graph_break_class():
+    try:
+        from ._compile import GraphBreakSignal
+        return GraphBreakSignal
+    except ImportError:
+        return _FallbackGraphBreakSignal
+
+
+def user_location():
+    """'file.py:line' of the innermost frame outside kiln and NumPy: the line the user wrote."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        filename = frame.f_code.co_filename
+        inside = (filename.startswith(_PACKAGE_DIRECTORY) or filename.startswith(_NUMPY_DIRECTORY)
+                  or filename.startswith("<frozen"))
+        if not inside:
+            return f"{os.path.basename(filename)}:{frame.f_lineno}"
+        frame = frame.f_back
+    return "<unknown>:0"
+
+
+def graph_break(reason):
+    """Raises the driver's signal: the trace cannot go on past this point."""
+    raise _graph_break_class()(reason, user_location())
+
+
+def materialize(value, reason):
+    """The concrete ndarray of a tracer, from the driver (a graph break that continues)."""
+    location = user_location()
+    try:
+        from ._compile import graph_break as driver_graph_break
+    except ImportError:
+        driver_graph_break = None
+    if driver_graph_break is None:
+        raise _graph_break_class()(reason, location)
+    if value._mask is None:
+        return np.asarray(driver_graph_break(value.tensor, reason, location))
+    full = np.asarray(driver_graph_break(value.tensor, reason, location))
+    mask = np.asarray(driver_graph_break(value._mask.tensor, reason, location))
+    return full[mask]
+
+
+def materialize_all(value, reason):
+    """`value` with every tracer inside (lists, tuples, dicts) replaced by its ndarray."""
+    if isinstance(value, TracedArray):
+        return materialize(value, reason)
+    if isinstance(value, (list, tuple)):
+        return type(value)(materialize_all(item, reason) for item in value)
+    if isinstance(value, dict):
+        return {key: materialize_all(item, reason) for key, item in value.items()}
+    return value
+
+
+def default_float():
+    """kiln.config.numpy_default_float (float64 unless the user says otherwise)."""
+    package = sys.modules.get(__package__ or "kiln")
+    name = getattr(getattr(package, "config", None), "numpy_default_float", None)
+    return np.dtype(name or "float64")
+
+
+def check_dtype(dtype):
+    dtype = np.dtype(dtype)
+    if dtype.name not in SUPPORTED_DTYPES:
+        graph_break(f"dtype {dtype.name} is not supported by kiln")
+    return dtype
+
+
+# ---- the trace ----
+
+class TraceContext:
+    """What every tracer of one _kiln.Trace shares: the trace and its embedded constants."""
+
+    def __init__(self, trace):
+        self.trace = trace
+        self._lifted = {}         # id(ndarray) -> (ndarray, TracedArray)
+        self._anchor = None       # some tensor of the trace: creation functions need one
+
+    def at(self):
+        """Stamps the user's current line on the nodes built next (and on errors)."""
+        if self.trace is not None:
+            self.trace.location = user_location()
+        return self
+
+    def anchor(self):
+        if self._anchor is None:
+            self._anchor = self.trace.constant(np.zeros((), np.float64))
+        return self._anchor
+
+    def constant(self, value, dtype, shape=()):
+        """A tensor of `shape` filled with the Python scalar `value`."""
+        return backend().full(self.anchor(), list(shape), float(value), np.dtype(dtype).name)
+
+    def lift(self, array):
+        """A concrete array used by the traced code: a fill when uniform, else embedded."""
+        if isinstance(array, TracedArray):
+            return array
+        array = np.asarray(array)
+        known = self._lifted.get(id(array))
+        if known is not None and known[0] is array:
+            return known[1]
+        dtype = check_dtype(array.dtype)
+        uniform_value = _uniform_value(array)
+        if array.size == 0:
+            tensor = self.constant(0, dtype, array.shape)
+        elif uniform_value is not None:
+            tensor = self.constant(uniform_value, dtype, array.shape)
+        elif self.trace is not None:
+            tensor = self.trace.constant(array)
+        else:
+            graph_break("a NumPy array constant (the driver did not pass the Trace to wrap)")
+        traced = TracedArray(self, tensor)
+        self._lifted[id(array)] = (array, traced)
+        return traced
+
+
+_contexts = {}   # id(trace) -> TraceContext, for the traces alive (see wrap)
+
+
+def context_for(trace):
+    context = _contexts.get(id(trace))
+    if context is None or context.trace is not trace:
+        # Forget contexts of finished traces: only the current few are ever in use.
+        if len(_contexts) > 16:
+            _contexts.clear()
+        context = TraceContext(trace)
+        _contexts[id(trace)] = context
+    return context
+
+
+def wrap(tensor, trace=None):
+    """The tracer standing for graph input `tensor` of `trace`.
+
+    Without the trace, constants are still made (through `tensor`), but non-uniform NumPy
+    arrays met while tracing cannot be embedded (a graph break) and nodes carry no user line.
+    """
+    context = context_for(trace) if trace is not None else TraceContext(None)
+    if context._anchor is None:
+        context._anchor = tensor
+    return TracedArray(context, tensor)
+
+
+def unwrap(value):
+    """The current tensor of a tracer (None for anything else)."""
+    if isinstance(value, TracedArray):
+        if value._mask is not None:
+            return value._context.lift(value._materialized_selection()).tensor
+        return value.tensor
+    return None
+
+
+def is_scalar_result(value):
+    """True where eager NumPy returns a NumPy scalar rather than a 0-d array."""
+    return isinstance(value, TracedArray) and value._scalar and len(value.tensor.shape) == 0
+
+
+def as_output(value, trace):
+    """The _kiln.Tensor for one leaf of the function's result."""
+    if isinstance(value, TracedArray):
+        if value._mask is not None:
+            value = context_for(trace).lift(value._materialized_selection())
+        return value.tensor
+    if isinstance(value, (bool, int, float, np.generic, np.ndarray)):
+        return context_for(trace).lift(np.asarray(value)).tensor
+    raise TypeError(f"kiln: a result of type {type(value).__name__} is not an array")
+
+
+def _uniform_value(array):
+    """The single value of an array whose elements are all equal and exactly a double."""
+    if array.size == 0:
+        return None
+    flat = array.reshape(-1)
+    first = flat[0]
+    if array.dtype.kind == "f" and np.isnan(first):
+        return first.item() if np.isnan(flat).all() else None
+    if not (flat == first).all():
+        return None
+    value = first.item()
+    if array.dtype.kind in "iu" and int(float(value)) != value:
+        return None
+    return value
+
+
+def context_of(values):
+    """The TraceContext of the first TracedArray among `values` (nested lists searched)."""
+    for value in values:
+        if isinstance(value, TracedArray):
+            return value._context
+        if isinstance(value, (list, tuple)):
+            found = context_of(value)
+            if found is not None:
+                return found
+    return None
+
+
+# ---- conversion and typing helpers ----
+
+def cast(tensor, dtype):
+    name = np.dtype(dtype).name
+    return tensor if tensor.dtype == name else backend().astype(tensor, name)
+
+
+def weak_type(value):
+    """What NumPy's dtype resolution sees for an operand: a dtype, or int/float (weak)."""
+    if isinstance(value, TracedArray):
+        return value.dtype
+    if isinstance(value, (bool, np.bool_)):
+        return np.dtype(bool)
+    if isinstance(value, int):
+        return int
+    if isinstance(value, float):
+        return float
+    if isinstance(value, (np.ndarray, np.generic)):
+        return value.dtype
+    if isinstance(value, complex):
+        graph_break("complex numbers are not supported by kiln")
+    return np.asarray(value).dtype
+
+
+def as_operand(value):
+    """Lists become arrays (NumPy treats them as strongly typed); other values pass."""
+    if isinstance(value, (list, tuple)):
+        return np.asarray(value)
+    return value
+
+
+def check_fits(value, dtype, op_name):
+    """NumPy 2 refuses a Python int that the integer loop type cannot hold."""
+    if dtype.kind in "iu" and isinstance(value, int) and not isinstance(value, bool):
+        info = np.iinfo(dtype)
+        if value < info.min or value > info.max:
+            raise OverflowError(f"Python integer {value} out of bounds for {dtype.name} "
+                                f"(in {op_name} at {user_location()})")
+
+
+def to_tensor(context, value, dtype=None, op_name="op"):
+    """A _kiln.Tensor for any operand, cast to `dtype` when given."""
+    if isinstance(value, TracedArray):
+        tensor = value.tensor
+    elif isinstance(value, (bool, int, float, np.bool_)) and not isinstance(value, np.generic):
+        target = np.dtype(dtype) if dtype is not None else np.asarray(value).dtype
+        check_fits(value, target, op_name)
+        return context.constant(value, target)
+    else:
+        tensor = context.lift(np.asarray(value)).tensor
+    return cast(tensor, dtype) if dtype is not None else tensor
+
+
+def traced(context, tensor):
+    return TracedArray(context, tensor)
+
+
+def _has_mask(value):
+    if isinstance(value, TracedArray):
+        return value._mask is not None
+    if isinstance(value, (list, tuple)):
+        return any(_has_mask(item) for item in value)
+    if isinstance(value, dict):
+        return any(_has_mask(item) for item in value.values())
+    return False
+
+
+def normalize_axis(axis, ndim, op_name="op"):
+    if not -ndim <= axis < ndim:
+        raise np.exceptions.AxisError(axis, ndim, op_name)
+    return axis + ndim if axis < 0 else axis
+
+
+def normalize_axes(axis, ndim, op_name="op"):
+    """NumPy's axis argument (None, int or tuple) as a sorted list of non-negative axes."""
+    if axis is None:
+        return list(range(ndim))
+    if isinstance(axis, (list, tuple)):
+        axes = [normalize_axis(int(a), ndim, op_name) for a in axis]
+        if len(set(axes)) != len(axes):
+            raise ValueError(f"duplicate value in 'axis' (in {op_name})")
+        return sorted(axes)
+    return [normalize_axis(int(axis), ndim, op_name)]
+
+
+# ---- the array stand-in ----
+
+_INPLACE = {}
+
+
+class TracedArray:
+    """A symbolic NumPy array: every operation on it appends nodes to the trace."""
+
+    __array_priority__ = 1000
+    __slots__ = ("_context", "_tensor", "_version", "_root", "_root_version", "_forward",
+                 "_backward", "_mask", "_scalar", "__weakref__")
+
+    def __init__(self, context, tensor, mask=None):
+        self._context = context
+        self._tensor = tensor
+        self._version = 0
+        self._root = None            # the array this one is a view of (views write through)
+        self._root_version = 0
+        self._forward = None         # root tensor -> this view's tensor
+        self._backward = None        # (root tensor, new view tensor) -> new root tensor
+        self._mask = mask            # set for x[bool_mask] selections (see __getitem__)
+        self._scalar = False         # eager NumPy would give a NumPy scalar here
+
+    # -- value and views --
+
+    @property
+    def tensor(self):
+        root = self._root
+        if root is not None and self._root_version != root._version:
+            self._tensor = self._forward(root.tensor)
+            self._root_version = root._version
+        return self._tensor
+
+    def _make_view(self, tensor, forward, backward):
+        """A result that aliases self: writes to it update self (and self's own root)."""
+        self._check_plain("taking a view")
+        view = TracedArray(self._context, tensor)
+        if self._root is None:
+            view._root, view._forward, view._backward = self, forward, backward
+        else:
+            inner_forward, inner_backward = self._forward, self._backward
+            view._root = self._root
+            view._forward = lambda root: forward(inner_forward(root))
+            view._backward = lambda root, value: inner_backward(
+                root, backward(inner_forward(root), value))
+        view._root_version = view._root._version
+        return view
+
+    def _assign(self, tensor):
+        """Functionalised in-place update: rebinds self (and writes through to its root)."""
+        old = self.tensor
+        tensor = cast(tensor, old.dtype)
+        if tuple(tensor.shape) != tuple(old.shape):
+            tensor = backend().broadcast_to(tensor, list(old.shape))
+        if self._root is not None:
+            root = self._root
+            root._assign(self._backward(root.tensor, tensor))
+            self._root_version = root._version
+        self._tensor = tensor
+        self._version += 1
+
+    def _check_plain(self, what):
+        if self._mask is not None:
+            graph_break(f"boolean mask indexing has a data-dependent shape ({what} of x[mask])")
+
+    def _materialized_selection(self):
+        return materialize(self, "boolean mask indexing has a data-dependent shape")
+
+    # -- attributes --
+
+    @property
+    def dtype(self):
+        return np.dtype(self.tensor.dtype)
+
+    @property
+    def shape(self):
+        if self._mask is not None:
+            return self._materialized_selection().shape
+        return tuple(self.tensor.shape)
+
+    @property
+    def ndim(self):
+        return len(self.shape)
+
+    @property
+    def size(self):
+        return int(np.prod(self.shape, dtype=np.int64))
+
+    @property
+    def itemsize(self):
+        return self.dtype.itemsize
+
+    @property
+    def nbytes(self):
+        return self.size * self.itemsize
+
+    @property
+    def T(self):
+        return self.transpose()
+
+    @property
+    def mT(self):
+        if self.ndim < 2:
+            raise ValueError("matrix transpose with ndim < 2 is undefined")
+        return np.swapaxes(self, -1, -2)
+
+    @property
+    def real(self):
+        return self
+
+    @property
+    def imag(self):
+        return np.zeros_like(self)
+
+    def __len__(self):
+        if self.ndim == 0:
+            raise TypeError("len() of unsized object")
+        return self.shape[0]
+
+    def __iter__(self):
+        if self.ndim == 0:
+            raise TypeError("iteration over a 0-d array")
+        return (self[i] for i in range(self.shape[0]))
+
+    def __repr__(self):
+        return f"TracedArray(shape={self.tensor.shape}, dtype={self.tensor.dtype})"
+
+    __str__ = __repr__
+    __hash__ = None
+
+    # -- graph breaks: values the trace cannot know --
+
+    def __bool__(self):
+        return bool(materialize(self, "bool() of a traced array (data-dependent control flow)"))
+
+    def __float__(self):
+        return float(materialize(self, "float() of a traced array"))
+
+    def __int__(self):
+        return int(materialize(self, "int() of a traced array"))
+
+    def __index__(self):
+        return operator.index(materialize(self, "a traced array used as a Python integer")[()])
+
+    def __complex__(self):
+        return complex(materialize(self, "complex() of a traced array"))
+
+    def __array__(self, dtype=None, copy=None):
+        value = materialize(self, "conversion of a traced array to a NumPy ndarray")
+        return value if dtype is None else value.astype(dtype)
+
+    def __contains__(self, value):
+        return value in materialize(self, "`in` on a traced array")
+
+    def item(self, *args):
+        return materialize(self, "ndarray.item() of a traced array").item(*args)
+
+    def tolist(self):
+        return materialize(self, "ndarray.tolist() of a traced array").tolist()
+
+    def tobytes(self, *args, **kwargs):
+        return materialize(self, "ndarray.tobytes() of a traced array").tobytes(*args, **kwargs)
+
+    def nonzero(self):
+        return materialize(self, "nonzero() has a data-dependent shape").nonzero()
+
+    # -- NumPy's dispatch protocols --
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        return _api().apply_ufunc(ufunc, method, inputs, kwargs)
+
+    def __array_function__(self, function, types, args, kwargs):
+        implementation = _api().FUNCTIONS.get(function)
+        masked = _has_mask((args, kwargs))
+        if implementation is None or masked:
+            name = getattr(function, "__name__", str(function))
+            module = getattr(function, "__module__", "numpy") or "numpy"
+            reason = (f"{module}.{name} of x[mask] (data-dependent shape)" if masked else
+                      f"{module}.{name} is not supported by kiln's NumPy tracer")
+            args, kwargs = materialize_all((args, kwargs), reason)
+            return function(*args, **kwargs)
+        self._context.at()
+        return implementation(self._context, *args, **kwargs)
+
+    # -- indexing --
+
+    def __getitem__(self, key):
+        self._context.at()
+        return _indexing().getitem(self, key)
+
+    def __setitem__(self, key, value):
+        self._context.at()
+        _indexing().setitem(self, key, value)
+
+    # -- methods (NumPy's functions with self first) --
+
+    def astype(self, dtype, order="K", casting="unsafe", subok=True, copy=True):
+        dtype = check_dtype(dtype)
+        if not np.can_cast(self.dtype, dtype, casting):
+            raise TypeError(f"Cannot cast array data from {self.dtype!r} to {dtype!r} "
+                            f"according to the rule {casting!r}")
+        return traced(self._context, backend().astype(self.tensor, dtype.name))
+
+    def copy(self, order="C"):
+        self._check_plain("copy")
+        return traced(self._context, self.tensor)
+
+    def reshape(self, *shape, order="C", copy=None):
+        if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+            shape = tuple(shape[0])
+        return np.reshape(self, shape)
+
+    def transpose(self, *axes):
+        if len(axes) == 1 and (axes[0] is None or isinstance(axes[0], (tuple, list))):
+            axes = axes[0]
+        return np.transpose(self, axes if axes else None)
+
+    def flatten(self, order="C"):
+        return self.reshape(-1).copy()
+
+    def fill(self, value):
+        self._assign(to_tensor(self._context, value, self.dtype, "fill"))
+
+    def view(self, dtype=None):
+        if dtype is not None and np.dtype(dtype) != self.dtype:
+            graph_break("ndarray.view with another dtype (bit reinterpretation)")
+        return self._make_view(self.tensor, lambda root: root, lambda root, value: value)
+
+    def __copy__(self):
+        return self.copy()
+
+    def __deepcopy__(self, memo):
+        return self.copy()
+
+
+def _method(function_name):
+    def method(self, *args, **kwargs):
+        return getattr(np, function_name)(self, *args, **kwargs)
+    method.__name__ = function_name
+    return method
+
+
+for _name in ["sum", "prod", "max", "min", "mean", "std", "var", "argmax", "argmin", "any",
+              "all", "cumsum", "cumprod", "clip", "round", "dot", "trace", "diagonal", "repeat",
+              "squeeze", "swapaxes", "ravel", "take", "conj", "conjugate", "sort", "argsort"]:
+    setattr(TracedArray, _name, _method(_name))
+
+
+# -- operators: each is the ufunc NumPy's ndarray maps it to --
+
+def _binary_operator(ufunc):
+    def forward(self, other):
+        if not _is_operand(other):
+            return NotImplemented
+        return ufunc(self, other)
+
+    def reflected(self, other):
+        if not _is_operand(other):
+            return NotImplemented
+        return ufunc(other, self)
+
+    def inplace(self, other):
+        if not _is_operand(other):
+            return NotImplemented
+        return ufunc(self, other, out=(self,))
+    return forward, reflected, inplace
+
+
+def _is_operand(value):
+    return isinstance(value, (TracedArray, bool, int, float, np.ndarray, np.generic, list,
+                              tuple))
+
+
+for _name, _ufunc in [("add", np.add), ("sub", np.subtract), ("mul", np.multiply),
+                      ("truediv", np.true_divide), ("floordiv", np.floor_divide),
+                      ("mod", np.remainder), ("pow", np.power), ("matmul", np.matmul),
+                      ("and", np.bitwise_and), ("or", np.bitwise_or), ("xor", np.bitwise_xor),
+                      ("lshift", np.left_shift), ("rshift", np.right_shift)]:
+    _forward, _reflected, _inplace = _binary_operator(_ufunc)
+    setattr(TracedArray, f"__{_name}__", _forward)
+    setattr(TracedArray, f"__r{_name}__", _reflected)
+    setattr(TracedArray, f"__i{_name}__", _inplace)
+
+for _name, _ufunc in [("eq", np.equal), ("ne", np.not_equal), ("lt", np.less),
+                      ("le", np.less_equal), ("gt", np.greater), ("ge", np.greater_equal)]:
+    setattr(TracedArray, f"__{_name}__", _binary_operator(_ufunc)[0])
+
+for _name, _ufunc in [("neg", np.negative), ("pos", np.positive), ("abs", np.absolute),
+                      ("invert", np.invert)]:
+    setattr(TracedArray, f"__{_name}__", lambda self, _ufunc=_ufunc: _ufunc(self))
+
+
+def _divmod(self, other):
+    return np.divmod(self, other) if _is_operand(other) else NotImplemented
+
+
+def _rdivmod(self, other):
+    return np.divmod(other, self) if _is_operand(other) else NotImplemented
+
+
+TracedArray.__divmod__ = _divmod
+TracedArray.__rdivmod__ = _rdivmod

@@ -1,0 +1,84 @@
+// Shared by the translation units of the Python extension kiln._kiln: nanobind, the NumPy C API
+// (used directly on the call path: nanobind's generic ndarray import costs more than the whole
+// 3 µs call budget), and the conversions between NumPy and kiln arrays and dtypes.
+#pragma once
+#include <Python.h>
+#include <nanobind/nanobind.h>
+
+#define PY_ARRAY_UNIQUE_SYMBOL kiln_python_numpy_api
+#define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
+#ifndef KILN_PYTHON_IMPORTS_NUMPY
+#define NO_IMPORT_ARRAY
+#endif
+#include <numpy/arrayobject.h>
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "api/compiled_function.h"
+#include "api/trace.h"
+#include "kiln/array.h"
+#include "kiln/dtype.h"
+
+namespace kiln::python {
+
+namespace nb = nanobind;
+
+// The module's state, in one place: NumPy type numbers to kiln dtypes, and the sentinels the
+// driver compares with `is`.
+// NumPy's built-in type numbers are below this (24 in NumPy 1.x and 2.x).
+inline constexpr int kBuiltinTypeNumbers = 32;
+
+struct ModuleState {
+  // kiln dtype + 1 for each NumPy type number (0: no kiln dtype, e.g. complex or object).
+  uint8_t dtype_by_type_number[kBuiltinTypeNumbers] = {};
+  nb::object miss;   // GuardedCache.call: no entry matches
+  nb::object eager;  // GuardedCache.call: the matching entry runs the function eagerly
+  nb::object copyto;
+};
+ModuleState& state();
+
+// The kiln dtype of a NumPy array, or nullopt for a dtype kiln lacks or a non-native byte order.
+inline std::optional<DType> dtype_of_array(PyArrayObject* array) {
+  PyArray_Descr* descr = PyArray_DESCR(array);
+  int type_number = descr->type_num;
+  if (type_number < 0 || type_number >= kBuiltinTypeNumbers) return std::nullopt;
+  uint8_t code = state().dtype_by_type_number[type_number];
+  if (code == 0 || !PyArray_ISNOTSWAPPED(array)) return std::nullopt;
+  return static_cast<DType>(code - 1);
+}
+int numpy_type_number(DType dtype);  // throws kiln::Error(Type) for bfloat16
+
+// A dtype name from a str, numpy.dtype or scalar type (numpy.float32).
+DType dtype_from_object(nb::handle object);
+
+// Borrows a NumPy array's memory (no copy). Returns nullopt for arrays kiln cannot read in place:
+// unknown dtype, swapped bytes, misaligned data or byte strides that are not whole elements.
+std::optional<Array> borrow_array(PyArrayObject* array);
+// A NumPy array owning `array`'s kiln-allocated memory (new reference).
+PyObject* to_numpy(Array&& array);
+
+// Runs one compiled graph; holds what explain and the driver read about it.
+struct Compiled {
+  std::unique_ptr<detail::CompiledGraph> graph;
+  double compile_seconds = 0;
+  int op_count = 0;
+  std::vector<std::string> kernel_names;
+
+  std::vector<Array> run(const std::vector<Array>& inputs) {
+    std::vector<Array> outputs;
+    graph->executable->run(inputs, outputs);
+    return outputs;
+  }
+};
+
+Options options_from_dict(nb::handle options);
+
+void bind_errors(nb::module_& module);
+void bind_tensor(nb::module_& module);
+void bind_compiled(nb::module_& module);
+void bind_guarded_cache(nb::module_& module);
+
+}  // namespace kiln::python

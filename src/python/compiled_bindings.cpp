@@ -1,0 +1,105 @@
+// compile_graph and Compiled: the pipeline after tracing (kiln::detail::compile_graph) on a
+// Trace recorded from Python, and running its result on NumPy arrays with no copy of the inputs.
+#include <chrono>
+
+#include <nanobind/stl/shared_ptr.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include "ir/ops.h"
+#include "kiln/compile.h"
+#include "python/common.h"
+
+namespace kiln::python {
+namespace {
+
+Array borrow_or_throw(nb::handle object, size_t position) {
+  if (!PyArray_Check(object.ptr()))
+    throw Error(ErrorKind::Type, error_message("run", "", "input " + std::to_string(position) +
+                                                              " is not a NumPy array"));
+  std::optional<Array> array = borrow_array(reinterpret_cast<PyArrayObject*>(object.ptr()));
+  if (!array)
+    throw Error(ErrorKind::Type,
+                error_message("run", "", "input " + std::to_string(position) +
+                                             " has a dtype or memory layout kiln cannot read "
+                                             "(complex, object, byte-swapped or misaligned)"));
+  return *array;
+}
+
+std::shared_ptr<Compiled> compile(detail::Trace& trace, const std::vector<Tensor>& outputs,
+                                  nb::handle input_strides, nb::handle options) {
+  auto start = std::chrono::steady_clock::now();
+  std::vector<ir::ValueId> ids;
+  for (const Tensor& output : outputs) {
+    if (output.trace() != &trace)
+      throw Error(ErrorKind::Value,
+                  error_message("compile", trace.default_location,
+                                "an output was not computed in this trace"));
+    ids.push_back(output.id());
+  }
+  trace.graph.set_outputs(ids);
+  std::vector<std::vector<int64_t>> strides;
+  if (!input_strides.is_none())
+    strides = nb::cast<std::vector<std::vector<int64_t>>>(input_strides);
+  strides.resize(trace.graph.inputs().size());
+  CompileStats stats;
+  auto result = std::make_shared<Compiled>();
+  result->graph = detail::compile_graph(trace.graph, strides, options_from_dict(options), stats);
+  for (const ir::Node& node : result->graph->graph.nodes())
+    if (node.op != ir::Op::parameter) ++result->op_count;
+  for (const sched::Kernel& kernel : result->graph->executable->program().kernels)
+    result->kernel_names.push_back(kernel.name);
+  result->compile_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return result;
+}
+
+nb::list run(Compiled& compiled, nb::sequence inputs, nb::handle out) {
+  std::vector<Array> arrays;
+  size_t position = 0;
+  for (nb::handle input : inputs) arrays.push_back(borrow_or_throw(input, position++));
+  std::vector<Array> outputs;
+  if (!out.is_none()) {
+    position = 0;
+    for (nb::handle given : nb::borrow<nb::sequence>(out))
+      outputs.push_back(borrow_or_throw(given, position++));
+  }
+  compiled.graph->executable->run(arrays, outputs);
+  nb::list results;
+  if (!out.is_none()) {
+    for (nb::handle given : nb::borrow<nb::sequence>(out)) results.append(given);
+    return results;
+  }
+  for (Array& output : outputs) {
+    PyObject* converted = to_numpy(std::move(output));
+    if (converted == nullptr) throw nb::python_error();
+    results.append(nb::steal(converted));
+  }
+  return results;
+}
+
+}  // namespace
+
+void bind_compiled(nb::module_& module) {
+  nb::class_<Compiled>(module, "Compiled", "One graph compiled to native kernels.")
+      .def("run", &run, nb::arg("inputs"), nb::arg("out").none() = nb::none(),
+           "Runs on NumPy arrays (borrowed, any strides); returns new arrays, or `out`.")
+      .def_prop_ro("kernels", [](const Compiled& c) { return c.kernel_names; })
+      .def_prop_ro("kernel_count", [](const Compiled& c) { return c.kernel_names.size(); })
+      .def_prop_ro("op_count", [](const Compiled& c) { return c.op_count; })
+      .def_prop_ro("source", [](const Compiled& c) { return c.graph->source; })
+      .def_prop_ro("source_path", [](const Compiled& c) { return c.graph->source_path; })
+      .def_prop_ro("graph_text", [](const Compiled& c) { return c.graph->graph_text; })
+      .def_prop_ro("compile_seconds", [](const Compiled& c) { return c.compile_seconds; })
+      .def_prop_ro("output_count",
+                   [](const Compiled& c) { return c.graph->executable->output_count(); });
+  module.def(
+      "check_options", [](nb::handle options) { options_from_dict(options); },
+      nb::arg("options").none(), "Raises ValueError/TypeError for an unknown option or mode.");
+  module.def("compile_graph", &compile, nb::arg("trace"), nb::arg("outputs"),
+             nb::arg("input_strides").none() = nb::none(), nb::arg("options").none() = nb::none(),
+             "Runs the passes, the scheduler, codegen and the toolchain (or the disk cache) on "
+             "the traced graph. input_strides: element strides per input, [] for contiguous.");
+}
+
+}  // namespace kiln::python

@@ -1,0 +1,510 @@
+// GuardedCache: the in-process cache level of one compiled Python function, and its call path.
+// A call walks the arguments (args tuple, kwargs dict, then the globals and closure cells the
+// function reads) once per cached entry, in C++, comparing each item with the entry's guard:
+// containers (exact tuple/list/dict: type, length, keys), arrays (dtype, shape, layout class:
+// C-contiguous or the exact element strides) and static values (same type and ==). On a hit it
+// borrows the arrays, runs the entry's graph-break checks and graph, writes mutated inputs back
+// and rebuilds the output pytree; on a miss it returns the MISS sentinel and the Python driver
+// traces, compiles and calls add().
+#include <nanobind/stl/pair.h>
+#include <nanobind/stl/shared_ptr.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
+#include <nanobind/stl/vector.h>
+
+#include <cstring>
+
+#include "api/logging.h"
+#include "python/common.h"
+
+namespace kiln::python {
+namespace {
+
+enum class ItemKind : uint8_t { Tuple, List, Dict, Array, Static, Absent };
+
+struct GuardItem {
+  ItemKind kind;
+  std::string path;  // "argument 0[1]", "keyword argument 'x'", "global 'W'": for messages
+  Py_ssize_t length = 0;  // containers
+  nb::object keys;        // dict: a tuple of the keys in order
+  DType dtype = DType::Float64;  // arrays
+  bool contiguous = true;
+  std::vector<int64_t> shape, strides;  // strides in elements, only when not contiguous
+  nb::object value;                     // statics
+};
+
+struct BreakCheck {
+  std::shared_ptr<Compiled> compiled;  // the graph up to the break; output 0 is the value
+  nb::object expected;                 // the value the traced continuation assumed (ndarray)
+  std::string description;             // "bool() at model.py:12"
+};
+
+struct Entry {
+  std::vector<GuardItem> items;
+  std::vector<BreakCheck> checks;
+  std::shared_ptr<Compiled> compiled;  // null: calls run the function eagerly
+  nb::object output_spec;
+  std::vector<std::pair<int32_t, int32_t>> mutations;  // (array leaf, graph output)
+};
+
+std::string type_name(PyObject* object) {
+  return object == nullptr ? "<undefined>" : Py_TYPE(object)->tp_name;
+}
+
+std::string repr_of(PyObject* object) {
+  if (object == nullptr) return "<undefined>";
+  nb::str text = nb::repr(nb::handle(object));
+  std::string result = nb::cast<std::string>(text);
+  return result.size() > 60 ? result.substr(0, 57) + "..." : result;
+}
+
+std::string shape_text(const std::vector<int64_t>& shape) {
+  std::string text = "(";
+  for (size_t i = 0; i < shape.size(); ++i)
+    text += std::to_string(shape[i]) + (shape.size() == 1 || i + 1 < shape.size() ? "," : "");
+  return text + ")";
+}
+
+bool same_static(PyObject* value, PyObject* expected) {
+  if (value == expected) return true;
+  if (value == nullptr || expected == nullptr || Py_TYPE(value) != Py_TYPE(expected)) return false;
+  int equal = PyObject_RichCompareBool(value, expected, Py_EQ);
+  if (equal < 0) {
+    PyErr_Clear();
+    return false;
+  }
+  return equal == 1;
+}
+
+// One walk of the arguments against one entry's guard. `why`, when given, receives the first
+// failed guard in words (only on the slow path: the recompile log).
+class Matcher {
+ public:
+  // Item 0, the call shape, is checked by the caller; the walk starts at item 1.
+  Matcher(const Entry& entry, std::vector<PyArrayObject*>& arrays, std::string* why)
+      : items_(entry.items), arrays_(arrays), why_(why) {}
+
+  bool match(PyObject* object) {
+    const GuardItem& item = items_[position_++];
+    switch (item.kind) {
+      case ItemKind::Array: return match_array(item, object);
+      case ItemKind::Static:
+        if (same_static(object, item.value.ptr())) return true;
+        return fail("value of " + item.path + " changed from " + repr_of(item.value.ptr()) +
+                    " to " + repr_of(object));
+      case ItemKind::Absent:
+        return object == nullptr || fail(item.path + " is now defined");
+      case ItemKind::Tuple:
+        if (object == nullptr || !PyTuple_CheckExact(object)) return fail_type(item, object);
+        if (PyTuple_GET_SIZE(object) != item.length) return fail_length(item, PyTuple_GET_SIZE(object));
+        for (Py_ssize_t i = 0; i < item.length; ++i)
+          if (!match(PyTuple_GET_ITEM(object, i))) return false;
+        return true;
+      case ItemKind::List:
+        if (object == nullptr || !PyList_CheckExact(object)) return fail_type(item, object);
+        if (PyList_GET_SIZE(object) != item.length) return fail_length(item, PyList_GET_SIZE(object));
+        for (Py_ssize_t i = 0; i < item.length; ++i)
+          if (!match(PyList_GET_ITEM(object, i))) return false;
+        return true;
+      case ItemKind::Dict: return match_dict(item, object);
+    }
+    return false;
+  }
+
+ private:
+  bool match_array(const GuardItem& item, PyObject* object) {
+    if (object == nullptr || !PyArray_CheckExact(object)) return fail_type(item, object);
+    auto* array = reinterpret_cast<PyArrayObject*>(object);
+    std::optional<DType> dtype = dtype_of_array(array);
+    if (!dtype || *dtype != item.dtype)
+      return fail("dtype of " + item.path + " changed from " +
+                  std::string(dtype_name(item.dtype)) + " to " +
+                  nb::cast<std::string>(nb::str(nb::handle(object).attr("dtype"))));
+    int ndim = PyArray_NDIM(array);
+    const npy_intp* dims = PyArray_DIMS(array);
+    bool same_shape = ndim == static_cast<int>(item.shape.size());
+    for (int d = 0; same_shape && d < ndim; ++d) same_shape = dims[d] == item.shape[size_t(d)];
+    if (!same_shape)
+      return fail("shape of " + item.path + " changed from " + shape_text(item.shape) + " to " +
+                  shape_text(std::vector<int64_t>(dims, dims + ndim)));
+    if (!PyArray_ISALIGNED(array)) return fail(item.path + " is not aligned");
+    if (item.contiguous) {
+      if (!PyArray_IS_C_CONTIGUOUS(array))
+        return fail("layout of " + item.path + " changed from contiguous to strided");
+    } else {
+      const npy_intp* strides = PyArray_STRIDES(array);
+      int64_t size = dtype_size(item.dtype);
+      bool same = !PyArray_IS_C_CONTIGUOUS(array);
+      for (int d = 0; same && d < ndim; ++d) same = strides[d] == item.strides[size_t(d)] * size;
+      if (!same) return fail("strides of " + item.path + " changed");
+    }
+    arrays_.push_back(array);
+    return true;
+  }
+
+  bool match_dict(const GuardItem& item, PyObject* object) {
+    if (object == nullptr || !PyDict_CheckExact(object)) return fail_type(item, object);
+    if (PyDict_GET_SIZE(object) != item.length) return fail_length(item, PyDict_GET_SIZE(object));
+    Py_ssize_t cursor = 0, index = 0;
+    PyObject *key, *value;
+    while (PyDict_Next(object, &cursor, &key, &value)) {
+      if (!same_static(key, PyTuple_GET_ITEM(item.keys.ptr(), index++)))
+        return fail("keys of " + item.path + " changed");
+      if (!match(value)) return false;
+    }
+    return true;
+  }
+
+  bool fail_type(const GuardItem& item, PyObject* object) {
+    static const char* kNames[] = {"tuple", "list", "dict", "numpy.ndarray", "", ""};
+    return fail("type of " + item.path + " changed from " + kNames[int(item.kind)] + " to " +
+                type_name(object));
+  }
+  bool fail_length(const GuardItem& item, Py_ssize_t length) {
+    return fail("length of " + item.path + " changed from " + std::to_string(item.length) +
+                " to " + std::to_string(length));
+  }
+  bool fail(const std::string& reason) {
+    if (why_ != nullptr && why_->empty()) *why_ = reason;
+    return false;
+  }
+
+  const std::vector<GuardItem>& items_;
+  std::vector<PyArrayObject*>& arrays_;
+  std::string* why_;
+  size_t position_ = 1;
+};
+
+// Builds a guard from the arguments of the call that was just traced.
+class Recorder {
+ public:
+  explicit Recorder(std::vector<GuardItem>& items) : items_(items) {}
+
+  void record(PyObject* object, std::string path) {
+    GuardItem item;
+    item.path = std::move(path);
+    if (object == nullptr) {
+      item.kind = ItemKind::Absent;
+      items_.push_back(std::move(item));
+    } else if (PyTuple_CheckExact(object) || PyList_CheckExact(object)) {
+      bool tuple = PyTuple_CheckExact(object);
+      item.kind = tuple ? ItemKind::Tuple : ItemKind::List;
+      item.length = tuple ? PyTuple_GET_SIZE(object) : PyList_GET_SIZE(object);
+      std::string prefix = item.path;
+      items_.push_back(std::move(item));
+      nb::object keep = nb::borrow(object);
+      for (Py_ssize_t i = 0; i < (tuple ? PyTuple_GET_SIZE(object) : PyList_GET_SIZE(object)); ++i)
+        record(tuple ? PyTuple_GET_ITEM(object, i) : PyList_GET_ITEM(object, i),
+               prefix + "[" + std::to_string(i) + "]");
+    } else if (PyDict_CheckExact(object)) {
+      item.kind = ItemKind::Dict;
+      item.length = PyDict_GET_SIZE(object);
+      nb::list keys;
+      std::vector<std::pair<PyObject*, std::string>> children;
+      Py_ssize_t cursor = 0;
+      PyObject *key, *value;
+      while (PyDict_Next(object, &cursor, &key, &value)) {
+        keys.append(nb::handle(key));
+        children.emplace_back(value, item.path + "[" + repr_of(key) + "]");
+      }
+      item.keys = nb::tuple(keys);
+      items_.push_back(std::move(item));
+      nb::object keep = nb::borrow(object);
+      for (auto& [value, child_path] : children) record(value, child_path);
+    } else if (PyArray_CheckExact(object)) {
+      auto* array = reinterpret_cast<PyArrayObject*>(object);
+      std::optional<Array> borrowed = borrow_array(array);
+      if (!borrowed)
+        throw Error(ErrorKind::Unsupported,
+                    error_message("compile", "", item.path + " has a dtype or memory layout "
+                                  "kiln cannot read (complex, object, byte-swapped or misaligned)"));
+      item.kind = ItemKind::Array;
+      item.dtype = borrowed->dtype();
+      item.shape = borrowed->shape();
+      item.contiguous = borrowed->strides().empty();
+      item.strides = borrowed->strides();
+      items_.push_back(std::move(item));
+    } else if (PyArray_Check(object)) {
+      throw Error(ErrorKind::Unsupported,
+                  error_message("compile", "", item.path + " is an ndarray subclass (" +
+                                                   type_name(object) + ")"));
+    } else {
+      item.kind = ItemKind::Static;
+      item.value = nb::borrow(object);
+      items_.push_back(std::move(item));
+    }
+  }
+
+ private:
+  std::vector<GuardItem>& items_;
+};
+
+std::string describe(const GuardItem& item) {
+  switch (item.kind) {
+    case ItemKind::Array: {
+      std::string text = item.path + ": ndarray " + std::string(dtype_name(item.dtype)) + " " +
+                         shape_text(item.shape);
+      return text + (item.contiguous ? " contiguous" : " strides " + shape_text(item.strides));
+    }
+    case ItemKind::Static: return item.path + " == " + repr_of(item.value.ptr());
+    case ItemKind::Absent: return item.path + " is undefined";
+    case ItemKind::Tuple: return item.path + ": tuple of " + std::to_string(item.length);
+    case ItemKind::List: return item.path + ": list of " + std::to_string(item.length);
+    case ItemKind::Dict: return item.path + ": dict with keys " + repr_of(item.keys.ptr());
+  }
+  return "";
+}
+
+class GuardedCache {
+ public:
+  GuardedCache(nb::dict globals, std::vector<std::string> global_names, nb::object cells,
+               std::vector<std::string> cell_names)
+      : globals_(std::move(globals)), cells_(std::move(cells)), cell_names_(std::move(cell_names)) {
+    for (const std::string& name : global_names) global_names_.push_back(nb::str(name.c_str()));
+  }
+  GuardedCache(const GuardedCache&) = delete;
+  GuardedCache& operator=(const GuardedCache&) = delete;
+
+  nb::object call(nb::handle args, nb::handle kwargs) {
+    std::vector<PyArrayObject*> arrays;
+    arrays.reserve(8);
+    for (const auto& entry : entries_) {
+      arrays.clear();
+      if (!match_entry(*entry, args, kwargs, arrays, nullptr)) continue;
+      if (!entry->compiled) return state().eager;
+      std::vector<Array> inputs;
+      inputs.reserve(arrays.size());
+      for (PyArrayObject* array : arrays) inputs.push_back(*borrow_array(array));
+      if (!checks_pass(*entry, inputs, nullptr)) continue;
+      return run_entry(*entry, inputs, arrays);
+    }
+    return state().miss;
+  }
+
+  // The first failed guard of the most recent entry, in words ("" when nothing is cached).
+  std::string why_miss(nb::handle args, nb::handle kwargs) {
+    if (entries_.empty()) return "";
+    const Entry& entry = *entries_.back();
+    std::vector<PyArrayObject*> arrays;
+    std::string why;
+    if (match_entry(entry, args, kwargs, arrays, &why)) {
+      std::vector<Array> inputs;
+      for (PyArrayObject* array : arrays) inputs.push_back(*borrow_array(array));
+      checks_pass(entry, inputs, &why);
+    }
+    return why.empty() ? "no cached entry matches" : why;
+  }
+
+  // Registers the entry for these arguments; returns its guard in words (KILN_LOGS=guards).
+  std::string add(nb::handle args, nb::handle kwargs, std::shared_ptr<Compiled> compiled,
+                  nb::object output_spec, std::vector<std::pair<int32_t, int32_t>> mutations,
+                  nb::list checks) {
+    auto entry = std::make_unique<Entry>();
+    // Item 0: the argument count and keyword names, one comparison on the fast path.
+    GuardItem header;
+    header.kind = ItemKind::Static;
+    header.path = "the call's arguments";
+    header.value = call_shape(args, kwargs);
+    entry->items.push_back(std::move(header));
+    Recorder recorder(entry->items);
+    record_arguments(recorder, args, kwargs);
+    entry->compiled = std::move(compiled);
+    entry->output_spec = std::move(output_spec);
+    entry->mutations = std::move(mutations);
+    for (nb::handle check : checks) {
+      auto [check_compiled, expected, description] =
+          nb::cast<std::tuple<std::shared_ptr<Compiled>, nb::object, std::string>>(check);
+      entry->checks.push_back({check_compiled, expected, description});
+    }
+    std::string text;
+    for (const GuardItem& item : entry->items)
+      text += "  " + describe(item) + "\n";
+    for (const BreakCheck& check : entry->checks)
+      text += "  graph-break value of " + check.description + " == " +
+              repr_of(check.expected.ptr()) + "\n";
+    entries_.push_back(std::move(entry));
+    return text;
+  }
+
+  // The current values of the globals and closure cells the function reads (None: undefined).
+  nb::tuple environment() {
+    nb::list values;
+    for_each_environment([&](PyObject* value, const std::string&) {
+      values.append(value ? nb::handle(value) : nb::none());
+    });
+    return nb::tuple(values);
+  }
+
+  size_t size() const { return entries_.size(); }
+  void clear() { entries_.clear(); }
+
+ private:
+  template <class Visit>
+  void for_each_environment(Visit visit) {
+    for (const nb::str& name : global_names_) {
+      PyObject* value = PyDict_GetItemWithError(globals_.ptr(), name.ptr());
+      if (value == nullptr && PyErr_Occurred()) PyErr_Clear();
+      visit(value, "global '" + nb::cast<std::string>(name) + "'");
+    }
+    if (cells_.is_none()) return;
+    Py_ssize_t count = PyTuple_GET_SIZE(cells_.ptr());
+    for (Py_ssize_t i = 0; i < count; ++i)
+      visit(PyCell_GET(PyTuple_GET_ITEM(cells_.ptr(), i)),
+            "closure variable '" + cell_names_[size_t(i)] + "'");
+  }
+
+  void record_arguments(Recorder& recorder, nb::handle args, nb::handle kwargs) {
+    nb::tuple positional = nb::borrow<nb::tuple>(args);
+    for (size_t i = 0; i < positional.size(); ++i)
+      recorder.record(positional[i].ptr(), "argument " + std::to_string(i));
+    if (!kwargs.is_none()) {
+      for (auto [key, value] : nb::borrow<nb::dict>(kwargs))
+        recorder.record(value.ptr(), "keyword argument '" + nb::cast<std::string>(nb::str(key)) + "'");
+    }
+    for_each_environment([&](PyObject* value, const std::string& path) {
+      recorder.record(value, path);
+    });
+  }
+
+  // (positional count, keyword names...): cheap to build and compare on the fast path.
+  static nb::object call_shape(nb::handle args, nb::handle kwargs) {
+    Py_ssize_t keyword_count = kwargs.is_none() ? 0 : PyDict_GET_SIZE(kwargs.ptr());
+    if (keyword_count == 0) return nb::steal(PyLong_FromSsize_t(PyTuple_GET_SIZE(args.ptr())));
+    nb::list shape;
+    shape.append(PyTuple_GET_SIZE(args.ptr()));
+    for (auto [key, value] : nb::borrow<nb::dict>(kwargs)) shape.append(key);
+    return nb::tuple(shape);
+  }
+
+  bool match_entry(const Entry& entry, nb::handle args, nb::handle kwargs,
+                   std::vector<PyArrayObject*>& arrays, std::string* why) {
+    // Item 0 is the call shape: positional count (and keyword names in order).
+    Py_ssize_t positional = PyTuple_GET_SIZE(args.ptr());
+    Py_ssize_t keyword_count = kwargs.is_none() ? 0 : PyDict_GET_SIZE(kwargs.ptr());
+    const GuardItem& header = entry.items[0];
+    if (keyword_count == 0) {
+      if (!PyLong_CheckExact(header.value.ptr()) || PyLong_AsSsize_t(header.value.ptr()) != positional) {
+        if (why) *why = "the number or names of the arguments changed";
+        return false;
+      }
+    } else if (!same_static(call_shape(args, kwargs).ptr(), header.value.ptr())) {
+      if (why) *why = "the number or names of the arguments changed";
+      return false;
+    }
+    Matcher matcher(entry, arrays, why);
+    for (Py_ssize_t i = 0; i < positional; ++i)
+      if (!matcher.match(PyTuple_GET_ITEM(args.ptr(), i))) return false;
+    if (keyword_count > 0) {
+      Py_ssize_t cursor = 0;
+      PyObject *key, *value;
+      while (PyDict_Next(kwargs.ptr(), &cursor, &key, &value))
+        if (!matcher.match(value)) return false;
+    }
+    bool matched = true;
+    for_each_environment([&](PyObject* value, const std::string&) {
+      matched = matched && matcher.match(value);
+    });
+    return matched;
+  }
+
+  // Runs the graph-break prefixes; each must reproduce the value its continuation assumed.
+  bool checks_pass(const Entry& entry, const std::vector<Array>& inputs, std::string* why) {
+    for (const BreakCheck& check : entry.checks) {
+      std::vector<Array> outputs = check.compiled->run(inputs);
+      const Array& value = outputs[0];
+      auto* expected = reinterpret_cast<PyArrayObject*>(check.expected.ptr());
+      bool same = value.nbytes() == PyArray_NBYTES(expected) &&
+                  std::memcmp(value.data(), PyArray_DATA(expected), size_t(value.nbytes())) == 0;
+      if (!same) {
+        if (why && why->empty()) *why = "the value of " + check.description + " changed";
+        return false;
+      }
+    }
+    return true;
+  }
+
+  nb::object run_entry(const Entry& entry, const std::vector<Array>& inputs,
+                       const std::vector<PyArrayObject*>& arrays) {
+    std::vector<Array> outputs = entry.compiled->run(inputs);
+    std::vector<nb::object> results;
+    results.reserve(outputs.size());
+    for (Array& output : outputs) {
+      PyObject* converted = to_numpy(std::move(output));
+      if (converted == nullptr) throw nb::python_error();
+      results.push_back(nb::steal(converted));
+    }
+    for (const auto& [leaf, output] : entry.mutations) {
+      if (PyArray_CopyInto(arrays[size_t(leaf)],
+                           reinterpret_cast<PyArrayObject*>(results[size_t(output)].ptr())) < 0)
+        throw nb::python_error();
+    }
+    return build_output(entry.output_spec.ptr(), results);
+  }
+
+  // The output spec: an exact int i is graph output i, -(i+1) is output i as a NumPy scalar
+  // (what NumPy returns for 0-d results), tuples/lists/dicts are rebuilt, Constant unwraps,
+  // anything else is returned as it is.
+  static nb::object build_output(PyObject* spec, const std::vector<nb::object>& results) {
+    if (PyLong_CheckExact(spec)) {
+      Py_ssize_t index = PyLong_AsSsize_t(spec);
+      if (index >= 0) return results[size_t(index)];
+      PyObject* scalar = PyArray_Return(
+          reinterpret_cast<PyArrayObject*>(results[size_t(-index - 1)].inc_ref().ptr()));
+      if (scalar == nullptr) throw nb::python_error();
+      return nb::steal(scalar);
+    }
+    if (PyTuple_CheckExact(spec)) {
+      Py_ssize_t count = PyTuple_GET_SIZE(spec);
+      nb::object tuple = nb::steal(PyTuple_New(count));
+      for (Py_ssize_t i = 0; i < count; ++i)
+        PyTuple_SET_ITEM(tuple.ptr(), i,
+                         build_output(PyTuple_GET_ITEM(spec, i), results).release().ptr());
+      return tuple;
+    }
+    if (PyList_CheckExact(spec)) {
+      nb::list list;
+      for (Py_ssize_t i = 0; i < PyList_GET_SIZE(spec); ++i)
+        list.append(build_output(PyList_GET_ITEM(spec, i), results));
+      return list;
+    }
+    if (PyDict_CheckExact(spec)) {
+      nb::dict dict;
+      Py_ssize_t cursor = 0;
+      PyObject *key, *value;
+      while (PyDict_Next(spec, &cursor, &key, &value))
+        dict[nb::handle(key)] = build_output(value, results);
+      return dict;
+    }
+    nb::handle handle(spec);
+    if (nb::hasattr(handle, "_kiln_constant")) return handle.attr("_kiln_constant");
+    return nb::borrow(handle);
+  }
+
+  nb::dict globals_;
+  std::vector<nb::str> global_names_;
+  nb::object cells_;
+  std::vector<std::string> cell_names_;
+  std::vector<std::unique_ptr<Entry>> entries_;
+};
+
+}  // namespace
+
+void bind_guarded_cache(nb::module_& module) {
+  nb::class_<GuardedCache>(module, "GuardedCache",
+                           "The in-process cache of one compiled function; guards in C++.")
+      .def(nb::init<nb::dict, std::vector<std::string>, nb::object, std::vector<std::string>>(),
+           nb::arg("globals"), nb::arg("global_names"), nb::arg("cells").none(),
+           nb::arg("cell_names"))
+      .def("call", &GuardedCache::call, nb::arg("args"), nb::arg("kwargs").none(),
+           "The outputs of the first entry whose guards hold, kiln._kiln.EAGER for an entry "
+           "that runs eagerly, kiln._kiln.MISS when none holds.")
+      .def("why_miss", &GuardedCache::why_miss, nb::arg("args"), nb::arg("kwargs").none())
+      .def("add", &GuardedCache::add, nb::arg("args"), nb::arg("kwargs").none(),
+           nb::arg("compiled").none(), nb::arg("output_spec"), nb::arg("mutations"),
+           nb::arg("checks"))
+      .def("environment", &GuardedCache::environment)
+      .def("clear", &GuardedCache::clear)
+      .def("__len__", &GuardedCache::size);
+}
+
+}  // namespace kiln::python

@@ -1,0 +1,266 @@
+// kiln._kiln: the module definition, the error translation (kiln::Error -> the exception NumPy
+// would raise) and the NumPy <-> kiln conversions every other binding file uses.
+#define KILN_PYTHON_IMPORTS_NUMPY
+#include "python/common.h"
+
+#include <nanobind/stl/string.h>
+
+#include "api/logging.h"
+#include "kiln/compile.h"
+#include "kiln/error.h"
+
+namespace kiln::python {
+
+ModuleState& state() {
+  static ModuleState* instance = new ModuleState();  // never destroyed: outlives interpreter exit
+  return *instance;
+}
+
+namespace {
+
+// Filled once the NumPy API is imported: every NumPy type number maps to at most one kiln dtype
+// (int64 has two numbers, long and longlong, on Linux; both map to Int64).
+void fill_dtype_table() {
+  ModuleState& module_state = state();
+  for (int type_number = 0; type_number < kBuiltinTypeNumbers; ++type_number) {
+    PyArray_Descr* descr = PyArray_DescrFromType(type_number);
+    if (descr == nullptr) {
+      PyErr_Clear();
+      continue;
+    }
+    std::optional<DType> dtype;
+    int size = static_cast<int>(PyDataType_ELSIZE(descr));
+    switch (descr->kind) {
+      case 'b': dtype = DType::Bool; break;
+      case 'i':
+        dtype = size == 1 ? DType::Int8 : size == 2 ? DType::Int16 : size == 4 ? DType::Int32
+                                                                                : DType::Int64;
+        break;
+      case 'u':
+        dtype = size == 1 ? DType::UInt8 : size == 2 ? DType::UInt16 : size == 4 ? DType::UInt32
+                                                                                 : DType::UInt64;
+        break;
+      case 'f':
+        if (size == 2) dtype = DType::Float16;
+        if (size == 4) dtype = DType::Float32;
+        if (size == 8) dtype = DType::Float64;
+        break;
+      default: break;
+    }
+    if (dtype && size == dtype_size(*dtype))
+      module_state.dtype_by_type_number[type_number] = static_cast<uint8_t>(*dtype) + 1;
+    Py_DECREF(descr);
+  }
+}
+
+// Exception classes the driver re-exports as kiln.Unsupported / kiln.GraphBreak.
+PyObject* unsupported_type = nullptr;
+PyObject* axis_error_type = nullptr;
+
+void translate_kiln_error(const Error& error) {
+  const char* message = error.what();
+  switch (error.kind()) {
+    case ErrorKind::Value: PyErr_SetString(PyExc_ValueError, message); return;
+    case ErrorKind::Type: PyErr_SetString(PyExc_TypeError, message); return;
+    case ErrorKind::Axis: {
+      // AxisError(message) with one argument uses it as the whole message.
+      PyObject* instance = PyObject_CallFunction(axis_error_type, "s", message);
+      if (instance == nullptr) return;
+      PyErr_SetObject(axis_error_type, instance);
+      Py_DECREF(instance);
+      return;
+    }
+    case ErrorKind::Unsupported: PyErr_SetString(unsupported_type, message); return;
+    case ErrorKind::Toolchain: PyErr_SetString(PyExc_RuntimeError, message); return;
+    case ErrorKind::Internal:
+      PyErr_SetString(PyExc_RuntimeError,
+                      (std::string("kiln internal error (please report): ") + message).c_str());
+      return;
+  }
+  PyErr_SetString(PyExc_RuntimeError, message);
+}
+
+}  // namespace
+
+int numpy_type_number(DType dtype) {
+  switch (dtype) {
+    case DType::Bool: return NPY_BOOL;
+    case DType::Int8: return NPY_INT8;
+    case DType::Int16: return NPY_INT16;
+    case DType::Int32: return NPY_INT32;
+    case DType::Int64: return NPY_INT64;
+    case DType::UInt8: return NPY_UINT8;
+    case DType::UInt16: return NPY_UINT16;
+    case DType::UInt32: return NPY_UINT32;
+    case DType::UInt64: return NPY_UINT64;
+    case DType::Float16: return NPY_FLOAT16;
+    case DType::Float32: return NPY_FLOAT32;
+    case DType::Float64: return NPY_FLOAT64;
+    case DType::BFloat16: break;
+  }
+  throw Error(ErrorKind::Type, error_message("", "", "NumPy has no bfloat16 arrays"));
+}
+
+DType dtype_from_object(nb::handle object) {
+  if (nb::isinstance<nb::str>(object)) return dtype_from_name(nb::cast<std::string>(object));
+  // numpy.dtype objects, scalar types (numpy.float32) and Python's float/int/bool.
+  nb::object numpy = nb::module_::import_("numpy");
+  nb::object name = numpy.attr("dtype")(object).attr("name");
+  return dtype_from_name(nb::cast<std::string>(name));
+}
+
+std::optional<Array> borrow_array(PyArrayObject* array) {
+  std::optional<DType> dtype = dtype_of_array(array);
+  if (!dtype || !PyArray_ISALIGNED(array)) return std::nullopt;
+  int ndim = PyArray_NDIM(array);
+  const npy_intp* dims = PyArray_DIMS(array);
+  std::vector<int64_t> shape(dims, dims + ndim);
+  std::vector<int64_t> strides;
+  if (!PyArray_IS_C_CONTIGUOUS(array)) {
+    const npy_intp* byte_strides = PyArray_STRIDES(array);
+    int64_t item = dtype_size(*dtype);
+    strides.resize(static_cast<size_t>(ndim));
+    for (int d = 0; d < ndim; ++d) {
+      if (byte_strides[d] % item != 0) return std::nullopt;
+      strides[static_cast<size_t>(d)] = byte_strides[d] / item;
+    }
+  }
+  return Array::borrow(PyArray_DATA(array), *dtype, std::move(shape), std::move(strides));
+}
+
+PyObject* to_numpy(Array&& array) {
+  int type_number = numpy_type_number(array.dtype());
+  int ndim = array.ndim();
+  std::vector<npy_intp> dims(array.shape().begin(), array.shape().end());
+  if (array.data() == nullptr) {  // size 0: nothing to own
+    return PyArray_ZEROS(ndim, dims.data(), type_number, 0);
+  }
+  auto* holder = new Array(std::move(array));
+  PyObject* capsule = PyCapsule_New(holder, "kiln.Array", [](PyObject* self) {
+    delete static_cast<Array*>(PyCapsule_GetPointer(self, "kiln.Array"));
+  });
+  if (capsule == nullptr) {
+    delete holder;
+    return nullptr;
+  }
+  PyObject* result = PyArray_New(&PyArray_Type, ndim, dims.data(), type_number, nullptr,
+                                 holder->data(), 0, NPY_ARRAY_CARRAY, nullptr);
+  if (result == nullptr) {
+    Py_DECREF(capsule);
+    return nullptr;
+  }
+  if (PyArray_SetBaseObject(reinterpret_cast<PyArrayObject*>(result), capsule) < 0) {
+    Py_DECREF(result);
+    return nullptr;
+  }
+  return result;
+}
+
+Options options_from_dict(nb::handle options) {
+  Options result;
+  if (options.is_none()) return result;
+  if (!nb::isinstance<nb::dict>(options))
+    throw Error(ErrorKind::Type, error_message("compile", "", "options must be a dict"));
+  for (auto [key, value] : nb::borrow<nb::dict>(options)) {
+    std::string name = nb::cast<std::string>(nb::str(key));
+    if (name == "mode") {
+      result.mode = nb::cast<std::string>(value);
+    } else if (name == "cache_dir") {
+      result.cache_dir = value.is_none() ? "" : nb::cast<std::string>(nb::str(value));
+    } else if (name == "disk_cache") {
+      result.disk_cache = nb::cast<bool>(value);
+    } else if (name == "num_threads") {
+      result.num_threads = nb::cast<int>(value);
+    } else if (name == "allow_reassociation") {
+      result.allow_reassociation = nb::cast<bool>(value);
+    } else {
+      throw Error(ErrorKind::Value,
+                  error_message("compile", "",
+                                "unknown option '" + name +
+                                    "' (valid: mode, cache_dir, disk_cache, num_threads, "
+                                    "allow_reassociation; see kiln.list_options())"));
+    }
+  }
+  static const char* kModes[] = {"default", "reduce-overhead", "max-autotune",
+                                 "max-autotune-no-cudagraphs"};
+  bool known = false;
+  for (const char* mode : kModes) known = known || result.mode == mode;
+  if (!known)
+    throw Error(ErrorKind::Value,
+                error_message("compile", "",
+                              "unknown mode '" + result.mode +
+                                  "' (valid: default, reduce-overhead, max-autotune, "
+                                  "max-autotune-no-cudagraphs)"));
+  return result;
+}
+
+void bind_errors(nb::module_& module) {
+  unsupported_type = PyErr_NewExceptionWithDoc(
+      "kiln.Unsupported", "An op or feature kiln does not handle.", PyExc_RuntimeError, nullptr);
+  module.attr("Unsupported") = nb::handle(unsupported_type);
+  nb::object numpy_exceptions = nb::module_::import_("numpy");
+  nb::object axis_error = nb::getattr(numpy_exceptions, "exceptions", nb::none()).is_none()
+                              ? numpy_exceptions.attr("AxisError")  // NumPy < 1.25
+                              : numpy_exceptions.attr("exceptions").attr("AxisError");
+  axis_error_type = axis_error.release().ptr();
+  nb::register_exception_translator([](const std::exception_ptr& pointer, void*) {
+    try {
+      std::rethrow_exception(pointer);
+    } catch (const Error& error) {
+      translate_kiln_error(error);
+    }
+  });
+}
+
+}  // namespace kiln::python
+
+NB_MODULE(_kiln, module) {
+  using namespace kiln::python;
+  if (_import_array() < 0) throw nb::python_error();
+  fill_dtype_table();
+  ModuleState& module_state = state();
+  nb::object builtins = nb::module_::import_("builtins");
+  module_state.miss = builtins.attr("object")();
+  module_state.eager = builtins.attr("object")();
+  module.attr("MISS") = module_state.miss;
+  module.attr("EAGER") = module_state.eager;
+  module.attr("__version__") = KILN_PYTHON_VERSION;
+
+  bind_errors(module);
+  module.def("list_mode_options", &kiln::list_mode_options,
+             "The settings behind each mode word, one line each.");
+  module.def("list_options", &kiln::list_options, "Every compile option with its meaning.");
+  module.def("set_log_channels", &kiln::api::set_log_channels, nb::arg("comma_list"),
+             "Turns KILN_LOGS channels on, as the environment variable does ('all,-perf').");
+  module.def(
+      "log_enabled",
+      [](const std::string& name) {
+        using kiln::api::LogChannel;
+        static const std::pair<const char*, LogChannel> kNames[] = {
+            {"graph", LogChannel::Graph},         {"passes", LogChannel::Passes},
+            {"schedule", LogChannel::Schedule},   {"output_code", LogChannel::OutputCode},
+            {"cache", LogChannel::Cache},         {"perf", LogChannel::Perf},
+            {"graph_breaks", LogChannel::GraphBreaks}, {"recompiles", LogChannel::Recompiles},
+            {"guards", LogChannel::Guards}};
+        for (const auto& [channel_name, channel] : kNames)
+          if (name == channel_name) return kiln::api::log_enabled(channel);
+        throw kiln::Error(kiln::ErrorKind::Value, "kiln: unknown log channel '" + name + "'");
+      },
+      nb::arg("channel"));
+  module.def(
+      "log",
+      [](const std::string& name, const std::string& text) {
+        using kiln::api::LogChannel;
+        LogChannel channel = name == "graph_breaks" ? LogChannel::GraphBreaks
+                             : name == "recompiles" ? LogChannel::Recompiles
+                             : name == "guards"     ? LogChannel::Guards
+                             : name == "perf"       ? LogChannel::Perf
+                                                    : LogChannel::Graph;
+        kiln::api::log(channel, text);
+      },
+      nb::arg("channel"), nb::arg("text"), "Writes to a KILN_LOGS channel (when it is on).");
+
+  bind_tensor(module);
+  bind_compiled(module);
+  bind_guarded_cache(module);
+}

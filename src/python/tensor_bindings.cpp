@@ -1,0 +1,374 @@
+// Trace, Tensor and every function of include/kiln/tensor.h, under the same names and argument
+// order. The user's location comes from `trace.location` (set by the tracer before each op), not
+// from a parameter. Every returned Tensor keeps its first tensor operand alive (keep_alive), and
+// through the chain its Trace: a tracer leaked out of a traced function can never point at a
+// freed graph.
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/pair.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
+#include <nanobind/stl/vector.h>
+
+#include "ir/printer.h"
+#include "kiln/tensor.h"
+#include "python/common.h"
+
+namespace kiln::python {
+namespace {
+
+using detail::Trace;
+
+// The Python-side location reaches the nodes through Trace::default_location.
+constexpr Where kNoWhere{};
+
+template <size_t Patient>
+using Keep = nb::keep_alive<0, Patient>;
+
+nb::tuple shape_tuple(const std::vector<int64_t>& shape) {
+  nb::list items;
+  for (int64_t extent : shape) items.append(extent);
+  return nb::tuple(items);
+}
+
+std::optional<int64_t> optional_index(nb::handle object) {
+  if (object.is_none()) return std::nullopt;
+  return nb::cast<int64_t>(object);
+}
+
+// A Python slice or a (start, stop, step) tuple.
+Slice slice_from_object(nb::handle object) {
+  Slice slice;
+  if (PySlice_Check(object.ptr())) {
+    slice.start = optional_index(object.attr("start"));
+    slice.stop = optional_index(object.attr("stop"));
+    std::optional<int64_t> step = optional_index(object.attr("step"));
+    slice.step = step.value_or(1);
+    return slice;
+  }
+  nb::tuple items = nb::cast<nb::tuple>(object);
+  if (items.size() != 3)
+    throw Error(ErrorKind::Type,
+                error_message("slice", "", "a slice is a (start, stop, step) tuple"));
+  slice.start = optional_index(items[0]);
+  slice.stop = optional_index(items[1]);
+  slice.step = nb::cast<int64_t>(items[2]);
+  return slice;
+}
+
+Tensor constant_from_array(Trace& trace, nb::handle object) {
+  nb::object numpy = nb::module_::import_("numpy");
+  nb::object contiguous = numpy.attr("ascontiguousarray")(object);
+  auto* array = reinterpret_cast<PyArrayObject*>(contiguous.ptr());
+  std::optional<DType> dtype = dtype_of_array(array);
+  if (!dtype)
+    throw Error(ErrorKind::Type,
+                error_message("constant", trace.default_location,
+                              "kiln has no dtype for NumPy arrays of " +
+                                  nb::cast<std::string>(nb::str(contiguous.attr("dtype")))));
+  const auto* bytes = static_cast<const uint8_t*>(PyArray_DATA(array));
+  std::vector<uint8_t> data(bytes, bytes + PyArray_NBYTES(array));
+  const npy_intp* dims = PyArray_DIMS(array);
+  std::vector<int64_t> shape(dims, dims + PyArray_NDIM(array));
+  trace.builder.set_location(trace.default_location);
+  return Tensor(&trace, trace.builder.constant_array(std::move(data), *dtype, ir::from_ints(shape)));
+}
+
+void bind_trace_and_tensor(nb::module_& module) {
+  nb::class_<Trace>(module, "Trace", "One graph being recorded.")
+      .def(nb::init<>())
+      .def(
+          "input",
+          [](Trace& trace, nb::handle dtype, std::vector<int64_t> shape) {
+            trace.builder.set_location(trace.default_location);
+            return trace.input(dtype_from_object(dtype), shape);
+          },
+          nb::arg("dtype"), nb::arg("shape"), Keep<1>(), "A new graph input, numbered in call order.")
+      .def("constant", &constant_from_array, nb::arg("array"), Keep<1>(),
+           "Embeds a NumPy array (copied) as a constant.")
+      .def_prop_rw(
+          "location", [](const Trace& trace) { return trace.default_location; },
+          [](Trace& trace, std::string location) { trace.default_location = std::move(location); },
+          "The user's file:line stamped on the nodes built next and named in errors.")
+      .def_prop_ro("node_count", [](const Trace& trace) { return trace.graph.size(); })
+      .def(
+          "graph_text",
+          [](Trace& trace, const std::vector<Tensor>& outputs) {
+            std::vector<ir::ValueId> ids;
+            for (const Tensor& output : outputs) ids.push_back(output.id());
+            trace.graph.set_outputs(ids);
+            return ir::print_graph(trace.graph, true);
+          },
+          nb::arg("outputs"));
+
+  nb::class_<Tensor>(module, "Tensor", "A symbolic tensor of a Trace.")
+      .def_prop_ro("dtype", [](const Tensor& x) { return std::string(dtype_name(x.dtype())); })
+      .def_prop_ro("shape", [](const Tensor& x) { return shape_tuple(x.shape()); })
+      .def_prop_ro("ndim", &Tensor::ndim)
+      .def_prop_ro("size", &Tensor::size)
+      .def_prop_ro("id", &Tensor::id)
+      .def_prop_ro(
+          "trace", [](const Tensor& x) { return x.trace(); }, nb::rv_policy::reference,
+          "The Trace this tensor belongs to (the same Python object as the one that made it).")
+      .def_prop_ro("T", &Tensor::T, Keep<1>())
+      .def(
+          "astype", [](const Tensor& x, nb::handle dtype) {
+            return x.astype(dtype_from_object(dtype), kNoWhere);
+          },
+          nb::arg("dtype"), Keep<1>())
+      .def(
+          "reshape", [](const Tensor& x, std::vector<int64_t> shape) {
+            return x.reshape(std::move(shape), kNoWhere);
+          },
+          nb::arg("shape"), Keep<1>())
+      .def("__getitem__", [](const Tensor& x, int64_t index) { return x[index]; }, Keep<1>())
+      .def("__repr__", [](const Tensor& x) {
+        std::string text = "Tensor(%" + std::to_string(x.id()) + ", " +
+                           std::string(dtype_name(x.dtype())) + ", (";
+        for (int64_t extent : x.shape()) text += std::to_string(extent) + ",";
+        return text + "))";
+      });
+}
+
+void bind_elementwise(nb::module_& module) {
+#define KILN_BIND_UNARY(name) \
+  module.def(#name, [](const Tensor& x) { return kiln::name(x, kNoWhere); }, Keep<1>());
+#define KILN_BIND_BINARY(name)                                                                   \
+  module.def(#name, [](const Tensor& a, const Tensor& b) { return kiln::name(a, b, kNoWhere); }, \
+             Keep<1>());                                                                         \
+  module.def(#name, [](const Tensor& a, double b) { return kiln::name(a, b, kNoWhere); },       \
+             Keep<1>());                                                                         \
+  module.def(#name, [](double a, const Tensor& b) { return kiln::name(a, b, kNoWhere); },       \
+             Keep<2>());
+  KILN_FOR_EACH_UNARY_FUNCTION(KILN_BIND_UNARY)
+  KILN_FOR_EACH_BINARY_FUNCTION(KILN_BIND_BINARY)
+#undef KILN_BIND_UNARY
+#undef KILN_BIND_BINARY
+
+  module.def(
+      "gelu", [](const Tensor& x, bool tanh) { return kiln::gelu(x, tanh, kNoWhere); },
+      nb::arg("x"), nb::arg("tanh_approximation") = false, Keep<1>());
+  module.def(
+      "where",
+      [](const Tensor& c, const Tensor& a, const Tensor& b) { return kiln::where(c, a, b, kNoWhere); },
+      Keep<1>());
+  module.def(
+      "where", [](const Tensor& c, const Tensor& a, double b) { return kiln::where(c, a, b, kNoWhere); },
+      Keep<1>());
+  module.def(
+      "where", [](const Tensor& c, double a, const Tensor& b) { return kiln::where(c, a, b, kNoWhere); },
+      Keep<1>());
+  module.def(
+      "clip",
+      [](const Tensor& x, std::optional<double> low, std::optional<double> high) {
+        return kiln::clip(x, low, high, kNoWhere);
+      },
+      nb::arg("x"), nb::arg("low").none(), nb::arg("high").none(), Keep<1>());
+  module.def(
+      "astype",
+      [](const Tensor& x, nb::handle dtype) {
+        return kiln::astype(x, dtype_from_object(dtype), kNoWhere);
+      },
+      nb::arg("x"), nb::arg("dtype"), Keep<1>());
+}
+
+void bind_reductions(nb::module_& module) {
+#define KILN_BIND_REDUCTION(name)                                                 \
+  module.def(                                                                     \
+      #name,                                                                      \
+      [](const Tensor& x, Axes axis, bool keepdims) {                             \
+        return kiln::name(x, std::move(axis), keepdims, kNoWhere);                \
+      },                                                                          \
+      nb::arg("x"), nb::arg("axis") = Axes{}, nb::arg("keepdims") = false, Keep<1>());
+  KILN_BIND_REDUCTION(sum) KILN_BIND_REDUCTION(prod) KILN_BIND_REDUCTION(max)
+  KILN_BIND_REDUCTION(min) KILN_BIND_REDUCTION(any) KILN_BIND_REDUCTION(all)
+  KILN_BIND_REDUCTION(mean) KILN_BIND_REDUCTION(logsumexp)
+#undef KILN_BIND_REDUCTION
+  module.def(
+      "var",
+      [](const Tensor& x, Axes axis, bool keepdims, int64_t ddof) {
+        return kiln::var(x, std::move(axis), keepdims, ddof, kNoWhere);
+      },
+      nb::arg("x"), nb::arg("axis") = Axes{}, nb::arg("keepdims") = false, nb::arg("ddof") = 0,
+      Keep<1>());
+  module.def(
+      "std",
+      [](const Tensor& x, Axes axis, bool keepdims, int64_t ddof) {
+        return kiln::std(x, std::move(axis), keepdims, ddof, kNoWhere);
+      },
+      nb::arg("x"), nb::arg("axis") = Axes{}, nb::arg("keepdims") = false, nb::arg("ddof") = 0,
+      Keep<1>());
+  module.def(
+      "argmax",
+      [](const Tensor& x, std::optional<int64_t> axis, bool keepdims) {
+        return kiln::argmax(x, axis, keepdims, kNoWhere);
+      },
+      nb::arg("x"), nb::arg("axis").none() = nb::none(), nb::arg("keepdims") = false, Keep<1>());
+  module.def(
+      "argmin",
+      [](const Tensor& x, std::optional<int64_t> axis, bool keepdims) {
+        return kiln::argmin(x, axis, keepdims, kNoWhere);
+      },
+      nb::arg("x"), nb::arg("axis").none() = nb::none(), nb::arg("keepdims") = false, Keep<1>());
+  module.def(
+      "softmax", [](const Tensor& x, int64_t axis) { return kiln::softmax(x, axis, kNoWhere); },
+      nb::arg("x"), nb::arg("axis") = -1, Keep<1>());
+  module.def(
+      "log_softmax",
+      [](const Tensor& x, int64_t axis) { return kiln::log_softmax(x, axis, kNoWhere); },
+      nb::arg("x"), nb::arg("axis") = -1, Keep<1>());
+  module.def(
+      "norm",
+      [](const Tensor& x, std::string ord, Axes axis, bool keepdims) {
+        return kiln::norm(x, std::move(ord), std::move(axis), keepdims, kNoWhere);
+      },
+      nb::arg("x"), nb::arg("ord") = "2", nb::arg("axis") = Axes{}, nb::arg("keepdims") = false,
+      Keep<1>());
+  module.def(
+      "cumsum", [](const Tensor& x, int64_t axis) { return kiln::cumsum(x, axis, kNoWhere); },
+      nb::arg("x"), nb::arg("axis"), Keep<1>());
+  module.def(
+      "cumprod", [](const Tensor& x, int64_t axis) { return kiln::cumprod(x, axis, kNoWhere); },
+      nb::arg("x"), nb::arg("axis"), Keep<1>());
+}
+
+void bind_movement(nb::module_& module) {
+  module.def(
+      "reshape",
+      [](const Tensor& x, std::vector<int64_t> shape) {
+        return kiln::reshape(x, std::move(shape), kNoWhere);
+      },
+      nb::arg("x"), nb::arg("shape"), Keep<1>());
+  module.def(
+      "transpose",
+      [](const Tensor& x, Axes permutation) {
+        return kiln::transpose(x, std::move(permutation), kNoWhere);
+      },
+      nb::arg("x"), nb::arg("permutation") = Axes{}, Keep<1>());
+  module.def(
+      "expand_dims",
+      [](const Tensor& x, int64_t axis) { return kiln::expand_dims(x, axis, kNoWhere); },
+      nb::arg("x"), nb::arg("axis"), Keep<1>());
+  module.def(
+      "squeeze",
+      [](const Tensor& x, Axes axis) { return kiln::squeeze(x, std::move(axis), kNoWhere); },
+      nb::arg("x"), nb::arg("axis") = Axes{}, Keep<1>());
+  module.def(
+      "broadcast_to",
+      [](const Tensor& x, std::vector<int64_t> shape) {
+        return kiln::broadcast_to(x, std::move(shape), kNoWhere);
+      },
+      nb::arg("x"), nb::arg("shape"), Keep<1>());
+  module.def(
+      "slice",
+      [](const Tensor& x, nb::sequence slices) {
+        std::vector<Slice> converted;
+        for (nb::handle item : slices) converted.push_back(slice_from_object(item));
+        return kiln::slice(x, std::move(converted), kNoWhere);
+      },
+      nb::arg("x"), nb::arg("slices"), Keep<1>());
+  module.def(
+      "pad",
+      [](const Tensor& x, std::vector<std::pair<int64_t, int64_t>> widths, std::string mode,
+         double value) { return kiln::pad(x, std::move(widths), std::move(mode), value, kNoWhere); },
+      nb::arg("x"), nb::arg("widths"), nb::arg("mode") = "constant", nb::arg("value") = 0.0,
+      Keep<1>());
+  module.def(
+      "concatenate",
+      [](const std::vector<Tensor>& xs, int64_t axis) {
+        return kiln::concatenate(xs, axis, kNoWhere);
+      },
+      nb::arg("xs"), nb::arg("axis") = 0, Keep<1>());
+  module.def(
+      "stack",
+      [](const std::vector<Tensor>& xs, int64_t axis) { return kiln::stack(xs, axis, kNoWhere); },
+      nb::arg("xs"), nb::arg("axis") = 0, Keep<1>());
+  module.def(
+      "flip", [](const Tensor& x, Axes axis) { return kiln::flip(x, std::move(axis), kNoWhere); },
+      nb::arg("x"), nb::arg("axis") = Axes{}, Keep<1>());
+  module.def(
+      "take",
+      [](const Tensor& x, const Tensor& indices, int64_t axis) {
+        return kiln::take(x, indices, axis, kNoWhere);
+      },
+      nb::arg("x"), nb::arg("indices"), nb::arg("axis"), Keep<1>());
+  module.def(
+      "index_put",
+      [](const Tensor& x, const Tensor& indices, const Tensor& values, int64_t axis,
+         bool accumulate) { return kiln::index_put(x, indices, values, axis, accumulate, kNoWhere); },
+      nb::arg("x"), nb::arg("indices"), nb::arg("values"), nb::arg("axis") = 0,
+      nb::arg("accumulate") = false, Keep<1>());
+}
+
+void bind_linear_algebra_and_creation(nb::module_& module) {
+#define KILN_BIND_TENSOR_PAIR(name)                                                        \
+  module.def(#name, [](const Tensor& a, const Tensor& b) { return kiln::name(a, b, kNoWhere); }, \
+             Keep<1>());
+  KILN_BIND_TENSOR_PAIR(matmul) KILN_BIND_TENSOR_PAIR(dot) KILN_BIND_TENSOR_PAIR(inner)
+  KILN_BIND_TENSOR_PAIR(outer)
+#undef KILN_BIND_TENSOR_PAIR
+  module.def(
+      "tensordot",
+      [](const Tensor& a, const Tensor& b, Axes a_axes, Axes b_axes) {
+        return kiln::tensordot(a, b, std::move(a_axes), std::move(b_axes), kNoWhere);
+      },
+      nb::arg("a"), nb::arg("b"), nb::arg("a_axes"), nb::arg("b_axes"), Keep<1>());
+  module.def(
+      "einsum",
+      [](const std::string& equation, const std::vector<Tensor>& operands) {
+        return kiln::einsum(equation, operands, kNoWhere);
+      },
+      nb::arg("equation"), nb::arg("operands"), Keep<2>());
+
+  module.def(
+      "full_like",
+      [](const Tensor& like, double value, nb::handle dtype) {
+        std::optional<DType> converted;
+        if (!dtype.is_none()) converted = dtype_from_object(dtype);
+        return kiln::full_like(like, value, converted, kNoWhere);
+      },
+      nb::arg("like"), nb::arg("value"), nb::arg("dtype").none() = nb::none(), Keep<1>());
+  module.def(
+      "zeros_like", [](const Tensor& like) { return kiln::zeros_like(like, kNoWhere); },
+      Keep<1>());
+  module.def(
+      "ones_like", [](const Tensor& like) { return kiln::ones_like(like, kNoWhere); }, Keep<1>());
+  module.def(
+      "full",
+      [](const Tensor& like, std::vector<int64_t> shape, double value, nb::handle dtype) {
+        return kiln::full(like, std::move(shape), value, dtype_from_object(dtype), kNoWhere);
+      },
+      nb::arg("like"), nb::arg("shape"), nb::arg("value"), nb::arg("dtype"), Keep<1>(),
+      "A constant of `shape` and `dtype` in the trace of `like`.");
+  module.def(
+      "arange",
+      [](const Tensor& like, int64_t count, nb::handle dtype) {
+        return kiln::arange(like, count, dtype_from_object(dtype), kNoWhere);
+      },
+      nb::arg("like"), nb::arg("count"), nb::arg("dtype") = "int64", Keep<1>());
+  module.def(
+      "random_uniform",
+      [](const Tensor& like, std::vector<int64_t> shape, uint64_t seed, nb::handle dtype) {
+        return kiln::random_uniform(like, std::move(shape), seed, dtype_from_object(dtype),
+                                    kNoWhere);
+      },
+      nb::arg("like"), nb::arg("shape"), nb::arg("seed"), nb::arg("dtype") = "float64", Keep<1>());
+  module.def(
+      "random_normal",
+      [](const Tensor& like, std::vector<int64_t> shape, uint64_t seed, nb::handle dtype) {
+        return kiln::random_normal(like, std::move(shape), seed, dtype_from_object(dtype),
+                                   kNoWhere);
+      },
+      nb::arg("like"), nb::arg("shape"), nb::arg("seed"), nb::arg("dtype") = "float64", Keep<1>());
+}
+
+}  // namespace
+
+void bind_tensor(nb::module_& module) {
+  bind_trace_and_tensor(module);
+  bind_elementwise(module);
+  bind_reductions(module);
+  bind_movement(module);
+  bind_linear_algebra_and_creation(module);
+}
+
+}  // namespace kiln::python

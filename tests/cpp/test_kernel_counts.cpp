@@ -1,0 +1,90 @@
+// The fusion acceptance tests: how many kernels (loop nests compiled into the generated C++)
+// each seed program becomes, asserted exactly, together with the correctness of the results.
+// A regression in fusion shows up here as a changed count, not only as a slower benchmark.
+#include <gtest/gtest.h>
+
+#include "../../bench/seed_programs.h"
+#include "compile_test_util.h"
+
+namespace kiln::test {
+namespace {
+
+// Kernel functions in a generated translation unit: each is `void <name>(char* const* buffers)`.
+int kernel_functions(const std::string& source) {
+  return count_occurrences(source, "(char* const* buffers)");
+}
+
+TEST(KernelCounts, KmeansAssignmentIsOneKernelReadingXOnce) {
+  std::vector<double> points = pseudo_random(2000, -10, 10, 3);
+  std::vector<double> centres = {-5, -5, 0, 1, 6, 4};
+  Array X = make_array(DType::Float64, {1000, 2}, points);
+  Array means = make_array(DType::Float64, {3, 2}, centres);
+  Function step = compile(seeds::kmeans_step, test_options());
+  std::vector<Array> labels = expect_function_matches(step, seeds::kmeans_step, {X, means},
+                                                      default_tolerance(DType::Int64), "kmeans");
+  EXPECT_EQ(step.stats().kernels, 1);
+  // Hand-computed: the nearest centre of each point (first one on ties, as argmin).
+  ASSERT_EQ(labels.size(), 1u);
+  std::vector<int64_t> got = labels[0].to_vector<int64_t>();
+  ASSERT_EQ(got.size(), 1000u);
+  for (size_t i = 0; i < 1000; ++i) {
+    int64_t best = 0;
+    double best_distance = INFINITY;
+    for (int64_t k = 0; k < 3; ++k) {
+      double dx = points[2 * i] - centres[static_cast<size_t>(2 * k)];
+      double dy = points[2 * i + 1] - centres[static_cast<size_t>(2 * k + 1)];
+      double distance = std::sqrt(dx * dx + dy * dy);
+      if (distance < best_distance) best_distance = distance, best = k;
+    }
+    ASSERT_EQ(got[i], best) << "point " << i;
+  }
+  std::string source = step.source();
+  EXPECT_EQ(kernel_functions(source), 1) << source;
+}
+
+TEST(KernelCounts, NumpyFnIsAtMostFourKernels) {
+  Array X = make_array(DType::Float64, {64, 40}, pseudo_random(2560, -2, 3, 5));
+  Array Y = make_array(DType::Float64, {64, 40}, pseudo_random(2560, -1, 1, 6));
+  // A constant column: its std is 0 and the where() replaces it by 1.
+  for (int64_t row = 0; row < 64; ++row) store_double(Y, row * 40 + 7, 0.25);
+  Function function = compile(seeds::numpy_fn, test_options());
+  expect_function_matches(function, seeds::numpy_fn, {X, Y}, {1e-12, 1e-12, 4}, "numpy_fn");
+  EXPECT_LE(function.stats().kernels, 4);
+  EXPECT_GE(function.stats().kernels, 1);
+  EXPECT_EQ(kernel_functions(function.source()), function.stats().kernels);
+}
+
+TEST(KernelCounts, RowSoftmaxIsAtMostTwoPasses) {
+  auto softmax_rows = [](Tensor x) { return softmax(x, -1); };
+  std::vector<double> values = pseudo_random(128 * 300, -20, 20, 8);
+  values[5] = 80;  // exp(80) overflows float32: only the max-subtraction keeps it finite
+  Array x = make_array(DType::Float32, {128, 300}, values);
+  Function function = compile(softmax_rows, test_options());
+  std::vector<Array> result =
+      expect_function_matches(function, softmax_rows, {x}, {1e-5, 1e-7, 4}, "softmax");
+  EXPECT_LE(function.stats().kernels, 2);
+  EXPECT_EQ(kernel_functions(function.source()), function.stats().kernels);
+  // Each row sums to 1.
+  std::vector<double> probabilities = result.at(0).to_vector<double>();
+  for (int64_t row = 0; row < 128; ++row) {
+    double total = 0;
+    for (int64_t column = 0; column < 300; ++column) {
+      total += probabilities[static_cast<size_t>(row * 300 + column)];
+    }
+    EXPECT_NEAR(total, 1.0, 1e-5) << "row " << row;
+  }
+}
+
+TEST(KernelCounts, SiblingReductionsShareOnePass) {
+  auto statistics = [](Tensor x) {
+    return std::vector<Tensor>{sum(x, {1}), max(x, {1}), var(x, {1})};
+  };
+  Array x = make_array(DType::Float32, {64, 100}, pseudo_random(6400, -4, 4, 9));
+  Function function = compile(statistics, test_options());
+  expect_function_matches(function, statistics, {x}, {1e-5, 1e-5, 4}, "sum/max/var");
+  EXPECT_EQ(function.stats().kernels, 1);
+  EXPECT_EQ(kernel_functions(function.source()), 1);
+}
+
+}  // namespace
+}  // namespace kiln::test

@@ -1,0 +1,129 @@
+"""Shared fixtures: a fresh kernel cache per test, a clean kiln state, and a small stand-in
+tracer (a few ops over kiln._kiln) so the driver is tested independently of kiln._tracer."""
+import os
+import sys
+import types
+
+import numpy as np
+import pytest
+
+import kiln
+from kiln import _compile, _kiln
+
+
+@pytest.fixture(autouse=True)
+def fresh_kiln(tmp_path, monkeypatch):
+    cache_dir = tmp_path / "kiln-cache"
+    monkeypatch.setenv("KILN_CACHE_DIR", str(cache_dir))
+    kiln.reset()
+    kiln.set_logs("")
+    with kiln.config.patch(cache_dir=str(cache_dir)):
+        yield cache_dir
+    kiln.set_logs("")
+    _compile.set_tracer(None)
+
+
+def _user_location():
+    """file:line of the first frame outside this file and kiln (what a real tracer reports)."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        filename = frame.f_code.co_filename
+        if not filename.endswith("conftest.py") and f"{os.sep}kiln{os.sep}" not in filename:
+            return f"{os.path.basename(filename)}:{frame.f_lineno}"
+        frame = frame.f_back
+    return ""
+
+
+_UFUNCS = {"sin": "sin", "cos": "cos", "exp": "exp", "add": "add", "subtract": "subtract",
+           "multiply": "multiply", "negative": "negative", "sqrt": "sqrt", "greater": "greater"}
+
+
+class StandIn:
+    """A deliberately small tracer: arithmetic, a few ufuncs, sum, in-place add, bool() through
+    kiln._compile.graph_break and item() through GraphBreakSignal."""
+    __array_priority__ = 1000
+    traces = 0  # incremented per wrap of a first input: counts traces in tests
+
+    def __init__(self, tensor):
+        self.tensor = tensor
+
+    @property
+    def shape(self):
+        return self.tensor.shape
+
+    @property
+    def dtype(self):
+        return np.dtype(self.tensor.dtype)
+
+    def _trace(self):
+        return self.tensor
+
+    @staticmethod
+    def _operand(value, like):
+        if isinstance(value, StandIn):
+            return value.tensor
+        if isinstance(value, np.ndarray):
+            raise NotImplementedError("stand-in: array constants")
+        return float(value)
+
+    def _binary(self, name, other, reflected=False):
+        kiln_trace_location(self)
+        a, b = self.tensor, self._operand(other, self.tensor)
+        if reflected:
+            a, b = b, a
+        return StandIn(getattr(_kiln, name)(a, b))
+
+    def __add__(self, other): return self._binary("add", other)
+    def __radd__(self, other): return self._binary("add", other, True)
+    def __sub__(self, other): return self._binary("subtract", other)
+    def __rsub__(self, other): return self._binary("subtract", other, True)
+    def __mul__(self, other): return self._binary("multiply", other)
+    def __rmul__(self, other): return self._binary("multiply", other, True)
+    def __gt__(self, other): return self._binary("greater", other)
+
+    def __iadd__(self, other):
+        self.tensor = self._binary("add", other).tensor  # functionalised: rebinds
+        return self
+
+    def sum(self, axis=None):
+        kiln_trace_location(self)
+        axes = [] if axis is None else [axis]
+        return StandIn(_kiln.sum(self.tensor, axes))
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        if method != "__call__" or kwargs or ufunc.__name__ not in _UFUNCS:
+            return NotImplemented
+        operands = [self._operand(value, self.tensor) for value in inputs]
+        kiln_trace_location(self)
+        return StandIn(getattr(_kiln, _UFUNCS[ufunc.__name__])(*operands))
+
+    def __bool__(self):
+        value = _compile.graph_break(self.tensor, "bool() of a traced array", _user_location())
+        return bool(value)
+
+    def item(self):
+        raise _compile.GraphBreakSignal("item() of a traced array", _user_location())
+
+
+def kiln_trace_location(tracer):
+    tracer.tensor.trace.location = _user_location()
+
+
+def _wrap(tensor):
+    StandIn.traces += 1
+    return StandIn(tensor)
+
+
+def _unwrap(value):
+    return value.tensor if isinstance(value, StandIn) else None
+
+
+@pytest.fixture
+def standin():
+    """Installs the stand-in tracer; returns its module-like object (wrap, unwrap, StandIn)."""
+    module = types.SimpleNamespace(wrap=_wrap, unwrap=_unwrap, StandIn=StandIn,
+                                   is_scalar_result=lambda value: False)
+    StandIn.traces = 0
+    _compile.set_tracer(module)
+    yield module
+    _compile.set_tracer(None)

@@ -1,0 +1,106 @@
+"""Guards and recompiles: what reuses a cached graph, what recompiles and how it is reported."""
+import warnings
+
+import numpy as np
+import pytest
+
+import kiln
+
+
+def entries(function):
+    return len(function._kiln_function.cache)
+
+
+def test_hit_does_not_retrace(standin):
+    f = kiln.compile(lambda x: x + 1.0)
+    x = np.ones(3)
+    f(x)
+    traces = standin.StandIn.traces
+    for _ in range(3):
+        np.testing.assert_array_equal(f(np.full(3, 2.0)), [3.0, 3.0, 3.0])
+    assert standin.StandIn.traces == traces and entries(f) == 1
+
+
+def test_shape_change_recompiles_and_logs_why(standin, capfd):
+    kiln.set_logs("recompiles")
+    f = kiln.compile(lambda x: x * 2.0)
+    f(np.ones(3))
+    np.testing.assert_array_equal(f(np.ones(4)), np.full(4, 2.0))
+    assert entries(f) == 2
+    assert "shape of argument 0 changed from (3,) to (4,)" in capfd.readouterr().err
+
+
+@pytest.mark.parametrize("second, reason", [
+    (np.ones(3, dtype=np.float32), "dtype of argument 0 changed from float64 to float32"),
+    (np.ones((3, 1)), "shape of argument 0 changed from (3,) to (3,1)"),
+    (np.ones(6)[::2], "layout of argument 0 changed from contiguous to strided"),
+    ([1.0, 2.0, 3.0], "type of argument 0 changed from numpy.ndarray to list"),
+])
+def test_each_guard_kind_reports_its_reason(standin, capfd, second, reason):
+    kiln.set_logs("recompiles")
+    f = kiln.compile(lambda x: x + 0.5)
+    f(np.ones(3))
+    capfd.readouterr()
+    try:
+        f(second)
+    except Exception:
+        pass  # a list argument is static: x + 0.5 is then plain Python and may fail
+    assert reason in capfd.readouterr().err
+
+
+def test_static_and_keyword_guards(standin, capfd):
+    kiln.set_logs("recompiles")
+
+    @kiln.compile
+    def f(x, *, power=2, mode="a"):
+        return x * float(power) if mode == "a" else x - float(power)
+
+    x = np.arange(3.0)
+    np.testing.assert_array_equal(f(x), x * 2)
+    np.testing.assert_array_equal(f(x, power=3), x * 3)
+    np.testing.assert_array_equal(f(x, power=3, mode="b"), x - 3)
+    err = capfd.readouterr().err
+    assert "number or names of the arguments changed" in err
+    np.testing.assert_array_equal(f(x, power=3), x * 3)
+    assert entries(f) == 3
+
+
+def test_strided_layouts_get_their_own_entry_and_correct_results(standin):
+    f = kiln.compile(lambda x: x * 10.0)
+    base = np.arange(12.0).reshape(3, 4)
+    for view in (base, base.T, base[:, ::2], base[::-1]):
+        np.testing.assert_array_equal(f(view), view * 10)
+    np.testing.assert_array_equal(f(base.T.copy().T), base * 10)  # same strides as base.T
+    assert entries(f) == 4
+
+
+def test_recompile_limit_then_eager_with_one_warning(standin):
+    f = kiln.compile(lambda x: x + 1.0)
+    with kiln.config.patch(recompile_limit=2):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            for n in range(1, 7):
+                np.testing.assert_array_equal(f(np.zeros(n)), np.ones(n))
+        assert entries(f) == 3  # the first compile and two recompiles
+        limit_warnings = [w for w in caught if "recompile_limit" in str(w.message)]
+        assert len(limit_warnings) == 1
+        np.testing.assert_array_equal(f(np.zeros(2)), np.ones(2))  # cached entries still hit
+
+
+def test_guards_channel_prints_the_guards(standin, capfd):
+    kiln.set_logs("guards")
+    f = kiln.compile(lambda x, n: x * float(n))
+    f(np.ones((2, 3), dtype=np.float32), 4)
+    err = capfd.readouterr().err
+    assert "argument 0: ndarray float32 (2,3) contiguous" in err
+    assert "argument 1 == 4" in err
+
+
+def test_aliased_and_unsupported_arguments_fall_back_correctly(standin):
+    f = kiln.compile(lambda x, y: x + y)
+    x = np.arange(3.0)
+    np.testing.assert_array_equal(f(x, x), 2 * x)
+    complex_input = np.arange(3) + 1j
+    np.testing.assert_array_equal(f(complex_input, complex_input), 2 * complex_input)
+    swapped = np.arange(3.0).astype(">f8")
+    np.testing.assert_array_equal(f(swapped, swapped), 2 * swapped)
