@@ -221,7 +221,7 @@ class CompiledFunction:
         strides = [[] if array.flags.c_contiguous else [s // array.itemsize for s in array.strides]
                    for array in real_arrays]
         inputs = [trace.input(array.dtype.name, list(array.shape)) for array in real_arrays]
-        wrapped = [tracer.wrap(tensor) for tensor in inputs]
+        wrapped = [tracer.wrap(tensor, trace) for tensor in inputs]
         traced_leaves = list(leaves)
         for index, tracer_object in zip(array_leaves, wrapped):
             traced_leaves[index] = tracer_object

@@ -1,4 +1,4 @@
-"""kiln.config: the Python-side settings, one typed object (the C++ options are kiln.list_options()).
+"""kiln.config: the Python-side settings, one typed object (C++ options: kiln.list_options()).
 
 Attributes:
     numpy_default_float: dtype the tracer gives float results NumPy would make float64

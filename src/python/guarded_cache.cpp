@@ -51,10 +51,20 @@ std::string type_name(PyObject* object) {
   return object == nullptr ? "<undefined>" : Py_TYPE(object)->tp_name;
 }
 
+// str() or repr() of an object as UTF-8, for messages ("" if even that fails).
+std::string text_of(PyObject* object, bool repr) {
+  nb::object text = nb::steal(repr ? PyObject_Repr(object) : PyObject_Str(object));
+  const char* utf8 = text ? PyUnicode_AsUTF8(text.ptr()) : nullptr;
+  if (utf8 == nullptr) {
+    PyErr_Clear();
+    return "";
+  }
+  return utf8;
+}
+
 std::string repr_of(PyObject* object) {
   if (object == nullptr) return "<undefined>";
-  nb::str text = nb::repr(nb::handle(object));
-  std::string result = nb::cast<std::string>(text);
+  std::string result = text_of(object, true);
   return result.size() > 60 ? result.substr(0, 57) + "..." : result;
 }
 
@@ -90,19 +100,23 @@ class Matcher {
       case ItemKind::Array: return match_array(item, object);
       case ItemKind::Static:
         if (same_static(object, item.value.ptr())) return true;
-        return fail("value of " + item.path + " changed from " + repr_of(item.value.ptr()) +
-                    " to " + repr_of(object));
+        return fail([&] {
+          return "value of " + item.path + " changed from " + repr_of(item.value.ptr()) + " to " +
+                 repr_of(object);
+        });
       case ItemKind::Absent:
-        return object == nullptr || fail(item.path + " is now defined");
+        return object == nullptr || fail([&] { return item.path + " is now defined"; });
       case ItemKind::Tuple:
         if (object == nullptr || !PyTuple_CheckExact(object)) return fail_type(item, object);
-        if (PyTuple_GET_SIZE(object) != item.length) return fail_length(item, PyTuple_GET_SIZE(object));
+        if (PyTuple_GET_SIZE(object) != item.length)
+          return fail_length(item, PyTuple_GET_SIZE(object));
         for (Py_ssize_t i = 0; i < item.length; ++i)
           if (!match(PyTuple_GET_ITEM(object, i))) return false;
         return true;
       case ItemKind::List:
         if (object == nullptr || !PyList_CheckExact(object)) return fail_type(item, object);
-        if (PyList_GET_SIZE(object) != item.length) return fail_length(item, PyList_GET_SIZE(object));
+        if (PyList_GET_SIZE(object) != item.length)
+          return fail_length(item, PyList_GET_SIZE(object));
         for (Py_ssize_t i = 0; i < item.length; ++i)
           if (!match(PyList_GET_ITEM(object, i))) return false;
         return true;
@@ -116,27 +130,32 @@ class Matcher {
     if (object == nullptr || !PyArray_CheckExact(object)) return fail_type(item, object);
     auto* array = reinterpret_cast<PyArrayObject*>(object);
     std::optional<DType> dtype = dtype_of_array(array);
-    if (!dtype || *dtype != item.dtype)
-      return fail("dtype of " + item.path + " changed from " +
-                  std::string(dtype_name(item.dtype)) + " to " +
-                  nb::cast<std::string>(nb::str(nb::handle(object).attr("dtype"))));
+    if (!dtype || *dtype != item.dtype) {
+      return fail([&] {
+        return "dtype of " + item.path + " changed from " + std::string(dtype_name(item.dtype)) +
+               " to " + text_of(reinterpret_cast<PyObject*>(PyArray_DESCR(array)), false);
+      });
+    }
     int ndim = PyArray_NDIM(array);
     const npy_intp* dims = PyArray_DIMS(array);
     bool same_shape = ndim == static_cast<int>(item.shape.size());
     for (int d = 0; same_shape && d < ndim; ++d) same_shape = dims[d] == item.shape[size_t(d)];
-    if (!same_shape)
-      return fail("shape of " + item.path + " changed from " + shape_text(item.shape) + " to " +
-                  shape_text(std::vector<int64_t>(dims, dims + ndim)));
-    if (!PyArray_ISALIGNED(array)) return fail(item.path + " is not aligned");
+    if (!same_shape) {
+      return fail([&] {
+        return "shape of " + item.path + " changed from " + shape_text(item.shape) + " to " +
+               shape_text(std::vector<int64_t>(dims, dims + ndim));
+      });
+    }
+    if (!PyArray_ISALIGNED(array)) return fail([&] { return item.path + " is not aligned"; });
     if (item.contiguous) {
       if (!PyArray_IS_C_CONTIGUOUS(array))
-        return fail("layout of " + item.path + " changed from contiguous to strided");
+        return fail([&] { return "layout of " + item.path + " changed from contiguous"; });
     } else {
       const npy_intp* strides = PyArray_STRIDES(array);
       int64_t size = dtype_size(item.dtype);
       bool same = !PyArray_IS_C_CONTIGUOUS(array);
       for (int d = 0; same && d < ndim; ++d) same = strides[d] == item.strides[size_t(d)] * size;
-      if (!same) return fail("strides of " + item.path + " changed");
+      if (!same) return fail([&] { return "strides of " + item.path + " changed"; });
     }
     arrays_.push_back(array);
     return true;
@@ -149,7 +168,7 @@ class Matcher {
     PyObject *key, *value;
     while (PyDict_Next(object, &cursor, &key, &value)) {
       if (!same_static(key, PyTuple_GET_ITEM(item.keys.ptr(), index++)))
-        return fail("keys of " + item.path + " changed");
+        return fail([&] { return "keys of " + item.path + " changed"; });
       if (!match(value)) return false;
     }
     return true;
@@ -157,15 +176,21 @@ class Matcher {
 
   bool fail_type(const GuardItem& item, PyObject* object) {
     static const char* kNames[] = {"tuple", "list", "dict", "numpy.ndarray", "", ""};
-    return fail("type of " + item.path + " changed from " + kNames[int(item.kind)] + " to " +
-                type_name(object));
+    return fail([&] {
+      return "type of " + item.path + " changed from " + kNames[int(item.kind)] + " to " +
+             type_name(object);
+    });
   }
   bool fail_length(const GuardItem& item, Py_ssize_t length) {
-    return fail("length of " + item.path + " changed from " + std::to_string(item.length) +
-                " to " + std::to_string(length));
+    return fail([&] {
+      return "length of " + item.path + " changed from " + std::to_string(item.length) + " to " +
+             std::to_string(length);
+    });
   }
-  bool fail(const std::string& reason) {
-    if (why_ != nullptr && why_->empty()) *why_ = reason;
+  // Messages are built only on the slow path (why_ set): the fast path just returns false.
+  template <class Message>
+  bool fail(Message message) {
+    if (why_ != nullptr && why_->empty()) *why_ = message();
     return false;
   }
 
@@ -216,13 +241,14 @@ class Recorder {
       std::optional<Array> borrowed = borrow_array(array);
       if (!borrowed)
         throw Error(ErrorKind::Unsupported,
-                    error_message("compile", "", item.path + " has a dtype or memory layout "
-                                  "kiln cannot read (complex, object, byte-swapped or misaligned)"));
+                    error_message("compile", "",
+                                  item.path + " has a dtype or memory layout kiln cannot read "
+                                              "(complex, object, byte-swapped or misaligned)"));
       item.kind = ItemKind::Array;
       item.dtype = borrowed->dtype();
       item.shape = borrowed->shape();
-      item.contiguous = borrowed->strides().empty();
-      item.strides = borrowed->strides();
+      item.contiguous = PyArray_IS_C_CONTIGUOUS(array);
+      if (!item.contiguous) item.strides = borrowed->strides();
       items_.push_back(std::move(item));
     } else if (PyArray_Check(object)) {
       throw Error(ErrorKind::Unsupported,
@@ -338,6 +364,29 @@ class GuardedCache {
   size_t size() const { return entries_.size(); }
   void clear() { entries_.clear(); }
 
+  // The cache holds the function's globals, which hold the compiled function, which holds the
+  // cache: the garbage collector must see these references to break that cycle.
+  int traverse(visitproc visit, void* arg) {
+    Py_VISIT(globals_.ptr());
+    Py_VISIT(cells_.ptr());
+    for (const auto& entry : entries_) {
+      Py_VISIT(entry->output_spec.ptr());
+      for (const GuardItem& item : entry->items) {
+        Py_VISIT(item.value.ptr());
+        Py_VISIT(item.keys.ptr());
+      }
+      for (const BreakCheck& check : entry->checks) Py_VISIT(check.expected.ptr());
+    }
+    return 0;
+  }
+  void release_python_references() {
+    entries_.clear();
+    globals_ = nb::dict();
+    cells_ = nb::none();
+    global_names_.clear();
+    cell_names_.clear();
+  }
+
  private:
   template <class Visit>
   void for_each_environment(Visit visit) {
@@ -359,7 +408,7 @@ class GuardedCache {
       recorder.record(positional[i].ptr(), "argument " + std::to_string(i));
     if (!kwargs.is_none()) {
       for (auto [key, value] : nb::borrow<nb::dict>(kwargs))
-        recorder.record(value.ptr(), "keyword argument '" + nb::cast<std::string>(nb::str(key)) + "'");
+        recorder.record(value.ptr(), "keyword argument '" + text_of(key.ptr(), false) + "'");
     }
     for_each_environment([&](PyObject* value, const std::string& path) {
       recorder.record(value, path);
@@ -383,7 +432,8 @@ class GuardedCache {
     Py_ssize_t keyword_count = kwargs.is_none() ? 0 : PyDict_GET_SIZE(kwargs.ptr());
     const GuardItem& header = entry.items[0];
     if (keyword_count == 0) {
-      if (!PyLong_CheckExact(header.value.ptr()) || PyLong_AsSsize_t(header.value.ptr()) != positional) {
+      PyObject* expected = header.value.ptr();
+      if (!PyLong_CheckExact(expected) || PyLong_AsSsize_t(expected) != positional) {
         if (why) *why = "the number or names of the arguments changed";
         return false;
       }
@@ -487,11 +537,27 @@ class GuardedCache {
   std::vector<std::unique_ptr<Entry>> entries_;
 };
 
+int traverse_cache(PyObject* self, visitproc visit, void* arg) {
+  Py_VISIT(Py_TYPE(self));
+  if (!nb::inst_ready(self)) return 0;
+  return nb::inst_ptr<GuardedCache>(self)->traverse(visit, arg);
+}
+
+int clear_cache(PyObject* self) {
+  nb::inst_ptr<GuardedCache>(self)->release_python_references();
+  return 0;
+}
+
+PyType_Slot cache_slots[] = {{Py_tp_traverse, reinterpret_cast<void*>(traverse_cache)},
+                             {Py_tp_clear, reinterpret_cast<void*>(clear_cache)},
+                             {0, nullptr}};
+
 }  // namespace
 
 void bind_guarded_cache(nb::module_& module) {
   nb::class_<GuardedCache>(module, "GuardedCache",
-                           "The in-process cache of one compiled function; guards in C++.")
+                           "The in-process cache of one compiled function; guards in C++.",
+                           nb::type_slots(cache_slots))
       .def(nb::init<nb::dict, std::vector<std::string>, nb::object, std::vector<std::string>>(),
            nb::arg("globals"), nb::arg("global_names"), nb::arg("cells").none(),
            nb::arg("cell_names"))
@@ -500,7 +566,7 @@ void bind_guarded_cache(nb::module_& module) {
            "that runs eagerly, kiln._kiln.MISS when none holds.")
       .def("why_miss", &GuardedCache::why_miss, nb::arg("args"), nb::arg("kwargs").none())
       .def("add", &GuardedCache::add, nb::arg("args"), nb::arg("kwargs").none(),
-           nb::arg("compiled").none(), nb::arg("output_spec"), nb::arg("mutations"),
+           nb::arg("compiled").none(), nb::arg("output_spec").none(), nb::arg("mutations"),
            nb::arg("checks"))
       .def("environment", &GuardedCache::environment)
       .def("clear", &GuardedCache::clear)

@@ -70,7 +70,8 @@ Tensor constant_from_array(Trace& trace, nb::handle object) {
   const npy_intp* dims = PyArray_DIMS(array);
   std::vector<int64_t> shape(dims, dims + PyArray_NDIM(array));
   trace.builder.set_location(trace.default_location);
-  return Tensor(&trace, trace.builder.constant_array(std::move(data), *dtype, ir::from_ints(shape)));
+  ir::ValueId id = trace.builder.constant_array(std::move(data), *dtype, ir::from_ints(shape));
+  return Tensor(&trace, id);
 }
 
 void bind_trace_and_tensor(nb::module_& module) {
@@ -82,7 +83,8 @@ void bind_trace_and_tensor(nb::module_& module) {
             trace.builder.set_location(trace.default_location);
             return trace.input(dtype_from_object(dtype), shape);
           },
-          nb::arg("dtype"), nb::arg("shape"), Keep<1>(), "A new graph input, numbered in call order.")
+          nb::arg("dtype"), nb::arg("shape"), Keep<1>(),
+          "A new graph input, numbered in call order.")
       .def("constant", &constant_from_array, nb::arg("array"), Keep<1>(),
            "Embeds a NumPy array (copied) as a constant.")
       .def_prop_rw(
@@ -149,13 +151,17 @@ void bind_elementwise(nb::module_& module) {
       nb::arg("x"), nb::arg("tanh_approximation") = false, Keep<1>());
   module.def(
       "where",
-      [](const Tensor& c, const Tensor& a, const Tensor& b) { return kiln::where(c, a, b, kNoWhere); },
+      [](const Tensor& c, const Tensor& a, const Tensor& b) {
+        return kiln::where(c, a, b, kNoWhere);
+      },
       Keep<1>());
   module.def(
-      "where", [](const Tensor& c, const Tensor& a, double b) { return kiln::where(c, a, b, kNoWhere); },
+      "where",
+      [](const Tensor& c, const Tensor& a, double b) { return kiln::where(c, a, b, kNoWhere); },
       Keep<1>());
   module.def(
-      "where", [](const Tensor& c, double a, const Tensor& b) { return kiln::where(c, a, b, kNoWhere); },
+      "where",
+      [](const Tensor& c, double a, const Tensor& b) { return kiln::where(c, a, b, kNoWhere); },
       Keep<1>());
   module.def(
       "clip",
@@ -269,7 +275,9 @@ void bind_movement(nb::module_& module) {
   module.def(
       "pad",
       [](const Tensor& x, std::vector<std::pair<int64_t, int64_t>> widths, std::string mode,
-         double value) { return kiln::pad(x, std::move(widths), std::move(mode), value, kNoWhere); },
+         double value) {
+        return kiln::pad(x, std::move(widths), std::move(mode), value, kNoWhere);
+      },
       nb::arg("x"), nb::arg("widths"), nb::arg("mode") = "constant", nb::arg("value") = 0.0,
       Keep<1>());
   module.def(
@@ -294,7 +302,9 @@ void bind_movement(nb::module_& module) {
   module.def(
       "index_put",
       [](const Tensor& x, const Tensor& indices, const Tensor& values, int64_t axis,
-         bool accumulate) { return kiln::index_put(x, indices, values, axis, accumulate, kNoWhere); },
+         bool accumulate) {
+        return kiln::index_put(x, indices, values, axis, accumulate, kNoWhere);
+      },
       nb::arg("x"), nb::arg("indices"), nb::arg("values"), nb::arg("axis") = 0,
       nb::arg("accumulate") = false, Keep<1>());
 }

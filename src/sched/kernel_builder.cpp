@@ -151,7 +151,7 @@ ExprId KernelBuilder::substitute(ExprId id, const std::map<int32_t, ExprId>& sub
   if (!changed) return id;
   switch (e.kind) {  // re-simplify index arithmetic
     case ExprKind::IndexAdd: return add(e.operands[0], e.operands[1]);
-    case ExprKind::IndexMul: return mul(e.operands[0], e.operands[1]);
+    case ExprKind::IndexMul: return mul_index(e.operands[0], e.operands[1]);
     default: return intern(e);
   }
 }
@@ -229,7 +229,7 @@ ExprId KernelBuilder::mul(ExprId a, int64_t factor) {
   return from_affine(form);
 }
 
-ExprId KernelBuilder::mul(ExprId a, ExprId b) {
+ExprId KernelBuilder::mul_index(ExprId a, ExprId b) {
   int64_t c;
   if (is_constant(b, &c)) return mul(a, c);
   if (is_constant(a, &c)) return mul(b, c);
@@ -250,7 +250,9 @@ int64_t floor_mod(int64_t a, int64_t b) { return a - floor_div(a, b) * b; }
 // x = divisor * quotient + remainder with every remainder coefficient in [0, divisor). When
 // the remainder's range lies in [0, divisor) the division and modulo are exact: this is what
 // makes the div/mod of a reshape over contiguous data vanish.
+// A divisor <= 0 only arises from a size-0 dimension, whose loops never run: any value will do.
 ExprId KernelBuilder::floordiv(ExprId a, int64_t divisor) {
+  if (divisor <= 0) return index_constant(0);
   if (divisor == 1) return a;
   Affine form = affine(a), quotient, remainder;
   for (auto [atom, coefficient] : form.terms) {
@@ -272,7 +274,7 @@ ExprId KernelBuilder::floordiv(ExprId a, int64_t divisor) {
 }
 
 ExprId KernelBuilder::mod(ExprId a, int64_t divisor) {
-  if (divisor == 1) return index_constant(0);
+  if (divisor <= 1) return index_constant(0);
   Affine form = affine(a), remainder;
   for (auto [atom, coefficient] : form.terms) remainder.terms[atom] = floor_mod(coefficient, divisor);
   remainder.constant = floor_mod(form.constant, divisor);

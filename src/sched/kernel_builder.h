@@ -43,7 +43,7 @@ class KernelBuilder {
   // Index arithmetic (int64), simplified on construction (index_simplify.cpp).
   ExprId add(ExprId a, ExprId b);
   ExprId mul(ExprId a, int64_t factor);
-  ExprId mul(ExprId a, ExprId b);
+  ExprId mul_index(ExprId a, ExprId b);  // both operands index expressions
   ExprId floordiv(ExprId a, int64_t divisor);
   ExprId mod(ExprId a, int64_t divisor);
   ExprId minimum(ExprId a, ExprId b);

@@ -118,6 +118,12 @@ ExprId Lowering::movement(const Node& node, const std::vector<ExprId>& index) {
       break;
     }
     case ir::Op::reshape: {
+      // A size-0 reshape has no element to compute, and its zero extents and strides would
+      // divide by zero below (SIGFPE at compile time).
+      if (ir::element_count(in.shape) == 0) {
+        for (size_t d = 0; d < rank; ++d) in_index[d] = builder_.index_constant(0);
+        break;
+      }
       std::vector<int64_t> out_strides = ir::contiguous_strides(node.shape);
       std::vector<int64_t> in_strides = ir::contiguous_strides(in.shape);
       ExprId flat = builder_.index_constant(0);
@@ -243,7 +249,11 @@ ExprId Lowering::reduction(ValueId id, const std::vector<ExprId>& index) {
   std::set<int32_t> bound;
   size_t depth = scopes_.size();
   for (size_t s = 0; s < scopes_.size(); ++s) {
-    bound.insert(scopes_[s].bound_loops.begin(), scopes_[s].bound_loops.end());
+    // A loop of extent 1 reads as the constant 0 (KernelBuilder::loop_var), so no index ever
+    // depends on it: counting it as bound made every reduction in a kernel with a size-1
+    // output dimension ask for a kernel of its own, and a graph output got the placeholder 0.
+    for (int32_t loop : scopes_[s].bound_loops)
+      if (builder_.loop_extent(loop) != 1) bound.insert(loop);
     if (std::includes(bound.begin(), bound.end(), needed.begin(), needed.end())) {
       depth = s;
       break;
@@ -259,6 +269,9 @@ ExprId Lowering::reduction(ValueId id, const std::vector<ExprId>& index) {
 
   std::vector<int64_t> extents;
   for (int64_t axis : node.attrs.axes) extents.push_back(in.shape[static_cast<size_t>(axis)].constant());
+  // A reduction over no axes (of a 0-d operand) still combines its one element: give it a
+  // one-iteration loop, since the emitter expects at least one reduction loop.
+  if (extents.empty()) extents.push_back(1);
   const bool arg_index = ir::op_info(node.op).accumulator == ir::Accumulator::ArgIndex;
 
   // Lowers the reduced element with the given reduction loops into `body`.

@@ -98,8 +98,9 @@ std::optional<Value> Generator::reduction(const Value& operand) {
 
 std::optional<Value> Generator::scan(const Value& operand) {
   int rank = static_cast<int>(operand.shape.size());
-  if (rank == 0) return std::nullopt;
-  ir::Op op = pick(ops_of_kind(ir::OpKind::Scan, operand.dtype));
+  std::vector<ir::Op> ops = ops_of_kind(ir::OpKind::Scan, operand.dtype);
+  if (rank == 0 || ops.empty()) return std::nullopt;  // no scan accepts bool
+  ir::Op op = pick(ops);
   int64_t axis = uniform(-rank, rank - 1);
   int64_t length = operand.shape[static_cast<size_t>((axis + rank) % rank)];
   double n = static_cast<double>(length);

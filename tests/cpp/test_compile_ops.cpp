@@ -189,60 +189,60 @@ Tolerance reduction_tolerance(DType dtype) {
   }
 }
 
-struct AxesChoice {
-  std::vector<int64_t> axes;
+// One place a reduction is taken: which input, over which axes.
+struct ReductionSite {
+  ValueId input;
+  std::vector<int64_t> axes;  // empty: all axes
   bool keepdims;
-  const char* text;
+  std::string text;
+  bool identity_only;  // the reduced axis is empty: only ops with an identity are defined
 };
 
+// Every accepted reduction op at every site. The ops of one site are emitted next to each
+// other: their outputs share a shape, so the scheduler fuses them into one kernel (sibling
+// reductions in one pass), which keeps this graph's g++ time small.
 void add_reductions(GraphCase& graph, DType dtype) {
   ir::Builder& builder = graph.builder;
   const Tolerance tolerance = reduction_tolerance(dtype);
   ValueId x = graph.input(reduction_input(dtype));
   ValueId empty = graph.input(special_array(dtype, {2, 0, 3}));
   ValueId ones = graph.input(make_array(dtype, {1, 4, 1}, {1.25, 2, 0, 3}));
-  const std::vector<AxesChoice> choices = {
-      {{0}, false, " axis 0"},     {{1}, false, " axis 1"},        {{2}, false, " axis 2"},
-      {{-1}, true, " axis -1 keepdims"}, {{0, 2}, false, " axes 0,2"}, {{}, false, " all axes"},
-      {{0, 1, 2}, true, " all axes keepdims"}};
-  for (Op op : ops_of_kind(OpKind::Reduce)) {
-    if (!accepts(op, dtype)) continue;
-    bool is_arg = op == Op::argmax || op == Op::argmin;
-    bool has_identity = !is_arg && op != Op::max && op != Op::min;
-    for (const AxesChoice& choice : choices) {
-      if (is_arg && choice.axes.size() != 1) continue;
-      graph.output(builder.reduce(op, x, choice.axes, choice.keepdims),
-                   label(op, dtype, choice.text), tolerance);
+  ValueId flat = builder.reshape(x, {60});
+  const std::vector<ReductionSite> sites = {
+      {x, {0}, false, " axis 0", false},
+      {x, {1}, false, " axis 1", false},
+      {x, {2}, false, " axis 2", false},
+      {x, {-1}, true, " axis -1 keepdims", false},
+      {x, {0, 2}, false, " axes 0,2", false},
+      {x, {}, false, " all axes", false},
+      {x, {0, 1, 2}, true, " all axes keepdims", false},
+      {flat, {0}, false, " flattened", false},  // argmax/argmin over every element
+      {empty, {0}, false, " (2,0,3) axis 0", false},  // an empty result
+      {empty, {1}, false, " (2,0,3) axis 1", true},   // reduces an empty axis
+      {empty, {}, true, " (2,0,3) all", true},
+      {ones, {0}, false, " (1,4,1) axis 0", false},
+      {ones, {1}, false, " (1,4,1) axis 1", false},
+      {ones, {2}, false, " (1,4,1) axis 2", false},
+      {ones, {0, 2}, true, " (1,4,1) axes 0,2 keepdims", false},
+  };
+  for (const ReductionSite& site : sites) {
+    for (Op op : ops_of_kind(OpKind::Reduce)) {
+      if (!accepts(op, dtype)) continue;
+      bool is_arg = op == Op::argmax || op == Op::argmin;
+      bool has_identity = !is_arg && op != Op::max && op != Op::min;
+      size_t reduced = site.axes.empty() ? 3 : site.axes.size();
+      if ((is_arg && reduced != 1) || (site.identity_only && !has_identity)) continue;
+      graph.output(builder.reduce(op, site.input, site.axes, site.keepdims),
+                   label(op, dtype, site.text), tolerance);
     }
-    if (is_arg) {  // over every element: flatten first, as NumPy's axis=None does
-      ValueId flat = builder.reshape(x, {60});
-      graph.output(builder.reduce(op, flat, {0}, false), label(op, dtype, " flattened"),
-                   tolerance);
-    }
-    // Size-0 dims: reducing the empty axis needs an identity; other axes give empty results.
-    graph.output(builder.reduce(op, empty, {0}, false), label(op, dtype, " (2,0,3) axis 0"),
+  }
+  if (accepts(Op::var, dtype)) {  // ddof 1, and ddof == count (NaN, as NumPy)
+    graph.output(builder.reduce(Op::var, x, {2}, false, 1), label(Op::var, dtype, " ddof 1"),
                  tolerance);
-    if (has_identity) {
-      graph.output(builder.reduce(op, empty, {1}, false), label(op, dtype, " (2,0,3) axis 1"),
-                   tolerance);
-      graph.output(builder.reduce(op, empty, {}, true), label(op, dtype, " (2,0,3) all"),
-                   tolerance);
-    }
-    // Size-1 dims.
-    for (int64_t axis : {0, 1, 2}) {
-      graph.output(builder.reduce(op, ones, {axis}, false),
-                   label(op, dtype, " (1,4,1) axis " + std::to_string(axis)), tolerance);
-    }
-    if (!is_arg) {
-      graph.output(builder.reduce(op, ones, {0, 2}, true), label(op, dtype, " (1,4,1) axes 0,2"),
-                   tolerance);
-    }
-    if (op == Op::var) {  // ddof 1, and ddof == count (NaN, as NumPy)
-      graph.output(builder.reduce(op, x, {2}, false, 1), label(op, dtype, " ddof 1"), tolerance);
-      graph.output(builder.reduce(op, x, {2}, false, 5), label(op, dtype, " ddof 5"), tolerance);
-      graph.output(builder.reduce(op, x, {}, false, 1), label(op, dtype, " all ddof 1"),
-                   tolerance);
-    }
+    graph.output(builder.reduce(Op::var, x, {2}, false, 5), label(Op::var, dtype, " ddof 5"),
+                 tolerance);
+    graph.output(builder.reduce(Op::var, x, {}, false, 1), label(Op::var, dtype, " all ddof 1"),
+                 tolerance);
   }
   for (Op op : ops_of_kind(OpKind::Scan)) {
     if (!accepts(op, dtype)) continue;

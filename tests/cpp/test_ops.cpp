@@ -35,7 +35,7 @@ TEST(Ops, ElementwiseEntries) {
   EXPECT_EQ(op_info(Op::lt).result, ResultType::Bool);
   EXPECT_EQ(op_info(Op::where).kind, OpKind::Ternary);
   EXPECT_EQ(op_info(Op::where).arity, 3);
-  EXPECT_EQ(op_info(Op::where).expression, "a ? b : c");
+  EXPECT_EQ(op_info(Op::where).expression, "kiln_select(a, b, c)");
   EXPECT_TRUE(is_elementwise(Op::where));
   EXPECT_FALSE(is_elementwise(Op::sum));
 }

@@ -252,3 +252,24 @@ def test_explain_reports_graphs_ops_and_kernels(standin):
     np.testing.assert_allclose(report.result, np.sin(1) * 2 + 1)
     text = str(report)
     assert "Graph Count: 1" in text and "Graph Break Count: 0" in text
+
+
+def test_with_the_real_tracer_end_to_end():
+    pytest.importorskip("kiln._tracer")
+
+    @kiln.compile
+    def f(x, params):
+        y = x * params["scale"]
+        if y.sum() > 0:  # graph break, continued
+            return {"out": np.exp(y), "shape": y.shape}
+        return {"out": -y, "shape": 0}
+
+    x = np.ones(3)
+    result = f(x, {"scale": 2.0})
+    np.testing.assert_allclose(result["out"], np.exp(2 * x), rtol=1e-14)
+    assert result["shape"] == (3,)
+    np.testing.assert_array_equal(f(-x, {"scale": 2.0})["out"], 2 * x)
+
+    zero_d = kiln.compile(lambda v: np.sin(v) + np.cos(v))(np.array(0.5))
+    assert type(zero_d) is np.float64
+    np.testing.assert_allclose(zero_d, np.sin(0.5) + np.cos(0.5), rtol=1e-15)

@@ -207,6 +207,15 @@ std::string KernelEmitter::value(ExprId id) {
     }
     case ExprKind::Cast:
       text = convert(operand(0), operand_dtype(0), e.dtype);
+      // A 16-bit float value lives in a float register, so convert() alone would not round;
+      // but the cast IS the rounding (x.astype(float16)): round as the interpreter does.
+      if (e.dtype == DType::Float16 && operand_dtype(0) != e.dtype) {
+        text = compute_type(operand_dtype(0)) == "float"
+                   ? "kiln_f16_to_f32(kiln_f32_to_f16(" + text + "))"
+                   : "kiln_f16_to_f32(kiln_f64_to_f16((double)(" + operand(0) + ")))";
+      } else if (e.dtype == DType::BFloat16 && operand_dtype(0) != e.dtype) {
+        text = "kiln_bf16_to_f32(kiln_f32_to_bf16(" + text + "))";
+      }
       break;
     case ExprKind::Select:
       text = "kiln_select(" + operand(0) + ", " + operand(1) + ", " + operand(2) + ")";
@@ -370,8 +379,10 @@ void KernelEmitter::reduce_loops(const Stmt& s, bool worksharing, const std::str
   for (const sched::Accumulation& a : s.accumulations)
     widest = std::max(widest, dtype_size(a.dtype) > 2 ? dtype_size(a.dtype) : 4);
   const int64_t lanes = 256 / widest;
-  const bool split = simd_ok && s.body.empty() && !in_simd_loop_ && last.extent >= 2 * lanes &&
-                     !(worksharing && s.reduce_loops.size() == 1);
+  const bool split = simd_ok && s.body.empty() && !in_simd_loop_ && last.extent >= 2 * lanes;
+  // A reduction clause cannot name a thread's private partials, so a worksharing loop never
+  // carries one: it shares out the blocks of the lane split, or runs as a plain loop.
+  const bool share_last = worksharing && s.reduce_loops.size() == 1;
   if (split) {
     for (const sched::Accumulation& a : s.accumulations) {
       std::string t = compute_type(a.dtype), acc = "acc" + std::to_string(a.local) + suffix;
@@ -394,6 +405,7 @@ void KernelEmitter::reduce_loops(const Stmt& s, bool worksharing, const std::str
   std::string v = loop_name(last.variable), extent = std::to_string(last.extent);
   if (split) {
     std::string full = std::to_string(last.extent / lanes * lanes), width = std::to_string(lanes);
+    if (share_last) line("#pragma omp for schedule(static) nowait");
     line("for (int64_t " + v + "_block = 0; " + v + "_block < " + full + "; " + v + "_block += " + width + ") {");
     open_block();
     line("#pragma omp simd");
@@ -404,6 +416,7 @@ void KernelEmitter::reduce_loops(const Stmt& s, bool worksharing, const std::str
     close_block();
     close_block();
     if (last.extent % lanes != 0) {  // the remainder
+      if (share_last) line("#pragma omp single nowait");
       line("for (int64_t " + v + " = " + full + "; " + v + " < " + extent + "; ++" + v + ") {");
       open_block();
       combine_elements(s, suffix + "_lanes[0]");
@@ -411,8 +424,8 @@ void KernelEmitter::reduce_loops(const Stmt& s, bool worksharing, const std::str
     }
   } else {
     bool simd = simd_ok && s.body.empty() && !in_simd_loop_;
-    if (s.reduce_loops.size() == 1 && worksharing)
-      line(std::string("#pragma omp for") + (simd ? " simd" + clause : "") + " schedule(static) nowait");
+    if (share_last)
+      line("#pragma omp for schedule(static) nowait");
     else if (simd)
       line("#pragma omp simd" + clause);
     line("for (int64_t " + v + " = 0; " + v + " < " + extent + "; ++" + v + ") {");

@@ -1,0 +1,17 @@
+"""kiln's benchmark suite: `python -m kiln.bench` (see `python -m kiln.bench --help`).
+
+Every workload is one NumPy program (workloads.py) measured side by side, in one process and
+interleaved per repetition, as eager NumPy, kiln.compile, torch.compile (Inductor) on the same
+NumPy code, eager PyTorch, JAX jit and Numba (hand translations in torch_kernels.py,
+jax_kernels.py, numba_kernels.py). Baselines that are not installed are skipped with a message
+(scripts/setup_bench.sh installs them). The output is a terminal table, a JSON file
+(bench/results/latest.json) and a PNG chart of speed-ups.
+"""
+from .workloads import WORKLOADS, Workload, check_result
+
+__all__ = ["WORKLOADS", "Workload", "check_result", "main"]
+
+
+def main(argv=None):
+    from .__main__ import main as _main
+    return _main(argv)

@@ -1,0 +1,248 @@
+"""`python -m kiln.bench`: kiln against eager NumPy, torch.compile, eager PyTorch, JAX and Numba.
+
+    python -m kiln.bench                      # every workload, every installed baseline
+    python -m kiln.bench --quick              # CI smoke run: small sizes, kiln and NumPy, < 60 s
+    python -m kiln.bench --workloads seed --baselines all --repeat 7
+
+Timings are medians of interleaved repetitions after warm-up (runner.py); compile time is the
+first call (cold: a fresh kiln cache directory per run unless --cache-dir is given) and, for
+kiln, the first call in a fresh process once the disk cache is warm (probe.py, which also
+measures each call's peak memory).
+"""
+import argparse
+import datetime
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+from . import baselines as _baselines
+from . import report as _report
+from . import runner as _runner
+from . import workloads as _workloads
+
+QUICK_BASELINES = "kiln,numpy"
+
+
+def _parser():
+    parser = argparse.ArgumentParser(
+        prog="python -m kiln.bench",
+        description="Benchmarks kiln.compile against eager NumPy, torch.compile (on the same "
+        "NumPy code), eager PyTorch, JAX jit and Numba, side by side and interleaved.")
+    parser.add_argument("--quick", action="store_true",
+                        help="smoke run: small sizes, one repetition, kiln and numpy only "
+                        "unless --baselines says otherwise")
+    parser.add_argument("--baselines", default=None,
+                        help="comma list of kiln,numpy,torch,torch.compile,torch_eager,jax,"
+                        "numba,all (default: all that are installed; --quick: kiln,numpy)")
+    parser.add_argument("--workloads", default="",
+                        help="comma list of workload names, or 'seed' (default: all); see "
+                        "--list")
+    parser.add_argument("--list", action="store_true", help="list the workloads and exit")
+    parser.add_argument("--device", default="cpu", choices=("cpu", "cuda"))
+    parser.add_argument("--repeat", type=int, default=None,
+                        help="timed repetitions per baseline (default 7; --quick 1)")
+    parser.add_argument("--warmup", type=int, default=None,
+                        help="untimed calls after the first one (default 2; --quick 1)")
+    parser.add_argument("--min-time", type=float, default=None,
+                        help="a timing loops the call until it lasts this many seconds "
+                        "(default 0.01; --quick 0.002)")
+    parser.add_argument("--kiln-mode", default="default",
+                        choices=("default", "reduce-overhead", "max-autotune",
+                                 "max-autotune-no-cudagraphs"))
+    parser.add_argument("--no-probe", action="store_true",
+                        help="skip the per-workload subprocesses (warm-cache compile time of "
+                        "kiln, peak memory)")
+    parser.add_argument("--cache-dir", default=None,
+                        help="kiln cache directory (default: a fresh temporary one, so that "
+                        "compile times are cold)")
+    parser.add_argument("--json", default=os.path.join("bench", "results", "latest.json"),
+                        help="where to write the JSON results (default %(default)s)")
+    parser.add_argument("--png", default=None,
+                        help="where to write the chart (default: the JSON path with .png)")
+    return parser
+
+
+def _check_device(device):
+    if device == "cpu":
+        return None
+    try:
+        import kiln._kiln as native
+        available = getattr(native, "cuda_available", None)
+        if callable(available) and available():
+            return None
+    except Exception:
+        pass
+    return ("--device cuda: the CUDA backend does not exist yet in this build of kiln; "
+            "run with --device cpu")
+
+
+def _probe(workload, baseline, arguments, log):
+    """The fresh-process figures of one (workload, baseline): see probe.py."""
+    package_root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    environment = dict(os.environ)
+    environment["PYTHONPATH"] = os.pathsep.join(
+        filter(None, [package_root, environment.get("PYTHONPATH", "")]))
+    command = [sys.executable, "-m", "kiln.bench.probe", workload.name, baseline.name,
+               "--kiln-mode", arguments.kiln_mode] + (["--quick"] if arguments.quick else [])
+    try:
+        completed = subprocess.run(command, capture_output=True, text=True, env=environment,
+                                   timeout=600)
+    except subprocess.TimeoutExpired:
+        return {"probe_error": "timed out after 600 s"}
+    lines = completed.stdout.strip().splitlines()
+    if completed.returncode != 0 or not lines:
+        tail = (completed.stderr.strip().splitlines() or ["(no output)"])[-1]
+        log(f"  probe {baseline.name}: exit {completed.returncode}: {tail}")
+        return {"probe_error": f"exit {completed.returncode}: {tail}"}
+    try:
+        return json.loads(lines[-1])
+    except ValueError:
+        return {"probe_error": f"unreadable probe output: {lines[-1][:200]}"}
+
+
+def _versions(chosen):
+    versions = {}
+    for baseline in chosen:
+        try:
+            versions[baseline.name] = baseline.version()
+        except Exception:
+            versions[baseline.name] = ""
+    return versions
+
+
+def main(argv=None):
+    arguments = _parser().parse_args(argv)
+
+    def log(text):
+        print(text, file=sys.stderr, flush=True)
+
+    if arguments.list:
+        for workload in _workloads.WORKLOADS:
+            marker = "seed " if workload.seed else "     "
+            print(f"{marker}{workload.name:20} {workload.size_text(False):>16}  "
+                  f"{workload.description}")
+        return 0
+    problem = _check_device(arguments.device)
+    if problem:
+        log(f"kiln.bench: {problem}")
+        return 2
+    quick = arguments.quick
+    repeat = arguments.repeat if arguments.repeat is not None else (1 if quick else 7)
+    warmup = arguments.warmup if arguments.warmup is not None else (1 if quick else 2)
+    minimum_seconds = arguments.min_time if arguments.min_time is not None else (
+        0.002 if quick else 0.01)
+    baseline_words = arguments.baselines or (QUICK_BASELINES if quick else "all")
+    try:
+        chosen_workloads = _workloads.select(arguments.workloads)
+        candidates = _baselines.make(baseline_words, arguments.kiln_mode, arguments.device)
+    except ValueError as error:
+        log(f"kiln.bench: {error}")
+        return 2
+    if repeat < 1:
+        log("kiln.bench: --repeat must be at least 1")
+        return 2
+
+    temporary_cache = None
+    if arguments.cache_dir:
+        os.environ["KILN_CACHE_DIR"] = os.path.abspath(arguments.cache_dir)
+    else:
+        temporary_cache = tempfile.mkdtemp(prefix="kiln-bench-cache-")
+        os.environ["KILN_CACHE_DIR"] = temporary_cache
+
+    chosen, skipped = [], {}
+    for baseline in candidates:
+        reason = baseline.unavailable()
+        if reason:
+            skipped[baseline.name] = reason
+            log(f"kiln.bench: skipping {baseline.name}: {reason}")
+        else:
+            chosen.append(baseline)
+    names = [baseline.name for baseline in chosen]
+    log(f"kiln.bench: {len(chosen_workloads)} workload(s) x {', '.join(names)}; repeat "
+        f"{repeat}, warm-up {warmup}{', quick sizes' if quick else ''}; kiln cache "
+        f"{os.environ['KILN_CACHE_DIR']}")
+
+    started = time.time()
+    results = []
+    try:
+        for workload in chosen_workloads:
+            log(f"[{workload.name}] {workload.size_text(quick)}: {workload.description}")
+            workload_start = time.perf_counter()
+            try:
+                records = _runner.run_workload(
+                    workload, chosen, quick=quick, repeat=repeat, warmup=warmup,
+                    minimum_seconds=minimum_seconds, log=log)
+            except Exception as error:  # the NumPy reference itself failed: nothing to compare
+                records = {"numpy": {"status": "ERROR", "message": _runner._error_text(error)}}
+                log(f"  ERROR {records['numpy']['message']}")
+            if not arguments.no_probe:
+                for baseline in chosen:
+                    record = records.get(baseline.name, {})
+                    if record.get("status") != "ok":
+                        continue
+                    if quick and baseline.name != "kiln":  # smoke run: kiln's warm compile only
+                        continue
+                    probed = _probe(workload, baseline, arguments, log)
+                    if "first_call_seconds" in probed:
+                        record["fresh_process_first_call_seconds"] = probed["first_call_seconds"]
+                        if baseline.name == "kiln":
+                            record["warm_compile_seconds"] = probed["first_call_seconds"]
+                    for key in ("peak_bytes", "memory_method", "probe_error"):
+                        if key in probed:
+                            record[key] = probed[key]
+            results.append({"workload": workload.name, "description": workload.description,
+                            "size": workload.size_text(quick), "seed": workload.seed,
+                            "seconds_spent": time.perf_counter() - workload_start,
+                            "baselines": records})
+    finally:
+        if temporary_cache:
+            shutil.rmtree(temporary_cache, ignore_errors=True)
+
+    memory_methods = sorted({record["memory_method"] for entry in results
+                             for record in entry["baselines"].values()
+                             if "memory_method" in record})
+    machine = _report.machine_description()
+    document = {
+        "date": datetime.datetime.now().isoformat(timespec="seconds"),
+        "command": "python -m kiln.bench " + " ".join(argv if argv is not None else sys.argv[1:]),
+        "machine": machine, "device": arguments.device, "quick": quick, "repeat": repeat,
+        "warmup": warmup, "kiln_mode": arguments.kiln_mode, "baselines": names,
+        "skipped_baselines": skipped, "versions": _versions(chosen),
+        "timing": "median of interleaved repetitions after warm-up; spread = quartiles; "
+                  "speed-up = NumPy median / baseline median; 1st call = compile + first run "
+                  "in this process (kiln: cold cache); warm 1st = kiln's first call in a fresh "
+                  "process with the disk cache warm",
+        "memory_method": memory_methods[0] if len(memory_methods) == 1 else memory_methods,
+        "seconds": time.time() - started, "results": results,
+    }
+    _report.print_flush(_report.table(results))
+    _report.print_flush()
+    _report.print_flush("speed-up over eager NumPy (median):")
+    _report.print_flush(_report.speedup_matrix(results, names))
+    _report.print_flush()
+    _report.print_flush(f"machine: {machine}")
+    for name, reason in skipped.items():
+        _report.print_flush(f"skipped {name}: {reason}")
+    if memory_methods:
+        _report.print_flush(f"peak memory: {'; '.join(memory_methods)}, in a fresh process "
+                            "per workload and baseline")
+    _report.write_json(arguments.json, document)
+    _report.print_flush(f"wrote {arguments.json}")
+    png = arguments.png or os.path.splitext(arguments.json)[0] + ".png"
+    title = (f"kiln.bench{' --quick' if quick else ''} on {machine}")
+    problem = _report.write_png(png, results, names, title)
+    _report.print_flush(f"wrote {png}" if problem is None else f"no chart: {problem}")
+    failed = [f"{entry['workload']}/{name}" for entry in results
+              for name, record in entry["baselines"].items()
+              if record["status"] in ("FAILED", "ERROR")]
+    if failed:
+        _report.print_flush(f"{len(failed)} failed or erroring: {', '.join(failed)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,112 @@
+"""The benchmark harness and the seed examples stay runnable: `python -m kiln.bench --quick` and
+each examples/*.py on small sizes, in fresh processes with a fresh kernel cache. Timings are
+never asserted (DESIGN.md section 5); the tables, the JSON and the correctness checks are."""
+import json
+import os
+import pathlib
+import subprocess
+import sys
+
+import pytest
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+EXAMPLES = REPO / "examples"
+
+
+def _run(arguments, tmp_path, timeout):
+    environment = dict(os.environ)
+    environment["KILN_CACHE_DIR"] = str(tmp_path / "kiln-cache")
+    completed = subprocess.run([sys.executable] + arguments, cwd=tmp_path, env=environment,
+                               capture_output=True, text=True, timeout=timeout)
+    assert completed.returncode == 0, (
+        f"{' '.join(arguments)} exited {completed.returncode}\n--- stdout\n"
+        f"{completed.stdout[-4000:]}\n--- stderr\n{completed.stderr[-4000:]}")
+    return completed.stdout
+
+
+@pytest.fixture(scope="module")
+def quick_run(tmp_path_factory):
+    """One `--quick` run shared by the checks below (it takes most of this file's time)."""
+    directory = tmp_path_factory.mktemp("bench")
+    output = _run(["-m", "kiln.bench", "--quick", "--json", "out/quick.json"], directory,
+                  timeout=300)
+    return output, directory / "out" / "quick.json", directory / "out" / "quick.png"
+
+
+def test_quick_run_prints_the_table(quick_run):
+    output, _, _ = quick_run
+    assert "workload" in output and "vs NumPy" in output
+    assert "speed-up over eager NumPy" in output
+    for name in ("sin_cos_0d", "numpy_fn", "kmeans_f64", "kmeans_f32", "softmax", "mlp"):
+        assert name in output
+
+
+def test_quick_run_writes_the_json(quick_run):
+    _, json_path, _ = quick_run
+    document = json.loads(json_path.read_text())
+    assert document["quick"] is True and document["repeat"] == 1
+    assert document["baselines"][:2] == ["numpy", "kiln"]
+    workloads = {entry["workload"]: entry for entry in document["results"]}
+    assert len(workloads) >= 15
+    for entry in workloads.values():
+        numpy_record = entry["baselines"]["numpy"]
+        assert numpy_record["status"] == "ok"
+        assert numpy_record["median_seconds"] > 0
+        assert numpy_record["speedup"] == pytest.approx(1.0)
+        for record in entry["baselines"].values():
+            assert record["status"] in ("ok", "FAILED", "ERROR", "skipped")
+            if record["status"] != "ok":  # failed results are reported, never timed
+                assert "median_seconds" not in record and record["message"]
+    # kiln's warm-cache compile time is measured in a fresh process for a passing workload.
+    kiln_records = [entry["baselines"]["kiln"] for entry in workloads.values()
+                    if entry["baselines"].get("kiln", {}).get("status") == "ok"]
+    assert kiln_records, "kiln passed no workload at all"
+    assert any("warm_compile_seconds" in record for record in kiln_records)
+
+
+def test_quick_run_draws_the_chart_when_matplotlib_is_present(quick_run):
+    _, _, png_path = quick_run
+    pytest.importorskip("matplotlib")
+    assert png_path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_check_result_fails_a_wrong_answer_and_passes_a_close_one():
+    import numpy as np
+
+    from kiln.bench import workloads
+
+    softmax = workloads.BY_NAME["softmax"]
+    expected = np.array([[0.25, 0.75]], dtype=np.float32)
+    assert workloads.check_result(softmax, expected, expected * (1 + 1e-6))[0]
+    ok, message = workloads.check_result(softmax, expected, np.array([[0.25, 0.70]],
+                                                                      dtype=np.float32))
+    assert not ok and "0.05" in message
+    assert not workloads.check_result(softmax, expected, expected[0])[0]  # wrong shape
+    integer = workloads.BY_NAME["integer_hash"]
+    values = np.array([1, 2, 3])
+    assert workloads.check_result(integer, values, values.copy())[0]
+    assert not workloads.check_result(integer, values, np.array([1, 2, 4]))[0]
+
+
+def test_unknown_workload_and_cuda_are_clear_errors(tmp_path):
+    environment = dict(os.environ, KILN_CACHE_DIR=str(tmp_path / "cache"))
+    for arguments, expected in ((["--workloads", "no_such_thing"], "unknown workload"),
+                                (["--device", "cuda"], "CUDA backend does not exist yet")):
+        completed = subprocess.run([sys.executable, "-m", "kiln.bench"] + arguments,
+                                   cwd=tmp_path, env=environment, capture_output=True,
+                                   text=True, timeout=60)
+        assert completed.returncode == 2
+        assert expected in completed.stderr
+
+
+@pytest.mark.parametrize("script, arguments", [
+    ("sin_cos.py", ["--calls", "200", "--size", "50000", "--repeat", "2"]),
+    ("numpy_fn.py", ["--rows", "48", "--columns", "32", "--repeat", "2"]),
+    ("kmeans.py", ["--points", "50000", "--repeat", "2"]),
+])
+def test_example_runs_all_modes_and_agrees(script, arguments, tmp_path):
+    output = _run([str(EXAMPLES / script)] + arguments, tmp_path, timeout=180)
+    for mode in ("default", "reduce-overhead", "max-autotune"):
+        assert f"mode={mode}" in output
+    assert "speed-up" in output and "compile" in output
+    assert "DIFFER" not in output and "agree" in output
