@@ -17,7 +17,9 @@ std::string last_dynamic_loader_error() {
 std::shared_ptr<SharedLibrary> SharedLibrary::open(const std::string& path) {
   // RTLD_NOW: an unresolved symbol fails here, naming the file, not at the first kernel call.
   // RTLD_LOCAL: kernels of different graphs export the same names; they must not interpose.
-  void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  // RTLD_NODELETE: a kernel library pulls in libgomp, whose worker threads outlive any one
+  // kernel; unloading it under them (at dlclose, or at exit) would crash the process.
+  void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
   if (handle == nullptr) {
     throw Error(ErrorKind::Toolchain,
                 "kiln: cannot load compiled kernel " + path + ": " + last_dynamic_loader_error());

@@ -212,14 +212,18 @@ void ProgramBuilder::build_pointwise_kernel(const std::vector<Root>& group) {
   std::vector<int32_t> loops;
   Stmt block = loop_nest(builder, lowering, shape, loops, [&](std::vector<Stmt>& body) {
     std::vector<ExprId> index = lowering.loop_index(loops);
+    // All values first, then the stores: reductions placed while lowering stay adjacent, so
+    // sibling reductions (mean and var of one input) merge into one pass.
+    std::vector<Stmt> stores;
     for (const Root& root : group) {
       Stmt store;
       store.kind = StmtKind::Store;
       store.buffer = root.buffer;
       store.index = lowering.offset(root.buffer, index);
       store.value = lowering.value(root.node, index, /*compute=*/!root.copy);
-      body.push_back(std::move(store));
+      stores.push_back(std::move(store));
     }
+    for (Stmt& store : stores) body.push_back(std::move(store));
   });
   for (Stmt& s : block.body) kernel.body.push_back(std::move(s));
   lowering.pop_scope();

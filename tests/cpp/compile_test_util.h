@@ -6,7 +6,6 @@
 // once, runs it, and compares every output with ir::interpret element by element.
 // One fresh cache directory serves the whole test binary and is removed when it exits.
 #pragma once
-#include <dlfcn.h>
 #include <gtest/gtest.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -61,18 +60,8 @@ inline const std::string& test_cache_directory() {
   return directory.path();
 }
 
-// WORKAROUND for a runtime bug reported to the lead: when the last Executable of a graph goes,
-// SharedLibrary dlcloses its kernel .so, which unloads libgomp (loaded only as that .so's
-// dependency) while libgomp's worker threads still run its code: a segfault a few
-// milliseconds later. Holding libgomp open for the whole test binary keeps the suite stable;
-// remove this once src/runtime/shared_library.cpp pins libgomp itself.
-inline void keep_openmp_runtime_loaded() {
-  static void* handle = dlopen("libgomp.so.1", RTLD_NOW | RTLD_GLOBAL | RTLD_NODELETE);
-  (void)handle;
-}
 
 inline Options test_options() {
-  keep_openmp_runtime_loaded();
   Options options;
   options.cache_dir = test_cache_directory();
   return options;
@@ -348,7 +337,6 @@ struct CompiledRun {
 // The compile path below kiln::compile: passes, schedule, emit, g++, load, run.
 inline CompiledRun compile_and_run(const ir::Graph& graph, const std::vector<Array>& inputs,
                                    const Options& options = test_options()) {
-  keep_openmp_runtime_loaded();
   CompiledRun run;
   std::vector<std::vector<int64_t>> strides;
   for (const Array& input : inputs) {

@@ -349,10 +349,13 @@ std::optional<Value> Generator::where(const Value& operand) {
   if (!mask) return std::nullopt;
   std::optional<Value> other = partner(operand);
   if (!other) return std::nullopt;
+  // Each pair broadcasts, but all three together may not: (0,) (1, 9, 1) (9,).
+  ir::Shape partial;
   ir::Shape shape;
-  ir::broadcast_shapes(ir::from_ints(mask->shape), ir::from_ints(operand.shape), shape);
-  ir::broadcast_shapes(shape, ir::from_ints(other->shape), shape);
-  if (!fits(ir::to_ints(shape))) return std::nullopt;
+  if (!ir::broadcast_shapes(ir::from_ints(mask->shape), ir::from_ints(operand.shape), partial) ||
+      !ir::broadcast_shapes(partial, ir::from_ints(other->shape), shape) ||
+      !fits(ir::to_ints(shape)))
+    return std::nullopt;
   bool swap = chance(0.5);
   const Value& first = swap ? *other : operand;
   const Value& second = swap ? operand : *other;

@@ -20,6 +20,7 @@ import tempfile
 import time
 
 from . import baselines as _baselines
+from . import keep_openmp_resident
 from . import report as _report
 from . import runner as _runner
 from . import workloads as _workloads
@@ -56,6 +57,9 @@ def _parser():
     parser.add_argument("--no-probe", action="store_true",
                         help="skip the per-workload subprocesses (warm-cache compile time of "
                         "kiln, peak memory)")
+    parser.add_argument("--no-isolate", action="store_true",
+                        help="do not pre-run kiln in a throwaway process per workload (that "
+                        "pre-run keeps a kiln crash from ending the whole benchmark)")
     parser.add_argument("--cache-dir", default=None,
                         help="kiln cache directory (default: a fresh temporary one, so that "
                         "compile times are cold)")
@@ -80,10 +84,13 @@ def _check_device(device):
             "run with --device cpu")
 
 
-def _probe(workload, baseline, arguments, log):
-    """The fresh-process figures of one (workload, baseline): see probe.py."""
+def _probe(workload, baseline, arguments, log, cache_dir=None):
+    """The fresh-process figures of one (workload, baseline): see probe.py. A probe killed by a
+    signal comes back as {"crashed": signal number}."""
     package_root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     environment = dict(os.environ)
+    if cache_dir is not None:
+        environment["KILN_CACHE_DIR"] = cache_dir
     environment["PYTHONPATH"] = os.pathsep.join(
         filter(None, [package_root, environment.get("PYTHONPATH", "")]))
     command = [sys.executable, "-m", "kiln.bench.probe", workload.name, baseline.name,
@@ -94,6 +101,17 @@ def _probe(workload, baseline, arguments, log):
     except subprocess.TimeoutExpired:
         return {"probe_error": "timed out after 600 s"}
     lines = completed.stdout.strip().splitlines()
+    if completed.returncode < 0:
+        signal_number = -completed.returncode
+        try:  # finished its work and died in interpreter teardown: the figures still count
+            probed = json.loads(lines[-1]) if lines else None
+        except ValueError:
+            probed = None
+        if isinstance(probed, dict):
+            probed["exit_crash"] = (f"the fresh process crashed at interpreter exit (signal "
+                                    f"{signal_number}) after its measurements")
+            return probed
+        return {"crashed": signal_number, "probe_error": f"killed by signal {signal_number}"}
     if completed.returncode != 0 or not lines:
         tail = (completed.stderr.strip().splitlines() or ["(no output)"])[-1]
         log(f"  probe {baseline.name}: exit {completed.returncode}: {tail}")
@@ -116,6 +134,7 @@ def _versions(chosen):
 
 def main(argv=None):
     arguments = _parser().parse_args(argv)
+    keep_openmp_resident()
 
     def log(text):
         print(text, file=sys.stderr, flush=True)
@@ -172,13 +191,34 @@ def main(argv=None):
         for workload in chosen_workloads:
             log(f"[{workload.name}] {workload.size_text(quick)}: {workload.description}")
             workload_start = time.perf_counter()
+            crashed, exit_crash = {}, None
+            if not arguments.no_isolate and "kiln" in names:
+                # kiln is young: a crash (not an exception) would end this whole process, so it
+                # runs first in a throwaway process with its own cold cache; if that process
+                # dies from a signal, kiln is reported as crashed here instead of run.
+                isolation_cache = tempfile.mkdtemp(prefix="kiln-bench-isolated-")
+                try:
+                    probed = _probe(workload, next(b for b in chosen if b.name == "kiln"),
+                                    arguments, log, cache_dir=isolation_cache)
+                finally:
+                    shutil.rmtree(isolation_cache, ignore_errors=True)
+                exit_crash = probed.get("exit_crash")
+                if "crashed" in probed:
+                    crashed["kiln"] = (f"crashed (signal {probed['crashed']}) in an isolated "
+                                       "process; not run in the benchmark process")
+                    log(f"  kiln: {crashed['kiln']}")
             try:
                 records = _runner.run_workload(
                     workload, chosen, quick=quick, repeat=repeat, warmup=warmup,
-                    minimum_seconds=minimum_seconds, log=log)
+                    minimum_seconds=minimum_seconds, log=log, excluded=crashed)
             except Exception as error:  # the NumPy reference itself failed: nothing to compare
                 records = {"numpy": {"status": "ERROR", "message": _runner._error_text(error)}}
                 log(f"  ERROR {records['numpy']['message']}")
+            if exit_crash and records.get("kiln"):
+                record = records["kiln"]
+                record["exit_crash"] = exit_crash
+                record["message"] = "; ".join(filter(None, [record.get("message"),
+                                                            "kiln: " + exit_crash]))
             if not arguments.no_probe:
                 for baseline in chosen:
                     record = records.get(baseline.name, {})
@@ -191,7 +231,7 @@ def main(argv=None):
                         record["fresh_process_first_call_seconds"] = probed["first_call_seconds"]
                         if baseline.name == "kiln":
                             record["warm_compile_seconds"] = probed["first_call_seconds"]
-                    for key in ("peak_bytes", "memory_method", "probe_error"):
+                    for key in ("peak_bytes", "memory_method", "probe_error", "exit_crash"):
                         if key in probed:
                             record[key] = probed[key]
             results.append({"workload": workload.name, "description": workload.description,
@@ -244,5 +284,22 @@ def main(argv=None):
     return 0
 
 
+def _run_and_exit():
+    """Runs main() and leaves without interpreter teardown: a native library that crashes
+    while being torn down (seen with young kiln builds; the probes report it per workload) must
+    not turn a finished benchmark, whose results are written, into a failed command."""
+    try:
+        status = main()
+    except SystemExit as exit_request:
+        status = exit_request.code if isinstance(exit_request.code, int) else 1
+    except BaseException:
+        import traceback
+        traceback.print_exc()
+        status = 1
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(status)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    _run_and_exit()

@@ -142,8 +142,7 @@ def write_png(path, results, baseline_names, title):
     shown = [name for name in baseline_names if name != "numpy"]
     if not shown or not results:
         return "nothing to chart"
-    figure, axes = pyplot.subplots(figsize=(max(8, 0.9 * len(results) * max(1, len(shown)) / 2
-                                                + 3), 5.5))
+    figure, axes = pyplot.subplots(figsize=(min(18, 4 + 0.25 * len(results) * len(shown)), 6))
     width = 0.8 / len(shown)
     for index, name in enumerate(shown):
         positions, values = [], []

@@ -37,8 +37,10 @@ std::string scalar_literal(const ir::Scalar& value, DType dtype) {
   if (is_float(dtype)) return float_literal(value.as_double(), dtype == DType::Float64 ? dtype : DType::Float32);
   if (dtype == DType::Bool) return (value.is_integer ? value.i != 0 : value.f != 0) ? "true" : "false";
   int64_t i = value.is_integer ? value.i : static_cast<int64_t>(value.f);
-  if (dtype == DType::UInt64) return std::to_string(static_cast<uint64_t>(i)) + "ull";
-  if (i == INT64_MIN) return "(-9223372036854775807ll - 1)";
+  // Cast to the storage type: `5ull` is unsigned long long, not uint64_t (unsigned long), and
+  // the op helpers are templates that need both operands of one type.
+  if (dtype == DType::UInt64) return "((uint64_t)" + std::to_string(static_cast<uint64_t>(i)) + "ull)";
+  if (i == INT64_MIN) return "((int64_t)(-9223372036854775807ll - 1))";
   return "((" + storage_type(dtype) + ")" + std::to_string(i) + "ll)";
 }
 
@@ -96,9 +98,11 @@ class KernelEmitter {
   void statements(const std::vector<Stmt>& body);
   void loop(const Stmt& s);
   void reduce(const Stmt& s);
-  void declare_accumulators(const Stmt& s, const std::string& suffix);
-  void combine_elements(const Stmt& s, const std::string& target);
-  void merge_partials(const Stmt& s, const std::string& into, const std::string& from);
+  // count > 0: arrays of `count` accumulators (SIMD lanes).
+  void declare_accumulators(const Stmt& s, const std::string& suffix, int64_t count = 0);
+  void combine_elements(const Stmt& s, const std::string& suffix, const std::string& subscript);
+  void merge_partials(const Stmt& s, const std::string& into, const std::string& from,
+                      const std::string& from_subscript = "");
   void reduce_loops(const Stmt& s, bool worksharing, const std::string& suffix, bool simd_ok);
   void scan(const Stmt& s);
   void open_block() { emitted_.emplace_back(); ++depth_; }
@@ -306,37 +310,60 @@ void KernelEmitter::loop(const Stmt& s) {
   close_block();
 }
 
-// Accumulator variables are named acc<local> (+ "_index" for argmax/argmin). `suffix` selects
-// a thread's partials ("_part") or SIMD lanes ("_lanes[lane]").
-void KernelEmitter::declare_accumulators(const Stmt& s, const std::string& suffix) {
+// An accumulation's variables: acc<local><suffix><subscript> and, for argmax/argmin,
+// acc<local><suffix>_index<subscript>. `suffix` selects a thread's partials ("_part") or the
+// SIMD lanes ("_lanes", with subscript "[lane]").
+struct AccumulatorNames {
+  std::string value, index;
+};
+AccumulatorNames accumulator_names(const sched::Accumulation& a, const std::string& suffix,
+                                   const std::string& subscript = "") {
+  std::string base = "acc" + std::to_string(a.local) + suffix;
+  return {base + subscript, base + "_index" + subscript};
+}
+
+void KernelEmitter::declare_accumulators(const Stmt& s, const std::string& suffix, int64_t count) {
+  const std::string extent = count > 0 ? "[" + std::to_string(count) + "]" : "";
   for (const sched::Accumulation& a : s.accumulations) {
     const ir::OpInfo& info = ir::op_info(a.op);
-    std::string t = compute_type(a.dtype), acc = "acc" + std::to_string(a.local) + suffix;
-    if (info.accumulator == ir::Accumulator::Welford) {
-      line("kiln_welford<" + t + "> " + acc + " = {0, 0, 0};");
-    } else {
-      line(t + " " + acc + " = kiln_identity_" + std::string(info.name) + "<" + t + ">();");
-      if (info.accumulator == ir::Accumulator::ArgIndex) line("int64_t " + acc + "_index = -1;");
+    std::string t = compute_type(a.dtype);
+    AccumulatorNames names = accumulator_names(a, suffix);
+    std::string type = info.accumulator == ir::Accumulator::Welford ? "kiln_welford<" + t + ">" : t;
+    std::string init = info.accumulator == ir::Accumulator::Welford
+                           ? "{0, 0, 0}"
+                           : "kiln_identity_" + std::string(info.name) + "<" + t + ">()";
+    bool arg_index = info.accumulator == ir::Accumulator::ArgIndex;
+    if (count == 0) {
+      line(type + " " + names.value + " = " + init + ";");
+      if (arg_index) line("int64_t " + names.index + " = -1;");
+      continue;
     }
+    line(type + " " + names.value + extent + ";");
+    if (arg_index) line("int64_t " + names.index + extent + ";");
+    line("for (int lane = 0; lane < " + std::to_string(count) + "; ++lane) {");
+    open_block();
+    line(names.value + "[lane] = " + init + ";");
+    if (arg_index) line(names.index + "[lane] = -1;");
+    close_block();
   }
 }
 
-// Folds one element into each accumulation (`target` suffix picks the accumulator).
-void KernelEmitter::combine_elements(const Stmt& s, const std::string& target) {
+// Folds one element into each accumulation.
+void KernelEmitter::combine_elements(const Stmt& s, const std::string& suffix, const std::string& subscript) {
   for (const sched::Accumulation& a : s.accumulations) {
     const ir::OpInfo& info = ir::op_info(a.op);
-    std::string acc = "acc" + std::to_string(a.local) + target;
+    AccumulatorNames acc = accumulator_names(a, suffix, subscript);
     std::string x = convert(value(a.value), expr(a.value).dtype, a.dtype);
     switch (info.accumulator) {
       case ir::Accumulator::Plain:
-        line(acc + " = kiln_combine_" + std::string(info.name) + "(" + acc + ", " + x + ");");
+        line(acc.value + " = kiln_combine_" + std::string(info.name) + "(" + acc.value + ", " + x + ");");
         break;
       case ir::Accumulator::ArgIndex:
-        line("if (kiln_" + std::string(info.name) + "_better(" + x + ", " + acc + ") || " + acc +
-             "_index < 0) { " + acc + " = " + x + "; " + acc + "_index = " + index_text(a.position) + "; }");
+        line("if (kiln_" + std::string(info.name) + "_better(" + x + ", " + acc.value + ") || " + acc.index +
+             " < 0) { " + acc.value + " = " + x + "; " + acc.index + " = " + index_text(a.position) + "; }");
         break;
       case ir::Accumulator::Welford:
-        line(acc + " = kiln_welford_add(" + acc + ", " + x + ");");
+        line(acc.value + " = kiln_welford_add(" + acc.value + ", " + x + ");");
         break;
       default:
         break;
@@ -344,25 +371,26 @@ void KernelEmitter::combine_elements(const Stmt& s, const std::string& target) {
   }
 }
 
-// Merges partial accumulators `from` into `into` (thread partials, SIMD lanes). argmax/argmin
-// ties go to the lower index, as in the serial loop.
-void KernelEmitter::merge_partials(const Stmt& s, const std::string& into, const std::string& from) {
+// Merges partial accumulators (thread partials, SIMD lanes) into others. argmax/argmin ties go
+// to the lower index, as in the serial loop.
+void KernelEmitter::merge_partials(const Stmt& s, const std::string& into, const std::string& from,
+                                   const std::string& from_subscript) {
   for (const sched::Accumulation& a : s.accumulations) {
     const ir::OpInfo& info = ir::op_info(a.op);
-    std::string name(info.name), acc = "acc" + std::to_string(a.local) + into,
-                part = "acc" + std::to_string(a.local) + from;
+    std::string name(info.name);
+    AccumulatorNames acc = accumulator_names(a, into), part = accumulator_names(a, from, from_subscript);
     switch (info.accumulator) {
       case ir::Accumulator::Plain:
-        line(acc + " = kiln_combine_" + name + "(" + acc + ", " + part + ");");
+        line(acc.value + " = kiln_combine_" + name + "(" + acc.value + ", " + part.value + ");");
         break;
       case ir::Accumulator::ArgIndex:
-        line("if (" + part + "_index >= 0 && (" + acc + "_index < 0 || kiln_" + name + "_better(" + part +
-             ", " + acc + ") || (!kiln_" + name + "_better(" + acc + ", " + part + ") && " + part +
-             "_index < " + acc + "_index))) { " + acc + " = " + part + "; " + acc + "_index = " + part +
-             "_index; }");
+        line("if (" + part.index + " >= 0 && (" + acc.index + " < 0 || kiln_" + name + "_better(" + part.value +
+             ", " + acc.value + ") || (!kiln_" + name + "_better(" + acc.value + ", " + part.value + ") && " +
+             part.index + " < " + acc.index + "))) { " + acc.value + " = " + part.value + "; " + acc.index +
+             " = " + part.index + "; }");
         break;
       case ir::Accumulator::Welford:
-        line(acc + " = kiln_welford_merge(" + acc + ", " + part + ");");
+        line(acc.value + " = kiln_welford_merge(" + acc.value + ", " + part.value + ");");
         break;
       default:
         break;
@@ -370,9 +398,9 @@ void KernelEmitter::merge_partials(const Stmt& s, const std::string& into, const
   }
 }
 
-// The reduction loops with the body and the combine inside. A sum or product whose innermost
-// loop is long is split across `lanes` independent accumulators (four SIMD registers' worth),
-// so the additions do not wait on one another; the lanes are folded at the end.
+// The reduction loops with the body and the combine inside. A reduction whose innermost loop is
+// long is split across `lanes` independent accumulators (four SIMD registers' worth), so
+// successive elements do not wait on one another; the lanes are merged at the end.
 void KernelEmitter::reduce_loops(const Stmt& s, bool worksharing, const std::string& suffix, bool simd_ok) {
   const sched::Loop& last = s.reduce_loops.back();
   int widest = 1;
@@ -383,18 +411,14 @@ void KernelEmitter::reduce_loops(const Stmt& s, bool worksharing, const std::str
   // A reduction clause cannot name a thread's private partials, so a worksharing loop never
   // carries one: it shares out the blocks of the lane split, or runs as a plain loop.
   const bool share_last = worksharing && s.reduce_loops.size() == 1;
-  if (split) {
-    for (const sched::Accumulation& a : s.accumulations) {
-      std::string t = compute_type(a.dtype), acc = "acc" + std::to_string(a.local) + suffix;
-      line(t + " " + acc + "_lanes[" + std::to_string(lanes) + "];");
-      line("for (int lane = 0; lane < " + std::to_string(lanes) + "; ++lane) " + acc + "_lanes[lane] = kiln_identity_" +
-           std::string(ir::op_info(a.op).name) + "<" + t + ">();");
-    }
-  }
+  if (split) declare_accumulators(s, suffix + "_lanes", lanes);
   std::string clause;
-  for (const sched::Accumulation& a : s.accumulations)
-    clause += " reduction(" + std::string(a.op == ir::Op::prod ? "*" : "+") + ":acc" +
-              std::to_string(a.local) + suffix + ")";
+  bool clause_ok = true;  // `omp simd reduction` covers only sums and products
+  for (const sched::Accumulation& a : s.accumulations) {
+    clause_ok = clause_ok && (a.op == ir::Op::sum || a.op == ir::Op::prod) && a.dtype != DType::Bool;
+    clause += " reduction(" + std::string(a.op == ir::Op::prod ? "*" : "+") + ":" +
+              accumulator_names(a, suffix).value + ")";
+  }
   for (size_t k = 0; k + 1 < s.reduce_loops.size(); ++k) {
     const sched::Loop& l = s.reduce_loops[k];
     if (k == 0 && worksharing) line("#pragma omp for schedule(static) nowait");
@@ -412,18 +436,18 @@ void KernelEmitter::reduce_loops(const Stmt& s, bool worksharing, const std::str
     line("for (int64_t lane = 0; lane < " + width + "; ++lane) {");
     open_block();
     line("const int64_t " + v + " = " + v + "_block + lane;");
-    combine_elements(s, suffix + "_lanes[lane]");
+    combine_elements(s, suffix + "_lanes", "[lane]");
     close_block();
     close_block();
     if (last.extent % lanes != 0) {  // the remainder
       if (share_last) line("#pragma omp single nowait");
       line("for (int64_t " + v + " = " + full + "; " + v + " < " + extent + "; ++" + v + ") {");
       open_block();
-      combine_elements(s, suffix + "_lanes[0]");
+      combine_elements(s, suffix + "_lanes", "[0]");
       close_block();
     }
   } else {
-    bool simd = simd_ok && s.body.empty() && !in_simd_loop_;
+    bool simd = simd_ok && clause_ok && s.body.empty() && !in_simd_loop_;
     if (share_last)
       line("#pragma omp for schedule(static) nowait");
     else if (simd)
@@ -431,23 +455,28 @@ void KernelEmitter::reduce_loops(const Stmt& s, bool worksharing, const std::str
     line("for (int64_t " + v + " = 0; " + v + " < " + extent + "; ++" + v + ") {");
     open_block();
     statements(s.body);
-    combine_elements(s, suffix);
+    combine_elements(s, suffix, "");
     close_block();
   }
   for (size_t k = 0; k + 1 < s.reduce_loops.size(); ++k) close_block();
   if (split) {
     line("for (int lane = 0; lane < " + std::to_string(lanes) + "; ++lane) {");
     open_block();
-    merge_partials(s, suffix, suffix + "_lanes[lane]");
+    merge_partials(s, suffix, suffix + "_lanes", "[lane]");
     close_block();
   }
 }
 
 void KernelEmitter::reduce(const Stmt& s) {
-  bool simd_ok = true;  // every accumulation is a sum or product that may be reassociated
-  for (const sched::Accumulation& a : s.accumulations)
-    simd_ok = simd_ok && (a.op == ir::Op::sum || a.op == ir::Op::prod) &&
-              (options_.allow_reassociation || !is_float(a.dtype)) && a.dtype != DType::Bool;
+  // Splitting a reduction into SIMD lanes or thread partials changes the order of combination:
+  // harmless for max/min/argmax/any/all and integer sums, a reassociation for float sums,
+  // products and Welford, which the options must allow.
+  bool simd_ok = true;
+  for (const sched::Accumulation& a : s.accumulations) {
+    bool order_free = !is_float(a.dtype) || a.op == ir::Op::max || a.op == ir::Op::min ||
+                      ir::op_info(a.op).accumulator == ir::Accumulator::ArgIndex;
+    simd_ok = simd_ok && (order_free || options_.allow_reassociation);
+  }
   declare_accumulators(s, "");
   if (s.parallel && !s.reduce_loops.empty()) {
     // Each thread reduces a static share of the outermost loop into its own partials.
