@@ -325,6 +325,12 @@ ExprId KernelBuilder::less(ExprId a, ExprId b) {
   return intern(e);
 }
 
+int64_t KernelBuilder::coefficient(ExprId id, int32_t loop) const {
+  for (auto [atom, factor] : affine(id).terms)
+    if (expr(atom).kind == ExprKind::LoopVar && expr(atom).variable == loop) return factor;
+  return 0;
+}
+
 Range KernelBuilder::range(ExprId id) const {
   const Expr& e = expr(id);
   auto saturating = [](__int128 v) {

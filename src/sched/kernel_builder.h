@@ -51,6 +51,9 @@ class KernelBuilder {
   ExprId less(ExprId a, ExprId b);
 
   Range range(ExprId id) const;
+  // The coefficient of loop variable `loop` in an index expression (0 when absent or when the
+  // expression is not affine in it).
+  int64_t coefficient(ExprId id, int32_t loop) const;
   // Loop variables an expression depends on (through Locals too).
   const std::set<int32_t>& dependencies(ExprId id);
   bool is_constant(ExprId id, int64_t* value = nullptr) const;

@@ -77,6 +77,11 @@ struct Stmt {
   // accumulation combined. parallel: split the outermost reduction loop across threads.
   std::vector<Loop> reduce_loops;
   std::vector<Accumulation> accumulations;
+  // Reduce only, when variable >= 0: the reduction is computed for every iteration of this
+  // loop at once (accumulators are arrays over it, the loop runs innermost, SIMD), and its
+  // results are read inside a following loop over the same variable. This is how reductions
+  // over a strided axis (column sums) get stride-1 inner loops.
+  Loop lanes_loop;
   // Store (and Scan's per-step store); accumulate: buffer[index] += value (scatter-add).
   // to_local_array: `buffer` names a local array instead of a program buffer.
   bool accumulate = false;

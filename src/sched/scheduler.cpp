@@ -9,6 +9,7 @@
 #include "kiln/error.h"
 #include "sched/buffer_plan.h"
 #include "sched/hoist_invariants.h"
+#include "sched/interchange_reductions.h"
 #include "sched/lowering.h"
 
 namespace kiln::sched {
@@ -410,7 +411,10 @@ Program schedule(const ir::Graph& graph, const std::vector<std::vector<int64_t>>
     bool grew = false;
     for (ValueId id : requests) grew |= materialized.insert(id).second;
     if (!grew) {
-      for (Kernel& kernel : program.kernels) hoist_invariants(kernel);
+      for (Kernel& kernel : program.kernels) {
+        interchange_reductions(kernel, options.parallel_threshold);
+        hoist_invariants(kernel);
+      }
       plan_buffers(program);
       return program;
     }

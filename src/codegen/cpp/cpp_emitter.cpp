@@ -4,6 +4,7 @@
 #include <cinttypes>
 #include <cstdio>
 #include <cstring>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -117,7 +118,14 @@ class KernelEmitter {
   const Kernel& kernel_;
   const CppEmitOptions& options_;
   std::ostringstream& out_;
+  std::string finalized(const sched::Accumulation& a, const std::string& subscript);
+  void lane_reduce(const Stmt& s);
+
   int depth_ = 1;
+  struct LaneAccumulation : sched::Accumulation {
+    int32_t lane_variable;
+  };
+  std::map<int32_t, LaneAccumulation> lane_locals_;  // by local id
   bool in_simd_loop_ = false;  // OpenMP forbids a simd construct nested in another
   std::vector<std::set<ExprId>> emitted_{{}};
 };
@@ -188,8 +196,15 @@ std::string KernelEmitter::value(ExprId id) {
     case ExprKind::IndexMin:
     case ExprKind::IndexMax:
       return "(" + index_text(id) + ")";
-    case ExprKind::Local:
+    case ExprKind::Local: {
+      auto lane = lane_locals_.find(e.variable);
+      if (lane == lane_locals_.end() || is_emitted(id)) return local_name(e.variable);
+      // A lane reduction's result for the current lane, read inside the loop over the lanes.
+      line("const " + compute_type(e.dtype) + " " + local_name(e.variable) + " = " +
+           finalized(lane->second, "[" + loop_name(lane->second.lane_variable) + "]") + ";");
+      emitted_.back().insert(id);
       return local_name(e.variable);
+    }
     default:
       break;
   }
@@ -468,6 +483,7 @@ void KernelEmitter::reduce_loops(const Stmt& s, bool worksharing, const std::str
 }
 
 void KernelEmitter::reduce(const Stmt& s) {
+  if (s.lanes_loop.variable >= 0) return lane_reduce(s);
   // Splitting a reduction into SIMD lanes or thread partials changes the order of combination:
   // harmless for max/min/argmax/any/all and integer sums, a reassociation for float sums,
   // products and Welford, which the options must allow.
@@ -495,22 +511,46 @@ void KernelEmitter::reduce(const Stmt& s) {
     reduce_loops(s, /*worksharing=*/false, "", simd_ok);
   }
   for (const sched::Accumulation& a : s.accumulations) {
-    const ir::OpInfo& info = ir::op_info(a.op);
-    std::string acc = "acc" + std::to_string(a.local), r = local_name(a.local);
-    switch (info.accumulator) {
-      case ir::Accumulator::Plain:
-        line("const " + compute_type(a.dtype) + " " + r + " = " + acc + ";");
-        break;
-      case ir::Accumulator::ArgIndex:
-        line("const int64_t " + r + " = " + acc + "_index < 0 ? 0 : " + acc + "_index;");
-        break;
-      case ir::Accumulator::Welford:
-        line("const " + compute_type(a.dtype) + " " + r + " = kiln_welford_variance(" + acc + ", " +
-             std::to_string(a.ddof) + ");");
-        break;
-      default:
-        break;
-    }
+    std::string type = ir::op_info(a.op).accumulator == ir::Accumulator::ArgIndex ? "int64_t" : compute_type(a.dtype);
+    line("const " + type + " " + local_name(a.local) + " = " + finalized(a, "") + ";");
+  }
+}
+
+// The value an accumulation stands for once all elements are in.
+std::string KernelEmitter::finalized(const sched::Accumulation& a, const std::string& subscript) {
+  AccumulatorNames acc = accumulator_names(a, "", subscript);
+  switch (ir::op_info(a.op).accumulator) {
+    case ir::Accumulator::ArgIndex:
+      return acc.index + " < 0 ? 0 : " + acc.index;
+    case ir::Accumulator::Welford:
+      return "kiln_welford_variance(" + acc.value + ", " + std::to_string(a.ddof) + ")";
+    default:
+      return acc.value;
+  }
+}
+
+// A reduction computed for every lane of s.lanes_loop at once: arrays of accumulators, the
+// lane loop innermost (stride 1, SIMD); the results are read in the following lane loop.
+void KernelEmitter::lane_reduce(const Stmt& s) {
+  const sched::Loop& lanes = s.lanes_loop;
+  std::string lane = loop_name(lanes.variable);
+  declare_accumulators(s, "", lanes.extent);
+  for (const sched::Loop& l : s.reduce_loops) {
+    std::string v = loop_name(l.variable);
+    line("for (int64_t " + v + " = 0; " + v + " < " + std::to_string(l.extent) + "; ++" + v + ") {");
+    open_block();
+  }
+  line("#pragma omp simd");
+  line("for (int64_t " + lane + " = 0; " + lane + " < " + std::to_string(lanes.extent) + "; ++" + lane + ") {");
+  open_block();
+  combine_elements(s, "", "[" + lane + "]");
+  close_block();
+  for (size_t k = 0; k < s.reduce_loops.size(); ++k) close_block();
+  for (const sched::Accumulation& a : s.accumulations) {
+    LaneAccumulation entry;
+    static_cast<sched::Accumulation&>(entry) = a;
+    entry.lane_variable = lanes.variable;
+    lane_locals_[a.local] = entry;
   }
 }
 

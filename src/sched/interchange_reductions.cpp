@@ -1,0 +1,93 @@
+#include "sched/interchange_reductions.h"
+
+#include <map>
+
+#include "sched/kernel_builder.h"
+
+namespace kiln::sched {
+namespace {
+
+constexpr int64_t kMaxBlock = 512;     // accumulators per block (several arrays of these)
+constexpr int64_t kMinOutputs = 16;    // fewer outputs: the split-reduction path is better
+
+// Loads inside `id` whose offset moves by 1 along `outer` and by more along `inner`.
+bool reads_across(KernelBuilder& builder, ExprId id, int32_t outer, int32_t inner) {
+  const Expr e = builder.expr(id);
+  if (e.kind == ExprKind::Load) {
+    int64_t along_outer = builder.coefficient(e.operands[0], outer);
+    int64_t along_inner = builder.coefficient(e.operands[0], inner);
+    if (along_outer == 1 && (along_inner > 1 || along_inner < -1)) return true;
+  }
+  for (ExprId operand : e.operands)
+    if (reads_across(builder, operand, outer, inner)) return true;
+  return false;
+}
+
+// Blocks of the output loop: each at most kMaxBlock wide, and at least two when there are
+// enough outputs so both threads get work.
+int64_t choose_block_count(int64_t extent) {
+  for (int64_t blocks = extent >= 64 ? 2 : 1; blocks <= extent; ++blocks)
+    if (extent % blocks == 0 && extent / blocks <= kMaxBlock) return blocks;
+  return 0;
+}
+
+}  // namespace
+
+bool interchange_reductions(Kernel& kernel, int64_t parallel_threshold) {
+  if (kernel.body.size() != 1 || kernel.body[0].kind != StmtKind::Loop) return false;
+  Stmt& outer = kernel.body[0];
+  const int64_t extent = outer.loop.extent;
+  if (extent < kMinOutputs) return false;
+  size_t reduces = 0;
+  while (reduces < outer.body.size() && outer.body[reduces].kind == StmtKind::Reduce) ++reduces;
+  if (reduces == 0) return false;
+  for (size_t k = 0; k < outer.body.size(); ++k) {
+    const Stmt& s = outer.body[k];
+    if (k < reduces ? !s.body.empty() : s.kind != StmtKind::Store) return false;
+  }
+  KernelBuilder builder(kernel);
+  const int32_t a = outer.loop.variable;
+  bool strided = false;
+  for (size_t k = 0; k < reduces; ++k)
+    for (const Accumulation& acc : outer.body[k].accumulations)
+      strided = strided || reads_across(builder, acc.value, a, outer.body[k].reduce_loops.back().variable);
+  if (!strided) return false;
+  const int64_t blocks = choose_block_count(extent);
+  if (blocks == 0) return false;
+  const int64_t width = extent / blocks;
+
+  int32_t block_loop = builder.new_loop(blocks), lane_loop = builder.new_loop(width);
+  std::map<int32_t, ExprId> substitution{
+      {a, builder.add(builder.mul(builder.loop_var(block_loop), width), builder.loop_var(lane_loop))}};
+  Stmt block;
+  block.kind = StmtKind::Loop;
+  block.loop = Loop{block_loop, blocks};
+  int64_t work = extent;
+  Stmt stores;
+  stores.kind = StmtKind::Loop;
+  stores.loop = Loop{lane_loop, width};
+  stores.vectorize = true;
+  for (size_t k = 0; k < outer.body.size(); ++k) {
+    Stmt s = std::move(outer.body[k]);
+    if (k < reduces) {
+      for (Accumulation& acc : s.accumulations) {
+        acc.value = builder.substitute(acc.value, substitution);
+        if (acc.position >= 0) acc.position = builder.substitute(acc.position, substitution);
+      }
+      for (const Loop& l : s.reduce_loops) work *= l.extent;
+      s.parallel = false;
+      s.lanes_loop = Loop{lane_loop, width};
+      block.body.push_back(std::move(s));
+    } else {
+      s.index = builder.substitute(s.index, substitution);
+      s.value = builder.substitute(s.value, substitution);
+      stores.body.push_back(std::move(s));
+    }
+  }
+  block.body.push_back(std::move(stores));
+  block.parallel = blocks >= 2 && work >= parallel_threshold;
+  kernel.body[0] = std::move(block);
+  return true;
+}
+
+}  // namespace kiln::sched
