@@ -320,9 +320,12 @@ ExprId Lowering::reduction(ValueId id, const std::vector<ExprId>& index) {
       std::vector<int32_t> loops;
       std::set<int32_t> candidate_locals;
       for (const Loop& loop : candidate.reduce_loops) loops.push_back(loop.variable);
-      for (const Accumulation& a : candidate.accumulations) candidate_locals.insert(a.local);
       std::vector<Stmt> trial;
       lower_element(loops, trial, accumulation.value, accumulation.position);
+      // Read the candidate's locals after lowering: a reduction this element needs (the max of
+      // sum(x - max(x))) may itself have joined the candidate just now, and must not be read
+      // inside the pass that computes it.
+      for (const Accumulation& a : statements.back().accumulations) candidate_locals.insert(a.local);
       if (statements.size() == count_before && !uses_local(accumulation.value, candidate_locals)) {
         Stmt& target = statements.back();
         for (Stmt& s : trial) target.body.push_back(std::move(s));

@@ -337,7 +337,7 @@ void Generator::generate() {
 }
 
 std::optional<Value> Generator::random_step() {
-  const Value& operand = pool_[static_cast<size_t>(uniform(0, static_cast<int64_t>(pool_.size()) - 1))];
+  const Value& operand = pick(pool_);
   int choice = static_cast<int>(uniform(0, 99));
   if (choice < 22) return unary(operand);
   if (choice < 44) return binary(operand);

@@ -10,8 +10,6 @@
 //   KILN_FUZZ_ONLY=K    check only subgraph K of the seed, alone in its graph (to debug one)
 #include <gtest/gtest.h>
 
-#include <dlfcn.h>
-
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -197,7 +195,8 @@ CaseResult run_case(const FuzzCase& fuzz_case, const Options& options) {
 std::string subgraph_text(const FuzzCase& fuzz_case, int position) {
   std::string text;
   auto [first, last] = fuzz_case.subgraph_nodes[static_cast<size_t>(position)];
-  for (ir::ValueId id = first; id < last; ++id) text += "  " + ir::print_node(fuzz_case.graph, id) + "\n";
+  for (ir::ValueId id = first; id < last; ++id)
+    text += "  " + ir::print_node(fuzz_case.graph, id) + "\n";
   text += "  outputs:";
   for (ir::ValueId id : fuzz_case.graph.outputs())
     if (id >= first && id < last) text += " %" + std::to_string(id);
@@ -278,18 +277,7 @@ TEST(Fuzz, GeneratorIsDeterministicAndCoversTheOpTable) {
   EXPECT_EQ(dtypes.size(), static_cast<size_t>(kDTypeCount));
 }
 
-// KNOWN BUG (runtime/shared_library.cpp): kernels are dlopen'ed without RTLD_NODELETE, so when
-// the last Executable of a process that does not link libgomp itself is destroyed, dlclose
-// unloads libgomp while its OpenMP worker threads are alive, and the process segfaults
-// (any graph with a parallel loop, e.g. 35000 elements). Pinning libgomp here keeps the rest
-// of the fuzzer running; remove once SharedLibrary opens with RTLD_NODELETE or pins libgomp.
-void pin_openmp_runtime() {
-  static void* handle = dlopen("libgomp.so.1", RTLD_NOW | RTLD_GLOBAL | RTLD_NODELETE);
-  (void)handle;
-}
-
 TEST(Fuzz, RandomGraphsMatchTheInterpreter) {
-  pin_openmp_runtime();
   int64_t graphs = env_integer("KILN_FUZZ_GRAPHS", 300);
   uint64_t seed = static_cast<uint64_t>(env_integer("KILN_FUZZ_SEED", 20240611));
   int64_t only = env_integer("KILN_FUZZ_ONLY", -1);
@@ -300,7 +288,8 @@ TEST(Fuzz, RandomGraphsMatchTheInterpreter) {
   int checked = 0;
   for (int64_t first = only >= 0 ? only : 0; first < (only >= 0 ? only + 1 : graphs);
        first += kSubgraphsPerCase) {
-    int count = only >= 0 ? 1 : static_cast<int>(std::min<int64_t>(kSubgraphsPerCase, graphs - first));
+    int count = only >= 0 ? 1
+                          : static_cast<int>(std::min<int64_t>(kSubgraphsPerCase, graphs - first));
     FuzzCase fuzz_case = generate_case(seed, static_cast<int>(first), count);
     CaseResult result = run_case(fuzz_case, options);
     checked += count;

@@ -122,6 +122,14 @@ def _probe(workload, baseline, arguments, log, cache_dir=None):
         return {"probe_error": f"unreadable probe output: {lines[-1][:200]}"}
 
 
+def _progress(name, record):
+    if record.get("median_seconds") is None:
+        return f"{name} {record.get('status', '?')}"
+    speedup = record.get("speedup")
+    return (f"{name} {record['median_seconds'] * 1e3:.3g} ms"
+            + (f" ({speedup:.2f}x)" if speedup and name != "numpy" else ""))
+
+
 def _versions(chosen):
     versions = {}
     for baseline in chosen:
@@ -234,6 +242,7 @@ def main(argv=None):
                     for key in ("peak_bytes", "memory_method", "probe_error", "exit_crash"):
                         if key in probed:
                             record[key] = probed[key]
+            log("  " + " | ".join(_progress(name, record) for name, record in records.items()))
             results.append({"workload": workload.name, "description": workload.description,
                             "size": workload.size_text(quick), "seed": workload.seed,
                             "seconds_spent": time.perf_counter() - workload_start,
