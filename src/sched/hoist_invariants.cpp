@@ -7,8 +7,10 @@
 namespace kiln::sched {
 namespace {
 
-// Rough cost of evaluating an expression tree once, in "simple op" units.
-double cost(const Kernel& kernel, ExprId id) {
+// Rough cost of evaluating an expression tree once, in "simple op" units. Memoised: kernels
+// are DAGs, and walking one as a tree can take exponential time.
+double cost(const Kernel& kernel, ExprId id, std::map<ExprId, double>& memo) {
+  if (auto found = memo.find(id); found != memo.end()) return found->second;
   const Expr& e = kernel.exprs[static_cast<size_t>(id)];
   double own = 0;
   switch (e.kind) {
@@ -25,19 +27,20 @@ double cost(const Kernel& kernel, ExprId id) {
       break;
     case ExprKind::Cast: case ExprKind::Select: own = 1; break;
     case ExprKind::Random: own = 20; break;
-    case ExprKind::Load: case ExprKind::ArrayLoad: return 0.5;
-    default: return 0;
+    case ExprKind::Load: case ExprKind::ArrayLoad: own = 0.5; break;
+    default: break;
   }
-  for (ExprId operand : e.operands) own += cost(kernel, operand);
-  return own;
+  if (own > 0 && e.kind != ExprKind::Load && e.kind != ExprKind::ArrayLoad)
+    for (ExprId operand : e.operands) own += cost(kernel, operand, memo);
+  return memo[id] = own;
 }
 
-bool contains_local(const Kernel& kernel, ExprId id) {
+bool contains_local(const Kernel& kernel, ExprId id, std::map<ExprId, bool>& memo) {
+  if (auto found = memo.find(id); found != memo.end()) return found->second;
   const Expr& e = kernel.exprs[static_cast<size_t>(id)];
-  if (e.kind == ExprKind::Local) return true;
-  for (ExprId operand : e.operands)
-    if (contains_local(kernel, operand)) return true;
-  return false;
+  bool result = e.kind == ExprKind::Local;
+  for (ExprId operand : e.operands) result = result || contains_local(kernel, operand, memo);
+  return memo[id] = result;
 }
 
 struct ChainLoop {
@@ -77,6 +80,7 @@ class Hoister {
       for (size_t q = 0; q < s.reduce_loops.size(); ++q, ++pushed)
         chain_.push_back({s.reduce_loops[q].variable, s.reduce_loops[q].extent, &body, k, depth, q == 0});
       walk(s.body, depth + 1);
+      rewritten_.clear();  // hoisting depends on the enclosing loops
       for (Accumulation& a : s.accumulations) a.value = rewrite(a.value);
       if (s.kind == StmtKind::Store) s.value = rewrite(s.value);
       chain_.resize(chain_.size() - pushed);
@@ -91,7 +95,15 @@ class Hoister {
       default:
         return id;
     }
-    if (cost(kernel_, id) >= 4 && !contains_local(kernel_, id)) {
+    if (auto done = rewritten_.find(id); done != rewritten_.end()) return done->second;
+    ExprId result = rewrite_uncached(id);
+    rewritten_[id] = result;
+    return result;
+  }
+
+  ExprId rewrite_uncached(ExprId id) {
+    Expr e = builder_.expr(id);  // a copy: the arena grows below
+    if (cost(kernel_, id, cost_memo_) >= 4 && !contains_local(kernel_, id, local_memo_)) {
       ExprId hoisted = hoist(id);
       if (hoisted >= 0) return hoisted;
     }
@@ -164,6 +176,9 @@ class Hoister {
   KernelBuilder builder_;
   int64_t max_;
   std::vector<ChainLoop> chain_;
+  std::map<ExprId, double> cost_memo_;
+  std::map<ExprId, bool> local_memo_;
+  std::map<ExprId, ExprId> rewritten_;  // valid while the loop chain is unchanged
   std::map<std::tuple<int, std::vector<Stmt>*, size_t>, std::vector<Stmt>> pending_;
   std::map<std::tuple<ExprId, std::vector<Stmt>*, size_t>, ExprId> memo_;
 };

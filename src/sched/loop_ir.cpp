@@ -5,9 +5,12 @@
 namespace kiln::sched {
 namespace {
 
-std::string expr_text(const Kernel& k, ExprId id) {
+// Expressions are DAGs: past a few levels the text names the expression (e12) rather than
+// expanding it again, which keeps the text linear in the kernel size.
+std::string expr_text(const Kernel& k, ExprId id, int depth = 0) {
   const Expr& e = k.exprs[static_cast<size_t>(id)];
-  auto operand = [&](size_t i) { return expr_text(k, e.operands[i]); };
+  if (depth > 6 && !e.operands.empty()) return "e" + std::to_string(id);
+  auto operand = [&](size_t i) { return expr_text(k, e.operands[i], depth + 1); };
   switch (e.kind) {
     case ExprKind::Constant:
       return e.constant.is_integer ? std::to_string(e.constant.i) : std::to_string(e.constant.f);

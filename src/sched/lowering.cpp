@@ -41,6 +41,17 @@ std::vector<ExprId> Lowering::loop_index(const std::vector<int32_t>& loops) {
 }
 
 ExprId Lowering::value(ValueId id, const std::vector<ExprId>& index, bool compute) {
+  auto key = std::make_pair(id, index);
+  if (!compute) {
+    for (const Scope& scope : scopes_)
+      if (auto found = scope.lowered.find(key); found != scope.lowered.end()) return found->second;
+  }
+  ExprId result = lower(id, index, compute);
+  if (!compute && !scopes_.empty()) scopes_.back().lowered[key] = result;
+  return result;
+}
+
+ExprId Lowering::lower(ValueId id, const std::vector<ExprId>& index, bool compute) {
   const Node& node = graph_.node(id);
   visited.insert(id);
   int32_t buffer = buffer_of_[static_cast<size_t>(id)];

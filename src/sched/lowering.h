@@ -39,6 +39,7 @@ class Lowering {
   std::vector<ExprId> loop_index(const std::vector<int32_t>& loops);
 
  private:
+  ExprId lower(ir::ValueId node, const std::vector<ExprId>& index, bool compute);
   ExprId reduction(ir::ValueId node, const std::vector<ExprId>& index);
   ExprId movement(const ir::Node& node, const std::vector<ExprId>& index);
   bool uses_local(ExprId id, const std::set<int32_t>& locals);
@@ -47,6 +48,9 @@ class Lowering {
     std::vector<Stmt>* statements;
     std::vector<int32_t> bound_loops;
     std::map<std::pair<ir::ValueId, std::vector<ExprId>>, ExprId> placed;  // memo of reductions
+    // Memo of every value lowered while this scope was the innermost: graphs are DAGs (an
+    // unrolled Euclid references each step twice), so without it lowering is exponential.
+    std::map<std::pair<ir::ValueId, std::vector<ExprId>>, ExprId> lowered;
   };
 
   const ir::Graph& graph_;

@@ -9,21 +9,16 @@ import numpy as np
 import pytest
 
 _kiln = pytest.importorskip("kiln._kiln")
-from kiln import _numpy_api, _tracer  # noqa: E402
+import kiln  # noqa: E402
+from kiln import _numpy_api  # noqa: E402
 
 DTYPES = ["float64", "float32", "int64", "int32", "int8", "uint8", "bool"]
 
 
 def compile_and_run(function, arrays):
-    """Traces function over tracers for `arrays`, compiles the graph and runs it."""
-    trace = _kiln.Trace()
-    inputs = [_tracer.wrap(trace.input(a.dtype.name, list(a.shape)), trace) for a in arrays]
-    result = function(*inputs)
-    leaves = list(result) if isinstance(result, (list, tuple)) else [result]
-    outputs = [_tracer.as_output(leaf, trace) for leaf in leaves]
-    strides = [[s // a.itemsize for s in a.strides] for a in arrays]
-    compiled = _kiln.compile_graph(trace, outputs, strides, None)
-    return compiled.run(list(arrays))
+    """Compiles `function` with kiln.compile (whole graph, no breaks allowed) and runs it."""
+    result = kiln.compile(function, fullgraph=True)(*arrays)
+    return list(result) if isinstance(result, (list, tuple)) else [result]
 
 
 def sample_array(rng, dtype, shape, positive=False):

@@ -126,7 +126,7 @@ def _progress(name, record):
     if record.get("median_seconds") is None:
         return f"{name} {record.get('status', '?')}"
     speedup = record.get("speedup")
-    return (f"{name} {record['median_seconds'] * 1e3:.3g} ms"
+    return (f"{name} {_report.format_seconds(record['median_seconds'])}"
             + (f" ({speedup:.2f}x)" if speedup and name != "numpy" else ""))
 
 

@@ -4,12 +4,16 @@ The harness runs it after the timings, one process per (workload, baseline), for
 long-lived process cannot give:
 - the first call's time in a new process. For kiln, whose disk cache the main run has filled,
   that is the warm-disk-cache compile time (trace, cache hit, load) a user's second run sees.
-- the peak memory one steady-state call needs. Native allocations (NumPy, kiln, PyTorch, XLA)
-  are invisible to tracemalloc, so this reads the kernel's resident-set high-water mark: after
+- the memory a steady-state call needs. Native allocations (NumPy, kiln, PyTorch, XLA) are
+  invisible to tracemalloc, so this reads the kernel's resident-set high-water mark: after
   compile and warm-up it is reset (`5` written to /proc/self/clear_refs), one call runs, and the
-  figure is VmHWM minus the resident set just before the call. Where the reset is not allowed,
-  it falls back to the growth of getrusage's ru_maxrss over prepare + first call + one call
-  (compile memory included), and says so.
+  figure is that call's VmHWM minus the resident set measured before the baseline was prepared
+  (imports and inputs already resident). So it counts the call's temporaries and output plus
+  what the baseline keeps resident between calls (caching allocators such as XLA's or
+  PyTorch's, compiled code, compiler heaps); measuring from just before the call instead would
+  miss every temporary a caching allocator serves from memory kept since the warm-up. Where the
+  reset is not allowed, it falls back to the growth of getrusage's ru_maxrss over prepare,
+  compile and calls (compile peaks included), and says so.
 Prints one JSON object on the last line of stdout.
 """
 import argparse
@@ -59,6 +63,7 @@ def main(argv=None):
     if baseline.name == "jax":
         __import__("kiln.bench.jax_kernels")
     start_maximum = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    resident_before_prepare = _status_kilobytes("VmRSS")
     runner = baseline.prepare(workload, inputs)
     start = time.perf_counter()
     runner.call()
@@ -66,12 +71,12 @@ def main(argv=None):
     runner.call()
     result = {"first_call_seconds": first_call_seconds}
     if _reset_high_water_mark():
-        before = _status_kilobytes("VmRSS")
         output = runner.call()
         peak = _status_kilobytes("VmHWM")
         del output
-        result.update(peak_bytes=max(0, peak - before) * 1024,
-                      memory_method="per-call peak RSS (VmHWM reset) above the pre-call RSS")
+        result.update(peak_bytes=max(0, peak - resident_before_prepare) * 1024,
+                      memory_method="peak RSS of one steady-state call (VmHWM reset) above "
+                      "the RSS with imports and inputs, before compiling")
     else:
         output = runner.call()
         del output

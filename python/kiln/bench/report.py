@@ -14,6 +14,9 @@ def _seconds(value):
     return f"{value / 1e-9:.3g} ns"
 
 
+format_seconds = _seconds
+
+
 def _bytes(value):
     if value is None:
         return "-"

@@ -167,6 +167,8 @@ class Workload:
 
     def size_text(self, quick):
         size = self.quick_size if quick else self.full_size
+        if size == ():
+            return "0-d"
         return "x".join(str(part) for part in size) if isinstance(size, tuple) else str(size)
 
 

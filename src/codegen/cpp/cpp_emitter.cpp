@@ -311,7 +311,9 @@ void KernelEmitter::loop(const Stmt& s) {
     close_block();
     return;
   }
-  bool simd = s.vectorize && !in_simd_loop_;
+  // Very short loops gain nothing from `omp simd`, and g++ 12.2 miscompiles some of them
+  // (nested 2-iteration copy loops at -O3 -march=native): leave those to the unroller.
+  bool simd = s.vectorize && !in_simd_loop_ && s.loop.extent >= 8;
   if (s.parallel && simd) line("#pragma omp parallel for simd schedule(static)");
   else if (s.parallel) line("#pragma omp parallel for schedule(static)");
   else if (simd) line("#pragma omp simd");
