@@ -48,9 +48,9 @@ fi
 
 step "install and build examples/cpp" bash scripts/test_install.sh
 
-if [ -f bench/run.py ]; then
-  step "quick benchmark" .venv/bin/python bench/run.py --quick
-fi
+# The harnesses must not rot: one smoke run of each (small sizes, one repetition).
+step "quick benchmark (Python harness)" .venv/bin/python -m kiln.bench --quick
+step "quick benchmark (C++ seed programs)" "$build_dir/bench_seed" --quick
 
 if [ "${#failed_steps[@]}" -gt 0 ]; then
   echo "test.sh: FAILED steps: ${failed_steps[*]}" >&2

@@ -20,7 +20,6 @@ import tempfile
 import time
 
 from . import baselines as _baselines
-from . import keep_openmp_resident
 from . import report as _report
 from . import runner as _runner
 from . import workloads as _workloads
@@ -57,9 +56,6 @@ def _parser():
     parser.add_argument("--no-probe", action="store_true",
                         help="skip the per-workload subprocesses (warm-cache compile time of "
                         "kiln, peak memory)")
-    parser.add_argument("--no-isolate", action="store_true",
-                        help="do not pre-run kiln in a throwaway process per workload (that "
-                        "pre-run keeps a kiln crash from ending the whole benchmark)")
     parser.add_argument("--cache-dir", default=None,
                         help="kiln cache directory (default: a fresh temporary one, so that "
                         "compile times are cold)")
@@ -142,7 +138,6 @@ def _versions(chosen):
 
 def main(argv=None):
     arguments = _parser().parse_args(argv)
-    keep_openmp_resident()
 
     def log(text):
         print(text, file=sys.stderr, flush=True)
@@ -199,34 +194,13 @@ def main(argv=None):
         for workload in chosen_workloads:
             log(f"[{workload.name}] {workload.size_text(quick)}: {workload.description}")
             workload_start = time.perf_counter()
-            crashed, exit_crash = {}, None
-            if not arguments.no_isolate and "kiln" in names:
-                # kiln is young: a crash (not an exception) would end this whole process, so it
-                # runs first in a throwaway process with its own cold cache; if that process
-                # dies from a signal, kiln is reported as crashed here instead of run.
-                isolation_cache = tempfile.mkdtemp(prefix="kiln-bench-isolated-")
-                try:
-                    probed = _probe(workload, next(b for b in chosen if b.name == "kiln"),
-                                    arguments, log, cache_dir=isolation_cache)
-                finally:
-                    shutil.rmtree(isolation_cache, ignore_errors=True)
-                exit_crash = probed.get("exit_crash")
-                if "crashed" in probed:
-                    crashed["kiln"] = (f"crashed (signal {probed['crashed']}) in an isolated "
-                                       "process; not run in the benchmark process")
-                    log(f"  kiln: {crashed['kiln']}")
             try:
                 records = _runner.run_workload(
                     workload, chosen, quick=quick, repeat=repeat, warmup=warmup,
-                    minimum_seconds=minimum_seconds, log=log, excluded=crashed)
+                    minimum_seconds=minimum_seconds, log=log)
             except Exception as error:  # the NumPy reference itself failed: nothing to compare
                 records = {"numpy": {"status": "ERROR", "message": _runner._error_text(error)}}
                 log(f"  ERROR {records['numpy']['message']}")
-            if exit_crash and records.get("kiln"):
-                record = records["kiln"]
-                record["exit_crash"] = exit_crash
-                record["message"] = "; ".join(filter(None, [record.get("message"),
-                                                            "kiln: " + exit_crash]))
             if not arguments.no_probe:
                 for baseline in chosen:
                     record = records.get(baseline.name, {})
@@ -293,22 +267,5 @@ def main(argv=None):
     return 0
 
 
-def _run_and_exit():
-    """Runs main() and leaves without interpreter teardown: a native library that crashes
-    while being torn down (seen with young kiln builds; the probes report it per workload) must
-    not turn a finished benchmark, whose results are written, into a failed command."""
-    try:
-        status = main()
-    except SystemExit as exit_request:
-        status = exit_request.code if isinstance(exit_request.code, int) else 1
-    except BaseException:
-        import traceback
-        traceback.print_exc()
-        status = 1
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(status)
-
-
 if __name__ == "__main__":
-    _run_and_exit()
+    sys.exit(main())

@@ -49,10 +49,7 @@ def main(argv=None):
     arguments = parser.parse_args(argv)
 
     from . import baselines as _baselines
-    from . import keep_openmp_resident
     from . import workloads as _workloads
-
-    keep_openmp_resident()  # see there: a dropped kernel must not take libgomp with it
 
     workload = _workloads.BY_NAME[arguments.workload]
     baseline = next(b for b in _baselines.make(arguments.baseline, arguments.kiln_mode)

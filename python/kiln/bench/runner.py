@@ -49,12 +49,9 @@ def _time_calls(call, count):
     return (time.perf_counter() - start) / count
 
 
-def run_workload(workload, baselines, *, quick, repeat, warmup, minimum_seconds, log,
-                 excluded=None):
+def run_workload(workload, baselines, *, quick, repeat, warmup, minimum_seconds, log):
     """{baseline name: record} for one workload. A record has status ok / FAILED / ERROR /
-    skipped, a message, and for ok ones the timings in seconds. `excluded` maps baselines that
-    must not run in this process (they crashed elsewhere) to the reason, reported as ERROR."""
-    excluded = excluded or {}
+    skipped, a message, and for ok ones the timings in seconds."""
     inputs = workload.inputs(quick)
     records = {}
     prepared = {}
@@ -62,9 +59,6 @@ def run_workload(workload, baselines, *, quick, repeat, warmup, minimum_seconds,
     for baseline in baselines:
         record = {"status": "ok", "message": ""}
         records[baseline.name] = record
-        if baseline.name in excluded:
-            record.update(status="ERROR", message=excluded[baseline.name])
-            continue
         reason = baseline.unsupported(workload)
         if reason:
             record.update(status="skipped", message=reason)
