@@ -1,6 +1,7 @@
 // kiln::Array: host arrays. Owning arrays are 64-byte aligned (one cache line, one AVX-512
 // vector) so generated kernels may use aligned loads on them.
 #include "kiln/array.h"
+#include "runtime/host_allocator.h"
 
 #include <cstdlib>
 #include <cstring>
@@ -11,7 +12,6 @@
 namespace kiln {
 namespace {
 
-constexpr size_t kAlignment = 64;
 
 [[noreturn]] void fail(const std::string& message) {
   throw Error(ErrorKind::Value, error_message("array", "", message));
@@ -95,13 +95,8 @@ Array Array::empty(DType dtype, std::vector<int64_t> shape) {
   array.dtype_ = dtype;
   array.strides_ = row_major_strides(shape);
   array.shape_ = std::move(shape);
-  // aligned_alloc wants a multiple of the alignment; never zero so data() is never null.
-  size_t bytes = static_cast<size_t>(array.nbytes());
-  size_t rounded = (bytes + kAlignment - 1) / kAlignment * kAlignment;
-  if (rounded == 0) rounded = kAlignment;
-  void* data = std::aligned_alloc(kAlignment, rounded);
-  if (data == nullptr) fail("out of memory allocating " + std::to_string(bytes) + " bytes");
-  array.owner_ = std::shared_ptr<void>(data, std::free);
+  array.owner_ = runtime::allocate_host(static_cast<size_t>(array.nbytes()));
+  void* data = array.owner_.get();
   array.data_ = data;
   return array;
 }

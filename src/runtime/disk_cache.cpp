@@ -100,19 +100,6 @@ std::string sha256_hex(const std::string& message) {
 
 // ---- files ----
 
-// FNV-1a 64 of the shared object: cheap enough to verify on every hit, strong enough to catch
-// truncation and garbage (the threat is a crash or a full disk, not an adversary).
-std::string fnv1a_64_hex(const std::string& bytes) {
-  uint64_t hash = 0xcbf29ce484222325ull;
-  for (unsigned char byte : bytes) {
-    hash ^= byte;
-    hash *= 0x100000001b3ull;
-  }
-  char text[17];
-  snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(hash));
-  return text;
-}
-
 [[noreturn]] void throw_file_error(const std::string& what, const std::string& path) {
   throw Error(ErrorKind::Toolchain,
               "kiln: cache: cannot " + what + " " + path + ": " + strerror(errno));
@@ -255,6 +242,19 @@ void validate_key(const std::string& key) {
 }
 
 }  // namespace
+
+// FNV-1a 64: cheap enough to verify every object on every hit, strong enough to catch
+// truncation and garbage (the threat is a crash or a full disk, not an adversary).
+std::string fnv1a_64_hex(const std::string& bytes) {
+  uint64_t hash = 0xcbf29ce484222325ull;
+  for (unsigned char byte : bytes) {
+    hash ^= byte;
+    hash *= 0x100000001b3ull;
+  }
+  char text[17];
+  snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(hash));
+  return text;
+}
 
 std::string cache_key(const std::vector<std::string>& fields) {
   // Each field as "<decimal length>:<bytes>", after the field count: no two different field

@@ -22,6 +22,9 @@ struct CacheCounters {
 // Hex digest of the given fields, each length-prefixed (so ("ab","c") != ("a","bc")).
 std::string cache_key(const std::vector<std::string>& fields);
 
+// Hex FNV-1a 64 of `bytes`: the cache's checksum of objects and of other cache-side keys.
+std::string fnv1a_64_hex(const std::string& bytes);
+
 // $KILN_CACHE_DIR, else $HOME/.cache/kiln.
 std::string default_cache_dir();
 

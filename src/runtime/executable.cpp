@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "extern/matmul.h"
+#include "runtime/host_allocator.h"
 #include "kiln/error.h"
 
 namespace kiln::runtime {
@@ -14,8 +15,7 @@ Executable::Executable(sched::Program program, std::shared_ptr<SharedLibrary> li
     kernels_.push_back(reinterpret_cast<KernelFunction>(library_->symbol(kernel.name)));
   if (program_.arena_bytes > 0) {
     size_t bytes = (static_cast<size_t>(program_.arena_bytes) + 63) / 64 * 64;
-    arena_ = std::shared_ptr<void>(std::aligned_alloc(64, bytes), std::free);
-    if (!arena_) throw Error(ErrorKind::Value, "kiln: cannot allocate the intermediate arena");
+    arena_ = allocate_host(bytes);
   }
   table_.assign(program_.buffers.size(), nullptr);
   for (size_t b = 0; b < program_.buffers.size(); ++b) {

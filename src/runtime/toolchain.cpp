@@ -124,17 +124,6 @@ std::string first_lines(const std::string& text, int line_limit) {
   return text.substr(0, position) + "... (compiler output truncated)\n";
 }
 
-std::string fnv1a_64_hex(const std::string& bytes) {
-  uint64_t hash = 0xcbf29ce484222325ull;
-  for (unsigned char byte : bytes) {
-    hash ^= byte;
-    hash *= 0x100000001b3ull;
-  }
-  char text[17];
-  snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(hash));
-  return text;
-}
-
 std::string cpu_feature_flags() {
   FILE* cpuinfo = fopen("/proc/cpuinfo", "r");
   if (cpuinfo == nullptr) return "";
