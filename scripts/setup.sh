@@ -10,8 +10,9 @@ cd "$repo_root"
 build_dir="${KILN_BUILD_DIR:-build}"
 # What the Python side needs: the test runner, and the build backend of the package itself
 # (pip install --no-build-isolation below uses these instead of downloading them per build).
-python_packages=(numpy pytest nanobind scikit-build-core)
-python_check='import numpy, pytest, nanobind, scikit_build_core'
+# matplotlib: the benchmark's chart, which the tests check.
+python_packages=(numpy pytest nanobind scikit-build-core matplotlib)
+python_check='import numpy, pytest, nanobind, scikit_build_core, matplotlib'
 
 say() { echo "setup: $*"; }
 

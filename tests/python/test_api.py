@@ -255,8 +255,6 @@ def test_explain_reports_graphs_ops_and_kernels(standin):
 
 
 def test_with_the_real_tracer_end_to_end():
-    pytest.importorskip("kiln._tracer")
-
     @kiln.compile
     def f(x, params):
         y = x * params["scale"]

@@ -8,9 +8,8 @@ import itertools
 import numpy as np
 import pytest
 
-_kiln = pytest.importorskip("kiln._kiln")
-import kiln  # noqa: E402
-from kiln import _numpy_api  # noqa: E402
+import kiln
+from kiln import _numpy_api
 
 DTYPES = ["float64", "float32", "int64", "int32", "int8", "uint8", "bool"]
 

@@ -1,29 +1,33 @@
 #include "codegen/cpp/cpp_emitter.h"
 
+#include "codegen/cpp/kernel_emitter.h"
+
 #include <algorithm>
 #include <cinttypes>
 #include <cstdio>
 #include <cstring>
-#include <map>
-#include <set>
 #include <sstream>
 
 #include "ir/ops.h"
 #include "prelude_text.h"
 
 namespace kiln::codegen {
+namespace cpp_detail {
+
+std::string convert(const std::string& text, DType from, DType to) {
+  if (from == to || compute_type(from) == compute_type(to)) return text;
+  if (to == DType::Bool) return "(" + text + " != 0)";
+  if (is_float(from) && !is_float(to))
+    return "kiln_float_to_int<" + compute_type(to) + ">(" + text + ")";
+  return "(" + compute_type(to) + ")(" + text + ")";
+}
+
+}  // namespace cpp_detail
+
 namespace {
 
-using sched::Expr;
-using sched::ExprId;
-using sched::ExprKind;
-using sched::Kernel;
-using sched::Program;
-using sched::Stmt;
-using sched::StmtKind;
+using namespace cpp_detail;
 
-std::string compute_type(DType t) { return std::string(dtype_compute_ctype(t)); }
-std::string storage_type(DType t) { return std::string(dtype_storage_ctype(t)); }
 
 std::string float_literal(double value, DType dtype) {
   if (value != value) return dtype == DType::Float64 ? "__builtin_nan(\"\")" : "__builtin_nanf(\"\")";
@@ -80,58 +84,9 @@ std::string op_wrappers() {
   return out.str();
 }
 
-class KernelEmitter {
- public:
-  KernelEmitter(const Program& program, const Kernel& kernel, const CppEmitOptions& options,
-                std::ostringstream& out)
-      : program_(program), kernel_(kernel), options_(options), out_(out) {}
+}  // namespace
 
-  void emit();
-
- private:
-  const Expr& expr(ExprId id) const { return kernel_.exprs[static_cast<size_t>(id)]; }
-  std::string indent() const { return std::string(2 * depth_, ' '); }
-  void line(const std::string& text) { out_ << indent() << text << "\n"; }
-  std::string value(ExprId id);  // name or inline text, emitting temporaries as needed
-  std::string index_text(ExprId id);
-  std::string load_text(const Expr& e);
-  std::string store_text(int32_t buffer, const std::string& index, const std::string& value, DType from);
-  void statements(const std::vector<Stmt>& body);
-  void loop(const Stmt& s);
-  void reduce(const Stmt& s);
-  // count > 0: arrays of `count` accumulators (SIMD lanes).
-  void declare_accumulators(const Stmt& s, const std::string& suffix, int64_t count = 0);
-  void combine_elements(const Stmt& s, const std::string& suffix, const std::string& subscript);
-  void merge_partials(const Stmt& s, const std::string& into, const std::string& from,
-                      const std::string& from_subscript = "");
-  void reduce_loops(const Stmt& s, bool worksharing, const std::string& suffix, bool simd_ok);
-  void scan(const Stmt& s);
-  void open_block() { emitted_.emplace_back(); ++depth_; }
-  void close_block() { emitted_.pop_back(); --depth_; line("}"); }
-  bool is_emitted(ExprId id) const {
-    for (const auto& block : emitted_)
-      if (block.count(id)) return true;
-    return false;
-  }
-
-  const Program& program_;
-  const Kernel& kernel_;
-  const CppEmitOptions& options_;
-  std::ostringstream& out_;
-  std::string finalized(const sched::Accumulation& a, const std::string& subscript);
-  void lane_reduce(const Stmt& s);
-
-  int depth_ = 1;
-  struct LaneAccumulation : sched::Accumulation {
-    int32_t lane_variable;
-  };
-  std::map<int32_t, LaneAccumulation> lane_locals_;  // by local id
-  bool in_simd_loop_ = false;  // OpenMP forbids a simd construct nested in another
-  std::vector<std::set<ExprId>> emitted_{{}};
-};
-
-std::string loop_name(int32_t loop) { return "i" + std::to_string(loop); }
-std::string local_name(int32_t local) { return "r" + std::to_string(local); }
+namespace cpp_detail {
 
 std::string KernelEmitter::index_text(ExprId id) {
   const Expr& e = expr(id);
@@ -164,14 +119,6 @@ std::string KernelEmitter::load_text(const Expr& e) {
   if (b.dtype == DType::Float16) return "kiln_f16_to_f32(" + element + ")";
   if (b.dtype == DType::BFloat16) return "kiln_bf16_to_f32(" + element + ")";
   return element;
-}
-
-std::string convert(const std::string& text, DType from, DType to) {
-  if (from == to || compute_type(from) == compute_type(to)) return text;
-  if (to == DType::Bool) return "(" + text + " != 0)";
-  if (is_float(from) && !is_float(to))
-    return "kiln_float_to_int<" + compute_type(to) + ">(" + text + ")";
-  return "(" + compute_type(to) + ")(" + text + ")";
 }
 
 std::string KernelEmitter::store_text(int32_t buffer, const std::string& index,
@@ -327,250 +274,6 @@ void KernelEmitter::loop(const Stmt& s) {
   close_block();
 }
 
-// An accumulation's variables: acc<local><suffix><subscript> and, for argmax/argmin,
-// acc<local><suffix>_index<subscript>. `suffix` selects a thread's partials ("_part") or the
-// SIMD lanes ("_lanes", with subscript "[lane]").
-struct AccumulatorNames {
-  std::string value, index;
-};
-AccumulatorNames accumulator_names(const sched::Accumulation& a, const std::string& suffix,
-                                   const std::string& subscript = "") {
-  std::string base = "acc" + std::to_string(a.local) + suffix;
-  return {base + subscript, base + "_index" + subscript};
-}
-
-void KernelEmitter::declare_accumulators(const Stmt& s, const std::string& suffix, int64_t count) {
-  const std::string extent = count > 0 ? "[" + std::to_string(count) + "]" : "";
-  for (const sched::Accumulation& a : s.accumulations) {
-    const ir::OpInfo& info = ir::op_info(a.op);
-    std::string t = compute_type(a.dtype);
-    AccumulatorNames names = accumulator_names(a, suffix);
-    std::string type = info.accumulator == ir::Accumulator::Welford ? "kiln_welford<" + t + ">" : t;
-    std::string init = info.accumulator == ir::Accumulator::Welford
-                           ? "{0, 0, 0}"
-                           : "kiln_identity_" + std::string(info.name) + "<" + t + ">()";
-    bool arg_index = info.accumulator == ir::Accumulator::ArgIndex;
-    if (count == 0) {
-      line(type + " " + names.value + " = " + init + ";");
-      if (arg_index) line("int64_t " + names.index + " = -1;");
-      continue;
-    }
-    line(type + " " + names.value + extent + ";");
-    if (arg_index) line("int64_t " + names.index + extent + ";");
-    line("for (int lane = 0; lane < " + std::to_string(count) + "; ++lane) {");
-    open_block();
-    line(names.value + "[lane] = " + init + ";");
-    if (arg_index) line(names.index + "[lane] = -1;");
-    close_block();
-  }
-}
-
-// Folds one element into each accumulation.
-void KernelEmitter::combine_elements(const Stmt& s, const std::string& suffix, const std::string& subscript) {
-  for (const sched::Accumulation& a : s.accumulations) {
-    const ir::OpInfo& info = ir::op_info(a.op);
-    AccumulatorNames acc = accumulator_names(a, suffix, subscript);
-    std::string x = convert(value(a.value), expr(a.value).dtype, a.dtype);
-    switch (info.accumulator) {
-      case ir::Accumulator::Plain:
-        line(acc.value + " = kiln_combine_" + std::string(info.name) + "(" + acc.value + ", " + x + ");");
-        break;
-      case ir::Accumulator::ArgIndex:
-        line("if (kiln_" + std::string(info.name) + "_better(" + x + ", " + acc.value + ") || " + acc.index +
-             " < 0) { " + acc.value + " = " + x + "; " + acc.index + " = " + index_text(a.position) + "; }");
-        break;
-      case ir::Accumulator::Welford:
-        line(acc.value + " = kiln_welford_add(" + acc.value + ", " + x + ");");
-        break;
-      default:
-        break;
-    }
-  }
-}
-
-// Merges partial accumulators (thread partials, SIMD lanes) into others. argmax/argmin ties go
-// to the lower index, as in the serial loop.
-void KernelEmitter::merge_partials(const Stmt& s, const std::string& into, const std::string& from,
-                                   const std::string& from_subscript) {
-  for (const sched::Accumulation& a : s.accumulations) {
-    const ir::OpInfo& info = ir::op_info(a.op);
-    std::string name(info.name);
-    AccumulatorNames acc = accumulator_names(a, into), part = accumulator_names(a, from, from_subscript);
-    switch (info.accumulator) {
-      case ir::Accumulator::Plain:
-        line(acc.value + " = kiln_combine_" + name + "(" + acc.value + ", " + part.value + ");");
-        break;
-      case ir::Accumulator::ArgIndex:
-        line("if (" + part.index + " >= 0 && (" + acc.index + " < 0 || kiln_" + name + "_better(" + part.value +
-             ", " + acc.value + ") || (!kiln_" + name + "_better(" + acc.value + ", " + part.value + ") && " +
-             part.index + " < " + acc.index + "))) { " + acc.value + " = " + part.value + "; " + acc.index +
-             " = " + part.index + "; }");
-        break;
-      case ir::Accumulator::Welford:
-        line(acc.value + " = kiln_welford_merge(" + acc.value + ", " + part.value + ");");
-        break;
-      default:
-        break;
-    }
-  }
-}
-
-// The reduction loops with the body and the combine inside. A reduction whose innermost loop is
-// long is split across `lanes` independent accumulators (four SIMD registers' worth), so
-// successive elements do not wait on one another; the lanes are merged at the end.
-void KernelEmitter::reduce_loops(const Stmt& s, bool worksharing, const std::string& suffix, bool simd_ok) {
-  const sched::Loop& last = s.reduce_loops.back();
-  int widest = 1;
-  for (const sched::Accumulation& a : s.accumulations)
-    widest = std::max(widest, dtype_size(a.dtype) > 2 ? dtype_size(a.dtype) : 4);
-  const int64_t lanes = 256 / widest;
-  const bool split = simd_ok && s.body.empty() && !in_simd_loop_ && last.extent >= 2 * lanes;
-  // A reduction clause cannot name a thread's private partials, so a worksharing loop never
-  // carries one: it shares out the blocks of the lane split, or runs as a plain loop.
-  const bool share_last = worksharing && s.reduce_loops.size() == 1;
-  if (split) declare_accumulators(s, suffix + "_lanes", lanes);
-  std::string clause;
-  bool clause_ok = true;  // `omp simd reduction` covers only sums and products
-  for (const sched::Accumulation& a : s.accumulations) {
-    clause_ok = clause_ok && (a.op == ir::Op::sum || a.op == ir::Op::prod) && a.dtype != DType::Bool;
-    clause += " reduction(" + std::string(a.op == ir::Op::prod ? "*" : "+") + ":" +
-              accumulator_names(a, suffix).value + ")";
-  }
-  for (size_t k = 0; k + 1 < s.reduce_loops.size(); ++k) {
-    const sched::Loop& l = s.reduce_loops[k];
-    if (k == 0 && worksharing) line("#pragma omp for schedule(static) nowait");
-    std::string v = loop_name(l.variable);
-    line("for (int64_t " + v + " = 0; " + v + " < " + std::to_string(l.extent) + "; ++" + v + ") {");
-    open_block();
-  }
-  std::string v = loop_name(last.variable), extent = std::to_string(last.extent);
-  if (split) {
-    std::string full = std::to_string(last.extent / lanes * lanes), width = std::to_string(lanes);
-    if (share_last) line("#pragma omp for schedule(static) nowait");
-    line("for (int64_t " + v + "_block = 0; " + v + "_block < " + full + "; " + v + "_block += " + width + ") {");
-    open_block();
-    line("#pragma omp simd");
-    line("for (int64_t lane = 0; lane < " + width + "; ++lane) {");
-    open_block();
-    line("const int64_t " + v + " = " + v + "_block + lane;");
-    combine_elements(s, suffix + "_lanes", "[lane]");
-    close_block();
-    close_block();
-    if (last.extent % lanes != 0) {  // the remainder
-      if (share_last) line("#pragma omp single nowait");
-      line("for (int64_t " + v + " = " + full + "; " + v + " < " + extent + "; ++" + v + ") {");
-      open_block();
-      combine_elements(s, suffix + "_lanes", "[0]");
-      close_block();
-    }
-  } else {
-    bool simd = simd_ok && clause_ok && s.body.empty() && !in_simd_loop_;
-    if (share_last)
-      line("#pragma omp for schedule(static) nowait");
-    else if (simd)
-      line("#pragma omp simd" + clause);
-    line("for (int64_t " + v + " = 0; " + v + " < " + extent + "; ++" + v + ") {");
-    open_block();
-    statements(s.body);
-    combine_elements(s, suffix, "");
-    close_block();
-  }
-  for (size_t k = 0; k + 1 < s.reduce_loops.size(); ++k) close_block();
-  if (split) {
-    line("for (int lane = 0; lane < " + std::to_string(lanes) + "; ++lane) {");
-    open_block();
-    merge_partials(s, suffix, suffix + "_lanes", "[lane]");
-    close_block();
-  }
-}
-
-void KernelEmitter::reduce(const Stmt& s) {
-  if (s.lanes_loop.variable >= 0) return lane_reduce(s);
-  // Splitting a reduction into SIMD lanes or thread partials changes the order of combination:
-  // harmless for max/min/argmax/any/all and integer sums, a reassociation for float sums,
-  // products and Welford, which the options must allow.
-  bool simd_ok = true;
-  for (const sched::Accumulation& a : s.accumulations) {
-    bool order_free = !is_float(a.dtype) || a.op == ir::Op::max || a.op == ir::Op::min ||
-                      ir::op_info(a.op).accumulator == ir::Accumulator::ArgIndex;
-    simd_ok = simd_ok && (order_free || options_.allow_reassociation);
-  }
-  declare_accumulators(s, "");
-  if (s.parallel && !s.reduce_loops.empty()) {
-    // Each thread reduces a static share of the outermost loop into its own partials.
-    line("#pragma omp parallel");
-    line("{");
-    open_block();
-    declare_accumulators(s, "_part");
-    reduce_loops(s, /*worksharing=*/true, "_part", simd_ok);
-    line("#pragma omp critical");
-    line("{");
-    open_block();
-    merge_partials(s, "", "_part");
-    close_block();
-    close_block();
-  } else {
-    reduce_loops(s, /*worksharing=*/false, "", simd_ok);
-  }
-  for (const sched::Accumulation& a : s.accumulations) {
-    std::string type = ir::op_info(a.op).accumulator == ir::Accumulator::ArgIndex ? "int64_t" : compute_type(a.dtype);
-    line("const " + type + " " + local_name(a.local) + " = " + finalized(a, "") + ";");
-  }
-}
-
-// The value an accumulation stands for once all elements are in.
-std::string KernelEmitter::finalized(const sched::Accumulation& a, const std::string& subscript) {
-  AccumulatorNames acc = accumulator_names(a, "", subscript);
-  switch (ir::op_info(a.op).accumulator) {
-    case ir::Accumulator::ArgIndex:
-      return acc.index + " < 0 ? 0 : " + acc.index;
-    case ir::Accumulator::Welford:
-      return "kiln_welford_variance(" + acc.value + ", " + std::to_string(a.ddof) + ")";
-    default:
-      return acc.value;
-  }
-}
-
-// A reduction computed for every lane of s.lanes_loop at once: arrays of accumulators, the
-// lane loop innermost (stride 1, SIMD); the results are read in the following lane loop.
-void KernelEmitter::lane_reduce(const Stmt& s) {
-  const sched::Loop& lanes = s.lanes_loop;
-  std::string lane = loop_name(lanes.variable);
-  declare_accumulators(s, "", lanes.extent);
-  for (const sched::Loop& l : s.reduce_loops) {
-    std::string v = loop_name(l.variable);
-    line("for (int64_t " + v + " = 0; " + v + " < " + std::to_string(l.extent) + "; ++" + v + ") {");
-    open_block();
-  }
-  line("#pragma omp simd");
-  line("for (int64_t " + lane + " = 0; " + lane + " < " + std::to_string(lanes.extent) + "; ++" + lane + ") {");
-  open_block();
-  combine_elements(s, "", "[" + lane + "]");
-  close_block();
-  for (size_t k = 0; k < s.reduce_loops.size(); ++k) close_block();
-  for (const sched::Accumulation& a : s.accumulations) {
-    LaneAccumulation entry;
-    static_cast<sched::Accumulation&>(entry) = a;
-    entry.lane_variable = lanes.variable;
-    lane_locals_[a.local] = entry;
-  }
-}
-
-void KernelEmitter::scan(const Stmt& s) {
-  const sched::Accumulation& a = s.accumulations[0];
-  std::string t = compute_type(a.dtype), acc = "acc" + std::to_string(a.local);
-  std::string name(ir::op_info(a.op).name);
-  line(t + " " + acc + " = kiln_identity_" + name + "<" + t + ">();");
-  std::string v = loop_name(s.reduce_loops[0].variable);
-  line("for (int64_t " + v + " = 0; " + v + " < " + std::to_string(s.reduce_loops[0].extent) + "; ++" + v + ") {");
-  open_block();
-  statements(s.body);
-  std::string x = convert(value(a.value), expr(a.value).dtype, a.dtype);
-  line(acc + " = kiln_combine_" + name + "(" + acc + ", " + x + ");");
-  line(store_text(s.buffer, index_text(s.index), acc, a.dtype));
-  close_block();
-}
-
 void KernelEmitter::emit() {
   for (const std::string& comment : kernel_.comments) out_ << "// " << comment << "\n";
   out_ << "extern \"C\" void " << kernel_.name << "(char* const* kiln_buffers) {\n";
@@ -588,6 +291,10 @@ void KernelEmitter::emit() {
   statements(kernel_.body);
   out_ << "}\n\n";
 }
+
+}  // namespace cpp_detail
+
+namespace {
 
 std::string constant_array_text(const sched::Buffer& buffer) {
   std::ostringstream out;
