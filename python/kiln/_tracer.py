@@ -27,28 +27,20 @@ Typing follows the installed NumPy: each ufunc's loop is resolved by NumPy itsel
 dtypes before the kiln op runs and results are cast to NumPy's output dtypes.
 """
 import operator
-import os
 import sys
 
 import numpy as np
 
-_PACKAGE_DIRECTORY = os.path.dirname(os.path.abspath(__file__))
-_NUMPY_DIRECTORY = os.path.dirname(os.path.abspath(np.__file__))
 SUPPORTED_DTYPES = frozenset(
     ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
      "float16", "float32", "float64"])
 
-_backend_module = None
-_api_module = None
 
 
+# Imported on first use: the package (and these modules, which import us) may still be loading.
 def backend():
-    """kiln._kiln, imported on first use (the package may still be importing us)."""
-    global _backend_module
-    if _backend_module is None:
-        from . import _kiln
-        _backend_module = _kiln
-    return _backend_module
+    from . import _kiln
+    return _kiln
 
 
 def _indexing():
@@ -57,64 +49,13 @@ def _indexing():
 
 
 def _api():
-    global _api_module
-    if _api_module is None:
-        from . import _numpy_api
-        _api_module = _numpy_api
-    return _api_module
+    from . import _numpy_api
+    return _numpy_api
 
 
-# ---- graph breaks and the user's source line ----
+# ---- graph breaks (_graph_breaks.py) ----
 
-class _FallbackGraphBreakSignal(Exception):
-    """Stands in for kiln._compile.GraphBreakSignal while that module does not exist."""
-
-    def __init__(self, reason, location):
-        super().__init__(f"{reason} ({location})")
-        self.reason = reason
-        self.location = location
-
-
-def _graph_break_class():
-    try:
-        from ._compile import GraphBreakSignal
-        return GraphBreakSignal
-    except ImportError:
-        return _FallbackGraphBreakSignal
-
-
-def user_location():
-    """'file.py:line' of the innermost frame outside kiln and NumPy: the line the user wrote."""
-    frame = sys._getframe(1)
-    while frame is not None:
-        filename = frame.f_code.co_filename
-        inside = (filename.startswith(_PACKAGE_DIRECTORY) or filename.startswith(_NUMPY_DIRECTORY)
-                  or filename.startswith("<frozen"))
-        if not inside:
-            return f"{os.path.basename(filename)}:{frame.f_lineno}"
-        frame = frame.f_back
-    return "<unknown>:0"
-
-
-def graph_break(reason):
-    """Raises the driver's signal: the trace cannot go on past this point."""
-    raise _graph_break_class()(reason, user_location())
-
-
-def materialize(value, reason):
-    """The concrete ndarray of a tracer, from the driver (a graph break that continues)."""
-    location = user_location()
-    try:
-        from ._compile import graph_break as driver_graph_break
-    except ImportError:
-        driver_graph_break = None
-    if driver_graph_break is None:
-        raise _graph_break_class()(reason, location)
-    if value._mask is None:
-        return np.asarray(driver_graph_break(value.tensor, reason, location))
-    full = np.asarray(driver_graph_break(value.tensor, reason, location))
-    mask = np.asarray(driver_graph_break(value._mask.tensor, reason, location))
-    return full[mask]
+from ._graph_breaks import graph_break, materialize, user_location  # noqa: E402,F401
 
 
 def materialize_all(value, reason):
