@@ -69,8 +69,8 @@ ValueId Builder::iota(DType dtype, const Shape& shape, int64_t axis) {
   return add(Op::iota, dtype, shape, {}, std::move(attrs));
 }
 
-ValueId Builder::random_uniform(DType dtype, const Shape& shape, uint64_t seed) {
-  Checker checker(Op::random_uniform, graph_, location_);
+ValueId Builder::random(Op op, DType dtype, const Shape& shape, uint64_t seed) {
+  Checker checker(op, graph_, location_);
   checker.expect_valid_shape(shape);
   if (!is_float(dtype)) {
     checker.fail(ErrorKind::Type, "random values need a floating-point dtype, got " +
@@ -78,19 +78,15 @@ ValueId Builder::random_uniform(DType dtype, const Shape& shape, uint64_t seed) 
   }
   Attrs attrs;
   attrs.seed = seed;
-  return add(Op::random_uniform, dtype, shape, {}, std::move(attrs));
+  return add(op, dtype, shape, {}, std::move(attrs));
+}
+
+ValueId Builder::random_uniform(DType dtype, const Shape& shape, uint64_t seed) {
+  return random(Op::random_uniform, dtype, shape, seed);
 }
 
 ValueId Builder::random_normal(DType dtype, const Shape& shape, uint64_t seed) {
-  Checker checker(Op::random_normal, graph_, location_);
-  checker.expect_valid_shape(shape);
-  if (!is_float(dtype)) {
-    checker.fail(ErrorKind::Type, "random values need a floating-point dtype, got " +
-                                      std::string(dtype_name(dtype)));
-  }
-  Attrs attrs;
-  attrs.seed = seed;
-  return add(Op::random_normal, dtype, shape, {}, std::move(attrs));
+  return random(Op::random_normal, dtype, shape, seed);
 }
 
 // ---- elementwise ----

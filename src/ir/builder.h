@@ -56,6 +56,7 @@ class Builder {
   const Node& node(ValueId id) const { return graph_.node(id); }
 
  private:
+  ValueId random(Op op, DType dtype, const Shape& shape, uint64_t seed);
   ValueId add(Op op, DType dtype, Shape shape, std::vector<ValueId> inputs, Attrs attrs = {});
   [[noreturn]] void fail(ErrorKind kind, Op op, const std::string& message) const;
 
