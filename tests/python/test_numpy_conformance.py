@@ -8,61 +8,11 @@ import itertools
 import numpy as np
 import pytest
 
-import kiln
 from kiln import _numpy_api
 
-DTYPES = ["float64", "float32", "int64", "int32", "int8", "uint8", "bool"]
-
-
-def compile_and_run(function, arrays):
-    """Compiles `function` with kiln.compile (whole graph, no breaks allowed) and runs it."""
-    result = kiln.compile(function, fullgraph=True)(*arrays)
-    return list(result) if isinstance(result, (list, tuple)) else [result]
-
-
-def sample_array(rng, dtype, shape, positive=False):
-    if dtype == "bool":
-        return rng.random(shape) > 0.5
-    if np.dtype(dtype).kind == "f":
-        values = rng.uniform(0.1 if positive else -3, 3, shape)
-    else:
-        low = 1 if positive or np.dtype(dtype).kind == "u" else -5
-        values = rng.integers(low, 6, shape)
-    return values.astype(dtype)
-
-
-def shapes_for(arity):
-    """(shapes, view): broadcasting, 0-d, size-0, and a non-contiguous view."""
-    if arity == 1:
-        return [((3, 4),), ((),), ((0, 3),), ((5, 4), "view")]
-    return [((3, 4), (4,)), ((), ()), ((0, 3), (1, 3)), ((5, 4), (5, 4), "view")]
-
-
-def check(function, samples):
-    """Runs every sample (a tuple of arrays) compiled in one graph, compares with NumPy."""
-    arrays = [a for sample in samples for a in sample]
-    sizes = [len(sample) for sample in samples]
-
-    def batched(*inputs):
-        results, position = [], 0
-        for size in sizes:
-            result = function(*inputs[position:position + size])
-            results.extend(result if isinstance(result, tuple) else (result,))
-            position += size
-        return tuple(results)
-
-    with np.errstate(all="ignore"):
-        expected = batched(*[a.copy() for a in arrays])
-    got = compile_and_run(batched, arrays)
-    assert len(got) == len(expected)
-    for index, (value, reference) in enumerate(zip(got, expected)):
-        reference = np.asarray(reference)
-        assert value.dtype == reference.dtype, (index, value.dtype, reference.dtype)
-        assert value.shape == reference.shape, (index, value.shape, reference.shape)
-        tolerance = {"float16": 1e-2, "float32": 1e-5}.get(reference.dtype.name, 1e-10)
-        np.testing.assert_allclose(value, reference, rtol=tolerance, atol=tolerance,
-                                   equal_nan=True, err_msg=f"output {index}")
-
+import samples_manipulation
+import samples_statistics
+from conformance import DTYPES, check, one, reductions, sample_array, shapes_for
 
 def ufunc_samples(ufunc, rng):
     positive = ufunc in (np.log, np.log2, np.log10, np.sqrt, np.arccosh, np.reciprocal,
@@ -118,75 +68,59 @@ def test_operators_and_scalars():
     check(lambda x: operators(x), [s for s in samples if s[0].dtype != np.bool_])
 
 
-# Sample arguments for each function of FUNCTIONS: f(rng) -> list of (callable, arrays).
-def _reductions(function, **extra):
-    def samples(rng):
-        cases = []
-        for dtype in ["float64", "float32", "int32", "int8", "bool"]:
-            for kwargs in [{}, {"axis": 0}, {"axis": (0, 1), "keepdims": True}, {"axis": -1},
-                           dict(extra)]:
-                cases.append((lambda x, kw=kwargs: function(x, **kw),
-                              (sample_array(rng, dtype, (3, 4)),)))
-            cases.append((lambda x: function(x, axis=1), (sample_array(rng, dtype, (6, 4))[::2],)))
-        return cases
-    return samples
-
-
-def _one(function, shape=(3, 4), dtypes=("float64", "int32", "bool")):
-    return lambda rng: [(function, (sample_array(rng, d, shape),)) for d in dtypes]
-
-
 SAMPLES = {
-    np.sum: _reductions(np.sum, where=np.array([True, False, True, True]), initial=2),
-    np.prod: _reductions(np.prod, dtype=np.float64),
-    np.max: _reductions(np.max, initial=1, where=np.array([True, False, True, True])),
-    np.min: _reductions(np.min), np.any: _reductions(np.any), np.all: _reductions(np.all),
-    np.mean: _reductions(np.mean, where=np.array([True, False, True, True])),
-    np.var: _reductions(np.var, ddof=1), np.std: _reductions(np.std, ddof=1),
-    np.argmax: _one(lambda x: (np.argmax(x), np.argmax(x, axis=1))),
-    np.argmin: _one(lambda x: (np.argmin(x), np.argmin(x, axis=0, keepdims=True))),
-    np.cumsum: _one(lambda x: (np.cumsum(x), np.cumsum(x, axis=1))),
-    np.cumprod: _one(lambda x: (np.cumprod(x, axis=0),)),
-    np.ptp: _one(lambda x: np.ptp(x, axis=0), dtypes=("float64", "int32")),
-    np.count_nonzero: _one(lambda x: (np.count_nonzero(x), np.count_nonzero(x, axis=1))),
-    np.reshape: _one(lambda x: (np.reshape(x, (4, 3)), x.reshape(-1, 2), x.reshape(12))),
-    np.ravel: _one(lambda x: np.ravel(x.T)),
-    np.transpose: _one(lambda x: (np.transpose(x), x.T, x.transpose(1, 0))),
-    np.swapaxes: _one(lambda x: np.swapaxes(x, 0, 1)),
-    np.moveaxis: _one(lambda x: np.moveaxis(x[None], 0, -1)),
-    np.squeeze: _one(lambda x: np.squeeze(x[:, None]), shape=(3, 4)),
-    np.expand_dims: _one(lambda x: (np.expand_dims(x, 1), np.expand_dims(x, (0, -1)))),
-    np.broadcast_to: _one(lambda x: np.broadcast_to(x, (2, 3, 4))),
-    np.concatenate: _one(lambda x: (np.concatenate([x, x], 1), np.concatenate([x, x], None))),
-    np.stack: _one(lambda x: (np.stack([x, x]), np.stack([x, x], axis=-1))),
-    np.hstack: _one(lambda x: np.hstack([x, x])), np.vstack: _one(lambda x: np.vstack([x, x])),
-    np.atleast_1d: _one(lambda x: np.atleast_1d(x[0, 0])),
-    np.atleast_2d: _one(lambda x: np.atleast_2d(x[0])),
-    np.atleast_3d: _one(lambda x: np.atleast_3d(x)),
-    np.where: _one(lambda x: (np.where(x > 0, x, 0), np.where(x > 1, 2.5, x))),
-    np.clip: _one(lambda x: (np.clip(x, 0, 2), np.clip(x, 0.5, None)), dtypes=("float64",
+    np.sum: reductions(np.sum, where=np.array([True, False, True, True]), initial=2),
+    np.prod: reductions(np.prod, dtype=np.float64),
+    np.max: reductions(np.max, initial=1, where=np.array([True, False, True, True])),
+    np.min: reductions(np.min), np.any: reductions(np.any), np.all: reductions(np.all),
+    np.mean: reductions(np.mean, where=np.array([True, False, True, True])),
+    np.var: reductions(np.var, ddof=1), np.std: reductions(np.std, ddof=1),
+    np.argmax: one(lambda x: (np.argmax(x), np.argmax(x, axis=1))),
+    np.argmin: one(lambda x: (np.argmin(x), np.argmin(x, axis=0, keepdims=True))),
+    np.cumsum: one(lambda x: (np.cumsum(x), np.cumsum(x, axis=1))),
+    np.cumprod: one(lambda x: (np.cumprod(x, axis=0),)),
+    np.ptp: one(lambda x: np.ptp(x, axis=0), dtypes=("float64", "int32")),
+    np.count_nonzero: one(lambda x: (np.count_nonzero(x), np.count_nonzero(x, axis=1))),
+    np.reshape: one(lambda x: (np.reshape(x, (4, 3)), x.reshape(-1, 2), x.reshape(12))),
+    np.ravel: one(lambda x: np.ravel(x.T)),
+    np.transpose: one(lambda x: (np.transpose(x), x.T, x.transpose(1, 0))),
+    np.swapaxes: one(lambda x: np.swapaxes(x, 0, 1)),
+    np.moveaxis: one(lambda x: np.moveaxis(x[None], 0, -1)),
+    np.squeeze: one(lambda x: np.squeeze(x[:, None]), shape=(3, 4)),
+    np.expand_dims: one(lambda x: (np.expand_dims(x, 1), np.expand_dims(x, (0, -1)))),
+    np.broadcast_to: one(lambda x: np.broadcast_to(x, (2, 3, 4))),
+    np.concatenate: one(lambda x: (np.concatenate([x, x], 1), np.concatenate([x, x], None))),
+    np.stack: one(lambda x: (np.stack([x, x]), np.stack([x, x], axis=-1))),
+    np.hstack: one(lambda x: np.hstack([x, x])), np.vstack: one(lambda x: np.vstack([x, x])),
+    np.atleast_1d: one(lambda x: np.atleast_1d(x[0, 0])),
+    np.atleast_2d: one(lambda x: np.atleast_2d(x[0])),
+    np.atleast_3d: one(lambda x: np.atleast_3d(x)),
+    np.where: one(lambda x: (np.where(x > 0, x, 0), np.where(x > 1, 2.5, x))),
+    np.clip: one(lambda x: (np.clip(x, 0, 2), np.clip(x, 0.5, None)), dtypes=("float64",
                                                                                "int32")),
-    np.copy: _one(lambda x: np.copy(x)), np.flip: _one(lambda x: (np.flip(x), np.flip(x, 1))),
-    np.triu: _one(lambda x: np.triu(x, 1)), np.tril: _one(lambda x: np.tril(x)),
-    np.zeros_like: _one(lambda x: np.zeros_like(x)), np.ones_like: _one(np.ones_like),
-    np.empty_like: _one(lambda x: np.empty_like(x) * 0),
-    np.full_like: _one(lambda x: np.full_like(x, 3, dtype=np.float32)),
-    np.dot: _one(lambda x: np.dot(x, x.T), dtypes=("float64", "int32")),
-    np.inner: _one(lambda x: np.inner(x, x), dtypes=("float64",)),
-    np.outer: _one(lambda x: np.outer(x[0], x[1]), dtypes=("float64", "int32")),
-    np.einsum: _one(lambda x: np.einsum("ij,kj->ik", x, x), dtypes=("float64",)),
-    np.tensordot: _one(lambda x: np.tensordot(x, x, axes=([1], [1])), dtypes=("float64",)),
-    np.vdot: _one(lambda x: np.vdot(x, x), dtypes=("float64",)),
-    np.linalg.norm: _one(lambda x: (np.linalg.norm(x), np.linalg.norm(x, axis=1),
+    np.copy: one(lambda x: np.copy(x)), np.flip: one(lambda x: (np.flip(x), np.flip(x, 1))),
+    np.triu: one(lambda x: np.triu(x, 1)), np.tril: one(lambda x: np.tril(x)),
+    np.zeros_like: one(lambda x: np.zeros_like(x)), np.ones_like: one(np.ones_like),
+    np.empty_like: one(lambda x: np.empty_like(x) * 0),
+    np.full_like: one(lambda x: np.full_like(x, 3, dtype=np.float32)),
+    np.dot: one(lambda x: np.dot(x, x.T), dtypes=("float64", "int32")),
+    np.inner: one(lambda x: np.inner(x, x), dtypes=("float64",)),
+    np.outer: one(lambda x: np.outer(x[0], x[1]), dtypes=("float64", "int32")),
+    np.einsum: one(lambda x: np.einsum("ij,kj->ik", x, x), dtypes=("float64",)),
+    np.tensordot: one(lambda x: np.tensordot(x, x, axes=([1], [1])), dtypes=("float64",)),
+    np.vdot: one(lambda x: np.vdot(x, x), dtypes=("float64",)),
+    np.linalg.norm: one(lambda x: (np.linalg.norm(x), np.linalg.norm(x, axis=1),
                                     np.linalg.norm(x, np.inf, axis=1)), dtypes=("float64",
                                                                                "int32")),
-    np.shape: _one(lambda x: x + np.shape(x)[0]), np.ndim: _one(lambda x: x + np.ndim(x)),
-    np.size: _one(lambda x: x * np.size(x)),
+    np.shape: one(lambda x: x + np.shape(x)[0]), np.ndim: one(lambda x: x + np.ndim(x)),
+    np.size: one(lambda x: x * np.size(x)),
 }
 if hasattr(np, "astype"):
-    SAMPLES[np.astype] = _one(lambda x: np.astype(x, np.float32))
+    SAMPLES[np.astype] = one(lambda x: np.astype(x, np.float32))
 SAMPLES[np.amax] = SAMPLES[np.max]
 SAMPLES[np.amin] = SAMPLES[np.min]
+SAMPLES.update(samples_statistics.SAMPLES)
+SAMPLES.update(samples_manipulation.SAMPLES)
 
 
 def test_every_function_has_samples():
