@@ -233,8 +233,13 @@ class CompiledFunction:
         context = _TraceContext(self, trace, real_arrays, strides, options, self.fullgraph)
         stack = _context_stack()
         stack.append(context)
+        capturing = getattr(tracer, "capturing_creation", None)
         try:
-            result = function(*traced_args, **traced_kwargs)
+            if capturing is None:
+                result = function(*traced_args, **traced_kwargs)
+            else:
+                with capturing():
+                    result = function(*traced_args, **traced_kwargs)
         except GraphBreakSignal as signal:
             return self._give_up(args, kwargs, signal.reason, signal.location)
         except Unsupported as error:

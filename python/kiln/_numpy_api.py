@@ -329,7 +329,8 @@ def _masked_ufunc(ufunc, inputs, out, mask, where, dtype, casting):
 
 # The NumPy functions the tracer implements, one table per family (each needs UFUNCS above).
 from ._numpy_functions import FUNCTIONS as _CORE, _UFUNC_REDUCTIONS  # noqa: E402
+from ._numpy_creation import FUNCTIONS as _CREATION  # noqa: E402
 from ._numpy_statistics import FUNCTIONS as _STATISTICS  # noqa: E402
 from ._numpy_manipulation import FUNCTIONS as _MANIPULATION  # noqa: E402
 
-FUNCTIONS = {**_CORE, **_STATISTICS, **_MANIPULATION}
+FUNCTIONS = {**_CORE, **_CREATION, **_STATISTICS, **_MANIPULATION}

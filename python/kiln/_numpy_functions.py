@@ -394,19 +394,6 @@ def _triangle(lower):
     return triangle
 
 
-# ---- creation (called with like=, or for *_like) ----
-
-def _full_like(value_default):
-    def full_like(context, a, *args, dtype=None, order="K", subok=True, shape=None,
-                  device=None, **kwargs):
-        fill_value = args[0] if value_default is None else value_default
-        x = _as_traced(context, a)
-        dtype = check_dtype(dtype if dtype is not None else x.dtype)
-        shape = list(x.shape) if shape is None else list(np.atleast_1d(shape))
-        return _result(context, context.constant(fill_value, dtype, shape), scalar=False)
-    return full_like
-
-
 # ---- linear algebra ----
 
 def _product(name):
@@ -492,8 +479,7 @@ FUNCTIONS = {
     np.hstack: hstack, np.vstack: vstack, np.atleast_1d: _at_least(1),
     np.atleast_2d: _at_least(2), np.atleast_3d: _at_least(3), np.where: where, np.clip: clip,
     np.copy: copy, np.flip: flip, np.triu: _triangle(False), np.tril: _triangle(True),
-    np.zeros_like: _full_like(0), np.ones_like: _full_like(1), np.empty_like: _full_like(0),
-    np.full_like: _full_like(None), np.dot: _product("dot"), np.inner: _product("inner"),
+    np.dot: _product("dot"), np.inner: _product("inner"),
     np.outer: _product("outer"), np.einsum: einsum, np.tensordot: tensordot, np.vdot: vdot,
     np.linalg.norm: norm, np.shape: _shape_of,
     np.ndim: lambda context, a: _as_traced(context, a).ndim,

@@ -92,6 +92,7 @@ class TraceContext:
         self.trace = trace
         self._lifted = {}         # id(ndarray) -> (ndarray, TracedArray)
         self._anchor = None       # some tensor of the trace: creation functions need one
+        self.known = {}           # tensor id -> () -> its concrete value (_numpy_creation)
 
     def at(self):
         """Stamps the user's current line on the nodes built next (and on errors)."""
@@ -103,6 +104,18 @@ class TraceContext:
         if self._anchor is None:
             self._anchor = self.trace.constant(np.zeros((), np.float64))
         return self._anchor
+
+    def known_key(self, key):
+        """An index key with tracers of known value (`for i in np.arange(n): x[i]`) replaced
+        by that value, so that they index statically."""
+        def concrete(item):
+            if isinstance(item, TracedArray) and item._mask is None:
+                known = self.known.get(item.tensor.id)
+                if known is not None:
+                    value = known()
+                    return value[()] if value.ndim == 0 else value
+            return item
+        return tuple(concrete(i) for i in key) if isinstance(key, tuple) else concrete(key)
 
     def constant(self, value, dtype, shape=()):
         """A tensor of `shape` filled with the Python scalar `value`."""
@@ -132,6 +145,12 @@ class TraceContext:
 
 
 _contexts = {}   # id(trace) -> TraceContext, for the traces alive (see wrap)
+
+
+def capturing_creation():
+    """The driver traces inside this: np.zeros, np.arange, ... of user code build nodes."""
+    from ._numpy_creation import capturing
+    return capturing()
 
 
 def context_for(trace):
@@ -483,11 +502,17 @@ class TracedArray:
 
     def __getitem__(self, key):
         self._context.at()
-        return _indexing().getitem(self, key)
+        key = self._context.known_key(key)
+        result = _indexing().getitem(self, key)
+        known = self._context.known.get(self.tensor.id) if self._mask is None else None
+        if known is not None and isinstance(result, TracedArray) and context_of(
+                key if isinstance(key, tuple) else (key,)) is None:
+            self._context.known[result.tensor.id] = lambda: known()[key]
+        return result
 
     def __setitem__(self, key, value):
         self._context.at()
-        _indexing().setitem(self, key, value)
+        _indexing().setitem(self, self._context.known_key(key), value)
 
     # -- methods (NumPy's functions with self first) --
 

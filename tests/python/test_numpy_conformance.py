@@ -101,7 +101,7 @@ SAMPLES = {
     np.copy: one(lambda x: np.copy(x)), np.flip: one(lambda x: (np.flip(x), np.flip(x, 1))),
     np.triu: one(lambda x: np.triu(x, 1)), np.tril: one(lambda x: np.tril(x)),
     np.zeros_like: one(lambda x: np.zeros_like(x)), np.ones_like: one(np.ones_like),
-    np.empty_like: one(lambda x: np.empty_like(x) * 0),
+    np.empty_like: one(lambda x: np.empty_like(x, dtype=np.int64) * 0),
     np.full_like: one(lambda x: np.full_like(x, 3, dtype=np.float32)),
     np.dot: one(lambda x: np.dot(x, x.T), dtypes=("float64", "int32")),
     np.inner: one(lambda x: np.inner(x, x), dtypes=("float64",)),

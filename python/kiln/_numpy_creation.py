@@ -1,0 +1,262 @@
+"""Array creation inside a traced function.
+
+np.zeros, ones, full, empty, arange, linspace, logspace, eye and identity take no array, so
+NumPy cannot dispatch them to the tracer; np.array/asarray of tracers would convert them to
+ndarrays (a graph break). While a trace runs, `capturing()` puts wrappers in the numpy namespace:
+a call from the user's code builds graph nodes (fills and iotas, which the scheduler fuses into
+their consumers, so `out = np.zeros(n); out[1:] = x` and `np.arange(n) * x` read no memory);
+calls from NumPy or kiln, calls on other threads and calls outside a trace go to NumPy unchanged.
+
+Results keep their concrete value at hand (TraceContext.known): Python control flow on them
+(`for i in np.arange(3)`, `if np.eye(2).any()`) uses it instead of breaking the graph.
+"""
+import functools
+import sys
+import threading
+
+import numpy as np
+
+from ._graph_breaks import _NUMPY_DIRECTORY, _PACKAGE_DIRECTORY
+from ._tracer import (TracedArray, backend, cast, check_dtype, context_of, default_float,
+                      traced)
+
+_NO_VALUE = np._NoValue
+
+
+def _shape(shape):
+    shape = [int(n) for n in (shape if isinstance(shape, (tuple, list)) else (shape,))]
+    if any(n < 0 for n in shape):
+        raise ValueError("negative dimensions are not allowed")
+    return shape
+
+
+def _dtype(dtype):
+    return default_float() if dtype is None else check_dtype(dtype)
+
+
+def _is_traced(value):
+    if isinstance(value, TracedArray):
+        return True
+    return isinstance(value, (list, tuple)) and any(_is_traced(item) for item in value)
+
+
+def _iota(context, count, dtype):
+    return backend().arange(context.anchor(), count, np.dtype(dtype).name)
+
+
+# ---- the functions (context first, then NumPy's arguments) ----
+
+def full(context, shape, fill_value, dtype=None, order="C", **kwargs):
+    shape = _shape(shape)
+    if isinstance(fill_value, TracedArray):
+        dtype = fill_value.dtype if dtype is None else check_dtype(dtype)
+        np.broadcast_shapes(fill_value.shape, tuple(shape))
+        return traced(context, backend().broadcast_to(cast(fill_value.tensor, dtype), shape))
+    dtype = np.asarray(fill_value).dtype if dtype is None else check_dtype(dtype)
+    if np.ndim(fill_value):
+        return full(context, shape, context.lift(np.asarray(fill_value, dtype)), dtype)
+    return traced(context, context.constant(fill_value, dtype, shape))
+
+
+def zeros(context, shape, dtype=None, order="C", **kwargs):
+    return full(context, shape, 0, _dtype(dtype))
+
+
+def ones(context, shape, dtype=None, order="C", **kwargs):
+    return full(context, shape, 1, _dtype(dtype))
+
+
+def arange(context, start_or_stop, stop=None, step=None, dtype=None, **kwargs):
+    start, stop = (0, start_or_stop) if stop is None else (start_or_stop, stop)
+    step = 1 if step is None else step
+    if _is_traced([start, stop, step]):
+        return _eager("arange", context, start, stop, step, dtype=dtype)
+    if step == 0:
+        raise ZeroDivisionError("division by zero in arange: step must not be 0")
+    if dtype is None:  # NumPy's rule: at least intp, promoted with each argument's type
+        dtype = np.result_type(np.intp, *[np.asarray(v).dtype for v in (start, stop, step)])
+    dtype = check_dtype(dtype)
+    count = max(0, int(np.ceil((stop - start) / step)))
+    k = backend()
+    # NumPy fills start + i * (second - first), with both first values in the result dtype.
+    first = np.asarray(start).astype(dtype)
+    delta = np.asarray(start + step).astype(dtype) - first
+    compute = dtype if dtype.kind != "b" else np.dtype(np.int64)
+    values = _iota(context, count, compute)
+    if delta != 1:
+        values = k.multiply(values, float(delta))
+    if first != 0:
+        values = k.add(values, float(first))
+    return traced(context, cast(values, dtype))
+
+
+def linspace(context, start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0,
+             **kwargs):
+    """NumPy's algorithm (numpy/_core/function_base.py) on tracers: iota * step + start, the
+    last element set to `stop` exactly, floor for integer dtypes."""
+    num = int(num)
+    if num < 0:
+        raise ValueError(f"Number of samples, {num}, must be non-negative.")
+    start, stop = (v if isinstance(v, TracedArray) else np.asarray(v) for v in (start, stop))
+    compute = np.result_type(start.dtype, stop.dtype, 1.0)
+    shape = np.broadcast_shapes(start.shape, stop.shape)
+    division = num - 1 if endpoint else num
+    delta = np.subtract(stop, start, dtype=compute)
+    y = np.reshape(traced(context, _iota(context, num, compute)), (-1,) + (1,) * len(shape))
+    scalar = not isinstance(delta, TracedArray) and delta.ndim == 0
+    if division > 0:
+        step = delta / division
+        if scalar and step == 0:
+            y = y / division * delta
+        else:
+            y = y * step
+    else:
+        step = np.nan
+        y = y * delta
+    y = y + start
+    if endpoint and num > 1:
+        last = np.reshape(traced(context, _iota(context, num, np.int64)), y.shape[:1] + (1,) *
+                          len(shape)) == num - 1
+        y = np.where(last, stop, y)
+    if axis != 0:
+        y = np.moveaxis(y, 0, axis)
+    if dtype is not None and np.dtype(dtype).kind in "iu":
+        y = np.floor(y)
+    y = y.astype(dtype if dtype is not None else compute)
+    return (y, step) if retstep else y
+
+
+def logspace(context, start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
+    y = linspace(context, start, stop, num=num, endpoint=endpoint, axis=axis)
+    if np.ndim(base):
+        base = np.expand_dims(base, axis)
+    result = np.power(base, y)
+    return result if dtype is None else result.astype(dtype)
+
+
+def eye(context, N, M=None, k=0, dtype=float, order="C", **kwargs):
+    rows, columns = int(N), int(N if M is None else M)
+    kiln = backend()
+    row = kiln.reshape(_iota(context, rows, np.int64), [rows, 1])
+    column = kiln.reshape(_iota(context, columns, np.int64), [1, columns])
+    on_diagonal = kiln.equal(kiln.subtract(column, row), float(k))
+    return traced(context, cast(on_diagonal, _dtype(dtype)))
+
+
+def identity(context, n, dtype=None, **kwargs):
+    return eye(context, n, dtype=dtype)
+
+
+def array(context, obj, dtype=None, *, copy=True, **kwargs):
+    """np.array of tracers, or of (nested) lists mixing tracers and scalars: a stack."""
+    if isinstance(obj, TracedArray):
+        return obj.astype(obj.dtype if dtype is None else dtype)
+    items = [array(context, item) if _is_traced(item) else np.asarray(item) for item in obj]
+    common = np.result_type(*[item.dtype for item in items]) if dtype is None else dtype
+    return np.stack([item.astype(common) for item in items])
+
+
+def asarray(context, a, dtype=None, order=None, **kwargs):
+    if isinstance(a, TracedArray):
+        return a if dtype is None or np.dtype(dtype) == a.dtype else a.astype(dtype)
+    return array(context, a, dtype)
+
+
+# Creation functions that reach the tracer through __array_function__ (an array argument).
+def _full_like(value_default):
+    def full_like(context, a, *args, dtype=None, order="K", subok=True, shape=None,
+                  device=None, **kwargs):
+        fill_value = args[0] if value_default is None else value_default
+        x = a if isinstance(a, TracedArray) else context.lift(np.asarray(a))
+        dtype = check_dtype(dtype if dtype is not None else x.dtype)
+        shape = list(x.shape) if shape is None else _shape(shape)
+        return full(context, shape, fill_value, dtype)
+    return full_like
+
+
+FUNCTIONS = {np.zeros_like: _full_like(0), np.ones_like: _full_like(1),
+             np.empty_like: _full_like(0), np.full_like: _full_like(None)}
+
+# name in numpy -> (implementation, whether it is captured only when an argument is traced)
+CAPTURED = {
+    "zeros": (zeros, False), "ones": (ones, False), "empty": (zeros, False),
+    "full": (full, False), "arange": (arange, False), "linspace": (linspace, False),
+    "logspace": (logspace, False), "eye": (eye, False), "identity": (identity, False),
+    "array": (array, True), "asarray": (asarray, True), "asanyarray": (asarray, True),
+    "ascontiguousarray": (asarray, True),
+}
+
+
+# ---- known values: Python control flow on created arrays without a graph break ----
+
+def _eager(name, context, *args, **kwargs):
+    """The NumPy function on concrete values (arange with a traced bound: data-dependent)."""
+    from ._tracer import materialize_all
+    args, kwargs = materialize_all((args, kwargs), f"np.{name} with a traced argument")
+    return _ORIGINALS[name](*args, **kwargs)
+
+
+def _remember(context, result, name, args, kwargs):
+    if isinstance(result, TracedArray) and not _is_traced([args, list(kwargs.values())]):
+        context.known[result.tensor.id] = functools.cache(
+            functools.partial(_ORIGINALS[name], *args, **kwargs))
+    return result
+
+
+# ---- installing the wrappers while a trace runs ----
+
+_ORIGINALS = {name: getattr(np, name) for name in CAPTURED}
+_lock = threading.Lock()
+_depth = 0
+
+
+def _current_context():
+    from ._compile import _context_stack
+    from ._tracer import context_for
+    stack = _context_stack()
+    return context_for(stack[-1].trace) if stack and stack[-1].trace is not None else None
+
+
+def _from_user_code():
+    filename = sys._getframe(2).f_code.co_filename
+    return not (filename.startswith(_PACKAGE_DIRECTORY) or filename.startswith(_NUMPY_DIRECTORY))
+
+
+def _wrapper(name):
+    implementation, needs_traced_argument = CAPTURED[name]
+    original = _ORIGINALS[name]
+
+    @functools.wraps(original)
+    def wrapper(*args, **kwargs):
+        if kwargs.get("like") is None and _from_user_code():
+            context = (context_of(args) if needs_traced_argument else _current_context())
+            if context is not None and (not needs_traced_argument or _is_traced(args)):
+                kwargs.pop("like", None)
+                context.at()
+                return _remember(context, implementation(context, *args, **kwargs), name, args,
+                                 kwargs)
+        return original(*args, **kwargs)
+    return wrapper
+
+
+_WRAPPERS = {name: _wrapper(name) for name in CAPTURED}
+
+
+class capturing:
+    """Context manager around tracing: the numpy namespace holds the wrappers meanwhile."""
+
+    def __enter__(self):
+        global _depth
+        with _lock:
+            if _depth == 0:
+                for name, wrapper in _WRAPPERS.items():
+                    setattr(np, name, wrapper)
+            _depth += 1
+
+    def __exit__(self, *exc):
+        global _depth
+        with _lock:
+            _depth -= 1
+            if _depth == 0:
+                for name, original in _ORIGINALS.items():
+                    setattr(np, name, original)
