@@ -128,6 +128,26 @@ def _location_of(fn):
     return f"{os.path.basename(code.co_filename)}:{code.co_firstlineno}"
 
 
+def _located(error):
+    """The tracer's error for a bad argument (NumPy's class and message) with the op and the
+    user's file:line in front; None if it names them already or the user's code raised it."""
+    from ._graph_breaks import _NUMPY_DIRECTORY, _PACKAGE_DIRECTORY
+    if type(error) not in (ValueError, TypeError, IndexError) or str(error).startswith("kiln:"):
+        return None
+    frames, traceback = [], error.__traceback__
+    while traceback is not None:
+        code = traceback.tb_frame.f_code
+        inside = code.co_filename.startswith((_PACKAGE_DIRECTORY, _NUMPY_DIRECTORY))
+        frames.append((inside, f"{os.path.basename(code.co_filename)}:{traceback.tb_lineno}",
+                       code.co_name))
+        traceback = traceback.tb_next
+    users = [index for index, frame in enumerate(frames) if not frame[0]]
+    if not users or users[-1] == len(frames) - 1:
+        return None
+    op = next((name for _, _, name in frames[users[-1] + 1:] if not name.startswith("_")), "")
+    return type(error)(f"kiln: {op} at {frames[users[-1]][1]}: {error}")
+
+
 def _is_unsupported_array(leaf):
     """An ndarray the C++ side cannot borrow: such a call runs eagerly."""
     if not isinstance(leaf, np.ndarray):
@@ -246,6 +266,11 @@ class CompiledFunction:
             if self.fullgraph:
                 raise
             return self._give_up(args, kwargs, f"unsupported: {error}", "")
+        except (ValueError, TypeError, IndexError) as error:
+            located = _located(error)
+            if located is None:
+                raise
+            raise located.with_traceback(error.__traceback__) from None
         finally:
             stack.pop()
 

@@ -298,7 +298,7 @@ def _has_mask(value):
 
 def normalize_axis(axis, ndim, op_name="op"):
     if not -ndim <= axis < ndim:
-        raise np.exceptions.AxisError(axis, ndim, op_name)
+        raise np.exceptions.AxisError(axis, ndim, f"kiln: {op_name} at {user_location()}")
     return axis + ndim if axis < 0 else axis
 
 

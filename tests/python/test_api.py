@@ -111,6 +111,31 @@ def test_errors_map_to_numpy_exception_classes():
     assert issubclass(kiln.Unsupported, RuntimeError)
 
 
+def test_traced_errors_name_the_op_and_the_users_line():
+    import os
+    here = os.path.basename(__file__)
+
+    def bad_axis(x):
+        return np.sum(x, axis=3)
+
+    def bad_reshape(x):
+        return x.reshape(7)
+
+    def bad_broadcast(x):
+        return x + np.ones(4)
+
+    def own_error(x):
+        raise ValueError("the user's own message")
+
+    for function, error, pattern in [
+            (bad_axis, np.exceptions.AxisError, rf"sum at {here}:\d+: axis 3 is out of bounds"),
+            (bad_reshape, ValueError, rf"reshape at {here}:\d+: cannot reshape array of size 3"),
+            (bad_broadcast, ValueError, rf"add at {here}:\d+: operands could not be broadcast"),
+            (own_error, ValueError, "^the user's own message$")]:
+        with pytest.raises(error, match=pattern):
+            kiln.compile(function)(np.ones(3))
+
+
 def test_options_are_checked():
     with pytest.raises(ValueError, match="unknown option 'speed'"):
         kiln.compile(lambda x: x, options={"speed": 11})
