@@ -162,8 +162,9 @@ def _is_unsupported_array(leaf):
 class CompiledFunction:
     """The state behind one kiln.compile(fn): its GuardedCache, counters and explain records."""
 
-    def __init__(self, fn, mode, fullgraph, options):
+    def __init__(self, fn, mode, fullgraph, options, dynamic=None):
         self.fn = fn
+        self.dynamic = dynamic
         self.name = getattr(fn, "__qualname__", getattr(fn, "__name__", repr(fn)))
         self.fullgraph = fullgraph
         self.options = dict(options or {})
@@ -210,19 +211,22 @@ class CompiledFunction:
                              "order, alignment or ndarray subclass)", _location_of(self.fn))
             return self.fn(*args, **kwargs)
         if len(self.cache) > 0:
-            if self.recompiles >= config.recompile_limit:
+            reason = self.cache.why_miss(args, kwargs)
+            # dynamic=True: the user expects many shapes; each compiles once, none counts.
+            counts = not (self.dynamic and reason.startswith("shape of "))
+            if counts and self.recompiles >= config.recompile_limit:
                 if not self.warned_limit:
                     self.warned_limit = True
                     warnings.warn(
                         f"kiln: {self.name} ({_location_of(self.fn)}) hit "
                         f"config.recompile_limit ({config.recompile_limit}); new argument kinds "
-                        f"run eagerly. Last reason: {self.cache.why_miss(args, kwargs)}",
+                        f"run eagerly. Last reason: {reason}",
                         RuntimeWarning, stacklevel=3)
                 return self.fn(*args, **kwargs)
-            self.recompiles += 1
+            self.recompiles += counts
             if _kiln.log_enabled("recompiles"):
                 _kiln.log("recompiles", f"recompiling {self.name} ({_location_of(self.fn)}): "
-                          f"{self.cache.why_miss(args, kwargs)}")
+                          f"{reason}")
         entry = self.trace_and_compile(args, kwargs, leaves, spec)
         if entry is None:  # graph break without continuation: this call and its guards run eagerly
             return self.fn(*args, **kwargs)
@@ -369,8 +373,10 @@ def compile(fn=None, *, mode="default", fullgraph=False, dynamic=None, options=N
     included) are graph inputs; other arguments are static: part of the guard, a new value
     recompiles. `mode` is one of kiln.list_mode_options(); `options` a dict of
     kiln.list_options(); `fullgraph=True` turns graph breaks into kiln.GraphBreak errors;
-    `dynamic` is accepted for torch.compile compatibility and ignored (shapes are static: a
-    new shape recompiles, up to kiln.config.recompile_limit); `disable=True` returns f itself.
+    kiln specialises every graph on its input shapes (like JAX): a new shape compiles once
+    (cached in memory and on disk). With `dynamic=True` shape changes do not count against
+    kiln.config.recompile_limit; with None or False they do (kiln does not yet compile
+    shape-generic kernels). `disable=True` returns f itself.
     """
     if mode not in _MODES:
         raise ValueError(f"kiln.compile: unknown mode {mode!r} (valid: {', '.join(_MODES)})")
@@ -381,7 +387,7 @@ def compile(fn=None, *, mode="default", fullgraph=False, dynamic=None, options=N
         raise TypeError(f"kiln.compile: expected a function, got {type(fn).__name__}")
     if disable:
         return fn
-    return CompiledFunction(fn, mode, fullgraph, options).make_wrapper()
+    return CompiledFunction(fn, mode, fullgraph, options, dynamic).make_wrapper()
 
 
 def reset():

@@ -87,6 +87,20 @@ def test_recompile_limit_then_eager_with_one_warning(standin):
         np.testing.assert_array_equal(f(np.zeros(2)), np.ones(2))  # cached entries still hit
 
 
+def test_dynamic_true_shape_changes_do_not_count_as_recompiles(standin):
+    f = kiln.compile(lambda x: x + 1.0, dynamic=True)
+    with kiln.config.patch(recompile_limit=2):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # no recompile_limit warning
+            for n in range(1, 7):
+                np.testing.assert_array_equal(f(np.zeros(n)), np.ones(n))
+            assert entries(f) == 6
+            for dtype in (np.float32, np.int32):  # a dtype change still counts
+                f(np.zeros(2, dtype))
+            with pytest.warns(RuntimeWarning, match="recompile_limit"):
+                f(np.zeros(2, np.int8))
+
+
 def test_guards_channel_prints_the_guards(standin, capfd):
     kiln.set_logs("guards")
     f = kiln.compile(lambda x, n: x * float(n))
