@@ -15,6 +15,12 @@ from ._tracer import (TracedArray, as_operand, backend, cast, context_of, defaul
                       materialize_all, to_tensor, traced, weak_type)
 
 
+try:  # NumPy's own class for a bad out= dtype (numpy.core before NumPy 2)
+    from numpy._core._exceptions import _UFuncOutputCastingError
+except ImportError:
+    from numpy.core._exceptions import _UFuncOutputCastingError
+
+
 def _k():
     return backend()
 
@@ -285,7 +291,7 @@ def call_ufunc(ufunc, inputs, out=None, where=True, dtype=None, casting="same_ki
             value._scalar = scalar
         else:
             if not np.can_cast(np.dtype(result.dtype), target.dtype, casting):
-                raise np._core._exceptions._UFuncOutputCastingError(
+                raise _UFuncOutputCastingError(
                     ufunc, casting, np.dtype(result.dtype), target.dtype, index)
             target._assign(result)
             value = target
@@ -318,7 +324,7 @@ def _masked_ufunc(ufunc, inputs, out, mask, where, dtype, casting):
         target = out[index] if out is not None else None
         if target is not None:
             if not np.can_cast(value.dtype, target.dtype, casting):
-                raise np._core._exceptions._UFuncOutputCastingError(
+                raise _UFuncOutputCastingError(
                     ufunc, casting, value.dtype, target.dtype, index)
             target._tensor = cast(value.tensor, target.dtype)
             wrapped.append(target)

@@ -31,6 +31,8 @@ import sys
 
 import numpy as np
 
+AxisError = getattr(np, "exceptions", np).AxisError  # numpy.exceptions: NumPy >= 1.25
+
 SUPPORTED_DTYPES = frozenset(
     ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
      "float16", "float32", "float64"])
@@ -298,7 +300,7 @@ def _has_mask(value):
 
 def normalize_axis(axis, ndim, op_name="op"):
     if not -ndim <= axis < ndim:
-        raise np.exceptions.AxisError(axis, ndim, f"kiln: {op_name} at {user_location()}")
+        raise AxisError(axis, ndim, f"kiln: {op_name} at {user_location()}")
     return axis + ndim if axis < 0 else axis
 
 
