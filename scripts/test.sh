@@ -46,6 +46,8 @@ if [ -n "$python_test_files" ]; then
   step "Python tests" python_tests
 fi
 
+step "Python tests on NumPy 1.24" bash scripts/test_numpy1.sh
+
 step "install and build examples/cpp" bash scripts/test_install.sh
 
 # The harnesses must not rot: one smoke run of each (small sizes, one repetition).

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# kiln supports NumPy 1.24 through 2.x; the main suite runs on NumPy 2. This runs the tracer's
+# Python tests on the oldest supported NumPy: a second venv (.venv-numpy1) with numpy 1.24 and
+# pytest, into which the kiln package that scripts/setup.sh installed in .venv is copied.
+# (The compiled extension does not link NumPy, so the same build serves both.)
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+venv=.venv-numpy1
+if [ ! -x "$venv/bin/python" ]; then
+  python3 -m venv "$venv"
+fi
+"$venv/bin/python" -c 'import numpy, pytest; assert numpy.__version__.startswith("1.24")' \
+  2>/dev/null || "$venv/bin/pip" install -q "numpy==1.24.*" pytest
+
+site=$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+installed=$(.venv/bin/python -c 'import kiln, os; print(os.path.dirname(kiln.__file__))')
+rm -rf "$site/kiln"
+cp -r "$installed" "$site/kiln"
+
+# test_bench needs the benchmark baselines (torch, JAX, ...), which live in .venv only.
+"$venv/bin/python" -m pytest -q -p no:cacheprovider tests/python --ignore=tests/python/test_bench.py
