@@ -131,13 +131,13 @@ def _location_of(fn):
 def _located(error):
     """The tracer's error for a bad argument (NumPy's class and message) with the op and the
     user's file:line in front; None if it names them already or the user's code raised it."""
-    from ._graph_breaks import _NUMPY_DIRECTORY, _PACKAGE_DIRECTORY
+    from ._graph_breaks import is_internal
     if type(error) not in (ValueError, TypeError, IndexError) or str(error).startswith("kiln:"):
         return None
     frames, traceback = [], error.__traceback__
     while traceback is not None:
         code = traceback.tb_frame.f_code
-        inside = code.co_filename.startswith((_PACKAGE_DIRECTORY, _NUMPY_DIRECTORY))
+        inside = is_internal(code.co_filename)
         frames.append((inside, f"{os.path.basename(code.co_filename)}:{traceback.tb_lineno}",
                        code.co_name))
         traceback = traceback.tb_next

@@ -13,14 +13,18 @@ _PACKAGE_DIRECTORY = os.path.dirname(os.path.abspath(__file__))
 _NUMPY_DIRECTORY = os.path.dirname(os.path.abspath(np.__file__))
 
 
+def is_internal(filename):
+    """Code of kiln, of NumPy (its dispatch shims included), or of the import system."""
+    return filename.startswith((_PACKAGE_DIRECTORY, _NUMPY_DIRECTORY, "<frozen",
+                                "<__array_function__"))
+
+
 def user_location():
     """'file.py:line' of the innermost frame outside kiln and NumPy: the line the user wrote."""
     frame = sys._getframe(1)
     while frame is not None:
         filename = frame.f_code.co_filename
-        inside = (filename.startswith(_PACKAGE_DIRECTORY) or filename.startswith(_NUMPY_DIRECTORY)
-                  or filename.startswith("<frozen"))
-        if not inside:
+        if not is_internal(filename):
             return f"{os.path.basename(filename)}:{frame.f_lineno}"
         frame = frame.f_back
     return "<unknown>:0"

@@ -16,7 +16,7 @@ import threading
 
 import numpy as np
 
-from ._graph_breaks import _NUMPY_DIRECTORY, _PACKAGE_DIRECTORY
+from ._graph_breaks import is_internal
 from ._tracer import (TracedArray, backend, cast, check_dtype, context_of, default_float,
                       traced)
 
@@ -218,8 +218,7 @@ def _current_context():
 
 
 def _from_user_code():
-    filename = sys._getframe(2).f_code.co_filename
-    return not (filename.startswith(_PACKAGE_DIRECTORY) or filename.startswith(_NUMPY_DIRECTORY))
+    return not is_internal(sys._getframe(2).f_code.co_filename)
 
 
 def _wrapper(name):
