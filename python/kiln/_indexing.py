@@ -1,7 +1,11 @@
 """x[key] and x[key] = value on tracers: basic indexing (ints, slices with steps, negative
-indices, None, Ellipsis) as views, integer arrays through take/index_put, and boolean masks:
-a concrete mask becomes integer indices; a traced mask selects lazily (x[m] = v and x[m] += v
-become where(m, v, x); any other use of x[m] has a data-dependent shape: a graph break)."""
+indices, None, Ellipsis) as views; NumPy's advanced indexing with integer arrays (concrete or
+traced, several, broadcast together) as one gather / scatter on the advanced axes merged into
+one; and boolean masks: a concrete mask becomes integer indices; a traced mask selects lazily
+(x[m] = v and x[m] += v become where(m, v, x); any other use of x[m] has a data-dependent
+shape: a graph break)."""
+import math
+
 import numpy as np
 
 from ._tracer import TracedArray, backend, cast, graph_break, materialize_all, to_tensor
@@ -12,31 +16,46 @@ def _k():
 
 
 def _expand(key, ndim):
-    """The key as a list: ints, slices, None, and arrays (concrete or traced), no Ellipsis."""
+    """The key as a list of ints, slices, None and arrays (concrete or traced), no Ellipsis;
+    and whether its advanced entries (arrays, and ints beside them) are split apart by a slice,
+    None or Ellipsis (even an empty one): NumPy then puts the broadcast index shape first."""
     if not isinstance(key, tuple):
         key = (key,)
     entries = []
     for item in key:
-        if isinstance(item, (list,)) or (isinstance(item, np.ndarray) and item.ndim > 0):
-            item = np.asarray(item)
+        if isinstance(item, list) or (isinstance(item, np.ndarray) and item.ndim > 0):
+            empty_list = isinstance(item, list) and np.size(item) == 0
+            item = np.asarray(item, np.intp) if empty_list else np.asarray(item)
             if item.dtype == np.bool_:
                 entries.extend(np.nonzero(item))
                 continue
-        elif isinstance(item, (np.integer,)):
+        elif isinstance(item, np.integer) or (isinstance(item, np.ndarray) and
+                                              item.dtype.kind in "iu"):
             item = int(item)
         elif not (item is None or item is Ellipsis or isinstance(item, (int, slice, TracedArray))):
             raise IndexError("only integers, slices (`:`), ellipsis (`...`), numpy.newaxis "
                              "(`None`) and integer or boolean arrays are valid indices")
         entries.append(item)
+    advanced = [i for i, e in enumerate(entries) if _is_array(e) or isinstance(e, int)]
+    split = any(_is_array(e) for e in entries) and advanced[-1] - advanced[0] >= len(advanced)
     used = sum(1 for e in entries if e is not None and e is not Ellipsis)
     if used > ndim:
         raise IndexError(f"too many indices for array: array is {ndim}-dimensional, but "
                          f"{used} were indexed")
-    if Ellipsis in [e for e in entries if not isinstance(e, (np.ndarray, TracedArray))]:
-        position = next(i for i, e in enumerate(entries) if e is Ellipsis)
-        entries[position:position + 1] = [slice(None)] * (ndim - used)
+    ellipses = [i for i, e in enumerate(entries) if e is Ellipsis]
+    if len(ellipses) > 1:
+        raise IndexError("an index can only have a single ellipsis ('...')")
+    if ellipses:
+        entries[ellipses[0]:ellipses[0] + 1] = [slice(None)] * (ndim - used)
     entries += [slice(None)] * (ndim - sum(1 for e in entries if e is not None))
-    return entries
+    return entries, split
+
+
+def _has_bool_scalar(key):
+    """x[True] adds an axis (a 0-d mask), unlike x[1]: left to NumPy (a graph break)."""
+    return any(isinstance(item, (bool, np.bool_)) or (isinstance(item, np.ndarray) and
+                                                      item.ndim == 0 and item.dtype == np.bool_)
+               for item in (key if isinstance(key, tuple) else (key,)))
 
 
 def _is_array(entry):
@@ -44,7 +63,7 @@ def _is_array(entry):
 
 
 def _basic(tensor, entries, shape):
-    """Applies ints, slices and None (arrays' axes kept whole); returns tensor and new shape."""
+    """Applies ints, slices and None (arrays' axes kept whole); returns the tensor."""
     k = _k()
     slices, result_shape, axis = [], [], 0
     for entry in entries:
@@ -85,23 +104,104 @@ def _mask_entry(entries):
 
 def getitem(x, key):
     x._check_plain("indexing")
-    context, shape = x._context, x.shape
+    shape = x.shape
     if isinstance(key, TracedArray) and key.dtype == np.bool_:
         if key.shape != shape[:key.ndim]:
             raise IndexError("boolean index did not match indexed array")
-        return TracedArray(context, x.tensor, mask=key)
-    entries = _expand(key, len(shape))
+        return TracedArray(x._context, x.tensor, mask=key)
+    if _has_bool_scalar(key):
+        values = materialize_all((x, key), "indexing with a boolean scalar")
+        return values[0][values[1]]
+    entries, split = _expand(key, len(shape))
     if _mask_entry(entries) is not None:
         values = materialize_all((x, entries), "boolean mask indexing has a data-dependent shape")
         return values[0][tuple(values[1])]
-    arrays = [i for i, e in enumerate(entries) if _is_array(e)]
-    if not arrays:
+    if not any(_is_array(e) for e in entries):
         result = x._make_view(_basic(x.tensor, entries, shape),
                               lambda root: _basic(root, entries, shape),
                               lambda root, value: _set_basic(root, entries, shape, value))
         result._scalar = all(isinstance(e, int) for e in entries) and len(entries) == len(shape)
         return result
-    return _advanced(x, entries, shape)
+    plan = _Advanced(x, entries, split)
+    if plan.empty:
+        return TracedArray(x._context, x._context.constant(0, x.dtype, plan.result_shape))
+    return TracedArray(x._context, _k().take(plan.merged, plan.index, plan.axis))
+
+
+def _shape_text(shape):
+    return "(" + ",".join(map(str, shape)) + ("," if len(shape) == 1 else "") + ")"
+
+
+class _Advanced:
+    """x[entries] with integer arrays, as NumPy does it: the basic part (slices, None) applied,
+    the advanced axes (arrays and ints) moved together (in place, or first when split) and
+    merged into one axis of `merged` at `axis`; `index` (int64, the arrays' broadcast shape)
+    holds flat positions in that axis, so x[entries] is take(merged, index, axis)."""
+
+    def __init__(self, x, entries, split):
+        k, shape = _k(), x.shape
+        positions = [p for p, e in enumerate(entries) if _is_array(e) or isinstance(e, int)]
+        indices = [entries[p] for p in positions]
+        # The input axis of each advanced entry (None entries add no input axis).
+        axes = [sum(1 for e in entries[:p] if e is not None) for p in positions]
+        sizes = [shape[a] for a in axes]
+        if any(_is_array(i) and i.dtype.kind not in "iu" for i in indices):
+            raise IndexError("arrays used as indices must be of integer (or boolean) type")
+        try:
+            broadcast = np.broadcast_shapes(*(np.shape(i) for i in indices))
+        except ValueError:
+            raise IndexError(
+                "shape mismatch: indexing arrays could not be broadcast together with shapes " +
+                "".join(_shape_text(i.shape) + " " for i in indices if _is_array(i))) from None
+        self.empty = math.prod(broadcast) == 0
+        # Flat positions: sum of index * stride, the concrete terms summed here, at trace time.
+        concrete, traced, stride = np.zeros((), np.int64), None, 1
+        for index, size, axis in reversed(list(zip(indices, sizes, axes))):
+            if isinstance(index, TracedArray):
+                index = index.astype(np.int64)
+                term = np.where(index < 0, index + size, index) * stride
+                traced = term if traced is None else traced + term
+            else:
+                index = np.asarray(index, np.int64)
+                bad = (index >= size) | (index < -size)
+                if bad.any() and not self.empty:
+                    raise IndexError(f"index {index[bad].flat[0]} is out of bounds for axis "
+                                     f"{axis} with size {size}")
+                concrete = concrete + np.where(index < 0, index + size, index) * stride
+            stride *= size
+        if traced is None:
+            flat = x._context.lift(np.ascontiguousarray(np.broadcast_to(concrete, broadcast)))
+        else:
+            flat = traced + concrete if concrete.ndim or concrete != 0 else traced
+        self.index = flat.tensor
+        if tuple(self.index.shape) != broadcast:
+            self.index = k.broadcast_to(self.index, list(broadcast))
+        self.basic = [slice(None) if p in positions else e for p, e in enumerate(entries)]
+        part = _basic(x.tensor, self.basic, shape)      # the advanced axes kept whole
+        # Move the advanced axes together at `axis` and merge them.
+        self.axis = 0 if split else positions[0]
+        others = [a for a in range(len(entries)) if a not in positions]
+        self.permutation = others[:self.axis] + positions + others[self.axis:]
+        if self.permutation != sorted(self.permutation):
+            part = k.transpose(part, self.permutation)
+        self.moved_shape = list(part.shape)
+        outer = self.moved_shape[:self.axis], self.moved_shape[self.axis + len(positions):]
+        if len(positions) != 1:
+            part = k.reshape(part, outer[0] + [math.prod(sizes)] + outer[1])
+        self.merged = part
+        self.result_shape = outer[0] + list(broadcast) + outer[1]
+
+    def put(self, value):
+        """The basic part's tensor with x[entries] = value (broadcast) done: duplicate indices,
+        last one wins (NumPy's buffered assignment)."""
+        k = _k()
+        merged = self.merged
+        if not self.empty:
+            merged = k.index_put(merged, self.index, value, self.axis, False)
+        part = k.reshape(merged, self.moved_shape)
+        if self.permutation != sorted(self.permutation):
+            part = k.transpose(part, [int(a) for a in np.argsort(self.permutation)])
+        return part
 
 
 def _expand_mask(mask, x):
@@ -110,31 +210,6 @@ def _expand_mask(mask, x):
     if extra == 0:
         return mask
     return TracedArray(mask._context, _k().reshape(mask.tensor, list(mask.shape) + [1] * extra))
-
-
-def _advanced(x, entries, shape):
-    """One integer array (others: graph break) along one axis, after the basic part."""
-    if sum(1 for e in entries if _is_array(e)) != 1 or any(
-            isinstance(e, int) or e is None for e in entries):
-        values = materialize_all((x, entries), "multi-array advanced indexing")
-        return values[0][tuple(values[1])]
-    k = _k()
-    axis = next(i for i, e in enumerate(entries) if _is_array(e))
-    basic = [slice(None) if _is_array(e) else e for e in entries]
-    tensor = _basic(x.tensor, basic, shape)
-    size = tensor.shape[axis]
-    index = entries[axis]
-    if isinstance(index, np.ndarray):
-        if index.size and (index.max() >= size or index.min() < -size):
-            bad = index[(index >= size) | (index < -size)][0]
-            raise IndexError(f"index {bad} is out of bounds for axis {axis} with size {size}")
-        index_tensor = x._context.lift(np.where(index < 0, index + size, index).astype(
-            np.int64)).tensor
-    else:
-        index_tensor = cast(index.tensor, np.int64)
-        index_tensor = k.where(k.less(index_tensor, 0.0), k.add(index_tensor, float(size)),
-                               index_tensor)
-    return TracedArray(x._context, k.take(tensor, index_tensor, axis))
 
 
 def _indices(like, start, length, step):
@@ -185,6 +260,23 @@ def _scatter(tensor, plan, value, axis):
     return k.index_put(tensor, index, inner, axis, False)
 
 
+def _fit_value(value, shape):
+    """value reshaped to broadcast against the indexing result `shape` (NumPy drops the value's
+    extra leading size-1 axes), or NumPy's ValueError."""
+    value_shape = tuple(value.shape)
+    stripped = value_shape
+    while len(stripped) > len(shape) and stripped[0] == 1:
+        stripped = stripped[1:]
+    try:
+        fits = np.broadcast_shapes(stripped, tuple(shape)) == tuple(shape)
+    except ValueError:
+        fits = False
+    if not fits:
+        raise ValueError(f"shape mismatch: value array of shape {_shape_text(value_shape)} could "
+                         f"not be broadcast to indexing result of shape {_shape_text(shape)}")
+    return _k().reshape(value, list(stripped)) if stripped != value_shape else value
+
+
 def setitem(x, key, value):
     context, shape = x._context, x.shape
     traced_mask = isinstance(key, TracedArray) and key.dtype == np.bool_
@@ -200,27 +292,15 @@ def setitem(x, key, value):
             graph_break("x[mask] = array: the values' placement depends on the mask")
         x._assign(_k().where(mask.tensor, cast(new, x.dtype), x.tensor))
         return
-    entries = _expand(key, len(shape))
+    if _has_bool_scalar(key):
+        graph_break("assignment through a boolean scalar index")
+    entries, split = _expand(key, len(shape))
     new = to_tensor(context, value, x.dtype, "setitem")
-    arrays = [i for i, e in enumerate(entries) if _is_array(e)]
-    if not arrays:
+    if not any(_is_array(e) for e in entries):
         x._assign(_set_basic(x.tensor, entries, shape, new))
         return
-    if len(arrays) != 1 or any(isinstance(e, int) or e is None for e in entries) or _mask_entry(
-            entries) is not None:
-        graph_break("this advanced-index assignment is not supported by kiln")
-    axis = arrays[0]
-    index = entries[axis]
-    size = shape[axis]
-    if isinstance(index, np.ndarray):
-        index_tensor = context.lift(np.where(index < 0, index + size, index).astype(
-            np.int64)).tensor
-    else:
-        k = _k()
-        index_tensor = cast(index.tensor, np.int64)
-        index_tensor = k.where(k.less(index_tensor, 0.0), k.add(index_tensor, float(size)),
-                               index_tensor)
-    basic = [slice(None) if _is_array(e) else e for e in entries]
-    part = _basic(x.tensor, basic, shape)
-    updated = _k().index_put(part, index_tensor, new, axis, False)
-    x._assign(_set_basic(x.tensor, basic, shape, updated))
+    if _mask_entry(entries) is not None:
+        graph_break("x[..., mask, ...] = v with a traced mask among other indices")
+    plan = _Advanced(x, entries, split)
+    part = plan.put(_fit_value(new, plan.result_shape))
+    x._assign(_set_basic(x.tensor, plan.basic, shape, part))

@@ -1,0 +1,184 @@
+"""NumPy advanced indexing on tracers (kiln/_indexing.py): several integer arrays (concrete or
+traced) broadcast together, ints beside them, placement of the broadcast shape (in place when
+adjacent, else first), x[key] = v and x[key] += v with duplicates, and NumPy's errors."""
+import numpy as np
+import pytest
+
+import kiln
+from conformance import check, sample_array
+
+
+@pytest.fixture
+def rng():
+    return np.random.default_rng(11)
+
+
+def view_of(array):
+    """A non-contiguous array with array's values (every other row of a larger one, reversed)."""
+    base = np.zeros((2 * array.shape[0],) + array.shape[1:], array.dtype)
+    base[::2] = array[::-1]
+    return base[::2][::-1]
+
+
+I2 = np.array([[0, 1], [2, 0]])
+J2 = np.array([[3], [1]])
+
+KEYS_2D = [
+    ([0, 2], [1, 3]),
+    (I2, J2),                              # (2,2) and (2,1) broadcast to (2,2)
+    ([[0], [2]], [1, 3, 0]),               # (2,1) and (3,) broadcast to (2,3)
+    ([-1, 0], [-4, -1]),                   # negative indices wrap
+    (1, [0, 3, 3]),                        # an int beside an array: a 0-d index array
+    ([1, 2], 3),
+    (None, [1, 2]),
+    ([1, 2], None),
+    (None, [2, 0], [1, 3]),
+    ([2, 0], None, [1, 3]),                # None between: the broadcast shape goes first
+    (Ellipsis, [0, 1], [1, 0]),
+    ([0], Ellipsis, [1]),                  # an empty Ellipsis still splits them
+    ([], []),
+    ([],),
+    (np.array([True, False, True]), [0, 3]),
+    (slice(None, None, -1), [0, 2, 2]),
+    ([2, 0], slice(1, None, 2)),
+]
+
+KEYS_3D = [
+    (slice(None), [0, 1], [2, 3]),
+    ([0, 1], slice(None), [2, 3]),         # non-adjacent
+    (0, slice(None), [1, 2]),              # int and array split by a slice
+    (slice(None), 1, [[0, 3], [2, 1]]),    # adjacent int and array, in place
+    (Ellipsis, [0, 2], [1, 0]),
+    ([1, 0], [2, 2], [3, 0]),
+    ([[1], [0]], slice(None, None, 2), [[3, 0, 1]]),
+    (slice(None), [0, 1, 2], Ellipsis, [1, 2, 3]),
+    (None, [1], slice(1, 3), None, [-1]),
+    (slice(None), [], [0]),
+]
+
+
+@pytest.mark.parametrize("dtype", ["float64", "int32", "bool"])
+def test_getitem_keys(rng, dtype):
+    x2 = sample_array(rng, dtype, (3, 4))
+    x3 = sample_array(rng, dtype, (2, 3, 4))
+    cases = [((lambda x, k=key: x[k]), (x2,)) for key in KEYS_2D]
+    cases += [((lambda x, k=key: x[k]), (x3,)) for key in KEYS_3D]
+    cases += [((lambda x, k=key: x[k]), (view_of(x3),)) for key in KEYS_3D]
+    for function, arrays in cases:
+        check(function, [arrays])
+
+
+def test_traced_index_arrays(rng):
+    x = sample_array(rng, "float64", (3, 4, 5))
+    i = np.array([2, 0, -1, 1])
+    j = np.array([[4], [-5]])
+
+    def traced_inputs(x, i, j):
+        return x[i, :, 1], x[:, 2, j], x[i, 1, j], x[:, i[:2], j[:, 0]], x[i, j % 4]
+    check(traced_inputs, [(x, i, j)])
+
+    def from_argmax(x):
+        rows = np.argmax(x[:, :, 0], axis=0)     # traced, values in [0, 3)
+        cols = np.argmin(x[0], axis=1)           # traced, values in [0, 5)
+        return x[rows, :, cols], x[rows[:, None], 2, cols], x[..., cols[:2]], x[rows, [1, 2, 3, 0]]
+    check(from_argmax, [(x,)])
+
+
+def test_setitem(rng):
+    x = sample_array(rng, "float64", (3, 4))
+    y = sample_array(rng, "int32", (2, 3, 4))
+
+    def assign(x, y):
+        x[[0, 1], [2, 3]] = np.array([10.0, 20.0])
+        x[[[0], [2]], [1, 0]] = -1
+        x[-1, [0, -1]] = 7.5                       # int and arrays; value cast to float64
+        y[:, [0, 2], [1, 3]] = np.arange(2)        # in place: value broadcast to (2, 2)
+        y[[1, 0], :, [3, 0]] = np.array([[5], [6]])    # split: result shape (2, 3)
+        y[None, 0, [1, 2]] = np.ones((1, 1, 2, 4), np.int32)   # extra leading 1s dropped
+        return x, y
+    check(assign, [(x, y)])
+    check(assign, [(view_of(x), view_of(y))])
+
+
+def test_setitem_duplicates_last_wins(rng):
+    x = sample_array(rng, "float64", (3, 4))
+    i = np.array([0, 2, 0, 0])
+    j = np.array([1, 3, 1, 1])
+
+    def duplicates(x, i, j):
+        x[[0, 0, 1], [1, 1, 2]] = np.array([1.0, 2.0, 3.0])
+        x[i, j] += 1                              # NumPy: x[0, 1] grows by 1 once
+        x[i, 0] = np.array([4.0, 5.0, 6.0, 7.0])
+        return x
+    check(duplicates, [(x, i, j)])
+
+
+def test_augmented_assignment_traced_index(rng):
+    x = sample_array(rng, "float32", (4, 5))
+
+    def update(x):
+        rows = np.argmax(x, axis=0)              # traced (5,)
+        x[rows, np.arange(5)] += 1
+        x[rows[:2], [0, -1]] *= 2
+        return x
+    check(update, [(x,)])
+
+
+def test_writes_through_views(rng):
+    x = sample_array(rng, "float64", (4, 6))
+
+    def through_view(x):
+        part = x[1:, ::2]
+        part[[0, 2], [1, 2]] = 0
+        return x, part
+    check(through_view, [(x,)])
+
+
+def _raises(function, x, error, message):
+    with pytest.raises(error, match=message):
+        kiln.compile(function, fullgraph=True)(x)
+    with pytest.raises(error, match=message):
+        function(x.copy())
+
+
+def test_errors(rng):
+    x = sample_array(rng, "float64", (3, 4))
+    _raises(lambda x: x[[0, 1], [1, 4]], x, IndexError,
+            "index 4 is out of bounds for axis 1 with size 4")
+    _raises(lambda x: x[None, [-4]], x, IndexError,
+            "index -4 is out of bounds for axis 0 with size 3")
+    _raises(lambda x: x[[0, 1], 5], x, IndexError,
+            "index 5 is out of bounds for axis 1 with size 4")
+    _raises(lambda x: x[[0, 1], [0, 1, 2]], x, IndexError, r"shape mismatch: indexing arrays "
+            r"could not be broadcast together with shapes \(2,\) \(3,\) ")
+    _raises(lambda x: x[np.zeros((2, 3), int), np.zeros(4, int)], x, IndexError,
+            r"shapes \(2,3\) \(4,\) ")
+    _raises(lambda x: x[[0], np.array([1.0])], x, IndexError,
+            "arrays used as indices must be of integer")
+
+    def bad_value(x):
+        x[[0, 1], [1, 2]] = np.ones(3)
+    _raises(bad_value, x, ValueError, r"shape mismatch: value array of shape \(3,\) could not "
+            r"be broadcast to indexing result of shape \(2,\)")
+
+    def out_of_bounds_put(x):
+        x[[3], :] = 1
+    _raises(out_of_bounds_put, x, IndexError, "index 3 is out of bounds for axis 0 with size 3")
+
+
+def test_traced_mask_with_other_indices_breaks_cleanly(rng):
+    x = sample_array(rng, "float64", (3, 4))
+
+    def masked(x):
+        return x[x[:, 0] > 0, [1]] * 2
+    np.testing.assert_allclose(kiln.compile(masked)(x), masked(x))
+
+
+def test_boolean_scalar_key_breaks_cleanly(rng):
+    x = sample_array(rng, "float64", (3, 4))
+
+    def scalar_mask(x):
+        return x[True] + 1, x[np.bool_(False), [0]]
+    for got, expected in zip(kiln.compile(scalar_mask)(x), scalar_mask(x)):
+        assert got.shape == expected.shape
+        np.testing.assert_allclose(got, expected)
