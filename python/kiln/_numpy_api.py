@@ -11,14 +11,8 @@ import math
 
 import numpy as np
 
-from ._tracer import (TracedArray, as_operand, backend, cast, context_of, default_float,
-                      materialize_all, to_tensor, traced, weak_type)
-
-
-try:  # NumPy's own class for a bad out= dtype (numpy.core before NumPy 2)
-    from numpy._core._exceptions import _UFuncOutputCastingError
-except ImportError:
-    from numpy.core._exceptions import _UFuncOutputCastingError
+from ._tracer import (TracedArray, _UFuncOutputCastingError, as_operand, backend, cast,
+                      context_of, default_float, materialize_all, to_tensor, traced, weak_type)
 
 
 def _k():

@@ -32,6 +32,10 @@ import sys
 import numpy as np
 
 AxisError = getattr(np, "exceptions", np).AxisError  # numpy.exceptions: NumPy >= 1.25
+try:  # NumPy's own class for a bad out= dtype (numpy.core before NumPy 2)
+    from numpy._core._exceptions import _UFuncOutputCastingError
+except ImportError:
+    from numpy.core._exceptions import _UFuncOutputCastingError
 
 SUPPORTED_DTYPES = frozenset(
     ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",

@@ -1,0 +1,72 @@
+"""Edge cases of kiln/_numpy_statistics.py beyond the conformance samples: NumPy's errors for bad
+arguments, out=, and the documented places where kiln cannot raise NumPy's data-dependent errors."""
+import numpy as np
+import pytest
+
+import kiln
+
+from conformance import check
+
+X = np.array([[1.0, np.nan, 3.0, -2.0], [np.nan] * 4, [5.0, 6.0, np.nan, 0.5]])
+AxisError = np.exceptions.AxisError
+
+
+def compiled(function):
+    return kiln.compile(function, fullgraph=True)
+
+
+@pytest.mark.parametrize("function, argument", [
+    (lambda x: np.diff(x, n=-1), X), (lambda x: np.diff(x[0, 0]), X),
+    (lambda x: np.diff(x, axis=2), X),
+    (lambda x: np.diagonal(x[0]), X), (lambda x: np.diagonal(x, 0, 1, -1), X),
+    (lambda x: np.trace(x, axis1=3), X),
+    (lambda x: np.average(x, weights=x[0]), X),
+    (lambda x: np.average(x, axis=0, weights=x[0]), X),
+    (lambda x: np.average(x, axis=(0, 0)), X),
+    (lambda x: np.nanmean(x, dtype=np.int64), X),
+    (lambda x: np.nanvar(x, ddof=1, correction=1), X),
+    (lambda x: np.nanmax(x, where=np.array([True, False, True, True])), X),
+    (lambda x: np.nanargmax(x[:0]), X),
+    (lambda x: np.nanmin(x[:0], axis=0), X),
+    (lambda x: np.round(x > 0, 1), X),
+    (lambda x: np.round(x, 1, out=np.zeros(3)), X),
+])
+def test_errors_are_numpys(function, argument):
+    with np.errstate(all="ignore"), pytest.raises(Exception) as expected:
+        function(argument.copy())
+    with pytest.raises(expected.type):
+        compiled(function)(argument.copy())
+
+
+def test_out():
+    def fill(x):
+        total, rounded, mean, diagonal = np.zeros(()), np.zeros_like(x), np.zeros(4), np.zeros(())
+        np.nansum(x, out=total)
+        np.round(x, 1, out=rounded)
+        np.nanmean(x, axis=0, out=mean)
+        np.trace(x, out=diagonal)
+        return total, rounded, mean, diagonal, np.nanmax(x, axis=1, out=np.zeros(3))
+    check(fill, [(X,)])
+
+
+def test_all_nan_slice_of_nanargmax_is_zero():
+    # NumPy raises ValueError("All-NaN slice encountered"); kiln cannot see the data.
+    got = compiled(lambda x: (np.nanargmax(x, axis=1), np.nanargmin(x, axis=1)))(X)
+    assert [list(g) for g in got] == [[2, 0, 1], [3, 0, 3]]
+
+
+def test_zero_weights_give_nan_instead_of_zero_division():
+    # NumPy raises ZeroDivisionError; kiln cannot see the data and divides.
+    weights = np.array([[1.0, -1.0], [0.0, 0.0]])
+    got = compiled(lambda x, w: np.average(x, axis=1, weights=w))(np.ones((2, 2)), weights)
+    assert np.isnan(got[1]) and np.isnan(got[0])
+    got = compiled(lambda x, w: np.average(x, axis=1, weights=w))(np.eye(2), weights)
+    assert got[0] == np.inf and np.isnan(got[1])
+
+
+def test_diagonal_is_a_read_only_result_that_stays_independent():
+    def function(x):
+        d = np.diagonal(x).copy()
+        d += 1
+        return x, d, x.diagonal(-1), x.trace(1)
+    check(function, [(np.arange(12.0).reshape(3, 4),)])
