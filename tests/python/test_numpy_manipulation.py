@@ -12,8 +12,6 @@ RNG = np.random.default_rng(11)
 X = RNG.uniform(-3, 3, (3, 4))
 
 
-@pytest.mark.skipif(np.lib.NumpyVersion(np.__version__) < "1.25.0",
-                    reason="NumPy < 1.25 chunks wide pads differently: kiln runs NumPy for them")
 def test_pads_wider_than_the_array_mirror_and_wrap_again():
     # NumPy pads these iteratively; every size, both reflect types, several dtypes.
     def wide(x):
@@ -28,7 +26,12 @@ def test_pads_wider_than_the_array_mirror_and_wrap_again():
         values = RNG.integers(0, 7, (n, 2))
         samples += [(values.astype(np.float64),), (values.astype(np.int32),),
                     (values.astype(np.uint8),), (values > 3,)]
-    check(wide, samples)
+    if np.lib.NumpyVersion(np.__version__) >= "1.25.0":
+        check(wide, samples)
+    else:  # NumPy < 1.25 chunks wide pads differently: kiln breaks the graph and runs NumPy
+        for sample in samples:
+            for got, expected in zip(kiln.compile(wide)(*sample), wide(*sample)):
+                np.testing.assert_array_equal(got, expected)
 
 
 def test_integer_ramps_and_statistics_round_like_numpy():

@@ -8,7 +8,7 @@ import kiln
 from conformance import check
 
 X = np.array([[1.0, np.nan, 3.0, -2.0], [np.nan] * 4, [5.0, 6.0, np.nan, 0.5]])
-AxisError = np.exceptions.AxisError
+AxisError = getattr(np, "exceptions", np).AxisError  # numpy.exceptions: NumPy >= 1.25
 
 
 def compiled(function):
