@@ -57,7 +57,8 @@ Slice slice_from_object(nb::handle object) {
 
 Tensor constant_from_array(Trace& trace, nb::handle object) {
   nb::object numpy = nb::module_::import_("numpy");
-  nb::object contiguous = numpy.attr("ascontiguousarray")(object);
+  // asarray(order="C"), not ascontiguousarray: that one makes 0-d arrays 1-d.
+  nb::object contiguous = numpy.attr("asarray")(object, nb::arg("order") = "C");
   auto* array = reinterpret_cast<PyArrayObject*>(contiguous.ptr());
   std::optional<DType> dtype = dtype_of_array(array);
   if (!dtype)

@@ -94,6 +94,12 @@ def test_mutated_created_array_is_not_treated_as_known():
     assert kiln.compile(mutate)(np.ones(2)) is True
 
 
+def test_constant_results_keep_their_shape():
+    got = kiln.compile(lambda x: (np.array(2.0), np.float32(3), np.ones((1, 2))))(np.ones(3))
+    assert [np.shape(v) for v in got] == [(), (), (1, 2)]
+    assert got[1].dtype == np.float32
+
+
 def test_numpy_is_unchanged_outside_traces():
     originals = {name: getattr(np, name) for name in _numpy_creation.CAPTURED}
     kiln.compile(lambda x: np.zeros(3) + x)(np.ones(3))
