@@ -42,6 +42,12 @@ def _quartiles(times):
     return quartiles[0], quartiles[2]
 
 
+# A pause before each timing: OpenBLAS and OpenMP worker threads spin-wait after their work
+# (OpenBLAS for about 2**28 cycles), so a baseline timed right after another would share the
+# cores with that one's idle threads.
+SETTLE_SECONDS = 0.1
+
+
 def _time_calls(call, count):
     start = time.perf_counter()
     for _ in range(count):
@@ -120,6 +126,8 @@ def run_workload(workload, baselines, *, quick, repeat, warmup, minimum_seconds,
             for name in names[shift:] + names[:shift]:
                 if records[name]["status"] != "ok":
                     continue
+                if not quick:
+                    time.sleep(SETTLE_SECONDS)
                 try:
                     times[name].append(_time_calls(prepared[name].call, calls[name]))
                 except Exception as error:
