@@ -18,14 +18,15 @@ Either way the break is logged (KILN_LOGS=graph_breaks) and counted by kiln.expl
 
 Mutation: the tracer rebinds a tracer's tensor on an in-place update; an input whose tensor
 changed is an extra graph output that the C++ call path copies back into the caller's array.
-Globals and closures: arrays (and static values) read through the function's own globals
-(names in fn.__code__.co_names) and closure cells are inputs/guards, read at call time; arrays
-reached only through other functions' globals are baked in as constants.
+Globals, closures, self (kiln._environment): arrays and static values read through the
+function's globals and closure cells, arrays in the globals of the helper functions it calls,
+and, for a bound method, the attributes of self it and the methods it calls name, are
+inputs/guards, read at call time. Other arrays met while tracing (a helper's closure, attributes
+of other objects) are baked in as constants.
 """
 import functools
 import os
 import threading
-import types
 import warnings
 import weakref
 
@@ -33,6 +34,7 @@ import numpy as np
 
 from . import _kiln, _pytree
 from ._config import config
+from ._environment import Environment
 
 MISS = _kiln.MISS
 EAGER = _kiln.EAGER
@@ -170,16 +172,9 @@ class CompiledFunction:
         self.options = dict(options or {})
         self.options.setdefault("mode", mode)
         _kiln.check_options(self.options)
-        code = getattr(fn, "__code__", None)
-        self.globals = getattr(fn, "__globals__", None)
-        if code is not None and self.globals is not None:
-            self.global_names = list(dict.fromkeys(code.co_names))
-            self.cell_names = list(code.co_freevars)
-            self.cells = fn.__closure__
-        else:  # builtins, callable objects: arguments only
-            self.globals, self.global_names, self.cell_names, self.cells = {}, [], [], None
-        self.cache = _kiln.GuardedCache(self.globals, self.global_names, self.cells,
-                                        self.cell_names)
+        self.environment = Environment(fn)
+        self.cache = _kiln.GuardedCache(self.environment.reads, self.environment.cells,
+                                        self.environment.cell_names)
         self.recompiles = 0
         self.warned_limit = False
         self.records = None  # a list while kiln.explain records
@@ -320,19 +315,7 @@ class CompiledFunction:
         if not environment or all(
                 new is old for new, old in zip(environment, self.cache.environment())):
             return self.fn
-        count = len(self.global_names)
-        globals_copy = dict(self.globals)
-        for name, value in zip(self.global_names, environment[:count]):
-            if name in globals_copy:
-                globals_copy[name] = value
-        cells = self.cells
-        if cells is not None:
-            cells = tuple(types.CellType(value) for value in environment[count:])
-        fn = self.fn
-        function = types.FunctionType(fn.__code__, globals_copy, fn.__name__, fn.__defaults__,
-                                      cells)
-        function.__kwdefaults__ = fn.__kwdefaults__
-        return function
+        return self.environment.rebuilt(environment)
 
     def _give_up(self, args, kwargs, reason, location):
         """A break the tracer cannot continue from: these guards run eagerly from now on."""

@@ -283,10 +283,13 @@ std::string describe(const GuardItem& item) {
 
 class GuardedCache {
  public:
-  GuardedCache(nb::dict globals, std::vector<std::string> global_names, nb::object cells,
-               std::vector<std::string> cell_names)
-      : globals_(std::move(globals)), cells_(std::move(cells)), cell_names_(std::move(cell_names)) {
-    for (const std::string& name : global_names) global_names_.push_back(nb::str(name.c_str()));
+  // global_reads: (globals dict, name, label) for each global the function, or a helper
+  // function it calls, reads; cells: the function's closure cells, named by cell_names.
+  GuardedCache(std::vector<std::tuple<nb::dict, std::string, std::string>> global_reads,
+               nb::object cells, std::vector<std::string> cell_names)
+      : cells_(std::move(cells)), cell_names_(std::move(cell_names)) {
+    for (auto& [globals, name, label] : global_reads)
+      global_reads_.push_back({std::move(globals), nb::str(name.c_str()), std::move(label)});
   }
   GuardedCache(const GuardedCache&) = delete;
   GuardedCache& operator=(const GuardedCache&) = delete;
@@ -367,7 +370,7 @@ class GuardedCache {
   // The cache holds the function's globals, which hold the compiled function, which holds the
   // cache: the garbage collector must see these references to break that cycle.
   int traverse(visitproc visit, void* arg) {
-    Py_VISIT(globals_.ptr());
+    for (const GlobalRead& read : global_reads_) Py_VISIT(read.globals.ptr());
     Py_VISIT(cells_.ptr());
     for (const auto& entry : entries_) {
       Py_VISIT(entry->output_spec.ptr());
@@ -381,19 +384,18 @@ class GuardedCache {
   }
   void release_python_references() {
     entries_.clear();
-    globals_ = nb::dict();
+    global_reads_.clear();
     cells_ = nb::none();
-    global_names_.clear();
     cell_names_.clear();
   }
 
  private:
   template <class Visit>
   void for_each_environment(Visit visit) {
-    for (const nb::str& name : global_names_) {
-      PyObject* value = PyDict_GetItemWithError(globals_.ptr(), name.ptr());
+    for (const GlobalRead& read : global_reads_) {
+      PyObject* value = PyDict_GetItemWithError(read.globals.ptr(), read.name.ptr());
       if (value == nullptr && PyErr_Occurred()) PyErr_Clear();
-      visit(value, "global '" + nb::cast<std::string>(name) + "'");
+      visit(value, read.label);
     }
     if (cells_.is_none()) return;
     Py_ssize_t count = PyTuple_GET_SIZE(cells_.ptr());
@@ -530,8 +532,12 @@ class GuardedCache {
     return nb::borrow(handle);
   }
 
-  nb::dict globals_;
-  std::vector<nb::str> global_names_;
+  struct GlobalRead {
+    nb::dict globals;
+    nb::str name;
+    std::string label;
+  };
+  std::vector<GlobalRead> global_reads_;
   nb::object cells_;
   std::vector<std::string> cell_names_;
   std::vector<std::unique_ptr<Entry>> entries_;
@@ -558,9 +564,9 @@ void bind_guarded_cache(nb::module_& module) {
   nb::class_<GuardedCache>(module, "GuardedCache",
                            "The in-process cache of one compiled function; guards in C++.",
                            nb::type_slots(cache_slots))
-      .def(nb::init<nb::dict, std::vector<std::string>, nb::object, std::vector<std::string>>(),
-           nb::arg("globals"), nb::arg("global_names"), nb::arg("cells").none(),
-           nb::arg("cell_names"))
+      .def(nb::init<std::vector<std::tuple<nb::dict, std::string, std::string>>, nb::object,
+                    std::vector<std::string>>(),
+           nb::arg("global_reads"), nb::arg("cells").none(), nb::arg("cell_names"))
       .def("call", &GuardedCache::call, nb::arg("args"), nb::arg("kwargs").none(),
            "The outputs of the first entry whose guards hold, kiln._kiln.EAGER for an entry "
            "that runs eagerly, kiln._kiln.MISS when none holds.")

@@ -241,6 +241,53 @@ def test_globals_and_closures_are_read_at_call_time(standin):
     assert len(f._kiln_function.cache) == 1
 
 
+WEIGHTS = np.array([1.0, 2.0, 3.0])
+
+
+def _weighted(x):
+    return x * WEIGHTS
+
+
+def _weighted_twice(x):
+    return _weighted(x) + sum(x * WEIGHTS for _ in range(1))  # a generator: nested code
+
+
+class Model:
+    def __init__(self):
+        self.shift = np.array([0.5, 0.5, 0.5])
+        self.gain = 2.0
+
+    def forward(self, x):
+        return self.scaled(x) + self.shift
+
+    def scaled(self, x):
+        return _weighted(x) * self.gain
+
+
+def test_arrays_of_helpers_and_of_self_are_read_at_call_time():
+    global WEIGHTS
+    original = WEIGHTS
+    x = np.ones(3)
+    f = kiln.compile(lambda x: _weighted_twice(x) + 1, fullgraph=True)
+    model = Model()
+    method = kiln.compile(model.forward, fullgraph=True)
+    try:
+        for change in range(4):
+            if change == 1:
+                WEIGHTS[0] = 10.0                    # a helper's global, changed in place
+            elif change == 2:
+                WEIGHTS = np.array([4.0, 5.0, 6.0])  # ... and rebound
+            elif change == 3:
+                model.shift = np.zeros(3)            # an attribute of self, rebound
+                model.gain = 3.0                     # a static attribute: a guard
+            np.testing.assert_array_equal(f(x), 2 * x * WEIGHTS + 1)
+            np.testing.assert_array_equal(method(x), x * WEIGHTS * model.gain + model.shift)
+    finally:
+        WEIGHTS = original
+    assert len(f._kiln_function.cache) == 1
+    assert len(method._kiln_function.cache) == 2  # gain 2.0, then 3.0
+
+
 def test_config_list_functions_and_logs(standin, capfd):
     assert kiln.config.recompile_limit == 8 and kiln.config.numpy_default_float == "float64"
     with pytest.raises(AttributeError, match="no setting"):

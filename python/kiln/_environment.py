@@ -1,0 +1,139 @@
+"""What a compiled function reads besides its arguments: the globals its code names (nested
+code objects such as comprehensions and lambdas included), the arrays held by globals of the
+Python helper functions it reaches through them (transitively), and its closure cells.
+
+The C++ GuardedCache reads these at every call: arrays become graph inputs and other values
+guards, so an array rebound or mutated between calls is seen, as it would be by eager NumPy.
+To trace, the function and the helpers it reaches are rebuilt over copies of their globals in
+which those values are replaced by tracers (`rebuilt`).
+"""
+import sysconfig
+import types
+
+import numpy as np
+
+from ._graph_breaks import is_internal
+
+# Library code (the standard library, installed packages) is not searched for helpers.
+_LIBRARY_DIRECTORIES = tuple(sorted({sysconfig.get_paths()[key] for key in
+                                     ("stdlib", "platstdlib", "purelib", "platlib")}))
+
+
+def _names(code):
+    """The global and attribute names of `code` and of the code objects nested in it."""
+    names = list(code.co_names)
+    for constant in code.co_consts:
+        if isinstance(constant, types.CodeType):
+            names.extend(_names(constant))
+    return list(dict.fromkeys(names))
+
+
+def _is_user_function(value):
+    if not isinstance(value, types.FunctionType):
+        return False
+    filename = value.__code__.co_filename
+    return not (is_internal(filename) or filename.startswith(_LIBRARY_DIRECTORIES))
+
+
+class Environment:
+    def __init__(self, fn):
+        # A bound method is rebuilt from its function and bound again.
+        self.bound_to = fn.__self__ if isinstance(fn, types.MethodType) else None
+        fn = fn.__func__ if isinstance(fn, types.MethodType) else fn
+        self.fn = fn
+        self.reads = []      # (globals dict, name, label), in the order of values()
+        self.links = []      # (globals dict, name, helper function) to rebind when tracing
+        self.methods = []    # (name, function) of the methods of self reached
+        code, globals_ = getattr(fn, "__code__", None), getattr(fn, "__globals__", None)
+        if code is None or globals_ is None:  # builtins, callable objects: arguments only
+            self.cells, self.cell_names = None, []
+            return
+        self.cells, self.cell_names = fn.__closure__, list(code.co_freevars)
+        self.reads = [(globals_, name, f"global '{name}'") for name in _names(code)]
+        # A method's instance attributes (self.w) are read like globals, from self.__dict__.
+        self.attributes = getattr(self.bound_to, "__dict__", None)
+        self._find_helpers(fn)
+
+    def _find_helpers(self, fn):
+        """Helpers fn reaches through its globals, and methods through self (transitively):
+        the arrays their globals hold, and the attributes of self they name, are read too."""
+        seen, pending = {id(fn)}, [fn]
+        read = {(id(g), name) for g, name, _ in self.reads}
+        owner = type(self.bound_to)
+
+        def add_read(globals_, name, label):
+            if (id(globals_), name) not in read:
+                read.add((id(globals_), name))
+                self.reads.append((globals_, name, label))
+
+        while pending:
+            function = pending.pop()
+            globals_ = function.__globals__
+            for name in _names(function.__code__):
+                value = globals_.get(name)
+                method = getattr(owner, name, None) if self.attributes is not None else None
+                if self.attributes is not None and name in self.attributes:
+                    add_read(self.attributes, name, f"self.{name}")
+                elif _is_user_function(method) and id(method) not in seen:
+                    seen.add(id(method))
+                    pending.append(method)
+                    self.methods.append((name, method))
+                if _is_user_function(value):
+                    self.links.append((globals_, name, value))
+                    if id(value) not in seen:
+                        seen.add(id(value))
+                        pending.append(value)
+                elif function is not fn and isinstance(value, np.ndarray):
+                    add_read(globals_, name, f"global '{name}' of {function.__qualname__}()")
+
+    def rebuilt(self, values):
+        """fn over copies of its (and its helpers') globals and cells holding `values` (the
+        GuardedCache's environment order: reads, then cells)."""
+        copies = {}
+
+        def copy_of(globals_):
+            if id(globals_) not in copies:
+                copies[id(globals_)] = dict(globals_)
+            return copies[id(globals_)]
+
+        for (globals_, name, _), value in zip(self.reads, values):
+            if name in globals_:
+                copy_of(globals_)[name] = value
+        clones = {}
+
+        def clone_of(helper):
+            if id(helper) not in clones:
+                clones[id(helper)] = _function(helper, copy_of(helper.__globals__),
+                                               helper.__closure__)
+            return clones[id(helper)]
+
+        for globals_, name, helper in self.links:
+            copy_of(globals_)[name] = clone_of(helper)
+        cells = self.cells
+        if cells is not None:
+            cells = tuple(types.CellType(value) for value in values[len(self.reads):])
+        function = _function(self.fn, copy_of(self.fn.__globals__), cells)
+        if self.bound_to is None:
+            return function
+        return types.MethodType(function, self._instance(copy_of, clone_of))
+
+    def _instance(self, copy_of, clone_of):
+        """A stand-in for self: its attributes the copy holding tracers, its methods rebuilt
+        (an object that cannot be made that way is used as it is: its arrays are baked in)."""
+        if self.attributes is None:
+            return self.bound_to
+        try:
+            stand_in = object.__new__(type(self.bound_to))
+            stand_in.__dict__ = copy_of(self.attributes)
+        except (TypeError, AttributeError):
+            return self.bound_to
+        for name, method in self.methods:  # instance attributes shadow the class's functions
+            stand_in.__dict__[name] = types.MethodType(clone_of(method), stand_in)
+        return stand_in
+
+
+def _function(fn, globals_, closure):
+    function = types.FunctionType(fn.__code__, globals_, fn.__name__, fn.__defaults__, closure)
+    function.__kwdefaults__ = fn.__kwdefaults__
+    function.__qualname__ = fn.__qualname__
+    return function
