@@ -61,7 +61,8 @@ std::unique_ptr<CompiledGraph> compile_graph(const ir::Graph& traced,
 
   codegen::CppEmitOptions emit_options;
   emit_options.allow_reassociation = options.allow_reassociation;
-  result->source = codegen::emit_cpp(program, emit_options);
+  codegen::CppSource source = codegen::emit_cpp(program, emit_options);
+  result->source = std::move(source.text);
 
   // The key: canonical graph + input layouts + options + toolchain + kiln version.
   std::ostringstream layouts;
@@ -86,7 +87,8 @@ std::unique_ptr<CompiledGraph> compile_graph(const ir::Graph& traced,
   api::log(api::LogChannel::Cache, std::string(built ? "miss" : "hit") + " " + key + " -> " + object);
   api::log(api::LogChannel::OutputCode, "source: " + result->source_path + "\n" + result->source);
   stats.kernels = static_cast<int>(program.kernels.size());
-  result->executable = std::make_unique<runtime::Executable>(std::move(program), runtime::SharedLibrary::open(object));
+  result->executable = std::make_unique<runtime::Executable>(
+      std::move(program), std::move(source.kernels), runtime::SharedLibrary::open(object));
   return result;
 }
 

@@ -1,5 +1,6 @@
 #include "runtime/executable.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 
@@ -9,10 +10,16 @@
 
 namespace kiln::runtime {
 
-Executable::Executable(sched::Program program, std::shared_ptr<SharedLibrary> library)
+Executable::Executable(sched::Program program, std::vector<codegen::KernelCall> kernels,
+                       std::shared_ptr<SharedLibrary> library)
     : program_(std::move(program)), library_(std::move(library)) {
-  for (const sched::Kernel& kernel : program_.kernels)
-    kernels_.push_back(reinterpret_cast<KernelFunction>(library_->symbol(kernel.name)));
+  size_t most_arguments = 0;
+  for (codegen::KernelCall& kernel : kernels) {
+    kernels_.push_back(reinterpret_cast<KernelFunction>(library_->symbol(kernel.symbol)));
+    most_arguments = std::max(most_arguments, kernel.arguments.size());
+    arguments_.push_back(std::move(kernel.arguments));
+  }
+  argument_pointers_.resize(most_arguments);
   if (program_.arena_bytes > 0) {
     size_t bytes = (static_cast<size_t>(program_.arena_bytes) + 63) / 64 * 64;
     arena_ = allocate_host(bytes);
@@ -54,7 +61,11 @@ void Executable::run(const std::vector<Array>& inputs, std::vector<Array>& outpu
   char* const* table = table_.data();
   for (const sched::Step& step : program_.steps) {
     if (step.is_kernel) {
-      kernels_[static_cast<size_t>(step.kernel)](table);
+      size_t kernel = static_cast<size_t>(step.kernel);
+      const std::vector<int32_t>& arguments = arguments_[kernel];
+      for (size_t k = 0; k < arguments.size(); ++k)
+        argument_pointers_[k] = table[arguments[k]];
+      kernels_[kernel](argument_pointers_.data());
       continue;
     }
     const sched::ExternCall& call = step.call;

@@ -6,6 +6,7 @@
 #include <memory>
 #include <vector>
 
+#include "codegen/cpp/cpp_emitter.h"
 #include "kiln/array.h"
 #include "runtime/shared_library.h"
 #include "sched/loop_ir.h"
@@ -14,7 +15,9 @@ namespace kiln::runtime {
 
 class Executable {
  public:
-  Executable(sched::Program program, std::shared_ptr<SharedLibrary> library);
+  // kernels: how each of the program's kernels is called (codegen::CppSource::kernels).
+  Executable(sched::Program program, std::vector<codegen::KernelCall> kernels,
+             std::shared_ptr<SharedLibrary> library);
 
   // Inputs must match the program's input dtypes, shapes and strides (the caller's guard).
   // Outputs that are not defined() are allocated; defined ones must be contiguous and match.
@@ -28,6 +31,8 @@ class Executable {
   sched::Program program_;
   std::shared_ptr<SharedLibrary> library_;
   std::vector<KernelFunction> kernels_;
+  std::vector<std::vector<int32_t>> arguments_;  // by kernel: its buffers, in call order
+  std::vector<char*> argument_pointers_;          // scratch for one call's arguments
   std::shared_ptr<void> arena_;
   std::vector<char*> table_;
 };

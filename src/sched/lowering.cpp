@@ -16,7 +16,10 @@ Lowering::Lowering(const ir::Graph& graph, const std::vector<int32_t>& buffer_of
       buffer_of_(buffer_of),
       buffers_(buffers),
       builder_(builder),
-      materialize_requests_(materialize_requests) {}
+      materialize_requests_(materialize_requests), uses_(graph.size(), 0) {
+  for (ValueId id = 0; id < graph.size(); ++id)
+    for (ValueId input : graph.node(id).inputs) ++uses_[static_cast<size_t>(input)];
+}
 
 void Lowering::push_scope(std::vector<Stmt>* statements, std::vector<int32_t> bound_loops) {
   scopes_.push_back(Scope{statements, std::move(bound_loops), {}});
@@ -48,7 +51,19 @@ ExprId Lowering::value(ValueId id, const std::vector<ExprId>& index, bool comput
   }
   ExprId result = lower(id, index, compute);
   if (!compute && !scopes_.empty()) scopes_.back().lowered[key] = result;
+  note_recomputation(id, index);
   return result;
+}
+
+void Lowering::note_recomputation(ValueId id, const std::vector<ExprId>& index) {
+  const Node& node = graph_.node(id);
+  if (buffer_of_[static_cast<size_t>(id)] >= 0 || uses_[static_cast<size_t>(id)] < 2 ||
+      ir::op_info(node.op).kind == ir::OpKind::Reduce || node.op == ir::Op::constant ||
+      node.op == ir::Op::iota)
+    return;
+  std::set<std::vector<ExprId>>& indices = computed_at_[id];
+  indices.insert(index);
+  if (indices.size() > kMostRecomputations) materialize_requests_.insert(id);
 }
 
 ExprId Lowering::lower(ValueId id, const std::vector<ExprId>& index, bool compute) {

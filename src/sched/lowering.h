@@ -43,6 +43,13 @@ class Lowering {
   ExprId reduction(ir::ValueId node, const std::vector<ExprId>& index);
   ExprId movement(const ir::Node& node, const std::vector<ExprId>& index);
   bool uses_local(ExprId id, const std::set<int32_t>& locals);
+  // A shared value (several uses) inlined at many different indices (a time-step loop of
+  // stencils, each step reading the last at several offsets) is computed once per index: past
+  // a bound it is materialized instead, or the inlined code would grow with the square of the
+  // number of steps.
+  void note_recomputation(ir::ValueId id, const std::vector<ExprId>& index);
+  static constexpr size_t kMostRecomputations = 8;
+  std::map<ir::ValueId, std::set<std::vector<ExprId>>> computed_at_;
 
   struct Scope {
     std::vector<Stmt>* statements;
@@ -58,6 +65,7 @@ class Lowering {
   const std::vector<Buffer>& buffers_;
   KernelBuilder& builder_;
   std::set<ir::ValueId>& materialize_requests_;
+  std::vector<int32_t> uses_;  // by node: how many node inputs name it
   std::vector<Scope> scopes_;
 };
 

@@ -10,9 +10,9 @@ namespace kiln::test {
 namespace {
 
 // Kernel functions in a generated translation unit, each
-// `extern "C" void <name>(char* const* kiln_buffers)`.
+// `extern "C" void <name>(char* const* kiln_args)`.
 int kernel_functions(const std::string& source) {
-  return count_occurrences(source, "(char* const* kiln_buffers)");
+  return count_occurrences(source, "(char* const* kiln_args)");
 }
 
 TEST(KernelCounts, KmeansAssignmentIsOneKernelReadingXOnce) {
@@ -39,11 +39,13 @@ TEST(KernelCounts, KmeansAssignmentIsOneKernelReadingXOnce) {
     }
     ASSERT_EQ(got[i], best) << "point " << i;
   }
-  // One loop nest reads X: the source holds one kernel and a single load expression of in0.
+  // One loop nest reads X: the source holds one kernel and a single load expression of in0,
+  // its first argument ("// arguments: a0 = in0, ...").
   std::string source = step.source();
   std::string kernels = source.substr(std::min(source.find("extern \"C\" void"), source.size()));
   EXPECT_EQ(kernel_functions(source), 1) << kernels;
-  EXPECT_EQ(count_occurrences(source, "in0["), 1) << kernels;
+  EXPECT_EQ(count_occurrences(source, "// arguments: a0 = in0"), 1) << kernels;
+  EXPECT_EQ(count_occurrences(source, "a0["), 1) << kernels;
 }
 
 TEST(KernelCounts, NumpyFnIsAtMostFourKernels) {
@@ -88,6 +90,27 @@ TEST(KernelCounts, SiblingReductionsShareOnePass) {
   expect_function_matches(function, statistics, {x}, {1e-5, 1e-5, 4}, "sum/max/var");
   EXPECT_EQ(function.stats().kernels, 1);
   EXPECT_EQ(kernel_functions(function.source()), 1);
+}
+
+// An explicit time-step loop (a 1-D heat equation, 24 steps) traces into 24 kernels with the
+// same code: they share one generated function, so compiling stays as cheap as for one step.
+TEST(KernelCounts, IdenticalLoopIterationsShareOneKernelFunction) {
+  constexpr int kSteps = 24;
+  auto heat = [](Tensor u) {
+    int64_t n = u.shape()[0];
+    for (int step = 0; step < kSteps; ++step) {
+      Tensor left = slice(u, {{0, n - 2}}), centre = slice(u, {{1, n - 1}});
+      Tensor right = slice(u, {{2, n}});
+      Tensor interior = centre + 0.1 * (left - 2.0 * centre + right);
+      u = concatenate({slice(u, {{0, 1}}), interior, slice(u, {{n - 1, n}})});
+    }
+    return u;
+  };
+  Array u = make_array(DType::Float64, {5000}, pseudo_random(5000, 0, 1, 10));
+  Function function = compile(heat, test_options());
+  expect_function_matches(function, heat, {u}, {1e-12, 1e-12, 4}, "heat");
+  EXPECT_GE(function.stats().kernels, kSteps / 2);
+  EXPECT_LE(kernel_functions(function.source()), 3) << function.source();
 }
 
 }  // namespace

@@ -39,18 +39,26 @@ inline AccumulatorNames accumulator_names(const sched::Accumulation& a, const st
   return {base + subscript, base + "_index" + subscript};
 }
 
+// One kernel's function, named KILN_KERNEL_NAME (the caller names it): kernels whose code is
+// the same text are one function. Buffers are its arguments a0, a1, ... (`arguments`: their
+// buffer numbers) in order of first use, so that the text does not depend on buffer numbers.
+struct KernelFunctionText {
+  std::string code;
+  std::vector<int32_t> arguments;
+};
+
 class KernelEmitter {
  public:
-  KernelEmitter(const Program& program, const Kernel& kernel, const CppEmitOptions& options,
-                std::ostringstream& out)
-      : program_(program), kernel_(kernel), options_(options), out_(out) {}
+  KernelEmitter(const Program& program, const Kernel& kernel, const CppEmitOptions& options)
+      : program_(program), kernel_(kernel), options_(options) {}
 
-  void emit();
+  KernelFunctionText emit();
 
  private:
   const Expr& expr(ExprId id) const { return kernel_.exprs[static_cast<size_t>(id)]; }
   std::string indent() const { return std::string(2 * depth_, ' '); }
   void line(const std::string& text) { out_ << indent() << text << "\n"; }
+  std::string buffer_name(int32_t buffer);  // a<k>, or a constant array's own name
   std::string value(ExprId id);  // name or inline text, emitting temporaries as needed
   std::string index_text(ExprId id);
   std::string load_text(const Expr& e);
@@ -76,7 +84,8 @@ class KernelEmitter {
   const Program& program_;
   const Kernel& kernel_;
   const CppEmitOptions& options_;
-  std::ostringstream& out_;
+  std::ostringstream out_;  // the body
+  std::vector<int32_t> arguments_;
   std::string finalized(const sched::Accumulation& a, const std::string& subscript);
   void lane_reduce(const Stmt& s);
 
