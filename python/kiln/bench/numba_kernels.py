@@ -151,6 +151,19 @@ def stencil(u):
     return out
 
 
+_HEAT_STEPS = _workloads.HEAT_STEPS
+
+
+@_parallel
+def heat_loop(u):
+    u, v = u.copy(), u.copy()
+    for _ in range(_HEAT_STEPS):
+        for i in prange(1, u.shape[0] - 1):
+            v[i] = u[i] + 0.2 * (u[i + 1] - 2.0 * u[i] + u[i - 1])
+        u, v = v, u
+    return u
+
+
 _SPOT, _STRIKE = _workloads.SPOT, _workloads.STRIKE
 _RATE, _VOLATILITY, _MATURITY = _workloads.RATE, _workloads.VOLATILITY, _workloads.MATURITY
 

@@ -63,6 +63,18 @@ def stencil(u):
     return 0.25 * (u[:-2, 1:-1] + u[2:, 1:-1] + u[1:-1, :-2] + u[1:-1, 2:])
 
 
+HEAT_STEPS = 200
+
+
+def heat_loop(u):
+    # An explicit time-step loop, as NumPy users write one: 200 steps of the 1-D heat equation,
+    # updating the interior in place. Tracers unroll it; compile time is what this measures.
+    u = u.copy()
+    for _ in range(HEAT_STEPS):
+        u[1:-1] = u[1:-1] + 0.2 * (u[2:] - 2.0 * u[1:-1] + u[:-2])
+    return u
+
+
 # Black-Scholes parameters of the Monte-Carlo pricer: module constants, as users write them.
 SPOT, STRIKE, RATE, VOLATILITY, MATURITY = 100.0, 105.0, 0.03, 0.2, 1.0
 
@@ -241,6 +253,9 @@ WORKLOADS = [
     Workload("stencil", "one 5-point Jacobi sweep on a 2-D grid (float32)",
              stencil, lambda rng, shape: (_normal(rng, shape, np.float32),),
              (4096, 4096), (128, 128)),
+    Workload("heat_loop", "200 in-place time steps of the 1-D heat equation (float64)",
+             heat_loop, lambda rng, n: (rng.uniform(0, 1, n),), 1_000_000, 10_000,
+             rtol=1e-9),
     Workload("option_pricer", "Monte-Carlo European call price, Black-Scholes (float64)",
              option_pricer, lambda rng, n: (rng.standard_normal(n),), 10_000_000, 100_000,
              rtol=1e-9),
