@@ -56,10 +56,10 @@ ExprId Lowering::value(ValueId id, const std::vector<ExprId>& index, bool comput
 }
 
 void Lowering::note_recomputation(ValueId id, const std::vector<ExprId>& index) {
-  const Node& node = graph_.node(id);
-  if (buffer_of_[static_cast<size_t>(id)] >= 0 || uses_[static_cast<size_t>(id)] < 2 ||
-      ir::op_info(node.op).kind == ir::OpKind::Reduce || node.op == ir::Op::constant ||
-      node.op == ir::Op::iota)
+  ir::OpKind kind = ir::op_info(graph_.node(id).op).kind;
+  bool computes = kind == ir::OpKind::Unary || kind == ir::OpKind::Binary ||
+                  kind == ir::OpKind::Ternary;  // views of buffers are only loads
+  if (!computes || buffer_of_[static_cast<size_t>(id)] >= 0 || uses_[static_cast<size_t>(id)] < 2)
     return;
   std::set<std::vector<ExprId>>& indices = computed_at_[id];
   indices.insert(index);

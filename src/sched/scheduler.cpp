@@ -18,6 +18,40 @@ namespace {
 using ir::Node;
 using ir::ValueId;
 
+// Time-step loops of stencils: each step reads the previous one through several shifted views
+// (u[2:], u[:-2], ...), so inlining k such steps computes the first one at about 2k+1 places.
+// Along a chain of values read that way, every kStencilSteps-th is materialized: a kernel then
+// runs a few fused steps, and the code grows with the steps, not with their square.
+constexpr int kStencilSteps = 3;
+
+bool read_through_shifted_views(const ir::Graph& graph, const std::vector<std::vector<ValueId>>& users,
+                                ValueId id) {
+  int views = 0;
+  for (ValueId user : users[static_cast<size_t>(id)]) {
+    Op op = graph.node(user).op;
+    views += op == Op::slice || op == Op::pad || op == Op::gather;
+  }
+  return views >= 2;
+}
+
+void materialize_stencil_chains(const ir::Graph& graph, std::set<ValueId>& materialized) {
+  std::vector<std::vector<ValueId>> users(static_cast<size_t>(graph.size()));
+  for (ValueId id = 0; id < graph.size(); ++id)
+    for (ValueId input : graph.node(id).inputs) users[static_cast<size_t>(input)].push_back(id);
+  std::vector<int> depth(static_cast<size_t>(graph.size()), 0);  // stencil steps inlined
+  for (ValueId id = 0; id < graph.size(); ++id) {
+    int deepest = 0;
+    for (ValueId input : graph.node(id).inputs)
+      if (!materialized.count(input)) deepest = std::max(deepest, depth[static_cast<size_t>(input)]);
+    bool stencil = read_through_shifted_views(graph, users, id);
+    depth[static_cast<size_t>(id)] = deepest + (stencil ? 1 : 0);
+    if (stencil && depth[static_cast<size_t>(id)] >= kStencilSteps) {
+      materialized.insert(id);
+      depth[static_cast<size_t>(id)] = 0;
+    }
+  }
+}
+
 std::set<ValueId> initial_materialized(const ir::Graph& graph) {
   std::set<ValueId> result(graph.outputs().begin(), graph.outputs().end());
   for (ValueId id = 0; id < graph.size(); ++id) {
@@ -36,6 +70,7 @@ std::set<ValueId> initial_materialized(const ir::Graph& graph) {
         if (ir::is_scan(node.op)) result.insert(id);
     }
   }
+  materialize_stencil_chains(graph, result);
   return result;
 }
 
