@@ -381,6 +381,28 @@ Range KernelBuilder::range(ExprId id) const {
       Range a = range(e.operands[1]), b = range(e.operands[2]);
       return {std::min(a.low, b.low), std::max(a.high, b.high)};
     }
+    // Integer values computed by graph ops (iota + 1 as a scatter index): their range, when
+    // it fits the dtype (beyond it they would wrap).
+    case ExprKind::Cast:
+    case ExprKind::Elementwise: {
+      if (!is_integer(e.dtype) || dtype_size(e.dtype) > 8) break;
+      Range a = range(e.operands[0]);
+      if (!a.known()) break;
+      __int128 low = a.low, high = a.high;
+      if (e.kind == ExprKind::Elementwise) {
+        if ((e.op != Op::add && e.op != Op::sub) || e.operands.size() != 2) break;
+        Range b = range(e.operands[1]);
+        if (!b.known()) break;
+        low = e.op == Op::add ? low + b.low : low - b.high;
+        high = e.op == Op::add ? high + b.high : high - b.low;
+      }
+      int bits = 8 * dtype_size(e.dtype);
+      __int128 smallest = is_signed_integer(e.dtype) ? -(__int128(1) << (bits - 1)) : 0;
+      __int128 largest = is_signed_integer(e.dtype) ? (__int128(1) << (bits - 1)) - 1
+                                                    : (__int128(1) << bits) - 1;
+      if (low < smallest || high > largest || high > kMax - 1 || low < kMin + 1) break;
+      return {static_cast<int64_t>(low), static_cast<int64_t>(high)};
+    }
     default:
       break;
   }
