@@ -23,14 +23,13 @@ def _expand(key, ndim):
         key = (key,)
     entries = []
     for item in key:
-        if isinstance(item, list) or (isinstance(item, np.ndarray) and item.ndim > 0):
+        if isinstance(item, (list, np.ndarray)):
             empty_list = isinstance(item, list) and np.size(item) == 0
             item = np.asarray(item, np.intp) if empty_list else np.asarray(item)
             if item.dtype == np.bool_:
                 entries.extend(np.nonzero(item))
                 continue
-        elif isinstance(item, np.integer) or (isinstance(item, np.ndarray) and
-                                              item.dtype.kind in "iu"):
+        elif isinstance(item, np.integer):  # (unlike a 0-d array, with which NumPy copies)
             item = int(item)
         elif not (item is None or item is Ellipsis or isinstance(item, (int, slice, TracedArray))):
             raise IndexError("only integers, slices (`:`), ellipsis (`...`), numpy.newaxis "
@@ -117,15 +116,42 @@ def getitem(x, key):
         values = materialize_all((x, entries), "boolean mask indexing has a data-dependent shape")
         return values[0][tuple(values[1])]
     if not any(_is_array(e) for e in entries):
+        if _gives_scalar(key, entries, shape):  # a NumPy scalar: a copy, not a view
+            result = TracedArray(x._context, _basic(x.tensor, entries, shape))
+            result._scalar = True
+            return result
         result = x._make_view(_basic(x.tensor, entries, shape),
                               lambda root: _basic(root, entries, shape),
                               lambda root, value: _set_basic(root, entries, shape, value))
-        result._scalar = all(isinstance(e, int) for e in entries) and len(entries) == len(shape)
         return result
     plan = _Advanced(x, entries, split)
     if plan.empty:
         return TracedArray(x._context, x._context.constant(0, x.dtype, plan.result_shape))
-    return TracedArray(x._context, _k().take(plan.merged, plan.index, plan.axis))
+    tensor = _k().take(plan.merged, plan.index, plan.axis)
+    scalar = _gives_scalar(key, entries, shape)
+    if scalar or not all(isinstance(e, TracedArray) and e._scalar and e.ndim == 0
+                         for e in entries if _is_array(e)):
+        result = TracedArray(x._context, tensor)
+        result._scalar = scalar
+        return result
+
+    # The arrays are all (traced) NumPy integer scalars: integers to NumPy, x[i] is a view.
+    def plan_for(root):
+        return _Advanced(TracedArray(x._context, root), entries, split)
+
+    def forward(root):
+        again = plan_for(root)
+        return _k().take(again.merged, again.index, again.axis)
+    return x._make_view(tensor, forward, lambda root, value: _set_basic(
+        root, plan.basic, shape, plan_for(root).put(value)))
+
+
+def _gives_scalar(key, entries, shape):
+    """x[1, 2], x[()] and x[i] with i a 0-d integer array give NumPy scalars; x[...] and
+    x[1, ...] give 0-d arrays."""
+    return (len(entries) == len(shape) and not any(
+        k is Ellipsis for k in (key if isinstance(key, tuple) else (key,))) and all(
+        isinstance(e, int) or _is_array(e) and e.ndim == 0 for e in entries))
 
 
 def _shape_text(shape):
@@ -170,7 +196,7 @@ class _Advanced:
                 concrete = concrete + np.where(index < 0, index + size, index) * stride
             stride *= size
         if traced is None:
-            flat = x._context.lift(np.ascontiguousarray(np.broadcast_to(concrete, broadcast)))
+            flat = x._context.lift(np.array(np.broadcast_to(concrete, broadcast)))  # 0-d kept
         else:
             flat = traced + concrete if concrete.ndim or concrete != 0 else traced
         self.index = flat.tensor
@@ -223,10 +249,12 @@ def _indices(like, start, length, step):
 
 
 def _set_basic(tensor, entries, shape, value):
-    """tensor with tensor[entries] replaced by value (broadcast), entries basic only."""
+    """tensor with tensor[entries] replaced by value (broadcast as NumPy does), entries basic
+    only."""
     k = _k()
     target = _basic(tensor, entries, shape)
-    value = k.broadcast_to(cast(value, tensor.dtype), list(target.shape))
+    value = k.broadcast_to(cast(_fit_value(value, target.shape), tensor.dtype),
+                           list(target.shape))
     # Per input axis: (start, length, step), or None where the whole axis is taken.
     plan, axis = [], 0
     for entry in entries:

@@ -142,6 +142,15 @@ def _lcm(context, operands, loop):
     return k.abs(k.multiply(k.floor_divide(a, safe), b))
 
 
+def _widened(implementation):
+    """A matmul-based ufunc computed in _numpy_functions.product_dtype (float16, bool)."""
+    def widened(context, operands, loop):
+        from ._numpy_functions import product_dtype
+        compute = product_dtype(loop[0])
+        return implementation(context, [cast(o, compute) for o in operands], loop)
+    return widened
+
+
 def _matvec(context, operands, loop):
     k, (matrix, vector) = _k(), operands
     product = k.matmul(matrix, k.expand_dims(vector, -1))
@@ -172,7 +181,7 @@ UFUNCS = {
     np.logical_or: _direct("logical_or"), np.logical_xor: _direct("logical_xor"),
     np.bitwise_and: _direct("bitwise_and"), np.bitwise_or: _direct("bitwise_or"),
     np.bitwise_xor: _direct("bitwise_xor"), np.left_shift: _direct("left_shift"),
-    np.right_shift: _direct("right_shift"), np.matmul: _direct("matmul"),
+    np.right_shift: _direct("right_shift"), np.matmul: _widened(_direct("matmul")),
     np.negative: _direct("negative"), np.absolute: _direct("abs"), np.fabs: _direct("abs"),
     np.sign: _direct("sign"), np.exp: _direct("exp"), np.exp2: _direct("exp2"),
     np.expm1: _direct("expm1"), np.log: _direct("log"), np.log2: _direct("log2"),
@@ -194,7 +203,7 @@ UFUNCS = {
 }
 for _name in ["matvec", "vecmat", "vecdot"]:
     if hasattr(np, _name):
-        UFUNCS[getattr(np, _name)] = {"matvec": _matvec, "vecmat": _vecmat,
+        UFUNCS[getattr(np, _name)] = {"matvec": _widened(_matvec), "vecmat": _widened(_vecmat),
                                       "vecdot": _vecdot}[_name]
 
 _COMPARISONS = {np.equal, np.not_equal, np.less, np.less_equal, np.greater, np.greater_equal}
@@ -276,13 +285,12 @@ def call_ufunc(ufunc, inputs, out=None, where=True, dtype=None, casting="same_ki
             previous = (out[index].tensor if out is not None and out[index] is not None
                         else context.constant(0, loop[nin + index]))
             results[index] = _k().where(condition, result, cast(previous, result.dtype))
-    scalar = all(np.ndim(x) == 0 for x in inputs)
     wrapped = []
     for index, result in enumerate(results):
         target = out[index] if out is not None and index < len(out) else None
         if target is None:
             value = traced(context, result)
-            value._scalar = scalar
+            value._scalar = len(result.shape) == 0  # 1-d @ 1-d too
         else:
             if not np.can_cast(np.dtype(result.dtype), target.dtype, casting):
                 raise _UFuncOutputCastingError(

@@ -155,10 +155,11 @@ def std(context, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, 
 def _arg_reduction(kind):
     def reduce(context, a, axis=None, out=None, *, keepdims=False):
         x = _as_traced(context, a)
-        if x.size == 0:
-            raise ValueError(f"attempt to get {kind} of an empty sequence")
         if axis is not None:
             axis = normalize_axis(int(axis), x.ndim, kind)
+        # Only the reduced axis must be non-empty: argmax(zeros((0, 3)), axis=1) is fine.
+        if (x.size if axis is None else x.shape[axis]) == 0:
+            raise ValueError(f"attempt to get {kind} of an empty sequence")
         tensor = getattr(_k(), kind)(x.tensor, axis, bool(keepdims))
         return _result(context, cast(tensor, np.int64), out)
     return reduce
@@ -191,6 +192,18 @@ def count_nonzero(context, a, axis=None, *, keepdims=False):
 
 def _view(x, tensor, forward, backward):
     return x._make_view(tensor, forward, backward)
+
+
+def _read_only(root, value):
+    raise ValueError("assignment destination is read-only")
+
+
+def read_only_view(x, forward):
+    """forward(x): a view that follows later writes to x and refuses writes, like NumPy's
+    read-only views (np.diagonal, np.broadcast_to)."""
+    view = x._make_view(forward(x.tensor), forward, _read_only)
+    view._scalar = False
+    return view
 
 
 def _resolve_shape(shape, size):
@@ -279,7 +292,7 @@ def broadcast_to(context, array, shape, subok=False):
     x = _as_traced(context, array)
     shape = [int(s) for s in (shape if isinstance(shape, (tuple, list)) else (shape,))]
     np.broadcast_shapes(tuple(x.shape), tuple(shape))  # NumPy's error for incompatible shapes
-    return _result(context, _k().broadcast_to(x.tensor, shape), scalar=False)
+    return read_only_view(x, lambda root: _k().broadcast_to(root, shape))
 
 
 def _common(context, arrays, dtype=None):
@@ -342,18 +355,43 @@ def where(context, condition, x=_NO_VALUE, y=_NO_VALUE):
                                         "shape"))
     from ._tracer import weak_type
     types = [weak_type(v) for v in (x, y)]
-    examples = [t if isinstance(t, np.dtype) else t(0) for t in types]
-    common = np.result_type(*examples)
-    tensor = _k().where(to_tensor(context, condition, np.bool_), to_tensor(context, x, common),
-                        to_tensor(context, y, common))
+    # Python scalars by value: NumPy 1.x promotes by value (uint8 with -2 is int16).
+    common = np.result_type(*[t if isinstance(t, np.dtype) else v for t, v in zip(types, (x, y))])
+    tensor = _k().where(to_tensor(context, condition, np.bool_),
+                        to_tensor(context, _wrapped(x, common), common),
+                        to_tensor(context, _wrapped(y, common), common))
     return _result(context, tensor, scalar=False)
+
+
+def _wrapped(value, dtype):
+    """A Python int that `dtype` cannot hold, converted as NumPy 2's where does (C's wrap)."""
+    if type(value) is int and dtype.kind in "iu" and not (
+            np.iinfo(dtype).min <= value <= np.iinfo(dtype).max):
+        return np.asarray(value).astype(dtype)
+    return value
+
+
+def _drops_out_of_range_bounds():
+    """NumPy >= 2.1 ignores a Python int clip bound beyond an integer array's range."""
+    try:
+        return np.clip(np.zeros(1, np.uint8), -1, None).dtype == np.uint8
+    except (OverflowError, TypeError):
+        return False
+
+
+_CLIP_DROPS_BOUNDS = _drops_out_of_range_bounds()
 
 
 def clip(context, a, a_min=_NO_VALUE, a_max=_NO_VALUE, out=None, *, min=_NO_VALUE,
          max=_NO_VALUE, **kwargs):
     low = a_min if a_min is not _NO_VALUE else (None if min is _NO_VALUE else min)
     high = a_max if a_max is not _NO_VALUE else (None if max is _NO_VALUE else max)
-    result = a
+    dtype = a.dtype if isinstance(a, TracedArray) else np.asarray(a).dtype
+    if _CLIP_DROPS_BOUNDS and dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        low = None if type(low) is int and low <= info.min else low
+        high = None if type(high) is int and high >= info.max else high
+    result = a if low is not None or high is not None else np.positive(a)  # a copy
     if low is not None:
         result = np.maximum(result, low)
     if high is not None:
@@ -396,13 +434,22 @@ def _triangle(lower):
 
 # ---- linear algebra ----
 
+def product_dtype(dtype):
+    """The dtype kiln's matmul kernels compute a product of `dtype` in: they take no float16
+    (NumPy's float16 matmul accumulates in float32 too) and no bool (an integer product, then
+    nonzero, is NumPy's or-of-ands)."""
+    return {"float16": np.dtype(np.float32), "bool": np.dtype(np.int64)}.get(
+        np.dtype(dtype).name, np.dtype(dtype))
+
+
 def _product(name):
     def product(context, a, b, out=None):
         x, y = _as_traced(context, a), _as_traced(context, b)
         common = np.result_type(x.dtype, y.dtype)
         if x.ndim == 0 or y.ndim == 0:
             return np.multiply(x, y)
-        tensor = getattr(_k(), name)(cast(x.tensor, common), cast(y.tensor, common))
+        compute = product_dtype(common)
+        tensor = getattr(_k(), name)(cast(x.tensor, compute), cast(y.tensor, compute))
         return _result(context, cast(tensor, common), out)
     return product
 
@@ -411,7 +458,8 @@ def einsum(context, subscripts, *operands, out=None, dtype=None, optimize=False,
     values = [_as_traced(context, o) for o in operands]
     common = check_dtype(dtype) if dtype is not None else np.result_type(
         *[v.dtype for v in values])
-    tensor = _k().einsum(subscripts, [cast(v.tensor, common) for v in values])
+    compute = product_dtype(common)
+    tensor = _k().einsum(subscripts, [cast(v.tensor, compute) for v in values])
     return _result(context, cast(tensor, common), out)
 
 
@@ -422,7 +470,8 @@ def tensordot(context, a, b, axes=2):
     else:
         a_axes, b_axes = ([int(d) for d in np.atleast_1d(side)] for side in axes)
     common = np.result_type(x.dtype, y.dtype)
-    tensor = _k().tensordot(cast(x.tensor, common), cast(y.tensor, common), a_axes, b_axes)
+    compute = product_dtype(common)
+    tensor = _k().tensordot(cast(x.tensor, compute), cast(y.tensor, compute), a_axes, b_axes)
     return _result(context, cast(tensor, common))
 
 

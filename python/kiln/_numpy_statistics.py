@@ -4,7 +4,7 @@ Each takes the TraceContext first, then NumPy's arguments. They follow NumPy's o
 minus its data-dependent checks."""
 import numpy as np
 
-from ._numpy_functions import _NO_VALUE, _as_traced, _k, _result
+from ._numpy_functions import _NO_VALUE, _as_traced, _k, _result, read_only_view
 from ._tracer import _UFuncOutputCastingError, normalize_axis
 
 
@@ -196,7 +196,8 @@ def round_(context, a, decimals=0, out=None):
 
 def diagonal(context, a, offset=0, axis1=0, axis2=1):
     """Index arithmetic: axis1, axis2 moved last and merged into one of n*m elements, of which
-    the diagonal is a strided slice. A copy in kiln (NumPy gives a read-only view)."""
+    the diagonal is a strided slice. A read-only view, as in NumPy: it follows later writes to
+    `a`."""
     x = _as_traced(context, a)
     if x.ndim < 2:
         raise ValueError("diag requires an array of at least two dimensions")
@@ -209,11 +210,13 @@ def diagonal(context, a, offset=0, axis1=0, axis2=1):
     start = offset if offset >= 0 else -offset * m
     k = _k()
     rest = [d for d in range(x.ndim) if d not in (first, second)]
-    tensor = k.reshape(k.transpose(x.tensor, rest + [first, second]),
-                       [x.shape[d] for d in rest] + [n * m])
     window = (start, start + (length - 1) * (m + 1) + 1, m + 1) if length else (0, 0, 1)
-    tensor = k.slice(tensor, [(None, None, 1)] * len(rest) + [window])
-    return _result(context, tensor, scalar=False)
+
+    def forward(root):
+        merged = k.reshape(k.transpose(root, rest + [first, second]),
+                           [x.shape[d] for d in rest] + [n * m])
+        return k.slice(merged, [(None, None, 1)] * len(rest) + [window])
+    return read_only_view(x, forward)
 
 
 def trace(context, a, offset=0, axis1=0, axis2=1, dtype=None, out=None):

@@ -357,6 +357,10 @@ class TracedArray:
         """A result that aliases self: writes to it update self (and self's own root)."""
         self._check_plain("taking a view")
         view = TracedArray(self._context, tensor)
+        if self._scalar and len(self.tensor.shape) == 0:
+            # A NumPy scalar is immutable: NumPy views a temporary array made from it.
+            view._scalar = len(tensor.shape) == 0  # np.float64(1).T is a scalar
+            return view
         if self._root is None:
             view._root, view._forward, view._backward = self, forward, backward
         else:
@@ -527,11 +531,15 @@ class TracedArray:
         if not np.can_cast(self.dtype, dtype, casting):
             raise TypeError(f"Cannot cast array data from {self.dtype!r} to {dtype!r} "
                             f"according to the rule {casting!r}")
-        return traced(self._context, backend().astype(self.tensor, dtype.name))
+        result = traced(self._context, backend().astype(self.tensor, dtype.name))
+        result._scalar = self._scalar  # a NumPy scalar's astype gives a NumPy scalar
+        return result
 
     def copy(self, order="C"):
         self._check_plain("copy")
-        return traced(self._context, self.tensor)
+        result = traced(self._context, self.tensor)
+        result._scalar = self._scalar  # a NumPy scalar's copy is a NumPy scalar
+        return result
 
     def reshape(self, *shape, order="C", copy=None):
         if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
@@ -580,6 +588,8 @@ def _binary_operator(ufunc):
     def forward(self, other):
         if not _is_operand(other):
             return NotImplemented
+        if ufunc is np.power and type(other) is int and other == 2:
+            return np.square(self)  # NumPy's fast path: bool ** 2 is int8, np.power gives int64
         return ufunc(self, other)
 
     def reflected(self, other):
@@ -590,6 +600,8 @@ def _binary_operator(ufunc):
     def inplace(self, other):
         if not _is_operand(other):
             return NotImplemented
+        if self._scalar and len(self.tensor.shape) == 0:
+            return forward(self, other)  # `s += 1` rebinds a NumPy scalar: aliases keep it
         return ufunc(self, other, out=(self,))
     return forward, reflected, inplace
 

@@ -100,6 +100,74 @@ def test_setitem(rng):
     check(assign, [(view_of(x), view_of(y))])
 
 
+def test_basic_setitem_drops_leading_ones(rng):
+    """x[...] = v and x[1:] = v accept a value with extra leading size-1 axes (fuzzer)."""
+    def assign(x, y):
+        x[...] = y[None, None]
+        x[1:] = x[None, :1] * 2
+        return x
+    check(assign, [(sample_array(rng, "float64", (3, 4)), sample_array(rng, "int8", (4,)))])
+
+
+def test_numpy_scalars_from_indexing(rng):
+    """x[1, 2], x[()] and x[i] (i a 0-d integer array) give NumPy scalars, x[...] and
+    x[1, ...] 0-d arrays (fuzzer)."""
+    def index(x, i):
+        return x[1, 2], x[0][()], x[0][...], x[1, ...][2], x[0, ...], x[0][i], x[i, i]
+    arrays = (sample_array(rng, "float64", (3, 4)), np.array(2))
+    got = kiln.compile(index, fullgraph=True)(*arrays)
+    expected = index(*arrays)
+    assert [type(g) for g in got] == [type(e) for e in expected]
+    for value, reference in zip(got, expected):
+        np.testing.assert_array_equal(value, reference)
+
+
+def test_scalars_and_read_only_views_follow_numpy(rng):
+    """x[0, 0] is a copy; np.diagonal and np.broadcast_to are views that follow later writes
+    to x; np.clip with both bounds beyond the dtype's range is a copy (fuzzer)."""
+    def views(x):
+        y = x + 1
+        corner, diagonal, wide = y[0, 0], np.diagonal(y), np.broadcast_to(y[0], (2, 4))
+        copy = np.clip(y, -1000, 1000)
+        y *= 2
+        copy += 1
+        return corner, diagonal, wide, y, copy
+    check(views, [(sample_array(rng, "int32", (3, 4)),)])
+
+
+def test_zero_d_traced_index_gives_a_view(rng):
+    """NumPy takes a NumPy integer scalar index for an integer: x[i] is a view that writes
+    through (fuzzer: input a0 after `v = a0[i]; v[v != 1] = 1`); a 0-d array index copies."""
+    def write(x, i):
+        row = x[np.abs(i) % 3]
+        row[row > 0] = 0
+        column, copy = x[:, i, 1:], x[np.array(1)]
+        column *= 2
+        copy *= 2
+        return x, row, column, copy
+    check(write, [(sample_array(rng, "float64", (3, 4, 2)), np.array(-2))])
+
+
+def test_numpy_scalars_are_immutable(rng):
+    """A NumPy scalar is never written through: `s += 1` rebinds it, and views of it view a
+    temporary copy (fuzzer)."""
+    def scalars(x):
+        total = x.sum()
+        alias, wide = total, np.expand_dims(total, -1)
+        wide *= 3
+        total += 1
+        return alias, wide, total
+    check(scalars, [(sample_array(rng, "int32", (3, 4)),)])
+
+
+def test_read_only_views_refuse_writes(rng):
+    def write(x):
+        d = np.diagonal(x)
+        d += 1
+        return d
+    _raises(write, sample_array(rng, "float64", (3, 4)), ValueError, "read-only")
+
+
 def test_setitem_duplicates_last_wins(rng):
     x = sample_array(rng, "float64", (3, 4))
     i = np.array([0, 2, 0, 0])

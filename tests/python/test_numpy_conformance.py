@@ -8,6 +8,7 @@ import itertools
 import numpy as np
 import pytest
 
+import kiln
 from kiln import _numpy_api
 
 import samples_manipulation
@@ -140,6 +141,39 @@ def test_function(function):
     def dispatch(*arrays):
         return callables[next(position) % len(callables)](*arrays)
     check(dispatch, samples)
+
+
+def test_fuzzer_regressions():
+    """Found by test_fuzz_numpy.py: NEP 50 scalars in where and clip, argmax over a non-empty
+    axis of a size-0 array, float16 and bool matrix products."""
+    rng = np.random.default_rng(9)
+    u8 = sample_array(rng, "uint8", (3, 4))
+
+    def scalars(u8):
+        return (np.where(u8 > 2, u8, -2), np.where(u8 > 2, 300, u8), np.clip(u8, -1, 3),
+                np.clip(u8, 1, 1000), np.argmax(u8[:0], axis=1), np.argmin(u8[:, :0], axis=0),
+                u8 > 2 ** 2, (u8 > 2) ** 2)   # bool ** 2 is NumPy's np.square: int8
+    check(scalars, [(u8,)])
+    for dtype in ["float16", "bool"]:
+        x = sample_array(rng, dtype, (3, 4))
+        check(lambda x: (x @ x.T, np.dot(x[0], x[1]), np.einsum("ij,kj->ik", x, x),
+                         np.tensordot(x, x, ([1], [1])), np.inner(x, x), np.outer(x[0], x[1])),
+              [(x,)])
+
+
+def test_numpy_scalar_results():
+    """Where eager NumPy returns a NumPy scalar, so does kiln (fuzzer): 1-d @ 1-d, and the
+    astype, copy, T and reshape methods of a NumPy scalar."""
+    def scalars(x):
+        total = x.sum()                          # a NumPy scalar
+        return (x @ x, total.astype(np.float32), total.copy(), total.T, np.squeeze(total),
+                total.reshape(()), np.sum(x[0:1]).view(), x.sum(keepdims=True).astype(int))
+    x = np.arange(3.0)
+    got = kiln.compile(scalars, fullgraph=True)(x)
+    expected = scalars(x)
+    assert [type(g) for g in got] == [type(e) for e in expected]
+    for value, reference in zip(got, expected):
+        np.testing.assert_array_equal(value, reference)
 
 
 def test_indexing_and_mutation():
