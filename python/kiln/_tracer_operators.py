@@ -1,0 +1,78 @@
+"""TracedArray's ndarray methods and Python operators: each forwards to the NumPy function or
+ufunc NumPy's own ndarray uses, so the tracer's ufunc and function tables handle them."""
+import numpy as np
+
+from ._tracer import TracedArray
+
+
+def _method(function_name):
+    def method(self, *args, **kwargs):
+        return getattr(np, function_name)(self, *args, **kwargs)
+    method.__name__ = function_name
+    return method
+
+
+for _name in ["sum", "prod", "max", "min", "mean", "std", "var", "argmax", "argmin", "any",
+              "all", "cumsum", "cumprod", "clip", "round", "dot", "trace", "diagonal", "repeat",
+              "squeeze", "swapaxes", "ravel", "take", "conj", "conjugate", "sort", "argsort"]:
+    setattr(TracedArray, _name, _method(_name))
+
+
+# -- operators: each is the ufunc NumPy's ndarray maps it to --
+
+def _binary_operator(ufunc):
+    def forward(self, other):
+        if not _is_operand(other):
+            return NotImplemented
+        if ufunc is np.power and type(other) is int and other == 2:
+            return np.square(self)  # NumPy's fast path: bool ** 2 is int8, np.power gives int64
+        return ufunc(self, other)
+
+    def reflected(self, other):
+        if not _is_operand(other):
+            return NotImplemented
+        return ufunc(other, self)
+
+    def inplace(self, other):
+        if not _is_operand(other):
+            return NotImplemented
+        if self._scalar and len(self.tensor.shape) == 0:
+            return forward(self, other)  # `s += 1` rebinds a NumPy scalar: aliases keep it
+        return ufunc(self, other, out=(self,))
+    return forward, reflected, inplace
+
+
+def _is_operand(value):
+    return isinstance(value, (TracedArray, bool, int, float, np.ndarray, np.generic, list,
+                              tuple))
+
+
+for _name, _ufunc in [("add", np.add), ("sub", np.subtract), ("mul", np.multiply),
+                      ("truediv", np.true_divide), ("floordiv", np.floor_divide),
+                      ("mod", np.remainder), ("pow", np.power), ("matmul", np.matmul),
+                      ("and", np.bitwise_and), ("or", np.bitwise_or), ("xor", np.bitwise_xor),
+                      ("lshift", np.left_shift), ("rshift", np.right_shift)]:
+    _forward, _reflected, _inplace = _binary_operator(_ufunc)
+    setattr(TracedArray, f"__{_name}__", _forward)
+    setattr(TracedArray, f"__r{_name}__", _reflected)
+    setattr(TracedArray, f"__i{_name}__", _inplace)
+
+for _name, _ufunc in [("eq", np.equal), ("ne", np.not_equal), ("lt", np.less),
+                      ("le", np.less_equal), ("gt", np.greater), ("ge", np.greater_equal)]:
+    setattr(TracedArray, f"__{_name}__", _binary_operator(_ufunc)[0])
+
+for _name, _ufunc in [("neg", np.negative), ("pos", np.positive), ("abs", np.absolute),
+                      ("invert", np.invert)]:
+    setattr(TracedArray, f"__{_name}__", lambda self, _ufunc=_ufunc: _ufunc(self))
+
+
+def _divmod(self, other):
+    return np.divmod(self, other) if _is_operand(other) else NotImplemented
+
+
+def _rdivmod(self, other):
+    return np.divmod(other, self) if _is_operand(other) else NotImplemented
+
+
+TracedArray.__divmod__ = _divmod
+TracedArray.__rdivmod__ = _rdivmod
