@@ -18,7 +18,7 @@ import numpy as np
 
 from ._graph_breaks import is_internal
 from ._tracer import (TracedArray, backend, cast, check_dtype, context_of, default_float,
-                      traced)
+                      has_tracer, traced)
 
 _NO_VALUE = np._NoValue
 
@@ -32,12 +32,6 @@ def _shape(shape):
 
 def _dtype(dtype):
     return default_float() if dtype is None else check_dtype(dtype)
-
-
-def _is_traced(value):
-    if isinstance(value, TracedArray):
-        return True
-    return isinstance(value, (list, tuple)) and any(_is_traced(item) for item in value)
 
 
 def _iota(context, count, dtype):
@@ -69,7 +63,7 @@ def ones(context, shape, dtype=None, order="C", **kwargs):
 def arange(context, start_or_stop, stop=None, step=None, dtype=None, **kwargs):
     start, stop = (0, start_or_stop) if stop is None else (start_or_stop, stop)
     step = 1 if step is None else step
-    if _is_traced([start, stop, step]):
+    if has_tracer([start, stop, step]):
         return _eager("arange", context, start, stop, step, dtype=dtype)
     if step == 0:
         raise ZeroDivisionError("division by zero in arange: step must not be 0")
@@ -151,7 +145,7 @@ def array(context, obj, dtype=None, *, copy=True, **kwargs):
     """np.array of tracers, or of (nested) lists mixing tracers and scalars: a stack."""
     if isinstance(obj, TracedArray):
         return obj.astype(obj.dtype if dtype is None else dtype)
-    items = [array(context, item) if _is_traced(item) else np.asarray(item) for item in obj]
+    items = [array(context, item) if has_tracer(item) else np.asarray(item) for item in obj]
     common = np.result_type(*[item.dtype for item in items]) if dtype is None else dtype
     return np.stack([item.astype(common) for item in items])
 
@@ -197,7 +191,7 @@ def _eager(name, context, *args, **kwargs):
 
 
 def _remember(context, result, name, args, kwargs):
-    if isinstance(result, TracedArray) and not _is_traced([args, list(kwargs.values())]):
+    if isinstance(result, TracedArray) and not has_tracer([args, list(kwargs.values())]):
         context.known[result.tensor.id] = functools.cache(
             functools.partial(_ORIGINALS[name], *args, **kwargs))
     return result
@@ -229,7 +223,7 @@ def _wrapper(name):
     def wrapper(*args, **kwargs):
         if kwargs.get("like") is None and _from_user_code():
             context = (context_of(args) if needs_traced_argument else _current_context())
-            if context is not None and (not needs_traced_argument or _is_traced(args)):
+            if context is not None and (not needs_traced_argument or has_tracer(args)):
                 kwargs.pop("like", None)
                 context.at()
                 return _remember(context, implementation(context, *args, **kwargs), name, args,

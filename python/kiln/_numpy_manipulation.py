@@ -9,7 +9,7 @@ import operator
 import numpy as np
 
 from ._numpy_functions import _as_traced, _k, _result
-from ._tracer import TracedArray, cast, materialize_all, normalize_axis
+from ._tracer import TracedArray, cast, has_tracer, materialize_all, normalize_axis
 
 
 def _new(context, tensor):
@@ -53,15 +53,9 @@ def tile(context, A, reps):
     return _new(context, k.reshape(spread, [r * s for r, s in zip(reps, shape)]))
 
 
-def _has_tracer(value):
-    if isinstance(value, TracedArray):
-        return True
-    return isinstance(value, (list, tuple)) and any(_has_tracer(v) for v in value)
-
-
 def repeat(context, a, repeats, axis=None):
     x = _as_traced(context, a)
-    if _has_tracer(repeats):
+    if has_tracer(repeats):
         repeats = materialize_all(repeats, "np.repeat with traced repeats has a data-dependent "
                                   "shape")
     k = _k()
@@ -156,7 +150,7 @@ def _as_pairs(x, ndim, as_index=False):
     Values may be tracers (for constant_values and end_values)."""
     if x is None:
         return [(None, None)] * ndim
-    x = _object_array(x) if _has_tracer(x) else np.array(x)
+    x = _object_array(x) if has_tracer(x) else np.array(x)
     if as_index:
         x = np.round(x).astype(np.intp, copy=False)
     if x.ndim < 3:
@@ -211,7 +205,7 @@ def _pad_constant(context, x, widths, values):
     k = _k()
     shape, dtype = list(x.shape), x.dtype
     flat = [v for pair in values for v in pair]
-    if not _has_tracer(flat):
+    if not has_tracer(flat):
         fills = {_fill_value(v, dtype) for v in flat}
         if len(fills) <= 1:  # one value everywhere: one pad node
             fill = fills.pop() if fills else 0

@@ -292,6 +292,13 @@ def traced(context, tensor):
     return TracedArray(context, tensor)
 
 
+def has_tracer(value):
+    """A TracedArray, or a (nested) list or tuple holding one."""
+    if isinstance(value, TracedArray):
+        return True
+    return isinstance(value, (list, tuple)) and any(has_tracer(item) for item in value)
+
+
 def _has_mask(value):
     if isinstance(value, TracedArray):
         return value._mask is not None
