@@ -10,6 +10,9 @@ enum class ErrorKind {
   Value,        // bad shapes, bad arguments (Python ValueError)
   Type,         // bad dtypes (Python TypeError)
   Axis,         // axis out of range (numpy AxisError)
+  Index,        // an index out of bounds, found while running (Python IndexError)
+  Memory,       // a size that overflows int64 or an allocation that fails (MemoryError)
+  Overflow,     // a value that does not fit the destination dtype (OverflowError)
   Unsupported,  // an op or feature kiln does not handle
   Toolchain,    // the C++ compiler failed; the message names the generated file
   Internal,     // kiln's own bug: names the pass

@@ -70,6 +70,9 @@ void translate_kiln_error(const Error& error) {
       Py_DECREF(instance);
       return;
     }
+    case ErrorKind::Index: PyErr_SetString(PyExc_IndexError, message); return;
+    case ErrorKind::Memory: PyErr_SetString(PyExc_MemoryError, message); return;
+    case ErrorKind::Overflow: PyErr_SetString(PyExc_OverflowError, message); return;
     case ErrorKind::Unsupported: PyErr_SetString(unsupported_type, message); return;
     case ErrorKind::Toolchain: PyErr_SetString(PyExc_RuntimeError, message); return;
     case ErrorKind::Internal:
