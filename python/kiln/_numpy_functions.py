@@ -67,6 +67,13 @@ def _reduction(kind):
             if any(shape[d] == 0 for d in axes):
                 raise ValueError(f"zero-size array to reduction operation {_UFUNC_NAME[kind]} "
                                  "which has no identity")
+        elif kind in ("max", "min") and any(shape[d] == 0 for d in axes):
+            # An empty max/min with `initial` is `initial` everywhere (NumPy's reduce).
+            reduced = [1 if d in axes else extent for d, extent in enumerate(shape)]
+            if not keepdims:
+                reduced = [extent for d, extent in enumerate(shape) if d not in axes]
+            tensor = context.constant(initial, tensor.dtype, reduced)
+            return _result(context, cast(tensor, result_dtype), out)
         if where is not True:
             condition = to_tensor(context, where, np.bool_)
             tensor = k.where(condition, tensor, context.constant(fill, tensor.dtype))
@@ -208,11 +215,15 @@ def read_only_view(x, forward):
 
 def _resolve_shape(shape, size):
     shape = [int(s) for s in (shape if isinstance(shape, (tuple, list)) else (shape,))]
-    if shape.count(-1) == 1:
-        known = int(np.prod([s for s in shape if s != -1]))
+    # NumPy takes any negative entry as the one unknown dimension (-1 by convention).
+    unknown = [axis for axis, extent in enumerate(shape) if extent < 0]
+    if len(unknown) > 1:
+        raise ValueError("can only specify one unknown dimension")
+    if unknown:
+        known = int(np.prod([s for s in shape if s >= 0]))
         if known == 0 or size % known:
             raise ValueError(f"cannot reshape array of size {size} into shape {tuple(shape)}")
-        shape[shape.index(-1)] = size // known
+        shape[unknown[0]] = size // known
     if int(np.prod(shape)) != size:
         raise ValueError(f"cannot reshape array of size {size} into shape {tuple(shape)}")
     return shape

@@ -238,7 +238,7 @@ def context_of(values):
 # ---- conversion and typing helpers ----
 
 def cast(tensor, dtype):
-    name = np.dtype(dtype).name
+    name = check_dtype(dtype).name  # complex, str, object...: a graph break, not a TypeError
     return tensor if tensor.dtype == name else backend().astype(tensor, name)
 
 
