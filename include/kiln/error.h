@@ -13,6 +13,7 @@ enum class ErrorKind {
   Index,        // an index out of bounds, found while running (Python IndexError)
   Memory,       // a size that overflows int64 or an allocation that fails (MemoryError)
   Overflow,     // a value that does not fit the destination dtype (OverflowError)
+  Permission,   // an unsafe cache directory or file, refused (PermissionError)
   Unsupported,  // an op or feature kiln does not handle
   Toolchain,    // the C++ compiler failed; the message names the generated file
   Internal,     // kiln's own bug: names the pass

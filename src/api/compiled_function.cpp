@@ -74,21 +74,20 @@ std::unique_ptr<CompiledGraph> compile_graph(const ir::Graph& traced,
   std::string key = runtime::cache_key({result->graph_text, layouts.str(), options.mode,
                                         options.allow_reassociation ? "reassociate" : "strict",
                                         toolchain.identity(), KILN_VERSION, result->source});
-  std::string directory = options.cache_dir.empty() ? runtime::default_cache_dir() : options.cache_dir;
-  runtime::DiskCache cache(directory);
+  runtime::DiskCache cache = runtime::DiskCache::open(options.cache_dir, options.disk_cache);
   int64_t misses_before = runtime::DiskCache::counters().misses;
-  std::string object = cache.get_or_build(key, result->source, [&](const std::string& source_path,
-                                                                   const std::string& object_path) {
-    toolchain.compile_shared_object(source_path, object_path);
-  });
+  runtime::CachedObject object = cache.get_or_build(
+      key, result->source, [&](const std::string& source_path, const std::string& object_path) {
+        toolchain.compile_shared_object(source_path, object_path);
+      });
   result->source_path = cache.source_path(key);
   bool built = runtime::DiskCache::counters().misses > misses_before;
   (built ? stats.disk_misses : stats.disk_hits)++;
-  api::log(api::LogChannel::Cache, std::string(built ? "miss" : "hit") + " " + key + " -> " + object);
+  api::log(api::LogChannel::Cache, std::string(built ? "miss" : "hit") + " " + key + " -> " + object.path);
   api::log(api::LogChannel::OutputCode, "source: " + result->source_path + "\n" + result->source);
   stats.kernels = static_cast<int>(program.kernels.size());
   result->executable = std::make_unique<runtime::Executable>(
-      std::move(program), std::move(source.kernels), runtime::SharedLibrary::open(object));
+      std::move(program), std::move(source.kernels), runtime::SharedLibrary::open(object.path));
   return result;
 }
 

@@ -80,5 +80,6 @@ void bind_errors(nb::module_& module);
 void bind_tensor(nb::module_& module);
 void bind_compiled(nb::module_& module);
 void bind_guarded_cache(nb::module_& module);
+void bind_cache_tools(nb::module_& module);
 
 }  // namespace kiln::python

@@ -73,6 +73,7 @@ void translate_kiln_error(const Error& error) {
     case ErrorKind::Index: PyErr_SetString(PyExc_IndexError, message); return;
     case ErrorKind::Memory: PyErr_SetString(PyExc_MemoryError, message); return;
     case ErrorKind::Overflow: PyErr_SetString(PyExc_OverflowError, message); return;
+    case ErrorKind::Permission: PyErr_SetString(PyExc_PermissionError, message); return;
     case ErrorKind::Unsupported: PyErr_SetString(unsupported_type, message); return;
     case ErrorKind::Toolchain: PyErr_SetString(PyExc_RuntimeError, message); return;
     case ErrorKind::Internal:
@@ -266,4 +267,5 @@ NB_MODULE(_kiln, module) {
   bind_tensor(module);
   bind_compiled(module);
   bind_guarded_cache(module);
+  bind_cache_tools(module);
 }

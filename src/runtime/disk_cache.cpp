@@ -1,6 +1,7 @@
 #include "runtime/disk_cache.h"
 
 #include <fcntl.h>
+#include <pwd.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -13,9 +14,12 @@
 #include <cstring>
 #include <mutex>
 #include <random>
+#include <set>
 #include <sstream>
+#include <vector>
 
 #include "kiln/error.h"
+#include "runtime/cache_maintenance.h"
 
 namespace kiln::runtime {
 namespace {
@@ -98,79 +102,9 @@ std::string sha256_hex(const std::string& message) {
   return std::string(hex, 64);
 }
 
-// ---- files ----
-
 [[noreturn]] void throw_file_error(const std::string& what, const std::string& path) {
   throw Error(ErrorKind::Toolchain,
               "kiln: cache: cannot " + what + " " + path + ": " + strerror(errno));
-}
-
-bool read_file(const std::string& path, std::string& contents) {
-  FILE* file = fopen(path.c_str(), "rb");
-  if (file == nullptr) return false;
-  contents.clear();
-  char buffer[65536];
-  size_t count;
-  while ((count = fread(buffer, 1, sizeof buffer, file)) > 0) contents.append(buffer, count);
-  bool failed = ferror(file) != 0;
-  fclose(file);
-  return !failed;
-}
-
-// A name no other writer (thread or process) uses: pid + per-process random + counter.
-std::string temporary_name(const std::string& final_path) {
-  static std::atomic<uint64_t> counter{0};
-  static const uint64_t process_random = [] {
-    std::random_device device;
-    return (uint64_t(device()) << 32) ^ device() ^
-           uint64_t(std::chrono::steady_clock::now().time_since_epoch().count());
-  }();
-  char suffix[64];
-  snprintf(suffix, sizeof suffix, ".tmp.%d.%llx", static_cast<int>(getpid()),
-           static_cast<unsigned long long>(process_random + counter.fetch_add(1)));
-  return final_path + suffix;
-}
-
-// Writes to a temporary name, then renames: readers see the old file or the new one, never half.
-void write_file_atomically(const std::string& path, const std::string& contents) {
-  std::string temporary = temporary_name(path);
-  int descriptor = open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  if (descriptor < 0) throw_file_error("create", temporary);
-  size_t written = 0;
-  while (written < contents.size()) {
-    ssize_t count = write(descriptor, contents.data() + written, contents.size() - written);
-    if (count < 0 && errno == EINTR) continue;
-    if (count <= 0) {
-      int saved = errno;
-      close(descriptor);
-      unlink(temporary.c_str());
-      errno = saved;
-      throw_file_error("write", temporary);
-    }
-    written += static_cast<size_t>(count);
-  }
-  if (close(descriptor) != 0 || rename(temporary.c_str(), path.c_str()) != 0) {
-    int saved = errno;
-    unlink(temporary.c_str());
-    errno = saved;
-    throw_file_error("write", path);
-  }
-}
-
-void make_directories(const std::string& path) {
-  // mkdir -p: create each prefix; EEXIST is fine (another process may be creating it too).
-  for (size_t slash = path.find('/', 1);; slash = path.find('/', slash + 1)) {
-    std::string prefix = path.substr(0, slash);
-    if (!prefix.empty() && mkdir(prefix.c_str(), 0755) != 0 && errno != EEXIST) {
-      throw_file_error("create directory", prefix);
-    }
-    if (slash == std::string::npos) break;
-  }
-  struct stat information;
-  if (stat(path.c_str(), &information) != 0 || !S_ISDIR(information.st_mode)) {
-    errno = ENOTDIR;
-    throw_file_error("use directory", path);
-  }
 }
 
 // ---- metadata ----
@@ -271,13 +205,57 @@ std::string cache_key(const std::vector<std::string>& fields) {
 std::string default_cache_dir() {
   const char* configured = getenv("KILN_CACHE_DIR");
   if (configured != nullptr && *configured != '\0') return configured;
+  const char* xdg = getenv("XDG_CACHE_HOME");
+  if (xdg != nullptr && xdg[0] == '/') return std::string(xdg) + "/kiln";
   const char* home = getenv("HOME");
-  if (home != nullptr && *home != '\0') return std::string(home) + "/.cache/kiln";
-  return "/tmp/kiln-cache-" + std::to_string(getuid());
+  if (home != nullptr && home[0] == '/') return std::string(home) + "/.cache/kiln";
+  // No $HOME (daemons, some containers): the password database knows the home directory.
+  struct passwd entry, *found = nullptr;
+  std::vector<char> buffer(16384);
+  if (getpwuid_r(getuid(), &entry, buffer.data(), buffer.size(), &found) == 0 && found &&
+      found->pw_dir != nullptr && found->pw_dir[0] == '/' && std::string(found->pw_dir) != "/")
+    return std::string(found->pw_dir) + "/.cache/kiln";
+  return "";
+}
+
+namespace {
+
+// A private directory of this process, shared by every DiskCache that needs one.
+const std::string& process_private_directory() {
+  static const std::string path = make_private_temporary_directory();
+  return path;
+}
+
+void warn_once(const std::string& directory, const std::string& message) {
+  static std::mutex mutex;
+  static std::set<std::string> warned;
+  std::lock_guard<std::mutex> lock(mutex);
+  if (warned.insert(directory).second) fprintf(stderr, "kiln: warning: %s\n", message.c_str());
+}
+
+}  // namespace
+
+DiskCache DiskCache::open(const std::string& requested, bool enabled) {
+  if (!enabled) return DiskCache(process_private_directory());
+  std::string directory = requested.empty() ? default_cache_dir() : requested;
+  if (directory.empty()) {
+    warn_once("", "no home directory for the kernel cache (set KILN_CACHE_DIR); compiled "
+                  "kernels are kept in a private temporary directory for this process only");
+    return DiskCache(process_private_directory());
+  }
+  try {
+    return DiskCache(directory);
+  } catch (const Error& error) {
+    if (error.kind() != ErrorKind::Toolchain) throw;  // refused as unsafe: the user must know
+    warn_once(directory, std::string(error.what()) + "; compiled kernels are kept in a private "
+                         "temporary directory for this process only");
+    return DiskCache(process_private_directory());
+  }
 }
 
 DiskCache::DiskCache(std::string directory) : directory_(std::move(directory)) {
   while (directory_.size() > 1 && directory_.back() == '/') directory_.pop_back();
+  ensure_private_directory(directory_);
 }
 
 CacheCounters& DiskCache::counters() {
@@ -293,7 +271,44 @@ std::string DiskCache::source_path(const std::string& key) const {
   return entry_directory(key) + "/" + kSourceName;
 }
 
-std::string DiskCache::get_or_build(
+namespace {
+
+// The entry's object if meta.txt describes an intact, private one (see private_files.h);
+// an invalid CachedObject otherwise, with `why` saying what is wrong.
+CachedObject find_valid_object(const std::string& entry, const std::string& key,
+                               std::string& why) {
+  std::string shard = entry.substr(0, entry.find_last_of('/'));
+  if (!is_private_directory(shard, &why) || !is_private_directory(entry, &why)) return {};
+  Descriptor meta_file = open_private_file(entry + "/" + kMetaName, &why);
+  std::string meta_text;
+  EntryMeta meta;
+  if (!meta_file.valid()) {
+    why = "meta.txt: " + why;
+    return {};
+  }
+  if (!read_all(meta_file.get(), meta_text) || !parse_meta(meta_text, key, meta)) {
+    why = "meta.txt is damaged";
+    return {};
+  }
+  CachedObject object{entry + "/" + meta.object_name, {}};
+  object.file = open_private_file(object.path, &why);
+  std::string bytes;
+  if (!object.file.valid()) {
+    why = meta.object_name + ": " + why;
+    return {};
+  }
+  if (!read_all(object.file.get(), bytes) || bytes.size() != meta.size ||
+      fnv1a_64_hex(bytes) != meta.checksum) {
+    why = meta.object_name + ": size or checksum differs from meta.txt";
+    return {};
+  }
+  futimens(meta_file.get(), nullptr);  // last use, for least-recently-used eviction
+  return object;
+}
+
+}  // namespace
+
+CachedObject DiskCache::get_or_build(
     const std::string& key, const std::string& source,
     const std::function<void(const std::string& source_path, const std::string& object_path)>&
         build) {
@@ -302,26 +317,28 @@ std::string DiskCache::get_or_build(
   const std::string meta_path = entry + "/" + kMetaName;
 
   // Lookup. No meta.txt: a miss (also a build that died before publishing). A meta.txt that
-  // does not describe an intact object: corrupt, counted, and rebuilt below.
-  std::string meta_text;
-  if (read_file(meta_path, meta_text)) {
-    EntryMeta meta;
-    std::string object_bytes;
-    if (parse_meta(meta_text, key, meta) &&
-        read_file(entry + "/" + meta.object_name, object_bytes) &&
-        object_bytes.size() == meta.size && fnv1a_64_hex(object_bytes) == meta.checksum) {
-      count(&CacheCounters::hits);
-      return entry + "/" + meta.object_name;
-    }
-    count(&CacheCounters::corrupt);
+  // does not describe an intact private object: corrupt, counted, and rebuilt below.
+  bool had_meta = access(meta_path.c_str(), F_OK) == 0;
+  std::string problem;
+  CachedObject found = find_valid_object(entry, key, problem);
+  if (found.file.valid()) {
+    count(&CacheCounters::hits);
+    return found;
   }
+  if (had_meta) count(&CacheCounters::corrupt);
+  // An entry that is damaged or not the user's own is never loaded; it is replaced.
+  struct stat existing;
+  if (had_meta || (lstat(entry.c_str(), &existing) == 0 && !is_private_directory(entry)))
+    remove_cache_entry(entry);
   count(&CacheCounters::misses);
 
   // Build. The source is published first so a compiler error can name a file the user can
   // open; without meta.txt it is not an entry, so a failed build leaves nothing to load.
-  make_directories(entry);
+  ensure_private_directory(directory_ + "/" + key.substr(0, 2));
+  ensure_private_directory(entry);
+  remove_stale_temporaries(entry);
   const std::string source_file = entry + "/" + kSourceName;
-  write_file_atomically(source_file, source);
+  write_private_file(source_file, source);
   const std::string temporary_object = temporary_name(entry + "/kernel.so");
   try {
     build(source_file, temporary_object);
@@ -330,12 +347,16 @@ std::string DiskCache::get_or_build(
     throw;
   }
 
-  std::string object_bytes;
-  if (!read_file(temporary_object, object_bytes) || object_bytes.size() < 4 ||
-      object_bytes.compare(0, 4, "\x7f" "ELF") != 0) {
+  std::string why, object_bytes;
+  CachedObject built;
+  if (make_private(temporary_object, 0700, &why)) built.file = open_private_file(temporary_object,
+                                                                                 &why);
+  if (!built.file.valid() || !read_all(built.file.get(), object_bytes) ||
+      object_bytes.size() < 4 || object_bytes.compare(0, 4, "\x7f" "ELF") != 0) {
     unlink(temporary_object.c_str());
     throw Error(ErrorKind::Toolchain, "kiln: cache: building " + source_file +
-                                          " produced no shared object at " + temporary_object);
+                                          " produced no usable shared object at " +
+                                          temporary_object + (why.empty() ? "" : ": " + why));
   }
 
   // Publish. The object's name carries its checksum, so every published meta.txt names a file
@@ -346,15 +367,21 @@ std::string DiskCache::get_or_build(
   meta.size = object_bytes.size();
   meta.checksum = fnv1a_64_hex(object_bytes);
   meta.object_name = "kernel-" + meta.checksum + ".so";
-  const std::string object_path = entry + "/" + meta.object_name;
-  if (rename(temporary_object.c_str(), object_path.c_str()) != 0) {
+  built.path = entry + "/" + meta.object_name;
+  if (rename(temporary_object.c_str(), built.path.c_str()) != 0) {
     int saved = errno;
     unlink(temporary_object.c_str());
     errno = saved;
-    throw_file_error("publish", object_path);
+    throw_file_error("publish", built.path);
   }
-  write_file_atomically(meta_path, format_meta(key, meta));
-  return object_path;
+  write_private_file(meta_path, format_meta(key, meta));
+  enforce_size_limit(directory_, cache_size_limit(), key);
+  return built;
+}
+
+std::string check_cache_entry(const std::string& entry_directory, const std::string& key) {
+  std::string why;
+  return find_valid_object(entry_directory, key, why).file.valid() ? "" : why;
 }
 
 }  // namespace kiln::runtime

@@ -1,5 +1,6 @@
 // The on-disk cache of compiled kernels: key -> directory holding the source, the shared
-// object and metadata. Layout: <dir>/<key[0:2]>/<key>/{kernel.cpp, kernel-<checksum>.so,
+// object and metadata. Everything in it is private to the user (runtime/private_files.h):
+// kiln loads code from it. Layout: <dir>/<key[0:2]>/<key>/{kernel.cpp, kernel-<checksum>.so,
 // meta.txt}. Every file is written under a temporary name and renamed, and meta.txt (written
 // last) names the shared object and records its size and checksum, so a reader never loads a
 // half-written or corrupt entry: such an entry is detected, counted, and rebuilt. Naming the
@@ -10,6 +11,8 @@
 #include <functional>
 #include <string>
 #include <vector>
+
+#include "runtime/private_files.h"
 
 namespace kiln::runtime {
 
@@ -25,21 +28,41 @@ std::string cache_key(const std::vector<std::string>& fields);
 // Hex FNV-1a 64 of `bytes`: the cache's checksum of objects and of other cache-side keys.
 std::string fnv1a_64_hex(const std::string& bytes);
 
-// $KILN_CACHE_DIR, else $HOME/.cache/kiln.
+// $KILN_CACHE_DIR, else $XDG_CACHE_HOME/kiln, else ~/.cache/kiln (from $HOME or the password
+// database); "" when there is no home (never a shared name under /tmp).
 std::string default_cache_dir();
+
+// A verified shared object: its path, and a descriptor open on the bytes that were checked.
+// It is loaded by path: glibc's dlopen knows a library by its name, and /proc/self/fd names
+// are reused. That is safe because every directory from the cache root down is private (see
+// private_files.h), so no one else can swap the file between the check and the load.
+struct CachedObject {
+  std::string path;
+  Descriptor file;
+};
+
+// "" if the entry directory holds a valid, private object for `key`, else what is wrong.
+std::string check_cache_entry(const std::string& entry_directory, const std::string& key);
 
 class DiskCache {
  public:
+  // The cache in `directory` ("" = default_cache_dir()), created 0700 if missing. Refuses a
+  // directory another user owns or others can write (Error(Permission)). With `enabled` false,
+  // no usable home, or a directory that cannot be written (read-only), it uses a private
+  // temporary directory removed at exit (the latter two with a warning on stderr, once).
+  static DiskCache open(const std::string& directory, bool enabled = true);
+  // Uses `directory` as it is, checked as above but with no fallback (tests, tools).
   explicit DiskCache(std::string directory);
   const std::string& directory() const { return directory_; }
 
-  // Returns the path of a valid shared object for `key`. On a miss (or a corrupt entry) it
+  // Returns a valid shared object for `key`. On a miss (or a corrupt or untrusted entry) it
   // writes `source` to the entry, calls `build(source_path, object_path)` to produce the
   // shared object at a temporary path, validates it, and publishes it atomically. Concurrent
   // processes building the same key are safe: the loser of the rename race uses the winner's.
-  std::string get_or_build(const std::string& key, const std::string& source,
-                           const std::function<void(const std::string& source_path,
-                                                    const std::string& object_path)>& build);
+  // After a build, least recently used entries are evicted past the size limit.
+  CachedObject get_or_build(const std::string& key, const std::string& source,
+                            const std::function<void(const std::string& source_path,
+                                                     const std::string& object_path)>& build);
   // The source path an entry has or would have (for error messages and KILN_LOGS).
   std::string source_path(const std::string& key) const;
 

@@ -1,7 +1,8 @@
 #include "runtime/toolchain.h"
 
 #include <fcntl.h>
-#include <spawn.h>
+#include <signal.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -15,6 +16,7 @@
 
 #include "kiln/error.h"
 #include "runtime/disk_cache.h"
+#include "runtime/private_files.h"
 
 extern char** environ;
 
@@ -26,8 +28,8 @@ struct ProcessResult {
   std::string output;    // stdout and stderr, interleaved as the child wrote them
 };
 
-// Spawns `arguments[0]` (an absolute path) with stdin from /dev/null and stdout+stderr captured
-// into one string. posix_spawn, not system(): no shell parses generated file names, and the
+// Runs `arguments[0]` (an absolute path) with stdin from /dev/null and stdout+stderr captured
+// into one string. exec, not system(): no shell parses generated file names, and the
 // caller gets the compiler's message rather than whatever the terminal happened to show.
 ProcessResult run_process(const std::vector<std::string>& arguments) {
   int pipe_descriptors[2];
@@ -35,23 +37,36 @@ ProcessResult run_process(const std::vector<std::string>& arguments) {
     throw Error(ErrorKind::Toolchain,
                 std::string("kiln: cannot create a pipe for the compiler: ") + strerror(errno));
   }
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_adddup2(&actions, pipe_descriptors[1], 1);
-  posix_spawn_file_actions_adddup2(&actions, pipe_descriptors[1], 2);
-
   std::vector<char*> argv;
   argv.reserve(arguments.size() + 1);
   for (const std::string& argument : arguments) argv.push_back(const_cast<char*>(argument.c_str()));
   argv.push_back(nullptr);
 
-  pid_t child = 0;
-  int spawn_error = posix_spawn(&child, argv[0], &actions, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
+  // vfork + exec rather than posix_spawn: the child must ask the kernel to kill it when kiln's
+  // process dies (PR_SET_PDEATHSIG), or a killed compile leaves the compiler running. Between
+  // vfork and exec the child makes system calls only; it shares our memory, so exec's error
+  // comes back through `spawn_error`.
+  const pid_t parent = getpid();
+  volatile int spawn_error = 0;
+  pid_t child = vfork();
+  if (child == 0) {
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent) _exit(127);  // the parent died before prctl took effect
+    int null_input = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    if (null_input < 0 || dup2(null_input, 0) < 0 || dup2(pipe_descriptors[1], 1) < 0 ||
+        dup2(pipe_descriptors[1], 2) < 0) {
+      spawn_error = errno;
+      _exit(127);
+    }
+    execve(argv[0], argv.data(), environ);
+    spawn_error = errno;
+    _exit(127);
+  }
+  if (child < 0) spawn_error = errno;
   close(pipe_descriptors[1]);
   if (spawn_error != 0) {
     close(pipe_descriptors[0]);
+    if (child > 0) waitpid(child, nullptr, 0);
     throw Error(ErrorKind::Toolchain, "kiln: cannot run " + arguments[0] + ": " +
                                           strerror(spawn_error));
   }
@@ -168,41 +183,41 @@ std::string host_target_fingerprint(const std::string& compiler) {
 }
 
 
-// The probe memo: line 1 the link flags, the rest the identity. Written atomically; a memo that
-// cannot be read is simply probed again.
-bool read_probe_memo(const std::string& path, std::vector<std::string>& link, std::string& identity) {
-  FILE* file = fopen(path.c_str(), "r");
-  if (file == nullptr) return false;
+// The probe memo remembers what probing found, never a command-line flag: a planted memo can
+// at worst claim libmvec is (not) there, and the link then fails or is slower, nothing runs.
+// Line 1 "kiln-toolchain-memo 2", line 2 "mvec 0|1", then the identity. Read only if it is a
+// private file (runtime/private_files.h); anything else is probed again.
+constexpr const char* kMemoHeader = "kiln-toolchain-memo 2\n";
+
+bool read_probe_memo(const std::string& path, bool& has_mvec, std::string& identity) {
+  Descriptor file = open_private_file(path);
   std::string text;
-  char buffer[4096];
-  while (size_t n = fread(buffer, 1, sizeof buffer, file)) text.append(buffer, n);
-  fclose(file);
-  size_t newline = text.find('\n');
-  if (newline == std::string::npos || text.size() < newline + 10 || text.back() != '\n') return false;
-  std::stringstream flags(text.substr(0, newline));
-  std::string flag;
-  link.clear();
-  while (flags >> flag) link.push_back(flag);
-  identity = text.substr(newline + 1);
-  return !link.empty();
+  if (!file.valid() || !read_all(file.get(), text)) return false;
+  size_t header = std::strlen(kMemoHeader);
+  if (text.compare(0, header, kMemoHeader) != 0 || text.size() < header + 16 ||
+      text.back() != '\n')
+    return false;
+  std::string mvec_line = text.substr(header, 7);
+  if (mvec_line != "mvec 0\n" && mvec_line != "mvec 1\n") return false;
+  has_mvec = mvec_line == "mvec 1\n";
+  identity = text.substr(header + 7);
+  return true;
 }
 
-void write_probe_memo(const std::string& path, const std::vector<std::string>& link,
+void write_probe_memo(const std::string& directory, const std::string& path, bool has_mvec,
                       const std::string& identity) {
-  std::string directory = path.substr(0, path.find_last_of('/'));
-  std::string partial;
-  for (size_t slash = 1; slash != std::string::npos;) {  // mkdir -p
-    slash = directory.find('/', slash + 1);
-    partial = directory.substr(0, slash);
-    mkdir(partial.c_str(), 0755);
+  try {
+    ensure_private_directory(directory);
+    write_private_file(path, std::string(kMemoHeader) + (has_mvec ? "mvec 1\n" : "mvec 0\n") +
+                                 identity);
+  } catch (const Error&) {
+    // No usable cache directory: the next process probes again; the cache itself reports it.
   }
-  std::string temporary = path + ".tmp." + std::to_string(getpid());
-  FILE* file = fopen(temporary.c_str(), "w");
-  if (file == nullptr) return;
-  for (const std::string& flag : link) fprintf(file, "%s ", flag.c_str());
-  fprintf(file, "\n%s", identity.c_str());
-  bool ok = fclose(file) == 0;
-  if (!ok || rename(temporary.c_str(), path.c_str()) != 0) unlink(temporary.c_str());
+}
+
+std::vector<std::string> link_flags(bool has_mvec) {
+  if (has_mvec) return {"-lmvec", "-lm"};
+  return {"-lm"};
 }
 
 }  // namespace
@@ -263,16 +278,19 @@ Toolchain::Toolchain() {
   std::string probe_key = real_path + "|" + std::to_string(info.st_size) + "|" +
                           std::to_string(info.st_mtime) + "|" + cpu_feature_flags();
   for (const std::string& flag : flags_.compile) probe_key += " " + flag;
-  std::string memo_path = default_cache_dir() + "/toolchain-" + fnv1a_64_hex(probe_key) + ".txt";
-  if (read_probe_memo(memo_path, flags_.link, identity_)) return;
+  std::string memo_directory = default_cache_dir();
+  std::string memo_path = memo_directory + "/toolchain-" + fnv1a_64_hex(probe_key) + ".txt";
+  bool has_mvec = false;
+  if (!memo_directory.empty() && read_probe_memo(memo_path, has_mvec, identity_)) {
+    flags_.link = link_flags(has_mvec);
+    return;
+  }
 
   // libmvec holds the vector math variants; without it `omp declare simd` math cannot link.
   // `-print-file-name` echoes the bare name back when the library is not on the search path.
   ProcessResult mvec = run_process({compiler_, "-print-file-name=libmvec.so"});
-  if (mvec.exit_status == 0 && first_line(mvec.output).find('/') != std::string::npos) {
-    flags_.link.push_back("-lmvec");
-  }
-  flags_.link.push_back("-lm");
+  has_mvec = mvec.exit_status == 0 && first_line(mvec.output).find('/') != std::string::npos;
+  flags_.link = link_flags(has_mvec);
 
   ProcessResult version = run_process({compiler_, "--version"});
   if (version.exit_status != 0) {
@@ -286,7 +304,7 @@ Toolchain::Toolchain() {
   for (const std::string& flag : flags_.link) identity += " " + flag;
   identity += "\n" + host_target_fingerprint(compiler_) + "\n";
   identity_ = std::move(identity);
-  write_probe_memo(memo_path, flags_.link, identity_);
+  if (!memo_directory.empty()) write_probe_memo(memo_directory, memo_path, has_mvec, identity_);
 }
 
 void Toolchain::compile_shared_object(const std::string& source_path,

@@ -140,8 +140,8 @@ TEST_F(DiskCacheTest, MissThenHitBuildsOnce) {
   CacheCounters before = DiskCache::counters();
   DiskCache cache(directory_.path() + "/nested/deeper");  // created with mkdir -p semantics
   int calls = 0;
-  std::string first = cache.get_or_build(key_, kAnswerSource, copying_build(calls));
-  std::string second = cache.get_or_build(key_, kAnswerSource, copying_build(calls));
+  std::string first = cache.get_or_build(key_, kAnswerSource, copying_build(calls)).path;
+  std::string second = cache.get_or_build(key_, kAnswerSource, copying_build(calls)).path;
   EXPECT_EQ(calls, 1);
   EXPECT_EQ(first, second);
   EXPECT_EQ(DiskCache::counters().misses - before.misses, 1);
@@ -159,7 +159,7 @@ TEST_F(DiskCacheTest, MissThenHitBuildsOnce) {
   }
 
   // A different key is a different entry.
-  std::string other = cache.get_or_build(cache_key({"other"}), kAnswerSource, copying_build(calls));
+  std::string other = cache.get_or_build(cache_key({"other"}), kAnswerSource, copying_build(calls)).path;
   EXPECT_EQ(calls, 2);
   EXPECT_NE(other, first);
 }
@@ -167,11 +167,11 @@ TEST_F(DiskCacheTest, MissThenHitBuildsOnce) {
 TEST_F(DiskCacheTest, TruncatedObjectIsDetectedAndRebuilt) {
   DiskCache cache(directory_.path());
   int calls = 0;
-  std::string object = cache.get_or_build(key_, kAnswerSource, copying_build(calls));
+  std::string object = cache.get_or_build(key_, kAnswerSource, copying_build(calls)).path;
   filesystem::resize_file(object, filesystem::file_size(object) / 2);
 
   CacheCounters before = DiskCache::counters();
-  std::string rebuilt = cache.get_or_build(key_, kAnswerSource, copying_build(calls));
+  std::string rebuilt = cache.get_or_build(key_, kAnswerSource, copying_build(calls)).path;
   EXPECT_EQ(calls, 2);
   EXPECT_EQ(DiskCache::counters().corrupt - before.corrupt, 1);
   EXPECT_EQ(DiskCache::counters().hits - before.hits, 0);
@@ -179,7 +179,7 @@ TEST_F(DiskCacheTest, TruncatedObjectIsDetectedAndRebuilt) {
   EXPECT_EQ(call_answer(rebuilt), 42);
 
   // And the repaired entry is a plain hit again.
-  cache.get_or_build(key_, kAnswerSource, copying_build(calls));
+  cache.get_or_build(key_, kAnswerSource, copying_build(calls)).path;
   EXPECT_EQ(calls, 2);
   EXPECT_EQ(DiskCache::counters().corrupt - before.corrupt, 1);
 }
@@ -187,13 +187,13 @@ TEST_F(DiskCacheTest, TruncatedObjectIsDetectedAndRebuilt) {
 TEST_F(DiskCacheTest, SameSizeGarbageObjectIsDetectedByChecksum) {
   DiskCache cache(directory_.path());
   int calls = 0;
-  std::string object = cache.get_or_build(key_, kAnswerSource, copying_build(calls));
+  std::string object = cache.get_or_build(key_, kAnswerSource, copying_build(calls)).path;
   std::string bytes = read_all(object);
   bytes[bytes.size() / 2] ^= 0x5a;
   write_all(object, bytes);
 
   CacheCounters before = DiskCache::counters();
-  std::string rebuilt = cache.get_or_build(key_, kAnswerSource, copying_build(calls));
+  std::string rebuilt = cache.get_or_build(key_, kAnswerSource, copying_build(calls)).path;
   EXPECT_EQ(calls, 2);
   EXPECT_EQ(DiskCache::counters().corrupt - before.corrupt, 1);
   EXPECT_EQ(read_all(rebuilt), *compiled_object_);
@@ -202,27 +202,27 @@ TEST_F(DiskCacheTest, SameSizeGarbageObjectIsDetectedByChecksum) {
 TEST_F(DiskCacheTest, GarbageOrMissingMetaIsRebuilt) {
   DiskCache cache(directory_.path());
   int calls = 0;
-  std::string object = cache.get_or_build(key_, kAnswerSource, copying_build(calls));
+  std::string object = cache.get_or_build(key_, kAnswerSource, copying_build(calls)).path;
   std::string meta = filesystem::path(object).parent_path() / "meta.txt";
   std::string good_meta = read_all(meta);
 
   CacheCounters before = DiskCache::counters();
   write_all(meta, "garbage\x01\x02 not a meta file");
-  cache.get_or_build(key_, kAnswerSource, copying_build(calls));
+  cache.get_or_build(key_, kAnswerSource, copying_build(calls)).path;
   EXPECT_EQ(calls, 2);
   EXPECT_EQ(DiskCache::counters().corrupt - before.corrupt, 1);
   EXPECT_EQ(read_all(meta), good_meta);
 
   // A meta.txt cut short (a crash mid-write would never publish one, but a full disk might).
   write_all(meta, good_meta.substr(0, good_meta.size() / 2));
-  cache.get_or_build(key_, kAnswerSource, copying_build(calls));
+  cache.get_or_build(key_, kAnswerSource, copying_build(calls)).path;
   EXPECT_EQ(calls, 3);
   EXPECT_EQ(DiskCache::counters().corrupt - before.corrupt, 2);
 
   // No meta at all is an unfinished entry: a plain miss, not corruption.
   filesystem::remove(meta);
   CacheCounters before_miss = DiskCache::counters();
-  cache.get_or_build(key_, kAnswerSource, copying_build(calls));
+  cache.get_or_build(key_, kAnswerSource, copying_build(calls)).path;
   EXPECT_EQ(calls, 4);
   EXPECT_EQ(DiskCache::counters().corrupt - before_miss.corrupt, 0);
   EXPECT_EQ(DiskCache::counters().misses - before_miss.misses, 1);
@@ -234,7 +234,7 @@ TEST_F(DiskCacheTest, FailedBuildPublishesNothing) {
     write_all(object_path, "half an object");  // then the "compiler" fails
     throw kiln::Error(kiln::ErrorKind::Toolchain, "kiln: C++ compiler failed on " + source_path);
   };
-  EXPECT_THROW(cache.get_or_build(key_, kAnswerSource, failing_build), kiln::Error);
+  EXPECT_THROW(cache.get_or_build(key_, kAnswerSource, failing_build).path, kiln::Error);
   std::string entry = directory_.path() + "/" + key_.substr(0, 2) + "/" + key_;
   for (const auto& file : filesystem::directory_iterator(entry)) {
     EXPECT_EQ(file.path().filename(), "kernel.cpp") << "left behind: " << file.path();
@@ -245,7 +245,7 @@ TEST_F(DiskCacheTest, FailedBuildPublishesNothing) {
     write_all(object_path, "not ELF");
   };
   try {
-    cache.get_or_build(key_, kAnswerSource, empty_build);
+    cache.get_or_build(key_, kAnswerSource, empty_build).path;
     FAIL() << "a non-ELF object was published";
   } catch (const kiln::Error& error) {
     EXPECT_EQ(error.kind(), kiln::ErrorKind::Toolchain);
@@ -254,7 +254,7 @@ TEST_F(DiskCacheTest, FailedBuildPublishesNothing) {
 
   int calls = 0;
   CacheCounters before = DiskCache::counters();
-  EXPECT_EQ(call_answer(cache.get_or_build(key_, kAnswerSource, copying_build(calls))), 42);
+  EXPECT_EQ(call_answer(cache.get_or_build(key_, kAnswerSource, copying_build(calls)).path), 42);
   EXPECT_EQ(calls, 1);
   EXPECT_EQ(DiskCache::counters().corrupt - before.corrupt, 0);
 }
@@ -263,7 +263,7 @@ TEST_F(DiskCacheTest, RejectsKeysThatAreNotPlainNames) {
   DiskCache cache(directory_.path());
   int calls = 0;
   for (const char* key : {"", "a", "../escape", "ab/cd"}) {
-    EXPECT_THROW(cache.get_or_build(key, kAnswerSource, copying_build(calls)), kiln::Error) << key;
+    EXPECT_THROW(cache.get_or_build(key, kAnswerSource, copying_build(calls)).path, kiln::Error) << key;
   }
   EXPECT_EQ(calls, 0);
 }
@@ -272,7 +272,7 @@ TEST_F(DiskCacheTest, NewProcessHitsTheEntry) {
   {
     DiskCache cache(directory_.path());
     int calls = 0;
-    cache.get_or_build(key_, kAnswerSource, copying_build(calls));
+    cache.get_or_build(key_, kAnswerSource, copying_build(calls)).path;
     ASSERT_EQ(calls, 1);
   }
   pid_t child = fork();
@@ -285,7 +285,7 @@ TEST_F(DiskCacheTest, NewProcessHitsTheEntry) {
       CacheCounters before = DiskCache::counters();
       bool built = false;
       std::string object = cache.get_or_build(
-          key_, kAnswerSource, [&](const std::string&, const std::string&) { built = true; });
+          key_, kAnswerSource, [&](const std::string&, const std::string&) { built = true; }).path;
       if (built) {
         exit_code = 1;
       } else if (DiskCache::counters().hits - before.hits != 1) {
@@ -325,7 +325,7 @@ TEST_F(DiskCacheTest, TwoProcessesBuildingTheSameKeyBothSucceed) {
         }
         write_all(object_path, *compiled_object_ + "builder " + std::to_string(index));
       };
-      std::string object = cache.get_or_build(key_, kAnswerSource, build);
+      std::string object = cache.get_or_build(key_, kAnswerSource, build).path;
       if (DiskCache::counters().misses - before.misses != 1) {
         exit_code = 1;
       } else if (call_answer(object) != 42) {
@@ -347,7 +347,7 @@ TEST_F(DiskCacheTest, TwoProcessesBuildingTheSameKeyBothSucceed) {
   DiskCache cache(directory_.path() + "/cache");
   CacheCounters before = DiskCache::counters();
   int calls = 0;
-  std::string object = cache.get_or_build(key_, kAnswerSource, copying_build(calls));
+  std::string object = cache.get_or_build(key_, kAnswerSource, copying_build(calls)).path;
   EXPECT_EQ(calls, 0);
   EXPECT_EQ(DiskCache::counters().hits - before.hits, 1);
   EXPECT_EQ(DiskCache::counters().corrupt - before.corrupt, 0);

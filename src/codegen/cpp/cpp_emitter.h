@@ -30,4 +30,9 @@ struct CppSource {
 
 CppSource emit_cpp(const sched::Program& program, const CppEmitOptions& options = {});
 
+// `text` made safe for a // comment of generated source: every byte outside printable ASCII,
+// and the backslash, becomes \xNN, so user-controlled text (file names, function names) can
+// neither end the comment line nor splice the next one into it.
+std::string comment_text(const std::string& text);
+
 }  // namespace kiln::codegen

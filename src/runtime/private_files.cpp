@@ -1,0 +1,235 @@
+#include "runtime/private_files.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <mutex>
+#include <random>
+#include <vector>
+
+#include "kiln/error.h"
+
+namespace kiln::runtime {
+namespace {
+
+[[noreturn]] void throw_file_error(const std::string& what, const std::string& path) {
+  throw Error(ErrorKind::Toolchain,
+              "kiln: cache: cannot " + what + " " + path + ": " + strerror(errno));
+}
+
+// Why `information` (of a directory or file) is not private, or "" if it is.
+std::string not_private_reason(const struct stat& information) {
+  if (information.st_uid != geteuid())
+    return "it is owned by uid " + std::to_string(information.st_uid) + ", not by you (uid " +
+           std::to_string(geteuid()) + ")";
+  if ((information.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
+    char mode[8];
+    snprintf(mode, sizeof mode, "%03o", static_cast<unsigned>(information.st_mode & 0777));
+    return std::string("it is writable by ") +
+           ((information.st_mode & S_IWOTH) ? "others" : "its group") + " (mode " + mode + ")";
+  }
+  return "";
+}
+
+// Directories removed at exit: the private temporary directories of this process. Never
+// destroyed, so that they outlive the atexit handler that reads them.
+std::mutex& exit_cleanup_mutex() {
+  static auto* mutex = new std::mutex;
+  return *mutex;
+}
+std::vector<std::string>& exit_cleanup_list() {
+  static auto* list = new std::vector<std::string>;
+  return *list;
+}
+void remove_temporary_directories() {
+  std::lock_guard<std::mutex> lock(exit_cleanup_mutex());
+  for (const std::string& path : exit_cleanup_list()) remove_tree(path);
+}
+
+}  // namespace
+
+Descriptor& Descriptor::operator=(Descriptor&& other) noexcept {
+  if (this != &other) {
+    if (descriptor_ >= 0) close(descriptor_);
+    descriptor_ = other.release();
+  }
+  return *this;
+}
+
+Descriptor::~Descriptor() {
+  if (descriptor_ >= 0) close(descriptor_);
+}
+
+void ensure_private_directory(const std::string& path) {
+  if (path.empty() || path[0] != '/')
+    throw Error(ErrorKind::Value, "kiln: cache directory must be an absolute path, got '" +
+                                      path + "'");
+  // mkdir -p with 0700; EEXIST is fine (another process may be creating it too). chmod after
+  // mkdir: the umask may have removed the owner's bits.
+  for (size_t slash = path.find('/', 1);; slash = path.find('/', slash + 1)) {
+    std::string prefix = path.substr(0, slash);
+    if (mkdir(prefix.c_str(), 0700) == 0) {
+      chmod(prefix.c_str(), 0700);
+    } else if (errno != EEXIST) {
+      struct stat existing;
+      // Read-only file systems and unwritable parents report EROFS/EACCES even for directories
+      // that exist; those are fine.
+      if (stat(prefix.c_str(), &existing) != 0 || !S_ISDIR(existing.st_mode))
+        throw_file_error("create directory", prefix);
+    }
+    if (slash == std::string::npos) break;
+  }
+  struct stat information;
+  if (stat(path.c_str(), &information) != 0) throw_file_error("use directory", path);
+  if (!S_ISDIR(information.st_mode)) {
+    errno = ENOTDIR;
+    throw_file_error("use directory", path);
+  }
+  std::string reason = not_private_reason(information);
+  if (!reason.empty())
+    throw Error(ErrorKind::Permission,
+                "kiln: refusing the kernel cache directory " + path + ": " + reason +
+                    ". kiln loads code from it, so it must be yours and writable only by you "
+                    "(chmod 700 it, or set KILN_CACHE_DIR / options cache_dir to another one)");
+  if (access(path.c_str(), W_OK) != 0) throw_file_error("write to directory", path);
+}
+
+bool is_private_directory(const std::string& path, std::string* why) {
+  struct stat information;
+  if (lstat(path.c_str(), &information) != 0 || !S_ISDIR(information.st_mode)) {
+    if (why) *why = path + " is not a directory";
+    return false;
+  }
+  std::string reason = not_private_reason(information);
+  if (!reason.empty() && why) *why = path + ": " + reason;
+  return reason.empty();
+}
+
+Descriptor open_private_file(const std::string& path, std::string* why) {
+  Descriptor file(open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK));
+  if (!file.valid()) {
+    if (why) *why = errno == ELOOP ? "it is a symbolic link" : strerror(errno);
+    return {};
+  }
+  struct stat information;
+  if (fstat(file.get(), &information) != 0 || !S_ISREG(information.st_mode)) {
+    if (why) *why = "it is not a regular file";
+    return {};
+  }
+  std::string reason = not_private_reason(information);
+  if (!reason.empty()) {
+    if (why) *why = reason;
+    return {};
+  }
+  return file;
+}
+
+bool read_all(int descriptor, std::string& contents) {
+  contents.clear();
+  char buffer[65536];
+  for (;;) {
+    ssize_t count = read(descriptor, buffer, sizeof buffer);
+    if (count > 0) {
+      contents.append(buffer, static_cast<size_t>(count));
+    } else if (count == 0) {
+      return true;
+    } else if (errno != EINTR) {
+      return false;
+    }
+  }
+}
+
+std::string temporary_name(const std::string& final_path) {
+  static std::atomic<uint64_t> counter{0};
+  static const uint64_t process_random = [] {
+    std::random_device device;
+    return (uint64_t(device()) << 32) ^ device() ^
+           uint64_t(std::chrono::steady_clock::now().time_since_epoch().count());
+  }();
+  char suffix[64];
+  snprintf(suffix, sizeof suffix, ".tmp.%d.%llx", static_cast<int>(getpid()),
+           static_cast<unsigned long long>(process_random + counter.fetch_add(1)));
+  return final_path + suffix;
+}
+
+void write_private_file(const std::string& path, const std::string& contents, int mode) {
+  std::string temporary = temporary_name(path);
+  Descriptor file(
+      open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
+  if (!file.valid()) throw_file_error("create", temporary);
+  size_t written = 0;
+  bool failed = fchmod(file.get(), static_cast<mode_t>(mode)) != 0;
+  while (!failed && written < contents.size()) {
+    ssize_t count = write(file.get(), contents.data() + written, contents.size() - written);
+    if (count < 0 && errno == EINTR) continue;
+    if (count <= 0) failed = true;
+    else written += static_cast<size_t>(count);
+  }
+  int saved = errno;
+  if (close(file.release()) != 0 && !failed) {
+    failed = true;
+    saved = errno;
+  }
+  if (failed || rename(temporary.c_str(), path.c_str()) != 0) {
+    if (!failed) saved = errno;
+    unlink(temporary.c_str());
+    errno = saved;
+    throw_file_error("write", path);
+  }
+}
+
+bool make_private(const std::string& path, int mode, std::string* why) {
+  Descriptor file(open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
+  struct stat information;
+  if (!file.valid() || fstat(file.get(), &information) != 0 || !S_ISREG(information.st_mode) ||
+      information.st_uid != geteuid() || fchmod(file.get(), static_cast<mode_t>(mode)) != 0) {
+    if (why) *why = "the compiler's output is not a regular file of yours";
+    return false;
+  }
+  return true;
+}
+
+std::string make_private_temporary_directory() {
+  const char* base = getenv("TMPDIR");
+  std::string pattern = std::string(base != nullptr && base[0] == '/' ? base : "/tmp") +
+                        "/kiln-private-XXXXXX";
+  std::vector<char> buffer(pattern.begin(), pattern.end());
+  buffer.push_back('\0');
+  if (mkdtemp(buffer.data()) == nullptr) throw_file_error("create a temporary directory in",
+                                                          pattern);
+  std::string path(buffer.data());
+  std::lock_guard<std::mutex> lock(exit_cleanup_mutex());
+  static bool registered = (std::atexit(remove_temporary_directories), true);
+  (void)registered;
+  exit_cleanup_list().push_back(path);
+  return path;
+}
+
+void remove_tree(const std::string& path) {
+  struct stat information;
+  if (lstat(path.c_str(), &information) != 0) return;
+  if (S_ISDIR(information.st_mode)) {
+    if (DIR* directory = opendir(path.c_str())) {
+      std::vector<std::string> names;
+      while (dirent* item = readdir(directory)) {
+        std::string name = item->d_name;
+        if (name != "." && name != "..") names.push_back(name);
+      }
+      closedir(directory);
+      for (const std::string& name : names) remove_tree(path + "/" + name);
+    }
+    rmdir(path.c_str());
+  } else {
+    unlink(path.c_str());
+  }
+}
+
+}  // namespace kiln::runtime

@@ -1,0 +1,72 @@
+// Files and directories kiln trusts: the disk cache holds code that kiln loads into the user's
+// process, so whatever it reads back must be the user's own and writable by no one else.
+// The rules (what ssh does with ~/.ssh, what Python does with __pycache__ is weaker):
+// - directories kiln creates are 0700; a directory it is handed must be owned by the effective
+//   user and not writable by group or others, else kiln::Error(Permission) names the fix;
+// - files are created with O_EXCL | O_NOFOLLOW under unpredictable temporary names, given an
+//   explicit mode whatever the umask, then renamed into place;
+// - files read back are opened with O_NOFOLLOW and checked on the open descriptor (regular,
+//   owned by the user, not group/other-writable), so a check and its use see the same file.
+#pragma once
+#include <string>
+
+namespace kiln::runtime {
+
+// Creates `path` and its missing parents (0700) and checks `path` itself is private. Throws
+// Error(Permission) for a directory owned by someone else or writable by group/others, and
+// Error(Toolchain) when it cannot be created (read-only file system, a file in the way).
+void ensure_private_directory(const std::string& path);
+
+// True if `path` is a directory (not a symbolic link) of the user's, writable only by them;
+// otherwise false with `why`. For the directories inside the cache root.
+bool is_private_directory(const std::string& path, std::string* why = nullptr);
+
+// An open file descriptor that closes itself.
+class Descriptor {
+ public:
+  Descriptor() = default;
+  explicit Descriptor(int descriptor) : descriptor_(descriptor) {}
+  Descriptor(Descriptor&& other) noexcept : descriptor_(other.release()) {}
+  Descriptor& operator=(Descriptor&& other) noexcept;
+  Descriptor(const Descriptor&) = delete;
+  Descriptor& operator=(const Descriptor&) = delete;
+  ~Descriptor();
+  int get() const { return descriptor_; }
+  bool valid() const { return descriptor_ >= 0; }
+  int release() {
+    int descriptor = descriptor_;
+    descriptor_ = -1;
+    return descriptor;
+  }
+
+ private:
+  int descriptor_ = -1;
+};
+
+// Opens `path` for reading if it is a private regular file (see above); an invalid Descriptor
+// when it is missing or fails a check (`why`, when given, says which).
+Descriptor open_private_file(const std::string& path, std::string* why = nullptr);
+
+// The whole contents of an open file; false on a read error.
+bool read_all(int descriptor, std::string& contents);
+
+// Writes `contents` to `path` through a fresh temporary name and rename (readers see the old
+// file or the new one), with `mode` exactly. Throws Error(Toolchain) on failure.
+void write_private_file(const std::string& path, const std::string& contents, int mode = 0600);
+
+// A fresh name next to `final_path` ("<final_path>.tmp.<pid>.<random>") that no other writer
+// uses; the caller creates it with O_EXCL.
+std::string temporary_name(const std::string& final_path);
+
+// Gives the file a private mode (0700 for objects, 0600 otherwise) and checks it is the user's
+// own regular file; false (with `why`) if not. Used on what the compiler wrote.
+bool make_private(const std::string& path, int mode, std::string* why = nullptr);
+
+// A new private directory under $TMPDIR (or /tmp), made by mkdtemp, removed with everything in
+// it when the process exits. For compiling without a usable disk cache.
+std::string make_private_temporary_directory();
+
+// Removes a directory tree (best effort; never follows symbolic links).
+void remove_tree(const std::string& path);
+
+}  // namespace kiln::runtime

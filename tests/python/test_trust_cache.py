@@ -1,0 +1,327 @@
+"""The disk cache holds code that kiln loads into the process: a probe of the attacks on it.
+Each test plants something an attacker (another user of the machine) could, and checks kiln
+refuses it or rebuilds, never runs it. Crash- or process-level probes run in a subprocess."""
+import glob
+import os
+import signal
+import stat
+import subprocess
+import sys
+import textwrap
+import time
+
+import numpy as np
+import pytest
+
+import kiln
+from kiln import _kiln
+
+is_root = os.geteuid() == 0
+
+
+def run_python(code, environment=None, timeout=120):
+    """Runs `code` in a fresh interpreter (kiln's per-process state, e.g. the toolchain memo,
+    starts empty); returns the CompletedProcess."""
+    env = dict(os.environ)
+    env.update(environment or {})
+    env = {key: value for key, value in env.items() if value is not None}
+    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env=env,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def compile_and_run(offset=1.0):
+    return kiln.compile(lambda x: np.sin(x) + offset)(np.ones(3))
+
+
+def entry_files(cache_dir, pattern):
+    return glob.glob(os.path.join(str(cache_dir), "??", "*", pattern))
+
+
+# ---- the directory ----
+@pytest.mark.parametrize("mode", [0o777, 0o770, 0o1777, 0o720])
+def test_a_cache_directory_others_can_write_is_refused(tmp_path, mode):
+    cache_dir = tmp_path / "shared-cache"
+    cache_dir.mkdir()
+    os.chmod(cache_dir, mode)
+    with kiln.config.patch(cache_dir=str(cache_dir)):
+        with pytest.raises(PermissionError, match="refusing the kernel cache directory.*writable"):
+            compile_and_run()
+    assert os.listdir(cache_dir) == []
+
+
+@pytest.mark.skipif(not is_root, reason="chown to another user needs root")
+def test_a_cache_directory_owned_by_another_user_is_refused(tmp_path):
+    cache_dir = tmp_path / "their-cache"
+    cache_dir.mkdir(mode=0o700)
+    os.chown(cache_dir, 65534, 65534)
+    with kiln.config.patch(cache_dir=str(cache_dir)):
+        with pytest.raises(PermissionError, match="owned by uid 65534"):
+            compile_and_run()
+
+
+def test_files_and_directories_are_private_whatever_the_umask(tmp_path):
+    cache_dir = tmp_path / "cache"
+    result = run_python("""
+        import os, numpy as np, kiln
+        os.umask(0)
+        print(kiln.compile(lambda x: x * 3)(np.ones(2)))
+    """, {"KILN_CACHE_DIR": str(cache_dir)})
+    assert result.returncode == 0, result.stderr
+    for root, directories, files in os.walk(cache_dir):
+        assert stat.S_IMODE(os.stat(root).st_mode) == 0o700, root
+        for name in files:
+            mode = stat.S_IMODE(os.stat(os.path.join(root, name)).st_mode)
+            assert mode & 0o077 == 0, (name, oct(mode))
+    assert entry_files(cache_dir, "kernel-*.so")
+
+
+def test_without_home_the_default_is_never_a_shared_tmp_name():
+    result = run_python("""
+        import pwd, os
+        from kiln import _kiln
+        print(_kiln.cache_default_dir())
+        print(pwd.getpwuid(os.getuid()).pw_dir)
+    """, {"HOME": None, "KILN_CACHE_DIR": None, "XDG_CACHE_HOME": None})
+    assert result.returncode == 0, result.stderr
+    default, home = result.stdout.split("\n")[:2]
+    assert not default.startswith("/tmp")
+    assert default == (home + "/.cache/kiln" if home not in ("", "/") else "")
+
+
+# ---- planted libraries ----
+MALICIOUS_SOURCE = r"""
+#include <stdio.h>
+__attribute__((constructor)) static void planted(void) {
+  FILE* f = fopen("MARKER", "w");
+  if (f) { fputs("planted code ran", f); fclose(f); }
+}
+"""
+
+
+def plant_library(tmp_path, marker):
+    """A shared object whose constructor writes `marker`: the attacker's payload."""
+    source = tmp_path / "planted.c"
+    source.write_text(MALICIOUS_SOURCE.replace("MARKER", str(marker)))
+    library = tmp_path / "planted.so"
+    subprocess.run(["gcc", "-shared", "-fPIC", str(source), "-o", str(library)], check=True)
+    return library.read_bytes()
+
+
+def fnv1a_64(data):
+    value = 0xcbf29ce484222325
+    for byte in data:
+        value = ((value ^ byte) * 0x100000001b3) & 0xFFFFFFFFFFFFFFFF
+    return f"{value:016x}"
+
+
+def replace_entry_object(cache_dir, payload):
+    """Swaps the entry's object for `payload` and rewrites meta.txt to match: a checksum the
+    attacker can compute. Returns the object's path."""
+    (meta_path,) = entry_files(cache_dir, "meta.txt")
+    entry = os.path.dirname(meta_path)
+    checksum = fnv1a_64(payload)
+    object_path = os.path.join(entry, f"kernel-{checksum}.so")
+    for old in glob.glob(os.path.join(entry, "kernel-*.so")):
+        os.remove(old)
+    with open(object_path, "wb") as file:
+        file.write(payload)
+    lines = open(meta_path).read().split("\n")
+    lines[2] = f"object kernel-{checksum}.so"
+    lines[3] = f"size {len(payload)}"
+    lines[4] = f"fnv1a64 {checksum}"
+    os.remove(meta_path)
+    with open(meta_path, "w") as file:
+        file.write("\n".join(lines))
+    return object_path, meta_path
+
+
+@pytest.mark.parametrize("attack", ["group-writable object", "other-writable meta",
+                                    "object owned by another user", "symlinked object"])
+def test_a_planted_library_is_never_loaded(tmp_path, fresh_kiln, attack):
+    if attack == "object owned by another user" and not is_root:
+        pytest.skip("chown to another user needs root")
+    marker = tmp_path / "planted-code-ran"
+    payload = plant_library(tmp_path, marker)
+    np.testing.assert_allclose(compile_and_run(), np.sin(1.0) + 1)
+    object_path, meta_path = replace_entry_object(fresh_kiln, payload)
+    if attack == "group-writable object":
+        os.chmod(object_path, 0o770)
+    elif attack == "other-writable meta":
+        os.chmod(meta_path, 0o606)
+    elif attack == "object owned by another user":
+        os.chown(object_path, 65534, 65534)
+    else:
+        elsewhere = tmp_path / "elsewhere.so"
+        os.rename(object_path, elsewhere)
+        os.symlink(elsewhere, object_path)
+    kiln.reset()  # the next call looks in the disk cache again
+    np.testing.assert_allclose(compile_and_run(), np.sin(1.0) + 1)
+    assert not marker.exists(), "kiln loaded a library it did not build"
+
+
+def test_a_planted_toolchain_memo_runs_nothing(tmp_path):
+    cache_dir = tmp_path / "cache"
+    marker = tmp_path / "wrapper-ran"
+    wrapper = tmp_path / "wrapper.sh"
+    wrapper.write_text(f"#!/bin/sh\necho ran > {marker}\nexec \"$@\"\n")
+    wrapper.chmod(0o755)
+    program = "import numpy as np, kiln; print(kiln.compile(lambda x: x + {})(np.ones(2)))"
+    first = run_python(program.format(1), {"KILN_CACHE_DIR": str(cache_dir)})
+    assert first.returncode == 0, first.stderr
+    (memo,) = glob.glob(str(cache_dir / "toolchain-*.txt"))
+    text = open(memo).read()
+    # The old format took line 1 as compiler flags; the new one must not take any.
+    for planted in (f"-wrapper {wrapper}\n" + text,
+                    text.replace("mvec 1", f"-wrapper {wrapper}").replace("mvec 0",
+                                                                          f"-wrapper {wrapper}"),
+                    text + f"-wrapper {wrapper}\n"):
+        with open(memo, "w") as file:
+            file.write(planted)
+        result = run_python(program.format(np.random.rand()), {"KILN_CACHE_DIR": str(cache_dir)})
+        assert result.returncode == 0, result.stderr
+        assert not marker.exists(), "a planted memo ran a program"
+
+
+def test_a_symlink_planted_at_the_memo_is_not_followed(tmp_path):
+    cache_dir = tmp_path / "cache"
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious")
+    program = "import numpy as np, kiln; print(kiln.compile(lambda x: x + 5)(np.ones(2)))"
+    assert run_python(program, {"KILN_CACHE_DIR": str(cache_dir)}).returncode == 0
+    (memo,) = glob.glob(str(cache_dir / "toolchain-*.txt"))
+    os.remove(memo)
+    os.symlink(victim, memo)
+    result = run_python(program, {"KILN_CACHE_DIR": str(cache_dir)})
+    assert result.returncode == 0, result.stderr
+    assert victim.read_text() == "precious"
+    assert not os.path.islink(memo)  # replaced by a private file of kiln's own
+
+
+# ---- generated source ----
+@pytest.mark.parametrize("payload", [
+    "x.py\n#error injected through a file name\n",
+    "x.py\\\n#error injected through a line splice",
+    "x.py */ #error injected /*",
+    "x.py\r#error injected\x00\x7f\u2028",
+])
+def test_user_text_cannot_inject_code_into_generated_source(payload):
+    trace = _kiln.Trace()
+    trace.location = payload + ":1"
+    x = trace.input("float64", [3])
+    compiled = _kiln.compile_graph(trace, [_kiln.sin(x)], [[]], None)  # compiles: not injected
+    np.testing.assert_allclose(compiled.run([np.ones(3)])[0], np.sin(np.ones(3)))
+    for line in compiled.source.split("\n"):
+        assert not line.lstrip().startswith("#error"), line
+
+
+def test_a_function_defined_in_a_file_with_a_hostile_name_compiles():
+    namespace = {"np": np}
+    exec(compile("def f(x):\n    return np.cos(x) * 2\n", "evil\n#error injected\n.py", "exec"),
+         namespace)
+    np.testing.assert_allclose(kiln.compile(namespace["f"])(np.ones(3)), np.cos(1.0) * 2)
+
+
+# ---- options, unusable directories ----
+def test_disk_cache_false_writes_nothing_to_the_cache(fresh_kiln):
+    function = kiln.compile(lambda x: np.tan(x) - 1, options={"disk_cache": False})
+    np.testing.assert_allclose(function(np.ones(3)), np.tan(1.0) - 1)
+    assert not entry_files(fresh_kiln, "*")
+
+
+def test_an_unusable_cache_directory_compiles_privately_with_a_warning():
+    before = set(glob.glob("/tmp/kiln-private-*"))
+    result = run_python("""
+        import numpy as np, kiln
+        print(kiln.compile(lambda x: x * 7)(np.ones(2)))
+    """, {"KILN_CACHE_DIR": "/proc/kiln-cannot-create-this", "TMPDIR": None})
+    assert result.returncode == 0, result.stderr
+    assert "[7. 7.]" in result.stdout
+    assert "warning" in result.stderr and "private temporary directory" in result.stderr
+    assert set(glob.glob("/tmp/kiln-private-*")) <= before  # removed at exit
+
+
+# ---- killed compiles, size limit, the command ----
+def test_a_killed_compile_leaves_no_compiler_running(tmp_path):
+    # A function big enough that g++ runs for a while.
+    body = " + ".join(f"np.sin(x * {i})" for i in range(400))
+    script = tmp_path / "slow.py"
+    script.write_text(f"import numpy as np, kiln\nkiln.compile(lambda x: {body})(np.ones(3))\n")
+    env = dict(os.environ, KILN_CACHE_DIR=str(tmp_path / "cache"))
+    process = subprocess.Popen([sys.executable, str(script)], env=env)
+    compiler = None
+    deadline = time.time() + 60
+    while compiler is None and time.time() < deadline and process.poll() is None:
+        for pid in os.listdir("/proc"):
+            if not pid.isdigit():
+                continue
+            try:
+                status = open(f"/proc/{pid}/status").read()
+            except OSError:
+                continue
+            if f"PPid:\t{process.pid}\n" in status and "Name:\tg++" in status:
+                compiler = int(pid)
+        time.sleep(0.02)
+    if compiler is None:
+        process.wait()
+        pytest.fail("the compile finished before the compiler process was seen")
+    process.send_signal(signal.SIGKILL)
+    process.wait()
+    deadline = time.time() + 10
+    while time.time() < deadline and os.path.exists(f"/proc/{compiler}"):
+        state = open(f"/proc/{compiler}/status").read() if os.path.exists(
+            f"/proc/{compiler}") else ""
+        if "State:\tZ" in state:
+            break
+        time.sleep(0.05)
+    alive = os.path.exists(f"/proc/{compiler}") and "State:\tZ" not in open(
+        f"/proc/{compiler}/status").read()
+    assert not alive, "the compiler outlived the process that started it"
+
+
+def test_stale_temporary_files_are_cleaned(fresh_kiln):
+    compile_and_run()
+    (meta,) = entry_files(fresh_kiln, "meta.txt")
+    entry = os.path.dirname(meta)
+    stale = os.path.join(entry, "kernel.so.tmp.999999999.1234abcd")  # no such process
+    open(stale, "w").close()
+    kiln.reset()
+    compile_and_run(2.0)  # any build cleans what dead builds left
+    assert not os.path.exists(stale)
+
+
+def test_the_cache_stays_under_its_size_limit(tmp_path):
+    cache_dir = tmp_path / "cache"
+    result = run_python("""
+        import numpy as np, kiln
+        for i in range(6):
+            kiln.compile(lambda x: np.sin(x) * (i + 0.5))(np.ones(2))
+    """, {"KILN_CACHE_DIR": str(cache_dir), "KILN_CACHE_MAX_BYTES": "150000"})
+    assert result.returncode == 0, result.stderr
+    sizes = [os.path.getsize(os.path.join(root, name))
+             for root, _, files in os.walk(cache_dir) for name in files]
+    assert sum(sizes) <= 150000
+    assert 1 <= len(entry_files(cache_dir, "meta.txt")) < 6
+
+
+def test_python_m_kiln_cache_show_verify_clear(fresh_kiln):
+    for offset in (1.0, 2.0):
+        compile_and_run(offset)
+    env = {"KILN_CACHE_DIR": str(fresh_kiln)}
+
+    def command(*arguments):
+        return subprocess.run([sys.executable, "-m", "kiln.cache", *arguments], capture_output=True,
+                              text=True, env=dict(os.environ, **env), timeout=60)
+
+    shown = command("show")
+    assert shown.returncode == 0 and "entries:   2" in shown.stdout, shown.stdout + shown.stderr
+    assert command("verify").returncode == 0
+    (object_path, *_) = entry_files(fresh_kiln, "kernel-*.so")
+    with open(object_path, "r+b") as file:
+        file.truncate(100)
+    verified = command("verify")
+    assert verified.returncode == 1 and "BAD" in verified.stdout
+    assert command("verify", "--remove").returncode == 0
+    assert "1 of 1 entries verified" in command("verify").stdout
+    cleared = command("clear")
+    assert cleared.returncode == 0 and "removed 1 entries" in cleared.stdout
+    assert not entry_files(fresh_kiln, "*")
