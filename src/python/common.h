@@ -61,6 +61,19 @@ std::optional<Array> borrow_array(PyArrayObject* array);
 PyObject* to_numpy(Array&& array);
 
 // Runs one compiled graph; holds what explain and the driver read about it.
+// Runs `executable`, letting other Python threads run meanwhile when the run is big enough to
+// be worth it (as NumPy does). The caller keeps the inputs' Python owners alive.
+inline void run_releasing_gil(runtime::Executable& executable, const std::vector<Array>& inputs,
+                              std::vector<Array>& outputs) {
+  constexpr int64_t kReleaseFromBytes = 1 << 16;
+  if (executable.io_bytes() < kReleaseFromBytes) {
+    executable.run(inputs, outputs);
+    return;
+  }
+  nb::gil_scoped_release released;
+  executable.run(inputs, outputs);
+}
+
 struct Compiled {
   std::unique_ptr<detail::CompiledGraph> graph;
   double compile_seconds = 0;
@@ -69,7 +82,7 @@ struct Compiled {
 
   std::vector<Array> run(const std::vector<Array>& inputs) {
     std::vector<Array> outputs;
-    graph->executable->run(inputs, outputs);
+    run_releasing_gil(*graph->executable, inputs, outputs);
     return outputs;
   }
 };

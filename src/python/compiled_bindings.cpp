@@ -64,7 +64,7 @@ nb::list run(Compiled& compiled, nb::sequence inputs, nb::handle out) {
     for (nb::handle given : nb::borrow<nb::sequence>(out))
       outputs.push_back(borrow_or_throw(given, position++));
   }
-  compiled.graph->executable->run(arrays, outputs);
+  run_releasing_gil(*compiled.graph->executable, arrays, outputs);
   nb::list results;
   if (!out.is_none()) {
     for (nb::handle given : nb::borrow<nb::sequence>(out)) results.append(given);

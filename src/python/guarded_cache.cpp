@@ -91,7 +91,7 @@ bool same_static(PyObject* value, PyObject* expected) {
 class Matcher {
  public:
   // Item 0, the call shape, is checked by the caller; the walk starts at item 1.
-  Matcher(const Entry& entry, std::vector<PyArrayObject*>& arrays, std::string* why)
+  Matcher(const Entry& entry, std::vector<nb::object>& arrays, std::string* why)
       : items_(entry.items), arrays_(arrays), why_(why) {}
 
   bool match(PyObject* object) {
@@ -115,10 +115,14 @@ class Matcher {
         return true;
       case ItemKind::List:
         if (object == nullptr || !PyList_CheckExact(object)) return fail_type(item, object);
-        if (PyList_GET_SIZE(object) != item.length)
-          return fail_length(item, PyList_GET_SIZE(object));
-        for (Py_ssize_t i = 0; i < item.length; ++i)
-          if (!match(PyList_GET_ITEM(object, i))) return false;
+        for (Py_ssize_t i = 0; i < item.length; ++i) {
+          // A static's __eq__ (user code) may change the list under the walk: re-check its
+          // length and hold each item.
+          if (PyList_GET_SIZE(object) != item.length)
+            return fail_length(item, PyList_GET_SIZE(object));
+          nb::object element = nb::borrow(PyList_GET_ITEM(object, i));
+          if (!match(element.ptr())) return false;
+        }
         return true;
       case ItemKind::Dict: return match_dict(item, object);
     }
@@ -157,19 +161,24 @@ class Matcher {
       for (int d = 0; same && d < ndim; ++d) same = strides[d] == item.strides[size_t(d)] * size;
       if (!same) return fail([&] { return "strides of " + item.path + " changed"; });
     }
-    arrays_.push_back(array);
+    arrays_.push_back(nb::borrow(object));
     return true;
   }
 
   bool match_dict(const GuardItem& item, PyObject* object) {
     if (object == nullptr || !PyDict_CheckExact(object)) return fail_type(item, object);
     if (PyDict_GET_SIZE(object) != item.length) return fail_length(item, PyDict_GET_SIZE(object));
-    Py_ssize_t cursor = 0, index = 0;
-    PyObject *key, *value;
-    while (PyDict_Next(object, &cursor, &key, &value)) {
-      if (!same_static(key, PyTuple_GET_ITEM(item.keys.ptr(), index++)))
+    // A snapshot of the items: __eq__ of a key or value (user code) may change the dict, and
+    // PyDict_Next over a changing dict is undefined.
+    nb::object items = nb::steal(PyDict_Items(object));
+    if (!items.is_valid()) throw nb::python_error();
+    if (PyList_GET_SIZE(items.ptr()) != item.length)
+      return fail_length(item, PyList_GET_SIZE(items.ptr()));
+    for (Py_ssize_t index = 0; index < item.length; ++index) {
+      PyObject* pair = PyList_GET_ITEM(items.ptr(), index);
+      if (!same_static(PyTuple_GET_ITEM(pair, 0), PyTuple_GET_ITEM(item.keys.ptr(), index)))
         return fail([&] { return "keys of " + item.path + " changed"; });
-      if (!match(value)) return false;
+      if (!match(PyTuple_GET_ITEM(pair, 1))) return false;
     }
     return true;
   }
@@ -195,7 +204,7 @@ class Matcher {
   }
 
   const std::vector<GuardItem>& items_;
-  std::vector<PyArrayObject*>& arrays_;
+  std::vector<nb::object>& arrays_;  // strong references: user code runs during the walk
   std::string* why_;
   size_t position_ = 1;
 };
@@ -213,29 +222,34 @@ class Recorder {
       items_.push_back(std::move(item));
     } else if (PyTuple_CheckExact(object) || PyList_CheckExact(object)) {
       bool tuple = PyTuple_CheckExact(object);
+      // A tuple cannot change; a list can while user code runs (repr() of a static), so it
+      // is walked over a copy.
+      nb::object items = tuple ? nb::borrow(object) : nb::steal(PySequence_Tuple(object));
+      if (!items.is_valid()) throw nb::python_error();
       item.kind = tuple ? ItemKind::Tuple : ItemKind::List;
-      item.length = tuple ? PyTuple_GET_SIZE(object) : PyList_GET_SIZE(object);
+      item.length = PyTuple_GET_SIZE(items.ptr());
       std::string prefix = item.path;
       items_.push_back(std::move(item));
-      nb::object keep = nb::borrow(object);
-      for (Py_ssize_t i = 0; i < (tuple ? PyTuple_GET_SIZE(object) : PyList_GET_SIZE(object)); ++i)
-        record(tuple ? PyTuple_GET_ITEM(object, i) : PyList_GET_ITEM(object, i),
-               prefix + "[" + std::to_string(i) + "]");
+      for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(items.ptr()); ++i)
+        record(PyTuple_GET_ITEM(items.ptr(), i), prefix + "[" + std::to_string(i) + "]");
     } else if (PyDict_CheckExact(object)) {
       item.kind = ItemKind::Dict;
       item.length = PyDict_GET_SIZE(object);
       nb::list keys;
-      std::vector<std::pair<PyObject*, std::string>> children;
-      Py_ssize_t cursor = 0;
-      PyObject *key, *value;
-      while (PyDict_Next(object, &cursor, &key, &value)) {
-        keys.append(nb::handle(key));
-        children.emplace_back(value, item.path + "[" + repr_of(key) + "]");
+      std::vector<std::pair<nb::object, std::string>> children;
+      // A snapshot: repr() of a key runs user code, which may change the dict.
+      nb::object pairs = nb::steal(PyDict_Items(object));
+      if (!pairs.is_valid()) throw nb::python_error();
+      for (Py_ssize_t i = 0; i < PyList_GET_SIZE(pairs.ptr()); ++i) {
+        PyObject* pair = PyList_GET_ITEM(pairs.ptr(), i);
+        keys.append(nb::handle(PyTuple_GET_ITEM(pair, 0)));
+        children.emplace_back(nb::borrow(PyTuple_GET_ITEM(pair, 1)),
+                              item.path + "[" + repr_of(PyTuple_GET_ITEM(pair, 0)) + "]");
       }
       item.keys = nb::tuple(keys);
+      item.length = PyList_GET_SIZE(pairs.ptr());
       items_.push_back(std::move(item));
-      nb::object keep = nb::borrow(object);
-      for (auto& [value, child_path] : children) record(value, child_path);
+      for (auto& [value, child_path] : children) record(value.ptr(), child_path);
     } else if (PyArray_CheckExact(object)) {
       auto* array = reinterpret_cast<PyArrayObject*>(object);
       std::optional<Array> borrowed = borrow_array(array);
@@ -294,16 +308,19 @@ class GuardedCache {
   GuardedCache(const GuardedCache&) = delete;
   GuardedCache& operator=(const GuardedCache&) = delete;
 
+  // Safe under re-entry and threads: a guard's __eq__ (user code) may call this function
+  // again, or let another thread add an entry. The walk holds its own snapshot of the entry
+  // list (add() and clear() install a new list, never change one in place) and strong
+  // references to everything it borrowed.
   nb::object call(nb::handle args, nb::handle kwargs) {
-    std::vector<PyArrayObject*> arrays;
+    std::shared_ptr<const EntryList> entries = entries_;
+    std::vector<nb::object> arrays;
     arrays.reserve(8);
-    for (const auto& entry : entries_) {
+    for (const std::shared_ptr<Entry>& entry : *entries) {
       arrays.clear();
       if (!match_entry(*entry, args, kwargs, arrays, nullptr)) continue;
       if (!entry->compiled) return state().eager;
-      std::vector<Array> inputs;
-      inputs.reserve(arrays.size());
-      for (PyArrayObject* array : arrays) inputs.push_back(*borrow_array(array));
+      std::vector<Array> inputs = borrow_all(arrays);
       if (!checks_pass(*entry, inputs, nullptr)) continue;
       return run_entry(*entry, inputs, arrays);
     }
@@ -312,14 +329,14 @@ class GuardedCache {
 
   // The first failed guard of the most recent entry, in words ("" when nothing is cached).
   std::string why_miss(nb::handle args, nb::handle kwargs) {
-    if (entries_.empty()) return "";
-    const Entry& entry = *entries_.back();
-    std::vector<PyArrayObject*> arrays;
+    std::shared_ptr<const EntryList> entries = entries_;
+    if (entries->empty()) return "";
+    std::shared_ptr<Entry> entry = entries->back();
+    std::vector<nb::object> arrays;
     std::string why;
-    if (match_entry(entry, args, kwargs, arrays, &why)) {
-      std::vector<Array> inputs;
-      for (PyArrayObject* array : arrays) inputs.push_back(*borrow_array(array));
-      checks_pass(entry, inputs, &why);
+    if (match_entry(*entry, args, kwargs, arrays, &why)) {
+      std::vector<Array> inputs = borrow_all(arrays);
+      checks_pass(*entry, inputs, &why);
     }
     return why.empty() ? "no cached entry matches" : why;
   }
@@ -328,7 +345,7 @@ class GuardedCache {
   std::string add(nb::handle args, nb::handle kwargs, std::shared_ptr<Compiled> compiled,
                   nb::object output_spec, std::vector<std::pair<int32_t, int32_t>> mutations,
                   nb::list checks) {
-    auto entry = std::make_unique<Entry>();
+    auto entry = std::make_shared<Entry>();
     // Item 0: the argument count and keyword names, one comparison on the fast path.
     GuardItem header;
     header.kind = ItemKind::Static;
@@ -351,7 +368,9 @@ class GuardedCache {
     for (const BreakCheck& check : entry->checks)
       text += "  graph-break value of " + check.description + " == " +
               repr_of(check.expected.ptr()) + "\n";
-    entries_.push_back(std::move(entry));
+    auto entries = std::make_shared<EntryList>(*entries_);
+    entries->push_back(std::move(entry));
+    entries_ = std::move(entries);
     return text;
   }
 
@@ -364,15 +383,15 @@ class GuardedCache {
     return nb::tuple(values);
   }
 
-  size_t size() const { return entries_.size(); }
-  void clear() { entries_.clear(); }
+  size_t size() const { return entries_->size(); }
+  void clear() { entries_ = std::make_shared<EntryList>(); }
 
   // The cache holds the function's globals, which hold the compiled function, which holds the
   // cache: the garbage collector must see these references to break that cycle.
   int traverse(visitproc visit, void* arg) {
     for (const GlobalRead& read : global_reads_) Py_VISIT(read.globals.ptr());
     Py_VISIT(cells_.ptr());
-    for (const auto& entry : entries_) {
+    for (const auto& entry : *entries_) {
       Py_VISIT(entry->output_spec.ptr());
       for (const GuardItem& item : entry->items) {
         Py_VISIT(item.value.ptr());
@@ -383,7 +402,7 @@ class GuardedCache {
     return 0;
   }
   void release_python_references() {
-    entries_.clear();
+    entries_ = std::make_shared<EntryList>();
     global_reads_.clear();
     cells_ = nb::none();
     cell_names_.clear();
@@ -392,16 +411,19 @@ class GuardedCache {
  private:
   template <class Visit>
   void for_each_environment(Visit visit) {
+    // Strong references: a visit may run user code that rebinds the global or the cell.
     for (const GlobalRead& read : global_reads_) {
       PyObject* value = PyDict_GetItemWithError(read.globals.ptr(), read.name.ptr());
       if (value == nullptr && PyErr_Occurred()) PyErr_Clear();
-      visit(value, read.label);
+      nb::object held = nb::borrow(value);
+      visit(held.ptr(), read.label);
     }
     if (cells_.is_none()) return;
     Py_ssize_t count = PyTuple_GET_SIZE(cells_.ptr());
-    for (Py_ssize_t i = 0; i < count; ++i)
-      visit(PyCell_GET(PyTuple_GET_ITEM(cells_.ptr(), i)),
-            "closure variable '" + cell_names_[size_t(i)] + "'");
+    for (Py_ssize_t i = 0; i < count; ++i) {
+      nb::object held = nb::borrow(PyCell_GET(PyTuple_GET_ITEM(cells_.ptr(), i)));
+      visit(held.ptr(), "closure variable '" + cell_names_[size_t(i)] + "'");
+    }
   }
 
   void record_arguments(Recorder& recorder, nb::handle args, nb::handle kwargs) {
@@ -428,7 +450,7 @@ class GuardedCache {
   }
 
   bool match_entry(const Entry& entry, nb::handle args, nb::handle kwargs,
-                   std::vector<PyArrayObject*>& arrays, std::string* why) {
+                   std::vector<nb::object>& arrays, std::string* why) {
     // Item 0 is the call shape: positional count (and keyword names in order).
     Py_ssize_t positional = PyTuple_GET_SIZE(args.ptr());
     Py_ssize_t keyword_count = kwargs.is_none() ? 0 : PyDict_GET_SIZE(kwargs.ptr());
@@ -475,8 +497,16 @@ class GuardedCache {
     return true;
   }
 
+  static std::vector<Array> borrow_all(const std::vector<nb::object>& arrays) {
+    std::vector<Array> inputs;
+    inputs.reserve(arrays.size());
+    for (const nb::object& array : arrays)
+      inputs.push_back(*borrow_array(reinterpret_cast<PyArrayObject*>(array.ptr())));
+    return inputs;
+  }
+
   nb::object run_entry(const Entry& entry, const std::vector<Array>& inputs,
-                       const std::vector<PyArrayObject*>& arrays) {
+                       const std::vector<nb::object>& arrays) {
     std::vector<Array> outputs = entry.compiled->run(inputs);
     std::vector<nb::object> results;
     results.reserve(outputs.size());
@@ -486,7 +516,7 @@ class GuardedCache {
       results.push_back(nb::steal(converted));
     }
     for (const auto& [leaf, output] : entry.mutations) {
-      if (PyArray_CopyInto(arrays[size_t(leaf)],
+      if (PyArray_CopyInto(reinterpret_cast<PyArrayObject*>(arrays[size_t(leaf)].ptr()),
                            reinterpret_cast<PyArrayObject*>(results[size_t(output)].ptr())) < 0)
         throw nb::python_error();
     }
@@ -540,7 +570,8 @@ class GuardedCache {
   std::vector<GlobalRead> global_reads_;
   nb::object cells_;
   std::vector<std::string> cell_names_;
-  std::vector<std::unique_ptr<Entry>> entries_;
+  using EntryList = std::vector<std::shared_ptr<Entry>>;
+  std::shared_ptr<const EntryList> entries_ = std::make_shared<EntryList>();
 };
 
 int traverse_cache(PyObject* self, visitproc visit, void* arg) {

@@ -124,6 +124,7 @@ Array Array::borrow(void* data, DType dtype, std::vector<int64_t> shape,
   array.dtype_ = dtype;
   array.shape_ = std::move(shape);
   array.strides_ = std::move(strides);
+  if (data == nullptr && array.size() != 0) fail("null data for a non-empty array");
   array.data_ = data;
   array.owner_ = std::move(owner);
   return array;

@@ -27,6 +27,16 @@ Executable::Executable(sched::Program program, std::vector<codegen::KernelCall> 
   table_.assign(program_.buffers.size(), nullptr);
   for (size_t b = 0; b < program_.buffers.size(); ++b) {
     const sched::Buffer& buffer = program_.buffers[b];
+    if (buffer.role == sched::BufferRole::Input) {
+      if (input_buffers_.size() <= static_cast<size_t>(buffer.number))
+        input_buffers_.resize(static_cast<size_t>(buffer.number) + 1, -1);
+      input_buffers_[static_cast<size_t>(buffer.number)] = static_cast<int32_t>(b);
+    }
+    if (buffer.role == sched::BufferRole::Input || buffer.role == sched::BufferRole::Output) {
+      int64_t elements = 1;
+      for (int64_t extent : buffer.shape) elements *= extent;
+      io_bytes_ += elements * dtype_size(buffer.dtype);
+    }
     if (buffer.role == sched::BufferRole::Intermediate)
       table_[b] = static_cast<char*>(arena_.get()) + buffer.arena_offset;
     if (buffer.role == sched::BufferRole::Constant)  // kernels use their own static copy
@@ -40,7 +50,43 @@ externs::StridedOperand operand(const sched::Buffer& buffer, const char* data) {
 }
 }  // namespace
 
+namespace {
+std::string shape_text(const std::vector<int64_t>& shape) {
+  std::string text = "(";
+  for (size_t i = 0; i < shape.size(); ++i)
+    text += std::to_string(shape[i]) + (shape.size() == 1 || i + 1 < shape.size() ? "," : "");
+  return text + ")";
+}
+}  // namespace
+
+void Executable::check_inputs(const std::vector<Array>& inputs) const {
+  if (inputs.size() != input_buffers_.size())
+    throw Error(ErrorKind::Value, "kiln: run: the compiled graph takes " +
+                                      std::to_string(input_buffers_.size()) + " inputs, got " +
+                                      std::to_string(inputs.size()));
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    const Array& input = inputs[k];
+    const sched::Buffer& buffer = program_.buffers[static_cast<size_t>(input_buffers_[k])];
+    std::string name = "kiln: run: input " + std::to_string(k);
+    if (!input.defined())
+      throw Error(ErrorKind::Value, name + " is an undefined (default-constructed) kiln::Array");
+    if (input.dtype() != buffer.dtype || input.shape() != buffer.shape)
+      throw Error(input.dtype() != buffer.dtype ? ErrorKind::Type : ErrorKind::Value,
+                  name + " is " + std::string(dtype_name(input.dtype())) + " " +
+                      shape_text(input.shape()) + "; the graph was compiled for " +
+                      std::string(dtype_name(buffer.dtype)) + " " + shape_text(buffer.shape));
+    if (input.size() == 0) continue;  // an empty array reads nothing, whatever its strides
+    for (size_t d = 0; d < buffer.shape.size(); ++d)
+      if (buffer.shape[d] > 1 && input.strides()[d] != buffer.strides[d])
+        throw Error(ErrorKind::Value, name + " has strides " + shape_text(input.strides()) +
+                                          "; the graph was compiled for " +
+                                          shape_text(buffer.strides));
+  }
+}
+
 void Executable::run(const std::vector<Array>& inputs, std::vector<Array>& outputs) {
+  check_inputs(inputs);
+  std::lock_guard<std::mutex> lock(run_mutex_);
   outputs.resize(program_.output_buffers.size());
   for (size_t b = 0; b < program_.buffers.size(); ++b) {
     const sched::Buffer& buffer = program_.buffers[b];
