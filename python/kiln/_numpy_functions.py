@@ -1,5 +1,7 @@
 """Implementations of the NumPy functions of _numpy_api.FUNCTIONS (reductions, creation,
 manipulation, linear algebra). Each takes the TraceContext first, then NumPy's arguments."""
+import math
+
 import numpy as np
 
 from ._tracer import (TracedArray, backend, cast, check_dtype, normalize_axes, normalize_axis,
@@ -220,11 +222,11 @@ def _resolve_shape(shape, size):
     if len(unknown) > 1:
         raise ValueError("can only specify one unknown dimension")
     if unknown:
-        known = int(np.prod([s for s in shape if s >= 0]))
+        known = math.prod(s for s in shape if s >= 0)
         if known == 0 or size % known:
             raise ValueError(f"cannot reshape array of size {size} into shape {tuple(shape)}")
         shape[unknown[0]] = size // known
-    if int(np.prod(shape)) != size:
+    if math.prod(shape) != size:
         raise ValueError(f"cannot reshape array of size {size} into shape {tuple(shape)}")
     return shape
 

@@ -26,6 +26,11 @@ void Builder::fail(ErrorKind kind, Op op, const std::string& message) const {
 }
 
 ValueId Builder::add(Op op, DType dtype, Shape shape, std::vector<ValueId> inputs, Attrs attrs) {
+  // Every value's element count and byte size fit int64 (NumPy's rule for any array), so no
+  // later stage (buffer plan, index arithmetic, allocation) can overflow.
+  if (!checked_byte_size(shape, dtype))
+    fail(ErrorKind::Memory, op, "array is too big: the result of shape " + shape_string(shape) +
+                                    " needs more than 2**63 bytes");
   return graph_.append(
       Node{op, dtype, std::move(shape), std::move(inputs), std::move(attrs), location_});
 }

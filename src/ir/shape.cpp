@@ -13,6 +13,15 @@ int64_t element_count(const Shape& shape) {
   return count;
 }
 
+std::optional<int64_t> checked_byte_size(const Shape& shape, DType dtype) {
+  int64_t bytes = dtype_size(dtype);
+  for (const Dim& dim : shape) {
+    int64_t extent = dim.is_constant() ? dim.constant() : 1;
+    if (extent < 0 || __builtin_mul_overflow(bytes, extent, &bytes)) return std::nullopt;
+  }
+  return bytes;
+}
+
 std::vector<int64_t> to_ints(const Shape& shape) {
   std::vector<int64_t> sizes;
   sizes.reserve(shape.size());

@@ -4,7 +4,10 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <optional>
 #include <vector>
+
+#include "kiln/dtype.h"
 
 namespace kiln::ir {
 
@@ -24,6 +27,9 @@ class Dim {
 using Shape = std::vector<Dim>;
 
 int64_t element_count(const Shape& shape);
+// The bytes of a value of `shape` and `dtype`, or nullopt when the element count or the byte
+// size overflows int64 (symbolic dimensions count as 1).
+std::optional<int64_t> checked_byte_size(const Shape& shape, DType dtype);
 std::vector<int64_t> to_ints(const Shape& shape);
 Shape from_ints(const std::vector<int64_t>& sizes);
 // "(3, 4)" -- NumPy's spelling, used in error messages and the printer.

@@ -9,6 +9,33 @@
 #include "kiln/error.h"
 
 namespace kiln::runtime {
+namespace {
+
+// Where the biggest intermediate comes from: what an out-of-memory message points at.
+std::string largest_intermediate_origin(const sched::Program& program) {
+  const sched::Buffer* largest = nullptr;
+  int64_t largest_bytes = -1;
+  for (const sched::Buffer& buffer : program.buffers) {
+    if (buffer.role != sched::BufferRole::Intermediate) continue;
+    int64_t bytes = dtype_size(buffer.dtype);
+    for (int64_t extent : buffer.shape) bytes *= extent;
+    if (bytes > largest_bytes) largest = &buffer, largest_bytes = bytes;
+  }
+  return largest ? largest->origin : "the graph";
+}
+
+// A new output array; out of memory is a MemoryError naming the op and the user's line.
+Array allocate(const sched::Buffer& buffer) {
+  try {
+    return Array::empty(buffer.dtype, buffer.shape);
+  } catch (const Error& error) {
+    if (error.kind() != ErrorKind::Memory) throw;
+    throw Error(ErrorKind::Memory, "kiln: " + buffer.origin + ": cannot allocate the result: " +
+                                       (error.what() + std::strlen("kiln: ")));
+  }
+}
+
+}  // namespace
 
 Executable::Executable(sched::Program program, std::vector<codegen::KernelCall> kernels,
                        std::shared_ptr<SharedLibrary> library)
@@ -22,7 +49,12 @@ Executable::Executable(sched::Program program, std::vector<codegen::KernelCall> 
   argument_pointers_.resize(most_arguments);
   if (program_.arena_bytes > 0) {
     size_t bytes = (static_cast<size_t>(program_.arena_bytes) + 63) / 64 * 64;
-    arena_ = allocate_host(bytes);
+    try {
+      arena_ = allocate_host(bytes);
+    } catch (const Error& error) {
+      throw Error(ErrorKind::Memory, std::string(error.what()) + " for the intermediates of " +
+                                         largest_intermediate_origin(program_));
+    }
   }
   table_.assign(program_.buffers.size(), nullptr);
   for (size_t b = 0; b < program_.buffers.size(); ++b) {
@@ -95,7 +127,7 @@ void Executable::run(const std::vector<Array>& inputs, std::vector<Array>& outpu
     } else if (buffer.role == sched::BufferRole::Output) {
       Array& out = outputs[static_cast<size_t>(buffer.number)];
       if (out.data() == nullptr) {
-        out = Array::empty(buffer.dtype, buffer.shape);
+        out = allocate(buffer);
       } else if (out.dtype() != buffer.dtype || out.shape() != buffer.shape || !out.is_contiguous()) {
         throw Error(ErrorKind::Value, "kiln: output " + std::to_string(buffer.number) +
                                           " must be a contiguous " + std::string(dtype_name(buffer.dtype)) +

@@ -56,7 +56,8 @@ std::shared_ptr<void> allocate_host(size_t bytes) {
   }
   void* block = std::aligned_alloc(kAlignment, size);
   if (block == nullptr)
-    throw Error(ErrorKind::Value, "kiln: out of memory allocating " + std::to_string(bytes) + " bytes");
+    throw Error(ErrorKind::Memory,
+                "kiln: out of memory allocating " + std::to_string(bytes) + " bytes");
   if (size < kCachedFrom) return std::shared_ptr<void>(block, std::free);
   return std::shared_ptr<void>(block, [size](void* p) { give_back(p, size); });
 }

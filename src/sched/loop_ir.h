@@ -119,6 +119,7 @@ struct Buffer {
   std::vector<int64_t> strides;  // in elements; inputs may be any strides, others row-major
   int64_t arena_offset = -1;     // Intermediate: byte offset in the arena (buffer plan)
   std::string name;              // "in0", "out0", "buf3" (used in generated code)
+  std::string origin;            // "add at model.py:12": the node it holds, for messages
   std::shared_ptr<const std::vector<uint8_t>> constant_data;  // Constant: row-major bytes
 };
 

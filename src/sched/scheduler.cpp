@@ -117,6 +117,8 @@ int32_t ProgramBuilder::add_buffer(BufferRole role, int32_t number, const Node& 
   buffer.shape = ir::to_ints(node.shape);
   buffer.strides = ir::contiguous_strides(node.shape);
   buffer.name = std::move(name);
+  buffer.origin = std::string(ir::op_name(node.op)) +
+                  (node.location.empty() ? "" : " at " + node.location);
   program_.buffers.push_back(std::move(buffer));
   return static_cast<int32_t>(program_.buffers.size() - 1);
 }

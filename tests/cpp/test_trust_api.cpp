@@ -61,5 +61,40 @@ TEST(TrustApi, UndefinedTensorsAreAnError) {
   EXPECT_FALSE(error_of([] { add(Tensor(), 1.0); }).empty());
 }
 
+ErrorKind kind_of(const std::function<void()>& action) {
+  try {
+    action();
+  } catch (const Error& error) {
+    return error.kind();
+  }
+  ADD_FAILURE() << "expected a kiln::Error";
+  return ErrorKind::Internal;
+}
+
+TEST(TrustApi, ValuesWhoseBytesOverflowInt64AreMemoryErrorsWhenBuilt) {
+  const int64_t big = int64_t(1) << 32;
+  auto broadcast_plus_one = [&](std::vector<int64_t> shape) {
+    return compile([shape](Tensor a) { return broadcast_to(a, shape) + 1.0; });
+  };
+  Array scalar = Array::zeros(DType::Float64, {});
+  EXPECT_EQ(kind_of([&] { broadcast_plus_one({big, big})(scalar); }), ErrorKind::Memory);
+  EXPECT_EQ(kind_of([&] { broadcast_plus_one({big / 2, big / 2, 4})(scalar); }),
+            ErrorKind::Memory);  // 2**64 bytes: the count fits, the bytes do not
+  std::string message = error_of([&] { broadcast_plus_one({big, big})(scalar); });
+  EXPECT_NE(message.find("array is too big"), std::string::npos) << message;
+  EXPECT_NE(message.find("test_trust_api.cpp:"), std::string::npos) << message;
+  Function full_sum =
+      compile([&](Tensor a) { return sum(full(a, {big, big}, 1.0, DType::Float64) + a); });
+  EXPECT_EQ(kind_of([&] { full_sum(scalar); }), ErrorKind::Memory);
+}
+
+TEST(TrustApi, AnOutputLargerThanMemoryIsAMemoryErrorNamingTheOp) {
+  const int64_t side = int64_t(1) << 21;  // 2**42 float64 = 32 TiB
+  Function huge = compile([&](Tensor a) { return add(broadcast_to(a, {side, side}), 1.0); });
+  std::string message = error_of([&] { huge(Array::zeros(DType::Float64, {})); });
+  EXPECT_NE(message.find("cannot allocate the result"), std::string::npos) << message;
+  EXPECT_NE(message.find("add at test_trust_api.cpp:"), std::string::npos) << message;
+}
+
 }  // namespace
 }  // namespace kiln

@@ -1,0 +1,41 @@
+"""Sizes that overflow int64 or exceed memory: a MemoryError (or NumPy's ValueError) naming the op
+and the user's line, never a crash or a wrong answer. Each case runs in a subprocess, so that a
+regression to a crash is a failed test, not a dead test run."""
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+CASES = {
+    "ones_overflowing_elements": "lambda x: np.ones((2**32, 2**32)) + x",
+    "zeros_overflowing_bytes": "lambda x: np.zeros((2**31, 2**31, 4), np.int8) + x",
+    "sum_of_an_overflowing_array": "lambda x: np.ones((2**32, 2**32)).sum() + x",
+    "full_overflowing": "lambda x: np.full((2**40, 2**40), 2.0) * x",
+    "arange_times_overflowing_broadcast": "lambda x: np.arange(2**33)[:, None] * np.ones(2**33) + x",
+    "an_output_larger_than_memory": "lambda x: np.ones((2**20, 2**20)) + x",
+    "broadcast_to_overflowing": "lambda x: np.broadcast_to(x, (2**32, 2**32)) + 1.0",
+    "tile_overflowing": "lambda x: np.tile(np.ones(2**20), 2**44) + x",
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_too_big_is_a_clear_error_and_the_process_survives(name):
+    code = textwrap.dedent(f"""
+        import numpy as np, kiln
+        function = {CASES[name]}
+        try:
+            result = kiln.compile(function)(np.ones(()))
+        except (MemoryError, ValueError) as error:
+            print(type(error).__name__, error)
+        else:
+            print("RESULT", getattr(result, "shape", result))
+        print("alive")
+    """)
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            timeout=120)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.stdout.strip().endswith("alive")
+    first = result.stdout.splitlines()[0]
+    assert first.startswith(("MemoryError", "ValueError")), first
+    assert "<string>:3" in first or "<string>:4" in first, first  # the user's line
