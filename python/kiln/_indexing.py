@@ -5,10 +5,12 @@ one; and boolean masks: a concrete mask becomes integer indices; a traced mask s
 (x[m] = v and x[m] += v become where(m, v, x); any other use of x[m] has a data-dependent
 shape: a graph break)."""
 import math
+import warnings
 
 import numpy as np
 
-from ._tracer import TracedArray, backend, cast, graph_break, materialize_all, to_tensor
+from ._tracer import (TracedArray, backend, cast, graph_break, materialize_all, to_tensor,
+                      user_location)
 
 
 def _k():
@@ -127,7 +129,7 @@ def getitem(x, key):
     plan = _Advanced(x, entries, split)
     if plan.empty:
         return TracedArray(x._context, x._context.constant(0, x.dtype, plan.result_shape))
-    tensor = _k().take(plan.merged, plan.index, plan.axis)
+    tensor = _k().take(plan.merged, plan.index, plan.axis, check_bounds=False)
     scalar = _gives_scalar(key, entries, shape)
     if scalar or not all(isinstance(e, TracedArray) and e._scalar and e.ndim == 0
                          for e in entries if _is_array(e)):
@@ -141,7 +143,7 @@ def getitem(x, key):
 
     def forward(root):
         again = plan_for(root)
-        return _k().take(again.merged, again.index, again.axis)
+        return _k().take(again.merged, again.index, again.axis, check_bounds=False)
     return x._make_view(tensor, forward, lambda root, value: _set_basic(
         root, plan.basic, shape, plan_for(root).put(value)))
 
@@ -185,6 +187,8 @@ class _Advanced:
         for index, size, axis in reversed(list(zip(indices, sizes, axes))):
             if isinstance(index, TracedArray):
                 index = index.astype(np.int64)
+                if not self.empty:  # NumPy's IndexError, raised when the graph runs
+                    _k().check_index(index.tensor, size, axis)
                 term = np.where(index < 0, index + size, index) * stride
                 traced = term if traced is None else traced + term
             else:
@@ -223,7 +227,7 @@ class _Advanced:
         k = _k()
         merged = self.merged
         if not self.empty:
-            merged = k.index_put(merged, self.index, value, self.axis, False)
+            merged = k.index_put(merged, self.index, value, self.axis, False, check_bounds=False)
         part = k.reshape(merged, self.moved_shape)
         if self.permutation != sorted(self.permutation):
             part = k.transpose(part, [int(a) for a in np.argsort(self.permutation)])
@@ -283,9 +287,9 @@ def _scatter(tensor, plan, value, axis):
     index = _indices(tensor, start, length, step)
     inner = value
     if any(p is not None for p in plan[axis + 1:]):
-        part = k.take(tensor, index, axis)
+        part = k.take(tensor, index, axis, check_bounds=False)  # slice positions: in range
         inner = _scatter(part, plan, value, axis + 1)
-    return k.index_put(tensor, index, inner, axis, False)
+    return k.index_put(tensor, index, inner, axis, False, check_bounds=False)
 
 
 def _fit_value(value, shape):
@@ -305,8 +309,24 @@ def _fit_value(value, shape):
     return _k().reshape(value, list(stripped)) if stripped != value_shape else value
 
 
+def _as_stored(value, dtype):
+    """A float scalar as NumPy stores it into an integer array: NumPy itself does it (its rules
+    differ between Python floats, NumPy float scalars, signed and unsigned dtypes), raising
+    where NumPy raises (NaN: ValueError; too big: OverflowError)."""
+    slot = np.zeros(1, dtype)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            slot[0] = value
+    except OverflowError as error:
+        raise OverflowError(f"{error} (in setitem at {user_location()})") from None
+    return slot[0].item()
+
+
 def setitem(x, key, value):
     context, shape = x._context, x.shape
+    if isinstance(value, (float, np.floating)) and np.dtype(x.dtype).kind in "iu":
+        value = _as_stored(value, np.dtype(x.dtype))
     traced_mask = isinstance(key, TracedArray) and key.dtype == np.bool_
     if isinstance(value, TracedArray) and value._mask is not None and not traced_mask:
         value = value._materialized_selection()

@@ -151,6 +151,12 @@ def _widened(implementation):
     return widened
 
 
+def _power(context, operands, loop):
+    if loop[1].kind == "i":  # NumPy raises for negative integer exponents (checked at run time)
+        _k().check_nonnegative_exponent(operands[1])
+    return _k().power(*operands)
+
+
 def _matvec(context, operands, loop):
     k, (matrix, vector) = _k(), operands
     product = k.matmul(matrix, k.expand_dims(vector, -1))
@@ -172,7 +178,7 @@ def _vecdot(context, operands, loop):
 UFUNCS = {
     np.add: _direct("add"), np.subtract: _direct("subtract"), np.multiply: _direct("multiply"),
     np.divide: _direct("divide"), np.floor_divide: _direct("floor_divide"),
-    np.remainder: _direct("mod"), np.power: _direct("power"), np.maximum: _direct("maximum"),
+    np.remainder: _direct("mod"), np.power: _power, np.maximum: _direct("maximum"),
     np.minimum: _direct("minimum"), np.fmax: _direct("fmax"), np.fmin: _direct("fmin"),
     np.arctan2: _direct("arctan2"), np.hypot: _direct("hypot"), np.copysign: _direct("copysign"),
     np.equal: _direct("equal"), np.not_equal: _direct("not_equal"), np.less: _direct("less"),

@@ -74,7 +74,7 @@ def repeat(context, a, repeats, axis=None):
         expanded = k.reshape(tensor, shape[:axis + 1] + [1] + shape[axis + 1:])
         spread = k.broadcast_to(expanded, shape[:axis + 1] + [count] + shape[axis + 1:])
         return _new(context, k.reshape(spread, _with_axis(shape, axis, n * count)))
-    return _new(context, k.take(tensor, context.lift(index).tensor, axis))
+    return _new(context, k.take(tensor, context.lift(index).tensor, axis, check_bounds=False))
 
 
 # ---- roll ----
@@ -87,7 +87,7 @@ def _roll_traced(context, x, shift, axis):
         return _new(context, x.tensor)
     positions = k.arange(x.tensor, n, "int64")
     index = k.mod(k.subtract(positions, cast(shift.tensor, np.int64)), float(n))
-    return _new(context, k.take(x.tensor, index, axis))
+    return _new(context, k.take(x.tensor, index, axis, check_bounds=False))  # mod n: in range
 
 
 def roll(context, a, shift, axis=None):

@@ -9,6 +9,7 @@
 #include "ir/printer.h"
 #include "ir/verifier.h"
 #include "passes/pipeline.h"
+#include "api/runtime_checks.h"
 #include "runtime/disk_cache.h"
 #include "runtime/toolchain.h"
 #include "sched/scheduler.h"
@@ -45,7 +46,8 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 
 std::unique_ptr<CompiledGraph> compile_graph(const ir::Graph& traced,
                                              const std::vector<std::vector<int64_t>>& input_strides,
-                                             const Options& options, CompileStats& stats) {
+                                             const Options& options, CompileStats& stats,
+                                             std::vector<runtime::RuntimeCheck> checks) {
   auto result = std::make_unique<CompiledGraph>();
   ir::verify(traced, "trace");
   api::log(api::LogChannel::Graph, "traced graph:\n" + ir::print_graph(traced, true));
@@ -87,7 +89,7 @@ std::unique_ptr<CompiledGraph> compile_graph(const ir::Graph& traced,
   api::log(api::LogChannel::OutputCode, "source: " + result->source_path + "\n" + result->source);
   stats.kernels = static_cast<int>(program.kernels.size());
   result->executable = std::make_unique<runtime::Executable>(
-      std::move(program), std::move(source.kernels), runtime::SharedLibrary::open(object.path));
+      std::move(program), std::move(source.kernels), runtime::SharedLibrary::open(object.path), std::move(checks));
   return result;
 }
 
@@ -118,9 +120,10 @@ CompiledGraph& CompiledFunction::lookup(const std::vector<Array>& inputs) {
       throw Error(ErrorKind::Value, "kiln: the function returned a tensor it did not compute from its inputs");
     outputs.push_back(t.id());
   }
+  std::vector<runtime::RuntimeCheck> checks = append_check_outputs(trace, outputs);
   trace.graph.set_outputs(outputs);
   ++stats_.traces;
-  auto compiled = compile_graph(trace.graph, strides, options_, stats_);
+  auto compiled = compile_graph(trace.graph, strides, options_, stats_, std::move(checks));
   stats_.compile_seconds = seconds_since(start);
   api::log(api::LogChannel::Perf, "compiled in " + std::to_string(stats_.compile_seconds) + " s");
   CompiledGraph& entry = *compiled;

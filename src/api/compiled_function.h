@@ -25,9 +25,11 @@ struct CompiledGraph {
 
 // The stages after tracing, usable on any graph (the Python frontend calls this too).
 // input_strides: element strides of each graph input (empty: contiguous).
+// checks: the graph's last outputs that are runtime checks (api/runtime_checks.h).
 std::unique_ptr<CompiledGraph> compile_graph(const ir::Graph& traced,
                                              const std::vector<std::vector<int64_t>>& input_strides,
-                                             const Options& options, CompileStats& stats);
+                                             const Options& options, CompileStats& stats,
+                                             std::vector<runtime::RuntimeCheck> checks = {});
 
 class CompiledFunction {
  public:

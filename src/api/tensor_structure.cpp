@@ -3,6 +3,7 @@
 // integers accumulates in 64 bits, mean of integers is float64, operands of products promote).
 #include <algorithm>
 
+#include "api/runtime_checks.h"
 #include "api/trace.h"
 #include "kiln/tensor.h"
 #include "passes/decomposition_helpers.h"
@@ -274,16 +275,37 @@ Tensor flip(const Tensor& x, Axes axis, Where where) {
 }
 
 Tensor take(const Tensor& x, const Tensor& indices, int64_t axis, Where where) {
-  Trace& trace = trace_for(x, indices, "take", where);
-  return wrap(trace, trace.builder.gather(x.id(), indices.id(), axis));
+  return detail::take(x, indices, axis, true, where);
 }
 
 Tensor index_put(const Tensor& x, const Tensor& indices, const Tensor& values, int64_t axis,
                  bool accumulate, Where where) {
+  return detail::index_put(x, indices, values, axis, accumulate, true, where);
+}
+
+namespace detail {
+
+Tensor take(const Tensor& x, const Tensor& indices, int64_t axis, bool check_bounds,
+            const Where& where) {
+  Trace& trace = trace_for(x, indices, "take", where);
+  ir::ValueId result = trace.builder.gather(x.id(), indices.id(), axis);
+  if (check_bounds) {
+    size_t position = static_cast<size_t>(normalize(axis, x.ndim(), "take", where));
+    check_index_bounds(trace, indices.id(), x.shape()[position], static_cast<int64_t>(position),
+                       "take");
+  }
+  return wrap(trace, result);
+}
+
+Tensor index_put(const Tensor& x, const Tensor& indices, const Tensor& values, int64_t axis,
+                 bool accumulate, bool check_bounds, const Where& where) {
   Trace& trace = trace_for(std::vector<Tensor>{x, indices, values}, "index_put", where);
   ir::Builder& builder = trace.builder;
   std::vector<int64_t> sizes = x.shape();
   size_t position = static_cast<size_t>(normalize(axis, x.ndim(), "index_put", where));
+  if (check_bounds)
+    check_index_bounds(trace, indices.id(), sizes[position], static_cast<int64_t>(position),
+                       "index_put");
   // Values broadcast to x[..., indices, ...]'s shape; the scatter takes the indices flattened.
   std::vector<int64_t> index_shape = indices.shape();
   std::vector<int64_t> selected(sizes.begin(), sizes.begin() + static_cast<ptrdiff_t>(position));
@@ -298,6 +320,8 @@ Tensor index_put(const Tensor& x, const Tensor& indices, const Tensor& values, i
   ir::ScatterMode mode = accumulate ? ir::ScatterMode::Add : ir::ScatterMode::Set;
   return wrap(trace, builder.scatter(x.id(), index, value, static_cast<int64_t>(position), mode));
 }
+
+}  // namespace detail
 
 // ---- linear algebra ----
 

@@ -18,6 +18,14 @@ namespace kiln::detail {
 struct Trace {
   ir::Graph graph;
   ir::Builder builder{graph};
+  // Conditions checked when the graph runs (see runtime::RuntimeCheck; api/runtime_checks.h):
+  // a bool flag and the offending value, built into the graph by the ops that need them.
+  struct Check {
+    ir::ValueId flag = -1, value = -1;
+    ErrorKind kind = ErrorKind::Index;
+    std::string before, after;
+  };
+  std::vector<Check> checks;
   // The location used for nodes and errors when an API call passes none (a default-constructed
   // source_location): the Python frontend sets the user's file:line here before each op.
   std::string default_location;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "ir/graph.h"
+#include "ir/scalar_math.h"
 #include "kiln/error.h"
 
 namespace kiln::ir::builder_detail {
@@ -117,12 +118,25 @@ class Checker {
 
 // Stores a scalar in the representation of its dtype's class (integers exact, floats as
 // double), so that equal constants have equal attributes and print equally.
+// A float stored into an integer dtype converts as NumPy's array casts do on x86-64
+// (kiln_float_to_int: 300.7 -> int8 44, NaN and out of range -> the "integer indefinite").
+inline Scalar float_to_integer_scalar(double value, DType dtype) {
+  switch (dtype) {
+    case DType::Int8: return Scalar::of_int(kiln_float_to_int<int8_t>(value));
+    case DType::Int16: return Scalar::of_int(kiln_float_to_int<int16_t>(value));
+    case DType::Int32: return Scalar::of_int(kiln_float_to_int<int32_t>(value));
+    case DType::UInt8: return Scalar::of_int(kiln_float_to_int<uint8_t>(value));
+    case DType::UInt16: return Scalar::of_int(kiln_float_to_int<uint16_t>(value));
+    case DType::UInt32: return Scalar::of_int(kiln_float_to_int<uint32_t>(value));
+    case DType::UInt64:  // the bits, in the int64 field
+      return Scalar::of_int(static_cast<int64_t>(kiln_float_to_int<uint64_t>(value)));
+    default: return Scalar::of_int(kiln_float_to_int<int64_t>(value));
+  }
+}
+
 inline Scalar canonical_scalar(Scalar value, DType dtype) {
   if (dtype == DType::Bool) return Scalar::of_int(value.as_double() != 0 ? 1 : 0);
-  if (is_integer(dtype) && !value.is_integer && std::isfinite(value.f) &&
-      value.f >= -9223372036854775808.0 && value.f < 9223372036854775808.0) {
-    return Scalar::of_int(static_cast<int64_t>(std::trunc(value.f)));  // C-cast semantics
-  }
+  if (is_integer(dtype) && !value.is_integer) return float_to_integer_scalar(value.f, dtype);
   if (is_float(dtype) && value.is_integer) return Scalar::of(static_cast<double>(value.i));
   return value;
 }

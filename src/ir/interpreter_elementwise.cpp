@@ -145,9 +145,9 @@ Array evaluate_elementwise(const Node& node, const std::vector<Array>& operands)
   }
 }
 
-// NumPy's C-cast semantics, made total: float -> integer maps NaN to 0 and saturates infinities
-// and out-of-range values at the integer type's limits (C leaves those undefined, and NumPy's
-// results differ between platforms); anything -> bool is `value != 0` (so NaN -> true);
+// NumPy's C-cast semantics, made total: float -> integer gives what NumPy gives on x86-64 for
+// NaN, infinities and out-of-range values (kiln_float_to_int; C leaves them undefined);
+// anything -> bool is `value != 0` (so NaN -> true);
 // integer -> integer wraps; -> float16/bfloat16 rounds to nearest even.
 Array evaluate_cast(const Node& node, const Array& operand) {
   View in = view_of(operand);
@@ -164,7 +164,10 @@ Array evaluate_cast(const Node& node, const Array& operand) {
       auto* out = output.data_as<typename Out::Storage>();
       IndexWalker walker(in.shape, {in.strides});
       for (int64_t n = 0; n < output.size(); ++n, walker.advance()) {
-        out[n] = convert<Out::dtype>(load<In>(in.data, walker.offset(0)));
+        if constexpr (In::dtype == DType::Float16 && Out::dtype == DType::UInt32)
+          out[n] = kiln_half_to_uint32(load<In>(in.data, walker.offset(0)));
+        else
+          out[n] = convert<Out::dtype>(load<In>(in.data, walker.offset(0)));
       }
     });
   });

@@ -88,7 +88,7 @@ typename Traits::Compute load(const char* base, int64_t offset) {
 }
 
 // Converts any arithmetic value to dtype To's storage with kiln's cast semantics: C conversion,
-// except that float -> integer maps NaN to 0 and saturates (kiln_float_to_int), anything -> bool
+// except that float -> integer follows x86 as NumPy does (kiln_float_to_int), anything -> bool
 // is `!= 0`, and the 16-bit floats round to nearest even.
 template <DType To, class Value>
 typename DTypeTraits<To>::Storage convert(Value value) {

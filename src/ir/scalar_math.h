@@ -430,25 +430,51 @@ inline uint16_t kiln_f32_to_bf16(float value) {
   return uint16_t(kiln_select(value != value, (bits >> 16) | 0x0040u, (bits + rounding) >> 16));
 }
 
-// ---- casts ---------------------------------------------------------------------------------
-// Float to integer, where C leaves NaN, inf and out-of-range values undefined: kiln defines NaN
-// as 0 and saturates everything else at the type's limits. Float to bool is `value != 0`.
+// ---- casts ----------------------------------------------------------------------------------
+// Float to integer exactly as NumPy does it on x86-64, where C leaves NaN, inf and out-of-range
+// values undefined and the hardware defines them: the truncating conversion to int32 / int64
+// (cvttsd2si) gives the "integer indefinite" value INT_MIN for anything that does not fit;
+// narrower types truncate that int32 (300.7 -> int8 44, as C compilers do), and unsigned
+// 32/64-bit targets subtract 2**31 / 2**63 first for values at or above it. Spelled with
+// selects, never an out-of-range C conversion, so every compiler and vector width agrees.
+// Float to bool is `value != 0`.
+template <class From>
+inline int32_t kiln_truncate_to_int32(From value) {
+  bool fits = value >= From(-2147483648.0) && value < From(2147483648.0);
+  return kiln_select(fits, int32_t(kiln_select(fits, value, From(0))), int32_t(-2147483647 - 1));
+}
+template <class From>
+inline int64_t kiln_truncate_to_int64(From value) {
+  bool fits = value >= From(-9223372036854775808.0) && value < From(9223372036854775808.0);
+  return kiln_select(fits, int64_t(kiln_select(fits, value, From(0))), int64_t(-9223372036854775807LL - 1));
+}
 template <class To, class From>
 inline To kiln_float_to_int(From value) {
   if constexpr (kiln_is_bool<To>) {
     return value != 0;
-  } else {
-    // From(highest) rounds up to a power of two for wide types, so `>=` catches every value
-    // that does not fit; the lowest limit is a power of two (or 0) and exact. Only in-range
-    // values reach the conversion itself (out of range it would be undefined behaviour).
-    bool too_high = value >= From(kiln_highest<To>());
-    bool too_low = value <= From(kiln_lowest<To>());
-    bool is_nan = value != value;
-    To converted = To(kiln_select(too_high | too_low | is_nan, From(0), value));
-    return kiln_select(too_high, kiln_highest<To>(), kiln_select(too_low, kiln_lowest<To>(),
-                                                                  converted));
+  } else if constexpr (sizeof(To) == 8 && To(-1) > To(0)) {  // uint64
+    bool high = value >= From(9223372036854775808.0);
+    uint64_t low_part = uint64_t(kiln_truncate_to_int64(value));
+    uint64_t high_part =
+        uint64_t(kiln_truncate_to_int64(From(value - From(9223372036854775808.0)))) ^
+        (uint64_t(1) << 63);
+    return kiln_select(high, high_part, low_part);
+  } else if constexpr (sizeof(To) == 8) {  // int64
+    return kiln_truncate_to_int64(value);
+  } else if constexpr (sizeof(To) == 4 && To(-1) > To(0)) {  // uint32
+    bool high = value >= From(2147483648.0);
+    uint32_t low_part = uint32_t(kiln_truncate_to_int32(value));
+    uint32_t high_part =
+        uint32_t(kiln_truncate_to_int32(From(value - From(2147483648.0)))) ^ 0x80000000u;
+    return kiln_select(high, high_part, low_part);
+  } else {  // int32, and 8/16-bit types: the int32 result, truncated (modular since C++20)
+    return To(kiln_truncate_to_int32(value));
   }
 }
+
+// NumPy converts float16 to uint32 through its scalar loop, which truncates to int64 first
+// (float32 and float64 go through its vector loops, as kiln_float_to_int does).
+inline uint32_t kiln_half_to_uint32(float value) { return uint32_t(kiln_truncate_to_int64(value)); }
 
 // ---- Welford (var) -------------------------------------------------------------------------
 // Running (count, mean, m2); each function returns the new state so that reductions can be

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <numbers>
 
+#include "ir/builder_checker.h"
 #include "ir/graph.h"
 #include "passes/decompositions.h"
 #include "passes/decomposition_helpers.h"
@@ -18,17 +19,7 @@ namespace detail {
 
 ir::Scalar scalar_for(DType dtype, double value) {
   if (dtype == DType::Bool) return ir::Scalar::of_int(value != 0 ? 1 : 0);
-  if (is_integer(dtype)) {
-    // C-cast semantics within range; beyond it, saturate instead of undefined behaviour (uint64
-    // values above INT64_MAX keep their bits in the int64 field).
-    if (std::isnan(value)) return ir::Scalar::of_int(0);
-    if (value < -9223372036854775808.0) return ir::Scalar::of_int(INT64_MIN);
-    if (value >= 9223372036854775808.0) {
-      uint64_t bits = value >= 18446744073709551616.0 ? UINT64_MAX : static_cast<uint64_t>(value);
-      return ir::Scalar::of_int(static_cast<int64_t>(bits));
-    }
-    return ir::Scalar::of_int(static_cast<int64_t>(value));
-  }
+  if (is_integer(dtype)) return ir::builder_detail::float_to_integer_scalar(value, dtype);
   return ir::Scalar::of(value);
 }
 

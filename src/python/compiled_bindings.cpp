@@ -6,6 +6,7 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include "api/runtime_checks.h"
 #include "ir/ops.h"
 #include "kiln/compile.h"
 #include "python/common.h"
@@ -37,6 +38,7 @@ std::shared_ptr<Compiled> compile(detail::Trace& trace, const std::vector<Tensor
                                 "an output was not computed in this trace"));
     ids.push_back(output.id());
   }
+  std::vector<runtime::RuntimeCheck> checks = detail::append_check_outputs(trace, ids);
   trace.graph.set_outputs(ids);
   std::vector<std::vector<int64_t>> strides;
   if (!input_strides.is_none())
@@ -44,7 +46,8 @@ std::shared_ptr<Compiled> compile(detail::Trace& trace, const std::vector<Tensor
   strides.resize(trace.graph.inputs().size());
   CompileStats stats;
   auto result = std::make_shared<Compiled>();
-  result->graph = detail::compile_graph(trace.graph, strides, options_from_dict(options), stats);
+  result->graph = detail::compile_graph(trace.graph, strides, options_from_dict(options), stats,
+                                        std::move(checks));
   for (const ir::Node& node : result->graph->graph.nodes())
     if (node.op != ir::Op::parameter) ++result->op_count;
   for (const sched::Kernel& kernel : result->graph->executable->program().kernels)

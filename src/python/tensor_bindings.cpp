@@ -9,6 +9,7 @@
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
+#include "api/runtime_checks.h"
 #include "ir/printer.h"
 #include "kiln/tensor.h"
 #include "python/common.h"
@@ -294,20 +295,40 @@ void bind_movement(nb::module_& module) {
   module.def(
       "flip", [](const Tensor& x, Axes axis) { return kiln::flip(x, std::move(axis), kNoWhere); },
       nb::arg("x"), nb::arg("axis") = Axes{}, Keep<1>());
+  // check_bounds=False: the caller checked the indices already (check_index), e.g. per axis
+  // before merging several index arrays into one flat index.
   module.def(
       "take",
-      [](const Tensor& x, const Tensor& indices, int64_t axis) {
-        return kiln::take(x, indices, axis, kNoWhere);
+      [](const Tensor& x, const Tensor& indices, int64_t axis, bool check_bounds) {
+        return detail::take(x, indices, axis, check_bounds, kNoWhere);
       },
-      nb::arg("x"), nb::arg("indices"), nb::arg("axis"), Keep<1>());
+      nb::arg("x"), nb::arg("indices"), nb::arg("axis"), nb::arg("check_bounds") = true,
+      Keep<1>());
   module.def(
       "index_put",
       [](const Tensor& x, const Tensor& indices, const Tensor& values, int64_t axis,
-         bool accumulate) {
-        return kiln::index_put(x, indices, values, axis, accumulate, kNoWhere);
+         bool accumulate, bool check_bounds) {
+        return detail::index_put(x, indices, values, axis, accumulate, check_bounds, kNoWhere);
       },
       nb::arg("x"), nb::arg("indices"), nb::arg("values"), nb::arg("axis") = 0,
-      nb::arg("accumulate") = false, Keep<1>());
+      nb::arg("accumulate") = false, nb::arg("check_bounds") = true, Keep<1>());
+  module.def(
+      "check_index",
+      [](const Tensor& indices, int64_t size, int64_t axis, const std::string& op) {
+        detail::Trace& trace = detail::trace_for(indices, op, kNoWhere);
+        detail::check_index_bounds(trace, indices.id(), size, axis, op);
+      },
+      nb::arg("indices"), nb::arg("size"), nb::arg("axis"), nb::arg("op") = "index",
+      "Raises IndexError when the graph runs if an element of `indices` is outside "
+      "[-size, size), as NumPy does for x[indices] along `axis`.");
+  module.def(
+      "check_nonnegative_exponent",
+      [](const Tensor& exponent, const std::string& op) {
+        detail::Trace& trace = detail::trace_for(exponent, op, kNoWhere);
+        detail::check_nonnegative_exponent(trace, exponent.id(), op);
+      },
+      nb::arg("exponent"), nb::arg("op") = "power",
+      "Raises NumPy's ValueError when the graph runs if an integer exponent is negative.");
 }
 
 void bind_linear_algebra_and_creation(nb::module_& module) {

@@ -38,8 +38,8 @@ Array allocate(const sched::Buffer& buffer) {
 }  // namespace
 
 Executable::Executable(sched::Program program, std::vector<codegen::KernelCall> kernels,
-                       std::shared_ptr<SharedLibrary> library)
-    : program_(std::move(program)), library_(std::move(library)) {
+                       std::shared_ptr<SharedLibrary> library, std::vector<RuntimeCheck> checks)
+    : program_(std::move(program)), library_(std::move(library)), checks_(std::move(checks)) {
   size_t most_arguments = 0;
   for (codegen::KernelCall& kernel : kernels) {
     kernels_.push_back(reinterpret_cast<KernelFunction>(library_->symbol(kernel.symbol)));
@@ -152,6 +152,16 @@ void Executable::run(const std::vector<Array>& inputs, std::vector<Array>& outpu
     const auto& b = program_.buffers[static_cast<size_t>(call.inputs[1])];
     externs::matmul(operand(a, table[call.inputs[0]]), operand(b, table[call.inputs[1]]),
                     table[call.output], out.shape);
+  }
+  raise_failed_checks(outputs);
+  outputs.resize(output_count());
+}
+
+void Executable::raise_failed_checks(const std::vector<Array>& outputs) const {
+  for (const RuntimeCheck& check : checks_) {
+    if (!*outputs[static_cast<size_t>(check.flag_output)].data_as<bool>()) continue;
+    int64_t value = *outputs[static_cast<size_t>(check.value_output)].data_as<int64_t>();
+    throw Error(check.kind, check.before + std::to_string(value) + check.after);
   }
 }
 

@@ -9,16 +9,30 @@
 
 #include "codegen/cpp/cpp_emitter.h"
 #include "kiln/array.h"
+#include "kiln/error.h"
 #include "runtime/shared_library.h"
 #include "sched/loop_ir.h"
 
 namespace kiln::runtime {
 
+// A condition the graph computes alongside its results that turns the whole run into an error
+// (an index out of bounds, an integer raised to a negative power): NumPy raises there, and a
+// kernel cannot. Two extra graph outputs: a bool flag (0-d) and the offending value (0-d
+// int64), reported as `before` + value + `after`. Outputs come back only from a run whose
+// flags are all clear, so an input written back by the caller is never half-updated.
+struct RuntimeCheck {
+  int32_t flag_output = -1;
+  int32_t value_output = -1;
+  ErrorKind kind = ErrorKind::Index;
+  std::string before, after;
+};
+
 class Executable {
  public:
   // kernels: how each of the program's kernels is called (codegen::CppSource::kernels).
+  // checks: the program's last outputs are theirs (see RuntimeCheck); run() hides them.
   Executable(sched::Program program, std::vector<codegen::KernelCall> kernels,
-             std::shared_ptr<SharedLibrary> library);
+             std::shared_ptr<SharedLibrary> library, std::vector<RuntimeCheck> checks = {});
 
   // Inputs must match the program's input count, dtypes, shapes and strides (checked: an
   // undefined or mismatched Array is a kiln::Error naming it, never a wild read).
@@ -29,7 +43,7 @@ class Executable {
   int64_t io_bytes() const { return io_bytes_; }
 
   const sched::Program& program() const { return program_; }
-  size_t output_count() const { return program_.output_buffers.size(); }
+  size_t output_count() const { return program_.output_buffers.size() - 2 * checks_.size(); }
 
  private:
   using KernelFunction = void (*)(char* const*);
@@ -39,11 +53,13 @@ class Executable {
   std::vector<std::vector<int32_t>> arguments_;  // by kernel: its buffers, in call order
   std::vector<char*> argument_pointers_;          // scratch for one call's arguments
   void check_inputs(const std::vector<Array>& inputs) const;
+  void raise_failed_checks(const std::vector<Array>& outputs) const;
 
   std::shared_ptr<void> arena_;
   std::vector<char*> table_;
   std::vector<int32_t> input_buffers_;  // by input number
   int64_t io_bytes_ = 0;
+  std::vector<RuntimeCheck> checks_;
   std::mutex run_mutex_;
 };
 

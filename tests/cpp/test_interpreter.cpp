@@ -121,16 +121,16 @@ TEST_F(InterpreterTest, Float16ComputesInFloatAndRoundsOnStore) {
   expect_values(values(result), {2.0, 0.199951171875, INFINITY});
 }
 
-TEST_F(InterpreterTest, CastSaturatesAndMapsNaNToZero) {
+TEST_F(InterpreterTest, CastFollowsNumPyOnX86) {
   ValueId x = builder.parameter(DType::Float64, {6});
   graph.set_outputs({builder.cast(x, DType::Int32), builder.cast(x, DType::Bool),
                      builder.cast(x, DType::UInt8)});
   Array input = Array::from_vector(std::vector<double>{kNaN, INFINITY, -INFINITY, 2.7, -2.7, 0},
                                    {6});
   std::vector<Array> results = interpret(graph, {input});
-  expect_values(values(results[0]), {0, 2147483647, -2147483648.0, 2, -2, 0});
+  expect_values(values(results[0]), {-2147483648.0, -2147483648.0, -2147483648.0, 2, -2, 0});
   expect_values(values(results[1]), {1, 1, 1, 1, 1, 0});
-  expect_values(values(results[2]), {0, 255, 0, 2, 0, 0});
+  expect_values(values(results[2]), {0, 0, 0, 2, 254, 0});
 }
 
 TEST_F(InterpreterTest, SumAndProdOverAxes) {

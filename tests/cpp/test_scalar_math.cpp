@@ -168,17 +168,33 @@ TEST(ScalarMath, LimitsAndIdentities) {
   EXPECT_FALSE(kiln_is_float<int32_t>);
 }
 
-TEST(ScalarMath, FloatToIntIsSaturatingWithNaNAsZero) {
-  EXPECT_EQ((kiln_float_to_int<int32_t>(kNaN)), 0);
-  EXPECT_EQ((kiln_float_to_int<int32_t>(kInf)), std::numeric_limits<int32_t>::max());
-  EXPECT_EQ((kiln_float_to_int<int32_t>(-kInf)), std::numeric_limits<int32_t>::min());
-  EXPECT_EQ((kiln_float_to_int<int32_t>(3e9)), std::numeric_limits<int32_t>::max());
+// NumPy's float -> int casts on x86-64 (the values NumPy 2.4 gives on this machine).
+TEST(ScalarMath, FloatToIntFollowsNumPyOnX86) {
+  const int32_t int32_indefinite = std::numeric_limits<int32_t>::min();
+  const int64_t int64_indefinite = std::numeric_limits<int64_t>::min();
+  EXPECT_EQ((kiln_float_to_int<int32_t>(kNaN)), int32_indefinite);
+  EXPECT_EQ((kiln_float_to_int<int32_t>(kInf)), int32_indefinite);
+  EXPECT_EQ((kiln_float_to_int<int32_t>(-kInf)), int32_indefinite);
+  EXPECT_EQ((kiln_float_to_int<int32_t>(3e9)), int32_indefinite);
   EXPECT_EQ((kiln_float_to_int<int32_t>(-2.9)), -2);
-  EXPECT_EQ((kiln_float_to_int<uint8_t>(300.7f)), 255);
-  EXPECT_EQ((kiln_float_to_int<uint8_t>(-1.5)), 0);
-  EXPECT_EQ((kiln_float_to_int<int64_t>(9.3e18)), std::numeric_limits<int64_t>::max());
-  EXPECT_EQ((kiln_float_to_int<int64_t>(-9.3e18)), std::numeric_limits<int64_t>::min());
+  EXPECT_EQ((kiln_float_to_int<int8_t>(300.7)), 44);
+  EXPECT_EQ((kiln_float_to_int<int8_t>(-300.7f)), -44);
+  EXPECT_EQ((kiln_float_to_int<int16_t>(70000.5)), 4464);
+  EXPECT_EQ((kiln_float_to_int<uint8_t>(300.7f)), 44);
+  EXPECT_EQ((kiln_float_to_int<uint8_t>(-1.5)), 255);
+  EXPECT_EQ((kiln_float_to_int<uint8_t>(kNaN)), 0);
+  EXPECT_EQ((kiln_float_to_int<uint16_t>(-300.7)), 65236);
+  EXPECT_EQ((kiln_float_to_int<uint32_t>(kNaN)), 2147483648u);
+  EXPECT_EQ((kiln_float_to_int<uint32_t>(kInf)), 0u);
+  EXPECT_EQ((kiln_float_to_int<uint32_t>(3e9)), 3000000000u);
+  EXPECT_EQ((kiln_float_to_int<uint32_t>(-1.5)), 4294967295u);
+  EXPECT_EQ((kiln_float_to_int<int64_t>(9.3e18)), int64_indefinite);
+  EXPECT_EQ((kiln_float_to_int<int64_t>(-9.3e18)), int64_indefinite);
+  EXPECT_EQ((kiln_float_to_int<int64_t>(kNaN)), int64_indefinite);
   EXPECT_EQ((kiln_float_to_int<uint64_t>(1.8e19)), 18000000000000000000ull);
+  EXPECT_EQ((kiln_float_to_int<uint64_t>(kNaN)), 9223372036854775808ull);
+  EXPECT_EQ((kiln_float_to_int<uint64_t>(kInf)), 0ull);
+  EXPECT_EQ((kiln_float_to_int<uint64_t>(-1.5)), 18446744073709551615ull);
   EXPECT_EQ((kiln_float_to_int<bool>(kNaN)), true);
 }
 

@@ -17,6 +17,7 @@ namespace cpp_detail {
 std::string convert(const std::string& text, DType from, DType to) {
   if (from == to || compute_type(from) == compute_type(to)) return text;
   if (to == DType::Bool) return "(" + text + " != 0)";
+  if (from == DType::Float16 && to == DType::UInt32) return "kiln_half_to_uint32(" + text + ")";
   if (is_float(from) && !is_float(to))
     return "kiln_float_to_int<" + compute_type(to) + ">(" + text + ")";
   return "(" + compute_type(to) + ")(" + text + ")";

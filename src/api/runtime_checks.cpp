@@ -1,0 +1,66 @@
+#include "api/runtime_checks.h"
+
+namespace kiln::detail {
+namespace {
+
+// Records the check "any(bad)", reporting the first element of `values` where `bad` holds.
+void add_check(Trace& trace, ir::ValueId bad, ir::ValueId values, ErrorKind kind,
+               std::string before, std::string after) {
+  ir::Builder& builder = trace.builder;
+  int64_t count = ir::element_count(builder.node(bad).shape);
+  if (count == 0) return;
+  ir::ValueId flat_bad = builder.reshape(bad, {count});
+  ir::ValueId flat_values = builder.reshape(values, {count});
+  ir::ValueId flag = builder.reduce(ir::Op::any, flat_bad, {0}, false);
+  ir::ValueId first = builder.reshape(builder.reduce(ir::Op::argmax, flat_bad, {0}, false), {1});
+  ir::ValueId value = builder.reshape(builder.gather(flat_values, first, 0), {});
+  trace.checks.push_back({flag, value, kind, std::move(before), std::move(after)});
+}
+
+std::string prefix(const Trace& trace, const std::string& op) {
+  const std::string& location = trace.builder.location();
+  return "kiln: " + op + (location.empty() ? "" : " at " + location) + ": ";
+}
+
+}  // namespace
+
+void check_index_bounds(Trace& trace, ir::ValueId index, int64_t size, int64_t axis,
+                        const std::string& op) {
+  ir::Builder& builder = trace.builder;
+  ir::ValueId wide = builder.cast(index, DType::Int64);
+  ir::ValueId low = builder.constant(ir::Scalar::of_int(-size), DType::Int64);
+  ir::ValueId high = builder.constant(ir::Scalar::of_int(size), DType::Int64);
+  ir::ValueId bad = builder.binary(ir::Op::logical_or, builder.binary(ir::Op::lt, wide, low),
+                                   builder.binary(ir::Op::ge, wide, high));
+  add_check(trace, bad, wide, ErrorKind::Index, prefix(trace, op) + "index ",
+            " is out of bounds for axis " + std::to_string(axis) + " with size " +
+                std::to_string(size));
+}
+
+void check_nonnegative_exponent(Trace& trace, ir::ValueId exponent, const std::string& op) {
+  ir::Builder& builder = trace.builder;
+  ir::ValueId wide = builder.cast(exponent, DType::Int64);
+  ir::ValueId zero = builder.constant(ir::Scalar::of_int(0), DType::Int64);
+  add_check(trace, builder.binary(ir::Op::lt, wide, zero), wide, ErrorKind::Value,
+            prefix(trace, op) + "Integers to negative integer powers are not allowed (exponent ",
+            ")");
+}
+
+std::vector<runtime::RuntimeCheck> append_check_outputs(const Trace& trace,
+                                                        std::vector<ir::ValueId>& outputs) {
+  std::vector<runtime::RuntimeCheck> checks;
+  for (const Trace::Check& check : trace.checks) {
+    runtime::RuntimeCheck described;
+    described.flag_output = static_cast<int32_t>(outputs.size());
+    outputs.push_back(check.flag);
+    described.value_output = static_cast<int32_t>(outputs.size());
+    outputs.push_back(check.value);
+    described.kind = check.kind;
+    described.before = check.before;
+    described.after = check.after;
+    checks.push_back(std::move(described));
+  }
+  return checks;
+}
+
+}  // namespace kiln::detail

@@ -1,0 +1,33 @@
+// Data-dependent errors NumPy raises and a kernel cannot: the graph computes a flag and the
+// offending value next to its results, and the executable raises before anything is returned
+// (runtime::RuntimeCheck). One extra read of the checked tensor, fused like any reduction.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "api/trace.h"
+#include "runtime/executable.h"
+
+namespace kiln::detail {
+
+// Every element of `index` must lie in [-size, size): IndexError "index 5 is out of bounds for
+// axis 0 with size 3", named after `op` and the builder's current location.
+void check_index_bounds(Trace& trace, ir::ValueId index, int64_t size, int64_t axis,
+                        const std::string& op);
+
+// Every element of the integer `exponent` must be >= 0: NumPy's ValueError "Integers to
+// negative integer powers are not allowed."
+void check_nonnegative_exponent(Trace& trace, ir::ValueId exponent, const std::string& op);
+
+// take / index_put with the bounds check optional: the NumPy frontend checks each index array
+// against its own axis before merging several into one flat index, which is then in range.
+Tensor take(const Tensor& x, const Tensor& indices, int64_t axis, bool check_bounds,
+            const std::source_location& where);
+Tensor index_put(const Tensor& x, const Tensor& indices, const Tensor& values, int64_t axis,
+                 bool accumulate, bool check_bounds, const std::source_location& where);
+
+// Appends the trace's check values to the graph outputs and returns their descriptors.
+std::vector<runtime::RuntimeCheck> append_check_outputs(const Trace& trace,
+                                                        std::vector<ir::ValueId>& outputs);
+
+}  // namespace kiln::detail
