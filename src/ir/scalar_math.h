@@ -476,6 +476,33 @@ inline To kiln_float_to_int(From value) {
 // (float32 and float64 go through its vector loops, as kiln_float_to_int does).
 inline uint32_t kiln_half_to_uint32(float value) { return uint32_t(kiln_truncate_to_int64(value)); }
 
+// ---- blocked summation (codegen/cpp/reduce_emitter.cpp) --------------------------------------
+// A binary counter of partial sums: level k holds the sum of 2**k blocks, so every value takes
+// part in at most log2(blocks) additions, each of two partials of similar size (pairwise).
+template <class T>
+inline void kiln_cascade_push(T* levels, uint64_t& count, T value) {
+  int level = 0;
+  for (uint64_t carry = count; carry & 1; carry >>= 1, ++level) {
+    value += levels[level];
+    levels[level] = T(0);
+  }
+  levels[level] = value;
+  ++count;
+}
+template <class T>
+inline T kiln_cascade_total(const T* levels) {
+  T total = T(0);
+  for (int level = 0; level < 64; ++level) total += levels[level];
+  return total;
+}
+// The sum of `count` (a power of two) SIMD lanes, pairwise; the lanes are overwritten.
+template <class T>
+inline T kiln_lanes_total(T* lanes, int count) {
+  for (int width = count / 2; width > 0; width /= 2)
+    for (int lane = 0; lane < width; ++lane) lanes[lane] += lanes[lane + width];
+  return lanes[0];
+}
+
 // ---- Welford (var) -------------------------------------------------------------------------
 // Running (count, mean, m2); each function returns the new state so that reductions can be
 // written as `w = kiln_welford_add(w, x)` in vectorised loops.

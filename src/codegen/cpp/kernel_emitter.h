@@ -72,6 +72,8 @@ class KernelEmitter {
   void merge_partials(const Stmt& s, const std::string& into, const std::string& from,
                       const std::string& from_subscript = "");
   void reduce_loops(const Stmt& s, bool worksharing, const std::string& suffix, bool simd_ok);
+  void blocked_sum_loops(const Stmt& s, bool worksharing, const std::string& suffix,
+                         int64_t lanes);
   void scan(const Stmt& s);
   void open_block() { emitted_.emplace_back(); ++depth_; }
   void close_block() { emitted_.pop_back(); --depth_; line("}"); }

@@ -93,6 +93,10 @@ void KernelEmitter::reduce_loops(const Stmt& s, bool worksharing, const std::str
     widest = std::max(widest, dtype_size(a.dtype) > 2 ? dtype_size(a.dtype) : 4);
   const int64_t lanes = 256 / widest;
   const bool split = simd_ok && s.body.empty() && !in_simd_loop_ && last.extent >= 2 * lanes;
+  bool float_sums = true;
+  for (const sched::Accumulation& a : s.accumulations)
+    float_sums = float_sums && a.op == ir::Op::sum && is_float(a.dtype);
+  if (split && float_sums) return blocked_sum_loops(s, worksharing, suffix, lanes);
   // A reduction clause cannot name a thread's private partials, so a worksharing loop never
   // carries one: it shares out the blocks of the lane split, or runs as a plain loop.
   const bool share_last = worksharing && s.reduce_loops.size() == 1;
@@ -149,6 +153,79 @@ void KernelEmitter::reduce_loops(const Stmt& s, bool worksharing, const std::str
     open_block();
     merge_partials(s, suffix, suffix + "_lanes", "[lane]");
     close_block();
+  }
+}
+
+// Float sums, blocked for accuracy at the same speed: each block of `lanes` x kBlockSteps
+// elements is summed into fresh SIMD lanes, and the block totals join a pairwise cascade
+// (kiln_cascade_push, a binary counter of partial sums). The longest chain of additions is
+// kBlockSteps + log2(blocks) instead of n / lanes: a float32 sum of 10**7 elements keeps
+// NumPy's accuracy (pairwise summation) instead of losing three digits.
+void KernelEmitter::blocked_sum_loops(const Stmt& s, bool worksharing, const std::string& suffix,
+                                      int64_t lanes) {
+  constexpr int64_t kBlockSteps = 64;
+  const sched::Loop& last = s.reduce_loops.back();
+  const int64_t block = lanes * kBlockSteps;
+  const bool share_last = worksharing && s.reduce_loops.size() == 1;
+  for (const sched::Accumulation& a : s.accumulations) {
+    std::string name = accumulator_names(a, suffix).value, type = compute_type(a.dtype);
+    line(type + " " + name + "_levels[64] = {};");
+    line("uint64_t " + name + "_count = 0;");
+  }
+  for (size_t k = 0; k + 1 < s.reduce_loops.size(); ++k) {
+    const sched::Loop& l = s.reduce_loops[k];
+    if (k == 0 && worksharing) line("#pragma omp for schedule(static) nowait");
+    std::string v = loop_name(l.variable);
+    line("for (int64_t " + v + " = 0; " + v + " < " + std::to_string(l.extent) + "; ++" + v + ") {");
+    open_block();
+  }
+  std::string v = loop_name(last.variable), width = std::to_string(lanes);
+  const int64_t full = last.extent / block * block;
+  auto push_totals = [&](const std::string& from, bool from_lanes) {
+    for (const sched::Accumulation& a : s.accumulations) {
+      std::string name = accumulator_names(a, suffix).value;
+      std::string total = from_lanes ? "kiln_lanes_total(" + accumulator_names(a, from).value +
+                                           ", " + width + ")"
+                                     : accumulator_names(a, from).value;
+      line("kiln_cascade_push(" + name + "_levels, " + name + "_count, " + total + ");");
+    }
+  };
+  if (full > 0) {
+    if (share_last) line("#pragma omp for schedule(static) nowait");
+    line("for (int64_t " + v + "_block = 0; " + v + "_block < " + std::to_string(full) + "; " +
+         v + "_block += " + std::to_string(block) + ") {");
+    open_block();
+    declare_accumulators(s, suffix + "_lanes", lanes);
+    line("for (int64_t " + v + "_step = " + v + "_block; " + v + "_step < " + v + "_block + " +
+         std::to_string(block) + "; " + v + "_step += " + width + ") {");
+    open_block();
+    line("#pragma omp simd");
+    line("for (int64_t lane = 0; lane < " + width + "; ++lane) {");
+    open_block();
+    line("const int64_t " + v + " = " + v + "_step + lane;");
+    combine_elements(s, suffix + "_lanes", "[lane]");
+    close_block();
+    close_block();
+    push_totals(suffix + "_lanes", true);
+    close_block();
+  }
+  if (full < last.extent) {  // the remainder, shorter than a block
+    if (share_last) line("#pragma omp single nowait");
+    line("{");
+    open_block();
+    declare_accumulators(s, suffix + "_rest");
+    line("for (int64_t " + v + " = " + std::to_string(full) + "; " + v + " < " +
+         std::to_string(last.extent) + "; ++" + v + ") {");
+    open_block();
+    combine_elements(s, suffix + "_rest", "");
+    close_block();
+    push_totals(suffix + "_rest", false);
+    close_block();
+  }
+  for (size_t k = 0; k + 1 < s.reduce_loops.size(); ++k) close_block();
+  for (const sched::Accumulation& a : s.accumulations) {
+    std::string name = accumulator_names(a, suffix).value;
+    line(name + " += kiln_cascade_total(" + name + "_levels);");
   }
 }
 
