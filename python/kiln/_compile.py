@@ -7,10 +7,15 @@ cached graph; only on a miss does this module trace (kiln._tracer), compile
 Graph breaks (a value the trace cannot know: bool(), float(), .item(), an unsupported function):
 - The tracer calls `graph_break(tensor, reason, location)`. The graph traced so far is compiled
   with that tensor as its output, run on the real inputs, and the concrete value returned to the
-  tracer, which continues. The cache entry then holds the prefix graph as a *check*: a later call
-  runs it first and uses the entry only if the value is the same, otherwise it retraces (a new
-  entry, counted as a recompile). The final graph recomputes the prefix; each segment is
-  compiled once and cached in memory and on disk.
+  tracer, which continues. From then on the value may depend on the data, so the cache entry is
+  a *retrace* entry: its guards are kinds, dtypes, shapes and static values only, never array
+  contents, and every call runs the Python function again with tracers (Dynamo's resume
+  functions, without bytecode rewriting). Each graph it builds (the prefix at each break, the
+  final graph) is compiled once, through a per-function memo keyed by the graph's text, and
+  reused: calls with new data cost the Python trace and the kernels, not a compile. After a
+  break, concrete arrays that reach the trace (the result of np.histogram on the concrete value)
+  and scalars returned by float()/int()/.item() and used as operands are graph *inputs*, not
+  constants, so the graph's text does not depend on the data.
 - Or the tracer raises `GraphBreakSignal(reason, location)` (it cannot continue): the call, and
   every later call with the same guards, runs the function eagerly.
 - With fullgraph=True both raise kiln.GraphBreak naming the reason and file:line.
@@ -38,6 +43,10 @@ from ._environment import Environment
 
 MISS = _kiln.MISS
 EAGER = _kiln.EAGER
+RETRACE = _kiln.RETRACE
+# Distinct graphs one retraced function may compile (paths through its breaks) before its new
+# paths run eagerly, with a warning.
+SEGMENT_LIMIT = 64
 Unsupported = _kiln.Unsupported
 
 
@@ -52,6 +61,26 @@ class GraphBreakSignal(Exception):
         super().__init__(f"{reason} at {location}" if location else reason)
         self.reason = reason
         self.location = location
+
+
+class _SegmentLimit(Exception):
+    """A retraced call would compile past SEGMENT_LIMIT graphs: it runs eagerly."""
+
+
+class _Traced:
+    """One traced call: its final graph and what running it needs."""
+    __slots__ = ("compiled", "arrays", "output_spec", "mutations", "broke")
+
+    def __init__(self, compiled, arrays, output_spec, mutations, broke):
+        self.compiled = compiled
+        self.arrays = arrays
+        self.output_spec = output_spec
+        self.mutations = mutations
+        self.broke = broke
+
+    def run(self):
+        return _kiln.GuardedCache.run_traced(self.compiled, self.arrays, self.output_spec,
+                                             self.mutations)
 
 
 class Constant:
@@ -89,12 +118,12 @@ class _TraceContext:
     def __init__(self, function, trace, real_arrays, strides, options, fullgraph):
         self.function = function
         self.trace = trace
-        self.real_arrays = real_arrays
+        self.real_arrays = real_arrays  # the graph's inputs, in order (grows after a break)
         self.strides = strides
         self.options = options
         self.fullgraph = fullgraph
-        self.checks = []  # (Compiled, value, description)
-        self.breaks = []  # (reason, location)
+        self.broke = False              # a break happened: values may depend on the data
+        self.data_scalars = {}          # id -> Python scalar returned by float()/int()/.item()
 
 
 def _context_stack():
@@ -104,23 +133,53 @@ def _context_stack():
     return stack
 
 
+def _current():
+    stack = _context_stack()
+    return stack[-1] if stack and stack[-1].trace is not None else None
+
+
 def graph_break(tensor, reason, location=""):
     """Called by the tracer at a graph break: returns the concrete NumPy value of `tensor` (see
     the module doc), or raises kiln.GraphBreak under fullgraph=True."""
-    stack = _context_stack()
-    if not stack or stack[-1].trace is None:
+    context = _current()
+    if context is None:
         raise RuntimeError("kiln: graph_break called outside a traced function")
-    context = stack[-1]
-    context.breaks.append((reason, location))
-    context.function._note_break(reason, location)
+    function = context.function
     if context.fullgraph:
-        raise GraphBreak(f"kiln: graph break in {context.function.name}: {reason} at {location} "
+        function._note_break(reason, location)
+        raise GraphBreak(f"kiln: graph break in {function.name}: {reason} at {location} "
                          f"(fullgraph=True)")
-    compiled = _kiln.compile_graph(context.trace, [tensor], context.strides, context.options)
-    context.function._note_graph(compiled)
-    value = compiled.run(context.real_arrays)[0]
-    context.checks.append((compiled, value, f"{reason} at {location}"))
+    compiled, new = function._compile_segment(context, [tensor])
+    if new:
+        function._note_break(reason, location)
+    context.broke = True
+    return compiled.run(context.real_arrays)[0]
+
+
+def data_input(array):
+    """After a graph break, a concrete array that reaches the trace may depend on the data: it
+    becomes a graph input fed this call's value (None before any break: a constant is fine)."""
+    context = _current()
+    if context is None or not context.broke:
+        return None
+    array = np.ascontiguousarray(array)
+    tensor = context.trace.input(array.dtype.name, list(array.shape))
+    context.real_arrays.append(array)
+    context.strides.append([])
+    return tensor
+
+
+def note_data_scalar(value):
+    """A Python scalar the tracer got from float()/int()/.item(): data, if used as an operand."""
+    context = _current()
+    if context is not None:
+        context.data_scalars[id(value)] = value
     return value
+
+
+def is_data_scalar(value):
+    context = _current()
+    return context is not None and context.data_scalars.get(id(value)) is value
 
 
 def _location_of(fn):
@@ -177,6 +236,8 @@ class CompiledFunction:
                                         self.environment.cell_names)
         self.recompiles = 0
         self.warned_limit = False
+        self.segments = {}  # graph text -> Compiled: the graphs of retraced calls (graph breaks)
+        self.warned_segments = False
         self.records = None  # a list while kiln.explain records
         _all_functions.add(self)
 
@@ -184,6 +245,7 @@ class CompiledFunction:
     def make_wrapper(self):
         call = self.cache.call
         slow = self.call_slow
+        traced = self.call_traced
         fn = self.fn
 
         @functools.wraps(fn)
@@ -193,6 +255,8 @@ class CompiledFunction:
                 return slow(args, kwargs)
             if result is EAGER:
                 return fn(*args, **kwargs)
+            if result is RETRACE:
+                return traced(args, kwargs)
             return result
 
         compiled._kiln_function = self
@@ -222,16 +286,36 @@ class CompiledFunction:
             if _kiln.log_enabled("recompiles"):
                 _kiln.log("recompiles", f"recompiling {self.name} ({_location_of(self.fn)}): "
                           f"{reason}")
-        entry = self.trace_and_compile(args, kwargs, leaves, spec)
-        if entry is None:  # graph break without continuation: this call and its guards run eagerly
+        try:
+            traced = self.trace_and_compile(args, kwargs, leaves, spec, register=True)
+        except _SegmentLimit:
             return self.fn(*args, **kwargs)
+        if traced is None:  # graph break without continuation: this call and its guards run eagerly
+            return self.fn(*args, **kwargs)
+        if traced.broke:
+            return traced.run()
         result = self.cache.call(args, kwargs)
-        if result is MISS or result is EAGER:  # guards that never hold (e.g. a NaN static)
+        if result is MISS or result is EAGER or result is RETRACE:  # guards that never hold
             return self.fn(*args, **kwargs)
         return result
 
+    def call_traced(self, args, kwargs):
+        """A call that matches a retrace entry: the function runs again with tracers; each graph
+        it builds comes from the memo (compiled on its first appearance)."""
+        environment = self.cache.environment()
+        leaves, spec = _pytree.flatten((args, kwargs, environment))
+        try:
+            traced = self.trace_and_compile(args, kwargs, leaves, spec, register=False)
+        except _SegmentLimit:
+            return self.fn(*args, **kwargs)
+        if traced is None:
+            return self.fn(*args, **kwargs)
+        return traced.run()
+
     # ---- tracing ----
-    def trace_and_compile(self, args, kwargs, leaves, spec):
+    def trace_and_compile(self, args, kwargs, leaves, spec, register):
+        """Traces one call and compiles its graph; with `register`, adds the cache entry for
+        these guards. Returns a _Traced, or None where the call must run eagerly."""
         tracer = _tracer()
         trace = _kiln.Trace()
         trace.location = _location_of(self.fn)
@@ -249,7 +333,7 @@ class CompiledFunction:
         options = dict(self.options)
         if config.cache_dir is not None:
             options.setdefault("cache_dir", str(config.cache_dir))
-        context = _TraceContext(self, trace, real_arrays, strides, options, self.fullgraph)
+        context = _TraceContext(self, trace, list(real_arrays), strides, options, self.fullgraph)
         stack = _context_stack()
         stack.append(context)
         capturing = getattr(tracer, "capturing_creation", None)
@@ -259,12 +343,13 @@ class CompiledFunction:
             else:
                 with capturing():
                     result = function(*traced_args, **traced_kwargs)
+            outputs, output_spec = self._outputs(trace, tracer, result)
         except GraphBreakSignal as signal:
-            return self._give_up(args, kwargs, signal.reason, signal.location)
+            return self._give_up(args, kwargs, signal.reason, signal.location, register)
         except Unsupported as error:
             if self.fullgraph:
                 raise
-            return self._give_up(args, kwargs, f"unsupported: {error}", "")
+            return self._give_up(args, kwargs, f"unsupported: {error}", "", register)
         except (ValueError, TypeError, IndexError) as error:
             located = _located(error)
             if located is None:
@@ -273,7 +358,6 @@ class CompiledFunction:
         finally:
             stack.pop()
 
-        outputs, output_spec = self._outputs(trace, tracer, result)
         mutations = []
         for leaf_number, (tensor, tracer_object) in enumerate(zip(inputs, wrapped)):
             current = tracer.unwrap(tracer_object)
@@ -281,15 +365,41 @@ class CompiledFunction:
                 mutations.append((leaf_number, len(outputs)))
                 outputs.append(current)
         if not outputs:  # nothing computed: static results only; run the function as it is
-            self.cache.add(args, kwargs, None, None, [], [])
+            if register:
+                self.cache.add(args, kwargs, None, None, [], False)
             return None
-        compiled = _kiln.compile_graph(trace, outputs, strides, options)
+        if context.broke:
+            compiled, _ = self._compile_segment(context, outputs)
+        else:
+            compiled = _kiln.compile_graph(trace, outputs, strides, options)
+            self._note_graph(compiled)
+        if register:
+            guards = self.cache.add(args, kwargs, None if context.broke else compiled,
+                                    output_spec, mutations, context.broke)
+            if _kiln.log_enabled("guards"):
+                _kiln.log("guards", f"guards of {self.name} ({_location_of(self.fn)}), entry "
+                          f"{len(self.cache)}:\n{guards}")
+        return _Traced(compiled, context.real_arrays, output_spec, mutations, context.broke)
+
+    def _compile_segment(self, context, outputs):
+        """The compiled graph of the trace so far with these outputs, from the memo (keyed by
+        the graph's text and input layouts); (compiled, whether it was compiled now)."""
+        key = (context.trace.graph_text(outputs),
+               tuple(tuple(stride) for stride in context.strides))
+        compiled = self.segments.get(key)
+        if compiled is not None:
+            return compiled, False
+        if len(self.segments) >= SEGMENT_LIMIT:
+            if not self.warned_segments:
+                self.warned_segments = True
+                warnings.warn(f"kiln: {self.name} ({_location_of(self.fn)}) built "
+                              f"{SEGMENT_LIMIT} distinct graphs around its graph breaks; new "
+                              f"ones run eagerly", RuntimeWarning, stacklevel=4)
+            raise _SegmentLimit()
+        compiled = _kiln.compile_graph(context.trace, outputs, context.strides, context.options)
+        self.segments[key] = compiled
         self._note_graph(compiled)
-        guards = self.cache.add(args, kwargs, compiled, output_spec, mutations, context.checks)
-        if _kiln.log_enabled("guards"):
-            _kiln.log("guards", f"guards of {self.name} ({_location_of(self.fn)}), entry "
-                      f"{len(self.cache)}:\n{guards}")
-        return compiled
+        return compiled, True
 
     def _outputs(self, trace, tracer, result):
         """Graph outputs and the C++ output spec for the function's result pytree."""
@@ -299,7 +409,11 @@ class CompiledFunction:
         def convert(leaf):
             tensor = tracer.unwrap(leaf)
             if tensor is None and type(leaf) is np.ndarray:
-                tensor = trace.constant(leaf)  # a fresh copy per call, as eager NumPy returns
+                # A fresh copy per call, as eager NumPy returns; after a graph break the array
+                # may come from the data, so it is an input, not part of the graph's text.
+                tensor = data_input(leaf)
+                if tensor is None:
+                    tensor = trace.constant(leaf)
             if tensor is not None:
                 outputs.append(tensor)
                 slot = len(outputs) - 1
@@ -317,13 +431,14 @@ class CompiledFunction:
             return self.fn
         return self.environment.rebuilt(environment)
 
-    def _give_up(self, args, kwargs, reason, location):
+    def _give_up(self, args, kwargs, reason, location, register):
         """A break the tracer cannot continue from: these guards run eagerly from now on."""
         self._note_break(reason, location)
         if self.fullgraph:
             raise GraphBreak(f"kiln: graph break in {self.name}: {reason}"
                              + (f" at {location}" if location else "") + " (fullgraph=True)")
-        self.cache.add(args, kwargs, None, None, [], [])
+        if register:
+            self.cache.add(args, kwargs, None, None, [], False)
         return None
 
     # ---- records for logs and explain ----
@@ -340,6 +455,8 @@ class CompiledFunction:
 
     def reset(self):
         self.cache.clear()
+        self.segments.clear()
+        self.warned_segments = False
         self.recompiles = 0
         self.warned_limit = False
 

@@ -36,6 +36,12 @@ def graph_break(reason):
     raise GraphBreakSignal(reason, user_location())
 
 
+def note_data_scalar(value):
+    """A Python scalar computed from a traced value: made an input where it is used again."""
+    from ._compile import note_data_scalar as note
+    return note(value)
+
+
 def materialize(value, reason):
     """The concrete ndarray of a tracer, from the driver (a graph break that continues)."""
     known = value._context.known.get(value.tensor.id) if value._mask is None else None

@@ -61,7 +61,8 @@ def _api():
 
 # ---- graph breaks (_graph_breaks.py) ----
 
-from ._graph_breaks import graph_break, materialize, user_location  # noqa: E402,F401
+from ._graph_breaks import (graph_break, materialize, note_data_scalar,  # noqa: E402,F401
+                            user_location)
 
 
 def materialize_all(value, reason):
@@ -137,7 +138,11 @@ class TraceContext:
             return known[1]
         dtype = check_dtype(array.dtype)
         uniform_value = _uniform_value(array)
-        if array.size == 0:
+        from ._compile import data_input
+        tensor = data_input(array) if array.size else None  # after a graph break: an input
+        if tensor is not None:
+            pass
+        elif array.size == 0:
             tensor = self.constant(0, dtype, array.shape)
         elif uniform_value is not None:
             tensor = self.constant(uniform_value, dtype, array.shape)
@@ -282,6 +287,11 @@ def to_tensor(context, value, dtype=None, op_name="op"):
     elif isinstance(value, (bool, int, float, np.bool_)) and not isinstance(value, np.generic):
         target = np.dtype(dtype) if dtype is not None else np.asarray(value).dtype
         check_fits(value, target, op_name)
+        from ._compile import data_input, is_data_scalar
+        if is_data_scalar(value):  # from float()/int()/.item() after a break: an input
+            tensor = data_input(np.asarray(value, target))
+            if tensor is not None:
+                return tensor
         return context.constant(value, target)
     else:
         tensor = context.lift(np.asarray(value)).tensor
@@ -467,10 +477,10 @@ class TracedArray:
         return bool(materialize(self, "bool() of a traced array (data-dependent control flow)"))
 
     def __float__(self):
-        return float(materialize(self, "float() of a traced array"))
+        return note_data_scalar(float(materialize(self, "float() of a traced array")))
 
     def __int__(self):
-        return int(materialize(self, "int() of a traced array"))
+        return note_data_scalar(int(materialize(self, "int() of a traced array")))
 
     def __index__(self):
         return operator.index(materialize(self, "a traced array used as a Python integer")[()])
@@ -486,7 +496,7 @@ class TracedArray:
         return value in materialize(self, "`in` on a traced array")
 
     def item(self, *args):
-        return materialize(self, "ndarray.item() of a traced array").item(*args)
+        return note_data_scalar(materialize(self, "ndarray.item() of a traced array").item(*args))
 
     def tolist(self):
         return materialize(self, "ndarray.tolist() of a traced array").tolist()

@@ -36,6 +36,7 @@ struct ModuleState {
   uint8_t dtype_by_type_number[kBuiltinTypeNumbers] = {};
   nb::object miss;   // GuardedCache.call: no entry matches
   nb::object eager;  // GuardedCache.call: the matching entry runs the function eagerly
+  nb::object retrace;  // GuardedCache.call: run the function again with tracers (graph breaks)
   nb::object copyto;
 };
 ModuleState& state();

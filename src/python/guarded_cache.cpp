@@ -33,16 +33,12 @@ struct GuardItem {
   nb::object value;                     // statics
 };
 
-struct BreakCheck {
-  std::shared_ptr<Compiled> compiled;  // the graph up to the break; output 0 is the value
-  nb::object expected;                 // the value the traced continuation assumed (ndarray)
-  std::string description;             // "bool() at model.py:12"
-};
-
 struct Entry {
   std::vector<GuardItem> items;
-  std::vector<BreakCheck> checks;
-  std::shared_ptr<Compiled> compiled;  // null: calls run the function eagerly
+  // A function with graph breaks on data runs again with tracers on every call (its compiled
+  // segments are reused): guards never depend on array contents.
+  bool retrace = false;
+  std::shared_ptr<Compiled> compiled;  // null: calls run the function eagerly (or retrace)
   nb::object output_spec;
   std::vector<std::pair<int32_t, int32_t>> mutations;  // (array leaf, graph output)
 };
@@ -319,10 +315,9 @@ class GuardedCache {
     for (const std::shared_ptr<Entry>& entry : *entries) {
       arrays.clear();
       if (!match_entry(*entry, args, kwargs, arrays, nullptr)) continue;
+      if (entry->retrace) return state().retrace;
       if (!entry->compiled) return state().eager;
-      std::vector<Array> inputs = borrow_all(arrays);
-      if (!checks_pass(*entry, inputs, nullptr)) continue;
-      return run_entry(*entry, inputs, arrays);
+      return run_entry(*entry, borrow_all(arrays), arrays);
     }
     return state().miss;
   }
@@ -334,17 +329,14 @@ class GuardedCache {
     std::shared_ptr<Entry> entry = entries->back();
     std::vector<nb::object> arrays;
     std::string why;
-    if (match_entry(*entry, args, kwargs, arrays, &why)) {
-      std::vector<Array> inputs = borrow_all(arrays);
-      checks_pass(*entry, inputs, &why);
-    }
+    match_entry(*entry, args, kwargs, arrays, &why);
     return why.empty() ? "no cached entry matches" : why;
   }
 
   // Registers the entry for these arguments; returns its guard in words (KILN_LOGS=guards).
   std::string add(nb::handle args, nb::handle kwargs, std::shared_ptr<Compiled> compiled,
                   nb::object output_spec, std::vector<std::pair<int32_t, int32_t>> mutations,
-                  nb::list checks) {
+                  bool retrace) {
     auto entry = std::make_shared<Entry>();
     // Item 0: the argument count and keyword names, one comparison on the fast path.
     GuardItem header;
@@ -357,17 +349,11 @@ class GuardedCache {
     entry->compiled = std::move(compiled);
     entry->output_spec = std::move(output_spec);
     entry->mutations = std::move(mutations);
-    for (nb::handle check : checks) {
-      auto [check_compiled, expected, description] =
-          nb::cast<std::tuple<std::shared_ptr<Compiled>, nb::object, std::string>>(check);
-      entry->checks.push_back({check_compiled, expected, description});
-    }
+    entry->retrace = retrace;
     std::string text;
     for (const GuardItem& item : entry->items)
       text += "  " + describe(item) + "\n";
-    for (const BreakCheck& check : entry->checks)
-      text += "  graph-break value of " + check.description + " == " +
-              repr_of(check.expected.ptr()) + "\n";
+    if (retrace) text += "  (graph breaks: traced again on every call)\n";
     auto entries = std::make_shared<EntryList>(*entries_);
     entries->push_back(std::move(entry));
     entries_ = std::move(entries);
@@ -397,7 +383,6 @@ class GuardedCache {
         Py_VISIT(item.value.ptr());
         Py_VISIT(item.keys.ptr());
       }
-      for (const BreakCheck& check : entry->checks) Py_VISIT(check.expected.ptr());
     }
     return 0;
   }
@@ -481,22 +466,6 @@ class GuardedCache {
     return matched;
   }
 
-  // Runs the graph-break prefixes; each must reproduce the value its continuation assumed.
-  bool checks_pass(const Entry& entry, const std::vector<Array>& inputs, std::string* why) {
-    for (const BreakCheck& check : entry.checks) {
-      std::vector<Array> outputs = check.compiled->run(inputs);
-      const Array& value = outputs[0];
-      auto* expected = reinterpret_cast<PyArrayObject*>(check.expected.ptr());
-      bool same = value.nbytes() == PyArray_NBYTES(expected) &&
-                  std::memcmp(value.data(), PyArray_DATA(expected), size_t(value.nbytes())) == 0;
-      if (!same) {
-        if (why && why->empty()) *why = "the value of " + check.description + " changed";
-        return false;
-      }
-    }
-    return true;
-  }
-
   static std::vector<Array> borrow_all(const std::vector<nb::object>& arrays) {
     std::vector<Array> inputs;
     inputs.reserve(arrays.size());
@@ -507,7 +476,27 @@ class GuardedCache {
 
   nb::object run_entry(const Entry& entry, const std::vector<Array>& inputs,
                        const std::vector<nb::object>& arrays) {
-    std::vector<Array> outputs = entry.compiled->run(inputs);
+    return run_graph(*entry.compiled, inputs, arrays, entry.output_spec.ptr(), entry.mutations);
+  }
+
+ public:
+  // One call of a retraced function (Entry::retrace): its final graph on this call's arrays
+  // (the arguments' first, then arrays that entered the trace after a break), with the
+  // mutated arguments written back and the output pytree built as for a cached entry.
+  static nb::object run_traced(Compiled& compiled, std::vector<nb::object> arrays,
+                               nb::object output_spec,
+                               std::vector<std::pair<int32_t, int32_t>> mutations) {
+    for (const nb::object& array : arrays)
+      if (!PyArray_Check(array.ptr()))
+        throw Error(ErrorKind::Internal, "kiln: run_traced: an input is not an ndarray");
+    return run_graph(compiled, borrow_all(arrays), arrays, output_spec.ptr(), mutations);
+  }
+
+ private:
+  static nb::object run_graph(Compiled& compiled, const std::vector<Array>& inputs,
+                              const std::vector<nb::object>& arrays, PyObject* output_spec,
+                              const std::vector<std::pair<int32_t, int32_t>>& mutations) {
+    std::vector<Array> outputs = compiled.run(inputs);
     std::vector<nb::object> results;
     results.reserve(outputs.size());
     for (Array& output : outputs) {
@@ -515,12 +504,12 @@ class GuardedCache {
       if (converted == nullptr) throw nb::python_error();
       results.push_back(nb::steal(converted));
     }
-    for (const auto& [leaf, output] : entry.mutations) {
+    for (const auto& [leaf, output] : mutations) {
       if (PyArray_CopyInto(reinterpret_cast<PyArrayObject*>(arrays[size_t(leaf)].ptr()),
                            reinterpret_cast<PyArrayObject*>(results[size_t(output)].ptr())) < 0)
         throw nb::python_error();
     }
-    return build_output(entry.output_spec.ptr(), results);
+    return build_output(output_spec, results);
   }
 
   // The output spec: an exact int i is graph output i, -(i+1) is output i as a NumPy scalar
@@ -604,7 +593,9 @@ void bind_guarded_cache(nb::module_& module) {
       .def("why_miss", &GuardedCache::why_miss, nb::arg("args"), nb::arg("kwargs").none())
       .def("add", &GuardedCache::add, nb::arg("args"), nb::arg("kwargs").none(),
            nb::arg("compiled").none(), nb::arg("output_spec").none(), nb::arg("mutations"),
-           nb::arg("checks"))
+           nb::arg("retrace") = false)
+      .def_static("run_traced", &GuardedCache::run_traced, nb::arg("compiled"),
+                  nb::arg("arrays"), nb::arg("output_spec").none(), nb::arg("mutations"))
       .def("environment", &GuardedCache::environment)
       .def("clear", &GuardedCache::clear)
       .def("__len__", &GuardedCache::size);

@@ -226,8 +226,10 @@ NB_MODULE(_kiln, module) {
   nb::object builtins = nb::module_::import_("builtins");
   module_state.miss = builtins.attr("object")();
   module_state.eager = builtins.attr("object")();
+  module_state.retrace = builtins.attr("object")();
   module.attr("MISS") = module_state.miss;
   module.attr("EAGER") = module_state.eager;
+  module.attr("RETRACE") = module_state.retrace;
   module.attr("__version__") = KILN_PYTHON_VERSION;
 
   bind_errors(module);

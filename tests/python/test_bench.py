@@ -87,6 +87,26 @@ def test_check_result_fails_a_wrong_answer_and_passes_a_close_one():
     assert not workloads.check_result(integer, values, np.array([1, 2, 4]))[0]
 
 
+def test_timed_calls_get_new_data_every_call():
+    """A baseline that remembered results by input contents must not look fast: consecutive
+    timed calls see different data (same shapes), for every workload."""
+    import numpy as np
+
+    from kiln.bench import baselines, runner, workloads
+
+    for workload in workloads.WORKLOADS:
+        seen = []
+        prepared = baselines.Prepared(lambda *arrays: seen.append(arrays))
+        sets = [prepared.convert(workload.inputs(True, seed=seed))
+                for seed in range(runner.INPUT_SETS)]
+        call = runner.rotating(prepared, sets)
+        for _ in range(2 * runner.INPUT_SETS):
+            call()
+        for previous, current in zip(seen, seen[1:]):
+            assert [a.shape for a in previous] == [a.shape for a in current]
+            assert any(not np.array_equal(a, b) for a, b in zip(previous, current)), workload.name
+
+
 def test_unknown_workload_and_cuda_are_clear_errors(tmp_path):
     environment = dict(os.environ, KILN_CACHE_DIR=str(tmp_path / "cache"))
     for arguments, expected in ((["--workloads", "no_such_thing"], "unknown workload"),

@@ -1,4 +1,4 @@
-"""Graph breaks: continuation through kiln._compile.graph_break (prefix graph + value check),
+"""Graph breaks: continuation through kiln._compile.graph_break (retrace entries, segment memo),
 eager fallback through GraphBreakSignal, fullgraph errors, logs and explain."""
 import numpy as np
 import pytest
@@ -17,8 +17,9 @@ def test_break_continues_and_results_equal_eager(standin):
     positive, negative = np.arange(1.0, 4.0), -np.arange(1.0, 4.0)
     np.testing.assert_array_equal(f(positive), positive * 2)
     np.testing.assert_array_equal(f(negative), negative - 1)  # same guards, other branch
-    np.testing.assert_array_equal(f(positive + 1), (positive + 1) * 2)  # cached: check holds
-    assert len(f._kiln_function.cache) == 2
+    np.testing.assert_array_equal(f(positive + 1), (positive + 1) * 2)  # retraced, memo hits
+    assert len(f._kiln_function.cache) == 1  # one entry: guards never look at the data
+    assert len(f._kiln_function.segments) == 3  # the prefix and each branch, compiled once
 
 
 def test_break_is_logged_with_reason_and_line(standin, capfd):

@@ -17,8 +17,11 @@ import numpy as np
 
 @dataclasses.dataclass
 class Prepared:
-    call: Callable[[], object]
+    """A baseline ready to run: `call(*converted inputs)`; `convert` turns a tuple of NumPy
+    inputs into what call takes (device arrays, tensors), once per input set, untimed."""
+    call: Callable[..., object]
     to_numpy: Callable[[object], np.ndarray] = np.asarray
+    convert: Callable[[tuple], tuple] = tuple
 
 
 def fresh_function(function):
@@ -53,7 +56,7 @@ class Baseline:
         """None when this baseline has a version of the workload, else why not."""
         return None
 
-    def prepare(self, workload, inputs):
+    def prepare(self, workload):
         raise NotImplementedError
 
     def version(self):
@@ -64,9 +67,8 @@ class Baseline:
 class NumpyBaseline(Baseline):
     name, label, needs = "numpy", "NumPy (eager)", ("numpy",)
 
-    def prepare(self, workload, inputs):
-        function = workload.function
-        return Prepared(lambda: function(*inputs))
+    def prepare(self, workload):
+        return Prepared(workload.function)
 
 
 class KilnBaseline(Baseline):
@@ -76,12 +78,11 @@ class KilnBaseline(Baseline):
         self.mode = mode
         self.device = device
 
-    def prepare(self, workload, inputs):
+    def prepare(self, workload):
         import kiln
         options = {"device": self.device} if self.device != "cpu" else None
-        compiled = kiln.compile(fresh_function(workload.function), mode=self.mode,
-                                options=options)
-        return Prepared(lambda: compiled(*inputs))
+        return Prepared(kiln.compile(fresh_function(workload.function), mode=self.mode,
+                                     options=options))
 
     def explain(self, workload, inputs):
         """Graph and graph-break counts: a graph break runs part of the program in NumPy, which
@@ -98,10 +99,9 @@ class TorchCompileBaseline(Baseline):
     "torch.compile with NumPy" tutorial: NumPy arrays in, NumPy arrays out."""
     name, label, needs = "torch.compile", "torch.compile (Inductor)", ("torch",)
 
-    def prepare(self, workload, inputs):
+    def prepare(self, workload):
         import torch
-        compiled = torch.compile(fresh_function(workload.function))
-        return Prepared(lambda: compiled(*inputs))
+        return Prepared(torch.compile(fresh_function(workload.function)))
 
 
 def _torch_to_numpy(result):
@@ -119,13 +119,13 @@ class TorchEagerBaseline(Baseline):
             return "no PyTorch translation"
         return None
 
-    def prepare(self, workload, inputs):
+    def prepare(self, workload):
         import torch
-        function = _translation("torch_kernels", workload)
         # np.ascontiguousarray would turn a 0-d array into a 1-d one.
-        tensors = [torch.from_numpy(array if array.flags.c_contiguous else array.copy())
-                   for array in inputs]
-        return Prepared(lambda: function(*tensors), _torch_to_numpy)
+        def tensors(arrays):
+            return tuple(torch.from_numpy(array if array.flags.c_contiguous else array.copy())
+                         for array in arrays)
+        return Prepared(_translation("torch_kernels", workload), _torch_to_numpy, tensors)
 
 
 class JaxBaseline(Baseline):
@@ -136,12 +136,14 @@ class JaxBaseline(Baseline):
             return "no jax.numpy translation"
         return None
 
-    def prepare(self, workload, inputs):
+    def prepare(self, workload):
         import jax
         function = jax.jit(_translation("jax_kernels", workload))  # x64 enabled on import
-        arrays = [jax.device_put(array) for array in inputs]
-        jax.block_until_ready(arrays)
-        return Prepared(lambda: jax.block_until_ready(function(*arrays)))
+
+        def on_device(arrays):
+            return tuple(jax.block_until_ready([jax.device_put(array) for array in arrays]))
+        return Prepared(lambda *arrays: jax.block_until_ready(function(*arrays)),
+                        convert=on_device)
 
     def version(self):
         import jax
@@ -156,9 +158,8 @@ class NumbaBaseline(Baseline):
             return "no Numba version"
         return None
 
-    def prepare(self, workload, inputs):
-        function = _translation("numba_kernels", workload)
-        return Prepared(lambda: function(*inputs))
+    def prepare(self, workload):
+        return Prepared(_translation("numba_kernels", workload))
 
 
 ORDER = ("numpy", "kiln", "torch.compile", "torch", "jax", "numba")

@@ -61,21 +61,22 @@ def main(argv=None):
         __import__("kiln.bench.jax_kernels")
     start_maximum = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     resident_before_prepare = _status_kilobytes("VmRSS")
-    runner = baseline.prepare(workload, inputs)
+    runner = baseline.prepare(workload)
+    converted = runner.convert(inputs)
     start = time.perf_counter()
-    runner.call()
+    runner.call(*converted)
     first_call_seconds = time.perf_counter() - start
-    runner.call()
+    runner.call(*converted)
     result = {"first_call_seconds": first_call_seconds}
     if _reset_high_water_mark():
-        output = runner.call()
+        output = runner.call(*converted)
         peak = _status_kilobytes("VmHWM")
         del output
         result.update(peak_bytes=max(0, peak - resident_before_prepare) * 1024,
                       memory_method="peak RSS of one steady-state call (VmHWM reset) above "
                       "the RSS with imports and inputs, before compiling")
     else:
-        output = runner.call()
+        output = runner.call(*converted)
         del output
         peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
         result.update(peak_bytes=max(0, peak - start_maximum) * 1024,

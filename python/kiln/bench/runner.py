@@ -9,6 +9,7 @@ each time, so that noise from the shared machine hits all of them alike. Reporte
 quartiles, min and max of the per-call times.
 """
 import gc
+import itertools
 import math
 import statistics
 import time
@@ -48,6 +49,18 @@ def _quartiles(times):
 SETTLE_SECONDS = 0.1
 
 
+# Every timed call gets the next of INPUT_SETS input sets (different data, the same shapes):
+# an implementation that remembered results by content could not look fast.
+INPUT_SETS = 3
+
+
+def rotating(runner, converted_sets):
+    """A call that feeds runner the next input set each time."""
+    sets = itertools.cycle(converted_sets)
+    call = runner.call
+    return lambda: call(*next(sets))
+
+
 def _time_calls(call, count):
     start = time.perf_counter()
     for _ in range(count):
@@ -58,7 +71,8 @@ def _time_calls(call, count):
 def run_workload(workload, baselines, *, quick, repeat, warmup, minimum_seconds, log):
     """{baseline name: record} for one workload. A record has status ok / FAILED / ERROR /
     skipped, a message, and for ok ones the timings in seconds."""
-    inputs = workload.inputs(quick)
+    input_sets = [workload.inputs(quick, seed=seed) for seed in range(INPUT_SETS)]
+    inputs = input_sets[0]  # the first call, checked against NumPy's result on it
     records = {}
     prepared = {}
     reference = None
@@ -70,9 +84,10 @@ def run_workload(workload, baselines, *, quick, repeat, warmup, minimum_seconds,
             record.update(status="skipped", message=reason)
             continue
         try:
-            runner = baseline.prepare(workload, inputs)
+            runner = baseline.prepare(workload)
+            converted = [runner.convert(input_set) for input_set in input_sets]
             start = time.perf_counter()
-            result = runner.call()
+            result = runner.call(*converted[0])
             record["compile_seconds"] = time.perf_counter() - start
             result = runner.to_numpy(result)
         except Exception as error:
@@ -100,7 +115,7 @@ def run_workload(workload, baselines, *, quick, repeat, warmup, minimum_seconds,
                                          " graph break(s): partly eager NumPy").strip()
             except Exception as error:
                 record["explain_error"] = _error_text(error)
-        prepared[baseline.name] = runner
+        prepared[baseline.name] = rotating(runner, converted)
 
     # Warm-up and calibration, each baseline on its own (nothing is being compared yet).
     calls = {}
@@ -108,7 +123,7 @@ def run_workload(workload, baselines, *, quick, repeat, warmup, minimum_seconds,
         try:
             single = math.inf
             for _ in range(max(1, warmup)):
-                single = min(single, _time_calls(runner.call, 1))
+                single = min(single, _time_calls(runner, 1))
             needed = max(minimum_seconds, workload.minimum_timing_seconds)
             count = 1 if single >= needed else math.ceil(needed / max(single, 1e-9))
             calls[name] = min(MAXIMUM_CALLS_PER_TIMING, count)
@@ -129,7 +144,7 @@ def run_workload(workload, baselines, *, quick, repeat, warmup, minimum_seconds,
                 if not quick:
                     time.sleep(SETTLE_SECONDS)
                 try:
-                    times[name].append(_time_calls(prepared[name].call, calls[name]))
+                    times[name].append(_time_calls(prepared[name], calls[name]))
                 except Exception as error:
                     records[name].update(status="ERROR", message="while timed: "
                                          + _error_text(error))

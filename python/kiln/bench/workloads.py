@@ -126,6 +126,15 @@ def logsumexp(x):
     return largest + np.log(np.sum(np.exp(x - largest[:, None]), axis=-1))
 
 
+def histogram_weights(x):
+    # np.histogram is a graph break: kiln runs it eagerly on the materialized value and
+    # compiles the code around it once, whatever the data.
+    counts, edges = np.histogram(x, bins=64)
+    centers = (edges[:-1] + edges[1:]) * 0.5
+    weights = counts / counts.sum()
+    return (np.exp(-x * x) * x).sum() + (weights * centers).sum()
+
+
 # ---- inputs ----------------------------------------------------------------------------------
 
 
@@ -223,7 +232,7 @@ def check_result(workload, expected, actual):
 
 WORKLOADS = [
     Workload("sin_cos_0d", "sin(x)+cos(x) on a 0-d float64 array: per-call overhead",
-             sin_cos, lambda rng, size: (np.array(0.5),), (), (), seed=True,
+             sin_cos, lambda rng, size: (np.array(rng.uniform(0.0, 1.0)),), (), (), seed=True,
              minimum_timing_seconds=0.02),
     Workload("sin_cos_16m", "sin(x)+cos(x) on 16M float32: memory bandwidth",
              sin_cos, lambda rng, n: (_normal(rng, n, np.float32),), 16 * 1024 * 1024, 100_000,
@@ -283,6 +292,9 @@ WORKLOADS = [
     Workload("logsumexp", "row-wise log-sum-exp (float64)",
              logsumexp, lambda rng, shape: (_normal(rng, shape, np.float64),),
              (4096, 2048), (64, 128)),
+    Workload("histogram_weights", "a graph break (np.histogram) between fused code (float64)",
+             histogram_weights, lambda rng, n: (_normal(rng, n, np.float64),), 1_000_000,
+             10_000),
 ]
 
 BY_NAME = {workload.name: workload for workload in WORKLOADS}

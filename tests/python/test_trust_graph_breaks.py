@@ -1,0 +1,102 @@
+"""Graph breaks never memorise the data: with new data on every call the results follow NumPy and
+nothing compiles again after the first call of each path (retrace entries, segment memo)."""
+import numpy as np
+import pytest
+
+import kiln
+
+
+def histogram_normalised(x):
+    counts, edges = np.histogram(x, bins=16)
+    return counts / counts.sum(), edges
+
+
+def covariance(x):
+    return np.cov(x) * 2 + 1
+
+
+def cholesky_solve(a, b):
+    lower = np.linalg.cholesky(a @ a.T + 3 * np.eye(a.shape[0]))
+    return lower.sum(axis=0) * b
+
+
+def branches(x):
+    if x.sum() > 0:
+        return np.sqrt(np.abs(x)) * 2
+    return x - 1
+
+
+def scaled_by_float(x):
+    top = float(x.max())
+    return x / top + 1
+
+
+def scaled_by_item(x):
+    return (x * x.mean().item()).sum()
+
+
+CASES = {
+    "histogram": (histogram_normalised, lambda r: (r.random(50_000),)),
+    "cov": (covariance, lambda r: (r.random((8, 300)),)),
+    "cholesky": (cholesky_solve, lambda r: (r.random((6, 6)), r.random(6))),
+    "branches": (branches, lambda r: (r.standard_normal(200),)),
+    "float_operand": (scaled_by_float, lambda r: (r.random(500) + 0.5,)),
+    "item_operand": (scaled_by_item, lambda r: (r.random(500),)),
+}
+
+
+def assert_close(compiled, eager):
+    if isinstance(eager, tuple):
+        for mine, theirs in zip(compiled, eager):
+            np.testing.assert_allclose(mine, theirs, rtol=1e-12)
+    else:
+        np.testing.assert_allclose(compiled, eager, rtol=1e-12)
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_new_data_every_call_compiles_nothing_after_warm_up(name):
+    function, make = CASES[name]
+    random = np.random.default_rng(1)
+    compiled = kiln.compile(function)
+    state = compiled._kiln_function
+    for _ in range(6):  # warm-up: every path seen (branches takes both with this seed)
+        arguments = make(random)
+        assert_close(compiled(*arguments), function(*arguments))
+    graphs = len(state.segments)
+    for _ in range(10):
+        arguments = make(random)
+        assert_close(compiled(*arguments), function(*arguments))
+    assert len(state.segments) == graphs, "a call with new data compiled again"
+    assert len(state.cache) == 1, "the guards looked at the data"
+
+
+def test_both_branches_are_compiled_once_each():
+    compiled = kiln.compile(branches)
+    for sign in (1, -1, 1, -1, -1, 1):
+        x = sign * (np.random.rand(50) + 0.1)
+        np.testing.assert_allclose(compiled(x), branches(x))
+    assert len(compiled._kiln_function.segments) == 3  # the condition's prefix and two branches
+
+
+def test_the_result_follows_an_input_changed_in_place():
+    compiled = kiln.compile(histogram_normalised)
+    x = np.random.rand(1000)
+    first = compiled(x)
+    x[:] = np.random.rand(1000) ** 3  # same object, new contents
+    assert_close(compiled(x), histogram_normalised(x))
+    assert_close(compiled(x), histogram_normalised(x))  # the same data twice
+    assert not np.array_equal(first[0], compiled(x)[0])
+
+
+def test_mutations_are_written_back_on_retraced_calls():
+    def normalise_in_place(x):
+        if x.max() > 1:
+            x /= x.max()
+        return x.sum()
+
+    compiled = kiln.compile(normalise_in_place)
+    for scale in (1, 5, 0.5, 9):
+        x, y = np.random.rand(20) * scale, None
+        y = x.copy()
+        np.testing.assert_allclose(compiled(x), normalise_in_place(y))
+        np.testing.assert_allclose(x, y)
