@@ -37,7 +37,7 @@ import weakref
 
 import numpy as np
 
-from . import _kiln, _pytree
+from . import _aliasing, _kiln, _pytree
 from ._config import config
 from ._environment import Environment
 
@@ -69,14 +69,14 @@ class _SegmentLimit(Exception):
 
 class _Traced:
     """One traced call: its final graph and what running it needs."""
-    __slots__ = ("compiled", "arrays", "output_spec", "mutations", "broke")
+    __slots__ = ("compiled", "arrays", "output_spec", "mutations", "retrace")
 
-    def __init__(self, compiled, arrays, output_spec, mutations, broke):
+    def __init__(self, compiled, arrays, output_spec, mutations, retrace):
         self.compiled = compiled
         self.arrays = arrays
         self.output_spec = output_spec
         self.mutations = mutations
-        self.broke = broke
+        self.retrace = retrace
 
     def run(self):
         return _kiln.GuardedCache.run_traced(self.compiled, self.arrays, self.output_spec,
@@ -292,7 +292,7 @@ class CompiledFunction:
             return self.fn(*args, **kwargs)
         if traced is None:  # graph break without continuation: this call and its guards run eagerly
             return self.fn(*args, **kwargs)
-        if traced.broke:
+        if traced.retrace:
             return traced.run()
         result = self.cache.call(args, kwargs)
         if result is MISS or result is EAGER or result is RETRACE:  # guards that never hold
@@ -320,11 +320,13 @@ class CompiledFunction:
         trace = _kiln.Trace()
         trace.location = _location_of(self.fn)
         array_leaves = [index for index, leaf in enumerate(leaves) if type(leaf) is np.ndarray]
-        real_arrays = [leaves[index] for index in array_leaves]
+        try:
+            real_arrays, inputs, wrapped, aliased = _aliasing.trace_inputs(
+                [leaves[index] for index in array_leaves], trace, tracer)
+        except _aliasing.AliasingUnsupported as error:
+            return self._give_up(args, kwargs, str(error), _location_of(self.fn), register)
         strides = [[] if array.flags.c_contiguous else [s // array.itemsize for s in array.strides]
                    for array in real_arrays]
-        inputs = [trace.input(array.dtype.name, list(array.shape)) for array in real_arrays]
-        wrapped = [tracer.wrap(tensor, trace) for tensor in inputs]
         traced_leaves = list(leaves)
         for index, tracer_object in zip(array_leaves, wrapped):
             traced_leaves[index] = tracer_object
@@ -358,28 +360,31 @@ class CompiledFunction:
         finally:
             stack.pop()
 
-        mutations = []
-        for leaf_number, (tensor, tracer_object) in enumerate(zip(inputs, wrapped)):
+        mutations = []  # (graph input, output): written back into the caller's memory
+        for position, (tensor, tracer_object) in enumerate(inputs):
             current = tracer.unwrap(tracer_object)
             if current is not None and current.id != tensor.id:
-                mutations.append((leaf_number, len(outputs)))
+                mutations.append((position, len(outputs)))
                 outputs.append(current)
         if not outputs:  # nothing computed: static results only; run the function as it is
             if register:
                 self.cache.add(args, kwargs, None, None, [], False)
             return None
-        if context.broke:
+        # After a graph break, or with arguments that share memory, the graph depends on more
+        # than the guards: such calls are traced again each time, their graphs memoized.
+        retrace = context.broke or aliased
+        if retrace:
             compiled, _ = self._compile_segment(context, outputs)
         else:
             compiled = _kiln.compile_graph(trace, outputs, strides, options)
             self._note_graph(compiled)
         if register:
-            guards = self.cache.add(args, kwargs, None if context.broke else compiled,
-                                    output_spec, mutations, context.broke)
+            guards = self.cache.add(args, kwargs, None if retrace else compiled,
+                                    output_spec, mutations, retrace)
             if _kiln.log_enabled("guards"):
                 _kiln.log("guards", f"guards of {self.name} ({_location_of(self.fn)}), entry "
                           f"{len(self.cache)}:\n{guards}")
-        return _Traced(compiled, context.real_arrays, output_spec, mutations, context.broke)
+        return _Traced(compiled, context.real_arrays, output_spec, mutations, retrace)
 
     def _compile_segment(self, context, outputs):
         """The compiled graph of the trace so far with these outputs, from the memo (keyed by

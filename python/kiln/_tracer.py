@@ -126,7 +126,14 @@ class TraceContext:
 
     def constant(self, value, dtype, shape=()):
         """A tensor of `shape` filled with the Python scalar `value`."""
-        return backend().full(self.anchor(), list(shape), float(value), np.dtype(dtype).name)
+        dtype = np.dtype(dtype)
+        if dtype.kind in "iu" and isinstance(value, (int, np.integer)) and not isinstance(
+                value, (bool, np.bool_)):
+            value = int(value)  # exactly: a double would round integers past 2**53
+            bits = value - 2**64 if value >= 2**63 else value
+            if -2**63 <= bits < 2**63:
+                return backend().full_integer(self.anchor(), list(shape), bits, dtype.name)
+        return backend().full(self.anchor(), list(shape), float(value), dtype.name)
 
     def lift(self, array):
         """A concrete array used by the traced code: a fill when uniform, else embedded."""

@@ -38,10 +38,41 @@ struct Entry {
   // A function with graph breaks on data runs again with tracers on every call (its compiled
   // segments are reused): guards never depend on array contents.
   bool retrace = false;
+  // Whether the entry is for arguments that share memory (any_overlap): aliased calls are
+  // traced again each time, with the aliasing made explicit; others never match such an entry.
+  bool aliased = false;
   std::shared_ptr<Compiled> compiled;  // null: calls run the function eagerly (or retrace)
   nb::object output_spec;
   std::vector<std::pair<int32_t, int32_t>> mutations;  // (array leaf, graph output)
 };
+
+// [lowest byte, one past the highest byte] an array's elements occupy.
+std::pair<const char*, const char*> extent_of(PyArrayObject* array) {
+  const char* low = static_cast<const char*>(PyArray_DATA(array));
+  const char* high = low;
+  if (PyArray_SIZE(array) == 0) return {low, low};
+  for (int d = 0; d < PyArray_NDIM(array); ++d) {
+    npy_intp span = (PyArray_DIMS(array)[d] - 1) * PyArray_STRIDES(array)[d];
+    (span < 0 ? low : high) += span;
+  }
+  return {low, high + PyArray_ITEMSIZE(array)};
+}
+
+// Whether two of the arrays may share memory (their extents intersect): such a call is traced
+// with the overlap made explicit (python/kiln/_aliasing.py), never with independent inputs.
+bool any_overlap(const std::vector<nb::object>& arrays) {
+  if (arrays.size() < 2) return false;
+  std::vector<std::pair<const char*, const char*>> extents;
+  extents.reserve(arrays.size());
+  for (const nb::object& array : arrays) {
+    auto extent = extent_of(reinterpret_cast<PyArrayObject*>(array.ptr()));
+    if (extent.first == extent.second) continue;  // empty: shares nothing
+    for (const auto& other : extents)
+      if (extent.first < other.second && other.first < extent.second) return true;
+    extents.push_back(extent);
+  }
+  return false;
+}
 
 std::string type_name(PyObject* object) {
   return object == nullptr ? "<undefined>" : Py_TYPE(object)->tp_name;
@@ -315,6 +346,7 @@ class GuardedCache {
     for (const std::shared_ptr<Entry>& entry : *entries) {
       arrays.clear();
       if (!match_entry(*entry, args, kwargs, arrays, nullptr)) continue;
+      if (any_overlap(arrays) != entry->aliased) continue;
       if (entry->retrace) return state().retrace;
       if (!entry->compiled) return state().eager;
       return run_entry(*entry, borrow_all(arrays), arrays);
@@ -329,7 +361,9 @@ class GuardedCache {
     std::shared_ptr<Entry> entry = entries->back();
     std::vector<nb::object> arrays;
     std::string why;
-    match_entry(*entry, args, kwargs, arrays, &why);
+    if (match_entry(*entry, args, kwargs, arrays, &why) && any_overlap(arrays) != entry->aliased)
+      why = entry->aliased ? "the arguments no longer share memory"
+                           : "arguments share memory (aliasing)";
     return why.empty() ? "no cached entry matches" : why;
   }
 
@@ -350,10 +384,13 @@ class GuardedCache {
     entry->output_spec = std::move(output_spec);
     entry->mutations = std::move(mutations);
     entry->retrace = retrace;
+    std::vector<nb::object> arrays;
+    entry->aliased = match_entry(*entry, args, kwargs, arrays, nullptr) && any_overlap(arrays);
     std::string text;
     for (const GuardItem& item : entry->items)
       text += "  " + describe(item) + "\n";
-    if (retrace) text += "  (graph breaks: traced again on every call)\n";
+    if (retrace) text += "  (graph breaks or aliasing: traced again on every call)\n";
+    if (entry->aliased) text += "  arguments share memory\n";
     auto entries = std::make_shared<EntryList>(*entries_);
     entries->push_back(std::move(entry));
     entries_ = std::move(entries);

@@ -372,6 +372,17 @@ void bind_linear_algebra_and_creation(nb::module_& module) {
       nb::arg("like"), nb::arg("shape"), nb::arg("value"), nb::arg("dtype"), Keep<1>(),
       "A constant of `shape` and `dtype` in the trace of `like`.");
   module.def(
+      "full_integer",
+      [](const Tensor& like, std::vector<int64_t> shape, int64_t bits, nb::handle dtype) {
+        detail::Trace& trace = detail::trace_for(like, "full", kNoWhere);
+        DType type = dtype_from_object(dtype);
+        return Tensor(&trace, trace.builder.constant(ir::Scalar::of_int(bits), type,
+                                                     ir::from_ints(shape)));
+      },
+      nb::arg("like"), nb::arg("shape"), nb::arg("bits"), nb::arg("dtype"), Keep<1>(),
+      "An integer constant given exactly (a double loses integers past 2**53): `bits` is the "
+      "value as int64 (uint64 values past 2**63 wrapped).");
+  module.def(
       "arange",
       [](const Tensor& like, int64_t count, nb::handle dtype) {
         return kiln::arange(like, count, dtype_from_object(dtype), kNoWhere);

@@ -316,8 +316,10 @@ def test_python_m_kiln_cache_show_verify_clear(fresh_kiln):
     assert shown.returncode == 0 and "entries:   2" in shown.stdout, shown.stdout + shown.stderr
     assert command("verify").returncode == 0
     (object_path, *_) = entry_files(fresh_kiln, "kernel-*.so")
-    with open(object_path, "r+b") as file:
-        file.truncate(100)
+    damaged = open(object_path, "rb").read()[:100]
+    os.remove(object_path)  # a new file: this process has the old one mapped
+    with open(object_path, "wb") as file:
+        file.write(damaged)
     verified = command("verify")
     assert verified.returncode == 1 and "BAD" in verified.stdout
     assert command("verify", "--remove").returncode == 0
