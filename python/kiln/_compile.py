@@ -162,7 +162,8 @@ def data_input(array):
     context = _current()
     if context is None or not context.broke:
         return None
-    array = np.ascontiguousarray(array)
+    if not array.flags.c_contiguous:  # (np.ascontiguousarray would make a 0-d array 1-d)
+        array = array.copy()
     tensor = context.trace.input(array.dtype.name, list(array.shape))
     context.real_arrays.append(array)
     context.strides.append([])

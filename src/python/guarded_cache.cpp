@@ -15,7 +15,9 @@
 #include <cstring>
 
 #include "api/logging.h"
+#include "python/aliasing.h"
 #include "python/common.h"
+#include "python/output_spec.h"
 
 namespace kiln::python {
 namespace {
@@ -45,34 +47,6 @@ struct Entry {
   nb::object output_spec;
   std::vector<std::pair<int32_t, int32_t>> mutations;  // (array leaf, graph output)
 };
-
-// [lowest byte, one past the highest byte] an array's elements occupy.
-std::pair<const char*, const char*> extent_of(PyArrayObject* array) {
-  const char* low = static_cast<const char*>(PyArray_DATA(array));
-  const char* high = low;
-  if (PyArray_SIZE(array) == 0) return {low, low};
-  for (int d = 0; d < PyArray_NDIM(array); ++d) {
-    npy_intp span = (PyArray_DIMS(array)[d] - 1) * PyArray_STRIDES(array)[d];
-    (span < 0 ? low : high) += span;
-  }
-  return {low, high + PyArray_ITEMSIZE(array)};
-}
-
-// Whether two of the arrays may share memory (their extents intersect): such a call is traced
-// with the overlap made explicit (python/kiln/_aliasing.py), never with independent inputs.
-bool any_overlap(const std::vector<nb::object>& arrays) {
-  if (arrays.size() < 2) return false;
-  std::vector<std::pair<const char*, const char*>> extents;
-  extents.reserve(arrays.size());
-  for (const nb::object& array : arrays) {
-    auto extent = extent_of(reinterpret_cast<PyArrayObject*>(array.ptr()));
-    if (extent.first == extent.second) continue;  // empty: shares nothing
-    for (const auto& other : extents)
-      if (extent.first < other.second && other.first < extent.second) return true;
-    extents.push_back(extent);
-  }
-  return false;
-}
 
 std::string type_name(PyObject* object) {
   return object == nullptr ? "<undefined>" : Py_TYPE(object)->tp_name;
@@ -547,45 +521,6 @@ class GuardedCache {
         throw nb::python_error();
     }
     return build_output(output_spec, results);
-  }
-
-  // The output spec: an exact int i is graph output i, -(i+1) is output i as a NumPy scalar
-  // (what NumPy returns for 0-d results), tuples/lists/dicts are rebuilt, Constant unwraps,
-  // anything else is returned as it is.
-  static nb::object build_output(PyObject* spec, const std::vector<nb::object>& results) {
-    if (PyLong_CheckExact(spec)) {
-      Py_ssize_t index = PyLong_AsSsize_t(spec);
-      if (index >= 0) return results[size_t(index)];
-      PyObject* scalar = PyArray_Return(
-          reinterpret_cast<PyArrayObject*>(results[size_t(-index - 1)].inc_ref().ptr()));
-      if (scalar == nullptr) throw nb::python_error();
-      return nb::steal(scalar);
-    }
-    if (PyTuple_CheckExact(spec)) {
-      Py_ssize_t count = PyTuple_GET_SIZE(spec);
-      nb::object tuple = nb::steal(PyTuple_New(count));
-      for (Py_ssize_t i = 0; i < count; ++i)
-        PyTuple_SET_ITEM(tuple.ptr(), i,
-                         build_output(PyTuple_GET_ITEM(spec, i), results).release().ptr());
-      return tuple;
-    }
-    if (PyList_CheckExact(spec)) {
-      nb::list list;
-      for (Py_ssize_t i = 0; i < PyList_GET_SIZE(spec); ++i)
-        list.append(build_output(PyList_GET_ITEM(spec, i), results));
-      return list;
-    }
-    if (PyDict_CheckExact(spec)) {
-      nb::dict dict;
-      Py_ssize_t cursor = 0;
-      PyObject *key, *value;
-      while (PyDict_Next(spec, &cursor, &key, &value))
-        dict[nb::handle(key)] = build_output(value, results);
-      return dict;
-    }
-    nb::handle handle(spec);
-    if (nb::hasattr(handle, "_kiln_constant")) return handle.attr("_kiln_constant");
-    return nb::borrow(handle);
   }
 
   struct GlobalRead {

@@ -35,7 +35,13 @@ def scaled_by_item(x):
     return (x * x.mean().item()).sum()
 
 
+def scalar_from_eager_numpy(x):
+    counts, edges = np.histogram(x, bins=8)
+    return (x * 2).sum() + (counts * edges[1:]).sum()  # traced 0-d + NumPy scalar: 0-d
+
+
 CASES = {
+    "numpy_scalar_operand": (scalar_from_eager_numpy, lambda r: (r.random(300),)),
     "histogram": (histogram_normalised, lambda r: (r.random(50_000),)),
     "cov": (covariance, lambda r: (r.random((8, 300)),)),
     "cholesky": (cholesky_solve, lambda r: (r.random((6, 6)), r.random(6))),
@@ -46,11 +52,10 @@ CASES = {
 
 
 def assert_close(compiled, eager):
-    if isinstance(eager, tuple):
-        for mine, theirs in zip(compiled, eager):
-            np.testing.assert_allclose(mine, theirs, rtol=1e-12)
-    else:
-        np.testing.assert_allclose(compiled, eager, rtol=1e-12)
+    pairs = zip(compiled, eager) if isinstance(eager, tuple) else [(compiled, eager)]
+    for mine, theirs in pairs:
+        assert np.shape(mine) == np.shape(theirs)
+        np.testing.assert_allclose(mine, theirs, rtol=1e-12)
 
 
 @pytest.mark.parametrize("name", sorted(CASES))

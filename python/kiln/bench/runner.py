@@ -5,8 +5,9 @@ one run), check the result against NumPy's (a disagreeing baseline is FAILED and
 one that raises is ERROR; neither stops the run), warm it up, and find how many calls one
 timing needs so the timer resolves it (0-d workloads). Then the repetitions are INTERLEAVED:
 each repetition times every baseline once, round-robin, starting from a different baseline
-each time, so that noise from the shared machine hits all of them alike. Reported: median,
-quartiles, min and max of the per-call times.
+each time, so that noise from the shared machine hits all of them alike. Every timed call gets
+the next of INPUT_SETS input sets (same shapes, new data), so nothing that remembers results by
+content can look fast. Reported: median, quartiles, min and max of the per-call times.
 """
 import gc
 import itertools

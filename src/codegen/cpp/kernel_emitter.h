@@ -74,6 +74,8 @@ class KernelEmitter {
   void reduce_loops(const Stmt& s, bool worksharing, const std::string& suffix, bool simd_ok);
   void blocked_sum_loops(const Stmt& s, bool worksharing, const std::string& suffix,
                          int64_t lanes);
+  void lane_loop(const Stmt& s, const std::string& variable, const std::string& start,
+                 int64_t lanes, const std::string& suffix);
   void scan(const Stmt& s);
   void open_block() { emitted_.emplace_back(); ++depth_; }
   void close_block() { emitted_.pop_back(); --depth_; line("}"); }

@@ -83,6 +83,17 @@ void KernelEmitter::merge_partials(const Stmt& s, const std::string& into, const
   }
 }
 
+// One SIMD step of a lane split: element `start` + lane into accumulator lane `lane`.
+void KernelEmitter::lane_loop(const Stmt& s, const std::string& variable, const std::string& start,
+                              int64_t lanes, const std::string& suffix) {
+  line("#pragma omp simd");
+  line("for (int64_t lane = 0; lane < " + std::to_string(lanes) + "; ++lane) {");
+  open_block();
+  line("const int64_t " + variable + " = " + start + " + lane;");
+  combine_elements(s, suffix, "[lane]");
+  close_block();
+}
+
 // The reduction loops with the body and the combine inside. A reduction whose innermost loop is
 // long is split across `lanes` independent accumulators (four SIMD registers' worth), so
 // successive elements do not wait on one another; the lanes are merged at the end.
@@ -121,12 +132,7 @@ void KernelEmitter::reduce_loops(const Stmt& s, bool worksharing, const std::str
     if (share_last) line("#pragma omp for schedule(static) nowait");
     line("for (int64_t " + v + "_block = 0; " + v + "_block < " + full + "; " + v + "_block += " + width + ") {");
     open_block();
-    line("#pragma omp simd");
-    line("for (int64_t lane = 0; lane < " + width + "; ++lane) {");
-    open_block();
-    line("const int64_t " + v + " = " + v + "_block + lane;");
-    combine_elements(s, suffix + "_lanes", "[lane]");
-    close_block();
+    lane_loop(s, v, v + "_block", lanes, suffix + "_lanes");
     close_block();
     if (last.extent % lanes != 0) {  // the remainder
       if (share_last) line("#pragma omp single nowait");
@@ -199,12 +205,7 @@ void KernelEmitter::blocked_sum_loops(const Stmt& s, bool worksharing, const std
     line("for (int64_t " + v + "_step = " + v + "_block; " + v + "_step < " + v + "_block + " +
          std::to_string(block) + "; " + v + "_step += " + width + ") {");
     open_block();
-    line("#pragma omp simd");
-    line("for (int64_t lane = 0; lane < " + width + "; ++lane) {");
-    open_block();
-    line("const int64_t " + v + " = " + v + "_step + lane;");
-    combine_elements(s, suffix + "_lanes", "[lane]");
-    close_block();
+    lane_loop(s, v, v + "_step", lanes, suffix + "_lanes");
     close_block();
     push_totals(suffix + "_lanes", true);
     close_block();

@@ -1,0 +1,14 @@
+// The output spec of a cache entry: how the graph's outputs become the function's result.
+#pragma once
+#include <vector>
+
+#include "python/common.h"
+
+namespace kiln::python {
+
+// An exact int i is graph output i, -(i+1) is output i as a NumPy scalar (what NumPy returns
+// for 0-d results), tuples/lists/dicts are rebuilt, Constant unwraps, anything else is
+// returned as it is.
+nb::object build_output(PyObject* spec, const std::vector<nb::object>& results);
+
+}  // namespace kiln::python
