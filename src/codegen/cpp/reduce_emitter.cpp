@@ -7,6 +7,10 @@
 
 namespace kiln::codegen::cpp_detail {
 
+// Blocked float sums (blocked_sum_loops): SIMD steps per block before its total joins the
+// pairwise cascade.
+constexpr int64_t kBlockSteps = 64;
+
 void KernelEmitter::declare_accumulators(const Stmt& s, const std::string& suffix, int64_t count) {
   const std::string extent = count > 0 ? "[" + std::to_string(count) + "]" : "";
   for (const sched::Accumulation& a : s.accumulations) {
@@ -107,7 +111,11 @@ void KernelEmitter::reduce_loops(const Stmt& s, bool worksharing, const std::str
   bool float_sums = true;
   for (const sched::Accumulation& a : s.accumulations)
     float_sums = float_sums && a.op == ir::Op::sum && is_float(a.dtype);
-  if (split && float_sums) return blocked_sum_loops(s, worksharing, suffix, lanes);
+  // Blocked only where a lane would otherwise chain more than a block's worth of elements.
+  int64_t elements = 1;
+  for (const sched::Loop& loop : s.reduce_loops) elements *= loop.extent;
+  if (split && float_sums && elements >= lanes * kBlockSteps)
+    return blocked_sum_loops(s, worksharing, suffix, lanes);
   // A reduction clause cannot name a thread's private partials, so a worksharing loop never
   // carries one: it shares out the blocks of the lane split, or runs as a plain loop.
   const bool share_last = worksharing && s.reduce_loops.size() == 1;
@@ -169,7 +177,6 @@ void KernelEmitter::reduce_loops(const Stmt& s, bool worksharing, const std::str
 // NumPy's accuracy (pairwise summation) instead of losing three digits.
 void KernelEmitter::blocked_sum_loops(const Stmt& s, bool worksharing, const std::string& suffix,
                                       int64_t lanes) {
-  constexpr int64_t kBlockSteps = 64;
   const sched::Loop& last = s.reduce_loops.back();
   const int64_t block = lanes * kBlockSteps;
   const bool share_last = worksharing && s.reduce_loops.size() == 1;
@@ -178,22 +185,30 @@ void KernelEmitter::blocked_sum_loops(const Stmt& s, bool worksharing, const std
     line(type + " " + name + "_levels[64] = {};");
     line("uint64_t " + name + "_count = 0;");
   }
+  std::string v = loop_name(last.variable), width = std::to_string(lanes);
+  const int64_t full = last.extent / block * block;
+  // A last loop shorter than a block (a sum over several loops): its passes share lanes until
+  // they hold about a block, so the cascade is fed per block, not per pass.
+  const bool short_passes = full == 0;
+  const int64_t passes_per_block = std::max<int64_t>(1, block / last.extent);
+  const std::string passes = v + "_passes";
+  if (short_passes) {
+    declare_accumulators(s, suffix + "_rest", lanes);
+    line("int64_t " + passes + " = 0;");
+  }
   for (size_t k = 0; k + 1 < s.reduce_loops.size(); ++k) {
     const sched::Loop& l = s.reduce_loops[k];
     if (k == 0 && worksharing) line("#pragma omp for schedule(static) nowait");
-    std::string v = loop_name(l.variable);
-    line("for (int64_t " + v + " = 0; " + v + " < " + std::to_string(l.extent) + "; ++" + v + ") {");
+    std::string loop = loop_name(l.variable);
+    line("for (int64_t " + loop + " = 0; " + loop + " < " + std::to_string(l.extent) + "; ++" +
+         loop + ") {");
     open_block();
   }
-  std::string v = loop_name(last.variable), width = std::to_string(lanes);
-  const int64_t full = last.extent / block * block;
-  auto push_totals = [&](const std::string& from, bool from_lanes) {
+  auto push_totals = [&](const std::string& from) {  // the lanes' total joins the cascade
     for (const sched::Accumulation& a : s.accumulations) {
       std::string name = accumulator_names(a, suffix).value;
-      std::string total = from_lanes ? "kiln_lanes_total(" + accumulator_names(a, from).value +
-                                           ", " + width + ")"
-                                     : accumulator_names(a, from).value;
-      line("kiln_cascade_push(" + name + "_levels, " + name + "_count, " + total + ");");
+      line("kiln_cascade_push(" + name + "_levels, " + name + "_count, kiln_lanes_total(" +
+           accumulator_names(a, from).value + ", " + width + "));");
     }
   };
   if (full > 0) {
@@ -207,23 +222,45 @@ void KernelEmitter::blocked_sum_loops(const Stmt& s, bool worksharing, const std
     open_block();
     lane_loop(s, v, v + "_step", lanes, suffix + "_lanes");
     close_block();
-    push_totals(suffix + "_lanes", true);
+    push_totals(suffix + "_lanes");
     close_block();
   }
-  if (full < last.extent) {  // the remainder, shorter than a block
+  if (full < last.extent) {  // the remainder, shorter than a block: SIMD lanes, then a tail
+    const int64_t lane_end = full + (last.extent - full) / lanes * lanes;
     if (share_last) line("#pragma omp single nowait");
     line("{");
     open_block();
-    declare_accumulators(s, suffix + "_rest");
-    line("for (int64_t " + v + " = " + std::to_string(full) + "; " + v + " < " +
-         std::to_string(last.extent) + "; ++" + v + ") {");
-    open_block();
-    combine_elements(s, suffix + "_rest", "");
-    close_block();
-    push_totals(suffix + "_rest", false);
+    if (!short_passes) declare_accumulators(s, suffix + "_rest", lanes);
+    if (lane_end > full) {
+      line("for (int64_t " + v + "_step = " + std::to_string(full) + "; " + v + "_step < " +
+           std::to_string(lane_end) + "; " + v + "_step += " + width + ") {");
+      open_block();
+      lane_loop(s, v, v + "_step", lanes, suffix + "_rest");
+      close_block();
+    }
+    if (lane_end < last.extent) {
+      line("for (int64_t " + v + " = " + std::to_string(lane_end) + "; " + v + " < " +
+           std::to_string(last.extent) + "; ++" + v + ") {");
+      open_block();
+      combine_elements(s, suffix + "_rest", "[0]");
+      close_block();
+    }
+    if (short_passes) {
+      line("if (++" + passes + " == " + std::to_string(passes_per_block) + ") {");
+      open_block();
+      push_totals(suffix + "_rest");
+      for (const sched::Accumulation& a : s.accumulations)
+        line("for (int lane = 0; lane < " + width + "; ++lane) " +
+             accumulator_names(a, suffix + "_rest").value + "[lane] = 0;");
+      line(passes + " = 0;");
+      close_block();
+    } else {
+      push_totals(suffix + "_rest");
+    }
     close_block();
   }
   for (size_t k = 0; k + 1 < s.reduce_loops.size(); ++k) close_block();
+  if (short_passes) push_totals(suffix + "_rest");
   for (const sched::Accumulation& a : s.accumulations) {
     std::string name = accumulator_names(a, suffix).value;
     line(name + " += kiln_cascade_total(" + name + "_levels);");
