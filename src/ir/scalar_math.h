@@ -477,29 +477,35 @@ inline To kiln_float_to_int(From value) {
 inline uint32_t kiln_half_to_uint32(float value) { return uint32_t(kiln_truncate_to_int64(value)); }
 
 // ---- blocked summation (codegen/cpp/reduce_emitter.cpp) --------------------------------------
-// A binary counter of partial sums: level k holds the sum of 2**k blocks, so every value takes
-// part in at most log2(blocks) additions, each of two partials of similar size (pairwise).
+// A binary counter of partial results: level k holds the combination of 2**k blocks, so every
+// value takes part in at most log2(blocks) combinations, each of two partials of similar size
+// (pairwise). Sums add; Welford states merge (kiln_cascade_combine below kiln_welford_merge).
+template <class T>
+inline T kiln_cascade_combine(T a, T b) {
+  return a + b;
+}
 template <class T>
 inline void kiln_cascade_push(T* levels, uint64_t& count, T value) {
   int level = 0;
   for (uint64_t carry = count; carry & 1; carry >>= 1, ++level) {
-    value += levels[level];
-    levels[level] = T(0);
+    value = kiln_cascade_combine(levels[level], value);
+    levels[level] = T{};
   }
   levels[level] = value;
   ++count;
 }
 template <class T>
 inline T kiln_cascade_total(const T* levels) {
-  T total = T(0);
-  for (int level = 0; level < 64; ++level) total += levels[level];
+  T total{};
+  for (int level = 0; level < 64; ++level) total = kiln_cascade_combine(total, levels[level]);
   return total;
 }
-// The sum of `count` (a power of two) SIMD lanes, pairwise; the lanes are overwritten.
+// The combination of `count` (a power of two) SIMD lanes, pairwise; the lanes are overwritten.
 template <class T>
 inline T kiln_lanes_total(T* lanes, int count) {
   for (int width = count / 2; width > 0; width /= 2)
-    for (int lane = 0; lane < width; ++lane) lanes[lane] += lanes[lane + width];
+    for (int lane = 0; lane < width; ++lane)
+      lanes[lane] = kiln_cascade_combine(lanes[lane], lanes[lane + width]);
   return lanes[0];
 }
 
@@ -533,6 +539,10 @@ inline kiln_welford<T> kiln_welford_merge(kiln_welford<T> a, kiln_welford<T> b) 
   result.mean = a.mean + delta * (b.count / count);
   result.m2 = a.m2 + b.m2 + delta * delta * (a.count * b.count / count);
   return result;
+}
+template <class T>
+inline kiln_welford<T> kiln_cascade_combine(kiln_welford<T> a, kiln_welford<T> b) {
+  return kiln_welford_merge(a, b);
 }
 // m2 / (count - ddof); NaN when count - ddof <= 0 (NumPy warns and returns NaN).
 template <class T>

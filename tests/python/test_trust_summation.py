@@ -27,6 +27,9 @@ def data():
     ("mean", lambda x: np.mean(x), lambda x: math.fsum(x) / len(x)),
     ("fused", lambda x: ((x * 2) + 1).sum(), lambda x: math.fsum(x * 2 + 1)),
     ("nansum", lambda x: np.nansum(x), lambda x: math.fsum(x)),
+    ("var", lambda x: x.var(), lambda x: math.fsum((x - math.fsum(x) / len(x)) ** 2) / len(x)),
+    ("std", lambda x: x.std(),
+     lambda x: math.sqrt(math.fsum((x - math.fsum(x) / len(x)) ** 2) / len(x))),
     ("long_last_axis", lambda x: x.reshape(2, -1).sum(axis=1)[1],
      lambda x: math.fsum(x.reshape(2, -1)[1])),
 ])

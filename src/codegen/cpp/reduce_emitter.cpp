@@ -108,9 +108,11 @@ void KernelEmitter::reduce_loops(const Stmt& s, bool worksharing, const std::str
     widest = std::max(widest, dtype_size(a.dtype) > 2 ? dtype_size(a.dtype) : 4);
   const int64_t lanes = 256 / widest;
   const bool split = simd_ok && s.body.empty() && !in_simd_loop_ && last.extent >= 2 * lanes;
-  bool float_sums = true;
+  bool float_sums = true;  // float sums and Welford (mean/variance) states: blocked
   for (const sched::Accumulation& a : s.accumulations)
-    float_sums = float_sums && a.op == ir::Op::sum && is_float(a.dtype);
+    float_sums = float_sums && is_float(a.dtype) &&
+                 (a.op == ir::Op::sum ||
+                  ir::op_info(a.op).accumulator == ir::Accumulator::Welford);
   // Blocked only where a lane would otherwise chain more than a block's worth of elements.
   int64_t elements = 1;
   for (const sched::Loop& loop : s.reduce_loops) elements *= loop.extent;
@@ -170,7 +172,7 @@ void KernelEmitter::reduce_loops(const Stmt& s, bool worksharing, const std::str
   }
 }
 
-// Float sums, blocked for accuracy at the same speed: each block of `lanes` x kBlockSteps
+// Float sums (and Welford mean/variance states), blocked for accuracy at the same speed: each block of `lanes` x kBlockSteps
 // elements is summed into fresh SIMD lanes, and the block totals join a pairwise cascade
 // (kiln_cascade_push, a binary counter of partial sums). The longest chain of additions is
 // kBlockSteps + log2(blocks) instead of n / lanes: a float32 sum of 10**7 elements keeps
@@ -182,6 +184,8 @@ void KernelEmitter::blocked_sum_loops(const Stmt& s, bool worksharing, const std
   const bool share_last = worksharing && s.reduce_loops.size() == 1;
   for (const sched::Accumulation& a : s.accumulations) {
     std::string name = accumulator_names(a, suffix).value, type = compute_type(a.dtype);
+    if (ir::op_info(a.op).accumulator == ir::Accumulator::Welford)
+      type = "kiln_welford<" + type + ">";
     line(type + " " + name + "_levels[64] = {};");
     line("uint64_t " + name + "_count = 0;");
   }
@@ -251,7 +255,7 @@ void KernelEmitter::blocked_sum_loops(const Stmt& s, bool worksharing, const std
       push_totals(suffix + "_rest");
       for (const sched::Accumulation& a : s.accumulations)
         line("for (int lane = 0; lane < " + width + "; ++lane) " +
-             accumulator_names(a, suffix + "_rest").value + "[lane] = 0;");
+             accumulator_names(a, suffix + "_rest").value + "[lane] = {};");
       line(passes + " = 0;");
       close_block();
     } else {
@@ -263,7 +267,8 @@ void KernelEmitter::blocked_sum_loops(const Stmt& s, bool worksharing, const std
   if (short_passes) push_totals(suffix + "_rest");
   for (const sched::Accumulation& a : s.accumulations) {
     std::string name = accumulator_names(a, suffix).value;
-    line(name + " += kiln_cascade_total(" + name + "_levels);");
+    line(name + " = kiln_cascade_combine(" + name + ", kiln_cascade_total(" + name +
+         "_levels));");
   }
 }
 
