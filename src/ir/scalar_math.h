@@ -431,55 +431,43 @@ inline uint16_t kiln_f32_to_bf16(float value) {
 }
 
 // ---- casts ----------------------------------------------------------------------------------
-// Float to integer exactly as NumPy does it on x86-64, where C leaves NaN, inf and out-of-range
-// values undefined and the hardware defines them: the truncating conversion to int32 / int64
-// (cvttsd2si) gives the "integer indefinite" value INT_MIN for anything that does not fit;
-// narrower types truncate that int32 (300.7 -> int8 44, as C compilers do), and unsigned
-// 32/64-bit targets subtract 2**31 / 2**63 first for values at or above it. Spelled with
-// selects, never an out-of-range C conversion, so every compiler and vector width agrees.
-// Float to bool is `value != 0`.
-template <class From>
-inline int32_t kiln_truncate_to_int32(From value) {
-  bool fits = value >= From(-2147483648.0) && value < From(2147483648.0);
-  return kiln_select(fits, int32_t(kiln_select(fits, value, From(0))), int32_t(-2147483647 - 1));
-}
-template <class From>
-inline int64_t kiln_truncate_to_int64(From value) {
-  bool fits = value >= From(-9223372036854775808.0) && value < From(9223372036854775808.0);
-  return kiln_select(fits, int64_t(kiln_select(fits, value, From(0))), int64_t(-9223372036854775807LL - 1));
+// Float to integer as NumPy gives it on x86-64 (C leaves NaN, inf and out-of-range values
+// undefined): int32/int64 conversion yields INT_MIN where the value does not fit, narrower
+// types truncate the int32 (300.7 -> int8 44), unsigned 32/64-bit ones subtract 2**31 / 2**63
+// first at or above it. Selects, never an out-of-range C conversion. To bool: `value != 0`.
+template <int Bytes> struct kiln_signed_of;
+template <> struct kiln_signed_of<4> { using type = int32_t; };
+template <> struct kiln_signed_of<8> { using type = int64_t; };
+// cvttsd2si to Int (int32_t or int64_t): INT_MIN ("integer indefinite") when it does not fit.
+template <class Int, class From>
+inline Int kiln_truncate(From value) {
+  const From limit = From(sizeof(Int) == 4 ? 2147483648.0 : 9223372036854775808.0);
+  bool fits = value >= -limit && value < limit;
+  return kiln_select(fits, Int(kiln_select(fits, value, From(0))), Int(Int(1) << (8 * sizeof(Int) - 1)));
 }
 template <class To, class From>
 inline To kiln_float_to_int(From value) {
   if constexpr (kiln_is_bool<To>) {
     return value != 0;
-  } else if constexpr (sizeof(To) == 8 && To(-1) > To(0)) {  // uint64
-    bool high = value >= From(9223372036854775808.0);
-    uint64_t low_part = uint64_t(kiln_truncate_to_int64(value));
-    uint64_t high_part =
-        uint64_t(kiln_truncate_to_int64(From(value - From(9223372036854775808.0)))) ^
-        (uint64_t(1) << 63);
-    return kiln_select(high, high_part, low_part);
-  } else if constexpr (sizeof(To) == 8) {  // int64
-    return kiln_truncate_to_int64(value);
-  } else if constexpr (sizeof(To) == 4 && To(-1) > To(0)) {  // uint32
-    bool high = value >= From(2147483648.0);
-    uint32_t low_part = uint32_t(kiln_truncate_to_int32(value));
-    uint32_t high_part =
-        uint32_t(kiln_truncate_to_int32(From(value - From(2147483648.0)))) ^ 0x80000000u;
-    return kiln_select(high, high_part, low_part);
-  } else {  // int32, and 8/16-bit types: the int32 result, truncated (modular since C++20)
-    return To(kiln_truncate_to_int32(value));
+  } else if constexpr (sizeof(To) < 4) {  // the int32 result, truncated (modular since C++20)
+    return To(kiln_truncate<int32_t>(value));
+  } else if constexpr (To(-1) < To(0)) {  // int32, int64
+    return kiln_truncate<To>(value);
+  } else {  // uint32, uint64: values at or above 2**(bits-1) are shifted down first
+    using Signed = typename kiln_signed_of<sizeof(To)>::type;
+    const From half = From(sizeof(To) == 4 ? 2147483648.0 : 9223372036854775808.0);
+    To low = To(kiln_truncate<Signed>(value));
+    To high = To(kiln_truncate<Signed>(From(value - half))) ^ (To(1) << (8 * sizeof(To) - 1));
+    return kiln_select(value >= half, high, low);
   }
 }
-
-// NumPy converts float16 to uint32 through its scalar loop, which truncates to int64 first
-// (float32 and float64 go through its vector loops, as kiln_float_to_int does).
-inline uint32_t kiln_half_to_uint32(float value) { return uint32_t(kiln_truncate_to_int64(value)); }
+// NumPy converts float16 to uint32 in its scalar loop, through int64 (float32 and float64 go
+// through its vector loops, as kiln_float_to_int does).
+inline uint32_t kiln_half_to_uint32(float value) { return uint32_t(kiln_truncate<int64_t>(value)); }
 
 // ---- blocked summation (codegen/cpp/reduce_emitter.cpp) --------------------------------------
-// A binary counter of partial results: level k holds the combination of 2**k blocks, so every
-// value takes part in at most log2(blocks) combinations, each of two partials of similar size
-// (pairwise). Sums add; Welford states merge (kiln_cascade_combine below kiln_welford_merge).
+// A binary counter of partials: level k combines 2**k blocks, so a value takes part in at most
+// log2(blocks) combinations (pairwise). Sums add; Welford states merge (see kiln_welford).
 template <class T>
 inline T kiln_cascade_combine(T a, T b) {
   return a + b;
