@@ -17,14 +17,15 @@ from ._explain import explain
 
 __version__ = _kiln.__version__
 
-_LOG_CHANNELS = ("graph", "passes", "schedule", "output_code", "cache", "perf", "graph_breaks",
-                 "recompiles", "guards")
+# KILN_LOGS naming an unknown channel is an error at import, as TORCH_LOGS is in torch.
+_kiln.check_log_environment()
 
 
 def set_logs(channels=""):
     """Turns KILN_LOGS channels on from Python: a comma list ("graph,output_code"), "all",
-    "all,-perf", or "" for none. Channels: graph, passes, schedule, output_code, cache, perf,
-    graph_breaks, recompiles, guards. Logs go to stderr as "[kiln:<channel>] ..."."""
+    "all,-perf", or "" for none; an unknown channel is a ValueError. Channels:
+    kiln._kiln.log_channels() (graph, passes, schedule, output_code, cache, perf, graph_breaks,
+    recompiles, guards). Logs go to stderr as "[kiln:<channel>] ..."."""
     if not isinstance(channels, str):
         channels = ",".join(channels)
     _kiln.set_log_channels(channels)

@@ -4,19 +4,8 @@
 #include <sstream>
 
 #include "api/logging.h"
-#include "api/trace.h"
-#include "codegen/cpp/cpp_emitter.h"
-#include "ir/printer.h"
-#include "ir/verifier.h"
-#include "passes/pipeline.h"
 #include "api/runtime_checks.h"
-#include "runtime/disk_cache.h"
-#include "runtime/toolchain.h"
-#include "sched/scheduler.h"
-
-#ifndef KILN_VERSION
-#define KILN_VERSION "dev"
-#endif
+#include "api/trace.h"
 
 namespace kiln::detail {
 namespace {
@@ -43,55 +32,6 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 }
 
 }  // namespace
-
-std::unique_ptr<CompiledGraph> compile_graph(const ir::Graph& traced,
-                                             const std::vector<std::vector<int64_t>>& input_strides,
-                                             const Options& options, CompileStats& stats,
-                                             std::vector<runtime::RuntimeCheck> checks) {
-  auto result = std::make_unique<CompiledGraph>();
-  ir::verify(traced, "trace");
-  api::log(api::LogChannel::Graph, "traced graph:\n" + ir::print_graph(traced, true));
-  result->graph = passes::run_graph_passes(traced);
-  ir::verify(result->graph, "graph passes");
-  result->graph_text = ir::print_graph(result->graph);
-
-  sched::ScheduleOptions schedule_options;
-  schedule_options.allow_reassociation = options.allow_reassociation;
-  sched::Program program = sched::schedule(result->graph, input_strides, schedule_options);
-  if (api::log_enabled(api::LogChannel::Schedule))
-    api::log(api::LogChannel::Schedule, sched::print_program(program));
-
-  codegen::CppEmitOptions emit_options;
-  emit_options.allow_reassociation = options.allow_reassociation;
-  codegen::CppSource source = codegen::emit_cpp(program, emit_options);
-  result->source = std::move(source.text);
-
-  // The key: canonical graph + input layouts + options + toolchain + kiln version.
-  std::ostringstream layouts;
-  for (const auto& strides : input_strides) {
-    for (int64_t s : strides) layouts << s << ",";
-    layouts << ";";
-  }
-  const runtime::Toolchain& toolchain = runtime::Toolchain::system();
-  std::string key = runtime::cache_key({result->graph_text, layouts.str(), options.mode,
-                                        options.allow_reassociation ? "reassociate" : "strict",
-                                        toolchain.identity(), KILN_VERSION, result->source});
-  runtime::DiskCache cache = runtime::DiskCache::open(options.cache_dir, options.disk_cache);
-  int64_t misses_before = runtime::DiskCache::counters().misses;
-  runtime::CachedObject object = cache.get_or_build(
-      key, result->source, [&](const std::string& source_path, const std::string& object_path) {
-        toolchain.compile_shared_object(source_path, object_path);
-      });
-  result->source_path = cache.source_path(key);
-  bool built = runtime::DiskCache::counters().misses > misses_before;
-  (built ? stats.disk_misses : stats.disk_hits)++;
-  api::log(api::LogChannel::Cache, std::string(built ? "miss" : "hit") + " " + key + " -> " + object.path);
-  api::log(api::LogChannel::OutputCode, "source: " + result->source_path + "\n" + result->source);
-  stats.kernels = static_cast<int>(program.kernels.size());
-  result->executable = std::make_unique<runtime::Executable>(
-      std::move(program), std::move(source.kernels), runtime::SharedLibrary::open(object.path), std::move(checks));
-  return result;
-}
 
 CompiledGraph& CompiledFunction::lookup(const std::vector<Array>& inputs) {
   for (size_t k = 0; k < inputs.size(); ++k)
@@ -156,25 +96,10 @@ void Function::run(const std::vector<Array>& inputs, std::vector<Array>& outputs
 
 const CompileStats& Function::stats() const { return impl_->stats(); }
 
-std::string Function::source() const { return impl_->latest() ? impl_->latest()->source : ""; }
+std::string Function::source() const { return impl_->latest() ? impl_->latest()->source_text() : ""; }
 
 std::string Function::graph_text() const {
   return impl_->latest() ? impl_->latest()->graph_text : "";
-}
-
-std::string list_mode_options() {
-  return "default: fused C++/OpenMP kernels, heuristic launch parameters\n"
-         "reduce-overhead: default + preplanned arena, no allocation per call but outputs\n"
-         "max-autotune: default (autotuning of tile and split choices is not implemented yet)\n"
-         "max-autotune-no-cudagraphs: same as max-autotune on the CPU\n";
-}
-
-std::string list_options() {
-  return "mode: default | reduce-overhead | max-autotune | max-autotune-no-cudagraphs\n"
-         "cache_dir: directory of the disk cache (default $KILN_CACHE_DIR or ~/.cache/kiln)\n"
-         "disk_cache: keep compiled kernels on disk (default true)\n"
-         "num_threads: OpenMP threads (0: OpenMP's default)\n"
-         "allow_reassociation: vectorised float reductions (default true)\n";
 }
 
 }  // namespace kiln

@@ -9,6 +9,8 @@
 #include <mutex>
 #include <string_view>
 
+#include "kiln/error.h"
+
 namespace kiln::api {
 namespace {
 
@@ -42,6 +44,7 @@ std::string_view channel_name(LogChannel channel) {
 // Set once from KILN_LOGS, replaced by set_log_channels; read on every log() call, so atomic.
 std::atomic<uint32_t> enabled_channels{0};
 std::once_flag environment_parsed;
+std::string environment_error;  // written once, under environment_parsed
 
 std::string trim_lower(std::string_view text) {
   size_t begin = 0, end = text.size();
@@ -53,10 +56,9 @@ std::string trim_lower(std::string_view text) {
 }
 
 // "graph,passes" / "all" / "all,-perf" (a leading '-' turns a channel off, as in TORCH_LOGS'
-// "+"/"-" modifiers; '+' is accepted and ignored). Unknown names warn once per parse.
-uint32_t parse_channels(std::string_view comma_list) {
+// "+"/"-" modifiers; '+' is accepted and ignored). An unknown name throws Error(Value).
+uint32_t parse_channels(std::string_view comma_list, const std::string& origin) {
   uint32_t mask = 0;
-  std::string unknown;
   size_t position = 0;
   while (position <= comma_list.size()) {
     size_t comma = comma_list.find(',', position);
@@ -72,22 +74,15 @@ uint32_t parse_channels(std::string_view comma_list) {
     uint32_t bits = 0;
     if (item == "all") {
       for (const ChannelName& entry : kChannelNames) bits |= channel_bit(entry.channel);
-    }
-    for (const ChannelName& entry : kChannelNames) {
-      if (item == entry.name) bits = channel_bit(entry.channel);
-    }
-    if (bits == 0) {
-      unknown += (unknown.empty() ? "" : ", ") + item;
-      continue;
+    } else {
+      try {
+        bits = channel_bit(channel_from_name(item));
+      } catch (const Error&) {
+        throw Error(ErrorKind::Value, "kiln: " + origin + ": unknown log channel '" + item +
+                                          "' (valid: " + channel_names() + ", all)");
+      }
     }
     mask = disable ? (mask & ~bits) : (mask | bits);
-  }
-  if (!unknown.empty()) {
-    std::string valid;
-    for (const ChannelName& entry : kChannelNames) valid += std::string(entry.name) + ", ";
-    valid += "all";
-    fprintf(stderr, "kiln: KILN_LOGS: unknown channel(s) %s; valid channels: %s\n",
-            unknown.c_str(), valid.c_str());
   }
   return mask;
 }
@@ -95,7 +90,12 @@ uint32_t parse_channels(std::string_view comma_list) {
 void parse_environment_once() {
   std::call_once(environment_parsed, [] {
     const char* value = getenv("KILN_LOGS");
-    if (value != nullptr) enabled_channels.store(parse_channels(value));
+    if (value == nullptr) return;
+    try {
+      enabled_channels.store(parse_channels(value, "KILN_LOGS"));
+    } catch (const Error& error) {
+      environment_error = error.what();
+    }
   });
 }
 
@@ -109,7 +109,26 @@ bool log_enabled(LogChannel channel) {
 void set_log_channels(const std::string& comma_list) {
   // Parse the environment first so that it cannot later overwrite this explicit choice.
   parse_environment_once();
-  enabled_channels.store(parse_channels(comma_list));
+  enabled_channels.store(parse_channels(comma_list, "set_log_channels"));
+}
+
+void check_log_environment() {
+  parse_environment_once();
+  if (!environment_error.empty()) throw Error(ErrorKind::Value, environment_error);
+}
+
+LogChannel channel_from_name(const std::string& name) {
+  for (const ChannelName& entry : kChannelNames)
+    if (entry.name == name) return entry.channel;
+  throw Error(ErrorKind::Value,
+              "kiln: unknown log channel '" + name + "' (valid: " + channel_names() + ")");
+}
+
+std::string channel_names() {
+  std::string names;
+  for (const ChannelName& entry : kChannelNames)
+    names += (names.empty() ? "" : ", ") + std::string(entry.name);
+  return names;
 }
 
 void log(LogChannel channel, const std::string& text) {
@@ -119,6 +138,13 @@ void log(LogChannel channel, const std::string& text) {
   // One write per message, so messages from several threads do not interleave mid-line.
   fwrite(line.data(), 1, line.size(), stderr);
   fflush(stderr);
+}
+
+std::string milliseconds_text(std::chrono::steady_clock::time_point start) {
+  double elapsed = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  char text[32];
+  snprintf(text, sizeof text, "%.3f ms", elapsed);
+  return text;
 }
 
 }  // namespace kiln::api

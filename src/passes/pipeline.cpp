@@ -2,9 +2,7 @@
 // and logs each result, and stops as soon as a whole round leaves the graph unchanged.
 #include "passes/pipeline.h"
 
-#include <cstdlib>
-#include <set>
-#include <sstream>
+#include <chrono>
 
 #include "api/logging.h"
 #include "ir/printer.h"
@@ -33,24 +31,6 @@ const std::vector<NamedPass>& pipeline() {
   return passes;
 }
 
-// KILN_DISABLE_PASSES, read on every call so tests and bisection scripts can change it.
-std::set<std::string> disabled_passes() {
-  std::set<std::string> names;
-  const char* text = std::getenv("KILN_DISABLE_PASSES");
-  if (text == nullptr) return names;
-  std::stringstream stream(text);
-  std::string name;
-  while (std::getline(stream, name, ',')) {
-    size_t first = name.find_first_not_of(" \t");
-    size_t last = name.find_last_not_of(" \t");
-    if (first == std::string::npos) continue;
-    name = name.substr(first, last - first + 1);
-    // Names this pipeline does not know are harmless: later stages may read the variable too.
-    names.insert(name);
-  }
-  return names;
-}
-
 }  // namespace
 
 const std::vector<std::string>& graph_pass_names() {
@@ -62,16 +42,20 @@ const std::vector<std::string>& graph_pass_names() {
   return names;
 }
 
-ir::Graph run_graph_passes(const ir::Graph& input) {
-  std::set<std::string> disabled = disabled_passes();
+ir::Graph run_graph_passes(const ir::Graph& input, const std::set<std::string>& disabled) {
   bool logging = api::log_enabled(api::LogChannel::Passes);
+  bool timing = api::log_enabled(api::LogChannel::Perf);
   ir::Graph graph = input;
   std::string text = ir::print_graph(graph);
   for (int round = 1; round <= kMaxRounds; ++round) {
     bool changed = false;
     for (const NamedPass& pass : pipeline()) {
-      if (disabled.contains(pass.name) || disabled.contains("all")) continue;
+      if (disabled.contains(pass.name)) continue;
+      auto start = std::chrono::steady_clock::now();
       ir::Graph next = pass.run(graph);
+      if (timing)
+        api::log(api::LogChannel::Perf,
+                 pass.name + ": " + api::milliseconds_text(start) + " (round " + std::to_string(round) + ")");
       ir::verify(next, pass.name);
       std::string next_text = ir::print_graph(next);
       bool pass_changed = next_text != text;

@@ -6,6 +6,7 @@
 #include <nanobind/stl/string.h>
 
 #include "api/logging.h"
+#include "api/options.h"
 #include "kiln/compile.h"
 #include "kiln/error.h"
 
@@ -178,23 +179,16 @@ Options options_from_dict(nb::handle options) {
     } else if (name == "allow_reassociation") {
       result.allow_reassociation = nb::cast<bool>(value);
     } else {
+      std::string valid;
+      for (const api::OptionDescription& option : api::option_descriptions())
+        valid += (valid.empty() ? "" : ", ") + std::string(option.name);
       throw Error(ErrorKind::Value,
                   error_message("compile", "",
-                                "unknown option '" + name +
-                                    "' (valid: mode, cache_dir, disk_cache, num_threads, "
-                                    "allow_reassociation; see kiln.list_options())"));
+                                "unknown option '" + name + "' (valid: " + valid +
+                                    "; see kiln.list_options())"));
     }
   }
-  static const char* kModes[] = {"default", "reduce-overhead", "max-autotune",
-                                 "max-autotune-no-cudagraphs"};
-  bool known = false;
-  for (const char* mode : kModes) known = known || result.mode == mode;
-  if (!known)
-    throw Error(ErrorKind::Value,
-                error_message("compile", "",
-                              "unknown mode '" + result.mode +
-                                  "' (valid: default, reduce-overhead, max-autotune, "
-                                  "max-autotune-no-cudagraphs)"));
+  api::check_options(result);
   return result;
 }
 
@@ -238,31 +232,17 @@ NB_MODULE(_kiln, module) {
   module.def("list_options", &kiln::list_options, "Every compile option with its meaning.");
   module.def("set_log_channels", &kiln::api::set_log_channels, nb::arg("comma_list"),
              "Turns KILN_LOGS channels on, as the environment variable does ('all,-perf').");
+  module.def("check_log_environment", &kiln::api::check_log_environment,
+             "Raises ValueError when KILN_LOGS names an unknown channel.");
+  module.def("log_channels", &kiln::api::channel_names, "The KILN_LOGS channel names.");
   module.def(
       "log_enabled",
-      [](const std::string& name) {
-        using kiln::api::LogChannel;
-        static const std::pair<const char*, LogChannel> kNames[] = {
-            {"graph", LogChannel::Graph},         {"passes", LogChannel::Passes},
-            {"schedule", LogChannel::Schedule},   {"output_code", LogChannel::OutputCode},
-            {"cache", LogChannel::Cache},         {"perf", LogChannel::Perf},
-            {"graph_breaks", LogChannel::GraphBreaks}, {"recompiles", LogChannel::Recompiles},
-            {"guards", LogChannel::Guards}};
-        for (const auto& [channel_name, channel] : kNames)
-          if (name == channel_name) return kiln::api::log_enabled(channel);
-        throw kiln::Error(kiln::ErrorKind::Value, "kiln: unknown log channel '" + name + "'");
-      },
+      [](const std::string& name) { return kiln::api::log_enabled(kiln::api::channel_from_name(name)); },
       nb::arg("channel"));
   module.def(
       "log",
       [](const std::string& name, const std::string& text) {
-        using kiln::api::LogChannel;
-        LogChannel channel = name == "graph_breaks" ? LogChannel::GraphBreaks
-                             : name == "recompiles" ? LogChannel::Recompiles
-                             : name == "guards"     ? LogChannel::Guards
-                             : name == "perf"       ? LogChannel::Perf
-                                                    : LogChannel::Graph;
-        kiln::api::log(channel, text);
+        kiln::api::log(kiln::api::channel_from_name(name), text);
       },
       nb::arg("channel"), nb::arg("text"), "Writes to a KILN_LOGS channel (when it is on).");
 

@@ -308,10 +308,9 @@ CachedObject find_valid_object(const std::string& entry, const std::string& key,
 
 }  // namespace
 
-CachedObject DiskCache::get_or_build(
-    const std::string& key, const std::string& source,
-    const std::function<void(const std::string& source_path, const std::string& object_path)>&
-        build) {
+CachedObject DiskCache::get_or_build(const std::string& key,
+                                     const std::function<std::string()>& make_source,
+                                     const BuildFunction& build) {
   validate_key(key);
   const std::string entry = entry_directory(key);
   const std::string meta_path = entry + "/" + kMetaName;
@@ -323,6 +322,7 @@ CachedObject DiskCache::get_or_build(
   CachedObject found = find_valid_object(entry, key, problem);
   if (found.file.valid()) {
     count(&CacheCounters::hits);
+    found.hit = true;
     return found;
   }
   if (had_meta) count(&CacheCounters::corrupt);
@@ -338,7 +338,7 @@ CachedObject DiskCache::get_or_build(
   ensure_private_directory(entry);
   remove_stale_temporaries(entry);
   const std::string source_file = entry + "/" + kSourceName;
-  write_private_file(source_file, source);
+  write_private_file(source_file, make_source());
   const std::string temporary_object = temporary_name(entry + "/kernel.so");
   try {
     build(source_file, temporary_object);

@@ -39,6 +39,7 @@ std::string default_cache_dir();
 struct CachedObject {
   std::string path;
   Descriptor file;
+  bool hit = false;  // found in the cache (false: built by this call)
 };
 
 // "" if the entry directory holds a valid, private object for `key`, else what is wrong.
@@ -55,14 +56,20 @@ class DiskCache {
   explicit DiskCache(std::string directory);
   const std::string& directory() const { return directory_; }
 
+  using BuildFunction =
+      std::function<void(const std::string& source_path, const std::string& object_path)>;
   // Returns a valid shared object for `key`. On a miss (or a corrupt or untrusted entry) it
-  // writes `source` to the entry, calls `build(source_path, object_path)` to produce the
+  // writes make_source() to the entry, calls `build(source_path, object_path)` to produce the
   // shared object at a temporary path, validates it, and publishes it atomically. Concurrent
   // processes building the same key are safe: the loser of the rename race uses the winner's.
-  // After a build, least recently used entries are evicted past the size limit.
+  // After a build, least recently used entries are evicted past the size limit. The source is
+  // made only on a miss: a warm start skips the work that produces it.
+  CachedObject get_or_build(const std::string& key, const std::function<std::string()>& make_source,
+                            const BuildFunction& build);
   CachedObject get_or_build(const std::string& key, const std::string& source,
-                            const std::function<void(const std::string& source_path,
-                                                     const std::string& object_path)>& build);
+                            const BuildFunction& build) {
+    return get_or_build(key, [&source] { return source; }, build);
+  }
   // The source path an entry has or would have (for error messages and KILN_LOGS).
   std::string source_path(const std::string& key) const;
 

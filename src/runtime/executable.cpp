@@ -4,7 +4,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "extern/matmul.h"
+#include "extern/extern_calls.h"
 #include "runtime/host_allocator.h"
 #include "kiln/error.h"
 
@@ -37,11 +37,11 @@ Array allocate(const sched::Buffer& buffer) {
 
 }  // namespace
 
-Executable::Executable(sched::Program program, std::vector<codegen::KernelCall> kernels,
+Executable::Executable(sched::Program program, std::vector<KernelCall> kernels,
                        std::shared_ptr<SharedLibrary> library, std::vector<RuntimeCheck> checks)
     : program_(std::move(program)), library_(std::move(library)), checks_(std::move(checks)) {
   size_t most_arguments = 0;
-  for (codegen::KernelCall& kernel : kernels) {
+  for (KernelCall& kernel : kernels) {
     kernels_.push_back(reinterpret_cast<KernelFunction>(library_->symbol(kernel.symbol)));
     most_arguments = std::max(most_arguments, kernel.arguments.size());
     arguments_.push_back(std::move(kernel.arguments));
@@ -75,12 +75,6 @@ Executable::Executable(sched::Program program, std::vector<codegen::KernelCall> 
       table_[b] = const_cast<char*>(reinterpret_cast<const char*>(buffer.constant_data->data()));
   }
 }
-
-namespace {
-externs::StridedOperand operand(const sched::Buffer& buffer, const char* data) {
-  return {data, buffer.dtype, buffer.shape, buffer.strides};
-}
-}  // namespace
 
 namespace {
 std::string shape_text(const std::vector<int64_t>& shape) {
@@ -146,12 +140,7 @@ void Executable::run(const std::vector<Array>& inputs, std::vector<Array>& outpu
       kernels_[kernel](argument_pointers_.data());
       continue;
     }
-    const sched::ExternCall& call = step.call;
-    const sched::Buffer& out = program_.buffers[static_cast<size_t>(call.output)];
-    const auto& a = program_.buffers[static_cast<size_t>(call.inputs[0])];
-    const auto& b = program_.buffers[static_cast<size_t>(call.inputs[1])];
-    externs::matmul(operand(a, table[call.inputs[0]]), operand(b, table[call.inputs[1]]),
-                    table[call.output], out.shape);
+    externs::run_extern_call(step.call, program_.buffers, table);
   }
   raise_failed_checks(outputs);
   outputs.resize(output_count());

@@ -7,9 +7,9 @@
 #include <mutex>
 #include <vector>
 
-#include "codegen/cpp/cpp_emitter.h"
 #include "kiln/array.h"
 #include "kiln/error.h"
+#include "runtime/kernel_call.h"
 #include "runtime/shared_library.h"
 #include "sched/loop_ir.h"
 
@@ -29,9 +29,9 @@ struct RuntimeCheck {
 
 class Executable {
  public:
-  // kernels: how each of the program's kernels is called (codegen::CppSource::kernels).
+  // kernels: how each of the program's kernels is called (one per Program kernel).
   // checks: the program's last outputs are theirs (see RuntimeCheck); run() hides them.
-  Executable(sched::Program program, std::vector<codegen::KernelCall> kernels,
+  Executable(sched::Program program, std::vector<KernelCall> kernels,
              std::shared_ptr<SharedLibrary> library, std::vector<RuntimeCheck> checks = {});
 
   // Inputs must match the program's input count, dtypes, shapes and strides (checked: an

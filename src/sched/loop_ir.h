@@ -107,6 +107,9 @@ struct Kernel {
   std::vector<LocalArray> local_arrays;
   std::vector<int32_t> buffers_read;
   std::vector<int32_t> buffers_written;
+  // Top-level statements from this index on must run in order (a scatter's updates, where a
+  // later duplicate index wins): never parallel. -1: none.
+  int32_t ordered_from = -1;
 };
 
 enum class BufferRole : uint8_t { Input, Output, Intermediate, Constant };

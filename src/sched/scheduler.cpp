@@ -8,8 +8,6 @@
 #include "ir/printer.h"
 #include "kiln/error.h"
 #include "sched/buffer_plan.h"
-#include "sched/hoist_invariants.h"
-#include "sched/interchange_reductions.h"
 #include "sched/lowering.h"
 
 namespace kiln::sched {
@@ -83,8 +81,8 @@ struct Root {
 class ProgramBuilder {
  public:
   ProgramBuilder(const ir::Graph& graph, const std::set<ValueId>& materialized,
-                 const ScheduleOptions& options, std::set<ValueId>& requests)
-      : graph_(graph), materialized_(materialized), options_(options), requests_(requests),
+                 std::vector<std::string>* fusion_notes, std::set<ValueId>& requests)
+      : graph_(graph), materialized_(materialized), fusion_notes_(fusion_notes), requests_(requests),
         buffer_of_(static_cast<size_t>(graph.size()), -1) {}
 
   Program build(const std::vector<std::vector<int64_t>>& input_strides);
@@ -92,17 +90,20 @@ class ProgramBuilder {
  private:
   int32_t add_buffer(BufferRole role, int32_t number, const Node& node, std::string name);
   std::set<ValueId> buffers_read(ValueId root) const;
+  std::string describe(ValueId id) const;
+  std::string fusion_refusal(const std::vector<Root>& group, const std::set<ValueId>& group_nodes,
+                             const Root& root) const;
   void build_pointwise_kernel(const std::vector<Root>& group);
   void build_scan_kernel(const Root& root);
   void build_scatter_kernel(const Root& root);
-  // Only the first `parallel_statements` top-level statements may run on the thread pool.
-  void finish_kernel(Kernel& kernel, const Lowering& lowering, size_t parallel_statements = SIZE_MAX);
+  // Top-level statements from `ordered_from` on must run in order (Kernel::ordered_from).
+  void finish_kernel(Kernel& kernel, const Lowering& lowering, size_t ordered_from = SIZE_MAX);
   Stmt loop_nest(KernelBuilder& builder, Lowering& lowering, const std::vector<int64_t>& shape,
                  std::vector<int32_t>& loops, const std::function<void(std::vector<Stmt>&)>& inner);
 
   const ir::Graph& graph_;
   const std::set<ValueId>& materialized_;
-  const ScheduleOptions& options_;
+  std::vector<std::string>* fusion_notes_;  // why neighbouring roots got separate kernels
   std::set<ValueId>& requests_;
   std::vector<int32_t> buffer_of_;
   Program program_;
@@ -171,6 +172,10 @@ Program ProgramBuilder::build(const std::vector<std::vector<int64_t>>& input_str
   };
   for (const Root& root : roots) {
     const Node& node = graph_.node(root.node);
+    std::string refusal = group.empty() ? "" : fusion_refusal(group, group_nodes, root);
+    if (!refusal.empty())
+      fusion_notes_->push_back(describe(group.back().node) + " and " + describe(root.node) +
+                               ": separate kernels: " + refusal);
     if (!root.copy && (node.op == ir::Op::matmul || node.op == ir::Op::scatter || ir::is_scan(node.op))) {
       flush();
       if (node.op == ir::Op::matmul) {
@@ -187,17 +192,39 @@ Program ProgramBuilder::build(const std::vector<std::vector<int64_t>>& input_str
       }
       continue;
     }
-    bool joins = !group.empty() && graph_.node(group.front().node).shape == node.shape;
-    if (joins) {
-      std::set<ValueId> reads = buffers_read(root.node);
-      for (ValueId r : reads) joins = joins && !group_nodes.count(r);
-    }
-    if (!joins) flush();
+    if (!refusal.empty()) flush();
     group.push_back(root);
     group_nodes.insert(root.node);
   }
   flush();
   return std::move(program_);
+}
+
+std::string ProgramBuilder::describe(ValueId id) const {
+  const Node& node = graph_.node(id);
+  return "%" + std::to_string(id) + " (" + std::string(ir::op_name(node.op)) +
+         (node.location.empty() ? "" : " at " + node.location) + ")";
+}
+
+// Why `root` cannot join the kernel being built for `group` (Inductor's WhyNoFuse); empty
+// when it can.
+std::string ProgramBuilder::fusion_refusal(const std::vector<Root>& group,
+                                           const std::set<ValueId>& group_nodes,
+                                           const Root& root) const {
+  const Node& node = graph_.node(root.node);
+  if (!root.copy) {
+    if (node.op == ir::Op::matmul) return "matmul is an extern call (BLAS) on whole buffers";
+    if (node.op == ir::Op::scatter) return "a scatter writes its updates in order, in its own kernel";
+    if (ir::is_scan(node.op)) return std::string(ir::op_name(node.op)) + " is a scan, in its own kernel";
+  }
+  const ir::Shape& shape = graph_.node(group.front().node).shape;
+  if (shape != node.shape)
+    return "different iteration domains " + ir::shape_string(shape) + " and " + ir::shape_string(node.shape);
+  for (ValueId read : buffers_read(root.node))
+    if (group_nodes.count(read))
+      return "it reads " + describe(read) + ", which that kernel stores (one loop nest cannot "
+             "read back what another iteration writes)";
+  return "";
 }
 
 std::set<ValueId> ProgramBuilder::buffers_read(ValueId root) const {
@@ -340,53 +367,14 @@ void ProgramBuilder::build_scatter_kernel(const Root& root) {
     store.value = lowering.value(node.inputs[2], index);
     body.push_back(std::move(store));
   });
-  size_t parallel_statements = kernel.body.size();
+  size_t ordered_from = kernel.body.size();
   for (Stmt& s : scatter.body) kernel.body.push_back(std::move(s));
   lowering.pop_scope();
-  finish_kernel(kernel, lowering, parallel_statements);  // duplicates must apply in order
-}
-
-// Below this many iterations an outer loop cannot keep the threads busy.
-constexpr int64_t kFewOutputs = 16;
-
-int64_t statement_work(const Stmt& s) {
-  int64_t inner = 1;
-  for (const Stmt& child : s.body) inner = std::max(inner, statement_work(child));
-  int64_t extent = 1;
-  if (s.kind == StmtKind::Loop) extent = s.loop.extent;
-  for (const Loop& l : s.reduce_loops) extent *= l.extent;
-  return extent * inner;
-}
-
-// Work inside a statement's reductions and scans per iteration of its enclosing loop, or -1
-// when it holds loops of its own (then it is not a SIMD candidate).
-int64_t inner_reduction_work(const std::vector<Stmt>& body) {
-  int64_t work = 1;
-  for (const Stmt& s : body) {
-    if (s.kind == StmtKind::Loop || s.kind == StmtKind::LocalArray) return -1;
-    int64_t inner = inner_reduction_work(s.body);
-    if (inner < 0) return -1;
-    for (const Loop& l : s.reduce_loops) inner *= l.extent;
-    work = std::max(work, inner);
-  }
-  return work;
-}
-
-// Innermost loops are SIMD candidates: loops over plain stores, and loops whose reductions are
-// so short (kmeans' two means of two coordinates) that the compiler unrolls them completely
-// and vectorises across the outer iterations.
-void mark_vector_loops(std::vector<Stmt>& body) {
-  for (Stmt& s : body) {
-    if (s.kind == StmtKind::Loop) {
-      int64_t work = inner_reduction_work(s.body);
-      if (work >= 0 && work <= 16) s.vectorize = true;
-    }
-    mark_vector_loops(s.body);
-  }
+  finish_kernel(kernel, lowering, ordered_from);  // duplicates must apply in order
 }
 
 void ProgramBuilder::finish_kernel(Kernel& kernel, const Lowering& lowering,
-                                   size_t parallel_statements) {
+                                   size_t ordered_from) {
   int number = static_cast<int>(program_.kernels.size());
   std::vector<std::string> names;
   for (ValueId id : lowering.visited) {
@@ -413,24 +401,7 @@ void ProgramBuilder::finish_kernel(Kernel& kernel, const Lowering& lowering,
   walk(kernel.body);
   kernel.buffers_read.assign(read.begin(), read.end());
   kernel.buffers_written.assign(written.begin(), written.end());
-  // The outermost loop (or a whole-array reduction) runs on the thread pool when there is
-  // enough work; innermost loops over stores are SIMD candidates.
-  // A loop over few outputs whose reductions are long (a sum over axis 0 of a (10^6, 4)
-  // array) splits the reductions across threads instead: the split-reduction case.
-  for (size_t k = 0; k < kernel.body.size() && k < parallel_statements; ++k) {
-    Stmt& s = kernel.body[k];
-    bool big = statement_work(s) >= options_.parallel_threshold;
-    if (s.kind == StmtKind::Reduce && big) s.parallel = true;
-    if (s.kind != StmtKind::Loop || !big) continue;
-    bool few_outputs = s.loop.extent < kFewOutputs;
-    for (Stmt& child : s.body)
-      if (few_outputs && child.kind == StmtKind::Reduce && statement_work(child) >= options_.parallel_threshold)
-        child.parallel = true;
-    if (!few_outputs) s.parallel = true;
-    else if (std::none_of(s.body.begin(), s.body.end(), [](const Stmt& c) { return c.parallel; }))
-      s.parallel = s.loop.extent >= 2;
-  }
-  mark_vector_loops(kernel.body);
+  if (ordered_from != SIZE_MAX) kernel.ordered_from = static_cast<int32_t>(ordered_from);
   program_.kernels.push_back(std::move(kernel));
   Step step;
   step.kernel = number;
@@ -440,19 +411,18 @@ void ProgramBuilder::finish_kernel(Kernel& kernel, const Lowering& lowering,
 }  // namespace
 
 Program schedule(const ir::Graph& graph, const std::vector<std::vector<int64_t>>& input_strides,
-                 const ScheduleOptions& options) {
+                 std::vector<std::string>* fusion_notes) {
   std::set<ValueId> materialized = initial_materialized(graph);
   for (int round = 0; round < 256; ++round) {
     std::set<ValueId> requests;
-    Program program = ProgramBuilder(graph, materialized, options, requests).build(input_strides);
+    std::vector<std::string> notes;
+    Program program =
+        ProgramBuilder(graph, materialized, &notes, requests).build(input_strides);
     bool grew = false;
     for (ValueId id : requests) grew |= materialized.insert(id).second;
     if (!grew) {
-      for (Kernel& kernel : program.kernels) {
-        interchange_reductions(kernel, options.parallel_threshold);
-        hoist_invariants(kernel);
-      }
       plan_buffers(program);
+      if (fusion_notes != nullptr) *fusion_notes = std::move(notes);
       return program;
     }
   }

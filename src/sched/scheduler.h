@@ -5,7 +5,10 @@
 // inside its consumer's loops without recomputation (lowering.h). Everything else is inlined.
 // Materialized nodes of equal shape that follow each other and do not read one another share
 // one kernel (one loop nest, several stores), so sibling reductions run in one pass.
+// Target-neutral: parallel loops, SIMD and hoisting are the target's loop passes
+// (loop_passes.h), run after this.
 #pragma once
+#include <string>
 #include <vector>
 
 #include "ir/graph.h"
@@ -13,15 +16,10 @@
 
 namespace kiln::sched {
 
-struct ScheduleOptions {
-  // Work (element operations) below which a loop stays serial: waking the second thread costs
-  // microseconds on an idle machine and a scheduler time slice on a busy one.
-  int64_t parallel_threshold = 1 << 17;
-  bool allow_reassociation = true;       // vectorised float reductions
-};
-
 // input_strides[k]: element strides of graph input k (empty: row-major contiguous).
+// fusion_notes (optional): one line per pair of neighbouring kernels that could not be one,
+// saying why (KILN_LOGS=schedule).
 Program schedule(const ir::Graph& graph, const std::vector<std::vector<int64_t>>& input_strides,
-                 const ScheduleOptions& options = {});
+                 std::vector<std::string>* fusion_notes = nullptr);
 
 }  // namespace kiln::sched

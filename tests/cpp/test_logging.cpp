@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "api/logging.h"
+#include "kiln/error.h"
 
 namespace {
 
@@ -75,18 +76,22 @@ TEST_F(LoggingTest, ToleratesSpacesCaseAndEmptyItems) {
   EXPECT_EQ(enabled_count(), 2);
 }
 
-TEST_F(LoggingTest, UnknownNameWarnsOnceListingValidNames) {
-  testing::internal::CaptureStderr();
-  set_log_channels("graph,grpah,bogus");
-  std::string warning = testing::internal::GetCapturedStderr();
-  EXPECT_TRUE(log_enabled(LogChannel::Graph));  // the good names still apply
-  EXPECT_EQ(enabled_count(), 1);
-  EXPECT_NE(warning.find("grpah"), std::string::npos) << warning;
-  EXPECT_NE(warning.find("bogus"), std::string::npos) << warning;
-  for (const char* name : {"graph_breaks", "output_code", "guards", "all"}) {
-    EXPECT_NE(warning.find(name), std::string::npos) << name << " missing from: " << warning;
+TEST_F(LoggingTest, UnknownNameIsAnErrorListingValidNames) {
+  set_log_channels("graph");
+  try {
+    set_log_channels("graph,grpah");
+    FAIL() << "an unknown channel must be an error";
+  } catch (const kiln::Error& error) {
+    EXPECT_EQ(error.kind(), kiln::ErrorKind::Value);
+    std::string message = error.what();
+    EXPECT_NE(message.find("grpah"), std::string::npos) << message;
+    for (const char* name : {"graph_breaks", "output_code", "guards", "schedule", "all"})
+      EXPECT_NE(message.find(name), std::string::npos) << name << " missing from: " << message;
   }
-  EXPECT_EQ(warning.find('\n'), warning.size() - 1) << "one line: " << warning;
+  EXPECT_TRUE(log_enabled(LogChannel::Graph));  // the previous choice stays
+  EXPECT_EQ(enabled_count(), 1);
+  EXPECT_THROW(kiln::api::channel_from_name("bogus"), kiln::Error);
+  EXPECT_EQ(kiln::api::channel_from_name("perf"), LogChannel::Perf);
 }
 
 TEST_F(LoggingTest, LogWritesPrefixedLineOnlyWhenEnabled) {

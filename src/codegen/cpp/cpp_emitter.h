@@ -2,33 +2,35 @@
 // scalar_math.h (the op semantics shared with the interpreter), then one extern "C" function per
 // distinct kernel code, `void <kernel name>(char* const* kiln_args)`, taking its buffers in the
 // order CppSource::kernels lists them. Kernels with the same code (the iterations of a Python
-// loop) share one function, so the C++ compile grows with the distinct code, not the trace.
+// loop; sched/kernel_hash.h finds them) share one function, so the C++ compile grows with the
+// distinct code, not the trace.
 // Loops carry OpenMP pragmas: `parallel for` on the outer loop, `simd` on inner loops, and
 // whole-array reductions are split across threads.
 #pragma once
 #include <string>
 #include <vector>
 
+#include "kiln/compile.h"
+#include "runtime/kernel_call.h"
 #include "sched/loop_ir.h"
+#include "target/target.h"
 
 namespace kiln::codegen {
 
-struct CppEmitOptions {
-  bool allow_reassociation = true;  // `omp simd reduction` on float sums
-};
-
-// How the runtime calls Program::kernels[k]: kernels[k].symbol with the buffers `arguments`.
-struct KernelCall {
-  std::string symbol;
-  std::vector<int32_t> arguments;
-};
-
 struct CppSource {
   std::string text;
-  std::vector<KernelCall> kernels;  // by Program::kernels index
+  std::vector<runtime::KernelCall> kernels;  // by Program::kernels index
 };
 
-CppSource emit_cpp(const sched::Program& program, const CppEmitOptions& options = {});
+// options.allow_reassociation: `omp simd reduction` on float sums; target: parallel regions
+// get target.threads threads, reductions target.vector_bits-wide lanes.
+CppSource emit_cpp(const sched::Program& program, const Options& options,
+                   const target::Target& target);
+
+// `bytes` as a C array `name` with its length in `size_name` (extern "C", so the runtime finds
+// them with dlsym): how data travels inside the library (runtime/executable_image.h).
+std::string embedded_bytes_text(const std::string& name, const std::string& size_name,
+                                const std::string& bytes);
 
 // `text` made safe for a // comment of generated source: every byte outside printable ASCII,
 // and the backslash, becomes \xNN, so user-controlled text (file names, function names) can

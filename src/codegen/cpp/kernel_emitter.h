@@ -39,20 +39,19 @@ inline AccumulatorNames accumulator_names(const sched::Accumulation& a, const st
   return {base + subscript, base + "_index" + subscript};
 }
 
-// One kernel's function, named KILN_KERNEL_NAME (the caller names it): kernels whose code is
-// the same text are one function. Buffers are its arguments a0, a1, ... (`arguments`: their
-// buffer numbers) in order of first use, so that the text does not depend on buffer numbers.
-struct KernelFunctionText {
-  std::string code;
-  std::vector<int32_t> arguments;
-};
+// One kernel's function, named KILN_KERNEL_NAME (the caller names it). Buffers are its
+// arguments a0, a1, ... in the order the kernel's signature lists them, so that the text does
+// not depend on buffer numbers.
 
 class KernelEmitter {
  public:
-  KernelEmitter(const Program& program, const Kernel& kernel, const CppEmitOptions& options)
-      : program_(program), kernel_(kernel), options_(options) {}
+  // arguments: the program buffers the function takes, in order (sched::KernelSignature).
+  KernelEmitter(const Program& program, const Kernel& kernel, const Options& options,
+                const target::Target& target, std::vector<int32_t> arguments)
+      : program_(program), kernel_(kernel), options_(options), target_(target),
+        arguments_(std::move(arguments)) {}
 
-  KernelFunctionText emit();
+  std::string emit();
 
  private:
   const Expr& expr(ExprId id) const { return kernel_.exprs[static_cast<size_t>(id)]; }
@@ -87,9 +86,13 @@ class KernelEmitter {
 
   const Program& program_;
   const Kernel& kernel_;
-  const CppEmitOptions& options_;
-  std::ostringstream out_;  // the body
+  const Options& options_;
+  const target::Target& target_;
   std::vector<int32_t> arguments_;
+  std::ostringstream out_;  // the body
+  std::string parallel_clause() const {  // the target's thread count on every parallel region
+    return " num_threads(" + std::to_string(target_.threads) + ")";
+  }
   std::string finalized(const sched::Accumulation& a, const std::string& subscript);
   void lane_reduce(const Stmt& s);
 

@@ -106,7 +106,7 @@ void KernelEmitter::reduce_loops(const Stmt& s, bool worksharing, const std::str
   int widest = 1;
   for (const sched::Accumulation& a : s.accumulations)
     widest = std::max(widest, dtype_size(a.dtype) > 2 ? dtype_size(a.dtype) : 4);
-  const int64_t lanes = 256 / widest;
+  const int64_t lanes = 4 * (target_.vector_bits / 8) / widest;  // four registers' worth
   const bool split = simd_ok && s.body.empty() && !in_simd_loop_ && last.extent >= 2 * lanes;
   bool float_sums = true;  // float sums and Welford (mean/variance) states: blocked
   for (const sched::Accumulation& a : s.accumulations)
@@ -286,7 +286,7 @@ void KernelEmitter::reduce(const Stmt& s) {
   declare_accumulators(s, "");
   if (s.parallel && !s.reduce_loops.empty()) {
     // Each thread reduces a static share of the outermost loop into its own partials.
-    line("#pragma omp parallel");
+    line("#pragma omp parallel" + parallel_clause());
     line("{");
     open_block();
     declare_accumulators(s, "_part");

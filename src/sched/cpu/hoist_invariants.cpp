@@ -1,10 +1,10 @@
-#include "sched/hoist_invariants.h"
+#include "sched/cpu/hoist_invariants.h"
 
 #include <map>
 
 #include "sched/kernel_builder.h"
 
-namespace kiln::sched {
+namespace kiln::sched::cpu {
 namespace {
 
 // Rough cost of evaluating an expression tree once, in "simple op" units. Memoised: kernels
@@ -185,8 +185,10 @@ class Hoister {
 
 }  // namespace
 
-void hoist_invariants(Kernel& kernel, int64_t max_array_elements) {
-  Hoister(kernel, max_array_elements).run();
+bool hoist_invariants(Kernel& kernel, const target::Target&) {
+  size_t arrays_before = kernel.local_arrays.size();
+  Hoister(kernel, kMaxHoistedElements).run();
+  return kernel.local_arrays.size() != arrays_before;
 }
 
-}  // namespace kiln::sched
+}  // namespace kiln::sched::cpu

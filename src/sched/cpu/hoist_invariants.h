@@ -5,9 +5,14 @@
 // array before that loop and read back inside it.
 #pragma once
 #include "sched/loop_ir.h"
+#include "target/target.h"
 
-namespace kiln::sched {
+namespace kiln::sched::cpu {
 
-void hoist_invariants(Kernel& kernel, int64_t max_array_elements = 16384);
+// Local arrays hold at most kMaxHoistedElements values (they live on the stack).
+constexpr int64_t kMaxHoistedElements = 16384;
 
-}  // namespace kiln::sched
+// Returns whether anything was hoisted.
+bool hoist_invariants(Kernel& kernel, const target::Target& target);
+
+}  // namespace kiln::sched::cpu

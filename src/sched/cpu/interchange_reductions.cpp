@@ -1,10 +1,10 @@
-#include "sched/interchange_reductions.h"
+#include "sched/cpu/interchange_reductions.h"
 
 #include <map>
 
 #include "sched/kernel_builder.h"
 
-namespace kiln::sched {
+namespace kiln::sched::cpu {
 namespace {
 
 constexpr int64_t kMaxBlock = 512;     // accumulators per block (several arrays of these)
@@ -33,7 +33,7 @@ int64_t choose_block_count(int64_t extent) {
 
 }  // namespace
 
-bool interchange_reductions(Kernel& kernel, int64_t parallel_threshold) {
+bool interchange_reductions(Kernel& kernel, const target::Target&) {
   if (kernel.body.size() != 1 || kernel.body[0].kind != StmtKind::Loop) return false;
   Stmt& outer = kernel.body[0];
   const int64_t extent = outer.loop.extent;
@@ -62,7 +62,6 @@ bool interchange_reductions(Kernel& kernel, int64_t parallel_threshold) {
   Stmt block;
   block.kind = StmtKind::Loop;
   block.loop = Loop{block_loop, blocks};
-  int64_t work = extent;
   Stmt stores;
   stores.kind = StmtKind::Loop;
   stores.loop = Loop{lane_loop, width};
@@ -74,7 +73,6 @@ bool interchange_reductions(Kernel& kernel, int64_t parallel_threshold) {
         acc.value = builder.substitute(acc.value, substitution);
         if (acc.position >= 0) acc.position = builder.substitute(acc.position, substitution);
       }
-      for (const Loop& l : s.reduce_loops) work *= l.extent;
       s.parallel = false;
       s.lanes_loop = Loop{lane_loop, width};
       block.body.push_back(std::move(s));
@@ -85,9 +83,8 @@ bool interchange_reductions(Kernel& kernel, int64_t parallel_threshold) {
     }
   }
   block.body.push_back(std::move(stores));
-  block.parallel = blocks >= 2 && work >= parallel_threshold;
   kernel.body[0] = std::move(block);
   return true;
 }
 
-}  // namespace kiln::sched
+}  // namespace kiln::sched::cpu

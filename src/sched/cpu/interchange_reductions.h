@@ -5,12 +5,14 @@
 // so the inner loop walks rows with stride 1 and vectorises, and each row is read once.
 #pragma once
 #include "sched/loop_ir.h"
+#include "target/target.h"
 
-namespace kiln::sched {
+namespace kiln::sched::cpu {
 
 // Applies when the kernel is one loop over enough outputs whose body is reductions (without
 // nested statements) followed by stores, and the reductions read with stride 1 along that loop
-// but not along their own innermost loop. Returns whether the kernel changed.
-bool interchange_reductions(Kernel& kernel, int64_t parallel_threshold);
+// but not along their own innermost loop. Returns whether the kernel changed. Marks nothing
+// parallel: mark_parallel decides that for the block loop, as for any other.
+bool interchange_reductions(Kernel& kernel, const target::Target& target);
 
-}  // namespace kiln::sched
+}  // namespace kiln::sched::cpu

@@ -1,0 +1,187 @@
+#include "api/pipeline.h"
+
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <optional>
+#include <sstream>
+
+#include "api/logging.h"
+#include "api/options.h"
+#include "codegen/cpp/cpp_emitter.h"
+#include "ir/printer.h"
+#include "ir/verifier.h"
+#include "passes/pipeline.h"
+#include "runtime/build_identity.h"
+#include "runtime/disk_cache.h"
+#include "runtime/executable_image.h"
+#include "runtime/toolchain.h"
+#include "sched/loop_passes.h"
+#include "sched/scheduler.h"
+#include "target/target.h"
+
+namespace kiln::detail {
+namespace {
+
+using api::LogChannel;
+
+// Runs one named stage, timed under KILN_LOGS=perf.
+template <class Stage>
+auto run_stage(const std::string& name, Stage&& stage) {
+  auto start = std::chrono::steady_clock::now();
+  struct Timer {
+    const std::string& name;
+    std::chrono::steady_clock::time_point start;
+    ~Timer() {
+      if (api::log_enabled(LogChannel::Perf))
+        api::log(LogChannel::Perf, name + ": " + api::milliseconds_text(start));
+    }
+  } timer{name, start};
+  return stage();
+}
+
+// Canonical graph + input layouts + options + target + passes + toolchain + kiln's build: all
+// that decides the generated code, so a hit may skip scheduling and emission.
+std::string compile_key(const std::string& graph_text,
+                        const std::vector<std::vector<int64_t>>& input_strides,
+                        const Options& options, const target::Target& target,
+                        const std::set<std::string>& disabled) {
+  std::ostringstream layouts, passes_off;
+  for (const auto& strides : input_strides) {
+    for (int64_t s : strides) layouts << s << ",";
+    layouts << ";";
+  }
+  for (const std::string& name : disabled) passes_off << name << ",";
+  return runtime::cache_key({graph_text, layouts.str(), options.mode,
+                             options.allow_reassociation ? "reassociate" : "strict", target.key(),
+                             passes_off.str(), runtime::Toolchain::system().identity(),
+                             runtime::build_identity()});
+}
+
+// Scheduling and the target's loop passes: the Program the emitter prints.
+sched::Program schedule_program(const ir::Graph& graph,
+                                const std::vector<std::vector<int64_t>>& input_strides,
+                                const target::Target& target, const std::set<std::string>& disabled) {
+  std::vector<std::string> fusion_notes;
+  sched::Program program =
+      run_stage("schedule", [&] { return sched::schedule(graph, input_strides, &fusion_notes); });
+  for (const std::string& note : fusion_notes) api::log(LogChannel::Schedule, "not fused: " + note);
+  for (const sched::LoopPass& pass : sched::loop_passes(target)) {
+    if (disabled.count(pass.name)) continue;
+    bool changed = run_stage(pass.name, [&] {
+      bool any = false;
+      for (sched::Kernel& kernel : program.kernels) any = pass.run(kernel, target) || any;
+      return any;
+    });
+    if (api::log_enabled(LogChannel::Passes))
+      api::log(LogChannel::Passes, pass.name + (changed ? ":\n" + sched::print_program(program)
+                                                        : ": unchanged"));
+  }
+  if (api::log_enabled(LogChannel::Schedule))
+    api::log(LogChannel::Schedule, "program for " + target.description() + ":\n" +
+                                       sched::print_program(program));
+  return program;
+}
+
+runtime::ExecutableImage read_image(const runtime::SharedLibrary& library) {
+  auto* size = static_cast<const unsigned long*>(library.symbol(runtime::kImageSizeSymbol));
+  auto* bytes = static_cast<const char*>(library.symbol(runtime::kImageSymbol));
+  return runtime::deserialize_image(std::string_view(bytes, *size));
+}
+
+}  // namespace
+
+std::string CompiledGraph::source_text() const {
+  if (!source.empty() || source_path.empty()) return source;
+  std::ifstream file(source_path);
+  std::stringstream text;
+  text << file.rdbuf();
+  return text.str();
+}
+
+std::vector<std::string> switchable_pass_names() {
+  std::vector<std::string> names = passes::graph_pass_names();
+  for (const sched::LoopPass& pass : sched::loop_passes(target::Target{})) names.push_back(pass.name);
+  return names;
+}
+
+std::set<std::string> disabled_passes() {
+  std::set<std::string> names;
+  const char* text = std::getenv("KILN_DISABLE_PASSES");
+  if (text == nullptr) return names;
+  const std::vector<std::string> known = switchable_pass_names();
+  std::stringstream stream(text);
+  std::string name;
+  while (std::getline(stream, name, ',')) {
+    size_t first = name.find_first_not_of(" \t"), last = name.find_last_not_of(" \t");
+    if (first == std::string::npos) continue;
+    name = name.substr(first, last - first + 1);
+    if (name == "all") {
+      names.insert(known.begin(), known.end());
+      continue;
+    }
+    if (std::find(known.begin(), known.end(), name) == known.end()) {
+      std::string valid;
+      for (const std::string& k : known) valid += k + ", ";
+      throw Error(ErrorKind::Value, "kiln: KILN_DISABLE_PASSES: unknown pass '" + name +
+                                        "' (valid: " + valid + "all)");
+    }
+    names.insert(name);
+  }
+  return names;
+}
+
+std::unique_ptr<CompiledGraph> compile_graph(const ir::Graph& traced,
+                                             const std::vector<std::vector<int64_t>>& input_strides,
+                                             const Options& options, CompileStats& stats,
+                                             std::vector<runtime::RuntimeCheck> checks) {
+  api::check_log_environment();
+  api::check_options(options);
+  const std::set<std::string> disabled = disabled_passes();
+  const target::Target target = target::host_cpu(options.num_threads);
+  auto result = std::make_unique<CompiledGraph>();
+
+  run_stage("verify", [&] { ir::verify(traced, "trace"); });
+  api::log(LogChannel::Graph, "traced graph:\n" + ir::print_graph(traced, true));
+  result->graph = run_stage("graph passes", [&] { return passes::run_graph_passes(traced, disabled); });
+  ir::verify(result->graph, "graph passes");
+  result->graph_text = ir::print_graph(result->graph);
+  const std::string key = run_stage("cache key", [&] {
+    return compile_key(result->graph_text, input_strides, options, target, disabled);
+  });
+
+  std::optional<runtime::ExecutableImage> image;  // made here on a miss, read back on a hit
+  runtime::DiskCache cache = runtime::DiskCache::open(options.cache_dir, options.disk_cache);
+  runtime::CachedObject object = cache.get_or_build(
+      key,
+      [&] {
+        image.emplace();
+        image->program = schedule_program(result->graph, input_strides, target, disabled);
+        codegen::CppSource source =
+            run_stage("emit", [&] { return codegen::emit_cpp(image->program, options, target); });
+        image->kernels = source.kernels;
+        result->source = source.text + codegen::embedded_bytes_text(
+                                           runtime::kImageSymbol, runtime::kImageSizeSymbol,
+                                           runtime::serialize_image(image->program, image->kernels));
+        return result->source;
+      },
+      [&](const std::string& source_path, const std::string& object_path) {
+        run_stage("toolchain", [&] {
+          runtime::Toolchain::system().compile_shared_object(source_path, object_path);
+        });
+      });
+  result->source_path = cache.source_path(key);
+  (object.hit ? stats.disk_hits : stats.disk_misses)++;
+  api::log(LogChannel::Cache, std::string(object.hit ? "hit " : "miss ") + key + " -> " + object.path);
+  if (api::log_enabled(LogChannel::OutputCode))
+    api::log(LogChannel::OutputCode, "source: " + result->source_path + "\n" + result->source_text());
+
+  auto library = run_stage("load", [&] { return runtime::SharedLibrary::open(object.path); });
+  if (!image) image = run_stage("read image", [&] { return read_image(*library); });
+  stats.kernels = static_cast<int>(image->program.kernels.size());
+  result->executable = std::make_unique<runtime::Executable>(
+      std::move(image->program), std::move(image->kernels), std::move(library), std::move(checks));
+  return result;
+}
+
+}  // namespace kiln::detail

@@ -1,0 +1,125 @@
+#include "ir/serializer.h"
+
+#include "ir/byte_stream.h"
+#include "ir/verifier.h"
+
+namespace kiln::ir {
+namespace {
+
+constexpr uint32_t kGraphMagic = 0x4b475248;  // "HRGK"
+constexpr uint32_t kGraphVersion = 1;
+
+void put_scalar(ByteWriter& out, const Scalar& scalar) {
+  out.put(scalar.f);
+  out.put(scalar.i);
+  out.put<uint8_t>(scalar.is_integer);
+}
+
+Scalar get_scalar(ByteReader& in) {
+  Scalar scalar;
+  scalar.f = in.get<double>();
+  scalar.i = in.get<int64_t>();
+  scalar.is_integer = in.get_in_range<uint8_t>(0, 2, "a scalar's integer flag");
+  return scalar;
+}
+
+void put_attrs(ByteWriter& out, const Attrs& attrs) {
+  out.put_vector(attrs.axes);
+  out.put<uint8_t>(attrs.keepdims);
+  out.put(attrs.axis);
+  out.put(attrs.index);
+  out.put_vector(attrs.permutation);
+  out.put_vector(attrs.starts);
+  out.put_vector(attrs.steps);
+  out.put_vector(attrs.pad_low);
+  out.put_vector(attrs.pad_high);
+  out.put(static_cast<uint8_t>(attrs.pad_mode));
+  out.put(static_cast<uint8_t>(attrs.scatter_mode));
+  put_scalar(out, attrs.scalar);
+  out.put(attrs.ddof);
+  out.put(attrs.seed);
+  out.put<uint8_t>(attrs.data != nullptr);
+  if (attrs.data) out.put_vector(*attrs.data);
+}
+
+Attrs get_attrs(ByteReader& in) {
+  Attrs attrs;
+  attrs.axes = in.get_vector<int64_t>();
+  attrs.keepdims = in.get_in_range<uint8_t>(0, 2, "keepdims");
+  attrs.axis = in.get<int64_t>();
+  attrs.index = in.get<int64_t>();
+  attrs.permutation = in.get_vector<int64_t>();
+  attrs.starts = in.get_vector<int64_t>();
+  attrs.steps = in.get_vector<int64_t>();
+  attrs.pad_low = in.get_vector<int64_t>();
+  attrs.pad_high = in.get_vector<int64_t>();
+  attrs.pad_mode = static_cast<PadMode>(in.get_in_range<uint8_t>(0, 3, "pad mode"));
+  attrs.scatter_mode = static_cast<ScatterMode>(in.get_in_range<uint8_t>(0, 2, "scatter mode"));
+  attrs.scalar = get_scalar(in);
+  attrs.ddof = in.get<int64_t>();
+  attrs.seed = in.get<uint64_t>();
+  if (in.get_in_range<uint8_t>(0, 2, "a data flag"))
+    attrs.data = std::make_shared<const std::vector<uint8_t>>(in.get_vector<uint8_t>());
+  return attrs;
+}
+
+std::vector<ValueId> get_ids(ByteReader& in, int64_t limit, const char* name) {
+  uint64_t count = in.count(sizeof(ValueId));
+  std::vector<ValueId> ids;
+  for (uint64_t k = 0; k < count; ++k) ids.push_back(in.get_in_range<ValueId>(0, limit, name));
+  return ids;
+}
+
+}  // namespace
+
+std::string serialize_graph(const Graph& graph) {
+  ByteWriter out;
+  out.put(kGraphMagic);
+  out.put(kGraphVersion);
+  out.put<uint64_t>(graph.nodes().size());
+  for (const Node& node : graph.nodes()) {
+    out.put(static_cast<uint16_t>(node.op));
+    out.put(static_cast<uint8_t>(node.dtype));
+    out.put<uint64_t>(node.shape.size());
+    for (const Dim& dim : node.shape) out.put(dim.constant());
+    out.put_vector(node.inputs);
+    put_attrs(out, node.attrs);
+    out.put_string(node.location);
+  }
+  out.put_vector(graph.outputs());
+  return out.take();
+}
+
+Graph deserialize_graph(std::string_view bytes) {
+  ByteReader in(bytes, "a serialised graph");
+  if (in.get<uint32_t>() != kGraphMagic) in.fail("not a kiln graph");
+  if (in.get<uint32_t>() != kGraphVersion) in.fail("written by another version of kiln");
+  Graph graph;
+  uint64_t nodes = in.count(16);
+  for (uint64_t id = 0; id < nodes; ++id) {
+    Node node;
+    node.op = static_cast<Op>(
+        in.get_in_range<uint16_t>(0, static_cast<int64_t>(Op::op_count), "an op number"));
+    node.dtype = static_cast<DType>(in.get_in_range<uint8_t>(0, kDTypeCount, "a dtype"));
+    uint64_t rank = in.count(sizeof(int64_t));
+    for (uint64_t d = 0; d < rank; ++d) {
+      int64_t extent = in.get<int64_t>();
+      if (extent < 0) in.fail("a negative dimension");
+      node.shape.push_back(extent);
+    }
+    node.inputs = get_ids(in, static_cast<int64_t>(id), "an operand id");  // topological order
+    node.attrs = get_attrs(in);
+    node.location = in.get_string();
+    graph.append(std::move(node));
+  }
+  graph.set_outputs(get_ids(in, static_cast<int64_t>(nodes), "an output id"));
+  if (!in.at_end()) in.fail("bytes after the end");
+  try {
+    verify(graph, "deserialize_graph");
+  } catch (const Error& error) {
+    in.fail(error.what());
+  }
+  return graph;
+}
+
+}  // namespace kiln::ir

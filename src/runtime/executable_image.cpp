@@ -1,0 +1,37 @@
+#include "runtime/executable_image.h"
+
+#include "ir/byte_stream.h"
+#include "sched/program_serializer.h"
+
+namespace kiln::runtime {
+
+std::string serialize_image(const sched::Program& program, const std::vector<KernelCall>& kernels) {
+  ir::ByteWriter out;
+  out.put_string(sched::serialize_program(program));
+  out.put<uint64_t>(kernels.size());
+  for (const KernelCall& kernel : kernels) {
+    out.put_string(kernel.symbol);
+    out.put_vector(kernel.arguments);
+  }
+  return out.take();
+}
+
+ExecutableImage deserialize_image(std::string_view bytes) {
+  ir::ByteReader in(bytes, "an executable image");
+  ExecutableImage image;
+  image.program = sched::deserialize_program(in.get_string());
+  const int64_t buffers = static_cast<int64_t>(image.program.buffers.size());
+  for (uint64_t n = in.count(16); n-- > 0;) {
+    KernelCall call;
+    call.symbol = in.get_string();
+    for (uint64_t m = in.count(4); m-- > 0;)
+      call.arguments.push_back(in.get_in_range<int32_t>(0, buffers, "a kernel argument"));
+    image.kernels.push_back(std::move(call));
+  }
+  if (image.kernels.size() != image.program.kernels.size())
+    in.fail("kernel calls do not match the program's kernels");
+  if (!in.at_end()) in.fail("bytes after the end");
+  return image;
+}
+
+}  // namespace kiln::runtime

@@ -1,0 +1,15 @@
+// How the runtime calls one generated kernel: a symbol of the loaded library, called with the
+// program buffers `arguments` in order (the emitter's a0, a1, ...). Every code generator
+// produces one per Program kernel; kernels with the same code share a symbol.
+#pragma once
+#include <string>
+#include <vector>
+
+namespace kiln::runtime {
+
+struct KernelCall {
+  std::string symbol;
+  std::vector<int32_t> arguments;
+};
+
+}  // namespace kiln::runtime

@@ -1,0 +1,52 @@
+#include "sched/cpu/mark_parallel.h"
+
+#include <algorithm>
+
+namespace kiln::sched::cpu {
+namespace {
+
+// Below this many iterations an outer loop cannot keep the threads busy.
+constexpr int64_t kFewOutputs = 16;
+
+bool is_lanes_reduction(const Stmt& s) {
+  return s.kind == StmtKind::Reduce && s.lanes_loop.variable >= 0;
+}
+
+// Element operations of a statement: its extents times the most work of one child.
+int64_t statement_work(const Stmt& s) {
+  int64_t inner = 1;
+  for (const Stmt& child : s.body) inner = std::max(inner, statement_work(child));
+  int64_t extent = 1;
+  if (s.kind == StmtKind::Loop) extent = s.loop.extent;
+  for (const Loop& l : s.reduce_loops) extent *= l.extent;
+  if (is_lanes_reduction(s)) extent *= s.lanes_loop.extent;
+  return extent * inner;
+}
+
+}  // namespace
+
+bool mark_parallel(Kernel& kernel, const target::Target& target) {
+  if (target.threads <= 1) return false;
+  bool marked = false;
+  size_t statements = kernel.ordered_from < 0 ? kernel.body.size()
+                                              : static_cast<size_t>(kernel.ordered_from);
+  for (size_t k = 0; k < kernel.body.size() && k < statements; ++k) {
+    Stmt& s = kernel.body[k];
+    bool big = statement_work(s) >= target.parallel_threshold;
+    if (s.kind == StmtKind::Reduce && big && !is_lanes_reduction(s)) s.parallel = true;
+    if (s.kind == StmtKind::Loop && big) {
+      bool few_outputs = s.loop.extent < kFewOutputs;
+      for (Stmt& child : s.body)
+        if (few_outputs && child.kind == StmtKind::Reduce && !is_lanes_reduction(child) &&
+            statement_work(child) >= target.parallel_threshold)
+          child.parallel = marked = true;
+      if (!few_outputs) s.parallel = true;
+      else if (std::none_of(s.body.begin(), s.body.end(), [](const Stmt& c) { return c.parallel; }))
+        s.parallel = s.loop.extent >= 2;
+    }
+    marked = marked || s.parallel;
+  }
+  return marked;
+}
+
+}  // namespace kiln::sched::cpu

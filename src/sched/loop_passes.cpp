@@ -1,0 +1,23 @@
+#include "sched/loop_passes.h"
+
+#include "sched/cpu/hoist_invariants.h"
+#include "sched/cpu/interchange_reductions.h"
+#include "sched/cpu/mark_parallel.h"
+#include "sched/cpu/mark_vector_loops.h"
+
+namespace kiln::sched {
+
+const std::vector<LoopPass>& loop_passes(const target::Target& target) {
+  // Interchange first: it builds the lane loops that the marking passes then see. Hoisting
+  // last: the arrays it adds are per thread when placed inside a parallel loop.
+  static const std::vector<LoopPass> cpu = {
+      {"interchange_reductions", cpu::interchange_reductions},
+      {"mark_parallel", cpu::mark_parallel},
+      {"mark_vector_loops", cpu::mark_vector_loops},
+      {"hoist_invariants", cpu::hoist_invariants},
+  };
+  static const std::vector<LoopPass> none;
+  return target.kind == target::DeviceKind::Cpu ? cpu : none;
+}
+
+}  // namespace kiln::sched

@@ -1,0 +1,322 @@
+#include "sched/program_serializer.h"
+
+#include "ir/byte_stream.h"
+
+namespace kiln::sched {
+namespace {
+
+using ir::ByteReader;
+using ir::ByteWriter;
+
+constexpr uint32_t kProgramMagic = 0x4b505247;  // "GRPK"
+constexpr uint32_t kProgramVersion = 1;
+constexpr int kMaxNesting = 256;  // statements nest this deep at most (recursion bound)
+
+void put_expr(ByteWriter& out, const Expr& e) {
+  out.put(static_cast<uint8_t>(e.kind));
+  out.put(static_cast<uint8_t>(e.dtype));
+  out.put(static_cast<uint16_t>(e.op));
+  out.put_vector(e.operands);
+  out.put(e.buffer);
+  out.put(e.variable);
+  out.put(e.constant.f);
+  out.put(e.constant.i);
+  out.put<uint8_t>(e.constant.is_integer);
+  out.put(e.seed);
+}
+
+void put_loop(ByteWriter& out, const Loop& loop) {
+  out.put(loop.variable);
+  out.put(loop.extent);
+}
+
+void put_stmt(ByteWriter& out, const Stmt& s) {
+  out.put(static_cast<uint8_t>(s.kind));
+  put_loop(out, s.loop);
+  out.put<uint8_t>(s.parallel);
+  out.put<uint8_t>(s.vectorize);
+  out.put<uint64_t>(s.reduce_loops.size());
+  for (const Loop& loop : s.reduce_loops) put_loop(out, loop);
+  out.put<uint64_t>(s.accumulations.size());
+  for (const Accumulation& a : s.accumulations) {
+    out.put(a.local);
+    out.put(static_cast<uint16_t>(a.op));
+    out.put(static_cast<uint8_t>(a.dtype));
+    out.put(a.value);
+    out.put(a.position);
+    out.put(a.ddof);
+  }
+  put_loop(out, s.lanes_loop);
+  out.put<uint8_t>(s.accumulate);
+  out.put<uint8_t>(s.to_local_array);
+  out.put(s.buffer);
+  out.put(s.index);
+  out.put(s.value);
+  out.put<uint64_t>(s.body.size());
+  for (const Stmt& child : s.body) put_stmt(out, child);
+}
+
+void put_kernel(ByteWriter& out, const Kernel& k) {
+  out.put_string(k.name);
+  out.put<uint64_t>(k.comments.size());
+  for (const std::string& comment : k.comments) out.put_string(comment);
+  out.put<uint64_t>(k.exprs.size());
+  for (const Expr& e : k.exprs) put_expr(out, e);
+  out.put<uint64_t>(k.body.size());
+  for (const Stmt& s : k.body) put_stmt(out, s);
+  out.put_vector(k.loop_extents);
+  out.put<uint64_t>(k.local_dependencies.size());
+  for (const auto& loops : k.local_dependencies) out.put_vector(loops);
+  out.put<uint64_t>(k.local_arrays.size());
+  for (const Kernel::LocalArray& array : k.local_arrays) {
+    out.put(static_cast<uint8_t>(array.dtype));
+    out.put(array.size);
+  }
+  out.put_vector(k.buffers_read);
+  out.put_vector(k.buffers_written);
+  out.put(k.ordered_from);
+}
+
+void put_buffer(ByteWriter& out, const Buffer& b) {
+  out.put(static_cast<uint8_t>(b.role));
+  out.put(b.number);
+  out.put(static_cast<uint8_t>(b.dtype));
+  out.put_vector(b.shape);
+  out.put_vector(b.strides);
+  out.put(b.arena_offset);
+  out.put_string(b.name);
+  out.put_string(b.origin);
+  out.put<uint8_t>(b.constant_data != nullptr);
+  if (b.constant_data) out.put_vector(*b.constant_data);
+}
+
+size_t operand_count(const Expr& e) {
+  switch (e.kind) {
+    case ExprKind::Constant: case ExprKind::LoopVar: case ExprKind::Local: return 0;
+    case ExprKind::Load: case ExprKind::Cast: case ExprKind::Random: case ExprKind::ArrayLoad:
+      return 1;
+    case ExprKind::Select: return 3;
+    case ExprKind::Elementwise:
+      return ir::is_elementwise(e.op) ? static_cast<size_t>(ir::op_info(e.op).arity) : SIZE_MAX;
+    default: return 2;  // index arithmetic and comparison
+  }
+}
+
+// Reading: every id is checked against what it indexes once the containing object is read.
+class ProgramReader {
+ public:
+  explicit ProgramReader(std::string_view bytes) : in_(bytes, "a serialised program") {}
+
+  Program read() {
+    if (in_.get<uint32_t>() != kProgramMagic) in_.fail("not a kiln program");
+    if (in_.get<uint32_t>() != kProgramVersion) in_.fail("written by another version of kiln");
+    Program p;
+    for (uint64_t n = in_.count(8); n-- > 0;) p.buffers.push_back(buffer());
+    buffers_ = static_cast<int64_t>(p.buffers.size());
+    for (uint64_t n = in_.count(8); n-- > 0;) p.kernels.push_back(kernel());
+    for (uint64_t n = in_.count(8); n-- > 0;) {
+      Step step;
+      step.is_kernel = flag();
+      step.kernel = step.is_kernel ? in_.get_in_range<int32_t>(0, static_cast<int64_t>(p.kernels.size()), "a kernel number")
+                                   : in_.get<int32_t>();
+      step.call.op = op();
+      step.call.inputs = buffer_ids();
+      step.call.output = buffer_id();
+      p.steps.push_back(step);
+    }
+    p.arena_bytes = in_.get<int64_t>();
+    if (p.arena_bytes < 0) in_.fail("a negative arena size");
+    p.output_buffers = buffer_ids();
+    for (const Buffer& b : p.buffers)
+      if (b.role == BufferRole::Intermediate && b.arena_offset > p.arena_bytes)
+        in_.fail("an arena offset past the arena");
+    if (!in_.at_end()) in_.fail("bytes after the end");
+    return p;
+  }
+
+ private:
+  bool flag() { return in_.get_in_range<uint8_t>(0, 2, "a flag"); }
+  DType dtype() { return static_cast<DType>(in_.get_in_range<uint8_t>(0, kDTypeCount, "a dtype")); }
+  Op op() {
+    return static_cast<Op>(in_.get_in_range<uint16_t>(0, static_cast<int64_t>(Op::op_count), "an op"));
+  }
+  int32_t buffer_id() { return in_.get_in_range<int32_t>(-1, buffers_, "a buffer id"); }
+  std::vector<int32_t> buffer_ids() {
+    std::vector<int32_t> ids;
+    for (uint64_t n = in_.count(4); n-- > 0;)
+      ids.push_back(in_.get_in_range<int32_t>(0, buffers_, "a buffer id"));
+    return ids;
+  }
+  std::vector<int64_t> extents() {
+    std::vector<int64_t> values = in_.get_vector<int64_t>();
+    for (int64_t value : values)
+      if (value < 0) in_.fail("a negative extent");
+    return values;
+  }
+
+  Buffer buffer() {
+    Buffer b;
+    b.role = static_cast<BufferRole>(in_.get_in_range<uint8_t>(0, 4, "a buffer role"));
+    b.number = in_.get<int32_t>();
+    b.dtype = dtype();
+    b.shape = extents();
+    b.strides = in_.get_vector<int64_t>();
+    if (b.strides.size() != b.shape.size()) in_.fail("strides do not match the shape");
+    b.arena_offset = in_.get<int64_t>();
+    b.name = in_.get_string();
+    b.origin = in_.get_string();
+    if (flag()) b.constant_data = std::make_shared<const std::vector<uint8_t>>(in_.get_vector<uint8_t>());
+    if (b.role == BufferRole::Constant && !b.constant_data) in_.fail("a constant without data");
+    return b;
+  }
+
+  Loop loop() {
+    Loop l;
+    l.variable = in_.get<int32_t>();
+    l.extent = in_.get<int64_t>();
+    if (l.extent < 0) in_.fail("a negative loop extent");
+    return l;
+  }
+
+  Stmt stmt(const Kernel& k, int depth) {
+    if (depth > kMaxNesting) in_.fail("statements nest too deep");
+    Stmt s;
+    s.kind = static_cast<StmtKind>(in_.get_in_range<uint8_t>(0, 5, "a statement kind"));
+    s.loop = loop();
+    s.parallel = flag();
+    s.vectorize = flag();
+    for (uint64_t n = in_.count(12); n-- > 0;) s.reduce_loops.push_back(loop());
+    for (uint64_t n = in_.count(20); n-- > 0;) {
+      Accumulation a;
+      a.local = in_.get<int32_t>();
+      a.op = op();
+      a.dtype = dtype();
+      a.value = expr_id(k, -1);
+      a.position = expr_id(k, -1);
+      a.ddof = in_.get<int64_t>();
+      s.accumulations.push_back(a);
+    }
+    s.lanes_loop = loop();
+    s.accumulate = flag();
+    s.to_local_array = flag();
+    s.buffer = in_.get<int32_t>();
+    // Local array ids are checked once the kernel's arrays are read (check_ids).
+    bool local = s.to_local_array || s.kind == StmtKind::LocalArray;
+    if (s.buffer < (local ? 0 : -1) || (!local && s.buffer >= buffers_))
+      in_.fail("a buffer id is out of range");
+    s.index = expr_id(k, -1);
+    s.value = expr_id(k, -1);
+    for (uint64_t n = in_.count(8); n-- > 0;) s.body.push_back(stmt(k, depth + 1));
+    return s;
+  }
+
+  ExprId expr_id(const Kernel& k, ExprId low) {
+    return in_.get_in_range<ExprId>(low, static_cast<int64_t>(k.exprs.size()), "an expression id");
+  }
+
+  Kernel kernel() {
+    Kernel k;
+    k.name = in_.get_string();
+    for (uint64_t n = in_.count(8); n-- > 0;) k.comments.push_back(in_.get_string());
+    for (uint64_t n = in_.count(8); n-- > 0;) {
+      Expr e;
+      e.kind = static_cast<ExprKind>(
+          in_.get_in_range<uint8_t>(0, static_cast<int64_t>(ExprKind::ArrayLoad) + 1, "an expression kind"));
+      e.dtype = dtype();
+      e.op = op();
+      // Operands come before their users: the emitter's recursion cannot loop.
+      for (uint64_t m = in_.count(4); m-- > 0;) e.operands.push_back(expr_id(k, 0));
+      if (e.operands.size() != operand_count(e)) in_.fail("an expression has the wrong operands");
+      e.buffer = in_.get<int32_t>();
+      if (e.kind == ExprKind::Load && (e.buffer < 0 || e.buffer >= buffers_))
+        in_.fail("a load from a buffer that does not exist");
+      e.variable = in_.get<int32_t>();
+      e.constant.f = in_.get<double>();
+      e.constant.i = in_.get<int64_t>();
+      e.constant.is_integer = flag();
+      e.seed = in_.get<uint64_t>();
+      k.exprs.push_back(std::move(e));
+    }
+    // Statements are read before the local arrays they declare; their ids are checked after.
+    std::vector<Stmt> body;
+    for (uint64_t n = in_.count(8); n-- > 0;) body.push_back(stmt(k, 0));
+    k.body = std::move(body);
+    k.loop_extents = extents();
+    for (uint64_t n = in_.count(8); n-- > 0;) k.local_dependencies.push_back(in_.get_vector<int32_t>());
+    for (uint64_t n = in_.count(9); n-- > 0;) {
+      Kernel::LocalArray array{dtype(), in_.get<int64_t>()};
+      if (array.size < 0) in_.fail("a negative local array size");
+      k.local_arrays.push_back(array);
+    }
+    k.buffers_read = buffer_ids();
+    k.buffers_written = buffer_ids();
+    k.ordered_from = in_.get<int32_t>();
+    check_ids(k, k.body);
+    return k;
+  }
+
+  // Loop variables, locals and local arrays index tables read after the statements.
+  void check_ids(const Kernel& k, const std::vector<Stmt>& body) {
+    auto loop_ok = [&](const Loop& l) {
+      return l.variable == -1 || (l.variable >= 0 && l.variable < static_cast<int64_t>(k.loop_extents.size()));
+    };
+    for (const Stmt& s : body) {
+      bool ok = loop_ok(s.loop) && loop_ok(s.lanes_loop);
+      for (const Loop& l : s.reduce_loops) ok = ok && loop_ok(l);
+      for (const Accumulation& a : s.accumulations)
+        ok = ok && a.local >= 0 && a.local < static_cast<int64_t>(k.local_dependencies.size()) &&
+             a.value >= 0;
+      if ((s.to_local_array || s.kind == StmtKind::LocalArray) &&
+          s.buffer >= static_cast<int64_t>(k.local_arrays.size()))
+        ok = false;
+      if (!ok) in_.fail("a statement refers to a loop, local or array that does not exist");
+      check_ids(k, s.body);
+    }
+    for (const Expr& e : k.exprs) {
+      bool ok = true;
+      if (e.kind == ExprKind::LoopVar) ok = e.variable >= 0 && e.variable < static_cast<int64_t>(k.loop_extents.size());
+      if (e.kind == ExprKind::Local) ok = e.variable >= 0 && e.variable < static_cast<int64_t>(k.local_dependencies.size());
+      if (e.kind == ExprKind::ArrayLoad) ok = e.buffer >= 0 && e.buffer < static_cast<int64_t>(k.local_arrays.size());
+      if (!ok) in_.fail("an expression refers to a loop, local or array that does not exist");
+    }
+  }
+
+  ByteReader in_;
+  int64_t buffers_ = 0;
+};
+
+}  // namespace
+
+std::string serialize_program(const Program& p) {
+  ByteWriter out;
+  out.put(kProgramMagic);
+  out.put(kProgramVersion);
+  out.put<uint64_t>(p.buffers.size());
+  for (const Buffer& b : p.buffers) put_buffer(out, b);
+  out.put<uint64_t>(p.kernels.size());
+  for (const Kernel& k : p.kernels) put_kernel(out, k);
+  out.put<uint64_t>(p.steps.size());
+  for (const Step& step : p.steps) {
+    out.put<uint8_t>(step.is_kernel);
+    out.put(step.kernel);
+    out.put(static_cast<uint16_t>(step.call.op));
+    out.put_vector(step.call.inputs);
+    out.put(step.call.output);
+  }
+  out.put(p.arena_bytes);
+  out.put_vector(p.output_buffers);
+  return out.take();
+}
+
+Program deserialize_program(std::string_view bytes) { return ProgramReader(bytes).read(); }
+
+std::string serialize_kernel(const Kernel& kernel) {
+  Kernel code = kernel;
+  code.name.clear();
+  code.comments.clear();
+  ByteWriter out;
+  put_kernel(out, code);
+  return out.take();
+}
+
+}  // namespace kiln::sched

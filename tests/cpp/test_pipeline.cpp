@@ -1,0 +1,150 @@
+// The compile pipeline as a table of contents (api/pipeline.h): every stage named, logged and
+// timed, the optional ones switchable; the target's loop passes; the warm start that skips
+// scheduling and emission on a disk hit; KILN_LOGS=schedule's reasons for separate kernels.
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include "api/logging.h"
+#include "api/options.h"
+#include "api/pipeline.h"
+#include "compile_test_util.h"
+#include "target/target.h"
+
+namespace kiln::test {
+namespace {
+
+using ir::Op;
+
+// Everything the pipeline logs on `channels` while `body` runs.
+template <class Body>
+std::string logged(const std::string& channels, Body body) {
+  api::set_log_channels(channels);
+  testing::internal::CaptureStderr();
+  body();
+  std::string log = testing::internal::GetCapturedStderr();
+  api::set_log_channels("");
+  return log;
+}
+
+// A graph with a long reduction and a parallel-sized elementwise tail.
+struct SumPlusOne : GraphCase {
+  SumPlusOne() {
+    ir::ValueId x = input(make_array(DType::Float64, {512, 512}, pseudo_random(512 * 512, -1, 1, 7)));
+    ir::ValueId total = builder.reduce(Op::sum, x, {1}, false);
+    output(total, "row sums");
+    output(builder.binary(Op::add, x, builder.constant(ir::Scalar::of(1.0), DType::Float64, {512, 512})), "x + 1");
+  }
+};
+
+TEST(Pipeline, EveryStageIsTimedUnderPerf) {
+  TemporaryDirectory cache("kiln-pipeline-");
+  Options options = test_options();
+  options.cache_dir = cache.path();
+  SumPlusOne graph;
+  std::string log = logged("perf", [&] { graph.check(options); });
+  for (const char* stage : {"verify:", "graph passes:", "simplify:", "cache key:", "schedule:",
+                            "interchange_reductions:", "mark_parallel:", "mark_vector_loops:",
+                            "hoist_invariants:", "emit:", "toolchain:", "load:"})
+    EXPECT_NE(log.find(std::string("[kiln:perf] ") + stage), std::string::npos) << stage << "\n" << log;
+}
+
+TEST(Pipeline, LoopPassesAreLoggedChangedOrUnchanged) {
+  TemporaryDirectory cache("kiln-pipeline-");
+  Options options = test_options();
+  options.cache_dir = cache.path();
+  SumPlusOne graph;
+  std::string log = logged("passes", [&] { graph.check(options); });
+  EXPECT_NE(log.find("mark_vector_loops:\n"), std::string::npos) << log;  // it marked the tail
+  EXPECT_NE(log.find("hoist_invariants: unchanged"), std::string::npos) << log;
+}
+
+TEST(Pipeline, DisabledLoopPassLeavesNoParallelLoop) {
+  TemporaryDirectory cache("kiln-pipeline-");
+  Options options = test_options();
+  options.cache_dir = cache.path();
+  ::setenv("KILN_DISABLE_PASSES", "mark_parallel", 1);
+  SumPlusOne graph;
+  CompiledRun run = graph.check(options);
+  ::unsetenv("KILN_DISABLE_PASSES");
+  EXPECT_EQ(run.compiled->source_text().find("omp parallel"), std::string::npos);
+}
+
+TEST(Pipeline, UnknownDisabledPassIsAnError) {
+  ::setenv("KILN_DISABLE_PASSES", "simplify,mark_paralel", 1);
+  try {
+    detail::disabled_passes();
+    ADD_FAILURE() << "an unknown pass name must be an error";
+  } catch (const Error& error) {
+    EXPECT_NE(std::string(error.what()).find("mark_parallel"), std::string::npos) << error.what();
+  }
+  ::setenv("KILN_DISABLE_PASSES", "all", 1);
+  std::set<std::string> all = detail::disabled_passes();
+  ::unsetenv("KILN_DISABLE_PASSES");
+  for (const std::string& name : detail::switchable_pass_names()) EXPECT_TRUE(all.count(name)) << name;
+}
+
+TEST(Pipeline, NumThreadsReachesTheGeneratedCode) {
+  TemporaryDirectory cache("kiln-pipeline-");
+  Options options = test_options();
+  options.cache_dir = cache.path();
+  options.num_threads = 1;
+  SumPlusOne serial;
+  EXPECT_EQ(serial.check(options).compiled->source_text().find("omp parallel"), std::string::npos);
+  options.num_threads = 3;
+  SumPlusOne three;
+  EXPECT_NE(three.check(options).compiled->source_text().find("num_threads(3)"), std::string::npos);
+  options.num_threads = -1;
+  SumPlusOne negative;
+  EXPECT_THROW(compile_and_run(negative.graph, negative.inputs, options), Error);
+}
+
+TEST(Pipeline, DiskHitSkipsSchedulingAndEmission) {
+  TemporaryDirectory cache("kiln-pipeline-");
+  Options options = test_options();
+  options.cache_dir = cache.path();
+  SumPlusOne first;
+  CompiledRun built = first.check(options);
+  EXPECT_EQ(built.stats.disk_misses, 1);
+  SumPlusOne second;  // the same graph, as a fresh process would trace it
+  CompiledRun loaded;
+  std::string log = logged("perf", [&] { loaded = second.check(options); });
+  EXPECT_EQ(loaded.stats.disk_hits, 1);
+  EXPECT_EQ(log.find("schedule:"), std::string::npos) << log;
+  EXPECT_EQ(log.find("emit:"), std::string::npos) << log;
+  EXPECT_NE(log.find("read image:"), std::string::npos) << log;
+  EXPECT_EQ(sched::print_program(loaded.compiled->executable->program()),
+            sched::print_program(built.compiled->executable->program()));
+  EXPECT_EQ(loaded.compiled->source_text(), built.compiled->source_text());
+}
+
+TEST(Pipeline, ScheduleLogSaysWhyKernelsWereNotFused) {
+  TemporaryDirectory cache("kiln-pipeline-");
+  Options options = test_options();
+  options.cache_dir = cache.path();
+  SumPlusOne graph;
+  std::string log = logged("schedule", [&] { graph.check(options); });
+  EXPECT_NE(log.find("not fused:"), std::string::npos) << log;
+  EXPECT_NE(log.find("different iteration domains (512,) and (512, 512)"), std::string::npos) << log;
+}
+
+TEST(Pipeline, ModesAndOptionsComeFromOneTable) {
+  std::string modes = list_mode_options();
+  for (const api::ModeSettings& mode : api::modes())
+    EXPECT_NE(modes.find(std::string(mode.name) + ": "), std::string::npos) << mode.name;
+  std::string options = list_options();
+  for (const api::OptionDescription& option : api::option_descriptions())
+    EXPECT_NE(options.find(std::string(option.name) + ": "), std::string::npos) << option.name;
+  EXPECT_THROW(api::mode_settings("max-autotun"), Error);
+}
+
+TEST(Target, HostCpuReadsThreadsAndVectorWidth) {
+  target::Target target = target::host_cpu(3);
+  EXPECT_EQ(target.threads, 3);
+  EXPECT_GE(target.vector_bits, 128);
+  EXPECT_EQ(target.lanes(DType::Float32) * 32, target.vector_bits);
+  EXPECT_NE(target.key(), target::host_cpu(2).key());
+  EXPECT_THROW(target::host_cpu(-2), Error);
+}
+
+}  // namespace
+}  // namespace kiln::test
