@@ -6,6 +6,7 @@
 
 #include "extern/extern_calls.h"
 #include "runtime/host_allocator.h"
+#include "runtime/thread_budget.h"
 #include "kiln/error.h"
 
 namespace kiln::runtime {
@@ -47,6 +48,8 @@ Executable::Executable(sched::Program program, std::vector<KernelCall> kernels,
     arguments_.push_back(std::move(kernel.arguments));
   }
   argument_pointers_.resize(most_arguments);
+  threads_ = static_cast<int*>(library_->symbol(kThreadsSymbol));
+  target_threads_ = *threads_;
   if (program_.arena_bytes > 0) {
     size_t bytes = (static_cast<size_t>(program_.arena_bytes) + 63) / 64 * 64;
     try {
@@ -130,6 +133,8 @@ void Executable::run(const std::vector<Array>& inputs, std::vector<Array>& outpu
       table_[b] = static_cast<char*>(out.data());
     }
   }
+  // Shared by the executables of one library; all write the same budget, under their locks.
+  *threads_ = thread_budget(target_threads_);
   char* const* table = table_.data();
   for (const sched::Step& step : program_.steps) {
     if (step.is_kernel) {

@@ -60,6 +60,8 @@ class Executable {
   std::vector<int32_t> input_buffers_;  // by input number
   int64_t io_bytes_ = 0;
   std::vector<RuntimeCheck> checks_;
+  int* threads_ = nullptr;  // the library's kiln_threads
+  int target_threads_ = 1;
   std::mutex run_mutex_;
 };
 

@@ -12,4 +12,8 @@ struct KernelCall {
   std::vector<int32_t> arguments;
 };
 
+// The library's `int` holding the thread count of its parallel regions: the target's when
+// built, set by the runtime before each run (runtime/thread_budget.h).
+inline constexpr const char* kThreadsSymbol = "kiln_threads";
+
 }  // namespace kiln::runtime

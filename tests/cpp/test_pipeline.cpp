@@ -92,7 +92,9 @@ TEST(Pipeline, NumThreadsReachesTheGeneratedCode) {
   EXPECT_EQ(serial.check(options).compiled->source_text().find("omp parallel"), std::string::npos);
   options.num_threads = 3;
   SumPlusOne three;
-  EXPECT_NE(three.check(options).compiled->source_text().find("num_threads(3)"), std::string::npos);
+  std::string source = three.check(options).compiled->source_text();
+  EXPECT_NE(source.find("num_threads(kiln_threads)"), std::string::npos);
+  EXPECT_NE(source.find("int kiln_threads = 3;"), std::string::npos);
   options.num_threads = -1;
   SumPlusOne negative;
   EXPECT_THROW(compile_and_run(negative.graph, negative.inputs, options), Error);

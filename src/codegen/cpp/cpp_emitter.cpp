@@ -361,6 +361,9 @@ CppSource emit_cpp(const Program& program, const Options& options, const target:
   out << "static inline int64_t kiln_index_min(int64_t a, int64_t b) { return a < b ? a : b; }\n"
          "static inline int64_t kiln_index_max(int64_t a, int64_t b) { return a > b ? a : b; }\n";
   out << op_wrappers() << "\n";
+  out << "// Threads of each parallel region: the target's, lowered by the runtime when other\n"
+         "// processes hold cores.\n"
+      << "extern \"C\" { int " << runtime::kThreadsSymbol << " = " << target.threads << "; }\n";
   for (const sched::Buffer& buffer : program.buffers)
     if (buffer.role == sched::BufferRole::Constant) out << constant_array_text(buffer);
   CppSource source;

@@ -90,9 +90,9 @@ class KernelEmitter {
   const target::Target& target_;
   std::vector<int32_t> arguments_;
   std::ostringstream out_;  // the body
-  std::string parallel_clause() const {  // the target's thread count on every parallel region
-    return " num_threads(" + std::to_string(target_.threads) + ")";
-  }
+  // Every parallel region runs on kiln_threads threads: the runtime lowers it on a busy
+  // machine (runtime/thread_budget.h).
+  std::string parallel_clause() const { return " num_threads(kiln_threads)"; }
   std::string finalized(const sched::Accumulation& a, const std::string& subscript);
   void lane_reduce(const Stmt& s);
 
