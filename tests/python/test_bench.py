@@ -57,6 +57,10 @@ def test_quick_run_writes_the_json(quick_run):
             assert record["status"] in ("ok", "FAILED", "ERROR", "skipped")
             if record["status"] != "ok":  # failed results are reported, never timed
                 assert "median_seconds" not in record and record["message"]
+    # Every kiln workload passes: a FAILED or ERROR kiln result fails this test (and the run).
+    failing = [name for name, entry in workloads.items()
+               if entry["baselines"].get("kiln", {}).get("status") in ("FAILED", "ERROR")]
+    assert not failing, f"kiln FAILED or raised on: {failing}"
     # kiln's warm-cache compile time is measured in a fresh process for a passing workload.
     kiln_records = [entry["baselines"]["kiln"] for entry in workloads.values()
                     if entry["baselines"].get("kiln", {}).get("status") == "ok"]
@@ -105,6 +109,34 @@ def test_timed_calls_get_new_data_every_call():
         for previous, current in zip(seen, seen[1:]):
             assert [a.shape for a in previous] == [a.shape for a in current]
             assert any(not np.array_equal(a, b) for a, b in zip(previous, current)), workload.name
+
+
+def test_a_failing_kiln_workload_is_caught():
+    """The check above cannot pass silently: a kiln workload that FAILED is reported by
+    failed_entries, and makes the exit status non-zero (another library's failure does not)."""
+    from kiln.bench import __main__ as bench_main
+
+    results = [{"workload": "softmax", "baselines": {"numpy": {"status": "ok"},
+                                                     "kiln": {"status": "FAILED"},
+                                                     "jax": {"status": "ERROR"}}},
+               {"workload": "gelu", "baselines": {"kiln": {"status": "ok"}}}]
+    assert bench_main.failed_entries(results) == ["softmax/kiln", "softmax/jax"]
+
+
+def test_all_workloads_and_the_background_load(tmp_path):
+    from kiln.bench import load, workloads
+
+    assert workloads.select("all") == workloads.select("") == list(workloads.WORKLOADS)
+    output = _run(["-m", "kiln.bench", "--quick", "--no-probe", "--workloads", "all",
+                   "--background-load", "--json", "loaded.json"], tmp_path, timeout=300)
+    assert "beside a CPU-bound process" in output
+    document = json.loads((tmp_path / "loaded.json").read_text())
+    assert len(document["results"]) == len(workloads.WORKLOADS)
+    kiln_records = [entry["baselines"]["kiln"] for entry in document["results"]]
+    assert all(record["loaded_median_seconds"] > 0 for record in kiln_records)
+    with load.background_load() as process:
+        assert process.poll() is None
+    assert process.poll() is not None  # stopped on leaving the block
 
 
 def test_unknown_workload_and_cuda_are_clear_errors(tmp_path):

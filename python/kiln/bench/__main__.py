@@ -20,6 +20,7 @@ import tempfile
 import time
 
 from . import baselines as _baselines
+from . import load as _load
 from . import report as _report
 from . import runner as _runner
 from . import workloads as _workloads
@@ -39,8 +40,11 @@ def _parser():
                         help="comma list of kiln,numpy,torch,torch.compile,torch_eager,jax,"
                         "numba,all (default: all that are installed; --quick: kiln,numpy)")
     parser.add_argument("--workloads", default="",
-                        help="comma list of workload names, or 'seed' (default: all); see "
-                        "--list")
+                        help="comma list of workload names, 'seed' or 'all' (default: all); "
+                        "see --list")
+    parser.add_argument("--background-load", action="store_true",
+                        help="time every workload a second time beside a CPU-bound process "
+                        "and report both columns")
     parser.add_argument("--list", action="store_true", help="list the workloads and exit")
     parser.add_argument("--device", default="cpu", choices=("cpu", "cuda"))
     parser.add_argument("--repeat", type=int, default=None,
@@ -201,6 +205,12 @@ def main(argv=None):
             except Exception as error:  # the NumPy reference itself failed: nothing to compare
                 records = {"numpy": {"status": "ERROR", "message": _runner._error_text(error)}}
                 log(f"  ERROR {records['numpy']['message']}")
+            if arguments.background_load:
+                with _load.background_load():
+                    loaded = _runner.run_workload(
+                        workload, chosen, quick=quick, repeat=repeat, warmup=warmup,
+                        minimum_seconds=minimum_seconds, log=lambda text: None)
+                _load.merge_loaded(records, loaded)
             if not arguments.no_probe:
                 for baseline in chosen:
                     record = records.get(baseline.name, {})
@@ -247,6 +257,10 @@ def main(argv=None):
     _report.print_flush("speed-up over eager NumPy (median):")
     _report.print_flush(_report.speedup_matrix(results, names))
     _report.print_flush()
+    if arguments.background_load:
+        _report.print_flush("beside a CPU-bound process (--background-load):")
+        _report.print_flush(_load.table(results))
+        _report.print_flush()
     _report.print_flush(f"machine: {machine}")
     for name, reason in skipped.items():
         _report.print_flush(f"skipped {name}: {reason}")
@@ -259,12 +273,18 @@ def main(argv=None):
     title = (f"kiln.bench{' --quick' if quick else ''} on {machine}")
     problem = _report.write_png(png, results, names, title)
     _report.print_flush(f"wrote {png}" if problem is None else f"no chart: {problem}")
-    failed = [f"{entry['workload']}/{name}" for entry in results
-              for name, record in entry["baselines"].items()
-              if record["status"] in ("FAILED", "ERROR")]
+    failed = failed_entries(results)
     if failed:
         _report.print_flush(f"{len(failed)} failed or erroring: {', '.join(failed)}")
-    return 0
+    # Another library failing is its business; kiln failing is ours: a non-zero exit.
+    return 1 if any(entry.endswith("/kiln") for entry in failed) else 0
+
+
+def failed_entries(results):
+    """'workload/baseline' for every result that FAILED (wrong answer) or raised an ERROR."""
+    return [f"{entry['workload']}/{name}" for entry in results
+            for name, record in entry["baselines"].items()
+            if record["status"] in ("FAILED", "ERROR")]
 
 
 if __name__ == "__main__":

@@ -301,8 +301,9 @@ BY_NAME = {workload.name: workload for workload in WORKLOADS}
 
 
 def select(names):
-    """The workloads named in a comma list (all when empty); unknown names are an error."""
-    if not names:
+    """The workloads named in a comma list ('all', or empty: every one; 'seed': the seed
+    table's); unknown names are an error."""
+    if not names or names.strip() == "all":
         return list(WORKLOADS)
     chosen = []
     for name in (part.strip() for part in names.split(",")):
@@ -314,6 +315,6 @@ def select(names):
             if BY_NAME[name] not in chosen:
                 chosen.append(BY_NAME[name])
         else:
-            raise ValueError(f"unknown workload {name!r}; known: seed, "
+            raise ValueError(f"unknown workload {name!r}; known: all, seed, "
                              + ", ".join(BY_NAME))
     return chosen
