@@ -11,7 +11,7 @@ with a few microseconds of overhead per call.
 See kiln.explain, kiln.config, kiln.set_logs, kiln.list_mode_options and kiln.list_options.
 """
 from . import _kiln
-from ._compile import GraphBreak, Unsupported, compile, reset
+from ._compile import CompilerError, GraphBreak, Unsupported, compile, reset
 from ._config import config
 from ._explain import explain
 
@@ -42,4 +42,4 @@ def list_options():
 
 
 __all__ = ["compile", "explain", "reset", "config", "set_logs", "list_mode_options",
-           "list_options", "GraphBreak", "Unsupported"]
+           "list_options", "GraphBreak", "Unsupported", "CompilerError"]

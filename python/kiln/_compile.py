@@ -48,6 +48,7 @@ RETRACE = _kiln.RETRACE
 # paths run eagerly, with a warning.
 SEGMENT_LIMIT = 64
 Unsupported = _kiln.Unsupported
+CompilerError = _kiln.CompilerError
 
 
 class GraphBreak(RuntimeError):
@@ -290,6 +291,15 @@ class CompiledFunction:
         try:
             traced = self.trace_and_compile(args, kwargs, leaves, spec, register=True)
         except _SegmentLimit:
+            return self.fn(*args, **kwargs)
+        except CompilerError as error:
+            if not config.suppress_errors or self.fullgraph:
+                raise
+            # kiln's own failure, never the user's: warn, and run these guards eagerly.
+            warnings.warn(f"kiln: compiling {self.name} ({_location_of(self.fn)}) failed, "
+                          f"running it eagerly (config.suppress_errors): {error}",
+                          RuntimeWarning, stacklevel=3)
+            self.cache.add(args, kwargs, None, None, [], False)
             return self.fn(*args, **kwargs)
         if traced is None:  # graph break without continuation: this call and its guards run eagerly
             return self.fn(*args, **kwargs)

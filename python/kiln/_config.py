@@ -7,8 +7,10 @@ Attributes:
         ~/.cache/kiln.
     recompile_limit: recompiles of one function (new guards) before it runs eagerly for new
         argument kinds, with one warning (torch.compile's cache_size_limit).
-    suppress_errors: on an internal kiln error while compiling, warn and run eagerly instead of
-        raising (never for errors NumPy itself would raise).
+    suppress_errors: when kiln itself fails while compiling (kiln.CompilerError: the C++
+        compiler, or an internal error), warn and run the function eagerly for those argument
+        kinds instead of raising. Never for errors NumPy itself would raise, nor with
+        fullgraph=True.
 """
 import contextlib
 

@@ -79,9 +79,16 @@ class ExplainOutput:
         return "\n".join(lines)
 
 
-def explain(fn, *, mode="default", options=None):
-    """kiln.explain(fn)(*args, **kwargs) -> ExplainOutput (see the module doc)."""
-    original = getattr(fn, "__wrapped__", fn) if hasattr(fn, "_kiln_function") else fn
+def explain(fn, *, mode=None, options=None):
+    """kiln.explain(fn)(*args, **kwargs) -> ExplainOutput (see the module doc). For a function
+    from kiln.compile, its mode and options apply unless others are given."""
+    compiled_function = getattr(fn, "_kiln_function", None)
+    original = getattr(fn, "__wrapped__", fn) if compiled_function else fn
+    if compiled_function is not None:
+        settings = dict(compiled_function.options)
+        mode = mode or settings.pop("mode", "default")
+        options = options if options is not None else settings
+    mode = mode or "default"
 
     def run(*args, **kwargs):
         function = CompiledFunction(original, mode, False, options)

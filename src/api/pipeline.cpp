@@ -179,8 +179,15 @@ std::unique_ptr<CompiledGraph> compile_graph(const ir::Graph& traced,
   auto library = run_stage("load", [&] { return runtime::SharedLibrary::open(object.path); });
   if (!image) image = run_stage("read image", [&] { return read_image(*library); });
   stats.kernels = static_cast<int>(image->program.kernels.size());
+  const api::ModeSettings& mode = api::mode_settings(options.mode);
+  runtime::ExecutionSettings settings;
+  settings.threads = target.threads;
+  settings.pool_outputs = mode.reduce_overhead;
+  settings.autotune = mode.autotune;
+  settings.tuning_file = object.path.substr(0, object.path.find_last_of('/')) + "/autotune.txt";
   result->executable = std::make_unique<runtime::Executable>(
-      std::move(image->program), std::move(image->kernels), std::move(library), std::move(checks));
+      std::move(image->program), std::move(image->kernels), std::move(library), std::move(checks),
+      std::move(settings));
   return result;
 }
 

@@ -56,6 +56,7 @@ void fill_dtype_table() {
 
 // Exception classes the driver re-exports as kiln.Unsupported / kiln.GraphBreak.
 PyObject* unsupported_type = nullptr;
+PyObject* compiler_error_type = nullptr;  // Toolchain and Internal errors
 PyObject* axis_error_type = nullptr;
 
 void translate_kiln_error(const Error& error) {
@@ -76,9 +77,9 @@ void translate_kiln_error(const Error& error) {
     case ErrorKind::Overflow: PyErr_SetString(PyExc_OverflowError, message); return;
     case ErrorKind::Permission: PyErr_SetString(PyExc_PermissionError, message); return;
     case ErrorKind::Unsupported: PyErr_SetString(unsupported_type, message); return;
-    case ErrorKind::Toolchain: PyErr_SetString(PyExc_RuntimeError, message); return;
+    case ErrorKind::Toolchain: PyErr_SetString(compiler_error_type, message); return;
     case ErrorKind::Internal:
-      PyErr_SetString(PyExc_RuntimeError,
+      PyErr_SetString(compiler_error_type,
                       (std::string("kiln internal error (please report): ") + message).c_str());
       return;
   }
@@ -196,6 +197,12 @@ void bind_errors(nb::module_& module) {
   unsupported_type = PyErr_NewExceptionWithDoc(
       "kiln.Unsupported", "An op or feature kiln does not handle.", PyExc_RuntimeError, nullptr);
   module.attr("Unsupported") = nb::handle(unsupported_type);
+  compiler_error_type = PyErr_NewExceptionWithDoc(
+      "kiln.CompilerError",
+      "kiln itself failed (the C++ compiler, or an internal error): never the user's mistake. "
+      "kiln.config.suppress_errors turns it into a warning and an eager run.",
+      PyExc_RuntimeError, nullptr);
+  module.attr("CompilerError") = nb::handle(compiler_error_type);
   nb::object numpy_exceptions = nb::module_::import_("numpy");
   nb::object axis_error = nb::getattr(numpy_exceptions, "exceptions", nb::none()).is_none()
                               ? numpy_exceptions.attr("AxisError")  // NumPy < 1.25

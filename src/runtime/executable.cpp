@@ -1,13 +1,17 @@
 #include "runtime/executable.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <sstream>
 
 #include "extern/extern_calls.h"
-#include "runtime/host_allocator.h"
-#include "runtime/thread_budget.h"
 #include "kiln/error.h"
+#include "runtime/host_allocator.h"
+#include "runtime/output_pool.h"
+#include "runtime/private_files.h"
+#include "runtime/thread_budget.h"
 
 namespace kiln::runtime {
 namespace {
@@ -36,20 +40,63 @@ Array allocate(const sched::Buffer& buffer) {
   }
 }
 
+bool has_parallel_region(const std::vector<sched::Stmt>& body) {
+  for (const sched::Stmt& s : body)
+    if (s.parallel || has_parallel_region(s.body)) return true;
+  return false;
+}
+
+// The autotuning record beside the library: "kiln-autotune 1", then one thread count per step.
+// Read strictly; anything unexpected means "not tuned yet".
+constexpr const char* kTuningHeader = "kiln-autotune 1";
+
+bool read_tuning(const std::string& path, std::vector<int>& step_threads) {
+  if (path.empty()) return false;
+  Descriptor file = open_private_file(path);
+  std::string text;
+  if (!file.valid() || !read_all(file.get(), text)) return false;
+  std::istringstream lines(text);
+  std::string header;
+  if (!std::getline(lines, header) || header != kTuningHeader) return false;
+  std::vector<int> values;
+  int value;
+  while (lines >> value) {
+    if (value < 1 || value > 4096) return false;
+    values.push_back(value);
+  }
+  if (!lines.eof() || values.size() != step_threads.size()) return false;
+  step_threads = std::move(values);
+  return true;
+}
+
+void write_tuning(const std::string& path, const std::vector<int>& step_threads) {
+  if (path.empty()) return;
+  std::string text = std::string(kTuningHeader) + "\n";
+  for (int threads : step_threads) text += std::to_string(threads) + "\n";
+  try {
+    write_private_file(path, text);
+  } catch (const Error&) {
+    // A read-only cache keeps the choice for this process only.
+  }
+}
+
 }  // namespace
 
 Executable::Executable(sched::Program program, std::vector<KernelCall> kernels,
-                       std::shared_ptr<SharedLibrary> library, std::vector<RuntimeCheck> checks)
-    : program_(std::move(program)), library_(std::move(library)), checks_(std::move(checks)) {
+                       std::shared_ptr<SharedLibrary> library, std::vector<RuntimeCheck> checks,
+                       ExecutionSettings settings)
+    : program_(std::move(program)), library_(std::move(library)), checks_(std::move(checks)),
+      settings_(std::move(settings)) {
   size_t most_arguments = 0;
   for (KernelCall& kernel : kernels) {
     kernels_.push_back(reinterpret_cast<KernelFunction>(library_->symbol(kernel.symbol)));
     most_arguments = std::max(most_arguments, kernel.arguments.size());
     arguments_.push_back(std::move(kernel.arguments));
   }
-  argument_pointers_.resize(most_arguments);
-  threads_ = static_cast<int*>(library_->symbol(kThreadsSymbol));
-  target_threads_ = *threads_;
+  argument_pointers_.resize(most_arguments + 1);  // + the thread count
+  step_threads_.assign(program_.steps.size(), std::max(1, settings_.threads));
+  if (settings_.pool_outputs) output_pool_ = std::make_shared<OutputPool>();
+  if (settings_.autotune) tuned_ = read_tuning(settings_.tuning_file, step_threads_);
   if (program_.arena_bytes > 0) {
     size_t bytes = (static_cast<size_t>(program_.arena_bytes) + 63) / 64 * 64;
     try {
@@ -124,7 +171,7 @@ void Executable::run(const std::vector<Array>& inputs, std::vector<Array>& outpu
     } else if (buffer.role == sched::BufferRole::Output) {
       Array& out = outputs[static_cast<size_t>(buffer.number)];
       if (out.data() == nullptr) {
-        out = allocate(buffer);
+        out = allocate_output(buffer);
       } else if (out.dtype() != buffer.dtype || out.shape() != buffer.shape || !out.is_contiguous()) {
         throw Error(ErrorKind::Value, "kiln: output " + std::to_string(buffer.number) +
                                           " must be a contiguous " + std::string(dtype_name(buffer.dtype)) +
@@ -133,22 +180,66 @@ void Executable::run(const std::vector<Array>& inputs, std::vector<Array>& outpu
       table_[b] = static_cast<char*>(out.data());
     }
   }
-  // Shared by the executables of one library; all write the same budget, under their locks.
-  *threads_ = thread_budget(target_threads_);
-  char* const* table = table_.data();
-  for (const sched::Step& step : program_.steps) {
-    if (step.is_kernel) {
-      size_t kernel = static_cast<size_t>(step.kernel);
-      const std::vector<int32_t>& arguments = arguments_[kernel];
-      for (size_t k = 0; k < arguments.size(); ++k)
-        argument_pointers_[k] = table[arguments[k]];
-      kernels_[kernel](argument_pointers_.data());
-      continue;
-    }
-    externs::run_extern_call(step.call, program_.buffers, table);
-  }
+  if (settings_.autotune && !tuned_) autotune(table_.data());
+  run_steps(table_.data(), thread_budget(settings_.threads));
   raise_failed_checks(outputs);
   outputs.resize(output_count());
+}
+
+void Executable::run_kernel(size_t kernel, char* const* table, int threads) {
+  const std::vector<int32_t>& arguments = arguments_[kernel];
+  for (size_t k = 0; k < arguments.size(); ++k) argument_pointers_[k] = table[arguments[k]];
+  argument_pointers_[arguments.size()] = reinterpret_cast<char*>(static_cast<intptr_t>(threads));
+  kernels_[kernel](argument_pointers_.data());
+}
+
+void Executable::run_steps(char* const* table, int budget) {
+  for (size_t k = 0; k < program_.steps.size(); ++k) {
+    const sched::Step& step = program_.steps[k];
+    if (step.is_kernel)
+      run_kernel(static_cast<size_t>(step.kernel), table, std::min(step_threads_[k], budget));
+    else
+      externs::run_extern_call(step.call, program_.buffers, table);
+  }
+}
+
+// Each kernel with a parallel region runs three times on one thread and three times on all,
+// after the steps before it have produced its inputs; the faster count is kept. Kernels only
+// read their inputs and write their outputs, so running one again gives the same result.
+void Executable::autotune(char* const* table) {
+  using Clock = std::chrono::steady_clock;
+  auto best_seconds = [&](size_t kernel, int threads) {
+    double best = 1e30;
+    for (int repeat = 0; repeat < 3; ++repeat) {
+      auto start = Clock::now();
+      run_kernel(kernel, table, threads);
+      best = std::min(best, std::chrono::duration<double>(Clock::now() - start).count());
+    }
+    return best;
+  };
+  for (size_t k = 0; k < program_.steps.size(); ++k) {
+    const sched::Step& step = program_.steps[k];
+    if (!step.is_kernel) {
+      externs::run_extern_call(step.call, program_.buffers, table);
+      continue;
+    }
+    size_t kernel = static_cast<size_t>(step.kernel);
+    if (settings_.threads > 1 && has_parallel_region(program_.kernels[kernel].body))
+      step_threads_[k] = best_seconds(kernel, 1) < best_seconds(kernel, settings_.threads)
+                             ? 1 : settings_.threads;
+    run_kernel(kernel, table, step_threads_[k]);
+  }
+  tuned_ = true;
+  write_tuning(settings_.tuning_file, step_threads_);
+}
+
+Array Executable::allocate_output(const sched::Buffer& buffer) {
+  if (!output_pool_) return allocate(buffer);
+  int64_t bytes = dtype_size(buffer.dtype);
+  for (int64_t extent : buffer.shape) bytes *= extent;
+  std::shared_ptr<void> block = output_pool_->take(static_cast<size_t>(bytes));
+  void* data = block.get();
+  return Array::borrow(data, buffer.dtype, buffer.shape, buffer.strides, std::move(block));
 }
 
 void Executable::raise_failed_checks(const std::vector<Array>& outputs) const {

@@ -27,12 +27,24 @@ struct RuntimeCheck {
   std::string before, after;
 };
 
+// How an Executable runs (from the target and the mode word, api/options.h).
+struct ExecutionSettings {
+  int threads = 1;            // the target's threads (fewer on a busy machine: thread_budget)
+  bool pool_outputs = false;  // reduce-overhead: outputs come from a pool of recycled blocks
+  // max-autotune: on the first run each parallel kernel is timed on one thread and on
+  // `threads`; the faster count is kept, and stored in `tuning_file` (beside the library in
+  // the cache entry) so later processes skip the timing. "": nowhere to store it.
+  bool autotune = false;
+  std::string tuning_file;
+};
+
 class Executable {
  public:
   // kernels: how each of the program's kernels is called (one per Program kernel).
   // checks: the program's last outputs are theirs (see RuntimeCheck); run() hides them.
   Executable(sched::Program program, std::vector<KernelCall> kernels,
-             std::shared_ptr<SharedLibrary> library, std::vector<RuntimeCheck> checks = {});
+             std::shared_ptr<SharedLibrary> library, std::vector<RuntimeCheck> checks = {},
+             ExecutionSettings settings = {});
 
   // Inputs must match the program's input count, dtypes, shapes and strides (checked: an
   // undefined or mismatched Array is a kiln::Error naming it, never a wild read).
@@ -43,6 +55,9 @@ class Executable {
   int64_t io_bytes() const { return io_bytes_; }
 
   const sched::Program& program() const { return program_; }
+  // Threads each step runs its parallel regions on, before the busy-machine budget (after
+  // autotuning: what it chose).
+  const std::vector<int>& step_threads() const { return step_threads_; }
   size_t output_count() const { return program_.output_buffers.size() - 2 * checks_.size(); }
 
  private:
@@ -60,8 +75,14 @@ class Executable {
   std::vector<int32_t> input_buffers_;  // by input number
   int64_t io_bytes_ = 0;
   std::vector<RuntimeCheck> checks_;
-  int* threads_ = nullptr;  // the library's kiln_threads
-  int target_threads_ = 1;
+  ExecutionSettings settings_;
+  std::vector<int> step_threads_;  // by step
+  bool tuned_ = false;
+  std::shared_ptr<struct OutputPool> output_pool_;  // reduce-overhead only
+  void run_steps(char* const* table, int budget);
+  void run_kernel(size_t kernel, char* const* table, int threads);
+  void autotune(char* const* table);
+  Array allocate_output(const sched::Buffer& buffer);
   std::mutex run_mutex_;
 };
 

@@ -10,6 +10,8 @@
 #include "compile_test_util.h"
 #include "target/target.h"
 
+#include <fstream>
+
 namespace kiln::test {
 namespace {
 
@@ -92,9 +94,9 @@ TEST(Pipeline, NumThreadsReachesTheGeneratedCode) {
   EXPECT_EQ(serial.check(options).compiled->source_text().find("omp parallel"), std::string::npos);
   options.num_threads = 3;
   SumPlusOne three;
-  std::string source = three.check(options).compiled->source_text();
-  EXPECT_NE(source.find("num_threads(kiln_threads)"), std::string::npos);
-  EXPECT_NE(source.find("int kiln_threads = 3;"), std::string::npos);
+  CompiledRun run = three.check(options);
+  EXPECT_NE(run.compiled->source_text().find("num_threads(kiln_threads)"), std::string::npos);
+  for (int threads : run.compiled->executable->step_threads()) EXPECT_EQ(threads, 3);
   options.num_threads = -1;
   SumPlusOne negative;
   EXPECT_THROW(compile_and_run(negative.graph, negative.inputs, options), Error);
@@ -146,6 +148,52 @@ TEST(Target, HostCpuReadsThreadsAndVectorWidth) {
   EXPECT_EQ(target.lanes(DType::Float32) * 32, target.vector_bits);
   EXPECT_NE(target.key(), target::host_cpu(2).key());
   EXPECT_THROW(target::host_cpu(-2), Error);
+}
+
+}  // namespace
+}  // namespace kiln::test
+
+namespace kiln::test {
+namespace {
+
+TEST(Modes, ReduceOverheadRecyclesOutputBlocks) {
+  TemporaryDirectory cache("kiln-modes-");
+  Options options = test_options();
+  options.cache_dir = cache.path();
+  options.mode = "reduce-overhead";
+  SumPlusOne graph;
+  CompiledRun run = graph.check(options);  // compared with the interpreter
+  std::vector<Array> outputs;
+  run.compiled->executable->run(graph.inputs, outputs);
+  const void* first = outputs[1].data();
+  outputs.clear();  // the caller drops its results: their blocks return to the pool
+  run.compiled->executable->run(graph.inputs, outputs);
+  EXPECT_EQ(outputs[1].data(), first);
+  std::vector<Array> kept;
+  run.compiled->executable->run(graph.inputs, kept);  // `outputs` still alive: a new block
+  EXPECT_NE(kept[1].data(), outputs[1].data());
+  EXPECT_EQ(kept[1].to_vector<double>(), outputs[1].to_vector<double>());
+}
+
+TEST(Modes, MaxAutotuneTimesParallelKernelsAndStoresTheChoice) {
+  TemporaryDirectory cache("kiln-modes-");
+  Options options = test_options();
+  options.cache_dir = cache.path();
+  options.mode = "max-autotune";
+  options.num_threads = 2;
+  SumPlusOne graph;
+  CompiledRun run = graph.check(options);  // tunes on its first run, results still right
+  std::string entry = std::filesystem::path(run.compiled->source_path).parent_path().string();
+  std::ifstream file(entry + "/autotune.txt");
+  std::stringstream text;
+  text << file.rdbuf();
+  EXPECT_EQ(text.str().rfind("kiln-autotune 1\n", 0), 0u) << text.str();
+  const std::vector<int>& chosen = run.compiled->executable->step_threads();
+  for (int threads : chosen) EXPECT_TRUE(threads == 1 || threads == 2);
+  SumPlusOne again;  // a later process: the choice is read back, not timed again
+  CompiledRun loaded = again.check(options);
+  EXPECT_EQ(loaded.stats.disk_hits, 1);
+  EXPECT_EQ(loaded.compiled->executable->step_threads(), chosen);
 }
 
 }  // namespace

@@ -299,6 +299,8 @@ std::string KernelEmitter::emit() {
     code << "  " << qualifier << t << "* KILN_RESTRICT a" << k << " = (" << qualifier << t
          << "*)kiln_args[" << k << "];\n";
   }
+  // After the buffers: the threads of this call's parallel regions (runtime/kernel_call.h).
+  code << "  const int kiln_threads = (int)(long)kiln_args[" << arguments_.size() << "];\n";
   code << out_.str() << "}\n";
   return code.str();
 }
@@ -361,9 +363,6 @@ CppSource emit_cpp(const Program& program, const Options& options, const target:
   out << "static inline int64_t kiln_index_min(int64_t a, int64_t b) { return a < b ? a : b; }\n"
          "static inline int64_t kiln_index_max(int64_t a, int64_t b) { return a > b ? a : b; }\n";
   out << op_wrappers() << "\n";
-  out << "// Threads of each parallel region: the target's, lowered by the runtime when other\n"
-         "// processes hold cores.\n"
-      << "extern \"C\" { int " << runtime::kThreadsSymbol << " = " << target.threads << "; }\n";
   for (const sched::Buffer& buffer : program.buffers)
     if (buffer.role == sched::BufferRole::Constant) out << constant_array_text(buffer);
   CppSource source;

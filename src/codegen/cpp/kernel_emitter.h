@@ -90,8 +90,8 @@ class KernelEmitter {
   const target::Target& target_;
   std::vector<int32_t> arguments_;
   std::ostringstream out_;  // the body
-  // Every parallel region runs on kiln_threads threads: the runtime lowers it on a busy
-  // machine (runtime/thread_budget.h).
+  // Every parallel region runs on the threads the runtime passes with the call (the target's,
+  // lowered on a busy machine or by autotuning: runtime/kernel_call.h).
   std::string parallel_clause() const { return " num_threads(kiln_threads)"; }
   std::string finalized(const sched::Accumulation& a, const std::string& subscript);
   void lane_reduce(const Stmt& s);
