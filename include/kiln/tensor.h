@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "kiln/dtype.h"
+#include "kiln/op_list.h"
 
 namespace kiln {
 
@@ -51,26 +52,23 @@ struct Slice {
 };
 
 // ---- elementwise (NumPy ufunc names) ----
-#define KILN_DECLARE_UNARY(name) Tensor name(const Tensor& x, KILN_WHERE);
-#define KILN_DECLARE_BINARY(name)                           \
-  Tensor name(const Tensor& a, const Tensor& b, KILN_WHERE); \
-  Tensor name(const Tensor& a, double b, KILN_WHERE);        \
-  Tensor name(double a, const Tensor& b, KILN_WHERE);
-#define KILN_FOR_EACH_UNARY_FUNCTION(X)                                                        \
-  X(negative) X(abs) X(sign) X(exp) X(exp2) X(expm1) X(log) X(log2) X(log10) X(log1p) X(sqrt) \
-  X(rsqrt) X(cbrt) X(sin) X(cos) X(tan) X(arcsin) X(arccos) X(arctan) X(sinh) X(cosh) X(tanh)  \
-  X(arcsinh) X(arccosh) X(arctanh) X(erf) X(erfc) X(floor) X(ceil) X(round) X(trunc) X(isnan) \
-  X(isinf) X(isfinite) X(logical_not) X(bitwise_not) X(reciprocal) X(square) X(sigmoid)       \
-  X(relu)
-#define KILN_FOR_EACH_BINARY_FUNCTION(X)                                                        \
-  X(add) X(subtract) X(multiply) X(divide) X(floor_divide) X(mod) X(power) X(maximum)          \
-  X(minimum) X(fmax) X(fmin) X(arctan2) X(hypot) X(copysign) X(equal) X(not_equal) X(less)     \
-  X(less_equal) X(greater) X(greater_equal) X(logical_and) X(logical_or) X(logical_xor)        \
-  X(bitwise_and) X(bitwise_or) X(bitwise_xor) X(left_shift) X(right_shift)
-KILN_FOR_EACH_UNARY_FUNCTION(KILN_DECLARE_UNARY)
-KILN_FOR_EACH_BINARY_FUNCTION(KILN_DECLARE_BINARY)
+// One function per elementwise entry of the op table (kiln/op_list.h), named by its `public`
+// column: adding an op there adds its function here, in tensor.cpp and in the Python module.
+#define KILN_DECLARE_UNARY(name, accepts, result, expression, public_name, ...) \
+  Tensor public_name(const Tensor& x, KILN_WHERE);
+#define KILN_DECLARE_BINARY(name, accepts, result, expression, public_name, ...) \
+  Tensor public_name(const Tensor& a, const Tensor& b, KILN_WHERE);             \
+  Tensor public_name(const Tensor& a, double b, KILN_WHERE);                    \
+  Tensor public_name(double a, const Tensor& b, KILN_WHERE);
+KILN_UNARY_OPS(KILN_DECLARE_UNARY)
+KILN_BINARY_OPS(KILN_DECLARE_BINARY)
 #undef KILN_DECLARE_UNARY
 #undef KILN_DECLARE_BINARY
+// Unary functions that are decompositions into several primitives, not table entries.
+#define KILN_FOR_EACH_COMPOSITE_UNARY_FUNCTION(X) X(square) X(sigmoid) X(relu)
+Tensor square(const Tensor& x, KILN_WHERE);
+Tensor sigmoid(const Tensor& x, KILN_WHERE);
+Tensor relu(const Tensor& x, KILN_WHERE);
 
 Tensor gelu(const Tensor& x, bool tanh_approximation = false, KILN_WHERE);
 Tensor where(const Tensor& condition, const Tensor& a, const Tensor& b, KILN_WHERE);

@@ -175,35 +175,26 @@ def _vecdot(context, operands, loop):
     return k.sum(product, [len(product.shape) - 1])
 
 
+def _table_functions():
+    """{NumPy ufunc: implementation} for every elementwise op of kiln's op table whose public
+    name is a NumPy ufunc: a new table entry reaches NumPy code with no edit here."""
+    from . import _kiln
+    functions = {}
+    for _, public, kind, *_ in _kiln.op_table():
+        ufunc = getattr(np, public, None)
+        if kind in ("unary", "binary") and isinstance(ufunc, np.ufunc):
+            functions[ufunc] = _direct(public)
+    return functions
+
+
+# The op table's ufuncs, then NumPy's other spellings and the ufuncs that need more than one op.
 UFUNCS = {
-    np.add: _direct("add"), np.subtract: _direct("subtract"), np.multiply: _direct("multiply"),
-    np.divide: _direct("divide"), np.floor_divide: _direct("floor_divide"),
-    np.remainder: _direct("mod"), np.power: _power, np.maximum: _direct("maximum"),
-    np.minimum: _direct("minimum"), np.fmax: _direct("fmax"), np.fmin: _direct("fmin"),
-    np.arctan2: _direct("arctan2"), np.hypot: _direct("hypot"), np.copysign: _direct("copysign"),
-    np.equal: _direct("equal"), np.not_equal: _direct("not_equal"), np.less: _direct("less"),
-    np.less_equal: _direct("less_equal"), np.greater: _direct("greater"),
-    np.greater_equal: _direct("greater_equal"), np.logical_and: _direct("logical_and"),
-    np.logical_or: _direct("logical_or"), np.logical_xor: _direct("logical_xor"),
-    np.bitwise_and: _direct("bitwise_and"), np.bitwise_or: _direct("bitwise_or"),
-    np.bitwise_xor: _direct("bitwise_xor"), np.left_shift: _direct("left_shift"),
-    np.right_shift: _direct("right_shift"), np.matmul: _widened(_direct("matmul")),
-    np.negative: _direct("negative"), np.absolute: _direct("abs"), np.fabs: _direct("abs"),
-    np.sign: _direct("sign"), np.exp: _direct("exp"), np.exp2: _direct("exp2"),
-    np.expm1: _direct("expm1"), np.log: _direct("log"), np.log2: _direct("log2"),
-    np.log10: _direct("log10"), np.log1p: _direct("log1p"), np.sqrt: _direct("sqrt"),
-    np.cbrt: _direct("cbrt"), np.sin: _direct("sin"), np.cos: _direct("cos"),
-    np.tan: _direct("tan"), np.arcsin: _direct("arcsin"), np.arccos: _direct("arccos"),
-    np.arctan: _direct("arctan"), np.sinh: _direct("sinh"), np.cosh: _direct("cosh"),
-    np.tanh: _direct("tanh"), np.arcsinh: _direct("arcsinh"), np.arccosh: _direct("arccosh"),
-    np.arctanh: _direct("arctanh"), np.floor: _direct("floor"), np.ceil: _direct("ceil"),
-    np.trunc: _direct("trunc"), np.rint: _direct("round"), np.isnan: _direct("isnan"),
-    np.isinf: _direct("isinf"), np.isfinite: _direct("isfinite"),
-    np.logical_not: _direct("logical_not"), np.invert: _direct("bitwise_not"),
-    np.square: _direct("square"), np.reciprocal: _reciprocal, np.positive: _identity,
-    np.conjugate: _identity, np.float_power: _float_power, np.fmod: _fmod, np.divmod: _divmod,
-    np.modf: _modf, np.frexp: _frexp, np.ldexp: _ldexp, np.logaddexp: _logaddexp(False),
-    np.logaddexp2: _logaddexp(True), np.heaviside: _heaviside,
+    **_table_functions(),
+    np.matmul: _widened(_direct("matmul")), np.power: _power, np.fabs: _direct("abs"),
+    np.rint: _direct("round"), np.square: _direct("square"), np.reciprocal: _reciprocal,
+    np.positive: _identity, np.conjugate: _identity, np.float_power: _float_power,
+    np.fmod: _fmod, np.divmod: _divmod, np.modf: _modf, np.frexp: _frexp, np.ldexp: _ldexp,
+    np.logaddexp: _logaddexp(False), np.logaddexp2: _logaddexp(True), np.heaviside: _heaviside,
     np.deg2rad: _scale(math.pi / 180), np.rad2deg: _scale(180 / math.pi),
     np.signbit: _signbit, np.gcd: _gcd, np.lcm: _lcm,
 }

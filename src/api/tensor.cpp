@@ -78,20 +78,18 @@ DType weak_scalar_dtype(DType tensor, double value, Op op, const std::string& na
                                 " out of bounds for " + std::string(dtype_name(tensor))));
 }
 
-// How a binary ufunc treats operands that are not float (NumPy's loop selection).
-// BoolToFloat: only bool goes to float16 (rounding functions, which keep integers).
-enum class FloatRule { Keep, MathFloat, Float64, BoolToFloat };
+using ir::Promotion;
 
 struct BinarySpec {
   const char* name;
   Op op;
-  FloatRule floats;
+  Promotion floats;
 };
 
 // The op and the dtype the operands are cast to, for operands promoted to `dtype`.
 std::pair<Op, DType> resolve(const BinarySpec& spec, DType dtype, const std::string& location) {
-  if (!is_float(dtype) && spec.floats == FloatRule::Float64) return {spec.op, DType::Float64};
-  if (!is_float(dtype) && spec.floats == FloatRule::MathFloat) return {spec.op, math_float(dtype)};
+  if (!is_float(dtype) && spec.floats == Promotion::Float64) return {spec.op, DType::Float64};
+  if (!is_float(dtype) && spec.floats == Promotion::MathFloat) return {spec.op, math_float(dtype)};
   if (dtype != DType::Bool) return {spec.op, dtype};
   // NumPy's bool loops: + is or, * is and, - is refused, the rest compute in int8.
   switch (spec.op) {
@@ -127,12 +125,20 @@ Tensor binary(const BinarySpec& spec, const Tensor& tensor, double value, bool s
   return wrap(trace, scalar_first ? builder.binary(op, c, x) : builder.binary(op, x, c));
 }
 
-Tensor unary(const char* name, Op op, FloatRule floats, const Tensor& x, const Where& where) {
+// A unary ufunc from the op table: its promotion column, and NumPy's bool loops (|b| is b,
+// -b is refused).
+Tensor unary(const char* name, Op op, const Tensor& x, const Where& where) {
   Trace& trace = trace_for(x, name, where);
+  Promotion floats = ir::op_info(op).promotion;
+  if (x.dtype() == DType::Bool && op == Op::abs) return x;
+  if (x.dtype() == DType::Bool && op == Op::neg)
+    throw Error(ErrorKind::Type, error_message(name, detail::location_string(where),
+                                               "boolean negative is not supported; use "
+                                               "logical_not or ~"));
   ValueId value = x.id();
-  bool to_float = floats == FloatRule::MathFloat ||
-                  (floats == FloatRule::BoolToFloat && x.dtype() == DType::Bool);
-  if (to_float) value = cast_to(trace.builder, value, math_float(x.dtype()));
+  if (floats == Promotion::MathFloat || (floats == Promotion::BoolToFloat && x.dtype() == DType::Bool))
+    value = cast_to(trace.builder, value, math_float(x.dtype()));
+  if (floats == Promotion::Float64 && !is_float(x.dtype())) value = cast_to(trace.builder, value, DType::Float64);
   return wrap(trace, trace.builder.unary(op, value));
 }
 
@@ -179,71 +185,12 @@ Tensor Tensor::operator[](int64_t index) const {
   return wrap(trace, trace.builder.reshape(row, ir::from_ints(sizes)));
 }
 
-// ---- unary ufuncs ----
+// ---- ufuncs: one per elementwise entry of the op table ----
 
-#define KILN_UNARY(function, op, floats)                          \
-  Tensor function(const Tensor& x, Where where) {                 \
-    return unary(#function, Op::op, FloatRule::floats, x, where); \
-  }
-KILN_UNARY(sign, sign, Keep)
-KILN_UNARY(exp, exp, MathFloat)
-KILN_UNARY(exp2, exp2, MathFloat)
-KILN_UNARY(expm1, expm1, MathFloat)
-KILN_UNARY(log, log, MathFloat)
-KILN_UNARY(log2, log2, MathFloat)
-KILN_UNARY(log10, log10, MathFloat)
-KILN_UNARY(log1p, log1p, MathFloat)
-KILN_UNARY(sqrt, sqrt, MathFloat)
-KILN_UNARY(rsqrt, rsqrt, MathFloat)
-KILN_UNARY(cbrt, cbrt, MathFloat)
-KILN_UNARY(sin, sin, MathFloat)
-KILN_UNARY(cos, cos, MathFloat)
-KILN_UNARY(tan, tan, MathFloat)
-KILN_UNARY(arcsin, asin, MathFloat)
-KILN_UNARY(arccos, acos, MathFloat)
-KILN_UNARY(arctan, atan, MathFloat)
-KILN_UNARY(sinh, sinh, MathFloat)
-KILN_UNARY(cosh, cosh, MathFloat)
-KILN_UNARY(tanh, tanh, MathFloat)
-KILN_UNARY(arcsinh, asinh, MathFloat)
-KILN_UNARY(arccosh, acosh, MathFloat)
-KILN_UNARY(arctanh, atanh, MathFloat)
-KILN_UNARY(erf, erf, MathFloat)
-KILN_UNARY(erfc, erfc, MathFloat)
-KILN_UNARY(reciprocal, reciprocal, MathFloat)
-KILN_UNARY(isnan, isnan, Keep)
-KILN_UNARY(isinf, isinf, Keep)
-KILN_UNARY(isfinite, isfinite, Keep)
-KILN_UNARY(logical_not, logical_not, Keep)
-KILN_UNARY(bitwise_not, bitwise_not, Keep)
+#define KILN_UNARY(op, accepts, result, expression, function, ...) \
+  Tensor function(const Tensor& x, Where where) { return unary(#function, Op::op, x, where); }
+KILN_UNARY_OPS(KILN_UNARY)
 #undef KILN_UNARY
-
-// Rounding keeps integers (they are already whole); bool has no loop and goes to float16.
-#define KILN_ROUNDING(function, op)                                      \
-  Tensor function(const Tensor& x, Where where) {                       \
-    return unary(#function, Op::op, FloatRule::BoolToFloat, x, where);  \
-  }
-KILN_ROUNDING(floor, floor)
-KILN_ROUNDING(ceil, ceil)
-KILN_ROUNDING(round, round)
-KILN_ROUNDING(trunc, trunc)
-#undef KILN_ROUNDING
-
-Tensor negative(const Tensor& x, Where where) {
-  trace_for(x, "negative", where);
-  if (x.dtype() == DType::Bool) {
-    throw Error(ErrorKind::Type,
-                error_message("negative", detail::location_string(where),
-                              "boolean negative is not supported; use logical_not or ~"));
-  }
-  return unary("negative", Op::neg, FloatRule::Keep, x, where);
-}
-
-Tensor abs(const Tensor& x, Where where) {
-  trace_for(x, "abs", where);
-  if (x.dtype() == DType::Bool) return x;  // |b| == b
-  return unary("abs", Op::abs, FloatRule::Keep, x, where);
-}
 
 Tensor square(const Tensor& x, Where where) {
   return decomposed("square", x, where, [](ir::Builder& b, ValueId v) {
@@ -269,44 +216,17 @@ Tensor gelu(const Tensor& x, bool tanh_approximation, Where where) {
 
 // ---- binary ufuncs ----
 
-#define KILN_BINARY(function, op, floats)                                      \
-  Tensor function(const Tensor& a, const Tensor& b, Where where) {            \
-    return binary({#function, Op::op, FloatRule::floats}, a, b, where);        \
-  }                                                                            \
-  Tensor function(const Tensor& a, double b, Where where) {                   \
-    return binary({#function, Op::op, FloatRule::floats}, a, b, false, where); \
-  }                                                                            \
-  Tensor function(double a, const Tensor& b, Where where) {                   \
-    return binary({#function, Op::op, FloatRule::floats}, b, a, true, where);  \
+#define KILN_BINARY(op, accepts, result, expression, function, promotion, ...)     \
+  Tensor function(const Tensor& a, const Tensor& b, Where where) {                  \
+    return binary({#function, Op::op, Promotion::promotion}, a, b, where);           \
+  }                                                                                  \
+  Tensor function(const Tensor& a, double b, Where where) {                         \
+    return binary({#function, Op::op, Promotion::promotion}, a, b, false, where);    \
+  }                                                                                  \
+  Tensor function(double a, const Tensor& b, Where where) {                         \
+    return binary({#function, Op::op, Promotion::promotion}, b, a, true, where);     \
   }
-KILN_BINARY(add, add, Keep)
-KILN_BINARY(subtract, sub, Keep)
-KILN_BINARY(multiply, mul, Keep)
-KILN_BINARY(divide, div, Float64)
-KILN_BINARY(floor_divide, floordiv, Keep)
-KILN_BINARY(mod, mod, Keep)
-KILN_BINARY(power, pow, Keep)
-KILN_BINARY(maximum, maximum, Keep)
-KILN_BINARY(minimum, minimum, Keep)
-KILN_BINARY(fmax, fmax, Keep)
-KILN_BINARY(fmin, fmin, Keep)
-KILN_BINARY(arctan2, atan2, MathFloat)
-KILN_BINARY(hypot, hypot, MathFloat)
-KILN_BINARY(copysign, copysign, MathFloat)
-KILN_BINARY(equal, eq, Keep)
-KILN_BINARY(not_equal, ne, Keep)
-KILN_BINARY(less, lt, Keep)
-KILN_BINARY(less_equal, le, Keep)
-KILN_BINARY(greater, gt, Keep)
-KILN_BINARY(greater_equal, ge, Keep)
-KILN_BINARY(logical_and, logical_and, Keep)
-KILN_BINARY(logical_or, logical_or, Keep)
-KILN_BINARY(logical_xor, logical_xor, Keep)
-KILN_BINARY(bitwise_and, bitwise_and, Keep)
-KILN_BINARY(bitwise_or, bitwise_or, Keep)
-KILN_BINARY(bitwise_xor, bitwise_xor, Keep)
-KILN_BINARY(left_shift, shift_left, Keep)
-KILN_BINARY(right_shift, shift_right, Keep)
+KILN_BINARY_OPS(KILN_BINARY)
 #undef KILN_BINARY
 
 // ---- where, clip, astype ----

@@ -4,7 +4,7 @@
 #include <type_traits>
 
 #include "ir/interpreter_kernels.h"
-#include "ir/op_list.h"
+#include "kiln/op_list.h"
 
 namespace kiln::ir::interpreter_detail {
 namespace {
@@ -121,20 +121,20 @@ Array ternary(const Node& node, const std::vector<Array>& operands, Expression e
 
 Array evaluate_elementwise(const Node& node, const std::vector<Array>& operands) {
   switch (node.op) {
-#define KILN_UNARY_CASE(name, accepts, result, expression)                          \
+#define KILN_UNARY_CASE(name, accepts, result, expression, ...)                     \
   case Op::name:                                                                    \
     return unary<Accepts::accepts, ResultType::result>(node, operands, [](auto a) { \
       return expression;                                                            \
     });
     KILN_UNARY_OPS(KILN_UNARY_CASE)
 #undef KILN_UNARY_CASE
-#define KILN_BINARY_CASE(name, accepts, result, expression)               \
+#define KILN_BINARY_CASE(name, accepts, result, expression, ...)          \
   case Op::name:                                                          \
     return binary<Accepts::accepts, ResultType::result>(node, operands,   \
                                                         [](auto a, auto b) { return expression; });
     KILN_BINARY_OPS(KILN_BINARY_CASE)
 #undef KILN_BINARY_CASE
-#define KILN_TERNARY_CASE(name, accepts, result, expression)                   \
+#define KILN_TERNARY_CASE(name, accepts, result, expression, ...)              \
   case Op::name:                                                               \
     return ternary<Accepts::accepts, ResultType::result>(                      \
         node, operands, [](auto a, auto b, auto c) { return expression; });

@@ -7,7 +7,7 @@
 #include <type_traits>
 
 #include "ir/interpreter_kernels.h"
-#include "ir/op_list.h"
+#include "kiln/op_list.h"
 
 namespace kiln::ir::interpreter_detail {
 namespace {
@@ -188,7 +188,7 @@ Array scan(const Node& node, const Array& operand, Accepts accepted, Combine com
 Array evaluate_reduction(const Node& node, const Array& operand) {
   switch (node.op) {
 #define KILN_REDUCE_CASE(name, accepts, result, accumulator, identity_expression, \
-                         combine_expression)                                      \
+                         combine_expression, ...)                                 \
   case Op::name:                                                                  \
     return reduce<ResultType::result, Accumulator::accumulator>(                  \
         node, operand, Accepts::accepts,                                          \
@@ -206,7 +206,7 @@ Array evaluate_reduction(const Node& node, const Array& operand) {
 
 Array evaluate_scan(const Node& node, const Array& operand) {
   switch (node.op) {
-#define KILN_SCAN_CASE(name, accepts, identity_expression, combine_expression) \
+#define KILN_SCAN_CASE(name, accepts, identity_expression, combine_expression, ...) \
   case Op::name:                                                            \
     return scan(                                                            \
         node, operand, Accepts::accepts,                                    \

@@ -11,24 +11,26 @@ namespace kiln::ir {
 namespace {
 
 // Stringising keeps the expression text identical to what the interpreter compiles.
-#define KILN_ELEMENTWISE_INFO(kind, name, accepts, result, expression) \
-  OpInfo{#name, OpKind::kind, 0, Accepts::accepts, ResultType::result, Accumulator::None, \
-         #expression, ""},
-#define KILN_UNARY_INFO(name, accepts, result, expression) \
-  KILN_ELEMENTWISE_INFO(Unary, name, accepts, result, expression)
-#define KILN_BINARY_INFO(name, accepts, result, expression) \
-  KILN_ELEMENTWISE_INFO(Binary, name, accepts, result, expression)
-#define KILN_TERNARY_INFO(name, accepts, result, expression) \
-  KILN_ELEMENTWISE_INFO(Ternary, name, accepts, result, expression)
-#define KILN_REDUCE_INFO(name, accepts, result, accumulator, identity, combine)              \
-  OpInfo{#name,           OpKind::Reduce,     1,         Accepts::accepts, ResultType::result, \
-         Accumulator::accumulator, #combine, #identity},
-#define KILN_SCAN_INFO(name, accepts, identity, combine)                                   \
-  OpInfo{#name,          OpKind::Scan, 1,       Accepts::accepts, ResultType::Same, \
-         Accumulator::Plain, #combine, #identity},
+#define KILN_DERIVATIVE_TEXT(derivative) (#derivative == std::string_view("none") ? "" : #derivative)
+#define KILN_ELEMENTWISE_INFO(kind, name, accepts, result, expression, public_name, promotion, \
+                              cost, domain, derivative)                                      \
+  OpInfo{#name, OpKind::kind, 0, Accepts::accepts, ResultType::result, Accumulator::None,      \
+         #expression, "", #public_name, Promotion::promotion, Cost::cost, FuzzDomain::domain,  \
+         KILN_DERIVATIVE_TEXT(derivative)},
+#define KILN_UNARY_INFO(...) KILN_ELEMENTWISE_INFO(Unary, __VA_ARGS__)
+#define KILN_BINARY_INFO(...) KILN_ELEMENTWISE_INFO(Binary, __VA_ARGS__)
+#define KILN_TERNARY_INFO(...) KILN_ELEMENTWISE_INFO(Ternary, __VA_ARGS__)
+#define KILN_REDUCE_INFO(name, accepts, result, accumulator, identity, combine, derivative)  \
+  OpInfo{#name, OpKind::Reduce, 1, Accepts::accepts, ResultType::result,                  \
+         Accumulator::accumulator, #combine, #identity, #name, Promotion::Keep, Cost::Costly, \
+         FuzzDomain::Real, KILN_DERIVATIVE_TEXT(derivative)},
+#define KILN_SCAN_INFO(name, accepts, identity, combine, derivative)                        \
+  OpInfo{#name, OpKind::Scan, 1, Accepts::accepts, ResultType::Same, Accumulator::Plain,     \
+         #combine, #identity, #name, Promotion::Keep, Cost::Costly, FuzzDomain::Real,        \
+         KILN_DERIVATIVE_TEXT(derivative)},
 #define KILN_STRUCTURAL_INFO(name, arity)                                                   \
   OpInfo{#name, OpKind::Structural, arity, Accepts::Any, ResultType::Same, Accumulator::None, \
-         "", ""},
+         "", "", #name, Promotion::Keep, Cost::Costly, FuzzDomain::Real, ""},
 
 std::array<OpInfo, static_cast<size_t>(Op::op_count)> make_table() {
   std::array<OpInfo, static_cast<size_t>(Op::op_count)> table = {
@@ -44,6 +46,7 @@ std::array<OpInfo, static_cast<size_t>(Op::op_count)> make_table() {
   return table;
 }
 
+#undef KILN_DERIVATIVE_TEXT
 #undef KILN_ELEMENTWISE_INFO
 #undef KILN_UNARY_INFO
 #undef KILN_BINARY_INFO

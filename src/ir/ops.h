@@ -3,7 +3,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "ir/op_list.h"
+#include "kiln/op_list.h"
 
 namespace kiln::ir {
 
@@ -27,6 +27,10 @@ enum Accepts : uint8_t {
 };
 enum class ResultType : uint8_t { Same, Bool, Int64 };
 enum class Accumulator : uint8_t { None, Plain, ArgIndex, Welford };
+// The op table's promotion, cost and domain columns (op_list.h says what each value means).
+enum class Promotion : uint8_t { Keep, MathFloat, Float64, BoolToFloat };
+enum class Cost : uint8_t { Cheap, Costly };
+enum class FuzzDomain : uint8_t { Real, Moderate, Positive, NonNegative, AboveOne, NonZero, Unit };
 
 struct OpInfo {
   std::string_view name;
@@ -39,6 +43,14 @@ struct OpInfo {
   std::string_view expression;
   // The accumulator's identity (reductions and scans), as C++ source over type T.
   std::string_view identity;
+  // Elementwise ops: the public function's name and promotion, the cost class, and where the
+  // fuzzer draws inputs. Other kinds: the op name, Keep, Costly, Real.
+  std::string_view public_name;
+  Promotion promotion = Promotion::Keep;
+  Cost cost = Cost::Costly;
+  FuzzDomain domain = FuzzDomain::Real;
+  // The reverse-mode rule's name; empty until autodiff fills the column ("none").
+  std::string_view derivative;
 };
 
 const OpInfo& op_info(Op op);

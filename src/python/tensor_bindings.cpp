@@ -10,6 +10,7 @@
 #include <nanobind/stl/vector.h>
 
 #include "api/runtime_checks.h"
+#include "ir/ops.h"
 #include "ir/printer.h"
 #include "kiln/tensor.h"
 #include "python/common.h"
@@ -133,9 +134,32 @@ void bind_trace_and_tensor(nb::module_& module) {
       });
 }
 
+// The op table as Python sees it: (name, public name, kind, promotion, cost, domain) per op,
+// so the NumPy front end and the conformance tests are generated from it too.
+nb::list op_table() {
+  static const char* kKinds[] = {"unary", "binary", "ternary", "reduce", "scan", "structural"};
+  static const char* kPromotions[] = {"keep", "math_float", "float64", "bool_to_float"};
+  static const char* kDomains[] = {"real", "moderate", "positive", "non_negative",
+                                   "above_one", "non_zero", "unit"};
+  nb::list rows;
+  for (int k = 0; k < static_cast<int>(ir::Op::op_count); ++k) {
+    const ir::OpInfo& info = ir::op_info(static_cast<ir::Op>(k));
+    rows.append(nb::make_tuple(std::string(info.name), std::string(info.public_name),
+                               kKinds[static_cast<int>(info.kind)],
+                               kPromotions[static_cast<int>(info.promotion)],
+                               info.cost == ir::Cost::Cheap ? "cheap" : "costly",
+                               kDomains[static_cast<int>(info.domain)]));
+  }
+  return rows;
+}
+
 void bind_elementwise(nb::module_& module) {
+  module.def("op_table", &op_table,
+             "(name, public name, kind, promotion, cost, fuzz domain) of every primitive op.");
 #define KILN_BIND_UNARY(name) \
   module.def(#name, [](const Tensor& x) { return kiln::name(x, kNoWhere); }, Keep<1>());
+#define KILN_BIND_UNARY_OP(op, accepts, result, expression, name, ...) KILN_BIND_UNARY(name)
+#define KILN_BIND_BINARY_OP(op, accepts, result, expression, name, ...) KILN_BIND_BINARY(name)
 #define KILN_BIND_BINARY(name)                                                                   \
   module.def(#name, [](const Tensor& a, const Tensor& b) { return kiln::name(a, b, kNoWhere); }, \
              Keep<1>());                                                                         \
@@ -143,8 +167,11 @@ void bind_elementwise(nb::module_& module) {
              Keep<1>());                                                                         \
   module.def(#name, [](double a, const Tensor& b) { return kiln::name(a, b, kNoWhere); },       \
              Keep<2>());
-  KILN_FOR_EACH_UNARY_FUNCTION(KILN_BIND_UNARY)
-  KILN_FOR_EACH_BINARY_FUNCTION(KILN_BIND_BINARY)
+  KILN_UNARY_OPS(KILN_BIND_UNARY_OP)
+  KILN_FOR_EACH_COMPOSITE_UNARY_FUNCTION(KILN_BIND_UNARY)
+  KILN_BINARY_OPS(KILN_BIND_BINARY_OP)
+#undef KILN_BIND_UNARY_OP
+#undef KILN_BIND_BINARY_OP
 #undef KILN_BIND_UNARY
 #undef KILN_BIND_BINARY
 

@@ -10,6 +10,7 @@
 
 namespace kiln::fuzz::detail {
 
+
 // A generated value with what the tolerance rules need to know about it.
 struct Value {
   ir::ValueId id = -1;
@@ -65,6 +66,7 @@ class Generator {
   std::optional<Value> partner(const Value& left);
   std::optional<Value> condition(const std::vector<int64_t>& shape);
   void wild(const Value& operand);
+  Value guard(const Value& operand, ir::FuzzDomain domain);      // into the op's domain
   Value guard_positive(const Value& operand, double offset);  // abs(x) + offset
   Value guard_tanh(const Value& operand, double scale);        // tanh(x) * scale
   Value finish_float(ir::ValueId id, const Value& like, double bound, double error);
@@ -87,5 +89,13 @@ class Generator {
   std::vector<Value> pool_;
   std::vector<Value> wild_;
 };
+
+// A float unary op measured on an interval (fuzz_graph_elementwise.cpp).
+struct SampledRange {
+  double bound = 0;  // max |f| on the interval
+  double slope = 0;  // max |f'| on the interval
+};
+SampledRange sampled_range(ir::Op op, double low, double high);
+std::pair<double, double> domain_interval(const Value& in, ir::FuzzDomain domain);
 
 }  // namespace kiln::fuzz::detail

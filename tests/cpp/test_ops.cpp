@@ -62,3 +62,30 @@ TEST(Ops, ReductionScanAndStructuralEntries) {
 
 }  // namespace
 }  // namespace kiln::ir
+
+namespace kiln::ir {
+namespace {
+
+TEST(Ops, ElementwiseColumnsAreComplete) {
+  std::set<std::string_view> public_names;
+  for (int i = 0; i < static_cast<int>(Op::op_count); ++i) {
+    const OpInfo& info = op_info(static_cast<Op>(i));
+    EXPECT_FALSE(info.public_name.empty()) << info.name;
+    EXPECT_TRUE(info.derivative.empty()) << info.name << ": autodiff is not built yet";
+    if (!is_elementwise(static_cast<Op>(i))) continue;
+    EXPECT_TRUE(public_names.insert(info.public_name).second) << info.public_name;
+    // Float-only math promotes integers; what keeps dtypes accepts integers.
+    if (info.accepts == Accepts::Float && info.promotion == Promotion::Keep)
+      ADD_FAILURE() << info.name << " accepts only floats but does not promote";
+  }
+  EXPECT_EQ(op_info(Op::asin).public_name, "arcsin");
+  EXPECT_EQ(op_info(Op::div).promotion, Promotion::Float64);
+  EXPECT_EQ(op_info(Op::floor).promotion, Promotion::BoolToFloat);
+  EXPECT_EQ(op_info(Op::add).cost, Cost::Cheap);
+  EXPECT_EQ(op_info(Op::exp).cost, Cost::Costly);
+  EXPECT_EQ(op_info(Op::log).domain, FuzzDomain::Positive);
+  EXPECT_EQ(op_info(Op::acosh).domain, FuzzDomain::AboveOne);
+}
+
+}  // namespace
+}  // namespace kiln::ir
