@@ -8,6 +8,8 @@
 #include <vector>
 
 #include "ir/graph.h"
+// The host C++ compiler builds this: the C++ prelude supplies the semantics' primitives.
+#include "codegen/cpp/cpp_prelude.h"
 #include "ir/scalar_math.h"
 #include "kiln/error.h"
 

@@ -12,6 +12,8 @@
 
 // The interpreter is built without OpenMP: leave out the `omp declare simd` pragmas.
 #define KILN_SCALAR_MATH_NO_SIMD
+// The host C++ compiler builds this: the C++ prelude supplies the semantics' primitives.
+#include "codegen/cpp/cpp_prelude.h"
 #include "ir/scalar_math.h"
 
 namespace kiln::ir::interpreter_detail {

@@ -1,100 +1,19 @@
-// kiln scalar semantics: the helpers named by the expressions of src/ir/op_list.h.
+// kiln scalar semantics: the helpers named by the expressions of include/kiln/op_list.h.
 //
-// This text is compiled into the reference interpreter AND pasted verbatim at the top of every
-// generated C++ translation unit, so the two agree by construction. Hence:
-// - no #include at all: generated code must need nothing but the compiler, and compile fast;
-// - everything global and prefixed kiln_ (plus the standard fixed-width integer names, which
-//   generated code spells as dtype_storage_ctype() does; redeclaring a typedef to the same type
-//   is legal C++, so this also compiles after <cstdint>);
-// - an include guard, not #pragma once (which warns in a main file);
-// - the glibc math functions are declared under `omp declare simd` so that, with -fopenmp-simd
-//   and -lmvec, vectorised loops call libmvec's variants (_ZGVeN16v_sinf ...); code built
-//   without OpenMP (the interpreter) defines KILN_SCALAR_MATH_NO_SIMD and gets plain
-//   declarations that match glibc's;
+// Target-neutral: this text is compiled into the reference interpreter AND pasted into every
+// generated translation unit, after the target's prelude (C++: src/codegen/cpp/cpp_prelude.h),
+// which supplies the fixed-width integer types and the primitives used here: kiln_bit_cast,
+// kiln_infinity, kiln_quiet_nan, kiln_math_{fabs,floor,ceil,trunc,rint}, and the libm-backed
+// kiln_exp, kiln_sin, kiln_sqrt, ... Hence:
+// - no include directive, no compiler builtin, no pragma: those belong to a target's prelude;
+// - everything global and prefixed kiln_;
+// - an include guard, not "pragma once" (which warns in a main file);
 // - no control flow where a value is picked (kiln_select): GCC 12 will not vectorise a loop
 //   that holds both a branch and a call, and most kernels call libmvec.
 // Semantics follow NumPy: Python-style floordiv/mod, NaN-propagating maximum/minimum,
 // round-half-to-even, shifts past the bit width. Integer division by zero gives 0 and never traps.
 #ifndef KILN_SCALAR_MATH_H
 #define KILN_SCALAR_MATH_H
-
-typedef __INT8_TYPE__ int8_t;
-typedef __INT16_TYPE__ int16_t;
-typedef __INT32_TYPE__ int32_t;
-typedef __INT64_TYPE__ int64_t;
-typedef __UINT8_TYPE__ uint8_t;
-typedef __UINT16_TYPE__ uint16_t;
-typedef __UINT32_TYPE__ uint32_t;
-typedef __UINT64_TYPE__ uint64_t;
-
-#define KILN_RESTRICT __restrict__
-
-// ---- glibc math, vectorisable through libmvec ----------------------------------------------
-// Without -fopenmp(-simd) the pragmas are ignored (with a -Wunknown-pragmas warning, which GCC
-// will not let a diagnostic pragma silence): code built without OpenMP, like the interpreter,
-// defines KILN_SCALAR_MATH_NO_SIMD to leave them out.
-#ifdef KILN_SCALAR_MATH_NO_SIMD
-#define KILN_DECLARE_SIMD
-#else
-#define KILN_DECLARE_SIMD _Pragma("omp declare simd notinbranch")
-#endif
-#define KILN_DECLARE_UNARY_MATH(name)                        \
-  KILN_DECLARE_SIMD                                          \
-  extern "C" double name(double) noexcept;                   \
-  KILN_DECLARE_SIMD                                          \
-  extern "C" float name##f(float) noexcept;                  \
-  inline double kiln_##name(double a) { return name(a); }    \
-  inline float kiln_##name(float a) { return name##f(a); }
-
-#define KILN_DECLARE_BINARY_MATH(name)                                          \
-  KILN_DECLARE_SIMD                                                             \
-  extern "C" double name(double, double) noexcept;                              \
-  KILN_DECLARE_SIMD                                                             \
-  extern "C" float name##f(float, float) noexcept;                              \
-  inline double kiln_##name##_float(double a, double b) { return name(a, b); }  \
-  inline float kiln_##name##_float(float a, float b) { return name##f(a, b); }
-
-KILN_DECLARE_UNARY_MATH(exp)
-KILN_DECLARE_UNARY_MATH(exp2)
-KILN_DECLARE_UNARY_MATH(expm1)
-KILN_DECLARE_UNARY_MATH(log)
-KILN_DECLARE_UNARY_MATH(log2)
-KILN_DECLARE_UNARY_MATH(log10)
-KILN_DECLARE_UNARY_MATH(log1p)
-KILN_DECLARE_UNARY_MATH(cbrt)
-KILN_DECLARE_UNARY_MATH(sin)
-KILN_DECLARE_UNARY_MATH(cos)
-KILN_DECLARE_UNARY_MATH(tan)
-KILN_DECLARE_UNARY_MATH(asin)
-KILN_DECLARE_UNARY_MATH(acos)
-KILN_DECLARE_UNARY_MATH(atan)
-KILN_DECLARE_UNARY_MATH(sinh)
-KILN_DECLARE_UNARY_MATH(cosh)
-KILN_DECLARE_UNARY_MATH(tanh)
-KILN_DECLARE_UNARY_MATH(asinh)
-KILN_DECLARE_UNARY_MATH(acosh)
-KILN_DECLARE_UNARY_MATH(atanh)
-KILN_DECLARE_UNARY_MATH(erf)
-KILN_DECLARE_UNARY_MATH(erfc)
-KILN_DECLARE_BINARY_MATH(pow)
-KILN_DECLARE_BINARY_MATH(atan2)
-KILN_DECLARE_BINARY_MATH(hypot)
-
-#undef KILN_DECLARE_UNARY_MATH
-#undef KILN_DECLARE_BINARY_MATH
-#undef KILN_DECLARE_SIMD
-
-// The compiler builtins below need no header and vectorise to single instructions.
-inline double kiln_sqrt(double a) { return __builtin_sqrt(a); }
-inline float kiln_sqrt(float a) { return __builtin_sqrtf(a); }
-inline double kiln_atan2(double a, double b) { return kiln_atan2_float(a, b); }
-inline float kiln_atan2(float a, float b) { return kiln_atan2_float(a, b); }
-inline double kiln_hypot(double a, double b) { return kiln_hypot_float(a, b); }
-inline float kiln_hypot(float a, float b) { return kiln_hypot_float(a, b); }
-inline double kiln_copysign(double a, double b) { return __builtin_copysign(a, b); }
-inline float kiln_copysign(float a, float b) { return __builtin_copysignf(a, b); }
-inline double kiln_fmod(double a, double b) { return __builtin_fmod(a, b); }
-inline float kiln_fmod(float a, float b) { return __builtin_fmodf(a, b); }
 
 // ---- type facts ---------------------------------------------------------------------------
 template <class T> inline constexpr bool kiln_is_float = false;
@@ -122,7 +41,7 @@ template <class T> constexpr T kiln_one() { return T(1); }
 template <class T>
 constexpr T kiln_highest() {
   if constexpr (kiln_is_float<T>) {
-    return T(__builtin_inf());
+    return T(kiln_infinity());
   } else if constexpr (kiln_is_bool<T>) {
     return true;
   } else if constexpr (kiln_is_signed<T>) {
@@ -137,7 +56,7 @@ constexpr T kiln_highest() {
 template <class T>
 constexpr T kiln_lowest() {
   if constexpr (kiln_is_float<T>) {
-    return T(-__builtin_inf());
+    return T(-kiln_infinity());
   } else if constexpr (kiln_is_bool<T>) {
     return false;
   } else if constexpr (kiln_is_signed<T>) {
@@ -159,12 +78,12 @@ inline T kiln_select(bool condition, T x, T y) {
   } else if constexpr (kiln_is_float<T>) {
     if constexpr (sizeof(T) == 4) {
       uint32_t mask = 0u - uint32_t(condition);
-      return __builtin_bit_cast(T, (__builtin_bit_cast(uint32_t, x) & mask) |
-                                       (__builtin_bit_cast(uint32_t, y) & ~mask));
+      return kiln_bit_cast(T, (kiln_bit_cast(uint32_t, x) & mask) |
+                                       (kiln_bit_cast(uint32_t, y) & ~mask));
     } else {
       uint64_t mask = uint64_t(0) - uint64_t(condition);
-      return __builtin_bit_cast(T, (__builtin_bit_cast(uint64_t, x) & mask) |
-                                       (__builtin_bit_cast(uint64_t, y) & ~mask));
+      return kiln_bit_cast(T, (kiln_bit_cast(uint64_t, x) & mask) |
+                                       (kiln_bit_cast(uint64_t, y) & ~mask));
     }
   } else {
     typedef typename kiln_unsigned_of<T>::type U;
@@ -177,7 +96,7 @@ inline T kiln_select(bool condition, T x, T y) {
 template <class T>
 inline T kiln_abs(T a) {
   if constexpr (kiln_is_float<T>) {
-    return __builtin_fabs(a);
+    return kiln_math_fabs(a);
   } else if constexpr (kiln_is_signed<T>) {
     // Wraps like NumPy: abs(INT_MIN) == INT_MIN.
     typedef typename kiln_unsigned_of<T>::type U;
@@ -186,7 +105,7 @@ inline T kiln_abs(T a) {
     return a;
   }
 }
-inline float kiln_abs(float a) { return __builtin_fabsf(a); }
+inline float kiln_abs(float a) { return kiln_math_fabs(a); }
 
 // -1, 0 or 1; NaN stays NaN and both zeros give +0 (NumPy).
 template <class T>
@@ -204,29 +123,29 @@ inline T kiln_sign(T a) {
 // Rounding is the identity on integers.
 template <class T>
 inline T kiln_floor(T a) {
-  if constexpr (kiln_is_float<T>) return __builtin_floor(a);
+  if constexpr (kiln_is_float<T>) return kiln_math_floor(a);
   else return a;
 }
-inline float kiln_floor(float a) { return __builtin_floorf(a); }
+inline float kiln_floor(float a) { return kiln_math_floor(a); }
 template <class T>
 inline T kiln_ceil(T a) {
-  if constexpr (kiln_is_float<T>) return __builtin_ceil(a);
+  if constexpr (kiln_is_float<T>) return kiln_math_ceil(a);
   else return a;
 }
-inline float kiln_ceil(float a) { return __builtin_ceilf(a); }
+inline float kiln_ceil(float a) { return kiln_math_ceil(a); }
 template <class T>
 inline T kiln_trunc(T a) {
-  if constexpr (kiln_is_float<T>) return __builtin_trunc(a);
+  if constexpr (kiln_is_float<T>) return kiln_math_trunc(a);
   else return a;
 }
-inline float kiln_trunc(float a) { return __builtin_truncf(a); }
+inline float kiln_trunc(float a) { return kiln_math_trunc(a); }
 // rint rounds half to even in the default rounding mode, which kiln never changes.
 template <class T>
 inline T kiln_round_half_even(T a) {
-  if constexpr (kiln_is_float<T>) return __builtin_rint(a);
+  if constexpr (kiln_is_float<T>) return kiln_math_rint(a);
   else return a;
 }
-inline float kiln_round_half_even(float a) { return __builtin_rintf(a); }
+inline float kiln_round_half_even(float a) { return kiln_math_rint(a); }
 
 template <class T>
 inline T kiln_bitwise_not(T a) {
@@ -378,8 +297,8 @@ inline T kiln_shift_right(T a, T b) {
 }
 
 // ---- float16 / bfloat16 (stored as uint16_t, computed in float) ----------------------------
-// float16 <-> float32 by integer arithmetic (F. Giesen's branch-free conversions), not by
-// _Float16 casts: without AVX512-FP16, GCC 12 leaves every _Float16 conversion scalar, which
+// float16 <-> float32 by integer arithmetic (F. Giesen's branch-free conversions), not by the
+// compiler's half-float conversions: without AVX512-FP16, GCC 12 leaves each one scalar, which
 // would keep whole float16 loops from vectorising. Results are bit-identical to the hardware
 // conversion (round to nearest even), except that a NaN becomes the canonical quiet NaN.
 inline float kiln_f16_to_f32(uint16_t bits) {
@@ -388,25 +307,25 @@ inline float kiln_f16_to_f32(uint16_t bits) {
   uint32_t exponent = magnitude & shifted_exponent;
   magnitude += uint32_t(127 - 15) << 23;
   // Inf/NaN: move the exponent up to 255. Zero/subnormal: renormalise through one subtraction.
-  float subnormal = __builtin_bit_cast(float, magnitude + (1u << 23)) -
-                    __builtin_bit_cast(float, uint32_t(113) << 23);
+  float subnormal = kiln_bit_cast(float, magnitude + (1u << 23)) -
+                    kiln_bit_cast(float, uint32_t(113) << 23);
   uint32_t result = kiln_select(exponent == shifted_exponent,
                                 magnitude + (uint32_t(128 - 16) << 23),
-                                kiln_select(exponent == 0u, __builtin_bit_cast(uint32_t, subnormal),
+                                kiln_select(exponent == 0u, kiln_bit_cast(uint32_t, subnormal),
                                             magnitude));
-  return __builtin_bit_cast(float, result | (uint32_t(bits & 0x8000u) << 16));
+  return kiln_bit_cast(float, result | (uint32_t(bits & 0x8000u) << 16));
 }
 inline uint16_t kiln_f32_to_f16(float value) {
   const uint32_t float_infinity = 255u << 23;
   const uint32_t half_overflow = uint32_t(127 + 16) << 23;
   const uint32_t denormal_magic = uint32_t((127 - 15) + (23 - 10) + 1) << 23;
-  uint32_t bits = __builtin_bit_cast(uint32_t, value);
+  uint32_t bits = kiln_bit_cast(uint32_t, value);
   uint32_t sign = bits & 0x80000000u;
   uint32_t magnitude = bits ^ sign;
   // Subnormal results: adding the magic float lets the FPU round the mantissa (to even).
   uint32_t subnormal =
-      __builtin_bit_cast(uint32_t, __builtin_bit_cast(float, magnitude) +
-                                       __builtin_bit_cast(float, denormal_magic)) -
+      kiln_bit_cast(uint32_t, kiln_bit_cast(float, magnitude) +
+                                       kiln_bit_cast(float, denormal_magic)) -
       denormal_magic;
   uint32_t mantissa_odd = (magnitude >> 13) & 1u;
   uint32_t normal = (magnitude + (uint32_t(15 - 127) << 23) + 0xFFFu + mantissa_odd) >> 13;
@@ -418,14 +337,14 @@ inline uint16_t kiln_f32_to_f16(float value) {
 }
 // Rounds once, straight from double (going through float could round twice).
 inline uint16_t kiln_f64_to_f16(double value) {
-  return __builtin_bit_cast(uint16_t, static_cast<_Float16>(value));
+  return kiln_math_f64_to_f16_bits(value);
 }
 inline float kiln_bf16_to_f32(uint16_t bits) {
-  return __builtin_bit_cast(float, uint32_t(bits) << 16);
+  return kiln_bit_cast(float, uint32_t(bits) << 16);
 }
 // Round to nearest even; NaN stays a (quiet) NaN instead of rounding into infinity.
 inline uint16_t kiln_f32_to_bf16(float value) {
-  uint32_t bits = __builtin_bit_cast(uint32_t, value);
+  uint32_t bits = kiln_bit_cast(uint32_t, value);
   uint32_t rounding = 0x7FFFu + ((bits >> 16) & 1u);
   return uint16_t(kiln_select(value != value, (bits >> 16) | 0x0040u, (bits + rounding) >> 16));
 }
@@ -536,7 +455,7 @@ inline kiln_welford<T> kiln_cascade_combine(kiln_welford<T> a, kiln_welford<T> b
 template <class T>
 inline T kiln_welford_variance(kiln_welford<T> w, long long ddof) {
   T divisor = w.count - T(ddof);
-  return kiln_select(divisor <= 0, T(__builtin_nan("")), w.m2 / divisor);
+  return kiln_select(divisor <= 0, T(kiln_quiet_nan()), w.m2 / divisor);
 }
 
 // ---- Philox-4x32-10 (Salmon et al., Random123) ---------------------------------------------

@@ -11,6 +11,8 @@
 #include "ir/builder.h"
 #include "ir/interpreter.h"
 #define KILN_SCALAR_MATH_NO_SIMD
+// The host C++ compiler builds this: the C++ prelude supplies the semantics' primitives.
+#include "codegen/cpp/cpp_prelude.h"
 #include "ir/scalar_math.h"
 
 namespace kiln::ir {

@@ -7,6 +7,8 @@
 #include <limits>
 
 #define KILN_SCALAR_MATH_NO_SIMD
+// The host C++ compiler builds this: the C++ prelude supplies the semantics' primitives.
+#include "codegen/cpp/cpp_prelude.h"
 #include "ir/scalar_math.h"
 
 namespace {
@@ -319,6 +321,24 @@ TEST(ScalarMath, Float32WrappersCallTheFloatFunctions) {
   EXPECT_EQ(kiln_copysign(2.0f, -0.0f), -2.0f);
   EXPECT_EQ(kiln_sqrt(9.0f), 3.0f);
   EXPECT_EQ(kiln_erfc(0.0), 1.0);
+}
+
+}  // namespace
+
+#include "prelude_text.h"
+
+namespace {
+
+// The op semantics are target-neutral: everything compiler- or library-specific is the C++
+// prelude's (a CUDA prelude supplies the same primitives for the next target).
+TEST(ScalarMathText, SemanticsHoldNoBuiltinsPragmasOrIncludes) {
+  std::string semantics = kiln::codegen::kScalarMathText;
+  for (const char* target_specific : {"__builtin", "_Pragma", "#pragma", "#include", "_Float16",
+                                      "extern \"C\""})
+    EXPECT_EQ(semantics.find(target_specific), std::string::npos) << target_specific;
+  std::string prelude = kiln::codegen::kCppPreludeText;
+  EXPECT_NE(prelude.find("omp declare simd"), std::string::npos);
+  EXPECT_NE(prelude.find("kiln_math_floor"), std::string::npos);
 }
 
 }  // namespace

@@ -359,7 +359,7 @@ CppSource emit_cpp(const Program& program, const Options& options, const target:
          "// kernel; the comments above each are the graph lines it implements. Kernels with the\n"
          "// same code (a Python loop's iterations) share one function, called with their own\n"
          "// buffers.\n";
-  out << kScalarMathText << "\n";
+  out << kCppPreludeText << "\n" << kScalarMathText << "\n";
   out << "static inline int64_t kiln_index_min(int64_t a, int64_t b) { return a < b ? a : b; }\n"
          "static inline int64_t kiln_index_max(int64_t a, int64_t b) { return a > b ? a : b; }\n";
   out << op_wrappers() << "\n";

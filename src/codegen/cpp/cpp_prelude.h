@@ -1,0 +1,112 @@
+// The C++ target's prelude: what generated C++ (and the interpreter, built by the same kind of
+// compiler) needs before the target-neutral semantics of src/ir/scalar_math.h. Hence:
+// - no #include at all: generated code must need nothing but the compiler, and compile fast;
+// - the standard fixed-width integer names, as dtype_storage_ctype() spells them (redeclaring
+//   a typedef to the same type is legal C++, so this also compiles after <cstdint>);
+// - the glibc math functions declared under `omp declare simd`, so that with -fopenmp-simd and
+//   -lmvec vectorised loops call libmvec's variants (_ZGVeN16v_sinf ...); code built without
+//   OpenMP (the interpreter) defines KILN_SCALAR_MATH_NO_SIMD and gets plain declarations that
+//   match glibc's;
+// - compiler builtins that vectorise to single instructions, behind kiln_ names.
+#ifndef KILN_CPP_PRELUDE_H
+#define KILN_CPP_PRELUDE_H
+
+typedef __INT8_TYPE__ int8_t;
+typedef __INT16_TYPE__ int16_t;
+typedef __INT32_TYPE__ int32_t;
+typedef __INT64_TYPE__ int64_t;
+typedef __UINT8_TYPE__ uint8_t;
+typedef __UINT16_TYPE__ uint16_t;
+typedef __UINT32_TYPE__ uint32_t;
+typedef __UINT64_TYPE__ uint64_t;
+
+#define KILN_RESTRICT __restrict__
+
+// ---- glibc math, vectorisable through libmvec ----------------------------------------------
+// Without -fopenmp(-simd) the pragmas are ignored (with a -Wunknown-pragmas warning, which GCC
+// will not let a diagnostic pragma silence): code built without OpenMP, like the interpreter,
+// defines KILN_SCALAR_MATH_NO_SIMD to leave them out.
+#ifdef KILN_SCALAR_MATH_NO_SIMD
+#define KILN_DECLARE_SIMD
+#else
+#define KILN_DECLARE_SIMD _Pragma("omp declare simd notinbranch")
+#endif
+#define KILN_DECLARE_UNARY_MATH(name)                        \
+  KILN_DECLARE_SIMD                                          \
+  extern "C" double name(double) noexcept;                   \
+  KILN_DECLARE_SIMD                                          \
+  extern "C" float name##f(float) noexcept;                  \
+  inline double kiln_##name(double a) { return name(a); }    \
+  inline float kiln_##name(float a) { return name##f(a); }
+
+#define KILN_DECLARE_BINARY_MATH(name)                                          \
+  KILN_DECLARE_SIMD                                                             \
+  extern "C" double name(double, double) noexcept;                              \
+  KILN_DECLARE_SIMD                                                             \
+  extern "C" float name##f(float, float) noexcept;                              \
+  inline double kiln_##name##_float(double a, double b) { return name(a, b); }  \
+  inline float kiln_##name##_float(float a, float b) { return name##f(a, b); }
+
+KILN_DECLARE_UNARY_MATH(exp)
+KILN_DECLARE_UNARY_MATH(exp2)
+KILN_DECLARE_UNARY_MATH(expm1)
+KILN_DECLARE_UNARY_MATH(log)
+KILN_DECLARE_UNARY_MATH(log2)
+KILN_DECLARE_UNARY_MATH(log10)
+KILN_DECLARE_UNARY_MATH(log1p)
+KILN_DECLARE_UNARY_MATH(cbrt)
+KILN_DECLARE_UNARY_MATH(sin)
+KILN_DECLARE_UNARY_MATH(cos)
+KILN_DECLARE_UNARY_MATH(tan)
+KILN_DECLARE_UNARY_MATH(asin)
+KILN_DECLARE_UNARY_MATH(acos)
+KILN_DECLARE_UNARY_MATH(atan)
+KILN_DECLARE_UNARY_MATH(sinh)
+KILN_DECLARE_UNARY_MATH(cosh)
+KILN_DECLARE_UNARY_MATH(tanh)
+KILN_DECLARE_UNARY_MATH(asinh)
+KILN_DECLARE_UNARY_MATH(acosh)
+KILN_DECLARE_UNARY_MATH(atanh)
+KILN_DECLARE_UNARY_MATH(erf)
+KILN_DECLARE_UNARY_MATH(erfc)
+KILN_DECLARE_BINARY_MATH(pow)
+KILN_DECLARE_BINARY_MATH(atan2)
+KILN_DECLARE_BINARY_MATH(hypot)
+
+#undef KILN_DECLARE_UNARY_MATH
+#undef KILN_DECLARE_BINARY_MATH
+#undef KILN_DECLARE_SIMD
+
+// The compiler builtins below need no header and vectorise to single instructions.
+inline double kiln_sqrt(double a) { return __builtin_sqrt(a); }
+inline float kiln_sqrt(float a) { return __builtin_sqrtf(a); }
+inline double kiln_atan2(double a, double b) { return kiln_atan2_float(a, b); }
+inline float kiln_atan2(float a, float b) { return kiln_atan2_float(a, b); }
+inline double kiln_hypot(double a, double b) { return kiln_hypot_float(a, b); }
+inline float kiln_hypot(float a, float b) { return kiln_hypot_float(a, b); }
+inline double kiln_copysign(double a, double b) { return __builtin_copysign(a, b); }
+inline float kiln_copysign(float a, float b) { return __builtin_copysignf(a, b); }
+inline double kiln_fmod(double a, double b) { return __builtin_fmod(a, b); }
+inline float kiln_fmod(float a, float b) { return __builtin_fmodf(a, b); }
+
+// ---- primitives the semantics are written with ------------------------------------------
+#define kiln_bit_cast(To, value) __builtin_bit_cast(To, value)
+constexpr double kiln_infinity() { return __builtin_inf(); }
+constexpr double kiln_quiet_nan() { return __builtin_nan(""); }
+inline double kiln_math_fabs(double a) { return __builtin_fabs(a); }
+inline float kiln_math_fabs(float a) { return __builtin_fabsf(a); }
+inline double kiln_math_floor(double a) { return __builtin_floor(a); }
+inline float kiln_math_floor(float a) { return __builtin_floorf(a); }
+inline double kiln_math_ceil(double a) { return __builtin_ceil(a); }
+inline float kiln_math_ceil(float a) { return __builtin_ceilf(a); }
+inline double kiln_math_trunc(double a) { return __builtin_trunc(a); }
+inline float kiln_math_trunc(float a) { return __builtin_truncf(a); }
+// rint rounds half to even in the default rounding mode, which kiln never changes.
+inline double kiln_math_rint(double a) { return __builtin_rint(a); }
+inline float kiln_math_rint(float a) { return __builtin_rintf(a); }
+// float64 -> float16 bits, rounded once (the hardware conversion).
+inline uint16_t kiln_math_f64_to_f16_bits(double value) {
+  return __builtin_bit_cast(uint16_t, static_cast<_Float16>(value));
+}
+
+#endif  // KILN_CPP_PRELUDE_H
