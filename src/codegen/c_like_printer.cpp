@@ -1,0 +1,245 @@
+#include "codegen/c_like_printer.h"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "ir/ops.h"
+#include "kiln/error.h"
+
+namespace kiln::codegen {
+namespace {
+
+std::string float_literal(double value, DType dtype) {
+  if (value != value) return dtype == DType::Float64 ? "__builtin_nan(\"\")" : "__builtin_nanf(\"\")";
+  if (value == __builtin_inf()) return dtype == DType::Float64 ? "__builtin_inf()" : "__builtin_inff()";
+  if (value == -__builtin_inf()) return dtype == DType::Float64 ? "(-__builtin_inf())" : "(-__builtin_inff())";
+  char text[64];
+  std::snprintf(text, sizeof text, "%a", value);
+  return dtype == DType::Float64 ? "(" + std::string(text) + ")" : "(" + std::string(text) + "f)";
+}
+
+}  // namespace
+
+std::string scalar_literal(const ir::Scalar& value, DType dtype) {
+  if (is_float(dtype)) return float_literal(value.as_double(), dtype == DType::Float64 ? dtype : DType::Float32);
+  if (dtype == DType::Bool) return (value.is_integer ? value.i != 0 : value.f != 0) ? "true" : "false";
+  int64_t i = value.is_integer ? value.i : static_cast<int64_t>(value.f);
+  // Cast to the storage type: `5ull` is unsigned long long, not uint64_t (unsigned long), and
+  // the op helpers are templates that need both operands of one type.
+  if (dtype == DType::UInt64) return "((uint64_t)" + std::to_string(static_cast<uint64_t>(i)) + "ull)";
+  if (i == INT64_MIN) return "((int64_t)(-9223372036854775807ll - 1))";
+  return "((" + storage_type(dtype) + ")" + std::to_string(i) + "ll)";
+}
+
+
+std::string convert(const std::string& text, DType from, DType to) {
+  if (from == to || compute_type(from) == compute_type(to)) return text;
+  if (to == DType::Bool) return "(" + text + " != 0)";
+  if (from == DType::Float16 && to == DType::UInt32) return "kiln_half_to_uint32(" + text + ")";
+  if (is_float(from) && !is_float(to))
+    return "kiln_float_to_int<" + compute_type(to) + ">(" + text + ")";
+  return "(" + compute_type(to) + ")(" + text + ")";
+}
+
+
+std::string CLikePrinter::index_text(ExprId id) {
+  const Expr& e = expr(id);
+  auto operand = [&](int k) { return index_text(e.operands[static_cast<size_t>(k)]); };
+  switch (e.kind) {
+    case ExprKind::Constant:
+      return std::to_string(e.constant.is_integer ? e.constant.i : int64_t(e.constant.f));
+    case ExprKind::LoopVar:
+      return loop_name(e.variable);
+    case ExprKind::IndexAdd:
+      return operand(0) + " + " + operand(1);
+    case ExprKind::IndexMul:
+      return "(" + operand(0) + ") * " + operand(1);
+    case ExprKind::IndexFloorDiv:
+      return "kiln_floordiv<int64_t>(" + operand(0) + ", " + operand(1) + ")";
+    case ExprKind::IndexMod:
+      return "kiln_mod<int64_t>(" + operand(0) + ", " + operand(1) + ")";
+    case ExprKind::IndexMin:
+      return "kiln_index_min(" + operand(0) + ", " + operand(1) + ")";
+    case ExprKind::IndexMax:
+      return "kiln_index_max(" + operand(0) + ", " + operand(1) + ")";
+    default:
+      return "(int64_t)(" + value(id) + ")";
+  }
+}
+
+std::string CLikePrinter::load_text(const Expr& e) {
+  const sched::Buffer& b = program_.buffers[static_cast<size_t>(e.buffer)];
+  std::string element = buffer_name(e.buffer) + "[" + index_text(e.operands[0]) + "]";
+  if (b.dtype == DType::Float16) return "kiln_f16_to_f32(" + element + ")";
+  if (b.dtype == DType::BFloat16) return "kiln_bf16_to_f32(" + element + ")";
+  return element;
+}
+
+std::string CLikePrinter::store_text(int32_t buffer, const std::string& index,
+                                      const std::string& value_text, DType from) {
+  const sched::Buffer& b = program_.buffers[static_cast<size_t>(buffer)];
+  std::string v = convert(value_text, from, b.dtype);
+  if (b.dtype == DType::Float16) v = "kiln_f32_to_f16(" + v + ")";
+  if (b.dtype == DType::BFloat16) v = "kiln_f32_to_bf16(" + v + ")";
+  return buffer_name(buffer) + "[" + index + "] = " + v + ";";
+}
+
+std::string CLikePrinter::value(ExprId id) {
+  const Expr& e = expr(id);
+  switch (e.kind) {
+    case ExprKind::Constant:
+      return scalar_literal(e.constant, e.dtype);
+    case ExprKind::LoopVar:
+    case ExprKind::IndexAdd:
+    case ExprKind::IndexMul:
+    case ExprKind::IndexFloorDiv:
+    case ExprKind::IndexMod:
+    case ExprKind::IndexMin:
+    case ExprKind::IndexMax:
+      return "(" + index_text(id) + ")";
+    case ExprKind::Local:
+      return local_value(id);
+    default:
+      break;
+  }
+  std::string name = "t" + std::to_string(id);
+  if (is_emitted(id)) return name;
+  std::string text;
+  auto operand = [&](int k) { return value(e.operands[static_cast<size_t>(k)]); };
+  auto operand_dtype = [&](int k) { return expr(e.operands[static_cast<size_t>(k)]).dtype; };
+  switch (e.kind) {
+    case ExprKind::Load:
+      text = load_text(e);
+      break;
+    case ExprKind::Elementwise: {
+      text = "kiln_op_" + std::string(ir::op_name(e.op)) + "(";
+      for (size_t k = 0; k < e.operands.size(); ++k)
+        text += (k ? ", " : "") + operand(static_cast<int>(k));
+      text += ")";
+      break;
+    }
+    case ExprKind::Cast:
+      text = convert(operand(0), operand_dtype(0), e.dtype);
+      // A 16-bit float value lives in a float register, so convert() alone would not round;
+      // but the cast IS the rounding (x.astype(float16)): round as the interpreter does.
+      if (e.dtype == DType::Float16 && operand_dtype(0) != e.dtype) {
+        text = compute_type(operand_dtype(0)) == "float"
+                   ? "kiln_f16_to_f32(kiln_f32_to_f16(" + text + "))"
+                   : "kiln_f16_to_f32(kiln_f64_to_f16((double)(" + operand(0) + ")))";
+      } else if (e.dtype == DType::BFloat16 && operand_dtype(0) != e.dtype) {
+        text = "kiln_bf16_to_f32(kiln_f32_to_bf16(" + text + "))";
+      }
+      break;
+    case ExprKind::Select:
+      text = "kiln_select(" + operand(0) + ", " + operand(1) + ", " + operand(2) + ")";
+      break;
+    case ExprKind::IndexLess:
+      text = index_text(e.operands[0]) + " < " + index_text(e.operands[1]);
+      break;
+    case ExprKind::ArrayLoad:
+      text = "h" + std::to_string(e.buffer) + "[" + index_text(e.operands[0]) + "]";
+      break;
+    case ExprKind::Random: {
+      bool single = e.dtype != DType::Float64;
+      std::string fn = e.op == ir::Op::random_uniform ? "kiln_philox_uniform_" : "kiln_philox_normal_";
+      text = fn + (single ? "f32" : "f64") + "(" + std::to_string(e.seed) + "ull, (uint64_t)(" +
+             index_text(e.operands[0]) + "))";
+      break;
+    }
+    default:
+      text = "0";
+  }
+  line("const " + compute_type(e.dtype) + " " + name + " = " + text + ";");
+  emitted_.back().insert(id);
+  return name;
+}
+
+void CLikePrinter::statements(const std::vector<Stmt>& body) {
+  for (const Stmt& s : body) {
+    switch (s.kind) {
+      case StmtKind::Loop:
+        loop(s);
+        break;
+      case StmtKind::Reduce:
+        reduce(s);
+        break;
+      case StmtKind::Scan:
+        scan(s);
+        break;
+      case StmtKind::LocalArray: {
+        const Kernel::LocalArray& array = kernel_.local_arrays[static_cast<size_t>(s.buffer)];
+        line("alignas(64) " + compute_type(array.dtype) + " h" + std::to_string(s.buffer) + "[" +
+             std::to_string(array.size) + "];");
+        break;
+      }
+      case StmtKind::Store: {
+        if (s.to_local_array) {
+          line("h" + std::to_string(s.buffer) + "[" + index_text(s.index) + "] = " + value(s.value) + ";");
+          break;
+        }
+        std::string v = value(s.value);
+        std::string index = index_text(s.index);
+        DType from = expr(s.value).dtype;
+        if (s.accumulate) {
+          const sched::Buffer& b = program_.buffers[static_cast<size_t>(s.buffer)];
+          sched::Expr current;
+          current.buffer = s.buffer;
+          std::string old = buffer_name(s.buffer) + "[" + index + "]";
+          if (b.dtype == DType::Float16) old = "kiln_f16_to_f32(" + old + ")";
+          if (b.dtype == DType::BFloat16) old = "kiln_bf16_to_f32(" + old + ")";
+          v = "(" + old + ") + (" + convert(v, from, b.dtype) + ")";
+          from = b.dtype;
+        }
+        line(store_text(s.buffer, index, v, from));
+        break;
+      }
+    }
+  }
+}
+
+void CLikePrinter::loop(const Stmt& s) {
+  if (s.loop.extent == 1) {  // its variable was folded to 0
+    line("{");
+    open_block();
+    statements(s.body);
+    close_block();
+    return;
+  }
+  bool was_simd = in_simd_loop_;
+  bool simd = before_loop(s);
+  std::string v = loop_name(s.loop.variable);
+  line("for (int64_t " + v + " = 0; " + v + " < " + std::to_string(s.loop.extent) + "; ++" + v + ") {");
+  open_block();
+  in_simd_loop_ = in_simd_loop_ || simd;
+  statements(s.body);
+  in_simd_loop_ = was_simd;
+  close_block();
+}
+
+std::string CLikePrinter::buffer_name(int32_t buffer) {
+  const sched::Buffer& b = program_.buffers[static_cast<size_t>(buffer)];
+  if (b.role == sched::BufferRole::Constant) return b.name;  // a static array in the file
+  auto found = std::find(arguments_.begin(), arguments_.end(), buffer);
+  if (found == arguments_.end())
+    throw Error(ErrorKind::Internal, "kiln: emitter: " + kernel_.name + " uses buffer " +
+                                         b.name + ", which is not among its arguments");
+  return "a" + std::to_string(found - arguments_.begin());
+}
+
+std::string CLikePrinter::emit() {
+  statements(kernel_.body);
+  std::set<int32_t> written(kernel_.buffers_written.begin(), kernel_.buffers_written.end());
+  std::ostringstream code;
+  code << function_header() << " {\n";
+  for (size_t k = 0; k < arguments_.size(); ++k) {
+    const sched::Buffer& buffer = program_.buffers[static_cast<size_t>(arguments_[k])];
+    std::string t = storage_type(buffer.dtype);
+    std::string qualifier = written.count(arguments_[k]) ? "" : "const ";
+    code << "  " << qualifier << t << "* KILN_RESTRICT a" << k << " = (" << qualifier << t
+         << "*)kiln_args[" << k << "];\n";
+  }
+  code << extra_arguments() << out_.str() << "}\n";
+  return code.str();
+}
+
+}  // namespace kiln::codegen

@@ -1,0 +1,90 @@
+// The C-like printer of the loop IR: expressions (op-table calls, casts, loads and stores with
+// 16-bit float conversion, index arithmetic), statements, loops and the kernel function around
+// them. Target emitters derive from it and add what differs (Halide's CodeGen_C, tinygrad's
+// cstyle renderer are the model): the C++/OpenMP emitter adds pragmas, reductions and scans;
+// the CUDA emitter will add its launch geometry, warp reductions and device qualifiers.
+#pragma once
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "kiln/compile.h"
+#include "sched/loop_ir.h"
+#include "target/target.h"
+
+namespace kiln::codegen {
+
+using sched::Expr;
+using sched::ExprId;
+using sched::ExprKind;
+using sched::Kernel;
+using sched::Program;
+using sched::Stmt;
+using sched::StmtKind;
+
+inline std::string compute_type(DType t) { return std::string(dtype_compute_ctype(t)); }
+inline std::string storage_type(DType t) { return std::string(dtype_storage_ctype(t)); }
+inline std::string loop_name(int32_t loop) { return "i" + std::to_string(loop); }
+inline std::string local_name(int32_t local) { return "r" + std::to_string(local); }
+// `text` (of dtype `from`, in its compute type) converted to `to`'s compute type, with kiln's
+// defined float-to-integer semantics.
+std::string convert(const std::string& text, DType from, DType to);
+// A constant of `dtype` as source text (exact integers, hex floats, inf/nan spelled out).
+std::string scalar_literal(const ir::Scalar& value, DType dtype);
+
+class CLikePrinter {
+ public:
+  // arguments: the program buffers the function takes, in order (sched::KernelSignature).
+  CLikePrinter(const Program& program, const Kernel& kernel, const Options& options,
+               const target::Target& target, std::vector<int32_t> arguments)
+      : program_(program), kernel_(kernel), options_(options), target_(target),
+        arguments_(std::move(arguments)) {}
+  virtual ~CLikePrinter() = default;
+
+  // The kernel's function, named KILN_KERNEL_NAME (the caller names it). Buffers are its
+  // arguments a0, a1, ... in the order given, so the text does not depend on buffer numbers.
+  std::string emit();
+
+ protected:
+  // ---- what a target supplies ----
+  virtual std::string function_header() const = 0;  // up to the opening brace
+  virtual std::string extra_arguments() const { return ""; }  // lines after the buffers
+  // Pragmas or qualifiers before a loop; returns whether its body runs as SIMD lanes.
+  virtual bool before_loop(const Stmt& s) = 0;
+  virtual void reduce(const Stmt& s) = 0;
+  virtual void scan(const Stmt& s) = 0;
+  // A reduction result (ExprKind::Local) as text.
+  virtual std::string local_value(ExprId id) { return local_name(expr(id).variable); }
+
+  // ---- the shared printer ----
+  const Expr& expr(ExprId id) const { return kernel_.exprs[static_cast<size_t>(id)]; }
+  std::string indent() const { return std::string(2 * depth_, ' '); }
+  void line(const std::string& text) { out_ << indent() << text << "\n"; }
+  std::string buffer_name(int32_t buffer);  // a<k>, or a constant array's own name
+  std::string value(ExprId id);  // name or inline text, emitting temporaries as needed
+  std::string index_text(ExprId id);
+  std::string load_text(const Expr& e);
+  std::string store_text(int32_t buffer, const std::string& index, const std::string& value, DType from);
+  void statements(const std::vector<Stmt>& body);
+  void loop(const Stmt& s);
+  void open_block() { emitted_.emplace_back(); ++depth_; }
+  void close_block() { emitted_.pop_back(); --depth_; line("}"); }
+  bool is_emitted(ExprId id) const {
+    for (const auto& block : emitted_)
+      if (block.count(id)) return true;
+    return false;
+  }
+
+  const Program& program_;
+  const Kernel& kernel_;
+  const Options& options_;
+  const target::Target& target_;
+  std::vector<int32_t> arguments_;
+  std::ostringstream out_;  // the body
+  int depth_ = 1;
+  bool in_simd_loop_ = false;  // inside a loop whose iterations are SIMD lanes
+  std::vector<std::set<ExprId>> emitted_{{}};
+};
+
+}  // namespace kiln::codegen

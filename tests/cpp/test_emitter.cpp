@@ -1,0 +1,117 @@
+// The C++ emitter on hand-built loop IR, without compiling: what the printer writes for loops,
+// parallel and SIMD marks, reductions, 16-bit floats, and how identical kernels share code.
+#include <gtest/gtest.h>
+
+#include "codegen/cpp/cpp_emitter.h"
+#include "ir/builder.h"
+#include "sched/kernel_builder.h"
+#include "sched/scheduler.h"
+#include "target/target.h"
+
+namespace kiln::codegen {
+namespace {
+
+using ir::Op;
+using ir::Scalar;
+using sched::Buffer;
+using sched::BufferRole;
+using sched::KernelBuilder;
+
+int count(const std::string& text, const std::string& needle) {
+  int found = 0;
+  for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++found;
+  return found;
+}
+
+Buffer buffer(BufferRole role, int32_t number, DType dtype, int64_t size, std::string name) {
+  Buffer b;
+  b.role = role;
+  b.number = number;
+  b.dtype = dtype;
+  b.shape = {size};
+  b.strides = {1};
+  b.name = std::move(name);
+  return b;
+}
+
+// out<k>[i] = exp(in<k>[i]) for k in [0, copies), each its own kernel over `size` elements.
+sched::Program exp_program(int copies, int64_t size, DType dtype, bool parallel, bool simd) {
+  sched::Program program;
+  for (int k = 0; k < copies; ++k) {
+    program.buffers.push_back(buffer(BufferRole::Input, k, dtype, size, "in" + std::to_string(k)));
+    program.buffers.push_back(buffer(BufferRole::Output, k, dtype, size, "out" + std::to_string(k)));
+    sched::Kernel kernel;
+    KernelBuilder builder(kernel);
+    int32_t i = builder.new_loop(size);
+    sched::Stmt store;
+    store.kind = sched::StmtKind::Store;
+    store.buffer = 2 * k + 1;
+    store.index = builder.loop_var(i);
+    store.value = builder.elementwise(Op::exp, DType::Float32,
+                                      {builder.load(2 * k, dtype, builder.loop_var(i))});
+    sched::Stmt loop;
+    loop.kind = sched::StmtKind::Loop;
+    loop.loop = {i, size};
+    loop.parallel = parallel;
+    loop.vectorize = simd;
+    loop.body.push_back(store);
+    kernel.body.push_back(loop);
+    kernel.buffers_read = {2 * k};
+    kernel.buffers_written = {2 * k + 1};
+    kernel.name = "kernel" + std::to_string(k) + "_exp";
+    program.kernels.push_back(kernel);
+    sched::Step step;
+    step.kernel = k;
+    program.steps.push_back(step);
+    program.output_buffers.push_back(2 * k + 1);
+  }
+  return program;
+}
+
+TEST(Emitter, LoopMarksBecomePragmas) {
+  Options options;
+  target::Target target = target::host_cpu(2);
+  std::string parallel_simd = emit_cpp(exp_program(1, 4096, DType::Float32, true, true), options, target).text;
+  EXPECT_EQ(count(parallel_simd, "#pragma omp parallel for simd schedule(static) num_threads(kiln_threads)"), 1);
+  std::string simd = emit_cpp(exp_program(1, 4096, DType::Float32, false, true), options, target).text;
+  EXPECT_EQ(count(simd, "#pragma omp parallel"), 0);
+  EXPECT_EQ(count(simd, "#pragma omp simd"), 1);
+  std::string plain = emit_cpp(exp_program(1, 4, DType::Float32, false, true), options, target).text;
+  EXPECT_EQ(count(plain, "#pragma omp simd"), 0);  // too short to be worth a SIMD loop
+}
+
+TEST(Emitter, IdenticalKernelsShareOneFunction) {
+  Options options;
+  CppSource source = emit_cpp(exp_program(3, 100, DType::Float32, false, false), options,
+                              target::host_cpu(2));
+  EXPECT_EQ(count(source.text, "(char* const* kiln_args)"), 1);
+  ASSERT_EQ(source.kernels.size(), 3u);
+  for (const runtime::KernelCall& call : source.kernels) EXPECT_EQ(call.symbol, "kernel0_exp");
+  EXPECT_EQ(source.kernels[1].arguments, (std::vector<int32_t>{2, 3}));
+  EXPECT_EQ(source.kernels[2].arguments, (std::vector<int32_t>{4, 5}));
+}
+
+TEST(Emitter, HalfFloatsAreConvertedOnLoadAndStore) {
+  Options options;
+  std::string text = emit_cpp(exp_program(1, 64, DType::Float16, false, false), options,
+                              target::host_cpu(1)).text;
+  EXPECT_NE(text.find("kiln_f16_to_f32(a0[i0])"), std::string::npos);
+  EXPECT_NE(text.find("a1[i0] = kiln_f32_to_f16("), std::string::npos);
+}
+
+TEST(Emitter, ReductionLanesFollowTheTargetVectorWidth) {
+  ir::Graph graph;
+  ir::Builder b(graph);
+  graph.set_outputs({b.reduce(Op::sum, b.parameter(DType::Float32, {1 << 16}), {0}, false)});
+  sched::Program program = sched::schedule(graph, {});
+  Options options;
+  target::Target wide = target::host_cpu(1), narrow = target::host_cpu(1);
+  wide.vector_bits = 512;
+  narrow.vector_bits = 128;
+  // Four registers of float32 lanes: 64 with AVX-512, 16 with SSE.
+  EXPECT_NE(emit_cpp(program, options, wide).text.find("_lanes[64]"), std::string::npos);
+  EXPECT_NE(emit_cpp(program, options, narrow).text.find("_lanes[16]"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace kiln::codegen

@@ -1,0 +1,145 @@
+// The scheduler and the CPU loop passes on hand-built graphs and loop IR, without compiling:
+// which nodes become kernels, which share one, what the passes mark, and why fusion is refused.
+#include <gtest/gtest.h>
+
+#include "ir/builder.h"
+#include "sched/cpu/interchange_reductions.h"
+#include "sched/cpu/mark_parallel.h"
+#include "sched/cpu/mark_vector_loops.h"
+#include "sched/kernel_builder.h"
+#include "sched/scheduler.h"
+#include "target/target.h"
+
+namespace kiln::sched {
+namespace {
+
+using ir::Scalar;
+
+target::Target cpu(int threads) {
+  target::Target target;
+  target.threads = threads;
+  return target;
+}
+
+TEST(Scheduler, PointwiseChainIsOneKernelAndSiblingReductionsShareIt) {
+  ir::Graph graph;
+  ir::Builder b(graph);
+  ir::ValueId x = b.parameter(DType::Float64, {64, 32});
+  ir::ValueId y = b.unary(Op::exp, b.binary(Op::mul, x, x));
+  ir::ValueId total = b.reduce(Op::sum, y, {1}, false);
+  ir::ValueId largest = b.reduce(Op::max, y, {1}, false);
+  graph.set_outputs({total, largest});
+  std::vector<std::string> notes;
+  Program program = schedule(graph, {}, &notes);
+  ASSERT_EQ(program.kernels.size(), 1u);  // exp(x*x) inlined, both reductions in one pass
+  EXPECT_EQ(program.steps.size(), 1u);
+  EXPECT_TRUE(notes.empty());
+  int stores = 0;
+  for (const Stmt& s : program.kernels[0].body[0].body) stores += s.kind == StmtKind::Store;
+  EXPECT_EQ(stores, 2);
+  EXPECT_EQ(program.arena_bytes, 0);  // nothing intermediate is materialized
+}
+
+TEST(Scheduler, ExternScanAndScatterGetTheirOwnStepsWithReasons) {
+  ir::Graph graph;
+  ir::Builder b(graph);
+  ir::ValueId a = b.parameter(DType::Float32, {16, 8});
+  ir::ValueId w = b.parameter(DType::Float32, {8, 4});
+  ir::ValueId product = b.matmul(a, w);
+  ir::ValueId scanned = b.scan(Op::cumsum, b.unary(Op::tanh, product), 0);
+  ir::ValueId index = b.parameter(DType::Int64, {3});
+  ir::ValueId values = b.parameter(DType::Float32, {3, 4});
+  ir::ValueId scattered = b.scatter(scanned, index, values, 0, ir::ScatterMode::Add);
+  graph.set_outputs({scattered});
+  std::vector<std::string> notes;
+  Program program = schedule(graph, {}, &notes);
+  ASSERT_EQ(program.steps.size(), 3u);
+  EXPECT_FALSE(program.steps[0].is_kernel);  // matmul: a library call on whole buffers
+  EXPECT_EQ(program.steps[0].call.op, Op::matmul);
+  const Kernel& scatter = program.kernels.back();
+  EXPECT_GE(scatter.ordered_from, 1);  // updates after the copy run in order
+}
+
+TEST(Scheduler, FusionNotesSayWhy) {
+  ir::Graph graph;
+  ir::Builder b(graph);
+  ir::ValueId x = b.parameter(DType::Float64, {8});
+  ir::ValueId doubled = b.binary(Op::add, x, x);
+  ir::ValueId running = b.scan(Op::cumsum, x, 0);
+  ir::ValueId reads_running = b.binary(Op::mul, running, running);
+  graph.set_outputs({doubled, running, reads_running});
+  std::vector<std::string> notes;
+  schedule(graph, {}, &notes);
+  std::string all;
+  for (const std::string& note : notes) all += note + "\n";
+  EXPECT_NE(all.find("cumsum is a scan, in its own kernel"), std::string::npos) << all;
+}
+
+// A hand-built kernel: for i < outer: for j < inner: out[i * inner + j] = in[...] * 2.
+Kernel copy_kernel(int64_t outer, int64_t inner) {
+  Kernel kernel;
+  KernelBuilder builder(kernel);
+  int32_t i = builder.new_loop(outer), j = builder.new_loop(inner);
+  ExprId offset = builder.add(builder.mul(builder.loop_var(i), inner), builder.loop_var(j));
+  Stmt store;
+  store.kind = StmtKind::Store;
+  store.buffer = 1;
+  store.index = offset;
+  store.value = builder.elementwise(Op::mul, DType::Float32,
+                                    {builder.load(0, DType::Float32, offset),
+                                     builder.constant(Scalar::of(2.0), DType::Float32)});
+  Stmt inner_loop;
+  inner_loop.kind = StmtKind::Loop;
+  inner_loop.loop = {j, inner};
+  inner_loop.body.push_back(store);
+  Stmt outer_loop;
+  outer_loop.kind = StmtKind::Loop;
+  outer_loop.loop = {i, outer};
+  outer_loop.body.push_back(inner_loop);
+  kernel.body.push_back(outer_loop);
+  return kernel;
+}
+
+TEST(LoopPasses, MarkParallelNeedsThreadsAndWork) {
+  Kernel big = copy_kernel(1024, 1024);
+  EXPECT_FALSE(cpu::mark_parallel(big, cpu(1)));  // one thread: no OpenMP region at all
+  EXPECT_FALSE(big.body[0].parallel);
+  EXPECT_TRUE(cpu::mark_parallel(big, cpu(2)));
+  EXPECT_TRUE(big.body[0].parallel);
+  EXPECT_FALSE(big.body[0].body[0].parallel);  // only the outermost loop
+  Kernel small = copy_kernel(8, 16);
+  EXPECT_FALSE(cpu::mark_parallel(small, cpu(2)));  // below the threshold: serial
+  Kernel ordered = copy_kernel(1024, 1024);
+  ordered.ordered_from = 0;  // a scatter's updates
+  EXPECT_FALSE(cpu::mark_parallel(ordered, cpu(2)));
+}
+
+TEST(LoopPasses, MarkVectorLoopsMarksTheInnermostStoreLoop) {
+  Kernel kernel = copy_kernel(4, 256);
+  EXPECT_TRUE(cpu::mark_vector_loops(kernel, cpu(2)));
+  EXPECT_FALSE(kernel.body[0].vectorize);
+  EXPECT_TRUE(kernel.body[0].body[0].vectorize);
+  EXPECT_FALSE(cpu::mark_vector_loops(kernel, cpu(2)));  // already marked: unchanged
+}
+
+TEST(LoopPasses, ColumnSumsAreInterchangedIntoStrideOneLanes) {
+  // out[a] = sum_i x[i, a] over a (4096, 256) array: a strided reduction.
+  ir::Graph graph;
+  ir::Builder b(graph);
+  ir::ValueId x = b.parameter(DType::Float32, {4096, 256});
+  graph.set_outputs({b.reduce(Op::sum, x, {0}, false)});
+  Program program = schedule(graph, {});
+  ASSERT_EQ(program.kernels.size(), 1u);
+  Kernel& kernel = program.kernels[0];
+  EXPECT_TRUE(cpu::interchange_reductions(kernel, cpu(2)));
+  const Stmt& block = kernel.body[0];
+  ASSERT_EQ(block.kind, StmtKind::Loop);
+  ASSERT_FALSE(block.body.empty());
+  EXPECT_GE(block.body[0].lanes_loop.variable, 0);  // accumulators over the lanes
+  EXPECT_TRUE(cpu::mark_parallel(kernel, cpu(2)));
+  EXPECT_TRUE(block.parallel);
+  EXPECT_FALSE(block.body[0].parallel);  // the lane reduction itself is never split
+}
+
+}  // namespace
+}  // namespace kiln::sched
