@@ -7,6 +7,7 @@
 #include <optional>
 #include <source_location>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "kiln/dtype.h"
@@ -71,6 +72,18 @@ Tensor sigmoid(const Tensor& x, KILN_WHERE);
 Tensor relu(const Tensor& x, KILN_WHERE);
 
 Tensor gelu(const Tensor& x, bool tanh_approximation = false, KILN_WHERE);
+// NumPy ufuncs that are decompositions (src/decompose/ufuncs.h), promoted as NumPy does.
+Tensor fmod(const Tensor& a, const Tensor& b, KILN_WHERE);
+Tensor logaddexp(const Tensor& a, const Tensor& b, KILN_WHERE);
+Tensor logaddexp2(const Tensor& a, const Tensor& b, KILN_WHERE);
+Tensor heaviside(const Tensor& x, const Tensor& at_zero, KILN_WHERE);
+Tensor gcd(const Tensor& a, const Tensor& b, KILN_WHERE);  // integers
+Tensor lcm(const Tensor& a, const Tensor& b, KILN_WHERE);  // integers
+Tensor ldexp(const Tensor& x, const Tensor& exponent, KILN_WHERE);
+Tensor signbit(const Tensor& x, KILN_WHERE);
+// (fraction, whole) and (mantissa, int32 exponent), as np.modf and np.frexp.
+std::pair<Tensor, Tensor> modf(const Tensor& x, KILN_WHERE);
+std::pair<Tensor, Tensor> frexp(const Tensor& x, KILN_WHERE);
 Tensor where(const Tensor& condition, const Tensor& a, const Tensor& b, KILN_WHERE);
 Tensor where(const Tensor& condition, const Tensor& a, double b, KILN_WHERE);
 Tensor where(const Tensor& condition, double a, const Tensor& b, KILN_WHERE);

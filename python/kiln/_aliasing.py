@@ -13,6 +13,8 @@ import ctypes
 
 import numpy as np
 
+from . import _kiln
+
 
 class AliasingUnsupported(Exception):
     """The arrays overlap in a way kiln does not trace (the call runs eagerly)."""
@@ -109,7 +111,6 @@ def trace_inputs(arrays, trace, tracer):
 
 def _trace_group(members, positions, trace, tracer, tracers):
     """(the flat memory array, its input tensor, its tracer); sets the members' tracers."""
-    from . import _kiln
     dtype = members[0].dtype
     itemsize = dtype.itemsize
     if any(member.dtype != dtype or any(s % itemsize for s in member.strides)

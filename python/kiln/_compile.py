@@ -37,9 +37,10 @@ import weakref
 
 import numpy as np
 
-from . import _aliasing, _kiln, _pytree
+from . import _aliasing, _kiln, _numpy_tracer, _pytree
 from ._config import config
 from ._environment import Environment
+from ._graph_breaks import GraphBreakSignal, is_internal
 
 MISS = _kiln.MISS
 EAGER = _kiln.EAGER
@@ -53,15 +54,6 @@ CompilerError = _kiln.CompilerError
 
 class GraphBreak(RuntimeError):
     """Raised with fullgraph=True where the function cannot be captured as one graph."""
-
-
-class GraphBreakSignal(Exception):
-    """Raised by the tracer at a graph break it cannot continue from (see the module doc)."""
-
-    def __init__(self, reason, location=""):
-        super().__init__(f"{reason} at {location}" if location else reason)
-        self.reason = reason
-        self.location = location
 
 
 class _SegmentLimit(Exception):
@@ -102,19 +94,16 @@ def set_tracer(module):
 
 
 def _tracer():
-    if _tracer_override is not None:
-        return _tracer_override
-    from . import _tracer as tracer_module
-    return tracer_module
+    return _tracer_override if _tracer_override is not None else _numpy_tracer
 
 
 # Every live compiled function, for kiln.reset().
 _all_functions = weakref.WeakSet()
-_active = threading.local()  # the stack of _TraceContext being traced on this thread
 
 
 class _TraceContext:
-    """What graph_break needs while one call is traced."""
+    """The driver's side of one traced call. The tracer reaches it through its trace context
+    (TraceContext.driver): graph breaks that continue, and data that becomes graph inputs."""
 
     def __init__(self, function, trace, real_arrays, strides, options, fullgraph):
         self.function = function
@@ -126,62 +115,40 @@ class _TraceContext:
         self.broke = False              # a break happened: values may depend on the data
         self.data_scalars = {}          # id -> Python scalar returned by float()/int()/.item()
 
+    def graph_break(self, tensor, reason, location=""):
+        """The concrete NumPy value of `tensor` (see the module doc), or kiln.GraphBreak under
+        fullgraph=True."""
+        function = self.function
+        if self.fullgraph:
+            function._note_break(reason, location)
+            raise GraphBreak(f"kiln: graph break in {function.name}: {reason} at {location} "
+                             f"(fullgraph=True)")
+        compiled, new = function._compile_segment(self, [tensor])
+        if new:
+            function._note_break(reason, location)
+        self.broke = True
+        return compiled.run(self.real_arrays)[0]
 
-def _context_stack():
-    stack = getattr(_active, "stack", None)
-    if stack is None:
-        stack = _active.stack = []
-    return stack
+    def data_input(self, array):
+        """After a graph break, a concrete array that reaches the trace may depend on the data:
+        it becomes a graph input fed this call's value (None before any break: a constant is
+        fine)."""
+        if not self.broke:
+            return None
+        if not array.flags.c_contiguous:  # (np.ascontiguousarray would make a 0-d array 1-d)
+            array = array.copy()
+        tensor = self.trace.input(array.dtype.name, list(array.shape))
+        self.real_arrays.append(array)
+        self.strides.append([])
+        return tensor
 
+    def note_data_scalar(self, value):
+        """A Python scalar from float()/int()/.item(): data, if used as an operand."""
+        self.data_scalars[id(value)] = value
+        return value
 
-def _current():
-    stack = _context_stack()
-    return stack[-1] if stack and stack[-1].trace is not None else None
-
-
-def graph_break(tensor, reason, location=""):
-    """Called by the tracer at a graph break: returns the concrete NumPy value of `tensor` (see
-    the module doc), or raises kiln.GraphBreak under fullgraph=True."""
-    context = _current()
-    if context is None:
-        raise RuntimeError("kiln: graph_break called outside a traced function")
-    function = context.function
-    if context.fullgraph:
-        function._note_break(reason, location)
-        raise GraphBreak(f"kiln: graph break in {function.name}: {reason} at {location} "
-                         f"(fullgraph=True)")
-    compiled, new = function._compile_segment(context, [tensor])
-    if new:
-        function._note_break(reason, location)
-    context.broke = True
-    return compiled.run(context.real_arrays)[0]
-
-
-def data_input(array):
-    """After a graph break, a concrete array that reaches the trace may depend on the data: it
-    becomes a graph input fed this call's value (None before any break: a constant is fine)."""
-    context = _current()
-    if context is None or not context.broke:
-        return None
-    if not array.flags.c_contiguous:  # (np.ascontiguousarray would make a 0-d array 1-d)
-        array = array.copy()
-    tensor = context.trace.input(array.dtype.name, list(array.shape))
-    context.real_arrays.append(array)
-    context.strides.append([])
-    return tensor
-
-
-def note_data_scalar(value):
-    """A Python scalar the tracer got from float()/int()/.item(): data, if used as an operand."""
-    context = _current()
-    if context is not None:
-        context.data_scalars[id(value)] = value
-    return value
-
-
-def is_data_scalar(value):
-    context = _current()
-    return context is not None and context.data_scalars.get(id(value)) is value
+    def is_data_scalar(self, value):
+        return self.data_scalars.get(id(value)) is value
 
 
 def _location_of(fn):
@@ -194,7 +161,6 @@ def _location_of(fn):
 def _located(error):
     """The tracer's error for a bad argument (NumPy's class and message) with the op and the
     user's file:line in front; None if it names them already or the user's code raised it."""
-    from ._graph_breaks import is_internal
     if type(error) not in (ValueError, TypeError, IndexError) or str(error).startswith("kiln:"):
         return None
     frames, traceback = [], error.__traceback__
@@ -347,16 +313,15 @@ class CompiledFunction:
         if config.cache_dir is not None:
             options.setdefault("cache_dir", str(config.cache_dir))
         context = _TraceContext(self, trace, list(real_arrays), strides, options, self.fullgraph)
-        stack = _context_stack()
-        stack.append(context)
-        capturing = getattr(tracer, "capturing_creation", None)
+        attach = getattr(tracer, "attach_driver", None)  # a stand-in tracer may have none
+        capturing = attach(trace, context) if attach is not None else None
         try:
             if capturing is None:
                 result = function(*traced_args, **traced_kwargs)
             else:
-                with capturing():
+                with capturing:
                     result = function(*traced_args, **traced_kwargs)
-            outputs, output_spec = self._outputs(trace, tracer, result)
+            outputs, output_spec = self._outputs(context, tracer, result)
         except GraphBreakSignal as signal:
             return self._give_up(args, kwargs, signal.reason, signal.location, register)
         except Unsupported as error:
@@ -368,8 +333,6 @@ class CompiledFunction:
             if located is None:
                 raise
             raise located.with_traceback(error.__traceback__) from None
-        finally:
-            stack.pop()
 
         mutations = []  # (graph input, output): written back into the caller's memory
         for position, (tensor, tracer_object) in enumerate(inputs):
@@ -417,7 +380,7 @@ class CompiledFunction:
         self._note_graph(compiled)
         return compiled, True
 
-    def _outputs(self, trace, tracer, result):
+    def _outputs(self, context, tracer, result):
         """Graph outputs and the C++ output spec for the function's result pytree."""
         outputs = []
         is_scalar = getattr(tracer, "is_scalar_result", None)
@@ -427,9 +390,9 @@ class CompiledFunction:
             if tensor is None and type(leaf) is np.ndarray:
                 # A fresh copy per call, as eager NumPy returns; after a graph break the array
                 # may come from the data, so it is an input, not part of the graph's text.
-                tensor = data_input(leaf)
+                tensor = context.data_input(leaf)
                 if tensor is None:
-                    tensor = trace.constant(leaf)
+                    tensor = context.trace.constant(leaf)
             if tensor is not None:
                 outputs.append(tensor)
                 slot = len(outputs) - 1

@@ -1,8 +1,10 @@
 """Graph breaks raised by the tracer, and the user's source line they are reported at.
 
 A value the trace cannot know (bool(), float(), .item(), conversion to an ndarray, an
-unsupported function) either ends the trace (graph_break: the driver's GraphBreakSignal) or is
-computed by the driver from the graph so far and tracing goes on with it (materialize).
+unsupported function) either ends the trace (graph_break: GraphBreakSignal) or is computed by
+the driver from the graph so far and tracing goes on with it (materialize). The driver is
+reached through the trace context (TraceContext.driver), never imported: this module sits at
+the bottom of the package's imports.
 """
 import os
 import sys
@@ -30,16 +32,19 @@ def user_location():
     return "<unknown>:0"
 
 
+class GraphBreakSignal(Exception):
+    """The tracer cannot continue: the driver runs the call eagerly (or raises kiln.GraphBreak
+    under fullgraph=True)."""
+
+    def __init__(self, reason, location=""):
+        super().__init__(f"{reason} at {location}" if location else reason)
+        self.reason = reason
+        self.location = location
+
+
 def graph_break(reason):
-    """Raises the driver's signal: the trace cannot go on past this point."""
-    from ._compile import GraphBreakSignal
+    """Raises the signal: the trace cannot go on past this point."""
     raise GraphBreakSignal(reason, user_location())
-
-
-def note_data_scalar(value):
-    """A Python scalar computed from a traced value: made an input where it is used again."""
-    from ._compile import note_data_scalar as note
-    return note(value)
 
 
 def materialize(value, reason):
@@ -47,10 +52,12 @@ def materialize(value, reason):
     known = value._context.known.get(value.tensor.id) if value._mask is None else None
     if known is not None:  # made by a creation function from static arguments
         return np.asarray(known())
-    from ._compile import graph_break as driver_graph_break
+    driver = value._context.driver
     location = user_location()
-    full = np.asarray(driver_graph_break(value.tensor, reason, location))
+    if driver is None:  # traced without a driver that can run the graph so far
+        raise GraphBreakSignal(reason, location)
+    full = np.asarray(driver.graph_break(value.tensor, reason, location))
     if value._mask is None:
         return full
-    mask = np.asarray(driver_graph_break(value._mask.tensor, reason, location))
+    mask = np.asarray(driver.graph_break(value._mask.tensor, reason, location))
     return full[mask]

@@ -11,6 +11,11 @@ import math
 
 import numpy as np
 
+from . import _kiln
+from ._numpy_creation import FUNCTIONS as _CREATION
+from ._numpy_functions import FUNCTIONS as _CORE, _UFUNC_REDUCTIONS, product_dtype
+from ._numpy_manipulation import FUNCTIONS as _MANIPULATION
+from ._numpy_statistics import FUNCTIONS as _STATISTICS
 from ._tracer import (TracedArray, _UFuncOutputCastingError, as_operand, backend, cast,
                       context_of, default_float, materialize_all, to_tensor, traced, weak_type)
 
@@ -40,112 +45,30 @@ def _reciprocal(context, operands, loop):
     return result
 
 
-def _fmod(context, operands, loop):
-    k, (a, b) = _k(), operands
-    remainder = k.mod(a, b)
-    # C's fmod takes the dividend's sign, Python's mod the divisor's.
-    wrong_sign = k.logical_and(k.not_equal(remainder, 0.0),
-                               k.not_equal(k.less(remainder, 0.0), k.less(a, 0.0)))
-    return k.where(wrong_sign, k.subtract(remainder, b), remainder)
-
-
 def _divmod(context, operands, loop):
     return _k().floor_divide(*operands), _k().mod(*operands)
 
 
-def _modf(context, operands, loop):
-    k, (x,) = _k(), operands
-    whole = k.trunc(x)
-    fraction = k.where(k.isinf(x), k.copysign(context.constant(0, loop[0]), x),
-                       k.subtract(x, whole))
-    return fraction, whole
-
-
 def _frexp(context, operands, loop):
-    k, (x,) = _k(), operands
-    exponent = k.add(k.floor(k.log2(k.abs(x))), 1.0)
-    mantissa = k.multiply(x, k.exp2(k.negative(exponent)))
-    # log2 can be off by one ulp at powers of two: bring |mantissa| into [0.5, 1).
-    too_big = k.greater_equal(k.abs(mantissa), 1.0)
-    mantissa = k.where(too_big, k.multiply(mantissa, 0.5), mantissa)
-    exponent = k.where(too_big, k.add(exponent, 1.0), exponent)
-    special = k.logical_or(k.equal(x, 0.0), k.logical_not(k.isfinite(x)))
-    mantissa = k.where(special, x, mantissa)
-    exponent = k.where(special, 0.0, exponent)
+    mantissa, exponent = _k().frexp(*operands)
     return mantissa, cast(exponent, loop[2])
 
 
 def _ldexp(context, operands, loop):
-    k, (x, exponent) = _k(), operands
-    return k.multiply(x, k.exp2(cast(exponent, loop[0])))
-
-
-def _logaddexp(base_two):
-    def implementation(context, operands, loop):
-        k, (a, b) = _k(), operands
-        larger = k.maximum(a, b)
-        distance = k.abs(k.subtract(a, b))
-        if base_two:
-            tail = k.multiply(k.log1p(k.exp2(k.negative(distance))), 1 / math.log(2))
-            same = k.add(a, 1.0)
-        else:
-            tail = k.log1p(k.exp(k.negative(distance)))
-            same = k.add(a, math.log(2))
-        # Equal operands (infinities included) would give inf - inf.
-        return k.where(k.equal(a, b), same, k.add(larger, tail))
-    return implementation
-
-
-def _heaviside(context, operands, loop):
-    k, (x, at_zero) = _k(), operands
-    steps = k.where(k.less(x, 0.0), context.constant(0, loop[0]),
-                    k.where(k.greater(x, 0.0), context.constant(1, loop[0]), at_zero))
-    return k.where(k.isnan(x), x, steps)
+    return _k().ldexp(*operands)
 
 
 def _scale(factor):
     return lambda context, operands, loop: _k().multiply(operands[0], factor)
 
 
-def _signbit(context, operands, loop):
-    k, (x,) = _k(), operands
-    if loop[0].kind == "f":
-        return k.less(k.copysign(1.0, x), 0.0)
-    return k.less(x, 0.0)
-
-
 def _float_power(context, operands, loop):
     return _k().power(*operands)
-
-
-def _gcd_steps(dtype):
-    # Euclid takes at most as many steps as the Fibonacci numbers below the type's range.
-    return {1: 12, 2: 24, 4: 47, 8: 93}[dtype.itemsize]
-
-
-def _gcd(context, operands, loop):
-    k, (a, b) = _k(), operands
-    a, b = k.abs(a), k.abs(b)
-    zero = context.constant(0, loop[0])
-    one = context.constant(1, loop[0])
-    for _ in range(_gcd_steps(loop[0])):
-        nonzero = k.not_equal(b, 0.0)
-        remainder = k.mod(a, k.where(nonzero, b, one))
-        a, b = k.where(nonzero, b, a), k.where(nonzero, remainder, zero)
-    return a
-
-
-def _lcm(context, operands, loop):
-    k, (a, b) = _k(), operands
-    divisor = _gcd(context, operands, loop)
-    safe = k.where(k.equal(divisor, 0.0), context.constant(1, loop[0]), divisor)
-    return k.abs(k.multiply(k.floor_divide(a, safe), b))
 
 
 def _widened(implementation):
     """A matmul-based ufunc computed in _numpy_functions.product_dtype (float16, bool)."""
     def widened(context, operands, loop):
-        from ._numpy_functions import product_dtype
         compute = product_dtype(loop[0])
         return implementation(context, [cast(o, compute) for o in operands], loop)
     return widened
@@ -178,7 +101,6 @@ def _vecdot(context, operands, loop):
 def _table_functions():
     """{NumPy ufunc: implementation} for every elementwise op of kiln's op table whose public
     name is a NumPy ufunc: a new table entry reaches NumPy code with no edit here."""
-    from . import _kiln
     functions = {}
     for _, public, kind, *_ in _kiln.op_table():
         ufunc = getattr(np, public, None)
@@ -193,10 +115,11 @@ UFUNCS = {
     np.matmul: _widened(_direct("matmul")), np.power: _power, np.fabs: _direct("abs"),
     np.rint: _direct("round"), np.square: _direct("square"), np.reciprocal: _reciprocal,
     np.positive: _identity, np.conjugate: _identity, np.float_power: _float_power,
-    np.fmod: _fmod, np.divmod: _divmod, np.modf: _modf, np.frexp: _frexp, np.ldexp: _ldexp,
-    np.logaddexp: _logaddexp(False), np.logaddexp2: _logaddexp(True), np.heaviside: _heaviside,
+    np.divmod: _divmod, np.frexp: _frexp, np.ldexp: _ldexp,
+    np.fmod: _direct("fmod"), np.modf: _direct("modf"), np.logaddexp: _direct("logaddexp"),
+    np.logaddexp2: _direct("logaddexp2"), np.heaviside: _direct("heaviside"),
+    np.signbit: _direct("signbit"), np.gcd: _direct("gcd"), np.lcm: _direct("lcm"),
     np.deg2rad: _scale(math.pi / 180), np.rad2deg: _scale(180 / math.pi),
-    np.signbit: _signbit, np.gcd: _gcd, np.lcm: _lcm,
 }
 for _name in ["matvec", "vecmat", "vecdot"]:
     if hasattr(np, _name):
@@ -332,10 +255,5 @@ def _masked_ufunc(ufunc, inputs, out, mask, where, dtype, casting):
     return wrapped[0] if len(wrapped) == 1 else tuple(wrapped)
 
 
-# The NumPy functions the tracer implements, one table per family (each needs UFUNCS above).
-from ._numpy_functions import FUNCTIONS as _CORE, _UFUNC_REDUCTIONS  # noqa: E402
-from ._numpy_creation import FUNCTIONS as _CREATION  # noqa: E402
-from ._numpy_statistics import FUNCTIONS as _STATISTICS  # noqa: E402
-from ._numpy_manipulation import FUNCTIONS as _MANIPULATION  # noqa: E402
-
+# The NumPy functions the tracer implements, one table per family.
 FUNCTIONS = {**_CORE, **_CREATION, **_STATISTICS, **_MANIPULATION}

@@ -18,7 +18,7 @@ import numpy as np
 
 from ._graph_breaks import is_internal
 from ._tracer import (TracedArray, backend, cast, check_dtype, context_of, default_float,
-                      has_tracer, traced)
+                      has_tracer, materialize_all, traced)
 
 _NO_VALUE = np._NoValue
 
@@ -185,7 +185,6 @@ CAPTURED = {
 
 def _eager(name, context, *args, **kwargs):
     """The NumPy function on concrete values (arange with a traced bound: data-dependent)."""
-    from ._tracer import materialize_all
     args, kwargs = materialize_all((args, kwargs), f"np.{name} with a traced argument")
     return _ORIGINALS[name](*args, **kwargs)
 
@@ -204,11 +203,14 @@ _lock = threading.Lock()
 _depth = 0
 
 
+# The trace contexts being traced on each thread, innermost last: np.zeros(3) in user code has
+# no traced argument to say which trace it belongs to (the one ambient fact of the tracer).
+_capturing = threading.local()
+
+
 def _current_context():
-    from ._compile import _context_stack
-    from ._tracer import context_for
-    stack = _context_stack()
-    return context_for(stack[-1].trace) if stack and stack[-1].trace is not None else None
+    stack = getattr(_capturing, "stack", None)
+    return stack[-1] if stack else None
 
 
 def _from_user_code():
@@ -236,10 +238,17 @@ _WRAPPERS = {name: _wrapper(name) for name in CAPTURED}
 
 
 class capturing:
-    """Context manager around tracing: the numpy namespace holds the wrappers meanwhile."""
+    """Context manager around tracing `context`'s trace: the numpy namespace holds the wrappers
+    meanwhile, and creation functions of user code build nodes in that trace."""
+
+    def __init__(self, context):
+        self.context = context
 
     def __enter__(self):
         global _depth
+        if not hasattr(_capturing, "stack"):
+            _capturing.stack = []
+        _capturing.stack.append(self.context)
         with _lock:
             if _depth == 0:
                 for name, wrapper in _WRAPPERS.items():
@@ -248,6 +257,7 @@ class capturing:
 
     def __exit__(self, *exc):
         global _depth
+        _capturing.stack.pop()
         with _lock:
             _depth -= 1
             if _depth == 0:

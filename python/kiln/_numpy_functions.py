@@ -4,8 +4,8 @@ import math
 
 import numpy as np
 
-from ._tracer import (TracedArray, backend, cast, check_dtype, normalize_axes, normalize_axis,
-                      to_tensor, traced)
+from ._tracer import (TracedArray, backend, cast, check_dtype, materialize_all, normalize_axes,
+                      normalize_axis, to_tensor, traced, weak_type)
 
 _NO_VALUE = np._NoValue
 
@@ -363,10 +363,8 @@ def vstack(context, tup, *, dtype=None, casting="same_kind"):
 
 def where(context, condition, x=_NO_VALUE, y=_NO_VALUE):
     if x is _NO_VALUE or y is _NO_VALUE:
-        from ._tracer import materialize_all
         return np.where(materialize_all(condition, "np.where(condition) has a data-dependent "
                                         "shape"))
-    from ._tracer import weak_type
     types = [weak_type(v) for v in (x, y)]
     # Python scalars by value: NumPy 1.x promotes by value (uint8 with -2 is int16).
     common = np.result_type(*[t if isinstance(t, np.dtype) else v for t, v in zip(types, (x, y))])
@@ -520,7 +518,6 @@ def norm(context, x, ord=None, axis=None, keepdims=False):
         reduce = np.max if ord > 0 else np.min
         result = reduce(sums, axis=columns, keepdims=True)
         return result if keepdims else np.squeeze(result, axis=(rows, columns))
-    from ._tracer import materialize_all
     return np.linalg.norm(materialize_all(value, f"linalg.norm with ord={ord!r}"), ord, axis,
                           keepdims)
 

@@ -15,12 +15,13 @@ Pass the Trace to wrap() (the bindings give no way back from a Tensor to its Tra
 tracer needs it to embed constants and to stamp the user's line on nodes).
 
 A value the trace cannot know (a tracer's truth value, float(), .item(), .tolist(), conversion
-to a real ndarray, an unsupported NumPy function, the data-dependent shape of x[mask]) calls
-kiln._compile.graph_break(tensor, reason, "file.py:line") for the concrete value and goes on
-with it; where that function does not exist it raises kiln._compile.GraphBreakSignal(reason,
-"file.py:line") (or a stand-in class while _compile does not exist). In-place updates are
-functionalised: the wrapper is rebound to the new value and views write through to the array
-they view.
+to a real ndarray, an unsupported NumPy function, the data-dependent shape of x[mask]) asks the
+driver attached to the trace context (TraceContext.driver: graph_break(tensor, reason,
+"file.py:line")) for the concrete value and goes on with it; without a driver it raises
+GraphBreakSignal (_graph_breaks.py). This module never imports the driver: kiln._numpy_tracer
+assembles the tracer (this module, the NumPy tables, indexing) and attaches drivers. In-place
+updates are functionalised: the wrapper is rebound to the new value and views write through to
+the array they view.
 
 Typing follows the installed NumPy: each ufunc's loop is resolved by NumPy itself
 (ufunc.resolve_dtypes: NEP 50 weak Python scalars on NumPy 2); operands are cast to the loop's
@@ -30,6 +31,8 @@ import operator
 import sys
 
 import numpy as np
+
+from . import _kiln
 
 AxisError = getattr(np, "exceptions", np).AxisError  # numpy.exceptions: NumPy >= 1.25
 try:  # NumPy's own class for a bad out= dtype (numpy.core before NumPy 2)
@@ -43,26 +46,25 @@ SUPPORTED_DTYPES = frozenset(
 
 
 
-# Imported on first use: the package (and these modules, which import us) may still be loading.
 def backend():
-    from . import _kiln
+    """The kiln ops the tracer records with (kiln._kiln)."""
     return _kiln
 
 
-def _indexing():
-    from . import _indexing as module
-    return module
+# The NumPy function/ufunc tables and the indexing rules: they import this module, so
+# kiln._numpy_tracer installs them here (install()) instead of this module importing them.
+_numpy_api = None
+_indexing = None
 
 
-def _api():
-    from . import _numpy_api
-    return _numpy_api
+def install(numpy_api, indexing):
+    global _numpy_api, _indexing
+    _numpy_api, _indexing = numpy_api, indexing
 
 
 # ---- graph breaks (_graph_breaks.py) ----
 
-from ._graph_breaks import (graph_break, materialize, note_data_scalar,  # noqa: E402,F401
-                            user_location)
+from ._graph_breaks import graph_break, materialize, user_location  # noqa: E402,F401
 
 
 def materialize_all(value, reason):
@@ -100,6 +102,20 @@ class TraceContext:
         self._lifted = {}         # id(ndarray) -> (ndarray, TracedArray)
         self._anchor = None       # some tensor of the trace: creation functions need one
         self.known = {}           # tensor id -> () -> its concrete value (_numpy_creation)
+        # The driver tracing this call (kiln._compile): graph_break, data_input,
+        # note_data_scalar, is_data_scalar. None: breaks end the trace.
+        self.driver = None
+
+    def data_input(self, array):
+        """After a graph break, data that reaches the trace becomes a graph input (None:
+        embed it as a constant)."""
+        return self.driver.data_input(array) if self.driver is not None else None
+
+    def note_data_scalar(self, value):
+        return self.driver.note_data_scalar(value) if self.driver is not None else value
+
+    def is_data_scalar(self, value):
+        return self.driver is not None and self.driver.is_data_scalar(value)
 
     def at(self):
         """Stamps the user's current line on the nodes built next (and on errors)."""
@@ -145,8 +161,7 @@ class TraceContext:
             return known[1]
         dtype = check_dtype(array.dtype)
         uniform_value = _uniform_value(array)
-        from ._compile import data_input
-        tensor = data_input(array) if array.size else None  # after a graph break: an input
+        tensor = self.data_input(array) if array.size else None  # after a break: an input
         if tensor is not None:
             pass
         elif array.size == 0:
@@ -163,12 +178,6 @@ class TraceContext:
 
 
 _contexts = {}   # id(trace) -> TraceContext, for the traces alive (see wrap)
-
-
-def capturing_creation():
-    """The driver traces inside this: np.zeros, np.arange, ... of user code build nodes."""
-    from ._numpy_creation import capturing
-    return capturing()
 
 
 def context_for(trace):
@@ -294,9 +303,8 @@ def to_tensor(context, value, dtype=None, op_name="op"):
     elif isinstance(value, (bool, int, float, np.bool_)) and not isinstance(value, np.generic):
         target = np.dtype(dtype) if dtype is not None else np.asarray(value).dtype
         check_fits(value, target, op_name)
-        from ._compile import data_input, is_data_scalar
-        if is_data_scalar(value):  # from float()/int()/.item() after a break: an input
-            tensor = data_input(np.asarray(value, target))
+        if context.is_data_scalar(value):  # from float()/.item() after a break: an input
+            tensor = context.data_input(np.asarray(value, target))
             if tensor is not None:
                 return tensor
         return context.constant(value, target)
@@ -484,10 +492,10 @@ class TracedArray:
         return bool(materialize(self, "bool() of a traced array (data-dependent control flow)"))
 
     def __float__(self):
-        return note_data_scalar(float(materialize(self, "float() of a traced array")))
+        return self._context.note_data_scalar(float(materialize(self, "float() of a traced array")))
 
     def __int__(self):
-        return note_data_scalar(int(materialize(self, "int() of a traced array")))
+        return self._context.note_data_scalar(int(materialize(self, "int() of a traced array")))
 
     def __index__(self):
         return operator.index(materialize(self, "a traced array used as a Python integer")[()])
@@ -503,7 +511,8 @@ class TracedArray:
         return value in materialize(self, "`in` on a traced array")
 
     def item(self, *args):
-        return note_data_scalar(materialize(self, "ndarray.item() of a traced array").item(*args))
+        return self._context.note_data_scalar(
+            materialize(self, "ndarray.item() of a traced array").item(*args))
 
     def tolist(self):
         return materialize(self, "ndarray.tolist() of a traced array").tolist()
@@ -517,10 +526,10 @@ class TracedArray:
     # -- NumPy's dispatch protocols --
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
-        return _api().apply_ufunc(ufunc, method, inputs, kwargs)
+        return _numpy_api.apply_ufunc(ufunc, method, inputs, kwargs)
 
     def __array_function__(self, function, types, args, kwargs):
-        implementation = _api().FUNCTIONS.get(function)
+        implementation = _numpy_api.FUNCTIONS.get(function)
         masked = _has_mask((args, kwargs))
         if implementation is None or masked:
             name = getattr(function, "__name__", str(function))
@@ -537,7 +546,7 @@ class TracedArray:
     def __getitem__(self, key):
         self._context.at()
         key = self._context.known_key(key)
-        result = _indexing().getitem(self, key)
+        result = _indexing.getitem(self, key)
         known = self._context.known.get(self.tensor.id) if self._mask is None else None
         if known is not None and isinstance(result, TracedArray) and context_of(
                 key if isinstance(key, tuple) else (key,)) is None:
@@ -546,7 +555,7 @@ class TracedArray:
 
     def __setitem__(self, key, value):
         self._context.at()
-        _indexing().setitem(self, self._context.known_key(key), value)
+        _indexing.setitem(self, self._context.known_key(key), value)
 
     # -- methods (NumPy's functions with self first) --
 
@@ -592,6 +601,3 @@ class TracedArray:
     def __deepcopy__(self, memo):
         return self.copy()
 
-
-# Methods and operators (NumPy's ndarray API on top of the ufuncs and functions above).
-from . import _tracer_operators  # noqa: E402,F401

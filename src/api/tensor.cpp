@@ -8,8 +8,9 @@
 
 #include "api/trace.h"
 #include "kiln/tensor.h"
-#include "passes/decomposition_helpers.h"
-#include "passes/decompositions.h"
+#include "decompose/helpers.h"
+#include "decompose/decompositions.h"
+#include "decompose/ufuncs.h"
 
 namespace kiln {
 
@@ -18,8 +19,8 @@ using detail::trace_for;
 using detail::wrap;
 using ir::Op;
 using ir::ValueId;
-using passes::detail::cast_to;
-using passes::detail::constant;
+using decompose::detail::cast_to;
+using decompose::detail::constant;
 
 namespace {
 
@@ -194,24 +195,112 @@ KILN_UNARY_OPS(KILN_UNARY)
 
 Tensor square(const Tensor& x, Where where) {
   return decomposed("square", x, where, [](ir::Builder& b, ValueId v) {
-    return passes::square(b, b.node(v).dtype == DType::Bool ? b.cast(v, DType::Int8) : v);
+    return decompose::square(b, b.node(v).dtype == DType::Bool ? b.cast(v, DType::Int8) : v);
   });
 }
 
 Tensor sigmoid(const Tensor& x, Where where) {
   return decomposed("sigmoid", x, where, [](ir::Builder& b, ValueId v) {
-    return passes::sigmoid(b, cast_to(b, v, math_float(b.node(v).dtype)));
+    return decompose::sigmoid(b, cast_to(b, v, math_float(b.node(v).dtype)));
   });
 }
 
 Tensor relu(const Tensor& x, Where where) {
-  return decomposed("relu", x, where, [](ir::Builder& b, ValueId v) { return passes::relu(b, v); });
+  return decomposed("relu", x, where, [](ir::Builder& b, ValueId v) { return decompose::relu(b, v); });
 }
 
 Tensor gelu(const Tensor& x, bool tanh_approximation, Where where) {
   return decomposed("gelu", x, where, [&](ir::Builder& b, ValueId v) {
-    return passes::gelu(b, cast_to(b, v, math_float(b.node(v).dtype)), tanh_approximation);
+    return decompose::gelu(b, cast_to(b, v, math_float(b.node(v).dtype)), tanh_approximation);
   });
+}
+
+// ---- ufuncs that are decompositions (decompose/ufuncs.h) ----
+
+namespace {
+
+// Both operands cast to the loop NumPy would pick: their common dtype, made float by
+// MathFloat; NumPy's bool loops of integer ufuncs compute in int8.
+std::pair<ValueId, ValueId> promoted(Trace& trace, const Tensor& a, const Tensor& b, Promotion floats) {
+  DType dtype = promote_types(a.dtype(), b.dtype());
+  if (floats == Promotion::MathFloat && !is_float(dtype)) dtype = math_float(dtype);
+  if (dtype == DType::Bool) dtype = DType::Int8;
+  return {cast_to(trace.builder, a.id(), dtype), cast_to(trace.builder, b.id(), dtype)};
+}
+
+ValueId as_math_float(Trace& trace, const Tensor& x) {
+  return cast_to(trace.builder, x.id(), is_float(x.dtype()) ? x.dtype() : math_float(x.dtype()));
+}
+
+void require_integers(const char* name, const Tensor& a, const Tensor& b, const Where& where) {
+  if (is_float(a.dtype()) || is_float(b.dtype()))
+    throw Error(ErrorKind::Type, error_message(name, detail::location_string(where),
+                                               "is defined for integers only"));
+}
+
+}  // namespace
+
+Tensor fmod(const Tensor& a, const Tensor& b, Where where) {
+  Trace& trace = trace_for(a, b, "fmod", where);
+  auto [x, y] = promoted(trace, a, b, Promotion::Keep);
+  return wrap(trace, decompose::fmod(trace.builder, x, y));
+}
+
+Tensor logaddexp(const Tensor& a, const Tensor& b, Where where) {
+  Trace& trace = trace_for(a, b, "logaddexp", where);
+  auto [x, y] = promoted(trace, a, b, Promotion::MathFloat);
+  return wrap(trace, decompose::logaddexp(trace.builder, x, y, false));
+}
+
+Tensor logaddexp2(const Tensor& a, const Tensor& b, Where where) {
+  Trace& trace = trace_for(a, b, "logaddexp2", where);
+  auto [x, y] = promoted(trace, a, b, Promotion::MathFloat);
+  return wrap(trace, decompose::logaddexp(trace.builder, x, y, true));
+}
+
+Tensor heaviside(const Tensor& x, const Tensor& at_zero, Where where) {
+  Trace& trace = trace_for(x, at_zero, "heaviside", where);
+  auto [value, zero_value] = promoted(trace, x, at_zero, Promotion::MathFloat);
+  return wrap(trace, decompose::heaviside(trace.builder, value, zero_value));
+}
+
+Tensor gcd(const Tensor& a, const Tensor& b, Where where) {
+  require_integers("gcd", a, b, where);
+  Trace& trace = trace_for(a, b, "gcd", where);
+  auto [x, y] = promoted(trace, a, b, Promotion::Keep);
+  return wrap(trace, decompose::gcd(trace.builder, x, y));
+}
+
+Tensor lcm(const Tensor& a, const Tensor& b, Where where) {
+  require_integers("lcm", a, b, where);
+  Trace& trace = trace_for(a, b, "lcm", where);
+  auto [x, y] = promoted(trace, a, b, Promotion::Keep);
+  return wrap(trace, decompose::lcm(trace.builder, x, y));
+}
+
+Tensor ldexp(const Tensor& x, const Tensor& exponent, Where where) {
+  Trace& trace = trace_for(x, exponent, "ldexp", where);
+  if (is_float(exponent.dtype()))
+    throw Error(ErrorKind::Type, error_message("ldexp", detail::location_string(where),
+                                               "the exponent must be an integer array"));
+  return wrap(trace, decompose::ldexp(trace.builder, as_math_float(trace, x), exponent.id()));
+}
+
+Tensor signbit(const Tensor& x, Where where) {
+  Trace& trace = trace_for(x, "signbit", where);
+  return wrap(trace, decompose::signbit(trace.builder, x.id()));
+}
+
+std::pair<Tensor, Tensor> modf(const Tensor& x, Where where) {
+  Trace& trace = trace_for(x, "modf", where);
+  auto [fraction, whole] = decompose::modf(trace.builder, as_math_float(trace, x));
+  return {wrap(trace, fraction), wrap(trace, whole)};
+}
+
+std::pair<Tensor, Tensor> frexp(const Tensor& x, Where where) {
+  Trace& trace = trace_for(x, "frexp", where);
+  auto [mantissa, exponent] = decompose::frexp(trace.builder, as_math_float(trace, x));
+  return {wrap(trace, mantissa), wrap(trace, exponent)};
 }
 
 // ---- binary ufuncs ----
@@ -293,7 +382,7 @@ Tensor clip(const Tensor& x, std::optional<double> low, std::optional<double> hi
     high = integer_bound(dtype, high, false);
   }
   ValueId value = cast_to(builder, x.id(), dtype);
-  return wrap(trace, passes::clip(builder, value, low.has_value(), low.value_or(0),
+  return wrap(trace, decompose::clip(builder, value, low.has_value(), low.value_or(0),
                                   high.has_value(), high.value_or(0)));
 }
 

@@ -6,8 +6,8 @@
 #include "api/runtime_checks.h"
 #include "api/trace.h"
 #include "kiln/tensor.h"
-#include "passes/decomposition_helpers.h"
-#include "passes/decompositions.h"
+#include "decompose/helpers.h"
+#include "decompose/decompositions.h"
 
 namespace kiln {
 
@@ -16,7 +16,7 @@ using detail::trace_for;
 using detail::wrap;
 using ir::Op;
 using ir::ValueId;
-using passes::detail::cast_to;
+using decompose::detail::cast_to;
 
 namespace {
 
@@ -99,16 +99,16 @@ Tensor all(const Tensor& x, Axes axis, bool keepdims, Where where) {
 
 Tensor mean(const Tensor& x, Axes axis, bool keepdims, Where where) {
   Trace& trace = trace_for(x, "mean", where);
-  return wrap(trace, passes::mean(trace.builder, x.id(), std::move(axis), keepdims));
+  return wrap(trace, decompose::mean(trace.builder, x.id(), std::move(axis), keepdims));
 }
 Tensor var(const Tensor& x, Axes axis, bool keepdims, int64_t ddof, Where where) {
   Trace& trace = trace_for(x, "var", where);
-  return wrap(trace, passes::variance(trace.builder, x.id(), std::move(axis), keepdims, ddof));
+  return wrap(trace, decompose::variance(trace.builder, x.id(), std::move(axis), keepdims, ddof));
 }
 Tensor std(const Tensor& x, Axes axis, bool keepdims, int64_t ddof, Where where) {
   Trace& trace = trace_for(x, "std", where);
   return wrap(trace,
-              passes::standard_deviation(trace.builder, x.id(), std::move(axis), keepdims, ddof));
+              decompose::standard_deviation(trace.builder, x.id(), std::move(axis), keepdims, ddof));
 }
 
 Tensor argmax(const Tensor& x, std::optional<int64_t> axis, bool keepdims, Where where) {
@@ -120,19 +120,19 @@ Tensor argmin(const Tensor& x, std::optional<int64_t> axis, bool keepdims, Where
 
 Tensor logsumexp(const Tensor& x, Axes axis, bool keepdims, Where where) {
   Trace& trace = trace_for(x, "logsumexp", where);
-  return wrap(trace, passes::logsumexp(trace.builder, x.id(), std::move(axis), keepdims));
+  return wrap(trace, decompose::logsumexp(trace.builder, x.id(), std::move(axis), keepdims));
 }
 Tensor softmax(const Tensor& x, int64_t axis, Where where) {
   Trace& trace = trace_for(x, "softmax", where);
-  return wrap(trace, passes::softmax(trace.builder, x.id(), axis));
+  return wrap(trace, decompose::softmax(trace.builder, x.id(), axis));
 }
 Tensor log_softmax(const Tensor& x, int64_t axis, Where where) {
   Trace& trace = trace_for(x, "log_softmax", where);
-  return wrap(trace, passes::log_softmax(trace.builder, x.id(), axis));
+  return wrap(trace, decompose::log_softmax(trace.builder, x.id(), axis));
 }
 Tensor norm(const Tensor& x, std::string ord, Axes axis, bool keepdims, Where where) {
   Trace& trace = trace_for(x, "norm", where);
-  return wrap(trace, passes::norm(trace.builder, x.id(), ord, std::move(axis), keepdims));
+  return wrap(trace, decompose::norm(trace.builder, x.id(), ord, std::move(axis), keepdims));
 }
 
 Tensor cumsum(const Tensor& x, int64_t axis, Where where) {
@@ -235,7 +235,7 @@ Tensor pad(const Tensor& x, std::vector<std::pair<int64_t, int64_t>> widths, std
     low.push_back(before);
     high.push_back(after);
   }
-  ir::Scalar fill = passes::detail::scalar_for(x.dtype(), value);
+  ir::Scalar fill = decompose::detail::scalar_for(x.dtype(), value);
   return wrap(trace, trace.builder.pad(x.id(), low, high, pad_mode, fill));
 }
 
@@ -335,7 +335,7 @@ Tensor matmul(const Tensor& a, const Tensor& b, Where where) {
 #define KILN_PRODUCT(function)                                         \
   Tensor function(const Tensor& a, const Tensor& b, Where where) {    \
     Trace& trace = trace_for(a, b, #function, where);                  \
-    return wrap(trace, passes::function(trace.builder, a.id(), b.id())); \
+    return wrap(trace, decompose::function(trace.builder, a.id(), b.id())); \
   }
 KILN_PRODUCT(dot)
 KILN_PRODUCT(inner)
@@ -344,7 +344,7 @@ KILN_PRODUCT(outer)
 
 Tensor tensordot(const Tensor& a, const Tensor& b, Axes a_axes, Axes b_axes, Where where) {
   Trace& trace = trace_for(a, b, "tensordot", where);
-  return wrap(trace, passes::tensordot(trace.builder, a.id(), b.id(), std::move(a_axes),
+  return wrap(trace, decompose::tensordot(trace.builder, a.id(), b.id(), std::move(a_axes),
                                        std::move(b_axes)));
 }
 
@@ -352,7 +352,7 @@ Tensor einsum(const std::string& equation, const std::vector<Tensor>& operands, 
   Trace& trace = trace_for(operands, "einsum", where);
   std::vector<ValueId> values;
   for (const Tensor& operand : operands) values.push_back(operand.id());
-  return wrap(trace, passes::einsum(trace.builder, equation, values));
+  return wrap(trace, decompose::einsum(trace.builder, equation, values));
 }
 
 // ---- creation ----
@@ -360,7 +360,7 @@ Tensor einsum(const std::string& equation, const std::vector<Tensor>& operands, 
 Tensor full(const Tensor& like, std::vector<int64_t> shape, double value, DType dtype,
             Where where) {
   Trace& trace = trace_for(like, "full", where);
-  return wrap(trace, trace.builder.constant(passes::detail::scalar_for(dtype, value), dtype,
+  return wrap(trace, trace.builder.constant(decompose::detail::scalar_for(dtype, value), dtype,
                                             ir::from_ints(shape)));
 }
 

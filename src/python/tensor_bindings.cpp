@@ -26,6 +26,15 @@ constexpr Where kNoWhere{};
 template <size_t Patient>
 using Keep = nb::keep_alive<0, Patient>;
 
+// Two results that keep `x` (and so its Trace) alive, as Keep<1> does for one: a tuple itself
+// cannot hold a keep-alive.
+nb::tuple pair_keeping(nb::handle x, std::pair<Tensor, Tensor> results) {
+  nb::object first = nb::cast(results.first), second = nb::cast(results.second);
+  nb::keep_alive_obj(first, x);
+  nb::keep_alive_obj(second, x);
+  return nb::make_tuple(first, second);
+}
+
 nb::tuple shape_tuple(const std::vector<int64_t>& shape) {
   nb::list items;
   for (int64_t extent : shape) items.append(extent);
@@ -170,6 +179,17 @@ void bind_elementwise(nb::module_& module) {
   KILN_UNARY_OPS(KILN_BIND_UNARY_OP)
   KILN_FOR_EACH_COMPOSITE_UNARY_FUNCTION(KILN_BIND_UNARY)
   KILN_BINARY_OPS(KILN_BIND_BINARY_OP)
+  // Ufuncs that are decompositions (decompose/ufuncs.h): tensors of the loop's dtypes.
+#define KILN_BIND_DECOMPOSED_BINARY(name) \
+  module.def(#name, [](const Tensor& a, const Tensor& b) { return kiln::name(a, b, kNoWhere); }, Keep<1>());
+  KILN_BIND_DECOMPOSED_BINARY(fmod) KILN_BIND_DECOMPOSED_BINARY(logaddexp)
+  KILN_BIND_DECOMPOSED_BINARY(logaddexp2) KILN_BIND_DECOMPOSED_BINARY(heaviside)
+  KILN_BIND_DECOMPOSED_BINARY(gcd) KILN_BIND_DECOMPOSED_BINARY(lcm)
+  KILN_BIND_DECOMPOSED_BINARY(ldexp)
+#undef KILN_BIND_DECOMPOSED_BINARY
+  KILN_BIND_UNARY(signbit)
+  module.def("modf", [](nb::handle x) { return pair_keeping(x, kiln::modf(nb::cast<const Tensor&>(x), kNoWhere)); });
+  module.def("frexp", [](nb::handle x) { return pair_keeping(x, kiln::frexp(nb::cast<const Tensor&>(x), kNoWhere)); });
 #undef KILN_BIND_UNARY_OP
 #undef KILN_BIND_BINARY_OP
 #undef KILN_BIND_UNARY

@@ -256,3 +256,66 @@ TEST(Decompositions, DotInnerOuterTensordot) {
 
 }  // namespace
 }  // namespace kiln
+
+namespace kiln {
+namespace {
+
+// The NumPy ufuncs that are decompositions (decompose/ufuncs.h), against the C library.
+// Equal values, NaN equal to NaN.
+bool same(double actual, double expected) {
+  return actual == expected || (std::isnan(actual) && std::isnan(expected));
+}
+
+TEST(UfuncDecompositions, AgreeWithTheCLibrary) {
+  std::vector<double> a = {5.5, -5.5, 7, -0.0, 3, -kInf, 1e300, 0.25};
+  std::vector<double> b = {2, 2, -3, 1, 3, -kInf, 1e300, -1};
+  detail::Trace trace;
+  Tensor x = trace.input(DType::Float64, {8}), y = trace.input(DType::Float64, {8});
+  auto [fraction, whole] = modf(x);
+  auto [mantissa, exponent] = frexp(x);
+  std::vector<std::vector<double>> got =
+      evaluate(trace, {fmod(x, y), logaddexp(x, y), logaddexp2(x, y), heaviside(x, y),
+                       signbit(x), fraction, whole, mantissa, exponent.astype(DType::Float64)},
+               {Array::from_vector(a, {8}), Array::from_vector(b, {8})});
+  for (size_t i = 0; i < a.size(); ++i) {
+    double larger = std::max(a[i], b[i]);
+    double expected_logaddexp = a[i] == b[i] ? a[i] + std::log(2.0)
+                                             : larger + std::log1p(std::exp(-std::abs(a[i] - b[i])));
+    double whole_part;
+    double fraction_part = std::modf(a[i], &whole_part);
+    int c_exponent;
+    double c_mantissa = std::frexp(a[i], &c_exponent);
+    if (!std::isfinite(a[i])) c_exponent = 0;
+    EXPECT_TRUE(same(got[0][i], std::fmod(a[i], b[i]))) << i << ": " << got[0][i];
+    if (std::isfinite(expected_logaddexp))
+      EXPECT_NEAR(got[1][i], expected_logaddexp, 1e-12 * std::max(1.0, std::abs(larger))) << i;
+    else
+      EXPECT_EQ(got[1][i], expected_logaddexp) << i;
+    EXPECT_EQ(got[3][i], a[i] < 0 ? 0 : a[i] > 0 ? 1 : b[i]) << i;
+    EXPECT_EQ(got[4][i], std::signbit(a[i]) ? 1 : 0) << i;
+    EXPECT_EQ(got[5][i], fraction_part) << i;
+    EXPECT_EQ(std::signbit(got[5][i]), std::signbit(fraction_part)) << i;
+    EXPECT_EQ(got[6][i], whole_part) << i;
+    EXPECT_EQ(got[7][i], c_mantissa) << i;
+    EXPECT_EQ(got[8][i], c_exponent) << i;
+  }
+  EXPECT_EQ(got[2][4], 4.0);  // logaddexp2(3, 3) = 3 + 1
+}
+
+TEST(UfuncDecompositions, GcdLcmAndLdexpOnIntegers) {
+  detail::Trace trace;
+  Tensor x = trace.input(DType::Int64, {4}), y = trace.input(DType::Int64, {4});
+  Tensor mantissas = trace.input(DType::Float64, {4});
+  std::vector<std::vector<double>> got =
+      evaluate(trace, {gcd(x, y), lcm(x, y), ldexp(mantissas, y)},
+               {Array::from_vector(std::vector<int64_t>{12, -18, 0, 7}, {4}),
+                Array::from_vector(std::vector<int64_t>{18, 12, 5, 0}, {4}),
+                Array::from_vector(std::vector<double>{0.5, 1.5, -3, 1}, {4})});
+  EXPECT_EQ(got[0], (std::vector<double>{6, 6, 5, 7}));
+  EXPECT_EQ(got[1], (std::vector<double>{36, 36, 0, 0}));
+  EXPECT_EQ(got[2], (std::vector<double>{0.5 * (1 << 18), 1.5 * 4096, -96, 1}));
+  EXPECT_THROW(gcd(mantissas, mantissas), Error);
+}
+
+}  // namespace
+}  // namespace kiln

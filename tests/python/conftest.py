@@ -40,7 +40,7 @@ _UFUNCS = {"sin": "sin", "cos": "cos", "exp": "exp", "add": "add", "subtract": "
 
 class StandIn:
     """A deliberately small tracer: arithmetic, a few ufuncs, sum, in-place add, bool() through
-    kiln._compile.graph_break and item() through GraphBreakSignal."""
+    the attached driver's graph_break and item() through GraphBreakSignal."""
     __array_priority__ = 1000
     traces = 0  # incremented per wrap of a first input: counts traces in tests
 
@@ -98,7 +98,8 @@ class StandIn:
         return StandIn(getattr(_kiln, _UFUNCS[ufunc.__name__])(*operands))
 
     def __bool__(self):
-        value = _compile.graph_break(self.tensor, "bool() of a traced array", _user_location())
+        driver = _drivers[id(self.tensor.trace)]
+        value = driver.graph_break(self.tensor, "bool() of a traced array", _user_location())
         return bool(value)
 
     def item(self):
@@ -107,6 +108,14 @@ class StandIn:
 
 def kiln_trace_location(tracer):
     tracer.tensor.trace.location = _user_location()
+
+
+_drivers = {}  # id(trace) -> the driver tracing it (attach_driver)
+
+
+def _attach_driver(trace, driver):
+    _drivers[id(trace)] = driver
+    return None  # no creation functions to capture
 
 
 def _wrap(tensor, trace=None):
@@ -122,7 +131,8 @@ def _unwrap(value):
 def standin():
     """Installs the stand-in tracer; returns its module-like object (wrap, unwrap, StandIn)."""
     module = types.SimpleNamespace(wrap=_wrap, unwrap=_unwrap, StandIn=StandIn,
-                                   is_scalar_result=lambda value: False)
+                                   is_scalar_result=lambda value: False,
+                                   attach_driver=_attach_driver)
     StandIn.traces = 0
     _compile.set_tracer(module)
     yield module

@@ -7,7 +7,7 @@
 
 #include "ir/builder.h"
 
-namespace kiln::passes {
+namespace kiln::decompose {
 
 using ir::Builder;
 using ir::ValueId;
@@ -37,4 +37,4 @@ ValueId outer(Builder& b, ValueId x, ValueId y);      // np.outer (flattens)
 ValueId tensordot(Builder& b, ValueId x, ValueId y, std::vector<int64_t> x_axes,
                   std::vector<int64_t> y_axes);
 
-}  // namespace kiln::passes
+}  // namespace kiln::decompose

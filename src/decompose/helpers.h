@@ -6,7 +6,7 @@
 
 #include "ir/builder.h"
 
-namespace kiln::passes::detail {
+namespace kiln::decompose::detail {
 
 using ir::Builder;
 using ir::ValueId;
@@ -28,4 +28,4 @@ std::vector<int64_t> normalize_axes(const Builder& b, std::vector<int64_t> axes,
 // Reshapes a keepdims=true reduction result to the keepdims=false shape.
 ValueId drop_reduced_axes(Builder& b, ValueId kept, const std::vector<int64_t>& axes);
 
-}  // namespace kiln::passes::detail
+}  // namespace kiln::decompose::detail

@@ -8,10 +8,10 @@
 
 #include "ir/builder_checker.h"
 #include "ir/graph.h"
-#include "passes/decompositions.h"
-#include "passes/decomposition_helpers.h"
+#include "decompose/decompositions.h"
+#include "decompose/helpers.h"
 
-namespace kiln::passes {
+namespace kiln::decompose {
 
 using ir::Op;
 
@@ -274,4 +274,4 @@ ValueId gelu(Builder& b, ValueId x, bool tanh_approximation) {
   return b.binary(Op::mul, b.binary(Op::mul, constant(b, 0.5, dtype), x), one_plus);
 }
 
-}  // namespace kiln::passes
+}  // namespace kiln::decompose

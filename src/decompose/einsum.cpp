@@ -6,10 +6,10 @@
 #include <map>
 
 #include "ir/graph.h"
-#include "passes/decomposition_helpers.h"
-#include "passes/decompositions.h"
+#include "decompose/helpers.h"
+#include "decompose/decompositions.h"
 
-namespace kiln::passes {
+namespace kiln::decompose {
 
 using ir::Op;
 using namespace detail;
@@ -323,4 +323,4 @@ ValueId outer(Builder& b, ValueId x, ValueId y) {
   return b.binary(Op::mul, column, row);
 }
 
-}  // namespace kiln::passes
+}  // namespace kiln::decompose

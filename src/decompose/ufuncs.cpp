@@ -1,0 +1,122 @@
+#include "decompose/ufuncs.h"
+
+#include <cmath>
+
+#include "decompose/helpers.h"
+
+namespace kiln::decompose {
+namespace {
+
+using detail::constant;
+using ir::Op;
+
+DType dtype_of(const Builder& b, ValueId x) { return b.node(x).dtype; }
+
+ValueId where(Builder& b, ValueId condition, ValueId yes, ValueId no) {
+  return b.where(condition, yes, no);
+}
+
+// Euclid takes at most as many steps as there are Fibonacci numbers below the type's range.
+int gcd_steps(DType dtype) {
+  switch (dtype_size(dtype)) {
+    case 1: return 12;
+    case 2: return 24;
+    case 4: return 47;
+    default: return 93;
+  }
+}
+
+}  // namespace
+
+ValueId fmod(Builder& b, ValueId a, ValueId divisor) {
+  DType t = dtype_of(b, a);
+  ValueId remainder = b.binary(Op::mod, a, divisor);
+  ValueId zero = constant(b, 0, t);
+  ValueId wrong_sign = b.binary(Op::logical_and, b.binary(Op::ne, remainder, zero),
+                                b.binary(Op::ne, b.binary(Op::lt, remainder, zero),
+                                         b.binary(Op::lt, a, zero)));
+  return where(b, wrong_sign, b.binary(Op::sub, remainder, divisor), remainder);
+}
+
+ValueId logaddexp(Builder& b, ValueId a, ValueId c, bool base_two) {
+  DType t = dtype_of(b, a);
+  ValueId larger = b.binary(Op::maximum, a, c);
+  ValueId distance = b.unary(Op::neg, b.unary(Op::abs, b.binary(Op::sub, a, c)));
+  ValueId tail, same;
+  if (base_two) {
+    tail = b.binary(Op::mul, b.unary(Op::log1p, b.unary(Op::exp2, distance)),
+                    constant(b, 1 / std::log(2.0), t));
+    same = b.binary(Op::add, a, constant(b, 1, t));
+  } else {
+    tail = b.unary(Op::log1p, b.unary(Op::exp, distance));
+    same = b.binary(Op::add, a, constant(b, std::log(2.0), t));
+  }
+  return where(b, b.binary(Op::eq, a, c), same, b.binary(Op::add, larger, tail));
+}
+
+ValueId heaviside(Builder& b, ValueId x, ValueId at_zero) {
+  DType t = dtype_of(b, x);
+  ValueId zero = constant(b, 0, t);
+  ValueId steps = where(b, b.binary(Op::lt, x, zero), zero,
+                        where(b, b.binary(Op::gt, x, zero), constant(b, 1, t), at_zero));
+  return where(b, b.unary(Op::isnan, x), x, steps);
+}
+
+ValueId gcd(Builder& b, ValueId a, ValueId c) {
+  DType t = dtype_of(b, a);
+  a = b.unary(Op::abs, a);
+  c = b.unary(Op::abs, c);
+  ValueId zero = constant(b, 0, t), one = constant(b, 1, t);
+  for (int step = 0; step < gcd_steps(t); ++step) {
+    ValueId nonzero = b.binary(Op::ne, c, zero);
+    ValueId remainder = b.binary(Op::mod, a, where(b, nonzero, c, one));
+    a = where(b, nonzero, c, a);
+    c = where(b, nonzero, remainder, zero);
+  }
+  return a;
+}
+
+ValueId lcm(Builder& b, ValueId a, ValueId c) {
+  DType t = dtype_of(b, a);
+  ValueId divisor = gcd(b, a, c);
+  ValueId safe = where(b, b.binary(Op::eq, divisor, constant(b, 0, t)), constant(b, 1, t), divisor);
+  return b.unary(Op::abs, b.binary(Op::mul, b.binary(Op::floordiv, a, safe), c));
+}
+
+ValueId ldexp(Builder& b, ValueId x, ValueId exponent) {
+  DType t = dtype_of(b, x);
+  return b.binary(Op::mul, x, b.unary(Op::exp2, detail::cast_to(b, exponent, t)));
+}
+
+ValueId signbit(Builder& b, ValueId x) {
+  DType t = dtype_of(b, x);
+  if (!is_float(t)) return b.binary(Op::lt, x, constant(b, 0, t));
+  ValueId sign = b.binary(Op::copysign, b.broadcast(constant(b, 1, t), b.node(x).shape), x);
+  return b.binary(Op::lt, sign, constant(b, 0, t));
+}
+
+std::pair<ValueId, ValueId> modf(Builder& b, ValueId x) {
+  DType t = dtype_of(b, x);
+  ValueId whole = b.unary(Op::trunc, x);
+  // The fraction carries x's sign even when it is zero (modf(-3.0) = (-0.0, -3.0)).
+  ValueId difference = where(b, b.unary(Op::isinf, x), constant(b, 0, t), b.binary(Op::sub, x, whole));
+  return {b.binary(Op::copysign, difference, x), whole};
+}
+
+std::pair<ValueId, ValueId> frexp(Builder& b, ValueId x) {
+  DType t = dtype_of(b, x);
+  ValueId exponent = b.binary(Op::add, b.unary(Op::floor, b.unary(Op::log2, b.unary(Op::abs, x))),
+                              constant(b, 1, t));
+  ValueId mantissa = b.binary(Op::mul, x, b.unary(Op::exp2, b.unary(Op::neg, exponent)));
+  // log2 can be off by one ulp at powers of two: bring |mantissa| into [0.5, 1).
+  ValueId too_big = b.binary(Op::ge, b.unary(Op::abs, mantissa), constant(b, 1, t));
+  mantissa = where(b, too_big, b.binary(Op::mul, mantissa, constant(b, 0.5, t)), mantissa);
+  exponent = where(b, too_big, b.binary(Op::add, exponent, constant(b, 1, t)), exponent);
+  ValueId special = b.binary(Op::logical_or, b.binary(Op::eq, x, constant(b, 0, t)),
+                             b.unary(Op::logical_not, b.unary(Op::isfinite, x)));
+  mantissa = where(b, special, x, mantissa);
+  exponent = where(b, special, b.broadcast(constant(b, 0, t), b.node(x).shape), exponent);
+  return {mantissa, b.cast(exponent, DType::Int32)};
+}
+
+}  // namespace kiln::decompose
