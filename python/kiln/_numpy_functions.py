@@ -4,6 +4,7 @@ import math
 
 import numpy as np
 
+from . import _kiln
 from ._tracer import (TracedArray, backend, cast, check_dtype, materialize_all, normalize_axes,
                       normalize_axis, to_tensor, traced, weak_type)
 
@@ -492,34 +493,23 @@ def vdot(context, a, b):
 
 
 def norm(context, x, ord=None, axis=None, keepdims=False):
+    """np.linalg.norm through kiln's C++ decomposition (decompose::norm); the spectral matrix
+    norms (2, -2, 'nuc') need singular values and run eagerly."""
     value = _as_traced(context, x)
-    if value.dtype.kind in "biu":
-        value = value.astype(np.float64)
-    axes = normalize_axes(axis, value.ndim, "norm")
-    magnitude = np.abs(value)
-    if axis is None and ord is None or ord in (2, None) and len(axes) == 1 or ord == "fro":
-        return np.sqrt(np.sum(value * value, axis=tuple(axes), keepdims=keepdims))
-    if len(axes) == 1:
-        if ord == np.inf:
-            return np.max(magnitude, axis=axes[0], keepdims=keepdims)
-        if ord == -np.inf:
-            return np.min(magnitude, axis=axes[0], keepdims=keepdims)
-        if ord == 0:
-            return np.sum(value != 0, axis=axes[0], keepdims=keepdims).astype(value.dtype)
-        if ord == 1:
-            return np.sum(magnitude, axis=axes[0], keepdims=keepdims)
-        power = np.sum(magnitude ** ord, axis=axes[0], keepdims=keepdims)
-        return power ** (1.0 / ord)
-    if len(axes) == 2 and ord in (1, -1, np.inf, -np.inf):
-        rows, columns = axes
-        if ord in (np.inf, -np.inf):
-            rows, columns = columns, rows
-        sums = np.sum(magnitude, axis=rows, keepdims=True)
-        reduce = np.max if ord > 0 else np.min
-        result = reduce(sums, axis=columns, keepdims=True)
-        return result if keepdims else np.squeeze(result, axis=(rows, columns))
-    return np.linalg.norm(materialize_all(value, f"linalg.norm with ord={ord!r}"), ord, axis,
-                          keepdims)
+    # No axis: with no ord the 2-norm of the flattened array (empty axes); with an ord a vector
+    # or matrix norm over all axes (NumPy's ord=2 on a matrix is its spectral norm).
+    axes = normalize_axes(axis, value.ndim, "norm") if axis is not None or ord is not None else []
+    if ord is None:
+        order = "fro" if len(axes) == 2 else "2"
+    elif isinstance(ord, str):
+        order = ord
+    else:
+        order = repr(float(ord))
+    try:
+        return _result(context, _k().norm(value.tensor, order, axes, keepdims))
+    except _kiln.Unsupported:
+        return np.linalg.norm(materialize_all(value, f"linalg.norm with ord={ord!r}"), ord, axis,
+                              keepdims)
 
 
 def _shape_of(context, a):

@@ -4,6 +4,7 @@
 // and are rounded back, as NumPy's mean does.
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <numbers>
 
 #include "ir/builder_checker.h"
@@ -118,8 +119,28 @@ ValueId vector_norm(Builder& b, ValueId x, const std::string& ord, int64_t axis)
   if (ord == "1") return absolute_sum(b, x, {axis});
   if (ord == "inf") return b.reduce(Op::max, b.unary(Op::abs, x), {axis}, true);
   if (ord == "-inf") return b.reduce(Op::min, b.unary(Op::abs, x), {axis}, true);
-  throw Error(ErrorKind::Value,
-              error_message("norm", b.location(), "invalid norm order '" + ord + "' for vectors"));
+  DType dtype = b.node(x).dtype;
+  if (ord == "0")  // the count of nonzero entries, in x's float dtype
+    return b.cast(b.reduce(Op::sum, b.cast(b.binary(Op::ne, x, constant(b, 0, dtype)), DType::Int64),
+                           {axis}, true), dtype);
+  char* end = nullptr;
+  double p = std::strtod(ord.c_str(), &end);
+  if (ord.empty() || *end != '\0' || !std::isfinite(p))
+    throw Error(ErrorKind::Value,
+                error_message("norm", b.location(), "invalid norm order '" + ord + "' for vectors"));
+  // Any other p: (sum |x|**p) ** (1/p), as NumPy computes it.
+  ValueId powered = b.binary(Op::pow, b.unary(Op::abs, x), constant(b, p, dtype));
+  return b.binary(Op::pow, b.reduce(Op::sum, powered, {axis}, true), constant(b, 1 / p, dtype));
+}
+
+// "2.0" -> "2", "inf" stays: orders given as numbers take the names the rules below use.
+std::string canonical_order(const std::string& ord) {
+  char* end = nullptr;
+  double value = std::strtod(ord.c_str(), &end);
+  if (ord.empty() || *end != '\0') return ord;
+  if (std::isinf(value)) return value > 0 ? "inf" : "-inf";
+  if (value == std::floor(value) && std::abs(value) < 1e15) return std::to_string(int64_t(value));
+  return ord;
 }
 
 // NumPy's matrix norms; `keepdims` is applied by the caller.
@@ -210,8 +231,9 @@ ValueId clip(Builder& b, ValueId x, bool has_low, double low, bool has_high, dou
   return x;
 }
 
-ValueId norm(Builder& b, ValueId x, const std::string& ord, std::vector<int64_t> axes,
+ValueId norm(Builder& b, ValueId x, const std::string& given_ord, std::vector<int64_t> axes,
              bool keepdims) {
+  const std::string ord = canonical_order(given_ord);
   x = to_float(b, x);
   int rank = rank_of(b, x);
   if (axes.empty()) {

@@ -21,7 +21,8 @@ ValueId log_softmax(Builder& b, ValueId x, int64_t axis);
 ValueId logsumexp(Builder& b, ValueId x, std::vector<int64_t> axes, bool keepdims);
 // Either bound may be absent (has_low/has_high false).
 ValueId clip(Builder& b, ValueId x, bool has_low, double low, bool has_high, double high);
-// ord: "1", "2", "inf", "-inf", "fro"; vector norms over one axis, matrix norms over two.
+// ord: "fro", "inf", "-inf" or a number ("2", "0", "0.5", "-1"); vector norms over one axis
+// (any p), matrix norms over two ("fro", 1, -1, inf, -inf; the spectral ones are Unsupported).
 ValueId norm(Builder& b, ValueId x, const std::string& ord, std::vector<int64_t> axes,
              bool keepdims);
 ValueId square(Builder& b, ValueId x);

@@ -35,7 +35,9 @@ ValueId fmod(Builder& b, ValueId a, ValueId divisor) {
   ValueId wrong_sign = b.binary(Op::logical_and, b.binary(Op::ne, remainder, zero),
                                 b.binary(Op::ne, b.binary(Op::lt, remainder, zero),
                                          b.binary(Op::lt, a, zero)));
-  return where(b, wrong_sign, b.binary(Op::sub, remainder, divisor), remainder);
+  ValueId result = where(b, wrong_sign, b.binary(Op::sub, remainder, divisor), remainder);
+  // A float result has the dividend's sign, zeros included (fmod(-0.0, 1) is -0.0).
+  return is_float(t) ? b.binary(Op::copysign, result, a) : result;
 }
 
 ValueId logaddexp(Builder& b, ValueId a, ValueId c, bool base_two) {
@@ -107,7 +109,11 @@ std::pair<ValueId, ValueId> frexp(Builder& b, ValueId x) {
   DType t = dtype_of(b, x);
   ValueId exponent = b.binary(Op::add, b.unary(Op::floor, b.unary(Op::log2, b.unary(Op::abs, x))),
                               constant(b, 1, t));
-  ValueId mantissa = b.binary(Op::mul, x, b.unary(Op::exp2, b.unary(Op::neg, exponent)));
+  // x * 2**-exponent in two factors: for subnormal x, 2**-exponent alone overflows.
+  ValueId negated = b.unary(Op::neg, exponent);
+  ValueId half = b.unary(Op::floor, b.binary(Op::mul, negated, constant(b, 0.5, t)));
+  ValueId mantissa = b.binary(Op::mul, b.binary(Op::mul, x, b.unary(Op::exp2, half)),
+                              b.unary(Op::exp2, b.binary(Op::sub, negated, half)));
   // log2 can be off by one ulp at powers of two: bring |mantissa| into [0.5, 1).
   ValueId too_big = b.binary(Op::ge, b.unary(Op::abs, mantissa), constant(b, 1, t));
   mantissa = where(b, too_big, b.binary(Op::mul, mantissa, constant(b, 0.5, t)), mantissa);

@@ -1,0 +1,49 @@
+"""Decompositions written once in C++ (src/decompose/) and reached from NumPy code: linalg.norm
+over every order and axis NumPy accepts (the spectral norms run eagerly), and the ufunc
+decompositions' special values."""
+import warnings
+
+import numpy as np
+import pytest
+
+import kiln
+
+ORDERS = [None, 1, 2, np.inf, -np.inf, 0, 0.5, 3, -1, -2, "fro", "nuc"]
+AXES = [None, 0, 1, (0, 1), -1]
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32", "int32"])
+def test_norm_matches_numpy_for_every_order_and_axis(dtype):
+    x = (np.random.default_rng(1).normal(size=(5, 7)) * 3).astype(dtype)
+    checked = 0
+    for data in (x, x[0]):
+        for ord in ORDERS:
+            for axis in AXES:
+                try:
+                    expected = np.linalg.norm(data, ord, axis)
+                except (ValueError, np.linalg.LinAlgError):
+                    continue
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")  # spectral norms: an eager graph break
+                    got = kiln.compile(lambda a: np.linalg.norm(a, ord, axis))(data)
+                np.testing.assert_allclose(got, expected, rtol=1e-5, err_msg=f"{ord} {axis}")
+                assert np.asarray(got).dtype == np.asarray(expected).dtype
+                checked += 1
+    assert checked > 40
+
+
+def test_ufunc_decompositions_keep_numpys_special_values():
+    x = np.array([-3.0, -0.0, 2.5, np.inf, -np.inf, np.nan, 1e-310, 8.0])
+    y = np.array([2.0, 1.0, -0.5, np.inf, 3.0, 1.0, 2.0, -3.0])
+
+    def f(a, b):
+        return np.modf(a) + np.frexp(a) + (np.fmod(a, b), np.logaddexp(a, b), np.heaviside(a, b),
+                                           np.signbit(a))
+
+    with np.errstate(all="ignore"):
+        expected = f(x, y)
+        got = kiln.compile(f)(x, y)
+    for g, e in zip(got, expected):
+        np.testing.assert_array_equal(g, e)
+        assert g.dtype == e.dtype
+        np.testing.assert_array_equal(np.signbit(g[~np.isnan(g)]), np.signbit(e[~np.isnan(e)]))
