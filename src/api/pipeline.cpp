@@ -86,7 +86,10 @@ sched::Program schedule_program(const ir::Graph& graph,
 runtime::ExecutableImage read_image(const runtime::SharedLibrary& library) {
   auto* size = static_cast<const unsigned long*>(library.symbol(runtime::kImageSizeSymbol));
   auto* bytes = static_cast<const char*>(library.symbol(runtime::kImageSymbol));
-  return runtime::deserialize_image(std::string_view(bytes, *size));
+  return runtime::deserialize_image(std::string_view(bytes, *size),
+                                    [&](const std::string& name, int64_t) {
+                                      return library.symbol(name);  // checksummed with the image
+                                    });
 }
 
 }  // namespace

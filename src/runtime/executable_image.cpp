@@ -7,7 +7,8 @@ namespace kiln::runtime {
 
 std::string serialize_image(const sched::Program& program, const std::vector<KernelCall>& kernels) {
   ir::ByteWriter out;
-  out.put_string(sched::serialize_program(program));
+  // Constant arrays are in the library already (exported under their buffer names).
+  out.put_string(sched::serialize_program(program, sched::ConstantBytes::Elsewhere));
   out.put<uint64_t>(kernels.size());
   for (const KernelCall& kernel : kernels) {
     out.put_string(kernel.symbol);
@@ -16,7 +17,7 @@ std::string serialize_image(const sched::Program& program, const std::vector<Ker
   return out.take();
 }
 
-ExecutableImage deserialize_image(std::string_view bytes) {
+ExecutableImage deserialize_image(std::string_view bytes, const SymbolLookup& find_symbol) {
   ir::ByteReader in(bytes, "an executable image");
   ExecutableImage image;
   image.program = sched::deserialize_program(in.get_string());
@@ -31,6 +32,13 @@ ExecutableImage deserialize_image(std::string_view bytes) {
   if (image.kernels.size() != image.program.kernels.size())
     in.fail("kernel calls do not match the program's kernels");
   if (!in.at_end()) in.fail("bytes after the end");
+  for (sched::Buffer& buffer : image.program.buffers) {
+    if (buffer.role != sched::BufferRole::Constant || buffer.constant_data) continue;
+    int64_t size = dtype_size(buffer.dtype);
+    for (int64_t extent : buffer.shape) size *= extent;
+    auto* data = static_cast<const uint8_t*>(find_symbol(buffer.name, size));
+    buffer.constant_data = std::make_shared<const std::vector<uint8_t>>(data, data + size);
+  }
   return image;
 }
 

@@ -77,7 +77,7 @@ void put_kernel(ByteWriter& out, const Kernel& k) {
   out.put(k.ordered_from);
 }
 
-void put_buffer(ByteWriter& out, const Buffer& b) {
+void put_buffer(ByteWriter& out, const Buffer& b, ConstantBytes constants) {
   out.put(static_cast<uint8_t>(b.role));
   out.put(b.number);
   out.put(static_cast<uint8_t>(b.dtype));
@@ -86,8 +86,10 @@ void put_buffer(ByteWriter& out, const Buffer& b) {
   out.put(b.arena_offset);
   out.put_string(b.name);
   out.put_string(b.origin);
-  out.put<uint8_t>(b.constant_data != nullptr);
-  if (b.constant_data) out.put_vector(*b.constant_data);
+  // 0: no data; 1: the bytes follow; 2: the bytes travel elsewhere.
+  uint8_t data = b.constant_data == nullptr ? 0 : constants == ConstantBytes::Included ? 1 : 2;
+  out.put(data);
+  if (data == 1) out.put_vector(*b.constant_data);
 }
 
 size_t operand_count(const Expr& e) {
@@ -165,8 +167,9 @@ class ProgramReader {
     b.arena_offset = in_.get<int64_t>();
     b.name = in_.get_string();
     b.origin = in_.get_string();
-    if (flag()) b.constant_data = std::make_shared<const std::vector<uint8_t>>(in_.get_vector<uint8_t>());
-    if (b.role == BufferRole::Constant && !b.constant_data) in_.fail("a constant without data");
+    uint8_t data = in_.get_in_range<uint8_t>(0, 3, "a data flag");
+    if (data == 1) b.constant_data = std::make_shared<const std::vector<uint8_t>>(in_.get_vector<uint8_t>());
+    if (b.role == BufferRole::Constant && data == 0) in_.fail("a constant without data");
     return b;
   }
 
@@ -287,12 +290,12 @@ class ProgramReader {
 
 }  // namespace
 
-std::string serialize_program(const Program& p) {
+std::string serialize_program(const Program& p, ConstantBytes constants) {
   ByteWriter out;
   out.put(kProgramMagic);
   out.put(kProgramVersion);
   out.put<uint64_t>(p.buffers.size());
-  for (const Buffer& b : p.buffers) put_buffer(out, b);
+  for (const Buffer& b : p.buffers) put_buffer(out, b, constants);
   out.put<uint64_t>(p.kernels.size());
   for (const Kernel& k : p.kernels) put_kernel(out, k);
   out.put<uint64_t>(p.steps.size());

@@ -11,7 +11,13 @@
 
 namespace kiln::sched {
 
-std::string serialize_program(const Program& program);
+// Constant buffers' bytes: in the serialised form, or left out because they travel elsewhere
+// (the generated library exports them under their buffer names). A program read back without
+// them has null constant_data until the reader restores it.
+enum class ConstantBytes : uint8_t { Included, Elsewhere };
+
+std::string serialize_program(const Program& program,
+                              ConstantBytes constants = ConstantBytes::Included);
 Program deserialize_program(std::string_view bytes);
 
 // One kernel's code without its name and comments (the structural key of kernel_hash.h).

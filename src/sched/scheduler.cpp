@@ -135,7 +135,8 @@ Program ProgramBuilder::build(const std::vector<std::vector<int64_t>>& input_str
   for (ValueId id = 0; id < graph_.size(); ++id) {
     const Node& node = graph_.node(id);
     if (node.op != ir::Op::constant_array) continue;
-    int32_t b = add_buffer(BufferRole::Constant, 0, node, "const" + std::to_string(id));
+    // The generated library exports the array under this name (a C symbol).
+    int32_t b = add_buffer(BufferRole::Constant, 0, node, "kiln_const" + std::to_string(id));
     program_.buffers[static_cast<size_t>(b)].constant_data = node.attrs.data;
     buffer_of_[static_cast<size_t>(id)] = b;
   }

@@ -198,3 +198,32 @@ TEST(Modes, MaxAutotuneTimesParallelKernelsAndStoresTheChoice) {
 
 }  // namespace
 }  // namespace kiln::test
+
+namespace kiln::test {
+namespace {
+
+// A constant array travels in the library (exported), not in the image: a disk hit reads it
+// back and still computes the same results.
+TEST(Pipeline, ConstantArraysSurviveAWarmStart) {
+  TemporaryDirectory cache("kiln-pipeline-");
+  Options options = test_options();
+  options.cache_dir = cache.path();
+  auto build = [](GraphCase& graph) {
+    ir::ValueId x = graph.input(make_array(DType::Float32, {4, 3}, pseudo_random(12, -1, 1, 5)));
+    std::vector<uint8_t> bytes(3 * sizeof(float));
+    float values[3] = {0.5f, -2, 8};
+    std::memcpy(bytes.data(), values, sizeof values);
+    ir::ValueId table = graph.builder.constant_array(bytes, DType::Float32, {3});
+    graph.output(graph.builder.binary(ir::Op::mul, x, graph.builder.broadcast(table, {4, 3})),
+                 "x * table");
+  };
+  GraphCase first, second;
+  build(first);
+  build(second);
+  EXPECT_EQ(first.check(options).stats.disk_misses, 1);
+  CompiledRun loaded = second.check(options);  // compared with the interpreter
+  EXPECT_EQ(loaded.stats.disk_hits, 1);
+}
+
+}  // namespace
+}  // namespace kiln::test

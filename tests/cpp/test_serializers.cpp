@@ -92,9 +92,23 @@ TEST(ProgramSerializer, DamagedImagesAreAnError) {
   for (const sched::Kernel& kernel : program.kernels)
     calls.push_back({kernel.name, sched::kernel_signature(kernel, program).arguments});
   std::string bytes = runtime::serialize_image(program, calls);
-  runtime::ExecutableImage back = runtime::deserialize_image(bytes);
+  // The constant array travels in the library, found by its buffer name.
+  std::vector<std::string> looked_up;
+  auto lookup = [&](const std::string& name, int64_t bytes) -> const void* {
+    looked_up.push_back(name);
+    for (const sched::Buffer& buffer : program.buffers)
+      if (buffer.name == name && static_cast<int64_t>(buffer.constant_data->size()) == bytes)
+        return buffer.constant_data->data();
+    throw Error(ErrorKind::Value, "no symbol " + name + " of that size");
+  };
+  runtime::ExecutableImage back = runtime::deserialize_image(bytes, lookup);
   EXPECT_EQ(back.kernels.size(), calls.size());
-  expect_damage_is_caught(bytes, [](const std::string& b) { runtime::deserialize_image(b); });
+  EXPECT_EQ(looked_up, (std::vector<std::string>{"kiln_const2"}));
+  EXPECT_EQ(sched::print_program(back.program), sched::print_program(program));
+  for (size_t b = 0; b < program.buffers.size(); ++b)
+    if (program.buffers[b].constant_data)
+      EXPECT_EQ(*back.program.buffers[b].constant_data, *program.buffers[b].constant_data);
+  expect_damage_is_caught(bytes, [&](const std::string& b) { runtime::deserialize_image(b, lookup); });
 }
 
 // The only kernel of a program computing `op`(input `which`) of `dtype` inputs.

@@ -87,7 +87,8 @@ std::string constant_array_text(const sched::Buffer& buffer) {
   const std::vector<uint8_t>& bytes = *buffer.constant_data;
   int size = dtype_size(buffer.dtype);
   size_t count = bytes.size() / static_cast<size_t>(size);
-  out << "alignas(64) static const " << storage_type(buffer.dtype) << " " << buffer.name << "["
+  // Exported: a warm start reads the array back from the library (runtime/executable_image.h).
+  out << "extern \"C\" alignas(64) const " << storage_type(buffer.dtype) << " " << buffer.name << "["
       << (count ? count : 1) << "] = {";
   for (size_t k = 0; k < count; ++k) {
     const uint8_t* p = bytes.data() + k * static_cast<size_t>(size);
