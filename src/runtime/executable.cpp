@@ -203,19 +203,17 @@ void Executable::run_steps(char* const* table, int budget) {
   }
 }
 
-// Each kernel with a parallel region runs three times on one thread and three times on all,
-// after the steps before it have produced its inputs; the faster count is kept. Kernels only
-// read their inputs and write their outputs, so running one again gives the same result.
+// Each kernel with a parallel region runs alternately on one thread and on all, three times
+// each, after the steps before it have produced its inputs; one thread is kept only when its
+// best time beats all threads' by 10% (the scheduler's choice stands on a tie, and timing
+// noise must not flip it). Kernels only read their inputs and write their outputs, so running
+// one again gives the same result.
 void Executable::autotune(char* const* table) {
   using Clock = std::chrono::steady_clock;
-  auto best_seconds = [&](size_t kernel, int threads) {
-    double best = 1e30;
-    for (int repeat = 0; repeat < 3; ++repeat) {
-      auto start = Clock::now();
-      run_kernel(kernel, table, threads);
-      best = std::min(best, std::chrono::duration<double>(Clock::now() - start).count());
-    }
-    return best;
+  auto seconds = [&](size_t kernel, int threads) {
+    auto start = Clock::now();
+    run_kernel(kernel, table, threads);
+    return std::chrono::duration<double>(Clock::now() - start).count();
   };
   for (size_t k = 0; k < program_.steps.size(); ++k) {
     const sched::Step& step = program_.steps[k];
@@ -224,9 +222,15 @@ void Executable::autotune(char* const* table) {
       continue;
     }
     size_t kernel = static_cast<size_t>(step.kernel);
-    if (settings_.threads > 1 && has_parallel_region(program_.kernels[kernel].body))
-      step_threads_[k] = best_seconds(kernel, 1) < best_seconds(kernel, settings_.threads)
-                             ? 1 : settings_.threads;
+    if (settings_.threads > 1 && has_parallel_region(program_.kernels[kernel].body)) {
+      run_kernel(kernel, table, settings_.threads);  // warm: caches, the thread team
+      double one = 1e30, all = 1e30;
+      for (int repeat = 0; repeat < 3; ++repeat) {
+        one = std::min(one, seconds(kernel, 1));
+        all = std::min(all, seconds(kernel, settings_.threads));
+      }
+      step_threads_[k] = one < 0.9 * all ? 1 : settings_.threads;
+    }
     run_kernel(kernel, table, step_threads_[k]);
   }
   tuned_ = true;
