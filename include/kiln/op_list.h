@@ -65,7 +65,8 @@
   X(isfinite, Any, Bool, a - a == a - a, isfinite, Keep, Cheap, Real, none)                     \
   X(logical_not, Any, Bool, !a, logical_not, Keep, Cheap, Real, none)                           \
   X(bitwise_not, IntegerOrBool, Same, kiln_bitwise_not(a), bitwise_not, Keep, Cheap, Real, none) \
-  X(reciprocal, Float, Same, 1 / a, reciprocal, MathFloat, Costly, NonZero, none)
+  X(reciprocal, Float, Same, 1 / a, reciprocal, MathFloat, Costly, NonZero, none)                \
+  X(sinc, Float, Same, kiln_sinc(a), sinc, MathFloat, Costly, Real, none)
 
 #define KILN_BINARY_OPS(X)                                                                      \
   X(add, Numeric, Same, a + b, add, Keep, Cheap, Real, none)                                    \

@@ -13,7 +13,8 @@ import numpy as np
 
 from . import _kiln
 from ._numpy_creation import FUNCTIONS as _CREATION
-from ._numpy_functions import FUNCTIONS as _CORE, _UFUNC_REDUCTIONS, product_dtype
+from ._numpy_functions import FUNCTIONS as _CORE, _UFUNC_REDUCTIONS, _as_traced, product_dtype
+from ._numpy_functions import _result
 from ._numpy_manipulation import FUNCTIONS as _MANIPULATION
 from ._numpy_statistics import FUNCTIONS as _STATISTICS
 from ._tracer import (TracedArray, _UFuncOutputCastingError, as_operand, backend, cast,
@@ -255,5 +256,25 @@ def _masked_ufunc(ufunc, inputs, out, mask, where, dtype, casting):
     return wrapped[0] if len(wrapped) == 1 else tuple(wrapped)
 
 
-# The NumPy functions the tracer implements, one table per family.
-FUNCTIONS = {**_CORE, **_CREATION, **_STATISTICS, **_MANIPULATION}
+def _table_array_function(public):
+    """A unary op of the op table that NumPy offers as a plain function (np.sinc): integers
+    compute in float64, as NumPy's Python implementation does."""
+    def function(context, x):
+        value = _as_traced(context, x)
+        tensor = value.tensor if value.dtype.kind == "f" else cast(value.tensor, np.float64)
+        return _result(context, getattr(_kiln, public)(tensor))
+    return function
+
+
+def _table_array_functions():
+    functions = {}
+    for _, public, kind, *_ in _kiln.op_table():
+        function = getattr(np, public, None)
+        if kind == "unary" and callable(function) and not isinstance(function, np.ufunc):
+            functions[function] = _table_array_function(public)
+    return functions
+
+
+# The NumPy functions the tracer implements: the op table's, then one table per family (whose
+# fuller implementations win: np.round takes `decimals`).
+FUNCTIONS = {**_table_array_functions(), **_CORE, **_CREATION, **_STATISTICS, **_MANIPULATION}

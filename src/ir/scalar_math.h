@@ -153,6 +153,13 @@ inline T kiln_bitwise_not(T a) {
   else return T(~a);
 }
 
+// sin(pi x) / (pi x), 1 at 0 (NumPy's normalised sinc).
+template <class T>
+inline T kiln_sinc(T a) {
+  T y = T(3.14159265358979323846) * a;
+  return kiln_select(a == T(0), T(1), kiln_sin(y) / kiln_select(a == T(0), T(1), y));
+}
+
 // ---- division ------------------------------------------------------------------------------
 // Floats follow NumPy's npy_divmod exactly: the quotient is floor((a - fmod(a, b)) / b) with
 // NumPy's correction; b == 0 gives a / b (inf or NaN). Integers follow Python: the quotient is

@@ -70,6 +70,7 @@ def test_operators_and_scalars():
 
 
 SAMPLES = {
+    np.sinc: one(np.sinc, dtypes=("float64", "float32", "int32")),  # an op-table entry
     np.sum: reductions(np.sum, where=np.array([True, False, True, True]), initial=2),
     np.prod: reductions(np.prod, dtype=np.float64),
     np.max: reductions(np.max, initial=1, where=np.array([True, False, True, True])),
