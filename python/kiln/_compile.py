@@ -1,20 +1,22 @@
 """kiln.compile: the driver between the user's function, the NumPy tracer and the C++ core.
 
 Per call, the C++ GuardedCache (src/python/guarded_cache.cpp) checks the guards and runs the
-cached graph; only on a miss does this module trace (kiln._tracer), compile
-(kiln._kiln.compile_graph) and register a new cache entry.
+cached graph; only on a miss does this module trace (kiln._numpy_tracer), compile
+(kiln._kiln.compile_graph) and register a new cache entry. The tracer never imports this
+module: each traced call attaches its _TraceContext to the trace (attach_driver), and the
+tracer calls it through TraceContext.driver.
 
 Graph breaks (a value the trace cannot know: bool(), float(), .item(), an unsupported function):
-- The tracer calls `graph_break(tensor, reason, location)`. The graph traced so far is compiled
-  with that tensor as its output, run on the real inputs, and the concrete value returned to the
-  tracer, which continues. From then on the value may depend on the data, so the cache entry is
-  a *retrace* entry: its guards are kinds, dtypes, shapes and static values only, never array
-  contents, and every call runs the Python function again with tracers (Dynamo's resume
+- The tracer calls `driver.graph_break(tensor, reason, location)`. The graph traced so far is
+  compiled with that tensor as its output, run on the real inputs, and the concrete value returned
+  to the tracer, which continues. From then on the value may depend on the data, so the cache
+  entry is a *retrace* entry: its guards are kinds, dtypes, shapes and static values only, never
+  array contents, and every call runs the Python function again with tracers (Dynamo's resume
   functions, without bytecode rewriting). Each graph it builds (the prefix at each break, the
   final graph) is compiled once, through a per-function memo keyed by the graph's text, and
-  reused: calls with new data cost the Python trace and the kernels, not a compile. After a
-  break, concrete arrays that reach the trace (the result of np.histogram on the concrete value)
-  and scalars returned by float()/int()/.item() and used as operands are graph *inputs*, not
+  reused: calls with new data cost the Python trace and the kernels, not a compile. After a break,
+  concrete arrays that reach the trace (the result of np.histogram on the concrete value) and
+  scalars returned by float()/int()/.item() and used as operands are graph *inputs*, not
   constants, so the graph's text does not depend on the data.
 - Or the tracer raises `GraphBreakSignal(reason, location)` (it cannot continue): the call, and
   every later call with the same guards, runs the function eagerly.

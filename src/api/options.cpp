@@ -15,8 +15,8 @@ const std::vector<ModeSettings>& modes() {
        "reduce-overhead + each kernel timed with one thread and with all threads on the first "
        "call; the faster choice is kept and stored in the cache entry",
        true, true},
-      {"max-autotune-no-cudagraphs", "max-autotune (the CPU has no CUDA graphs to leave out)",
-       true, true},
+      {"max-autotune-no-cudagraphs", "max-autotune (the CPU has no CUDA graphs to leave out)", true,
+       true},
   };
   return table;
 }

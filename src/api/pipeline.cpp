@@ -61,7 +61,8 @@ std::string compile_key(const std::string& graph_text,
 // Scheduling and the target's loop passes: the Program the emitter prints.
 sched::Program schedule_program(const ir::Graph& graph,
                                 const std::vector<std::vector<int64_t>>& input_strides,
-                                const target::Target& target, const std::set<std::string>& disabled) {
+                                const target::Target& target,
+                                const std::set<std::string>& disabled) {
   std::vector<std::string> fusion_notes;
   sched::Program program =
       run_stage("schedule", [&] { return sched::schedule(graph, input_strides, &fusion_notes); });
@@ -74,12 +75,12 @@ sched::Program schedule_program(const ir::Graph& graph,
       return any;
     });
     if (api::log_enabled(LogChannel::Passes))
-      api::log(LogChannel::Passes, pass.name + (changed ? ":\n" + sched::print_program(program)
-                                                        : ": unchanged"));
+      api::log(LogChannel::Passes,
+               pass.name + (changed ? ":\n" + sched::print_program(program) : ": unchanged"));
   }
   if (api::log_enabled(LogChannel::Schedule))
-    api::log(LogChannel::Schedule, "program for " + target.description() + ":\n" +
-                                       sched::print_program(program));
+    api::log(LogChannel::Schedule,
+             "program for " + target.description() + ":\n" + sched::print_program(program));
   return program;
 }
 
@@ -104,7 +105,8 @@ std::string CompiledGraph::source_text() const {
 
 std::vector<std::string> switchable_pass_names() {
   std::vector<std::string> names = passes::graph_pass_names();
-  for (const sched::LoopPass& pass : sched::loop_passes(target::Target{})) names.push_back(pass.name);
+  for (const sched::LoopPass& pass : sched::loop_passes(target::Target{}))
+    names.push_back(pass.name);
   return names;
 }
 
@@ -146,7 +148,8 @@ std::unique_ptr<CompiledGraph> compile_graph(const ir::Graph& traced,
 
   run_stage("verify", [&] { ir::verify(traced, "trace"); });
   api::log(LogChannel::Graph, "traced graph:\n" + ir::print_graph(traced, true));
-  result->graph = run_stage("graph passes", [&] { return passes::run_graph_passes(traced, disabled); });
+  result->graph =
+      run_stage("graph passes", [&] { return passes::run_graph_passes(traced, disabled); });
   ir::verify(result->graph, "graph passes");
   result->graph_text = ir::print_graph(result->graph);
   const std::string key = run_stage("cache key", [&] {
@@ -163,9 +166,10 @@ std::unique_ptr<CompiledGraph> compile_graph(const ir::Graph& traced,
         codegen::CppSource source =
             run_stage("emit", [&] { return codegen::emit_cpp(image->program, options, target); });
         image->kernels = source.kernels;
-        result->source = source.text + codegen::embedded_bytes_text(
-                                           runtime::kImageSymbol, runtime::kImageSizeSymbol,
-                                           runtime::serialize_image(image->program, image->kernels));
+        result->source =
+            source.text +
+            codegen::embedded_bytes_text(runtime::kImageSymbol, runtime::kImageSizeSymbol,
+                                         runtime::serialize_image(image->program, image->kernels));
         return result->source;
       },
       [&](const std::string& source_path, const std::string& object_path) {
@@ -175,9 +179,11 @@ std::unique_ptr<CompiledGraph> compile_graph(const ir::Graph& traced,
       });
   result->source_path = cache.source_path(key);
   (object.hit ? stats.disk_hits : stats.disk_misses)++;
-  api::log(LogChannel::Cache, std::string(object.hit ? "hit " : "miss ") + key + " -> " + object.path);
+  api::log(LogChannel::Cache,
+           std::string(object.hit ? "hit " : "miss ") + key + " -> " + object.path);
   if (api::log_enabled(LogChannel::OutputCode))
-    api::log(LogChannel::OutputCode, "source: " + result->source_path + "\n" + result->source_text());
+    api::log(LogChannel::OutputCode,
+             "source: " + result->source_path + "\n" + result->source_text());
 
   auto library = run_stage("load", [&] { return runtime::SharedLibrary::open(object.path); });
   if (!image) image = run_stage("read image", [&] { return read_image(*library); });

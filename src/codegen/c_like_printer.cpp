@@ -10,9 +10,12 @@ namespace kiln::codegen {
 namespace {
 
 std::string float_literal(double value, DType dtype) {
-  if (value != value) return dtype == DType::Float64 ? "__builtin_nan(\"\")" : "__builtin_nanf(\"\")";
-  if (value == __builtin_inf()) return dtype == DType::Float64 ? "__builtin_inf()" : "__builtin_inff()";
-  if (value == -__builtin_inf()) return dtype == DType::Float64 ? "(-__builtin_inf())" : "(-__builtin_inff())";
+  if (value != value)
+    return dtype == DType::Float64 ? "__builtin_nan(\"\")" : "__builtin_nanf(\"\")";
+  if (value == __builtin_inf())
+    return dtype == DType::Float64 ? "__builtin_inf()" : "__builtin_inff()";
+  if (value == -__builtin_inf())
+    return dtype == DType::Float64 ? "(-__builtin_inf())" : "(-__builtin_inff())";
   char text[64];
   std::snprintf(text, sizeof text, "%a", value);
   return dtype == DType::Float64 ? "(" + std::string(text) + ")" : "(" + std::string(text) + "f)";
@@ -21,16 +24,18 @@ std::string float_literal(double value, DType dtype) {
 }  // namespace
 
 std::string scalar_literal(const ir::Scalar& value, DType dtype) {
-  if (is_float(dtype)) return float_literal(value.as_double(), dtype == DType::Float64 ? dtype : DType::Float32);
-  if (dtype == DType::Bool) return (value.is_integer ? value.i != 0 : value.f != 0) ? "true" : "false";
+  if (is_float(dtype))
+    return float_literal(value.as_double(), dtype == DType::Float64 ? dtype : DType::Float32);
+  if (dtype == DType::Bool)
+    return (value.is_integer ? value.i != 0 : value.f != 0) ? "true" : "false";
   int64_t i = value.is_integer ? value.i : static_cast<int64_t>(value.f);
   // Cast to the storage type: `5ull` is unsigned long long, not uint64_t (unsigned long), and
   // the op helpers are templates that need both operands of one type.
-  if (dtype == DType::UInt64) return "((uint64_t)" + std::to_string(static_cast<uint64_t>(i)) + "ull)";
+  if (dtype == DType::UInt64)
+    return "((uint64_t)" + std::to_string(static_cast<uint64_t>(i)) + "ull)";
   if (i == INT64_MIN) return "((int64_t)(-9223372036854775807ll - 1))";
   return "((" + storage_type(dtype) + ")" + std::to_string(i) + "ll)";
 }
-
 
 std::string convert(const std::string& text, DType from, DType to) {
   if (from == to || compute_type(from) == compute_type(to)) return text;
@@ -40,7 +45,6 @@ std::string convert(const std::string& text, DType from, DType to) {
     return "kiln_float_to_int<" + compute_type(to) + ">(" + text + ")";
   return "(" + compute_type(to) + ")(" + text + ")";
 }
-
 
 std::string CLikePrinter::index_text(ExprId id) {
   const Expr& e = expr(id);
@@ -76,7 +80,7 @@ std::string CLikePrinter::load_text(const Expr& e) {
 }
 
 std::string CLikePrinter::store_text(int32_t buffer, const std::string& index,
-                                      const std::string& value_text, DType from) {
+                                     const std::string& value_text, DType from) {
   const sched::Buffer& b = program_.buffers[static_cast<size_t>(buffer)];
   std::string v = convert(value_text, from, b.dtype);
   if (b.dtype == DType::Float16) v = "kiln_f32_to_f16(" + v + ")";
@@ -141,7 +145,8 @@ std::string CLikePrinter::value(ExprId id) {
       break;
     case ExprKind::Random: {
       bool single = e.dtype != DType::Float64;
-      std::string fn = e.op == ir::Op::random_uniform ? "kiln_philox_uniform_" : "kiln_philox_normal_";
+      std::string fn =
+          e.op == ir::Op::random_uniform ? "kiln_philox_uniform_" : "kiln_philox_normal_";
       text = fn + (single ? "f32" : "f64") + "(" + std::to_string(e.seed) + "ull, (uint64_t)(" +
              index_text(e.operands[0]) + "))";
       break;
@@ -174,7 +179,8 @@ void CLikePrinter::statements(const std::vector<Stmt>& body) {
       }
       case StmtKind::Store: {
         if (s.to_local_array) {
-          line("h" + std::to_string(s.buffer) + "[" + index_text(s.index) + "] = " + value(s.value) + ";");
+          line("h" + std::to_string(s.buffer) + "[" + index_text(s.index) +
+               "] = " + value(s.value) + ";");
           break;
         }
         std::string v = value(s.value);
@@ -208,7 +214,8 @@ void CLikePrinter::loop(const Stmt& s) {
   bool was_simd = in_simd_loop_;
   bool simd = before_loop(s);
   std::string v = loop_name(s.loop.variable);
-  line("for (int64_t " + v + " = 0; " + v + " < " + std::to_string(s.loop.extent) + "; ++" + v + ") {");
+  line("for (int64_t " + v + " = 0; " + v + " < " + std::to_string(s.loop.extent) + "; ++" + v +
+       ") {");
   open_block();
   in_simd_loop_ = in_simd_loop_ || simd;
   statements(s.body);
@@ -221,8 +228,8 @@ std::string CLikePrinter::buffer_name(int32_t buffer) {
   if (b.role == sched::BufferRole::Constant) return b.name;  // a static array in the file
   auto found = std::find(arguments_.begin(), arguments_.end(), buffer);
   if (found == arguments_.end())
-    throw Error(ErrorKind::Internal, "kiln: emitter: " + kernel_.name + " uses buffer " +
-                                         b.name + ", which is not among its arguments");
+    throw Error(ErrorKind::Internal, "kiln: emitter: " + kernel_.name + " uses buffer " + b.name +
+                                         ", which is not among its arguments");
   return "a" + std::to_string(found - arguments_.begin());
 }
 

@@ -38,7 +38,10 @@ class CLikePrinter {
   // arguments: the program buffers the function takes, in order (sched::KernelSignature).
   CLikePrinter(const Program& program, const Kernel& kernel, const Options& options,
                const target::Target& target, std::vector<int32_t> arguments)
-      : program_(program), kernel_(kernel), options_(options), target_(target),
+      : program_(program),
+        kernel_(kernel),
+        options_(options),
+        target_(target),
         arguments_(std::move(arguments)) {}
   virtual ~CLikePrinter() = default;
 
@@ -48,7 +51,7 @@ class CLikePrinter {
 
  protected:
   // ---- what a target supplies ----
-  virtual std::string function_header() const = 0;  // up to the opening brace
+  virtual std::string function_header() const = 0;            // up to the opening brace
   virtual std::string extra_arguments() const { return ""; }  // lines after the buffers
   // Pragmas or qualifiers before a loop; returns whether its body runs as SIMD lanes.
   virtual bool before_loop(const Stmt& s) = 0;
@@ -62,14 +65,22 @@ class CLikePrinter {
   std::string indent() const { return std::string(2 * depth_, ' '); }
   void line(const std::string& text) { out_ << indent() << text << "\n"; }
   std::string buffer_name(int32_t buffer);  // a<k>, or a constant array's own name
-  std::string value(ExprId id);  // name or inline text, emitting temporaries as needed
+  std::string value(ExprId id);             // name or inline text, emitting temporaries as needed
   std::string index_text(ExprId id);
   std::string load_text(const Expr& e);
-  std::string store_text(int32_t buffer, const std::string& index, const std::string& value, DType from);
+  std::string store_text(int32_t buffer, const std::string& index, const std::string& value,
+                         DType from);
   void statements(const std::vector<Stmt>& body);
   void loop(const Stmt& s);
-  void open_block() { emitted_.emplace_back(); ++depth_; }
-  void close_block() { emitted_.pop_back(); --depth_; line("}"); }
+  void open_block() {
+    emitted_.emplace_back();
+    ++depth_;
+  }
+  void close_block() {
+    emitted_.pop_back();
+    --depth_;
+    line("}");
+  }
   bool is_emitted(ExprId id) const {
     for (const auto& block : emitted_)
       if (block.count(id)) return true;

@@ -19,10 +19,14 @@ ValueId where(Builder& b, ValueId condition, ValueId yes, ValueId no) {
 // Euclid takes at most as many steps as there are Fibonacci numbers below the type's range.
 int gcd_steps(DType dtype) {
   switch (dtype_size(dtype)) {
-    case 1: return 12;
-    case 2: return 24;
-    case 4: return 47;
-    default: return 93;
+    case 1:
+      return 12;
+    case 2:
+      return 24;
+    case 4:
+      return 47;
+    default:
+      return 93;
   }
 }
 
@@ -32,9 +36,9 @@ ValueId fmod(Builder& b, ValueId a, ValueId divisor) {
   DType t = dtype_of(b, a);
   ValueId remainder = b.binary(Op::mod, a, divisor);
   ValueId zero = constant(b, 0, t);
-  ValueId wrong_sign = b.binary(Op::logical_and, b.binary(Op::ne, remainder, zero),
-                                b.binary(Op::ne, b.binary(Op::lt, remainder, zero),
-                                         b.binary(Op::lt, a, zero)));
+  ValueId wrong_sign =
+      b.binary(Op::logical_and, b.binary(Op::ne, remainder, zero),
+               b.binary(Op::ne, b.binary(Op::lt, remainder, zero), b.binary(Op::lt, a, zero)));
   ValueId result = where(b, wrong_sign, b.binary(Op::sub, remainder, divisor), remainder);
   // A float result has the dividend's sign, zeros included (fmod(-0.0, 1) is -0.0).
   return is_float(t) ? b.binary(Op::copysign, result, a) : result;
@@ -101,7 +105,8 @@ std::pair<ValueId, ValueId> modf(Builder& b, ValueId x) {
   DType t = dtype_of(b, x);
   ValueId whole = b.unary(Op::trunc, x);
   // The fraction carries x's sign even when it is zero (modf(-3.0) = (-0.0, -3.0)).
-  ValueId difference = where(b, b.unary(Op::isinf, x), constant(b, 0, t), b.binary(Op::sub, x, whole));
+  ValueId difference =
+      where(b, b.unary(Op::isinf, x), constant(b, 0, t), b.binary(Op::sub, x, whole));
   return {b.binary(Op::copysign, difference, x), whole};
 }
 

@@ -39,10 +39,9 @@ void run_extern_call(const sched::ExternCall& call, const std::vector<sched::Buf
                      char* const* table) {
   ExternFunction function = find(call.op);
   if (function == nullptr)
-    throw Error(ErrorKind::Internal,
-                "kiln: no library kernel for extern op '" + std::string(ir::op_name(call.op)) + "'");
+    throw Error(ErrorKind::Internal, "kiln: no library kernel for extern op '" +
+                                         std::string(ir::op_name(call.op)) + "'");
   function(call, buffers, table);
 }
-
 
 }  // namespace kiln::externs

@@ -12,5 +12,4 @@ namespace kiln::externs {
 void run_extern_call(const sched::ExternCall& call, const std::vector<sched::Buffer>& buffers,
                      char* const* table);
 
-
 }  // namespace kiln::externs

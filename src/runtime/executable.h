@@ -10,6 +10,7 @@
 #include "kiln/array.h"
 #include "kiln/error.h"
 #include "runtime/kernel_call.h"
+#include "runtime/output_pool.h"
 #include "runtime/shared_library.h"
 #include "sched/loop_ir.h"
 
@@ -32,8 +33,8 @@ struct ExecutionSettings {
   int threads = 1;            // the target's threads (fewer on a busy machine: thread_budget)
   bool pool_outputs = false;  // reduce-overhead: outputs come from a pool of recycled blocks
   // max-autotune: on the first run each parallel kernel is timed on one thread and on
-  // `threads`; the faster count is kept, and stored in `tuning_file` (beside the library in
-  // the cache entry) so later processes skip the timing. "": nowhere to store it.
+  // `threads` (one thread must win by 10%); the choice is stored in `tuning_file` (beside the
+  // library in the cache entry) so later processes skip the timing. "": nowhere to store it.
   bool autotune = false;
   std::string tuning_file;
 };
@@ -78,7 +79,7 @@ class Executable {
   ExecutionSettings settings_;
   std::vector<int> step_threads_;  // by step
   bool tuned_ = false;
-  std::shared_ptr<struct OutputPool> output_pool_;  // reduce-overhead only
+  std::shared_ptr<OutputPool> output_pool_;  // reduce-overhead only
   void run_steps(char* const* table, int budget);
   void run_kernel(size_t kernel, char* const* table, int threads);
   void autotune(char* const* table);

@@ -25,11 +25,14 @@ std::shared_ptr<void> OutputPool::take(size_t bytes) {
   }
   if (block == nullptr) block = std::aligned_alloc(kAlignment, size);
   if (block == nullptr)
-    throw Error(ErrorKind::Memory, "kiln: out of memory allocating " + std::to_string(bytes) + " bytes");
+    throw Error(ErrorKind::Memory,
+                "kiln: out of memory allocating " + std::to_string(bytes) + " bytes");
   std::weak_ptr<OutputPool> pool = weak_from_this();
   return std::shared_ptr<void>(block, [pool, size](void* p) {
-    if (auto alive = pool.lock()) alive->give_back(p, size);
-    else std::free(p);
+    if (auto alive = pool.lock())
+      alive->give_back(p, size);
+    else
+      std::free(p);
   });
 }
 

@@ -94,13 +94,21 @@ void put_buffer(ByteWriter& out, const Buffer& b, ConstantBytes constants) {
 
 size_t operand_count(const Expr& e) {
   switch (e.kind) {
-    case ExprKind::Constant: case ExprKind::LoopVar: case ExprKind::Local: return 0;
-    case ExprKind::Load: case ExprKind::Cast: case ExprKind::Random: case ExprKind::ArrayLoad:
+    case ExprKind::Constant:
+    case ExprKind::LoopVar:
+    case ExprKind::Local:
+      return 0;
+    case ExprKind::Load:
+    case ExprKind::Cast:
+    case ExprKind::Random:
+    case ExprKind::ArrayLoad:
       return 1;
-    case ExprKind::Select: return 3;
+    case ExprKind::Select:
+      return 3;
     case ExprKind::Elementwise:
       return ir::is_elementwise(e.op) ? static_cast<size_t>(ir::op_info(e.op).arity) : SIZE_MAX;
-    default: return 2;  // index arithmetic and comparison
+    default:
+      return 2;  // index arithmetic and comparison
   }
 }
 
@@ -119,8 +127,10 @@ class ProgramReader {
     for (uint64_t n = in_.count(8); n-- > 0;) {
       Step step;
       step.is_kernel = flag();
-      step.kernel = step.is_kernel ? in_.get_in_range<int32_t>(0, static_cast<int64_t>(p.kernels.size()), "a kernel number")
-                                   : in_.get<int32_t>();
+      step.kernel = step.is_kernel
+                        ? in_.get_in_range<int32_t>(0, static_cast<int64_t>(p.kernels.size()),
+                                                    "a kernel number")
+                        : in_.get<int32_t>();
       step.call.op = op();
       step.call.inputs = buffer_ids();
       step.call.output = buffer_id();
@@ -140,7 +150,8 @@ class ProgramReader {
   bool flag() { return in_.get_in_range<uint8_t>(0, 2, "a flag"); }
   DType dtype() { return static_cast<DType>(in_.get_in_range<uint8_t>(0, kDTypeCount, "a dtype")); }
   Op op() {
-    return static_cast<Op>(in_.get_in_range<uint16_t>(0, static_cast<int64_t>(Op::op_count), "an op"));
+    return static_cast<Op>(
+        in_.get_in_range<uint16_t>(0, static_cast<int64_t>(Op::op_count), "an op"));
   }
   int32_t buffer_id() { return in_.get_in_range<int32_t>(-1, buffers_, "a buffer id"); }
   std::vector<int32_t> buffer_ids() {
@@ -168,7 +179,8 @@ class ProgramReader {
     b.name = in_.get_string();
     b.origin = in_.get_string();
     uint8_t data = in_.get_in_range<uint8_t>(0, 3, "a data flag");
-    if (data == 1) b.constant_data = std::make_shared<const std::vector<uint8_t>>(in_.get_vector<uint8_t>());
+    if (data == 1)
+      b.constant_data = std::make_shared<const std::vector<uint8_t>>(in_.get_vector<uint8_t>());
     if (b.role == BufferRole::Constant && data == 0) in_.fail("a constant without data");
     return b;
   }
@@ -223,8 +235,8 @@ class ProgramReader {
     for (uint64_t n = in_.count(8); n-- > 0;) k.comments.push_back(in_.get_string());
     for (uint64_t n = in_.count(8); n-- > 0;) {
       Expr e;
-      e.kind = static_cast<ExprKind>(
-          in_.get_in_range<uint8_t>(0, static_cast<int64_t>(ExprKind::ArrayLoad) + 1, "an expression kind"));
+      e.kind = static_cast<ExprKind>(in_.get_in_range<uint8_t>(
+          0, static_cast<int64_t>(ExprKind::ArrayLoad) + 1, "an expression kind"));
       e.dtype = dtype();
       e.op = op();
       // Operands come before their users: the emitter's recursion cannot loop.
@@ -245,7 +257,8 @@ class ProgramReader {
     for (uint64_t n = in_.count(8); n-- > 0;) body.push_back(stmt(k, 0));
     k.body = std::move(body);
     k.loop_extents = extents();
-    for (uint64_t n = in_.count(8); n-- > 0;) k.local_dependencies.push_back(in_.get_vector<int32_t>());
+    for (uint64_t n = in_.count(8); n-- > 0;)
+      k.local_dependencies.push_back(in_.get_vector<int32_t>());
     for (uint64_t n = in_.count(9); n-- > 0;) {
       Kernel::LocalArray array{dtype(), in_.get<int64_t>()};
       if (array.size < 0) in_.fail("a negative local array size");
@@ -261,7 +274,8 @@ class ProgramReader {
   // Loop variables, locals and local arrays index tables read after the statements.
   void check_ids(const Kernel& k, const std::vector<Stmt>& body) {
     auto loop_ok = [&](const Loop& l) {
-      return l.variable == -1 || (l.variable >= 0 && l.variable < static_cast<int64_t>(k.loop_extents.size()));
+      return l.variable == -1 ||
+             (l.variable >= 0 && l.variable < static_cast<int64_t>(k.loop_extents.size()));
     };
     for (const Stmt& s : body) {
       bool ok = loop_ok(s.loop) && loop_ok(s.lanes_loop);
@@ -277,9 +291,12 @@ class ProgramReader {
     }
     for (const Expr& e : k.exprs) {
       bool ok = true;
-      if (e.kind == ExprKind::LoopVar) ok = e.variable >= 0 && e.variable < static_cast<int64_t>(k.loop_extents.size());
-      if (e.kind == ExprKind::Local) ok = e.variable >= 0 && e.variable < static_cast<int64_t>(k.local_dependencies.size());
-      if (e.kind == ExprKind::ArrayLoad) ok = e.buffer >= 0 && e.buffer < static_cast<int64_t>(k.local_arrays.size());
+      if (e.kind == ExprKind::LoopVar)
+        ok = e.variable >= 0 && e.variable < static_cast<int64_t>(k.loop_extents.size());
+      if (e.kind == ExprKind::Local)
+        ok = e.variable >= 0 && e.variable < static_cast<int64_t>(k.local_dependencies.size());
+      if (e.kind == ExprKind::ArrayLoad)
+        ok = e.buffer >= 0 && e.buffer < static_cast<int64_t>(k.local_arrays.size());
       if (!ok) in_.fail("an expression refers to a loop, local or array that does not exist");
     }
   }

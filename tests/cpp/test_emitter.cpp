@@ -19,7 +19,8 @@ using sched::KernelBuilder;
 
 int count(const std::string& text, const std::string& needle) {
   int found = 0;
-  for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++found;
+  for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1))
+    ++found;
   return found;
 }
 
@@ -39,7 +40,8 @@ sched::Program exp_program(int copies, int64_t size, DType dtype, bool parallel,
   sched::Program program;
   for (int k = 0; k < copies; ++k) {
     program.buffers.push_back(buffer(BufferRole::Input, k, dtype, size, "in" + std::to_string(k)));
-    program.buffers.push_back(buffer(BufferRole::Output, k, dtype, size, "out" + std::to_string(k)));
+    program.buffers.push_back(
+        buffer(BufferRole::Output, k, dtype, size, "out" + std::to_string(k)));
     sched::Kernel kernel;
     KernelBuilder builder(kernel);
     int32_t i = builder.new_loop(size);
@@ -71,19 +73,24 @@ sched::Program exp_program(int copies, int64_t size, DType dtype, bool parallel,
 TEST(Emitter, LoopMarksBecomePragmas) {
   Options options;
   target::Target target = target::host_cpu(2);
-  std::string parallel_simd = emit_cpp(exp_program(1, 4096, DType::Float32, true, true), options, target).text;
-  EXPECT_EQ(count(parallel_simd, "#pragma omp parallel for simd schedule(static) num_threads(kiln_threads)"), 1);
-  std::string simd = emit_cpp(exp_program(1, 4096, DType::Float32, false, true), options, target).text;
+  std::string parallel_simd =
+      emit_cpp(exp_program(1, 4096, DType::Float32, true, true), options, target).text;
+  EXPECT_EQ(count(parallel_simd,
+                  "#pragma omp parallel for simd schedule(static) num_threads(kiln_threads)"),
+            1);
+  std::string simd =
+      emit_cpp(exp_program(1, 4096, DType::Float32, false, true), options, target).text;
   EXPECT_EQ(count(simd, "#pragma omp parallel"), 0);
   EXPECT_EQ(count(simd, "#pragma omp simd"), 1);
-  std::string plain = emit_cpp(exp_program(1, 4, DType::Float32, false, true), options, target).text;
+  std::string plain =
+      emit_cpp(exp_program(1, 4, DType::Float32, false, true), options, target).text;
   EXPECT_EQ(count(plain, "#pragma omp simd"), 0);  // too short to be worth a SIMD loop
 }
 
 TEST(Emitter, IdenticalKernelsShareOneFunction) {
   Options options;
-  CppSource source = emit_cpp(exp_program(3, 100, DType::Float32, false, false), options,
-                              target::host_cpu(2));
+  CppSource source =
+      emit_cpp(exp_program(3, 100, DType::Float32, false, false), options, target::host_cpu(2));
   EXPECT_EQ(count(source.text, "(char* const* kiln_args)"), 1);
   ASSERT_EQ(source.kernels.size(), 3u);
   for (const runtime::KernelCall& call : source.kernels) EXPECT_EQ(call.symbol, "kernel0_exp");
@@ -93,8 +100,8 @@ TEST(Emitter, IdenticalKernelsShareOneFunction) {
 
 TEST(Emitter, HalfFloatsAreConvertedOnLoadAndStore) {
   Options options;
-  std::string text = emit_cpp(exp_program(1, 64, DType::Float16, false, false), options,
-                              target::host_cpu(1)).text;
+  std::string text =
+      emit_cpp(exp_program(1, 64, DType::Float16, false, false), options, target::host_cpu(1)).text;
   EXPECT_NE(text.find("kiln_f16_to_f32(a0[i0])"), std::string::npos);
   EXPECT_NE(text.find("a1[i0] = kiln_f32_to_f16("), std::string::npos);
 }

@@ -4,13 +4,13 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include <fstream>
+
 #include "api/logging.h"
 #include "api/options.h"
 #include "api/pipeline.h"
 #include "compile_test_util.h"
 #include "target/target.h"
-
-#include <fstream>
 
 namespace kiln::test {
 namespace {
@@ -31,10 +31,13 @@ std::string logged(const std::string& channels, Body body) {
 // A graph with a long reduction and a parallel-sized elementwise tail.
 struct SumPlusOne : GraphCase {
   SumPlusOne() {
-    ir::ValueId x = input(make_array(DType::Float64, {512, 512}, pseudo_random(512 * 512, -1, 1, 7)));
+    ir::ValueId x =
+        input(make_array(DType::Float64, {512, 512}, pseudo_random(512 * 512, -1, 1, 7)));
     ir::ValueId total = builder.reduce(Op::sum, x, {1}, false);
     output(total, "row sums");
-    output(builder.binary(Op::add, x, builder.constant(ir::Scalar::of(1.0), DType::Float64, {512, 512})), "x + 1");
+    output(builder.binary(Op::add, x,
+                          builder.constant(ir::Scalar::of(1.0), DType::Float64, {512, 512})),
+           "x + 1");
   }
 };
 
@@ -47,7 +50,8 @@ TEST(Pipeline, EveryStageIsTimedUnderPerf) {
   for (const char* stage : {"verify:", "graph passes:", "simplify:", "cache key:", "schedule:",
                             "interchange_reductions:", "mark_parallel:", "mark_vector_loops:",
                             "hoist_invariants:", "emit:", "toolchain:", "load:"})
-    EXPECT_NE(log.find(std::string("[kiln:perf] ") + stage), std::string::npos) << stage << "\n" << log;
+    EXPECT_NE(log.find(std::string("[kiln:perf] ") + stage), std::string::npos) << stage << "\n"
+                                                                                << log;
 }
 
 TEST(Pipeline, LoopPassesAreLoggedChangedOrUnchanged) {
@@ -82,7 +86,8 @@ TEST(Pipeline, UnknownDisabledPassIsAnError) {
   ::setenv("KILN_DISABLE_PASSES", "all", 1);
   std::set<std::string> all = detail::disabled_passes();
   ::unsetenv("KILN_DISABLE_PASSES");
-  for (const std::string& name : detail::switchable_pass_names()) EXPECT_TRUE(all.count(name)) << name;
+  for (const std::string& name : detail::switchable_pass_names())
+    EXPECT_TRUE(all.count(name)) << name;
 }
 
 TEST(Pipeline, NumThreadsReachesTheGeneratedCode) {
@@ -128,7 +133,8 @@ TEST(Pipeline, ScheduleLogSaysWhyKernelsWereNotFused) {
   SumPlusOne graph;
   std::string log = logged("schedule", [&] { graph.check(options); });
   EXPECT_NE(log.find("not fused:"), std::string::npos) << log;
-  EXPECT_NE(log.find("different iteration domains (512,) and (512, 512)"), std::string::npos) << log;
+  EXPECT_NE(log.find("different iteration domains (512,) and (512, 512)"), std::string::npos)
+      << log;
 }
 
 TEST(Pipeline, ModesAndOptionsComeFromOneTable) {

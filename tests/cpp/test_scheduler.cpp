@@ -85,9 +85,9 @@ Kernel copy_kernel(int64_t outer, int64_t inner) {
   store.kind = StmtKind::Store;
   store.buffer = 1;
   store.index = offset;
-  store.value = builder.elementwise(Op::mul, DType::Float32,
-                                    {builder.load(0, DType::Float32, offset),
-                                     builder.constant(Scalar::of(2.0), DType::Float32)});
+  store.value = builder.elementwise(
+      Op::mul, DType::Float32,
+      {builder.load(0, DType::Float32, offset), builder.constant(Scalar::of(2.0), DType::Float32)});
   Stmt inner_loop;
   inner_loop.kind = StmtKind::Loop;
   inner_loop.loop = {j, inner};

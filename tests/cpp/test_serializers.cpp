@@ -108,7 +108,8 @@ TEST(ProgramSerializer, DamagedImagesAreAnError) {
   for (size_t b = 0; b < program.buffers.size(); ++b)
     if (program.buffers[b].constant_data)
       EXPECT_EQ(*back.program.buffers[b].constant_data, *program.buffers[b].constant_data);
-  expect_damage_is_caught(bytes, [&](const std::string& b) { runtime::deserialize_image(b, lookup); });
+  expect_damage_is_caught(bytes,
+                          [&](const std::string& b) { runtime::deserialize_image(b, lookup); });
 }
 
 // The only kernel of a program computing `op`(input `which`) of `dtype` inputs.
@@ -118,7 +119,8 @@ sched::KernelSignature single_kernel_signature(Op op, int which, DType dtype, do
   std::vector<ir::ValueId> inputs;
   for (int k = 0; k <= which; ++k) inputs.push_back(builder.parameter(dtype, {100}));
   ir::ValueId result = builder.unary(op, inputs.back());
-  if (scale != 1) result = builder.binary(Op::mul, result, builder.constant(ir::Scalar::of(scale), dtype, {100}));
+  if (scale != 1)
+    result = builder.binary(Op::mul, result, builder.constant(ir::Scalar::of(scale), dtype, {100}));
   graph.set_outputs({result});
   sched::Program program = sched::schedule(graph, {});
   EXPECT_EQ(program.kernels.size(), 1u);

@@ -1,4 +1,4 @@
-"""Graph breaks: continuation through kiln._compile.graph_break (retrace entries, segment memo),
+"""Graph breaks: continuation through the driver's graph_break (retrace entries, segment memo),
 eager fallback through GraphBreakSignal, fullgraph errors, logs and explain."""
 import numpy as np
 import pytest

@@ -28,8 +28,8 @@ int64_t statement_work(const Stmt& s) {
 bool mark_parallel(Kernel& kernel, const target::Target& target) {
   if (target.threads <= 1) return false;
   bool marked = false;
-  size_t statements = kernel.ordered_from < 0 ? kernel.body.size()
-                                              : static_cast<size_t>(kernel.ordered_from);
+  size_t statements =
+      kernel.ordered_from < 0 ? kernel.body.size() : static_cast<size_t>(kernel.ordered_from);
   for (size_t k = 0; k < kernel.body.size() && k < statements; ++k) {
     Stmt& s = kernel.body[k];
     bool big = statement_work(s) >= target.parallel_threshold;
@@ -40,7 +40,8 @@ bool mark_parallel(Kernel& kernel, const target::Target& target) {
         if (few_outputs && child.kind == StmtKind::Reduce && !is_lanes_reduction(child) &&
             statement_work(child) >= target.parallel_threshold)
           child.parallel = marked = true;
-      if (!few_outputs) s.parallel = true;
+      if (!few_outputs)
+        s.parallel = true;
       else if (std::none_of(s.body.begin(), s.body.end(), [](const Stmt& c) { return c.parallel; }))
         s.parallel = s.loop.extent >= 2;
     }
