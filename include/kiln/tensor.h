@@ -141,6 +141,12 @@ Tensor pad(const Tensor& x, std::vector<std::pair<int64_t, int64_t>> widths,
 Tensor concatenate(const std::vector<Tensor>& xs, int64_t axis = 0, KILN_WHERE);
 Tensor stack(const std::vector<Tensor>& xs, int64_t axis = 0, KILN_WHERE);
 Tensor flip(const Tensor& x, Axes axis = {}, KILN_WHERE);
+// np.tile, np.repeat with one count (axis: nullopt flattens first), np.roll by static shifts
+// (axes empty: the flattened array, rolled by shifts[0]).
+Tensor tile(const Tensor& x, std::vector<int64_t> reps, KILN_WHERE);
+Tensor repeat(const Tensor& x, int64_t count, std::optional<int64_t> axis = std::nullopt,
+              KILN_WHERE);
+Tensor roll(const Tensor& x, std::vector<int64_t> shifts, Axes axes = {}, KILN_WHERE);
 Tensor take(const Tensor& x, const Tensor& indices, int64_t axis, KILN_WHERE);
 // Functional x[indices] = values (or += with accumulate) along `axis`.
 Tensor index_put(const Tensor& x, const Tensor& indices, const Tensor& values, int64_t axis = 0,

@@ -43,14 +43,7 @@ def tile(context, A, reps):
     reps = tuple(operator.index(r) for r in reps)
     if any(r < 0 for r in reps):
         raise ValueError("negative dimensions are not allowed")
-    ndim = max(len(reps), x.ndim)
-    shape = (1,) * (ndim - x.ndim) + x.shape
-    reps = (1,) * (ndim - len(reps)) + reps
-    k = _k()
-    # (s0, s1) -> (1, s0, 1, s1) -> (r0, s0, r1, s1) -> (r0*s0, r1*s1): one broadcast view.
-    interleaved = k.reshape(x.tensor, [v for s in shape for v in (1, s)])
-    spread = k.broadcast_to(interleaved, [v for r, s in zip(reps, shape) for v in (r, s)])
-    return _new(context, k.reshape(spread, [r * s for r, s in zip(reps, shape)]))
+    return _new(context, _k().tile(x.tensor, list(reps)))
 
 
 def repeat(context, a, repeats, axis=None):
@@ -68,12 +61,9 @@ def repeat(context, a, repeats, axis=None):
     counts = np.asarray(repeats).ravel()
     # NumPy itself checks repeats (type, sign, length) and gives the gather index.
     index = np.repeat(np.arange(min(n, 1) if counts.size == 1 else n), repeats)
-    if counts.size and (counts == counts[0]).all():
+    if counts.size and (counts == counts[0]).all():  # one count: a broadcast view (C++)
         count = len(index) // len(counts) if counts.size > 1 else len(index)
-        # (.., n, ..) -> (.., n, 1, ..) -> (.., n, count, ..) -> (.., n*count, ..)
-        expanded = k.reshape(tensor, shape[:axis + 1] + [1] + shape[axis + 1:])
-        spread = k.broadcast_to(expanded, shape[:axis + 1] + [count] + shape[axis + 1:])
-        return _new(context, k.reshape(spread, _with_axis(shape, axis, n * count)))
+        return _new(context, k.repeat(tensor, count, axis))
     return _new(context, k.take(tensor, context.lift(index).tensor, axis, check_bounds=False))
 
 
@@ -102,20 +92,12 @@ def roll(context, a, shift, axis=None):
             and len(axes) == 1):
         return _roll_traced(context, x, shift, axes[0])
     shift = materialize_all(shift, "np.roll by traced shifts along several axes")
-    pairs = np.broadcast(shift, axes)
-    if pairs.ndim > 1:
+    broadcast = np.broadcast(shift, axes)
+    if broadcast.ndim > 1:
         raise ValueError("'shift' and 'axis' should be scalars or 1D sequences")
-    shifts = dict.fromkeys(range(x.ndim), 0)
-    for amount, d in pairs:
-        shifts[d] += int(amount)
-    tensor = x.tensor
-    for d, amount in shifts.items():
-        n = x.shape[d]
-        offset = amount % (n or 1)
-        if offset:
-            tensor = k.concatenate([_range(tensor, d, n - offset, n),
-                                    _range(tensor, d, 0, n - offset)], d)
-    return _new(context, tensor)
+    pairs = list(broadcast)  # (shift, axis); an axis may repeat, its shifts add up
+    shifts, axes = [int(amount) for amount, _ in pairs], [int(d) for _, d in pairs]
+    return _new(context, k.roll(x.tensor, shifts, axes))
 
 
 # ---- pad ----

@@ -8,6 +8,7 @@
 #include "kiln/tensor.h"
 #include "decompose/helpers.h"
 #include "decompose/decompositions.h"
+#include "decompose/manipulation.h"
 
 namespace kiln {
 
@@ -272,6 +273,37 @@ Tensor stack(const std::vector<Tensor>& xs, int64_t axis, Where where) {
 Tensor flip(const Tensor& x, Axes axis, Where where) {
   Trace& trace = trace_for(x, "flip", where);
   return wrap(trace, trace.builder.flip(x.id(), std::move(axis)));
+}
+
+Tensor tile(const Tensor& x, std::vector<int64_t> reps, Where where) {
+  Trace& trace = trace_for(x, "tile", where);
+  return wrap(trace, decompose::tile(trace.builder, x.id(), std::move(reps)));
+}
+
+Tensor repeat(const Tensor& x, int64_t count, std::optional<int64_t> axis, Where where) {
+  Trace& trace = trace_for(x, "repeat", where);
+  ValueId value = x.id();
+  if (!axis || x.ndim() == 0) {  // NumPy repeats the flattened array (a 0-d array is 1-d)
+    value = trace.builder.reshape(value, {-1});
+    axis = 0;
+  }
+  int rank = static_cast<int>(trace.builder.node(value).shape.size());
+  return wrap(trace, decompose::repeat(trace.builder, value, count,
+                                       ir::normalize_axis(*axis, rank, "repeat")));
+}
+
+Tensor roll(const Tensor& x, std::vector<int64_t> shifts, Axes axes, Where where) {
+  Trace& trace = trace_for(x, "roll", where);
+  if (axes.empty()) {  // the flattened array, reshaped back
+    ValueId flat = trace.builder.reshape(x.id(), {-1});
+    ValueId rolled = decompose::roll(trace.builder, flat, {shifts.empty() ? 0 : shifts[0]}, {0});
+    return wrap(trace, trace.builder.reshape(rolled, ir::from_ints(x.shape())));
+  }
+  if (shifts.size() != axes.size())
+    throw Error(ErrorKind::Value, error_message("roll", trace.builder.location(),
+                                                "'shift' and 'axis' should have the same length"));
+  for (int64_t& axis : axes) axis = ir::normalize_axis(axis, x.ndim(), "roll");
+  return wrap(trace, decompose::roll(trace.builder, x.id(), shifts, axes));
 }
 
 Tensor take(const Tensor& x, const Tensor& indices, int64_t axis, Where where) {

@@ -279,6 +279,21 @@ void bind_reductions(nb::module_& module) {
       nb::arg("x"), nb::arg("ord") = "2", nb::arg("axis") = Axes{}, nb::arg("keepdims") = false,
       Keep<1>());
   module.def(
+      "tile", [](const Tensor& x, std::vector<int64_t> reps) { return kiln::tile(x, std::move(reps), kNoWhere); },
+      nb::arg("x"), nb::arg("reps"), Keep<1>());
+  module.def(
+      "repeat",
+      [](const Tensor& x, int64_t count, std::optional<int64_t> axis) {
+        return kiln::repeat(x, count, axis, kNoWhere);
+      },
+      nb::arg("x"), nb::arg("count"), nb::arg("axis").none() = nb::none(), Keep<1>());
+  module.def(
+      "roll",
+      [](const Tensor& x, std::vector<int64_t> shifts, Axes axes) {
+        return kiln::roll(x, std::move(shifts), std::move(axes), kNoWhere);
+      },
+      nb::arg("x"), nb::arg("shifts"), nb::arg("axes") = Axes{}, Keep<1>());
+  module.def(
       "cumsum", [](const Tensor& x, int64_t axis) { return kiln::cumsum(x, axis, kNoWhere); },
       nb::arg("x"), nb::arg("axis"), Keep<1>());
   module.def(

@@ -319,3 +319,35 @@ TEST(UfuncDecompositions, GcdLcmAndLdexpOnIntegers) {
 
 }  // namespace
 }  // namespace kiln
+
+namespace kiln {
+namespace {
+
+// np.tile / np.repeat / np.roll as views (decompose/manipulation.h), values from NumPy.
+TEST(ManipulationDecompositions, TileRepeatAndRollMatchNumPy) {
+  detail::Trace trace;
+  Tensor x = trace.input(DType::Float64, {2, 3});
+  std::vector<std::vector<double>> got =
+      evaluate(trace, {tile(x, {2}), tile(x, {2, 1, 1}), repeat(x, 2, 1), repeat(x, 2),
+                       roll(x, {1}, {1}), roll(x, {-1, 1}, {0, 0}), roll(x, {2})},
+               {Array::from_vector(std::vector<double>{1, 2, 3, 4, 5, 6}, {2, 3})});
+  // np.tile(x, 2)
+  EXPECT_EQ(got[0], (std::vector<double>{1, 2, 3, 1, 2, 3, 4, 5, 6, 4, 5, 6}));
+  // np.tile(x, (2, 1, 1)): two copies stacked
+  EXPECT_EQ(got[1], (std::vector<double>{1, 2, 3, 4, 5, 6, 1, 2, 3, 4, 5, 6}));
+  // np.repeat(x, 2, axis=1)
+  EXPECT_EQ(got[2], (std::vector<double>{1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6}));
+  // np.repeat(x, 2): flattened
+  EXPECT_EQ(got[3], (std::vector<double>{1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6}));
+  // np.roll(x, 1, axis=1)
+  EXPECT_EQ(got[4], (std::vector<double>{3, 1, 2, 6, 4, 5}));
+  // np.roll(x, (-1, 1), axis=(0, 0)): shifts on one axis add up to none
+  EXPECT_EQ(got[5], (std::vector<double>{1, 2, 3, 4, 5, 6}));
+  // np.roll(x, 2): the flattened array
+  EXPECT_EQ(got[6], (std::vector<double>{5, 6, 1, 2, 3, 4}));
+  EXPECT_THROW(tile(x, {-1}), Error);
+  EXPECT_THROW(repeat(x, -2, 0), Error);
+}
+
+}  // namespace
+}  // namespace kiln
