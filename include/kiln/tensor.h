@@ -120,6 +120,12 @@ Tensor argmax(const Tensor& x, std::optional<int64_t> axis = std::nullopt, bool 
               KILN_WHERE);
 Tensor argmin(const Tensor& x, std::optional<int64_t> axis = std::nullopt, bool keepdims = false,
               KILN_WHERE);
+// mean/var/std of the elements where `mask` is true (NumPy's where=), x in a float dtype; the
+// axes are explicit here (empty: no reduction).
+Tensor masked_mean(const Tensor& x, const Tensor& mask, Axes axis, bool keepdims = false,
+                   KILN_WHERE);
+Tensor masked_var(const Tensor& x, const Tensor& mask, Axes axis, bool keepdims = false,
+                  int64_t ddof = 0, KILN_WHERE);
 Tensor logsumexp(const Tensor& x, Axes axis = {}, bool keepdims = false, KILN_WHERE);
 Tensor softmax(const Tensor& x, int64_t axis = -1, KILN_WHERE);
 Tensor log_softmax(const Tensor& x, int64_t axis = -1, KILN_WHERE);

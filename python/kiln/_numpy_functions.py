@@ -96,14 +96,8 @@ def _mean_dtype(dtype, requested):
     return np.dtype(np.float64) if dtype.kind in "biu" else dtype
 
 
-def _count(context, x, axes, keepdims, where):
-    """How many elements each reduction sees, as a float64 tensor."""
-    k = _k()
-    if where is True:
-        count = float(np.prod([x.shape[d] for d in axes]))
-        return None, count
-    condition = k.broadcast_to(to_tensor(context, where, np.bool_), list(x.shape))
-    return condition, k.sum(cast(condition, np.float64), axes, keepdims)
+def _mask(context, x, where):
+    return to_tensor(context, where, np.bool_)
 
 
 def mean(context, a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
@@ -117,9 +111,8 @@ def mean(context, a, axis=None, dtype=None, out=None, keepdims=False, *, where=T
         if axes:
             tensor = k.mean(tensor, axes, bool(keepdims))
         return _result(context, cast(tensor, result_dtype), out)
-    condition, count = _count(context, x, axes, keepdims, where)
-    total = k.sum(k.where(condition, tensor, context.constant(0, compute)), axes, bool(keepdims))
-    return _result(context, cast(k.divide(total, cast(count, compute)), result_dtype), out)
+    tensor = k.masked_mean(tensor, _mask(context, x, where), axes, bool(keepdims))
+    return _result(context, cast(tensor, result_dtype), out)
 
 
 def var(context, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True,
@@ -135,22 +128,8 @@ def var(context, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, 
     if where is True and axes:
         tensor = (k.std if root else k.var)(tensor, axes, bool(keepdims), int(ddof))
         return _result(context, cast(tensor, result_dtype), out)
-    if where is True:
-        condition, count = None, 1.0
-        mask = context.constant(1, np.bool_)
-    else:
-        condition, count = _count(context, x, axes, keepdims, where)
-        mask = condition
-    zero = context.constant(0, compute)
-    total = k.sum(k.where(mask, tensor, zero), axes, True) if axes else tensor
-    count_tensor = count if not isinstance(count, float) else context.constant(count, compute)
-    count_keep = cast(k.sum(cast(k.broadcast_to(mask, list(x.shape)), compute), axes, True)
-                      if axes else context.constant(1, compute), compute)
-    average = k.divide(total, count_keep)
-    squares = k.where(mask, k.square(k.subtract(tensor, average)), zero)
-    summed = k.sum(squares, axes, bool(keepdims)) if axes else squares
-    denominator = k.subtract(cast(count_tensor, compute), float(ddof))
-    result = k.divide(summed, denominator)
+    mask = _mask(context, x, where) if where is not True else to_tensor(context, True, np.bool_)
+    result = k.masked_var(tensor, mask, axes, bool(keepdims), int(ddof))
     if root:
         result = k.sqrt(result)
     return _result(context, cast(result, result_dtype), out)

@@ -9,6 +9,7 @@
 #include "decompose/helpers.h"
 #include "decompose/decompositions.h"
 #include "decompose/manipulation.h"
+#include "decompose/masked_statistics.h"
 
 namespace kiln {
 
@@ -273,6 +274,34 @@ Tensor stack(const std::vector<Tensor>& xs, int64_t axis, Where where) {
 Tensor flip(const Tensor& x, Axes axis, Where where) {
   Trace& trace = trace_for(x, "flip", where);
   return wrap(trace, trace.builder.flip(x.id(), std::move(axis)));
+}
+
+namespace {
+
+// The float value and bool mask of a masked statistic, its explicit axes normalised.
+std::pair<ValueId, ValueId> masked_operands(Trace& trace, const char* name, const Tensor& x,
+                                            const Tensor& mask, Axes& axis) {
+  if (!is_float(x.dtype()))
+    throw Error(ErrorKind::Type, error_message(name, trace.builder.location(),
+                                               "needs a float array (cast integers first)"));
+  for (int64_t& a : axis) a = ir::normalize_axis(a, x.ndim(), name);
+  return {x.id(), cast_to(trace.builder, mask.id(), DType::Bool)};
+}
+
+}  // namespace
+
+Tensor masked_mean(const Tensor& x, const Tensor& mask, Axes axis, bool keepdims, Where where) {
+  Trace& trace = trace_for(x, mask, "mean", where);
+  auto [value, condition] = masked_operands(trace, "mean", x, mask, axis);
+  return wrap(trace, decompose::masked_mean(trace.builder, value, condition, axis, keepdims));
+}
+
+Tensor masked_var(const Tensor& x, const Tensor& mask, Axes axis, bool keepdims, int64_t ddof,
+                  Where where) {
+  Trace& trace = trace_for(x, mask, "var", where);
+  auto [value, condition] = masked_operands(trace, "var", x, mask, axis);
+  return wrap(trace,
+              decompose::masked_variance(trace.builder, value, condition, axis, keepdims, ddof));
 }
 
 Tensor tile(const Tensor& x, std::vector<int64_t> reps, Where where) {

@@ -279,6 +279,19 @@ void bind_reductions(nb::module_& module) {
       nb::arg("x"), nb::arg("ord") = "2", nb::arg("axis") = Axes{}, nb::arg("keepdims") = false,
       Keep<1>());
   module.def(
+      "masked_mean",
+      [](const Tensor& x, const Tensor& mask, Axes axis, bool keepdims) {
+        return kiln::masked_mean(x, mask, std::move(axis), keepdims, kNoWhere);
+      },
+      nb::arg("x"), nb::arg("mask"), nb::arg("axis"), nb::arg("keepdims") = false, Keep<1>());
+  module.def(
+      "masked_var",
+      [](const Tensor& x, const Tensor& mask, Axes axis, bool keepdims, int64_t ddof) {
+        return kiln::masked_var(x, mask, std::move(axis), keepdims, ddof, kNoWhere);
+      },
+      nb::arg("x"), nb::arg("mask"), nb::arg("axis"), nb::arg("keepdims") = false,
+      nb::arg("ddof") = 0, Keep<1>());
+  module.def(
       "tile", [](const Tensor& x, std::vector<int64_t> reps) { return kiln::tile(x, std::move(reps), kNoWhere); },
       nb::arg("x"), nb::arg("reps"), Keep<1>());
   module.def(

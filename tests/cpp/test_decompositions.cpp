@@ -351,3 +351,32 @@ TEST(ManipulationDecompositions, TileRepeatAndRollMatchNumPy) {
 
 }  // namespace
 }  // namespace kiln
+
+namespace kiln {
+namespace {
+
+// mean/var with where= (decompose/masked_statistics.h), values from NumPy.
+TEST(MaskedStatistics, MeanAndVarOfTheSelectedElements) {
+  detail::Trace trace;
+  Tensor x = trace.input(DType::Float64, {2, 3});
+  Tensor mask = trace.input(DType::Float64, {3});  // nonzero: selected
+  std::vector<std::vector<double>> got = evaluate(
+      trace,
+      {masked_mean(x, mask, {1}), masked_var(x, mask, {0, 1}), masked_var(x, mask, {1}, true, 1),
+       masked_mean(x, mask, {})},
+      {Array::from_vector(std::vector<double>{1, 2, 4, 10, 20, 40}, {2, 3}),
+       Array::from_vector(std::vector<double>{1, 0, 1}, {3})});
+  EXPECT_EQ(got[0], (std::vector<double>{2.5, 25}));  // np.mean(x, 1, where=m)
+  // np.var(x, where=m): over 1, 4, 10, 40: mean 13.75
+  double mean = 13.75, expected = 0;
+  for (double v : {1.0, 4.0, 10.0, 40.0}) expected += (v - mean) * (v - mean) / 4;
+  EXPECT_DOUBLE_EQ(got[1][0], expected);
+  EXPECT_EQ(got[2], (std::vector<double>{4.5, 450}));  // ddof=1, keepdims
+  EXPECT_EQ(got[3][0], 1);  // axis=(): each element itself where selected
+  EXPECT_TRUE(std::isnan(got[3][1]));  // 0/0 where not selected, as NumPy
+  Tensor integers = trace.input(DType::Int32, {3});
+  EXPECT_THROW(masked_mean(integers, mask, {0}), Error);  // not a float array
+}
+
+}  // namespace
+}  // namespace kiln
