@@ -14,14 +14,11 @@ What the driver (kiln._compile) uses:
 Pass the Trace to wrap() (the bindings give no way back from a Tensor to its Trace, and the
 tracer needs it to embed constants and to stamp the user's line on nodes).
 
-A value the trace cannot know (a tracer's truth value, float(), .item(), .tolist(), conversion
-to a real ndarray, an unsupported NumPy function, the data-dependent shape of x[mask]) asks the
-driver attached to the trace context (TraceContext.driver: graph_break(tensor, reason,
-"file.py:line")) for the concrete value and goes on with it; without a driver it raises
-GraphBreakSignal (_graph_breaks.py). This module never imports the driver: kiln._numpy_tracer
-assembles the tracer (this module, the NumPy tables, indexing) and attaches drivers. In-place
-updates are functionalised: the wrapper is rebound to the new value and views write through to
-the array they view.
+A value the trace cannot know (truth value, float(), .item(), an unsupported function, the shape
+of x[mask]) asks the driver attached to the trace context (TraceContext.driver, never imported;
+kiln._numpy_tracer assembles the tracer) for the concrete value, or raises GraphBreakSignal.
+In-place updates are functionalised: the wrapper is rebound to the new value and views write
+through to the array they view.
 
 Typing follows the installed NumPy: each ufunc's loop is resolved by NumPy itself
 (ufunc.resolve_dtypes: NEP 50 weak Python scalars on NumPy 2); operands are cast to the loop's
@@ -46,8 +43,7 @@ SUPPORTED_DTYPES = frozenset(
 
 
 
-def backend():
-    """The kiln ops the tracer records with (kiln._kiln)."""
+def backend():  # the kiln ops the tracer records with
     return _kiln
 
 
