@@ -11,6 +11,7 @@
 #include "codegen/cpp/cpp_emitter.h"
 #include "ir/printer.h"
 #include "ir/verifier.h"
+#include "passes/passes.h"
 #include "passes/pipeline.h"
 #include "runtime/build_identity.h"
 #include "runtime/disk_cache.h"
@@ -146,10 +147,14 @@ std::unique_ptr<CompiledGraph> compile_graph(const ir::Graph& traced,
   const target::Target target = target::host_cpu(options.num_threads);
   auto result = std::make_unique<CompiledGraph>();
 
-  run_stage("verify", [&] { ir::verify(traced, "trace"); });
-  api::log(LogChannel::Graph, "traced graph:\n" + ir::print_graph(traced, true));
+  // A trace that captured loops keeps the bodies' original nodes, dead (api/loop_trace.h).
+  bool captured_loops = std::any_of(traced.nodes().begin(), traced.nodes().end(),
+                                    [](const ir::Node& node) { return node.op == ir::Op::placeholder; });
+  const ir::Graph& live = captured_loops ? passes::eliminate_dead_code(traced) : traced;
+  run_stage("verify", [&] { ir::verify(live, "trace"); });
+  api::log(LogChannel::Graph, "traced graph:\n" + ir::print_graph(live, true));
   result->graph =
-      run_stage("graph passes", [&] { return passes::run_graph_passes(traced, disabled); });
+      run_stage("graph passes", [&] { return passes::run_graph_passes(live, disabled); });
   ir::verify(result->graph, "graph passes");
   result->graph_text = ir::print_graph(result->graph);
   const std::string key = run_stage("cache key", [&] {

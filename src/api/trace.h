@@ -29,6 +29,12 @@ struct Trace {
   // The location used for nodes and errors when an API call passes none (a default-constructed
   // source_location): the Python frontend sets the user's file:line here before each op.
   std::string default_location;
+  // Loop bodies being traced into `graph`, innermost last (api/loop_trace.h).
+  struct Region {
+    ir::ValueId mark;                     // the first node of the body
+    std::vector<ir::ValueId> placeholders;  // the induction variable, then the carried values
+  };
+  std::vector<Region> regions;
 
   Trace() = default;
   Trace(const Trace&) = delete;

@@ -50,6 +50,13 @@ class Builder {
   ValueId scatter(ValueId a, ValueId index, ValueId values, int64_t axis, ScatterMode mode);
   ValueId matmul(ValueId a, ValueId b);
 
+  // A loop node (ir/loop.h: start and stop are int64 0-d values) and its carried results.
+  ValueId loop(ValueId start, ValueId stop, int64_t step, const std::vector<ValueId>& init,
+               const std::vector<ValueId>& invariants, std::shared_ptr<const Graph> body);
+  ValueId loop_result(ValueId loop, int64_t index);
+  // A loop body's input while the body is traced (api/loop_trace.h); never in a finished graph.
+  ValueId placeholder(DType dtype, const Shape& shape);
+
   // Raw append for passes that copy an already-checked node (e.g. CSE rebuilding a graph).
   ValueId copy_node(const Node& node, std::vector<ValueId> inputs);
 

@@ -11,6 +11,8 @@
 // - indices: gather/scatter indices are wrapped once if negative, then clamped into range.
 // - shapes: the node's shape is the result shape; broadcast follows NumPy.
 // - aliasing: none. Every value is a fresh logical tensor; views are a scheduler decision.
+// - control flow: a `loop` node owns its body, a graph of its own (ir/loop.h); bodies see only
+//   their parameters (no implicit capture: the tracer turns captured values into parameters).
 #pragma once
 #include <memory>
 #include <string>
@@ -23,6 +25,7 @@
 namespace kiln::ir {
 
 using ValueId = int32_t;
+class Graph;
 
 enum class PadMode : uint8_t { Constant, Edge, Reflect };
 enum class ScatterMode : uint8_t { Set, Add };
@@ -58,6 +61,7 @@ struct Attrs {
   int64_t ddof = 0;                  // var
   uint64_t seed = 0;                 // random_*
   std::shared_ptr<const std::vector<uint8_t>> data;  // constant_array, row-major bytes
+  std::shared_ptr<const Graph> body;                 // loop: the body region (ir/loop.h)
 
   bool operator==(const Attrs& other) const;
 };

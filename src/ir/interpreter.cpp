@@ -3,6 +3,10 @@
 // in interpreter_elementwise.cpp, interpreter_reductions.cpp and interpreter_movement.cpp.
 #include "ir/interpreter.h"
 
+#include <map>
+
+#include "ir/loop.h"
+
 #include <cstring>
 #include <limits>
 
@@ -216,7 +220,10 @@ Array interpret_node(const Node& node, const std::vector<Array>& operands) {
   if (is_scan(node.op)) return evaluate_scan(node, operands[0]);
   switch (node.op) {
     case Op::parameter:
-      fail(node, ErrorKind::Internal, "a parameter has no value outside interpret()");
+    case Op::loop:
+    case Op::loop_result:
+    case Op::placeholder:
+      fail(node, ErrorKind::Internal, "has no value outside interpret() of its graph");
     case Op::constant: return evaluate_constant(node);
     case Op::constant_array: return evaluate_constant_array(node);
     case Op::iota: return evaluate_iota(node);
@@ -244,11 +251,19 @@ std::vector<Array> interpret(const Graph& graph, const std::vector<Array>& input
   for (ValueId output : graph.outputs()) last_use[static_cast<size_t>(output)] = kKeep;
 
   std::vector<Array> values(static_cast<size_t>(graph.size()));
+  std::map<ValueId, std::vector<Array>> loop_values;
   std::vector<Array> operands;
   for (ValueId id = 0; id < graph.size(); ++id) {
     const Node& node = graph.node(id);
     if (node.op == Op::parameter) {
       values[static_cast<size_t>(id)] = parameter_value(node, inputs);
+    } else if (node.op == Op::loop) {  // several results: loop_result nodes pick them
+      for (ValueId input : node.inputs) operands.push_back(values[static_cast<size_t>(input)]);
+      loop_values[id] = interpret_loop(node, operands);
+      operands.clear();
+    } else if (node.op == Op::loop_result) {
+      values[static_cast<size_t>(id)] =
+          loop_values.at(node.inputs[0])[static_cast<size_t>(node.attrs.index)];
     } else {
       operands.clear();
       for (ValueId input : node.inputs) operands.push_back(values[static_cast<size_t>(input)]);

@@ -86,6 +86,15 @@ std::string print_attrs(const Node& node) {
     fields.push_back("data=<" + std::to_string(attrs.data->size()) + " bytes, fnv1a " +
                      hash_text(*attrs.data) + ">");
   }
+  if (attrs.body) {  // indented, so that the graph text stays one unambiguous canonical form
+    std::string body = print_graph(*attrs.body), indented = "{\n";
+    for (size_t start = 0; start < body.size();) {
+      size_t end = body.find('\n', start);
+      indented += "    " + body.substr(start, end - start) + "\n";
+      start = end + 1;
+    }
+    fields.push_back("body=" + indented + "  }");
+  }
   if (fields.empty()) return "";
   std::string text = "{";
   for (size_t i = 0; i < fields.size(); ++i) text += (i ? ", " : "") + fields[i];

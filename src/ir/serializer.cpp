@@ -7,7 +7,10 @@ namespace kiln::ir {
 namespace {
 
 constexpr uint32_t kGraphMagic = 0x4b475248;  // "HRGK"
-constexpr uint32_t kGraphVersion = 1;
+constexpr uint32_t kGraphVersion = 2;
+// Loop bodies nest; deeper nesting than this is refused (a crafted file must not exhaust the
+// stack).
+constexpr int kMaxLoopDepth = 64;
 
 void put_scalar(ByteWriter& out, const Scalar& scalar) {
   out.put(scalar.f);
@@ -40,9 +43,13 @@ void put_attrs(ByteWriter& out, const Attrs& attrs) {
   out.put(attrs.seed);
   out.put<uint8_t>(attrs.data != nullptr);
   if (attrs.data) out.put_vector(*attrs.data);
+  out.put<uint8_t>(attrs.body != nullptr);
+  if (attrs.body) out.put_string(serialize_graph(*attrs.body));
 }
 
-Attrs get_attrs(ByteReader& in) {
+Graph read_graph(std::string_view bytes, int depth);
+
+Attrs get_attrs(ByteReader& in, int depth) {
   Attrs attrs;
   attrs.axes = in.get_vector<int64_t>();
   attrs.keepdims = in.get_in_range<uint8_t>(0, 2, "keepdims");
@@ -60,6 +67,10 @@ Attrs get_attrs(ByteReader& in) {
   attrs.seed = in.get<uint64_t>();
   if (in.get_in_range<uint8_t>(0, 2, "a data flag"))
     attrs.data = std::make_shared<const std::vector<uint8_t>>(in.get_vector<uint8_t>());
+  if (in.get_in_range<uint8_t>(0, 2, "a body flag")) {
+    if (depth >= kMaxLoopDepth) in.fail("loops nested too deeply");
+    attrs.body = std::make_shared<const Graph>(read_graph(in.get_string(), depth + 1));
+  }
   return attrs;
 }
 
@@ -90,7 +101,11 @@ std::string serialize_graph(const Graph& graph) {
   return out.take();
 }
 
-Graph deserialize_graph(std::string_view bytes) {
+Graph deserialize_graph(std::string_view bytes) { return read_graph(bytes, 0); }
+
+namespace {
+
+Graph read_graph(std::string_view bytes, int depth) {
   ByteReader in(bytes, "a serialised graph");
   if (in.get<uint32_t>() != kGraphMagic) in.fail("not a kiln graph");
   if (in.get<uint32_t>() != kGraphVersion) in.fail("written by another version of kiln");
@@ -108,7 +123,7 @@ Graph deserialize_graph(std::string_view bytes) {
       node.shape.push_back(extent);
     }
     node.inputs = get_ids(in, static_cast<int64_t>(id), "an operand id");  // topological order
-    node.attrs = get_attrs(in);
+    node.attrs = get_attrs(in, depth);
     node.location = in.get_string();
     graph.append(std::move(node));
   }
@@ -121,5 +136,7 @@ Graph deserialize_graph(std::string_view bytes) {
   }
   return graph;
 }
+
+}  // namespace
 
 }  // namespace kiln::ir

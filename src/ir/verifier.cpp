@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "ir/loop.h"
 #include "kiln/error.h"
 
 namespace kiln::ir {
@@ -112,8 +113,8 @@ class NodeVerifier {
 
   void verify_structural() const {
     const Attrs& attrs = node_.attrs;
-    bool same_dtype = node_.inputs.empty() || node_.op == Op::cast ||
-                      node_.dtype == input(0).dtype;
+    bool same_dtype = node_.inputs.empty() || node_.op == Op::cast || node_.op == Op::loop ||
+                      node_.op == Op::loop_result || node_.dtype == input(0).dtype;
     expect(same_dtype, "result dtype differs from the operand's");
     switch (node_.op) {
       case Op::parameter: expect(attrs.index >= 0, "negative parameter index"); break;
@@ -142,8 +143,29 @@ class NodeVerifier {
       case Op::gather: verify_gather(); break;
       case Op::scatter: verify_scatter(); break;
       case Op::matmul: verify_matmul(); break;
+      case Op::loop: verify_loop(); break;
+      case Op::loop_result: verify_loop_result(); break;
+      case Op::placeholder:
+        fail("a value computed inside a loop body is used outside the loop");
       default: break;
     }
+  }
+
+  void verify_loop() const {
+    std::string error = loop_signature_error(graph_, node_);
+    expect(error.empty(), error);
+    ir::verify(*node_.attrs.body, stage_ + " (loop body)");
+  }
+
+  void verify_loop_result() const {
+    const Node& loop = input(0);
+    expect(loop.op == Op::loop, "reads a " + std::string(op_name(loop.op)) + ", not a loop");
+    expect(node_.attrs.index >= 0 && node_.attrs.index < loop.attrs.index,
+           "carried value " + std::to_string(node_.attrs.index) + " does not exist");
+    const Graph& body = *loop.attrs.body;
+    const Node& result = body.node(body.outputs()[static_cast<size_t>(node_.attrs.index)]);
+    expect(result.dtype == node_.dtype && result.shape == node_.shape,
+           "type differs from the carried value's");
   }
 
   void verify_permute() const {

@@ -5,6 +5,7 @@
 #include <chrono>
 
 #include "api/logging.h"
+#include "ir/loop.h"
 #include "ir/printer.h"
 #include "ir/verifier.h"
 #include "kiln/error.h"
@@ -52,7 +53,7 @@ ir::Graph run_graph_passes(const ir::Graph& input, const std::set<std::string>& 
     for (const NamedPass& pass : pipeline()) {
       if (disabled.contains(pass.name)) continue;
       auto start = std::chrono::steady_clock::now();
-      ir::Graph next = pass.run(graph);
+      ir::Graph next = pass.run(ir::map_loop_bodies(graph, pass.run));  // bodies first
       if (timing)
         api::log(api::LogChannel::Perf,
                  pass.name + ": " + api::milliseconds_text(start) + " (round " + std::to_string(round) + ")");

@@ -9,6 +9,7 @@
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
+#include "api/loop_trace.h"
 #include "api/runtime_checks.h"
 #include "ir/ops.h"
 #include "ir/printer.h"
@@ -104,6 +105,31 @@ void bind_trace_and_tensor(nb::module_& module) {
           [](Trace& trace, std::string location) { trace.default_location = std::move(location); },
           "The user's file:line stamped on the nodes built next and named in errors.")
       .def_prop_ro("node_count", [](const Trace& trace) { return trace.graph.size(); })
+      .def("begin_loop_body", &detail::begin_loop_body, Keep<1>(),
+           "Opens a loop body (api/loop_trace.h); returns its induction variable.")
+      .def(
+          "loop_placeholder",
+          [](Trace& trace, nb::handle dtype, std::vector<int64_t> shape) {
+            return detail::loop_placeholder(trace, dtype_from_object(dtype), shape);
+          },
+          nb::arg("dtype"), nb::arg("shape"), Keep<1>(), "A carried value inside the open body.")
+      .def(
+          "end_loop",
+          [](nb::handle self, const Tensor& start, const Tensor& stop, int64_t step,
+             const std::vector<Tensor>& init, const std::vector<Tensor>& results) {
+            Trace& trace = nb::cast<Trace&>(self);
+            nb::list after;
+            for (const Tensor& value : detail::end_loop(trace, start, stop, step, init, results)) {
+              nb::object item = nb::cast(value);
+              nb::keep_alive_obj(item, self);
+              after.append(item);
+            }
+            return after;
+          },
+          nb::arg("start"), nb::arg("stop"), nb::arg("step"), nb::arg("init"), nb::arg("results"),
+          "Closes the open body as a loop node; returns the carried values after the loop.")
+      .def("abandon_loop_body", &detail::abandon_loop_body,
+           "Closes the open body without a loop (capture gave up).")
       .def(
           "graph_text",
           [](Trace& trace, const std::vector<Tensor>& outputs) {

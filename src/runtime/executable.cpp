@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "extern/extern_calls.h"
+#include "ir/loop.h"
 #include "kiln/error.h"
 #include "runtime/host_allocator.h"
 #include "runtime/output_pool.h"
@@ -193,36 +194,80 @@ void Executable::run_kernel(size_t kernel, char* const* table, int threads) {
   kernels_[kernel](argument_pointers_.data());
 }
 
-void Executable::run_steps(char* const* table, int budget) {
-  for (size_t k = 0; k < program_.steps.size(); ++k) {
+// Runs the steps in order, following loops (sched::StepKind); `visit(k)` runs kernel and
+// extern step k.
+template <class Visit>
+void Executable::walk_steps(char** table, Visit&& visit) {
+  struct Active {
+    int64_t start, trips, done;
+  };
+  std::vector<Active> loops;
+  auto set_index = [&](const sched::LoopControl& loop, int64_t value) {
+    *reinterpret_cast<int64_t*>(table[loop.induction]) = value;
+  };
+  for (size_t k = 0; k < program_.steps.size();) {
     const sched::Step& step = program_.steps[k];
-    if (step.is_kernel)
-      run_kernel(static_cast<size_t>(step.kernel), table, std::min(step_threads_[k], budget));
-    else
-      externs::run_extern_call(step.call, program_.buffers, table);
+    const sched::LoopControl& loop = step.loop;
+    if (step.kind == sched::StepKind::LoopBegin) {
+      auto bound = [&](int32_t buffer, int64_t value) {
+        return buffer < 0 ? value : *reinterpret_cast<const int64_t*>(table[buffer]);
+      };
+      int64_t start = bound(loop.start, loop.start_value), stop = bound(loop.stop, loop.stop_value);
+      int64_t trips = ir::loop_trip_count(start, stop, loop.step);
+      if (trips == 0) {
+        k = static_cast<size_t>(loop.partner) + 1;
+        continue;
+      }
+      loops.push_back({start, trips, 0});
+      set_index(loop, start);
+    } else if (step.kind == sched::StepKind::LoopEnd) {
+      for (const auto& [carried, next] : loop.swaps) std::swap(table[carried], table[next]);
+      Active& active = loops.back();
+      if (++active.done < active.trips) {
+        const sched::LoopControl& begin = program_.steps[static_cast<size_t>(loop.partner)].loop;
+        set_index(loop, active.start + active.done * begin.step);
+        k = static_cast<size_t>(loop.partner) + 1;
+        continue;
+      }
+      loops.pop_back();
+    } else {
+      visit(k);
+    }
+    ++k;
   }
 }
 
+void Executable::run_steps(char** table, int budget) {
+  walk_steps(table, [&](size_t k) {
+    const sched::Step& step = program_.steps[k];
+    if (step.kind == sched::StepKind::Kernel)
+      run_kernel(static_cast<size_t>(step.kernel), table, std::min(step_threads_[k], budget));
+    else
+      externs::run_extern_call(step.call, program_.buffers, table);
+  });
+}
+
 // Each kernel with a parallel region runs alternately on one thread and on all, three times
-// each, after the steps before it have produced its inputs; one thread is kept only when its
-// best time beats all threads' by 10% (the scheduler's choice stands on a tie, and timing
-// noise must not flip it). Kernels only read their inputs and write their outputs, so running
-// one again gives the same result.
-void Executable::autotune(char* const* table) {
+// each, after the steps before it have produced its inputs (the first time it runs, inside a
+// loop); one thread is kept only when its best time beats all threads' by 10% (the
+// scheduler's choice stands on a tie, and timing noise must not flip it). Kernels only read
+// their inputs and write their outputs, so running one again gives the same result.
+void Executable::autotune(char** table) {
   using Clock = std::chrono::steady_clock;
   auto seconds = [&](size_t kernel, int threads) {
     auto start = Clock::now();
     run_kernel(kernel, table, threads);
     return std::chrono::duration<double>(Clock::now() - start).count();
   };
-  for (size_t k = 0; k < program_.steps.size(); ++k) {
+  std::vector<bool> timed(program_.steps.size(), false);
+  walk_steps(table, [&](size_t k) {
     const sched::Step& step = program_.steps[k];
-    if (!step.is_kernel) {
+    if (step.kind != sched::StepKind::Kernel) {
       externs::run_extern_call(step.call, program_.buffers, table);
-      continue;
+      return;
     }
     size_t kernel = static_cast<size_t>(step.kernel);
-    if (settings_.threads > 1 && has_parallel_region(program_.kernels[kernel].body)) {
+    if (!timed[k] && settings_.threads > 1 && has_parallel_region(program_.kernels[kernel].body)) {
       run_kernel(kernel, table, settings_.threads);  // warm: caches, the thread team
       double one = 1e30, all = 1e30;
       for (int repeat = 0; repeat < 3; ++repeat) {
@@ -231,8 +276,9 @@ void Executable::autotune(char* const* table) {
       }
       step_threads_[k] = one < 0.9 * all ? 1 : settings_.threads;
     }
+    timed[k] = true;
     run_kernel(kernel, table, step_threads_[k]);
-  }
+  });
   tuned_ = true;
   write_tuning(settings_.tuning_file, step_threads_);
 }

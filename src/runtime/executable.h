@@ -1,6 +1,7 @@
 // An Executable: a scheduled Program bound to its compiled kernels. It owns the arena for
 // intermediates (allocated once, reused by every call: no allocation per call in steady state
-// apart from the outputs) and runs the steps in order: kernel calls and extern calls.
+// apart from the outputs) and runs the steps in order: kernel calls and extern calls, and loops
+// around the steps of their bodies.
 // Safe to run from several threads: runs of one Executable take turns (they share the arena).
 #pragma once
 #include <memory>
@@ -80,9 +81,11 @@ class Executable {
   std::vector<int> step_threads_;  // by step
   bool tuned_ = false;
   std::shared_ptr<OutputPool> output_pool_;  // reduce-overhead only
-  void run_steps(char* const* table, int budget);
+  template <class Visit>
+  void walk_steps(char** table, Visit&& visit);
+  void run_steps(char** table, int budget);
   void run_kernel(size_t kernel, char* const* table, int threads);
-  void autotune(char* const* table);
+  void autotune(char** table);
   Array allocate_output(const sched::Buffer& buffer);
   std::mutex run_mutex_;
 };

@@ -10,11 +10,51 @@ namespace {
 constexpr int64_t kAlignment = 64;
 
 std::vector<int32_t> step_buffers(const Program& program, const Step& step, bool written) {
-  if (step.is_kernel) {
-    const Kernel& k = program.kernels[static_cast<size_t>(step.kernel)];
-    return written ? k.buffers_written : k.buffers_read;
+  switch (step.kind) {
+    case StepKind::Kernel: {
+      const Kernel& k = program.kernels[static_cast<size_t>(step.kernel)];
+      return written ? k.buffers_written : k.buffers_read;
+    }
+    case StepKind::Extern:
+      return written ? std::vector<int32_t>{step.call.output} : step.call.inputs;
+    case StepKind::LoopBegin:
+      if (written) return {step.loop.induction};
+      if (step.loop.start >= 0 && step.loop.stop >= 0) return {step.loop.start, step.loop.stop};
+      if (step.loop.start >= 0 || step.loop.stop >= 0) return {std::max(step.loop.start, step.loop.stop)};
+      return {};
+    case StepKind::LoopEnd: {
+      std::vector<int32_t> swapped{step.loop.induction};
+      for (const auto& [carried, next] : step.loop.swaps) swapped.insert(swapped.end(), {carried, next});
+      return swapped;
+    }
   }
-  return written ? std::vector<int32_t>{step.call.output} : step.call.inputs;
+  return {};
+}
+
+// Inside a loop every iteration runs the body again: a buffer used in the body and also before
+// it stays live to the loop's end, and the two buffers of a swap share one live range (after
+// the loop either may hold the result).
+void extend_over_loops(const Program& program, std::vector<int>& first, std::vector<int>& last) {
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (size_t e = 0; e < program.steps.size(); ++e) {
+      const Step& end = program.steps[e];
+      if (end.kind != StepKind::LoopEnd) continue;
+      int begin = end.loop.partner, finish = static_cast<int>(e);
+      for (size_t b = 0; b < first.size(); ++b) {
+        if (first[b] < 0 || first[b] >= begin || last[b] < begin || last[b] >= finish) continue;
+        last[b] = finish;
+        changed = true;
+      }
+      for (const auto& [carried, next] : end.loop.swaps) {
+        auto c = static_cast<size_t>(carried), n = static_cast<size_t>(next);
+        int low = std::min(first[c], first[n]), high = std::max(last[c], last[n]);
+        if (first[c] != low || first[n] != low || last[c] != high || last[n] != high) changed = true;
+        first[c] = first[n] = low;
+        last[c] = last[n] = high;
+      }
+    }
+  }
 }
 
 }  // namespace
@@ -30,6 +70,7 @@ void plan_buffers(Program& program) {
       }
     }
   }
+  extend_over_loops(program, first, last);
   struct Placed {
     int64_t offset, bytes;
     int last_step;

@@ -81,9 +81,23 @@ std::string print_program(const Program& program) {
     out << "\n";
   }
   for (const Step& step : program.steps) {
-    if (!step.is_kernel) {
+    if (step.kind == StepKind::Extern) {
       out << "extern " << ir::op_name(step.call.op) << "(b" << step.call.inputs[0] << ", b"
           << step.call.inputs[1] << ") -> b" << step.call.output << "\n";
+      continue;
+    }
+    if (step.kind == StepKind::LoopBegin) {
+      auto bound = [](int32_t buffer, int64_t value) {
+        return buffer < 0 ? std::to_string(value) : "b" + std::to_string(buffer);
+      };
+      out << "loop b" << step.loop.induction << " in range(" << bound(step.loop.start, step.loop.start_value)
+          << ", " << bound(step.loop.stop, step.loop.stop_value) << ", " << step.loop.step << "):\n";
+      continue;
+    }
+    if (step.kind == StepKind::LoopEnd) {
+      out << "end loop; swap";
+      for (const auto& [carried, next] : step.loop.swaps) out << " b" << carried << "<->b" << next;
+      out << "\n";
       continue;
     }
     const Kernel& k = program.kernels[static_cast<size_t>(step.kernel)];

@@ -4,7 +4,8 @@
 //
 // A Program is a list of steps over numbered buffers:
 //   - buffers: graph inputs, graph outputs, and intermediates (arena slots from the buffer plan);
-//   - steps:   either a Kernel (a loop nest) or an extern call (matmul) on whole buffers.
+//   - steps:   a Kernel (a loop nest), an extern call (matmul) on whole buffers, or the two
+//              ends of a graph loop around the steps of its body.
 // A Kernel is a tree of statements: loops, reductions (which bind a local scalar), and stores.
 // Expressions live in the kernel's arena and refer to each other by id, so a shared
 // subexpression is simply a reused id.
@@ -132,10 +133,27 @@ struct ExternCall {
   int32_t output = -1;
 };
 
+// A graph `loop` (ir/loop.h) is a run of steps between LoopBegin and LoopEnd: LoopBegin reads
+// the bounds (int64 0-d buffers), skips to after its LoopEnd when there are no iterations, and
+// writes the induction variable; LoopEnd swaps each carried value's buffer with the buffer the
+// body wrote its next value into (pointers, not data), then starts the next iteration or falls
+// through. A body that updates a carried value in place writes into its own buffer: no swap.
+enum class StepKind : uint8_t { Kernel, Extern, LoopBegin, LoopEnd };
+
+struct LoopControl {
+  int32_t start = -1, stop = -1;  // LoopBegin: bound buffers, or -1: the constants below
+  int64_t start_value = 0, stop_value = 0;
+  int64_t step = 1;
+  int32_t induction = -1;         // the int64 0-d buffer the body reads the index from
+  int32_t partner = -1;           // LoopBegin: its LoopEnd's step index; LoopEnd: its LoopBegin's
+  std::vector<std::pair<int32_t, int32_t>> swaps;  // LoopEnd: (carried, next) buffers
+};
+
 struct Step {
-  bool is_kernel = true;
-  int32_t kernel = -1;  // index into Program::kernels
-  ExternCall call;
+  StepKind kind = StepKind::Kernel;
+  int32_t kernel = -1;  // Kernel: index into Program::kernels
+  ExternCall call;      // Extern
+  LoopControl loop;     // LoopBegin, LoopEnd
 };
 
 struct Program {

@@ -113,6 +113,8 @@ ExprId Lowering::lower(ValueId id, const std::vector<ExprId>& index, bool comput
           return builder_.cast(value(node.inputs[0], index), node.dtype);
         case ir::Op::matmul:
         case ir::Op::scatter:
+        case ir::Op::loop:
+        case ir::Op::loop_result:
         case ir::Op::parameter:
         case ir::Op::constant_array:
           break;

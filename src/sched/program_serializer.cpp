@@ -9,7 +9,7 @@ using ir::ByteReader;
 using ir::ByteWriter;
 
 constexpr uint32_t kProgramMagic = 0x4b505247;  // "GRPK"
-constexpr uint32_t kProgramVersion = 1;
+constexpr uint32_t kProgramVersion = 2;
 constexpr int kMaxNesting = 256;  // statements nest this deep at most (recursion bound)
 
 void put_expr(ByteWriter& out, const Expr& e) {
@@ -126,16 +126,28 @@ class ProgramReader {
     for (uint64_t n = in_.count(8); n-- > 0;) p.kernels.push_back(kernel());
     for (uint64_t n = in_.count(8); n-- > 0;) {
       Step step;
-      step.is_kernel = flag();
-      step.kernel = step.is_kernel
+      step.kind = static_cast<StepKind>(in_.get_in_range<uint8_t>(0, 4, "a step kind"));
+      step.kernel = step.kind == StepKind::Kernel
                         ? in_.get_in_range<int32_t>(0, static_cast<int64_t>(p.kernels.size()),
                                                     "a kernel number")
                         : in_.get<int32_t>();
       step.call.op = op();
       step.call.inputs = buffer_ids();
       step.call.output = buffer_id();
+      step.loop.start = buffer_id();
+      step.loop.stop = buffer_id();
+      step.loop.start_value = in_.get<int64_t>();
+      step.loop.stop_value = in_.get<int64_t>();
+      step.loop.step = in_.get<int64_t>();
+      step.loop.induction = buffer_id();
+      step.loop.partner = in_.get<int32_t>();
+      for (uint64_t pairs = in_.count(8); pairs-- > 0;) {
+        int32_t carried = buffer_id();
+        step.loop.swaps.emplace_back(carried, buffer_id());
+      }
       p.steps.push_back(step);
     }
+    check_loops(p);
     p.arena_bytes = in_.get<int64_t>();
     if (p.arena_bytes < 0) in_.fail("a negative arena size");
     p.output_buffers = buffer_ids();
@@ -148,6 +160,41 @@ class ProgramReader {
 
  private:
   bool flag() { return in_.get_in_range<uint8_t>(0, 2, "a flag"); }
+
+  // Loop steps pair up and nest; bounds and induction variables are int64 0-d buffers; a swap
+  // exchanges two intermediates of one type. The executable trusts all of this.
+  void check_loops(const Program& p) {
+    auto scalar_index = [&](int32_t b) {
+      return b >= 0 && p.buffers[static_cast<size_t>(b)].dtype == DType::Int64 &&
+             p.buffers[static_cast<size_t>(b)].shape.empty();
+    };
+    std::vector<int32_t> open;
+    for (size_t s = 0; s < p.steps.size(); ++s) {
+      const Step& step = p.steps[s];
+      if (step.kind == StepKind::LoopBegin) {
+        bool bounds = (step.loop.start < 0 || scalar_index(step.loop.start)) &&
+                      (step.loop.stop < 0 || scalar_index(step.loop.stop));
+        if (!bounds || !scalar_index(step.loop.induction) || step.loop.step == 0)
+          in_.fail("a loop with bad bounds");
+        open.push_back(static_cast<int32_t>(s));
+      } else if (step.kind == StepKind::LoopEnd) {
+        if (open.empty() || step.loop.partner != open.back() ||
+            p.steps[static_cast<size_t>(open.back())].loop.partner != static_cast<int32_t>(s) ||
+            step.loop.induction != p.steps[static_cast<size_t>(open.back())].loop.induction)
+          in_.fail("loop steps that do not pair up");
+        open.pop_back();
+        for (const auto& [carried, next] : step.loop.swaps) {
+          if (carried < 0 || next < 0) in_.fail("a swap of no buffer");
+          const Buffer& a = p.buffers[static_cast<size_t>(carried)];
+          const Buffer& b = p.buffers[static_cast<size_t>(next)];
+          if (a.role != BufferRole::Intermediate || b.role != BufferRole::Intermediate ||
+              a.dtype != b.dtype || a.shape != b.shape)
+            in_.fail("a swap of unlike buffers");
+        }
+      }
+    }
+    if (!open.empty()) in_.fail("a loop without an end");
+  }
   DType dtype() { return static_cast<DType>(in_.get_in_range<uint8_t>(0, kDTypeCount, "a dtype")); }
   Op op() {
     return static_cast<Op>(
@@ -317,11 +364,23 @@ std::string serialize_program(const Program& p, ConstantBytes constants) {
   for (const Kernel& k : p.kernels) put_kernel(out, k);
   out.put<uint64_t>(p.steps.size());
   for (const Step& step : p.steps) {
-    out.put<uint8_t>(step.is_kernel);
+    out.put(static_cast<uint8_t>(step.kind));
     out.put(step.kernel);
     out.put(static_cast<uint16_t>(step.call.op));
     out.put_vector(step.call.inputs);
     out.put(step.call.output);
+    out.put(step.loop.start);
+    out.put(step.loop.stop);
+    out.put(step.loop.start_value);
+    out.put(step.loop.stop_value);
+    out.put(step.loop.step);
+    out.put(step.loop.induction);
+    out.put(step.loop.partner);
+    out.put<uint64_t>(step.loop.swaps.size());
+    for (const auto& [carried, next] : step.loop.swaps) {
+      out.put(carried);
+      out.put(next);
+    }
   }
   out.put(p.arena_bytes);
   out.put_vector(p.output_buffers);

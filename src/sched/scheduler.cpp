@@ -8,6 +8,7 @@
 #include "ir/printer.h"
 #include "kiln/error.h"
 #include "sched/buffer_plan.h"
+#include "sched/loop_schedule.h"
 #include "sched/lowering.h"
 
 namespace kiln::sched {
@@ -64,6 +65,16 @@ std::set<ValueId> initial_materialized(const ir::Graph& graph) {
         result.insert(id);
         result.insert(node.inputs.begin(), node.inputs.end());
         break;
+      case ir::Op::loop:  // bounds and invariants in buffers; initial values are copied in
+        result.insert(id);
+        for (int bound = 0; bound < 2; ++bound)
+          if (graph.node(node.inputs[static_cast<size_t>(bound)]).op != ir::Op::constant)
+            result.insert(node.inputs[static_cast<size_t>(bound)]);
+        result.insert(node.inputs.begin() + 2 + node.attrs.index, node.inputs.end());
+        break;
+      case ir::Op::loop_result:  // the loop's carried buffer (build_loop)
+        result.insert(id);
+        break;
       default:
         if (ir::is_scan(node.op)) result.insert(id);
     }
@@ -96,6 +107,7 @@ class ProgramBuilder {
   void build_pointwise_kernel(const std::vector<Root>& group);
   void build_scan_kernel(const Root& root);
   void build_scatter_kernel(const Root& root);
+  void build_loop(const Root& root);
   // Top-level statements from `ordered_from` on must run in order (Kernel::ordered_from).
   void finish_kernel(Kernel& kernel, const Lowering& lowering, size_t ordered_from = SIZE_MAX);
   Stmt loop_nest(KernelBuilder& builder, Lowering& lowering, const std::vector<int64_t>& shape,
@@ -145,7 +157,7 @@ Program ProgramBuilder::build(const std::vector<std::vector<int64_t>>& input_str
     ValueId id = graph_.outputs()[k];
     int32_t b = add_buffer(BufferRole::Output, static_cast<int32_t>(k), graph_.node(id), "out" + std::to_string(k));
     program_.output_buffers.push_back(b);
-    if (buffer_of_[static_cast<size_t>(id)] >= 0) {
+    if (buffer_of_[static_cast<size_t>(id)] >= 0 || graph_.node(id).op == ir::Op::loop_result) {
       copies.push_back({id, b, true});
     } else {
       buffer_of_[static_cast<size_t>(id)] = b;
@@ -154,7 +166,13 @@ Program ProgramBuilder::build(const std::vector<std::vector<int64_t>>& input_str
   std::vector<Root> roots;
   for (ValueId id : materialized_) {
     const Node& node = graph_.node(id);
-    if (node.op == ir::Op::parameter || node.op == ir::Op::constant_array) continue;
+    if (node.op == ir::Op::parameter || node.op == ir::Op::constant_array ||
+        node.op == ir::Op::loop_result)
+      continue;
+    if (node.op == ir::Op::loop) {
+      roots.push_back({id, -1, false});
+      continue;
+    }
     if (buffer_of_[static_cast<size_t>(id)] < 0)
       buffer_of_[static_cast<size_t>(id)] =
           add_buffer(BufferRole::Intermediate, 0, node, "buf" + std::to_string(id));
@@ -177,11 +195,14 @@ Program ProgramBuilder::build(const std::vector<std::vector<int64_t>>& input_str
     if (!refusal.empty())
       fusion_notes_->push_back(describe(group.back().node) + " and " + describe(root.node) +
                                ": separate kernels: " + refusal);
-    if (!root.copy && (node.op == ir::Op::matmul || node.op == ir::Op::scatter || ir::is_scan(node.op))) {
+    if (!root.copy && (node.op == ir::Op::matmul || node.op == ir::Op::scatter ||
+                       node.op == ir::Op::loop || ir::is_scan(node.op))) {
       flush();
-      if (node.op == ir::Op::matmul) {
+      if (node.op == ir::Op::loop) {
+        build_loop(root);
+      } else if (node.op == ir::Op::matmul) {
         Step step;
-        step.is_kernel = false;
+        step.kind = StepKind::Extern;
         step.call.op = node.op;
         for (ValueId input : node.inputs) step.call.inputs.push_back(buffer_of_[static_cast<size_t>(input)]);
         step.call.output = root.buffer;
@@ -216,6 +237,7 @@ std::string ProgramBuilder::fusion_refusal(const std::vector<Root>& group,
   if (!root.copy) {
     if (node.op == ir::Op::matmul) return "matmul is an extern call (BLAS) on whole buffers";
     if (node.op == ir::Op::scatter) return "a scatter writes its updates in order, in its own kernel";
+    if (node.op == ir::Op::loop) return "a loop runs the kernels of its body";
     if (ir::is_scan(node.op)) return std::string(ir::op_name(node.op)) + " is a scan, in its own kernel";
   }
   const ir::Shape& shape = graph_.node(group.front().node).shape;
@@ -372,6 +394,52 @@ void ProgramBuilder::build_scatter_kernel(const Root& root) {
   for (Stmt& s : scatter.body) kernel.body.push_back(std::move(s));
   lowering.pop_scope();
   finish_kernel(kernel, lowering, ordered_from);  // duplicates must apply in order
+}
+
+// The loop's carried values live in one buffer each (the loop_result nodes read it after the
+// loop), filled from the initial values first; the body, scheduled on its own, writes each
+// next value into a second buffer, swapped with the first after every iteration.
+void ProgramBuilder::build_loop(const Root& root) {
+  const Node& node = graph_.node(root.node);
+  const ir::Graph& body = *node.attrs.body;
+  size_t carried = static_cast<size_t>(node.attrs.index);
+  std::string suffix = std::to_string(root.node);
+  LoopBinding binding;
+  binding.start = buffer_of_[static_cast<size_t>(node.inputs[0])];
+  binding.stop = buffer_of_[static_cast<size_t>(node.inputs[1])];
+  binding.start_value = graph_.node(node.inputs[0]).attrs.scalar.i;  // when constant (no buffer)
+  binding.stop_value = graph_.node(node.inputs[1]).attrs.scalar.i;
+  binding.step = node.attrs.steps[0];
+  binding.induction = add_buffer(BufferRole::Intermediate, 0, body.node(body.inputs()[0]), "index" + suffix);
+  binding.inputs.push_back(binding.induction);
+  std::vector<std::vector<int64_t>> strides{{}};
+  std::vector<int32_t> states;
+  for (size_t k = 0; k < carried; ++k) {
+    ValueId init = node.inputs[2 + k];
+    int32_t state = add_buffer(BufferRole::Intermediate, 0, graph_.node(init), "carried" + suffix + "_" + std::to_string(k));
+    build_pointwise_kernel({{init, state, true}});
+    states.push_back(state);
+    binding.inputs.push_back(state);
+    strides.emplace_back();
+  }
+  for (size_t j = 2 + carried; j < node.inputs.size(); ++j) {
+    int32_t buffer = buffer_of_[static_cast<size_t>(node.inputs[j])];
+    binding.inputs.push_back(buffer);
+    strides.push_back(program_.buffers[static_cast<size_t>(buffer)].strides);
+  }
+  Program body_program = schedule(body, strides, fusion_notes_);
+  for (size_t k = 0; k < carried; ++k) {
+    int32_t next = add_buffer(BufferRole::Intermediate, 0, body.node(body.outputs()[k]),
+                              "next" + suffix + "_" + std::to_string(k));
+    binding.outputs.push_back(next);
+    binding.swaps.emplace_back(states[k], next);
+  }
+  append_loop(program_, body_program, binding, "kiln_const" + suffix + "_");
+  for (ValueId id = root.node + 1; id < graph_.size(); ++id) {
+    const Node& user = graph_.node(id);
+    if (user.op == ir::Op::loop_result && user.inputs[0] == root.node)
+      buffer_of_[static_cast<size_t>(id)] = states[static_cast<size_t>(user.attrs.index)];
+  }
 }
 
 void ProgramBuilder::finish_kernel(Kernel& kernel, const Lowering& lowering,

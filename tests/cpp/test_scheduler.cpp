@@ -54,7 +54,7 @@ TEST(Scheduler, ExternScanAndScatterGetTheirOwnStepsWithReasons) {
   std::vector<std::string> notes;
   Program program = schedule(graph, {}, &notes);
   ASSERT_EQ(program.steps.size(), 3u);
-  EXPECT_FALSE(program.steps[0].is_kernel);  // matmul: a library call on whole buffers
+  EXPECT_EQ(program.steps[0].kind, StepKind::Extern);  // matmul: a library call on whole buffers
   EXPECT_EQ(program.steps[0].call.op, Op::matmul);
   const Kernel& scatter = program.kernels.back();
   EXPECT_GE(scatter.ordered_from, 1);  // updates after the copy run in order

@@ -1,0 +1,174 @@
+#include "api/loop_trace.h"
+
+#include <algorithm>
+#include <map>
+
+#include "ir/printer.h"
+
+namespace kiln::detail {
+namespace {
+
+using ir::Node;
+using ir::Op;
+using ir::ValueId;
+
+Trace::Region& open_region(Trace& trace, const char* op) {
+  if (trace.regions.empty())
+    throw Error(ErrorKind::Internal, std::string("kiln: ") + op + ": no loop body is open");
+  return trace.regions.back();
+}
+
+// Whether each node from `mark` on depends on one of `sources` (grown to the graph's size).
+void extend_dependence(const ir::Graph& graph, ValueId mark, const std::vector<ValueId>& sources,
+                       std::vector<char>& dependent) {
+  size_t begin = dependent.size();
+  dependent.resize(static_cast<size_t>(graph.size()), 0);
+  for (ValueId id = static_cast<ValueId>(begin); id < graph.size(); ++id) {
+    if (id < mark) continue;
+    bool depends = std::find(sources.begin(), sources.end(), id) != sources.end();
+    for (ValueId input : graph.node(id).inputs)
+      depends = depends || (input >= mark && dependent[static_cast<size_t>(input)]);
+    dependent[static_cast<size_t>(id)] = depends;
+  }
+}
+
+// A scalar constant, or a broadcast / reshape of one: copied into a body rather than passed in,
+// so that its kernels see the value.
+bool is_constant_view(const ir::Graph& graph, ValueId id) {
+  const Node& node = graph.node(id);
+  if (node.op == Op::constant || node.op == Op::iota) return true;
+  return (node.op == Op::broadcast || node.op == Op::reshape) &&
+         is_constant_view(graph, node.inputs[0]);
+}
+
+std::string type_text(const Node& node) {
+  return std::string(dtype_name(node.dtype)) + ir::shape_string(node.shape);
+}
+
+}  // namespace
+
+Tensor begin_loop_body(Trace& trace) {
+  trace.builder.set_location(trace.default_location);
+  ValueId mark = trace.graph.size();
+  ValueId induction = trace.builder.placeholder(DType::Int64, {});
+  trace.regions.push_back({mark, {induction}});
+  return Tensor(&trace, induction);
+}
+
+Tensor loop_placeholder(Trace& trace, DType dtype, const std::vector<int64_t>& shape) {
+  Trace::Region& region = open_region(trace, "loop_placeholder");
+  ValueId id = trace.builder.placeholder(dtype, ir::from_ints(shape));
+  region.placeholders.push_back(id);
+  return Tensor(&trace, id);
+}
+
+void abandon_loop_body(Trace& trace) {
+  ValueId mark = open_region(trace, "abandon_loop_body").mark;
+  trace.regions.pop_back();
+  // Checks recorded by the abandoned body: unrolling records them again where they apply.
+  std::erase_if(trace.checks, [&](const Trace::Check& check) { return check.flag >= mark; });
+}
+
+std::vector<Tensor> end_loop(Trace& trace, const Tensor& start, const Tensor& stop, int64_t step,
+                             const std::vector<Tensor>& init, const std::vector<Tensor>& results) {
+  Trace::Region region = open_region(trace, "end_loop");
+  ir::Graph& graph = trace.graph;
+  ir::Builder& builder = trace.builder;
+  builder.set_location(trace.default_location);
+  if (init.size() != results.size() || init.size() + 1 != region.placeholders.size())
+    throw Error(ErrorKind::Internal, "kiln: end_loop: carried values do not match placeholders");
+  std::vector<ValueId> init_ids, result_ids;
+  for (size_t k = 0; k < init.size(); ++k) {
+    init_ids.push_back(init[k].id());
+    result_ids.push_back(results[k].id());
+  }
+  std::vector<char> dependent;
+  extend_dependence(graph, region.mark, region.placeholders, dependent);
+
+  // Checks recorded inside the body become carried: "failed before, or now" and the first value.
+  std::vector<size_t> carried_checks;
+  for (size_t c = 0; c < trace.checks.size(); ++c) {
+    Trace::Check& check = trace.checks[c];
+    if (check.flag < region.mark || !(dependent[static_cast<size_t>(check.flag)] ||
+                                      dependent[static_cast<size_t>(check.value)]))
+      continue;
+    ValueId failed = builder.placeholder(DType::Bool, {});
+    ValueId first = builder.placeholder(DType::Int64, {});
+    region.placeholders.insert(region.placeholders.end(), {failed, first});
+    result_ids.push_back(builder.binary(Op::logical_or, failed, check.flag));
+    result_ids.push_back(builder.where(failed, first, check.value));
+    init_ids.push_back(builder.constant(ir::Scalar::of_int(0), DType::Bool));
+    init_ids.push_back(builder.constant(ir::Scalar::of_int(0), DType::Int64));
+    carried_checks.push_back(c);
+  }
+  extend_dependence(graph, region.mark, region.placeholders, dependent);
+
+  // The body: dependent nodes the results need. Other values it reads are invariants, except
+  // scalar constants, which are copied in (the body's kernels then see their values).
+  std::vector<char> needed(static_cast<size_t>(graph.size()), 0);
+  std::vector<ValueId> invariants, stack = result_ids;
+  std::map<ValueId, ValueId> mapped;  // trace id -> body id
+  while (!stack.empty()) {
+    ValueId id = stack.back();
+    stack.pop_back();
+    if (needed[static_cast<size_t>(id)]) continue;
+    needed[static_cast<size_t>(id)] = 1;
+    const Node& node = graph.node(id);
+    bool placeholder = std::find(region.placeholders.begin(), region.placeholders.end(), id) !=
+                       region.placeholders.end();
+    if (placeholder) continue;
+    if (!dependent[static_cast<size_t>(id)] && !is_constant_view(graph, id)) {
+      invariants.push_back(id);
+      continue;
+    }
+    stack.insert(stack.end(), node.inputs.begin(), node.inputs.end());
+  }
+  std::sort(invariants.begin(), invariants.end());
+
+  auto body = std::make_shared<ir::Graph>();
+  ir::Builder body_builder(*body);
+  for (ValueId id : region.placeholders) {
+    const Node& node = graph.node(id);
+    mapped[id] = body_builder.parameter(node.dtype, node.shape);
+  }
+  for (ValueId id : invariants) {
+    const Node& node = graph.node(id);
+    body_builder.set_location(node.location);
+    mapped[id] = body_builder.parameter(node.dtype, node.shape);
+  }
+  for (ValueId id = 0; id < graph.size(); ++id) {
+    if (!needed[static_cast<size_t>(id)] || mapped.count(id)) continue;
+    const Node& node = graph.node(id);
+    std::vector<ValueId> inputs;
+    for (ValueId input : node.inputs) inputs.push_back(mapped.at(input));
+    mapped[id] = body_builder.copy_node(node, std::move(inputs));
+  }
+  std::vector<ValueId> outputs;
+  for (size_t k = 0; k < result_ids.size(); ++k) {
+    const Node& placeholder = graph.node(region.placeholders[k + 1]);
+    const Node& result = graph.node(result_ids[k]);
+    if (placeholder.dtype != result.dtype || placeholder.shape != result.shape)
+      throw Error(
+          ErrorKind::Type,
+          error_message("loop", trace.default_location,
+                        "carried value " + std::to_string(k) + " enters the body as " +
+                            type_text(placeholder) + " and leaves it as " + type_text(result)));
+    outputs.push_back(mapped.at(result_ids[k]));
+  }
+  body->set_outputs(std::move(outputs));
+  trace.regions.pop_back();
+
+  ValueId loop = builder.loop(start.id(), stop.id(), step, init_ids, invariants, std::move(body));
+  std::vector<Tensor> after;
+  for (size_t k = 0; k < result_ids.size(); ++k)
+    after.emplace_back(&trace, builder.loop_result(loop, static_cast<int64_t>(k)));
+  for (size_t c = 0; c < carried_checks.size(); ++c) {
+    Trace::Check& check = trace.checks[carried_checks[c]];
+    check.flag = after[init.size() + 2 * c].id();
+    check.value = after[init.size() + 2 * c + 1].id();
+  }
+  after.resize(init.size());
+  return after;
+}
+
+}  // namespace kiln::detail

@@ -1,0 +1,30 @@
+// Tracing a loop body into a Trace (for frontends that capture loops: the NumPy tracer).
+//
+// The body is recorded into the trace's own graph, between begin_loop_body and end_loop, on
+// placeholders for the induction variable and the carried values; it may use any value traced
+// before (implicit capture). end_loop cuts the body out: nodes that depend on a placeholder
+// become the body graph, every other value it reads (values from before the loop, and
+// loop-invariant work traced inside it, which is thereby hoisted) becomes an invariant operand,
+// scalar constants and their broadcasts are copied in. The cut nodes stay in the trace's graph,
+// dead (dead-code elimination drops them); a value of the body used after the loop is an error that
+// names it. Runtime checks recorded inside the body (an index out of bounds) are carried through
+// the loop: a flag and the first offending value.
+#pragma once
+#include <vector>
+
+#include "api/trace.h"
+
+namespace kiln::detail {
+
+// Opens a body; returns its induction variable (int64 0-d).
+Tensor begin_loop_body(Trace& trace);
+// A carried value's stand-in inside the open body.
+Tensor loop_placeholder(Trace& trace, DType dtype, const std::vector<int64_t>& shape);
+// Closes the open body: results[k] is carried value k after an iteration (same dtype and shape
+// as its placeholder); init[k] its value before the first. Returns the values after the loop.
+std::vector<Tensor> end_loop(Trace& trace, const Tensor& start, const Tensor& stop, int64_t step,
+                             const std::vector<Tensor>& init, const std::vector<Tensor>& results);
+// Closes the open body without a loop (the frontend gave up capturing it).
+void abandon_loop_body(Trace& trace);
+
+}  // namespace kiln::detail
