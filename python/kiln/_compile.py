@@ -39,7 +39,7 @@ import weakref
 
 import numpy as np
 
-from . import _aliasing, _kiln, _numpy_tracer, _pytree
+from . import _aliasing, _kiln, _loop_transform, _numpy_tracer, _pytree
 from ._config import config
 from ._environment import Environment
 from ._graph_breaks import GraphBreakSignal, is_internal
@@ -310,7 +310,8 @@ class CompiledFunction:
         for index, tracer_object in zip(array_leaves, wrapped):
             traced_leaves[index] = tracer_object
         traced_args, traced_kwargs, traced_environment = _pytree.unflatten(spec, traced_leaves)
-        function = self._with_environment(traced_environment)
+        function = self._with_loop_capture(self._with_environment(traced_environment), tracer,
+                                           trace)
         options = dict(self.options)
         if config.cache_dir is not None:
             options.setdefault("cache_dir", str(config.cache_dir))
@@ -412,6 +413,19 @@ class CompiledFunction:
             return self.fn
         return self.environment.rebuilt(environment)
 
+    def _with_loop_capture(self, function, tracer, trace):
+        """`function` with its loops and branches rewritten for capture (kiln._loop_transform),
+        under config.capture_loops."""
+        rewritten = _loop_transform.rewrite(self.fn) if config.capture_loops else None
+        if rewritten is None:
+            return function
+        for location, reason in rewritten.refused:
+            self._note_loop("unrolled", location, reason)
+        capture = getattr(tracer, "loop_capture", None)  # a stand-in tracer may have none
+        if rewritten.code is None or capture is None:
+            return function
+        return rewritten.bind(function, capture(trace, self._note_loop))
+
     def _give_up(self, args, kwargs, reason, location, register):
         """A break the tracer cannot continue from: these guards run eagerly from now on."""
         self._note_break(reason, location)
@@ -429,6 +443,13 @@ class CompiledFunction:
                       + (f" at {location}" if location else ""))
         if self.records is not None:
             self.records.append(("break", reason, location))
+
+    def _note_loop(self, kind, location, reason):
+        """kind: "loop" (captured), "select" (a branch on a traced value), "unrolled" (why not)."""
+        if kind == "unrolled" and _kiln.log_enabled("graph_breaks"):
+            _kiln.log("graph_breaks", f"loop at {location} in {self.name} is unrolled: {reason}")
+        if self.records is not None:
+            self.records.append(("loop", kind, location, reason))
 
     def _note_graph(self, compiled):
         if self.records is not None:

@@ -11,6 +11,10 @@ Attributes:
         compiler, or an internal error), warn and run the function eagerly for those argument
         kinds instead of raising. Never for errors NumPy itself would raise, nor with
         fullgraph=True.
+    capture_loops: capture `for i in range(...)` loops and branches on traced values as
+        structured control flow (one `loop` node compiled once for any trip count; branches as
+        selects), from the function's source (kiln._loop_transform). False: tracing unrolls
+        loops and a traced condition is a graph break, as before.
 """
 import contextlib
 
@@ -19,6 +23,7 @@ _DEFAULTS = {
     "cache_dir": None,
     "recompile_limit": 8,
     "suppress_errors": False,
+    "capture_loops": True,
 }
 
 

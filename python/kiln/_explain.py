@@ -3,7 +3,8 @@
 The function is compiled afresh (the in-process cache of kiln.compile(fn) is not consulted; the
 disk cache is) and called once; the returned ExplainOutput lists the graphs (each graph-break
 prefix and the final graph), the breaks with reason and file:line, ops and kernels per graph,
-and the compile time."""
+the compile time, and each loop and branch: captured as a `loop` node, as a select, or unrolled
+(with the reason)."""
 import dataclasses
 
 from ._compile import CompiledFunction
@@ -28,10 +29,21 @@ class GraphInfo:
 
 
 @dataclasses.dataclass
+class LoopInfo:
+    location: str  # "file.py:12"
+    kind: str      # "loop" (one loop node), "select" (a branch), "unrolled" (traced through)
+    reason: str    # why a loop is unrolled ("" otherwise)
+
+    def __str__(self):
+        return f"{self.location}: {self.kind}" + (f" ({self.reason})" if self.reason else "")
+
+
+@dataclasses.dataclass
 class ExplainOutput:
     graphs: list
     break_reasons: list
     result: object = dataclasses.field(repr=False, default=None)
+    loops: list = dataclasses.field(default_factory=list)
 
     @property
     def graph_count(self):
@@ -69,6 +81,9 @@ class ExplainOutput:
                 lines.append(f"  Break Reason {number}:")
                 lines.append(f"    Reason: {reason.reason}")
                 lines.append(f"    Location: {reason.location or '(unknown)'}")
+        if self.loops:
+            lines.append("Loops and branches:")
+            lines.extend(f"  {loop}" for loop in self.loops)
         if self.graphs:
             lines.append("Graphs:")
             for number, graph in enumerate(self.graphs, 1):
@@ -94,15 +109,17 @@ def explain(fn, *, mode=None, options=None):
         function = CompiledFunction(original, mode, False, options)
         function.records = []
         result = function.make_wrapper()(*args, **kwargs)
-        graphs, breaks = [], []
+        graphs, breaks, loops = [], [], []
         for record in function.records:
-            if record[0] == "graph":
+            if record[0] == "loop":
+                loops.append(LoopInfo(record[2], record[1], record[3]))
+            elif record[0] == "graph":
                 compiled = record[1]
                 graphs.append(GraphInfo(compiled.op_count, list(compiled.kernels),
                                         compiled.compile_seconds, compiled.graph_text,
                                         compiled.source_path))
             else:
                 breaks.append(BreakReason(record[1], record[2]))
-        return ExplainOutput(graphs, breaks, result)
+        return ExplainOutput(graphs, breaks, result, loops)
 
     return run

@@ -5,9 +5,11 @@ below import each other in one direction (_graph_breaks <- _tracer <- the tables
 package has no import cycle and no imports inside functions.
 
 The driver's interface: wrap, unwrap, is_scalar_result, as_output (see _tracer's doc), and
-attach_driver(trace, driver) -> a context manager to trace inside.
+attach_driver(trace, driver) -> a context manager to trace inside, and loop_capture(trace,
+record) -> the helper of functions whose loops kiln._loop_transform rewrote.
 """
-from . import _indexing, _numpy_api, _numpy_creation, _tracer, _tracer_operators  # noqa: F401
+from . import (_indexing, _loop_capture, _numpy_api, _numpy_creation, _tracer,  # noqa: F401
+               _tracer_operators)
 from ._tracer import as_output, is_scalar_result, unwrap, wrap  # noqa: F401
 
 _tracer.install(_numpy_api, _indexing)
@@ -20,3 +22,9 @@ def attach_driver(trace, driver):
     context = _tracer.context_for(trace)
     context.driver = driver
     return _numpy_creation.capturing(context)
+
+
+def loop_capture(trace, record):
+    """The helper a function rewritten by kiln._loop_transform calls while `trace` is traced:
+    it captures loops and branches (kiln._loop_capture); record(kind, location, reason)."""
+    return _loop_capture.LoopCapture(_tracer.context_for(trace), record)

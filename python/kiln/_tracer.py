@@ -262,7 +262,7 @@ def cast(tensor, dtype):
 def weak_type(value):
     """What NumPy's dtype resolution sees for an operand: a dtype, or int/float (weak)."""
     if isinstance(value, TracedArray):
-        return value.dtype
+        return value._weak or value.dtype
     if isinstance(value, (bool, np.bool_)):
         return np.dtype(bool)
     if isinstance(value, int):
@@ -358,7 +358,7 @@ class TracedArray:
 
     __array_priority__ = 1000
     __slots__ = ("_context", "_tensor", "_version", "_root", "_root_version", "_forward",
-                 "_backward", "_mask", "_scalar", "__weakref__")
+                 "_backward", "_mask", "_scalar", "_weak", "__weakref__")
 
     def __init__(self, context, tensor, mask=None):
         self._context = context
@@ -370,6 +370,7 @@ class TracedArray:
         self._backward = None        # (root tensor, new view tensor) -> new root tensor
         self._mask = mask            # set for x[bool_mask] selections (see __getitem__)
         self._scalar = False         # eager NumPy would give a NumPy scalar here
+        self._weak = None            # int/float: stands for a Python number (NEP 50 weak)
 
     # -- value and views --
 

@@ -125,25 +125,9 @@ std::vector<Tensor> end_loop(Trace& trace, const Tensor& start, const Tensor& st
   }
   std::sort(invariants.begin(), invariants.end());
 
-  auto body = std::make_shared<ir::Graph>();
-  ir::Builder body_builder(*body);
-  for (ValueId id : region.placeholders) {
-    const Node& node = graph.node(id);
-    mapped[id] = body_builder.parameter(node.dtype, node.shape);
-  }
-  for (ValueId id : invariants) {
-    const Node& node = graph.node(id);
-    body_builder.set_location(node.location);
-    mapped[id] = body_builder.parameter(node.dtype, node.shape);
-  }
-  for (ValueId id = 0; id < graph.size(); ++id) {
-    if (!needed[static_cast<size_t>(id)] || mapped.count(id)) continue;
-    const Node& node = graph.node(id);
-    std::vector<ValueId> inputs;
-    for (ValueId input : node.inputs) inputs.push_back(mapped.at(input));
-    mapped[id] = body_builder.copy_node(node, std::move(inputs));
-  }
-  std::vector<ValueId> outputs;
+  // Type checks first; a carried value the body leaves as it is becomes an invariant (its
+  // placeholder reads the initial value), so that the loop copies nothing for it.
+  std::vector<size_t> changed, unchanged;
   for (size_t k = 0; k < result_ids.size(); ++k) {
     const Node& placeholder = graph.node(region.placeholders[k + 1]);
     const Node& result = graph.node(result_ids[k]);
@@ -153,15 +137,45 @@ std::vector<Tensor> end_loop(Trace& trace, const Tensor& start, const Tensor& st
           error_message("loop", trace.default_location,
                         "carried value " + std::to_string(k) + " enters the body as " +
                             type_text(placeholder) + " and leaves it as " + type_text(result)));
-    outputs.push_back(mapped.at(result_ids[k]));
+    (result_ids[k] == region.placeholders[k + 1] ? unchanged : changed).push_back(k);
   }
+  auto body = std::make_shared<ir::Graph>();
+  ir::Builder body_builder(*body);
+  auto add_parameter = [&](ValueId id) {
+    const Node& node = graph.node(id);
+    body_builder.set_location(node.location);
+    mapped[id] = body_builder.parameter(node.dtype, node.shape);
+  };
+  add_parameter(region.placeholders[0]);
+  std::vector<ValueId> loop_init, loop_invariants;
+  for (size_t k : changed) {
+    add_parameter(region.placeholders[k + 1]);
+    loop_init.push_back(init_ids[k]);
+  }
+  for (size_t k : unchanged) {
+    add_parameter(region.placeholders[k + 1]);
+    loop_invariants.push_back(init_ids[k]);
+  }
+  for (ValueId id : invariants) add_parameter(id);
+  loop_invariants.insert(loop_invariants.end(), invariants.begin(), invariants.end());
+  for (ValueId id = 0; id < graph.size(); ++id) {
+    if (!needed[static_cast<size_t>(id)] || mapped.count(id)) continue;
+    const Node& node = graph.node(id);
+    std::vector<ValueId> inputs;
+    for (ValueId input : node.inputs) inputs.push_back(mapped.at(input));
+    mapped[id] = body_builder.copy_node(node, std::move(inputs));
+  }
+  std::vector<ValueId> outputs;
+  for (size_t k : changed) outputs.push_back(mapped.at(result_ids[k]));
   body->set_outputs(std::move(outputs));
   trace.regions.pop_back();
 
-  ValueId loop = builder.loop(start.id(), stop.id(), step, init_ids, invariants, std::move(body));
-  std::vector<Tensor> after;
-  for (size_t k = 0; k < result_ids.size(); ++k)
-    after.emplace_back(&trace, builder.loop_result(loop, static_cast<int64_t>(k)));
+  ValueId loop =
+      builder.loop(start.id(), stop.id(), step, loop_init, loop_invariants, std::move(body));
+  std::vector<Tensor> after(result_ids.size());
+  for (size_t k : unchanged) after[k] = Tensor(&trace, init_ids[k]);
+  for (size_t c = 0; c < changed.size(); ++c)
+    after[changed[c]] = Tensor(&trace, builder.loop_result(loop, static_cast<int64_t>(c)));
   for (size_t c = 0; c < carried_checks.size(); ++c) {
     Trace::Check& check = trace.checks[carried_checks[c]];
     check.flag = after[init.size() + 2 * c].id();

@@ -46,6 +46,11 @@ void check_nonnegative_exponent(Trace& trace, ir::ValueId exponent, const std::s
             ")");
 }
 
+void condition_checks(Trace& trace, size_t first, ir::ValueId condition) {
+  for (size_t c = first; c < trace.checks.size(); ++c)
+    trace.checks[c].flag = trace.builder.binary(ir::Op::logical_and, trace.checks[c].flag, condition);
+}
+
 std::vector<runtime::RuntimeCheck> append_check_outputs(const Trace& trace,
                                                         std::vector<ir::ValueId>& outputs) {
   std::vector<runtime::RuntimeCheck> checks;

@@ -26,6 +26,10 @@ Tensor take(const Tensor& x, const Tensor& indices, int64_t axis, bool check_bou
 Tensor index_put(const Tensor& x, const Tensor& indices, const Tensor& values, int64_t axis,
                  bool accumulate, bool check_bounds, const std::source_location& where);
 
+// Checks recorded from number `first` on apply only where the bool 0-d `condition` holds (they
+// were recorded by one side of a branch that both sides of a select compute).
+void condition_checks(Trace& trace, size_t first, ir::ValueId condition);
+
 // Appends the trace's check values to the graph outputs and returns their descriptors.
 std::vector<runtime::RuntimeCheck> append_check_outputs(const Trace& trace,
                                                         std::vector<ir::ValueId>& outputs);

@@ -190,12 +190,59 @@ std::optional<ValueId> constant_to_the_right(const Match& match) {
   return match.builder.copy_node(match.node, {match.inputs[1], match.inputs[0]});
 }
 
+// The 0-d condition a `where` condition broadcasts to the whole array, if it does.
+std::optional<ValueId> uniform_condition(const Builder& builder, ValueId condition) {
+  const Node& node = builder.node(condition);
+  if (node.op != Op::broadcast || !builder.node(node.inputs[0]).shape.empty()) return std::nullopt;
+  return node.inputs[0];
+}
+
+// A branch that updates a slice selects the slice, not the array, so that the update stays in
+// place (sched/in_place.h); c is one condition for the whole array (a 0-d one broadcast):
+//   where(c, scatter(x, i, v), x)              -> scatter(x, i, where(c, v, gather(x, i)))
+//   where(c, x, scatter(x, i, v))              -> scatter(x, i, where(c, gather(x, i), v))
+//   where(c, scatter(x, i, a), scatter(x, i, b)) -> scatter(x, i, where(c, a, b))
+std::optional<ValueId> select_of_scatters(const Match& match) {
+  if (match.node.op != Op::where) return std::nullopt;
+  std::optional<ValueId> condition = uniform_condition(match.builder, match.inputs[0]);
+  if (!condition) return std::nullopt;
+  Node then = match.input(1), otherwise = match.input(2);
+  auto updates = [&](const Node& scatter, ValueId base) {
+    return scatter.op == Op::scatter && scatter.inputs[0] == base &&
+           scatter.attrs.scatter_mode == ir::ScatterMode::Set;
+  };
+  const Node* scatter = nullptr;
+  ValueId then_values = -1, else_values = -1;
+  Builder& b = match.builder;
+  b.set_location(match.node.location);
+  if (then.op == Op::scatter && otherwise.op == Op::scatter && then.inputs[0] == otherwise.inputs[0] &&
+      then.inputs[1] == otherwise.inputs[1] && then.attrs == otherwise.attrs) {
+    scatter = &then;
+    then_values = then.inputs[2];
+    else_values = otherwise.inputs[2];
+  } else if (updates(then, match.inputs[2]) || updates(otherwise, match.inputs[1])) {
+    bool then_updates = updates(then, match.inputs[2]);
+    scatter = then_updates ? &then : &otherwise;
+    ValueId old = b.gather(scatter->inputs[0], scatter->inputs[1], scatter->attrs.axis);
+    if (b.node(old).shape != b.node(scatter->inputs[2]).shape) return std::nullopt;
+    then_values = then_updates ? scatter->inputs[2] : old;
+    else_values = then_updates ? old : scatter->inputs[2];
+  } else {
+    return std::nullopt;
+  }
+  Node chosen = *scatter;  // copies: the builder appends below
+  ValueId mask = b.broadcast(*condition, b.node(then_values).shape);
+  ValueId values = b.where(mask, then_values, else_values);
+  return b.scatter(chosen.inputs[0], chosen.inputs[1], values, chosen.attrs.axis, chosen.attrs.scatter_mode);
+}
+
 // Tried in order; the first rule that applies wins (the pipeline repeats the pass, so a
 // rewritten node is looked at again in the next round).
 constexpr Rule kRules[] = {
     add_zero,           subtract_zero,      multiply_one,       multiply_zero,
     divide_one,         double_negation,    cast_to_own_dtype,  identity_movement,
     reshape_of_reshape, permute_of_permute, broadcast_of_broadcast, constant_to_the_right,
+    select_of_scatters,
 };
 
 }  // namespace

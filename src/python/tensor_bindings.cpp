@@ -130,6 +130,14 @@ void bind_trace_and_tensor(nb::module_& module) {
           "Closes the open body as a loop node; returns the carried values after the loop.")
       .def("abandon_loop_body", &detail::abandon_loop_body,
            "Closes the open body without a loop (capture gave up).")
+      .def_prop_ro("check_count", [](const Trace& trace) { return trace.checks.size(); })
+      .def(
+          "condition_checks",
+          [](Trace& trace, size_t first, const Tensor& condition) {
+            detail::condition_checks(trace, first, condition.id());
+          },
+          nb::arg("first"), nb::arg("condition"),
+          "Checks recorded from number `first` on apply only where `condition` holds.")
       .def(
           "graph_text",
           [](Trace& trace, const std::vector<Tensor>& outputs) {

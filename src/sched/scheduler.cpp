@@ -8,6 +8,7 @@
 #include "ir/printer.h"
 #include "kiln/error.h"
 #include "sched/buffer_plan.h"
+#include "sched/in_place.h"
 #include "sched/loop_schedule.h"
 #include "sched/lowering.h"
 
@@ -92,9 +93,11 @@ struct Root {
 class ProgramBuilder {
  public:
   ProgramBuilder(const ir::Graph& graph, const std::set<ValueId>& materialized,
-                 std::vector<std::string>* fusion_notes, std::set<ValueId>& requests)
+                 std::vector<std::string>* fusion_notes, std::set<ValueId>& requests,
+                 const InPlacePlan& in_place, const std::vector<int32_t>& donated)
       : graph_(graph), materialized_(materialized), fusion_notes_(fusion_notes), requests_(requests),
-        buffer_of_(static_cast<size_t>(graph.size()), -1) {}
+        buffer_of_(static_cast<size_t>(graph.size()), -1), base_of_(in_place.base_of),
+        donated_(donated) {}
 
   Program build(const std::vector<std::vector<int64_t>>& input_strides);
 
@@ -118,6 +121,9 @@ class ProgramBuilder {
   std::vector<std::string>* fusion_notes_;  // why neighbouring roots got separate kernels
   std::set<ValueId>& requests_;
   std::vector<int32_t> buffer_of_;
+  std::vector<ValueId> base_of_;  // in-place scatters (sched/in_place.h): the base they overwrite
+  const std::vector<int32_t>& donated_;
+  void place_in_place_outputs();
   Program program_;
 };
 
@@ -163,6 +169,7 @@ Program ProgramBuilder::build(const std::vector<std::vector<int64_t>>& input_str
       buffer_of_[static_cast<size_t>(id)] = b;
     }
   }
+  place_in_place_outputs();
   std::vector<Root> roots;
   for (ValueId id : materialized_) {
     const Node& node = graph_.node(id);
@@ -173,6 +180,9 @@ Program ProgramBuilder::build(const std::vector<std::vector<int64_t>>& input_str
       roots.push_back({id, -1, false});
       continue;
     }
+    ValueId base = base_of_[static_cast<size_t>(id)];
+    if (buffer_of_[static_cast<size_t>(id)] < 0 && base >= 0)
+      buffer_of_[static_cast<size_t>(id)] = buffer_of_[static_cast<size_t>(base)];
     if (buffer_of_[static_cast<size_t>(id)] < 0)
       buffer_of_[static_cast<size_t>(id)] =
           add_buffer(BufferRole::Intermediate, 0, node, "buf" + std::to_string(id));
@@ -220,6 +230,33 @@ Program ProgramBuilder::build(const std::vector<std::vector<int64_t>>& input_str
   }
   flush();
   return std::move(program_);
+}
+
+// An output that ends a chain of in-place scatters: the whole chain is computed in the output's
+// buffer, or in the input donated to that output (the output then is that input's buffer).
+void ProgramBuilder::place_in_place_outputs() {
+  for (size_t k = 0; k < graph_.outputs().size(); ++k) {
+    ValueId output = graph_.outputs()[k];
+    int32_t buffer = program_.output_buffers[k];
+    if (base_of_[static_cast<size_t>(output)] < 0 || buffer_of_[static_cast<size_t>(output)] != buffer)
+      continue;
+    std::vector<ValueId> chain{output};
+    while (base_of_[static_cast<size_t>(chain.back())] >= 0)
+      chain.push_back(base_of_[static_cast<size_t>(chain.back())]);
+    const Node& bottom = graph_.node(chain.back());
+    if (bottom.op == ir::Op::parameter) {
+      bool donated_here = k < donated_.size() && donated_[k] == bottom.attrs.index;
+      if (!donated_here) {  // the input is donated to another output: copy it here
+        base_of_[static_cast<size_t>(chain[chain.size() - 2])] = -1;
+        chain.pop_back();
+      } else {
+        buffer = buffer_of_[static_cast<size_t>(chain.back())];
+        program_.output_buffers[k] = buffer;
+      }
+    }
+    for (ValueId member : chain)
+      if (graph_.node(member).op != ir::Op::parameter) buffer_of_[static_cast<size_t>(member)] = buffer;
+  }
 }
 
 std::string ProgramBuilder::describe(ValueId id) const {
@@ -360,17 +397,20 @@ void ProgramBuilder::build_scatter_kernel(const Root& root) {
   Lowering lowering(graph_, buffer_of_, program_.buffers, builder, requests_);
   lowering.push_scope(&kernel.body, {});
   std::vector<int32_t> loops;
-  // First the unchanged elements, then the scattered ones in index order (later wins / adds).
-  Stmt copy = loop_nest(builder, lowering, ir::to_ints(node.shape), loops, [&](std::vector<Stmt>& body) {
-    std::vector<ExprId> index = lowering.loop_index(loops);
-    Stmt store;
-    store.kind = StmtKind::Store;
-    store.buffer = root.buffer;
-    store.index = lowering.offset(root.buffer, index);
-    store.value = lowering.value(node.inputs[0], index);
-    body.push_back(std::move(store));
-  });
-  for (Stmt& s : copy.body) kernel.body.push_back(std::move(s));
+  // First the unchanged elements (unless the scatter updates its base's buffer in place), then
+  // the scattered ones in index order (later wins / adds).
+  if (base_of_[static_cast<size_t>(root.node)] < 0) {
+    Stmt copy = loop_nest(builder, lowering, ir::to_ints(node.shape), loops, [&](std::vector<Stmt>& body) {
+      std::vector<ExprId> index = lowering.loop_index(loops);
+      Stmt store;
+      store.kind = StmtKind::Store;
+      store.buffer = root.buffer;
+      store.index = lowering.offset(root.buffer, index);
+      store.value = lowering.value(node.inputs[0], index);
+      body.push_back(std::move(store));
+    });
+    for (Stmt& s : copy.body) kernel.body.push_back(std::move(s));
+  }
   loops.clear();
   size_t axis = static_cast<size_t>(node.attrs.axis);
   int64_t size = node.shape[axis].constant();
@@ -427,8 +467,15 @@ void ProgramBuilder::build_loop(const Root& root) {
     binding.inputs.push_back(buffer);
     strides.push_back(program_.buffers[static_cast<size_t>(buffer)].strides);
   }
-  Program body_program = schedule(body, strides, fusion_notes_);
+  std::vector<int32_t> donated;  // each carried value's buffer is dead after the body
+  for (size_t k = 0; k < carried; ++k) donated.push_back(static_cast<int32_t>(k + 1));
+  Program body_program = schedule(body, strides, fusion_notes_, donated);
   for (size_t k = 0; k < carried; ++k) {
+    const Buffer& result = body_program.buffers[static_cast<size_t>(body_program.output_buffers[k])];
+    if (result.role == BufferRole::Input) {  // updated in place: nothing to swap
+      binding.outputs.push_back(states[k]);
+      continue;
+    }
     int32_t next = add_buffer(BufferRole::Intermediate, 0, body.node(body.outputs()[k]),
                               "next" + suffix + "_" + std::to_string(k));
     binding.outputs.push_back(next);
@@ -480,14 +527,17 @@ void ProgramBuilder::finish_kernel(Kernel& kernel, const Lowering& lowering,
 }  // namespace
 
 Program schedule(const ir::Graph& graph, const std::vector<std::vector<int64_t>>& input_strides,
-                 std::vector<std::string>* fusion_notes) {
+                 std::vector<std::string>* fusion_notes, const std::vector<int32_t>& donated) {
   std::set<ValueId> materialized = initial_materialized(graph);
   for (int round = 0; round < 256; ++round) {
+    InPlacePlan in_place = plan_in_place(graph, materialized, donated);
+    bool grew = false;
+    for (ValueId id : in_place.compute_first) grew |= materialized.insert(id).second;
+    if (grew) continue;
     std::set<ValueId> requests;
     std::vector<std::string> notes;
-    Program program =
-        ProgramBuilder(graph, materialized, &notes, requests).build(input_strides);
-    bool grew = false;
+    Program program = ProgramBuilder(graph, materialized, &notes, requests, in_place, donated)
+                          .build(input_strides);
     for (ValueId id : requests) grew |= materialized.insert(id).second;
     if (!grew) {
       plan_buffers(program);

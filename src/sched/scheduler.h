@@ -19,7 +19,9 @@ namespace kiln::sched {
 // input_strides[k]: element strides of graph input k (empty: row-major contiguous).
 // fusion_notes (optional): one line per pair of neighbouring kernels that could not be one,
 // saying why (KILN_LOGS=schedule).
+// donated[k]: the input number output k may overwrite in place (sched/in_place.h), or -1.
 Program schedule(const ir::Graph& graph, const std::vector<std::vector<int64_t>>& input_strides,
-                 std::vector<std::string>* fusion_notes = nullptr);
+                 std::vector<std::string>* fusion_notes = nullptr,
+                 const std::vector<int32_t>& donated = {});
 
 }  // namespace kiln::sched

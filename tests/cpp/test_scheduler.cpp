@@ -56,8 +56,29 @@ TEST(Scheduler, ExternScanAndScatterGetTheirOwnStepsWithReasons) {
   ASSERT_EQ(program.steps.size(), 3u);
   EXPECT_EQ(program.steps[0].kind, StepKind::Extern);  // matmul: a library call on whole buffers
   EXPECT_EQ(program.steps[0].call.op, Op::matmul);
+  // The scan's buffer is dead after the scatter: the scan writes the output buffer and the
+  // scatter adds its updates there in place (no copy), in order.
   const Kernel& scatter = program.kernels.back();
-  EXPECT_GE(scatter.ordered_from, 1);  // updates after the copy run in order
+  EXPECT_EQ(scatter.ordered_from, 0);
+  const Kernel& scan = program.kernels[program.kernels.size() - 2];
+  EXPECT_EQ(scan.buffers_written, std::vector<int32_t>{program.output_buffers[0]});
+  EXPECT_EQ(scatter.buffers_written, std::vector<int32_t>{program.output_buffers[0]});
+}
+
+TEST(Scheduler, ScatterIntoALiveArrayCopiesIt) {
+  ir::Graph graph;
+  ir::Builder b(graph);
+  ir::ValueId x = b.parameter(DType::Float32, {16});
+  ir::ValueId doubled = b.binary(Op::add, x, x);
+  ir::ValueId scanned = b.scan(Op::cumsum, doubled, 0);
+  ir::ValueId index = b.parameter(DType::Int64, {3});
+  ir::ValueId values = b.parameter(DType::Float32, {3});
+  ir::ValueId scattered = b.scatter(scanned, index, values, 0, ir::ScatterMode::Set);
+  // `scanned` is read after the scatter: it keeps its own buffer, the scatter copies it first.
+  graph.set_outputs({scattered, b.binary(Op::mul, scanned, scanned)});
+  Program program = schedule(graph, {});
+  const Kernel& scatter = program.kernels[1];
+  EXPECT_GE(scatter.ordered_from, 1);
 }
 
 TEST(Scheduler, FusionNotesSayWhy) {

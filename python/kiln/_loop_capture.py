@@ -1,0 +1,355 @@
+"""Capture of Python loops and branches while a function is traced (the run-time side of
+kiln._loop_transform, which rewrites the function to call LoopCapture.for_range / .branch).
+
+for_range(bounds, body, get, set, names, live, location):
+    Short loops with static bounds (at most UNROLL_AT_MOST iterations) run as Python: tracing
+    unrolls them. Otherwise the body is traced once, into a loop body of the trace
+    (api/loop_trace.h), with the induction variable and every array the body may touch replaced
+    by placeholders; what the body leaves in those variables (rebound or updated in place) is
+    carried to the next iteration. One `loop` node results, compiled once for any trip count. A
+    variable whose type changes in the first iteration (`s = 0; s = s + x[i]`) is carried at the
+    type the body gives it (traced again). When the body cannot be captured (a graph break, a
+    Python number that changes, an array made before the loop that the body writes through a
+    view, ...) the trace of the body is dropped, every variable restored, and the loop runs as
+    Python; the reason is recorded (kiln.explain, KILN_LOGS=graph_breaks).
+branch(condition, then, otherwise, get, set, names, location):
+    A Python (static) condition runs one side. A traced one runs both sides on the same state
+    and selects, per variable, where(condition, then-value, else-value); runtime checks of one
+    side (an index out of bounds) only apply where that side is taken. If the sides disagree
+    (a variable bound on one side only, different dtypes), the condition is evaluated as
+    before (a graph break) and one side runs.
+"""
+import numpy as np
+
+from ._graph_breaks import GraphBreakSignal
+from ._tracer import TracedArray, backend, cast, to_tensor
+
+UNROLL_AT_MOST = 2
+
+
+class _Unbound:
+    def __repr__(self):
+        return "UNBOUND"
+
+
+class CaptureFailed(Exception):
+    pass
+
+
+class _Retype(Exception):
+    """Trace the body again with these variables carried as (dtype, shape)."""
+
+    def __init__(self, types):
+        super().__init__(str(types))
+        self.types = types
+
+
+def _plain(value):
+    """A traced array the capture can stand in for (not a view, not a masked selection)."""
+    return isinstance(value, TracedArray) and value._root is None and value._mask is None
+
+
+def _is_number(value):
+    return isinstance(value, (bool, int, float, np.bool_, np.integer, np.floating))
+
+
+class LoopCapture:
+    UNBOUND = _Unbound()
+
+    def __init__(self, context, record):
+        self.context = context  # the tracer's TraceContext of this trace
+        self._record = record   # record(kind, location, reason): explain and logs
+        self.depth = 0          # loop bodies being traced
+        self.pending = []       # records inside the outermost body, kept once it is captured
+
+    def record(self, kind, location, reason):
+        if self.depth > 0:
+            self.pending.append((kind, location, reason))
+            return
+        for pending in self.pending:
+            self._record(*pending)
+        self.pending.clear()
+        self._record(kind, location, reason)
+
+    @staticmethod
+    def read(thunk):
+        try:
+            return thunk()
+        except NameError:
+            return LoopCapture.UNBOUND
+
+    # ---- loops ----
+
+    def for_range(self, bounds, body, get, set_, names, live, location):
+        static = all(isinstance(b, (int, np.integer)) and not isinstance(b, (bool, np.bool_))
+                     for b in bounds)
+        if static:
+            span = range(*(int(b) for b in bounds))
+            if len(span) <= UNROLL_AT_MOST:
+                return self._run_python(span, body, set_, names)
+        else:
+            step = bounds[2] if len(bounds) == 3 else 1
+            if not isinstance(step, (int, np.integer)) or int(step) == 0:
+                return self._run_python(range(*bounds), body, set_, names)
+            span = None
+        try:
+            self._capture(bounds, span, body, get, set_, names, live, location)
+            self.record("loop", location, "")
+        except CaptureFailed as failure:
+            self.record("unrolled", location, str(failure))
+            if self.depth > 0:
+                raise  # inside a loop body being captured: the outer loop gives up too
+            self._run_python(span if span is not None else range(*bounds), body, set_, names)
+
+    def _run_python(self, span, body, set_, names):
+        last = self.UNBOUND
+        for index in span:
+            body(index)
+            last = index
+        set_(tuple(last if name == names[-1] else self.UNBOUND for name in names))
+
+    def _capture(self, bounds, span, body, get, set_, names, live, location):
+        before = get()
+        types, mark = {}, len(self.pending)
+        for attempt in range(3):
+            del self.pending[mark:]  # records of an attempt that was traced again
+            try:
+                return self._trace_once(bounds, span, body, get, set_, names, live, location,
+                                        before, types)
+            except _Retype as retype:
+                types.update(retype.types)
+        raise CaptureFailed("the types of the carried variables do not settle")
+
+    def _trace_once(self, bounds, span, body, get, set_, names, live, location, before, types):
+        context, trace = self.context, self.context.trace
+        variables = dict(zip(names[:-1], before[:-1]))  # the last name is the loop's target
+        by_object = {}
+        for name, value in variables.items():
+            if isinstance(value, TracedArray):
+                if not _plain(value):
+                    raise CaptureFailed(f"`{name}` is a view or a masked selection made before "
+                                        f"the loop")
+                by_object.setdefault(id(value), (value, []))[1].append(name)
+        saved = {key: (array, array._tensor, array._scalar) for key, (array, _) in by_object.items()}
+        trace.location = location
+        start, stop, step = self._bounds(bounds, span)  # outside the body: its values may be
+        index_tensor = trace.begin_loop_body()          # among the variables replaced below
+        driver, context.driver = context.driver, None  # no graph break may run the open body
+        self.depth += 1
+        slots = []  # (names, array before or None, initial tensor, placeholder)
+        try:
+            for key, (array, array_names) in by_object.items():
+                initial = array._tensor
+                if array_names[0] in types:  # the body gives it another dtype or shape
+                    initial = _retyped(context, initial, *types[array_names[0]])
+                placeholder = trace.loop_placeholder(*_type_of(initial))
+                array._tensor, array._version = placeholder, array._version + 1
+                array._scalar = False
+                slots.append((array_names, array, initial, placeholder))
+            rebound = {}
+            for name, (dtype, shape) in types.items():
+                value = variables.get(name, self.UNBOUND)
+                if isinstance(value, TracedArray) or name not in variables:
+                    continue
+                if not _is_number(value):
+                    raise CaptureFailed(f"`{name}` changes type in the loop")
+                initial = _retyped(context, to_tensor(context, value), dtype, shape)
+                placeholder = trace.loop_placeholder(dtype, shape)
+                rebound[name] = TracedArray(context, placeholder)
+                slots.append(([name], None, initial, placeholder))
+            if rebound:
+                set_(tuple(rebound.get(name, self.UNBOUND) for name in names))
+            index = TracedArray(context, index_tensor)
+            index._scalar = True
+            body(index)
+            after = get()
+            results = self._results(dict(zip(names[:-1], after[:-1])), variables, slots,
+                                    live, types)
+            trace.location = location
+            values = trace.end_loop(start, stop, step, [slot[2] for slot in slots], results)
+        except (CaptureFailed, _Retype):
+            self._abandon(saved, set_, before)
+            raise
+        except GraphBreakSignal as signal:
+            self._abandon(saved, set_, before)
+            raise CaptureFailed(f"{signal.reason} at {signal.location}") from None
+        except Exception as error:  # the unrolled loop meets it again, where it belongs
+            self._abandon(saved, set_, before)
+            raise CaptureFailed(f"{type(error).__name__}: {error}") from None
+        finally:
+            self.depth -= 1
+            context.driver = driver
+        self._apply(slots, values, names, after, set_, span, saved)
+
+    def _results(self, after, variables, slots, live, types):
+        """The tensor each slot holds after one iteration (new slots for temporaries that are
+        read after the loop); raises _Retype for a slot whose type changed."""
+        trace = self.context.trace
+        results, retype = [], {}
+        for array_names, array, initial, placeholder in list(slots):
+            values = [after[name] for name in array_names]
+            new = values[0]
+            if any(value is not new for value in values):
+                raise CaptureFailed(f"`{array_names[0]}` and `{array_names[1]}` share an array "
+                                    f"the loop rebinds")
+            if array is not None and new is not array and array._tensor is not placeholder:
+                raise CaptureFailed(f"the loop both updates `{array_names[0]}` in place and "
+                                    f"rebinds it")
+            if not isinstance(new, TracedArray) and not _is_number(new):
+                raise CaptureFailed(f"`{array_names[0]}` holds an array before the loop and a "
+                                    f"{type(new).__name__} after an iteration")
+            tensor = new.tensor if isinstance(new, TracedArray) else to_tensor(self.context, new)
+            if _type_of(tensor) != _type_of(placeholder):
+                retype[array_names[0]] = _widened(placeholder, tensor, array_names[0])
+            results.append(tensor)
+        for name, value in after.items():
+            old = variables.get(name, self.UNBOUND)
+            if any(name in slot[0] for slot in slots):
+                continue
+            if value is old or (_is_number(value) and _is_number(old) and type(value) is
+                                type(old) and value == old):
+                continue
+            if isinstance(value, TracedArray) and (old is self.UNBOUND or _is_number(old)):
+                if old is self.UNBOUND and name not in live:
+                    continue  # a temporary of the body, not read after the loop
+                if old is self.UNBOUND:  # first bound in the body: carried from zeros
+                    dtype, shape = _type_of(value.tensor)
+                    initial = backend().broadcast_to(
+                        self.context.constant(0, np.dtype(dtype)), list(shape))
+                    placeholder = trace.loop_placeholder(dtype, shape)
+                    slots.append(([name], None, initial, placeholder))
+                    results.append(value.tensor)
+                    continue
+                retype[name] = _type_of(value.tensor)
+                continue
+            raise CaptureFailed(f"the loop changes the Python value of `{name}`")
+        if retype:
+            raise _Retype(retype)
+        return results
+
+    def _bounds(self, bounds, span):
+        context = self.context
+        if span is not None:
+            return (context.constant(span.start, np.dtype(np.int64)),
+                    context.constant(span.stop, np.dtype(np.int64)), span.step)
+        start, stop, step = (0, bounds[0], 1) if len(bounds) == 1 else (
+            bounds[0], bounds[1], bounds[2] if len(bounds) == 3 else 1)
+        for bound in (start, stop):
+            if isinstance(bound, TracedArray) and (bound.ndim != 0 or bound.dtype.kind not in "iu"):
+                raise CaptureFailed("a loop bound is not an integer")
+        return (cast(to_tensor(context, start), "int64"), cast(to_tensor(context, stop), "int64"),
+                int(step))
+
+    def _abandon(self, saved, set_, before):
+        self.context.trace.abandon_loop_body()
+        _restore(saved)
+        set_(before)
+
+    def _apply(self, slots, values, names, after, set_, span, saved):
+        """The variables after the loop: arrays updated in place keep their identity; arrays
+        the body only rebinds keep their value from before the loop."""
+        _restore(saved)
+        final = {}
+        for (array_names, array, _, _), tensor in zip(slots, values):
+            new = after[names.index(array_names[0])]
+            if array is not None and new is array:
+                array._tensor, array._version = tensor, array._version + 1
+                continue
+            result = TracedArray(self.context, tensor)
+            for name in array_names:
+                final[name] = result
+        last = self.UNBOUND
+        if span is not None and len(span) > 0:
+            last = span[-1]
+        set_(tuple(final.get(name, last if name == names[-1] else self.UNBOUND)
+                   for name in names))
+
+    # ---- branches ----
+
+    def branch(self, condition, then, otherwise, get, set_, names, location):
+        if not isinstance(condition, TracedArray) or condition.size != 1:
+            return then() if condition else otherwise()
+        trace = self.context.trace
+        before = get()
+        arrays = {id(v): v for v in before if _plain(v)}
+        saved = {key: array._tensor for key, array in arrays.items()}
+        predicate = cast(backend().reshape(condition.tensor, []), "bool")
+        first_check = trace.check_count
+        try:
+            sides = []
+            for run in (then, otherwise):
+                run()
+                sides.append((get(), {key: a._tensor for key, a in arrays.items()},
+                              trace.check_count))
+                for key, array in arrays.items():
+                    array._tensor, array._version = saved[key], array._version + 1
+                set_(before)
+            merged = self._merge(predicate, names, before, arrays, sides)
+        except (GraphBreakSignal, CaptureFailed, TypeError, ValueError, IndexError) as failure:
+            for key, array in arrays.items():
+                array._tensor, array._version = saved[key], array._version + 1
+            set_(before)
+            if self.depth > 0:  # inside a captured loop: that loop cannot be captured
+                raise CaptureFailed(f"the branch at {location}: {failure}") from None
+            return then() if condition else otherwise()
+        k = backend()
+        trace.condition_checks(first_check, predicate)
+        trace.condition_checks(sides[0][2], k.logical_not(predicate))
+        for key, tensor in merged[0].items():
+            arrays[key]._tensor, arrays[key]._version = tensor, arrays[key]._version + 1
+        set_(merged[1])
+        self.record("select", location, "")
+
+    def _merge(self, predicate, names, before, arrays, sides):
+        k = backend()
+        (then_values, then_arrays, _), (else_values, else_arrays, _) = sides
+        merged_arrays = {}
+        for key in arrays:
+            a, b = then_arrays[key], else_arrays[key]
+            merged_arrays[key] = a if a.id == b.id else k.where(predicate, a, b)
+        values = []
+        for name, old, a, b in zip(names, before, then_values, else_values):
+            if a is b:
+                values.append(a if a is not old else self.UNBOUND)
+                continue
+            if a is self.UNBOUND or b is self.UNBOUND:
+                raise CaptureFailed(f"`{name}` is bound on one side of the branch only")
+            if not ((isinstance(a, TracedArray) or _is_number(a)) and
+                    (isinstance(b, TracedArray) or _is_number(b))):
+                raise CaptureFailed(f"`{name}` is not an array or a number on both sides")
+            ta, tb = (to_tensor(self.context, v) for v in (a, b))
+            if _type_of(ta) != _type_of(tb):
+                raise CaptureFailed(f"`{name}` has different dtypes or shapes on the two sides")
+            values.append(TracedArray(self.context, k.where(predicate, ta, tb)))
+        return merged_arrays, tuple(values)
+
+
+def _type_of(tensor):
+    return tensor.dtype, tuple(tensor.shape)
+
+
+def _widened(placeholder, tensor, name):
+    """The carried type when one iteration turns `placeholder`'s type into `tensor`'s: NumPy's
+    promotion of the two, broadcast shapes; refused when it is not the body's own result."""
+    dtype = np.result_type(np.dtype(placeholder.dtype), np.dtype(tensor.dtype)).name
+    try:
+        shape = np.broadcast_shapes(tuple(placeholder.shape), tuple(tensor.shape))
+    except ValueError:
+        shape = None
+    if dtype != tensor.dtype or shape != tuple(tensor.shape):
+        raise CaptureFailed(f"the loop changes the shape or dtype of `{name}` from "
+                            f"{placeholder.dtype}{tuple(placeholder.shape)} to "
+                            f"{tensor.dtype}{tuple(tensor.shape)}")
+    return dtype, shape
+
+
+def _retyped(context, tensor, dtype, shape):
+    tensor = cast(tensor, dtype)
+    if tuple(tensor.shape) != tuple(shape):
+        tensor = backend().broadcast_to(tensor, list(shape))
+    return tensor
+
+
+def _restore(saved):
+    for array, tensor, scalar in saved.values():
+        array._tensor, array._scalar, array._version = tensor, scalar, array._version + 1

@@ -1,0 +1,347 @@
+"""Loops and branches of the user's function, rewritten so that kiln can capture them.
+
+The way TensorFlow's AutoGraph and TorchScript's `script` do it: from the function's source.
+`for i in range(...)` becomes a call of the capture helper (kiln._loop_capture) with the body
+as a nested function of `i` (names it assigns are `nonlocal`), a getter and a setter of the
+variables the body touches; `if c: ... else: ...` becomes the helper's branch with both sides
+as functions. At run time the helper decides: plain Python (static bounds and conditions, short
+loops, no trace), or one `loop` node / a select in the graph. The rewritten function is the
+user's function on its own globals and closure cells, plus one cell for the helper.
+
+Only statements whose effects the helper can see are rewritten: assignments (to names, and to
+subscripts of names: array updates), nested loops and branches, `pass`. A loop or branch holding
+anything else (return, break, continue, raise, try, with, del, a call whose result is dropped,
+nested functions, global/nonlocal) stays as written and is unrolled by tracing, as before; each
+refusal is recorded with its reason and line (kiln.explain shows them).
+"""
+import ast
+import inspect
+import os
+import textwrap
+import types
+
+HELPER = "__kiln_loops__"
+
+
+class Rewritten:
+    """The rewritten code of one function, and what the rewriting found."""
+
+    def __init__(self, code, captured, refused):
+        self.code = code            # the function's code, with HELPER among its free variables
+        self.captured = captured    # "file.py:12" of each rewritten loop or branch
+        self.refused = refused      # ("file.py:12", reason) of each loop left as written
+
+    def bind(self, function, helper):
+        """`function` (the user's, or its rebuilt copy over traced globals) running the rewritten
+        code, with `helper` in its helper cell."""
+        method_of = None
+        if isinstance(function, types.MethodType):
+            method_of, function = function.__self__, function.__func__
+        cells = dict(zip(function.__code__.co_freevars, function.__closure__ or ()))
+        cells[HELPER] = types.CellType(helper)
+        closure = tuple(cells[name] for name in self.code.co_freevars)
+        rebuilt = types.FunctionType(self.code, function.__globals__, function.__name__,
+                                     function.__defaults__, closure)
+        rebuilt.__kwdefaults__ = function.__kwdefaults__
+        rebuilt.__qualname__ = function.__qualname__
+        return rebuilt if method_of is None else types.MethodType(rebuilt, method_of)
+
+
+_cache = {}
+
+
+def rewrite(fn):
+    """Rewritten for `fn` (a function or method), or None when nothing can be rewritten (no
+    source, no loop or branch that qualifies). Cached by code object."""
+    fn = getattr(fn, "__func__", fn)
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        return None
+    if code not in _cache:
+        try:
+            _cache[code] = _rewrite(fn, code)
+        except (OSError, TypeError, SyntaxError, IndexError):  # no source, or not a plain def
+            _cache[code] = None
+    return _cache[code]
+
+
+def _rewrite(fn, code):
+    source = textwrap.dedent(inspect.getsource(fn))
+    tree = ast.parse(source)
+    definition = tree.body[0]
+    if not isinstance(definition, ast.FunctionDef) or definition.name != code.co_name:
+        return None
+    ast.increment_lineno(tree, code.co_firstlineno - 1)
+    filename = code.co_filename
+    if any(isinstance(node, (ast.Global, ast.Nonlocal, ast.Yield, ast.YieldFrom, ast.Await))
+           for node in _walk_scope(definition.body)):
+        return None
+    definition.decorator_list = []
+    rewriter = _Rewriter(filename, _loaded_names(definition))
+    definition.body = rewriter.statements(definition.body)
+    if not rewriter.captured:
+        return Rewritten(None, [], rewriter.refused) if rewriter.refused else None
+    # Names the body functions declare nonlocal must be bound in the function itself.
+    bound = sorted(rewriter.nonlocal_names - _parameters(definition))
+    if bound:
+        definition.body.insert(0, _parse(f"if False:\n    {' = '.join(bound)} = None")[0])
+    factory = ast.FunctionDef(
+        name="__kiln_factory",
+        args=ast.arguments(posonlyargs=[], args=[ast.arg(arg=name) for name in
+                                                   (*code.co_freevars, HELPER)],
+                           kwonlyargs=[], kw_defaults=[], defaults=[]),
+        body=[definition, ast.Return(value=ast.Name(id=definition.name, ctx=ast.Load()))],
+        decorator_list=[], returns=None, type_comment=None)
+    module = ast.Module(body=[factory], type_ignores=[])
+    ast.fix_missing_locations(module)
+    compiled = compile(module, filename, "exec")
+    factory_code = _constant_code(compiled, "__kiln_factory")
+    return Rewritten(_constant_code(factory_code, definition.name), rewriter.captured,
+                     rewriter.refused)
+
+
+def _constant_code(code, name):
+    return next(c for c in code.co_consts if isinstance(c, types.CodeType) and c.co_name == name)
+
+
+def _parse(text):
+    return ast.parse(text).body
+
+
+def _parameters(definition):
+    a = definition.args
+    names = [arg.arg for arg in (*a.posonlyargs, *a.args, *a.kwonlyargs)]
+    names += [arg.arg for arg in (a.vararg, a.kwarg) if arg is not None]
+    return set(names)
+
+
+def _walk_scope(statements):
+    """Every node of `statements`, not descending into nested functions, classes, lambdas and
+    comprehensions (their names are their own)."""
+    stack = list(statements)
+    while stack:
+        node = stack.pop()
+        yield node
+        for child in ast.iter_child_nodes(node):
+            if not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef,
+                                      ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp,
+                                      ast.GeneratorExp)):
+                stack.append(child)
+
+
+def _stored_names(statements):
+    """Names the statements bind, in order of first appearance."""
+    names = []
+    for node in _walk_scope(statements):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store) and node.id not in names:
+            names.append(node.id)
+    return sorted(names)
+
+
+def _read_names(statements):
+    return sorted({node.id for node in _walk_scope(statements)
+                   if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)})
+
+
+def _loaded_names(definition):
+    """How often each name is read anywhere in the function (nested scopes included)."""
+    counts = {}
+    for node in ast.walk(definition):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+            counts[node.id] = counts.get(node.id, 0) + 1
+    return counts
+
+
+_ALLOWED = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.For, ast.While, ast.If, ast.Pass)
+
+
+def _refusal(statements, loop_level=True):
+    """Why these statements cannot be captured (None: they can)."""
+    for statement in statements:
+        if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant):
+            continue  # a docstring-like constant
+        if isinstance(statement, ast.Expr):
+            return "a call whose result is dropped (it may have side effects kiln cannot see)"
+        if not isinstance(statement, _ALLOWED):
+            return f"it contains a `{type(statement).__name__.lower()}` statement"
+        if isinstance(statement, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+            targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
+            for target in targets:
+                reason = _target_refusal(target)
+                if reason:
+                    return reason
+            if isinstance(statement, ast.AnnAssign) and statement.value is None:
+                return "an annotation without a value"
+        if isinstance(statement, (ast.For, ast.While)):
+            if any(isinstance(node, (ast.Return, ast.Raise, ast.Try, ast.With, ast.Delete,
+                                     ast.FunctionDef, ast.ClassDef, ast.Lambda, ast.Import,
+                                     ast.ImportFrom, ast.Global, ast.Nonlocal))
+                   for node in ast.walk(statement)):
+                return "a nested loop returns, raises or defines something"
+            continue  # its own break/continue are its own; it runs as Python inside the body
+        if isinstance(statement, ast.If):
+            reason = _refusal(statement.body) or _refusal(statement.orelse)
+            if reason:
+                return reason
+        for node in ast.walk(statement):
+            if isinstance(node, (ast.Lambda, ast.NamedExpr)):
+                return "a lambda or `:=` inside"
+    return None
+
+
+def _target_refusal(target):
+    if isinstance(target, ast.Name):
+        return None
+    if isinstance(target, (ast.Tuple, ast.List)):
+        for item in target.elts:
+            reason = _target_refusal(item)
+            if reason:
+                return reason
+        return None
+    if isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name):
+        return None
+    return "an assignment to an attribute or a nested subscript"
+
+
+class _Rewriter:
+    def __init__(self, filename, loaded):
+        self.filename = filename
+        self.loaded = loaded
+        self.captured, self.refused = [], []
+        self.nonlocal_names = set()
+        self.counter = 0
+        self.anchor = None  # the loop or branch being rewritten: generated code gets its line
+
+    def location(self, node):
+        return f"{os.path.basename(self.filename)}:{node.lineno}"
+
+    def statements(self, statements):
+        result = []
+        for statement in statements:
+            result.extend(self.statement(statement))
+        return result
+
+    def statement(self, node):
+        if isinstance(node, ast.For):
+            return self.loop(node)
+        if isinstance(node, ast.If):
+            return self.branch(node)
+        if isinstance(node, ast.While):
+            node.body = self.statements(node.body)
+        return [node]
+
+    def loop(self, node):
+        iterator = node.iter
+        is_range = (isinstance(iterator, ast.Call) and isinstance(iterator.func, ast.Name) and
+                    iterator.func.id == "range" and not iterator.keywords and
+                    1 <= len(iterator.args) <= 3 and
+                    not any(isinstance(a, ast.Starred) for a in iterator.args))
+        reason = None
+        if not is_range:
+            reason = "it does not iterate over range(...)"
+        elif not isinstance(node.target, ast.Name):
+            reason = "its target is not a plain name"
+        elif node.orelse:
+            reason = "it has an `else` clause"
+        else:
+            reason = _refusal(node.body)
+            if reason is None and any(isinstance(n, (ast.Break, ast.Continue))
+                                      for n in _loop_level_nodes(node.body)):
+                reason = "it contains `break` or `continue`"
+        if reason is not None:
+            self.refused.append((self.location(node), reason))
+            node.body = self.statements(node.body)
+            return [node]
+        self.counter += 1
+        n, target = self.counter, node.target.id
+        body = self.statements(node.body)
+        self.anchor = node
+        assigned = [name for name in _stored_names(node.body) if name != target]
+        touched = sorted(set(assigned) | set(_read_names(node.body)) - {target})
+        self.nonlocal_names.update(assigned + [target])
+        # Names read after the loop (anywhere else in the function) keep their final values.
+        live = [name for name in assigned if self.loaded.get(name, 0) >
+                sum(1 for m in _walk_scope(node.body)
+                    if isinstance(m, ast.Name) and isinstance(m.ctx, ast.Load) and m.id == name)]
+        self.captured.append(self.location(node))
+        state = touched + [target]
+        definitions = self.body_function(f"__kiln_body_{n}", [target], assigned, body)
+        definitions += self.accessors(n, state, assigned + [target])
+        bounds = ast.Tuple(elts=iterator.args, ctx=ast.Load())
+        call = _parse(
+            f"{HELPER}.for_range(None, __kiln_body_{n}, __kiln_get_{n}, __kiln_set_{n}, "
+            f"{tuple(state)!r}, {tuple(live)!r}, {self.location(node)!r})")[0]
+        call.value.args[0] = bounds
+        return definitions + [_at(call, node)]
+
+    def branch(self, node):
+        reason = _refusal(node.body) or _refusal(node.orelse)
+        if reason is None and any(isinstance(n, (ast.Break, ast.Continue))
+                                  for n in _loop_level_nodes(node.body + node.orelse)):
+            reason = "it contains `break` or `continue`"
+        if reason is not None:
+            node.body = self.statements(node.body)
+            node.orelse = self.statements(node.orelse)
+            return [node]
+        self.counter += 1
+        n = self.counter
+        assigned = _stored_names(node.body + node.orelse)
+        touched = sorted(set(assigned) | set(_read_names(node.body + node.orelse)))
+        self.nonlocal_names.update(assigned)
+        self.captured.append(self.location(node))
+        then, otherwise = self.statements(node.body), self.statements(node.orelse)
+        self.anchor = node
+        definitions = self.body_function(f"__kiln_then_{n}", [], assigned, then)
+        definitions += self.body_function(f"__kiln_else_{n}", [], assigned, otherwise)
+        definitions += self.accessors(n, touched, assigned)
+        call = _parse(f"{HELPER}.branch(None, __kiln_then_{n}, __kiln_else_{n}, __kiln_get_{n}, "
+                      f"__kiln_set_{n}, {tuple(touched)!r}, {self.location(node)!r})")[0]
+        call.value.args[0] = node.test
+        return definitions + [_at(call, node)]
+
+    def body_function(self, name, parameters, assigned, body):
+        text = f"def {name}({', '.join(parameters)}):\n"
+        if assigned:
+            text += f"    nonlocal {', '.join(assigned)}\n"
+        text += "    pass\n"
+        function = _at(_parse(text)[0], self.anchor)
+        function.body = function.body[:-1] + (body or [ast.Pass()])
+        return [function]
+
+    def accessors(self, n, state, assigned):
+        """__kiln_get_n() -> the values of `state` (HELPER.UNBOUND for unbound names);
+        __kiln_set_n(values) assigns the `assigned` ones (skipping UNBOUND)."""
+        reads = ", ".join(f"{HELPER}.read(lambda: {name})" for name in state)
+        text = f"def __kiln_get_{n}():\n    return ({reads}{',' if len(state) == 1 else ''})\n"
+        text += f"def __kiln_set_{n}(values):\n"
+        if assigned:
+            text += f"    nonlocal {', '.join(assigned)}\n"
+        for position, name in enumerate(state):
+            if name in assigned:
+                text += (f"    if values[{position}] is not {HELPER}.UNBOUND:\n"
+                         f"        {name} = values[{position}]\n")
+        text += "    pass\n"
+        return [_at(definition, self.anchor) for definition in _parse(text)]
+
+
+def _loop_level_nodes(statements):
+    """Nodes of `statements` outside nested loops (a nested loop's break is its own)."""
+    stack = list(statements)
+    while stack:
+        node = stack.pop()
+        yield node
+        for child in ast.iter_child_nodes(node):
+            if not isinstance(child, (ast.For, ast.While, ast.FunctionDef, ast.Lambda)):
+                stack.append(child)
+
+
+def _at(new, old):
+    """`new` (and everything in it) at the line of `old`."""
+    if old is not None:
+        for node in ast.walk(new):
+            if hasattr(node, "lineno"):
+                node.lineno = getattr(old, "lineno", 1)
+                node.end_lineno = getattr(old, "end_lineno", node.lineno)
+                node.col_offset = getattr(old, "col_offset", 0)
+                node.end_col_offset = getattr(old, "end_col_offset", 0)
+    return new
