@@ -186,10 +186,14 @@ class _Advanced:
         concrete, traced, stride = np.zeros((), np.int64), None, 1
         for index, size, axis in reversed(list(zip(indices, sizes, axes))):
             if isinstance(index, TracedArray):
+                known = index._range  # a captured loop's index: its bounds are known
                 index = index.astype(np.int64)
-                if not self.empty:  # NumPy's IndexError, raised when the graph runs
+                inside = known is not None and -size <= known[0] and known[1] < size
+                if not self.empty and not inside:  # NumPy's IndexError, raised at run time
                     _k().check_index(index.tensor, size, axis)
-                term = np.where(index < 0, index + size, index) * stride
+                if not (inside and known[0] >= 0):
+                    index = np.where(index < 0, index + size, index)
+                term = index * stride if stride != 1 else index
                 traced = term if traced is None else traced + term
             else:
                 index = np.asarray(index, np.int64)

@@ -160,7 +160,9 @@ class LoopCapture:
             if rebound:
                 set_(tuple(rebound.get(name, self.UNBOUND) for name in names))
             index = TracedArray(context, index_tensor)
-            index._scalar = True
+            index._scalar, index._weak = True, int
+            if span is not None:
+                index._range = (min(span[0], span[-1]), max(span[0], span[-1]))
             body(index)
             after = get()
             results = self._results(dict(zip(names[:-1], after[:-1])), variables, slots,

@@ -214,6 +214,7 @@ def call_ufunc(ufunc, inputs, out=None, where=True, dtype=None, casting="same_ki
             value = traced(context, result)
             value._scalar = len(result.shape) == 0  # 1-d @ 1-d too
             value._weak = weak[index]
+            value._range = _index_range(ufunc, inputs)
         else:
             if not np.can_cast(np.dtype(result.dtype), target.dtype, casting):
                 raise _UFuncOutputCastingError(
@@ -230,6 +231,26 @@ def _weak_result(types, result_dtypes):
     if not all(t is int or t is float for t in types):
         return [None] * len(result_dtypes)
     return [{"i": int, "f": float}.get(d.kind) for d in result_dtypes]
+
+
+def _index_range(ufunc, inputs):
+    """Bounds of i + c, i - c, c - i, i * c, -i for a captured loop's index i (a weak int with a
+    known range) and Python ints c: indexing with them needs no bounds check when they fit."""
+    def bounds(x):
+        if isinstance(x, TracedArray):
+            return x._range
+        return (x, x) if isinstance(x, int) and not isinstance(x, bool) else None
+    ranges = [bounds(x) for x in inputs]
+    if None in ranges or not any(isinstance(x, TracedArray) for x in inputs):
+        return None
+    if ufunc is np.negative:
+        return (-ranges[0][1], -ranges[0][0])
+    combine = {np.add: lambda a, b: a + b, np.subtract: lambda a, b: a - b,
+               np.multiply: lambda a, b: a * b}.get(ufunc)
+    if combine is None or len(ranges) != 2:
+        return None
+    corners = [combine(a, b) for a in ranges[0] for b in ranges[1]]
+    return (min(corners), max(corners))
 
 
 def _integer_out_of_range(inputs, dtype):

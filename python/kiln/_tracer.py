@@ -11,8 +11,7 @@ What the driver (kiln._compile) uses:
     is_scalar_result(leaf)                         # eager NumPy would return a NumPy scalar
     as_output(leaf, trace) -> _kiln.Tensor         # any result leaf (tracer, scalar, ndarray)
 
-Pass the Trace to wrap() (the bindings give no way back from a Tensor to its Trace, and the
-tracer needs it to embed constants and to stamp the user's line on nodes).
+Pass the Trace to wrap(): the tracer needs it to embed constants and to stamp the user's line.
 
 A value the trace cannot know (truth value, float(), .item(), an unsupported function, the shape
 of x[mask]) asks the driver attached to the trace context (TraceContext.driver, never imported;
@@ -358,7 +357,7 @@ class TracedArray:
 
     __array_priority__ = 1000
     __slots__ = ("_context", "_tensor", "_version", "_root", "_root_version", "_forward",
-                 "_backward", "_mask", "_scalar", "_weak", "__weakref__")
+                 "_backward", "_mask", "_scalar", "_weak", "_range", "__weakref__")
 
     def __init__(self, context, tensor, mask=None):
         self._context = context
@@ -371,6 +370,7 @@ class TracedArray:
         self._mask = mask            # set for x[bool_mask] selections (see __getitem__)
         self._scalar = False         # eager NumPy would give a NumPy scalar here
         self._weak = None            # int/float: stands for a Python number (NEP 50 weak)
+        self._range = None           # (low, high): bounds of a captured loop's index (+- c, * c)
 
     # -- value and views --
 

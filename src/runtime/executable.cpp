@@ -95,6 +95,13 @@ Executable::Executable(sched::Program program, std::vector<KernelCall> kernels,
     arguments_.push_back(std::move(kernel.arguments));
   }
   argument_pointers_.resize(most_arguments + 1);  // + the thread count
+  compiled_loops_.resize(program_.steps.size());
+  for (size_t begin : sched::compiled_loops(program_)) {
+    CompiledLoop& loop = compiled_loops_[begin];
+    loop.function = reinterpret_cast<LoopFunction>(library_->symbol("kiln_loop" + std::to_string(begin)));
+    loop.buffers = sched::compiled_loop_buffers(program_, arguments_, begin);
+    loop_arguments_.resize(std::max(loop_arguments_.size(), loop.buffers.size() + 1));
+  }
   step_threads_.assign(program_.steps.size(), std::max(1, settings_.threads));
   if (settings_.pool_outputs) output_pool_ = std::make_shared<OutputPool>();
   if (settings_.autotune) tuned_ = read_tuning(settings_.tuning_file, step_threads_);
@@ -197,7 +204,7 @@ void Executable::run_kernel(size_t kernel, char* const* table, int threads) {
 // Runs the steps in order, following loops (sched::StepKind); `visit(k)` runs kernel and
 // extern step k.
 template <class Visit>
-void Executable::walk_steps(char** table, Visit&& visit) {
+void Executable::walk_steps(char** table, int threads, Visit&& visit) {
   struct Active {
     int64_t start, trips, done;
   };
@@ -208,6 +215,15 @@ void Executable::walk_steps(char** table, Visit&& visit) {
   for (size_t k = 0; k < program_.steps.size();) {
     const sched::Step& step = program_.steps[k];
     const sched::LoopControl& loop = step.loop;
+    if (step.kind == sched::StepKind::LoopBegin && compiled_loops_[k].function != nullptr) {
+      const CompiledLoop& compiled = compiled_loops_[k];
+      for (size_t j = 0; j < compiled.buffers.size(); ++j) loop_arguments_[j] = table[compiled.buffers[j]];
+      loop_arguments_[compiled.buffers.size()] = reinterpret_cast<char*>(static_cast<intptr_t>(threads));
+      compiled.function(loop_arguments_.data());
+      for (size_t j = 0; j < compiled.buffers.size(); ++j) table[compiled.buffers[j]] = loop_arguments_[j];
+      k = static_cast<size_t>(loop.partner) + 1;
+      continue;
+    }
     if (step.kind == sched::StepKind::LoopBegin) {
       auto bound = [&](int32_t buffer, int64_t value) {
         return buffer < 0 ? value : *reinterpret_cast<const int64_t*>(table[buffer]);
@@ -238,7 +254,7 @@ void Executable::walk_steps(char** table, Visit&& visit) {
 }
 
 void Executable::run_steps(char** table, int budget) {
-  walk_steps(table, [&](size_t k) {
+  walk_steps(table, std::min(settings_.threads, budget), [&](size_t k) {
     const sched::Step& step = program_.steps[k];
     if (step.kind == sched::StepKind::Kernel)
       run_kernel(static_cast<size_t>(step.kernel), table, std::min(step_threads_[k], budget));
@@ -260,7 +276,7 @@ void Executable::autotune(char** table) {
     return std::chrono::duration<double>(Clock::now() - start).count();
   };
   std::vector<bool> timed(program_.steps.size(), false);
-  walk_steps(table, [&](size_t k) {
+  walk_steps(table, settings_.threads, [&](size_t k) {
     const sched::Step& step = program_.steps[k];
     if (step.kind != sched::StepKind::Kernel) {
       externs::run_extern_call(step.call, program_.buffers, table);

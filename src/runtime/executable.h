@@ -64,6 +64,7 @@ class Executable {
 
  private:
   using KernelFunction = void (*)(char* const*);
+  using LoopFunction = void (*)(char**);  // writes the swapped buffer pointers back
   sched::Program program_;
   std::shared_ptr<SharedLibrary> library_;
   std::vector<KernelFunction> kernels_;
@@ -81,8 +82,15 @@ class Executable {
   std::vector<int> step_threads_;  // by step
   bool tuned_ = false;
   std::shared_ptr<OutputPool> output_pool_;  // reduce-overhead only
+  // Compiled loops (codegen/cpp/loop_driver.h), by the step index of their LoopBegin.
+  struct CompiledLoop {
+    LoopFunction function = nullptr;
+    std::vector<int32_t> buffers;
+  };
+  std::vector<CompiledLoop> compiled_loops_;
+  std::vector<char*> loop_arguments_;  // scratch for one compiled loop's call
   template <class Visit>
-  void walk_steps(char** table, Visit&& visit);
+  void walk_steps(char** table, int threads, Visit&& visit);
   void run_steps(char** table, int budget);
   void run_kernel(size_t kernel, char* const* table, int threads);
   void autotune(char** table);

@@ -1,5 +1,7 @@
 #include "sched/loop_ir.h"
 
+#include <set>
+
 #include <sstream>
 
 namespace kiln::sched {
@@ -105,6 +107,38 @@ std::string print_program(const Program& program) {
     print_statements(out, k, k.body, 1);
   }
   return out.str();
+}
+
+std::vector<int32_t> compiled_loop_buffers(const Program& program,
+                                           const std::vector<std::vector<int32_t>>& kernel_arguments,
+                                           size_t begin) {
+  std::set<int32_t> buffers;
+  size_t end = static_cast<size_t>(program.steps[begin].loop.partner);
+  for (size_t s = begin; s <= end; ++s) {
+    const Step& step = program.steps[s];
+    if (step.kind == StepKind::Kernel) {
+      const auto& arguments = kernel_arguments[static_cast<size_t>(step.kernel)];
+      buffers.insert(arguments.begin(), arguments.end());
+      continue;
+    }
+    for (int32_t b : {step.loop.start, step.loop.stop, step.loop.induction})
+      if (b >= 0) buffers.insert(b);
+    for (const auto& [carried, next] : step.loop.swaps) buffers.insert({carried, next});
+  }
+  return {buffers.begin(), buffers.end()};
+}
+
+std::vector<size_t> compiled_loops(const Program& program) {
+  std::vector<size_t> loops;
+  for (size_t s = 0; s < program.steps.size(); ++s) {
+    const Step& step = program.steps[s];
+    if (step.kind != StepKind::LoopBegin) continue;
+    if (step.loop.compiled) {
+      loops.push_back(s);
+      s = static_cast<size_t>(step.loop.partner);  // loops inside it are part of it
+    }
+  }
+  return loops;
 }
 
 }  // namespace kiln::sched

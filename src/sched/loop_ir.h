@@ -147,6 +147,10 @@ struct LoopControl {
   int32_t induction = -1;         // the int64 0-d buffer the body reads the index from
   int32_t partner = -1;           // LoopBegin: its LoopEnd's step index; LoopEnd: its LoopBegin's
   std::vector<std::pair<int32_t, int32_t>> swaps;  // LoopEnd: (carried, next) buffers
+  // LoopBegin: the body is kernels (and loops of kernels) only, so the code generator emits the
+  // whole loop as one function, `kiln_loop<step index>` (codegen/cpp/loop_driver.h): its
+  // small kernels inline into one loop nest, with no call from the runtime per iteration.
+  bool compiled = false;
 };
 
 struct Step {
@@ -167,5 +171,14 @@ struct Program {
 
 // Readable text of the program (KILN_LOGS=schedule and tests).
 std::string print_program(const Program& program);
+
+// The buffers a compiled loop (LoopControl::compiled) starting at step `begin` uses, sorted: its
+// kernels' arguments (kernel_arguments, by kernel index), bounds, induction variables and swaps.
+// The loop's function takes them in this order, then the thread count.
+std::vector<int32_t> compiled_loop_buffers(const Program& program,
+                                           const std::vector<std::vector<int32_t>>& kernel_arguments,
+                                           size_t begin);
+// The LoopBegin steps whose loops run as one function: compiled, and not inside another one.
+std::vector<size_t> compiled_loops(const Program& program);
 
 }  // namespace kiln::sched

@@ -1,5 +1,7 @@
 #include "sched/loop_schedule.h"
 
+#include <algorithm>
+
 #include "kiln/error.h"
 
 namespace kiln::sched {
@@ -99,8 +101,11 @@ void append_loop(Program& program, const Program& body, const LoopBinding& bindi
   end.loop.induction = binding.induction;
   end.loop.partner = begin_index;
   end.loop.swaps = binding.swaps;
-  program.steps[static_cast<size_t>(begin_index)].loop.partner =
-      static_cast<int32_t>(program.steps.size());
+  Step& first = program.steps[static_cast<size_t>(begin_index)];
+  first.loop.partner = static_cast<int32_t>(program.steps.size());
+  first.loop.compiled = std::none_of(body.steps.begin(), body.steps.end(), [](const Step& step) {
+    return step.kind == StepKind::Extern;
+  });
   program.steps.push_back(std::move(end));
 }
 

@@ -141,6 +141,7 @@ class ProgramReader {
       step.loop.step = in_.get<int64_t>();
       step.loop.induction = buffer_id();
       step.loop.partner = in_.get<int32_t>();
+      step.loop.compiled = flag();
       for (uint64_t pairs = in_.count(8); pairs-- > 0;) {
         int32_t carried = buffer_id();
         step.loop.swaps.emplace_back(carried, buffer_id());
@@ -376,6 +377,7 @@ std::string serialize_program(const Program& p, ConstantBytes constants) {
     out.put(step.loop.step);
     out.put(step.loop.induction);
     out.put(step.loop.partner);
+    out.put<uint8_t>(step.loop.compiled);
     out.put<uint64_t>(step.loop.swaps.size());
     for (const auto& [carried, next] : step.loop.swaps) {
       out.put(carried);

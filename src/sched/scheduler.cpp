@@ -201,6 +201,7 @@ Program ProgramBuilder::build(const std::vector<std::vector<int64_t>>& input_str
   };
   for (const Root& root : roots) {
     const Node& node = graph_.node(root.node);
+    if (root.copy && buffer_of_[static_cast<size_t>(root.node)] == root.buffer) continue;
     std::string refusal = group.empty() ? "" : fusion_refusal(group, group_nodes, root);
     if (!refusal.empty())
       fusion_notes_->push_back(describe(group.back().node) + " and " + describe(root.node) +
@@ -444,6 +445,22 @@ void ProgramBuilder::build_loop(const Root& root) {
   const ir::Graph& body = *node.attrs.body;
   size_t carried = static_cast<size_t>(node.attrs.index);
   std::string suffix = std::to_string(root.node);
+  // The body first: which carried values it updates in place decides their buffers.
+  std::vector<std::vector<int64_t>> strides(1 + carried);
+  std::vector<int32_t> invariants, donated;  // each carried value is dead after the body
+  for (size_t j = 2 + carried; j < node.inputs.size(); ++j) {
+    invariants.push_back(buffer_of_[static_cast<size_t>(node.inputs[j])]);
+    strides.push_back(program_.buffers[static_cast<size_t>(invariants.back())].strides);
+  }
+  for (size_t k = 0; k < carried; ++k) donated.push_back(static_cast<int32_t>(k + 1));
+  Program body_program = schedule(body, strides, fusion_notes_, donated);
+
+  std::vector<ValueId> results(carried, -1);
+  for (ValueId id = root.node + 1; id < graph_.size(); ++id) {
+    const Node& user = graph_.node(id);
+    if (user.op == ir::Op::loop_result && user.inputs[0] == root.node)
+      results[static_cast<size_t>(user.attrs.index)] = id;
+  }
   LoopBinding binding;
   binding.start = buffer_of_[static_cast<size_t>(node.inputs[0])];
   binding.stop = buffer_of_[static_cast<size_t>(node.inputs[1])];
@@ -452,41 +469,31 @@ void ProgramBuilder::build_loop(const Root& root) {
   binding.step = node.attrs.steps[0];
   binding.induction = add_buffer(BufferRole::Intermediate, 0, body.node(body.inputs()[0]), "index" + suffix);
   binding.inputs.push_back(binding.induction);
-  std::vector<std::vector<int64_t>> strides{{}};
-  std::vector<int32_t> states;
-  for (size_t k = 0; k < carried; ++k) {
-    ValueId init = node.inputs[2 + k];
-    int32_t state = add_buffer(BufferRole::Intermediate, 0, graph_.node(init), "carried" + suffix + "_" + std::to_string(k));
-    build_pointwise_kernel({{init, state, true}});
-    states.push_back(state);
-    binding.inputs.push_back(state);
-    strides.emplace_back();
-  }
-  for (size_t j = 2 + carried; j < node.inputs.size(); ++j) {
-    int32_t buffer = buffer_of_[static_cast<size_t>(node.inputs[j])];
-    binding.inputs.push_back(buffer);
-    strides.push_back(program_.buffers[static_cast<size_t>(buffer)].strides);
-  }
-  std::vector<int32_t> donated;  // each carried value's buffer is dead after the body
-  for (size_t k = 0; k < carried; ++k) donated.push_back(static_cast<int32_t>(k + 1));
-  Program body_program = schedule(body, strides, fusion_notes_, donated);
   for (size_t k = 0; k < carried; ++k) {
     const Buffer& result = body_program.buffers[static_cast<size_t>(body_program.output_buffers[k])];
-    if (result.role == BufferRole::Input) {  // updated in place: nothing to swap
-      binding.outputs.push_back(states[k]);
+    bool in_place = result.role == BufferRole::Input;
+    // A value updated in place that the graph returns lives in the output buffer throughout.
+    int32_t state = -1;
+    auto output = std::find(graph_.outputs().begin(), graph_.outputs().end(), results[k]);
+    if (in_place && results[k] >= 0 && output != graph_.outputs().end())
+      state = program_.output_buffers[static_cast<size_t>(output - graph_.outputs().begin())];
+    ValueId init = node.inputs[2 + k];
+    if (state < 0)
+      state = add_buffer(BufferRole::Intermediate, 0, graph_.node(init), "carried" + suffix + "_" + std::to_string(k));
+    build_pointwise_kernel({{init, state, true}});
+    binding.inputs.push_back(state);
+    if (results[k] >= 0) buffer_of_[static_cast<size_t>(results[k])] = state;
+    if (in_place) {  // nothing to swap
+      binding.outputs.push_back(state);
       continue;
     }
     int32_t next = add_buffer(BufferRole::Intermediate, 0, body.node(body.outputs()[k]),
                               "next" + suffix + "_" + std::to_string(k));
     binding.outputs.push_back(next);
-    binding.swaps.emplace_back(states[k], next);
+    binding.swaps.emplace_back(state, next);
   }
+  binding.inputs.insert(binding.inputs.end(), invariants.begin(), invariants.end());
   append_loop(program_, body_program, binding, "kiln_const" + suffix + "_");
-  for (ValueId id = root.node + 1; id < graph_.size(); ++id) {
-    const Node& user = graph_.node(id);
-    if (user.op == ir::Op::loop_result && user.inputs[0] == root.node)
-      buffer_of_[static_cast<size_t>(id)] = states[static_cast<size_t>(user.attrs.index)];
-  }
 }
 
 void ProgramBuilder::finish_kernel(Kernel& kernel, const Lowering& lowering,

@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "codegen/cpp/kernel_emitter.h"
+#include "codegen/cpp/loop_driver.h"
 #include "ir/ops.h"
 #include "kiln/error.h"
 #include "prelude_text.h"
@@ -165,6 +166,9 @@ CppSource emit_cpp(const Program& program, const Options& options, const target:
     out << code << "\n";
   }
   if (!shared.str().empty()) out << "// Kernels that run an earlier kernel's code:\n" << shared.str();
+  std::vector<size_t> loops = sched::compiled_loops(program);
+  if (!loops.empty()) out << kLoopDriverPrelude;
+  for (size_t begin : loops) out << loop_driver_text(program, source.kernels, begin);
   source.text = out.str();
   return source;
 }

@@ -1,0 +1,95 @@
+#include "codegen/cpp/loop_driver.h"
+
+#include <map>
+#include <sstream>
+
+namespace kiln::codegen {
+
+const char* const kLoopDriverPrelude =
+    "// Python's len(range(start, stop, step)) (ir/loop.h), without overflow.\n"
+    "static inline int64_t kiln_trip_count(int64_t start, int64_t stop, int64_t step) {\n"
+    "  typedef unsigned long long u64;\n"
+    "  if (step > 0 && start < stop) return (int64_t)(((u64)stop - (u64)start - 1) / (u64)step) + "
+    "1;\n"
+    "  if (step < 0 && start > stop) return (int64_t)(((u64)start - (u64)stop - 1) / (0 - "
+    "(u64)step)) + 1;\n"
+    "  return 0;\n"
+    "}\n";
+
+namespace {
+
+class DriverPrinter {
+ public:
+  DriverPrinter(const sched::Program& program, const std::vector<runtime::KernelCall>& kernels,
+                const std::vector<int32_t>& buffers)
+      : program_(program), kernels_(kernels) {
+    for (size_t slot = 0; slot < buffers.size(); ++slot) slot_[buffers[slot]] = slot;
+  }
+
+  // Steps [begin, end] (a LoopBegin and its LoopEnd) as a C loop.
+  void loop(size_t begin, int depth) {
+    const sched::LoopControl& control = program_.steps[begin].loop;
+    size_t end = static_cast<size_t>(control.partner);
+    std::string pad(static_cast<size_t>(2 * depth), ' '), k = "k" + std::to_string(depth);
+    out_ << pad << "{\n"
+         << pad << "  const int64_t start = " << bound(control.start, control.start_value)
+         << ", trips = kiln_trip_count(start, " << bound(control.stop, control.stop_value) << ", "
+         << control.step << "ll);\n"
+         << pad << "  for (int64_t " << k << " = 0; " << k << " < trips; ++" << k << ") {\n"
+         << pad << "    *(int64_t*)" << buffer(control.induction) << " = start + " << k << " * "
+         << control.step << "ll;\n";
+    for (size_t s = begin + 1; s < end; ++s) {
+      const sched::Step& step = program_.steps[s];
+      if (step.kind == sched::StepKind::LoopBegin) {
+        loop(s, depth + 2);
+        s = static_cast<size_t>(step.loop.partner);
+        continue;
+      }
+      const runtime::KernelCall& call = kernels_[static_cast<size_t>(step.kernel)];
+      out_ << pad << "    { char* const a[] = {";
+      for (int32_t argument : call.arguments) out_ << buffer(argument) << ", ";
+      out_ << "kiln_threads}; " << call.symbol << "(a); }\n";
+    }
+    for (const auto& [carried, next] : program_.steps[end].loop.swaps)
+      out_ << pad << "    { char* t = " << buffer(carried) << "; " << buffer(carried) << " = "
+           << buffer(next) << "; " << buffer(next) << " = t; }\n";
+    out_ << pad << "  }\n" << pad << "}\n";
+  }
+
+  std::string text() const { return out_.str(); }
+
+ private:
+  std::string buffer(int32_t b) { return "b[" + std::to_string(slot_.at(b)) + "]"; }
+  std::string bound(int32_t b, int64_t value) {
+    return b < 0 ? std::to_string(value) + "ll" : "*(const int64_t*)" + buffer(b);
+  }
+
+  const sched::Program& program_;
+  const std::vector<runtime::KernelCall>& kernels_;
+  std::map<int32_t, size_t> slot_;
+  std::ostringstream out_;
+};
+
+}  // namespace
+
+std::string loop_driver_text(const sched::Program& program,
+                             const std::vector<runtime::KernelCall>& kernels, size_t begin) {
+  std::vector<std::vector<int32_t>> arguments;
+  for (const runtime::KernelCall& call : kernels) arguments.push_back(call.arguments);
+  std::vector<int32_t> buffers = sched::compiled_loop_buffers(program, arguments, begin);
+  DriverPrinter printer(program, kernels, buffers);
+  printer.loop(begin, 1);
+  std::ostringstream out;
+  size_t count = buffers.size();
+  out << "// The loop of steps " << begin << ".." << program.steps[begin].loop.partner
+      << ", whole (codegen/cpp/loop_driver.h).\n"
+      << "extern \"C\" void kiln_loop" << begin << "(char** kiln_args) {\n"
+      << "  char* const kiln_threads = kiln_args[" << count << "];\n"
+      << "  char* b[" << (count ? count : 1) << "];\n"
+      << "  for (int j = 0; j < " << count << "; ++j) b[j] = kiln_args[j];\n"
+      << printer.text() << "  for (int j = 0; j < " << count << "; ++j) kiln_args[j] = b[j];\n"
+      << "}\n";
+  return out.str();
+}
+
+}  // namespace kiln::codegen

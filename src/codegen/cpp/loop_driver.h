@@ -1,0 +1,24 @@
+// Compiled loops: a graph loop whose body is kernels only (sched::LoopControl::compiled) becomes
+// one C++ function, `extern "C" void kiln_loop<step>(char** kiln_args)`, that runs the whole
+// loop: for each iteration it writes the induction variable, calls the body's kernel functions
+// (defined earlier in the same translation unit, so g++ inlines the small ones into one loop
+// nest: an element-wise loop with a branch becomes the scalar loop Numba would write), and
+// swaps the carried buffers' pointers. It takes sched::compiled_loop_buffers() and then the
+// thread count, and writes the buffer pointers back on return (the swaps).
+#pragma once
+#include <string>
+#include <vector>
+
+#include "runtime/kernel_call.h"
+#include "sched/loop_ir.h"
+
+namespace kiln::codegen {
+
+// The function for the compiled loop starting at step `begin`; `kernels` by kernel index.
+std::string loop_driver_text(const sched::Program& program,
+                             const std::vector<runtime::KernelCall>& kernels, size_t begin);
+
+// The helper the loop functions share (pasted once before them).
+extern const char* const kLoopDriverPrelude;
+
+}  // namespace kiln::codegen

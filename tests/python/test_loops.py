@@ -1,0 +1,307 @@
+"""Python loops and branches captured as structured control flow (kiln._loop_transform,
+kiln._loop_capture): each loop shape compiles once into one graph with a `loop` node, whatever
+the trip count, and agrees with NumPy; loops that cannot be captured are unrolled as before and
+say why; errors inside loops are NumPy's."""
+import time
+
+import numpy as np
+import pytest
+
+import kiln
+
+
+def explain(f, *args):
+    start = time.perf_counter()
+    report = kiln.explain(f)(*args)
+    print(f"{f.__name__}{tuple(np.shape(a) for a in args)}: first call "
+          f"{time.perf_counter() - start:.3f} s, {report.graph_count} graph(s), "
+          f"{len(report.kernels)} kernel(s), loops {[str(loop) for loop in report.loops]}")
+    return report
+
+
+def captured(report, kind="loop"):
+    return [loop for loop in report.loops if loop.kind == kind]
+
+
+def check(f, *args, loops=1, rtol=1e-10):
+    """f compiled agrees with f eagerly, in one graph holding `loops` loop nodes."""
+    expected = f(*(a.copy() if isinstance(a, np.ndarray) else a for a in args))
+    report = explain(f, *(a.copy() if isinstance(a, np.ndarray) else a for a in args))
+    np.testing.assert_allclose(report.result, expected, rtol=rtol, atol=1e-12)
+    assert report.graph_count == 1 and report.graph_break_count == 0, str(report)
+    assert len(captured(report)) == loops, str(report)
+    compiled = kiln.compile(f)
+    np.testing.assert_allclose(compiled(*args), expected, rtol=rtol, atol=1e-12)
+    return report
+
+
+# ---- the loop shapes of the issue ----
+
+def heat(u, steps):
+    for _ in range(steps):
+        u = u + 0.1 * (np.roll(u, 1) - 2 * u + np.roll(u, -1))
+    return u
+
+
+def heat_slices(u, steps):
+    for _ in range(steps):
+        u[1:-1] = u[1:-1] + 0.2 * (u[2:] - 2 * u[1:-1] + u[:-2])
+    return u
+
+
+def forward_substitution(lower, b):  # a triangular sweep with fixed shapes
+    x = np.zeros_like(b)
+    for i in range(b.shape[0]):
+        x[i] = (b[i] - lower[i] @ x) / lower[i, i]
+    return x
+
+
+def row_update(x):
+    out = np.zeros_like(x)
+    for i in range(x.shape[0]):
+        out[i] = x[i] * i + out[i - 1]
+    return out
+
+
+def element_branch(x):
+    out = np.empty_like(x)
+    for i in range(x.shape[0]):
+        if x[i] > 0:
+            out[i] = x[i] * 2.0
+        else:
+            out[i] = -x[i]
+    return out
+
+
+def pair_sum(a):
+    n = a.shape[0]
+    total = 0.0
+    for i in range(n):
+        for j in range(i):
+            total = total + a[i, j] * a[j, i]
+    return total
+
+
+def recursion(x):  # x[i] depends on x[i - 1]: sequential iterations
+    for i in range(1, x.shape[0]):
+        x[i] = 0.5 * x[i - 1] + np.tanh(x[i])
+    return x
+
+
+@pytest.mark.parametrize("steps", [10, 1000])
+def test_time_step_stencil_compiles_once_for_any_trip_count(steps):
+    u = np.random.default_rng(0).random(257)
+    report = check(heat, u, steps)
+    assert len(report.kernels) <= 4  # initial copy, the step, the result: not one per step
+
+
+def test_slice_assignment_in_a_loop_updates_in_place():
+    check(heat_slices, np.random.default_rng(1).random(300), 50)
+
+
+def test_triangular_sweep():
+    rng = np.random.default_rng(2)
+    lower = np.tril(rng.random((40, 40))) + 40 * np.eye(40)
+    check(forward_substitution, lower, rng.random(40))
+
+
+def test_per_row_update_reads_the_previous_row():
+    check(row_update, np.random.default_rng(3).random((64, 5)))
+
+
+def test_element_loop_with_branch():
+    report = check(element_branch, np.random.default_rng(4).random(500) - 0.5)
+    assert len(captured(report, "select")) == 1
+
+
+def test_nested_loops_with_an_inner_bound_from_the_outer_index():
+    check(pair_sum, np.random.default_rng(5).random((12, 12)), loops=2)
+
+
+def test_recursion_through_the_carried_array():
+    x = np.random.default_rng(6).random(1000)
+    check(recursion, x)
+
+
+def test_the_compiled_size_does_not_grow_with_the_trip_count():
+    u = np.random.default_rng(0).random(64)
+    small, large = explain(heat, u, 10), explain(heat, u, 10000)
+    assert small.graphs[0].op_count == large.graphs[0].op_count
+    assert len(small.kernels) == len(large.kernels)
+
+
+# ---- carried variables ----
+
+def accumulate(x):
+    s = 0  # a Python int before the loop, a float64 array after one iteration
+    for i in range(x.shape[0]):
+        s = s + x[i] * x[i]
+    return s
+
+
+def last_value(x):
+    for i in range(x.shape[0]):
+        y = x[i] * 3
+    return y, i
+
+
+def mutate_argument(x):
+    for i in range(x.shape[0]):
+        x[i] = x[i] * 2 + i
+    return x.sum()
+
+
+def two_arrays(a, b):
+    for i in range(5):
+        a, b = b + 1.0, a * 2.0
+    return a, b
+
+
+def test_a_variable_whose_type_settles_after_one_iteration():
+    check(accumulate, np.random.default_rng(7).random(50))
+
+
+def test_values_of_the_last_iteration_are_seen_after_the_loop():
+    x = np.arange(6.0)
+    y, i = kiln.compile(last_value)(x)
+    assert y == 15.0 and i == 5
+
+
+def test_an_argument_updated_in_the_loop_is_written_back():
+    x, expected = np.arange(8.0), np.arange(8.0)
+    total = mutate_argument(expected)
+    assert kiln.compile(mutate_argument)(x) == total
+    np.testing.assert_array_equal(x, expected)
+
+
+def test_swapped_arrays():
+    a, b = np.arange(4.0), np.ones(4)
+    for got, want in zip(kiln.compile(two_arrays)(a, b), two_arrays(a, b)):
+        np.testing.assert_array_equal(got, want)
+
+
+def test_zero_and_negative_step_ranges():
+    def backwards(x, start, stop):
+        for i in range(start, stop, -2):
+            x[i] = -x[i]
+        return x
+    for start, stop in [(9, -1), (9, 3), (3, 9)]:
+        x = np.arange(10.0)
+        np.testing.assert_array_equal(kiln.compile(backwards)(x.copy(), start, stop),
+                                      backwards(x.copy(), start, stop))
+
+
+def test_float32_stays_float32_with_the_index_as_a_python_int():
+    def scaled(x):
+        out = np.zeros_like(x)
+        for i in range(x.shape[0]):
+            out[i] = x[i] * i  # i is a Python int: weak, float32 stays float32
+        return out
+    x = np.arange(5, dtype=np.float32)
+    result = kiln.compile(scaled)(x)
+    assert result.dtype == np.float32
+    np.testing.assert_array_equal(result, scaled(x))
+
+
+# ---- errors and fallbacks ----
+
+def out_of_bounds(x):
+    for i in range(x.shape[0]):
+        x[i + 1] = x[i]
+    return x
+
+
+def test_an_index_out_of_bounds_in_an_iteration_is_numpys_index_error():
+    with pytest.raises(IndexError, match="out of bounds"):
+        kiln.compile(out_of_bounds)(np.arange(4.0))
+
+
+def appends(x):
+    rows = []
+    for i in range(x.shape[0]):
+        rows.append(x[i] * 2)
+    return np.stack(rows)
+
+
+def breaks(x):
+    total = x[0] * 0
+    for i in range(x.shape[0]):
+        if i == 3:
+            break
+        total = total + x[i]
+    return total
+
+
+def python_counter(x):
+    count = 0
+    for i in range(x.shape[0]):
+        count += 1
+        x = x + count
+    return x
+
+
+@pytest.mark.parametrize("f, reason", [
+    (appends, "a call whose result is dropped"),
+    (breaks, "`break`"),
+    (python_counter, "changes the Python value of `count`"),
+])
+def test_loops_that_cannot_be_captured_are_unrolled_and_say_why(f, reason):
+    x = np.arange(6.0)
+    report = explain(f, x)
+    unrolled = captured(report, "unrolled")
+    assert unrolled and reason in unrolled[0].reason, str(report)
+    np.testing.assert_allclose(report.result, f(x))
+    assert f"unrolled ({unrolled[0].reason})" in str(report)
+
+
+def test_uncaptured_loops_are_logged(capfd):
+    kiln.set_logs("graph_breaks")
+    kiln.compile(appends)(np.arange(3.0))
+    assert "is unrolled: a call whose result is dropped" in capfd.readouterr().err
+
+
+def test_capture_can_be_switched_off():
+    with kiln.config.patch(capture_loops=False):
+        report = explain(heat, np.ones(8), 5)
+    assert not report.loops
+    np.testing.assert_allclose(report.result, heat(np.ones(8), 5))
+
+
+def data_dependent_python(x):
+    out = x.copy()
+    for i in range(4):
+        if float(x[i]) > 0.5:  # float() of a traced value: a graph break inside the body
+            out[i] = 0.0
+    return out
+
+
+def test_fullgraph_names_the_line_where_capture_gives_up():
+    f = kiln.compile(data_dependent_python, fullgraph=True)
+    with pytest.raises(kiln.GraphBreak, match=r"test_loops.py:\d+"):
+        f(np.linspace(0, 1, 6))
+
+
+def test_a_branch_outside_loops_is_a_select_not_a_break():
+    def sign_flip(x):
+        if x.sum() > 0:
+            y = x * 2
+        else:
+            y = -x
+        return y
+    for x in (np.arange(3.0), -np.arange(3.0)):
+        report = explain(sign_flip, x)
+        assert report.graph_break_count == 0 and captured(report, "select")
+        np.testing.assert_array_equal(report.result, sign_flip(x))
+
+
+def test_a_branch_check_applies_only_where_the_branch_is_taken():
+    def guarded(x, n):
+        out = np.zeros_like(x)
+        for i in range(n):
+            if i + 1 < n:
+                out[i] = x[i + 1]  # x[n] would be out of bounds: never taken there
+            else:
+                out[i] = x[0]
+        return out
+    x = np.arange(5.0)
+    np.testing.assert_array_equal(kiln.compile(guarded)(x, 5), guarded(x, 5))
