@@ -140,6 +140,6 @@
   X(gather, 2)         /* out[..i..] = in[.. index[..i..] ..] along attrs.axis */        \
   X(scatter, 3)        /* functional a[index] = values along attrs.axis (attrs.mode) */ \
   X(matmul, 2)         /* extern: batched, broadcast batch dims */                      \
-  X(loop, -1)          /* structured loop (ir/loop.h): start, stop, carried, invariants */ \
+  X(loop, -1)          /* ir/loop.h: start, stop, carried, invariants; axis 1: while */ \
   X(loop_result, 1)    /* carried value attrs.index of a loop after its last iteration */ \
   X(placeholder, 0)    /* a loop body's input while it is traced; never in a graph */

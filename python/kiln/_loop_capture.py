@@ -19,6 +19,8 @@ branch(condition, then, otherwise, get, set, names, location):
     (a variable bound on one side only, different dtypes), the condition is evaluated as
     before (a graph break) and one side runs.
 """
+import sys
+
 import numpy as np
 
 from ._graph_breaks import GraphBreakSignal
@@ -101,6 +103,27 @@ class LoopCapture:
                 raise  # inside a loop body being captured: the outer loop gives up too
             self._run_python(span if span is not None else range(*bounds), body, set_, names)
 
+    def while_loop(self, test, body, get, set_, names, live, location):
+        """`while test(): body()`: iterations run as Python while the test is a Python value;
+        once it is a traced one, the rest of the loop is captured as a while loop node."""
+        while True:
+            condition = test()
+            if isinstance(condition, TracedArray) and condition.size == 1:
+                break
+            if not condition:
+                return
+            body()
+        try:
+            self._capture((0, sys.maxsize), range(0, sys.maxsize), body, get, set_, names, live,
+                          location, (test, condition))
+            self.record("loop", location, "")
+        except CaptureFailed as failure:
+            self.record("unrolled", location, str(failure))
+            if self.depth > 0:
+                raise
+            while test():
+                body()
+
     def _run_python(self, span, body, set_, names):
         last = self.UNBOUND
         for index in span:
@@ -108,21 +131,25 @@ class LoopCapture:
             last = index
         set_(tuple(last if name == names[-1] else self.UNBOUND for name in names))
 
-    def _capture(self, bounds, span, body, get, set_, names, live, location):
+    def _capture(self, bounds, span, body, get, set_, names, live, location, condition=None):
         before = get()
         types, mark = {}, len(self.pending)
         for attempt in range(3):
             del self.pending[mark:]  # records of an attempt that was traced again
             try:
                 return self._trace_once(bounds, span, body, get, set_, names, live, location,
-                                        before, types)
+                                        before, types, condition)
             except _Retype as retype:
                 types.update(retype.types)
         raise CaptureFailed("the types of the carried variables do not settle")
 
-    def _trace_once(self, bounds, span, body, get, set_, names, live, location, before, types):
+    def _trace_once(self, bounds, span, body, get, set_, names, live, location, before, types,
+                    condition):
+        """condition: a while loop's (test, its traced value before the loop); for loops: None,
+        and the last name is the loop's target."""
         context, trace = self.context, self.context.trace
-        variables = dict(zip(names[:-1], before[:-1]))  # the last name is the loop's target
+        count = len(names) - (condition is None)
+        variables = dict(zip(names[:count], before[:count]))
         by_object = {}
         for name, value in variables.items():
             if isinstance(value, TracedArray):
@@ -134,6 +161,7 @@ class LoopCapture:
         trace.location = location
         start, stop, step = self._bounds(bounds, span)  # outside the body: its values may be
         index_tensor = trace.begin_loop_body()          # among the variables replaced below
+        flag = trace.loop_placeholder("bool", []) if condition else None  # carried value 0
         driver, context.driver = context.driver, None  # no graph break may run the open body
         self.depth += 1
         slots = []  # (names, array before or None, initial tensor, placeholder)
@@ -163,12 +191,20 @@ class LoopCapture:
             index._scalar, index._weak = True, int
             if span is not None:
                 index._range = (min(span[0], span[-1]), max(span[0], span[-1]))
-            body(index)
+            if condition is None:
+                body(index)
+            else:
+                body()
             after = get()
-            results = self._results(dict(zip(names[:-1], after[:-1])), variables, slots,
+            results = self._results(dict(zip(names[:count], after[:count])), variables, slots,
                                     live, types)
+            initial = [slot[2] for slot in slots]
+            if condition is not None:  # the test of the next iteration, on the new state
+                initial.insert(0, _truth(condition[1]))
+                results.insert(0, _truth(condition[0]()))
             trace.location = location
-            values = trace.end_loop(start, stop, step, [slot[2] for slot in slots], results)
+            values = trace.end_loop(start, stop, step, initial, results, condition is not None)
+            values = values[1:] if condition is not None else values
         except (CaptureFailed, _Retype):
             self._abandon(saved, set_, before)
             raise
@@ -181,7 +217,7 @@ class LoopCapture:
         finally:
             self.depth -= 1
             context.driver = driver
-        self._apply(slots, values, names, after, set_, span, saved)
+        self._apply(slots, values, names, after, set_, span, saved, condition is None)
 
     def _results(self, after, variables, slots, live, types):
         """The tensor each slot holds after one iteration (new slots for temporaries that are
@@ -247,7 +283,7 @@ class LoopCapture:
         _restore(saved)
         set_(before)
 
-    def _apply(self, slots, values, names, after, set_, span, saved):
+    def _apply(self, slots, values, names, after, set_, span, saved, has_target):
         """The variables after the loop: arrays updated in place keep their identity; arrays
         the body only rebinds keep their value from before the loop."""
         _restore(saved)
@@ -261,7 +297,7 @@ class LoopCapture:
             for name in array_names:
                 final[name] = result
         last = self.UNBOUND
-        if span is not None and len(span) > 0:
+        if has_target and span is not None and len(span) > 0:
             last = span[-1]
         set_(tuple(final.get(name, last if name == names[-1] else self.UNBOUND)
                    for name in names))
@@ -355,3 +391,10 @@ def _retyped(context, tensor, dtype, shape):
 def _restore(saved):
     for array, tensor, scalar in saved.values():
         array._tensor, array._scalar, array._version = tensor, scalar, array._version + 1
+
+
+def _truth(value):
+    """A while loop's test as a bool 0-d tensor (NumPy's truth value of a size-1 array)."""
+    if not isinstance(value, TracedArray) or value.size != 1:
+        raise CaptureFailed("the loop's test is no longer a traced value after an iteration")
+    return cast(backend().reshape(value.tensor, []), "bool")

@@ -227,7 +227,7 @@ class _Rewriter:
         if isinstance(node, ast.If):
             return self.branch(node)
         if isinstance(node, ast.While):
-            node.body = self.statements(node.body)
+            return self.while_loop(node)
         return [node]
 
     def loop(self, node):
@@ -272,6 +272,35 @@ class _Rewriter:
             f"{HELPER}.for_range(None, __kiln_body_{n}, __kiln_get_{n}, __kiln_set_{n}, "
             f"{tuple(state)!r}, {tuple(live)!r}, {self.location(node)!r})")[0]
         call.value.args[0] = bounds
+        return definitions + [_at(call, node)]
+
+    def while_loop(self, node):
+        reason = "it has an `else` clause" if node.orelse else _refusal(node.body)
+        if reason is None and any(isinstance(n, (ast.Break, ast.Continue))
+                                  for n in _loop_level_nodes(node.body)):
+            reason = "it contains `break` or `continue`"
+        if reason is not None:
+            self.refused.append((self.location(node), reason))
+            node.body = self.statements(node.body)
+            return [node]
+        self.counter += 1
+        n = self.counter
+        body = self.statements(node.body)
+        self.anchor = node
+        assigned = _stored_names(node.body)
+        touched = sorted(set(assigned) | set(_read_names(node.body + [ast.Expr(node.test)])))
+        self.nonlocal_names.update(assigned)
+        live = [name for name in assigned if self.loaded.get(name, 0) > sum(
+            1 for m in _walk_scope(node.body + [ast.Expr(node.test)])
+            if isinstance(m, ast.Name) and isinstance(m.ctx, ast.Load) and m.id == name)]
+        self.captured.append(self.location(node))
+        test = _at(_parse(f"def __kiln_test_{n}():\n    return None\n")[0], node)
+        test.body[0].value = node.test
+        definitions = [test] + self.body_function(f"__kiln_body_{n}", [], assigned, body)
+        definitions += self.accessors(n, touched, assigned)
+        call = _parse(f"{HELPER}.while_loop(__kiln_test_{n}, __kiln_body_{n}, __kiln_get_{n}, "
+                      f"__kiln_set_{n}, {tuple(touched)!r}, {tuple(live)!r}, "
+                      f"{self.location(node)!r})")[0]
         return definitions + [_at(call, node)]
 
     def branch(self, node):

@@ -70,7 +70,8 @@ void abandon_loop_body(Trace& trace) {
 }
 
 std::vector<Tensor> end_loop(Trace& trace, const Tensor& start, const Tensor& stop, int64_t step,
-                             const std::vector<Tensor>& init, const std::vector<Tensor>& results) {
+                             const std::vector<Tensor>& init, const std::vector<Tensor>& results,
+                             bool while_loop) {
   Trace::Region region = open_region(trace, "end_loop");
   ir::Graph& graph = trace.graph;
   ir::Builder& builder = trace.builder;
@@ -137,7 +138,8 @@ std::vector<Tensor> end_loop(Trace& trace, const Tensor& start, const Tensor& st
           error_message("loop", trace.default_location,
                         "carried value " + std::to_string(k) + " enters the body as " +
                             type_text(placeholder) + " and leaves it as " + type_text(result)));
-    (result_ids[k] == region.placeholders[k + 1] ? unchanged : changed).push_back(k);
+    bool condition = while_loop && k == 0;  // stays carried value 0
+    (result_ids[k] == region.placeholders[k + 1] && !condition ? unchanged : changed).push_back(k);
   }
   auto body = std::make_shared<ir::Graph>();
   ir::Builder body_builder(*body);
@@ -170,8 +172,8 @@ std::vector<Tensor> end_loop(Trace& trace, const Tensor& start, const Tensor& st
   body->set_outputs(std::move(outputs));
   trace.regions.pop_back();
 
-  ValueId loop =
-      builder.loop(start.id(), stop.id(), step, loop_init, loop_invariants, std::move(body));
+  ValueId loop = builder.loop(start.id(), stop.id(), step, loop_init, loop_invariants,
+                              std::move(body), while_loop);
   std::vector<Tensor> after(result_ids.size());
   for (size_t k : unchanged) after[k] = Tensor(&trace, init_ids[k]);
   for (size_t c = 0; c < changed.size(); ++c)

@@ -22,8 +22,10 @@ Tensor begin_loop_body(Trace& trace);
 Tensor loop_placeholder(Trace& trace, DType dtype, const std::vector<int64_t>& shape);
 // Closes the open body: results[k] is carried value k after an iteration (same dtype and shape
 // as its placeholder); init[k] its value before the first. Returns the values after the loop.
+// A while loop: carried value 0 is its bool 0-d condition (ir/loop.h).
 std::vector<Tensor> end_loop(Trace& trace, const Tensor& start, const Tensor& stop, int64_t step,
-                             const std::vector<Tensor>& init, const std::vector<Tensor>& results);
+                             const std::vector<Tensor>& init, const std::vector<Tensor>& results,
+                             bool while_loop = false);
 // Closes the open body without a loop (the frontend gave up capturing it).
 void abandon_loop_body(Trace& trace);
 

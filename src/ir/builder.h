@@ -52,7 +52,8 @@ class Builder {
 
   // A loop node (ir/loop.h: start and stop are int64 0-d values) and its carried results.
   ValueId loop(ValueId start, ValueId stop, int64_t step, const std::vector<ValueId>& init,
-               const std::vector<ValueId>& invariants, std::shared_ptr<const Graph> body);
+               const std::vector<ValueId>& invariants, std::shared_ptr<const Graph> body,
+               bool while_loop = false);
   ValueId loop_result(ValueId loop, int64_t index);
   // A loop body's input while the body is traced (api/loop_trace.h); never in a finished graph.
   ValueId placeholder(DType dtype, const Shape& shape);

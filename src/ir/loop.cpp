@@ -26,6 +26,13 @@ std::string loop_signature_error(const Graph& graph, const Node& node) {
   int64_t carried = attrs.index;
   if (carried < 0 || node.inputs.size() < 2 + static_cast<size_t>(carried))
     return "has fewer operands than its carried values";
+  if (attrs.axis != 0 && attrs.axis != 1) return "axis must be 0 (for) or 1 (while)";
+  if (is_while_loop(node)) {
+    if (carried < 1) return "a while loop carries its condition";
+    const Node& condition = graph.node(node.inputs[2]);
+    if (condition.dtype != DType::Bool || !condition.shape.empty())
+      return "a while loop's condition (carried value 0) must be bool 0-d";
+  }
   for (int k = 0; k < 2; ++k) {
     const Node& bound = graph.node(node.inputs[static_cast<size_t>(k)]);
     if (bound.dtype != DType::Int64 || !bound.shape.empty()) return "bounds must be int64 0-d";
@@ -68,6 +75,7 @@ std::vector<Array> interpret_loop(const Node& node, const std::vector<Array>& op
   std::vector<Array> inputs(operands.begin() + 1, operands.end());
   int64_t trips = loop_trip_count(start, stop, step);
   for (int64_t k = 0; k < trips; ++k) {
+    if (is_while_loop(node) && *inputs[1].contiguous().data_as<bool>() == false) break;
     inputs[0] = Array::from_vector(std::vector<int64_t>{start + k * step}, {});
     std::vector<Array> next = interpret(*node.attrs.body, inputs);
     for (int64_t c = 0; c < carried; ++c)
@@ -98,8 +106,10 @@ Graph map_loop_bodies(const Graph& graph, Graph (*pass)(const Graph&)) {
 // ---- factories (builder.h) ----
 
 ValueId Builder::loop(ValueId start, ValueId stop, int64_t step, const std::vector<ValueId>& init,
-                      const std::vector<ValueId>& invariants, std::shared_ptr<const Graph> body) {
+                      const std::vector<ValueId>& invariants, std::shared_ptr<const Graph> body,
+                      bool while_loop) {
   Attrs attrs;
+  attrs.axis = while_loop ? 1 : 0;
   attrs.index = static_cast<int64_t>(init.size());
   attrs.steps = {step};
   attrs.body = std::move(body);

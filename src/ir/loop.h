@@ -11,6 +11,10 @@
 // K+1..K+J) and K outputs, the carried values of the next iteration, each of its parameter's
 // dtype and shape. The loop node itself is a token (bool, 0-d) that only loop_result reads.
 // Zero iterations give the initial values.
+//
+// A while loop ({axis=1}) has a condition: carried value 0 is a bool 0-d, and the loop stops
+// before the first iteration at which it is false (the body computes the next one from the
+// next state: `while c(s): s = f(s)` carries (c(s), s)). Its bounds only limit the count.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -23,6 +27,8 @@ namespace kiln::ir {
 
 // Python's len(range(start, stop, step)), step != 0; never overflows.
 int64_t loop_trip_count(int64_t start, int64_t stop, int64_t step);
+
+inline bool is_while_loop(const Node& node) { return node.attrs.axis == 1; }
 
 // Why `node` (a loop) does not fit its body's signature or its operands; empty when it fits.
 std::string loop_signature_error(const Graph& graph, const Node& node);

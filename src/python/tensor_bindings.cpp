@@ -116,10 +116,12 @@ void bind_trace_and_tensor(nb::module_& module) {
       .def(
           "end_loop",
           [](nb::handle self, const Tensor& start, const Tensor& stop, int64_t step,
-             const std::vector<Tensor>& init, const std::vector<Tensor>& results) {
+             const std::vector<Tensor>& init, const std::vector<Tensor>& results,
+             bool while_loop) {
             Trace& trace = nb::cast<Trace&>(self);
             nb::list after;
-            for (const Tensor& value : detail::end_loop(trace, start, stop, step, init, results)) {
+            for (const Tensor& value :
+                 detail::end_loop(trace, start, stop, step, init, results, while_loop)) {
               nb::object item = nb::cast(value);
               nb::keep_alive_obj(item, self);
               after.append(item);
@@ -127,7 +129,9 @@ void bind_trace_and_tensor(nb::module_& module) {
             return after;
           },
           nb::arg("start"), nb::arg("stop"), nb::arg("step"), nb::arg("init"), nb::arg("results"),
-          "Closes the open body as a loop node; returns the carried values after the loop.")
+          nb::arg("while_loop") = false,
+          "Closes the open body as a loop node (while_loop: carried value 0 is the condition); "
+          "returns the carried values after the loop.")
       .def("abandon_loop_body", &detail::abandon_loop_body,
            "Closes the open body without a loop (capture gave up).")
       .def_prop_ro("check_count", [](const Trace& trace) { return trace.checks.size(); })

@@ -230,7 +230,7 @@ void Executable::walk_steps(char** table, int threads, Visit&& visit) {
       };
       int64_t start = bound(loop.start, loop.start_value), stop = bound(loop.stop, loop.stop_value);
       int64_t trips = ir::loop_trip_count(start, stop, loop.step);
-      if (trips == 0) {
+      if (trips == 0 || (loop.condition >= 0 && !*reinterpret_cast<const bool*>(table[loop.condition]))) {
         k = static_cast<size_t>(loop.partner) + 1;
         continue;
       }
@@ -239,7 +239,8 @@ void Executable::walk_steps(char** table, int threads, Visit&& visit) {
     } else if (step.kind == sched::StepKind::LoopEnd) {
       for (const auto& [carried, next] : loop.swaps) std::swap(table[carried], table[next]);
       Active& active = loops.back();
-      if (++active.done < active.trips) {
+      bool go_on = loop.condition < 0 || *reinterpret_cast<const bool*>(table[loop.condition]);
+      if (++active.done < active.trips && go_on) {
         const sched::LoopControl& begin = program_.steps[static_cast<size_t>(loop.partner)].loop;
         set_index(loop, active.start + active.done * begin.step);
         k = static_cast<size_t>(loop.partner) + 1;

@@ -17,11 +17,13 @@ std::vector<int32_t> step_buffers(const Program& program, const Step& step, bool
     }
     case StepKind::Extern:
       return written ? std::vector<int32_t>{step.call.output} : step.call.inputs;
-    case StepKind::LoopBegin:
+    case StepKind::LoopBegin: {
       if (written) return {step.loop.induction};
-      if (step.loop.start >= 0 && step.loop.stop >= 0) return {step.loop.start, step.loop.stop};
-      if (step.loop.start >= 0 || step.loop.stop >= 0) return {std::max(step.loop.start, step.loop.stop)};
-      return {};
+      std::vector<int32_t> read;
+      for (int32_t b : {step.loop.start, step.loop.stop, step.loop.condition})
+        if (b >= 0) read.push_back(b);
+      return read;
+    }
     case StepKind::LoopEnd: {
       std::vector<int32_t> swapped{step.loop.induction};
       for (const auto& [carried, next] : step.loop.swaps) swapped.insert(swapped.end(), {carried, next});

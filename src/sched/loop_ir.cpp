@@ -93,7 +93,8 @@ std::string print_program(const Program& program) {
         return buffer < 0 ? std::to_string(value) : "b" + std::to_string(buffer);
       };
       out << "loop b" << step.loop.induction << " in range(" << bound(step.loop.start, step.loop.start_value)
-          << ", " << bound(step.loop.stop, step.loop.stop_value) << ", " << step.loop.step << "):\n";
+          << ", " << bound(step.loop.stop, step.loop.stop_value) << ", " << step.loop.step << ")"
+          << (step.loop.condition >= 0 ? " while b" + std::to_string(step.loop.condition) : "") << ":\n";
       continue;
     }
     if (step.kind == StepKind::LoopEnd) {
@@ -121,7 +122,7 @@ std::vector<int32_t> compiled_loop_buffers(const Program& program,
       buffers.insert(arguments.begin(), arguments.end());
       continue;
     }
-    for (int32_t b : {step.loop.start, step.loop.stop, step.loop.induction})
+    for (int32_t b : {step.loop.start, step.loop.stop, step.loop.induction, step.loop.condition})
       if (b >= 0) buffers.insert(b);
     for (const auto& [carried, next] : step.loop.swaps) buffers.insert({carried, next});
   }

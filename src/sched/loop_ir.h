@@ -145,6 +145,7 @@ struct LoopControl {
   int64_t start_value = 0, stop_value = 0;
   int64_t step = 1;
   int32_t induction = -1;         // the int64 0-d buffer the body reads the index from
+  int32_t condition = -1;         // a while loop's bool 0-d buffer: no iteration once false
   int32_t partner = -1;           // LoopBegin: its LoopEnd's step index; LoopEnd: its LoopBegin's
   std::vector<std::pair<int32_t, int32_t>> swaps;  // LoopEnd: (carried, next) buffers
   // LoopBegin: the body is kernels (and loops of kernels) only, so the code generator emits the

@@ -73,6 +73,7 @@ void append_loop(Program& program, const Program& body, const LoopBinding& bindi
   begin.loop.stop_value = binding.stop_value;
   begin.loop.step = binding.step;
   begin.loop.induction = binding.induction;
+  begin.loop.condition = binding.condition;
   int32_t begin_index = static_cast<int32_t>(program.steps.size());
   program.steps.push_back(begin);
   for (const Step& step : body.steps) {
@@ -90,6 +91,7 @@ void append_loop(Program& program, const Program& body, const LoopBinding& bindi
         copy.loop.start = map(copy.loop.start);
         copy.loop.stop = map(copy.loop.stop);
         copy.loop.induction = map(copy.loop.induction);
+        copy.loop.condition = map(copy.loop.condition);
         copy.loop.partner += begin_index + 1;
         for (auto& [carried, next] : copy.loop.swaps) carried = map(carried), next = map(next);
         break;
@@ -99,6 +101,7 @@ void append_loop(Program& program, const Program& body, const LoopBinding& bindi
   Step end;
   end.kind = StepKind::LoopEnd;
   end.loop.induction = binding.induction;
+  end.loop.condition = binding.condition;
   end.loop.partner = begin_index;
   end.loop.swaps = binding.swaps;
   Step& first = program.steps[static_cast<size_t>(begin_index)];

@@ -16,6 +16,7 @@ struct LoopBinding {
   int64_t start_value = 0, stop_value = 0;
   int64_t step = 1;
   int32_t induction = -1;        // int64 0-d buffer: body input 0
+  int32_t condition = -1;        // a while loop's condition buffer (carried value 0), or -1
   std::vector<int32_t> inputs;   // the enclosing buffer of each body input (by number)
   std::vector<int32_t> outputs;  // the enclosing buffer each body output is written to
   std::vector<std::pair<int32_t, int32_t>> swaps;  // (carried, next) after each iteration

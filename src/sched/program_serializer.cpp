@@ -140,6 +140,7 @@ class ProgramReader {
       step.loop.stop_value = in_.get<int64_t>();
       step.loop.step = in_.get<int64_t>();
       step.loop.induction = buffer_id();
+      step.loop.condition = buffer_id();
       step.loop.partner = in_.get<int32_t>();
       step.loop.compiled = flag();
       for (uint64_t pairs = in_.count(8); pairs-- > 0;) {
@@ -175,7 +176,10 @@ class ProgramReader {
       if (step.kind == StepKind::LoopBegin) {
         bool bounds = (step.loop.start < 0 || scalar_index(step.loop.start)) &&
                       (step.loop.stop < 0 || scalar_index(step.loop.stop));
-        if (!bounds || !scalar_index(step.loop.induction) || step.loop.step == 0)
+        bool condition = step.loop.condition < 0 ||
+                         (p.buffers[static_cast<size_t>(step.loop.condition)].dtype == DType::Bool &&
+                          p.buffers[static_cast<size_t>(step.loop.condition)].shape.empty());
+        if (!bounds || !condition || !scalar_index(step.loop.induction) || step.loop.step == 0)
           in_.fail("a loop with bad bounds");
         open.push_back(static_cast<int32_t>(s));
       } else if (step.kind == StepKind::LoopEnd) {
@@ -376,6 +380,7 @@ std::string serialize_program(const Program& p, ConstantBytes constants) {
     out.put(step.loop.stop_value);
     out.put(step.loop.step);
     out.put(step.loop.induction);
+    out.put(step.loop.condition);
     out.put(step.loop.partner);
     out.put<uint8_t>(step.loop.compiled);
     out.put<uint64_t>(step.loop.swaps.size());

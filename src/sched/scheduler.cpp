@@ -8,6 +8,7 @@
 #include "ir/printer.h"
 #include "kiln/error.h"
 #include "sched/buffer_plan.h"
+#include "ir/loop.h"
 #include "sched/in_place.h"
 #include "sched/loop_schedule.h"
 #include "sched/lowering.h"
@@ -493,6 +494,7 @@ void ProgramBuilder::build_loop(const Root& root) {
     binding.swaps.emplace_back(state, next);
   }
   binding.inputs.insert(binding.inputs.end(), invariants.begin(), invariants.end());
+  if (ir::is_while_loop(node)) binding.condition = binding.inputs[1];
   append_loop(program_, body_program, binding, "kiln_const" + suffix + "_");
 }
 

@@ -216,3 +216,33 @@ TEST(Loops, WarmStartReadsLoopStepsBack) {
 
 }  // namespace
 }  // namespace kiln::test
+
+namespace kiln::test {
+namespace {
+
+// while s.sum() < limit: s = s * 2 (the condition is carried value 0, computed from the new s).
+TEST(Loops, WhileLoopStopsWhenItsConditionIsFalse) {
+  for (double limit : {0.5, 10.0, 1000.0}) {
+    GraphCase g;
+    ValueId s0 = g.input(make_array(DType::Float64, {4}, {0.25, 0.5, 0.125, 1.0}));
+    auto body = std::make_shared<ir::Graph>();
+    ir::Builder b(*body);
+    b.parameter(DType::Int64, {});
+    b.parameter(DType::Bool, {});
+    ValueId s = b.parameter(DType::Float64, {4});
+    ValueId next = b.binary(Op::mul, s, b.constant(Scalar::of(2.0), DType::Float64, {4}));
+    ValueId go_on = b.binary(Op::lt, b.reduce(Op::sum, next, {0}, false),
+                             b.constant(Scalar::of(limit), DType::Float64));
+    body->set_outputs({go_on, next});
+    ValueId first = g.builder.binary(Op::lt, g.builder.reduce(Op::sum, s0, {0}, false),
+                                     g.builder.constant(Scalar::of(limit), DType::Float64));
+    ValueId start = index_constant(g.builder, 0);
+    ValueId stop = index_constant(g.builder, INT64_MAX);
+    ValueId loop = g.builder.loop(start, stop, 1, {first, s0}, {}, body, /*while_loop=*/true);
+    g.output(g.builder.loop_result(loop, 1), "s, limit " + std::to_string(limit));
+    g.check();
+  }
+}
+
+}  // namespace
+}  // namespace kiln::test

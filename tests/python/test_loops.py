@@ -305,3 +305,44 @@ def test_a_branch_check_applies_only_where_the_branch_is_taken():
         return out
     x = np.arange(5.0)
     np.testing.assert_array_equal(kiln.compile(guarded)(x, 5), guarded(x, 5))
+
+
+# ---- while loops ----
+
+def newton_sqrt(a):
+    x = a.copy()
+    err = 1.0  # a Python float: the first test is static, the next ones are data
+    while err > 1e-12:
+        nx = 0.5 * (x + a / x)
+        err = np.abs(nx - x).max()
+        x = nx
+    return x
+
+
+def halve_until_small(x):
+    steps = np.zeros((), np.int64)
+    while np.abs(x).sum() > 1.0:  # traced from the start
+        x = x * 0.5
+        steps = steps + 1
+    return x, steps
+
+
+def test_while_loop_with_a_data_dependent_exit():
+    a = np.random.default_rng(8).random(300) + 1
+    report = check(newton_sqrt, a)
+    np.testing.assert_allclose(report.result, np.sqrt(a))
+
+
+@pytest.mark.parametrize("scale", [0.1, 10.0, 1e6])
+def test_while_loop_runs_as_many_iterations_as_the_data_asks(scale):
+    x = np.linspace(-1, 1, 7) * scale
+    report = explain(halve_until_small, x)
+    assert captured(report) and report.graph_break_count == 0
+    expected = halve_until_small(x)
+    for got, want in zip(report.result, expected):
+        np.testing.assert_array_equal(got, want)
+    f = kiln.compile(halve_until_small)
+    for other in (x, x * 3, x / 100):  # one compiled graph, any number of iterations
+        for got, want in zip(f(other), halve_until_small(other)):
+            np.testing.assert_array_equal(got, want)
+    assert len(f._kiln_function.cache) == 1

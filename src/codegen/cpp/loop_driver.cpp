@@ -36,6 +36,9 @@ class DriverPrinter {
          << ", trips = kiln_trip_count(start, " << bound(control.stop, control.stop_value) << ", "
          << control.step << "ll);\n"
          << pad << "  for (int64_t " << k << " = 0; " << k << " < trips; ++" << k << ") {\n"
+         << (control.condition >= 0
+                 ? pad + "    if (!*(const bool*)" + buffer(control.condition) + ") break;\n"
+                 : "")
          << pad << "    *(int64_t*)" << buffer(control.induction) << " = start + " << k << " * "
          << control.step << "ll;\n";
     for (size_t s = begin + 1; s < end; ++s) {
