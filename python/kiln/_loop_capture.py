@@ -29,9 +29,12 @@ from ._tracer import TracedArray, backend, cast, to_tensor
 UNROLL_AT_MOST = 2
 
 
-class _Unbound:
+class _Marker:
+    def __init__(self, name):
+        self.name = name
+
     def __repr__(self):
-        return "UNBOUND"
+        return self.name
 
 
 class CaptureFailed(Exception):
@@ -56,7 +59,8 @@ def _is_number(value):
 
 
 class LoopCapture:
-    UNBOUND = _Unbound()
+    UNBOUND = _Marker("UNBOUND")  # a variable without a value (the setter unbinds it)
+    KEEP = _Marker("KEEP")        # the setter leaves the variable as it is
 
     def __init__(self, context, record):
         self.context = context  # the tracer's TraceContext of this trace
@@ -129,7 +133,8 @@ class LoopCapture:
         for index in span:
             body(index)
             last = index
-        set_(tuple(last if name == names[-1] else self.UNBOUND for name in names))
+        set_(tuple(last if name == names[-1] and last is not self.UNBOUND else self.KEEP
+                   for name in names))
 
     def _capture(self, bounds, span, body, get, set_, names, live, location, condition=None):
         before = get()
@@ -186,7 +191,7 @@ class LoopCapture:
                 rebound[name] = TracedArray(context, placeholder)
                 slots.append(([name], None, initial, placeholder))
             if rebound:
-                set_(tuple(rebound.get(name, self.UNBOUND) for name in names))
+                set_(tuple(rebound.get(name, self.KEEP) for name in names))
             index = TracedArray(context, index_tensor)
             index._scalar, index._weak = True, int
             if span is not None:
@@ -217,7 +222,7 @@ class LoopCapture:
         finally:
             self.depth -= 1
             context.driver = driver
-        self._apply(slots, values, names, after, set_, span, saved, condition is None)
+        self._apply(slots, values, names, after, set_, span, saved, condition is None, variables)
 
     def _results(self, after, variables, slots, live, types):
         """The tensor each slot holds after one iteration (new slots for temporaries that are
@@ -283,9 +288,10 @@ class LoopCapture:
         _restore(saved)
         set_(before)
 
-    def _apply(self, slots, values, names, after, set_, span, saved, has_target):
+    def _apply(self, slots, values, names, after, set_, span, saved, has_target, variables):
         """The variables after the loop: arrays updated in place keep their identity; arrays
-        the body only rebinds keep their value from before the loop."""
+        the body only rebinds keep their value from before the loop; temporaries of the body
+        that are not carried (nothing reads them after the loop) are unbound again."""
         _restore(saved)
         final = {}
         for (array_names, array, _, _), tensor in zip(slots, values):
@@ -296,11 +302,13 @@ class LoopCapture:
             result = TracedArray(self.context, tensor)
             for name in array_names:
                 final[name] = result
-        last = self.UNBOUND
-        if has_target and span is not None and len(span) > 0:
-            last = span[-1]
-        set_(tuple(final.get(name, last if name == names[-1] else self.UNBOUND)
-                   for name in names))
+        def value(name):
+            if name in final:
+                return final[name]
+            if has_target and name == names[-1]:
+                return span[-1] if span is not None and len(span) > 0 else self.KEEP
+            return self.UNBOUND if variables.get(name, self.UNBOUND) is self.UNBOUND else self.KEEP
+        set_(tuple(value(name) for name in names))
 
     # ---- branches ----
 
@@ -348,7 +356,7 @@ class LoopCapture:
         values = []
         for name, old, a, b in zip(names, before, then_values, else_values):
             if a is b:
-                values.append(a if a is not old else self.UNBOUND)
+                values.append(a if a is not old else self.KEEP)
                 continue
             if a is self.UNBOUND or b is self.UNBOUND:
                 raise CaptureFailed(f"`{name}` is bound on one side of the branch only")

@@ -339,7 +339,8 @@ class _Rewriter:
 
     def accessors(self, n, state, assigned):
         """__kiln_get_n() -> the values of `state` (HELPER.UNBOUND for unbound names);
-        __kiln_set_n(values) assigns the `assigned` ones (skipping UNBOUND)."""
+        __kiln_set_n(values) assigns the `assigned` ones: HELPER.KEEP leaves one as it is,
+        HELPER.UNBOUND unbinds it."""
         reads = ", ".join(f"{HELPER}.read(lambda: {name})" for name in state)
         text = f"def __kiln_get_{n}():\n    return ({reads}{',' if len(state) == 1 else ''})\n"
         text += f"def __kiln_set_{n}(values):\n"
@@ -347,7 +348,10 @@ class _Rewriter:
             text += f"    nonlocal {', '.join(assigned)}\n"
         for position, name in enumerate(state):
             if name in assigned:
-                text += (f"    if values[{position}] is not {HELPER}.UNBOUND:\n"
+                text += (f"    if values[{position}] is {HELPER}.UNBOUND:\n"
+                         f"        try:\n            del {name}\n"
+                         f"        except NameError:\n            pass\n"
+                         f"    elif values[{position}] is not {HELPER}.KEEP:\n"
                          f"        {name} = values[{position}]\n")
         text += "    pass\n"
         return [_at(definition, self.anchor) for definition in _parse(text)]

@@ -32,13 +32,19 @@ void extend_dependence(const ir::Graph& graph, ValueId mark, const std::vector<V
   }
 }
 
-// A scalar constant, or a broadcast / reshape of one: copied into a body rather than passed in,
-// so that its kernels see the value.
-bool is_constant_view(const ir::Graph& graph, ValueId id) {
+// A value made from scalar constants and iotas by cheap elementwise and movement ops (an index
+// array i + 1 of a slice assignment): copied into a body rather than passed in, so that its
+// kernels compute it inline (an affine index, not a load of a buffer of indices).
+bool is_cheap_constant(const ir::Graph& graph, ValueId id, int depth = 0) {
   const Node& node = graph.node(id);
   if (node.op == Op::constant || node.op == Op::iota) return true;
-  return (node.op == Op::broadcast || node.op == Op::reshape) &&
-         is_constant_view(graph, node.inputs[0]);
+  bool cheap = node.op == Op::broadcast || node.op == Op::reshape || node.op == Op::cast ||
+               node.op == Op::slice ||
+               (ir::is_elementwise(node.op) && ir::op_info(node.op).cost == ir::Cost::Cheap);
+  if (!cheap || depth > 8) return false;
+  for (ValueId input : node.inputs)
+    if (!is_cheap_constant(graph, input, depth + 1)) return false;
+  return true;
 }
 
 std::string type_text(const Node& node) {
@@ -118,7 +124,7 @@ std::vector<Tensor> end_loop(Trace& trace, const Tensor& start, const Tensor& st
     bool placeholder = std::find(region.placeholders.begin(), region.placeholders.end(), id) !=
                        region.placeholders.end();
     if (placeholder) continue;
-    if (!dependent[static_cast<size_t>(id)] && !is_constant_view(graph, id)) {
+    if (!dependent[static_cast<size_t>(id)] && !is_cheap_constant(graph, id)) {
       invariants.push_back(id);
       continue;
     }

@@ -17,5 +17,8 @@ ir::Graph eliminate_dead_code(const ir::Graph& graph);
 // Constant folding: nodes whose operands are all constants and whose result is small
 // (<= 4096 elements) are evaluated by the interpreter and replaced by constants.
 ir::Graph fold_constants(const ir::Graph& graph);
+// Matmul canonicalisation: matrix-vector, dot and tiny products as a generated multiply-sum;
+// a batch of products with one right matrix as one GEMM over the merged rows.
+ir::Graph canonicalize_matmul(const ir::Graph& graph);
 
 }  // namespace kiln::passes

@@ -25,6 +25,7 @@ struct NamedPass {
 const std::vector<NamedPass>& pipeline() {
   static const std::vector<NamedPass> passes = {
       {"simplify", simplify},
+      {"canonicalize_matmul", canonicalize_matmul},
       {"cse", eliminate_common_subexpressions},
       {"fold", fold_constants},
       {"dce", eliminate_dead_code},

@@ -47,6 +47,12 @@ InPlacePlan plan_in_place(const ir::Graph& graph, const std::set<ValueId>& mater
     for (ValueId user : users[static_cast<size_t>(base)])
       if (user != id && !depends_on(graph, id, user)) others_first = false;
     if (!others_first) continue;
+    // Values that read the base must be computed into a buffer of their own first: for an
+    // update of most of the array (a stencil's interior) one pass into a new buffer is cheaper.
+    bool reads_base = users[static_cast<size_t>(base)].size() > 1;
+    if (reads_base &&
+        2 * ir::element_count(graph.node(node.inputs[2]).shape) > ir::element_count(node.shape))
+      continue;
     plan.base_of[static_cast<size_t>(id)] = base;
     if (users[static_cast<size_t>(base)].size() > 1)  // reads of the base happen first
       for (size_t input = 1; input < 3; ++input)

@@ -6,7 +6,9 @@
 // scheduler computes, or a graph input the caller donated (a loop body's carried value, dead
 // after the body: the body then updates the loop's buffer directly). A graph output is never a
 // base (its value must survive). Chains (x[0] = a; x[1] = b; ...) share one buffer, and a
-// slice assignment writes only the slice.
+// slice assignment writes only the slice. An update of more than half the array whose values
+// read the array (a stencil's interior) is not done in place: its values would need a buffer of
+// their own first, and one pass into a new buffer costs less.
 #pragma once
 #include <set>
 #include <vector>

@@ -259,3 +259,12 @@ def logsumexp(x):
             total += math.exp(x[row, column] - largest)
         out[row] = largest + math.log(total)
     return out
+
+
+# The loop programs: Numba compiles them as written (njit of the NumPy function itself), which is
+# how its users write such code. reaction_diffusion uses np.roll with an axis, which Numba lacks.
+forward_substitution = njit(_workloads.forward_substitution)
+row_recurrence = njit(_workloads.row_recurrence)
+element_branch = njit(_workloads.element_branch)
+newton_sqrt = njit(_workloads.newton_sqrt)
+pair_energy = njit(_workloads.pair_energy)

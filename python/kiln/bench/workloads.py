@@ -135,6 +135,71 @@ def histogram_weights(x):
     return (np.exp(-x * x) * x).sum() + (weights * centers).sum()
 
 
+# ---- loop programs: Python loops as NumPy users write them (kiln captures each as one loop) --
+
+REACTION_STEPS = 40
+
+
+def reaction_diffusion(u, v):
+    # 40 explicit steps of a Gray-Scott system on a periodic grid (np.roll Laplacians).
+    for _ in range(REACTION_STEPS):
+        lu = np.roll(u, 1, 0) + np.roll(u, -1, 0) + np.roll(u, 1, 1) + np.roll(u, -1, 1) - 4 * u
+        lv = np.roll(v, 1, 0) + np.roll(v, -1, 0) + np.roll(v, 1, 1) + np.roll(v, -1, 1) - 4 * v
+        uvv = u * v * v
+        u = u + (0.16 * lu - uvv + 0.035 * (1.0 - u))
+        v = v + (0.08 * lv + uvv - 0.1 * v)
+    return u - v
+
+
+def forward_substitution(lower, b):
+    # A triangular sweep: row i uses the solution so far (zero past i), one row per iteration.
+    x = np.zeros_like(b)
+    for i in range(b.shape[0]):
+        x[i] = (b[i] - lower[i] @ x) / lower[i, i]
+    return x
+
+
+def row_recurrence(x):
+    # Each row of the result depends on the previous one: iterations are sequential.
+    out = np.empty_like(x)
+    out[0] = x[0]
+    for i in range(1, x.shape[0]):
+        out[i] = 0.9 * out[i - 1] + x[i]
+    return out
+
+
+def element_branch(x):
+    # One element per iteration with a data-dependent branch: Numba's home ground.
+    out = np.empty_like(x)
+    for i in range(x.shape[0]):
+        if x[i] > 0.0:
+            out[i] = np.sqrt(x[i])
+        else:
+            out[i] = -0.5 * x[i]
+    return out
+
+
+def newton_sqrt(a):
+    # A while loop with a data-dependent exit: Newton's iteration until it stops moving.
+    x = a.copy()
+    err = 1.0
+    while err > 1e-12:
+        nx = 0.5 * (x + a / x)
+        err = np.abs(nx - x).max()
+        x = nx
+    return x
+
+
+def pair_energy(p):
+    # Nested loops, the inner bound from the outer index: all pairs i > j of 3-D points.
+    energy = 0.0
+    for i in range(p.shape[0]):
+        for j in range(i):
+            d = p[i] - p[j]
+            energy = energy + 1.0 / np.sqrt(np.sum(d * d) + 0.01)
+    return energy
+
+
 # ---- inputs ----------------------------------------------------------------------------------
 
 
@@ -181,6 +246,7 @@ class Workload:
     check: Optional[Callable] = None  # (expected, actual) -> (ok, message); overrides tolerances
     # 0-d and other tiny workloads: timings loop the call this long so the timer resolves it.
     minimum_timing_seconds: float = 0.0
+    loop: bool = False  # a Python loop program (--workloads loops)
 
     def inputs(self, quick, seed=0):
         rng = np.random.default_rng(seed)
@@ -295,6 +361,24 @@ WORKLOADS = [
     Workload("histogram_weights", "a graph break (np.histogram) between fused code (float64)",
              histogram_weights, lambda rng, n: (_normal(rng, n, np.float64),), 1_000_000,
              10_000),
+    Workload("reaction_diffusion", "40 Gray-Scott steps on a periodic 2-D grid (float64)",
+             reaction_diffusion, lambda rng, n: (1 - 0.1 * rng.random((n, n)),
+                                                 0.1 * rng.random((n, n))), 256, 32, loop=True),
+    Workload("forward_substitution", "triangular solve, one row per iteration (float64)",
+             forward_substitution,
+             lambda rng, n: (np.tril(rng.random((n, n))) + n * np.eye(n), rng.random(n)),
+             1000, 64, loop=True, rtol=1e-9),
+    Workload("row_recurrence", "out[i] = 0.9 * out[i - 1] + x[i], row by row (float64)",
+             row_recurrence, lambda rng, shape: (rng.random(shape),), (4000, 256), (64, 16),
+             loop=True, rtol=1e-9),
+    Workload("element_branch", "one element per iteration with a branch (float64)",
+             element_branch, lambda rng, n: (rng.standard_normal(n),), 200_000, 2_000,
+             loop=True),
+    Workload("newton_sqrt", "Newton's square root until converged: a while loop (float64)",
+             newton_sqrt, lambda rng, n: (1 + 100 * rng.random(n),), 1_000_000, 10_000,
+             loop=True),
+    Workload("pair_energy", "nested loops over all pairs of 3-D points (float64)",
+             pair_energy, lambda rng, n: (rng.random((n, 3)),), 300, 24, loop=True, rtol=1e-9),
 ]
 
 BY_NAME = {workload.name: workload for workload in WORKLOADS}
@@ -302,19 +386,20 @@ BY_NAME = {workload.name: workload for workload in WORKLOADS}
 
 def select(names):
     """The workloads named in a comma list ('all', or empty: every one; 'seed': the seed
-    table's); unknown names are an error."""
+    table's; 'loops': the Python loop programs); unknown names are an error."""
     if not names or names.strip() == "all":
         return list(WORKLOADS)
     chosen = []
     for name in (part.strip() for part in names.split(",")):
         if not name:
             continue
-        if name == "seed":
-            chosen.extend(w for w in WORKLOADS if w.seed and w not in chosen)
+        if name in ("seed", "loops"):
+            chosen.extend(w for w in WORKLOADS
+                          if (w.seed if name == "seed" else w.loop) and w not in chosen)
         elif name in BY_NAME:
             if BY_NAME[name] not in chosen:
                 chosen.append(BY_NAME[name])
         else:
-            raise ValueError(f"unknown workload {name!r}; known: all, seed, "
+            raise ValueError(f"unknown workload {name!r}; known: all, seed, loops, "
                              + ", ".join(BY_NAME))
     return chosen

@@ -1,0 +1,75 @@
+// Matmul canonicalisation: each matmul becomes the form that runs fastest.
+// - Matrix-vector products and dot products (M or N is 1) and tiny products (at most
+//   kInlineProducts multiply-adds) become a multiply and a sum, which the scheduler fuses into
+//   one generated reduction with its producers and consumers: a BLAS call has nothing to gain
+//   there (no data reuse) and costs a call, a buffer for each operand and, inside a loop, the
+//   loop's compiled form (loop_ir.h: only loops of kernels compile whole).
+// - A batched product whose right operand is one matrix ((NR, NQ, M, K) @ (K, N)) becomes one
+//   GEMM over the merged batch rows ((NR * NQ * M, K) @ (K, N)), not one small GEMM per batch.
+#include "ir/builder.h"
+#include "passes/passes.h"
+
+namespace kiln::passes {
+
+using ir::Node;
+using ir::Op;
+using ir::ValueId;
+
+namespace {
+
+constexpr int64_t kInlineProducts = 4096;
+
+int64_t extent(const ir::Shape& shape, size_t from_end) {
+  return shape[shape.size() - from_end].constant();
+}
+
+// a [.., M, K] @ b [.., K, N] as sum_k a[.., M, K, 1] * b[.., 1, K, N].
+ValueId inline_product(ir::Builder& b, const Node& node, ValueId left, ValueId right) {
+  ir::Shape left_shape = b.node(left).shape, right_shape = b.node(right).shape;
+  left_shape.push_back(ir::Dim(1));
+  right_shape.insert(right_shape.end() - 2, ir::Dim(1));
+  ir::Shape full = node.shape;  // [batch.., M, N] -> [batch.., M, K, N]
+  full.insert(full.end() - 1, b.node(left).shape.back());
+  ValueId product = b.binary(Op::mul, b.broadcast(b.reshape(left, left_shape), full),
+                             b.broadcast(b.reshape(right, right_shape), full));
+  return b.reduce(Op::sum, product, {static_cast<int64_t>(full.size()) - 2}, false);
+}
+
+}  // namespace
+
+ir::Graph canonicalize_matmul(const ir::Graph& graph) {
+  ir::Graph result;
+  ir::Builder b(result);
+  std::vector<ValueId> replacement(static_cast<size_t>(graph.size()), -1);
+  for (ValueId id = 0; id < graph.size(); ++id) {
+    const Node& node = graph.node(id);
+    std::vector<ValueId> inputs;
+    for (ValueId input : node.inputs) inputs.push_back(replacement[static_cast<size_t>(input)]);
+    ValueId& mapped = replacement[static_cast<size_t>(id)];
+    if (node.op != Op::matmul) {
+      mapped = b.copy_node(node, std::move(inputs));
+      continue;
+    }
+    b.set_location(node.location);
+    const ir::Shape& left = b.node(inputs[0]).shape;
+    const ir::Shape& right = b.node(inputs[1]).shape;
+    int64_t rows = extent(node.shape, 2), columns = extent(node.shape, 1), depth = extent(left, 1);
+    int64_t products = ir::element_count(node.shape) * depth;
+    if (rows == 1 || columns == 1 || products <= kInlineProducts) {
+      mapped = inline_product(b, node, inputs[0], inputs[1]);
+    } else if (left.size() > 2 && right.size() == 2) {
+      int64_t batch_rows = ir::element_count(left) / depth;
+      ValueId merged = b.reshape(inputs[0], {ir::Dim(batch_rows), ir::Dim(depth)});
+      mapped = b.reshape(b.matmul(merged, inputs[1]), node.shape);
+    } else {
+      mapped = b.copy_node(node, std::move(inputs));
+    }
+  }
+  std::vector<ValueId> outputs;
+  for (ValueId output : graph.outputs())
+    outputs.push_back(replacement[static_cast<size_t>(output)]);
+  result.set_outputs(std::move(outputs));
+  return result;
+}
+
+}  // namespace kiln::passes

@@ -1,0 +1,92 @@
+// Canonical forms that keep work cheap: matmul canonicalisation (GEMV, dot and tiny products
+// generated inline; a batch against one matrix as one GEMM) and the select of in-place scatters
+// (a branch that updates one slice keeps the update in place). Each rewrite is checked for
+// its shape and against the interpreter.
+#include <gtest/gtest.h>
+
+#include "compile_test_util.h"
+#include "ir/printer.h"
+#include "passes/passes.h"
+
+namespace kiln::test {
+namespace {
+
+using ir::Op;
+using ir::ValueId;
+
+int count_ops(const ir::Graph& graph, Op op) {
+  int count = 0;
+  for (const ir::Node& node : graph.nodes()) count += node.op == op;
+  return count;
+}
+
+void expect_same_values(const ir::Graph& before, const ir::Graph& after,
+                        const std::vector<Array>& inputs) {
+  std::vector<Array> expected = ir::interpret(before, inputs);
+  std::vector<Array> actual = ir::interpret(after, inputs);
+  ASSERT_EQ(expected.size(), actual.size());
+  for (size_t k = 0; k < expected.size(); ++k)
+    expect_array_matches(actual[k], expected[k], default_tolerance(expected[k].dtype()),
+                         "output " + std::to_string(k), inputs);
+}
+
+TEST(CanonicalForms, MatrixVectorAndDotProductsAreGeneratedInline) {
+  GraphCase g;
+  ValueId m = g.input(make_array(DType::Float64, {300, 200}, pseudo_random(60000, -1, 1, 1)));
+  ValueId v = g.input(make_array(DType::Float64, {200}, pseudo_random(200, -1, 1, 2)));
+  ValueId w = g.input(make_array(DType::Float64, {300}, pseudo_random(300, -1, 1, 3)));
+  g.output(g.builder.matmul(m, v), "m @ v");
+  g.output(g.builder.matmul(w, m), "w @ m");
+  g.output(g.builder.matmul(w, w), "w @ w");
+  g.graph.set_outputs(g.outputs);
+  ir::Graph canonical = passes::canonicalize_matmul(g.graph);
+  EXPECT_EQ(count_ops(canonical, Op::matmul), 0) << ir::print_graph(canonical);
+  expect_same_values(g.graph, canonical, g.inputs);
+  g.check();
+}
+
+TEST(CanonicalForms, BatchAgainstOneMatrixIsOneGemm) {
+  GraphCase g;
+  ValueId x = g.input(make_array(DType::Float32, {6, 5, 3, 40}, pseudo_random(3600, -1, 1, 4)));
+  ValueId w = g.input(make_array(DType::Float32, {40, 40}, pseudo_random(1600, -1, 1, 5)));
+  g.output(g.builder.matmul(x, w), "x @ w");
+  g.graph.set_outputs(g.outputs);
+  ir::Graph canonical = passes::canonicalize_matmul(g.graph);
+  ASSERT_EQ(count_ops(canonical, Op::matmul), 1);
+  for (const ir::Node& node : canonical.nodes())
+    if (node.op == Op::matmul) EXPECT_EQ(ir::shape_string(node.shape), "(90, 40)");
+  expect_same_values(g.graph, canonical, g.inputs);
+  g.check();
+}
+
+TEST(CanonicalForms, LargeProductsStayWithBlas) {
+  ir::Graph graph;
+  ir::Builder b(graph);
+  ValueId x = b.parameter(DType::Float32, {64, 64});
+  ValueId y = b.parameter(DType::Float32, {2, 64, 64});
+  graph.set_outputs({b.matmul(x, y)});  // batched on the right: left as it is
+  EXPECT_EQ(count_ops(passes::canonicalize_matmul(graph), Op::matmul), 1);
+}
+
+// where(c, scatter(x, i, v), x): the branch selects the updated rows, not the whole array.
+TEST(CanonicalForms, SelectOfAScatterSelectsTheSlice) {
+  for (bool taken : {false, true}) {
+    GraphCase g;
+    ValueId x = g.input(make_array(DType::Float64, {50, 4}, pseudo_random(200, -1, 1, 6)));
+    ValueId v = g.input(make_array(DType::Float64, {1, 4}, pseudo_random(4, -1, 1, 7)));
+    ValueId index = g.builder.constant(ir::Scalar::of_int(7), DType::Int64, {1});
+    ValueId updated = g.builder.scatter(x, index, v, 0, ir::ScatterMode::Set);
+    ValueId condition = g.builder.constant(ir::Scalar::of_int(taken ? 1 : 0), DType::Bool);
+    ValueId where = g.builder.where(g.builder.broadcast(condition, {50, 4}), updated, x);
+    g.output(where, taken ? "taken" : "not taken");
+    g.graph.set_outputs(g.outputs);
+    ir::Graph simplified = passes::simplify(g.graph);
+    const ir::Node& result = simplified.node(simplified.outputs()[0]);
+    EXPECT_EQ(result.op, Op::scatter) << ir::print_graph(simplified);
+    expect_same_values(g.graph, simplified, g.inputs);
+    g.check();
+  }
+}
+
+}  // namespace
+}  // namespace kiln::test
