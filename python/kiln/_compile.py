@@ -350,11 +350,17 @@ class CompiledFunction:
         # After a graph break, or with arguments that share memory, the graph depends on more
         # than the guards: such calls are traced again each time, their graphs memoized.
         retrace = context.broke or aliased
-        if retrace:
-            compiled, _ = self._compile_segment(context, outputs)
-        else:
-            compiled = _kiln.compile_graph(trace, outputs, strides, options)
-            self._note_graph(compiled)
+        try:
+            if retrace:
+                compiled, _ = self._compile_segment(context, outputs)
+            else:
+                compiled = _kiln.compile_graph(trace, outputs, strides, options)
+                self._note_graph(compiled)
+        except Unsupported as error:  # past kiln's bounds on compile work: eager, and why
+            if not self.fullgraph:
+                warnings.warn(f"kiln: {self.name} ({_location_of(self.fn)}) runs eagerly: "
+                              f"{error}", RuntimeWarning, stacklevel=4)
+            return self._give_up(args, kwargs, str(error), _location_of(self.fn), register)
         if register:
             guards = self.cache.add(args, kwargs, None if retrace else compiled,
                                     output_spec, mutations, retrace)

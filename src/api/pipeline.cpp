@@ -85,6 +85,21 @@ sched::Program schedule_program(const ir::Graph& graph,
   return program;
 }
 
+// Compile work is bounded: a translation unit past kMaxSourceBytes (the compiler's time and
+// memory grow with it, faster than linearly) is refused, and the frontend runs the function
+// eagerly with a warning saying why (kiln.Unsupported).
+constexpr size_t kMaxSourceBytes = size_t(8) << 20;
+
+void check_source_size(const std::string& text, const ir::Graph& graph) {
+  api::log(LogChannel::Perf, "source: " + std::to_string(text.size()) + " bytes");
+  if (text.size() <= kMaxSourceBytes) return;
+  throw Error(ErrorKind::Unsupported,
+              "kiln: the generated source of this graph (" + std::to_string(graph.size()) +
+                  " ops) is " + std::to_string(text.size() >> 20) + " MiB, past kiln's bound of " +
+                  std::to_string(kMaxSourceBytes >> 20) +
+                  " MiB for one compile; it runs eagerly (KILN_LOGS=perf shows the sizes)");
+}
+
 runtime::ExecutableImage read_image(const runtime::SharedLibrary& library) {
   auto* size = static_cast<const unsigned long*>(library.symbol(runtime::kImageSizeSymbol));
   auto* bytes = static_cast<const char*>(library.symbol(runtime::kImageSymbol));
@@ -170,6 +185,7 @@ std::unique_ptr<CompiledGraph> compile_graph(const ir::Graph& traced,
         image->program = schedule_program(result->graph, input_strides, target, disabled);
         codegen::CppSource source =
             run_stage("emit", [&] { return codegen::emit_cpp(image->program, options, target); });
+        check_source_size(source.text, result->graph);
         image->kernels = source.kernels;
         result->source =
             source.text +

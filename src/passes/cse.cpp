@@ -2,6 +2,8 @@
 // attributes compute the same value (every op is pure; random ops are a function of their
 // seed), so the later one is replaced by the earlier. Operands are rewritten first, so whole
 // identical subtrees merge in one pass.
+#include <cstring>
+#include <limits>
 #include <unordered_map>
 
 #include "ir/builder.h"
@@ -36,7 +38,14 @@ size_t node_hash(const Node& node, const std::vector<ValueId>& inputs) {
   combine(seed, std::hash<int64_t>{}(attrs.axis));
   combine(seed, std::hash<int64_t>{}(attrs.index));
   combine(seed, std::hash<uint64_t>{}(attrs.seed));
+  // A float scalar by its bits (every NaN alike, as same_scalar compares them): constants that
+  // differ only in value must not share a bucket, or a graph of many constants is quadratic.
+  double value =
+      attrs.scalar.f != attrs.scalar.f ? std::numeric_limits<double>::quiet_NaN() : attrs.scalar.f;
+  uint64_t bits = 0;
+  std::memcpy(&bits, &value, sizeof bits);
   combine(seed, std::hash<int64_t>{}(attrs.scalar.is_integer ? attrs.scalar.i : 0));
+  combine(seed, std::hash<uint64_t>{}(attrs.scalar.is_integer ? 0 : bits));
   if (attrs.data) combine(seed, attrs.data->size());
   return seed;
 }

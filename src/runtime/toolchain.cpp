@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -22,6 +23,10 @@ extern char** environ;
 
 namespace kiln::runtime {
 namespace {
+
+// Bounds on one compiler process (inherited by the driver's children, see run_process).
+constexpr rlim_t kCompileSeconds = 600;
+constexpr rlim_t kCompileBytes = rlim_t(16) << 30;
 
 struct ProcessResult {
   int exit_status = -1;  // the exit code, or 128 + signal number when killed by a signal
@@ -43,15 +48,20 @@ ProcessResult run_process(const std::vector<std::string>& arguments) {
   argv.push_back(nullptr);
 
   // vfork + exec rather than posix_spawn: the child must ask the kernel to kill it when kiln's
-  // process dies (PR_SET_PDEATHSIG), or a killed compile leaves the compiler running. Between
-  // vfork and exec the child makes system calls only; it shares our memory, so exec's error
-  // comes back through `spawn_error`.
+  // process dies (PR_SET_PDEATHSIG), or a killed compile leaves the compiler running. The
+  // driver's own children (cc1plus, as) do not inherit that: they inherit resource limits
+  // instead, so a compile can never run away (kCompileSeconds of CPU, kCompileBytes of address
+  // space per process), with kiln alive or not. Between vfork and exec the child makes system
+  // calls only; it shares our memory, so exec's error comes back through `spawn_error`.
   const pid_t parent = getpid();
   volatile int spawn_error = 0;
   pid_t child = vfork();
   if (child == 0) {
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() != parent) _exit(127);  // the parent died before prctl took effect
+    const rlimit cpu{kCompileSeconds, kCompileSeconds}, memory{kCompileBytes, kCompileBytes};
+    setrlimit(RLIMIT_CPU, &cpu);
+    setrlimit(RLIMIT_AS, &memory);
     int null_input = open("/dev/null", O_RDONLY | O_CLOEXEC);
     if (null_input < 0 || dup2(null_input, 0) < 0 || dup2(pipe_descriptors[1], 1) < 0 ||
         dup2(pipe_descriptors[1], 2) < 0) {

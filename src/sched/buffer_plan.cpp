@@ -26,7 +26,8 @@ std::vector<int32_t> step_buffers(const Program& program, const Step& step, bool
     }
     case StepKind::LoopEnd: {
       std::vector<int32_t> swapped{step.loop.induction};
-      for (const auto& [carried, next] : step.loop.swaps) swapped.insert(swapped.end(), {carried, next});
+      for (const auto& [carried, next] : step.loop.swaps)
+        swapped.insert(swapped.end(), {carried, next});
       return swapped;
     }
   }
@@ -51,7 +52,8 @@ void extend_over_loops(const Program& program, std::vector<int>& first, std::vec
       for (const auto& [carried, next] : end.loop.swaps) {
         auto c = static_cast<size_t>(carried), n = static_cast<size_t>(next);
         int low = std::min(first[c], first[n]), high = std::max(last[c], last[n]);
-        if (first[c] != low || first[n] != low || last[c] != high || last[n] != high) changed = true;
+        if (first[c] != low || first[n] != low || last[c] != high || last[n] != high)
+          changed = true;
         first[c] = first[n] = low;
         last[c] = last[n] = high;
       }
@@ -77,27 +79,34 @@ void plan_buffers(Program& program) {
     int64_t offset, bytes;
     int last_step;
   };
-  std::vector<Placed> placed;
+  // Buffers by the step they start at; the live ones (sorted by offset) are the only ones a new
+  // buffer must avoid: linear in the steps and buffers, times the few live at once.
+  std::vector<std::vector<size_t>> starting(program.steps.size());
+  for (size_t b = 0; b < n; ++b)
+    if (program.buffers[b].role == BufferRole::Intermediate && first[b] >= 0)
+      starting[static_cast<size_t>(first[b])].push_back(b);
+  std::vector<Placed> live;
   int64_t arena = 0;
   for (size_t s = 0; s < program.steps.size(); ++s) {
-    for (size_t b = 0; b < n; ++b) {
+    std::erase_if(live, [&](const Placed& p) { return p.last_step < static_cast<int>(s); });
+    for (size_t b : starting[s]) {
       Buffer& buffer = program.buffers[b];
-      if (buffer.role != BufferRole::Intermediate || first[b] != static_cast<int>(s)) continue;
       int64_t bytes = 1;
       for (int64_t e : buffer.shape) bytes *= e;
-      bytes = (std::max<int64_t>(bytes * dtype_size(buffer.dtype), 1) + kAlignment - 1) / kAlignment * kAlignment;
-      // Live ranges still open at step s block their slots; take the first gap that fits.
-      std::vector<Placed> live;
-      for (const Placed& p : placed)
-        if (p.last_step >= static_cast<int>(s)) live.push_back(p);
-      std::sort(live.begin(), live.end(), [](const Placed& a, const Placed& c) { return a.offset < c.offset; });
+      bytes = (std::max<int64_t>(bytes * dtype_size(buffer.dtype), 1) + kAlignment - 1) /
+              kAlignment * kAlignment;
+      // First fit between the live buffers.
       int64_t offset = 0;
       for (const Placed& p : live) {
         if (offset + bytes <= p.offset) break;
         offset = std::max(offset, p.offset + p.bytes);
       }
       buffer.arena_offset = offset;
-      placed.push_back({offset, bytes, last[b]});
+      Placed placed{offset, bytes, last[b]};
+      live.insert(
+          std::upper_bound(live.begin(), live.end(), placed,
+                           [](const Placed& a, const Placed& c) { return a.offset < c.offset; }),
+          placed);
       arena = std::max(arena, offset + bytes);
     }
   }

@@ -9,17 +9,22 @@ namespace kiln::sched {
 using ir::Node;
 using ir::ValueId;
 
+std::vector<int32_t> use_counts(const ir::Graph& graph) {
+  std::vector<int32_t> uses(static_cast<size_t>(graph.size()), 0);
+  for (ValueId id = 0; id < graph.size(); ++id)
+    for (ValueId input : graph.node(id).inputs) ++uses[static_cast<size_t>(input)];
+  return uses;
+}
+
 Lowering::Lowering(const ir::Graph& graph, const std::vector<int32_t>& buffer_of,
                    const std::vector<Buffer>& buffers, KernelBuilder& builder,
-                   std::set<ValueId>& materialize_requests)
+                   std::set<ValueId>& materialize_requests, const std::vector<int32_t>& uses)
     : graph_(graph),
       buffer_of_(buffer_of),
       buffers_(buffers),
       builder_(builder),
-      materialize_requests_(materialize_requests), uses_(graph.size(), 0) {
-  for (ValueId id = 0; id < graph.size(); ++id)
-    for (ValueId input : graph.node(id).inputs) ++uses_[static_cast<size_t>(input)];
-}
+      materialize_requests_(materialize_requests),
+      uses_(uses) {}
 
 void Lowering::push_scope(std::vector<Stmt>* statements, std::vector<int32_t> bound_loops) {
   scopes_.push_back(Scope{statements, std::move(bound_loops), {}});
@@ -70,8 +75,8 @@ ExprId Lowering::lower(ValueId id, const std::vector<ExprId>& index, bool comput
   const Node& node = graph_.node(id);
   visited.insert(id);
   int32_t buffer = buffer_of_[static_cast<size_t>(id)];
-  if (buffer >= 0 && (!compute || node.op == ir::Op::parameter ||
-                      node.op == ir::Op::constant_array)) {
+  if (buffer >= 0 &&
+      (!compute || node.op == ir::Op::parameter || node.op == ir::Op::constant_array)) {
     return builder_.load(buffer, node.dtype, offset(buffer, index));
   }
   const ir::OpInfo& info = ir::op_info(node.op);
@@ -174,7 +179,8 @@ ExprId Lowering::movement(const Node& node, const std::vector<ExprId>& index) {
       in_index = index;
       for (int64_t axis : node.attrs.axes) {
         size_t d = static_cast<size_t>(axis);
-        in_index[d] = builder_.add(builder_.index_constant(extent(d) - 1), builder_.mul(index[d], -1));
+        in_index[d] =
+            builder_.add(builder_.index_constant(extent(d) - 1), builder_.mul(index[d], -1));
       }
       break;
     case ir::Op::pad: {
@@ -185,7 +191,8 @@ ExprId Lowering::movement(const Node& node, const std::vector<ExprId>& index) {
         if (node.attrs.pad_mode == ir::PadMode::Reflect) {
           // One reflection without repeating the edge: -j below, 2(n-1)-j above.
           ExprId below = builder_.mul(j, -1);
-          ExprId above = builder_.add(builder_.index_constant(2 * (extent(d) - 1)), builder_.mul(j, -1));
+          ExprId above =
+              builder_.add(builder_.index_constant(2 * (extent(d) - 1)), builder_.mul(j, -1));
           ExprId reflected = builder_.select(builder_.less(j, builder_.index_constant(0)), below,
                                              builder_.select(builder_.less(j, n), j, above));
           in_index[d] = clamp(reflected, extent(d));
@@ -196,7 +203,9 @@ ExprId Lowering::movement(const Node& node, const std::vector<ExprId>& index) {
           ExprId ok = builder_.elementwise(
               ir::Op::logical_and, DType::Bool,
               {builder_.less(builder_.index_constant(-1), j), builder_.less(j, n)});
-          inside = inside < 0 ? ok : builder_.elementwise(ir::Op::logical_and, DType::Bool, {inside, ok});
+          inside = inside < 0
+                       ? ok
+                       : builder_.elementwise(ir::Op::logical_and, DType::Bool, {inside, ok});
         }
       }
       ExprId source = value(node.inputs[0], in_index);
@@ -220,7 +229,8 @@ ExprId Lowering::movement(const Node& node, const std::vector<ExprId>& index) {
                                  part.shape[axis].constant());
         ExprId part_value = value(node.inputs[k], part_index);
         result = result < 0 ? part_value
-                            : builder_.select(builder_.less(index[axis], builder_.index_constant(starts[k + 1])),
+                            : builder_.select(builder_.less(index[axis],
+                                                            builder_.index_constant(starts[k + 1])),
                                               part_value, result);
       }
       return result < 0 ? builder_.constant(Scalar::of_int(0), node.dtype) : result;
@@ -234,8 +244,8 @@ ExprId Lowering::movement(const Node& node, const std::vector<ExprId>& index) {
       ExprId i = builder_.cast(value(node.inputs[1], position), DType::Int64);
       ExprId size = builder_.index_constant(extent(axis));
       // Negative indices count from the end (once); out-of-range indices are clamped.
-      ExprId wrapped = builder_.select(builder_.less(i, builder_.index_constant(0)),
-                                       builder_.add(i, size), i);
+      ExprId wrapped =
+          builder_.select(builder_.less(i, builder_.index_constant(0)), builder_.add(i, size), i);
       for (size_t d = 0; d < axis; ++d) in_index[d] = index[d];
       in_index[axis] = clamp(wrapped, extent(axis));
       for (size_t d = axis + 1; d < rank; ++d) in_index[d] = index[d + index_rank - 1];
@@ -296,7 +306,8 @@ ExprId Lowering::reduction(ValueId id, const std::vector<ExprId>& index) {
     return found->second;
 
   std::vector<int64_t> extents;
-  for (int64_t axis : node.attrs.axes) extents.push_back(in.shape[static_cast<size_t>(axis)].constant());
+  for (int64_t axis : node.attrs.axes)
+    extents.push_back(in.shape[static_cast<size_t>(axis)].constant());
   // A reduction over no axes (of a 0-d operand) still combines its one element: give it a
   // one-iteration loop, since the emitter expects at least one reduction loop.
   if (extents.empty()) extents.push_back(1);
@@ -353,7 +364,8 @@ ExprId Lowering::reduction(ValueId id, const std::vector<ExprId>& index) {
       // Read the candidate's locals after lowering: a reduction this element needs (the max of
       // sum(x - max(x))) may itself have joined the candidate just now, and must not be read
       // inside the pass that computes it.
-      for (const Accumulation& a : statements.back().accumulations) candidate_locals.insert(a.local);
+      for (const Accumulation& a : statements.back().accumulations)
+        candidate_locals.insert(a.local);
       if (statements.size() == count_before && !uses_local(accumulation.value, candidate_locals)) {
         Stmt& target = statements.back();
         for (Stmt& s : trial) target.body.push_back(std::move(s));

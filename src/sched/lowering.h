@@ -16,12 +16,16 @@
 
 namespace kiln::sched {
 
+std::vector<int32_t> use_counts(const ir::Graph& graph);
+
 class Lowering {
  public:
   // buffer_of[node] is the buffer holding a materialized node's value, or -1.
+  // uses[node]: how many node inputs name it (use_counts(); computed once per graph: a
+  // Lowering is made per kernel).
   Lowering(const ir::Graph& graph, const std::vector<int32_t>& buffer_of,
            const std::vector<Buffer>& buffers, KernelBuilder& builder,
-           std::set<ir::ValueId>& materialize_requests);
+           std::set<ir::ValueId>& materialize_requests, const std::vector<int32_t>& uses);
 
   // The value of `node` at `index` (one index expression per dimension of the node's shape).
   // With `compute`, a materialized node is computed rather than loaded (the kernel's roots).
@@ -65,7 +69,7 @@ class Lowering {
   const std::vector<Buffer>& buffers_;
   KernelBuilder& builder_;
   std::set<ir::ValueId>& materialize_requests_;
-  std::vector<int32_t> uses_;  // by node: how many node inputs name it
+  const std::vector<int32_t>& uses_;  // by node: how many node inputs name it
   std::vector<Scope> scopes_;
 };
 

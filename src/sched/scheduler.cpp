@@ -53,6 +53,33 @@ void materialize_stencil_chains(const ir::Graph& graph, std::set<ValueId>& mater
   }
 }
 
+// Inlining weighs recomputation against materialising: a value broadcast to many more elements
+// than it has (a 0-d result of a long chain, multiplied into a matrix) would be recomputed for
+// each of them. When its inlined work (ops since the last buffer, costly ones counted
+// kCostlyWeight times) reaches kExpensive, it gets a buffer of its own and is computed once.
+constexpr int64_t kExpensive = 16, kCostlyWeight = 4, kBroadcastFactor = 16;
+
+void materialize_expensive_broadcasts(const ir::Graph& graph, std::set<ValueId>& materialized) {
+  std::vector<int64_t> work(static_cast<size_t>(graph.size()), 0);
+  for (ValueId id = 0; id < graph.size(); ++id) {
+    const Node& node = graph.node(id);
+    bool costly = ir::is_reduction(node.op) ||
+                  (ir::is_elementwise(node.op) && ir::op_info(node.op).cost == ir::Cost::Costly);
+    int64_t total = ir::op_info(node.op).kind == ir::OpKind::Structural ? 0 : (costly ? kCostlyWeight : 1);
+    for (ValueId input : node.inputs)
+      if (!materialized.count(input)) total = std::min<int64_t>(total + work[static_cast<size_t>(input)], 1 << 20);
+    work[static_cast<size_t>(id)] = total;
+    if (node.op != Op::broadcast || materialized.count(id)) continue;
+    ValueId source = node.inputs[0];
+    int64_t from = std::max<int64_t>(ir::element_count(graph.node(source).shape), 1);
+    if (ir::element_count(node.shape) >= kBroadcastFactor * from && work[static_cast<size_t>(source)] >= kExpensive &&
+        !materialized.count(source)) {
+      materialized.insert(source);
+      work[static_cast<size_t>(id)] = 0;
+    }
+  }
+}
+
 std::set<ValueId> initial_materialized(const ir::Graph& graph) {
   std::set<ValueId> result(graph.outputs().begin(), graph.outputs().end());
   for (ValueId id = 0; id < graph.size(); ++id) {
@@ -82,6 +109,7 @@ std::set<ValueId> initial_materialized(const ir::Graph& graph) {
     }
   }
   materialize_stencil_chains(graph, result);
+  materialize_expensive_broadcasts(graph, result);
   return result;
 }
 
@@ -98,7 +126,7 @@ class ProgramBuilder {
                  const InPlacePlan& in_place, const std::vector<int32_t>& donated)
       : graph_(graph), materialized_(materialized), fusion_notes_(fusion_notes), requests_(requests),
         buffer_of_(static_cast<size_t>(graph.size()), -1), base_of_(in_place.base_of),
-        donated_(donated) {}
+        donated_(donated), uses_(use_counts(graph)) {}
 
   Program build(const std::vector<std::vector<int64_t>>& input_strides);
 
@@ -124,6 +152,7 @@ class ProgramBuilder {
   std::vector<int32_t> buffer_of_;
   std::vector<ValueId> base_of_;  // in-place scatters (sched/in_place.h): the base they overwrite
   const std::vector<int32_t>& donated_;
+  const std::vector<int32_t> uses_;  // Lowering's use counts, computed once
   void place_in_place_outputs();
   Program program_;
 };
@@ -333,7 +362,7 @@ Stmt ProgramBuilder::loop_nest(KernelBuilder& builder, Lowering& lowering,
 void ProgramBuilder::build_pointwise_kernel(const std::vector<Root>& group) {
   Kernel kernel;
   KernelBuilder builder(kernel);
-  Lowering lowering(graph_, buffer_of_, program_.buffers, builder, requests_);
+  Lowering lowering(graph_, buffer_of_, program_.buffers, builder, requests_, uses_);
   lowering.push_scope(&kernel.body, {});
   std::vector<int64_t> shape = ir::to_ints(graph_.node(group.front().node).shape);
   std::vector<int32_t> loops;
@@ -361,7 +390,7 @@ void ProgramBuilder::build_scan_kernel(const Root& root) {
   const Node& node = graph_.node(root.node);
   Kernel kernel;
   KernelBuilder builder(kernel);
-  Lowering lowering(graph_, buffer_of_, program_.buffers, builder, requests_);
+  Lowering lowering(graph_, buffer_of_, program_.buffers, builder, requests_, uses_);
   lowering.push_scope(&kernel.body, {});
   size_t axis = static_cast<size_t>(node.attrs.axis);
   std::vector<int64_t> shape = ir::to_ints(node.shape), outer_shape = shape;
@@ -396,7 +425,7 @@ void ProgramBuilder::build_scatter_kernel(const Root& root) {
   const Node& values = graph_.node(node.inputs[2]);
   Kernel kernel;
   KernelBuilder builder(kernel);
-  Lowering lowering(graph_, buffer_of_, program_.buffers, builder, requests_);
+  Lowering lowering(graph_, buffer_of_, program_.buffers, builder, requests_, uses_);
   lowering.push_scope(&kernel.body, {});
   std::vector<int32_t> loops;
   // First the unchanged elements (unless the scatter updates its base's buffer in place), then
