@@ -34,6 +34,7 @@ of other objects) are baked in as constants.
 import functools
 import os
 import threading
+import types
 import warnings
 import weakref
 
@@ -151,6 +152,47 @@ class _TraceContext:
 
     def is_data_scalar(self, value):
         return self.data_scalars.get(id(value)) is value
+
+
+def _with_numpy_names(function, tracer):
+    """`function` with its global names, the dicts they hold, and closure cells that hold
+    NumPy's creation functions (`from numpy import zeros`, `OPS = {"z": np.zeros}`) pointing at
+    the tracer's versions: NumPy functions are recognised by identity, however the user's code
+    reached them (np.zeros itself is swapped in the numpy namespace while tracing)."""
+    table = getattr(tracer, "creation_substitutes", dict)()
+    method_of = function.__self__ if isinstance(function, types.MethodType) else None
+    fn = function.__func__ if method_of is not None else function
+    code, globals_ = getattr(fn, "__code__", None), getattr(fn, "__globals__", None)
+    if not table or code is None or globals_ is None:
+        return function
+
+    def swapped(value):
+        entry = table.get(id(value))
+        if entry is not None and entry[0] is value:
+            return entry[1]
+        if type(value) is dict and any(swapped(item) is not item for item in value.values()):
+            return {key: swapped(item) for key, item in value.items()}
+        return value
+    changes = {name: swapped(globals_[name]) for name in code.co_names if name in globals_}
+    changes = {name: value for name, value in changes.items() if value is not globals_[name]}
+    cells = fn.__closure__ or ()
+    new_cells = tuple(types.CellType(swapped(cell.cell_contents)) if _cell_holds(cell) and
+                      swapped(cell.cell_contents) is not cell.cell_contents else cell
+                      for cell in cells)
+    if not changes and all(new is old for new, old in zip(new_cells, cells)):
+        return function
+    rebuilt = types.FunctionType(code, {**globals_, **changes}, fn.__name__, fn.__defaults__,
+                                 new_cells or None)
+    rebuilt.__kwdefaults__, rebuilt.__qualname__ = fn.__kwdefaults__, fn.__qualname__
+    return rebuilt if method_of is None else types.MethodType(rebuilt, method_of)
+
+
+def _cell_holds(cell):
+    try:
+        cell.cell_contents
+    except ValueError:  # an empty cell
+        return False
+    return True
 
 
 def _location_of(fn):
@@ -310,8 +352,8 @@ class CompiledFunction:
         for index, tracer_object in zip(array_leaves, wrapped):
             traced_leaves[index] = tracer_object
         traced_args, traced_kwargs, traced_environment = _pytree.unflatten(spec, traced_leaves)
-        function = self._with_loop_capture(self._with_environment(traced_environment), tracer,
-                                           trace)
+        function = self._with_environment(traced_environment)
+        function = self._with_loop_capture(_with_numpy_names(function, tracer), tracer, trace)
         options = dict(self.options)
         if config.cache_dir is not None:
             options.setdefault("cache_dir", str(config.cache_dir))

@@ -317,7 +317,12 @@ class LoopCapture:
             return then() if condition else otherwise()
         trace = self.context.trace
         before = get()
-        arrays = {id(v): v for v in before if _plain(v)}
+        # Every array a side may update: those the names hold, and the arrays views write to.
+        arrays = {}
+        for value in before:
+            root = value._root if isinstance(value, TracedArray) and value._root is not None else value
+            if _plain(root):
+                arrays[id(root)] = root
         saved = {key: array._tensor for key, array in arrays.items()}
         predicate = cast(backend().reshape(condition.tensor, []), "bool")
         first_check = trace.check_count

@@ -237,6 +237,13 @@ def _wrapper(name):
 _WRAPPERS = {name: _wrapper(name) for name in CAPTURED}
 
 
+def substitutes():
+    """{id(NumPy's function): its wrapper}: for names bound to NumPy's creation functions
+    before the trace (`from numpy import zeros`, a function kept in a dict), which the numpy
+    namespace's wrappers cannot reach."""
+    return {id(_ORIGINALS[name]): (_ORIGINALS[name], wrapper) for name, wrapper in _WRAPPERS.items()}
+
+
 class capturing:
     """Context manager around tracing `context`'s trace: the numpy namespace holds the wrappers
     meanwhile, and creation functions of user code build nodes in that trace."""

@@ -6,7 +6,8 @@ package has no import cycle and no imports inside functions.
 
 The driver's interface: wrap, unwrap, is_scalar_result, as_output (see _tracer's doc), and
 attach_driver(trace, driver) -> a context manager to trace inside, and loop_capture(trace,
-record) -> the helper of functions whose loops kiln._loop_transform rewrote.
+record) -> the helper of functions whose loops kiln._loop_transform rewrote, and
+creation_substitutes() for NumPy functions the user's names hold.
 """
 from . import (_indexing, _loop_capture, _numpy_api, _numpy_creation, _tracer,  # noqa: F401
                _tracer_operators)
@@ -28,3 +29,8 @@ def loop_capture(trace, record):
     """The helper a function rewritten by kiln._loop_transform calls while `trace` is traced:
     it captures loops and branches (kiln._loop_capture); record(kind, location, reason)."""
     return _loop_capture.LoopCapture(_tracer.context_for(trace), record)
+
+
+def creation_substitutes():
+    """{id(NumPy creation function): (it, its tracing wrapper)} (kiln._numpy_creation)."""
+    return _numpy_creation.substitutes()

@@ -346,3 +346,16 @@ def test_while_loop_runs_as_many_iterations_as_the_data_asks(scale):
         for got, want in zip(f(other), halve_until_small(other)):
             np.testing.assert_array_equal(got, want)
     assert len(f._kiln_function.cache) == 1
+
+
+def test_a_branch_that_writes_through_a_view_selects_in_the_viewed_array():
+    def through_view(x):
+        out = x.copy()
+        row = out[1]
+        if x.sum() > 0:
+            row[:] = 1.0
+        else:
+            row[:] = -1.0
+        return out
+    for x in (np.ones((3, 2)), -np.ones((3, 2))):
+        np.testing.assert_array_equal(kiln.compile(through_view)(x), through_view(x))
