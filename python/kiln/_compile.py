@@ -34,6 +34,7 @@ of other objects) are baked in as constants.
 import functools
 import os
 import threading
+import time
 import types
 import warnings
 import weakref
@@ -360,6 +361,7 @@ class CompiledFunction:
         context = _TraceContext(self, trace, list(real_arrays), strides, options, self.fullgraph)
         attach = getattr(tracer, "attach_driver", None)  # a stand-in tracer may have none
         capturing = attach(trace, context) if attach is not None else None
+        started = time.perf_counter()
         try:
             if capturing is None:
                 result = function(*traced_args, **traced_kwargs)
@@ -367,6 +369,9 @@ class CompiledFunction:
                 with capturing:
                     result = function(*traced_args, **traced_kwargs)
             outputs, output_spec = self._outputs(context, tracer, result)
+            if _kiln.log_enabled("perf"):
+                _kiln.log("perf", f"trace of {self.name}: "
+                          f"{(time.perf_counter() - started) * 1e3:.3f} ms, {trace.node_count} nodes")
         except GraphBreakSignal as signal:
             return self._give_up(args, kwargs, signal.reason, signal.location, register)
         except Unsupported as error:
