@@ -189,6 +189,15 @@ def _refusal(statements, loop_level=True):
     return None
 
 
+def _body_refusal(statements):
+    """Why a loop or branch body cannot be captured (None: it can)."""
+    reason = _refusal(statements)
+    if reason is None and any(isinstance(n, (ast.Break, ast.Continue))
+                              for n in _loop_level_nodes(statements)):
+        reason = "it contains `break` or `continue`"
+    return reason
+
+
 def _target_refusal(target):
     if isinstance(target, ast.Name):
         return None
@@ -244,14 +253,9 @@ class _Rewriter:
         elif node.orelse:
             reason = "it has an `else` clause"
         else:
-            reason = _refusal(node.body)
-            if reason is None and any(isinstance(n, (ast.Break, ast.Continue))
-                                      for n in _loop_level_nodes(node.body)):
-                reason = "it contains `break` or `continue`"
+            reason = _body_refusal(node.body)
         if reason is not None:
-            self.refused.append((self.location(node), reason))
-            node.body = self.statements(node.body)
-            return [node]
+            return self.refuse(node, reason)
         self.counter += 1
         n, target = self.counter, node.target.id
         body = self.statements(node.body)
@@ -259,10 +263,7 @@ class _Rewriter:
         assigned = [name for name in _stored_names(node.body) if name != target]
         touched = sorted(set(assigned) | set(_read_names(node.body)) - {target})
         self.nonlocal_names.update(assigned + [target])
-        # Names read after the loop (anywhere else in the function) keep their final values.
-        live = [name for name in assigned if self.loaded.get(name, 0) >
-                sum(1 for m in _walk_scope(node.body)
-                    if isinstance(m, ast.Name) and isinstance(m.ctx, ast.Load) and m.id == name)]
+        live = self.live(assigned, node.body)
         self.captured.append(self.location(node))
         state = touched + [target]
         definitions = self.body_function(f"__kiln_body_{n}", [target], assigned, body)
@@ -275,24 +276,18 @@ class _Rewriter:
         return definitions + [_at(call, node)]
 
     def while_loop(self, node):
-        reason = "it has an `else` clause" if node.orelse else _refusal(node.body)
-        if reason is None and any(isinstance(n, (ast.Break, ast.Continue))
-                                  for n in _loop_level_nodes(node.body)):
-            reason = "it contains `break` or `continue`"
+        reason = "it has an `else` clause" if node.orelse else _body_refusal(node.body)
         if reason is not None:
-            self.refused.append((self.location(node), reason))
-            node.body = self.statements(node.body)
-            return [node]
+            return self.refuse(node, reason)
         self.counter += 1
         n = self.counter
         body = self.statements(node.body)
         self.anchor = node
         assigned = _stored_names(node.body)
-        touched = sorted(set(assigned) | set(_read_names(node.body + [ast.Expr(node.test)])))
+        with_test = node.body + [ast.Expr(node.test)]
+        touched = sorted(set(assigned) | set(_read_names(with_test)))
         self.nonlocal_names.update(assigned)
-        live = [name for name in assigned if self.loaded.get(name, 0) > sum(
-            1 for m in _walk_scope(node.body + [ast.Expr(node.test)])
-            if isinstance(m, ast.Name) and isinstance(m.ctx, ast.Load) and m.id == name)]
+        live = self.live(assigned, with_test)
         self.captured.append(self.location(node))
         test = _at(_parse(f"def __kiln_test_{n}():\n    return None\n")[0], node)
         test.body[0].value = node.test
@@ -303,11 +298,23 @@ class _Rewriter:
                       f"{self.location(node)!r})")[0]
         return definitions + [_at(call, node)]
 
+    def refuse(self, loop, reason):
+        """The loop stays as written (tracing unrolls it); its body is still rewritten."""
+        self.refused.append((self.location(loop), reason))
+        loop.body = self.statements(loop.body)
+        return [loop]
+
+    def live(self, assigned, statements):
+        """The assigned names read outside `statements` (after the loop): they keep their final
+        values; the others are temporaries of the body."""
+        def reads(name, nodes):
+            return sum(1 for m in nodes if isinstance(m, ast.Name) and
+                       isinstance(m.ctx, ast.Load) and m.id == name)
+        return [name for name in assigned
+                if self.loaded.get(name, 0) > reads(name, _walk_scope(statements))]
+
     def branch(self, node):
-        reason = _refusal(node.body) or _refusal(node.orelse)
-        if reason is None and any(isinstance(n, (ast.Break, ast.Continue))
-                                  for n in _loop_level_nodes(node.body + node.orelse)):
-            reason = "it contains `break` or `continue`"
+        reason = _body_refusal(node.body + node.orelse)
         if reason is not None:
             node.body = self.statements(node.body)
             node.orelse = self.statements(node.orelse)

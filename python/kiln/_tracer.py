@@ -41,7 +41,6 @@ SUPPORTED_DTYPES = frozenset(
      "float16", "float32", "float64"])
 
 
-
 def backend():  # the kiln ops the tracer records with
     return _kiln
 
