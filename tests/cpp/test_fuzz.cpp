@@ -19,6 +19,7 @@
 
 #include "api/compiled_function.h"
 #include "fuzz_graph_generator.h"
+#include "ir/builder.h"
 #include "ir/interpreter.h"
 #include "ir/printer.h"
 
@@ -98,8 +99,7 @@ std::string compare_output(const Array& expected, const Array& actual, const Out
   if (expected.dtype() != actual.dtype() || expected.shape() != actual.shape()) {
     return "dtype/shape differ: reference " + std::string(dtype_name(expected.dtype())) +
            index_text(expected.shape(), 0) + " vs compiled " +
-           std::string(dtype_name(actual.dtype())) + " of rank " +
-           std::to_string(actual.ndim());
+           std::string(dtype_name(actual.dtype())) + " of rank " + std::to_string(actual.ndim());
   }
   Array reference = expected.contiguous();
   Array compiled = actual.contiguous();
@@ -288,8 +288,8 @@ TEST(Fuzz, RandomGraphsMatchTheInterpreter) {
   int checked = 0;
   for (int64_t first = only >= 0 ? only : 0; first < (only >= 0 ? only + 1 : graphs);
        first += kSubgraphsPerCase) {
-    int count = only >= 0 ? 1
-                          : static_cast<int>(std::min<int64_t>(kSubgraphsPerCase, graphs - first));
+    int count =
+        only >= 0 ? 1 : static_cast<int>(std::min<int64_t>(kSubgraphsPerCase, graphs - first));
     FuzzCase fuzz_case = generate_case(seed, static_cast<int>(first), count);
     CaseResult result = run_case(fuzz_case, options);
     checked += count;
@@ -318,6 +318,81 @@ TEST(Fuzz, RandomGraphsMatchTheInterpreter) {
     if (++failed_cases >= 3) break;  // enough to read; the rest would repeat
   }
   EXPECT_GE(checked, std::min<int64_t>(graphs, only >= 0 ? 1 : graphs));
+}
+
+namespace {
+
+// The case's graph as the body of a loop of `trips` iterations: the body computes the graph
+// from its inputs (loop invariants, strided as the case makes them) and carries its outputs,
+// keeping the first iteration's values (where(i == 0, value, carried)), so every output goes
+// through the loop's carried buffers, swaps and, for loops of kernels, a compiled loop.
+FuzzCase in_a_loop(FuzzCase fuzz_case, int64_t trips) {
+  const ir::Graph& graph = fuzz_case.graph;
+  auto body = std::make_shared<ir::Graph>();
+  ir::Builder b(*body);
+  ir::ValueId index = b.parameter(DType::Int64, {});
+  std::vector<ir::ValueId> carried, mapped(static_cast<size_t>(graph.size()), -1);
+  for (ir::ValueId output : graph.outputs())
+    carried.push_back(b.parameter(graph.node(output).dtype, graph.node(output).shape));
+  for (ir::ValueId input : graph.inputs())
+    mapped[static_cast<size_t>(input)] =
+        b.parameter(graph.node(input).dtype, graph.node(input).shape);
+  for (ir::ValueId id = 0; id < graph.size(); ++id) {
+    const ir::Node& node = graph.node(id);
+    if (node.op == ir::Op::parameter) continue;
+    std::vector<ir::ValueId> inputs;
+    for (ir::ValueId input : node.inputs) inputs.push_back(mapped[static_cast<size_t>(input)]);
+    mapped[static_cast<size_t>(id)] = b.copy_node(node, std::move(inputs));
+  }
+  ir::ValueId first = b.binary(ir::Op::eq, index, b.constant(ir::Scalar::of_int(0), DType::Int64));
+  std::vector<ir::ValueId> next;
+  for (size_t k = 0; k < carried.size(); ++k) {
+    const ir::Node& value = body->node(mapped[static_cast<size_t>(graph.outputs()[k])]);
+    next.push_back(b.where(b.broadcast(first, value.shape),
+                           mapped[static_cast<size_t>(graph.outputs()[k])], carried[k]));
+  }
+  body->set_outputs(next);
+
+  ir::Graph outer;
+  ir::Builder o(outer);
+  std::vector<ir::ValueId> parameters, initial;
+  for (ir::ValueId input : graph.inputs())
+    parameters.push_back(o.parameter(graph.node(input).dtype, graph.node(input).shape));
+  for (ir::ValueId output : graph.outputs())
+    initial.push_back(
+        o.constant(ir::Scalar::of_int(0), graph.node(output).dtype, graph.node(output).shape));
+  ir::ValueId start = o.constant(ir::Scalar::of_int(0), DType::Int64);
+  ir::ValueId stop = o.constant(ir::Scalar::of_int(trips), DType::Int64);
+  ir::ValueId loop = o.loop(start, stop, 1, initial, parameters, body);
+  std::vector<ir::ValueId> results;
+  for (size_t k = 0; k < carried.size(); ++k)
+    results.push_back(o.loop_result(loop, static_cast<int64_t>(k)));
+  outer.set_outputs(results);
+  fuzz_case.graph = std::move(outer);
+  return fuzz_case;
+}
+
+}  // namespace
+
+TEST(Fuzz, RandomGraphsInsideLoopsMatchTheInterpreter) {
+  int64_t graphs = env_integer("KILN_FUZZ_LOOP_GRAPHS", 60);
+  uint64_t seed = static_cast<uint64_t>(env_integer("KILN_FUZZ_SEED", 20240611)) + 1;
+  TemporaryCache cache;
+  Options options;
+  options.cache_dir = cache.path();
+  for (int64_t first = 0; first < graphs; first += kSubgraphsPerCase) {
+    int count = static_cast<int>(std::min<int64_t>(kSubgraphsPerCase, graphs - first));
+    FuzzCase fuzz_case = in_a_loop(generate_case(seed, static_cast<int>(first), count), 3);
+    CaseResult result = run_case(fuzz_case, options);
+    if (result.failures.empty()) continue;
+    cache.keep();
+    std::ostringstream report;
+    report << "loop fuzz case of subgraphs " << first << ".." << first + count - 1 << ", seed "
+           << seed << ", source " << result.source_path << "\n";
+    for (const Failure& failure : result.failures) report << "  " << failure.message << "\n";
+    ADD_FAILURE() << report.str() << ir::print_graph(fuzz_case.graph);
+    break;
+  }
 }
 
 }  // namespace kiln::fuzz
