@@ -25,6 +25,34 @@ bool depends_on(const ir::Graph& graph, ValueId from, ValueId target) {
   return false;
 }
 
+bool is_view(Op op) {
+  return op == Op::reshape || op == Op::permute || op == Op::slice || op == Op::broadcast ||
+         op == Op::flip;
+}
+
+// The nodes other than `scatter` that read `base`, through views; false when one of them (or a
+// view, returned as an output) is not something the scatter depends on.
+bool readers_of(const ir::Graph& graph, const std::vector<std::vector<ValueId>>& users,
+                const std::set<ValueId>& outputs, ValueId base, ValueId scatter,
+                std::vector<ValueId>& readers) {
+  std::vector<ValueId> pending{base};
+  std::set<ValueId> seen;
+  while (!pending.empty()) {
+    ValueId value = pending.back();
+    pending.pop_back();
+    for (ValueId user : users[static_cast<size_t>(value)]) {
+      if (user == scatter || !seen.insert(user).second) continue;
+      if (!depends_on(graph, scatter, user)) return false;
+      if (is_view(graph.node(user).op) && !outputs.count(user)) {
+        pending.push_back(user);
+      } else {
+        readers.push_back(user);
+      }
+    }
+  }
+  return true;
+}
+
 }  // namespace
 
 InPlacePlan plan_in_place(const ir::Graph& graph, const std::set<ValueId>& materialized,
@@ -43,21 +71,19 @@ InPlacePlan plan_in_place(const ir::Graph& graph, const std::set<ValueId>& mater
                           ? donated_inputs.count(base_node.attrs.index) != 0
                           : base_node.op != Op::constant_array && base_node.op != Op::loop_result;
     if (!own_buffer || !materialized.count(base) || outputs.count(base)) continue;
-    bool others_first = true;
-    for (ValueId user : users[static_cast<size_t>(base)])
-      if (user != id && !depends_on(graph, id, user)) others_first = false;
-    if (!others_first) continue;
-    // Values that read the base must be computed into a buffer of their own first: for an
-    // update of most of the array (a stencil's interior) one pass into a new buffer is cheaper.
-    bool reads_base = users[static_cast<size_t>(base)].size() > 1;
-    if (reads_base &&
-        2 * ir::element_count(graph.node(node.inputs[2]).shape) > ir::element_count(node.shape))
-      continue;
+    // Every other reader of the base (looking through views: a reshape of the whole array
+    // that one element is gathered from reads one element) must run before the scatter writes
+    // (the scatter depends on it), and gets a buffer of its own: values computed from the base
+    // later (inlined into a kernel after the write) must not read the overwritten buffer. When
+    // the readers span most of the array (a stencil's interior), one pass into a new buffer is
+    // cheaper than in place.
+    std::vector<ValueId> readers;
+    if (!readers_of(graph, users, outputs, base, id, readers)) continue;
+    int64_t read_elements = 0;
+    for (ValueId reader : readers) read_elements += ir::element_count(graph.node(reader).shape);
+    if (2 * read_elements > ir::element_count(node.shape)) continue;
     plan.base_of[static_cast<size_t>(id)] = base;
-    if (users[static_cast<size_t>(base)].size() > 1)  // reads of the base happen first
-      for (size_t input = 1; input < 3; ++input)
-        if (graph.node(node.inputs[input]).op != Op::constant)
-          plan.compute_first.insert(node.inputs[input]);
+    plan.compute_first.insert(readers.begin(), readers.end());
   }
   return plan;
 }

@@ -359,3 +359,21 @@ def test_a_branch_that_writes_through_a_view_selects_in_the_viewed_array():
         return out
     for x in (np.ones((3, 2)), -np.ones((3, 2))):
         np.testing.assert_array_equal(kiln.compile(through_view)(x), through_view(x))
+
+
+@pytest.mark.parametrize("capture", [True, False])
+def test_values_read_before_an_in_place_update_are_not_read_again_after_it(capture):
+    # Found by test_loop_fuzz: acc of step k re-read u[:3] of step k - 1 after step k had
+    # updated u in place (unrolled: a chain of in-place scatters).
+    def running(u):
+        acc = 0.0
+        for i in range(6):
+            acc = acc + u[:3].sum()
+            u[i] = acc
+        return acc, u
+    u = np.random.default_rng(9).standard_normal(16)
+    with kiln.config.patch(capture_loops=capture):
+        got = kiln.compile(running)(u.copy())
+    want = running(u.copy())
+    np.testing.assert_allclose(got[0], want[0], rtol=1e-12)
+    np.testing.assert_allclose(got[1], want[1], rtol=1e-12)
