@@ -13,11 +13,13 @@ for_range(bounds, body, get, set, names, live, location):
     view, ...) the trace of the body is dropped, every variable restored, and the loop runs as
     Python; the reason is recorded (kiln.explain, KILN_LOGS=graph_breaks).
 branch(condition, then, otherwise, get, set, names, location):
-    A Python (static) condition runs one side. A traced one runs both sides on the same state
-    and selects, per variable, where(condition, then-value, else-value); runtime checks of one
-    side (an index out of bounds) only apply where that side is taken. If the sides disagree
-    (a variable bound on one side only, different dtypes), the condition is evaluated as
-    before (a graph break) and one side runs.
+    A Python (static) condition runs one side. A traced one traces both sides on the same state.
+    When they change few elements (SELECT_AT_MOST) the branch selects, per variable,
+    where(condition, then-value, else-value), computing both; runtime checks of one side (an
+    index out of bounds) only apply where that side is taken. Bigger sides become two loops of
+    0 or 1 iterations (the side's condition as trip count): only the side taken runs, an `if`
+    in the compiled code. If the sides disagree (a variable bound on one side only, different
+    dtypes), the condition is evaluated as before (a graph break) and one side runs.
 """
 import sys
 
@@ -27,6 +29,9 @@ from ._graph_breaks import GraphBreakSignal
 from ._tracer import TracedArray, backend, cast, to_tensor
 
 UNROLL_AT_MOST = 2
+# A branch on a traced value whose sides change at most this many elements is a select (both
+# sides computed, no branch: what element loops want); bigger ones run only the side taken.
+SELECT_AT_MOST = 4096
 
 
 class _Marker:
@@ -312,7 +317,7 @@ class LoopCapture:
 
     # ---- branches ----
 
-    def branch(self, condition, then, otherwise, get, set_, names, location):
+    def branch(self, condition, then, otherwise, get, set_, names, location, select=False):
         if not isinstance(condition, TracedArray) or condition.size != 1:
             return then() if condition else otherwise()
         trace = self.context.trace
@@ -344,6 +349,26 @@ class LoopCapture:
                 raise CaptureFailed(f"the branch at {location}: {failure}") from None
             return then() if condition else otherwise()
         k = backend()
+        if merged[2] > SELECT_AT_MOST and not select:
+            # Big sides: each runs only when taken (a loop of 0 or 1 iterations per side).
+            for key, array in arrays.items():
+                array._tensor, array._version = saved[key], array._version + 1
+            set_(before)
+            trace.condition_checks(first_check, self.context.constant(False, np.dtype(bool)))
+            try:
+                for run, taken in ((then, predicate), (otherwise, k.logical_not(predicate))):
+                    stop = TracedArray(self.context, cast(taken, "int64"))
+                    self._capture((0, stop), None, lambda index, run=run: run(),
+                                  lambda: get() + (self.UNBOUND,),
+                                  lambda values: set_(values[:-1]), names + ("",), names,
+                                  location)
+                self.record("branch", location, "")
+                return
+            except CaptureFailed:  # select after all
+                for key, array in arrays.items():
+                    array._tensor, array._version = saved[key], array._version + 1
+                set_(before)
+                return self.branch(condition, then, otherwise, get, set_, names, location, True)
         trace.condition_checks(first_check, predicate)
         trace.condition_checks(sides[0][2], k.logical_not(predicate))
         for key, tensor in merged[0].items():
@@ -354,10 +379,11 @@ class LoopCapture:
     def _merge(self, predicate, names, before, arrays, sides):
         k = backend()
         (then_values, then_arrays, _), (else_values, else_arrays, _) = sides
-        merged_arrays = {}
+        merged_arrays, selected = {}, 0  # selected: elements the merge selects between
         for key in arrays:
             a, b = then_arrays[key], else_arrays[key]
             merged_arrays[key] = a if a.id == b.id else k.where(predicate, a, b)
+            selected += 0 if a.id == b.id else int(np.prod(a.shape))
         values = []
         for name, old, a, b in zip(names, before, then_values, else_values):
             if a is b:
@@ -372,7 +398,8 @@ class LoopCapture:
             if _type_of(ta) != _type_of(tb):
                 raise CaptureFailed(f"`{name}` has different dtypes or shapes on the two sides")
             values.append(TracedArray(self.context, k.where(predicate, ta, tb)))
-        return merged_arrays, tuple(values)
+            selected += int(np.prod(ta.shape))
+        return merged_arrays, tuple(values), selected
 
 
 def _type_of(tensor):

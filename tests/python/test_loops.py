@@ -377,3 +377,19 @@ def test_values_read_before_an_in_place_update_are_not_read_again_after_it(captu
     want = running(u.copy())
     np.testing.assert_allclose(got[0], want[0], rtol=1e-12)
     np.testing.assert_allclose(got[1], want[1], rtol=1e-12)
+
+
+def test_a_branch_over_big_arrays_runs_only_the_side_taken():
+    def heavy(x):
+        if x.sum() > 0:
+            y = np.exp(x) * 2
+            z = x[:, 0]
+        else:
+            y = np.log(np.abs(x) + 1)
+            z = x[0]  # both sides bind both names
+        return y, z
+    for x in (np.random.default_rng(1).random((100, 100)), -np.ones((100, 100))):
+        report = explain(heavy, x)
+        assert captured(report, "branch") and report.graph_break_count == 0, str(report)
+        for got, want in zip(report.result, heavy(x)):
+            np.testing.assert_allclose(got, want, rtol=1e-12)
