@@ -95,6 +95,8 @@ Executable::Executable(sched::Program program, std::vector<KernelCall> kernels,
     arguments_.push_back(std::move(kernel.arguments));
   }
   argument_pointers_.resize(most_arguments + 1);  // + the thread count
+  for (const sched::Kernel& kernel : program_.kernels)
+    any_parallel_ = any_parallel_ || has_parallel_region(kernel.body);
   compiled_loops_.resize(program_.steps.size());
   for (size_t begin : sched::compiled_loops(program_)) {
     CompiledLoop& loop = compiled_loops_[begin];
@@ -189,7 +191,8 @@ void Executable::run(const std::vector<Array>& inputs, std::vector<Array>& outpu
     }
   }
   if (settings_.autotune && !tuned_) autotune(table_.data());
-  run_steps(table_.data(), thread_budget(settings_.threads));
+  // The free-core budget only matters to parallel regions (and costs a clock read per call).
+  run_steps(table_.data(), any_parallel_ ? thread_budget(settings_.threads) : 1);
   raise_failed_checks(outputs);
   outputs.resize(output_count());
 }

@@ -80,6 +80,7 @@ class Executable {
   std::vector<RuntimeCheck> checks_;
   ExecutionSettings settings_;
   std::vector<int> step_threads_;  // by step
+  bool any_parallel_ = false;      // some kernel has a parallel region
   bool tuned_ = false;
   std::shared_ptr<OutputPool> output_pool_;  // reduce-overhead only
   // Compiled loops (codegen/cpp/loop_driver.h), by the step index of their LoopBegin.
