@@ -60,6 +60,7 @@ def load(source, directory, name):
 
 
 SEED = int(os.environ.get("KILN_LOOP_FUZZ_SEED", "2026"))
+NEP50 = np.lib.NumpyVersion(np.__version__) >= "2.0.0"
 PROGRAMS = int(os.environ.get("KILN_LOOP_FUZZ_PROGRAMS", "40"))
 
 
@@ -86,4 +87,5 @@ def test_random_loop_program_matches_numpy(number, tmp_path, monkeypatch):
     for got, want in zip(actual, expected):
         np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=tolerance,
                                    atol=tolerance, err_msg=f"seed {SEED}, program:\n{source}")
-        assert np.asarray(got).dtype == np.asarray(want).dtype, source
+        if NEP50:  # NumPy 1.x promotes 0-d operands by value, which kiln does not follow
+            assert np.asarray(got).dtype == np.asarray(want).dtype, source  # (README, Limits)
