@@ -14,11 +14,11 @@ for_range(bounds, body, get, set, names, live, location):
     Python; the reason is recorded (kiln.explain, KILN_LOGS=graph_breaks).
 branch(condition, then, otherwise, get, set, names, location):
     A Python (static) condition runs one side. A traced one traces both sides on the same state.
-    When they change few elements (SELECT_AT_MOST) the branch selects, per variable,
-    where(condition, then-value, else-value), computing both; runtime checks of one side (an
-    index out of bounds) only apply where that side is taken. Bigger sides become two loops of
-    0 or 1 iterations (the side's condition as trip count): only the side taken runs, an `if`
-    in the compiled code. If the sides disagree (a variable bound on one side only, different
+    When they rebind names to few elements (SELECT_AT_MOST), or update arrays in place, the
+    branch selects, per variable, where(condition, then-value, else-value), computing both;
+    runtime checks of one side (an index out of bounds) only apply where that side is taken.
+    Sides that rebind names to big arrays become two loops of 0 or 1 iterations (the side's
+    condition as trip count): only the side taken runs, an `if` in the compiled code. If the sides disagree (a variable bound on one side only, different
     dtypes), the condition is evaluated as before (a graph break) and one side runs.
 """
 import sys
@@ -29,9 +29,12 @@ from ._graph_breaks import GraphBreakSignal
 from ._tracer import TracedArray, backend, cast, to_tensor
 
 UNROLL_AT_MOST = 2
-# A branch on a traced value whose sides change at most this many elements is a select (both
-# sides computed, no branch: what element loops want); bigger ones run only the side taken.
+# A branch on a traced value whose sides rebind names to at most this many elements is a select
+# (both sides computed, no branch: what element loops want); bigger ones run only the side
+# taken, unless a side updates a bigger array in place: the select of an updated slice stays a
+# slice (simplify), while a loop would carry (copy) the whole array each time it runs.
 SELECT_AT_MOST = 4096
+BRANCH_FORM = None  # "select" or "loops": one form for every branch (tests)
 
 
 class _Marker:
@@ -349,7 +352,9 @@ class LoopCapture:
                 raise CaptureFailed(f"the branch at {location}: {failure}") from None
             return then() if condition else otherwise()
         k = backend()
-        if merged[2] > SELECT_AT_MOST and not select:
+        rebound, updated = merged[2]
+        big = rebound > SELECT_AT_MOST and updated <= SELECT_AT_MOST
+        if not select and (BRANCH_FORM == "loops" or (big and BRANCH_FORM != "select")):
             # Big sides: each runs only when taken (a loop of 0 or 1 iterations per side).
             for key, array in arrays.items():
                 array._tensor, array._version = saved[key], array._version + 1
@@ -379,11 +384,11 @@ class LoopCapture:
     def _merge(self, predicate, names, before, arrays, sides):
         k = backend()
         (then_values, then_arrays, _), (else_values, else_arrays, _) = sides
-        merged_arrays, selected = {}, 0  # selected: elements the merge selects between
+        merged_arrays, rebound, updated = {}, 0, 0  # elements selected between
         for key in arrays:
             a, b = then_arrays[key], else_arrays[key]
             merged_arrays[key] = a if a.id == b.id else k.where(predicate, a, b)
-            selected += 0 if a.id == b.id else int(np.prod(a.shape))
+            updated += 0 if a.id == b.id else int(np.prod(a.shape))
         values = []
         for name, old, a, b in zip(names, before, then_values, else_values):
             if a is b:
@@ -398,8 +403,8 @@ class LoopCapture:
             if _type_of(ta) != _type_of(tb):
                 raise CaptureFailed(f"`{name}` has different dtypes or shapes on the two sides")
             values.append(TracedArray(self.context, k.where(predicate, ta, tb)))
-            selected += int(np.prod(ta.shape))
-        return merged_arrays, tuple(values), selected
+            rebound += int(np.prod(ta.shape))
+        return merged_arrays, tuple(values), (rebound, updated)
 
 
 def _type_of(tensor):

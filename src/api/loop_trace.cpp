@@ -111,7 +111,7 @@ std::vector<Tensor> end_loop(Trace& trace, const Tensor& start, const Tensor& st
   extend_dependence(graph, region.mark, region.placeholders, dependent);
 
   // The body: dependent nodes the results need. Other values it reads are invariants, except
-  // scalar constants, which are copied in (the body's kernels then see their values).
+  // cheap constants (is_cheap_constant), which are copied in: the body's kernels compute them.
   std::vector<char> needed(static_cast<size_t>(graph.size()), 0);
   std::vector<ValueId> invariants, stack = result_ids;
   std::map<ValueId, ValueId> mapped;  // trace id -> body id

@@ -68,7 +68,7 @@ PROGRAMS = int(os.environ.get("KILN_LOOP_FUZZ_PROGRAMS", "40"))
 def test_random_loop_program_matches_numpy(number, tmp_path, monkeypatch):
     # Odd programs run every branch on a traced value as two loops of 0 or 1 iterations (the
     # form big branches take), even ones as selects.
-    monkeypatch.setattr(_loop_capture, "SELECT_AT_MOST", -1 if number % 2 else 4096)
+    monkeypatch.setattr(_loop_capture, "BRANCH_FORM", "loops" if number % 2 else "select")
     rng = random.Random(SEED * 1000 + number)
     source = program(rng)
     f = load(source, tmp_path, f"loop_program_{number}")
