@@ -1,16 +1,16 @@
 // In-place updates: which scatters write into their base's buffer instead of copying it.
 //
-// A scatter may reuse its base's buffer when nothing reads the base after it: every other user
-// of the base is something the scatter itself depends on (its index or values), and gets a
-// buffer of its own, computed first (later values derived from the base read that buffer, not
-// the overwritten one).
-// The base must live in a buffer of its own that may be overwritten: an intermediate the
-// scheduler computes, or a graph input the caller donated (a loop body's carried value, dead
-// after the body: the body then updates the loop's buffer directly). A graph output is never a
-// base (its value must survive). Chains (x[0] = a; x[1] = b; ...) share one buffer, and a
-// slice assignment writes only the slice. An update whose other readers of the array
-// span more than half of it (a stencil's interior) is not done in place: those readers would
-// need buffers of their own first, and one pass into a new buffer costs less.
+// A scatter may reuse its base's buffer when nothing after it reads the base: every other user
+// of the base comes before it (node order is execution order). What is computed from the base
+// and still needed after the write (a later node reads it, or it is the scatter's own index or
+// values, read while it writes) gets a buffer first, so that nothing re-reads the overwritten
+// buffer. The base must live in a buffer of its own that may be overwritten: an intermediate
+// the scheduler computes, or a graph input the caller donated (a loop body's carried value,
+// dead after the body: the body then updates the loop's buffer directly). A graph output is
+// never a base (its value must survive). Chains (x[0] = a; x[1] = b; ...) share one buffer, and
+// a slice assignment writes only the slice. When what must be computed first spans more than
+// half of the array (a stencil's interior), one pass into a new buffer costs less: no update
+// in place.
 #pragma once
 #include <set>
 #include <vector>
@@ -21,7 +21,7 @@ namespace kiln::sched {
 
 struct InPlacePlan {
   std::vector<ir::ValueId> base_of;     // by node: the base a scatter overwrites, or -1
-  std::set<ir::ValueId> compute_first;  // the base's other readers: materialized
+  std::set<ir::ValueId> compute_first;  // values of the base needed after the write
 };
 
 // donated[k]: the graph input number output k may overwrite, or -1 (empty: none).
