@@ -331,7 +331,7 @@ class LoopCapture:
             root = value._root if isinstance(value, TracedArray) and value._root is not None else value
             if _plain(root):
                 arrays[id(root)] = root
-        saved = {key: array._tensor for key, array in arrays.items()}
+        saved = {key: (array, array._tensor, array._scalar) for key, array in arrays.items()}
         predicate = cast(backend().reshape(condition.tensor, []), "bool")
         first_check = trace.check_count
         try:
@@ -340,13 +340,11 @@ class LoopCapture:
                 run()
                 sides.append((get(), {key: a._tensor for key, a in arrays.items()},
                               trace.check_count))
-                for key, array in arrays.items():
-                    array._tensor, array._version = saved[key], array._version + 1
+                _restore(saved)
                 set_(before)
             merged = self._merge(predicate, names, before, arrays, sides)
         except (GraphBreakSignal, CaptureFailed, TypeError, ValueError, IndexError) as failure:
-            for key, array in arrays.items():
-                array._tensor, array._version = saved[key], array._version + 1
+            _restore(saved)
             set_(before)
             if self.depth > 0:  # inside a captured loop: that loop cannot be captured
                 raise CaptureFailed(f"the branch at {location}: {failure}") from None
@@ -356,8 +354,7 @@ class LoopCapture:
         big = rebound > SELECT_AT_MOST and updated <= SELECT_AT_MOST
         if not select and (BRANCH_FORM == "loops" or (big and BRANCH_FORM != "select")):
             # Big sides: each runs only when taken (a loop of 0 or 1 iterations per side).
-            for key, array in arrays.items():
-                array._tensor, array._version = saved[key], array._version + 1
+            _restore(saved)
             set_(before)
             trace.condition_checks(first_check, self.context.constant(False, np.dtype(bool)))
             try:
@@ -370,8 +367,7 @@ class LoopCapture:
                 self.record("branch", location, "")
                 return
             except CaptureFailed:  # select after all
-                for key, array in arrays.items():
-                    array._tensor, array._version = saved[key], array._version + 1
+                _restore(saved)
                 set_(before)
                 return self.branch(condition, then, otherwise, get, set_, names, location, True)
         trace.condition_checks(first_check, predicate)

@@ -25,7 +25,7 @@ void extend_dependence(const ir::Graph& graph, ValueId mark, const std::vector<V
   dependent.resize(static_cast<size_t>(graph.size()), 0);
   for (ValueId id = static_cast<ValueId>(begin); id < graph.size(); ++id) {
     if (id < mark) continue;
-    bool depends = std::find(sources.begin(), sources.end(), id) != sources.end();
+    bool depends = std::binary_search(sources.begin(), sources.end(), id);  // made in order
     for (ValueId input : graph.node(id).inputs)
       depends = depends || (input >= mark && dependent[static_cast<size_t>(input)]);
     dependent[static_cast<size_t>(id)] = depends;
