@@ -155,7 +155,7 @@ def _loaded_names(definition):
 _ALLOWED = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.For, ast.While, ast.If, ast.Pass)
 
 
-def _refusal(statements, loop_level=True):
+def _refusal(statements):
     """Why these statements cannot be captured (None: they can)."""
     for statement in statements:
         if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant):
