@@ -44,6 +44,10 @@ class Array {
   std::vector<T> to_vector() const;
   // A contiguous copy.
   Array contiguous() const;
+  // The same memory seen another way, as torch.view_as_real / view_as_complex: a complex
+  // array of shape S as its real parts of shape S + [2] (real, imaginary), and back.
+  Array view_as_real() const;
+  Array view_as_complex() const;
 
  private:
   std::shared_ptr<void> owner_;

@@ -11,8 +11,11 @@
 //
 // Column meanings:
 //   accepts:   the dtype classes an input may have (operands of a binary op share one dtype;
-//              frontends insert the casts that NumPy/PyTorch promotion asks for).
-//   result:    Same (the operand dtype), Bool or Int64.
+//              frontends insert the casts that NumPy/PyTorch promotion asks for). The sets
+//              "...OrComplex" take complex64/complex128 too: ir/complex_lowering.cpp has the
+//              op's rule on (real, imaginary) pairs, so the expression never sees complex.
+//   result:    Same (the operand dtype), Bool, Int64 or Magnitude (Same, but the parts' dtype
+//              for complex operands: abs).
 //   public:    the NumPy name of the public function (tensor.h, Python bindings).
 //   promotion: what the public function does to operands that are not float (NumPy's loop
 //              selection): Keep; MathFloat (integers and bool to the smallest float that
@@ -29,27 +32,27 @@
 
 // X(name, accepts, result, expression, public, promotion, cost, domain, derivative)
 #define KILN_UNARY_OPS(X)                                                                       \
-  X(neg, Numeric, Same, -a, negative, Keep, Cheap, Real, none)                                  \
-  X(abs, Numeric, Same, kiln_abs(a), abs, Keep, Cheap, Real, none)                              \
+  X(neg, NumericOrComplex, Same, -a, negative, Keep, Cheap, Real, none)                                  \
+  X(abs, NumericOrComplex, Magnitude, kiln_abs(a), abs, Keep, Cheap, Real, none)                              \
   X(sign, Numeric, Same, kiln_sign(a), sign, Keep, Cheap, Real, none)                           \
-  X(exp, Float, Same, kiln_exp(a), exp, MathFloat, Costly, Moderate, none)                      \
+  X(exp, FloatOrComplex, Same, kiln_exp(a), exp, MathFloat, Costly, Moderate, none)                      \
   X(exp2, Float, Same, kiln_exp2(a), exp2, MathFloat, Costly, Moderate, none)                   \
   X(expm1, Float, Same, kiln_expm1(a), expm1, MathFloat, Costly, Moderate, none)                \
-  X(log, Float, Same, kiln_log(a), log, MathFloat, Costly, Positive, none)                      \
-  X(log2, Float, Same, kiln_log2(a), log2, MathFloat, Costly, Positive, none)                   \
-  X(log10, Float, Same, kiln_log10(a), log10, MathFloat, Costly, Positive, none)                \
+  X(log, FloatOrComplex, Same, kiln_log(a), log, MathFloat, Costly, Positive, none)                      \
+  X(log2, FloatOrComplex, Same, kiln_log2(a), log2, MathFloat, Costly, Positive, none)                   \
+  X(log10, FloatOrComplex, Same, kiln_log10(a), log10, MathFloat, Costly, Positive, none)                \
   X(log1p, Float, Same, kiln_log1p(a), log1p, MathFloat, Costly, NonNegative, none)             \
-  X(sqrt, Float, Same, kiln_sqrt(a), sqrt, MathFloat, Costly, Positive, none)                   \
+  X(sqrt, FloatOrComplex, Same, kiln_sqrt(a), sqrt, MathFloat, Costly, Positive, none)                   \
   X(rsqrt, Float, Same, 1 / kiln_sqrt(a), rsqrt, MathFloat, Costly, Positive, none)             \
   X(cbrt, Float, Same, kiln_cbrt(a), cbrt, MathFloat, Costly, Positive, none)                   \
-  X(sin, Float, Same, kiln_sin(a), sin, MathFloat, Costly, Real, none)                          \
-  X(cos, Float, Same, kiln_cos(a), cos, MathFloat, Costly, Real, none)                          \
+  X(sin, FloatOrComplex, Same, kiln_sin(a), sin, MathFloat, Costly, Real, none)                          \
+  X(cos, FloatOrComplex, Same, kiln_cos(a), cos, MathFloat, Costly, Real, none)                          \
   X(tan, Float, Same, kiln_tan(a), tan, MathFloat, Costly, Unit, none)                          \
   X(asin, Float, Same, kiln_asin(a), arcsin, MathFloat, Costly, Unit, none)                     \
   X(acos, Float, Same, kiln_acos(a), arccos, MathFloat, Costly, Unit, none)                     \
   X(atan, Float, Same, kiln_atan(a), arctan, MathFloat, Costly, Real, none)                     \
-  X(sinh, Float, Same, kiln_sinh(a), sinh, MathFloat, Costly, Moderate, none)                   \
-  X(cosh, Float, Same, kiln_cosh(a), cosh, MathFloat, Costly, Moderate, none)                   \
+  X(sinh, FloatOrComplex, Same, kiln_sinh(a), sinh, MathFloat, Costly, Moderate, none)                   \
+  X(cosh, FloatOrComplex, Same, kiln_cosh(a), cosh, MathFloat, Costly, Moderate, none)                   \
   X(tanh, Float, Same, kiln_tanh(a), tanh, MathFloat, Costly, Real, none)                       \
   X(asinh, Float, Same, kiln_asinh(a), arcsinh, MathFloat, Costly, Real, none)                  \
   X(acosh, Float, Same, kiln_acosh(a), arccosh, MathFloat, Costly, AboveOne, none)              \
@@ -60,22 +63,22 @@
   X(ceil, Numeric, Same, kiln_ceil(a), ceil, BoolToFloat, Cheap, Real, none)                    \
   X(round, Numeric, Same, kiln_round_half_even(a), round, BoolToFloat, Cheap, Real, none)       \
   X(trunc, Numeric, Same, kiln_trunc(a), trunc, BoolToFloat, Cheap, Real, none)                 \
-  X(isnan, Any, Bool, a != a, isnan, Keep, Cheap, Real, none)                                   \
-  X(isinf, Any, Bool, (a == a) && (a - a != a - a), isinf, Keep, Cheap, Real, none)             \
-  X(isfinite, Any, Bool, a - a == a - a, isfinite, Keep, Cheap, Real, none)                     \
-  X(logical_not, Any, Bool, !a, logical_not, Keep, Cheap, Real, none)                           \
+  X(isnan, AnyOrComplex, Bool, a != a, isnan, Keep, Cheap, Real, none)                                   \
+  X(isinf, AnyOrComplex, Bool, (a == a) && (a - a != a - a), isinf, Keep, Cheap, Real, none)             \
+  X(isfinite, AnyOrComplex, Bool, a - a == a - a, isfinite, Keep, Cheap, Real, none)                     \
+  X(logical_not, AnyOrComplex, Bool, !a, logical_not, Keep, Cheap, Real, none)                           \
   X(bitwise_not, IntegerOrBool, Same, kiln_bitwise_not(a), bitwise_not, Keep, Cheap, Real, none) \
-  X(reciprocal, Float, Same, 1 / a, reciprocal, MathFloat, Costly, NonZero, none)                \
+  X(reciprocal, FloatOrComplex, Same, 1 / a, reciprocal, MathFloat, Costly, NonZero, none)                \
   X(sinc, Float, Same, kiln_sinc(a), sinc, MathFloat, Costly, Real, none)
 
 #define KILN_BINARY_OPS(X)                                                                      \
-  X(add, Numeric, Same, a + b, add, Keep, Cheap, Real, none)                                    \
-  X(sub, Numeric, Same, a - b, subtract, Keep, Cheap, Real, none)                               \
-  X(mul, Numeric, Same, a * b, multiply, Keep, Cheap, Real, none)                               \
-  X(div, Float, Same, a / b, divide, Float64, Costly, NonZero, none)                            \
+  X(add, NumericOrComplex, Same, a + b, add, Keep, Cheap, Real, none)                                    \
+  X(sub, NumericOrComplex, Same, a - b, subtract, Keep, Cheap, Real, none)                               \
+  X(mul, NumericOrComplex, Same, a * b, multiply, Keep, Cheap, Real, none)                               \
+  X(div, FloatOrComplex, Same, a / b, divide, Float64, Costly, NonZero, none)                            \
   X(floordiv, Numeric, Same, kiln_floordiv(a, b), floor_divide, Keep, Costly, NonZero, none)    \
   X(mod, Numeric, Same, kiln_mod(a, b), mod, Keep, Costly, NonZero, none)                       \
-  X(pow, Numeric, Same, kiln_pow(a, b), power, Keep, Costly, Moderate, none)                    \
+  X(pow, NumericOrComplex, Same, kiln_pow(a, b), power, Keep, Costly, Moderate, none)                    \
   X(maximum, Any, Same, kiln_maximum(a, b), maximum, Keep, Cheap, Real, none)                   \
   X(minimum, Any, Same, kiln_minimum(a, b), minimum, Keep, Cheap, Real, none)                   \
   X(fmax, Any, Same, kiln_fmax(a, b), fmax, Keep, Cheap, Real, none)                            \
@@ -83,15 +86,15 @@
   X(atan2, Float, Same, kiln_atan2(a, b), arctan2, MathFloat, Costly, Real, none)               \
   X(hypot, Float, Same, kiln_hypot(a, b), hypot, MathFloat, Costly, Real, none)                 \
   X(copysign, Float, Same, kiln_copysign(a, b), copysign, MathFloat, Cheap, Real, none)         \
-  X(eq, Any, Bool, a == b, equal, Keep, Cheap, Real, none)                                      \
-  X(ne, Any, Bool, a != b, not_equal, Keep, Cheap, Real, none)                                  \
+  X(eq, AnyOrComplex, Bool, a == b, equal, Keep, Cheap, Real, none)                                      \
+  X(ne, AnyOrComplex, Bool, a != b, not_equal, Keep, Cheap, Real, none)                                  \
   X(lt, Any, Bool, a < b, less, Keep, Cheap, Real, none)                                        \
   X(le, Any, Bool, a <= b, less_equal, Keep, Cheap, Real, none)                                 \
   X(gt, Any, Bool, a > b, greater, Keep, Cheap, Real, none)                                     \
   X(ge, Any, Bool, a >= b, greater_equal, Keep, Cheap, Real, none)                              \
-  X(logical_and, Any, Bool, (a != 0) && (b != 0), logical_and, Keep, Cheap, Real, none)         \
-  X(logical_or, Any, Bool, (a != 0) || (b != 0), logical_or, Keep, Cheap, Real, none)          \
-  X(logical_xor, Any, Bool, (a != 0) != (b != 0), logical_xor, Keep, Cheap, Real, none)         \
+  X(logical_and, AnyOrComplex, Bool, (a != 0) && (b != 0), logical_and, Keep, Cheap, Real, none)         \
+  X(logical_or, AnyOrComplex, Bool, (a != 0) || (b != 0), logical_or, Keep, Cheap, Real, none)          \
+  X(logical_xor, AnyOrComplex, Bool, (a != 0) != (b != 0), logical_xor, Keep, Cheap, Real, none)         \
   X(bitwise_and, IntegerOrBool, Same, a & b, bitwise_and, Keep, Cheap, Real, none)              \
   X(bitwise_or, IntegerOrBool, Same, a | b, bitwise_or, Keep, Cheap, Real, none)                \
   X(bitwise_xor, IntegerOrBool, Same, a ^ b, bitwise_xor, Keep, Cheap, Real, none)              \
@@ -99,26 +102,26 @@
   X(shift_right, Integer, Same, kiln_shift_right(a, b), right_shift, Keep, Cheap, Real, none)
 
 // where(condition, a, b): condition is bool, a and b share a dtype.
-#define KILN_TERNARY_OPS(X) X(where, Any, Same, kiln_select(a, b, c), where, Keep, Cheap, Real, none)
+#define KILN_TERNARY_OPS(X) X(where, AnyOrComplex, Same, kiln_select(a, b, c), where, Keep, Cheap, Real, none)
 
 // Reductions over a set of axes (attrs.axes, attrs.keepdims).
 // X(name, accepts, result, accumulator, identity, combine, derivative): `acc` combined with `x`.
 // Accumulator Plain: one value of the result dtype. ArgIndex: (value, int64 index), first
 // occurrence wins. Welford: (count, mean, m2), result m2 / (count - ddof).
 #define KILN_REDUCE_OPS(X)                                                               \
-  X(sum, Numeric, Same, Plain, kiln_zero<T>(), acc + x, none)                            \
+  X(sum, NumericOrComplex, Same, Plain, kiln_zero<T>(), acc + x, none)                            \
   X(prod, Numeric, Same, Plain, kiln_one<T>(), acc * x, none)                            \
   X(max, Any, Same, Plain, kiln_lowest<T>(), kiln_maximum(acc, x), none)                 \
   X(min, Any, Same, Plain, kiln_highest<T>(), kiln_minimum(acc, x), none)                \
-  X(any, Any, Bool, Plain, false, acc || (x != 0), none)                                 \
-  X(all, Any, Bool, Plain, true, acc && (x != 0), none)                                  \
+  X(any, AnyOrComplex, Bool, Plain, false, acc || (x != 0), none)                                 \
+  X(all, AnyOrComplex, Bool, Plain, true, acc && (x != 0), none)                                  \
   X(argmax, Any, Int64, ArgIndex, kiln_lowest<T>(), kiln_argmax_better(x, acc), none)    \
   X(argmin, Any, Int64, ArgIndex, kiln_highest<T>(), kiln_argmin_better(x, acc), none)   \
   X(var, Float, Same, Welford, kiln_zero<T>(), 0, none)
 
 // Inclusive scans along attrs.axis.  X(name, accepts, identity, combine, derivative)
 #define KILN_SCAN_OPS(X)                                                                 \
-  X(cumsum, Numeric, kiln_zero<T>(), acc + x, none)                                      \
+  X(cumsum, NumericOrComplex, kiln_zero<T>(), acc + x, none)                                      \
   X(cumprod, Numeric, kiln_one<T>(), acc * x, none)
 
 // Everything that is not a scalar expression. X(name, arity)  (-1: variadic)
@@ -140,6 +143,9 @@
   X(gather, 2)         /* out[..i..] = in[.. index[..i..] ..] along attrs.axis */        \
   X(scatter, 3)        /* functional a[index] = values along attrs.axis (attrs.mode) */ \
   X(matmul, 2)         /* extern: batched, broadcast batch dims */                      \
+  X(complex, 2)        /* real + imaginary part -> complex (ir/complex_lowering.h) */   \
+  X(real, 1)           /* the real part of a complex value */                           \
+  X(imag, 1)           /* the imaginary part of a complex value */                      \
   X(loop, -1)          /* ir/loop.h: start, stop, carried, invariants; axis 1: while */ \
   X(loop_result, 1)    /* carried value attrs.index of a loop after its last iteration */ \
   X(placeholder, 0)    /* a loop body's input while it is traced; never in a graph */

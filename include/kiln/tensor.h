@@ -158,6 +158,13 @@ Tensor take(const Tensor& x, const Tensor& indices, int64_t axis, KILN_WHERE);
 Tensor index_put(const Tensor& x, const Tensor& indices, const Tensor& values, int64_t axis = 0,
                  bool accumulate = false, KILN_WHERE);
 
+// ---- complex numbers: a complex tensor from float parts; NumPy's real, imag, conj, angle ----
+Tensor complex(const Tensor& real_part, const Tensor& imaginary_part, KILN_WHERE);
+Tensor real(const Tensor& x, KILN_WHERE);
+Tensor imag(const Tensor& x, KILN_WHERE);
+Tensor conj(const Tensor& x, KILN_WHERE);
+Tensor angle(const Tensor& x, KILN_WHERE);
+
 // ---- linear algebra ----
 Tensor matmul(const Tensor& a, const Tensor& b, KILN_WHERE);
 Tensor dot(const Tensor& a, const Tensor& b, KILN_WHERE);

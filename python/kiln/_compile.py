@@ -228,8 +228,8 @@ def _is_unsupported_array(leaf):
         return False
     if type(leaf) is not np.ndarray:
         return True
-    return (leaf.dtype.kind not in "biuf" or not leaf.dtype.isnative or not leaf.flags.aligned
-            or leaf.dtype.itemsize not in (1, 2, 4, 8)
+    return (leaf.dtype.kind not in "biufc" or not leaf.dtype.isnative or not leaf.flags.aligned
+            or leaf.dtype.itemsize not in (1, 2, 4, 8, 16)
             or any(stride % leaf.itemsize for stride in leaf.strides))
 
 

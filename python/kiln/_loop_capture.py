@@ -92,6 +92,40 @@ class LoopCapture:
         except NameError:
             return LoopCapture.UNBOUND
 
+    # ---- `and`, `or`, `not` in tests (kiln._loop_transform._LogicRewriter) ----
+
+    @staticmethod
+    def all_of(*operands):
+        """`a and b and ...`: Python's value for concrete operands; traced ones are combined
+        with logical_and (a traced test cannot short-circuit)."""
+        result = True
+        for operand in operands:
+            value = operand()
+            if isinstance(value, TracedArray) or isinstance(result, TracedArray):
+                result = value if result is True else np.logical_and(result, value)
+            elif not value:
+                return value
+            else:
+                result = value
+        return result
+
+    @staticmethod
+    def any_of(*operands):
+        result = False
+        for operand in operands:
+            value = operand()
+            if isinstance(value, TracedArray) or isinstance(result, TracedArray):
+                result = value if result is False else np.logical_or(result, value)
+            elif value:
+                return value
+            else:
+                result = value
+        return result
+
+    @staticmethod
+    def not_(value):
+        return np.logical_not(value) if isinstance(value, TracedArray) else not value
+
     # ---- loops ----
 
     def for_range(self, bounds, body, get, set_, names, live, location):
@@ -197,6 +231,8 @@ class LoopCapture:
                 initial = _retyped(context, to_tensor(context, value), dtype, shape)
                 placeholder = trace.loop_placeholder(dtype, shape)
                 rebound[name] = TracedArray(context, placeholder)
+                if _is_python_number(value):  # still weak, as Python numbers are in NumPy
+                    rebound[name]._scalar, rebound[name]._weak = True, type(value)
                 slots.append(([name], None, initial, placeholder))
             if rebound:
                 set_(tuple(rebound.get(name, self.KEEP) for name in names))
@@ -272,6 +308,9 @@ class LoopCapture:
                     results.append(value.tensor)
                     continue
                 retype[name] = _type_of(value.tensor)
+                continue
+            if _is_python_number(value) and _is_python_number(old):  # a counter: carried
+                retype[name] = (np.asarray(value if isinstance(value, float) else old).dtype.name, ())
                 continue
             raise CaptureFailed(f"the loop changes the Python value of `{name}`")
         if retype:
@@ -401,6 +440,10 @@ class LoopCapture:
             values.append(TracedArray(self.context, k.where(predicate, ta, tb)))
             rebound += int(np.prod(ta.shape))
         return merged_arrays, tuple(values), (rebound, updated)
+
+
+def _is_python_number(value):
+    return type(value) is int or type(value) is float
 
 
 def _type_of(tensor):

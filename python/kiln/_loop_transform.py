@@ -23,6 +23,32 @@ import types
 HELPER = "__kiln_loops__"
 
 
+
+class _LogicRewriter(ast.NodeTransformer):
+    """`a and b`, `a or b`, `not a` in a loop's or branch's test: Python asks bool() of each
+    operand, which a traced value cannot answer; the helper's all_of / any_of / not_ keep
+    Python's short-circuit on concrete values and combine traced ones elementwise."""
+
+    def visit_BoolOp(self, node):
+        self.generic_visit(node)
+        helper = "all_of" if isinstance(node.op, ast.And) else "any_of"
+        call = _parse(f"{HELPER}.{helper}()")[0].value
+        call.args = [ast.Lambda(args=_parse("lambda: 0")[0].value.args, body=value)
+                     for value in node.values]
+        return ast.copy_location(call, node)
+
+    def visit_UnaryOp(self, node):
+        self.generic_visit(node)
+        if not isinstance(node.op, ast.Not):
+            return node
+        call = _parse(f"{HELPER}.not_(None)")[0].value
+        call.args = [node.operand]
+        return ast.copy_location(call, node)
+
+
+def _traceable_logic(test):
+    return ast.fix_missing_locations(_LogicRewriter().visit(test))
+
 class Rewritten:
     """The rewritten code of one function, and what the rewriting found."""
 
@@ -290,7 +316,7 @@ class _Rewriter:
         live = self.live(assigned, with_test)
         self.captured.append(self.location(node))
         test = _at(_parse(f"def __kiln_test_{n}():\n    return None\n")[0], node)
-        test.body[0].value = node.test
+        test.body[0].value = _traceable_logic(node.test)
         definitions = [test] + self.body_function(f"__kiln_body_{n}", [], assigned, body)
         definitions += self.accessors(n, touched, assigned)
         call = _parse(f"{HELPER}.while_loop(__kiln_test_{n}, __kiln_body_{n}, __kiln_get_{n}, "
@@ -332,7 +358,7 @@ class _Rewriter:
         definitions += self.accessors(n, touched, assigned)
         call = _parse(f"{HELPER}.branch(None, __kiln_then_{n}, __kiln_else_{n}, __kiln_get_{n}, "
                       f"__kiln_set_{n}, {tuple(touched)!r}, {self.location(node)!r})")[0]
-        call.value.args[0] = node.test
+        call.value.args[0] = _traceable_logic(node.test)
         return definitions + [_at(call, node)]
 
     def body_function(self, name, parameters, assigned, body):

@@ -37,7 +37,7 @@ def _identity(context, operands, loop):
 
 def _reciprocal(context, operands, loop):
     k, (x,) = _k(), operands
-    if loop[0].kind == "f":
+    if loop[0].kind in "fc":
         return k.reciprocal(x)
     # Integer reciprocal is C division 1 / x: 1 and -1 are themselves, the rest 0.
     result = k.where(k.equal(x, 1.0), x, context.constant(0, loop[0]))
@@ -115,7 +115,7 @@ UFUNCS = {
     **_table_functions(),
     np.matmul: _widened(_direct("matmul")), np.power: _power, np.fabs: _direct("abs"),
     np.rint: _direct("round"), np.square: _direct("square"), np.reciprocal: _reciprocal,
-    np.positive: _identity, np.conjugate: _identity, np.float_power: _float_power,
+    np.positive: _identity, np.conjugate: _direct("conj"), np.float_power: _float_power,
     np.divmod: _divmod, np.frexp: _frexp, np.ldexp: _ldexp,
     np.fmod: _direct("fmod"), np.modf: _direct("modf"), np.logaddexp: _direct("logaddexp"),
     np.logaddexp2: _direct("logaddexp2"), np.heaviside: _direct("heaviside"),
@@ -136,6 +136,10 @@ def _resolve(ufunc, types, dtype, casting):
     loop = _resolved.get(key)
     if loop is None:
         options = {"casting": casting}
+        if all(t is int or t is float or t is complex for t in types):
+            # Python numbers only (a captured loop's counters): NumPy resolves some ufuncs on
+            # two Python ints (less, equal) to object loops; their default dtypes decide.
+            types = tuple(np.dtype(t) for t in types)
         if dtype is not None:
             options["signature"] = (None,) * ufunc.nin + (np.dtype(dtype),) * ufunc.nout
         loop = ufunc.resolve_dtypes(types + (None,) * ufunc.nout, **options)
@@ -228,9 +232,9 @@ def call_ufunc(ufunc, inputs, out=None, where=True, dtype=None, casting="same_ki
 def _weak_result(types, result_dtypes):
     """Python arithmetic on Python numbers (traced ones: a captured loop's index) gives Python
     numbers again: weak int or float results when every operand is weak."""
-    if not all(t is int or t is float for t in types):
+    if not all(t is int or t is float or t is complex for t in types):
         return [None] * len(result_dtypes)
-    return [{"i": int, "f": float}.get(d.kind) for d in result_dtypes]
+    return [{"i": int, "f": float, "c": complex}.get(d.kind) for d in result_dtypes]
 
 
 def _index_range(ufunc, inputs):

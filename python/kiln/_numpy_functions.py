@@ -467,14 +467,17 @@ def tensordot(context, a, b, axes=2):
 
 
 def vdot(context, a, b):
-    return _product("dot")(context, ravel(context, _as_traced(context, a)),
-                           ravel(context, _as_traced(context, b)))
+    """NumPy's vdot conjugates its first argument."""
+    first = _result(context, _k().conj(ravel(context, _as_traced(context, a)).tensor))
+    return _product("dot")(context, first, ravel(context, _as_traced(context, b)))
 
 
 def norm(context, x, ord=None, axis=None, keepdims=False):
     """np.linalg.norm through kiln's C++ decomposition (decompose::norm); the spectral matrix
     norms (2, -2, 'nuc') need singular values and run eagerly."""
     value = _as_traced(context, x)
+    if value.dtype.kind == "c":  # every norm kiln computes depends on |x| only
+        value = _result(context, _k().abs(value.tensor))
     # No axis: with no ord the 2-norm of the flattened array (empty axes); with an ord a vector
     # or matrix norm over all axes (NumPy's ord=2 on a matrix is its spectral norm).
     axes = normalize_axes(axis, value.ndim, "norm") if axis is not None or ord is not None else []
@@ -489,6 +492,11 @@ def norm(context, x, ord=None, axis=None, keepdims=False):
     except _kiln.Unsupported:
         return np.linalg.norm(materialize_all(value, f"linalg.norm with ord={ord!r}"), ord, axis,
                               keepdims)
+
+
+def angle(context, z, deg=False):
+    result = _result(context, _k().angle(_as_traced(context, z).tensor))
+    return result * (180 / np.pi) if deg else result
 
 
 def _shape_of(context, a):
@@ -512,6 +520,10 @@ FUNCTIONS = {
     np.linalg.norm: norm, np.shape: _shape_of,
     np.ndim: lambda context, a: _as_traced(context, a).ndim,
     np.size: lambda context, a, axis=None: _as_traced(context, a).size,
+    np.real: lambda context, a: _result(context, _k().real(_as_traced(context, a).tensor)),
+    np.imag: lambda context, a: _result(context, _k().imag(_as_traced(context, a).tensor)),
+    np.angle: angle, np.iscomplexobj: lambda context, a: _as_traced(context, a).dtype.kind == "c",
+    np.isrealobj: lambda context, a: _as_traced(context, a).dtype.kind != "c",
 }
 if hasattr(np, "astype"):
     FUNCTIONS[np.astype] = astype

@@ -38,7 +38,7 @@ except ImportError:
 
 SUPPORTED_DTYPES = frozenset(
     ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-     "float16", "float32", "float64"])
+     "float16", "float32", "float64", "complex64", "complex128"])
 
 
 def backend():  # the kiln ops the tracer records with
@@ -143,6 +143,11 @@ class TraceContext:
             bits = value - 2**64 if value >= 2**63 else value
             if -2**63 <= bits < 2**63:
                 return backend().full_integer(self.anchor(), list(shape), bits, dtype.name)
+        if dtype.kind == "c":  # from its float parts (the graph's complex op)
+            part = np.finfo(dtype).dtype
+            value = complex(value)
+            return backend().complex(self.constant(value.real, part, shape),
+                                     self.constant(value.imag, part, shape))
         return backend().full(self.anchor(), list(shape), float(value), dtype.name)
 
     def lift(self, array):
@@ -270,7 +275,7 @@ def weak_type(value):
     if isinstance(value, (np.ndarray, np.generic)):
         return value.dtype
     if isinstance(value, complex):
-        graph_break("complex numbers are not supported by kiln")
+        return complex
     return np.asarray(value).dtype
 
 
@@ -294,7 +299,7 @@ def to_tensor(context, value, dtype=None, op_name="op"):
     """A _kiln.Tensor for any operand, cast to `dtype` when given."""
     if isinstance(value, TracedArray):
         tensor = value.tensor
-    elif isinstance(value, (bool, int, float, np.bool_)) and not isinstance(value, np.generic):
+    elif isinstance(value, (bool, int, float, complex, np.bool_)) and not isinstance(value, np.generic):
         target = np.dtype(dtype) if dtype is not None else np.asarray(value).dtype
         check_fits(value, target, op_name)
         if context.is_data_scalar(value):  # from float()/.item() after a break: an input
@@ -458,13 +463,8 @@ class TracedArray:
             raise ValueError("matrix transpose with ndim < 2 is undefined")
         return np.swapaxes(self, -1, -2)
 
-    @property
-    def real(self):
-        return self
-
-    @property
-    def imag(self):
-        return np.zeros_like(self)
+    real = property(np.real, doc="The real part (the array itself when not complex).")
+    imag = property(np.imag, doc="The imaginary part (zeros when not complex).")
 
     def __len__(self):
         if self.ndim == 0:

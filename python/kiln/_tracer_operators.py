@@ -43,8 +43,6 @@ def _binary_operator(ufunc):
 
 
 def _is_operand(value):
-    # complex is an operand so that NumPy's rules reach it and kiln reports it (a graph break
-    # that runs eagerly, or kiln.GraphBreak naming the line), never a TypeError about TracedArray.
     return isinstance(value, (TracedArray, bool, int, float, complex, np.ndarray, np.generic,
                               list, tuple))
 

@@ -9,6 +9,7 @@
 #include "api/logging.h"
 #include "api/options.h"
 #include "codegen/cpp/cpp_emitter.h"
+#include "ir/complex_lowering.h"
 #include "ir/printer.h"
 #include "ir/verifier.h"
 #include "passes/passes.h"
@@ -100,6 +101,18 @@ void check_source_size(const std::string& text, const ir::Graph& graph) {
                   " MiB for one compile; it runs eagerly (KILN_LOGS=perf shows the sizes)");
 }
 
+// A complex input's strides as its real pairs' (ir/complex_lowering.h): each doubled, then 1.
+std::vector<std::vector<int64_t>> real_input_strides(
+    const ir::Graph& graph, const std::vector<std::vector<int64_t>>& input_strides) {
+  std::vector<std::vector<int64_t>> result = input_strides;
+  for (size_t k = 0; k < result.size() && k < graph.inputs().size(); ++k) {
+    if (!is_complex(graph.node(graph.inputs()[k]).dtype) || result[k].empty()) continue;
+    for (int64_t& stride : result[k]) stride *= 2;
+    result[k].push_back(1);
+  }
+  return result;
+}
+
 runtime::ExecutableImage read_image(const runtime::SharedLibrary& library) {
   auto* size = static_cast<const unsigned long*>(library.symbol(runtime::kImageSizeSymbol));
   auto* bytes = static_cast<const char*>(library.symbol(runtime::kImageSymbol));
@@ -168,12 +181,14 @@ std::unique_ptr<CompiledGraph> compile_graph(const ir::Graph& traced,
   const ir::Graph& live = captured_loops ? passes::eliminate_dead_code(traced) : traced;
   run_stage("verify", [&] { ir::verify(live, "trace"); });
   api::log(LogChannel::Graph, "traced graph:\n" + ir::print_graph(live, true));
+  const ir::Graph real = run_stage("lower complex", [&] { return ir::lower_complex(live); });
+  const std::vector<std::vector<int64_t>> real_strides = real_input_strides(live, input_strides);
   result->graph =
-      run_stage("graph passes", [&] { return passes::run_graph_passes(live, disabled); });
+      run_stage("graph passes", [&] { return passes::run_graph_passes(real, disabled); });
   ir::verify(result->graph, "graph passes");
   result->graph_text = ir::print_graph(result->graph);
   const std::string key = run_stage("cache key", [&] {
-    return compile_key(result->graph_text, input_strides, options, target, disabled);
+    return compile_key(result->graph_text, real_strides, options, target, disabled);
   });
 
   std::optional<runtime::ExecutableImage> image;  // made here on a miss, read back on a hit
@@ -182,7 +197,7 @@ std::unique_ptr<CompiledGraph> compile_graph(const ir::Graph& traced,
       key,
       [&] {
         image.emplace();
-        image->program = schedule_program(result->graph, input_strides, target, disabled);
+        image->program = schedule_program(result->graph, real_strides, target, disabled);
         codegen::CppSource source =
             run_stage("emit", [&] { return codegen::emit_cpp(image->program, options, target); });
         check_source_size(source.text, result->graph);
@@ -215,6 +230,12 @@ std::unique_ptr<CompiledGraph> compile_graph(const ir::Graph& traced,
   settings.pool_outputs = mode.reduce_overhead;
   settings.autotune = mode.autotune;
   settings.tuning_file = object.path.substr(0, object.path.find_last_of('/')) + "/autotune.txt";
+  if (ir::has_complex_values(live)) {
+    for (ir::ValueId input : live.inputs())
+      settings.complex_inputs.push_back(is_complex(live.node(input).dtype));
+    for (ir::ValueId output : live.outputs())
+      settings.complex_outputs.push_back(is_complex(live.node(output).dtype));
+  }
   result->executable = std::make_unique<runtime::Executable>(
       std::move(image->program), std::move(image->kernels), std::move(library), std::move(checks),
       std::move(settings));

@@ -38,7 +38,7 @@ DType math_float(DType dtype) {
   switch (dtype) {
     case DType::Bool: case DType::Int8: case DType::UInt8: return DType::Float16;
     case DType::Int16: case DType::UInt16: return DType::Float32;
-    default: return is_float(dtype) ? dtype : DType::Float64;
+    default: return is_inexact(dtype) ? dtype : DType::Float64;
   }
 }
 
@@ -67,7 +67,7 @@ bool fits(DType dtype, double value) {
 // bool) and anything else as a Python float (float64).
 DType weak_scalar_dtype(DType tensor, double value, Op op, const std::string& name,
                         const std::string& location) {
-  if (is_float(tensor)) return tensor;
+  if (is_inexact(tensor)) return tensor;
   if (!std::isfinite(value) || value != std::trunc(value)) return DType::Float64;
   if (tensor == DType::Bool) return DType::Int64;
   if (fits(tensor, value)) return tensor;
@@ -89,8 +89,8 @@ struct BinarySpec {
 
 // The op and the dtype the operands are cast to, for operands promoted to `dtype`.
 std::pair<Op, DType> resolve(const BinarySpec& spec, DType dtype, const std::string& location) {
-  if (!is_float(dtype) && spec.floats == Promotion::Float64) return {spec.op, DType::Float64};
-  if (!is_float(dtype) && spec.floats == Promotion::MathFloat) return {spec.op, math_float(dtype)};
+  if (!is_inexact(dtype) && spec.floats == Promotion::Float64) return {spec.op, DType::Float64};
+  if (!is_inexact(dtype) && spec.floats == Promotion::MathFloat) return {spec.op, math_float(dtype)};
   if (dtype != DType::Bool) return {spec.op, dtype};
   // NumPy's bool loops: + is or, * is and, - is refused, the rest compute in int8.
   switch (spec.op) {
@@ -139,7 +139,7 @@ Tensor unary(const char* name, Op op, const Tensor& x, const Where& where) {
   ValueId value = x.id();
   if (floats == Promotion::MathFloat || (floats == Promotion::BoolToFloat && x.dtype() == DType::Bool))
     value = cast_to(trace.builder, value, math_float(x.dtype()));
-  if (floats == Promotion::Float64 && !is_float(x.dtype())) value = cast_to(trace.builder, value, DType::Float64);
+  if (floats == Promotion::Float64 && !is_inexact(x.dtype())) value = cast_to(trace.builder, value, DType::Float64);
   return wrap(trace, trace.builder.unary(op, value));
 }
 
@@ -223,13 +223,13 @@ namespace {
 // MathFloat; NumPy's bool loops of integer ufuncs compute in int8.
 std::pair<ValueId, ValueId> promoted(Trace& trace, const Tensor& a, const Tensor& b, Promotion floats) {
   DType dtype = promote_types(a.dtype(), b.dtype());
-  if (floats == Promotion::MathFloat && !is_float(dtype)) dtype = math_float(dtype);
+  if (floats == Promotion::MathFloat && !is_inexact(dtype)) dtype = math_float(dtype);
   if (dtype == DType::Bool) dtype = DType::Int8;
   return {cast_to(trace.builder, a.id(), dtype), cast_to(trace.builder, b.id(), dtype)};
 }
 
 ValueId as_math_float(Trace& trace, const Tensor& x) {
-  return cast_to(trace.builder, x.id(), is_float(x.dtype()) ? x.dtype() : math_float(x.dtype()));
+  return cast_to(trace.builder, x.id(), math_float(x.dtype()));
 }
 
 void require_integers(const char* name, const Tensor& a, const Tensor& b, const Where& where) {

@@ -33,11 +33,11 @@ ValueId cast_to(Builder& b, ValueId x, DType dtype) {
 }
 
 ValueId to_float(Builder& b, ValueId x) {
-  return is_float(b.node(x).dtype) ? x : b.cast(x, DType::Float64);
+  return is_inexact(b.node(x).dtype) ? x : b.cast(x, DType::Float64);
 }
 
 DType accumulation_float(DType dtype) {
-  if (!is_float(dtype)) return DType::Float64;
+  if (!is_inexact(dtype)) return DType::Float64;
   return dtype_size(dtype) == 2 ? DType::Float32 : dtype;
 }
 
@@ -92,7 +92,7 @@ struct FloatStatistic {
 
 FloatStatistic prepare_statistic(Builder& b, ValueId x) {
   DType dtype = b.node(x).dtype;
-  DType result = is_float(dtype) ? dtype : DType::Float64;
+  DType result = is_inexact(dtype) ? dtype : DType::Float64;
   return {cast_to(b, x, accumulation_float(dtype)), result};
 }
 

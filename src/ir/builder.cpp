@@ -101,8 +101,7 @@ ValueId Builder::unary(Op op, ValueId a) {
   checker.expect_kind(OpKind::Unary, "unary");
   ValueType type = checker.operand(a);
   checker.expect_accepted(type.dtype, type.shape);
-  DType result = op_info(op).result == ResultType::Bool ? DType::Bool : type.dtype;
-  return add(op, result, type.shape, {a});
+  return add(op, result_dtype(op, type.dtype), type.shape, {a});
 }
 
 ValueId Builder::binary(Op op, ValueId a, ValueId b) {
@@ -119,8 +118,7 @@ ValueId Builder::binary(Op op, ValueId a, ValueId b) {
   }
   ValueId left_input = left.shape == shape ? a : broadcast(a, shape);
   ValueId right_input = right.shape == shape ? b : broadcast(b, shape);
-  DType result = op_info(op).result == ResultType::Bool ? DType::Bool : left.dtype;
-  return add(op, result, shape, {left_input, right_input});
+  return add(op, result_dtype(op, left.dtype), shape, {left_input, right_input});
 }
 
 ValueId Builder::where(ValueId condition, ValueId a, ValueId b) {
@@ -154,6 +152,37 @@ ValueId Builder::cast(ValueId a, DType dtype) {
   return add(Op::cast, dtype, type.shape, {a});
 }
 
+// ---- complex numbers ----
+
+ValueId Builder::complex(ValueId real_part, ValueId imaginary_part) {
+  Checker checker(Op::complex, graph_, location_);
+  ValueType re = checker.operand(real_part);
+  ValueType im = checker.operand(imaginary_part);
+  checker.expect_same_dtype(re, im);
+  if (re.dtype != DType::Float32 && re.dtype != DType::Float64) {
+    checker.fail(ErrorKind::Type, "the parts must be float32 or float64, got " +
+                                      std::string(dtype_name(re.dtype)));
+  }
+  if (re.shape != im.shape) {
+    checker.fail(ErrorKind::Value, "the parts have shapes " + shape_string(re.shape) + " and " +
+                                       shape_string(im.shape));
+  }
+  return add(Op::complex, complex_of(re.dtype), re.shape, {real_part, imaginary_part});
+}
+
+ValueId Builder::complex_part(Op op, ValueId value) {
+  Checker checker(op, graph_, location_);
+  ValueType type = checker.operand(value);
+  if (!is_complex(type.dtype)) {
+    checker.fail(ErrorKind::Type, "needs a complex operand, got " +
+                                      std::string(dtype_name(type.dtype)));
+  }
+  return add(op, component_dtype(type.dtype), type.shape, {value});
+}
+
+ValueId Builder::real(ValueId value) { return complex_part(Op::real, value); }
+ValueId Builder::imag(ValueId value) { return complex_part(Op::imag, value); }
+
 // ---- reductions and scans ----
 
 ValueId Builder::reduce(Op op, ValueId a, std::vector<int64_t> axes, bool keepdims,
@@ -183,9 +212,7 @@ ValueId Builder::reduce(Op op, ValueId a, std::vector<int64_t> axes, bool keepdi
     checker.fail(ErrorKind::Value, "zero-size array (shape " + shape_string(type.shape) +
                                        ") to a reduction which has no identity");
   }
-  DType result = type.dtype;
-  if (op_info(op).result == ResultType::Bool) result = DType::Bool;
-  if (op_info(op).result == ResultType::Int64) result = DType::Int64;
+  DType result = result_dtype(op, type.dtype);
   Attrs attrs;
   attrs.axes = std::move(reduced);
   attrs.keepdims = keepdims;

@@ -31,6 +31,10 @@ class Builder {
   ValueId binary(Op op, ValueId a, ValueId b);
   ValueId where(ValueId condition, ValueId a, ValueId b);
   ValueId cast(ValueId a, DType dtype);
+  // Complex numbers (ir/complex_lowering.h): float parts -> complex, and back.
+  ValueId complex(ValueId real_part, ValueId imaginary_part);
+  ValueId real(ValueId value);
+  ValueId imag(ValueId value);
 
   // Axes may be negative; empty axes with all=true means every axis.
   ValueId reduce(Op op, ValueId a, std::vector<int64_t> axes, bool keepdims, int64_t ddof = 0);
@@ -65,6 +69,7 @@ class Builder {
 
  private:
   ValueId random(Op op, DType dtype, const Shape& shape, uint64_t seed);
+  ValueId complex_part(Op op, ValueId value);
   ValueId add(Op op, DType dtype, Shape shape, std::vector<ValueId> inputs, Attrs attrs = {});
   [[noreturn]] void fail(ErrorKind kind, Op op, const std::string& message) const;
 

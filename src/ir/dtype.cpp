@@ -30,6 +30,9 @@ constexpr std::array<DTypeSpelling, kDTypeCount> kSpellings = {{
     {"bfloat16", "uint16_t", "float"},
     {"float32", "float", "float"},
     {"float64", "double", "double"},
+    // Never printed: complex values are pairs of real ones before scheduling.
+    {"complex64", "<complex64>", "<complex64>"},
+    {"complex128", "<complex128>", "<complex128>"},
 }};
 
 // A corrupt dtype (a dangling Node reference, say) must not read past the table: error
@@ -65,6 +68,18 @@ DType promote_floats(DType a, DType b) {
   return dtype_size(a) >= dtype_size(b) ? a : b;
 }
 
+// NumPy: a complex dtype wide enough for the parts of both (complex64 + float64 = complex128).
+DType promote_with_complex(DType a, DType b) {
+  DType parts = DType::Float32;
+  for (DType t : {a, b}) {
+    DType part = is_complex(t) || is_float(t) ? component_dtype(t)
+                 : dtype_class(t) == DTypeClass::Bool ? DType::Float32
+                                                      : float_for_integer(t);
+    if (dtype_size(part) > dtype_size(parts)) parts = part;
+  }
+  return complex_of(parts);
+}
+
 DType promote_integer_with_float(DType integer, DType floating) {
   DType needed = float_for_integer(integer);
   // A 1-byte integer fits in either 16-bit float, so bfloat16 stays bfloat16 (as float16 does).
@@ -94,6 +109,7 @@ DType promote_types(DType a, DType b) {
   // bool is the lowest kind: it never changes the other type.
   if (class_a == DTypeClass::Bool) return b;
   if (class_b == DTypeClass::Bool) return a;
+  if (class_a == DTypeClass::Complex || class_b == DTypeClass::Complex) return promote_with_complex(a, b);
   if (class_a == DTypeClass::Float && class_b == DTypeClass::Float) return promote_floats(a, b);
   if (class_a == DTypeClass::Float) return promote_integer_with_float(b, a);
   if (class_b == DTypeClass::Float) return promote_integer_with_float(a, b);

@@ -126,7 +126,10 @@ void visit_dtype(DType dtype, F&& f) {
     case DType::BFloat16: f(DTypeTraits<DType::BFloat16>{}); return;
     case DType::Float32: f(DTypeTraits<DType::Float32>{}); return;
     case DType::Float64: f(DTypeTraits<DType::Float64>{}); return;
+    case DType::Complex64:
+    case DType::Complex128: break;  // interpret() lowers complex graphs first
   }
+  throw Error(ErrorKind::Internal, "kiln: the interpreter met a complex value (not lowered)");
 }
 
 constexpr bool accepts_dtype(uint8_t accepts, DType dtype) {

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <string_view>
 
+#include "kiln/dtype.h"
 #include "kiln/op_list.h"
 
 namespace kiln::ir {
@@ -24,8 +25,11 @@ enum Accepts : uint8_t {
   Float = 8,
   Integer = 2 | 4,
   IntegerOrBool = 1 | 2 | 4,
+  AnyOrComplex = Any | 16,
+  NumericOrComplex = Numeric | 16,
+  FloatOrComplex = Float | 16,
 };
-enum class ResultType : uint8_t { Same, Bool, Int64 };
+enum class ResultType : uint8_t { Same, Bool, Int64, Magnitude };
 enum class Accumulator : uint8_t { None, Plain, ArgIndex, Welford };
 // The op table's promotion, cost and domain columns (op_list.h says what each value means).
 enum class Promotion : uint8_t { Keep, MathFloat, Float64, BoolToFloat };
@@ -57,6 +61,17 @@ const OpInfo& op_info(Op op);
 std::string_view op_name(Op op);
 // Throws kiln::Error for an unknown name.
 Op op_from_name(std::string_view name);
+
+// The dtype of an elementwise op's or a reduction's result on operands of dtype `operand`.
+inline DType result_dtype(Op op, DType operand) {
+  switch (op_info(op).result) {
+    case ResultType::Bool: return DType::Bool;
+    case ResultType::Int64: return DType::Int64;
+    case ResultType::Magnitude: return component_dtype(operand);
+    case ResultType::Same: break;
+  }
+  return operand;
+}
 
 inline bool is_elementwise(Op op) {
   OpKind kind = op_info(op).kind;

@@ -89,7 +89,7 @@ class NodeVerifier {
       expect(input(i).dtype == dtype, "operands have different dtypes");
     }
     expect_accepted(dtype);
-    DType result = op_info(node_.op).result == ResultType::Bool ? DType::Bool : dtype;
+    DType result = result_dtype(node_.op, dtype);
     expect(node_.dtype == result, "result dtype should be " + std::string(dtype_name(result)));
   }
 
@@ -105,16 +105,15 @@ class NodeVerifier {
       if (reduced && node_.attrs.keepdims) shape.push_back(1);
     }
     expect(shape == node_.shape, "reduced shape should be " + shape_string(shape));
-    DType result = operand.dtype;
-    if (op_info(node_.op).result == ResultType::Bool) result = DType::Bool;
-    if (op_info(node_.op).result == ResultType::Int64) result = DType::Int64;
+    DType result = result_dtype(node_.op, operand.dtype);
     expect(node_.dtype == result, "result dtype should be " + std::string(dtype_name(result)));
   }
 
   void verify_structural() const {
     const Attrs& attrs = node_.attrs;
     bool same_dtype = node_.inputs.empty() || node_.op == Op::cast || node_.op == Op::loop ||
-                      node_.op == Op::loop_result || node_.dtype == input(0).dtype;
+                      node_.op == Op::loop_result || node_.op == Op::complex ||
+                      node_.op == Op::real || node_.op == Op::imag || node_.dtype == input(0).dtype;
     expect(same_dtype, "result dtype differs from the operand's");
     switch (node_.op) {
       case Op::parameter: expect(attrs.index >= 0, "negative parameter index"); break;
@@ -145,6 +144,18 @@ class NodeVerifier {
       case Op::matmul: verify_matmul(); break;
       case Op::loop: verify_loop(); break;
       case Op::loop_result: verify_loop_result(); break;
+      case Op::complex:
+        expect(input(0).dtype == input(1).dtype && node_.dtype == complex_of(input(0).dtype) &&
+                   is_float(input(0).dtype) && input(0).shape == node_.shape &&
+                   input(1).shape == node_.shape,
+               "complex takes two float parts of its shape");
+        break;
+      case Op::real:
+      case Op::imag:
+        expect(is_complex(input(0).dtype) && node_.dtype == component_dtype(input(0).dtype) &&
+                   input(0).shape == node_.shape,
+               "takes a complex operand of its shape");
+        break;
       case Op::placeholder:
         fail("a value computed inside a loop body is used outside the loop");
       default: break;

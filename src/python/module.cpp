@@ -46,6 +46,10 @@ void fill_dtype_table() {
         if (size == 4) dtype = DType::Float32;
         if (size == 8) dtype = DType::Float64;
         break;
+      case 'c':
+        if (size == 8) dtype = DType::Complex64;
+        if (size == 16) dtype = DType::Complex128;
+        break;
       default: break;
     }
     if (dtype && size == dtype_size(*dtype))
@@ -102,6 +106,8 @@ int numpy_type_number(DType dtype) {
     case DType::Float16: return NPY_FLOAT16;
     case DType::Float32: return NPY_FLOAT32;
     case DType::Float64: return NPY_FLOAT64;
+    case DType::Complex64: return NPY_COMPLEX64;
+    case DType::Complex128: return NPY_COMPLEX128;
     case DType::BFloat16: break;
   }
   throw Error(ErrorKind::Type, error_message("", "", "NumPy has no bfloat16 arrays"));

@@ -226,6 +226,9 @@ void bind_elementwise(nb::module_& module) {
   KILN_BIND_DECOMPOSED_BINARY(ldexp)
 #undef KILN_BIND_DECOMPOSED_BINARY
   KILN_BIND_UNARY(signbit)
+  KILN_BIND_UNARY(real) KILN_BIND_UNARY(imag) KILN_BIND_UNARY(conj) KILN_BIND_UNARY(angle)
+  module.def("complex", [](const Tensor& re, const Tensor& im) { return kiln::complex(re, im, kNoWhere); },
+             Keep<1>());
   module.def("modf", [](nb::handle x) { return pair_keeping(x, kiln::modf(nb::cast<const Tensor&>(x), kNoWhere)); });
   module.def("frexp", [](nb::handle x) { return pair_keeping(x, kiln::frexp(nb::cast<const Tensor&>(x), kNoWhere)); });
 #undef KILN_BIND_UNARY_OP

@@ -83,6 +83,8 @@ double load_as_double(DType dtype, const char* address) {
     }
     case DType::Float32: return load<float>(address);
     case DType::Float64: return load<double>(address);
+    case DType::Complex64: return load<float>(address);  // the real part
+    case DType::Complex128: return load<double>(address);
   }
   return 0;
 }
@@ -128,6 +130,28 @@ Array Array::borrow(void* data, DType dtype, std::vector<int64_t> shape,
   array.data_ = data;
   array.owner_ = std::move(owner);
   return array;
+}
+
+Array Array::view_as_real() const {
+  if (!is_complex(dtype_))
+    fail("view_as_real needs a complex array, got " + std::string(dtype_name(dtype_)));
+  std::vector<int64_t> shape = shape_, strides;
+  shape.push_back(2);
+  for (int64_t stride : strides_) strides.push_back(2 * stride);
+  strides.push_back(1);
+  return borrow(data_, component_dtype(dtype_), std::move(shape), std::move(strides), owner_);
+}
+
+Array Array::view_as_complex() const {
+  bool pairs = (dtype_ == DType::Float32 || dtype_ == DType::Float64) && !shape_.empty() &&
+               shape_.back() == 2 && strides_.back() == 1;
+  for (size_t d = 0; pairs && d + 1 < shape_.size(); ++d) pairs = strides_[d] % 2 == 0 || shape_[d] == 1;
+  if (!pairs)
+    fail("view_as_complex needs a float32/float64 array whose last axis holds 2 adjacent "
+         "elements, got " + std::string(dtype_name(dtype_)) + " " + ints_text(shape_));
+  std::vector<int64_t> shape(shape_.begin(), shape_.end() - 1), strides;
+  for (size_t d = 0; d + 1 < shape_.size(); ++d) strides.push_back(strides_[d] / 2);
+  return borrow(data_, complex_of(dtype_), std::move(shape), std::move(strides), owner_);
 }
 
 int64_t Array::size() const {

@@ -171,6 +171,27 @@ void Executable::check_inputs(const std::vector<Array>& inputs) const {
 }
 
 void Executable::run(const std::vector<Array>& inputs, std::vector<Array>& outputs) {
+  const std::vector<bool>&complex_inputs = settings_.complex_inputs,
+                         &complex_outputs = settings_.complex_outputs;
+  if (complex_inputs.empty() && complex_outputs.empty()) return run_real(inputs, outputs);
+  std::vector<Array> real_inputs = inputs;
+  for (size_t k = 0; k < real_inputs.size() && k < complex_inputs.size(); ++k) {
+    if (!complex_inputs[k]) continue;
+    if (!is_complex(inputs[k].dtype()))
+      throw Error(ErrorKind::Type, "kiln: run: input " + std::to_string(k) + " is " +
+                                       std::string(dtype_name(inputs[k].dtype())) +
+                                       "; the graph was compiled for a complex array");
+    real_inputs[k] = inputs[k].view_as_real();
+  }
+  for (size_t k = 0; k < outputs.size() && k < complex_outputs.size(); ++k)
+    if (complex_outputs[k] && outputs[k].data() != nullptr && is_complex(outputs[k].dtype()))
+      outputs[k] = outputs[k].view_as_real();
+  run_real(real_inputs, outputs);
+  for (size_t k = 0; k < outputs.size() && k < complex_outputs.size(); ++k)
+    if (complex_outputs[k]) outputs[k] = outputs[k].view_as_complex();
+}
+
+void Executable::run_real(const std::vector<Array>& inputs, std::vector<Array>& outputs) {
   check_inputs(inputs);
   std::lock_guard<std::mutex> lock(run_mutex_);
   outputs.resize(program_.output_buffers.size());

@@ -38,6 +38,9 @@ struct ExecutionSettings {
   // library in the cache entry) so later processes skip the timing. "": nowhere to store it.
   bool autotune = false;
   std::string tuning_file;
+  // By input and output number: complex in the caller's signature, a real (..., 2) array in the
+  // program's (ir/complex_lowering.h). run() converts them with no copy.
+  std::vector<bool> complex_inputs, complex_outputs;
 };
 
 class Executable {
@@ -71,6 +74,7 @@ class Executable {
   std::vector<std::vector<int32_t>> arguments_;  // by kernel: its buffers, in call order
   std::vector<char*> argument_pointers_;          // scratch for one call's arguments
   void check_inputs(const std::vector<Array>& inputs) const;
+  void run_real(const std::vector<Array>& inputs, std::vector<Array>& outputs);
   void raise_failed_checks(const std::vector<Array>& outputs) const;
 
   std::shared_ptr<void> arena_;

@@ -210,7 +210,7 @@ struct Tolerance {
 
 // Elementwise defaults: a few ulp (libmvec's vector math is within 4 ulp of glibc's).
 inline Tolerance default_tolerance(DType dtype) {
-  switch (dtype) {
+  switch (component_dtype(dtype)) {
     case DType::Float64: return {1e-12, 0, 4};
     case DType::Float32: return {1e-5, 1e-6, 4};
     case DType::Float16:
@@ -295,6 +295,9 @@ inline bool expect_array_matches(const Array& actual_array, const Array& expecte
       actual_array.shape() != expected_array.shape()) {
     return false;
   }
+  if (is_complex(actual_array.dtype()))  // part by part, each with the parts' tolerance
+    return expect_array_matches(actual_array.view_as_real(), expected_array.view_as_real(),
+                                tolerance, label);
   Array actual = actual_array.contiguous();
   Array expected = expected_array.contiguous();
   DType dtype = actual.dtype();

@@ -274,7 +274,8 @@ TEST(Fuzz, GeneratorIsDeterministicAndCoversTheOpTable) {
     dtypes.insert(node.dtype);
   }
   EXPECT_GE(seen.size(), 60u);
-  EXPECT_EQ(dtypes.size(), static_cast<size_t>(kDTypeCount));
+  // Complex values are lowered to real ones before compiling: test_complex.cpp covers them.
+  EXPECT_EQ(dtypes.size(), static_cast<size_t>(kRealDTypeCount));
 }
 
 TEST(Fuzz, RandomGraphsMatchTheInterpreter) {

@@ -26,11 +26,12 @@ TEST(Ops, ElementwiseEntries) {
   EXPECT_EQ(add.name, "add");
   EXPECT_EQ(add.kind, OpKind::Binary);
   EXPECT_EQ(add.arity, 2);
-  EXPECT_EQ(add.accepts, Accepts::Numeric);
+  EXPECT_EQ(add.accepts, Accepts::NumericOrComplex);
   EXPECT_EQ(add.expression, "a + b");
   EXPECT_EQ(op_info(Op::floordiv).expression, "kiln_floordiv(a, b)");
   EXPECT_EQ(op_info(Op::exp).arity, 1);
-  EXPECT_EQ(op_info(Op::exp).accepts, Accepts::Float);
+  EXPECT_EQ(op_info(Op::exp).accepts, Accepts::FloatOrComplex);
+  EXPECT_EQ(op_info(Op::exp2).accepts, Accepts::Float);
   EXPECT_EQ(op_info(Op::isinf).expression, "(a == a) && (a - a != a - a)");
   EXPECT_EQ(op_info(Op::lt).result, ResultType::Bool);
   EXPECT_EQ(op_info(Op::where).kind, OpKind::Ternary);

@@ -16,7 +16,10 @@ def compile_and_run(function, arrays):
 def sample_array(rng, dtype, shape, positive=False):
     if dtype == "bool":
         return rng.random(shape) > 0.5
-    if np.dtype(dtype).kind == "f":
+    if np.dtype(dtype).kind == "c":
+        parts = [rng.uniform(0.1 if positive else -3, 3, shape) for _ in range(2)]
+        values = parts[0] + 1j * parts[1]
+    elif np.dtype(dtype).kind == "f":
         values = rng.uniform(0.1 if positive else -3, 3, shape)
     else:
         low = 1 if positive or np.dtype(dtype).kind == "u" else -5

@@ -116,6 +116,12 @@ SAMPLES = {
                                                                                "int32")),
     np.shape: one(lambda x: x + np.shape(x)[0]), np.ndim: one(lambda x: x + np.ndim(x)),
     np.size: one(lambda x: x * np.size(x)),
+    np.real: one(lambda x: (np.real(x), x.real), dtypes=("complex128", "complex64", "int32")),
+    np.imag: one(lambda x: (np.imag(x), x.imag), dtypes=("complex128", "float32", "int32")),
+    np.angle: one(lambda x: (np.angle(x), np.angle(x, deg=True)),
+                  dtypes=("complex128", "complex64", "float64", "int32")),
+    np.iscomplexobj: one(lambda x: x + np.iscomplexobj(x), dtypes=("complex128", "float64")),
+    np.isrealobj: one(lambda x: x + np.isrealobj(x), dtypes=("complex64", "int32")),
 }
 if hasattr(np, "astype"):
     SAMPLES[np.astype] = one(lambda x: np.astype(x, np.float32))

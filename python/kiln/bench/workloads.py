@@ -190,6 +190,21 @@ def newton_sqrt(a):
     return x
 
 
+def mandelbrot(c):
+    # Complex arithmetic in a time-step loop: escape counts of z <- z**2 + c (complex128).
+    z = np.zeros_like(c)
+    counts = np.zeros(c.shape, np.int64)
+    for _ in range(64):
+        inside = np.abs(z) <= 2
+        z = np.where(inside, z * z + c, z)
+        counts += inside
+    return counts
+
+
+def _complex_grid(n):
+    return (np.linspace(-2, 0.6, n)[None, :] + 1j * np.linspace(-1.2, 1.2, n)[:, None])
+
+
 def pair_energy(p):
     # Nested loops, the inner bound from the outer index: all pairs i > j of 3-D points.
     energy = 0.0
@@ -377,6 +392,8 @@ WORKLOADS = [
     Workload("newton_sqrt", "Newton's square root until converged: a while loop (float64)",
              newton_sqrt, lambda rng, n: (1 + 100 * rng.random(n),), 1_000_000, 10_000,
              loop=True),
+    Workload("mandelbrot", "64 steps of z <- z**2 + c on a complex grid (complex128)",
+             mandelbrot, lambda rng, n: (_complex_grid(n),), 500, 32, loop=True),
     Workload("pair_energy", "nested loops over all pairs of 3-D points (float64)",
              pair_energy, lambda rng, n: (rng.random((n, 3)),), 300, 24, loop=True, rtol=1e-9),
 ]
