@@ -9,6 +9,7 @@ import warnings
 
 import numpy as np
 
+from . import _windows
 from ._tracer import (TracedArray, backend, cast, graph_break, materialize_all, to_tensor,
                       user_location)
 
@@ -105,6 +106,8 @@ def _mask_entry(entries):
 
 def getitem(x, key):
     x._check_plain("indexing")
+    if _windows.has_moving_bounds(key):  # A[i, i+1:] in a captured loop
+        return _windows.getitem(x, key, getitem)
     shape = x.shape
     if isinstance(key, TracedArray) and key.dtype == np.bool_:
         if key.shape != shape[:key.ndim]:
@@ -156,6 +159,20 @@ def _gives_scalar(key, entries, shape):
         isinstance(e, int) or _is_array(e) and e.ndim == 0 for e in entries))
 
 
+def _position(index, size, axis, check=True):
+    """A traced integer index as int64 positions in [0, size): negative ones wrapped, and
+    NumPy's IndexError raised at run time for the rest (not needed for a captured loop's index
+    whose bounds are known to fit)."""
+    known = index._range
+    index = index.astype(np.int64)
+    inside = known is not None and -size <= known[0] and known[1] < size
+    if check and not inside:
+        _k().check_index(index.tensor, size, axis)
+    if not (inside and known[0] >= 0):
+        index = np.where(index < 0, index + size, index)
+    return index
+
+
 def _shape_text(shape):
     return "(" + ",".join(map(str, shape)) + ("," if len(shape) == 1 else "") + ")"
 
@@ -186,13 +203,7 @@ class _Advanced:
         concrete, traced, stride = np.zeros((), np.int64), None, 1
         for index, size, axis in reversed(list(zip(indices, sizes, axes))):
             if isinstance(index, TracedArray):
-                known = index._range  # a captured loop's index: its bounds are known
-                index = index.astype(np.int64)
-                inside = known is not None and -size <= known[0] and known[1] < size
-                if not self.empty and not inside:  # NumPy's IndexError, raised at run time
-                    _k().check_index(index.tensor, size, axis)
-                if not (inside and known[0] >= 0):
-                    index = np.where(index < 0, index + size, index)
+                index = _position(index, size, axis, check=not self.empty)
                 term = index * stride if stride != 1 else index
                 traced = term if traced is None else traced + term
             else:
@@ -247,11 +258,14 @@ def _expand_mask(mask, x):
 
 
 def _indices(like, start, length, step):
+    """start + step * arange(length); start an int or a traced int64 0-d tensor."""
     k = _k()
     index = k.arange(like, length, "int64")
     if step != 1:
         index = k.multiply(index, float(step))
-    if start:
+    if not isinstance(start, (int, np.integer)):
+        index = k.add(index, start)
+    elif start:
         index = k.add(index, float(start))
     return index
 
@@ -296,6 +310,33 @@ def _scatter(tensor, plan, value, axis):
     return k.index_put(tensor, index, inner, axis, False, check_bounds=False)
 
 
+def _set_indexed(tensor, entries, shape, value):
+    """tensor[entries] = value for ints, slices and traced integer scalars (x[i, j] = v in a
+    loop): one scatter per indexed axis into a part of the array, the outermost into the array
+    itself, which the scheduler updates in place; not a scatter into a flattened copy."""
+    plan, target, axis = [], [], 0
+    for entry in entries:
+        size = shape[axis]
+        if isinstance(entry, TracedArray):
+            plan.append((_position(entry, size, axis).tensor, 1, 1))
+        elif isinstance(entry, int):
+            index = entry + size if entry < 0 else entry
+            if not 0 <= index < size:
+                raise IndexError(f"index {entry} is out of bounds for axis {axis} with size "
+                                 f"{size}")
+            plan.append((index, 1, 1))
+        else:
+            start, stop, step = entry.indices(size)
+            length = len(range(start, stop, step))
+            target.append(length)
+            plan.append(None if (start, length, step) == (0, size, 1) else (start, length, step))
+        axis += 1
+    k = _k()
+    value = k.broadcast_to(cast(_fit_value(value, target), tensor.dtype), target)
+    value = k.reshape(value, [n if p is None else p[1] for n, p in zip(shape, plan)])
+    return _scatter(tensor, plan, value, 0)
+
+
 def _fit_value(value, shape):
     """value reshaped to broadcast against the indexing result `shape` (NumPy drops the value's
     extra leading size-1 axes), or NumPy's ValueError."""
@@ -328,6 +369,8 @@ def _as_stored(value, dtype):
 
 
 def setitem(x, key, value):
+    if _windows.has_moving_bounds(key):
+        return _windows.setitem(x, key, value, getitem, setitem)
     context, shape = x._context, x.shape
     if isinstance(value, (float, np.floating)) and np.dtype(x.dtype).kind in "iu":
         value = _as_stored(value, np.dtype(x.dtype))
@@ -353,6 +396,10 @@ def setitem(x, key, value):
         return
     if _mask_entry(entries) is not None:
         graph_break("x[..., mask, ...] = v with a traced mask among other indices")
+    if all(not _is_array(e) or isinstance(e, TracedArray) and e._scalar and e.ndim == 0
+           and e.dtype.kind in "iu" for e in entries if e is not None) and None not in entries:
+        x._assign(_set_indexed(x.tensor, entries, shape, new))
+        return
     plan = _Advanced(x, entries, split)
     part = plan.put(_fit_value(new, plan.result_shape))
     x._assign(_set_basic(x.tensor, plan.basic, shape, part))

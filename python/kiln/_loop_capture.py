@@ -25,6 +25,7 @@ import sys
 
 import numpy as np
 
+from . import _windows
 from ._graph_breaks import GraphBreakSignal
 from ._tracer import TracedArray, backend, cast, to_tensor
 
@@ -240,6 +241,7 @@ class LoopCapture:
             index._scalar, index._weak = True, int
             if span is not None:
                 index._range = (min(span[0], span[-1]), max(span[0], span[-1]))
+            index._affine = _windows.Affine(index, 0, 1)
             if condition is None:
                 body(index)
             else:
@@ -273,6 +275,12 @@ class LoopCapture:
         read after the loop); raises _Retype for a slot whose type changed."""
         trace = self.context.trace
         results, retype = [], {}
+        carried = {name for slot in slots for name in slot[0]}
+        for name, value in after.items():
+            if (isinstance(value, TracedArray) and isinstance(value._mask, _windows.Window)
+                    and (name in live or name in carried)):
+                raise CaptureFailed(f"`{name}`, a slice with a loop-varying bound, outlives its "
+                                    f"iteration")
         for array_names, array, initial, placeholder in list(slots):
             values = [after[name] for name in array_names]
             new = values[0]

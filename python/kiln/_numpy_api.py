@@ -11,13 +11,13 @@ import math
 
 import numpy as np
 
-from . import _kiln
+from . import _kiln, _windows
 from ._numpy_creation import FUNCTIONS as _CREATION
 from ._numpy_functions import FUNCTIONS as _CORE, _UFUNC_REDUCTIONS, _as_traced, product_dtype
 from ._numpy_functions import _result
 from ._numpy_manipulation import FUNCTIONS as _MANIPULATION
 from ._numpy_statistics import FUNCTIONS as _STATISTICS
-from ._tracer import (TracedArray, _UFuncOutputCastingError, as_operand, backend, cast,
+from ._tracer import (TracedArray, _UFuncOutputCastingError, _has_mask, as_operand, backend, cast,
                       context_of, default_float, materialize_all, to_tensor, traced, weak_type)
 
 
@@ -158,6 +158,34 @@ def _fallback(function, inputs, kwargs, reason):
     return function(*inputs, **kwargs)
 
 
+def apply_function(context, function, args, kwargs):
+    """TracedArray.__array_function__: FUNCTIONS' entry, windows' (kiln._windows), or eager."""
+    implementation = FUNCTIONS.get(function)
+    masked = _has_mask((args, kwargs))
+    if masked and _has_window((args, kwargs)):
+        context.at()
+        return _windows.function(function, args, kwargs)
+    if implementation is None or masked:
+        name = getattr(function, "__name__", str(function))
+        module = getattr(function, "__module__", "numpy") or "numpy"
+        reason = (f"{module}.{name} of x[mask] (data-dependent shape)" if masked else
+                  f"{module}.{name} is not supported by kiln's NumPy tracer")
+        args, kwargs = materialize_all((args, kwargs), reason)
+        return function(*args, **kwargs)
+    context.at()
+    return implementation(context, *args, **kwargs)
+
+
+def _has_window(value):
+    if isinstance(value, TracedArray):
+        return isinstance(value._mask, _windows.Window)
+    if isinstance(value, (list, tuple)):
+        return any(_has_window(item) for item in value)
+    if isinstance(value, dict):
+        return any(_has_window(item) for item in value.values())
+    return False
+
+
 def apply_ufunc(ufunc, method, inputs, kwargs):
     inputs = tuple(as_operand(x) for x in inputs)
     if method == "__call__":
@@ -188,6 +216,8 @@ def call_ufunc(ufunc, inputs, out=None, where=True, dtype=None, casting="same_ki
     context.at()
     masks = [x._mask for x in inputs + (out or ()) if isinstance(x, TracedArray)
              and x._mask is not None]
+    if any(isinstance(mask, _windows.Window) for mask in masks):
+        return _windows.ufunc(call_ufunc, ufunc, inputs, out, where, dtype, casting)
     if masks:
         return _masked_ufunc(ufunc, inputs, out, masks[0], where, dtype, casting)
     if out is not None and any(o is not None and not isinstance(o, TracedArray) for o in out):
@@ -219,6 +249,7 @@ def call_ufunc(ufunc, inputs, out=None, where=True, dtype=None, casting="same_ki
             value._scalar = len(result.shape) == 0  # 1-d @ 1-d too
             value._weak = weak[index]
             value._range = _index_range(ufunc, inputs)
+            value._affine = _windows.affine_result(ufunc, inputs)
         else:
             if not np.can_cast(np.dtype(result.dtype), target.dtype, casting):
                 raise _UFuncOutputCastingError(

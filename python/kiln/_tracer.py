@@ -361,7 +361,7 @@ class TracedArray:
 
     __array_priority__ = 1000
     __slots__ = ("_context", "_tensor", "_version", "_root", "_root_version", "_forward",
-                 "_backward", "_mask", "_scalar", "_weak", "_range", "__weakref__")
+                 "_backward", "_mask", "_scalar", "_weak", "_range", "_affine", "__weakref__")
 
     def __init__(self, context, tensor, mask=None):
         self._context = context
@@ -374,7 +374,7 @@ class TracedArray:
         self._mask = mask            # set for x[bool_mask] selections (see __getitem__)
         self._scalar = False         # eager NumPy would give a NumPy scalar here
         self._weak = None            # int/float: stands for a Python number (NEP 50 weak)
-        self._range = None           # (low, high): bounds of a captured loop's index (+- c, * c)
+        self._range = self._affine = None  # a captured loop's index (+- c, * c): bounds, form
 
     # -- value and views --
 
@@ -525,17 +525,7 @@ class TracedArray:
         return _numpy_api.apply_ufunc(ufunc, method, inputs, kwargs)
 
     def __array_function__(self, function, types, args, kwargs):
-        implementation = _numpy_api.FUNCTIONS.get(function)
-        masked = _has_mask((args, kwargs))
-        if implementation is None or masked:
-            name = getattr(function, "__name__", str(function))
-            module = getattr(function, "__module__", "numpy") or "numpy"
-            reason = (f"{module}.{name} of x[mask] (data-dependent shape)" if masked else
-                      f"{module}.{name} is not supported by kiln's NumPy tracer")
-            args, kwargs = materialize_all((args, kwargs), reason)
-            return function(*args, **kwargs)
-        self._context.at()
-        return implementation(self._context, *args, **kwargs)
+        return _numpy_api.apply_function(self._context, function, args, kwargs)
 
     # -- indexing --
 

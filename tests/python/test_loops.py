@@ -434,3 +434,90 @@ def test_branch_test_with_or_and_not_is_captured():
     assert report.graph_count == 1 and report.graph_break_count == 0, str(report)
     np.testing.assert_allclose(kiln.compile(clipped_update)(x.copy(), 0.2),
                                clipped_update(x.copy(), 0.2))
+
+
+# ---- slices whose bounds move with the loop index (kiln._windows) ----
+
+def cholesky(a):
+    n = a.shape[0]
+    lower = np.zeros_like(a)
+    for j in range(n):
+        lower[j, j] = np.sqrt(a[j, j] - np.dot(lower[j, :j], lower[j, :j]))
+        lower[j + 1:, j] = (a[j + 1:, j] - lower[j + 1:, :j] @ lower[j, :j]) / lower[j, j]
+    return lower
+
+
+def lu_in_place(a):
+    for k in range(a.shape[0] - 1):
+        a[k + 1:, k] = a[k + 1:, k] / a[k, k]
+        a[k + 1:, k + 1:] -= np.outer(a[k + 1:, k], a[k, k + 1:])
+    return a
+
+
+def gram_schmidt(v):
+    q = np.zeros_like(v)
+    for j in range(v.shape[1]):
+        w = v[:, j] - q[:, :j] @ (q[:, :j].T @ v[:, j])
+        q[:, j] = w / np.linalg.norm(w)
+    return q
+
+
+def window_statistics(x):  # reductions over windows, bounds from both ends, a scalar result
+    out = np.zeros(x.shape[0])
+    total = 0.0
+    for i in range(1, x.shape[0]):
+        out[i] = np.mean(x[:i]) + np.sum(x[i:] * 2) - np.prod(x[-i:] > -1) + x[i - 1:i + 1].sum()
+        total += np.max(out[:i + 1])
+    return out + total
+
+
+def back_substitution(upper, b):  # x[i] from the solved tail x[i+1:]
+    n = b.shape[0]
+    x = np.zeros_like(b)
+    for i in range(n - 1, -1, -1):
+        x[i] = (b[i] - upper[i, i + 1:] @ x[i + 1:]) / upper[i, i]
+    return x
+
+
+def shifted_windows(x):  # x[i:] with x[:n-i]: different bounds, NumPy's shapes still agree
+    n = x.shape[0]
+    total = np.zeros(())
+    for i in range(n // 2):
+        total = total + np.dot(x[i:], x[:n - i])
+    return total
+
+
+def test_cholesky_with_moving_slices_is_one_loop():
+    rng = np.random.default_rng(9)
+    m = rng.random((40, 40))
+    a = m @ m.T + 40 * np.eye(40)
+    report = check(cholesky, a)
+    np.testing.assert_allclose(kiln.compile(cholesky)(a), np.linalg.cholesky(a), rtol=1e-9)
+
+
+def test_lu_with_in_place_updates_of_moving_slices():
+    rng = np.random.default_rng(10)
+    a = rng.random((30, 30)) + 30 * np.eye(30)
+    check(lu_in_place, a, rtol=1e-9)
+
+
+def test_gram_schmidt_with_transposed_moving_slices():
+    check(gram_schmidt, np.random.default_rng(11).random((25, 12)), rtol=1e-8)
+
+
+def test_reductions_of_moving_slices_and_negative_bounds():
+    check(window_statistics, np.random.default_rng(12).random(33) - 0.5)
+
+
+def test_back_substitution_with_a_reversed_loop():
+    rng = np.random.default_rng(13)
+    upper = np.triu(rng.random((50, 50))) + 50 * np.eye(50)
+    check(back_substitution, upper, rng.random(50), rtol=1e-9)
+
+
+def test_moving_slices_that_do_not_line_up_are_unrolled_and_exact():
+    x = np.random.default_rng(14).random(16)
+    report = explain(shifted_windows, x)
+    assert [loop.kind for loop in report.loops] == ["unrolled"], str(report)
+    assert "loop-varying" in report.loops[0].reason, str(report)
+    np.testing.assert_allclose(kiln.compile(shifted_windows)(x), shifted_windows(x), rtol=1e-12)

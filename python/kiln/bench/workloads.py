@@ -190,6 +190,21 @@ def newton_sqrt(a):
     return x
 
 
+def cholesky(a):
+    # Slices whose bounds move with the loop index: row j's left part, the column below j.
+    n = a.shape[0]
+    lower = np.zeros_like(a)
+    for j in range(n):
+        lower[j, j] = np.sqrt(a[j, j] - np.dot(lower[j, :j], lower[j, :j]))
+        lower[j + 1:, j] = (a[j + 1:, j] - lower[j + 1:, :j] @ lower[j, :j]) / lower[j, j]
+    return lower
+
+
+def _spd(rng, n):
+    m = rng.random((n, n))
+    return m @ m.T + n * np.eye(n)
+
+
 def mandelbrot(c):
     # Complex arithmetic in a time-step loop: escape counts of z <- z**2 + c (complex128).
     z = np.zeros_like(c)
@@ -392,8 +407,11 @@ WORKLOADS = [
     Workload("newton_sqrt", "Newton's square root until converged: a while loop (float64)",
              newton_sqrt, lambda rng, n: (1 + 100 * rng.random(n),), 1_000_000, 10_000,
              loop=True),
+    Workload("cholesky", "Cholesky factorisation with moving slices A[j+1:, :j] (float64)",
+             cholesky, lambda rng, n: (_spd(rng, n),), 200, 16, loop=True, rtol=1e-9),
     Workload("mandelbrot", "64 steps of z <- z**2 + c on a complex grid (complex128)",
-             mandelbrot, lambda rng, n: (_complex_grid(n),), 500, 32, loop=True),
+             mandelbrot, lambda rng, n: (_complex_grid(n) + 1e-3 * rng.random((n, n)),), 500, 32,
+             loop=True),
     Workload("pair_energy", "nested loops over all pairs of 3-D points (float64)",
              pair_energy, lambda rng, n: (rng.random((n, 3)),), 300, 24, loop=True, rtol=1e-9),
 ]

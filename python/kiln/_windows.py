@@ -1,0 +1,393 @@
+"""Slices whose bounds move with a captured loop's index: A[i, i+1:], L[j, :j], x[:n-k].
+
+Their shapes change every iteration, so a loop body that takes them cannot be one graph of fixed
+shapes. kiln keeps the shapes fixed and moves the bounds into the values (bounded dynamic
+shapes, as XLA's dynamic padder does): the slice is the whole axis, in place, with a Window
+saying which positions of each axis the slice holds. A window's bounds are affine in the loop
+index (Affine: offset + scale * i, tracked through +, - and * by Python ints), so two slices
+are known to have the same bounds at trace time, with no run-time check.
+
+Elementwise ufuncs compute on the whole axes (positions outside the window hold values nobody
+reads); reductions and products mask the positions outside with the identity (0 for sums and
+contractions); x[window] = value writes only the window. Anything else on a window (reshape,
+shape, iteration, a window leaving the iteration) has no rule here: it is a graph break, and the
+loop is unrolled as before, which is slower to compile but exact.
+"""
+import numpy as np
+
+from ._tracer import (TracedArray, _UFuncOutputCastingError, backend, cast, graph_break,
+                      to_tensor, traced)
+
+_REDUCTIONS = {np.sum: 0, np.mean: 0, np.prod: 1, np.any: False, np.all: True, np.max: None,
+               np.min: None}
+_PRODUCTS = {np.dot, np.inner, np.vdot, np.matmul}
+
+
+class Affine:
+    """offset + scale * index, index a captured loop's traced index."""
+    __slots__ = ("index", "offset", "scale")
+
+    def __init__(self, index, offset, scale):
+        self.index, self.offset, self.scale = index, offset, scale
+
+    def __eq__(self, other):
+        return (isinstance(other, Affine) and other.index is self.index
+                and (other.offset, other.scale) == (self.offset, self.scale))
+
+    def __hash__(self):
+        return hash((id(self.index), self.offset, self.scale))
+
+    def span(self):
+        """(low, high) over the loop, or None when the loop's bounds are traced."""
+        known = self.index._range
+        if known is None:
+            return None
+        ends = [self.offset + self.scale * known[0], self.offset + self.scale * known[1]]
+        return min(ends), max(ends)
+
+    def value(self):
+        value = self.index if self.scale == 1 else self.index * self.scale
+        return value + self.offset if self.offset else value
+
+
+def _is_int(value):
+    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+
+
+def affine_result(ufunc, inputs):
+    """The Affine of a ufunc's result on Affine indices and Python ints (None: not affine)."""
+    forms = [x._affine if isinstance(x, TracedArray) else x if _is_int(x) else None
+             for x in inputs]
+    if any(f is None for f in forms) or not any(isinstance(f, Affine) for f in forms):
+        return None
+    as_affine = [f if isinstance(f, Affine) else Affine(None, int(f), 0) for f in forms]
+    indices = {id(f.index): f.index for f in as_affine if f.scale}
+    if len(indices) > 1:
+        return None
+    index = next(iter(indices.values()), None)
+    if ufunc is np.negative:
+        return Affine(index, -as_affine[0].offset, -as_affine[0].scale)
+    if ufunc in (np.add, np.subtract) and len(forms) == 2:
+        sign = 1 if ufunc is np.add else -1
+        a, b = as_affine
+        return Affine(index, a.offset + sign * b.offset, a.scale + sign * b.scale)
+    if ufunc is np.multiply and len(forms) == 2 and sum(isinstance(f, Affine) for f in forms) == 1:
+        form, factor = (forms[0], forms[1]) if isinstance(forms[0], Affine) else forms[::-1]
+        return Affine(index, form.offset * int(factor), form.scale * int(factor))
+    return None
+
+
+class Window:
+    """Per axis of the whole array: None (all of it) or the (start, stop) positions the slice
+    holds, each an Affine or an int."""
+    __slots__ = ("bounds",)
+
+    def __init__(self, bounds):
+        self.bounds = tuple(bounds)
+
+    def __eq__(self, other):
+        return isinstance(other, Window) and self.bounds == other.bounds
+
+    def never_empty(self):
+        """Whether every bounded axis holds a position on every iteration (known from the
+        loop's bounds): max and min of an empty slice raise in NumPy."""
+        for bound in self.bounds:
+            if bound is None:
+                continue
+            start, stop = (b if isinstance(b, Affine) else Affine(None, b, 0) for b in bound)
+            indices = {id(b.index) for b in (start, stop) if b.scale}
+            extent = Affine(start.index if start.scale else stop.index, stop.offset - start.offset,
+                            stop.scale - start.scale)
+            span = extent.span() if extent.scale else (extent.offset, extent.offset)
+            if len(indices) > 1 or span is None or span[0] < 1:
+                return False
+        return True
+
+    def mask(self, context, shape):
+        """Where the window holds positions: a bool tracer of `shape` (right-aligned axes)."""
+        k, result = backend(), None
+        offset = len(shape) - len(self.bounds)
+        for axis, bound in enumerate(self.bounds):
+            if bound is None:
+                continue
+            size = shape[axis + offset]
+            positions = traced(context, k.arange(context.anchor(), size, "int64"))
+            start, stop = (b.value() if isinstance(b, Affine) else b for b in bound)
+            inside = np.logical_and(positions >= start, positions < stop)
+            axes = [1] * len(shape)
+            axes[axis + offset] = size
+            inside = np.reshape(inside, axes)
+            result = inside if result is None else np.logical_and(result, inside)
+        return np.broadcast_to(result, tuple(shape))
+
+
+def has_moving_bounds(key):
+    items = key if isinstance(key, tuple) else (key,)
+    return any(isinstance(item, slice) and any(isinstance(b, TracedArray)
+                                                for b in (item.start, item.stop, item.step))
+               for item in items)
+
+
+def _bound(value, size, default):
+    """A slice bound as an int in [0, size] or an Affine (NumPy's negative bounds resolved)."""
+    if value is None:
+        return default
+    if _is_int(value):
+        value = int(value)
+        return min(max(value + size if value < 0 else value, 0), size)
+    form = value._affine if isinstance(value, TracedArray) else None
+    span = form.span() if form is not None else None
+    if form is None or form.index is None:
+        graph_break("a slice bound computed from data (not from a loop's index)")
+    if span is not None and span[1] < 0:
+        return Affine(form.index, form.offset + size, form.scale)
+    if span is None or span[0] < 0:
+        graph_break("a loop-varying slice bound whose sign changes over the loop")
+    return form
+
+
+def _split(x, key):
+    """(the key with moving slices taken whole, the Window of the result)."""
+    items = list(key) if isinstance(key, tuple) else [key]
+    if any(item is Ellipsis for item in items):
+        graph_break("a loop-varying slice next to an Ellipsis")
+    shape = x.tensor.shape
+    plain, bounds, axis = [], [], 0
+    for item in items:
+        if item is None:
+            plain.append(None)
+            bounds.append(None)
+            continue
+        if isinstance(item, TracedArray) and item.ndim > 0 or isinstance(item, (list, np.ndarray)):
+            graph_break("a loop-varying slice next to an index array")
+        if axis >= len(shape):
+            raise IndexError("too many indices for array")
+        if isinstance(item, slice) and has_moving_bounds(item):
+            if item.step is not None and not (_is_int(item.step) and int(item.step) == 1):
+                graph_break("a loop-varying slice with a step")
+            size = shape[axis]
+            bounds.append((_bound(item.start, size, 0), _bound(item.stop, size, size)))
+            plain.append(slice(None))
+        else:
+            plain.append(item)
+            if isinstance(item, slice):
+                bounds.append(None)
+        axis += 1
+    bounds += [None] * (len(shape) - axis)
+    return tuple(plain), Window(bounds)
+
+
+def getitem(x, key, plain_getitem):
+    plain, window = _split(x, key)
+    result = plain_getitem(x, plain)
+    result._mask = window  # a view stays a view: it still reads through to x
+    return result
+
+
+def _parts(context, value):
+    """(the whole-axes tracer, its Window or None) of an operand."""
+    if isinstance(value, TracedArray) and isinstance(value._mask, Window):
+        return traced(context, value.tensor), value._mask
+    return value, None
+
+
+def _combine(context, operands, ndim):
+    """The common Window of right-aligned operands, or a graph break where NumPy's shapes would
+    only agree on some iterations."""
+    bounds = [None] * ndim
+    for value in operands:
+        whole, window = _parts(context, value)
+        shape = tuple(whole.tensor.shape) if isinstance(whole, TracedArray) else np.shape(whole)
+        mine = list(window.bounds) if window is not None else [None] * len(shape)
+        for axis in range(1, len(shape) + 1):
+            bound, size = mine[-axis], shape[-axis]
+            if bound is None:
+                if size != 1 and any(isinstance(v, TracedArray) and isinstance(v._mask, Window)
+                                     and len(v._mask.bounds) >= axis
+                                     and v._mask.bounds[-axis] is not None for v in operands):
+                    graph_break("a loop-varying slice meets a fixed-size axis")
+                continue
+            if bounds[-axis] is not None and bounds[-axis] != bound:
+                graph_break("slices with different loop-varying bounds in one operation")
+            bounds[-axis] = bound
+    return Window(bounds)
+
+
+def ufunc(call, function, inputs, out, where, dtype, casting):
+    """An elementwise ufunc on windows: on the whole axes, the result holding the window."""
+    if where is not True or out is not None and (len(out) != 1 or function.signature is not None):
+        graph_break(f"{function.__name__} with where= or out= on a loop-varying slice")
+    if function.signature is not None:
+        return product(np.matmul, *inputs)
+    if out is not None:  # x[i:] += y: only the window's positions change
+        target = out[0]
+        if not (isinstance(target, TracedArray) and isinstance(target._mask, Window)):
+            graph_break(f"{function.__name__} of a loop-varying slice into out=")
+        result = ufunc(call, function, inputs, None, True, dtype, casting)
+        _combine(target._context, [target, result], len(target.tensor.shape))
+        if not np.can_cast(result.dtype, target.dtype, casting):
+            raise _UFuncOutputCastingError(function, casting, result.dtype, target.dtype, 0)
+        inside = target._mask.mask(target._context, tuple(target.tensor.shape))
+        target._assign(backend().where(inside.tensor, cast(result.tensor, target.dtype),
+                                       target.tensor))
+        return target
+    context = next(x for x in inputs if isinstance(x, TracedArray))._context
+    ndim = max(np.ndim(x) if not isinstance(x, TracedArray) else len(x.tensor.shape)
+               for x in inputs)
+    window = _combine(context, inputs, ndim)
+    results = call(function, tuple(_parts(context, x)[0] for x in inputs), dtype=dtype,
+                   casting=casting)
+    for result in results if isinstance(results, tuple) else (results,):
+        result._mask, result._scalar = window, False
+    return results
+
+
+def _masked(context, value, identity):
+    """The whole-axes tracer with the positions outside its window set to `identity`."""
+    whole, window = _parts(context, value)
+    if window is None:
+        return whole
+    mask = window.mask(context, tuple(whole.tensor.shape))
+    return np.where(mask, whole, identity)
+
+
+def _masked_axis(context, whole, bound, axis):
+    """`whole` with zeros outside `bound` along `axis` (unchanged when bound is None)."""
+    if bound is None:
+        return whole
+    ndim = len(whole.tensor.shape)
+    bounds = [None] * ndim
+    bounds[axis % ndim] = bound
+    return np.where(Window(bounds).mask(context, tuple(whole.tensor.shape)), whole, 0)
+
+
+def reduction(function, a, axis=None, dtype=None, keepdims=False):
+    """sum, mean, prod, any, all of a window: the positions outside count as the identity (mean
+    divides by the count of positions inside)."""
+    context = a._context
+    if function in (np.max, np.min):
+        if not a._mask.never_empty():
+            graph_break(f"{function.__name__} of a loop-varying slice that may be empty")
+        kind = a.dtype.kind
+        info = np.finfo if kind == "f" else np.iinfo if kind in "iu" else None
+        if info is None:
+            graph_break(f"{function.__name__} of a loop-varying slice of {a.dtype}")
+        extreme = info(a.dtype).min if function is np.max else info(a.dtype).max
+        identity = -np.inf if function is np.max and kind == "f" else np.inf if kind == "f" else extreme
+        values = _masked(context, a, identity)
+        result = function(values, axis=axis, keepdims=keepdims)
+        return _keep_window(result, a._mask, axis, len(a.tensor.shape), keepdims)
+    identity = _REDUCTIONS[function]
+    values = _masked(context, a, identity)
+    if function in (np.any, np.all) and values.dtype != np.bool_:
+        values = np.where(a._mask.mask(context, tuple(a.tensor.shape)),
+                          traced(context, a.tensor) != 0, identity)
+    if function is np.mean:  # NumPy's dtype: float or complex kept, integers in float64
+        inside = a._mask.mask(context, tuple(a.tensor.shape))
+        total = np.sum(values, axis=axis, dtype=dtype, keepdims=keepdims)
+        count = np.sum(inside, axis=axis, keepdims=keepdims)
+        kept = dtype if dtype is not None else a.dtype if a.dtype.kind in "fc" else np.float64
+        result = (total / count).astype(kept)
+    else:
+        result = function(values, axis=axis, dtype=dtype, keepdims=keepdims)
+    return _keep_window(result, a._mask, axis, len(a.tensor.shape), keepdims)
+
+
+def _keep_window(result, window, axis, ndim, keepdims):
+    """The reduction's result holds the window's bounds of the axes it keeps."""
+    if axis is None:
+        return result
+    reduced = {a % ndim for a in (axis if isinstance(axis, tuple) else (axis,))}
+    kept = [None if a in reduced else window.bounds[a] for a in range(ndim)
+            if keepdims or a not in reduced]
+    if any(b is not None for b in kept) and isinstance(result, TracedArray):
+        result._mask = Window(kept)
+    return result
+
+
+def product(function, a, b):
+    """dot, inner, vdot, matmul of windows (at most 2-D): the contracted positions outside the
+    windows are zeros; the result holds the windows of the axes it keeps."""
+    context = (a if isinstance(a, TracedArray) else b)._context
+    wholes = [_parts(context, v) for v in (a, b)]
+    shapes = [tuple(w.tensor.shape) if isinstance(w, TracedArray) else np.shape(w)
+              for w, _ in wholes]
+    if any(len(s) not in (1, 2) for s in shapes):
+        graph_break(f"{function.__name__} of loop-varying slices of more than 2 dimensions")
+    bounds = [list(window.bounds) if window is not None else [None] * len(shape)
+              for (_, window), shape in zip(wholes, shapes)]
+    contracted = (-1, -1) if function is np.inner else (-1, 0 if len(shapes[1]) == 1 else -2)
+    if function is np.vdot and (len(shapes[0]) > 1 or len(shapes[1]) > 1):
+        graph_break("vdot of 2-D loop-varying slices")
+    left, right = bounds[0][contracted[0]], bounds[1][contracted[1]]
+    if (left is None) != (right is None) or left != right:
+        graph_break(f"{function.__name__}: the contracted axes are not the same loop-varying "
+                    f"slice")
+    # Only the contracted positions need zeros (values outside the other axes' windows land in
+    # positions of the result that nobody reads).
+    masked = [_masked_axis(context, whole, bound, axis)
+              for (whole, _), bound, axis in zip(wholes, (left, right), contracted)]
+    result = function(*masked)
+    kept = [bound for axis, bound in enumerate(bounds[0]) if axis != contracted[0] % len(shapes[0])]
+    kept += [bound for axis, bound in enumerate(bounds[1]) if axis != contracted[1] % len(shapes[1])]
+    if any(bound is not None for bound in kept) and isinstance(result, TracedArray):
+        result._mask, result._scalar = Window(kept), False
+    return result
+
+
+def outer(a, b):
+    context = (a if isinstance(a, TracedArray) else b)._context
+    (left, left_window), (right, right_window) = (_parts(context, v) for v in (a, b))
+    if any(np.ndim(w) != 1 if not isinstance(w, TracedArray) else len(w.tensor.shape) != 1
+           for w in (left, right)):
+        graph_break("outer of loop-varying slices that are not vectors")
+    result = np.outer(left, right)
+    result._mask = Window([w.bounds[0] if w is not None else None
+                           for w in (left_window, right_window)])
+    return result
+
+
+def transpose(a, axes=None):
+    whole, window = _parts(a._context, a)
+    ndim = len(window.bounds)
+    order = list(range(ndim))[::-1] if axes is None else [x % ndim for x in axes]
+    result = np.transpose(whole, order)
+    result._mask = Window([window.bounds[x] for x in order])
+    return result
+
+
+def function(implementation, args, kwargs):
+    """np.<function> on windows: the reductions and products above, else a graph break."""
+    allowed = {"axis", "keepdims"} if implementation in (np.max, np.min) else {
+        "axis", "dtype", "keepdims"}
+    if implementation in _REDUCTIONS and set(kwargs) <= allowed:
+        return reduction(implementation, *args, **kwargs)
+    if implementation in _PRODUCTS and len(args) == 2 and not kwargs:
+        return product(implementation, *args)
+    if implementation is np.outer and len(args) == 2 and not kwargs:
+        return outer(*args)
+    if implementation is np.transpose and isinstance(args[0], TracedArray):
+        return transpose(*args, **kwargs)
+    graph_break(f"numpy.{getattr(implementation, '__name__', implementation)} of a slice with a "
+                f"loop-varying bound")
+
+
+def setitem(x, key, value, plain_getitem, plain_setitem):
+    """x[... moving slices ...] = value: the window's positions of the region take value."""
+    plain, window = _split(x, key)
+    region = plain_getitem(x, plain)
+    context = x._context
+    whole, value_window = _parts(context, value)
+    shape = tuple(region.tensor.shape)
+    if value_window is not None:
+        _combine(context, [value, TracedArray(context, region.tensor, mask=window)], len(shape))
+    else:
+        value_shape = tuple(whole.tensor.shape) if isinstance(whole, TracedArray) else np.shape(whole)
+        for axis, bound in enumerate(window.bounds):
+            back = len(shape) - axis  # NumPy aligns the value's axes from the right
+            if bound is not None and back <= len(value_shape) and value_shape[-back] != 1:
+                graph_break("a fixed-size value assigned to a loop-varying slice")
+    new = to_tensor(context, whole, region.dtype, "setitem")
+    inside = window.mask(context, shape)
+    updated = backend().where(inside.tensor, cast(new, region.dtype), region.tensor)
+    plain_setitem(x, plain, traced(context, updated))
