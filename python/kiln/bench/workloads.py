@@ -208,7 +208,7 @@ def _spd(rng, n):
 def mandelbrot(c):
     # Complex arithmetic in a time-step loop: escape counts of z <- z**2 + c (complex128).
     z = np.zeros_like(c)
-    counts = np.zeros(c.shape, np.int64)
+    counts = np.zeros_like(c, dtype=np.int64)
     for _ in range(64):
         inside = np.abs(z) <= 2
         z = np.where(inside, z * z + c, z)
