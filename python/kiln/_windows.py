@@ -331,6 +331,10 @@ def product(function, a, b):
     kept = [bound for axis, bound in enumerate(bounds[0]) if axis != contracted[0] % len(shapes[0])]
     kept += [bound for axis, bound in enumerate(bounds[1]) if axis != contracted[1] % len(shapes[1])]
     if any(bound is not None for bound in kept) and isinstance(result, TracedArray):
+        # Zeros outside the window: then only the positions inside are computed at all
+        # (sched/guard_reductions.h skips the sums that are selected away).
+        result._mask = Window(kept)
+        result = _masked(context, result, 0)
         result._mask, result._scalar = Window(kept), False
     return result
 

@@ -50,7 +50,13 @@ void print_statements(std::ostringstream& out, const Kernel& k, const std::vecto
       case StmtKind::Reduce:
       case StmtKind::Scan: {
         out << pad << (s.kind == StmtKind::Scan ? "scan" : "reduce") << (s.parallel ? " parallel" : "");
-        for (const Loop& l : s.reduce_loops) out << " i" << l.variable << " in 0.." << l.extent;
+        for (const Loop& l : s.reduce_loops) {
+          out << " i" << l.variable << " in 0.." << l.extent;
+          if (l.begin >= 0 || l.end >= 0)  // trimmed at run time (sched/trim_loops.h)
+            out << " within [" << (l.begin >= 0 ? expr_text(k, l.begin) : "0") << ", "
+                << (l.end >= 0 ? expr_text(k, l.end) : std::to_string(l.extent)) << ")";
+        }
+        if (s.guard >= 0) out << " if " << expr_text(k, s.guard);
         out << ":";
         for (const Accumulation& a : s.accumulations)
           out << " r" << a.local << " = " << ir::op_name(a.op) << "(" << expr_text(k, a.value) << ")";
@@ -71,6 +77,19 @@ void print_statements(std::ostringstream& out, const Kernel& k, const std::vecto
 }
 
 }  // namespace
+
+bool same_expr(const Kernel& kernel, ExprId a, ExprId b) {
+  if (a == b) return true;
+  if (a < 0 || b < 0) return false;
+  const Expr &x = kernel.exprs[static_cast<size_t>(a)], &y = kernel.exprs[static_cast<size_t>(b)];
+  if (x.kind != y.kind || x.dtype != y.dtype || x.op != y.op || x.buffer != y.buffer ||
+      x.variable != y.variable || !(x.constant == y.constant) || x.seed != y.seed ||
+      x.operands.size() != y.operands.size())
+    return false;
+  for (size_t k = 0; k < x.operands.size(); ++k)
+    if (!same_expr(kernel, x.operands[k], y.operands[k])) return false;
+  return true;
+}
 
 std::string print_program(const Program& program) {
   std::ostringstream out;

@@ -52,6 +52,9 @@ struct Expr {
 struct Loop {
   int32_t variable = -1;  // loop id
   int64_t extent = 0;
+  // A reduction's innermost loop may run over [begin, end) clamped to [0, extent), bounds read
+  // at run time (sched/trim_loops.h); -1: 0 and extent.
+  ExprId begin = -1, end = -1;
 };
 
 // Scan: one inclusive accumulation along reduce_loops[0], storing the running value each step.
@@ -78,6 +81,9 @@ struct Stmt {
   // accumulation combined. parallel: split the outermost reduction loop across threads.
   std::vector<Loop> reduce_loops;
   std::vector<Accumulation> accumulations;
+  // Reduce: computed only where this bool holds (sched/guard_reductions.h); elsewhere its
+  // locals keep the identity, which nothing reads. -1: always.
+  ExprId guard = -1;
   // Reduce only, when variable >= 0: the reduction is computed for every iteration of this
   // loop at once (accumulators are arrays over it, the loop runs innermost, SIMD), and its
   // results are read inside a following loop over the same variable. This is how reductions
@@ -169,6 +175,9 @@ struct Program {
   // For each graph output, the buffer holding it.
   std::vector<int32_t> output_buffers;
 };
+
+// Whether two expressions of `kernel` compute the same thing, whatever their ids.
+bool same_expr(const Kernel& kernel, ExprId a, ExprId b);
 
 // Readable text of the program (KILN_LOGS=schedule and tests).
 std::string print_program(const Program& program);

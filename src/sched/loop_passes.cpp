@@ -4,6 +4,8 @@
 #include "sched/cpu/interchange_reductions.h"
 #include "sched/cpu/mark_parallel.h"
 #include "sched/cpu/mark_vector_loops.h"
+#include "sched/guard_reductions.h"
+#include "sched/trim_loops.h"
 
 namespace kiln::sched {
 
@@ -11,6 +13,9 @@ const std::vector<LoopPass>& loop_passes(const target::Target& target) {
   // Interchange first: it builds the lane loops that the marking passes then see. Hoisting
   // last: the arrays it adds are per thread when placed inside a parallel loop.
   static const std::vector<LoopPass> cpu = {
+      // Target-neutral, first: what a reduction must visit.
+      {"trim_loops", trim_loops},
+      {"guard_reductions", guard_reductions},
       {"interchange_reductions", cpu::interchange_reductions},
       {"mark_parallel", cpu::mark_parallel},
       {"mark_vector_loops", cpu::mark_vector_loops},

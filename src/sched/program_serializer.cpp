@@ -9,7 +9,7 @@ using ir::ByteReader;
 using ir::ByteWriter;
 
 constexpr uint32_t kProgramMagic = 0x4b505247;  // "GRPK"
-constexpr uint32_t kProgramVersion = 2;
+constexpr uint32_t kProgramVersion = 3;
 constexpr int kMaxNesting = 256;  // statements nest this deep at most (recursion bound)
 
 void put_expr(ByteWriter& out, const Expr& e) {
@@ -28,11 +28,14 @@ void put_expr(ByteWriter& out, const Expr& e) {
 void put_loop(ByteWriter& out, const Loop& loop) {
   out.put(loop.variable);
   out.put(loop.extent);
+  out.put(loop.begin);
+  out.put(loop.end);
 }
 
 void put_stmt(ByteWriter& out, const Stmt& s) {
   out.put(static_cast<uint8_t>(s.kind));
   put_loop(out, s.loop);
+  out.put(s.guard);
   out.put<uint8_t>(s.parallel);
   out.put<uint8_t>(s.vectorize);
   out.put<uint64_t>(s.reduce_loops.size());
@@ -242,6 +245,8 @@ class ProgramReader {
     l.variable = in_.get<int32_t>();
     l.extent = in_.get<int64_t>();
     if (l.extent < 0) in_.fail("a negative loop extent");
+    l.begin = in_.get<int32_t>();
+    l.end = in_.get<int32_t>();
     return l;
   }
 
@@ -250,6 +255,7 @@ class ProgramReader {
     Stmt s;
     s.kind = static_cast<StmtKind>(in_.get_in_range<uint8_t>(0, 5, "a statement kind"));
     s.loop = loop();
+    s.guard = in_.get<int32_t>();
     s.parallel = flag();
     s.vectorize = flag();
     for (uint64_t n = in_.count(12); n-- > 0;) s.reduce_loops.push_back(loop());
@@ -325,12 +331,14 @@ class ProgramReader {
 
   // Loop variables, locals and local arrays index tables read after the statements.
   void check_ids(const Kernel& k, const std::vector<Stmt>& body) {
+    auto expr_ok = [&](ExprId id) { return id >= -1 && id < static_cast<int64_t>(k.exprs.size()); };
     auto loop_ok = [&](const Loop& l) {
-      return l.variable == -1 ||
-             (l.variable >= 0 && l.variable < static_cast<int64_t>(k.loop_extents.size()));
+      return (l.variable == -1 ||
+              (l.variable >= 0 && l.variable < static_cast<int64_t>(k.loop_extents.size()))) &&
+             expr_ok(l.begin) && expr_ok(l.end);
     };
     for (const Stmt& s : body) {
-      bool ok = loop_ok(s.loop) && loop_ok(s.lanes_loop);
+      bool ok = loop_ok(s.loop) && loop_ok(s.lanes_loop) && expr_ok(s.guard);
       for (const Loop& l : s.reduce_loops) ok = ok && loop_ok(l);
       for (const Accumulation& a : s.accumulations)
         ok = ok && a.local >= 0 && a.local < static_cast<int64_t>(k.local_dependencies.size()) &&

@@ -108,6 +108,8 @@ void KernelEmitter::reduce_loops(const Stmt& s, bool worksharing, const std::str
     widest = std::max(widest, dtype_size(a.dtype) > 2 ? dtype_size(a.dtype) : 4);
   const int64_t lanes = 4 * (target_.vector_bits / 8) / widest;  // four registers' worth
   const bool split = simd_ok && s.body.empty() && !in_simd_loop_ && last.extent >= 2 * lanes;
+  // Bounds read at run time (sched/trim_loops.h): [low, high) within [0, extent).
+  const bool trimmed = last.begin >= 0 || last.end >= 0;
   bool float_sums = true;  // float sums and Welford (mean/variance) states: blocked
   for (const sched::Accumulation& a : s.accumulations)
     float_sums = float_sums && is_float(a.dtype) &&
@@ -116,7 +118,7 @@ void KernelEmitter::reduce_loops(const Stmt& s, bool worksharing, const std::str
   // Blocked only where a lane would otherwise chain more than a block's worth of elements.
   int64_t elements = 1;
   for (const sched::Loop& loop : s.reduce_loops) elements *= loop.extent;
-  if (split && float_sums && elements >= lanes * kBlockSteps)
+  if (split && float_sums && elements >= lanes * kBlockSteps && !trimmed)
     return blocked_sum_loops(s, worksharing, suffix, lanes);
   // A reduction clause cannot name a thread's private partials, so a worksharing loop never
   // carries one: it shares out the blocks of the lane split, or runs as a plain loop.
@@ -136,15 +138,25 @@ void KernelEmitter::reduce_loops(const Stmt& s, bool worksharing, const std::str
     line("for (int64_t " + v + " = 0; " + v + " < " + std::to_string(l.extent) + "; ++" + v + ") {");
     open_block();
   }
-  std::string v = loop_name(last.variable), extent = std::to_string(last.extent);
+  std::string v = loop_name(last.variable), extent = std::to_string(last.extent), low = "0";
+  std::string width = std::to_string(lanes), full = std::to_string(last.extent / lanes * lanes);
+  if (trimmed) {
+    std::string begin = last.begin >= 0 ? "kiln_index_max(" + index_text(last.begin) + ", (int64_t)0)" : "(int64_t)0";
+    std::string end = last.end >= 0 ? "kiln_index_min(" + index_text(last.end) + ", (int64_t)" + extent + ")"
+                                     : "(int64_t)" + extent;
+    line("const int64_t " + v + "_low = " + begin + ";");
+    line("const int64_t " + v + "_high = kiln_index_max(" + end + ", " + v + "_low);");
+    line("const int64_t " + v + "_full = " + v + "_low + (" + v + "_high - " + v + "_low) / " + width +
+         " * " + width + ";");
+    low = v + "_low", extent = v + "_high", full = v + "_full";
+  }
   if (split) {
-    std::string full = std::to_string(last.extent / lanes * lanes), width = std::to_string(lanes);
     if (share_last) line("#pragma omp for schedule(static) nowait");
-    line("for (int64_t " + v + "_block = 0; " + v + "_block < " + full + "; " + v + "_block += " + width + ") {");
+    line("for (int64_t " + v + "_block = " + low + "; " + v + "_block < " + full + "; " + v + "_block += " + width + ") {");
     open_block();
     lane_loop(s, v, v + "_block", lanes, suffix + "_lanes");
     close_block();
-    if (last.extent % lanes != 0) {  // the remainder
+    if (trimmed || last.extent % lanes != 0) {  // the remainder
       if (share_last) line("#pragma omp single nowait");
       line("for (int64_t " + v + " = " + full + "; " + v + " < " + extent + "; ++" + v + ") {");
       open_block();
@@ -157,7 +169,7 @@ void KernelEmitter::reduce_loops(const Stmt& s, bool worksharing, const std::str
       line("#pragma omp for schedule(static) nowait");
     else if (simd)
       line("#pragma omp simd" + clause);
-    line("for (int64_t " + v + " = 0; " + v + " < " + extent + "; ++" + v + ") {");
+    line("for (int64_t " + v + " = " + low + "; " + v + " < " + extent + "; ++" + v + ") {");
     open_block();
     statements(s.body);
     combine_elements(s, suffix, "");
@@ -284,6 +296,10 @@ void KernelEmitter::reduce(const Stmt& s) {
     simd_ok = simd_ok && (order_free || options_.allow_reassociation);
   }
   declare_accumulators(s, "");
+  if (s.guard >= 0) {  // sched/guard_reductions.h: the result is read only where it holds
+    line("if (" + value(s.guard) + ") {");
+    open_block();
+  }
   if (s.parallel && !s.reduce_loops.empty()) {
     // Each thread reduces a static share of the outermost loop into its own partials.
     line("#pragma omp parallel" + parallel_clause());
@@ -300,6 +316,7 @@ void KernelEmitter::reduce(const Stmt& s) {
   } else {
     reduce_loops(s, /*worksharing=*/false, "", simd_ok);
   }
+  if (s.guard >= 0) close_block();
   for (const sched::Accumulation& a : s.accumulations) {
     std::string type = ir::op_info(a.op).accumulator == ir::Accumulator::ArgIndex ? "int64_t" : compute_type(a.dtype);
     line("const " + type + " " + local_name(a.local) + " = " + finalized(a, "") + ";");

@@ -44,6 +44,9 @@ bool interchange_reductions(Kernel& kernel, const target::Target&) {
   for (size_t k = 0; k < outer.body.size(); ++k) {
     const Stmt& s = outer.body[k];
     if (k < reduces ? !s.body.empty() : s.kind != StmtKind::Store) return false;
+    // Trimmed reductions (sched/trim_loops.h) keep their loops: their bounds name them.
+    if (k < reduces && (s.reduce_loops.back().begin >= 0 || s.reduce_loops.back().end >= 0))
+      return false;
   }
   KernelBuilder builder(kernel);
   const int32_t a = outer.loop.variable;

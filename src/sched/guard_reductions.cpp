@@ -1,0 +1,107 @@
+#include "sched/guard_reductions.h"
+
+#include <set>
+
+namespace kiln::sched {
+namespace {
+
+class Guarder {
+ public:
+  explicit Guarder(Kernel& kernel) : kernel_(kernel) {}
+
+  // `scope`: the loop variables bound around `body`.
+  bool statements(std::vector<Stmt>& body, std::set<int32_t>& scope) {
+    bool changed = false;
+    for (size_t k = 0; k < body.size(); ++k) {
+      Stmt& s = body[k];
+      if (s.kind == StmtKind::Reduce && s.guard < 0 && s.lanes_loop.variable < 0)
+        changed = guard(s, body, k + 1, scope) || changed;
+      if (s.kind == StmtKind::Loop) {
+        scope.insert(s.loop.variable);
+        changed = statements(s.body, scope) || changed;
+        scope.erase(s.loop.variable);
+      } else {
+        changed = statements(s.body, scope) || changed;
+      }
+    }
+    return changed;
+  }
+
+ private:
+  const Expr& expr(ExprId id) const { return kernel_.exprs[static_cast<size_t>(id)]; }
+
+  bool guard(Stmt& reduce, const std::vector<Stmt>& body, size_t after,
+             const std::set<int32_t>& scope) {
+    std::set<int32_t> locals;
+    for (const Accumulation& a : reduce.accumulations) locals.insert(a.local);
+    ExprId condition = -1;
+    for (size_t k = after; k < body.size(); ++k)
+      if (!uses_only_selected(body[k], locals, condition)) return false;
+    if (condition < 0 || !invariant(condition, scope)) return false;
+    reduce.guard = condition;
+    return true;
+  }
+
+  // Whether every use of `locals` in `s` is in the selected side of where(condition, ...),
+  // one condition for all (set on the first).
+  bool uses_only_selected(const Stmt& s, const std::set<int32_t>& locals, ExprId& condition) const {
+    if (s.kind == StmtKind::Store) {
+      if (s.index >= 0 && reads_local(s.index, locals)) return false;
+      return selected(s.value, locals, condition);
+    }
+    if (s.kind == StmtKind::Loop || s.kind == StmtKind::LocalArray) {
+      for (const Stmt& inner : s.body)
+        if (!uses_only_selected(inner, locals, condition)) return false;
+      return true;
+    }
+    for (const Accumulation& a : s.accumulations)
+      if (reads_local(a.value, locals) || (a.position >= 0 && reads_local(a.position, locals)))
+        return false;
+    for (const Stmt& inner : s.body)
+      if (!uses_only_selected(inner, locals, condition)) return false;
+    return s.index < 0 || !reads_local(s.index, locals);
+  }
+
+  bool selected(ExprId id, const std::set<int32_t>& locals, ExprId& condition) const {
+    if (!reads_local(id, locals)) return true;
+    const Expr& e = expr(id);
+    if (e.kind == ExprKind::Cast) return selected(e.operands[0], locals, condition);
+    bool where =
+        (e.kind == ExprKind::Elementwise && e.op == Op::where) || e.kind == ExprKind::Select;
+    if (!where || reads_local(e.operands[0], locals) || reads_local(e.operands[2], locals))
+      return false;
+    if (condition < 0) condition = e.operands[0];
+    return same(condition, e.operands[0]);
+  }
+
+  bool reads_local(ExprId id, const std::set<int32_t>& locals) const {
+    const Expr& e = expr(id);
+    if (e.kind == ExprKind::Local) return locals.count(e.variable) != 0;
+    for (ExprId operand : e.operands)
+      if (reads_local(operand, locals)) return true;
+    return false;
+  }
+
+  // Computable before the reduction: loop variables of `scope`, loads, constants.
+  bool invariant(ExprId id, const std::set<int32_t>& scope) const {
+    const Expr& e = expr(id);
+    if (e.kind == ExprKind::LoopVar && !scope.count(e.variable)) return false;
+    if (e.kind == ExprKind::Local || e.kind == ExprKind::ArrayLoad) return false;
+    for (ExprId operand : e.operands)
+      if (!invariant(operand, scope)) return false;
+    return true;
+  }
+
+  bool same(ExprId a, ExprId b) const { return same_expr(kernel_, a, b); }
+
+  Kernel& kernel_;
+};
+
+}  // namespace
+
+bool guard_reductions(Kernel& kernel, const target::Target&) {
+  std::set<int32_t> scope;
+  return Guarder(kernel).statements(kernel.body, scope);
+}
+
+}  // namespace kiln::sched

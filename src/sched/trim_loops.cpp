@@ -1,0 +1,164 @@
+#include "sched/trim_loops.h"
+
+#include <optional>
+#include <set>
+
+namespace kiln::sched {
+namespace {
+
+// [begin, end) of one loop variable: expression ids, -1 where unbounded.
+struct Bounds {
+  ExprId begin = -1, end = -1;
+  bool any() const { return begin >= 0 || end >= 0; }
+};
+
+class Trimmer {
+ public:
+  explicit Trimmer(Kernel& kernel) : kernel_(kernel) {}
+
+  bool statements(std::vector<Stmt>& body) {
+    bool changed = false;
+    for (Stmt& s : body) {
+      if (s.kind == StmtKind::Reduce) changed = reduce(s) || changed;
+      changed = statements(s.body) || changed;
+    }
+    return changed;
+  }
+
+ private:
+  const Expr& expr(ExprId id) const { return kernel_.exprs[static_cast<size_t>(id)]; }
+
+  bool reduce(Stmt& s) {
+    if (s.reduce_loops.empty() || !s.body.empty() || s.lanes_loop.variable >= 0) return false;
+    Loop& last = s.reduce_loops.back();
+    if (last.begin >= 0 || last.end >= 0) return false;
+    std::set<int32_t> inner;  // what the bounds must not read: the reduction's own loops
+    for (const Loop& l : s.reduce_loops) inner.insert(l.variable);
+    std::optional<Bounds> common;
+    for (const Accumulation& a : s.accumulations) {
+      std::optional<Scalar> identity = identity_of(a.op);
+      if (!identity) return false;
+      std::optional<Bounds> bounds =
+          guarded(a.value, last.variable, *identity, a.op == Op::sum, inner);
+      if (!bounds || !bounds->any() || (common && !same(*common, *bounds))) return false;
+      common = bounds;
+    }
+    if (!common) return false;
+    last.begin = common->begin;
+    last.end = common->end;
+    return true;
+  }
+
+  static std::optional<Scalar> identity_of(Op op) {
+    switch (op) {
+      case Op::sum:
+        return Scalar::of_int(0);
+      case Op::prod:
+        return Scalar::of_int(1);
+      case Op::any:
+        return Scalar::of_int(0);
+      case Op::all:
+        return Scalar::of_int(1);
+      default:
+        return std::nullopt;
+    }
+  }
+
+  bool is_constant(ExprId id, const Scalar& value) const {
+    const Expr& e = expr(id);
+    if (e.kind == ExprKind::Cast) return is_constant(e.operands[0], value);
+    return e.kind == ExprKind::Constant && e.constant.as_double() == value.as_double();
+  }
+
+  // The bounds outside which `id` equals `identity` along loop `variable`, or nullopt.
+  std::optional<Bounds> guarded(ExprId id, int32_t variable, const Scalar& identity, bool sum,
+                                const std::set<int32_t>& inner) const {
+    const Expr e = expr(id);  // a copy: condition() may grow the arena
+    if (e.kind == ExprKind::Cast) return guarded(e.operands[0], variable, identity, sum, inner);
+    bool where =
+        (e.kind == ExprKind::Elementwise && e.op == Op::where) || e.kind == ExprKind::Select;
+    if (where && is_constant(e.operands[2], identity)) {
+      Bounds bounds;
+      if (!condition(e.operands[0], variable, inner, bounds) || !bounds.any()) return std::nullopt;
+      return bounds;
+    }
+    if (sum && e.kind == ExprKind::Elementwise && e.op == Op::mul) {
+      std::optional<Bounds> left = guarded(e.operands[0], variable, identity, sum, inner);
+      std::optional<Bounds> right = guarded(e.operands[1], variable, identity, sum, inner);
+      if (left && right && same(*left, *right)) return left;
+    }
+    return std::nullopt;
+  }
+
+  // Narrows `bounds` by the conjuncts of `id` that compare `variable` with an invariant; false
+  // when a conjunct is not understood (it may still hold outside: nothing is dropped, but the
+  // statement could be trimmed too far only if an understood conjunct were wrong, never).
+  bool condition(ExprId id, int32_t variable, const std::set<int32_t>& inner,
+                 Bounds& bounds) const {
+    const Expr e = expr(id);  // a copy: combine() below may grow the arena
+    if (e.kind == ExprKind::Elementwise && e.op == Op::logical_and)
+      return condition(e.operands[0], variable, inner, bounds) &&
+             condition(e.operands[1], variable, inner, bounds);
+    bool compare = e.kind == ExprKind::IndexLess ||
+                   (e.kind == ExprKind::Elementwise &&
+                    (e.op == Op::ge || e.op == Op::lt || e.op == Op::gt || e.op == Op::le));
+    if (!compare) return true;  // another conjunct: it only removes more positions
+    Op op = e.kind == ExprKind::IndexLess ? Op::lt : e.op;
+    ExprId left = e.operands[0], right = e.operands[1];
+    bool left_is_variable = is_variable(left, variable),
+         right_is_variable = is_variable(right, variable);
+    if (left_is_variable == right_is_variable) return true;
+    ExprId other = left_is_variable ? right : left;
+    if (reads(other, inner)) return true;
+    if (!left_is_variable)
+      op = op == Op::lt ? Op::gt : op == Op::gt ? Op::lt : op == Op::le ? Op::ge : Op::le;
+    // variable >= x: begin x; variable < x: end x (> and <= need x + 1: left alone). Two of
+    // a kind: the tighter one, at run time.
+    if (op == Op::ge)
+      bounds.begin = bounds.begin < 0 ? other : combine(ExprKind::IndexMax, bounds.begin, other);
+    if (op == Op::lt)
+      bounds.end = bounds.end < 0 ? other : combine(ExprKind::IndexMin, bounds.end, other);
+    return true;
+  }
+
+  ExprId combine(ExprKind kind, ExprId a, ExprId b) const {
+    Expr e;
+    e.kind = kind;
+    e.dtype = DType::Int64;
+    e.operands = {a, b};
+    kernel_.exprs.push_back(std::move(e));
+    return static_cast<ExprId>(kernel_.exprs.size() - 1);
+  }
+
+  bool same(ExprId a, ExprId b) const { return same_expr(kernel_, a, b); }
+  bool same(const Bounds& a, const Bounds& b) const {
+    return same(a.begin, b.begin) && same(a.end, b.end);
+  }
+
+  bool is_variable(ExprId id, int32_t variable) const {
+    const Expr& e = expr(id);
+    if (e.kind == ExprKind::Cast) return is_variable(e.operands[0], variable);
+    return e.kind == ExprKind::LoopVar && e.variable == variable;
+  }
+
+  // Whether `id` reads one of `loops` or a reduction's local (not invariant outside them).
+  bool reads(ExprId id, const std::set<int32_t>& loops) const {
+    const Expr& e = expr(id);
+    if (e.kind == ExprKind::LoopVar) return loops.count(e.variable) != 0;
+    if (e.kind == ExprKind::Local || e.kind == ExprKind::ArrayLoad || e.kind == ExprKind::Random)
+      return true;
+    for (ExprId operand : e.operands)
+      if (reads(operand, loops)) return true;
+    return false;
+  }
+
+  Kernel& kernel_;
+};
+
+}  // namespace
+
+bool trim_loops(Kernel& kernel, const target::Target&) {
+  return Trimmer(kernel).statements(kernel.body);
+}
+
+}  // namespace kiln::sched

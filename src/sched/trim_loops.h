@@ -1,0 +1,23 @@
+// trim_loops: reductions that only count positions inside run-time bounds run over those bounds.
+//
+// A sum whose every element is `where(lo <= i && i < hi, x, 0)` along its innermost reduction
+// loop i (lo and hi computed outside the loop: a loop index, a value read from a buffer) adds
+// zeros outside [lo, hi): the loop is trimmed to run over [lo, hi) clamped to [0, extent), the
+// guard kept. This is how the slices whose bounds move with a captured Python loop's index
+// (kiln/_windows.py: A[j+1:, :j] @ A[j, :j]) do the work of the slice, not of the whole axis: the
+// loop's extent is read at run time, as TVM's loop partitioning and Halide's bounds inference
+// shrink loops to where their guards hold. Target-neutral: every target runs it first.
+//
+// Rules: sums (identity 0), products (1), any (false) and all (true); a value is guarded when it
+// is where(condition, x, identity) or a cast of one, or, for sums, a product of two values
+// guarded by the same bounds (then both are 0 outside, so the product is 0 even where x is not
+// finite). Every accumulation of the statement must be guarded by the same bounds.
+#pragma once
+#include "sched/loop_ir.h"
+#include "target/target.h"
+
+namespace kiln::sched {
+
+bool trim_loops(Kernel& kernel, const target::Target& target);
+
+}  // namespace kiln::sched
