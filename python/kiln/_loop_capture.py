@@ -287,7 +287,7 @@ class LoopCapture:
             if any(value is not new for value in values):
                 raise CaptureFailed(f"`{array_names[0]}` and `{array_names[1]}` share an array "
                                     f"the loop rebinds")
-            if array is not None and new is not array and array._tensor is not placeholder:
+            if array is not None and new is not array and array._tensor.id != placeholder.id:
                 raise CaptureFailed(f"the loop both updates `{array_names[0]}` in place and "
                                     f"rebinds it")
             if not isinstance(new, TracedArray) and not _is_number(new):
@@ -304,9 +304,9 @@ class LoopCapture:
             if value is old or (_is_number(value) and _is_number(old) and type(value) is
                                 type(old) and value == old):
                 continue
+            if old is self.UNBOUND and name not in live:
+                continue  # a temporary of the body (an inner loop's target), not read after
             if isinstance(value, TracedArray) and (old is self.UNBOUND or _is_number(old)):
-                if old is self.UNBOUND and name not in live:
-                    continue  # a temporary of the body, not read after the loop
                 if old is self.UNBOUND:  # first bound in the body: carried from zeros
                     dtype, shape = _type_of(value.tensor)
                     initial = backend().broadcast_to(

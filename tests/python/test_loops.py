@@ -521,3 +521,74 @@ def test_moving_slices_that_do_not_line_up_are_unrolled_and_exact():
     assert [loop.kind for loop in report.loops] == ["unrolled"], str(report)
     assert "loop-varying" in report.loops[0].reason, str(report)
     np.testing.assert_allclose(kiln.compile(shifted_windows)(x), shifted_windows(x), rtol=1e-12)
+
+
+# ---- programs from the evidence: all captured, none unrolled ----
+
+def crc32(data):  # an inner loop unrolled inside a captured one: its target is a temporary
+    crc = np.uint32(0xFFFFFFFF)
+    for i in range(data.shape[0]):
+        crc = crc ^ data[i]
+        for _ in range(8):
+            if crc & 1:
+                crc = (crc >> 1) ^ np.uint32(0xEDB88320)
+            else:
+                crc = crc >> 1
+    return crc ^ np.uint32(0xFFFFFFFF)
+
+
+def levinson(r, order):  # inner loops bounded by the outer index; an array rebound to a copy
+    a = np.zeros(order + 1)
+    a[0] = 1.0
+    error = r[0]
+    for k in range(1, order + 1):
+        acc = r[k]
+        for j in range(1, k):
+            acc += a[j] * r[k - j]
+        reflection = -acc / error
+        updated = a.copy()
+        for j in range(1, k):
+            updated[j] = a[j] + reflection * a[k - j]
+        updated[k] = reflection
+        a = updated
+        error = error * (1 - reflection * reflection)
+    return a * error
+
+
+def covariance(data):
+    m = data.shape[1]
+    data = data - data.mean(axis=0)
+    cov = np.zeros((m, m))
+    for i in range(m):
+        cov[i, i:m] = data[:, i] @ data[:, i:m] / (data.shape[0] - 1)
+        cov[i:m, i] = cov[i, i:m]
+    return cov
+
+
+def syr2k(alpha, beta, c, a, b):
+    for i in range(c.shape[0]):
+        c[i, :i + 1] *= beta
+        for k in range(a.shape[1]):
+            c[i, :i + 1] += a[:i + 1, k] * alpha * b[i, k] + b[:i + 1, k] * alpha * a[i, k]
+    return c
+
+
+def test_crc_over_bytes():
+    data = np.random.default_rng(15).integers(0, 256, 64, dtype=np.uint32)
+    report = explain(crc32, data)
+    assert report.graph_count == 1 and report.graph_break_count == 0, str(report)
+    assert "unrolled" not in [loop.kind for loop in report.loops], str(report)
+    assert kiln.compile(crc32)(data) == crc32(data)
+
+
+def test_levinson_recursion():
+    report = check(levinson, np.exp(-np.arange(24) / 5.0), 16, loops=3, rtol=1e-9)
+    assert "unrolled" not in [loop.kind for loop in report.loops], str(report)
+
+
+def test_covariance_and_symmetric_rank_2k_updates():
+    rng = np.random.default_rng(16)
+    check(covariance, rng.random((50, 20)), rtol=1e-9)
+    report = check(syr2k, 1.5, 1.2, rng.random((20, 20)), rng.random((20, 12)),
+                   rng.random((20, 12)), loops=2, rtol=1e-9)
+    assert "unrolled" not in [loop.kind for loop in report.loops], str(report)

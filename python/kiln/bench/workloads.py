@@ -205,6 +205,39 @@ def _spd(rng, n):
     return m @ m.T + n * np.eye(n)
 
 
+def crc32(data):
+    # A CRC over bytes: a scalar recursion with a data-dependent branch in an inner loop.
+    crc = np.uint32(0xFFFFFFFF)
+    for i in range(data.shape[0]):
+        crc = crc ^ data[i]
+        for _ in range(8):
+            if crc & 1:
+                crc = (crc >> 1) ^ np.uint32(0xEDB88320)
+            else:
+                crc = crc >> 1
+    return crc ^ np.uint32(0xFFFFFFFF)
+
+
+def levinson(r):
+    # Levinson-Durbin recursion: inner loops bounded by the outer index, a rebound copy.
+    order = r.shape[0] - 1
+    a = np.zeros(order + 1)
+    a[0] = 1.0
+    error = r[0]
+    for k in range(1, order + 1):
+        acc = r[k]
+        for j in range(1, k):
+            acc += a[j] * r[k - j]
+        reflection = -acc / error
+        updated = a.copy()
+        for j in range(1, k):
+            updated[j] = a[j] + reflection * a[k - j]
+        updated[k] = reflection
+        a = updated
+        error = error * (1 - reflection * reflection)
+    return a * error
+
+
 def mandelbrot(c):
     # Complex arithmetic in a time-step loop: escape counts of z <- z**2 + c (complex128).
     z = np.zeros_like(c)
@@ -409,6 +442,12 @@ WORKLOADS = [
              loop=True),
     Workload("cholesky", "Cholesky factorisation with moving slices A[j+1:, :j] (float64)",
              cholesky, lambda rng, n: (_spd(rng, n),), 200, 16, loop=True, rtol=1e-9),
+    Workload("crc32", "CRC-32 over bytes, bit by bit with a branch (uint32, exact)",
+             crc32, lambda rng, n: (rng.integers(0, 256, n, dtype=np.uint32),), 20_000, 64,
+             loop=True),
+    Workload("levinson", "Levinson-Durbin recursion of order n-1 (float64)",
+             levinson, lambda rng, n: (np.exp(-np.arange(n) / (n / 6)) * (1 + 0.01 * rng.random(n)),),
+             200, 16, loop=True, rtol=1e-7),
     Workload("mandelbrot", "64 steps of z <- z**2 + c on a complex grid (complex128)",
              mandelbrot, lambda rng, n: (_complex_grid(n) + 1e-3 * rng.random((n, n)),), 500, 32,
              loop=True),
