@@ -118,6 +118,10 @@ class _TraceContext:
         self.fullgraph = fullgraph
         self.broke = False              # a break happened: values may depend on the data
         self.data_scalars = {}          # id -> Python scalar returned by float()/int()/.item()
+        # What graph_break raised: NumPy swallows exceptions from the conversions it probes
+        # (ndarray.__setitem__ calls float() on a tracer, then reports "setting an array element
+        # with a sequence"), so the driver re-raises this one instead of NumPy's.
+        self.pending = None
 
     def graph_break(self, tensor, reason, location=""):
         """The concrete NumPy value of `tensor` (see the module doc), or kiln.GraphBreak under
@@ -125,9 +129,14 @@ class _TraceContext:
         function = self.function
         if self.fullgraph:
             function._note_break(reason, location)
-            raise GraphBreak(f"kiln: graph break in {function.name}: {reason} at {location} "
-                             f"(fullgraph=True)")
-        compiled, new = function._compile_segment(self, [tensor])
+            self.pending = GraphBreak(f"kiln: graph break in {function.name}: {reason} at "
+                                      f"{location} (fullgraph=True)")
+            raise self.pending
+        try:
+            compiled, new = function._compile_segment(self, [tensor])
+        except _SegmentLimit as limit:
+            self.pending = limit
+            raise
         if new:
             function._note_break(reason, location)
         self.broke = True
@@ -379,6 +388,8 @@ class CompiledFunction:
                 raise
             return self._give_up(args, kwargs, f"unsupported: {error}", "", register)
         except (ValueError, TypeError, IndexError) as error:
+            if context.pending is not None:  # ours, swallowed and replaced by NumPy
+                raise context.pending from None
             located = _located(error)
             if located is None:
                 raise

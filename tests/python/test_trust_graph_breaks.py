@@ -1,5 +1,7 @@
 """Graph breaks never memorise the data: with new data on every call the results follow NumPy and
 nothing compiles again after the first call of each path (retrace entries, segment memo)."""
+import warnings
+
 import numpy as np
 import pytest
 
@@ -105,3 +107,26 @@ def test_mutations_are_written_back_on_retraced_calls():
         y = x.copy()
         np.testing.assert_allclose(compiled(x), normalise_in_place(y))
         np.testing.assert_allclose(x, y)
+
+
+def _untraced_zeros(n):
+    return np.frombuffer(bytes(8 * n), dtype=np.float64).copy()  # a real ndarray, not traced
+
+
+def _store_into_untraced_array(x):
+    buffer = _untraced_zeros(x.shape[0])
+    for i in range(x.shape[0]):
+        buffer[i] = x[i] * 2 + buffer[i - 1]  # ndarray.__setitem__ asks float() of a tracer
+    return buffer
+
+
+def test_graph_breaks_inside_numpy_conversions_are_not_masked():
+    """NumPy swallows what float() raises inside ndarray.__setitem__ and reports "setting an
+    array element with a sequence": kiln's own graph-break outcomes must come through."""
+    x = np.arange(100.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # the segment limit's warning
+        np.testing.assert_allclose(kiln.compile(_store_into_untraced_array)(x),
+                                   _store_into_untraced_array(x))
+    with pytest.raises(kiln.GraphBreak, match=r"test_trust_graph_breaks.py:\d+"):
+        kiln.compile(_store_into_untraced_array, fullgraph=True)(x)

@@ -221,7 +221,7 @@ def crc32(data):
 def levinson(r):
     # Levinson-Durbin recursion: inner loops bounded by the outer index, a rebound copy.
     order = r.shape[0] - 1
-    a = np.zeros(order + 1)
+    a = np.zeros_like(r)
     a[0] = 1.0
     error = r[0]
     for k in range(1, order + 1):
