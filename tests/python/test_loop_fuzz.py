@@ -1,6 +1,6 @@
 """Random loop programs (a for or while loop whose body is drawn from the statements NumPy users
 write in loops: row updates through the index, accumulators, branches on data, stencil steps,
-in-place slice updates), written to a module file so that kiln reads their source as it reads
+in-place slice updates, slices whose bounds move with the index), written to a module file so that kiln reads their source as it reads
 any user's, compiled, and compared with NumPy. Seeds print on failure: KILN_LOOP_FUZZ_SEED and
 KILN_LOOP_FUZZ_PROGRAMS widen the search."""
 import importlib.util
@@ -24,6 +24,13 @@ STATEMENTS = [
     "if acc > {t}:\n        out[i] = acc\n    else:\n        out[i] = -x[i]",
     "w = np.tanh(u[:3] * {c})\n    acc = acc + w.sum()",
     "u[i % u.shape[0]] = acc",
+    # slices whose bounds move with the index (kiln._windows), aligned or not
+    "acc = acc + x[:i].sum() * {h}",
+    "acc = acc + np.dot(x[i:], out[i:]) * {h}",
+    "out[i:] = out[i:] * {h} + x[i:]",
+    "out[:i] += x[:i] * {c}",
+    "acc = acc + np.max(x[:i + 1]) - np.mean(out[i:i + 3])",
+    "out[i + 1:] = x[i + 1:] - x[:x.shape[0] - i - 1]",
 ]
 
 

@@ -1,0 +1,145 @@
+#include "sched/materialize.h"
+
+#include <algorithm>
+#include <vector>
+
+namespace kiln::sched {
+namespace {
+
+using ir::Node;
+using ir::Op;
+using ir::ValueId;
+
+// Time-step loops of stencils: each step reads the previous one through several shifted views
+// (u[2:], u[:-2], ...), so inlining k such steps computes the first one at about 2k+1 places.
+// Along a chain of values read that way, every kStencilSteps-th is materialized: a kernel then
+// runs a few fused steps, and the code grows with the steps, not with their square.
+constexpr int kStencilSteps = 3;
+
+bool read_through_shifted_views(const ir::Graph& graph,
+                                const std::vector<std::vector<ValueId>>& users, ValueId id) {
+  int views = 0;
+  for (ValueId user : users[static_cast<size_t>(id)]) {
+    Op op = graph.node(user).op;
+    views += op == Op::slice || op == Op::pad || op == Op::gather;
+  }
+  return views >= 2;
+}
+
+void materialize_stencil_chains(const ir::Graph& graph, std::set<ValueId>& materialized) {
+  std::vector<std::vector<ValueId>> users(static_cast<size_t>(graph.size()));
+  for (ValueId id = 0; id < graph.size(); ++id)
+    for (ValueId input : graph.node(id).inputs) users[static_cast<size_t>(input)].push_back(id);
+  std::vector<int> depth(static_cast<size_t>(graph.size()), 0);  // stencil steps inlined
+  for (ValueId id = 0; id < graph.size(); ++id) {
+    int deepest = 0;
+    for (ValueId input : graph.node(id).inputs)
+      if (!materialized.count(input))
+        deepest = std::max(deepest, depth[static_cast<size_t>(input)]);
+    bool stencil = read_through_shifted_views(graph, users, id);
+    depth[static_cast<size_t>(id)] = deepest + (stencil ? 1 : 0);
+    if (stencil && depth[static_cast<size_t>(id)] >= kStencilSteps) {
+      materialized.insert(id);
+      depth[static_cast<size_t>(id)] = 0;
+    }
+  }
+}
+
+// Inlining weighs recomputation against materialising: a value broadcast to many more elements
+// than it has (a 0-d result of a long chain, multiplied into a matrix) would be recomputed for
+// each of them. When its inlined work (ops since the last buffer, costly ones counted
+// kCostlyWeight times) reaches kExpensive, it gets a buffer of its own and is computed once.
+constexpr int64_t kExpensive = 16, kCostlyWeight = 4, kBroadcastFactor = 16;
+
+void materialize_expensive_broadcasts(const ir::Graph& graph, std::set<ValueId>& materialized) {
+  std::vector<int64_t> work(static_cast<size_t>(graph.size()), 0);
+  for (ValueId id = 0; id < graph.size(); ++id) {
+    const Node& node = graph.node(id);
+    bool costly = ir::is_reduction(node.op) ||
+                  (ir::is_elementwise(node.op) && ir::op_info(node.op).cost == ir::Cost::Costly);
+    int64_t total =
+        ir::op_info(node.op).kind == ir::OpKind::Structural ? 0 : (costly ? kCostlyWeight : 1);
+    for (ValueId input : node.inputs)
+      if (!materialized.count(input))
+        total = std::min<int64_t>(total + work[static_cast<size_t>(input)], 1 << 20);
+    work[static_cast<size_t>(id)] = total;
+    if (node.op != Op::broadcast || materialized.count(id)) continue;
+    ValueId source = node.inputs[0];
+    int64_t from = std::max<int64_t>(ir::element_count(graph.node(source).shape), 1);
+    if (ir::element_count(node.shape) >= kBroadcastFactor * from &&
+        work[static_cast<size_t>(source)] >= kExpensive && !materialized.count(source)) {
+      materialized.insert(source);
+      work[static_cast<size_t>(id)] = 0;
+    }
+  }
+}
+
+// A value that holds a reduction inlined (its work grows with the reduced extent: a matrix-vector
+// product feeding a subtraction) and that several nodes read would be recomputed, reduction and
+// all, in each of their kernels (Gram-Schmidt's w = v - Q @ c, read by norm(w) and w / norm):
+// from kSharedReduction reduced elements per output element on, it is computed once.
+constexpr int64_t kSharedReduction = 64;
+
+void materialize_shared_reductions(const ir::Graph& graph, std::set<ValueId>& materialized) {
+  std::vector<int64_t> reduced(static_cast<size_t>(graph.size()), 0);
+  std::vector<std::vector<ValueId>> users = graph.users();
+  for (ValueId id = 0; id < graph.size(); ++id) {
+    const Node& node = graph.node(id);
+    // A broadcast reads its operand at other indices: lowering gives such a reduction a buffer
+    // anyway (requests), so nothing is recomputed through it.
+    int64_t inlined = 0;
+    if (node.op != Op::broadcast)
+      for (ValueId input : node.inputs)
+        if (!materialized.count(input))
+          inlined = std::max(inlined, reduced[static_cast<size_t>(input)]);
+    if (ir::is_reduction(node.op)) {
+      int64_t in = ir::element_count(graph.node(node.inputs[0]).shape);
+      int64_t out = std::max<int64_t>(ir::element_count(node.shape), 1);
+      inlined = std::min<int64_t>(std::max<int64_t>(inlined, 1) * (in / out), 1 << 30);
+    }
+    reduced[static_cast<size_t>(id)] = inlined;
+    if (inlined >= kSharedReduction && users[static_cast<size_t>(id)].size() >= 2 &&
+        !materialized.count(id)) {
+      materialized.insert(id);
+      reduced[static_cast<size_t>(id)] = 0;
+    }
+  }
+}
+
+}  // namespace
+
+std::set<ValueId> initial_materialized(const ir::Graph& graph) {
+  std::set<ValueId> result(graph.outputs().begin(), graph.outputs().end());
+  for (ValueId id = 0; id < graph.size(); ++id) {
+    const Node& node = graph.node(id);
+    switch (node.op) {
+      case ir::Op::parameter:
+      case ir::Op::constant_array:
+      case ir::Op::scatter:
+        result.insert(id);
+        break;
+      case ir::Op::matmul:  // extern: operands and result live in buffers
+        result.insert(id);
+        result.insert(node.inputs.begin(), node.inputs.end());
+        break;
+      case ir::Op::loop:  // bounds and invariants in buffers; initial values are copied in
+        result.insert(id);
+        for (int bound = 0; bound < 2; ++bound)
+          if (graph.node(node.inputs[static_cast<size_t>(bound)]).op != ir::Op::constant)
+            result.insert(node.inputs[static_cast<size_t>(bound)]);
+        result.insert(node.inputs.begin() + 2 + node.attrs.index, node.inputs.end());
+        break;
+      case ir::Op::loop_result:  // the loop's carried buffer (build_loop)
+        result.insert(id);
+        break;
+      default:
+        if (ir::is_scan(node.op)) result.insert(id);
+    }
+  }
+  materialize_stencil_chains(graph, result);
+  materialize_expensive_broadcasts(graph, result);
+  materialize_shared_reductions(graph, result);
+  return result;
+}
+
+}  // namespace kiln::sched
