@@ -76,7 +76,9 @@ def _widened(implementation):
 
 
 def _power(context, operands, loop):
-    if loop[1].kind == "i":  # NumPy raises for negative integer exponents (checked at run time)
+    # NumPy raises for negative integer exponents (checked at run time), unless nothing is
+    # computed (an empty operand makes the result empty).
+    if loop[1].kind == "i" and all(math.prod(o.shape) for o in operands):
         _k().check_nonnegative_exponent(operands[1])
     return _k().power(*operands)
 

@@ -121,6 +121,11 @@ def var(context, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, 
     k = _k()
     if correction is not _NO_VALUE:
         ddof = correction
+    if x.dtype.kind == "c":  # the parts' variances add up to NumPy's (real) one
+        real_dtype = None if dtype is None or np.dtype(dtype).kind == "c" else dtype
+        total = sum(var(context, _result(context, part(x.tensor)), axis, real_dtype, None, ddof,
+                        keepdims, where=where) for part in (k.real, k.imag))
+        return _result(context, (np.sqrt(total) if root else total).tensor, out)
     axes = normalize_axes(axis, x.ndim, "var")
     result_dtype = _mean_dtype(x.dtype, dtype)
     compute = np.dtype(np.float64) if x.dtype.kind in "biu" else result_dtype

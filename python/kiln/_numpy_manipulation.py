@@ -343,9 +343,19 @@ def _needs_old_rounds(shape, widths, mode):
 def pad(context, array, pad_width, mode="constant", **kwargs):
     x = _as_traced(context, array)
     widths = _pad_widths(pad_width, x.ndim)
-    if callable(mode) or mode == "median" or _needs_old_rounds(x.shape, widths, mode):
+    if x.dtype.kind == "c" and mode not in ("maximum", "minimum", "median") and not callable(mode):
+        # Every other mode acts on the real and imaginary parts apart (so do its values).
+        k = _k()
+        parts = [pad(context, _new(context, take(x.tensor)), pad_width, mode, **{
+            key: (np.real(value) if take is k.real else np.imag(value))
+            if key in ("constant_values", "end_values") else value
+            for key, value in kwargs.items()}) for take in (k.real, k.imag)]
+        return _new(context, k.complex(parts[0].tensor, parts[1].tensor))
+    ordered = x.dtype.kind == "c"  # maximum, minimum: NumPy orders complex values
+    if callable(mode) or mode == "median" or ordered or _needs_old_rounds(x.shape, widths, mode):
         reason = ("np.pad with a function as mode" if callable(mode) else
                   "np.pad with mode 'median'" if mode == "median" else
+                  f"np.pad ({mode}) of complex values" if ordered else
                   f"np.pad ({mode}) wider than the array on NumPy < 1.25")
         array, kwargs = materialize_all((x, kwargs), reason)
         return np.pad(array, widths, mode, **kwargs)
