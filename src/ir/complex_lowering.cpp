@@ -107,8 +107,8 @@ class ComplexLowering {
     return b_.copy_node(copy, std::move(inputs));
   }
 
-  // The op applied to the real parts and to the imaginary parts; `fixed` operands (indices)
-  // are passed to both.
+  // The op applied to the real parts and to the imaginary parts; real operands (indices) are
+  // passed to both.
   Pair each_part(const Node& node, DType part) {
     std::vector<ValueId> re, im;
     for (ValueId input : node.inputs) {
@@ -129,9 +129,11 @@ class ComplexLowering {
       complex_operand = complex_operand || value(input).is_complex();
     if (!complex_operand && !is_complex(node.dtype))
       return {b_.copy_node(node, plain_inputs(node))};
-    DType part = component_dtype(complex_operand ? in_.node(node.inputs[0]).dtype : node.dtype);
-    if (node.op == Op::where || node.op == Op::scatter || node.op == Op::gather)
-      part = component_dtype(node.dtype);
+    // The parts' dtype: the result's, or a complex operand's where the result is real (abs, eq).
+    DType part = component_dtype(node.dtype);
+    if (!is_complex(node.dtype))
+      for (ValueId input : node.inputs)
+        if (is_complex(in_.node(input).dtype)) part = component_dtype(in_.node(input).dtype);
     switch (node.op) {
       case Op::constant:
         return {b_.constant(node.attrs.scalar, part, node.shape),
