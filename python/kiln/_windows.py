@@ -327,7 +327,8 @@ def product(function, a, b):
     # positions of the result that nobody reads).
     masked = [_masked_axis(context, whole, bound, axis)
               for (whole, _), bound, axis in zip(wholes, (left, right), contracted)]
-    result = function(*masked)
+    rows = _output_window(shapes, bounds, contracted, masked)
+    result = function(*masked) if rows is None else _guarded_product(context, masked, *rows)
     kept = [bound for axis, bound in enumerate(bounds[0]) if axis != contracted[0] % len(shapes[0])]
     kept += [bound for axis, bound in enumerate(bounds[1]) if axis != contracted[1] % len(shapes[1])]
     if any(bound is not None for bound in kept) and isinstance(result, TracedArray):
@@ -337,6 +338,32 @@ def product(function, a, b):
         result = _masked(context, result, 0)
         result._mask, result._scalar = Window(kept), False
     return result
+
+
+def _output_window(shapes, bounds, contracted, masked):
+    """(matrix position, its output axis, the bound) of a float matrix-vector product whose
+    output axis is a window, or None."""
+    if len(shapes[0]) + len(shapes[1]) != 3 or not all(
+            isinstance(m, TracedArray) and m.dtype.kind in "fc" for m in masked):
+        return None
+    matrix = 0 if len(shapes[0]) == 2 else 1
+    axis = 1 - contracted[matrix] % 2
+    bound = bounds[matrix][axis]
+    return None if bound is None else (matrix, axis, bound)
+
+
+def _guarded_product(context, masked, matrix, axis, bound):
+    """The product as a sum of elementwise products, both factors zero outside the output's
+    window: then each output outside is a sum of exact zeros, which sched/guard_reductions.h
+    does not compute (a BLAS call, or a sum of one guarded factor, would run every row)."""
+    vector = masked[1 - matrix]
+    shape = tuple(masked[matrix].tensor.shape)
+    spread = np.expand_dims(vector, axis)  # along the output axis
+    bounds = [None, None]
+    bounds[axis] = bound
+    inside = Window(bounds).mask(context, shape)
+    terms = np.where(inside, masked[matrix], 0) * np.where(inside, spread, 0)
+    return np.sum(terms, axis=1 - axis)
 
 
 def outer(a, b):

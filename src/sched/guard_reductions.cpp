@@ -32,6 +32,54 @@ class Guarder {
 
   bool guard(Stmt& reduce, const std::vector<Stmt>& body, size_t after,
              const std::set<int32_t>& scope) {
+    ExprId condition = element_guard(reduce, scope);
+    if (condition >= 0) {
+      reduce.guard = condition;
+      return true;
+    }
+    return guard_by_use(reduce, body, after, scope);
+  }
+
+  // A condition, computable before the reduction, outside which every element is exactly the
+  // identity (where(c, x, 0), or for sums where(c, x, 0) * where(c, y, 0)): the reduction is
+  // the identity there without running. -1: none.
+  ExprId element_guard(const Stmt& reduce, const std::set<int32_t>& scope) const {
+    ExprId common = -1;
+    for (const Accumulation& a : reduce.accumulations) {
+      bool sum = a.op == Op::sum;
+      if (!sum && a.op != Op::prod && a.op != Op::any && a.op != Op::all) return -1;
+      double identity = a.op == Op::prod || a.op == Op::all ? 1 : 0;
+      ExprId condition = element_condition(a.value, identity, sum);
+      if (condition < 0 || !invariant(condition, scope) ||
+          (common >= 0 && !same(common, condition)))
+        return -1;
+      common = condition;
+    }
+    return common;
+  }
+
+  ExprId element_condition(ExprId id, double identity, bool sum) const {
+    const Expr& e = expr(id);
+    if (e.kind == ExprKind::Cast) return element_condition(e.operands[0], identity, sum);
+    bool where =
+        (e.kind == ExprKind::Elementwise && e.op == Op::where) || e.kind == ExprKind::Select;
+    if (where && is_constant(e.operands[2], identity)) return e.operands[0];
+    if (sum && e.kind == ExprKind::Elementwise && e.op == Op::mul) {
+      ExprId left = element_condition(e.operands[0], identity, sum);
+      ExprId right = element_condition(e.operands[1], identity, sum);
+      if (left >= 0 && right >= 0 && same(left, right)) return left;
+    }
+    return -1;
+  }
+
+  bool is_constant(ExprId id, double value) const {
+    const Expr& e = expr(id);
+    if (e.kind == ExprKind::Cast) return is_constant(e.operands[0], value);
+    return e.kind == ExprKind::Constant && e.constant.as_double() == value;
+  }
+
+  bool guard_by_use(Stmt& reduce, const std::vector<Stmt>& body, size_t after,
+                    const std::set<int32_t>& scope) {
     std::set<int32_t> locals;
     for (const Accumulation& a : reduce.accumulations) locals.insert(a.local);
     ExprId condition = -1;

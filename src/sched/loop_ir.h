@@ -82,7 +82,7 @@ struct Stmt {
   std::vector<Loop> reduce_loops;
   std::vector<Accumulation> accumulations;
   // Reduce: computed only where this bool holds (sched/guard_reductions.h); elsewhere its
-  // locals keep the identity, which nothing reads. -1: always.
+  // locals keep the identity: the reduction's value there, or one that nothing reads. -1: always.
   ExprId guard = -1;
   // Reduce only, when variable >= 0: the reduction is computed for every iteration of this
   // loop at once (accumulators are arrays over it, the loop runs innermost, SIMD), and its

@@ -79,7 +79,10 @@ class Trimmer {
         (e.kind == ExprKind::Elementwise && e.op == Op::where) || e.kind == ExprKind::Select;
     if (where && is_constant(e.operands[2], identity)) {
       Bounds bounds;
-      if (!condition(e.operands[0], variable, inner, bounds) || !bounds.any()) return std::nullopt;
+      if (!condition(e.operands[0], variable, inner, bounds)) return std::nullopt;
+      // A condition on other loops only: outside the selected value's own bounds the where
+      // picks the identity either way.
+      if (!bounds.any()) return guarded(e.operands[1], variable, identity, sum, inner);
       return bounds;
     }
     if (sum && e.kind == ExprKind::Elementwise && e.op == Op::mul) {

@@ -9,7 +9,8 @@
 // shrink loops to where their guards hold. Target-neutral: every target runs it first.
 //
 // Rules: sums (identity 0), products (1), any (false) and all (true); a value is guarded when it
-// is where(condition, x, identity) or a cast of one, or, for sums, a product of two values
+// is where(condition, x, identity) (x guarded itself when the condition is about other loops)
+// or a cast of one, or, for sums, a product of two values
 // guarded by the same bounds (then both are 0 outside, so the product is 0 even where x is not
 // finite). Every accumulation of the statement must be guarded by the same bounds.
 #pragma once

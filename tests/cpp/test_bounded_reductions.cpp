@@ -159,5 +159,43 @@ TEST(GuardReductions, GuardedSumsMatchTheInterpreter) {
   }
 }
 
+// sum_k where(lo <= i, m[i, k], 0) * where(lo <= i, v[k], 0): zero below lo without running.
+ValueId guarded_rows_product(ir::Builder& b, ValueId m, ValueId v, ValueId lo, bool guard_both) {
+  ValueId rows = b.binary(Op::ge, b.iota(DType::Int64, {40, 30}, 0), b.broadcast(lo, {40, 30}));
+  ValueId spread = b.broadcast(b.reshape(v, {1, 30}), {40, 30});
+  ValueId zeros = b.constant(Scalar::of(0), DType::Float64, {40, 30});
+  ValueId left = b.where(rows, m, zeros);
+  ValueId right = guard_both ? b.where(rows, spread, zeros) : spread;
+  return b.reduce(Op::sum, b.binary(Op::mul, left, right), {1}, false);
+}
+
+TEST(GuardReductions, ASumOfElementsGuardedByTheOuterIndexIsGuarded) {
+  for (bool guard_both : {true, false}) {
+    ir::Graph graph;
+    ir::Builder b(graph);
+    ValueId m = b.parameter(DType::Float64, {40, 30}), v = b.parameter(DType::Float64, {30});
+    ValueId lo = b.parameter(DType::Int64, {});
+    graph.set_outputs({guarded_rows_product(b, m, v, lo, guard_both)});
+    sched::Program program = sched::schedule(graph, {});
+    ASSERT_EQ(program.kernels.size(), 1u);
+    // One guarded factor is not enough: where v is infinite, 0 * v is NaN, not 0.
+    EXPECT_EQ(sched::guard_reductions(program.kernels[0], target::Target{}), guard_both)
+        << sched::print_program(program);
+  }
+}
+
+TEST(GuardReductions, ElementGuardedSumsMatchTheInterpreter) {
+  std::vector<double> values = pseudo_random(1200, -1, 1, 8);
+  for (size_t k = 0; k < 90; ++k) values[k] = kNaN;  // rows 0-2: outside most guards
+  for (int64_t low : {-1, 0, 3, 25, 40, 70}) {
+    GraphCase g;
+    ValueId m = g.input(make_array(DType::Float64, {40, 30}, values));
+    ValueId v = g.input(make_array(DType::Float64, {30}, pseudo_random(30, -1, 1, 9)));
+    ValueId lo = g.input(make_array(DType::Int64, {}, {static_cast<double>(low)}));
+    g.output(guarded_rows_product(g.builder, m, v, lo, true), "guarded row products");
+    g.check();
+  }
+}
+
 }  // namespace
 }  // namespace kiln::test

@@ -54,6 +54,12 @@ std::string op_wrappers() {
   return out.str();
 }
 
+bool has_guarded_reduction(const std::vector<Stmt>& body) {
+  for (const Stmt& s : body)
+    if ((s.kind == sched::StmtKind::Reduce && s.guard >= 0) || has_guarded_reduction(s.body)) return true;
+  return false;
+}
+
 }  // namespace
 
 namespace cpp_detail {
@@ -62,8 +68,11 @@ bool KernelEmitter::before_loop(const Stmt& s) {
   // Very short loops gain nothing from `omp simd`, and g++ 12.2 miscompiles some of them
   // (nested 2-iteration copy loops at -O3 -march=native): leave those to the unroller.
   bool simd = s.vectorize && !in_simd_loop_ && s.loop.extent >= 8;
-  if (s.parallel && simd) line("#pragma omp parallel for simd schedule(static)" + parallel_clause());
-  else if (s.parallel) line("#pragma omp parallel for schedule(static)" + parallel_clause());
+  // Guarded reductions (sched/guard_reductions.h) do work on a run of iterations only (the rows
+  // of a window): dealt out one by one, not in halves, so every thread gets a share of it.
+  std::string schedule = has_guarded_reduction(s.body) ? "schedule(static, 1)" : "schedule(static)";
+  if (s.parallel && simd) line("#pragma omp parallel for simd " + schedule + parallel_clause());
+  else if (s.parallel) line("#pragma omp parallel for " + schedule + parallel_clause());
   else if (simd) line("#pragma omp simd");
   return simd;
 }
