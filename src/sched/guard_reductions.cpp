@@ -63,19 +63,13 @@ class Guarder {
     if (e.kind == ExprKind::Cast) return element_condition(e.operands[0], identity, sum);
     bool where =
         (e.kind == ExprKind::Elementwise && e.op == Op::where) || e.kind == ExprKind::Select;
-    if (where && is_constant(e.operands[2], identity)) return e.operands[0];
+    if (where && is_constant_expr(kernel_, e.operands[2], identity)) return e.operands[0];
     if (sum && e.kind == ExprKind::Elementwise && e.op == Op::mul) {
       ExprId left = element_condition(e.operands[0], identity, sum);
       ExprId right = element_condition(e.operands[1], identity, sum);
       if (left >= 0 && right >= 0 && same(left, right)) return left;
     }
     return -1;
-  }
-
-  bool is_constant(ExprId id, double value) const {
-    const Expr& e = expr(id);
-    if (e.kind == ExprKind::Cast) return is_constant(e.operands[0], value);
-    return e.kind == ExprKind::Constant && e.constant.as_double() == value;
   }
 
   bool guard_by_use(Stmt& reduce, const std::vector<Stmt>& body, size_t after,

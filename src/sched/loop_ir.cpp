@@ -91,6 +91,12 @@ bool same_expr(const Kernel& kernel, ExprId a, ExprId b) {
   return true;
 }
 
+bool is_constant_expr(const Kernel& kernel, ExprId id, double value) {
+  const Expr& e = kernel.exprs[static_cast<size_t>(id)];
+  if (e.kind == ExprKind::Cast) return is_constant_expr(kernel, e.operands[0], value);
+  return e.kind == ExprKind::Constant && e.constant.as_double() == value;
+}
+
 std::string print_program(const Program& program) {
   std::ostringstream out;
   for (size_t b = 0; b < program.buffers.size(); ++b) {

@@ -178,6 +178,8 @@ struct Program {
 
 // Whether two expressions of `kernel` compute the same thing, whatever their ids.
 bool same_expr(const Kernel& kernel, ExprId a, ExprId b);
+// Whether expression `id` (through casts) is the constant `value`.
+bool is_constant_expr(const Kernel& kernel, ExprId id, double value);
 
 // Readable text of the program (KILN_LOGS=schedule and tests).
 std::string print_program(const Program& program);

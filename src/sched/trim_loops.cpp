@@ -64,12 +64,6 @@ class Trimmer {
     }
   }
 
-  bool is_constant(ExprId id, const Scalar& value) const {
-    const Expr& e = expr(id);
-    if (e.kind == ExprKind::Cast) return is_constant(e.operands[0], value);
-    return e.kind == ExprKind::Constant && e.constant.as_double() == value.as_double();
-  }
-
   // The bounds outside which `id` equals `identity` along loop `variable`, or nullopt.
   std::optional<Bounds> guarded(ExprId id, int32_t variable, const Scalar& identity, bool sum,
                                 const std::set<int32_t>& inner) const {
@@ -77,9 +71,9 @@ class Trimmer {
     if (e.kind == ExprKind::Cast) return guarded(e.operands[0], variable, identity, sum, inner);
     bool where =
         (e.kind == ExprKind::Elementwise && e.op == Op::where) || e.kind == ExprKind::Select;
-    if (where && is_constant(e.operands[2], identity)) {
+    if (where && is_constant_expr(kernel_, e.operands[2], identity.as_double())) {
       Bounds bounds;
-      if (!condition(e.operands[0], variable, inner, bounds)) return std::nullopt;
+      condition(e.operands[0], variable, inner, bounds);
       // A condition on other loops only: outside the selected value's own bounds the where
       // picks the identity either way.
       if (!bounds.any()) return guarded(e.operands[1], variable, identity, sum, inner);
@@ -93,26 +87,27 @@ class Trimmer {
     return std::nullopt;
   }
 
-  // Narrows `bounds` by the conjuncts of `id` that compare `variable` with an invariant; false
-  // when a conjunct is not understood (it may still hold outside: nothing is dropped, but the
-  // statement could be trimmed too far only if an understood conjunct were wrong, never).
-  bool condition(ExprId id, int32_t variable, const std::set<int32_t>& inner,
+  // Narrows `bounds` by the conjuncts of `id` that compare `variable` with an invariant. Other
+  // conjuncts only remove more positions, so leaving them out keeps the bounds wide enough.
+  void condition(ExprId id, int32_t variable, const std::set<int32_t>& inner,
                  Bounds& bounds) const {
     const Expr e = expr(id);  // a copy: combine() below may grow the arena
-    if (e.kind == ExprKind::Elementwise && e.op == Op::logical_and)
-      return condition(e.operands[0], variable, inner, bounds) &&
-             condition(e.operands[1], variable, inner, bounds);
+    if (e.kind == ExprKind::Elementwise && e.op == Op::logical_and) {
+      condition(e.operands[0], variable, inner, bounds);
+      condition(e.operands[1], variable, inner, bounds);
+      return;
+    }
     bool compare = e.kind == ExprKind::IndexLess ||
                    (e.kind == ExprKind::Elementwise &&
                     (e.op == Op::ge || e.op == Op::lt || e.op == Op::gt || e.op == Op::le));
-    if (!compare) return true;  // another conjunct: it only removes more positions
+    if (!compare) return;
     Op op = e.kind == ExprKind::IndexLess ? Op::lt : e.op;
     ExprId left = e.operands[0], right = e.operands[1];
     bool left_is_variable = is_variable(left, variable),
          right_is_variable = is_variable(right, variable);
-    if (left_is_variable == right_is_variable) return true;
+    if (left_is_variable == right_is_variable) return;
     ExprId other = left_is_variable ? right : left;
-    if (reads(other, inner)) return true;
+    if (reads(other, inner)) return;
     if (!left_is_variable)
       op = op == Op::lt ? Op::gt : op == Op::gt ? Op::lt : op == Op::le ? Op::ge : Op::le;
     // variable >= x: begin x; variable < x: end x (> and <= need x + 1: left alone). Two of
@@ -121,7 +116,6 @@ class Trimmer {
       bounds.begin = bounds.begin < 0 ? other : combine(ExprKind::IndexMax, bounds.begin, other);
     if (op == Op::lt)
       bounds.end = bounds.end < 0 ? other : combine(ExprKind::IndexMin, bounds.end, other);
-    return true;
   }
 
   ExprId combine(ExprKind kind, ExprId a, ExprId b) const {
