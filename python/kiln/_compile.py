@@ -265,22 +265,10 @@ class CompiledFunction:
 
     # ---- the call path ----
     def make_wrapper(self):
-        call = self.cache.call
-        slow = self.call_slow
-        traced = self.call_traced
-        fn = self.fn
-
-        @functools.wraps(fn)
-        def compiled(*args, **kwargs):
-            result = call(args, kwargs)
-            if result is MISS:
-                return slow(args, kwargs)
-            if result is EAGER:
-                return fn(*args, **kwargs)
-            if result is RETRACE:
-                return traced(args, kwargs)
-            return result
-
+        """The callable kiln.compile returns: a C++ object whose call runs the guarded cache
+        directly (src/python/compiled_call.cpp); misses come back to call_slow."""
+        compiled = _kiln.CompiledCall(self.cache, self.fn, self.call_slow, self.call_traced)
+        functools.update_wrapper(compiled, self.fn)
         compiled._kiln_function = self
         return compiled
 

@@ -60,6 +60,8 @@ DType dtype_from_object(nb::handle object);
 std::optional<Array> borrow_array(PyArrayObject* array);
 // A NumPy array owning `array`'s kiln-allocated memory (new reference).
 PyObject* to_numpy(Array&& array);
+// The NumPy scalar of a 0-d `array`'s value (new reference): what NumPy returns for 0-d results.
+PyObject* to_numpy_scalar(const Array& array);
 
 // Runs one compiled graph; holds what explain and the driver read about it.
 // Runs `executable`, letting other Python threads run meanwhile when the run is big enough to
@@ -95,5 +97,11 @@ void bind_tensor(nb::module_& module);
 void bind_compiled(nb::module_& module);
 void bind_guarded_cache(nb::module_& module);
 void bind_cache_tools(nb::module_& module);
+void bind_compiled_call(nb::module_& module);
+
+// GuardedCache.call on the caller's tuple and dict (kwargs may be null): the fast path of a
+// compiled function (python/compiled_call.cpp).
+nb::object guarded_call(nb::handle cache, PyObject* args, PyObject* kwargs);
+void translate_kiln_error(const Error& error);
 
 }  // namespace kiln::python

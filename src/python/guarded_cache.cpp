@@ -46,6 +46,7 @@ struct Entry {
   std::shared_ptr<Compiled> compiled;  // null: calls run the function eagerly (or retrace)
   nb::object output_spec;
   std::vector<std::pair<int32_t, int32_t>> mutations;  // (array leaf, graph output)
+  std::vector<bool> scalar_outputs;  // scalar_only_outputs (never mutated inputs)
 };
 
 std::string type_name(PyObject* object) {
@@ -358,6 +359,13 @@ class GuardedCache {
     entry->output_spec = std::move(output_spec);
     entry->mutations = std::move(mutations);
     entry->retrace = retrace;
+    if (entry->compiled) {
+      entry->scalar_outputs = scalar_only_outputs(
+          entry->output_spec.ptr(), entry->compiled->graph->executable->output_count());
+      for (const auto& [leaf, output] : entry->mutations)
+        if (size_t(output) < entry->scalar_outputs.size())
+          entry->scalar_outputs[size_t(output)] = false;
+    }
     std::vector<nb::object> arrays;
     entry->aliased = match_entry(*entry, args, kwargs, arrays, nullptr) && any_overlap(arrays);
     std::string text;
@@ -487,7 +495,8 @@ class GuardedCache {
 
   nb::object run_entry(const Entry& entry, const std::vector<Array>& inputs,
                        const std::vector<nb::object>& arrays) {
-    return run_graph(*entry.compiled, inputs, arrays, entry.output_spec.ptr(), entry.mutations);
+    return run_graph(*entry.compiled, inputs, arrays, entry.output_spec.ptr(), entry.mutations,
+                     &entry.scalar_outputs);
   }
 
  public:
@@ -506,12 +515,15 @@ class GuardedCache {
  private:
   static nb::object run_graph(Compiled& compiled, const std::vector<Array>& inputs,
                               const std::vector<nb::object>& arrays, PyObject* output_spec,
-                              const std::vector<std::pair<int32_t, int32_t>>& mutations) {
+                              const std::vector<std::pair<int32_t, int32_t>>& mutations,
+                              const std::vector<bool>* scalar_outputs = nullptr) {
     std::vector<Array> outputs = compiled.run(inputs);
     std::vector<nb::object> results;
     results.reserve(outputs.size());
-    for (Array& output : outputs) {
-      PyObject* converted = to_numpy(std::move(output));
+    for (size_t i = 0; i < outputs.size(); ++i) {
+      bool scalar = scalar_outputs != nullptr && i < scalar_outputs->size() &&
+                    (*scalar_outputs)[i] && outputs[i].ndim() == 0;
+      PyObject* converted = scalar ? to_numpy_scalar(outputs[i]) : to_numpy(std::move(outputs[i]));
       if (converted == nullptr) throw nb::python_error();
       results.push_back(nb::steal(converted));
     }
@@ -551,6 +563,10 @@ PyType_Slot cache_slots[] = {{Py_tp_traverse, reinterpret_cast<void*>(traverse_c
                              {0, nullptr}};
 
 }  // namespace
+
+nb::object guarded_call(nb::handle cache, PyObject* args, PyObject* kwargs) {
+  return nb::inst_ptr<GuardedCache>(cache)->call(args, kwargs ? nb::handle(kwargs) : nb::none());
+}
 
 void bind_guarded_cache(nb::module_& module) {
   nb::class_<GuardedCache>(module, "GuardedCache",

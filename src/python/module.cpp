@@ -63,6 +63,8 @@ PyObject* unsupported_type = nullptr;
 PyObject* compiler_error_type = nullptr;  // Toolchain and Internal errors
 PyObject* axis_error_type = nullptr;
 
+}  // namespace
+
 void translate_kiln_error(const Error& error) {
   const char* message = error.what();
   switch (error.kind()) {
@@ -89,8 +91,6 @@ void translate_kiln_error(const Error& error) {
   }
   PyErr_SetString(PyExc_RuntimeError, message);
 }
-
-}  // namespace
 
 int numpy_type_number(DType dtype) {
   switch (dtype) {
@@ -166,6 +166,14 @@ PyObject* to_numpy(Array&& array) {
     return nullptr;
   }
   return result;
+}
+
+PyObject* to_numpy_scalar(const Array& array) {
+  PyArray_Descr* descr = PyArray_DescrFromType(numpy_type_number(array.dtype()));
+  if (descr == nullptr) return nullptr;
+  PyObject* scalar = PyArray_Scalar(const_cast<void*>(array.data()), descr, nullptr);
+  Py_DECREF(descr);
+  return scalar;
 }
 
 Options options_from_dict(nb::handle options) {
@@ -262,5 +270,6 @@ NB_MODULE(_kiln, module) {
   bind_tensor(module);
   bind_compiled(module);
   bind_guarded_cache(module);
+  bind_compiled_call(module);
   bind_cache_tools(module);
 }

@@ -38,4 +38,37 @@ nb::object build_output(PyObject* spec, const std::vector<nb::object>& results) 
   return nb::borrow(handle);
 }
 
+namespace {
+
+// use[i]: bit 1 when output i is returned as a scalar, bit 2 when as an array.
+void mark_uses(PyObject* spec, std::vector<int>& use) {
+  if (PyLong_CheckExact(spec)) {
+    Py_ssize_t index = PyLong_AsSsize_t(spec);
+    size_t output = size_t(index >= 0 ? index : -index - 1);
+    if (output < use.size()) use[output] |= index >= 0 ? 2 : 1;
+    return;
+  }
+  if (PyTuple_CheckExact(spec)) {
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(spec); ++i)
+      mark_uses(PyTuple_GET_ITEM(spec, i), use);
+  } else if (PyList_CheckExact(spec)) {
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(spec); ++i)
+      mark_uses(PyList_GET_ITEM(spec, i), use);
+  } else if (PyDict_CheckExact(spec)) {
+    Py_ssize_t cursor = 0;
+    PyObject *key, *value;
+    while (PyDict_Next(spec, &cursor, &key, &value)) mark_uses(value, use);
+  }
+}
+
+}  // namespace
+
+std::vector<bool> scalar_only_outputs(PyObject* spec, size_t output_count) {
+  std::vector<int> use(output_count, 0);
+  mark_uses(spec, use);
+  std::vector<bool> result(output_count);
+  for (size_t i = 0; i < output_count; ++i) result[i] = use[i] == 1;
+  return result;
+}
+
 }  // namespace kiln::python

@@ -11,4 +11,8 @@ namespace kiln::python {
 // returned as it is.
 nb::object build_output(PyObject* spec, const std::vector<nb::object>& results);
 
+// For each of `output_count` graph outputs, whether the spec only ever returns it as a NumPy
+// scalar: such outputs are converted straight to scalars, never wrapped as arrays first.
+std::vector<bool> scalar_only_outputs(PyObject* spec, size_t output_count);
+
 }  // namespace kiln::python

@@ -345,3 +345,39 @@ def test_with_the_real_tracer_end_to_end():
     zero_d = kiln.compile(lambda v: np.sin(v) + np.cos(v))(np.array(0.5))
     assert type(zero_d) is np.float64
     np.testing.assert_allclose(zero_d, np.sin(0.5) + np.cos(0.5), rtol=1e-15)
+
+
+def test_the_compiled_function_is_a_callable_that_binds_like_a_function():
+    """kiln.compile returns a C++ callable (src/python/compiled_call.cpp): it binds as a method,
+    keeps the wrapped function's attributes, raises the user's errors, and is collected."""
+    import gc
+    import weakref
+
+    class Model:
+        scale = 3.0
+
+        @kiln.compile
+        def forward(self, x):
+            return x * self.scale
+
+    model = Model()
+    np.testing.assert_array_equal(model.forward(np.ones(2)), [3.0, 3.0])
+    assert Model.forward.__wrapped__.__name__ == "forward" and "forward" in repr(Model.forward)
+    assert Model.forward.__get__(None, Model) is Model.forward
+
+    def total(x, *, axis=0):
+        return np.sum(x, axis=axis), x.sum()  # an array, and a 0-d value returned as a scalar
+
+    compiled = kiln.compile(total)
+    for kwargs in ({}, {"axis": 1}):
+        got, want = compiled(np.ones((2, 3)), **kwargs), total(np.ones((2, 3)), **kwargs)
+        np.testing.assert_array_equal(got[0], want[0])
+        assert type(got[1]) is type(want[1]) and got[1] == want[1]
+    with pytest.raises(TypeError):
+        compiled()  # Python's own error for the call
+    with pytest.raises(ValueError):
+        compiled(np.ones((2, 3)), axis=5)  # NumPy's error, named by the tracer
+    reference = weakref.ref(compiled)
+    del compiled
+    gc.collect()
+    assert reference() is None

@@ -1,0 +1,98 @@
+// CompiledCall: what kiln.compile returns. A C++ callable, so a call that hits the in-process
+// cache goes from the interpreter straight into GuardedCache::call with the caller's argument
+// tuple: no Python frame of kiln's runs (a Python wrapper cost about a quarter of a 0-d call).
+// Only misses, eager entries and retraced entries call back into the Python driver. It binds as
+// a method (`__get__`, like a function), and has a __dict__ so functools.update_wrapper can
+// give it the wrapped function's name, docstring and __wrapped__.
+#include "python/common.h"
+
+namespace kiln::python {
+namespace {
+
+struct CompiledCall {
+  nb::object cache;    // the GuardedCache
+  nb::object fn;       // the user's function: eager entries call it
+  nb::object slow;     // driver(args, kwargs): a miss (trace, compile, call)
+  nb::object retrace;  // driver(args, kwargs): an entry traced again on every call
+};
+
+CompiledCall& self_of(PyObject* self) { return *nb::inst_ptr<CompiledCall>(self); }
+
+PyObject* call_compiled(PyObject* self, PyObject* args, PyObject* kwargs) {
+  CompiledCall& compiled = self_of(self);
+  try {
+    nb::object result = guarded_call(compiled.cache, args, kwargs);
+    const ModuleState& module = state();
+    if (result.is(module.miss) || result.is(module.retrace)) {
+      PyObject* driver = result.is(module.miss) ? compiled.slow.ptr() : compiled.retrace.ptr();
+      nb::object keywords = kwargs ? nb::borrow(kwargs) : nb::steal(PyDict_New());
+      return PyObject_CallFunctionObjArgs(driver, args, keywords.ptr(), nullptr);
+    }
+    if (result.is(module.eager)) return PyObject_Call(compiled.fn.ptr(), args, kwargs);
+    return result.release().ptr();
+  } catch (nb::python_error& error) {
+    error.restore();
+  } catch (const Error& error) {
+    translate_kiln_error(error);
+  } catch (const std::exception& error) {
+    PyErr_SetString(PyExc_RuntimeError, error.what());
+  }
+  return nullptr;
+}
+
+// As a class attribute it binds like a function: instance.method(...) passes the instance.
+PyObject* bind_compiled(PyObject* self, PyObject* instance, PyObject*) {
+  if (instance == nullptr || instance == Py_None) return Py_NewRef(self);
+  return PyMethod_New(self, instance);
+}
+
+PyObject* repr_compiled(PyObject* self) {
+  if (!nb::inst_ready(self)) return PyUnicode_FromString("<kiln compiled function>");
+  return PyUnicode_FromFormat("<kiln compiled %R>", self_of(self).fn.ptr());
+}
+
+int traverse_compiled(PyObject* self, visitproc visit, void* arg) {
+  Py_VISIT(Py_TYPE(self));
+  PyObject** dict = _PyObject_GetDictPtr(self);
+  if (dict != nullptr) Py_VISIT(*dict);
+  if (!nb::inst_ready(self)) return 0;
+  CompiledCall& compiled = self_of(self);
+  for (nb::object* member : {&compiled.cache, &compiled.fn, &compiled.slow, &compiled.retrace})
+    Py_VISIT(member->ptr());
+  return 0;
+}
+
+int clear_compiled(PyObject* self) {
+  PyObject** dict = _PyObject_GetDictPtr(self);
+  if (dict != nullptr) Py_CLEAR(*dict);
+  if (!nb::inst_ready(self)) return 0;
+  CompiledCall& compiled = self_of(self);
+  for (nb::object* member : {&compiled.cache, &compiled.fn, &compiled.slow, &compiled.retrace})
+    *member = nb::object();
+  return 0;
+}
+
+PyType_Slot compiled_slots[] = {{Py_tp_call, reinterpret_cast<void*>(call_compiled)},
+                                {Py_tp_descr_get, reinterpret_cast<void*>(bind_compiled)},
+                                {Py_tp_repr, reinterpret_cast<void*>(repr_compiled)},
+                                {Py_tp_traverse, reinterpret_cast<void*>(traverse_compiled)},
+                                {Py_tp_clear, reinterpret_cast<void*>(clear_compiled)},
+                                {0, nullptr}};
+
+}  // namespace
+
+void bind_compiled_call(nb::module_& module) {
+  nb::class_<CompiledCall>(
+      module, "CompiledCall", "A function compiled by kiln.compile: call it like the original.",
+      nb::dynamic_attr(), nb::is_weak_referenceable(), nb::type_slots(compiled_slots))
+      .def(
+          "__init__",
+          [](CompiledCall* self, nb::object cache, nb::object fn, nb::object slow,
+             nb::object retrace) {
+            new (self)
+                CompiledCall{std::move(cache), std::move(fn), std::move(slow), std::move(retrace)};
+          },
+          nb::arg("cache"), nb::arg("fn"), nb::arg("slow"), nb::arg("retrace"));
+}
+
+}  // namespace kiln::python
