@@ -147,5 +147,6 @@
   X(real, 1)           /* the real part of a complex value */                           \
   X(imag, 1)           /* the imaginary part of a complex value */                      \
   X(loop, -1)          /* ir/loop.h: start, stop, carried, invariants; axis 1: while */ \
-  X(loop_result, 1)    /* carried value attrs.index of a loop after its last iteration */ \
+  X(cond, -1)          /* ir/cond.h: predicate, carried, then and else invariants */    \
+  X(loop_result, 1)    /* carried value attrs.index of a loop (or cond) after it runs */ \
   X(placeholder, 0)    /* a loop body's input while it is traced; never in a graph */

@@ -27,6 +27,7 @@ import numpy as np
 
 from . import _windows
 from ._graph_breaks import GraphBreakSignal
+from ._kiln import Unsupported
 from ._tracer import TracedArray, backend, cast, to_tensor
 
 UNROLL_AT_MOST = 2
@@ -192,9 +193,10 @@ class LoopCapture:
         raise CaptureFailed("the types of the carried variables do not settle")
 
     def _trace_once(self, bounds, span, body, get, set_, names, live, location, before, types,
-                    condition):
+                    condition, side=False):
         """condition: a while loop's (test, its traced value before the loop); for loops: None,
-        and the last name is the loop's target."""
+        and the last name is the loop's target. side: one side of a branch, closed with
+        end_cond_side; returns its slots and the variables after it, and restores them."""
         context, trace = self.context, self.context.trace
         count = len(names) - (condition is None)
         variables = dict(zip(names[:count], before[:count]))
@@ -207,8 +209,9 @@ class LoopCapture:
                 by_object.setdefault(id(value), (value, []))[1].append(name)
         saved = {key: (array, array._tensor, array._scalar) for key, (array, _) in by_object.items()}
         trace.location = location
-        start, stop, step = self._bounds(bounds, span)  # outside the body: its values may be
-        index_tensor = trace.begin_loop_body()          # among the variables replaced below
+        if not side:
+            start, stop, step = self._bounds(bounds, span)  # outside the body: its values may
+        index_tensor = trace.begin_loop_body()              # be among the variables replaced
         flag = trace.loop_placeholder("bool", []) if condition else None  # carried value 0
         driver, context.driver = context.driver, None  # no graph break may run the open body
         self.depth += 1
@@ -254,6 +257,11 @@ class LoopCapture:
                 initial.insert(0, _truth(condition[1]))
                 results.insert(0, _truth(condition[0]()))
             trace.location = location
+            if side:
+                trace.end_cond_side(initial, results)
+                _restore(saved)
+                set_(before)
+                return slots, after
             values = trace.end_loop(start, stop, step, initial, results, condition is not None)
             values = values[1:] if condition is not None else values
         except (CaptureFailed, _Retype):
@@ -262,6 +270,10 @@ class LoopCapture:
         except GraphBreakSignal as signal:
             self._abandon(saved, set_, before)
             raise CaptureFailed(f"{signal.reason} at {signal.location}") from None
+        except Unsupported as error:  # end_cond_side: a side with run-time checks
+            _restore(saved)
+            set_(before)
+            raise CaptureFailed(str(error)) from None
         except Exception as error:  # the unrolled loop meets it again, where it belongs
             self._abandon(saved, set_, before)
             raise CaptureFailed(f"{type(error).__name__}: {error}") from None
@@ -405,6 +417,13 @@ class LoopCapture:
             set_(before)
             trace.condition_checks(first_check, self.context.constant(False, np.dtype(bool)))
             try:
+                self._capture_cond(predicate, then, otherwise, get, set_, names, location)
+                self.record("branch", location, "")
+                return
+            except CaptureFailed:  # sides that carry different things: a loop per side
+                _restore(saved)
+                set_(before)
+            try:
                 for run, taken in ((then, predicate), (otherwise, k.logical_not(predicate))):
                     stop = TracedArray(self.context, cast(taken, "int64"))
                     self._capture((0, stop), None, lambda index, run=run: run(),
@@ -423,6 +442,47 @@ class LoopCapture:
             arrays[key]._tensor, arrays[key]._version = tensor, arrays[key]._version + 1
         set_(merged[1])
         self.record("select", location, "")
+
+    def _capture_cond(self, predicate, then, otherwise, get, set_, names, location):
+        """The branch as one cond node (ir/cond.h): each side traced as a body on the same
+        carried variables; sides that would carry different ones raise CaptureFailed."""
+        trace = self.context.trace
+        before, types = get(), {}
+        variables = dict(zip(names, before))
+        mark = trace.cond_side_count
+        for attempt in range(3):
+            try:
+                sides = []
+                for run in (then, otherwise):
+                    sides.append(self._trace_once(
+                        None, None, lambda index, run=run: run(), lambda: get() + (self.UNBOUND,),
+                        lambda values: set_(values[:-1]), names + ("",), names, location,
+                        before + (self.UNBOUND,), types, None, side=True))
+                break
+            except _Retype as retype:
+                trace.abandon_cond_sides(mark)
+                types.update(retype.types)
+            except CaptureFailed:
+                trace.abandon_cond_sides(mark)
+                raise
+        else:
+            trace.abandon_cond_sides(mark)
+            raise CaptureFailed("the types of the branch's variables do not settle")
+        (slots, after), (other_slots, other_after) = sides
+        agree = [s[0] for s in slots] == [s[0] for s in other_slots] and all(
+            _type_of(a[3]) == _type_of(b[3]) and (a[1] is None or
+                                                   (after[names.index(a[0][0])] is a[1]) ==
+                                                   (other_after[names.index(a[0][0])] is a[1]))
+            for a, b in zip(slots, other_slots))
+        if not agree:
+            trace.abandon_cond_sides(mark)
+            raise CaptureFailed("the sides of the branch carry different variables")
+        saved = {id(s[1]): (s[1], s[1]._tensor, s[1]._scalar) for s in slots if s[1] is not None}
+        trace.location = location
+        values = trace.end_cond(predicate)
+        # Names bound by the then side only stay as before where the else side ran; a value
+        # that differs between the sides is in the cond's results either way.
+        self._apply(slots, values, names, after, set_, None, saved, False, variables)
 
     def _merge(self, predicate, names, before, arrays, sides):
         k = backend()

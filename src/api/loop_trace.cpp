@@ -75,16 +75,21 @@ void abandon_loop_body(Trace& trace) {
   std::erase_if(trace.checks, [&](const Trace::Check& check) { return check.flag >= mark; });
 }
 
-std::vector<Tensor> end_loop(Trace& trace, const Tensor& start, const Tensor& stop, int64_t step,
-                             const std::vector<Tensor>& init, const std::vector<Tensor>& results,
-                             bool while_loop) {
+namespace {
+
+using CutRegion = Trace::CutRegion;
+
+CutRegion cut_region(Trace& trace, const std::vector<Tensor>& init,
+                     const std::vector<Tensor>& results, bool while_loop) {
   Trace::Region region = open_region(trace, "end_loop");
   ir::Graph& graph = trace.graph;
   ir::Builder& builder = trace.builder;
   builder.set_location(trace.default_location);
   if (init.size() != results.size() || init.size() + 1 != region.placeholders.size())
     throw Error(ErrorKind::Internal, "kiln: end_loop: carried values do not match placeholders");
-  std::vector<ValueId> init_ids, result_ids;
+  CutRegion cut;
+  std::vector<ValueId>& init_ids = cut.init_ids;
+  std::vector<ValueId>& result_ids = cut.result_ids;
   for (size_t k = 0; k < init.size(); ++k) {
     init_ids.push_back(init[k].id());
     result_ids.push_back(results[k].id());
@@ -93,7 +98,6 @@ std::vector<Tensor> end_loop(Trace& trace, const Tensor& start, const Tensor& st
   extend_dependence(graph, region.mark, region.placeholders, dependent);
 
   // Checks recorded inside the body become carried: "failed before, or now" and the first value.
-  std::vector<size_t> carried_checks;
   for (size_t c = 0; c < trace.checks.size(); ++c) {
     Trace::Check& check = trace.checks[c];
     if (check.flag < region.mark || !(dependent[static_cast<size_t>(check.flag)] ||
@@ -106,14 +110,15 @@ std::vector<Tensor> end_loop(Trace& trace, const Tensor& start, const Tensor& st
     result_ids.push_back(builder.where(failed, first, check.value));
     init_ids.push_back(builder.constant(ir::Scalar::of_int(0), DType::Bool));
     init_ids.push_back(builder.constant(ir::Scalar::of_int(0), DType::Int64));
-    carried_checks.push_back(c);
+    cut.carried_checks.push_back(c);
   }
   extend_dependence(graph, region.mark, region.placeholders, dependent);
 
   // The body: dependent nodes the results need. Other values it reads are invariants, except
   // cheap constants (is_cheap_constant), which are copied in: the body's kernels compute them.
   std::vector<char> needed(static_cast<size_t>(graph.size()), 0);
-  std::vector<ValueId> invariants, stack = result_ids;
+  std::vector<ValueId>& invariants = cut.invariants;
+  std::vector<ValueId> stack = result_ids;
   std::map<ValueId, ValueId> mapped;  // trace id -> body id
   while (!stack.empty()) {
     ValueId id = stack.back();
@@ -134,7 +139,6 @@ std::vector<Tensor> end_loop(Trace& trace, const Tensor& start, const Tensor& st
 
   // Type checks first; a carried value the body leaves as it is becomes an invariant (its
   // placeholder reads the initial value), so that the loop copies nothing for it.
-  std::vector<size_t> changed, unchanged;
   for (size_t k = 0; k < result_ids.size(); ++k) {
     const Node& placeholder = graph.node(region.placeholders[k + 1]);
     const Node& result = graph.node(result_ids[k]);
@@ -145,27 +149,20 @@ std::vector<Tensor> end_loop(Trace& trace, const Tensor& start, const Tensor& st
                         "carried value " + std::to_string(k) + " enters the body as " +
                             type_text(placeholder) + " and leaves it as " + type_text(result)));
     bool condition = while_loop && k == 0;  // stays carried value 0
-    (result_ids[k] == region.placeholders[k + 1] && !condition ? unchanged : changed).push_back(k);
+    (result_ids[k] == region.placeholders[k + 1] && !condition ? cut.unchanged : cut.changed)
+        .push_back(k);
   }
-  auto body = std::make_shared<ir::Graph>();
-  ir::Builder body_builder(*body);
+  cut.body = std::make_shared<ir::Graph>();
+  ir::Builder body_builder(*cut.body);
   auto add_parameter = [&](ValueId id) {
     const Node& node = graph.node(id);
     body_builder.set_location(node.location);
     mapped[id] = body_builder.parameter(node.dtype, node.shape);
   };
   add_parameter(region.placeholders[0]);
-  std::vector<ValueId> loop_init, loop_invariants;
-  for (size_t k : changed) {
-    add_parameter(region.placeholders[k + 1]);
-    loop_init.push_back(init_ids[k]);
-  }
-  for (size_t k : unchanged) {
-    add_parameter(region.placeholders[k + 1]);
-    loop_invariants.push_back(init_ids[k]);
-  }
+  for (size_t k : cut.changed) add_parameter(region.placeholders[k + 1]);
+  for (size_t k : cut.unchanged) add_parameter(region.placeholders[k + 1]);
   for (ValueId id : invariants) add_parameter(id);
-  loop_invariants.insert(loop_invariants.end(), invariants.begin(), invariants.end());
   for (ValueId id = 0; id < graph.size(); ++id) {
     if (!needed[static_cast<size_t>(id)] || mapped.count(id)) continue;
     const Node& node = graph.node(id);
@@ -174,22 +171,129 @@ std::vector<Tensor> end_loop(Trace& trace, const Tensor& start, const Tensor& st
     mapped[id] = body_builder.copy_node(node, std::move(inputs));
   }
   std::vector<ValueId> outputs;
-  for (size_t k : changed) outputs.push_back(mapped.at(result_ids[k]));
-  body->set_outputs(std::move(outputs));
+  for (size_t k : cut.changed) outputs.push_back(mapped.at(result_ids[k]));
+  cut.body->set_outputs(std::move(outputs));
   trace.regions.pop_back();
+  return cut;
+}
 
-  ValueId loop = builder.loop(start.id(), stop.id(), step, loop_init, loop_invariants,
-                              std::move(body), while_loop);
-  std::vector<Tensor> after(result_ids.size());
-  for (size_t k : unchanged) after[k] = Tensor(&trace, init_ids[k]);
-  for (size_t c = 0; c < changed.size(); ++c)
-    after[changed[c]] = Tensor(&trace, builder.loop_result(loop, static_cast<int64_t>(c)));
-  for (size_t c = 0; c < carried_checks.size(); ++c) {
-    Trace::Check& check = trace.checks[carried_checks[c]];
+// A side's cut body as a cond region (ir/cond.h): parameters are the carried values in `kept`
+// order, then the other carried values and the side's invariants (cond_invariants); outputs
+// are the kept values after the side (unchanged ones passed through).
+std::shared_ptr<const ir::Graph> cond_region(const CutRegion& cut, const std::vector<size_t>& kept) {
+  const ir::Graph& body = *cut.body;
+  const std::vector<ValueId>& parameters = body.inputs();  // induction, changed, unchanged, inv
+  auto parameter_of = [&](size_t k) {
+    auto changed = std::find(cut.changed.begin(), cut.changed.end(), k);
+    if (changed != cut.changed.end()) return parameters[1 + size_t(changed - cut.changed.begin())];
+    auto unchanged = std::find(cut.unchanged.begin(), cut.unchanged.end(), k);
+    return parameters[1 + cut.changed.size() + size_t(unchanged - cut.unchanged.begin())];
+  };
+  std::vector<ValueId> order;  // body parameters in the region's order
+  for (size_t k : kept) order.push_back(parameter_of(k));
+  for (size_t k = 0; k < cut.init_ids.size(); ++k)
+    if (std::find(kept.begin(), kept.end(), k) == kept.end()) order.push_back(parameter_of(k));
+  order.insert(order.end(), parameters.begin() + long(1 + cut.init_ids.size()), parameters.end());
+
+  auto region = std::make_shared<ir::Graph>();
+  ir::Builder builder(*region);
+  std::vector<ValueId> mapped(static_cast<size_t>(body.size()), -1);
+  for (ValueId parameter : order) {
+    const Node& node = body.node(parameter);
+    builder.set_location(node.location);
+    mapped[static_cast<size_t>(parameter)] = builder.parameter(node.dtype, node.shape);
+  }
+  // A region has no induction variable; the one its side's trace made is never read.
+  mapped[static_cast<size_t>(parameters[0])] =
+      builder.constant(ir::Scalar::of_int(0), DType::Int64);
+  for (ValueId id = 0; id < body.size(); ++id) {
+    const Node& node = body.node(id);
+    if (node.op == Op::parameter) continue;
+    std::vector<ValueId> inputs;
+    for (ValueId input : node.inputs) inputs.push_back(mapped[static_cast<size_t>(input)]);
+    mapped[static_cast<size_t>(id)] = builder.copy_node(node, std::move(inputs));
+  }
+  std::vector<ValueId> outputs;
+  for (size_t k : kept) {
+    auto changed = std::find(cut.changed.begin(), cut.changed.end(), k);
+    ValueId value = changed != cut.changed.end()
+                        ? body.outputs()[size_t(changed - cut.changed.begin())]
+                        : parameter_of(k);
+    outputs.push_back(mapped[static_cast<size_t>(value)]);
+  }
+  region->set_outputs(std::move(outputs));
+  return region;
+}
+
+// The operands a side's region takes after the kept carried values.
+std::vector<ValueId> cond_invariants(const CutRegion& cut, const std::vector<size_t>& kept) {
+  std::vector<ValueId> operands;
+  for (size_t k = 0; k < cut.init_ids.size(); ++k)
+    if (std::find(kept.begin(), kept.end(), k) == kept.end()) operands.push_back(cut.init_ids[k]);
+  operands.insert(operands.end(), cut.invariants.begin(), cut.invariants.end());
+  return operands;
+}
+
+}  // namespace
+
+std::vector<Tensor> end_loop(Trace& trace, const Tensor& start, const Tensor& stop, int64_t step,
+                             const std::vector<Tensor>& init, const std::vector<Tensor>& results,
+                             bool while_loop) {
+  CutRegion cut = cut_region(trace, init, results, while_loop);
+  std::vector<ValueId> loop_init, loop_invariants;
+  for (size_t k : cut.changed) loop_init.push_back(cut.init_ids[k]);
+  for (size_t k : cut.unchanged) loop_invariants.push_back(cut.init_ids[k]);
+  loop_invariants.insert(loop_invariants.end(), cut.invariants.begin(), cut.invariants.end());
+  ValueId loop = trace.builder.loop(start.id(), stop.id(), step, loop_init, loop_invariants,
+                                    std::move(cut.body), while_loop);
+  std::vector<Tensor> after(cut.result_ids.size());
+  for (size_t k : cut.unchanged) after[k] = Tensor(&trace, cut.init_ids[k]);
+  for (size_t c = 0; c < cut.changed.size(); ++c)
+    after[cut.changed[c]] = Tensor(&trace, trace.builder.loop_result(loop, static_cast<int64_t>(c)));
+  for (size_t c = 0; c < cut.carried_checks.size(); ++c) {
+    Trace::Check& check = trace.checks[cut.carried_checks[c]];
     check.flag = after[init.size() + 2 * c].id();
     check.value = after[init.size() + 2 * c + 1].id();
   }
   after.resize(init.size());
+  return after;
+}
+
+void end_cond_side(Trace& trace, const std::vector<Tensor>& init,
+                   const std::vector<Tensor>& results) {
+  CutRegion cut = cut_region(trace, init, results, false);
+  if (!cut.carried_checks.empty())
+    throw Error(ErrorKind::Unsupported,
+                "kiln: a branch side with run-time checks runs as loops, not as one cond");
+  trace.cond_sides.push_back(std::move(cut));
+}
+
+std::vector<Tensor> end_cond(Trace& trace, const Tensor& predicate) {
+  if (trace.cond_sides.size() < 2)
+    throw Error(ErrorKind::Internal, "kiln: end_cond: both sides must be closed first");
+  CutRegion otherwise = std::move(trace.cond_sides.back());
+  trace.cond_sides.pop_back();
+  CutRegion then = std::move(trace.cond_sides.back());
+  trace.cond_sides.pop_back();
+  if (then.init_ids.size() != otherwise.init_ids.size())
+    throw Error(ErrorKind::Internal, "kiln: end_cond: the sides carry different values");
+  std::vector<size_t> kept;  // carried values that either side changes
+  for (size_t k = 0; k < then.init_ids.size(); ++k) {
+    bool changed = std::count(then.changed.begin(), then.changed.end(), k) +
+                   std::count(otherwise.changed.begin(), otherwise.changed.end(), k);
+    if (changed) kept.push_back(k);
+  }
+  std::vector<Tensor> after;
+  for (ValueId init : then.init_ids) after.push_back(Tensor(&trace, init));
+  if (kept.empty()) return after;
+  std::vector<ValueId> carried;
+  for (size_t k : kept) carried.push_back(then.init_ids[k]);
+  trace.builder.set_location(trace.default_location);
+  ValueId cond = trace.builder.cond(predicate.id(), carried, cond_invariants(then, kept),
+                                    cond_invariants(otherwise, kept), cond_region(then, kept),
+                                    cond_region(otherwise, kept));
+  for (size_t c = 0; c < kept.size(); ++c)
+    after[kept[c]] = Tensor(&trace, trace.builder.loop_result(cond, static_cast<int64_t>(c)));
   return after;
 }
 

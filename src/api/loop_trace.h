@@ -26,6 +26,13 @@ Tensor loop_placeholder(Trace& trace, DType dtype, const std::vector<int64_t>& s
 std::vector<Tensor> end_loop(Trace& trace, const Tensor& start, const Tensor& stop, int64_t step,
                              const std::vector<Tensor>& init, const std::vector<Tensor>& results,
                              bool while_loop = false);
+// A branch (ir/cond.h): each side is traced as a body (begin_loop_body; its induction variable
+// is not used) on placeholders for the same carried values, and closed by end_cond_side;
+// end_cond then makes one cond node of the last two sides and returns the values after it.
+// A side that records run-time checks is refused (kiln::Error Unsupported).
+void end_cond_side(Trace& trace, const std::vector<Tensor>& init,
+                   const std::vector<Tensor>& results);
+std::vector<Tensor> end_cond(Trace& trace, const Tensor& predicate);
 // Closes the open body without a loop (the frontend gave up capturing it).
 void abandon_loop_body(Trace& trace);
 

@@ -10,6 +10,7 @@
 #include "api/options.h"
 #include "codegen/cpp/cpp_emitter.h"
 #include "ir/complex_lowering.h"
+#include "ir/cond.h"
 #include "ir/printer.h"
 #include "ir/verifier.h"
 #include "passes/passes.h"
@@ -181,7 +182,10 @@ std::unique_ptr<CompiledGraph> compile_graph(const ir::Graph& traced,
   const ir::Graph& live = captured_loops ? passes::eliminate_dead_code(traced) : traced;
   run_stage("verify", [&] { ir::verify(live, "trace"); });
   api::log(LogChannel::Graph, "traced graph:\n" + ir::print_graph(live, true));
-  const ir::Graph real = run_stage("lower complex", [&] { return ir::lower_complex(live); });
+  // The scheduler runs loops: a cond's regions become loops of 0 or 1 iterations (ir/cond.h).
+  const ir::Graph looped =
+      run_stage("lower conditionals", [&] { return ir::lower_conditionals(live); });
+  const ir::Graph real = run_stage("lower complex", [&] { return ir::lower_complex(looped); });
   const std::vector<std::vector<int64_t>> real_strides = real_input_strides(live, input_strides);
   result->graph =
       run_stage("graph passes", [&] { return passes::run_graph_passes(real, disabled); });

@@ -35,6 +35,17 @@ struct Trace {
     std::vector<ir::ValueId> placeholders;  // the induction variable, then the carried values
   };
   std::vector<Region> regions;
+  // A closed region cut out of the graph (api/loop_trace.h): its body takes the induction
+  // variable, the changed carried values, the unchanged ones, then the invariants.
+  struct CutRegion {
+    std::shared_ptr<ir::Graph> body;
+    std::vector<ir::ValueId> result_ids;  // carried values after the body (checks' pairs too)
+    std::vector<ir::ValueId> init_ids;
+    std::vector<size_t> changed, unchanged;  // carried positions, in the body's parameter order
+    std::vector<ir::ValueId> invariants;     // values passed in after the carried ones
+    std::vector<size_t> carried_checks;      // `checks` the body records, carried as pairs
+  };
+  std::vector<CutRegion> cond_sides;  // closed sides of the branch being captured
 
   Trace() = default;
   Trace(const Trace&) = delete;

@@ -58,6 +58,12 @@ class Builder {
   ValueId loop(ValueId start, ValueId stop, int64_t step, const std::vector<ValueId>& init,
                const std::vector<ValueId>& invariants, std::shared_ptr<const Graph> body,
                bool while_loop = false);
+  // A cond node (ir/cond.h): each region takes the carried values, then its own invariants.
+  ValueId cond(ValueId predicate, const std::vector<ValueId>& carried,
+               const std::vector<ValueId>& then_invariants,
+               const std::vector<ValueId>& else_invariants, std::shared_ptr<const Graph> then_region,
+               std::shared_ptr<const Graph> else_region);
+  // Carried value `index` of a loop or cond node, after it runs.
   ValueId loop_result(ValueId loop, int64_t index);
   // A loop body's input while the body is traced (api/loop_trace.h); never in a finished graph.
   ValueId placeholder(DType dtype, const Shape& shape);

@@ -5,6 +5,7 @@
 #include <map>
 
 #include "ir/builder.h"
+#include "ir/cond.h"
 #include "ir/loop.h"
 #include "kiln/error.h"
 
@@ -396,13 +397,16 @@ class ComplexLowering {
 bool has_complex_values(const Graph& graph) {
   for (const Node& node : graph.nodes()) {
     if (is_complex(node.dtype)) return true;
-    if (node.op == Op::loop && has_complex_values(*node.attrs.body)) return true;
+    for (const Graph* region : {node.attrs.body.get(), node.attrs.else_body.get()})
+      if (region != nullptr && has_complex_values(*region)) return true;
   }
   return false;
 }
 
 Graph lower_complex(const Graph& graph) {
   if (!has_complex_values(graph)) return graph;
+  // Pairs are carried through loops; a cond is lowered to its loops first (ir/cond.h).
+  if (has_conditionals(graph)) return ComplexLowering(lower_conditionals(graph), true).run();
   return ComplexLowering(graph, true).run();
 }
 

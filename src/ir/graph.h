@@ -11,8 +11,9 @@
 // - indices: gather/scatter indices are wrapped once if negative, then clamped into range.
 // - shapes: the node's shape is the result shape; broadcast follows NumPy.
 // - aliasing: none. Every value is a fresh logical tensor; views are a scheduler decision.
-// - control flow: a `loop` node owns its body, a graph of its own (ir/loop.h); bodies see only
-//   their parameters (no implicit capture: the tracer turns captured values into parameters).
+// - control flow: a `loop` node owns its body, a graph of its own (ir/loop.h), a `cond` node its
+//   two regions (ir/cond.h); regions see only their parameters (no implicit capture: the
+//   tracer turns captured values into parameters).
 #pragma once
 #include <memory>
 #include <string>
@@ -61,7 +62,8 @@ struct Attrs {
   int64_t ddof = 0;                  // var
   uint64_t seed = 0;                 // random_*
   std::shared_ptr<const std::vector<uint8_t>> data;  // constant_array, row-major bytes
-  std::shared_ptr<const Graph> body;                 // loop: the body region (ir/loop.h)
+  std::shared_ptr<const Graph> body;       // loop: the body region (ir/loop.h); cond: then
+  std::shared_ptr<const Graph> else_body;  // cond: the region run when the predicate is false
 
   bool operator==(const Attrs& other) const;
 };

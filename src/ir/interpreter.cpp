@@ -6,6 +6,7 @@
 #include <map>
 
 #include "ir/complex_lowering.h"
+#include "ir/cond.h"
 #include "ir/loop.h"
 
 #include <cstring>
@@ -222,6 +223,7 @@ Array interpret_node(const Node& node, const std::vector<Array>& operands) {
   switch (node.op) {
     case Op::parameter:
     case Op::loop:
+    case Op::cond:
     case Op::loop_result:
     case Op::placeholder:
       fail(node, ErrorKind::Internal, "has no value outside interpret() of its graph");
@@ -270,9 +272,10 @@ std::vector<Array> interpret(const Graph& graph, const std::vector<Array>& input
     const Node& node = graph.node(id);
     if (node.op == Op::parameter) {
       values[static_cast<size_t>(id)] = parameter_value(node, inputs);
-    } else if (node.op == Op::loop) {  // several results: loop_result nodes pick them
+    } else if (node.op == Op::loop || node.op == Op::cond) {  // loop_result nodes pick results
       for (ValueId input : node.inputs) operands.push_back(values[static_cast<size_t>(input)]);
-      loop_values[id] = interpret_loop(node, operands);
+      loop_values[id] =
+          node.op == Op::loop ? interpret_loop(node, operands) : interpret_cond(node, operands);
       operands.clear();
     } else if (node.op == Op::loop_result) {
       values[static_cast<size_t>(id)] =

@@ -97,6 +97,9 @@ Graph map_loop_bodies(const Graph& graph, Graph (*pass)(const Graph&)) {
     }
     Node copy = node;
     copy.attrs.body = std::make_shared<const Graph>(pass(map_loop_bodies(*node.attrs.body, pass)));
+    if (node.attrs.else_body)
+      copy.attrs.else_body =
+          std::make_shared<const Graph>(pass(map_loop_bodies(*node.attrs.else_body, pass)));
     builder.copy_node(copy, node.inputs);
   }
   result.set_outputs(graph.outputs());
@@ -124,8 +127,8 @@ ValueId Builder::loop(ValueId start, ValueId stop, int64_t step, const std::vect
 
 ValueId Builder::loop_result(ValueId loop, int64_t index) {
   const Node& node = graph_.node(loop);
-  if (node.op != Op::loop || index < 0 || index >= node.attrs.index)
-    fail(ErrorKind::Value, Op::loop_result, "not a carried value of a loop");
+  if ((node.op != Op::loop && node.op != Op::cond) || index < 0 || index >= node.attrs.index)
+    fail(ErrorKind::Value, Op::loop_result, "not a carried value of a loop or cond");
   const Node& result =
       node.attrs.body->node(node.attrs.body->outputs()[static_cast<size_t>(index)]);
   Attrs attrs;

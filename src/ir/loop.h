@@ -37,7 +37,8 @@ std::string loop_signature_error(const Graph& graph, const Node& node);
 // carried value.
 std::vector<Array> interpret_loop(const Node& node, const std::vector<Array>& operands);
 
-// Applies `pass` to the body of every loop of `graph` (innermost first), keeping the rest.
+// Applies `pass` to every region of `graph` (loop bodies, both sides of a cond; innermost
+// first), keeping the rest.
 Graph map_loop_bodies(const Graph& graph, Graph (*pass)(const Graph&));
 
 }  // namespace kiln::ir

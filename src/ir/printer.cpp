@@ -86,15 +86,18 @@ std::string print_attrs(const Node& node) {
     fields.push_back("data=<" + std::to_string(attrs.data->size()) + " bytes, fnv1a " +
                      hash_text(*attrs.data) + ">");
   }
-  if (attrs.body) {  // indented, so that the graph text stays one unambiguous canonical form
-    std::string body = print_graph(*attrs.body), indented = "{\n";
+  // Regions are indented, so that the graph text stays one unambiguous canonical form.
+  auto print_region = [&](const char* name, const Graph& region) {
+    std::string body = print_graph(region), indented = "{\n";
     for (size_t start = 0; start < body.size();) {
       size_t end = body.find('\n', start);
       indented += "    " + body.substr(start, end - start) + "\n";
       start = end + 1;
     }
-    fields.push_back("body=" + indented + "  }");
-  }
+    fields.push_back(name + indented + "  }");
+  };
+  if (attrs.body) print_region("body=", *attrs.body);
+  if (attrs.else_body) print_region("else_body=", *attrs.else_body);
   if (fields.empty()) return "";
   std::string text = "{";
   for (size_t i = 0; i < fields.size(); ++i) text += (i ? ", " : "") + fields[i];

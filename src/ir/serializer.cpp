@@ -7,7 +7,7 @@ namespace kiln::ir {
 namespace {
 
 constexpr uint32_t kGraphMagic = 0x4b475248;  // "HRGK"
-constexpr uint32_t kGraphVersion = 2;
+constexpr uint32_t kGraphVersion = 3;  // 3: cond nodes (else_body)
 // Loop bodies nest; deeper nesting than this is refused (a crafted file must not exhaust the
 // stack).
 constexpr int kMaxLoopDepth = 64;
@@ -43,8 +43,10 @@ void put_attrs(ByteWriter& out, const Attrs& attrs) {
   out.put(attrs.seed);
   out.put<uint8_t>(attrs.data != nullptr);
   if (attrs.data) out.put_vector(*attrs.data);
-  out.put<uint8_t>(attrs.body != nullptr);
-  if (attrs.body) out.put_string(serialize_graph(*attrs.body));
+  for (const std::shared_ptr<const Graph>* region : {&attrs.body, &attrs.else_body}) {
+    out.put<uint8_t>(*region != nullptr);
+    if (*region) out.put_string(serialize_graph(**region));
+  }
 }
 
 Graph read_graph(std::string_view bytes, int depth);
@@ -67,9 +69,10 @@ Attrs get_attrs(ByteReader& in, int depth) {
   attrs.seed = in.get<uint64_t>();
   if (in.get_in_range<uint8_t>(0, 2, "a data flag"))
     attrs.data = std::make_shared<const std::vector<uint8_t>>(in.get_vector<uint8_t>());
-  if (in.get_in_range<uint8_t>(0, 2, "a body flag")) {
+  for (std::shared_ptr<const Graph>* region : {&attrs.body, &attrs.else_body}) {
+    if (!in.get_in_range<uint8_t>(0, 2, "a body flag")) continue;
     if (depth >= kMaxLoopDepth) in.fail("loops nested too deeply");
-    attrs.body = std::make_shared<const Graph>(read_graph(in.get_string(), depth + 1));
+    *region = std::make_shared<const Graph>(read_graph(in.get_string(), depth + 1));
   }
   return attrs;
 }

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "ir/cond.h"
 #include "ir/loop.h"
 #include "kiln/error.h"
 
@@ -111,7 +112,7 @@ class NodeVerifier {
 
   void verify_structural() const {
     const Attrs& attrs = node_.attrs;
-    bool same_dtype = node_.inputs.empty() || node_.op == Op::cast || node_.op == Op::loop ||
+    bool same_dtype = node_.inputs.empty() || node_.op == Op::cast || node_.op == Op::loop || node_.op == Op::cond ||
                       node_.op == Op::loop_result || node_.op == Op::complex ||
                       node_.op == Op::real || node_.op == Op::imag || node_.dtype == input(0).dtype;
     expect(same_dtype, "result dtype differs from the operand's");
@@ -143,6 +144,7 @@ class NodeVerifier {
       case Op::scatter: verify_scatter(); break;
       case Op::matmul: verify_matmul(); break;
       case Op::loop: verify_loop(); break;
+      case Op::cond: verify_cond(); break;
       case Op::loop_result: verify_loop_result(); break;
       case Op::complex:
         expect(input(0).dtype == input(1).dtype && node_.dtype == complex_of(input(0).dtype) &&
@@ -168,9 +170,17 @@ class NodeVerifier {
     ir::verify(*node_.attrs.body, stage_ + " (loop body)");
   }
 
+  void verify_cond() const {
+    std::string error = cond_signature_error(graph_, node_);
+    expect(error.empty(), error);
+    ir::verify(*node_.attrs.body, stage_ + " (then region)");
+    ir::verify(*node_.attrs.else_body, stage_ + " (else region)");
+  }
+
   void verify_loop_result() const {
     const Node& loop = input(0);
-    expect(loop.op == Op::loop, "reads a " + std::string(op_name(loop.op)) + ", not a loop");
+    expect(loop.op == Op::loop || loop.op == Op::cond,
+           "reads a " + std::string(op_name(loop.op)) + ", not a loop or cond");
     expect(node_.attrs.index >= 0 && node_.attrs.index < loop.attrs.index,
            "carried value " + std::to_string(node_.attrs.index) + " does not exist");
     const Graph& body = *loop.attrs.body;

@@ -19,6 +19,18 @@
 namespace kiln::python {
 namespace {
 
+// Tensors of `trace` handed to Python: each keeps its trace alive.
+nb::list owned_by(nb::handle trace, const std::vector<Tensor>& values) {
+  nb::list result;
+  for (const Tensor& value : values) {
+    nb::object item = nb::cast(value);
+    nb::keep_alive_obj(item, trace);
+    result.append(item);
+  }
+  return result;
+}
+
+
 using detail::Trace;
 
 // The Python-side location reaches the nodes through Trace::default_location.
@@ -119,19 +131,30 @@ void bind_trace_and_tensor(nb::module_& module) {
              const std::vector<Tensor>& init, const std::vector<Tensor>& results,
              bool while_loop) {
             Trace& trace = nb::cast<Trace&>(self);
-            nb::list after;
-            for (const Tensor& value :
-                 detail::end_loop(trace, start, stop, step, init, results, while_loop)) {
-              nb::object item = nb::cast(value);
-              nb::keep_alive_obj(item, self);
-              after.append(item);
-            }
-            return after;
+            return owned_by(self, detail::end_loop(trace, start, stop, step, init, results,
+                                                   while_loop));
           },
           nb::arg("start"), nb::arg("stop"), nb::arg("step"), nb::arg("init"), nb::arg("results"),
           nb::arg("while_loop") = false,
           "Closes the open body as a loop node (while_loop: carried value 0 is the condition); "
           "returns the carried values after the loop.")
+      .def("end_cond_side", &detail::end_cond_side, nb::arg("init"), nb::arg("results"),
+           "Closes the open body as one side of a branch (api/loop_trace.h).")
+      .def(
+          "end_cond",
+          [](nb::handle self, const Tensor& predicate) {
+            return owned_by(self, detail::end_cond(nb::cast<Trace&>(self), predicate));
+          },
+          nb::arg("predicate"),
+          "Makes a cond node of the last two closed sides; returns the carried values after it.")
+      .def_prop_ro("cond_side_count", [](const Trace& trace) { return trace.cond_sides.size(); })
+      .def(
+          "abandon_cond_sides",
+          [](Trace& trace, size_t keep) {
+            if (keep < trace.cond_sides.size()) trace.cond_sides.resize(keep);
+          },
+          nb::arg("keep"),
+          "Drops the closed sides of branches past the first `keep` (capture gave up on them).")
       .def("abandon_loop_body", &detail::abandon_loop_body,
            "Closes the open body without a loop (capture gave up).")
       .def_prop_ro("check_count", [](const Trace& trace) { return trace.checks.size(); })

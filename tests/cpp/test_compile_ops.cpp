@@ -25,6 +25,7 @@ using ir::ValueId;
 const std::map<Op, const char*> kExcludedOps = {
     {Op::loop, "control flow: compiled by the graphs of test_loops.cpp"},
     {Op::loop_result, "control flow: compiled by the graphs of test_loops.cpp"},
+    {Op::cond, "control flow: compiled by the graphs of test_conditionals.cpp"},
     {Op::placeholder, "exists only while a loop body is traced; the verifier refuses it"},
     {Op::complex, "complex numbers: lowered to real pairs first, compiled in test_complex.cpp"},
     {Op::real, "complex numbers: lowered to real pairs first, compiled in test_complex.cpp"},

@@ -397,6 +397,59 @@ def test_a_branch_over_big_arrays_runs_only_the_side_taken():
             np.testing.assert_allclose(got, want, rtol=1e-12)
 
 
+def traced_graph(f, args, capfd):
+    """The graph f traces into (KILN_LOGS=graph), and f's compiled result."""
+    capfd.readouterr()
+    kiln.set_logs("graph")
+    try:
+        result = kiln.compile(f)(*args)
+    finally:
+        kiln.set_logs("")
+    return capfd.readouterr().err, result
+
+
+def damped_sweep(x, n):
+    y = np.zeros_like(x)
+    for i in range(n):
+        if x.sum() > 0:  # both sides rebind and update big arrays: one cond node
+            y = y + np.sin(x)
+            x = x * 0.9
+            y[i] = -1.0
+        else:
+            y = y - 1.0
+            x = x + 0.5
+    return x, y
+
+
+@pytest.mark.parametrize("sign", [1.0, -1.0])
+def test_a_branch_over_big_arrays_is_one_cond_node(sign, capfd):
+    x = sign * np.abs(np.random.default_rng(3).standard_normal(20000))
+    text, got = traced_graph(damped_sweep, (x.copy(), 7), capfd)
+    assert text.count(" = cond(") == 1 and "else_body={" in text, text
+    assert text.count(" = loop(") == 1, text  # the for loop only: no loop per side
+    for a, b in zip(got, damped_sweep(x.copy(), 7)):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
+    report = explain(damped_sweep, x.copy(), 30)  # any trip count: the same single graph
+    assert report.graph_count == 1 and captured(report, "branch"), str(report)
+    for a, b in zip(report.result, damped_sweep(x.copy(), 30)):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
+
+
+def one_sided_temporary(x):
+    if x.sum() > 0:
+        t = np.exp(x)
+        x = x + t
+    else:
+        x = x * 2.0
+    return x
+
+
+def test_sides_that_carry_different_variables_run_as_a_loop_per_side(capfd):
+    for x in (np.ones(10000), -np.ones(10000)):
+        text, got = traced_graph(one_sided_temporary, (x,), capfd)
+        np.testing.assert_allclose(got, one_sided_temporary(x), rtol=1e-12)
+
+
 # ---- `and` / `or` / `not` in tests, and Python counters carried by the loop ----
 
 def iterate_to_tolerance(x):
