@@ -9,6 +9,7 @@
 #include "api/logging.h"
 #include "api/options.h"
 #include "codegen/cpp/cpp_emitter.h"
+#include "codegen/cpp/translation_units.h"
 #include "ir/complex_lowering.h"
 #include "ir/cond.h"
 #include "ir/printer.h"
@@ -87,19 +88,28 @@ sched::Program schedule_program(const ir::Graph& graph,
   return program;
 }
 
-// Compile work is bounded: a translation unit past kMaxSourceBytes (the compiler's time and
-// memory grow with it, faster than linearly) is refused, and the frontend runs the function
-// eagerly with a warning saying why (kiln.Unsupported).
-constexpr size_t kMaxSourceBytes = size_t(8) << 20;
+// Compile work is bounded: the source is compiled in units of about unit_bytes_setting() each
+// (codegen/cpp/translation_units.h), in parallel; a unit past kMaxUnitBytes (one kernel that
+// large) or a source past kMaxSourceBytes (the compiler's time and memory grow with it) is
+// refused, and the frontend runs the function eagerly with a warning saying why
+// (kiln.Unsupported).
+constexpr size_t kMaxUnitBytes = size_t(8) << 20;
+constexpr size_t kMaxSourceBytes = size_t(16) << 20;
 
-void check_source_size(const std::string& text, const ir::Graph& graph) {
-  api::log(LogChannel::Perf, "source: " + std::to_string(text.size()) + " bytes");
-  if (text.size() <= kMaxSourceBytes) return;
+void check_source_size(const codegen::SourceFile& file, const ir::Graph& graph) {
+  api::log(LogChannel::Perf, "source: " + std::to_string(file.text.size()) + " bytes in " +
+                                 std::to_string(file.units) + " translation unit" +
+                                 (file.units > 1 ? "s" : ""));
+  if (file.text.size() <= kMaxSourceBytes && file.largest_unit <= kMaxUnitBytes) return;
+  bool whole = file.text.size() > kMaxSourceBytes;
   throw Error(ErrorKind::Unsupported,
               "kiln: the generated source of this graph (" + std::to_string(graph.size()) +
-                  " ops) is " + std::to_string(text.size() >> 20) + " MiB, past kiln's bound of " +
-                  std::to_string(kMaxSourceBytes >> 20) +
-                  " MiB for one compile; it runs eagerly (KILN_LOGS=perf shows the sizes)");
+                  " ops) is " + std::to_string(file.text.size() >> 20) + " MiB" +
+                  (whole ? "" : ", one kernel " + std::to_string(file.largest_unit >> 20) + " MiB") +
+                  ", past kiln's bound of " +
+                  std::to_string((whole ? kMaxSourceBytes : kMaxUnitBytes) >> 20) +
+                  (whole ? " MiB for one graph" : " MiB for one compile") +
+                  "; it runs eagerly (KILN_LOGS=perf shows the sizes)");
 }
 
 // A complex input's strides as its real pairs' (ir/complex_lowering.h): each doubled, then 1.
@@ -196,6 +206,7 @@ std::unique_ptr<CompiledGraph> compile_graph(const ir::Graph& traced,
   });
 
   std::optional<runtime::ExecutableImage> image;  // made here on a miss, read back on a hit
+  int units = 1;                                   // translation units of the source
   runtime::DiskCache cache = runtime::DiskCache::open(options.cache_dir, options.disk_cache);
   runtime::CachedObject object = cache.get_or_build(
       key,
@@ -204,17 +215,21 @@ std::unique_ptr<CompiledGraph> compile_graph(const ir::Graph& traced,
         image->program = schedule_program(result->graph, real_strides, target, disabled);
         codegen::CppSource source =
             run_stage("emit", [&] { return codegen::emit_cpp(image->program, options, target); });
-        check_source_size(source.text, result->graph);
         image->kernels = source.kernels;
-        result->source =
-            source.text +
+        source.pieces.push_back(
             codegen::embedded_bytes_text(runtime::kImageSymbol, runtime::kImageSizeSymbol,
-                                         runtime::serialize_image(image->program, image->kernels));
+                                         runtime::serialize_image(image->program, image->kernels)));
+        codegen::SourceFile file =
+            codegen::lay_out_units(source.prefix, source.pieces, codegen::unit_bytes_setting());
+        check_source_size(file, result->graph);
+        units = file.units;
+        result->source = std::move(file.text);
         return result->source;
       },
       [&](const std::string& source_path, const std::string& object_path) {
         run_stage("toolchain", [&] {
-          runtime::Toolchain::system().compile_shared_object(source_path, object_path);
+          runtime::Toolchain::system().compile_shared_object(source_path, object_path, units,
+                                                             target.threads);
         });
       });
   result->source_path = cache.source_path(key);

@@ -8,12 +8,15 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <sstream>
+#include <thread>
 
 #include "kiln/error.h"
 #include "runtime/disk_cache.h"
@@ -230,6 +233,16 @@ std::vector<std::string> link_flags(bool has_mvec) {
   return {"-lm"};
 }
 
+// Throws the compiler's message when `result` is a failed compile of `what`.
+void check_compiled(const ProcessResult& result, const std::string& what) {
+  if (result.exit_status == 0) return;
+  std::string message = "kiln: C++ compiler failed on " + what + ":\n" +
+                        first_lines(result.output, 40);
+  if (result.output.empty())
+    message += "(no output; exit status " + std::to_string(result.exit_status) + ")\n";
+  throw Error(ErrorKind::Toolchain, message);
+}
+
 }  // namespace
 
 std::string find_compiler() {
@@ -318,28 +331,59 @@ Toolchain::Toolchain() {
 }
 
 void Toolchain::compile_shared_object(const std::string& source_path,
-                                      const std::string& output_path,
-                                      const std::vector<std::string>& extra_link_flags) const {
-  std::vector<std::string> arguments;
-  arguments.reserve(flags_.compile.size() + flags_.link.size() + extra_link_flags.size() + 4);
-  arguments.push_back(compiler_);
-  arguments.insert(arguments.end(), flags_.compile.begin(), flags_.compile.end());
-  arguments.push_back(source_path);
-  arguments.push_back("-o");
-  arguments.push_back(output_path);
-  // Libraries after the source: the linker resolves left to right.
-  arguments.insert(arguments.end(), extra_link_flags.begin(), extra_link_flags.end());
-  arguments.insert(arguments.end(), flags_.link.begin(), flags_.link.end());
-
-  ProcessResult result = run_process(arguments);
-  if (result.exit_status != 0) {
-    std::string message = "kiln: C++ compiler failed on " + source_path + ":\n" +
-                          first_lines(result.output, 40);
-    if (result.output.empty()) {
-      message += "(no output; exit status " + std::to_string(result.exit_status) + ")\n";
-    }
-    throw Error(ErrorKind::Toolchain, message);
+                                      const std::string& output_path, int units, int jobs) const {
+  if (units <= 1) {
+    std::vector<std::string> arguments = {compiler_};
+    arguments.insert(arguments.end(), flags_.compile.begin(), flags_.compile.end());
+    arguments.insert(arguments.end(), {source_path, "-o", output_path});
+    // Libraries after the source: the linker resolves left to right.
+    arguments.insert(arguments.end(), flags_.link.begin(), flags_.link.end());
+    check_compiled(run_process(arguments), source_path);
+    return;
   }
+  // Unit objects are temporaries beside the output ("<output>.unit<k>.o"): the cache's sweep of
+  // a killed build's leftovers (runtime/cache_maintenance.h) finds them by the same name.
+  std::vector<std::string> objects;
+  for (int unit = 0; unit < units; ++unit)
+    objects.push_back(output_path + ".unit" + std::to_string(unit) + ".o");
+  auto remove_objects = [&] {
+    for (const std::string& object : objects) unlink(object.c_str());
+  };
+  std::vector<ProcessResult> results(static_cast<size_t>(units));
+  std::atomic<int> next_unit{0};
+  auto compile_units = [&] {
+    for (int unit = next_unit++; unit < units; unit = next_unit++) {
+      std::vector<std::string> arguments = {compiler_};
+      for (const std::string& flag : flags_.compile)
+        if (flag != "-shared") arguments.push_back(flag);
+      arguments.insert(arguments.end(), {"-DKILN_UNIT=" + std::to_string(unit), "-c", source_path,
+                                         "-o", objects[static_cast<size_t>(unit)]});
+      try {
+        results[static_cast<size_t>(unit)] = run_process(arguments);
+      } catch (const Error& error) {
+        results[static_cast<size_t>(unit)] = {-1, error.what()};
+      }
+    }
+  };
+  std::vector<std::thread> workers;
+  for (int worker = 1; worker < std::min(jobs, units); ++worker) workers.emplace_back(compile_units);
+  compile_units();
+  for (std::thread& worker : workers) worker.join();
+  try {
+    for (int unit = 0; unit < units; ++unit)
+      check_compiled(results[static_cast<size_t>(unit)],
+                     source_path + " (unit " + std::to_string(unit) + ")");
+    std::vector<std::string> arguments = {compiler_};
+    arguments.insert(arguments.end(), flags_.compile.begin(), flags_.compile.end());
+    arguments.insert(arguments.end(), objects.begin(), objects.end());
+    arguments.insert(arguments.end(), {"-o", output_path});
+    arguments.insert(arguments.end(), flags_.link.begin(), flags_.link.end());
+    check_compiled(run_process(arguments), source_path + " (linking its units)");
+  } catch (...) {
+    remove_objects();
+    throw;
+  }
+  remove_objects();
 }
 
 }  // namespace kiln::runtime

@@ -1,5 +1,5 @@
 // The system C++ compiler: finds it, fingerprints it for the cache key, and turns one generated
-// translation unit into a shared object. Failures are kiln::Error(Toolchain) naming the source
+// source file into a shared object. Failures are kiln::Error(Toolchain) naming the source
 // file and carrying the compiler's message.
 #pragma once
 #include <string>
@@ -28,9 +28,11 @@ class Toolchain {
   const std::string& identity() const { return identity_; }
   const ToolchainFlags& flags() const { return flags_; }
   // Compiles `source_path` into the shared object `output_path` (written as given; the caller
-  // handles atomic placement). Throws kiln::Error(Toolchain) on failure.
+  // handles atomic placement). A source of several translation units (codegen/cpp/
+  // translation_units.h) is compiled unit by unit, `jobs` compiler processes at a time, and
+  // linked. Throws kiln::Error(Toolchain) on failure.
   void compile_shared_object(const std::string& source_path, const std::string& output_path,
-                             const std::vector<std::string>& extra_link_flags = {}) const;
+                             int units = 1, int jobs = 1) const;
 
  private:
   Toolchain();

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "codegen/cpp/cpp_emitter.h"
+#include "codegen/cpp/translation_units.h"
 #include "ir/builder.h"
 #include "sched/kernel_builder.h"
 #include "sched/scheduler.h"
@@ -74,16 +75,16 @@ TEST(Emitter, LoopMarksBecomePragmas) {
   Options options;
   target::Target target = target::host_cpu(2);
   std::string parallel_simd =
-      emit_cpp(exp_program(1, 4096, DType::Float32, true, true), options, target).text;
+      emit_cpp(exp_program(1, 4096, DType::Float32, true, true), options, target).text();
   EXPECT_EQ(count(parallel_simd,
                   "#pragma omp parallel for simd schedule(static) num_threads(kiln_threads)"),
             1);
   std::string simd =
-      emit_cpp(exp_program(1, 4096, DType::Float32, false, true), options, target).text;
+      emit_cpp(exp_program(1, 4096, DType::Float32, false, true), options, target).text();
   EXPECT_EQ(count(simd, "#pragma omp parallel"), 0);
   EXPECT_EQ(count(simd, "#pragma omp simd"), 1);
   std::string plain =
-      emit_cpp(exp_program(1, 4, DType::Float32, false, true), options, target).text;
+      emit_cpp(exp_program(1, 4, DType::Float32, false, true), options, target).text();
   EXPECT_EQ(count(plain, "#pragma omp simd"), 0);  // too short to be worth a SIMD loop
 }
 
@@ -91,7 +92,7 @@ TEST(Emitter, IdenticalKernelsShareOneFunction) {
   Options options;
   CppSource source =
       emit_cpp(exp_program(3, 100, DType::Float32, false, false), options, target::host_cpu(2));
-  EXPECT_EQ(count(source.text, "(char* const* kiln_args)"), 1);
+  EXPECT_EQ(count(source.text(), "(char* const* kiln_args) {"), 1);  // one definition
   ASSERT_EQ(source.kernels.size(), 3u);
   for (const runtime::KernelCall& call : source.kernels) EXPECT_EQ(call.symbol, "kernel0_exp");
   EXPECT_EQ(source.kernels[1].arguments, (std::vector<int32_t>{2, 3}));
@@ -101,7 +102,7 @@ TEST(Emitter, IdenticalKernelsShareOneFunction) {
 TEST(Emitter, HalfFloatsAreConvertedOnLoadAndStore) {
   Options options;
   std::string text =
-      emit_cpp(exp_program(1, 64, DType::Float16, false, false), options, target::host_cpu(1)).text;
+      emit_cpp(exp_program(1, 64, DType::Float16, false, false), options, target::host_cpu(1)).text();
   EXPECT_NE(text.find("kiln_f16_to_f32(a0[i0])"), std::string::npos);
   EXPECT_NE(text.find("a1[i0] = kiln_f32_to_f16("), std::string::npos);
 }
@@ -116,8 +117,39 @@ TEST(Emitter, ReductionLanesFollowTheTargetVectorWidth) {
   wide.vector_bits = 512;
   narrow.vector_bits = 128;
   // Four registers of float32 lanes: 64 with AVX-512, 16 with SSE.
-  EXPECT_NE(emit_cpp(program, options, wide).text.find("_lanes[64]"), std::string::npos);
-  EXPECT_NE(emit_cpp(program, options, narrow).text.find("_lanes[16]"), std::string::npos);
+  EXPECT_NE(emit_cpp(program, options, wide).text().find("_lanes[64]"), std::string::npos);
+  EXPECT_NE(emit_cpp(program, options, narrow).text().find("_lanes[16]"), std::string::npos);
+}
+
+// Pieces are packed in order, never cut; a piece larger than a unit is a unit of its own; one
+// unit is the plain text, with no #if.
+TEST(TranslationUnits, PiecesArePackedInOrderIntoBoundedUnits) {
+  SourceFile one = lay_out_units("P\n", {"a\n", "b\n"}, 100);
+  EXPECT_EQ(one.units, 1);
+  EXPECT_EQ(one.text, "P\na\nb\n");
+  SourceFile split = lay_out_units("P\n", {"aaaa\n", "bb\n", "cccccccccccc\n", "d\n"}, 8);
+  EXPECT_EQ(split.units, 3);
+  EXPECT_EQ(split.largest_unit, 2u + 13u);
+  EXPECT_EQ(split.text,
+            "P\n"
+            "\n#if !defined(KILN_UNIT) || KILN_UNIT == 0\naaaa\nbb\n#endif  // unit 0\n"
+            "\n#if !defined(KILN_UNIT) || KILN_UNIT == 1\ncccccccccccc\n#endif  // unit 1\n"
+            "\n#if !defined(KILN_UNIT) || KILN_UNIT == 2\nd\n#endif  // unit 2\n");
+}
+
+TEST(TranslationUnits, UnitBytesSettingIsAPositiveNumber) {
+  const char* saved_text = getenv("KILN_UNIT_BYTES");
+  const std::string saved = saved_text ? saved_text : "";
+  unsetenv("KILN_UNIT_BYTES");
+  EXPECT_EQ(unit_bytes_setting(), size_t(2) << 20);
+  setenv("KILN_UNIT_BYTES", "4096", 1);
+  EXPECT_EQ(unit_bytes_setting(), 4096u);
+  for (const char* bad : {"0", "-5", "12k", "lots"}) {
+    setenv("KILN_UNIT_BYTES", bad, 1);
+    EXPECT_THROW(unit_bytes_setting(), Error) << bad;
+  }
+  if (saved_text) setenv("KILN_UNIT_BYTES", saved.c_str(), 1);
+  else unsetenv("KILN_UNIT_BYTES");
 }
 
 }  // namespace

@@ -12,7 +12,7 @@ namespace {
 // Kernel functions in a generated translation unit, each
 // `extern "C" void <name>(char* const* kiln_args)`.
 int kernel_functions(const std::string& source) {
-  return count_occurrences(source, "(char* const* kiln_args)");
+  return count_occurrences(source, "(char* const* kiln_args) {");
 }
 
 TEST(KernelCounts, KmeansAssignmentIsOneKernelReadingXOnce) {

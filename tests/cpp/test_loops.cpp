@@ -59,6 +59,43 @@ TEST(Loops, TimeStepLoopMatchesTheInterpreter) {
   }
 }
 
+// Bounded compile work (codegen/cpp/translation_units.h): with units of one byte, each constant
+// array, kernel and loop driver is a translation unit of its own (the driver calls kernels
+// defined in other units), compiled in parallel and linked; results as the interpreter's, the
+// cache keeps one source file, and a warm start loads what was linked.
+TEST(Loops, SourceSplitIntoTranslationUnitsCompilesAndLinks) {
+  const char* saved_text = getenv("KILN_UNIT_BYTES");
+  const std::string saved = saved_text ? saved_text : "";
+  setenv("KILN_UNIT_BYTES", "1", 1);
+  TemporaryDirectory cache("kiln-units-");
+  Options options = test_options();
+  options.cache_dir = cache.path();
+  auto build = [](GraphCase& g) {
+    ValueId u0 = g.input(make_array(DType::Float64, {33}, pseudo_random(33, -1, 1, 3)));
+    ValueId x = g.input(make_array(DType::Float64, {33}, pseudo_random(33, -1, 1, 4)));
+    std::vector<uint8_t> bytes(33 * sizeof(double));
+    std::vector<double> values = pseudo_random(33, 0, 1, 5);
+    std::memcpy(bytes.data(), values.data(), bytes.size());
+    ValueId table = g.builder.constant_array(bytes, DType::Float64, {33});
+    ValueId loop = g.builder.loop(index_constant(g.builder, 0), index_constant(g.builder, 5), 1,
+                                  {u0}, {g.builder.binary(Op::mul, x, table)},
+                                  relaxation_body({33}));
+    ValueId u = g.builder.loop_result(loop, 0);
+    g.output(g.builder.reduce(Op::sum, g.builder.binary(Op::mul, u, u), {0}, false), "|u|^2");
+    g.output(u, "u after 5 steps");
+  };
+  GraphCase first, second;
+  build(first);
+  build(second);
+  CompiledRun run = first.check(options);
+  std::string source = run.compiled->source_text();
+  EXPECT_NE(source.find("#if !defined(KILN_UNIT) || KILN_UNIT == 3\n"), std::string::npos);
+  EXPECT_NE(source.find("extern \"C\" void kiln_loop"), std::string::npos);
+  EXPECT_EQ(second.check(options).stats.disk_hits, 1);
+  if (saved_text) setenv("KILN_UNIT_BYTES", saved.c_str(), 1);
+  else unsetenv("KILN_UNIT_BYTES");
+}
+
 TEST(Loops, PrintedSerialisedAndVerified) {
   ir::Graph graph;
   ir::Builder b(graph);

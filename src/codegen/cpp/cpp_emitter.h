@@ -1,5 +1,5 @@
-// The C++ emitter: prints a Program's kernels as one translation unit. The text starts with
-// scalar_math.h (the op semantics shared with the interpreter), then one extern "C" function per
+// The C++ emitter: prints a Program's kernels as C++ source. The text starts with scalar_math.h
+// (the op semantics shared with the interpreter), then one extern "C" function per
 // distinct kernel code, `void <kernel name>(char* const* kiln_args)`, taking its buffers in the
 // order CppSource::kernels lists them. Kernels with the same code (the iterations of a Python
 // loop; sched/kernel_hash.h finds them) share one function, so the C++ compile grows with the
@@ -18,8 +18,14 @@
 namespace kiln::codegen {
 
 struct CppSource {
-  std::string text;
+  // What every translation unit starts with: the prelude, the op templates and a declaration of
+  // each constant array and kernel function, so that the pieces can go to separate units
+  // (codegen/cpp/translation_units.h).
+  std::string prefix;
+  std::vector<std::string> pieces;  // the definitions: constant arrays, kernels, loop drivers
   std::vector<runtime::KernelCall> kernels;  // by Program::kernels index
+
+  std::string text() const;  // the whole source as one translation unit
 };
 
 // options.allow_reassociation: `omp simd reduction` on float sums; target: parallel regions

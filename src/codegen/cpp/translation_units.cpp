@@ -1,0 +1,47 @@
+#include "codegen/cpp/translation_units.h"
+
+#include <algorithm>
+#include <cstdlib>
+
+#include "kiln/error.h"
+
+namespace kiln::codegen {
+
+SourceFile lay_out_units(const std::string& prefix, const std::vector<std::string>& pieces,
+                         size_t unit_bytes) {
+  std::vector<std::vector<size_t>> units(1);
+  std::vector<size_t> unit_sizes(1, 0);
+  for (size_t k = 0; k < pieces.size(); ++k) {
+    if (unit_sizes.back() > 0 && unit_sizes.back() + pieces[k].size() > unit_bytes) {
+      units.emplace_back();
+      unit_sizes.push_back(0);
+    }
+    units.back().push_back(k);
+    unit_sizes.back() += pieces[k].size();
+  }
+  SourceFile file;
+  file.units = static_cast<int>(units.size());
+  file.text = prefix;
+  for (size_t unit = 0; unit < units.size(); ++unit) {
+    file.largest_unit = std::max(file.largest_unit, prefix.size() + unit_sizes[unit]);
+    if (file.units > 1)
+      file.text += "\n#if !defined(KILN_UNIT) || KILN_UNIT == " + std::to_string(unit) + "\n";
+    for (size_t piece : units[unit]) file.text += pieces[piece];
+    if (file.units > 1) file.text += "#endif  // unit " + std::to_string(unit) + "\n";
+  }
+  return file;
+}
+
+size_t unit_bytes_setting() {
+  constexpr size_t kDefaultUnitBytes = size_t(2) << 20;
+  const char* text = std::getenv("KILN_UNIT_BYTES");
+  if (text == nullptr || *text == '\0') return kDefaultUnitBytes;
+  char* end = nullptr;
+  unsigned long long value = std::strtoull(text, &end, 10);
+  if (*end != '\0' || value == 0 || text[0] == '-')
+    throw Error(ErrorKind::Value, std::string("kiln: KILN_UNIT_BYTES=") + text +
+                                      " is not a positive number of bytes");
+  return static_cast<size_t>(value);
+}
+
+}  // namespace kiln::codegen
