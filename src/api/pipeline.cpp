@@ -74,6 +74,7 @@ sched::Program schedule_program(const ir::Graph& graph,
   for (const sched::LoopPass& pass : sched::loop_passes(target)) {
     if (disabled.count(pass.name)) continue;
     bool changed = run_stage(pass.name, [&] {
+      if (pass.run_program) return pass.run_program(program, target);
       bool any = false;
       for (sched::Kernel& kernel : program.kernels) any = pass.run(kernel, target) || any;
       return any;

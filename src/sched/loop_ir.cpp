@@ -119,7 +119,12 @@ std::string print_program(const Program& program) {
       };
       out << "loop b" << step.loop.induction << " in range(" << bound(step.loop.start, step.loop.start_value)
           << ", " << bound(step.loop.stop, step.loop.stop_value) << ", " << step.loop.step << ")"
-          << (step.loop.condition >= 0 ? " while b" + std::to_string(step.loop.condition) : "") << ":\n";
+          << (step.loop.condition >= 0 ? " while b" + std::to_string(step.loop.condition) : "");
+      if (step.loop.parallel) {
+        out << " parallel, own";
+        for (int32_t b : step.loop.private_buffers) out << " b" << b;
+      }
+      out << ":\n";
       continue;
     }
     if (step.kind == StepKind::LoopEnd) {

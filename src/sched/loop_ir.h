@@ -158,6 +158,10 @@ struct LoopControl {
   // whole loop as one function, `kiln_loop<step index>` (codegen/cpp/loop_driver.h): its
   // small kernels inline into one loop nest, with no call from the runtime per iteration.
   bool compiled = false;
+  // LoopBegin of a compiled loop: iterations run at once on the thread pool, each thread with
+  // its own copy of `private_buffers` (sched/cpu/parallel_iterations.h).
+  bool parallel = false;
+  std::vector<int32_t> private_buffers;
 };
 
 struct Step {

@@ -4,7 +4,9 @@
 #include "sched/cpu/interchange_reductions.h"
 #include "sched/cpu/mark_parallel.h"
 #include "sched/cpu/mark_vector_loops.h"
+#include "sched/cpu/parallel_iterations.h"
 #include "sched/guard_reductions.h"
+#include "sched/induction_ranges.h"
 #include "sched/trim_loops.h"
 
 namespace kiln::sched {
@@ -13,13 +15,15 @@ const std::vector<LoopPass>& loop_passes(const target::Target& target) {
   // Interchange first: it builds the lane loops that the marking passes then see. Hoisting
   // last: the arrays it adds are per thread when placed inside a parallel loop.
   static const std::vector<LoopPass> cpu = {
-      // Target-neutral, first: what a reduction must visit.
+      // Target-neutral, first: indexing by a graph loop's index, what a reduction must visit.
+      {"fold_induction_clamps", nullptr, fold_induction_clamps},
       {"trim_loops", trim_loops},
       {"guard_reductions", guard_reductions},
       {"interchange_reductions", cpu::interchange_reductions},
       {"mark_parallel", cpu::mark_parallel},
       {"mark_vector_loops", cpu::mark_vector_loops},
       {"hoist_invariants", cpu::hoist_invariants},
+      {"parallel_iterations", nullptr, cpu::parallel_iterations},
   };
   static const std::vector<LoopPass> none;
   return target.kind == target::DeviceKind::Cpu ? cpu : none;

@@ -15,6 +15,8 @@ struct LoopPass {
   std::string name;
   // Rewrites one kernel in place; returns whether it changed anything.
   bool (*run)(Kernel& kernel, const target::Target& target);
+  // Or, for a pass over the steps (graph loops), rewrites the whole program.
+  bool (*run_program)(Program& program, const target::Target& target) = nullptr;
 };
 
 const std::vector<LoopPass>& loop_passes(const target::Target& target);

@@ -9,7 +9,7 @@ using ir::ByteReader;
 using ir::ByteWriter;
 
 constexpr uint32_t kProgramMagic = 0x4b505247;  // "GRPK"
-constexpr uint32_t kProgramVersion = 3;
+constexpr uint32_t kProgramVersion = 4;
 constexpr int kMaxNesting = 256;  // statements nest this deep at most (recursion bound)
 
 void put_expr(ByteWriter& out, const Expr& e) {
@@ -146,6 +146,8 @@ class ProgramReader {
       step.loop.condition = buffer_id();
       step.loop.partner = in_.get<int32_t>();
       step.loop.compiled = flag();
+      step.loop.parallel = flag();
+      step.loop.private_buffers = buffer_ids();
       for (uint64_t pairs = in_.count(8); pairs-- > 0;) {
         int32_t carried = buffer_id();
         step.loop.swaps.emplace_back(carried, buffer_id());
@@ -391,6 +393,8 @@ std::string serialize_program(const Program& p, ConstantBytes constants) {
     out.put(step.loop.condition);
     out.put(step.loop.partner);
     out.put<uint8_t>(step.loop.compiled);
+    out.put<uint8_t>(step.loop.parallel);
+    out.put_vector(step.loop.private_buffers);
     out.put<uint64_t>(step.loop.swaps.size());
     for (const auto& [carried, next] : step.loop.swaps) {
       out.put(carried);

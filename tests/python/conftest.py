@@ -23,6 +23,21 @@ def fresh_kiln(tmp_path, monkeypatch):
     _compile.set_tracer(None)
 
 
+@pytest.fixture
+def compile_logged(capfd):
+    """compile_logged(f, args, channels): kiln.compile(f)(*args) with those KILN_LOGS channels
+    on; returns what they logged and the result."""
+    def run(f, args, channels):
+        capfd.readouterr()
+        kiln.set_logs(channels)
+        try:
+            result = kiln.compile(f)(*args)
+        finally:
+            kiln.set_logs("")
+        return capfd.readouterr().err, result
+    return run
+
+
 def _user_location():
     """file:line of the first frame outside this file and kiln (what a real tracer reports)."""
     frame = sys._getframe(1)

@@ -397,17 +397,6 @@ def test_a_branch_over_big_arrays_runs_only_the_side_taken():
             np.testing.assert_allclose(got, want, rtol=1e-12)
 
 
-def traced_graph(f, args, capfd):
-    """The graph f traces into (KILN_LOGS=graph), and f's compiled result."""
-    capfd.readouterr()
-    kiln.set_logs("graph")
-    try:
-        result = kiln.compile(f)(*args)
-    finally:
-        kiln.set_logs("")
-    return capfd.readouterr().err, result
-
-
 def damped_sweep(x, n):
     y = np.zeros_like(x)
     for i in range(n):
@@ -422,9 +411,9 @@ def damped_sweep(x, n):
 
 
 @pytest.mark.parametrize("sign", [1.0, -1.0])
-def test_a_branch_over_big_arrays_is_one_cond_node(sign, capfd):
+def test_a_branch_over_big_arrays_is_one_cond_node(sign, compile_logged):
     x = sign * np.abs(np.random.default_rng(3).standard_normal(20000))
-    text, got = traced_graph(damped_sweep, (x.copy(), 7), capfd)
+    text, got = compile_logged(damped_sweep, (x.copy(), 7), "graph")
     assert text.count(" = cond(") == 1 and "else_body={" in text, text
     assert text.count(" = loop(") == 1, text  # the for loop only: no loop per side
     for a, b in zip(got, damped_sweep(x.copy(), 7)):
@@ -444,9 +433,9 @@ def one_sided_temporary(x):
     return x
 
 
-def test_sides_that_carry_different_variables_run_as_a_loop_per_side(capfd):
+def test_sides_that_carry_different_variables_run_as_a_loop_per_side(compile_logged):
     for x in (np.ones(10000), -np.ones(10000)):
-        text, got = traced_graph(one_sided_temporary, (x,), capfd)
+        text, got = compile_logged(one_sided_temporary, (x,), "graph")
         np.testing.assert_allclose(got, one_sided_temporary(x), rtol=1e-12)
 
 

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstring>
 #include <sstream>
+#include <tuple>
 #include <unordered_map>
 
 #include "codegen/cpp/kernel_emitter.h"
@@ -166,7 +167,10 @@ CppSource emit_cpp(const Program& program, const Options& options, const target:
     prefix << constant_array_declaration(buffer) << ";\n";
     source.pieces.push_back(constant_array_declaration(buffer) + constant_array_values(buffer));
   }
-  std::unordered_map<uint64_t, std::vector<std::pair<std::string, std::string>>> symbols_by_hash;
+  // Distinct kernel codes: (key, symbol, the piece that defines it).
+  std::unordered_map<uint64_t, std::vector<std::tuple<std::string, std::string, size_t>>>
+      symbols_by_hash;
+  std::vector<size_t> piece_of_kernel;  // by kernel index
   std::ostringstream shared;  // the kernels that reuse an earlier kernel's function
   for (const Kernel& kernel : program.kernels) {
     sched::KernelSignature signature = sched::kernel_signature(kernel, program);
@@ -176,13 +180,15 @@ CppSource emit_cpp(const Program& program, const Options& options, const target:
                    program.buffers[static_cast<size_t>(signature.arguments[k])].name;
     auto& same_hash = symbols_by_hash[signature.hash];
     auto found = std::find_if(same_hash.begin(), same_hash.end(),
-                              [&](const auto& entry) { return entry.first == signature.key; });
+                              [&](const auto& entry) { return std::get<0>(entry) == signature.key; });
     if (found != same_hash.end()) {
-      source.kernels.push_back({found->second, signature.arguments});
-      shared << "// " << kernel.name << ": " << found->second << "(" << arguments << ")\n";
+      source.kernels.push_back({std::get<1>(*found), signature.arguments});
+      piece_of_kernel.push_back(std::get<2>(*found));
+      shared << "// " << kernel.name << ": " << std::get<1>(*found) << "(" << arguments << ")\n";
       continue;
     }
-    same_hash.emplace_back(signature.key, kernel.name);
+    same_hash.emplace_back(signature.key, kernel.name, source.pieces.size());
+    piece_of_kernel.push_back(source.pieces.size());
     source.kernels.push_back({kernel.name, signature.arguments});
     prefix << "extern \"C\" void " << kernel.name << "(char* const* kiln_args);\n";
     std::string code = KernelEmitter(program, kernel, options, target, signature.arguments).emit();
@@ -195,7 +201,24 @@ CppSource emit_cpp(const Program& program, const Options& options, const target:
   }
   if (!shared.str().empty())
     source.pieces.push_back("// Kernels that run an earlier kernel's code:\n" + shared.str());
-  for (size_t begin : loops) source.pieces.push_back(loop_driver_text(program, source.kernels, begin));
+  // Each loop driver right after the last kernel it calls: a source split into units
+  // (translation_units.h) mostly keeps them in one unit, where g++ can inline them.
+  std::vector<std::vector<std::string>> drivers_after(source.pieces.size() + 1);
+  for (size_t begin : loops) {
+    size_t last = source.pieces.size();  // a loop of no kernels: at the end
+    for (size_t s = begin; s < static_cast<size_t>(program.steps[begin].loop.partner); ++s)
+      if (program.steps[s].kind == sched::StepKind::Kernel) {
+        size_t piece = piece_of_kernel[static_cast<size_t>(program.steps[s].kernel)];
+        last = last == source.pieces.size() ? piece : std::max(last, piece);
+      }
+    drivers_after[last].push_back(loop_driver_text(program, source.kernels, begin));
+  }
+  std::vector<std::string> pieces;
+  for (size_t k = 0; k <= source.pieces.size(); ++k) {
+    if (k < source.pieces.size()) pieces.push_back(std::move(source.pieces[k]));
+    for (std::string& driver : drivers_after[k]) pieces.push_back(std::move(driver));
+  }
+  source.pieces = std::move(pieces);
   source.prefix = prefix.str();
   return source;
 }

@@ -1,5 +1,6 @@
 #include "codegen/cpp/loop_driver.h"
 
+#include <algorithm>
 #include <map>
 #include <sstream>
 
@@ -34,8 +35,12 @@ class DriverPrinter {
     out_ << pad << "{\n"
          << pad << "  const int64_t start = " << bound(control.start, control.start_value)
          << ", trips = kiln_trip_count(start, " << bound(control.stop, control.stop_value) << ", "
-         << control.step << "ll);\n"
-         << pad << "  for (int64_t " << k << " = 0; " << k << " < trips; ++" << k << ") {\n"
+         << control.step << "ll);\n";
+    if (control.parallel) {
+      begin_parallel(control, pad);
+      out_ << pad << "  #pragma omp for schedule(static)\n";
+    }
+    out_ << pad << "  for (int64_t " << k << " = 0; " << k << " < trips; ++" << k << ") {\n"
          << (control.condition >= 0
                  ? pad + "    if (!*(const bool*)" + buffer(control.condition) + ") break;\n"
                  : "")
@@ -51,18 +56,48 @@ class DriverPrinter {
       const runtime::KernelCall& call = kernels_[static_cast<size_t>(step.kernel)];
       out_ << pad << "    { char* const a[] = {";
       for (int32_t argument : call.arguments) out_ << buffer(argument) << ", ";
-      out_ << "kiln_threads}; " << call.symbol << "(a); }\n";
+      out_ << threads_ << "}; " << call.symbol << "(a); }\n";
     }
     for (const auto& [carried, next] : program_.steps[end].loop.swaps)
       out_ << pad << "    { char* t = " << buffer(carried) << "; " << buffer(carried) << " = "
            << buffer(next) << "; " << buffer(next) << " = t; }\n";
-    out_ << pad << "  }\n" << pad << "}\n";
+    out_ << pad << "  }\n";
+    if (control.parallel) {
+      out_ << pad << "  }\n";
+      array_ = "b";
+      threads_ = "kiln_threads";
+    }
+    out_ << pad << "}\n";
   }
 
   std::string text() const { return out_.str(); }
 
  private:
-  std::string buffer(int32_t b) { return "b[" + std::to_string(slot_.at(b)) + "]"; }
+  // Opens the parallel region of a loop whose iterations are independent: each thread points
+  // `p` (its copy of `b`) at its own copies of the iteration's temporaries, on its stack, and
+  // the kernels it calls run on that one thread.
+  void begin_parallel(const sched::LoopControl& control, const std::string& pad) {
+    std::vector<std::pair<int32_t, int64_t>> offsets;
+    int64_t bytes = 0;
+    for (int32_t b : control.private_buffers) {
+      const sched::Buffer& buffer = program_.buffers[static_cast<size_t>(b)];
+      int64_t size = dtype_size(buffer.dtype);
+      for (int64_t extent : buffer.shape) size *= extent;
+      offsets.emplace_back(b, bytes);
+      bytes += (size + 63) / 64 * 64 + (size == 0 ? 64 : 0);
+    }
+    out_ << pad << "  #pragma omp parallel num_threads((int)(long)kiln_threads)\n"
+         << pad << "  {\n"
+         << pad << "  alignas(64) char own[" << std::max<int64_t>(bytes, 64) << "];\n"
+         << pad << "  char* p[" << std::max<size_t>(slot_.size(), 1) << "];\n"
+         << pad << "  for (int j = 0; j < " << slot_.size() << "; ++j) p[j] = b[j];\n";
+    array_ = "p";
+    for (const auto& [b, offset] : offsets)
+      out_ << pad << "  " << buffer(b) << " = own + " << offset << ";\n";
+    threads_ = "(char*)1";
+  }
+
+  std::string buffer(int32_t b) { return array_ + "[" + std::to_string(slot_.at(b)) + "]"; }
   std::string bound(int32_t b, int64_t value) {
     return b < 0 ? std::to_string(value) + "ll" : "*(const int64_t*)" + buffer(b);
   }
@@ -70,6 +105,8 @@ class DriverPrinter {
   const sched::Program& program_;
   const std::vector<runtime::KernelCall>& kernels_;
   std::map<int32_t, size_t> slot_;
+  std::string array_ = "b";               // the buffer pointers: `p` inside a parallel region
+  std::string threads_ = "kiln_threads";  // what the kernels called get as their thread count
   std::ostringstream out_;
 };
 

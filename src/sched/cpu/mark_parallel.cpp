@@ -12,7 +12,9 @@ bool is_lanes_reduction(const Stmt& s) {
   return s.kind == StmtKind::Reduce && s.lanes_loop.variable >= 0;
 }
 
-// Element operations of a statement: its extents times the most work of one child.
+}  // namespace
+
+// Its extents times the most work of one child.
 int64_t statement_work(const Stmt& s) {
   int64_t inner = 1;
   for (const Stmt& child : s.body) inner = std::max(inner, statement_work(child));
@@ -22,8 +24,6 @@ int64_t statement_work(const Stmt& s) {
   if (is_lanes_reduction(s)) extent *= s.lanes_loop.extent;
   return extent * inner;
 }
-
-}  // namespace
 
 bool mark_parallel(Kernel& kernel, const target::Target& target) {
   if (target.threads <= 1) return false;

@@ -9,6 +9,9 @@
 
 namespace kiln::sched::cpu {
 
+// Element operations statement `s` does, loops and reductions multiplied out.
+int64_t statement_work(const Stmt& s);
+
 // Returns whether any statement was marked.
 bool mark_parallel(Kernel& kernel, const target::Target& target);
 

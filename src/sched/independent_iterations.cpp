@@ -1,0 +1,103 @@
+#include "sched/independent_iterations.h"
+
+#include <algorithm>
+#include <set>
+
+#include "sched/induction_ranges.h"
+
+namespace kiln::sched {
+namespace {
+
+void collect_stores(const std::vector<Stmt>& body, std::vector<const Stmt*>& stores) {
+  for (const Stmt& s : body) {
+    if ((s.kind == StmtKind::Store && !s.to_local_array) || s.kind == StmtKind::Scan)
+      stores.push_back(&s);
+    collect_stores(s.body, stores);
+  }
+}
+
+// The block of elements one iteration touches in a shared buffer: all accesses a * v + r.
+struct Footprint {
+  bool any = false;
+  int64_t coefficient = 0, low = 0, high = 0;
+  bool add(const Affine& access) {
+    if (access.coefficient == 0) return false;
+    if (any && access.coefficient != coefficient) return false;
+    low = any ? std::min(low, access.low) : access.low;
+    high = any ? std::max(high, access.high) : access.high;
+    coefficient = access.coefficient;
+    any = true;
+    return true;
+  }
+};
+
+}  // namespace
+
+std::optional<std::vector<int32_t>> independent_iterations(const Program& program, size_t begin) {
+  const LoopControl& loop = program.steps[begin].loop;
+  size_t end = static_cast<size_t>(loop.partner);
+  int64_t trips = constant_trip_count(loop);
+  if (!loop.compiled || loop.condition >= 0 || trips <= 1 || !program.steps[end].loop.swaps.empty())
+    return std::nullopt;
+  std::vector<const Kernel*> kernels;
+  for (size_t s = begin + 1; s < end; ++s) {
+    if (program.steps[s].kind != StepKind::Kernel) return std::nullopt;
+    kernels.push_back(&program.kernels[static_cast<size_t>(program.steps[s].kernel)]);
+  }
+  // Buffers the rest of the program touches: a body buffer among them is shared.
+  std::set<int32_t> outside(program.output_buffers.begin(), program.output_buffers.end());
+  for (size_t s = 0; s < program.steps.size(); ++s) {
+    if (s >= begin && s <= end) continue;
+    const Step& step = program.steps[s];
+    if (step.kind == StepKind::Kernel) {
+      const Kernel& k = program.kernels[static_cast<size_t>(step.kernel)];
+      outside.insert(k.buffers_read.begin(), k.buffers_read.end());
+      outside.insert(k.buffers_written.begin(), k.buffers_written.end());
+    } else if (step.kind == StepKind::Extern) {
+      outside.insert(step.call.inputs.begin(), step.call.inputs.end());
+      outside.insert(step.call.output);
+    } else {
+      for (int32_t b : {step.loop.start, step.loop.stop, step.loop.induction, step.loop.condition})
+        outside.insert(b);
+      for (const auto& [carried, next] : step.loop.swaps) outside.insert({carried, next});
+    }
+  }
+  std::set<int32_t> written;
+  for (const Kernel* kernel : kernels)
+    written.insert(kernel->buffers_written.begin(), kernel->buffers_written.end());
+  std::vector<int32_t> own = {loop.induction};
+  std::set<int32_t> shared;
+  for (int32_t b : written) {
+    const Buffer& buffer = program.buffers[static_cast<size_t>(b)];
+    if (b == loop.induction) return std::nullopt;  // a kernel writing the index: not ours
+    if (buffer.role == BufferRole::Intermediate && !outside.count(b))
+      own.push_back(b);
+    else
+      shared.insert(b);
+  }
+
+  std::vector<Footprint> footprints(program.buffers.size());
+  for (const Kernel* kernel : kernels) {
+    AffineReader reader(*kernel, loop);
+    auto touch = [&](int32_t buffer, ExprId index) {
+      if (!shared.count(buffer)) return true;
+      std::optional<Affine> access = reader.affine(index);
+      return access && footprints[static_cast<size_t>(buffer)].add(*access);
+    };
+    for (const Expr& e : kernel->exprs)
+      if (e.kind == ExprKind::Load && !touch(e.buffer, e.operands[0])) return std::nullopt;
+    std::vector<const Stmt*> stores;
+    collect_stores(kernel->body, stores);
+    for (const Stmt* store : stores)
+      if (!touch(store->buffer, store->index)) return std::nullopt;
+  }
+  // Iterations v and v + step touch [a*v + low, a*v + high] and that block moved by a * step.
+  for (int32_t b : shared) {
+    const Footprint& footprint = footprints[static_cast<size_t>(b)];
+    std::optional<int64_t> stride = checked_mul(footprint.coefficient, loop.step);
+    if (!stride || footprint.high - footprint.low >= std::abs(*stride)) return std::nullopt;
+  }
+  return own;
+}
+
+}  // namespace kiln::sched
