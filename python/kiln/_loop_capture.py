@@ -209,9 +209,11 @@ class LoopCapture:
                 by_object.setdefault(id(value), (value, []))[1].append(name)
         saved = {key: (array, array._tensor, array._scalar) for key, (array, _) in by_object.items()}
         trace.location = location
-        if not side:
+        if side:
+            index_tensor = trace.begin_loop_body()
+        else:
             start, stop, step = self._bounds(bounds, span)  # outside the body: its values may
-        index_tensor = trace.begin_loop_body()              # be among the variables replaced
+            index_tensor = trace.begin_loop_body(start, stop, step)  # be among those replaced
         flag = trace.loop_placeholder("bool", []) if condition else None  # carried value 0
         driver, context.driver = context.driver, None  # no graph break may run the open body
         self.depth += 1

@@ -53,12 +53,66 @@ std::string type_text(const Node& node) {
 
 }  // namespace
 
-Tensor begin_loop_body(Trace& trace) {
+Tensor begin_loop_body(Trace& trace, const std::optional<Tensor>& start,
+                       const std::optional<Tensor>& stop, int64_t step) {
+  std::optional<std::pair<int64_t, int64_t>> range;
+  if (start && stop && step != 0) {
+    auto first = integer_range(trace, start->id()), end = integer_range(trace, stop->id());
+    // range(start, stop, step) stays in [start, stop) (step > 0) or (stop, start] (step < 0).
+    if (first && end && step > 0 && end->second > INT64_MIN) range = {{first->first, end->second - 1}};
+    if (first && end && step < 0 && end->first < INT64_MAX) range = {{end->first + 1, first->second}};
+  }
   trace.builder.set_location(trace.default_location);
   ValueId mark = trace.graph.size();
   ValueId induction = trace.builder.placeholder(DType::Int64, {});
-  trace.regions.push_back({mark, {induction}});
+  trace.regions.push_back({mark, {induction}, range});
   return Tensor(&trace, induction);
+}
+
+std::optional<std::pair<int64_t, int64_t>> integer_range(const Trace& trace, ValueId id) {
+  const ir::Node& node = trace.graph.node(id);
+  if (!node.shape.empty() || !(is_integer(node.dtype) || node.dtype == DType::Bool))
+    return std::nullopt;
+  using Range = std::pair<int64_t, int64_t>;
+  auto operand = [&](size_t k) { return integer_range(trace, node.inputs[k]); };
+  switch (node.op) {
+    case ir::Op::constant:
+      if (!node.attrs.scalar.is_integer) return std::nullopt;
+      return Range{node.attrs.scalar.i, node.attrs.scalar.i};
+    case ir::Op::placeholder:
+      for (const Trace::Region& region : trace.regions) {
+        if (region.placeholders[0] == id) return region.induction_range;
+        auto unchanged = region.unchanged.find(id);
+        if (unchanged != region.unchanged.end()) return integer_range(trace, unchanged->second);
+      }
+      return std::nullopt;
+    case ir::Op::cast: {  // widening only: the value is unchanged
+      const ir::Node& from = trace.graph.node(node.inputs[0]);
+      if (node.dtype != DType::Int64 || !is_integer(from.dtype)) return std::nullopt;
+      return operand(0);
+    }
+    case ir::Op::add:
+    case ir::Op::sub:
+    case ir::Op::mul: {
+      std::optional<Range> a = operand(0), b = operand(1);
+      if (!a || !b || node.dtype != DType::Int64) return std::nullopt;
+      int64_t corners[4];
+      int count = 0;
+      for (int64_t x : {a->first, a->second})
+        for (int64_t y : {b->first, b->second}) {
+          int64_t value;
+          bool overflow = node.op == ir::Op::add   ? __builtin_add_overflow(x, y, &value)
+                          : node.op == ir::Op::mul ? __builtin_mul_overflow(x, y, &value)
+                                                   : __builtin_sub_overflow(x, y, &value);
+          if (overflow) return std::nullopt;
+          corners[count++] = value;
+        }
+      // x - y is lowest at (x low, y high): the corners cover every case.
+      return Range{*std::min_element(corners, corners + 4), *std::max_element(corners, corners + 4)};
+    }
+    default:
+      return std::nullopt;
+  }
 }
 
 Tensor loop_placeholder(Trace& trace, DType dtype, const std::vector<int64_t>& shape) {
@@ -79,8 +133,25 @@ namespace {
 
 using CutRegion = Trace::CutRegion;
 
+// Index checks recorded in the closing body that its bounds keep in range, now that the values
+// it carries unchanged are known to be their initial ones (a loop's read-only `k` in `x[k - j]`):
+// dropped, so the loop carries no flag for them.
+void drop_checks_in_range(Trace& trace, const std::vector<Tensor>& init,
+                          const std::vector<Tensor>& results) {
+  Trace::Region& region = trace.regions.back();
+  for (size_t k = 0; k < init.size() && k < results.size() && k + 1 < region.placeholders.size(); ++k)
+    if (results[k].id() == region.placeholders[k + 1])
+      region.unchanged[region.placeholders[k + 1]] = init[k].id();
+  std::erase_if(trace.checks, [&](const Trace::Check& check) {
+    if (check.flag < region.mark || check.index < 0) return false;
+    std::optional<std::pair<int64_t, int64_t>> range = integer_range(trace, check.index);
+    return range && range->first >= -check.size && range->second < check.size;
+  });
+}
+
 CutRegion cut_region(Trace& trace, const std::vector<Tensor>& init,
                      const std::vector<Tensor>& results, bool while_loop) {
+  if (!trace.regions.empty()) drop_checks_in_range(trace, init, results);
   Trace::Region region = open_region(trace, "end_loop");
   ir::Graph& graph = trace.graph;
   ir::Builder& builder = trace.builder;

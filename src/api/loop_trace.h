@@ -10,14 +10,22 @@
 // the loop is an error that names it. Runtime checks recorded inside the body (an index out of
 // bounds) are carried through the loop: a flag and the first offending value.
 #pragma once
+#include <optional>
+#include <utility>
 #include <vector>
 
 #include "api/trace.h"
 
 namespace kiln::detail {
 
-// Opens a body; returns its induction variable (int64 0-d).
-Tensor begin_loop_body(Trace& trace);
+// Opens a body; returns its induction variable (int64 0-d). A loop's bounds, when given, bound
+// the values it takes (integer_range), so that a check of an index made from it that can never
+// fail is not recorded.
+Tensor begin_loop_body(Trace& trace, const std::optional<Tensor>& start = std::nullopt,
+                       const std::optional<Tensor>& stop = std::nullopt, int64_t step = 1);
+// The values an int64 0-d value of the trace can take: [low, high] for constants, the induction
+// variables of open bodies, and sums, differences and products of those; nullopt otherwise.
+std::optional<std::pair<int64_t, int64_t>> integer_range(const Trace& trace, ir::ValueId id);
 // A carried value's stand-in inside the open body.
 Tensor loop_placeholder(Trace& trace, DType dtype, const std::vector<int64_t>& shape);
 // Closes the open body: results[k] is carried value k after an iteration (same dtype and shape

@@ -1,5 +1,7 @@
 #include "api/runtime_checks.h"
 
+#include "api/loop_trace.h"
+
 namespace kiln::detail {
 namespace {
 
@@ -26,6 +28,10 @@ std::string prefix(const Trace& trace, const std::string& op) {
 
 void check_index_bounds(Trace& trace, ir::ValueId index, int64_t size, int64_t axis,
                         const std::string& op) {
+  // An index made from a loop's index and constants, inside the axis whatever the iteration:
+  // nothing to check (x[i] in `for i in range(len(x))`).
+  std::optional<std::pair<int64_t, int64_t>> range = integer_range(trace, index);
+  if (range && range->first >= -size && range->second < size) return;
   ir::Builder& builder = trace.builder;
   ir::ValueId wide = builder.cast(index, DType::Int64);
   ir::ValueId low = builder.constant(ir::Scalar::of_int(-size), DType::Int64);
@@ -35,6 +41,10 @@ void check_index_bounds(Trace& trace, ir::ValueId index, int64_t size, int64_t a
   add_check(trace, bad, wide, ErrorKind::Index, prefix(trace, op) + "index ",
             " is out of bounds for axis " + std::to_string(axis) + " with size " +
                 std::to_string(size));
+  if (ir::element_count(builder.node(index).shape) > 0) {  // add_check recorded it
+    trace.checks.back().index = index;
+    trace.checks.back().size = size;
+  }
 }
 
 void check_nonnegative_exponent(Trace& trace, ir::ValueId exponent, const std::string& op) {

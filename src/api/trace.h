@@ -2,6 +2,8 @@
 // Tensor API function uses to find it and to stamp the user's source line on the nodes it adds.
 #pragma once
 #include <source_location>
+#include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -24,6 +26,8 @@ struct Trace {
     ir::ValueId flag = -1, value = -1;
     ErrorKind kind = ErrorKind::Index;
     std::string before, after;
+    ir::ValueId index = -1;  // an index bounds check: the index, to lie in [-size, size)
+    int64_t size = 0;
   };
   std::vector<Check> checks;
   // The location used for nodes and errors when an API call passes none (a default-constructed
@@ -33,6 +37,11 @@ struct Trace {
   struct Region {
     ir::ValueId mark;                     // the first node of the body
     std::vector<ir::ValueId> placeholders;  // the induction variable, then the carried values
+    // The values the induction variable takes, when the bounds say (api/loop_trace.h).
+    std::optional<std::pair<int64_t, int64_t>> induction_range;
+    // Carried placeholders the body leaves as they are, and their initial values: known when
+    // the body closes.
+    std::map<ir::ValueId, ir::ValueId> unchanged;
   };
   std::vector<Region> regions;
   // A closed region cut out of the graph (api/loop_trace.h): its body takes the induction

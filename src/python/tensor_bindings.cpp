@@ -117,8 +117,10 @@ void bind_trace_and_tensor(nb::module_& module) {
           [](Trace& trace, std::string location) { trace.default_location = std::move(location); },
           "The user's file:line stamped on the nodes built next and named in errors.")
       .def_prop_ro("node_count", [](const Trace& trace) { return trace.graph.size(); })
-      .def("begin_loop_body", &detail::begin_loop_body, Keep<1>(),
-           "Opens a loop body (api/loop_trace.h); returns its induction variable.")
+      .def("begin_loop_body", &detail::begin_loop_body, nb::arg("start") = nb::none(),
+           nb::arg("stop") = nb::none(), nb::arg("step") = 1, Keep<1>(),
+           "Opens a loop body (api/loop_trace.h); returns its induction variable. The loop's "
+           "bounds, when given, bound the values it takes.")
       .def(
           "loop_placeholder",
           [](Trace& trace, nb::handle dtype, std::vector<int64_t> shape) {
