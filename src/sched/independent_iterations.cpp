@@ -45,23 +45,7 @@ std::optional<std::vector<int32_t>> independent_iterations(const Program& progra
     kernels.push_back(&program.kernels[static_cast<size_t>(program.steps[s].kernel)]);
   }
   // Buffers the rest of the program touches: a body buffer among them is shared.
-  std::set<int32_t> outside(program.output_buffers.begin(), program.output_buffers.end());
-  for (size_t s = 0; s < program.steps.size(); ++s) {
-    if (s >= begin && s <= end) continue;
-    const Step& step = program.steps[s];
-    if (step.kind == StepKind::Kernel) {
-      const Kernel& k = program.kernels[static_cast<size_t>(step.kernel)];
-      outside.insert(k.buffers_read.begin(), k.buffers_read.end());
-      outside.insert(k.buffers_written.begin(), k.buffers_written.end());
-    } else if (step.kind == StepKind::Extern) {
-      outside.insert(step.call.inputs.begin(), step.call.inputs.end());
-      outside.insert(step.call.output);
-    } else {
-      for (int32_t b : {step.loop.start, step.loop.stop, step.loop.induction, step.loop.condition})
-        outside.insert(b);
-      for (const auto& [carried, next] : step.loop.swaps) outside.insert({carried, next});
-    }
-  }
+  const std::set<int32_t> outside = buffers_used_outside(program, begin);
   std::set<int32_t> written;
   for (const Kernel* kernel : kernels)
     written.insert(kernel->buffers_written.begin(), kernel->buffers_written.end());

@@ -159,6 +159,28 @@ std::vector<int32_t> compiled_loop_buffers(const Program& program,
   return {buffers.begin(), buffers.end()};
 }
 
+std::set<int32_t> buffers_used_outside(const Program& program, size_t begin) {
+  std::set<int32_t> outside(program.output_buffers.begin(), program.output_buffers.end());
+  size_t end = static_cast<size_t>(program.steps[begin].loop.partner);
+  for (size_t s = 0; s < program.steps.size(); ++s) {
+    if (s >= begin && s <= end) continue;
+    const Step& step = program.steps[s];
+    if (step.kind == StepKind::Kernel) {
+      const Kernel& k = program.kernels[static_cast<size_t>(step.kernel)];
+      outside.insert(k.buffers_read.begin(), k.buffers_read.end());
+      outside.insert(k.buffers_written.begin(), k.buffers_written.end());
+    } else if (step.kind == StepKind::Extern) {
+      outside.insert(step.call.inputs.begin(), step.call.inputs.end());
+      outside.insert(step.call.output);
+    } else {
+      for (int32_t b : {step.loop.start, step.loop.stop, step.loop.induction, step.loop.condition})
+        outside.insert(b);
+      for (const auto& [carried, next] : step.loop.swaps) outside.insert({carried, next});
+    }
+  }
+  return outside;
+}
+
 std::vector<size_t> compiled_loops(const Program& program) {
   std::vector<size_t> loops;
   for (size_t s = 0; s < program.steps.size(); ++s) {

@@ -12,6 +12,7 @@
 #pragma once
 #include <cstdint>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -194,6 +195,9 @@ std::string print_program(const Program& program);
 std::vector<int32_t> compiled_loop_buffers(const Program& program,
                                            const std::vector<std::vector<int32_t>>& kernel_arguments,
                                            size_t begin);
+// The buffers that steps outside the loop starting at step `begin` use, and the program's
+// outputs: what the loop's work is seen by, or reads from before it.
+std::set<int32_t> buffers_used_outside(const Program& program, size_t begin);
 // The LoopBegin steps whose loops run as one function: compiled, and not inside another one.
 std::vector<size_t> compiled_loops(const Program& program);
 

@@ -2,7 +2,10 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <sstream>
+
+#include "codegen/c_like_printer.h"
 
 namespace kiln::codegen {
 
@@ -24,7 +27,47 @@ class DriverPrinter {
   DriverPrinter(const sched::Program& program, const std::vector<runtime::KernelCall>& kernels,
                 const std::vector<int32_t>& buffers)
       : program_(program), kernels_(kernels) {
-    for (size_t slot = 0; slot < buffers.size(); ++slot) slot_[buffers[slot]] = slot;
+    for (size_t slot = 0; slot < buffers.size(); ++slot) {
+      slot_[buffers[slot]] = slot;
+      if (program.buffers[static_cast<size_t>(buffers[slot])].shape.empty())
+        scalars_.insert(buffers[slot]);
+    }
+  }
+
+  // 0-d values (a loop's index, carried scalars, the body's scalar temporaries) live in locals
+  // of the function, so that g++ keeps them in registers across iterations: each starts with
+  // its buffer's value, and the buffers that the program reads after the loop get theirs back.
+  void begin_scalars(size_t begin) {
+    for (int32_t b : scalars_) {
+      std::string type = storage_type(program_.buffers[static_cast<size_t>(b)].dtype);
+      out_ << "  " << type << " " << scalar_name(b) << " = *(" << type << "*)" << buffer(b)
+           << ";\n  " << buffer(b) << " = (char*)&" << scalar_name(b) << ";\n";
+    }
+    std::set<int32_t> outside = sched::buffers_used_outside(program_, begin), written;
+    size_t end = static_cast<size_t>(program_.steps[begin].loop.partner);
+    for (size_t s = begin; s <= end; ++s) {
+      const sched::Step& step = program_.steps[s];
+      if (step.kind == sched::StepKind::Kernel) {
+        const sched::Kernel& kernel = program_.kernels[static_cast<size_t>(step.kernel)];
+        written.insert(kernel.buffers_written.begin(), kernel.buffers_written.end());
+      }
+      written.insert(step.loop.induction);
+      for (const auto& [carried, next] : step.loop.swaps) written.insert({carried, next});
+    }
+    for (int32_t b : scalars_)
+      if (outside.count(b) && written.count(b))
+        write_back_ << "  *(" << storage_type(program_.buffers[static_cast<size_t>(b)].dtype)
+                    << "*)kiln_args[" << slot_.at(b) << "] = " << scalar_name(b) << ";\n";
+  }
+
+  // The pointers the loop swapped, back to the caller (runtime/executable.h reads them), and
+  // the 0-d values it needs.
+  std::string end_text() const {
+    std::ostringstream out;
+    for (const auto& [b, slot] : slot_)
+      if (!scalars_.count(b) && swapped(b))
+        out << "  kiln_args[" << slot << "] = b[" << slot << "];\n";
+    return out.str() + write_back_.str();
   }
 
   // Steps [begin, end] (a LoopBegin and its LoopEnd) as a C loop.
@@ -58,9 +101,14 @@ class DriverPrinter {
       for (int32_t argument : call.arguments) out_ << buffer(argument) << ", ";
       out_ << threads_ << "}; " << call.symbol << "(a); }\n";
     }
-    for (const auto& [carried, next] : program_.steps[end].loop.swaps)
+    for (const auto& [carried, next] : program_.steps[end].loop.swaps) {
+      if (scalars_.count(carried)) {  // the next value is always written before it is read
+        out_ << pad << "    " << scalar_name(carried) << " = " << scalar_name(next) << ";\n";
+        continue;
+      }
       out_ << pad << "    { char* t = " << buffer(carried) << "; " << buffer(carried) << " = "
            << buffer(next) << "; " << buffer(next) << " = t; }\n";
+    }
     out_ << pad << "  }\n";
     if (control.parallel) {
       out_ << pad << "  }\n";
@@ -98,6 +146,13 @@ class DriverPrinter {
   }
 
   std::string buffer(int32_t b) { return array_ + "[" + std::to_string(slot_.at(b)) + "]"; }
+  std::string scalar_name(int32_t b) const { return "s" + std::to_string(slot_.at(b)); }
+  bool swapped(int32_t b) const {
+    for (const sched::Step& step : program_.steps)
+      for (const auto& [carried, next] : step.loop.swaps)
+        if (carried == b || next == b) return true;
+    return false;
+  }
   std::string bound(int32_t b, int64_t value) {
     return b < 0 ? std::to_string(value) + "ll" : "*(const int64_t*)" + buffer(b);
   }
@@ -105,6 +160,8 @@ class DriverPrinter {
   const sched::Program& program_;
   const std::vector<runtime::KernelCall>& kernels_;
   std::map<int32_t, size_t> slot_;
+  std::set<int32_t> scalars_;  // the 0-d buffers, kept in locals
+  std::ostringstream write_back_;
   std::string array_ = "b";               // the buffer pointers: `p` inside a parallel region
   std::string threads_ = "kiln_threads";  // what the kernels called get as their thread count
   std::ostringstream out_;
@@ -118,6 +175,7 @@ std::string loop_driver_text(const sched::Program& program,
   for (const runtime::KernelCall& call : kernels) arguments.push_back(call.arguments);
   std::vector<int32_t> buffers = sched::compiled_loop_buffers(program, arguments, begin);
   DriverPrinter printer(program, kernels, buffers);
+  printer.begin_scalars(begin);
   printer.loop(begin, 1);
   std::ostringstream out;
   size_t count = buffers.size();
@@ -127,8 +185,7 @@ std::string loop_driver_text(const sched::Program& program,
       << "  char* const kiln_threads = kiln_args[" << count << "];\n"
       << "  char* b[" << (count ? count : 1) << "];\n"
       << "  for (int j = 0; j < " << count << "; ++j) b[j] = kiln_args[j];\n"
-      << printer.text() << "  for (int j = 0; j < " << count << "; ++j) kiln_args[j] = b[j];\n"
-      << "}\n";
+      << printer.text() << printer.end_text() << "}\n";
   return out.str();
 }
 
