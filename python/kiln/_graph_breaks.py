@@ -15,9 +15,15 @@ _PACKAGE_DIRECTORY = os.path.dirname(os.path.abspath(__file__))
 _NUMPY_DIRECTORY = os.path.dirname(os.path.abspath(np.__file__))
 
 
+# The benchmark's programs (kiln.bench.workloads) are user code that happens to ship with kiln.
+_BENCH_DIRECTORY = os.path.join(_PACKAGE_DIRECTORY, "bench") + os.sep
+
+
 def is_internal(filename):
     """Code of kiln, of NumPy (its dispatch shims included), or of the import system."""
-    return filename.startswith((_PACKAGE_DIRECTORY, _NUMPY_DIRECTORY, "<frozen",
+    if filename.startswith(_BENCH_DIRECTORY):
+        return False
+    return filename.startswith((_PACKAGE_DIRECTORY + os.sep, _NUMPY_DIRECTORY + os.sep, "<frozen",
                                 "<__array_function__"))
 
 

@@ -61,11 +61,13 @@ InPlacePlan plan_in_place(const ir::Graph& graph, const std::set<ValueId>& mater
     if (!own_buffer || !materialized.count(base) || outputs.count(base)) continue;
     // What is computed from the base and needed after the write gets a buffer first (its
     // later readers must not recompute it from the overwritten buffer). When that is most of
-    // the array (a stencil's interior), one pass into a new buffer is cheaper than in place.
+    // the array (a stencil's interior), one pass into a new buffer is cheaper than in place;
+    // values stored anyway (products, reductions, other scatters) cost nothing extra.
     std::vector<ValueId> first;
     if (!compute_before(graph, users, outputs, base, id, first)) continue;
-    int64_t elements = 0;
-    for (ValueId value : first) elements += ir::element_count(graph.node(value).shape);
+    int64_t elements = 0;  // extra work: what gets a buffer only because of the write
+    for (ValueId value : first)
+      if (!materialized.count(value)) elements += ir::element_count(graph.node(value).shape);
     if (2 * elements > ir::element_count(node.shape)) continue;
     plan.base_of[static_cast<size_t>(id)] = base;
     plan.compute_first.insert(first.begin(), first.end());

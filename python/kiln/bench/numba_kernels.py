@@ -270,5 +270,21 @@ newton_sqrt = njit(_workloads.newton_sqrt)
 pair_energy = njit(_workloads.pair_energy)
 mandelbrot = njit(_workloads.mandelbrot)
 cholesky = njit(_workloads.cholesky)
+lu = njit(_workloads.lu)
+gram_schmidt = njit(_workloads.gram_schmidt)
+
+
+@njit
+def covariance(data):  # Numba's mean takes no axis: the column means by hand, the rest as written
+    m = data.shape[1]
+    mean = np.zeros(m)
+    for row in range(data.shape[0]):
+        mean += data[row]
+    d = data - mean / data.shape[0]
+    cov = np.empty((m, m))
+    for i in range(m):
+        cov[i, i:] = d[:, i] @ d[:, i:]
+        cov[i:, i] = cov[i, i:]
+    return cov / (data.shape[0] - 1)
 crc32 = njit(_workloads.crc32)
 levinson = njit(_workloads.levinson)

@@ -200,6 +200,40 @@ def cholesky(a):
     return lower
 
 
+def lu(a):
+    # In-place LU without pivoting: a column scaled and a trailing block updated per step.
+    a = a.copy()
+    for k in range(a.shape[0] - 1):
+        a[k + 1:, k] /= a[k, k]
+        a[k + 1:, k + 1:] -= np.outer(a[k + 1:, k], a[k, k + 1:])
+    return a
+
+
+def gram_schmidt(a):
+    # Classical Gram-Schmidt: products with the columns found so far, Q[:, :j].
+    m, n = a.shape
+    q = np.zeros((m, n))
+    r = np.zeros((n, n))
+    for j in range(n):
+        v = a[:, j].copy()
+        r[:j, j] = q[:, :j].T @ a[:, j]
+        v -= q[:, :j] @ r[:j, j]
+        r[j, j] = np.linalg.norm(v)
+        q[:, j] = v / r[j, j]
+    return q, r
+
+
+def covariance(data):
+    # Upper triangle row by row, mirrored: d[:, i] @ d[:, i:] (PolyBench's covariance).
+    m = data.shape[1]
+    cov = np.empty((m, m))
+    d = data - data.mean(axis=0)
+    for i in range(m):
+        cov[i, i:] = d[:, i] @ d[:, i:]
+        cov[i:, i] = cov[i, i:]
+    return cov / (data.shape[0] - 1)
+
+
 def _spd(rng, n):
     m = rng.random((n, n))
     return m @ m.T + n * np.eye(n)
@@ -450,6 +484,15 @@ WORKLOADS = [
              loop=True),
     Workload("cholesky", "Cholesky factorisation with moving slices A[j+1:, :j] (float64)",
              cholesky, lambda rng, n: (_spd(rng, n),), 200, 16, loop=True, rtol=1e-9),
+    Workload("lu", "LU factorisation updating the trailing block a[k+1:, k+1:] (float64)",
+             lu, lambda rng, n: (rng.random((n, n)) + n * np.eye(n),), 200, 16, loop=True,
+             rtol=1e-9),
+    Workload("gram_schmidt", "Gram-Schmidt QR with products over Q[:, :j] (float64)",
+             gram_schmidt, lambda rng, n: (rng.random((n, n)) + n * np.eye(n),), 200, 16,
+             loop=True, rtol=1e-8),
+    Workload("covariance", "covariance matrix row by row, d[:, i] @ d[:, i:] (float64)",
+             covariance, lambda rng, n: (rng.standard_normal((2 * n, n)),), 200, 16, loop=True,
+             rtol=1e-9),
     Workload("crc32", "CRC-32 over bytes, bit by bit with a branch (uint32, exact)",
              crc32, lambda rng, n: (rng.integers(0, 256, n, dtype=np.uint32),), 20_000, 64,
              loop=True),

@@ -1,5 +1,6 @@
 #include "sched/cpu/hoist_invariants.h"
 
+#include <algorithm>
 #include <map>
 
 #include "sched/kernel_builder.h"
@@ -121,6 +122,10 @@ class Hoister {
   // Returns the array load replacing `id`, or -1 when hoisting does not apply.
   ExprId hoist(ExprId id) {
     const std::set<int32_t> deps = builder_.dependencies(id);
+    // A loop the chain does not list (a lane reduction's lanes) cannot be iterated ahead.
+    for (int32_t loop : deps)
+      if (std::none_of(chain_.begin(), chain_.end(), [&](const ChainLoop& c) { return c.loop == loop; }))
+        return -1;
     size_t missing = 0;
     while (missing < chain_.size() && deps.count(chain_[missing].loop)) ++missing;
     if (missing == chain_.size() || !chain_[missing].first_of_statement) return -1;

@@ -35,7 +35,12 @@ int64_t choose_block_count(int64_t extent) {
 
 bool interchange_reductions(Kernel& kernel, const target::Target&) {
   if (kernel.body.size() != 1 || kernel.body[0].kind != StmtKind::Loop) return false;
-  Stmt& outer = kernel.body[0];
+  // Loops of one iteration (a (1, n) result) around the output loop change nothing.
+  Stmt* around = &kernel.body[0];
+  while (around->loop.extent == 1 && around->body.size() == 1 &&
+         around->body[0].kind == StmtKind::Loop)
+    around = &around->body[0];
+  Stmt& outer = *around;
   const int64_t extent = outer.loop.extent;
   if (extent < kMinOutputs) return false;
   size_t reduces = 0;
@@ -78,6 +83,9 @@ bool interchange_reductions(Kernel& kernel, const target::Target&) {
       }
       s.parallel = false;
       s.lanes_loop = Loop{lane_loop, width};
+      // All lanes are computed: a guard (sched/guard_reductions.h) only spared work, outside
+      // it the reduction's value is its identity or unread.
+      s.guard = -1;
       block.body.push_back(std::move(s));
     } else {
       s.index = builder.substitute(s.index, substitution);
@@ -86,7 +94,7 @@ bool interchange_reductions(Kernel& kernel, const target::Target&) {
     }
   }
   block.body.push_back(std::move(stores));
-  kernel.body[0] = std::move(block);
+  outer = std::move(block);
   return true;
 }
 
