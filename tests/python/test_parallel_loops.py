@@ -6,17 +6,9 @@ threshold, so the decision is the analysis's, not the work's."""
 import numpy as np
 import pytest
 
+from kiln.bench.workloads import element_branch  # one element per iteration, with a branch
+
 N = 200_000
-
-
-def element_branch(x):
-    out = np.empty_like(x)
-    for i in range(x.shape[0]):
-        if x[i] > 0.0:
-            out[i] = np.sqrt(x[i])
-        else:
-            out[i] = -0.5 * x[i]
-    return out
 
 
 def backwards(x):  # step -1, indices from the end
