@@ -2,12 +2,14 @@
 
 #include <set>
 
+#include "sched/kernel_builder.h"
+
 namespace kiln::sched {
 namespace {
 
 class Guarder {
  public:
-  explicit Guarder(Kernel& kernel) : kernel_(kernel) {}
+  explicit Guarder(Kernel& kernel) : kernel_(kernel), builder_(kernel) {}
 
   // `scope`: the loop variables bound around `body`.
   bool statements(std::vector<Stmt>& body, std::set<int32_t>& scope) {
@@ -32,12 +34,30 @@ class Guarder {
 
   bool guard(Stmt& reduce, const std::vector<Stmt>& body, size_t after,
              const std::set<int32_t>& scope) {
-    ExprId condition = element_guard(reduce, scope);
-    if (condition >= 0) {
-      reduce.guard = condition;
-      return true;
+    ExprId by_element = element_guard(reduce, scope), by_use = use_guard(reduce, body, after, scope);
+    if (by_element >= 0 && by_use >= 0 && same(by_element, by_use)) {
+      // Read only where it holds, and run only there: the elements' masks are true wherever
+      // they are computed (a window's product: A[j+1:, :j] @ x).
+      for (Accumulation& a : reduce.accumulations) a.value = unmasked(a.value, by_element);
     }
-    return guard_by_use(reduce, body, after, scope);
+    reduce.guard = by_element >= 0 ? by_element : by_use;
+    return reduce.guard >= 0;
+  }
+
+  // `id` with every where(condition, x, y) on its path from the root replaced by x.
+  ExprId unmasked(ExprId id, ExprId condition) {
+    const Expr e = expr(id);  // a copy: the builder grows the arena
+    bool where =
+        (e.kind == ExprKind::Elementwise && e.op == Op::where) || e.kind == ExprKind::Select;
+    if (where && same(e.operands[0], condition)) return unmasked(e.operands[1], condition);
+    if (e.kind == ExprKind::Cast) {
+      ExprId operand = unmasked(e.operands[0], condition);
+      return operand == e.operands[0] ? id : builder_.cast(operand, e.dtype);
+    }
+    if (e.kind != ExprKind::Elementwise || e.op != Op::mul) return id;
+    ExprId left = unmasked(e.operands[0], condition), right = unmasked(e.operands[1], condition);
+    if (left == e.operands[0] && right == e.operands[1]) return id;
+    return builder_.elementwise(e.op, e.dtype, {left, right});
   }
 
   // A condition, computable before the reduction, outside which every element is exactly the
@@ -72,16 +92,17 @@ class Guarder {
     return -1;
   }
 
-  bool guard_by_use(Stmt& reduce, const std::vector<Stmt>& body, size_t after,
-                    const std::set<int32_t>& scope) {
+  // The condition the reduction's results are read only under (where(c, f(r), ...) in every
+  // statement after it), computable before it; -1: none.
+  ExprId use_guard(const Stmt& reduce, const std::vector<Stmt>& body, size_t after,
+                   const std::set<int32_t>& scope) const {
     std::set<int32_t> locals;
     for (const Accumulation& a : reduce.accumulations) locals.insert(a.local);
     ExprId condition = -1;
     for (size_t k = after; k < body.size(); ++k)
-      if (!uses_only_selected(body[k], locals, condition)) return false;
-    if (condition < 0 || !invariant(condition, scope)) return false;
-    reduce.guard = condition;
-    return true;
+      if (!uses_only_selected(body[k], locals, condition)) return -1;
+    if (condition < 0 || !invariant(condition, scope)) return -1;
+    return condition;
   }
 
   // Whether every use of `locals` in `s` is in the selected side of where(condition, ...),
@@ -137,6 +158,7 @@ class Guarder {
   bool same(ExprId a, ExprId b) const { return same_expr(kernel_, a, b); }
 
   Kernel& kernel_;
+  KernelBuilder builder_;
 };
 
 }  // namespace

@@ -197,5 +197,31 @@ TEST(GuardReductions, ElementGuardedSumsMatchTheInterpreter) {
   }
 }
 
+// Selected away and zero outside, both under one condition (a window's product assigned to the
+// window): under its guard the elements' masks are true, so they are dropped from the sum.
+TEST(GuardReductions, AWindowProductAssignedToItsWindowRunsUnmasked) {
+  std::vector<double> values = pseudo_random(1200, -1, 1, 10);
+  for (size_t k = 0; k < 90; ++k) values[k] = kNaN;  // rows 0-2: outside most windows
+  for (int64_t low : {-1, 0, 3, 25, 40, 70}) {
+    GraphCase g;
+    ValueId m = g.input(make_array(DType::Float64, {40, 30}, values));
+    ValueId v = g.input(make_array(DType::Float64, {30}, pseudo_random(30, -1, 1, 11)));
+    ValueId old = g.input(make_array(DType::Float64, {40}, pseudo_random(40, -1, 1, 12)));
+    ValueId lo = g.input(make_array(DType::Int64, {}, {static_cast<double>(low)}));
+    ir::Builder& b = g.builder;
+    ValueId rows = b.binary(Op::ge, b.iota(DType::Int64, {40}, 0), b.broadcast(lo, {40}));
+    g.output(b.where(rows, guarded_rows_product(b, m, v, lo, true), old), "window rows");
+    g.graph.set_outputs(g.outputs);
+    sched::Program program = sched::schedule(g.graph, {});
+    ASSERT_EQ(program.kernels.size(), 1u);
+    EXPECT_TRUE(sched::guard_reductions(program.kernels[0], target::Target{}));
+    std::string text = sched::print_program(program);
+    std::string reduce_line = text.substr(text.find("reduce "));
+    reduce_line = reduce_line.substr(0, reduce_line.find('\n'));
+    EXPECT_EQ(reduce_line.find("where("), std::string::npos) << text;
+    g.check();  // NaN rows outside the window stay out of the results
+  }
+}
+
 }  // namespace
 }  // namespace kiln::test
