@@ -223,5 +223,26 @@ TEST(GuardReductions, AWindowProductAssignedToItsWindowRunsUnmasked) {
   }
 }
 
+// A column sum over a window of columns, assigned to the window (covariance's d[:, i] @ d[:, i:]):
+// interchanged into SIMD lanes over the columns (sched/cpu/interchange_reductions.h), the lanes
+// run over the window only. Every bound, inside and past the axis, against the interpreter.
+TEST(GuardReductions, WindowColumnSumsRunOverTheWindowsLanes) {
+  for (auto [low, high] : std::vector<std::pair<int64_t, int64_t>>{
+           {-5, 70}, {0, 64}, {1, 64}, {17, 40}, {31, 33}, {63, 64}, {40, 17}, {64, 90}}) {
+    GraphCase g;
+    ValueId m = g.input(make_array(DType::Float64, {50, 64}, pseudo_random(3200, -1, 1, 13)));
+    ValueId old = g.input(make_array(DType::Float64, {64}, pseudo_random(64, -1, 1, 14)));
+    ValueId lo = g.input(make_array(DType::Int64, {}, {static_cast<double>(low)}));
+    ValueId hi = g.input(make_array(DType::Int64, {}, {static_cast<double>(high)}));
+    ir::Builder& b = g.builder;
+    ValueId columns = window(b, {64}, lo, hi);
+    ValueId inside = b.broadcast(b.reshape(columns, {1, 64}), {50, 64});
+    ValueId sums = b.reduce(Op::sum, b.binary(Op::mul, masked(b, m, inside), masked(b, m, inside)),
+                            {0}, false);
+    g.output(b.where(columns, sums, old), "window column sums");
+    g.check();
+  }
+}
+
 }  // namespace
 }  // namespace kiln::test

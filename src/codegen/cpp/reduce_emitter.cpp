@@ -347,8 +347,12 @@ void KernelEmitter::lane_reduce(const Stmt& s) {
     line("for (int64_t " + v + " = 0; " + v + " < " + std::to_string(l.extent) + "; ++" + v + ") {");
     open_block();
   }
+  // Lanes outside [begin, end) (sched/cpu/interchange_reductions.h) keep the identity.
+  std::string extent = std::to_string(lanes.extent);
+  std::string begin = lanes.begin >= 0 ? "kiln_index_max(" + index_text(lanes.begin) + ", (int64_t)0)" : "0";
+  std::string end = lanes.end >= 0 ? "kiln_index_min(" + index_text(lanes.end) + ", (int64_t)" + extent + ")" : extent;
   line("#pragma omp simd");
-  line("for (int64_t " + lane + " = 0; " + lane + " < " + std::to_string(lanes.extent) + "; ++" + lane + ") {");
+  line("for (int64_t " + lane + " = " + begin + "; " + lane + " < " + end + "; ++" + lane + ") {");
   open_block();
   combine_elements(s, "", "[" + lane + "]");
   close_block();

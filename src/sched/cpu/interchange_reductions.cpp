@@ -1,6 +1,8 @@
 #include "sched/cpu/interchange_reductions.h"
 
 #include <map>
+#include <set>
+#include <utility>
 
 #include "sched/kernel_builder.h"
 
@@ -21,6 +23,30 @@ bool reads_across(KernelBuilder& builder, ExprId id, int32_t outer, int32_t inne
   for (ExprId operand : e.operands)
     if (reads_across(builder, operand, outer, inner)) return true;
   return false;
+}
+
+// The bounds `guard` puts on output variable `a`: its conjuncts a >= low and a < high with low
+// and high read before the reduction (not from its loops); -1 where none.
+std::pair<ExprId, ExprId> output_range(KernelBuilder& builder, ExprId guard, int32_t a,
+                                       const std::vector<Loop>& reduce_loops) {
+  const Expr e = builder.expr(guard);
+  if (e.kind == ExprKind::Elementwise && e.op == Op::logical_and) {
+    auto [low0, high0] = output_range(builder, e.operands[0], a, reduce_loops);
+    auto [low1, high1] = output_range(builder, e.operands[1], a, reduce_loops);
+    if (low0 >= 0 && low1 >= 0) low0 = builder.maximum(low0, low1);
+    if (high0 >= 0 && high1 >= 0) high0 = builder.minimum(high0, high1);
+    return {low0 >= 0 ? low0 : low1, high0 >= 0 ? high0 : high1};
+  }
+  bool ge = e.kind == ExprKind::Elementwise && e.op == Op::ge;
+  bool lt = e.kind == ExprKind::IndexLess || (e.kind == ExprKind::Elementwise && e.op == Op::lt);
+  if (!ge && !lt) return {-1, -1};
+  const Expr& left = builder.expr(e.operands[0]);
+  if (left.kind != ExprKind::LoopVar || left.variable != a) return {-1, -1};
+  std::set<int32_t> bound = builder.dependencies(e.operands[1]);
+  for (const Loop& l : reduce_loops)
+    if (bound.count(l.variable)) return {-1, -1};
+  if (bound.count(a)) return {-1, -1};
+  return ge ? std::pair<ExprId, ExprId>{e.operands[1], -1} : std::pair<ExprId, ExprId>{-1, e.operands[1]};
 }
 
 // Blocks of the output loop: each at most kMaxBlock wide, and at least two when there are
@@ -83,9 +109,16 @@ bool interchange_reductions(Kernel& kernel, const target::Target&) {
       }
       s.parallel = false;
       s.lanes_loop = Loop{lane_loop, width};
-      // All lanes are computed: a guard (sched/guard_reductions.h) only spared work, outside
-      // it the reduction's value is its identity or unread.
-      s.guard = -1;
+      // A guard (sched/guard_reductions.h) spares work only: outside it the reduction's value
+      // is its identity or unread. Its bounds on the output (a window's lo <= a < hi) become
+      // the lanes' run-time range, the rest of it is dropped: those lanes are computed.
+      if (s.guard >= 0) {
+        auto [low, high] = output_range(builder, s.guard, a, s.reduce_loops);
+        ExprId offset = builder.mul(builder.loop_var(block_loop), width);
+        if (low >= 0) s.lanes_loop.begin = builder.add(low, builder.mul(offset, -1));
+        if (high >= 0) s.lanes_loop.end = builder.add(high, builder.mul(offset, -1));
+        s.guard = -1;
+      }
       block.body.push_back(std::move(s));
     } else {
       s.index = builder.substitute(s.index, substitution);
