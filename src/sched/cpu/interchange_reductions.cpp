@@ -1,5 +1,6 @@
 #include "sched/cpu/interchange_reductions.h"
 
+#include <algorithm>
 #include <map>
 #include <set>
 #include <utility>
@@ -23,6 +24,21 @@ bool reads_across(KernelBuilder& builder, ExprId id, int32_t outer, int32_t inne
   for (ExprId operand : e.operands)
     if (reads_across(builder, operand, outer, inner)) return true;
   return false;
+}
+
+// A store, or a loop of one iteration around stores (a (n, 1) result).
+bool stores_only(const Stmt& s) {
+  if (s.kind == StmtKind::Store) return true;
+  if (s.kind != StmtKind::Loop || s.loop.extent != 1) return false;
+  return std::all_of(s.body.begin(), s.body.end(), stores_only);
+}
+
+void substitute_stores(KernelBuilder& builder, Stmt& s, const std::map<int32_t, ExprId>& substitution) {
+  if (s.kind == StmtKind::Store) {
+    s.index = builder.substitute(s.index, substitution);
+    s.value = builder.substitute(s.value, substitution);
+  }
+  for (Stmt& inner : s.body) substitute_stores(builder, inner, substitution);
 }
 
 // The bounds `guard` puts on output variable `a`: its conjuncts a >= low and a < high with low
@@ -74,7 +90,7 @@ bool interchange_reductions(Kernel& kernel, const target::Target&) {
   if (reduces == 0) return false;
   for (size_t k = 0; k < outer.body.size(); ++k) {
     const Stmt& s = outer.body[k];
-    if (k < reduces ? !s.body.empty() : s.kind != StmtKind::Store) return false;
+    if (k < reduces ? !s.body.empty() : !stores_only(s)) return false;
     // Trimmed reductions (sched/trim_loops.h) keep their loops: their bounds name them.
     if (k < reduces && (s.reduce_loops.back().begin >= 0 || s.reduce_loops.back().end >= 0))
       return false;
@@ -121,8 +137,7 @@ bool interchange_reductions(Kernel& kernel, const target::Target&) {
       }
       block.body.push_back(std::move(s));
     } else {
-      s.index = builder.substitute(s.index, substitution);
-      s.value = builder.substitute(s.value, substitution);
+      substitute_stores(builder, s, substitution);
       stores.body.push_back(std::move(s));
     }
   }
