@@ -236,13 +236,19 @@ std::optional<ValueId> select_of_scatters(const Match& match) {
   return b.scatter(chosen.inputs[0], chosen.inputs[1], values, chosen.attrs.axis, chosen.attrs.scatter_mode);
 }
 
+// where(c, x, x) -> x: both sides the same value (a window assigned its own update twice).
+std::optional<ValueId> select_of_same(const Match& match) {
+  if (match.node.op != Op::where || match.inputs[1] != match.inputs[2]) return std::nullopt;
+  return match.if_same_type(match.inputs[1]);
+}
+
 // Tried in order; the first rule that applies wins (the pipeline repeats the pass, so a
 // rewritten node is looked at again in the next round).
 constexpr Rule kRules[] = {
     add_zero,           subtract_zero,      multiply_one,       multiply_zero,
     divide_one,         double_negation,    cast_to_own_dtype,  identity_movement,
     reshape_of_reshape, permute_of_permute, broadcast_of_broadcast, constant_to_the_right,
-    select_of_scatters,
+    select_of_scatters, select_of_same,
 };
 
 }  // namespace

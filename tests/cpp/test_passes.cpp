@@ -109,6 +109,19 @@ TEST_F(PassTest, DoubleNegationAndOwnCast) {
   EXPECT_EQ(output_node(result, 2).op, Op::cast);
 }
 
+TEST_F(PassTest, SelectBetweenOneValueIsThatValue) {
+  ValueId c = builder.parameter(DType::Bool, {3});
+  ValueId x = builder.parameter(DType::Float64, {3});
+  ValueId y = builder.parameter(DType::Float64, {3});
+  ValueId updated = builder.where(c, builder.unary(Op::neg, x), y);
+  // where(c, u, reshape(u)): the same value on both sides once the identity reshape is gone.
+  graph.set_outputs({builder.where(c, updated, builder.reshape(updated, {3})), builder.where(c, x, y)});
+  ir::Graph result = eliminate_dead_code(simplify(simplify(graph)));
+  EXPECT_EQ(count_ops(result, Op::where), 2) << ir::print_graph(result);
+  EXPECT_EQ(output_node(result, 0).op, Op::where);
+  EXPECT_EQ(output_node(result, 0).inputs[2], result.inputs()[2]) << ir::print_graph(result);
+}
+
 TEST_F(PassTest, MovementChainsCollapse) {
   ValueId x = builder.parameter(DType::Float32, {2, 3, 4});
   ValueId reshaped = builder.reshape(builder.reshape(x, {6, 4}), {4, 6});
