@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "ir/ops.h"
+
 namespace kiln::sched {
 namespace {
 
@@ -16,11 +18,10 @@ using ir::ValueId;
 // reads base itself.
 bool compute_before(const ir::Graph& graph, const std::vector<std::vector<ValueId>>& users,
                     const std::set<ValueId>& outputs, ValueId base, ValueId scatter,
-                    std::vector<ValueId>& first) {
+                    std::vector<ValueId>& first, std::set<ValueId>& derived) {
   for (ValueId user : users[static_cast<size_t>(base)])
     if (user > scatter) return false;
   std::vector<ValueId> pending{base};
-  std::set<ValueId> derived;
   while (!pending.empty()) {
     ValueId value = pending.back();
     pending.pop_back();
@@ -36,9 +37,41 @@ bool compute_before(const ir::Graph& graph, const std::vector<std::vector<ValueI
     if (read_later) first.push_back(value);
   }
   const Node& node = graph.node(scatter);
-  for (size_t input = 1; input < 3; ++input)
-    if (derived.count(node.inputs[input])) first.push_back(node.inputs[input]);
+  if (node.op == Op::scatter)
+    for (size_t input = 1; input < 3; ++input)
+      if (derived.count(node.inputs[input])) first.push_back(node.inputs[input]);
   return true;
+}
+
+bool elementwise(const Node& node) {
+  ir::OpKind kind = ir::op_info(node.op).kind;
+  return kind == ir::OpKind::Unary || kind == ir::OpKind::Binary || kind == ir::OpKind::Ternary ||
+         node.op == Op::cast;
+}
+
+// A masked update where(mask, new, base) written into base's buffer (sched/in_place.h): each of
+// its elements may read base at its own position only (through elementwise ops of its shape,
+// inlined), so every other read of base in mask and new (a row, a column: a gather or slice,
+// then spread) is computed first, before it is spread.
+void masked_update_reads(const ir::Graph& graph, const std::set<ValueId>& derived,
+                         ValueId update, std::vector<ValueId>& first) {
+  const Node& where = graph.node(update);
+  std::vector<ValueId> pending{where.inputs[0], where.inputs[1]};
+  std::set<ValueId> seen;
+  while (!pending.empty()) {
+    ValueId value = pending.back();
+    pending.pop_back();
+    if (!derived.count(value) || !seen.insert(value).second) continue;
+    const Node& node = graph.node(value);
+    if (elementwise(node) && node.shape == where.shape) {
+      pending.insert(pending.end(), node.inputs.begin(), node.inputs.end());
+      continue;
+    }
+    while ((graph.node(value).op == Op::broadcast || graph.node(value).op == Op::reshape) &&
+           derived.count(graph.node(value).inputs[0]))
+      value = graph.node(value).inputs[0];
+    first.push_back(value);
+  }
 }
 
 }  // namespace
@@ -52,8 +85,17 @@ InPlacePlan plan_in_place(const ir::Graph& graph, const std::set<ValueId>& mater
   std::set<int64_t> donated_inputs(donated.begin(), donated.end());
   for (ValueId id = 0; id < graph.size(); ++id) {
     const Node& node = graph.node(id);
-    if (node.op != Op::scatter) continue;
-    ValueId base = node.inputs[0];
+    // Masked updates of a loop's carried array (or of an update of it in place) only:
+    // elsewhere a where fuses with its neighbours, which its own kernel would prevent.
+    bool masked_update = false;
+    if (node.op == Op::where && materialized.count(id)) {
+      ValueId old_id = node.inputs[2];
+      const Node& old_values = graph.node(old_id);
+      bool carried = old_values.op == Op::parameter || plan.base_of[static_cast<size_t>(old_id)] >= 0;
+      masked_update = carried && old_values.shape == node.shape && old_values.dtype == node.dtype;
+    }
+    if (node.op != Op::scatter && !masked_update) continue;
+    ValueId base = node.inputs[masked_update ? 2 : 0];
     const Node& base_node = graph.node(base);
     bool own_buffer = base_node.op == Op::parameter
                           ? donated_inputs.count(base_node.attrs.index) != 0
@@ -64,7 +106,9 @@ InPlacePlan plan_in_place(const ir::Graph& graph, const std::set<ValueId>& mater
     // the array (a stencil's interior), one pass into a new buffer is cheaper than in place;
     // values stored anyway (products, reductions, other scatters) cost nothing extra.
     std::vector<ValueId> first;
-    if (!compute_before(graph, users, outputs, base, id, first)) continue;
+    std::set<ValueId> derived;
+    if (!compute_before(graph, users, outputs, base, id, first, derived)) continue;
+    if (masked_update) masked_update_reads(graph, derived, id, first);
     int64_t elements = 0;  // extra work: what gets a buffer only because of the write
     for (ValueId value : first)
       if (!materialized.count(value)) elements += ir::element_count(graph.node(value).shape);

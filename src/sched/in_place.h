@@ -1,4 +1,8 @@
-// In-place updates: which scatters write into their base's buffer instead of copying it.
+// In-place updates: which scatters, and which masked updates where(mask, new, base) over the
+// whole of base (kiln/_windows.py's slice assignments), write into their base's buffer instead
+// of copying it. A masked update reads base in place only at each element's own position; what
+// it reads elsewhere (a row, a column) is computed first. Its kernel may then skip the elements
+// outside the mask (sched/trim_stores.h).
 //
 // A scatter may reuse its base's buffer when nothing after it reads the base: every other user
 // of the base comes before it (node order is execution order). What is computed from the base

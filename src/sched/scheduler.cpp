@@ -144,6 +144,13 @@ Program ProgramBuilder::build(const std::vector<std::vector<int64_t>>& input_str
     if (!refusal.empty())
       fusion_notes_->push_back(describe(group.back().node) + " and " + describe(root.node) +
                                ": separate kernels: " + refusal);
+    if (!root.copy && node.op == ir::Op::where && base_of_[static_cast<size_t>(root.node)] >= 0) {
+      // A masked update in its base's buffer (sched/in_place.h): alone in its kernel, where no
+      // other root reads the base while it is overwritten.
+      flush();
+      build_pointwise_kernel({root});
+      continue;
+    }
     if (!root.copy && (node.op == ir::Op::matmul || node.op == ir::Op::scatter ||
                        node.op == ir::Op::loop || ir::is_scan(node.op))) {
       flush();

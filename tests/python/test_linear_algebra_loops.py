@@ -25,3 +25,26 @@ def test_sweeps_with_moving_slices_compile_whole_and_agree_with_numpy(function, 
     for a, b in zip(got if isinstance(got, tuple) else (got,),
                     expected if isinstance(expected, tuple) else (expected,)):
         np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-9)
+
+
+def test_the_trailing_update_is_made_in_place(compile_logged):
+    # sched/in_place.h: LU's a[k+1:, k+1:] -= ... writes into the carried array (no second
+    # buffer swapped in per step); the row and column it reads are computed first.
+    log, got = compile_logged(lu, (SQUARE.copy(),), "schedule")
+    assert "end loop; swap\n" in log and "<->" not in log, log
+    np.testing.assert_allclose(got, lu(SQUARE.copy()), rtol=1e-9, atol=1e-9)
+
+
+def self_reading_update(a):  # reads row and column k+1, which the update itself changes
+    a = a.copy()
+    for k in range(a.shape[0] - 2):
+        a[k + 1:, k + 1:] -= 0.01 * np.outer(a[k + 1:, k + 1], a[k + 1, k + 1:])
+    return a
+
+
+def test_a_masked_update_reading_elements_it_changes_reads_them_first(compile_logged):
+    # NumPy computes the right side whole before it assigns: so must the update in place.
+    x = rng.standard_normal((30, 30))
+    log, got = compile_logged(self_reading_update, (x.copy(),), "schedule")
+    assert "<->" not in log, log  # in place
+    np.testing.assert_allclose(got, self_reading_update(x.copy()), rtol=1e-12, atol=1e-12)
