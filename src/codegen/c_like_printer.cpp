@@ -212,10 +212,13 @@ void CLikePrinter::loop(const Stmt& s) {
     return;
   }
   bool was_simd = in_simd_loop_;
+  // Run-time bounds (sched/trim_loops.h), clamped; their text comes before the loop's pragma.
+  std::string extent = std::to_string(s.loop.extent);
+  std::string begin = s.loop.begin >= 0 ? "kiln_index_max(" + index_text(s.loop.begin) + ", (int64_t)0)" : "0";
+  std::string end = s.loop.end >= 0 ? "kiln_index_min(" + index_text(s.loop.end) + ", (int64_t)" + extent + ")" : extent;
   bool simd = before_loop(s);
   std::string v = loop_name(s.loop.variable);
-  line("for (int64_t " + v + " = 0; " + v + " < " + std::to_string(s.loop.extent) + "; ++" + v +
-       ") {");
+  line("for (int64_t " + v + " = " + begin + "; " + v + " < " + end + "; ++" + v + ") {");
   open_block();
   in_simd_loop_ = in_simd_loop_ || simd;
   statements(s.body);

@@ -44,8 +44,11 @@ void print_statements(std::ostringstream& out, const Kernel& k, const std::vecto
   for (const Stmt& s : body) {
     switch (s.kind) {
       case StmtKind::Loop:
-        out << pad << "for i" << s.loop.variable << " in 0.." << s.loop.extent
-            << (s.parallel ? " parallel" : "") << (s.vectorize ? " simd" : "") << ":\n";
+        out << pad << "for i" << s.loop.variable << " in 0.." << s.loop.extent;
+        if (s.loop.begin >= 0 || s.loop.end >= 0)
+          out << " within [" << (s.loop.begin >= 0 ? expr_text(k, s.loop.begin) : "0") << ", "
+              << (s.loop.end >= 0 ? expr_text(k, s.loop.end) : std::to_string(s.loop.extent)) << ")";
+        out << (s.parallel ? " parallel" : "") << (s.vectorize ? " simd" : "") << ":\n";
         break;
       case StmtKind::Reduce:
       case StmtKind::Scan: {

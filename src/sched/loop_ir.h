@@ -53,8 +53,9 @@ struct Expr {
 struct Loop {
   int32_t variable = -1;  // loop id
   int64_t extent = 0;
-  // A reduction's innermost loop may run over [begin, end) clamped to [0, extent), bounds read
-  // at run time (sched/trim_loops.h); -1: 0 and extent.
+  // A reduction's innermost loop, a lane loop or the loops of a masked store may run over
+  // [begin, end) clamped to [0, extent), bounds read at run time (sched/trim_loops.h,
+  // sched/cpu/interchange_reductions.h); -1: 0 and extent.
   ExprId begin = -1, end = -1;
 };
 

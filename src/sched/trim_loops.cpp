@@ -20,12 +20,47 @@ class Trimmer {
     bool changed = false;
     for (Stmt& s : body) {
       if (s.kind == StmtKind::Reduce) changed = reduce(s) || changed;
+      if (s.kind == StmtKind::Loop) changed = masked_store(s) || changed;
       changed = statements(s.body) || changed;
     }
     return changed;
   }
 
  private:
+  // A loop nest around one store x[i] = where(c, new, x[i]) (a masked update in place,
+  // sched/in_place.h): where c fails the store writes back what is there, so each loop of the
+  // nest runs only over the bounds c puts on it (a window's rows and columns).
+  bool masked_store(Stmt& top) {
+    std::vector<Loop*> nest;
+    Stmt* s = &top;
+    while (s->kind == StmtKind::Loop && s->body.size() == 1) {
+      nest.push_back(&s->loop);
+      s = &s->body[0];
+    }
+    if (s->kind != StmtKind::Store || s->accumulate || s->to_local_array) return false;
+    const Expr value = expr(s->value);  // a copy: condition() may grow the arena
+    bool where = (value.kind == ExprKind::Elementwise && value.op == Op::where) ||
+                 value.kind == ExprKind::Select;
+    if (!where) return false;
+    const Expr& old = expr(value.operands[2]);
+    if (old.kind != ExprKind::Load || old.buffer != s->buffer || !same(old.operands[0], s->index))
+      return false;
+    std::set<int32_t> inner;  // a loop's bounds must not read it or the loops inside it
+    for (const Loop* loop : nest) inner.insert(loop->variable);
+    bool changed = false;
+    for (Loop* loop : nest) {
+      if (loop->extent > 1 && loop->begin < 0 && loop->end < 0) {
+        Bounds bounds;
+        condition(value.operands[0], loop->variable, inner, bounds);
+        loop->begin = bounds.begin;
+        loop->end = bounds.end;
+        changed = changed || bounds.any();
+      }
+      inner.erase(loop->variable);
+    }
+    return changed;
+  }
+
   const Expr& expr(ExprId id) const { return kernel_.exprs[static_cast<size_t>(id)]; }
 
   bool reduce(Stmt& s) {

@@ -8,6 +8,10 @@
 // loop's extent is read at run time, as TVM's loop partitioning and Halide's bounds inference
 // shrink loops to where their guards hold. Target-neutral: every target runs it first.
 //
+// Likewise a loop nest around one store x[i] = where(c, new, x[i]) (a masked update made in
+// place, sched/in_place.h: LU's a[k+1:, k+1:] -= ...): outside c the store writes back what is
+// there, so each loop runs over the bounds c puts on it, and the update touches the window only.
+//
 // Rules: sums (identity 0), products (1), any (false) and all (true); a value is guarded when it
 // is where(condition, x, identity) (x guarded itself when the condition is about other loops)
 // or a cast of one, or, for sums, a product of two values
