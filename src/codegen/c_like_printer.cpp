@@ -203,6 +203,12 @@ void CLikePrinter::statements(const std::vector<Stmt>& body) {
   }
 }
 
+std::pair<std::string, std::string> CLikePrinter::bounds_text(const sched::Loop& loop) {
+  std::string extent = "(int64_t)" + std::to_string(loop.extent);
+  return {loop.begin >= 0 ? "kiln_index_max(" + index_text(loop.begin) + ", (int64_t)0)" : "(int64_t)0",
+          loop.end >= 0 ? "kiln_index_min(" + index_text(loop.end) + ", " + extent + ")" : extent};
+}
+
 void CLikePrinter::loop(const Stmt& s) {
   if (s.loop.extent == 1) {  // its variable was folded to 0
     line("{");
@@ -213,9 +219,7 @@ void CLikePrinter::loop(const Stmt& s) {
   }
   bool was_simd = in_simd_loop_;
   // Run-time bounds (sched/trim_loops.h), clamped; their text comes before the loop's pragma.
-  std::string extent = std::to_string(s.loop.extent);
-  std::string begin = s.loop.begin >= 0 ? "kiln_index_max(" + index_text(s.loop.begin) + ", (int64_t)0)" : "0";
-  std::string end = s.loop.end >= 0 ? "kiln_index_min(" + index_text(s.loop.end) + ", (int64_t)" + extent + ")" : extent;
+  auto [begin, end] = bounds_text(s.loop);
   bool simd = before_loop(s);
   std::string v = loop_name(s.loop.variable);
   line("for (int64_t " + v + " = " + begin + "; " + v + " < " + end + "; ++" + v + ") {");

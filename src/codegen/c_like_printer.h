@@ -7,6 +7,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "kiln/compile.h"
@@ -67,6 +68,9 @@ class CLikePrinter {
   std::string buffer_name(int32_t buffer);  // a<k>, or a constant array's own name
   std::string value(ExprId id);             // name or inline text, emitting temporaries as needed
   std::string index_text(ExprId id);
+  // The C text of [begin, end) of `loop`: its run-time bounds clamped to [0, extent), or 0 and
+  // extent (sched/loop_ir.h: Loop::begin, end).
+  std::pair<std::string, std::string> bounds_text(const sched::Loop& loop);
   std::string load_text(const Expr& e);
   std::string store_text(int32_t buffer, const std::string& index, const std::string& value,
                          DType from);

@@ -141,9 +141,7 @@ void KernelEmitter::reduce_loops(const Stmt& s, bool worksharing, const std::str
   std::string v = loop_name(last.variable), extent = std::to_string(last.extent), low = "0";
   std::string width = std::to_string(lanes), full = std::to_string(last.extent / lanes * lanes);
   if (trimmed) {
-    std::string begin = last.begin >= 0 ? "kiln_index_max(" + index_text(last.begin) + ", (int64_t)0)" : "(int64_t)0";
-    std::string end = last.end >= 0 ? "kiln_index_min(" + index_text(last.end) + ", (int64_t)" + extent + ")"
-                                     : "(int64_t)" + extent;
+    auto [begin, end] = bounds_text(last);
     line("const int64_t " + v + "_low = " + begin + ";");
     line("const int64_t " + v + "_high = kiln_index_max(" + end + ", " + v + "_low);");
     line("const int64_t " + v + "_full = " + v + "_low + (" + v + "_high - " + v + "_low) / " + width +
@@ -348,9 +346,7 @@ void KernelEmitter::lane_reduce(const Stmt& s) {
     open_block();
   }
   // Lanes outside [begin, end) (sched/cpu/interchange_reductions.h) keep the identity.
-  std::string extent = std::to_string(lanes.extent);
-  std::string begin = lanes.begin >= 0 ? "kiln_index_max(" + index_text(lanes.begin) + ", (int64_t)0)" : "0";
-  std::string end = lanes.end >= 0 ? "kiln_index_min(" + index_text(lanes.end) + ", (int64_t)" + extent + ")" : extent;
+  auto [begin, end] = bounds_text(lanes);
   line("#pragma omp simd");
   line("for (int64_t " + lane + " = " + begin + "; " + lane + " < " + end + "; ++" + lane + ") {");
   open_block();
