@@ -22,7 +22,4 @@ namespace kiln::sched {
 // variable first), or nullopt when the analysis cannot prove the iterations independent.
 std::optional<std::vector<int32_t>> independent_iterations(const Program& program, size_t begin);
 
-// Trips of the loop at `begin` when its bounds are constants, else -1.
-int64_t constant_trip_count(const LoopControl& loop);
-
 }  // namespace kiln::sched

@@ -32,6 +32,8 @@ class DriverPrinter {
       if (program.buffers[static_cast<size_t>(buffers[slot])].shape.empty())
         scalars_.insert(buffers[slot]);
     }
+    for (const sched::Step& step : program.steps)
+      for (const auto& [carried, next] : step.loop.swaps) swapped_.insert({carried, next});
   }
 
   // 0-d values (a loop's index, carried scalars, the body's scalar temporaries) live in locals
@@ -65,7 +67,7 @@ class DriverPrinter {
   std::string end_text() const {
     std::ostringstream out;
     for (const auto& [b, slot] : slot_)
-      if (!scalars_.count(b) && swapped(b))
+      if (!scalars_.count(b) && swapped_.count(b))
         out << "  kiln_args[" << slot << "] = b[" << slot << "];\n";
     return out.str() + write_back_.str();
   }
@@ -147,12 +149,6 @@ class DriverPrinter {
 
   std::string buffer(int32_t b) { return array_ + "[" + std::to_string(slot_.at(b)) + "]"; }
   std::string scalar_name(int32_t b) const { return "s" + std::to_string(slot_.at(b)); }
-  bool swapped(int32_t b) const {
-    for (const sched::Step& step : program_.steps)
-      for (const auto& [carried, next] : step.loop.swaps)
-        if (carried == b || next == b) return true;
-    return false;
-  }
   std::string bound(int32_t b, int64_t value) {
     return b < 0 ? std::to_string(value) + "ll" : "*(const int64_t*)" + buffer(b);
   }
@@ -161,6 +157,7 @@ class DriverPrinter {
   const std::vector<runtime::KernelCall>& kernels_;
   std::map<int32_t, size_t> slot_;
   std::set<int32_t> scalars_;  // the 0-d buffers, kept in locals
+  std::set<int32_t> swapped_;  // buffers whose pointers a loop swaps
   std::ostringstream write_back_;
   std::string array_ = "b";               // the buffer pointers: `p` inside a parallel region
   std::string threads_ = "kiln_threads";  // what the kernels called get as their thread count

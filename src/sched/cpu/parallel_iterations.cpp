@@ -2,6 +2,7 @@
 
 #include "sched/cpu/mark_parallel.h"
 #include "sched/independent_iterations.h"
+#include "sched/induction_ranges.h"
 
 namespace kiln::sched::cpu {
 namespace {
