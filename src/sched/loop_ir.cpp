@@ -162,6 +162,12 @@ std::vector<int32_t> compiled_loop_buffers(const Program& program,
   return {buffers.begin(), buffers.end()};
 }
 
+int64_t buffer_bytes(const Buffer& buffer) {
+  int64_t elements = 1;
+  for (int64_t extent : buffer.shape) elements *= extent;
+  return elements * dtype_size(buffer.dtype);
+}
+
 std::set<int32_t> buffers_used_outside(const Program& program, size_t begin) {
   std::set<int32_t> outside(program.output_buffers.begin(), program.output_buffers.end());
   size_t end = static_cast<size_t>(program.steps[begin].loop.partner);

@@ -182,6 +182,9 @@ struct Program {
   std::vector<int32_t> output_buffers;
 };
 
+// Bytes of `buffer`'s elements (shape times element size).
+int64_t buffer_bytes(const Buffer& buffer);
+
 // Whether two expressions of `kernel` compute the same thing, whatever their ids.
 bool same_expr(const Kernel& kernel, ExprId a, ExprId b);
 // Whether expression `id` (through casts) is the constant `value`.

@@ -130,9 +130,7 @@ class DriverPrinter {
     std::vector<std::pair<int32_t, int64_t>> offsets;
     int64_t bytes = 0;
     for (int32_t b : control.private_buffers) {
-      const sched::Buffer& buffer = program_.buffers[static_cast<size_t>(b)];
-      int64_t size = dtype_size(buffer.dtype);
-      for (int64_t extent : buffer.shape) size *= extent;
+      int64_t size = sched::buffer_bytes(program_.buffers[static_cast<size_t>(b)]);
       offsets.emplace_back(b, bytes);
       bytes += (size + 63) / 64 * 64 + (size == 0 ? 64 : 0);
     }

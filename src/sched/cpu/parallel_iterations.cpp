@@ -9,12 +9,6 @@ namespace {
 
 constexpr int64_t kMaxPrivateBytes = int64_t(64) << 10;
 
-int64_t buffer_bytes(const Buffer& buffer) {
-  int64_t elements = 1;
-  for (int64_t extent : buffer.shape) elements *= extent;
-  return elements * dtype_size(buffer.dtype);
-}
-
 }  // namespace
 
 bool parallel_iterations(Program& program, const target::Target& target) {
