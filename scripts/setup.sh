@@ -10,9 +10,12 @@ cd "$repo_root"
 build_dir="${KILN_BUILD_DIR:-build}"
 # What the Python side needs: the test runner, and the build backend of the package itself
 # (pip install --no-build-isolation below uses these instead of downloading them per build).
-# matplotlib: the benchmark's chart, which the tests check.
-python_packages=(numpy pytest nanobind scikit-build-core matplotlib)
-python_check='import numpy, pytest, nanobind, scikit_build_core, matplotlib'
+# matplotlib: the benchmark's chart, which the tests check. torch (pinned: the CPU wheel that
+# lies on this machine; a plain `torch` pulls the multi-GB CUDA build), transformers (BERT from
+# its config) and expecttest (torch's OpInfo samples import it): the PyTorch front end.
+python_packages=(numpy pytest nanobind scikit-build-core matplotlib torch==2.13.0 transformers
+  expecttest)
+python_check='import numpy, pytest, nanobind, scikit_build_core, matplotlib, torch, transformers, expecttest'
 
 say() { echo "setup: $*"; }
 

@@ -9,15 +9,23 @@
 namespace kiln::externs {
 namespace {
 
-StridedOperand operand(const std::vector<sched::Buffer>& buffers, char* const* table, int32_t b) {
+// Input k of `call`: its buffer, or the strided view of it the scheduler chose.
+StridedOperand operand(const sched::ExternCall& call, const std::vector<sched::Buffer>& buffers,
+                       char* const* table, size_t k) {
+  int32_t b = call.inputs[k];
   const sched::Buffer& buffer = buffers[static_cast<size_t>(b)];
+  if (k < call.views.size() && call.views[k]) {
+    const sched::StridedView& view = *call.views[k];
+    return {table[b] + view.offset * dtype_size(buffer.dtype), buffer.dtype, view.shape,
+            view.strides};
+  }
   return {table[b], buffer.dtype, buffer.shape, buffer.strides};
 }
 
 void run_matmul(const sched::ExternCall& call, const std::vector<sched::Buffer>& buffers,
                 char* const* table) {
-  matmul(operand(buffers, table, call.inputs[0]), operand(buffers, table, call.inputs[1]),
-         table[call.output], buffers[static_cast<size_t>(call.output)].shape);
+  matmul(operand(call, buffers, table, 0), operand(call, buffers, table, 1), table[call.output],
+         buffers[static_cast<size_t>(call.output)].shape);
 }
 
 using ExternFunction = void (*)(const sched::ExternCall&, const std::vector<sched::Buffer>&,

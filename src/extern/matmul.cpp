@@ -111,6 +111,12 @@ void matmul(const StridedOperand& a_in, const StridedOperand& b_in, void* out,
   }
   int64_t batches = 1;
   for (int64_t e : batch) batches *= e;
+  // The shapes come from a program that may have been read back from the cache: a mismatch
+  // must not become a write past the result.
+  int64_t out_elements = 1;
+  for (int64_t e : out_shape) out_elements *= e;
+  if (out_elements != batches * m * n || b.shape[rb - 2] != k)
+    throw Error(ErrorKind::Internal, "kiln: matmul: operand and result shapes disagree");
   const int element = dtype_size(a.dtype);
   char* out_bytes = static_cast<char*>(out);
   std::vector<int64_t> index(batch_rank, 0);
@@ -125,7 +131,6 @@ void matmul(const StridedOperand& a_in, const StridedOperand& b_in, void* out,
       index[d] = 0;
     }
   }
-  (void)out_shape;
 }
 
 }  // namespace kiln::externs

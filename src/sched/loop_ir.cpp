@@ -100,6 +100,14 @@ bool is_constant_expr(const Kernel& kernel, ExprId id, double value) {
   return e.kind == ExprKind::Constant && e.constant.as_double() == value;
 }
 
+namespace {
+std::string shape_list(const std::vector<int64_t>& values) {
+  std::string text = "(";
+  for (int64_t value : values) text += std::to_string(value) + ",";
+  return text + ")";
+}
+}  // namespace
+
 std::string print_program(const Program& program) {
   std::ostringstream out;
   for (size_t b = 0; b < program.buffers.size(); ++b) {
@@ -112,8 +120,16 @@ std::string print_program(const Program& program) {
   }
   for (const Step& step : program.steps) {
     if (step.kind == StepKind::Extern) {
-      out << "extern " << ir::op_name(step.call.op) << "(b" << step.call.inputs[0] << ", b"
-          << step.call.inputs[1] << ") -> b" << step.call.output << "\n";
+      out << "extern " << ir::op_name(step.call.op) << "(";
+      for (size_t k = 0; k < step.call.inputs.size(); ++k) {
+        out << (k ? ", b" : "b") << step.call.inputs[k];
+        if (k < step.call.views.size() && step.call.views[k]) {
+          const StridedView& view = *step.call.views[k];
+          out << " viewed as " << shape_list(view.shape) << " strides "
+              << shape_list(view.strides) << " from " << view.offset;
+        }
+      }
+      out << ") -> b" << step.call.output << "\n";
       continue;
     }
     if (step.kind == StepKind::LoopBegin) {

@@ -12,11 +12,13 @@
 #pragma once
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "ir/graph.h"
+#include "sched/strided_views.h"
 
 namespace kiln::sched {
 
@@ -138,6 +140,8 @@ struct Buffer {
 struct ExternCall {
   Op op = Op::matmul;
   std::vector<int32_t> inputs;  // buffers
+  // Per input: a strided view of its buffer (sched/strided_views.h), or none: the buffer as is.
+  std::vector<std::optional<StridedView>> views;
   int32_t output = -1;
 };
 

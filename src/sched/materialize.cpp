@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <vector>
 
+#include "sched/strided_views.h"
+
 namespace kiln::sched {
 namespace {
 
@@ -118,9 +120,9 @@ std::set<ValueId> initial_materialized(const ir::Graph& graph) {
       case ir::Op::scatter:
         result.insert(id);
         break;
-      case ir::Op::matmul:  // extern: operands and result live in buffers
+      case ir::Op::matmul:  // extern: the result and what the operands view live in buffers
         result.insert(id);
-        result.insert(node.inputs.begin(), node.inputs.end());
+        for (ValueId input : node.inputs) result.insert(view_base(graph, input));
         break;
       case ir::Op::loop:  // bounds and invariants in buffers; initial values are copied in
         result.insert(id);

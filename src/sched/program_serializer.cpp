@@ -1,5 +1,7 @@
 #include "sched/program_serializer.h"
 
+#include <optional>
+
 #include "ir/byte_stream.h"
 
 namespace kiln::sched {
@@ -9,7 +11,7 @@ using ir::ByteReader;
 using ir::ByteWriter;
 
 constexpr uint32_t kProgramMagic = 0x4b505247;  // "GRPK"
-constexpr uint32_t kProgramVersion = 4;
+constexpr uint32_t kProgramVersion = 5;
 constexpr int kMaxNesting = 256;  // statements nest this deep at most (recursion bound)
 
 void put_expr(ByteWriter& out, const Expr& e) {
@@ -136,6 +138,7 @@ class ProgramReader {
                         : in_.get<int32_t>();
       step.call.op = op();
       step.call.inputs = buffer_ids();
+      for (int32_t input : step.call.inputs) step.call.views.push_back(view(p.buffers, input));
       step.call.output = buffer_id();
       step.loop.start = buffer_id();
       step.loop.stop = buffer_id();
@@ -166,6 +169,44 @@ class ProgramReader {
   }
 
  private:
+  // The lowest and highest element offsets a strided layout touches (128 bits: no overflow).
+  struct Reach {
+    __int128 low = 0, high = 0;
+    bool empty = false;
+  };
+  static std::optional<Reach> reach(int64_t offset, const std::vector<int64_t>& shape,
+                                    const std::vector<int64_t>& strides) {
+    if (shape.size() != strides.size()) return std::nullopt;
+    Reach result{offset, offset, false};
+    for (size_t d = 0; d < shape.size(); ++d) {
+      if (shape[d] < 0) return std::nullopt;
+      if (shape[d] == 0) result.empty = true;
+      __int128 step = static_cast<__int128>(shape[d] > 0 ? shape[d] - 1 : 0) * strides[d];
+      (step < 0 ? result.low : result.high) += step;
+    }
+    return result;
+  }
+
+  // An extern operand's view of its buffer, checked to stay inside it: a damaged entry must not
+  // make a library kernel read past the buffer.
+  std::optional<StridedView> view(const std::vector<Buffer>& buffers, int32_t input) {
+    if (in_.get<uint8_t>() == 0) return std::nullopt;
+    StridedView view;
+    view.offset = in_.get<int64_t>();
+    view.shape = in_.get_vector<int64_t>();
+    view.strides = in_.get_vector<int64_t>();
+    if (view.shape.size() != view.strides.size()) in_.fail("a view's strides and shape differ");
+    if (input < 0) in_.fail("a view of no buffer");
+    const Buffer& buffer = buffers[static_cast<size_t>(input)];
+    std::optional<Reach> inside = reach(0, buffer.shape, buffer.strides);
+    std::optional<Reach> read = reach(view.offset, view.shape, view.strides);
+    if (!inside || !read) in_.fail("a negative extent, or shape and strides that differ");
+    if (read->empty) return view;
+    if (inside->empty || read->low < inside->low || read->high > inside->high)
+      in_.fail("a view reaches outside its buffer");
+    return view;
+  }
+
   bool flag() { return in_.get_in_range<uint8_t>(0, 2, "a flag"); }
 
   // Loop steps pair up and nest; bounds and induction variables are int64 0-d buffers; a swap
@@ -383,6 +424,13 @@ std::string serialize_program(const Program& p, ConstantBytes constants) {
     out.put(step.kernel);
     out.put(static_cast<uint16_t>(step.call.op));
     out.put_vector(step.call.inputs);
+    for (const std::optional<StridedView>& view : step.call.views) {
+      out.put<uint8_t>(view.has_value());
+      if (!view) continue;
+      out.put(view->offset);
+      out.put_vector(view->shape);
+      out.put_vector(view->strides);
+    }
     out.put(step.call.output);
     out.put(step.loop.start);
     out.put(step.loop.stop);

@@ -41,6 +41,7 @@ class ProgramBuilder {
  private:
   int32_t add_buffer(BufferRole role, int32_t number, const Node& node, std::string name);
   std::set<ValueId> buffers_read(ValueId root) const;
+  Step extern_step(const Node& node, int32_t output);
   std::string describe(ValueId id) const;
   std::string fusion_refusal(const std::vector<Root>& group, const std::set<ValueId>& group_nodes,
                              const Root& root) const;
@@ -157,12 +158,7 @@ Program ProgramBuilder::build(const std::vector<std::vector<int64_t>>& input_str
       if (node.op == ir::Op::loop) {
         build_loop(root);
       } else if (node.op == ir::Op::matmul) {
-        Step step;
-        step.kind = StepKind::Extern;
-        step.call.op = node.op;
-        for (ValueId input : node.inputs) step.call.inputs.push_back(buffer_of_[static_cast<size_t>(input)]);
-        step.call.output = root.buffer;
-        program_.steps.push_back(step);
+        program_.steps.push_back(extern_step(node, root.buffer));
       } else if (node.op == ir::Op::scatter) {
         build_scatter_kernel(root);
       } else {
@@ -203,6 +199,28 @@ void ProgramBuilder::place_in_place_outputs() {
     for (ValueId member : chain)
       if (graph_.node(member).op != ir::Op::parameter) buffer_of_[static_cast<size_t>(member)] = buffer;
   }
+}
+
+// An extern call reads each operand from its own buffer or, when it is a chain of views, in
+// place from the buffer under the chain; a view strides cannot express is materialized instead
+// (requested for the next round).
+Step ProgramBuilder::extern_step(const Node& node, int32_t output) {
+  Step step;
+  step.kind = StepKind::Extern;
+  step.call.op = node.op;
+  for (ValueId input : node.inputs) {
+    int32_t buffer = buffer_of_[static_cast<size_t>(input)];
+    std::optional<StridedView> view;
+    if (buffer < 0) {
+      buffer = buffer_of_[static_cast<size_t>(view_base(graph_, input))];
+      view = strided_view(graph_, input, program_.buffers[static_cast<size_t>(buffer)].strides);
+      if (!view) requests_.insert(input);
+    }
+    step.call.inputs.push_back(buffer);
+    step.call.views.push_back(std::move(view));
+  }
+  step.call.output = output;
+  return step;
 }
 
 std::string ProgramBuilder::describe(ValueId id) const {

@@ -1,0 +1,308 @@
+"""Conversion-table entries: ATen's pointwise ops and reductions (see _aten_table.py).
+
+Type promotion is PyTorch's, not NumPy's: every operand is cast to the dtype the op computes in
+(the node's result dtype, or for comparisons the operands' torch.result_type) before kiln's
+builder runs, so kiln's own NumPy promotion never decides anything.
+"""
+import torch
+
+from .. import _kiln
+from ._aten_table import (Unconvertible, axes, axis, cast, lowers, meta, out_dtype, out_shape)
+
+aten = torch.ops.aten
+
+
+def _computing_dtype(node, operands):
+    """The dtype torch computes an op in: its result dtype, unless that is bool (comparisons,
+    logical ops), where it is the operands' promoted dtype."""
+    result = out_dtype(node)
+    if result != torch.bool:
+        return result
+    samples = []
+    for operand in operands:
+        if isinstance(operand, torch.fx.Node):
+            value = meta(operand)  # 0-d tensors promote like scalars: keep them 0-d
+            samples.append(torch.empty((1,) if value.dim() else (), dtype=value.dtype))
+        else:
+            samples.append(operand)
+    if len(samples) == 2:
+        return torch.result_type(samples[0], samples[1])
+    return samples[0].dtype if samples and isinstance(samples[0], torch.Tensor) else result
+
+
+def _operands(context, node, values, dtype):
+    return [context.as_tensor(value, dtype) for value in values]
+
+
+def _elementwise(builder, arity):
+    def lower(context, node, *args, **kwargs):
+        operand_nodes = node.args[:arity]
+        dtype = _computing_dtype(node, operand_nodes)
+        return builder(*_operands(context, node, args[:arity], dtype), *args[arity:], **kwargs)
+    return lower
+
+
+def _register_elementwise(table, arity):
+    for overloads, builder in table:
+        lowers(*overloads)(_elementwise(builder, arity))
+
+
+_register_elementwise([
+    ((aten.neg.default,), _kiln.negative), ((aten.abs.default,), _kiln.abs),
+    ((aten.exp.default,), _kiln.exp), ((aten.exp2.default,), _kiln.exp2),
+    ((aten.expm1.default,), _kiln.expm1), ((aten.log.default,), _kiln.log),
+    ((aten.log1p.default,), _kiln.log1p), ((aten.log2.default,), _kiln.log2),
+    ((aten.log10.default,), _kiln.log10), ((aten.sqrt.default,), _kiln.sqrt),
+    ((aten.rsqrt.default,), _kiln.rsqrt), ((aten.reciprocal.default,), _kiln.reciprocal),
+    ((aten.sin.default,), _kiln.sin), ((aten.cos.default,), _kiln.cos),
+    ((aten.tan.default,), _kiln.tan), ((aten.tanh.default,), _kiln.tanh),
+    ((aten.sinh.default,), _kiln.sinh), ((aten.cosh.default,), _kiln.cosh),
+    ((aten.asin.default,), _kiln.arcsin), ((aten.acos.default,), _kiln.arccos),
+    ((aten.atan.default,), _kiln.arctan), ((aten.asinh.default,), _kiln.arcsinh),
+    ((aten.acosh.default,), _kiln.arccosh), ((aten.atanh.default,), _kiln.arctanh),
+    ((aten.erf.default,), _kiln.erf), ((aten.erfc.default,), _kiln.erfc),
+    ((aten.sigmoid.default,), _kiln.sigmoid), ((aten.relu.default,), _kiln.relu),
+    ((aten.floor.default,), _kiln.floor), ((aten.ceil.default,), _kiln.ceil),
+    ((aten.trunc.default,), _kiln.trunc), ((aten.round.default,), _kiln.round),
+    ((aten.sign.default,), _kiln.sign),
+    ((aten.logical_not.default,), _kiln.logical_not),
+    ((aten.isnan.default,), _kiln.isnan), ((aten.isinf.default,), _kiln.isinf),
+], 1)
+
+_register_elementwise([
+    ((aten.mul.Tensor, aten.mul.Scalar), _kiln.multiply),
+    ((aten.div.Tensor, aten.div.Scalar), _kiln.divide),
+    ((aten.maximum.default,), _kiln.maximum), ((aten.minimum.default,), _kiln.minimum),
+    ((aten.atan2.default,), _kiln.arctan2),
+    ((aten.remainder.Tensor, aten.remainder.Scalar), _kiln.mod),
+    ((aten.fmod.Tensor, aten.fmod.Scalar), _kiln.fmod),
+    ((aten.eq.Tensor, aten.eq.Scalar), _kiln.equal),
+    ((aten.ne.Tensor, aten.ne.Scalar), _kiln.not_equal),
+    ((aten.lt.Tensor, aten.lt.Scalar), _kiln.less),
+    ((aten.le.Tensor, aten.le.Scalar), _kiln.less_equal),
+    ((aten.gt.Tensor, aten.gt.Scalar), _kiln.greater),
+    ((aten.ge.Tensor, aten.ge.Scalar), _kiln.greater_equal),
+    ((aten.logical_and.default,), _kiln.logical_and),
+    ((aten.logical_or.default,), _kiln.logical_or),
+    ((aten.logical_xor.default,), _kiln.logical_xor),
+    ((aten.bitwise_and.Tensor, aten.bitwise_and.Scalar), _kiln.bitwise_and),
+    ((aten.bitwise_or.Tensor, aten.bitwise_or.Scalar), _kiln.bitwise_or),
+    ((aten.bitwise_xor.Tensor, aten.bitwise_xor.Scalar), _kiln.bitwise_xor),
+], 2)
+
+
+@lowers(aten.add.Tensor, aten.add.Scalar, aten.sub.Tensor, aten.sub.Scalar)
+def _add_or_subtract(context, node, a, b, alpha=1):
+    dtype = out_dtype(node)
+    a, b = _operands(context, node, (a, b), dtype)
+    if alpha != 1:
+        b = _kiln.multiply(b, context.as_tensor(alpha, dtype))
+    subtract = node.target in (aten.sub.Tensor, aten.sub.Scalar)
+    return (_kiln.subtract if subtract else _kiln.add)(a, b)
+
+
+@lowers(aten.rsub.Scalar, aten.rsub.Tensor)
+def _reverse_subtract(context, node, a, b, alpha=1):
+    dtype = out_dtype(node)
+    a, b = _operands(context, node, (a, b), dtype)
+    if alpha != 1:
+        a = _kiln.multiply(a, context.as_tensor(alpha, dtype))
+    return _kiln.subtract(b, a)
+
+
+@lowers(aten.div.Tensor_mode, aten.div.Scalar_mode)
+def _divide_rounding(context, node, a, b, rounding_mode=None):
+    dtype = out_dtype(node)
+    a, b = _operands(context, node, (a, b), dtype)
+    if rounding_mode is None:
+        return _kiln.divide(a, b)
+    if rounding_mode == "floor":
+        return _kiln.floor_divide(a, b)
+    if dtype.is_floating_point:
+        return _kiln.trunc(_kiln.divide(a, b))
+    # Integer division rounding toward zero: floor division, one up where signs differ.
+    quotient = _kiln.floor_divide(a, b)
+    inexact = _kiln.not_equal(_kiln.mod(a, b), context.full((), 0, dtype))
+    zero = context.full((), 0, dtype)
+    signs_differ = _kiln.not_equal(_kiln.less(a, zero), _kiln.less(b, zero))
+    return _kiln.where(_kiln.logical_and(inexact, signs_differ),
+                       _kiln.add(quotient, context.full((), 1, dtype)), quotient)
+
+
+@lowers(aten.pow.Tensor_Scalar, aten.pow.Tensor_Tensor, aten.pow.Scalar)
+def _power(context, node, base, exponent):
+    dtype = out_dtype(node)
+    if isinstance(exponent, (int, float)) and isinstance(base, _kiln.Tensor):
+        base = cast(base, dtype)
+        if exponent == 2:
+            return _kiln.square(base)
+        if exponent == 1:
+            return base
+        if exponent == 0.5 and dtype.is_floating_point:
+            return _kiln.sqrt(base)
+        if exponent == -1 and dtype.is_floating_point:
+            return _kiln.reciprocal(base)
+    base, exponent = _operands(context, node, (base, exponent), dtype)
+    return _kiln.power(base, exponent)
+
+
+@lowers(aten.bitwise_not.default)
+def _bitwise_not(context, node, x):
+    return _kiln.logical_not(x) if out_dtype(node) == torch.bool else _kiln.bitwise_not(x)
+
+
+@lowers(aten.where.self, aten.where.ScalarSelf, aten.where.ScalarOther, aten.where.Scalar)
+def _where(context, node, condition, a, b):
+    dtype = out_dtype(node)
+    condition = context.as_tensor(condition, torch.bool)
+    return _kiln.where(condition, *_operands(context, node, (a, b), dtype))
+
+
+@lowers(aten.masked_fill.Scalar, aten.masked_fill.Tensor)
+def _masked_fill(context, node, x, mask, value):
+    dtype = out_dtype(node)
+    return _kiln.where(context.as_tensor(mask, torch.bool), context.as_tensor(value, dtype),
+                       cast(x, dtype))
+
+
+@lowers(aten.clamp.default, aten.clamp.Tensor, aten.clamp_min.default, aten.clamp_max.default,
+        aten.hardtanh.default)
+def _clamp(context, node, x, low=None, high=None):
+    if node.target == aten.clamp_max.default:
+        low, high = None, low
+    dtype = out_dtype(node)
+    result = cast(x, dtype)
+    if low is not None:
+        result = _kiln.maximum(result, context.as_tensor(low, dtype))
+    if high is not None:
+        result = _kiln.minimum(result, context.as_tensor(high, dtype))
+    return result
+
+
+@lowers(aten.gelu.default)
+def _gelu(context, node, x, approximate="none"):
+    return _kiln.gelu(x, approximate == "tanh")
+
+
+@lowers(aten.silu.default)
+def _silu(context, node, x):
+    return _kiln.multiply(x, _kiln.sigmoid(x))
+
+
+@lowers(aten.leaky_relu.default)
+def _leaky_relu(context, node, x, negative_slope=0.01):
+    zero = context.full((), 0, out_dtype(node))
+    return _kiln.where(_kiln.greater(x, zero), x,
+                       _kiln.multiply(x, context.as_tensor(negative_slope, out_dtype(node))))
+
+
+@lowers(aten.threshold_backward.default)
+def _threshold_backward(context, node, grad, x, threshold):
+    dtype = out_dtype(node)
+    below = _kiln.less_equal(x, context.as_tensor(threshold, meta(node.args[1]).dtype))
+    return _kiln.where(below, context.full((), 0, dtype), cast(grad, dtype))
+
+
+@lowers(aten._to_copy.default)
+def _to_copy(context, node, x, **kwargs):
+    return cast(x, out_dtype(node))
+
+
+# ---- reductions --------------------------------------------------------------------------
+
+def _reduction(builder, casts_input=True):
+    def lower(context, node, x, dims=None, keepdim=False, *, dtype=None):
+        if casts_input:
+            x = cast(x, out_dtype(node))
+        return builder(x, axes(dims, x.ndim), keepdim)
+    return lower
+
+
+lowers(aten.sum.dim_IntList)(_reduction(_kiln.sum))
+lowers(aten.mean.dim)(_reduction(_kiln.mean))
+lowers(aten.amax.default)(_reduction(_kiln.max, casts_input=False))
+lowers(aten.amin.default)(_reduction(_kiln.min, casts_input=False))
+lowers(aten.any.dims)(_reduction(_kiln.any, casts_input=False))
+lowers(aten.all.dims)(_reduction(_kiln.all, casts_input=False))
+
+
+@lowers(aten.sum.default, aten.mean.default, aten.prod.default, aten.max.default,
+        aten.min.default, aten.any.default, aten.all.default)
+def _reduce_all(context, node, x, *, dtype=None):
+    name = node.target.overloadpacket.__name__
+    builder = {"sum": _kiln.sum, "mean": _kiln.mean, "prod": _kiln.prod, "max": _kiln.max,
+               "min": _kiln.min, "any": _kiln.any, "all": _kiln.all}[name]
+    if name in ("sum", "mean", "prod"):
+        x = cast(x, out_dtype(node))
+    return builder(x, list(range(x.ndim)), False)
+
+
+@lowers(aten.prod.dim_int, aten.any.dim, aten.all.dim)
+def _reduce_one(context, node, x, dim, keepdim=False, *, dtype=None):
+    name = node.target.overloadpacket.__name__
+    builder = {"prod": _kiln.prod, "any": _kiln.any, "all": _kiln.all}[name]
+    if name == "prod":
+        x = cast(x, out_dtype(node))
+    return builder(x, [axis(dim, x.ndim)], keepdim)
+
+
+@lowers(aten.argmax.default, aten.argmin.default)
+def _argmax_or_argmin(context, node, x, dim=None, keepdim=False):
+    builder = _kiln.argmax if node.target == aten.argmax.default else _kiln.argmin
+    if dim is None:
+        result = builder(x, None, False)
+        return _kiln.reshape(result, out_shape(node)) if keepdim else result
+    return builder(x, axis(dim, x.ndim), keepdim)
+
+
+@lowers(aten.max.dim, aten.min.dim)
+def _max_or_min_with_indices(context, node, x, dim, keepdim=False):
+    dim = axis(dim, x.ndim)
+    maximum = node.target == aten.max.dim
+    values = (_kiln.max if maximum else _kiln.min)(x, [dim], keepdim)
+    indices = (_kiln.argmax if maximum else _kiln.argmin)(x, dim, keepdim)
+    return values, indices
+
+
+def x_is_floating(x):
+    return x.dtype in ("float16", "float32", "float64")
+
+
+def _correction(correction, unbiased=None):
+    if correction is not None:
+        return int(correction)
+    return 1 if unbiased is None or unbiased else 0
+
+
+@lowers(aten.var.correction, aten.var_mean.correction, aten.std.correction)
+def _variance(context, node, x, dims=None, *, correction=None, keepdim=False):
+    if not x_is_floating(x):
+        raise Unconvertible("variance of integers")
+    reduced = axes(dims, x.ndim)
+    ddof = _correction(correction)
+    name = node.target.overloadpacket.__name__
+    if name == "std":
+        return _kiln.std(x, reduced, keepdim, ddof)
+    variance = _kiln.var(x, reduced, keepdim, ddof)
+    if name == "var_mean":
+        return variance, _kiln.mean(x, reduced, keepdim)
+    return variance
+
+
+@lowers(aten._softmax.default, aten._log_softmax.default)
+def _softmax(context, node, x, dim, half_to_float):
+    dtype = out_dtype(node)
+    computing = torch.float32 if dtype in (torch.float16, torch.bfloat16) else dtype
+    builder = _kiln.softmax if node.target == aten._softmax.default else _kiln.log_softmax
+    return cast(builder(cast(x, computing), axis(dim, x.ndim)), dtype)
+
+
+@lowers(aten.cumsum.default, aten.cumprod.default)
+def _scan(context, node, x, dim, *, dtype=None):
+    builder = _kiln.cumsum if node.target == aten.cumsum.default else _kiln.cumprod
+    return builder(cast(x, out_dtype(node)), axis(dim, x.ndim))
+
+
+@lowers(aten.logsumexp.default)
+def _logsumexp(context, node, x, dims, keepdim=False):
+    return _kiln.logsumexp(cast(x, out_dtype(node)), axes(dims, x.ndim), keepdim)

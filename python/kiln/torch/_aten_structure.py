@@ -1,0 +1,456 @@
+"""Conversion-table entries: ATen's views, creation, indexing, linear algebra and neural-network
+ops (see _aten_table.py). Views are index arithmetic in kiln, never copies: a `view` followed by
+pointwise work fuses into one kernel.
+"""
+import operator
+
+import torch
+
+from .. import _kiln
+from ._aten_table import Unconvertible, axis, cast, lowers, meta, out_dtype, out_shape
+
+aten = torch.ops.aten
+
+
+# ---- views and movement --------------------------------------------------------------------
+
+@lowers(aten.view.default, aten._unsafe_view.default, aten.reshape.default,
+        aten.squeeze.default, aten.squeeze.dim, aten.squeeze.dims, aten.unsqueeze.default,
+        view=True)
+def _reshape(context, node, x, *args):
+    return _kiln.reshape(x, out_shape(node))
+
+
+@lowers(aten.expand.default, view=True)
+def _expand(context, node, x, *args, **kwargs):
+    return _kiln.broadcast_to(x, out_shape(node))
+
+
+@lowers(aten.permute.default, view=True)
+def _permute(context, node, x, dims):
+    return _kiln.transpose(x, [axis(dim, x.ndim) for dim in dims])
+
+
+@lowers(aten.t.default, aten.numpy_T.default, view=True)
+def _t(context, node, x):
+    return _kiln.transpose(x, []) if x.ndim == 2 else x
+
+
+@lowers(aten.transpose.int, view=True)
+def _transpose(context, node, x, dim0, dim1):
+    order = list(range(x.ndim))
+    first, second = axis(dim0, x.ndim), axis(dim1, x.ndim)
+    order[first], order[second] = order[second], order[first]
+    return _kiln.transpose(x, order)
+
+
+@lowers(aten.alias.default, aten.clone.default, aten.lift_fresh_copy.default,
+        aten.detach.default, view=True)
+def _identity(context, node, x, **kwargs):
+    return x
+
+
+@lowers(aten.slice.Tensor, view=True)
+def _slice(context, node, x, dim=0, start=None, end=None, step=1):
+    dim = axis(dim, x.ndim)
+    begin, stop, stride = slice(start, end, step).indices(x.shape[dim])
+    slices = [slice(None)] * x.ndim
+    slices[dim] = (begin, stop, stride)
+    return _kiln.slice(x, slices)
+
+
+@lowers(aten.select.int, view=True)
+def _select(context, node, x, dim, index):
+    dim = axis(dim, x.ndim)
+    index = index + x.shape[dim] if index < 0 else index
+    slices = [slice(None)] * x.ndim
+    slices[dim] = (index, index + 1, 1)
+    return _kiln.reshape(_kiln.slice(x, slices), out_shape(node))
+
+
+@lowers(aten.split.Tensor, aten.split_with_sizes.default, view=True)
+def _split(context, node, x, sizes, dim=0):
+    dim = axis(dim, x.ndim)
+    if isinstance(sizes, int):
+        sizes = [min(sizes, x.shape[dim] - start) for start in range(0, x.shape[dim], sizes)] \
+            or [0]
+    pieces, start = [], 0
+    for size in sizes:
+        slices = [slice(None)] * x.ndim
+        slices[dim] = (start, start + size, 1)
+        pieces.append(_kiln.slice(x, slices))
+        start += size
+    return tuple(pieces)
+
+
+@lowers(aten.cat.default)
+def _cat(context, node, tensors, dim=0):
+    dtype = out_dtype(node)
+    # torch accepts (and skips) 1-d empty tensors beside tensors of any rank.
+    kept = [cast(tensor, dtype) for tensor in tensors if not (tensor.shape == (0,))]
+    if not kept:
+        return context.full(out_shape(node), 0, dtype)
+    return _kiln.concatenate(kept, axis(dim, kept[0].ndim))
+
+
+@lowers(aten.stack.default)
+def _stack(context, node, tensors, dim=0):
+    dtype = out_dtype(node)
+    return _kiln.stack([cast(tensor, dtype) for tensor in tensors],
+                       axis(dim, tensors[0].ndim + 1))
+
+
+@lowers(aten.flip.default)
+def _flip(context, node, x, dims):
+    return _kiln.flip(x, [axis(dim, x.ndim) for dim in dims])
+
+
+@lowers(aten.roll.default)
+def _roll(context, node, x, shifts, dims=()):
+    return _kiln.roll(x, list(shifts), [axis(dim, x.ndim) for dim in dims])
+
+
+@lowers(aten.repeat.default)
+def _repeat(context, node, x, repeats):
+    return _kiln.tile(x, list(repeats))
+
+
+@lowers(aten.constant_pad_nd.default)
+def _constant_pad(context, node, x, pad, value=0):
+    widths = [(0, 0)] * x.ndim
+    for pair in range(len(pad) // 2):
+        low, high = pad[2 * pair], pad[2 * pair + 1]
+        if low < 0 or high < 0:
+            raise Unconvertible("negative padding (a crop)")
+        widths[x.ndim - 1 - pair] = (low, high)
+    return _kiln.pad(x, widths, "constant", float(value))
+
+
+# ---- creation --------------------------------------------------------------------------------
+
+@lowers(aten.full.default, aten.zeros.default, aten.ones.default, aten.empty.memory_format,
+        aten.empty_strided.default, aten.scalar_tensor.default, aten.full_like.default,
+        aten.zeros_like.default, aten.ones_like.default, aten.empty_like.default,
+        aten.new_zeros.default, aten.new_ones.default, aten.new_full.default,
+        aten.new_empty.default, aten.fill.Scalar)
+def _full(context, node, *args, **kwargs):
+    name = node.target.overloadpacket.__name__
+    value = {"zeros": 0, "zeros_like": 0, "new_zeros": 0, "ones": 1, "ones_like": 1,
+             "new_ones": 1}.get(name, 0)
+    if name in ("full", "scalar_tensor"):
+        value = args[-1] if name == "full" else args[0]
+    elif name in ("full_like", "new_full", "fill"):
+        value = args[-1] if name != "new_full" else args[2]
+    if isinstance(value, _kiln.Tensor):
+        raise Unconvertible("a fill value computed by the graph")
+    return context.full(out_shape(node), value, out_dtype(node))
+
+
+@lowers(aten.arange.default, aten.arange.start, aten.arange.start_step)
+def _arange(context, node, *args, **kwargs):
+    numbers = [value for value in args if isinstance(value, (int, float))]
+    start, step = 0, 1
+    if len(numbers) >= 2:
+        start = numbers[0]
+    if len(numbers) >= 3:
+        step = numbers[2]
+    dtype = out_dtype(node)
+    count = out_shape(node)[0]
+    if all(isinstance(value, int) for value in (start, step)):
+        positions = cast(_kiln.arange(context.anchor(), count, "int64"), torch.int64)
+        values = _kiln.add(_kiln.multiply(positions, context.full((), step, torch.int64)),
+                           context.full((), start, torch.int64))
+        return cast(values, dtype)
+    positions = cast(_kiln.arange(context.anchor(), count, "int64"), torch.float64)
+    values = _kiln.add(_kiln.multiply(positions, float(step)), float(start))
+    return cast(values, dtype)
+
+
+# ---- indexing ------------------------------------------------------------------------------
+
+@lowers(aten.embedding.default)
+def _embedding(context, node, weight, indices, *args):
+    return _kiln.take(weight, indices, 0)
+
+
+@lowers(aten.index_select.default)
+def _index_select(context, node, x, dim, index):
+    return _kiln.take(x, index, axis(dim, x.ndim))
+
+
+@lowers(aten.gather.default)
+def _gather(context, node, x, dim, index, sparse_grad=False):
+    """out[i] = x[i with index[i] at `dim`] (NumPy's take_along_axis): one flat index into x."""
+    dim = axis(dim, x.ndim)
+    index = cast(index, torch.int64)
+    _kiln.check_index(index, x.shape[dim] if x.ndim else 1, dim, "gather")
+    if x.ndim == 0:
+        return x
+    shape = list(index.shape)
+    flat, stride = None, 1
+    for d in reversed(range(x.ndim)):
+        if d == dim:
+            extent = context.full((), x.shape[d], torch.int64)
+            position = _kiln.where(_kiln.less(index, context.full((), 0, torch.int64)),
+                                   _kiln.add(index, extent), index)
+        else:
+            along = [1] * x.ndim
+            along[d] = shape[d]
+            position = _kiln.reshape(_kiln.arange(context.anchor(), shape[d], "int64"), along)
+        term = _kiln.multiply(position, context.full((), stride, torch.int64))
+        flat = term if flat is None else _kiln.add(flat, term)
+        stride *= x.shape[d]
+    flat = _kiln.broadcast_to(flat, shape)
+    return _kiln.take(_kiln.reshape(x, [stride]), flat, 0, False)
+
+
+@lowers(aten.index.Tensor)
+def _index(context, node, x, indices):
+    """x[i0, i1, ...] with index tensors on adjacent dims (None elsewhere): the dims they index
+    are merged into one, indexed by one flat index, as NumPy's advanced indexing would."""
+    positions = [dim for dim, index in enumerate(indices) if index is not None]
+    if not positions or positions != list(range(positions[0], positions[-1] + 1)):
+        raise Unconvertible("index tensors on dims that are not adjacent")
+    for dim in positions:
+        if meta(node.args[1][dim]).dtype == torch.bool:
+            raise Unconvertible("a boolean mask index (its result's shape depends on the data)")
+    first, last = positions[0], positions[-1] + 1
+    flat = None
+    for dim in positions:
+        index = cast(indices[dim], torch.int64)
+        _kiln.check_index(index, x.shape[dim], dim, "index")
+        extent = context.full((), x.shape[dim], torch.int64)
+        index = _kiln.where(_kiln.less(index, context.full((), 0, torch.int64)),
+                            _kiln.add(index, extent), index)
+        flat = index if flat is None else _kiln.add(_kiln.multiply(flat, extent), index)
+    merged = 1
+    for extent in x.shape[first:last]:
+        merged *= extent
+    reshaped = _kiln.reshape(x, list(x.shape[:first]) + [merged] + list(x.shape[last:]))
+    return _kiln.reshape(_kiln.take(reshaped, flat, first, False), out_shape(node))
+
+
+# ---- linear algebra ----------------------------------------------------------------------
+
+@lowers(aten.mm.default, aten.bmm.default, aten.matmul.default)
+def _matmul(context, node, a, b):
+    dtype = out_dtype(node)
+    if dtype not in (torch.float32, torch.float64):
+        raise Unconvertible(f"matmul of {dtype} (kiln's BLAS path is float32/float64)")
+    return _kiln.matmul(cast(a, dtype), cast(b, dtype))
+
+
+@lowers(aten.addmm.default, aten.baddbmm.default)
+def _addmm(context, node, bias, a, b, *, beta=1, alpha=1):
+    dtype = out_dtype(node)
+    product = _matmul(context, node, a, b)
+    if alpha != 1:
+        product = _kiln.multiply(product, context.full((), alpha, dtype))
+    if beta == 0:
+        return product
+    bias = cast(bias, dtype)
+    if beta != 1:
+        bias = _kiln.multiply(bias, context.full((), beta, dtype))
+    return _kiln.add(product, bias)
+
+
+# ---- neural-network ops ------------------------------------------------------------------
+
+def _reduced_float(dtype):
+    return torch.float32 if dtype in (torch.float16, torch.bfloat16) else dtype
+
+
+@lowers(aten.native_layer_norm.default)
+def _layer_norm(context, node, x, normalized_shape, weight, bias, eps):
+    dtype = out_dtype(node, 0)
+    computing = _reduced_float(dtype)
+    x = cast(x, computing)
+    reduced = list(range(x.ndim - len(normalized_shape), x.ndim))
+    mean = _kiln.mean(x, reduced, True)
+    variance = _kiln.var(x, reduced, True, 0)
+    inverse = _kiln.rsqrt(_kiln.add(variance, context.full((), eps, computing)))
+    result = _kiln.multiply(_kiln.subtract(x, mean), inverse)
+    if weight is not None:
+        result = _kiln.multiply(result, cast(weight, computing))
+    if bias is not None:
+        result = _kiln.add(result, cast(bias, computing))
+    return cast(result, dtype), mean, inverse
+
+
+def _channel_shape(x):
+    return [1, x.shape[1]] + [1] * (x.ndim - 2)
+
+
+@lowers(aten._native_batch_norm_legit_no_training.default)
+def _batch_norm_inference(context, node, x, weight, bias, running_mean, running_var, momentum,
+                          eps):
+    dtype = out_dtype(node, 0)
+    computing = _reduced_float(dtype)
+    shape = _channel_shape(x)
+    scale = _kiln.rsqrt(_kiln.add(cast(running_var, computing), context.full((), eps, computing)))
+    if weight is not None:
+        scale = _kiln.multiply(scale, cast(weight, computing))
+    shift = _kiln.negative(_kiln.multiply(cast(running_mean, computing), scale))
+    if bias is not None:
+        shift = _kiln.add(shift, cast(bias, computing))
+    result = _kiln.add(_kiln.multiply(cast(x, computing), _kiln.reshape(scale, shape)),
+                       _kiln.reshape(shift, shape))
+    empty = context.full([0], 0, out_dtype(node, 1))
+    return cast(result, dtype), empty, empty
+
+
+@lowers(aten._native_batch_norm_legit_functional.default, aten._native_batch_norm_legit.default)
+def _batch_norm_training(context, node, x, weight, bias, running_mean, running_var, training,
+                         momentum, eps):
+    if not training:
+        raise Unconvertible("batch norm with training=False through the training overload")
+    dtype = out_dtype(node, 0)
+    computing = _reduced_float(dtype)
+    x = cast(x, computing)
+    reduced = [0] + list(range(2, x.ndim))
+    count = 1
+    for dim in reduced:
+        count *= x.shape[dim]
+    mean = _kiln.mean(x, reduced, False)
+    variance = _kiln.var(x, reduced, False, 0)
+    inverse = _kiln.rsqrt(_kiln.add(variance, context.full((), eps, computing)))
+    shape = _channel_shape(x)
+    result = _kiln.multiply(_kiln.subtract(x, _kiln.reshape(mean, shape)),
+                            _kiln.reshape(inverse, shape))
+    if weight is not None:
+        result = _kiln.multiply(result, _kiln.reshape(cast(weight, computing), shape))
+    if bias is not None:
+        result = _kiln.add(result, _kiln.reshape(cast(bias, computing), shape))
+    outputs = [cast(result, dtype), mean, inverse]
+    if node.target == aten._native_batch_norm_legit_functional.default:
+        keep = context.full((), 1 - momentum, computing)
+        step = context.full((), momentum, computing)
+        unbiased = _kiln.multiply(variance, context.full((), count / max(count - 1, 1), computing))
+        for running, batch in ((running_mean, mean), (running_var, unbiased)):
+            updated = _kiln.add(_kiln.multiply(cast(running, computing), keep),
+                                _kiln.multiply(batch, step))
+            outputs.append(cast(updated, meta(node)[len(outputs)].dtype))
+    return tuple(outputs)
+
+
+def _window_views(context, x, kernel, stride, padding, dilation, pad_value):
+    """The kernel's shifted strided views of x's spatial dims (one per kernel position), and
+    the output's spatial extents: pooling as pointwise work over these views."""
+    spatial = len(kernel)
+    widths = [(0, 0)] * (x.ndim - spatial) + [(p, p) for p in padding]
+    padded = _kiln.pad(x, widths, "constant", pad_value) if any(padding) else x
+    sizes = padded.shape[x.ndim - spatial:]
+    extents = [(size - dilation[d] * (kernel[d] - 1) - 1) // stride[d] + 1
+               for d, size in enumerate(sizes)]
+    views = []
+    for offset in _positions(kernel):
+        slices = [slice(None)] * (x.ndim - spatial)
+        for d in range(spatial):
+            begin = offset[d] * dilation[d]
+            slices.append((begin, begin + (extents[d] - 1) * stride[d] + 1, stride[d]))
+        views.append((offset, _kiln.slice(padded, slices)))
+    return views, extents
+
+
+def _positions(kernel):
+    positions = [()]
+    for extent in kernel:
+        positions = [position + (k,) for position in positions for k in range(extent)]
+    return positions
+
+
+def _pool_arguments(x, kernel, stride, padding, dilation, spatial):
+    def expand(values, default):
+        values = list(values) if values else list(default)
+        return values * spatial if len(values) == 1 else values
+    kernel = expand(kernel, [1])
+    return kernel, expand(stride, kernel), expand(padding, [0]), expand(dilation, [1])
+
+
+@lowers(aten.max_pool2d_with_indices.default)
+def _max_pool(context, node, x, kernel, stride=(), padding=0, dilation=1, ceil_mode=False):
+    if ceil_mode:
+        raise Unconvertible("max pooling with ceil_mode=True")
+    kernel, stride, padding, dilation = _pool_arguments(
+        x, kernel, stride, [padding] if isinstance(padding, int) else padding,
+        [dilation] if isinstance(dilation, int) else dilation, 2)
+    views, _ = _window_views(context, x, kernel, stride, padding, dilation, float("-inf"))
+    best = views[0][1]
+    index = None
+    if len(node.users) and any(user.args[1] == 1 for user in node.users
+                               if user.target == operator.getitem):
+        index = _flat_index(context, node, x, views[0][0], stride, padding, dilation)
+    for offset, view in views[1:]:
+        better = _kiln.greater(view, best)  # the first maximum wins, as in torch
+        best = _kiln.where(better, view, best)
+        if index is not None:
+            candidate = _flat_index(context, node, x, offset, stride, padding, dilation)
+            index = _kiln.where(better, candidate, index)
+    if index is None:
+        index = context.full(out_shape(node, 1), 0, torch.int64)
+    return best, _kiln.broadcast_to(index, out_shape(node, 1))
+
+
+def _flat_index(context, node, x, offset, stride, padding, dilation):
+    """h * W + w of kernel position `offset` for every output position (torch's indices)."""
+    out = out_shape(node, 0)
+    height, width = out[-2], out[-1]
+    rows = _kiln.arange(context.anchor(), height, "int64")
+    columns = _kiln.arange(context.anchor(), width, "int64")
+    h = _kiln.add(_kiln.multiply(rows, context.full((), stride[0], torch.int64)),
+                  context.full((), offset[0] * dilation[0] - padding[0], torch.int64))
+    w = _kiln.add(_kiln.multiply(columns, context.full((), stride[1], torch.int64)),
+                  context.full((), offset[1] * dilation[1] - padding[1], torch.int64))
+    flat = _kiln.add(_kiln.multiply(_kiln.reshape(h, [height, 1]),
+                                    context.full((), x.shape[-1], torch.int64)),
+                     _kiln.reshape(w, [1, width]))
+    return flat
+
+
+@lowers(aten.avg_pool2d.default)
+def _avg_pool(context, node, x, kernel, stride=(), padding=0, ceil_mode=False,
+              count_include_pad=True, divisor_override=None):
+    if ceil_mode:
+        raise Unconvertible("average pooling with ceil_mode=True")
+    kernel, stride, padding, dilation = _pool_arguments(
+        x, kernel, stride, [padding] if isinstance(padding, int) else padding, [1], 2)
+    if any(padding) and not count_include_pad and divisor_override is None:
+        raise Unconvertible("average pooling with count_include_pad=False over padding")
+    dtype = out_dtype(node)
+    views, _ = _window_views(context, x, kernel, stride, padding, dilation, 0.0)
+    total = views[0][1]
+    for _, view in views[1:]:
+        total = _kiln.add(total, view)
+    divisor = divisor_override or kernel[0] * kernel[1]
+    return _kiln.divide(total, context.full((), divisor, dtype))
+
+
+@lowers(aten._adaptive_avg_pool2d.default, aten.adaptive_avg_pool2d.default)
+def _adaptive_avg_pool(context, node, x, output_size):
+    height, width = x.shape[-2:]
+    out_height, out_width = out_shape(node)[-2:]
+    if height % out_height or width % out_width:
+        raise Unconvertible("adaptive pooling with windows of unequal sizes")
+    if (out_height, out_width) == (1, 1):
+        return _kiln.mean(x, [x.ndim - 2, x.ndim - 1], True)
+    kernel = [height // out_height, width // out_width]
+    views, _ = _window_views(context, x, kernel, kernel, [0, 0], [1, 1], 0.0)
+    total = views[0][1]
+    for _, view in views[1:]:
+        total = _kiln.add(total, view)
+    return _kiln.divide(total, context.full((), kernel[0] * kernel[1], out_dtype(node)))
+
+
+@lowers(aten.convolution.default)
+def _convolution(context, node, x, weight, bias, stride, padding, dilation, transposed,
+                 output_padding, groups):
+    if transposed:
+        raise Unconvertible("transposed convolution")
+    if not hasattr(_kiln, "convolution"):
+        raise Unconvertible("this build of kiln has no convolution")
+    dtype = out_dtype(node)
+    if dtype not in (torch.float32, torch.float64):
+        raise Unconvertible(f"convolution of {dtype}")
+    return _kiln.convolution(x, weight, bias, list(stride), list(padding), list(dilation),
+                             int(groups))
+

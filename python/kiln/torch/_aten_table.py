@@ -1,0 +1,124 @@
+"""The conversion table: one entry per ATen overload, mapping it to kiln builder calls.
+
+An entry is a function `(context, node, *args, **kwargs) -> kiln Tensor | tuple` registered with
+`@lowers(aten.op.overload, ...)`. Its arguments are the FX node's, with every input node replaced
+by its kiln Tensor. Results are checked against the node's fake-tensor metadata (dtype and shape)
+by the converter, so an entry may leave the final cast to the converter, never a wrong shape.
+The entries live in _aten_pointwise.py and _aten_structure.py; this module owns the table, the
+dtype mapping and the helpers they share.
+"""
+import numpy as np
+import torch
+
+from .. import _kiln
+
+# op overload -> lowering function; filled by the @lowers decorators of the entry modules.
+TABLE = {}
+
+# Overloads with entries that compute nothing: views of their input. A partition made only of
+# these stays in eager PyTorch, where a view costs nothing.
+VIEW_OPS = set()
+
+_NUMPY_DTYPES = {
+    torch.float16: np.float16, torch.float32: np.float32, torch.float64: np.float64,
+    torch.int8: np.int8, torch.int16: np.int16, torch.int32: np.int32, torch.int64: np.int64,
+    torch.uint8: np.uint8, torch.bool: np.bool_,
+}
+
+
+def lowers(*overloads, view=False):
+    def register(function):
+        for overload in overloads:
+            if overload in TABLE:
+                raise RuntimeError(f"kiln.torch: two lowerings for {overload}")
+            TABLE[overload] = function
+            if view:
+                VIEW_OPS.add(overload)
+        return function
+    return register
+
+
+def numpy_dtype(dtype):
+    """The NumPy dtype kiln uses for a torch dtype; None when kiln has none (bfloat16, complex)."""
+    found = _NUMPY_DTYPES.get(dtype)
+    return None if found is None else np.dtype(found)
+
+
+def meta(node):
+    """The fake tensor (or tuple of them) Dynamo/AOTAutograd recorded for an FX node."""
+    return node.meta.get("val")
+
+
+class Unconvertible(Exception):
+    """This node (with these arguments) has no kiln lowering: it runs in eager PyTorch."""
+
+
+class LoweringContext:
+    """What the entries need beyond their arguments: the trace, and constants made in it."""
+
+    def __init__(self, trace):
+        self.trace = trace
+        self._anchor = None
+
+    def anchor(self):
+        """A tensor of this trace, for the builder calls that need one to know their trace."""
+        if self._anchor is None:
+            self._anchor = self.trace.constant(np.zeros((), np.int64))
+        return self._anchor
+
+    def full(self, shape, value, dtype):
+        """A constant tensor of a torch dtype (exact for integers past 2**53)."""
+        kind = numpy_dtype(dtype)
+        if kind is None:
+            raise Unconvertible(f"dtype {dtype}")
+        if isinstance(value, bool) or kind == np.bool_:
+            return _kiln.full(self.anchor(), list(shape), float(bool(value)), kind)
+        if isinstance(value, int) and kind.kind in "iu":
+            return _kiln.full_integer(self.anchor(), list(shape), int(np.int64(
+                value if kind.kind == "i" or value < 2**63 else value - 2**64)), kind)
+        return _kiln.full(self.anchor(), list(shape), float(value), kind)
+
+    def as_tensor(self, value, dtype):
+        """`value` (a kiln Tensor or a Python number) as a tensor of torch dtype `dtype`."""
+        if isinstance(value, _kiln.Tensor):
+            return cast(value, dtype)
+        if isinstance(value, (bool, int, float)):
+            return self.full((), value, dtype)
+        raise Unconvertible(f"operand {type(value).__name__}")
+
+
+def cast(tensor, dtype):
+    kind = numpy_dtype(dtype)
+    if kind is None:
+        raise Unconvertible(f"dtype {dtype}")
+    return tensor if np.dtype(tensor.dtype) == kind else _kiln.astype(tensor, kind)
+
+
+def out_dtype(node, index=None):
+    value = meta(node)
+    if index is not None:
+        value = value[index]
+    return value.dtype
+
+
+def out_shape(node, index=None):
+    value = meta(node)
+    if index is not None:
+        value = value[index]
+    return [int(extent) for extent in value.shape]
+
+
+def axis(dim, ndim):
+    """A torch dim (negative counts from the end; 0-d tensors accept 0 and -1) as an axis."""
+    if ndim == 0:
+        return 0
+    return dim + ndim if dim < 0 else dim
+
+
+def axes(dims, ndim):
+    """Reduction dims: None or [] mean all of them (as torch's sum/mean/amax do)."""
+    if dims is None or (isinstance(dims, (list, tuple)) and len(dims) == 0):
+        return list(range(ndim))
+    if isinstance(dims, int):
+        dims = [dims]
+    return sorted({axis(dim, ndim) for dim in dims})

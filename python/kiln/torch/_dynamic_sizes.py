@@ -1,0 +1,60 @@
+"""Graphs with dynamic sizes (SymInt inputs, symbolic tensor shapes), as Dynamo hands them over
+with dynamic=True or after it saw a size change. kiln's IR has no size symbols yet, so each
+distinct set of concrete sizes gets its own compilation (the graph re-traced by make_fx with the
+call's real tensors, every size a constant); KILN_LOGS=recompiles says when and why.
+"""
+import torch
+from torch.fx.experimental.proxy_tensor import make_fx
+
+from .. import _kiln
+from ._aten_table import meta
+
+
+def has_dynamic_sizes(graph_module):
+    for node in graph_module.graph.nodes:
+        if node.op != "placeholder":
+            continue
+        value = meta(node)
+        if isinstance(value, (torch.SymInt, torch.SymFloat, torch.SymBool)):
+            return True
+        if isinstance(value, torch.Tensor) and any(
+                not isinstance(extent, int) for extent in (*value.shape, *value.stride())):
+            return True
+    return False
+
+
+def _size_key(args):
+    return tuple((tuple(arg.shape), arg.stride(), arg.dtype) if isinstance(arg, torch.Tensor)
+                 else (type(arg), arg) for arg in args)
+
+
+class SizeSpecializedGraph:
+    """Compiles `graph_module` for the sizes of each call (once per distinct sizes)."""
+
+    def __init__(self, graph_module, compile_static, name):
+        self._boxed_call = True  # instance attribute: wrappers copy __dict__
+        self.graph_module = graph_module
+        self.compile_static = compile_static
+        self.name = name
+        self.variants = {}
+
+    def __call__(self, args):
+        key = _size_key(args)
+        compiled = self.variants.get(key)
+        if compiled is None:
+            if _kiln.log_enabled("recompiles"):
+                sizes = ", ".join(str(tuple(arg.shape)) if isinstance(arg, torch.Tensor)
+                                  else repr(arg) for arg in args)
+                _kiln.log("recompiles", f"torch graph {self.name} compiles for sizes {sizes} "
+                          f"(variant {len(self.variants) + 1}): kiln has no size symbols yet")
+            detached = [arg.detach() if isinstance(arg, torch.Tensor) else arg for arg in args]
+            static = make_fx(self.graph_module, tracing_mode="fake")(*detached)
+            placeholders = [node for node in static.graph.nodes if node.op == "placeholder"]
+            for placeholder, arg in zip(placeholders, detached):
+                if not isinstance(arg, torch.Tensor):  # a size, now a constant of this variant
+                    placeholder.meta["val"] = arg
+            compiled = self.compile_static(static, detached)
+            self.variants[key] = compiled
+        if getattr(compiled, "_boxed_call", False):
+            return compiled(list(args))
+        return compiled(*args)

@@ -1,0 +1,253 @@
+"""An ATen FX graph as one kiln graph, and the compiled result as a callable on torch tensors.
+
+Inputs are read in place (torch tensor -> NumPy view of the same memory -> kiln), results come
+back as torch tensors that own kiln's memory (NumPy array -> torch.from_numpy): no copy either
+way. A graph is compiled for the strides of its example inputs; a call with other strides
+compiles (once) for those.
+"""
+import operator
+import re
+
+import numpy as np
+import torch
+
+from .. import _kiln
+from . import _aten_pointwise, _aten_structure  # noqa: F401  (they fill the table)
+from ._aten_table import TABLE, LoweringContext, Unconvertible, meta, numpy_dtype
+
+_FRAME = re.compile(r'File "([^"]+)", line (\d+)')
+
+
+def source_line(node):
+    """The user's file:line that produced an FX node (the innermost frame Dynamo recorded)."""
+    trace = node.meta.get("stack_trace") or ""
+    frames = _FRAME.findall(trace)
+    if not frames:
+        return ""
+    path, line = frames[-1]
+    return f"{path}:{line}"
+
+
+def describe(node):
+    where = source_line(node)
+    return f"{node.target}" + (f" at {where}" if where else "")
+
+
+def tensor_dtype_supported(value):
+    return not isinstance(value, torch.Tensor) or numpy_dtype(value.dtype) is not None
+
+
+def static_sizes(value):
+    """Whether a tensor's sizes are numbers (not symbols, e.g. nonzero's data-dependent count)."""
+    return all(type(extent) is int for extent in value.shape)
+
+
+def node_supported(node):
+    """Whether the conversion table has an entry for this node and kiln has its dtypes; the
+    entry itself may still refuse its arguments (Unconvertible)."""
+    if node.op != "call_function":
+        return False
+    if node.target is operator.getitem:
+        return True
+    if node.target not in TABLE:
+        return False
+    values = meta(node)
+    outputs = values if isinstance(values, (tuple, list)) else [values]
+    if not all(isinstance(value, torch.Tensor) and tensor_dtype_supported(value)
+               and static_sizes(value) for value in outputs):
+        return False
+    return all(tensor_dtype_supported(meta(operand)) for operand in node.all_input_nodes)
+
+
+class UnconvertibleNode(Exception):
+    def __init__(self, node, reason):
+        super().__init__(f"{describe(node)}: {reason}" if node is not None else reason)
+        self.node, self.reason = node, reason
+
+
+def _map_arguments(value, converted):
+    if isinstance(value, torch.fx.Node):
+        return converted[value]
+    if isinstance(value, (list, tuple)):
+        return type(value)(_map_arguments(item, converted) for item in value)
+    if isinstance(value, dict):
+        return {key: _map_arguments(item, converted) for key, item in value.items()}
+    return value
+
+
+def _check_result(node, result):
+    """The entry's result against the shape and dtype torch recorded; casts a dtype that the
+    entry left to be cast, rejects a shape that differs (a bug in the entry, named)."""
+    expected = meta(node)
+    if isinstance(expected, (tuple, list)):
+        if not isinstance(result, tuple) or len(result) != len(expected):
+            raise UnconvertibleNode(node, "the entry returned the wrong number of results")
+        return tuple(_check_result_one(node, item, want) for item, want in zip(result, expected))
+    return _check_result_one(node, result, expected)
+
+
+def _check_result_one(node, result, expected):
+    shape = tuple(int(extent) for extent in expected.shape)
+    if tuple(result.shape) != shape:
+        raise UnconvertibleNode(node, f"kiln's result has shape {tuple(result.shape)}, torch's "
+                                       f"{shape} (a bug in kiln's conversion table)")
+    kind = numpy_dtype(expected.dtype)
+    return result if np.dtype(result.dtype) == kind else _kiln.astype(result, kind)
+
+
+def trace_graph(graph_module, on_refusal=None):
+    """Records the FX graph in a new kiln Trace. Returns (trace, (outputs, output plan,
+    single)): the plan says per FX output whether it is kiln output k, graph input k passed
+    through, or a constant.
+
+    Without `on_refusal`, a node kiln cannot convert raises UnconvertibleNode. With it, the
+    node is reported (`on_refusal(node, reason)`) and the trace goes on as if its result were
+    a graph input: one pass finds every node that must stay in eager PyTorch."""
+    trace = _kiln.Trace()
+    context = LoweringContext(trace)
+    converted = {}
+    placeholders = [node for node in graph_module.graph.nodes if node.op == "placeholder"]
+    for node in graph_module.graph.nodes:
+        if node.op == "output":  # a tolerant trace is only for its refusals: no outputs
+            return trace, None if on_refusal else _output_plan(node, converted, placeholders)
+        try:
+            if node.op == "placeholder":
+                converted[node] = _input(trace, node)
+                continue
+            if node.op != "call_function":
+                raise UnconvertibleNode(node, f"FX node kind {node.op}")
+            for operand in node.all_input_nodes:
+                if operand not in converted:  # refused before: its result comes from PyTorch
+                    converted[operand] = _input(trace, operand)
+            converted[node] = _lower(context, node, converted)
+        except (UnconvertibleNode, ValueError, TypeError, IndexError, _kiln.Unsupported) as error:
+            if on_refusal is None:
+                raise
+            if node.op != "placeholder":  # an input kiln cannot read refuses its users
+                on_refusal(node, error.reason if isinstance(error, UnconvertibleNode) else
+                           f"kiln refused it: {error}")
+    raise UnconvertibleNode(None, "the graph has no output node")
+
+
+def _input(trace, node):
+    value = meta(node)
+    if isinstance(value, (int, float, bool)) and node.op == "placeholder":
+        return value  # a size the graph was specialised for (_dynamic_sizes.py)
+    if not isinstance(value, torch.Tensor):
+        raise UnconvertibleNode(node, "a graph input that is not a tensor (a dynamic size?)")
+    kind = numpy_dtype(value.dtype)
+    if kind is None:
+        raise UnconvertibleNode(node, f"kiln has no dtype {value.dtype}")
+    if not static_sizes(value):
+        raise UnconvertibleNode(node, "a size that depends on the data")
+    trace.location = source_line(node)
+    return trace.input(kind, [int(extent) for extent in value.shape])
+
+
+def _lower(context, node, converted):
+    context.trace.location = source_line(node)
+    args = _map_arguments(node.args, converted)
+    kwargs = _map_arguments(node.kwargs, converted)
+    if node.target is operator.getitem:
+        return args[0][args[1]]
+    lowering = TABLE.get(node.target)
+    if lowering is None or not node_supported(node):
+        raise UnconvertibleNode(node, "not in kiln's conversion table" if lowering is None
+                                 else "a dtype kiln does not have, or a data-dependent size")
+    try:
+        result = lowering(context, node, *args, **kwargs)
+    except Unconvertible as error:
+        raise UnconvertibleNode(node, str(error)) from None
+    return _check_result(node, result)
+
+
+def _output_plan(output_node, converted, placeholders):
+    results = output_node.args[0]
+    single = not isinstance(results, (list, tuple))
+    results = [results] if single else list(results)
+    outputs, plan = [], []
+    input_position = {node: position for position, node in enumerate(placeholders)}
+    for result in results:
+        if isinstance(result, torch.fx.Node) and result in input_position:
+            plan.append(("input", input_position[result]))
+        elif isinstance(result, torch.fx.Node):
+            plan.append(("kiln", len(outputs)))
+            outputs.append(converted[result])
+        else:
+            plan.append(("constant", result))
+    return outputs, plan, single
+
+
+def _element_strides(tensor):
+    """kiln's stride spec of a torch tensor: [] when contiguous, else its element strides."""
+    return [] if tensor.is_contiguous() else list(tensor.stride())
+
+
+def as_numpy(tensor):
+    """A NumPy view of a CPU tensor's memory (no copy)."""
+    if tensor.requires_grad:
+        tensor = tensor.detach()
+    return tensor.numpy()
+
+
+class CompiledGraph:
+    """An FX graph compiled by kiln. Called with a list of torch tensors (AOTAutograd's boxed
+    convention: `_boxed_call`), returns a list of torch tensors."""
+
+    def __init__(self, graph_module, example_inputs, options, name="graph"):
+        # An instance attribute: wrappers (functools.wraps) copy __dict__, not class attributes.
+        self._boxed_call = True
+        self.graph_module = graph_module
+        self.options = options
+        self.name = name
+        self.layouts = {}  # input strides -> Compiled
+        self.tensor_positions = [
+            position for position, node in enumerate(
+                node for node in graph_module.graph.nodes if node.op == "placeholder")
+            if isinstance(meta(node), torch.Tensor)]
+        self.compiled = self._compile(example_inputs)
+
+    def _compile(self, inputs):
+        inputs = [inputs[position] for position in self.tensor_positions]
+        strides = [_element_strides(tensor) for tensor in inputs]
+        key = tuple(tuple(item) for item in strides)
+        found = self.layouts.get(key)
+        if found is not None:
+            return found
+        trace, (outputs, plan, single) = trace_graph(self.graph_module)
+        self.plan, self.single = plan, single
+        if not outputs:  # only inputs and constants come out: nothing for kiln to run
+            compiled = None
+        else:
+            compiled = _kiln.compile_graph(trace, outputs, strides, self.options)
+            if _kiln.log_enabled("perf"):
+                _kiln.log("perf", f"torch graph {self.name}: {compiled.op_count} ops, "
+                          f"{compiled.kernel_count} kernels, compiled in "
+                          f"{compiled.compile_seconds * 1e3:.1f} ms")
+        self.layouts[key] = compiled
+        return compiled
+
+    def __call__(self, args):
+        compiled = self.compiled
+        results = []
+        if compiled is not None:
+            arrays = [as_numpy(args[position]) for position in self.tensor_positions]
+            try:
+                results = compiled.run(arrays)
+            except ValueError as error:
+                if "strides" not in str(error):
+                    raise
+                results = self._compile(args).run(arrays)
+        outputs = []
+        for kind, value in self.plan:
+            if kind == "kiln":
+                outputs.append(torch.from_numpy(results[value]))
+            elif kind == "input":
+                outputs.append(args[value])
+            else:
+                outputs.append(value)
+        return outputs
+
+    @property
+    def kernel_count(self):
+        return sum(c.kernel_count for c in self.layouts.values() if c is not None)

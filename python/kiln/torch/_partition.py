@@ -1,0 +1,93 @@
+"""Graphs with ops kiln cannot convert: the convertible parts become kiln graphs, the rest runs
+in eager PyTorch between them (what KILN_LOGS=graph_breaks reports, op and source line).
+
+One tolerant trace finds every node kiln refuses (not in the table, a dtype kiln lacks, or
+arguments its entry refuses); torch.fx's capability partitioner groups the others into
+maximal convex subgraphs; each becomes a CompiledGraph called from the outer GraphModule.
+"""
+import operator
+
+import torch
+from torch.fx.passes.infra.partitioner import CapabilityBasedPartitioner
+from torch.fx.passes.operator_support import OperatorSupportBase
+
+from .. import _kiln
+from ._aten_table import VIEW_OPS, meta
+from ._dynamic_sizes import SizeSpecializedGraph, has_dynamic_sizes
+from ._lowering import CompiledGraph, UnconvertibleNode, describe, trace_graph
+
+
+class _Convertible(OperatorSupportBase):
+    def __init__(self, refused):
+        super().__init__()
+        self.refused = refused
+
+    def is_node_supported(self, submodules, node):
+        return node.op == "call_function" and node not in self.refused
+
+
+class _CompiledPartition(torch.nn.Module):
+    """A fused partition's submodule replaced by its kiln graph (called with unboxed args)."""
+
+    def __init__(self, compiled):
+        super().__init__()
+        self.compiled = compiled
+
+    def forward(self, *args):
+        outputs = self.compiled(list(args))
+        return outputs[0] if self.compiled.single else tuple(outputs)
+
+
+def refused_nodes(graph_module):
+    """{node: reason} for every node that must run in eager PyTorch."""
+    refused = {}
+    trace_graph(graph_module, on_refusal=lambda node, reason: refused.setdefault(node, reason))
+    return refused
+
+
+def _computes_something(partition):
+    return any(node.target not in VIEW_OPS and node.target is not operator.getitem
+               for node in partition.nodes)
+
+
+def compile_graph_module(graph_module, example_inputs, options, unsupported_ops, name):
+    """A callable for an ATen graph: one kiln graph when kiln converts every node, else the
+    graph partitioned between kiln and eager PyTorch."""
+    if has_dynamic_sizes(graph_module):
+        return SizeSpecializedGraph(
+            graph_module, lambda static, inputs: compile_graph_module(
+                static, inputs, options, unsupported_ops, name), name)
+    refused = refused_nodes(graph_module)
+    if not refused:
+        return CompiledGraph(graph_module, example_inputs, options, name)
+    reasons = [f"{describe(node)} runs in eager PyTorch: {reason}"
+               for node, reason in refused.items()]
+    if unsupported_ops == "error":
+        raise _kiln.Unsupported("kiln cannot compile every op of this graph "
+                                "(options={'unsupported_ops': 'error'}):\n  "
+                                + "\n  ".join(reasons))
+    if _kiln.log_enabled("graph_breaks"):
+        for reason in reasons:
+            _kiln.log("graph_breaks", reason)
+    partitioner = CapabilityBasedPartitioner(graph_module, _Convertible(refused),
+                                             allows_single_node_partition=True)
+    partitions = [partition for partition in partitioner.propose_partitions()
+                  if _computes_something(partition)]
+    fused = partitioner.fuse_partitions(partitions, prefix="kiln_part_")
+    for node in list(fused.graph.nodes):
+        if node.op != "call_module" or not node.target.startswith("kiln_part_"):
+            continue
+        submodule = getattr(fused, node.target)
+        placeholders = [item for item in submodule.graph.nodes if item.op == "placeholder"]
+        for placeholder, argument in zip(placeholders, node.args):
+            placeholder.meta.setdefault("val", meta(argument))
+        examples = [meta(argument) for argument in node.args]
+        try:
+            compiled = CompiledGraph(submodule, examples, options, f"{name}/{node.target}")
+        except UnconvertibleNode as error:  # the tolerant trace missed it: stay eager
+            if _kiln.log_enabled("graph_breaks"):
+                _kiln.log("graph_breaks", f"{node.target} runs in eager PyTorch: {error}")
+            continue
+        setattr(fused, node.target, _CompiledPartition(compiled))
+    fused.recompile()
+    return fused

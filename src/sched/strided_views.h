@@ -1,0 +1,29 @@
+// Operands of extern calls read in place: a chain of view ops (permute, slice, broadcast,
+// reshape) over a value that has a buffer is one strided view of that buffer, so BLAS reads
+// `x.T` or `w[:, :k]` where it lies instead of a copy made by a kernel first (a linear layer's
+// transposed weight, torch's `addmm(b, x, w.t())`, would otherwise be copied on every call).
+#pragma once
+#include <optional>
+#include <vector>
+
+#include "ir/graph.h"
+
+namespace kiln::sched {
+
+// An operand as the extern call reads it: `offset` elements into its buffer, then `shape` with
+// element `strides` (zero for broadcast dimensions).
+struct StridedView {
+  int64_t offset = 0;
+  std::vector<int64_t> shape, strides;
+  bool operator==(const StridedView& other) const = default;
+};
+
+// The value under the chain of view ops that ends at `id` (`id` itself when it is no view).
+ir::ValueId view_base(const ir::Graph& graph, ir::ValueId id);
+
+// `id` as a view of `view_base(graph, id)`, whose buffer has `base_strides`; nullopt when a
+// reshape in the chain cannot be expressed with strides (it would need a copy).
+std::optional<StridedView> strided_view(const ir::Graph& graph, ir::ValueId id,
+                                        const std::vector<int64_t>& base_strides);
+
+}  // namespace kiln::sched

@@ -1,0 +1,191 @@
+"""torch.compile(backend="kiln"): registration, modes and options, inference and training
+graphs against eager PyTorch, partitions around ops kiln cannot convert, tensors in and out."""
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import torch
+
+import kiln
+import kiln.torch
+
+
+@pytest.fixture(autouse=True)
+def fresh_dynamo():
+    torch._dynamo.reset()
+    yield
+    torch._dynamo.reset()
+
+
+def mlp(dtype=torch.float32):
+    torch.manual_seed(0)
+    return torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.ReLU(),
+                               torch.nn.Linear(32, 8), torch.nn.GELU()).to(dtype)
+
+
+def test_entry_point_registers_the_backend_without_importing_kiln(tmp_path):
+    script = ("import torch, sys\n"
+              "f = torch.compile(lambda x: torch.sin(x) + torch.cos(x), backend='kiln')\n"
+              "x = torch.randn(5)\n"
+              "assert torch.allclose(f(x), torch.sin(x) + torch.cos(x))\n"
+              "print('kiln' in sys.modules)\n")
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                            env={**os.environ, "KILN_CACHE_DIR": str(tmp_path)}, timeout=300)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "True"  # loaded through the entry point
+
+
+@pytest.mark.parametrize("mode", ["default", "reduce-overhead", "max-autotune"])
+def test_mlp_inference_matches_eager_in_each_mode(mode):
+    model = mlp().eval()
+    compiled = torch.compile(model, backend="kiln", mode=mode)
+    x = torch.randn(4, 16)
+    with torch.no_grad():
+        for _ in range(2):
+            torch.testing.assert_close(compiled(x), model(x))
+
+
+def test_backend_as_a_callable_and_options_reach_kiln():
+    model = mlp().eval()
+    compiled = torch.compile(model, backend=kiln.torch.backend,
+                             options={"num_threads": 1, "allow_reassociation": False})
+    x = torch.randn(3, 16)
+    with torch.no_grad():
+        torch.testing.assert_close(compiled(x), model(x))
+
+
+def test_unknown_option_and_mode_are_clear_errors():
+    x = torch.randn(3)
+    with pytest.raises(Exception, match="unknown option 'no_such_option'"):
+        torch.compile(torch.sin, backend="kiln", options={"no_such_option": 1})(x)
+    torch._dynamo.reset()
+    with pytest.raises(Exception, match="unknown mode"):
+        torch.compile(torch.sin, backend="kiln", mode="fastest")(x)
+
+
+def test_unsupported_op_runs_eagerly_between_kiln_parts_and_is_logged(capfd):
+    def f(x):
+        y = torch.sin(x) * 2
+        z = torch.linalg.det(y)  # not in kiln's table
+        return torch.cos(z) + y.sum(dim=(1, 2))
+
+    x = torch.randn(3, 4, 4, dtype=torch.float64)
+    kiln.set_logs("graph_breaks")
+    try:
+        result = torch.compile(f, backend="kiln")(x)
+    finally:
+        kiln.set_logs("")
+    torch.testing.assert_close(result, f(x))
+    err = capfd.readouterr().err
+    assert "runs in eager PyTorch" in err and "linalg" in err
+    assert "test_torch_backend.py" in err  # the user's source line
+
+
+def test_unsupported_ops_error_option_raises_naming_the_op():
+    def f(x):
+        return torch.linalg.det(torch.sin(x))
+
+    compiled = torch.compile(f, backend="kiln", options={"unsupported_ops": "error"})
+    with pytest.raises(Exception, match="linalg"):
+        compiled(torch.randn(2, 3, 3))
+
+
+def test_bfloat16_graph_falls_back_to_eager_with_the_right_answer():
+    x = torch.randn(8, dtype=torch.bfloat16)
+    result = torch.compile(lambda t: torch.sin(t) * 3, backend="kiln")(x)
+    torch.testing.assert_close(result, torch.sin(x) * 3)
+
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.int64, torch.int32, torch.bool])
+def test_dtypes_and_torch_promotion(dtype):
+    def f(a, b):
+        return (a + b) * 2, a > b, (a * 0.5).sum(), torch.where(a > 0, a, b)
+
+    torch.manual_seed(1)
+    a = (torch.randn(5, 3) * 10).to(dtype)
+    b = (torch.randn(3) * 10).to(dtype)
+    got = torch.compile(f, backend="kiln")(a, b)
+    want = f(a, b)
+    for g, w in zip(got, want):
+        assert g.dtype == w.dtype
+        torch.testing.assert_close(g, w)
+
+
+def test_zero_dim_tensors_and_python_scalars():
+    f = torch.compile(lambda x, s: torch.sin(x) + torch.cos(x) * s, backend="kiln")
+    x = torch.tensor(0.3)
+    torch.testing.assert_close(f(x, 2.5), torch.sin(x) + torch.cos(x) * 2.5)
+
+
+def test_inputs_are_read_in_place_and_outputs_share_kilns_memory():
+    f = torch.compile(lambda x: x.t() * 2 + 1, backend="kiln")
+    base = torch.randn(6, 4)
+    x = base[:, 1:3]  # strided, not contiguous
+    torch.testing.assert_close(f(x), x.t() * 2 + 1)
+    y = base.t()  # other strides: compiled once more, still right
+    torch.testing.assert_close(f(y), y.t() * 2 + 1)
+
+
+def test_views_of_inputs_as_outputs():
+    def f(x):
+        return x.view(2, -1), x.t(), x + 1
+
+    x = torch.randn(4, 6)
+    got = torch.compile(f, backend="kiln")(x)
+    for g, w in zip(got, f(x)):
+        torch.testing.assert_close(g, w)
+
+
+def test_mlp_training_gradients_match_eager():
+    model = mlp(torch.float64)
+    reference = mlp(torch.float64)
+    compiled = torch.compile(model, backend="kiln")
+    x = torch.randn(5, 16, dtype=torch.float64)
+    compiled(x).square().mean().backward()
+    reference(x).square().mean().backward()
+    for got, want in zip(model.parameters(), reference.parameters()):
+        torch.testing.assert_close(got.grad, want.grad)
+
+
+@pytest.mark.parametrize("optimizer", ["sgd", "adamw"])
+def test_twenty_training_steps_match_eager(optimizer):
+    def run(compile_model):
+        model = mlp()
+        forward = torch.compile(model, backend="kiln") if compile_model else model
+        if optimizer == "sgd":
+            opt = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
+        else:
+            opt = torch.optim.AdamW(model.parameters(), lr=0.01)
+        torch.manual_seed(3)
+        data = [(torch.randn(8, 16), torch.randn(8, 8)) for _ in range(20)]
+        losses = []
+        for x, target in data:
+            opt.zero_grad()
+            loss = torch.nn.functional.mse_loss(forward(x), target)
+            loss.backward()
+            opt.step()
+            losses.append(loss.item())
+        return np.array(losses)
+
+    np.testing.assert_allclose(run(True), run(False), rtol=1e-4, atol=1e-5)
+
+
+def test_one_compilation_serves_repeated_calls():
+    counts = []
+    original = kiln.torch._backend.compile_graph_module
+
+    def counting(*args, **kwargs):
+        counts.append(1)
+        return original(*args, **kwargs)
+
+    kiln.torch._backend.compile_graph_module = counting
+    try:
+        f = torch.compile(lambda x: torch.tanh(x) * x, backend="kiln")
+        for _ in range(5):
+            x = torch.randn(7)
+            torch.testing.assert_close(f(x), torch.tanh(x) * x)
+    finally:
+        kiln.torch._backend.compile_graph_module = original
+    assert len(counts) == 1
