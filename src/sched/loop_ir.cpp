@@ -112,8 +112,17 @@ std::string print_program(const Program& program) {
   }
   for (const Step& step : program.steps) {
     if (step.kind == StepKind::Extern) {
-      out << "extern " << ir::op_name(step.call.op) << "(b" << step.call.inputs[0] << ", b"
-          << step.call.inputs[1] << ") -> b" << step.call.output << "\n";
+      out << "extern " << ir::op_name(step.call.op) << "(";
+      for (size_t k = 0; k < step.call.inputs.size(); ++k)
+        out << (k ? ", b" : "b") << step.call.inputs[k];
+      out << ")";
+      if (!step.call.parameters.empty()) {
+        out << " [";
+        for (size_t k = 0; k < step.call.parameters.size(); ++k)
+          out << (k ? ", " : "") << step.call.parameters[k];
+        out << "]";
+      }
+      out << " -> b" << step.call.output << "\n";
       continue;
     }
     if (step.kind == StepKind::LoopBegin) {

@@ -139,6 +139,9 @@ struct ExternCall {
   Op op = Op::matmul;
   std::vector<int32_t> inputs;  // buffers
   int32_t output = -1;
+  // The op's integer attributes. convolution: strides, padding, dilation (one per spatial
+  // dimension each), then groups.
+  std::vector<int64_t> parameters;
 };
 
 // A graph `loop` (ir/loop.h) is a run of steps between LoopBegin and LoopEnd: LoopBegin reads

@@ -119,6 +119,7 @@ std::set<ValueId> initial_materialized(const ir::Graph& graph) {
         result.insert(id);
         break;
       case ir::Op::matmul:  // extern: operands and result live in buffers
+      case ir::Op::convolution:
         result.insert(id);
         result.insert(node.inputs.begin(), node.inputs.end());
         break;

@@ -9,7 +9,7 @@ using ir::ByteReader;
 using ir::ByteWriter;
 
 constexpr uint32_t kProgramMagic = 0x4b505247;  // "GRPK"
-constexpr uint32_t kProgramVersion = 4;
+constexpr uint32_t kProgramVersion = 5;  // 5: extern call parameters
 constexpr int kMaxNesting = 256;  // statements nest this deep at most (recursion bound)
 
 void put_expr(ByteWriter& out, const Expr& e) {
@@ -137,6 +137,7 @@ class ProgramReader {
       step.call.op = op();
       step.call.inputs = buffer_ids();
       step.call.output = buffer_id();
+      step.call.parameters = in_.get_vector<int64_t>();
       step.loop.start = buffer_id();
       step.loop.stop = buffer_id();
       step.loop.start_value = in_.get<int64_t>();
@@ -384,6 +385,7 @@ std::string serialize_program(const Program& p, ConstantBytes constants) {
     out.put(static_cast<uint16_t>(step.call.op));
     out.put_vector(step.call.inputs);
     out.put(step.call.output);
+    out.put_vector(step.call.parameters);
     out.put(step.loop.start);
     out.put(step.loop.stop);
     out.put(step.loop.start_value);
