@@ -3,6 +3,7 @@
 #include <array>
 #include <utility>
 
+#include "extern/convolution.h"
 #include "extern/matmul.h"
 #include "kiln/error.h"
 
@@ -20,11 +21,23 @@ void run_matmul(const sched::ExternCall& call, const std::vector<sched::Buffer>&
          table[call.output], buffers[static_cast<size_t>(call.output)].shape);
 }
 
+void run_convolution(const sched::ExternCall& call, const std::vector<sched::Buffer>& buffers,
+                     char* const* table) {
+  StridedOperand input = operand(buffers, table, call.inputs[0]);
+  std::optional<StridedOperand> bias;
+  if (call.inputs.size() > 2) bias = operand(buffers, table, call.inputs[2]);
+  ConvolutionParameters parameters =
+      convolution_parameters(call.parameters, input.shape.size() - 2);
+  convolution(input, operand(buffers, table, call.inputs[1]), bias, parameters,
+              table[call.output]);
+}
+
 using ExternFunction = void (*)(const sched::ExternCall&, const std::vector<sched::Buffer>&,
                                 char* const*);
 
-constexpr std::array<std::pair<ir::Op, ExternFunction>, 1> kExternCalls = {{
+constexpr std::array<std::pair<ir::Op, ExternFunction>, 2> kExternCalls = {{
     {ir::Op::matmul, run_matmul},
+    {ir::Op::convolution, run_convolution},
 }};
 
 ExternFunction find(ir::Op op) {
