@@ -1,10 +1,9 @@
 #include "extern/convolution.h"
 
-#include <oneapi/dnnl/dnnl.hpp>
-
 #include <map>
 #include <memory>
 #include <mutex>
+#include <oneapi/dnnl/dnnl.hpp>
 #include <string>
 #include <unordered_map>
 
@@ -103,8 +102,10 @@ memory::dims to_dims(const std::vector<int64_t>& values) {
 // broadcast or flipped input) cannot be described; such an operand is copied first.
 bool describable(StridedOperand& operand) {
   for (size_t d = 0; d < operand.shape.size(); ++d) {
-    if (operand.shape[d] == 1) operand.strides[d] = 1;
-    else if (operand.strides[d] <= 0) return false;
+    if (operand.shape[d] == 1)
+      operand.strides[d] = 1;
+    else if (operand.strides[d] <= 0)
+      return false;
   }
   return true;
 }
@@ -170,9 +171,8 @@ std::vector<int64_t> problem_key(const StridedOperand& input, const StridedOpera
                                  const std::optional<StridedOperand>& bias,
                                  const ConvolutionGeometry& g) {
   std::vector<int64_t> key{static_cast<int64_t>(g.spatial_rank()), g.groups, bias ? 1 : 0};
-  for (const std::vector<int64_t>* list :
-       {&input.shape, &input.strides, &weight.shape, &weight.strides, &g.strides, &g.padding,
-        &g.dilation})
+  for (const std::vector<int64_t>* list : {&input.shape, &input.strides, &weight.shape,
+                                           &weight.strides, &g.strides, &g.padding, &g.dilation})
     key.insert(key.end(), list->begin(), list->end());
   if (bias) key.push_back(bias->strides[0]);
   return key;
@@ -198,8 +198,8 @@ std::shared_ptr<Primitives> create_primitives(dnnl::engine& engine, const Stride
   const std::vector<int64_t> output_shape = g.output_shape();
   p->input_desc = memory::desc(to_dims(input.shape), f32, to_dims(input.strides));
   p->weight_desc = weight_desc(weight, g.groups);
-  p->output_desc = memory::desc(to_dims(output_shape), f32, to_dims(ir::contiguous_strides(
-                                                                 ir::from_ints(output_shape))));
+  p->output_desc = memory::desc(to_dims(output_shape), f32,
+                                to_dims(ir::contiguous_strides(ir::from_ints(output_shape))));
   memory::desc any_input(to_dims(input.shape), f32, memory::format_tag::any);
   memory::desc any_weight(p->weight_desc.dims(), f32, memory::format_tag::any);
   memory::desc any_output(to_dims(output_shape), f32, memory::format_tag::any);
@@ -217,8 +217,8 @@ std::shared_ptr<Primitives> create_primitives(dnnl::engine& engine, const Stride
                                              to_dims(g.padding));
   dnnl::convolution_forward::primitive_desc primitive(desc, engine);
   p->convolution = dnnl::convolution_forward(primitive);
-  plan_reorder(engine, p->input_desc, primitive.src_desc(), primitive.src_desc(),
-               p->input_reorder, p->input_memory);
+  plan_reorder(engine, p->input_desc, primitive.src_desc(), primitive.src_desc(), p->input_reorder,
+               p->input_memory);
   plan_reorder(engine, p->weight_desc, primitive.weights_desc(), primitive.weights_desc(),
                p->weight_reorder, p->weight_memory);
   if (bias) {

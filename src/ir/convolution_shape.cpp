@@ -31,22 +31,24 @@ std::string convolution_geometry(const std::vector<int64_t>& input_shape,
                                  const std::vector<int64_t>& padding,
                                  const std::vector<int64_t>& dilation, int64_t groups,
                                  ConvolutionGeometry& geometry) {
-  const std::string shapes = "input " + list_text(input_shape) + ", weight " +
-                             list_text(weight_shape);
+  const std::string shapes =
+      "input " + list_text(input_shape) + ", weight " + list_text(weight_shape);
   if (input_shape.size() < 3 || input_shape.size() > 2 + kMaxConvolutionSpatialRank)
     return "the input must have rank 3, 4 or 5 (batch, channels, 1 to 3 spatial dimensions); "
-           "got " + shapes;
+           "got " +
+           shapes;
   if (weight_shape.size() != input_shape.size())
     return "the weight must have the input's rank (out channels, in channels / groups, kernel "
-           "sizes); got " + shapes;
+           "sizes); got " +
+           shapes;
   const size_t rank = input_shape.size() - 2;
   std::optional<std::vector<int64_t>> stride_list = expanded(strides, rank);
   std::optional<std::vector<int64_t>> padding_list = expanded(padding, rank);
   std::optional<std::vector<int64_t>> dilation_list = expanded(dilation, rank);
   if (!stride_list || !padding_list || !dilation_list)
     return "strides " + list_text(strides) + ", padding " + list_text(padding) + " and dilation " +
-           list_text(dilation) + " need one entry (or " + std::to_string(rank) +
-           ") for the " + std::to_string(rank) + " spatial dimensions of " + shapes;
+           list_text(dilation) + " need one entry (or " + std::to_string(rank) + ") for the " +
+           std::to_string(rank) + " spatial dimensions of " + shapes;
   for (size_t d = 0; d < rank; ++d) {
     if ((*stride_list)[d] < 1) return "strides must be positive, got " + list_text(strides);
     if ((*dilation_list)[d] < 1) return "dilation must be positive, got " + list_text(dilation);
@@ -62,9 +64,11 @@ std::string convolution_geometry(const std::vector<int64_t>& input_shape,
   geometry.out_channels = weight_shape[0];
   geometry.groups = groups;
   if (geometry.in_channels != weight_shape[1] * groups)
-    return "the input has " + std::to_string(geometry.in_channels) + " channels, but the weight "
-           "expects " + std::to_string(weight_shape[1]) + " per group times " +
-           std::to_string(groups) + " groups (" + shapes + ")";
+    return "the input has " + std::to_string(geometry.in_channels) +
+           " channels, but the weight "
+           "expects " +
+           std::to_string(weight_shape[1]) + " per group times " + std::to_string(groups) +
+           " groups (" + shapes + ")";
   if (geometry.out_channels % groups != 0)
     return "the weight's " + std::to_string(geometry.out_channels) +
            " output channels are not divisible by " + std::to_string(groups) + " groups (" +

@@ -18,9 +18,9 @@ struct ConvolutionGeometry {
   int64_t in_channels = 0;   // C, all groups
   int64_t out_channels = 0;  // O, all groups
   int64_t groups = 1;
-  std::vector<int64_t> input_size;   // spatial
-  std::vector<int64_t> kernel_size;  // spatial
-  std::vector<int64_t> output_size;  // spatial
+  std::vector<int64_t> input_size;                  // spatial
+  std::vector<int64_t> kernel_size;                 // spatial
+  std::vector<int64_t> output_size;                 // spatial
   std::vector<int64_t> strides, padding, dilation;  // one per spatial dimension
 
   size_t spatial_rank() const { return input_size.size(); }

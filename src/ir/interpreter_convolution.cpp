@@ -55,8 +55,8 @@ Array evaluate_convolution(const Node& node, const std::vector<Array>& operands)
         const int64_t group = o / group_out;
         std::fill(position.begin(), position.end(), 0);
         do {
-          double sum = bias ? static_cast<double>(load<Traits>(bias->data, o * bias->strides[0]))
-                            : 0.0;
+          double sum =
+              bias ? static_cast<double>(load<Traits>(bias->data, o * bias->strides[0])) : 0.0;
           for (int64_t c = 0; c < group_in && !has_zero(g.kernel_size); ++c) {
             const int64_t channel = group * group_in + c;
             std::fill(tap.begin(), tap.end(), 0);

@@ -75,24 +75,24 @@ TEST_F(ConvolutionBuilder, UserErrorsNameTheOpAndLine) {
                ErrorKind::Value, {"convolution", "model.py:12", "rank"});
   expect_error([&] { builder.convolution(x, matrix, std::nullopt, {1}, {0}, {1}, 1); },
                ErrorKind::Value, {"convolution", "rank"});
-  expect_error([&] { builder.convolution(x, w, std::nullopt, {1}, {0}, {1}, 2); },
-               ErrorKind::Value, {"convolution", "channels", "groups"});
-  expect_error([&] { builder.convolution(x, w, std::nullopt, {1}, {0}, {1}, 4); },
-               ErrorKind::Value, {"channels"});
+  expect_error([&] { builder.convolution(x, w, std::nullopt, {1}, {0}, {1}, 2); }, ErrorKind::Value,
+               {"convolution", "channels", "groups"});
+  expect_error([&] { builder.convolution(x, w, std::nullopt, {1}, {0}, {1}, 4); }, ErrorKind::Value,
+               {"channels"});
   expect_error([&] { builder.convolution(ints, w, std::nullopt, {1}, {0}, {1}, 1); },
                ErrorKind::Type, {"convolution", "int32", "float32 or float64"});
   expect_error([&] { builder.convolution(x, doubles, std::nullopt, {1}, {0}, {1}, 1); },
                ErrorKind::Type, {"float64", "float32"});
   expect_error([&] { builder.convolution(x, w, bias, {1}, {0}, {1}, 1); }, ErrorKind::Value,
                {"bias", "(6,)"});
-  expect_error([&] { builder.convolution(x, w, std::nullopt, {0}, {0}, {1}, 1); },
-               ErrorKind::Value, {"strides"});
+  expect_error([&] { builder.convolution(x, w, std::nullopt, {0}, {0}, {1}, 1); }, ErrorKind::Value,
+               {"strides"});
   expect_error([&] { builder.convolution(x, w, std::nullopt, {1, 1, 1}, {0}, {1}, 1); },
                ErrorKind::Value, {"spatial"});
   expect_error([&] { builder.convolution(x, w, std::nullopt, {1}, {-1}, {1}, 1); },
                ErrorKind::Value, {"padding"});
-  expect_error([&] { builder.convolution(x, w, std::nullopt, {1}, {0}, {1}, 0); },
-               ErrorKind::Value, {"groups"});
+  expect_error([&] { builder.convolution(x, w, std::nullopt, {1}, {0}, {1}, 0); }, ErrorKind::Value,
+               {"groups"});
   expect_error([&] { builder.convolution(x, big, std::nullopt, {1}, {1}, {1}, 1); },
                ErrorKind::Value, {"smaller than the dilated kernel"});
 }
@@ -262,8 +262,8 @@ TEST(ConvolutionCompiled, RepeatedCallsReuseThePrimitives) {
   graph.set_outputs({builder.convolution(x, w, std::nullopt, {1}, {1}, {1}, 1)});
   Options options = test_options();
   CompileStats stats;
-  std::unique_ptr<detail::CompiledGraph> compiled = detail::compile_graph(graph, {{}, {}}, options,
-                                                                         stats);
+  std::unique_ptr<detail::CompiledGraph> compiled =
+      detail::compile_graph(graph, {{}, {}}, options, stats);
   for (uint64_t seed = 30; seed < 33; ++seed) {
     std::vector<Array> inputs = {
         make_array(DType::Float32, {1, 3, 7, 7}, pseudo_random(147, -1, 1, seed)),
