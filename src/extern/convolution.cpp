@@ -1,5 +1,8 @@
 #include "extern/convolution.h"
 
+#include <cblas.h>
+
+#include <limits>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -47,8 +50,8 @@ Spatial3 spatial3(const ConvolutionGeometry& g, const StridedOperand& input,
   return s;
 }
 
-// The direct definition, accumulated in double. oneDNN has no float64 convolution; this is what
-// float64 graphs get (and any problem with an empty dimension, which oneDNN refuses).
+// The direct definition, accumulated in double: what a problem with an empty dimension gets
+// (oneDNN refuses those), and float64 problems too large for BLAS's int sizes.
 template <class T>
 void convolution_loops(const ConvolutionGeometry& g, const StridedOperand& input,
                        const StridedOperand& weight, const std::optional<StridedOperand>& bias,
@@ -89,6 +92,70 @@ void convolution_loops(const ConvolutionGeometry& g, const StridedOperand& input
             *out++ = static_cast<T>(sum);
           }
     }
+}
+
+// float64, which oneDNN's convolution lacks, as matrix products on OpenBLAS (im2col): per image
+// and group, the input windows are unrolled into a (C / G * kernel, output positions) matrix,
+// which the group's (O / G, C / G * kernel) weights multiply. Returns false, writing nothing,
+// when a size does not fit BLAS's int.
+bool convolution_float64_gemm(const ConvolutionGeometry& g, const StridedOperand& input,
+                              const StridedOperand& weight,
+                              const std::optional<StridedOperand>& bias, double* out) {
+  const Spatial3 s = spatial3(g, input, weight);
+  const int64_t group_in = g.in_channels / g.groups, group_out = g.out_channels / g.groups;
+  const int64_t taps = s.kernel[0] * s.kernel[1] * s.kernel[2];
+  const int64_t positions = s.output[0] * s.output[1] * s.output[2];
+  const int64_t depth = group_in * taps;  // the products' inner dimension
+  const int64_t int_limit = std::numeric_limits<int>::max();
+  if (group_out > int_limit || positions > int_limit || depth > int_limit) return false;
+  // The weights row-major as (O, C / G * kernel): BLAS needs one leading dimension.
+  std::vector<double> weights(static_cast<size_t>(g.out_channels * depth));
+  const double* w = static_cast<const double*>(weight.data);
+  double* packed = weights.data();
+  for (int64_t o = 0; o < g.out_channels; ++o)
+    for (int64_t c = 0; c < group_in; ++c)
+      for (int64_t kz = 0; kz < s.kernel[0]; ++kz)
+        for (int64_t ky = 0; ky < s.kernel[1]; ++ky)
+          for (int64_t kx = 0; kx < s.kernel[2]; ++kx)
+            *packed++ = w[o * weight.strides[0] + c * weight.strides[1] + kz * s.weight_strides[0] +
+                          ky * s.weight_strides[1] + kx * s.weight_strides[2]];
+  std::vector<double> columns(static_cast<size_t>(depth * positions));
+  const double* in = static_cast<const double*>(input.data);
+  for (int64_t n = 0; n < g.batch; ++n)
+    for (int64_t group = 0; group < g.groups; ++group) {
+      double* column = columns.data();
+      for (int64_t c = 0; c < group_in; ++c) {
+        const double* base = in + n * input.strides[0] + (group * group_in + c) * input.strides[1];
+        for (int64_t kz = 0; kz < s.kernel[0]; ++kz)
+          for (int64_t ky = 0; ky < s.kernel[1]; ++ky)
+            for (int64_t kx = 0; kx < s.kernel[2]; ++kx)
+              for (int64_t z = 0; z < s.output[0]; ++z) {
+                const int64_t iz = z * s.stride[0] - s.padding[0] + kz * s.dilation[0];
+                for (int64_t y = 0; y < s.output[1]; ++y) {
+                  const int64_t iy = y * s.stride[1] - s.padding[1] + ky * s.dilation[1];
+                  const bool row_inside = iz >= 0 && iz < s.input[0] && iy >= 0 && iy < s.input[1];
+                  for (int64_t x = 0; x < s.output[2]; ++x) {
+                    const int64_t ix = x * s.stride[2] - s.padding[2] + kx * s.dilation[2];
+                    *column++ = row_inside && ix >= 0 && ix < s.input[2]
+                                    ? base[iz * s.input_strides[0] + iy * s.input_strides[1] +
+                                           ix * s.input_strides[2]]
+                                    : 0.0;
+                  }
+                }
+              }
+      }
+      double* result = out + (n * g.out_channels + group * group_out) * positions;
+      cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, int(group_out), int(positions),
+                  int(depth), 1.0, weights.data() + group * group_out * depth, int(depth),
+                  columns.data(), int(positions), 0.0, result, int(positions));
+      if (!bias) continue;
+      for (int64_t o = 0; o < group_out; ++o) {
+        const double value =
+            static_cast<const double*>(bias->data)[(group * group_out + o) * bias->strides[0]];
+        for (int64_t p = 0; p < positions; ++p) result[o * positions + p] += value;
+      }
+    }
+  return true;
 }
 
 // ---- oneDNN ---------------------------------------------------------------------------------
@@ -334,6 +401,8 @@ void convolution(const StridedOperand& input, const StridedOperand& weight,
         fail(ErrorKind::Internal, std::string("oneDNN failed: ") + error.what());
       }
     case DType::Float64:
+      if (!empty && convolution_float64_gemm(g, input, weight, bias, static_cast<double*>(out)))
+        return;
       return convolution_loops(g, input, weight, bias, static_cast<double*>(out));
     default:
       fail(ErrorKind::Unsupported, "dtype " + std::string(dtype_name(input.dtype)) +

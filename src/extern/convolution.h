@@ -2,7 +2,8 @@
 // buffers. float32 runs on oneDNN: primitives (and the reorders between the caller's layout and
 // the blocked layout oneDNN picks) are created once per problem and kept in a process-wide
 // cache, since a model calls the same few convolutions on every run. float64, which oneDNN's
-// convolution lacks, and degenerate problems (a zero-sized dimension) run plain loops.
+// convolution lacks, becomes matrix products on OpenBLAS (im2col); degenerate problems (a
+// zero-sized dimension) run plain loops.
 #pragma once
 #include <cstdint>
 #include <optional>

@@ -194,7 +194,9 @@ TEST(ConvolutionCompiled, OneAndThreeDimensional) {
   graph.check();
 }
 
-TEST(ConvolutionCompiled, Float64RunsTheLoopFallback) {
+ValueId bias_of_two(GraphCase& graph) { return random_input(graph, DType::Float64, {2}, 28); }
+
+TEST(ConvolutionCompiled, Float64RunsOnBlas) {
   GraphCase graph;
   ir::Builder& builder = graph.builder;
   const DType f64 = DType::Float64;
@@ -204,6 +206,14 @@ TEST(ConvolutionCompiled, Float64RunsTheLoopFallback) {
   ValueId line = random_input(graph, f64, {1, 2, 9}, 14);
   ValueId taps = random_input(graph, f64, {2, 1, 3}, 15);
   graph.output(builder.convolution(x, w, bias, {2, 1}, {1}, {2, 1}, 2), "float64 2-d", kWide);
+  // Channels-last storage (N, H, W, C) seen as (N, C, H, W): the windows are gathered through
+  // the strides.
+  std::vector<double> storage = pseudo_random(2 * 5 * 4 * 3, -1, 1, 26);
+  ValueId channels_last =
+      graph.input(Array::borrow(storage.data(), DType::Float64, {2, 3, 5, 4}, {60, 1, 12, 3}));
+  ValueId square = random_input(graph, f64, {2, 3, 2, 2}, 27);
+  graph.output(builder.convolution(channels_last, square, bias_of_two(graph), {1}, {1}, {1}, 1),
+               "float64 channels-last", kWide);
   graph.output(builder.convolution(line, taps, std::nullopt, {1}, {1}, {1}, 2),
                "float64 1-d depthwise", kWide);
   graph.check();
@@ -282,6 +292,10 @@ TEST(ConvolutionCompiled, EmptyBatch) {
   ValueId w = random_input(graph, DType::Float32, {3, 2, 3, 3}, 23);
   ValueId bias = random_input(graph, DType::Float32, {3}, 24);
   graph.output(graph.builder.convolution(x, w, bias, {1}, {0}, {1}, 1), "empty batch", kSingle);
+  ValueId wide = graph.input(Array::zeros(DType::Float64, {0, 2, 5, 5}));
+  ValueId wide_weight = random_input(graph, DType::Float64, {3, 2, 3, 3}, 25);
+  graph.output(graph.builder.convolution(wide, wide_weight, std::nullopt, {1}, {0}, {1}, 1),
+               "empty batch float64", kWide);
   CompiledRun run = graph.check();
   EXPECT_EQ(run.outputs.at(0).shape(), (std::vector<int64_t>{0, 3, 3, 3}));
 }
