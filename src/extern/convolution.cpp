@@ -380,7 +380,7 @@ ConvolutionParameters convolution_parameters(const std::vector<int64_t>& packed,
 
 void convolution(const StridedOperand& input, const StridedOperand& weight,
                  const std::optional<StridedOperand>& bias, const ConvolutionParameters& parameters,
-                 void* out) {
+                 void* out, const std::vector<int64_t>& out_shape) {
   ConvolutionGeometry g;
   std::optional<std::vector<int64_t>> bias_shape;
   if (bias) bias_shape = bias->shape;
@@ -388,6 +388,8 @@ void convolution(const StridedOperand& input, const StridedOperand& weight,
       ir::convolution_geometry(input.shape, weight.shape, bias_shape, parameters.strides,
                                parameters.padding, parameters.dilation, parameters.groups, g);
   if (!problem.empty()) fail(ErrorKind::Internal, problem);
+  if (g.output_shape() != out_shape)
+    fail(ErrorKind::Internal, "the result buffer has another shape");
   for (const StridedOperand* operand : {&input, &weight, bias ? &*bias : nullptr})
     if (operand && operand->dtype != input.dtype)
       fail(ErrorKind::Internal, "operands of different dtypes");

@@ -23,10 +23,11 @@ struct ConvolutionParameters {
 ConvolutionParameters convolution_parameters(const std::vector<int64_t>& packed,
                                              size_t spatial_rank);
 
-// `out` is row-major with the convolution's result shape. Error(Internal) when the operands do
-// not make the convolution the parameters describe (the builder has refused that already).
+// `out` is row-major with `out_shape`, the convolution's result shape. Error(Internal) when the
+// operands or `out_shape` do not make the convolution the parameters describe (the builder has
+// refused that already; a corrupt program must not make the kernel write past `out`).
 void convolution(const StridedOperand& input, const StridedOperand& weight,
                  const std::optional<StridedOperand>& bias, const ConvolutionParameters& parameters,
-                 void* out);
+                 void* out, const std::vector<int64_t>& out_shape);
 
 }  // namespace kiln::externs

@@ -1,6 +1,8 @@
 #include "extern/extern_calls.h"
 
 #include <array>
+#include <optional>
+#include <string>
 #include <utility>
 
 #include "extern/convolution.h"
@@ -23,13 +25,16 @@ void run_matmul(const sched::ExternCall& call, const std::vector<sched::Buffer>&
 
 void run_convolution(const sched::ExternCall& call, const std::vector<sched::Buffer>& buffers,
                      char* const* table) {
+  if (call.inputs.size() != 2 && call.inputs.size() != 3)
+    throw Error(ErrorKind::Internal, "kiln: convolution call with " +
+                                         std::to_string(call.inputs.size()) + " operands");
   StridedOperand input = operand(buffers, table, call.inputs[0]);
   std::optional<StridedOperand> bias;
   if (call.inputs.size() > 2) bias = operand(buffers, table, call.inputs[2]);
   ConvolutionParameters parameters =
       convolution_parameters(call.parameters, input.shape.size() - 2);
   convolution(input, operand(buffers, table, call.inputs[1]), bias, parameters,
-              table[call.output]);
+              table[call.output], buffers[static_cast<size_t>(call.output)].shape);
 }
 
 using ExternFunction = void (*)(const sched::ExternCall&, const std::vector<sched::Buffer>&,
