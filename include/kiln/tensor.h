@@ -172,6 +172,13 @@ Tensor inner(const Tensor& a, const Tensor& b, KILN_WHERE);
 Tensor outer(const Tensor& a, const Tensor& b, KILN_WHERE);
 Tensor tensordot(const Tensor& a, const Tensor& b, Axes a_axes, Axes b_axes, KILN_WHERE);
 Tensor einsum(const std::string& equation, const std::vector<Tensor>& operands, KILN_WHERE);
+// torch's aten.convolution forward (not transposed), run by oneDNN: input (N, C, *spatial) with
+// 1 to 3 spatial dimensions, weight (O, C / groups, *kernel), optional bias (O,); float32 or
+// float64, one dtype for all. strides, padding (both sides) and dilation have one entry per
+// spatial dimension, or one for all.
+Tensor convolution(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
+                   std::vector<int64_t> strides, std::vector<int64_t> padding,
+                   std::vector<int64_t> dilation, int64_t groups, KILN_WHERE);
 
 // ---- creation inside a traced function (need a tensor to know which trace) ----
 Tensor full_like(const Tensor& like, double value, std::optional<DType> dtype = std::nullopt,

@@ -393,6 +393,20 @@ Tensor matmul(const Tensor& a, const Tensor& b, Where where) {
                                           cast_to(trace.builder, b.id(), dtype)));
 }
 
+Tensor convolution(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
+                   std::vector<int64_t> strides, std::vector<int64_t> padding,
+                   std::vector<int64_t> dilation, int64_t groups, Where where) {
+  Trace& trace = trace_for(input, weight, "convolution", where);
+  std::optional<ir::ValueId> bias_id;
+  if (bias) {
+    trace_for(input, *bias, "convolution", where);  // the bias must come from the same trace
+    bias_id = bias->id();
+  }
+  return wrap(trace, trace.builder.convolution(input.id(), weight.id(), bias_id,
+                                               std::move(strides), std::move(padding),
+                                               std::move(dilation), groups));
+}
+
 #define KILN_PRODUCT(function)                                         \
   Tensor function(const Tensor& a, const Tensor& b, Where where) {    \
     Trace& trace = trace_for(a, b, #function, where);                  \

@@ -1,8 +1,11 @@
 #include "extern/extern_calls.h"
 
 #include <array>
+#include <optional>
+#include <string>
 #include <utility>
 
+#include "extern/convolution.h"
 #include "extern/matmul.h"
 #include "kiln/error.h"
 
@@ -28,11 +31,26 @@ void run_matmul(const sched::ExternCall& call, const std::vector<sched::Buffer>&
          buffers[static_cast<size_t>(call.output)].shape);
 }
 
+void run_convolution(const sched::ExternCall& call, const std::vector<sched::Buffer>& buffers,
+                     char* const* table) {
+  if (call.inputs.size() != 2 && call.inputs.size() != 3)
+    throw Error(ErrorKind::Internal, "kiln: convolution call with " +
+                                         std::to_string(call.inputs.size()) + " operands");
+  StridedOperand input = operand(call, buffers, table, 0);
+  std::optional<StridedOperand> bias;
+  if (call.inputs.size() > 2) bias = operand(call, buffers, table, 2);
+  ConvolutionParameters parameters =
+      convolution_parameters(call.parameters, input.shape.size() - 2);
+  convolution(input, operand(call, buffers, table, 1), bias, parameters,
+              table[call.output], buffers[static_cast<size_t>(call.output)].shape);
+}
+
 using ExternFunction = void (*)(const sched::ExternCall&, const std::vector<sched::Buffer>&,
                                 char* const*);
 
-constexpr std::array<std::pair<ir::Op, ExternFunction>, 1> kExternCalls = {{
+constexpr std::array<std::pair<ir::Op, ExternFunction>, 2> kExternCalls = {{
     {ir::Op::matmul, run_matmul},
+    {ir::Op::convolution, run_convolution},
 }};
 
 ExternFunction find(ir::Op op) {

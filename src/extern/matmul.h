@@ -5,16 +5,9 @@
 #include <cstdint>
 #include <vector>
 
-#include "kiln/dtype.h"
+#include "extern/strided_operand.h"
 
 namespace kiln::externs {
-
-struct StridedOperand {
-  const void* data;
-  DType dtype;
-  std::vector<int64_t> shape;
-  std::vector<int64_t> strides;  // elements
-};
 
 // `out` is row-major with `out_shape`, the NumPy matmul result shape of a and b.
 void matmul(const StridedOperand& a, const StridedOperand& b, void* out,

@@ -2,6 +2,7 @@
 // and the operands, and throws kiln::Error (naming the op, the location and the shapes or
 // dtypes) when the operands do not fit. Every frontend and every pass builds nodes through here.
 #pragma once
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -53,6 +54,11 @@ class Builder {
   ValueId gather(ValueId a, ValueId index, int64_t axis);
   ValueId scatter(ValueId a, ValueId index, ValueId values, int64_t axis, ScatterMode mode);
   ValueId matmul(ValueId a, ValueId b);
+  // torch's aten.convolution, forward (ir/convolution_shape.h): input (N, C, *spatial), weight
+  // (O, C / groups, *kernel), optional bias (O,); float32 or float64, one dtype for all.
+  ValueId convolution(ValueId input, ValueId weight, std::optional<ValueId> bias,
+                      std::vector<int64_t> strides, std::vector<int64_t> padding,
+                      std::vector<int64_t> dilation, int64_t groups);
 
   // A loop node (ir/loop.h: start and stop are int64 0-d values) and its carried results.
   ValueId loop(ValueId start, ValueId stop, int64_t step, const std::vector<ValueId>& init,

@@ -1,11 +1,12 @@
 // Checked factories for data movement (reshape, permute, broadcast, slice, pad, concat, flip,
-// gather, scatter), matmul, and the raw node copy used by passes. Same contract as builder.cpp:
+// gather, scatter), matmul, convolution, and the raw node copy used by passes. Same contract as builder.cpp:
 // every failure is a kiln::Error naming the op, the user's location and the shapes involved.
 #include <algorithm>
 #include <limits>
 
 #include "ir/builder.h"
 #include "ir/builder_checker.h"
+#include "ir/convolution_shape.h"
 
 namespace kiln::ir {
 namespace {
@@ -336,6 +337,47 @@ ValueId Builder::matmul(ValueId a, ValueId b) {
   ValueId right_input = right_is_vector ? reshape(b, right_matrix) : b;
   ValueId product = add(Op::matmul, left.dtype, shape, {left_input, right_input});
   return squeezed == shape ? product : reshape(product, squeezed);
+}
+
+// An extern call (oneDNN): the operands keep whatever layout they have; the shape rule lives in
+// convolution_shape.cpp so that the verifier and the kernels apply the same one.
+ValueId Builder::convolution(ValueId input, ValueId weight, std::optional<ValueId> bias,
+                             std::vector<int64_t> strides, std::vector<int64_t> padding,
+                             std::vector<int64_t> dilation, int64_t groups) {
+  Checker checker(Op::convolution, graph_, location_);
+  std::vector<ValueType> operands{checker.operand(input), checker.operand(weight)};
+  if (bias) operands.push_back(checker.operand(*bias));
+  static const char* const kNames[] = {"input", "weight", "bias"};
+  for (size_t k = 0; k < operands.size(); ++k) {
+    DType dtype = operands[k].dtype;
+    if (dtype != DType::Float32 && dtype != DType::Float64) {
+      checker.fail(ErrorKind::Type, "unsupported dtype " + std::string(dtype_name(dtype)) +
+                                        " of the " + kNames[k] +
+                                        "; convolution needs float32 or float64");
+    }
+    if (dtype != operands[0].dtype) {
+      checker.fail(ErrorKind::Type, std::string("the ") + kNames[k] + " has dtype " +
+                                        std::string(dtype_name(dtype)) + " but the input " +
+                                        std::string(dtype_name(operands[0].dtype)) +
+                                        "; they must agree");
+    }
+  }
+  ConvolutionGeometry geometry;
+  std::optional<std::vector<int64_t>> bias_shape;
+  if (bias) bias_shape = to_ints(operands[2].shape);
+  std::string problem =
+      convolution_geometry(to_ints(operands[0].shape), to_ints(operands[1].shape), bias_shape,
+                           strides, padding, dilation, groups, geometry);
+  if (!problem.empty()) checker.fail(ErrorKind::Value, problem);
+  Attrs attrs;
+  attrs.strides = geometry.strides;
+  attrs.padding = geometry.padding;
+  attrs.dilation = geometry.dilation;
+  attrs.groups = groups;
+  std::vector<ValueId> inputs{input, weight};
+  if (bias) inputs.push_back(*bias);
+  return add(Op::convolution, operands[0].dtype, from_ints(geometry.output_shape()),
+             std::move(inputs), std::move(attrs));
 }
 
 ValueId Builder::copy_node(const Node& node, std::vector<ValueId> inputs) {

@@ -31,6 +31,8 @@ bool Attrs::operator==(const Attrs& other) const {
          steps == other.steps && pad_low == other.pad_low && pad_high == other.pad_high &&
          pad_mode == other.pad_mode && scatter_mode == other.scatter_mode &&
          same_scalar(scalar, other.scalar) && ddof == other.ddof && seed == other.seed &&
+         strides == other.strides && padding == other.padding && dilation == other.dilation &&
+         groups == other.groups &&
          same_data(data, other.data) && body == other.body &&
          else_body == other.else_body;
 }

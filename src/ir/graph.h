@@ -61,6 +61,11 @@ struct Attrs {
   Scalar scalar;                     // constant, pad (fill value)
   int64_t ddof = 0;                  // var
   uint64_t seed = 0;                 // random_*
+  // convolution: one entry per spatial dimension each (padding on both sides, as in torch)
+  std::vector<int64_t> strides;
+  std::vector<int64_t> padding;
+  std::vector<int64_t> dilation;
+  int64_t groups = 1;                // convolution: channel groups
   std::shared_ptr<const std::vector<uint8_t>> data;  // constant_array, row-major bytes
   std::shared_ptr<const Graph> body;       // loop: the body region (ir/loop.h); cond: then
   std::shared_ptr<const Graph> else_body;  // cond: the region run when the predicate is false

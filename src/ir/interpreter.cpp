@@ -234,6 +234,7 @@ Array interpret_node(const Node& node, const std::vector<Array>& operands) {
     case Op::random_normal: return evaluate_random(node);
     case Op::cast: return evaluate_cast(node, operands[0]);
     case Op::matmul: return evaluate_matmul(node, operands[0], operands[1]);
+    case Op::convolution: return evaluate_convolution(node, operands);
     default: return evaluate_movement(node, operands);
   }
 }

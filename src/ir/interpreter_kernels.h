@@ -159,5 +159,6 @@ Array evaluate_reduction(const Node& node, const Array& operand);
 Array evaluate_scan(const Node& node, const Array& operand);
 Array evaluate_movement(const Node& node, const std::vector<Array>& operands);
 Array evaluate_matmul(const Node& node, const Array& left, const Array& right);
+Array evaluate_convolution(const Node& node, const std::vector<Array>& operands);
 
 }  // namespace kiln::ir::interpreter_detail

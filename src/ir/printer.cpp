@@ -82,6 +82,10 @@ std::string print_attrs(const Node& node) {
   if (!is_default_scalar(attrs.scalar)) fields.push_back("scalar=" + scalar_text(attrs.scalar));
   if (attrs.ddof != defaults.ddof) fields.push_back("ddof=" + std::to_string(attrs.ddof));
   if (attrs.seed != defaults.seed) fields.push_back("seed=" + std::to_string(attrs.seed));
+  if (!attrs.strides.empty()) fields.push_back("strides=" + list_text(attrs.strides));
+  if (!attrs.padding.empty()) fields.push_back("padding=" + list_text(attrs.padding));
+  if (!attrs.dilation.empty()) fields.push_back("dilation=" + list_text(attrs.dilation));
+  if (attrs.groups != defaults.groups) fields.push_back("groups=" + std::to_string(attrs.groups));
   if (attrs.data) {
     fields.push_back("data=<" + std::to_string(attrs.data->size()) + " bytes, fnv1a " +
                      hash_text(*attrs.data) + ">");

@@ -4,8 +4,10 @@
 #include "ir/verifier.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "ir/cond.h"
+#include "ir/convolution_shape.h"
 #include "ir/loop.h"
 #include "kiln/error.h"
 
@@ -143,6 +145,7 @@ class NodeVerifier {
       case Op::gather: verify_gather(); break;
       case Op::scatter: verify_scatter(); break;
       case Op::matmul: verify_matmul(); break;
+      case Op::convolution: verify_convolution(); break;
       case Op::loop: verify_loop(); break;
       case Op::cond: verify_cond(); break;
       case Op::loop_result: verify_loop_result(); break;
@@ -307,6 +310,31 @@ class NodeVerifier {
     batch.push_back(left[left.size() - 2]);
     batch.push_back(right.back());
     expect(fits && batch == node_.shape, "matmul shape should be " + shape_string(batch));
+  }
+
+  void verify_convolution() const {
+    expect(node_.inputs.size() == 2 || node_.inputs.size() == 3,
+           "convolution takes an input, a weight and an optional bias");
+    for (size_t k = 0; k < node_.inputs.size(); ++k) {
+      expect(input(k).dtype == node_.dtype &&
+                 (node_.dtype == DType::Float32 || node_.dtype == DType::Float64),
+             "convolution operands must share the result's float32 or float64 dtype");
+    }
+    std::optional<std::vector<int64_t>> bias_shape;
+    if (node_.inputs.size() == 3) bias_shape = to_ints(input(2).shape);
+    ConvolutionGeometry geometry;
+    const Attrs& attrs = node_.attrs;
+    std::string problem =
+        convolution_geometry(to_ints(input(0).shape), to_ints(input(1).shape), bias_shape,
+                             attrs.strides, attrs.padding, attrs.dilation, attrs.groups, geometry);
+    expect(problem.empty(), "convolution: " + problem);
+    // The builder stores one entry per spatial dimension: later stages index them directly.
+    size_t rank = geometry.spatial_rank();
+    expect(attrs.strides.size() == rank && attrs.padding.size() == rank &&
+               attrs.dilation.size() == rank,
+           "convolution attributes need one entry per spatial dimension");
+    expect(to_ints(node_.shape) == geometry.output_shape(),
+           "convolution shape should be " + shape_string(from_ints(geometry.output_shape())));
   }
 
   const Graph& graph_;

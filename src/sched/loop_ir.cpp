@@ -129,7 +129,14 @@ std::string print_program(const Program& program) {
               << shape_list(view.strides) << " from " << view.offset;
         }
       }
-      out << ") -> b" << step.call.output << "\n";
+      out << ")";
+      if (!step.call.parameters.empty()) {
+        out << " [";
+        for (size_t k = 0; k < step.call.parameters.size(); ++k)
+          out << (k ? ", " : "") << step.call.parameters[k];
+        out << "]";
+      }
+      out << " -> b" << step.call.output << "\n";
       continue;
     }
     if (step.kind == StepKind::LoopBegin) {

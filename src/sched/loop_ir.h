@@ -143,6 +143,9 @@ struct ExternCall {
   // Per input: a strided view of its buffer (sched/strided_views.h), or none: the buffer as is.
   std::vector<std::optional<StridedView>> views;
   int32_t output = -1;
+  // The op's integer attributes. convolution: strides, padding, dilation (one per spatial
+  // dimension each), then groups.
+  std::vector<int64_t> parameters;
 };
 
 // A graph `loop` (ir/loop.h) is a run of steps between LoopBegin and LoopEnd: LoopBegin reads

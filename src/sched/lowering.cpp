@@ -117,6 +117,7 @@ ExprId Lowering::lower(ValueId id, const std::vector<ExprId>& index, bool comput
         case ir::Op::cast:
           return builder_.cast(value(node.inputs[0], index), node.dtype);
         case ir::Op::matmul:
+        case ir::Op::convolution:
         case ir::Op::scatter:
         case ir::Op::loop:
         case ir::Op::loop_result:

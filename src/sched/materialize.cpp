@@ -121,6 +121,7 @@ std::set<ValueId> initial_materialized(const ir::Graph& graph) {
         result.insert(id);
         break;
       case ir::Op::matmul:  // extern: the result and what the operands view live in buffers
+      case ir::Op::convolution:
         result.insert(id);
         for (ValueId input : node.inputs) result.insert(view_base(graph, input));
         break;

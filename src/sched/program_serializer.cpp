@@ -11,7 +11,7 @@ using ir::ByteReader;
 using ir::ByteWriter;
 
 constexpr uint32_t kProgramMagic = 0x4b505247;  // "GRPK"
-constexpr uint32_t kProgramVersion = 5;
+constexpr uint32_t kProgramVersion = 6;  // 5: extern call parameters; 6: operand views
 constexpr int kMaxNesting = 256;  // statements nest this deep at most (recursion bound)
 
 void put_expr(ByteWriter& out, const Expr& e) {
@@ -140,6 +140,7 @@ class ProgramReader {
       step.call.inputs = buffer_ids();
       for (int32_t input : step.call.inputs) step.call.views.push_back(view(p.buffers, input));
       step.call.output = buffer_id();
+      step.call.parameters = in_.get_vector<int64_t>();
       step.loop.start = buffer_id();
       step.loop.stop = buffer_id();
       step.loop.start_value = in_.get<int64_t>();
@@ -432,6 +433,7 @@ std::string serialize_program(const Program& p, ConstantBytes constants) {
       out.put_vector(view->strides);
     }
     out.put(step.call.output);
+    out.put_vector(step.call.parameters);
     out.put(step.loop.start);
     out.put(step.loop.stop);
     out.put(step.loop.start_value);

@@ -20,6 +20,15 @@ namespace {
 using ir::Node;
 using ir::ValueId;
 
+// The integer attributes an extern call needs at run time (ExternCall::parameters).
+std::vector<int64_t> extern_parameters(const Node& node) {
+  if (node.op != ir::Op::convolution) return {};
+  std::vector<int64_t> parameters = node.attrs.strides;
+  parameters.insert(parameters.end(), node.attrs.padding.begin(), node.attrs.padding.end());
+  parameters.insert(parameters.end(), node.attrs.dilation.begin(), node.attrs.dilation.end());
+  parameters.push_back(node.attrs.groups);
+  return parameters;
+}
 
 struct Root {
   ValueId node;
@@ -152,12 +161,13 @@ Program ProgramBuilder::build(const std::vector<std::vector<int64_t>>& input_str
       build_pointwise_kernel({root});
       continue;
     }
-    if (!root.copy && (node.op == ir::Op::matmul || node.op == ir::Op::scatter ||
-                       node.op == ir::Op::loop || ir::is_scan(node.op))) {
+    const bool is_extern = node.op == ir::Op::matmul || node.op == ir::Op::convolution;
+    if (!root.copy && (is_extern || node.op == ir::Op::scatter || node.op == ir::Op::loop ||
+                       ir::is_scan(node.op))) {
       flush();
       if (node.op == ir::Op::loop) {
         build_loop(root);
-      } else if (node.op == ir::Op::matmul) {
+      } else if (is_extern) {
         program_.steps.push_back(extern_step(node, root.buffer));
       } else if (node.op == ir::Op::scatter) {
         build_scatter_kernel(root);
@@ -220,6 +230,7 @@ Step ProgramBuilder::extern_step(const Node& node, int32_t output) {
     step.call.views.push_back(std::move(view));
   }
   step.call.output = output;
+  step.call.parameters = extern_parameters(node);
   return step;
 }
 
@@ -237,6 +248,8 @@ std::string ProgramBuilder::fusion_refusal(const std::vector<Root>& group,
   const Node& node = graph_.node(root.node);
   if (!root.copy) {
     if (node.op == ir::Op::matmul) return "matmul is an extern call (BLAS) on whole buffers";
+    if (node.op == ir::Op::convolution)
+      return "convolution is an extern call (oneDNN) on whole buffers";
     if (node.op == ir::Op::scatter) return "a scatter writes its updates in order, in its own kernel";
     if (node.op == ir::Op::loop) return "a loop runs the kernels of its body";
     if (ir::is_scan(node.op)) return std::string(ir::op_name(node.op)) + " is a scan, in its own kernel";

@@ -291,6 +291,11 @@ std::unique_ptr<GraphCase> structural_case() {
   graph->output(builder.gather(x, indices, 2), "gather");
   graph->output(builder.scatter(x, indices, updates, 2, ir::ScatterMode::Add), "scatter add");
   graph->output(builder.matmul(matrix, builder.permute(matrix, {1, 0})), "matmul");
+  ValueId image = builder.reshape(x, {1, 2, 3, 4});
+  ValueId kernel = builder.slice(image, {0, 0, 0, 0}, {1, 2, 2, 2}, {1, 1, 1, 1});
+  graph->output(builder.convolution(image, builder.reshape(kernel, {1, 2, 2, 2}), std::nullopt,
+                                    {1}, {1}, {1}, 1),
+                "convolution", {1e-5, 1e-5, 4});
   graph->output(builder.iota(DType::Int32, {3, 4}, 1), "iota");
   graph->output(builder.random_uniform(DType::Float32, {10}, 42), "random_uniform");
   graph->output(builder.random_normal(DType::Float64, {10}, 43), "random_normal");

@@ -1,0 +1,415 @@
+#include "extern/convolution.h"
+
+#include <cblas.h>
+
+#include <limits>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <oneapi/dnnl/dnnl.hpp>
+#include <string>
+#include <unordered_map>
+
+#include "ir/shape.h"
+#include "kiln/error.h"
+
+namespace kiln::externs {
+namespace {
+
+using dnnl::memory;
+using ir::ConvolutionGeometry;
+
+[[noreturn]] void fail(ErrorKind kind, const std::string& message) {
+  throw Error(kind, "kiln: convolution: " + message);
+}
+
+// ---- plain loops: float64, and problems with a zero-sized dimension -------------------------
+
+// Any rank is brought to three spatial dimensions by unit ones (size 1, stride 1, no padding),
+// so that one triple loop serves 1-d, 2-d and 3-d convolutions.
+struct Spatial3 {
+  int64_t input[3] = {1, 1, 1}, kernel[3] = {1, 1, 1}, output[3] = {1, 1, 1};
+  int64_t stride[3] = {1, 1, 1}, padding[3] = {0, 0, 0}, dilation[3] = {1, 1, 1};
+  int64_t input_strides[3] = {0, 0, 0}, weight_strides[3] = {0, 0, 0};
+};
+
+Spatial3 spatial3(const ConvolutionGeometry& g, const StridedOperand& input,
+                  const StridedOperand& weight) {
+  Spatial3 s;
+  const size_t skip = 3 - g.spatial_rank();
+  for (size_t d = 0; d < g.spatial_rank(); ++d) {
+    s.input[skip + d] = g.input_size[d];
+    s.kernel[skip + d] = g.kernel_size[d];
+    s.output[skip + d] = g.output_size[d];
+    s.stride[skip + d] = g.strides[d];
+    s.padding[skip + d] = g.padding[d];
+    s.dilation[skip + d] = g.dilation[d];
+    s.input_strides[skip + d] = input.strides[2 + d];
+    s.weight_strides[skip + d] = weight.strides[2 + d];
+  }
+  return s;
+}
+
+// The direct definition, accumulated in double: what a problem with an empty dimension gets
+// (oneDNN refuses those), and float64 problems too large for BLAS's int sizes.
+template <class T>
+void convolution_loops(const ConvolutionGeometry& g, const StridedOperand& input,
+                       const StridedOperand& weight, const std::optional<StridedOperand>& bias,
+                       T* out) {
+  const Spatial3 s = spatial3(g, input, weight);
+  const T* in = static_cast<const T*>(input.data);
+  const T* w = static_cast<const T*>(weight.data);
+  const int64_t group_in = g.in_channels / g.groups, group_out = g.out_channels / g.groups;
+  for (int64_t n = 0; n < g.batch; ++n)
+    for (int64_t o = 0; o < g.out_channels; ++o) {
+      const double start =
+          bias ? double(static_cast<const T*>(bias->data)[o * bias->strides[0]]) : 0.0;
+      for (int64_t z = 0; z < s.output[0]; ++z)
+        for (int64_t y = 0; y < s.output[1]; ++y)
+          for (int64_t x = 0; x < s.output[2]; ++x) {
+            double sum = start;
+            for (int64_t c = 0; c < group_in; ++c) {
+              const int64_t channel = (o / group_out) * group_in + c;
+              const T* in_base = in + n * input.strides[0] + channel * input.strides[1];
+              const T* w_base = w + o * weight.strides[0] + c * weight.strides[1];
+              for (int64_t kz = 0; kz < s.kernel[0]; ++kz) {
+                int64_t iz = z * s.stride[0] - s.padding[0] + kz * s.dilation[0];
+                if (iz < 0 || iz >= s.input[0]) continue;
+                for (int64_t ky = 0; ky < s.kernel[1]; ++ky) {
+                  int64_t iy = y * s.stride[1] - s.padding[1] + ky * s.dilation[1];
+                  if (iy < 0 || iy >= s.input[1]) continue;
+                  for (int64_t kx = 0; kx < s.kernel[2]; ++kx) {
+                    int64_t ix = x * s.stride[2] - s.padding[2] + kx * s.dilation[2];
+                    if (ix < 0 || ix >= s.input[2]) continue;
+                    sum += double(in_base[iz * s.input_strides[0] + iy * s.input_strides[1] +
+                                          ix * s.input_strides[2]]) *
+                           double(w_base[kz * s.weight_strides[0] + ky * s.weight_strides[1] +
+                                         kx * s.weight_strides[2]]);
+                  }
+                }
+              }
+            }
+            *out++ = static_cast<T>(sum);
+          }
+    }
+}
+
+// float64, which oneDNN's convolution lacks, as matrix products on OpenBLAS (im2col): per image
+// and group, the input windows are unrolled into a (C / G * kernel, output positions) matrix,
+// which the group's (O / G, C / G * kernel) weights multiply. Returns false, writing nothing,
+// when a size does not fit BLAS's int.
+bool convolution_float64_gemm(const ConvolutionGeometry& g, const StridedOperand& input,
+                              const StridedOperand& weight,
+                              const std::optional<StridedOperand>& bias, double* out) {
+  const Spatial3 s = spatial3(g, input, weight);
+  const int64_t group_in = g.in_channels / g.groups, group_out = g.out_channels / g.groups;
+  const int64_t taps = s.kernel[0] * s.kernel[1] * s.kernel[2];
+  const int64_t positions = s.output[0] * s.output[1] * s.output[2];
+  const int64_t depth = group_in * taps;  // the products' inner dimension
+  const int64_t int_limit = std::numeric_limits<int>::max();
+  if (group_out > int_limit || positions > int_limit || depth > int_limit) return false;
+  // The weights row-major as (O, C / G * kernel): BLAS needs one leading dimension.
+  std::vector<double> weights(static_cast<size_t>(g.out_channels * depth));
+  const double* w = static_cast<const double*>(weight.data);
+  double* packed = weights.data();
+  for (int64_t o = 0; o < g.out_channels; ++o)
+    for (int64_t c = 0; c < group_in; ++c)
+      for (int64_t kz = 0; kz < s.kernel[0]; ++kz)
+        for (int64_t ky = 0; ky < s.kernel[1]; ++ky)
+          for (int64_t kx = 0; kx < s.kernel[2]; ++kx)
+            *packed++ = w[o * weight.strides[0] + c * weight.strides[1] + kz * s.weight_strides[0] +
+                          ky * s.weight_strides[1] + kx * s.weight_strides[2]];
+  std::vector<double> columns(static_cast<size_t>(depth * positions));
+  const double* in = static_cast<const double*>(input.data);
+  for (int64_t n = 0; n < g.batch; ++n)
+    for (int64_t group = 0; group < g.groups; ++group) {
+      double* column = columns.data();
+      for (int64_t c = 0; c < group_in; ++c) {
+        const double* base = in + n * input.strides[0] + (group * group_in + c) * input.strides[1];
+        for (int64_t kz = 0; kz < s.kernel[0]; ++kz)
+          for (int64_t ky = 0; ky < s.kernel[1]; ++ky)
+            for (int64_t kx = 0; kx < s.kernel[2]; ++kx)
+              for (int64_t z = 0; z < s.output[0]; ++z) {
+                const int64_t iz = z * s.stride[0] - s.padding[0] + kz * s.dilation[0];
+                for (int64_t y = 0; y < s.output[1]; ++y) {
+                  const int64_t iy = y * s.stride[1] - s.padding[1] + ky * s.dilation[1];
+                  const bool row_inside = iz >= 0 && iz < s.input[0] && iy >= 0 && iy < s.input[1];
+                  for (int64_t x = 0; x < s.output[2]; ++x) {
+                    const int64_t ix = x * s.stride[2] - s.padding[2] + kx * s.dilation[2];
+                    *column++ = row_inside && ix >= 0 && ix < s.input[2]
+                                    ? base[iz * s.input_strides[0] + iy * s.input_strides[1] +
+                                           ix * s.input_strides[2]]
+                                    : 0.0;
+                  }
+                }
+              }
+      }
+      double* result = out + (n * g.out_channels + group * group_out) * positions;
+      cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, int(group_out), int(positions),
+                  int(depth), 1.0, weights.data() + group * group_out * depth, int(depth),
+                  columns.data(), int(positions), 0.0, result, int(positions));
+      if (!bias) continue;
+      for (int64_t o = 0; o < group_out; ++o) {
+        const double value =
+            static_cast<const double*>(bias->data)[(group * group_out + o) * bias->strides[0]];
+        for (int64_t p = 0; p < positions; ++p) result[o * positions + p] += value;
+      }
+    }
+  return true;
+}
+
+// ---- oneDNN ---------------------------------------------------------------------------------
+
+memory::dims to_dims(const std::vector<int64_t>& values) {
+  return memory::dims(values.begin(), values.end());
+}
+
+// oneDNN describes strided memory by positive strides. A size-1 dimension's stride is never used
+// (the scheduler may give it 0): any positive value does. A dimension read with stride <= 0 (a
+// broadcast or flipped input) cannot be described; such an operand is copied first.
+bool describable(StridedOperand& operand) {
+  for (size_t d = 0; d < operand.shape.size(); ++d) {
+    if (operand.shape[d] == 1)
+      operand.strides[d] = 1;
+    else if (operand.strides[d] <= 0)
+      return false;
+  }
+  return true;
+}
+
+// A row-major copy of a float32 operand with any strides.
+std::vector<float> contiguous_copy(const StridedOperand& operand) {
+  int64_t count = 1;
+  for (int64_t size : operand.shape) count *= size;
+  std::vector<float> copy(static_cast<size_t>(count));
+  const float* source = static_cast<const float*>(operand.data);
+  std::vector<int64_t> index(operand.shape.size(), 0);
+  for (int64_t k = 0; k < count; ++k) {
+    int64_t offset = 0;
+    for (size_t d = 0; d < index.size(); ++d) offset += index[d] * operand.strides[d];
+    copy[static_cast<size_t>(k)] = source[offset];
+    for (size_t d = index.size(); d-- > 0;) {
+      if (++index[d] < operand.shape[d]) break;
+      index[d] = 0;
+    }
+  }
+  return copy;
+}
+
+// The weight as oneDNN's grouped weights (G, O / G, C / G, *kernel) when groups > 1.
+memory::desc weight_desc(const StridedOperand& weight, int64_t groups) {
+  if (groups == 1)
+    return memory::desc(to_dims(weight.shape), memory::data_type::f32, to_dims(weight.strides));
+  std::vector<int64_t> shape{groups, weight.shape[0] / groups};
+  std::vector<int64_t> strides{weight.strides[0] * (weight.shape[0] / groups), weight.strides[0]};
+  shape.insert(shape.end(), weight.shape.begin() + 1, weight.shape.end());
+  strides.insert(strides.end(), weight.strides.begin() + 1, weight.strides.end());
+  return memory::desc(to_dims(shape), memory::data_type::f32, to_dims(strides));
+}
+
+// One convolution problem's primitives. oneDNN computes in the blocked layouts it prefers
+// (format_tag::any); reorders move the caller's strided operands in and the result out, through
+// buffers owned here. `mutex` makes one call at a time use them.
+struct Primitives {
+  std::mutex mutex;
+  dnnl::stream stream;
+  memory::desc input_desc, weight_desc, bias_desc, output_desc;  // the caller's layouts
+  dnnl::convolution_forward convolution;
+  std::optional<dnnl::reorder> input_reorder, weight_reorder, bias_reorder, output_reorder;
+  memory input_memory, weight_memory, bias_memory, output_memory;  // oneDNN's, when reordered
+};
+
+// Every compiled function shares the cache: the same layer in two graphs reuses primitives.
+// Never destroyed (functions may run while statics are torn down); when it grows past
+// kCacheLimit problems it starts over, which only costs the primitives' creation again.
+struct PrimitiveCache {
+  std::mutex mutex;
+  dnnl::engine engine{dnnl::engine::kind::cpu, 0};
+  std::map<std::vector<int64_t>, std::shared_ptr<Primitives>> entries;
+};
+constexpr size_t kCacheLimit = 512;
+
+PrimitiveCache& primitive_cache() {
+  static PrimitiveCache* cache = new PrimitiveCache;
+  return *cache;
+}
+
+std::vector<int64_t> problem_key(const StridedOperand& input, const StridedOperand& weight,
+                                 const std::optional<StridedOperand>& bias,
+                                 const ConvolutionGeometry& g) {
+  std::vector<int64_t> key{static_cast<int64_t>(g.spatial_rank()), g.groups, bias ? 1 : 0};
+  for (const std::vector<int64_t>* list : {&input.shape, &input.strides, &weight.shape,
+                                           &weight.strides, &g.strides, &g.padding, &g.dilation})
+    key.insert(key.end(), list->begin(), list->end());
+  if (bias) key.push_back(bias->strides[0]);
+  return key;
+}
+
+// When the layouts differ: a reorder from `from` to `to`, and the buffer in oneDNN's layout
+// (`library`, one of the two) that the convolution reads or writes.
+void plan_reorder(const dnnl::engine& engine, const memory::desc& from, const memory::desc& to,
+                  const memory::desc& library, std::optional<dnnl::reorder>& reorder,
+                  memory& buffer) {
+  if (from == to) return;
+  reorder.emplace(dnnl::reorder::primitive_desc(engine, from, engine, to));
+  buffer = memory(library, engine);
+}
+
+std::shared_ptr<Primitives> create_primitives(dnnl::engine& engine, const StridedOperand& input,
+                                              const StridedOperand& weight,
+                                              const std::optional<StridedOperand>& bias,
+                                              const ConvolutionGeometry& g) {
+  auto p = std::make_shared<Primitives>();
+  p->stream = dnnl::stream(engine);
+  const auto f32 = memory::data_type::f32;
+  const std::vector<int64_t> output_shape = g.output_shape();
+  p->input_desc = memory::desc(to_dims(input.shape), f32, to_dims(input.strides));
+  p->weight_desc = weight_desc(weight, g.groups);
+  p->output_desc = memory::desc(to_dims(output_shape), f32,
+                                to_dims(ir::contiguous_strides(ir::from_ints(output_shape))));
+  memory::desc any_input(to_dims(input.shape), f32, memory::format_tag::any);
+  memory::desc any_weight(p->weight_desc.dims(), f32, memory::format_tag::any);
+  memory::desc any_output(to_dims(output_shape), f32, memory::format_tag::any);
+  memory::desc plain_bias({g.out_channels}, f32, memory::format_tag::a);
+  memory::dims dilates;  // oneDNN counts the gaps between taps: torch's dilation - 1
+  for (int64_t dilation : g.dilation) dilates.push_back(dilation - 1);
+  const auto forward = dnnl::prop_kind::forward_inference;
+  const auto direct = dnnl::algorithm::convolution_direct;
+  dnnl::convolution_forward::desc desc =
+      bias ? dnnl::convolution_forward::desc(forward, direct, any_input, any_weight, plain_bias,
+                                             any_output, to_dims(g.strides), dilates,
+                                             to_dims(g.padding), to_dims(g.padding))
+           : dnnl::convolution_forward::desc(forward, direct, any_input, any_weight, any_output,
+                                             to_dims(g.strides), dilates, to_dims(g.padding),
+                                             to_dims(g.padding));
+  dnnl::convolution_forward::primitive_desc primitive(desc, engine);
+  p->convolution = dnnl::convolution_forward(primitive);
+  plan_reorder(engine, p->input_desc, primitive.src_desc(), primitive.src_desc(), p->input_reorder,
+               p->input_memory);
+  plan_reorder(engine, p->weight_desc, primitive.weights_desc(), primitive.weights_desc(),
+               p->weight_reorder, p->weight_memory);
+  if (bias) {
+    p->bias_desc = memory::desc({g.out_channels}, f32, {bias->strides[0]});
+    plan_reorder(engine, p->bias_desc, primitive.bias_desc(), primitive.bias_desc(),
+                 p->bias_reorder, p->bias_memory);
+  }
+  plan_reorder(engine, primitive.dst_desc(), p->output_desc, primitive.dst_desc(),
+               p->output_reorder, p->output_memory);
+  return p;
+}
+
+std::shared_ptr<Primitives> find_primitives(const StridedOperand& input,
+                                            const StridedOperand& weight,
+                                            const std::optional<StridedOperand>& bias,
+                                            const ConvolutionGeometry& g) {
+  PrimitiveCache& cache = primitive_cache();
+  std::vector<int64_t> key = problem_key(input, weight, bias, g);
+  std::lock_guard<std::mutex> lock(cache.mutex);
+  auto found = cache.entries.find(key);
+  if (found != cache.entries.end()) return found->second;
+  if (cache.entries.size() >= kCacheLimit) cache.entries.clear();
+  std::shared_ptr<Primitives> created = create_primitives(cache.engine, input, weight, bias, g);
+  cache.entries.emplace(std::move(key), created);
+  return created;
+}
+
+void convolution_onednn(StridedOperand input, StridedOperand weight,
+                        std::optional<StridedOperand> bias, const ConvolutionGeometry& g,
+                        void* out) {
+  // Copies that outlive the call below, for operands oneDNN cannot describe.
+  std::vector<float> input_copy, weight_copy, bias_copy;
+  auto make_describable = [](StridedOperand& operand, std::vector<float>& copy) {
+    if (describable(operand)) return;
+    copy = contiguous_copy(operand);
+    operand.data = copy.data();
+    operand.strides = ir::contiguous_strides(ir::from_ints(operand.shape));
+  };
+  make_describable(input, input_copy);
+  make_describable(weight, weight_copy);
+  if (bias) make_describable(*bias, bias_copy);
+  std::shared_ptr<Primitives> p = find_primitives(input, weight, bias, g);
+  const dnnl::engine& engine = primitive_cache().engine;
+  std::lock_guard<std::mutex> lock(p->mutex);
+  // The caller's memory, wrapped (no copy); oneDNN does not write its inputs.
+  memory input_user(p->input_desc, engine, const_cast<void*>(input.data));
+  memory weight_user(p->weight_desc, engine, const_cast<void*>(weight.data));
+  memory output_user(p->output_desc, engine, out);
+  auto staged = [&](std::optional<dnnl::reorder>& reorder, memory& user, memory& buffer) {
+    if (!reorder) return user;
+    reorder->execute(p->stream, user, buffer);
+    return buffer;
+  };
+  std::unordered_map<int, memory> arguments{
+      {DNNL_ARG_SRC, staged(p->input_reorder, input_user, p->input_memory)},
+      {DNNL_ARG_WEIGHTS, staged(p->weight_reorder, weight_user, p->weight_memory)},
+      {DNNL_ARG_DST, p->output_reorder ? p->output_memory : output_user}};
+  if (bias) {
+    memory bias_user(p->bias_desc, engine, const_cast<void*>(bias->data));
+    arguments[DNNL_ARG_BIAS] = staged(p->bias_reorder, bias_user, p->bias_memory);
+  }
+  p->convolution.execute(p->stream, arguments);
+  if (p->output_reorder) p->output_reorder->execute(p->stream, p->output_memory, output_user);
+  p->stream.wait();
+}
+
+bool has_zero(const std::vector<int64_t>& sizes) {
+  for (int64_t size : sizes)
+    if (size == 0) return true;
+  return false;
+}
+
+}  // namespace
+
+ConvolutionParameters convolution_parameters(const std::vector<int64_t>& packed,
+                                             size_t spatial_rank) {
+  if (packed.size() != 3 * spatial_rank + 1)
+    fail(ErrorKind::Internal, "the call carries " + std::to_string(packed.size()) +
+                                  " parameters for " + std::to_string(spatial_rank) +
+                                  " spatial dimensions");
+  ConvolutionParameters parameters;
+  auto part = [&](size_t k) {
+    return std::vector<int64_t>(packed.begin() + static_cast<ptrdiff_t>(k * spatial_rank),
+                                packed.begin() + static_cast<ptrdiff_t>((k + 1) * spatial_rank));
+  };
+  parameters.strides = part(0);
+  parameters.padding = part(1);
+  parameters.dilation = part(2);
+  parameters.groups = packed.back();
+  return parameters;
+}
+
+void convolution(const StridedOperand& input, const StridedOperand& weight,
+                 const std::optional<StridedOperand>& bias, const ConvolutionParameters& parameters,
+                 void* out, const std::vector<int64_t>& out_shape) {
+  ConvolutionGeometry g;
+  std::optional<std::vector<int64_t>> bias_shape;
+  if (bias) bias_shape = bias->shape;
+  std::string problem =
+      ir::convolution_geometry(input.shape, weight.shape, bias_shape, parameters.strides,
+                               parameters.padding, parameters.dilation, parameters.groups, g);
+  if (!problem.empty()) fail(ErrorKind::Internal, problem);
+  if (g.output_shape() != out_shape)
+    fail(ErrorKind::Internal, "the result buffer has another shape");
+  for (const StridedOperand* operand : {&input, &weight, bias ? &*bias : nullptr})
+    if (operand && operand->dtype != input.dtype)
+      fail(ErrorKind::Internal, "operands of different dtypes");
+  const bool empty = has_zero(input.shape) || has_zero(weight.shape);
+  switch (input.dtype) {
+    case DType::Float32:
+      if (empty) return convolution_loops(g, input, weight, bias, static_cast<float*>(out));
+      try {
+        return convolution_onednn(input, weight, bias, g, out);
+      } catch (const dnnl::error& error) {
+        fail(ErrorKind::Internal, std::string("oneDNN failed: ") + error.what());
+      }
+    case DType::Float64:
+      if (!empty && convolution_float64_gemm(g, input, weight, bias, static_cast<double*>(out)))
+        return;
+      return convolution_loops(g, input, weight, bias, static_cast<double*>(out));
+    default:
+      fail(ErrorKind::Unsupported, "dtype " + std::string(dtype_name(input.dtype)) +
+                                       " is not supported (use float32 or float64)");
+  }
+}
+
+}  // namespace kiln::externs

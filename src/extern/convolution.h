@@ -1,0 +1,33 @@
+// Extern convolution: torch's aten.convolution forward (ir/convolution_shape.h) on strided
+// buffers. float32 runs on oneDNN: primitives (and the reorders between the caller's layout and
+// the blocked layout oneDNN picks) are created once per problem and kept in a process-wide
+// cache, since a model calls the same few convolutions on every run. float64, which oneDNN's
+// convolution lacks, becomes matrix products on OpenBLAS (im2col); degenerate problems (a
+// zero-sized dimension) run plain loops.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "extern/strided_operand.h"
+#include "ir/convolution_shape.h"
+
+namespace kiln::externs {
+
+// The parameters of one convolution, as sched::ExternCall::parameters carries them: strides,
+// padding, dilation (one per spatial dimension each), then groups.
+struct ConvolutionParameters {
+  std::vector<int64_t> strides, padding, dilation;
+  int64_t groups = 1;
+};
+ConvolutionParameters convolution_parameters(const std::vector<int64_t>& packed,
+                                             size_t spatial_rank);
+
+// `out` is row-major with `out_shape`, the convolution's result shape. Error(Internal) when the
+// operands or `out_shape` do not make the convolution the parameters describe (the builder has
+// refused that already; a corrupt program must not make the kernel write past `out`).
+void convolution(const StridedOperand& input, const StridedOperand& weight,
+                 const std::optional<StridedOperand>& bias, const ConvolutionParameters& parameters,
+                 void* out, const std::vector<int64_t>& out_shape);
+
+}  // namespace kiln::externs

@@ -1,0 +1,316 @@
+// The convolution extern op: the builder's shape rule and errors, the reference interpreter
+// against hand-computed results, and the compiled op (oneDNN for float32, the loop fallback for
+// float64) against the interpreter: strides, padding, dilation, groups, depthwise, 1-d and 3-d,
+// with and without bias, strided inputs, pointwise prologue and epilogue around it, and repeated
+// calls that reuse the cached primitives.
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <initializer_list>
+#include <string>
+
+#include "compile_test_util.h"
+
+namespace kiln::test {
+namespace {
+
+using ir::Op;
+using ir::ValueId;
+
+const Tolerance kSingle = {1e-4, 1e-5, 4};  // float32 sums of a few hundred products
+const Tolerance kWide = {1e-12, 1e-12, 4};
+
+std::vector<int64_t> shape_of(const ir::Graph& graph, ValueId id) {
+  return ir::to_ints(graph.node(id).shape);
+}
+
+// ---- the builder: shapes and errors ------------------------------------------------------------
+
+void expect_error(const std::function<void()>& build, ErrorKind kind,
+                  std::initializer_list<std::string> fragments) {
+  try {
+    build();
+    ADD_FAILURE() << "expected a kiln::Error";
+  } catch (const Error& error) {
+    EXPECT_EQ(error.kind(), kind) << error.what();
+    std::string message = error.what();
+    for (const std::string& fragment : fragments)
+      EXPECT_NE(message.find(fragment), std::string::npos)
+          << "'" << fragment << "' missing from: " << message;
+  }
+}
+
+class ConvolutionBuilder : public ::testing::Test {
+ protected:
+  ConvolutionBuilder() : builder(graph) { builder.set_location("model.py:12"); }
+  ir::Graph graph;
+  ir::Builder builder;
+};
+
+TEST_F(ConvolutionBuilder, OutputShapeFollowsTorch) {
+  ValueId x = builder.parameter(DType::Float32, {2, 4, 9, 10});
+  ValueId w = builder.parameter(DType::Float32, {6, 2, 3, 3});
+  ValueId b = builder.parameter(DType::Float32, {6});
+  // floor((9 + 2 - 2 * 2 - 1) / 2) + 1 = 4, floor((10 + 2 - 4 - 1) / 2) + 1 = 4
+  ValueId y = builder.convolution(x, w, b, {2}, {1}, {2}, 2);
+  EXPECT_EQ(shape_of(graph, y), (std::vector<int64_t>{2, 6, 4, 4}));
+  // One entry per spatial dimension is stored, expanded from the single one given.
+  EXPECT_EQ(graph.node(y).attrs.strides, (std::vector<int64_t>{2, 2}));
+  EXPECT_EQ(graph.node(y).attrs.groups, 2);
+  ValueId line = builder.parameter(DType::Float64, {1, 3, 12});
+  ValueId taps = builder.parameter(DType::Float64, {5, 3, 4});
+  EXPECT_EQ(shape_of(graph, builder.convolution(line, taps, std::nullopt, {3}, {2}, {1}, 1)),
+            (std::vector<int64_t>{1, 5, 5}));
+}
+
+TEST_F(ConvolutionBuilder, UserErrorsNameTheOpAndLine) {
+  ValueId x = builder.parameter(DType::Float32, {2, 4, 8, 8});
+  ValueId w = builder.parameter(DType::Float32, {6, 4, 3, 3});
+  ValueId matrix = builder.parameter(DType::Float32, {4, 8});
+  ValueId ints = builder.parameter(DType::Int32, {2, 4, 8, 8});
+  ValueId doubles = builder.parameter(DType::Float64, {6, 4, 3, 3});
+  ValueId bias = builder.parameter(DType::Float32, {5});
+  ValueId big = builder.parameter(DType::Float32, {6, 4, 11, 11});
+  expect_error([&] { builder.convolution(matrix, w, std::nullopt, {1}, {0}, {1}, 1); },
+               ErrorKind::Value, {"convolution", "model.py:12", "rank"});
+  expect_error([&] { builder.convolution(x, matrix, std::nullopt, {1}, {0}, {1}, 1); },
+               ErrorKind::Value, {"convolution", "rank"});
+  expect_error([&] { builder.convolution(x, w, std::nullopt, {1}, {0}, {1}, 2); }, ErrorKind::Value,
+               {"convolution", "channels", "groups"});
+  expect_error([&] { builder.convolution(x, w, std::nullopt, {1}, {0}, {1}, 4); }, ErrorKind::Value,
+               {"channels"});
+  expect_error([&] { builder.convolution(ints, w, std::nullopt, {1}, {0}, {1}, 1); },
+               ErrorKind::Type, {"convolution", "int32", "float32 or float64"});
+  expect_error([&] { builder.convolution(x, doubles, std::nullopt, {1}, {0}, {1}, 1); },
+               ErrorKind::Type, {"float64", "float32"});
+  expect_error([&] { builder.convolution(x, w, bias, {1}, {0}, {1}, 1); }, ErrorKind::Value,
+               {"bias", "(6,)"});
+  expect_error([&] { builder.convolution(x, w, std::nullopt, {0}, {0}, {1}, 1); }, ErrorKind::Value,
+               {"strides"});
+  expect_error([&] { builder.convolution(x, w, std::nullopt, {1, 1, 1}, {0}, {1}, 1); },
+               ErrorKind::Value, {"spatial"});
+  expect_error([&] { builder.convolution(x, w, std::nullopt, {1}, {-1}, {1}, 1); },
+               ErrorKind::Value, {"padding"});
+  expect_error([&] { builder.convolution(x, w, std::nullopt, {1}, {0}, {1}, 0); }, ErrorKind::Value,
+               {"groups"});
+  expect_error([&] { builder.convolution(x, big, std::nullopt, {1}, {1}, {1}, 1); },
+               ErrorKind::Value, {"smaller than the dilated kernel"});
+}
+
+TEST(ConvolutionApi, ErrorsThroughTheTensorApiRaiseNotCrash) {
+  Function function = compile(
+      [](Tensor x, Tensor w) {
+        return kiln::convolution(x, w, std::nullopt, {1, 1}, {0, 0}, {1, 1}, 1);
+      },
+      test_options());
+  try {
+    function({make_array(DType::Float32, {1, 3, 5, 5}, {1}),
+              make_array(DType::Float32, {2, 4, 3, 3}, {1})});
+    ADD_FAILURE() << "expected a kiln::Error";
+  } catch (const Error& error) {
+    EXPECT_EQ(error.kind(), ErrorKind::Value) << error.what();
+    EXPECT_NE(std::string(error.what()).find("convolution"), std::string::npos) << error.what();
+  }
+}
+
+// ---- the reference interpreter -----------------------------------------------------------------
+
+TEST(ConvolutionInterpreter, HandComputedCases) {
+  ir::Graph graph;
+  ir::Builder builder(graph);
+  ValueId x = builder.parameter(DType::Float32, {1, 1, 3, 3});
+  ValueId w = builder.parameter(DType::Float32, {1, 1, 2, 2});
+  ValueId b = builder.parameter(DType::Float32, {1});
+  graph.set_outputs({builder.convolution(x, w, b, {1}, {0}, {1}, 1),
+                     builder.convolution(x, w, std::nullopt, {2}, {1}, {1}, 1),
+                     builder.convolution(x, w, std::nullopt, {1}, {0}, {2}, 1)});
+  // x = [[1 2 3] [4 5 6] [7 8 9]], w = [[1 0] [0 1]]: each output adds a pixel and the one
+  // below-right of it (a dilation of 2 skips one between them).
+  std::vector<Array> results =
+      ir::interpret(graph, {make_array(DType::Float32, {1, 1, 3, 3}, {1, 2, 3, 4, 5, 6, 7, 8, 9}),
+                            make_array(DType::Float32, {1, 1, 2, 2}, {1, 0, 0, 1}),
+                            make_array(DType::Float32, {1}, {0.5})});
+  EXPECT_EQ(results[0].shape(), (std::vector<int64_t>{1, 1, 2, 2}));
+  EXPECT_EQ(results[0].to_vector<double>(), (std::vector<double>{6.5, 8.5, 12.5, 14.5}));
+  // Padding 1, stride 2: windows start at -1 and 1; only the lower-right tap is inside at -1.
+  EXPECT_EQ(results[1].to_vector<double>(), (std::vector<double>{1, 3, 7, 14}));
+  EXPECT_EQ(results[2].to_vector<double>(), (std::vector<double>{10}));
+}
+
+TEST(ConvolutionInterpreter, GroupsKeepChannelsApart) {
+  ir::Graph graph;
+  ir::Builder builder(graph);
+  ValueId x = builder.parameter(DType::Float64, {1, 2, 1, 2});
+  ValueId w = builder.parameter(DType::Float64, {2, 1, 1, 1});
+  graph.set_outputs({builder.convolution(x, w, std::nullopt, {1}, {0}, {1}, 2)});
+  std::vector<Array> results =
+      ir::interpret(graph, {make_array(DType::Float64, {1, 2, 1, 2}, {1, 2, 3, 4}),
+                            make_array(DType::Float64, {2, 1, 1, 1}, {10, 100})});
+  EXPECT_EQ(results[0].to_vector<double>(), (std::vector<double>{10, 20, 300, 400}));
+}
+
+// ---- compiled against the interpreter -----------------------------------------------------------
+
+ValueId random_input(GraphCase& graph, DType dtype, std::vector<int64_t> shape, uint64_t seed) {
+  int64_t count = 1;
+  for (int64_t size : shape) count *= size;
+  return graph.input(make_array(dtype, shape, pseudo_random(size_t(count), -1, 1, seed)));
+}
+
+TEST(ConvolutionCompiled, TwoDimensionalVariantsFloat32) {
+  GraphCase graph;
+  ir::Builder& builder = graph.builder;
+  const DType f32 = DType::Float32;
+  ValueId x = random_input(graph, f32, {2, 4, 9, 10}, 1);
+  ValueId w = random_input(graph, f32, {6, 4, 3, 3}, 2);
+  ValueId grouped = random_input(graph, f32, {6, 2, 3, 3}, 3);
+  ValueId depthwise = random_input(graph, f32, {4, 1, 3, 3}, 4);
+  ValueId bias = random_input(graph, f32, {6}, 5);
+  graph.output(builder.convolution(x, w, bias, {2}, {1}, {2}, 1), "stride 2 padding 1 dilation 2",
+               kSingle);
+  graph.output(builder.convolution(x, w, std::nullopt, {1}, {0}, {1}, 1), "plain, no bias",
+               kSingle);
+  graph.output(builder.convolution(x, w, bias, {1, 2}, {2, 0}, {1, 3}, 1), "per-axis parameters",
+               kSingle);
+  graph.output(builder.convolution(x, grouped, bias, {1}, {1}, {1}, 2), "groups 2", kSingle);
+  graph.output(builder.convolution(x, depthwise, std::nullopt, {1}, {1}, {1}, 4), "depthwise",
+               kSingle);
+  graph.check();
+}
+
+TEST(ConvolutionCompiled, OneAndThreeDimensional) {
+  GraphCase graph;
+  ir::Builder& builder = graph.builder;
+  ValueId line = random_input(graph, DType::Float32, {2, 3, 12}, 6);
+  ValueId taps = random_input(graph, DType::Float32, {5, 3, 4}, 7);
+  ValueId bias = random_input(graph, DType::Float32, {5}, 8);
+  ValueId volume = random_input(graph, DType::Float32, {1, 2, 5, 6, 4}, 9);
+  ValueId cube = random_input(graph, DType::Float32, {4, 1, 2, 3, 2}, 10);
+  graph.output(builder.convolution(line, taps, bias, {3}, {2}, {1}, 1), "1-d", kSingle);
+  graph.output(builder.convolution(line, taps, std::nullopt, {1}, {0}, {2}, 1), "1-d dilated",
+               kSingle);
+  graph.output(builder.convolution(volume, cube, std::nullopt, {1, 2, 1}, {1}, {1}, 2),
+               "3-d groups 2", kSingle);
+  graph.check();
+}
+
+ValueId bias_of_two(GraphCase& graph) { return random_input(graph, DType::Float64, {2}, 28); }
+
+TEST(ConvolutionCompiled, Float64RunsOnBlas) {
+  GraphCase graph;
+  ir::Builder& builder = graph.builder;
+  const DType f64 = DType::Float64;
+  ValueId x = random_input(graph, f64, {2, 4, 7, 6}, 11);
+  ValueId w = random_input(graph, f64, {6, 2, 3, 2}, 12);
+  ValueId bias = random_input(graph, f64, {6}, 13);
+  ValueId line = random_input(graph, f64, {1, 2, 9}, 14);
+  ValueId taps = random_input(graph, f64, {2, 1, 3}, 15);
+  graph.output(builder.convolution(x, w, bias, {2, 1}, {1}, {2, 1}, 2), "float64 2-d", kWide);
+  // Channels-last storage (N, H, W, C) seen as (N, C, H, W): the windows are gathered through
+  // the strides.
+  std::vector<double> storage = pseudo_random(2 * 5 * 4 * 3, -1, 1, 26);
+  ValueId channels_last =
+      graph.input(Array::borrow(storage.data(), DType::Float64, {2, 3, 5, 4}, {60, 1, 12, 3}));
+  ValueId square = random_input(graph, f64, {2, 3, 2, 2}, 27);
+  graph.output(builder.convolution(channels_last, square, bias_of_two(graph), {1}, {1}, {1}, 1),
+               "float64 channels-last", kWide);
+  graph.output(builder.convolution(line, taps, std::nullopt, {1}, {1}, {1}, 2),
+               "float64 1-d depthwise", kWide);
+  graph.check();
+}
+
+TEST(ConvolutionCompiled, StridedAndSlicedOperands) {
+  GraphCase graph;
+  ir::Builder& builder = graph.builder;
+  // The input in channels-last storage (N, H, W, C) seen as (N, C, H, W), and a weight stored
+  // as (kH, kW, C, O): both reach the library kernel as strided buffers.
+  std::vector<float> input_storage(2 * 6 * 5 * 3), weight_storage(3 * 3 * 3 * 4);
+  std::vector<double> random = pseudo_random(input_storage.size(), -1, 1, 16);
+  for (size_t k = 0; k < input_storage.size(); ++k) input_storage[k] = float(random[k]);
+  random = pseudo_random(weight_storage.size(), -1, 1, 17);
+  for (size_t k = 0; k < weight_storage.size(); ++k) weight_storage[k] = float(random[k]);
+  ValueId channels_last = graph.input(
+      Array::borrow(input_storage.data(), DType::Float32, {2, 3, 6, 5}, {90, 1, 15, 3}));
+  ValueId weight = graph.input(
+      Array::borrow(weight_storage.data(), DType::Float32, {4, 3, 3, 3}, {1, 4, 36, 12}));
+  ValueId x = random_input(graph, DType::Float32, {2, 3, 12, 11}, 18);
+  graph.output(builder.convolution(channels_last, weight, std::nullopt, {1}, {1}, {1}, 1),
+               "channels-last input, permuted weight", kSingle);
+  ValueId every_other = builder.slice(x, {0, 0, 0, 0}, {2, 3, 12, 11}, {1, 1, 2, 2});
+  graph.output(builder.convolution(every_other, weight, std::nullopt, {1}, {0}, {1}, 1),
+               "sliced input", kSingle);
+  ValueId permuted = builder.permute(builder.reshape(x, {2, 3, 11, 12}), {0, 1, 3, 2});
+  graph.output(builder.convolution(permuted, weight, std::nullopt, {2}, {1}, {1}, 1),
+               "permuted input", kSingle);
+  graph.check();
+}
+
+TEST(ConvolutionCompiled, PointwiseAroundTheConvolution) {
+  GraphCase graph;
+  ir::Builder& builder = graph.builder;
+  ValueId x = random_input(graph, DType::Float32, {2, 4, 8, 8}, 19);
+  ValueId w = random_input(graph, DType::Float32, {4, 4, 3, 3}, 20);
+  ValueId bias = random_input(graph, DType::Float32, {4}, 21);
+  ValueId residual = random_input(graph, DType::Float32, {2, 4, 8, 8}, 22);
+  // Prologue: the operand is computed by a kernel; epilogue: relu(conv) + residual, then a
+  // second convolution of that (a residual block's shape).
+  ValueId scaled = builder.binary(Op::mul, x, builder.constant(ir::Scalar::of(2), DType::Float32));
+  ValueId conv = builder.convolution(scaled, w, bias, {1}, {1}, {1}, 1);
+  ValueId zero = builder.constant(ir::Scalar::of(0), DType::Float32);
+  ValueId block = builder.binary(Op::add, builder.binary(Op::maximum, conv, zero), residual);
+  graph.output(block, "relu(conv(2x)) + residual", kSingle);
+  graph.output(builder.convolution(block, w, std::nullopt, {1}, {1}, {1}, 1), "second conv",
+               kSingle);
+  graph.check();
+}
+
+TEST(ConvolutionCompiled, RepeatedCallsReuseThePrimitives) {
+  ir::Graph graph;
+  ir::Builder builder(graph);
+  ValueId x = builder.parameter(DType::Float32, {1, 3, 7, 7});
+  ValueId w = builder.parameter(DType::Float32, {8, 3, 3, 3});
+  graph.set_outputs({builder.convolution(x, w, std::nullopt, {1}, {1}, {1}, 1)});
+  Options options = test_options();
+  CompileStats stats;
+  std::unique_ptr<detail::CompiledGraph> compiled =
+      detail::compile_graph(graph, {{}, {}}, options, stats);
+  for (uint64_t seed = 30; seed < 33; ++seed) {
+    std::vector<Array> inputs = {
+        make_array(DType::Float32, {1, 3, 7, 7}, pseudo_random(147, -1, 1, seed)),
+        make_array(DType::Float32, {8, 3, 3, 3}, pseudo_random(216, -1, 1, seed + 10))};
+    std::vector<Array> outputs;
+    compiled->executable->run(inputs, outputs);
+    std::vector<Array> expected = ir::interpret(graph, inputs);
+    expect_array_matches(outputs.at(0), expected.at(0), kSingle,
+                         "call with seed " + std::to_string(seed));
+  }
+}
+
+TEST(ConvolutionCompiled, EmptyBatch) {
+  GraphCase graph;
+  ValueId x = graph.input(Array::zeros(DType::Float32, {0, 2, 5, 5}));
+  ValueId w = random_input(graph, DType::Float32, {3, 2, 3, 3}, 23);
+  ValueId bias = random_input(graph, DType::Float32, {3}, 24);
+  graph.output(graph.builder.convolution(x, w, bias, {1}, {0}, {1}, 1), "empty batch", kSingle);
+  ValueId wide = graph.input(Array::zeros(DType::Float64, {0, 2, 5, 5}));
+  ValueId wide_weight = random_input(graph, DType::Float64, {3, 2, 3, 3}, 25);
+  graph.output(graph.builder.convolution(wide, wide_weight, std::nullopt, {1}, {0}, {1}, 1),
+               "empty batch float64", kWide);
+  CompiledRun run = graph.check();
+  EXPECT_EQ(run.outputs.at(0).shape(), (std::vector<int64_t>{0, 3, 3, 3}));
+}
+
+TEST(ConvolutionCompiled, TensorApiMatchesTheInterpreter) {
+  auto function = [](Tensor x, Tensor w, Tensor b) {
+    return kiln::relu(kiln::convolution(x, w, b, {1, 1}, {1, 1}, {1, 1}, 1));
+  };
+  Function compiled = compile(function, test_options());
+  std::vector<Array> inputs = {
+      make_array(DType::Float32, {1, 3, 6, 6}, pseudo_random(108, -1, 1, 40)),
+      make_array(DType::Float32, {5, 3, 3, 3}, pseudo_random(135, -1, 1, 41)),
+      make_array(DType::Float32, {5}, pseudo_random(5, -1, 1, 42))};
+  expect_function_matches(compiled, function, inputs, kSingle, "conv + relu");
+}
+
+}  // namespace
+}  // namespace kiln::test
