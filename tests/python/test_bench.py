@@ -161,3 +161,64 @@ def test_example_runs_all_modes_and_agrees(script, arguments, tmp_path):
         assert f"mode={mode}" in output
     assert "speed-up" in output and "compile" in output
     assert "DIFFER" not in output and "agree" in output
+
+
+# The PyTorch model benchmark (`--models`, kiln/bench/models.py) and its examples. Its --quick run
+# compiles with eager and kiln only (Inductor's first compiles take minutes on 2 cores).
+@pytest.fixture(scope="module")
+def models_quick_run(tmp_path_factory):
+    directory = tmp_path_factory.mktemp("bench-models")
+    output = _run(["-m", "kiln.bench", "--models", "--quick", "--json", "out/models.json"],
+                  directory, timeout=300)
+    return output, json.loads((directory / "out" / "models.json").read_text())
+
+
+def test_models_quick_run_measures_every_case(models_quick_run):
+    output, document = models_quick_run
+    assert "vs Inductor" in output and "1st call (cold)" in output and "machine:" in output
+    assert document["quick"] is True and document["backends"] == ["eager", "kiln"]
+    cases = {entry["case"]: entry["variants"] for entry in document["results"]}
+    assert set(cases) == {"mlp", "resnet18", "bert_1x8", "bert_8x128", "mlp_train",
+                          "resnet18_train", "sin_cos_0d"}
+    for name, variants in cases.items():
+        assert variants["eager"]["status"] == "ok"
+        for variant, record in variants.items():
+            assert record["status"] in ("ok", "FAILED", "ERROR")
+            assert record["status"] == "ok" or record["message"]  # never a silent failure
+            if record["status"] == "ok":
+                assert record["median_seconds"] > 0 and record["first_call_seconds"] > 0
+    assert set(cases["sin_cos_0d"]) == {"eager", "kiln default", "kiln reduce-overhead"}
+
+
+def test_models_quick_run_measures_a_warm_start(models_quick_run):
+    _, document = models_quick_run
+    (probes,) = document["warm_starts"].values()  # the smoke run probes its first case
+    assert set(probes) == {"kiln_cold", "kiln_warm", "eager", "aot_eager"}
+    for probe in probes.values():
+        assert probe.get("first_call_seconds", 0) > 0, probe
+
+
+def test_models_options_are_checked(tmp_path):
+    environment = dict(os.environ, KILN_CACHE_DIR=str(tmp_path / "cache"))
+    for arguments, expected in ((["--workloads", "no_such_model"], "unknown model case"),
+                                (["--modes", "fastest"], "--modes: unknown fastest"),
+                                (["--baselines", "numba"], "--baselines: unknown numba")):
+        completed = subprocess.run([sys.executable, "-m", "kiln.bench", "--models"] + arguments,
+                                   cwd=tmp_path, env=environment, capture_output=True,
+                                   text=True, timeout=120)
+        assert completed.returncode == 2, completed.stderr
+        assert expected in completed.stderr
+
+
+@pytest.mark.parametrize("script, arguments", [
+    ("torch_sin_cos.py", ["--calls", "200", "--size", "50000", "--repeat", "2",
+                          "--backends", "kiln"]),
+    ("torch_resnet18.py", ["--batch", "1", "--image", "32", "--repeat", "2",
+                           "--backends", "kiln"]),
+    ("torch_bert.py", ["--layers", "1", "--hidden", "64", "--shapes", "1x8", "--repeat", "2",
+                       "--backends", "kiln"]),
+])
+def test_torch_example_runs_and_agrees(script, arguments, tmp_path):
+    output = _run([str(EXAMPLES / script)] + arguments, tmp_path, timeout=300)
+    assert "eager" in output and "kiln" in output and "first call" in output
+    assert "DIFFER" not in output and "agree" in output

@@ -2,9 +2,12 @@
 
 Every OpInfo of torch's op_db is traced to an ATen graph with kiln's decomposition table (as
 AOTAutograd would hand it to kiln); the graphs kiln converts whole are compiled and compared with
-eager PyTorch on float32, float64 and int64 samples. Then the table is walked: every entry must
-have been exercised by some sample, or be listed in NOT_COVERED_BY_OPINFO with a test of its own.
+eager PyTorch on float32, float64 and int64 samples. Entries no OpInfo sample reaches have
+samples of their own (DIRECT_SAMPLES). Then the table is walked: every entry must have been
+exercised by some sample.
 """
+import itertools
+
 import pytest
 import torch
 from torch.fx.experimental.proxy_tensor import make_fx
@@ -20,25 +23,68 @@ SAMPLES_PER_DTYPE = 2
 # Ops whose results are random or uninitialised memory: nothing to compare.
 NONDETERMINISTIC = ("rand", "dropout", "normal", "bernoulli", "multinomial", "empty", "uniform",
                     "exponential", "geometric", "cauchy", "log_normal", "poisson")
-# Entries no OpInfo sample reaches through the decompositions (exercised by the model tests in
-# test_torch_models.py and test_torch_backend.py).
-NOT_COVERED_BY_OPINFO = {
-    "aten._native_batch_norm_legit_no_training.default",
-    "aten._native_batch_norm_legit_functional.default",
-    "aten._native_batch_norm_legit.default",
-    "aten.threshold_backward.default",
-    "aten.lift_fresh_copy.default",
-    "aten.alias.default",
-    "aten.detach.default",
-    "aten.numpy_T.default",
-    "aten.matmul.default",
-    "aten.reshape.default",
-    "aten.split.Tensor",
-    "aten.split_with_sizes.default",
-    "aten.squeeze.default",
-    "aten.squeeze.dim",
-    "aten.adaptive_avg_pool2d.default",
-    "aten.max_pool2d_with_indices.default",
+aten = torch.ops.aten
+
+
+def _floats(*shape):
+    return torch.randn(*shape, generator=torch.Generator().manual_seed(len(shape)))
+
+
+def _integers(*shape):
+    return torch.randint(-9, 9, shape, generator=torch.Generator().manual_seed(7))
+
+
+# Entries no OpInfo sample reaches through the decompositions (the overloads of Python scalars,
+# the inference/training forms of batch norm, ...): each with a call of its own.
+DIRECT_SAMPLES = {
+    "aten._adaptive_avg_pool2d.default": (lambda x: aten._adaptive_avg_pool2d(x, [2, 3]),
+                                          [_floats(2, 3, 8, 9)]),
+    "aten.all.dims": (lambda x: aten.all.dims(x > -1, [0, 2]), [_floats(3, 4, 5)]),
+    "aten.bitwise_and.Scalar": (lambda x: aten.bitwise_and.Scalar(x, 6), [_integers(3, 4)]),
+    "aten.bitwise_or.Scalar": (lambda x: aten.bitwise_or.Scalar(x, 6), [_integers(3, 4)]),
+    "aten.bitwise_xor.Scalar": (lambda x: aten.bitwise_xor.Scalar(x, 6), [_integers(3, 4)]),
+    "aten.clamp_max.default": (lambda x: aten.clamp_max(x, 0.25), [_floats(4, 5)]),
+    "aten.convolution.default": (
+        lambda x, w, b: aten.convolution(x, w, b, [2, 1], [1, 2], [1, 1], False, [0, 0], 2),
+        [_floats(2, 4, 9, 8), _floats(6, 2, 3, 3), _floats(6)]),
+    "aten.div.Scalar_mode": (lambda x: (aten.div.Scalar_mode(x, 4, rounding_mode="floor"),
+                                        aten.div.Scalar_mode(x, 4, rounding_mode="trunc")),
+                             [_integers(5, 3)]),
+    "aten.fmod.Scalar": (lambda x: aten.fmod.Scalar(x, 1.5), [_floats(4, 4)]),
+    "aten.sub.Scalar": (lambda x: aten.sub.Scalar(x, 2.5, 3), [_floats(4, 4)]),
+    "aten._native_batch_norm_legit_no_training.default": (
+        lambda x, w, b, mean, var: aten._native_batch_norm_legit_no_training(
+            x, w, b, mean, var, 0.1, 1e-5)[0],
+        [_floats(2, 3, 4, 4), _floats(3), _floats(3), _floats(3), _floats(3).abs() + 0.5]),
+    "aten._native_batch_norm_legit_functional.default": (
+        lambda x, w, b, mean, var: aten._native_batch_norm_legit_functional(
+            x, w, b, mean, var, True, 0.1, 1e-5),
+        [_floats(2, 3, 4, 4), _floats(3), _floats(3), _floats(3), _floats(3).abs() + 0.5]),
+    "aten._native_batch_norm_legit.default": (
+        lambda x, w, b, mean, var: aten._native_batch_norm_legit(
+            x, w, b, mean.clone(), var.clone(), True, 0.1, 1e-5),
+        [_floats(2, 3, 4, 4), _floats(3), _floats(3), _floats(3), _floats(3).abs() + 0.5]),
+    "aten.threshold_backward.default": (lambda g, x: aten.threshold_backward(g, x, 0.0),
+                                        [_floats(4, 5), _floats(4, 5)]),
+    "aten.max_pool2d_with_indices.default": (
+        lambda x: aten.max_pool2d_with_indices(x, [3, 3], [2, 2], [1, 1]),
+        [_floats(2, 3, 9, 10)]),
+    "aten.lift_fresh_copy.default": (lambda x: aten.lift_fresh_copy(x) * 2, [_floats(3)]),
+    "aten.alias.default": (lambda x: aten.alias(x) * 2, [_floats(3)]),
+    "aten.detach.default": (lambda x: aten.detach(x) * 2, [_floats(3)]),
+    "aten.split.Tensor": (lambda x: [p * 2 for p in aten.split.Tensor(x, 2, 1)],
+                          [_floats(3, 5)]),
+    "aten.split_with_sizes.default": (
+        lambda x: [p * 2 for p in aten.split_with_sizes(x, [1, 3, 1], 1)], [_floats(3, 5)]),
+    "aten.squeeze.default": (lambda x: aten.squeeze(x) + 1, [_floats(3, 1, 4, 1)]),
+    "aten.squeeze.dim": (lambda x: aten.squeeze.dim(x, 1) + 1, [_floats(3, 1, 4, 1)]),
+}
+# Entries whose result is uninitialised memory (torch.empty and friends): shape and dtype only.
+UNINITIALISED = {
+    "aten.empty.memory_format": (lambda x: aten.empty.memory_format([2, 3]) , [_floats(1)]),
+    "aten.empty_like.default": (lambda x: aten.empty_like(x), [_floats(2, 3)]),
+    "aten.empty_strided.default": (lambda x: aten.empty_strided([2, 3], [3, 1]), [_floats(1)]),
+    "aten.new_empty.default": (lambda x: aten.new_empty(x, [4]), [_floats(2, 3)]),
 }
 
 
@@ -90,7 +136,8 @@ def _cases(op):
     for dtype in DTYPES:
         if dtype not in op.supported_dtypes("cpu"):
             continue
-        for sample in list(op.sample_inputs("cpu", dtype, requires_grad=False))[:SAMPLES_PER_DTYPE]:
+        samples = op.sample_inputs("cpu", dtype, requires_grad=False)
+        for sample in itertools.islice(samples, SAMPLES_PER_DTYPE):
             graph, tensors, call = _graph(op.op, sample)
             if graph is None or refused_nodes(graph):
                 continue
@@ -115,10 +162,43 @@ def test_opinfo_samples_match_eager(op):
                                        msg=lambda m: f"{op.name} {dtype} {sample}: {m}")
 
 
+def _aten_graph(function, tensors):
+    return make_fx(function, tracing_mode="fake",
+                   decomposition_table=kiln.torch.decompositions())(*tensors)
+
+
+def _compiled_results(graph, tensors):
+    assert not refused_nodes(graph)
+    outputs = CompiledGraph(graph, tensors, {"mode": "default"})(list(tensors))
+    return [item for item in outputs if isinstance(item, torch.Tensor)]
+
+
+@pytest.mark.parametrize("entry", sorted(DIRECT_SAMPLES))
+def test_direct_samples_match_eager(entry):
+    function, tensors = DIRECT_SAMPLES[entry]
+    graph = _aten_graph(function, tensors)
+    assert entry in {str(node.target) for node in graph.graph.nodes}
+    want = _flat_results(function(*tensors))
+    got = _compiled_results(graph, tensors)
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        assert (g.shape, g.dtype) == (w.shape, w.dtype)
+        torch.testing.assert_close(g, w, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("entry", sorted(UNINITIALISED))
+def test_uninitialised_creation_has_torchs_shape_and_dtype(entry):
+    function, tensors = UNINITIALISED[entry]
+    graph = _aten_graph(function, tensors)
+    assert entry in {str(node.target) for node in graph.graph.nodes}
+    (got,), (want,) = _compiled_results(graph, tensors), _flat_results(function(*tensors))
+    assert (got.shape, got.dtype) == (want.shape, want.dtype)
+
+
 def test_every_table_entry_is_exercised():
     """The table walked against the ATen ops the converted samples contain."""
     exercised = {str(node.target) for op in _selected_ops() for case in _cases(op)
                  for node in case[2].graph.nodes if node.op == "call_function"}
-    missing = sorted(str(op) for op in TABLE
-                     if str(op) not in exercised and str(op) not in NOT_COVERED_BY_OPINFO)
-    assert not missing, f"table entries no OpInfo sample exercised: {missing}"
+    exercised |= set(DIRECT_SAMPLES) | set(UNINITIALISED)
+    missing = sorted(str(op) for op in TABLE if str(op) not in exercised)
+    assert not missing, f"table entries no sample exercised: {missing}"

@@ -3,6 +3,7 @@
     python -m kiln.bench                      # every workload, every installed baseline
     python -m kiln.bench --quick              # CI smoke run: small sizes, kiln and NumPy, < 60 s
     python -m kiln.bench --workloads seed --baselines all --repeat 7
+    python -m kiln.bench --models             # PyTorch models: eager, Inductor, kiln (models.py)
 
 Timings are medians of interleaved repetitions after warm-up (runner.py); compile time is the
 first call (cold: a fresh kiln cache directory per run unless --cache-dir is given) and, for
@@ -21,6 +22,7 @@ import time
 
 from . import baselines as _baselines
 from . import load as _load
+from . import models as _models
 from . import report as _report
 from . import runner as _runner
 from . import workloads as _workloads
@@ -67,6 +69,7 @@ def _parser():
                         help="where to write the JSON results (default %(default)s)")
     parser.add_argument("--png", default=None,
                         help="where to write the chart (default: the JSON path with .png)")
+    _models.add_arguments(parser)
     return parser
 
 
@@ -146,6 +149,11 @@ def main(argv=None):
     def log(text):
         print(text, file=sys.stderr, flush=True)
 
+    if arguments.list and arguments.models:
+        _models.list_cases(arguments.train_batch)
+        return 0
+    if arguments.models:
+        return _models.main(arguments, log)
     if arguments.list:
         for workload in _workloads.WORKLOADS:
             marker = "seed " if workload.seed else "     "

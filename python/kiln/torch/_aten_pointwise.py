@@ -151,7 +151,7 @@ def _bitwise_not(context, node, x):
     return _kiln.logical_not(x) if out_dtype(node) == torch.bool else _kiln.bitwise_not(x)
 
 
-@lowers(aten.where.self, aten.where.ScalarSelf, aten.where.ScalarOther, aten.where.Scalar)
+@lowers(aten.where.self)
 def _where(context, node, condition, a, b):
     dtype = out_dtype(node)
     condition = context.as_tensor(condition, torch.bool)

@@ -14,7 +14,7 @@ aten = torch.ops.aten
 
 # ---- views and movement --------------------------------------------------------------------
 
-@lowers(aten.view.default, aten._unsafe_view.default, aten.reshape.default,
+@lowers(aten.view.default, aten._unsafe_view.default,
         aten.squeeze.default, aten.squeeze.dim, aten.squeeze.dims, aten.unsqueeze.default,
         view=True)
 def _reshape(context, node, x, *args):
@@ -31,7 +31,7 @@ def _permute(context, node, x, dims):
     return _kiln.transpose(x, [axis(dim, x.ndim) for dim in dims])
 
 
-@lowers(aten.t.default, aten.numpy_T.default, view=True)
+@lowers(aten.t.default, view=True)
 def _t(context, node, x):
     return _kiln.transpose(x, []) if x.ndim == 2 else x
 
@@ -232,7 +232,7 @@ def _index(context, node, x, indices):
 
 # ---- linear algebra ----------------------------------------------------------------------
 
-@lowers(aten.mm.default, aten.bmm.default, aten.matmul.default)
+@lowers(aten.mm.default, aten.bmm.default)
 def _matmul(context, node, a, b):
     dtype = out_dtype(node)
     if dtype not in (torch.float32, torch.float64):
@@ -425,7 +425,7 @@ def _avg_pool(context, node, x, kernel, stride=(), padding=0, ceil_mode=False,
     return _kiln.divide(total, context.full((), divisor, dtype))
 
 
-@lowers(aten._adaptive_avg_pool2d.default, aten.adaptive_avg_pool2d.default)
+@lowers(aten._adaptive_avg_pool2d.default)
 def _adaptive_avg_pool(context, node, x, output_size):
     height, width = x.shape[-2:]
     out_height, out_width = out_shape(node)[-2:]

@@ -90,4 +90,8 @@ def compile_graph_module(graph_module, example_inputs, options, unsupported_ops,
             continue
         setattr(fused, node.target, _CompiledPartition(compiled))
     fused.recompile()
-    return fused
+
+    def run_partitioned(args):  # AOTAutograd's boxed convention, as CompiledGraph has
+        return fused(*args)
+    run_partitioned._boxed_call = True
+    return run_partitioned

@@ -1,0 +1,75 @@
+"""Seed experiment 4: resnet18 inference through torch.compile, Inductor against kiln.
+
+The model is torchvision's resnet18 (random weights; kiln.bench.torch_models defines the same
+module tree where torchvision does not import), in eval mode under torch.no_grad(). Each
+backend's first call is Dynamo's trace + the compile + one run; then the median of --repeat
+calls. Both compiled results are checked against eager PyTorch.
+
+    python examples/torch_resnet18.py                        # batch 16, 3x224x224
+    python examples/torch_resnet18.py --batch 1 --image 64 --repeat 3
+"""
+import argparse
+import sys
+import time
+
+import torch
+
+from kiln.bench.torch_models import resnet18
+
+VARIANTS = (("inductor", "default"), ("kiln", "default"))
+
+
+def median_seconds(function, argument, repeat):
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        function(argument)
+        times.append(time.perf_counter() - start)
+    return sorted(times)[len(times) // 2]
+
+
+def compile_with(model, backend, mode):
+    torch._dynamo.reset()  # each backend traces from scratch: its first call is its own
+    if backend == "inductor":
+        return torch.compile(model, mode=mode)
+    return torch.compile(model, backend=backend, mode=mode)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--batch", type=int, default=16)
+    parser.add_argument("--image", type=int, default=224, help="height and width")
+    parser.add_argument("--backends", default="inductor,kiln",
+                        help="comma list of torch.compile backends to compare with eager")
+    parser.add_argument("--repeat", type=int, default=5)
+    options = parser.parse_args()
+    chosen = [(backend, mode) for backend, mode in VARIANTS
+              if backend in options.backends.split(",")]
+
+    torch.manual_seed(0)
+    model = resnet18().eval()
+    images = torch.randn(options.batch, 3, options.image, options.image)
+    all_agree = True
+    with torch.no_grad():
+        expected = model(images)
+        eager = median_seconds(model, images, options.repeat)
+        print(f"resnet18, {options.batch}x3x{options.image}x{options.image} float32: eager "
+              f"{eager * 1e3:.2f} ms")
+        for backend, mode in chosen:
+            compiled = compile_with(model, backend, mode)
+            start = time.perf_counter()
+            result = compiled(images)
+            first_call = time.perf_counter() - start
+            # Convolutions sum in a different order in every library: relative to the logits.
+            error = ((result - expected).abs().max() / expected.abs().max()).item()
+            agree = error < 1e-3
+            all_agree &= agree
+            seconds = median_seconds(compiled, images, options.repeat)
+            print(f"  {backend:8} mode={mode:16} {seconds * 1e3:9.2f} ms   vs eager "
+                  f"{eager / seconds:5.2f}x   first call {first_call:6.2f} s   results "
+                  f"{'agree' if agree else 'DIFFER'} (max error {error:.1e})")
+    return 0 if all_agree else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
