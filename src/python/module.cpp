@@ -236,6 +236,9 @@ void bind_errors(nb::module_& module) {
 NB_MODULE(_kiln, module) {
   using namespace kiln::python;
   if (_import_array() < 0) throw nb::python_error();
+  // Compiled graphs held by torch.compile'd modules, Dynamo's caches or user globals are still
+  // alive when the interpreter exits; nanobind's leak report would print them on every exit.
+  nb::set_leak_warnings(false);
   fill_dtype_table();
   ModuleState& module_state = state();
   nb::object builtins = nb::module_::import_("builtins");

@@ -2,9 +2,9 @@
 
 Every OpInfo of torch's op_db is traced to an ATen graph with kiln's decomposition table (as
 AOTAutograd would hand it to kiln); the graphs kiln converts whole are compiled and compared with
-eager PyTorch on float32, float64 and int64 samples. Entries no OpInfo sample reaches have
-samples of their own (DIRECT_SAMPLES). Then the table is walked: every entry must have been
-exercised by some sample.
+eager PyTorch on one float32 and one int64 sample each (CI runs all of it: it stays bounded).
+Entries no OpInfo sample reaches have samples of their own (DIRECT_SAMPLES). Then the table is
+walked: every entry must have been exercised by some sample.
 """
 import itertools
 
@@ -18,8 +18,8 @@ from kiln.torch._aten_table import TABLE
 from kiln.torch._lowering import CompiledGraph
 from kiln.torch._partition import refused_nodes
 
-DTYPES = (torch.float32, torch.float64, torch.int64)
-SAMPLES_PER_DTYPE = 2
+DTYPES = (torch.float32, torch.int64)
+SAMPLES_PER_DTYPE = 1
 # Ops whose results are random or uninitialised memory: nothing to compare.
 NONDETERMINISTIC = ("rand", "dropout", "normal", "bernoulli", "multinomial", "empty", "uniform",
                     "exponential", "geometric", "cauchy", "log_normal", "poisson")
@@ -37,6 +37,12 @@ def _integers(*shape):
 # Entries no OpInfo sample reaches through the decompositions (the overloads of Python scalars,
 # the inference/training forms of batch norm, ...): each with a call of its own.
 DIRECT_SAMPLES = {
+    "aten.masked_fill.Tensor": (lambda x, v: aten.masked_fill.Tensor(x, x > 0, v),
+                                [_floats(3, 4), torch.tensor(2.5)]),
+    "aten.prod.dim_int": (lambda x: aten.prod.dim_int(x, 1, True), [_floats(3, 4)]),
+    "prims.fma.default": (lambda a, b, c: torch.ops.prims.fma(a, b, c),
+                          [_floats(3, 4), _floats(3, 4), _floats(4)]),
+    "aten.copy.default": (lambda a, b: aten.copy(a, b), [_floats(3, 4), _integers(4)]),
     "aten._adaptive_avg_pool2d.default": (lambda x: aten._adaptive_avg_pool2d(x, [2, 3]),
                                           [_floats(2, 3, 8, 9)]),
     "aten.all.dims": (lambda x: aten.all.dims(x > -1, [0, 2]), [_floats(3, 4, 5)]),

@@ -189,3 +189,58 @@ def test_one_compilation_serves_repeated_calls():
     finally:
         kiln.torch._backend.compile_graph_module = original
     assert len(counts) == 1
+
+
+@pytest.mark.parametrize("make", [
+    lambda: torch.randn(4, 3, dtype=torch.complex64),
+    lambda: torch.randn(4, 3).to_sparse(),
+], ids=["complex", "sparse"])  # quantized tensors: Dynamo itself refuses them (torch#74540)
+def test_inputs_kiln_cannot_read_run_eagerly(make, capfd):
+    def f(x):
+        return x * 2
+
+    x = make()
+    kiln.set_logs("graph_breaks")
+    try:
+        result = torch.compile(f, backend="kiln")(x)
+    finally:
+        kiln.set_logs("")
+    expected = f(x)
+    if expected.is_sparse:
+        result, expected = result.to_dense(), expected.to_dense()
+    torch.testing.assert_close(result, expected)
+
+
+def test_compiled_optimizer_step_matches_eager(capfd):
+    def train(compile_step):
+        model = mlp()
+        opt = torch.optim.AdamW(model.parameters(), lr=0.01)
+        step = torch.compile(opt.step, backend="kiln") if compile_step else opt.step
+        torch.manual_seed(5)
+        for _ in range(3):
+            opt.zero_grad()
+            model(torch.randn(4, 16)).square().mean().backward()
+            step()
+        return [p.detach().clone() for p in model.parameters()]
+
+    kiln.set_logs("graph_breaks")
+    try:
+        compiled = train(True)
+    finally:
+        kiln.set_logs("")
+    assert "runs in eager" not in capfd.readouterr().err  # the whole update is kiln's
+    for got, want in zip(compiled, train(False)):
+        torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-5)
+
+
+def test_dynamic_sizes_compile_per_size_and_say_so(capfd):
+    f = torch.compile(lambda x: torch.relu(x) * 3, backend="kiln", dynamic=True)
+    kiln.set_logs("recompiles")
+    try:
+        for n in (3, 5, 3):
+            x = torch.randn(n, 4)
+            torch.testing.assert_close(f(x), torch.relu(x) * 3)
+    finally:
+        kiln.set_logs("")
+    err = capfd.readouterr().err
+    assert err.count("compiles for sizes") == 2  # 3 and 5; the second 3 reuses the first

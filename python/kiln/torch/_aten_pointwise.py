@@ -203,6 +203,19 @@ def _threshold_backward(context, node, grad, x, threshold):
     return _kiln.where(below, context.full((), 0, dtype), cast(grad, dtype))
 
 
+@lowers(torch.ops.prims.fma.default)
+def _fused_multiply_add(context, node, a, b, c):
+    # a * b + c: the C++ compiler contracts it into one fma instruction where the target has it.
+    dtype = out_dtype(node)
+    a, b, c = _operands(context, node, (a, b, c), dtype)
+    return _kiln.add(_kiln.multiply(a, b), c)
+
+
+@lowers(aten.copy.default)
+def _copy(context, node, destination, source, non_blocking=False):
+    return _kiln.broadcast_to(cast(source, out_dtype(node)), out_shape(node))
+
+
 @lowers(aten._to_copy.default)
 def _to_copy(context, node, x, **kwargs):
     return cast(x, out_dtype(node))

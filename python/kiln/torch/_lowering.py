@@ -34,7 +34,10 @@ def describe(node):
 
 
 def tensor_dtype_supported(value):
-    return not isinstance(value, torch.Tensor) or numpy_dtype(value.dtype) is not None
+    """Non-tensors pass; tensors need a dtype kiln has and dense (strided) memory: complex,
+    quantized, sparse and other layouts stay in PyTorch."""
+    return not isinstance(value, torch.Tensor) or (
+        numpy_dtype(value.dtype) is not None and value.layout == torch.strided)
 
 
 def static_sizes(value):
@@ -136,8 +139,8 @@ def _input(trace, node):
     if not isinstance(value, torch.Tensor):
         raise UnconvertibleNode(node, "a graph input that is not a tensor (a dynamic size?)")
     kind = numpy_dtype(value.dtype)
-    if kind is None:
-        raise UnconvertibleNode(node, f"kiln has no dtype {value.dtype}")
+    if kind is None or value.layout != torch.strided:
+        raise UnconvertibleNode(node, f"kiln has no {value.dtype} {value.layout} tensors")
     if not static_sizes(value):
         raise UnconvertibleNode(node, "a size that depends on the data")
     trace.location = source_line(node)
