@@ -41,6 +41,9 @@ const std::vector<OptionDescription>& option_descriptions() {
        "threads of parallel loops (0: the usable cores, capped by OMP_NUM_THREADS; 1: no "
        "OpenMP regions at all)"},
       {"allow_reassociation", "vectorised float reductions (default true)"},
+      {"unsupported_ops",
+       "torch.compile backend: 'eager' (default) runs ATen ops kiln cannot convert in PyTorch "
+       "between compiled parts; 'error' raises kiln.Unsupported naming them"},
   };
   return table;
 }

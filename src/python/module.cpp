@@ -193,6 +193,12 @@ Options options_from_dict(nb::handle options) {
       result.num_threads = nb::cast<int>(value);
     } else if (name == "allow_reassociation") {
       result.allow_reassociation = nb::cast<bool>(value);
+    } else if (name == "unsupported_ops") {  // read by the torch front end (kiln.torch)
+      std::string policy = nb::cast<std::string>(value);
+      if (policy != "eager" && policy != "error")
+        throw Error(ErrorKind::Value, error_message("compile", "",
+                                                    "options['unsupported_ops'] must be 'eager' "
+                                                    "or 'error', got '" + policy + "'"));
     } else {
       std::string valid;
       for (const api::OptionDescription& option : api::option_descriptions())

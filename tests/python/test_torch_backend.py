@@ -57,6 +57,7 @@ def test_backend_as_a_callable_and_options_reach_kiln():
 
 
 def test_unknown_option_and_mode_are_clear_errors():
+    assert "unsupported_ops" in kiln.list_options()
     x = torch.randn(3)
     with pytest.raises(Exception, match="unknown option 'no_such_option'"):
         torch.compile(torch.sin, backend="kiln", options={"no_such_option": 1})(x)

@@ -17,7 +17,6 @@ from .._config import config
 from ._aten_table import TABLE
 from ._partition import compile_graph_module
 
-_UNSUPPORTED_OPS = ("eager", "error")
 _graph_numbers = itertools.count()
 
 
@@ -30,15 +29,11 @@ def decompositions():
 
 def _settings(mode, options):
     options = dict(options or {})
-    unsupported_ops = options.pop("unsupported_ops", "eager")
-    if unsupported_ops not in _UNSUPPORTED_OPS:
-        raise ValueError(f"kiln: options['unsupported_ops'] must be one of {_UNSUPPORTED_OPS}, "
-                         f"got {unsupported_ops!r}")
     options.setdefault("mode", mode or "default")
     if config.cache_dir is not None:
         options.setdefault("cache_dir", str(config.cache_dir))
-    _kiln.check_options(options)
-    return options, unsupported_ops
+    _kiln.check_options(options)  # unsupported_ops too: one list of options, kiln.list_options()
+    return options, options.pop("unsupported_ops", "eager")
 
 
 def backend(graph_module, example_inputs, mode=None, options=None):
