@@ -15,25 +15,9 @@ import time
 
 import torch
 
-from kiln.bench.torch_models import bert
+from kiln.bench.torch_models import bert, compile_with, median_seconds
 
 VARIANTS = (("inductor", "default"), ("kiln", "default"))
-
-
-def median_seconds(function, tokens, repeat):
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        function(tokens)
-        times.append(time.perf_counter() - start)
-    return sorted(times)[len(times) // 2]
-
-
-def compile_with(model, backend, mode):
-    torch._dynamo.reset()  # each backend and shape traces from scratch: its first call is its own
-    if backend == "inductor":
-        return torch.compile(model, mode=mode)
-    return torch.compile(model, backend=backend, mode=mode)
 
 
 def main():

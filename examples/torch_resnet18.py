@@ -14,25 +14,9 @@ import time
 
 import torch
 
-from kiln.bench.torch_models import resnet18
+from kiln.bench.torch_models import resnet18, compile_with, median_seconds
 
 VARIANTS = (("inductor", "default"), ("kiln", "default"))
-
-
-def median_seconds(function, argument, repeat):
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        function(argument)
-        times.append(time.perf_counter() - start)
-    return sorted(times)[len(times) // 2]
-
-
-def compile_with(model, backend, mode):
-    torch._dynamo.reset()  # each backend traces from scratch: its first call is its own
-    if backend == "inductor":
-        return torch.compile(model, mode=mode)
-    return torch.compile(model, backend=backend, mode=mode)
 
 
 def main():

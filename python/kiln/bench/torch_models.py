@@ -4,6 +4,8 @@ build, so resnet18 is defined here with torchvision's layers and parameter names
 state dict loads into it); where torchvision imports (the GPU machine), its own model is used.
 BERT comes from `transformers` (BertModel(BertConfig()), random weights, nothing downloaded).
 """
+import time
+
 import torch
 from torch import nn
 
@@ -79,3 +81,22 @@ def resnet18():
 def bert(**config):
     from transformers import BertConfig, BertModel
     return BertModel(BertConfig(**config))
+
+
+# ---- what the examples (examples/torch_*.py) share ----------------------------------------
+
+def compile_with(model, backend, mode):
+    """torch.compile with Inductor or kiln, traced from scratch (its first call is its own)."""
+    torch._dynamo.reset()
+    if backend == "inductor":
+        return torch.compile(model, mode=mode)
+    return torch.compile(model, backend=backend, mode=mode)
+
+
+def median_seconds(function, argument, repeat):
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        function(argument)
+        times.append(time.perf_counter() - start)
+    return sorted(times)[len(times) // 2]
