@@ -11,11 +11,10 @@ calls. Both compiled results are checked against eager PyTorch.
 """
 import argparse
 import sys
-import time
 
 import torch
 
-from kiln.bench.torch_models import bert, compile_with, median_seconds
+from kiln.bench.torch_models import bert, median_seconds, report_backend
 
 VARIANTS = (("inductor", "default"), ("kiln", "default"))
 
@@ -46,17 +45,9 @@ def main():
             print(f"BERT ({options.layers} layers, width {options.hidden}), {batch}x{length} "
                   f"tokens: eager {eager * 1e3:.2f} ms")
             for backend, mode in chosen:
-                compiled = compile_with(model, backend, mode)
-                start = time.perf_counter()
-                result = compiled(tokens).last_hidden_state
-                first_call = time.perf_counter() - start
-                error = ((result - expected).abs().max() / expected.abs().max()).item()
-                agree = error < 1e-3
-                all_agree &= agree
-                seconds = median_seconds(compiled, tokens, options.repeat)
-                print(f"  {backend:8} mode={mode:16} {seconds * 1e3:9.2f} ms   vs eager "
-                      f"{eager / seconds:5.2f}x   first call {first_call:6.2f} s   results "
-                      f"{'agree' if agree else 'DIFFER'} (max error {error:.1e})")
+                all_agree &= report_backend(model, tokens, expected, backend, mode, eager,
+                                            options.repeat,
+                                            lambda output: output.last_hidden_state)
     return 0 if all_agree else 1
 
 

@@ -10,11 +10,10 @@ calls. Both compiled results are checked against eager PyTorch.
 """
 import argparse
 import sys
-import time
 
 import torch
 
-from kiln.bench.torch_models import resnet18, compile_with, median_seconds
+from kiln.bench.torch_models import resnet18, median_seconds, report_backend
 
 VARIANTS = (("inductor", "default"), ("kiln", "default"))
 
@@ -40,18 +39,8 @@ def main():
         print(f"resnet18, {options.batch}x3x{options.image}x{options.image} float32: eager "
               f"{eager * 1e3:.2f} ms")
         for backend, mode in chosen:
-            compiled = compile_with(model, backend, mode)
-            start = time.perf_counter()
-            result = compiled(images)
-            first_call = time.perf_counter() - start
-            # Convolutions sum in a different order in every library: relative to the logits.
-            error = ((result - expected).abs().max() / expected.abs().max()).item()
-            agree = error < 1e-3
-            all_agree &= agree
-            seconds = median_seconds(compiled, images, options.repeat)
-            print(f"  {backend:8} mode={mode:16} {seconds * 1e3:9.2f} ms   vs eager "
-                  f"{eager / seconds:5.2f}x   first call {first_call:6.2f} s   results "
-                  f"{'agree' if agree else 'DIFFER'} (max error {error:.1e})")
+            all_agree &= report_backend(model, images, expected, backend, mode, eager,
+                                        options.repeat)
     return 0 if all_agree else 1
 
 

@@ -245,3 +245,11 @@ def test_dynamic_sizes_compile_per_size_and_say_so(capfd):
         kiln.set_logs("")
     err = capfd.readouterr().err
     assert err.count("compiles for sizes") == 2  # 3 and 5; the second 3 reuses the first
+
+
+def test_tensors_on_another_device_stay_in_pytorch():
+    # The CUDA target is not built yet: device tensors (here the meta device, the one every
+    # machine has) run in eager PyTorch instead of failing in kiln's NumPy bridge.
+    x = torch.empty(4, 3, device="meta")
+    result = torch.compile(lambda t: torch.sin(t) * 2, backend="kiln")(x)
+    assert result.device.type == "meta" and result.shape == (4, 3)

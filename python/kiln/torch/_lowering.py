@@ -34,10 +34,12 @@ def describe(node):
 
 
 def tensor_dtype_supported(value):
-    """Non-tensors pass; tensors need a dtype kiln has and dense (strided) memory: complex,
-    quantized, sparse and other layouts stay in PyTorch."""
+    """Non-tensors pass; tensors need a dtype kiln has, dense (strided) memory and the CPU:
+    complex, quantized, sparse and other layouts, and (until the CUDA target) device tensors
+    stay in PyTorch."""
     return not isinstance(value, torch.Tensor) or (
-        numpy_dtype(value.dtype) is not None and value.layout == torch.strided)
+        numpy_dtype(value.dtype) is not None and value.layout == torch.strided
+        and value.device.type == "cpu")
 
 
 def static_sizes(value):
@@ -139,8 +141,9 @@ def _input(trace, node):
     if not isinstance(value, torch.Tensor):
         raise UnconvertibleNode(node, "a graph input that is not a tensor (a dynamic size?)")
     kind = numpy_dtype(value.dtype)
-    if kind is None or value.layout != torch.strided:
-        raise UnconvertibleNode(node, f"kiln has no {value.dtype} {value.layout} tensors")
+    if not tensor_dtype_supported(value):
+        raise UnconvertibleNode(node, f"kiln has no {value.dtype} {value.layout} tensors on "
+                                      f"{value.device}")
     if not static_sizes(value):
         raise UnconvertibleNode(node, "a size that depends on the data")
     trace.location = source_line(node)
