@@ -2,10 +2,10 @@
 built on the bindings, against torch.nn.functional.conv1d/conv2d/conv3d."""
 import numpy as np
 import pytest
+import torch
 
 from kiln import _kiln
 
-torch = pytest.importorskip("torch")
 functional = torch.nn.functional
 
 
