@@ -187,7 +187,7 @@ def test_models_quick_run_measures_every_case(models_quick_run):
             assert record["status"] == "ok" or record["message"]  # never a silent failure
             if record["status"] == "ok":
                 assert record["median_seconds"] > 0 and record["first_call_seconds"] > 0
-    assert set(cases["sin_cos_0d"]) == {"eager", "kiln default", "kiln reduce-overhead"}
+    assert set(cases["sin_cos_0d"]) == {"eager", "dynamo", "kiln default", "kiln reduce-overhead"}
 
 
 def test_models_quick_run_measures_a_warm_start(models_quick_run):

@@ -139,6 +139,35 @@ def test_views_of_inputs_as_outputs():
         torch.testing.assert_close(g, w)
 
 
+def test_inference_graphs_skip_aotautograds_wrappers_only_when_nothing_needs_them(monkeypatch):
+    """No-grad graphs without mutations or aliasing are called directly (AOTAutograd's general
+    path is not used); views of inputs, mutated inputs and BatchNorm's running statistics in
+    training mode still need it, and come out as eager PyTorch's."""
+    import kiln.torch._backend as backend_module
+    general = backend_module.aot_autograd
+    used_general = []
+    monkeypatch.setattr(backend_module, "aot_autograd",
+                        lambda **kw: used_general.append(1) or general(**kw))
+    x = torch.randn(4, 6)
+    with torch.no_grad():
+        torch.testing.assert_close(torch.compile(lambda t: torch.sin(t) * 2, backend="kiln")(x),
+                                   torch.sin(x) * 2)
+        assert not used_general
+        view = torch.compile(lambda t: (t.view(-1), t + 1), backend="kiln")(x)[0]
+        assert view.data_ptr() == x.data_ptr() and view._base is x  # still a view of x
+        buffer = torch.zeros(6)
+
+        def accumulate(t, total):
+            total.add_(t.sum(0))
+            return t * 2
+        torch.compile(accumulate, backend="kiln")(x, buffer)
+        torch.testing.assert_close(buffer, x.sum(0))
+        norm, reference = torch.nn.BatchNorm1d(6), torch.nn.BatchNorm1d(6)
+        torch.testing.assert_close(torch.compile(norm, backend="kiln")(x), reference(x))
+        torch.testing.assert_close(norm.running_mean, reference.running_mean)
+    assert len(used_general) == 3
+
+
 def test_mlp_training_gradients_match_eager():
     model = mlp(torch.float64)
     reference = mlp(torch.float64)

@@ -61,6 +61,9 @@ class Case:
     # Modes every run measures for kiln, whatever --modes says (the seed's 0-d experiment is
     # about reduce-overhead's per-call cost).
     kiln_modes: tuple = ()
+    # Also measure torch.compile(backend="eager") ("dynamo"): Dynamo's own per-call cost, the
+    # floor under every backend's figure for a tiny function.
+    dynamo_floor: bool = False
     classes: int = 1000  # training: the cross-entropy target's number of classes
     quick_classes: int = 1000
 
@@ -106,7 +109,7 @@ def make_cases(train_batch=16):
         Case("sin_cos_0d", "torch.sin(x) + torch.cos(x) on a 0-d float32 tensor: per-call cost",
              SinCos, lambda generator: (torch.randn((), generator=generator),), "0-d",
              SinCos, lambda generator: (torch.randn((), generator=generator),), "0-d",
-             kiln_modes=("default", "reduce-overhead")),
+             kiln_modes=("default", "reduce-overhead"), dynamo_floor=True),
     ]
 
 
@@ -137,6 +140,8 @@ def variants(case, backends, modes):
     """The variants of one case, eager first (it is the reference every other is checked
     against)."""
     chosen = [Variant("eager")] if "eager" in backends else []
+    if case.dynamo_floor and "eager" in backends:
+        chosen.append(Variant("dynamo"))
     for backend in ("inductor", "kiln"):
         if backend not in backends:
             continue
@@ -158,6 +163,8 @@ def compile_model(model, variant, kiln_cache_dir=None):
                              options={"mode": variant.mode, "cache_dir": kiln_cache_dir})
     if variant.backend == "inductor":
         return torch.compile(model, mode=variant.mode)
+    if variant.backend == "dynamo":
+        return torch.compile(model, backend="eager")
     return torch.compile(model, backend=variant.backend)  # probes: "eager", "aot_eager"
 
 

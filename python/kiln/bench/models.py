@@ -194,7 +194,9 @@ def main(arguments, log):
                         "quartiles; vs eager / vs Inductor = their median / this median; "
                         "1st call (cold) = Dynamo + compile + one run with empty kiln and "
                         "Inductor caches (imports excluded: each backend compiled a trivial "
-                        "function first); graphs = Dynamo graphs captured")
+                        "function first); graphs = Dynamo graphs captured; dynamo = "
+                        "torch.compile(backend='eager'), Dynamo's own per-call cost (a floor "
+                        "under every backend's figure)")
     document = {
         "date": datetime.datetime.now().isoformat(timespec="seconds"),
         "command": "python -m kiln.bench " + " ".join(sys.argv[1:]),
