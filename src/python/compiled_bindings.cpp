@@ -27,6 +27,13 @@ Array borrow_or_throw(nb::handle object, size_t position) {
   return *array;
 }
 
+// NumPy has no bfloat16: a bfloat16 graph input arrives as its bits, in a 16-bit integer array.
+Array as_graph_input(Array array, DType expected) {
+  bool bits = array.dtype() == DType::UInt16 || array.dtype() == DType::Int16;
+  if (expected != DType::BFloat16 || !bits) return array;
+  return Array::borrow(array.data(), DType::BFloat16, array.shape(), array.strides());
+}
+
 std::shared_ptr<Compiled> compile(detail::Trace& trace, const std::vector<Tensor>& outputs,
                                   nb::handle input_strides, nb::handle options) {
   auto start = std::chrono::steady_clock::now();
@@ -60,7 +67,14 @@ std::shared_ptr<Compiled> compile(detail::Trace& trace, const std::vector<Tensor
 nb::list run(Compiled& compiled, nb::sequence inputs, nb::handle out) {
   std::vector<Array> arrays;
   size_t position = 0;
-  for (nb::handle input : inputs) arrays.push_back(borrow_or_throw(input, position++));
+  const ir::Graph& graph = compiled.graph->graph;
+  for (nb::handle input : inputs) {
+    Array array = borrow_or_throw(input, position);
+    if (position < graph.inputs().size())
+      array = as_graph_input(std::move(array), graph.node(graph.inputs()[position]).dtype);
+    arrays.push_back(std::move(array));
+    ++position;
+  }
   std::vector<Array> outputs;
   if (!out.is_none()) {
     position = 0;

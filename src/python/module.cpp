@@ -141,7 +141,9 @@ std::optional<Array> borrow_array(PyArrayObject* array) {
 }
 
 PyObject* to_numpy(Array&& array) {
-  int type_number = numpy_type_number(array.dtype());
+  // NumPy has no bfloat16: such a result leaves as its bits, a uint16 array (torch views it).
+  int type_number =
+      array.dtype() == DType::BFloat16 ? NPY_UINT16 : numpy_type_number(array.dtype());
   int ndim = array.ndim();
   std::vector<npy_intp> dims(array.shape().begin(), array.shape().end());
   if (array.data() == nullptr) {  // size 0: nothing to own

@@ -7,7 +7,8 @@ builder runs, so kiln's own NumPy promotion never decides anything.
 import torch
 
 from .. import _kiln
-from ._aten_table import (Unconvertible, axes, axis, cast, lowers, meta, out_dtype, out_shape)
+from ._aten_table import (Unconvertible, axes, axis, cast, computing_dtype, lowers, meta,
+                          out_dtype, out_shape)
 
 aten = torch.ops.aten
 
@@ -305,7 +306,7 @@ def _variance(context, node, x, dims=None, *, correction=None, keepdim=False):
 @lowers(aten._softmax.default, aten._log_softmax.default)
 def _softmax(context, node, x, dim, half_to_float):
     dtype = out_dtype(node)
-    computing = torch.float32 if dtype in (torch.float16, torch.bfloat16) else dtype
+    computing = computing_dtype(dtype)
     builder = _kiln.softmax if node.target == aten._softmax.default else _kiln.log_softmax
     return cast(builder(cast(x, computing), axis(dim, x.ndim)), dtype)
 

@@ -7,7 +7,8 @@ import operator
 import torch
 
 from .. import _kiln
-from ._aten_table import Unconvertible, axis, cast, lowers, meta, out_dtype, out_shape
+from ._aten_table import (Unconvertible, axis, cast, computing_dtype, lowers, meta, out_dtype,
+                          out_shape)
 
 aten = torch.ops.aten
 
@@ -232,17 +233,23 @@ def _index(context, node, x, indices):
 
 # ---- linear algebra ----------------------------------------------------------------------
 
+def _computing_float(dtype, what):
+    """computing_dtype(dtype) for a library op, which only has floating-point kernels."""
+    computing = computing_dtype(dtype)
+    if computing not in (torch.float32, torch.float64):
+        raise Unconvertible(f"{what} of {dtype} (kiln's library path is floating point)")
+    return computing
+
+
 @lowers(aten.mm.default, aten.bmm.default)
 def _matmul(context, node, a, b):
-    dtype = out_dtype(node)
-    if dtype not in (torch.float32, torch.float64):
-        raise Unconvertible(f"matmul of {dtype} (kiln's BLAS path is float32/float64)")
+    dtype = _computing_float(out_dtype(node), "matmul")
     return _kiln.matmul(cast(a, dtype), cast(b, dtype))
 
 
 @lowers(aten.addmm.default, aten.baddbmm.default)
 def _addmm(context, node, bias, a, b, *, beta=1, alpha=1):
-    dtype = out_dtype(node)
+    dtype = _computing_float(out_dtype(node), "matmul")
     product = _matmul(context, node, a, b)
     if alpha != 1:
         product = _kiln.multiply(product, context.full((), alpha, dtype))
@@ -256,14 +263,10 @@ def _addmm(context, node, bias, a, b, *, beta=1, alpha=1):
 
 # ---- neural-network ops ------------------------------------------------------------------
 
-def _reduced_float(dtype):
-    return torch.float32 if dtype in (torch.float16, torch.bfloat16) else dtype
-
-
 @lowers(aten.native_layer_norm.default)
 def _layer_norm(context, node, x, normalized_shape, weight, bias, eps):
     dtype = out_dtype(node, 0)
-    computing = _reduced_float(dtype)
+    computing = computing_dtype(dtype)
     x = cast(x, computing)
     reduced = list(range(x.ndim - len(normalized_shape), x.ndim))
     mean = _kiln.mean(x, reduced, True)
@@ -285,7 +288,7 @@ def _channel_shape(x):
 def _batch_norm_inference(context, node, x, weight, bias, running_mean, running_var, momentum,
                           eps):
     dtype = out_dtype(node, 0)
-    computing = _reduced_float(dtype)
+    computing = computing_dtype(dtype)
     shape = _channel_shape(x)
     scale = _kiln.rsqrt(_kiln.add(cast(running_var, computing), context.full((), eps, computing)))
     if weight is not None:
@@ -305,7 +308,7 @@ def _batch_norm_training(context, node, x, weight, bias, running_mean, running_v
     if not training:
         raise Unconvertible("batch norm with training=False through the training overload")
     dtype = out_dtype(node, 0)
-    computing = _reduced_float(dtype)
+    computing = computing_dtype(dtype)
     x = cast(x, computing)
     reduced = [0] + list(range(2, x.ndim))
     count = 1
@@ -448,9 +451,8 @@ def _convolution(context, node, x, weight, bias, stride, padding, dilation, tran
         raise Unconvertible("transposed convolution")
     if not hasattr(_kiln, "convolution"):
         raise Unconvertible("this build of kiln has no convolution")
-    dtype = out_dtype(node)
-    if dtype not in (torch.float32, torch.float64):
-        raise Unconvertible(f"convolution of {dtype}")
-    return _kiln.convolution(x, weight, bias, list(stride), list(padding), list(dilation),
-                             int(groups))
+    dtype = _computing_float(out_dtype(node), "convolution")
+    return _kiln.convolution(cast(x, dtype), cast(weight, dtype),
+                             None if bias is None else cast(bias, dtype), list(stride),
+                             list(padding), list(dilation), int(groups))
 

@@ -19,11 +19,16 @@ TABLE = {}
 # these stays in eager PyTorch, where a view costs nothing.
 VIEW_OPS = set()
 
-_NUMPY_DTYPES = {
-    torch.float16: np.float16, torch.float32: np.float32, torch.float64: np.float64,
-    torch.int8: np.int8, torch.int16: np.int16, torch.int32: np.int32, torch.int64: np.int64,
-    torch.uint8: np.uint8, torch.bool: np.bool_,
+# Nodes that only assert what the trace already fixed (a tensor's dtype, device, sizes): a kiln
+# graph is compiled for exactly those, so they compute nothing there.
+METADATA_ASSERTIONS = {torch.ops.aten._assert_tensor_metadata.default}
+
+_KILN_DTYPES = {
+    torch.bfloat16: "bfloat16", torch.float16: "float16", torch.float32: "float32",
+    torch.float64: "float64", torch.int8: "int8", torch.int16: "int16", torch.int32: "int32",
+    torch.int64: "int64", torch.uint8: "uint8", torch.bool: "bool",
 }
+_INTEGER_DTYPES = {"int8", "int16", "int32", "int64", "uint8"}
 
 
 def lowers(*overloads, view=False):
@@ -38,10 +43,10 @@ def lowers(*overloads, view=False):
     return register
 
 
-def numpy_dtype(dtype):
-    """The NumPy dtype kiln uses for a torch dtype; None when kiln has none (bfloat16, complex)."""
-    found = _NUMPY_DTYPES.get(dtype)
-    return None if found is None else np.dtype(found)
+def kiln_dtype(dtype):
+    """kiln's name of a torch dtype ("float32", "bfloat16", ...); None when kiln has none
+    (complex, quantized, unsigned past 8 bits, float8)."""
+    return _KILN_DTYPES.get(dtype)
 
 
 def meta(node):
@@ -68,14 +73,13 @@ class LoweringContext:
 
     def full(self, shape, value, dtype):
         """A constant tensor of a torch dtype (exact for integers past 2**53)."""
-        kind = numpy_dtype(dtype)
+        kind = kiln_dtype(dtype)
         if kind is None:
             raise Unconvertible(f"dtype {dtype}")
-        if isinstance(value, bool) or kind == np.bool_:
+        if isinstance(value, bool) or kind == "bool":
             return _kiln.full(self.anchor(), list(shape), float(bool(value)), kind)
-        if isinstance(value, int) and kind.kind in "iu":
-            return _kiln.full_integer(self.anchor(), list(shape), int(np.int64(
-                value if kind.kind == "i" or value < 2**63 else value - 2**64)), kind)
+        if isinstance(value, int) and kind in _INTEGER_DTYPES:
+            return _kiln.full_integer(self.anchor(), list(shape), int(np.int64(value)), kind)
         return _kiln.full(self.anchor(), list(shape), float(value), kind)
 
     def as_tensor(self, value, dtype):
@@ -88,10 +92,16 @@ class LoweringContext:
 
 
 def cast(tensor, dtype):
-    kind = numpy_dtype(dtype)
+    kind = kiln_dtype(dtype)
     if kind is None:
         raise Unconvertible(f"dtype {dtype}")
-    return tensor if np.dtype(tensor.dtype) == kind else _kiln.astype(tensor, kind)
+    return tensor if tensor.dtype == kind else _kiln.astype(tensor, kind)
+
+
+def computing_dtype(dtype):
+    """The dtype kiln computes a torch dtype's statistics and library calls in: float16 and
+    bfloat16 in float32 (rounded once when stored), as PyTorch's CPU kernels accumulate."""
+    return torch.float32 if dtype in (torch.float16, torch.bfloat16) else dtype
 
 
 def out_dtype(node, index=None):

@@ -8,12 +8,12 @@ compiles (once) for those.
 import operator
 import re
 
-import numpy as np
 import torch
 
 from .. import _kiln
 from . import _aten_pointwise, _aten_structure  # noqa: F401  (they fill the table)
-from ._aten_table import TABLE, LoweringContext, Unconvertible, meta, numpy_dtype
+from ._aten_table import (METADATA_ASSERTIONS, TABLE, LoweringContext, Unconvertible,
+                          kiln_dtype, meta)
 
 _FRAME = re.compile(r'File "([^"]+)", line (\d+)')
 
@@ -38,7 +38,7 @@ def tensor_dtype_supported(value):
     complex, quantized, sparse and other layouts, and (until the CUDA target) device tensors
     stay in PyTorch."""
     return not isinstance(value, torch.Tensor) or (
-        numpy_dtype(value.dtype) is not None and value.layout == torch.strided
+        kiln_dtype(value.dtype) is not None and value.layout == torch.strided
         and value.device.type == "cpu")
 
 
@@ -96,14 +96,14 @@ def _check_result_one(node, result, expected):
     if tuple(result.shape) != shape:
         raise UnconvertibleNode(node, f"kiln's result has shape {tuple(result.shape)}, torch's "
                                        f"{shape} (a bug in kiln's conversion table)")
-    kind = numpy_dtype(expected.dtype)
-    return result if np.dtype(result.dtype) == kind else _kiln.astype(result, kind)
+    kind = kiln_dtype(expected.dtype)
+    return result if result.dtype == kind else _kiln.astype(result, kind)
 
 
 def trace_graph(graph_module, on_refusal=None):
     """Records the FX graph in a new kiln Trace. Returns (trace, (outputs, output plan,
-    single)): the plan says per FX output whether it is kiln output k, graph input k passed
-    through, or a constant.
+    single)): the plan says per FX output whether it is kiln output k (with its torch dtype),
+    graph input k passed through, or a constant.
 
     Without `on_refusal`, a node kiln cannot convert raises UnconvertibleNode. With it, the
     node is reported (`on_refusal(node, reason)`) and the trace goes on as if its result were
@@ -121,6 +121,8 @@ def trace_graph(graph_module, on_refusal=None):
                 continue
             if node.op != "call_function":
                 raise UnconvertibleNode(node, f"FX node kind {node.op}")
+            if node.target in METADATA_ASSERTIONS:
+                continue
             for operand in node.all_input_nodes:
                 if operand not in converted:  # refused before: its result comes from PyTorch
                     converted[operand] = _input(trace, operand)
@@ -140,7 +142,7 @@ def _input(trace, node):
         return value  # a size the graph was specialised for (_dynamic_sizes.py)
     if not isinstance(value, torch.Tensor):
         raise UnconvertibleNode(node, "a graph input that is not a tensor (a dynamic size?)")
-    kind = numpy_dtype(value.dtype)
+    kind = kiln_dtype(value.dtype)
     if not tensor_dtype_supported(value):
         raise UnconvertibleNode(node, f"kiln has no {value.dtype} {value.layout} tensors on "
                                       f"{value.device}")
@@ -177,7 +179,7 @@ def _output_plan(output_node, converted, placeholders):
         if isinstance(result, torch.fx.Node) and result in input_position:
             plan.append(("input", input_position[result]))
         elif isinstance(result, torch.fx.Node):
-            plan.append(("kiln", len(outputs)))
+            plan.append(("kiln", (len(outputs), meta(result).dtype)))
             outputs.append(converted[result])
         else:
             plan.append(("constant", result))
@@ -190,10 +192,19 @@ def _element_strides(tensor):
 
 
 def as_numpy(tensor):
-    """A NumPy view of a CPU tensor's memory (no copy)."""
+    """A NumPy view of a CPU tensor's memory (no copy); bfloat16 as its bits (NumPy has no
+    bfloat16; kiln reads a 16-bit integer array given for a bfloat16 input as bfloat16)."""
     if tensor.requires_grad:
         tensor = tensor.detach()
+    if tensor.dtype == torch.bfloat16:
+        tensor = tensor.view(torch.int16)
     return tensor.numpy()
+
+
+def as_torch(array, dtype):
+    """A torch tensor owning a kiln result array; a bfloat16 result comes as uint16 bits."""
+    tensor = torch.from_numpy(array)
+    return tensor.view(torch.bfloat16) if dtype == torch.bfloat16 else tensor
 
 
 class CompiledGraph:
@@ -247,7 +258,8 @@ class CompiledGraph:
         outputs = []
         for kind, value in self.plan:
             if kind == "kiln":
-                outputs.append(torch.from_numpy(results[value]))
+                index, dtype = value
+                outputs.append(as_torch(results[index], dtype))
             elif kind == "input":
                 outputs.append(args[value])
             else:
