@@ -254,6 +254,36 @@ def test_inputs_kiln_cannot_read_run_eagerly(make, capfd):
     torch.testing.assert_close(result, expected)
 
 
+class _Labelled(torch.Tensor):
+    """A tensor subclass kiln knows nothing about (it only carries a Python type)."""
+
+
+def _nested():
+    return torch.nested.nested_tensor([torch.randn(2, 3), torch.randn(4, 3)],
+                                      layout=torch.jagged)
+
+
+def _two_tensor():
+    from torch.testing._internal.two_tensor import TwoTensor
+    return TwoTensor(torch.randn(3), torch.randn(3))
+
+
+@pytest.mark.parametrize("make, dense", [
+    (lambda: torch.randn(4, 3).as_subclass(_Labelled), lambda t: t.as_subclass(torch.Tensor)),
+    (_nested, lambda t: torch.cat([piece.flatten() for piece in t.unbind()])),
+    (_two_tensor, lambda t: torch.stack([t.a, t.b])),
+], ids=["subclass", "nested", "wrapper_subclass"])
+def test_tensor_subclasses_and_nested_tensors_give_eagers_answer(make, dense):
+    def f(x):
+        return torch.sin(x) * 2 + 1
+
+    x = make()
+    with torch.no_grad():
+        result, expected = torch.compile(f, backend="kiln")(x), f(x)
+    assert type(result) is type(expected)
+    torch.testing.assert_close(dense(result), dense(expected))
+
+
 def test_compiled_optimizer_step_matches_eager(capfd):
     def train(compile_step):
         model = mlp()

@@ -48,13 +48,23 @@ class SizeSpecializedGraph:
                 _kiln.log("recompiles", f"torch graph {self.name} compiles for sizes {sizes} "
                           f"(variant {len(self.variants) + 1}): kiln has no size symbols yet")
             detached = [arg.detach() if isinstance(arg, torch.Tensor) else arg for arg in args]
-            static = make_fx(self.graph_module, tracing_mode="fake")(*detached)
-            placeholders = [node for node in static.graph.nodes if node.op == "placeholder"]
-            for placeholder, arg in zip(placeholders, detached):
-                if not isinstance(arg, torch.Tensor):  # a size, now a constant of this variant
-                    placeholder.meta["val"] = arg
-            compiled = self.compile_static(static, detached)
+            try:
+                static = make_fx(self.graph_module, tracing_mode="fake")(*detached)
+            except Exception as error:  # noqa: BLE001  e.g. a nested tensor's ragged size
+                compiled = self._eager(f"its sizes cannot be fixed ({error})")
+            else:
+                placeholders = [node for node in static.graph.nodes if node.op == "placeholder"]
+                for placeholder, arg in zip(placeholders, detached):
+                    if not isinstance(arg, torch.Tensor):  # a size, now a constant here
+                        placeholder.meta["val"] = arg
+                compiled = self.compile_static(static, detached)
             self.variants[key] = compiled
         if getattr(compiled, "_boxed_call", False):
             return compiled(list(args))
         return compiled(*args)
+
+    def _eager(self, reason):
+        """The ATen graph itself, run by PyTorch (what backend="aot_eager" would do)."""
+        if _kiln.log_enabled("graph_breaks"):
+            _kiln.log("graph_breaks", f"torch graph {self.name} runs in eager PyTorch: {reason}")
+        return self.graph_module
