@@ -37,7 +37,16 @@ def _integers(*shape):
 
 # Entries no OpInfo sample reaches through the decompositions (the overloads of Python scalars,
 # the inference/training forms of batch norm, ...): each with a call of its own.
+def _attention_backward(grad, q, k, v, mask):
+    out, logsumexp = aten._scaled_dot_product_flash_attention_for_cpu(q, k, v, attn_mask=mask)
+    return aten._scaled_dot_product_flash_attention_for_cpu_backward(
+        grad, q, k, v, out, logsumexp, 0.0, True, attn_mask=mask, scale=0.3)
+
+
 DIRECT_SAMPLES = {
+    "aten._scaled_dot_product_flash_attention_for_cpu_backward.default": (
+        _attention_backward, [_floats(2, 3, 5, 4), _floats(2, 3, 5, 4), _floats(2, 3, 6, 4),
+                              _floats(2, 3, 6, 4), _floats(2, 1, 5, 6)]),
     "aten.masked_fill.Tensor": (lambda x, v: aten.masked_fill.Tensor(x, x > 0, v),
                                 [_floats(3, 4), torch.tensor(2.5)]),
     "aten.prod.dim_int": (lambda x: aten.prod.dim_int(x, 1, True), [_floats(3, 4)]),

@@ -205,30 +205,52 @@ def _gather(context, node, x, dim, index, sparse_grad=False):
     return _kiln.take(_kiln.reshape(x, [stride]), flat, 0, False)
 
 
-@lowers(aten.index.Tensor)
-def _index(context, node, x, indices):
-    """x[i0, i1, ...] with index tensors on adjacent dims (None elsewhere): the dims they index
-    are merged into one, indexed by one flat index, as NumPy's advanced indexing would."""
+def _advanced_index(context, node, x, indices, what):
+    """(first dim, merged extent, one flat int64 index) for index tensors on adjacent dims
+    (None elsewhere): the dims they index merge into one, as NumPy's advanced indexing does."""
     positions = [dim for dim, index in enumerate(indices) if index is not None]
     if not positions or positions != list(range(positions[0], positions[-1] + 1)):
         raise Unconvertible("index tensors on dims that are not adjacent")
     for dim in positions:
         if meta(node.args[1][dim]).dtype == torch.bool:
             raise Unconvertible("a boolean mask index (its result's shape depends on the data)")
-    first, last = positions[0], positions[-1] + 1
     flat = None
     for dim in positions:
         index = cast(indices[dim], torch.int64)
-        _kiln.check_index(index, x.shape[dim], dim, "index")
+        _kiln.check_index(index, x.shape[dim], dim, what)
         extent = context.full((), x.shape[dim], torch.int64)
         index = _kiln.where(_kiln.less(index, context.full((), 0, torch.int64)),
                             _kiln.add(index, extent), index)
         flat = index if flat is None else _kiln.add(_kiln.multiply(flat, extent), index)
     merged = 1
-    for extent in x.shape[first:last]:
+    for extent in x.shape[positions[0]:positions[-1] + 1]:
         merged *= extent
-    reshaped = _kiln.reshape(x, list(x.shape[:first]) + [merged] + list(x.shape[last:]))
-    return _kiln.reshape(_kiln.take(reshaped, flat, first, False), out_shape(node))
+    return positions[0], positions[-1] + 1, merged, flat
+
+
+def _merged(x, first, last, merged):
+    return _kiln.reshape(x, list(x.shape[:first]) + [merged] + list(x.shape[last:]))
+
+
+@lowers(aten.index.Tensor)
+def _index(context, node, x, indices):
+    """x[i0, i1, ...] with index tensors on adjacent dims."""
+    first, last, merged, flat = _advanced_index(context, node, x, indices, "index")
+    return _kiln.reshape(_kiln.take(_merged(x, first, last, merged), flat, first, False),
+                         out_shape(node))
+
+
+@lowers(aten.index_put.default)
+def _index_put(context, node, x, indices, values, accumulate=False):
+    """x[i0, i1, ...] = values (+= with accumulate: embedding's backward), functionally;
+    float16/bfloat16 accumulate in float32."""
+    dtype = computing_dtype(out_dtype(node))
+    first, last, merged, flat = _advanced_index(context, node, x, indices, "index_put")
+    target = _merged(cast(x, dtype), first, last, merged)
+    indexed_shape = list(target.shape[:first]) + list(flat.shape) + list(target.shape[first + 1:])
+    values = _kiln.broadcast_to(cast(values, dtype), indexed_shape)
+    return _kiln.reshape(_kiln.index_put(target, flat, values, first, bool(accumulate)),
+                         out_shape(node))
 
 
 # ---- linear algebra ----------------------------------------------------------------------

@@ -11,7 +11,7 @@ import re
 import torch
 
 from .. import _kiln
-from . import _aten_pointwise, _aten_structure  # noqa: F401  (they fill the table)
+from . import _aten_attention, _aten_pointwise, _aten_structure  # noqa: F401  (fill the table)
 from ._aten_table import (METADATA_ASSERTIONS, TABLE, LoweringContext, Unconvertible,
                           kiln_dtype, meta)
 
@@ -141,7 +141,9 @@ def _input(trace, node):
     if isinstance(value, (int, float, bool)) and node.op == "placeholder":
         return value  # a size the graph was specialised for (_dynamic_sizes.py)
     if not isinstance(value, torch.Tensor):
-        raise UnconvertibleNode(node, "a graph input that is not a tensor (a dynamic size?)")
+        what = ("a graph input" if node.op == "placeholder" else
+                f"the result of {node.target} (run in eager PyTorch)")
+        raise UnconvertibleNode(node, f"{what} is not a tensor")
     kind = kiln_dtype(value.dtype)
     if not tensor_dtype_supported(value):
         raise UnconvertibleNode(node, f"kiln has no {value.dtype} {value.layout} tensors on "

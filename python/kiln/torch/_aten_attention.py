@@ -1,0 +1,73 @@
+"""Scaled dot-product attention: PyTorch's CPU attention op and its backward, written with
+kiln's batched matmul, a log-sum-exp and pointwise ops that kiln's scheduler fuses.
+
+kiln lowers the op itself instead of taking PyTorch's decomposition: that decomposition returns
+the attention weights where the op returns the log-sum-exp, so a joint graph that keeps the
+op's own backward (AOTAutograd does) would feed that backward the wrong tensor.
+"""
+import math
+
+import torch
+
+from .. import _kiln
+from ._aten_table import Unconvertible, cast, computing_dtype, lowers, out_dtype, out_shape
+
+aten = torch.ops.aten
+
+_LAST_TWO_SWAPPED = [0, 1, 3, 2]
+
+
+def _scores(context, query, key, dropout_p, is_causal, attn_mask, scale, dtype):
+    """(Q Kᵀ · scale with the mask applied (-inf where a position is masked out), scale)."""
+    if dropout_p != 0:
+        raise Unconvertible("attention with dropout")
+    if query.ndim != 4 or query.shape[1] != key.shape[1]:
+        raise Unconvertible("attention other than (batch, heads, length, features) with as many "
+                            "key heads as query heads")
+    if scale is None:
+        scale = 1 / math.sqrt(query.shape[-1])
+    scores = _kiln.multiply(_kiln.matmul(query, _kiln.transpose(key, _LAST_TWO_SWAPPED)),
+                            context.full((), scale, dtype))
+    masked_out = context.full((), float("-inf"), dtype)
+    if is_causal:  # torch's causal mask: tril(ones(L, S)), the diagonal kept
+        rows = _kiln.reshape(_kiln.arange(context.anchor(), query.shape[-2], "int64"), [-1, 1])
+        columns = _kiln.arange(context.anchor(), key.shape[-2], "int64")
+        scores = _kiln.where(_kiln.less_equal(columns, rows), scores, masked_out)
+    if attn_mask is not None:
+        scores = (_kiln.where(attn_mask, scores, masked_out) if attn_mask.dtype == "bool"
+                  else _kiln.add(scores, cast(attn_mask, dtype)))
+    return scores, scale
+
+
+@lowers(aten._scaled_dot_product_flash_attention_for_cpu.default)
+def _attention(context, node, query, key, value, dropout_p=0.0, is_causal=False, *,
+               attn_mask=None, scale=None):
+    dtype = computing_dtype(out_dtype(node, 0))
+    query, key, value = (cast(tensor, dtype) for tensor in (query, key, value))
+    scores, _ = _scores(context, query, key, dropout_p, is_causal, attn_mask, scale, dtype)
+    logsumexp = _kiln.logsumexp(scores, [3], True)
+    probabilities = _kiln.exp(_kiln.subtract(scores, logsumexp))
+    return (_kiln.matmul(probabilities, value),
+            _kiln.reshape(logsumexp, out_shape(node, 1)))
+
+
+@lowers(aten._scaled_dot_product_flash_attention_for_cpu_backward.default)
+def _attention_backward(context, node, grad_out, query, key, value, out, logsumexp, dropout_p,
+                        is_causal, *, attn_mask=None, scale=None):
+    """P = exp(S - logsumexp); dV = Pᵀ dO; dS = P ⊙ (dO Vᵀ - rowsum(dO ⊙ O));
+    dQ = dS K · scale; dK = dSᵀ Q · scale."""
+    dtype = computing_dtype(out_dtype(node, 0))
+    grad_out, query, key, value, out = (cast(tensor, dtype)
+                                        for tensor in (grad_out, query, key, value, out))
+    scores, scale = _scores(context, query, key, dropout_p, is_causal, attn_mask, scale, dtype)
+    logsumexp = _kiln.reshape(cast(logsumexp, dtype), [*logsumexp.shape, 1])
+    probabilities = _kiln.exp(_kiln.subtract(scores, logsumexp))
+    grad_value = _kiln.matmul(_kiln.transpose(probabilities, _LAST_TWO_SWAPPED), grad_out)
+    grad_probabilities = _kiln.matmul(grad_out, _kiln.transpose(value, _LAST_TWO_SWAPPED))
+    row_terms = _kiln.sum(_kiln.multiply(grad_out, out), [3], True)
+    grad_scores = _kiln.multiply(probabilities, _kiln.subtract(grad_probabilities, row_terms))
+    scaled = context.full((), scale, dtype)
+    grad_query = _kiln.multiply(_kiln.matmul(grad_scores, key), scaled)
+    grad_key = _kiln.multiply(
+        _kiln.matmul(_kiln.transpose(grad_scores, _LAST_TWO_SWAPPED), query), scaled)
+    return grad_query, grad_key, grad_value
