@@ -44,6 +44,9 @@ def _attention_backward(grad, q, k, v, mask):
 
 
 DIRECT_SAMPLES = {
+    "aten._scaled_dot_product_flash_attention_for_cpu.default": (
+        lambda q, k, v: aten._scaled_dot_product_flash_attention_for_cpu(q, k, v, is_causal=True),
+        [_floats(2, 3, 5, 4), _floats(2, 3, 6, 4), _floats(2, 3, 6, 4)]),
     "aten._scaled_dot_product_flash_attention_for_cpu_backward.default": (
         _attention_backward, [_floats(2, 3, 5, 4), _floats(2, 3, 5, 4), _floats(2, 3, 6, 4),
                               _floats(2, 3, 6, 4), _floats(2, 1, 5, 6)]),
