@@ -150,4 +150,10 @@
   X(loop, -1)          /* ir/loop.h: start, stop, carried, invariants; axis 1: while */ \
   X(cond, -1)          /* ir/cond.h: predicate, carried, then and else invariants */    \
   X(loop_result, 1)    /* carried value attrs.index of a loop (or cond) after it runs */ \
+  /* extern: a convolution's gradients (ir/convolution_shape.h). Operands grad_output and */ \
+  /* the weight (input gradient) or the input (weight gradient); the forward's attrs; the  */ \
+  /* node's shape is the forward input's or weight's. Listed last (but placeholder) so    */ \
+  /* that the serialised numbers of the ops above stay what they were.                    */ \
+  X(convolution_backward_input, 2)                                                      \
+  X(convolution_backward_weight, 2)                                                     \
   X(placeholder, 0)    /* a loop body's input while it is traced; never in a graph */

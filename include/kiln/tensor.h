@@ -179,6 +179,18 @@ Tensor einsum(const std::string& equation, const std::vector<Tensor>& operands, 
 Tensor convolution(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
                    std::vector<int64_t> strides, std::vector<int64_t> padding,
                    std::vector<int64_t> dilation, int64_t groups, KILN_WHERE);
+// The gradients of that convolution, for training: with respect to its input (of
+// `input_shape`) and to its weight (of `weight_shape`), given grad_output, the gradient of its
+// result (N, O, *output); the forward's strides, padding, dilation and groups. The bias
+// gradient is grad_output summed over every axis but 1.
+Tensor convolution_backward_input(const Tensor& grad_output, const Tensor& weight,
+                                  const std::vector<int64_t>& input_shape,
+                                  std::vector<int64_t> strides, std::vector<int64_t> padding,
+                                  std::vector<int64_t> dilation, int64_t groups, KILN_WHERE);
+Tensor convolution_backward_weight(const Tensor& grad_output, const Tensor& input,
+                                   const std::vector<int64_t>& weight_shape,
+                                   std::vector<int64_t> strides, std::vector<int64_t> padding,
+                                   std::vector<int64_t> dilation, int64_t groups, KILN_WHERE);
 
 // ---- creation inside a traced function (need a tensor to know which trace) ----
 Tensor full_like(const Tensor& like, double value, std::optional<DType> dtype = std::nullopt,

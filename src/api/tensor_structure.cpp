@@ -407,6 +407,26 @@ Tensor convolution(const Tensor& input, const Tensor& weight, const std::optiona
                                                std::move(dilation), groups));
 }
 
+Tensor convolution_backward_input(const Tensor& grad_output, const Tensor& weight,
+                                  const std::vector<int64_t>& input_shape,
+                                  std::vector<int64_t> strides, std::vector<int64_t> padding,
+                                  std::vector<int64_t> dilation, int64_t groups, Where where) {
+  Trace& trace = trace_for(grad_output, weight, "convolution_backward_input", where);
+  return wrap(trace, trace.builder.convolution_backward_input(
+                         grad_output.id(), weight.id(), input_shape, std::move(strides),
+                         std::move(padding), std::move(dilation), groups));
+}
+
+Tensor convolution_backward_weight(const Tensor& grad_output, const Tensor& input,
+                                   const std::vector<int64_t>& weight_shape,
+                                   std::vector<int64_t> strides, std::vector<int64_t> padding,
+                                   std::vector<int64_t> dilation, int64_t groups, Where where) {
+  Trace& trace = trace_for(grad_output, input, "convolution_backward_weight", where);
+  return wrap(trace, trace.builder.convolution_backward_weight(
+                         grad_output.id(), input.id(), weight_shape, std::move(strides),
+                         std::move(padding), std::move(dilation), groups));
+}
+
 #define KILN_PRODUCT(function)                                         \
   Tensor function(const Tensor& a, const Tensor& b, Where where) {    \
     Trace& trace = trace_for(a, b, #function, where);                  \

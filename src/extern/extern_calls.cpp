@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "extern/convolution.h"
+#include "extern/convolution_backward.h"
 #include "extern/matmul.h"
 #include "kiln/error.h"
 
@@ -45,12 +46,33 @@ void run_convolution(const sched::ExternCall& call, const std::vector<sched::Buf
               table[call.output], buffers[static_cast<size_t>(call.output)].shape);
 }
 
+// convolution_backward_input (grad_output, weight) and convolution_backward_weight
+// (grad_output, input): the result buffer has the shape of the forward operand it differentiates.
+void run_convolution_backward(const sched::ExternCall& call,
+                              const std::vector<sched::Buffer>& buffers, char* const* table) {
+  if (call.inputs.size() != 2)
+    throw Error(ErrorKind::Internal, "kiln: " + std::string(ir::op_name(call.op)) + " call with " +
+                                         std::to_string(call.inputs.size()) + " operands");
+  StridedOperand grad_output = operand(call, buffers, table, 0);
+  ConvolutionParameters parameters =
+      convolution_parameters(call.parameters, grad_output.shape.size() - 2);
+  const std::vector<int64_t>& shape = buffers[static_cast<size_t>(call.output)].shape;
+  if (call.op == ir::Op::convolution_backward_input)
+    convolution_backward_input(grad_output, operand(call, buffers, table, 1), parameters,
+                               table[call.output], shape);
+  else
+    convolution_backward_weight(grad_output, operand(call, buffers, table, 1), parameters,
+                                table[call.output], shape);
+}
+
 using ExternFunction = void (*)(const sched::ExternCall&, const std::vector<sched::Buffer>&,
                                 char* const*);
 
-constexpr std::array<std::pair<ir::Op, ExternFunction>, 2> kExternCalls = {{
+constexpr std::array<std::pair<ir::Op, ExternFunction>, 4> kExternCalls = {{
     {ir::Op::matmul, run_matmul},
     {ir::Op::convolution, run_convolution},
+    {ir::Op::convolution_backward_input, run_convolution_backward},
+    {ir::Op::convolution_backward_weight, run_convolution_backward},
 }};
 
 ExternFunction find(ir::Op op) {

@@ -100,4 +100,21 @@ std::string convolution_geometry(const std::vector<int64_t>& input_shape,
   return "";
 }
 
+std::string convolution_backward_geometry(const std::vector<int64_t>& grad_output_shape,
+                                          const std::vector<int64_t>& input_shape,
+                                          const std::vector<int64_t>& weight_shape,
+                                          const std::vector<int64_t>& strides,
+                                          const std::vector<int64_t>& padding,
+                                          const std::vector<int64_t>& dilation, int64_t groups,
+                                          ConvolutionGeometry& geometry) {
+  std::string problem = convolution_geometry(input_shape, weight_shape, std::nullopt, strides,
+                                             padding, dilation, groups, geometry);
+  if (!problem.empty()) return problem;
+  if (grad_output_shape != geometry.output_shape())
+    return "grad_output has shape " + list_text(grad_output_shape) + ", but the convolution of " +
+           "input " + list_text(input_shape) + " by weight " + list_text(weight_shape) +
+           " gives " + list_text(geometry.output_shape());
+  return "";
+}
+
 }  // namespace kiln::ir

@@ -42,4 +42,16 @@ std::string convolution_geometry(const std::vector<int64_t>& input_shape,
                                  const std::vector<int64_t>& dilation, int64_t groups,
                                  ConvolutionGeometry& geometry);
 
+// The shape rule of the gradient ops (convolution_backward_input, convolution_backward_weight):
+// the forward convolution they differentiate, from its input and weight shapes (one of which is
+// the gradient's own shape), checked against grad_output's shape. Empty on success, else the
+// text of a user error.
+std::string convolution_backward_geometry(const std::vector<int64_t>& grad_output_shape,
+                                          const std::vector<int64_t>& input_shape,
+                                          const std::vector<int64_t>& weight_shape,
+                                          const std::vector<int64_t>& strides,
+                                          const std::vector<int64_t>& padding,
+                                          const std::vector<int64_t>& dilation, int64_t groups,
+                                          ConvolutionGeometry& geometry);
+
 }  // namespace kiln::ir

@@ -160,5 +160,7 @@ Array evaluate_scan(const Node& node, const Array& operand);
 Array evaluate_movement(const Node& node, const std::vector<Array>& operands);
 Array evaluate_matmul(const Node& node, const Array& left, const Array& right);
 Array evaluate_convolution(const Node& node, const std::vector<Array>& operands);
+// convolution_backward_input and convolution_backward_weight.
+Array evaluate_convolution_backward(const Node& node, const std::vector<Array>& operands);
 
 }  // namespace kiln::ir::interpreter_detail

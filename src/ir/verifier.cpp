@@ -146,6 +146,8 @@ class NodeVerifier {
       case Op::scatter: verify_scatter(); break;
       case Op::matmul: verify_matmul(); break;
       case Op::convolution: verify_convolution(); break;
+      case Op::convolution_backward_input:
+      case Op::convolution_backward_weight: verify_convolution_backward(); break;
       case Op::loop: verify_loop(); break;
       case Op::cond: verify_cond(); break;
       case Op::loop_result: verify_loop_result(); break;
@@ -335,6 +337,27 @@ class NodeVerifier {
            "convolution attributes need one entry per spatial dimension");
     expect(to_ints(node_.shape) == geometry.output_shape(),
            "convolution shape should be " + shape_string(from_ints(geometry.output_shape())));
+  }
+
+  // Operands (grad_output, weight) or (grad_output, input); the node has the other's shape.
+  void verify_convolution_backward() const {
+    const bool for_input = node_.op == Op::convolution_backward_input;
+    for (size_t k = 0; k < 2; ++k) {
+      expect(input(k).dtype == node_.dtype &&
+                 (node_.dtype == DType::Float32 || node_.dtype == DType::Float64),
+             "convolution gradient operands must share the result's float32 or float64 dtype");
+    }
+    const Attrs& attrs = node_.attrs;
+    std::vector<int64_t> own = to_ints(node_.shape), other = to_ints(input(1).shape);
+    ConvolutionGeometry geometry;
+    std::string problem = convolution_backward_geometry(
+        to_ints(input(0).shape), for_input ? own : other, for_input ? other : own, attrs.strides,
+        attrs.padding, attrs.dilation, attrs.groups, geometry);
+    expect(problem.empty(), std::string(op_name(node_.op)) + ": " + problem);
+    size_t rank = geometry.spatial_rank();
+    expect(attrs.strides.size() == rank && attrs.padding.size() == rank &&
+               attrs.dilation.size() == rank,
+           "convolution attributes need one entry per spatial dimension");
   }
 
   const Graph& graph_;

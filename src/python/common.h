@@ -94,6 +94,7 @@ Options options_from_dict(nb::handle options);
 
 void bind_errors(nb::module_& module);
 void bind_tensor(nb::module_& module);
+void bind_convolution(nb::module_& module);  // part of bind_tensor
 void bind_compiled(nb::module_& module);
 void bind_guarded_cache(nb::module_& module);
 void bind_cache_tools(nb::module_& module);

@@ -485,19 +485,6 @@ void bind_linear_algebra_and_creation(nb::module_& module) {
         return kiln::tensordot(a, b, std::move(a_axes), std::move(b_axes), kNoWhere);
       },
       nb::arg("a"), nb::arg("b"), nb::arg("a_axes"), nb::arg("b_axes"), Keep<1>());
-  // Keep<1>: the result keeps the input's trace alive (all operands share it).
-  module.def(
-      "convolution",
-      [](const Tensor& input, const Tensor& weight, std::optional<Tensor> bias,
-         std::vector<int64_t> strides, std::vector<int64_t> padding,
-         std::vector<int64_t> dilation, int64_t groups) {
-        return kiln::convolution(input, weight, bias, std::move(strides), std::move(padding),
-                                 std::move(dilation), groups, kNoWhere);
-      },
-      nb::arg("input"), nb::arg("weight"), nb::arg("bias").none(), nb::arg("strides"),
-      nb::arg("padding"), nb::arg("dilation"), nb::arg("groups"), Keep<1>(),
-      "torch's aten.convolution forward: input (N, C, *spatial), weight (O, C / groups, "
-      "*kernel), bias (O,) or None.");
   module.def(
       "einsum",
       [](const std::string& equation, const std::vector<Tensor>& operands) {
@@ -566,6 +553,7 @@ void bind_tensor(nb::module_& module) {
   bind_reductions(module);
   bind_movement(module);
   bind_linear_algebra_and_creation(module);
+  bind_convolution(module);
 }
 
 }  // namespace kiln::python

@@ -143,8 +143,8 @@ struct ExternCall {
   // Per input: a strided view of its buffer (sched/strided_views.h), or none: the buffer as is.
   std::vector<std::optional<StridedView>> views;
   int32_t output = -1;
-  // The op's integer attributes. convolution: strides, padding, dilation (one per spatial
-  // dimension each), then groups.
+  // The op's integer attributes. convolution and its gradients: strides, padding, dilation
+  // (one per spatial dimension each), then groups.
   std::vector<int64_t> parameters;
 };
 

@@ -118,6 +118,8 @@ ExprId Lowering::lower(ValueId id, const std::vector<ExprId>& index, bool comput
           return builder_.cast(value(node.inputs[0], index), node.dtype);
         case ir::Op::matmul:
         case ir::Op::convolution:
+        case ir::Op::convolution_backward_input:
+        case ir::Op::convolution_backward_weight:
         case ir::Op::scatter:
         case ir::Op::loop:
         case ir::Op::loop_result:

@@ -122,6 +122,8 @@ std::set<ValueId> initial_materialized(const ir::Graph& graph) {
         break;
       case ir::Op::matmul:  // extern: the result and what the operands view live in buffers
       case ir::Op::convolution:
+      case ir::Op::convolution_backward_input:
+      case ir::Op::convolution_backward_weight:
         result.insert(id);
         for (ValueId input : node.inputs) result.insert(view_base(graph, input));
         break;

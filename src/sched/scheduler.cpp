@@ -22,7 +22,9 @@ using ir::ValueId;
 
 // The integer attributes an extern call needs at run time (ExternCall::parameters).
 std::vector<int64_t> extern_parameters(const Node& node) {
-  if (node.op != ir::Op::convolution) return {};
+  if (node.op != ir::Op::convolution && node.op != ir::Op::convolution_backward_input &&
+      node.op != ir::Op::convolution_backward_weight)
+    return {};
   std::vector<int64_t> parameters = node.attrs.strides;
   parameters.insert(parameters.end(), node.attrs.padding.begin(), node.attrs.padding.end());
   parameters.insert(parameters.end(), node.attrs.dilation.begin(), node.attrs.dilation.end());
@@ -161,7 +163,9 @@ Program ProgramBuilder::build(const std::vector<std::vector<int64_t>>& input_str
       build_pointwise_kernel({root});
       continue;
     }
-    const bool is_extern = node.op == ir::Op::matmul || node.op == ir::Op::convolution;
+    const bool is_extern = node.op == ir::Op::matmul || node.op == ir::Op::convolution ||
+                           node.op == ir::Op::convolution_backward_input ||
+                           node.op == ir::Op::convolution_backward_weight;
     if (!root.copy && (is_extern || node.op == ir::Op::scatter || node.op == ir::Op::loop ||
                        ir::is_scan(node.op))) {
       flush();
@@ -250,6 +254,9 @@ std::string ProgramBuilder::fusion_refusal(const std::vector<Root>& group,
     if (node.op == ir::Op::matmul) return "matmul is an extern call (BLAS) on whole buffers";
     if (node.op == ir::Op::convolution)
       return "convolution is an extern call (oneDNN) on whole buffers";
+    if (node.op == ir::Op::convolution_backward_input ||
+        node.op == ir::Op::convolution_backward_weight)
+      return std::string(ir::op_name(node.op)) + " is an extern call (oneDNN) on whole buffers";
     if (node.op == ir::Op::scatter) return "a scatter writes its updates in order, in its own kernel";
     if (node.op == ir::Op::loop) return "a loop runs the kernels of its body";
     if (ir::is_scan(node.op)) return std::string(ir::op_name(node.op)) + " is a scan, in its own kernel";

@@ -296,6 +296,15 @@ std::unique_ptr<GraphCase> structural_case() {
   graph->output(builder.convolution(image, builder.reshape(kernel, {1, 2, 2, 2}), std::nullopt,
                                     {1}, {1}, {1}, 1),
                 "convolution", {1e-5, 1e-5, 4});
+  ValueId gradient = builder.broadcast(builder.slice(image, {0, 0, 0, 0}, {1, 1, 1, 1},
+                                                     {1, 1, 1, 1}),
+                                       ir::from_ints({1, 1, 4, 5}));
+  graph->output(builder.convolution_backward_input(gradient, builder.reshape(kernel, {1, 2, 2, 2}),
+                                                   {1, 2, 3, 4}, {1}, {1}, {1}, 1),
+                "convolution_backward_input", {1e-5, 1e-5, 4});
+  graph->output(
+      builder.convolution_backward_weight(gradient, image, {1, 2, 2, 2}, {1}, {1}, {1}, 1),
+      "convolution_backward_weight", {1e-5, 1e-5, 4});
   graph->output(builder.iota(DType::Int32, {3, 4}, 1), "iota");
   graph->output(builder.random_uniform(DType::Float32, {10}, 42), "random_uniform");
   graph->output(builder.random_normal(DType::Float64, {10}, 43), "random_normal");

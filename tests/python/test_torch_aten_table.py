@@ -66,6 +66,10 @@ DIRECT_SAMPLES = {
     "aten.convolution.default": (
         lambda x, w, b: aten.convolution(x, w, b, [2, 1], [1, 2], [1, 1], False, [0, 0], 2),
         [_floats(2, 4, 9, 8), _floats(6, 2, 3, 3), _floats(6)]),
+    "aten.convolution_backward.default": (
+        lambda dy, x, w: aten.convolution_backward(dy, x, w, [6], [2, 1], [1, 2], [1, 1], False,
+                                                   [0, 0], 2, [True, True, True]),
+        [_floats(2, 6, 5, 10), _floats(2, 4, 9, 8), _floats(6, 2, 3, 3)]),
     "aten.div.Scalar_mode": (lambda x: (aten.div.Scalar_mode(x, 4, rounding_mode="floor"),
                                         aten.div.Scalar_mode(x, 4, rounding_mode="trunc")),
                              [_integers(5, 3)]),
@@ -88,6 +92,11 @@ DIRECT_SAMPLES = {
     "aten.max_pool2d_with_indices.default": (
         lambda x: aten.max_pool2d_with_indices(x, [3, 3], [2, 2], [1, 1]),
         [_floats(2, 3, 9, 10)]),
+    "aten.max_pool2d_with_indices_backward.default": (
+        lambda dy, x: aten.max_pool2d_with_indices_backward(
+            dy, x, [3, 3], [2, 2], [1, 1], [1, 1], False,
+            aten.max_pool2d_with_indices(x, [3, 3], [2, 2], [1, 1])[1]),
+        [_floats(2, 3, 5, 5), _floats(2, 3, 9, 10)]),
     "aten.lift_fresh_copy.default": (lambda x: aten.lift_fresh_copy(x) * 2, [_floats(3)]),
     "aten.alias.default": (lambda x: aten.alias(x) * 2, [_floats(3)]),
     "aten.detach.default": (lambda x: aten.detach(x) * 2, [_floats(3)]),

@@ -11,7 +11,8 @@ import re
 import torch
 
 from .. import _kiln
-from . import _aten_attention, _aten_pointwise, _aten_structure  # noqa: F401  (fill the table)
+from . import (_aten_attention, _aten_gradients, _aten_pointwise,  # noqa: F401 (fill the table)
+               _aten_structure)
 from ._aten_table import (METADATA_ASSERTIONS, TABLE, LoweringContext, Unconvertible,
                           kiln_dtype, meta)
 
@@ -57,7 +58,9 @@ def node_supported(node):
     if node.target not in TABLE:
         return False
     values = meta(node)
-    outputs = values if isinstance(values, (tuple, list)) else [values]
+    # None in a tuple: a result not asked for (convolution_backward's output_mask).
+    outputs = [value for value in values if value is not None] \
+        if isinstance(values, (tuple, list)) else [values]
     if not all(isinstance(value, torch.Tensor) and tensor_dtype_supported(value)
                and static_sizes(value) for value in outputs):
         return False
@@ -92,6 +95,11 @@ def _check_result(node, result):
 
 
 def _check_result_one(node, result, expected):
+    if expected is None:  # a result not asked for
+        if result is not None:
+            raise UnconvertibleNode(node, "kiln computed a result torch does not ask for (a "
+                                          "bug in kiln's conversion table)")
+        return None
     shape = tuple(int(extent) for extent in expected.shape)
     if tuple(result.shape) != shape:
         raise UnconvertibleNode(node, f"kiln's result has shape {tuple(result.shape)}, torch's "

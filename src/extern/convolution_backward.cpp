@@ -1,0 +1,255 @@
+#include "extern/convolution_backward.h"
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <oneapi/dnnl/dnnl.hpp>
+#include <optional>
+#include <string>
+#include <unordered_map>
+
+#include "extern/convolution_backward_float64.h"
+#include "extern/onednn_memory.h"
+#include "ir/shape.h"
+#include "kiln/error.h"
+
+namespace kiln::externs {
+namespace {
+
+using dnnl::memory;
+using ir::ConvolutionGeometry;
+
+// Which gradient: with respect to the forward's input (oneDNN's backward data) or its weight
+// (backward weights).
+enum class Gradient : int64_t { Input, Weight };
+
+const char* op_name(Gradient gradient) {
+  return gradient == Gradient::Input ? "convolution_backward_input" : "convolution_backward_weight";
+}
+
+[[noreturn]] void fail(Gradient gradient, ErrorKind kind, const std::string& message) {
+  throw Error(kind, std::string("kiln: ") + op_name(gradient) + ": " + message);
+}
+
+// ---- oneDNN (float32) ---------------------------------------------------------------------
+
+// One gradient problem's primitive. As in the forward (extern/convolution.cpp) oneDNN computes
+// in the blocked layouts it prefers; reorders move the caller's operands in and the result out,
+// through buffers owned here. `operand` is the weight (Input) or the forward's input (Weight).
+// `mutex` makes one call at a time use them.
+struct Primitives {
+  std::mutex mutex;
+  dnnl::stream stream;
+  memory::desc grad_output_desc, operand_desc, result_desc;  // the caller's layouts
+  dnnl::primitive primitive;
+  std::optional<dnnl::reorder> grad_output_reorder, operand_reorder, result_reorder;
+  memory grad_output_memory, operand_memory, result_memory;  // oneDNN's, when reordered
+};
+
+// Shared by every compiled function, as the forward's cache is; never destroyed (functions may
+// run while statics are torn down); past kCacheLimit problems it starts over.
+struct PrimitiveCache {
+  std::mutex mutex;
+  dnnl::engine engine{dnnl::engine::kind::cpu, 0};
+  std::map<std::vector<int64_t>, std::shared_ptr<Primitives>> entries;
+};
+constexpr size_t kCacheLimit = 512;
+
+PrimitiveCache& primitive_cache() {
+  static PrimitiveCache* cache = new PrimitiveCache;
+  return *cache;
+}
+
+std::vector<int64_t> problem_key(Gradient gradient, const StridedOperand& grad_output,
+                                 const StridedOperand& operand, const ConvolutionGeometry& g) {
+  std::vector<int64_t> key{static_cast<int64_t>(gradient), static_cast<int64_t>(g.spatial_rank()),
+                           g.groups};
+  for (const std::vector<int64_t>* list :
+       {&grad_output.shape, &grad_output.strides, &operand.shape, &operand.strides, &g.input_size,
+        &g.kernel_size, &g.strides, &g.padding, &g.dilation})
+    key.insert(key.end(), list->begin(), list->end());
+  return key;
+}
+
+std::vector<int64_t> weight_shape(const ConvolutionGeometry& g) {
+  std::vector<int64_t> shape{g.out_channels, g.in_channels / g.groups};
+  shape.insert(shape.end(), g.kernel_size.begin(), g.kernel_size.end());
+  return shape;
+}
+
+std::vector<int64_t> input_shape(const ConvolutionGeometry& g) {
+  std::vector<int64_t> shape{g.batch, g.in_channels};
+  shape.insert(shape.end(), g.input_size.begin(), g.input_size.end());
+  return shape;
+}
+
+std::shared_ptr<Primitives> create_primitives(dnnl::engine& engine, Gradient gradient,
+                                              const StridedOperand& grad_output,
+                                              const StridedOperand& operand,
+                                              const ConvolutionGeometry& g) {
+  auto p = std::make_shared<Primitives>();
+  p->stream = dnnl::stream(engine);
+  const auto f32 = memory::data_type::f32;
+  const auto any = memory::format_tag::any;
+  const std::vector<int64_t> weights = weight_shape(g);
+  const std::vector<int64_t> weight_strides = ir::contiguous_strides(ir::from_ints(weights));
+  memory::desc plain_weight =
+      grouped_weight_desc(row_major_desc(weights), weights, weight_strides, g.groups);
+  memory::desc any_input(to_dims(input_shape(g)), f32, any);
+  memory::desc any_weight(plain_weight.dims(), f32, any);
+  memory::desc any_output(to_dims(g.output_shape()), f32, any);
+  memory::dims dilates;  // oneDNN counts the gaps between taps: torch's dilation - 1
+  for (int64_t dilation : g.dilation) dilates.push_back(dilation - 1);
+  const memory::dims strides = to_dims(g.strides), padding = to_dims(g.padding);
+  const auto direct = dnnl::algorithm::convolution_direct;
+  // The backward primitives are chosen with the forward training primitive as a hint.
+  dnnl::convolution_forward::primitive_desc hint(
+      dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training, direct, any_input,
+                                      any_weight, any_output, strides, dilates, padding, padding),
+      engine);
+  p->grad_output_desc = plain_desc(grad_output);
+  if (gradient == Gradient::Input) {
+    p->operand_desc =
+        grouped_weight_desc(plain_desc(operand), operand.shape, operand.strides, g.groups);
+    p->result_desc = row_major_desc(input_shape(g));
+    dnnl::convolution_backward_data::primitive_desc primitive(
+        dnnl::convolution_backward_data::desc(direct, any_input, any_weight, any_output, strides,
+                                              dilates, padding, padding),
+        engine, hint);
+    p->primitive = dnnl::convolution_backward_data(primitive);
+    plan_reorder(engine, p->grad_output_desc, primitive.diff_dst_desc(), primitive.diff_dst_desc(),
+                 p->grad_output_reorder, p->grad_output_memory);
+    plan_reorder(engine, p->operand_desc, primitive.weights_desc(), primitive.weights_desc(),
+                 p->operand_reorder, p->operand_memory);
+    plan_reorder(engine, primitive.diff_src_desc(), p->result_desc, primitive.diff_src_desc(),
+                 p->result_reorder, p->result_memory);
+  } else {
+    p->operand_desc = plain_desc(operand);
+    p->result_desc = plain_weight;
+    dnnl::convolution_backward_weights::primitive_desc primitive(
+        dnnl::convolution_backward_weights::desc(direct, any_input, any_weight, any_output, strides,
+                                                 dilates, padding, padding),
+        engine, hint);
+    p->primitive = dnnl::convolution_backward_weights(primitive);
+    plan_reorder(engine, p->grad_output_desc, primitive.diff_dst_desc(), primitive.diff_dst_desc(),
+                 p->grad_output_reorder, p->grad_output_memory);
+    plan_reorder(engine, p->operand_desc, primitive.src_desc(), primitive.src_desc(),
+                 p->operand_reorder, p->operand_memory);
+    plan_reorder(engine, primitive.diff_weights_desc(), p->result_desc,
+                 primitive.diff_weights_desc(), p->result_reorder, p->result_memory);
+  }
+  return p;
+}
+
+std::shared_ptr<Primitives> find_primitives(Gradient gradient, const StridedOperand& grad_output,
+                                            const StridedOperand& operand,
+                                            const ConvolutionGeometry& g) {
+  PrimitiveCache& cache = primitive_cache();
+  std::vector<int64_t> key = problem_key(gradient, grad_output, operand, g);
+  std::lock_guard<std::mutex> lock(cache.mutex);
+  auto found = cache.entries.find(key);
+  if (found != cache.entries.end()) return found->second;
+  if (cache.entries.size() >= kCacheLimit) cache.entries.clear();
+  std::shared_ptr<Primitives> created =
+      create_primitives(cache.engine, gradient, grad_output, operand, g);
+  cache.entries.emplace(std::move(key), created);
+  return created;
+}
+
+void gradient_onednn(Gradient gradient, StridedOperand grad_output, StridedOperand operand,
+                     const ConvolutionGeometry& g, void* out) {
+  std::vector<float> grad_output_copy, operand_copy;  // outlive the call below
+  grad_output = describable_operand(std::move(grad_output), grad_output_copy);
+  operand = describable_operand(std::move(operand), operand_copy);
+  std::shared_ptr<Primitives> p = find_primitives(gradient, grad_output, operand, g);
+  const dnnl::engine& engine = primitive_cache().engine;
+  std::lock_guard<std::mutex> lock(p->mutex);
+  // The caller's memory, wrapped (no copy); oneDNN does not write its inputs.
+  memory grad_output_user(p->grad_output_desc, engine, const_cast<void*>(grad_output.data));
+  memory operand_user(p->operand_desc, engine, const_cast<void*>(operand.data));
+  memory result_user(p->result_desc, engine, out);
+  auto staged = [&](std::optional<dnnl::reorder>& reorder, memory& user, memory& buffer) {
+    if (!reorder) return user;
+    reorder->execute(p->stream, user, buffer);
+    return buffer;
+  };
+  memory result = p->result_reorder ? p->result_memory : result_user;
+  std::unordered_map<int, memory> arguments{
+      {DNNL_ARG_DIFF_DST, staged(p->grad_output_reorder, grad_output_user, p->grad_output_memory)}};
+  if (gradient == Gradient::Input) {
+    arguments[DNNL_ARG_WEIGHTS] = staged(p->operand_reorder, operand_user, p->operand_memory);
+    arguments[DNNL_ARG_DIFF_SRC] = result;
+  } else {
+    arguments[DNNL_ARG_SRC] = staged(p->operand_reorder, operand_user, p->operand_memory);
+    arguments[DNNL_ARG_DIFF_WEIGHTS] = result;
+  }
+  p->primitive.execute(p->stream, arguments);
+  if (p->result_reorder) p->result_reorder->execute(p->stream, p->result_memory, result_user);
+  p->stream.wait();
+}
+
+// ---- dispatch ---------------------------------------------------------------------------------
+
+int64_t element_count(const std::vector<int64_t>& shape) {
+  int64_t count = 1;
+  for (int64_t size : shape) count *= size;
+  return count;
+}
+
+void compute_gradient(Gradient gradient, const StridedOperand& grad_output,
+                      const StridedOperand& operand, const ConvolutionParameters& parameters,
+                      void* out, const std::vector<int64_t>& out_shape) {
+  const bool for_input = gradient == Gradient::Input;
+  ConvolutionGeometry g;
+  std::string problem = ir::convolution_backward_geometry(
+      grad_output.shape, for_input ? out_shape : operand.shape,
+      for_input ? operand.shape : out_shape, parameters.strides, parameters.padding,
+      parameters.dilation, parameters.groups, g);
+  if (!problem.empty()) fail(gradient, ErrorKind::Internal, problem);
+  if (operand.dtype != grad_output.dtype)
+    fail(gradient, ErrorKind::Internal, "operands of different dtypes");
+  // A sum over no products (an empty batch, no channels, no output positions) is zero; oneDNN
+  // refuses empty dimensions.
+  if (element_count(grad_output.shape) == 0 || element_count(operand.shape) == 0) {
+    std::memset(out, 0,
+                static_cast<size_t>(element_count(out_shape)) *
+                    static_cast<size_t>(dtype_size(grad_output.dtype)));
+    return;
+  }
+  switch (grad_output.dtype) {
+    case DType::Float32:
+      try {
+        return gradient_onednn(gradient, grad_output, operand, g, out);
+      } catch (const dnnl::error& error) {
+        fail(gradient, ErrorKind::Internal, std::string("oneDNN failed: ") + error.what());
+      }
+    case DType::Float64:
+      if (for_input)
+        return detail::convolution_backward_input_float64(g, grad_output, operand,
+                                                          static_cast<double*>(out));
+      return detail::convolution_backward_weight_float64(g, grad_output, operand,
+                                                         static_cast<double*>(out));
+    default:
+      fail(gradient, ErrorKind::Unsupported,
+           "dtype " + std::string(dtype_name(grad_output.dtype)) +
+               " is not supported (use float32 or float64)");
+  }
+}
+
+}  // namespace
+
+void convolution_backward_input(const StridedOperand& grad_output, const StridedOperand& weight,
+                                const ConvolutionParameters& parameters, void* out,
+                                const std::vector<int64_t>& out_shape) {
+  compute_gradient(Gradient::Input, grad_output, weight, parameters, out, out_shape);
+}
+
+void convolution_backward_weight(const StridedOperand& grad_output, const StridedOperand& input,
+                                 const ConvolutionParameters& parameters, void* out,
+                                 const std::vector<int64_t>& out_shape) {
+  compute_gradient(Gradient::Weight, grad_output, input, parameters, out, out_shape);
+}
+
+}  // namespace kiln::externs

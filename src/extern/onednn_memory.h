@@ -1,0 +1,39 @@
+// The caller's strided float32 operands as oneDNN memory: descriptors for any positive
+// strides, a row-major copy for the rest (broadcast or flipped dimensions), grouped weights,
+// and the reorders between the caller's layout and the blocked one a primitive prefers.
+// (extern/convolution.cpp keeps private copies of these from before this file existed.)
+#pragma once
+#include <cstdint>
+#include <oneapi/dnnl/dnnl.hpp>
+#include <optional>
+#include <vector>
+
+#include "extern/strided_operand.h"
+
+namespace kiln::externs {
+
+dnnl::memory::dims to_dims(const std::vector<int64_t>& values);
+
+// A float32 operand oneDNN can describe: as it is when every dimension longer than one has a
+// positive stride (size-1 dimensions get stride 1), else a row-major copy kept in `copy`,
+// which must outlive the returned operand.
+StridedOperand describable_operand(StridedOperand operand, std::vector<float>& copy);
+
+// The operand's layout as a oneDNN descriptor (float32).
+dnnl::memory::desc plain_desc(const StridedOperand& operand);
+// A contiguous row-major float32 descriptor of `shape`.
+dnnl::memory::desc row_major_desc(const std::vector<int64_t>& shape);
+
+// A weight (O, C / groups, *kernel) of `layout` as oneDNN's grouped weights
+// (G, O / G, C / G, *kernel) when groups > 1; `layout` itself otherwise.
+dnnl::memory::desc grouped_weight_desc(const dnnl::memory::desc& layout,
+                                       const std::vector<int64_t>& shape,
+                                       const std::vector<int64_t>& strides, int64_t groups);
+
+// When `from` and `to` differ: a reorder between them, and a buffer with `library` (one of the
+// two: the primitive's layout) that the primitive reads or writes instead of the caller's.
+void plan_reorder(const dnnl::engine& engine, const dnnl::memory::desc& from,
+                  const dnnl::memory::desc& to, const dnnl::memory::desc& library,
+                  std::optional<dnnl::reorder>& reorder, dnnl::memory& buffer);
+
+}  // namespace kiln::externs

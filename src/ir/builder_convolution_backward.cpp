@@ -1,0 +1,81 @@
+// Checked factories for a convolution's gradients (op_list.h: convolution_backward_input,
+// convolution_backward_weight). Extern calls like the forward: the operands keep their layout;
+// the shape rule is convolution_shape.cpp's, shared with the verifier and the kernels.
+#include "ir/builder.h"
+#include "ir/builder_checker.h"
+#include "ir/convolution_shape.h"
+
+namespace kiln::ir {
+namespace {
+
+using builder_detail::Checker;
+using builder_detail::ValueType;
+
+// Both operands float32 or float64, of one dtype: that dtype.
+DType checked_dtype(const Checker& checker, const ValueType& grad_output, const ValueType& other,
+                    const char* other_name) {
+  for (const ValueType* operand : {&grad_output, &other}) {
+    if (operand->dtype != DType::Float32 && operand->dtype != DType::Float64) {
+      checker.fail(ErrorKind::Type, "unsupported dtype " + std::string(dtype_name(operand->dtype)) +
+                                        " of the " +
+                                        (operand == &grad_output ? "grad_output" : other_name) +
+                                        "; convolution gradients need float32 or float64");
+    }
+  }
+  if (grad_output.dtype != other.dtype) {
+    checker.fail(ErrorKind::Type, std::string("the ") + other_name + " has dtype " +
+                                      std::string(dtype_name(other.dtype)) + " but grad_output " +
+                                      std::string(dtype_name(grad_output.dtype)) +
+                                      "; they must agree");
+  }
+  return grad_output.dtype;
+}
+
+Attrs convolution_attrs(const ConvolutionGeometry& geometry) {
+  Attrs attrs;
+  attrs.strides = geometry.strides;
+  attrs.padding = geometry.padding;
+  attrs.dilation = geometry.dilation;
+  attrs.groups = geometry.groups;
+  return attrs;
+}
+
+}  // namespace
+
+ValueId Builder::convolution_backward_input(ValueId grad_output, ValueId weight,
+                                            const std::vector<int64_t>& input_shape,
+                                            std::vector<int64_t> strides,
+                                            std::vector<int64_t> padding,
+                                            std::vector<int64_t> dilation, int64_t groups) {
+  Checker checker(Op::convolution_backward_input, graph_, location_);
+  ValueType gradient = checker.operand(grad_output);
+  ValueType weights = checker.operand(weight);
+  DType dtype = checked_dtype(checker, gradient, weights, "weight");
+  ConvolutionGeometry geometry;
+  std::string problem =
+      convolution_backward_geometry(to_ints(gradient.shape), input_shape, to_ints(weights.shape),
+                                    strides, padding, dilation, groups, geometry);
+  if (!problem.empty()) checker.fail(ErrorKind::Value, problem);
+  return add(Op::convolution_backward_input, dtype, from_ints(input_shape), {grad_output, weight},
+             convolution_attrs(geometry));
+}
+
+ValueId Builder::convolution_backward_weight(ValueId grad_output, ValueId input,
+                                             const std::vector<int64_t>& weight_shape,
+                                             std::vector<int64_t> strides,
+                                             std::vector<int64_t> padding,
+                                             std::vector<int64_t> dilation, int64_t groups) {
+  Checker checker(Op::convolution_backward_weight, graph_, location_);
+  ValueType gradient = checker.operand(grad_output);
+  ValueType inputs = checker.operand(input);
+  DType dtype = checked_dtype(checker, gradient, inputs, "input");
+  ConvolutionGeometry geometry;
+  std::string problem =
+      convolution_backward_geometry(to_ints(gradient.shape), to_ints(inputs.shape), weight_shape,
+                                    strides, padding, dilation, groups, geometry);
+  if (!problem.empty()) checker.fail(ErrorKind::Value, problem);
+  return add(Op::convolution_backward_weight, dtype, from_ints(weight_shape), {grad_output, input},
+             convolution_attrs(geometry));
+}
+
+}  // namespace kiln::ir

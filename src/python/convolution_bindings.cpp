@@ -1,0 +1,59 @@
+// The convolution functions of include/kiln/tensor.h: torch's aten.convolution forward and its
+// gradients. As in tensor_bindings.cpp: the location comes from `trace.location`, and the result
+// keeps its first tensor operand (and so the trace all operands share) alive.
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/vector.h>
+
+#include "kiln/tensor.h"
+#include "python/common.h"
+
+namespace kiln::python {
+namespace {
+
+constexpr Where kNoWhere{};
+using Keep = nb::keep_alive<0, 1>;
+
+}  // namespace
+
+void bind_convolution(nb::module_& module) {
+  module.def(
+      "convolution",
+      [](const Tensor& input, const Tensor& weight, std::optional<Tensor> bias,
+         std::vector<int64_t> strides, std::vector<int64_t> padding, std::vector<int64_t> dilation,
+         int64_t groups) {
+        return kiln::convolution(input, weight, bias, std::move(strides), std::move(padding),
+                                 std::move(dilation), groups, kNoWhere);
+      },
+      nb::arg("input"), nb::arg("weight"), nb::arg("bias").none(), nb::arg("strides"),
+      nb::arg("padding"), nb::arg("dilation"), nb::arg("groups"), Keep(),
+      "torch's aten.convolution forward: input (N, C, *spatial), weight (O, C / groups, "
+      "*kernel), bias (O,) or None.");
+  module.def(
+      "convolution_backward_input",
+      [](const Tensor& grad_output, const Tensor& weight, std::vector<int64_t> input_shape,
+         std::vector<int64_t> strides, std::vector<int64_t> padding, std::vector<int64_t> dilation,
+         int64_t groups) {
+        return kiln::convolution_backward_input(grad_output, weight, input_shape,
+                                                std::move(strides), std::move(padding),
+                                                std::move(dilation), groups, kNoWhere);
+      },
+      nb::arg("grad_output"), nb::arg("weight"), nb::arg("input_shape"), nb::arg("strides"),
+      nb::arg("padding"), nb::arg("dilation"), nb::arg("groups"), Keep(),
+      "The gradient of that convolution with respect to its input (of input_shape), given "
+      "grad_output (N, O, *output).");
+  module.def(
+      "convolution_backward_weight",
+      [](const Tensor& grad_output, const Tensor& input, std::vector<int64_t> weight_shape,
+         std::vector<int64_t> strides, std::vector<int64_t> padding, std::vector<int64_t> dilation,
+         int64_t groups) {
+        return kiln::convolution_backward_weight(grad_output, input, weight_shape,
+                                                 std::move(strides), std::move(padding),
+                                                 std::move(dilation), groups, kNoWhere);
+      },
+      nb::arg("grad_output"), nb::arg("input"), nb::arg("weight_shape"), nb::arg("strides"),
+      nb::arg("padding"), nb::arg("dilation"), nb::arg("groups"), Keep(),
+      "The gradient of that convolution with respect to its weight (of weight_shape), given "
+      "grad_output (N, O, *output) and the forward's input.");
+}
+
+}  // namespace kiln::python

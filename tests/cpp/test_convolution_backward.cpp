@@ -1,0 +1,488 @@
+// The convolution gradient extern ops (convolution_backward_input, convolution_backward_weight):
+// the builder's shape rule and errors, the reference interpreter against hand-computed results,
+// against a naive reference written the other way round (each gradient element gathered from
+// the output positions that read it, where the interpreter scatters) and against the forward
+// convolution through the adjoint identity, and the compiled ops (oneDNN for float32, OpenBLAS
+// for float64) against the interpreter: strides, padding, dilation, groups, depthwise, 1x1,
+// odd sizes, 1-d and 3-d, strided and broadcast operands, empty batches, repeated calls.
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <initializer_list>
+#include <string>
+
+#include "compile_test_util.h"
+#include "ir/convolution_shape.h"
+
+namespace kiln::test {
+namespace {
+
+using ir::Op;
+using ir::ValueId;
+
+// float32 sums of a few hundred products, oneDNN's order against the interpreter's double.
+const Tolerance kSingle = {2e-4, 1e-4, 4};
+const Tolerance kWide = {1e-11, 1e-11, 4};
+
+// The forward's attributes of one test problem.
+struct Attributes {
+  std::vector<int64_t> strides, padding, dilation;
+  int64_t groups;
+};
+
+ValueId gradient_of_input(ir::Builder& builder, ValueId grad_output, ValueId weight,
+                          const std::vector<int64_t>& input_shape, const Attributes& a) {
+  return builder.convolution_backward_input(grad_output, weight, input_shape, a.strides, a.padding,
+                                            a.dilation, a.groups);
+}
+
+ValueId gradient_of_weight(ir::Builder& builder, ValueId grad_output, ValueId input,
+                           const std::vector<int64_t>& weight_shape, const Attributes& a) {
+  return builder.convolution_backward_weight(grad_output, input, weight_shape, a.strides, a.padding,
+                                             a.dilation, a.groups);
+}
+
+std::vector<int64_t> shape_of(const ir::Graph& graph, ValueId id) {
+  return ir::to_ints(graph.node(id).shape);
+}
+
+void expect_error(const std::function<void()>& build, ErrorKind kind,
+                  std::initializer_list<std::string> fragments) {
+  try {
+    build();
+    ADD_FAILURE() << "expected a kiln::Error";
+  } catch (const Error& error) {
+    EXPECT_EQ(error.kind(), kind) << error.what();
+    std::string message = error.what();
+    for (const std::string& fragment : fragments)
+      EXPECT_NE(message.find(fragment), std::string::npos)
+          << "'" << fragment << "' missing from: " << message;
+  }
+}
+
+// ---- the builder: shapes and errors ------------------------------------------------------------
+
+class ConvolutionBackwardBuilder : public ::testing::Test {
+ protected:
+  ConvolutionBackwardBuilder() : builder(graph) { builder.set_location("model.py:7"); }
+  ir::Graph graph;
+  ir::Builder builder;
+};
+
+TEST_F(ConvolutionBackwardBuilder, ResultsHaveTheForwardOperandShapes) {
+  // The forward: input (2, 4, 9, 10), weight (6, 2, 3, 3), stride 2, padding 1, dilation 2,
+  // groups 2 gives (2, 6, 4, 4); 10 and 9 both give 4 output columns, so the input's size is
+  // the caller's to say.
+  ValueId dy = builder.parameter(DType::Float32, {2, 6, 4, 4});
+  ValueId w = builder.parameter(DType::Float32, {6, 2, 3, 3});
+  ValueId x = builder.parameter(DType::Float32, {2, 4, 9, 10});
+  ValueId dx = builder.convolution_backward_input(dy, w, {2, 4, 9, 10}, {2}, {1}, {2}, 2);
+  EXPECT_EQ(shape_of(graph, dx), (std::vector<int64_t>{2, 4, 9, 10}));
+  EXPECT_EQ(graph.node(dx).attrs.strides, (std::vector<int64_t>{2, 2}));
+  EXPECT_EQ(graph.node(dx).attrs.groups, 2);
+  ValueId dx_narrow = builder.convolution_backward_input(dy, w, {2, 4, 9, 9}, {2}, {1}, {2}, 2);
+  EXPECT_EQ(shape_of(graph, dx_narrow), (std::vector<int64_t>{2, 4, 9, 9}));
+  ValueId dw = builder.convolution_backward_weight(dy, x, {6, 2, 3, 3}, {2}, {1}, {2}, 2);
+  EXPECT_EQ(shape_of(graph, dw), (std::vector<int64_t>{6, 2, 3, 3}));
+  EXPECT_EQ(graph.node(dw).dtype, DType::Float32);
+}
+
+TEST_F(ConvolutionBackwardBuilder, UserErrorsNameTheOpAndLine) {
+  ValueId dy = builder.parameter(DType::Float32, {2, 6, 6, 6});
+  ValueId w = builder.parameter(DType::Float32, {6, 4, 3, 3});
+  ValueId x = builder.parameter(DType::Float32, {2, 4, 8, 8});
+  ValueId ints = builder.parameter(DType::Int32, {2, 6, 6, 6});
+  ValueId doubles = builder.parameter(DType::Float64, {6, 4, 3, 3});
+  expect_error([&] { builder.convolution_backward_input(dy, w, {2, 4, 9, 9}, {1}, {0}, {1}, 1); },
+               ErrorKind::Value,
+               {"convolution_backward_input", "model.py:7", "grad_output", "(2, 6, 7, 7)"});
+  expect_error([&] { builder.convolution_backward_weight(dy, x, {6, 4, 5, 5}, {1}, {0}, {1}, 1); },
+               ErrorKind::Value, {"convolution_backward_weight", "grad_output"});
+  expect_error([&] { builder.convolution_backward_input(ints, w, {2, 4, 8, 8}, {1}, {0}, {1}, 1); },
+               ErrorKind::Type, {"convolution_backward_input", "int32", "float32 or float64"});
+  expect_error(
+      [&] { builder.convolution_backward_input(dy, doubles, {2, 4, 8, 8}, {1}, {0}, {1}, 1); },
+      ErrorKind::Type, {"float64", "float32"});
+  expect_error([&] { builder.convolution_backward_weight(dy, x, {6, 4, 3, 3}, {1}, {0}, {1}, 2); },
+               ErrorKind::Value, {"convolution_backward_weight", "groups"});
+  expect_error([&] { builder.convolution_backward_weight(dy, x, {6, 4, 3, 3}, {0}, {0}, {1}, 1); },
+               ErrorKind::Value, {"strides"});
+}
+
+TEST(ConvolutionBackwardApi, ErrorsThroughTheTensorApiRaiseNotCrash) {
+  Function function = compile(
+      [](Tensor dy, Tensor w) {
+        return kiln::convolution_backward_input(dy, w, {1, 3, 5, 5}, {1, 1}, {0, 0}, {1, 1}, 1);
+      },
+      test_options());
+  try {
+    function({make_array(DType::Float32, {1, 2, 4, 4}, {1}),
+              make_array(DType::Float32, {2, 3, 3, 3}, {1})});
+    ADD_FAILURE() << "expected a kiln::Error";
+  } catch (const Error& error) {
+    EXPECT_EQ(error.kind(), ErrorKind::Value) << error.what();
+    EXPECT_NE(std::string(error.what()).find("convolution_backward_input"), std::string::npos)
+        << error.what();
+  }
+}
+
+// ---- the reference interpreter -----------------------------------------------------------------
+
+TEST(ConvolutionBackwardInterpreter, HandComputedCases) {
+  ir::Graph graph;
+  ir::Builder builder(graph);
+  // Forward: x (1, 1, 3, 3) by w (1, 1, 2, 2), stride 1, no padding: a 2x2 result.
+  ValueId dy = builder.parameter(DType::Float64, {1, 1, 2, 2});
+  ValueId w = builder.parameter(DType::Float64, {1, 1, 2, 2});
+  ValueId x = builder.parameter(DType::Float64, {1, 1, 3, 3});
+  graph.set_outputs({builder.convolution_backward_input(dy, w, {1, 1, 3, 3}, {1}, {0}, {1}, 1),
+                     builder.convolution_backward_weight(dy, x, {1, 1, 2, 2}, {1}, {0}, {1}, 1)});
+  // dy = [[1 0] [0 2]], w = [[1 2] [3 4]], x = [[1 2 3] [4 5 6] [7 8 9]]:
+  // dx = 1 * w placed at (0, 0) + 2 * w placed at (1, 1);
+  // dw[i][j] = x[i][j] * 1 + x[i + 1][j + 1] * 2.
+  std::vector<Array> results =
+      ir::interpret(graph, {make_array(DType::Float64, {1, 1, 2, 2}, {1, 0, 0, 2}),
+                            make_array(DType::Float64, {1, 1, 2, 2}, {1, 2, 3, 4}),
+                            make_array(DType::Float64, {1, 1, 3, 3}, {1, 2, 3, 4, 5, 6, 7, 8, 9})});
+  EXPECT_EQ(results[0].to_vector<double>(), (std::vector<double>{1, 2, 0, 3, 6, 4, 0, 6, 8}));
+  EXPECT_EQ(results[1].to_vector<double>(), (std::vector<double>{11, 14, 20, 23}));
+}
+
+// The gradients written the other way round from the interpreter: each element gathers the
+// output positions that read it (2-d, contiguous row-major operands).
+struct Problem {
+  std::vector<int64_t> input, weight, output;
+  Attributes a;
+};
+
+std::vector<double> naive_input_gradient(const Problem& p, const std::vector<double>& dy,
+                                         const std::vector<double>& w) {
+  const int64_t N = p.input[0], C = p.input[1], H = p.input[2], W = p.input[3];
+  const int64_t O = p.weight[0], group_in = p.weight[1], KH = p.weight[2], KW = p.weight[3];
+  const int64_t OH = p.output[2], OW = p.output[3], group_out = O / p.a.groups;
+  std::vector<double> dx(static_cast<size_t>(N * C * H * W), 0.0);
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t c = 0; c < C; ++c)
+      for (int64_t h = 0; h < H; ++h)
+        for (int64_t x = 0; x < W; ++x) {
+          double sum = 0;
+          const int64_t group = c / group_in;
+          for (int64_t o = group * group_out; o < (group + 1) * group_out; ++o)
+            for (int64_t i = 0; i < KH; ++i)
+              for (int64_t j = 0; j < KW; ++j) {
+                int64_t rows = h + p.a.padding[0] - i * p.a.dilation[0];
+                int64_t columns = x + p.a.padding[1] - j * p.a.dilation[1];
+                if (rows % p.a.strides[0] != 0 || columns % p.a.strides[1] != 0) continue;
+                int64_t oh = rows / p.a.strides[0], ow = columns / p.a.strides[1];
+                if (rows < 0 || columns < 0 || oh >= OH || ow >= OW) continue;
+                sum += dy[static_cast<size_t>(((n * O + o) * OH + oh) * OW + ow)] *
+                       w[static_cast<size_t>(((o * group_in + c % group_in) * KH + i) * KW + j)];
+              }
+          dx[static_cast<size_t>(((n * C + c) * H + h) * W + x)] = sum;
+        }
+  return dx;
+}
+
+std::vector<double> naive_weight_gradient(const Problem& p, const std::vector<double>& dy,
+                                          const std::vector<double>& input) {
+  const int64_t N = p.input[0], C = p.input[1], H = p.input[2], W = p.input[3];
+  const int64_t O = p.weight[0], group_in = p.weight[1], KH = p.weight[2], KW = p.weight[3];
+  const int64_t OH = p.output[2], OW = p.output[3], group_out = O / p.a.groups;
+  std::vector<double> dw;
+  for (int64_t o = 0; o < O; ++o)
+    for (int64_t c = 0; c < group_in; ++c)
+      for (int64_t i = 0; i < KH; ++i)
+        for (int64_t j = 0; j < KW; ++j) {
+          double sum = 0;
+          const int64_t channel = (o / group_out) * group_in + c;
+          for (int64_t n = 0; n < N; ++n)
+            for (int64_t oh = 0; oh < OH; ++oh)
+              for (int64_t ow = 0; ow < OW; ++ow) {
+                int64_t h = oh * p.a.strides[0] - p.a.padding[0] + i * p.a.dilation[0];
+                int64_t x = ow * p.a.strides[1] - p.a.padding[1] + j * p.a.dilation[1];
+                if (h < 0 || h >= H || x < 0 || x >= W) continue;
+                sum += dy[static_cast<size_t>(((n * O + o) * OH + oh) * OW + ow)] *
+                       input[static_cast<size_t>(((n * C + channel) * H + h) * W + x)];
+              }
+          dw.push_back(sum);
+        }
+  return dw;
+}
+
+int64_t count_of(const std::vector<int64_t>& shape) {
+  int64_t count = 1;
+  for (int64_t size : shape) count *= size;
+  return count;
+}
+
+TEST(ConvolutionBackwardInterpreter, MatchesTheNaiveReference) {
+  const std::vector<Problem> problems = {
+      {{2, 3, 7, 6}, {4, 3, 3, 3}, {}, {{1, 1}, {1, 1}, {1, 1}, 1}},
+      {{1, 4, 9, 10}, {6, 2, 3, 3}, {}, {{2, 2}, {1, 1}, {2, 2}, 2}},
+      {{2, 2, 5, 8}, {2, 1, 3, 2}, {}, {{2, 1}, {0, 2}, {1, 3}, 2}},
+      {{1, 3, 5, 5}, {2, 3, 1, 1}, {}, {{2, 2}, {0, 0}, {1, 1}, 1}},
+  };
+  for (Problem p : problems) {
+    ir::Graph graph;
+    ir::Builder builder(graph);
+    ValueId x = builder.parameter(DType::Float64, ir::from_ints(p.input));
+    ValueId w = builder.parameter(DType::Float64, ir::from_ints(p.weight));
+    ValueId y =
+        builder.convolution(x, w, std::nullopt, p.a.strides, p.a.padding, p.a.dilation, p.a.groups);
+    p.output = shape_of(graph, y);
+    ValueId dy = builder.parameter(DType::Float64, ir::from_ints(p.output));
+    graph.set_outputs({gradient_of_input(builder, dy, w, p.input, p.a),
+                       gradient_of_weight(builder, dy, x, p.weight, p.a)});
+    std::vector<double> input = pseudo_random(size_t(count_of(p.input)), -1, 1, 1);
+    std::vector<double> weight = pseudo_random(size_t(count_of(p.weight)), -1, 1, 2);
+    std::vector<double> gradient = pseudo_random(size_t(count_of(p.output)), -1, 1, 3);
+    std::vector<Array> results =
+        ir::interpret(graph, {make_array(DType::Float64, p.input, input),
+                              make_array(DType::Float64, p.weight, weight),
+                              make_array(DType::Float64, p.output, gradient)});
+    std::vector<double> dx = naive_input_gradient(p, gradient, weight);
+    std::vector<double> dw = naive_weight_gradient(p, gradient, input);
+    std::vector<double> got_dx = results[0].to_vector<double>();
+    std::vector<double> got_dw = results[1].to_vector<double>();
+    ASSERT_EQ(got_dx.size(), dx.size());
+    ASSERT_EQ(got_dw.size(), dw.size());
+    for (size_t k = 0; k < dx.size(); ++k) EXPECT_NEAR(got_dx[k], dx[k], 1e-12) << k;
+    for (size_t k = 0; k < dw.size(); ++k) EXPECT_NEAR(got_dw[k], dw[k], 1e-12) << k;
+  }
+}
+
+double dot(const std::vector<double>& a, const std::vector<double>& b) {
+  double sum = 0;
+  for (size_t k = 0; k < a.size(); ++k) sum += a[k] * b[k];
+  return sum;
+}
+
+// For any rank: <dy, conv(x, w)> = <dx(dy, w), x> = <dw(dy, x), w>, all through the
+// interpreter (the gradients are the forward's adjoints).
+TEST(ConvolutionBackwardInterpreter, AdjointsOfTheForwardIn1dAnd3d) {
+  const std::vector<Problem> problems = {
+      {{2, 3, 12}, {5, 3, 4}, {}, {{3}, {2}, {1}, 1}},
+      {{1, 4, 11}, {4, 1, 3}, {}, {{1}, {1}, {2}, 4}},
+      {{1, 2, 5, 6, 4}, {4, 1, 2, 3, 2}, {}, {{1, 2, 1}, {1, 1, 1}, {1, 1, 1}, 2}},
+  };
+  for (Problem p : problems) {
+    ir::Graph graph;
+    ir::Builder builder(graph);
+    ValueId x = builder.parameter(DType::Float64, ir::from_ints(p.input));
+    ValueId w = builder.parameter(DType::Float64, ir::from_ints(p.weight));
+    ValueId y =
+        builder.convolution(x, w, std::nullopt, p.a.strides, p.a.padding, p.a.dilation, p.a.groups);
+    p.output = shape_of(graph, y);
+    ValueId dy = builder.parameter(DType::Float64, ir::from_ints(p.output));
+    graph.set_outputs({y, gradient_of_input(builder, dy, w, p.input, p.a),
+                       gradient_of_weight(builder, dy, x, p.weight, p.a)});
+    std::vector<double> input = pseudo_random(size_t(count_of(p.input)), -1, 1, 4);
+    std::vector<double> weight = pseudo_random(size_t(count_of(p.weight)), -1, 1, 5);
+    std::vector<double> gradient = pseudo_random(size_t(count_of(p.output)), -1, 1, 6);
+    std::vector<Array> results =
+        ir::interpret(graph, {make_array(DType::Float64, p.input, input),
+                              make_array(DType::Float64, p.weight, weight),
+                              make_array(DType::Float64, p.output, gradient)});
+    double forward = dot(gradient, results[0].to_vector<double>());
+    EXPECT_NEAR(dot(results[1].to_vector<double>(), input), forward, 1e-10);
+    EXPECT_NEAR(dot(results[2].to_vector<double>(), weight), forward, 1e-10);
+  }
+}
+
+// ---- compiled against the interpreter -----------------------------------------------------------
+
+ValueId random_input(GraphCase& graph, DType dtype, std::vector<int64_t> shape, uint64_t seed) {
+  return graph.input(make_array(dtype, shape, pseudo_random(size_t(count_of(shape)), -1, 1, seed)));
+}
+
+// Both gradients of one problem, with grad_output, input and weight drawn at random.
+void add_problem(GraphCase& graph, DType dtype, const std::vector<int64_t>& input_shape,
+                 const std::vector<int64_t>& weight_shape, const Attributes& a,
+                 const std::string& label, uint64_t seed) {
+  ir::ConvolutionGeometry geometry;
+  ASSERT_EQ(ir::convolution_geometry(input_shape, weight_shape, std::nullopt, a.strides, a.padding,
+                                     a.dilation, a.groups, geometry),
+            "");
+  const Tolerance tolerance = dtype == DType::Float32 ? kSingle : kWide;
+  ValueId dy = random_input(graph, dtype, geometry.output_shape(), seed);
+  ValueId x = random_input(graph, dtype, input_shape, seed + 1);
+  ValueId w = random_input(graph, dtype, weight_shape, seed + 2);
+  graph.output(gradient_of_input(graph.builder, dy, w, input_shape, a), label + ": input",
+               tolerance);
+  graph.output(gradient_of_weight(graph.builder, dy, x, weight_shape, a), label + ": weight",
+               tolerance);
+}
+
+void add_two_dimensional_variants(GraphCase& graph, DType dtype) {
+  add_problem(graph, dtype, {2, 4, 9, 10}, {6, 4, 3, 3}, {{1}, {1}, {1}, 1}, "3x3 same", 10);
+  add_problem(graph, dtype, {2, 4, 9, 10}, {6, 4, 3, 3}, {{2}, {1}, {2}, 1},
+              "stride 2 padding 1 dilation 2", 20);
+  add_problem(graph, dtype, {2, 4, 11, 8}, {6, 2, 3, 2}, {{1, 2}, {2, 0}, {1, 3}, 2},
+              "per-axis parameters, groups 2", 30);
+  add_problem(graph, dtype, {2, 4, 7, 7}, {4, 1, 3, 3}, {{1}, {1}, {1}, 4}, "depthwise", 40);
+  add_problem(graph, dtype, {3, 5, 7, 9}, {8, 5, 1, 1}, {{2}, {0}, {1}, 1}, "1x1 stride 2", 50);
+  add_problem(graph, dtype, {1, 3, 13, 11}, {5, 3, 7, 7}, {{2}, {3}, {1}, 1},
+              "7x7 stride 2 (a stem), odd sizes", 60);
+  // The last input row and column are read by no window (stride 2 skips them): zero there.
+  add_problem(graph, dtype, {2, 2, 8, 8}, {3, 2, 3, 3}, {{2}, {0}, {1}, 1}, "unread edge", 70);
+}
+
+TEST(ConvolutionBackwardCompiled, TwoDimensionalVariantsFloat32) {
+  GraphCase graph;
+  add_two_dimensional_variants(graph, DType::Float32);
+  graph.check();
+}
+
+TEST(ConvolutionBackwardCompiled, TwoDimensionalVariantsFloat64) {
+  GraphCase graph;
+  add_two_dimensional_variants(graph, DType::Float64);
+  graph.check();
+}
+
+TEST(ConvolutionBackwardCompiled, OneAndThreeDimensional) {
+  GraphCase graph;
+  for (DType dtype : {DType::Float32, DType::Float64}) {
+    std::string name = dtype == DType::Float32 ? "float32 " : "float64 ";
+    add_problem(graph, dtype, {2, 3, 12}, {5, 3, 4}, {{3}, {2}, {1}, 1}, name + "1-d", 80);
+    add_problem(graph, dtype, {1, 4, 11}, {4, 1, 3}, {{1}, {1}, {2}, 4},
+                name + "1-d dilated depthwise", 90);
+    add_problem(graph, dtype, {1, 2, 5, 6, 4}, {4, 1, 2, 3, 2}, {{1, 2, 1}, {1}, {1}, 2},
+                name + "3-d groups 2", 100);
+  }
+  graph.check();
+}
+
+// Operands that reach the library kernels as strided buffers: channels-last grad_output and
+// input, a weight stored (kH, kW, C, O), a sliced input, and a grad_output broadcast from one
+// value per channel (stride 0, what the gradient of a sum or mean is), which oneDNN cannot
+// describe and gets copied.
+// `storage` owns the strided operands' memory; it must outlive the graph's run.
+void add_strided_operands(GraphCase& graph, DType dtype, std::vector<Array>& storage) {
+  const Tolerance tolerance = dtype == DType::Float32 ? kSingle : kWide;
+  auto borrowed = [&](std::vector<int64_t> shape, std::vector<int64_t> strides, uint64_t seed) {
+    // Random values laid out by `strides` over a buffer of the same size.
+    std::vector<double> values = pseudo_random(size_t(count_of(shape)), -1, 1, seed);
+    storage.push_back(Array::empty(dtype, {count_of(shape)}));
+    std::vector<int64_t> index(shape.size(), 0);
+    for (size_t k = 0; k < values.size(); ++k) {
+      int64_t offset = 0;
+      for (size_t d = 0; d < shape.size(); ++d) offset += index[d] * strides[d];
+      store_double(storage.back(), offset, values[k]);
+      for (size_t d = shape.size(); d-- > 0;) {
+        if (++index[d] < shape[d]) break;
+        index[d] = 0;
+      }
+    }
+    return graph.input(Array::borrow(storage.back().data(), dtype, shape, strides));
+  };
+  ir::Builder& builder = graph.builder;
+  const Attributes same{{1}, {1}, {1}, 1};
+  // Forward: x (2, 3, 6, 5) by w (4, 3, 3, 3), padding 1: (2, 4, 6, 5).
+  ValueId dy_channels_last = borrowed({2, 4, 6, 5}, {120, 1, 20, 4}, 110);
+  ValueId x_channels_last = borrowed({2, 3, 6, 5}, {90, 1, 15, 3}, 111);
+  ValueId w_permuted = borrowed({4, 3, 3, 3}, {1, 4, 36, 12}, 112);
+  graph.output(gradient_of_input(builder, dy_channels_last, w_permuted, {2, 3, 6, 5}, same),
+               "channels-last grad_output, permuted weight: input", tolerance);
+  graph.output(gradient_of_weight(builder, dy_channels_last, x_channels_last, {4, 3, 3, 3}, same),
+               "channels-last grad_output and input: weight", tolerance);
+  ValueId big = random_input(graph, dtype, {2, 3, 12, 10}, 113);
+  ValueId every_other = builder.slice(big, {0, 0, 0, 0}, {2, 3, 12, 10}, {1, 1, 2, 2});
+  ValueId dy = random_input(graph, dtype, {2, 4, 6, 5}, 114);
+  graph.output(gradient_of_weight(builder, dy, every_other, {4, 3, 3, 3}, same),
+               "sliced input: weight", tolerance);
+  ValueId per_channel = random_input(graph, dtype, {1, 4, 1, 1}, 115);
+  ValueId broadcast = builder.broadcast(per_channel, ir::from_ints({2, 4, 6, 5}));
+  ValueId w = random_input(graph, dtype, {4, 3, 3, 3}, 116);
+  graph.output(gradient_of_input(builder, broadcast, w, {2, 3, 6, 5}, same),
+               "broadcast grad_output: input", tolerance);
+  graph.output(gradient_of_weight(builder, broadcast, every_other, {4, 3, 3, 3}, same),
+               "broadcast grad_output: weight", tolerance);
+}
+
+TEST(ConvolutionBackwardCompiled, StridedAndBroadcastOperands) {
+  for (DType dtype : {DType::Float32, DType::Float64}) {
+    GraphCase graph;
+    std::vector<Array> storage;
+    add_strided_operands(graph, dtype, storage);
+    graph.check();
+  }
+}
+
+// A convolution layer's training step in one graph: the forward, relu, and the gradients of
+// the sum of its result (the gradient flows through relu's mask; the bias gradient is a sum).
+TEST(ConvolutionBackwardCompiled, ForwardAndBackwardInOneGraph) {
+  GraphCase graph;
+  ir::Builder& builder = graph.builder;
+  const DType f32 = DType::Float32;
+  ValueId x = random_input(graph, f32, {2, 3, 8, 8}, 120);
+  ValueId w = random_input(graph, f32, {4, 3, 3, 3}, 121);
+  ValueId y = builder.convolution(x, w, std::nullopt, {1}, {1}, {1}, 1);
+  ValueId zero = builder.constant(ir::Scalar::of(0), f32);
+  ValueId one = builder.constant(ir::Scalar::of(1), f32);
+  ValueId positive = builder.binary(Op::gt, y, zero);
+  ValueId dy = builder.where(positive, builder.broadcast(one, ir::from_ints({2, 4, 8, 8})),
+                             builder.broadcast(zero, ir::from_ints({2, 4, 8, 8})));
+  const Attributes same{{1}, {1}, {1}, 1};
+  graph.output(builder.binary(Op::maximum, y, zero), "relu(conv)", kSingle);
+  graph.output(gradient_of_input(builder, dy, w, {2, 3, 8, 8}, same), "input gradient", kSingle);
+  graph.output(gradient_of_weight(builder, dy, x, {4, 3, 3, 3}, same), "weight gradient", kSingle);
+  graph.output(builder.reduce(Op::sum, dy, {0, 2, 3}, false), "bias gradient", kSingle);
+  graph.check();
+}
+
+TEST(ConvolutionBackwardCompiled, RepeatedCallsReuseThePrimitives) {
+  ir::Graph graph;
+  ir::Builder builder(graph);
+  ValueId dy = builder.parameter(DType::Float32, {2, 8, 7, 7});
+  ValueId w = builder.parameter(DType::Float32, {8, 3, 3, 3});
+  ValueId x = builder.parameter(DType::Float32, {2, 3, 7, 7});
+  const Attributes same{{1}, {1}, {1}, 1};
+  graph.set_outputs({gradient_of_input(builder, dy, w, {2, 3, 7, 7}, same),
+                     gradient_of_weight(builder, dy, x, {8, 3, 3, 3}, same)});
+  CompileStats stats;
+  std::unique_ptr<detail::CompiledGraph> compiled =
+      detail::compile_graph(graph, {{}, {}, {}}, test_options(), stats);
+  for (uint64_t seed = 130; seed < 133; ++seed) {
+    std::vector<Array> inputs = {
+        make_array(DType::Float32, {2, 8, 7, 7}, pseudo_random(784, -1, 1, seed)),
+        make_array(DType::Float32, {8, 3, 3, 3}, pseudo_random(216, -1, 1, seed + 10)),
+        make_array(DType::Float32, {2, 3, 7, 7}, pseudo_random(294, -1, 1, seed + 20))};
+    std::vector<Array> outputs;
+    compiled->executable->run(inputs, outputs);
+    std::vector<Array> expected = ir::interpret(graph, inputs);
+    for (size_t k = 0; k < 2; ++k)
+      expect_array_matches(outputs.at(k), expected.at(k), kSingle,
+                           "call with seed " + std::to_string(seed));
+  }
+}
+
+TEST(ConvolutionBackwardCompiled, EmptyBatchGivesZeroWeightGradients) {
+  GraphCase graph;
+  const Attributes same{{1}, {0}, {1}, 1};
+  for (DType dtype : {DType::Float32, DType::Float64}) {
+    ValueId dy = graph.input(Array::zeros(dtype, {0, 3, 3, 3}));
+    ValueId x = graph.input(Array::zeros(dtype, {0, 2, 5, 5}));
+    ValueId w = random_input(graph, dtype, {3, 2, 3, 3}, 140);
+    graph.output(gradient_of_weight(graph.builder, dy, x, {3, 2, 3, 3}, same), "weight", kWide);
+    graph.output(gradient_of_input(graph.builder, dy, w, {0, 2, 5, 5}, same), "input", kWide);
+  }
+  CompiledRun run = graph.check();
+  EXPECT_EQ(run.outputs.at(0).to_vector<double>(), std::vector<double>(54, 0.0));
+}
+
+TEST(ConvolutionBackwardCompiled, TensorApiMatchesTheInterpreter) {
+  auto function = [](Tensor dy, Tensor w, Tensor x) {
+    Tensor dx = kiln::convolution_backward_input(dy, w, {2, 3, 6, 6}, {2, 2}, {1, 1}, {1, 1}, 1);
+    Tensor dw = kiln::convolution_backward_weight(dy, x, {5, 3, 3, 3}, {2, 2}, {1, 1}, {1, 1}, 1);
+    return kiln::sum(dx) + kiln::sum(dw);
+  };
+  Function compiled = compile(function, test_options());
+  std::vector<Array> inputs = {
+      make_array(DType::Float32, {2, 5, 3, 3}, pseudo_random(90, -1, 1, 150)),
+      make_array(DType::Float32, {5, 3, 3, 3}, pseudo_random(135, -1, 1, 151)),
+      make_array(DType::Float32, {2, 3, 6, 6}, pseudo_random(216, -1, 1, 152))};
+  expect_function_matches(compiled, function, inputs, kSingle, "sum of both gradients");
+}
+
+}  // namespace
+}  // namespace kiln::test
