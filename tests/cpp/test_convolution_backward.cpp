@@ -13,6 +13,9 @@
 
 #include "compile_test_util.h"
 #include "ir/convolution_shape.h"
+#include "ir/printer.h"
+#include "ir/serializer.h"
+#include "ir/verifier.h"
 
 namespace kiln::test {
 namespace {
@@ -124,6 +127,39 @@ TEST(ConvolutionBackwardApi, ErrorsThroughTheTensorApiRaiseNotCrash) {
     EXPECT_NE(std::string(error.what()).find("convolution_backward_input"), std::string::npos)
         << error.what();
   }
+}
+
+// ---- printing, serialising, verifying ----------------------------------------------------------
+
+TEST(ConvolutionBackwardGraph, PrintsAndRoundTripsThroughTheSerializer) {
+  ir::Graph graph;
+  ir::Builder builder(graph);
+  ValueId dy = builder.parameter(DType::Float32, {2, 6, 4, 4});
+  ValueId w = builder.parameter(DType::Float32, {6, 2, 3, 3});
+  ValueId x = builder.parameter(DType::Float32, {2, 4, 9, 10});
+  graph.set_outputs({builder.convolution_backward_input(dy, w, {2, 4, 9, 10}, {2}, {1}, {2}, 2),
+                     builder.convolution_backward_weight(dy, x, {6, 2, 3, 3}, {2}, {1}, {2}, 2)});
+  std::string text = ir::print_graph(graph);
+  for (const char* fragment : {"convolution_backward_input", "convolution_backward_weight",
+                               "strides=", "dilation=", "groups=2"})
+    EXPECT_NE(text.find(fragment), std::string::npos) << fragment << " missing from:\n" << text;
+  ir::Graph back = ir::deserialize_graph(ir::serialize_graph(graph));
+  EXPECT_EQ(ir::print_graph(back), text);
+  for (ValueId id = 0; id < back.size(); ++id)
+    EXPECT_TRUE(back.node(id).attrs == graph.node(id).attrs) << "node " << id;
+}
+
+TEST(ConvolutionBackwardGraph, TheVerifierRefusesAWrongShape) {
+  ir::Graph graph;
+  ir::Builder builder(graph);
+  ValueId dy = builder.parameter(DType::Float32, {1, 2, 4, 4});
+  ValueId w = builder.parameter(DType::Float32, {2, 3, 3, 3});
+  ir::Node node =
+      graph.node(builder.convolution_backward_input(dy, w, {1, 3, 6, 6}, {1}, {0}, {1}, 1));
+  node.shape = ir::from_ints({1, 3, 7, 7});  // a kiln bug: no longer the forward's input shape
+  graph.set_outputs({graph.append(node)});
+  expect_error([&] { ir::verify(graph, "a test"); }, ErrorKind::Internal,
+               {"convolution_backward_input", "grad_output"});
 }
 
 // ---- the reference interpreter -----------------------------------------------------------------
