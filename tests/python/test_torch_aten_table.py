@@ -192,7 +192,9 @@ def test_opinfo_samples_match_eager(op):
         got = [item for item in CompiledGraph(graph, tensors, {"mode": "default"})(list(tensors))
                if isinstance(item, torch.Tensor)]
         assert len(got) == len(want)
-        tolerance = {"rtol": 1.6e-2, "atol": 1e-3} if dtype == torch.bfloat16 else {
+        # bfloat16: a few of its ulps (2**-7 each), since the decompositions' own casts round
+        # some intermediates that the float32 reference keeps.
+        tolerance = {"rtol": 3.2e-2, "atol": 1e-2} if dtype == torch.bfloat16 else {
             "rtol": 1e-4, "atol": 1e-5}
         for g, w in zip(got, want):
             assert (g.shape, g.dtype) == (w.shape, w.dtype), (op.name, dtype, sample)
