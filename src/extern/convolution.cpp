@@ -2,6 +2,7 @@
 
 #include <cblas.h>
 
+#include <cstring>
 #include <limits>
 #include <map>
 #include <memory>
@@ -10,6 +11,7 @@
 #include <string>
 #include <unordered_map>
 
+#include "extern/blas_kernels.h"
 #include "ir/shape.h"
 #include "kiln/error.h"
 
@@ -101,6 +103,7 @@ void convolution_loops(const ConvolutionGeometry& g, const StridedOperand& input
 bool convolution_float64_gemm(const ConvolutionGeometry& g, const StridedOperand& input,
                               const StridedOperand& weight,
                               const std::optional<StridedOperand>& bias, double* out) {
+  select_blas_kernels();
   const Spatial3 s = spatial3(g, input, weight);
   const int64_t group_in = g.in_channels / g.groups, group_out = g.out_channels / g.groups;
   const int64_t taps = s.kernel[0] * s.kernel[1] * s.kernel[2];
@@ -236,10 +239,12 @@ PrimitiveCache& primitive_cache() {
 
 std::vector<int64_t> problem_key(const StridedOperand& input, const StridedOperand& weight,
                                  const std::optional<StridedOperand>& bias,
-                                 const ConvolutionGeometry& g) {
+                                 const ConvolutionGeometry& g,
+                                 const std::vector<int64_t>& out_strides) {
   std::vector<int64_t> key{static_cast<int64_t>(g.spatial_rank()), g.groups, bias ? 1 : 0};
-  for (const std::vector<int64_t>* list : {&input.shape, &input.strides, &weight.shape,
-                                           &weight.strides, &g.strides, &g.padding, &g.dilation})
+  for (const std::vector<int64_t>* list :
+       {&input.shape, &input.strides, &weight.shape, &weight.strides, &g.strides, &g.padding,
+        &g.dilation, &out_strides})
     key.insert(key.end(), list->begin(), list->end());
   if (bias) key.push_back(bias->strides[0]);
   return key;
@@ -258,15 +263,15 @@ void plan_reorder(const dnnl::engine& engine, const memory::desc& from, const me
 std::shared_ptr<Primitives> create_primitives(dnnl::engine& engine, const StridedOperand& input,
                                               const StridedOperand& weight,
                                               const std::optional<StridedOperand>& bias,
-                                              const ConvolutionGeometry& g) {
+                                              const ConvolutionGeometry& g,
+                                              const std::vector<int64_t>& out_strides) {
   auto p = std::make_shared<Primitives>();
   p->stream = dnnl::stream(engine);
   const auto f32 = memory::data_type::f32;
   const std::vector<int64_t> output_shape = g.output_shape();
   p->input_desc = memory::desc(to_dims(input.shape), f32, to_dims(input.strides));
   p->weight_desc = weight_desc(weight, g.groups);
-  p->output_desc = memory::desc(to_dims(output_shape), f32,
-                                to_dims(ir::contiguous_strides(ir::from_ints(output_shape))));
+  p->output_desc = memory::desc(to_dims(output_shape), f32, to_dims(out_strides));
   memory::desc any_input(to_dims(input.shape), f32, memory::format_tag::any);
   memory::desc any_weight(p->weight_desc.dims(), f32, memory::format_tag::any);
   memory::desc any_output(to_dims(output_shape), f32, memory::format_tag::any);
@@ -301,21 +306,23 @@ std::shared_ptr<Primitives> create_primitives(dnnl::engine& engine, const Stride
 std::shared_ptr<Primitives> find_primitives(const StridedOperand& input,
                                             const StridedOperand& weight,
                                             const std::optional<StridedOperand>& bias,
-                                            const ConvolutionGeometry& g) {
+                                            const ConvolutionGeometry& g,
+                                            const std::vector<int64_t>& out_strides) {
   PrimitiveCache& cache = primitive_cache();
-  std::vector<int64_t> key = problem_key(input, weight, bias, g);
+  std::vector<int64_t> key = problem_key(input, weight, bias, g, out_strides);
   std::lock_guard<std::mutex> lock(cache.mutex);
   auto found = cache.entries.find(key);
   if (found != cache.entries.end()) return found->second;
   if (cache.entries.size() >= kCacheLimit) cache.entries.clear();
-  std::shared_ptr<Primitives> created = create_primitives(cache.engine, input, weight, bias, g);
+  std::shared_ptr<Primitives> created =
+      create_primitives(cache.engine, input, weight, bias, g, out_strides);
   cache.entries.emplace(std::move(key), created);
   return created;
 }
 
 void convolution_onednn(StridedOperand input, StridedOperand weight,
                         std::optional<StridedOperand> bias, const ConvolutionGeometry& g,
-                        void* out) {
+                        void* out, const std::vector<int64_t>& out_strides) {
   // Copies that outlive the call below, for operands oneDNN cannot describe.
   std::vector<float> input_copy, weight_copy, bias_copy;
   auto make_describable = [](StridedOperand& operand, std::vector<float>& copy) {
@@ -327,7 +334,7 @@ void convolution_onednn(StridedOperand input, StridedOperand weight,
   make_describable(input, input_copy);
   make_describable(weight, weight_copy);
   if (bias) make_describable(*bias, bias_copy);
-  std::shared_ptr<Primitives> p = find_primitives(input, weight, bias, g);
+  std::shared_ptr<Primitives> p = find_primitives(input, weight, bias, g, out_strides);
   const dnnl::engine& engine = primitive_cache().engine;
   std::lock_guard<std::mutex> lock(p->mutex);
   // The caller's memory, wrapped (no copy); oneDNN does not write its inputs.
@@ -352,6 +359,23 @@ void convolution_onednn(StridedOperand input, StridedOperand weight,
   p->stream.wait();
 }
 
+// A row-major array's elements stored at `strides` (elements) from `out`.
+void copy_to_strided(const char* source, int64_t element_size, const std::vector<int64_t>& shape,
+                     const std::vector<int64_t>& strides, char* out) {
+  std::vector<int64_t> index(shape.size(), 0);
+  const int64_t count = ir::element_count(ir::from_ints(shape));
+  for (int64_t k = 0; k < count; ++k) {
+    int64_t offset = 0;
+    for (size_t d = 0; d < index.size(); ++d) offset += index[d] * strides[d];
+    std::memcpy(out + offset * element_size, source + k * element_size,
+                static_cast<size_t>(element_size));
+    for (size_t d = index.size(); d-- > 0;) {
+      if (++index[d] < shape[d]) break;
+      index[d] = 0;
+    }
+  }
+}
+
 bool has_zero(const std::vector<int64_t>& sizes) {
   for (int64_t size : sizes)
     if (size == 0) return true;
@@ -362,7 +386,7 @@ bool has_zero(const std::vector<int64_t>& sizes) {
 
 ConvolutionParameters convolution_parameters(const std::vector<int64_t>& packed,
                                              size_t spatial_rank) {
-  if (packed.size() != 3 * spatial_rank + 1)
+  if (packed.size() != 3 * spatial_rank + 2)
     fail(ErrorKind::Internal, "the call carries " + std::to_string(packed.size()) +
                                   " parameters for " + std::to_string(spatial_rank) +
                                   " spatial dimensions");
@@ -374,13 +398,15 @@ ConvolutionParameters convolution_parameters(const std::vector<int64_t>& packed,
   parameters.strides = part(0);
   parameters.padding = part(1);
   parameters.dilation = part(2);
-  parameters.groups = packed.back();
+  parameters.groups = packed[3 * spatial_rank];
+  parameters.channels_last = packed.back() != 0;
   return parameters;
 }
 
 void convolution(const StridedOperand& input, const StridedOperand& weight,
                  const std::optional<StridedOperand>& bias, const ConvolutionParameters& parameters,
-                 void* out, const std::vector<int64_t>& out_shape) {
+                 void* out, const std::vector<int64_t>& out_shape,
+                 std::vector<int64_t> out_strides) {
   ConvolutionGeometry g;
   std::optional<std::vector<int64_t>> bias_shape;
   if (bias) bias_shape = bias->shape;
@@ -394,22 +420,40 @@ void convolution(const StridedOperand& input, const StridedOperand& weight,
     if (operand && operand->dtype != input.dtype)
       fail(ErrorKind::Internal, "operands of different dtypes");
   const bool empty = has_zero(input.shape) || has_zero(weight.shape);
+  const std::vector<int64_t> row_major = ir::contiguous_strides(ir::from_ints(out_shape));
+  if (out_strides.empty()) out_strides = row_major;
+  if (out_strides.size() != out_shape.size())
+    fail(ErrorKind::Internal, "the result's strides do not match its shape");
+  if (input.dtype == DType::Float32 && !empty) {
+    try {
+      return convolution_onednn(input, weight, bias, g, out, out_strides);
+    } catch (const dnnl::error& error) {
+      fail(ErrorKind::Internal, std::string("oneDNN failed: ") + error.what());
+    }
+  }
+  // The paths below write row-major: another layout gets a row-major result copied into it.
+  std::vector<char> staging;
+  void* result = out;
+  if (out_strides != row_major) {
+    staging.resize(static_cast<size_t>(ir::element_count(ir::from_ints(out_shape)) *
+                                       dtype_size(input.dtype)));
+    result = staging.data();
+  }
   switch (input.dtype) {
     case DType::Float32:
-      if (empty) return convolution_loops(g, input, weight, bias, static_cast<float*>(out));
-      try {
-        return convolution_onednn(input, weight, bias, g, out);
-      } catch (const dnnl::error& error) {
-        fail(ErrorKind::Internal, std::string("oneDNN failed: ") + error.what());
-      }
+      convolution_loops(g, input, weight, bias, static_cast<float*>(result));
+      break;
     case DType::Float64:
-      if (!empty && convolution_float64_gemm(g, input, weight, bias, static_cast<double*>(out)))
-        return;
-      return convolution_loops(g, input, weight, bias, static_cast<double*>(out));
+      if (empty || !convolution_float64_gemm(g, input, weight, bias, static_cast<double*>(result)))
+        convolution_loops(g, input, weight, bias, static_cast<double*>(result));
+      break;
     default:
       fail(ErrorKind::Unsupported, "dtype " + std::string(dtype_name(input.dtype)) +
                                        " is not supported (use float32 or float64)");
   }
+  if (result != out)
+    copy_to_strided(staging.data(), dtype_size(input.dtype), out_shape, out_strides,
+                    static_cast<char*>(out));
 }
 
 }  // namespace kiln::externs

@@ -15,19 +15,22 @@
 namespace kiln::externs {
 
 // The parameters of one convolution, as sched::ExternCall::parameters carries them: strides,
-// padding, dilation (one per spatial dimension each), then groups.
+// padding, dilation (one per spatial dimension each), then groups, then the layout.
 struct ConvolutionParameters {
   std::vector<int64_t> strides, padding, dilation;
   int64_t groups = 1;
+  bool channels_last = false;  // operands as the op has them; convolution() is channels-first
 };
 ConvolutionParameters convolution_parameters(const std::vector<int64_t>& packed,
                                              size_t spatial_rank);
 
-// `out` is row-major with `out_shape`, the convolution's result shape. Error(Internal) when the
-// operands or `out_shape` do not make the convolution the parameters describe (the builder has
-// refused that already; a corrupt program must not make the kernel write past `out`).
+// Channels-first: input (N, C, *spatial), `out` the result (N, O, *output) with `out_strides`
+// (empty: row-major). Error(Internal) when the operands or `out_shape` do not make the
+// convolution the parameters describe (the builder has refused that already; a corrupt program
+// must not make the kernel write past `out`).
 void convolution(const StridedOperand& input, const StridedOperand& weight,
                  const std::optional<StridedOperand>& bias, const ConvolutionParameters& parameters,
-                 void* out, const std::vector<int64_t>& out_shape);
+                 void* out, const std::vector<int64_t>& out_shape,
+                 std::vector<int64_t> out_strides = {});
 
 }  // namespace kiln::externs

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "extern/blas_kernels.h"
 #include "ir/shape.h"
 #include "kiln/error.h"
 
@@ -116,6 +117,7 @@ Sizes matrix_sizes(const ir::ConvolutionGeometry& g, const Spatial3& s, const ch
 void convolution_backward_input_float64(const ir::ConvolutionGeometry& g,
                                         const StridedOperand& grad_output,
                                         const StridedOperand& weight, double* out) {
+  select_blas_kernels();
   const Spatial3 s = spatial3(g);
   const Sizes m = matrix_sizes(g, s, "convolution_backward_input");
   std::vector<double> gradient_copy, weight_copy;
@@ -147,6 +149,7 @@ void convolution_backward_input_float64(const ir::ConvolutionGeometry& g,
 void convolution_backward_weight_float64(const ir::ConvolutionGeometry& g,
                                          const StridedOperand& grad_output,
                                          const StridedOperand& input, double* out) {
+  select_blas_kernels();
   const Spatial3 s = spatial3(g);
   const Sizes m = matrix_sizes(g, s, "convolution_backward_weight");
   std::vector<double> gradient_copy;

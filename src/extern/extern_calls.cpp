@@ -42,8 +42,18 @@ void run_convolution(const sched::ExternCall& call, const std::vector<sched::Buf
   if (call.inputs.size() > 2) bias = operand(call, buffers, table, 2);
   ConvolutionParameters parameters =
       convolution_parameters(call.parameters, input.shape.size() - 2);
-  convolution(input, operand(call, buffers, table, 1), bias, parameters,
-              table[call.output], buffers[static_cast<size_t>(call.output)].shape);
+  const sched::Buffer& out = buffers[static_cast<size_t>(call.output)];
+  if (!parameters.channels_last) {
+    convolution(input, operand(call, buffers, table, 1), bias, parameters, table[call.output],
+                out.shape);
+    return;
+  }
+  // Channels-last operands seen as the channels-first ones they are permutations of.
+  const std::vector<int64_t> order = ir::channels_first_order(input.shape.size());
+  input.shape = ir::permuted(input.shape, order);
+  input.strides = ir::permuted(input.strides, order);
+  convolution(input, operand(call, buffers, table, 1), bias, parameters, table[call.output],
+              ir::permuted(out.shape, order), ir::permuted(out.strides, order));
 }
 
 // convolution_backward_input (grad_output, weight) and convolution_backward_weight

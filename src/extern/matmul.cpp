@@ -4,6 +4,7 @@
 
 #include <cstring>
 
+#include "extern/blas_kernels.h"
 #include "kiln/array.h"
 #include "kiln/error.h"
 
@@ -48,6 +49,7 @@ bool blas_layout(const Matrix& x, int64_t rows, int64_t columns, CBLAS_TRANSPOSE
 template <class T>
 void gemm(const Matrix& a, const Matrix& b, T* out, int64_t m, int64_t n, int64_t k) {
   if (m == 0 || n == 0) return;
+  select_blas_kernels();
   if (k == 0) {
     std::memset(out, 0, sizeof(T) * static_cast<size_t>(m * n));
     return;

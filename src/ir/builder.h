@@ -56,9 +56,10 @@ class Builder {
   ValueId matmul(ValueId a, ValueId b);
   // torch's aten.convolution, forward (ir/convolution_shape.h): input (N, C, *spatial), weight
   // (O, C / groups, *kernel), optional bias (O,); float32 or float64, one dtype for all.
+  // channels_last: input and result are (N, *spatial, C) instead (Attrs::channels_last).
   ValueId convolution(ValueId input, ValueId weight, std::optional<ValueId> bias,
                       std::vector<int64_t> strides, std::vector<int64_t> padding,
-                      std::vector<int64_t> dilation, int64_t groups);
+                      std::vector<int64_t> dilation, int64_t groups, bool channels_last = false);
   // The gradients of that convolution (builder_convolution_backward.cpp) with respect to its
   // input (of `input_shape`) and to its weight (of `weight_shape`), given grad_output, the
   // gradient of its result; the forward's attributes. The bias gradient is a sum of

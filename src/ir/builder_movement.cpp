@@ -343,7 +343,8 @@ ValueId Builder::matmul(ValueId a, ValueId b) {
 // convolution_shape.cpp so that the verifier and the kernels apply the same one.
 ValueId Builder::convolution(ValueId input, ValueId weight, std::optional<ValueId> bias,
                              std::vector<int64_t> strides, std::vector<int64_t> padding,
-                             std::vector<int64_t> dilation, int64_t groups) {
+                             std::vector<int64_t> dilation, int64_t groups,
+                             bool channels_last) {
   Checker checker(Op::convolution, graph_, location_);
   std::vector<ValueType> operands{checker.operand(input), checker.operand(weight)};
   if (bias) operands.push_back(checker.operand(*bias));
@@ -365,19 +366,23 @@ ValueId Builder::convolution(ValueId input, ValueId weight, std::optional<ValueI
   ConvolutionGeometry geometry;
   std::optional<std::vector<int64_t>> bias_shape;
   if (bias) bias_shape = to_ints(operands[2].shape);
-  std::string problem =
-      convolution_geometry(to_ints(operands[0].shape), to_ints(operands[1].shape), bias_shape,
-                           strides, padding, dilation, groups, geometry);
+  std::vector<int64_t> input_shape = to_ints(operands[0].shape);
+  if (channels_last) input_shape = permuted(input_shape, channels_first_order(input_shape.size()));
+  std::string problem = convolution_geometry(input_shape, to_ints(operands[1].shape), bias_shape,
+                                             strides, padding, dilation, groups, geometry);
   if (!problem.empty()) checker.fail(ErrorKind::Value, problem);
   Attrs attrs;
   attrs.strides = geometry.strides;
   attrs.padding = geometry.padding;
   attrs.dilation = geometry.dilation;
   attrs.groups = groups;
+  attrs.channels_last = channels_last;
+  std::vector<int64_t> output_shape = geometry.output_shape();
+  if (channels_last) output_shape = permuted(output_shape, channels_last_order(output_shape.size()));
   std::vector<ValueId> inputs{input, weight};
   if (bias) inputs.push_back(*bias);
-  return add(Op::convolution, operands[0].dtype, from_ints(geometry.output_shape()),
-             std::move(inputs), std::move(attrs));
+  return add(Op::convolution, operands[0].dtype, from_ints(output_shape), std::move(inputs),
+             std::move(attrs));
 }
 
 ValueId Builder::copy_node(const Node& node, std::vector<ValueId> inputs) {

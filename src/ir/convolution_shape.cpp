@@ -100,6 +100,29 @@ std::string convolution_geometry(const std::vector<int64_t>& input_shape,
   return "";
 }
 
+std::vector<int64_t> channels_first_order(size_t rank) {
+  std::vector<int64_t> order{0};
+  if (rank < 2) return rank == 1 ? order : std::vector<int64_t>{};
+  order.push_back(static_cast<int64_t>(rank) - 1);
+  for (size_t d = 1; d + 1 < rank; ++d) order.push_back(static_cast<int64_t>(d));
+  return order;
+}
+
+std::vector<int64_t> channels_last_order(size_t rank) {
+  std::vector<int64_t> order{0};
+  if (rank < 2) return rank == 1 ? order : std::vector<int64_t>{};
+  for (size_t d = 2; d < rank; ++d) order.push_back(static_cast<int64_t>(d));
+  order.push_back(1);
+  return order;
+}
+
+std::vector<int64_t> permuted(const std::vector<int64_t>& values,
+                              const std::vector<int64_t>& order) {
+  std::vector<int64_t> result;
+  for (int64_t k : order) result.push_back(values[static_cast<size_t>(k)]);
+  return result;
+}
+
 std::string convolution_backward_geometry(const std::vector<int64_t>& grad_output_shape,
                                           const std::vector<int64_t>& input_shape,
                                           const std::vector<int64_t>& weight_shape,

@@ -42,6 +42,14 @@ std::string convolution_geometry(const std::vector<int64_t>& input_shape,
                                  const std::vector<int64_t>& dilation, int64_t groups,
                                  ConvolutionGeometry& geometry);
 
+// Channels-last layout (attrs.channels_last): the orders that turn a shape (or strides) of one
+// layout into the other's, as `permuted(values, order)[d] = values[order[d]]` (a permute op's
+// permutation): (N, *spatial, C) -> (N, C, *spatial) and back.
+std::vector<int64_t> channels_first_order(size_t rank);  // (0, rank-1, 1, .., rank-2)
+std::vector<int64_t> channels_last_order(size_t rank);   // (0, 2, .., rank-1, 1)
+std::vector<int64_t> permuted(const std::vector<int64_t>& values,
+                              const std::vector<int64_t>& order);
+
 // The shape rule of the gradient ops (convolution_backward_input, convolution_backward_weight):
 // the forward convolution they differentiate, from its input and weight shapes (one of which is
 // the gradient's own shape), checked against grad_output's shape. Empty on success, else the

@@ -66,6 +66,9 @@ struct Attrs {
   std::vector<int64_t> padding;
   std::vector<int64_t> dilation;
   int64_t groups = 1;                // convolution: channel groups
+  // convolution: input and result are channels-last, (N, *spatial, C), the layout oneDNN
+  // computes in (passes/channels_last.cpp); the weight stays (O, C / groups, *kernel).
+  bool channels_last = false;
   std::shared_ptr<const std::vector<uint8_t>> data;  // constant_array, row-major bytes
   std::shared_ptr<const Graph> body;       // loop: the body region (ir/loop.h); cond: then
   std::shared_ptr<const Graph> else_body;  // cond: the region run when the predicate is false

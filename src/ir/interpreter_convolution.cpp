@@ -22,9 +22,24 @@ bool has_zero(const std::vector<int64_t>& sizes) {
   return false;
 }
 
+// `array` permuted by `order` (a permute op's permutation), as a view of its memory.
+Array permuted_view(const Array& array, const std::vector<int64_t>& order) {
+  return Array::borrow(array.data(), array.dtype(), permuted(array.shape(), order),
+                       permuted(array.strides(), order));
+}
+
 }  // namespace
 
 Array evaluate_convolution(const Node& node, const std::vector<Array>& operands) {
+  if (node.attrs.channels_last) {  // the channels-first definition on permuted views
+    Node first = node;
+    first.attrs.channels_last = false;
+    first.shape = from_ints(permuted(to_ints(node.shape), channels_first_order(node.shape.size())));
+    std::vector<Array> channels_first = operands;
+    channels_first[0] = permuted_view(operands[0], channels_first_order(node.shape.size()));
+    Array result = evaluate_convolution(first, channels_first);
+    return permuted_view(result, channels_last_order(node.shape.size())).contiguous();
+  }
   View input = view_of(operands[0]);
   View weight = view_of(operands[1]);
   std::optional<View> bias;

@@ -7,7 +7,8 @@ namespace kiln::ir {
 namespace {
 
 constexpr uint32_t kGraphMagic = 0x4b475248;  // "HRGK"
-constexpr uint32_t kGraphVersion = 4;  // 3: cond nodes (else_body); 4: convolution attrs
+// 3: cond nodes (else_body); 4: convolution attrs; 5: channels-last convolution
+constexpr uint32_t kGraphVersion = 5;
 // Loop bodies nest; deeper nesting than this is refused (a crafted file must not exhaust the
 // stack).
 constexpr int kMaxLoopDepth = 64;
@@ -45,6 +46,7 @@ void put_attrs(ByteWriter& out, const Attrs& attrs) {
   out.put_vector(attrs.padding);
   out.put_vector(attrs.dilation);
   out.put(attrs.groups);
+  out.put<uint8_t>(attrs.channels_last);
   out.put<uint8_t>(attrs.data != nullptr);
   if (attrs.data) out.put_vector(*attrs.data);
   for (const std::shared_ptr<const Graph>* region : {&attrs.body, &attrs.else_body}) {
@@ -75,6 +77,7 @@ Attrs get_attrs(ByteReader& in, int depth) {
   attrs.padding = in.get_vector<int64_t>();
   attrs.dilation = in.get_vector<int64_t>();
   attrs.groups = in.get<int64_t>();
+  attrs.channels_last = in.get_in_range<uint8_t>(0, 2, "a convolution's layout flag") != 0;
   if (in.get_in_range<uint8_t>(0, 2, "a data flag"))
     attrs.data = std::make_shared<const std::vector<uint8_t>>(in.get_vector<uint8_t>());
   for (std::shared_ptr<const Graph>* region : {&attrs.body, &attrs.else_body}) {

@@ -326,17 +326,23 @@ class NodeVerifier {
     if (node_.inputs.size() == 3) bias_shape = to_ints(input(2).shape);
     ConvolutionGeometry geometry;
     const Attrs& attrs = node_.attrs;
+    std::vector<int64_t> input_shape = to_ints(input(0).shape), shape = to_ints(node_.shape);
+    if (attrs.channels_last) {
+      input_shape = permuted(input_shape, channels_first_order(input_shape.size()));
+      shape = permuted(shape, channels_first_order(shape.size()));
+    }
     std::string problem =
-        convolution_geometry(to_ints(input(0).shape), to_ints(input(1).shape), bias_shape,
-                             attrs.strides, attrs.padding, attrs.dilation, attrs.groups, geometry);
+        convolution_geometry(input_shape, to_ints(input(1).shape), bias_shape, attrs.strides,
+                             attrs.padding, attrs.dilation, attrs.groups, geometry);
     expect(problem.empty(), "convolution: " + problem);
     // The builder stores one entry per spatial dimension: later stages index them directly.
     size_t rank = geometry.spatial_rank();
     expect(attrs.strides.size() == rank && attrs.padding.size() == rank &&
                attrs.dilation.size() == rank,
            "convolution attributes need one entry per spatial dimension");
-    expect(to_ints(node_.shape) == geometry.output_shape(),
-           "convolution shape should be " + shape_string(from_ints(geometry.output_shape())));
+    expect(shape == geometry.output_shape(),
+           "convolution shape should be " + shape_string(from_ints(geometry.output_shape())) +
+               (attrs.channels_last ? " (channels-first)" : ""));
   }
 
   // Operands (grad_output, weight) or (grad_output, input); the node has the other's shape.

@@ -20,5 +20,9 @@ ir::Graph fold_constants(const ir::Graph& graph);
 // Matmul canonicalisation: matrix-vector, dot and tiny products as a generated multiply-sum;
 // a batch of products with one right matrix as one GEMM over the merged rows.
 ir::Graph canonicalize_matmul(const ir::Graph& graph);
+// Channels-last convolutions: float32 convolutions compute in (N, *spatial, C), oneDNN's
+// layout, and the pointwise work, pooling windows and reductions after them follow it, so that
+// activations pass from one convolution to the next without reorders.
+ir::Graph channels_last(const ir::Graph& graph);
 
 }  // namespace kiln::passes

@@ -26,6 +26,7 @@ const std::vector<NamedPass>& pipeline() {
   static const std::vector<NamedPass> passes = {
       {"simplify", simplify},
       {"canonicalize_matmul", canonicalize_matmul},
+      {"channels_last", channels_last},
       {"cse", eliminate_common_subexpressions},
       {"fold", fold_constants},
       {"dce", eliminate_dead_code},

@@ -144,7 +144,7 @@ struct ExternCall {
   std::vector<std::optional<StridedView>> views;
   int32_t output = -1;
   // The op's integer attributes. convolution and its gradients: strides, padding, dilation
-  // (one per spatial dimension each), then groups.
+  // (one per spatial dimension each), then groups, then 1 for a channels-last convolution.
   std::vector<int64_t> parameters;
 };
 

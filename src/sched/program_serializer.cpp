@@ -11,7 +11,8 @@ using ir::ByteReader;
 using ir::ByteWriter;
 
 constexpr uint32_t kProgramMagic = 0x4b505247;  // "GRPK"
-constexpr uint32_t kProgramVersion = 6;  // 5: extern call parameters; 6: operand views
+// 5: extern call parameters; 6: operand views; 7: convolution layout parameter
+constexpr uint32_t kProgramVersion = 7;
 constexpr int kMaxNesting = 256;  // statements nest this deep at most (recursion bound)
 
 void put_expr(ByteWriter& out, const Expr& e) {

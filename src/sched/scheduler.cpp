@@ -29,6 +29,7 @@ std::vector<int64_t> extern_parameters(const Node& node) {
   parameters.insert(parameters.end(), node.attrs.padding.begin(), node.attrs.padding.end());
   parameters.insert(parameters.end(), node.attrs.dilation.begin(), node.attrs.dilation.end());
   parameters.push_back(node.attrs.groups);
+  parameters.push_back(node.attrs.channels_last ? 1 : 0);
   return parameters;
 }
 

@@ -5,11 +5,15 @@
 // calls that reuse the cached primitives.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <functional>
 #include <initializer_list>
 #include <string>
 
 #include "compile_test_util.h"
+#include "ir/convolution_shape.h"
+#include "ir/printer.h"
+#include "passes/pipeline.h"
 
 namespace kiln::test {
 namespace {
@@ -310,6 +314,92 @@ TEST(ConvolutionCompiled, TensorApiMatchesTheInterpreter) {
       make_array(DType::Float32, {5, 3, 3, 3}, pseudo_random(135, -1, 1, 41)),
       make_array(DType::Float32, {5}, pseudo_random(5, -1, 1, 42))};
   expect_function_matches(compiled, function, inputs, kSingle, "conv + relu");
+}
+
+// ---- channels-last convolutions (passes/channels_last.cpp) -------------------------------------
+
+TEST(ConvolutionInterpreter, ChannelsLastIsThePermutedConvolution) {
+  ir::Graph graph;
+  ir::Builder builder(graph);
+  ValueId x = builder.parameter(DType::Float64, {2, 6, 5, 4});  // (N, H, W, C)
+  ValueId w = builder.parameter(DType::Float64, {6, 2, 3, 2});
+  ValueId b = builder.parameter(DType::Float64, {6});
+  ValueId last = builder.convolution(x, w, b, {2, 1}, {1}, {1, 2}, 2, /*channels_last=*/true);
+  EXPECT_EQ(shape_of(graph, last), (std::vector<int64_t>{2, 3, 5, 6}));
+  ValueId first = builder.convolution(builder.permute(x, ir::channels_first_order(4)), w, b,
+                                      {2, 1}, {1}, {1, 2}, 2);
+  graph.set_outputs({last, builder.permute(first, ir::channels_last_order(4))});
+  std::vector<Array> results =
+      ir::interpret(graph, {make_array(DType::Float64, {2, 6, 5, 4}, pseudo_random(240, -1, 1, 50)),
+                            make_array(DType::Float64, {6, 2, 3, 2}, pseudo_random(72, -1, 1, 51)),
+                            make_array(DType::Float64, {6}, pseudo_random(6, -1, 1, 52))});
+  expect_array_matches(results.at(0), results.at(1), kWide, "channels-last convolution");
+}
+
+// A residual network's stem and block: convolution, batch norm, ReLU, a 3x3/2 max pool (pad and
+// strided slices), convolution, residual add, global sum pool, flatten.
+struct ResidualBlock {
+  GraphCase graph;
+  ValueId output = -1;
+  ResidualBlock() {
+    ir::Builder& b = graph.builder;
+    const DType f32 = DType::Float32;
+    ValueId x = random_input(graph, f32, {2, 3, 16, 16}, 60);
+    ValueId stem = random_input(graph, f32, {8, 3, 3, 3}, 61);
+    ValueId scale = random_input(graph, f32, {8}, 62), shift = random_input(graph, f32, {8}, 63);
+    ValueId w = random_input(graph, f32, {8, 8, 3, 3}, 64);
+    ValueId zero = b.constant(ir::Scalar::of(0), f32);
+    auto per_channel = [&](ValueId v, const ir::Shape& shape) {
+      return b.broadcast(b.reshape(v, {1, 8, 1, 1}), shape);
+    };
+    ValueId conv = b.convolution(x, stem, std::nullopt, {1}, {1}, {1}, 1);
+    const ir::Shape shape = graph.graph.node(conv).shape;
+    ValueId normed = b.binary(Op::add, b.binary(Op::mul, conv, per_channel(scale, shape)),
+                              per_channel(shift, shape));
+    ValueId relu = b.binary(Op::maximum, normed, b.broadcast(zero, shape));
+    ValueId padded = b.pad(relu, {0, 0, 1, 1}, {0, 0, 1, 1}, ir::PadMode::Constant,
+                           ir::Scalar::of(-1e30));
+    ValueId pooled = -1;
+    for (int64_t i = 0; i < 3; ++i)
+      for (int64_t j = 0; j < 3; ++j) {
+        ValueId window = b.slice(padded, {0, 0, i, j}, {2, 8, i + 15, j + 15}, {1, 1, 2, 2});
+        pooled = pooled < 0 ? window : b.binary(Op::maximum, pooled, window);
+      }
+    ValueId block = b.convolution(pooled, w, std::nullopt, {1}, {1}, {1}, 1);
+    const ir::Shape pooled_shape = graph.graph.node(block).shape;
+    ValueId sum = b.binary(Op::maximum, b.binary(Op::add, block, pooled),
+                           b.broadcast(zero, pooled_shape));
+    output = b.reshape(b.reduce(Op::sum, sum, {2, 3}, true), {2, 8});
+    graph.output(output, "residual block", kSingle);
+  }
+};
+
+TEST(ChannelsLast, ActivationsStayChannelsLastBetweenConvolutions) {
+  ResidualBlock block;
+  block.graph.graph.set_outputs({block.output});
+  ir::Graph optimized = passes::run_graph_passes(block.graph.graph, {});
+  int convolutions = 0, permutes = 0;
+  for (const ir::Node& node : optimized.nodes()) {
+    if (node.op == Op::convolution) {
+      ++convolutions;
+      EXPECT_TRUE(node.attrs.channels_last) << ir::print_graph(optimized);
+    }
+    // Batch norm's per-channel parameters are permuted where they are (8 elements each).
+    permutes += node.op == Op::permute && ir::element_count(node.shape) > 8;
+  }
+  EXPECT_EQ(convolutions, 2);
+  // The graph input into the first convolution and the pooled (N, 1, 1, C) sum out of the
+  // layout: no activation is permuted between the convolutions.
+  EXPECT_EQ(permutes, 2) << ir::print_graph(optimized);
+}
+
+TEST(ChannelsLast, CompiledMatchesTheInterpreter) {
+  ResidualBlock block;
+  block.graph.check();
+  setenv("KILN_DISABLE_PASSES", "channels_last", 1);  // the same graph without the pass
+  ResidualBlock unchanged;
+  unchanged.graph.check();
+  unsetenv("KILN_DISABLE_PASSES");
 }
 
 }  // namespace

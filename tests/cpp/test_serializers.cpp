@@ -18,7 +18,8 @@ namespace {
 using ir::Op;
 
 // A graph that uses most attribute fields: reductions with axes and keepdims, var's ddof, a
-// slice, a pad, a permute, a gather, a scatter-add, random numbers, a constant array.
+// slice, a pad, a permute, a gather, a scatter-add, random numbers, a constant array, a grouped
+// channels-last convolution.
 struct RichGraph : GraphCase {
   RichGraph() {
     ir::ValueId x = input(make_array(DType::Float32, {6, 5}, pseudo_random(30, -2, 2, 3)));
@@ -35,6 +36,10 @@ struct RichGraph : GraphCase {
     output(builder.binary(Op::mul, builder.broadcast(table, {6, 5}), x), "table * x");
     output(builder.gather(x, index, 0), "gather");
     output(builder.random_uniform(DType::Float32, {3}, 1234), "random");
+    ir::ValueId image = input(make_array(DType::Float32, {1, 5, 6, 2}, pseudo_random(60, -1, 1, 4)));
+    ir::ValueId kernel = input(make_array(DType::Float32, {4, 1, 3, 3}, pseudo_random(36, -1, 1, 5)));
+    output(builder.convolution(image, kernel, std::nullopt, {2}, {1}, {1}, 2, /*channels_last=*/true),
+           "channels-last convolution");
   }
 };
 
