@@ -12,6 +12,7 @@
 #include <unordered_map>
 
 #include "extern/blas_kernels.h"
+#include "extern/onednn_memory.h"
 #include "ir/shape.h"
 #include "kiln/error.h"
 
@@ -163,53 +164,6 @@ bool convolution_float64_gemm(const ConvolutionGeometry& g, const StridedOperand
 
 // ---- oneDNN ---------------------------------------------------------------------------------
 
-memory::dims to_dims(const std::vector<int64_t>& values) {
-  return memory::dims(values.begin(), values.end());
-}
-
-// oneDNN describes strided memory by positive strides. A size-1 dimension's stride is never used
-// (the scheduler may give it 0): any positive value does. A dimension read with stride <= 0 (a
-// broadcast or flipped input) cannot be described; such an operand is copied first.
-bool describable(StridedOperand& operand) {
-  for (size_t d = 0; d < operand.shape.size(); ++d) {
-    if (operand.shape[d] == 1)
-      operand.strides[d] = 1;
-    else if (operand.strides[d] <= 0)
-      return false;
-  }
-  return true;
-}
-
-// A row-major copy of a float32 operand with any strides.
-std::vector<float> contiguous_copy(const StridedOperand& operand) {
-  int64_t count = 1;
-  for (int64_t size : operand.shape) count *= size;
-  std::vector<float> copy(static_cast<size_t>(count));
-  const float* source = static_cast<const float*>(operand.data);
-  std::vector<int64_t> index(operand.shape.size(), 0);
-  for (int64_t k = 0; k < count; ++k) {
-    int64_t offset = 0;
-    for (size_t d = 0; d < index.size(); ++d) offset += index[d] * operand.strides[d];
-    copy[static_cast<size_t>(k)] = source[offset];
-    for (size_t d = index.size(); d-- > 0;) {
-      if (++index[d] < operand.shape[d]) break;
-      index[d] = 0;
-    }
-  }
-  return copy;
-}
-
-// The weight as oneDNN's grouped weights (G, O / G, C / G, *kernel) when groups > 1.
-memory::desc weight_desc(const StridedOperand& weight, int64_t groups) {
-  if (groups == 1)
-    return memory::desc(to_dims(weight.shape), memory::data_type::f32, to_dims(weight.strides));
-  std::vector<int64_t> shape{groups, weight.shape[0] / groups};
-  std::vector<int64_t> strides{weight.strides[0] * (weight.shape[0] / groups), weight.strides[0]};
-  shape.insert(shape.end(), weight.shape.begin() + 1, weight.shape.end());
-  strides.insert(strides.end(), weight.strides.begin() + 1, weight.strides.end());
-  return memory::desc(to_dims(shape), memory::data_type::f32, to_dims(strides));
-}
-
 // One convolution problem's primitives. oneDNN computes in the blocked layouts it prefers
 // (format_tag::any); reorders move the caller's strided operands in and the result out, through
 // buffers owned here. `mutex` makes one call at a time use them.
@@ -250,16 +204,6 @@ std::vector<int64_t> problem_key(const StridedOperand& input, const StridedOpera
   return key;
 }
 
-// When the layouts differ: a reorder from `from` to `to`, and the buffer in oneDNN's layout
-// (`library`, one of the two) that the convolution reads or writes.
-void plan_reorder(const dnnl::engine& engine, const memory::desc& from, const memory::desc& to,
-                  const memory::desc& library, std::optional<dnnl::reorder>& reorder,
-                  memory& buffer) {
-  if (from == to) return;
-  reorder.emplace(dnnl::reorder::primitive_desc(engine, from, engine, to));
-  buffer = memory(library, engine);
-}
-
 std::shared_ptr<Primitives> create_primitives(dnnl::engine& engine, const StridedOperand& input,
                                               const StridedOperand& weight,
                                               const std::optional<StridedOperand>& bias,
@@ -269,8 +213,8 @@ std::shared_ptr<Primitives> create_primitives(dnnl::engine& engine, const Stride
   p->stream = dnnl::stream(engine);
   const auto f32 = memory::data_type::f32;
   const std::vector<int64_t> output_shape = g.output_shape();
-  p->input_desc = memory::desc(to_dims(input.shape), f32, to_dims(input.strides));
-  p->weight_desc = weight_desc(weight, g.groups);
+  p->input_desc = plain_desc(input);
+  p->weight_desc = grouped_weight_desc(plain_desc(weight), weight.shape, weight.strides, g.groups);
   p->output_desc = memory::desc(to_dims(output_shape), f32, to_dims(out_strides));
   memory::desc any_input(to_dims(input.shape), f32, memory::format_tag::any);
   memory::desc any_weight(p->weight_desc.dims(), f32, memory::format_tag::any);
@@ -325,15 +269,9 @@ void convolution_onednn(StridedOperand input, StridedOperand weight,
                         void* out, const std::vector<int64_t>& out_strides) {
   // Copies that outlive the call below, for operands oneDNN cannot describe.
   std::vector<float> input_copy, weight_copy, bias_copy;
-  auto make_describable = [](StridedOperand& operand, std::vector<float>& copy) {
-    if (describable(operand)) return;
-    copy = contiguous_copy(operand);
-    operand.data = copy.data();
-    operand.strides = ir::contiguous_strides(ir::from_ints(operand.shape));
-  };
-  make_describable(input, input_copy);
-  make_describable(weight, weight_copy);
-  if (bias) make_describable(*bias, bias_copy);
+  input = describable_operand(input, input_copy);
+  weight = describable_operand(weight, weight_copy);
+  if (bias) bias = describable_operand(*bias, bias_copy);
   std::shared_ptr<Primitives> p = find_primitives(input, weight, bias, g, out_strides);
   const dnnl::engine& engine = primitive_cache().engine;
   std::lock_guard<std::mutex> lock(p->mutex);

@@ -1,7 +1,6 @@
 // The caller's strided float32 operands as oneDNN memory: descriptors for any positive
 // strides, a row-major copy for the rest (broadcast or flipped dimensions), grouped weights,
 // and the reorders between the caller's layout and the blocked one a primitive prefers.
-// (extern/convolution.cpp keeps private copies of these from before this file existed.)
 #pragma once
 #include <cstdint>
 #include <oneapi/dnnl/dnnl.hpp>
