@@ -7,6 +7,7 @@ float32, since kiln computes it in float32; CI runs all of it: it stays bounded)
 Entries no OpInfo sample reaches have samples of their own (DIRECT_SAMPLES). Then the table is
 walked: every entry must have been exercised by some sample.
 """
+import concurrent.futures
 import itertools
 
 import pytest
@@ -143,6 +144,17 @@ def _graph(op, sample):
     return graph, tensors, call
 
 
+_THREAD = concurrent.futures.ThreadPoolExecutor(max_workers=1)
+
+
+def _shallow(function, *args, **kwargs):
+    """function(*args, **kwargs), called in a thread of its own. OpInfo.sample_inputs looks up
+    the stack for a unittest test (inspect.stack(): finds every frame's source and module),
+    which under pytest's deep stack took longer than tracing the samples; none is found either
+    way (these are pytest functions), so the samples are the same."""
+    return _THREAD.submit(function, *args, **kwargs).result()
+
+
 def _selected_ops():
     return [op for op in op_db if not any(word in op.name for word in NONDETERMINISTIC)]
 
@@ -164,7 +176,7 @@ def _cases(op):
     for dtype in DTYPES:
         if dtype not in op.supported_dtypes("cpu"):
             continue
-        samples = op.sample_inputs("cpu", dtype, requires_grad=False)
+        samples = _shallow(op.sample_inputs, "cpu", dtype, requires_grad=False)
         for sample in itertools.islice(samples, SAMPLES_PER_DTYPE):
             graph, tensors, call = _graph(op.op, sample)
             if graph is None or refused_nodes(graph):
@@ -178,28 +190,135 @@ def _in_float32(tensors):
     return [t.float() if t.dtype in (torch.bfloat16, torch.float16) else t for t in tensors]
 
 
+def _eager_results(op, dtype, tensors, call):
+    """Eager PyTorch's results for a case, or None for a sample eager PyTorch rejects."""
+    try:
+        want = _flat_results(call(op.op, *tensors))
+        if dtype == torch.bfloat16:  # kiln computes bfloat16 in float32, rounding once:
+            # its reference is eager PyTorch in float32, rounded to the result's dtype
+            want = [r.to(w.dtype) for r, w in
+                    zip(_flat_results(call(op.op, *_in_float32(tensors))), want)]
+    except Exception:  # a sample eager PyTorch rejects: nothing to compare
+        return None
+    return want
+
+
+def _kiln_results(graph, tensors):
+    """kiln's tensor results for one case graph compiled alone."""
+    return [item for item in CompiledGraph(graph, tensors, {"mode": "default"})(list(tensors))
+            if isinstance(item, torch.Tensor)]
+
+
+# Compiling one tiny graph per case is most of this file's time (a C++ compiler run each): the
+# cases of BATCH_OPS consecutive ops are compiled as ONE kiln graph, the disjoint union of their
+# graphs (placeholders and outputs concatenated), and its outputs split back per case. Each
+# test still compares only its own op's cases. A batch that fails to compile or run, or a case
+# whose batched result differs from eager, is compiled alone (what the test checked before), so
+# a failure is the op's own, with its own error; a case right alone but wrong in its batch fails
+# too.
+BATCH_OPS = 24
+_SELECTED = None  # _selected_ops(), in the parametrization's order
+_BATCHES = {}  # batch index -> {(name, variant): [(want, got) or None per case]}
+
+
+def _union(graphs):
+    """One GraphModule computing every graph's outputs from the concatenation of their
+    placeholders; returns it and, per graph, the slice of its outputs."""
+    union = torch.fx.Graph()
+    remaps = [{} for _ in graphs]
+    for k, (graph, remap) in enumerate(zip(graphs, remaps)):  # every placeholder first
+        for node in graph.graph.nodes:  # (a placeholder's target is its argument's name)
+            if node.op == "placeholder":
+                remap[node] = union.placeholder(f"case{k}_{node.target}")
+                remap[node].meta = dict(node.meta)
+    outputs, slices = [], []
+    for graph, remap in zip(graphs, remaps):
+        for node in graph.graph.nodes:
+            if node.op == "call_function":
+                remap[node] = union.node_copy(node, lambda n: remap[n])
+            elif node.op == "output":  # CompiledGraph's reading of an output node
+                results = node.args[0]
+                results = list(results) if isinstance(results, (list, tuple)) else [results]
+                start = len(outputs)
+                outputs.extend(torch.fx.node.map_arg(results, lambda n: remap[n]))
+                slices.append(slice(start, len(outputs)))
+            elif node.op != "placeholder":
+                raise ValueError(f"FX node kind {node.op}")
+    union.output(tuple(outputs))
+    return torch.fx.GraphModule(torch.nn.Module(), union), slices
+
+
+def _batch(index):
+    """Per op of batch `index`, per case: None where eager PyTorch rejects the sample, else
+    (eager's results, kiln's batched results or None where the batch did not compile)."""
+    if index in _BATCHES:
+        return _BATCHES[index]
+    ops = _SELECTED[index * BATCH_OPS:(index + 1) * BATCH_OPS]
+    results, batched = {}, []
+    for op in ops:  # eager first, on the very tensors kiln is then given (as case by case)
+        try:
+            cases = _cases(op)
+        except Exception as error:  # raised again in the op's own test
+            results[(op.name, op.variant_test_name)] = error
+            continue
+        results[(op.name, op.variant_test_name)] = entries = []
+        for dtype, sample, graph, tensors, call in cases:
+            want = _eager_results(op, dtype, tensors, call)
+            entries.append(None if want is None else [want, None])
+            if want is not None:
+                batched.append((entries[-1], graph, tensors))
+    if batched:
+        try:
+            module, slices = _union([graph for _, graph, _ in batched])
+            tensors = [tensor for _, _, case_tensors in batched for tensor in case_tensors]
+            outputs = CompiledGraph(module, tensors, {"mode": "default"})(list(tensors))
+            for (entry, _, _), part in zip(batched, slices):
+                entry[1] = [item for item in outputs[part] if isinstance(item, torch.Tensor)]
+        except Exception:  # each case alone, in its own test
+            for entry, _, _ in batched:
+                entry[1] = None
+    _BATCHES[index] = results
+    return results
+
+
+def _compare(op, dtype, sample, got, want):
+    assert len(got) == len(want)
+    # bfloat16: a few of its ulps (2**-7 each), since the decompositions' own casts round
+    # some intermediates that the float32 reference keeps.
+    tolerance = {"rtol": 3.2e-2, "atol": 1e-2} if dtype == torch.bfloat16 else {
+        "rtol": 1e-4, "atol": 1e-5}
+    for g, w in zip(got, want):
+        assert (g.shape, g.dtype) == (w.shape, w.dtype), (op.name, dtype, sample)
+        torch.testing.assert_close(g, w, equal_nan=True, **tolerance,
+                                   msg=lambda m: f"{op.name} {dtype} {sample}: {m}")
+
+
 @pytest.mark.parametrize("op", _selected_ops(), ids=lambda op: f"{op.name}.{op.variant_test_name}")
 def test_opinfo_samples_match_eager(op):
-    for dtype, sample, graph, tensors, call in _cases(op):
-        try:
-            want = _flat_results(call(op.op, *tensors))
-            if dtype == torch.bfloat16:  # kiln computes bfloat16 in float32, rounding once:
-                # its reference is eager PyTorch in float32, rounded to the result's dtype
-                want = [r.to(w.dtype) for r, w in
-                        zip(_flat_results(call(op.op, *_in_float32(tensors))), want)]
-        except Exception:  # a sample eager PyTorch rejects: nothing to compare
+    global _SELECTED
+    if _SELECTED is None:
+        _SELECTED = _selected_ops()
+    key = (op.name, op.variant_test_name)
+    position = next(k for k, other in enumerate(_SELECTED)
+                    if (other.name, other.variant_test_name) == key)
+    results = _batch(position // BATCH_OPS)[key]
+    if isinstance(results, Exception):
+        raise results
+    for (dtype, sample, graph, tensors, call), result in zip(_cases(op), results):
+        if result is None:  # a sample eager PyTorch rejects: nothing to compare
             continue
-        got = [item for item in CompiledGraph(graph, tensors, {"mode": "default"})(list(tensors))
-               if isinstance(item, torch.Tensor)]
-        assert len(got) == len(want)
-        # bfloat16: a few of its ulps (2**-7 each), since the decompositions' own casts round
-        # some intermediates that the float32 reference keeps.
-        tolerance = {"rtol": 3.2e-2, "atol": 1e-2} if dtype == torch.bfloat16 else {
-            "rtol": 1e-4, "atol": 1e-5}
-        for g, w in zip(got, want):
-            assert (g.shape, g.dtype) == (w.shape, w.dtype), (op.name, dtype, sample)
-            torch.testing.assert_close(g, w, equal_nan=True, **tolerance,
-                                       msg=lambda m: f"{op.name} {dtype} {sample}: {m}")
+        want, got = result
+        if got is None:  # the batch did not compile: this case alone
+            _compare(op, dtype, sample, _kiln_results(graph, tensors), want)
+            continue
+        try:
+            _compare(op, dtype, sample, got, want)
+        except AssertionError as batched:
+            # The op's own failure, if compiled alone it fails too; else kiln computed a graph
+            # differently beside unrelated ones, a bug of its own.
+            _compare(op, dtype, sample, _kiln_results(graph, tensors), want)
+            raise AssertionError(f"{op.name} {dtype}: right compiled alone, wrong compiled in "
+                                 f"one graph with other ops' samples: {batched}") from None
 
 
 def _aten_graph(function, tensors):
