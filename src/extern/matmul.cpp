@@ -1,6 +1,7 @@
 #include "extern/matmul.h"
 
 #include <cblas.h>
+#include <oneapi/dnnl/dnnl.h>
 
 #include <cstring>
 
@@ -62,10 +63,16 @@ void gemm(const Matrix& a, const Matrix& b, T* out, int64_t m, int64_t n, int64_
   }
   const T* pa = reinterpret_cast<const T*>(a.data);
   const T* pb = reinterpret_cast<const T*>(b.data);
-  if constexpr (std::is_same_v<T, double>)
+  if constexpr (std::is_same_v<T, double>) {
     cblas_dgemm(CblasRowMajor, ta, tb, int(m), int(n), int(k), 1.0, pa, int(lda), pb, int(ldb), 0.0, out, int(n));
-  else
-    cblas_sgemm(CblasRowMajor, ta, tb, int(m), int(n), int(k), 1.0f, pa, int(lda), pb, int(ldb), 0.0f, out, int(n));
+  } else {
+    // oneDNN's sgemm (row-major, 64-bit sizes) before OpenBLAS's: on an AVX-512 Xeon it was
+    // 5-15% faster on the models' large products and 1.5-4.5x on skinny ones (a few tokens
+    // through BERT's 768x3072 layers) and small ones (attention's 128x64x128).
+    const char trans_a = ta == CblasTrans ? 'T' : 'N', trans_b = tb == CblasTrans ? 'T' : 'N';
+    if (dnnl_sgemm(trans_a, trans_b, m, n, k, 1.0f, pa, lda, pb, ldb, 0.0f, out, n) != dnnl_success)
+      cblas_sgemm(CblasRowMajor, ta, tb, int(m), int(n), int(k), 1.0f, pa, int(lda), pb, int(ldb), 0.0f, out, int(n));
+  }
 }
 
 void multiply(DType dtype, const Matrix& a, const Matrix& b, char* out, int64_t m, int64_t n, int64_t k) {
