@@ -313,15 +313,41 @@ Stmt ProgramBuilder::loop_nest(KernelBuilder& builder, Lowering& lowering,
   return outer;
 }
 
+// The permutation every root of `group` applies (each a permute, in the same order), when one
+// of them permutes a value computed in the kernel (not a buffer's); else empty. Such a group
+// iterates in the order of what it permutes: the work inlined under the permutes (a
+// channels-last pooling window, passes/channels_last.cpp) then loads contiguously and only the
+// stores stride. A plain transpose keeps its contiguous stores.
+std::vector<int64_t> shared_permutation(const ir::Graph& graph, const std::vector<Root>& group,
+                                        const std::vector<int32_t>& buffer_of) {
+  const std::vector<int64_t>& first = graph.node(group.front().node).attrs.permutation;
+  bool computes = false;
+  for (const Root& root : group) {
+    const Node& node = graph.node(root.node);
+    if (node.op != ir::Op::permute || node.attrs.permutation != first) return {};
+    computes = computes || buffer_of[static_cast<size_t>(node.inputs[0])] < 0;
+  }
+  return computes ? first : std::vector<int64_t>{};
+}
+
 void ProgramBuilder::build_pointwise_kernel(const std::vector<Root>& group) {
   Kernel kernel;
   KernelBuilder builder(kernel);
   Lowering lowering(graph_, buffer_of_, program_.buffers, builder, requests_, uses_);
   lowering.push_scope(&kernel.body, {});
-  std::vector<int64_t> shape = ir::to_ints(graph_.node(group.front().node).shape);
+  const Node& front = graph_.node(group.front().node);
+  const std::vector<int64_t> permutation = shared_permutation(graph_, group, buffer_of_);
+  // Loops over the roots' shape, or over the shape of what they permute.
+  std::vector<int64_t> shape = ir::to_ints(
+      permutation.empty() ? front.shape : graph_.node(front.inputs[0]).shape);
   std::vector<int32_t> loops;
   Stmt block = loop_nest(builder, lowering, shape, loops, [&](std::vector<Stmt>& body) {
     std::vector<ExprId> index = lowering.loop_index(loops);
+    if (!permutation.empty()) {  // the roots' index: out[d] = in[permutation[d]]
+      std::vector<ExprId> root_index;
+      for (int64_t axis : permutation) root_index.push_back(index[static_cast<size_t>(axis)]);
+      index = std::move(root_index);
+    }
     // All values first, then the stores: reductions placed while lowering stay adjacent, so
     // sibling reductions (mean and var of one input) merge into one pass.
     std::vector<Stmt> stores;

@@ -371,6 +371,8 @@ struct ResidualBlock {
                            b.broadcast(zero, pooled_shape));
     output = b.reshape(b.reduce(Op::sum, sum, {2, 3}, true), {2, 8});
     graph.output(output, "residual block", kSingle);
+    // Computed channels-last, stored channels-first (as a training graph saves it).
+    graph.output(pooled, "max pool", kSingle);
   }
 };
 

@@ -40,6 +40,26 @@ TEST(Scheduler, PointwiseChainIsOneKernelAndSiblingReductionsShareIt) {
   EXPECT_EQ(program.arena_bytes, 0);  // nothing intermediate is materialized
 }
 
+// A channels-last pooling window permuted back to channels-first (a training graph's saved
+// activation): the kernel loops in the window's own order, so its loads are contiguous.
+TEST(Scheduler, PermutedWorkLoopsInTheOrderOfWhatItPermutes) {
+  ir::Graph graph;
+  ir::Builder b(graph);
+  ir::ValueId x = b.parameter(DType::Float32, {2, 6, 6, 8});  // (N, H, W, C)
+  ir::ValueId pooled = b.binary(Op::maximum, b.slice(x, {0, 0, 0, 0}, {2, 6, 6, 8}, {1, 2, 2, 1}),
+                                b.slice(x, {0, 1, 1, 0}, {2, 6, 6, 8}, {1, 2, 2, 1}));
+  ir::ValueId copied = b.parameter(DType::Float32, {2, 3, 3, 8});
+  graph.set_outputs({b.permute(pooled, {0, 3, 1, 2})});
+  Program program = schedule(graph, {});
+  ASSERT_EQ(program.kernels.size(), 1u);
+  EXPECT_EQ(program.kernels[0].loop_extents, (std::vector<int64_t>{2, 3, 3, 8}));
+  // A plain transpose of a buffer keeps the order of its contiguous stores.
+  graph.set_outputs({b.permute(copied, {0, 3, 1, 2})});
+  program = schedule(graph, {});
+  ASSERT_EQ(program.kernels.size(), 1u);
+  EXPECT_EQ(program.kernels[0].loop_extents, (std::vector<int64_t>{2, 8, 3, 3}));
+}
+
 TEST(Scheduler, ExternScanAndScatterGetTheirOwnStepsWithReasons) {
   ir::Graph graph;
   ir::Builder b(graph);
