@@ -7,6 +7,7 @@
 
 #include <cstdlib>
 #include <functional>
+#include <random>
 #include <initializer_list>
 #include <string>
 
@@ -393,6 +394,76 @@ TEST(ChannelsLast, ActivationsStayChannelsLastBetweenConvolutions) {
   // The graph input into the first convolution and the pooled (N, 1, 1, C) sum out of the
   // layout: no activation is permuted between the convolutions.
   EXPECT_EQ(permutes, 2) << ir::print_graph(optimized);
+}
+
+// Random chains after a convolution, through every kind of op the layout passes (pointwise with
+// per-channel and full operands, pads, strided slices, reductions keeping their dimensions) and
+// ops it stops at (a reduction dropping dimensions, a permute, a reshape, a second
+// convolution), several chains in one graph: compiled (with the pass) against the interpreter.
+TEST(ChannelsLast, RandomChainsMatchTheInterpreter) {
+  GraphCase graph;
+  ir::Builder& b = graph.builder;
+  const DType f32 = DType::Float32;
+  const char* seed = std::getenv("KILN_TEST_SEED");  // other chains, when asked
+  std::mt19937 random(seed ? static_cast<unsigned>(std::atoi(seed)) : 7);
+  auto pick = [&](int n) { return static_cast<int>(random() % static_cast<unsigned>(n)); };
+  for (int chain = 0; chain < 8; ++chain) {
+    const int64_t channels = 2 + pick(3), size = 5 + pick(4);
+    ValueId x = random_input(graph, f32, {2, 3, size, size + 1}, 100 + chain);
+    ValueId w = random_input(graph, f32, {channels, 3, 3, 3}, 200 + chain);
+    ValueId v = b.convolution(x, w, std::nullopt, {1 + pick(2)}, {pick(2)}, {1}, 1);
+    for (int step = 0; step < 6; ++step) {
+      const ir::Shape shape = graph.graph.node(v).shape;
+      if (shape.size() != 4) break;
+      const int64_t c = shape[1].constant();
+      const bool room = c >= 2 && shape[2].constant() >= 2 && shape[3].constant() >= 2;
+      switch (pick(9)) {
+        case 0: {  // per-channel scale and shift (batch norm)
+          ValueId scale = random_input(graph, f32, {c}, 300 + 10 * chain + step);
+          v = b.binary(Op::mul, v, b.broadcast(b.reshape(scale, {1, c, 1, 1}), shape));
+          break;
+        }
+        case 1:  // ReLU
+          v = b.binary(Op::maximum, v, b.broadcast(b.constant(ir::Scalar::of(0), f32), shape));
+          break;
+        case 2: {  // a residual from outside the layout
+          ValueId other = random_input(graph, f32, ir::to_ints(shape), 400 + 10 * chain + step);
+          v = b.binary(Op::add, v, other);
+          break;
+        }
+        case 3:
+          v = b.pad(v, {0, 0, 1, pick(2)}, {0, 0, pick(2), 1}, ir::PadMode::Constant,
+                    ir::Scalar::of(0.0));
+          break;
+        case 4:
+          if (room) v = b.slice(v, {0, pick(2), 1, 0}, ir::to_ints(shape), {1, 1, 2, 1 + pick(2)});
+          break;
+        case 5:
+          v = b.unary(Op::tanh, b.reduce(Op::sum, v, {pick(2) ? 2 : 1, 3}, true));
+          break;
+        case 6:
+          graph.output(b.reduce(Op::max, v, {0, 2}, false), "reduction dropping dimensions",
+                       kSingle);
+          break;
+        case 7:
+          v = b.reshape(b.permute(v, {0, 2, 1, 3}),
+                        {shape[0], shape[2], c * shape[3].constant(), 1});
+          break;
+        default: {
+          ValueId next = random_input(graph, f32, {c, c, 1, 2}, 500 + 10 * chain + step);
+          v = b.convolution(b.unary(Op::tanh, v), next, std::nullopt, {1}, {0, 1}, {1}, 1);
+        }
+      }
+    }
+    graph.output(v, "chain " + std::to_string(chain), kSingle);
+  }
+  graph.graph.set_outputs(graph.outputs);
+  int rewritten = 0;
+  const ir::Graph optimized = passes::run_graph_passes(graph.graph, {});
+  for (const ir::Node& node : optimized.nodes())
+    rewritten += node.op == Op::convolution && node.attrs.channels_last;
+  EXPECT_GE(rewritten, 8);
+  graph.check();
 }
 
 TEST(ChannelsLast, CompiledMatchesTheInterpreter) {
