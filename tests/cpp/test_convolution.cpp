@@ -466,6 +466,20 @@ TEST(ChannelsLast, RandomChainsMatchTheInterpreter) {
   graph.check();
 }
 
+// Indices along an axis (argmax/argmin reduce over one axis only) mean the same in either layout.
+TEST(ChannelsLast, ArgmaxAlongAnAxisKeepsItsMeaning) {
+  GraphCase graph;
+  ir::Builder& b = graph.builder;
+  ValueId x = random_input(graph, DType::Float32, {2, 3, 6, 5}, 70);
+  ValueId w = random_input(graph, DType::Float32, {4, 3, 3, 3}, 71);
+  ValueId conv = b.convolution(x, w, std::nullopt, {1}, {1}, {1}, 1);
+  graph.output(b.reduce(Op::argmax, conv, {1}, true), "argmax over channels",
+               default_tolerance(DType::Int64));
+  graph.output(b.reduce(Op::argmin, conv, {3}, true), "argmin over columns",
+               default_tolerance(DType::Int64));
+  graph.check();
+}
+
 TEST(ChannelsLast, CompiledMatchesTheInterpreter) {
   ResidualBlock block;
   block.graph.check();
