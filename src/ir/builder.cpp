@@ -200,15 +200,15 @@ ValueId Builder::reduce(Op op, ValueId a, std::vector<int64_t> axes, bool keepdi
                                        " (reshape to flatten them first)");
   }
   Shape shape;
-  int64_t reduced_count = 1;
+  Dim reduced_count = 1;
   for (int d = 0; d < type.rank(); ++d) {
     bool is_reduced = std::binary_search(reduced.begin(), reduced.end(), d);
-    if (is_reduced) reduced_count *= type.shape[static_cast<size_t>(d)].constant();
+    if (is_reduced) reduced_count = reduced_count * type.shape[static_cast<size_t>(d)];
     if (!is_reduced) shape.push_back(type.shape[static_cast<size_t>(d)]);
     if (is_reduced && keepdims) shape.push_back(1);
   }
   bool has_no_identity = is_arg || op == Op::max || op == Op::min;
-  if (has_no_identity && reduced_count == 0 && element_count(shape) > 0) {
+  if (has_no_identity && reduced_count == Dim(0) && element_count_dim(shape) != Dim(0)) {
     checker.fail(ErrorKind::Value, "zero-size array (shape " + shape_string(type.shape) +
                                        ") to a reduction which has no identity");
   }

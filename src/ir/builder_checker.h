@@ -85,9 +85,17 @@ class Checker {
     }
   }
 
+  // Ops whose shape rule needs numbers (convolution geometry) refuse size symbols.
+  void expect_static(const Shape& shape) const {
+    if (!is_static(shape)) {
+      fail(ErrorKind::Unsupported, "needs fixed sizes, got shape " + shape_string(shape) +
+                                       " with size symbols");
+    }
+  }
+
   void expect_valid_shape(const Shape& shape) const {
     for (const Dim& dim : shape) {
-      if (dim.constant() < 0) {
+      if (dim.is_constant() && dim.constant() < 0) {
         fail(ErrorKind::Value, "negative dimensions are not allowed: " + shape_string(shape));
       }
     }

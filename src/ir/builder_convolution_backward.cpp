@@ -51,6 +51,8 @@ ValueId Builder::convolution_backward_input(ValueId grad_output, ValueId weight,
   ValueType gradient = checker.operand(grad_output);
   ValueType weights = checker.operand(weight);
   DType dtype = checked_dtype(checker, gradient, weights, "weight");
+  checker.expect_static(gradient.shape);
+  checker.expect_static(weights.shape);
   ConvolutionGeometry geometry;
   std::string problem =
       convolution_backward_geometry(to_ints(gradient.shape), input_shape, to_ints(weights.shape),
@@ -69,6 +71,8 @@ ValueId Builder::convolution_backward_weight(ValueId grad_output, ValueId input,
   ValueType gradient = checker.operand(grad_output);
   ValueType inputs = checker.operand(input);
   DType dtype = checked_dtype(checker, gradient, inputs, "input");
+  checker.expect_static(gradient.shape);
+  checker.expect_static(inputs.shape);
   ConvolutionGeometry geometry;
   std::string problem =
       convolution_backward_geometry(to_ints(gradient.shape), to_ints(inputs.shape), weight_shape,

@@ -46,11 +46,12 @@ void python_slice(int64_t start, int64_t stop, int64_t step, int64_t size, int64
 ValueId Builder::reshape(ValueId a, const Shape& shape) {
   Checker checker(Op::reshape, graph_, location_);
   ValueType type = checker.operand(a);
-  int64_t size = element_count(type.shape);
+  Dim size = element_count_dim(type.shape);
   int unknown = -1;
-  int64_t known_count = 1;
+  Dim known_count = 1;
   for (size_t d = 0; d < shape.size(); ++d) {
-    int64_t dim = shape[d].constant();
+    // A symbolic target dimension is a size, never -1.
+    int64_t dim = shape[d].is_constant() ? shape[d].constant() : 0;
     if (dim == -1 && unknown >= 0) {
       checker.fail(ErrorKind::Value, "can only specify one unknown dimension, got shape " +
                                          shape_string(shape));
@@ -60,17 +61,21 @@ ValueId Builder::reshape(ValueId a, const Shape& shape) {
                                          shape_string(shape));
     }
     if (dim == -1) unknown = static_cast<int>(d);
-    if (dim != -1) known_count *= dim;
+    if (dim != -1) known_count = known_count * shape[d];
   }
   Shape result = shape;
-  // With a zero-size known part, -1 could be anything: NumPy refuses it too.
-  bool fits = unknown < 0 ? known_count == size : known_count != 0 && size % known_count == 0;
+  // With a zero-size known part, -1 could be anything: NumPy refuses it too. With size symbols
+  // the counts must agree as polynomials (sizes that agree only for some values of the symbols
+  // are refused: the front end specialises them).
+  std::optional<Dim> inferred;
+  if (unknown >= 0 && known_count != Dim(0)) inferred = size.divided_by(known_count);
+  bool fits = unknown < 0 ? known_count == size : inferred.has_value();
   if (!fits) {
-    checker.fail(ErrorKind::Value, "cannot reshape array of size " + std::to_string(size) +
+    checker.fail(ErrorKind::Value, "cannot reshape array of size " + size.to_string() +
                                        " (shape " + shape_string(type.shape) + ") into shape " +
                                        shape_string(shape));
   }
-  if (unknown >= 0) result[static_cast<size_t>(unknown)] = size / known_count;
+  if (unknown >= 0) result[static_cast<size_t>(unknown)] = *inferred;
   return add(Op::reshape, type.dtype, std::move(result), {a});
 }
 
@@ -135,6 +140,20 @@ ValueId Builder::slice(ValueId a, const std::vector<int64_t>& starts,
     if (step == std::numeric_limits<int64_t>::min()) step = -std::numeric_limits<int64_t>::max();
     int64_t first = 0;
     int64_t count = 0;
+    if (!type.shape[d].is_constant()) {
+      // A size symbol's axis: `start:` (start >= 0, step 1), whatever the size (a size below
+      // `start` fails when the symbol gets its value, ir::specialize).
+      if (step != 1 || starts[d] < 0 || stops[d] < std::numeric_limits<int64_t>::max() / 2) {
+        checker.fail(ErrorKind::Unsupported,
+                     "slices axis " + std::to_string(d) + " of symbolic size " +
+                         type.shape[d].to_string() + " other than start: (shape " +
+                         shape_string(type.shape) + ")");
+      }
+      attrs.starts.push_back(starts[d]);
+      attrs.steps.push_back(1);
+      shape.push_back(type.shape[d] - starts[d]);
+      continue;
+    }
     python_slice(starts[d], stops[d], step, type.shape[d].constant(), first, count);
     // One spelling per selection, so equal slices compare and print equal.
     if (count <= 1) step = 1;
@@ -157,8 +176,18 @@ ValueId Builder::pad(ValueId a, std::vector<int64_t> low, std::vector<int64_t> h
   }
   Shape shape;
   for (size_t d = 0; d < type.shape.size(); ++d) {
-    int64_t size = type.shape[d].constant();
     int64_t widest = std::max(low[d], high[d]);
+    if (!type.shape[d].is_constant()) {
+      // A size symbol is >= 2: edge padding always has an element, reflect one of width 1.
+      if (mode == PadMode::Reflect && widest > 1) {
+        checker.fail(ErrorKind::Unsupported,
+                     "reflect padding of width " + std::to_string(widest) + " needs a fixed size "
+                     "on axis " + std::to_string(d) + " of shape " + shape_string(type.shape));
+      }
+      shape.push_back(type.shape[d] + low[d] + high[d]);
+      continue;
+    }
+    int64_t size = type.shape[d].constant();
     if (std::min(low[d], high[d]) < 0) {
       checker.fail(ErrorKind::Value, "pad widths " + list_string(low) + " " + list_string(high) +
                                          " contain negative values (shape " +
@@ -209,8 +238,7 @@ ValueId Builder::concat(const std::vector<ValueId>& values, int64_t axis) {
                                          shape_string(type.shape));
     }
     shape[static_cast<size_t>(concat_axis)] =
-        shape[static_cast<size_t>(concat_axis)].constant() +
-        type.shape[static_cast<size_t>(concat_axis)].constant();
+        shape[static_cast<size_t>(concat_axis)] + type.shape[static_cast<size_t>(concat_axis)];
   }
   Attrs attrs;
   attrs.axis = concat_axis;
@@ -236,7 +264,7 @@ ValueId Builder::gather(ValueId a, ValueId index, int64_t axis) {
                                       shape_string(index_type.shape) + ")");
   }
   size_t gather_axis = static_cast<size_t>(checker.axis(axis, type.shape));
-  if (type.shape[gather_axis] == Dim(0) && element_count(index_type.shape) > 0) {
+  if (type.shape[gather_axis] == Dim(0) && element_count_dim(index_type.shape) != Dim(0)) {
     checker.fail(ErrorKind::Value, "cannot take indices of shape " +
                                        shape_string(index_type.shape) + " from the empty axis " +
                                        std::to_string(gather_axis) + " of shape " +
@@ -363,6 +391,7 @@ ValueId Builder::convolution(ValueId input, ValueId weight, std::optional<ValueI
                                         "; they must agree");
     }
   }
+  for (const ValueType& operand : operands) checker.expect_static(operand.shape);
   ConvolutionGeometry geometry;
   std::optional<std::vector<int64_t>> bias_shape;
   if (bias) bias_shape = to_ints(operands[2].shape);

@@ -37,6 +37,11 @@ bool Attrs::operator==(const Attrs& other) const {
          else_body == other.else_body;
 }
 
+Dim Graph::add_symbol(int64_t hint) {
+  symbol_hints_.push_back(hint);
+  return Dim::symbol(static_cast<int32_t>(symbol_hints_.size() - 1));
+}
+
 ValueId Graph::append(Node node) {
   ValueId id = static_cast<ValueId>(nodes_.size());
   if (node.op == Op::parameter) {

@@ -103,7 +103,15 @@ class Graph {
   // Users of each node (computed on demand; graphs are small).
   std::vector<std::vector<ValueId>> users() const;
 
+  // Size symbols (ir/shape.h): a new symbol, and each symbol's hint, the size it is expected to
+  // take (what decisions that need a number are made for). A region's graph shares its
+  // parent's symbols and has none of its own.
+  Dim add_symbol(int64_t hint);
+  const std::vector<int64_t>& symbol_hints() const { return symbol_hints_; }
+  void set_symbol_hints(std::vector<int64_t> hints) { symbol_hints_ = std::move(hints); }
+
  private:
+  std::vector<int64_t> symbol_hints_;
   std::vector<Node> nodes_;
   std::vector<ValueId> inputs_;
   std::vector<ValueId> outputs_;

@@ -8,6 +8,7 @@
 #include "ir/complex_lowering.h"
 #include "ir/cond.h"
 #include "ir/loop.h"
+#include "ir/specialize.h"
 
 #include <cstring>
 #include <limits>
@@ -253,6 +254,11 @@ std::vector<Array> interpret_complex(const Graph& graph, const std::vector<Array
 }
 
 std::vector<Array> interpret(const Graph& graph, const std::vector<Array>& inputs) {
+  if (!graph.symbol_hints().empty()) {  // size symbols: the inputs' shapes give their values
+    std::vector<std::vector<int64_t>> shapes;
+    for (const Array& input : inputs) shapes.push_back(input.shape());
+    return interpret(specialize(graph, bind_sizes(graph, shapes)), inputs);
+  }
   if (has_complex_values(graph)) return interpret_complex(graph, inputs);
   if (inputs.size() != graph.inputs().size()) {
     throw Error(ErrorKind::Value,

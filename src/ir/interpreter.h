@@ -10,7 +10,8 @@
 namespace kiln::ir {
 
 // Returns one new contiguous Array per graph output. Inputs must match the parameters' dtypes
-// and shapes (throws kiln::Error otherwise).
+// and shapes (throws kiln::Error otherwise); a graph with size symbols takes their values from
+// the inputs' shapes (ir/specialize.h).
 std::vector<Array> interpret(const Graph& graph, const std::vector<Array>& inputs);
 
 // Evaluates a single node given its operands' values (used by constant folding).

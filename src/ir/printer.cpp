@@ -125,6 +125,12 @@ std::string print_node(const Graph& graph, ValueId id, bool with_location) {
 
 std::string print_graph(const Graph& graph, bool with_locations) {
   std::string text;
+  // Size symbols and their hints: "sizes s0 ~ 8, s1 ~ 128".
+  for (size_t k = 0; k < graph.symbol_hints().size(); ++k) {
+    text += (k ? ", s" : "sizes s") + std::to_string(k) + " ~ " +
+            std::to_string(graph.symbol_hints()[k]);
+  }
+  if (!graph.symbol_hints().empty()) text += "\n";
   for (ValueId id = 0; id < graph.size(); ++id) {
     text += print_node(graph, id, with_locations) + "\n";
   }

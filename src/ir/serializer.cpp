@@ -8,7 +8,7 @@ namespace {
 
 constexpr uint32_t kGraphMagic = 0x4b475248;  // "HRGK"
 // 3: cond nodes (else_body); 4: convolution attrs; 5: channels-last convolution
-constexpr uint32_t kGraphVersion = 5;
+constexpr uint32_t kGraphVersion = 6;
 // Loop bodies nest; deeper nesting than this is refused (a crafted file must not exhaust the
 // stack).
 constexpr int kMaxLoopDepth = 64;
@@ -106,12 +106,20 @@ std::string serialize_graph(const Graph& graph) {
     out.put(static_cast<uint16_t>(node.op));
     out.put(static_cast<uint8_t>(node.dtype));
     out.put<uint64_t>(node.shape.size());
-    for (const Dim& dim : node.shape) out.put(dim.constant());
+    for (const Dim& dim : node.shape) {
+      out.put(dim.constant_term());
+      out.put<uint64_t>(dim.terms().size());
+      for (const SizeTerm& term : dim.terms()) {
+        out.put(term.coefficient);
+        out.put_vector(term.symbols);
+      }
+    }
     out.put_vector(node.inputs);
     put_attrs(out, node.attrs);
     out.put_string(node.location);
   }
   out.put_vector(graph.outputs());
+  out.put_vector(graph.symbol_hints());
   return out.take();
 }
 
@@ -132,9 +140,18 @@ Graph read_graph(std::string_view bytes, int depth) {
     node.dtype = static_cast<DType>(in.get_in_range<uint8_t>(0, kDTypeCount, "a dtype"));
     uint64_t rank = in.count(sizeof(int64_t));
     for (uint64_t d = 0; d < rank; ++d) {
-      int64_t extent = in.get<int64_t>();
-      if (extent < 0) in.fail("a negative dimension");
-      node.shape.push_back(extent);
+      Dim dim = in.get<int64_t>();
+      uint64_t terms = in.count(sizeof(int64_t) * 2);
+      for (uint64_t t = 0; t < terms; ++t) {
+        Dim term = in.get<int64_t>();
+        for (int32_t symbol : in.get_vector<int32_t>()) {
+          if (symbol < 0 || symbol >= (1 << 20)) in.fail("a size symbol out of range");
+          term = term * Dim::symbol(symbol);
+        }
+        dim = dim + term;
+      }
+      if (dim.is_constant() && dim.constant() < 0) in.fail("a negative dimension");
+      node.shape.push_back(dim);
     }
     node.inputs = get_ids(in, static_cast<int64_t>(id), "an operand id");  // topological order
     node.attrs = get_attrs(in, depth);
@@ -142,7 +159,10 @@ Graph read_graph(std::string_view bytes, int depth) {
     graph.append(std::move(node));
   }
   graph.set_outputs(get_ids(in, static_cast<int64_t>(nodes), "an output id"));
+  graph.set_symbol_hints(in.get_vector<int64_t>());
   if (!in.at_end()) in.fail("bytes after the end");
+  // A region is verified with the graph that owns it (it uses its owner's size symbols).
+  if (depth > 0) return graph;
   try {
     verify(graph, "deserialize_graph");
   } catch (const Error& error) {

@@ -6,6 +6,197 @@
 #include "kiln/error.h"
 
 namespace kiln::ir {
+namespace {
+
+void check_overflow(bool overflowed) {
+  if (overflowed) throw Error(ErrorKind::Value, "a size expression overflows int64");
+}
+int64_t add_checked(int64_t a, int64_t b) {
+  int64_t sum = 0;
+  check_overflow(__builtin_add_overflow(a, b, &sum));
+  return sum;
+}
+int64_t multiply_checked(int64_t a, int64_t b) {
+  int64_t product = 0;
+  check_overflow(__builtin_mul_overflow(a, b, &product));
+  return product;
+}
+
+const std::vector<SizeTerm>& no_terms() {
+  static const std::vector<SizeTerm> empty;
+  return empty;
+}
+
+// Whether `part` is a sub-multiset of `whole` (both sorted); `rest` gets whole minus part.
+bool remove_symbols(const std::vector<int32_t>& whole, const std::vector<int32_t>& part,
+                    std::vector<int32_t>& rest) {
+  rest.clear();
+  size_t j = 0;
+  for (int32_t symbol : whole) {
+    if (j < part.size() && part[j] == symbol) {
+      ++j;
+    } else {
+      rest.push_back(symbol);
+    }
+  }
+  return j == part.size();
+}
+
+}  // namespace
+
+Dim::Dim(int64_t constant, std::vector<SizeTerm> terms) : constant_(constant) {
+  std::sort(terms.begin(), terms.end(),
+            [](const SizeTerm& a, const SizeTerm& b) { return a.symbols < b.symbols; });
+  std::vector<SizeTerm> merged;
+  for (SizeTerm& term : terms) {
+    if (!merged.empty() && merged.back().symbols == term.symbols) {
+      merged.back().coefficient = add_checked(merged.back().coefficient, term.coefficient);
+    } else {
+      merged.push_back(std::move(term));
+    }
+  }
+  std::erase_if(merged, [](const SizeTerm& term) { return term.coefficient == 0; });
+  if (!merged.empty()) terms_ = std::make_shared<const std::vector<SizeTerm>>(std::move(merged));
+}
+
+Dim Dim::symbol(int32_t id) { return Dim(0, {SizeTerm{1, {id}}}); }
+
+int64_t Dim::constant() const {
+  if (!is_constant()) {
+    throw Error(ErrorKind::Unsupported,
+                "the size " + to_string() + " is symbolic where kiln needs a number");
+  }
+  return constant_;
+}
+
+const std::vector<SizeTerm>& Dim::terms() const { return terms_ ? *terms_ : no_terms(); }
+
+bool Dim::operator==(const Dim& other) const {
+  return constant_ == other.constant_ &&
+         (terms_ == other.terms_ || (terms_ && other.terms_ && *terms_ == *other.terms_));
+}
+
+std::string Dim::to_string() const {
+  if (is_constant()) return std::to_string(constant_);
+  std::string text;
+  for (const SizeTerm& term : terms()) {
+    int64_t magnitude = term.coefficient < 0 ? -term.coefficient : term.coefficient;
+    if (!text.empty()) text += term.coefficient < 0 ? " - " : " + ";
+    if (text.empty() && term.coefficient < 0) text += "-";
+    if (magnitude != 1) text += std::to_string(magnitude) + "*";
+    for (size_t i = 0; i < term.symbols.size(); ++i) {
+      text += (i > 0 ? "*s" : "s") + std::to_string(term.symbols[i]);
+    }
+  }
+  if (constant_ > 0) text += " + " + std::to_string(constant_);
+  if (constant_ < 0) text += " - " + std::to_string(-constant_);
+  return text;
+}
+
+Dim Dim::operator+(const Dim& other) const {
+  if (is_constant() && other.is_constant()) return Dim(add_checked(constant_, other.constant_));
+  std::vector<SizeTerm> terms = this->terms();
+  terms.insert(terms.end(), other.terms().begin(), other.terms().end());
+  return Dim(add_checked(constant_, other.constant_), std::move(terms));
+}
+
+Dim Dim::operator-(const Dim& other) const { return *this + other * Dim(-1); }
+
+Dim Dim::operator*(const Dim& other) const {
+  if (is_constant() && other.is_constant()) {
+    return Dim(multiply_checked(constant_, other.constant_));
+  }
+  // (a + A)(b + B) = ab + aB + bA + AB, A and B the symbolic terms.
+  std::vector<SizeTerm> terms;
+  for (const SizeTerm& term : other.terms()) {
+    terms.push_back({multiply_checked(constant_, term.coefficient), term.symbols});
+  }
+  for (const SizeTerm& term : this->terms()) {
+    terms.push_back({multiply_checked(other.constant_, term.coefficient), term.symbols});
+    for (const SizeTerm& right : other.terms()) {
+      SizeTerm product{multiply_checked(term.coefficient, right.coefficient), term.symbols};
+      product.symbols.insert(product.symbols.end(), right.symbols.begin(), right.symbols.end());
+      std::sort(product.symbols.begin(), product.symbols.end());
+      terms.push_back(std::move(product));
+    }
+  }
+  return Dim(multiply_checked(constant_, other.constant_), std::move(terms));
+}
+
+std::optional<Dim> Dim::divided_by(const Dim& divisor) const {
+  if (divisor.is_constant()) {
+    int64_t d = divisor.constant_;
+    if (d == 0 || constant_ % d != 0) return std::nullopt;
+    std::vector<SizeTerm> terms = this->terms();
+    for (SizeTerm& term : terms) {
+      if (term.coefficient % d != 0) return std::nullopt;
+      term.coefficient /= d;
+    }
+    return Dim(constant_ / d, std::move(terms));
+  }
+  if (*this == divisor) return Dim(1);
+  if (divisor.constant_ != 0 || divisor.terms().size() != 1 || constant_ != 0) return std::nullopt;
+  const SizeTerm& by = divisor.terms()[0];
+  std::vector<SizeTerm> terms;
+  for (const SizeTerm& term : this->terms()) {
+    SizeTerm quotient;
+    if (term.coefficient % by.coefficient != 0 ||
+        !remove_symbols(term.symbols, by.symbols, quotient.symbols)) {
+      return std::nullopt;
+    }
+    quotient.coefficient = term.coefficient / by.coefficient;
+    terms.push_back(std::move(quotient));
+  }
+  // A term that lost all its symbols is a constant: fold it into the constant term.
+  int64_t constant = 0;
+  std::erase_if(terms, [&](const SizeTerm& term) {
+    if (!term.symbols.empty()) return false;
+    constant = add_checked(constant, term.coefficient);
+    return true;
+  });
+  return Dim(constant, std::move(terms));
+}
+
+int64_t Dim::evaluate(const std::vector<int64_t>& values) const {
+  int64_t value = constant_;
+  for (const SizeTerm& term : terms()) {
+    int64_t product = term.coefficient;
+    for (int32_t symbol : term.symbols) {
+      if (symbol < 0 || static_cast<size_t>(symbol) >= values.size()) {
+        throw Error(ErrorKind::Value, "the size " + to_string() + " needs a value for s" +
+                                          std::to_string(symbol));
+      }
+      product = multiply_checked(product, values[static_cast<size_t>(symbol)]);
+    }
+    value = add_checked(value, product);
+  }
+  return value;
+}
+
+int32_t Dim::symbol_bound() const {
+  int32_t bound = 0;
+  for (const SizeTerm& term : terms()) {
+    for (int32_t symbol : term.symbols) bound = std::max(bound, symbol + 1);
+  }
+  return bound;
+}
+
+Dim element_count_dim(const Shape& shape) {
+  Dim count(1);
+  for (const Dim& dim : shape) count = count * dim;
+  return count;
+}
+
+bool is_static(const Shape& shape) {
+  return std::all_of(shape.begin(), shape.end(), [](const Dim& dim) { return dim.is_constant(); });
+}
+
+std::vector<int64_t> evaluate(const Shape& shape, const std::vector<int64_t>& values) {
+  std::vector<int64_t> sizes;
+  sizes.reserve(shape.size());
+  for (const Dim& dim : shape) sizes.push_back(dim.evaluate(values));
+  return sizes;
+}
 
 int64_t element_count(const Shape& shape) {
   int64_t count = 1;

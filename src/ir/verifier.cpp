@@ -16,12 +16,16 @@ namespace {
 
 class NodeVerifier {
  public:
-  NodeVerifier(const Graph& graph, ValueId id, const std::string& stage)
-      : graph_(graph), id_(id), node_(graph.node(id)), stage_(stage) {}
+  NodeVerifier(const Graph& graph, ValueId id, const std::string& stage, int32_t symbol_count)
+      : graph_(graph), id_(id), node_(graph.node(id)), stage_(stage),
+        symbol_count_(symbol_count) {}
 
   void verify() {
     verify_operands();
-    for (const Dim& dim : node_.shape) expect(dim.constant() >= 0, "negative dimension");
+    for (const Dim& dim : node_.shape) {
+      expect(!dim.is_constant() || dim.constant() >= 0, "negative dimension");
+      expect(dim.symbol_bound() <= symbol_count_, "a size symbol the graph does not have");
+    }
     switch (op_info(node_.op).kind) {
       case OpKind::Unary:
       case OpKind::Binary:
@@ -121,8 +125,9 @@ class NodeVerifier {
     switch (node_.op) {
       case Op::parameter: expect(attrs.index >= 0, "negative parameter index"); break;
       case Op::constant_array:
-        expect(attrs.data != nullptr && static_cast<int64_t>(attrs.data->size()) ==
-                                            element_count(node_.shape) * dtype_size(node_.dtype),
+        expect(is_static(node_.shape) && attrs.data != nullptr &&
+                   static_cast<int64_t>(attrs.data->size()) ==
+                       element_count(node_.shape) * dtype_size(node_.dtype),
                "constant data does not match the shape");
         break;
       case Op::iota: expect_axis(attrs.axis, node_.shape.size()); break;
@@ -130,7 +135,7 @@ class NodeVerifier {
       case Op::random_normal: expect(is_float(node_.dtype), "random values must be floats"); break;
       case Op::cast: expect(input(0).shape == node_.shape, "cast changes the shape"); break;
       case Op::reshape:
-        expect(element_count(input(0).shape) == element_count(node_.shape),
+        expect(element_count_dim(input(0).shape) == element_count_dim(node_.shape),
                "reshape changes the element count of " + shape_string(input(0).shape));
         break;
       case Op::permute: verify_permute(); break;
@@ -172,14 +177,14 @@ class NodeVerifier {
   void verify_loop() const {
     std::string error = loop_signature_error(graph_, node_);
     expect(error.empty(), error);
-    ir::verify(*node_.attrs.body, stage_ + " (loop body)");
+    ir::verify(*node_.attrs.body, stage_ + " (loop body)", symbol_count_);
   }
 
   void verify_cond() const {
     std::string error = cond_signature_error(graph_, node_);
     expect(error.empty(), error);
-    ir::verify(*node_.attrs.body, stage_ + " (then region)");
-    ir::verify(*node_.attrs.else_body, stage_ + " (else region)");
+    ir::verify(*node_.attrs.body, stage_ + " (then region)", symbol_count_);
+    ir::verify(*node_.attrs.else_body, stage_ + " (else region)", symbol_count_);
   }
 
   void verify_loop_result() const {
@@ -227,6 +232,12 @@ class NodeVerifier {
                node_.shape.size() == source.size(),
            "slice attributes do not match the rank");
     for (size_t d = 0; d < source.size(); ++d) {
+      if (!source[d].is_constant()) {  // `start:` (builder.h)
+        expect(attrs.steps[d] == 1 && attrs.starts[d] >= 0 &&
+                   node_.shape[d] == source[d] - attrs.starts[d],
+               "slice of symbolic dimension " + std::to_string(d) + " is not start:");
+        continue;
+      }
       int64_t count = node_.shape[d].constant();
       int64_t size = source[d].constant();
       int64_t first = attrs.starts[d];
@@ -251,8 +262,7 @@ class NodeVerifier {
            "pad widths do not match the rank");
     for (size_t d = 0; d < source.size(); ++d) {
       expect(attrs.pad_low[d] >= 0 && attrs.pad_high[d] >= 0, "negative pad width");
-      expect(node_.shape[d].constant() ==
-                 source[d].constant() + attrs.pad_low[d] + attrs.pad_high[d],
+      expect(node_.shape[d] == source[d] + attrs.pad_low[d] + attrs.pad_high[d],
              "padded shape is wrong");
     }
   }
@@ -261,7 +271,7 @@ class NodeVerifier {
     const Shape& first = input(0).shape;
     expect_axis(node_.attrs.axis, first.size());
     size_t axis = static_cast<size_t>(node_.attrs.axis);
-    int64_t total = 0;
+    Dim total = 0;
     for (size_t i = 0; i < node_.inputs.size(); ++i) {
       const Shape& shape = input(i).shape;
       expect(input(i).dtype == node_.dtype, "concat operands have different dtypes");
@@ -269,7 +279,7 @@ class NodeVerifier {
       for (size_t d = 0; d < shape.size(); ++d) {
         expect(d == axis || shape[d] == first[d], "concat operand shapes differ off the axis");
       }
-      total += shape[axis].constant();
+      total = total + shape[axis];
     }
     Shape expected = first;
     expected[axis] = total;
@@ -370,6 +380,7 @@ class NodeVerifier {
   ValueId id_;
   const Node& node_;
   const std::string& stage_;
+  int32_t symbol_count_;
 };
 
 [[noreturn]] void fail_graph(const std::string& stage, const std::string& message) {
@@ -380,10 +391,14 @@ class NodeVerifier {
 
 }  // namespace
 
-void verify(const Graph& graph, const std::string& stage) {
+void verify(const Graph& graph, const std::string& stage, int32_t symbol_count) {
+  if (symbol_count < 0) symbol_count = static_cast<int32_t>(graph.symbol_hints().size());
+  for (int64_t hint : graph.symbol_hints()) {
+    if (hint < 2) fail_graph(stage, "a size symbol's hint " + std::to_string(hint) + " is below 2");
+  }
   std::vector<ValueId> parameters;
   for (ValueId id = 0; id < graph.size(); ++id) {
-    NodeVerifier(graph, id, stage).verify();
+    NodeVerifier(graph, id, stage, symbol_count).verify();
     if (graph.node(id).op == Op::parameter) parameters.push_back(id);
   }
   std::stable_sort(parameters.begin(), parameters.end(), [&](ValueId a, ValueId b) {

@@ -8,6 +8,8 @@
 
 namespace kiln::ir {
 
-void verify(const Graph& graph, const std::string& stage);
+// `symbol_count`: the size symbols shapes may use; -1: the graph's own (a region passes its
+// parent's).
+void verify(const Graph& graph, const std::string& stage, int32_t symbol_count = -1);
 
 }  // namespace kiln::ir
