@@ -12,6 +12,7 @@
 #endif
 #include <numpy/arrayobject.h>
 
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -78,7 +79,18 @@ inline void run_releasing_gil(runtime::Executable& executable, const std::vector
 }
 
 struct Compiled {
-  std::unique_ptr<detail::CompiledGraph> graph;
+  // The compiled graph; for a graph with size symbols, the variant of the latest call's sizes.
+  std::shared_ptr<detail::CompiledGraph> graph;
+  // A graph with size symbols (ir/shape.h): each distinct set of sizes compiles the graph
+  // specialised to them (ir/specialize.h) on its first call; the hints' variant at once.
+  struct SizeVariants {
+    ir::Graph graph;
+    std::vector<std::vector<int64_t>> strides;
+    Options options;
+    std::vector<runtime::RuntimeCheck> checks;
+    std::map<std::vector<int64_t>, std::shared_ptr<detail::CompiledGraph>> by_sizes;
+  };
+  std::shared_ptr<SizeVariants> variants;
   double compile_seconds = 0;
   int op_count = 0;
   std::vector<std::string> kernel_names;

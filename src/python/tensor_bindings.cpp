@@ -3,6 +3,8 @@
 // from a parameter. Every returned Tensor keeps its first tensor operand alive (keep_alive), and
 // through the chain its Trace: a tracer leaked out of a traced function can never point at a
 // freed graph.
+#include <functional>
+
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
@@ -11,6 +13,7 @@
 
 #include "api/loop_trace.h"
 #include "api/runtime_checks.h"
+#include "decompose/helpers.h"
 #include "ir/ops.h"
 #include "ir/printer.h"
 #include "kiln/tensor.h"
@@ -48,10 +51,76 @@ nb::tuple pair_keeping(nb::handle x, std::pair<Tensor, Tensor> results) {
   return nb::make_tuple(first, second);
 }
 
-nb::tuple shape_tuple(const std::vector<int64_t>& shape) {
+const ir::Shape& symbolic_shape(const Tensor& x) { return x.trace()->graph.node(x.id()).shape; }
+
+// A shape as Python sees it: ints, and kiln.Size objects for symbolic dimensions.
+nb::tuple shape_tuple(const ir::Shape& shape) {
   nb::list items;
-  for (int64_t extent : shape) items.append(extent);
+  for (const ir::Dim& extent : shape) {
+    if (extent.is_constant()) {
+      items.append(extent.constant());
+    } else {
+      items.append(nb::cast(extent));
+    }
+  }
   return nb::tuple(items);
+}
+
+// A shape from Python: a sequence of ints and kiln.Size objects.
+ir::Shape shape_from_object(nb::handle object) {
+  ir::Shape shape;
+  for (nb::handle item : nb::iter(object)) {
+    if (nb::isinstance<ir::Dim>(item)) {
+      shape.push_back(nb::cast<ir::Dim>(item));
+    } else {
+      shape.push_back(nb::cast<int64_t>(item));
+    }
+  }
+  return shape;
+}
+
+// Ops that take a shape, for shapes with size symbols (the public Tensor API takes numbers).
+Tensor build_on(const Tensor& x, const std::function<ir::ValueId(ir::Builder&)>& build) {
+  Trace& trace = *x.trace();
+  trace.builder.set_location(trace.default_location);
+  return Tensor(&trace, build(trace.builder));
+}
+
+Tensor reshape_to(const Tensor& x, nb::handle shape) {
+  ir::Shape target = shape_from_object(shape);
+  if (ir::is_static(target)) return kiln::reshape(x, ir::to_ints(target), kNoWhere);
+  return build_on(x, [&](ir::Builder& b) { return b.reshape(x.id(), target); });
+}
+
+void bind_sizes(nb::module_& module) {
+  nb::class_<ir::Dim>(module, "Size",
+                      "A symbolic size (a polynomial in size symbols, each standing for a size "
+                      ">= 2), as in a Tensor's shape; int() of it is a TypeError.")
+      .def("__add__", [](const ir::Dim& a, const ir::Dim& b) { return a + b; })
+      .def("__add__", [](const ir::Dim& a, int64_t b) { return a + b; })
+      .def("__radd__", [](const ir::Dim& a, int64_t b) { return a + b; })
+      .def("__sub__", [](const ir::Dim& a, const ir::Dim& b) { return a - b; })
+      .def("__sub__", [](const ir::Dim& a, int64_t b) { return a - b; })
+      .def("__rsub__", [](const ir::Dim& a, int64_t b) { return ir::Dim(b) - a; })
+      .def("__mul__", [](const ir::Dim& a, const ir::Dim& b) { return a * b; })
+      .def("__mul__", [](const ir::Dim& a, int64_t b) { return a * b; })
+      .def("__rmul__", [](const ir::Dim& a, int64_t b) { return a * b; })
+      .def("__floordiv__",
+           [](const ir::Dim& a, nb::handle b) {
+             ir::Dim divisor = nb::isinstance<ir::Dim>(b) ? nb::cast<ir::Dim>(b)
+                                                          : ir::Dim(nb::cast<int64_t>(b));
+             std::optional<ir::Dim> quotient = a.divided_by(divisor);
+             if (!quotient) {
+               throw Error(ErrorKind::Unsupported, "the size " + a.to_string() +
+                                                       " is not a multiple of " +
+                                                       divisor.to_string() + " for every value");
+             }
+             return *quotient;
+           })
+      .def("__eq__", [](const ir::Dim& a, const ir::Dim& b) { return a == b; })
+      .def("__eq__", [](const ir::Dim& a, int64_t b) { return a == ir::Dim(b); })
+      .def("__hash__", [](const ir::Dim& a) { return std::hash<std::string>()(a.to_string()); })
+      .def("__repr__", &ir::Dim::to_string);
 }
 
 std::optional<int64_t> optional_index(nb::handle object) {
@@ -104,12 +173,24 @@ void bind_trace_and_tensor(nb::module_& module) {
       .def(nb::init<>())
       .def(
           "input",
-          [](Trace& trace, nb::handle dtype, std::vector<int64_t> shape) {
+          [](Trace& trace, nb::handle dtype, nb::handle shape) {
             trace.builder.set_location(trace.default_location);
-            return trace.input(dtype_from_object(dtype), shape);
+            return Tensor(&trace,
+                          trace.builder.parameter(dtype_from_object(dtype), shape_from_object(shape)));
           },
           nb::arg("dtype"), nb::arg("shape"), Keep<1>(),
-          "A new graph input, numbered in call order.")
+          "A new graph input, numbered in call order; its shape may hold kiln.Size objects.")
+      .def(
+          "size_symbol",
+          [](Trace& trace, int64_t hint) {
+            if (hint < 2) {
+              throw Error(ErrorKind::Value, "a size symbol stands for sizes >= 2; its hint is " +
+                                                std::to_string(hint));
+            }
+            return trace.graph.add_symbol(hint);
+          },
+          nb::arg("hint"),
+          "A new size symbol (kiln.Size) for sizes >= 2; `hint` is the size expected most.")
       .def("constant", &constant_from_array, nb::arg("array"), Keep<1>(),
            "Embeds a NumPy array (copied) as a constant.")
       .def_prop_rw(
@@ -179,7 +260,7 @@ void bind_trace_and_tensor(nb::module_& module) {
 
   nb::class_<Tensor>(module, "Tensor", "A symbolic tensor of a Trace.")
       .def_prop_ro("dtype", [](const Tensor& x) { return std::string(dtype_name(x.dtype())); })
-      .def_prop_ro("shape", [](const Tensor& x) { return shape_tuple(x.shape()); })
+      .def_prop_ro("shape", [](const Tensor& x) { return shape_tuple(symbolic_shape(x)); })
       .def_prop_ro("ndim", &Tensor::ndim)
       .def_prop_ro("size", &Tensor::size)
       .def_prop_ro("id", &Tensor::id)
@@ -192,16 +273,12 @@ void bind_trace_and_tensor(nb::module_& module) {
             return x.astype(dtype_from_object(dtype), kNoWhere);
           },
           nb::arg("dtype"), Keep<1>())
-      .def(
-          "reshape", [](const Tensor& x, std::vector<int64_t> shape) {
-            return x.reshape(std::move(shape), kNoWhere);
-          },
-          nb::arg("shape"), Keep<1>())
+      .def("reshape", &reshape_to, nb::arg("shape"), Keep<1>())
       .def("__getitem__", [](const Tensor& x, int64_t index) { return x[index]; }, Keep<1>())
       .def("__repr__", [](const Tensor& x) {
         std::string text = "Tensor(%" + std::to_string(x.id()) + ", " +
                            std::string(dtype_name(x.dtype())) + ", (";
-        for (int64_t extent : x.shape()) text += std::to_string(extent) + ",";
+        for (const ir::Dim& extent : symbolic_shape(x)) text += extent.to_string() + ",";
         return text + "))";
       });
 }
@@ -382,11 +459,7 @@ void bind_reductions(nb::module_& module) {
 
 void bind_movement(nb::module_& module) {
   module.def(
-      "reshape",
-      [](const Tensor& x, std::vector<int64_t> shape) {
-        return kiln::reshape(x, std::move(shape), kNoWhere);
-      },
-      nb::arg("x"), nb::arg("shape"), Keep<1>());
+      "reshape", &reshape_to, nb::arg("x"), nb::arg("shape"), Keep<1>());
   module.def(
       "transpose",
       [](const Tensor& x, Axes permutation) {
@@ -403,8 +476,10 @@ void bind_movement(nb::module_& module) {
       nb::arg("x"), nb::arg("axis") = Axes{}, Keep<1>());
   module.def(
       "broadcast_to",
-      [](const Tensor& x, std::vector<int64_t> shape) {
-        return kiln::broadcast_to(x, std::move(shape), kNoWhere);
+      [](const Tensor& x, nb::handle shape) {
+        ir::Shape target = shape_from_object(shape);
+        if (ir::is_static(target)) return kiln::broadcast_to(x, ir::to_ints(target), kNoWhere);
+        return build_on(x, [&](ir::Builder& b) { return b.broadcast(x.id(), target); });
       },
       nb::arg("x"), nb::arg("shape"), Keep<1>());
   module.def(
@@ -507,8 +582,15 @@ void bind_linear_algebra_and_creation(nb::module_& module) {
       "ones_like", [](const Tensor& like) { return kiln::ones_like(like, kNoWhere); }, Keep<1>());
   module.def(
       "full",
-      [](const Tensor& like, std::vector<int64_t> shape, double value, nb::handle dtype) {
-        return kiln::full(like, std::move(shape), value, dtype_from_object(dtype), kNoWhere);
+      [](const Tensor& like, nb::handle shape, double value, nb::handle dtype) {
+        ir::Shape target = shape_from_object(shape);
+        DType kind = dtype_from_object(dtype);
+        if (ir::is_static(target)) {
+          return kiln::full(like, ir::to_ints(target), value, kind, kNoWhere);
+        }
+        return build_on(like, [&](ir::Builder& b) {
+          return b.constant(decompose::detail::scalar_for(kind, value), kind, target);
+        });
       },
       nb::arg("like"), nb::arg("shape"), nb::arg("value"), nb::arg("dtype"), Keep<1>(),
       "A constant of `shape` and `dtype` in the trace of `like`.");
@@ -548,6 +630,7 @@ void bind_linear_algebra_and_creation(nb::module_& module) {
 }  // namespace
 
 void bind_tensor(nb::module_& module) {
+  bind_sizes(module);
   bind_trace_and_tensor(module);
   bind_elementwise(module);
   bind_reductions(module);

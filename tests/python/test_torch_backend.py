@@ -349,7 +349,7 @@ def test_compiled_optimizer_step_matches_eager(capfd):
         torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-5)
 
 
-def test_dynamic_sizes_compile_per_size_and_say_so(capfd):
+def test_dynamic_sizes_become_size_symbols_and_compile_per_size(capfd):
     f = torch.compile(lambda x: torch.relu(x) * 3, backend="kiln", dynamic=True)
     kiln.set_logs("recompiles")
     try:
@@ -359,7 +359,58 @@ def test_dynamic_sizes_compile_per_size_and_say_so(capfd):
     finally:
         kiln.set_logs("")
     err = capfd.readouterr().err
-    assert err.count("compiles for sizes") == 2  # 3 and 5; the second 3 reuses the first
+    assert "compiles for s0 = 3, s1 = 4 (variant 1)" in err  # dynamic=True: every size
+    assert "compiles for s0 = 5, s1 = 4 (variant 2)" in err
+    assert err.count("(variant") == 2  # the second 3 reuses the first
+
+
+class _TokenMixer(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.up, self.down = torch.nn.Linear(16, 32), torch.nn.Linear(32, 8)
+        self.norm = torch.nn.LayerNorm(32)
+
+    def forward(self, x):  # (batch, tokens, 16): views over batch x tokens, norms, softmax
+        hidden = torch.nn.functional.gelu(self.norm(self.up(x)))
+        return torch.softmax(self.down(hidden), -1).sum(1)
+
+
+def test_one_trace_with_size_symbols_serves_every_size(capfd):
+    model = _TokenMixer().eval()
+    graphs = []
+
+    def counting_backend(graph_module, example_inputs):
+        graphs.append(graph_module)
+        return kiln.torch.backend(graph_module, example_inputs)
+
+    compiled = torch.compile(model, backend=counting_backend, dynamic=True)
+    kiln.set_logs("recompiles")
+    try:
+        with torch.no_grad():
+            for batch, tokens in ((2, 5), (3, 7), (2, 5), (6, 3)):
+                x = torch.randn(batch, tokens, 16)
+                torch.testing.assert_close(compiled(x), model(x), rtol=1e-5, atol=1e-6)
+    finally:
+        kiln.set_logs("")
+    err = capfd.readouterr().err
+    assert len(graphs) == 1  # Dynamo traced once: the sizes stayed symbolic through kiln
+    assert "keeps no size symbols" not in err
+    assert "compiles for s0 = 3, s1 = 7" in err and err.count("(variant") == 3
+
+
+def test_dynamic_sizes_an_op_cannot_keep_symbolic_compile_per_size(capfd):
+    conv = torch.nn.Conv2d(3, 4, 3).eval()  # convolution geometry needs numbers
+    compiled = torch.compile(conv, backend="kiln", dynamic=True)
+    kiln.set_logs("recompiles")
+    try:
+        with torch.no_grad():
+            for batch in (2, 3):
+                x = torch.randn(batch, 3, 8, 8)
+                torch.testing.assert_close(compiled(x), conv(x), rtol=1e-4, atol=1e-5)
+    finally:
+        kiln.set_logs("")
+    err = capfd.readouterr().err
+    assert "keeps no size symbols, it compiles per size" in err and "convolution" in err
 
 
 def test_tensors_on_another_device_stay_in_pytorch():

@@ -48,7 +48,7 @@ def _attention(context, node, query, key, value, dropout_p=0.0, is_causal=False,
     logsumexp = _kiln.logsumexp(scores, [3], True)
     probabilities = _kiln.exp(_kiln.subtract(scores, logsumexp))
     return (_kiln.matmul(probabilities, value),
-            _kiln.reshape(logsumexp, out_shape(node, 1)))
+            _kiln.reshape(logsumexp, out_shape(context, node, 1)))
 
 
 @lowers(aten._scaled_dot_product_flash_attention_for_cpu_backward.default)

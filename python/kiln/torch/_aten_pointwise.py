@@ -214,7 +214,7 @@ def _fused_multiply_add(context, node, a, b, c):
 
 @lowers(aten.copy.default)
 def _copy(context, node, destination, source, non_blocking=False):
-    return _kiln.broadcast_to(cast(source, out_dtype(node)), out_shape(node))
+    return _kiln.broadcast_to(cast(source, out_dtype(node)), out_shape(context, node))
 
 
 @lowers(aten._to_copy.default)
@@ -265,7 +265,7 @@ def _argmax_or_argmin(context, node, x, dim=None, keepdim=False):
     builder = _kiln.argmax if node.target == aten.argmax.default else _kiln.argmin
     if dim is None:
         result = builder(x, None, False)
-        return _kiln.reshape(result, out_shape(node)) if keepdim else result
+        return _kiln.reshape(result, out_shape(context, node)) if keepdim else result
     return builder(x, axis(dim, x.ndim), keepdim)
 
 

@@ -19,12 +19,12 @@ aten = torch.ops.aten
         aten.squeeze.default, aten.squeeze.dim, aten.squeeze.dims, aten.unsqueeze.default,
         view=True)
 def _reshape(context, node, x, *args):
-    return _kiln.reshape(x, out_shape(node))
+    return _kiln.reshape(x, out_shape(context, node))
 
 
 @lowers(aten.expand.default, view=True)
 def _expand(context, node, x, *args, **kwargs):
-    return _kiln.broadcast_to(x, out_shape(node))
+    return _kiln.broadcast_to(x, out_shape(context, node))
 
 
 @lowers(aten.permute.default, view=True)
@@ -66,7 +66,7 @@ def _select(context, node, x, dim, index):
     index = index + x.shape[dim] if index < 0 else index
     slices = [slice(None)] * x.ndim
     slices[dim] = (index, index + 1, 1)
-    return _kiln.reshape(_kiln.slice(x, slices), out_shape(node))
+    return _kiln.reshape(_kiln.slice(x, slices), out_shape(context, node))
 
 
 @lowers(aten.split.Tensor, aten.split_with_sizes.default, view=True)
@@ -90,7 +90,7 @@ def _cat(context, node, tensors, dim=0):
     # torch accepts (and skips) 1-d empty tensors beside tensors of any rank.
     kept = [cast(tensor, dtype) for tensor in tensors if not (tensor.shape == (0,))]
     if not kept:
-        return context.full(out_shape(node), 0, dtype)
+        return context.full(out_shape(context, node), 0, dtype)
     return _kiln.concatenate(kept, axis(dim, kept[0].ndim))
 
 
@@ -144,7 +144,7 @@ def _full(context, node, *args, **kwargs):
         value = args[-1] if name != "new_full" else args[2]
     if isinstance(value, _kiln.Tensor):
         raise Unconvertible("a fill value computed by the graph")
-    return context.full(out_shape(node), value, out_dtype(node))
+    return context.full(out_shape(context, node), value, out_dtype(node))
 
 
 @lowers(aten.arange.default, aten.arange.start, aten.arange.start_step)
@@ -156,7 +156,7 @@ def _arange(context, node, *args, **kwargs):
     if len(numbers) >= 3:
         step = numbers[2]
     dtype = out_dtype(node)
-    count = out_shape(node)[0]
+    count = out_shape(context, node)[0]
     if all(isinstance(value, int) for value in (start, step)):
         positions = cast(_kiln.arange(context.anchor(), count, "int64"), torch.int64)
         values = _kiln.add(_kiln.multiply(positions, context.full((), step, torch.int64)),
@@ -237,7 +237,7 @@ def _index(context, node, x, indices):
     """x[i0, i1, ...] with index tensors on adjacent dims."""
     first, last, merged, flat = _advanced_index(context, node, x, indices, "index")
     return _kiln.reshape(_kiln.take(_merged(x, first, last, merged), flat, first, False),
-                         out_shape(node))
+                         out_shape(context, node))
 
 
 @lowers(aten.index_put.default)
@@ -250,7 +250,7 @@ def _index_put(context, node, x, indices, values, accumulate=False):
     indexed_shape = list(target.shape[:first]) + list(flat.shape) + list(target.shape[first + 1:])
     values = _kiln.broadcast_to(cast(values, dtype), indexed_shape)
     return _kiln.reshape(_kiln.index_put(target, flat, values, first, bool(accumulate)),
-                         out_shape(node))
+                         out_shape(context, node))
 
 
 # ---- linear algebra ----------------------------------------------------------------------
@@ -412,13 +412,13 @@ def _max_pool(context, node, x, kernel, stride=(), padding=0, dilation=1, ceil_m
             candidate = _flat_index(context, node, x, offset, stride, padding, dilation)
             index = _kiln.where(better, candidate, index)
     if index is None:
-        index = context.full(out_shape(node, 1), 0, torch.int64)
-    return best, _kiln.broadcast_to(index, out_shape(node, 1))
+        index = context.full(out_shape(context, node, 1), 0, torch.int64)
+    return best, _kiln.broadcast_to(index, out_shape(context, node, 1))
 
 
 def _flat_index(context, node, x, offset, stride, padding, dilation):
     """h * W + w of kernel position `offset` for every output position (torch's indices)."""
-    out = out_shape(node, 0)
+    out = out_shape(context, node, 0)
     height, width = out[-2], out[-1]
     rows = _kiln.arange(context.anchor(), height, "int64")
     columns = _kiln.arange(context.anchor(), width, "int64")
@@ -453,7 +453,7 @@ def _avg_pool(context, node, x, kernel, stride=(), padding=0, ceil_mode=False,
 @lowers(aten._adaptive_avg_pool2d.default)
 def _adaptive_avg_pool(context, node, x, output_size):
     height, width = x.shape[-2:]
-    out_height, out_width = out_shape(node)[-2:]
+    out_height, out_width = out_shape(context, node)[-2:]
     if height % out_height or width % out_width:
         raise Unconvertible("adaptive pooling with windows of unequal sizes")
     if (out_height, out_width) == (1, 1):

@@ -63,6 +63,7 @@ class LoweringContext:
 
     def __init__(self, trace):
         self.trace = trace
+        self.sizes = None  # SizeSymbols when the graph keeps its dynamic sizes symbolic
         self._anchor = None
 
     def anchor(self):
@@ -111,10 +112,14 @@ def out_dtype(node, index=None):
     return value.dtype
 
 
-def out_shape(node, index=None):
+def out_shape(context, node, index=None):
+    """The shape torch recorded for the node's result: ints, and kiln.Size objects for dynamic
+    sizes when the graph keeps them symbolic."""
     value = meta(node)
     if index is not None:
         value = value[index]
+    if context.sizes is not None:
+        return [context.sizes.size(extent) for extent in value.shape]
     return [int(extent) for extent in value.shape]
 
 

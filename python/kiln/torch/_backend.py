@@ -13,7 +13,7 @@ from torch._decomp import core_aten_decompositions
 from torch._dynamo.backends.common import aot_autograd
 from torch._functorch.aot_autograd import aot_export_joint_simple
 from torch._functorch.partitioners import min_cut_rematerialization_partition
-from torch._guards import detect_fake_mode
+from torch._guards import TracingContext, detect_fake_mode
 from torch._subclasses.fake_tensor import FakeTensor
 from torch.utils._python_dispatch import is_traceable_wrapper_subclass
 
@@ -65,10 +65,20 @@ def _plain_inference_graph(graph_module, example_inputs):
         return None  # tensors held by the module (not inputs): their mutations would be lost
     if any(is_traceable_wrapper_subclass(value) for value in example_inputs):
         return None  # tensor subclasses are unwrapped by AOTAutograd's wrappers
-    # Dynamo hands parameters over as real tensors: the trace needs them fake, like the rest.
-    inputs = tuple(fake_mode.from_tensor(value, static_shapes=True)
-                   if isinstance(value, torch.Tensor) and not isinstance(value, FakeTensor)
-                   else value for value in example_inputs)
+    # Dynamo hands its inputs over as real tensors: the trace needs them fake, with the sizes
+    # Dynamo made dynamic symbolic (as AOTAutograd fakes them: Dynamo's symbolic context of the
+    # tensor), the rest static.
+    tracing_context = TracingContext.try_get()
+
+    def fake(value):
+        if not isinstance(value, torch.Tensor) or isinstance(value, FakeTensor):
+            return value
+        context = tracing_context.tensor_to_context.get(value) if tracing_context else None
+        if context is None:
+            return fake_mode.from_tensor(value, static_shapes=True)
+        return fake_mode.from_tensor(value, symbolic_context=context,
+                                     source=context.tensor_source, trace=False)
+    inputs = tuple(fake(value) for value in example_inputs)
 
     def run_recording_lines(*args):  # node by node, so each ATen node keeps the user's line
         with torch.fx.traceback.preserve_node_meta():

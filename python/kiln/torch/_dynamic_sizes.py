@@ -1,7 +1,9 @@
 """Graphs with dynamic sizes (SymInt inputs, symbolic tensor shapes), as Dynamo hands them over
-with dynamic=True or after it saw a size change. kiln's IR has no size symbols yet, so each
-distinct set of concrete sizes gets its own compilation (the graph re-traced by make_fx with the
-call's real tensors, every size a constant); KILN_LOGS=recompiles says when and why.
+with dynamic=True or after it saw a size change. They become one kiln graph with size symbols
+(_size_symbols.py, CompiledGraph(symbolic=True)); this is the fallback for a graph an op of which
+needs a number for a size (a convolution's geometry, a floor division): each distinct set of
+concrete sizes gets its own compilation (the graph re-traced by make_fx with the call's real
+tensors, every size a constant). KILN_LOGS=recompiles says when and why.
 """
 import torch
 from torch.fx.experimental.proxy_tensor import make_fx
@@ -46,7 +48,7 @@ class SizeSpecializedGraph:
                 sizes = ", ".join(str(tuple(arg.shape)) if isinstance(arg, torch.Tensor)
                                   else repr(arg) for arg in args)
                 _kiln.log("recompiles", f"torch graph {self.name} compiles for sizes {sizes} "
-                          f"(variant {len(self.variants) + 1}): kiln has no size symbols yet")
+                          f"(variant {len(self.variants) + 1})")
             detached = [arg.detach() if isinstance(arg, torch.Tensor) else arg for arg in args]
             try:
                 static = make_fx(self.graph_module, tracing_mode="fake")(*detached)

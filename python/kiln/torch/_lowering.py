@@ -15,6 +15,7 @@ from . import (_aten_attention, _aten_gradients, _aten_pointwise,  # noqa: F401 
                _aten_structure)
 from ._aten_table import (METADATA_ASSERTIONS, TABLE, LoweringContext, Unconvertible,
                           kiln_dtype, meta)
+from ._size_symbols import SizeSymbols
 
 _FRAME = re.compile(r'File "([^"]+)", line (\d+)')
 
@@ -44,8 +45,10 @@ def tensor_dtype_supported(value):
 
 
 def static_sizes(value):
-    """Whether a tensor's sizes are numbers (not symbols, e.g. nonzero's data-dependent count)."""
-    return all(type(extent) is int for extent in value.shape)
+    """Whether a tensor's sizes are known before its data: numbers, or size symbols of the
+    inputs (dynamic=True), not data-dependent ones (nonzero's count)."""
+    return all(type(extent) is int or (isinstance(extent, torch.SymInt) and extent.node.has_hint())
+               for extent in value.shape)
 
 
 def node_supported(node):
@@ -83,24 +86,26 @@ def _map_arguments(value, converted):
     return value
 
 
-def _check_result(node, result):
+def _check_result(context, node, result):
     """The entry's result against the shape and dtype torch recorded; casts a dtype that the
     entry left to be cast, rejects a shape that differs (a bug in the entry, named)."""
     expected = meta(node)
     if isinstance(expected, (tuple, list)):
         if not isinstance(result, tuple) or len(result) != len(expected):
             raise UnconvertibleNode(node, "the entry returned the wrong number of results")
-        return tuple(_check_result_one(node, item, want) for item, want in zip(result, expected))
-    return _check_result_one(node, result, expected)
+        return tuple(_check_result_one(context, node, item, want)
+                     for item, want in zip(result, expected))
+    return _check_result_one(context, node, result, expected)
 
 
-def _check_result_one(node, result, expected):
+def _check_result_one(context, node, result, expected):
     if expected is None:  # a result not asked for
         if result is not None:
             raise UnconvertibleNode(node, "kiln computed a result torch does not ask for (a "
                                           "bug in kiln's conversion table)")
         return None
-    shape = tuple(int(extent) for extent in expected.shape)
+    shape = tuple(int(extent) if context.sizes is None else context.sizes.size(extent)
+                  for extent in expected.shape)
     if tuple(result.shape) != shape:
         raise UnconvertibleNode(node, f"kiln's result has shape {tuple(result.shape)}, torch's "
                                        f"{shape} (a bug in kiln's conversion table)")
@@ -108,16 +113,21 @@ def _check_result_one(node, result, expected):
     return result if result.dtype == kind else _kiln.astype(result, kind)
 
 
-def trace_graph(graph_module, on_refusal=None):
+def trace_graph(graph_module, on_refusal=None, symbolic=False):
     """Records the FX graph in a new kiln Trace. Returns (trace, (outputs, output plan,
     single)): the plan says per FX output whether it is kiln output k (with its torch dtype),
     graph input k passed through, or a constant.
 
     Without `on_refusal`, a node kiln cannot convert raises UnconvertibleNode. With it, the
     node is reported (`on_refusal(node, reason)`) and the trace goes on as if its result were
-    a graph input: one pass finds every node that must stay in eager PyTorch."""
+    a graph input: one pass finds every node that must stay in eager PyTorch.
+
+    `symbolic`: the graph's dynamic sizes (SymInts) become kiln size symbols (one trace for
+    every size); an entry that needs a number for one raises (TypeError, _kiln.Unsupported)."""
     trace = _kiln.Trace()
     context = LoweringContext(trace)
+    if symbolic:
+        context.sizes = SizeSymbols(trace)
     converted = {}
     placeholders = [node for node in graph_module.graph.nodes if node.op == "placeholder"]
     for node in graph_module.graph.nodes:
@@ -125,15 +135,19 @@ def trace_graph(graph_module, on_refusal=None):
             return trace, None if on_refusal else _output_plan(node, converted, placeholders)
         try:
             if node.op == "placeholder":
-                converted[node] = _input(trace, node)
+                converted[node] = _input(context, node)
                 continue
             if node.op != "call_function":
                 raise UnconvertibleNode(node, f"FX node kind {node.op}")
             if node.target in METADATA_ASSERTIONS:
                 continue
+            if context.sizes is not None and isinstance(meta(node), torch.SymInt):
+                # size arithmetic (sym_size, mul, ...): its expression in the input symbols
+                converted[node] = context.sizes.size(meta(node))
+                continue
             for operand in node.all_input_nodes:
                 if operand not in converted:  # refused before: its result comes from PyTorch
-                    converted[operand] = _input(trace, operand)
+                    converted[operand] = _input(context, operand)
             converted[node] = _lower(context, node, converted)
         except (UnconvertibleNode, ValueError, TypeError, IndexError, _kiln.Unsupported) as error:
             if on_refusal is None:
@@ -144,10 +158,13 @@ def trace_graph(graph_module, on_refusal=None):
     raise UnconvertibleNode(None, "the graph has no output node")
 
 
-def _input(trace, node):
+def _input(context, node):
+    trace, sizes = context.trace, context.sizes
     value = meta(node)
     if isinstance(value, (int, float, bool)) and node.op == "placeholder":
         return value  # a size the graph was specialised for (_dynamic_sizes.py)
+    if sizes is not None and isinstance(value, torch.SymInt) and node.op == "placeholder":
+        return sizes.size(value)
     if not isinstance(value, torch.Tensor):
         what = ("a graph input" if node.op == "placeholder" else
                 f"the result of {node.target} (run in eager PyTorch)")
@@ -156,10 +173,12 @@ def _input(trace, node):
     if not tensor_dtype_supported(value):
         raise UnconvertibleNode(node, f"kiln has no {value.dtype} {value.layout} tensors on "
                                       f"{value.device}")
-    if not static_sizes(value):
+    if not static_sizes(value) or (sizes is None and not all(
+            type(extent) is int for extent in value.shape)):
         raise UnconvertibleNode(node, "a size that depends on the data")
     trace.location = source_line(node)
-    return trace.input(kind, [int(extent) for extent in value.shape])
+    return trace.input(kind, [extent if sizes is None else sizes.size(extent)
+                              for extent in value.shape])
 
 
 def _lower(context, node, converted):
@@ -176,7 +195,7 @@ def _lower(context, node, converted):
         result = lowering(context, node, *args, **kwargs)
     except Unconvertible as error:
         raise UnconvertibleNode(node, str(error)) from None
-    return _check_result(node, result)
+    return _check_result(context, node, result)
 
 
 def _output_plan(output_node, converted, placeholders):
@@ -217,22 +236,36 @@ def as_torch(array, dtype):
     return tensor.view(torch.bfloat16) if dtype == torch.bfloat16 else tensor
 
 
+_NOT_YET = object()
+
+
 class CompiledGraph:
     """An FX graph compiled by kiln. Called with a list of torch tensors (AOTAutograd's boxed
     convention: `_boxed_call`), returns a list of torch tensors."""
 
-    def __init__(self, graph_module, example_inputs, options, name="graph"):
+    def __init__(self, graph_module, example_inputs, options, name="graph", symbolic=False):
         # An instance attribute: wrappers (functools.wraps) copy __dict__, not class attributes.
         self._boxed_call = True
         self.graph_module = graph_module
         self.options = options
         self.name = name
+        self.symbolic = symbolic  # dynamic sizes stay size symbols (trace_graph)
         self.layouts = {}  # input strides -> Compiled
         self.tensor_positions = [
             position for position, node in enumerate(
                 node for node in graph_module.graph.nodes if node.op == "placeholder")
             if isinstance(meta(node), torch.Tensor)]
-        self.compiled = self._compile(example_inputs)
+        self._traced = None
+        if symbolic:  # traced now (an entry may refuse a symbol); compiled on the first call,
+            self._traced = self._trace()  # whose real tensors say their strides
+            self.plan, self.single = self._traced[1][1:]
+            self.compiled = _NOT_YET
+        else:
+            self.compiled = self._compile(example_inputs)
+
+    def _trace(self):
+        traced, self._traced = self._traced, None
+        return traced or trace_graph(self.graph_module, symbolic=self.symbolic)
 
     def _compile(self, inputs):
         inputs = [inputs[position] for position in self.tensor_positions]
@@ -241,7 +274,7 @@ class CompiledGraph:
         found = self.layouts.get(key)
         if found is not None:
             return found
-        trace, (outputs, plan, single) = trace_graph(self.graph_module)
+        trace, (outputs, plan, single) = self._trace()
         self.plan, self.single = plan, single
         if not outputs:  # only inputs and constants come out: nothing for kiln to run
             compiled = None
@@ -255,6 +288,8 @@ class CompiledGraph:
         return compiled
 
     def __call__(self, args):
+        if self.compiled is _NOT_YET:
+            self.compiled = self._compile(args)
         compiled = self.compiled
         results = []
         if compiled is not None:

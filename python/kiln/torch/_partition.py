@@ -54,6 +54,12 @@ def compile_graph_module(graph_module, example_inputs, options, unsupported_ops,
     """A callable for an ATen graph: one kiln graph when kiln converts every node, else the
     graph partitioned between kiln and eager PyTorch."""
     if has_dynamic_sizes(graph_module):
+        try:  # one kiln graph with size symbols for every size
+            return CompiledGraph(graph_module, example_inputs, options, name, symbolic=True)
+        except (UnconvertibleNode, TypeError, ValueError, IndexError, _kiln.Unsupported) as error:
+            if _kiln.log_enabled("recompiles"):
+                _kiln.log("recompiles", f"torch graph {name} keeps no size symbols, it compiles "
+                          f"per size: {error}")
         return SizeSpecializedGraph(
             graph_module, lambda static, inputs: compile_graph_module(
                 static, inputs, options, unsupported_ops, name), name)

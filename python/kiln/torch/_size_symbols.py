@@ -1,0 +1,49 @@
+"""torch's dynamic sizes as kiln size symbols: each SymInt's sympy expression over the graph's
+input symbols (s0, s1, ...) becomes the same polynomial over kiln size symbols of one trace, so
+that one kiln graph stands for every size (ir/shape.h). Anything else (floor division, min/max,
+a data-dependent size) is refused, and the graph compiles per size instead (_dynamic_sizes.py).
+"""
+import torch
+
+from ._aten_table import Unconvertible
+
+
+class SizeSymbols:
+    def __init__(self, trace):
+        self.trace = trace
+        self.symbols = {}  # sympy symbol -> kiln.Size
+
+    def size(self, extent):
+        """An int or SymInt as an int or a kiln.Size."""
+        if isinstance(extent, int):
+            return extent
+        if not isinstance(extent, torch.SymInt):
+            raise Unconvertible(f"the size {extent!r} is not an integer")
+        return self._convert(extent.node.expr, extent.node.shape_env)
+
+    def _convert(self, expr, shape_env):
+        if expr.is_Integer:
+            return int(expr)
+        if expr.is_Symbol:
+            found = self.symbols.get(expr)
+            if found is None:
+                values = (shape_env.backed_var_to_val if hasattr(shape_env, "backed_var_to_val")
+                          else shape_env.var_to_val)
+                hint = values.get(expr)
+                if hint is None or int(hint) < 2:
+                    raise Unconvertible(f"the size {expr} has no value to expect (data-dependent)")
+                found = self.symbols[expr] = self.trace.size_symbol(int(hint))
+            return found
+        if expr.is_Add or expr.is_Mul:
+            parts = [self._convert(arg, shape_env) for arg in expr.args]
+            result = parts[0]
+            for part in parts[1:]:
+                result = result + part if expr.is_Add else result * part
+            return result
+        if expr.is_Pow and expr.exp.is_Integer and int(expr.exp) > 0:
+            base = self._convert(expr.base, shape_env)
+            result = base
+            for _ in range(int(expr.exp) - 1):
+                result = result * base
+            return result
+        raise Unconvertible(f"the size {expr} is not a polynomial in the input sizes")
