@@ -44,8 +44,8 @@ auto run_stage(const std::string& name, Stage&& stage) {
   return stage();
 }
 
-// Canonical graph + input layouts + options + target + passes + toolchain + kiln's build: all
-// that decides the generated code, so a hit may skip scheduling and emission.
+}  // namespace
+
 std::string compile_key(const std::string& graph_text,
                         const std::vector<std::vector<int64_t>>& input_strides,
                         const Options& options, const target::Target& target,
@@ -62,11 +62,41 @@ std::string compile_key(const std::string& graph_text,
                              runtime::build_identity()});
 }
 
-// Scheduling and the target's loop passes: the Program the emitter prints.
+namespace {
+
+bool same_statement_shape(const std::vector<sched::Stmt>& a, const std::vector<sched::Stmt>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t k = 0; k < a.size(); ++k)
+    if (a[k].kind != b[k].kind || !same_statement_shape(a[k].body, b[k].body)) return false;
+  return true;
+}
+
+void copy_parallel_flags(std::vector<sched::Stmt>& to, const std::vector<sched::Stmt>& from) {
+  for (size_t k = 0; k < to.size(); ++k) {
+    to[k].parallel = from[k].parallel;
+    copy_parallel_flags(to[k].body, from[k].body);
+  }
+}
+
+// The kernels of `program` that have the statements of `decisions`' kernels run in parallel
+// where those do.
+void follow_parallel_decisions(sched::Program& program, const sched::Program& decisions) {
+  if (program.kernels.size() != decisions.kernels.size()) return;
+  for (size_t k = 0; k < program.kernels.size(); ++k) {
+    sched::Kernel& kernel = program.kernels[k];
+    const sched::Kernel& decided = decisions.kernels[k];
+    if (same_statement_shape(kernel.body, decided.body))
+      copy_parallel_flags(kernel.body, decided.body);
+  }
+}
+
+}  // namespace
+
 sched::Program schedule_program(const ir::Graph& graph,
                                 const std::vector<std::vector<int64_t>>& input_strides,
                                 const target::Target& target,
-                                const std::set<std::string>& disabled) {
+                                const std::set<std::string>& disabled,
+                                const sched::Program* decisions) {
   std::vector<std::string> fusion_notes;
   sched::Program program =
       run_stage("schedule", [&] { return sched::schedule(graph, input_strides, &fusion_notes); });
@@ -77,6 +107,8 @@ sched::Program schedule_program(const ir::Graph& graph,
       if (pass.run_program) return pass.run_program(program, target);
       bool any = false;
       for (sched::Kernel& kernel : program.kernels) any = pass.run(kernel, target) || any;
+      if (decisions != nullptr && pass.name == "mark_parallel")
+        follow_parallel_decisions(program, *decisions);
       return any;
     });
     if (api::log_enabled(LogChannel::Passes))
@@ -89,6 +121,8 @@ sched::Program schedule_program(const ir::Graph& graph,
   return program;
 }
 
+namespace {
+
 // Compile work is bounded: the source is compiled in units of about unit_bytes_setting() each
 // (codegen/cpp/translation_units.h), in parallel; a unit past kMaxUnitBytes (one kernel that
 // large) or a source past kMaxSourceBytes (the compiler's time and memory grow with it) is
@@ -96,6 +130,8 @@ sched::Program schedule_program(const ir::Graph& graph,
 // (kiln.Unsupported).
 constexpr size_t kMaxUnitBytes = size_t(8) << 20;
 constexpr size_t kMaxSourceBytes = size_t(16) << 20;
+
+}  // namespace
 
 void check_source_size(const codegen::SourceFile& file, const ir::Graph& graph) {
   api::log(LogChannel::Perf, "source: " + std::to_string(file.text.size()) + " bytes in " +
@@ -112,6 +148,8 @@ void check_source_size(const codegen::SourceFile& file, const ir::Graph& graph) 
                   (whole ? " MiB for one graph" : " MiB for one compile") +
                   "; it runs eagerly (KILN_LOGS=perf shows the sizes)");
 }
+
+namespace {
 
 // A complex input's strides as its real pairs' (ir/complex_lowering.h): each doubled, then 1.
 std::vector<std::vector<int64_t>> real_input_strides(
@@ -177,16 +215,10 @@ std::set<std::string> disabled_passes() {
   return names;
 }
 
-std::unique_ptr<CompiledGraph> compile_graph(const ir::Graph& traced,
-                                             const std::vector<std::vector<int64_t>>& input_strides,
-                                             const Options& options, CompileStats& stats,
-                                             std::vector<runtime::RuntimeCheck> checks) {
-  api::check_log_environment();
-  api::check_options(options);
-  const std::set<std::string> disabled = disabled_passes();
-  const target::Target target = target::host_cpu(options.num_threads);
-  auto result = std::make_unique<CompiledGraph>();
-
+PreparedGraph prepare_graph(const ir::Graph& traced,
+                            const std::vector<std::vector<int64_t>>& input_strides,
+                            const std::set<std::string>& disabled) {
+  PreparedGraph prepared;
   // A trace that captured loops keeps the bodies' original nodes, dead (api/loop_trace.h).
   bool captured_loops = std::any_of(traced.nodes().begin(), traced.nodes().end(),
                                     [](const ir::Node& node) { return node.op == ir::Op::placeholder; });
@@ -197,11 +229,49 @@ std::unique_ptr<CompiledGraph> compile_graph(const ir::Graph& traced,
   const ir::Graph looped =
       run_stage("lower conditionals", [&] { return ir::lower_conditionals(live); });
   const ir::Graph real = run_stage("lower complex", [&] { return ir::lower_complex(looped); });
-  const std::vector<std::vector<int64_t>> real_strides = real_input_strides(live, input_strides);
-  result->graph =
+  prepared.strides = real_input_strides(live, input_strides);
+  prepared.graph =
       run_stage("graph passes", [&] { return passes::run_graph_passes(real, disabled); });
-  ir::verify(result->graph, "graph passes");
-  result->graph_text = ir::print_graph(result->graph);
+  ir::verify(prepared.graph, "graph passes");
+  prepared.graph_text = ir::print_graph(prepared.graph);
+  if (ir::has_complex_values(live)) {
+    for (ir::ValueId input : live.inputs())
+      prepared.complex_inputs.push_back(is_complex(live.node(input).dtype));
+    for (ir::ValueId output : live.outputs())
+      prepared.complex_outputs.push_back(is_complex(live.node(output).dtype));
+  }
+  return prepared;
+}
+
+runtime::ExecutionSettings execution_settings(const Options& options,
+                                              const target::Target& target,
+                                              const PreparedGraph& prepared,
+                                              const std::string& tuning_file) {
+  const api::ModeSettings& mode = api::mode_settings(options.mode);
+  runtime::ExecutionSettings settings;
+  settings.threads = target.threads;
+  settings.pool_outputs = mode.reduce_overhead;
+  settings.autotune = mode.autotune;
+  settings.tuning_file = tuning_file;
+  settings.complex_inputs = prepared.complex_inputs;
+  settings.complex_outputs = prepared.complex_outputs;
+  return settings;
+}
+
+std::unique_ptr<CompiledGraph> compile_graph(const ir::Graph& traced,
+                                             const std::vector<std::vector<int64_t>>& input_strides,
+                                             const Options& options, CompileStats& stats,
+                                             std::vector<runtime::RuntimeCheck> checks) {
+  api::check_log_environment();
+  api::check_options(options);
+  const std::set<std::string> disabled = disabled_passes();
+  const target::Target target = target::host_cpu(options.num_threads);
+  auto result = std::make_unique<CompiledGraph>();
+
+  PreparedGraph prepared = prepare_graph(traced, input_strides, disabled);
+  result->graph = prepared.graph;
+  result->graph_text = prepared.graph_text;
+  const std::vector<std::vector<int64_t>>& real_strides = prepared.strides;
   const std::string key = run_stage("cache key", [&] {
     return compile_key(result->graph_text, real_strides, options, target, disabled);
   });
@@ -244,18 +314,9 @@ std::unique_ptr<CompiledGraph> compile_graph(const ir::Graph& traced,
   auto library = run_stage("load", [&] { return runtime::SharedLibrary::open(object.path); });
   if (!image) image = run_stage("read image", [&] { return read_image(*library); });
   stats.kernels = static_cast<int>(image->program.kernels.size());
-  const api::ModeSettings& mode = api::mode_settings(options.mode);
-  runtime::ExecutionSettings settings;
-  settings.threads = target.threads;
-  settings.pool_outputs = mode.reduce_overhead;
-  settings.autotune = mode.autotune;
-  settings.tuning_file = object.path.substr(0, object.path.find_last_of('/')) + "/autotune.txt";
-  if (ir::has_complex_values(live)) {
-    for (ir::ValueId input : live.inputs())
-      settings.complex_inputs.push_back(is_complex(live.node(input).dtype));
-    for (ir::ValueId output : live.outputs())
-      settings.complex_outputs.push_back(is_complex(live.node(output).dtype));
-  }
+  runtime::ExecutionSettings settings = execution_settings(
+      options, target, prepared,
+      object.path.substr(0, object.path.find_last_of('/')) + "/autotune.txt");
   result->executable = std::make_unique<runtime::Executable>(
       std::move(image->program), std::move(image->kernels), std::move(library), std::move(checks),
       std::move(settings));

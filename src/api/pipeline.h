@@ -17,7 +17,10 @@
 
 #include "ir/graph.h"
 #include "kiln/compile.h"
+#include "codegen/cpp/translation_units.h"
 #include "runtime/executable.h"
+#include "sched/loop_ir.h"
+#include "target/target.h"
 
 namespace kiln::detail {
 
@@ -39,6 +42,40 @@ std::unique_ptr<CompiledGraph> compile_graph(const ir::Graph& traced,
                                              const std::vector<std::vector<int64_t>>& input_strides,
                                              const Options& options, CompileStats& stats,
                                              std::vector<runtime::RuntimeCheck> checks = {});
+
+// The stages compile_graph runs, for the drivers that run them differently
+// (api/size_generic_graph.h).
+struct PreparedGraph {
+  ir::Graph graph;  // lowered (conditionals, complex values) and through the graph passes
+  std::string graph_text;
+  std::vector<std::vector<int64_t>> strides;  // of the lowered graph's inputs
+  std::vector<bool> complex_inputs, complex_outputs;  // runtime::ExecutionSettings
+};
+PreparedGraph prepare_graph(const ir::Graph& traced,
+                            const std::vector<std::vector<int64_t>>& input_strides,
+                            const std::set<std::string>& disabled);
+// Scheduling and the target's loop passes: the Program the emitter prints. `decisions`: the
+// program of the same graph at other sizes, whose choice of parallel loops this one keeps
+// where their kernels have the same statements (size-generic code, api/size_generic_graph.h:
+// a loop parallel at the hints stays parallel at sizes just below the work threshold, so that
+// their code has one shape).
+sched::Program schedule_program(const ir::Graph& graph,
+                                const std::vector<std::vector<int64_t>>& input_strides,
+                                const target::Target& target,
+                                const std::set<std::string>& disabled,
+                                const sched::Program* decisions = nullptr);
+// Canonical graph (or source) text + input layouts + options + target + passes + toolchain +
+// kiln's build: all that decides the generated code, so a hit may skip scheduling and emission.
+std::string compile_key(const std::string& graph_text,
+                        const std::vector<std::vector<int64_t>>& input_strides,
+                        const Options& options, const target::Target& target,
+                        const std::set<std::string>& disabled);
+// Refuses (kiln::Error Unsupported) a source past kiln's compile-work bounds.
+void check_source_size(const codegen::SourceFile& file, const ir::Graph& graph);
+runtime::ExecutionSettings execution_settings(const Options& options,
+                                              const target::Target& target,
+                                              const PreparedGraph& prepared,
+                                              const std::string& tuning_file);
 
 // Every pass KILN_DISABLE_PASSES may name, graph passes then loop passes, in pipeline order.
 std::vector<std::string> switchable_pass_names();

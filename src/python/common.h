@@ -12,13 +12,13 @@
 #endif
 #include <numpy/arrayobject.h>
 
-#include <map>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "api/compiled_function.h"
+#include "api/size_generic_graph.h"
 #include "api/trace.h"
 #include "kiln/array.h"
 #include "kiln/dtype.h"
@@ -81,16 +81,9 @@ inline void run_releasing_gil(runtime::Executable& executable, const std::vector
 struct Compiled {
   // The compiled graph; for a graph with size symbols, the variant of the latest call's sizes.
   std::shared_ptr<detail::CompiledGraph> graph;
-  // A graph with size symbols (ir/shape.h): each distinct set of sizes compiles the graph
-  // specialised to them (ir/specialize.h) on its first call; the hints' variant at once.
-  struct SizeVariants {
-    ir::Graph graph;
-    std::vector<std::vector<int64_t>> strides;
-    Options options;
-    std::vector<runtime::RuntimeCheck> checks;
-    std::map<std::vector<int64_t>, std::shared_ptr<detail::CompiledGraph>> by_sizes;
-  };
-  std::shared_ptr<SizeVariants> variants;
+  // A graph with size symbols (ir/shape.h): each call's sizes pick their compiled graph
+  // (api/size_generic_graph.h); the hints' at once.
+  std::shared_ptr<detail::SizeGenericGraph> variants;
   double compile_seconds = 0;
   int op_count = 0;
   std::vector<std::string> kernel_names;

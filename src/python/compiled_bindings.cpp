@@ -6,7 +6,6 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
-#include "api/logging.h"
 #include "api/runtime_checks.h"
 #include "ir/specialize.h"
 #include "ir/ops.h"
@@ -36,26 +35,6 @@ Array as_graph_input(Array array, DType expected) {
   return Array::borrow(array.data(), DType::BFloat16, array.shape(), array.strides());
 }
 
-// The variant of a graph with size symbols for the symbols' `sizes`, compiled on first use.
-std::shared_ptr<detail::CompiledGraph> size_variant(Compiled::SizeVariants& variants,
-                                                    const std::vector<int64_t>& sizes) {
-  std::shared_ptr<detail::CompiledGraph>& found = variants.by_sizes[sizes];
-  if (found) return found;
-  if (api::log_enabled(api::LogChannel::Recompiles)) {
-    std::string bound;
-    for (size_t k = 0; k < sizes.size(); ++k)
-      bound += (k ? ", s" : "s") + std::to_string(k) + " = " + std::to_string(sizes[k]);
-    api::log(api::LogChannel::Recompiles,
-             "a graph with size symbols compiles for " + bound + " (variant " +
-                 std::to_string(variants.by_sizes.size()) +
-                 "): kiln's kernels are generated for fixed sizes");
-  }
-  CompileStats stats;
-  found = detail::compile_graph(ir::specialize(variants.graph, sizes), variants.strides,
-                                variants.options, stats, variants.checks);
-  return found;
-}
-
 std::shared_ptr<Compiled> compile(detail::Trace& trace, const std::vector<Tensor>& outputs,
                                   nb::handle input_strides, nb::handle options) {
   auto start = std::chrono::steady_clock::now();
@@ -76,9 +55,9 @@ std::shared_ptr<Compiled> compile(detail::Trace& trace, const std::vector<Tensor
   CompileStats stats;
   auto result = std::make_shared<Compiled>();
   if (!trace.graph.symbol_hints().empty()) {
-    result->variants = std::make_shared<Compiled::SizeVariants>(Compiled::SizeVariants{
-        trace.graph, strides, options_from_dict(options), std::move(checks), {}});
-    result->graph = size_variant(*result->variants, trace.graph.symbol_hints());
+    result->variants = std::make_shared<detail::SizeGenericGraph>(
+        trace.graph, strides, options_from_dict(options), std::move(checks));
+    result->graph = result->variants->for_sizes(trace.graph.symbol_hints());
   } else {
     result->graph = detail::compile_graph(trace.graph, strides, options_from_dict(options), stats,
                                           std::move(checks));
@@ -95,7 +74,7 @@ std::shared_ptr<Compiled> compile(detail::Trace& trace, const std::vector<Tensor
 nb::list run(Compiled& compiled, nb::sequence inputs, nb::handle out) {
   std::vector<Array> arrays;
   size_t position = 0;
-  const ir::Graph& graph = compiled.variants ? compiled.variants->graph : compiled.graph->graph;
+  const ir::Graph& graph = compiled.variants ? compiled.variants->graph() : compiled.graph->graph;
   for (nb::handle input : inputs) {
     Array array = borrow_or_throw(input, position);
     if (position < graph.inputs().size())
@@ -106,7 +85,7 @@ nb::list run(Compiled& compiled, nb::sequence inputs, nb::handle out) {
   if (compiled.variants) {
     std::vector<std::vector<int64_t>> shapes;
     for (const Array& array : arrays) shapes.push_back(array.shape());
-    compiled.graph = size_variant(*compiled.variants, ir::bind_sizes(graph, shapes));
+    compiled.graph = compiled.variants->for_sizes(ir::bind_sizes(graph, shapes));
   }
   std::vector<Array> outputs;
   if (!out.is_none()) {

@@ -94,7 +94,7 @@ Executable::Executable(sched::Program program, std::vector<KernelCall> kernels,
     most_arguments = std::max(most_arguments, kernel.arguments.size());
     arguments_.push_back(std::move(kernel.arguments));
   }
-  argument_pointers_.resize(most_arguments + 1);  // + the thread count
+  argument_pointers_.resize(most_arguments + 2);  // + the thread count and the size table
   for (const sched::Kernel& kernel : program_.kernels)
     any_parallel_ = any_parallel_ || has_parallel_region(kernel.body);
   compiled_loops_.resize(program_.steps.size());
@@ -222,6 +222,8 @@ void Executable::run_kernel(size_t kernel, char* const* table, int threads) {
   const std::vector<int32_t>& arguments = arguments_[kernel];
   for (size_t k = 0; k < arguments.size(); ++k) argument_pointers_[k] = table[arguments[k]];
   argument_pointers_[arguments.size()] = reinterpret_cast<char*>(static_cast<intptr_t>(threads));
+  argument_pointers_[arguments.size() + 1] =
+      reinterpret_cast<char*>(const_cast<int64_t*>(settings_.size_table.data()));
   kernels_[kernel](argument_pointers_.data());
 }
 

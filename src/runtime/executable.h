@@ -41,6 +41,9 @@ struct ExecutionSettings {
   // By input and output number: complex in the caller's signature, a real (..., 2) array in the
   // program's (ir/complex_lowering.h). run() converts them with no copy.
   std::vector<bool> complex_inputs, complex_outputs;
+  // A size-generic library's integers for this program's sizes (codegen/size_parameters.h):
+  // every kernel gets the table after its thread count.
+  std::vector<int64_t> size_table;
 };
 
 class Executable {

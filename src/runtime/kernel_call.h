@@ -1,7 +1,7 @@
 // How the runtime calls one generated kernel: a symbol of the loaded library,
 // `void symbol(char* const* arguments)`, called with the program buffers `arguments` in order
 // (the emitter's a0, a1, ...) followed by the thread count of its parallel regions, as an
-// intptr_t. Every code generator produces one per Program kernel; kernels with the same code
+// intptr_t, and the size table of a size-generic library (codegen/size_parameters.h). Every code generator produces one per Program kernel; kernels with the same code
 // share a symbol.
 #pragma once
 #include <string>

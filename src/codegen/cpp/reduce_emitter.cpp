@@ -154,13 +154,13 @@ void KernelEmitter::reduce_loops(const Stmt& s, bool worksharing, const std::str
     open_block();
     lane_loop(s, v, v + "_block", lanes, suffix + "_lanes");
     close_block();
-    if (trimmed || last.extent % lanes != 0) {  // the remainder
-      if (share_last) line("#pragma omp single nowait");
-      line("for (int64_t " + v + " = " + full + "; " + v + " < " + extent + "; ++" + v + ") {");
-      open_block();
-      combine_elements(s, suffix + "_lanes", "[0]");
-      close_block();
-    }
+    // The remainder, written even when it is empty (the compiler drops it then), so that the
+    // code has one shape for every extent (size-generic code: codegen/size_parameters.h).
+    if (share_last) line("#pragma omp single nowait");
+    line("for (int64_t " + v + " = " + full + "; " + v + " < " + extent + "; ++" + v + ") {");
+    open_block();
+    combine_elements(s, suffix + "_lanes", "[0]");
+    close_block();
   } else {
     bool simd = simd_ok && clause_ok && s.body.empty() && !in_simd_loop_;
     if (share_last)

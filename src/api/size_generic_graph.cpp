@@ -1,0 +1,152 @@
+#include "api/size_generic_graph.h"
+
+#include <numeric>
+
+#include "api/logging.h"
+#include "codegen/cpp/translation_units.h"
+#include "ir/specialize.h"
+#include "runtime/disk_cache.h"
+#include "runtime/toolchain.h"
+
+namespace kiln::detail {
+namespace {
+
+using api::LogChannel;
+
+constexpr size_t kKeptSizes = 64;
+
+// The probes' sizes: each differs from the hints in every symbol, by different amounts, so
+// that the integers that depend on the sizes differ from the hints' in at least one (one alone
+// may agree by chance: 200 and 250 both have 192 = 3 x 64 in full SIMD blocks). Those near
+// the hints keep their magnitudes (the scheduler's thresholds: parallel loops, SIMD lanes);
+// `far` keeps their remainders by 64 (block and lane widths). Probes whose code has another
+// shape are not used.
+std::vector<std::vector<int64_t>> probe_sizes(const std::vector<int64_t>& hints) {
+  std::vector<int64_t> above = hints, below = hints, across = hints, far = hints;
+  for (size_t k = 0; k < hints.size(); ++k) {
+    int64_t index = static_cast<int64_t>(k);
+    above[k] += std::max<int64_t>(1, hints[k] / 4) + index;
+    below[k] = std::max<int64_t>(2, hints[k] - hints[k] / 4 - 1 - index);
+    across[k] += 65 + index;
+    far[k] += 64 * (index + 1);
+  }
+  return {above, below, across, far};
+}
+
+std::string sizes_text(const std::vector<int64_t>& sizes) {
+  std::string text;
+  for (size_t k = 0; k < sizes.size(); ++k)
+    text += (k ? ", s" : "s") + std::to_string(k) + " = " + std::to_string(sizes[k]);
+  return text;
+}
+
+}  // namespace
+
+SizeGenericGraph::SizeGenericGraph(ir::Graph graph, std::vector<std::vector<int64_t>> input_strides,
+                                   Options options, std::vector<runtime::RuntimeCheck> checks)
+    : graph_(std::move(graph)), input_strides_(std::move(input_strides)),
+      options_(std::move(options)), checks_(std::move(checks)) {}
+
+SizeGenericGraph::Emitted SizeGenericGraph::emit(const std::vector<int64_t>& sizes) const {
+  const std::set<std::string> disabled = disabled_passes();
+  const target::Target target = target::host_cpu(options_.num_threads);
+  Emitted emitted;
+  emitted.prepared = prepare_graph(ir::specialize(graph_, sizes), input_strides_, disabled);
+  emitted.program = schedule_program(emitted.prepared.graph, emitted.prepared.strides, target,
+                                     disabled, hint_program_ ? &*hint_program_ : nullptr);
+  emitted.source = codegen::emit_cpp(emitted.program, options_, target);
+  return emitted;
+}
+
+void SizeGenericGraph::build_generic_library(const Emitted& hint) {
+  tried_generic_ = true;
+  if (!sched::compiled_loops(hint.program).empty()) {
+    no_generic_ = "its loops run as whole compiled functions";
+    return;
+  }
+  std::vector<codegen::CppSource> probes;
+  for (const std::vector<int64_t>& probe : probe_sizes(graph_.symbol_hints()))
+    probes.push_back(emit(probe).source);
+  std::optional<codegen::SizeGenericSource> generic =
+      codegen::size_generic_source(hint.source, probes, no_generic_);
+  if (!generic) return;
+  if (!no_generic_.empty())
+    api::log(LogChannel::Recompiles, "size-generic code of a graph with size symbols, without " +
+                                         no_generic_);
+  const target::Target target = target::host_cpu(options_.num_threads);
+  codegen::SourceFile file =
+      codegen::lay_out_units(generic->prefix, generic->pieces, codegen::unit_bytes_setting());
+  check_source_size(file, hint.prepared.graph);
+  const std::string key = compile_key("size-generic\n" + file.text, {}, options_, target,
+                                      disabled_passes());
+  runtime::DiskCache cache = runtime::DiskCache::open(options_.cache_dir, options_.disk_cache);
+  runtime::CachedObject object = cache.get_or_build(
+      key, [&] { return file.text; },
+      [&](const std::string& source_path, const std::string& object_path) {
+        runtime::Toolchain::system().compile_shared_object(source_path, object_path, file.units,
+                                                           target.threads);
+      });
+  if (!object.hit) ++compiles_;
+  api::log(LogChannel::Cache, std::string(object.hit ? "hit " : "miss ") + key + " -> " +
+                                  object.path + " (size-generic)");
+  library_ = runtime::SharedLibrary::open(object.path);
+  library_path_ = cache.source_path(key);
+  generic_ = std::move(generic);
+}
+
+std::shared_ptr<CompiledGraph> SizeGenericGraph::on_generic_library(
+    Emitted emitted, const std::vector<int64_t>& sizes, std::string& why) {
+  const target::Target target = target::host_cpu(options_.num_threads);
+  runtime::ExecutionSettings settings = execution_settings(
+      options_, target, emitted.prepared,
+      library_path_.substr(0, library_path_.find_last_of('/')) + "/autotune" +
+          std::accumulate(sizes.begin(), sizes.end(), std::string(),
+                          [](std::string text, int64_t size) {
+                            return std::move(text) + "-" + std::to_string(size);
+                          }) +
+          ".txt");
+  std::optional<std::vector<int64_t>> table =
+      codegen::size_table(*generic_, emitted.source, why);
+  if (!table) return nullptr;
+  settings.size_table = std::move(*table);
+  auto result = std::make_shared<CompiledGraph>();
+  result->graph = std::move(emitted.prepared.graph);
+  result->graph_text = std::move(emitted.prepared.graph_text);
+  result->source_path = library_path_;
+  result->executable = std::make_unique<runtime::Executable>(
+      std::move(emitted.program), std::move(emitted.source.kernels), library_, checks_,
+      std::move(settings));
+  return result;
+}
+
+std::shared_ptr<CompiledGraph> SizeGenericGraph::for_sizes(const std::vector<int64_t>& sizes) {
+  auto known = by_sizes_.find(sizes);
+  if (known != by_sizes_.end()) return known->second;
+  // Each size keeps its program and intermediates: a graph called at ever new sizes (a server's
+  // sequence lengths) drops some (rebuilt in milliseconds on the generic code when asked again).
+  if (by_sizes_.size() >= kKeptSizes) by_sizes_.erase(by_sizes_.begin());
+  std::shared_ptr<CompiledGraph>& found = by_sizes_[sizes];
+  Emitted emitted = emit(sizes);
+  if (!tried_generic_) {
+    Emitted hint = sizes == graph_.symbol_hints() ? emitted : emit(graph_.symbol_hints());
+    hint_program_ = hint.program;  // the decisions the other sizes follow
+    if (sizes != graph_.symbol_hints()) emitted = emit(sizes);
+    build_generic_library(hint);
+  }
+  std::string why = no_generic_;
+  if (generic_) {
+    found = on_generic_library(std::move(emitted), sizes, why);
+    if (found) return found;
+  }
+  if (api::log_enabled(LogChannel::Recompiles)) {
+    api::log(LogChannel::Recompiles, "a graph with size symbols compiles for " +
+                                         sizes_text(sizes) + " (no size-generic code: " + why +
+                                         ")");
+  }
+  CompileStats stats;
+  found = compile_graph(ir::specialize(graph_, sizes), input_strides_, options_, stats, checks_);
+  compiles_ += stats.disk_misses;
+  return found;
+}
+
+}  // namespace kiln::detail

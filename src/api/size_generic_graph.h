@@ -1,0 +1,58 @@
+// A graph with size symbols (ir/shape.h), compiled once for every size it can share code
+// across. Each call's sizes give the symbols their values; the graph specialised to them goes
+// through the graph passes and the scheduler (milliseconds) and is emitted; the source's
+// integers are then read from a table by one size-generic library (codegen/size_parameters.h),
+// compiled on the first call from the hints' and a probe's source. Sizes whose code differs in
+// more than integers compile their own library (KILN_LOGS=recompiles says why).
+#pragma once
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "api/pipeline.h"
+#include "codegen/size_parameters.h"
+#include "runtime/shared_library.h"
+
+namespace kiln::detail {
+
+class SizeGenericGraph {
+ public:
+  SizeGenericGraph(ir::Graph graph, std::vector<std::vector<int64_t>> input_strides,
+                   Options options, std::vector<runtime::RuntimeCheck> checks);
+
+  const ir::Graph& graph() const { return graph_; }
+  // The graph compiled for these values of its symbols (kept for later calls).
+  std::shared_ptr<CompiledGraph> for_sizes(const std::vector<int64_t>& sizes);
+  // Libraries the toolchain built for this graph (the size-generic one counts once).
+  int compiles() const { return compiles_; }
+
+ private:
+  struct Emitted {
+    PreparedGraph prepared;
+    sched::Program program;
+    codegen::CppSource source;
+  };
+  Emitted emit(const std::vector<int64_t>& sizes) const;
+  void build_generic_library(const Emitted& hint);
+  // nullptr (and `why`) when the sizes' source is not the generic one's.
+  std::shared_ptr<CompiledGraph> on_generic_library(Emitted emitted,
+                                                    const std::vector<int64_t>& sizes,
+                                                    std::string& why);
+
+  ir::Graph graph_;
+  std::vector<std::vector<int64_t>> input_strides_;
+  Options options_;
+  std::vector<runtime::RuntimeCheck> checks_;
+  std::map<std::vector<int64_t>, std::shared_ptr<CompiledGraph>> by_sizes_;
+  bool tried_generic_ = false;
+  std::string no_generic_;  // why there is no size-generic library
+  std::optional<codegen::SizeGenericSource> generic_;
+  std::shared_ptr<runtime::SharedLibrary> library_;
+  std::string library_path_;
+  std::optional<sched::Program> hint_program_;  // its parallel loops are every size's
+  int compiles_ = 0;
+};
+
+}  // namespace kiln::detail

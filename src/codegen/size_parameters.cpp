@@ -1,0 +1,264 @@
+#include "codegen/size_parameters.h"
+
+#include <cctype>
+
+namespace kiln::codegen {
+namespace {
+
+bool is_identifier_start(char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_'; }
+bool is_identifier_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+bool is_space(char c) { return std::isspace(static_cast<unsigned char>(c)) != 0; }
+
+// C++ tokens of generated source: identifiers, pp-numbers, string and character literals, runs
+// of whitespace (kept, so that the tokens spell the text again) and single punctuation
+// characters. Comments are dropped: they quote the graph, shapes included.
+std::vector<std::string> tokenize(const std::string& text) {
+  std::vector<std::string> tokens;
+  size_t i = 0, n = text.size();
+  while (i < n) {
+    size_t start = i;
+    char c = text[i];
+    if (c == '/' && i + 1 < n && text[i + 1] == '/') {
+      while (i < n && text[i] != '\n') ++i;
+      continue;
+    }
+    if (c == '/' && i + 1 < n && text[i + 1] == '*') {
+      size_t end = text.find("*/", i + 2);
+      i = end == std::string::npos ? n : end + 2;
+      continue;
+    }
+    if (is_space(c)) {
+      while (i < n && is_space(text[i])) ++i;
+    } else if (is_identifier_start(c)) {
+      while (i < n && is_identifier_char(text[i])) ++i;
+    } else if (std::isdigit(static_cast<unsigned char>(c)) ||
+               (c == '.' && i + 1 < n && std::isdigit(static_cast<unsigned char>(text[i + 1])))) {
+      ++i;
+      while (i < n && (is_identifier_char(text[i]) || text[i] == '.' ||
+                       ((text[i] == '+' || text[i] == '-') &&
+                        std::string("eEpP").find(text[i - 1]) != std::string::npos))) {
+        ++i;
+      }
+    } else if (c == '"' || c == '\'') {
+      ++i;
+      while (i < n && text[i] != c) i += text[i] == '\\' ? 2 : 1;
+      i = std::min(i + 1, n);
+    } else {
+      ++i;
+    }
+    tokens.push_back(text.substr(start, i - start));
+  }
+  return tokens;
+}
+
+bool is_integer_literal(const std::string& token) {
+  if (token.empty() || token.size() > 18) return false;  // fits int64
+  for (char c : token)
+    if (!std::isdigit(static_cast<unsigned char>(c))) return false;
+  return true;
+}
+
+bool is_whitespace(const std::string& token) { return !token.empty() && is_space(token[0]); }
+
+// The index of the `back`-th token before `t` that is not whitespace (0: the nearest), or -1.
+long previous(const std::vector<std::string>& tokens, size_t t, size_t back) {
+  while (t > 0) {
+    --t;
+    if (is_whitespace(tokens[t])) continue;
+    if (back-- == 0) return static_cast<long>(t);
+  }
+  return -1;
+}
+
+std::string token_at(const std::vector<std::string>& tokens, long index) {
+  return index < 0 ? "" : tokens[static_cast<size_t>(index)];
+}
+
+// Whether integer literal `t` may be a value read at run time: not in a preprocessor line
+// (pragmas), an array declaration's bound, a template argument or a case label.
+bool takes_runtime_value(const std::vector<std::string>& tokens, size_t t) {
+  size_t first = t;  // the line's first token that is not whitespace
+  while (first > 0 && tokens[first - 1].find('\n') == std::string::npos) --first;
+  while (first < t && is_whitespace(tokens[first])) ++first;
+  if (tokens[first] == "#") return false;
+  long before = previous(tokens, t, 0);
+  if (token_at(tokens, before) == "[") {  // `type name[N]` declares: a bound must be constant
+    std::string name = token_at(tokens, previous(tokens, t, 1));
+    std::string type = token_at(tokens, previous(tokens, t, 2));
+    if (!name.empty() && is_identifier_start(name[0]) &&
+        (type == ">" || type == "*" || (!type.empty() && is_identifier_start(type[0])))) {
+      return false;
+    }
+  }
+  // kiln_f<8>: a template argument (the emitter spaces its comparisons, `i < 8`).
+  if (token_at(tokens, before) == "<" && before > 0 &&
+      !is_whitespace(tokens[static_cast<size_t>(before) - 1]))
+    return false;
+  return token_at(tokens, before) != "case";
+}
+
+// Where two token lists part: the line of `a` around the first token that differs, and the
+// token `b` has there.
+std::string first_difference(const std::vector<std::string>& a, const std::vector<std::string>& b) {
+  size_t t = 0;
+  while (t < a.size() && t < b.size() && a[t] == b[t]) ++t;
+  if (t == a.size() && t == b.size()) return "";
+  std::string line;
+  size_t begin = t;
+  while (begin > 0 && a[begin - 1].find('\n') == std::string::npos) --begin;
+  for (size_t k = begin; k < a.size() && a[k].find('\n') == std::string::npos; ++k) line += a[k];
+  return "'" + line + "' where the other has '" + (t < b.size() ? b[t] : "") + "'";
+}
+
+constexpr const char* kThreadsLine = "kiln_threads = (int)(long)kiln_args[";
+
+// `piece` with its size-dependent literals read from kiln_sizes, declared after the thread
+// count; nullopt when the piece is not a kernel function of the emitter's form.
+std::optional<std::string> generic_piece(const std::vector<std::string>& tokens,
+                                         const std::vector<size_t>& parameter_tokens,
+                                         const std::vector<size_t>& parameter_numbers) {
+  std::vector<std::string> spelled = tokens;
+  for (size_t k = 0; k < parameter_tokens.size(); ++k)
+    spelled[parameter_tokens[k]] = "kiln_sizes[" + std::to_string(parameter_numbers[k]) + "]";
+  std::string text;
+  for (const std::string& token : spelled) text += token;
+  if (parameter_tokens.empty()) return text;
+  size_t line = text.find(kThreadsLine);
+  if (line == std::string::npos) return std::nullopt;
+  size_t number = line + std::string(kThreadsLine).size();
+  size_t close = text.find(']', number);
+  size_t end = text.find('\n', number);
+  if (close == std::string::npos || end == std::string::npos) return std::nullopt;
+  int64_t threads_slot = std::stoll(text.substr(number, close - number));
+  text.insert(end + 1, "  const int64_t* const kiln_sizes = (const int64_t*)kiln_args[" +
+                           std::to_string(threads_slot + 1) + "];\n");
+  return text;
+}
+
+}  // namespace
+
+std::string SizeGenericSource::text() const {
+  std::string text = prefix;
+  for (const std::string& piece : pieces) text += piece;
+  return text;
+}
+
+namespace {
+
+// Whether `probe` is `hint` (its pieces' tokens) with other integer literals; marks the tokens
+// that differ in `varies`. `why` says where they part otherwise.
+bool differs_in_integers(const std::string& hint_prefix,
+                         const std::vector<std::vector<std::string>>& hint,
+                         const CppSource& probe, std::vector<std::vector<bool>>& varies,
+                         std::string& why) {
+  if (hint_prefix != probe.prefix || hint.size() != probe.pieces.size()) {
+    why = "the schedule has another shape at other sizes (" + std::to_string(hint.size()) +
+          " and " + std::to_string(probe.pieces.size()) + " definitions)";
+    return false;
+  }
+  std::vector<std::vector<bool>> marked = varies;
+  for (size_t p = 0; p < hint.size(); ++p) {
+    const std::vector<std::string>& a = hint[p];
+    std::vector<std::string> b = tokenize(probe.pieces[p]);
+    if (a.size() != b.size()) {
+      why = "the schedule has another shape at other sizes: " + first_difference(a, b);
+      return false;
+    }
+    for (size_t t = 0; t < a.size(); ++t) {
+      if (a[t] == b[t]) continue;
+      if (!is_integer_literal(a[t]) || !is_integer_literal(b[t])) {
+        why = "the code differs at other sizes in more than integers ('" + a[t] + "' and '" +
+              b[t] + "')";
+        return false;
+      }
+      marked[p][t] = true;
+    }
+  }
+  varies = std::move(marked);
+  return true;
+}
+
+}  // namespace
+
+std::optional<SizeGenericSource> size_generic_source(const CppSource& hint,
+                                                     const std::vector<CppSource>& probes,
+                                                     std::string& why) {
+  SizeGenericSource generic;
+  generic.prefix = hint.prefix;
+  std::vector<std::vector<bool>> varies;
+  for (const std::string& piece : hint.pieces) {
+    generic.tokens.push_back(tokenize(piece));
+    varies.emplace_back(generic.tokens.back().size(), false);
+  }
+  // Each probe that has the hint's shape shows more of the integers that depend on the sizes
+  // (one alone may agree with the hint by chance: min(extent, 64) at 200 and 250).
+  bool any = false;
+  std::string unused;  // why each probe that has another shape was left out
+  for (size_t k = 0; k < probes.size(); ++k) {
+    std::string reason;
+    bool used = differs_in_integers(generic.prefix, generic.tokens, probes[k], varies, reason);
+    if (!used) unused += (unused.empty() ? "probe " : "; probe ") + std::to_string(k) + ": " + reason;
+    any = any || used;
+  }
+  why = unused;
+  if (!any) return std::nullopt;
+  for (size_t p = 0; p < generic.tokens.size(); ++p) {
+    std::vector<size_t> parameter_tokens, parameter_numbers;
+    for (size_t t = 0; t < generic.tokens[p].size(); ++t) {
+      if (!varies[p][t]) continue;
+      if (!takes_runtime_value(generic.tokens[p], t)) {
+        why = "a size-dependent integer where C++ needs a constant (" + generic.tokens[p][t] + ")";
+        return std::nullopt;
+      }
+      parameter_tokens.push_back(t);
+      parameter_numbers.push_back(generic.parameters.size());
+      generic.parameters.push_back({p, t});
+    }
+    std::optional<std::string> piece =
+        generic_piece(generic.tokens[p], parameter_tokens, parameter_numbers);
+    if (!piece) {
+      why = "size-dependent integers outside a kernel function";
+      return std::nullopt;
+    }
+    generic.pieces.push_back(std::move(*piece));
+  }
+  return generic;
+}
+
+std::optional<std::vector<int64_t>> size_table(const SizeGenericSource& generic,
+                                               const CppSource& source, std::string& why) {
+  if (source.prefix != generic.prefix || source.pieces.size() != generic.tokens.size()) {
+    why = "the schedule for these sizes has another shape";
+    return std::nullopt;
+  }
+  std::vector<int64_t> table;
+  table.reserve(generic.parameters.size());
+  size_t next = 0;  // the next parameter, in (piece, token) order
+  for (size_t p = 0; p < generic.tokens.size(); ++p) {
+    std::vector<std::string> tokens = tokenize(source.pieces[p]);
+    const std::vector<std::string>& expected = generic.tokens[p];
+    if (tokens.size() != expected.size()) {
+      why = "the schedule for these sizes has another shape: " + first_difference(expected, tokens);
+      return std::nullopt;
+    }
+    for (size_t t = 0; t < tokens.size(); ++t) {
+      bool parameter = next < generic.parameters.size() && generic.parameters[next].piece == p &&
+                       generic.parameters[next].token == t;
+      if (parameter) {
+        if (!is_integer_literal(tokens[t])) {
+          why = "the code for these sizes differs in more than integers";
+          return std::nullopt;
+        }
+        table.push_back(std::stoll(tokens[t]));
+        ++next;
+      } else if (tokens[t] != expected[t]) {
+        why = "the code for these sizes differs where the generic code has '" + expected[t] +
+              "' (here '" + tokens[t] + "')";
+        return std::nullopt;
+      }
+    }
+  }
+  return table;
+}
+
+}  // namespace kiln::codegen

@@ -1,0 +1,150 @@
+// Size-generic code: a graph with size symbols runs at many sizes on one compiled library whose
+// size-dependent integers come from a table (codegen/size_parameters.h,
+// api/size_generic_graph.h). Every size's result must equal the interpreter's, whether it ran
+// on the generic library or compiled its own.
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "api/size_generic_graph.h"
+#include "codegen/size_parameters.h"
+#include "compile_test_util.h"
+#include "ir/builder.h"
+#include "ir/interpreter.h"
+
+namespace kiln {
+namespace {
+
+using ir::Builder;
+using ir::Dim;
+using ir::Op;
+using ir::ValueId;
+using test::test_options;
+
+std::vector<double> pseudo_random(int64_t count, uint32_t seed) {
+  std::vector<double> values;
+  for (int64_t i = 0; i < count; ++i) {
+    seed = seed * 1664525u + 1013904223u;
+    values.push_back(static_cast<double>(seed >> 8) / double(1 << 24) - 0.5);
+  }
+  return values;
+}
+
+// Rows of x (s0, 96) through a softmax, a row sum, a column sum and a matmul with w (96, 8).
+ir::Graph softmax_rows_graph() {
+  ir::Graph graph;
+  Builder b(graph);
+  b.set_location("model.py:4");
+  Dim rows = graph.add_symbol(200);
+  ValueId x = b.parameter(DType::Float64, {rows, 96});
+  ValueId w = b.parameter(DType::Float64, {96, 8});
+  ValueId peak = b.broadcast(b.reduce(Op::max, x, {1}, true), {rows, 96});
+  ValueId exponentials = b.unary(Op::exp, b.binary(Op::sub, x, peak));
+  ValueId total = b.broadcast(b.reduce(Op::sum, exponentials, {1}, true), {rows, 96});
+  ValueId softmax = b.binary(Op::div, exponentials, total);
+  ValueId columns = b.reduce(Op::sum, softmax, {0}, false);
+  graph.set_outputs({b.matmul(softmax, w), columns, b.reduce(Op::sum, x, {1}, false)});
+  return graph;
+}
+
+void expect_matches_interpreter(detail::SizeGenericGraph& compiled, int64_t rows) {
+  std::vector<Array> inputs{Array::from_vector(pseudo_random(rows * 96, 3), {rows, 96}),
+                            Array::from_vector(pseudo_random(96 * 8, 4), {96, 8})};
+  std::vector<Array> expected = ir::interpret(compiled.graph(), inputs);
+  std::vector<Array> outputs;
+  compiled.for_sizes({rows})->executable->run(inputs, outputs);
+  ASSERT_EQ(outputs.size(), expected.size());
+  for (size_t k = 0; k < outputs.size(); ++k) {
+    ASSERT_EQ(outputs[k].shape(), expected[k].shape()) << "rows " << rows << ", output " << k;
+    std::vector<double> got = outputs[k].to_vector<double>(), want = expected[k].to_vector<double>();
+    for (size_t i = 0; i < got.size(); ++i)
+      ASSERT_NEAR(got[i], want[i], 1e-9 * (1 + std::abs(want[i])))
+          << "rows " << rows << ", output " << k << ", element " << i;
+  }
+}
+
+TEST(SizeGeneric, ManySizesRunOnOneLibrary) {
+  detail::SizeGenericGraph compiled(softmax_rows_graph(), {}, test_options(), {});
+  // Sizes with the hint's remainder by 64 and the same thresholds share the generic code.
+  for (int64_t rows : {200, 264, 136, 392, 200}) expect_matches_interpreter(compiled, rows);
+  EXPECT_LE(compiled.compiles(), 1);  // one library (none when the disk cache had it)
+}
+
+TEST(SizeGeneric, AnySizeIsRightOnTheGenericCodeOrItsOwn) {
+  detail::SizeGenericGraph compiled(softmax_rows_graph(), {}, test_options(), {});
+  for (int64_t rows : {200, 2, 3, 17, 65, 201, 1000}) expect_matches_interpreter(compiled, rows);
+}
+
+}  // namespace
+}  // namespace kiln
+
+namespace kiln::codegen {
+namespace {
+
+CppSource kernel_source(const std::string& body) {
+  CppSource source;
+  source.prefix = "// prelude\n";
+  source.pieces.push_back(
+      "// %1 = exp(%0) : float64(N)\n"
+      "extern \"C\" void kernel0_exp(char* const* kiln_args) {\n"
+      "  const double* KILN_RESTRICT a0 = (const double*)kiln_args[0];\n"
+      "  const int kiln_threads = (int)(long)kiln_args[1];\n" +
+      body + "}\n");
+  return source;
+}
+
+TEST(SizeParameters, IntegersThatDifferAreReadFromTheTable) {
+  std::string why;
+  auto body = [](int n, int stride) {
+    return "  for (int64_t i0 = 0; i0 < " + std::to_string(n) + "; ++i0) {\n    t = a0[(i0) * " +
+           std::to_string(stride) + " + 3];\n  }\n";
+  };
+  std::optional<SizeGenericSource> generic =
+      size_generic_source(kernel_source(body(200, 96)), {kernel_source(body(264, 96))}, why);
+  ASSERT_TRUE(generic.has_value()) << why;
+  ASSERT_EQ(generic->parameters.size(), 1u);
+  std::string text = generic->text();
+  EXPECT_NE(text.find("i0 < kiln_sizes[0]"), std::string::npos) << text;
+  EXPECT_NE(text.find("(i0) * 96 + 3"), std::string::npos) << text;  // the same in both: literal
+  EXPECT_NE(text.find("const int64_t* const kiln_sizes = (const int64_t*)kiln_args[2];"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("float64(N)"), std::string::npos);  // comments quote sizes: dropped
+  std::optional<std::vector<int64_t>> table = size_table(*generic, kernel_source(body(17, 96)), why);
+  ASSERT_TRUE(table.has_value()) << why;
+  EXPECT_EQ(*table, std::vector<int64_t>{17});
+  // A literal the probe did not vary is part of the code: another value needs its own code.
+  EXPECT_FALSE(size_table(*generic, kernel_source(body(17, 80)), why).has_value());
+  // Several probes: a literal that varies in any is read from the table; a probe of another
+  // shape is left out.
+  generic = size_generic_source(
+      kernel_source(body(200, 96)),
+      {kernel_source(body(264, 96)), kernel_source(body(264, 80)), kernel_source("  x;\n")}, why);
+  ASSERT_TRUE(generic.has_value()) << why;
+  EXPECT_EQ(generic->parameters.size(), 2u);
+  table = size_table(*generic, kernel_source(body(17, 80)), why);
+  ASSERT_TRUE(table.has_value()) << why;
+  EXPECT_EQ(*table, (std::vector<int64_t>{17, 80}));
+  EXPECT_FALSE(size_table(*generic, kernel_source(body(17, 96) + "  x = 1;\n"), why).has_value());
+}
+
+TEST(SizeParameters, ConstantsCppNeedsAndOtherDifferencesRefuse) {
+  std::string why;
+  auto refuses = [&](const std::string& a, const std::string& b) {
+    return !size_generic_source(kernel_source(a), {kernel_source(b)}, why).has_value();
+  };
+  EXPECT_TRUE(refuses("  #pragma omp simd safelen(8)\n", "  #pragma omp simd safelen(16)\n"));
+  EXPECT_TRUE(refuses("  double acc[8];\n", "  double acc[16];\n"));
+  EXPECT_TRUE(refuses("  alignas(64) char own[128];\n", "  alignas(64) char own[256];\n"));
+  EXPECT_TRUE(refuses("  t = kiln_f<8>(x);\n", "  t = kiln_f<16>(x);\n"));
+  EXPECT_TRUE(refuses("  t = x * (0x1p-11);\n", "  t = x * (0x1p-12);\n"));  // a mean's 1/n
+  EXPECT_TRUE(refuses("  t = x * 2.5;\n", "  t = x * 3.5;\n"));
+  EXPECT_TRUE(refuses("  t = 8ll;\n", "  t = 16ll;\n"));
+  EXPECT_TRUE(refuses("  t = a;\n", "  t = b;\n"));
+  EXPECT_TRUE(refuses("  t = a;\n", "  t = a + 1;\n"));
+  // Uses of a value, not declarations: a runtime value is fine there.
+  EXPECT_FALSE(refuses("  t = a0[8];\n  if (i < 8) t = 0;\n", "  t = a0[16];\n  if (i < 16) t = 0;\n"));
+}
+
+}  // namespace
+}  // namespace kiln::codegen
