@@ -71,22 +71,24 @@ bool same_statement_shape(const std::vector<sched::Stmt>& a, const std::vector<s
   return true;
 }
 
-void copy_parallel_flags(std::vector<sched::Stmt>& to, const std::vector<sched::Stmt>& from) {
+void copy_decisions(std::vector<sched::Stmt>& to, const std::vector<sched::Stmt>& from) {
   for (size_t k = 0; k < to.size(); ++k) {
     to[k].parallel = from[k].parallel;
-    copy_parallel_flags(to[k].body, from[k].body);
+    to[k].vectorize = from[k].vectorize;
+    to[k].split_lanes = from[k].split_lanes;
+    to[k].blocked_sum = from[k].blocked_sum;
+    copy_decisions(to[k].body, from[k].body);
   }
 }
 
-// The kernels of `program` that have the statements of `decisions`' kernels run in parallel
-// where those do.
-void follow_parallel_decisions(sched::Program& program, const sched::Program& decisions) {
+// The kernels of `program` that have the statements of `decisions`' kernels take the choices
+// made on sizes there: parallel loops, SIMD loops, lane splits.
+void follow_decisions(sched::Program& program, const sched::Program& decisions) {
   if (program.kernels.size() != decisions.kernels.size()) return;
   for (size_t k = 0; k < program.kernels.size(); ++k) {
     sched::Kernel& kernel = program.kernels[k];
     const sched::Kernel& decided = decisions.kernels[k];
-    if (same_statement_shape(kernel.body, decided.body))
-      copy_parallel_flags(kernel.body, decided.body);
+    if (same_statement_shape(kernel.body, decided.body)) copy_decisions(kernel.body, decided.body);
   }
 }
 
@@ -107,8 +109,8 @@ sched::Program schedule_program(const ir::Graph& graph,
       if (pass.run_program) return pass.run_program(program, target);
       bool any = false;
       for (sched::Kernel& kernel : program.kernels) any = pass.run(kernel, target) || any;
-      if (decisions != nullptr && pass.name == "mark_parallel")
-        follow_parallel_decisions(program, *decisions);
+      if (decisions != nullptr && pass.name == "mark_reduction_lanes")
+        follow_decisions(program, *decisions);
       return any;
     });
     if (api::log_enabled(LogChannel::Passes))

@@ -55,10 +55,10 @@ PreparedGraph prepare_graph(const ir::Graph& traced,
                             const std::vector<std::vector<int64_t>>& input_strides,
                             const std::set<std::string>& disabled);
 // Scheduling and the target's loop passes: the Program the emitter prints. `decisions`: the
-// program of the same graph at other sizes, whose choice of parallel loops this one keeps
-// where their kernels have the same statements (size-generic code, api/size_generic_graph.h:
-// a loop parallel at the hints stays parallel at sizes just below the work threshold, so that
-// their code has one shape).
+// program of the same graph at other sizes, whose choices made on sizes (parallel and SIMD
+// loops, lane splits) this one keeps where their kernels have the same statements
+// (size-generic code, api/size_generic_graph.h: a loop parallel at the hints stays parallel
+// at sizes just below the work threshold, so that their code has one shape).
 sched::Program schedule_program(const ir::Graph& graph,
                                 const std::vector<std::vector<int64_t>>& input_strides,
                                 const target::Target& target,

@@ -9,8 +9,8 @@ namespace {
 void add_check(Trace& trace, ir::ValueId bad, ir::ValueId values, ErrorKind kind,
                std::string before, std::string after) {
   ir::Builder& builder = trace.builder;
-  int64_t count = ir::element_count(builder.node(bad).shape);
-  if (count == 0) return;
+  ir::Dim count = ir::element_count_dim(builder.node(bad).shape);  // symbolic: never 0
+  if (count == ir::Dim(0)) return;
   ir::ValueId flat_bad = builder.reshape(bad, {count});
   ir::ValueId flat_values = builder.reshape(values, {count});
   ir::ValueId flag = builder.reduce(ir::Op::any, flat_bad, {0}, false);
@@ -41,7 +41,7 @@ void check_index_bounds(Trace& trace, ir::ValueId index, int64_t size, int64_t a
   add_check(trace, bad, wide, ErrorKind::Index, prefix(trace, op) + "index ",
             " is out of bounds for axis " + std::to_string(axis) + " with size " +
                 std::to_string(size));
-  if (ir::element_count(builder.node(index).shape) > 0) {  // add_check recorded it
+  if (ir::element_count_dim(builder.node(index).shape) != ir::Dim(0)) {  // add_check recorded it
     trace.checks.back().index = index;
     trace.checks.back().size = size;
   }

@@ -65,8 +65,12 @@ void SizeGenericGraph::build_generic_library(const Emitted& hint) {
     return;
   }
   std::vector<codegen::CppSource> probes;
-  for (const std::vector<int64_t>& probe : probe_sizes(graph_.symbol_hints()))
-    probes.push_back(emit(probe).source);
+  for (const std::vector<int64_t>& probe : probe_sizes(graph_.symbol_hints())) {
+    try {
+      probes.push_back(emit(probe).source);
+    } catch (const Error&) {  // sizes the graph does not take (past a table's length): skip
+    }
+  }
   std::optional<codegen::SizeGenericSource> generic =
       codegen::size_generic_source(hint.source, probes, no_generic_);
   if (!generic) return;

@@ -51,7 +51,7 @@ class SizeGenericGraph {
   std::optional<codegen::SizeGenericSource> generic_;
   std::shared_ptr<runtime::SharedLibrary> library_;
   std::string library_path_;
-  std::optional<sched::Program> hint_program_;  // its parallel loops are every size's
+  std::optional<sched::Program> hint_program_;  // its choices on sizes are every size's
   int compiles_ = 0;
 };
 

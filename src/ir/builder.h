@@ -47,6 +47,9 @@ class Builder {
   // Per dimension: start, stop, step with Python slice semantics (clamped, negative steps).
   ValueId slice(ValueId a, const std::vector<int64_t>& starts, const std::vector<int64_t>& stops,
                 const std::vector<int64_t>& steps);
+  // The same with stops that may be size symbols (ir/shape.h): `start:stop` with step 1.
+  ValueId slice_to(ValueId a, const std::vector<int64_t>& starts, const Shape& stops,
+                const std::vector<int64_t>& steps);
   ValueId pad(ValueId a, std::vector<int64_t> low, std::vector<int64_t> high, PadMode mode,
               Scalar fill = {});
   ValueId concat(const std::vector<ValueId>& values, int64_t axis);

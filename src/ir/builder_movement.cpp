@@ -17,6 +17,14 @@ using builder_detail::Checker;
 using builder_detail::list_string;
 using builder_detail::ValueType;
 
+// The smallest value a dimension can take (symbols stand for sizes >= 2); 0 when a negative
+// coefficient leaves it unknown.
+int64_t smallest_size(const Dim& dim) {
+  for (const SizeTerm& term : dim.terms())
+    if (term.coefficient < 0) return 0;
+  return dim.evaluate(std::vector<int64_t>(static_cast<size_t>(dim.symbol_bound()), 2));
+}
+
 // Python's slice.indices(): the first index and the element count of start:stop:step over a
 // dimension of `size` elements.
 void python_slice(int64_t start, int64_t stop, int64_t step, int64_t size, int64_t& first,
@@ -121,6 +129,11 @@ ValueId Builder::broadcast(ValueId a, const Shape& shape) {
 
 ValueId Builder::slice(ValueId a, const std::vector<int64_t>& starts,
                        const std::vector<int64_t>& stops, const std::vector<int64_t>& steps) {
+  return slice_to(a, starts, from_ints(stops), steps);
+}
+
+ValueId Builder::slice_to(ValueId a, const std::vector<int64_t>& starts, const Shape& stops,
+                       const std::vector<int64_t>& steps) {
   Checker checker(Op::slice, graph_, location_);
   ValueType type = checker.operand(a);
   size_t rank = type.shape.size();
@@ -140,21 +153,29 @@ ValueId Builder::slice(ValueId a, const std::vector<int64_t>& starts,
     if (step == std::numeric_limits<int64_t>::min()) step = -std::numeric_limits<int64_t>::max();
     int64_t first = 0;
     int64_t count = 0;
-    if (!type.shape[d].is_constant()) {
-      // A size symbol's axis: `start:` (start >= 0, step 1), whatever the size (a size below
-      // `start` fails when the symbol gets its value, ir::specialize).
-      if (step != 1 || starts[d] < 0 || stops[d] < std::numeric_limits<int64_t>::max() / 2) {
+    if (!type.shape[d].is_constant() || !stops[d].is_constant()) {
+      // Size symbols: `start:` of a symbolic axis, or `start:stop` with a symbolic stop the axis
+      // holds (torch guards it), start >= 0 and step 1. A size that comes out negative or past
+      // the axis fails when the symbols get their values (ir::specialize).
+      bool to_end = stops[d].is_constant() &&
+                    stops[d].constant() >= std::numeric_limits<int64_t>::max() / 2;
+      // A fixed stop within every size the axis can have (x[:, 0] of an axis of s0 >= 2).
+      bool within = stops[d].is_constant() && !to_end && stops[d].constant() >= starts[d] &&
+                    stops[d].constant() <= smallest_size(type.shape[d]);
+      if (step != 1 || starts[d] < 0 || (stops[d].is_constant() && !to_end && !within)) {
         checker.fail(ErrorKind::Unsupported,
-                     "slices axis " + std::to_string(d) + " of symbolic size " +
-                         type.shape[d].to_string() + " other than start: (shape " +
-                         shape_string(type.shape) + ")");
+                     "slices axis " + std::to_string(d) + " of shape " +
+                         shape_string(type.shape) + " from " + std::to_string(starts[d]) +
+                         " to " + stops[d].to_string() +
+                         ": with size symbols, only start: and start:stop (step 1, a symbolic "
+                         "stop) are kept symbolic");
       }
       attrs.starts.push_back(starts[d]);
       attrs.steps.push_back(1);
-      shape.push_back(type.shape[d] - starts[d]);
+      shape.push_back((to_end ? type.shape[d] : stops[d]) - starts[d]);
       continue;
     }
-    python_slice(starts[d], stops[d], step, type.shape[d].constant(), first, count);
+    python_slice(starts[d], stops[d].constant(), step, type.shape[d].constant(), first, count);
     // One spelling per selection, so equal slices compare and print equal.
     if (count <= 1) step = 1;
     if (count == 0) first = 0;

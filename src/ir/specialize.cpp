@@ -105,7 +105,16 @@ Graph specialize(const Graph& graph, const std::vector<int64_t>& values) {
                " size symbols, got " + std::to_string(values.size()) + " values");
   }
   Graph result = specialize_region(graph, values);
-  verify(result, "specialize");
+  // The symbolic graph was verified: what fails now is a size these values break (a slice
+  // past its axis), the caller's error.
+  try {
+    verify(result, "specialize");
+  } catch (const Error& error) {
+    std::string bound;
+    for (size_t k = 0; k < values.size(); ++k)
+      bound += (k ? ", " : "") + symbol_name(k) + " = " + std::to_string(values[k]);
+    size_error("the sizes " + bound + " do not fit the graph: " + error.what());
+  }
   return result;
 }
 

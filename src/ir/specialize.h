@@ -17,7 +17,9 @@ std::vector<int64_t> bind_sizes(const Graph& graph,
                                 const std::vector<std::vector<int64_t>>& input_shapes);
 
 // `graph` with symbol k replaced by values[k] everywhere (regions included), verified. Throws
-// kiln::Error Value naming the node when a size comes out negative (`x[5:]` of an axis of 3).
+// kiln::Error Value naming the node when a size comes out negative (`x[5:]` of an axis of 3),
+// or naming the values when they break another of the graph's constraints (positions[:n] of a
+// table shorter than n).
 Graph specialize(const Graph& graph, const std::vector<int64_t>& values);
 
 }  // namespace kiln::ir

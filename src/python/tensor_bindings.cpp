@@ -491,6 +491,16 @@ void bind_movement(nb::module_& module) {
       },
       nb::arg("x"), nb::arg("slices"), Keep<1>());
   module.def(
+      "slice_sizes",
+      [](const Tensor& x, std::vector<int64_t> starts, nb::handle stops,
+         std::vector<int64_t> steps) {
+        ir::Shape ends = shape_from_object(stops);
+        return build_on(x, [&](ir::Builder& b) { return b.slice_to(x.id(), starts, ends, steps); });
+      },
+      nb::arg("x"), nb::arg("starts"), nb::arg("stops"), nb::arg("steps"), Keep<1>(),
+      "Per dimension start:stop:step where stops (and x's shape) may hold kiln.Size objects: "
+      "start: and start:stop with step 1 there (ir::Builder::slice).");
+  module.def(
       "pad",
       [](const Tensor& x, std::vector<std::pair<int64_t, int64_t>> widths, std::string mode,
          double value) {

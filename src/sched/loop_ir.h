@@ -81,6 +81,10 @@ struct Stmt {
   Loop loop;
   bool parallel = false;   // run iterations on the thread pool
   bool vectorize = false;  // innermost loop worth SIMD
+  // Reduce: long enough to split across SIMD lanes, and (float sums) to add in blocks
+  // (sched/cpu/mark_reduction_lanes.h).
+  bool split_lanes = false;
+  bool blocked_sum = false;
   // Reduce: loops over the reduction domain, `body` computed per iteration, then each
   // accumulation combined. parallel: split the outermost reduction loop across threads.
   std::vector<Loop> reduce_loops;

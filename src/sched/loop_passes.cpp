@@ -3,6 +3,7 @@
 #include "sched/cpu/hoist_invariants.h"
 #include "sched/cpu/interchange_reductions.h"
 #include "sched/cpu/mark_parallel.h"
+#include "sched/cpu/mark_reduction_lanes.h"
 #include "sched/cpu/mark_vector_loops.h"
 #include "sched/cpu/parallel_iterations.h"
 #include "sched/guard_reductions.h"
@@ -22,6 +23,7 @@ const std::vector<LoopPass>& loop_passes(const target::Target& target) {
       {"interchange_reductions", cpu::interchange_reductions},
       {"mark_parallel", cpu::mark_parallel},
       {"mark_vector_loops", cpu::mark_vector_loops},
+      {"mark_reduction_lanes", cpu::mark_reduction_lanes},
       {"hoist_invariants", cpu::hoist_invariants},
       {"parallel_iterations", nullptr, cpu::parallel_iterations},
   };

@@ -12,7 +12,7 @@ using ir::ByteWriter;
 
 constexpr uint32_t kProgramMagic = 0x4b505247;  // "GRPK"
 // 5: extern call parameters; 6: operand views; 7: convolution layout parameter
-constexpr uint32_t kProgramVersion = 7;
+constexpr uint32_t kProgramVersion = 8;
 constexpr int kMaxNesting = 256;  // statements nest this deep at most (recursion bound)
 
 void put_expr(ByteWriter& out, const Expr& e) {
@@ -41,6 +41,8 @@ void put_stmt(ByteWriter& out, const Stmt& s) {
   out.put(s.guard);
   out.put<uint8_t>(s.parallel);
   out.put<uint8_t>(s.vectorize);
+  out.put<uint8_t>(s.split_lanes);
+  out.put<uint8_t>(s.blocked_sum);
   out.put<uint64_t>(s.reduce_loops.size());
   for (const Loop& loop : s.reduce_loops) put_loop(out, loop);
   out.put<uint64_t>(s.accumulations.size());
@@ -303,6 +305,8 @@ class ProgramReader {
     s.guard = in_.get<int32_t>();
     s.parallel = flag();
     s.vectorize = flag();
+    s.split_lanes = flag();
+    s.blocked_sum = flag();
     for (uint64_t n = in_.count(12); n-- > 0;) s.reduce_loops.push_back(loop());
     for (uint64_t n = in_.count(20); n-- > 0;) {
       Accumulation a;

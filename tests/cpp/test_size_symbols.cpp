@@ -140,7 +140,7 @@ TEST(SizeSymbols, ShapeRulesThatNeedNumbersRefuseSymbols) {
   expect_refusal([&] { b.convolution(x, w, std::nullopt, {1, 1}, {0, 0}, {1, 1}, 1, false); },
                  ErrorKind::Unsupported, "convolution");
   expect_refusal([&] { b.slice(x, {0, 0, 0, 0}, {3, 3, 9, 9}, {1, 1, 1, 1}); },
-                 ErrorKind::Unsupported, "symbolic size s0");
+                 ErrorKind::Unsupported, "only start: and start:stop");
   expect_refusal([&] { b.reshape(x, {2, -1}); }, ErrorKind::Value, "243*s0");  // s0 may be odd
   expect_refusal([&] { b.pad(x, {3, 0, 0, 0}, {0, 0, 0, 0}, PadMode::Reflect, Scalar::of(0.0)); },
                  ErrorKind::Unsupported, "reflect");
@@ -151,6 +151,39 @@ TEST(SizeSymbols, ShapeRulesThatNeedNumbersRefuseSymbols) {
   EXPECT_EQ(graph.node(b.reshape(x, {-1, 81})).shape, (Shape{n * 3, 81}));
   EXPECT_EQ(graph.node(b.slice(x, {2, 1, 0, 0}, {INT64_MAX, 3, 9, 9}, {1, 1, 1, 1})).shape,
             (Shape{n - 2, 2, 9, 9}));
+}
+
+TEST(SizeSymbols, ASymbolicStopSlicesAFixedAxis) {
+  // positions[:n] + x: a table of 16 rows cut to the tokens of x (n, 2), as BERT's embeddings
+  Graph graph;
+  Builder b(graph);
+  Dim n = graph.add_symbol(8);
+  ValueId table = b.parameter(DType::Float64, {16, 2});
+  ValueId x = b.parameter(DType::Float64, {n, 2});
+  ValueId rows = b.slice_to(table, {0, 0}, {n, INT64_MAX}, {1, 1});
+  EXPECT_EQ(graph.node(rows).shape, (Shape{n, 2}));
+  EXPECT_EQ(graph.node(b.slice_to(table, {1, 0}, {n + 1, 2}, {1, 1})).shape, (Shape{n, 2}));
+  // x[0:2] of a symbolic axis: within every size it can have; x[0:3] is not.
+  EXPECT_EQ(graph.node(b.slice(x, {0, 0}, {2, 2}, {1, 1})).shape, (Shape{2, 2}));
+  EXPECT_THROW(b.slice(x, {0, 0}, {3, 2}, {1, 1}), Error);
+  graph.set_outputs({b.binary(Op::add, rows, x)});
+  verify(graph, "test");
+  std::vector<double> values = pseudo_random(32, 6), xs = pseudo_random(10, 7);
+  std::vector<double> got =
+      interpret(graph, {Array::from_vector(values, {16, 2}), Array::from_vector(xs, {5, 2})})
+          .at(0)
+          .to_vector<double>();
+  ASSERT_EQ(got.size(), 10u);
+  for (size_t k = 0; k < 10; ++k) EXPECT_EQ(got[k], values[k] + xs[k]);
+  // More tokens than the table has rows: the caller's error when the symbol gets its value.
+  try {
+    interpret(graph, {Array::from_vector(values, {16, 2}),
+                      Array::from_vector(pseudo_random(34, 8), {17, 2})});
+    ADD_FAILURE();
+  } catch (const Error& error) {
+    EXPECT_EQ(error.kind(), ErrorKind::Value) << error.what();
+    EXPECT_NE(std::string(error.what()).find("s0 = 17 do not fit"), std::string::npos);
+  }
 }
 
 TEST(SizeSymbols, BindingChecksTheInputs) {

@@ -416,6 +416,28 @@ def test_size_generic_code_serves_sizes_without_compiling(capfd):
     assert "compiles for" not in err, err
 
 
+def test_small_bert_with_dynamic_sequence_length_keeps_it_symbolic(capfd):
+    from transformers import BertConfig, BertModel
+
+    torch.manual_seed(0)
+    config = BertConfig(vocab_size=50, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+                        intermediate_size=64, max_position_embeddings=64)
+    model = BertModel(config).eval()
+    compiled = torch.compile(model, backend="kiln", dynamic=True)
+    kiln.set_logs("recompiles")
+    try:
+        with torch.no_grad():
+            for tokens in (24, 17, 24, 40):  # embeddings' [:, :n] slices, attention, pooler
+                ids = torch.randint(0, 50, (1, tokens))
+                torch.testing.assert_close(compiled(ids).last_hidden_state,
+                                           model(ids).last_hidden_state, rtol=1e-4, atol=1e-5)
+    finally:
+        kiln.set_logs("")
+    err = capfd.readouterr().err
+    assert "keeps no size symbols" not in err, err
+    assert "compiles for sizes" not in err, err  # no per-size re-trace
+
+
 def test_dynamic_sizes_an_op_cannot_keep_symbolic_compile_per_size(capfd):
     conv = torch.nn.Conv2d(3, 4, 3).eval()  # convolution geometry needs numbers
     compiled = torch.compile(conv, backend="kiln", dynamic=True)

@@ -54,15 +54,39 @@ def _identity(context, node, x, **kwargs):
 @lowers(aten.slice.Tensor, view=True)
 def _slice(context, node, x, dim=0, start=None, end=None, step=1):
     dim = axis(dim, x.ndim)
+    if any(isinstance(value, _kiln.Size) for value in (x.shape[dim], start, end)):
+        return _symbolic_slice(x, dim, start, end, step)
     begin, stop, stride = slice(start, end, step).indices(x.shape[dim])
     slices = [slice(None)] * x.ndim
     slices[dim] = (begin, stop, stride)
     return _kiln.slice(x, slices)
 
 
+def _symbolic_slice(x, dim, start, end, step):
+    """start:stop of an axis with size symbols: kiln keeps start: and start:stop (step 1, a
+    symbolic stop) symbolic; anything else needs numbers (Unconvertible: the graph compiles per
+    size)."""
+    start = 0 if start is None else start
+    if step != 1 or not isinstance(start, int) or start < 0:
+        raise Unconvertible(f"slice {start}:{end}:{step} of a symbolic size")
+    to_end = end is None or (isinstance(end, int) and end >= 2 ** 62)
+    if isinstance(end, int) and not to_end:
+        raise Unconvertible(f"slice {start}:{end} of the symbolic size {x.shape[dim]}")
+    starts, stops, steps = [0] * x.ndim, list(x.shape), [1] * x.ndim
+    starts[dim], stops[dim] = start, (2 ** 63 - 1 if to_end else end)
+    return _kiln.slice_sizes(x, starts, stops, steps)
+
+
 @lowers(aten.select.int, view=True)
 def _select(context, node, x, dim, index):
     dim = axis(dim, x.ndim)
+    if any(isinstance(extent, _kiln.Size) for extent in x.shape):
+        if not isinstance(index, int) or index < 0:
+            raise Unconvertible(f"select {index} of an axis of symbolic size {x.shape[dim]}")
+        starts, stops = [0] * x.ndim, [2 ** 63 - 1] * x.ndim
+        starts[dim], stops[dim] = index, index + 1
+        return _kiln.reshape(_kiln.slice_sizes(x, starts, stops, [1] * x.ndim),
+                             out_shape(context, node))
     index = index + x.shape[dim] if index < 0 else index
     slices = [slice(None)] * x.ndim
     slices[dim] = (index, index + 1, 1)

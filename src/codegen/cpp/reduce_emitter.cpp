@@ -4,12 +4,13 @@
 
 #include "codegen/cpp/kernel_emitter.h"
 #include "ir/ops.h"
+#include "sched/cpu/mark_reduction_lanes.h"
 
 namespace kiln::codegen::cpp_detail {
 
 // Blocked float sums (blocked_sum_loops): SIMD steps per block before its total joins the
 // pairwise cascade.
-constexpr int64_t kBlockSteps = 64;
+using sched::cpu::kBlockSteps;
 
 void KernelEmitter::declare_accumulators(const Stmt& s, const std::string& suffix, int64_t count) {
   const std::string extent = count > 0 ? "[" + std::to_string(count) + "]" : "";
@@ -103,11 +104,8 @@ void KernelEmitter::lane_loop(const Stmt& s, const std::string& variable, const 
 // successive elements do not wait on one another; the lanes are merged at the end.
 void KernelEmitter::reduce_loops(const Stmt& s, bool worksharing, const std::string& suffix, bool simd_ok) {
   const sched::Loop& last = s.reduce_loops.back();
-  int widest = 1;
-  for (const sched::Accumulation& a : s.accumulations)
-    widest = std::max(widest, dtype_size(a.dtype) > 2 ? dtype_size(a.dtype) : 4);
-  const int64_t lanes = 4 * (target_.vector_bits / 8) / widest;  // four registers' worth
-  const bool split = simd_ok && s.body.empty() && !in_simd_loop_ && last.extent >= 2 * lanes;
+  const int64_t lanes = sched::cpu::reduction_lanes(s, target_);  // four registers' worth
+  const bool split = simd_ok && s.body.empty() && !in_simd_loop_ && s.split_lanes;
   // Bounds read at run time (sched/trim_loops.h): [low, high) within [0, extent).
   const bool trimmed = last.begin >= 0 || last.end >= 0;
   bool float_sums = true;  // float sums and Welford (mean/variance) states: blocked
@@ -116,9 +114,7 @@ void KernelEmitter::reduce_loops(const Stmt& s, bool worksharing, const std::str
                  (a.op == ir::Op::sum ||
                   ir::op_info(a.op).accumulator == ir::Accumulator::Welford);
   // Blocked only where a lane would otherwise chain more than a block's worth of elements.
-  int64_t elements = 1;
-  for (const sched::Loop& loop : s.reduce_loops) elements *= loop.extent;
-  if (split && float_sums && elements >= lanes * kBlockSteps && !trimmed)
+  if (split && float_sums && s.blocked_sum && !trimmed)
     return blocked_sum_loops(s, worksharing, suffix, lanes);
   // A reduction clause cannot name a thread's private partials, so a worksharing loop never
   // carries one: it shares out the blocks of the lane split, or runs as a plain loop.
