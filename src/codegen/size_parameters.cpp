@@ -151,7 +151,12 @@ bool differs_in_integers(const std::string& hint_prefix,
                          const std::vector<std::vector<std::string>>& hint,
                          const CppSource& probe, std::vector<std::vector<bool>>& varies,
                          std::string& why) {
-  if (hint_prefix != probe.prefix || hint.size() != probe.pieces.size()) {
+  if (hint_prefix != probe.prefix) {
+    why = "the declarations differ at other sizes: " +
+          first_difference(tokenize(hint_prefix), tokenize(probe.prefix));
+    return false;
+  }
+  if (hint.size() != probe.pieces.size()) {
     why = "the schedule has another shape at other sizes (" + std::to_string(hint.size()) +
           " and " + std::to_string(probe.pieces.size()) + " definitions)";
     return false;

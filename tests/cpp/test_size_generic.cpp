@@ -21,13 +21,9 @@ using ir::Op;
 using ir::ValueId;
 using test::test_options;
 
-std::vector<double> pseudo_random(int64_t count, uint32_t seed) {
-  std::vector<double> values;
-  for (int64_t i = 0; i < count; ++i) {
-    seed = seed * 1664525u + 1013904223u;
-    values.push_back(static_cast<double>(seed >> 8) / double(1 << 24) - 0.5);
-  }
-  return values;
+// Values in [-0.5, 0.5).
+std::vector<double> pseudo_random(int64_t count, uint64_t seed) {
+  return test::pseudo_random(static_cast<size_t>(count), -0.5, 0.5, seed);
 }
 
 // Rows of x (s0, 96) through a softmax, a row sum, a column sum and a matmul with w (96, 8).

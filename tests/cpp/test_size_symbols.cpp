@@ -9,6 +9,7 @@
 #include <memory>
 #include <vector>
 
+#include "compile_test_util.h"
 #include "ir/builder.h"
 #include "ir/interpreter.h"
 #include "ir/printer.h"
@@ -83,13 +84,9 @@ ValueId build_program(Builder& b, const Dim& batch, const Dim& tokens, ValueId& 
   return b.permute(padded, {1, 0});                                      // (5, 2 batch + 1)
 }
 
-std::vector<double> pseudo_random(int64_t count, uint32_t seed) {
-  std::vector<double> values;
-  for (int64_t i = 0; i < count; ++i) {
-    seed = seed * 1664525u + 1013904223u;
-    values.push_back(static_cast<double>(seed >> 8) / double(1 << 24) - 0.5);
-  }
-  return values;
+// Values in [-0.5, 0.5).
+std::vector<double> pseudo_random(int64_t count, uint64_t seed) {
+  return test::pseudo_random(static_cast<size_t>(count), -0.5, 0.5, seed);
 }
 
 TEST(SizeSymbols, ASymbolicGraphComputesWhatTheStaticOneDoes) {

@@ -222,3 +222,13 @@ def test_torch_example_runs_and_agrees(script, arguments, tmp_path):
     output = _run([str(EXAMPLES / script)] + arguments, tmp_path, timeout=300)
     assert "eager" in output and "kiln" in output and "first call" in output
     assert "DIFFER" not in output and "agree" in output
+
+
+def test_dynamic_shapes_quick_run_agrees_for_every_length():
+    from kiln.bench import dynamic_shapes
+    lines = []
+    rows = dynamic_shapes.run([24, 17, 40], ["kiln"], quick=True, repeat=1, log=lines.append)
+    assert [length for length, _ in rows] == [24, 17, 40] and len(lines) == 3
+    for _, row in rows:
+        first, steady, error = row["kiln"]
+        assert first > 0 and steady > 0 and error < 1e-4

@@ -438,6 +438,28 @@ def test_small_bert_with_dynamic_sequence_length_keeps_it_symbolic(capfd):
     assert "compiles for sizes" not in err, err  # no per-size re-trace
 
 
+def test_training_with_dynamic_batch_sizes_matches_eager():
+    def train(compiled):
+        torch.manual_seed(0)
+        model = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.GELU(),
+                                    torch.nn.LayerNorm(32), torch.nn.Linear(32, 4))
+        step = torch.compile(model, backend="kiln", dynamic=True) if compiled else model
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+        losses = []
+        for k, batch in enumerate((8, 12, 8, 20, 33)):  # forward and backward graphs symbolic
+            generator = torch.Generator().manual_seed(k)
+            x = torch.randn(batch, 16, generator=generator)
+            y = torch.randn(batch, 4, generator=generator)
+            loss = ((step(x) - y) ** 2).mean()
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            losses.append(loss.item())
+        return losses
+
+    torch.testing.assert_close(train(True), train(False), rtol=1e-5, atol=1e-6)
+
+
 def test_dynamic_sizes_an_op_cannot_keep_symbolic_compile_per_size(capfd):
     conv = torch.nn.Conv2d(3, 4, 3).eval()  # convolution geometry needs numbers
     compiled = torch.compile(conv, backend="kiln", dynamic=True)
