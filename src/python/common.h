@@ -97,6 +97,11 @@ struct Compiled {
 
 Options options_from_dict(nb::handle options);
 
+// Shapes with size symbols (python/size_bindings.cpp): ints and kiln.Size objects.
+nb::tuple shape_tuple(const ir::Shape& shape);
+ir::Shape shape_from_object(nb::handle object);
+void bind_sizes(nb::module_& module);
+
 void bind_errors(nb::module_& module);
 void bind_tensor(nb::module_& module);
 void bind_convolution(nb::module_& module);  // part of bind_tensor

@@ -26,15 +26,6 @@ def _model(quick):
     return torch_models.bert().eval()
 
 
-def _median(function, argument, repeat):
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        function(argument)
-        times.append(time.perf_counter() - start)
-    return sorted(times)[len(times) // 2]
-
-
 def run(lengths, backends, quick=False, repeat=5, log=print):
     """Rows of (length, {backend: (first seconds, steady seconds, max error)}), eager's steady
     time under "eager"."""
@@ -48,13 +39,13 @@ def run(lengths, backends, quick=False, repeat=5, log=print):
             ids = torch.randint(0, vocabulary, (1, length),
                                 generator=torch.Generator().manual_seed(length))
             expected = model(ids).last_hidden_state
-            row = {"eager": (None, _median(model, ids, repeat), 0.0)}
+            row = {"eager": (None, torch_models.median_seconds(model, ids, repeat), 0.0)}
             for backend, function in compiled.items():
                 start = time.perf_counter()
                 result = function(ids).last_hidden_state
                 first = time.perf_counter() - start
                 error = (result - expected).abs().max().item()
-                row[backend] = (first, _median(function, ids, repeat), error)
+                row[backend] = (first, torch_models.median_seconds(function, ids, repeat), error)
             rows.append((length, row))
             log(_line(length, row))
     return rows

@@ -1,0 +1,66 @@
+// kiln.Size, a symbolic size (ir/shape.h) as Python sees it, and shapes that hold them.
+#include <optional>
+#include <string>
+
+#include "python/common.h"
+
+namespace kiln::python {
+
+// A shape as Python sees it: ints, and kiln.Size objects for symbolic dimensions.
+nb::tuple shape_tuple(const ir::Shape& shape) {
+  nb::list items;
+  for (const ir::Dim& extent : shape) {
+    if (extent.is_constant()) {
+      items.append(extent.constant());
+    } else {
+      items.append(nb::cast(extent));
+    }
+  }
+  return nb::tuple(items);
+}
+
+// A shape from Python: a sequence of ints and kiln.Size objects.
+ir::Shape shape_from_object(nb::handle object) {
+  ir::Shape shape;
+  for (nb::handle item : nb::iter(object)) {
+    if (nb::isinstance<ir::Dim>(item)) {
+      shape.push_back(nb::cast<ir::Dim>(item));
+    } else {
+      shape.push_back(nb::cast<int64_t>(item));
+    }
+  }
+  return shape;
+}
+
+void bind_sizes(nb::module_& module) {
+  nb::class_<ir::Dim>(module, "Size",
+                      "A symbolic size (a polynomial in size symbols, each standing for a size "
+                      ">= 2), as in a Tensor's shape; int() of it is a TypeError.")
+      .def("__add__", [](const ir::Dim& a, const ir::Dim& b) { return a + b; })
+      .def("__add__", [](const ir::Dim& a, int64_t b) { return a + b; })
+      .def("__radd__", [](const ir::Dim& a, int64_t b) { return a + b; })
+      .def("__sub__", [](const ir::Dim& a, const ir::Dim& b) { return a - b; })
+      .def("__sub__", [](const ir::Dim& a, int64_t b) { return a - b; })
+      .def("__rsub__", [](const ir::Dim& a, int64_t b) { return ir::Dim(b) - a; })
+      .def("__mul__", [](const ir::Dim& a, const ir::Dim& b) { return a * b; })
+      .def("__mul__", [](const ir::Dim& a, int64_t b) { return a * b; })
+      .def("__rmul__", [](const ir::Dim& a, int64_t b) { return a * b; })
+      .def("__floordiv__",
+           [](const ir::Dim& a, nb::handle b) {
+             ir::Dim divisor = nb::isinstance<ir::Dim>(b) ? nb::cast<ir::Dim>(b)
+                                                          : ir::Dim(nb::cast<int64_t>(b));
+             std::optional<ir::Dim> quotient = a.divided_by(divisor);
+             if (!quotient) {
+               throw Error(ErrorKind::Unsupported, "the size " + a.to_string() +
+                                                       " is not a multiple of " +
+                                                       divisor.to_string() + " for every value");
+             }
+             return *quotient;
+           })
+      .def("__eq__", [](const ir::Dim& a, const ir::Dim& b) { return a == b; })
+      .def("__eq__", [](const ir::Dim& a, int64_t b) { return a == ir::Dim(b); })
+      .def("__hash__", [](const ir::Dim& a) { return std::hash<std::string>()(a.to_string()); })
+      .def("__repr__", &ir::Dim::to_string);
+}
+
+}  // namespace kiln::python
