@@ -77,9 +77,21 @@ void SizeGenericGraph::build_generic_library(const Emitted& hint) {
   if (!no_generic_.empty())
     api::log(LogChannel::Recompiles, "size-generic code of a graph with size symbols, without " +
                                          no_generic_);
+  no_generic_.clear();
+  // A generic source the compiler refuses (a table read where C++ wanted a constant that the
+  // rules above did not know) is no failure of the call: each size compiles its own.
+  try {
+    load_generic_library(*generic, hint);
+  } catch (const Error& error) {
+    no_generic_ = std::string("the size-generic source did not build: ") + error.what();
+  }
+}
+
+void SizeGenericGraph::load_generic_library(codegen::SizeGenericSource& generic,
+                                            const Emitted& hint) {
   const target::Target target = target::host_cpu(options_.num_threads);
   codegen::SourceFile file =
-      codegen::lay_out_units(generic->prefix, generic->pieces, codegen::unit_bytes_setting());
+      codegen::lay_out_units(generic.prefix, generic.pieces, codegen::unit_bytes_setting());
   check_source_size(file, hint.prepared.graph);
   const std::string key = compile_key("size-generic\n" + file.text, {}, options_, target,
                                       disabled_passes());
@@ -126,30 +138,30 @@ std::shared_ptr<CompiledGraph> SizeGenericGraph::on_generic_library(
 std::shared_ptr<CompiledGraph> SizeGenericGraph::for_sizes(const std::vector<int64_t>& sizes) {
   auto known = by_sizes_.find(sizes);
   if (known != by_sizes_.end()) return known->second;
+  std::optional<Emitted> hint;
+  if (!tried_generic_) {  // the first call: the hints' code, and the generic library from it
+    hint = emit(graph_.symbol_hints());
+    hint_program_ = hint->program;  // the choices the other sizes follow
+    build_generic_library(*hint);
+  }
+  Emitted emitted = hint && sizes == graph_.symbol_hints() ? std::move(*hint) : emit(sizes);
+  std::string why = no_generic_;
+  std::shared_ptr<CompiledGraph> found;
+  if (generic_) found = on_generic_library(std::move(emitted), sizes, why);
+  if (!found) {
+    if (api::log_enabled(LogChannel::Recompiles)) {
+      api::log(LogChannel::Recompiles, "a graph with size symbols compiles for " +
+                                           sizes_text(sizes) + " (no size-generic code: " + why +
+                                           ")");
+    }
+    CompileStats stats;
+    found = compile_graph(ir::specialize(graph_, sizes), input_strides_, options_, stats, checks_);
+    compiles_ += stats.disk_misses;
+  }
   // Each size keeps its program and intermediates: a graph called at ever new sizes (a server's
   // sequence lengths) drops some (rebuilt in milliseconds on the generic code when asked again).
   if (by_sizes_.size() >= kKeptSizes) by_sizes_.erase(by_sizes_.begin());
-  std::shared_ptr<CompiledGraph>& found = by_sizes_[sizes];
-  Emitted emitted = emit(sizes);
-  if (!tried_generic_) {
-    Emitted hint = sizes == graph_.symbol_hints() ? emitted : emit(graph_.symbol_hints());
-    hint_program_ = hint.program;  // the decisions the other sizes follow
-    if (sizes != graph_.symbol_hints()) emitted = emit(sizes);
-    build_generic_library(hint);
-  }
-  std::string why = no_generic_;
-  if (generic_) {
-    found = on_generic_library(std::move(emitted), sizes, why);
-    if (found) return found;
-  }
-  if (api::log_enabled(LogChannel::Recompiles)) {
-    api::log(LogChannel::Recompiles, "a graph with size symbols compiles for " +
-                                         sizes_text(sizes) + " (no size-generic code: " + why +
-                                         ")");
-  }
-  CompileStats stats;
-  found = compile_graph(ir::specialize(graph_, sizes), input_strides_, options_, stats, checks_);
-  compiles_ += stats.disk_misses;
+  by_sizes_[sizes] = found;
   return found;
 }
 

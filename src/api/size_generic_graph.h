@@ -36,6 +36,7 @@ class SizeGenericGraph {
   };
   Emitted emit(const std::vector<int64_t>& sizes) const;
   void build_generic_library(const Emitted& hint);
+  void load_generic_library(codegen::SizeGenericSource& generic, const Emitted& hint);
   // nullptr (and `why`) when the sizes' source is not the generic one's.
   std::shared_ptr<CompiledGraph> on_generic_library(Emitted emitted,
                                                     const std::vector<int64_t>& sizes,
