@@ -4,6 +4,7 @@
 // on the generic library or compiled its own.
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <vector>
 
 #include "api/size_generic_graph.h"
@@ -11,6 +12,7 @@
 #include "compile_test_util.h"
 #include "ir/builder.h"
 #include "ir/interpreter.h"
+#include "ir/printer.h"
 
 namespace kiln {
 namespace {
@@ -69,6 +71,112 @@ TEST(SizeGeneric, ManySizesRunOnOneLibrary) {
 TEST(SizeGeneric, AnySizeIsRightOnTheGenericCodeOrItsOwn) {
   detail::SizeGenericGraph compiled(softmax_rows_graph(), {}, test_options(), {});
   for (int64_t rows : {200, 2, 3, 17, 65, 201, 1000}) expect_matches_interpreter(compiled, rows);
+}
+
+// Graphs over size symbols of the kernel shapes the scheduler makes (row and column
+// reductions, Welford variance, argmax, scans, transposes, broadcasts, concat, pad, slices,
+// reshapes, matmuls), each run at random sizes (most near its hints, some far) on its
+// size-generic library or its own code, against the interpreter.
+struct RandomSizesCase {
+  std::vector<int64_t> hints;
+  std::function<void(Builder&, const std::vector<Dim>&)> build;
+};
+
+std::vector<RandomSizesCase> random_sizes_cases() {
+  auto f32 = DType::Float32, f64 = DType::Float64;
+  return {
+      {{96, 80},
+       [=](Builder& b, const std::vector<Dim>& s) {
+         ValueId x = b.parameter(f32, {s[0], s[1]});
+         b.graph().set_outputs({b.reduce(Op::sum, x, {0}, false), b.reduce(Op::max, x, {1}, false),
+                                b.reduce(Op::sum, x, {}, false)});
+       }},
+      {{72},
+       [=](Builder& b, const std::vector<Dim>& s) {
+         ValueId x = b.parameter(f64, {s[0], 48});
+         b.graph().set_outputs({b.reduce(Op::var, x, {1}, false, 1),
+                                b.reduce(Op::argmax, x, {1}, false), b.scan(Op::cumsum, x, 1),
+                                b.reduce(Op::min, x, {0}, true)});
+       }},
+      {{64, 40},
+       [=](Builder& b, const std::vector<Dim>& s) {
+         ValueId x = b.parameter(f64, {s[0], s[1]});
+         ValueId row = b.parameter(f64, {s[0]});
+         ValueId moved = b.binary(Op::mul, b.permute(x, {1, 0}), b.broadcast(row, {s[1], s[0]}));
+         ValueId both = b.concat({moved, b.unary(Op::exp, moved)}, 0);
+         b.graph().set_outputs({b.pad(both, {1, 0}, {1, 2}, ir::PadMode::Constant,
+                                      ir::Scalar::of(0.5))});
+       }},
+      {{50, 70},
+       [=](Builder& b, const std::vector<Dim>& s) {
+         ValueId a = b.parameter(f32, {s[0], 32});
+         ValueId w = b.parameter(f32, {32, s[1]});
+         ValueId product = b.matmul(a, w);
+         b.graph().set_outputs({b.reduce(Op::sum, b.unary(Op::tanh, product), {1}, false)});
+       }},
+      {{40},
+       [=](Builder& b, const std::vector<Dim>& s) {
+         ValueId x = b.parameter(f64, {s[0], 4, 8});
+         ValueId rows = b.unary(Op::exp, b.reshape(x, {s[0] * 4, 8}));
+         ValueId tail = b.slice(x, {2, 0, 0}, {INT64_MAX, 4, 8}, {1, 1, 1});
+         b.graph().set_outputs({b.reduce(Op::sum, rows, {0}, false),
+                                b.reduce(Op::sum, b.binary(Op::mul, tail, tail), {0}, false)});
+       }},
+  };
+}
+
+std::vector<Array> random_inputs(const ir::Graph& graph, const std::vector<int64_t>& sizes,
+                                 uint64_t seed) {
+  std::vector<Array> inputs;
+  for (ValueId id : graph.inputs()) {
+    const ir::Node& node = graph.node(id);
+    std::vector<int64_t> shape = ir::evaluate(node.shape, sizes);
+    int64_t count = 1;
+    for (int64_t extent : shape) count *= extent;
+    std::vector<double> values = test::pseudo_random(static_cast<size_t>(count), -1, 1, seed++);
+    if (node.dtype == DType::Float32) {
+      inputs.push_back(Array::from_vector(std::vector<float>(values.begin(), values.end()), shape));
+    } else {
+      inputs.push_back(Array::from_vector(values, shape));
+    }
+  }
+  return inputs;
+}
+
+TEST(SizeGeneric, RandomSizesOfManyKernelShapesMatchTheInterpreter) {
+  uint64_t seed = 11;
+  for (const RandomSizesCase& c : random_sizes_cases()) {
+    ir::Graph graph;
+    Builder b(graph);
+    std::vector<Dim> symbols;
+    for (int64_t hint : c.hints) symbols.push_back(graph.add_symbol(hint));
+    c.build(b, symbols);
+    detail::SizeGenericGraph compiled(graph, {}, test_options(), {});
+    for (int trial = 0; trial < 6; ++trial) {
+      std::vector<int64_t> sizes;
+      for (int64_t hint : c.hints) {
+        uint64_t draw = (seed = seed * 6364136223846793005ull + 1442695040888963407ull) >> 33;
+        // Mostly within half the hint either way (the generic code's range), once far off.
+        sizes.push_back(trial == 5 ? 3 + static_cast<int64_t>(draw % 7)
+                                   : hint / 2 + static_cast<int64_t>(draw % static_cast<uint64_t>(hint)));
+      }
+      std::vector<Array> inputs = random_inputs(graph, sizes, seed);
+      std::vector<Array> expected = ir::interpret(graph, inputs);
+      std::vector<Array> outputs;
+      compiled.for_sizes(sizes)->executable->run(inputs, outputs);
+      ASSERT_EQ(outputs.size(), expected.size());
+      for (size_t k = 0; k < outputs.size(); ++k) {
+        ASSERT_EQ(outputs[k].shape(), expected[k].shape());
+        std::vector<double> got = outputs[k].to_vector<double>();
+        std::vector<double> want = expected[k].to_vector<double>();
+        double tolerance = outputs[k].dtype() == DType::Float32 ? 1e-4 : 1e-10;
+        for (size_t i = 0; i < got.size(); ++i)
+          ASSERT_NEAR(got[i], want[i], tolerance * (1 + std::abs(want[i])))
+              << print_graph(graph) << "sizes " << ::testing::PrintToString(sizes)
+              << ", output " << k << ", element " << i;
+      }
+    }
+  }
 }
 
 }  // namespace
