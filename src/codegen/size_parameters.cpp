@@ -75,7 +75,8 @@ std::string token_at(const std::vector<std::string>& tokens, long index) {
 }
 
 // Whether integer literal `t` may be a value read at run time: not in a preprocessor line
-// (pragmas), an array declaration's bound, a template argument or a case label.
+// (pragmas), an array declaration's bound, a template argument, alignas or a case label. (A
+// constant context these rules miss fails to compile: the sizes then compile their own code.)
 bool takes_runtime_value(const std::vector<std::string>& tokens, size_t t) {
   size_t first = t;  // the line's first token that is not whitespace
   while (first > 0 && tokens[first - 1].find('\n') == std::string::npos) --first;
@@ -93,6 +94,8 @@ bool takes_runtime_value(const std::vector<std::string>& tokens, size_t t) {
   // kiln_f<8>: a template argument (the emitter spaces its comparisons, `i < 8`).
   if (token_at(tokens, before) == "<" && before > 0 &&
       !is_whitespace(tokens[static_cast<size_t>(before) - 1]))
+    return false;
+  if (token_at(tokens, before) == "(" && token_at(tokens, previous(tokens, t, 1)) == "alignas")
     return false;
   return token_at(tokens, before) != "case";
 }
@@ -129,7 +132,10 @@ std::optional<std::string> generic_piece(const std::vector<std::string>& tokens,
   size_t close = text.find(']', number);
   size_t end = text.find('\n', number);
   if (close == std::string::npos || end == std::string::npos) return std::nullopt;
-  int64_t threads_slot = std::stoll(text.substr(number, close - number));
+  // The slot is the kernel's argument count: never a size (and never one of the table's reads).
+  const std::string slot = text.substr(number, close - number);
+  if (!is_integer_literal(slot)) return std::nullopt;
+  int64_t threads_slot = std::stoll(slot);
   text.insert(end + 1, "  const int64_t* const kiln_sizes = (const int64_t*)kiln_args[" +
                            std::to_string(threads_slot + 1) + "];\n");
   return text;

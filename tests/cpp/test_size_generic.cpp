@@ -240,6 +240,7 @@ TEST(SizeParameters, ConstantsCppNeedsAndOtherDifferencesRefuse) {
   EXPECT_TRUE(refuses("  #pragma omp simd safelen(8)\n", "  #pragma omp simd safelen(16)\n"));
   EXPECT_TRUE(refuses("  double acc[8];\n", "  double acc[16];\n"));
   EXPECT_TRUE(refuses("  alignas(64) char own[128];\n", "  alignas(64) char own[256];\n"));
+  EXPECT_TRUE(refuses("  alignas(64) char own;\n", "  alignas(32) char own;\n"));
   EXPECT_TRUE(refuses("  t = kiln_f<8>(x);\n", "  t = kiln_f<16>(x);\n"));
   EXPECT_TRUE(refuses("  t = x * (0x1p-11);\n", "  t = x * (0x1p-12);\n"));  // a mean's 1/n
   EXPECT_TRUE(refuses("  t = x * 2.5;\n", "  t = x * 3.5;\n"));
