@@ -412,11 +412,16 @@ ValueId Builder::convolution(ValueId input, ValueId weight, std::optional<ValueI
                                         "; they must agree");
     }
   }
-  for (const ValueType& operand : operands) checker.expect_static(operand.shape);
+  // A symbolic batch passes through; the geometry needs every other size as a number.
+  Shape batchless = operands[0].shape;
+  Dim batch = batchless.empty() ? Dim(1) : batchless[0];
+  if (!batchless.empty()) batchless[0] = 1;
+  checker.expect_static(batchless);
+  for (size_t k = 1; k < operands.size(); ++k) checker.expect_static(operands[k].shape);
   ConvolutionGeometry geometry;
   std::optional<std::vector<int64_t>> bias_shape;
   if (bias) bias_shape = to_ints(operands[2].shape);
-  std::vector<int64_t> input_shape = to_ints(operands[0].shape);
+  std::vector<int64_t> input_shape = to_ints(batchless);
   if (channels_last) input_shape = permuted(input_shape, channels_first_order(input_shape.size()));
   std::string problem = convolution_geometry(input_shape, to_ints(operands[1].shape), bias_shape,
                                              strides, padding, dilation, groups, geometry);
@@ -431,7 +436,9 @@ ValueId Builder::convolution(ValueId input, ValueId weight, std::optional<ValueI
   if (channels_last) output_shape = permuted(output_shape, channels_last_order(output_shape.size()));
   std::vector<ValueId> inputs{input, weight};
   if (bias) inputs.push_back(*bias);
-  return add(Op::convolution, operands[0].dtype, from_ints(output_shape), std::move(inputs),
+  Shape shape = from_ints(output_shape);
+  if (!shape.empty()) shape[0] = batch;
+  return add(Op::convolution, operands[0].dtype, std::move(shape), std::move(inputs),
              std::move(attrs));
 }
 

@@ -335,7 +335,15 @@ class NodeVerifier {
     if (node_.inputs.size() == 3) bias_shape = to_ints(input(2).shape);
     ConvolutionGeometry geometry;
     const Attrs& attrs = node_.attrs;
-    std::vector<int64_t> input_shape = to_ints(input(0).shape), shape = to_ints(node_.shape);
+    // A symbolic batch passes through (builder.h); the geometry is checked for a batch of 1.
+    Shape batchless_input = input(0).shape, batchless = node_.shape;
+    expect(!batchless_input.empty() && !batchless.empty() && batchless_input[0] == batchless[0],
+           "convolution changes the batch");
+    batchless_input[0] = 1;
+    batchless[0] = 1;
+    expect(is_static(batchless_input) && is_static(batchless),
+           "convolution sizes other than the batch are symbolic");
+    std::vector<int64_t> input_shape = to_ints(batchless_input), shape = to_ints(batchless);
     if (attrs.channels_last) {
       input_shape = permuted(input_shape, channels_first_order(input_shape.size()));
       shape = permuted(shape, channels_first_order(shape.size()));

@@ -549,11 +549,11 @@ void bind_linear_algebra_and_creation(nb::module_& module) {
       "A constant of `shape` and `dtype` in the trace of `like`.");
   module.def(
       "full_integer",
-      [](const Tensor& like, std::vector<int64_t> shape, int64_t bits, nb::handle dtype) {
+      [](const Tensor& like, nb::handle shape, int64_t bits, nb::handle dtype) {
         detail::Trace& trace = detail::trace_for(like, "full", kNoWhere);
         DType type = dtype_from_object(dtype);
         return Tensor(&trace, trace.builder.constant(ir::Scalar::of_int(bits), type,
-                                                     ir::from_ints(shape)));
+                                                     shape_from_object(shape)));
       },
       nb::arg("like"), nb::arg("shape"), nb::arg("bits"), nb::arg("dtype"), Keep<1>(),
       "An integer constant given exactly (a double loses integers past 2**53): `bits` is the "

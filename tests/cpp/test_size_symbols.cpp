@@ -134,7 +134,11 @@ TEST(SizeSymbols, ShapeRulesThatNeedNumbersRefuseSymbols) {
       EXPECT_NE(std::string(error.what()).find(words), std::string::npos) << error.what();
     }
   };
-  expect_refusal([&] { b.convolution(x, w, std::nullopt, {1, 1}, {0, 0}, {1, 1}, 1, false); },
+  // A symbolic batch passes through a convolution; symbolic image sizes do not.
+  EXPECT_EQ(graph.node(b.convolution(x, w, std::nullopt, {1, 1}, {0, 0}, {1, 1}, 1, false)).shape,
+            (Shape{n, 4, 7, 7}));
+  ValueId image = b.parameter(DType::Float32, {2, 3, n, n});
+  expect_refusal([&] { b.convolution(image, w, std::nullopt, {1, 1}, {0, 0}, {1, 1}, 1, false); },
                  ErrorKind::Unsupported, "convolution");
   expect_refusal([&] { b.slice(x, {0, 0, 0, 0}, {3, 3, 9, 9}, {1, 1, 1, 1}); },
                  ErrorKind::Unsupported, "only start: and start:stop");
@@ -180,6 +184,30 @@ TEST(SizeSymbols, ASymbolicStopSlicesAFixedAxis) {
   } catch (const Error& error) {
     EXPECT_EQ(error.kind(), ErrorKind::Value) << error.what();
     EXPECT_NE(std::string(error.what()).find("s0 = 17 do not fit"), std::string::npos);
+  }
+}
+
+TEST(SizeSymbols, AConvolutionOverASymbolicBatch) {
+  auto build = [](Builder& b, const Dim& batch, bool channels_last) {
+    ValueId x = b.parameter(DType::Float64, {batch, 5, 5, 2});  // channels-last input
+    ValueId w = b.parameter(DType::Float64, {3, 2, 3, 3});
+    ValueId input = channels_last ? x : b.permute(x, {0, 3, 1, 2});
+    return b.convolution(input, w, std::nullopt, {2, 2}, {1, 1}, {1, 1}, 1, channels_last);
+  };
+  for (bool channels_last : {false, true}) {
+    Graph symbolic;
+    Builder b(symbolic);
+    symbolic.set_outputs({build(b, symbolic.add_symbol(4), channels_last)});
+    verify(symbolic, "test");
+    for (int64_t batch : {2, 3}) {
+      Graph fixed;
+      Builder fb(fixed);
+      fixed.set_outputs({build(fb, batch, channels_last)});
+      std::vector<Array> inputs{Array::from_vector(pseudo_random(batch * 50, 9), {batch, 5, 5, 2}),
+                                Array::from_vector(pseudo_random(54, 10), {3, 2, 3, 3})};
+      EXPECT_EQ(interpret(symbolic, inputs).at(0).to_vector<double>(),
+                interpret(fixed, inputs).at(0).to_vector<double>());
+    }
   }
 }
 

@@ -475,6 +475,24 @@ def test_dynamic_sizes_an_op_cannot_keep_symbolic_compile_per_size(capfd):
     assert "keeps no size symbols, it compiles per size" in err and "convolution" in err
 
 
+def test_a_cnn_with_a_dynamic_batch_keeps_it_symbolic(capfd):
+    model = torch.nn.Sequential(
+        torch.nn.Conv2d(3, 8, 3, padding=1), torch.nn.BatchNorm2d(8), torch.nn.ReLU(),
+        torch.nn.MaxPool2d(2), torch.nn.Conv2d(8, 4, 3, stride=2), torch.nn.AdaptiveAvgPool2d(1),
+        torch.nn.Flatten(), torch.nn.Linear(4, 5)).eval()
+    compiled = torch.compile(model, backend="kiln")
+    kiln.set_logs("recompiles")
+    try:
+        with torch.no_grad():
+            for batch in (6, 4, 9):
+                x = torch.randn(batch, 3, 16, 16)
+                torch._dynamo.mark_dynamic(x, 0)  # the batch only: convolutions keep it symbolic
+                torch.testing.assert_close(compiled(x), model(x), rtol=1e-4, atol=1e-5)
+    finally:
+        kiln.set_logs("")
+    assert "keeps no size symbols" not in capfd.readouterr().err
+
+
 def test_tensors_on_another_device_stay_in_pytorch():
     # The CUDA target is not built yet: device tensors (here the meta device, the one every
     # machine has) run in eager PyTorch instead of failing in kiln's NumPy bridge.

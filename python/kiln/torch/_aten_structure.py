@@ -397,8 +397,21 @@ def _window_views(context, x, kernel, stride, padding, dilation, pad_value):
         for d in range(spatial):
             begin = offset[d] * dilation[d]
             slices.append((begin, begin + (extents[d] - 1) * stride[d] + 1, stride[d]))
-        views.append((offset, _kiln.slice(padded, slices)))
+        views.append((offset, _slice_any(padded, slices)))
     return views, extents
+
+
+def _slice_any(x, slices):
+    """_kiln.slice, also for x with size symbols (a dynamic batch): `:` of a symbolic axis."""
+    if not any(isinstance(extent, _kiln.Size) for extent in x.shape):
+        return _kiln.slice(x, slices)
+    starts, stops, steps = [], [], []
+    for item in slices:
+        start, stop, step = (0, 2 ** 63 - 1, 1) if item == slice(None) else item
+        starts.append(start)
+        stops.append(stop)
+        steps.append(step)
+    return _kiln.slice_sizes(x, starts, stops, steps)
 
 
 def _positions(kernel):
