@@ -100,17 +100,22 @@ bool takes_runtime_value(const std::vector<std::string>& tokens, size_t t) {
   return token_at(tokens, before) != "case";
 }
 
-// Where two token lists part: the line of `a` around the first token that differs, and the
-// token `b` has there.
-std::string first_difference(const std::vector<std::string>& a, const std::vector<std::string>& b) {
-  size_t t = 0;
-  while (t < a.size() && t < b.size() && a[t] == b[t]) ++t;
-  if (t == a.size() && t == b.size()) return "";
+// Token `t` of `a` on its line, and what `b` has there: where two codes part.
+std::string difference_at(const std::vector<std::string>& a, const std::vector<std::string>& b,
+                          size_t t) {
   std::string line;
   size_t begin = t;
   while (begin > 0 && a[begin - 1].find('\n') == std::string::npos) --begin;
   for (size_t k = begin; k < a.size() && a[k].find('\n') == std::string::npos; ++k) line += a[k];
   return "'" + line + "' where the other has '" + (t < b.size() ? b[t] : "") + "'";
+}
+
+// The first place two token lists part ("" when they do not).
+std::string first_difference(const std::vector<std::string>& a, const std::vector<std::string>& b) {
+  size_t t = 0;
+  while (t < a.size() && t < b.size() && a[t] == b[t]) ++t;
+  if (t == a.size() && t == b.size()) return "";
+  return difference_at(a, b, std::min(t, a.size() - (a.empty() ? 0 : 1)));
 }
 
 constexpr const char* kThreadsLine = "kiln_threads = (int)(long)kiln_args[";
@@ -178,8 +183,7 @@ bool differs_in_integers(const std::string& hint_prefix,
     for (size_t t = 0; t < a.size(); ++t) {
       if (a[t] == b[t]) continue;
       if (!is_integer_literal(a[t]) || !is_integer_literal(b[t])) {
-        why = "the code differs at other sizes in more than integers ('" + a[t] + "' and '" +
-              b[t] + "')";
+        why = "the code differs at other sizes in more than integers: " + difference_at(a, b, t);
         return false;
       }
       marked[p][t] = true;

@@ -2,6 +2,8 @@
 #include <optional>
 #include <string>
 
+#include <nanobind/stl/string.h>
+
 #include "python/common.h"
 
 namespace kiln::python {

@@ -381,3 +381,23 @@ def test_the_compiled_function_is_a_callable_that_binds_like_a_function():
     del compiled
     gc.collect()
     assert reference() is None
+
+
+def test_size_symbols_from_python():
+    trace = _kiln.Trace()
+    rows = trace.size_symbol(8)
+    assert repr(rows) == "s0" and repr(rows * 2 + 1) == "2*s0 + 1" and rows * 3 // 3 == rows
+    assert hash(rows + 0) == hash(rows) and rows != 8
+    with pytest.raises(TypeError):
+        int(rows)
+    x = trace.input("float64", [rows, 3])
+    assert x.shape == (rows, 3)
+    flat = _kiln.reshape(x, [rows * 3])
+    compiled = _kiln.compile_graph(trace, [_kiln.exp(flat)])
+    for n in (2, 5, 8):
+        value = np.arange(n * 3.0).reshape(n, 3) / 10
+        np.testing.assert_allclose(compiled.run([value])[0], np.exp(value.ravel()))
+    with pytest.raises(ValueError, match="stands for sizes >= 2"):
+        compiled.run([np.zeros((1, 3))])
+    with pytest.raises(ValueError, match="hint"):
+        trace.size_symbol(1)

@@ -460,6 +460,33 @@ def test_training_with_dynamic_batch_sizes_matches_eager():
     torch.testing.assert_close(train(True), train(False), rtol=1e-5, atol=1e-6)
 
 
+def test_a_size_only_a_number_carries_compiles_per_size():
+    # The backward graph of x.view(batch, -1) gets the batch as a saved number, not as a
+    # tensor's dimension: no call's tensors could give that symbol its value.
+    class Flatten(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.linear = torch.nn.Linear(12, 3)
+
+        def forward(self, x):
+            return self.linear(x.view(x.shape[0], -1)).sum(1)
+
+    def gradients(compiled):
+        torch.manual_seed(0)
+        model = Flatten()
+        step = torch.compile(model, backend="kiln", dynamic=True) if compiled else model
+        result = []
+        for batch in (4, 6, 9):
+            x = torch.randn(batch, 3, 4, generator=torch.Generator().manual_seed(batch))
+            step(x).sum().backward()
+            result.append(model.linear.weight.grad.clone())
+            model.linear.weight.grad = None
+        return result
+
+    for got, want in zip(gradients(True), gradients(False)):
+        torch.testing.assert_close(got, want)
+
+
 def test_dynamic_sizes_an_op_cannot_keep_symbolic_compile_per_size(capfd):
     conv = torch.nn.Conv2d(3, 4, 3).eval()  # convolution geometry needs numbers
     compiled = torch.compile(conv, backend="kiln", dynamic=True)

@@ -132,6 +132,11 @@ def trace_graph(graph_module, on_refusal=None, symbolic=False):
     placeholders = [node for node in graph_module.graph.nodes if node.op == "placeholder"]
     for node in graph_module.graph.nodes:
         if node.op == "output":  # a tolerant trace is only for its refusals: no outputs
+            if context.sizes is not None:
+                try:
+                    context.sizes.check_bound([converted[p] for p in placeholders])
+                except Unconvertible as error:
+                    raise UnconvertibleNode(None, str(error)) from None
             return trace, None if on_refusal else _output_plan(node, converted, placeholders)
         try:
             if node.op == "placeholder":

@@ -5,6 +5,7 @@ a data-dependent size) is refused, and the graph compiles per size instead (_dyn
 """
 import torch
 
+from .. import _kiln
 from ._aten_table import Unconvertible
 
 
@@ -20,6 +21,16 @@ class SizeSymbols:
         if not isinstance(extent, torch.SymInt):
             raise Unconvertible(f"the size {extent!r} is not an integer")
         return self._convert(extent.node.expr, extent.node.shape_env)
+
+    def check_bound(self, inputs):
+        """Each symbol must be a dimension of some tensor input, by itself: a call's tensors give
+        the symbols their values (ir::bind_sizes). One that only a size argument carries (a
+        backward graph's saved batch size) is refused: the graph compiles per size."""
+        bare = {repr(extent) for value in inputs if hasattr(value, "shape")
+                for extent in value.shape if isinstance(extent, _kiln.Size)}
+        for expr, symbol in self.symbols.items():
+            if repr(symbol) not in bare:
+                raise Unconvertible(f"the size {expr} is no tensor input's dimension")
 
     def _convert(self, expr, shape_env):
         if expr.is_Integer:
