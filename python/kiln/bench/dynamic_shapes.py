@@ -36,16 +36,20 @@ def run(lengths, backends, quick=False, repeat=5, log=print):
     rows = []
     with torch.no_grad():
         for length in lengths:
-            ids = torch.randint(0, vocabulary, (1, length),
-                                generator=torch.Generator().manual_seed(length))
+            generator = torch.Generator().manual_seed(length)
+
+            def tokens():  # new data every timed call
+                return torch.randint(0, vocabulary, (1, length), generator=generator)
+            ids = tokens()
             expected = model(ids).last_hidden_state
-            row = {"eager": (None, torch_models.median_seconds(model, ids, repeat), 0.0)}
+            row = {"eager": (None, torch_models.median_seconds(model, tokens, repeat), 0.0)}
             for backend, function in compiled.items():
                 start = time.perf_counter()
                 result = function(ids).last_hidden_state
                 first = time.perf_counter() - start
                 error = (result - expected).abs().max().item()
-                row[backend] = (first, torch_models.median_seconds(function, ids, repeat), error)
+                row[backend] = (first, torch_models.median_seconds(function, tokens, repeat),
+                                error)
             rows.append((length, row))
             log(_line(length, row))
     return rows

@@ -94,10 +94,13 @@ def compile_with(model, backend, mode):
 
 
 def median_seconds(function, argument, repeat):
+    """The median time of `repeat` calls; `argument` may be a callable making each call's input
+    (new data every call, made outside the timing)."""
     times = []
     for _ in range(repeat):
+        given = argument() if callable(argument) else argument
         start = time.perf_counter()
-        function(argument)
+        function(given)
         times.append(time.perf_counter() - start)
     return sorted(times)[len(times) // 2]
 
