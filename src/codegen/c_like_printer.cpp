@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 
 #include "ir/ops.h"
 #include "kiln/error.h"
@@ -44,6 +45,71 @@ std::string convert(const std::string& text, DType from, DType to) {
   if (is_float(from) && !is_float(to))
     return "kiln_float_to_int<" + compute_type(to) + ">(" + text + ")";
   return "(" + compute_type(to) + ")(" + text + ")";
+}
+
+std::string op_table_text() {
+  std::ostringstream out;
+  out << "static KILN_FN int64_t kiln_index_min(int64_t a, int64_t b) { return a < b ? a : b; }\n"
+         "static KILN_FN int64_t kiln_index_max(int64_t a, int64_t b) { return a > b ? a : b; }\n";
+  for (int k = 0; k < static_cast<int>(ir::Op::op_count); ++k) {
+    const ir::OpInfo& info = ir::op_info(static_cast<ir::Op>(k));
+    std::string name(info.name), expression(info.expression), identity(info.identity);
+    switch (info.kind) {
+      case ir::OpKind::Unary:
+        out << "template <class A> static KILN_FN auto kiln_op_" << name << "(A a) { return "
+            << expression << "; }\n";
+        break;
+      case ir::OpKind::Binary:
+        out << "template <class A, class B> static KILN_FN auto kiln_op_" << name
+            << "(A a, B b) { return " << expression << "; }\n";
+        break;
+      case ir::OpKind::Ternary:
+        out << "template <class A, class B, class C> static KILN_FN auto kiln_op_" << name
+            << "(A a, B b, C c) { return " << expression << "; }\n";
+        break;
+      case ir::OpKind::Reduce:
+      case ir::OpKind::Scan:
+        out << "template <class T> static KILN_FN T kiln_identity_" << name << "() { return "
+            << identity << "; }\n";
+        if (info.accumulator == ir::Accumulator::Plain || info.kind == ir::OpKind::Scan)
+          out << "template <class T, class X> static KILN_FN T kiln_combine_" << name
+              << "(T acc, X x) { return " << expression << "; }\n";
+        break;
+      default:
+        break;
+    }
+  }
+  return out.str();
+}
+
+size_t constant_count(const sched::Buffer& buffer) {
+  return buffer.constant_data->size() / static_cast<size_t>(dtype_size(buffer.dtype));
+}
+
+std::string constant_array_values(const sched::Buffer& buffer) {
+  std::ostringstream out;
+  const std::vector<uint8_t>& bytes = *buffer.constant_data;
+  int size = dtype_size(buffer.dtype);
+  size_t count = constant_count(buffer);
+  out << " = {";
+  for (size_t k = 0; k < count; ++k) {
+    const uint8_t* p = bytes.data() + k * static_cast<size_t>(size);
+    if (k) out << ",";
+    if (k % 8 == 0) out << "\n  ";
+    switch (buffer.dtype) {
+      case DType::Float64: { double v; std::memcpy(&v, p, 8); out << scalar_literal(ir::Scalar::of(v), DType::Float64); break; }
+      case DType::Float32: { float v; std::memcpy(&v, p, 4); out << scalar_literal(ir::Scalar::of(v), DType::Float32); break; }
+      default: {
+        uint64_t raw = 0;
+        std::memcpy(&raw, p, static_cast<size_t>(size));
+        bool is_signed = is_signed_integer(buffer.dtype);
+        if (is_signed && size < 8 && (raw >> (8 * size - 1)) & 1) raw |= ~uint64_t(0) << (8 * size);
+        out << (is_signed ? std::to_string(static_cast<int64_t>(raw)) + "ll" : std::to_string(raw) + "ull");
+      }
+    }
+  }
+  out << "};\n";
+  return out.str();
 }
 
 std::string CLikePrinter::index_text(ExprId id) {
@@ -241,7 +307,7 @@ std::string CLikePrinter::buffer_name(int32_t buffer) {
 }
 
 std::string CLikePrinter::emit() {
-  statements(kernel_.body);
+  body();
   std::set<int32_t> written(kernel_.buffers_written.begin(), kernel_.buffers_written.end());
   std::ostringstream code;
   code << function_header() << " {\n";

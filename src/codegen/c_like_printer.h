@@ -34,6 +34,14 @@ std::string convert(const std::string& text, DType from, DType to);
 // A constant of `dtype` as source text (exact integers, hex floats, inf/nan spelled out).
 std::string scalar_literal(const ir::Scalar& value, DType dtype);
 
+// The op-table glue every target's source has after its prelude and scalar_math.h: one small
+// template per op (kiln_op_<name>, kiln_identity_<name>, kiln_combine_<name>), generated from
+// the same expressions the interpreter compiles, so both agree by construction.
+std::string op_table_text();
+// Elements of a constant buffer, and " = {...};": the initializer of its array.
+size_t constant_count(const sched::Buffer& buffer);
+std::string constant_array_values(const sched::Buffer& buffer);
+
 class CLikePrinter {
  public:
   // arguments: the program buffers the function takes, in order (sched::KernelSignature).
@@ -60,6 +68,8 @@ class CLikePrinter {
   virtual void scan(const Stmt& s) = 0;
   // A reduction result (ExprKind::Local) as text.
   virtual std::string local_value(ExprId id) { return local_name(expr(id).variable); }
+  // The function's statements (a target may print only part of the kernel per function).
+  virtual void body() { statements(kernel_.body); }
 
   // ---- the shared printer ----
   const Expr& expr(ExprId id) const { return kernel_.exprs[static_cast<size_t>(id)]; }

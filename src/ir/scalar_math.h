@@ -34,12 +34,12 @@ template <> struct kiln_unsigned_of<int> { typedef unsigned int type; };
 template <> struct kiln_unsigned_of<long> { typedef unsigned long type; };
 template <> struct kiln_unsigned_of<long long> { typedef unsigned long long type; };
 
-template <class T> constexpr T kiln_zero() { return T(0); }
-template <class T> constexpr T kiln_one() { return T(1); }
+template <class T> KILN_FN constexpr T kiln_zero() { return T(0); }
+template <class T> KILN_FN constexpr T kiln_one() { return T(1); }
 
 // +inf for floats (the identity of min), the maximum for integers, true for bool.
 template <class T>
-constexpr T kiln_highest() {
+KILN_FN constexpr T kiln_highest() {
   if constexpr (kiln_is_float<T>) {
     return T(kiln_infinity());
   } else if constexpr (kiln_is_bool<T>) {
@@ -54,7 +54,7 @@ constexpr T kiln_highest() {
 
 // -inf for floats (the identity of max), the minimum for integers, false for bool.
 template <class T>
-constexpr T kiln_lowest() {
+KILN_FN constexpr T kiln_lowest() {
   if constexpr (kiln_is_float<T>) {
     return T(-kiln_infinity());
   } else if constexpr (kiln_is_bool<T>) {
@@ -72,7 +72,7 @@ constexpr T kiln_lowest() {
 // keeps the whole loop scalar. Mask arithmetic has no control flow to convert. Every helper
 // below that picks between values uses this; generated code should too.
 template <class T>
-inline T kiln_select(bool condition, T x, T y) {
+KILN_FN T kiln_select(bool condition, T x, T y) {
   if constexpr (kiln_is_bool<T>) {
     return (condition & x) | (!condition & y);
   } else if constexpr (kiln_is_float<T>) {
@@ -94,7 +94,7 @@ inline T kiln_select(bool condition, T x, T y) {
 
 // ---- unary helpers --------------------------------------------------------------------------
 template <class T>
-inline T kiln_abs(T a) {
+KILN_FN T kiln_abs(T a) {
   if constexpr (kiln_is_float<T>) {
     return kiln_math_fabs(a);
   } else if constexpr (kiln_is_signed<T>) {
@@ -105,11 +105,11 @@ inline T kiln_abs(T a) {
     return a;
   }
 }
-inline float kiln_abs(float a) { return kiln_math_fabs(a); }
+KILN_FN float kiln_abs(float a) { return kiln_math_fabs(a); }
 
 // -1, 0 or 1; NaN stays NaN and both zeros give +0 (NumPy).
 template <class T>
-inline T kiln_sign(T a) {
+KILN_FN T kiln_sign(T a) {
   if constexpr (kiln_is_float<T>) {
     // `a + 0` keeps NaN and turns -0 into +0, as NumPy does.
     return kiln_select(a > 0, T(1), kiln_select(a < 0, T(-1), a + T(0)));
@@ -122,40 +122,40 @@ inline T kiln_sign(T a) {
 
 // Rounding is the identity on integers.
 template <class T>
-inline T kiln_floor(T a) {
+KILN_FN T kiln_floor(T a) {
   if constexpr (kiln_is_float<T>) return kiln_math_floor(a);
   else return a;
 }
-inline float kiln_floor(float a) { return kiln_math_floor(a); }
+KILN_FN float kiln_floor(float a) { return kiln_math_floor(a); }
 template <class T>
-inline T kiln_ceil(T a) {
+KILN_FN T kiln_ceil(T a) {
   if constexpr (kiln_is_float<T>) return kiln_math_ceil(a);
   else return a;
 }
-inline float kiln_ceil(float a) { return kiln_math_ceil(a); }
+KILN_FN float kiln_ceil(float a) { return kiln_math_ceil(a); }
 template <class T>
-inline T kiln_trunc(T a) {
+KILN_FN T kiln_trunc(T a) {
   if constexpr (kiln_is_float<T>) return kiln_math_trunc(a);
   else return a;
 }
-inline float kiln_trunc(float a) { return kiln_math_trunc(a); }
+KILN_FN float kiln_trunc(float a) { return kiln_math_trunc(a); }
 // rint rounds half to even in the default rounding mode, which kiln never changes.
 template <class T>
-inline T kiln_round_half_even(T a) {
+KILN_FN T kiln_round_half_even(T a) {
   if constexpr (kiln_is_float<T>) return kiln_math_rint(a);
   else return a;
 }
-inline float kiln_round_half_even(float a) { return kiln_math_rint(a); }
+KILN_FN float kiln_round_half_even(float a) { return kiln_math_rint(a); }
 
 template <class T>
-inline T kiln_bitwise_not(T a) {
+KILN_FN T kiln_bitwise_not(T a) {
   if constexpr (kiln_is_bool<T>) return !a;
   else return T(~a);
 }
 
 // sin(pi x) / (pi x), 1 at 0 (NumPy's normalised sinc).
 template <class T>
-inline T kiln_sinc(T a) {
+KILN_FN T kiln_sinc(T a) {
   T y = T(3.14159265358979323846) * a;
   return kiln_select(a == T(0), T(1), kiln_sin(y) / kiln_select(a == T(0), T(1), y));
 }
@@ -165,7 +165,7 @@ inline T kiln_sinc(T a) {
 // NumPy's correction; b == 0 gives a / b (inf or NaN). Integers follow Python: the quotient is
 // rounded toward -inf; division by zero gives 0; INT_MIN // -1 wraps to INT_MIN.
 template <class T>
-inline T kiln_floordiv(T a, T b) {
+KILN_FN T kiln_floordiv(T a, T b) {
   if constexpr (kiln_is_float<T>) {
     if (b == 0) return a / b;
     T mod = kiln_fmod(a, b);
@@ -194,7 +194,7 @@ inline T kiln_floordiv(T a, T b) {
 // The remainder with the sign of the divisor (Python/NumPy). Floats: b == 0 gives fmod(a, 0)
 // (NaN); a zero remainder is copysign(0, b). Integers: modulo by zero gives 0.
 template <class T>
-inline T kiln_mod(T a, T b) {
+KILN_FN T kiln_mod(T a, T b) {
   if constexpr (kiln_is_float<T>) {
     T mod = kiln_fmod(a, b);
     if (b == 0) return mod;
@@ -216,7 +216,7 @@ inline T kiln_mod(T a, T b) {
 // Floats: pow. Integers: exponentiation by squaring, wrapping; a negative exponent gives 0
 // except for the bases 1 and -1 (whose powers are exact).
 template <class T>
-inline T kiln_pow(T a, T b) {
+KILN_FN T kiln_pow(T a, T b) {
   if constexpr (kiln_is_float<T>) {
     return kiln_pow_float(a, b);
   } else if constexpr (kiln_is_bool<T>) {
@@ -245,22 +245,22 @@ inline T kiln_pow(T a, T b) {
 // ---- comparisons ---------------------------------------------------------------------------
 // maximum/minimum propagate NaN (the first NaN operand is returned); fmax/fmin ignore it.
 template <class T>
-inline T kiln_maximum(T a, T b) {
+KILN_FN T kiln_maximum(T a, T b) {
   if constexpr (kiln_is_float<T>) return kiln_select((a > b) | (a != a), a, b);
   else return kiln_select(a > b, a, b);
 }
 template <class T>
-inline T kiln_minimum(T a, T b) {
+KILN_FN T kiln_minimum(T a, T b) {
   if constexpr (kiln_is_float<T>) return kiln_select((a < b) | (a != a), a, b);
   else return kiln_select(a < b, a, b);
 }
 template <class T>
-inline T kiln_fmax(T a, T b) {
+KILN_FN T kiln_fmax(T a, T b) {
   if constexpr (kiln_is_float<T>) return kiln_select((a > b) | (b != b), a, b);
   else return kiln_select(a > b, a, b);
 }
 template <class T>
-inline T kiln_fmin(T a, T b) {
+KILN_FN T kiln_fmin(T a, T b) {
   if constexpr (kiln_is_float<T>) return kiln_select((a < b) | (b != b), a, b);
   else return kiln_select(a < b, a, b);
 }
@@ -268,12 +268,12 @@ inline T kiln_fmin(T a, T b) {
 // argmax/argmin: true when x replaces the current best acc. Strictly better keeps the first
 // occurrence; NaN beats any number (and a later NaN does not replace an earlier one).
 template <class T>
-inline bool kiln_argmax_better(T x, T acc) {
+KILN_FN bool kiln_argmax_better(T x, T acc) {
   if constexpr (kiln_is_float<T>) return (x > acc) | ((x != x) & (acc == acc));
   else return x > acc;
 }
 template <class T>
-inline bool kiln_argmin_better(T x, T acc) {
+KILN_FN bool kiln_argmin_better(T x, T acc) {
   if constexpr (kiln_is_float<T>) return (x < acc) | ((x != x) & (acc == acc));
   else return x < acc;
 }
@@ -283,19 +283,19 @@ inline bool kiln_argmin_better(T x, T acc) {
 // which gives -1 (the sign fill). As in NumPy, a negative count counts as out of range.
 // The 8- and 16-bit types shift in int after promotion; T(...) truncates back, as NumPy does.
 template <class T>
-inline bool kiln_shift_in_range(T b) {
+KILN_FN bool kiln_shift_in_range(T b) {
   if constexpr (kiln_is_signed<T>) {
     if (b < 0) return false;
   }
   return b < T(sizeof(T) * 8);
 }
 template <class T>
-inline T kiln_shift_left(T a, T b) {
+KILN_FN T kiln_shift_left(T a, T b) {
   typedef typename kiln_unsigned_of<T>::type U;
   return kiln_shift_in_range(b) ? T(U(a) << b) : T(0);
 }
 template <class T>
-inline T kiln_shift_right(T a, T b) {
+KILN_FN T kiln_shift_right(T a, T b) {
   if (kiln_shift_in_range(b)) return T(a >> b);
   if constexpr (kiln_is_signed<T>) {
     if (a < 0) return T(-1);
@@ -308,7 +308,7 @@ inline T kiln_shift_right(T a, T b) {
 // compiler's half-float conversions: without AVX512-FP16, GCC 12 leaves each one scalar, which
 // would keep whole float16 loops from vectorising. Results are bit-identical to the hardware
 // conversion (round to nearest even), except that a NaN becomes the canonical quiet NaN.
-inline float kiln_f16_to_f32(uint16_t bits) {
+KILN_FN float kiln_f16_to_f32(uint16_t bits) {
   const uint32_t shifted_exponent = 0x7C00u << 13;
   uint32_t magnitude = uint32_t(bits & 0x7FFFu) << 13;
   uint32_t exponent = magnitude & shifted_exponent;
@@ -322,7 +322,7 @@ inline float kiln_f16_to_f32(uint16_t bits) {
                                             magnitude));
   return kiln_bit_cast(float, result | (uint32_t(bits & 0x8000u) << 16));
 }
-inline uint16_t kiln_f32_to_f16(float value) {
+KILN_FN uint16_t kiln_f32_to_f16(float value) {
   const uint32_t float_infinity = 255u << 23;
   const uint32_t half_overflow = uint32_t(127 + 16) << 23;
   const uint32_t denormal_magic = uint32_t((127 - 15) + (23 - 10) + 1) << 23;
@@ -343,14 +343,14 @@ inline uint16_t kiln_f32_to_f16(float value) {
   return uint16_t(result | (sign >> 16));
 }
 // Rounds once, straight from double (going through float could round twice).
-inline uint16_t kiln_f64_to_f16(double value) {
+KILN_FN uint16_t kiln_f64_to_f16(double value) {
   return kiln_math_f64_to_f16_bits(value);
 }
-inline float kiln_bf16_to_f32(uint16_t bits) {
+KILN_FN float kiln_bf16_to_f32(uint16_t bits) {
   return kiln_bit_cast(float, uint32_t(bits) << 16);
 }
 // Round to nearest even; NaN stays a (quiet) NaN instead of rounding into infinity.
-inline uint16_t kiln_f32_to_bf16(float value) {
+KILN_FN uint16_t kiln_f32_to_bf16(float value) {
   uint32_t bits = kiln_bit_cast(uint32_t, value);
   uint32_t rounding = 0x7FFFu + ((bits >> 16) & 1u);
   return uint16_t(kiln_select(value != value, (bits >> 16) | 0x0040u, (bits + rounding) >> 16));
@@ -366,13 +366,13 @@ template <> struct kiln_signed_of<4> { using type = int32_t; };
 template <> struct kiln_signed_of<8> { using type = int64_t; };
 // cvttsd2si to Int (int32_t or int64_t): INT_MIN ("integer indefinite") when it does not fit.
 template <class Int, class From>
-inline Int kiln_truncate(From value) {
+KILN_FN Int kiln_truncate(From value) {
   const From limit = From(sizeof(Int) == 4 ? 2147483648.0 : 9223372036854775808.0);
   bool fits = value >= -limit && value < limit;
   return kiln_select(fits, Int(kiln_select(fits, value, From(0))), Int(Int(1) << (8 * sizeof(Int) - 1)));
 }
 template <class To, class From>
-inline To kiln_float_to_int(From value) {
+KILN_FN To kiln_float_to_int(From value) {
   if constexpr (kiln_is_bool<To>) {
     return value != 0;
   } else if constexpr (sizeof(To) < 4) {  // the int32 result, truncated (modular since C++20)
@@ -389,17 +389,17 @@ inline To kiln_float_to_int(From value) {
 }
 // NumPy converts float16 to uint32 in its scalar loop, through int64 (float32 and float64 go
 // through its vector loops, as kiln_float_to_int does).
-inline uint32_t kiln_half_to_uint32(float value) { return uint32_t(kiln_truncate<int64_t>(value)); }
+KILN_FN uint32_t kiln_half_to_uint32(float value) { return uint32_t(kiln_truncate<int64_t>(value)); }
 
 // ---- blocked summation (codegen/cpp/reduce_emitter.cpp) --------------------------------------
 // A binary counter of partials: level k combines 2**k blocks, so a value takes part in at most
 // log2(blocks) combinations (pairwise). Sums add; Welford states merge (see kiln_welford).
 template <class T>
-inline T kiln_cascade_combine(T a, T b) {
+KILN_FN T kiln_cascade_combine(T a, T b) {
   return a + b;
 }
 template <class T>
-inline void kiln_cascade_push(T* levels, uint64_t& count, T value) {
+KILN_FN void kiln_cascade_push(T* levels, uint64_t& count, T value) {
   int level = 0;
   for (uint64_t carry = count; carry & 1; carry >>= 1, ++level) {
     value = kiln_cascade_combine(levels[level], value);
@@ -409,14 +409,14 @@ inline void kiln_cascade_push(T* levels, uint64_t& count, T value) {
   ++count;
 }
 template <class T>
-inline T kiln_cascade_total(const T* levels) {
+KILN_FN T kiln_cascade_total(const T* levels) {
   T total{};
   for (int level = 0; level < 64; ++level) total = kiln_cascade_combine(total, levels[level]);
   return total;
 }
 // The combination of `count` (a power of two) SIMD lanes, pairwise; the lanes are overwritten.
 template <class T>
-inline T kiln_lanes_total(T* lanes, int count) {
+KILN_FN T kiln_lanes_total(T* lanes, int count) {
   for (int width = count / 2; width > 0; width /= 2)
     for (int lane = 0; lane < width; ++lane)
       lanes[lane] = kiln_cascade_combine(lanes[lane], lanes[lane + width]);
@@ -433,7 +433,7 @@ struct kiln_welford {
   T m2;
 };
 template <class T, class X>
-inline kiln_welford<T> kiln_welford_add(kiln_welford<T> w, X x) {
+KILN_FN kiln_welford<T> kiln_welford_add(kiln_welford<T> w, X x) {
   T value = T(x);
   w.count += T(1);
   T delta = value - w.mean;
@@ -443,7 +443,7 @@ inline kiln_welford<T> kiln_welford_add(kiln_welford<T> w, X x) {
 }
 // Chan et al.'s pairwise combination of two partial results.
 template <class T>
-inline kiln_welford<T> kiln_welford_merge(kiln_welford<T> a, kiln_welford<T> b) {
+KILN_FN kiln_welford<T> kiln_welford_merge(kiln_welford<T> a, kiln_welford<T> b) {
   if (b.count == 0) return a;
   if (a.count == 0) return b;
   T count = a.count + b.count;
@@ -455,12 +455,12 @@ inline kiln_welford<T> kiln_welford_merge(kiln_welford<T> a, kiln_welford<T> b) 
   return result;
 }
 template <class T>
-inline kiln_welford<T> kiln_cascade_combine(kiln_welford<T> a, kiln_welford<T> b) {
+KILN_FN kiln_welford<T> kiln_cascade_combine(kiln_welford<T> a, kiln_welford<T> b) {
   return kiln_welford_merge(a, b);
 }
 // m2 / (count - ddof); NaN when count - ddof <= 0 (NumPy warns and returns NaN).
 template <class T>
-inline T kiln_welford_variance(kiln_welford<T> w, long long ddof) {
+KILN_FN T kiln_welford_variance(kiln_welford<T> w, long long ddof) {
   T divisor = w.count - T(ddof);
   return kiln_select(divisor <= 0, T(kiln_quiet_nan()), w.m2 / divisor);
 }
@@ -472,7 +472,7 @@ struct kiln_uint32x4 {
   uint32_t x0, x1, x2, x3;
 };
 // The Philox-4x32-10 block function itself (Random123's philox4x32_R(10, counter, key)).
-inline kiln_uint32x4 kiln_philox4x32_10(kiln_uint32x4 counter, uint32_t key0, uint32_t key1) {
+KILN_FN kiln_uint32x4 kiln_philox4x32_10(kiln_uint32x4 counter, uint32_t key0, uint32_t key1) {
   uint32_t c0 = counter.x0, c1 = counter.x1, c2 = counter.x2, c3 = counter.x3;
   for (int round = 0; round < 10; ++round) {
     uint64_t product0 = uint64_t(0xD2511F53u) * c0;
@@ -490,23 +490,23 @@ inline kiln_uint32x4 kiln_philox4x32_10(kiln_uint32x4 counter, uint32_t key0, ui
   return result;
 }
 // kiln's stream: key = the 64-bit seed, counter = (element index, 0).
-inline kiln_uint32x4 kiln_philox4x32(uint64_t seed, uint64_t counter) {
+KILN_FN kiln_uint32x4 kiln_philox4x32(uint64_t seed, uint64_t counter) {
   kiln_uint32x4 block = {uint32_t(counter), uint32_t(counter >> 32), 0u, 0u};
   return kiln_philox4x32_10(block, uint32_t(seed), uint32_t(seed >> 32));
 }
 // 53 random bits scaled into [0, 1).
-inline double kiln_philox_uniform_f64(uint64_t seed, uint64_t counter) {
+KILN_FN double kiln_philox_uniform_f64(uint64_t seed, uint64_t counter) {
   kiln_uint32x4 r = kiln_philox4x32(seed, counter);
   uint64_t bits = ((uint64_t(r.x0) << 32) | r.x1) >> 11;
   return double(bits) * 0x1.0p-53;
 }
 // 24 random bits scaled into [0, 1).
-inline float kiln_philox_uniform_f32(uint64_t seed, uint64_t counter) {
+KILN_FN float kiln_philox_uniform_f32(uint64_t seed, uint64_t counter) {
   kiln_uint32x4 r = kiln_philox4x32(seed, counter);
   return float(r.x0 >> 8) * 0x1.0p-24f;
 }
 // Box-Muller on two uniforms; the radius uniform lies in (0, 1] so its log is finite.
-inline double kiln_philox_normal_f64(uint64_t seed, uint64_t counter) {
+KILN_FN double kiln_philox_normal_f64(uint64_t seed, uint64_t counter) {
   kiln_uint32x4 r = kiln_philox4x32(seed, counter);
   uint64_t radius_bits = ((uint64_t(r.x0) << 32) | r.x1) >> 11;
   uint64_t angle_bits = ((uint64_t(r.x2) << 32) | r.x3) >> 11;
@@ -515,7 +515,7 @@ inline double kiln_philox_normal_f64(uint64_t seed, uint64_t counter) {
   return kiln_sqrt(-2.0 * kiln_log(radius_uniform)) *
          kiln_cos(6.283185307179586476925 * angle_uniform);
 }
-inline float kiln_philox_normal_f32(uint64_t seed, uint64_t counter) {
+KILN_FN float kiln_philox_normal_f32(uint64_t seed, uint64_t counter) {
   kiln_uint32x4 r = kiln_philox4x32(seed, counter);
   float radius_uniform = float((r.x0 >> 8) + 1) * 0x1.0p-24f;
   float angle_uniform = float(r.x1 >> 8) * 0x1.0p-24f;

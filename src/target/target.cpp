@@ -41,11 +41,14 @@ std::string Target::key() const {
   append_field(key, std::to_string(architecture));
   append_field(key, std::to_string(warp_size));
   append_field(key, std::to_string(shared_memory_bytes));
+  append_field(key, std::to_string(multiprocessors));
   return key;
 }
 
 std::string Target::description() const {
-  if (kind == DeviceKind::Cuda) return "cuda sm_" + std::to_string(architecture);
+  if (kind == DeviceKind::Cuda)
+    return "cuda sm_" + std::to_string(architecture) + ", " + std::to_string(multiprocessors) +
+           " multiprocessors";
   return "cpu " + isa + " (" + std::to_string(vector_bits) + "-bit vectors), " +
          std::to_string(threads) + (threads == 1 ? " thread" : " threads");
 }
@@ -68,6 +71,16 @@ Target host_cpu(int threads) {
 #elif defined(__aarch64__)
   target.isa = "neon", target.vector_bits = 128;
 #endif
+  return target;
+}
+
+Target cuda_device(int architecture, int multiprocessors, int64_t shared_memory_bytes) {
+  Target target;
+  target.kind = DeviceKind::Cuda;
+  target.isa = "ptx";
+  target.architecture = architecture;
+  target.multiprocessors = std::max(1, multiprocessors);
+  target.shared_memory_bytes = shared_memory_bytes;
   return target;
 }
 

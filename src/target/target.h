@@ -22,10 +22,11 @@ struct Target {
   // microseconds on an idle machine and a scheduler time slice on a busy one (measured in
   // bench/oversubscription.md).
   int64_t parallel_threshold = int64_t(1) << 17;
-  // CUDA (the next issue's target; kept here so that every pass reads one struct)
+  // CUDA
   int architecture = 0;  // e.g. 90 for sm_90
   int warp_size = 32;
-  int64_t shared_memory_bytes = 0;
+  int64_t shared_memory_bytes = 0;  // per block
+  int multiprocessors = 0;          // grids are sized to fill them (grid-stride loops)
 
   // SIMD lanes of one vector register for elements of `dtype` (at least 1).
   int lanes(DType dtype) const;
@@ -38,5 +39,8 @@ struct Target {
 // The CPU this process runs on; `threads` 0 means the usable cores (the process's affinity
 // mask, capped by OMP_NUM_THREADS when that is set).
 Target host_cpu(int threads = 0);
+// A CUDA device of compute capability `architecture` (90: sm_90) with `multiprocessors` SMs:
+// the code generator's view of it (runtime/cuda/cuda_driver.h reads the real device's).
+Target cuda_device(int architecture, int multiprocessors, int64_t shared_memory_bytes = 48 << 10);
 
 }  // namespace kiln::target

@@ -20,41 +20,6 @@ namespace {
 
 using cpp_detail::KernelEmitter;
 
-// The op-table glue: one small template per op, generated from the same expressions the
-// interpreter compiles, so both agree by construction.
-std::string op_wrappers() {
-  std::ostringstream out;
-  for (int k = 0; k < static_cast<int>(ir::Op::op_count); ++k) {
-    const ir::OpInfo& info = ir::op_info(static_cast<ir::Op>(k));
-    std::string name(info.name), expression(info.expression), identity(info.identity);
-    switch (info.kind) {
-      case ir::OpKind::Unary:
-        out << "template <class A> static inline auto kiln_op_" << name << "(A a) { return "
-            << expression << "; }\n";
-        break;
-      case ir::OpKind::Binary:
-        out << "template <class A, class B> static inline auto kiln_op_" << name
-            << "(A a, B b) { return " << expression << "; }\n";
-        break;
-      case ir::OpKind::Ternary:
-        out << "template <class A, class B, class C> static inline auto kiln_op_" << name
-            << "(A a, B b, C c) { return " << expression << "; }\n";
-        break;
-      case ir::OpKind::Reduce:
-      case ir::OpKind::Scan:
-        out << "template <class T> static inline T kiln_identity_" << name << "() { return "
-            << identity << "; }\n";
-        if (info.accumulator == ir::Accumulator::Plain || info.kind == ir::OpKind::Scan)
-          out << "template <class T, class X> static inline T kiln_combine_" << name
-              << "(T acc, X x) { return " << expression << "; }\n";
-        break;
-      default:
-        break;
-    }
-  }
-  return out.str();
-}
-
 bool has_guarded_reduction(const std::vector<Stmt>& body) {
   for (const Stmt& s : body)
     if ((s.kind == sched::StmtKind::Reduce && s.guard >= 0) || has_guarded_reduction(s.body)) return true;
@@ -93,42 +58,11 @@ std::string KernelEmitter::local_value(ExprId id) {
 
 namespace {
 
-size_t constant_count(const sched::Buffer& buffer) {
-  return buffer.constant_data->size() / static_cast<size_t>(dtype_size(buffer.dtype));
-}
-
 // Exported: a warm start reads the array back from the library (runtime/executable_image.h).
 std::string constant_array_declaration(const sched::Buffer& buffer) {
   size_t count = constant_count(buffer);
   return "extern \"C\" alignas(64) const " + storage_type(buffer.dtype) + " " + buffer.name + "[" +
          std::to_string(count ? count : 1) + "]";
-}
-
-// " = {...};": the initializer that makes constant_array_declaration a definition.
-std::string constant_array_values(const sched::Buffer& buffer) {
-  std::ostringstream out;
-  const std::vector<uint8_t>& bytes = *buffer.constant_data;
-  int size = dtype_size(buffer.dtype);
-  size_t count = constant_count(buffer);
-  out << " = {";
-  for (size_t k = 0; k < count; ++k) {
-    const uint8_t* p = bytes.data() + k * static_cast<size_t>(size);
-    if (k) out << ",";
-    if (k % 8 == 0) out << "\n  ";
-    switch (buffer.dtype) {
-      case DType::Float64: { double v; std::memcpy(&v, p, 8); out << scalar_literal(ir::Scalar::of(v), DType::Float64); break; }
-      case DType::Float32: { float v; std::memcpy(&v, p, 4); out << scalar_literal(ir::Scalar::of(v), DType::Float32); break; }
-      default: {
-        uint64_t raw = 0;
-        std::memcpy(&raw, p, static_cast<size_t>(size));
-        bool is_signed = is_signed_integer(buffer.dtype);
-        if (is_signed && size < 8 && (raw >> (8 * size - 1)) & 1) raw |= ~uint64_t(0) << (8 * size);
-        out << (is_signed ? std::to_string(static_cast<int64_t>(raw)) + "ll" : std::to_string(raw) + "ull");
-      }
-    }
-  }
-  out << "};\n";
-  return out.str();
 }
 
 }  // namespace
@@ -156,9 +90,7 @@ CppSource emit_cpp(const Program& program, const Options& options, const target:
             "// same code (a Python loop's iterations) share one function, called with their own\n"
             "// buffers.\n";
   prefix << kCppPreludeText << "\n" << kScalarMathText << "\n";
-  prefix << "static inline int64_t kiln_index_min(int64_t a, int64_t b) { return a < b ? a : b; }\n"
-            "static inline int64_t kiln_index_max(int64_t a, int64_t b) { return a > b ? a : b; }\n";
-  prefix << op_wrappers() << "\n";
+  prefix << op_table_text() << "\n";
   std::vector<size_t> loops = sched::compiled_loops(program);
   if (!loops.empty()) prefix << kLoopDriverPrelude;
   // Declarations: a source split into several units (translation_units.h) defines each once.

@@ -21,6 +21,8 @@ typedef __UINT32_TYPE__ uint32_t;
 typedef __UINT64_TYPE__ uint64_t;
 
 #define KILN_RESTRICT __restrict__
+// The qualifiers of every function in scalar_math.h and the op table (CUDA adds __device__).
+#define KILN_FN inline
 
 // ---- glibc math, vectorisable through libmvec ----------------------------------------------
 // Without -fopenmp(-simd) the pragmas are ignored (with a -Wunknown-pragmas warning, which GCC

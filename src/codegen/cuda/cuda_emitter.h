@@ -1,0 +1,51 @@
+// The CUDA emitter: prints a Program's kernels as one CUDA C++ source for NVRTC. The text
+// starts with the CUDA prelude and scalar_math.h (the op semantics shared with the interpreter
+// and the C++ target), then, per distinct kernel code, one or more `extern "C" __global__`
+// functions taking the kernel's buffers as one by-value table (kiln_arg_table<N>). A kernel's
+// functions run one after another on one stream (CudaKernel::launches).
+//
+// How the loop IR maps onto the GPU (each top-level statement run of a kernel is one launch):
+//   - a nest of output loops: its perfectly nested outer loops are flattened into one index;
+//     each thread takes one iteration (grid-stride), the innermost loop fastest, so that
+//     neighbouring threads touch neighbouring elements;
+//   - a nest whose innermost body reduces (a row reduction: softmax, layer norm, a row of
+//     kmeans distances) or holds several statements: one block per iteration of the outer
+//     loops; inside it the block's threads share every loop and combine every reduction
+//     (warp shuffles, then one shared-memory step across warps);
+//   - reductions at the top of a kernel (whole-array reductions with their epilogue): one
+//     block runs the whole body the same way;
+//   - statements that must run in order (a scatter where a later duplicate wins): one thread.
+// Sizes are the Program's (static); grids are sized from the target's multiprocessors.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "kiln/compile.h"
+#include "sched/loop_ir.h"
+#include "target/target.h"
+
+namespace kiln::codegen {
+
+struct CudaLaunch {
+  std::string symbol;  // the __global__ function
+  int64_t blocks = 1;  // grid.x
+  int threads = 1;     // block.x
+};
+
+// How the runtime runs one Program kernel: its launches in order, each given the buffers
+// `arguments` (in this order) as a kiln_arg_table of that many pointers.
+struct CudaKernel {
+  std::vector<int32_t> arguments;
+  std::vector<CudaLaunch> launches;
+};
+
+struct CudaSource {
+  std::string text;
+  std::vector<CudaKernel> kernels;  // by Program::kernels index
+};
+
+// target: a DeviceKind::Cuda target (target::cuda_device).
+CudaSource emit_cuda(const sched::Program& program, const Options& options,
+                     const target::Target& target);
+
+}  // namespace kiln::codegen

@@ -1,0 +1,113 @@
+// The CUDA target's prelude: what generated CUDA C++ needs before the target-neutral semantics
+// of src/ir/scalar_math.h, the counterpart of src/codegen/cpp/cpp_prelude.h. NVRTC compiles it
+// with no include path, so:
+// - no #include: the fixed-width integer names from the compiler's own macros;
+// - every scalar_math.h function is a __device__ function (KILN_FN);
+// - the math functions are CUDA's device library (sin, sinf, ... need no declaration under
+//   NVRTC or nvcc); they are IEEE-correct to CUDA's documented ulp bounds, and kiln never
+//   compiles with --use_fast_math;
+// - float16 rounding through the hardware conversion (cvt.rn.f16.f64).
+#ifndef KILN_CUDA_PRELUDE_H
+#define KILN_CUDA_PRELUDE_H
+
+typedef __INT8_TYPE__ int8_t;
+typedef __INT16_TYPE__ int16_t;
+typedef __INT32_TYPE__ int32_t;
+typedef __INT64_TYPE__ int64_t;
+typedef __UINT8_TYPE__ uint8_t;
+typedef __UINT16_TYPE__ uint16_t;
+typedef __UINT32_TYPE__ uint32_t;
+typedef __UINT64_TYPE__ uint64_t;
+
+#define KILN_RESTRICT __restrict__
+#define KILN_FN __device__ inline
+
+#define KILN_UNARY_MATH(name)                                   \
+  KILN_FN double kiln_##name(double a) { return ::name(a); }   \
+  KILN_FN float kiln_##name(float a) { return ::name##f(a); }
+#define KILN_BINARY_MATH(name)                                                       \
+  KILN_FN double kiln_##name##_float(double a, double b) { return ::name(a, b); }   \
+  KILN_FN float kiln_##name##_float(float a, float b) { return ::name##f(a, b); }
+
+KILN_UNARY_MATH(exp)
+KILN_UNARY_MATH(exp2)
+KILN_UNARY_MATH(expm1)
+KILN_UNARY_MATH(log)
+KILN_UNARY_MATH(log2)
+KILN_UNARY_MATH(log10)
+KILN_UNARY_MATH(log1p)
+KILN_UNARY_MATH(cbrt)
+KILN_UNARY_MATH(sin)
+KILN_UNARY_MATH(cos)
+KILN_UNARY_MATH(tan)
+KILN_UNARY_MATH(asin)
+KILN_UNARY_MATH(acos)
+KILN_UNARY_MATH(atan)
+KILN_UNARY_MATH(sinh)
+KILN_UNARY_MATH(cosh)
+KILN_UNARY_MATH(tanh)
+KILN_UNARY_MATH(asinh)
+KILN_UNARY_MATH(acosh)
+KILN_UNARY_MATH(atanh)
+KILN_UNARY_MATH(erf)
+KILN_UNARY_MATH(erfc)
+KILN_BINARY_MATH(pow)
+KILN_BINARY_MATH(atan2)
+KILN_BINARY_MATH(hypot)
+
+#undef KILN_UNARY_MATH
+#undef KILN_BINARY_MATH
+
+KILN_FN double kiln_sqrt(double a) { return __builtin_sqrt(a); }
+KILN_FN float kiln_sqrt(float a) { return __builtin_sqrtf(a); }
+KILN_FN double kiln_atan2(double a, double b) { return kiln_atan2_float(a, b); }
+KILN_FN float kiln_atan2(float a, float b) { return kiln_atan2_float(a, b); }
+KILN_FN double kiln_hypot(double a, double b) { return kiln_hypot_float(a, b); }
+KILN_FN float kiln_hypot(float a, float b) { return kiln_hypot_float(a, b); }
+KILN_FN double kiln_copysign(double a, double b) { return __builtin_copysign(a, b); }
+KILN_FN float kiln_copysign(float a, float b) { return __builtin_copysignf(a, b); }
+KILN_FN double kiln_fmod(double a, double b) { return __builtin_fmod(a, b); }
+KILN_FN float kiln_fmod(float a, float b) { return __builtin_fmodf(a, b); }
+
+// ---- primitives the semantics are written with ------------------------------------------
+#define kiln_bit_cast(To, value) __builtin_bit_cast(To, value)
+KILN_FN constexpr double kiln_infinity() { return __builtin_inf(); }
+KILN_FN constexpr double kiln_quiet_nan() { return __builtin_nan(""); }
+KILN_FN double kiln_math_fabs(double a) { return __builtin_fabs(a); }
+KILN_FN float kiln_math_fabs(float a) { return __builtin_fabsf(a); }
+KILN_FN double kiln_math_floor(double a) { return __builtin_floor(a); }
+KILN_FN float kiln_math_floor(float a) { return __builtin_floorf(a); }
+KILN_FN double kiln_math_ceil(double a) { return __builtin_ceil(a); }
+KILN_FN float kiln_math_ceil(float a) { return __builtin_ceilf(a); }
+KILN_FN double kiln_math_trunc(double a) { return __builtin_trunc(a); }
+KILN_FN float kiln_math_trunc(float a) { return __builtin_truncf(a); }
+KILN_FN double kiln_math_rint(double a) { return __builtin_rint(a); }
+KILN_FN float kiln_math_rint(float a) { return __builtin_rintf(a); }
+// float64 -> float16 bits, rounded once (the hardware conversion).
+KILN_FN uint16_t kiln_math_f64_to_f16_bits(double value) {
+  unsigned short bits;
+  asm("cvt.rn.f16.f64 %0, %1;" : "=h"(bits) : "d"(value));
+  return bits;
+}
+
+// ---- what the CUDA emitter's code uses --------------------------------------------------
+// A kernel's buffers, passed by value (one kernel parameter): kiln_args[k] as on the CPU.
+template <int N>
+struct kiln_arg_table {
+  char* pointers[N];
+  KILN_FN char* operator[](int k) const { return pointers[k]; }
+};
+
+// Warp shuffles of any accumulator type: 32-bit words through __shfl_down_sync.
+template <class T>
+KILN_FN T kiln_shuffle_down(T value, int delta) {
+  if constexpr (sizeof(T) == 8) {
+    return kiln_bit_cast(T, __shfl_down_sync(0xffffffffu, kiln_bit_cast(long long, value), delta));
+  } else if constexpr (sizeof(T) == 4) {
+    return kiln_bit_cast(T, __shfl_down_sync(0xffffffffu, kiln_bit_cast(int, value), delta));
+  } else {
+    return T(__shfl_down_sync(0xffffffffu, int(value), delta));
+  }
+}
+
+#endif  // KILN_CUDA_PRELUDE_H

@@ -1,0 +1,115 @@
+// The CUDA driver layer: the driver (libcuda.so.1) and the runtime compiler (NVRTC), both opened
+// with dlopen on first use, so one build of kiln runs on machines with and without a GPU (Halide
+// src/runtime/cuda.cpp does the same). No CUDA header is included anywhere: handles cross this
+// interface as void* (a CUfunction, a CUstream, a device pointer).
+//
+// Every function that talks to the device first makes kiln's device's primary context current on
+// the calling thread; the primary context is the one PyTorch, CuPy and JAX use, so device
+// pointers pass freely between them and kiln. Without a usable driver and device those functions
+// throw Error(Unsupported, "kiln: device=\"cuda\" needs an NVIDIA GPU and its driver: <why>").
+// A failed driver call throws Error(Internal) naming the call and the CUDA error.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace kiln::runtime::cuda {
+
+// Whether a CUDA driver and at least one device are usable here (dlopen "libcuda.so.1",
+// cuInit(0), cuDeviceGetCount > 0, $KILN_CUDA_DEVICE names a device). Never throws; cheap after
+// the first call. Creates no context.
+bool available();
+// Why not (empty when available), e.g. "libcuda.so.1 not found (no NVIDIA driver): ...".
+std::string unavailable_reason();
+
+struct DeviceInfo {
+  int ordinal = 0;
+  int architecture = 0;  // compute capability major*10 + minor, e.g. 90
+  std::string name;      // "NVIDIA H100 80GB HBM3"
+  int multiprocessors = 0;
+  int64_t shared_memory_per_block = 0;         // the default (48 KiB) limit
+  int64_t shared_memory_per_block_optin = 0;   // the most set_max_dynamic_shared may ask for
+  int max_threads_per_block = 0;
+  int warp_size = 32;
+  int driver_version = 0;  // cuDriverGetVersion, e.g. 13000
+  int64_t total_memory = 0;
+};
+
+// The device kiln runs on: device 0, or $KILN_CUDA_DEVICE.
+const DeviceInfo& device();
+// Makes the device's primary context current on this thread (retained on first use, never
+// released). Cheap when it is current already.
+void make_current();
+
+// NVRTC, opened on first use from the places listed in cuda_nvrtc.cpp (the system's library
+// path, $CUDA_HOME/lib64, /usr/local/cuda/lib64, pip's nvidia-cuda-nvrtc under the
+// site-packages folders in $KILN_NVRTC_DIR). Missing: Error(Unsupported) listing what was tried.
+// NVRTC needs no GPU: kernels compile on any machine that has the library.
+//
+// Compiles `source` (self-contained CUDA C++, no #include) for sm_<architecture> and returns
+// the CUBIN. `name` is the program's file name in messages. The options are
+// --gpu-architecture=sm_<architecture> -std=c++17 and `extra_options`; never --use_fast_math
+// (kiln keeps IEEE semantics). A compile error throws
+// Error(Internal, "kiln: NVRTC could not compile <name>: <log>").
+std::string compile_cubin(const std::string& source, const std::string& name, int architecture,
+                          const std::vector<std::string>& extra_options = {});
+// NVRTC's version, major*1000 + minor*10 (13000 for 13.0), for cache keys.
+int nvrtc_version();
+
+// A loaded cubin; unloaded when the last owner goes.
+class Module {
+ public:
+  static std::shared_ptr<Module> load(const std::string& cubin);
+  ~Module();
+  Module(const Module&) = delete;
+  Module& operator=(const Module&) = delete;
+
+  // The kernel (a CUfunction) named `name`; Error(Internal) naming it when it is missing.
+  void* function(const std::string& name) const;
+
+ private:
+  explicit Module(void* module) : module_(module) {}
+  void* module_;  // a CUmodule
+};
+
+struct Dim3 {
+  unsigned x = 1, y = 1, z = 1;
+};
+// cuLaunchKernel; `what` (the kernel's name) is named in the error. A null stream is the legacy
+// default stream. A grid or block with a zero extent is Error(Value).
+void launch(void* function, Dim3 grid, Dim3 block, unsigned shared_bytes, void* stream,
+            void** params, const std::string& what);
+// Lets `function` use up to `bytes` of dynamic shared memory (needed above 48 KiB); more than
+// device().shared_memory_per_block_optin is Error(Value).
+void set_max_dynamic_shared(void* function, int bytes);
+
+// Device memory, from a process-wide caching allocator (cuda_allocator.cpp): sizes are rounded up
+// (to 512 bytes up to 1 MiB, to 2 MiB above), a freed block goes to a free list of its size and
+// is reused, and an allocation that finds the GPU full frees the cached blocks and tries once
+// more before throwing Error(Memory, "kiln: out of GPU memory allocating N bytes ...").
+// Blocks are reused in host order: a block freed while a kernel on one stream still uses it may
+// go to work queued on the same stream only (kiln queues its work on one stream).
+std::shared_ptr<void> allocate(int64_t bytes);  // never null, also for 0 bytes
+void release_cached_blocks();                   // cuMemFree every cached block
+int64_t cached_bytes();                         // bytes in the free lists
+
+// Copies. A null stream is the legacy default stream. copy_to_host returns once the data is on
+// the host; copy_to_device returns once `host_src` may be reused.
+void copy_to_device(void* device_dst, const void* host_src, int64_t bytes, void* stream);
+void copy_to_host(void* host_dst, const void* device_src, int64_t bytes, void* stream);
+void copy_device_to_device(void* device_dst, const void* device_src, int64_t bytes,
+                           void* stream);
+void memset_zero(void* device_dst, int64_t bytes, void* stream);
+void synchronize(void* stream);  // cuStreamSynchronize
+
+// Milliseconds that `work` (which queues kernels on `stream`) takes on the GPU, measured with
+// CUDA events recorded on `stream` before and after it. Waits for the work to finish.
+double time_ms(void* stream, const std::function<void()>& work);
+
+// Whether `pointer` is device memory of the CUDA driver (cuPointerGetAttribute's memory type);
+// false on any error and when no GPU is available. For DLPack inputs.
+bool is_device_pointer(const void* pointer);
+
+}  // namespace kiln::runtime::cuda

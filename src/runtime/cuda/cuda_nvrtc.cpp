@@ -1,0 +1,217 @@
+// NVRTC, the CUDA runtime compiler, opened with dlopen on first use. It needs no GPU, so kernels
+// compile (and their compile errors are found) on machines without one.
+#include <dlfcn.h>
+
+#include <cstdlib>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "kiln/error.h"
+#include "runtime/cuda/cuda_driver.h"
+
+namespace kiln::runtime::cuda {
+namespace {
+
+using nvrtcResult = int;
+using nvrtcProgram = struct nvrtcProgram_st*;
+
+constexpr nvrtcResult kNvrtcSuccess = 0;  // NVRTC_SUCCESS
+constexpr size_t kMaxLogInMessage = 4000;
+
+struct NvrtcApi {
+  nvrtcResult (*nvrtcVersion)(int* major, int* minor);
+  const char* (*nvrtcGetErrorString)(nvrtcResult result);
+  nvrtcResult (*nvrtcCreateProgram)(nvrtcProgram* program, const char* source, const char* name,
+                                    int header_count, const char* const* headers,
+                                    const char* const* include_names);
+  nvrtcResult (*nvrtcDestroyProgram)(nvrtcProgram* program);
+  nvrtcResult (*nvrtcCompileProgram)(nvrtcProgram program, int option_count,
+                                     const char* const* options);
+  nvrtcResult (*nvrtcGetProgramLogSize)(nvrtcProgram program, size_t* size);
+  nvrtcResult (*nvrtcGetProgramLog)(nvrtcProgram program, char* log);
+  nvrtcResult (*nvrtcGetCUBINSize)(nvrtcProgram program, size_t* size);
+  nvrtcResult (*nvrtcGetCUBIN)(nvrtcProgram program, char* cubin);
+};
+
+struct NvrtcState {
+  NvrtcApi api{};
+  std::string unavailable_reason;  // empty when loaded
+  int version = 0;
+};
+
+// Every place NVRTC is looked for, in order: the one list to change. The newest major version
+// first in each folder; the bare names go through the system's library path.
+std::vector<std::string> nvrtc_candidates() {
+  const std::vector<std::string> names = {"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so"};
+  std::vector<std::string> folders = {""};
+  if (const char* cuda_home = std::getenv("CUDA_HOME"); cuda_home && *cuda_home) {
+    folders.push_back(std::string(cuda_home) + "/lib64");
+  }
+  folders.push_back("/usr/local/cuda/lib64");
+  // $KILN_NVRTC_DIR: folders separated by ':', each a library folder or a python site-packages
+  // holding pip's nvidia-cuda-nvrtc (CUDA 13 wheels: nvidia/cu13/lib; CUDA 12: cuda_nvrtc/lib).
+  if (const char* list = std::getenv("KILN_NVRTC_DIR"); list && *list) {
+    std::string text = list;
+    size_t begin = 0;
+    while (begin <= text.size()) {
+      size_t end = text.find(':', begin);
+      if (end == std::string::npos) end = text.size();
+      std::string folder = text.substr(begin, end - begin);
+      if (!folder.empty()) {
+        folders.push_back(folder);
+        folders.push_back(folder + "/nvidia/cu13/lib");
+        folders.push_back(folder + "/nvidia/cuda_nvrtc/lib");
+      }
+      begin = end + 1;
+    }
+  }
+  std::vector<std::string> candidates;
+  for (const std::string& folder : folders) {
+    for (const std::string& name : names) {
+      candidates.push_back(folder.empty() ? name : folder + "/" + name);
+    }
+  }
+  return candidates;
+}
+
+template <typename Function>
+bool resolve(void* library, const char* symbol, Function& function, std::string& missing) {
+  function = reinterpret_cast<Function>(dlsym(library, symbol));
+  if (function == nullptr && missing.empty()) missing = symbol;
+  return function != nullptr;
+}
+
+bool resolve_all(void* library, NvrtcApi& api, std::string& missing) {
+  return resolve(library, "nvrtcVersion", api.nvrtcVersion, missing) &&
+         resolve(library, "nvrtcGetErrorString", api.nvrtcGetErrorString, missing) &&
+         resolve(library, "nvrtcCreateProgram", api.nvrtcCreateProgram, missing) &&
+         resolve(library, "nvrtcDestroyProgram", api.nvrtcDestroyProgram, missing) &&
+         resolve(library, "nvrtcCompileProgram", api.nvrtcCompileProgram, missing) &&
+         resolve(library, "nvrtcGetProgramLogSize", api.nvrtcGetProgramLogSize, missing) &&
+         resolve(library, "nvrtcGetProgramLog", api.nvrtcGetProgramLog, missing) &&
+         resolve(library, "nvrtcGetCUBINSize", api.nvrtcGetCUBINSize, missing) &&
+         resolve(library, "nvrtcGetCUBIN", api.nvrtcGetCUBIN, missing);
+}
+
+// Never throws: a failure becomes unavailable_reason, naming every candidate tried.
+void load_nvrtc(NvrtcState& state) {
+  std::string tried;
+  for (const std::string& candidate : nvrtc_candidates()) {
+    // Never dlclose'd: the library stays loaded for the life of the process.
+    void* library = dlopen(candidate.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (library == nullptr) {
+      tried += (tried.empty() ? "" : ", ") + candidate;
+      continue;
+    }
+    std::string missing;
+    if (!resolve_all(library, state.api, missing)) {
+      tried += (tried.empty() ? "" : ", ") + candidate + " (lacks " + missing + ")";
+      continue;
+    }
+    int major = 0, minor = 0;
+    if (state.api.nvrtcVersion(&major, &minor) != kNvrtcSuccess) {
+      tried += (tried.empty() ? "" : ", ") + candidate + " (nvrtcVersion failed)";
+      continue;
+    }
+    state.version = major * 1000 + minor * 10;
+    state.unavailable_reason.clear();
+    return;
+  }
+  state.unavailable_reason =
+      "kiln: NVRTC (the CUDA runtime compiler) not found; tried " + tried +
+      ". Install the CUDA toolkit or the pip package nvidia-cuda-nvrtc, and point $CUDA_HOME "
+      "or $KILN_NVRTC_DIR (a library folder or site-packages) at it";
+}
+
+const NvrtcState& nvrtc() {
+  static std::once_flag once;
+  static NvrtcState* state = nullptr;  // never destroyed
+  std::call_once(once, [] {
+    auto* loaded = new NvrtcState;
+    try {
+      load_nvrtc(*loaded);
+    } catch (...) {
+      loaded->unavailable_reason = "kiln: loading NVRTC failed";
+    }
+    state = loaded;
+  });
+  if (!state->unavailable_reason.empty()) {
+    throw Error(ErrorKind::Unsupported, state->unavailable_reason);
+  }
+  return *state;
+}
+
+// Destroys the program when compile_cubin returns or throws.
+class ProgramGuard {
+ public:
+  ProgramGuard(const NvrtcApi& api, nvrtcProgram program) : api_(api), program_(program) {}
+  ~ProgramGuard() { api_.nvrtcDestroyProgram(&program_); }
+  ProgramGuard(const ProgramGuard&) = delete;
+  ProgramGuard& operator=(const ProgramGuard&) = delete;
+
+ private:
+  const NvrtcApi& api_;
+  nvrtcProgram program_;
+};
+
+void check_nvrtc(const NvrtcApi& api, nvrtcResult result, const std::string& call) {
+  if (result == kNvrtcSuccess) return;
+  throw Error(ErrorKind::Internal,
+              "kiln: " + call + " failed: " + api.nvrtcGetErrorString(result));
+}
+
+std::string program_log(const NvrtcApi& api, nvrtcProgram program) {
+  size_t size = 0;
+  if (api.nvrtcGetProgramLogSize(program, &size) != kNvrtcSuccess || size <= 1) return "";
+  std::string log(size, '\0');
+  if (api.nvrtcGetProgramLog(program, log.data()) != kNvrtcSuccess) return "";
+  while (!log.empty() && (log.back() == '\0' || log.back() == '\n')) log.pop_back();
+  return log;
+}
+
+}  // namespace
+
+int nvrtc_version() { return nvrtc().version; }
+
+std::string compile_cubin(const std::string& source, const std::string& name, int architecture,
+                          const std::vector<std::string>& extra_options) {
+  if (architecture < 10 || architecture > 999) {
+    throw Error(ErrorKind::Value, "kiln: cannot compile " + name + " for architecture " +
+                                      std::to_string(architecture) +
+                                      " (expected compute capability major*10 + minor, e.g. 90)");
+  }
+  const NvrtcApi& api = nvrtc().api;
+  nvrtcProgram program = nullptr;
+  check_nvrtc(api,
+              api.nvrtcCreateProgram(&program, source.c_str(), name.c_str(), 0, nullptr, nullptr),
+              "nvrtcCreateProgram for " + name);
+  ProgramGuard guard(api, program);
+
+  // No --use_fast_math: kiln's kernels keep IEEE division, square root and denormals.
+  std::vector<std::string> options = {"--gpu-architecture=sm_" + std::to_string(architecture),
+                                      "-std=c++17"};
+  options.insert(options.end(), extra_options.begin(), extra_options.end());
+  std::vector<const char*> option_pointers;
+  for (const std::string& option : options) option_pointers.push_back(option.c_str());
+
+  nvrtcResult result = api.nvrtcCompileProgram(program, static_cast<int>(option_pointers.size()),
+                                               option_pointers.data());
+  if (result != kNvrtcSuccess) {
+    std::string log = program_log(api, program);
+    if (log.empty()) log = api.nvrtcGetErrorString(result);
+    if (log.size() > kMaxLogInMessage) {
+      log = log.substr(0, kMaxLogInMessage) + "\n... (" +
+            std::to_string(log.size() - kMaxLogInMessage) + " more characters of log)";
+    }
+    throw Error(ErrorKind::Internal, "kiln: NVRTC could not compile " + name + ": " + log);
+  }
+
+  size_t size = 0;
+  check_nvrtc(api, api.nvrtcGetCUBINSize(program, &size), "nvrtcGetCUBINSize for " + name);
+  std::string cubin(size, '\0');
+  check_nvrtc(api, api.nvrtcGetCUBIN(program, cubin.data()), "nvrtcGetCUBIN for " + name);
+  return cubin;
+}
+
+}  // namespace kiln::runtime::cuda

@@ -1,0 +1,256 @@
+// The CUDA driver layer (runtime/cuda/cuda_driver.h). Each test checks something on both kinds of
+// machine: without a GPU, that every entry point refuses with a clear Unsupported error; with
+// one, that kernels compile, load, run and are timed, and that the allocator reuses blocks.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "kiln/error.h"
+#include "runtime/cuda/cuda_driver.h"
+
+namespace {
+
+namespace cuda = kiln::runtime::cuda;
+using kiln::Error;
+using kiln::ErrorKind;
+
+constexpr const char* kAddOne = R"(
+extern "C" __global__ void add_one(float* x, long long n) {
+  long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+  if (i < n) x[i] += 1.0f;
+}
+)";
+
+// Runs `body`, which must throw kiln::Error of `kind` whose message contains `text`.
+template <typename Body>
+void expect_error(Body body, ErrorKind kind, const std::string& text) {
+  try {
+    body();
+    ADD_FAILURE() << "no kiln::Error thrown; expected one containing: " << text;
+  } catch (const Error& error) {
+    EXPECT_EQ(error.kind(), kind) << error.what();
+    EXPECT_NE(std::string(error.what()).find(text), std::string::npos) << error.what();
+    EXPECT_EQ(std::string(error.what()).rfind("kiln: ", 0), 0u) << error.what();
+  }
+}
+
+void expect_unsupported(void (*body)()) {
+  expect_error(body, ErrorKind::Unsupported, "device=\"cuda\" needs an NVIDIA GPU");
+}
+
+// The architecture to compile for: the device's, or Turing's (the oldest CUDA 13 compiles for).
+int target_architecture() { return cuda::available() ? cuda::device().architecture : 75; }
+
+bool nvrtc_found() {
+  try {
+    cuda::nvrtc_version();
+    return true;
+  } catch (const Error&) {
+    return false;
+  }
+}
+
+TEST(CudaDriver, AvailabilityAndDevice) {
+  if (!cuda::available()) {
+    EXPECT_FALSE(cuda::unavailable_reason().empty());
+    EXPECT_FALSE(cuda::available());  // the answer is cached, not recomputed differently
+    expect_error([] { cuda::device(); }, ErrorKind::Unsupported,
+                 "kiln: device=\"cuda\" needs an NVIDIA GPU and its driver: " +
+                     cuda::unavailable_reason());
+    expect_unsupported([] { cuda::make_current(); });
+    int host_value = 0;
+    EXPECT_FALSE(cuda::is_device_pointer(&host_value));
+    EXPECT_FALSE(cuda::is_device_pointer(nullptr));
+  } else {
+    EXPECT_TRUE(cuda::unavailable_reason().empty());
+    const cuda::DeviceInfo& info = cuda::device();
+    EXPECT_GE(info.architecture, 70);
+    EXPECT_FALSE(info.name.empty());
+    EXPECT_GT(info.multiprocessors, 0);
+    EXPECT_EQ(info.shared_memory_per_block, 48 * 1024);
+    EXPECT_GE(info.shared_memory_per_block_optin, info.shared_memory_per_block);
+    EXPECT_GE(info.max_threads_per_block, 1024);
+    EXPECT_EQ(info.warp_size, 32);
+    EXPECT_GE(info.driver_version, 11000);
+    EXPECT_GT(info.total_memory, int64_t(1) << 30);
+    EXPECT_EQ(&cuda::device(), &info);  // queried once
+    cuda::make_current();
+    cuda::make_current();  // already current: a no-op
+    int host_value = 0;
+    EXPECT_FALSE(cuda::is_device_pointer(&host_value));
+  }
+}
+
+TEST(CudaDriver, MemoryNeedsTheDevice) {
+  if (!cuda::available()) {
+    expect_unsupported([] { cuda::allocate(16); });
+    expect_unsupported([] { cuda::synchronize(nullptr); });
+    expect_unsupported([] { cuda::time_ms(nullptr, [] {}); });
+    expect_unsupported([] { cuda::Module::load("not a cubin"); });
+    expect_unsupported([] {
+      char host[4] = {};
+      cuda::copy_to_host(host, host, 4, nullptr);
+    });
+    EXPECT_EQ(cuda::cached_bytes(), 0);
+    cuda::release_cached_blocks();  // nothing to release: no error
+  } else {
+    std::shared_ptr<void> block = cuda::allocate(16);
+    ASSERT_NE(block.get(), nullptr);
+    EXPECT_TRUE(cuda::is_device_pointer(block.get()));
+    EXPECT_NE(cuda::allocate(0).get(), nullptr);
+    expect_error([] { cuda::allocate(-1); }, ErrorKind::Value, "negative");
+  }
+}
+
+TEST(CudaDriver, NvrtcCompilesOrSaysWhatItTried) {
+  if (!nvrtc_found()) {
+    // No GPU is needed to compile, but NVRTC is; the message lists where it was looked for.
+    expect_error([] { cuda::nvrtc_version(); }, ErrorKind::Unsupported, "libnvrtc.so.13");
+    expect_error([] { cuda::compile_cubin(kAddOne, "add_one.cu", 90); }, ErrorKind::Unsupported,
+                 "/usr/local/cuda/lib64/libnvrtc.so");
+    EXPECT_TRUE(!cuda::available()) << "a GPU machine should have NVRTC for these tests";
+    return;
+  }
+  EXPECT_GE(cuda::nvrtc_version(), 12000);
+  std::string cubin = cuda::compile_cubin(kAddOne, "add_one.cu", target_architecture());
+  ASSERT_GT(cubin.size(), 4u);
+  EXPECT_EQ(cubin.substr(0, 4), "\x7f" "ELF");
+  // A compile error names the program and carries NVRTC's log (file name, line, message).
+  expect_error(
+      [] {
+        cuda::compile_cubin("extern \"C\" __global__ void broken() {\n  undeclared_name = 1;\n}",
+                            "broken.cu", target_architecture());
+      },
+      ErrorKind::Internal,
+      "kiln: NVRTC could not compile broken.cu: broken.cu(2): error: identifier "
+      "\"undeclared_name\" is undefined");
+  expect_error([] { cuda::compile_cubin(kAddOne, "add_one.cu", 0); }, ErrorKind::Value,
+               "architecture 0");
+}
+
+TEST(CudaDriver, CompileLoadLaunchCopyBack) {
+  if (!cuda::available()) {
+    expect_unsupported([] { cuda::Module::load(std::string(64, '\0')); });
+    return;
+  }
+  std::string cubin = cuda::compile_cubin(kAddOne, "add_one.cu", cuda::device().architecture);
+  std::shared_ptr<cuda::Module> module = cuda::Module::load(cubin);
+  void* add_one = module->function("add_one");
+  ASSERT_NE(add_one, nullptr);
+  expect_error([&] { module->function("no_such_kernel"); }, ErrorKind::Internal,
+               "cuModuleGetFunction(\"no_such_kernel\") failed: CUDA_ERROR_NOT_FOUND");
+
+  constexpr long long kCount = 1000;
+  std::vector<float> host(kCount);
+  for (long long i = 0; i < kCount; ++i) host[i] = static_cast<float>(i) * 0.5f;
+  std::shared_ptr<void> device_data = cuda::allocate(kCount * sizeof(float));
+  cuda::copy_to_device(device_data.get(), host.data(), kCount * sizeof(float), nullptr);
+
+  void* pointer = device_data.get();
+  long long count = kCount;
+  void* params[] = {&pointer, &count};
+  cuda::launch(add_one, {(kCount + 255) / 256, 1, 1}, {256, 1, 1}, 0, nullptr, params, "add_one");
+  std::vector<float> result(kCount, -1.0f);
+  cuda::copy_to_host(result.data(), device_data.get(), kCount * sizeof(float), nullptr);
+  for (long long i = 0; i < kCount; ++i) ASSERT_EQ(result[i], host[i] + 1.0f) << "at " << i;
+
+  // Device-to-device copy and zeroing.
+  std::shared_ptr<void> copy = cuda::allocate(kCount * sizeof(float));
+  cuda::copy_device_to_device(copy.get(), device_data.get(), kCount * sizeof(float), nullptr);
+  cuda::memset_zero(device_data.get(), kCount * sizeof(float), nullptr);
+  std::vector<float> zeros(kCount, -1.0f);
+  cuda::copy_to_host(zeros.data(), device_data.get(), kCount * sizeof(float), nullptr);
+  cuda::copy_to_host(result.data(), copy.get(), kCount * sizeof(float), nullptr);
+  for (long long i = 0; i < kCount; ++i) {
+    ASSERT_EQ(zeros[i], 0.0f) << "at " << i;
+    ASSERT_EQ(result[i], host[i] + 1.0f) << "at " << i;
+  }
+
+  // A launch the driver refuses names the kernel and the configuration.
+  expect_error(
+      [&] {
+        cuda::launch(add_one, {1, 1, 1}, {4096, 1, 1}, 0, nullptr, params, "add_one");
+      },
+      ErrorKind::Internal, "cuLaunchKernel of add_one (grid 1x1x1, block 4096x1x1");
+  expect_error(
+      [&] { cuda::launch(add_one, {0, 1, 1}, {256, 1, 1}, 0, nullptr, params, "add_one"); },
+      ErrorKind::Value, "add_one");
+  // Above 48 KiB of dynamic shared memory needs the opt-in; beyond the device's limit is refused.
+  cuda::set_max_dynamic_shared(add_one, 64 * 1024);
+  expect_error(
+      [&] {
+        cuda::set_max_dynamic_shared(add_one, cuda::device().shared_memory_per_block_optin + 1);
+      },
+      ErrorKind::Value, "dynamic shared memory");
+  cuda::synchronize(nullptr);
+}
+
+TEST(CudaDriver, AllocatorReusesFreedBlocks) {
+  if (!cuda::available()) {
+    expect_unsupported([] { cuda::allocate(1 << 20); });
+    EXPECT_EQ(cuda::cached_bytes(), 0);
+    return;
+  }
+  cuda::synchronize(nullptr);
+  cuda::release_cached_blocks();
+  ASSERT_EQ(cuda::cached_bytes(), 0);
+
+  std::shared_ptr<void> small = cuda::allocate(1000);  // rounded to 1024 bytes
+  void* small_address = small.get();
+  small.reset();
+  EXPECT_EQ(cuda::cached_bytes(), 1024);
+  small = cuda::allocate(1000);
+  EXPECT_EQ(small.get(), small_address);
+  EXPECT_EQ(cuda::cached_bytes(), 0);
+  std::shared_ptr<void> also_small = cuda::allocate(1010);  // same rounded size, a new block
+  EXPECT_NE(also_small.get(), small_address);
+
+  std::shared_ptr<void> large = cuda::allocate(3 << 20);  // rounded to 4 MiB
+  void* large_address = large.get();
+  large.reset();
+  EXPECT_EQ(cuda::cached_bytes(), 4 << 20);
+  large = cuda::allocate((4 << 20) - 100);  // the same 4 MiB class
+  EXPECT_EQ(large.get(), large_address);
+
+  small.reset();
+  also_small.reset();
+  large.reset();
+  EXPECT_EQ(cuda::cached_bytes(), 2048 + (4 << 20));
+  cuda::release_cached_blocks();
+  EXPECT_EQ(cuda::cached_bytes(), 0);
+
+  // More than the GPU has: the cache is released, the retry fails, the error says so.
+  expect_error([] { cuda::allocate(int64_t(1) << 50); }, ErrorKind::Memory,
+               "kiln: out of GPU memory allocating 1125899906842624 bytes");
+}
+
+TEST(CudaDriver, TimeMsMeasuresKernels) {
+  if (!cuda::available()) {
+    expect_unsupported([] { cuda::time_ms(nullptr, [] {}); });
+    return;
+  }
+  std::string cubin = cuda::compile_cubin(kAddOne, "add_one.cu", cuda::device().architecture);
+  std::shared_ptr<cuda::Module> module = cuda::Module::load(cubin);
+  void* add_one = module->function("add_one");
+  constexpr long long kCount = 1 << 22;
+  std::shared_ptr<void> data = cuda::allocate(kCount * sizeof(float));
+  cuda::memset_zero(data.get(), kCount * sizeof(float), nullptr);
+  void* pointer = data.get();
+  long long count = kCount;
+  void* params[] = {&pointer, &count};
+  constexpr int kLaunches = 10;
+  double milliseconds = cuda::time_ms(nullptr, [&] {
+    for (int i = 0; i < kLaunches; ++i) {
+      cuda::launch(add_one, {kCount / 256, 1, 1}, {256, 1, 1}, 0, nullptr, params, "add_one");
+    }
+  });
+  EXPECT_GT(milliseconds, 0.0);
+  EXPECT_LT(milliseconds, 10000.0);
+  std::vector<float> head(16);
+  cuda::copy_to_host(head.data(), data.get(), head.size() * sizeof(float), nullptr);
+  for (float value : head) EXPECT_EQ(value, static_cast<float>(kLaunches));
+}
+
+}  // namespace
