@@ -31,6 +31,8 @@ fi
 cache_dir="$(mktemp -d)"
 trap 'rm -rf "$cache_dir"' EXIT
 export KILN_CACHE_DIR="$cache_dir"
+# Where kiln finds NVRTC here (pip's nvidia-cuda-nvrtc in .venv, which scripts/setup.sh installs).
+export KILN_NVRTC_DIR="$(.venv/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"
 
 step "C++ tests" ctest --test-dir "$build_dir" --output-on-failure -j2
 

@@ -26,6 +26,7 @@ struct Options {
   bool disk_cache = true;
   int num_threads = 0;           // 0: OpenMP's default
   bool allow_reassociation = true;  // vectorised float reductions (DESIGN §3)
+  std::string device = "cpu";       // cpu | cuda (needs an NVIDIA GPU and its driver)
 };
 
 // Text of the settings each mode selects and of every option, as kiln.list_* print them.

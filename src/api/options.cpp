@@ -41,6 +41,9 @@ const std::vector<OptionDescription>& option_descriptions() {
        "threads of parallel loops (0: the usable cores, capped by OMP_NUM_THREADS; 1: no "
        "OpenMP regions at all)"},
       {"allow_reassociation", "vectorised float reductions (default true)"},
+      {"device",
+       "'cpu' (default) or 'cuda': where the compiled kernels run (CUDA: NVRTC-compiled "
+       "kernels on the GPU, NumPy arrays copied in and out)"},
       {"unsupported_ops",
        "torch.compile backend: 'eager' (default) runs ATen ops kiln cannot convert in PyTorch "
        "between compiled parts; 'error' raises kiln.Unsupported naming them"},
@@ -53,6 +56,8 @@ void check_options(const Options& options) {
   if (options.num_threads < 0)
     throw Error(ErrorKind::Value, "kiln: num_threads must be >= 0 (0: every usable core), got " +
                                       std::to_string(options.num_threads));
+  if (options.device != "cpu" && options.device != "cuda")
+    throw Error(ErrorKind::Value, "kiln: unknown device '" + options.device + "' (valid: cpu, cuda)");
 }
 
 }  // namespace kiln::api

@@ -1,5 +1,7 @@
 #include "api/pipeline.h"
 
+#include <unistd.h>
+
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
@@ -10,6 +12,7 @@
 #include "api/options.h"
 #include "codegen/cpp/cpp_emitter.h"
 #include "codegen/cpp/translation_units.h"
+#include "codegen/cuda/cuda_emitter.h"
 #include "ir/complex_lowering.h"
 #include "ir/cond.h"
 #include "ir/printer.h"
@@ -17,8 +20,11 @@
 #include "passes/passes.h"
 #include "passes/pipeline.h"
 #include "runtime/build_identity.h"
+#include "runtime/cuda/cuda_driver.h"
+#include "runtime/cuda/cuda_executable.h"
 #include "runtime/disk_cache.h"
 #include "runtime/executable_image.h"
+#include "runtime/private_files.h"
 #include "runtime/toolchain.h"
 #include "sched/loop_passes.h"
 #include "sched/scheduler.h"
@@ -260,12 +266,67 @@ runtime::ExecutionSettings execution_settings(const Options& options,
   return settings;
 }
 
+namespace {
+
+// The CUDA target: schedule and emit (milliseconds, on every compile: the program and the
+// launches come from them), NVRTC (the slow part) only on a disk-cache miss; the cache entry
+// holds the CUDA source and the cubin, keyed also by NVRTC's and the driver's versions.
+std::unique_ptr<CompiledGraph> compile_graph_cuda(const ir::Graph& traced,
+                                                  const std::vector<std::vector<int64_t>>& input_strides,
+                                                  const Options& options, CompileStats& stats,
+                                                  std::vector<runtime::RuntimeCheck> checks) {
+  namespace cuda = runtime::cuda;
+  const cuda::DeviceInfo& device = cuda::device();  // no GPU: Error(Unsupported) saying why
+  const target::Target target = target::cuda_device(device.architecture, device.multiprocessors,
+                                                    device.shared_memory_per_block);
+  const std::set<std::string> disabled = disabled_passes();
+  auto result = std::make_unique<CompiledGraph>();
+  PreparedGraph prepared = prepare_graph(traced, input_strides, disabled);
+  result->graph = prepared.graph;
+  result->graph_text = prepared.graph_text;
+  sched::Program program = schedule_program(result->graph, prepared.strides, target, disabled);
+  codegen::CudaSource source =
+      run_stage("emit", [&] { return codegen::emit_cuda(program, options, target); });
+  const std::string key = runtime::cache_key(
+      {compile_key(result->graph_text, prepared.strides, options, target, disabled),
+       "nvrtc " + std::to_string(cuda::nvrtc_version()),
+       "driver " + std::to_string(device.driver_version)});
+  runtime::DiskCache cache = runtime::DiskCache::open(options.cache_dir, options.disk_cache);
+  runtime::CachedObject object = cache.get_or_build(
+      key, source.text, [&](const std::string&, const std::string& object_path) {
+        run_stage("nvrtc", [&] {
+          runtime::write_private_file(
+              object_path, cuda::compile_cubin(source.text, "kernel.cu", target.architecture));
+        });
+      });
+  result->source = source.text;
+  result->source_path = cache.source_path(key);
+  (object.hit ? stats.disk_hits : stats.disk_misses)++;
+  api::log(LogChannel::Cache,
+           std::string(object.hit ? "hit " : "miss ") + key + " -> " + object.path);
+  if (api::log_enabled(LogChannel::OutputCode))
+    api::log(LogChannel::OutputCode, "source: " + result->source_path + "\n" + source.text);
+  std::string cubin;
+  if (::lseek(object.file.get(), 0, SEEK_SET) != 0 || !runtime::read_all(object.file.get(), cubin))
+    throw Error(ErrorKind::Internal, "kiln: cannot read the cubin " + object.path);
+  auto module = run_stage("load", [&] { return cuda::Module::load(cubin); });
+  stats.kernels = static_cast<int>(program.kernels.size());
+  result->executable = std::make_unique<runtime::CudaExecutable>(
+      std::move(program), std::move(source.kernels), std::move(module), std::move(checks),
+      execution_settings(options, target, prepared, ""));
+  return result;
+}
+
+}  // namespace
+
 std::unique_ptr<CompiledGraph> compile_graph(const ir::Graph& traced,
                                              const std::vector<std::vector<int64_t>>& input_strides,
                                              const Options& options, CompileStats& stats,
                                              std::vector<runtime::RuntimeCheck> checks) {
   api::check_log_environment();
   api::check_options(options);
+  if (options.device == "cuda")
+    return compile_graph_cuda(traced, input_strides, options, stats, std::move(checks));
   const std::set<std::string> disabled = disabled_passes();
   const target::Target target = target::host_cpu(options.num_threads);
   auto result = std::make_unique<CompiledGraph>();
@@ -319,7 +380,7 @@ std::unique_ptr<CompiledGraph> compile_graph(const ir::Graph& traced,
   runtime::ExecutionSettings settings = execution_settings(
       options, target, prepared,
       object.path.substr(0, object.path.find_last_of('/')) + "/autotune.txt");
-  result->executable = std::make_unique<runtime::Executable>(
+  result->executable = std::make_unique<runtime::HostExecutable>(
       std::move(image->program), std::move(image->kernels), std::move(library), std::move(checks),
       std::move(settings));
   return result;

@@ -129,7 +129,7 @@ std::shared_ptr<CompiledGraph> SizeGenericGraph::on_generic_library(
   result->graph = std::move(emitted.prepared.graph);
   result->graph_text = std::move(emitted.prepared.graph_text);
   result->source_path = library_path_;
-  result->executable = std::make_unique<runtime::Executable>(
+  result->executable = std::make_unique<runtime::HostExecutable>(
       std::move(emitted.program), std::move(emitted.source.kernels), library_, checks_,
       std::move(settings));
   return result;

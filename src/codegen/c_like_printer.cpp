@@ -10,13 +10,12 @@
 namespace kiln::codegen {
 namespace {
 
+// Infinities and NaN through the prelude's primitives, which every target defines.
 std::string float_literal(double value, DType dtype) {
-  if (value != value)
-    return dtype == DType::Float64 ? "__builtin_nan(\"\")" : "__builtin_nanf(\"\")";
-  if (value == __builtin_inf())
-    return dtype == DType::Float64 ? "__builtin_inf()" : "__builtin_inff()";
-  if (value == -__builtin_inf())
-    return dtype == DType::Float64 ? "(-__builtin_inf())" : "(-__builtin_inff())";
+  std::string cast = dtype == DType::Float64 ? "" : "(float)";
+  if (value != value) return "(" + cast + "kiln_quiet_nan())";
+  if (value == __builtin_inf()) return "(" + cast + "kiln_infinity())";
+  if (value == -__builtin_inf()) return "(-" + cast + "kiln_infinity())";
   char text[64];
   std::snprintf(text, sizeof text, "%a", value);
   return dtype == DType::Float64 ? "(" + std::string(text) + ")" : "(" + std::string(text) + "f)";

@@ -195,6 +195,8 @@ Options options_from_dict(nb::handle options) {
       result.num_threads = nb::cast<int>(value);
     } else if (name == "allow_reassociation") {
       result.allow_reassociation = nb::cast<bool>(value);
+    } else if (name == "device") {
+      result.device = nb::cast<std::string>(nb::str(value));
     } else if (name == "unsupported_ops") {  // read by the torch front end (kiln.torch)
       std::string policy = nb::cast<std::string>(value);
       if (policy != "eager" && policy != "error")

@@ -83,11 +83,28 @@ void write_tuning(const std::string& path, const std::vector<int>& step_threads)
 
 }  // namespace
 
-Executable::Executable(sched::Program program, std::vector<KernelCall> kernels,
-                       std::shared_ptr<SharedLibrary> library, std::vector<RuntimeCheck> checks,
+Executable::Executable(sched::Program program, std::vector<RuntimeCheck> checks,
                        ExecutionSettings settings)
-    : program_(std::move(program)), library_(std::move(library)), checks_(std::move(checks)),
-      settings_(std::move(settings)) {
+    : program_(std::move(program)), checks_(std::move(checks)), settings_(std::move(settings)) {
+  step_threads_.assign(program_.steps.size(), std::max(1, settings_.threads));
+  if (settings_.pool_outputs) output_pool_ = std::make_shared<OutputPool>();
+  for (size_t b = 0; b < program_.buffers.size(); ++b) {
+    const sched::Buffer& buffer = program_.buffers[b];
+    if (buffer.role == sched::BufferRole::Input) {
+      if (input_buffers_.size() <= static_cast<size_t>(buffer.number))
+        input_buffers_.resize(static_cast<size_t>(buffer.number) + 1, -1);
+      input_buffers_[static_cast<size_t>(buffer.number)] = static_cast<int32_t>(b);
+    }
+    if (buffer.role == sched::BufferRole::Input || buffer.role == sched::BufferRole::Output)
+      io_bytes_ += sched::buffer_bytes(buffer);
+  }
+}
+
+HostExecutable::HostExecutable(sched::Program program, std::vector<KernelCall> kernels,
+                               std::shared_ptr<SharedLibrary> library,
+                               std::vector<RuntimeCheck> checks, ExecutionSettings settings)
+    : Executable(std::move(program), std::move(checks), std::move(settings)),
+      library_(std::move(library)) {
   size_t most_arguments = 0;
   for (KernelCall& kernel : kernels) {
     kernels_.push_back(reinterpret_cast<KernelFunction>(library_->symbol(kernel.symbol)));
@@ -104,8 +121,6 @@ Executable::Executable(sched::Program program, std::vector<KernelCall> kernels,
     loop.buffers = sched::compiled_loop_buffers(program_, arguments_, begin);
     loop_arguments_.resize(std::max(loop_arguments_.size(), loop.buffers.size() + 1));
   }
-  step_threads_.assign(program_.steps.size(), std::max(1, settings_.threads));
-  if (settings_.pool_outputs) output_pool_ = std::make_shared<OutputPool>();
   if (settings_.autotune) tuned_ = read_tuning(settings_.tuning_file, step_threads_);
   if (program_.arena_bytes > 0) {
     size_t bytes = (static_cast<size_t>(program_.arena_bytes) + 63) / 64 * 64;
@@ -119,16 +134,6 @@ Executable::Executable(sched::Program program, std::vector<KernelCall> kernels,
   table_.assign(program_.buffers.size(), nullptr);
   for (size_t b = 0; b < program_.buffers.size(); ++b) {
     const sched::Buffer& buffer = program_.buffers[b];
-    if (buffer.role == sched::BufferRole::Input) {
-      if (input_buffers_.size() <= static_cast<size_t>(buffer.number))
-        input_buffers_.resize(static_cast<size_t>(buffer.number) + 1, -1);
-      input_buffers_[static_cast<size_t>(buffer.number)] = static_cast<int32_t>(b);
-    }
-    if (buffer.role == sched::BufferRole::Input || buffer.role == sched::BufferRole::Output) {
-      int64_t elements = 1;
-      for (int64_t extent : buffer.shape) elements *= extent;
-      io_bytes_ += elements * dtype_size(buffer.dtype);
-    }
     if (buffer.role == sched::BufferRole::Intermediate)
       table_[b] = static_cast<char*>(arena_.get()) + buffer.arena_offset;
     if (buffer.role == sched::BufferRole::Constant)  // kernels use their own static copy
@@ -173,7 +178,10 @@ void Executable::check_inputs(const std::vector<Array>& inputs) const {
 void Executable::run(const std::vector<Array>& inputs, std::vector<Array>& outputs) {
   const std::vector<bool>&complex_inputs = settings_.complex_inputs,
                          &complex_outputs = settings_.complex_outputs;
-  if (complex_inputs.empty() && complex_outputs.empty()) return run_real(inputs, outputs);
+  if (complex_inputs.empty() && complex_outputs.empty()) {
+    check_inputs(inputs);
+    return run_real(inputs, outputs);
+  }
   std::vector<Array> real_inputs = inputs;
   for (size_t k = 0; k < real_inputs.size() && k < complex_inputs.size(); ++k) {
     if (!complex_inputs[k]) continue;
@@ -186,13 +194,29 @@ void Executable::run(const std::vector<Array>& inputs, std::vector<Array>& outpu
   for (size_t k = 0; k < outputs.size() && k < complex_outputs.size(); ++k)
     if (complex_outputs[k] && outputs[k].data() != nullptr && is_complex(outputs[k].dtype()))
       outputs[k] = outputs[k].view_as_real();
+  check_inputs(real_inputs);
   run_real(real_inputs, outputs);
   for (size_t k = 0; k < outputs.size() && k < complex_outputs.size(); ++k)
     if (complex_outputs[k]) outputs[k] = outputs[k].view_as_complex();
 }
 
-void Executable::run_real(const std::vector<Array>& inputs, std::vector<Array>& outputs) {
-  check_inputs(inputs);
+void Executable::check_output(const sched::Buffer& buffer, const Array& out) const {
+  if (out.dtype() != buffer.dtype || out.shape() != buffer.shape || !out.is_contiguous())
+    throw Error(ErrorKind::Value, "kiln: output " + std::to_string(buffer.number) +
+                                      " must be a contiguous " + std::string(dtype_name(buffer.dtype)) +
+                                      " array of the result's shape");
+}
+
+void Executable::finish_outputs(std::vector<Array>& outputs) const {
+  for (const RuntimeCheck& check : checks_) {
+    if (!*outputs[static_cast<size_t>(check.flag_output)].data_as<bool>()) continue;
+    int64_t value = *outputs[static_cast<size_t>(check.value_output)].data_as<int64_t>();
+    throw Error(check.kind, check.before + std::to_string(value) + check.after);
+  }
+  outputs.resize(output_count());
+}
+
+void HostExecutable::run_real(const std::vector<Array>& inputs, std::vector<Array>& outputs) {
   std::lock_guard<std::mutex> lock(run_mutex_);
   outputs.resize(program_.output_buffers.size());
   for (size_t b = 0; b < program_.buffers.size(); ++b) {
@@ -201,24 +225,20 @@ void Executable::run_real(const std::vector<Array>& inputs, std::vector<Array>& 
       table_[b] = static_cast<char*>(inputs[static_cast<size_t>(buffer.number)].data());
     } else if (buffer.role == sched::BufferRole::Output) {
       Array& out = outputs[static_cast<size_t>(buffer.number)];
-      if (out.data() == nullptr) {
+      if (out.data() == nullptr)
         out = allocate_output(buffer);
-      } else if (out.dtype() != buffer.dtype || out.shape() != buffer.shape || !out.is_contiguous()) {
-        throw Error(ErrorKind::Value, "kiln: output " + std::to_string(buffer.number) +
-                                          " must be a contiguous " + std::string(dtype_name(buffer.dtype)) +
-                                          " array of the result's shape");
-      }
+      else
+        check_output(buffer, out);
       table_[b] = static_cast<char*>(out.data());
     }
   }
   if (settings_.autotune && !tuned_) autotune(table_.data());
   // The free-core budget only matters to parallel regions (and costs a clock read per call).
   run_steps(table_.data(), any_parallel_ ? thread_budget(settings_.threads) : 1);
-  raise_failed_checks(outputs);
-  outputs.resize(output_count());
+  finish_outputs(outputs);
 }
 
-void Executable::run_kernel(size_t kernel, char* const* table, int threads) {
+void HostExecutable::run_kernel(size_t kernel, char* const* table, int threads) {
   const std::vector<int32_t>& arguments = arguments_[kernel];
   for (size_t k = 0; k < arguments.size(); ++k) argument_pointers_[k] = table[arguments[k]];
   argument_pointers_[arguments.size()] = reinterpret_cast<char*>(static_cast<intptr_t>(threads));
@@ -227,61 +247,28 @@ void Executable::run_kernel(size_t kernel, char* const* table, int threads) {
   kernels_[kernel](argument_pointers_.data());
 }
 
-// Runs the steps in order, following loops (sched::StepKind); `visit(k)` runs kernel and
-// extern step k.
+// The steps in order, a compiled loop as one call; `visit(k)` runs kernel and extern step k.
 template <class Visit>
-void Executable::walk_steps(char** table, int threads, Visit&& visit) {
-  struct Active {
-    int64_t start, trips, done;
+void HostExecutable::walk(char** table, int threads, Visit&& visit) {
+  struct HostMemory {
+    int64_t read_int64(const char* p) const { return *reinterpret_cast<const int64_t*>(p); }
+    bool read_bool(const char* p) const { return *reinterpret_cast<const bool*>(p); }
+    void write_int64(char* p, int64_t value) const { *reinterpret_cast<int64_t*>(p) = value; }
   };
-  std::vector<Active> loops;
-  auto set_index = [&](const sched::LoopControl& loop, int64_t value) {
-    *reinterpret_cast<int64_t*>(table[loop.induction]) = value;
+  auto whole_loop = [&](size_t k) {
+    const CompiledLoop& compiled = compiled_loops_[k];
+    if (compiled.function == nullptr) return false;
+    for (size_t j = 0; j < compiled.buffers.size(); ++j) loop_arguments_[j] = table[compiled.buffers[j]];
+    loop_arguments_[compiled.buffers.size()] = reinterpret_cast<char*>(static_cast<intptr_t>(threads));
+    compiled.function(loop_arguments_.data());
+    for (size_t j = 0; j < compiled.buffers.size(); ++j) table[compiled.buffers[j]] = loop_arguments_[j];
+    return true;
   };
-  for (size_t k = 0; k < program_.steps.size();) {
-    const sched::Step& step = program_.steps[k];
-    const sched::LoopControl& loop = step.loop;
-    if (step.kind == sched::StepKind::LoopBegin && compiled_loops_[k].function != nullptr) {
-      const CompiledLoop& compiled = compiled_loops_[k];
-      for (size_t j = 0; j < compiled.buffers.size(); ++j) loop_arguments_[j] = table[compiled.buffers[j]];
-      loop_arguments_[compiled.buffers.size()] = reinterpret_cast<char*>(static_cast<intptr_t>(threads));
-      compiled.function(loop_arguments_.data());
-      for (size_t j = 0; j < compiled.buffers.size(); ++j) table[compiled.buffers[j]] = loop_arguments_[j];
-      k = static_cast<size_t>(loop.partner) + 1;
-      continue;
-    }
-    if (step.kind == sched::StepKind::LoopBegin) {
-      auto bound = [&](int32_t buffer, int64_t value) {
-        return buffer < 0 ? value : *reinterpret_cast<const int64_t*>(table[buffer]);
-      };
-      int64_t start = bound(loop.start, loop.start_value), stop = bound(loop.stop, loop.stop_value);
-      int64_t trips = ir::loop_trip_count(start, stop, loop.step);
-      if (trips == 0 || (loop.condition >= 0 && !*reinterpret_cast<const bool*>(table[loop.condition]))) {
-        k = static_cast<size_t>(loop.partner) + 1;
-        continue;
-      }
-      loops.push_back({start, trips, 0});
-      set_index(loop, start);
-    } else if (step.kind == sched::StepKind::LoopEnd) {
-      for (const auto& [carried, next] : loop.swaps) std::swap(table[carried], table[next]);
-      Active& active = loops.back();
-      bool go_on = loop.condition < 0 || *reinterpret_cast<const bool*>(table[loop.condition]);
-      if (++active.done < active.trips && go_on) {
-        const sched::LoopControl& begin = program_.steps[static_cast<size_t>(loop.partner)].loop;
-        set_index(loop, active.start + active.done * begin.step);
-        k = static_cast<size_t>(loop.partner) + 1;
-        continue;
-      }
-      loops.pop_back();
-    } else {
-      visit(k);
-    }
-    ++k;
-  }
+  walk_steps(program_, table, HostMemory{}, whole_loop, visit);
 }
 
-void Executable::run_steps(char** table, int budget) {
-  walk_steps(table, std::min(settings_.threads, budget), [&](size_t k) {
+void HostExecutable::run_steps(char** table, int budget) {
+  walk(table, std::min(settings_.threads, budget), [&](size_t k) {
     const sched::Step& step = program_.steps[k];
     if (step.kind == sched::StepKind::Kernel)
       run_kernel(static_cast<size_t>(step.kernel), table, std::min(step_threads_[k], budget));
@@ -295,7 +282,7 @@ void Executable::run_steps(char** table, int budget) {
 // loop); one thread is kept only when its best time beats all threads' by 10% (the
 // scheduler's choice stands on a tie, and timing noise must not flip it). Kernels only read
 // their inputs and write their outputs, so running one again gives the same result.
-void Executable::autotune(char** table) {
+void HostExecutable::autotune(char** table) {
   using Clock = std::chrono::steady_clock;
   auto seconds = [&](size_t kernel, int threads) {
     auto start = Clock::now();
@@ -303,7 +290,7 @@ void Executable::autotune(char** table) {
     return std::chrono::duration<double>(Clock::now() - start).count();
   };
   std::vector<bool> timed(program_.steps.size(), false);
-  walk_steps(table, settings_.threads, [&](size_t k) {
+  walk(table, settings_.threads, [&](size_t k) {
     const sched::Step& step = program_.steps[k];
     if (step.kind != sched::StepKind::Kernel) {
       externs::run_extern_call(step.call, program_.buffers, table);
@@ -333,14 +320,6 @@ Array Executable::allocate_output(const sched::Buffer& buffer) {
   std::shared_ptr<void> block = output_pool_->take(static_cast<size_t>(bytes));
   void* data = block.get();
   return Array::borrow(data, buffer.dtype, buffer.shape, buffer.strides, std::move(block));
-}
-
-void Executable::raise_failed_checks(const std::vector<Array>& outputs) const {
-  for (const RuntimeCheck& check : checks_) {
-    if (!*outputs[static_cast<size_t>(check.flag_output)].data_as<bool>()) continue;
-    int64_t value = *outputs[static_cast<size_t>(check.value_output)].data_as<int64_t>();
-    throw Error(check.kind, check.before + std::to_string(value) + check.after);
-  }
 }
 
 }  // namespace kiln::runtime

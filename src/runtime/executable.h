@@ -1,7 +1,8 @@
-// An Executable: a scheduled Program bound to its compiled kernels. It owns the arena for
-// intermediates (allocated once, reused by every call: no allocation per call in steady state
-// apart from the outputs) and runs the steps in order: kernel calls and extern calls, and loops
-// around the steps of their bodies.
+// An Executable: a scheduled Program bound to its compiled kernels on one device. It owns the
+// arena for intermediates (allocated once, reused by every call: no allocation per call in
+// steady state apart from the outputs) and runs the steps in order: kernel calls and extern
+// calls, and loops around the steps of their bodies. HostExecutable runs the C++ target's
+// library on the CPU; runtime/cuda/cuda_executable.h runs CUDA modules.
 // Safe to run from several threads: runs of one Executable take turns (they share the arena).
 #pragma once
 #include <memory>
@@ -13,6 +14,7 @@
 #include "runtime/kernel_call.h"
 #include "runtime/output_pool.h"
 #include "runtime/shared_library.h"
+#include "ir/loop.h"
 #include "sched/loop_ir.h"
 
 namespace kiln::runtime {
@@ -48,48 +50,121 @@ struct ExecutionSettings {
 
 class Executable {
  public:
-  // kernels: how each of the program's kernels is called (one per Program kernel).
-  // checks: the program's last outputs are theirs (see RuntimeCheck); run() hides them.
-  Executable(sched::Program program, std::vector<KernelCall> kernels,
-             std::shared_ptr<SharedLibrary> library, std::vector<RuntimeCheck> checks = {},
-             ExecutionSettings settings = {});
-
+  virtual ~Executable() = default;
   // Inputs must match the program's input count, dtypes, shapes and strides (checked: an
   // undefined or mismatched Array is a kiln::Error naming it, never a wild read).
   // Outputs that are not defined() are allocated; defined ones must be contiguous and match.
+  // Complex inputs and outputs are viewed as real (..., 2) arrays, with no copy.
   void run(const std::vector<Array>& inputs, std::vector<Array>& outputs);
 
   // Bytes the program's inputs and outputs span: callers release Python's GIL for big runs.
   int64_t io_bytes() const { return io_bytes_; }
-
   const sched::Program& program() const { return program_; }
-  // Threads each step runs its parallel regions on, before the busy-machine budget (after
-  // autotuning: what it chose).
-  const std::vector<int>& step_threads() const { return step_threads_; }
   size_t output_count() const { return program_.output_buffers.size() - 2 * checks_.size(); }
+  // Threads each step runs its parallel regions on (the CPU's), before the busy-machine budget
+  // (after autotuning: what it chose); empty on other devices.
+  const std::vector<int>& step_threads() const { return step_threads_; }
+
+ protected:
+  // checks: the program's last outputs are theirs (see RuntimeCheck); run() hides them.
+  Executable(sched::Program program, std::vector<RuntimeCheck> checks, ExecutionSettings settings);
+  // run() on real arrays, after check_inputs().
+  virtual void run_real(const std::vector<Array>& inputs, std::vector<Array>& outputs) = 0;
+  // A new output of `buffer` (from the output pool under reduce-overhead); a caller's output
+  // array must be contiguous and match.
+  Array allocate_output(const sched::Buffer& buffer);
+  void check_output(const sched::Buffer& buffer, const Array& out) const;
+  // Throws the first failed RuntimeCheck's error; then drops the checks' outputs.
+  void finish_outputs(std::vector<Array>& outputs) const;
+
+  sched::Program program_;
+  std::vector<RuntimeCheck> checks_;
+  ExecutionSettings settings_;
+  std::vector<int32_t> input_buffers_;  // by input number
+  std::vector<int> step_threads_;       // by step
+  std::shared_ptr<OutputPool> output_pool_;  // reduce-overhead only
+  std::mutex run_mutex_;
+
+ private:
+  void check_inputs(const std::vector<Array>& inputs) const;
+  int64_t io_bytes_ = 0;
+};
+
+// Runs the steps of `program` in order, following graph loops (sched::StepKind). `memory`
+// reads and writes the 0-d loop buffers wherever they live: read_int64(pointer),
+// read_bool(pointer), write_int64(pointer, value). `whole_loop(k)` may run the loop starting at
+// LoopBegin step k itself (a compiled loop) and return true; `visit(k)` runs kernel and extern
+// step k.
+template <class Memory, class WholeLoop, class Visit>
+void walk_steps(const sched::Program& program, char** table, Memory&& memory,
+                WholeLoop&& whole_loop, Visit&& visit) {
+  struct Active {
+    int64_t start, trips, done;
+  };
+  std::vector<Active> loops;
+  for (size_t k = 0; k < program.steps.size();) {
+    const sched::Step& step = program.steps[k];
+    const sched::LoopControl& loop = step.loop;
+    if (step.kind == sched::StepKind::LoopBegin && whole_loop(k)) {
+      k = static_cast<size_t>(loop.partner) + 1;
+      continue;
+    }
+    if (step.kind == sched::StepKind::LoopBegin) {
+      auto bound = [&](int32_t buffer, int64_t value) {
+        return buffer < 0 ? value : memory.read_int64(table[buffer]);
+      };
+      int64_t start = bound(loop.start, loop.start_value), stop = bound(loop.stop, loop.stop_value);
+      int64_t trips = ir::loop_trip_count(start, stop, loop.step);
+      if (trips == 0 || (loop.condition >= 0 && !memory.read_bool(table[loop.condition]))) {
+        k = static_cast<size_t>(loop.partner) + 1;
+        continue;
+      }
+      loops.push_back({start, trips, 0});
+      memory.write_int64(table[loop.induction], start);
+    } else if (step.kind == sched::StepKind::LoopEnd) {
+      for (const auto& [carried, next] : loop.swaps) std::swap(table[carried], table[next]);
+      Active& active = loops.back();
+      bool go_on = loop.condition < 0 || memory.read_bool(table[loop.condition]);
+      if (++active.done < active.trips && go_on) {
+        const sched::LoopControl& begin = program.steps[static_cast<size_t>(loop.partner)].loop;
+        memory.write_int64(table[loop.induction], active.start + active.done * begin.step);
+        k = static_cast<size_t>(loop.partner) + 1;
+        continue;
+      }
+      loops.pop_back();
+    } else {
+      visit(k);
+    }
+    ++k;
+  }
+}
+
+// The C++ target's library run on this process's CPU threads.
+class HostExecutable final : public Executable {
+ public:
+  // kernels: how each of the program's kernels is called (one per Program kernel).
+  HostExecutable(sched::Program program, std::vector<KernelCall> kernels,
+                 std::shared_ptr<SharedLibrary> library, std::vector<RuntimeCheck> checks = {},
+                 ExecutionSettings settings = {});
 
  private:
   using KernelFunction = void (*)(char* const*);
   using LoopFunction = void (*)(char**);  // writes the swapped buffer pointers back
-  sched::Program program_;
+  void run_real(const std::vector<Array>& inputs, std::vector<Array>& outputs) override;
+  void run_steps(char** table, int budget);
+  template <class Visit>
+  void walk(char** table, int threads, Visit&& visit);
+  void run_kernel(size_t kernel, char* const* table, int threads);
+  void autotune(char** table);
+
   std::shared_ptr<SharedLibrary> library_;
   std::vector<KernelFunction> kernels_;
   std::vector<std::vector<int32_t>> arguments_;  // by kernel: its buffers, in call order
   std::vector<char*> argument_pointers_;          // scratch for one call's arguments
-  void check_inputs(const std::vector<Array>& inputs) const;
-  void run_real(const std::vector<Array>& inputs, std::vector<Array>& outputs);
-  void raise_failed_checks(const std::vector<Array>& outputs) const;
-
   std::shared_ptr<void> arena_;
   std::vector<char*> table_;
-  std::vector<int32_t> input_buffers_;  // by input number
-  int64_t io_bytes_ = 0;
-  std::vector<RuntimeCheck> checks_;
-  ExecutionSettings settings_;
-  std::vector<int> step_threads_;  // by step
-  bool any_parallel_ = false;      // some kernel has a parallel region
+  bool any_parallel_ = false;  // some kernel has a parallel region
   bool tuned_ = false;
-  std::shared_ptr<OutputPool> output_pool_;  // reduce-overhead only
   // Compiled loops (codegen/cpp/loop_driver.h), by the step index of their LoopBegin.
   struct CompiledLoop {
     LoopFunction function = nullptr;
@@ -97,13 +172,6 @@ class Executable {
   };
   std::vector<CompiledLoop> compiled_loops_;
   std::vector<char*> loop_arguments_;  // scratch for one compiled loop's call
-  template <class Visit>
-  void walk_steps(char** table, int threads, Visit&& visit);
-  void run_steps(char** table, int budget);
-  void run_kernel(size_t kernel, char* const* table, int threads);
-  void autotune(char** table);
-  Array allocate_output(const sched::Buffer& buffer);
-  std::mutex run_mutex_;
 };
 
 }  // namespace kiln::runtime

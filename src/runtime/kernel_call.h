@@ -4,6 +4,7 @@
 // intptr_t, and the size table of a size-generic library (codegen/size_parameters.h). Every code generator produces one per Program kernel; kernels with the same code
 // share a symbol.
 #pragma once
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -12,6 +13,19 @@ namespace kiln::runtime {
 struct KernelCall {
   std::string symbol;
   std::vector<int32_t> arguments;
+};
+
+// How the runtime runs one kernel of a CUDA module (codegen/cuda/cuda_emitter.h): its launches
+// in order on one stream, each given the buffers `arguments` (in this order) as one by-value
+// table of that many device pointers.
+struct CudaLaunch {
+  std::string symbol;  // the __global__ function
+  int64_t blocks = 1;  // grid.x
+  int threads = 1;     // block.x
+};
+struct CudaKernelCall {
+  std::vector<int32_t> arguments;
+  std::vector<CudaLaunch> launches;
 };
 
 }  // namespace kiln::runtime

@@ -1,7 +1,9 @@
 // The CUDA emitter. CI has no GPU: here its output for the differential fuzzer's corpus is
-// compiled by nvcc for sm_90, which catches what the emitter gets wrong in the text (syntax,
-// types, host functions called from device code); scripts/gpu-check runs the same corpus on a
-// GPU against the interpreter (test_fuzz.cpp with KILN_FUZZ_DEVICE=cuda).
+// compiled for sm_90 by NVRTC (what kiln compiles with at run time: pip's nvidia-cuda-nvrtc,
+// which scripts/setup.sh installs, found through $KILN_NVRTC_DIR) and by nvcc, which catches
+// what the emitter gets wrong in the text (syntax, types, host functions called from device
+// code); scripts/gpu-check runs the same corpus on a GPU against the interpreter (test_fuzz.cpp
+// with KILN_FUZZ_DEVICE=cuda).
 //   KILN_CUDA_EMIT_GRAPHS=N  fuzz graphs to emit and compile (default 300)
 #include <gtest/gtest.h>
 #include <sys/wait.h>
@@ -14,6 +16,7 @@
 #include "codegen/cuda/cuda_emitter.h"
 #include "fuzz_graph_generator.h"
 #include "ir/builder.h"
+#include "runtime/cuda/cuda_driver.h"
 
 namespace kiln {
 namespace {
@@ -92,16 +95,22 @@ TEST(CudaEmitter, FuzzCorpusCompilesWithNvcc) {
   for (int first = 0; first < graphs; first += kPerCase) {
     fuzz::FuzzCase fuzz_case = fuzz::generate_case(20240611, first, kPerCase);
     codegen::CudaSource source = emit(fuzz_case.graph, fuzz_case.input_strides);
-    for (const codegen::CudaKernel& kernel : source.kernels) {
-      ASSERT_FALSE(kernel.launches.empty());
-      for (const codegen::CudaLaunch& launch : kernel.launches) {
+    for (const runtime::CudaKernelCall& kernel : source.kernels) {
+      for (const runtime::CudaLaunch& launch : kernel.launches) {
         EXPECT_GE(launch.blocks, 1);
         EXPECT_TRUE(launch.threads == 1 || launch.threads % 32 == 0) << launch.symbol;
         EXPECT_NE(source.text.find(" " + launch.symbol + "("), std::string::npos) << launch.symbol;
       }
     }
+    const std::string what = "fuzz subgraphs " + std::to_string(first) + ".." +
+                             std::to_string(first + kPerCase - 1);
     auto [code, log] = compile_with_nvcc(source.text, "case" + std::to_string(first));
-    EXPECT_EQ(code, 0) << "fuzz subgraphs " << first << ".." << first + kPerCase - 1 << ":\n" << log;
+    EXPECT_EQ(code, 0) << what << ":\n" << log;
+    try {
+      EXPECT_GT(runtime::cuda::compile_cubin(source.text, "case.cu", 90).size(), 0u);
+    } catch (const Error& error) {
+      ADD_FAILURE() << what << ": " << error.what();
+    }
   }
 }
 

@@ -8,6 +8,7 @@
 //   KILN_FUZZ_GRAPHS=N  graphs to check (default 300)
 //   KILN_FUZZ_SEED=S    seed (default fixed, so CI is reproducible)
 //   KILN_FUZZ_ONLY=K    check only subgraph K of the seed, alone in its graph (to debug one)
+//   KILN_FUZZ_DEVICE=D  compile for device D (cpu, the default; cuda: scripts/gpu-check)
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -31,6 +32,12 @@ constexpr int kSubgraphsPerCase = 10;
 int64_t env_integer(const char* name, int64_t fallback) {
   const char* text = std::getenv(name);
   return text && *text ? std::strtoll(text, nullptr, 0) : fallback;
+}
+
+Options fuzz_options() {
+  Options options;
+  if (const char* device = std::getenv("KILN_FUZZ_DEVICE")) options.device = device;
+  return options;
 }
 
 double load_float(DType dtype, const char* address) {
@@ -283,7 +290,7 @@ TEST(Fuzz, RandomGraphsMatchTheInterpreter) {
   uint64_t seed = static_cast<uint64_t>(env_integer("KILN_FUZZ_SEED", 20240611));
   int64_t only = env_integer("KILN_FUZZ_ONLY", -1);
   TemporaryCache cache;
-  Options options;
+  Options options = fuzz_options();
   options.cache_dir = cache.path();
   int failed_cases = 0;
   int checked = 0;
@@ -379,7 +386,7 @@ TEST(Fuzz, RandomGraphsInsideLoopsMatchTheInterpreter) {
   int64_t graphs = env_integer("KILN_FUZZ_LOOP_GRAPHS", 60);
   uint64_t seed = static_cast<uint64_t>(env_integer("KILN_FUZZ_SEED", 20240611)) + 1;
   TemporaryCache cache;
-  Options options;
+  Options options = fuzz_options();
   options.cache_dir = cache.path();
   for (int64_t first = 0; first < graphs; first += kSubgraphsPerCase) {
     int count = static_cast<int>(std::min<int64_t>(kSubgraphsPerCase, graphs - first));

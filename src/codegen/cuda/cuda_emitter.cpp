@@ -488,19 +488,20 @@ CudaSource emit_cuda(const Program& program, const Options& options,
     sched::KernelSignature signature = sched::kernel_signature(kernel, program);
     auto found = kernel_of_key.find(signature.key);
     if (found != kernel_of_key.end()) {
-      CudaKernel same = source.kernels[found->second];
+      runtime::CudaKernelCall same = source.kernels[found->second];
       same.arguments = signature.arguments;
       source.kernels.push_back(same);
       continue;
     }
     kernel_of_key.emplace(signature.key, source.kernels.size());
-    CudaKernel entry;
+    runtime::CudaKernelCall entry;
     entry.arguments = signature.arguments;
     for (const std::string& comment : kernel.comments) text << "// " << comment_text(comment) << "\n";
     std::vector<LaunchPlan> plans = plan_launches(kernel);
     for (size_t k = 0; k < plans.size(); ++k) {
       const LaunchPlan& plan = plans[k];
-      CudaLaunch launch;
+      if (plan.iterations == 0) continue;  // an empty output: nothing to launch
+      runtime::CudaLaunch launch;
       launch.symbol = kernel.name + "_" + std::to_string(k);
       launch.threads = plan.threads;
       switch (plan.kind) {

@@ -2,7 +2,7 @@
 // starts with the CUDA prelude and scalar_math.h (the op semantics shared with the interpreter
 // and the C++ target), then, per distinct kernel code, one or more `extern "C" __global__`
 // functions taking the kernel's buffers as one by-value table (kiln_arg_table<N>). A kernel's
-// functions run one after another on one stream (CudaKernel::launches).
+// functions run one after another on one stream (runtime::CudaKernelCall).
 //
 // How the loop IR maps onto the GPU (each top-level statement run of a kernel is one launch):
 //   - a nest of output loops: its perfectly nested outer loops are flattened into one index;
@@ -21,27 +21,15 @@
 #include <vector>
 
 #include "kiln/compile.h"
+#include "runtime/kernel_call.h"
 #include "sched/loop_ir.h"
 #include "target/target.h"
 
 namespace kiln::codegen {
 
-struct CudaLaunch {
-  std::string symbol;  // the __global__ function
-  int64_t blocks = 1;  // grid.x
-  int threads = 1;     // block.x
-};
-
-// How the runtime runs one Program kernel: its launches in order, each given the buffers
-// `arguments` (in this order) as a kiln_arg_table of that many pointers.
-struct CudaKernel {
-  std::vector<int32_t> arguments;
-  std::vector<CudaLaunch> launches;
-};
-
 struct CudaSource {
   std::string text;
-  std::vector<CudaKernel> kernels;  // by Program::kernels index
+  std::vector<runtime::CudaKernelCall> kernels;  // by Program::kernels index
 };
 
 // target: a DeviceKind::Cuda target (target::cuda_device).

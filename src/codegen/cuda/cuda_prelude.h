@@ -1,7 +1,9 @@
 // The CUDA target's prelude: what generated CUDA C++ needs before the target-neutral semantics
 // of src/ir/scalar_math.h, the counterpart of src/codegen/cpp/cpp_prelude.h. NVRTC compiles it
 // with no include path, so:
-// - no #include: the fixed-width integer names from the compiler's own macros;
+// - no #include, and nothing of the host compiler's: NVRTC knows neither the __INT64_TYPE__
+//   family nor GCC's __builtin_ math, so the fixed-width names are spelled out and the math
+//   is CUDA's device library;
 // - every scalar_math.h function is a __device__ function (KILN_FN);
 // - the math functions are CUDA's device library (sin, sinf, ... need no declaration under
 //   NVRTC or nvcc); they are IEEE-correct to CUDA's documented ulp bounds, and kiln never
@@ -10,6 +12,16 @@
 #ifndef KILN_CUDA_PRELUDE_H
 #define KILN_CUDA_PRELUDE_H
 
+#ifdef __CUDACC_RTC__  // NVRTC
+typedef signed char int8_t;
+typedef short int16_t;
+typedef int int32_t;
+typedef long long int64_t;
+typedef unsigned char uint8_t;
+typedef unsigned short uint16_t;
+typedef unsigned int uint32_t;
+typedef unsigned long long uint64_t;
+#else  // nvcc (the CI check) includes glibc's typedefs: the same types again is legal C++
 typedef __INT8_TYPE__ int8_t;
 typedef __INT16_TYPE__ int16_t;
 typedef __INT32_TYPE__ int32_t;
@@ -18,6 +30,7 @@ typedef __UINT8_TYPE__ uint8_t;
 typedef __UINT16_TYPE__ uint16_t;
 typedef __UINT32_TYPE__ uint32_t;
 typedef __UINT64_TYPE__ uint64_t;
+#endif
 
 #define KILN_RESTRICT __restrict__
 #define KILN_FN __device__ inline
@@ -58,31 +71,38 @@ KILN_BINARY_MATH(hypot)
 #undef KILN_UNARY_MATH
 #undef KILN_BINARY_MATH
 
-KILN_FN double kiln_sqrt(double a) { return __builtin_sqrt(a); }
-KILN_FN float kiln_sqrt(float a) { return __builtin_sqrtf(a); }
+KILN_FN double kiln_sqrt(double a) { return ::sqrt(a); }
+KILN_FN float kiln_sqrt(float a) { return ::sqrtf(a); }
 KILN_FN double kiln_atan2(double a, double b) { return kiln_atan2_float(a, b); }
 KILN_FN float kiln_atan2(float a, float b) { return kiln_atan2_float(a, b); }
 KILN_FN double kiln_hypot(double a, double b) { return kiln_hypot_float(a, b); }
 KILN_FN float kiln_hypot(float a, float b) { return kiln_hypot_float(a, b); }
-KILN_FN double kiln_copysign(double a, double b) { return __builtin_copysign(a, b); }
-KILN_FN float kiln_copysign(float a, float b) { return __builtin_copysignf(a, b); }
-KILN_FN double kiln_fmod(double a, double b) { return __builtin_fmod(a, b); }
-KILN_FN float kiln_fmod(float a, float b) { return __builtin_fmodf(a, b); }
+KILN_FN double kiln_copysign(double a, double b) { return ::copysign(a, b); }
+KILN_FN float kiln_copysign(float a, float b) { return ::copysignf(a, b); }
+KILN_FN double kiln_fmod(double a, double b) { return ::fmod(a, b); }
+KILN_FN float kiln_fmod(float a, float b) { return ::fmodf(a, b); }
 
 // ---- primitives the semantics are written with ------------------------------------------
-#define kiln_bit_cast(To, value) __builtin_bit_cast(To, value)
-KILN_FN constexpr double kiln_infinity() { return __builtin_inf(); }
-KILN_FN constexpr double kiln_quiet_nan() { return __builtin_nan(""); }
-KILN_FN double kiln_math_fabs(double a) { return __builtin_fabs(a); }
-KILN_FN float kiln_math_fabs(float a) { return __builtin_fabsf(a); }
-KILN_FN double kiln_math_floor(double a) { return __builtin_floor(a); }
-KILN_FN float kiln_math_floor(float a) { return __builtin_floorf(a); }
-KILN_FN double kiln_math_ceil(double a) { return __builtin_ceil(a); }
-KILN_FN float kiln_math_ceil(float a) { return __builtin_ceilf(a); }
-KILN_FN double kiln_math_trunc(double a) { return __builtin_trunc(a); }
-KILN_FN float kiln_math_trunc(float a) { return __builtin_truncf(a); }
-KILN_FN double kiln_math_rint(double a) { return __builtin_rint(a); }
-KILN_FN float kiln_math_rint(float a) { return __builtin_rintf(a); }
+template <class To, class From>
+KILN_FN To kiln_bit_cast_function(From value) {
+  static_assert(sizeof(To) == sizeof(From), "kiln_bit_cast: sizes differ");
+  To result;
+  memcpy(&result, &value, sizeof(To));
+  return result;
+}
+#define kiln_bit_cast(To, value) kiln_bit_cast_function<To>(value)
+KILN_FN double kiln_infinity() { return __longlong_as_double(0x7ff0000000000000ll); }
+KILN_FN double kiln_quiet_nan() { return __longlong_as_double(0x7ff8000000000000ll); }
+KILN_FN double kiln_math_fabs(double a) { return ::fabs(a); }
+KILN_FN float kiln_math_fabs(float a) { return ::fabsf(a); }
+KILN_FN double kiln_math_floor(double a) { return ::floor(a); }
+KILN_FN float kiln_math_floor(float a) { return ::floorf(a); }
+KILN_FN double kiln_math_ceil(double a) { return ::ceil(a); }
+KILN_FN float kiln_math_ceil(float a) { return ::ceilf(a); }
+KILN_FN double kiln_math_trunc(double a) { return ::trunc(a); }
+KILN_FN float kiln_math_trunc(float a) { return ::truncf(a); }
+KILN_FN double kiln_math_rint(double a) { return ::rint(a); }
+KILN_FN float kiln_math_rint(float a) { return ::rintf(a); }
 // float64 -> float16 bits, rounded once (the hardware conversion).
 KILN_FN uint16_t kiln_math_f64_to_f16_bits(double value) {
   unsigned short bits;

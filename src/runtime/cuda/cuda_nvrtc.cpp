@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -94,6 +95,21 @@ bool resolve_all(void* library, NvrtcApi& api, std::string& missing) {
          resolve(library, "nvrtcGetCUBIN", api.nvrtcGetCUBIN, missing);
 }
 
+// NVRTC opens its builtins library (libnvrtc-builtins.so.<major>.<minor>) by name at its first
+// compile, through the system's search path, which does not know a folder kiln found NVRTC in:
+// loading it from there first makes that dlopen find the copy already loaded.
+void preload_builtins(const std::string& nvrtc_path) {
+  size_t slash = nvrtc_path.rfind('/');
+  if (slash == std::string::npos) return;  // found through the search path: so are its builtins
+  std::error_code error;
+  for (const auto& entry :
+       std::filesystem::directory_iterator(nvrtc_path.substr(0, slash), error)) {
+    std::string name = entry.path().filename().string();
+    if (name.rfind("libnvrtc-builtins.so.", 0) == 0)
+      dlopen(entry.path().c_str(), RTLD_NOW | RTLD_GLOBAL);
+  }
+}
+
 // Never throws: a failure becomes unavailable_reason, naming every candidate tried.
 void load_nvrtc(NvrtcState& state) {
   std::string tried;
@@ -116,6 +132,7 @@ void load_nvrtc(NvrtcState& state) {
     }
     state.version = major * 1000 + minor * 10;
     state.unavailable_reason.clear();
+    preload_builtins(candidate);
     return;
   }
   state.unavailable_reason =
