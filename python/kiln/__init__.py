@@ -13,6 +13,7 @@ See kiln.explain, kiln.config, kiln.set_logs, kiln.list_mode_options and kiln.li
 from . import _kiln
 from ._compile import CompilerError, GraphBreak, Unsupported, compile, reset
 from ._config import config
+from ._device import current_device, device
 from ._explain import explain
 
 __version__ = _kiln.__version__
@@ -41,5 +42,5 @@ def list_options():
     return _kiln.list_options()
 
 
-__all__ = ["compile", "explain", "reset", "config", "set_logs", "list_mode_options",
+__all__ = ["compile", "device", "current_device", "explain", "reset", "config", "set_logs", "list_mode_options",
            "list_options", "GraphBreak", "Unsupported", "CompilerError"]

@@ -41,7 +41,7 @@ import weakref
 
 import numpy as np
 
-from . import _aliasing, _kiln, _loop_transform, _numpy_tracer, _pytree
+from . import _aliasing, _device, _kiln, _loop_transform, _numpy_tracer, _pytree
 from ._config import config
 from ._environment import Environment
 from ._graph_breaks import GraphBreakSignal, is_internal
@@ -254,6 +254,8 @@ class CompiledFunction:
         self.options.setdefault("mode", mode)
         _kiln.check_options(self.options)
         self.environment = Environment(fn)
+        if "device" not in self.options:  # the current kiln.device() is part of the guard
+            self.environment.reads.append((_device._state, "current", "kiln.device"))
         self.cache = _kiln.GuardedCache(self.environment.reads, self.environment.cells,
                                         self.environment.cell_names)
         self.recompiles = 0
@@ -353,6 +355,11 @@ class CompiledFunction:
         function = self._with_environment(traced_environment)
         function = self._with_loop_capture(_with_numpy_names(function, tracer), tracer, trace)
         options = dict(self.options)
+        options.setdefault("device", _device.current_device())
+        if options["device"] == "cuda" and _kiln.cuda_unavailable_reason():
+            # Asked for by name: an error, not the eager fallback of what kiln cannot compile.
+            raise RuntimeError(f"kiln: {self.name}: device='cuda': "
+                               f"{_kiln.cuda_unavailable_reason()}")
         if config.cache_dir is not None:
             options.setdefault("cache_dir", str(config.cache_dir))
         context = _TraceContext(self, trace, list(real_arrays), strides, options, self.fullgraph)
@@ -519,7 +526,7 @@ _MODES = ("default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagra
 
 
 def compile(fn=None, *, mode="default", fullgraph=False, dynamic=None, options=None,
-            disable=False):
+            device=None, disable=False):
     """Compiles a NumPy function to fused native kernels, like torch.compile.
 
     Usable as kiln.compile(f), @kiln.compile and @kiln.compile(mode=...). The result keeps f's
@@ -530,17 +537,20 @@ def compile(fn=None, *, mode="default", fullgraph=False, dynamic=None, options=N
     kiln specialises every graph on its input shapes (like JAX): a new shape compiles once
     (cached in memory and on disk). With `dynamic=True` shape changes do not count against
     kiln.config.recompile_limit; with None or False they do (kiln does not yet compile
-    shape-generic kernels). `disable=True` returns f itself.
+    shape-generic kernels). `device` ('cpu' or 'cuda') is where the kernels run; None: the
+    current kiln.device() at each call ('cpu' outside any). `disable=True` returns f itself.
     """
     if mode not in _MODES:
         raise ValueError(f"kiln.compile: unknown mode {mode!r} (valid: {', '.join(_MODES)})")
     if fn is None:
         return functools.partial(compile, mode=mode, fullgraph=fullgraph, dynamic=dynamic,
-                                 options=options, disable=disable)
+                                 options=options, device=device, disable=disable)
     if not callable(fn):
         raise TypeError(f"kiln.compile: expected a function, got {type(fn).__name__}")
     if disable:
         return fn
+    if device is not None:
+        options = {**(options or {}), "device": _device.check_device(str(device))}
     return CompiledFunction(fn, mode, fullgraph, options, dynamic).make_wrapper()
 
 

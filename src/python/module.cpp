@@ -9,6 +9,7 @@
 #include "api/options.h"
 #include "kiln/compile.h"
 #include "kiln/error.h"
+#include "runtime/cuda/cuda_driver.h"
 
 namespace kiln::python {
 
@@ -264,6 +265,8 @@ NB_MODULE(_kiln, module) {
   module.def("list_mode_options", &kiln::list_mode_options,
              "The settings behind each mode word, one line each.");
   module.def("list_options", &kiln::list_options, "Every compile option with its meaning.");
+  module.def("cuda_unavailable_reason", &kiln::runtime::cuda::unavailable_reason,
+             "Why device='cuda' cannot run here ('' when a GPU and its driver are usable).");
   module.def("set_log_channels", &kiln::api::set_log_channels, nb::arg("comma_list"),
              "Turns KILN_LOGS channels on, as the environment variable does ('all,-perf').");
   module.def("check_log_environment", &kiln::api::check_log_environment,

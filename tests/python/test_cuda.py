@@ -1,0 +1,95 @@
+"""NumPy functions on the GPU: kiln.compile(fn, device="cuda") and `with kiln.device("cuda")`.
+
+On a machine without a GPU (CI) asking for CUDA is a clear error and the device setting is
+still part of the guard; on a GPU (scripts/gpu-check) the results match NumPy.
+"""
+import numpy as np
+import pytest
+
+import kiln
+
+GPU = not kiln._kiln.cuda_unavailable_reason()
+
+
+def softmax(x):
+    shifted = x - x.max(axis=-1, keepdims=True)
+    e = np.exp(shifted)
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def kmeans_labels(points, means):
+    return np.argmin(np.linalg.norm(points - means[:, None], axis=2), axis=0)
+
+
+def sin_cos(x):
+    return np.sin(x) + np.cos(x)
+
+
+def moments(x):
+    return x.mean(), x.var(axis=0), x.sum(axis=1), np.cumsum(x, axis=1)
+
+
+def strided(x):
+    return (x[::2, ::-1] * 2.0).sum(axis=0)
+
+
+def loop_sum(x):
+    total = np.zeros_like(x[0])
+    for row in x:
+        total = total + row * row
+    return total
+
+
+CASES = [
+    (softmax, lambda r: (r.standard_normal((64, 1000)).astype(np.float32),), 1e-5),
+    (kmeans_labels, lambda r: (r.standard_normal((100_000, 2)), r.standard_normal((5, 2))), 0),
+    (sin_cos, lambda r: (r.standard_normal(1_000_003).astype(np.float32),), 1e-6),
+    (moments, lambda r: (r.standard_normal((300, 257)),), 1e-10),
+    (strided, lambda r: (r.standard_normal((101, 33)),), 1e-12),
+    (loop_sum, lambda r: (r.standard_normal((50, 17)),), 1e-12),
+]
+
+
+def test_unknown_devices_are_refused():
+    with pytest.raises(ValueError, match="unknown device"):
+        kiln.compile(sin_cos, device="tpu")
+    with pytest.raises(ValueError, match="unknown device"):
+        kiln.device("gpu")
+
+
+def test_device_context_is_scoped():
+    assert kiln.current_device() == "cpu"
+    with kiln.device("cuda"):
+        assert kiln.current_device() == "cuda"
+        with kiln.device("cpu"):
+            assert kiln.current_device() == "cpu"
+        assert kiln.current_device() == "cuda"
+    assert kiln.current_device() == "cpu"
+
+
+@pytest.mark.parametrize("fn,make,tolerance", CASES, ids=[c[0].__name__ for c in CASES])
+def test_numpy_functions_on_cuda(fn, make, tolerance):
+    arguments = make(np.random.default_rng(0))
+    compiled = kiln.compile(fn, device="cuda")
+    if not GPU:
+        with pytest.raises(RuntimeError, match="device='cuda'"):
+            compiled(*arguments)
+        return
+    expected, got = fn(*arguments), compiled(*arguments)
+    pairs = zip(got, expected) if isinstance(expected, tuple) else [(got, expected)]
+    for g, e in pairs:
+        assert isinstance(g, (np.ndarray, np.generic))
+        np.testing.assert_allclose(g, e, rtol=tolerance, atol=tolerance)
+
+
+def test_the_device_context_is_part_of_the_guard():
+    x = np.linspace(0, 1, 1000)
+    compiled = kiln.compile(sin_cos)
+    np.testing.assert_allclose(compiled(x), sin_cos(x))
+    with kiln.device("cuda"):
+        if GPU:
+            np.testing.assert_allclose(compiled(x), sin_cos(x), rtol=1e-12)
+        else:
+            with pytest.raises(RuntimeError, match="device='cuda'"):
+                compiled(x)
+    np.testing.assert_allclose(compiled(x), sin_cos(x))  # the CPU entry again
