@@ -14,6 +14,7 @@ from . import _kiln
 from ._compile import CompilerError, GraphBreak, Unsupported, compile, reset
 from ._config import config
 from ._device import current_device, device
+from ._wrap_numpy import wrap_numpy
 from ._explain import explain
 
 __version__ = _kiln.__version__
@@ -42,5 +43,5 @@ def list_options():
     return _kiln.list_options()
 
 
-__all__ = ["compile", "device", "current_device", "explain", "reset", "config", "set_logs", "list_mode_options",
+__all__ = ["compile", "wrap_numpy", "device", "current_device", "explain", "reset", "config", "set_logs", "list_mode_options",
            "list_options", "GraphBreak", "Unsupported", "CompilerError"]

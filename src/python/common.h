@@ -106,6 +106,11 @@ void bind_errors(nb::module_& module);
 void bind_tensor(nb::module_& module);
 void bind_convolution(nb::module_& module);  // part of bind_tensor
 void bind_compiled(nb::module_& module);
+void bind_cuda(nb::module_& module);
+// An object exporting __cuda_array_interface__ as a borrowed device Array (nullopt: not one).
+std::optional<Array> borrow_cuda_array(nb::handle object, size_t position);
+// A device result as a kiln.CudaArray; `stream`: the stream its work was queued on.
+nb::object wrap_cuda_array(Array array, int64_t stream);
 void bind_guarded_cache(nb::module_& module);
 void bind_cache_tools(nb::module_& module);
 void bind_compiled_call(nb::module_& module);

@@ -11,14 +11,18 @@
 #include "ir/ops.h"
 #include "kiln/compile.h"
 #include "python/common.h"
+#include "runtime/cuda/cuda_driver.h"
+#include "runtime/cuda/cuda_executable.h"
 
 namespace kiln::python {
 namespace {
 
 Array borrow_or_throw(nb::handle object, size_t position) {
-  if (!PyArray_Check(object.ptr()))
+  if (!PyArray_Check(object.ptr())) {
+    if (std::optional<Array> device = borrow_cuda_array(object, position)) return *device;
     throw Error(ErrorKind::Type, error_message("run", "", "input " + std::to_string(position) +
                                                               " is not a NumPy array"));
+  }
   std::optional<Array> array = borrow_array(reinterpret_cast<PyArrayObject*>(object.ptr()));
   if (!array)
     throw Error(ErrorKind::Type,
@@ -71,12 +75,14 @@ std::shared_ptr<Compiled> compile(detail::Trace& trace, const std::vector<Tensor
   return result;
 }
 
-nb::list run(Compiled& compiled, nb::sequence inputs, nb::handle out) {
+nb::list run(Compiled& compiled, nb::sequence inputs, nb::handle out, int64_t stream) {
   std::vector<Array> arrays;
   size_t position = 0;
+  bool device_inputs = false;
   const ir::Graph& graph = compiled.variants ? compiled.variants->graph() : compiled.graph->graph;
   for (nb::handle input : inputs) {
     Array array = borrow_or_throw(input, position);
+    device_inputs = device_inputs || !PyArray_Check(input.ptr());
     if (position < graph.inputs().size())
       array = as_graph_input(std::move(array), graph.node(graph.inputs()[position]).dtype);
     arrays.push_back(std::move(array));
@@ -93,6 +99,10 @@ nb::list run(Compiled& compiled, nb::sequence inputs, nb::handle out) {
     for (nb::handle given : nb::borrow<nb::sequence>(out))
       outputs.push_back(borrow_or_throw(given, position++));
   }
+  struct StreamScope {  // the caller's stream for this call (runtime/cuda/cuda_executable.h)
+    explicit StreamScope(int64_t stream) { runtime::set_cuda_stream(reinterpret_cast<void*>(stream)); }
+    ~StreamScope() { runtime::set_cuda_stream(nullptr); }
+  } stream_scope(stream);
   run_releasing_gil(*compiled.graph->executable, arrays, outputs);
   nb::list results;
   if (!out.is_none()) {
@@ -100,6 +110,10 @@ nb::list run(Compiled& compiled, nb::sequence inputs, nb::handle out) {
     return results;
   }
   for (Array& output : outputs) {
+    if (device_inputs && runtime::cuda::is_device_pointer(output.data())) {
+      results.append(wrap_cuda_array(std::move(output), stream));
+      continue;
+    }
     PyObject* converted = to_numpy(std::move(output));
     if (converted == nullptr) throw nb::python_error();
     results.append(nb::steal(converted));
@@ -112,7 +126,10 @@ nb::list run(Compiled& compiled, nb::sequence inputs, nb::handle out) {
 void bind_compiled(nb::module_& module) {
   nb::class_<Compiled>(module, "Compiled", "One graph compiled to native kernels.")
       .def("run", &run, nb::arg("inputs"), nb::arg("out").none() = nb::none(),
-           "Runs on NumPy arrays (borrowed, any strides); returns new arrays, or `out`.")
+           nb::arg("stream") = 0,
+           "Runs on NumPy arrays (borrowed, any strides) or, compiled for CUDA, on device arrays "
+           "(__cuda_array_interface__) on `stream` (a CUstream handle, 0: the default); returns "
+           "new arrays (kiln.CudaArray for device results), or `out`.")
       .def_prop_ro("kernels", [](const Compiled& c) { return c.kernel_names; })
       .def_prop_ro("kernel_count", [](const Compiled& c) { return c.kernel_names.size(); })
       .def_prop_ro("op_count", [](const Compiled& c) { return c.op_count; })

@@ -22,6 +22,9 @@ struct CudaLaunch {
   std::string symbol;  // the __global__ function
   int64_t blocks = 1;  // grid.x
   int threads = 1;     // block.x
+  // Device memory the launch works in (a split reduction's partials and ticket counter),
+  // zeroed once, passed after the buffers; the launch leaves it as it found it. 0: none.
+  int64_t scratch_bytes = 0;
 };
 struct CudaKernelCall {
   std::vector<int32_t> arguments;

@@ -72,7 +72,7 @@ TEST(CudaEmitter, RowReductionsGetABlockPerRow) {
   EXPECT_NE(source.text.find("__launch_bounds__(256)"), std::string::npos);
 }
 
-// An elementwise map: one element per thread, the grid capped at a few blocks per SM.
+// An elementwise map: four elements per thread and step, the grid capped at a few blocks per SM.
 TEST(CudaEmitter, ElementwiseLoopsAreFlattenedOverThreads) {
   ir::Graph graph;
   ir::Builder b(graph);
@@ -83,7 +83,24 @@ TEST(CudaEmitter, ElementwiseLoopsAreFlattenedOverThreads) {
   ASSERT_EQ(source.kernels[0].launches.size(), 1u);
   EXPECT_EQ(source.kernels[0].launches[0].threads, 256);
   EXPECT_EQ(source.kernels[0].launches[0].blocks, 8 * 132);
-  EXPECT_NE(source.text.find("kiln_flat += (int64_t)gridDim.x * blockDim.x"), std::string::npos);
+  EXPECT_NE(source.text.find("kiln_base += 4 * (int64_t)gridDim.x * blockDim.x"), std::string::npos);
+}
+
+// A whole-array reduction of 1M elements: shared by the grid, partials in the launch's scratch.
+TEST(CudaEmitter, LongWholeArrayReductionsAreSplitOverTheGrid) {
+  ir::Graph graph;
+  ir::Builder b(graph);
+  ir::ValueId x = b.parameter(DType::Float32, {1 << 20});
+  graph.set_outputs({b.reduce(ir::Op::sum, x, {0}, false), b.reduce(ir::Op::argmax, x, {0}, false)});
+  codegen::CudaSource source = emit(graph);
+  ASSERT_EQ(source.kernels.size(), 1u);
+  ASSERT_EQ(source.kernels[0].launches.size(), 1u);
+  const runtime::CudaLaunch& launch = source.kernels[0].launches[0];
+  EXPECT_EQ(launch.blocks, 8 * 132);
+  EXPECT_EQ(launch.scratch_bytes, 16 + 8 * 3 * launch.blocks);  // sum; argmax value and index
+  EXPECT_NE(source.text.find("atomicAdd(kiln_ticket"), std::string::npos);
+  auto [code, log] = compile_with_nvcc(source.text, "split");
+  EXPECT_EQ(code, 0) << log;
 }
 
 TEST(CudaEmitter, FuzzCorpusCompilesWithNvcc) {

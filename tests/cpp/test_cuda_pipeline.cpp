@@ -98,6 +98,19 @@ TEST(CudaPipeline, KernelShapesMatchTheInterpreter) {
                        b.reduce(ir::Op::var, x, {0}, false, 1), b.reduce(ir::Op::sum, x, {0}, false)});
     expect_matches_interpreter(graph, {random_array(DType::Float64, {513, 77}, 3)}, 1e-12);
   }
+  {  // split reductions: the grid shares whole-array reductions (sum, argmin, variance, a
+     // sum that reads the max, done by the last block) of 1M elements
+    ir::Graph graph;
+    ir::Builder b(graph);
+    ir::ValueId x = b.parameter(DType::Float64, {1024, 1024});
+    ir::ValueId shifted = b.binary(ir::Op::sub, x, b.reduce(ir::Op::max, x, {}, false));
+    graph.set_outputs({b.reduce(ir::Op::sum, x, {}, false), b.reduce(ir::Op::argmin, b.reshape(x, {1 << 20}), {0}, false),
+                       b.reduce(ir::Op::var, x, {}, false),
+                       b.reduce(ir::Op::sum, b.unary(ir::Op::exp, shifted), {}, false)});
+    std::vector<Array> inputs = {random_array(DType::Float64, {1024, 1024}, 4)};
+    expect_matches_interpreter(graph, inputs, 1e-9);
+    expect_matches_interpreter(graph, inputs, 1e-9);  // the scratch is left ready for a rerun
+  }
 }
 
 }  // namespace

@@ -93,3 +93,36 @@ def test_the_device_context_is_part_of_the_guard():
             with pytest.raises(RuntimeError, match="device='cuda'"):
                 compiled(x)
     np.testing.assert_allclose(compiled(x), sin_cos(x))  # the CPU entry again
+
+
+def test_wrap_numpy_without_a_gpu_says_why():
+    if GPU:
+        return  # test_wrap_numpy_keeps_torch_tensors_on_the_gpu
+    with pytest.raises(RuntimeError, match="wrap_numpy"):
+        kiln.wrap_numpy(sin_cos)(np.ones(4))
+
+
+@pytest.mark.parametrize("fn,make,tolerance", CASES[:5], ids=[c[0].__name__ for c in CASES[:5]])
+def test_wrap_numpy_keeps_torch_tensors_on_the_gpu(fn, make, tolerance):
+    if not GPU:
+        return  # test_wrap_numpy_without_a_gpu_says_why
+    torch = pytest.importorskip("torch")
+    arguments = make(np.random.default_rng(1))
+    on_gpu = [torch.from_numpy(a).cuda() for a in arguments]
+    got = kiln.wrap_numpy(fn)(*on_gpu)
+    expected = fn(*arguments)
+    pairs = zip(got, expected) if isinstance(expected, tuple) else [(got, expected)]
+    for g, e in pairs:
+        assert isinstance(g, torch.Tensor) and g.is_cuda
+        np.testing.assert_allclose(g.cpu().numpy(), e, rtol=tolerance, atol=tolerance)
+
+
+def test_wrap_numpy_reads_strided_device_arrays_in_place():
+    if not GPU:
+        return  # test_wrap_numpy_without_a_gpu_says_why
+    torch = pytest.importorskip("torch")
+    x = torch.randn(300, 200, device="cuda", dtype=torch.float64)
+    view = x.t()[::3]  # transposed and strided: no copy is made
+    got = kiln.wrap_numpy(lambda a: np.sin(a) * 2 + a.sum(axis=0))(view)
+    expected = np.sin(view.cpu().numpy()) * 2 + view.cpu().numpy().sum(axis=0)
+    np.testing.assert_allclose(got.cpu().numpy(), expected, rtol=1e-10)

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <set>
 #include <sstream>
 #include <unordered_map>
 
@@ -23,6 +24,12 @@ constexpr int64_t kBlocksPerMultiprocessor = 8;
 // Below this much work per outer iteration a block per iteration leaves most threads idle:
 // each thread takes whole iterations instead.
 constexpr int64_t kBlockWorthOfWork = 32;
+// Iterations of a light loop body (at most kUnrolledWork elements) a thread runs per step.
+constexpr int kUnroll = 4;
+constexpr int64_t kUnrolledWork = 64;
+// Whole-array reductions longer than this are shared by the grid (split reductions); one block
+// reads a few hundred GB/s, a fraction of the device's bandwidth.
+constexpr int64_t kSplitReductionWork = int64_t(1) << 15;
 
 // After scalar_math.h: shuffles of the Welford state.
 constexpr const char* kWelfordShuffle =
@@ -39,6 +46,7 @@ enum class LaunchKind : uint8_t {
   ThreadPerIteration,  // flattened outer loops, one iteration per thread
   BlockPerIteration,   // flattened outer loops, one iteration per block, cooperative body
   OneBlock,            // the statements cooperatively, one block
+  SplitReduce,         // leading reductions over the grid, the rest by the last block
   OneThread,           // the statements in order, one thread
 };
 
@@ -48,6 +56,10 @@ struct LaunchPlan {
   std::vector<const Stmt*> chain;    // flattened loops (ThreadPerIteration, BlockPerIteration)
   int64_t iterations = 1;            // product of the chain's extents
   int threads = 1;
+  int unroll = 1;                    // ThreadPerIteration: iterations a thread runs per step
+  size_t split_statements = 0;       // SplitReduce: the leading reductions the grid shares
+  int64_t split_work = 0;            // SplitReduce: elements of the largest of them
+  int state_fields = 0;              // SplitReduce: scalar fields of their accumulators
 };
 
 bool is_plain_loop(const Stmt& s) {
@@ -83,6 +95,64 @@ int64_t shared_width(const std::vector<Stmt>& body) {
   return widest;
 }
 
+bool expr_reads_locals(const Kernel& kernel, ExprId id, const std::set<int32_t>& locals) {
+  if (id < 0) return false;
+  const Expr& e = kernel.exprs[static_cast<size_t>(id)];
+  if (e.kind == ExprKind::Local && locals.count(e.variable)) return true;
+  for (ExprId operand : e.operands)
+    if (expr_reads_locals(kernel, operand, locals)) return true;
+  return false;
+}
+
+bool stmt_reads_locals(const Kernel& kernel, const Stmt& s, const std::set<int32_t>& locals) {
+  for (ExprId id : {s.guard, s.index, s.value, s.loop.begin, s.loop.end})
+    if (expr_reads_locals(kernel, id, locals)) return true;
+  for (const sched::Loop& l : s.reduce_loops)
+    if (expr_reads_locals(kernel, l.begin, locals) || expr_reads_locals(kernel, l.end, locals))
+      return true;
+  for (const sched::Accumulation& a : s.accumulations)
+    if (expr_reads_locals(kernel, a.value, locals) || expr_reads_locals(kernel, a.position, locals))
+      return true;
+  for (const Stmt& child : s.body)
+    if (stmt_reads_locals(kernel, child, locals)) return true;
+  return false;
+}
+
+int state_field_count(const sched::Accumulation& a) {
+  switch (ir::op_info(a.op).accumulator) {
+    case ir::Accumulator::Welford: return 3;
+    case ir::Accumulator::ArgIndex: return 2;
+    default: return 1;
+  }
+}
+
+// The whole-array reductions at the top of `body` that the grid can share: leading Reduce
+// statements none of which reads another's result, when they are long enough to need more
+// than one block.
+void plan_split(const Kernel& kernel, const std::vector<Stmt>& body, LaunchPlan& plan) {
+  std::set<int32_t> locals;
+  size_t count = 0;
+  int64_t work = 0;
+  int fields = 0;
+  for (; count < body.size(); ++count) {
+    const Stmt& s = body[count];
+    if (s.kind != StmtKind::Reduce || stmt_reads_locals(kernel, s, locals)) break;
+    int64_t elements = 1;
+    for (const sched::Loop& l : s.reduce_loops) elements *= l.extent;
+    work = std::max(work, elements);
+    for (const sched::Accumulation& a : s.accumulations) {
+      locals.insert(a.local);
+      fields += state_field_count(a);
+    }
+  }
+  if (count == 0 || work < kSplitReductionWork) return;
+  plan.kind = LaunchKind::SplitReduce;
+  plan.split_statements = count;
+  plan.split_work = work;
+  plan.state_fields = fields;
+  plan.threads = kMostThreads;
+}
+
 std::vector<LaunchPlan> plan_launches(const Kernel& kernel) {
   std::vector<LaunchPlan> plans;
   const size_t ordered =
@@ -94,8 +164,9 @@ std::vector<LaunchPlan> plan_launches(const Kernel& kernel) {
     LaunchPlan plan;
     plan.kind = LaunchKind::OneBlock;
     plan.last = ordered;
-    plan.threads = block_threads(shared_width(
-        std::vector<Stmt>(kernel.body.begin(), kernel.body.begin() + ordered)));
+    const std::vector<Stmt> statements(kernel.body.begin(), kernel.body.begin() + ordered);
+    plan.threads = block_threads(shared_width(statements));
+    plan_split(kernel, statements, plan);
     plans.push_back(plan);
   } else {
     for (size_t k = 0; k < ordered; ++k) {
@@ -127,6 +198,7 @@ std::vector<LaunchPlan> plan_launches(const Kernel& kernel) {
       } else {
         plan.kind = LaunchKind::ThreadPerIteration;
         plan.threads = block_threads(plan.iterations);
+        plan.unroll = inner_work <= kUnrolledWork ? kUnroll : 1;
       }
       plans.push_back(plan);
     }
@@ -149,9 +221,15 @@ class CudaKernelEmitter : public CLikePrinter {
 
  private:
   std::string function_header() const override {
+    size_t table = arguments_.size() + (plan_.kind == LaunchKind::SplitReduce ? 1 : 0);
     return "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(plan_.threads) +
-           ") KILN_KERNEL_NAME(const kiln_arg_table<" +
-           std::to_string(std::max<size_t>(arguments_.size(), 1)) + "> kiln_args)";
+           ") KILN_KERNEL_NAME(const kiln_arg_table<" + std::to_string(std::max<size_t>(table, 1)) +
+           "> kiln_args)";
+  }
+  // A split reduction's scratch (runtime::CudaLaunch::scratch_bytes) follows the buffers.
+  std::string extra_arguments() const override {
+    if (plan_.kind != LaunchKind::SplitReduce) return "";
+    return "  char* const kiln_scratch = kiln_args[" + std::to_string(arguments_.size()) + "];\n";
   }
   bool before_loop(const Stmt&) override { return false; }
   void reduce(const Stmt& s) override;  // one thread's
@@ -161,6 +239,10 @@ class CudaKernelEmitter : public CLikePrinter {
   void flattened_chain(const std::string& flat);
   void cooperative(const std::vector<Stmt>& body);
   void cooperative_reduce(const Stmt& s);
+  void fold_elements(const Stmt& s, const std::string& first, const std::string& step);
+  void block_combine(const Stmt& s);
+  std::vector<std::pair<std::string, std::string>> state_fields(const sched::Accumulation& a) const;
+  void split_reduce(const std::vector<Stmt>& body);
   void declare_accumulators(const Stmt& s);
   void combine_element(const Stmt& s);
   void merge(const sched::Accumulation& a, const std::string& into, const std::string& from);
@@ -188,15 +270,27 @@ void CudaKernelEmitter::body() {
   const std::vector<Stmt> statements_of_launch(kernel_.body.begin() + plan_.first,
                                                kernel_.body.begin() + plan_.last);
   switch (plan_.kind) {
-    case LaunchKind::ThreadPerIteration:
-      line("for (int64_t kiln_flat = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; kiln_flat < " +
-           std::to_string(plan_.iterations) +
-           "; kiln_flat += (int64_t)gridDim.x * blockDim.x) {");
+    case LaunchKind::ThreadPerIteration: {
+      // plan_.unroll iterations per thread and step, their loads issued together: one 4-byte
+      // load in flight per thread does not cover the memory latency at full bandwidth.
+      const std::string total = std::to_string(plan_.iterations);
+      const std::string stride = "(int64_t)gridDim.x * blockDim.x";
+      line("for (int64_t kiln_base = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; kiln_base < " +
+           total + "; kiln_base += " + std::to_string(plan_.unroll) + " * " + stride + ") {");
+      open_block();
+      line("#pragma unroll");
+      line("for (int kiln_u = 0; kiln_u < " + std::to_string(plan_.unroll) + "; ++kiln_u) {");
+      open_block();
+      line("const int64_t kiln_flat = kiln_base + kiln_u * " + stride + ";");
+      line("if (kiln_flat < " + total + ") {");
       open_block();
       flattened_chain("kiln_flat");
       statements(plan_.chain.back()->body);
       close_block();
+      close_block();
+      close_block();
       break;
+    }
     case LaunchKind::BlockPerIteration:
       // Every thread of the block walks the same iterations: the barriers inside are uniform.
       line("for (int64_t kiln_flat = blockIdx.x; kiln_flat < " + std::to_string(plan_.iterations) +
@@ -208,6 +302,9 @@ void CudaKernelEmitter::body() {
       break;
     case LaunchKind::OneBlock:
       cooperative(statements_of_launch);
+      break;
+    case LaunchKind::SplitReduce:
+      split_reduce(statements_of_launch);
       break;
     case LaunchKind::OneThread:
       statements(statements_of_launch);
@@ -365,9 +462,19 @@ void CudaKernelEmitter::reduce(const Stmt& s) {
 // reduction loops, then the partials meet through warp shuffles and one shared-memory step.
 void CudaKernelEmitter::cooperative_reduce(const Stmt& s) {
   declare_accumulators(s);
-  const std::string tag = std::to_string(s.accumulations[0].local);
   line("{");
   open_block();
+  fold_elements(s, "threadIdx.x", "blockDim.x");
+  block_combine(s);
+  close_block();
+  finish(s);
+}
+
+// Each thread folds elements first, first + step, ... of the flattened reduction loops (the
+// last loop fastest) into its accumulators.
+void CudaKernelEmitter::fold_elements(const Stmt& s, const std::string& first,
+                                      const std::string& step) {
+  const std::string tag = std::to_string(s.accumulations[0].local);
   if (s.guard >= 0) {  // uniform over the block: only the loads are skipped
     line("if (" + value(s.guard) + ") {");
     open_block();
@@ -382,8 +489,8 @@ void CudaKernelEmitter::cooperative_reduce(const Stmt& s) {
   for (size_t k = 0; k + 1 < s.reduce_loops.size(); ++k)
     total += " * " + std::to_string(s.reduce_loops[k].extent);
   std::string flat = "kiln_r" + tag;
-  line("for (int64_t " + flat + " = threadIdx.x; " + flat + " < " + total + "; " + flat +
-       " += blockDim.x) {");
+  line("for (int64_t " + flat + " = " + first + "; " + flat + " < " + total + "; " + flat +
+       " += " + step + ") {");
   open_block();
   line("const int64_t " + loop_name(last.variable) + " = " + low + " + " + flat + " % " + width + ";");
   std::string rest = flat + " / " + width;
@@ -397,7 +504,11 @@ void CudaKernelEmitter::cooperative_reduce(const Stmt& s) {
   combine_element(s);
   close_block();
   if (s.guard >= 0) close_block();
-  // Within each warp, then across the warps through shared memory.
+}
+
+// The block's accumulators combined: within each warp, then across the warps through shared
+// memory; every thread ends with the block's value.
+void CudaKernelEmitter::block_combine(const Stmt& s) {
   auto warp_combine = [&] {
     line("for (int kiln_delta = 16; kiln_delta > 0; kiln_delta >>= 1) {");
     open_block();
@@ -411,10 +522,11 @@ void CudaKernelEmitter::cooperative_reduce(const Stmt& s) {
     close_block();
   };
   warp_combine();
+  const std::string warps = std::to_string(kMostThreads / kWarp);
   for (const sched::Accumulation& a : s.accumulations) {
     std::string acc = accumulator(a);
-    line("__shared__ " + accumulator_type(a) + " " + acc + "_warps[" + std::to_string(kMostThreads / kWarp) + "];");
-    if (has_index(a)) line("__shared__ int64_t " + acc + "_index_warps[" + std::to_string(kMostThreads / kWarp) + "];");
+    line("__shared__ " + accumulator_type(a) + " " + acc + "_warps[" + warps + "];");
+    if (has_index(a)) line("__shared__ int64_t " + acc + "_index_warps[" + warps + "];");
     line("if ((threadIdx.x & 31) == 0) " + acc + "_warps[threadIdx.x >> 5] = " + acc + ";");
     if (has_index(a)) line("if ((threadIdx.x & 31) == 0) " + acc + "_index_warps[threadIdx.x >> 5] = " + acc + "_index;");
   }
@@ -442,8 +554,89 @@ void CudaKernelEmitter::cooperative_reduce(const Stmt& s) {
   }
   // The next pass over this code (the next row) writes the same shared slots.
   line("__syncthreads();");
+}
+
+// The scalar fields of an accumulation's state, each kept in a scratch array of one slot per
+// block by a split reduction: (expression of the accumulator, C type).
+std::vector<std::pair<std::string, std::string>> CudaKernelEmitter::state_fields(
+    const sched::Accumulation& a) const {
+  std::string acc = accumulator(a), t = compute_type(a.dtype);
+  switch (ir::op_info(a.op).accumulator) {
+    case ir::Accumulator::Welford:
+      return {{acc + ".count", t}, {acc + ".mean", t}, {acc + ".m2", t}};
+    case ir::Accumulator::ArgIndex:
+      return {{acc, t}, {acc + "_index", "int64_t"}};
+    default:
+      return {{acc, t}};
+  }
+}
+
+// A split reduction (LaunchKind::SplitReduce): the grid folds the leading reductions, each block
+// leaves its partial states in the scratch arrays, and the last block to finish (a ticket
+// counter, as CUDA's threadFenceReduction sample) merges them and runs the rest of the body.
+void CudaKernelEmitter::split_reduce(const std::vector<Stmt>& body) {
+  const std::vector<Stmt> leading(body.begin(), body.begin() + plan_.split_statements);
+  for (const Stmt& s : leading) declare_accumulators(s);
+  for (const Stmt& s : leading) {
+    line("{");
+    open_block();
+    fold_elements(s, "blockIdx.x * (int64_t)blockDim.x + threadIdx.x",
+                  "(int64_t)gridDim.x * blockDim.x");
+    block_combine(s);
+    close_block();
+  }
+  // Scratch: the ticket counter, then one array of gridDim.x slots (8 bytes each) per field.
+  line("unsigned int* const kiln_ticket = (unsigned int*)kiln_scratch;");
+  int field = 0;
+  std::vector<std::string> slots;  // by field, in order
+  for (const Stmt& s : leading)
+    for (const sched::Accumulation& a : s.accumulations)
+      for (const auto& [expression, type] : state_fields(a)) {
+        std::string name = "kiln_slots" + std::to_string(field);
+        line("volatile " + type + "* const " + name + " = (volatile " + type + "*)(kiln_scratch + 16 + " +
+             std::to_string(field) + " * 8 * (int64_t)gridDim.x);");
+        line("if (threadIdx.x == 0) " + name + "[blockIdx.x] = " + expression + ";");
+        slots.push_back(name);
+        ++field;
+      }
+  line("__shared__ bool kiln_last_block;");
+  line("if (threadIdx.x == 0) {");
+  open_block();
+  line("__threadfence();");
+  line("kiln_last_block = atomicAdd(kiln_ticket, 1u) == gridDim.x - 1;");
   close_block();
-  finish(s);
+  line("__syncthreads();");
+  line("if (!kiln_last_block) return;");
+  line("__threadfence();");
+  line("if (threadIdx.x == 0) *kiln_ticket = 0;  // ready for the next launch");
+  field = 0;
+  for (const Stmt& s : leading) {
+    line("{");
+    open_block();
+    int first_field = field;
+    for (const sched::Accumulation& a : s.accumulations) {
+      line(accumulator(a) + " = " + identity(a) + ";");
+      if (has_index(a)) line(accumulator(a) + "_index = -1;");
+    }
+    line("for (unsigned int kiln_block = threadIdx.x; kiln_block < gridDim.x; kiln_block += blockDim.x) {");
+    open_block();
+    field = first_field;
+    for (const sched::Accumulation& a : s.accumulations) {
+      std::string other = accumulator(a) + "_other";
+      line(accumulator_type(a) + " " + other + ";");
+      if (has_index(a)) line("int64_t " + other + "_index;");
+      for (const auto& [expression, type] : state_fields(a)) {
+        std::string target = other + expression.substr(accumulator(a).size());
+        line(target + " = " + slots[static_cast<size_t>(field++)] + "[kiln_block];");
+      }
+      merge(a, accumulator(a), other);
+    }
+    close_block();
+    block_combine(s);
+    close_block();
+    finish(s);
+  }
+  cooperative(std::vector<Stmt>(body.begin() + plan_.split_statements, body.end()));
 }
 
 void CudaKernelEmitter::scan(const Stmt& s) {
@@ -505,11 +698,17 @@ CudaSource emit_cuda(const Program& program, const Options& options,
       launch.symbol = kernel.name + "_" + std::to_string(k);
       launch.threads = plan.threads;
       switch (plan.kind) {
-        case LaunchKind::ThreadPerIteration:
-          launch.blocks = std::min(most_blocks, (plan.iterations + plan.threads - 1) / plan.threads);
+        case LaunchKind::ThreadPerIteration: {
+          int64_t per_block = int64_t(plan.threads) * plan.unroll;
+          launch.blocks = std::min(most_blocks, (plan.iterations + per_block - 1) / per_block);
           break;
+        }
         case LaunchKind::BlockPerIteration:
           launch.blocks = std::min(most_blocks, plan.iterations);
+          break;
+        case LaunchKind::SplitReduce:
+          launch.blocks = std::min(most_blocks, (plan.split_work + plan.threads - 1) / plan.threads);
+          launch.scratch_bytes = 16 + 8 * plan.state_fields * launch.blocks;
           break;
         default:
           launch.blocks = 1;

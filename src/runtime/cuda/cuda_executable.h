@@ -1,9 +1,13 @@
 // A Program run on a CUDA device: the kernels of one loaded module (codegen/cuda/cuda_emitter.h)
-// launched in step order on one stream, intermediates in one device arena allocated once.
-// Inputs and outputs are host Arrays (NumPy's, the C++ API's): each call copies the inputs in
-// (strided ones as the span of memory they cover, no repacking), and the outputs back. Graph
-// loops run from the host, which reads each bound and condition back (8 bytes) per iteration.
-// Extern calls (matmul, convolution) are not on the GPU yet: such a program is refused.
+// launched in step order on the calling thread's stream (set_cuda_stream: the caller's, e.g.
+// torch's current stream), intermediates in one device arena allocated once.
+// Inputs may be host Arrays (NumPy's, the C++ API's), copied in as the span of memory they
+// cover (strided ones are not repacked), or Arrays over device memory (torch, CuPy: borrowed by
+// pointer), read in place. Outputs live where the inputs do: with any device input they are
+// device Arrays the caller gets without a copy, and the call returns without waiting for the
+// GPU; otherwise host Arrays, copied back. Graph loops run from the host, which reads each bound
+// and condition back (8 bytes) per iteration. Extern calls (matmul, convolution) are not on the
+// GPU yet: such a program is refused.
 #pragma once
 #include <memory>
 #include <vector>
@@ -12,6 +16,10 @@
 #include "runtime/executable.h"
 
 namespace kiln::runtime {
+
+// The stream this thread's CUDA executables queue their work on (null: the legacy default).
+void set_cuda_stream(void* stream);
+void* cuda_stream();
 
 class CudaExecutable final : public Executable {
  public:
@@ -27,6 +35,7 @@ class CudaExecutable final : public Executable {
     void* function = nullptr;
     cuda::Dim3 grid, block;
     std::string symbol;
+    std::shared_ptr<void> scratch;  // CudaLaunch::scratch_bytes of zeroed device memory
   };
   struct Kernel {
     std::vector<int32_t> arguments;

@@ -1,0 +1,125 @@
+"""kiln.wrap_numpy: an unchanged NumPy function over GPU arrays, with no copy.
+
+    step = kiln.wrap_numpy(kmeans_labels)       # written for NumPy arrays
+    labels = step(points, means)                # torch CUDA tensors (or CuPy arrays) in and out
+
+The function is traced with NumPy's semantics once per signature (each array argument's dtype,
+shape and strides; every other argument's value) and compiled for CUDA. Array arguments are the
+positional and keyword arguments that export __cuda_array_interface__ (torch CUDA tensors, CuPy
+and Numba device arrays) and are read in place; results are new arrays of the first array
+argument's library (torch tensors for torch inputs, CuPy arrays for CuPy inputs) over kiln's
+memory, and the work is queued on that argument's current stream (the call does not wait for
+the GPU). NumPy arrays among the arguments are copied in.
+
+Not yet: a graph break (a value the trace cannot know, such as float(x) or a branch on data)
+is an error rather than a split of the function; JAX arrays (DLPack only) are not read;
+gradients do not flow through the NumPy code.
+"""
+import functools
+
+import numpy as np
+
+from . import _kiln, _numpy_tracer
+from ._compile import _location_of
+from ._config import config
+
+
+def _is_device_array(value):
+    return hasattr(value, "__cuda_array_interface__") and not isinstance(value, np.ndarray)
+
+
+def _layout(value):
+    """(dtype name, shape, element strides or [] when contiguous) of an array argument."""
+    if isinstance(value, np.ndarray):
+        array = value
+        dtype, shape = array.dtype, list(array.shape)
+        strides = [] if array.flags.c_contiguous else [s // array.itemsize for s in array.strides]
+        return dtype.name, shape, strides
+    interface = value.__cuda_array_interface__
+    dtype = np.dtype(interface["typestr"])
+    shape = list(interface["shape"])
+    strides = interface.get("strides")
+    strides = [] if strides is None else [s // dtype.itemsize for s in strides]
+    return dtype.name, shape, strides
+
+
+def _stream_of(value):
+    """The CUstream the caller's work on `value` is queued on (the CUDA Array Interface's
+    convention: 1 is the legacy default stream, 2 the per-thread one)."""
+    stream = value.__cuda_array_interface__.get("stream")
+    return 0 if stream is None else int(stream)
+
+
+def _as_library_array(result, like):
+    module = type(like).__module__.split(".")[0]
+    if module == "torch":
+        import torch
+        return torch.as_tensor(result, device=like.device)
+    if module == "cupy":
+        import cupy
+        return cupy.asarray(result)
+    return result
+
+
+class _Wrapped:
+    def __init__(self, fn, mode, options):
+        self.fn = fn
+        self.name = getattr(fn, "__qualname__", repr(fn))
+        self.options = {**(options or {}), "mode": mode, "device": "cuda"}
+        _kiln.check_options(self.options)
+        self.compiled = {}  # signature -> (Compiled, output structure)
+
+    def __call__(self, *args, **kwargs):
+        names = list(kwargs)
+        values = list(args) + [kwargs[name] for name in names]
+        arrays = [k for k, v in enumerate(values) if _is_device_array(v) or isinstance(v, np.ndarray)]
+        layouts = [_layout(values[k]) for k in arrays]
+        statics = tuple((k, type(v), v if v.__hash__ is not None else id(v))
+                        for k, v in enumerate(values) if k not in arrays)
+        key = (len(args), tuple(names), tuple(arrays),
+               tuple((d, tuple(s), tuple(t)) for d, s, t in layouts), statics)
+        entry = self.compiled.get(key)
+        if entry is None:
+            entry = self.compiled[key] = self._compile(values, len(args), names, arrays, layouts)
+        compiled, single = entry
+        device = [values[k] for k in arrays if _is_device_array(values[k])]
+        stream = _stream_of(device[0]) if device else 0
+        results = compiled.run([values[k] for k in arrays], stream=stream)
+        if device:
+            results = [_as_library_array(r, device[0]) for r in results]
+        return results[0] if single else tuple(results)
+
+    def _compile(self, values, positional, names, arrays, layouts):
+        if _kiln.cuda_unavailable_reason():
+            raise RuntimeError(f"kiln.wrap_numpy({self.name}): "
+                               f"{_kiln.cuda_unavailable_reason()}")
+        trace = _kiln.Trace()
+        trace.location = _location_of(self.fn)
+        traced = list(values)
+        for k, (dtype, shape, _) in zip(arrays, layouts):
+            traced[k] = _numpy_tracer.wrap(trace.input(dtype, shape), trace)
+        result = self.fn(*traced[:positional], **dict(zip(names, traced[positional:])))
+        single = not isinstance(result, (tuple, list))
+        outputs = []
+        for item in [result] if single else result:
+            tensor = _numpy_tracer.unwrap(item)
+            if tensor is None:
+                raise TypeError(f"kiln.wrap_numpy({self.name}): every result must be an array "
+                                f"computed from the array arguments, got {type(item).__name__}")
+            outputs.append(tensor)
+        options = dict(self.options)
+        if config.cache_dir is not None:
+            options.setdefault("cache_dir", str(config.cache_dir))
+        compiled = _kiln.compile_graph(trace, outputs, [t for _, _, t in layouts], options)
+        return compiled, single
+
+
+def wrap_numpy(fn=None, *, mode="default", options=None):
+    """`fn`, written for NumPy arrays, taking and returning GPU arrays (torch CUDA tensors, CuPy
+    arrays) with no copy; see kiln._wrap_numpy. Usable as a decorator."""
+    if fn is None:
+        return functools.partial(wrap_numpy, mode=mode, options=options)
+    wrapped = _Wrapped(fn, mode, options)
+    functools.update_wrapper(wrapped, fn)
+    return wrapped
+

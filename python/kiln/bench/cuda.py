@@ -1,0 +1,140 @@
+"""kiln's NumPy workloads on a CUDA GPU, against torch.compile and CuPy, in one run.
+
+    python -m kiln.bench.cuda [--workloads a,b,...] [--repeats N]
+
+Each workload's unchanged NumPy function runs on GPU-resident data (torch CUDA tensors):
+  kiln           kiln.wrap_numpy(fn)
+  torch.compile  torch.compile(torch.compiler.wrap_numpy(fn)) (Inductor, Triton kernels)
+  cupy           fn on CuPy arrays (CuPy's own kernels, one per NumPy call)
+Results are checked against NumPy on the CPU. Times are medians of CUDA-event timings after
+warm-up; "first" is the first call (tracing and compiling; kiln's with an empty disk cache).
+A device-to-device copy of 1 GiB measured in the same run gives the bandwidth the
+memory-bound workloads are compared with (bytes read + written / time).
+"""
+import argparse
+import math
+import os
+import statistics
+import tempfile
+import time
+
+import numpy as np
+
+from . import workloads as W
+
+
+def _sin_cos_64m(rng, n):
+    return (rng.standard_normal(n).astype(np.float32),)
+
+
+EXTRA = [W.Workload("sin_cos_64m", "sin(x)+cos(x) on 64M float32 (the issue's size)",
+                    W.sin_cos, _sin_cos_64m, 64 * 1024 * 1024, 100_000)]
+DEFAULT = ("sin_cos_64m,kmeans_f32,kmeans_f64,numpy_fn,softmax,layer_norm,pairwise_distances,"
+           "stencil,option_pricer,masked_reduction,integer_hash,polynomial,gelu,logsumexp")
+
+
+def _gpu_time_ms(torch, call, repeats):
+    call()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(repeats):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        call()
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end))
+    return statistics.median(times)
+
+
+def _first_call_seconds(torch, call):
+    torch.cuda.synchronize()
+    started = time.perf_counter()
+    result = call()
+    torch.cuda.synchronize()
+    return time.perf_counter() - started, result
+
+
+def _to_numpy(value):
+    if isinstance(value, (tuple, list)):
+        return type(value)(_to_numpy(v) for v in value)
+    if hasattr(value, "get") and type(value).__module__.startswith("cupy"):
+        return value.get()
+    if hasattr(value, "detach"):
+        return value.detach().cpu().numpy()
+    return np.asarray(value)
+
+
+def _bytes_moved(inputs, expected):
+    moved = sum(np.asarray(a).nbytes for a in inputs)
+    outputs = expected if isinstance(expected, tuple) else (expected,)
+    return moved + sum(np.asarray(o).nbytes for o in outputs)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--workloads", default=DEFAULT)
+    parser.add_argument("--repeats", type=int, default=30)
+    args = parser.parse_args(argv)
+    os.environ.setdefault("KILN_CACHE_DIR", tempfile.mkdtemp(prefix="kiln-bench-cuda-"))
+    import torch
+    import kiln
+    try:
+        import cupy
+    except ImportError:
+        cupy = None
+    by_name = {**W.BY_NAME, **{w.name: w for w in EXTRA}}
+    chosen = [by_name[name.strip()] for name in args.workloads.split(",") if name.strip()]
+
+    copy_source = torch.empty(1 << 28, dtype=torch.float32, device="cuda")
+    copy_target = torch.empty_like(copy_source)
+    copy_ms = _gpu_time_ms(torch, lambda: copy_target.copy_(copy_source), args.repeats)
+    copy_bandwidth = 2 * copy_source.numel() * 4 / (copy_ms * 1e-3)
+    print(f"device: {torch.cuda.get_device_name()}; torch {torch.__version__}"
+          + (f", cupy {cupy.__version__}" if cupy else "")
+          + f"; device-to-device copy of 1 GiB: {copy_bandwidth / 1e12:.2f} TB/s (read + write)")
+    print(f"{'workload':<20} {'system':<14} {'status':<6} {'median':>10} {'first call':>11} "
+          f"{'of copy bw':>10}")
+    ratios = {"torch.compile": [], "cupy": []}
+    for workload in chosen:
+        torch._dynamo.reset()  # each workload's wrap_numpy function: its own Dynamo cache
+        inputs = workload.inputs(quick=False)
+        expected = workload.function(*inputs)
+        on_gpu = [torch.from_numpy(np.ascontiguousarray(a)).cuda() for a in inputs]
+        systems = [("kiln", lambda: kiln.wrap_numpy(workload.function))]
+        systems.append(("torch.compile",
+                        lambda: torch.compile(torch.compiler.wrap_numpy(workload.function))))
+        if cupy is not None:
+            systems.append(("cupy", lambda: workload.function))
+        moved = _bytes_moved(inputs, expected)
+        times = {}
+        for system, make in systems:
+            arguments = ([cupy.asarray(a) for a in inputs] if system == "cupy" else on_gpu)
+            try:
+                function = make()
+                first, result = _first_call_seconds(torch, lambda: function(*arguments))
+                ok, message = W.check_result(workload, expected, _to_numpy(result))
+                if not ok:
+                    print(f"{workload.name:<20} {system:<14} {'WRONG':<6} {message}")
+                    continue
+                median = _gpu_time_ms(torch, lambda: function(*arguments), args.repeats)
+            except Exception as error:  # a system that cannot run this program: say so
+                text = str(error).splitlines()[0] if str(error) else type(error).__name__
+                print(f"{workload.name:<20} {system:<14} {'error':<6} {text[:100]}")
+                continue
+            times[system] = median
+            share = moved / (median * 1e-3) / copy_bandwidth
+            print(f"{workload.name:<20} {system:<14} {'ok':<6} {median * 1e3:>8.1f}us "
+                  f"{first:>10.2f}s {share:>9.0%}")
+        for other in ratios:
+            if "kiln" in times and other in times:
+                ratios[other].append(times[other] / times["kiln"])
+    for other, values in ratios.items():
+        if values:
+            geomean = math.exp(sum(math.log(v) for v in values) / len(values))
+            print(f"kiln vs {other}: geomean {geomean:.2f}x over {len(values)} workloads "
+                  f"(>1: kiln faster)")
+
+
+if __name__ == "__main__":
+    main()
