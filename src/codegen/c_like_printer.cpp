@@ -138,7 +138,7 @@ std::string CLikePrinter::index_text(ExprId id) {
 
 std::string CLikePrinter::load_text(const Expr& e) {
   const sched::Buffer& b = program_.buffers[static_cast<size_t>(e.buffer)];
-  std::string element = buffer_name(e.buffer) + "[" + index_text(e.operands[0]) + "]";
+  std::string element = loaded_element(e.buffer, index_text(e.operands[0]));
   if (b.dtype == DType::Float16) return "kiln_f16_to_f32(" + element + ")";
   if (b.dtype == DType::BFloat16) return "kiln_bf16_to_f32(" + element + ")";
   return element;

@@ -70,6 +70,10 @@ class CLikePrinter {
   virtual std::string local_value(ExprId id) { return local_name(expr(id).variable); }
   // The function's statements (a target may print only part of the kernel per function).
   virtual void body() { statements(kernel_.body); }
+  // The element of `buffer` at `index` as a load reads it (before 16-bit float conversion).
+  virtual std::string loaded_element(int32_t buffer, const std::string& index) {
+    return buffer_name(buffer) + "[" + index + "]";
+  }
 
   // ---- the shared printer ----
   const Expr& expr(ExprId id) const { return kernel_.exprs[static_cast<size_t>(id)]; }

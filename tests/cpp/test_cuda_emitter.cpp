@@ -83,7 +83,7 @@ TEST(CudaEmitter, ElementwiseLoopsAreFlattenedOverThreads) {
   ASSERT_EQ(source.kernels[0].launches.size(), 1u);
   EXPECT_EQ(source.kernels[0].launches[0].threads, 256);
   EXPECT_EQ(source.kernels[0].launches[0].blocks, 8 * 132);
-  EXPECT_NE(source.text.find("kiln_base += 4 * (int64_t)gridDim.x * blockDim.x"), std::string::npos);
+  EXPECT_NE(source.text.find("kiln_base += 4 * (int64_t)gridDim.x * 256"), std::string::npos);
 }
 
 // A whole-array reduction of 1M elements: shared by the grid, partials in the launch's scratch.

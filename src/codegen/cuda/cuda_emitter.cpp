@@ -232,6 +232,19 @@ class CudaKernelEmitter : public CLikePrinter {
     return "  char* const kiln_scratch = kiln_args[" + std::to_string(arguments_.size()) + "];\n";
   }
   bool before_loop(const Stmt&) override { return false; }
+  // The launch's block size as a constant: every launch has exactly plan_.threads threads, and
+  // constant strides let the compiler unroll and strength-reduce the shared loops.
+  std::string threads() const { return std::to_string(plan_.threads); }
+  // Buffers the kernel only reads go through the read-only data path (ld.global.nc): their
+  // loads may move past the kernel's stores, so the unrolled iterations' loads issue together.
+  std::string loaded_element(int32_t buffer, const std::string& index) override {
+    const sched::Buffer& b = program_.buffers[static_cast<size_t>(buffer)];
+    bool written = std::find(kernel_.buffers_written.begin(), kernel_.buffers_written.end(),
+                             buffer) != kernel_.buffers_written.end();
+    if (written || b.dtype == DType::Bool || b.role == sched::BufferRole::Constant)
+      return CLikePrinter::loaded_element(buffer, index);
+    return "__ldg(" + buffer_name(buffer) + " + (" + index + "))";
+  }
   void reduce(const Stmt& s) override;  // one thread's
   void scan(const Stmt& s) override;
   void body() override;
@@ -274,8 +287,8 @@ void CudaKernelEmitter::body() {
       // plan_.unroll iterations per thread and step, their loads issued together: one 4-byte
       // load in flight per thread does not cover the memory latency at full bandwidth.
       const std::string total = std::to_string(plan_.iterations);
-      const std::string stride = "(int64_t)gridDim.x * blockDim.x";
-      line("for (int64_t kiln_base = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; kiln_base < " +
+      const std::string stride = "(int64_t)gridDim.x * " + threads();
+      line("for (int64_t kiln_base = blockIdx.x * (int64_t)" + threads() + " + threadIdx.x; kiln_base < " +
            total + "; kiln_base += " + std::to_string(plan_.unroll) + " * " + stride + ") {");
       open_block();
       line("#pragma unroll");
@@ -346,7 +359,7 @@ void CudaKernelEmitter::cooperative(const std::vector<Stmt>& body) {
         auto [begin, end] = bounds_text(s.loop);
         std::string v = loop_name(s.loop.variable);
         line("for (int64_t " + v + " = " + begin + " + threadIdx.x; " + v + " < " + end + "; " + v +
-             " += blockDim.x) {");
+             " += " + threads() + ") {");
         open_block();
         statements(s.body);
         close_block();
@@ -464,7 +477,7 @@ void CudaKernelEmitter::cooperative_reduce(const Stmt& s) {
   declare_accumulators(s);
   line("{");
   open_block();
-  fold_elements(s, "threadIdx.x", "blockDim.x");
+  fold_elements(s, "threadIdx.x", threads());
   block_combine(s);
   close_block();
   finish(s);
@@ -481,10 +494,13 @@ void CudaKernelEmitter::fold_elements(const Stmt& s, const std::string& first,
   }
   // Only the last loop may have run-time bounds (sched/trim_loops.h).
   const sched::Loop& last = s.reduce_loops.back();
-  auto [begin, end] = bounds_text(last);
-  std::string low = "kiln_low" + tag, width = "kiln_width" + tag;
-  line("const int64_t " + low + " = " + begin + ";");
-  line("const int64_t " + width + " = kiln_index_max(" + end + " - " + low + ", (int64_t)0);");
+  std::string low = "0", width = "(int64_t)" + std::to_string(last.extent);
+  if (last.begin >= 0 || last.end >= 0) {  // divisions by a constant are a multiply and a shift
+    auto [begin, end] = bounds_text(last);
+    low = "kiln_low" + tag, width = "kiln_width" + tag;
+    line("const int64_t " + low + " = " + begin + ";");
+    line("const int64_t " + width + " = kiln_index_max(" + end + " - " + low + ", (int64_t)0);");
+  }
   std::string total = width;
   for (size_t k = 0; k + 1 < s.reduce_loops.size(); ++k)
     total += " * " + std::to_string(s.reduce_loops[k].extent);
@@ -535,9 +551,11 @@ void CudaKernelEmitter::block_combine(const Stmt& s) {
   open_block();
   for (const sched::Accumulation& a : s.accumulations) {
     std::string acc = accumulator(a);
-    line(acc + " = threadIdx.x < (blockDim.x >> 5) ? " + acc + "_warps[threadIdx.x] : " + identity(a) + ";");
+    line(acc + " = threadIdx.x < " + std::to_string(plan_.threads / kWarp) + " ? " + acc +
+         "_warps[threadIdx.x] : " + identity(a) + ";");
     if (has_index(a))
-      line(acc + "_index = threadIdx.x < (blockDim.x >> 5) ? " + acc + "_index_warps[threadIdx.x] : -1;");
+      line(acc + "_index = threadIdx.x < " + std::to_string(plan_.threads / kWarp) + " ? " + acc +
+           "_index_warps[threadIdx.x] : -1;");
   }
   warp_combine();
   for (const sched::Accumulation& a : s.accumulations) {
@@ -580,8 +598,8 @@ void CudaKernelEmitter::split_reduce(const std::vector<Stmt>& body) {
   for (const Stmt& s : leading) {
     line("{");
     open_block();
-    fold_elements(s, "blockIdx.x * (int64_t)blockDim.x + threadIdx.x",
-                  "(int64_t)gridDim.x * blockDim.x");
+    fold_elements(s, "blockIdx.x * (int64_t)" + threads() + " + threadIdx.x",
+                  "(int64_t)gridDim.x * " + threads());
     block_combine(s);
     close_block();
   }
@@ -618,7 +636,8 @@ void CudaKernelEmitter::split_reduce(const std::vector<Stmt>& body) {
       line(accumulator(a) + " = " + identity(a) + ";");
       if (has_index(a)) line(accumulator(a) + "_index = -1;");
     }
-    line("for (unsigned int kiln_block = threadIdx.x; kiln_block < gridDim.x; kiln_block += blockDim.x) {");
+    line("for (unsigned int kiln_block = threadIdx.x; kiln_block < gridDim.x; kiln_block += " +
+         threads() + ") {");
     open_block();
     field = first_field;
     for (const sched::Accumulation& a : s.accumulations) {
