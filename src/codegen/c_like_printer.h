@@ -1,8 +1,9 @@
 // The C-like printer of the loop IR: expressions (op-table calls, casts, loads and stores with
 // 16-bit float conversion, index arithmetic), statements, loops and the kernel function around
 // them. Target emitters derive from it and add what differs (Halide's CodeGen_C, tinygrad's
-// cstyle renderer are the model): the C++/OpenMP emitter adds pragmas, reductions and scans;
-// the CUDA emitter will add its launch geometry, warp reductions and device qualifiers.
+// cstyle renderer are the model): the C++/OpenMP emitter (codegen/cpp) adds pragmas and SIMD
+// and thread-split reductions; the CUDA emitter (codegen/cuda) its launch geometry, block and
+// grid reductions and read-only loads.
 #pragma once
 #include <set>
 #include <sstream>
@@ -65,7 +66,8 @@ class CLikePrinter {
   // Pragmas or qualifiers before a loop; returns whether its body runs as SIMD lanes.
   virtual bool before_loop(const Stmt& s) = 0;
   virtual void reduce(const Stmt& s) = 0;
-  virtual void scan(const Stmt& s) = 0;
+  // A scan: one thread, in order (every target so far).
+  virtual void scan(const Stmt& s);
   // A reduction result (ExprKind::Local) as text.
   virtual std::string local_value(ExprId id) { return local_name(expr(id).variable); }
   // The function's statements (a target may print only part of the kernel per function).

@@ -1,7 +1,7 @@
 // The C++/OpenMP kernel emitter: the C-like printer (codegen/c_like_printer.h) plus what the
 // CPU target adds: `omp parallel for` / `omp simd` on loops, reductions (accumulators, SIMD
-// lanes, thread partials, blocked float sums) and scans. Internal to src/codegen/cpp; split
-// over cpp_emitter.cpp (loops, function) and reduce_emitter.cpp (reductions and scans).
+// lanes, thread partials, blocked float sums). Internal to src/codegen/cpp; split over
+// cpp_emitter.cpp (loops, function) and reduce_emitter.cpp (reductions).
 #pragma once
 #include <map>
 #include <string>
@@ -39,7 +39,6 @@ class KernelEmitter : public CLikePrinter {
   }
   bool before_loop(const Stmt& s) override;
   void reduce(const Stmt& s) override;
-  void scan(const Stmt& s) override;
   std::string local_value(ExprId id) override;
 
   // Every parallel region runs on the threads the runtime passes with the call (the target's,

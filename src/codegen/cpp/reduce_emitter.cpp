@@ -357,19 +357,4 @@ void KernelEmitter::lane_reduce(const Stmt& s) {
   }
 }
 
-void KernelEmitter::scan(const Stmt& s) {
-  const sched::Accumulation& a = s.accumulations[0];
-  std::string t = compute_type(a.dtype), acc = "acc" + std::to_string(a.local);
-  std::string name(ir::op_info(a.op).name);
-  line(t + " " + acc + " = kiln_identity_" + name + "<" + t + ">();");
-  std::string v = loop_name(s.reduce_loops[0].variable);
-  line("for (int64_t " + v + " = 0; " + v + " < " + std::to_string(s.reduce_loops[0].extent) + "; ++" + v + ") {");
-  open_block();
-  statements(s.body);
-  std::string x = convert(value(a.value), expr(a.value).dtype, a.dtype);
-  line(acc + " = kiln_combine_" + name + "(" + acc + ", " + x + ");");
-  line(store_text(s.buffer, index_text(s.index), acc, a.dtype));
-  close_block();
-}
-
 }  // namespace kiln::codegen::cpp_detail

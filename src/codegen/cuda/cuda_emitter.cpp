@@ -246,7 +246,6 @@ class CudaKernelEmitter : public CLikePrinter {
     return "__ldg(" + buffer_name(buffer) + " + (" + index + "))";
   }
   void reduce(const Stmt& s) override;  // one thread's
-  void scan(const Stmt& s) override;
   void body() override;
 
   void flattened_chain(const std::string& flat);
@@ -656,21 +655,6 @@ void CudaKernelEmitter::split_reduce(const std::vector<Stmt>& body) {
     finish(s);
   }
   cooperative(std::vector<Stmt>(body.begin() + plan_.split_statements, body.end()));
-}
-
-void CudaKernelEmitter::scan(const Stmt& s) {
-  const sched::Accumulation& a = s.accumulations[0];
-  std::string t = compute_type(a.dtype), acc = accumulator(a);
-  std::string name(ir::op_info(a.op).name);
-  line(t + " " + acc + " = kiln_identity_" + name + "<" + t + ">();");
-  std::string v = loop_name(s.reduce_loops[0].variable);
-  line("for (int64_t " + v + " = 0; " + v + " < " + std::to_string(s.reduce_loops[0].extent) + "; ++" + v + ") {");
-  open_block();
-  statements(s.body);
-  std::string x = convert(value(a.value), expr(a.value).dtype, a.dtype);
-  line(acc + " = kiln_combine_" + name + "(" + acc + ", " + x + ");");
-  line(store_text(s.buffer, index_text(s.index), acc, a.dtype));
-  close_block();
 }
 
 std::string constant_array_definition(const sched::Buffer& buffer) {
