@@ -16,6 +16,7 @@ is an error rather than a split of the function; JAX arrays (DLPack only) are no
 gradients do not flow through the NumPy code.
 """
 import functools
+import sys
 
 import numpy as np
 
@@ -51,13 +52,13 @@ def _stream_of(value):
 
 
 def _as_library_array(result, like):
-    module = type(like).__module__.split(".")[0]
-    if module == "torch":
-        import torch
-        return torch.as_tensor(result, device=like.device)
-    if module == "cupy":
-        import cupy
-        return cupy.asarray(result)
+    """`result` (a kiln.CudaArray) as an array of `like`'s library, sharing its memory; that
+    library is imported already, since `like` is one of its arrays."""
+    library = sys.modules.get(type(like).__module__.split(".")[0])
+    if library is not None and library.__name__ == "torch":
+        return library.as_tensor(result, device=like.device)
+    if library is not None and library.__name__ == "cupy":
+        return library.asarray(result)
     return result
 
 

@@ -40,6 +40,12 @@ def loop_sum(x):
     return total
 
 
+def graph_break(x):
+    if x.sum() > 0:  # a value the trace cannot know: two graphs, the branch in Python
+        return np.sin(x) * 2
+    return np.cos(x)
+
+
 CASES = [
     (softmax, lambda r: (r.standard_normal((64, 1000)).astype(np.float32),), 1e-5),
     (kmeans_labels, lambda r: (r.standard_normal((100_000, 2)), r.standard_normal((5, 2))), 0),
@@ -47,6 +53,7 @@ CASES = [
     (moments, lambda r: (r.standard_normal((300, 257)),), 1e-10),
     (strided, lambda r: (r.standard_normal((101, 33)),), 1e-12),
     (loop_sum, lambda r: (r.standard_normal((50, 17)),), 1e-12),
+    (graph_break, lambda r: (r.standard_normal((40, 30)),), 1e-12),
 ]
 
 

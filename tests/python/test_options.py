@@ -21,7 +21,9 @@ def _run_python(code, tmp_path, **environment):
 def test_every_listed_option_is_accepted_and_nothing_else():
     listed = [line.split(":")[0] for line in kiln.list_options().splitlines()]
     assert listed == ["mode", "cache_dir", "disk_cache", "num_threads", "allow_reassociation",
-                      "unsupported_ops"]
+                      "device", "unsupported_ops"]
+    with pytest.raises(ValueError, match="unknown device 'gpu'"):
+        kiln.compile(lambda x: x, options={"device": "gpu"})
     with pytest.raises(ValueError, match="'eager' or 'error'"):
         kiln.compile(lambda x: x, options={"unsupported_ops": "ignore"})
     with pytest.raises(ValueError, match="unknown option 'threads'.*num_threads"):
