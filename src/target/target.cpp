@@ -42,6 +42,7 @@ std::string Target::key() const {
   append_field(key, std::to_string(warp_size));
   append_field(key, std::to_string(shared_memory_bytes));
   append_field(key, std::to_string(multiprocessors));
+  append_field(key, std::to_string(split_reduction_work));
   return key;
 }
 

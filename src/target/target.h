@@ -27,6 +27,9 @@ struct Target {
   int warp_size = 32;
   int64_t shared_memory_bytes = 0;  // per block
   int multiprocessors = 0;          // grids are sized to fill them (grid-stride loops)
+  // Whole-array reductions of at least this many elements are shared by the grid (split
+  // reductions): one block reads a few hundred GB/s, a fraction of the device's bandwidth.
+  int64_t split_reduction_work = int64_t(1) << 15;
 
   // SIMD lanes of one vector register for elements of `dtype` (at least 1).
   int lanes(DType dtype) const;

@@ -27,9 +27,6 @@ constexpr int64_t kBlockWorthOfWork = 32;
 // Iterations of a light loop body (at most kUnrolledWork elements) a thread runs per step.
 constexpr int kUnroll = 4;
 constexpr int64_t kUnrolledWork = 64;
-// Whole-array reductions longer than this are shared by the grid (split reductions); one block
-// reads a few hundred GB/s, a fraction of the device's bandwidth.
-constexpr int64_t kSplitReductionWork = int64_t(1) << 15;
 
 // After scalar_math.h: shuffles of the Welford state.
 constexpr const char* kWelfordShuffle =
@@ -129,7 +126,8 @@ int state_field_count(const sched::Accumulation& a) {
 // The whole-array reductions at the top of `body` that the grid can share: leading Reduce
 // statements none of which reads another's result, when they are long enough to need more
 // than one block.
-void plan_split(const Kernel& kernel, const std::vector<Stmt>& body, LaunchPlan& plan) {
+void plan_split(const Kernel& kernel, const std::vector<Stmt>& body, int64_t least_work,
+                LaunchPlan& plan) {
   std::set<int32_t> locals;
   size_t count = 0;
   int64_t work = 0;
@@ -145,7 +143,7 @@ void plan_split(const Kernel& kernel, const std::vector<Stmt>& body, LaunchPlan&
       fields += state_field_count(a);
     }
   }
-  if (count == 0 || work < kSplitReductionWork) return;
+  if (count == 0 || work < least_work) return;
   plan.kind = LaunchKind::SplitReduce;
   plan.split_statements = count;
   plan.split_work = work;
@@ -153,7 +151,7 @@ void plan_split(const Kernel& kernel, const std::vector<Stmt>& body, LaunchPlan&
   plan.threads = kMostThreads;
 }
 
-std::vector<LaunchPlan> plan_launches(const Kernel& kernel) {
+std::vector<LaunchPlan> plan_launches(const Kernel& kernel, const target::Target& target) {
   std::vector<LaunchPlan> plans;
   const size_t ordered =
       kernel.ordered_from < 0 ? kernel.body.size() : static_cast<size_t>(kernel.ordered_from);
@@ -166,7 +164,7 @@ std::vector<LaunchPlan> plan_launches(const Kernel& kernel) {
     plan.last = ordered;
     const std::vector<Stmt> statements(kernel.body.begin(), kernel.body.begin() + ordered);
     plan.threads = block_threads(shared_width(statements));
-    plan_split(kernel, statements, plan);
+    plan_split(kernel, statements, target.split_reduction_work, plan);
     plans.push_back(plan);
   } else {
     for (size_t k = 0; k < ordered; ++k) {
@@ -693,7 +691,7 @@ CudaSource emit_cuda(const Program& program, const Options& options,
     runtime::CudaKernelCall entry;
     entry.arguments = signature.arguments;
     for (const std::string& comment : kernel.comments) text << "// " << comment_text(comment) << "\n";
-    std::vector<LaunchPlan> plans = plan_launches(kernel);
+    std::vector<LaunchPlan> plans = plan_launches(kernel, target);
     for (size_t k = 0; k < plans.size(); ++k) {
       const LaunchPlan& plan = plans[k];
       if (plan.iterations == 0) continue;  // an empty output: nothing to launch
