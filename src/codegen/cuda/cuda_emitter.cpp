@@ -6,18 +6,18 @@
 #include <sstream>
 #include <unordered_map>
 
-#include "codegen/c_like_printer.h"
 #include "codegen/cpp/cpp_emitter.h"
+#include "codegen/cuda/kernel_emitter.h"
 #include "ir/ops.h"
 #include "kiln/error.h"
 #include "prelude_text.h"
 #include "sched/kernel_hash.h"
 
 namespace kiln::codegen {
+namespace cuda_detail {
+
 namespace {
 
-constexpr int kWarp = 32;
-constexpr int kMostThreads = 256;  // per block
 // Blocks per multiprocessor a grid-stride launch asks for: enough resident warps to hide
 // memory latency, few enough that each thread has several elements.
 constexpr int64_t kBlocksPerMultiprocessor = 8;
@@ -37,27 +37,6 @@ constexpr const char* kWelfordShuffle =
     "  w.m2 = kiln_shuffle_down(w.m2, delta);\n"
     "  return w;\n"
     "}\n";
-
-// How one launch runs its statements.
-enum class LaunchKind : uint8_t {
-  ThreadPerIteration,  // flattened outer loops, one iteration per thread
-  BlockPerIteration,   // flattened outer loops, one iteration per block, cooperative body
-  OneBlock,            // the statements cooperatively, one block
-  SplitReduce,         // leading reductions over the grid, the rest by the last block
-  OneThread,           // the statements in order, one thread
-};
-
-struct LaunchPlan {
-  LaunchKind kind = LaunchKind::OneThread;
-  size_t first = 0, last = 0;        // kernel.body[first, last)
-  std::vector<const Stmt*> chain;    // flattened loops (ThreadPerIteration, BlockPerIteration)
-  int64_t iterations = 1;            // product of the chain's extents
-  int threads = 1;
-  int unroll = 1;                    // ThreadPerIteration: iterations a thread runs per step
-  size_t split_statements = 0;       // SplitReduce: the leading reductions the grid shares
-  int64_t split_work = 0;            // SplitReduce: elements of the largest of them
-  int state_fields = 0;              // SplitReduce: scalar fields of their accumulators
-};
 
 bool is_plain_loop(const Stmt& s) {
   return s.kind == StmtKind::Loop && s.loop.begin < 0 && s.loop.end < 0;
@@ -210,71 +189,7 @@ std::vector<LaunchPlan> plan_launches(const Kernel& kernel, const target::Target
   return plans;
 }
 
-class CudaKernelEmitter : public CLikePrinter {
- public:
-  CudaKernelEmitter(const Program& program, const Kernel& kernel, const Options& options,
-                    const target::Target& target, std::vector<int32_t> arguments,
-                    const LaunchPlan& plan)
-      : CLikePrinter(program, kernel, options, target, std::move(arguments)), plan_(plan) {}
-
- private:
-  std::string function_header() const override {
-    size_t table = arguments_.size() + (plan_.kind == LaunchKind::SplitReduce ? 1 : 0);
-    return "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(plan_.threads) +
-           ") KILN_KERNEL_NAME(const kiln_arg_table<" + std::to_string(std::max<size_t>(table, 1)) +
-           "> kiln_args)";
-  }
-  // A split reduction's scratch (runtime::CudaLaunch::scratch_bytes) follows the buffers.
-  std::string extra_arguments() const override {
-    if (plan_.kind != LaunchKind::SplitReduce) return "";
-    return "  char* const kiln_scratch = kiln_args[" + std::to_string(arguments_.size()) + "];\n";
-  }
-  bool before_loop(const Stmt&) override { return false; }
-  // The launch's block size as a constant: every launch has exactly plan_.threads threads, and
-  // constant strides let the compiler unroll and strength-reduce the shared loops.
-  std::string threads() const { return std::to_string(plan_.threads); }
-  // Buffers the kernel only reads go through the read-only data path (ld.global.nc): their
-  // loads may move past the kernel's stores, so the unrolled iterations' loads issue together.
-  std::string loaded_element(int32_t buffer, const std::string& index) override {
-    const sched::Buffer& b = program_.buffers[static_cast<size_t>(buffer)];
-    bool written = std::find(kernel_.buffers_written.begin(), kernel_.buffers_written.end(),
-                             buffer) != kernel_.buffers_written.end();
-    if (written || b.dtype == DType::Bool || b.role == sched::BufferRole::Constant)
-      return CLikePrinter::loaded_element(buffer, index);
-    return "__ldg(" + buffer_name(buffer) + " + (" + index + "))";
-  }
-  void reduce(const Stmt& s) override;  // one thread's
-  void body() override;
-
-  void flattened_chain(const std::string& flat);
-  void cooperative(const std::vector<Stmt>& body);
-  void cooperative_reduce(const Stmt& s);
-  void fold_elements(const Stmt& s, const std::string& first, const std::string& step);
-  void block_combine(const Stmt& s);
-  std::vector<std::pair<std::string, std::string>> state_fields(const sched::Accumulation& a) const;
-  void split_reduce(const std::vector<Stmt>& body);
-  void declare_accumulators(const Stmt& s);
-  void combine_element(const Stmt& s);
-  void merge(const sched::Accumulation& a, const std::string& into, const std::string& from);
-  void finish(const Stmt& s);
-  std::string accumulator(const sched::Accumulation& a) const {
-    return "acc" + std::to_string(a.local);
-  }
-  std::string accumulator_type(const sched::Accumulation& a) const {
-    std::string t = compute_type(a.dtype);
-    return ir::op_info(a.op).accumulator == ir::Accumulator::Welford ? "kiln_welford<" + t + ">" : t;
-  }
-  std::string identity(const sched::Accumulation& a) const {
-    const ir::OpInfo& info = ir::op_info(a.op);
-    if (info.accumulator == ir::Accumulator::Welford) return accumulator_type(a) + "{0, 0, 0}";
-    return "kiln_identity_" + std::string(info.name) + "<" + compute_type(a.dtype) + ">()";
-  }
-  bool has_index(const sched::Accumulation& a) const {
-    return ir::op_info(a.op).accumulator == ir::Accumulator::ArgIndex;
-  }
-
-  const LaunchPlan& plan_;
-};
+}  // namespace
 
 void CudaKernelEmitter::body() {
   const std::vector<Stmt> statements_of_launch(kernel_.body.begin() + plan_.first,
@@ -376,284 +291,9 @@ void CudaKernelEmitter::cooperative(const std::vector<Stmt>& body) {
   }
 }
 
-void CudaKernelEmitter::declare_accumulators(const Stmt& s) {
-  for (const sched::Accumulation& a : s.accumulations) {
-    line(accumulator_type(a) + " " + accumulator(a) + " = " + identity(a) + ";");
-    if (has_index(a)) line("int64_t " + accumulator(a) + "_index = -1;");
-  }
-}
+}  // namespace cuda_detail
 
-void CudaKernelEmitter::combine_element(const Stmt& s) {
-  for (const sched::Accumulation& a : s.accumulations) {
-    const ir::OpInfo& info = ir::op_info(a.op);
-    std::string acc = accumulator(a), name(info.name);
-    std::string x = convert(value(a.value), expr(a.value).dtype, a.dtype);
-    switch (info.accumulator) {
-      case ir::Accumulator::Plain:
-        line(acc + " = kiln_combine_" + name + "(" + acc + ", " + x + ");");
-        break;
-      case ir::Accumulator::ArgIndex:
-        line("if (kiln_" + name + "_better(" + x + ", " + acc + ") || " + acc + "_index < 0) { " +
-             acc + " = " + x + "; " + acc + "_index = " + index_text(a.position) + "; }");
-        break;
-      case ir::Accumulator::Welford:
-        line(acc + " = kiln_welford_add(" + acc + ", " + x + ");");
-        break;
-      default:
-        break;
-    }
-  }
-}
-
-// Folds the partial `from` (and from_index) into `into`; argmax/argmin ties go to the lower
-// index, as in the serial loop.
-void CudaKernelEmitter::merge(const sched::Accumulation& a, const std::string& into,
-                              const std::string& from) {
-  const ir::OpInfo& info = ir::op_info(a.op);
-  std::string name(info.name);
-  switch (info.accumulator) {
-    case ir::Accumulator::Plain:
-      line(into + " = kiln_combine_" + name + "(" + into + ", " + from + ");");
-      break;
-    case ir::Accumulator::ArgIndex:
-      line("if (" + from + "_index >= 0 && (" + into + "_index < 0 || kiln_" + name + "_better(" +
-           from + ", " + into + ") || (!kiln_" + name + "_better(" + into + ", " + from + ") && " +
-           from + "_index < " + into + "_index))) { " + into + " = " + from + "; " + into +
-           "_index = " + from + "_index; }");
-      break;
-    case ir::Accumulator::Welford:
-      line(into + " = kiln_welford_merge(" + into + ", " + from + ");");
-      break;
-    default:
-      break;
-  }
-}
-
-// The locals the statements after a reduction read.
-void CudaKernelEmitter::finish(const Stmt& s) {
-  for (const sched::Accumulation& a : s.accumulations) {
-    std::string acc = accumulator(a), result;
-    switch (ir::op_info(a.op).accumulator) {
-      case ir::Accumulator::ArgIndex:
-        result = acc + "_index < 0 ? 0 : " + acc + "_index";
-        break;
-      case ir::Accumulator::Welford:
-        result = "kiln_welford_variance(" + acc + ", " + std::to_string(a.ddof) + ")";
-        break;
-      default:
-        result = acc;
-    }
-    std::string type = has_index(a) ? "int64_t" : compute_type(a.dtype);
-    line("const " + type + " " + local_name(a.local) + " = " + result + ";");
-  }
-}
-
-// One thread's reduction: the loops in order.
-void CudaKernelEmitter::reduce(const Stmt& s) {
-  declare_accumulators(s);
-  if (s.guard >= 0) {  // sched/guard_reductions.h: the result is read only where it holds
-    line("if (" + value(s.guard) + ") {");
-    open_block();
-  }
-  for (const sched::Loop& l : s.reduce_loops) {
-    auto [begin, end] = bounds_text(l);
-    std::string v = loop_name(l.variable);
-    line("for (int64_t " + v + " = " + begin + "; " + v + " < " + end + "; ++" + v + ") {");
-    open_block();
-  }
-  statements(s.body);
-  combine_element(s);
-  for (size_t k = 0; k < s.reduce_loops.size(); ++k) close_block();
-  if (s.guard >= 0) close_block();
-  finish(s);
-}
-
-// A reduction shared by the block: each thread folds a strided share of the flattened
-// reduction loops, then the partials meet through warp shuffles and one shared-memory step.
-void CudaKernelEmitter::cooperative_reduce(const Stmt& s) {
-  declare_accumulators(s);
-  line("{");
-  open_block();
-  fold_elements(s, "threadIdx.x", threads());
-  block_combine(s);
-  close_block();
-  finish(s);
-}
-
-// Each thread folds elements first, first + step, ... of the flattened reduction loops (the
-// last loop fastest) into its accumulators.
-void CudaKernelEmitter::fold_elements(const Stmt& s, const std::string& first,
-                                      const std::string& step) {
-  const std::string tag = std::to_string(s.accumulations[0].local);
-  if (s.guard >= 0) {  // uniform over the block: only the loads are skipped
-    line("if (" + value(s.guard) + ") {");
-    open_block();
-  }
-  // Only the last loop may have run-time bounds (sched/trim_loops.h).
-  const sched::Loop& last = s.reduce_loops.back();
-  std::string low = "0", width = "(int64_t)" + std::to_string(last.extent);
-  if (last.begin >= 0 || last.end >= 0) {  // divisions by a constant are a multiply and a shift
-    auto [begin, end] = bounds_text(last);
-    low = "kiln_low" + tag, width = "kiln_width" + tag;
-    line("const int64_t " + low + " = " + begin + ";");
-    line("const int64_t " + width + " = kiln_index_max(" + end + " - " + low + ", (int64_t)0);");
-  }
-  std::string total = width;
-  for (size_t k = 0; k + 1 < s.reduce_loops.size(); ++k)
-    total += " * " + std::to_string(s.reduce_loops[k].extent);
-  std::string flat = "kiln_r" + tag;
-  line("for (int64_t " + flat + " = " + first + "; " + flat + " < " + total + "; " + flat +
-       " += " + step + ") {");
-  open_block();
-  line("const int64_t " + loop_name(last.variable) + " = " + low + " + " + flat + " % " + width + ";");
-  std::string rest = flat + " / " + width;
-  for (size_t k = s.reduce_loops.size() - 1; k-- > 0;) {
-    const sched::Loop& l = s.reduce_loops[k];
-    std::string extent = std::to_string(l.extent);
-    line("const int64_t " + loop_name(l.variable) + " = " + (k == 0 ? rest : "(" + rest + ") % " + extent) + ";");
-    rest = "(" + rest + ") / " + extent;
-  }
-  statements(s.body);
-  combine_element(s);
-  close_block();
-  if (s.guard >= 0) close_block();
-}
-
-// The block's accumulators combined: within each warp, then across the warps through shared
-// memory; every thread ends with the block's value.
-void CudaKernelEmitter::block_combine(const Stmt& s) {
-  auto warp_combine = [&] {
-    line("for (int kiln_delta = 16; kiln_delta > 0; kiln_delta >>= 1) {");
-    open_block();
-    for (const sched::Accumulation& a : s.accumulations) {
-      std::string acc = accumulator(a), other = acc + "_other";
-      line("const " + accumulator_type(a) + " " + other + " = kiln_shuffle_down(" + acc + ", kiln_delta);");
-      if (has_index(a))
-        line("const int64_t " + other + "_index = kiln_shuffle_down(" + acc + "_index, kiln_delta);");
-      merge(a, acc, other);
-    }
-    close_block();
-  };
-  warp_combine();
-  const std::string warps = std::to_string(kMostThreads / kWarp);
-  for (const sched::Accumulation& a : s.accumulations) {
-    std::string acc = accumulator(a);
-    line("__shared__ " + accumulator_type(a) + " " + acc + "_warps[" + warps + "];");
-    if (has_index(a)) line("__shared__ int64_t " + acc + "_index_warps[" + warps + "];");
-    line("if ((threadIdx.x & 31) == 0) " + acc + "_warps[threadIdx.x >> 5] = " + acc + ";");
-    if (has_index(a)) line("if ((threadIdx.x & 31) == 0) " + acc + "_index_warps[threadIdx.x >> 5] = " + acc + "_index;");
-  }
-  line("__syncthreads();");
-  line("if (threadIdx.x < 32) {");
-  open_block();
-  for (const sched::Accumulation& a : s.accumulations) {
-    std::string acc = accumulator(a);
-    line(acc + " = threadIdx.x < " + std::to_string(plan_.threads / kWarp) + " ? " + acc +
-         "_warps[threadIdx.x] : " + identity(a) + ";");
-    if (has_index(a))
-      line(acc + "_index = threadIdx.x < " + std::to_string(plan_.threads / kWarp) + " ? " + acc +
-           "_index_warps[threadIdx.x] : -1;");
-  }
-  warp_combine();
-  for (const sched::Accumulation& a : s.accumulations) {
-    std::string acc = accumulator(a);
-    line("if (threadIdx.x == 0) " + acc + "_warps[0] = " + acc + ";");
-    if (has_index(a)) line("if (threadIdx.x == 0) " + acc + "_index_warps[0] = " + acc + "_index;");
-  }
-  close_block();
-  line("__syncthreads();");
-  for (const sched::Accumulation& a : s.accumulations) {
-    std::string acc = accumulator(a);
-    line(acc + " = " + acc + "_warps[0];");
-    if (has_index(a)) line(acc + "_index = " + acc + "_index_warps[0];");
-  }
-  // The next pass over this code (the next row) writes the same shared slots.
-  line("__syncthreads();");
-}
-
-// The scalar fields of an accumulation's state, each kept in a scratch array of one slot per
-// block by a split reduction: (expression of the accumulator, C type).
-std::vector<std::pair<std::string, std::string>> CudaKernelEmitter::state_fields(
-    const sched::Accumulation& a) const {
-  std::string acc = accumulator(a), t = compute_type(a.dtype);
-  switch (ir::op_info(a.op).accumulator) {
-    case ir::Accumulator::Welford:
-      return {{acc + ".count", t}, {acc + ".mean", t}, {acc + ".m2", t}};
-    case ir::Accumulator::ArgIndex:
-      return {{acc, t}, {acc + "_index", "int64_t"}};
-    default:
-      return {{acc, t}};
-  }
-}
-
-// A split reduction (LaunchKind::SplitReduce): the grid folds the leading reductions, each block
-// leaves its partial states in the scratch arrays, and the last block to finish (a ticket
-// counter, as CUDA's threadFenceReduction sample) merges them and runs the rest of the body.
-void CudaKernelEmitter::split_reduce(const std::vector<Stmt>& body) {
-  const std::vector<Stmt> leading(body.begin(), body.begin() + plan_.split_statements);
-  for (const Stmt& s : leading) declare_accumulators(s);
-  for (const Stmt& s : leading) {
-    line("{");
-    open_block();
-    fold_elements(s, "blockIdx.x * (int64_t)" + threads() + " + threadIdx.x",
-                  "(int64_t)gridDim.x * " + threads());
-    block_combine(s);
-    close_block();
-  }
-  // Scratch: the ticket counter, then one array of gridDim.x slots (8 bytes each) per field.
-  line("unsigned int* const kiln_ticket = (unsigned int*)kiln_scratch;");
-  int field = 0;
-  std::vector<std::string> slots;  // by field, in order
-  for (const Stmt& s : leading)
-    for (const sched::Accumulation& a : s.accumulations)
-      for (const auto& [expression, type] : state_fields(a)) {
-        std::string name = "kiln_slots" + std::to_string(field);
-        line("volatile " + type + "* const " + name + " = (volatile " + type + "*)(kiln_scratch + 16 + " +
-             std::to_string(field) + " * 8 * (int64_t)gridDim.x);");
-        line("if (threadIdx.x == 0) " + name + "[blockIdx.x] = " + expression + ";");
-        slots.push_back(name);
-        ++field;
-      }
-  line("__shared__ bool kiln_last_block;");
-  line("if (threadIdx.x == 0) {");
-  open_block();
-  line("__threadfence();");
-  line("kiln_last_block = atomicAdd(kiln_ticket, 1u) == gridDim.x - 1;");
-  close_block();
-  line("__syncthreads();");
-  line("if (!kiln_last_block) return;");
-  line("__threadfence();");
-  line("if (threadIdx.x == 0) *kiln_ticket = 0;  // ready for the next launch");
-  field = 0;
-  for (const Stmt& s : leading) {
-    line("{");
-    open_block();
-    int first_field = field;
-    for (const sched::Accumulation& a : s.accumulations) {
-      line(accumulator(a) + " = " + identity(a) + ";");
-      if (has_index(a)) line(accumulator(a) + "_index = -1;");
-    }
-    line("for (unsigned int kiln_block = threadIdx.x; kiln_block < gridDim.x; kiln_block += " +
-         threads() + ") {");
-    open_block();
-    field = first_field;
-    for (const sched::Accumulation& a : s.accumulations) {
-      std::string other = accumulator(a) + "_other";
-      line(accumulator_type(a) + " " + other + ";");
-      if (has_index(a)) line("int64_t " + other + "_index;");
-      for (const auto& [expression, type] : state_fields(a)) {
-        std::string target = other + expression.substr(accumulator(a).size());
-        line(target + " = " + slots[static_cast<size_t>(field++)] + "[kiln_block];");
-      }
-      merge(a, accumulator(a), other);
-    }
-    close_block();
-    block_combine(s);
-    close_block();
-    finish(s);
-  }
-  cooperative(std::vector<Stmt>(body.begin() + plan_.split_statements, body.end()));
-}
+namespace {
 
 std::string constant_array_definition(const sched::Buffer& buffer) {
   size_t count = constant_count(buffer);
@@ -665,6 +305,7 @@ std::string constant_array_definition(const sched::Buffer& buffer) {
 
 CudaSource emit_cuda(const Program& program, const Options& options,
                      const target::Target& target) {
+  using namespace cuda_detail;
   if (target.kind != target::DeviceKind::Cuda)
     throw Error(ErrorKind::Internal, "kiln: emit_cuda called for " + target.description());
   CudaSource source;

@@ -1,0 +1,108 @@
+// The CUDA kernel emitter: the C-like printer (codegen/c_like_printer.h) plus what the GPU adds:
+// launch plans (how the statements of a kernel map onto one launch's grid and blocks), shared
+// loops, and reductions within a thread, across a block and across the grid. Internal to
+// src/codegen/cuda; split over cuda_emitter.cpp (plans, launches, loops) and reduce_emitter.cpp
+// (reductions).
+#pragma once
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "codegen/c_like_printer.h"
+#include "ir/ops.h"
+
+namespace kiln::codegen::cuda_detail {
+
+constexpr int kWarp = 32;
+constexpr int kMostThreads = 256;  // per block
+
+// How one launch runs its statements.
+enum class LaunchKind : uint8_t {
+  ThreadPerIteration,  // flattened outer loops, one iteration per thread
+  BlockPerIteration,   // flattened outer loops, one iteration per block, cooperative body
+  OneBlock,            // the statements cooperatively, one block
+  SplitReduce,         // leading reductions over the grid, the rest by the last block
+  OneThread,           // the statements in order, one thread
+};
+
+struct LaunchPlan {
+  LaunchKind kind = LaunchKind::OneThread;
+  size_t first = 0, last = 0;        // kernel.body[first, last)
+  std::vector<const Stmt*> chain;    // flattened loops (ThreadPerIteration, BlockPerIteration)
+  int64_t iterations = 1;            // product of the chain's extents
+  int threads = 1;
+  int unroll = 1;                    // ThreadPerIteration: iterations a thread runs per step
+  size_t split_statements = 0;       // SplitReduce: the leading reductions the grid shares
+  int64_t split_work = 0;            // SplitReduce: elements of the largest of them
+  int state_fields = 0;              // SplitReduce: scalar fields of their accumulators
+};
+
+class CudaKernelEmitter : public CLikePrinter {
+ public:
+  CudaKernelEmitter(const Program& program, const Kernel& kernel, const Options& options,
+                    const target::Target& target, std::vector<int32_t> arguments,
+                    const LaunchPlan& plan)
+      : CLikePrinter(program, kernel, options, target, std::move(arguments)), plan_(plan) {}
+
+ private:
+  std::string function_header() const override {
+    size_t table = arguments_.size() + (plan_.kind == LaunchKind::SplitReduce ? 1 : 0);
+    return "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(plan_.threads) +
+           ") KILN_KERNEL_NAME(const kiln_arg_table<" + std::to_string(std::max<size_t>(table, 1)) +
+           "> kiln_args)";
+  }
+  // A split reduction's scratch (runtime::CudaLaunch::scratch_bytes) follows the buffers.
+  std::string extra_arguments() const override {
+    if (plan_.kind != LaunchKind::SplitReduce) return "";
+    return "  char* const kiln_scratch = kiln_args[" + std::to_string(arguments_.size()) + "];\n";
+  }
+  bool before_loop(const Stmt&) override { return false; }
+  // The launch's block size as a constant: every launch has exactly plan_.threads threads, and
+  // constant strides let the compiler unroll and strength-reduce the shared loops.
+  std::string threads() const { return std::to_string(plan_.threads); }
+  // Buffers the kernel only reads go through the read-only data path (ld.global.nc): their
+  // loads may move past the kernel's stores, so the unrolled iterations' loads issue together.
+  std::string loaded_element(int32_t buffer, const std::string& index) override {
+    const sched::Buffer& b = program_.buffers[static_cast<size_t>(buffer)];
+    bool written = std::find(kernel_.buffers_written.begin(), kernel_.buffers_written.end(),
+                             buffer) != kernel_.buffers_written.end();
+    if (written || b.dtype == DType::Bool || b.role == sched::BufferRole::Constant)
+      return CLikePrinter::loaded_element(buffer, index);
+    return "__ldg(" + buffer_name(buffer) + " + (" + index + "))";
+  }
+  void reduce(const Stmt& s) override;  // one thread's
+  void body() override;
+
+  void flattened_chain(const std::string& flat);
+  void cooperative(const std::vector<Stmt>& body);
+  void cooperative_reduce(const Stmt& s);
+  void fold_elements(const Stmt& s, const std::string& first, const std::string& step);
+  void block_combine(const Stmt& s);
+  std::vector<std::pair<std::string, std::string>> state_fields(const sched::Accumulation& a) const;
+  void split_reduce(const std::vector<Stmt>& body);
+  void declare_accumulators(const Stmt& s);
+  void combine_element(const Stmt& s);
+  void merge(const sched::Accumulation& a, const std::string& into, const std::string& from);
+  void finish(const Stmt& s);
+  std::string accumulator(const sched::Accumulation& a) const {
+    return "acc" + std::to_string(a.local);
+  }
+  std::string accumulator_type(const sched::Accumulation& a) const {
+    std::string t = compute_type(a.dtype);
+    return ir::op_info(a.op).accumulator == ir::Accumulator::Welford ? "kiln_welford<" + t + ">" : t;
+  }
+  std::string identity(const sched::Accumulation& a) const {
+    const ir::OpInfo& info = ir::op_info(a.op);
+    if (info.accumulator == ir::Accumulator::Welford) return accumulator_type(a) + "{0, 0, 0}";
+    return "kiln_identity_" + std::string(info.name) + "<" + compute_type(a.dtype) + ">()";
+  }
+  bool has_index(const sched::Accumulation& a) const {
+    return ir::op_info(a.op).accumulator == ir::Accumulator::ArgIndex;
+  }
+
+  const LaunchPlan& plan_;
+};
+
+}  // namespace kiln::codegen::cuda_detail

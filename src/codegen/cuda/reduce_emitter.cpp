@@ -1,0 +1,286 @@
+// Reductions of the CUDA emitter: one thread's, a block's (warp shuffles, then one
+// shared-memory step) and the grid's (split reductions).
+#include "codegen/cuda/kernel_emitter.h"
+
+namespace kiln::codegen::cuda_detail {
+
+void CudaKernelEmitter::declare_accumulators(const Stmt& s) {
+  for (const sched::Accumulation& a : s.accumulations) {
+    line(accumulator_type(a) + " " + accumulator(a) + " = " + identity(a) + ";");
+    if (has_index(a)) line("int64_t " + accumulator(a) + "_index = -1;");
+  }
+}
+
+void CudaKernelEmitter::combine_element(const Stmt& s) {
+  for (const sched::Accumulation& a : s.accumulations) {
+    const ir::OpInfo& info = ir::op_info(a.op);
+    std::string acc = accumulator(a), name(info.name);
+    std::string x = convert(value(a.value), expr(a.value).dtype, a.dtype);
+    switch (info.accumulator) {
+      case ir::Accumulator::Plain:
+        line(acc + " = kiln_combine_" + name + "(" + acc + ", " + x + ");");
+        break;
+      case ir::Accumulator::ArgIndex:
+        line("if (kiln_" + name + "_better(" + x + ", " + acc + ") || " + acc + "_index < 0) { " +
+             acc + " = " + x + "; " + acc + "_index = " + index_text(a.position) + "; }");
+        break;
+      case ir::Accumulator::Welford:
+        line(acc + " = kiln_welford_add(" + acc + ", " + x + ");");
+        break;
+      default:
+        break;
+    }
+  }
+}
+
+// Folds the partial `from` (and from_index) into `into`; argmax/argmin ties go to the lower
+// index, as in the serial loop.
+void CudaKernelEmitter::merge(const sched::Accumulation& a, const std::string& into,
+                              const std::string& from) {
+  const ir::OpInfo& info = ir::op_info(a.op);
+  std::string name(info.name);
+  switch (info.accumulator) {
+    case ir::Accumulator::Plain:
+      line(into + " = kiln_combine_" + name + "(" + into + ", " + from + ");");
+      break;
+    case ir::Accumulator::ArgIndex:
+      line("if (" + from + "_index >= 0 && (" + into + "_index < 0 || kiln_" + name + "_better(" +
+           from + ", " + into + ") || (!kiln_" + name + "_better(" + into + ", " + from + ") && " +
+           from + "_index < " + into + "_index))) { " + into + " = " + from + "; " + into +
+           "_index = " + from + "_index; }");
+      break;
+    case ir::Accumulator::Welford:
+      line(into + " = kiln_welford_merge(" + into + ", " + from + ");");
+      break;
+    default:
+      break;
+  }
+}
+
+// The locals the statements after a reduction read.
+void CudaKernelEmitter::finish(const Stmt& s) {
+  for (const sched::Accumulation& a : s.accumulations) {
+    std::string acc = accumulator(a), result;
+    switch (ir::op_info(a.op).accumulator) {
+      case ir::Accumulator::ArgIndex:
+        result = acc + "_index < 0 ? 0 : " + acc + "_index";
+        break;
+      case ir::Accumulator::Welford:
+        result = "kiln_welford_variance(" + acc + ", " + std::to_string(a.ddof) + ")";
+        break;
+      default:
+        result = acc;
+    }
+    std::string type = has_index(a) ? "int64_t" : compute_type(a.dtype);
+    line("const " + type + " " + local_name(a.local) + " = " + result + ";");
+  }
+}
+
+// One thread's reduction: the loops in order.
+void CudaKernelEmitter::reduce(const Stmt& s) {
+  declare_accumulators(s);
+  if (s.guard >= 0) {  // sched/guard_reductions.h: the result is read only where it holds
+    line("if (" + value(s.guard) + ") {");
+    open_block();
+  }
+  for (const sched::Loop& l : s.reduce_loops) {
+    auto [begin, end] = bounds_text(l);
+    std::string v = loop_name(l.variable);
+    line("for (int64_t " + v + " = " + begin + "; " + v + " < " + end + "; ++" + v + ") {");
+    open_block();
+  }
+  statements(s.body);
+  combine_element(s);
+  for (size_t k = 0; k < s.reduce_loops.size(); ++k) close_block();
+  if (s.guard >= 0) close_block();
+  finish(s);
+}
+
+// A reduction shared by the block: each thread folds a strided share of the flattened
+// reduction loops, then the partials meet through warp shuffles and one shared-memory step.
+void CudaKernelEmitter::cooperative_reduce(const Stmt& s) {
+  declare_accumulators(s);
+  line("{");
+  open_block();
+  fold_elements(s, "threadIdx.x", threads());
+  block_combine(s);
+  close_block();
+  finish(s);
+}
+
+// Each thread folds elements first, first + step, ... of the flattened reduction loops (the
+// last loop fastest) into its accumulators.
+void CudaKernelEmitter::fold_elements(const Stmt& s, const std::string& first,
+                                      const std::string& step) {
+  const std::string tag = std::to_string(s.accumulations[0].local);
+  if (s.guard >= 0) {  // uniform over the block: only the loads are skipped
+    line("if (" + value(s.guard) + ") {");
+    open_block();
+  }
+  // Only the last loop may have run-time bounds (sched/trim_loops.h).
+  const sched::Loop& last = s.reduce_loops.back();
+  std::string low = "0", width = "(int64_t)" + std::to_string(last.extent);
+  if (last.begin >= 0 || last.end >= 0) {  // divisions by a constant are a multiply and a shift
+    auto [begin, end] = bounds_text(last);
+    low = "kiln_low" + tag, width = "kiln_width" + tag;
+    line("const int64_t " + low + " = " + begin + ";");
+    line("const int64_t " + width + " = kiln_index_max(" + end + " - " + low + ", (int64_t)0);");
+  }
+  std::string total = width;
+  for (size_t k = 0; k + 1 < s.reduce_loops.size(); ++k)
+    total += " * " + std::to_string(s.reduce_loops[k].extent);
+  std::string flat = "kiln_r" + tag;
+  line("for (int64_t " + flat + " = " + first + "; " + flat + " < " + total + "; " + flat +
+       " += " + step + ") {");
+  open_block();
+  line("const int64_t " + loop_name(last.variable) + " = " + low + " + " + flat + " % " + width + ";");
+  std::string rest = flat + " / " + width;
+  for (size_t k = s.reduce_loops.size() - 1; k-- > 0;) {
+    const sched::Loop& l = s.reduce_loops[k];
+    std::string extent = std::to_string(l.extent);
+    line("const int64_t " + loop_name(l.variable) + " = " + (k == 0 ? rest : "(" + rest + ") % " + extent) + ";");
+    rest = "(" + rest + ") / " + extent;
+  }
+  statements(s.body);
+  combine_element(s);
+  close_block();
+  if (s.guard >= 0) close_block();
+}
+
+// The block's accumulators combined: within each warp, then across the warps through shared
+// memory; every thread ends with the block's value.
+void CudaKernelEmitter::block_combine(const Stmt& s) {
+  auto warp_combine = [&] {
+    line("for (int kiln_delta = 16; kiln_delta > 0; kiln_delta >>= 1) {");
+    open_block();
+    for (const sched::Accumulation& a : s.accumulations) {
+      std::string acc = accumulator(a), other = acc + "_other";
+      line("const " + accumulator_type(a) + " " + other + " = kiln_shuffle_down(" + acc + ", kiln_delta);");
+      if (has_index(a))
+        line("const int64_t " + other + "_index = kiln_shuffle_down(" + acc + "_index, kiln_delta);");
+      merge(a, acc, other);
+    }
+    close_block();
+  };
+  warp_combine();
+  const std::string warps = std::to_string(kMostThreads / kWarp);
+  for (const sched::Accumulation& a : s.accumulations) {
+    std::string acc = accumulator(a);
+    line("__shared__ " + accumulator_type(a) + " " + acc + "_warps[" + warps + "];");
+    if (has_index(a)) line("__shared__ int64_t " + acc + "_index_warps[" + warps + "];");
+    line("if ((threadIdx.x & 31) == 0) " + acc + "_warps[threadIdx.x >> 5] = " + acc + ";");
+    if (has_index(a)) line("if ((threadIdx.x & 31) == 0) " + acc + "_index_warps[threadIdx.x >> 5] = " + acc + "_index;");
+  }
+  line("__syncthreads();");
+  line("if (threadIdx.x < 32) {");
+  open_block();
+  for (const sched::Accumulation& a : s.accumulations) {
+    std::string acc = accumulator(a);
+    line(acc + " = threadIdx.x < " + std::to_string(plan_.threads / kWarp) + " ? " + acc +
+         "_warps[threadIdx.x] : " + identity(a) + ";");
+    if (has_index(a))
+      line(acc + "_index = threadIdx.x < " + std::to_string(plan_.threads / kWarp) + " ? " + acc +
+           "_index_warps[threadIdx.x] : -1;");
+  }
+  warp_combine();
+  for (const sched::Accumulation& a : s.accumulations) {
+    std::string acc = accumulator(a);
+    line("if (threadIdx.x == 0) " + acc + "_warps[0] = " + acc + ";");
+    if (has_index(a)) line("if (threadIdx.x == 0) " + acc + "_index_warps[0] = " + acc + "_index;");
+  }
+  close_block();
+  line("__syncthreads();");
+  for (const sched::Accumulation& a : s.accumulations) {
+    std::string acc = accumulator(a);
+    line(acc + " = " + acc + "_warps[0];");
+    if (has_index(a)) line(acc + "_index = " + acc + "_index_warps[0];");
+  }
+  // The next pass over this code (the next row) writes the same shared slots.
+  line("__syncthreads();");
+}
+
+// The scalar fields of an accumulation's state, each kept in a scratch array of one slot per
+// block by a split reduction: (expression of the accumulator, C type).
+std::vector<std::pair<std::string, std::string>> CudaKernelEmitter::state_fields(
+    const sched::Accumulation& a) const {
+  std::string acc = accumulator(a), t = compute_type(a.dtype);
+  switch (ir::op_info(a.op).accumulator) {
+    case ir::Accumulator::Welford:
+      return {{acc + ".count", t}, {acc + ".mean", t}, {acc + ".m2", t}};
+    case ir::Accumulator::ArgIndex:
+      return {{acc, t}, {acc + "_index", "int64_t"}};
+    default:
+      return {{acc, t}};
+  }
+}
+
+// A split reduction (LaunchKind::SplitReduce): the grid folds the leading reductions, each block
+// leaves its partial states in the scratch arrays, and the last block to finish (a ticket
+// counter, as CUDA's threadFenceReduction sample) merges them and runs the rest of the body.
+void CudaKernelEmitter::split_reduce(const std::vector<Stmt>& body) {
+  const std::vector<Stmt> leading(body.begin(), body.begin() + plan_.split_statements);
+  for (const Stmt& s : leading) declare_accumulators(s);
+  for (const Stmt& s : leading) {
+    line("{");
+    open_block();
+    fold_elements(s, "blockIdx.x * (int64_t)" + threads() + " + threadIdx.x",
+                  "(int64_t)gridDim.x * " + threads());
+    block_combine(s);
+    close_block();
+  }
+  // Scratch: the ticket counter, then one array of gridDim.x slots (8 bytes each) per field.
+  line("unsigned int* const kiln_ticket = (unsigned int*)kiln_scratch;");
+  int field = 0;
+  std::vector<std::string> slots;  // by field, in order
+  for (const Stmt& s : leading)
+    for (const sched::Accumulation& a : s.accumulations)
+      for (const auto& [expression, type] : state_fields(a)) {
+        std::string name = "kiln_slots" + std::to_string(field);
+        line("volatile " + type + "* const " + name + " = (volatile " + type + "*)(kiln_scratch + 16 + " +
+             std::to_string(field) + " * 8 * (int64_t)gridDim.x);");
+        line("if (threadIdx.x == 0) " + name + "[blockIdx.x] = " + expression + ";");
+        slots.push_back(name);
+        ++field;
+      }
+  line("__shared__ bool kiln_last_block;");
+  line("if (threadIdx.x == 0) {");
+  open_block();
+  line("__threadfence();");
+  line("kiln_last_block = atomicAdd(kiln_ticket, 1u) == gridDim.x - 1;");
+  close_block();
+  line("__syncthreads();");
+  line("if (!kiln_last_block) return;");
+  line("__threadfence();");
+  line("if (threadIdx.x == 0) *kiln_ticket = 0;  // ready for the next launch");
+  field = 0;
+  for (const Stmt& s : leading) {
+    line("{");
+    open_block();
+    int first_field = field;
+    for (const sched::Accumulation& a : s.accumulations) {
+      line(accumulator(a) + " = " + identity(a) + ";");
+      if (has_index(a)) line(accumulator(a) + "_index = -1;");
+    }
+    line("for (unsigned int kiln_block = threadIdx.x; kiln_block < gridDim.x; kiln_block += " +
+         threads() + ") {");
+    open_block();
+    field = first_field;
+    for (const sched::Accumulation& a : s.accumulations) {
+      std::string other = accumulator(a) + "_other";
+      line(accumulator_type(a) + " " + other + ";");
+      if (has_index(a)) line("int64_t " + other + "_index;");
+      for (const auto& [expression, type] : state_fields(a)) {
+        std::string target = other + expression.substr(accumulator(a).size());
+        line(target + " = " + slots[static_cast<size_t>(field++)] + "[kiln_block];");
+      }
+      merge(a, accumulator(a), other);
+    }
+    close_block();
+    block_combine(s);
+    close_block();
+    finish(s);
+  }
+  cooperative(std::vector<Stmt>(body.begin() + plan_.split_statements, body.end()));
+}
+
+}  // namespace kiln::codegen::cuda_detail
