@@ -248,24 +248,24 @@ void CLikePrinter::statements(const std::vector<Stmt>& body) {
                "] = " + value(s.value) + ";");
           break;
         }
-        std::string v = value(s.value);
-        std::string index = index_text(s.index);
-        DType from = expr(s.value).dtype;
-        if (s.accumulate) {
-          const sched::Buffer& b = program_.buffers[static_cast<size_t>(s.buffer)];
-          sched::Expr current;
-          current.buffer = s.buffer;
-          std::string old = buffer_name(s.buffer) + "[" + index + "]";
-          if (b.dtype == DType::Float16) old = "kiln_f16_to_f32(" + old + ")";
-          if (b.dtype == DType::BFloat16) old = "kiln_bf16_to_f32(" + old + ")";
-          v = "(" + old + ") + (" + convert(v, from, b.dtype) + ")";
-          from = b.dtype;
-        }
-        line(store_text(s.buffer, index, v, from));
+        const std::string v = value(s.value), index = index_text(s.index);
+        if (s.accumulate)
+          accumulate_store(s.buffer, index, v, expr(s.value).dtype);
+        else
+          line(store_text(s.buffer, index, v, expr(s.value).dtype));
         break;
       }
     }
   }
+}
+
+void CLikePrinter::accumulate_store(int32_t buffer, const std::string& index,
+                                    const std::string& value, DType from) {
+  const DType dtype = program_.buffers[static_cast<size_t>(buffer)].dtype;
+  std::string old = buffer_name(buffer) + "[" + index + "]";
+  if (dtype == DType::Float16) old = "kiln_f16_to_f32(" + old + ")";
+  if (dtype == DType::BFloat16) old = "kiln_bf16_to_f32(" + old + ")";
+  line(store_text(buffer, index, "(" + old + ") + (" + convert(value, from, dtype) + ")", dtype));
 }
 
 std::pair<std::string, std::string> CLikePrinter::bounds_text(const sched::Loop& loop) {

@@ -72,6 +72,9 @@ class CLikePrinter {
   virtual std::string local_value(ExprId id) { return local_name(expr(id).variable); }
   // The function's statements (a target may print only part of the kernel per function).
   virtual void body() { statements(kernel_.body); }
+  // A scatter-add's store (Stmt::accumulate): buffer[index] += value, `value` of dtype `from`.
+  virtual void accumulate_store(int32_t buffer, const std::string& index, const std::string& value,
+                                DType from);
   // The element of `buffer` at `index` as a load reads it (before 16-bit float conversion).
   virtual std::string loaded_element(int32_t buffer, const std::string& index) {
     return buffer_name(buffer) + "[" + index + "]";

@@ -11,10 +11,8 @@
 #include "kiln/error.h"
 
 namespace kiln::externs {
-namespace {
 
-// Input k of `call`: its buffer, or the strided view of it the scheduler chose.
-StridedOperand operand(const sched::ExternCall& call, const std::vector<sched::Buffer>& buffers,
+StridedOperand extern_operand(const sched::ExternCall& call, const std::vector<sched::Buffer>& buffers,
                        char* const* table, size_t k) {
   int32_t b = call.inputs[k];
   const sched::Buffer& buffer = buffers[static_cast<size_t>(b)];
@@ -26,9 +24,11 @@ StridedOperand operand(const sched::ExternCall& call, const std::vector<sched::B
   return {table[b], buffer.dtype, buffer.shape, buffer.strides};
 }
 
+namespace {
+
 void run_matmul(const sched::ExternCall& call, const std::vector<sched::Buffer>& buffers,
                 char* const* table) {
-  matmul(operand(call, buffers, table, 0), operand(call, buffers, table, 1), table[call.output],
+  matmul(extern_operand(call, buffers, table, 0), extern_operand(call, buffers, table, 1), table[call.output],
          buffers[static_cast<size_t>(call.output)].shape);
 }
 
@@ -37,14 +37,14 @@ void run_convolution(const sched::ExternCall& call, const std::vector<sched::Buf
   if (call.inputs.size() != 2 && call.inputs.size() != 3)
     throw Error(ErrorKind::Internal, "kiln: convolution call with " +
                                          std::to_string(call.inputs.size()) + " operands");
-  StridedOperand input = operand(call, buffers, table, 0);
+  StridedOperand input = extern_operand(call, buffers, table, 0);
   std::optional<StridedOperand> bias;
-  if (call.inputs.size() > 2) bias = operand(call, buffers, table, 2);
+  if (call.inputs.size() > 2) bias = extern_operand(call, buffers, table, 2);
   ConvolutionParameters parameters =
       convolution_parameters(call.parameters, input.shape.size() - 2);
   const sched::Buffer& out = buffers[static_cast<size_t>(call.output)];
   if (!parameters.channels_last) {
-    convolution(input, operand(call, buffers, table, 1), bias, parameters, table[call.output],
+    convolution(input, extern_operand(call, buffers, table, 1), bias, parameters, table[call.output],
                 out.shape);
     return;
   }
@@ -52,7 +52,7 @@ void run_convolution(const sched::ExternCall& call, const std::vector<sched::Buf
   const std::vector<int64_t> order = ir::channels_first_order(input.shape.size());
   input.shape = ir::permuted(input.shape, order);
   input.strides = ir::permuted(input.strides, order);
-  convolution(input, operand(call, buffers, table, 1), bias, parameters, table[call.output],
+  convolution(input, extern_operand(call, buffers, table, 1), bias, parameters, table[call.output],
               ir::permuted(out.shape, order), ir::permuted(out.strides, order));
 }
 
@@ -63,15 +63,15 @@ void run_convolution_backward(const sched::ExternCall& call,
   if (call.inputs.size() != 2)
     throw Error(ErrorKind::Internal, "kiln: " + std::string(ir::op_name(call.op)) + " call with " +
                                          std::to_string(call.inputs.size()) + " operands");
-  StridedOperand grad_output = operand(call, buffers, table, 0);
+  StridedOperand grad_output = extern_operand(call, buffers, table, 0);
   ConvolutionParameters parameters =
       convolution_parameters(call.parameters, grad_output.shape.size() - 2);
   const std::vector<int64_t>& shape = buffers[static_cast<size_t>(call.output)].shape;
   if (call.op == ir::Op::convolution_backward_input)
-    convolution_backward_input(grad_output, operand(call, buffers, table, 1), parameters,
+    convolution_backward_input(grad_output, extern_operand(call, buffers, table, 1), parameters,
                                table[call.output], shape);
   else
-    convolution_backward_weight(grad_output, operand(call, buffers, table, 1), parameters,
+    convolution_backward_weight(grad_output, extern_operand(call, buffers, table, 1), parameters,
                                 table[call.output], shape);
 }
 

@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "extern/blas_kernels.h"
+#include "extern/matmul_problem.h"
 #include "kiln/array.h"
 #include "kiln/error.h"
 
@@ -95,51 +96,16 @@ void multiply(DType dtype, const Matrix& a, const Matrix& b, char* out, int64_t 
 
 }  // namespace
 
-void matmul(const StridedOperand& a_in, const StridedOperand& b_in, void* out,
+void matmul(const StridedOperand& a, const StridedOperand& b, void* out,
             const std::vector<int64_t>& out_shape) {
-  // Promote 1-D operands to matrices: (K,) @ B -> (1, K); A @ (K,) -> (K, 1).
-  StridedOperand a = a_in, b = b_in;
-  if (a.shape.size() == 1) {
-    a.shape.insert(a.shape.begin(), 1);
-    a.strides.insert(a.strides.begin(), 0);
-  }
-  if (b.shape.size() == 1) {
-    b.shape.push_back(1);
-    b.strides.push_back(0);
-  }
-  const size_t ra = a.shape.size(), rb = b.shape.size();
-  const int64_t m = a.shape[ra - 2], k = a.shape[ra - 1], n = b.shape[rb - 1];
-  const size_t batch_rank = std::max(ra, rb) - 2;
-  std::vector<int64_t> batch(batch_rank, 1), a_batch_stride(batch_rank, 0), b_batch_stride(batch_rank, 0);
-  for (size_t d = 0; d < batch_rank; ++d) {
-    long da = long(d) - long(batch_rank) + long(ra) - 2, db = long(d) - long(batch_rank) + long(rb) - 2;
-    int64_t ea = da >= 0 ? a.shape[size_t(da)] : 1, eb = db >= 0 ? b.shape[size_t(db)] : 1;
-    batch[d] = std::max(ea, eb);
-    if (ea != 1) a_batch_stride[d] = a.strides[size_t(da)];
-    if (eb != 1) b_batch_stride[d] = b.strides[size_t(db)];
-  }
-  int64_t batches = 1;
-  for (int64_t e : batch) batches *= e;
-  // The shapes come from a program that may have been read back from the cache: a mismatch
-  // must not become a write past the result.
-  int64_t out_elements = 1;
-  for (int64_t e : out_shape) out_elements *= e;
-  if (out_elements != batches * m * n || b.shape[rb - 2] != k)
-    throw Error(ErrorKind::Internal, "kiln: matmul: operand and result shapes disagree");
+  const MatmulProblem p = matmul_problem(a, b, out_shape);
   const int element = dtype_size(a.dtype);
   char* out_bytes = static_cast<char*>(out);
-  std::vector<int64_t> index(batch_rank, 0);
-  for (int64_t t = 0; t < batches; ++t) {
-    int64_t oa = 0, ob = 0;
-    for (size_t d = 0; d < batch_rank; ++d) oa += index[d] * a_batch_stride[d], ob += index[d] * b_batch_stride[d];
-    Matrix ma{static_cast<const char*>(a.data) + oa * element, a.strides[ra - 2], a.strides[ra - 1]};
-    Matrix mb{static_cast<const char*>(b.data) + ob * element, b.strides[rb - 2], b.strides[rb - 1]};
-    multiply(a.dtype, ma, mb, out_bytes + t * m * n * element, m, n, k);
-    for (size_t d = batch_rank; d-- > 0;) {
-      if (++index[d] < batch[d]) break;
-      index[d] = 0;
-    }
-  }
+  for_each_batch_entry(p, [&](int64_t t, int64_t offset_a, int64_t offset_b) {
+    Matrix ma{static_cast<const char*>(a.data) + offset_a * element, p.a_row, p.a_column};
+    Matrix mb{static_cast<const char*>(b.data) + offset_b * element, p.b_row, p.b_column};
+    multiply(a.dtype, ma, mb, out_bytes + t * p.m * p.n * element, p.m, p.n, p.k);
+  });
 }
 
 }  // namespace kiln::externs

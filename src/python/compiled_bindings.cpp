@@ -121,6 +121,60 @@ nb::list run(Compiled& compiled, nb::sequence inputs, nb::handle out, int64_t st
   return results;
 }
 
+// A device tensor (torch's: anything with data_ptr() and stride()) as the program buffer it
+// fills: its pointer, and its strides, which run() checks against the compiled ones; shape and
+// dtype are the buffer's (the caller's graph guards them, as Dynamo does).
+Array borrow_device_tensor(nb::handle tensor, const sched::Buffer& buffer) {
+  void* pointer = reinterpret_cast<void*>(nb::cast<uintptr_t>(tensor.attr("data_ptr")()));
+  std::vector<int64_t> strides = nb::cast<std::vector<int64_t>>(tensor.attr("stride")());
+  return Array::borrow(pointer, buffer.dtype, buffer.shape, strides);
+}
+
+// The torch backend's call on CUDA: inputs read in place, results written into the caller's
+// outputs (torch tensors it allocated from the output shapes), work queued on `stream`. No
+// CUDA Array Interface dictionaries: a model's call passes hundreds of parameters.
+void run_device(Compiled& compiled, nb::sequence inputs, nb::sequence outputs, int64_t stream,
+                bool matmul_tf32, bool convolution_tf32) {
+  if (dynamic_cast<runtime::CudaExecutable*>(compiled.graph->executable.get()) == nullptr)
+    throw Error(ErrorKind::Value, "kiln: run_device: the graph was not compiled for CUDA");
+  if (compiled.variants)
+    throw Error(ErrorKind::Internal, "kiln: run_device: a graph with size symbols");
+  runtime::Executable& executable = *compiled.graph->executable;
+  const sched::Program& program = executable.program();
+  std::vector<Array> arrays, results;
+  size_t k = 0;
+  for (nb::handle input : inputs) {
+    if (k >= executable.input_buffers().size())
+      throw Error(ErrorKind::Value, "kiln: run_device: too many inputs");
+    arrays.push_back(borrow_device_tensor(
+        input, program.buffers[static_cast<size_t>(executable.input_buffers()[k++])]));
+  }
+  k = 0;
+  for (nb::handle output : outputs) {
+    if (k >= executable.output_count())
+      throw Error(ErrorKind::Value, "kiln: run_device: too many outputs");
+    results.push_back(borrow_device_tensor(
+        output, program.buffers[static_cast<size_t>(program.output_buffers[k++])]));
+  }
+  runtime::set_cuda_stream(reinterpret_cast<void*>(stream));
+  runtime::set_cuda_math({matmul_tf32, convolution_tf32});
+  struct Reset {
+    ~Reset() {
+      runtime::set_cuda_stream(nullptr);
+      runtime::set_cuda_math({});
+    }
+  } reset;
+  run_releasing_gil(executable, arrays, results);
+}
+
+std::vector<std::vector<int64_t>> output_shapes(const Compiled& c) {
+  const runtime::Executable& executable = *c.graph->executable;
+  std::vector<std::vector<int64_t>> shapes;
+  for (size_t k = 0; k < executable.output_count(); ++k)
+    shapes.push_back(executable.program().buffers[static_cast<size_t>(executable.program().output_buffers[k])].shape);
+  return shapes;
+}
+
 }  // namespace
 
 void bind_compiled(nb::module_& module) {
@@ -130,6 +184,11 @@ void bind_compiled(nb::module_& module) {
            "Runs on NumPy arrays (borrowed, any strides) or, compiled for CUDA, on device arrays "
            "(__cuda_array_interface__) on `stream` (a CUstream handle, 0: the default); returns "
            "new arrays (kiln.CudaArray for device results), or `out`.")
+      .def("run_device", &run_device, nb::arg("inputs"), nb::arg("outputs"), nb::arg("stream"),
+           nb::arg("matmul_tf32") = false, nb::arg("convolution_tf32") = false,
+           "Runs on CUDA tensors (data_ptr(), stride()) into `outputs`, allocated by the caller "
+           "with output_shapes, on `stream`; the TF32 flags are torch's.")
+      .def_prop_ro("output_shapes", &output_shapes)
       .def_prop_ro("kernels", [](const Compiled& c) { return c.kernel_names; })
       .def_prop_ro("kernel_count", [](const Compiled& c) { return c.kernel_names.size(); })
       .def_prop_ro("op_count", [](const Compiled& c) { return c.op_count; })

@@ -35,6 +35,8 @@ struct RuntimeCheck {
 struct ExecutionSettings {
   int threads = 1;            // the target's threads (fewer on a busy machine: thread_budget)
   bool pool_outputs = false;  // reduce-overhead: outputs come from a pool of recycled blocks
+  // reduce-overhead on a GPU: a run replays one captured CUDA graph (runtime/cuda/cuda_executable.h)
+  bool cuda_graphs = false;
   // max-autotune: on the first run each parallel kernel is timed on one thread and on
   // `threads` (one thread must win by 10%); the choice is stored in `tuning_file` (beside the
   // library in the cache entry) so later processes skip the timing. "": nowhere to store it.
@@ -60,6 +62,7 @@ class Executable {
   // Bytes the program's inputs and outputs span: callers release Python's GIL for big runs.
   int64_t io_bytes() const { return io_bytes_; }
   const sched::Program& program() const { return program_; }
+  const std::vector<int32_t>& input_buffers() const { return input_buffers_; }  // by input
   size_t output_count() const { return program_.output_buffers.size() - 2 * checks_.size(); }
   // Threads each step runs its parallel regions on (the CPU's), before the busy-machine budget
   // (after autotuning: what it chose); empty on other devices.

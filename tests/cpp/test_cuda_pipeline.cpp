@@ -111,6 +111,184 @@ TEST(CudaPipeline, KernelShapesMatchTheInterpreter) {
     expect_matches_interpreter(graph, inputs, 1e-9);
     expect_matches_interpreter(graph, inputs, 1e-9);  // the scratch is left ready for a rerun
   }
+  {  // scatter-add with many duplicate targets: atomic adds on every thread (float64, int64)
+    ir::Graph graph;
+    ir::Builder b(graph);
+    ir::ValueId base = b.parameter(DType::Float64, {100, 64}), values = b.parameter(DType::Float64, {20000, 64});
+    ir::ValueId index = b.parameter(DType::Int64, {20000});
+    ir::ValueId counts = b.parameter(DType::Int64, {100});
+    graph.set_outputs({b.scatter(base, index, values, 0, ir::ScatterMode::Add),
+                       b.scatter(counts, index, b.cast(b.reduce(ir::Op::sum, values, {1}, false), DType::Int64),
+                                 0, ir::ScatterMode::Add)});
+    std::vector<int64_t> targets(20000);
+    for (size_t i = 0; i < targets.size(); ++i) targets[i] = static_cast<int64_t>((i * 7919) % 100) - 50;
+    expect_matches_interpreter(graph, {random_array(DType::Float64, {100, 64}, 19),
+                                       random_array(DType::Float64, {20000, 64}, 20),
+                                       Array::from_vector(targets, {20000}),
+                                       Array::from_vector(std::vector<int64_t>(100, 3), {100})},
+                               1e-9);
+  }
+}
+
+// Extern calls on the GPU (runtime/cuda/cuda_extern_calls.h): matmul in cuBLAS, convolution and
+// its gradients in cuDNN, each against the interpreter (without a GPU: refused clearly).
+TEST(CudaPipeline, LibraryCallsMatchTheInterpreter) {
+  {  // matmul with a transposed operand, a pointwise epilogue and 1-D operands, float32 and 64
+    for (DType dtype : {DType::Float32, DType::Float64}) {
+      ir::Graph graph;
+      ir::Builder b(graph);
+      ir::ValueId x = b.parameter(dtype, {67, 129}), w = b.parameter(dtype, {45, 129});
+      ir::ValueId v = b.parameter(dtype, {129});
+      ir::ValueId y = b.matmul(x, b.permute(w, {1, 0}));
+      graph.set_outputs({b.unary(ir::Op::tanh, y), b.matmul(x, v), b.matmul(v, b.permute(x, {1, 0}))});
+      expect_matches_interpreter(graph, {random_array(dtype, {67, 129}, 5), random_array(dtype, {45, 129}, 6),
+                                         random_array(dtype, {129}, 7)},
+                                 dtype == DType::Float32 ? 1e-4 : 1e-11);
+    }
+  }
+  {  // batched: broadcast batch dimensions, a permuted (attention-like) operand
+    ir::Graph graph;
+    ir::Builder b(graph);
+    ir::ValueId q = b.parameter(DType::Float32, {2, 3, 17, 8}), k = b.parameter(DType::Float32, {2, 17, 3, 8});
+    ir::ValueId m = b.parameter(DType::Float32, {8, 5});
+    graph.set_outputs({b.matmul(q, b.permute(k, {0, 2, 3, 1})), b.matmul(q, m)});
+    expect_matches_interpreter(graph, {random_array(DType::Float32, {2, 3, 17, 8}, 8),
+                                       random_array(DType::Float32, {2, 17, 3, 8}, 9),
+                                       random_array(DType::Float32, {8, 5}, 10)},
+                               1e-4);
+  }
+  {  // convolution: bias, stride, padding, groups; channels-last; a 1-D one
+    for (DType dtype : {DType::Float32, DType::Float64}) {
+      ir::Graph graph;
+      ir::Builder b(graph);
+      ir::ValueId x = b.parameter(dtype, {2, 4, 13, 11}), w = b.parameter(dtype, {6, 2, 3, 3});
+      ir::ValueId bias = b.parameter(dtype, {6});
+      ir::ValueId xl = b.parameter(dtype, {2, 13, 11, 4}), w1 = b.parameter(dtype, {5, 4, 3});
+      ir::ValueId y = b.convolution(x, w, bias, {2, 1}, {1, 1}, {1, 1}, 2);
+      graph.set_outputs({b.unary(ir::Op::tanh, y),
+                         b.convolution(xl, w, std::nullopt, {1, 1}, {0, 0}, {1, 2}, 2, true),
+                         b.convolution(b.reshape(x, {2, 4, 143}), w1, std::nullopt, {1}, {2}, {1}, 1)});
+      expect_matches_interpreter(graph, {random_array(dtype, {2, 4, 13, 11}, 11), random_array(dtype, {6, 2, 3, 3}, 12),
+                                         random_array(dtype, {6}, 13), random_array(dtype, {2, 13, 11, 4}, 14),
+                                         random_array(dtype, {5, 4, 3}, 15)},
+                                 dtype == DType::Float32 ? 1e-4 : 1e-11);
+    }
+  }
+  {  // the gradients of a strided, padded convolution
+    ir::Graph graph;
+    ir::Builder b(graph);
+    ir::ValueId dy = b.parameter(DType::Float64, {2, 6, 7, 6}), w = b.parameter(DType::Float64, {6, 4, 3, 3});
+    ir::ValueId x = b.parameter(DType::Float64, {2, 4, 13, 11});
+    graph.set_outputs({b.convolution_backward_input(dy, w, {2, 4, 13, 11}, {2, 2}, {1, 1}, {1, 1}, 1),
+                       b.convolution_backward_weight(dy, x, {6, 4, 3, 3}, {2, 2}, {1, 1}, {1, 1}, 1)});
+    expect_matches_interpreter(graph, {random_array(DType::Float64, {2, 6, 7, 6}, 16),
+                                       random_array(DType::Float64, {6, 4, 3, 3}, 17),
+                                       random_array(DType::Float64, {2, 4, 13, 11}, 18)},
+                               1e-10);
+  }
+}
+
+// reduce-overhead on the GPU: the first run learns the input addresses, the second captures a
+// CUDA graph (inputs that stayed put read in place, the others staged), later runs replay it;
+// an input that moves is staged, a parameter that moves makes a new capture. Every run against
+// the interpreter.
+TEST(CudaPipeline, ReduceOverheadReplaysACapturedGraph) {
+  ir::Graph graph;
+  ir::Builder b(graph);
+  ir::ValueId x = b.parameter(DType::Float32, {64, 96}), w = b.parameter(DType::Float32, {96, 32});
+  ir::ValueId y = b.matmul(b.unary(ir::Op::tanh, x), w);
+  graph.set_outputs({b.binary(ir::Op::sub, y, b.reduce(ir::Op::max, y, {1}, true)),
+                     b.reduce(ir::Op::sum, x, {}, false)});
+  Options options = cuda_options(test::test_cache_directory());
+  options.mode = "reduce-overhead";
+  CompileStats stats;
+  if (!runtime::cuda::available()) {
+    EXPECT_THROW(detail::compile_graph(graph, {}, options, stats), Error);
+    return;
+  }
+  auto compiled = detail::compile_graph(graph, {}, options, stats);
+  auto on_device = [](const Array& host) {
+    int64_t bytes = host.size() * dtype_size(host.dtype());
+    std::shared_ptr<void> block = runtime::cuda::allocate(bytes);
+    runtime::cuda::copy_to_device(block.get(), host.data(), bytes, nullptr);
+    return Array::borrow(block.get(), host.dtype(), host.shape(), {}, block);
+  };
+  auto to_host = [](const Array& device) {
+    Array host = Array::empty(device.dtype(), device.shape());
+    runtime::cuda::copy_to_host(host.data(), device.data(), host.size() * dtype_size(host.dtype()), nullptr);
+    return host;
+  };
+  Array weights = random_array(DType::Float32, {96, 32}, 21);
+  Array w_device = on_device(weights);
+  Array x_device = on_device(random_array(DType::Float32, {64, 96}, 22));
+  for (int call = 0; call < 6; ++call) {
+    Array x_host = random_array(DType::Float32, {64, 96}, 30 + static_cast<uint32_t>(call));
+    if (call != 2) x_device = on_device(x_host);  // a new address each call, bar one
+    else x_host = to_host(x_device);
+    if (call == 4) w_device = on_device(weights);  // the parameter moves: captured again
+    std::vector<Array> outputs;
+    compiled->executable->run({x_device, w_device}, outputs);
+    std::vector<Array> expected = ir::interpret(graph, {x_host, weights});
+    for (size_t k = 0; k < outputs.size(); ++k)
+      test::expect_array_matches(to_host(outputs[k]), expected[k], {1e-4, 1e-4, 4},
+                                 "call " + std::to_string(call) + " output " + std::to_string(k));
+  }
+}
+
+// A runtime check (here: a value above 3) of a run whose results stay on the GPU is not waited
+// for: the next run raises it, naming the previous call; a run from host arrays raises its own.
+// In both modes (reduce-overhead replays a graph that still copies the flags out).
+TEST(CudaPipeline, ChecksOfDeviceRunsAreRaisedByTheNextRun) {
+  for (const char* mode : {"default", "reduce-overhead"}) {
+    ir::Graph graph;
+    ir::Builder b(graph);
+    ir::ValueId x = b.parameter(DType::Float64, {1000});
+    ir::ValueId big = b.binary(ir::Op::gt, x, b.constant(ir::Scalar::of(3.0), DType::Float64));
+    // a kernel, a matmul and a kernel after it: enough launches for reduce-overhead's graph
+    ir::ValueId product = b.matmul(b.reshape(b.unary(ir::Op::sin, x), {40, 25}),
+                                   b.reshape(b.unary(ir::Op::cos, x), {25, 40}));
+    graph.set_outputs({b.unary(ir::Op::tanh, product), b.reduce(ir::Op::any, big, {}, false),
+                       b.cast(b.reduce(ir::Op::max, x, {}, false), DType::Int64)});
+    runtime::RuntimeCheck check;
+    check.flag_output = 1, check.value_output = 2, check.kind = ErrorKind::Index;
+    check.before = "kiln: value ", check.after = " above 3";
+    Options options = cuda_options(test::test_cache_directory());
+    options.mode = mode;
+    CompileStats stats;
+    if (!runtime::cuda::available()) {
+      EXPECT_THROW(detail::compile_graph(graph, {}, options, stats, {check}), Error);
+      return;
+    }
+    auto compiled = detail::compile_graph(graph, {}, options, stats, {check});
+    std::vector<double> values(1000, 1.0);
+    values[17] = 7.5;
+    Array host = Array::from_vector(values, {1000});
+    std::shared_ptr<void> block = runtime::cuda::allocate(8000);
+    runtime::cuda::copy_to_device(block.get(), host.data(), 8000, nullptr);
+    Array device = Array::borrow(block.get(), DType::Float64, {1000}, {}, block);
+    std::vector<Array> outputs;
+    EXPECT_THROW(compiled->executable->run({host}, outputs), Error) << mode;  // its own
+    Array good = Array::from_vector(std::vector<double>(1000, 0.5), {1000});
+    runtime::cuda::copy_to_device(block.get(), good.data(), 8000, nullptr);
+    for (int call = 0; call < 3; ++call) {  // reduce-overhead: learn, capture, replay
+      outputs.clear();
+      compiled->executable->run({device}, outputs);
+    }
+    runtime::cuda::synchronize(nullptr);
+    runtime::cuda::copy_to_device(block.get(), host.data(), 8000, nullptr);
+    outputs.clear();
+    compiled->executable->run({device}, outputs);  // returns; the error comes next
+    EXPECT_EQ(outputs.size(), 1u);
+    try {
+      outputs.clear();
+      compiled->executable->run({device}, outputs);
+      FAIL() << mode << ": no error from the previous call";
+    } catch (const Error& error) {
+      EXPECT_EQ(error.kind(), ErrorKind::Index);
+      EXPECT_NE(std::string(error.what()).find("value 7 above 3 (in the previous call"),
+                std::string::npos) << error.what();
+    }
+  }
 }
 
 }  // namespace

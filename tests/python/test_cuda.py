@@ -132,4 +132,4 @@ def test_wrap_numpy_reads_strided_device_arrays_in_place():
     view = x.t()[::3]  # transposed and strided: no copy is made
     got = kiln.wrap_numpy(lambda a: np.sin(a) * 2 + a.sum(axis=0))(view)
     expected = np.sin(view.cpu().numpy()) * 2 + view.cpu().numpy().sum(axis=0)
-    np.testing.assert_allclose(got.cpu().numpy(), expected, rtol=1e-10)
+    np.testing.assert_allclose(got.cpu().numpy(), expected, rtol=1e-10, atol=1e-12)  # sums in another order

@@ -51,6 +51,12 @@ DIRECT_SAMPLES = {
     "aten._scaled_dot_product_flash_attention_for_cpu_backward.default": (
         _attention_backward, [_floats(2, 3, 5, 4), _floats(2, 3, 5, 4), _floats(2, 3, 6, 4),
                               _floats(2, 3, 6, 4), _floats(2, 1, 5, 6)]),
+    # a view of x's memory, x contiguous or a permutation of it (a channels-last tensor's)
+    "aten.as_strided.default": (
+        lambda x: (aten.as_strided(x, (2, 20, 3), (60, 3, 1)) * 2,
+                   aten.as_strided(x, (3, 2), (1, 4), 7),
+                   aten.as_strided(aten.permute(x, [0, 2, 3, 1]), (2, 5, 12), (60, 1, 5))),
+        [_floats(2, 3, 4, 5)]),
     "aten.masked_fill.Tensor": (lambda x, v: aten.masked_fill.Tensor(x, x > 0, v),
                                 [_floats(3, 4), torch.tensor(2.5)]),
     "aten.prod.dim_int": (lambda x: aten.prod.dim_int(x, 1, True), [_floats(3, 4)]),

@@ -521,8 +521,8 @@ def test_a_cnn_with_a_dynamic_batch_keeps_it_symbolic(capfd):
 
 
 def test_tensors_on_another_device_stay_in_pytorch():
-    # The CUDA target is not built yet: device tensors (here the meta device, the one every
-    # machine has) run in eager PyTorch instead of failing in kiln's NumPy bridge.
+    # Tensors on a device kiln does not compile for (here the meta device, which every machine
+    # has) run in eager PyTorch instead of failing in kiln's NumPy bridge.
     x = torch.empty(4, 3, device="meta")
     result = torch.compile(lambda t: torch.sin(t) * 2, backend="kiln")(x)
     assert result.device.type == "meta" and result.shape == (4, 3)

@@ -203,6 +203,37 @@ def _index_select(context, node, x, dim, index):
     return _kiln.take(x, index, axis(dim, x.ndim))
 
 
+@lowers(aten.as_strided.default)
+def _as_strided(context, node, x, size, stride, storage_offset=None):
+    """A view of x's memory (functionalisation replays views of channels-last tensors as
+    as_strided): x's elements in memory order, then the elements the view's strides pick. Only
+    for x whose memory is dense (a permutation of a contiguous layout) and a view inside it."""
+    source = meta(node.args[0])
+    if not all(type(v) is int for v in [*size, *stride, *source.shape, *source.stride()]):
+        raise Unconvertible("as_strided with symbolic sizes")
+    order = sorted(range(source.ndim), key=lambda d: -source.stride(d))
+    expected = 1
+    for d in reversed(order):
+        if source.shape[d] != 1 and source.stride(d) != expected:
+            raise Unconvertible("as_strided of a tensor whose memory is not dense")
+        expected *= source.shape[d]
+    offset = (storage_offset or 0) - source.storage_offset()
+    last = offset + sum((n - 1) * st for n, st in zip(size, stride) if n > 0)
+    if min(size, default=1) > 0 and (offset < 0 or last >= max(expected, 1) or
+                                     any(st < 0 for st in stride)):
+        raise Unconvertible("as_strided reaching outside its tensor's memory")
+    memory = _kiln.reshape(_kiln.transpose(x, order), [expected])
+    if not size:
+        return _kiln.reshape(_kiln.take(memory, context.full([1], offset, torch.int64), 0, False), [])
+    flat = context.full([1] * len(size), offset, torch.int64)
+    for d, (n, st) in enumerate(zip(size, stride)):
+        along = [1] * len(size)
+        along[d] = n
+        position = _kiln.reshape(_kiln.arange(context.anchor(), n, "int64"), along)
+        flat = _kiln.add(flat, _kiln.multiply(position, context.full((), st, torch.int64)))
+    return _kiln.take(memory, _kiln.broadcast_to(flat, list(size)), 0, False)
+
+
 @lowers(aten.gather.default)
 def _gather(context, node, x, dim, index, sparse_grad=False):
     """out[i] = x[i with index[i] at `dim`] (NumPy's take_along_axis): one flat index into x."""
@@ -344,8 +375,13 @@ def _batch_norm_inference(context, node, x, weight, bias, running_mean, running_
         shift = _kiln.add(shift, cast(bias, computing))
     result = _kiln.add(_kiln.multiply(cast(x, computing), _kiln.reshape(scale, shape)),
                        _kiln.reshape(shift, shape))
-    empty = context.full([0], 0, out_dtype(node, 1))
-    return cast(result, dtype), empty, empty
+    if meta(node)[1].numel() == 0:  # the CPU kernel saves nothing in inference
+        empty = context.full([0], 0, out_dtype(node, 1))
+        return cast(result, dtype), empty, empty
+    # The CUDA kernel returns per-channel tensors (unused by inference): the running statistics.
+    inverse = _kiln.rsqrt(_kiln.add(cast(running_var, computing), context.full((), eps, computing)))
+    return (cast(result, dtype), cast(running_mean, out_dtype(node, 1)),
+            cast(inverse, out_dtype(node, 2)))
 
 
 @lowers(aten._native_batch_norm_legit_functional.default, aten._native_batch_norm_legit.default)

@@ -36,12 +36,26 @@ def describe(node):
 
 
 def tensor_dtype_supported(value):
-    """Non-tensors pass; tensors need a dtype kiln has, dense (strided) memory and the CPU:
-    complex, quantized, sparse and other layouts, and (until the CUDA target) device tensors
-    stay in PyTorch."""
+    """Non-tensors pass; tensors need a dtype kiln has, dense (strided) memory and a device
+    kiln compiles for (the CPU, CUDA): complex, quantized, sparse and other layouts stay in
+    PyTorch."""
     return not isinstance(value, torch.Tensor) or (
         kiln_dtype(value.dtype) is not None and value.layout == torch.strided
-        and value.device.type == "cpu")
+        and value.device.type in _DEVICES)
+
+
+_DEVICES = ("cpu", "cuda")
+
+
+def graph_devices(graph_module):
+    """The devices of the tensors an FX graph reads and computes ({"cpu"}, {"cuda:0"}, ...)."""
+    devices = set()
+    for node in graph_module.graph.nodes:
+        values = meta(node) if node.op in ("placeholder", "call_function") else None
+        for value in values if isinstance(values, (tuple, list)) else [values]:
+            if isinstance(value, torch.Tensor):
+                devices.add(str(value.device))
+    return devices
 
 
 def static_sizes(value):
@@ -244,6 +258,15 @@ def as_torch(array, dtype):
 _NOT_YET = object()
 
 
+def _current_stream(device):
+    """torch's current CUstream on `device`, as an integer (the raw getter Inductor's kernels
+    use: no Stream object per call)."""
+    raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+    if raw is not None and device.index is not None:
+        return raw(device.index)
+    return torch.cuda.current_stream(device).cuda_stream
+
+
 class CompiledGraph:
     """An FX graph compiled by kiln. Called with a list of torch tensors (AOTAutograd's boxed
     convention: `_boxed_call`), returns a list of torch tensors."""
@@ -256,6 +279,11 @@ class CompiledGraph:
         self.name = name
         self.symbolic = symbolic  # dynamic sizes stay size symbols (trace_graph)
         self.layouts = {}  # input strides -> Compiled
+        devices = graph_devices(graph_module)
+        self.device = torch.device(devices.pop()) if len(devices) == 1 else torch.device("cpu")
+        if self.device.type == "cuda":
+            self.options = dict(options, device="cuda")
+        self._output_specs = None  # CUDA: (shape, torch dtype) of each kiln output
         self.tensor_positions = [
             position for position, node in enumerate(
                 node for node in graph_module.graph.nodes if node.op == "placeholder")
@@ -297,7 +325,9 @@ class CompiledGraph:
             self.compiled = self._compile(args)
         compiled = self.compiled
         results = []
-        if compiled is not None:
+        if compiled is not None and self.device.type == "cuda":
+            results = self._run_cuda(compiled, args)
+        elif compiled is not None:
             arrays = [as_numpy(args[position]) for position in self.tensor_positions]
             try:
                 results = compiled.run(arrays)
@@ -309,11 +339,38 @@ class CompiledGraph:
         for kind, value in self.plan:
             if kind == "kiln":
                 index, dtype = value
-                outputs.append(as_torch(results[index], dtype))
+                result = results[index]
+                outputs.append(result if isinstance(result, torch.Tensor) else
+                               as_torch(result, dtype))
             elif kind == "input":
                 outputs.append(args[value])
             else:
                 outputs.append(value)
+        return outputs
+
+    def _run_cuda(self, compiled, args):
+        """Inputs read in place, results in tensors torch allocates (its caching allocator,
+        its stream), the work queued on torch's current stream; torch's TF32 flags apply."""
+        tensors = [args[position] for position in self.tensor_positions]
+        stream = _current_stream(self.device)
+        dtypes = dict(value for kind, value in self.plan if kind == "kiln")  # index -> dtype
+        if self.symbolic:  # sizes vary: results come back as kiln's device arrays
+            results = compiled.run([tensor.detach() for tensor in tensors], stream=stream)
+            # bfloat16 leaves as float16 bits (the CUDA Array Interface has no bfloat16)
+            return [torch.as_tensor(result, device=self.device).view(dtypes[index])
+                    for index, result in enumerate(results)]
+        if self._output_specs is None or self._output_specs[0] is not compiled:
+            self._output_specs = (compiled, [(shape, dtypes[index]) for index, shape in
+                                             enumerate(compiled.output_shapes)])
+        outputs = [torch.empty(shape, dtype=dtype, device=self.device)
+                   for shape, dtype in self._output_specs[1]]
+        tf32 = (torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32)
+        try:
+            compiled.run_device(tensors, outputs, stream, *tf32)
+        except ValueError as error:
+            if "strides" not in str(error):
+                raise
+            return self._run_cuda(self._compile(args), args)
         return outputs
 
     @property

@@ -14,7 +14,7 @@ from torch.fx.passes.operator_support import OperatorSupportBase
 from .. import _kiln
 from ._aten_table import VIEW_OPS, meta
 from ._dynamic_sizes import SizeSpecializedGraph, has_dynamic_sizes
-from ._lowering import CompiledGraph, UnconvertibleNode, describe, trace_graph
+from ._lowering import CompiledGraph, UnconvertibleNode, describe, graph_devices, trace_graph
 
 
 class _Convertible(OperatorSupportBase):
@@ -63,6 +63,19 @@ def compile_graph_module(graph_module, example_inputs, options, unsupported_ops,
         return SizeSpecializedGraph(
             graph_module, lambda static, inputs: compile_graph_module(
                 static, inputs, options, unsupported_ops, name), name)
+    devices = graph_devices(graph_module)
+    if len(devices) > 1:  # one kiln graph runs on one device
+        reason = (f"torch graph {name} reads tensors on several devices ({', '.join(sorted(devices))})"
+                  ": it runs in eager PyTorch")
+        if unsupported_ops == "error":
+            raise _kiln.Unsupported(reason + " (options={'unsupported_ops': 'error'})")
+        if _kiln.log_enabled("graph_breaks"):
+            _kiln.log("graph_breaks", reason)
+
+        def run_eagerly(args):
+            return graph_module(*args)
+        run_eagerly._boxed_call = True
+        return run_eagerly
     refused = refused_nodes(graph_module)
     if not refused:
         return CompiledGraph(graph_module, example_inputs, options, name)

@@ -42,6 +42,31 @@ bool is_plain_loop(const Stmt& s) {
   return s.kind == StmtKind::Loop && s.loop.begin < 0 && s.loop.end < 0;
 }
 
+// The dtypes CUDA's atomicAdd takes (int64 and uint64 as unsigned long long).
+bool has_atomic_add(DType dtype) {
+  return dtype == DType::Float32 || dtype == DType::Float64 || dtype == DType::Int32 ||
+         dtype == DType::UInt32 || dtype == DType::Int64 || dtype == DType::UInt64;
+}
+
+// Whether an ordered statement (a scatter's) may run on many threads at once: a loop nest whose
+// only stores add into their buffer with atomicAdd (scatter-add: np.add.at, index_put with
+// accumulate, the gradients of embeddings and pooling). Additions in another order round
+// floats differently, as every GPU library's scatter-add does; other scatters (later wins) and
+// 16-bit or 8-bit adds stay in order on one thread.
+bool adds_in_any_order(const Stmt& s, const Program& program) {
+  switch (s.kind) {
+    case StmtKind::Loop:
+    case StmtKind::Reduce:
+      return std::all_of(s.body.begin(), s.body.end(),
+                         [&](const Stmt& c) { return adds_in_any_order(c, program); });
+    case StmtKind::Store:
+      return s.accumulate && !s.to_local_array &&
+             has_atomic_add(program.buffers[static_cast<size_t>(s.buffer)].dtype);
+    default:
+      return false;
+  }
+}
+
 // Elements a statement touches: its extents times its children's.
 int64_t work(const Stmt& s) {
   int64_t inner = 0;
@@ -130,10 +155,14 @@ void plan_split(const Kernel& kernel, const std::vector<Stmt>& body, int64_t lea
   plan.threads = kMostThreads;
 }
 
-std::vector<LaunchPlan> plan_launches(const Kernel& kernel, const target::Target& target) {
+std::vector<LaunchPlan> plan_launches(const Program& program, const Kernel& kernel,
+                                      const target::Target& target) {
   std::vector<LaunchPlan> plans;
-  const size_t ordered =
+  size_t ordered =
       kernel.ordered_from < 0 ? kernel.body.size() : static_cast<size_t>(kernel.ordered_from);
+  while (ordered < kernel.body.size() && is_plain_loop(kernel.body[ordered]) &&
+         adds_in_any_order(kernel.body[ordered], program))
+    ++ordered;
   const bool all_loops = std::all_of(kernel.body.begin(), kernel.body.begin() + ordered,
                                      [](const Stmt& s) { return s.kind == StmtKind::Loop; });
   if (!all_loops) {
@@ -237,6 +266,18 @@ void CudaKernelEmitter::body() {
   }
 }
 
+void CudaKernelEmitter::accumulate_store(int32_t buffer, const std::string& index,
+                                         const std::string& value, DType from) {
+  const DType dtype = program_.buffers[static_cast<size_t>(buffer)].dtype;
+  if (!has_atomic_add(dtype)) return CLikePrinter::accumulate_store(buffer, index, value, from);
+  const std::string element = "&" + buffer_name(buffer) + "[" + index + "]";
+  const std::string added = convert(value, from, dtype);
+  if (dtype == DType::Int64 || dtype == DType::UInt64)  // two's complement: the same bits
+    line("atomicAdd((unsigned long long*)" + element + ", (unsigned long long)(" + added + "));");
+  else
+    line("atomicAdd(" + element + ", " + added + ");");
+}
+
 // The chain's loop variables from one flat index, the innermost loop fastest.
 void CudaKernelEmitter::flattened_chain(const std::string& flat) {
   std::string rest = flat;
@@ -332,7 +373,7 @@ CudaSource emit_cuda(const Program& program, const Options& options,
     runtime::CudaKernelCall entry;
     entry.arguments = signature.arguments;
     for (const std::string& comment : kernel.comments) text << "// " << comment_text(comment) << "\n";
-    std::vector<LaunchPlan> plans = plan_launches(kernel, target);
+    std::vector<LaunchPlan> plans = plan_launches(program, kernel, target);
     for (size_t k = 0; k < plans.size(); ++k) {
       const LaunchPlan& plan = plans[k];
       if (plan.iterations == 0) continue;  // an empty output: nothing to launch

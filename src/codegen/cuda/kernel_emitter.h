@@ -74,6 +74,9 @@ class CudaKernelEmitter : public CLikePrinter {
   }
   void reduce(const Stmt& s) override;  // one thread's
   void body() override;
+  // atomicAdd where the dtype has one (adds_in_any_order): threads may add into one element.
+  void accumulate_store(int32_t buffer, const std::string& index, const std::string& value,
+                        DType from) override;
 
   void flattened_chain(const std::string& flat);
   void cooperative(const std::vector<Stmt>& body);

@@ -15,6 +15,8 @@ using CUmodule = struct CUmod_st*;
 using CUfunction = struct CUfunc_st*;
 using CUstream = struct CUstream_st*;
 using CUevent = struct CUevent_st*;
+using CUgraph = struct CUgraph_st*;
+using CUgraphExec = struct CUgraphExec_st*;
 
 // Constants of cuda.h, each with its CUDA name.
 constexpr CUresult kSuccess = 0;      // CUDA_SUCCESS
@@ -31,6 +33,9 @@ constexpr int kFunctionMaxDynamicShared = 8;  // CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_S
 constexpr int kPointerMemoryType = 2;         // CU_POINTER_ATTRIBUTE_MEMORY_TYPE
 constexpr unsigned kMemoryTypeDevice = 2;     // CU_MEMORYTYPE_DEVICE
 constexpr unsigned kEventDefault = 0;         // CU_EVENT_DEFAULT
+constexpr unsigned kStreamNonBlocking = 1;    // CU_STREAM_NON_BLOCKING
+constexpr unsigned kEventDisableTiming = 2;   // CU_EVENT_DISABLE_TIMING
+constexpr int kCaptureModeRelaxed = 2;        // CU_STREAM_CAPTURE_MODE_RELAXED
 
 // The entry points, named as in cuda.h; each comment gives the exported symbol where cuda.h
 // maps the name to a versioned one.
@@ -77,6 +82,16 @@ struct DriverApi {
   CUresult (*cuEventSynchronize)(CUevent event);
   CUresult (*cuEventElapsedTime)(float* milliseconds, CUevent start, CUevent end);
   CUresult (*cuPointerGetAttribute)(void* value, int attribute, CUdeviceptr pointer);
+  CUresult (*cuStreamCreate)(CUstream* stream, unsigned flags);
+  CUresult (*cuMemAllocHost)(void** pointer, size_t bytes);  // cuMemAllocHost_v2
+  CUresult (*cuMemFreeHost)(void* pointer);
+  CUresult (*cuStreamBeginCapture)(CUstream stream, int mode);  // cuStreamBeginCapture_v2
+  CUresult (*cuStreamEndCapture)(CUstream stream, CUgraph* graph);
+  CUresult (*cuGraphInstantiateWithFlags)(CUgraphExec* exec, CUgraph graph,
+                                          unsigned long long flags);
+  CUresult (*cuGraphLaunch)(CUgraphExec exec, CUstream stream);
+  CUresult (*cuGraphExecDestroy)(CUgraphExec exec);
+  CUresult (*cuGraphDestroy)(CUgraph graph);
 };
 
 // The loaded driver, after cuInit; throws the Unsupported error of cuda_driver.h when

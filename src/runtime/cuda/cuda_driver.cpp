@@ -2,6 +2,7 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -87,7 +88,16 @@ bool resolve_all(void* library, DriverApi& api, std::string& reason) {
          // The unversioned symbol: every driver has it (CUDA 13's header maps the name to _v2,
          // which drivers before 12.8 lack; both measure the same thing).
          resolve(library, "cuEventElapsedTime", api.cuEventElapsedTime, reason) &&
-         resolve(library, "cuPointerGetAttribute", api.cuPointerGetAttribute, reason);
+         resolve(library, "cuPointerGetAttribute", api.cuPointerGetAttribute, reason) &&
+         resolve(library, "cuStreamCreate", api.cuStreamCreate, reason) &&
+         resolve(library, "cuMemAllocHost_v2", api.cuMemAllocHost, reason) &&
+         resolve(library, "cuMemFreeHost", api.cuMemFreeHost, reason) &&
+         resolve(library, "cuStreamBeginCapture_v2", api.cuStreamBeginCapture, reason) &&
+         resolve(library, "cuStreamEndCapture", api.cuStreamEndCapture, reason) &&
+         resolve(library, "cuGraphInstantiateWithFlags", api.cuGraphInstantiateWithFlags, reason) &&
+         resolve(library, "cuGraphLaunch", api.cuGraphLaunch, reason) &&
+         resolve(library, "cuGraphExecDestroy", api.cuGraphExecDestroy, reason) &&
+         resolve(library, "cuGraphDestroy", api.cuGraphDestroy, reason);
 }
 
 // The ordinal from $KILN_CUDA_DEVICE (0 when unset); -1 when it is not a number.
@@ -305,17 +315,20 @@ void* Module::function(const std::string& name) const {
 
 void launch(void* function, Dim3 grid, Dim3 block, unsigned shared_bytes, void* stream,
             void** params, const std::string& what) {
-  std::string configuration = "grid " + describe_dims(grid) + ", block " + describe_dims(block) +
-                              ", " + std::to_string(shared_bytes) + " bytes of shared memory";
+  // The messages are built only on failure: a model launches hundreds of kernels a call.
+  auto configuration = [&] {
+    return "grid " + describe_dims(grid) + ", block " + describe_dims(block) + ", " +
+           std::to_string(shared_bytes) + " bytes of shared memory";
+  };
   if (grid.x == 0 || grid.y == 0 || grid.z == 0 || block.x == 0 || block.y == 0 ||
       block.z == 0) {
-    throw Error(ErrorKind::Value, "kiln: launch of " + what + " with an empty " + configuration);
+    throw Error(ErrorKind::Value, "kiln: launch of " + what + " with an empty " + configuration());
   }
   make_current();
-  check(driver().cuLaunchKernel(static_cast<CUfunction>(function), grid.x, grid.y, grid.z,
-                                block.x, block.y, block.z, shared_bytes,
-                                static_cast<CUstream>(stream), params, nullptr),
-        "cuLaunchKernel of " + what + " (" + configuration + ")");
+  CUresult result = driver().cuLaunchKernel(static_cast<CUfunction>(function), grid.x, grid.y,
+                                            grid.z, block.x, block.y, block.z, shared_bytes,
+                                            static_cast<CUstream>(stream), params, nullptr);
+  if (result != kSuccess) check(result, "cuLaunchKernel of " + what + " (" + configuration() + ")");
 }
 
 void set_max_dynamic_shared(void* function, int bytes) {
@@ -344,6 +357,15 @@ void copy_to_device(void* device_dst, const void* host_src, int64_t bytes, void*
                                 static_cast<CUstream>(stream)),
           "cuMemcpyHtoDAsync");
   }
+}
+
+void copy_to_host_async(void* host_dst, const void* device_src, int64_t bytes, void* stream) {
+  check_size(bytes, "copy from the GPU");
+  make_current();
+  if (bytes == 0) return;
+  check(driver().cuMemcpyDtoHAsync(host_dst, device_address(device_src), bytes,
+                                   static_cast<CUstream>(stream)),
+        "cuMemcpyDtoHAsync");
 }
 
 void copy_to_host(void* host_dst, const void* device_src, int64_t bytes, void* stream) {
@@ -407,6 +429,77 @@ double time_ms(void* stream, const std::function<void()>& work) {
   float milliseconds = 0;
   check(api.cuEventElapsedTime(&milliseconds, start.get(), stop.get()), "cuEventElapsedTime");
   return milliseconds;
+}
+
+namespace {
+// The stream graphs are captured on: kiln's own, one per thread (the legacy default stream,
+// torch's usual current stream, cannot be captured).
+CUstream capture_stream() {
+  thread_local CUstream stream = nullptr;
+  if (stream == nullptr) check(driver().cuStreamCreate(&stream, kStreamNonBlocking), "cuStreamCreate");
+  return stream;
+}
+}  // namespace
+
+std::shared_ptr<Graph> Graph::capture(const std::function<void(void*)>& work) {
+  make_current();
+  const DriverApi& api = driver();
+  CUstream stream = capture_stream();
+  check(api.cuStreamBeginCapture(stream, kCaptureModeRelaxed), "cuStreamBeginCapture");
+  CUgraph graph = nullptr;
+  try {
+    work(stream);
+  } catch (...) {
+    api.cuStreamEndCapture(stream, &graph);  // ends the capture; the partial graph is dropped
+    if (graph != nullptr) api.cuGraphDestroy(graph);
+    throw;
+  }
+  check(api.cuStreamEndCapture(stream, &graph), "cuStreamEndCapture");
+  CUgraphExec exec = nullptr;
+  CUresult result = api.cuGraphInstantiateWithFlags(&exec, graph, 0);
+  api.cuGraphDestroy(graph);
+  check(result, "cuGraphInstantiateWithFlags");
+  return std::shared_ptr<Graph>(new Graph(exec));
+}
+
+Graph::~Graph() {
+  if (available()) driver().cuGraphExecDestroy(static_cast<CUgraphExec>(exec_));
+}
+
+void Graph::launch(void* stream) {
+  make_current();
+  check(driver().cuGraphLaunch(static_cast<CUgraphExec>(exec_), static_cast<CUstream>(stream)),
+        "cuGraphLaunch");
+}
+
+std::shared_ptr<void> allocate_pinned(int64_t bytes) {
+  make_current();
+  void* pointer = nullptr;
+  check(driver().cuMemAllocHost(&pointer, static_cast<size_t>(std::max<int64_t>(bytes, 1))),
+        "cuMemAllocHost");
+  return std::shared_ptr<void>(pointer, [](void* p) {
+    if (available()) driver().cuMemFreeHost(p);
+  });
+}
+
+Event::Event() {
+  make_current();
+  CUevent event = nullptr;
+  check(driver().cuEventCreate(&event, kEventDisableTiming), "cuEventCreate");
+  event_ = event;
+}
+
+Event::~Event() {
+  if (available()) driver().cuEventDestroy(static_cast<CUevent>(event_));
+}
+
+void Event::record(void* stream) {
+  check(driver().cuEventRecord(static_cast<CUevent>(event_), static_cast<CUstream>(stream)),
+        "cuEventRecord");
+}
+
+void Event::wait() {
+  check(driver().cuEventSynchronize(static_cast<CUevent>(event_)), "cuEventSynchronize");
 }
 
 bool is_device_pointer(const void* pointer) {

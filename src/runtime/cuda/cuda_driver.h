@@ -99,6 +99,9 @@ int64_t cached_bytes();                         // bytes in the free lists
 // the host; copy_to_device returns once `host_src` may be reused.
 void copy_to_device(void* device_dst, const void* host_src, int64_t bytes, void* stream);
 void copy_to_host(void* host_dst, const void* device_src, int64_t bytes, void* stream);
+// Queued on `stream` (`host_dst` pinned: allocate_pinned); the data is there once the stream
+// reaches this point (an Event recorded after it).
+void copy_to_host_async(void* host_dst, const void* device_src, int64_t bytes, void* stream);
 void copy_device_to_device(void* device_dst, const void* device_src, int64_t bytes,
                            void* stream);
 void memset_zero(void* device_dst, int64_t bytes, void* stream);
@@ -107,6 +110,42 @@ void synchronize(void* stream);  // cuStreamSynchronize
 // Milliseconds that `work` (which queues kernels on `stream`) takes on the GPU, measured with
 // CUDA events recorded on `stream` before and after it. Waits for the work to finish.
 double time_ms(void* stream, const std::function<void()>& work);
+
+// Page-locked host memory (cuMemAllocHost): the target of asynchronous copies to the host.
+std::shared_ptr<void> allocate_pinned(int64_t bytes);
+
+// A CUDA event without timing: marks a point in a stream's work for the host to wait for.
+class Event {
+ public:
+  Event();
+  ~Event();
+  Event(const Event&) = delete;
+  Event& operator=(const Event&) = delete;
+  void record(void* stream);  // the point: after the work queued on `stream` so far
+  void wait();                // returns once the work before the point is done
+
+ private:
+  void* event_;  // a CUevent
+};
+
+// A CUDA graph: the work one function queued, captured once and replayed by one launch
+// (reduce-overhead: a model's hundreds of launches cost one).
+class Graph {
+ public:
+  // Captures what `work(stream)` queues on `stream`, a stream of kiln's own (the legacy default
+  // stream, torch's usual one, cannot be captured), in relaxed mode (work may allocate). Memory
+  // the work uses must outlive the graph: its owner keeps it.
+  static std::shared_ptr<Graph> capture(const std::function<void(void*)>& work);
+  ~Graph();
+  Graph(const Graph&) = delete;
+  Graph& operator=(const Graph&) = delete;
+  // Queues the captured work on `stream` (any stream, the legacy default one included).
+  void launch(void* stream);
+
+ private:
+  explicit Graph(void* exec) : exec_(exec) {}
+  void* exec_;  // a CUgraphExec
+};
 
 // Whether `pointer` is device memory of the CUDA driver (cuPointerGetAttribute's memory type);
 // false on any error and when no GPU is available. For DLPack inputs.

@@ -1,6 +1,7 @@
 #include "runtime/cuda/cuda_executable.h"
 
 #include <algorithm>
+#include <cstring>
 
 #include "kiln/error.h"
 
@@ -18,6 +19,8 @@ std::pair<int64_t, int64_t> element_span(const std::vector<int64_t>& shape,
   }
   return {low, high};
 }
+
+constexpr size_t kLeastLaunchesForAGraph = 3;
 
 // Loop bounds and conditions live on the device: the host reads them back one at a time.
 struct DeviceScalars {
@@ -45,12 +48,7 @@ CudaExecutable::CudaExecutable(sched::Program program, std::vector<CudaKernelCal
       module_(std::move(module)) {
   step_threads_.clear();
   for (const sched::Step& step : program_.steps)
-    if (step.kind == sched::StepKind::Extern) {
-      const sched::Buffer& out = program_.buffers[static_cast<size_t>(step.call.output)];
-      throw Error(ErrorKind::Unsupported,
-                  "kiln: " + out.origin + ": " + std::string(ir::op_name(step.call.op)) +
-                      " does not run on device=\"cuda\" yet (cuBLAS/cuDNN calls are the next step)");
-    }
+    if (step.kind == sched::StepKind::Extern) check_cuda_extern_call(step.call, program_.buffers);
   size_t most_arguments = 1;
   for (CudaKernelCall& call : kernels) {
     Kernel kernel;
@@ -71,6 +69,19 @@ CudaExecutable::CudaExecutable(sched::Program program, std::vector<CudaKernelCal
     kernels_.push_back(std::move(kernel));
   }
   argument_table_.resize(most_arguments + 1);  // + a launch's scratch
+  // A graph replaces launches by one launch plus the copies in and out: worth it from a few
+  // launches on (a one-kernel function runs as it is).
+  size_t launches = 0;
+  for (const sched::Step& step : program_.steps)
+    launches += step.kind == sched::StepKind::Extern ? 1
+                : step.kind == sched::StepKind::Kernel
+                    ? kernels_[static_cast<size_t>(step.kernel)].launches.size()
+                    : 0;
+  graphs_possible_ = settings_.cuda_graphs && launches >= kLeastLaunchesForAGraph &&
+                     std::none_of(program_.steps.begin(), program_.steps.end(),
+                                  [](const sched::Step& step) {
+                                    return step.kind == sched::StepKind::LoopBegin;
+                                  });
   cuda::synchronize(nullptr);  // the zeroed scratch, before work on other streams
   if (program_.arena_bytes > 0) arena_ = cuda::allocate(program_.arena_bytes);
   table_.assign(program_.buffers.size(), nullptr);
@@ -88,18 +99,169 @@ CudaExecutable::CudaExecutable(sched::Program program, std::vector<CudaKernelCal
   }
 }
 
-void CudaExecutable::launch_kernel(size_t kernel, char* const* table) {
+void CudaExecutable::launch_kernel(size_t kernel, char* const* table, void* stream) {
   const Kernel& k = kernels_[kernel];
   for (size_t a = 0; a < k.arguments.size(); ++a) argument_table_[a] = table[k.arguments[a]];
   void* params[] = {argument_table_.data()};
   for (const Launch& launch : k.launches) {
     argument_table_[k.arguments.size()] = static_cast<char*>(launch.scratch.get());
-    cuda::launch(launch.function, launch.grid, launch.block, 0, cuda_stream(), params, launch.symbol);
+    cuda::launch(launch.function, launch.grid, launch.block, 0, stream, params, launch.symbol);
+  }
+}
+
+// Asking the driver costs about a microsecond, and a model passes hundreds of parameters whose
+// addresses stay the same from call to call: an address seen as device memory last time is
+// still device memory (unified addressing keeps device and host ranges apart).
+bool CudaExecutable::on_device_memory(size_t slot, const void* pointer) {
+  if (pointer == nullptr) return false;
+  if (slot < device_addresses_.size() && device_addresses_[slot] == pointer) return true;
+  bool device = cuda::is_device_pointer(pointer);
+  if (device_addresses_.size() <= slot) device_addresses_.resize(slot + 1, nullptr);
+  device_addresses_[slot] = device ? pointer : nullptr;
+  return device;
+}
+
+void CudaExecutable::queue_steps(char** table, void* stream,
+                                 std::vector<std::shared_ptr<void>>* kept) {
+  walk_steps(
+      program_, table, DeviceScalars{}, [](size_t) { return false; },
+      [&](size_t k) {
+        const sched::Step& step = program_.steps[k];
+        if (step.kind == sched::StepKind::Extern)
+          run_cuda_extern_call(step.call, program_.buffers, table, stream, cuda_math(), kept);
+        else
+          launch_kernel(static_cast<size_t>(step.kernel), table, stream);
+      });
+}
+
+bool CudaExecutable::run_graph(const std::vector<Array>& inputs, std::vector<Array>& outputs) {
+  void* stream = cuda_stream();
+  std::vector<const void*> addresses;
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    if (inputs[k].size() > 0 && !on_device_memory(k, inputs[k].data())) return false;
+    addresses.push_back(inputs[k].data());
+  }
+  for (size_t n = 0; n < outputs.size(); ++n)
+    if (outputs[n].data() != nullptr && !on_device_memory(inputs.size() + n, outputs[n].data()))
+      return false;
+  if (last_inputs_.empty() && !captured_) {  // the first call runs as usual and learns addresses
+    last_inputs_ = addresses;
+    return false;
+  }
+  moved_.resize(inputs.size(), false);
+  if (captured_) {
+    bool moved = false;
+    for (size_t k = 0; k < inputs.size(); ++k)
+      if (captured_->in_place[k] != nullptr && captured_->in_place[k] != addresses[k])
+        moved = moved_[k] = true;  // staged from now on: an input moves at most once
+    if (moved) captured_.reset();  // capture again
+  }
+  std::vector<int32_t> output_buffer(program_.output_buffers.size(), -1);
+  for (size_t b = 0; b < program_.buffers.size(); ++b)
+    if (program_.buffers[b].role == sched::BufferRole::Output)
+      output_buffer[static_cast<size_t>(program_.buffers[b].number)] = static_cast<int32_t>(b);
+  if (!captured_) {
+    auto state = std::make_unique<CapturedGraph>();
+    std::vector<char*> table = table_;
+    state->in_place.assign(inputs.size(), nullptr);
+    state->staging.resize(inputs.size());
+    for (size_t k = 0; k < inputs.size(); ++k) {
+      char*& entry = table[static_cast<size_t>(input_buffers_[k])];
+      if (!moved_[k] && k < last_inputs_.size() && addresses[k] == last_inputs_[k]) {  // in place
+        state->in_place[k] = addresses[k];
+        entry = static_cast<char*>(const_cast<void*>(addresses[k]));
+        continue;
+      }
+      int64_t size = dtype_size(inputs[k].dtype());
+      auto [low, high] = element_span(inputs[k].shape(), inputs[k].strides());
+      state->staging[k] = cuda::allocate((high - low + 1) * size);
+      entry = static_cast<char*>(state->staging[k].get()) - low * size;
+    }
+    for (int32_t b : output_buffer) {
+      if (b < 0) return false;  // an output that is not the program's own buffer
+      const sched::Buffer& buffer = program_.buffers[static_cast<size_t>(b)];
+      state->results.push_back(cuda::allocate(sched::buffer_bytes(buffer)));
+      table[static_cast<size_t>(b)] = static_cast<char*>(state->results.back().get());
+    }
+    try {
+      state->graph = cuda::Graph::capture(
+          [&](void* capture_stream) { queue_steps(table.data(), capture_stream, &state->kept); });
+    } catch (const Error&) {  // work that cannot be captured: this executable runs as usual
+      graphs_possible_ = false;
+      return false;
+    }
+    captured_ = std::move(state);
+  }
+  last_inputs_ = addresses;
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    if (!captured_->staging[k]) continue;
+    int64_t size = dtype_size(inputs[k].dtype());
+    auto [low, high] = element_span(inputs[k].shape(), inputs[k].strides());
+    if (high >= low)
+      cuda::copy_device_to_device(captured_->staging[k].get(),
+                                  static_cast<const char*>(inputs[k].data()) + low * size,
+                                  (high - low + 1) * size, stream);
+  }
+  captured_->graph->launch(stream);
+  outputs.resize(output_buffer.size());
+  for (size_t n = 0; n < outputs.size(); ++n) {
+    const sched::Buffer& buffer = program_.buffers[static_cast<size_t>(output_buffer[n])];
+    int64_t bytes = sched::buffer_bytes(buffer);
+    if (outputs[n].data() != nullptr) {
+      check_output(buffer, outputs[n]);
+    } else {  // a new result each call: the graph's buffer is overwritten by the next replay
+      std::shared_ptr<void> block = cuda::allocate(bytes);
+      outputs[n] = Array::borrow(block.get(), buffer.dtype, buffer.shape, buffer.strides, block);
+    }
+    if (bytes > 0)
+      cuda::copy_device_to_device(outputs[n].data(), captured_->results[n].get(), bytes, stream);
+  }
+  defer_checks(outputs, stream);
+  finish_outputs(outputs);
+  return true;
+}
+
+// Each check's flag (bool) and value (int64) go to 16 bytes of pinned memory, copied on the
+// stream; the outputs the caller sees for them are all-clear host arrays (finish_outputs drops
+// them).
+void CudaExecutable::defer_checks(std::vector<Array>& outputs, void* stream) {
+  if (checks_.empty()) return;
+  if (!pending_checks_.host) {
+    pending_checks_.host = cuda::allocate_pinned(16 * static_cast<int64_t>(checks_.size()));
+    pending_checks_.copied = std::make_unique<cuda::Event>();
+  }
+  char* host = static_cast<char*>(pending_checks_.host.get());
+  for (size_t c = 0; c < checks_.size(); ++c) {
+    Array& flag = outputs[static_cast<size_t>(checks_[c].flag_output)];
+    Array& value = outputs[static_cast<size_t>(checks_[c].value_output)];
+    cuda::copy_to_host_async(host + 16 * c, flag.data(), 1, stream);
+    cuda::copy_to_host_async(host + 16 * c + 8, value.data(), 8, stream);
+    flag = Array::from_vector(std::vector<bool>{false}, {});
+    value = Array::from_vector(std::vector<int64_t>{0}, {});
+  }
+  pending_checks_.copied->record(stream);
+  pending_checks_.queued = true;
+}
+
+void CudaExecutable::raise_pending_checks() {
+  if (!pending_checks_.queued) return;
+  pending_checks_.copied->wait();
+  pending_checks_.queued = false;
+  const char* host = static_cast<const char*>(pending_checks_.host.get());
+  for (size_t c = 0; c < checks_.size(); ++c) {
+    if (host[16 * c] == 0) continue;
+    int64_t value = 0;
+    std::memcpy(&value, host + 16 * c + 8, sizeof value);
+    throw Error(checks_[c].kind, checks_[c].before + std::to_string(value) + checks_[c].after +
+                                     " (in the previous call: a run on the GPU does not wait "
+                                     "for its checks, as CUDA's device-side asserts do not)");
   }
 }
 
 void CudaExecutable::run_real(const std::vector<Array>& inputs, std::vector<Array>& outputs) {
   std::lock_guard<std::mutex> lock(run_mutex_);
+  raise_pending_checks();
+  if (graphs_possible_ && run_graph(inputs, outputs)) return;
   void* stream = cuda_stream();
   std::vector<char*> table = table_;  // loops swap entries
   std::vector<std::shared_ptr<void>> copies;  // this call's device copies of host inputs
@@ -107,7 +269,7 @@ void CudaExecutable::run_real(const std::vector<Array>& inputs, std::vector<Arra
   for (size_t k = 0; k < inputs.size(); ++k) {
     const Array& input = inputs[k];
     char*& entry = table[static_cast<size_t>(input_buffers_[k])];
-    if (cuda::is_device_pointer(input.data())) {
+    if (on_device_memory(k, input.data())) {
       entry = static_cast<char*>(const_cast<void*>(input.data()));
       on_device = true;
       continue;
@@ -124,6 +286,7 @@ void CudaExecutable::run_real(const std::vector<Array>& inputs, std::vector<Arra
   outputs.resize(program_.output_buffers.size());
   std::vector<int32_t> output_buffer(outputs.size(), -1);
   std::vector<std::shared_ptr<void>> device_outputs(outputs.size());  // host mode: copied back
+  std::vector<bool> output_on_device(outputs.size(), false);
   for (size_t b = 0; b < program_.buffers.size(); ++b) {
     const sched::Buffer& buffer = program_.buffers[b];
     if (buffer.role != sched::BufferRole::Output) continue;
@@ -132,26 +295,26 @@ void CudaExecutable::run_real(const std::vector<Array>& inputs, std::vector<Arra
     output_buffer[n] = static_cast<int32_t>(b);
     if (out.data() != nullptr) {
       check_output(buffer, out);
-      if (cuda::is_device_pointer(out.data())) {  // the caller's device array: written in place
+      if (on_device_memory(inputs.size() + n, out.data())) {  // the caller's: written in place
+        output_on_device[n] = true;
         table[b] = static_cast<char*>(out.data());
         continue;
       }
     }
     device_outputs[n] = cuda::allocate(sched::buffer_bytes(buffer));
     table[b] = static_cast<char*>(device_outputs[n].get());
+    output_on_device[n] = out.data() == nullptr && on_device;
     if (out.data() == nullptr)
       out = on_device ? Array::borrow(device_outputs[n].get(), buffer.dtype, buffer.shape,
                                       buffer.strides, device_outputs[n])
                       : allocate_output(buffer);
   }
-  walk_steps(
-      program_, table.data(), DeviceScalars{}, [](size_t) { return false; },
-      [&](size_t k) { launch_kernel(static_cast<size_t>(program_.steps[k].kernel), table.data()); });
+  queue_steps(table.data(), stream, nullptr);
   // Host outputs are copied back; an output may be a loop's carried value, whose buffer the loop
   // swapped: read the table.
   for (size_t n = 0; n < outputs.size(); ++n) {
     size_t b = static_cast<size_t>(output_buffer[n]);
-    if (cuda::is_device_pointer(outputs[n].data())) {
+    if (output_on_device[n]) {
       if (table[b] != outputs[n].data())
         cuda::copy_device_to_device(outputs[n].data(), table[b],
                                     sched::buffer_bytes(program_.buffers[b]), stream);
@@ -160,27 +323,34 @@ void CudaExecutable::run_real(const std::vector<Array>& inputs, std::vector<Arra
     int64_t bytes = sched::buffer_bytes(program_.buffers[b]);
     if (bytes > 0) cuda::copy_to_host(outputs[n].data(), table[b], bytes, stream);
   }
-  // The runtime checks' flags are read on the host (a device run waits for them: only programs
-  // that have checks pay that).
-  for (const RuntimeCheck& check : checks_)
-    for (int32_t n : {check.flag_output, check.value_output}) {
-      Array& out = outputs[static_cast<size_t>(n)];
-      if (!cuda::is_device_pointer(out.data())) continue;
-      const sched::Buffer& buffer =
-          program_.buffers[static_cast<size_t>(output_buffer[static_cast<size_t>(n)])];
-      Array host = allocate_output(buffer);
-      cuda::copy_to_host(host.data(), out.data(), sched::buffer_bytes(buffer), stream);
-      out = std::move(host);
-    }
+  // The runtime checks' flags: a device run leaves them to the next run; a host run (which
+  // waits for the GPU anyway) reads them now.
+  if (on_device) {
+    defer_checks(outputs, stream);
+  } else {
+    for (const RuntimeCheck& check : checks_)
+      for (int32_t n : {check.flag_output, check.value_output}) {
+        Array& out = outputs[static_cast<size_t>(n)];
+        if (!output_on_device[static_cast<size_t>(n)]) continue;
+        const sched::Buffer& buffer =
+            program_.buffers[static_cast<size_t>(output_buffer[static_cast<size_t>(n)])];
+        Array host = allocate_output(buffer);
+        cuda::copy_to_host(host.data(), out.data(), sched::buffer_bytes(buffer), stream);
+        out = std::move(host);
+      }
+  }
   if (!on_device) cuda::synchronize(stream);
   finish_outputs(outputs);
 }
 
 namespace {
 thread_local void* current_stream = nullptr;
+thread_local CudaMathSettings current_math;
 }  // namespace
 
 void set_cuda_stream(void* stream) { current_stream = stream; }
 void* cuda_stream() { return current_stream; }
+void set_cuda_math(CudaMathSettings math) { current_math = math; }
+CudaMathSettings cuda_math() { return current_math; }
 
 }  // namespace kiln::runtime

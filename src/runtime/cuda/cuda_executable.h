@@ -6,13 +6,28 @@
 // pointer), read in place. Outputs live where the inputs do: with any device input they are
 // device Arrays the caller gets without a copy, and the call returns without waiting for the
 // GPU; otherwise host Arrays, copied back. Graph loops run from the host, which reads each bound
-// and condition back (8 bytes) per iteration. Extern calls (matmul, convolution) are not on the
-// GPU yet: such a program is refused.
+// and condition back (8 bytes) per iteration. Extern calls (matmul, convolution) run in cuBLAS
+// and cuDNN on the same stream (cuda_extern_calls.h); one the libraries cannot run is refused
+// when the executable is made.
+//
+// Runtime checks (an index out of bounds) of a run whose results stay on the device are not
+// waited for: their flags are copied to the host behind the work and the next run raises the
+// error, as CUDA's device-side asserts are reported late; a run that copies results to the host
+// raises its own.
+//
+// reduce-overhead (ExecutionSettings::cuda_graphs): every launch of a run is captured once
+// into a CUDA graph and later runs replay it with one launch, as torch.compile's
+// reduce-overhead does. A graph bakes addresses in: inputs whose address stays the same from
+// call to call (a model's parameters) are read in place, the others are copied into buffers
+// of the graph's own first, and results are copied out of the graph's buffers. Calls are
+// expected on one stream (the graph's buffers are reused). Programs of fewer than three
+// launches or with host-driven loops, and runs from host inputs, run as usual.
 #pragma once
 #include <memory>
 #include <vector>
 
 #include "runtime/cuda/cuda_driver.h"
+#include "runtime/cuda/cuda_extern_calls.h"
 #include "runtime/executable.h"
 
 namespace kiln::runtime {
@@ -20,6 +35,10 @@ namespace kiln::runtime {
 // The stream this thread's CUDA executables queue their work on (null: the legacy default).
 void set_cuda_stream(void* stream);
 void* cuda_stream();
+// How this thread's runs let cuBLAS and cuDNN round float32 (the torch backend passes torch's
+// flags; the default is exact).
+void set_cuda_math(CudaMathSettings math);
+CudaMathSettings cuda_math();
 
 class CudaExecutable final : public Executable {
  public:
@@ -29,7 +48,16 @@ class CudaExecutable final : public Executable {
 
  private:
   void run_real(const std::vector<Array>& inputs, std::vector<Array>& outputs) override;
-  void launch_kernel(size_t kernel, char* const* table);
+  void launch_kernel(size_t kernel, char* const* table, void* stream);
+  // Whether `pointer`, input k's (slot k) or output n's (slot inputs + n), is device memory.
+  bool on_device_memory(size_t slot, const void* pointer);
+  // Queues the program's steps with buffer addresses `table` on `stream` (kept: see
+  // run_cuda_extern_call).
+  void queue_steps(char** table, void* stream, std::vector<std::shared_ptr<void>>* kept);
+  // The reduce-overhead run; false when this call cannot replay (then run_real runs as usual).
+  bool run_graph(const std::vector<Array>& inputs, std::vector<Array>& outputs);
+  void defer_checks(std::vector<Array>& outputs, void* stream);
+  void raise_pending_checks();
 
   struct Launch {
     void* function = nullptr;
@@ -47,6 +75,26 @@ class CudaExecutable final : public Executable {
   std::shared_ptr<void> arena_;        // device memory
   std::vector<std::shared_ptr<void>> constants_;  // device copies of constant buffers
   std::vector<char*> table_;           // device pointer of each buffer
+  std::vector<const void*> device_addresses_;  // by slot: the last address seen as device memory
+  // reduce-overhead's state: the addresses of the last call's inputs, and the captured graph
+  // with the buffers it reads and writes.
+  struct CapturedGraph {
+    std::shared_ptr<cuda::Graph> graph;
+    std::vector<const void*> in_place;            // by input: its address, or null: staged
+    std::vector<std::shared_ptr<void>> staging;   // by input: the copy the graph reads
+    std::vector<std::shared_ptr<void>> results;   // by output: what the graph writes
+    std::vector<std::shared_ptr<void>> kept;      // library workspaces the graph uses
+  };
+  struct PendingChecks {
+    std::shared_ptr<void> host;             // pinned: 16 bytes per check (flag, value)
+    std::unique_ptr<cuda::Event> copied;    // after the copies
+    bool queued = false;
+  };
+  PendingChecks pending_checks_;
+  bool graphs_possible_ = false;
+  std::vector<const void*> last_inputs_;
+  std::vector<bool> moved_;  // by input: moved after a capture read it in place
+  std::unique_ptr<CapturedGraph> captured_;
 };
 
 }  // namespace kiln::runtime

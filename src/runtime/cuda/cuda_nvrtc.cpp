@@ -1,8 +1,5 @@
 // NVRTC, the CUDA runtime compiler, opened with dlopen on first use. It needs no GPU, so kernels
 // compile (and their compile errors are found) on machines without one.
-#include <dlfcn.h>
-
-#include <cstdlib>
 #include <filesystem>
 #include <mutex>
 #include <string>
@@ -10,6 +7,7 @@
 
 #include "kiln/error.h"
 #include "runtime/cuda/cuda_driver.h"
+#include "runtime/cuda/cuda_libraries.h"
 
 namespace kiln::runtime::cuda {
 namespace {
@@ -41,58 +39,16 @@ struct NvrtcState {
   int version = 0;
 };
 
-// Every place NVRTC is looked for, in order: the one list to change. The newest major version
-// first in each folder; the bare names go through the system's library path.
-std::vector<std::string> nvrtc_candidates() {
-  const std::vector<std::string> names = {"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so"};
-  std::vector<std::string> folders = {""};
-  if (const char* cuda_home = std::getenv("CUDA_HOME"); cuda_home && *cuda_home) {
-    folders.push_back(std::string(cuda_home) + "/lib64");
-  }
-  folders.push_back("/usr/local/cuda/lib64");
-  // $KILN_NVRTC_DIR: folders separated by ':', each a library folder or a python site-packages
-  // holding pip's nvidia-cuda-nvrtc (CUDA 13 wheels: nvidia/cu13/lib; CUDA 12: cuda_nvrtc/lib).
-  if (const char* list = std::getenv("KILN_NVRTC_DIR"); list && *list) {
-    std::string text = list;
-    size_t begin = 0;
-    while (begin <= text.size()) {
-      size_t end = text.find(':', begin);
-      if (end == std::string::npos) end = text.size();
-      std::string folder = text.substr(begin, end - begin);
-      if (!folder.empty()) {
-        folders.push_back(folder);
-        folders.push_back(folder + "/nvidia/cu13/lib");
-        folders.push_back(folder + "/nvidia/cuda_nvrtc/lib");
-      }
-      begin = end + 1;
-    }
-  }
-  std::vector<std::string> candidates;
-  for (const std::string& folder : folders) {
-    for (const std::string& name : names) {
-      candidates.push_back(folder.empty() ? name : folder + "/" + name);
-    }
-  }
-  return candidates;
-}
-
-template <typename Function>
-bool resolve(void* library, const char* symbol, Function& function, std::string& missing) {
-  function = reinterpret_cast<Function>(dlsym(library, symbol));
-  if (function == nullptr && missing.empty()) missing = symbol;
-  return function != nullptr;
-}
-
 bool resolve_all(void* library, NvrtcApi& api, std::string& missing) {
-  return resolve(library, "nvrtcVersion", api.nvrtcVersion, missing) &&
-         resolve(library, "nvrtcGetErrorString", api.nvrtcGetErrorString, missing) &&
-         resolve(library, "nvrtcCreateProgram", api.nvrtcCreateProgram, missing) &&
-         resolve(library, "nvrtcDestroyProgram", api.nvrtcDestroyProgram, missing) &&
-         resolve(library, "nvrtcCompileProgram", api.nvrtcCompileProgram, missing) &&
-         resolve(library, "nvrtcGetProgramLogSize", api.nvrtcGetProgramLogSize, missing) &&
-         resolve(library, "nvrtcGetProgramLog", api.nvrtcGetProgramLog, missing) &&
-         resolve(library, "nvrtcGetCUBINSize", api.nvrtcGetCUBINSize, missing) &&
-         resolve(library, "nvrtcGetCUBIN", api.nvrtcGetCUBIN, missing);
+  return detail::resolve_symbol(library, "nvrtcVersion", api.nvrtcVersion, missing) &&
+         detail::resolve_symbol(library, "nvrtcGetErrorString", api.nvrtcGetErrorString, missing) &&
+         detail::resolve_symbol(library, "nvrtcCreateProgram", api.nvrtcCreateProgram, missing) &&
+         detail::resolve_symbol(library, "nvrtcDestroyProgram", api.nvrtcDestroyProgram, missing) &&
+         detail::resolve_symbol(library, "nvrtcCompileProgram", api.nvrtcCompileProgram, missing) &&
+         detail::resolve_symbol(library, "nvrtcGetProgramLogSize", api.nvrtcGetProgramLogSize, missing) &&
+         detail::resolve_symbol(library, "nvrtcGetProgramLog", api.nvrtcGetProgramLog, missing) &&
+         detail::resolve_symbol(library, "nvrtcGetCUBINSize", api.nvrtcGetCUBINSize, missing) &&
+         detail::resolve_symbol(library, "nvrtcGetCUBIN", api.nvrtcGetCUBIN, missing);
 }
 
 // NVRTC opens its builtins library (libnvrtc-builtins.so.<major>.<minor>) by name at its first
@@ -112,33 +68,29 @@ void preload_builtins(const std::string& nvrtc_path) {
 
 // Never throws: a failure becomes unavailable_reason, naming every candidate tried.
 void load_nvrtc(NvrtcState& state) {
-  std::string tried;
-  for (const std::string& candidate : nvrtc_candidates()) {
-    // Never dlclose'd: the library stays loaded for the life of the process.
-    void* library = dlopen(candidate.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (library == nullptr) {
-      tried += (tried.empty() ? "" : ", ") + candidate;
-      continue;
-    }
-    std::string missing;
-    if (!resolve_all(library, state.api, missing)) {
-      tried += (tried.empty() ? "" : ", ") + candidate + " (lacks " + missing + ")";
-      continue;
-    }
-    int major = 0, minor = 0;
-    if (state.api.nvrtcVersion(&major, &minor) != kNvrtcSuccess) {
-      tried += (tried.empty() ? "" : ", ") + candidate + " (nvrtcVersion failed)";
-      continue;
-    }
-    state.version = major * 1000 + minor * 10;
-    state.unavailable_reason.clear();
-    preload_builtins(candidate);
+  static NvrtcApi* api = &state.api;  // for the candidate check, which takes no context
+  std::string path, tried;
+  void* library = detail::open_nvidia_library(
+      {"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so"},
+      {"nvidia/cu13/lib", "nvidia/cuda_nvrtc/lib"}, path, tried, [](void* handle) {
+        std::string missing;
+        if (!resolve_all(handle, *api, missing)) return "lacks " + missing;
+        int major = 0, minor = 0;
+        return api->nvrtcVersion(&major, &minor) == kNvrtcSuccess ? std::string()
+                                                                  : std::string("nvrtcVersion failed");
+      });
+  if (library == nullptr) {
+    state.unavailable_reason =
+        "kiln: NVRTC (the CUDA runtime compiler) not found; tried " + tried +
+        ". Install the CUDA toolkit or the pip package nvidia-cuda-nvrtc, and point $CUDA_HOME "
+        "or $KILN_NVRTC_DIR (a library folder or site-packages) at it";
     return;
   }
-  state.unavailable_reason =
-      "kiln: NVRTC (the CUDA runtime compiler) not found; tried " + tried +
-      ". Install the CUDA toolkit or the pip package nvidia-cuda-nvrtc, and point $CUDA_HOME "
-      "or $KILN_NVRTC_DIR (a library folder or site-packages) at it";
+  int major = 0, minor = 0;
+  state.api.nvrtcVersion(&major, &minor);
+  state.version = major * 1000 + minor * 10;
+  state.unavailable_reason.clear();
+  preload_builtins(path);
 }
 
 const NvrtcState& nvrtc() {

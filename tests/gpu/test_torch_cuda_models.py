@@ -1,0 +1,139 @@
+"""torch.compile(backend="kiln") on a CUDA GPU, against eager PyTorch on the same GPU: an MLP,
+a CNN (convolution, batch norm, pooling) and a small BERT, inference and training steps, half
+precision, torch's stream and TF32 flags. scripts/gpu-check runs this folder on the GPU machine;
+CI has no GPU (tests/python/test_torch_cuda.py covers what it can without one).
+"""
+import pytest
+import torch
+
+import kiln
+
+STRICT = {"unsupported_ops": "error"}  # every op in kiln: no silent eager fallback
+
+if not torch.cuda.is_available() or kiln._kiln.cuda_unavailable_reason():
+    raise RuntimeError("tests/gpu needs a CUDA GPU and torch's CUDA build (scripts/gpu-check)")
+
+
+@pytest.fixture(autouse=True)
+def fresh_dynamo():
+    torch._dynamo.reset()
+    yield
+    torch._dynamo.reset()
+
+
+@pytest.fixture
+def exact_float32():
+    """torch's default lets cuDNN round float32 to TF32; the comparisons below want it exact
+    (kiln follows torch's flags, so both sides change together)."""
+    saved = torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32
+    torch.backends.cudnn.allow_tf32 = torch.backends.cuda.matmul.allow_tf32 = False
+    yield
+    torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32 = saved
+
+
+def mlp():
+    torch.manual_seed(0)
+    return torch.nn.Sequential(torch.nn.Linear(64, 128), torch.nn.GELU(), torch.nn.Linear(128, 32),
+                               torch.nn.LayerNorm(32))
+
+
+def cnn():
+    torch.manual_seed(0)
+    return torch.nn.Sequential(
+        torch.nn.Conv2d(3, 16, 3, padding=1), torch.nn.BatchNorm2d(16), torch.nn.ReLU(),
+        torch.nn.MaxPool2d(2), torch.nn.Conv2d(16, 32, 3, stride=2, padding=1, bias=False),
+        torch.nn.BatchNorm2d(32), torch.nn.ReLU(), torch.nn.AdaptiveAvgPool2d(1),
+        torch.nn.Flatten(), torch.nn.Linear(32, 10))
+
+
+@pytest.mark.parametrize("mode", ["default", "reduce-overhead", "max-autotune"])
+def test_mlp_inference_matches_eager(mode, exact_float32):
+    model = mlp().cuda().eval()
+    compiled = torch.compile(model, backend="kiln", options={**STRICT, "mode": mode})
+    with torch.no_grad():
+        for _ in range(4):  # reduce-overhead: learns addresses, captures, replays
+            x = torch.randn(37, 64, device="cuda")
+            got = compiled(x)
+            assert got.device == x.device
+            torch.testing.assert_close(got, model(x), rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("channels_last", [False, True])
+def test_cnn_inference_matches_eager(channels_last, exact_float32):
+    model = cnn().cuda().eval()
+    x = torch.randn(4, 3, 32, 32, device="cuda")
+    if channels_last:
+        model, x = model.to(memory_format=torch.channels_last), x.to(memory_format=torch.channels_last)
+    compiled = torch.compile(model, backend="kiln", options=STRICT)
+    with torch.no_grad():
+        torch.testing.assert_close(compiled(x), model(x), rtol=1e-4, atol=1e-4)
+
+
+def test_tf32_follows_torchs_flags():
+    model = cnn().cuda().eval()
+    x = torch.randn(4, 3, 32, 32, device="cuda")
+    compiled = torch.compile(model, backend="kiln", options=STRICT)
+    with torch.no_grad():  # torch's default: TF32 convolutions on both sides
+        torch.testing.assert_close(compiled(x), model(x), rtol=1e-2, atol=1e-2)
+
+
+@pytest.mark.parametrize("mode", ["default", "reduce-overhead"])
+def test_small_bert_inference_matches_eager(mode, exact_float32):
+    from transformers import BertConfig, BertModel
+    torch.manual_seed(0)
+    config = BertConfig(vocab_size=100, hidden_size=64, num_hidden_layers=2, num_attention_heads=4,
+                        intermediate_size=128, max_position_embeddings=32)
+    model = BertModel(config).cuda().eval()
+    compiled = torch.compile(model, backend="kiln", options={**STRICT, "mode": mode})
+    with torch.no_grad():
+        for _ in range(3):
+            tokens = torch.randint(0, 100, (2, 16), device="cuda")
+            torch.testing.assert_close(compiled(tokens).last_hidden_state,
+                                       model(tokens).last_hidden_state, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("make", [mlp, cnn], ids=["mlp", "cnn"])
+def test_training_steps_match_eager(make, exact_float32):
+    def run(compile_model):
+        model = make().cuda()
+        forward = torch.compile(model, backend="kiln", options=STRICT) if compile_model else model
+        opt = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
+        torch.manual_seed(3)
+        shape = (8, 64) if make is mlp else (8, 3, 16, 16)
+        losses = []
+        for _ in range(5):
+            x = torch.randn(*shape, device="cuda")
+            opt.zero_grad()
+            loss = forward(x).square().mean()
+            loss.backward()
+            opt.step()
+            losses.append(loss.item())
+        return torch.tensor(losses), [p.detach().cpu() for p in model.parameters()]
+
+    got_losses, got_parameters = run(True)
+    want_losses, want_parameters = run(False)
+    torch.testing.assert_close(got_losses, want_losses, rtol=1e-4, atol=1e-5)
+    for got, want in zip(got_parameters, want_parameters):
+        torch.testing.assert_close(got, want, rtol=1e-3, atol=1e-4)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_half_precision_on_cuda(dtype):
+    model = mlp().cuda().to(dtype).eval()
+    compiled = torch.compile(model, backend="kiln", options=STRICT)
+    x = torch.randn(16, 64, device="cuda", dtype=dtype)
+    with torch.no_grad():
+        got = compiled(x)
+        assert got.dtype == dtype
+        torch.testing.assert_close(got, model(x), rtol=2e-2, atol=2e-2)
+
+
+def test_work_goes_on_torchs_current_stream():
+    f = torch.compile(lambda x: torch.sin(x) * torch.cos(x) + 1, backend="kiln", options=STRICT)
+    x = torch.randn(1 << 20, device="cuda")
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        got = f(x)
+    torch.cuda.current_stream().wait_stream(side)
+    torch.testing.assert_close(got, torch.sin(x) * torch.cos(x) + 1)
