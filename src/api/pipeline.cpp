@@ -2,11 +2,15 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <exception>
 #include <cstdlib>
 #include <fstream>
 #include <optional>
 #include <sstream>
+#include <thread>
 
 #include "api/logging.h"
 #include "api/options.h"
@@ -272,6 +276,29 @@ namespace {
 // The CUDA target: schedule and emit (milliseconds, on every compile: the program and the
 // launches come from them), NVRTC (the slow part) only on a disk-cache miss; the cache entry
 // holds the CUDA source and the cubin, keyed also by NVRTC's and the driver's versions.
+// Calls work(0 .. count-1) on up to `workers` threads (this one included); the first exception
+// is rethrown once all have stopped.
+template <class Work>
+void parallel_for(size_t count, size_t workers, Work&& work) {
+  std::vector<std::exception_ptr> errors(count);
+  std::atomic<size_t> next{0};
+  auto loop = [&] {
+    for (size_t k = next++; k < count; k = next++) {
+      try {
+        work(k);
+      } catch (...) {
+        errors[k] = std::current_exception();
+      }
+    }
+  };
+  std::vector<std::thread> threads;
+  for (size_t t = 1; t < std::min(workers, count); ++t) threads.emplace_back(loop);
+  loop();
+  for (std::thread& thread : threads) thread.join();
+  for (const std::exception_ptr& error : errors)
+    if (error) std::rethrow_exception(error);
+}
+
 std::unique_ptr<CompiledGraph> compile_graph_cuda(const ir::Graph& traced,
                                                   const std::vector<std::vector<int64_t>>& input_strides,
                                                   const Options& options, CompileStats& stats,
@@ -293,27 +320,47 @@ std::unique_ptr<CompiledGraph> compile_graph_cuda(const ir::Graph& traced,
        "nvrtc " + std::to_string(cuda::nvrtc_version()),
        "driver " + std::to_string(device.driver_version)});
   runtime::DiskCache cache = runtime::DiskCache::open(options.cache_dir, options.disk_cache);
-  runtime::CachedObject object = cache.get_or_build(
-      key, source.text, [&](const std::string&, const std::string& object_path) {
-        run_stage("nvrtc", [&] {
-          runtime::write_private_file(
-              object_path, cuda::compile_cubin(source.text, "kernel.cu", target.architecture));
-        });
-      });
+  // The program as units of a few kernels, each its own cache entry, compiled (or read back)
+  // on threads of their own: NVRTC takes about 10 ms a kernel, and a BERT has a hundred.
+  constexpr size_t kFunctionsPerUnit = 4;
+  const size_t most_units = std::max(1u, std::thread::hardware_concurrency());
+  const std::vector<std::string> units = codegen::split_cuda_source(
+      source, std::min(most_units, (source.functions.size() + kFunctionsPerUnit - 1) /
+                                       kFunctionsPerUnit));
+  std::vector<std::string> cubins(units.size());
+  std::vector<bool> hits(units.size());
+  run_stage("nvrtc", [&] {
+    parallel_for(units.size(), most_units, [&](size_t u) {
+      const std::string unit_key = runtime::cache_key(
+          {key, "unit " + std::to_string(u) + " of " + std::to_string(units.size())});
+      runtime::CachedObject object = cache.get_or_build(
+          unit_key, units[u], [&](const std::string&, const std::string& object_path) {
+            runtime::write_private_file(
+                object_path, cuda::compile_cubin(units[u], "kernel.cu", target.architecture));
+          });
+      if (::lseek(object.file.get(), 0, SEEK_SET) != 0 ||
+          !runtime::read_all(object.file.get(), cubins[u]))
+        throw Error(ErrorKind::Internal, "kiln: cannot read the cubin " + object.path);
+      hits[u] = object.hit;
+      api::log(LogChannel::Cache,
+               std::string(object.hit ? "hit " : "miss ") + unit_key + " -> " + object.path);
+    });
+  });
   result->source = source.text;
-  result->source_path = cache.source_path(key);
-  (object.hit ? stats.disk_hits : stats.disk_misses)++;
-  api::log(LogChannel::Cache,
-           std::string(object.hit ? "hit " : "miss ") + key + " -> " + object.path);
+  result->source_path = cache.source_path(  // the first unit's: the header and its kernels
+      runtime::cache_key({key, "unit 0 of " + std::to_string(units.size())}));
+  bool all_hit = std::all_of(hits.begin(), hits.end(), [](bool hit) { return hit; });
+  (all_hit ? stats.disk_hits : stats.disk_misses)++;
   if (api::log_enabled(LogChannel::OutputCode))
     api::log(LogChannel::OutputCode, "source: " + result->source_path + "\n" + source.text);
-  std::string cubin;
-  if (::lseek(object.file.get(), 0, SEEK_SET) != 0 || !runtime::read_all(object.file.get(), cubin))
-    throw Error(ErrorKind::Internal, "kiln: cannot read the cubin " + object.path);
-  auto module = run_stage("load", [&] { return cuda::Module::load(cubin); });
+  auto modules = run_stage("load", [&] {
+    std::vector<std::shared_ptr<cuda::Module>> loaded;
+    for (const std::string& cubin : cubins) loaded.push_back(cuda::Module::load(cubin));
+    return loaded;
+  });
   stats.kernels = static_cast<int>(program.kernels.size());
   result->executable = std::make_unique<runtime::CudaExecutable>(
-      std::move(program), std::move(source.kernels), std::move(module), std::move(checks),
+      std::move(program), std::move(source.kernels), std::move(modules), std::move(checks),
       execution_settings(options, target, prepared, ""));
   return result;
 }

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -131,10 +132,20 @@ TEST(CudaEmitter, FuzzCorpusCompilesWithNvcc) {
                              std::to_string(first + kPerCase - 1);
     auto [code, log] = compile_with_nvcc(source.text, "case" + std::to_string(first));
     EXPECT_EQ(code, 0) << what << ":\n" << log;
-    try {
-      EXPECT_GT(runtime::cuda::compile_cubin(source.text, "case.cu", 90).size(), 0u);
-    } catch (const Error& error) {
-      ADD_FAILURE() << what << ": " << error.what();
+    // NVRTC compiles the program as units in parallel, as the pipeline does: each launch's
+    // function in exactly one unit, each unit compiling on its own.
+    std::vector<std::string> units = codegen::split_cuda_source(source, 3);
+    for (const runtime::CudaKernelCall& kernel : source.kernels)
+      for (const runtime::CudaLaunch& launch : kernel.launches)
+        EXPECT_EQ(std::count_if(units.begin(), units.end(), [&](const std::string& unit) {
+                    return unit.find(" " + launch.symbol + "(") != std::string::npos;
+                  }), 1) << launch.symbol;
+    for (size_t u = 0; u < units.size(); ++u) {
+      try {
+        EXPECT_GT(runtime::cuda::compile_cubin(units[u], "case.cu", 90).size(), 0u);
+      } catch (const Error& error) {
+        ADD_FAILURE() << what << ", unit " << u << ": " << error.what();
+      }
     }
   }
   EXPECT_GT(split_launches, 0) << "no split reduction in the corpus: the check above missed them";

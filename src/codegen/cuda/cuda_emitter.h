@@ -28,9 +28,18 @@
 namespace kiln::codegen {
 
 struct CudaSource {
-  std::string text;
+  std::string text;  // header, then every function
+  // The same text in parts: what every compilation unit needs (prelude, op table, constant
+  // arrays), and each distinct kernel's functions. Any split of `functions` into units, each
+  // after the header, compiles: NVRTC compiles a big program as units in parallel.
+  std::string header;
+  std::vector<std::string> functions;
   std::vector<runtime::CudaKernelCall> kernels;  // by Program::kernels index
 };
+
+// `source` as `units` compilation units (at most; fewer when there are fewer functions), each
+// the header and a run of functions.
+std::vector<std::string> split_cuda_source(const CudaSource& source, size_t units);
 
 // target: a DeviceKind::Cuda target (target::cuda_device).
 CudaSource emit_cuda(const sched::Program& program, const Options& options,

@@ -305,6 +305,14 @@ Module::~Module() {
   }
 }
 
+void* Module::find(const std::string& name) const {
+  make_current();
+  CUfunction function = nullptr;
+  CUresult result =
+      driver().cuModuleGetFunction(&function, static_cast<CUmodule>(module_), name.c_str());
+  return result == kSuccess ? function : nullptr;
+}
+
 void* Module::function(const std::string& name) const {
   make_current();
   CUfunction function = nullptr;

@@ -68,6 +68,8 @@ class Module {
 
   // The kernel (a CUfunction) named `name`; Error(Internal) naming it when it is missing.
   void* function(const std::string& name) const;
+  // The same, or null when this module has no such kernel.
+  void* find(const std::string& name) const;
 
  private:
   explicit Module(void* module) : module_(module) {}

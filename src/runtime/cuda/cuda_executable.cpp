@@ -42,10 +42,10 @@ struct DeviceScalars {
 }  // namespace
 
 CudaExecutable::CudaExecutable(sched::Program program, std::vector<CudaKernelCall> kernels,
-                               std::shared_ptr<cuda::Module> module,
+                               std::vector<std::shared_ptr<cuda::Module>> modules,
                                std::vector<RuntimeCheck> checks, ExecutionSettings settings)
     : Executable(std::move(program), std::move(checks), std::move(settings)),
-      module_(std::move(module)) {
+      modules_(std::move(modules)) {
   step_threads_.clear();
   for (const sched::Step& step : program_.steps)
     if (step.kind == sched::StepKind::Extern) check_cuda_extern_call(step.call, program_.buffers);
@@ -56,7 +56,10 @@ CudaExecutable::CudaExecutable(sched::Program program, std::vector<CudaKernelCal
     most_arguments = std::max(most_arguments, kernel.arguments.size());
     for (const CudaLaunch& launch : call.launches) {
       Launch l;
-      l.function = module_->function(launch.symbol);
+      for (const auto& module : modules_)
+        if (l.function == nullptr) l.function = module->find(launch.symbol);
+      if (l.function == nullptr)
+        throw Error(ErrorKind::Internal, "kiln: no loaded CUDA module has " + launch.symbol);
       l.grid.x = static_cast<unsigned>(launch.blocks);
       l.block.x = static_cast<unsigned>(launch.threads);
       l.symbol = launch.symbol;

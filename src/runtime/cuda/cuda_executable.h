@@ -1,4 +1,4 @@
-// A Program run on a CUDA device: the kernels of one loaded module (codegen/cuda/cuda_emitter.h)
+// A Program run on a CUDA device: the kernels of its loaded modules (codegen/cuda/cuda_emitter.h)
 // launched in step order on the calling thread's stream (set_cuda_stream: the caller's, e.g.
 // torch's current stream), intermediates in one device arena allocated once.
 // Inputs may be host Arrays (NumPy's, the C++ API's), copied in as the span of memory they
@@ -43,7 +43,8 @@ CudaMathSettings cuda_math();
 class CudaExecutable final : public Executable {
  public:
   CudaExecutable(sched::Program program, std::vector<CudaKernelCall> kernels,
-                 std::shared_ptr<cuda::Module> module, std::vector<RuntimeCheck> checks = {},
+                 std::vector<std::shared_ptr<cuda::Module>> modules,
+                 std::vector<RuntimeCheck> checks = {},
                  ExecutionSettings settings = {});
 
  private:
@@ -69,7 +70,7 @@ class CudaExecutable final : public Executable {
     std::vector<int32_t> arguments;
     std::vector<Launch> launches;
   };
-  std::shared_ptr<cuda::Module> module_;
+  std::vector<std::shared_ptr<cuda::Module>> modules_;  // the program's units, any split
   std::vector<Kernel> kernels_;
   std::vector<char*> argument_table_;  // scratch: one launch's kiln_arg_table
   std::shared_ptr<void> arena_;        // device memory
