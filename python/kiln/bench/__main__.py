@@ -48,7 +48,9 @@ def _parser():
                         help="time every workload a second time beside a CPU-bound process "
                         "and report both columns")
     parser.add_argument("--list", action="store_true", help="list the workloads and exit")
-    parser.add_argument("--device", default="cpu", choices=("cpu", "cuda"))
+    parser.add_argument("--device", default="cpu", choices=("cpu", "cuda"),
+                        help="cuda: the GPU benches (kiln.bench.cuda, with --models "
+                        "kiln.bench.cuda_models)")
     parser.add_argument("--repeat", type=int, default=None,
                         help="timed repetitions per baseline (default 7; --quick 1)")
     parser.add_argument("--warmup", type=int, default=None,
@@ -74,17 +76,23 @@ def _parser():
 
 
 def _check_device(device):
+    """None where the device can run, else why not."""
     if device == "cpu":
         return None
-    try:
-        import kiln._kiln as native
-        available = getattr(native, "cuda_available", None)
-        if callable(available) and available():
-            return None
-    except Exception:
-        pass
-    return ("--device cuda: the CUDA backend does not exist yet in this build of kiln; "
-            "run with --device cpu")
+    from .. import _kiln
+    reason = _kiln.cuda_unavailable_reason()
+    return f"--device cuda: no usable GPU here: {reason}" if reason else None
+
+
+def _main_on_cuda(arguments):
+    """--device cuda: the GPU benches, side by side with torch.compile (and CuPy): the NumPy
+    workloads (kiln.bench.cuda), or with --models the seed's torch models
+    (kiln.bench.cuda_models)."""
+    if arguments.models:
+        from . import cuda_models
+        return cuda_models.main([]) or 0
+    from . import cuda
+    return cuda.main(["--workloads", arguments.workloads] if arguments.workloads else []) or 0
 
 
 def _probe(workload, baseline, arguments, log, cache_dir=None):
@@ -152,6 +160,12 @@ def main(argv=None):
     if arguments.list and arguments.models:
         _models.list_cases(arguments.train_batch)
         return 0
+    problem = _check_device(arguments.device)
+    if problem:
+        log(f"kiln.bench: {problem}")
+        return 2
+    if arguments.device == "cuda":
+        return _main_on_cuda(arguments)
     if arguments.models:
         return _models.main(arguments, log)
     if arguments.list:
@@ -160,10 +174,6 @@ def main(argv=None):
             print(f"{marker}{workload.name:20} {workload.size_text(False):>16}  "
                   f"{workload.description}")
         return 0
-    problem = _check_device(arguments.device)
-    if problem:
-        log(f"kiln.bench: {problem}")
-        return 2
     quick = arguments.quick
     repeat = arguments.repeat if arguments.repeat is not None else (1 if quick else 7)
     warmup = arguments.warmup if arguments.warmup is not None else (1 if quick else 2)

@@ -6,11 +6,12 @@ torch.compile(backend="kiln"), side by side in one run.
 Cases are kiln.bench.model_cases' (the CPU model bench's), full size, moved to the GPU:
 inference in eval mode under no_grad, and training steps (forward, cross-entropy, backward, SGD).
 Each call is timed on the host to completion (torch.cuda.synchronize after it): what a user
-waits for, launch overhead included. "first" is the first call (Dynamo, AOTAutograd and the
+waits for, launch overhead included; each gets the next of INPUT_SETS input sets. "first" is the first call (Dynamo, AOTAutograd and the
 backend; kiln with an empty disk cache). Results are checked against eager's on the GPU.
 torch's default float32 flags apply to every system (TF32 convolutions, exact matmuls).
 """
 import argparse
+import itertools
 import math
 import os
 import statistics
@@ -38,6 +39,7 @@ def main(argv=None):
     import kiln.torch  # noqa: F401  (the backend)
     from . import model_cases as C
     from .cuda import _first_call_seconds  # (seconds, result) of a call run to completion
+    from .runner import INPUT_SETS
     cases = {case.name: case for case in C.make_cases()}
     print(f"device: {torch.cuda.get_device_name()}; torch {torch.__version__}")
     print(f"{'case':<16} {'system':<28} {'status':<6} {'median':>10} {'first':>8} "
@@ -46,7 +48,8 @@ def main(argv=None):
     for name in args.cases.split(","):
         case = cases[name.strip()]
         base = case.model(quick=False).cuda()
-        inputs = _to_cuda(C.input_set(case, False, 0))
+        # Every timed call gets the next input set (new data, the same shapes).
+        input_sets = [_to_cuda(C.input_set(case, False, seed)) for seed in range(INPUT_SETS)]
         times = {}
         expected = None
         for backend, mode in SYSTEMS:
@@ -55,11 +58,13 @@ def main(argv=None):
             variant = C.Variant(backend, mode)
             try:
                 call, model = C.prepare(case, variant, base)
+                calls = itertools.count()
+
                 def run():
-                    return call(*inputs)
+                    return call(*input_sets[next(calls) % INPUT_SETS])
                 context = torch.no_grad() if not case.training else torch.enable_grad()
                 with context:
-                    first, result = _first_call_seconds(torch, run)
+                    first, result = _first_call_seconds(torch, run)  # input set 0
                     if expected is None:
                         expected = result
                     ok, message = C.compare(expected, result,
