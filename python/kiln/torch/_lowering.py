@@ -284,6 +284,7 @@ class CompiledGraph:
         if self.device.type == "cuda":
             self.options = dict(options, device="cuda")
         self._output_specs = None  # CUDA: (shape, torch dtype) of each kiln output
+        self._output_dtypes = None
         self.tensor_positions = [
             position for position, node in enumerate(
                 node for node in graph_module.graph.nodes if node.op == "placeholder")
@@ -353,7 +354,9 @@ class CompiledGraph:
         its stream), the work queued on torch's current stream; torch's TF32 flags apply."""
         tensors = [args[position] for position in self.tensor_positions]
         stream = _current_stream(self.device)
-        dtypes = dict(value for kind, value in self.plan if kind == "kiln")  # index -> dtype
+        if self._output_dtypes is None:  # kiln output index -> torch dtype (the plan's)
+            self._output_dtypes = dict(value for kind, value in self.plan if kind == "kiln")
+        dtypes = self._output_dtypes
         if self.symbolic:  # sizes vary: results come back as kiln's device arrays
             results = compiled.run([tensor.detach() for tensor in tensors], stream=stream)
             # bfloat16 leaves as float16 bits (the CUDA Array Interface has no bfloat16)
