@@ -9,6 +9,7 @@
 #include "kiln/error.h"
 #include "sched/buffer_plan.h"
 #include "ir/loop.h"
+#include "sched/division_splits.h"
 #include "sched/in_place.h"
 #include "sched/loop_schedule.h"
 #include "sched/lowering.h"
@@ -331,39 +332,63 @@ std::vector<int64_t> shared_permutation(const ir::Graph& graph, const std::vecto
 }
 
 void ProgramBuilder::build_pointwise_kernel(const std::vector<Root>& group) {
-  Kernel kernel;
-  KernelBuilder builder(kernel);
-  Lowering lowering(graph_, buffer_of_, program_.buffers, builder, requests_, uses_);
-  lowering.push_scope(&kernel.body, {});
   const Node& front = graph_.node(group.front().node);
   const std::vector<int64_t> permutation = shared_permutation(graph_, group, buffer_of_);
   // Loops over the roots' shape, or over the shape of what they permute.
-  std::vector<int64_t> shape = ir::to_ints(
+  const std::vector<int64_t> shape = ir::to_ints(
       permutation.empty() ? front.shape : graph_.node(front.inputs[0]).shape);
-  std::vector<int32_t> loops;
-  Stmt block = loop_nest(builder, lowering, shape, loops, [&](std::vector<Stmt>& body) {
-    std::vector<ExprId> index = lowering.loop_index(loops);
-    if (!permutation.empty()) {  // the roots' index: out[d] = in[permutation[d]]
-      std::vector<ExprId> root_index;
-      for (int64_t axis : permutation) root_index.push_back(index[static_cast<size_t>(axis)]);
-      index = std::move(root_index);
+  // Built once as it is; a second time over a finer nest where that makes its divisions exact.
+  std::vector<std::vector<int64_t>> splits(shape.size());
+  for (bool refined = false;; refined = true) {
+    Kernel kernel;
+    KernelBuilder builder(kernel);
+    std::set<ValueId> requests;
+    Lowering lowering(graph_, buffer_of_, program_.buffers, builder, requests, uses_);
+    lowering.push_scope(&kernel.body, {});
+    std::vector<int64_t> nest_shape;
+    for (size_t d = 0; d < shape.size(); ++d) {
+      nest_shape.push_back(splits[d].empty() ? shape[d] : shape[d] / splits[d].front());
+      for (size_t k = 0; k < splits[d].size(); ++k)
+        nest_shape.push_back(k + 1 < splits[d].size() ? splits[d][k] / splits[d][k + 1] : splits[d][k]);
     }
-    // All values first, then the stores: reductions placed while lowering stay adjacent, so
-    // sibling reductions (mean and var of one input) merge into one pass.
-    std::vector<Stmt> stores;
-    for (const Root& root : group) {
-      Stmt store;
-      store.kind = StmtKind::Store;
-      store.buffer = root.buffer;
-      store.index = lowering.offset(root.buffer, index);
-      store.value = lowering.value(root.node, index, /*compute=*/!root.copy);
-      stores.push_back(std::move(store));
+    std::vector<int32_t> loops, dimension_loops;
+    Stmt block = loop_nest(builder, lowering, nest_shape, loops, [&](std::vector<Stmt>& body) {
+      std::vector<ExprId> index, nest_index = lowering.loop_index(loops);
+      for (size_t d = 0, at = 0; d < shape.size(); ++d) {  // i = a*f1 + b*f2 + c
+        dimension_loops.push_back(loops[at]);
+        ExprId i = nest_index[at++];
+        for (size_t k = 0; k < splits[d].size(); ++k, ++at)
+          i = builder.add(builder.mul(i, builder.loop_extent(loops[at])), nest_index[at]);
+        index.push_back(i);
+      }
+      if (!permutation.empty()) {  // the roots' index: out[d] = in[permutation[d]]
+        std::vector<ExprId> root_index;
+        for (int64_t axis : permutation) root_index.push_back(index[static_cast<size_t>(axis)]);
+        index = std::move(root_index);
+      }
+      // All values first, then the stores: reductions placed while lowering stay adjacent, so
+      // sibling reductions (mean and var of one input) merge into one pass.
+      std::vector<Stmt> stores;
+      for (const Root& root : group) {
+        Stmt store;
+        store.kind = StmtKind::Store;
+        store.buffer = root.buffer;
+        store.index = lowering.offset(root.buffer, index);
+        store.value = lowering.value(root.node, index, /*compute=*/!root.copy);
+        stores.push_back(std::move(store));
+      }
+      for (Stmt& store : stores) body.push_back(std::move(store));
+    });
+    if (!refined) {
+      splits = division_splits(builder, dimension_loops);
+      if (std::any_of(splits.begin(), splits.end(), [](const auto& s) { return !s.empty(); })) continue;
     }
-    for (Stmt& store : stores) body.push_back(std::move(store));
-  });
-  for (Stmt& s : block.body) kernel.body.push_back(std::move(s));
-  lowering.pop_scope();
-  finish_kernel(kernel, lowering);
+    for (Stmt& s : block.body) kernel.body.push_back(std::move(s));
+    lowering.pop_scope();
+    requests_.insert(requests.begin(), requests.end());
+    finish_kernel(kernel, lowering);
+    return;
+  }
 }
 
 void ProgramBuilder::build_scan_kernel(const Root& root) {

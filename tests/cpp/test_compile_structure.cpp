@@ -37,6 +37,13 @@ TEST(CompileStructure, MovementOps) {
   graph.output(builder.permute(x, {1, 2, 0}), "permute 1,2,0");
   graph.output(builder.reshape(builder.permute(x, {2, 0, 1}), {8, 3}), "reshape of permute");
   graph.output(builder.permute(builder.reshape(x, {6, 4}), {1, 0}), "permute of reshape");
+  // Attention heads merged: the kernel loops over a finer nest (sched/division_splits.h).
+  ValueId heads = graph.input(make_array(DType::Float32, {2, 3, 4, 5}, pseudo_random(120, -5, 5, 2)));
+  ValueId merged = builder.permute(heads, {0, 2, 1, 3});
+  graph.output(builder.unary(Op::exp, builder.reshape(merged, {8, 15})), "heads merged");
+  graph.output(builder.reshape(merged, {4, 30}), "heads merged, rows split");
+  graph.output(builder.reshape(merged, {6, 20}), "heads merged, uneven splits");
+  graph.output(builder.reshape(builder.permute(heads, {3, 1, 0, 2}), {15, 8}), "permute and merge");
   graph.output(builder.broadcast(row, {2, 3, 4}), "broadcast (3,1)->(2,3,4)");
   graph.output(builder.binary(Op::add, x, builder.broadcast(row, {2, 3, 4})), "x + broadcast");
   graph.output(builder.slice(x, {kNone, kNone, kNone}, {kNoneBack, kNoneBack, kNoneBack},

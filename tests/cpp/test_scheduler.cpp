@@ -60,6 +60,23 @@ TEST(Scheduler, PermutedWorkLoopsInTheOrderOfWhatItPermutes) {
   EXPECT_EQ(program.kernels[0].loop_extents, (std::vector<int64_t>{2, 8, 3, 3}));
 }
 
+// BERT's attention heads merged back, (8, 12, 128, 64) -> (8, 128, 12, 64) -> (1024, 768): the
+// kernel loops over the finer nest, so reading the heads needs no division.
+TEST(Scheduler, AReshapeThatSplitsALoopLoopsOverTheFinerNest) {
+  ir::Graph graph;
+  ir::Builder b(graph);
+  ir::ValueId heads = b.parameter(DType::Float32, {8, 12, 128, 64});
+  ir::ValueId merged = b.reshape(b.permute(heads, {0, 2, 1, 3}), {1024, 768});
+  graph.set_outputs({b.unary(Op::exp, merged)});
+  Program program = schedule(graph, {});
+  ASSERT_EQ(program.kernels.size(), 1u);
+  EXPECT_EQ(program.kernels[0].loop_extents, (std::vector<int64_t>{8, 128, 12, 64}));
+  for (const Expr& e : program.kernels[0].exprs) {
+    EXPECT_NE(e.kind, ExprKind::IndexFloorDiv);
+    EXPECT_NE(e.kind, ExprKind::IndexMod);
+  }
+}
+
 TEST(Scheduler, ExternScanAndScatterGetTheirOwnStepsWithReasons) {
   ir::Graph graph;
   ir::Builder b(graph);

@@ -242,3 +242,36 @@ def test_small_cnn_training_step_compiles_whole_and_matches_eager():
     for (name, got), expected in zip(model.named_parameters(), reference.parameters()):
         torch.testing.assert_close(got.grad, expected.grad, rtol=1e-3, atol=1e-4, msg=name)
     torch.testing.assert_close(model.norm.running_var, reference.norm.running_var)
+
+
+def test_saved_activations_stay_channels_last_and_the_backward_compiles_once(monkeypatch):
+    """The forward returns what the backward reads (convolution outputs, ReLUs, pooling)
+    channels-last, as kiln computes them, with no transposing copy; AOTAutograd is told, so the
+    backward is compiled once, for those strides. The user's result keeps eager's strides."""
+    compiled_strides = []
+    compile_graph = _kiln.compile_graph
+
+    def recording(trace, outputs, strides, options):
+        compiled_strides.append(strides)
+        return compile_graph(trace, outputs, strides, options)
+    monkeypatch.setattr(_kiln, "compile_graph", recording)
+    torch.manual_seed(0)
+    model = SmallNet()
+    x, target = torch.randn(4, 3, 16, 16), torch.randint(0, 5, (4,))
+    step = torch.compile(model, backend="kiln", options={"unsupported_ops": "error"})
+    saved = []
+
+    def pack(tensor):
+        saved.append(tensor)
+        return tensor
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda tensor: tensor):
+        logits = step(x)
+        loss = torch.nn.functional.cross_entropy(logits, target)
+    loss.backward()
+    assert logits.is_contiguous()
+    activations = [t for t in saved if t.dim() == 4 and t.shape[:2] == (4, 8)]  # not x
+    assert len(activations) >= 4
+    for tensor in activations:
+        assert tensor.is_contiguous(memory_format=torch.channels_last), tensor.stride()
+    assert len(compiled_strides) == 2  # the forward and, once, the backward
+    assert [8 * 8 * 8, 1, 8 * 8, 8] in compiled_strides[1]  # (4, 8, 8, 8) channels-last

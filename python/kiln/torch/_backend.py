@@ -20,7 +20,9 @@ from torch.utils._python_dispatch import is_traceable_wrapper_subclass
 from .. import _kiln
 from .._config import config
 from ._aten_table import TABLE
+from ._lowering import CompiledGraph
 from ._partition import compile_graph_module
+from ._saved_layouts import report_output_strides, saved_outputs
 
 _graph_numbers = itertools.count()
 
@@ -112,8 +114,13 @@ def backend(graph_module, example_inputs, mode=None, options=None):
 
     def compiler(kind):
         def compile_one(aten_graph, inputs):
-            return compile_graph_module(aten_graph, inputs, kiln_options, unsupported_ops,
-                                        f"{kind}{number}")
+            forward = kind == "forward"
+            compiled = compile_graph_module(aten_graph, inputs, kiln_options, unsupported_ops,
+                                            f"{kind}{number}",
+                                            free_layouts=saved_outputs() if forward else None)
+            if forward and isinstance(compiled, CompiledGraph) and not compiled.symbolic:
+                report_output_strides(compiled.output_strides())
+            return compiled
         return compile_one
 
     return aot_autograd(fw_compiler=compiler("forward"), bw_compiler=compiler("backward"),

@@ -15,6 +15,7 @@ from . import (_aten_attention, _aten_gradients, _aten_pointwise,  # noqa: F401 
                _aten_structure)
 from ._aten_table import (METADATA_ASSERTIONS, TABLE, LoweringContext, Unconvertible,
                           kiln_dtype, meta)
+from ._saved_layouts import channels_first_order, channels_last_inside, channels_last_order
 from ._size_symbols import SizeSymbols
 
 _FRAME = re.compile(r'File "([^"]+)", line (\d+)')
@@ -127,7 +128,7 @@ def _check_result_one(context, node, result, expected):
     return result if result.dtype == kind else _kiln.astype(result, kind)
 
 
-def trace_graph(graph_module, on_refusal=None, symbolic=False):
+def trace_graph(graph_module, on_refusal=None, symbolic=False, free_layouts=None):
     """Records the FX graph in a new kiln Trace. Returns (trace, (outputs, output plan,
     single)): the plan says per FX output whether it is kiln output k (with its torch dtype),
     graph input k passed through, or a constant.
@@ -137,7 +138,9 @@ def trace_graph(graph_module, on_refusal=None, symbolic=False):
     a graph input: one pass finds every node that must stay in eager PyTorch.
 
     `symbolic`: the graph's dynamic sizes (SymInts) become kiln size symbols (one trace for
-    every size); an entry that needs a number for one raises (TypeError, _kiln.Unsupported)."""
+    every size); an entry that needs a number for one raises (TypeError, _kiln.Unsupported).
+
+    `free_layouts`: a slice of the FX outputs whose strides kiln may choose (_saved_layouts.py)."""
     trace = _kiln.Trace()
     context = LoweringContext(trace)
     if symbolic:
@@ -151,7 +154,8 @@ def trace_graph(graph_module, on_refusal=None, symbolic=False):
                     context.sizes.check_bound([converted[p] for p in placeholders])
                 except Unconvertible as error:
                     raise UnconvertibleNode(None, str(error)) from None
-            return trace, None if on_refusal else _output_plan(node, converted, placeholders)
+            return trace, None if on_refusal else _output_plan(node, converted, placeholders,
+                                                               free_layouts)
         try:
             if node.op == "placeholder":
                 converted[node] = _input(context, node)
@@ -217,15 +221,23 @@ def _lower(context, node, converted):
     return _check_result(context, node, result)
 
 
-def _output_plan(output_node, converted, placeholders):
+def _output_plan(output_node, converted, placeholders, free_layouts):
     results = output_node.args[0]
     single = not isinstance(results, (list, tuple))
     results = [results] if single else list(results)
     outputs, plan = [], []
     input_position = {node: position for position, node in enumerate(placeholders)}
-    for result in results:
+    free_layouts = set(range(len(results))[free_layouts]) if free_layouts is not None else ()
+    computed_channels_last = {}
+    for position, result in enumerate(results):
         if isinstance(result, torch.fx.Node) and result in input_position:
             plan.append(("input", input_position[result]))
+        elif (position in free_layouts and isinstance(result, torch.fx.Node)
+              and channels_last_inside(result, computed_channels_last)):
+            rank = meta(result).dim()
+            plan.append(("kiln channels-last", (len(outputs), meta(result).dtype,
+                                                channels_first_order(rank))))
+            outputs.append(_kiln.transpose(converted[result], channels_last_order(rank)))
         elif isinstance(result, torch.fx.Node):
             plan.append(("kiln", (len(outputs), meta(result).dtype)))
             outputs.append(converted[result])
@@ -271,7 +283,8 @@ class CompiledGraph:
     """An FX graph compiled by kiln. Called with a list of torch tensors (AOTAutograd's boxed
     convention: `_boxed_call`), returns a list of torch tensors."""
 
-    def __init__(self, graph_module, example_inputs, options, name="graph", symbolic=False):
+    def __init__(self, graph_module, example_inputs, options, name="graph", symbolic=False,
+                 free_layouts=None):
         # An instance attribute: wrappers (functools.wraps) copy __dict__, not class attributes.
         self._boxed_call = True
         self.graph_module = graph_module
@@ -283,6 +296,8 @@ class CompiledGraph:
         self.device = torch.device(devices.pop()) if len(devices) == 1 else torch.device("cpu")
         if self.device.type == "cuda":
             self.options = dict(options, device="cuda")
+        # Outputs whose strides kiln chooses: on the CPU, with static sizes.
+        self.free_layouts = free_layouts if self.device.type == "cpu" and not symbolic else None
         self._output_specs = None  # CUDA: (shape, torch dtype) of each kiln output
         self._output_dtypes = None
         self.tensor_positions = [
@@ -299,7 +314,8 @@ class CompiledGraph:
 
     def _trace(self):
         traced, self._traced = self._traced, None
-        return traced or trace_graph(self.graph_module, symbolic=self.symbolic)
+        return traced or trace_graph(self.graph_module, symbolic=self.symbolic,
+                                     free_layouts=self.free_layouts)
 
     def _compile(self, inputs):
         inputs = [inputs[position] for position in self.tensor_positions]
@@ -343,6 +359,9 @@ class CompiledGraph:
                 result = results[index]
                 outputs.append(result if isinstance(result, torch.Tensor) else
                                as_torch(result, dtype))
+            elif kind == "kiln channels-last":  # back to the logical (N, C, ...) order
+                index, dtype, order = value
+                outputs.append(as_torch(results[index], dtype).permute(order))
             elif kind == "input":
                 outputs.append(args[value])
             else:
@@ -375,6 +394,24 @@ class CompiledGraph:
                 raise
             return self._run_cuda(self._compile(args), args)
         return outputs
+
+    def output_strides(self):
+        """The strides of each FX output as calls return them (None: not a tensor)."""
+        results = next(node for node in self.graph_module.graph.nodes if node.op == "output").args[0]
+        results = [results] if self.single else list(results)
+        strides = []
+        for (kind, value), result in zip(self.plan, results):
+            tensor = meta(result) if isinstance(result, torch.fx.Node) else None
+            if not isinstance(tensor, torch.Tensor):
+                strides.append(None)
+            elif kind == "input":
+                strides.append(tuple(tensor.stride()))
+            elif kind == "kiln channels-last":
+                stored = [tensor.shape[axis] for axis in channels_last_order(tensor.dim())]
+                strides.append(tuple(torch.empty(stored, device="meta").permute(value[2]).stride()))
+            else:
+                strides.append(tuple(torch.empty(tensor.shape, device="meta").stride()))
+        return strides
 
     @property
     def kernel_count(self):

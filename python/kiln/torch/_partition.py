@@ -50,9 +50,11 @@ def _computes_something(partition):
                for node in partition.nodes)
 
 
-def compile_graph_module(graph_module, example_inputs, options, unsupported_ops, name):
+def compile_graph_module(graph_module, example_inputs, options, unsupported_ops, name,
+                         free_layouts=None):
     """A callable for an ATen graph: one kiln graph when kiln converts every node, else the
-    graph partitioned between kiln and eager PyTorch."""
+    graph partitioned between kiln and eager PyTorch. `free_layouts`: the slice of outputs
+    whose strides kiln may choose (honoured by a whole graph: CompiledGraph.output_strides)."""
     if has_dynamic_sizes(graph_module):
         try:  # one kiln graph with size symbols for every size
             return CompiledGraph(graph_module, example_inputs, options, name, symbolic=True)
@@ -78,7 +80,8 @@ def compile_graph_module(graph_module, example_inputs, options, unsupported_ops,
         return run_eagerly
     refused = refused_nodes(graph_module)
     if not refused:
-        return CompiledGraph(graph_module, example_inputs, options, name)
+        return CompiledGraph(graph_module, example_inputs, options, name,
+                             free_layouts=free_layouts)
     reasons = [f"{describe(node)} runs in eager PyTorch: {reason}"
                for node, reason in refused.items()]
     if unsupported_ops == "error":

@@ -48,7 +48,8 @@ class KernelEmitter : public CLikePrinter {
   void declare_accumulators(const Stmt& s, const std::string& suffix, int64_t count = 0);
   void combine_elements(const Stmt& s, const std::string& suffix, const std::string& subscript);
   void merge_partials(const Stmt& s, const std::string& into, const std::string& from,
-                      const std::string& from_subscript = "");
+                      const std::string& from_subscript = "", const std::string& into_subscript = "");
+  void fold_lanes(const Stmt& s, const std::string& suffix, int64_t lanes);
   void reduce_loops(const Stmt& s, bool worksharing, const std::string& suffix, bool simd_ok);
   void blocked_sum_loops(const Stmt& s, bool worksharing, const std::string& suffix,
                          int64_t lanes);

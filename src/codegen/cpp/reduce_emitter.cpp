@@ -64,11 +64,12 @@ void KernelEmitter::combine_elements(const Stmt& s, const std::string& suffix, c
 // Merges partial accumulators (thread partials, SIMD lanes) into others. argmax/argmin ties go
 // to the lower index, as in the serial loop.
 void KernelEmitter::merge_partials(const Stmt& s, const std::string& into, const std::string& from,
-                                   const std::string& from_subscript) {
+                                   const std::string& from_subscript, const std::string& into_subscript) {
   for (const sched::Accumulation& a : s.accumulations) {
     const ir::OpInfo& info = ir::op_info(a.op);
     std::string name(info.name);
-    AccumulatorNames acc = accumulator_names(a, into), part = accumulator_names(a, from, from_subscript);
+    AccumulatorNames acc = accumulator_names(a, into, into_subscript),
+                     part = accumulator_names(a, from, from_subscript);
     switch (info.accumulator) {
       case ir::Accumulator::Plain:
         line(acc.value + " = kiln_combine_" + name + "(" + acc.value + ", " + part.value + ");");
@@ -170,12 +171,34 @@ void KernelEmitter::reduce_loops(const Stmt& s, bool worksharing, const std::str
     close_block();
   }
   for (size_t k = 0; k + 1 < s.reduce_loops.size(); ++k) close_block();
-  if (split) {
+  if (split) fold_lanes(s, suffix, lanes);
+}
+
+// Merges the SIMD lanes into the accumulators. Pairwise, one SIMD loop per level: folded one
+// lane after another, 64 lanes cost as much as the loop itself on a row of a few hundred
+// elements (softmax over 128 keys, BERT's layer norms). argmax/argmin stay sequential: their
+// merge is written for partials in index order.
+void KernelEmitter::fold_lanes(const Stmt& s, const std::string& suffix, int64_t lanes) {
+  const std::string into = suffix + "_lanes";
+  bool pairwise = (lanes & (lanes - 1)) == 0;
+  for (const sched::Accumulation& a : s.accumulations)
+    pairwise = pairwise && ir::op_info(a.op).accumulator != ir::Accumulator::ArgIndex;
+  if (!pairwise) {
     line("for (int lane = 0; lane < " + std::to_string(lanes) + "; ++lane) {");
     open_block();
-    merge_partials(s, suffix, suffix + "_lanes", "[lane]");
+    merge_partials(s, suffix, into, "[lane]");
+    close_block();
+    return;
+  }
+  for (int64_t width = lanes / 2; width > 0; width /= 2) {
+    const std::string w = std::to_string(width);
+    line("#pragma omp simd");
+    line("for (int lane = 0; lane < " + w + "; ++lane) {");
+    open_block();
+    merge_partials(s, into, into, "[lane + " + w + "]", "[lane]");
     close_block();
   }
+  merge_partials(s, suffix, into, "[0]");
 }
 
 // Float sums (and Welford mean/variance states), blocked for accuracy at the same speed: each block of `lanes` x kBlockSteps
