@@ -18,7 +18,8 @@ from ._numpy_functions import _result
 from ._numpy_manipulation import FUNCTIONS as _MANIPULATION
 from ._numpy_statistics import FUNCTIONS as _STATISTICS
 from ._tracer import (TracedArray, _UFuncOutputCastingError, _has_mask, as_operand, backend, cast,
-                      context_of, default_float, materialize_all, to_tensor, traced, weak_type)
+                      context_of, default_float, graph_break, materialize_all, to_tensor, traced,
+                      weak_type)
 
 
 def _k():
@@ -156,8 +157,36 @@ def _resolve(ufunc, types, dtype, casting):
 
 
 def _fallback(function, inputs, kwargs, reason):
-    inputs, kwargs = materialize_all((inputs, kwargs), reason)
-    return function(*inputs, **kwargs)
+    return _call_eagerly(function, inputs, kwargs, reason)
+
+
+def _call_eagerly(function, args, kwargs, reason):
+    """A graph break: `function` runs on the tracers' ndarrays. A NumPy function that updates an
+    argument in place (np.add.at, np.put, np.copyto, out=) updates those ndarrays, copies of the
+    traced values: each one it changed is written back into its tracer (a functionalised
+    in-place update, through views), or the update would be lost."""
+    materialized = []  # (tracer, its ndarray, a copy from before the call)
+
+    def concrete(value):
+        if isinstance(value, TracedArray):
+            array = materialize_all(value, reason)
+            materialized.append((value, array, np.array(array, copy=True)))
+            return array
+        if isinstance(value, (list, tuple)):
+            return type(value)(concrete(item) for item in value)
+        if isinstance(value, dict):
+            return {key: concrete(item) for key, item in value.items()}
+        return value
+    args, kwargs = concrete(args), concrete(kwargs)
+    result = function(*args, **kwargs)
+    for tracer, array, before in materialized:
+        if array.shape == before.shape and array.tobytes() == before.tobytes():
+            continue
+        name = getattr(function, "__name__", str(function))
+        if tracer._mask is not None:
+            graph_break(f"{name} updates x[mask] in place (data-dependent shape)")
+        tracer._assign(to_tensor(tracer._context, np.array(array, copy=True), tracer.dtype, name))
+    return result
 
 
 def apply_function(context, function, args, kwargs):
@@ -172,8 +201,7 @@ def apply_function(context, function, args, kwargs):
         module = getattr(function, "__module__", "numpy") or "numpy"
         reason = (f"{module}.{name} of x[mask] (data-dependent shape)" if masked else
                   f"{module}.{name} is not supported by kiln's NumPy tracer")
-        args, kwargs = materialize_all((args, kwargs), reason)
-        return function(*args, **kwargs)
+        return _call_eagerly(function, args, kwargs, reason)
     context.at()
     return implementation(context, *args, **kwargs)
 

@@ -282,7 +282,7 @@ void CLikePrinter::loop(const Stmt& s) {
     close_block();
     return;
   }
-  bool was_simd = in_simd_loop_;
+  bool was_simd = in_simd_loop_, was_parallel = in_parallel_loop_;
   // Run-time bounds (sched/trim_loops.h), clamped; their text comes before the loop's pragma.
   auto [begin, end] = bounds_text(s.loop);
   bool simd = before_loop(s);
@@ -290,8 +290,10 @@ void CLikePrinter::loop(const Stmt& s) {
   line("for (int64_t " + v + " = " + begin + "; " + v + " < " + end + "; ++" + v + ") {");
   open_block();
   in_simd_loop_ = in_simd_loop_ || simd;
+  in_parallel_loop_ = in_parallel_loop_ || s.parallel;
   statements(s.body);
   in_simd_loop_ = was_simd;
+  in_parallel_loop_ = was_parallel;
   close_block();
 }
 

@@ -118,6 +118,7 @@ class CLikePrinter {
   std::ostringstream out_;  // the body
   int depth_ = 1;
   bool in_simd_loop_ = false;  // inside a loop whose iterations are SIMD lanes
+  bool in_parallel_loop_ = false;  // inside a loop whose iterations run on several threads
   std::vector<std::set<ExprId>> emitted_{{}};
 };
 

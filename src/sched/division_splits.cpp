@@ -7,7 +7,7 @@
 
 namespace kiln::sched {
 
-std::vector<std::vector<int64_t>> division_splits(KernelBuilder& builder, const std::vector<int32_t>& loops) {
+LoopSplits division_splits(KernelBuilder& builder, const std::vector<int32_t>& loops) {
   std::vector<std::set<int64_t, std::greater<>>> wanted(loops.size());
   const Kernel& kernel = builder.kernel();
   for (size_t id = 0; id < kernel.exprs.size(); ++id) {
@@ -26,13 +26,17 @@ std::vector<std::vector<int64_t>> division_splits(KernelBuilder& builder, const 
       if (inner > 1 && inner < extent && extent % inner == 0) wanted[d].insert(inner);
     }
   }
-  std::vector<std::vector<int64_t>> splits(loops.size());
+  LoopSplits splits(loops.size());
   for (size_t d = 0; d < loops.size(); ++d) {
     int64_t outer = builder.loop_extent(loops[d]);
     for (int64_t inner : wanted[d])  // largest first; each must divide the one before
       if (outer % inner == 0) splits[d].push_back(outer = inner);
   }
   return splits;
+}
+
+bool any_split(const LoopSplits& splits) {
+  return std::any_of(splits.begin(), splits.end(), [](const auto& s) { return !s.empty(); });
 }
 
 }  // namespace kiln::sched

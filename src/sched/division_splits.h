@@ -14,6 +14,8 @@ namespace kiln::sched {
 // loops to split it into, outermost first: loop i of extent n with splits {f1, f2} (f2 | f1 | n)
 // becomes loops of extents n/f1, f1/f2, f2 with i = a*f1 + b*f2 + c. Empty: no split. Only
 // divisions of an index by a constant, where the split divides the loop's extent, ask for one.
-std::vector<std::vector<int64_t>> division_splits(KernelBuilder& builder, const std::vector<int32_t>& loops);
+using LoopSplits = std::vector<std::vector<int64_t>>;
+LoopSplits division_splits(KernelBuilder& builder, const std::vector<int32_t>& loops);
+bool any_split(const LoopSplits& splits);
 
 }  // namespace kiln::sched

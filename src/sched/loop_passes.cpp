@@ -5,6 +5,7 @@
 #include "sched/cpu/mark_parallel.h"
 #include "sched/cpu/mark_reduction_lanes.h"
 #include "sched/cpu/mark_vector_loops.h"
+#include "sched/cpu/parallel_scatter_adds.h"
 #include "sched/cpu/parallel_iterations.h"
 #include "sched/guard_reductions.h"
 #include "sched/induction_ranges.h"
@@ -22,6 +23,7 @@ const std::vector<LoopPass>& loop_passes(const target::Target& target) {
       {"guard_reductions", guard_reductions},
       {"interchange_reductions", cpu::interchange_reductions},
       {"mark_parallel", cpu::mark_parallel},
+      {"parallel_scatter_adds", nullptr, cpu::parallel_scatter_adds},
       {"mark_vector_loops", cpu::mark_vector_loops},
       {"mark_reduction_lanes", cpu::mark_reduction_lanes},
       {"hoist_invariants", cpu::hoist_invariants},

@@ -66,6 +66,9 @@ class ProgramBuilder {
   void finish_kernel(Kernel& kernel, const Lowering& lowering, size_t ordered_from = SIZE_MAX);
   Stmt loop_nest(KernelBuilder& builder, Lowering& lowering, const std::vector<int64_t>& shape,
                  std::vector<int32_t>& loops, const std::function<void(std::vector<Stmt>&)>& inner);
+  Stmt split_nest(KernelBuilder& builder, Lowering& lowering, const std::vector<int64_t>& shape,
+                  const LoopSplits& splits, std::vector<int32_t>& dimension_loops,
+                  const std::function<void(std::vector<Stmt>&, std::vector<ExprId>)>& inner);
 
   const ir::Graph& graph_;
   const std::set<ValueId>& materialized_;
@@ -314,6 +317,33 @@ Stmt ProgramBuilder::loop_nest(KernelBuilder& builder, Lowering& lowering,
   return outer;
 }
 
+// loop_nest over `shape` split as `splits` says (sched/division_splits.h): loops of extents
+// n/f1, f1/f2, f2 for a dimension of extent n split {f1, f2}. `inner` gets each dimension's
+// index (i = a*f1 + b*f2 + c); `dimension_loops` receives each dimension's outermost loop.
+Stmt ProgramBuilder::split_nest(KernelBuilder& builder, Lowering& lowering,
+                                const std::vector<int64_t>& shape, const LoopSplits& splits,
+                                std::vector<int32_t>& dimension_loops,
+                                const std::function<void(std::vector<Stmt>&, std::vector<ExprId>)>& inner) {
+  std::vector<int64_t> nest_shape;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    nest_shape.push_back(splits[d].empty() ? shape[d] : shape[d] / splits[d].front());
+    for (size_t k = 0; k < splits[d].size(); ++k)
+      nest_shape.push_back(k + 1 < splits[d].size() ? splits[d][k] / splits[d][k + 1] : splits[d][k]);
+  }
+  std::vector<int32_t> loops;
+  return loop_nest(builder, lowering, nest_shape, loops, [&](std::vector<Stmt>& body) {
+    std::vector<ExprId> index, nest_index = lowering.loop_index(loops);
+    for (size_t d = 0, at = 0; d < shape.size(); ++d) {
+      dimension_loops.push_back(loops[at]);
+      ExprId i = nest_index[at++];
+      for (size_t k = 0; k < splits[d].size(); ++k, ++at)
+        i = builder.add(builder.mul(i, builder.loop_extent(loops[at])), nest_index[at]);
+      index.push_back(i);
+    }
+    inner(body, std::move(index));
+  });
+}
+
 // The permutation every root of `group` applies (each a permute, in the same order), when one
 // of them permutes a value computed in the kernel (not a buffer's); else empty. Such a group
 // iterates in the order of what it permutes: the work inlined under the permutes (a
@@ -338,29 +368,16 @@ void ProgramBuilder::build_pointwise_kernel(const std::vector<Root>& group) {
   const std::vector<int64_t> shape = ir::to_ints(
       permutation.empty() ? front.shape : graph_.node(front.inputs[0]).shape);
   // Built once as it is; a second time over a finer nest where that makes its divisions exact.
-  std::vector<std::vector<int64_t>> splits(shape.size());
+  LoopSplits splits(shape.size());
   for (bool refined = false;; refined = true) {
     Kernel kernel;
     KernelBuilder builder(kernel);
     std::set<ValueId> requests;
     Lowering lowering(graph_, buffer_of_, program_.buffers, builder, requests, uses_);
     lowering.push_scope(&kernel.body, {});
-    std::vector<int64_t> nest_shape;
-    for (size_t d = 0; d < shape.size(); ++d) {
-      nest_shape.push_back(splits[d].empty() ? shape[d] : shape[d] / splits[d].front());
-      for (size_t k = 0; k < splits[d].size(); ++k)
-        nest_shape.push_back(k + 1 < splits[d].size() ? splits[d][k] / splits[d][k + 1] : splits[d][k]);
-    }
-    std::vector<int32_t> loops, dimension_loops;
-    Stmt block = loop_nest(builder, lowering, nest_shape, loops, [&](std::vector<Stmt>& body) {
-      std::vector<ExprId> index, nest_index = lowering.loop_index(loops);
-      for (size_t d = 0, at = 0; d < shape.size(); ++d) {  // i = a*f1 + b*f2 + c
-        dimension_loops.push_back(loops[at]);
-        ExprId i = nest_index[at++];
-        for (size_t k = 0; k < splits[d].size(); ++k, ++at)
-          i = builder.add(builder.mul(i, builder.loop_extent(loops[at])), nest_index[at]);
-        index.push_back(i);
-      }
+    std::vector<int32_t> dimension_loops;
+    Stmt block = split_nest(builder, lowering, shape, splits, dimension_loops,
+                            [&](std::vector<Stmt>& body, std::vector<ExprId> index) {
       if (!permutation.empty()) {  // the roots' index: out[d] = in[permutation[d]]
         std::vector<ExprId> root_index;
         for (int64_t axis : permutation) root_index.push_back(index[static_cast<size_t>(axis)]);
@@ -379,10 +396,7 @@ void ProgramBuilder::build_pointwise_kernel(const std::vector<Root>& group) {
       }
       for (Stmt& store : stores) body.push_back(std::move(store));
     });
-    if (!refined) {
-      splits = division_splits(builder, dimension_loops);
-      if (std::any_of(splits.begin(), splits.end(), [](const auto& s) { return !s.empty(); })) continue;
-    }
+    if (!refined && any_split(splits = division_splits(builder, dimension_loops))) continue;
     for (Stmt& s : block.body) kernel.body.push_back(std::move(s));
     lowering.pop_scope();
     requests_.insert(requests.begin(), requests.end());
@@ -428,48 +442,58 @@ void ProgramBuilder::build_scan_kernel(const Root& root) {
 void ProgramBuilder::build_scatter_kernel(const Root& root) {
   const Node& node = graph_.node(root.node);
   const Node& values = graph_.node(node.inputs[2]);
-  Kernel kernel;
-  KernelBuilder builder(kernel);
-  Lowering lowering(graph_, buffer_of_, program_.buffers, builder, requests_, uses_);
-  lowering.push_scope(&kernel.body, {});
-  std::vector<int32_t> loops;
-  // First the unchanged elements (unless the scatter updates its base's buffer in place), then
-  // the scattered ones in index order (later wins / adds).
-  if (base_of_[static_cast<size_t>(root.node)] < 0) {
-    Stmt copy = loop_nest(builder, lowering, ir::to_ints(node.shape), loops, [&](std::vector<Stmt>& body) {
-      std::vector<ExprId> index = lowering.loop_index(loops);
+  const std::vector<int64_t> values_shape = ir::to_ints(values.shape);
+  // Built once as it is; a second time over a finer nest of the scattered values where that
+  // makes their divisions exact (max-pool's gradient scatters a flattened activation).
+  LoopSplits splits(values_shape.size());
+  for (bool refined = false;; refined = true) {
+    Kernel kernel;
+    KernelBuilder builder(kernel);
+    std::set<ValueId> requests;
+    Lowering lowering(graph_, buffer_of_, program_.buffers, builder, requests, uses_);
+    lowering.push_scope(&kernel.body, {});
+    std::vector<int32_t> loops;
+    // First the unchanged elements (unless the scatter updates its base's buffer in place),
+    // then the scattered ones in index order (later wins / adds).
+    if (base_of_[static_cast<size_t>(root.node)] < 0) {
+      Stmt copy = loop_nest(builder, lowering, ir::to_ints(node.shape), loops, [&](std::vector<Stmt>& body) {
+        std::vector<ExprId> index = lowering.loop_index(loops);
+        Stmt store;
+        store.kind = StmtKind::Store;
+        store.buffer = root.buffer;
+        store.index = lowering.offset(root.buffer, index);
+        store.value = lowering.value(node.inputs[0], index);
+        body.push_back(std::move(store));
+      });
+      for (Stmt& s : copy.body) kernel.body.push_back(std::move(s));
+    }
+    size_t axis = static_cast<size_t>(node.attrs.axis);
+    int64_t size = node.shape[axis].constant();
+    std::vector<int32_t> dimension_loops;
+    Stmt scatter = split_nest(builder, lowering, values_shape, splits, dimension_loops,
+                              [&](std::vector<Stmt>& body, std::vector<ExprId> index) {
+      ExprId i = builder.cast(lowering.value(node.inputs[1], {index[axis]}), DType::Int64);
+      ExprId wrapped = builder.select(builder.less(i, builder.index_constant(0)),
+                                      builder.add(i, builder.index_constant(size)), i);
+      std::vector<ExprId> target = index;
+      target[axis] = builder.minimum(builder.maximum(wrapped, builder.index_constant(0)),
+                                     builder.index_constant(size - 1));
       Stmt store;
       store.kind = StmtKind::Store;
+      store.accumulate = node.attrs.scatter_mode == ir::ScatterMode::Add;
       store.buffer = root.buffer;
-      store.index = lowering.offset(root.buffer, index);
-      store.value = lowering.value(node.inputs[0], index);
+      store.index = lowering.offset(root.buffer, target);
+      store.value = lowering.value(node.inputs[2], index);
       body.push_back(std::move(store));
     });
-    for (Stmt& s : copy.body) kernel.body.push_back(std::move(s));
+    if (!refined && any_split(splits = division_splits(builder, dimension_loops))) continue;
+    size_t ordered_from = kernel.body.size();
+    for (Stmt& s : scatter.body) kernel.body.push_back(std::move(s));
+    lowering.pop_scope();
+    requests_.insert(requests.begin(), requests.end());
+    finish_kernel(kernel, lowering, ordered_from);  // duplicates must apply in order
+    return;
   }
-  loops.clear();
-  size_t axis = static_cast<size_t>(node.attrs.axis);
-  int64_t size = node.shape[axis].constant();
-  Stmt scatter = loop_nest(builder, lowering, ir::to_ints(values.shape), loops, [&](std::vector<Stmt>& body) {
-    std::vector<ExprId> index = lowering.loop_index(loops);
-    ExprId i = builder.cast(lowering.value(node.inputs[1], {index[axis]}), DType::Int64);
-    ExprId wrapped = builder.select(builder.less(i, builder.index_constant(0)),
-                                    builder.add(i, builder.index_constant(size)), i);
-    std::vector<ExprId> target = index;
-    target[axis] = builder.minimum(builder.maximum(wrapped, builder.index_constant(0)),
-                                   builder.index_constant(size - 1));
-    Stmt store;
-    store.kind = StmtKind::Store;
-    store.accumulate = node.attrs.scatter_mode == ir::ScatterMode::Add;
-    store.buffer = root.buffer;
-    store.index = lowering.offset(root.buffer, target);
-    store.value = lowering.value(node.inputs[2], index);
-    body.push_back(std::move(store));
-  });
-  size_t ordered_from = kernel.body.size();
-  for (Stmt& s : scatter.body) kernel.body.push_back(std::move(s));
-  lowering.pop_scope();
-  finish_kernel(kernel, lowering, ordered_from);  // duplicates must apply in order
 }
 
 // The loop's carried values live in one buffer each (the loop_result nodes read it after the

@@ -134,6 +134,33 @@ TEST(CompileStructure, GatherAndScatter) {
   }
 }
 
+// A big scatter-add runs on all threads, each add atomic (sched/cpu/parallel_scatter_adds.h):
+// 2^18 updates into 1000 elements, every element hit ~262 times. The values are small
+// integers, so every order of the additions gives the interpreter's result exactly.
+TEST(CompileStructure, BigScatterAddsRunOnAllThreadsWithAtomicAdds) {
+  const int64_t updates = int64_t(1) << 18;
+  std::vector<double> targets(static_cast<size_t>(updates)), small(static_cast<size_t>(updates));
+  for (int64_t k = 0; k < updates; ++k) {
+    targets[static_cast<size_t>(k)] = double((k * 7919) % 1000);
+    small[static_cast<size_t>(k)] = double(k % 5 - 2);
+  }
+  GraphCase graph;
+  ir::Builder& builder = graph.builder;
+  ValueId index = graph.input(make_array(DType::Int64, {updates}, targets));
+  for (DType dtype : {DType::Float32, DType::Float64, DType::Int64, DType::Int32}) {
+    ValueId base = graph.input(make_array(dtype, {1000}, pseudo_random(1000, -3, 3, 5)));
+    ValueId values = graph.input(make_array(dtype, {updates}, small));
+    graph.output(builder.scatter(base, index, builder.unary(Op::neg, values), 0,
+                                 ir::ScatterMode::Add),
+                 std::string("parallel scatter-add ") + std::string(dtype_name(dtype)));
+  }
+  Options options = test_options();
+  options.num_threads = 2;
+  CompiledRun run = graph.check(options);
+  const std::string source = run.compiled->source_text();
+  EXPECT_NE(source.find("#pragma omp atomic"), std::string::npos) << source;
+}
+
 TEST(CompileStructure, IotaRandomAndConstants) {
   GraphCase graph;
   ir::Builder& builder = graph.builder;

@@ -6,6 +6,7 @@
 #include "sched/cpu/interchange_reductions.h"
 #include "sched/cpu/mark_parallel.h"
 #include "sched/cpu/mark_vector_loops.h"
+#include "sched/cpu/parallel_scatter_adds.h"
 #include "sched/kernel_builder.h"
 #include "sched/scheduler.h"
 #include "target/target.h"
@@ -170,6 +171,30 @@ TEST(LoopPasses, MarkParallelNeedsThreadsAndWork) {
   Kernel ordered = copy_kernel(1024, 1024);
   ordered.ordered_from = 0;  // a scatter's updates
   EXPECT_FALSE(cpu::mark_parallel(ordered, cpu(2)));
+}
+
+// A scatter's loop is never SIMD (two lanes may store into one element); a big scatter-add's
+// runs on the threads (its adds atomic), a scatter that sets stays on one thread.
+TEST(LoopPasses, ScattersAreNeverSimdAndBigScatterAddsAreParallel) {
+  for (ir::ScatterMode mode : {ir::ScatterMode::Add, ir::ScatterMode::Set}) {
+    ir::Graph graph;
+    ir::Builder b(graph);
+    ir::ValueId base = b.parameter(DType::Float32, {1000});
+    ir::ValueId index = b.parameter(DType::Int64, {1 << 18});
+    ir::ValueId values = b.parameter(DType::Float32, {1 << 18});
+    graph.set_outputs({b.scatter(base, index, values, 0, mode)});
+    Program program = schedule(graph, {});
+    ASSERT_EQ(program.kernels.size(), 1u);
+    Kernel& kernel = program.kernels[0];
+    ASSERT_GE(kernel.ordered_from, 0);
+    cpu::mark_parallel(kernel, cpu(2));
+    cpu::parallel_scatter_adds(program, cpu(2));
+    cpu::mark_vector_loops(kernel, cpu(2));
+    const Stmt& scatter = kernel.body[static_cast<size_t>(kernel.ordered_from)];
+    EXPECT_FALSE(scatter.vectorize);
+    EXPECT_EQ(scatter.parallel, mode == ir::ScatterMode::Add);
+    EXPECT_TRUE(kernel.body[0].vectorize);  // the copy of the base before it
+  }
 }
 
 TEST(LoopPasses, MarkVectorLoopsMarksTheInnermostStoreLoop) {

@@ -130,3 +130,34 @@ def test_graph_breaks_inside_numpy_conversions_are_not_masked():
                                    _store_into_untraced_array(x))
     with pytest.raises(kiln.GraphBreak, match=r"test_trust_graph_breaks.py:\d+"):
         kiln.compile(_store_into_untraced_array, fullgraph=True)(x)
+
+
+def _scatter_add(x, index, values):
+    y = x * 2
+    np.add.at(y, index, values)  # ufunc.at: not traced, runs on the ndarray of y
+    return y + 1
+
+
+def _put_into_view(x):
+    y = x.copy()
+    np.put(y[1:], [0, 2], [-1.0, -2.0])  # updates y through a view
+    return y
+
+
+def _ufunc_into_traced_out(x):
+    y = x + 0
+    np.heaviside(y, 0.5, out=y)  # a ufunc kiln lacks, writing into a traced array
+    return y * 3
+
+
+@pytest.mark.parametrize("function, arguments", [
+    (_scatter_add, (np.arange(6.0), np.array([0, 2, 2, 5, 0]), np.arange(5.0))),
+    (_put_into_view, (np.arange(6.0),)),
+    (_ufunc_into_traced_out, (np.linspace(-1, 1, 9),)),
+])
+def test_an_untraced_function_that_updates_its_argument_in_place_is_not_lost(function, arguments):
+    """A function the tracer cannot follow runs on the traced values' ndarrays (a graph break);
+    what it writes into them is written back into the trace, through views too."""
+    eager = function(*(np.copy(a) for a in arguments))
+    np.testing.assert_array_equal(kiln.compile(function)(*arguments), eager)
+    np.testing.assert_array_equal(kiln.compile(function)(*arguments), eager)  # segments reused

@@ -14,6 +14,7 @@
 #include "kiln/error.h"
 #include "prelude_text.h"
 #include "sched/kernel_hash.h"
+#include "sched/scatter_adds.h"
 
 namespace kiln::codegen {
 namespace {
@@ -41,6 +42,15 @@ bool KernelEmitter::before_loop(const Stmt& s) {
   else if (s.parallel) line("#pragma omp parallel for " + schedule + parallel_clause());
   else if (simd) line("#pragma omp simd");
   return simd;
+}
+
+void KernelEmitter::accumulate_store(int32_t buffer, const std::string& index,
+                                     const std::string& value, DType from) {
+  const DType dtype = program_.buffers[static_cast<size_t>(buffer)].dtype;
+  if (!in_parallel_loop_ || !sched::has_atomic_add(dtype))
+    return CLikePrinter::accumulate_store(buffer, index, value, from);
+  line("#pragma omp atomic");
+  line(buffer_name(buffer) + "[" + index + "] += " + convert(value, from, dtype) + ";");
 }
 
 // A lane reduction's result for the current lane, read inside the loop over the lanes.

@@ -38,6 +38,10 @@ class KernelEmitter : public CLikePrinter {
            "];\n";
   }
   bool before_loop(const Stmt& s) override;
+  // An add into a buffer that other threads add into (sched/cpu/parallel_scatter_adds.h) is
+  // an `omp atomic` update.
+  void accumulate_store(int32_t buffer, const std::string& index, const std::string& value,
+                        DType from) override;
   void reduce(const Stmt& s) override;
   std::string local_value(ExprId id) override;
 

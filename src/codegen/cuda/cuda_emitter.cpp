@@ -12,6 +12,7 @@
 #include "kiln/error.h"
 #include "prelude_text.h"
 #include "sched/kernel_hash.h"
+#include "sched/scatter_adds.h"
 
 namespace kiln::codegen {
 namespace cuda_detail {
@@ -40,31 +41,6 @@ constexpr const char* kWelfordShuffle =
 
 bool is_plain_loop(const Stmt& s) {
   return s.kind == StmtKind::Loop && s.loop.begin < 0 && s.loop.end < 0;
-}
-
-// The dtypes CUDA's atomicAdd takes (int64 and uint64 as unsigned long long).
-bool has_atomic_add(DType dtype) {
-  return dtype == DType::Float32 || dtype == DType::Float64 || dtype == DType::Int32 ||
-         dtype == DType::UInt32 || dtype == DType::Int64 || dtype == DType::UInt64;
-}
-
-// Whether an ordered statement (a scatter's) may run on many threads at once: a loop nest whose
-// only stores add into their buffer with atomicAdd (scatter-add: np.add.at, index_put with
-// accumulate, the gradients of embeddings and pooling). Additions in another order round
-// floats differently, as every GPU library's scatter-add does; other scatters (later wins) and
-// 16-bit or 8-bit adds stay in order on one thread.
-bool adds_in_any_order(const Stmt& s, const Program& program) {
-  switch (s.kind) {
-    case StmtKind::Loop:
-    case StmtKind::Reduce:
-      return std::all_of(s.body.begin(), s.body.end(),
-                         [&](const Stmt& c) { return adds_in_any_order(c, program); });
-    case StmtKind::Store:
-      return s.accumulate && !s.to_local_array &&
-             has_atomic_add(program.buffers[static_cast<size_t>(s.buffer)].dtype);
-    default:
-      return false;
-  }
 }
 
 // Elements a statement touches: its extents times its children's.
@@ -161,7 +137,7 @@ std::vector<LaunchPlan> plan_launches(const Program& program, const Kernel& kern
   size_t ordered =
       kernel.ordered_from < 0 ? kernel.body.size() : static_cast<size_t>(kernel.ordered_from);
   while (ordered < kernel.body.size() && is_plain_loop(kernel.body[ordered]) &&
-         adds_in_any_order(kernel.body[ordered], program))
+         sched::adds_in_any_order(kernel.body[ordered], program.buffers))
     ++ordered;
   const bool all_loops = std::all_of(kernel.body.begin(), kernel.body.begin() + ordered,
                                      [](const Stmt& s) { return s.kind == StmtKind::Loop; });
@@ -269,7 +245,7 @@ void CudaKernelEmitter::body() {
 void CudaKernelEmitter::accumulate_store(int32_t buffer, const std::string& index,
                                          const std::string& value, DType from) {
   const DType dtype = program_.buffers[static_cast<size_t>(buffer)].dtype;
-  if (!has_atomic_add(dtype)) return CLikePrinter::accumulate_store(buffer, index, value, from);
+  if (!sched::has_atomic_add(dtype)) return CLikePrinter::accumulate_store(buffer, index, value, from);
   const std::string element = "&" + buffer_name(buffer) + "[" + index + "]";
   const std::string added = convert(value, from, dtype);
   if (dtype == DType::Int64 || dtype == DType::UInt64)  // two's complement: the same bits

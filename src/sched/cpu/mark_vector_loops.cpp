@@ -36,6 +36,17 @@ bool mark(std::vector<Stmt>& body) {
 
 }  // namespace
 
-bool mark_vector_loops(Kernel& kernel, const target::Target&) { return mark(kernel.body); }
+bool mark_vector_loops(Kernel& kernel, const target::Target&) {
+  // A scatter's statements (from ordered_from on) stay scalar: two lanes of one SIMD step may
+  // store into one element (a duplicate index), and `omp simd` would say they cannot.
+  const size_t end =
+      kernel.ordered_from < 0 ? kernel.body.size() : static_cast<size_t>(kernel.ordered_from);
+  std::vector<Stmt> ordered(std::make_move_iterator(kernel.body.begin() + static_cast<ptrdiff_t>(end)),
+                            std::make_move_iterator(kernel.body.end()));
+  kernel.body.resize(end);
+  const bool marked = mark(kernel.body);
+  for (Stmt& s : ordered) kernel.body.push_back(std::move(s));
+  return marked;
+}
 
 }  // namespace kiln::sched::cpu
