@@ -178,7 +178,7 @@ std::string CLikePrinter::value(ExprId id) {
   auto operand_dtype = [&](int k) { return expr(e.operands[static_cast<size_t>(k)]).dtype; };
   switch (e.kind) {
     case ExprKind::Load:
-      text = load_text(e);
+      text = load_value(id);
       break;
     case ExprKind::Elementwise: {
       text = "kiln_op_" + std::string(ir::op_name(e.op)) + "(";
@@ -252,7 +252,7 @@ void CLikePrinter::statements(const std::vector<Stmt>& body) {
         if (s.accumulate)
           accumulate_store(s.buffer, index, v, expr(s.value).dtype);
         else
-          line(store_text(s.buffer, index, v, expr(s.value).dtype));
+          plain_store(s, index, v);
         break;
       }
     }

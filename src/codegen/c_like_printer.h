@@ -75,6 +75,12 @@ class CLikePrinter {
   // A scatter-add's store (Stmt::accumulate): buffer[index] += value, `value` of dtype `from`.
   virtual void accumulate_store(int32_t buffer, const std::string& index, const std::string& value,
                                 DType from);
+  // A Load expression's value (the CUDA emitter reads some from vector registers).
+  virtual std::string load_value(ExprId id) { return load_text(expr(id)); }
+  // A Store statement that is not an add: buffer[index] = value.
+  virtual void plain_store(const Stmt& s, const std::string& index, const std::string& value) {
+    line(store_text(s.buffer, index, value, expr(s.value).dtype));
+  }
   // The element of `buffer` at `index` as a load reads it (before 16-bit float conversion).
   virtual std::string loaded_element(int32_t buffer, const std::string& index) {
     return buffer_name(buffer) + "[" + index + "]";

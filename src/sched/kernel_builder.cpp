@@ -325,6 +325,18 @@ ExprId KernelBuilder::less(ExprId a, ExprId b) {
   return intern(e);
 }
 
+bool KernelBuilder::aligned_unit_stride(ExprId id, int32_t loop, int64_t multiple) {
+  const Affine form = affine(id);
+  bool unit = false;
+  for (auto [atom, factor] : form.terms) {
+    if (expr(atom).kind == ExprKind::LoopVar && expr(atom).variable == loop)
+      unit = factor == 1;
+    else if (factor % multiple != 0 || dependencies(atom).count(loop))
+      return false;
+  }
+  return unit && form.constant % multiple == 0;
+}
+
 int64_t KernelBuilder::coefficient(ExprId id, int32_t loop) const {
   for (auto [atom, factor] : affine(id).terms)
     if (expr(atom).kind == ExprKind::LoopVar && expr(atom).variable == loop) return factor;

@@ -54,6 +54,10 @@ class KernelBuilder {
   // The coefficient of loop variable `loop` in an index expression (0 when absent or when the
   // expression is not affine in it).
   int64_t coefficient(ExprId id, int32_t loop) const;
+  // Whether index `id` steps by 1 with loop `loop` and is a multiple of `multiple` where that
+  // loop's variable is: `multiple` consecutive iterations from a multiple of it read one
+  // aligned run of `multiple` elements (a 16-byte vector access on the GPU).
+  bool aligned_unit_stride(ExprId id, int32_t loop, int64_t multiple);
   // Loop variables an expression depends on (through Locals too).
   const std::set<int32_t>& dependencies(ExprId id);
   bool is_constant(ExprId id, int64_t* value = nullptr) const;

@@ -88,6 +88,45 @@ TEST(CudaEmitter, ElementwiseLoopsAreFlattenedOverThreads) {
   EXPECT_NE(source.text.find("kiln_base += 4 * (int64_t)gridDim.x * 256"), std::string::npos);
 }
 
+// A row's mean and variance (layer norm): two passes over the row, the count and sum, then the
+// squared deviations from the mean, with no Welford update (a division) per element.
+TEST(CudaEmitter, BlockVarianceTakesTwoPassesWithoutWelfordUpdates) {
+  ir::Graph graph;
+  ir::Builder b(graph);
+  ir::ValueId x = b.parameter(DType::Float32, {64, 1024});
+  graph.set_outputs({b.reduce(ir::Op::var, x, {1}, true), b.reduce(ir::Op::sum, x, {1}, true)});
+  codegen::CudaSource source = emit(graph);
+  EXPECT_EQ(source.text.find(" = kiln_welford_add(acc"), std::string::npos);
+  EXPECT_NE(source.text.find(".m2 += kiln_d * kiln_d"), std::string::npos);
+  auto [code, log] = compile_with_nvcc(source.text, "variance");
+  EXPECT_EQ(code, 0) << log;
+}
+
+// Loads and stores that step by one element with the innermost loop move as 16-byte vectors
+// (float4, double2) when the buffers are 16-byte aligned (checked at run time, else the scalar
+// loop runs); a transposed read and a bool mask stay scalar.
+TEST(CudaEmitter, UnitStrideAccessesAreSixteenByteVectors) {
+  ir::Graph graph;
+  ir::Builder b(graph);
+  ir::ValueId x = b.parameter(DType::Float32, {256, 1024});
+  ir::ValueId mask = b.parameter(DType::Bool, {256, 1024});
+  ir::ValueId wide = b.parameter(DType::Float64, {64, 6});
+  ir::ValueId square = b.parameter(DType::Float32, {512, 512});
+  ir::ValueId zero = b.constant(ir::Scalar::of(0.0), DType::Float32, {256, 1024});
+  graph.set_outputs({b.binary(ir::Op::add, b.unary(ir::Op::sin, x), b.unary(ir::Op::cos, x)),
+                     b.where(mask, x, zero),
+                     b.binary(ir::Op::mul, wide, wide),
+                     b.binary(ir::Op::add, b.permute(square, {1, 0}), square)});
+  codegen::CudaSource source = emit(graph);
+  EXPECT_NE(source.text.find("__ldg(reinterpret_cast<const float4*>("), std::string::npos);
+  EXPECT_NE(source.text.find("*reinterpret_cast<float4*>("), std::string::npos);
+  EXPECT_NE(source.text.find("__ldg(reinterpret_cast<const double2*>("), std::string::npos);
+  EXPECT_NE(source.text.find("& 15) == 0"), std::string::npos);
+  EXPECT_EQ(source.text.find("uchar"), std::string::npos);  // the bool mask stays scalar
+  auto [code, log] = compile_with_nvcc(source.text, "vectors");
+  EXPECT_EQ(code, 0) << log;
+}
+
 // A whole-array reduction of 1M elements: shared by the grid, partials in the launch's scratch.
 TEST(CudaEmitter, LongWholeArrayReductionsAreSplitOverTheGrid) {
   ir::Graph graph;

@@ -37,6 +37,14 @@ struct LaunchPlan {
   size_t split_statements = 0;       // SplitReduce: the leading reductions the grid shares
   int64_t split_work = 0;            // SplitReduce: elements of the largest of them
   int state_fields = 0;              // SplitReduce: scalar fields of their accumulators
+  // ThreadPerIteration over stores only: a thread runs `vector_lanes` consecutive iterations
+  // of the innermost loop at once, and the loads and stores that step by one element with it
+  // move as one 16-byte access each (when every buffer they touch is 16-byte aligned, checked
+  // at run time; else the scalar loop runs).
+  int vector_lanes = 1;
+  std::vector<ExprId> vector_loads;
+  std::vector<const Stmt*> vector_stores;
+  std::vector<int32_t> vector_buffers;  // what the run-time alignment check looks at
 };
 
 class CudaKernelEmitter : public CLikePrinter {
@@ -78,7 +86,14 @@ class CudaKernelEmitter : public CLikePrinter {
   void accumulate_store(int32_t buffer, const std::string& index, const std::string& value,
                         DType from) override;
 
-  void flattened_chain(const std::string& flat);
+  void flattened_chain(const std::string& flat, int lanes = 1);
+  void thread_per_iteration(int lanes);
+  std::string load_value(ExprId id) override;
+  void plain_store(const Stmt& s, const std::string& index, const std::string& value) override;
+  int lane_ = -1;  // the vector lane being printed (thread_per_iteration), or -1
+  // A block's Welford states (cooperative_reduce): 0 one pass of Welford updates; 1 the count
+  // and sum (in the mean field); 2 the squared deviations from the mean.
+  int welford_pass_ = 0;
   void cooperative(const std::vector<Stmt>& body);
   void cooperative_reduce(const Stmt& s);
   void fold_elements(const Stmt& s, const std::string& first, const std::string& step);
