@@ -43,3 +43,12 @@ class device:
 
     def __repr__(self):
         return f"kiln.device({self.name!r})"
+
+
+def torch_current_stream(torch, device):
+    """torch's current CUstream on CUDA `device`, as an integer: the raw getter Inductor's
+    kernels use (no Stream object per call) where the build has it."""
+    raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+    if raw is not None and device.index is not None:
+        return raw(device.index)
+    return torch.cuda.current_stream(device).cuda_stream

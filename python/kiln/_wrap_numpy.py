@@ -23,6 +23,7 @@ import numpy as np
 from . import _kiln, _numpy_tracer
 from ._compile import _location_of
 from ._config import config
+from ._device import torch_current_stream
 
 
 def _is_device_array(value):
@@ -62,15 +63,41 @@ def _as_library_array(result, like):
     return result
 
 
+def _torch_cuda_tensors(args):
+    """torch, when every argument is a torch CUDA tensor; else None."""
+    torch = sys.modules.get("torch")
+    if torch is None or not args:
+        return None
+    for value in args:
+        if not isinstance(value, torch.Tensor) or not value.is_cuda:
+            return None
+    return torch
+
+
+class _TorchCall:
+    """The call of one compiled signature on torch CUDA tensors: the layout guard read from the
+    tensors' attributes and the results in tensors torch allocates (Compiled.run_device), as
+    the torch backend calls kiln. The CUDA Array Interface's dictionaries cost several
+    microseconds per tensor and call, in Python, for the arguments and again for the results."""
+
+    def __init__(self, compiled, single, output_dtypes, device):
+        self.compiled, self.single, self.device = compiled, single, device
+        self.outputs = list(zip(compiled.output_shapes, output_dtypes))
+
+
 class _Wrapped:
     def __init__(self, fn, mode, options):
         self.fn = fn
         self.name = getattr(fn, "__qualname__", repr(fn))
         self.options = {**(options or {}), "mode": mode, "device": "cuda"}
         _kiln.check_options(self.options)
-        self.compiled = {}  # signature -> (Compiled, output structure)
+        self.compiled = {}  # signature -> (Compiled, output structure, output dtypes)
+        self.torch_calls = {}  # (device, torch layouts) -> _TorchCall
 
     def __call__(self, *args, **kwargs):
+        torch = None if kwargs else _torch_cuda_tensors(args)
+        if torch is not None:
+            return self._call_torch(torch, args)
         names = list(kwargs)
         values = list(args) + [kwargs[name] for name in names]
         arrays = [k for k, v in enumerate(values) if _is_device_array(v) or isinstance(v, np.ndarray)]
@@ -82,13 +109,34 @@ class _Wrapped:
         entry = self.compiled.get(key)
         if entry is None:
             entry = self.compiled[key] = self._compile(values, len(args), names, arrays, layouts)
-        compiled, single = entry
+        compiled, single, _ = entry
         device = [values[k] for k in arrays if _is_device_array(values[k])]
         stream = _stream_of(device[0]) if device else 0
         results = compiled.run([values[k] for k in arrays], stream=stream)
         if device:
             results = [_as_library_array(r, device[0]) for r in results]
         return results[0] if single else tuple(results)
+
+    def _call_torch(self, torch, tensors):
+        key = tuple((t.dtype, t.shape, t.stride(), t.device) for t in tensors)
+        call = self.torch_calls.get(key)
+        if call is None:
+            values = list(tensors)
+            layouts = [_layout(t) for t in tensors]
+            signature = (len(values), (), tuple(range(len(values))),
+                         tuple((d, tuple(s), tuple(t)) for d, s, t in layouts), ())
+            entry = self.compiled.get(signature)
+            if entry is None:
+                entry = self.compiled[signature] = self._compile(
+                    values, len(values), [], list(range(len(values))), layouts)
+            compiled, single, dtype_names = entry
+            call = self.torch_calls[key] = _TorchCall(
+                compiled, single, [getattr(torch, name) for name in dtype_names],
+                tensors[0].device)
+        device = call.device
+        results = [torch.empty(shape, dtype=dtype, device=device) for shape, dtype in call.outputs]
+        call.compiled.run_device(tensors, results, torch_current_stream(torch, device))
+        return results[0] if call.single else tuple(results)
 
     def _compile(self, values, positional, names, arrays, layouts):
         if _kiln.cuda_unavailable_reason():
@@ -112,7 +160,7 @@ class _Wrapped:
         if config.cache_dir is not None:
             options.setdefault("cache_dir", str(config.cache_dir))
         compiled = _kiln.compile_graph(trace, outputs, [t for _, _, t in layouts], options)
-        return compiled, single
+        return compiled, single, [tensor.dtype for tensor in outputs]
 
 
 def wrap_numpy(fn=None, *, mode="default", options=None):

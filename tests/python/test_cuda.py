@@ -133,3 +133,19 @@ def test_wrap_numpy_reads_strided_device_arrays_in_place():
     got = kiln.wrap_numpy(lambda a: np.sin(a) * 2 + a.sum(axis=0))(view)
     expected = np.sin(view.cpu().numpy()) * 2 + view.cpu().numpy().sum(axis=0)
     np.testing.assert_allclose(got.cpu().numpy(), expected, rtol=1e-10, atol=1e-12)  # sums in another order
+
+
+def test_wrap_numpy_on_views_that_are_not_16_byte_aligned():
+    """The same compiled code on an aligned view and on one that starts an element later: the
+    16-byte vector loads and stores of the first, the scalar loop for the second."""
+    if not GPU:
+        return  # test_wrap_numpy_without_a_gpu_says_why
+    torch = pytest.importorskip("torch")
+    base = torch.randn(32768, device="cuda")
+    function = kiln.wrap_numpy(lambda a, b: np.sin(a) * b + np.cos(a))
+    for offset in (0, 1, 2, 4):
+        a, b = base[offset:offset + 16384], base[4096 - offset:4096 - offset + 16384]
+        got = function(a, b)
+        a, b = a.cpu().numpy(), b.cpu().numpy()
+        np.testing.assert_allclose(got.cpu().numpy(), np.sin(a) * b + np.cos(a), rtol=1e-5,
+                                   atol=1e-6)

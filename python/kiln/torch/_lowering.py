@@ -11,6 +11,7 @@ import re
 import torch
 
 from .. import _kiln
+from .._device import torch_current_stream
 from . import (_aten_attention, _aten_gradients, _aten_pointwise,  # noqa: F401 (fill the table)
                _aten_structure)
 from ._aten_table import (METADATA_ASSERTIONS, TABLE, LoweringContext, Unconvertible,
@@ -270,15 +271,6 @@ def as_torch(array, dtype):
 _NOT_YET = object()
 
 
-def _current_stream(device):
-    """torch's current CUstream on `device`, as an integer (the raw getter Inductor's kernels
-    use: no Stream object per call)."""
-    raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
-    if raw is not None and device.index is not None:
-        return raw(device.index)
-    return torch.cuda.current_stream(device).cuda_stream
-
-
 class CompiledGraph:
     """An FX graph compiled by kiln. Called with a list of torch tensors (AOTAutograd's boxed
     convention: `_boxed_call`), returns a list of torch tensors."""
@@ -372,7 +364,7 @@ class CompiledGraph:
         """Inputs read in place, results in tensors torch allocates (its caching allocator,
         its stream), the work queued on torch's current stream; torch's TF32 flags apply."""
         tensors = [args[position] for position in self.tensor_positions]
-        stream = _current_stream(self.device)
+        stream = torch_current_stream(torch, self.device)
         if self._output_dtypes is None:  # kiln output index -> torch dtype (the plan's)
             self._output_dtypes = dict(value for kind, value in self.plan if kind == "kiln")
         dtypes = self._output_dtypes
