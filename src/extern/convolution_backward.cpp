@@ -12,6 +12,7 @@
 
 #include "extern/convolution_backward_float64.h"
 #include "extern/onednn_memory.h"
+#include "ir/convolution_shape.h"
 #include "ir/shape.h"
 #include "kiln/error.h"
 
@@ -63,9 +64,10 @@ PrimitiveCache& primitive_cache() {
 }
 
 std::vector<int64_t> problem_key(Gradient gradient, const StridedOperand& grad_output,
-                                 const StridedOperand& operand, const ConvolutionGeometry& g) {
+                                 const StridedOperand& operand, const ConvolutionGeometry& g,
+                                 bool channels_last_result) {
   std::vector<int64_t> key{static_cast<int64_t>(gradient), static_cast<int64_t>(g.spatial_rank()),
-                           g.groups};
+                           g.groups, channels_last_result};
   for (const std::vector<int64_t>* list :
        {&grad_output.shape, &grad_output.strides, &operand.shape, &operand.strides, &g.input_size,
         &g.kernel_size, &g.strides, &g.padding, &g.dilation})
@@ -85,10 +87,22 @@ std::vector<int64_t> input_shape(const ConvolutionGeometry& g) {
   return shape;
 }
 
+// The input gradient's memory: row-major (N, C, *spatial), or (N, *spatial, C) seen so.
+memory::desc input_gradient_desc(const ConvolutionGeometry& g, bool channels_last) {
+  const std::vector<int64_t> shape = input_shape(g);
+  if (!channels_last) return row_major_desc(shape);
+  const std::vector<int64_t> order = ir::channels_last_order(shape.size());
+  std::vector<int64_t> strides = ir::permuted(
+      ir::contiguous_strides(ir::from_ints(ir::permuted(shape, order))),
+      ir::channels_first_order(shape.size()));
+  return memory::desc(to_dims(shape), memory::data_type::f32, to_dims(strides));
+}
+
 std::shared_ptr<Primitives> create_primitives(dnnl::engine& engine, Gradient gradient,
                                               const StridedOperand& grad_output,
                                               const StridedOperand& operand,
-                                              const ConvolutionGeometry& g) {
+                                              const ConvolutionGeometry& g,
+                                              bool channels_last_result) {
   auto p = std::make_shared<Primitives>();
   p->stream = dnnl::stream(engine);
   const auto f32 = memory::data_type::f32;
@@ -113,7 +127,7 @@ std::shared_ptr<Primitives> create_primitives(dnnl::engine& engine, Gradient gra
   if (gradient == Gradient::Input) {
     p->operand_desc =
         grouped_weight_desc(plain_desc(operand), operand.shape, operand.strides, g.groups);
-    p->result_desc = row_major_desc(input_shape(g));
+    p->result_desc = input_gradient_desc(g, channels_last_result);
     dnnl::convolution_backward_data::primitive_desc primitive(
         dnnl::convolution_backward_data::desc(direct, any_input, any_weight, any_output, strides,
                                               dilates, padding, padding),
@@ -145,25 +159,27 @@ std::shared_ptr<Primitives> create_primitives(dnnl::engine& engine, Gradient gra
 
 std::shared_ptr<Primitives> find_primitives(Gradient gradient, const StridedOperand& grad_output,
                                             const StridedOperand& operand,
-                                            const ConvolutionGeometry& g) {
+                                            const ConvolutionGeometry& g,
+                                            bool channels_last_result) {
   PrimitiveCache& cache = primitive_cache();
-  std::vector<int64_t> key = problem_key(gradient, grad_output, operand, g);
+  std::vector<int64_t> key = problem_key(gradient, grad_output, operand, g, channels_last_result);
   std::lock_guard<std::mutex> lock(cache.mutex);
   auto found = cache.entries.find(key);
   if (found != cache.entries.end()) return found->second;
   if (cache.entries.size() >= kCacheLimit) cache.entries.clear();
   std::shared_ptr<Primitives> created =
-      create_primitives(cache.engine, gradient, grad_output, operand, g);
+      create_primitives(cache.engine, gradient, grad_output, operand, g, channels_last_result);
   cache.entries.emplace(std::move(key), created);
   return created;
 }
 
 void gradient_onednn(Gradient gradient, StridedOperand grad_output, StridedOperand operand,
-                     const ConvolutionGeometry& g, void* out) {
+                     const ConvolutionGeometry& g, bool channels_last_result, void* out) {
   std::vector<float> grad_output_copy, operand_copy;  // outlive the call below
   grad_output = describable_operand(std::move(grad_output), grad_output_copy);
   operand = describable_operand(std::move(operand), operand_copy);
-  std::shared_ptr<Primitives> p = find_primitives(gradient, grad_output, operand, g);
+  std::shared_ptr<Primitives> p =
+      find_primitives(gradient, grad_output, operand, g, channels_last_result);
   const dnnl::engine& engine = primitive_cache().engine;
   std::lock_guard<std::mutex> lock(p->mutex);
   // The caller's memory, wrapped (no copy); oneDNN does not write its inputs.
@@ -221,11 +237,14 @@ void compute_gradient(Gradient gradient, const StridedOperand& grad_output,
   switch (grad_output.dtype) {
     case DType::Float32:
       try {
-        return gradient_onednn(gradient, grad_output, operand, g, out);
+        return gradient_onednn(gradient, grad_output, operand, g,
+                               for_input && parameters.channels_last, out);
       } catch (const dnnl::error& error) {
         fail(gradient, ErrorKind::Internal, std::string("oneDNN failed: ") + error.what());
       }
     case DType::Float64:
+      if (for_input && parameters.channels_last)  // channels_last.cpp makes float32 ones only
+        fail(gradient, ErrorKind::Internal, "a channels-last float64 gradient");
       if (for_input)
         return detail::convolution_backward_input_float64(g, grad_output, operand,
                                                           static_cast<double*>(out));

@@ -15,7 +15,7 @@
 namespace kiln::externs {
 
 // The gradient with respect to the forward's input: `out` is row-major with `out_shape`, the
-// input's shape (N, C, *spatial). Error(Internal) when the operands and `out_shape` do not
+// input's shape (N, C, *spatial), or with parameters.channels_last row-major (N, *spatial, C). Error(Internal) when the operands and `out_shape` do not
 // make the convolution the parameters describe.
 void convolution_backward_input(const StridedOperand& grad_output, const StridedOperand& weight,
                                 const ConvolutionParameters& parameters, void* out,

@@ -64,15 +64,24 @@ void run_convolution_backward(const sched::ExternCall& call,
     throw Error(ErrorKind::Internal, "kiln: " + std::string(ir::op_name(call.op)) + " call with " +
                                          std::to_string(call.inputs.size()) + " operands");
   StridedOperand grad_output = extern_operand(call, buffers, table, 0);
+  StridedOperand other = extern_operand(call, buffers, table, 1);
   ConvolutionParameters parameters =
       convolution_parameters(call.parameters, grad_output.shape.size() - 2);
-  const std::vector<int64_t>& shape = buffers[static_cast<size_t>(call.output)].shape;
-  if (call.op == ir::Op::convolution_backward_input)
-    convolution_backward_input(grad_output, extern_operand(call, buffers, table, 1), parameters,
-                               table[call.output], shape);
+  std::vector<int64_t> shape = buffers[static_cast<size_t>(call.output)].shape;
+  const bool for_input = call.op == ir::Op::convolution_backward_input;
+  if (parameters.channels_last) {  // the activations seen as the channels-first ones they permute
+    const std::vector<int64_t> order = ir::channels_first_order(grad_output.shape.size());
+    for (StridedOperand* operand : {&grad_output, &other}) {
+      if (operand == &other && for_input) continue;  // the weight keeps its layout
+      operand->shape = ir::permuted(operand->shape, order);
+      operand->strides = ir::permuted(operand->strides, order);
+    }
+    if (for_input) shape = ir::permuted(shape, order);  // written channels-last (parameters)
+  }
+  if (for_input)
+    convolution_backward_input(grad_output, other, parameters, table[call.output], shape);
   else
-    convolution_backward_weight(grad_output, extern_operand(call, buffers, table, 1), parameters,
-                                table[call.output], shape);
+    convolution_backward_weight(grad_output, other, parameters, table[call.output], shape);
 }
 
 using ExternFunction = void (*)(const sched::ExternCall&, const std::vector<sched::Buffer>&,

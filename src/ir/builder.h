@@ -66,15 +66,18 @@ class Builder {
   // The gradients of that convolution (builder_convolution_backward.cpp) with respect to its
   // input (of `input_shape`) and to its weight (of `weight_shape`), given grad_output, the
   // gradient of its result; the forward's attributes. The bias gradient is a sum of
-  // grad_output: no op of its own.
+  // grad_output: no op of its own. channels_last: grad_output, the input and the input's
+  // gradient are (N, *spatial, C) (`input_shape` stays channels-first); the weight is not.
   ValueId convolution_backward_input(ValueId grad_output, ValueId weight,
                                      const std::vector<int64_t>& input_shape,
                                      std::vector<int64_t> strides, std::vector<int64_t> padding,
-                                     std::vector<int64_t> dilation, int64_t groups);
+                                     std::vector<int64_t> dilation, int64_t groups,
+                                     bool channels_last = false);
   ValueId convolution_backward_weight(ValueId grad_output, ValueId input,
                                       const std::vector<int64_t>& weight_shape,
                                       std::vector<int64_t> strides, std::vector<int64_t> padding,
-                                      std::vector<int64_t> dilation, int64_t groups);
+                                      std::vector<int64_t> dilation, int64_t groups,
+                                      bool channels_last = false);
 
   // A loop node (ir/loop.h: start and stop are int64 0-d values) and its carried results.
   ValueId loop(ValueId start, ValueId stop, int64_t step, const std::vector<ValueId>& init,

@@ -31,13 +31,20 @@ DType checked_dtype(const Checker& checker, const ValueType& grad_output, const 
   return grad_output.dtype;
 }
 
-Attrs convolution_attrs(const ConvolutionGeometry& geometry) {
+Attrs convolution_attrs(const ConvolutionGeometry& geometry, bool channels_last) {
   Attrs attrs;
   attrs.strides = geometry.strides;
   attrs.padding = geometry.padding;
   attrs.dilation = geometry.dilation;
   attrs.groups = geometry.groups;
+  attrs.channels_last = channels_last;
   return attrs;
+}
+
+// An activation's shape as the channels-first geometry reads it.
+std::vector<int64_t> channels_first(const Shape& shape, bool channels_last) {
+  std::vector<int64_t> ints = to_ints(shape);
+  return channels_last ? permuted(ints, channels_first_order(ints.size())) : ints;
 }
 
 }  // namespace
@@ -46,7 +53,8 @@ ValueId Builder::convolution_backward_input(ValueId grad_output, ValueId weight,
                                             const std::vector<int64_t>& input_shape,
                                             std::vector<int64_t> strides,
                                             std::vector<int64_t> padding,
-                                            std::vector<int64_t> dilation, int64_t groups) {
+                                            std::vector<int64_t> dilation, int64_t groups,
+                                            bool channels_last) {
   Checker checker(Op::convolution_backward_input, graph_, location_);
   ValueType gradient = checker.operand(grad_output);
   ValueType weights = checker.operand(weight);
@@ -54,19 +62,22 @@ ValueId Builder::convolution_backward_input(ValueId grad_output, ValueId weight,
   checker.expect_static(gradient.shape);
   checker.expect_static(weights.shape);
   ConvolutionGeometry geometry;
-  std::string problem =
-      convolution_backward_geometry(to_ints(gradient.shape), input_shape, to_ints(weights.shape),
-                                    strides, padding, dilation, groups, geometry);
+  std::string problem = convolution_backward_geometry(
+      channels_first(gradient.shape, channels_last), input_shape, to_ints(weights.shape), strides,
+      padding, dilation, groups, geometry);
   if (!problem.empty()) checker.fail(ErrorKind::Value, problem);
-  return add(Op::convolution_backward_input, dtype, from_ints(input_shape), {grad_output, weight},
-             convolution_attrs(geometry));
+  const std::vector<int64_t> shape =
+      channels_last ? permuted(input_shape, channels_last_order(input_shape.size())) : input_shape;
+  return add(Op::convolution_backward_input, dtype, from_ints(shape), {grad_output, weight},
+             convolution_attrs(geometry, channels_last));
 }
 
 ValueId Builder::convolution_backward_weight(ValueId grad_output, ValueId input,
                                              const std::vector<int64_t>& weight_shape,
                                              std::vector<int64_t> strides,
                                              std::vector<int64_t> padding,
-                                             std::vector<int64_t> dilation, int64_t groups) {
+                                             std::vector<int64_t> dilation, int64_t groups,
+                                             bool channels_last) {
   Checker checker(Op::convolution_backward_weight, graph_, location_);
   ValueType gradient = checker.operand(grad_output);
   ValueType inputs = checker.operand(input);
@@ -74,12 +85,12 @@ ValueId Builder::convolution_backward_weight(ValueId grad_output, ValueId input,
   checker.expect_static(gradient.shape);
   checker.expect_static(inputs.shape);
   ConvolutionGeometry geometry;
-  std::string problem =
-      convolution_backward_geometry(to_ints(gradient.shape), to_ints(inputs.shape), weight_shape,
-                                    strides, padding, dilation, groups, geometry);
+  std::string problem = convolution_backward_geometry(
+      channels_first(gradient.shape, channels_last), channels_first(inputs.shape, channels_last),
+      weight_shape, strides, padding, dilation, groups, geometry);
   if (!problem.empty()) checker.fail(ErrorKind::Value, problem);
   return add(Op::convolution_backward_weight, dtype, from_ints(weight_shape), {grad_output, input},
-             convolution_attrs(geometry));
+             convolution_attrs(geometry, channels_last));
 }
 
 }  // namespace kiln::ir

@@ -22,13 +22,12 @@ bool has_zero(const std::vector<int64_t>& sizes) {
   return false;
 }
 
-// `array` permuted by `order` (a permute op's permutation), as a view of its memory.
+}  // namespace
+
 Array permuted_view(const Array& array, const std::vector<int64_t>& order) {
   return Array::borrow(array.data(), array.dtype(), permuted(array.shape(), order),
                        permuted(array.strides(), order));
 }
-
-}  // namespace
 
 Array evaluate_convolution(const Node& node, const std::vector<Array>& operands) {
   if (node.attrs.channels_last) {  // the channels-first definition on permuted views

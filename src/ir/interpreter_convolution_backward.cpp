@@ -82,6 +82,18 @@ int64_t strided_offset(const View& view, const std::vector<int64_t>& index) {
 
 Array evaluate_convolution_backward(const Node& node, const std::vector<Array>& operands) {
   const bool for_input = node.op == Op::convolution_backward_input;
+  if (node.attrs.channels_last) {  // the channels-first definition on permuted views
+    Node first = node;
+    first.attrs.channels_last = false;
+    const std::vector<int64_t> order = channels_first_order(operands[0].shape().size());
+    std::vector<Array> channels_first = operands;
+    channels_first[0] = permuted_view(operands[0], order);
+    if (!for_input) channels_first[1] = permuted_view(operands[1], order);
+    if (!for_input) return evaluate_convolution_backward(first, channels_first);
+    first.shape = from_ints(permuted(to_ints(node.shape), order));
+    Array result = evaluate_convolution_backward(first, channels_first);
+    return permuted_view(result, channels_last_order(order.size())).contiguous();
+  }
   View grad_output = view_of(operands[0]);
   View other = view_of(operands[1]);  // the weight (input gradient) or the input
   std::vector<int64_t> own = to_ints(node.shape);

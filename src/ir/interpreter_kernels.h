@@ -160,6 +160,8 @@ Array evaluate_scan(const Node& node, const Array& operand);
 Array evaluate_movement(const Node& node, const std::vector<Array>& operands);
 Array evaluate_matmul(const Node& node, const Array& left, const Array& right);
 Array evaluate_convolution(const Node& node, const std::vector<Array>& operands);
+// `array` permuted by `order` (a permute op's permutation), as a view of its memory.
+Array permuted_view(const Array& array, const std::vector<int64_t>& order);
 // convolution_backward_input and convolution_backward_weight.
 Array evaluate_convolution_backward(const Node& node, const std::vector<Array>& operands);
 

@@ -371,11 +371,17 @@ class NodeVerifier {
              "convolution gradient operands must share the result's float32 or float64 dtype");
     }
     const Attrs& attrs = node_.attrs;
-    std::vector<int64_t> own = to_ints(node_.shape), other = to_ints(input(1).shape);
+    // Channels-last: grad_output and the activation (the input or its gradient) are permuted.
+    auto activation = [&](const Shape& shape) {
+      std::vector<int64_t> ints = to_ints(shape);
+      return attrs.channels_last ? permuted(ints, channels_first_order(ints.size())) : ints;
+    };
+    std::vector<int64_t> own = for_input ? activation(node_.shape) : to_ints(node_.shape);
+    std::vector<int64_t> other = for_input ? to_ints(input(1).shape) : activation(input(1).shape);
     ConvolutionGeometry geometry;
     std::string problem = convolution_backward_geometry(
-        to_ints(input(0).shape), for_input ? own : other, for_input ? other : own, attrs.strides,
-        attrs.padding, attrs.dilation, attrs.groups, geometry);
+        activation(input(0).shape), for_input ? own : other, for_input ? other : own,
+        attrs.strides, attrs.padding, attrs.dilation, attrs.groups, geometry);
     expect(problem.empty(), std::string(op_name(node_.op)) + ": " + problem);
     size_t rank = geometry.spatial_rank();
     expect(attrs.strides.size() == rank && attrs.padding.size() == rank &&

@@ -1,7 +1,8 @@
 // Channels-last convolutions. oneDNN computes a float32 convolution in the (N, *spatial, C)
 // layout; given channels-first tensors it reorders the input in and the result out on every
-// call, two passes over each activation of a CNN. This pass makes each such convolution
-// channels-last (Attrs::channels_last) and carries the layout forward through the work that
+// call, two passes over each activation of a CNN. This pass makes each such convolution (and
+// each convolution gradient of a training graph) channels-last (Attrs::channels_last) and
+// carries the layout forward through the work that
 // follows it (pointwise ops such as batch norm, ReLU and a residual add, the pads and strided
 // slices of pooling windows, reductions that keep their dimensions), so that the next
 // convolution reads the activation as it is. A value is permuted back to channels-first only
@@ -87,6 +88,28 @@ class ChannelsLast {
           last(node.inputs[0]), plain(node.inputs[1]), bias, node.attrs.strides, node.attrs.padding,
           node.attrs.dilation, node.attrs.groups, /*channels_last=*/true);
       return true;
+    }
+    if (node.op == Op::convolution_backward_input || node.op == Op::convolution_backward_weight) {
+      // A training graph's gradients: grad_output and the saved input read channels-last (the
+      // forward returns its saved activations so), the input's gradient given so.
+      if (node.attrs.channels_last || node.dtype != DType::Float32) return false;
+      const ir::Attrs& a = node.attrs;
+      if (node.op == Op::convolution_backward_input) {
+        last_[static_cast<size_t>(id)] = b_.convolution_backward_input(
+            last(node.inputs[0]), plain(node.inputs[1]), ir::to_ints(node.shape), a.strides,
+            a.padding, a.dilation, a.groups, /*channels_last=*/true);
+      } else {
+        plain_[static_cast<size_t>(id)] = b_.convolution_backward_weight(
+            last(node.inputs[0]), last(node.inputs[1]), ir::to_ints(node.shape), a.strides,
+            a.padding, a.dilation, a.groups, /*channels_last=*/true);
+      }
+      return true;
+    }
+    if (node.op == Op::permute && node.attrs.permutation == ir::channels_first_order(rank)) {
+      // A channels-first view of a channels-last value (max-pool's gradient scattered
+      // channels-last): that value is its channels-last form, with no permute.
+      last_[static_cast<size_t>(id)] = plain(node.inputs[0]);
+      return false;
     }
     if (!follows_layout(node)) return false;
     const std::vector<int64_t> order = ir::channels_last_order(rank);

@@ -16,6 +16,7 @@
 #include "ir/printer.h"
 #include "ir/serializer.h"
 #include "ir/verifier.h"
+#include "passes/pipeline.h"
 
 namespace kiln::test {
 namespace {
@@ -464,6 +465,68 @@ TEST(ConvolutionBackwardCompiled, ForwardAndBackwardInOneGraph) {
   graph.output(gradient_of_weight(builder, dy, x, {4, 3, 3, 3}, same), "weight gradient", kSingle);
   graph.output(builder.reduce(Op::sum, dy, {0, 2, 3}, false), "bias gradient", kSingle);
   graph.check();
+}
+
+// A training graph's gradients channels-last (passes/channels_last.cpp): the input gradient of
+// one convolution, masked by a ReLU, feeds the next one's with no activation permuted between
+// them; the interpreter's channels-last gradients are the channels-first ones permuted.
+TEST(ConvolutionBackwardCompiled, GradientsStayChannelsLastBetweenConvolutions) {
+  GraphCase graph;
+  ir::Builder& builder = graph.builder;
+  const DType f32 = DType::Float32;
+  const Attributes same{{1}, {1}, {1}, 1};
+  ValueId dy = random_input(graph, f32, {2, 6, 8, 8}, 130);
+  ValueId w2 = random_input(graph, f32, {6, 5, 3, 3}, 131);
+  ValueId w1 = random_input(graph, f32, {5, 3, 3, 3}, 132);
+  ValueId saved = random_input(graph, f32, {2, 5, 8, 8}, 133);  // the ReLU's output
+  ValueId x = random_input(graph, f32, {2, 3, 8, 8}, 134);
+  ValueId zero = builder.broadcast(builder.constant(ir::Scalar::of(0), f32), ir::from_ints({2, 5, 8, 8}));
+  ValueId d2 = gradient_of_input(builder, dy, w2, {2, 5, 8, 8}, same);
+  ValueId masked = builder.where(builder.binary(Op::gt, saved, zero), d2, zero);
+  graph.output(gradient_of_input(builder, masked, w1, {2, 3, 8, 8}, same), "input gradient", kSingle);
+  graph.output(gradient_of_weight(builder, masked, x, {5, 3, 3, 3}, same), "weight gradient", kSingle);
+  graph.output(gradient_of_weight(builder, dy, saved, {6, 5, 3, 3}, same), "second weight", kSingle);
+  graph.check();
+  ir::Graph optimized = passes::run_graph_passes(graph.graph, {});
+  int gradients = 0, activation_permutes = 0;
+  for (const ir::Node& node : optimized.nodes()) {
+    if (node.op == Op::convolution_backward_input || node.op == Op::convolution_backward_weight) {
+      ++gradients;
+      EXPECT_TRUE(node.attrs.channels_last) << ir::print_graph(optimized);
+    }
+    // Permutes of graph inputs and of pointwise work are read in place; a gradient computed
+    // by the library is permuted only where it leaves the graph.
+    if (node.op == Op::permute &&
+        optimized.node(node.inputs[0]).op == Op::convolution_backward_input)
+      ++activation_permutes;
+  }
+  EXPECT_EQ(gradients, 4);
+  EXPECT_EQ(activation_permutes, 1) << ir::print_graph(optimized);
+}
+
+TEST(ConvolutionBackwardInterpreter, ChannelsLastIsThePermutedGradient) {
+  ir::Graph graph;
+  ir::Builder builder(graph);
+  const std::vector<int64_t> cf{2, 3, 6, 5}, cl{2, 6, 5, 3}, dy_cl{2, 2, 2, 4};
+  ValueId dy = builder.parameter(DType::Float64, ir::from_ints(dy_cl));  // (N, H, W, O)
+  ValueId w = builder.parameter(DType::Float64, ir::from_ints({4, 3, 3, 2}));
+  ValueId x = builder.parameter(DType::Float64, ir::from_ints(cl));
+  const std::vector<int64_t> first = ir::channels_first_order(4);
+  ValueId input_last = builder.convolution_backward_input(dy, w, cf, {2}, {0}, {1}, 1, true);
+  ValueId weight_last = builder.convolution_backward_weight(dy, x, {4, 3, 3, 2}, {2}, {0}, {1}, 1, true);
+  ValueId input_first = builder.permute(builder.convolution_backward_input(
+      builder.permute(dy, first), w, cf, {2}, {0}, {1}, 1), ir::channels_last_order(4));
+  ValueId weight_first = builder.convolution_backward_weight(
+      builder.permute(dy, first), builder.permute(x, first), {4, 3, 3, 2}, {2}, {0}, {1}, 1);
+  graph.set_outputs({input_last, input_first, weight_last, weight_first});
+  ir::verify(graph, "test");
+  std::vector<Array> inputs = {make_array(DType::Float64, dy_cl, pseudo_random(32, -1, 1, 1)),
+                               make_array(DType::Float64, {4, 3, 3, 2}, pseudo_random(72, -1, 1, 2)),
+                               make_array(DType::Float64, cl, pseudo_random(180, -1, 1, 3))};
+  std::vector<Array> results = ir::interpret(graph, inputs);
+  EXPECT_EQ(results[0].shape(), cl);
+  EXPECT_EQ(results[0].to_vector<double>(), results[1].to_vector<double>());
+  EXPECT_EQ(results[2].to_vector<double>(), results[3].to_vector<double>());
 }
 
 TEST(ConvolutionBackwardCompiled, RepeatedCallsReuseThePrimitives) {

@@ -167,16 +167,24 @@ POOLS = [
 ]
 
 
+# Each pool with its input channels-first, and the batched ones also channels-last (as a
+# training forward saves its activations, _saved_layouts.py).
+POOL_LAYOUTS = ([(pool, "channels-first") for pool in POOLS] +
+                [(pool, "channels-last") for pool in POOLS if len(pool[0]) == 4])
+
+
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
 @pytest.mark.parametrize("ties", [False, True])
-@pytest.mark.parametrize("pool", POOLS)
-def test_max_pool_backward_matches_torch(pool, ties, dtype):
+@pytest.mark.parametrize("pool,layout", POOL_LAYOUTS)
+def test_max_pool_backward_matches_torch(pool, layout, ties, dtype):
     shape, kernel, stride, padding, dilation, ceil_mode = pool
     generator = torch.Generator().manual_seed(1)
     # Ties: few distinct values, so windows hold several maxima and torch's indices (the
     # first maximum) decide where the gradient goes.
     x = (torch.randint(0, 3, shape, generator=generator).to(dtype) if ties
          else torch.randn(shape, generator=generator, dtype=dtype))
+    if layout == "channels-last":
+        x = x.contiguous(memory_format=torch.channels_last)
     _, indices = aten.max_pool2d_with_indices(x, kernel, stride, padding, dilation, ceil_mode)
     dy = torch.randn(indices.shape, generator=generator, dtype=dtype)
 

@@ -44,6 +44,10 @@ def _max_pool_backward(context, node, grad_output, x, kernel, stride, padding, d
     the gradient through one strided view per kernel offset instead is a pointwise kernel,
     but does kernel-size times the input's size in work: 15x slower at resnet18's size.)"""
     dtype = computing_dtype(out_dtype(node))
+    saved = meta(node.args[1])
+    if (x.ndim == 4 and not saved.is_contiguous()
+            and saved.is_contiguous(memory_format=torch.channels_last)):
+        return _max_pool_backward_channels_last(context, grad_output, x, indices, dtype)
     planes = 1
     for extent in x.shape[:-2]:
         planes *= extent
@@ -56,3 +60,23 @@ def _max_pool_backward(context, node, grad_output, x, kernel, stride, padding, d
     total = context.full([planes * height * width], 0, dtype)
     gradient = _kiln.index_put(total, flat, values, 0, accumulate=True, check_bounds=False)
     return _kiln.reshape(gradient, list(x.shape))
+
+
+def _max_pool_backward_channels_last(context, grad_output, x, indices, dtype):
+    """The same scatter-add for a forward input saved channels-last (_saved_layouts.py): the
+    gradient is scattered into an (N, H, W, C) buffer, in the order of the channels-last
+    values, and returned as its channels-first view; kiln's layout pass carries it on
+    channels-last into the batch-norm and convolution gradients that follow."""
+    batch, channels, height, width = x.shape
+    to_last = [0, 2, 3, 1]
+    n = _kiln.reshape(_kiln.arange(context.anchor(), batch, "int64"), [batch, 1, 1, 1])
+    c = _kiln.reshape(_kiln.arange(context.anchor(), channels, "int64"), [1, channels, 1, 1])
+    # (n * H * W + h * W + w) * C + c: position (n, h, w, c) of the channels-last buffer.
+    row = _kiln.add(cast(indices, torch.int64),
+                    _kiln.multiply(n, context.full((), height * width, torch.int64)))
+    flat = _kiln.add(_kiln.multiply(row, context.full((), channels, torch.int64)), c)
+    flat = _kiln.reshape(_kiln.transpose(flat, to_last), [-1])
+    values = _kiln.reshape(_kiln.transpose(cast(grad_output, dtype), to_last), [-1])
+    total = context.full([batch * height * width * channels], 0, dtype)
+    gradient = _kiln.index_put(total, flat, values, 0, accumulate=True, check_bounds=False)
+    return _kiln.transpose(_kiln.reshape(gradient, [batch, height, width, channels]), [0, 3, 1, 2])

@@ -9,6 +9,7 @@ import operator
 import re
 
 import torch
+from torch._subclasses.fake_tensor import FakeTensor
 
 from .. import _kiln
 from .._device import torch_current_stream
@@ -316,6 +317,7 @@ class CompiledGraph:
         found = self.layouts.get(key)
         if found is not None:
             return found
+        self._note_input_layouts(inputs)
         trace, (outputs, plan, single) = self._trace()
         self.plan, self.single = plan, single
         if not outputs:  # only inputs and constants come out: nothing for kiln to run
@@ -328,6 +330,19 @@ class CompiledGraph:
                           f"{compiled.compile_seconds * 1e3:.1f} ms")
         self.layouts[key] = compiled
         return compiled
+
+    def _note_input_layouts(self, inputs):
+        """The placeholders' recorded values get the strides this compile is for, where the
+        example inputs are fake tensors with other strides (AOTAutograd restrides the backward's
+        saved activations to the forward's, not the graph's records): entries that choose by
+        layout read them (max-pool's gradient of a channels-last input)."""
+        placeholders = [node for node in self.graph_module.graph.nodes if node.op == "placeholder"]
+        for position, value in zip(self.tensor_positions, inputs):
+            node = placeholders[position]
+            recorded = meta(node)
+            if (isinstance(value, FakeTensor) and isinstance(recorded, torch.Tensor)
+                    and value.stride() != recorded.stride()):
+                node.meta["val"] = value
 
     def __call__(self, args):
         if self.compiled is _NOT_YET:

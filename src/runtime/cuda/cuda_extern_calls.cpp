@@ -156,6 +156,12 @@ void run_convolution_backward(const sched::ExternCall& call,
   cuda::DnnTensor result = output_tensor(call, buffers, table);
   cuda::DnnConvolution c = dnn_convolution(call, buffers[static_cast<size_t>(call.output)].dtype,
                                            dy.shape.size(), math.convolution_tf32);
+  if (call.parameters.back() != 0) {  // channels-last activations: views of channels-first ones
+    const std::vector<int64_t> order = ir::channels_first_order(dy.shape.size());
+    cuda::DnnTensor* activation = call.op == ir::Op::convolution_backward_input ? &result : &other;
+    for (cuda::DnnTensor* t : {&dy, activation})
+      t->shape = ir::permuted(t->shape, order), t->strides = ir::permuted(t->strides, order);
+  }
   if (call.op == ir::Op::convolution_backward_input) {
     check_geometry(call, buffers, c, result.shape, other.shape, dy.shape);
     cuda::convolution_backward_data(c, dy, other, result, stream, kept);
