@@ -66,6 +66,8 @@ class ProgramBuilder {
   void finish_kernel(Kernel& kernel, const Lowering& lowering, size_t ordered_from = SIZE_MAX);
   Stmt loop_nest(KernelBuilder& builder, Lowering& lowering, const std::vector<int64_t>& shape,
                  std::vector<int32_t>& loops, const std::function<void(std::vector<Stmt>&)>& inner);
+  template <class Build>
+  void build_refined(size_t rank, Build&& build);
   Stmt split_nest(KernelBuilder& builder, Lowering& lowering, const std::vector<int64_t>& shape,
                   const LoopSplits& splits, std::vector<int32_t>& dimension_loops,
                   const std::function<void(std::vector<Stmt>&, std::vector<ExprId>)>& inner);
@@ -361,14 +363,12 @@ std::vector<int64_t> shared_permutation(const ir::Graph& graph, const std::vecto
   return computes ? first : std::vector<int64_t>{};
 }
 
-void ProgramBuilder::build_pointwise_kernel(const std::vector<Root>& group) {
-  const Node& front = graph_.node(group.front().node);
-  const std::vector<int64_t> permutation = shared_permutation(graph_, group, buffer_of_);
-  // Loops over the roots' shape, or over the shape of what they permute.
-  const std::vector<int64_t> shape = ir::to_ints(
-      permutation.empty() ? front.shape : graph_.node(front.inputs[0]).shape);
-  // Built once as it is; a second time over a finer nest where that makes its divisions exact.
-  LoopSplits splits(shape.size());
+// Builds a kernel with `build` (which fills it and returns its ordered_from, or SIZE_MAX), once
+// as it is and, where that divided an index by a constant, a second time over the finer nest
+// that makes the divisions exact (sched/division_splits.h); then finishes it.
+template <class Build>
+void ProgramBuilder::build_refined(size_t rank, Build&& build) {
+  LoopSplits splits(rank);
   for (bool refined = false;; refined = true) {
     Kernel kernel;
     KernelBuilder builder(kernel);
@@ -376,6 +376,23 @@ void ProgramBuilder::build_pointwise_kernel(const std::vector<Root>& group) {
     Lowering lowering(graph_, buffer_of_, program_.buffers, builder, requests, uses_);
     lowering.push_scope(&kernel.body, {});
     std::vector<int32_t> dimension_loops;
+    const size_t ordered_from = build(kernel, builder, lowering, splits, dimension_loops);
+    if (!refined && any_split(splits = division_splits(builder, dimension_loops))) continue;
+    lowering.pop_scope();
+    requests_.insert(requests.begin(), requests.end());
+    finish_kernel(kernel, lowering, ordered_from);
+    return;
+  }
+}
+
+void ProgramBuilder::build_pointwise_kernel(const std::vector<Root>& group) {
+  const Node& front = graph_.node(group.front().node);
+  const std::vector<int64_t> permutation = shared_permutation(graph_, group, buffer_of_);
+  // Loops over the roots' shape, or over the shape of what they permute.
+  const std::vector<int64_t> shape = ir::to_ints(
+      permutation.empty() ? front.shape : graph_.node(front.inputs[0]).shape);
+  build_refined(shape.size(), [&](Kernel& kernel, KernelBuilder& builder, Lowering& lowering,
+                                  const LoopSplits& splits, std::vector<int32_t>& dimension_loops) {
     Stmt block = split_nest(builder, lowering, shape, splits, dimension_loops,
                             [&](std::vector<Stmt>& body, std::vector<ExprId> index) {
       if (!permutation.empty()) {  // the roots' index: out[d] = in[permutation[d]]
@@ -396,13 +413,9 @@ void ProgramBuilder::build_pointwise_kernel(const std::vector<Root>& group) {
       }
       for (Stmt& store : stores) body.push_back(std::move(store));
     });
-    if (!refined && any_split(splits = division_splits(builder, dimension_loops))) continue;
     for (Stmt& s : block.body) kernel.body.push_back(std::move(s));
-    lowering.pop_scope();
-    requests_.insert(requests.begin(), requests.end());
-    finish_kernel(kernel, lowering);
-    return;
-  }
+    return SIZE_MAX;
+  });
 }
 
 void ProgramBuilder::build_scan_kernel(const Root& root) {
@@ -441,21 +454,16 @@ void ProgramBuilder::build_scan_kernel(const Root& root) {
 
 void ProgramBuilder::build_scatter_kernel(const Root& root) {
   const Node& node = graph_.node(root.node);
-  const Node& values = graph_.node(node.inputs[2]);
-  const std::vector<int64_t> values_shape = ir::to_ints(values.shape);
-  // Built once as it is; a second time over a finer nest of the scattered values where that
-  // makes their divisions exact (max-pool's gradient scatters a flattened activation).
-  LoopSplits splits(values_shape.size());
-  for (bool refined = false;; refined = true) {
-    Kernel kernel;
-    KernelBuilder builder(kernel);
-    std::set<ValueId> requests;
-    Lowering lowering(graph_, buffer_of_, program_.buffers, builder, requests, uses_);
-    lowering.push_scope(&kernel.body, {});
-    std::vector<int32_t> loops;
+  const std::vector<int64_t> values_shape = ir::to_ints(graph_.node(node.inputs[2]).shape);
+  // The scattered values' nest is the one refined (max-pool's gradient scatters a flattened
+  // activation).
+  build_refined(values_shape.size(), [&](Kernel& kernel, KernelBuilder& builder,
+                                         Lowering& lowering, const LoopSplits& splits,
+                                         std::vector<int32_t>& dimension_loops) {
     // First the unchanged elements (unless the scatter updates its base's buffer in place),
     // then the scattered ones in index order (later wins / adds).
     if (base_of_[static_cast<size_t>(root.node)] < 0) {
+      std::vector<int32_t> loops;
       Stmt copy = loop_nest(builder, lowering, ir::to_ints(node.shape), loops, [&](std::vector<Stmt>& body) {
         std::vector<ExprId> index = lowering.loop_index(loops);
         Stmt store;
@@ -469,7 +477,6 @@ void ProgramBuilder::build_scatter_kernel(const Root& root) {
     }
     size_t axis = static_cast<size_t>(node.attrs.axis);
     int64_t size = node.shape[axis].constant();
-    std::vector<int32_t> dimension_loops;
     Stmt scatter = split_nest(builder, lowering, values_shape, splits, dimension_loops,
                               [&](std::vector<Stmt>& body, std::vector<ExprId> index) {
       ExprId i = builder.cast(lowering.value(node.inputs[1], {index[axis]}), DType::Int64);
@@ -486,14 +493,10 @@ void ProgramBuilder::build_scatter_kernel(const Root& root) {
       store.value = lowering.value(node.inputs[2], index);
       body.push_back(std::move(store));
     });
-    if (!refined && any_split(splits = division_splits(builder, dimension_loops))) continue;
     size_t ordered_from = kernel.body.size();
     for (Stmt& s : scatter.body) kernel.body.push_back(std::move(s));
-    lowering.pop_scope();
-    requests_.insert(requests.begin(), requests.end());
-    finish_kernel(kernel, lowering, ordered_from);  // duplicates must apply in order
-    return;
-  }
+    return ordered_from;  // duplicates must apply in order
+  });
 }
 
 // The loop's carried values live in one buffer each (the loop_result nodes read it after the
