@@ -7,9 +7,9 @@ The function is traced with NumPy's semantics once per signature (each array arg
 shape and strides; every other argument's value) and compiled for CUDA. Array arguments are the
 positional and keyword arguments that export __cuda_array_interface__ (torch CUDA tensors, CuPy
 and Numba device arrays) and are read in place; results are new arrays of the first array
-argument's library (torch tensors for torch inputs, CuPy arrays for CuPy inputs) over kiln's
-memory, and the work is queued on that argument's current stream (the call does not wait for
-the GPU). NumPy arrays among the arguments are copied in.
+argument's library (CuPy arrays over kiln's memory for CuPy inputs; for torch inputs, tensors
+torch allocates, which kiln writes into), and the work is queued on that argument's current
+stream (the call does not wait for the GPU). NumPy arrays among the arguments are copied in.
 
 Not yet: a graph break (a value the trace cannot know, such as float(x) or a branch on data)
 is an error rather than a split of the function; JAX arrays (DLPack only) are not read;
