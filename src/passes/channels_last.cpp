@@ -28,8 +28,9 @@ ir::Shape permuted_shape(const ir::Shape& shape, const std::vector<int64_t>& ord
 
 class ChannelsLast {
  public:
-  explicit ChannelsLast(const ir::Graph& graph)
-      : graph_(graph),
+  ChannelsLast(const ir::Graph& graph, bool gradients)
+      : gradients_(gradients),
+        graph_(graph),
         b_(result_),
         plain_(static_cast<size_t>(graph.size()), -1),
         last_(static_cast<size_t>(graph.size()), -1) {}
@@ -89,7 +90,8 @@ class ChannelsLast {
           node.attrs.dilation, node.attrs.groups, /*channels_last=*/true);
       return true;
     }
-    if (node.op == Op::convolution_backward_input || node.op == Op::convolution_backward_weight) {
+    if (gradients_ &&
+        (node.op == Op::convolution_backward_input || node.op == Op::convolution_backward_weight)) {
       // A training graph's gradients: grad_output and the saved input read channels-last (the
       // forward returns its saved activations so), the input's gradient given so.
       if (node.attrs.channels_last || node.dtype != DType::Float32) return false;
@@ -160,6 +162,7 @@ class ChannelsLast {
     return fed;
   }
 
+  const bool gradients_;  // rewrite convolution gradients too
   const ir::Graph& graph_;
   ir::Graph result_;
   ir::Builder b_;
@@ -169,6 +172,8 @@ class ChannelsLast {
 
 }  // namespace
 
-ir::Graph channels_last(const ir::Graph& graph) { return ChannelsLast(graph).run(); }
+ir::Graph channels_last(const ir::Graph& graph) { return ChannelsLast(graph, false).run(); }
+
+ir::Graph channels_last_gradients(const ir::Graph& graph) { return ChannelsLast(graph, true).run(); }
 
 }  // namespace kiln::passes

@@ -24,5 +24,8 @@ ir::Graph canonicalize_matmul(const ir::Graph& graph);
 // layout, and the pointwise work, pooling windows and reductions after them follow it, so that
 // activations pass from one convolution to the next without reorders.
 ir::Graph channels_last(const ir::Graph& graph);
+// The same, with a training graph's convolution gradients channels-last too (grad_output, the
+// saved input and the input gradient); not on CUDA (api/pipeline.cpp says why).
+ir::Graph channels_last_gradients(const ir::Graph& graph);
 
 }  // namespace kiln::passes

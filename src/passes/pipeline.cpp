@@ -27,6 +27,7 @@ const std::vector<NamedPass>& pipeline() {
       {"simplify", simplify},
       {"canonicalize_matmul", canonicalize_matmul},
       {"channels_last", channels_last},
+      {"channels_last_gradients", channels_last_gradients},
       {"cse", eliminate_common_subexpressions},
       {"fold", fold_constants},
       {"dce", eliminate_dead_code},
