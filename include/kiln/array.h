@@ -1,6 +1,12 @@
-// kiln::Array: a host array with a dtype, a shape and strides (in elements, NumPy views
-// included). Either owning (allocated by kiln, 64-byte aligned) or borrowed (the caller keeps
-// the memory alive). Compiled functions read inputs of any strides in place.
+// kiln::Array: an array with a dtype, a shape and strides (in elements, NumPy views included),
+// in host memory or in the memory of the CUDA device kiln runs on. Either owning (allocated by
+// kiln: 64-byte aligned on the host, from kiln's caching allocator on the GPU) or borrowed (the
+// caller keeps the memory alive). Compiled functions read inputs of any strides in place; a
+// function compiled with device "cuda" given device arrays returns device arrays, with no copy.
+//
+//   kiln::Array x = kiln::Array::from_vector(values, {n}).to(kiln::Device::Cuda);
+//   kiln::Array y = gpu_step(x)[0];                  // on the GPU
+//   std::vector<float> host = y.to_vector<float>();  // copied back
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -10,22 +16,32 @@
 
 namespace kiln {
 
+// Where an array's memory lies: the host, or global memory of the CUDA device kiln runs on
+// (device 0, or $KILN_CUDA_DEVICE).
+enum class Device : uint8_t { Cpu, Cuda };
+
 class Array {
  public:
   Array() = default;
-  // A new contiguous (row-major) array; contents uninitialised.
-  static Array empty(DType dtype, std::vector<int64_t> shape);
-  static Array zeros(DType dtype, std::vector<int64_t> shape);
+  // A new contiguous (row-major) array; contents uninitialised. Device::Cuda on a machine
+  // without a usable GPU: Error(Unsupported) saying why.
+  static Array empty(DType dtype, std::vector<int64_t> shape, Device device = Device::Cpu);
+  static Array zeros(DType dtype, std::vector<int64_t> shape, Device device = Device::Cpu);
   // Wraps caller memory. Empty strides mean row-major contiguous.
   static Array borrow(void* data, DType dtype, std::vector<int64_t> shape,
                       std::vector<int64_t> strides = {});
   // Shares ownership of `owner` (e.g. a Python object) while wrapping its memory.
   static Array borrow(void* data, DType dtype, std::vector<int64_t> shape,
                       std::vector<int64_t> strides, std::shared_ptr<void> owner);
+  // Wraps caller memory on `device` (for Device::Cuda a device pointer: cuMemAlloc's,
+  // cudaMalloc's, a torch CUDA tensor's data_ptr()).
+  static Array borrow(void* data, DType dtype, std::vector<int64_t> shape,
+                      std::vector<int64_t> strides, std::shared_ptr<void> owner, Device device);
   template <class T>
   static Array from_vector(const std::vector<T>& values, std::vector<int64_t> shape);
 
   DType dtype() const { return dtype_; }
+  Device device() const { return device_; }
   const std::vector<int64_t>& shape() const { return shape_; }
   const std::vector<int64_t>& strides() const { return strides_; }
   int ndim() const { return static_cast<int>(shape_.size()); }
@@ -37,12 +53,16 @@ class Array {
   void* data() const { return data_; }
   template <class T>
   T* data_as() const { return static_cast<T*>(data_); }
-  // Element at a multi-index, converted to double (tests and examples; not for hot loops).
+  // The array on `device`: itself when it is there already, else a contiguous copy (the call
+  // returns once the copy is done).
+  Array to(Device device) const;
+  // Element at a multi-index, converted to double (tests and examples; not for hot loops; a
+  // device array: Error(Value), copy it with to(Device::Cpu) first).
   double get(const std::vector<int64_t>& index) const;
-  // Flattened row-major copy converted to T (tests and examples).
+  // Flattened row-major copy converted to T (tests and examples), on the host.
   template <class T>
   std::vector<T> to_vector() const;
-  // A contiguous copy.
+  // A contiguous copy, on the same device.
   Array contiguous() const;
   // The same memory seen another way, as torch.view_as_real / view_as_complex: a complex
   // array of shape S as its real parts of shape S + [2] (real, imaginary), and back.
@@ -55,6 +75,7 @@ class Array {
   DType dtype_ = DType::Float32;
   std::vector<int64_t> shape_;
   std::vector<int64_t> strides_;
+  Device device_ = Device::Cpu;
 };
 
 template <class T>
@@ -81,6 +102,7 @@ Array Array::from_vector(const std::vector<T>& values, std::vector<int64_t> shap
 
 template <class T>
 std::vector<T> Array::to_vector() const {
+  if (device_ != Device::Cpu) return to(Device::Cpu).to_vector<T>();
   std::vector<T> result;
   result.reserve(static_cast<size_t>(size()));
   std::vector<int64_t> index(shape_.size(), 0);

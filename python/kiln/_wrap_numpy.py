@@ -6,16 +6,19 @@
 The function is traced with NumPy's semantics once per signature (each array argument's dtype,
 shape and strides; every other argument's value) and compiled for CUDA. Array arguments are the
 positional and keyword arguments that export __cuda_array_interface__ (torch CUDA tensors, CuPy
-and Numba device arrays) and are read in place; results are new arrays of the first array
-argument's library (CuPy arrays over kiln's memory for CuPy inputs; for torch inputs, tensors
-torch allocates, which kiln writes into), and the work is queued on that argument's current
-stream (the call does not wait for the GPU). NumPy arrays among the arguments are copied in.
+and Numba device arrays) or DLPack on a CUDA device (JAX arrays), and are read in place; results
+are new arrays of the first array argument's library (CuPy arrays over kiln's memory for CuPy
+inputs, JAX arrays over it by DLPack for JAX inputs; for torch inputs, tensors torch allocates,
+which kiln writes into). The work is queued on that argument's current stream and the call does
+not wait for the GPU, except with DLPack arguments: their producer (JAX) orders nothing after
+kiln's stream, so the call returns once the results are written. NumPy arrays among the
+arguments are copied in.
 
 Not yet: a graph break (a value the trace cannot know, such as float(x) or a branch on data)
-is an error rather than a split of the function; JAX arrays (DLPack only) are not read;
-gradients do not flow through the NumPy code.
+is an error rather than a split of the function; gradients do not flow through the NumPy code.
 """
 import functools
+import importlib
 import sys
 
 import numpy as np
@@ -26,8 +29,22 @@ from ._config import config
 from ._device import torch_current_stream
 
 
+_DLPACK_CUDA = 2  # DLPack's device type for CUDA memory
+
+
+def _is_dlpack_array(value):
+    """A DLPack producer on a CUDA device that has no CUDA Array Interface (a JAX array)."""
+    describe = getattr(value, "__dlpack_device__", None)
+    if describe is None or hasattr(value, "__cuda_array_interface__"):
+        return False
+    device = describe()
+    return device[0] == _DLPACK_CUDA
+
+
 def _is_device_array(value):
-    return hasattr(value, "__cuda_array_interface__") and not isinstance(value, np.ndarray)
+    if isinstance(value, np.ndarray):
+        return False
+    return hasattr(value, "__cuda_array_interface__") or _is_dlpack_array(value)
 
 
 def _layout(value):
@@ -37,6 +54,8 @@ def _layout(value):
         dtype, shape = array.dtype, list(array.shape)
         strides = [] if array.flags.c_contiguous else [s // array.itemsize for s in array.strides]
         return dtype.name, shape, strides
+    if _is_dlpack_array(value):
+        return _kiln.device_array_layout(value)
     interface = value.__cuda_array_interface__
     dtype = np.dtype(interface["typestr"])
     shape = list(interface["shape"])
@@ -48,6 +67,8 @@ def _layout(value):
 def _stream_of(value):
     """The CUstream the caller's work on `value` is queued on (the CUDA Array Interface's
     convention: 1 is the legacy default stream, 2 the per-thread one)."""
+    if _is_dlpack_array(value):
+        return 0  # the legacy default stream; the call waits for it (kiln._wrap_numpy)
     stream = value.__cuda_array_interface__.get("stream")
     return 0 if stream is None else int(stream)
 
@@ -55,12 +76,15 @@ def _stream_of(value):
 def _as_library_array(result, like):
     """`result` (a kiln.CudaArray) as an array of `like`'s library, sharing its memory; that
     library is imported already, since `like` is one of its arrays."""
-    library = sys.modules.get(type(like).__module__.split(".")[0])
-    if library is not None and library.__name__ == "torch":
+    name = type(like).__module__.split(".")[0]
+    library = sys.modules.get(name)
+    if library is not None and name == "torch":
         return library.as_tensor(result, device=like.device)
-    if library is not None and library.__name__ == "cupy":
+    if library is not None and name == "cupy":
         return library.asarray(result)
-    return result
+    if name in ("jax", "jaxlib") and "jax" in sys.modules:
+        return importlib.import_module("jax.dlpack").from_dlpack(result)
+    return result  # kiln.CudaArray: both interfaces, for any other library
 
 
 def _torch_cuda_tensors(args):

@@ -4,6 +4,9 @@
 //   one generated reduction with its producers and consumers: a BLAS call has nothing to gain
 //   there (no data reuse) and costs a call, a buffer for each operand and, inside a loop, the
 //   loop's compiled form (loop_ir.h: only loops of kernels compile whole).
+// - Integer products too, at any size: no BLAS computes them (cuBLAS has no int64 GEMM, BLAS
+//   none at all), and the generated reduction runs on every thread (and the GPU) with the
+//   product's own wrapping arithmetic, where the extern call was one plain triple loop.
 // - A batched product whose right operand is one matrix ((NR, NQ, M, K) @ (K, N)) becomes one
 //   GEMM over the merged batch rows ((NR * NQ * M, K) @ (K, N)), not one small GEMM per batch.
 #include "ir/builder.h"
@@ -55,7 +58,7 @@ ir::Graph canonicalize_matmul(const ir::Graph& graph) {
     const ir::Shape& right = b.node(inputs[1]).shape;
     int64_t rows = extent(node.shape, 2), columns = extent(node.shape, 1), depth = extent(left, 1);
     int64_t products = ir::element_count(node.shape) * depth;
-    if (rows == 1 || columns == 1 || products <= kInlineProducts) {
+    if (rows == 1 || columns == 1 || products <= kInlineProducts || is_integer(node.dtype)) {
       mapped = inline_product(b, node, inputs[0], inputs[1]);
     } else if (left.size() > 2 && right.size() == 2) {
       int64_t batch_rows = ir::element_count(left) / depth;

@@ -107,8 +107,12 @@ void bind_tensor(nb::module_& module);
 void bind_convolution(nb::module_& module);  // part of bind_tensor
 void bind_compiled(nb::module_& module);
 void bind_cuda(nb::module_& module);
-// An object exporting __cuda_array_interface__ as a borrowed device Array (nullopt: not one).
-std::optional<Array> borrow_cuda_array(nb::handle object, size_t position);
+// An object exporting __cuda_array_interface__, or __dlpack__ on a CUDA device, as a borrowed
+// device Array (nullopt: neither). `by_dlpack` (optional) is set for a DLPack export: its
+// producer does not order its later work after kiln's stream, so the run must finish before
+// the call returns.
+std::optional<Array> borrow_cuda_array(nb::handle object, size_t position,
+                                       bool* by_dlpack = nullptr);
 // A device result as a kiln.CudaArray; `stream`: the stream its work was queued on.
 nb::object wrap_cuda_array(Array array, int64_t stream);
 void bind_guarded_cache(nb::module_& module);

@@ -17,9 +17,10 @@
 namespace kiln::python {
 namespace {
 
-Array borrow_or_throw(nb::handle object, size_t position) {
+Array borrow_or_throw(nb::handle object, size_t position, bool* by_dlpack = nullptr) {
   if (!PyArray_Check(object.ptr())) {
-    if (std::optional<Array> device = borrow_cuda_array(object, position)) return *device;
+    if (std::optional<Array> device = borrow_cuda_array(object, position, by_dlpack))
+      return *device;
     throw Error(ErrorKind::Type, error_message("run", "", "input " + std::to_string(position) +
                                                               " is not a NumPy array"));
   }
@@ -36,7 +37,8 @@ Array borrow_or_throw(nb::handle object, size_t position) {
 Array as_graph_input(Array array, DType expected) {
   bool bits = array.dtype() == DType::UInt16 || array.dtype() == DType::Int16;
   if (expected != DType::BFloat16 || !bits) return array;
-  return Array::borrow(array.data(), DType::BFloat16, array.shape(), array.strides());
+  return Array::borrow(array.data(), DType::BFloat16, array.shape(), array.strides(), nullptr,
+                       array.device());
 }
 
 std::shared_ptr<Compiled> compile(detail::Trace& trace, const std::vector<Tensor>& outputs,
@@ -78,11 +80,10 @@ std::shared_ptr<Compiled> compile(detail::Trace& trace, const std::vector<Tensor
 nb::list run(Compiled& compiled, nb::sequence inputs, nb::handle out, int64_t stream) {
   std::vector<Array> arrays;
   size_t position = 0;
-  bool device_inputs = false;
+  bool by_dlpack = false;
   const ir::Graph& graph = compiled.variants ? compiled.variants->graph() : compiled.graph->graph;
   for (nb::handle input : inputs) {
-    Array array = borrow_or_throw(input, position);
-    device_inputs = device_inputs || !PyArray_Check(input.ptr());
+    Array array = borrow_or_throw(input, position, &by_dlpack);
     if (position < graph.inputs().size())
       array = as_graph_input(std::move(array), graph.node(graph.inputs()[position]).dtype);
     arrays.push_back(std::move(array));
@@ -104,13 +105,17 @@ nb::list run(Compiled& compiled, nb::sequence inputs, nb::handle out, int64_t st
     ~StreamScope() { runtime::set_cuda_stream(nullptr); }
   } stream_scope(stream);
   run_releasing_gil(*compiled.graph->executable, arrays, outputs);
+  if (by_dlpack) {  // DLPack inputs are released when this returns, their producer unaware
+    nb::gil_scoped_release unlocked;
+    runtime::cuda::synchronize(reinterpret_cast<void*>(stream));
+  }
   nb::list results;
   if (!out.is_none()) {
     for (nb::handle given : nb::borrow<nb::sequence>(out)) results.append(given);
     return results;
   }
   for (Array& output : outputs) {
-    if (device_inputs && runtime::cuda::is_device_pointer(output.data())) {
+    if (output.device() == Device::Cuda) {
       results.append(wrap_cuda_array(std::move(output), stream));
       continue;
     }
@@ -127,7 +132,7 @@ nb::list run(Compiled& compiled, nb::sequence inputs, nb::handle out, int64_t st
 Array borrow_device_tensor(nb::handle tensor, const sched::Buffer& buffer) {
   void* pointer = reinterpret_cast<void*>(nb::cast<uintptr_t>(tensor.attr("data_ptr")()));
   std::vector<int64_t> strides = nb::cast<std::vector<int64_t>>(tensor.attr("stride")());
-  return Array::borrow(pointer, buffer.dtype, buffer.shape, strides);
+  return Array::borrow(pointer, buffer.dtype, buffer.shape, strides, nullptr, Device::Cuda);
 }
 
 // The torch backend's call on CUDA: inputs read in place, results written into the caller's

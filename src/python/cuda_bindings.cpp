@@ -1,6 +1,8 @@
-// Device arrays across the Python boundary, by the CUDA Array Interface (version 3: what torch
-// CUDA tensors, CuPy arrays and Numba device arrays export): borrowed by pointer for a run on
-// the GPU, and kiln's device results handed out the same way (kiln.CudaArray), with no copy.
+// Device arrays across the Python boundary, with no copy: by the CUDA Array Interface (version
+// 3: what torch CUDA tensors, CuPy arrays and Numba device arrays export) or by DLPack (JAX
+// arrays, anything with __dlpack__ on a CUDA device), borrowed by pointer for a run on the GPU;
+// kiln's device results (kiln.CudaArray) are handed out both ways.
+#include <nanobind/ndarray.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
@@ -39,6 +41,77 @@ struct CudaArray {
   int64_t stream = 0;  // the stream the work that writes it was queued on
 };
 
+// DLPack's device type for CUDA memory (kDLCUDA).
+constexpr int kDLPackCuda = 2;
+
+std::optional<DType> dtype_from_dlpack(nb::dlpack::dtype type) {
+  if (type.lanes != 1) return std::nullopt;
+  using Code = nb::dlpack::dtype_code;
+  const int bits = type.bits;
+  switch (static_cast<Code>(type.code)) {
+    case Code::Bool: return bits == 8 ? std::optional(DType::Bool) : std::nullopt;
+    case Code::Int:
+      return bits == 8 ? DType::Int8 : bits == 16 ? DType::Int16 : bits == 32 ? DType::Int32
+             : bits == 64 ? std::optional(DType::Int64) : std::nullopt;
+    case Code::UInt:
+      return bits == 8 ? DType::UInt8 : bits == 16 ? DType::UInt16 : bits == 32 ? DType::UInt32
+             : bits == 64 ? std::optional(DType::UInt64) : std::nullopt;
+    case Code::Float:
+      return bits == 16 ? DType::Float16 : bits == 32 ? DType::Float32
+             : bits == 64 ? std::optional(DType::Float64) : std::nullopt;
+    case Code::Bfloat: return bits == 16 ? std::optional(DType::BFloat16) : std::nullopt;
+    case Code::Complex:
+      return bits == 64 ? DType::Complex64 : bits == 128 ? std::optional(DType::Complex128)
+                                                          : std::nullopt;
+    default: return std::nullopt;
+  }
+}
+
+nb::dlpack::dtype dlpack_dtype(DType dtype) {
+  using Code = nb::dlpack::dtype_code;
+  Code code = dtype == DType::Bool           ? Code::Bool
+              : dtype == DType::BFloat16     ? Code::Bfloat
+              : is_complex(dtype)            ? Code::Complex
+              : is_float(dtype)              ? Code::Float
+              : is_signed_integer(dtype)     ? Code::Int
+                                             : Code::UInt;
+  return {static_cast<uint8_t>(code), static_cast<uint8_t>(dtype_size(dtype) * 8), 1};
+}
+
+// An object whose __dlpack_device__ is a CUDA device.
+bool on_dlpack_cuda_device(nb::handle object) {
+  if (!nb::hasattr(object, "__dlpack_device__") || !nb::hasattr(object, "__dlpack__"))
+    return false;
+  nb::tuple device = nb::borrow<nb::tuple>(object.attr("__dlpack_device__")());
+  return device.size() == 2 && nb::cast<int>(device[0]) == kDLPackCuda;
+}
+
+// A DLPack export as a borrowed device Array that keeps the export (and so the producer's
+// memory) alive; the producer has made the data ready (__dlpack__ without a stream waits).
+Array borrow_dlpack_array(nb::handle object, const std::string& where) {
+  auto export_ = std::make_shared<nb::ndarray<>>();
+  if (!nb::try_cast(object, *export_))
+    throw Error(ErrorKind::Type, error_message("run", "", where + " could not be read by DLPack"));
+  std::optional<DType> dtype = dtype_from_dlpack(export_->dtype());
+  if (!dtype)
+    throw Error(ErrorKind::Type, error_message("run", "", where + " has a dtype kiln cannot read"));
+  std::vector<int64_t> shape, strides;
+  for (size_t d = 0; d < export_->ndim(); ++d) {
+    shape.push_back(static_cast<int64_t>(export_->shape(d)));
+    strides.push_back(export_->stride(d));
+  }
+  void* pointer = export_->data();
+  if (pointer != nullptr && !runtime::cuda::is_device_pointer(pointer))
+    throw Error(ErrorKind::Value, error_message("run", "", where + " is not CUDA device memory"));
+  // The last reference may go on a thread without the GIL (a run releases it).
+  std::shared_ptr<void> owner(new std::shared_ptr<nb::ndarray<>>(std::move(export_)),
+                              [](void* kept) {
+                                nb::gil_scoped_acquire gil;
+                                delete static_cast<std::shared_ptr<nb::ndarray<>>*>(kept);
+                              });
+  return Array::borrow(pointer, *dtype, shape, strides, std::move(owner), Device::Cuda);
+}
+
 nb::dict interface_of(const CudaArray& a) {
   nb::list shape;
   for (int64_t extent : a.array.shape()) shape.append(extent);
@@ -55,10 +128,14 @@ nb::dict interface_of(const CudaArray& a) {
 
 }  // namespace
 
-std::optional<Array> borrow_cuda_array(nb::handle object, size_t position) {
-  if (!nb::hasattr(object, "__cuda_array_interface__")) return std::nullopt;
-  nb::dict interface = nb::borrow<nb::dict>(object.attr("__cuda_array_interface__"));
+std::optional<Array> borrow_cuda_array(nb::handle object, size_t position, bool* by_dlpack) {
   auto where = [&] { return "input " + std::to_string(position) + " (a device array)"; };
+  if (!nb::hasattr(object, "__cuda_array_interface__")) {
+    if (!on_dlpack_cuda_device(object)) return std::nullopt;
+    if (by_dlpack != nullptr) *by_dlpack = true;
+    return borrow_dlpack_array(object, where());
+  }
+  nb::dict interface = nb::borrow<nb::dict>(object.attr("__cuda_array_interface__"));
   std::optional<DType> dtype = dtype_from_typestr(nb::cast<std::string>(interface["typestr"]));
   if (!dtype)
     throw Error(ErrorKind::Type, error_message("run", "", where() + " has a dtype kiln cannot read: " +
@@ -77,7 +154,7 @@ std::optional<Array> borrow_cuda_array(nb::handle object, size_t position) {
   void* pointer = reinterpret_cast<void*>(nb::cast<uintptr_t>(data[0]));
   if (pointer != nullptr && !runtime::cuda::is_device_pointer(pointer))
     throw Error(ErrorKind::Value, error_message("run", "", where() + " is not CUDA device memory"));
-  return Array::borrow(pointer, *dtype, shape, strides);
+  return Array::borrow(pointer, *dtype, shape, strides, nullptr, Device::Cuda);
 }
 
 nb::object wrap_cuda_array(Array array, int64_t stream) {
@@ -85,10 +162,40 @@ nb::object wrap_cuda_array(Array array, int64_t stream) {
 }
 
 void bind_cuda(nb::module_& module) {
+  module.def(
+      "device_array_layout",
+      [](nb::handle object) -> nb::object {
+        std::optional<Array> array = borrow_cuda_array(object, 0);
+        if (!array) return nb::none();
+        std::vector<int64_t> strides;
+        if (!array->is_contiguous()) strides = array->strides();
+        return nb::make_tuple(std::string(dtype_name(array->dtype())), array->shape(), strides);
+      },
+      nb::arg("array"),
+      "(dtype name, shape, element strides or [] when contiguous) of a device array "
+      "(__cuda_array_interface__ or DLPack on CUDA); None for anything else.");
   nb::class_<CudaArray>(module, "CudaArray",
                         "A kiln result in GPU memory, exported by the CUDA Array Interface "
                         "(torch.as_tensor(a, device='cuda'), cupy.asarray(a): no copy).")
       .def_prop_ro("__cuda_array_interface__", &interface_of)
+      .def("__dlpack_device__",
+           [](const CudaArray&) { return nb::make_tuple(kDLPackCuda, runtime::cuda::device().ordinal); })
+      .def(
+          "__dlpack__",
+          [](nb::handle self, nb::kwargs options) {
+            // The consumer reads on a stream of its own: the work that writes the array
+            // finishes first (nanobind's export below takes no stream).
+            const CudaArray& a = nb::cast<const CudaArray&>(self);
+            runtime::cuda::synchronize(reinterpret_cast<void*>(a.stream));
+            std::vector<size_t> shape(a.array.shape().begin(), a.array.shape().end());
+            nb::ndarray<nb::array_api> view(a.array.data(), shape.size(), shape.data(), self,
+                                            nullptr, dlpack_dtype(a.array.dtype()),
+                                            nb::device::cuda::value,
+                                            runtime::cuda::device().ordinal);
+            return nb::cast(view).attr("__dlpack__")(**options);
+          },
+          nb::arg("options"),
+          "The array by DLPack (jax.dlpack.from_dlpack(a), torch.from_dlpack(a)): no copy.")
       .def_prop_ro("shape", [](const CudaArray& a) { return a.array.shape(); })
       .def_prop_ro("dtype", [](const CudaArray& a) { return std::string(dtype_name(a.array.dtype())); })
       .def("__repr__", [](const CudaArray& a) {

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "kiln/error.h"
+#include "runtime/device_arrays.h"
 
 namespace kiln {
 namespace {
@@ -91,8 +92,9 @@ double load_as_double(DType dtype, const char* address) {
 
 }  // namespace
 
-Array Array::empty(DType dtype, std::vector<int64_t> shape) {
+Array Array::empty(DType dtype, std::vector<int64_t> shape, Device device) {
   check_shape(shape);
+  if (device == Device::Cuda) return runtime::empty_device_array(dtype, std::move(shape));
   Array array;
   array.dtype_ = dtype;
   array.strides_ = row_major_strides(shape);
@@ -103,10 +105,10 @@ Array Array::empty(DType dtype, std::vector<int64_t> shape) {
   return array;
 }
 
-Array Array::zeros(DType dtype, std::vector<int64_t> shape) {
+Array Array::zeros(DType dtype, std::vector<int64_t> shape, Device device) {
   Array array = empty(dtype, std::move(shape));
   std::memset(array.data_, 0, static_cast<size_t>(array.nbytes()));
-  return array;
+  return array.to(device);
 }
 
 Array Array::borrow(void* data, DType dtype, std::vector<int64_t> shape,
@@ -116,6 +118,11 @@ Array Array::borrow(void* data, DType dtype, std::vector<int64_t> shape,
 
 Array Array::borrow(void* data, DType dtype, std::vector<int64_t> shape,
                     std::vector<int64_t> strides, std::shared_ptr<void> owner) {
+  return borrow(data, dtype, std::move(shape), std::move(strides), std::move(owner), Device::Cpu);
+}
+
+Array Array::borrow(void* data, DType dtype, std::vector<int64_t> shape,
+                    std::vector<int64_t> strides, std::shared_ptr<void> owner, Device device) {
   check_shape(shape);
   if (strides.empty()) strides = row_major_strides(shape);
   if (strides.size() != shape.size()) {
@@ -129,7 +136,12 @@ Array Array::borrow(void* data, DType dtype, std::vector<int64_t> shape,
   if (data == nullptr && array.size() != 0) fail("null data for a non-empty array");
   array.data_ = data;
   array.owner_ = std::move(owner);
+  array.device_ = device;
   return array;
+}
+
+Array Array::to(Device device) const {
+  return device == device_ ? *this : runtime::copy_to_other_device(*this);
 }
 
 Array Array::view_as_real() const {
@@ -139,7 +151,8 @@ Array Array::view_as_real() const {
   shape.push_back(2);
   for (int64_t stride : strides_) strides.push_back(2 * stride);
   strides.push_back(1);
-  return borrow(data_, component_dtype(dtype_), std::move(shape), std::move(strides), owner_);
+  return borrow(data_, component_dtype(dtype_), std::move(shape), std::move(strides), owner_,
+                device_);
 }
 
 Array Array::view_as_complex() const {
@@ -151,7 +164,8 @@ Array Array::view_as_complex() const {
          "elements, got " + std::string(dtype_name(dtype_)) + " " + ints_text(shape_));
   std::vector<int64_t> shape(shape_.begin(), shape_.end() - 1), strides;
   for (size_t d = 0; d + 1 < shape_.size(); ++d) strides.push_back(strides_[d] / 2);
-  return borrow(data_, complex_of(dtype_), std::move(shape), std::move(strides), owner_);
+  return borrow(data_, complex_of(dtype_), std::move(shape), std::move(strides), owner_,
+                device_);
 }
 
 int64_t Array::size() const {
@@ -173,6 +187,7 @@ bool Array::is_contiguous() const {
 }
 
 double Array::get(const std::vector<int64_t>& index) const {
+  if (device_ != Device::Cpu) fail("get() on an array in GPU memory: copy it with to(Device::Cpu)");
   if (index.size() != shape_.size()) {
     fail("index " + ints_text(index) + " does not match the shape " + ints_text(shape_));
   }
@@ -187,6 +202,7 @@ double Array::get(const std::vector<int64_t>& index) const {
 }
 
 Array Array::contiguous() const {
+  if (device_ != Device::Cpu) return to(Device::Cpu).to(device_);
   Array result = empty(dtype_, shape_);
   int64_t element_bytes = dtype_size(dtype_);
   const char* source = static_cast<const char*>(data_);

@@ -217,6 +217,13 @@ void Executable::finish_outputs(std::vector<Array>& outputs) const {
 }
 
 void HostExecutable::run_real(const std::vector<Array>& inputs, std::vector<Array>& outputs) {
+  auto on_host = [](const Array& array, const std::string& name) {
+    if (array.device() != Device::Cpu)
+      throw Error(ErrorKind::Value, "kiln: " + name + " is in GPU memory; the function was "
+                                    "compiled for the CPU (compile it with device 'cuda')");
+  };
+  for (size_t k = 0; k < inputs.size(); ++k) on_host(inputs[k], "input " + std::to_string(k));
+  for (size_t k = 0; k < outputs.size(); ++k) on_host(outputs[k], "output " + std::to_string(k));
   std::lock_guard<std::mutex> lock(run_mutex_);
   outputs.resize(program_.output_buffers.size());
   for (size_t b = 0; b < program_.buffers.size(); ++b) {

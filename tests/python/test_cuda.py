@@ -40,6 +40,11 @@ def loop_sum(x):
     return total
 
 
+def integer_products(a, b, c):
+    # cuBLAS has no integer GEMM: a generated reduction, wrapping in the operands' own type.
+    return a @ b, b.T @ c, a[0] @ b
+
+
 def graph_break(x):
     if x.sum() > 0:  # a value the trace cannot know: two graphs, the branch in Python
         return np.sin(x) * 2
@@ -54,6 +59,9 @@ CASES = [
     (strided, lambda r: (r.standard_normal((101, 33)),), 1e-12),
     (loop_sum, lambda r: (r.standard_normal((50, 17)),), 1e-12),
     (graph_break, lambda r: (r.standard_normal((40, 30)),), 1e-12),
+    (integer_products, lambda r: (r.integers(-100, 100, (70, 300)).astype(np.int8),
+                                  r.integers(-100, 100, (300, 90)).astype(np.int8),
+                                  r.integers(-10**6, 10**6, (300, 40))), 0),
 ]
 
 
@@ -149,3 +157,49 @@ def test_wrap_numpy_on_views_that_are_not_16_byte_aligned():
         a, b = a.cpu().numpy(), b.cpu().numpy()
         np.testing.assert_allclose(got.cpu().numpy(), np.sin(a) * b + np.cos(a), rtol=1e-5,
                                    atol=1e-6)
+
+
+def test_wrap_numpy_takes_and_gives_jax_arrays_by_dlpack():
+    """JAX arrays have no CUDA Array Interface: they are read by DLPack, in place, and the
+    results come back as JAX arrays over kiln's memory (jax.dlpack.from_dlpack)."""
+    if not GPU:
+        return  # test_wrap_numpy_without_a_gpu_says_why
+    import os
+    os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")  # leave memory to kiln
+    jax = pytest.importorskip("jax")
+    jnp = jax.numpy
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal((64, 1000)).astype(np.float32)
+    points = rng.standard_normal((10_000, 2)).astype(np.float32)
+    means = rng.standard_normal((5, 2)).astype(np.float32)
+    for fn, arguments, tolerance in [(softmax, (x,), 1e-5), (sin_cos, (x[::2, ::3],), 1e-6),
+                                     (kmeans_labels, (points, means), 0)]:
+        on_gpu = [jax.device_put(jnp.asarray(a), jax.devices("gpu")[0]) for a in arguments]
+        got = kiln.wrap_numpy(fn)(*on_gpu)
+        assert isinstance(got, jax.Array) and got.devices() == {jax.devices("gpu")[0]}
+        np.testing.assert_allclose(np.asarray(got), fn(*arguments), rtol=tolerance,
+                                   atol=tolerance)
+        # The result is usable by JAX right away (the call waited for its kernels).
+        np.testing.assert_allclose(np.asarray(got * 2), fn(*arguments) * 2, rtol=tolerance,
+                                   atol=tolerance)
+
+
+class _InterfaceOnly:
+    """A device array of no known library: only __cuda_array_interface__."""
+
+    def __init__(self, tensor):
+        self.tensor = tensor
+        self.__cuda_array_interface__ = tensor.__cuda_array_interface__
+
+
+def test_kiln_device_results_export_dlpack():
+    if not GPU:
+        return  # test_wrap_numpy_without_a_gpu_says_why
+    torch = pytest.importorskip("torch")
+    x = torch.linspace(0, 1, 4099, device="cuda")
+    got = kiln.wrap_numpy(sin_cos)(_InterfaceOnly(x))
+    assert type(got).__name__ == "CudaArray"
+    assert got.__dlpack_device__()[0] == 2  # kDLCUDA
+    as_torch = torch.from_dlpack(got)  # no copy: the same memory
+    assert as_torch.data_ptr() == got.__cuda_array_interface__["data"][0]
+    np.testing.assert_allclose(as_torch.cpu().numpy(), sin_cos(x.cpu().numpy()), rtol=1e-6)

@@ -6,8 +6,13 @@ Each workload's unchanged NumPy function runs on GPU-resident data (torch CUDA t
   kiln           kiln.wrap_numpy(fn)
   torch.compile  torch.compile(torch.compiler.wrap_numpy(fn)) (Inductor, Triton kernels)
   cupy           fn on CuPy arrays (CuPy's own kernels, one per NumPy call)
+and, when JAX is installed, on JAX arrays:
+  jax.jit        the workload's jax.numpy translation (kiln.bench.jax_kernels) under jax.jit
+  kiln (jax)     kiln.wrap_numpy(fn) on the JAX arrays, read and returned by DLPack
 Results are checked against NumPy on the CPU. Times are medians of CUDA-event timings after
 warm-up, each timed call on the next of INPUT_SETS input sets (new data, the same shapes); "first" is the first call (tracing and compiling; kiln's with an empty disk cache).
+JAX runs on streams of its own, which torch's events do not see: its rows (and kiln's on JAX
+arrays, which waits for its results) are host times of a call that waits for the results.
 A device-to-device copy of 1 GiB measured in the same run gives the bandwidth the
 memory-bound workloads are compared with (bytes read + written / time).
 """
@@ -48,6 +53,38 @@ def _gpu_time_ms(torch, call, repeats):
         end.synchronize()
         times.append(start.elapsed_time(end))
     return statistics.median(times)
+
+
+def _wall_time_ms(call, repeats):
+    """The median host time of call(k) that returns once its results are ready."""
+    call(0)
+    times = []
+    for k in range(repeats):
+        started = time.perf_counter()
+        call(k)
+        times.append((time.perf_counter() - started) * 1e3)
+    return statistics.median(times)
+
+
+def _jax_systems(kiln, workload, input_sets):
+    """(name, make, argument sets, timer) for JAX's rows, or [] without a GPU JAX."""
+    os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")  # share the GPU
+    try:
+        import jax
+        from . import jax_kernels
+        device = jax.devices("gpu")[0]
+    except Exception:  # no JAX, or a CPU-only one
+        return []
+    kernel = getattr(jax_kernels, workload.name, None)
+    sets = [[jax.device_put(a, device) for a in one] for one in input_sets]
+
+    def ready(value):
+        return jax.block_until_ready(value)
+
+    systems = [("kiln (jax)", lambda: kiln.wrap_numpy(workload.function), sets, ready)]
+    if kernel is not None:
+        systems.insert(0, ("jax.jit", lambda: jax.jit(kernel), sets, ready))
+    return systems
 
 
 def _first_call_seconds(torch, call):
@@ -98,7 +135,7 @@ def main(argv=None):
           + f"; device-to-device copy of 1 GiB: {copy_bandwidth / 1e12:.2f} TB/s (read + write)")
     print(f"{'workload':<20} {'system':<14} {'status':<6} {'median':>10} {'first call':>11} "
           f"{'of copy bw':>10}")
-    ratios = {"torch.compile": [], "cupy": []}
+    ratios = {"torch.compile": [], "cupy": [], "jax.jit": []}
     for workload in chosen:
         torch._dynamo.reset()  # each workload's wrap_numpy function: its own Dynamo cache
         # Every timed call gets the next input set (new data, the same shapes), as the CPU
@@ -108,40 +145,46 @@ def main(argv=None):
         expected = workload.function(*inputs)
         gpu_sets = [[torch.from_numpy(np.ascontiguousarray(a)).cuda() for a in one]
                     for one in input_sets]
-        systems = [("kiln", lambda: kiln.wrap_numpy(workload.function))]
+        systems = [("kiln", lambda: kiln.wrap_numpy(workload.function), gpu_sets, None)]
         systems.append(("torch.compile",
-                        lambda: torch.compile(torch.compiler.wrap_numpy(workload.function))))
+                        lambda: torch.compile(torch.compiler.wrap_numpy(workload.function)),
+                        gpu_sets, None))
         if cupy is not None:
-            systems.append(("cupy", lambda: workload.function))
+            systems.append(("cupy", lambda: workload.function,
+                            [[cupy.asarray(a) for a in one] for one in input_sets], None))
+        systems += _jax_systems(kiln, workload, input_sets)
         moved = _bytes_moved(inputs, expected)
         times = {}
-        for system, make in systems:
-            argument_sets = ([[cupy.asarray(a) for a in one] for one in input_sets]
-                             if system == "cupy" else gpu_sets)
+        for system, make, argument_sets, ready in systems:
             try:
                 function = make()
-                first, result = _first_call_seconds(torch, lambda: function(*argument_sets[0]))
+                first, result = _first_call_seconds(
+                    torch, lambda: (ready or (lambda v: v))(function(*argument_sets[0])))
                 ok, message = W.check_result(workload, expected, _to_numpy(result))
                 if not ok:
                     print(f"{workload.name:<20} {system:<14} {'WRONG':<6} {message}")
                     continue
-                median = _gpu_time_ms(
-                    torch, lambda k: function(*argument_sets[k % INPUT_SETS]), args.repeats)
+                call = lambda k: function(*argument_sets[k % INPUT_SETS])  # noqa: E731
+                median = (_gpu_time_ms(torch, call, args.repeats) if ready is None else
+                          _wall_time_ms(lambda k: ready(call(k)), args.repeats))
             except Exception as error:  # a system that cannot run this program: say so
                 text = str(error).splitlines()[0] if str(error) else type(error).__name__
                 print(f"{workload.name:<20} {system:<14} {'error':<6} {text[:100]}")
                 continue
             times[system] = median
+            if system == "kiln (jax)" and "jax.jit" in times:
+                ratios["jax.jit"].append(times["jax.jit"] / median)
             share = moved / (median * 1e-3) / copy_bandwidth
             print(f"{workload.name:<20} {system:<14} {'ok':<6} {median * 1e3:>8.1f}us "
                   f"{first:>10.2f}s {share:>9.0%}")
-        for other in ratios:
+        for other in ("torch.compile", "cupy"):
             if "kiln" in times and other in times:
                 ratios[other].append(times[other] / times["kiln"])
     for other, values in ratios.items():
         if values:
             geomean = math.exp(sum(math.log(v) for v in values) / len(values))
-            print(f"kiln vs {other}: geomean {geomean:.2f}x over {len(values)} workloads "
+            mine = "kiln (jax)" if other == "jax.jit" else "kiln"
+            print(f"{mine} vs {other}: geomean {geomean:.2f}x over {len(values)} workloads "
                   f"(>1: kiln faster)")
 
 

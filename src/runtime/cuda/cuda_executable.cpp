@@ -4,21 +4,10 @@
 #include <cstring>
 
 #include "kiln/error.h"
+#include "runtime/device_arrays.h"
 
 namespace kiln::runtime {
 namespace {
-
-// The elements a strided array covers: [lowest, highest] offsets from element 0.
-std::pair<int64_t, int64_t> element_span(const std::vector<int64_t>& shape,
-                                         const std::vector<int64_t>& strides) {
-  int64_t low = 0, high = 0;
-  for (size_t d = 0; d < shape.size(); ++d) {
-    if (shape[d] == 0) return {0, -1};
-    int64_t reach = (shape[d] - 1) * strides[d];
-    (reach < 0 ? low : high) += reach;
-  }
-  return {low, high};
-}
 
 constexpr size_t kLeastLaunchesForAGraph = 3;
 
@@ -214,7 +203,8 @@ bool CudaExecutable::run_graph(const std::vector<Array>& inputs, std::vector<Arr
       check_output(buffer, outputs[n]);
     } else {  // a new result each call: the graph's buffer is overwritten by the next replay
       std::shared_ptr<void> block = cuda::allocate(bytes);
-      outputs[n] = Array::borrow(block.get(), buffer.dtype, buffer.shape, buffer.strides, block);
+      outputs[n] = Array::borrow(block.get(), buffer.dtype, buffer.shape, buffer.strides, block,
+                                 Device::Cuda);
     }
     if (bytes > 0)
       cuda::copy_device_to_device(outputs[n].data(), captured_->results[n].get(), bytes, stream);
@@ -309,7 +299,7 @@ void CudaExecutable::run_real(const std::vector<Array>& inputs, std::vector<Arra
     output_on_device[n] = out.data() == nullptr && on_device;
     if (out.data() == nullptr)
       out = on_device ? Array::borrow(device_outputs[n].get(), buffer.dtype, buffer.shape,
-                                      buffer.strides, device_outputs[n])
+                                      buffer.strides, device_outputs[n], Device::Cuda)
                       : allocate_output(buffer);
   }
   queue_steps(table.data(), stream, nullptr);
