@@ -122,6 +122,7 @@ class _TraceContext:
         # (ndarray.__setitem__ calls float() on a tracer, then reports "setting an array element
         # with a sequence"), so the driver re-raises this one instead of NumPy's.
         self.pending = None
+        self.stream = 0  # device arrays (kiln.wrap_numpy): the CUstream of the caller's work
 
     def graph_break(self, tensor, reason, location=""):
         """The concrete NumPy value of `tensor` (see the module doc), or kiln.GraphBreak under
@@ -140,7 +141,7 @@ class _TraceContext:
         if new:
             function._note_break(reason, location)
         self.broke = True
-        return compiled.run(self.real_arrays)[0]
+        return compiled.run(self.real_arrays, stream=self.stream)[0]
 
     def data_input(self, array):
         """After a graph break, a concrete array that reaches the trace may depend on the data:

@@ -14,8 +14,14 @@ not wait for the GPU, except with DLPack arguments: their producer (JAX) orders 
 kiln's stream, so the call returns once the results are written. NumPy arrays among the
 arguments are copied in.
 
-Not yet: a graph break (a value the trace cannot know, such as float(x) or a branch on data)
-is an error rather than a split of the function; gradients do not flow through the NumPy code.
+A graph break (a value the trace cannot know: `if x.sum() > 0`, float(x), .item()) splits the
+function as kiln.compile does (kiln._compile): the graph so far runs on the device arrays and
+only the value Python asks for is copied to the host; tracing goes on, and from then on every
+call of that signature traces again (its graphs compiled once each). The data stays on the GPU.
+A break the trace cannot continue past (a NumPy function kiln does not follow) is an error:
+there is no eager NumPy to fall back to on device arrays.
+
+Not yet: gradients do not flow through the NumPy code.
 """
 import functools
 import importlib
@@ -24,8 +30,9 @@ import sys
 import numpy as np
 
 from . import _kiln, _numpy_tracer
-from ._compile import _location_of
+from ._compile import SEGMENT_LIMIT, _location_of, _SegmentLimit, _TraceContext
 from ._config import config
+from ._graph_breaks import GraphBreakSignal
 from ._device import torch_current_stream
 
 
@@ -115,13 +122,18 @@ class _Wrapped:
         self.name = getattr(fn, "__qualname__", repr(fn))
         self.options = {**(options or {}), "mode": mode, "device": "cuda"}
         _kiln.check_options(self.options)
-        self.compiled = {}  # signature -> (Compiled, output structure, output dtypes)
-        self.torch_calls = {}  # (device, torch layouts) -> _TorchCall
+        # signature -> (Compiled, single result, output dtypes), or _RETRACE: a signature whose
+        # trace broke, traced again on every call
+        self.compiled = {}
+        self.torch_calls = {}  # (device, torch layouts) -> _TorchCall, or None: not that path
+        self.segments = {}  # (graph text, strides) -> Compiled: the graphs of retraced calls
 
     def __call__(self, *args, **kwargs):
         torch = None if kwargs else _torch_cuda_tensors(args)
         if torch is not None:
-            return self._call_torch(torch, args)
+            result = self._call_torch(torch, args)
+            if result is not _RETRACE:
+                return result
         names = list(kwargs)
         values = list(args) + [kwargs[name] for name in names]
         arrays = [k for k, v in enumerate(values) if _is_device_array(v) or isinstance(v, np.ndarray)]
@@ -131,12 +143,20 @@ class _Wrapped:
         key = (len(args), tuple(names), tuple(arrays),
                tuple((d, tuple(s), tuple(t)) for d, s, t in layouts), statics)
         entry = self.compiled.get(key)
-        if entry is None:
-            entry = self.compiled[key] = self._compile(values, len(args), names, arrays, layouts)
-        compiled, single, _ = entry
         device = [values[k] for k in arrays if _is_device_array(values[k])]
         stream = _stream_of(device[0]) if device else 0
-        results = compiled.run([values[k] for k in arrays], stream=stream)
+        if entry is None or entry is _RETRACE:
+            entry, results = self._trace(values, len(args), names, arrays, layouts,
+                                         stream, retrace=entry is _RETRACE)
+            self.compiled[key] = entry
+        else:
+            results = None
+        if entry is _RETRACE:
+            compiled, single, _ = results
+            results = compiled.run(results[2], stream=stream)
+        else:
+            compiled, single, _ = entry
+            results = compiled.run([values[k] for k in arrays], stream=stream)
         if device:
             results = [_as_library_array(r, device[0]) for r in results]
         return results[0] if single else tuple(results)
@@ -144,6 +164,8 @@ class _Wrapped:
     def _call_torch(self, torch, tensors):
         key = tuple((t.dtype, t.shape, t.stride(), t.device) for t in tensors)
         call = self.torch_calls.get(key)
+        if call is _RETRACE:
+            return _RETRACE
         if call is None:
             values = list(tensors)
             layouts = [_layout(t) for t in tensors]
@@ -151,8 +173,12 @@ class _Wrapped:
                          tuple((d, tuple(s), tuple(t)) for d, s, t in layouts), ())
             entry = self.compiled.get(signature)
             if entry is None:
-                entry = self.compiled[signature] = self._compile(
-                    values, len(values), [], list(range(len(values))), layouts)
+                entry, _ = self._trace(values, len(values), [], list(range(len(values))),
+                                       layouts, 0, retrace=False)
+                self.compiled[signature] = entry
+            if entry is _RETRACE:
+                self.torch_calls[key] = _RETRACE
+                return _RETRACE
             compiled, single, dtype_names = entry
             call = self.torch_calls[key] = _TorchCall(
                 compiled, single, [getattr(torch, name) for name in dtype_names],
@@ -162,7 +188,11 @@ class _Wrapped:
         call.compiled.run_device(tensors, results, torch_current_stream(torch, device))
         return results[0] if call.single else tuple(results)
 
-    def _compile(self, values, positional, names, arrays, layouts):
+    def _trace(self, values, positional, names, arrays, layouts, stream, retrace):
+        """Traces one call. Without a graph break: ((Compiled, single, output dtypes), None),
+        the signature's entry. With one (or `retrace`, a signature known to break): (_RETRACE,
+        (the final graph, single, its inputs)); the break ran the graph so far on this call's
+        arrays (kiln._compile._TraceContext)."""
         if _kiln.cuda_unavailable_reason():
             raise RuntimeError(f"kiln.wrap_numpy({self.name}): "
                                f"{_kiln.cuda_unavailable_reason()}")
@@ -171,20 +201,62 @@ class _Wrapped:
         traced = list(values)
         for k, (dtype, shape, _) in zip(arrays, layouts):
             traced[k] = _numpy_tracer.wrap(trace.input(dtype, shape), trace)
-        result = self.fn(*traced[:positional], **dict(zip(names, traced[positional:])))
+        context = _TraceContext(self, trace, [values[k] for k in arrays],
+                                [list(t) for _, _, t in layouts], self._options(), False)
+        context.stream = stream
+        try:
+            with _numpy_tracer.attach_driver(trace, context):
+                result = self.fn(*traced[:positional], **dict(zip(names, traced[positional:])))
+        except GraphBreakSignal as signal:
+            raise RuntimeError(f"kiln.wrap_numpy({self.name}): {signal.reason} at "
+                               f"{signal.location}: the trace cannot go on, and NumPy cannot run "
+                               f"on device arrays") from None
+        except _SegmentLimit:
+            raise RuntimeError(f"kiln.wrap_numpy({self.name}): more than {SEGMENT_LIMIT} "
+                               f"graphs around its graph breaks") from None
         single = not isinstance(result, (tuple, list))
         outputs = []
         for item in [result] if single else result:
             tensor = _numpy_tracer.unwrap(item)
+            if tensor is None and isinstance(item, np.ndarray):  # computed on the host after a break
+                tensor = context.data_input(item)
             if tensor is None:
                 raise TypeError(f"kiln.wrap_numpy({self.name}): every result must be an array "
                                 f"computed from the array arguments, got {type(item).__name__}")
             outputs.append(tensor)
+        dtypes = [tensor.dtype for tensor in outputs]
+        if context.broke or retrace:
+            compiled, _ = self._compile_segment(context, outputs)
+            return _RETRACE, (compiled, single, context.real_arrays)
+        compiled = _kiln.compile_graph(trace, outputs, context.strides, context.options)
+        return (compiled, single, dtypes), None
+
+    def _options(self):
         options = dict(self.options)
         if config.cache_dir is not None:
             options.setdefault("cache_dir", str(config.cache_dir))
-        compiled = _kiln.compile_graph(trace, outputs, [t for _, _, t in layouts], options)
-        return compiled, single, [tensor.dtype for tensor in outputs]
+        return options
+
+    # What kiln._compile._TraceContext asks of the function it traces for.
+    def _compile_segment(self, context, outputs):
+        key = (context.trace.graph_text(outputs),
+               tuple(tuple(stride) for stride in context.strides))
+        compiled = self.segments.get(key)
+        if compiled is not None:
+            return compiled, False
+        if len(self.segments) >= SEGMENT_LIMIT:
+            raise _SegmentLimit()
+        compiled = self.segments[key] = _kiln.compile_graph(context.trace, outputs,
+                                                            context.strides, context.options)
+        return compiled, True
+
+    def _note_break(self, reason, location):
+        if _kiln.log_enabled("graph_breaks"):
+            _kiln.log("graph_breaks", f"graph break in kiln.wrap_numpy({self.name}): {reason}"
+                      + (f" at {location}" if location else ""))
+
+
+_RETRACE = object()  # a signature whose trace breaks: traced on every call
 
 
 def wrap_numpy(fn=None, *, mode="default", options=None):

@@ -196,6 +196,19 @@ void bind_cuda(nb::module_& module) {
           },
           nb::arg("options"),
           "The array by DLPack (jax.dlpack.from_dlpack(a), torch.from_dlpack(a)): no copy.")
+      .def(
+          "get",
+          [](const CudaArray& a) {
+            runtime::cuda::synchronize(reinterpret_cast<void*>(a.stream));
+            PyObject* host = to_numpy(a.array.to(Device::Cpu));
+            if (host == nullptr) throw nb::python_error();
+            return nb::steal(host);
+          },
+          "A NumPy copy on the host (as CuPy's get()), once the work writing it is done.")
+      .def(
+          "__array__",
+          [](nb::handle self, nb::args, nb::kwargs) { return self.attr("get")(); },
+          "np.asarray(a): get().")
       .def_prop_ro("shape", [](const CudaArray& a) { return a.array.shape(); })
       .def_prop_ro("dtype", [](const CudaArray& a) { return std::string(dtype_name(a.array.dtype())); })
       .def("__repr__", [](const CudaArray& a) {

@@ -184,6 +184,26 @@ def test_wrap_numpy_takes_and_gives_jax_arrays_by_dlpack():
                                    atol=tolerance)
 
 
+def branchy(x):
+    if x.sum() > 0:  # a graph break: the sum comes to the host, x stays on the GPU
+        return np.sin(x) * 2
+    return np.cos(x) - float(x.max())  # and another
+
+
+def test_wrap_numpy_graph_breaks_keep_the_data_on_the_gpu():
+    if not GPU:
+        return  # test_wrap_numpy_without_a_gpu_says_why
+    torch = pytest.importorskip("torch")
+    function = kiln.wrap_numpy(branchy)
+    for sign in (1, -1, 1, -1):
+        x = torch.rand(1000, 7, device="cuda", dtype=torch.float64) * sign
+        got = function(x)
+        assert isinstance(got, torch.Tensor) and got.is_cuda
+        np.testing.assert_allclose(got.cpu().numpy(), branchy(x.cpu().numpy()), rtol=1e-12)
+    # Each graph is compiled once: the sum, the two branches, the maximum.
+    assert len(function.segments) == 4
+
+
 class _InterfaceOnly:
     """A device array of no known library: only __cuda_array_interface__."""
 
