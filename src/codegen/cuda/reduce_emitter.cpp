@@ -160,6 +160,28 @@ void CudaKernelEmitter::fold_elements(const Stmt& s, const std::string& first,
     line("const int64_t " + low + " = " + begin + ";");
     line("const int64_t " + width + " = kiln_index_max(" + end + " - " + low + ", (int64_t)0);");
   }
+  // A block's threads over the last loop, nested in the others, when it is long enough to
+  // keep them busy: no 64-bit division per element, and what only the outer indices decide is
+  // computed once per outer step, not per element (numpy_fn's sum over (j, k) of x[i, j] *
+  // y[i, k], each normalised: two divisions per element, and a 64-bit one for the indices).
+  if (step == threads() && s.reduce_loops.size() > 1 && 2 * last.extent >= plan_.threads &&
+      last.begin < 0 && last.end < 0) {
+    for (size_t k = 0; k + 1 < s.reduce_loops.size(); ++k) {
+      const std::string v = loop_name(s.reduce_loops[k].variable);
+      line("for (int64_t " + v + " = 0; " + v + " < " + std::to_string(s.reduce_loops[k].extent) +
+           "; ++" + v + ") {");
+      open_block();
+    }
+    const std::string v = loop_name(last.variable);
+    line("for (int64_t " + v + " = " + first + "; " + v + " < " + width + "; " + v + " += " +
+         step + ") {");
+    open_block();
+    statements(s.body);
+    combine_element(s);
+    for (size_t k = 0; k < s.reduce_loops.size(); ++k) close_block();
+    if (s.guard >= 0) close_block();
+    return;
+  }
   std::string total = width;
   for (size_t k = 0; k + 1 < s.reduce_loops.size(); ++k)
     total += " * " + std::to_string(s.reduce_loops[k].extent);
