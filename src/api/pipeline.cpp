@@ -111,7 +111,10 @@ sched::Program schedule_program(const ir::Graph& graph,
                                 const sched::Program* decisions) {
   std::vector<std::string> fusion_notes;
   sched::Program program =
-      run_stage("schedule", [&] { return sched::schedule(graph, input_strides, &fusion_notes); });
+      run_stage("schedule", [&] {
+        return sched::schedule(graph, input_strides, &fusion_notes, {},
+                               sched::schedule_hints(target));
+      });
   for (const std::string& note : fusion_notes) api::log(LogChannel::Schedule, "not fused: " + note);
   for (const sched::LoopPass& pass : sched::loop_passes(target)) {
     if (disabled.count(pass.name)) continue;

@@ -50,28 +50,40 @@ void materialize_stencil_chains(const ir::Graph& graph, std::set<ValueId>& mater
 // Inlining weighs recomputation against materialising: a value broadcast to many more elements
 // than it has (a 0-d result of a long chain, multiplied into a matrix) would be recomputed for
 // each of them. When its inlined work (ops since the last buffer, costly ones counted
-// kCostlyWeight times) reaches kExpensive, it gets a buffer of its own and is computed once.
+// kCostlyWeight times) reaches kExpensive, or `elementwise` with no reduction inlined (a
+// reduction broadcast back over its rows stays in its kernel: softmax, layer norm), it gets a
+// buffer of its own and is computed once.
 constexpr int64_t kExpensive = 16, kCostlyWeight = 4, kBroadcastFactor = 16;
 
-void materialize_expensive_broadcasts(const ir::Graph& graph, std::set<ValueId>& materialized) {
+void materialize_expensive_broadcasts(const ir::Graph& graph, int64_t elementwise,
+                                      std::set<ValueId>& materialized) {
   std::vector<int64_t> work(static_cast<size_t>(graph.size()), 0);
+  std::vector<bool> reduces(static_cast<size_t>(graph.size()), false);  // a reduction inlined
   for (ValueId id = 0; id < graph.size(); ++id) {
     const Node& node = graph.node(id);
     bool costly = ir::is_reduction(node.op) ||
                   (ir::is_elementwise(node.op) && ir::op_info(node.op).cost == ir::Cost::Costly);
     int64_t total =
         ir::op_info(node.op).kind == ir::OpKind::Structural ? 0 : (costly ? kCostlyWeight : 1);
+    bool reduction = ir::is_reduction(node.op);
     for (ValueId input : node.inputs)
-      if (!materialized.count(input))
+      if (!materialized.count(input)) {
         total = std::min<int64_t>(total + work[static_cast<size_t>(input)], 1 << 20);
+        reduction = reduction || reduces[static_cast<size_t>(input)];
+      }
     work[static_cast<size_t>(id)] = total;
+    reduces[static_cast<size_t>(id)] = reduction;
     if (node.op != Op::broadcast || materialized.count(id)) continue;
     ValueId source = node.inputs[0];
     int64_t from = std::max<int64_t>(ir::element_count(graph.node(source).shape), 1);
-    if (ir::element_count(node.shape) >= kBroadcastFactor * from &&
-        work[static_cast<size_t>(source)] >= kExpensive && !materialized.count(source)) {
+    const int64_t source_work = work[static_cast<size_t>(source)];
+    const bool expensive = source_work >= kExpensive ||
+                           (source_work >= elementwise && !reduces[static_cast<size_t>(source)]);
+    if (ir::element_count(node.shape) >= kBroadcastFactor * from && expensive &&
+        !materialized.count(source)) {
       materialized.insert(source);
       work[static_cast<size_t>(id)] = 0;
+      reduces[static_cast<size_t>(id)] = false;
     }
   }
 }
@@ -110,7 +122,7 @@ void materialize_shared_reductions(const ir::Graph& graph, std::set<ValueId>& ma
 
 }  // namespace
 
-std::set<ValueId> initial_materialized(const ir::Graph& graph) {
+std::set<ValueId> initial_materialized(const ir::Graph& graph, int64_t elementwise_broadcast) {
   std::set<ValueId> result(graph.outputs().begin(), graph.outputs().end());
   for (ValueId id = 0; id < graph.size(); ++id) {
     const Node& node = graph.node(id);
@@ -142,7 +154,7 @@ std::set<ValueId> initial_materialized(const ir::Graph& graph) {
     }
   }
   materialize_stencil_chains(graph, result);
-  materialize_expensive_broadcasts(graph, result);
+  materialize_expensive_broadcasts(graph, elementwise_broadcast, result);
   materialize_shared_reductions(graph, result);
   return result;
 }

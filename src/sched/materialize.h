@@ -3,12 +3,14 @@
 // values whose inlining would repeat work (stencil chains, expensive broadcasts, shared
 // reductions). Lowering may ask for more (sched/lowering.h: requests).
 #pragma once
+#include <cstdint>
 #include <set>
 
 #include "ir/graph.h"
 
 namespace kiln::sched {
 
-std::set<ir::ValueId> initial_materialized(const ir::Graph& graph);
+// elementwise_broadcast: ScheduleHints::elementwise_broadcast.
+std::set<ir::ValueId> initial_materialized(const ir::Graph& graph, int64_t elementwise_broadcast);
 
 }  // namespace kiln::sched

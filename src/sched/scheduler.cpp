@@ -45,10 +45,11 @@ class ProgramBuilder {
  public:
   ProgramBuilder(const ir::Graph& graph, const std::set<ValueId>& materialized,
                  std::vector<std::string>* fusion_notes, std::set<ValueId>& requests,
-                 const InPlacePlan& in_place, const std::vector<int32_t>& donated)
+                 const InPlacePlan& in_place, const std::vector<int32_t>& donated,
+                 const ScheduleHints& hints)
       : graph_(graph), materialized_(materialized), fusion_notes_(fusion_notes), requests_(requests),
         buffer_of_(static_cast<size_t>(graph.size()), -1), base_of_(in_place.base_of),
-        donated_(donated), uses_(use_counts(graph)) {}
+        donated_(donated), uses_(use_counts(graph)), hints_(hints) {}
 
   Program build(const std::vector<std::vector<int64_t>>& input_strides);
 
@@ -76,6 +77,7 @@ class ProgramBuilder {
   std::vector<ValueId> base_of_;  // in-place scatters (sched/in_place.h): the base they overwrite
   const std::vector<int32_t>& donated_;
   const std::vector<int32_t> uses_;  // Lowering's use counts, computed once
+  const ScheduleHints hints_;
   void place_in_place_outputs();
   Program program_;
 };
@@ -460,7 +462,7 @@ void ProgramBuilder::build_loop(const Root& root) {
     strides.push_back(program_.buffers[static_cast<size_t>(invariants.back())].strides);
   }
   for (size_t k = 0; k < carried; ++k) donated.push_back(static_cast<int32_t>(k + 1));
-  Program body_program = schedule(body, strides, fusion_notes_, donated);
+  Program body_program = schedule(body, strides, fusion_notes_, donated, hints_);
 
   std::vector<ValueId> results(carried, -1);
   for (ValueId id = root.node + 1; id < graph_.size(); ++id) {
@@ -541,9 +543,16 @@ void ProgramBuilder::finish_kernel(Kernel& kernel, const Lowering& lowering,
 
 }  // namespace
 
+ScheduleHints schedule_hints(const target::Target& target) {
+  ScheduleHints hints;
+  if (target.kind == target::DeviceKind::Cuda) hints.elementwise_broadcast = 4;
+  return hints;
+}
+
 Program schedule(const ir::Graph& graph, const std::vector<std::vector<int64_t>>& input_strides,
-                 std::vector<std::string>* fusion_notes, const std::vector<int32_t>& donated) {
-  std::set<ValueId> materialized = initial_materialized(graph);
+                 std::vector<std::string>* fusion_notes, const std::vector<int32_t>& donated,
+                 const ScheduleHints& hints) {
+  std::set<ValueId> materialized = initial_materialized(graph, hints.elementwise_broadcast);
   for (int round = 0; round < 256; ++round) {
     InPlacePlan in_place = plan_in_place(graph, materialized, donated);
     bool grew = false;
@@ -551,7 +560,8 @@ Program schedule(const ir::Graph& graph, const std::vector<std::vector<int64_t>>
     if (grew) continue;
     std::set<ValueId> requests;
     std::vector<std::string> notes;
-    Program program = ProgramBuilder(graph, materialized, &notes, requests, in_place, donated)
+    Program program = ProgramBuilder(graph, materialized, &notes, requests, in_place, donated,
+                                     hints)
                           .build(input_strides);
     for (ValueId id : requests) grew |= materialized.insert(id).second;
     if (!grew) {

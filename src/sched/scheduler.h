@@ -8,13 +8,27 @@
 // Target-neutral: parallel loops, SIMD and hoisting are the target's loop passes
 // (loop_passes.h), run after this.
 #pragma once
+#include <limits>
 #include <string>
 #include <vector>
 
 #include "ir/graph.h"
 #include "sched/loop_ir.h"
+#include "target/target.h"
 
 namespace kiln::sched {
+
+// What the scheduler's choices depend on in the target.
+struct ScheduleHints {
+  // The inlined work (ops since the last buffer, costly ones counted 4 times) of an
+  // elementwise value, no reduction in it, at which the value is computed once into a buffer
+  // rather than inlined into each element of a broadcast of it (sched/materialize.h). The CPU
+  // needs none: its loops hoist what an inner loop does not change (cpu::hoist_invariants). A
+  // GPU thread per element recomputes what is inlined: one division is enough (numpy_fn's
+  // normalised rows, broadcast against each other, were divided 409600 times per row).
+  int64_t elementwise_broadcast = std::numeric_limits<int64_t>::max();
+};
+ScheduleHints schedule_hints(const target::Target& target);
 
 // input_strides[k]: element strides of graph input k (empty: row-major contiguous).
 // fusion_notes (optional): one line per pair of neighbouring kernels that could not be one,
@@ -22,6 +36,6 @@ namespace kiln::sched {
 // donated[k]: the input number output k may overwrite in place (sched/in_place.h), or -1.
 Program schedule(const ir::Graph& graph, const std::vector<std::vector<int64_t>>& input_strides,
                  std::vector<std::string>* fusion_notes = nullptr,
-                 const std::vector<int32_t>& donated = {});
+                 const std::vector<int32_t>& donated = {}, const ScheduleHints& hints = {});
 
 }  // namespace kiln::sched

@@ -144,6 +144,39 @@ TEST(CudaEmitter, LongWholeArrayReductionsAreSplitOverTheGrid) {
   EXPECT_EQ(code, 0) << log;
 }
 
+// numpy_fn's core: sum over (j, k) of (x[i, j] / s[j]) * (y[i, k] / t[k]). On the GPU each
+// normalised row gets a buffer (a thread per element would divide twice per product; the CPU
+// hoists them out of its inner loop instead), and the block's threads step over k inside a
+// loop over j: no 64-bit division of a flattened index per element.
+TEST(CudaEmitter, BroadcastDivisionsAreComputedOnceAndBlockLoopsNest) {
+  ir::Graph graph;
+  ir::Builder b(graph);
+  ir::ValueId x = b.parameter(DType::Float64, {64, 640}), y = b.parameter(DType::Float64, {64, 640});
+  ir::ValueId s = b.parameter(DType::Float64, {640}), t = b.parameter(DType::Float64, {640});
+  auto normalised = [&](ir::ValueId v, ir::ValueId scale, std::vector<ir::Dim> shape) {
+    ir::ValueId divided = b.binary(ir::Op::div, v, b.broadcast(scale, {ir::Dim(64), ir::Dim(640)}));
+    return b.broadcast(b.reshape(divided, shape), {ir::Dim(64), ir::Dim(640), ir::Dim(640)});
+  };
+  ir::ValueId product = b.binary(ir::Op::mul, normalised(x, s, {ir::Dim(64), ir::Dim(640), ir::Dim(1)}),
+                                 normalised(y, t, {ir::Dim(64), ir::Dim(1), ir::Dim(640)}));
+  graph.set_outputs({b.reduce(ir::Op::sum, product, {1, 2}, false)});
+  sched::Program on_gpu = detail::schedule_program(graph, {}, kH100, {});
+  sched::Program on_cpu = detail::schedule_program(graph, {}, target::Target{}, {});
+  auto intermediates = [](const sched::Program& program) {
+    int count = 0;  // buffers of a normalised (64, 640) matrix, however shaped
+    for (const sched::Buffer& buffer : program.buffers) {
+      int64_t elements = 1;
+      for (int64_t extent : buffer.shape) elements *= extent;
+      count += buffer.role == sched::BufferRole::Intermediate && elements == 64 * 640;
+    }
+    return count;
+  };
+  EXPECT_EQ(intermediates(on_gpu), 2);
+  EXPECT_EQ(intermediates(on_cpu), 0);
+  codegen::CudaSource source = emit(graph);
+  EXPECT_EQ(source.text.find("% (int64_t)640"), std::string::npos) << source.text;
+}
+
 TEST(CudaEmitter, FuzzCorpusCompilesWithNvcc) {
   ASSERT_FALSE(find_nvcc().empty())
       << "nvcc not found (set KILN_NVCC): this test compiles the CUDA emitter's output";
