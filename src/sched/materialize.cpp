@@ -50,9 +50,9 @@ void materialize_stencil_chains(const ir::Graph& graph, std::set<ValueId>& mater
 // Inlining weighs recomputation against materialising: a value broadcast to many more elements
 // than it has (a 0-d result of a long chain, multiplied into a matrix) would be recomputed for
 // each of them. When its inlined work (ops since the last buffer, costly ones counted
-// kCostlyWeight times) reaches kExpensive, or `elementwise` with no reduction inlined (a
-// reduction broadcast back over its rows stays in its kernel: softmax, layer norm), it gets a
-// buffer of its own and is computed once.
+// kCostlyWeight times) reaches kExpensive, or `elementwise` with no reduction inlined but
+// through a broadcast (a reduction broadcast back over its rows stays in its kernel: softmax,
+// layer norm), it gets a buffer of its own and is computed once.
 constexpr int64_t kExpensive = 16, kCostlyWeight = 4, kBroadcastFactor = 16;
 
 void materialize_expensive_broadcasts(const ir::Graph& graph, int64_t elementwise,
@@ -72,7 +72,8 @@ void materialize_expensive_broadcasts(const ir::Graph& graph, int64_t elementwis
         reduction = reduction || reduces[static_cast<size_t>(input)];
       }
     work[static_cast<size_t>(id)] = total;
-    reduces[static_cast<size_t>(id)] = reduction;
+    // A reduction read through a broadcast gets a buffer anyway (lowering requests it).
+    reduces[static_cast<size_t>(id)] = reduction && node.op != Op::broadcast;
     if (node.op != Op::broadcast || materialized.count(id)) continue;
     ValueId source = node.inputs[0];
     int64_t from = std::max<int64_t>(ir::element_count(graph.node(source).shape), 1);

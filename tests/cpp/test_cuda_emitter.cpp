@@ -144,7 +144,8 @@ TEST(CudaEmitter, LongWholeArrayReductionsAreSplitOverTheGrid) {
   EXPECT_EQ(code, 0) << log;
 }
 
-// numpy_fn's core: sum over (j, k) of (x[i, j] / s[j]) * (y[i, k] / t[k]). On the GPU each
+// numpy_fn's core: sum over (j, k) of (x[i, j] / s[j]) * (y[i, k] / t[k]), s and t column
+// standard deviations. On the GPU each
 // normalised row gets a buffer (a thread per element would divide twice per product; the CPU
 // hoists them out of its inner loop instead), and the block's threads step over k inside a
 // loop over j: no 64-bit division of a flattened index per element.
@@ -152,7 +153,9 @@ TEST(CudaEmitter, BroadcastDivisionsAreComputedOnceAndBlockLoopsNest) {
   ir::Graph graph;
   ir::Builder b(graph);
   ir::ValueId x = b.parameter(DType::Float64, {64, 640}), y = b.parameter(DType::Float64, {64, 640});
-  ir::ValueId s = b.parameter(DType::Float64, {640}), t = b.parameter(DType::Float64, {640});
+  // Each scale a column statistic, as numpy_fn's standard deviations are.
+  ir::ValueId s = b.unary(ir::Op::sqrt, b.reduce(ir::Op::var, x, {0}, false));
+  ir::ValueId t = b.unary(ir::Op::sqrt, b.reduce(ir::Op::var, y, {0}, false));
   auto normalised = [&](ir::ValueId v, ir::ValueId scale, std::vector<ir::Dim> shape) {
     ir::ValueId divided = b.binary(ir::Op::div, v, b.broadcast(scale, {ir::Dim(64), ir::Dim(640)}));
     return b.broadcast(b.reshape(divided, shape), {ir::Dim(64), ir::Dim(640), ir::Dim(640)});
