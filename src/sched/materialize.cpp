@@ -53,7 +53,10 @@ void materialize_stencil_chains(const ir::Graph& graph, std::set<ValueId>& mater
 // kCostlyWeight times) reaches kExpensive, or `elementwise` with no reduction inlined but
 // through a broadcast (a reduction broadcast back over its rows stays in its kernel: softmax,
 // layer norm), it gets a buffer of its own and is computed once.
+// A source under kLeastElementwiseSource elements (a batch norm's per-channel scale) is cheaper
+// to recompute than to give a kernel (a launch) of its own.
 constexpr int64_t kExpensive = 16, kCostlyWeight = 4, kBroadcastFactor = 16;
+constexpr int64_t kLeastElementwiseSource = int64_t(1) << 16;
 
 void materialize_expensive_broadcasts(const ir::Graph& graph, int64_t elementwise,
                                       std::set<ValueId>& materialized) {
@@ -79,7 +82,8 @@ void materialize_expensive_broadcasts(const ir::Graph& graph, int64_t elementwis
     int64_t from = std::max<int64_t>(ir::element_count(graph.node(source).shape), 1);
     const int64_t source_work = work[static_cast<size_t>(source)];
     const bool expensive = source_work >= kExpensive ||
-                           (source_work >= elementwise && !reduces[static_cast<size_t>(source)]);
+                           (source_work >= elementwise && from >= kLeastElementwiseSource &&
+                            !reduces[static_cast<size_t>(source)]);
     if (ir::element_count(node.shape) >= kBroadcastFactor * from && expensive &&
         !materialized.count(source)) {
       materialized.insert(source);

@@ -152,25 +152,25 @@ TEST(CudaEmitter, LongWholeArrayReductionsAreSplitOverTheGrid) {
 TEST(CudaEmitter, BroadcastDivisionsAreComputedOnceAndBlockLoopsNest) {
   ir::Graph graph;
   ir::Builder b(graph);
-  ir::ValueId x = b.parameter(DType::Float64, {64, 640}), y = b.parameter(DType::Float64, {64, 640});
+  ir::ValueId x = b.parameter(DType::Float64, {128, 640}), y = b.parameter(DType::Float64, {128, 640});
   // Each scale a column statistic, as numpy_fn's standard deviations are.
   ir::ValueId s = b.unary(ir::Op::sqrt, b.reduce(ir::Op::var, x, {0}, false));
   ir::ValueId t = b.unary(ir::Op::sqrt, b.reduce(ir::Op::var, y, {0}, false));
   auto normalised = [&](ir::ValueId v, ir::ValueId scale, std::vector<ir::Dim> shape) {
-    ir::ValueId divided = b.binary(ir::Op::div, v, b.broadcast(scale, {ir::Dim(64), ir::Dim(640)}));
-    return b.broadcast(b.reshape(divided, shape), {ir::Dim(64), ir::Dim(640), ir::Dim(640)});
+    ir::ValueId divided = b.binary(ir::Op::div, v, b.broadcast(scale, {ir::Dim(128), ir::Dim(640)}));
+    return b.broadcast(b.reshape(divided, shape), {ir::Dim(128), ir::Dim(640), ir::Dim(640)});
   };
-  ir::ValueId product = b.binary(ir::Op::mul, normalised(x, s, {ir::Dim(64), ir::Dim(640), ir::Dim(1)}),
-                                 normalised(y, t, {ir::Dim(64), ir::Dim(1), ir::Dim(640)}));
+  ir::ValueId product = b.binary(ir::Op::mul, normalised(x, s, {ir::Dim(128), ir::Dim(640), ir::Dim(1)}),
+                                 normalised(y, t, {ir::Dim(128), ir::Dim(1), ir::Dim(640)}));
   graph.set_outputs({b.reduce(ir::Op::sum, product, {1, 2}, false)});
   sched::Program on_gpu = detail::schedule_program(graph, {}, kH100, {});
   sched::Program on_cpu = detail::schedule_program(graph, {}, target::Target{}, {});
   auto intermediates = [](const sched::Program& program) {
-    int count = 0;  // buffers of a normalised (64, 640) matrix, however shaped
+    int count = 0;  // buffers of a normalised (128, 640) matrix, however shaped
     for (const sched::Buffer& buffer : program.buffers) {
       int64_t elements = 1;
       for (int64_t extent : buffer.shape) elements *= extent;
-      count += buffer.role == sched::BufferRole::Intermediate && elements == 64 * 640;
+      count += buffer.role == sched::BufferRole::Intermediate && elements == 128 * 640;
     }
     return count;
   };
