@@ -64,6 +64,26 @@ class _SegmentLimit(Exception):
     """A retraced call would compile past SEGMENT_LIMIT graphs: it runs eagerly."""
 
 
+class Segments(dict):
+    """The graphs of a retraced function (one traced again on every call after a graph break),
+    each compiled once: keyed by the graph's text and its input layouts."""
+
+    def compiled(self, context, outputs, at_limit):
+        """(Compiled, whether it was compiled now) for the trace so far with these outputs; past
+        SEGMENT_LIMIT graphs, at_limit() and _SegmentLimit."""
+        key = (context.trace.graph_text(outputs),
+               tuple(tuple(stride) for stride in context.strides))
+        compiled = self.get(key)
+        if compiled is not None:
+            return compiled, False
+        if len(self) >= SEGMENT_LIMIT:
+            at_limit()
+            raise _SegmentLimit()
+        compiled = self[key] = _kiln.compile_graph(context.trace, outputs, context.strides,
+                                                   context.options)
+        return compiled, True
+
+
 class _Traced:
     """One traced call: its final graph and what running it needs."""
     __slots__ = ("compiled", "arrays", "output_spec", "mutations", "retrace")
@@ -261,7 +281,7 @@ class CompiledFunction:
                                         self.environment.cell_names)
         self.recompiles = 0
         self.warned_limit = False
-        self.segments = {}  # graph text -> Compiled: the graphs of retraced calls (graph breaks)
+        self.segments = Segments()  # the graphs of retraced calls (graph breaks)
         self.warned_segments = False
         self.records = None  # a list while kiln.explain records
         _all_functions.add(self)
@@ -424,24 +444,19 @@ class CompiledFunction:
         return _Traced(compiled, context.real_arrays, output_spec, mutations, retrace)
 
     def _compile_segment(self, context, outputs):
-        """The compiled graph of the trace so far with these outputs, from the memo (keyed by
-        the graph's text and input layouts); (compiled, whether it was compiled now)."""
-        key = (context.trace.graph_text(outputs),
-               tuple(tuple(stride) for stride in context.strides))
-        compiled = self.segments.get(key)
-        if compiled is not None:
-            return compiled, False
-        if len(self.segments) >= SEGMENT_LIMIT:
-            if not self.warned_segments:
-                self.warned_segments = True
-                warnings.warn(f"kiln: {self.name} ({_location_of(self.fn)}) built "
-                              f"{SEGMENT_LIMIT} distinct graphs around its graph breaks; new "
-                              f"ones run eagerly", RuntimeWarning, stacklevel=4)
-            raise _SegmentLimit()
-        compiled = _kiln.compile_graph(context.trace, outputs, context.strides, context.options)
-        self.segments[key] = compiled
-        self._note_graph(compiled)
-        return compiled, True
+        """The compiled graph of the trace so far with these outputs, from the memo; (compiled,
+        whether it was compiled now)."""
+        compiled, new = self.segments.compiled(context, outputs, self._warn_segment_limit)
+        if new:
+            self._note_graph(compiled)
+        return compiled, new
+
+    def _warn_segment_limit(self):
+        if not self.warned_segments:
+            self.warned_segments = True
+            warnings.warn(f"kiln: {self.name} ({_location_of(self.fn)}) built {SEGMENT_LIMIT} "
+                          f"distinct graphs around its graph breaks; new ones run eagerly",
+                          RuntimeWarning, stacklevel=6)
 
     def _outputs(self, context, tracer, result):
         """Graph outputs and the C++ output spec for the function's result pytree."""

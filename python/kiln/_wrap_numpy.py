@@ -30,7 +30,7 @@ import sys
 import numpy as np
 
 from . import _kiln, _numpy_tracer
-from ._compile import SEGMENT_LIMIT, _location_of, _SegmentLimit, _TraceContext
+from ._compile import SEGMENT_LIMIT, Segments, _location_of, _SegmentLimit, _TraceContext
 from ._config import config
 from ._graph_breaks import GraphBreakSignal
 from ._device import torch_current_stream
@@ -128,7 +128,7 @@ class _Wrapped:
         # trace broke, traced again on every call
         self.compiled = {}
         self.torch_calls = {}  # (device, torch layouts) -> _TorchCall, or None: not that path
-        self.segments = {}  # (graph text, strides) -> Compiled: the graphs of retraced calls
+        self.segments = Segments()  # the graphs of retraced calls
 
     def __call__(self, *args, **kwargs):
         torch = None if kwargs else _torch_cuda_tensors(args)
@@ -241,16 +241,7 @@ class _Wrapped:
 
     # What kiln._compile._TraceContext asks of the function it traces for.
     def _compile_segment(self, context, outputs):
-        key = (context.trace.graph_text(outputs),
-               tuple(tuple(stride) for stride in context.strides))
-        compiled = self.segments.get(key)
-        if compiled is not None:
-            return compiled, False
-        if len(self.segments) >= SEGMENT_LIMIT:
-            raise _SegmentLimit()
-        compiled = self.segments[key] = _kiln.compile_graph(context.trace, outputs,
-                                                            context.strides, context.options)
-        return compiled, True
+        return self.segments.compiled(context, outputs, lambda: None)
 
     def _note_break(self, reason, location):
         if _kiln.log_enabled("graph_breaks"):
