@@ -184,6 +184,24 @@ def test_wrap_numpy_takes_and_gives_jax_arrays_by_dlpack():
                                    atol=tolerance)
 
 
+class _HostDLPack:
+    """A DLPack producer on the CPU (as NumPy arrays and CPU tensors are)."""
+
+    def __dlpack_device__(self):
+        return (1, 0)  # kDLCPU
+
+    def __dlpack__(self, **kwargs):
+        raise AssertionError("a host array must not be exported as a device array")
+
+
+def test_only_cuda_dlpack_producers_are_device_arrays():
+    from kiln import _wrap_numpy
+    assert kiln._kiln.device_array_layout(np.ones(3)) is None
+    assert kiln._kiln.device_array_layout(_HostDLPack()) is None
+    assert not _wrap_numpy._is_device_array(np.ones(3))
+    assert not _wrap_numpy._is_device_array(_HostDLPack())
+
+
 def branchy(x):
     if x.sum() > 0:  # a graph break: the sum comes to the host, x stays on the GPU
         return np.sin(x) * 2
