@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "api/logging.h"
+#include "api/matmul_choice.h"
 #include "api/options.h"
 #include "codegen/cpp/cpp_emitter.h"
 #include "codegen/cpp/translation_units.h"
@@ -400,7 +401,12 @@ std::unique_ptr<CompiledGraph> compile_graph(const ir::Graph& traced,
       key,
       [&] {
         image.emplace();
-        image->program = schedule_program(result->graph, real_strides, target, disabled);
+        std::optional<ir::Graph> tuned;  // max-autotune: library or generated matmuls
+        if (api::mode_settings(options.mode).autotune)
+          tuned = run_stage("choose matmul kernels",
+                            [&] { return choose_matmul_kernels(result->graph, options, target); });
+        image->program =
+            schedule_program(tuned ? *tuned : result->graph, real_strides, target, disabled);
         codegen::CppSource source =
             run_stage("emit", [&] { return codegen::emit_cpp(image->program, options, target); });
         image->kernels = source.kernels;

@@ -26,21 +26,9 @@ int64_t extent(const ir::Shape& shape, size_t from_end) {
   return shape[shape.size() - from_end].constant();
 }
 
-// a [.., M, K] @ b [.., K, N] as sum_k a[.., M, K, 1] * b[.., 1, K, N].
-ValueId inline_product(ir::Builder& b, const Node& node, ValueId left, ValueId right) {
-  ir::Shape left_shape = b.node(left).shape, right_shape = b.node(right).shape;
-  left_shape.push_back(ir::Dim(1));
-  right_shape.insert(right_shape.end() - 2, ir::Dim(1));
-  ir::Shape full = node.shape;  // [batch.., M, N] -> [batch.., M, K, N]
-  full.insert(full.end() - 1, b.node(left).shape.back());
-  ValueId product = b.binary(Op::mul, b.broadcast(b.reshape(left, left_shape), full),
-                             b.broadcast(b.reshape(right, right_shape), full));
-  return b.reduce(Op::sum, product, {static_cast<int64_t>(full.size()) - 2}, false);
-}
-
-}  // namespace
-
-ir::Graph canonicalize_matmul(const ir::Graph& graph) {
+// `graph` with each matmul replaced by what `rewrite` builds from its (mapped) operands.
+template <class Rewrite>
+ir::Graph rewrite_matmuls(const ir::Graph& graph, Rewrite&& rewrite) {
   ir::Graph result;
   ir::Builder b(result);
   std::vector<ValueId> replacement(static_cast<size_t>(graph.size()), -1);
@@ -54,25 +42,54 @@ ir::Graph canonicalize_matmul(const ir::Graph& graph) {
       continue;
     }
     b.set_location(node.location);
-    const ir::Shape& left = b.node(inputs[0]).shape;
-    const ir::Shape& right = b.node(inputs[1]).shape;
-    int64_t rows = extent(node.shape, 2), columns = extent(node.shape, 1), depth = extent(left, 1);
-    int64_t products = ir::element_count(node.shape) * depth;
-    if (rows == 1 || columns == 1 || products <= kInlineProducts || is_integer(node.dtype)) {
-      mapped = inline_product(b, node, inputs[0], inputs[1]);
-    } else if (left.size() > 2 && right.size() == 2) {
-      int64_t batch_rows = ir::element_count(left) / depth;
-      ValueId merged = b.reshape(inputs[0], {ir::Dim(batch_rows), ir::Dim(depth)});
-      mapped = b.reshape(b.matmul(merged, inputs[1]), node.shape);
-    } else {
-      mapped = b.copy_node(node, std::move(inputs));
-    }
+    mapped = rewrite(b, id, node, std::move(inputs));
   }
   std::vector<ValueId> outputs;
   for (ValueId output : graph.outputs())
     outputs.push_back(replacement[static_cast<size_t>(output)]);
   result.set_outputs(std::move(outputs));
   return result;
+}
+
+}  // namespace
+
+// a [.., M, K] @ b [.., K, N] as sum_k a[.., M, K, 1] * b[.., 1, K, N].
+ValueId inline_product(ir::Builder& b, const ir::Shape& result_shape, ValueId left,
+                       ValueId right) {
+  ir::Shape left_shape = b.node(left).shape, right_shape = b.node(right).shape;
+  left_shape.push_back(ir::Dim(1));
+  right_shape.insert(right_shape.end() - 2, ir::Dim(1));
+  ir::Shape full = result_shape;  // [batch.., M, N] -> [batch.., M, K, N]
+  full.insert(full.end() - 1, b.node(left).shape.back());
+  ValueId product = b.binary(Op::mul, b.broadcast(b.reshape(left, left_shape), full),
+                             b.broadcast(b.reshape(right, right_shape), full));
+  return b.reduce(Op::sum, product, {static_cast<int64_t>(full.size()) - 2}, false);
+}
+
+ir::Graph canonicalize_matmul(const ir::Graph& graph) {
+  return rewrite_matmuls(graph, [](ir::Builder& b, ValueId, const Node& node,
+                                   std::vector<ValueId> inputs) {
+    const ir::Shape& left = b.node(inputs[0]).shape;
+    const ir::Shape& right = b.node(inputs[1]).shape;
+    int64_t rows = extent(node.shape, 2), columns = extent(node.shape, 1), depth = extent(left, 1);
+    int64_t products = ir::element_count(node.shape) * depth;
+    if (rows == 1 || columns == 1 || products <= kInlineProducts || is_integer(node.dtype))
+      return inline_product(b, node.shape, inputs[0], inputs[1]);
+    if (left.size() > 2 && right.size() == 2) {
+      int64_t batch_rows = ir::element_count(left) / depth;
+      ValueId merged = b.reshape(inputs[0], {ir::Dim(batch_rows), ir::Dim(depth)});
+      return b.reshape(b.matmul(merged, inputs[1]), node.shape);
+    }
+    return b.copy_node(node, std::move(inputs));
+  });
+}
+
+ir::Graph inline_matmuls(const ir::Graph& graph, const std::set<ValueId>& chosen) {
+  return rewrite_matmuls(graph, [&](ir::Builder& b, ValueId id, const Node& node,
+                                    std::vector<ValueId> inputs) {
+    if (chosen.count(id)) return inline_product(b, node.shape, inputs[0], inputs[1]);
+    return b.copy_node(node, std::move(inputs));
+  });
 }
 
 }  // namespace kiln::passes

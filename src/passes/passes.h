@@ -2,6 +2,9 @@
 // runs them in order; each can be switched off with KILN_DISABLE_PASSES=name,name to bisect a
 // miscompile. None changes results beyond the floating-point reassociation options allow.
 #pragma once
+#include <set>
+
+#include "ir/builder.h"
 #include "ir/graph.h"
 
 namespace kiln::passes {
@@ -17,9 +20,14 @@ ir::Graph eliminate_dead_code(const ir::Graph& graph);
 // Constant folding: nodes whose operands are all constants and whose result is small
 // (<= 4096 elements) are evaluated by the interpreter and replaced by constants.
 ir::Graph fold_constants(const ir::Graph& graph);
-// Matmul canonicalisation: matrix-vector, dot and tiny products as a generated multiply-sum;
-// a batch of products with one right matrix as one GEMM over the merged rows.
+// Matmul canonicalisation: matrix-vector, dot, tiny and integer products as a generated
+// multiply-sum; a batch of products with one right matrix as one GEMM over the merged rows.
 ir::Graph canonicalize_matmul(const ir::Graph& graph);
+// a [.., M, K] @ b [.., K, N] as a multiply and a sum over K (a generated reduction).
+ir::ValueId inline_product(ir::Builder& b, const ir::Shape& result_shape, ir::ValueId left,
+                           ir::ValueId right);
+// `graph` with the matmuls `chosen` as inline products (max-autotune's choices).
+ir::Graph inline_matmuls(const ir::Graph& graph, const std::set<ir::ValueId>& chosen);
 // Channels-last convolutions: float32 convolutions compute in (N, *spatial, C), oneDNN's
 // layout, and the pointwise work, pooling windows and reductions after them follow it, so that
 // activations pass from one convolution to the next without reorders.

@@ -1,5 +1,6 @@
 // Canonical forms that keep work cheap: matmul canonicalisation (GEMV, dot and tiny products
-// generated inline; a batch against one matrix as one GEMM) and the select of in-place scatters
+// generated inline; a batch against one matrix as one GEMM; max-autotune's chosen products
+// inline) and the select of in-place scatters
 // (a branch that updates one slice keeps the update in place). Each rewrite is checked for
 // its shape and against the interpreter.
 #include <gtest/gtest.h>
@@ -66,6 +67,21 @@ TEST(CanonicalForms, LargeProductsStayWithBlas) {
   ValueId y = b.parameter(DType::Float32, {2, 64, 64});
   graph.set_outputs({b.matmul(x, y)});  // batched on the right: left as it is
   EXPECT_EQ(count_ops(passes::canonicalize_matmul(graph), Op::matmul), 1);
+}
+
+// max-autotune's rewrite of the products it times faster as generated reductions: only those.
+TEST(CanonicalForms, ChosenProductsAreGeneratedInline) {
+  GraphCase g;
+  ValueId a = g.input(make_array(DType::Float64, {12, 8, 64}, pseudo_random(6144, -1, 1, 6)));
+  ValueId b = g.input(make_array(DType::Float64, {12, 64, 8}, pseudo_random(6144, -1, 1, 7)));
+  ValueId first = g.builder.matmul(a, b);
+  g.output(first, "a @ b");
+  g.output(g.builder.matmul(b, a), "b @ a");
+  g.graph.set_outputs(g.outputs);
+  ir::Graph chosen = passes::inline_matmuls(g.graph, {first});
+  EXPECT_EQ(count_ops(chosen, Op::matmul), 1) << ir::print_graph(chosen);
+  EXPECT_EQ(count_ops(chosen, Op::sum), 1);
+  expect_same_values(g.graph, chosen, g.inputs);
 }
 
 // where(c, scatter(x, i, v), x): the branch selects the updated rows, not the whole array.

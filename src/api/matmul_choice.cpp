@@ -1,0 +1,111 @@
+#include "api/matmul_choice.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <map>
+#include <random>
+#include <set>
+
+#include "api/logging.h"
+#include "api/pipeline.h"
+#include "ir/builder.h"
+#include "ir/printer.h"
+#include "passes/passes.h"
+
+namespace kiln::detail {
+namespace {
+
+using ir::Node;
+using ir::ValueId;
+
+constexpr int64_t kMostTunedProducts = int64_t(1) << 22;
+
+bool is_candidate(const ir::Graph& graph, const Node& node) {
+  if (node.op != ir::Op::matmul || !is_float(node.dtype) || !ir::is_static(node.shape))
+    return false;
+  const ir::Node& left = graph.node(node.inputs[0]);
+  return ir::element_count(node.shape) * left.shape.back().constant() <= kMostTunedProducts;
+}
+
+Array random_operand(DType dtype, const std::vector<int64_t>& shape, std::mt19937& generator) {
+  Array array = Array::empty(dtype, shape);
+  std::uniform_real_distribution<double> uniform(-1.0, 1.0);
+  for (int64_t k = 0; k < array.size(); ++k) {
+    if (dtype == DType::Float32) array.data_as<float>()[k] = static_cast<float>(uniform(generator));
+    else array.data_as<double>()[k] = uniform(generator);
+  }
+  return array;
+}
+
+// Seconds per run of `compiled` on `inputs`: the best of three timings of enough runs to take
+// about a millisecond.
+double seconds_per_run(CompiledGraph& compiled, const std::vector<Array>& inputs) {
+  using Clock = std::chrono::steady_clock;
+  std::vector<Array> outputs;
+  auto timed = [&](int runs) {
+    auto start = Clock::now();
+    for (int k = 0; k < runs; ++k) compiled.executable->run(inputs, outputs);
+    return std::chrono::duration<double>(Clock::now() - start).count() / runs;
+  };
+  const double once = timed(1);
+  const int runs = static_cast<int>(std::clamp(1e-3 / std::max(once, 1e-9), 1.0, 1000.0));
+  double best = once;
+  for (int trial = 0; trial < 3; ++trial) best = std::min(best, timed(runs));
+  return best;
+}
+
+// Whether the generated reduction beat the library on the product `node` describes.
+bool generated_wins(const ir::Graph& graph, const Node& node, const Options& options) {
+  const Node& left = graph.node(node.inputs[0]);
+  const Node& right = graph.node(node.inputs[1]);
+  std::mt19937 generator(7);
+  const std::vector<Array> inputs{random_operand(left.dtype, ir::to_ints(left.shape), generator),
+                                  random_operand(right.dtype, ir::to_ints(right.shape), generator)};
+  Options alone = options;
+  alone.mode = "default";  // no tuning inside the tuning
+  double seconds[2];
+  for (int generated = 0; generated < 2; ++generated) {
+    ir::Graph product;
+    ir::Builder b(product);
+    ValueId a = b.parameter(left.dtype, left.shape), c = b.parameter(right.dtype, right.shape);
+    product.set_outputs({generated ? passes::inline_product(b, node.shape, a, c) : b.matmul(a, c)});
+    CompileStats stats;
+    std::unique_ptr<CompiledGraph> compiled = compile_graph(product, {}, alone, stats);
+    seconds[generated] = seconds_per_run(*compiled, inputs);
+  }
+  if (api::log_enabled(api::LogChannel::Perf)) {
+    char text[160];
+    std::snprintf(text, sizeof text, ": library %.2f us, generated %.2f us", seconds[0] * 1e6,
+                  seconds[1] * 1e6);
+    api::log(api::LogChannel::Perf,
+             "max-autotune: matmul " + ir::shape_string(left.shape) + " @ " +
+                 ir::shape_string(right.shape) + " " + std::string(dtype_name(node.dtype)) + text +
+                 " -> " +
+                 (seconds[1] < seconds[0] ? "generated" : "library"));
+  }
+  return seconds[1] < seconds[0];
+}
+
+}  // namespace
+
+ir::Graph choose_matmul_kernels(const ir::Graph& graph, const Options& options,
+                                const target::Target& target) {
+  if (target.kind != target::DeviceKind::Cpu) return graph;
+  std::map<std::string, bool> decided;  // by problem: the same product once
+  std::set<ValueId> inlined;
+  for (ValueId id = 0; id < graph.size(); ++id) {
+    const Node& node = graph.node(id);
+    if (!is_candidate(graph, node)) continue;
+    const std::string problem = std::string(dtype_name(node.dtype)) +
+                                ir::shape_string(graph.node(node.inputs[0]).shape) +
+                                ir::shape_string(graph.node(node.inputs[1]).shape);
+    auto found = decided.find(problem);
+    if (found == decided.end())
+      found = decided.emplace(problem, generated_wins(graph, node, options)).first;
+    if (found->second) inlined.insert(id);
+  }
+  return inlined.empty() ? graph : passes::inline_matmuls(graph, inlined);
+}
+
+}  // namespace kiln::detail
