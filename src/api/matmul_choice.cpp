@@ -75,14 +75,13 @@ bool generated_wins(const ir::Graph& graph, const Node& node, const Options& opt
     seconds[generated] = seconds_per_run(*compiled, inputs);
   }
   if (api::log_enabled(api::LogChannel::Perf)) {
-    char text[160];
-    std::snprintf(text, sizeof text, ": library %.2f us, generated %.2f us", seconds[0] * 1e6,
-                  seconds[1] * 1e6);
-    api::log(api::LogChannel::Perf,
-             "max-autotune: matmul " + ir::shape_string(left.shape) + " @ " +
-                 ir::shape_string(right.shape) + " " + std::string(dtype_name(node.dtype)) + text +
-                 " -> " +
-                 (seconds[1] < seconds[0] ? "generated" : "library"));
+    char times[96];
+    std::snprintf(times, sizeof times, ": library %.2f us, generated %.2f us -> %s",
+                  seconds[0] * 1e6, seconds[1] * 1e6,
+                  seconds[1] < seconds[0] ? "generated" : "library");
+    api::log(api::LogChannel::Perf, "max-autotune: matmul " + ir::shape_string(left.shape) +
+                                        " @ " + ir::shape_string(right.shape) + " " +
+                                        std::string(dtype_name(node.dtype)) + times);
   }
   return seconds[1] < seconds[0];
 }
