@@ -127,7 +127,7 @@ class _Wrapped:
         # signature -> (Compiled, single result, output dtypes), or _RETRACE: a signature whose
         # trace broke, traced again on every call
         self.compiled = {}
-        self.torch_calls = {}  # (device, torch layouts) -> _TorchCall, or None: not that path
+        self.torch_calls = {}  # (device, torch layouts) -> _TorchCall, or _RETRACE: not that path
         self.segments = Segments()  # the graphs of retraced calls
 
     def __call__(self, *args, **kwargs):
@@ -153,9 +153,9 @@ class _Wrapped:
             self.compiled[key] = entry
         else:
             results = None
-        if entry is _RETRACE:
-            compiled, single, _ = results
-            results = compiled.run(results[2], stream=stream)
+        if entry is _RETRACE:  # the final graph of this call's trace, on its inputs
+            compiled, single, inputs = results
+            results = compiled.run(inputs, stream=stream)
         else:
             compiled, single, _ = entry
             results = compiled.run([values[k] for k in arrays], stream=stream)
