@@ -21,10 +21,18 @@ call of that signature traces again (its graphs compiled once each). The data st
 A break the trace cannot continue past (a NumPy function kiln does not follow) is an error:
 there is no eager NumPy to fall back to on device arrays.
 
-Not yet: gradients do not flow through the NumPy code.
+Gradients: when a torch tensor argument requires grad (and grad mode is on), the call goes
+through torch.compile with kiln's backend, as torch.compile runs NumPy code: Dynamo traces the
+NumPy calls as torch ops, AOTAutograd derives the backward, and kiln compiles the forward and
+backward graphs for the tensors' device. The function must then trace whole (a graph break is
+an error naming it: across a break, torch would drop the gradient).
+
+torch CPU tensors (without gradients) run the function compiled for the CPU (kiln.compile) on
+NumPy views of their memory; the results are torch tensors over kiln's arrays.
 """
 import functools
 import importlib
+import re
 import sys
 
 import numpy as np
@@ -118,12 +126,35 @@ class _TorchCall:
         self.outputs = list(zip(compiled.output_shapes, output_dtypes))
 
 
+def _torch_entry(fn):
+    """`fn` as a function of torch tensors for torch.compile to trace (as
+    torch._dynamo.external_utils.wrap_numpy makes one), with a code object of its own: Dynamo
+    keeps its compiled frames and recompile count per code object, and one shared by every
+    wrapped function would reach Dynamo's recompile limit after a few of them."""
+    torch = sys.modules["torch"]
+    tree_map_only = importlib.import_module("torch.utils._pytree").tree_map_only
+
+    def call_numpy(*args, **kwargs):
+        args, kwargs = tree_map_only(torch.Tensor, lambda t: t.numpy(), (args, kwargs))
+        return tree_map_only(np.ndarray, torch.as_tensor, fn(*args, **kwargs))
+    name = re.sub(r"\W", "_", getattr(fn, "__name__", "fn"))
+    call_numpy.__code__ = call_numpy.__code__.replace(co_name=f"wrap_numpy_{name}")
+    return call_numpy
+
+
+def _torch_tensors(torch, values):
+    return [value for value in values if isinstance(value, torch.Tensor)]
+
+
 class _Wrapped:
     def __init__(self, fn, mode, options):
         self.fn = fn
         self.name = getattr(fn, "__qualname__", repr(fn))
-        self.options = {**(options or {}), "mode": mode, "device": "cuda"}
+        self.mode, self.user_options = mode, dict(options or {})
+        self.options = {**self.user_options, "mode": mode, "device": "cuda"}
         _kiln.check_options(self.options)
+        self.differentiable = None  # torch.compile of the function, for calls needing gradients
+        self.on_host = None  # kiln.compile of the function, for torch CPU tensors
         # signature -> (Compiled, single result, output dtypes), or _RETRACE: a signature whose
         # trace broke, traced again on every call
         self.compiled = {}
@@ -131,6 +162,12 @@ class _Wrapped:
         self.segments = Segments()  # the graphs of retraced calls
 
     def __call__(self, *args, **kwargs):
+        torch = sys.modules.get("torch")
+        tensors = [] if torch is None else _torch_tensors(torch, (*args, *kwargs.values()))
+        if tensors and torch.is_grad_enabled() and any(t.requires_grad for t in tensors):
+            return self._call_differentiable(torch, args, kwargs)
+        if tensors and not any(t.is_cuda for t in tensors):
+            return self._call_on_host(torch, args, kwargs)
         torch = None if kwargs else _torch_cuda_tensors(args)
         if torch is not None:
             result = self._call_torch(torch, args)
@@ -162,6 +199,33 @@ class _Wrapped:
         if device:
             results = [_as_library_array(r, device[0]) for r in results]
         return results[0] if single else tuple(results)
+
+    def _call_differentiable(self, torch, args, kwargs):
+        if self.differentiable is None:
+            backend = importlib.import_module("kiln.torch").backend
+            self.differentiable = torch.compile(
+                _torch_entry(self.fn), backend=backend, fullgraph=True,
+                options={**self.user_options, "mode": self.mode})
+        try:
+            return self.differentiable(*args, **kwargs)
+        except importlib.import_module("torch._dynamo.exc").Unsupported as error:
+            reason = str(error).strip().splitlines()[0]
+            lines = re.findall(r'File "([^"]+)", line (\d+)', str(error))
+            where = f" at {lines[-1][0]}:{lines[-1][1]}" if lines else ""
+            raise RuntimeError(
+                f"kiln.wrap_numpy({self.name}): {reason}{where}. With gradients the function "
+                f"must trace whole (torch would drop the gradient across a graph break); call "
+                f"it under torch.no_grad(), or make it branch-free (np.where)") from None
+
+    def _call_on_host(self, torch, args, kwargs):
+        if self.on_host is None:
+            self.on_host = importlib.import_module("kiln._compile").compile(
+                self.fn, mode=self.mode, options=self.user_options, device="cpu")
+        tree_map_only = importlib.import_module("torch.utils._pytree").tree_map_only
+        args, kwargs = tree_map_only(torch.Tensor, lambda t: t.detach().numpy(), (args, kwargs))
+        result = self.on_host(*args, **kwargs)
+        return tree_map_only((np.ndarray, np.generic), lambda a: torch.from_numpy(np.asarray(a)),
+                             result)
 
     def _call_torch(self, torch, tensors):
         key = tuple((t.dtype, t.shape, t.stride(), t.device) for t in tensors)

@@ -241,3 +241,29 @@ def test_kiln_device_results_export_dlpack():
     as_torch = torch.from_dlpack(got)  # no copy: the same memory
     assert as_torch.data_ptr() == got.__cuda_array_interface__["data"][0]
     np.testing.assert_allclose(as_torch.cpu().numpy(), sin_cos(x.cpu().numpy()), rtol=1e-6)
+
+
+def test_wrap_numpy_gradients_on_the_gpu():
+    """Gradients through the NumPy code of a wrap_numpy function on CUDA tensors (Dynamo and
+    AOTAutograd trace it; kiln compiles forward and backward for the GPU), against eager
+    autograd of the same NumPy calls on the CPU."""
+    if not GPU:
+        return  # tests/python/test_wrap_numpy_gradients.py covers the CPU
+    torch = pytest.importorskip("torch")
+    from torch._dynamo.external_utils import wrap_numpy as torch_wrap_numpy
+
+    def loss(x, w):
+        return (softmax(x @ w) * np.log1p(x * x).sum(axis=1, keepdims=True)).sum()
+    rng = np.random.default_rng(5)
+    x0, w0 = rng.standard_normal((300, 40)), rng.standard_normal((40, 24))
+    results = []
+    for fn, device in ((kiln.wrap_numpy(loss), "cuda"),
+                       (torch.compile(torch_wrap_numpy(loss), backend="eager"), "cpu")):
+        x = torch.tensor(x0, device=device, requires_grad=True)
+        w = torch.tensor(w0, device=device, requires_grad=True)
+        value = fn(x, w)
+        assert value.device.type == device and value.grad_fn is not None
+        value.backward()
+        results.append([t.detach().cpu() for t in (value, x.grad, w.grad)])
+    for got, expected in zip(*results):
+        torch.testing.assert_close(got, expected, rtol=1e-9, atol=1e-11)
