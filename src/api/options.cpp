@@ -6,17 +6,22 @@ namespace kiln::api {
 
 const std::vector<ModeSettings>& modes() {
   static const std::vector<ModeSettings> table = {
-      {"default", "fused C++/OpenMP kernels, heuristic parallel and SIMD choices", false, false},
+      {"default",
+       "fused C++/OpenMP kernels, heuristic parallel and SIMD choices; on a GPU, a function "
+       "whose calls are host-bound (queueing its launches takes longer than running them) "
+       "replays a CUDA graph",
+       false, false, CudaGraphs::WhenHostBound},
       {"reduce-overhead",
        "default + outputs from a per-executable pool of recycled buffers and the shortest "
-       "call path (no allocation per call in steady state)",
-       true, false},
+       "call path (no allocation per call in steady state); on a GPU, every call replays a "
+       "CUDA graph",
+       true, false, CudaGraphs::Always},
       {"max-autotune",
        "reduce-overhead + each kernel timed with one thread and with all threads on the first "
        "call; the faster choice is kept and stored in the cache entry",
-       true, true},
-      {"max-autotune-no-cudagraphs", "max-autotune (the CPU has no CUDA graphs to leave out)", true,
-       true},
+       true, true, CudaGraphs::Always},
+      {"max-autotune-no-cudagraphs", "max-autotune without CUDA graphs on a GPU", true, true,
+       CudaGraphs::Never},
   };
   return table;
 }

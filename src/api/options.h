@@ -9,11 +9,15 @@
 
 namespace kiln::api {
 
+// When a GPU run replays a captured CUDA graph (runtime/cuda/cuda_executable.h).
+enum class CudaGraphs { Never, WhenHostBound, Always };
+
 struct ModeSettings {
   std::string_view name;
   std::string_view description;
   bool reduce_overhead = false;  // outputs from a reused pool, no per-call allocation
   bool autotune = false;         // time candidate schedules on first compile, cache the winner
+  CudaGraphs cuda_graphs = CudaGraphs::WhenHostBound;
 };
 
 const std::vector<ModeSettings>& modes();

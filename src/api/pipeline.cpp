@@ -267,7 +267,8 @@ runtime::ExecutionSettings execution_settings(const Options& options,
   runtime::ExecutionSettings settings;
   settings.threads = target.threads;
   settings.pool_outputs = mode.reduce_overhead;
-  settings.cuda_graphs = mode.reduce_overhead;
+  settings.cuda_graphs = mode.cuda_graphs == api::CudaGraphs::Always;
+  settings.host_bound_graphs = mode.cuda_graphs == api::CudaGraphs::WhenHostBound;
   settings.autotune = mode.autotune;
   settings.tuning_file = tuning_file;
   settings.complex_inputs = prepared.complex_inputs;

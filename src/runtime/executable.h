@@ -37,6 +37,8 @@ struct ExecutionSettings {
   bool pool_outputs = false;  // reduce-overhead: outputs come from a pool of recycled blocks
   // reduce-overhead on a GPU: a run replays one captured CUDA graph (runtime/cuda/cuda_executable.h)
   bool cuda_graphs = false;
+  // default mode on a GPU: replay a graph once runs are found host-bound (cuda_executable.h)
+  bool host_bound_graphs = false;
   // max-autotune: on the first run each parallel kernel is timed on one thread and on
   // `threads` (one thread must win by 10%); the choice is stored in `tuning_file` (beside the
   // library in the cache entry) so later processes skip the timing. "": nowhere to store it.

@@ -10,6 +10,7 @@
 #include "ir/builder.h"
 #include "ir/interpreter.h"
 #include "runtime/cuda/cuda_driver.h"
+#include "runtime/cuda/cuda_executable.h"
 
 namespace kiln {
 namespace {
@@ -232,6 +233,66 @@ TEST(CudaPipeline, ReduceOverheadReplaysACapturedGraph) {
     for (size_t k = 0; k < outputs.size(); ++k)
       test::expect_array_matches(to_host(outputs[k]), expected[k], {1e-4, 1e-4, 4},
                                  "call " + std::to_string(call) + " output " + std::to_string(k));
+  }
+}
+
+// default mode on the GPU replays a graph once runs are host-bound: the second run's queueing
+// is timed on the host, the third replays with its copies timed on the GPU, the fourth judges.
+// Ten small convolutions (cuDNN calls of tens of microseconds of host time each, a few of GPU
+// time) replay; three kernels over 64 MiB each (the GPU's work dwarfs their queueing, and a
+// replay would copy 64 MiB out) run as usual. Every run against the interpreter.
+TEST(CudaPipeline, DefaultModeReplaysOnlyHostBoundRuns) {
+  struct Case {
+    const char* name;
+    std::vector<int64_t> shape;
+    bool host_bound;
+  };
+  for (const Case& c : {Case{"convolutions", {2, 8, 12, 12}, true},
+                        Case{"large kernels", {4096, 4096}, false}}) {
+    ir::Graph graph;
+    ir::Builder b(graph);
+    ir::ValueId x = b.parameter(DType::Float32, ir::from_ints(c.shape)), y = x;
+    std::vector<Array> inputs = {random_array(DType::Float32, c.shape, 40)};
+    if (c.host_bound) {
+      ir::ValueId w = b.parameter(DType::Float32, {8, 8, 3, 3});
+      inputs.push_back(random_array(DType::Float32, {8, 8, 3, 3}, 41));
+      // small weights: a contraction, so that rounding differences do not grow layer by layer
+      w = b.binary(ir::Op::mul, w, b.constant(ir::Scalar::of(0.02), DType::Float32));
+      for (int layer = 0; layer < 10; ++layer)
+        y = b.unary(ir::Op::tanh, b.convolution(y, w, std::nullopt, {1, 1}, {1, 1}, {1, 1}, 1));
+      graph.set_outputs({y});
+    } else {
+      ir::ValueId total = b.reduce(ir::Op::sum, b.unary(ir::Op::sin, x), {0}, true);
+      ir::ValueId scaled = b.binary(ir::Op::mul, b.unary(ir::Op::cos, x), total);
+      graph.set_outputs({b.reduce(ir::Op::max, scaled, {0}, true), scaled});
+    }
+    Options options = cuda_options(test::test_cache_directory());
+    CompileStats stats;
+    if (!runtime::cuda::available()) {
+      EXPECT_THROW(detail::compile_graph(graph, {}, options, stats), Error);
+      return;
+    }
+    auto compiled = detail::compile_graph(graph, {}, options, stats);
+    auto* executable = dynamic_cast<runtime::CudaExecutable*>(compiled->executable.get());
+    ASSERT_NE(executable, nullptr);
+    std::vector<std::shared_ptr<void>> blocks;
+    std::vector<Array> on_device;
+    for (const Array& host : inputs) {
+      int64_t bytes = host.size() * dtype_size(host.dtype());
+      blocks.push_back(runtime::cuda::allocate(bytes));
+      runtime::cuda::copy_to_device(blocks.back().get(), host.data(), bytes, nullptr);
+      on_device.push_back(Array::borrow(blocks.back().get(), host.dtype(), host.shape(), {},
+                                        blocks.back(), Device::Cuda));
+    }
+    std::vector<Array> expected = ir::interpret(graph, inputs);
+    for (int call = 0; call < 6; ++call) {
+      std::vector<Array> outputs;
+      executable->run(on_device, outputs);
+      for (size_t k = 0; k < outputs.size(); ++k)
+        test::expect_array_matches(outputs[k].to(Device::Cpu), expected[k], {1e-3, 1e-3, 4},
+                                   std::string(c.name) + " call " + std::to_string(call));
+    }
+    EXPECT_EQ(executable->replays_graphs(), c.host_bound) << c.name;
   }
 }
 

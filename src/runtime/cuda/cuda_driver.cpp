@@ -85,6 +85,7 @@ bool resolve_all(void* library, DriverApi& api, std::string& reason) {
          resolve(library, "cuEventDestroy_v2", api.cuEventDestroy, reason) &&
          resolve(library, "cuEventRecord", api.cuEventRecord, reason) &&
          resolve(library, "cuEventSynchronize", api.cuEventSynchronize, reason) &&
+         resolve(library, "cuEventQuery", api.cuEventQuery, reason) &&
          // The unversioned symbol: every driver has it (CUDA 13's header maps the name to _v2,
          // which drivers before 12.8 lack; both measure the same thing).
          resolve(library, "cuEventElapsedTime", api.cuEventElapsedTime, reason) &&
@@ -490,10 +491,11 @@ std::shared_ptr<void> allocate_pinned(int64_t bytes) {
   });
 }
 
-Event::Event() {
+Event::Event(bool timing) {
   make_current();
   CUevent event = nullptr;
-  check(driver().cuEventCreate(&event, kEventDisableTiming), "cuEventCreate");
+  check(driver().cuEventCreate(&event, timing ? kEventDefault : kEventDisableTiming),
+        "cuEventCreate");
   event_ = event;
 }
 
@@ -508,6 +510,21 @@ void Event::record(void* stream) {
 
 void Event::wait() {
   check(driver().cuEventSynchronize(static_cast<CUevent>(event_)), "cuEventSynchronize");
+}
+
+bool Event::done() const {
+  CUresult result = driver().cuEventQuery(static_cast<CUevent>(event_));
+  if (result == kNotReady) return false;
+  check(result, "cuEventQuery");
+  return true;
+}
+
+double Event::seconds_between(const Event& start, const Event& end) {
+  float milliseconds = 0;
+  check(driver().cuEventElapsedTime(&milliseconds, static_cast<CUevent>(start.event_),
+                                    static_cast<CUevent>(end.event_)),
+        "cuEventElapsedTime");
+  return milliseconds * 1e-3;
 }
 
 bool is_device_pointer(const void* pointer) {

@@ -119,12 +119,15 @@ std::shared_ptr<void> allocate_pinned(int64_t bytes);
 // A CUDA event without timing: marks a point in a stream's work for the host to wait for.
 class Event {
  public:
-  Event();
+  explicit Event(bool timing = false);  // timing: seconds_between may read it
   ~Event();
   Event(const Event&) = delete;
   Event& operator=(const Event&) = delete;
   void record(void* stream);  // the point: after the work queued on `stream` so far
   void wait();                // returns once the work before the point is done
+  bool done() const;          // whether the work before the point is done, without waiting
+  // The GPU's time from `start`'s point to `end`'s, both recorded and done, timing events.
+  static double seconds_between(const Event& start, const Event& end);
 
  private:
   void* event_;  // a CUevent

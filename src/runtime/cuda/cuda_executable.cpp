@@ -1,6 +1,7 @@
 #include "runtime/cuda/cuda_executable.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 
 #include "kiln/error.h"
@@ -10,6 +11,10 @@ namespace kiln::runtime {
 namespace {
 
 constexpr size_t kLeastLaunchesForAGraph = 3;
+// default mode replays when queueing a run's steps took longer than this many times the timed
+// replay, plus the replay's own host time.
+constexpr double kHostBoundMargin = 1.25;
+constexpr double kReplayHostSeconds = 20e-6;
 
 // Loop bounds and conditions live on the device: the host reads them back one at a time.
 struct DeviceScalars {
@@ -69,7 +74,8 @@ CudaExecutable::CudaExecutable(sched::Program program, std::vector<CudaKernelCal
                 : step.kind == sched::StepKind::Kernel
                     ? kernels_[static_cast<size_t>(step.kernel)].launches.size()
                     : 0;
-  graphs_possible_ = settings_.cuda_graphs && launches >= kLeastLaunchesForAGraph &&
+  graphs_possible_ = (settings_.cuda_graphs || settings_.host_bound_graphs) &&
+                     launches >= kLeastLaunchesForAGraph &&
                      std::none_of(program_.steps.begin(), program_.steps.end(),
                                   [](const sched::Step& step) {
                                     return step.kind == sched::StepKind::LoopBegin;
@@ -185,6 +191,12 @@ bool CudaExecutable::run_graph(const std::vector<Array>& inputs, std::vector<Arr
     captured_ = std::move(state);
   }
   last_inputs_ = addresses;
+  const bool timed = probe_.stage == HostBoundProbe::Stage::ReplayNext;
+  if (timed) {
+    probe_.start = std::make_unique<cuda::Event>(true);
+    probe_.end = std::make_unique<cuda::Event>(true);
+    probe_.start->record(stream);
+  }
   for (size_t k = 0; k < inputs.size(); ++k) {
     if (!captured_->staging[k]) continue;
     int64_t size = dtype_size(inputs[k].dtype());
@@ -208,6 +220,10 @@ bool CudaExecutable::run_graph(const std::vector<Array>& inputs, std::vector<Arr
     }
     if (bytes > 0)
       cuda::copy_device_to_device(outputs[n].data(), captured_->results[n].get(), bytes, stream);
+  }
+  if (timed) {
+    probe_.end->record(stream);
+    probe_.stage = HostBoundProbe::Stage::Judging;
   }
   defer_checks(outputs, stream);
   finish_outputs(outputs);
@@ -251,10 +267,35 @@ void CudaExecutable::raise_pending_checks() {
   }
 }
 
+bool CudaExecutable::replays() const {
+  using Stage = HostBoundProbe::Stage;
+  return settings_.cuda_graphs || probe_.stage == Stage::ReplayNext ||
+         probe_.stage == Stage::Replay;
+}
+
+bool CudaExecutable::replays_graphs() const {
+  return graphs_possible_ &&
+         (settings_.cuda_graphs || probe_.stage == HostBoundProbe::Stage::Replay);
+}
+
+void CudaExecutable::judge_replay() {
+  probe_.end->wait();  // once: the replay's GPU time
+  double replay = cuda::Event::seconds_between(*probe_.start, *probe_.end);
+  bool host_bound = probe_.queue_seconds > kHostBoundMargin * replay + kReplayHostSeconds;
+  probe_.stage = host_bound ? HostBoundProbe::Stage::Replay : HostBoundProbe::Stage::Queue;
+  probe_.start.reset(), probe_.end.reset();
+  if (!host_bound) captured_.reset();
+}
+
 void CudaExecutable::run_real(const std::vector<Array>& inputs, std::vector<Array>& outputs) {
   std::lock_guard<std::mutex> lock(run_mutex_);
   raise_pending_checks();
-  if (graphs_possible_ && run_graph(inputs, outputs)) return;
+  if (probe_.stage == HostBoundProbe::Stage::Judging) judge_replay();
+  if (graphs_possible_ && replays()) {
+    if (run_graph(inputs, outputs)) return;
+    if (probe_.stage == HostBoundProbe::Stage::ReplayNext)  // this program cannot replay
+      probe_.stage = HostBoundProbe::Stage::Queue;
+  }
   void* stream = cuda_stream();
   std::vector<char*> table = table_;  // loops swap entries
   std::vector<std::shared_ptr<void>> copies;  // this call's device copies of host inputs
@@ -302,7 +343,19 @@ void CudaExecutable::run_real(const std::vector<Array>& inputs, std::vector<Arra
                                       buffer.strides, device_outputs[n], Device::Cuda)
                       : allocate_output(buffer);
   }
+  const bool probing = on_device && graphs_possible_ && settings_.host_bound_graphs &&
+                       probe_.stage == HostBoundProbe::Stage::Warming;
+  const auto queued_from = std::chrono::steady_clock::now();
   queue_steps(table.data(), stream, nullptr);
+  if (probing) {  // the second run (the first warms cuDNN's plans up) is the one measured
+    if (++probe_.device_runs == 2) {
+      probe_.queue_seconds =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - queued_from).count();
+      probe_.stage = HostBoundProbe::Stage::ReplayNext;
+    }
+    last_inputs_.clear();  // the addresses a capture compares with
+    for (const Array& input : inputs) last_inputs_.push_back(input.data());
+  }
   // Host outputs are copied back; an output may be a loop's carried value, whose buffer the loop
   // swapped: read the table.
   for (size_t n = 0; n < outputs.size(); ++n) {

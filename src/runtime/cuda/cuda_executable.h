@@ -22,6 +22,13 @@
 // of the graph's own first, and results are copied out of the graph's buffers. Calls are
 // expected on one stream (the graph's buffers are reused). Programs of fewer than three
 // launches or with host-driven loops, and runs from host inputs, run as usual.
+//
+// default mode (ExecutionSettings::host_bound_graphs) replays a graph too, once runs are found
+// host-bound: a model of a few hundred small kernels and cuDNN calls (tens of microseconds of
+// host time each) keeps the GPU waiting for the host. The second device run's queueing time is
+// measured on the host, the third run replays a graph with its copies in and out timed on the
+// GPU, and the fourth compares the two: later runs replay when queueing took longer than the
+// replay (with a margin), and run as usual otherwise (the graph and its buffers are freed).
 #pragma once
 #include <memory>
 #include <vector>
@@ -46,6 +53,8 @@ class CudaExecutable final : public Executable {
                  std::vector<std::shared_ptr<cuda::Module>> modules,
                  std::vector<RuntimeCheck> checks = {},
                  ExecutionSettings settings = {});
+  // Whether device runs replay a graph now (reduce-overhead, or default mode's verdict).
+  bool replays_graphs() const;
 
  private:
   void run_real(const std::vector<Array>& inputs, std::vector<Array>& outputs) override;
@@ -57,6 +66,10 @@ class CudaExecutable final : public Executable {
   void queue_steps(char** table, void* stream, std::vector<std::shared_ptr<void>>* kept);
   // The reduce-overhead run; false when this call cannot replay (then run_real runs as usual).
   bool run_graph(const std::vector<Array>& inputs, std::vector<Array>& outputs);
+  // Whether this call replays a graph (reduce-overhead, or default mode's probe and verdict).
+  bool replays() const;
+  // default mode: the verdict from the measured queueing time and the timed replay.
+  void judge_replay();
   void defer_checks(std::vector<Array>& outputs, void* stream);
   void raise_pending_checks();
 
@@ -93,6 +106,14 @@ class CudaExecutable final : public Executable {
   };
   PendingChecks pending_checks_;
   bool graphs_possible_ = false;
+  // default mode's question (host_bound_graphs): does a replay beat queueing the steps?
+  struct HostBoundProbe {
+    enum class Stage { Warming, ReplayNext, Judging, Replay, Queue } stage = Stage::Warming;
+    int device_runs = 0;                       // runs queued as usual while warming
+    double queue_seconds = 0;                  // host time queueing the second one's steps
+    std::unique_ptr<cuda::Event> start, end;   // around the timed replay
+  };
+  HostBoundProbe probe_;
   std::vector<const void*> last_inputs_;
   std::vector<bool> moved_;  // by input: moved after a capture read it in place
   std::unique_ptr<CapturedGraph> captured_;
