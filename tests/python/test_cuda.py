@@ -248,7 +248,7 @@ def test_wrap_numpy_gradients_on_the_gpu():
     AOTAutograd trace it; kiln compiles forward and backward for the GPU), against eager
     autograd of the same NumPy calls on the CPU."""
     if not GPU:
-        return  # tests/python/test_wrap_numpy_gradients.py covers the CPU
+        return  # tests/python/test_torch_wrap_numpy_gradients.py covers the CPU
     torch = pytest.importorskip("torch")
     from torch._dynamo.external_utils import wrap_numpy as torch_wrap_numpy
 
