@@ -139,8 +139,9 @@ sched::Program schedule_program(const ir::Graph& graph,
 
 namespace {
 
-// Compile work is bounded: the source is compiled in units of about unit_bytes_setting() each
-// (codegen/cpp/translation_units.h), in parallel; a unit past kMaxUnitBytes (one kernel that
+// Compile work is bounded: the source is compiled in units of at most unit_bytes_setting()
+// each, its kernels spread over the target's threads (codegen/cpp/translation_units.h), in
+// parallel; a unit past kMaxUnitBytes (one kernel that
 // large) or a source past kMaxSourceBytes (the compiler's time and memory grow with it) is
 // refused, and the frontend runs the function eagerly with a warning saying why
 // (kiln.Unsupported).
@@ -411,11 +412,12 @@ std::unique_ptr<CompiledGraph> compile_graph(const ir::Graph& traced,
         codegen::CppSource source =
             run_stage("emit", [&] { return codegen::emit_cpp(image->program, options, target); });
         image->kernels = source.kernels;
+        const size_t unit_bytes = codegen::parallel_unit_bytes(source.pieces, target.threads);
         source.pieces.push_back(
             codegen::embedded_bytes_text(runtime::kImageSymbol, runtime::kImageSizeSymbol,
                                          runtime::serialize_image(image->program, image->kernels)));
         codegen::SourceFile file =
-            codegen::lay_out_units(source.prefix, source.pieces, codegen::unit_bytes_setting());
+            codegen::lay_out_units(source.prefix, source.pieces, unit_bytes);
         check_source_size(file, result->graph);
         units = file.units;
         result->source = std::move(file.text);

@@ -91,7 +91,8 @@ void SizeGenericGraph::load_generic_library(codegen::SizeGenericSource& generic,
                                             const Emitted& hint) {
   const target::Target target = target::host_cpu(options_.num_threads);
   codegen::SourceFile file =
-      codegen::lay_out_units(generic.prefix, generic.pieces, codegen::unit_bytes_setting());
+      codegen::lay_out_units(generic.prefix, generic.pieces,
+                             codegen::parallel_unit_bytes(generic.pieces, target.threads));
   check_source_size(file, hint.prepared.graph);
   const std::string key = compile_key("size-generic\n" + file.text, {}, options_, target,
                                       disabled_passes());

@@ -32,6 +32,14 @@ SourceFile lay_out_units(const std::string& prefix, const std::vector<std::strin
   return file;
 }
 
+size_t parallel_unit_bytes(const std::vector<std::string>& pieces, int workers) {
+  constexpr size_t kLeastUnitBytes = size_t(32) << 10;
+  size_t total = 0;
+  for (const std::string& piece : pieces) total += piece.size();
+  const size_t even = total / static_cast<size_t>(std::max(workers, 1)) + 1;
+  return std::min(unit_bytes_setting(), std::max(kLeastUnitBytes, even));
+}
+
 size_t unit_bytes_setting() {
   constexpr size_t kDefaultUnitBytes = size_t(2) << 20;
   const char* text = std::getenv("KILN_UNIT_BYTES");

@@ -25,4 +25,11 @@ SourceFile lay_out_units(const std::string& prefix, const std::vector<std::strin
 // $KILN_UNIT_BYTES (a positive number of bytes), else 2 MiB: the size a unit is filled to.
 size_t unit_bytes_setting();
 
+// The unit size that spreads `pieces` (kernels: what the compiler spends its time on) evenly
+// over `workers` compiler processes, at most unit_bytes_setting() and at least 32 KiB (a
+// smaller unit's compiler start-up and share of the prefix would cost more than it saves). A
+// piece laid out after them that is mostly data (the embedded program image, cheap to compile
+// however large) then fills a unit of its own.
+size_t parallel_unit_bytes(const std::vector<std::string>& pieces, int workers);
+
 }  // namespace kiln::codegen
