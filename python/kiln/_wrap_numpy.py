@@ -1,4 +1,4 @@
-"""kiln.wrap_numpy: an unchanged NumPy function over GPU arrays, with no copy.
+"""kiln.wrap_numpy: an unchanged NumPy function over GPU arrays and torch tensors, with no copy.
 
     step = kiln.wrap_numpy(kmeans_labels)       # written for NumPy arrays
     labels = step(points, means)                # torch CUDA tensors (or CuPy arrays) in and out
@@ -318,7 +318,8 @@ _RETRACE = object()  # a signature whose trace breaks: traced on every call
 
 def wrap_numpy(fn=None, *, mode="default", options=None):
     """`fn`, written for NumPy arrays, taking and returning GPU arrays (torch CUDA tensors, CuPy
-    arrays) with no copy; see kiln._wrap_numpy. Usable as a decorator."""
+    and JAX arrays) and torch CPU tensors with no copy, gradients flowing through it for torch
+    tensors that require them; see kiln._wrap_numpy. Usable as a decorator."""
     if fn is None:
         return functools.partial(wrap_numpy, mode=mode, options=options)
     wrapped = _Wrapped(fn, mode, options)
