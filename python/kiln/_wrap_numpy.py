@@ -39,6 +39,7 @@ import numpy as np
 
 from . import _kiln, _numpy_tracer
 from ._compile import SEGMENT_LIMIT, Segments, _location_of, _SegmentLimit, _TraceContext
+from ._compile import compile as compile_for_host
 from ._config import config
 from ._graph_breaks import GraphBreakSignal
 from ._device import torch_current_stream
@@ -219,8 +220,8 @@ class _Wrapped:
 
     def _call_on_host(self, torch, args, kwargs):
         if self.on_host is None:
-            self.on_host = importlib.import_module("kiln._compile").compile(
-                self.fn, mode=self.mode, options=self.user_options, device="cpu")
+            self.on_host = compile_for_host(self.fn, mode=self.mode, options=self.user_options,
+                                            device="cpu")
         tree_map_only = importlib.import_module("torch.utils._pytree").tree_map_only
         args, kwargs = tree_map_only(torch.Tensor, lambda t: t.detach().numpy(), (args, kwargs))
         result = self.on_host(*args, **kwargs)
