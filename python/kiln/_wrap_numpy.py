@@ -25,7 +25,9 @@ Gradients: when a torch tensor argument requires grad (and grad mode is on), the
 through torch.compile with kiln's backend, as torch.compile runs NumPy code: Dynamo traces the
 NumPy calls as torch ops, AOTAutograd derives the backward, and kiln compiles the forward and
 backward graphs for the tensors' device. The function must then trace whole (a graph break is
-an error naming it: across a break, torch would drop the gradient).
+an error naming it: across a break, torch would drop the gradient), and an in-place update of a
+value its gradient reads (`y = np.exp(x); y += 1`) is an error saying how to write it, as
+torch's autograd refuses it.
 
 torch CPU tensors (without gradients) run the function compiled for the CPU (kiln.compile) on
 NumPy views of their memory; the results are torch tensors over kiln's arrays.
@@ -207,9 +209,20 @@ class _Wrapped:
             self.differentiable = torch.compile(
                 _torch_entry(self.fn), backend=backend, fullgraph=True,
                 options={**self.user_options, "mode": self.mode})
+        dynamo_errors = importlib.import_module("torch._dynamo.exc")
         try:
             return self.differentiable(*args, **kwargs)
-        except importlib.import_module("torch._dynamo.exc").Unsupported as error:
+        except dynamo_errors.BackendCompilerFailed as error:
+            inner = str(getattr(error, "inner_exception", ""))
+            if "modified by an inplace operation" not in inner:
+                raise
+            what = inner.split(";")[0]  # "one of the variables ... which is output 0 of Exp"
+            raise RuntimeError(
+                f"kiln.wrap_numpy({self.name}): {what}: an in-place update (`y += ...`, "
+                f"`y[mask] = ...`) overwrites a value the gradient needs, which torch's autograd "
+                f"(and so torch.compile) refuses; write it out of place (`y = y + ...`, "
+                f"np.where), or call the function under torch.no_grad()") from None
+        except dynamo_errors.Unsupported as error:
             reason = str(error).strip().splitlines()[0]
             lines = re.findall(r'File "([^"]+)", line (\d+)', str(error))
             where = f" at {lines[-1][0]}:{lines[-1][1]}" if lines else ""

@@ -133,3 +133,18 @@ def test_cpu_tensors_without_gradients_run_compiled_for_the_cpu():
     with torch.no_grad():
         assert wrapped(x, w).grad_fn is None
     assert wrapped(x, w).grad_fn is not None
+
+
+def test_an_in_place_update_of_a_saved_value_is_an_error_saying_what_to_write():
+    """exp's result is what its gradient reads: `y += 1` overwrites it, which torch's autograd
+    refuses (torch.compile raises the same); kiln says so, and how to write it instead."""
+    def exp_plus_one(x):
+        y = np.exp(x)
+        y += 1
+        return y
+    x = torch.randn(5, dtype=torch.float64, requires_grad=True)
+    with pytest.raises(RuntimeError, match=r"wrap_numpy\(.*exp_plus_one\).*in-place update.*"
+                                           r"out of place"):
+        kiln.wrap_numpy(exp_plus_one)(x)
+    with torch.no_grad():
+        torch.testing.assert_close(kiln.wrap_numpy(exp_plus_one)(x), torch.exp(x) + 1)
