@@ -144,6 +144,63 @@ TEST(CudaEmitter, LongWholeArrayReductionsAreSplitOverTheGrid) {
   EXPECT_EQ(code, 0) << log;
 }
 
+// Batch norm's statistics over N, H and W of channels-last data (64 channels, 200704 rows): a
+// block per channel read its rows 256 bytes apart and left half the GPU idle (560 us for
+// resnet18's first layer on the H100). Now lane k of a warp takes channel k of a tile of 32, so
+// a warp's loads are one contiguous run, and with two tiles the rows are split over 528 blocks
+// per tile whose partial states the last block merges.
+TEST(CudaEmitter, ColumnReductionsPutNeighbouringOutputsOnLanes) {
+  ir::Graph graph;
+  ir::Builder b(graph);
+  ir::ValueId x = b.parameter(DType::Float32, {16, 64, 112, 112});
+  graph.set_outputs({b.reduce(ir::Op::var, x, {0, 2, 3}, false),
+                     b.reduce(ir::Op::sum, x, {0, 2, 3}, false),
+                     b.reduce(ir::Op::argmax, b.reshape(b.permute(x, {0, 2, 3, 1}), {200704, 64}), {0}, false)});
+  const int64_t rows = 112 * 112 * 64;
+  codegen::CudaSource source = emit(graph, {{16 * rows, 1, 112 * 64, 64}});
+  ASSERT_EQ(source.kernels.size(), 1u);
+  ASSERT_EQ(source.kernels[0].launches.size(), 1u);
+  const runtime::CudaLaunch& launch = source.kernels[0].launches[0];
+  EXPECT_EQ(launch.blocks, 2 * 528);  // two tiles of 32 channels, 528 blocks each (so 24 rows a thread)
+  // Two tickets (16 bytes), then per field (Welford's 3, the sum, argmax's value and index)
+  // a slot per block and lane.
+  EXPECT_EQ(launch.scratch_bytes, 16 + 8 * 6 * launch.blocks * 32);
+  EXPECT_NE(source.text.find("kiln_column = kiln_tile * 32 + (threadIdx.x & 31)"), std::string::npos);
+  auto [code, log] = compile_with_nvcc(source.text, "columns");
+  EXPECT_EQ(code, 0) << log;
+
+  // Many columns: a tile per block, no split, no scratch. Rows of a column stay a block's.
+  ir::Graph wide;
+  ir::Builder w(wide);
+  ir::ValueId y = w.parameter(DType::Float64, {64, 40000});
+  wide.set_outputs({w.binary(ir::Op::mul, w.reduce(ir::Op::sum, y, {0}, false), w.constant(ir::Scalar::of(0.5), DType::Float64))});
+  codegen::CudaSource wide_source = emit(wide);
+  ASSERT_EQ(wide_source.kernels.size(), 1u);
+  EXPECT_EQ(wide_source.kernels[0].launches[0].blocks, 8 * 132);
+  EXPECT_EQ(wide_source.kernels[0].launches[0].scratch_bytes, 0);
+  EXPECT_NE(wide_source.text.find("kiln_tile += gridDim.x"), std::string::npos);
+  auto [wide_code, wide_log] = compile_with_nvcc(wide_source.text, "wide_columns");
+  EXPECT_EQ(wide_code, 0) << wide_log;
+}
+
+// The same statistics of channels-first data are rows of 200704 elements for 64 iterations:
+// 17 blocks share each one, the last of them merging the partial states and storing.
+TEST(CudaEmitter, LongReductionsOfFewIterationsAreSplitOverBlocks) {
+  ir::Graph graph;
+  ir::Builder b(graph);
+  ir::ValueId x = b.parameter(DType::Float32, {16, 64, 112, 112});
+  graph.set_outputs({b.reduce(ir::Op::var, x, {0, 2, 3}, false), b.reduce(ir::Op::sum, x, {0, 2, 3}, false)});
+  codegen::CudaSource source = emit(graph);
+  ASSERT_EQ(source.kernels.size(), 1u);
+  ASSERT_EQ(source.kernels[0].launches.size(), 1u);
+  const runtime::CudaLaunch& launch = source.kernels[0].launches[0];
+  EXPECT_EQ(launch.blocks, 64 * 17);
+  EXPECT_EQ(launch.scratch_bytes, 4 * 64 + 8 * 4 * launch.blocks);  // tickets; Welford's 3 and the sum
+  EXPECT_NE(source.text.find("atomicAdd(kiln_tickets + kiln_flat"), std::string::npos);
+  auto [code, log] = compile_with_nvcc(source.text, "split_rows");
+  EXPECT_EQ(code, 0) << log;
+}
+
 // numpy_fn's core: sum over (j, k) of (x[i, j] / s[j]) * (y[i, k] / t[k]), s and t column
 // standard deviations. On the GPU each
 // normalised row gets a buffer (a thread per element would divide twice per product; the CPU

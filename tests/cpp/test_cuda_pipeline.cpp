@@ -112,6 +112,38 @@ TEST(CudaPipeline, KernelShapesMatchTheInterpreter) {
     expect_matches_interpreter(graph, inputs, 1e-9);
     expect_matches_interpreter(graph, inputs, 1e-9);  // the scratch is left ready for a rerun
   }
+  {  // column tiles (a lane per output column): split over blocks with few columns (sum,
+     // variance, argmax, an epilogue; 70 columns: a partial tile), a block per tile with many
+     // (float and int64 sums), channels-last statistics as batch norm's
+    ir::Graph graph;
+    ir::Builder b(graph);
+    ir::ValueId x = b.parameter(DType::Float32, {5000, 70});
+    ir::ValueId y = b.parameter(DType::Float64, {48, 3000});
+    ir::ValueId z = b.parameter(DType::Float32, {8, 20, 20, 48});
+    ir::ValueId nchw = b.permute(z, {0, 3, 1, 2});
+    graph.set_outputs({b.reduce(ir::Op::sum, x, {0}, false), b.reduce(ir::Op::var, x, {0}, false, 1),
+                       b.reduce(ir::Op::argmax, x, {0}, false),
+                       b.binary(ir::Op::mul, b.reduce(ir::Op::max, x, {0}, false), b.reduce(ir::Op::min, x, {0}, false)),
+                       b.reduce(ir::Op::sum, y, {0}, false),
+                       b.reduce(ir::Op::sum, b.cast(b.binary(ir::Op::mul, y, b.constant(ir::Scalar::of(100.0), DType::Float64)), DType::Int64), {0}, false),
+                       b.reduce(ir::Op::var, nchw, {0, 2, 3}, false), b.reduce(ir::Op::sum, nchw, {0, 2, 3}, false)});
+    std::vector<Array> inputs = {random_array(DType::Float32, {5000, 70}, 21),
+                                 random_array(DType::Float64, {48, 3000}, 22),
+                                 random_array(DType::Float32, {8, 20, 20, 48}, 23)};
+    expect_matches_interpreter(graph, inputs, 1e-3);
+    expect_matches_interpreter(graph, inputs, 1e-3);  // the tickets are left ready for a rerun
+  }
+  {  // few long rows, split over blocks: sum, variance, argmin and an epilogue
+    ir::Graph graph;
+    ir::Builder b(graph);
+    ir::ValueId x = b.parameter(DType::Float64, {6, 300000});
+    graph.set_outputs({b.reduce(ir::Op::sum, x, {1}, false), b.reduce(ir::Op::var, x, {1}, false, 1),
+                       b.reduce(ir::Op::argmin, x, {1}, false),
+                       b.unary(ir::Op::sqrt, b.reduce(ir::Op::var, x, {1}, false))});
+    std::vector<Array> inputs = {random_array(DType::Float64, {6, 300000}, 24)};
+    expect_matches_interpreter(graph, inputs, 1e-9);
+    expect_matches_interpreter(graph, inputs, 1e-9);
+  }
   {  // scatter-add with many duplicate targets: atomic adds on every thread (float64, int64)
     ir::Graph graph;
     ir::Builder b(graph);

@@ -105,15 +105,13 @@ int state_field_count(const sched::Accumulation& a) {
   }
 }
 
-// The whole-array reductions at the top of `body` that the grid can share: leading Reduce
-// statements none of which reads another's result, when they are long enough to need more
-// than one block.
-void plan_split(const Kernel& kernel, const std::vector<Stmt>& body, int64_t least_work,
-                LaunchPlan& plan) {
+// The Reduce statements at the top of `body` none of which reads another's result: their
+// count, the elements of the longest and the scalar fields of their states.
+size_t leading_reductions(const Kernel& kernel, const std::vector<Stmt>& body, int64_t& work,
+                          int& fields) {
   std::set<int32_t> locals;
   size_t count = 0;
-  int64_t work = 0;
-  int fields = 0;
+  work = 0, fields = 0;
   for (; count < body.size(); ++count) {
     const Stmt& s = body[count];
     if (s.kind != StmtKind::Reduce || stmt_reads_locals(kernel, s, locals)) break;
@@ -125,12 +123,107 @@ void plan_split(const Kernel& kernel, const std::vector<Stmt>& body, int64_t lea
       fields += state_field_count(a);
     }
   }
+  return count;
+}
+
+// The whole-array reductions at the top of `body` that the grid can share, when they are long
+// enough to need more than one block.
+void plan_split(const Kernel& kernel, const std::vector<Stmt>& body, int64_t least_work,
+                LaunchPlan& plan) {
+  int64_t work = 0;
+  int fields = 0;
+  const size_t count = leading_reductions(kernel, body, work, fields);
   if (count == 0 || work < least_work) return;
   plan.kind = LaunchKind::SplitReduce;
   plan.split_statements = count;
   plan.split_work = work;
   plan.state_fields = fields;
   plan.threads = kMostThreads;
+}
+
+// Loads reachable from an expression.
+void collect_loads(const Kernel& kernel, ExprId id, std::set<ExprId>& seen,
+                   std::vector<ExprId>& loads) {
+  if (id < 0 || !seen.insert(id).second) return;
+  const Expr& e = kernel.exprs[static_cast<size_t>(id)];
+  if (e.kind == ExprKind::Load) loads.push_back(id);
+  for (ExprId operand : e.operands) collect_loads(kernel, operand, seen, loads);
+}
+
+void collect_statement_loads(const Kernel& kernel, const Stmt& s, std::set<ExprId>& seen,
+                             std::vector<ExprId>& loads) {
+  for (ExprId id : {s.guard, s.index, s.value}) collect_loads(kernel, id, seen, loads);
+  for (const sched::Accumulation& a : s.accumulations) {
+    collect_loads(kernel, a.value, seen, loads);
+    collect_loads(kernel, a.position, seen, loads);
+  }
+  for (const Stmt& child : s.body) collect_statement_loads(kernel, child, seen, loads);
+}
+
+// Below this many elements per thread, more blocks per group cost more in merging than they
+// add in parallelism.
+constexpr int64_t kLeastSplitElementsPerThread = 32;
+
+// The body of a block's iteration that blocks can share: leading reductions, then stores of
+// their results. Their count (0: another body), as leading_reductions.
+size_t shareable_reductions(const Kernel& kernel, const std::vector<Stmt>& body, int64_t& work,
+                            int& fields) {
+  const size_t leading = leading_reductions(kernel, body, work, fields);
+  for (size_t k = 0; k < leading; ++k)
+    if (body[k].lanes_loop.variable >= 0 || body[k].reduce_loops.empty()) return 0;
+  for (size_t k = leading; k < body.size(); ++k)
+    if (body[k].kind != StmtKind::Store || body[k].to_local_array) return 0;
+  return leading;
+}
+
+// With fewer groups (tiles, iterations) than half the grid, blocks share each group's
+// reductions (LaunchPlan::block_splits), when each thread still has enough elements.
+void plan_block_splits(int64_t work, int64_t threads_per_group, int64_t most_blocks,
+                       LaunchPlan& plan) {
+  const int64_t groups = split_groups(plan);
+  if (2 * groups >= most_blocks) return;
+  const int64_t wanted = (most_blocks + groups - 1) / groups;
+  const int64_t useful = work / (threads_per_group * kLeastSplitElementsPerThread);
+  plan.block_splits = std::max<int64_t>(1, std::min(wanted, useful));
+}
+
+// A BlockPerIteration candidate with a shareable body that reads memory in columns
+// (LaunchPlan::column_tiles): loads that step by one element with the innermost outer loop
+// outnumber those that do with the last reduction loop. Otherwise a long shareable body of
+// few iterations is split over blocks.
+void plan_shared_reductions(const Kernel& kernel, int64_t most_blocks, LaunchPlan& plan) {
+  const std::vector<Stmt>& body = plan.chain.back()->body;
+  const sched::Loop& innermost = plan.chain.back()->loop;
+  int64_t work = 0;
+  int fields = 0;
+  const size_t leading = shareable_reductions(kernel, body, work, fields);
+  if (leading == 0) return;
+  plan.split_statements = leading;
+  plan.state_fields = fields;
+  Kernel copy = kernel;  // the index analysis lives in a KernelBuilder
+  sched::KernelBuilder builder(copy);
+  int columns = 0, rows = 0;
+  for (size_t k = 0; k < leading; ++k) {
+    std::set<ExprId> seen;
+    std::vector<ExprId> loads;
+    collect_statement_loads(kernel, body[k], seen, loads);
+    const int32_t last = body[k].reduce_loops.back().variable;
+    for (ExprId id : loads) {
+      ExprId offset = kernel.exprs[static_cast<size_t>(id)].operands[0];
+      if (builder.coefficient(offset, last) == 1)
+        ++rows;
+      else if (builder.coefficient(offset, innermost.variable) == 1)
+        ++columns;
+    }
+  }
+  if (columns > rows && innermost.extent >= kWarp / 2) {
+    plan.kind = LaunchKind::ColumnTiles;
+    plan.threads = kMostThreads;
+    plan.column_tiles = (plan.iterations + kWarp - 1) / kWarp;
+    plan_block_splits(work, kMostThreads / kWarp, most_blocks, plan);
+    return;
+  }
+  plan_block_splits(work, plan.threads, most_blocks, plan);
 }
 
 // The 16-byte vector type of a dtype of 4 or 8 bytes, or "" (narrower dtypes stay scalar).
@@ -248,6 +341,8 @@ std::vector<LaunchPlan> plan_launches(const Program& program, const Kernel& kern
       if ((reduces || inner.size() > 1) && inner_work >= kBlockWorthOfWork) {
         plan.kind = LaunchKind::BlockPerIteration;
         plan.threads = block_threads(shared_width(inner));
+        plan_shared_reductions(kernel, kBlocksPerMultiprocessor * std::max(1, target.multiprocessors),
+                               plan);
       } else {
         plan.kind = LaunchKind::ThreadPerIteration;
         plan.threads = block_threads(plan.iterations);
@@ -291,6 +386,10 @@ void CudaKernelEmitter::body() {
       break;
     }
     case LaunchKind::BlockPerIteration:
+      if (plan_.block_splits > 1) {
+        split_iterations(plan_.chain.back()->body);
+        break;
+      }
       // Every thread of the block walks the same iterations: the barriers inside are uniform.
       line("for (int64_t kiln_flat = blockIdx.x; kiln_flat < " + std::to_string(plan_.iterations) +
            "; kiln_flat += gridDim.x) {");
@@ -304,6 +403,9 @@ void CudaKernelEmitter::body() {
       break;
     case LaunchKind::SplitReduce:
       split_reduce(statements_of_launch);
+      break;
+    case LaunchKind::ColumnTiles:
+      column_tiles(plan_.chain.back()->body);
       break;
     case LaunchKind::OneThread:
       statements(statements_of_launch);
@@ -530,16 +632,22 @@ CudaSource emit_cuda(const Program& program, const Options& options,
           break;
         }
         case LaunchKind::BlockPerIteration:
-          launch.blocks = std::min(most_blocks, plan.iterations);
+          launch.blocks = plan.block_splits > 1 ? plan.iterations * plan.block_splits
+                                                 : std::min(most_blocks, plan.iterations);
           break;
         case LaunchKind::SplitReduce:
           launch.blocks = std::min(most_blocks, (plan.split_work + plan.threads - 1) / plan.threads);
           launch.scratch_bytes = 16 + 8 * plan.state_fields * launch.blocks;
           break;
+        case LaunchKind::ColumnTiles:
+          launch.blocks = plan.block_splits > 1 ? plan.column_tiles * plan.block_splits
+                                                 : std::min(most_blocks, plan.column_tiles);
+          break;
         default:
           launch.blocks = 1;
       }
       launch.blocks = std::max<int64_t>(launch.blocks, 1);
+      if (plan.block_splits > 1) launch.scratch_bytes = split_scratch_bytes(plan);
       std::string code =
           CudaKernelEmitter(program, kernel, options, target, signature.arguments, plan).emit();
       code.replace(code.find("KILN_KERNEL_NAME"), std::strlen("KILN_KERNEL_NAME"), launch.symbol);

@@ -11,7 +11,11 @@
 //   - a nest whose innermost body reduces (a row reduction: softmax, layer norm, a row of
 //     kmeans distances) or holds several statements: one block per iteration of the outer
 //     loops; inside it the block's threads share every loop and combine every reduction
-//     (warp shuffles, then one shared-memory step across warps);
+//     (warp shuffles, then one shared-memory step across warps). When the body is reductions
+//     then stores: a nest that reads memory in columns (a column sum, batch norm's statistics
+//     of channels-last data) takes 32 neighbouring iterations per block, one per lane, so that
+//     a warp's loads are contiguous; with few iterations (or tiles of 32) and long reductions,
+//     several blocks share each one and the last to finish merges their partial states;
 //   - reductions at the top of a kernel (whole-array reductions with their epilogue): one
 //     block runs the whole body the same way;
 //   - statements that must run in order (a scatter where a later duplicate wins): one thread.

@@ -24,6 +24,7 @@ enum class LaunchKind : uint8_t {
   BlockPerIteration,   // flattened outer loops, one iteration per block, cooperative body
   OneBlock,            // the statements cooperatively, one block
   SplitReduce,         // leading reductions over the grid, the rest by the last block
+  ColumnTiles,         // 32 neighbouring outer iterations per block, one per lane (below)
   OneThread,           // the statements in order, one thread
 };
 
@@ -34,9 +35,18 @@ struct LaunchPlan {
   int64_t iterations = 1;            // product of the chain's extents
   int threads = 1;
   int unroll = 1;                    // ThreadPerIteration: iterations a thread runs per step
-  size_t split_statements = 0;       // SplitReduce: the leading reductions the grid shares
+  size_t split_statements = 0;       // SplitReduce, ColumnTiles: the leading reductions
   int64_t split_work = 0;            // SplitReduce: elements of the largest of them
-  int state_fields = 0;              // SplitReduce: scalar fields of their accumulators
+  int state_fields = 0;              // SplitReduce, ColumnTiles: scalar fields of their accumulators
+  // ColumnTiles: reductions whose loads step by one element with the innermost outer loop and
+  // by rows with the reduction (a column sum; batch norm's statistics over N, H and W of
+  // channels-last data). A block per tile of 32 outer iterations, lane k taking iteration k, so
+  // a warp's loads are one contiguous run; the block's warps share the rows.
+  int64_t column_tiles = 0;
+  // ColumnTiles and BlockPerIteration with few tiles or iterations and long reductions (a
+  // channel's statistics over 200704 elements): `block_splits` blocks share each one's
+  // reductions, the last of them to finish merging their partial states and storing.
+  int64_t block_splits = 1;
   // ThreadPerIteration over stores only: a thread runs `vector_lanes` consecutive iterations
   // of the innermost loop at once, and the loads and stores that step by one element with it
   // move as one 16-byte access each (when every buffer they touch is 16-byte aligned, checked
@@ -47,6 +57,24 @@ struct LaunchPlan {
   std::vector<int32_t> vector_buffers;  // what the run-time alignment check looks at
 };
 
+// Split blocks (LaunchPlan::block_splits): what the blocks of one group share (a tile, or an
+// iteration), and the partial states each block leaves per group: a tile's lanes, or one.
+inline int64_t split_groups(const LaunchPlan& plan) {
+  return plan.kind == LaunchKind::ColumnTiles ? plan.column_tiles : plan.iterations;
+}
+inline int64_t split_lanes(const LaunchPlan& plan) {
+  return plan.kind == LaunchKind::ColumnTiles ? kWarp : 1;
+}
+// The scratch starts with one ticket counter (4 bytes) per group, rounded up to 16 bytes; one
+// array of 8-byte slots per state field follows, a slot per group, block and lane.
+inline int64_t split_ticket_bytes(const LaunchPlan& plan) {
+  return (4 * split_groups(plan) + 15) / 16 * 16;
+}
+inline int64_t split_scratch_bytes(const LaunchPlan& plan) {
+  return split_ticket_bytes(plan) +
+         8 * plan.state_fields * split_groups(plan) * plan.block_splits * split_lanes(plan);
+}
+
 class CudaKernelEmitter : public CLikePrinter {
  public:
   CudaKernelEmitter(const Program& program, const Kernel& kernel, const Options& options,
@@ -56,20 +84,23 @@ class CudaKernelEmitter : public CLikePrinter {
 
  private:
   std::string function_header() const override {
-    size_t table = arguments_.size() + (plan_.kind == LaunchKind::SplitReduce ? 1 : 0);
+    size_t table = arguments_.size() + (has_scratch() ? 1 : 0);
     return "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(plan_.threads) +
            ") KILN_KERNEL_NAME(const kiln_arg_table<" + std::to_string(std::max<size_t>(table, 1)) +
            "> kiln_args)";
   }
-  // A split reduction's scratch (runtime::CudaLaunch::scratch_bytes) follows the buffers.
   std::string extra_arguments() const override {
-    if (plan_.kind != LaunchKind::SplitReduce) return "";
+    if (!has_scratch()) return "";
     return "  char* const kiln_scratch = kiln_args[" + std::to_string(arguments_.size()) + "];\n";
   }
   bool before_loop(const Stmt&) override { return false; }
   // The launch's block size as a constant: every launch has exactly plan_.threads threads, and
   // constant strides let the compiler unroll and strength-reduce the shared loops.
   std::string threads() const { return std::to_string(plan_.threads); }
+  // A split reduction's or a column tile's scratch (runtime::CudaLaunch::scratch_bytes) follows the buffers.
+  bool has_scratch() const {
+    return plan_.kind == LaunchKind::SplitReduce || plan_.block_splits > 1;
+  }
   // Buffers the kernel only reads go through the read-only data path (ld.global.nc): their
   // loads may move past the kernel's stores, so the unrolled iterations' loads issue together.
   std::string loaded_element(int32_t buffer, const std::string& index) override {
@@ -96,10 +127,20 @@ class CudaKernelEmitter : public CLikePrinter {
   int welford_pass_ = 0;
   void cooperative(const std::vector<Stmt>& body);
   void cooperative_reduce(const Stmt& s);
-  void fold_elements(const Stmt& s, const std::string& first, const std::string& step);
+  // Each thread folds elements first, first + step, ... of the reduction (with the last loop
+  // shared by the block's threads, where nests_over_threads: the outermost loop's iterations
+  // outer_first, outer_first + outer_step, ...).
+  void fold_elements(const Stmt& s, const std::string& first, const std::string& step,
+                     const std::string& outer_first = "0", const std::string& outer_step = "1");
+  // Whether the block's threads share the last reduction loop, nested in the others.
+  bool nests_over_threads(const Stmt& s) const;
   void block_combine(const Stmt& s);
   std::vector<std::pair<std::string, std::string>> state_fields(const sched::Accumulation& a) const;
   void split_reduce(const std::vector<Stmt>& body);
+  void column_tiles(const std::vector<Stmt>& body);
+  void column_combine(const Stmt& s);
+  void split_iterations(const std::vector<Stmt>& body);
+  void merge_block_splits(const std::vector<Stmt>& leading);
   void declare_accumulators(const Stmt& s);
   void combine_element(const Stmt& s);
   void merge(const sched::Accumulation& a, const std::string& into, const std::string& from);

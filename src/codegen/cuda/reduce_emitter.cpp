@@ -142,10 +142,17 @@ void CudaKernelEmitter::cooperative_reduce(const Stmt& s) {
   finish(s);
 }
 
+bool CudaKernelEmitter::nests_over_threads(const Stmt& s) const {
+  const sched::Loop& last = s.reduce_loops.back();
+  return s.reduce_loops.size() > 1 && 2 * last.extent >= plan_.threads && last.begin < 0 &&
+         last.end < 0;
+}
+
 // Each thread folds elements first, first + step, ... of the flattened reduction loops (the
 // last loop fastest) into its accumulators.
 void CudaKernelEmitter::fold_elements(const Stmt& s, const std::string& first,
-                                      const std::string& step) {
+                                      const std::string& step, const std::string& outer_first,
+                                      const std::string& outer_step) {
   const std::string tag = std::to_string(s.accumulations[0].local);
   if (s.guard >= 0) {  // uniform over the block: only the loads are skipped
     line("if (" + value(s.guard) + ") {");
@@ -164,12 +171,12 @@ void CudaKernelEmitter::fold_elements(const Stmt& s, const std::string& first,
   // keep them busy: no 64-bit division per element, and what only the outer indices decide is
   // computed once per outer step, not per element (numpy_fn's sum over (j, k) of x[i, j] *
   // y[i, k], each normalised: two divisions per element, and a 64-bit one for the indices).
-  if (step == threads() && s.reduce_loops.size() > 1 && 2 * last.extent >= plan_.threads &&
-      last.begin < 0 && last.end < 0) {
+  // With split blocks (outer_step > 1) the blocks share the outermost loop.
+  if (step == threads() && nests_over_threads(s)) {
     for (size_t k = 0; k + 1 < s.reduce_loops.size(); ++k) {
       const std::string v = loop_name(s.reduce_loops[k].variable);
-      line("for (int64_t " + v + " = 0; " + v + " < " + std::to_string(s.reduce_loops[k].extent) +
-           "; ++" + v + ") {");
+      line("for (int64_t " + v + " = " + (k == 0 ? outer_first : "0") + "; " + v + " < " +
+           std::to_string(s.reduce_loops[k].extent) + "; " + v + " += " + (k == 0 ? outer_step : "1") + ") {");
       open_block();
     }
     const std::string v = loop_name(last.variable);
@@ -340,6 +347,194 @@ void CudaKernelEmitter::split_reduce(const std::vector<Stmt>& body) {
     finish(s);
   }
   cooperative(std::vector<Stmt>(body.begin() + plan_.split_statements, body.end()));
+}
+
+
+// LaunchKind::ColumnTiles: lane k of every warp takes outer iteration 32 * tile + k (clamped to
+// the last one past the end; those lanes store nothing), warp w the rows w, w + 8, ... of the
+// flattened reduction loops (with split blocks: the rows of its block's share), so each warp
+// load is one contiguous run of 32 elements.
+void CudaKernelEmitter::column_tiles(const std::vector<Stmt>& body) {
+  const std::vector<Stmt> leading(body.begin(), body.begin() + plan_.split_statements);
+  const int rows = plan_.threads / kWarp;
+  const std::string tiles = std::to_string(plan_.column_tiles);
+  const bool split = plan_.block_splits > 1;
+  if (split) {  // one tile and share per block: the last block of a tile may return early
+    line("{");
+    open_block();
+    line("const int64_t kiln_tile = blockIdx.x % " + tiles + ";");
+    line("const int64_t kiln_split = blockIdx.x / " + tiles + ";");
+  } else {
+    line("for (int64_t kiln_tile = blockIdx.x; kiln_tile < " + tiles + "; kiln_tile += gridDim.x) {");
+    open_block();
+  }
+  line("const int64_t kiln_column = kiln_tile * " + std::to_string(kWarp) + " + (threadIdx.x & 31);");
+  line("const int kiln_row = threadIdx.x >> 5;");
+  line("const bool kiln_live = kiln_column < " + std::to_string(plan_.iterations) + ";");
+  line("const int64_t kiln_flat = kiln_live ? kiln_column : " +
+       std::to_string(plan_.iterations - 1) + ";");
+  flattened_chain("kiln_flat");
+  const std::string first = split ? "kiln_split * " + std::to_string(rows) + " + kiln_row"
+                                  : "(int64_t)kiln_row";
+  const std::string step = std::to_string(int64_t(rows) * plan_.block_splits);
+  for (const Stmt& s : leading) declare_accumulators(s);
+  for (const Stmt& s : leading) {
+    line("{");
+    open_block();
+    fold_elements(s, first, step);
+    column_combine(s);
+    close_block();
+  }
+  if (split) merge_block_splits(leading);
+  for (const Stmt& s : leading) finish(s);
+  line("if (kiln_row == 0 && kiln_live) {");
+  open_block();
+  statements(std::vector<Stmt>(body.begin() + plan_.split_statements, body.end()));
+  close_block();
+  close_block();
+}
+
+// A column's accumulators combined across the block's warps through shared memory; every
+// thread of the column ends with the block's value.
+void CudaKernelEmitter::column_combine(const Stmt& s) {
+  const std::string rows = std::to_string(plan_.threads / kWarp);
+  for (const sched::Accumulation& a : s.accumulations) {
+    std::string acc = accumulator(a);
+    line("__shared__ " + accumulator_type(a) + " " + acc + "_rows[" + rows + "][32];");
+    line(acc + "_rows[kiln_row][threadIdx.x & 31] = " + acc + ";");
+    if (has_index(a)) {
+      line("__shared__ int64_t " + acc + "_index_rows[" + rows + "][32];");
+      line(acc + "_index_rows[kiln_row][threadIdx.x & 31] = " + acc + "_index;");
+    }
+  }
+  line("__syncthreads();");
+  line("if (kiln_row == 0) {");
+  open_block();
+  line("for (int kiln_other_row = 1; kiln_other_row < " + rows + "; ++kiln_other_row) {");
+  open_block();
+  for (const sched::Accumulation& a : s.accumulations) {
+    std::string acc = accumulator(a), other = acc + "_other";
+    line("const " + accumulator_type(a) + " " + other + " = " + acc +
+         "_rows[kiln_other_row][threadIdx.x & 31];");
+    if (has_index(a))
+      line("const int64_t " + other + "_index = " + acc + "_index_rows[kiln_other_row][threadIdx.x & 31];");
+    merge(a, acc, other);
+  }
+  close_block();
+  for (const sched::Accumulation& a : s.accumulations) {
+    std::string acc = accumulator(a);
+    line(acc + "_rows[0][threadIdx.x & 31] = " + acc + ";");
+    if (has_index(a)) line(acc + "_index_rows[0][threadIdx.x & 31] = " + acc + "_index;");
+  }
+  close_block();
+  line("__syncthreads();");
+  for (const sched::Accumulation& a : s.accumulations) {
+    std::string acc = accumulator(a);
+    line(acc + " = " + acc + "_rows[0][threadIdx.x & 31];");
+    if (has_index(a)) line(acc + "_index = " + acc + "_index_rows[0][threadIdx.x & 31];");
+  }
+  line("__syncthreads();");  // the next tile or statement writes the same slots
+}
+
+// BlockPerIteration with split blocks: block b takes iteration b % iterations and share
+// b / iterations of its reductions' elements; the last block of the iteration stores.
+void CudaKernelEmitter::split_iterations(const std::vector<Stmt>& body) {
+  const std::vector<Stmt> leading(body.begin(), body.begin() + plan_.split_statements);
+  const std::string iterations = std::to_string(plan_.iterations);
+  line("{");
+  open_block();
+  line("const int64_t kiln_flat = blockIdx.x % " + iterations + ";");
+  line("const int64_t kiln_split = blockIdx.x / " + iterations + ";");
+  flattened_chain("kiln_flat");
+  for (const Stmt& s : leading) declare_accumulators(s);
+  for (const Stmt& s : leading) {
+    line("{");
+    open_block();
+    if (nests_over_threads(s))  // the blocks share the outermost loop, the threads the last
+      fold_elements(s, "threadIdx.x", threads(), "kiln_split", std::to_string(plan_.block_splits));
+    else
+      fold_elements(s, "kiln_split * " + threads() + " + threadIdx.x",
+                    std::to_string(int64_t(plan_.threads) * plan_.block_splits));
+    block_combine(s);
+    close_block();
+  }
+  merge_block_splits(leading);
+  for (const Stmt& s : leading) finish(s);
+  line("if (threadIdx.x == 0) {");
+  open_block();
+  statements(std::vector<Stmt>(body.begin() + plan_.split_statements, body.end()));
+  close_block();
+  close_block();
+}
+
+// Split blocks (LaunchPlan::block_splits): each block leaves its partial states (a tile's:
+// one per lane) in the scratch slots of (group, split), and the last block of the group to
+// finish (a ticket counter per group, as CUDA's threadFenceReduction sample) merges them, as
+// split_reduce does for the whole grid.
+void CudaKernelEmitter::merge_block_splits(const std::vector<Stmt>& leading) {
+  const bool columns = plan_.kind == LaunchKind::ColumnTiles;
+  const std::string group = columns ? "kiln_tile" : "kiln_flat";
+  const std::string lanes = std::to_string(split_lanes(plan_));
+  const std::string lane = columns ? " + (threadIdx.x & 31)" : "";
+  const std::string splits = std::to_string(plan_.block_splits);
+  const int64_t slots_per_field = split_groups(plan_) * plan_.block_splits * split_lanes(plan_);
+  auto slot = [&](const std::string& part) {
+    return "(" + group + " * " + splits + " + " + part + ") * " + lanes + lane;
+  };
+  line("unsigned int* const kiln_tickets = (unsigned int*)kiln_scratch;");
+  int field = 0;
+  std::vector<std::string> slots;  // by field, in order
+  for (const Stmt& s : leading)
+    for (const sched::Accumulation& a : s.accumulations)
+      for (const auto& [expression, type] : state_fields(a)) {
+        std::string name = "kiln_slots" + std::to_string(field);
+        line("volatile " + type + "* const " + name + " = (volatile " + type + "*)(kiln_scratch + " +
+             std::to_string(split_ticket_bytes(plan_) + 8 * field * slots_per_field) + ");");
+        line("if (" + std::string(columns ? "kiln_row" : "threadIdx.x") + " == 0) " + name + "[" +
+             slot("kiln_split") + "] = " + expression + ";");
+        slots.push_back(name);
+        ++field;
+      }
+  line("__threadfence();");
+  line("__syncthreads();");
+  line("__shared__ bool kiln_last_block;");
+  line("if (threadIdx.x == 0) kiln_last_block = atomicAdd(kiln_tickets + " + group + ", 1u) == " +
+       splits + " - 1;");
+  line("__syncthreads();");
+  line("if (!kiln_last_block) return;");
+  line("__threadfence();");
+  line("if (threadIdx.x == 0) kiln_tickets[" + group + "] = 0;  // ready for the next launch");
+  field = 0;
+  for (const Stmt& s : leading) {
+    line("{");
+    open_block();
+    const int first_field = field;
+    for (const sched::Accumulation& a : s.accumulations) {
+      line(accumulator(a) + " = " + identity(a) + ";");
+      if (has_index(a)) line(accumulator(a) + "_index = -1;");
+    }
+    line("for (int64_t kiln_part = " + std::string(columns ? "kiln_row" : "threadIdx.x") +
+         "; kiln_part < " + splits + "; kiln_part += " +
+         std::to_string(columns ? plan_.threads / kWarp : plan_.threads) + ") {");
+    open_block();
+    field = first_field;
+    for (const sched::Accumulation& a : s.accumulations) {
+      std::string other = accumulator(a) + "_other";
+      line(accumulator_type(a) + " " + other + ";");
+      if (has_index(a)) line("int64_t " + other + "_index;");
+      for (const auto& [expression, type] : state_fields(a)) {
+        std::string target = other + expression.substr(accumulator(a).size());
+        line(target + " = " + slots[static_cast<size_t>(field++)] + "[" + slot("kiln_part") + "];");
+      }
+      merge(a, accumulator(a), other);
+    }
+    close_block();
+    if (columns)
+      column_combine(s);
+    else
+      block_combine(s);
+    close_block();
+  }
 }
 
 }  // namespace kiln::codegen::cuda_detail
