@@ -207,6 +207,29 @@ TEST(CudaPipeline, LibraryCallsMatchTheInterpreter) {
                                  dtype == DType::Float32 ? 1e-4 : 1e-11);
     }
   }
+  {  // float32 (exact: no TF32) with operands in mixed layouts, some of which cuDNN's
+     // heuristics have no algorithm for (a channels-last filter, a channels-last activation
+     // with a channels-first gradient): those run on packed channels-first copies
+    ir::Graph graph;
+    ir::Builder b(graph);
+    ir::ValueId x = b.parameter(DType::Float32, {2, 4, 13, 11});
+    ir::ValueId w_last = b.parameter(DType::Float32, {6, 3, 3, 4});
+    ir::ValueId x_last = b.parameter(DType::Float32, {2, 13, 11, 4});
+    ir::ValueId dy = b.parameter(DType::Float32, {2, 6, 7, 6});
+    ir::ValueId dy_last = b.parameter(DType::Float32, {2, 7, 6, 6});
+    ir::ValueId w = b.permute(w_last, {0, 3, 1, 2});
+    graph.set_outputs({b.convolution(x, w, std::nullopt, {2, 2}, {1, 1}, {1, 1}, 1),
+                       b.convolution_backward_weight(dy, b.permute(x_last, {0, 3, 1, 2}), {6, 4, 3, 3},
+                                                     {2, 2}, {1, 1}, {1, 1}, 1),
+                       b.convolution_backward_input(b.permute(dy_last, {0, 3, 1, 2}), w, {2, 4, 13, 11},
+                                                    {2, 2}, {1, 1}, {1, 1}, 1)});
+    expect_matches_interpreter(graph, {random_array(DType::Float32, {2, 4, 13, 11}, 25),
+                                       random_array(DType::Float32, {6, 3, 3, 4}, 26),
+                                       random_array(DType::Float32, {2, 13, 11, 4}, 27),
+                                       random_array(DType::Float32, {2, 6, 7, 6}, 28),
+                                       random_array(DType::Float32, {2, 7, 6, 6}, 29)},
+                               1e-4);
+  }
   {  // the gradients of a strided, padded convolution
     ir::Graph graph;
     ir::Builder b(graph);

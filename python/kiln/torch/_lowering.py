@@ -289,8 +289,8 @@ class CompiledGraph:
         self.device = torch.device(devices.pop()) if len(devices) == 1 else torch.device("cpu")
         if self.device.type == "cuda":
             self.options = dict(options, device="cuda")
-        # Outputs whose strides kiln chooses: on the CPU, with static sizes.
-        self.free_layouts = free_layouts if self.device.type == "cpu" and not symbolic else None
+        # Outputs whose strides kiln chooses: with static sizes.
+        self.free_layouts = free_layouts if not symbolic else None
         self._output_specs = None  # CUDA: (shape, torch dtype) of each kiln output
         self._output_dtypes = None
         self.tensor_positions = [
@@ -368,7 +368,9 @@ class CompiledGraph:
                                as_torch(result, dtype))
             elif kind == "kiln channels-last":  # back to the logical (N, C, ...) order
                 index, dtype, order = value
-                outputs.append(as_torch(results[index], dtype).permute(order))
+                result = results[index]
+                result = result if isinstance(result, torch.Tensor) else as_torch(result, dtype)
+                outputs.append(result.permute(order))
             elif kind == "input":
                 outputs.append(args[value])
             else:
@@ -381,7 +383,8 @@ class CompiledGraph:
         tensors = [args[position] for position in self.tensor_positions]
         stream = torch_current_stream(torch, self.device)
         if self._output_dtypes is None:  # kiln output index -> torch dtype (the plan's)
-            self._output_dtypes = dict(value for kind, value in self.plan if kind == "kiln")
+            self._output_dtypes = dict(value[:2] for kind, value in self.plan
+                                       if kind in ("kiln", "kiln channels-last"))
         dtypes = self._output_dtypes
         if self.symbolic:  # sizes vary: results come back as kiln's device arrays
             results = compiled.run([tensor.detach() for tensor in tensors], stream=stream)

@@ -69,6 +69,9 @@ struct DnnApi {
                                            TensorDesc y_desc, void* y);
   cudnnStatus_t (*cudnnAddTensor)(Handle, const void* alpha, TensorDesc a_desc, const void* a,
                                   const void* beta, TensorDesc c_desc, void* c);
+  cudnnStatus_t (*cudnnTransformTensor)(Handle, const void* alpha, TensorDesc x_desc,
+                                        const void* x, const void* beta, TensorDesc y_desc,
+                                        void* y);
   cudnnStatus_t (*cudnnGetConvolutionBackwardDataAlgorithm_v7)(Handle, FilterDesc w,
                                                                TensorDesc dy, ConvDesc,
                                                                TensorDesc dx, int requested,
@@ -121,6 +124,7 @@ std::string accept_cudnn(void* library) {
             KILN_RESOLVE(cudnnGetConvolutionForwardAlgorithm_v7) &&
             KILN_RESOLVE(cudnnGetConvolutionForwardWorkspaceSize) &&
             KILN_RESOLVE(cudnnConvolutionForward) && KILN_RESOLVE(cudnnAddTensor) &&
+            KILN_RESOLVE(cudnnTransformTensor) &&
             KILN_RESOLVE(cudnnGetConvolutionBackwardDataAlgorithm_v7) &&
             KILN_RESOLVE(cudnnGetConvolutionBackwardDataWorkspaceSize) &&
             KILN_RESOLVE(cudnnConvolutionBackwardData) &&
@@ -236,6 +240,13 @@ int filter_format(const DnnTensor& w) {
   return -1;
 }
 
+// An operand the plan reads or writes as a packed channels-first copy: its own layout's
+// descriptor, the copy's, and the copy's size.
+struct StagedOperand {
+  TensorDesc given = nullptr, packed = nullptr;
+  int64_t bytes = 0;
+};
+
 // Descriptors and the chosen algorithm of one problem, made once and kept for the process:
 // a model runs the same few convolutions on every call.
 struct Plan {
@@ -244,6 +255,11 @@ struct Plan {
   ConvDesc conv = nullptr;
   int algorithm = 0;
   size_t workspace = 0;
+  // cuDNN 9's heuristics have no algorithm for some layouts (an activation channels-last and
+  // a gradient channels-first; a channels-last filter without TF32): then the plan is for
+  // packed channels-first operands, and those given otherwise are staged through copies
+  // (cudnnTransformTensor), in order x, w, y.
+  StagedOperand staged[3];
 };
 
 enum class Direction { Forward, BackwardData, BackwardFilter };
@@ -270,6 +286,50 @@ TensorDesc tensor_desc(int type, const DnnTensor& t) {
   check(dnn().cudnnSetTensorNdDescriptor(desc, type, int(dims.size()), dims.data(), strides.data()),
         "cudnnSetTensorNdDescriptor");
   return desc;
+}
+
+// The packed channels-first strides of a shape.
+std::vector<int64_t> packed_strides(const std::vector<int64_t>& shape) {
+  std::vector<int64_t> strides(shape.size(), 1);
+  for (size_t d = shape.size(); d-- > 1;) strides[d - 1] = strides[d] * shape[d];
+  return strides;
+}
+
+bool packed_channels_first(const DnnTensor& t) {
+  std::vector<size_t> order(t.shape.size());
+  for (size_t d = 0; d < order.size(); ++d) order[d] = d;
+  return packed_in_order(t.shape, t.strides, order);
+}
+
+// The heuristics' best algorithm for the plan's descriptors that applies (its math type is the
+// one it was ranked with; FMA math, no TF32, is kept where asked for); false: none.
+bool choose_algorithm(Direction direction, Plan& plan, int math, Handle h) {
+  const DnnApi& api = dnn();
+  AlgorithmPerf perf[kMostAlgorithms] = {};
+  int returned = 0;
+  if (direction == Direction::Forward)
+    check(api.cudnnGetConvolutionForwardAlgorithm_v7(h, plan.x, plan.w, plan.conv, plan.y,
+                                                     kMostAlgorithms, &returned, perf),
+          "cudnnGetConvolutionForwardAlgorithm_v7");
+  else if (direction == Direction::BackwardData)
+    check(api.cudnnGetConvolutionBackwardDataAlgorithm_v7(h, plan.w, plan.y, plan.conv, plan.x,
+                                                          kMostAlgorithms, &returned, perf),
+          "cudnnGetConvolutionBackwardDataAlgorithm_v7");
+  else
+    check(api.cudnnGetConvolutionBackwardFilterAlgorithm_v7(h, plan.x, plan.y, plan.conv, plan.w,
+                                                            kMostAlgorithms, &returned, perf),
+          "cudnnGetConvolutionBackwardFilterAlgorithm_v7");
+  const AlgorithmPerf* best = nullptr;
+  for (int i = 0; i < returned && best == nullptr; ++i)
+    if (perf[i].status == kDnnSuccess && (math != kFmaMath || perf[i].math_type == kFmaMath ||
+                                          perf[i].math_type == kDefaultMath))
+      best = &perf[i];
+  if (best == nullptr) return false;
+  plan.algorithm = best->algorithm;
+  if (math != kFmaMath)
+    check(api.cudnnSetConvolutionMathType(plan.conv, best->math_type),
+          "cudnnSetConvolutionMathType");
+  return true;
 }
 
 Plan make_plan(Direction direction, const DnnConvolution& c, const DnnTensor& x,
@@ -314,34 +374,29 @@ Plan make_plan(Direction direction, const DnnConvolution& c, const DnnTensor& x,
                    : c.dtype == DType::Float32 && c.allow_tf32             ? kDefaultMath
                                                                            : kFmaMath;
   check(api.cudnnSetConvolutionMathType(plan.conv, math), "cudnnSetConvolutionMathType");
-  AlgorithmPerf perf[kMostAlgorithms] = {};
-  int returned = 0;
-  if (direction == Direction::Forward)
-    check(api.cudnnGetConvolutionForwardAlgorithm_v7(h, plan.x, plan.w, plan.conv, plan.y,
-                                                     kMostAlgorithms, &returned, perf),
-          "cudnnGetConvolutionForwardAlgorithm_v7");
-  else if (direction == Direction::BackwardData)
-    check(api.cudnnGetConvolutionBackwardDataAlgorithm_v7(h, plan.w, plan.y, plan.conv, plan.x,
-                                                          kMostAlgorithms, &returned, perf),
-          "cudnnGetConvolutionBackwardDataAlgorithm_v7");
-  else
-    check(api.cudnnGetConvolutionBackwardFilterAlgorithm_v7(h, plan.x, plan.y, plan.conv, plan.w,
-                                                            kMostAlgorithms, &returned, perf),
-          "cudnnGetConvolutionBackwardFilterAlgorithm_v7");
-  // The heuristics' best that applies; its math type is the one it was ranked with. FMA math
-  // (no TF32) is kept where asked for.
-  const AlgorithmPerf* best = nullptr;
-  for (int i = 0; i < returned && best == nullptr; ++i)
-    if (perf[i].status == kDnnSuccess && (math != kFmaMath || perf[i].math_type == kFmaMath ||
-                                          perf[i].math_type == kDefaultMath))
-      best = &perf[i];
-  if (best == nullptr)
-    throw Error(ErrorKind::Unsupported,
-                "kiln: convolution on device=\"cuda\": cuDNN has no algorithm for this problem");
-  plan.algorithm = best->algorithm;
-  if (math != kFmaMath)
-    check(api.cudnnSetConvolutionMathType(plan.conv, best->math_type),
-          "cudnnSetConvolutionMathType");
+  if (!choose_algorithm(direction, plan, math, h)) {
+    // Staged: each operand not packed channels-first gets a packed copy's descriptor.
+    const DnnTensor* operands[3] = {&x, &w, &y};
+    for (size_t k = 0; k < 3; ++k) {
+      const DnnTensor& t = *operands[k];
+      if (packed_channels_first(t)) continue;
+      DnnTensor packed{nullptr, t.shape, packed_strides(t.shape)};
+      StagedOperand& staged = plan.staged[k];
+      staged.given = tensor_desc(type, t);
+      staged.packed = tensor_desc(type, packed);
+      staged.bytes = int64_t(dtype_size(c.dtype));
+      for (int64_t extent : t.shape) staged.bytes *= extent;
+    }
+    if (plan.staged[0].packed) plan.x = plan.staged[0].packed;
+    if (plan.staged[2].packed) plan.y = plan.staged[2].packed;
+    if (plan.staged[1].packed)
+      check(api.cudnnSetFilterNdDescriptor(plan.w, type, kFormatNCHW, int(w_dims.size()),
+                                           w_dims.data()),
+            "cudnnSetFilterNdDescriptor");
+    if (!choose_algorithm(direction, plan, math, h))
+      throw Error(ErrorKind::Unsupported,
+                  "kiln: convolution on device=\"cuda\": cuDNN has no algorithm for this problem");
+  }
   if (direction == Direction::Forward)
     check(api.cudnnGetConvolutionForwardWorkspaceSize(h, plan.x, plan.w, plan.conv, plan.y,
                                                       plan.algorithm, &plan.workspace),
@@ -404,17 +459,46 @@ bool dnn_computes(DType dtype) { return data_type(dtype) >= 0; }
 
 namespace {
 
+// The operands' device addresses a call passes cuDNN: x, w and y (dy for the backward ones).
+struct Operands {
+  const void* x;
+  const void* w;
+  const void* y;
+};
+
 // The steps every direction shares: the thread's handle on `stream`, the problem's plan, the
-// scale factors and a workspace; then `call(handle, plan, scale, workspace)`.
+// scale factors and a workspace; staged operands (Plan::staged) copied in, or out for
+// `written` (0 x, 1 w, 2 y: what the direction computes); then
+// `call(handle, plan, scale, workspace, operands)`.
 template <class Call>
 void run_planned(Direction direction, const DnnConvolution& c, const DnnTensor& x,
-                 const DnnTensor& w, const DnnTensor& y, const DnnTensor* bias, void* stream,
-                 std::vector<std::shared_ptr<void>>* kept, Call&& call) {
+                 const DnnTensor& w, const DnnTensor& y, const DnnTensor* bias, size_t written,
+                 void* stream, std::vector<std::shared_ptr<void>>* kept, Call&& call) {
   check_shapes(c, x, w, y);
   Handle h = handle(stream);
   const Plan& plan = plan_for(direction, c, x, w, y, bias, h);
   std::shared_ptr<void> space = workspace(plan, kept);
-  call(h, plan, Scale(c.dtype), space.get());
+  const Scale scale(c.dtype);
+  const void* given[3] = {x.data, w.data, y.data};
+  const void* used[3] = {x.data, w.data, y.data};
+  std::shared_ptr<void> copies[3];
+  for (size_t k = 0; k < 3; ++k) {
+    const StagedOperand& staged = plan.staged[k];
+    if (!staged.packed) continue;
+    copies[k] = allocate(staged.bytes);
+    if (kept) kept->push_back(copies[k]);
+    used[k] = copies[k].get();
+    if (k != written)
+      check(dnn().cudnnTransformTensor(h, scale.one(), staged.given, given[k], scale.zero(),
+                                       staged.packed, copies[k].get()),
+            "cudnnTransformTensor");
+  }
+  call(h, plan, scale, space.get(), Operands{used[0], used[1], used[2]});
+  const StagedOperand& out = plan.staged[written];
+  if (out.packed)
+    check(dnn().cudnnTransformTensor(h, scale.one(), out.packed, used[written], scale.zero(),
+                                     out.given, const_cast<void*>(given[written])),
+          "cudnnTransformTensor");
 }
 
 }  // namespace
@@ -422,10 +506,10 @@ void run_planned(Direction direction, const DnnConvolution& c, const DnnTensor& 
 void convolution_forward(const DnnConvolution& c, const DnnTensor& x, const DnnTensor& w,
                          const DnnTensor* bias, const DnnTensor& y, void* stream,
                          std::vector<std::shared_ptr<void>>* kept) {
-  void* out = const_cast<void*>(y.data);
-  run_planned(Direction::Forward, c, x, w, y, bias, stream, kept,
-              [&](Handle h, const Plan& plan, const Scale& scale, void* space) {
-                check(dnn().cudnnConvolutionForward(h, scale.one(), plan.x, x.data, plan.w, w.data,
+  run_planned(Direction::Forward, c, x, w, y, bias, 2, stream, kept,
+              [&](Handle h, const Plan& plan, const Scale& scale, void* space, Operands data) {
+                void* out = const_cast<void*>(data.y);
+                check(dnn().cudnnConvolutionForward(h, scale.one(), plan.x, data.x, plan.w, data.w,
                                                     plan.conv, plan.algorithm, space,
                                                     plan.workspace, scale.zero(), plan.y, out),
                       "cudnnConvolutionForward");
@@ -439,12 +523,12 @@ void convolution_forward(const DnnConvolution& c, const DnnTensor& x, const DnnT
 void convolution_backward_data(const DnnConvolution& c, const DnnTensor& dy, const DnnTensor& w,
                                const DnnTensor& dx, void* stream,
                                std::vector<std::shared_ptr<void>>* kept) {
-  run_planned(Direction::BackwardData, c, dx, w, dy, nullptr, stream, kept,
-              [&](Handle h, const Plan& plan, const Scale& scale, void* space) {
+  run_planned(Direction::BackwardData, c, dx, w, dy, nullptr, 0, stream, kept,
+              [&](Handle h, const Plan& plan, const Scale& scale, void* space, Operands data) {
                 check(dnn().cudnnConvolutionBackwardData(
-                          h, scale.one(), plan.w, w.data, plan.y, dy.data, plan.conv,
+                          h, scale.one(), plan.w, data.w, plan.y, data.y, plan.conv,
                           plan.algorithm, space, plan.workspace, scale.zero(), plan.x,
-                          const_cast<void*>(dx.data)),
+                          const_cast<void*>(data.x)),
                       "cudnnConvolutionBackwardData");
               });
 }
@@ -452,12 +536,12 @@ void convolution_backward_data(const DnnConvolution& c, const DnnTensor& dy, con
 void convolution_backward_filter(const DnnConvolution& c, const DnnTensor& dy, const DnnTensor& x,
                                  const DnnTensor& dw, void* stream,
                                  std::vector<std::shared_ptr<void>>* kept) {
-  run_planned(Direction::BackwardFilter, c, x, dw, dy, nullptr, stream, kept,
-              [&](Handle h, const Plan& plan, const Scale& scale, void* space) {
+  run_planned(Direction::BackwardFilter, c, x, dw, dy, nullptr, 1, stream, kept,
+              [&](Handle h, const Plan& plan, const Scale& scale, void* space, Operands data) {
                 check(dnn().cudnnConvolutionBackwardFilter(
-                          h, scale.one(), plan.x, x.data, plan.y, dy.data, plan.conv,
+                          h, scale.one(), plan.x, data.x, plan.y, data.y, plan.conv,
                           plan.algorithm, space, plan.workspace, scale.zero(), plan.w,
-                          const_cast<void*>(dw.data)),
+                          const_cast<void*>(data.w)),
                       "cudnnConvolutionBackwardFilter");
               });
 }
