@@ -294,58 +294,8 @@ void CudaKernelEmitter::split_reduce(const std::vector<Stmt>& body) {
     block_combine(s);
     close_block();
   }
-  // Scratch: the ticket counter, then one array of gridDim.x slots (8 bytes each) per field.
-  line("unsigned int* const kiln_ticket = (unsigned int*)kiln_scratch;");
-  int field = 0;
-  std::vector<std::string> slots;  // by field, in order
-  for (const Stmt& s : leading)
-    for (const sched::Accumulation& a : s.accumulations)
-      for (const auto& [expression, type] : state_fields(a)) {
-        std::string name = "kiln_slots" + std::to_string(field);
-        line("volatile " + type + "* const " + name + " = (volatile " + type + "*)(kiln_scratch + 16 + " +
-             std::to_string(field) + " * 8 * (int64_t)gridDim.x);");
-        line("if (threadIdx.x == 0) " + name + "[blockIdx.x] = " + expression + ";");
-        slots.push_back(name);
-        ++field;
-      }
-  line("__shared__ bool kiln_last_block;");
-  line("if (threadIdx.x == 0) {");
-  open_block();
-  line("__threadfence();");
-  line("kiln_last_block = atomicAdd(kiln_ticket, 1u) == gridDim.x - 1;");
-  close_block();
-  line("__syncthreads();");
-  line("if (!kiln_last_block) return;");
-  line("__threadfence();");
-  line("if (threadIdx.x == 0) *kiln_ticket = 0;  // ready for the next launch");
-  field = 0;
-  for (const Stmt& s : leading) {
-    line("{");
-    open_block();
-    int first_field = field;
-    for (const sched::Accumulation& a : s.accumulations) {
-      line(accumulator(a) + " = " + identity(a) + ";");
-      if (has_index(a)) line(accumulator(a) + "_index = -1;");
-    }
-    line("for (unsigned int kiln_block = threadIdx.x; kiln_block < gridDim.x; kiln_block += " +
-         threads() + ") {");
-    open_block();
-    field = first_field;
-    for (const sched::Accumulation& a : s.accumulations) {
-      std::string other = accumulator(a) + "_other";
-      line(accumulator_type(a) + " " + other + ";");
-      if (has_index(a)) line("int64_t " + other + "_index;");
-      for (const auto& [expression, type] : state_fields(a)) {
-        std::string target = other + expression.substr(accumulator(a).size());
-        line(target + " = " + slots[static_cast<size_t>(field++)] + "[kiln_block];");
-      }
-      merge(a, accumulator(a), other);
-    }
-    close_block();
-    block_combine(s);
-    close_block();
-    finish(s);
-  }
+  merge_block_splits(leading);
+  for (const Stmt& s : leading) finish(s);
   cooperative(std::vector<Stmt>(body.begin() + plan_.split_statements, body.end()));
 }
 
@@ -467,17 +417,21 @@ void CudaKernelEmitter::split_iterations(const std::vector<Stmt>& body) {
   close_block();
 }
 
-// Split blocks (LaunchPlan::block_splits): each block leaves its partial states (a tile's:
-// one per lane) in the scratch slots of (group, split), and the last block of the group to
-// finish (a ticket counter per group, as CUDA's threadFenceReduction sample) merges them, as
-// split_reduce does for the whole grid.
+// Split blocks (LaunchPlan::block_splits, and SplitReduce's whole grid as one group): each
+// block leaves its partial states (a tile's: one per lane) in the scratch slots of (group,
+// split), and the last block of the group to finish (a ticket counter per group, as CUDA's
+// threadFenceReduction sample) merges them; every thread ends with the group's states.
 void CudaKernelEmitter::merge_block_splits(const std::vector<Stmt>& leading) {
   const bool columns = plan_.kind == LaunchKind::ColumnTiles;
-  const std::string group = columns ? "kiln_tile" : "kiln_flat";
+  const bool whole_grid = plan_.kind == LaunchKind::SplitReduce;
+  const std::string group = columns ? "kiln_tile" : whole_grid ? "0" : "kiln_flat";
+  const std::string split = whole_grid ? "blockIdx.x" : "kiln_split";
+  const std::string splits = whole_grid ? "gridDim.x" : std::to_string(plan_.block_splits);
   const std::string lanes = std::to_string(split_lanes(plan_));
   const std::string lane = columns ? " + (threadIdx.x & 31)" : "";
-  const std::string splits = std::to_string(plan_.block_splits);
-  const int64_t slots_per_field = split_groups(plan_) * plan_.block_splits * split_lanes(plan_);
+  const std::string slots_per_field =
+      whole_grid ? "(int64_t)gridDim.x"
+                 : std::to_string(split_groups(plan_) * plan_.block_splits * split_lanes(plan_));
   auto slot = [&](const std::string& part) {
     return "(" + group + " * " + splits + " + " + part + ") * " + lanes + lane;
   };
@@ -489,9 +443,10 @@ void CudaKernelEmitter::merge_block_splits(const std::vector<Stmt>& leading) {
       for (const auto& [expression, type] : state_fields(a)) {
         std::string name = "kiln_slots" + std::to_string(field);
         line("volatile " + type + "* const " + name + " = (volatile " + type + "*)(kiln_scratch + " +
-             std::to_string(split_ticket_bytes(plan_) + 8 * field * slots_per_field) + ");");
+             std::to_string(split_ticket_bytes(plan_)) + " + " + std::to_string(8 * field) +
+             " * " + slots_per_field + ");");
         line("if (" + std::string(columns ? "kiln_row" : "threadIdx.x") + " == 0) " + name + "[" +
-             slot("kiln_split") + "] = " + expression + ";");
+             slot(split) + "] = " + expression + ";");
         slots.push_back(name);
         ++field;
       }
@@ -499,7 +454,7 @@ void CudaKernelEmitter::merge_block_splits(const std::vector<Stmt>& leading) {
   line("__syncthreads();");
   line("__shared__ bool kiln_last_block;");
   line("if (threadIdx.x == 0) kiln_last_block = atomicAdd(kiln_tickets + " + group + ", 1u) == " +
-       splits + " - 1;");
+       splits + " - 1u;");
   line("__syncthreads();");
   line("if (!kiln_last_block) return;");
   line("__threadfence();");
