@@ -1,9 +1,13 @@
 // kiln._kiln.cache_*: the disk cache's maintenance (runtime/cache_maintenance.h) for
-// `python -m kiln.cache`; the logic is the C++ API's, this file only converts.
+// `python -m kiln.cache`, and its records (DiskCache::store_record) for the torch backend's
+// warm start; the logic is the C++ API's, this file only converts.
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
 #include "python/common.h"
+#include <nanobind/stl/optional.h>
+
+#include "runtime/build_identity.h"
 #include "runtime/cache_maintenance.h"
 #include "runtime/disk_cache.h"
 
@@ -33,7 +37,41 @@ nb::dict report_dict(const runtime::CacheReport& report) {
   return result;
 }
 
+// The disk cache compiles with `options` use: records only where it persists.
+std::optional<runtime::DiskCache> persistent_cache(nb::handle options) {
+  Options parsed = options_from_dict(options);
+  if (!parsed.disk_cache) return std::nullopt;
+  return runtime::DiskCache::open(parsed.cache_dir);
+}
+
 }  // namespace
+
+void bind_cache_records(nb::module_& module) {
+  module.def(
+      "cache_record_key",
+      [](std::vector<std::string> fields) {
+        fields.insert(fields.begin(), {"record", runtime::build_identity()});
+        return runtime::cache_key(fields);
+      },
+      nb::arg("fields"), "The key of a cache record: a digest of `fields` and kiln's build.");
+  module.def(
+      "cache_store_record",
+      [](nb::handle options, const std::string& key, nb::bytes bytes) {
+        if (auto cache = persistent_cache(options))
+          cache->store_record(key, std::string(bytes.c_str(), bytes.size()));
+      },
+      nb::arg("options"), nb::arg("key"), nb::arg("bytes"),
+      "Stores a record in the disk cache `options` name (nothing with disk_cache off).");
+  module.def(
+      "cache_load_record",
+      [](nb::handle options, const std::string& key) -> nb::object {
+        auto cache = persistent_cache(options);
+        std::optional<std::string> bytes = cache ? cache->load_record(key) : std::nullopt;
+        if (!bytes) return nb::none();
+        return nb::bytes(bytes->data(), bytes->size());
+      },
+      nb::arg("options"), nb::arg("key"), "A record's bytes, or None.");
+}
 
 void bind_cache_tools(nb::module_& module) {
   module.def("cache_default_dir", &runtime::default_cache_dir,

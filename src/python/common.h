@@ -117,6 +117,7 @@ std::optional<Array> borrow_cuda_array(nb::handle object, size_t position,
 nb::object wrap_cuda_array(Array array, int64_t stream);
 void bind_guarded_cache(nb::module_& module);
 void bind_cache_tools(nb::module_& module);
+void bind_cache_records(nb::module_& module);
 void bind_compiled_call(nb::module_& module);
 
 // GuardedCache.call on the caller's tuple and dict (kwargs may be null): the fast path of a

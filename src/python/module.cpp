@@ -289,4 +289,5 @@ NB_MODULE(_kiln, module) {
   bind_guarded_cache(module);
   bind_compiled_call(module);
   bind_cache_tools(module);
+  bind_cache_records(module);
 }

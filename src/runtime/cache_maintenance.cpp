@@ -141,7 +141,8 @@ int64_t clear_cache(const std::string& directory) {
   });
   for (const std::string& name : directory_names(directory)) {
     std::string path = directory + "/" + name;
-    if (name.compare(0, 10, "toolchain-") == 0 || temporary_owner(name) != 0) remove_tree(path);
+    if (name.compare(0, 10, "toolchain-") == 0 || name == "records" || temporary_owner(name) != 0)
+      remove_tree(path);
     if (name.size() == 2 && is_directory(path)) {
       for (const std::string& leftover : directory_names(path))
         if (temporary_owner(leftover) != 0) remove_tree(path + "/" + leftover);

@@ -272,6 +272,32 @@ std::string DiskCache::source_path(const std::string& key) const {
 }
 
 namespace {
+constexpr const char* kRecordsName = "records";
+
+void check_record_key(const std::string& key) {
+  if (!is_hex(key, 64))
+    throw Error(ErrorKind::Internal, "kiln: a cache record's key must be a cache_key digest");
+}
+}  // namespace
+
+void DiskCache::store_record(const std::string& key, const std::string& bytes) const {
+  check_record_key(key);
+  const std::string records = directory_ + "/" + kRecordsName;
+  ensure_private_directory(records);
+  write_private_file(records + "/" + key, bytes);
+}
+
+std::optional<std::string> DiskCache::load_record(const std::string& key) const {
+  check_record_key(key);
+  const std::string records = directory_ + "/" + kRecordsName;
+  if (!is_private_directory(records)) return std::nullopt;
+  Descriptor file = open_private_file(records + "/" + key);
+  std::string bytes;
+  if (!file.valid() || !read_all(file.get(), bytes)) return std::nullopt;
+  return bytes;
+}
+
+namespace {
 
 // The entry's object if meta.txt describes an intact, private one (see private_files.h);
 // an invalid CachedObject otherwise, with `why` saying what is wrong.

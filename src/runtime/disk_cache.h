@@ -9,6 +9,7 @@
 #pragma once
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -72,6 +73,14 @@ class DiskCache {
   }
   // The source path an entry has or would have (for error messages and KILN_LOGS).
   std::string source_path(const std::string& key) const;
+
+  // Records: small files beside the entries, <directory>/records/<key>, for what a front end
+  // keeps across processes (the torch backend's traced graphs, by the key of what Dynamo
+  // handed it). `key` is a cache_key digest. Written atomically and privately; read back only
+  // from a private file (nullopt when missing or untrusted). The bytes are the caller's to
+  // check: a damaged record must read as a miss.
+  void store_record(const std::string& key, const std::string& bytes) const;
+  std::optional<std::string> load_record(const std::string& key) const;
 
   // Process-wide counters (all DiskCache instances).
   static CacheCounters& counters();

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "kiln/error.h"
+#include "runtime/cache_maintenance.h"
 #include "runtime/disk_cache.h"
 #include "runtime/shared_library.h"
 #include "runtime/toolchain.h"
@@ -23,6 +24,7 @@
 namespace {
 
 using kiln::runtime::cache_key;
+using kiln::runtime::clear_cache;
 using kiln::runtime::CacheCounters;
 using kiln::runtime::DiskCache;
 using kiln::runtime::SharedLibrary;
@@ -162,6 +164,27 @@ TEST_F(DiskCacheTest, MissThenHitBuildsOnce) {
   std::string other = cache.get_or_build(cache_key({"other"}), kAnswerSource, copying_build(calls)).path;
   EXPECT_EQ(calls, 2);
   EXPECT_NE(other, first);
+}
+
+// Records (the torch backend's warm start): private files beside the entries, read back only
+// when they are the user's own and writable by no one else; keys are digests.
+TEST_F(DiskCacheTest, RecordsRoundTripAndAreReadOnlyWhenPrivate) {
+  DiskCache cache(directory_.path());
+  EXPECT_FALSE(cache.load_record(key_).has_value());
+  cache.store_record(key_, std::string("header\n\0graph", 13));
+  ASSERT_TRUE(cache.load_record(key_).has_value());
+  EXPECT_EQ(*cache.load_record(key_), std::string("header\n\0graph", 13));
+  cache.store_record(key_, "replaced");  // atomically, as every cache file
+  EXPECT_EQ(*cache.load_record(key_), "replaced");
+  const std::string path = cache.directory() + "/records/" + key_;
+  EXPECT_EQ(filesystem::status(path).permissions() & filesystem::perms::all,
+            filesystem::perms::owner_read | filesystem::perms::owner_write);
+  filesystem::permissions(path, filesystem::perms::group_write, filesystem::perm_options::add);
+  EXPECT_FALSE(cache.load_record(key_).has_value());  // writable by others: not trusted
+  EXPECT_THROW(cache.store_record("../escape", "x"), kiln::Error);
+  EXPECT_THROW(cache.load_record("not-a-digest"), kiln::Error);
+  clear_cache(cache.directory());  // `python -m kiln.cache clear` removes records too
+  EXPECT_FALSE(filesystem::exists(cache.directory() + "/records"));
 }
 
 TEST_F(DiskCacheTest, TruncatedObjectIsDetectedAndRebuilt) {

@@ -23,6 +23,7 @@ from ._aten_table import TABLE
 from ._lowering import CompiledGraph
 from ._partition import compile_graph_module
 from ._saved_layouts import report_output_strides, saved_outputs
+from ._warm_start import recall, record_key, remember
 
 _graph_numbers = itertools.count()
 
@@ -107,10 +108,18 @@ def backend(graph_module, example_inputs, mode=None, options=None):
     kiln_options, unsupported_ops = _settings(mode, options)
     number = next(_graph_numbers)
     if not _needs_autograd(example_inputs):
+        key = record_key(graph_module, example_inputs, kiln_options, unsupported_ops)
+        recorded = recall(key, kiln_options, f"inference{number}") if key else None
+        if recorded is not None:
+            return _unboxed(recorded)
         inference = _plain_inference_graph(graph_module, example_inputs)
         if inference is not None:
-            return _unboxed(compile_graph_module(inference, example_inputs, kiln_options,
-                                                 unsupported_ops, f"inference{number}"))
+            compiled = compile_graph_module(inference, example_inputs, kiln_options,
+                                            unsupported_ops, f"inference{number}",
+                                            keep_record=key is not None)
+            if key is not None:
+                remember(key, compiled, kiln_options)
+            return _unboxed(compiled)
 
     def compiler(kind):
         def compile_one(aten_graph, inputs):

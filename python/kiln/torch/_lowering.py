@@ -277,26 +277,20 @@ class CompiledGraph:
     convention: `_boxed_call`), returns a list of torch tensors."""
 
     def __init__(self, graph_module, example_inputs, options, name="graph", symbolic=False,
-                 free_layouts=None):
-        # An instance attribute: wrappers (functools.wraps) copy __dict__, not class attributes.
-        self._boxed_call = True
-        self.graph_module = graph_module
-        self.options = options
-        self.name = name
-        self.symbolic = symbolic  # dynamic sizes stay size symbols (trace_graph)
-        self.layouts = {}  # input strides -> Compiled
+                 free_layouts=None, keep_record=False):
         devices = graph_devices(graph_module)
-        self.device = torch.device(devices.pop()) if len(devices) == 1 else torch.device("cpu")
-        if self.device.type == "cuda":
-            self.options = dict(options, device="cuda")
+        self._setup(graph_module, options, name,
+                    torch.device(devices.pop()) if len(devices) == 1 else torch.device("cpu"),
+                    [position for position, node in enumerate(
+                        node for node in graph_module.graph.nodes if node.op == "placeholder")
+                     if isinstance(meta(node), torch.Tensor)])
+        self.symbolic = symbolic  # dynamic sizes stay size symbols (trace_graph)
         # Outputs whose strides kiln chooses: with static sizes.
         self.free_layouts = free_layouts if not symbolic else None
-        self._output_specs = None  # CUDA: (shape, torch dtype) of each kiln output
-        self._output_dtypes = None
-        self.tensor_positions = [
-            position for position, node in enumerate(
-                node for node in graph_module.graph.nodes if node.op == "placeholder")
-            if isinstance(meta(node), torch.Tensor)]
+        # keep_record: (graph bytes, checks, input strides) of the compile, for a warm start
+        # in a later process (_warm_start.py).
+        self._keep_record = keep_record and not symbolic
+        self.record = None
         self._traced = None
         if symbolic:  # traced now (an entry may refuse a symbol); compiled on the first call,
             self._traced = self._trace()  # whose real tensors say their strides
@@ -304,6 +298,31 @@ class CompiledGraph:
             self.compiled = _NOT_YET
         else:
             self.compiled = self._compile(example_inputs)
+
+    def _setup(self, graph_module, options, name, device, tensor_positions):
+        # An instance attribute: wrappers (functools.wraps) copy __dict__, not class attributes.
+        self._boxed_call = True
+        self.graph_module = graph_module
+        self.options = dict(options, device="cuda") if device.type == "cuda" else options
+        self.name = name
+        self.device = device
+        self.tensor_positions = tensor_positions
+        self.symbolic = False
+        self.layouts = {}  # input strides -> Compiled
+        self._output_specs = None  # CUDA: (shape, torch dtype) of each kiln output
+        self._output_dtypes = None
+
+    @classmethod
+    def from_record(cls, trace, outputs, strides, plan, single, tensor_positions, device,
+                    options, name):
+        """A graph compiled from a warm-start record (_warm_start.py): kiln's traced graph,
+        with no FX graph behind it."""
+        self = cls.__new__(cls)
+        self._setup(None, options, name, device, tensor_positions)
+        self.free_layouts, self._keep_record, self.record = None, False, None
+        self.plan, self.single = plan, single
+        self.compiled = self._compile_traced(trace, outputs, strides)
+        return self
 
     def _trace(self):
         traced, self._traced = self._traced, None
@@ -317,9 +336,17 @@ class CompiledGraph:
         found = self.layouts.get(key)
         if found is not None:
             return found
+        if self.graph_module is None:  # Dynamo guards strides: a new layout is a new graph
+            raise RuntimeError(f"kiln: torch graph {self.name}, loaded from a warm-start record, "
+                               f"was called with input strides {strides} it was not traced for")
         self._note_input_layouts(inputs)
         trace, (outputs, plan, single) = self._trace()
         self.plan, self.single = plan, single
+        if self._keep_record and outputs:
+            self.record = (*trace.serialize(outputs), strides)
+        return self._compile_traced(trace, outputs, strides)
+
+    def _compile_traced(self, trace, outputs, strides):
         if not outputs:  # only inputs and constants come out: nothing for kiln to run
             compiled = None
         else:
@@ -328,7 +355,7 @@ class CompiledGraph:
                 _kiln.log("perf", f"torch graph {self.name}: {compiled.op_count} ops, "
                           f"{compiled.kernel_count} kernels, compiled in "
                           f"{compiled.compile_seconds * 1e3:.1f} ms")
-        self.layouts[key] = compiled
+        self.layouts[tuple(tuple(item) for item in strides)] = compiled
         return compiled
 
     def _note_input_layouts(self, inputs):

@@ -51,10 +51,11 @@ def _computes_something(partition):
 
 
 def compile_graph_module(graph_module, example_inputs, options, unsupported_ops, name,
-                         free_layouts=None):
+                         free_layouts=None, keep_record=False):
     """A callable for an ATen graph: one kiln graph when kiln converts every node, else the
     graph partitioned between kiln and eager PyTorch. `free_layouts`: the slice of outputs
-    whose strides kiln may choose (honoured by a whole graph: CompiledGraph.output_strides)."""
+    whose strides kiln may choose (honoured by a whole graph: CompiledGraph.output_strides).
+    `keep_record`: a whole static graph keeps what a warm start needs (CompiledGraph.record)."""
     if has_dynamic_sizes(graph_module):
         try:  # one kiln graph with size symbols for every size
             return CompiledGraph(graph_module, example_inputs, options, name, symbolic=True)
@@ -81,7 +82,7 @@ def compile_graph_module(graph_module, example_inputs, options, unsupported_ops,
     refused = refused_nodes(graph_module)
     if not refused:
         return CompiledGraph(graph_module, example_inputs, options, name,
-                             free_layouts=free_layouts)
+                             free_layouts=free_layouts, keep_record=keep_record)
     reasons = [f"{describe(node)} runs in eager PyTorch: {reason}"
                for node, reason in refused.items()]
     if unsupported_ops == "error":

@@ -1,0 +1,121 @@
+"""The torch backend's warm start: what kiln does after Dynamo, skipped in a later process.
+
+A new process traces the model with Dynamo again (that time is Dynamo's own), and then, for an
+inference graph, AOTAutograd's export to ATen (about 1 s for BERT-base) and kiln's conversion
+would run again before a disk-cache hit. Instead, an inference graph that kiln compiled whole
+is recorded in the disk cache (DiskCache::store_record) under a key of everything that decides
+it: the FX code Dynamo handed over, each input's dtype, shape, strides, device and
+requires_grad, grad mode, kiln's options, torch's version, the source of this front end and
+kiln's build. A later process with the same key reads the record (the graph is verified as it
+is read, and a damaged or untrusted record is a miss), and compiles kiln's graph: a disk-cache
+hit, with no export. `KILN_LOGS=cache` says which graphs start warm.
+"""
+import functools
+import hashlib
+import json
+import pathlib
+
+import torch
+from torch.utils._python_dispatch import is_traceable_wrapper_subclass
+
+from .. import _kiln
+from ._lowering import CompiledGraph
+
+_FORMAT = 1
+
+
+@functools.lru_cache(maxsize=None)
+def _front_end_digest():
+    """A digest of this package's source: a changed conversion makes old records unreachable."""
+    digest = hashlib.sha256()
+    for path in sorted(pathlib.Path(__file__).parent.glob("*.py")):
+        digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()
+
+
+def record_key(graph_module, example_inputs, options, unsupported_ops):
+    """The record key of an inference graph Dynamo hands over; None when the graph is not one
+    kiln records (an input that is not a plain tensor, such as a size Dynamo made dynamic)."""
+    fields = [f"format {_FORMAT}", torch.__version__, _front_end_digest(), graph_module.code,
+              json.dumps(options, sort_keys=True, default=str), unsupported_ops,
+              f"grad {torch.is_grad_enabled()}"]
+    for value in example_inputs:
+        if not isinstance(value, torch.Tensor) or is_traceable_wrapper_subclass(value):
+            return None
+        if value.layout != torch.strided or value.is_quantized or value.is_nested:
+            return None
+        fields.append(f"{value.dtype} {tuple(value.shape)} {value.stride()} {value.device} "
+                      f"{value.requires_grad}")
+    return _kiln.cache_record_key(fields)
+
+
+def _plan_entry(kind, value):
+    if kind == "kiln":
+        index, dtype = value
+        return ["kiln", index, str(dtype).removeprefix("torch.")]
+    if kind == "input":
+        return ["input", value]
+    if kind == "constant" and (value is None or type(value) in (bool, int, float)):
+        return ["constant", value]
+    return None  # not recorded
+
+
+def remember(key, compiled, options):
+    """Records `compiled` (a CompiledGraph that kept its record) under `key`."""
+    if not isinstance(compiled, CompiledGraph) or compiled.record is None:
+        return
+    plan = [_plan_entry(kind, value) for kind, value in compiled.plan]
+    if any(entry is None for entry in plan):
+        return
+    graph, checks, strides = compiled.record
+    header = {"format": _FORMAT, "plan": plan, "single": compiled.single, "strides": strides,
+              "checks": checks, "tensor_positions": compiled.tensor_positions,
+              "device": str(compiled.device)}
+    _kiln.cache_store_record(options, key, json.dumps(header).encode() + b"\n" + graph)
+    compiled.record = None  # kept only until recorded
+
+
+def _plan_from_record(plan):
+    entries = []
+    for entry in plan:
+        kind = entry[0]
+        if kind == "kiln":
+            dtype = getattr(torch, entry[2])
+            if not isinstance(dtype, torch.dtype):
+                raise ValueError(f"not a dtype: {entry[2]}")
+            entries.append(("kiln", (int(entry[1]), dtype)))
+        elif kind == "input":
+            entries.append(("input", int(entry[1])))
+        elif kind == "constant":
+            entries.append(("constant", entry[1]))
+        else:
+            raise ValueError(f"plan entry {kind!r}")
+    return entries
+
+
+def recall(key, options, name):
+    """The CompiledGraph recorded under `key`, compiled; None on a miss."""
+    record = _kiln.cache_load_record(options, key)
+    if record is None:
+        return None
+    try:
+        header_bytes, graph = record.split(b"\n", 1)
+        header = json.loads(header_bytes)
+        if header.get("format") != _FORMAT:
+            return None
+        trace = _kiln.Trace()
+        outputs = trace.load(graph, [tuple(check) for check in header["checks"]])
+        plan = _plan_from_record(header["plan"])
+        device = torch.device(header["device"])
+        strides = [[int(stride) for stride in item] for item in header["strides"]]
+        positions = [int(position) for position in header["tensor_positions"]]
+    except (ValueError, TypeError, KeyError, IndexError, AttributeError) as error:
+        if _kiln.log_enabled("cache"):
+            _kiln.log("cache", f"torch graph {name}: warm-start record unusable ({error}); "
+                      "tracing again")
+        return None
+    compiled = CompiledGraph.from_record(trace, outputs, strides, plan, bool(header["single"]),
+                                         positions, device, options, name)
+    if _kiln.log_enabled("cache"):
+        _kiln.log("cache", f"torch graph {name}: warm start from record {key[:16]}")
+    return compiled
