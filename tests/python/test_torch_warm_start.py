@@ -1,6 +1,7 @@
 """The torch backend's warm start (kiln/torch/_warm_start.py): a second process with the same
 disk cache compiles an inference graph from its record, without AOTAutograd's export, and gets
 eager PyTorch's results and runtime checks; a damaged record or a changed input is a miss."""
+import json
 import os
 import pathlib
 import subprocess
@@ -89,6 +90,10 @@ def test_a_damaged_record_is_a_miss(tmp_path):
     assert "warm-start record unusable" in damaged
     record.write_bytes(b"not json\n" + graph)
     assert "warm-start record unusable" in run(tmp_path)
+    fields = json.loads(header)
+    fields["tensor_positions"] = [99] * len(fields["tensor_positions"])  # past the inputs
+    record.write_bytes(json.dumps(fields).encode() + b"\n" + graph)
+    assert "warm-start record unusable (tensor positions)" in run(tmp_path)
 
 
 def test_no_records_without_the_disk_cache(tmp_path):

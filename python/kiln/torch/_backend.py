@@ -109,7 +109,8 @@ def backend(graph_module, example_inputs, mode=None, options=None):
     number = next(_graph_numbers)
     if not _needs_autograd(example_inputs):
         key = record_key(graph_module, example_inputs, kiln_options, unsupported_ops)
-        recorded = recall(key, kiln_options, f"inference{number}") if key else None
+        recorded = (recall(key, example_inputs, kiln_options, f"inference{number}")
+                    if key else None)
         if recorded is not None:
             return _unboxed(recorded)
         inference = _plain_inference_graph(graph_module, example_inputs)

@@ -93,7 +93,19 @@ def _plan_from_record(plan):
     return entries
 
 
-def recall(key, options, name):
+def _check_indices(plan, positions, strides, outputs, input_count):
+    """A record whose indices do not fit the call is damaged (its key says it fits)."""
+    if (len(positions) != len(strides) or any(not 0 <= p < input_count for p in positions)
+            or len(set(positions)) != len(positions)):
+        raise ValueError("tensor positions")
+    for kind, value in plan:
+        index = value[0] if kind == "kiln" else value if kind == "input" else 0
+        bound = len(outputs) if kind == "kiln" else input_count
+        if not 0 <= index < max(bound, 1):
+            raise ValueError(f"plan index {index}")
+
+
+def recall(key, example_inputs, options, name):
     """The CompiledGraph recorded under `key`, compiled; None on a miss."""
     record = _kiln.cache_load_record(options, key)
     if record is None:
@@ -109,6 +121,7 @@ def recall(key, options, name):
         device = torch.device(header["device"])
         strides = [[int(stride) for stride in item] for item in header["strides"]]
         positions = [int(position) for position in header["tensor_positions"]]
+        _check_indices(plan, positions, strides, outputs, len(example_inputs))
     except (ValueError, TypeError, KeyError, IndexError, AttributeError) as error:
         if _kiln.log_enabled("cache"):
             _kiln.log("cache", f"torch graph {name}: warm-start record unusable ({error}); "
