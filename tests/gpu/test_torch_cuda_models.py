@@ -137,3 +137,18 @@ def test_work_goes_on_torchs_current_stream():
         got = f(x)
     torch.cuda.current_stream().wait_stream(side)
     torch.testing.assert_close(got, torch.sin(x) * torch.cos(x) + 1)
+
+
+def test_warm_start_on_the_gpu(tmp_path):
+    """tests/python/test_torch_warm_start.py's model on the GPU: the second process compiles
+    the recorded graph for CUDA, with its index check, without AOTAutograd's export."""
+    import importlib.util
+    import pathlib
+    path = pathlib.Path(__file__).parents[1] / "python" / "test_torch_warm_start.py"
+    spec = importlib.util.spec_from_file_location("warm_start_script", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    cold = module.run(tmp_path, DEVICE="cuda")
+    assert "index error:" in cold and "warm start from record" not in cold
+    warm = module.run(tmp_path, DEVICE="cuda", FORBID_EXPORT="1")
+    assert "index error:" in warm and "warm start from record" in warm

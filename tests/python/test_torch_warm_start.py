@@ -32,15 +32,17 @@ class Model(torch.nn.Module):
         h = self.norm(self.embedding(ids))
         return h + torch.nn.functional.gelu(self.linear(h))
 
+device = os.environ.get("DEVICE", "cpu")
 torch.manual_seed(0)
-model = Model().eval()
+model = Model().eval().to(device)
 compiled = torch.compile(model, backend="kiln")
 length = int(os.environ.get("LENGTH", "7"))
-ids = torch.randint(0, 50, (2, length))
+ids = torch.randint(0, 50, (2, length), device=device)
 with torch.no_grad():
     torch.testing.assert_close(compiled(ids), model(ids))
     try:
-        compiled(torch.full((2, length), 60))
+        compiled(torch.full((2, length), 60, device=device))
+        compiled(ids)  # on the GPU a run's checks are raised by the next run
     except IndexError as error:
         print("index error:", str(error).splitlines()[0])
 print("ok")
@@ -48,6 +50,7 @@ print("ok")
 
 
 def run(cache, **env):
+    """Runs SCRIPT in a fresh process with `cache` as kiln's disk cache; its output."""
     result = subprocess.run(
         [sys.executable, "-c", SCRIPT], capture_output=True, text=True, timeout=600,
         env={**os.environ, "KILN_CACHE_DIR": str(cache), "KILN_LOGS": "cache", **env})
