@@ -1,11 +1,17 @@
 // kiln._kiln.cache_*: the disk cache's maintenance (runtime/cache_maintenance.h) for
-// `python -m kiln.cache`, and its records (DiskCache::store_record) for the torch backend's
-// warm start; the logic is the C++ API's, this file only converts.
+// `python -m kiln.cache`, and its records (DiskCache::store_record) with the traced graphs they
+// hold (ir/serializer.h) for the torch backend's warm start; the logic is the C++ API's, this
+// file only converts.
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
 #include "python/common.h"
 #include <nanobind/stl/optional.h>
+#include <nanobind/stl/tuple.h>
+
+#include "api/trace.h"
+#include "ir/serializer.h"
+#include "kiln/tensor.h"
 
 #include "runtime/build_identity.h"
 #include "runtime/cache_maintenance.h"
@@ -47,6 +53,61 @@ std::optional<runtime::DiskCache> persistent_cache(nb::handle options) {
 }  // namespace
 
 void bind_cache_records(nb::module_& module) {
+  module.def(
+      "serialize_trace",
+      [](detail::Trace& trace, const std::vector<Tensor>& outputs) {
+        if (!trace.regions.empty() || !trace.cond_sides.empty())
+          throw Error(ErrorKind::Internal, "kiln: serialize_trace: a loop or branch is still open");
+        ir::Graph graph = trace.graph;
+        std::vector<ir::ValueId> ids;
+        for (const Tensor& output : outputs) {
+          if (output.trace() != &trace)
+            throw Error(ErrorKind::Value, "kiln: serialize_trace: an output of another trace");
+          ids.push_back(output.id());
+        }
+        graph.set_outputs(ids);
+        std::string bytes = ir::serialize_graph(graph);
+        nb::list checks;
+        for (const detail::Trace::Check& check : trace.checks)
+          checks.append(nb::make_tuple(check.flag, check.value, static_cast<int>(check.kind),
+                                       check.before, check.after));
+        return nb::make_tuple(nb::bytes(bytes.data(), bytes.size()), checks);
+      },
+      nb::arg("trace"), nb::arg("outputs"),
+      "(graph bytes, checks): the traced graph with `outputs` (ir/serializer.h) and its runtime "
+      "checks, what load_trace takes back.");
+  module.def(
+      "load_trace",
+      [](nb::handle trace_object, nb::bytes bytes,
+         const std::vector<std::tuple<int32_t, int32_t, int, std::string, std::string>>& checks) {
+        detail::Trace& trace = nb::cast<detail::Trace&>(trace_object);
+        if (trace.graph.size() != 0)
+          throw Error(ErrorKind::Value, "kiln: load_trace: the trace is not empty");
+        // deserialize_graph verifies the graph; the checks are verified here.
+        ir::Graph graph = ir::deserialize_graph(std::string_view(bytes.c_str(), bytes.size()));
+        std::vector<detail::Trace::Check> loaded;
+        for (const auto& [flag, value, kind, before, after] : checks) {
+          bool ids_ok = flag >= 0 && flag < graph.size() && value >= 0 && value < graph.size();
+          if (!ids_ok || kind < 0 || kind > static_cast<int>(ErrorKind::Internal))
+            throw Error(ErrorKind::Value, "kiln: load_trace: a damaged runtime check");
+          detail::Trace::Check check;
+          check.flag = flag, check.value = value, check.kind = static_cast<ErrorKind>(kind);
+          check.before = before, check.after = after;
+          loaded.push_back(std::move(check));
+        }
+        nb::list outputs;  // each keeps the trace alive, as the trace's own methods' results
+        for (ir::ValueId id : graph.outputs()) {
+          nb::object output = nb::cast(Tensor(&trace, id));
+          nb::keep_alive_obj(output, trace_object);
+          outputs.append(output);
+        }
+        graph.set_outputs({});
+        trace.graph = std::move(graph);
+        trace.checks = std::move(loaded);
+        return outputs;
+      },
+      nb::arg("trace"), nb::arg("bytes"), nb::arg("checks"),
+      "Fills an empty trace with what serialize_trace returned; returns the outputs.");
   module.def(
       "cache_record_key",
       [](std::vector<std::string> fields) {

@@ -16,7 +16,6 @@
 #include "decompose/helpers.h"
 #include "ir/ops.h"
 #include "ir/printer.h"
-#include "ir/serializer.h"
 #include "kiln/tensor.h"
 #include "python/common.h"
 
@@ -192,57 +191,6 @@ void bind_trace_and_tensor(nb::module_& module) {
           },
           nb::arg("first"), nb::arg("condition"),
           "Checks recorded from number `first` on apply only where `condition` holds.")
-      .def(
-          "serialize",
-          [](Trace& trace, const std::vector<Tensor>& outputs) {
-            if (!trace.regions.empty() || !trace.cond_sides.empty())
-              throw Error(ErrorKind::Internal, "kiln: serialize: a loop or branch is still open");
-            ir::Graph graph = trace.graph;
-            std::vector<ir::ValueId> ids;
-            for (const Tensor& output : outputs) {
-              if (output.trace() != &trace)
-                throw Error(ErrorKind::Value, "kiln: serialize: an output of another trace");
-              ids.push_back(output.id());
-            }
-            graph.set_outputs(ids);
-            std::string bytes = ir::serialize_graph(graph);
-            nb::list checks;
-            for (const Trace::Check& check : trace.checks)
-              checks.append(nb::make_tuple(check.flag, check.value, static_cast<int>(check.kind),
-                                           check.before, check.after));
-            return nb::make_tuple(nb::bytes(bytes.data(), bytes.size()), checks);
-          },
-          nb::arg("outputs"),
-          "(graph bytes, checks): the graph with `outputs` (ir/serializer.h) and its runtime "
-          "checks, what load() takes back.")
-      .def(
-          "load",
-          [](nb::handle self, nb::bytes bytes,
-             const std::vector<std::tuple<int32_t, int32_t, int, std::string, std::string>>& checks) {
-            Trace& trace = nb::cast<Trace&>(self);
-            if (trace.graph.size() != 0)
-              throw Error(ErrorKind::Value, "kiln: load: the trace is not empty");
-            // deserialize_graph verifies the graph; the checks are verified here.
-            ir::Graph graph = ir::deserialize_graph(std::string_view(bytes.c_str(), bytes.size()));
-            std::vector<Trace::Check> loaded;
-            for (const auto& [flag, value, kind, before, after] : checks) {
-              bool ids_ok = flag >= 0 && flag < graph.size() && value >= 0 && value < graph.size();
-              if (!ids_ok || kind < 0 || kind > static_cast<int>(ErrorKind::Internal))
-                throw Error(ErrorKind::Value, "kiln: load: a damaged runtime check");
-              Trace::Check check;
-              check.flag = flag, check.value = value, check.kind = static_cast<ErrorKind>(kind);
-              check.before = before, check.after = after;
-              loaded.push_back(std::move(check));
-            }
-            std::vector<Tensor> outputs;
-            for (ir::ValueId id : graph.outputs()) outputs.push_back(Tensor(&trace, id));
-            graph.set_outputs({});
-            trace.graph = std::move(graph);
-            trace.checks = std::move(loaded);
-            return owned_by(self, outputs);
-          },
-          nb::arg("bytes"), nb::arg("checks"),
-          "Fills an empty trace with what serialize() returned; returns the outputs.")
       .def(
           "graph_text",
           [](Trace& trace, const std::vector<Tensor>& outputs) {

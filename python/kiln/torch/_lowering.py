@@ -343,7 +343,7 @@ class CompiledGraph:
         trace, (outputs, plan, single) = self._trace()
         self.plan, self.single = plan, single
         if self._keep_record and outputs:
-            self.record = (*trace.serialize(outputs), strides)
+            self.record = (*_kiln.serialize_trace(trace, outputs), strides)
         return self._compile_traced(trace, outputs, strides)
 
     def _compile_traced(self, trace, outputs, strides):

@@ -116,7 +116,7 @@ def recall(key, example_inputs, options, name):
         if header.get("format") != _FORMAT:
             return None
         trace = _kiln.Trace()
-        outputs = trace.load(graph, [tuple(check) for check in header["checks"]])
+        outputs = _kiln.load_trace(trace, graph, [tuple(check) for check in header["checks"]])
         plan = _plan_from_record(header["plan"])
         device = torch.device(header["device"])
         strides = [[int(stride) for stride in item] for item in header["strides"]]

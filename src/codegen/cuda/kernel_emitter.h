@@ -1,8 +1,8 @@
 // The CUDA kernel emitter: the C-like printer (codegen/c_like_printer.h) plus what the GPU adds:
 // launch plans (how the statements of a kernel map onto one launch's grid and blocks), shared
 // loops, and reductions within a thread, across a block and across the grid. Internal to
-// src/codegen/cuda; split over cuda_emitter.cpp (plans, launches, loops) and reduce_emitter.cpp
-// (reductions).
+// src/codegen/cuda; split over launch_plans.cpp (plans), cuda_emitter.cpp (launches, loops)
+// and reduce_emitter.cpp (reductions).
 #pragma once
 #include <algorithm>
 #include <cstdint>
@@ -17,6 +17,9 @@ namespace kiln::codegen::cuda_detail {
 
 constexpr int kWarp = 32;
 constexpr int kMostThreads = 256;  // per block
+// Blocks per multiprocessor a grid-stride launch asks for: enough resident warps to hide
+// memory latency, few enough that each thread has several elements.
+constexpr int64_t kBlocksPerMultiprocessor = 8;
 
 // How one launch runs its statements.
 enum class LaunchKind : uint8_t {
@@ -74,6 +77,12 @@ inline int64_t split_scratch_bytes(const LaunchPlan& plan) {
   return split_ticket_bytes(plan) +
          8 * plan.state_fields * split_groups(plan) * plan.block_splits * split_lanes(plan);
 }
+
+// launch_plans.cpp: the launches of a kernel, in order.
+std::vector<LaunchPlan> plan_launches(const Program& program, const Kernel& kernel,
+                                      const target::Target& target);
+// The 16-byte vector type of a dtype of 4 or 8 bytes, or "" (narrower dtypes stay scalar).
+std::string vector_type(DType dtype);
 
 class CudaKernelEmitter : public CLikePrinter {
  public:

@@ -1,0 +1,345 @@
+// Launch plans of the CUDA emitter (kernel_emitter.h's LaunchPlan): how the statements of a
+// kernel map onto launches, grids and blocks, from the loop IR and the target. Internal to
+// src/codegen/cuda.
+#include <algorithm>
+#include <set>
+
+#include "codegen/cuda/kernel_emitter.h"
+#include "sched/kernel_builder.h"
+#include "sched/scatter_adds.h"
+
+namespace kiln::codegen::cuda_detail {
+
+namespace {
+
+// Below this much work per outer iteration a block per iteration leaves most threads idle:
+// each thread takes whole iterations instead.
+constexpr int64_t kBlockWorthOfWork = 32;
+// Iterations of a light loop body (at most kUnrolledWork elements) a thread runs per step.
+constexpr int kUnroll = 4;
+constexpr int64_t kUnrolledWork = 64;
+
+
+bool is_plain_loop(const Stmt& s) {
+  return s.kind == StmtKind::Loop && s.loop.begin < 0 && s.loop.end < 0;
+}
+
+// Elements a statement touches: its extents times its children's.
+int64_t work(const Stmt& s) {
+  int64_t inner = 0;
+  for (const Stmt& child : s.body) inner += work(child);
+  int64_t extent = s.kind == StmtKind::Loop ? s.loop.extent : 1;
+  for (const sched::Loop& l : s.reduce_loops) extent *= l.extent;
+  return extent * std::max<int64_t>(inner, 1);
+}
+
+// Threads for a block that shares loops of about `parallel` iterations: a multiple of the warp.
+int block_threads(int64_t parallel) {
+  int threads = kWarp;
+  while (threads < kMostThreads && threads < parallel) threads *= 2;
+  return threads;
+}
+
+// The widest loop a cooperative body shares among its threads.
+int64_t shared_width(const std::vector<Stmt>& body) {
+  int64_t widest = 1;
+  for (const Stmt& s : body) {
+    int64_t extent = 1;
+    if (s.kind == StmtKind::Loop) extent = s.loop.extent == 1 ? shared_width(s.body) : s.loop.extent;
+    if (s.kind == StmtKind::Reduce)
+      for (const sched::Loop& l : s.reduce_loops) extent *= l.extent;
+    widest = std::max(widest, extent);
+  }
+  return widest;
+}
+
+bool expr_reads_locals(const Kernel& kernel, ExprId id, const std::set<int32_t>& locals) {
+  if (id < 0) return false;
+  const Expr& e = kernel.exprs[static_cast<size_t>(id)];
+  if (e.kind == ExprKind::Local && locals.count(e.variable)) return true;
+  for (ExprId operand : e.operands)
+    if (expr_reads_locals(kernel, operand, locals)) return true;
+  return false;
+}
+
+bool stmt_reads_locals(const Kernel& kernel, const Stmt& s, const std::set<int32_t>& locals) {
+  for (ExprId id : {s.guard, s.index, s.value, s.loop.begin, s.loop.end})
+    if (expr_reads_locals(kernel, id, locals)) return true;
+  for (const sched::Loop& l : s.reduce_loops)
+    if (expr_reads_locals(kernel, l.begin, locals) || expr_reads_locals(kernel, l.end, locals))
+      return true;
+  for (const sched::Accumulation& a : s.accumulations)
+    if (expr_reads_locals(kernel, a.value, locals) || expr_reads_locals(kernel, a.position, locals))
+      return true;
+  for (const Stmt& child : s.body)
+    if (stmt_reads_locals(kernel, child, locals)) return true;
+  return false;
+}
+
+int state_field_count(const sched::Accumulation& a) {
+  switch (ir::op_info(a.op).accumulator) {
+    case ir::Accumulator::Welford: return 3;
+    case ir::Accumulator::ArgIndex: return 2;
+    default: return 1;
+  }
+}
+
+// The Reduce statements at the top of `body` none of which reads another's result: their
+// count, the elements of the longest and the scalar fields of their states.
+size_t leading_reductions(const Kernel& kernel, const std::vector<Stmt>& body, int64_t& work,
+                          int& fields) {
+  std::set<int32_t> locals;
+  size_t count = 0;
+  work = 0, fields = 0;
+  for (; count < body.size(); ++count) {
+    const Stmt& s = body[count];
+    if (s.kind != StmtKind::Reduce || stmt_reads_locals(kernel, s, locals)) break;
+    int64_t elements = 1;
+    for (const sched::Loop& l : s.reduce_loops) elements *= l.extent;
+    work = std::max(work, elements);
+    for (const sched::Accumulation& a : s.accumulations) {
+      locals.insert(a.local);
+      fields += state_field_count(a);
+    }
+  }
+  return count;
+}
+
+// The whole-array reductions at the top of `body` that the grid can share, when they are long
+// enough to need more than one block.
+void plan_split(const Kernel& kernel, const std::vector<Stmt>& body, int64_t least_work,
+                LaunchPlan& plan) {
+  int64_t work = 0;
+  int fields = 0;
+  const size_t count = leading_reductions(kernel, body, work, fields);
+  if (count == 0 || work < least_work) return;
+  plan.kind = LaunchKind::SplitReduce;
+  plan.split_statements = count;
+  plan.split_work = work;
+  plan.state_fields = fields;
+  plan.threads = kMostThreads;
+}
+
+// Loads reachable from an expression.
+void collect_loads(const Kernel& kernel, ExprId id, std::set<ExprId>& seen,
+                   std::vector<ExprId>& loads) {
+  if (id < 0 || !seen.insert(id).second) return;
+  const Expr& e = kernel.exprs[static_cast<size_t>(id)];
+  if (e.kind == ExprKind::Load) loads.push_back(id);
+  for (ExprId operand : e.operands) collect_loads(kernel, operand, seen, loads);
+}
+
+void collect_statement_loads(const Kernel& kernel, const Stmt& s, std::set<ExprId>& seen,
+                             std::vector<ExprId>& loads) {
+  for (ExprId id : {s.guard, s.index, s.value}) collect_loads(kernel, id, seen, loads);
+  for (const sched::Accumulation& a : s.accumulations) {
+    collect_loads(kernel, a.value, seen, loads);
+    collect_loads(kernel, a.position, seen, loads);
+  }
+  for (const Stmt& child : s.body) collect_statement_loads(kernel, child, seen, loads);
+}
+
+// Below this many elements per thread, more blocks per group cost more in merging than they
+// add in parallelism.
+constexpr int64_t kLeastSplitElementsPerThread = 32;
+
+// The body of a block's iteration that blocks can share: leading reductions, then stores of
+// their results. Their count (0: another body), as leading_reductions.
+size_t shareable_reductions(const Kernel& kernel, const std::vector<Stmt>& body, int64_t& work,
+                            int& fields) {
+  const size_t leading = leading_reductions(kernel, body, work, fields);
+  for (size_t k = 0; k < leading; ++k)
+    if (body[k].lanes_loop.variable >= 0 || body[k].reduce_loops.empty()) return 0;
+  for (size_t k = leading; k < body.size(); ++k)
+    if (body[k].kind != StmtKind::Store || body[k].to_local_array) return 0;
+  return leading;
+}
+
+// With fewer groups (tiles, iterations) than half the grid, blocks share each group's
+// reductions (LaunchPlan::block_splits), when each thread still has enough elements.
+void plan_block_splits(int64_t work, int64_t threads_per_group, int64_t most_blocks,
+                       LaunchPlan& plan) {
+  const int64_t groups = split_groups(plan);
+  if (2 * groups >= most_blocks) return;
+  const int64_t wanted = (most_blocks + groups - 1) / groups;
+  const int64_t useful = work / (threads_per_group * kLeastSplitElementsPerThread);
+  plan.block_splits = std::max<int64_t>(1, std::min(wanted, useful));
+}
+
+// A BlockPerIteration candidate with a shareable body that reads memory in columns
+// (LaunchPlan::column_tiles): loads that step by one element with the innermost outer loop
+// outnumber those that do with the last reduction loop. Otherwise a long shareable body of
+// few iterations is split over blocks.
+void plan_shared_reductions(const Kernel& kernel, int64_t most_blocks, LaunchPlan& plan) {
+  const std::vector<Stmt>& body = plan.chain.back()->body;
+  const sched::Loop& innermost = plan.chain.back()->loop;
+  int64_t work = 0;
+  int fields = 0;
+  const size_t leading = shareable_reductions(kernel, body, work, fields);
+  if (leading == 0) return;
+  plan.split_statements = leading;
+  plan.state_fields = fields;
+  Kernel copy = kernel;  // the index analysis lives in a KernelBuilder
+  sched::KernelBuilder builder(copy);
+  int columns = 0, rows = 0;
+  for (size_t k = 0; k < leading; ++k) {
+    std::set<ExprId> seen;
+    std::vector<ExprId> loads;
+    collect_statement_loads(kernel, body[k], seen, loads);
+    const int32_t last = body[k].reduce_loops.back().variable;
+    for (ExprId id : loads) {
+      ExprId offset = kernel.exprs[static_cast<size_t>(id)].operands[0];
+      if (builder.coefficient(offset, last) == 1)
+        ++rows;
+      else if (builder.coefficient(offset, innermost.variable) == 1)
+        ++columns;
+    }
+  }
+  if (columns > rows && innermost.extent >= kWarp / 2) {
+    plan.kind = LaunchKind::ColumnTiles;
+    plan.threads = kMostThreads;
+    plan.column_tiles = (plan.iterations + kWarp - 1) / kWarp;
+    plan_block_splits(work, kMostThreads / kWarp, most_blocks, plan);
+    return;
+  }
+  plan_block_splits(work, plan.threads, most_blocks, plan);
+}
+
+
+// A ThreadPerIteration plan whose body only stores: the loads and stores that step by one
+// element with the innermost loop, from a multiple of the vector width, become 16-byte
+// accesses (LaunchPlan::vector_lanes). Four-byte scalar accesses leave the H100's memory
+// system under-used (kmeans and sin+cos reached 56-63% of its copy bandwidth).
+void plan_vectors(const Program& program, const Kernel& kernel, LaunchPlan& plan) {
+  const std::vector<Stmt>& body = plan.chain.back()->body;
+  const sched::Loop& innermost = plan.chain.back()->loop;
+  if (body.empty() || !std::all_of(body.begin(), body.end(), [](const Stmt& s) {
+        return s.kind == StmtKind::Store && !s.accumulate && !s.to_local_array;
+      }))
+    return;
+  Kernel copy = kernel;  // the index analysis lives in a KernelBuilder
+  sched::KernelBuilder builder(copy);
+  auto element_size = [&](int32_t buffer) {
+    return int64_t(dtype_size(program.buffers[static_cast<size_t>(buffer)].dtype));
+  };
+  // Accesses of `bytes`-wide elements that qualify at that width.
+  auto vectorizable = [&](int32_t buffer, ExprId offset, int64_t bytes) {
+    const int64_t lanes = 16 / bytes;
+    return element_size(buffer) == bytes &&
+           !vector_type(program.buffers[static_cast<size_t>(buffer)].dtype).empty() &&
+           innermost.extent % lanes == 0 &&
+           builder.aligned_unit_stride(offset, innermost.variable, lanes);
+  };
+  std::vector<ExprId> loads;
+  std::set<ExprId> seen;
+  std::vector<ExprId> stack;
+  for (const Stmt& s : body) stack.push_back(s.value);
+  while (!stack.empty()) {
+    ExprId id = stack.back();
+    stack.pop_back();
+    if (!seen.insert(id).second) continue;
+    const Expr& e = kernel.exprs[static_cast<size_t>(id)];
+    if (e.kind == ExprKind::Load) loads.push_back(id);
+    if (e.kind == ExprKind::Local) return;  // a reduction's result: not a plain body
+    stack.insert(stack.end(), e.operands.begin(), e.operands.end());
+  }
+  for (int64_t bytes : {4, 8}) {  // the narrower width first: more lanes per thread
+    LaunchPlan vector = plan;
+    for (ExprId id : loads) {
+      const Expr& e = kernel.exprs[static_cast<size_t>(id)];
+      if (vectorizable(e.buffer, e.operands[0], bytes)) vector.vector_loads.push_back(id);
+    }
+    for (const Stmt& s : body)
+      if (vectorizable(s.buffer, s.index, bytes)) vector.vector_stores.push_back(&s);
+    if (vector.vector_loads.empty() && vector.vector_stores.empty()) continue;
+    std::set<int32_t> buffers;
+    for (ExprId id : vector.vector_loads) buffers.insert(kernel.exprs[static_cast<size_t>(id)].buffer);
+    for (const Stmt* s : vector.vector_stores) buffers.insert(s->buffer);
+    vector.vector_buffers.assign(buffers.begin(), buffers.end());
+    vector.vector_lanes = static_cast<int>(16 / bytes);
+    plan = std::move(vector);
+    return;
+  }
+}
+
+}  // namespace
+
+std::string vector_type(DType dtype) {
+  switch (dtype) {
+    case DType::Float32: return "float4";
+    case DType::Int32: return "int4";
+    case DType::UInt32: return "uint4";
+    case DType::Float64: return "double2";
+    case DType::Int64: return "longlong2";
+    case DType::UInt64: return "ulonglong2";
+    default: return "";
+  }
+}
+
+std::vector<LaunchPlan> plan_launches(const Program& program, const Kernel& kernel,
+                                      const target::Target& target) {
+  std::vector<LaunchPlan> plans;
+  size_t ordered =
+      kernel.ordered_from < 0 ? kernel.body.size() : static_cast<size_t>(kernel.ordered_from);
+  while (ordered < kernel.body.size() && is_plain_loop(kernel.body[ordered]) &&
+         sched::adds_in_any_order(kernel.body[ordered], program.buffers))
+    ++ordered;
+  const bool all_loops = std::all_of(kernel.body.begin(), kernel.body.begin() + ordered,
+                                     [](const Stmt& s) { return s.kind == StmtKind::Loop; });
+  if (!all_loops) {
+    // Top-level reductions feed the statements after them through locals: one block for all.
+    LaunchPlan plan;
+    plan.kind = LaunchKind::OneBlock;
+    plan.last = ordered;
+    const std::vector<Stmt> statements(kernel.body.begin(), kernel.body.begin() + ordered);
+    plan.threads = block_threads(shared_width(statements));
+    plan_split(kernel, statements, target.split_reduction_work, plan);
+    plans.push_back(plan);
+  } else {
+    for (size_t k = 0; k < ordered; ++k) {
+      LaunchPlan plan;
+      plan.first = k, plan.last = k + 1;
+      const Stmt* s = &kernel.body[k];
+      if (!is_plain_loop(*s)) {
+        plan.kind = LaunchKind::OneBlock;
+        plan.threads = block_threads(shared_width({*s}));
+        plans.push_back(plan);
+        continue;
+      }
+      // The perfectly nested plain loops at the top.
+      while (true) {
+        plan.chain.push_back(s);
+        plan.iterations *= s->loop.extent;
+        if (s->body.size() != 1 || !is_plain_loop(s->body[0])) break;
+        s = &s->body[0];
+      }
+      const std::vector<Stmt>& inner = plan.chain.back()->body;
+      int64_t inner_work = 0;
+      for (const Stmt& child : inner) inner_work += work(child);
+      bool reduces = std::any_of(inner.begin(), inner.end(), [](const Stmt& c) {
+        return c.kind == StmtKind::Reduce || c.kind == StmtKind::Scan;
+      });
+      if ((reduces || inner.size() > 1) && inner_work >= kBlockWorthOfWork) {
+        plan.kind = LaunchKind::BlockPerIteration;
+        plan.threads = block_threads(shared_width(inner));
+        plan_shared_reductions(kernel, kBlocksPerMultiprocessor * std::max(1, target.multiprocessors),
+                               plan);
+      } else {
+        plan.kind = LaunchKind::ThreadPerIteration;
+        plan.threads = block_threads(plan.iterations);
+        plan.unroll = inner_work <= kUnrolledWork ? kUnroll : 1;
+        plan_vectors(program, kernel, plan);
+      }
+      plans.push_back(plan);
+    }
+  }
+  if (ordered < kernel.body.size()) {
+    LaunchPlan plan;
+    plan.kind = LaunchKind::OneThread;
+    plan.first = ordered, plan.last = kernel.body.size();
+    plans.push_back(plan);
+  }
+  return plans;
+}
+
+}  // namespace kiln::codegen::cuda_detail
