@@ -71,8 +71,12 @@ def remember(key, compiled, options):
     header = {"format": _FORMAT, "plan": plan, "single": compiled.single, "strides": strides,
               "checks": checks, "tensor_positions": compiled.tensor_positions,
               "device": str(compiled.device)}
-    _kiln.cache_store_record(options, key, json.dumps(header).encode() + b"\n" + graph)
     compiled.record = None  # kept only until recorded
+    try:
+        _kiln.cache_store_record(options, key, json.dumps(header).encode() + b"\n" + graph)
+    except (OSError, RuntimeError) as error:  # a full disk: the next start is a cold one
+        if _kiln.log_enabled("cache"):
+            _kiln.log("cache", f"torch graph {compiled.name}: no warm-start record ({error})")
 
 
 def _plan_from_record(plan):
