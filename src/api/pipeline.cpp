@@ -199,6 +199,12 @@ std::string CompiledGraph::source_text() const {
   return text.str();
 }
 
+std::set<std::string> cpu_disabled_passes() {
+  std::set<std::string> names = disabled_passes();
+  names.insert("channels_last_filters");
+  return names;
+}
+
 std::vector<std::string> switchable_pass_names() {
   std::vector<std::string> names = passes::graph_pass_names();
   for (const sched::LoopPass& pass : sched::loop_passes(target::Target{}))
@@ -313,10 +319,7 @@ std::unique_ptr<CompiledGraph> compile_graph_cuda(const ir::Graph& traced,
   const cuda::DeviceInfo& device = cuda::device();  // no GPU: Error(Unsupported) saying why
   const target::Target target = target::cuda_device(device.architecture, device.multiprocessors,
                                                     device.shared_memory_per_block);
-  std::set<std::string> disabled = disabled_passes();
-  // cuDNN's legacy API finds no algorithm for some channels-last gradients whose weights are
-  // channels-first (resnet18's, on an H100): they stay channels-first on the GPU.
-  disabled.insert("channels_last_gradients");
+  const std::set<std::string> disabled = disabled_passes();
   auto result = std::make_unique<CompiledGraph>();
   PreparedGraph prepared = prepare_graph(traced, input_strides, disabled);
   result->graph = prepared.graph;
@@ -384,7 +387,7 @@ std::unique_ptr<CompiledGraph> compile_graph(const ir::Graph& traced,
   api::check_options(options);
   if (options.device == "cuda")
     return compile_graph_cuda(traced, input_strides, options, stats, std::move(checks));
-  const std::set<std::string> disabled = disabled_passes();
+  const std::set<std::string> disabled = cpu_disabled_passes();
   const target::Target target = target::host_cpu(options.num_threads);
   auto result = std::make_unique<CompiledGraph>();
 

@@ -82,5 +82,8 @@ std::vector<std::string> switchable_pass_names();
 // KILN_DISABLE_PASSES as a set ("all": every switchable pass); an unknown name is an
 // Error(Value) listing the valid ones. Read on every compile, so scripts can change it.
 std::set<std::string> disabled_passes();
+// The same for the CPU target, which also leaves out the passes made for cuDNN
+// (channels_last_filters: oneDNN reorders any filter into its own blocked layout).
+std::set<std::string> cpu_disabled_passes();
 
 }  // namespace kiln::detail

@@ -48,7 +48,7 @@ SizeGenericGraph::SizeGenericGraph(ir::Graph graph, std::vector<std::vector<int6
       options_(std::move(options)), checks_(std::move(checks)) {}
 
 SizeGenericGraph::Emitted SizeGenericGraph::emit(const std::vector<int64_t>& sizes) const {
-  const std::set<std::string> disabled = disabled_passes();
+  const std::set<std::string> disabled = cpu_disabled_passes();
   const target::Target target = target::host_cpu(options_.num_threads);
   Emitted emitted;
   emitted.prepared = prepare_graph(ir::specialize(graph_, sizes), input_strides_, disabled);
@@ -95,7 +95,7 @@ void SizeGenericGraph::load_generic_library(codegen::SizeGenericSource& generic,
                              codegen::parallel_unit_bytes(generic.pieces, target.threads));
   check_source_size(file, hint.prepared.graph);
   const std::string key = compile_key("size-generic\n" + file.text, {}, options_, target,
-                                      disabled_passes());
+                                      cpu_disabled_passes());
   runtime::DiskCache cache = runtime::DiskCache::open(options_.cache_dir, options_.disk_cache);
   runtime::CachedObject object = cache.get_or_build(
       key, [&] { return file.text; },

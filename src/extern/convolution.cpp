@@ -337,7 +337,8 @@ ConvolutionParameters convolution_parameters(const std::vector<int64_t>& packed,
   parameters.padding = part(1);
   parameters.dilation = part(2);
   parameters.groups = packed[3 * spatial_rank];
-  parameters.channels_last = packed.back() != 0;
+  parameters.channels_last = packed.back() != 0;  // scheduler.cpp's layout value
+  parameters.filters_last = packed.back() == 2;
   return parameters;
 }
 

@@ -20,6 +20,7 @@ struct ConvolutionParameters {
   std::vector<int64_t> strides, padding, dilation;
   int64_t groups = 1;
   bool channels_last = false;  // operands as the op has them; convolution() is channels-first
+  bool filters_last = false;   // the weight (or its gradient) (O, *kernel, C / groups) too
 };
 ConvolutionParameters convolution_parameters(const std::vector<int64_t>& packed,
                                              size_t spatial_rank);

@@ -1,6 +1,7 @@
 #include "extern/extern_calls.h"
 
 #include <array>
+#include <cstring>
 #include <optional>
 #include <string>
 #include <utility>
@@ -26,6 +27,39 @@ StridedOperand extern_operand(const sched::ExternCall& call, const std::vector<s
 
 namespace {
 
+void permute_operand(StridedOperand& operand, const std::vector<int64_t>& order) {
+  operand.shape = ir::permuted(operand.shape, order);
+  operand.strides = ir::permuted(operand.strides, order);
+}
+
+int64_t element_count(const std::vector<int64_t>& shape) {
+  int64_t count = 1;
+  for (int64_t extent : shape) count *= extent;
+  return count;
+}
+
+// Writes row-major `source` (of `shape`) permuted by `order` (out[d] = in[order[d]]), row-major,
+// to `out`: a filter's gradient, a few hundred kilobytes, once per call.
+void copy_permuted(const char* source, const std::vector<int64_t>& shape,
+                   const std::vector<int64_t>& order, int element, char* out) {
+  const size_t rank = shape.size();
+  std::vector<int64_t> source_strides(rank, 1);
+  for (size_t d = rank; d-- > 1;) source_strides[d - 1] = source_strides[d] * shape[d];
+  const std::vector<int64_t> out_shape = ir::permuted(shape, order);
+  const std::vector<int64_t> strides = ir::permuted(source_strides, order);
+  std::vector<int64_t> index(rank, 0);
+  const int64_t count = element_count(shape);
+  for (int64_t n = 0; n < count; ++n) {
+    int64_t offset = 0;
+    for (size_t d = 0; d < rank; ++d) offset += index[d] * strides[d];
+    std::memcpy(out + n * element, source + offset * element, static_cast<size_t>(element));
+    for (size_t d = rank; d-- > 0;) {  // the next index of the output, row-major
+      if (++index[d] < out_shape[d]) break;
+      index[d] = 0;
+    }
+  }
+}
+
 void run_matmul(const sched::ExternCall& call, const std::vector<sched::Buffer>& buffers,
                 char* const* table) {
   matmul(extern_operand(call, buffers, table, 0), extern_operand(call, buffers, table, 1), table[call.output],
@@ -50,10 +84,11 @@ void run_convolution(const sched::ExternCall& call, const std::vector<sched::Buf
   }
   // Channels-last operands seen as the channels-first ones they are permutations of.
   const std::vector<int64_t> order = ir::channels_first_order(input.shape.size());
-  input.shape = ir::permuted(input.shape, order);
-  input.strides = ir::permuted(input.strides, order);
-  convolution(input, extern_operand(call, buffers, table, 1), bias, parameters, table[call.output],
-              ir::permuted(out.shape, order), ir::permuted(out.strides, order));
+  StridedOperand weight = extern_operand(call, buffers, table, 1);
+  permute_operand(input, order);
+  if (parameters.filters_last) permute_operand(weight, order);
+  convolution(input, weight, bias, parameters, table[call.output], ir::permuted(out.shape, order),
+              ir::permuted(out.strides, order));
 }
 
 // convolution_backward_input (grad_output, weight) and convolution_backward_weight
@@ -69,19 +104,23 @@ void run_convolution_backward(const sched::ExternCall& call,
       convolution_parameters(call.parameters, grad_output.shape.size() - 2);
   std::vector<int64_t> shape = buffers[static_cast<size_t>(call.output)].shape;
   const bool for_input = call.op == ir::Op::convolution_backward_input;
+  const std::vector<int64_t> order = ir::channels_first_order(grad_output.shape.size());
   if (parameters.channels_last) {  // the activations seen as the channels-first ones they permute
-    const std::vector<int64_t> order = ir::channels_first_order(grad_output.shape.size());
-    for (StridedOperand* operand : {&grad_output, &other}) {
-      if (operand == &other && for_input) continue;  // the weight keeps its layout
-      operand->shape = ir::permuted(operand->shape, order);
-      operand->strides = ir::permuted(operand->strides, order);
-    }
+    permute_operand(grad_output, order);
+    if (!for_input || parameters.filters_last) permute_operand(other, order);  // input or filter
     if (for_input) shape = ir::permuted(shape, order);  // written channels-last (parameters)
   }
-  if (for_input)
+  if (for_input) {
     convolution_backward_input(grad_output, other, parameters, table[call.output], shape);
-  else
+  } else if (!parameters.filters_last) {
     convolution_backward_weight(grad_output, other, parameters, table[call.output], shape);
+  } else {  // (O, *kernel, C): computed channels-first, then stored in the filter's order
+    const std::vector<int64_t> first = ir::permuted(shape, order);
+    std::vector<char> staged(static_cast<size_t>(element_count(first) * dtype_size(grad_output.dtype)));
+    convolution_backward_weight(grad_output, other, parameters, staged.data(), first);
+    copy_permuted(staged.data(), first, ir::channels_last_order(first.size()),
+                  dtype_size(grad_output.dtype), table[call.output]);
+  }
 }
 
 using ExternFunction = void (*)(const sched::ExternCall&, const std::vector<sched::Buffer>&,

@@ -59,25 +59,29 @@ class Builder {
   ValueId matmul(ValueId a, ValueId b);
   // torch's aten.convolution, forward (ir/convolution_shape.h): input (N, C, *spatial), weight
   // (O, C / groups, *kernel), optional bias (O,); float32 or float64, one dtype for all.
-  // channels_last: input and result are (N, *spatial, C) instead (Attrs::channels_last).
+  // channels_last: input and result are (N, *spatial, C) instead (Attrs::channels_last);
+  // filters_last (with channels_last): the weight is (O, *kernel, C / groups).
   ValueId convolution(ValueId input, ValueId weight, std::optional<ValueId> bias,
                       std::vector<int64_t> strides, std::vector<int64_t> padding,
-                      std::vector<int64_t> dilation, int64_t groups, bool channels_last = false);
+                      std::vector<int64_t> dilation, int64_t groups, bool channels_last = false,
+                      bool filters_last = false);
   // The gradients of that convolution (builder_convolution_backward.cpp) with respect to its
   // input (of `input_shape`) and to its weight (of `weight_shape`), given grad_output, the
   // gradient of its result; the forward's attributes. The bias gradient is a sum of
   // grad_output: no op of its own. channels_last: grad_output, the input and the input's
   // gradient are (N, *spatial, C) (`input_shape` stays channels-first); the weight is not.
+  // filters_last (with channels_last): the weight, and the weight's gradient, are
+  // (O, *kernel, C / groups) (`weight_shape` stays channels-first).
   ValueId convolution_backward_input(ValueId grad_output, ValueId weight,
                                      const std::vector<int64_t>& input_shape,
                                      std::vector<int64_t> strides, std::vector<int64_t> padding,
                                      std::vector<int64_t> dilation, int64_t groups,
-                                     bool channels_last = false);
+                                     bool channels_last = false, bool filters_last = false);
   ValueId convolution_backward_weight(ValueId grad_output, ValueId input,
                                       const std::vector<int64_t>& weight_shape,
                                       std::vector<int64_t> strides, std::vector<int64_t> padding,
                                       std::vector<int64_t> dilation, int64_t groups,
-                                      bool channels_last = false);
+                                      bool channels_last = false, bool filters_last = false);
 
   // A loop node (ir/loop.h: start and stop are int64 0-d values) and its carried results.
   ValueId loop(ValueId start, ValueId stop, int64_t step, const std::vector<ValueId>& init,

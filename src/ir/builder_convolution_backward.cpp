@@ -31,20 +31,27 @@ DType checked_dtype(const Checker& checker, const ValueType& grad_output, const 
   return grad_output.dtype;
 }
 
-Attrs convolution_attrs(const ConvolutionGeometry& geometry, bool channels_last) {
+Attrs convolution_attrs(const ConvolutionGeometry& geometry, bool channels_last,
+                        bool filters_last) {
   Attrs attrs;
   attrs.strides = geometry.strides;
   attrs.padding = geometry.padding;
   attrs.dilation = geometry.dilation;
   attrs.groups = geometry.groups;
   attrs.channels_last = channels_last;
+  attrs.filters_last = filters_last;
   return attrs;
 }
 
-// An activation's shape as the channels-first geometry reads it.
+// An activation's (or a filter's) shape as the channels-first geometry reads it.
 std::vector<int64_t> channels_first(const Shape& shape, bool channels_last) {
   std::vector<int64_t> ints = to_ints(shape);
   return channels_last ? permuted(ints, channels_first_order(ints.size())) : ints;
+}
+
+void expect_layouts(Checker& checker, bool channels_last, bool filters_last) {
+  if (filters_last && !channels_last)
+    checker.fail(ErrorKind::Value, "channels-last filters need channels-last activations");
 }
 
 }  // namespace
@@ -54,8 +61,9 @@ ValueId Builder::convolution_backward_input(ValueId grad_output, ValueId weight,
                                             std::vector<int64_t> strides,
                                             std::vector<int64_t> padding,
                                             std::vector<int64_t> dilation, int64_t groups,
-                                            bool channels_last) {
+                                            bool channels_last, bool filters_last) {
   Checker checker(Op::convolution_backward_input, graph_, location_);
+  expect_layouts(checker, channels_last, filters_last);
   ValueType gradient = checker.operand(grad_output);
   ValueType weights = checker.operand(weight);
   DType dtype = checked_dtype(checker, gradient, weights, "weight");
@@ -63,13 +71,14 @@ ValueId Builder::convolution_backward_input(ValueId grad_output, ValueId weight,
   checker.expect_static(weights.shape);
   ConvolutionGeometry geometry;
   std::string problem = convolution_backward_geometry(
-      channels_first(gradient.shape, channels_last), input_shape, to_ints(weights.shape), strides,
+      channels_first(gradient.shape, channels_last), input_shape,
+      channels_first(weights.shape, filters_last), strides,
       padding, dilation, groups, geometry);
   if (!problem.empty()) checker.fail(ErrorKind::Value, problem);
   const std::vector<int64_t> shape =
       channels_last ? permuted(input_shape, channels_last_order(input_shape.size())) : input_shape;
   return add(Op::convolution_backward_input, dtype, from_ints(shape), {grad_output, weight},
-             convolution_attrs(geometry, channels_last));
+             convolution_attrs(geometry, channels_last, filters_last));
 }
 
 ValueId Builder::convolution_backward_weight(ValueId grad_output, ValueId input,
@@ -77,8 +86,9 @@ ValueId Builder::convolution_backward_weight(ValueId grad_output, ValueId input,
                                              std::vector<int64_t> strides,
                                              std::vector<int64_t> padding,
                                              std::vector<int64_t> dilation, int64_t groups,
-                                             bool channels_last) {
+                                             bool channels_last, bool filters_last) {
   Checker checker(Op::convolution_backward_weight, graph_, location_);
+  expect_layouts(checker, channels_last, filters_last);
   ValueType gradient = checker.operand(grad_output);
   ValueType inputs = checker.operand(input);
   DType dtype = checked_dtype(checker, gradient, inputs, "input");
@@ -89,8 +99,10 @@ ValueId Builder::convolution_backward_weight(ValueId grad_output, ValueId input,
       channels_first(gradient.shape, channels_last), channels_first(inputs.shape, channels_last),
       weight_shape, strides, padding, dilation, groups, geometry);
   if (!problem.empty()) checker.fail(ErrorKind::Value, problem);
-  return add(Op::convolution_backward_weight, dtype, from_ints(weight_shape), {grad_output, input},
-             convolution_attrs(geometry, channels_last));
+  const std::vector<int64_t> shape =
+      filters_last ? permuted(weight_shape, channels_last_order(weight_shape.size())) : weight_shape;
+  return add(Op::convolution_backward_weight, dtype, from_ints(shape), {grad_output, input},
+             convolution_attrs(geometry, channels_last, filters_last));
 }
 
 }  // namespace kiln::ir

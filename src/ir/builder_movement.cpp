@@ -393,8 +393,10 @@ ValueId Builder::matmul(ValueId a, ValueId b) {
 ValueId Builder::convolution(ValueId input, ValueId weight, std::optional<ValueId> bias,
                              std::vector<int64_t> strides, std::vector<int64_t> padding,
                              std::vector<int64_t> dilation, int64_t groups,
-                             bool channels_last) {
+                             bool channels_last, bool filters_last) {
   Checker checker(Op::convolution, graph_, location_);
+  if (filters_last && !channels_last)
+    checker.fail(ErrorKind::Value, "channels-last filters need channels-last activations");
   std::vector<ValueType> operands{checker.operand(input), checker.operand(weight)};
   if (bias) operands.push_back(checker.operand(*bias));
   static const char* const kNames[] = {"input", "weight", "bias"};
@@ -423,7 +425,9 @@ ValueId Builder::convolution(ValueId input, ValueId weight, std::optional<ValueI
   if (bias) bias_shape = to_ints(operands[2].shape);
   std::vector<int64_t> input_shape = to_ints(batchless);
   if (channels_last) input_shape = permuted(input_shape, channels_first_order(input_shape.size()));
-  std::string problem = convolution_geometry(input_shape, to_ints(operands[1].shape), bias_shape,
+  std::vector<int64_t> weight_shape = to_ints(operands[1].shape);
+  if (filters_last) weight_shape = permuted(weight_shape, channels_first_order(weight_shape.size()));
+  std::string problem = convolution_geometry(input_shape, weight_shape, bias_shape,
                                              strides, padding, dilation, groups, geometry);
   if (!problem.empty()) checker.fail(ErrorKind::Value, problem);
   Attrs attrs;
@@ -432,6 +436,7 @@ ValueId Builder::convolution(ValueId input, ValueId weight, std::optional<ValueI
   attrs.dilation = geometry.dilation;
   attrs.groups = groups;
   attrs.channels_last = channels_last;
+  attrs.filters_last = filters_last;
   std::vector<int64_t> output_shape = geometry.output_shape();
   if (channels_last) output_shape = permuted(output_shape, channels_last_order(output_shape.size()));
   std::vector<ValueId> inputs{input, weight};

@@ -69,6 +69,9 @@ struct Attrs {
   // convolution: input and result are channels-last, (N, *spatial, C), the layout oneDNN
   // computes in (passes/channels_last.cpp); the weight stays (O, C / groups, *kernel).
   bool channels_last = false;
+  // convolution (with channels_last): the weight, and the result of convolution_backward_weight,
+  // are (O, *kernel, C / groups) too, cuDNN's native filter layout (passes/channels_last.cpp).
+  bool filters_last = false;
   std::shared_ptr<const std::vector<uint8_t>> data;  // constant_array, row-major bytes
   std::shared_ptr<const Graph> body;       // loop: the body region (ir/loop.h); cond: then
   std::shared_ptr<const Graph> else_body;  // cond: the region run when the predicate is false

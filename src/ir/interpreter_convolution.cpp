@@ -32,10 +32,12 @@ Array permuted_view(const Array& array, const std::vector<int64_t>& order) {
 Array evaluate_convolution(const Node& node, const std::vector<Array>& operands) {
   if (node.attrs.channels_last) {  // the channels-first definition on permuted views
     Node first = node;
-    first.attrs.channels_last = false;
+    first.attrs.channels_last = first.attrs.filters_last = false;
     first.shape = from_ints(permuted(to_ints(node.shape), channels_first_order(node.shape.size())));
     std::vector<Array> channels_first = operands;
     channels_first[0] = permuted_view(operands[0], channels_first_order(node.shape.size()));
+    if (node.attrs.filters_last)
+      channels_first[1] = permuted_view(operands[1], channels_first_order(node.shape.size()));
     Array result = evaluate_convolution(first, channels_first);
     return permuted_view(result, channels_last_order(node.shape.size())).contiguous();
   }

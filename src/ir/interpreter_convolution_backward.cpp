@@ -84,12 +84,14 @@ Array evaluate_convolution_backward(const Node& node, const std::vector<Array>& 
   const bool for_input = node.op == Op::convolution_backward_input;
   if (node.attrs.channels_last) {  // the channels-first definition on permuted views
     Node first = node;
-    first.attrs.channels_last = false;
+    first.attrs.channels_last = first.attrs.filters_last = false;
     const std::vector<int64_t> order = channels_first_order(operands[0].shape().size());
     std::vector<Array> channels_first = operands;
     channels_first[0] = permuted_view(operands[0], order);
-    if (!for_input) channels_first[1] = permuted_view(operands[1], order);
-    if (!for_input) return evaluate_convolution_backward(first, channels_first);
+    if (!for_input || node.attrs.filters_last)  // the input, or a channels-last filter
+      channels_first[1] = permuted_view(operands[1], order);
+    const bool permuted_result = for_input || node.attrs.filters_last;
+    if (!permuted_result) return evaluate_convolution_backward(first, channels_first);
     first.shape = from_ints(permuted(to_ints(node.shape), order));
     Array result = evaluate_convolution_backward(first, channels_first);
     return permuted_view(result, channels_last_order(order.size())).contiguous();

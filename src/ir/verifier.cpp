@@ -348,8 +348,13 @@ class NodeVerifier {
       input_shape = permuted(input_shape, channels_first_order(input_shape.size()));
       shape = permuted(shape, channels_first_order(shape.size()));
     }
+    expect(!attrs.filters_last || attrs.channels_last,
+           "channels-last filters need channels-last activations");
+    std::vector<int64_t> weight_shape = to_ints(input(1).shape);
+    if (attrs.filters_last)
+      weight_shape = permuted(weight_shape, channels_first_order(weight_shape.size()));
     std::string problem =
-        convolution_geometry(input_shape, to_ints(input(1).shape), bias_shape, attrs.strides,
+        convolution_geometry(input_shape, weight_shape, bias_shape, attrs.strides,
                              attrs.padding, attrs.dilation, attrs.groups, geometry);
     expect(problem.empty(), "convolution: " + problem);
     // The builder stores one entry per spatial dimension: later stages index them directly.
@@ -376,8 +381,14 @@ class NodeVerifier {
       std::vector<int64_t> ints = to_ints(shape);
       return attrs.channels_last ? permuted(ints, channels_first_order(ints.size())) : ints;
     };
-    std::vector<int64_t> own = for_input ? activation(node_.shape) : to_ints(node_.shape);
-    std::vector<int64_t> other = for_input ? to_ints(input(1).shape) : activation(input(1).shape);
+    expect(!attrs.filters_last || attrs.channels_last,
+           "channels-last filters need channels-last activations");
+    auto filter = [&](const Shape& shape) {
+      std::vector<int64_t> ints = to_ints(shape);
+      return attrs.filters_last ? permuted(ints, channels_first_order(ints.size())) : ints;
+    };
+    std::vector<int64_t> own = for_input ? activation(node_.shape) : filter(node_.shape);
+    std::vector<int64_t> other = for_input ? filter(input(1).shape) : activation(input(1).shape);
     ConvolutionGeometry geometry;
     std::string problem = convolution_backward_geometry(
         activation(input(0).shape), for_input ? own : other, for_input ? other : own,

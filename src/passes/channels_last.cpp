@@ -9,6 +9,7 @@
 // where something needs that layout (a graph output, a reshape, an op the layout cannot pass);
 // the scheduler reads such a permute in place when it can.
 #include <algorithm>
+#include <optional>
 
 #include "ir/builder.h"
 #include "ir/convolution_shape.h"
@@ -170,7 +171,78 @@ class ChannelsLast {
   std::vector<ValueId> last_;   // by old node: its new node channels-last, or -1
 };
 
+bool is_convolution(ir::Op op) {
+  return op == Op::convolution || op == Op::convolution_backward_input ||
+         op == Op::convolution_backward_weight;
+}
+
 }  // namespace
+
+// cuDNN's convolution kernels on the GPU compute with (O, *kernel, C) filters; given
+// (O, C, *kernel) ones they reorder the filter on every call, once for the forward and again for
+// the input's gradient, and reorder the weight's gradient back. Where the graph computes the
+// weight (a folded or scaled one), the filter is permuted in the kernel that computes it, once
+// for the forward and the input gradient (sched/scheduler.cpp materializes it packed); where
+// the graph computes with the weight's gradient, that work reads it channels-last. A weight
+// given to the graph, or a gradient it returns as it is, is left to cuDNN's own reorder: a
+// kernel of kiln's own would be one more transpose, and cuDNN's are the faster ones.
+ir::Graph channels_last_filters(const ir::Graph& graph) {
+  std::vector<bool> returned(static_cast<size_t>(graph.size()), false);
+  for (ValueId output : graph.outputs()) returned[static_cast<size_t>(output)] = true;
+  auto given = [&](ValueId id) {  // a graph input, or a view of one
+    for (Op op = graph.node(id).op; op == Op::permute || op == Op::reshape || op == Op::slice ||
+                                    op == Op::broadcast;
+         op = graph.node(id).op)
+      id = graph.node(id).inputs[0];
+    return graph.node(id).op == Op::parameter;
+  };
+  ir::Graph result;
+  ir::Builder b(result);
+  std::vector<ValueId> mapped(static_cast<size_t>(graph.size()), -1);
+  std::vector<ValueId> filters(static_cast<size_t>(graph.size()), -1);  // by old weight
+  auto filter = [&](ValueId weight) {
+    ValueId& memo = filters[static_cast<size_t>(weight)];
+    if (memo < 0) {
+      const ValueId given = mapped[static_cast<size_t>(weight)];
+      memo = b.permute(given, ir::channels_last_order(result.node(given).shape.size()));
+    }
+    return memo;
+  };
+  for (ValueId id = 0; id < graph.size(); ++id) {
+    const Node& node = graph.node(id);
+    b.set_location(node.location);
+    std::vector<ValueId> inputs;
+    for (ValueId input : node.inputs) inputs.push_back(mapped[static_cast<size_t>(input)]);
+    const ir::Attrs& a = node.attrs;
+    ValueId& out = mapped[static_cast<size_t>(id)];
+    const bool rewrite = is_convolution(node.op) && a.channels_last && !a.filters_last &&
+                         (node.op == Op::convolution_backward_weight
+                              ? !returned[static_cast<size_t>(id)]
+                              : !given(node.inputs[1]));
+    if (!rewrite) {
+      out = b.copy_node(node, std::move(inputs));
+    } else if (node.op == Op::convolution) {
+      std::optional<ValueId> bias;
+      if (inputs.size() > 2) bias = inputs[2];
+      out = b.convolution(inputs[0], filter(node.inputs[1]), bias, a.strides, a.padding,
+                          a.dilation, a.groups, true, /*filters_last=*/true);
+    } else if (node.op == Op::convolution_backward_input) {
+      const std::vector<int64_t> shape = ir::permuted(
+          ir::to_ints(node.shape), ir::channels_first_order(node.shape.size()));
+      out = b.convolution_backward_input(inputs[0], filter(node.inputs[1]), shape, a.strides,
+                                         a.padding, a.dilation, a.groups, true, true);
+    } else {
+      ValueId gradient = b.convolution_backward_weight(
+          inputs[0], inputs[1], ir::to_ints(node.shape), a.strides, a.padding, a.dilation,
+          a.groups, true, true);
+      out = b.permute(gradient, ir::channels_first_order(node.shape.size()));
+    }
+  }
+  std::vector<ValueId> outputs;
+  for (ValueId output : graph.outputs()) outputs.push_back(mapped[static_cast<size_t>(output)]);
+  result.set_outputs(std::move(outputs));
+  return result;
+}
 
 ir::Graph channels_last(const ir::Graph& graph) { return ChannelsLast(graph, false).run(); }
 

@@ -33,7 +33,11 @@ ir::Graph inline_matmuls(const ir::Graph& graph, const std::set<ir::ValueId>& ch
 // activations pass from one convolution to the next without reorders.
 ir::Graph channels_last(const ir::Graph& graph);
 // The same, with a training graph's convolution gradients channels-last too (grad_output, the
-// saved input and the input gradient); not on CUDA (api/pipeline.cpp says why).
+// saved input and the input gradient).
 ir::Graph channels_last_gradients(const ir::Graph& graph);
+// cuDNN's filters channels-last (Attrs::filters_last): each channels-last convolution and
+// gradient takes its weight, and gives the weight's gradient, as (O, *kernel, C); on CUDA only
+// (oneDNN reorders any filter into its own blocked layout).
+ir::Graph channels_last_filters(const ir::Graph& graph);
 
 }  // namespace kiln::passes

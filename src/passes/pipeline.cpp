@@ -28,6 +28,7 @@ const std::vector<NamedPass>& pipeline() {
       {"canonicalize_matmul", canonicalize_matmul},
       {"channels_last", channels_last},
       {"channels_last_gradients", channels_last_gradients},
+      {"channels_last_filters", channels_last_filters},
       {"cse", eliminate_common_subexpressions},
       {"fold", fold_constants},
       {"dce", eliminate_dead_code},

@@ -148,7 +148,8 @@ struct ExternCall {
   std::vector<std::optional<StridedView>> views;
   int32_t output = -1;
   // The op's integer attributes. convolution and its gradients: strides, padding, dilation
-  // (one per spatial dimension each), then groups, then 1 for a channels-last convolution.
+  // (one per spatial dimension each), then groups, then the layout: 0 channels-first, 1
+  // channels-last activations, 2 channels-last filters too (Attrs::filters_last).
   std::vector<int64_t> parameters;
 };
 

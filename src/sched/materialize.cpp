@@ -142,7 +142,16 @@ std::set<ValueId> initial_materialized(const ir::Graph& graph, int64_t elementwi
       case ir::Op::convolution_backward_input:
       case ir::Op::convolution_backward_weight:
         result.insert(id);
-        for (ValueId input : node.inputs) result.insert(view_base(graph, input));
+        for (size_t k = 0; k < node.inputs.size(); ++k) {
+          const ValueId base = view_base(graph, node.inputs[k]);
+          // A channels-last filter lies packed (sched/scheduler.cpp: needs_packed_operand): one
+          // permuting a computed weight (inference's batch-norm folding) is computed itself,
+          // the work under it in the same kernel; one of an input stays a view while packed.
+          const bool packed_filter = node.attrs.filters_last && k == 1 &&
+                                     node.op != ir::Op::convolution_backward_weight;
+          result.insert(packed_filter && graph.node(base).op != ir::Op::parameter
+                            ? node.inputs[k] : base);
+        }
         break;
       case ir::Op::loop:  // bounds and invariants in buffers; initial values are copied in
         result.insert(id);

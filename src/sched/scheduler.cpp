@@ -31,7 +31,8 @@ std::vector<int64_t> extern_parameters(const Node& node) {
   parameters.insert(parameters.end(), node.attrs.padding.begin(), node.attrs.padding.end());
   parameters.insert(parameters.end(), node.attrs.dilation.begin(), node.attrs.dilation.end());
   parameters.push_back(node.attrs.groups);
-  parameters.push_back(node.attrs.channels_last ? 1 : 0);
+  // The layout: 0 channels-first, 1 channels-last activations, 2 channels-last filters too.
+  parameters.push_back(node.attrs.filters_last ? 2 : node.attrs.channels_last ? 1 : 0);
   return parameters;
 }
 
@@ -220,9 +221,26 @@ void ProgramBuilder::place_in_place_outputs() {
   }
 }
 
+// Whether operand `k` of extern call `node` must lie packed in its own (row-major) order: a
+// channels-last filter, which cuDNN takes without strides; a view of a channels-first weight
+// would have it reorder the filter on every call.
+bool needs_packed_operand(const Node& node, size_t k) {
+  return node.attrs.filters_last && k == 1 &&
+         (node.op == ir::Op::convolution || node.op == ir::Op::convolution_backward_input);
+}
+
+bool packed_view(const StridedView& view) {
+  int64_t expected = 1;
+  for (size_t d = view.shape.size(); d-- > 0;) {
+    if (view.shape[d] != 1 && view.strides[d] != expected) return false;
+    expected *= view.shape[d];
+  }
+  return true;
+}
+
 // An extern call reads each operand from its own buffer or, when it is a chain of views, in
-// place from the buffer under the chain; a view strides cannot express is materialized instead
-// (requested for the next round).
+// place from the buffer under the chain; a view strides cannot express, or one that must be
+// packed and is not, is materialized instead (requested for the next round).
 Step ProgramBuilder::extern_step(const Node& node, int32_t output) {
   Step step;
   step.kind = StepKind::Extern;
@@ -233,7 +251,8 @@ Step ProgramBuilder::extern_step(const Node& node, int32_t output) {
     if (buffer < 0) {
       buffer = buffer_of_[static_cast<size_t>(view_base(graph_, input))];
       view = strided_view(graph_, input, program_.buffers[static_cast<size_t>(buffer)].strides);
-      if (!view) requests_.insert(input);
+      if (!view || (needs_packed_operand(node, step.call.inputs.size()) && !packed_view(*view)))
+        requests_.insert(input);
     }
     step.call.inputs.push_back(buffer);
     step.call.views.push_back(std::move(view));

@@ -329,12 +329,15 @@ TEST(ConvolutionInterpreter, ChannelsLastIsThePermutedConvolution) {
   EXPECT_EQ(shape_of(graph, last), (std::vector<int64_t>{2, 3, 5, 6}));
   ValueId first = builder.convolution(builder.permute(x, ir::channels_first_order(4)), w, b,
                                       {2, 1}, {1}, {1, 2}, 2);
-  graph.set_outputs({last, builder.permute(first, ir::channels_last_order(4))});
+  ValueId filters = builder.convolution(x, builder.permute(w, ir::channels_last_order(4)), b,
+                                        {2, 1}, {1}, {1, 2}, 2, true, /*filters_last=*/true);
+  graph.set_outputs({last, builder.permute(first, ir::channels_last_order(4)), filters});
   std::vector<Array> results =
       ir::interpret(graph, {make_array(DType::Float64, {2, 6, 5, 4}, pseudo_random(240, -1, 1, 50)),
                             make_array(DType::Float64, {6, 2, 3, 2}, pseudo_random(72, -1, 1, 51)),
                             make_array(DType::Float64, {6}, pseudo_random(6, -1, 1, 52))});
   expect_array_matches(results.at(0), results.at(1), kWide, "channels-last convolution");
+  expect_array_matches(results.at(2), results.at(1), kWide, "channels-last filters");
 }
 
 // A residual network's stem and block: convolution, batch norm, ReLU, a 3x3/2 max pool (pad and
@@ -380,7 +383,7 @@ struct ResidualBlock {
 TEST(ChannelsLast, ActivationsStayChannelsLastBetweenConvolutions) {
   ResidualBlock block;
   block.graph.graph.set_outputs({block.output});
-  ir::Graph optimized = passes::run_graph_passes(block.graph.graph, {});
+  ir::Graph optimized = passes::run_graph_passes(block.graph.graph, {"channels_last_filters"});
   int convolutions = 0, permutes = 0;
   for (const ir::Node& node : optimized.nodes()) {
     if (node.op == Op::convolution) {

@@ -16,7 +16,9 @@
 #include "ir/printer.h"
 #include "ir/serializer.h"
 #include "ir/verifier.h"
+#include "api/pipeline.h"
 #include "passes/pipeline.h"
+#include "target/target.h"
 
 namespace kiln::test {
 namespace {
@@ -487,7 +489,7 @@ TEST(ConvolutionBackwardCompiled, GradientsStayChannelsLastBetweenConvolutions) 
   graph.output(gradient_of_weight(builder, masked, x, {5, 3, 3, 3}, same), "weight gradient", kSingle);
   graph.output(gradient_of_weight(builder, dy, saved, {6, 5, 3, 3}, same), "second weight", kSingle);
   graph.check();
-  ir::Graph optimized = passes::run_graph_passes(graph.graph, {});
+  ir::Graph optimized = passes::run_graph_passes(graph.graph, {"channels_last_filters"});  // CPU's
   int gradients = 0, activation_permutes = 0;
   for (const ir::Node& node : optimized.nodes()) {
     if (node.op == Op::convolution_backward_input || node.op == Op::convolution_backward_weight) {
@@ -504,6 +506,73 @@ TEST(ConvolutionBackwardCompiled, GradientsStayChannelsLastBetweenConvolutions) 
   EXPECT_EQ(activation_permutes, 1) << ir::print_graph(optimized);
 }
 
+// cuDNN's filters channels-last (passes/channels_last.cpp: channels_last_filters, CUDA's
+// pipeline): a weight the graph computes (here scaled) is permuted once, in the kernel that
+// computes it, for the forward and the input gradient; a weight gradient the graph computes
+// with is read channels-last; a weight given as it is and a gradient returned as it is are
+// left to cuDNN. The rewritten graph runs on the CPU's library calls too (the weight's gradient
+// stored in the filter's order), against the interpreter of the original.
+TEST(ConvolutionBackwardCompiled, ChannelsLastFiltersWhereTheGraphComputesTheWeight) {
+  GraphCase graph;
+  ir::Builder& b = graph.builder;
+  const DType f32 = DType::Float32;
+  const Attributes a{{2}, {1}, {1}, 2};
+  ValueId x = random_input(graph, f32, {2, 4, 9, 8}, 140);
+  ValueId given = random_input(graph, f32, {6, 2, 3, 3}, 141);
+  ValueId bias = random_input(graph, f32, {6}, 142);
+  auto scaled = [&](ValueId v, double factor) {
+    return b.binary(Op::mul, v, b.broadcast(b.constant(ir::Scalar::of(factor), f32),
+                                            graph.graph.node(v).shape));
+  };
+  ValueId w = scaled(given, 0.5);
+  ValueId y = b.convolution(x, w, bias, a.strides, a.padding, a.dilation, a.groups);
+  ValueId dy = random_input(graph, f32, ir::to_ints(graph.graph.node(y).shape), 143);
+  graph.output(b.binary(Op::mul, y, dy), "forward", kSingle);
+  graph.output(gradient_of_input(b, dy, w, {2, 4, 9, 8}, a), "input gradient", kSingle);
+  graph.output(scaled(gradient_of_weight(b, dy, x, {6, 2, 3, 3}, a), 3.0), "weight gradient",
+               kSingle);
+  graph.output(gradient_of_weight(b, scaled(dy, 2.0), x, {6, 2, 3, 3}, a),
+               "weight gradient returned", kSingle);
+  graph.output(gradient_of_input(b, dy, given, {2, 4, 9, 8}, a), "given weight", kSingle);
+  graph.graph.set_outputs(graph.outputs);
+  const ir::Graph optimized = passes::run_graph_passes(graph.graph, {});
+  int filters_last = 0, channels_last = 0, weight_permutes = 0;
+  for (const ir::Node& node : optimized.nodes()) {
+    if (node.op == Op::convolution || node.op == Op::convolution_backward_input ||
+        node.op == Op::convolution_backward_weight) {
+      EXPECT_TRUE(node.attrs.channels_last) << ir::print_graph(optimized);
+      ++channels_last;
+      filters_last += node.attrs.filters_last;
+    }
+    weight_permutes += node.op == Op::permute && node.shape == ir::from_ints({6, 3, 3, 2});
+  }
+  EXPECT_EQ(channels_last, 5);
+  EXPECT_EQ(filters_last, 3) << ir::print_graph(optimized);
+  EXPECT_EQ(weight_permutes, 1) << ir::print_graph(optimized);
+  EXPECT_EQ(ir::print_graph(ir::deserialize_graph(ir::serialize_graph(optimized))),
+            ir::print_graph(optimized));  // the layout survives a cache record
+  const std::vector<Array> expected = ir::interpret(graph.graph, graph.inputs);
+  CompiledRun run = compile_and_run(optimized, graph.inputs);
+  ASSERT_EQ(run.outputs.size(), expected.size());
+  for (size_t k = 0; k < expected.size(); ++k)
+    expect_array_matches(run.outputs[k], expected[k], kSingle, graph.labels[k]);
+  // The filter lies packed (O, *kernel, C) for the library (cuDNN takes no filter strides): a
+  // kernel permuted it into a buffer of its own, not a strided view of the weight.
+  const sched::Program program = detail::schedule_program(
+      optimized, std::vector<std::vector<int64_t>>(graph.inputs.size()), target::host_cpu(2), {});
+  int filters = 0;
+  for (const sched::Step& step : program.steps) {
+    if (step.kind != sched::StepKind::Extern || step.call.op == Op::convolution_backward_weight ||
+        step.call.parameters.back() != 2)
+      continue;
+    ++filters;
+    EXPECT_FALSE(step.call.views.at(1).has_value());
+    EXPECT_EQ(program.buffers.at(static_cast<size_t>(step.call.inputs.at(1))).shape,
+              (std::vector<int64_t>{6, 3, 3, 2}));
+  }
+  EXPECT_EQ(filters, 2);
+}
+
 TEST(ConvolutionBackwardInterpreter, ChannelsLastIsThePermutedGradient) {
   ir::Graph graph;
   ir::Builder builder(graph);
@@ -518,7 +587,15 @@ TEST(ConvolutionBackwardInterpreter, ChannelsLastIsThePermutedGradient) {
       builder.permute(dy, first), w, cf, {2}, {0}, {1}, 1), ir::channels_last_order(4));
   ValueId weight_first = builder.convolution_backward_weight(
       builder.permute(dy, first), builder.permute(x, first), {4, 3, 3, 2}, {2}, {0}, {1}, 1);
-  graph.set_outputs({input_last, input_first, weight_last, weight_first});
+  // Channels-last filters too: the weight (4, 3, 3, 2) given and returned as (4, 3, 2, 3).
+  ValueId w_last = builder.permute(w, ir::channels_last_order(4));
+  ValueId input_filters =
+      builder.convolution_backward_input(dy, w_last, cf, {2}, {0}, {1}, 1, true, true);
+  ValueId weight_filters = builder.permute(
+      builder.convolution_backward_weight(dy, x, {4, 3, 3, 2}, {2}, {0}, {1}, 1, true, true),
+      first);
+  graph.set_outputs({input_last, input_first, weight_last, weight_first, input_filters,
+                     weight_filters});
   ir::verify(graph, "test");
   std::vector<Array> inputs = {make_array(DType::Float64, dy_cl, pseudo_random(32, -1, 1, 1)),
                                make_array(DType::Float64, {4, 3, 3, 2}, pseudo_random(72, -1, 1, 2)),
@@ -527,6 +604,8 @@ TEST(ConvolutionBackwardInterpreter, ChannelsLastIsThePermutedGradient) {
   EXPECT_EQ(results[0].shape(), cl);
   EXPECT_EQ(results[0].to_vector<double>(), results[1].to_vector<double>());
   EXPECT_EQ(results[2].to_vector<double>(), results[3].to_vector<double>());
+  EXPECT_EQ(results[4].to_vector<double>(), results[1].to_vector<double>());
+  EXPECT_EQ(results[5].contiguous().to_vector<double>(), results[3].to_vector<double>());
 }
 
 TEST(ConvolutionBackwardCompiled, RepeatedCallsReuseThePrimitives) {

@@ -130,6 +130,15 @@ def _check_result_one(context, node, result, expected):
     return result if result.dtype == kind else _kiln.astype(result, kind)
 
 
+def _only_pool_holds(tensor):
+    """Whether `tensor`'s memory is referenced by `tensor` alone: no alias, view or saved
+    tensor for a backward shares its storage (2: the tensor, and the storage object asked)."""
+    return _storage_use_count(tensor.untyped_storage()._cdata) <= 2
+
+
+_storage_use_count = getattr(torch._C, "_storage_Use_Count", lambda storage: 3)  # 3: never
+
+
 def trace_graph(graph_module, on_refusal=None, symbolic=False, free_layouts=None):
     """Records the FX graph in a new kiln Trace. Returns (trace, (outputs, output plan,
     single)): the plan says per FX output whether it is kiln output k (with its torch dtype),
@@ -310,6 +319,7 @@ class CompiledGraph:
         self.symbolic = False
         self.layouts = {}  # input strides -> Compiled
         self._output_specs = None  # CUDA: (shape, torch dtype) of each kiln output
+        self._output_pool = None  # CUDA: (compiled, the tensors the last call wrote)
         self._output_dtypes = None
 
     @classmethod
@@ -421,8 +431,7 @@ class CompiledGraph:
         if self._output_specs is None or self._output_specs[0] is not compiled:
             self._output_specs = (compiled, [(shape, dtypes[index]) for index, shape in
                                              enumerate(compiled.output_shapes)])
-        outputs = [torch.empty(shape, dtype=dtype, device=self.device)
-                   for shape, dtype in self._output_specs[1]]
+        outputs = self._pooled_outputs(compiled)
         tf32 = (torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32)
         try:
             compiled.run_device(tensors, outputs, stream, *tf32)
@@ -430,7 +439,22 @@ class CompiledGraph:
             if "strides" not in str(error):
                 raise
             return self._run_cuda(self._compile(args), args)
-        return outputs
+        return [output.detach() for output in outputs]
+
+    def _pooled_outputs(self, compiled):
+        """The tensors this call's results go to: the last call's again where nothing outside
+        the pool holds their memory any more (a training step's saved activations, released by
+        its backward; the caller dropped the last result), new ones (torch's allocator) where
+        something does. A graph replay then writes them in place, with no copies, and the
+        backward's graph reads them in place (runtime/cuda/cuda_executable.h). The caller gets
+        detached aliases: fresh tensors, the pool's own hold one reference each."""
+        if self._output_pool is None or self._output_pool[0] is not compiled:
+            self._output_pool = (compiled, [None] * len(self._output_specs[1]))
+        pool = self._output_pool[1]
+        for n, (shape, dtype) in enumerate(self._output_specs[1]):
+            if pool[n] is None or not _only_pool_holds(pool[n]):
+                pool[n] = torch.empty(shape, dtype=dtype, device=self.device)
+        return pool
 
     def output_strides(self):
         """The strides of each FX output as calls return them (None: not a tensor)."""

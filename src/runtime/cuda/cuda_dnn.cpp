@@ -227,17 +227,28 @@ bool packed_in_order(const std::vector<int64_t>& shape, const std::vector<int64_
   return true;
 }
 
+// The order (outermost first) of a packed (N, C, *spatial) operand's dimensions in memory:
+// channels-first as it is, channels-last (N, *spatial, C).
+std::vector<size_t> layout_order(size_t rank, bool channels_last) {
+  std::vector<size_t> order{0};
+  if (!channels_last) order.push_back(1);
+  for (size_t d = 2; d < rank; ++d) order.push_back(d);
+  if (channels_last) order.push_back(1);
+  return order;
+}
+
+bool packed_channels_last(const DnnTensor& t) {
+  return packed_in_order(t.shape, t.strides, layout_order(t.shape.size(), true));
+}
+
 // The filter format of a weight (O, C, *kernel): NCHW if packed so, NHWC if packed (O, *kernel,
-// C); -1 otherwise.
-int filter_format(const DnnTensor& w) {
-  const size_t rank = w.shape.size();
-  std::vector<size_t> first(rank), last{0};
-  for (size_t d = 0; d < rank; ++d) first[d] = d;
-  for (size_t d = 2; d < rank; ++d) last.push_back(d);
-  last.push_back(1);
-  if (packed_in_order(w.shape, w.strides, first)) return kFormatNCHW;
-  if (packed_in_order(w.shape, w.strides, last)) return kFormatNHWC;
-  return -1;
+// C); -1 otherwise. A filter packed both ways (1x1, or one input channel) takes the layout of
+// the input `x`: cuDNN has no algorithm for some mixes.
+int filter_format(const DnnTensor& w, const DnnTensor& x) {
+  const bool first = packed_in_order(w.shape, w.strides, layout_order(w.shape.size(), false));
+  const bool last = packed_channels_last(w);
+  if (first && last) return packed_channels_last(x) ? kFormatNHWC : kFormatNCHW;
+  return first ? kFormatNCHW : last ? kFormatNHWC : -1;
 }
 
 // An operand the plan reads or writes as a packed channels-first copy: its own layout's
@@ -257,7 +268,8 @@ struct Plan {
   size_t workspace = 0;
   // cuDNN 9's heuristics have no algorithm for some layouts (an activation channels-last and
   // a gradient channels-first; a channels-last filter without TF32): then the plan is for
-  // packed channels-first operands, and those given otherwise are staged through copies
+  // packed operands of one layout, channels-last (what its tensor-core kernels read) or else
+  // channels-first, and those given otherwise are staged through copies
   // (cudnnTransformTensor), in order x, w, y.
   StagedOperand staged[3];
 };
@@ -288,17 +300,16 @@ TensorDesc tensor_desc(int type, const DnnTensor& t) {
   return desc;
 }
 
-// The packed channels-first strides of a shape.
-std::vector<int64_t> packed_strides(const std::vector<int64_t>& shape) {
+// The strides of `shape` packed in a layout (layout_order).
+std::vector<int64_t> packed_strides(const std::vector<int64_t>& shape, bool channels_last) {
   std::vector<int64_t> strides(shape.size(), 1);
-  for (size_t d = shape.size(); d-- > 1;) strides[d - 1] = strides[d] * shape[d];
+  int64_t stride = 1;
+  const std::vector<size_t> order = layout_order(shape.size(), channels_last);
+  for (size_t i = order.size(); i-- > 0;) {
+    strides[order[i]] = stride;
+    stride *= shape[order[i]];
+  }
   return strides;
-}
-
-bool packed_channels_first(const DnnTensor& t) {
-  std::vector<size_t> order(t.shape.size());
-  for (size_t d = 0; d < order.size(); ++d) order[d] = d;
-  return packed_in_order(t.shape, t.strides, order);
 }
 
 // The heuristics' best algorithm for the plan's descriptors that applies (its math type is the
@@ -339,7 +350,7 @@ Plan make_plan(Direction direction, const DnnConvolution& c, const DnnTensor& x,
   if (type < 0)
     throw Error(ErrorKind::Unsupported, "kiln: convolution on device=\"cuda\": cuDNN has no " +
                                             std::string(dtype_name(c.dtype)) + " convolution");
-  const int format = filter_format(w);
+  const int format = filter_format(w, x);
   if (format < 0)
     throw Error(ErrorKind::Unsupported,
                 "kiln: convolution on device=\"cuda\": the weight is neither packed (O, C, "
@@ -374,29 +385,35 @@ Plan make_plan(Direction direction, const DnnConvolution& c, const DnnTensor& x,
                    : c.dtype == DType::Float32 && c.allow_tf32             ? kDefaultMath
                                                                            : kFmaMath;
   check(api.cudnnSetConvolutionMathType(plan.conv, math), "cudnnSetConvolutionMathType");
-  if (!choose_algorithm(direction, plan, math, h)) {
-    // Staged: each operand not packed channels-first gets a packed copy's descriptor.
+  const TensorDesc given_x = plan.x, given_y = plan.y;
+  bool chosen = choose_algorithm(direction, plan, math, h);
+  for (bool channels_last : {true, false}) {
+    if (chosen) break;
+    // Staged: each operand not packed in this layout gets a packed copy's descriptor.
     const DnnTensor* operands[3] = {&x, &w, &y};
     for (size_t k = 0; k < 3; ++k) {
       const DnnTensor& t = *operands[k];
-      if (packed_channels_first(t)) continue;
-      DnnTensor packed{nullptr, t.shape, packed_strides(t.shape)};
       StagedOperand& staged = plan.staged[k];
+      staged = StagedOperand{};  // descriptors of a tried layout stay alive: a few per problem
+      if (packed_in_order(t.shape, t.strides, layout_order(t.shape.size(), channels_last)))
+        continue;
+      DnnTensor packed{nullptr, t.shape, packed_strides(t.shape, channels_last)};
       staged.given = tensor_desc(type, t);
       staged.packed = tensor_desc(type, packed);
       staged.bytes = int64_t(dtype_size(c.dtype));
       for (int64_t extent : t.shape) staged.bytes *= extent;
     }
-    if (plan.staged[0].packed) plan.x = plan.staged[0].packed;
-    if (plan.staged[2].packed) plan.y = plan.staged[2].packed;
-    if (plan.staged[1].packed)
-      check(api.cudnnSetFilterNdDescriptor(plan.w, type, kFormatNCHW, int(w_dims.size()),
-                                           w_dims.data()),
-            "cudnnSetFilterNdDescriptor");
-    if (!choose_algorithm(direction, plan, math, h))
-      throw Error(ErrorKind::Unsupported,
-                  "kiln: convolution on device=\"cuda\": cuDNN has no algorithm for this problem");
+    plan.x = plan.staged[0].packed ? plan.staged[0].packed : given_x;
+    plan.y = plan.staged[2].packed ? plan.staged[2].packed : given_y;
+    // The filter is packed in this layout now, or staged into it.
+    check(api.cudnnSetFilterNdDescriptor(plan.w, type, channels_last ? kFormatNHWC : kFormatNCHW,
+                                         int(w_dims.size()), w_dims.data()),
+          "cudnnSetFilterNdDescriptor");
+    chosen = choose_algorithm(direction, plan, math, h);
   }
+  if (!chosen)
+    throw Error(ErrorKind::Unsupported,
+                "kiln: convolution on device=\"cuda\": cuDNN has no algorithm for this problem");
   if (direction == Direction::Forward)
     check(api.cudnnGetConvolutionForwardWorkspaceSize(h, plan.x, plan.w, plan.conv, plan.y,
                                                       plan.algorithm, &plan.workspace),

@@ -132,40 +132,72 @@ void CudaExecutable::queue_steps(char** table, void* stream,
       });
 }
 
+// The addresses of a call's inputs, then of its outputs (null where the caller gives none): the
+// slots a captured graph reads and writes in place (on_device_memory's numbering).
+std::vector<const void*> CudaExecutable::slot_addresses(const std::vector<Array>& inputs,
+                                                        const std::vector<Array>& outputs) const {
+  std::vector<const void*> addresses;
+  for (const Array& input : inputs) addresses.push_back(input.data());
+  for (size_t n = 0; n < program_.output_buffers.size(); ++n)
+    addresses.push_back(n < outputs.size() ? outputs[n].data() : nullptr);
+  return addresses;
+}
+
+// Whether the captured graph can replay for a call with these slot addresses. A slot read or
+// written in place that moved is staged from then on (a slot moves at most once); a staged one
+// whose address repeated is taken in place from then on (once): both capture again. The
+// training step's backward graph reads the forward's results, which the torch front end's
+// output pool keeps at the same addresses (kiln/torch/_lowering.py), with no copies.
+bool CudaExecutable::capture_fits(const std::vector<const void*>& addresses) {
+  bool fits = true;
+  for (size_t s = 0; s < addresses.size(); ++s) {
+    const void* baked = captured_->in_place[s];
+    if (baked != nullptr && baked != addresses[s]) {
+      moved_[s] = true;
+      fits = false;
+    } else if (baked == nullptr && addresses[s] != nullptr && !moved_[s] && !settled_[s] &&
+               addresses[s] == last_addresses_[s]) {
+      settled_[s] = true;
+      fits = false;
+    }
+  }
+  return fits;
+}
+
 bool CudaExecutable::run_graph(const std::vector<Array>& inputs, std::vector<Array>& outputs) {
   void* stream = cuda_stream();
-  std::vector<const void*> addresses;
-  for (size_t k = 0; k < inputs.size(); ++k) {
+  for (size_t k = 0; k < inputs.size(); ++k)
     if (inputs[k].size() > 0 && !on_device_memory(k, inputs[k].data())) return false;
-    addresses.push_back(inputs[k].data());
-  }
   for (size_t n = 0; n < outputs.size(); ++n)
     if (outputs[n].data() != nullptr && !on_device_memory(inputs.size() + n, outputs[n].data()))
       return false;
-  if (last_inputs_.empty() && !captured_) {  // the first call runs as usual and learns addresses
-    last_inputs_ = addresses;
+  const std::vector<const void*> addresses = slot_addresses(inputs, outputs);
+  if (last_addresses_.empty() && !captured_) {  // the first call runs as usual, learns addresses
+    last_addresses_ = addresses;
     return false;
   }
-  moved_.resize(inputs.size(), false);
-  if (captured_) {
-    bool moved = false;
-    for (size_t k = 0; k < inputs.size(); ++k)
-      if (captured_->in_place[k] != nullptr && captured_->in_place[k] != addresses[k])
-        moved = moved_[k] = true;  // staged from now on: an input moves at most once
-    if (moved) captured_.reset();  // capture again
-  }
+  moved_.resize(addresses.size(), false);
+  settled_.resize(addresses.size(), false);
+  last_addresses_.resize(addresses.size(), nullptr);
+  if (captured_ && !capture_fits(addresses)) captured_.reset();  // capture again
   std::vector<int32_t> output_buffer(program_.output_buffers.size(), -1);
   for (size_t b = 0; b < program_.buffers.size(); ++b)
     if (program_.buffers[b].role == sched::BufferRole::Output)
       output_buffer[static_cast<size_t>(program_.buffers[b].number)] = static_cast<int32_t>(b);
+  for (size_t n = 0; n < outputs.size(); ++n)
+    if (outputs[n].data() != nullptr && output_buffer[n] >= 0)
+      check_output(program_.buffers[static_cast<size_t>(output_buffer[n])], outputs[n]);
   if (!captured_) {
     auto state = std::make_unique<CapturedGraph>();
     std::vector<char*> table = table_;
-    state->in_place.assign(inputs.size(), nullptr);
+    state->in_place.assign(addresses.size(), nullptr);
+    auto stays = [&](size_t s) {  // read or written in place: the same address as last call's
+      return addresses[s] != nullptr && !moved_[s] && addresses[s] == last_addresses_[s];
+    };
     state->staging.resize(inputs.size());
     for (size_t k = 0; k < inputs.size(); ++k) {
       char*& entry = table[static_cast<size_t>(input_buffers_[k])];
-      if (!moved_[k] && k < last_inputs_.size() && addresses[k] == last_inputs_[k]) {  // in place
+      if (stays(k)) {
         state->in_place[k] = addresses[k];
         entry = static_cast<char*>(const_cast<void*>(addresses[k]));
         continue;
@@ -175,11 +207,19 @@ bool CudaExecutable::run_graph(const std::vector<Array>& inputs, std::vector<Arr
       state->staging[k] = cuda::allocate((high - low + 1) * size);
       entry = static_cast<char*>(state->staging[k].get()) - low * size;
     }
-    for (int32_t b : output_buffer) {
+    state->results.resize(output_buffer.size());
+    for (size_t n = 0; n < output_buffer.size(); ++n) {
+      const int32_t b = output_buffer[n];
       if (b < 0) return false;  // an output that is not the program's own buffer
+      const size_t slot = inputs.size() + n;
+      if (stays(slot)) {
+        state->in_place[slot] = addresses[slot];
+        table[static_cast<size_t>(b)] = static_cast<char*>(const_cast<void*>(addresses[slot]));
+        continue;
+      }
       const sched::Buffer& buffer = program_.buffers[static_cast<size_t>(b)];
-      state->results.push_back(cuda::allocate(sched::buffer_bytes(buffer)));
-      table[static_cast<size_t>(b)] = static_cast<char*>(state->results.back().get());
+      state->results[n] = cuda::allocate(sched::buffer_bytes(buffer));
+      table[static_cast<size_t>(b)] = static_cast<char*>(state->results[n].get());
     }
     try {
       state->graph = cuda::Graph::capture(
@@ -190,7 +230,7 @@ bool CudaExecutable::run_graph(const std::vector<Array>& inputs, std::vector<Arr
     }
     captured_ = std::move(state);
   }
-  last_inputs_ = addresses;
+  last_addresses_ = addresses;
   const bool timed = probe_.stage == HostBoundProbe::Stage::ReplayNext;
   if (timed) {
     probe_.start = std::make_unique<cuda::Event>(true);
@@ -209,12 +249,11 @@ bool CudaExecutable::run_graph(const std::vector<Array>& inputs, std::vector<Arr
   captured_->graph->launch(stream);
   outputs.resize(output_buffer.size());
   for (size_t n = 0; n < outputs.size(); ++n) {
+    if (!captured_->results[n]) continue;  // written in place
     const sched::Buffer& buffer = program_.buffers[static_cast<size_t>(output_buffer[n])];
     int64_t bytes = sched::buffer_bytes(buffer);
-    if (outputs[n].data() != nullptr) {
-      check_output(buffer, outputs[n]);
-    } else {  // a new result each call: the graph's buffer is overwritten by the next replay
-      std::shared_ptr<void> block = cuda::allocate(bytes);
+    if (outputs[n].data() == nullptr) {  // a new result each call: the next replay overwrites
+      std::shared_ptr<void> block = cuda::allocate(bytes);  // the graph's buffer
       outputs[n] = Array::borrow(block.get(), buffer.dtype, buffer.shape, buffer.strides, block,
                                  Device::Cuda);
     }
@@ -353,8 +392,7 @@ void CudaExecutable::run_real(const std::vector<Array>& inputs, std::vector<Arra
           std::chrono::duration<double>(std::chrono::steady_clock::now() - queued_from).count();
       probe_.stage = HostBoundProbe::Stage::ReplayNext;
     }
-    last_inputs_.clear();  // the addresses a capture compares with
-    for (const Array& input : inputs) last_inputs_.push_back(input.data());
+    last_addresses_ = slot_addresses(inputs, outputs);  // what a capture compares with
   }
   // Host outputs are copied back; an output may be a loop's carried value, whose buffer the loop
   // swapped: read the table.

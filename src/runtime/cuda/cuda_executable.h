@@ -19,7 +19,8 @@
 // into a CUDA graph and later runs replay it with one launch, as torch.compile's
 // reduce-overhead does. A graph bakes addresses in: inputs whose address stays the same from
 // call to call (a model's parameters) are read in place, the others are copied into buffers
-// of the graph's own first, and results are copied out of the graph's buffers. Calls are
+// of the graph's own first; so are results: written in place into the caller's output arrays
+// whose addresses stay the same, copied out of the graph's buffers otherwise. Calls are
 // expected on one stream (the graph's buffers are reused). Programs of fewer than three
 // launches or with host-driven loops, and runs from host inputs, run as usual.
 //
@@ -66,6 +67,9 @@ class CudaExecutable final : public Executable {
   void queue_steps(char** table, void* stream, std::vector<std::shared_ptr<void>>* kept);
   // The reduce-overhead run; false when this call cannot replay (then run_real runs as usual).
   bool run_graph(const std::vector<Array>& inputs, std::vector<Array>& outputs);
+  std::vector<const void*> slot_addresses(const std::vector<Array>& inputs,
+                                          const std::vector<Array>& outputs) const;
+  bool capture_fits(const std::vector<const void*>& addresses);
   // Whether this call replays a graph (reduce-overhead, or default mode's probe and verdict).
   bool replays() const;
   // default mode: the verdict from the measured queueing time and the timed replay.
@@ -94,9 +98,10 @@ class CudaExecutable final : public Executable {
   // with the buffers it reads and writes.
   struct CapturedGraph {
     std::shared_ptr<cuda::Graph> graph;
-    std::vector<const void*> in_place;            // by input: its address, or null: staged
+    std::vector<const void*> in_place;            // by slot: its address, or null: staged
     std::vector<std::shared_ptr<void>> staging;   // by input: the copy the graph reads
-    std::vector<std::shared_ptr<void>> results;   // by output: what the graph writes
+    std::vector<std::shared_ptr<void>> results;   // by output: what the graph writes, or null:
+                                                  // it writes the caller's array in place
     std::vector<std::shared_ptr<void>> kept;      // library workspaces the graph uses
   };
   struct PendingChecks {
@@ -114,8 +119,10 @@ class CudaExecutable final : public Executable {
     std::unique_ptr<cuda::Event> start, end;   // around the timed replay
   };
   HostBoundProbe probe_;
-  std::vector<const void*> last_inputs_;
-  std::vector<bool> moved_;  // by input: moved after a capture read it in place
+  // By slot (inputs, then outputs): the last call's address, whether it moved after a capture
+  // took it in place, whether a capture took it in place after its address repeated.
+  std::vector<const void*> last_addresses_;
+  std::vector<bool> moved_, settled_;
   std::unique_ptr<CapturedGraph> captured_;
 };
 

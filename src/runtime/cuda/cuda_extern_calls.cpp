@@ -99,6 +99,13 @@ cuda::DnnTensor dnn_tensor(const StridedOperand& operand) {
   return {operand.data, operand.shape, operand.strides};
 }
 
+// A channels-last operand seen as the channels-first one it permutes (shape and strides by
+// `order`): cuDNN takes a layout from strides, and a filter's from them (filter_format).
+void permute(cuda::DnnTensor& t, const std::vector<int64_t>& order) {
+  t.shape = ir::permuted(t.shape, order);
+  t.strides = ir::permuted(t.strides, order);
+}
+
 // The convolution's output buffer as cuDNN sees it (channels-first, with its strides).
 cuda::DnnTensor output_tensor(const sched::ExternCall& call, const std::vector<sched::Buffer>& buffers,
                               char* const* table) {
@@ -137,8 +144,8 @@ void run_convolution(const sched::ExternCall& call, const std::vector<sched::Buf
   const size_t rank = x.shape.size();
   if (call.parameters.back() != 0) {  // channels-last operands: views of channels-first ones
     const std::vector<int64_t> order = ir::channels_first_order(rank);
-    for (cuda::DnnTensor* t : {&x, &y})
-      t->shape = ir::permuted(t->shape, order), t->strides = ir::permuted(t->strides, order);
+    for (cuda::DnnTensor* t : {&x, &y}) permute(*t, order);
+    if (call.parameters.back() == 2) permute(w, order);  // a channels-last (NHWC) filter
   }
   cuda::DnnConvolution c =
       dnn_convolution(call, buffers[static_cast<size_t>(call.output)].dtype, rank,
@@ -158,9 +165,10 @@ void run_convolution_backward(const sched::ExternCall& call,
                                            dy.shape.size(), math.convolution_tf32);
   if (call.parameters.back() != 0) {  // channels-last activations: views of channels-first ones
     const std::vector<int64_t> order = ir::channels_first_order(dy.shape.size());
-    cuda::DnnTensor* activation = call.op == ir::Op::convolution_backward_input ? &result : &other;
-    for (cuda::DnnTensor* t : {&dy, activation})
-      t->shape = ir::permuted(t->shape, order), t->strides = ir::permuted(t->strides, order);
+    const bool for_input = call.op == ir::Op::convolution_backward_input;
+    cuda::DnnTensor* activation = for_input ? &result : &other;
+    for (cuda::DnnTensor* t : {&dy, activation}) permute(*t, order);
+    if (call.parameters.back() == 2) permute(for_input ? other : result, order);  // the filter
   }
   if (call.op == ir::Op::convolution_backward_input) {
     check_geometry(call, buffers, c, result.shape, other.shape, dy.shape);
