@@ -155,6 +155,12 @@ def test_held_results_are_not_overwritten(mode, exact_float32):
         xs = [torch.randn(37, 64, device="cuda") for _ in range(6)]
         for x in xs:  # dropped: the pool's tensors are written again
             torch.testing.assert_close(compiled(x), model(x), rtol=1e-4, atol=1e-5)
+        last = None
+        for x in xs + xs:  # `y = model(x)`: the last result is held while the next call runs
+            y = compiled(x)
+            if last is not None:  # the graphs alternate between two pooled results
+                torch.testing.assert_close(last[1], model(last[0]), rtol=1e-4, atol=1e-5)
+            last = (x, y)
         kept = [compiled(x) for x in xs]
         views = [compiled(x)[5:9] for x in xs]
         for x, got, view in zip(xs, kept, views):

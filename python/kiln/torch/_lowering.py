@@ -137,6 +137,7 @@ def _only_pool_holds(tensor):
 
 
 _storage_use_count = getattr(torch._C, "_storage_Use_Count", lambda storage: 3)  # 3: never
+_POOLED_RESULTS = 2  # tensors kept per result (_pooled_outputs)
 
 
 def trace_graph(graph_module, on_refusal=None, symbolic=False, free_layouts=None):
@@ -442,19 +443,25 @@ class CompiledGraph:
         return [output.detach() for output in outputs]
 
     def _pooled_outputs(self, compiled):
-        """The tensors this call's results go to: the last call's again where nothing outside
+        """The tensors this call's results go to: an earlier call's again where nothing outside
         the pool holds their memory any more (a training step's saved activations, released by
-        its backward; the caller dropped the last result), new ones (torch's allocator) where
-        something does. A graph replay then writes them in place, with no copies, and the
-        backward's graph reads them in place (runtime/cuda/cuda_executable.h). The caller gets
-        detached aliases: fresh tensors, the pool's own hold one reference each."""
+        its backward; a result the caller dropped), new ones (torch's allocator) where something
+        does. Each result has two, so that `y = model(x)`, which holds the last result while
+        the next call runs, alternates between them. A graph replay writes them in place, with
+        no copies, and the backward's graph reads them in place
+        (runtime/cuda/cuda_executable.h). The caller gets detached aliases: fresh tensors; the
+        pool's own hold one reference each."""
         if self._output_pool is None or self._output_pool[0] is not compiled:
-            self._output_pool = (compiled, [None] * len(self._output_specs[1]))
-        pool = self._output_pool[1]
-        for n, (shape, dtype) in enumerate(self._output_specs[1]):
-            if pool[n] is None or not _only_pool_holds(pool[n]):
-                pool[n] = torch.empty(shape, dtype=dtype, device=self.device)
-        return pool
+            self._output_pool = (compiled, [[] for _ in self._output_specs[1]])
+        outputs = []
+        for pooled, (shape, dtype) in zip(self._output_pool[1], self._output_specs[1]):
+            free = next((tensor for tensor in pooled if _only_pool_holds(tensor)), None)
+            if free is None:
+                free = torch.empty(shape, dtype=dtype, device=self.device)
+                pooled.insert(0, free)
+                del pooled[_POOLED_RESULTS:]
+            outputs.append(free)
+        return outputs
 
     def output_strides(self):
         """The strides of each FX output as calls return them (None: not a tensor)."""

@@ -143,25 +143,43 @@ std::vector<const void*> CudaExecutable::slot_addresses(const std::vector<Array>
   return addresses;
 }
 
-// Whether the captured graph can replay for a call with these slot addresses. A slot read or
-// written in place that moved is staged from then on (a slot moves at most once); a staged one
-// whose address repeated is taken in place from then on (once): both capture again. The
-// training step's backward graph reads the forward's results, which the torch front end's
-// output pool keeps at the same addresses (kiln/torch/_lowering.py), with no copies.
-bool CudaExecutable::capture_fits(const std::vector<const void*>& addresses) {
-  bool fits = true;
-  for (size_t s = 0; s < addresses.size(); ++s) {
-    const void* baked = captured_->in_place[s];
-    if (baked != nullptr && baked != addresses[s]) {
-      moved_[s] = true;
-      fits = false;
-    } else if (baked == nullptr && addresses[s] != nullptr && !moved_[s] && !settled_[s] &&
-               addresses[s] == last_addresses_[s]) {
-      settled_[s] = true;
-      fits = false;
+// The slots a graph captured now takes in place: an input at the address it had last call (a
+// model's parameters), an output at one of the two it had in the last two calls (the torch
+// front end's output pool alternates between two tensors while a caller keeps the previous
+// result; kiln/torch/_lowering.py).
+std::vector<bool> CudaExecutable::wanted_in_place(const std::vector<const void*>& addresses,
+                                                  size_t inputs) const {
+  std::vector<bool> wanted(addresses.size(), false);
+  for (size_t s = 0; s < addresses.size(); ++s)
+    wanted[s] = addresses[s] != nullptr &&
+                (addresses[s] == last_addresses_[s] ||
+                 (s >= inputs && addresses[s] == earlier_addresses_[s]));
+  return wanted;
+}
+
+// A captured graph that can serve a call with these addresses (every slot it bakes in is at
+// that address), the one baking the most in, preferring one that bakes in every wanted slot;
+// null when none can.
+CudaExecutable::CapturedGraph* CudaExecutable::usable_graph(
+    const std::vector<const void*>& addresses, const std::vector<bool>& wanted, bool& complete) {
+  CapturedGraph* best = nullptr;
+  size_t best_in_place = 0;
+  complete = false;
+  for (const std::unique_ptr<CapturedGraph>& graph : graphs_) {
+    bool usable = true, all_wanted = true;
+    size_t in_place = 0;
+    for (size_t s = 0; s < addresses.size() && usable; ++s) {
+      const void* baked = graph->in_place[s];
+      usable = baked == nullptr || baked == addresses[s];
+      in_place += baked != nullptr;
+      all_wanted = all_wanted && (baked != nullptr || !wanted[s]);
     }
+    if (!usable || (best && (complete > all_wanted ||
+                             (complete == all_wanted && in_place <= best_in_place))))
+      continue;
+    best = graph.get(), best_in_place = in_place, complete = all_wanted;
   }
-  return fits;
+  return best;
 }
 
 bool CudaExecutable::run_graph(const std::vector<Array>& inputs, std::vector<Array>& outputs) {
@@ -172,14 +190,12 @@ bool CudaExecutable::run_graph(const std::vector<Array>& inputs, std::vector<Arr
     if (outputs[n].data() != nullptr && !on_device_memory(inputs.size() + n, outputs[n].data()))
       return false;
   const std::vector<const void*> addresses = slot_addresses(inputs, outputs);
-  if (last_addresses_.empty() && !captured_) {  // the first call runs as usual, learns addresses
+  if (last_addresses_.empty() && graphs_.empty()) {  // the first call runs as usual: addresses
     last_addresses_ = addresses;
     return false;
   }
-  moved_.resize(addresses.size(), false);
-  settled_.resize(addresses.size(), false);
   last_addresses_.resize(addresses.size(), nullptr);
-  if (captured_ && !capture_fits(addresses)) captured_.reset();  // capture again
+  earlier_addresses_.resize(addresses.size(), nullptr);
   std::vector<int32_t> output_buffer(program_.output_buffers.size(), -1);
   for (size_t b = 0; b < program_.buffers.size(); ++b)
     if (program_.buffers[b].role == sched::BufferRole::Output)
@@ -187,17 +203,20 @@ bool CudaExecutable::run_graph(const std::vector<Array>& inputs, std::vector<Arr
   for (size_t n = 0; n < outputs.size(); ++n)
     if (outputs[n].data() != nullptr && output_buffer[n] >= 0)
       check_output(program_.buffers[static_cast<size_t>(output_buffer[n])], outputs[n]);
-  if (!captured_) {
+  // A graph for these addresses: one captured before, or a new one while captures remain (the
+  // least recently used one goes); once they are spent, one that stages every slot.
+  std::vector<bool> wanted = wanted_in_place(addresses, inputs.size());
+  bool complete = false;
+  CapturedGraph* graph = usable_graph(addresses, wanted, complete);
+  if (graph == nullptr || (!complete && captures_ < kMostCaptures)) {
+    if (captures_ >= kMostCaptures) wanted.assign(wanted.size(), false);
     auto state = std::make_unique<CapturedGraph>();
     std::vector<char*> table = table_;
     state->in_place.assign(addresses.size(), nullptr);
-    auto stays = [&](size_t s) {  // read or written in place: the same address as last call's
-      return addresses[s] != nullptr && !moved_[s] && addresses[s] == last_addresses_[s];
-    };
     state->staging.resize(inputs.size());
     for (size_t k = 0; k < inputs.size(); ++k) {
       char*& entry = table[static_cast<size_t>(input_buffers_[k])];
-      if (stays(k)) {
+      if (wanted[k]) {
         state->in_place[k] = addresses[k];
         entry = static_cast<char*>(const_cast<void*>(addresses[k]));
         continue;
@@ -212,7 +231,7 @@ bool CudaExecutable::run_graph(const std::vector<Array>& inputs, std::vector<Arr
       const int32_t b = output_buffer[n];
       if (b < 0) return false;  // an output that is not the program's own buffer
       const size_t slot = inputs.size() + n;
-      if (stays(slot)) {
+      if (wanted[slot]) {
         state->in_place[slot] = addresses[slot];
         table[static_cast<size_t>(b)] = static_cast<char*>(const_cast<void*>(addresses[slot]));
         continue;
@@ -226,10 +245,19 @@ bool CudaExecutable::run_graph(const std::vector<Array>& inputs, std::vector<Arr
           [&](void* capture_stream) { queue_steps(table.data(), capture_stream, &state->kept); });
     } catch (const Error&) {  // work that cannot be captured: this executable runs as usual
       graphs_possible_ = false;
+      graphs_.clear();
       return false;
     }
-    captured_ = std::move(state);
+    ++captures_;
+    graph = state.get();
+    graphs_.insert(graphs_.begin(), std::move(state));
+    if (graphs_.size() > kMostGraphs) graphs_.pop_back();
+  } else {  // the most recently used first
+    auto used = std::find_if(graphs_.begin(), graphs_.end(),
+                             [&](const std::unique_ptr<CapturedGraph>& g) { return g.get() == graph; });
+    std::rotate(graphs_.begin(), used, used + 1);
   }
+  earlier_addresses_ = last_addresses_;
   last_addresses_ = addresses;
   const bool timed = probe_.stage == HostBoundProbe::Stage::ReplayNext;
   if (timed) {
@@ -238,18 +266,18 @@ bool CudaExecutable::run_graph(const std::vector<Array>& inputs, std::vector<Arr
     probe_.start->record(stream);
   }
   for (size_t k = 0; k < inputs.size(); ++k) {
-    if (!captured_->staging[k]) continue;
+    if (!graph->staging[k]) continue;
     int64_t size = dtype_size(inputs[k].dtype());
     auto [low, high] = element_span(inputs[k].shape(), inputs[k].strides());
     if (high >= low)
-      cuda::copy_device_to_device(captured_->staging[k].get(),
+      cuda::copy_device_to_device(graph->staging[k].get(),
                                   static_cast<const char*>(inputs[k].data()) + low * size,
                                   (high - low + 1) * size, stream);
   }
-  captured_->graph->launch(stream);
+  graph->graph->launch(stream);
   outputs.resize(output_buffer.size());
   for (size_t n = 0; n < outputs.size(); ++n) {
-    if (!captured_->results[n]) continue;  // written in place
+    if (!graph->results[n]) continue;  // written in place
     const sched::Buffer& buffer = program_.buffers[static_cast<size_t>(output_buffer[n])];
     int64_t bytes = sched::buffer_bytes(buffer);
     if (outputs[n].data() == nullptr) {  // a new result each call: the next replay overwrites
@@ -258,7 +286,7 @@ bool CudaExecutable::run_graph(const std::vector<Array>& inputs, std::vector<Arr
                                  Device::Cuda);
     }
     if (bytes > 0)
-      cuda::copy_device_to_device(outputs[n].data(), captured_->results[n].get(), bytes, stream);
+      cuda::copy_device_to_device(outputs[n].data(), graph->results[n].get(), bytes, stream);
   }
   if (timed) {
     probe_.end->record(stream);
@@ -323,7 +351,7 @@ void CudaExecutable::judge_replay() {
   bool host_bound = probe_.queue_seconds > kHostBoundMargin * replay + kReplayHostSeconds;
   probe_.stage = host_bound ? HostBoundProbe::Stage::Replay : HostBoundProbe::Stage::Queue;
   probe_.start.reset(), probe_.end.reset();
-  if (!host_bound) captured_.reset();
+  if (!host_bound) graphs_.clear();
 }
 
 void CudaExecutable::run_real(const std::vector<Array>& inputs, std::vector<Array>& outputs) {
@@ -392,7 +420,8 @@ void CudaExecutable::run_real(const std::vector<Array>& inputs, std::vector<Arra
           std::chrono::duration<double>(std::chrono::steady_clock::now() - queued_from).count();
       probe_.stage = HostBoundProbe::Stage::ReplayNext;
     }
-    last_addresses_ = slot_addresses(inputs, outputs);  // what a capture compares with
+    earlier_addresses_ = last_addresses_;  // what a capture compares with
+    last_addresses_ = slot_addresses(inputs, outputs);
   }
   // Host outputs are copied back; an output may be a loop's carried value, whose buffer the loop
   // swapped: read the table.

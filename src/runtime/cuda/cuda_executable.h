@@ -20,7 +20,8 @@
 // reduce-overhead does. A graph bakes addresses in: inputs whose address stays the same from
 // call to call (a model's parameters) are read in place, the others are copied into buffers
 // of the graph's own first; so are results: written in place into the caller's output arrays
-// whose addresses stay the same, copied out of the graph's buffers otherwise. Calls are
+// whose addresses repeat, copied out of the graph's buffers otherwise. A few graphs are kept,
+// one per set of addresses taken in place (results alternating between two arrays). Calls are
 // expected on one stream (the graph's buffers are reused). Programs of fewer than three
 // launches or with host-driven loops, and runs from host inputs, run as usual.
 //
@@ -69,7 +70,6 @@ class CudaExecutable final : public Executable {
   bool run_graph(const std::vector<Array>& inputs, std::vector<Array>& outputs);
   std::vector<const void*> slot_addresses(const std::vector<Array>& inputs,
                                           const std::vector<Array>& outputs) const;
-  bool capture_fits(const std::vector<const void*>& addresses);
   // Whether this call replays a graph (reduce-overhead, or default mode's probe and verdict).
   bool replays() const;
   // default mode: the verdict from the measured queueing time and the timed replay.
@@ -119,11 +119,18 @@ class CudaExecutable final : public Executable {
     std::unique_ptr<cuda::Event> start, end;   // around the timed replay
   };
   HostBoundProbe probe_;
-  // By slot (inputs, then outputs): the last call's address, whether it moved after a capture
-  // took it in place, whether a capture took it in place after its address repeated.
-  std::vector<const void*> last_addresses_;
-  std::vector<bool> moved_, settled_;
-  std::unique_ptr<CapturedGraph> captured_;
+  std::vector<bool> wanted_in_place(const std::vector<const void*>& addresses,
+                                    size_t inputs) const;
+  CapturedGraph* usable_graph(const std::vector<const void*>& addresses,
+                              const std::vector<bool>& wanted, bool& complete);
+  // By slot (inputs, then outputs): the addresses of the last two calls.
+  std::vector<const void*> last_addresses_, earlier_addresses_;
+  // Graphs captured for the addresses calls came with, the most recently used first: a few, so
+  // that results alternating between two pooled tensors replay in place too.
+  static constexpr size_t kMostGraphs = 3;
+  static constexpr int kMostCaptures = 8;  // then one staging every slot serves the rest
+  std::vector<std::unique_ptr<CapturedGraph>> graphs_;
+  int captures_ = 0;
 };
 
 }  // namespace kiln::runtime
