@@ -127,6 +127,25 @@ TEST(CudaEmitter, UnitStrideAccessesAreSixteenByteVectors) {
   EXPECT_EQ(code, 0) << log;
 }
 
+// A filter permuted to channels-last, (O, C, 3, 3) to (O, 3, 3, C): each thread runs the nine
+// kernel positions in sequence (its loads one contiguous run of nine elements, a warp's stores
+// one run per position), and the grid covers the (O, C) pairs only.
+TEST(CudaEmitter, TransposesRunTheFewContiguousPositionsInEachThread) {
+  ir::Graph graph;
+  ir::Builder b(graph);
+  ir::ValueId w = b.parameter(DType::Float32, {512, 256, 3, 3});
+  graph.set_outputs({b.permute(w, {0, 2, 3, 1})});
+  codegen::CudaSource source = emit(graph);
+  ASSERT_EQ(source.kernels.size(), 1u);
+  ASSERT_EQ(source.kernels[0].launches.size(), 1u);
+  const runtime::CudaLaunch& launch = source.kernels[0].launches[0];
+  EXPECT_EQ(launch.blocks, std::min<int64_t>(8 * 132, 512 * 256 / (4 * 256)));
+  EXPECT_NE(source.text.find("kiln_base < 131072;"), std::string::npos) << source.text;
+  EXPECT_NE(source.text.find("< 3; ++"), std::string::npos) << source.text;
+  auto [code, log] = compile_with_nvcc(source.text, "transpose");
+  EXPECT_EQ(code, 0) << log;
+}
+
 // A whole-array reduction of 1M elements: shared by the grid, partials in the launch's scratch.
 TEST(CudaEmitter, LongWholeArrayReductionsAreSplitOverTheGrid) {
   ir::Graph graph;

@@ -133,6 +133,19 @@ TEST(CudaPipeline, KernelShapesMatchTheInterpreter) {
     expect_matches_interpreter(graph, inputs, 1e-3);
     expect_matches_interpreter(graph, inputs, 1e-3);  // the tickets are left ready for a rerun
   }
+  {  // transposes whose loads run through a few positions per thread (a filter (O, C, 3, 3)
+     // to (O, 3, 3, C); a (5, 7, 4) block to (7, 4, 5), uneven), and one too long for that
+    ir::Graph graph;
+    ir::Builder b(graph);
+    ir::ValueId w = b.parameter(DType::Float32, {70, 33, 3, 3});
+    ir::ValueId v = b.parameter(DType::Float64, {5, 7, 4});
+    ir::ValueId m = b.parameter(DType::Float32, {300, 200});
+    graph.set_outputs({b.permute(w, {0, 2, 3, 1}), b.binary(ir::Op::mul, b.permute(v, {1, 2, 0}), b.permute(v, {1, 2, 0})),
+                       b.permute(m, {1, 0})});
+    expect_matches_interpreter(graph, {random_array(DType::Float32, {70, 33, 3, 3}, 24),
+                                       random_array(DType::Float64, {5, 7, 4}, 25),
+                                       random_array(DType::Float32, {300, 200}, 26)}, 0);
+  }
   {  // few long rows, split over blocks: sum, variance, argmin and an epilogue
     ir::Graph graph;
     ir::Builder b(graph);

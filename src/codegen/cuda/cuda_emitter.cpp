@@ -97,7 +97,7 @@ void CudaKernelEmitter::accumulate_store(int32_t buffer, const std::string& inde
 // (plan_.vector_lanes, or 1): plan_.unroll steps per thread at a time, their loads issued
 // together, since one 4-byte load in flight per thread does not cover the memory latency.
 void CudaKernelEmitter::thread_per_iteration(int lanes) {
-  const std::string total = std::to_string(plan_.iterations / lanes);
+  const std::string total = std::to_string(plan_.iterations / serial_iterations(plan_) / lanes);
   const std::string stride = "(int64_t)gridDim.x * " + threads();
   line("for (int64_t kiln_base = blockIdx.x * (int64_t)" + threads() + " + threadIdx.x; kiln_base < " +
        total + "; kiln_base += " + std::to_string(plan_.unroll) + " * " + stride + ") {");
@@ -110,7 +110,16 @@ void CudaKernelEmitter::thread_per_iteration(int lanes) {
   open_block();
   flattened_chain("kiln_flat", lanes);
   const std::vector<Stmt>& body = plan_.chain.back()->body;
-  if (lanes == 1) {
+  if (!plan_.serial.empty()) {  // the serial loops, in their order, inside the thread
+    for (size_t k : plan_.serial) {
+      const sched::Loop& l = plan_.chain[k]->loop;
+      const std::string v = loop_name(l.variable);
+      line("for (int64_t " + v + " = 0; " + v + " < " + std::to_string(l.extent) + "; ++" + v + ") {");
+      open_block();
+    }
+    statements(body);
+    for (size_t k = 0; k < plan_.serial.size(); ++k) close_block();
+  } else if (lanes == 1) {
     statements(body);
   } else {
     // The innermost variable of lane 0, then each vector load, each lane's statements (the
@@ -186,18 +195,24 @@ void CudaKernelEmitter::plain_store(const Stmt& s, const std::string& index, con
 // run's first lane is `kiln_lane0`.
 void CudaKernelEmitter::flattened_chain(const std::string& flat, int lanes) {
   std::string rest = flat;
+  // The outermost loop that takes the rest of the index (serial loops are the thread's own).
+  size_t outermost = 0;
+  while (outermost + 1 < plan_.chain.size() &&
+         std::find(plan_.serial.begin(), plan_.serial.end(), outermost) != plan_.serial.end())
+    ++outermost;
   for (size_t k = plan_.chain.size(); k-- > 0;) {
     const sched::Loop& l = plan_.chain[k]->loop;
     const bool innermost = k + 1 == plan_.chain.size() && lanes > 1;
     const int64_t runs = innermost ? l.extent / lanes : l.extent;
     if (runs == 1 && !innermost) continue;  // its variable was folded to 0
+    if (std::find(plan_.serial.begin(), plan_.serial.end(), k) != plan_.serial.end()) continue;
     std::string extent = std::to_string(runs);
-    std::string value = k == 0 ? rest : rest + " % " + extent;
+    std::string value = k <= outermost ? rest : rest + " % " + extent;
     if (innermost)
       line("const int64_t kiln_lane0 = (" + value + ") * " + std::to_string(lanes) + ";");
     else
       line("const int64_t " + loop_name(l.variable) + " = " + value + ";");
-    if (k > 0) {
+    if (k > outermost) {
       std::string next = "kiln_rest" + std::to_string(k);
       line("const int64_t " + next + " = " + rest + " / " + extent + ";");
       rest = next;
@@ -295,7 +310,8 @@ CudaSource emit_cuda(const Program& program, const Options& options,
       launch.threads = plan.threads;
       switch (plan.kind) {
         case LaunchKind::ThreadPerIteration: {
-          int64_t per_block = int64_t(plan.threads) * plan.unroll * plan.vector_lanes;
+          int64_t per_block =
+              int64_t(plan.threads) * plan.unroll * plan.vector_lanes * serial_iterations(plan);
           launch.blocks = std::min(most_blocks, (plan.iterations + per_block - 1) / per_block);
           break;
         }

@@ -50,6 +50,13 @@ struct LaunchPlan {
   // channel's statistics over 200704 elements): `block_splits` blocks share each one's
   // reductions, the last of them to finish merging their partial states and storing.
   int64_t block_splits = 1;
+  // ThreadPerIteration transposing (a permute's copy: its loads step by many elements with the
+  // innermost loop, its stores by one): the chain loops, by index into `chain`, that each
+  // thread runs in sequence rather than across threads, the few iterations (a 3x3 filter's
+  // positions) that some load steps through by one element. A warp's stores stay one run per
+  // position, and its loads of the later positions hit the lines the first one brought into
+  // the L1 cache; across threads those positions would each fetch the lines again.
+  std::vector<size_t> serial;
   // ThreadPerIteration over stores only: a thread runs `vector_lanes` consecutive iterations
   // of the innermost loop at once, and the loads and stores that step by one element with it
   // move as one 16-byte access each (when every buffer they touch is 16-byte aligned, checked
@@ -59,6 +66,13 @@ struct LaunchPlan {
   std::vector<const Stmt*> vector_stores;
   std::vector<int32_t> vector_buffers;  // what the run-time alignment check looks at
 };
+
+// The iterations a thread of a ThreadPerIteration plan runs in sequence (LaunchPlan::serial).
+inline int64_t serial_iterations(const LaunchPlan& plan) {
+  int64_t iterations = 1;
+  for (size_t k : plan.serial) iterations *= plan.chain[k]->loop.extent;
+  return iterations;
+}
 
 // Split blocks (LaunchPlan::block_splits): what the blocks of one group share (a tile, or an
 // iteration), and the partial states each block leaves per group: a tile's lanes, or one.

@@ -262,6 +262,53 @@ void plan_vectors(const Program& program, const Kernel& kernel, LaunchPlan& plan
   }
 }
 
+// LaunchPlan::serial: at most this many iterations a thread runs in sequence.
+constexpr int64_t kMostSerialIterations = 16;
+
+void plan_serial_loops(const Kernel& kernel, LaunchPlan& plan) {
+  const std::vector<Stmt>& body = plan.chain.back()->body;
+  const int32_t innermost = plan.chain.back()->loop.variable;
+  if (body.empty() || plan.chain.size() < 2 ||
+      !std::all_of(body.begin(), body.end(), [](const Stmt& s) {
+        return s.kind == StmtKind::Store && !s.accumulate && !s.to_local_array;
+      }))
+    return;
+  Kernel copy = kernel;  // the index analysis lives in a KernelBuilder
+  sched::KernelBuilder builder(copy);
+  std::set<ExprId> seen;
+  std::vector<ExprId> loads;
+  for (const Stmt& s : body) {
+    if (builder.coefficient(s.index, innermost) != 1) return;
+    collect_statement_loads(kernel, s, seen, loads);
+  }
+  // The loads that step by more than one element with the innermost loop, and the run of
+  // chain loops one of them steps through contiguously: stride 1, then the extent so far...
+  for (ExprId id : loads) {
+    const ExprId offset = kernel.exprs[static_cast<size_t>(id)].operands[0];
+    if (builder.coefficient(offset, innermost) <= 1) continue;
+    std::vector<size_t> run;
+    int64_t stride = 1;
+    for (bool grew = true; grew;) {
+      grew = false;
+      for (size_t k = 0; k + 1 < plan.chain.size(); ++k) {
+        const sched::Loop& loop = plan.chain[k]->loop;
+        if (loop.extent > 1 && builder.coefficient(offset, loop.variable) == stride &&
+            stride * loop.extent <= kMostSerialIterations &&
+            std::find(run.begin(), run.end(), k) == run.end()) {
+          run.push_back(k);
+          stride *= loop.extent;
+          grew = true;
+        }
+      }
+    }
+    if (stride > 1) {
+      std::sort(run.begin(), run.end());
+      plan.serial = run;
+      return;
+    }
+  }
+}
+
 }  // namespace
 
 std::string vector_type(DType dtype) {
@@ -326,9 +373,10 @@ std::vector<LaunchPlan> plan_launches(const Program& program, const Kernel& kern
                                plan);
       } else {
         plan.kind = LaunchKind::ThreadPerIteration;
-        plan.threads = block_threads(plan.iterations);
         plan.unroll = inner_work <= kUnrolledWork ? kUnroll : 1;
-        plan_vectors(program, kernel, plan);
+        plan_serial_loops(kernel, plan);
+        if (plan.serial.empty()) plan_vectors(program, kernel, plan);
+        plan.threads = block_threads(plan.iterations / serial_iterations(plan));
       }
       plans.push_back(plan);
     }
