@@ -508,11 +508,11 @@ TEST(ConvolutionBackwardCompiled, GradientsStayChannelsLastBetweenConvolutions) 
 
 // cuDNN's filters channels-last (passes/channels_last.cpp: channels_last_filters, CUDA's
 // pipeline): a weight the graph computes (here scaled) is permuted once, in the kernel that
-// computes it, for the forward and the input gradient; a weight gradient the graph computes
-// with is read channels-last; a weight given as it is and a gradient returned as it is are
-// left to cuDNN. The rewritten graph runs on the CPU's library calls too (the weight's gradient
-// stored in the filter's order), against the interpreter of the original.
-TEST(ConvolutionBackwardCompiled, ChannelsLastFiltersWhereTheGraphComputesTheWeight) {
+// computes it, for the forward and the input gradient; a weight given to the graph is permuted
+// by a kernel of its own; weight gradients are permuted back where they are used. The
+// rewritten graph runs on the CPU's library calls too (the weight's gradient stored in the
+// filter's order), against the interpreter of the original.
+TEST(ConvolutionBackwardCompiled, ChannelsLastFiltersArePermutedOncePerWeight) {
   GraphCase graph;
   ir::Builder& b = graph.builder;
   const DType f32 = DType::Float32;
@@ -547,8 +547,8 @@ TEST(ConvolutionBackwardCompiled, ChannelsLastFiltersWhereTheGraphComputesTheWei
     weight_permutes += node.op == Op::permute && node.shape == ir::from_ints({6, 3, 3, 2});
   }
   EXPECT_EQ(channels_last, 5);
-  EXPECT_EQ(filters_last, 3) << ir::print_graph(optimized);
-  EXPECT_EQ(weight_permutes, 1) << ir::print_graph(optimized);
+  EXPECT_EQ(filters_last, 5) << ir::print_graph(optimized);
+  EXPECT_EQ(weight_permutes, 2) << ir::print_graph(optimized);  // the scaled and the given one
   EXPECT_EQ(ir::print_graph(ir::deserialize_graph(ir::serialize_graph(optimized))),
             ir::print_graph(optimized));  // the layout survives a cache record
   const std::vector<Array> expected = ir::interpret(graph.graph, graph.inputs);
@@ -570,7 +570,7 @@ TEST(ConvolutionBackwardCompiled, ChannelsLastFiltersWhereTheGraphComputesTheWei
     EXPECT_EQ(program.buffers.at(static_cast<size_t>(step.call.inputs.at(1))).shape,
               (std::vector<int64_t>{6, 3, 3, 2}));
   }
-  EXPECT_EQ(filters, 2);
+  EXPECT_EQ(filters, 3);
 }
 
 TEST(ConvolutionBackwardInterpreter, ChannelsLastIsThePermutedGradient) {
