@@ -251,7 +251,7 @@ int filter_format(const DnnTensor& w, const DnnTensor& x) {
   return first ? kFormatNCHW : last ? kFormatNHWC : -1;
 }
 
-// An operand the plan reads or writes as a packed channels-first copy: its own layout's
+// An operand the plan reads or writes as a packed copy (of the staged layout): its own layout's
 // descriptor, the copy's, and the copy's size.
 struct StagedOperand {
   TensorDesc given = nullptr, packed = nullptr;

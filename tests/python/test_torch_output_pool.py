@@ -1,0 +1,64 @@
+"""The CUDA path's pool of result tensors (kiln/torch/_lowering.py: _pooled_outputs): a pooled
+tensor is reused only when nothing outside the pool shares its storage, since a CUDA graph
+writes the next results into it in place. The bookkeeping is device-neutral: tested on CPU
+tensors here (tests/gpu runs it under real replays)."""
+import torch
+
+from kiln.torch._lowering import CompiledGraph, _only_pool_holds
+
+
+def test_only_the_pool_holding_a_tensor_is_seen():
+    tensor = torch.empty(4, 5)
+    assert _only_pool_holds(tensor)
+    for alias in (lambda t: t.detach(), lambda t: t[1:3], lambda t: t.view(20), lambda t: t.t()):
+        held = alias(tensor)
+        assert not _only_pool_holds(tensor)
+        del held
+        assert _only_pool_holds(tensor)
+
+
+def test_a_tensor_saved_for_a_backward_is_held_until_the_backward_ran():
+    pooled = torch.randn(6)
+    weight = torch.randn(6, requires_grad=True)
+    saved = pooled.detach()  # what the caller gets; autograd saves it for mul's backward
+    loss = (saved * weight).sum()
+    del saved
+    assert not _only_pool_holds(pooled)
+    loss.backward()
+    del loss
+    assert _only_pool_holds(pooled)
+
+
+def pool(shapes):
+    graph = CompiledGraph.__new__(CompiledGraph)  # only the pool's state
+    graph._output_pool = None
+    graph._output_specs = (None, [(shape, torch.float32) for shape in shapes])
+    graph.device = torch.device("cpu")
+    return graph
+
+
+def test_results_dropped_at_once_reuse_one_tensor():
+    graph = pool([(3,), (2, 2)])
+    first = graph._pooled_outputs(None)
+    again = graph._pooled_outputs(None)
+    assert [t.data_ptr() for t in first] == [t.data_ptr() for t in again]
+
+
+def test_a_held_result_gets_another_tensor_and_two_alternate():
+    graph = pool([(8,)])
+    held = graph._pooled_outputs(None)[0].detach()  # y = model(x): the caller keeps it
+    second = graph._pooled_outputs(None)[0]
+    assert second.data_ptr() != held.data_ptr()
+    held = second.detach()  # the next call's result replaces the first
+    third = graph._pooled_outputs(None)[0]
+    assert third.data_ptr() not in (held.data_ptr(),)
+    held = third.detach()
+    fourth = graph._pooled_outputs(None)[0]
+    assert fourth.data_ptr() == second.data_ptr()  # two tensors, used in turn
+    assert fourth.data_ptr() != held.data_ptr()
+
+
+def test_results_all_held_never_share_memory():
+    graph = pool([(4,)])
+    kept = [graph._pooled_outputs(None)[0].detach() for _ in range(5)]
+    assert len({t.data_ptr() for t in kept}) == 5
