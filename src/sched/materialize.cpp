@@ -144,12 +144,10 @@ std::set<ValueId> initial_materialized(const ir::Graph& graph, int64_t elementwi
         result.insert(id);
         for (size_t k = 0; k < node.inputs.size(); ++k) {
           const ValueId base = view_base(graph, node.inputs[k]);
-          // A channels-last filter lies packed (sched/scheduler.cpp: needs_packed_operand): one
-          // permuting a computed weight (inference's batch-norm folding) is computed itself,
-          // the work under it in the same kernel; one of an input stays a view while packed.
-          const bool packed_filter = node.attrs.filters_last && k == 1 &&
-                                     node.op != ir::Op::convolution_backward_weight;
-          result.insert(packed_filter && graph.node(base).op != ir::Op::parameter
+          // An operand that must lie packed (a channels-last filter) permuting a weight the
+          // graph computes (a scaled one) is computed itself, with the work under it in the
+          // same kernel; one of an input stays a view where that is packed (scheduler.cpp).
+          result.insert(needs_packed_operand(node, k) && graph.node(base).op != ir::Op::parameter
                             ? node.inputs[k] : base);
         }
         break;

@@ -221,23 +221,6 @@ void ProgramBuilder::place_in_place_outputs() {
   }
 }
 
-// Whether operand `k` of extern call `node` must lie packed in its own (row-major) order: a
-// channels-last filter, which cuDNN takes without strides; a view of a channels-first weight
-// would have it reorder the filter on every call.
-bool needs_packed_operand(const Node& node, size_t k) {
-  return node.attrs.filters_last && k == 1 &&
-         (node.op == ir::Op::convolution || node.op == ir::Op::convolution_backward_input);
-}
-
-bool packed_view(const StridedView& view) {
-  int64_t expected = 1;
-  for (size_t d = view.shape.size(); d-- > 0;) {
-    if (view.shape[d] != 1 && view.strides[d] != expected) return false;
-    expected *= view.shape[d];
-  }
-  return true;
-}
-
 // An extern call reads each operand from its own buffer or, when it is a chain of views, in
 // place from the buffer under the chain; a view strides cannot express, or one that must be
 // packed and is not, is materialized instead (requested for the next round).

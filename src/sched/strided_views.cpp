@@ -106,4 +106,18 @@ std::optional<StridedView> strided_view(const ir::Graph& graph, ValueId id,
   return view;
 }
 
+bool needs_packed_operand(const Node& node, size_t k) {
+  return node.attrs.filters_last && k == 1 &&
+         (node.op == Op::convolution || node.op == Op::convolution_backward_input);
+}
+
+bool packed_view(const StridedView& view) {
+  int64_t expected = 1;
+  for (size_t d = view.shape.size(); d-- > 0;) {
+    if (view.shape[d] != 1 && view.strides[d] != expected) return false;
+    expected *= view.shape[d];
+  }
+  return true;
+}
+
 }  // namespace kiln::sched
