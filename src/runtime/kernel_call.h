@@ -29,6 +29,9 @@ struct CudaLaunch {
 struct CudaKernelCall {
   std::vector<int32_t> arguments;
   std::vector<CudaLaunch> launches;
+  // >= 0: a generated kernel that runs this Program step, an extern call, in place of the
+  // library (codegen/cuda/skinny_matmul.cpp); its arguments are the call's inputs and output.
+  int32_t replaces_step = -1;
 };
 
 }  // namespace kiln::runtime

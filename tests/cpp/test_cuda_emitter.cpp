@@ -88,6 +88,68 @@ TEST(CudaEmitter, ElementwiseLoopsAreFlattenedOverThreads) {
   EXPECT_NE(source.text.find("kiln_base += 4 * (int64_t)gridDim.x * 256"), std::string::npos);
 }
 
+// A bias add and GELU at a few tokens (BERT at 1x8: 8x3072): spread over the multiprocessors,
+// one 16-byte step per thread, rather than four steps a thread on a few of them.
+TEST(CudaEmitter, SmallLaunchesSpreadOverTheMultiprocessors) {
+  ir::Graph graph;
+  ir::Builder b(graph);
+  ir::ValueId x = b.parameter(DType::Float32, {8, 3072});
+  ir::ValueId bias = b.parameter(DType::Float32, {3072});
+  ir::ValueId biased = b.binary(ir::Op::add, x, b.broadcast(bias, {8, 3072}));
+  graph.set_outputs({b.binary(ir::Op::mul, biased, b.unary(ir::Op::erf, biased))});
+  codegen::CudaSource source = emit(graph);
+  ASSERT_EQ(source.kernels.size(), 1u);
+  ASSERT_EQ(source.kernels[0].launches.size(), 1u);
+  EXPECT_EQ(source.kernels[0].launches[0].threads, 128);
+  EXPECT_EQ(source.kernels[0].launches[0].blocks, 8 * 3072 / 4 / 128);
+  EXPECT_NE(source.text.find("kiln_u < 1;"), std::string::npos) << source.text;
+}
+
+// A layer norm's row of 768 over a block of 256 threads: the loops over the row have a constant
+// trip count of 3, so each thread's loads issue together.
+TEST(CudaEmitter, ShortRowsGiveEachThreadAnUnrolledLoop) {
+  ir::Graph graph;
+  ir::Builder b(graph);
+  ir::ValueId x = b.parameter(DType::Float32, {8, 768});
+  ir::ValueId mean = b.reduce(ir::Op::sum, x, {1}, true);  // the scale does not matter here
+  ir::ValueId variance = b.reduce(ir::Op::var, x, {1}, true);
+  ir::ValueId centred = b.binary(ir::Op::sub, x, b.broadcast(mean, {8, 768}));
+  graph.set_outputs({b.binary(ir::Op::div, centred, b.broadcast(b.unary(ir::Op::sqrt, variance), {8, 768}))});
+  codegen::CudaSource source = emit(graph);
+  ASSERT_EQ(source.kernels.size(), 1u);
+  EXPECT_EQ(source.kernels[0].launches[0].blocks, 8);
+  EXPECT_EQ(source.kernels[0].launches[0].threads, 256);
+  EXPECT_EQ(source.text.find("+= 256)"), std::string::npos) << source.text;  // no strided loop
+  EXPECT_NE(source.text.find("_step < 3; ++"), std::string::npos) << source.text;
+  auto [code, log] = compile_with_nvcc(source.text, "short_rows");
+  EXPECT_EQ(code, 0) << log;
+}
+
+// A Linear layer at a few tokens, (8, 768) times a (768, 768) weight's transpose, and one of
+// 13 rows with K = 130 (no 16-byte loads): generated products replacing their cuBLAS steps,
+// rows per block rounded up to a power of two (8), column blocks of 32 / rows.
+TEST(CudaEmitter, ProductsOfFewRowsAreGenerated) {
+  ir::Graph graph;
+  ir::Builder b(graph);
+  ir::ValueId x = b.parameter(DType::Float32, {8, 768}), w = b.parameter(DType::Float32, {768, 768});
+  ir::ValueId x13 = b.parameter(DType::Float32, {13, 130}), w50 = b.parameter(DType::Float32, {50, 130});
+  ir::ValueId big = b.parameter(DType::Float32, {64, 768});
+  graph.set_outputs({b.matmul(x, b.permute(w, {1, 0})), b.matmul(x13, b.permute(w50, {1, 0})),
+                     b.matmul(big, b.permute(w, {1, 0}))});
+  codegen::CudaSource source = emit(graph);
+  std::vector<const runtime::CudaKernelCall*> generated;
+  for (const runtime::CudaKernelCall& call : source.kernels)
+    if (call.replaces_step >= 0) generated.push_back(&call);
+  ASSERT_EQ(generated.size(), 2u);  // 64 rows: cuBLAS
+  EXPECT_EQ(generated[0]->launches[0].blocks, 768 / 4);
+  EXPECT_EQ(generated[1]->launches[0].blocks, (50 + 3) / 4 * 2);
+  EXPECT_NE(source.text.find("kiln_skinny_matmul<8, 768, 768, 768ll, 768ll, 8, true>"), std::string::npos);
+  EXPECT_NE(source.text.find("kiln_skinny_matmul<13, 50, 130, 130ll, 130ll, 8, false>"), std::string::npos);
+  EXPECT_EQ(source.text.find("kiln_skinny_matmul<13, 50, 130, 130ll, 130ll, 8, true>"), std::string::npos);
+  auto [code, log] = compile_with_nvcc(source.text, "skinny");
+  EXPECT_EQ(code, 0) << log;
+}
+
 // A row's mean and variance (layer norm): two passes over the row, the count and sum, then the
 // squared deviations from the mean, with no Welford update (a division) per element.
 TEST(CudaEmitter, BlockVarianceTakesTwoPassesWithoutWelfordUpdates) {
@@ -139,7 +201,8 @@ TEST(CudaEmitter, TransposesRunTheFewContiguousPositionsInEachThread) {
   ASSERT_EQ(source.kernels.size(), 1u);
   ASSERT_EQ(source.kernels[0].launches.size(), 1u);
   const runtime::CudaLaunch& launch = source.kernels[0].launches[0];
-  EXPECT_EQ(launch.blocks, std::min<int64_t>(8 * 132, 512 * 256 / (4 * 256)));
+  // 131072 steps fill 132 SMs with blocks of 256 threads twice over: two steps a thread.
+  EXPECT_EQ(launch.blocks, 512 * 256 / (2 * 256));
   EXPECT_NE(source.text.find("kiln_base < 131072;"), std::string::npos) << source.text;
   EXPECT_NE(source.text.find("< 3; ++"), std::string::npos) << source.text;
   auto [code, log] = compile_with_nvcc(source.text, "transpose");

@@ -192,6 +192,34 @@ TEST(CudaPipeline, LibraryCallsMatchTheInterpreter) {
                                  dtype == DType::Float32 ? 1e-4 : 1e-11);
     }
   }
+  {  // products of few rows, generated (codegen/cuda/skinny_matmul.cpp): a Linear layer at 8
+     // tokens; two row tiles with a column block past the end; K not a multiple of 4 (scalar
+     // loads); one row; a slice of the weight; an input view at an odd offset (unaligned: the
+     // scalar path at run time)
+    ir::Graph graph;
+    ir::Builder b(graph);
+    ir::ValueId x = b.parameter(DType::Float32, {8, 768}), w = b.parameter(DType::Float32, {768, 768});
+    ir::ValueId x13 = b.parameter(DType::Float32, {13, 200}), w37 = b.parameter(DType::Float32, {37, 200});
+    ir::ValueId x3 = b.parameter(DType::Float32, {3, 130}), w50 = b.parameter(DType::Float32, {50, 130});
+    ir::ValueId wide = b.parameter(DType::Float32, {40, 132});
+    auto transposed = [&](ir::ValueId m) { return b.permute(m, {1, 0}); };
+    ir::ValueId t = transposed(w);
+    ir::ValueId rows = b.slice(wide, {3, 0}, {40, 132}, {1, 1});    // offset 396: aligned
+    ir::ValueId odd = b.slice(x3, {0, 1}, {3, 129}, {1, 1});        // offset 1: unaligned
+    graph.set_outputs({b.unary(ir::Op::tanh, b.matmul(x, t)), b.matmul(x13, transposed(w37)),
+                       b.matmul(x3, transposed(w50)),
+                       b.matmul(b.slice(x, {2, 0}, {3, 768}, {1, 1}), t),
+                       b.matmul(b.slice(x13, {0, 0}, {5, 132}, {1, 1}), transposed(rows)),
+                       b.matmul(odd, transposed(b.slice(w50, {0, 0}, {50, 128}, {1, 1})))});
+    expect_matches_interpreter(graph, {random_array(DType::Float32, {8, 768}, 30),
+                                       random_array(DType::Float32, {768, 768}, 31),
+                                       random_array(DType::Float32, {13, 200}, 32),
+                                       random_array(DType::Float32, {37, 200}, 33),
+                                       random_array(DType::Float32, {3, 130}, 34),
+                                       random_array(DType::Float32, {50, 130}, 35),
+                                       random_array(DType::Float32, {40, 132}, 36)},
+                               1e-3);
+  }
   {  // batched: broadcast batch dimensions, a permuted (attention-like) operand
     ir::Graph graph;
     ir::Builder b(graph);
@@ -366,29 +394,35 @@ TEST(CudaPipeline, DefaultModeReplaysOnlyHostBoundRuns) {
 
 // A runtime check (here: a value above 3) of a run whose results stay on the GPU is not waited
 // for: the next run raises it, naming the previous call; a run from host arrays raises its own.
-// In both modes (reduce-overhead replays a graph that still copies the flags out).
+// In both modes (reduce-overhead replays a graph that still copies the flags out); two checks,
+// whose flags and values a device run writes into one block, copied back in one piece.
 TEST(CudaPipeline, ChecksOfDeviceRunsAreRaisedByTheNextRun) {
   for (const char* mode : {"default", "reduce-overhead"}) {
     ir::Graph graph;
     ir::Builder b(graph);
     ir::ValueId x = b.parameter(DType::Float64, {1000});
     ir::ValueId big = b.binary(ir::Op::gt, x, b.constant(ir::Scalar::of(3.0), DType::Float64));
+    ir::ValueId low = b.binary(ir::Op::lt, x, b.constant(ir::Scalar::of(-5.0), DType::Float64));
     // a kernel, a matmul and a kernel after it: enough launches for reduce-overhead's graph
     ir::ValueId product = b.matmul(b.reshape(b.unary(ir::Op::sin, x), {40, 25}),
                                    b.reshape(b.unary(ir::Op::cos, x), {25, 40}));
     graph.set_outputs({b.unary(ir::Op::tanh, product), b.reduce(ir::Op::any, big, {}, false),
-                       b.cast(b.reduce(ir::Op::max, x, {}, false), DType::Int64)});
-    runtime::RuntimeCheck check;
+                       b.cast(b.reduce(ir::Op::max, x, {}, false), DType::Int64),
+                       b.reduce(ir::Op::any, low, {}, false),
+                       b.cast(b.reduce(ir::Op::min, x, {}, false), DType::Int64)});
+    runtime::RuntimeCheck check, below;
     check.flag_output = 1, check.value_output = 2, check.kind = ErrorKind::Index;
     check.before = "kiln: value ", check.after = " above 3";
+    below.flag_output = 3, below.value_output = 4, below.kind = ErrorKind::Value;
+    below.before = "kiln: value ", below.after = " below -5";
     Options options = cuda_options(test::test_cache_directory());
     options.mode = mode;
     CompileStats stats;
     if (!runtime::cuda::available()) {
-      EXPECT_THROW(detail::compile_graph(graph, {}, options, stats, {check}), Error);
+      EXPECT_THROW(detail::compile_graph(graph, {}, options, stats, {check, below}), Error);
       return;
     }
-    auto compiled = detail::compile_graph(graph, {}, options, stats, {check});
+    auto compiled = detail::compile_graph(graph, {}, options, stats, {check, below});
     std::vector<double> values(1000, 1.0);
     values[17] = 7.5;
     Array host = Array::from_vector(values, {1000});
@@ -415,6 +449,19 @@ TEST(CudaPipeline, ChecksOfDeviceRunsAreRaisedByTheNextRun) {
     } catch (const Error& error) {
       EXPECT_EQ(error.kind(), ErrorKind::Index);
       EXPECT_NE(std::string(error.what()).find("value 7 above 3 (in the previous call"),
+                std::string::npos) << error.what();
+    }
+    values[17] = 0.5, values[3] = -9.5;  // the second check's flag and value
+    runtime::cuda::copy_to_device(block.get(), values.data(), 8000, nullptr);
+    outputs.clear();
+    compiled->executable->run({device}, outputs);
+    try {
+      outputs.clear();
+      compiled->executable->run({device}, outputs);
+      FAIL() << mode << ": no error from the previous call";
+    } catch (const Error& error) {
+      EXPECT_EQ(error.kind(), ErrorKind::Value);
+      EXPECT_NE(std::string(error.what()).find("value -9 below -5 (in the previous call"),
                 std::string::npos) << error.what();
     }
   }

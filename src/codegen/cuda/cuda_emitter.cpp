@@ -220,6 +220,28 @@ void CudaKernelEmitter::flattened_chain(const std::string& flat, int lanes) {
   }
 }
 
+bool CudaKernelEmitter::few_steps_per_thread(const sched::Loop& loop) const {
+  return loop.begin < 0 && loop.end < 0 && loop.extent <= kMostUnrolledSteps * plan_.threads;
+}
+
+// `variable` takes begin + threadIdx.x + k * threads for k below a constant: the compiler
+// unrolls the loop and a thread's loads issue together, one memory round trip for its few
+// elements (a layer norm's row of 768 over 256 threads) where a loop to a bound it cannot count
+// takes one per element. Returns the blocks opened, closed by the caller after the body.
+int CudaKernelEmitter::unrolled_shared_loop(const std::string& variable, const std::string& begin,
+                                            int64_t extent) {
+  const int64_t steps = (extent + plan_.threads - 1) / plan_.threads;
+  const std::string k = variable + "_step";
+  line("#pragma unroll");
+  line("for (int " + k + " = 0; " + k + " < " + std::to_string(steps) + "; ++" + k + ") {");
+  open_block();
+  line("const int64_t " + variable + " = " + begin + " + threadIdx.x + " + k + " * " + threads() + ";");
+  if (extent % plan_.threads == 0) return 1;
+  line("if (" + variable + " < " + begin + " + " + std::to_string(extent) + ") {");
+  open_block();
+  return 2;
+}
+
 // The statements run by the whole block: loops shared among the threads, reductions combined
 // across them, single stores and scans by thread 0; a barrier between statements, so that
 // what one statement writes is seen by the next.
@@ -237,6 +259,12 @@ void CudaKernelEmitter::cooperative(const std::vector<Stmt>& body) {
         }
         auto [begin, end] = bounds_text(s.loop);
         std::string v = loop_name(s.loop.variable);
+        if (few_steps_per_thread(s.loop)) {
+          const int opened = unrolled_shared_loop(v, begin, s.loop.extent);
+          statements(s.body);
+          for (int k = 0; k < opened; ++k) close_block();
+          break;
+        }
         line("for (int64_t " + v + " = " + begin + " + threadIdx.x; " + v + " < " + end + "; " + v +
              " += " + threads() + ") {");
         open_block();
@@ -341,6 +369,7 @@ CudaSource emit_cuda(const Program& program, const Options& options,
     source.functions.push_back(text.str());
     source.kernels.push_back(entry);
   }
+  add_skinny_matmuls(program, source);
   source.text = source.header;
   for (const std::string& functions : source.functions) source.text += functions;
   return source;

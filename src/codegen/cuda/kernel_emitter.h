@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "codegen/c_like_printer.h"
+#include "codegen/cuda/cuda_emitter.h"
 #include "ir/ops.h"
 
 namespace kiln::codegen::cuda_detail {
@@ -20,6 +21,8 @@ constexpr int kMostThreads = 256;  // per block
 // Blocks per multiprocessor a grid-stride launch asks for: enough resident warps to hide
 // memory latency, few enough that each thread has several elements.
 constexpr int64_t kBlocksPerMultiprocessor = 8;
+// A loop a block's threads share is unrolled when each thread has at most this many elements.
+constexpr int64_t kMostUnrolledSteps = 8;
 
 // How one launch runs its statements.
 enum class LaunchKind : uint8_t {
@@ -95,6 +98,9 @@ inline int64_t split_scratch_bytes(const LaunchPlan& plan) {
 // launch_plans.cpp: the launches of a kernel, in order.
 std::vector<LaunchPlan> plan_launches(const Program& program, const Kernel& kernel,
                                       const target::Target& target);
+// skinny_matmul.cpp: generated kernels for the Program's extern matmuls of few rows (their
+// device code added to the header, their functions and calls appended, each replacing its step).
+void add_skinny_matmuls(const Program& program, CudaSource& source);
 // The 16-byte vector type of a dtype of 4 or 8 bytes, or "" (narrower dtypes stay scalar).
 std::string vector_type(DType dtype);
 
@@ -149,6 +155,9 @@ class CudaKernelEmitter : public CLikePrinter {
   // and sum (in the mean field); 2 the squared deviations from the mean.
   int welford_pass_ = 0;
   void cooperative(const std::vector<Stmt>& body);
+  // A loop shared by the block's threads whose constant extent gives each only a few elements.
+  bool few_steps_per_thread(const sched::Loop& loop) const;
+  int unrolled_shared_loop(const std::string& variable, const std::string& begin, int64_t extent);
   void cooperative_reduce(const Stmt& s);
   // Each thread folds elements first, first + step, ... of the reduction (with the last loop
   // shared by the block's threads, where nests_over_threads: the outermost loop's iterations

@@ -189,6 +189,16 @@ void CudaKernelEmitter::fold_elements(const Stmt& s, const std::string& first,
     if (s.guard >= 0) close_block();
     return;
   }
+  // One short loop with constant bounds, each thread a few of its elements: unrolled.
+  if (first == "threadIdx.x" && step == threads() && s.reduce_loops.size() == 1 &&
+      few_steps_per_thread(last)) {
+    const int opened = unrolled_shared_loop(loop_name(last.variable), "(int64_t)0", last.extent);
+    statements(s.body);
+    combine_element(s);
+    for (int k = 0; k < opened; ++k) close_block();
+    if (s.guard >= 0) close_block();
+    return;
+  }
   std::string total = width;
   for (size_t k = 0; k + 1 < s.reduce_loops.size(); ++k)
     total += " * " + std::to_string(s.reduce_loops[k].extent);
@@ -221,6 +231,16 @@ void CudaKernelEmitter::block_combine(const Stmt& s) {
     open_block();
     for (const sched::Accumulation& a : s.accumulations) {
       std::string acc = accumulator(a), other = acc + "_other";
+      const bool welford = ir::op_info(a.op).accumulator == ir::Accumulator::Welford;
+      if (welford && welford_pass_ != 0) {  // only the fields this pass merges
+        line(accumulator_type(a) + " " + other + ";");
+        const std::vector<std::string> fields =
+            welford_pass_ == 1 ? std::vector<std::string>{"count", "mean"} : std::vector<std::string>{"m2"};
+        for (const std::string& f : fields)
+          line(other + "." + f + " = kiln_shuffle_down(" + acc + "." + f + ", kiln_delta);");
+        merge(a, acc, other);
+        continue;
+      }
       line("const " + accumulator_type(a) + " " + other + " = kiln_shuffle_down(" + acc + ", kiln_delta);");
       if (has_index(a))
         line("const int64_t " + other + "_index = kiln_shuffle_down(" + acc + "_index, kiln_delta);");

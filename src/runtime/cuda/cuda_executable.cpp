@@ -41,10 +41,14 @@ CudaExecutable::CudaExecutable(sched::Program program, std::vector<CudaKernelCal
     : Executable(std::move(program), std::move(checks), std::move(settings)),
       modules_(std::move(modules)) {
   step_threads_.clear();
+  plan_check_block();
   for (const sched::Step& step : program_.steps)
     if (step.kind == sched::StepKind::Extern) check_cuda_extern_call(step.call, program_.buffers);
   size_t most_arguments = 1;
+  step_kernel_.assign(program_.steps.size(), -1);
   for (CudaKernelCall& call : kernels) {
+    if (call.replaces_step >= 0)
+      step_kernel_.at(static_cast<size_t>(call.replaces_step)) = static_cast<int32_t>(kernels_.size());
     Kernel kernel;
     kernel.arguments = std::move(call.arguments);
     most_arguments = std::max(most_arguments, kernel.arguments.size());
@@ -125,7 +129,9 @@ void CudaExecutable::queue_steps(char** table, void* stream,
       program_, table, DeviceScalars{}, [](size_t) { return false; },
       [&](size_t k) {
         const sched::Step& step = program_.steps[k];
-        if (step.kind == sched::StepKind::Extern)
+        if (step_kernel_[k] >= 0)
+          launch_kernel(static_cast<size_t>(step_kernel_[k]), table, stream);
+        else if (step.kind == sched::StepKind::Extern)
           run_cuda_extern_call(step.call, program_.buffers, table, stream, cuda_math(), kept);
         else
           launch_kernel(static_cast<size_t>(step.kernel), table, stream);
@@ -227,9 +233,14 @@ bool CudaExecutable::run_graph(const std::vector<Array>& inputs, std::vector<Arr
       entry = static_cast<char*>(state->staging[k].get()) - low * size;
     }
     state->results.resize(output_buffer.size());
+    if (checks_in_block()) state->checks = cuda::allocate(16 * static_cast<int64_t>(checks_.size()));
     for (size_t n = 0; n < output_buffer.size(); ++n) {
       const int32_t b = output_buffer[n];
       if (b < 0) return false;  // an output that is not the program's own buffer
+      if (state->checks && check_offset_[n] >= 0) {
+        table[static_cast<size_t>(b)] = static_cast<char*>(state->checks.get()) + check_offset_[n];
+        continue;
+      }
       const size_t slot = inputs.size() + n;
       if (wanted[slot]) {
         state->in_place[slot] = addresses[slot];
@@ -277,7 +288,7 @@ bool CudaExecutable::run_graph(const std::vector<Array>& inputs, std::vector<Arr
   graph->graph->launch(stream);
   outputs.resize(output_buffer.size());
   for (size_t n = 0; n < outputs.size(); ++n) {
-    if (!graph->results[n]) continue;  // written in place
+    if (!graph->results[n]) continue;  // written in place, or into the checks' block
     const sched::Buffer& buffer = program_.buffers[static_cast<size_t>(output_buffer[n])];
     int64_t bytes = sched::buffer_bytes(buffer);
     if (outputs[n].data() == nullptr) {  // a new result each call: the next replay overwrites
@@ -292,26 +303,48 @@ bool CudaExecutable::run_graph(const std::vector<Array>& inputs, std::vector<Arr
     probe_.end->record(stream);
     probe_.stage = HostBoundProbe::Stage::Judging;
   }
-  defer_checks(outputs, stream);
+  defer_checks(outputs, graph->checks.get(), stream);
   finish_outputs(outputs);
   return true;
+}
+
+void CudaExecutable::plan_check_block() {
+  check_offset_.assign(program_.output_buffers.size(), -1);
+  std::vector<int64_t> bytes(program_.output_buffers.size(), 0);
+  for (const sched::Buffer& buffer : program_.buffers)
+    if (buffer.role == sched::BufferRole::Output)
+      bytes[static_cast<size_t>(buffer.number)] = sched::buffer_bytes(buffer);
+  for (const sched::Step& step : program_.steps)
+    if (step.kind == sched::StepKind::LoopBegin) return;
+  for (const RuntimeCheck& check : checks_)
+    if (bytes[static_cast<size_t>(check.flag_output)] > 8 ||
+        bytes[static_cast<size_t>(check.value_output)] > 8)
+      return;
+  for (size_t c = 0; c < checks_.size(); ++c) {
+    check_offset_[static_cast<size_t>(checks_[c].flag_output)] = 16 * static_cast<int64_t>(c);
+    check_offset_[static_cast<size_t>(checks_[c].value_output)] = 16 * static_cast<int64_t>(c) + 8;
+  }
 }
 
 // Each check's flag (bool) and value (int64) go to 16 bytes of pinned memory, copied on the
 // stream; the outputs the caller sees for them are all-clear host arrays (finish_outputs drops
 // them).
-void CudaExecutable::defer_checks(std::vector<Array>& outputs, void* stream) {
+void CudaExecutable::defer_checks(std::vector<Array>& outputs, const void* block, void* stream) {
   if (checks_.empty()) return;
   if (!pending_checks_.host) {
     pending_checks_.host = cuda::allocate_pinned(16 * static_cast<int64_t>(checks_.size()));
     pending_checks_.copied = std::make_unique<cuda::Event>();
   }
   char* host = static_cast<char*>(pending_checks_.host.get());
+  if (block != nullptr)
+    cuda::copy_to_host_async(host, block, 16 * static_cast<int64_t>(checks_.size()), stream);
   for (size_t c = 0; c < checks_.size(); ++c) {
     Array& flag = outputs[static_cast<size_t>(checks_[c].flag_output)];
     Array& value = outputs[static_cast<size_t>(checks_[c].value_output)];
-    cuda::copy_to_host_async(host + 16 * c, flag.data(), 1, stream);
-    cuda::copy_to_host_async(host + 16 * c + 8, value.data(), 8, stream);
+    if (block == nullptr) {
+      cuda::copy_to_host_async(host + 16 * c, flag.data(), 1, stream);
+      cuda::copy_to_host_async(host + 16 * c + 8, value.data(), 8, stream);
+    }
     flag = Array::from_vector(std::vector<bool>{false}, {});
     value = Array::from_vector(std::vector<int64_t>{0}, {});
   }
@@ -388,12 +421,19 @@ void CudaExecutable::run_real(const std::vector<Array>& inputs, std::vector<Arra
   std::vector<int32_t> output_buffer(outputs.size(), -1);
   std::vector<std::shared_ptr<void>> device_outputs(outputs.size());  // host mode: copied back
   std::vector<bool> output_on_device(outputs.size(), false);
+  std::shared_ptr<void> check_block;  // a device run's checks (check_offset_)
+  if (on_device && checks_in_block())
+    check_block = cuda::allocate(16 * static_cast<int64_t>(checks_.size()));
   for (size_t b = 0; b < program_.buffers.size(); ++b) {
     const sched::Buffer& buffer = program_.buffers[b];
     if (buffer.role != sched::BufferRole::Output) continue;
     size_t n = static_cast<size_t>(buffer.number);
     Array& out = outputs[n];
     output_buffer[n] = static_cast<int32_t>(b);
+    if (check_block && check_offset_[n] >= 0) {  // copied back by defer_checks
+      table[b] = static_cast<char*>(check_block.get()) + check_offset_[n];
+      continue;
+    }
     if (out.data() != nullptr) {
       check_output(buffer, out);
       if (on_device_memory(inputs.size() + n, out.data())) {  // the caller's: written in place
@@ -427,6 +467,7 @@ void CudaExecutable::run_real(const std::vector<Array>& inputs, std::vector<Arra
   // swapped: read the table.
   for (size_t n = 0; n < outputs.size(); ++n) {
     size_t b = static_cast<size_t>(output_buffer[n]);
+    if (check_block && check_offset_[n] >= 0) continue;
     if (output_on_device[n]) {
       if (table[b] != outputs[n].data())
         cuda::copy_device_to_device(outputs[n].data(), table[b],
@@ -439,7 +480,7 @@ void CudaExecutable::run_real(const std::vector<Array>& inputs, std::vector<Arra
   // The runtime checks' flags: a device run leaves them to the next run; a host run (which
   // waits for the GPU anyway) reads them now.
   if (on_device) {
-    defer_checks(outputs, stream);
+    defer_checks(outputs, check_block.get(), stream);
   } else {
     for (const RuntimeCheck& check : checks_)
       for (int32_t n : {check.flag_output, check.value_output}) {

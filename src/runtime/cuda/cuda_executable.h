@@ -74,8 +74,12 @@ class CudaExecutable final : public Executable {
   bool replays() const;
   // default mode: the verdict from the measured queueing time and the timed replay.
   void judge_replay();
-  void defer_checks(std::vector<Array>& outputs, void* stream);
+  // Queues the copy of the checks' flags and values to pinned memory, read by the next call
+  // (raise_pending_checks): from `block` (the layout check_offset_ describes) in one piece, or
+  // from each check's output.
+  void defer_checks(std::vector<Array>& outputs, const void* block, void* stream);
   void raise_pending_checks();
+  void plan_check_block();  // check_offset_
 
   struct Launch {
     void* function = nullptr;
@@ -89,6 +93,7 @@ class CudaExecutable final : public Executable {
   };
   std::vector<std::shared_ptr<cuda::Module>> modules_;  // the program's units, any split
   std::vector<Kernel> kernels_;
+  std::vector<int32_t> step_kernel_;   // by step: the kernel that replaces an extern call, or -1
   std::vector<char*> argument_table_;  // scratch: one launch's kiln_arg_table
   std::shared_ptr<void> arena_;        // device memory
   std::vector<std::shared_ptr<void>> constants_;  // device copies of constant buffers
@@ -103,7 +108,15 @@ class CudaExecutable final : public Executable {
     std::vector<std::shared_ptr<void>> results;   // by output: what the graph writes, or null:
                                                   // it writes the caller's array in place
     std::vector<std::shared_ptr<void>> kept;      // library workspaces the graph uses
+    std::shared_ptr<void> checks;                 // the block its checks write (check_offset_)
   };
+  // A device run writes the runtime checks' flags and values into one block laid out as their
+  // pinned host copy (16 bytes a check: the flag, then the value), copied back in one piece: a
+  // copy of a few bytes costs ~2 us of GPU and host time, and BERT's four checks made 16 a call.
+  // By output: its offset in the block, or -1 (not a check's; all -1 for a program with loops,
+  // whose steps may move a carried buffer).
+  std::vector<int64_t> check_offset_;
+  bool checks_in_block() const { return !checks_.empty() && check_offset_[checks_[0].flag_output] >= 0; }
   struct PendingChecks {
     std::shared_ptr<void> host;             // pinned: 16 bytes per check (flag, value)
     std::unique_ptr<cuda::Event> copied;    // after the copies
