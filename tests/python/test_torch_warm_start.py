@@ -1,6 +1,8 @@
-"""The torch backend's warm start (kiln/torch/_warm_start.py): a second process with the same
-disk cache compiles an inference graph from its record, without AOTAutograd's export, and gets
-eager PyTorch's results and runtime checks; a damaged record or a changed input is a miss."""
+"""The torch backend's warm start (kiln/torch/_warm_start.py, _warm_training.py): a second
+process with the same disk cache compiles an inference graph from its record, without
+AOTAutograd's export, and gets eager PyTorch's results and runtime checks; a training step
+starts warm too, with the cold process's losses, gradients and batch-norm statistics; a damaged
+or foreign record or a changed input is a miss."""
 import json
 import os
 import pathlib
@@ -107,3 +109,108 @@ def test_no_records_without_the_disk_cache(tmp_path):
         env={**os.environ, "KILN_CACHE_DIR": str(tmp_path)})
     assert result.returncode == 0, result.stderr
     assert not (tmp_path / "records").exists()
+
+
+# Training warm starts (kiln/torch/_warm_training.py): three SGD steps of a model through
+# kiln, the losses, gradients, parameters and buffers saved to OUT. With FORBID_EXPORT,
+# AOTAutograd's compile raises: only a warm start can compile the graph. MODEL=bn: a
+# convolution, batch norm in train mode (its running statistics are inputs the forward
+# mutates) and a residual add.
+TRAIN_SCRIPT = r"""
+import os, torch, kiln.torch
+from kiln.torch import _backend
+
+if os.environ.get("FORBID_EXPORT"):
+    def refuse(*args, **kwargs):
+        raise AssertionError("AOTAutograd's compile on a warm start")
+    _backend.aot_autograd = refuse
+
+class Block(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(3, 8, 3, padding=1, bias=False)
+        self.bn = torch.nn.BatchNorm2d(8)
+        self.skip = torch.nn.Conv2d(3, 8, 1)
+        self.fc = torch.nn.Linear(8, 10)
+
+    def forward(self, x):
+        h = torch.relu(self.bn(self.conv(x)) + self.skip(x))
+        return self.fc(h.mean((2, 3)))
+
+torch.manual_seed(0)
+if os.environ["MODEL"] == "bn":
+    model, x = Block(), torch.randn(4, 3, 8, 8)
+else:
+    model = torch.nn.Sequential(torch.nn.Linear(32, 64), torch.nn.ReLU(), torch.nn.Linear(64, 10))
+    x = torch.randn(8, 32)
+target = torch.randint(0, 10, (x.shape[0],))
+compiled = torch.compile(model.train(), backend="kiln")
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+losses, grads = [], []
+for step in range(3):
+    optimizer.zero_grad()
+    loss = torch.nn.functional.cross_entropy(compiled(x), target)
+    loss.backward()
+    losses.append(loss.detach())
+    grads.append({name: p.grad.clone() for name, p in model.named_parameters()})
+    optimizer.step()
+torch.save({"losses": losses, "grads": grads, "state": model.state_dict()}, os.environ["OUT"])
+print("ok")
+"""
+
+
+def run_training(cache, out, model, **env):
+    result = subprocess.run(
+        [sys.executable, "-c", TRAIN_SCRIPT], capture_output=True, text=True, timeout=600,
+        env={**os.environ, "KILN_CACHE_DIR": str(cache), "KILN_LOGS": "cache",
+             "MODEL": model, "OUT": str(out), **env})
+    assert result.returncode == 0, result.stdout + result.stderr
+    return result.stdout + result.stderr
+
+
+def assert_same_training(cold, warm):
+    import torch
+    cold, warm = torch.load(cold), torch.load(warm)
+    for a, b in zip(cold["losses"], warm["losses"], strict=True):
+        assert torch.equal(a, b)
+    for a, b in zip(cold["grads"], warm["grads"], strict=True):
+        assert a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
+    assert cold["state"].keys() == warm["state"].keys()
+    for name, value in cold["state"].items():
+        assert torch.equal(value, warm["state"][name]), name
+
+
+@pytest.mark.parametrize("model", ["mlp", "bn"])
+def test_training_step_starts_warm_without_the_export(tmp_path, model):
+    cache = tmp_path / "cache"
+    cold = run_training(cache, tmp_path / "cold.pt", model)
+    assert "warm start from record" not in cold
+    warm = run_training(cache, tmp_path / "warm.pt", model, FORBID_EXPORT="1")
+    assert "training graphs warm start from record" in warm
+    assert_same_training(tmp_path / "cold.pt", tmp_path / "warm.pt")
+    if model == "bn":  # the running statistics moved, identically (assert_same_training)
+        import torch
+        state = torch.load(tmp_path / "warm.pt")["state"]
+        assert state["bn.num_batches_tracked"].item() == 3
+        assert not torch.equal(state["bn.running_mean"], torch.zeros(8))
+
+
+def test_a_damaged_or_foreign_training_record_is_a_miss(tmp_path):
+    import pickle
+    cache = tmp_path / "cache"
+    run_training(cache, tmp_path / "cold.pt", "mlp")
+    (record,) = (cache / "records").iterdir()
+    data = record.read_bytes()
+    record.write_bytes(data[: len(data) // 2])  # truncated
+    damaged = run_training(cache, tmp_path / "damaged.pt", "mlp")
+    assert "warm-start record unusable" in damaged
+    assert_same_training(tmp_path / "cold.pt", tmp_path / "damaged.pt")
+
+    class Foreign:  # a pickle that would run a command if it were unpickled freely
+        def __reduce__(self):
+            return (os.system, (f"touch {tmp_path / 'ran'}",))
+    record.write_bytes(pickle.dumps(Foreign()))
+    foreign = run_training(cache, tmp_path / "foreign.pt", "mlp")
+    assert "warm-start record unusable" in foreign and "system" in foreign
+    assert not (tmp_path / "ran").exists()
+    assert_same_training(tmp_path / "cold.pt", tmp_path / "foreign.pt")

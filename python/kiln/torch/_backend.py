@@ -19,6 +19,7 @@ from torch.utils._python_dispatch import is_traceable_wrapper_subclass
 
 from .. import _kiln
 from .._config import config
+from . import _warm_training
 from ._aten_table import TABLE
 from ._lowering import CompiledGraph
 from ._partition import compile_graph_module
@@ -122,19 +123,34 @@ def backend(graph_module, example_inputs, mode=None, options=None):
                 remember(key, compiled, kiln_options)
             return _unboxed(compiled)
 
+    training_key = None  # a training graph kiln records for a warm start (_warm_training.py)
+    if _needs_autograd(example_inputs):
+        training_key = _warm_training.training_key(graph_module, example_inputs, kiln_options,
+                                                   unsupported_ops)
+    if training_key is not None:
+        recorded = _warm_training.recall(training_key, kiln_options, f"training{number}")
+        if recorded is not None:
+            return recorded
+
     def compiler(kind):
         def compile_one(aten_graph, inputs):
             forward = kind == "forward"
             compiled = compile_graph_module(aten_graph, inputs, kiln_options, unsupported_ops,
                                             f"{kind}{number}",
-                                            free_layouts=saved_outputs() if forward else None)
+                                            free_layouts=saved_outputs() if forward else None,
+                                            keep_record=training_key is not None)
             if forward and isinstance(compiled, CompiledGraph) and not compiled.symbolic:
                 report_output_strides(compiled.output_strides())
             return compiled
-        return compile_one
+        # A recorded training graph's compilers return OutputCode: AOTAutograd's cache entry
+        # holds them (_warm_training.py).
+        return _warm_training.serializable(compile_one) if training_key else compile_one
 
-    return aot_autograd(fw_compiler=compiler("forward"), bw_compiler=compiler("backward"),
-                        inference_compiler=compiler("inference"),
-                        decompositions=decompositions(),
-                        partition_fn=min_cut_rematerialization_partition)(
-        graph_module, example_inputs)
+    compile_with_aot_autograd = aot_autograd(
+        fw_compiler=compiler("forward"), bw_compiler=compiler("backward"),
+        inference_compiler=compiler("inference"), decompositions=decompositions(),
+        partition_fn=min_cut_rematerialization_partition)
+    if training_key is None:
+        return compile_with_aot_autograd(graph_module, example_inputs)
+    with _warm_training.recording(training_key, kiln_options, f"training{number}"):
+        return compile_with_aot_autograd(graph_module, example_inputs)

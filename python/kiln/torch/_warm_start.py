@@ -1,14 +1,23 @@
 """The torch backend's warm start: what kiln does after Dynamo, skipped in a later process.
 
-A new process traces the model with Dynamo again (that time is Dynamo's own), and then, for an
-inference graph, AOTAutograd's export to ATen (about 1 s for BERT-base) and kiln's conversion
-would run again before a disk-cache hit. Instead, an inference graph that kiln compiled whole
-is recorded in the disk cache (DiskCache::store_record) under a key of everything that decides
-it: the FX code Dynamo handed over, each input's dtype, shape, strides, device and
-requires_grad, grad mode, kiln's options, torch's version, the source of this front end and
-kiln's build. A later process with the same key reads the record (the graph is verified as it
-is read, and a damaged or untrusted record is a miss), and compiles kiln's graph: a disk-cache
-hit, with no export. `KILN_LOGS=cache` says which graphs start warm.
+A new process traces the model with Dynamo again (that time is Dynamo's own), and then
+AOTAutograd's export to ATen (about 1 s for BERT-base; for a training graph the joint trace and
+its partition into forward and backward) and kiln's conversion would run again before a
+disk-cache hit. Instead, what kiln compiled is recorded in the disk cache
+(DiskCache::store_record) under a key of everything that decides it: the FX code Dynamo handed
+over, each input's dtype, shape, strides, device and requires_grad, grad mode, kiln's options,
+torch's version, the source of this front end and kiln's build. A later process with the same
+key reads the record (a private file; a damaged or untrusted record is a miss) and compiles
+kiln's graphs from it: disk-cache hits, with no export. `KILN_LOGS=cache` says which graphs
+start warm.
+
+- An inference graph that kiln compiled whole: one kiln graph (graph_record: a JSON header of
+  how its outputs map to the FX outputs, then kiln's serialized graph, verified as it is read).
+- A training graph (an input requires grad) whose forward and backward kiln compiled whole:
+  AOTAutograd's own cache entry, holding both graphs' records and the runtime metadata that
+  rebuilds its autograd.Function (mutated inputs such as batch norm's running statistics,
+  saved tensors, aliasing); the key also holds AOTAutograd's settings and how the inputs share
+  memory. _warm_training.py.
 """
 import functools
 import hashlib
@@ -33,16 +42,22 @@ def _front_end_digest():
     return digest.hexdigest()
 
 
-def record_key(graph_module, example_inputs, options, unsupported_ops):
-    """The record key of an inference graph Dynamo hands over; None when the graph is not one
-    kiln records (an input that is not a plain tensor, such as a size Dynamo made dynamic)."""
+def plain_tensor(value):
+    """Whether an input is a dense tensor of no subclass: what a record's key can describe."""
+    return (isinstance(value, torch.Tensor) and not is_traceable_wrapper_subclass(value)
+            and value.layout == torch.strided and not value.is_quantized
+            and not value.is_nested)
+
+
+def record_key(graph_module, example_inputs, options, unsupported_ops, extra=()):
+    """The record key of a graph Dynamo hands over; None when the graph is not one kiln
+    records (an input that is not a plain tensor, such as a size Dynamo made dynamic).
+    `extra`: more fields that decide the record (a training record's)."""
     fields = [f"format {_FORMAT}", torch.__version__, _front_end_digest(), graph_module.code,
               json.dumps(options, sort_keys=True, default=str), unsupported_ops,
-              f"grad {torch.is_grad_enabled()}"]
+              f"grad {torch.is_grad_enabled()}", *extra]
     for value in example_inputs:
-        if not isinstance(value, torch.Tensor) or is_traceable_wrapper_subclass(value):
-            return None
-        if value.layout != torch.strided or value.is_quantized or value.is_nested:
+        if not plain_tensor(value):
             return None
         fields.append(f"{value.dtype} {tuple(value.shape)} {value.stride()} {value.device} "
                       f"{value.requires_grad}")
@@ -53,6 +68,9 @@ def _plan_entry(kind, value):
     if kind == "kiln":
         index, dtype = value
         return ["kiln", index, str(dtype).removeprefix("torch.")]
+    if kind == "kiln channels-last":  # a training forward's saved activation
+        index, dtype, order = value
+        return ["kiln channels-last", index, str(dtype).removeprefix("torch."), list(order)]
     if kind == "input":
         return ["input", value]
     if kind == "constant" and (value is None or type(value) in (bool, int, float)):
@@ -60,23 +78,43 @@ def _plan_entry(kind, value):
     return None  # not recorded
 
 
-def remember(key, compiled, options):
-    """Records `compiled` (a CompiledGraph that kept its record) under `key`."""
+def graph_record(compiled):
+    """The bytes that rebuild `compiled` (a CompiledGraph that kept its record) in a later
+    process: a JSON header, a newline, kiln's serialized graph; None when it cannot be
+    recorded (no record kept, a plan entry a record cannot hold)."""
     if not isinstance(compiled, CompiledGraph) or compiled.record is None:
-        return
+        return None
     plan = [_plan_entry(kind, value) for kind, value in compiled.plan]
     if any(entry is None for entry in plan):
-        return
+        return None
     graph, checks, strides = compiled.record
     header = {"format": _FORMAT, "plan": plan, "single": compiled.single, "strides": strides,
               "checks": checks, "tensor_positions": compiled.tensor_positions,
               "device": str(compiled.device)}
     compiled.record = None  # kept only until recorded
+    return json.dumps(header).encode() + b"\n" + graph
+
+
+def remember(key, compiled, options):
+    """Records `compiled` (a CompiledGraph that kept its record) under `key`."""
+    record = graph_record(compiled)
+    if record is not None:
+        store(key, record, options, compiled.name)
+
+
+def store(key, record, options, name):
     try:
-        _kiln.cache_store_record(options, key, json.dumps(header).encode() + b"\n" + graph)
+        _kiln.cache_store_record(options, key, record)
     except (OSError, RuntimeError) as error:  # a full disk: the next start is a cold one
         if _kiln.log_enabled("cache"):
-            _kiln.log("cache", f"torch graph {compiled.name}: no warm-start record ({error})")
+            _kiln.log("cache", f"torch graph {name}: no warm-start record ({error})")
+
+
+def _dtype(name):
+    dtype = getattr(torch, name)
+    if not isinstance(dtype, torch.dtype):
+        raise ValueError(f"not a dtype: {name}")
+    return dtype
 
 
 def _plan_from_record(plan):
@@ -84,10 +122,12 @@ def _plan_from_record(plan):
     for entry in plan:
         kind = entry[0]
         if kind == "kiln":
-            dtype = getattr(torch, entry[2])
-            if not isinstance(dtype, torch.dtype):
-                raise ValueError(f"not a dtype: {entry[2]}")
-            entries.append(("kiln", (int(entry[1]), dtype)))
+            entries.append(("kiln", (int(entry[1]), _dtype(entry[2]))))
+        elif kind == "kiln channels-last":
+            order = tuple(int(axis) for axis in entry[3])
+            if sorted(order) != list(range(len(order))):
+                raise ValueError(f"not a permutation: {order}")
+            entries.append(("kiln channels-last", (int(entry[1]), _dtype(entry[2]), order)))
         elif kind == "input":
             entries.append(("input", int(entry[1])))
         elif kind == "constant":
@@ -103,10 +143,32 @@ def _check_indices(plan, positions, strides, outputs, input_count):
             or len(set(positions)) != len(positions)):
         raise ValueError("tensor positions")
     for kind, value in plan:
-        index = value[0] if kind == "kiln" else value if kind == "input" else 0
-        bound = len(outputs) if kind == "kiln" else input_count
+        index = value[0] if kind.startswith("kiln") else value if kind == "input" else 0
+        bound = len(outputs) if kind.startswith("kiln") else input_count
         if not 0 <= index < max(bound, 1):
             raise ValueError(f"plan index {index}")
+
+
+def graph_from_record(record, input_count, options, name):
+    """The CompiledGraph that graph_record's bytes describe, compiled (a disk-cache hit), for
+    a graph of `input_count` inputs. A damaged record raises ValueError (or TypeError,
+    KeyError, IndexError, AttributeError): kiln's loader verifies the graph as it reads it."""
+    header_bytes, graph = record.split(b"\n", 1)
+    header = json.loads(header_bytes)
+    if header.get("format") != _FORMAT:
+        raise ValueError(f"record format {header.get('format')!r}")
+    trace = _kiln.Trace()
+    outputs = _kiln.load_trace(trace, graph, [tuple(check) for check in header["checks"]])
+    plan = _plan_from_record(header["plan"])
+    device = torch.device(header["device"])
+    strides = [[int(stride) for stride in item] for item in header["strides"]]
+    positions = [int(position) for position in header["tensor_positions"]]
+    _check_indices(plan, positions, strides, outputs, input_count)
+    return CompiledGraph.from_record(trace, outputs, strides, plan, bool(header["single"]),
+                                     positions, device, options, name)
+
+
+RECORD_ERRORS = (ValueError, TypeError, KeyError, IndexError, AttributeError)
 
 
 def recall(key, example_inputs, options, name):
@@ -115,24 +177,12 @@ def recall(key, example_inputs, options, name):
     if record is None:
         return None
     try:
-        header_bytes, graph = record.split(b"\n", 1)
-        header = json.loads(header_bytes)
-        if header.get("format") != _FORMAT:
-            return None
-        trace = _kiln.Trace()
-        outputs = _kiln.load_trace(trace, graph, [tuple(check) for check in header["checks"]])
-        plan = _plan_from_record(header["plan"])
-        device = torch.device(header["device"])
-        strides = [[int(stride) for stride in item] for item in header["strides"]]
-        positions = [int(position) for position in header["tensor_positions"]]
-        _check_indices(plan, positions, strides, outputs, len(example_inputs))
-    except (ValueError, TypeError, KeyError, IndexError, AttributeError) as error:
+        compiled = graph_from_record(record, len(example_inputs), options, name)
+    except RECORD_ERRORS as error:
         if _kiln.log_enabled("cache"):
             _kiln.log("cache", f"torch graph {name}: warm-start record unusable ({error}); "
                       "tracing again")
         return None
-    compiled = CompiledGraph.from_record(trace, outputs, strides, plan, bool(header["single"]),
-                                         positions, device, options, name)
     if _kiln.log_enabled("cache"):
         _kiln.log("cache", f"torch graph {name}: warm start from record {key[:16]}")
     return compiled
