@@ -1,5 +1,6 @@
 """torch.compile(backend="kiln"): registration, modes and options, inference and training
 graphs against eager PyTorch, partitions around ops kiln cannot convert, tensors in and out."""
+import copy
 import os
 import subprocess
 import sys
@@ -179,6 +180,38 @@ def test_inference_graphs_skip_aotautograds_wrappers_only_when_nothing_needs_the
         torch.testing.assert_close(torch.compile(norm, backend="kiln")(x), reference(x))
         torch.testing.assert_close(norm.running_mean, reference.running_mean)
     assert len(used_general) == 3
+
+
+def test_mutated_inputs_are_copied_into_once_per_call(monkeypatch):
+    """Batch norm's running statistics in a training step (and an input a no-grad function
+    updates in place) are written by kiln's graph, all in one _foreach_copy_ a call, not by
+    AOTAutograd's wrapper one copy_ each: the statistics as eager PyTorch's after each step."""
+    copies = []
+    foreach_copy = torch._foreach_copy_
+    monkeypatch.setattr(torch, "_foreach_copy_",
+                        lambda targets, values: copies.append(len(targets)) or
+                        foreach_copy(targets, values))
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Conv2d(3, 4, 3), torch.nn.BatchNorm2d(4), torch.nn.ReLU(),
+                                torch.nn.Conv2d(4, 4, 3), torch.nn.BatchNorm2d(4))
+    reference = copy.deepcopy(model)
+    compiled = torch.compile(model, backend="kiln", options={"unsupported_ops": "error"})
+    for step in range(3):
+        x = torch.randn(2, 3, 9, 9)
+        compiled(x).square().mean().backward()
+        reference(x).square().mean().backward()
+        for name, value in reference.state_dict().items():
+            torch.testing.assert_close(model.state_dict()[name], value, msg=name)
+    assert copies == [6, 6, 6]  # two norms' mean, variance and batch count, one copy a step
+
+    def accumulate(t, total):
+        total.add_(t.sum(0))
+        return t * 2
+    with torch.no_grad():
+        total = torch.zeros(6)
+        torch.compile(accumulate, backend="kiln")(torch.ones(4, 6), total)
+    torch.testing.assert_close(total, torch.full((6,), 4.0))
+    assert copies[3:] == [1]
 
 
 @pytest.mark.parametrize("mask", ["causal", "bool", "float"])

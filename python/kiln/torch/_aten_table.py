@@ -64,6 +64,7 @@ class LoweringContext:
     def __init__(self, trace):
         self.trace = trace
         self.sizes = None  # SizeSymbols when the graph keeps its dynamic sizes symbolic
+        self.mutations = []  # (copy_ node, new value) per input the graph mutates
         self._anchor = None
 
     def anchor(self):

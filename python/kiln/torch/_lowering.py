@@ -15,7 +15,7 @@ from .. import _kiln
 from .._device import torch_current_stream
 from . import (_aten_attention, _aten_gradients, _aten_pointwise,  # noqa: F401 (fill the table)
                _aten_structure)
-from ._aten_table import (METADATA_ASSERTIONS, TABLE, LoweringContext, Unconvertible,
+from ._aten_table import (METADATA_ASSERTIONS, TABLE, LoweringContext, Unconvertible, cast,
                           kiln_dtype, meta)
 from ._saved_layouts import channels_first_order, channels_last_inside, channels_last_order
 from ._size_symbols import SizeSymbols
@@ -167,7 +167,7 @@ def trace_graph(graph_module, on_refusal=None, symbolic=False, free_layouts=None
                 except Unconvertible as error:
                     raise UnconvertibleNode(None, str(error)) from None
             return trace, None if on_refusal else _output_plan(node, converted, placeholders,
-                                                               free_layouts)
+                                                               free_layouts, context.mutations)
         try:
             if node.op == "placeholder":
                 converted[node] = _input(context, node)
@@ -175,6 +175,9 @@ def trace_graph(graph_module, on_refusal=None, symbolic=False, free_layouts=None
             if node.op != "call_function":
                 raise UnconvertibleNode(node, f"FX node kind {node.op}")
             if node.target in METADATA_ASSERTIONS:
+                continue
+            if _is_input_mutation(node, placeholders):
+                context.mutations.append((node, _mutated_value(context, node, converted)))
                 continue
             if context.sizes is not None and isinstance(meta(node), torch.SymInt):
                 # size arithmetic (sym_size, mul, ...): its expression in the input symbols
@@ -191,6 +194,26 @@ def trace_graph(graph_module, on_refusal=None, symbolic=False, free_layouts=None
                 on_refusal(node, error.reason if isinstance(error, UnconvertibleNode) else
                            f"kiln refused it: {error}")
     raise UnconvertibleNode(None, "the graph has no output node")
+
+
+def _is_input_mutation(node, placeholders):
+    """AOTAutograd's epilogue for an input the graph mutates (keep_inference_input_mutations:
+    batch norm's running statistics): copy_(input, new value), its result unused."""
+    return (node.target is torch.ops.aten.copy_.default and not node.users
+            and isinstance(node.args[0], torch.fx.Node) and node.args[0] in placeholders)
+
+
+def _mutated_value(context, node, converted):
+    """The new value of a mutated input, a kiln output the call copies into the input."""
+    target, source = meta(node.args[0]), node.args[1]
+    if not isinstance(source, torch.fx.Node) or source not in converted:
+        raise UnconvertibleNode(node, "a copy into an input of what kiln does not compute")
+    if tuple(meta(source).shape) != tuple(target.shape):
+        raise UnconvertibleNode(node, "a copy into an input that broadcasts")
+    try:
+        return cast(converted[source], target.dtype)
+    except Unconvertible as error:
+        raise UnconvertibleNode(node, str(error)) from None
 
 
 def _input(context, node):
@@ -233,7 +256,9 @@ def _lower(context, node, converted):
     return _check_result(context, node, result)
 
 
-def _output_plan(output_node, converted, placeholders, free_layouts):
+def _output_plan(output_node, converted, placeholders, free_layouts, mutations=()):
+    """The plan's entries: one per FX output, then ("mutation", (kiln output, dtype, input))
+    per input the graph mutates."""
     results = output_node.args[0]
     single = not isinstance(results, (list, tuple))
     results = [results] if single else list(results)
@@ -255,6 +280,10 @@ def _output_plan(output_node, converted, placeholders, free_layouts):
             outputs.append(converted[result])
         else:
             plan.append(("constant", result))
+    for copy, value in mutations:
+        plan.append(("mutation", (len(outputs), meta(copy.args[0]).dtype,
+                                  input_position[copy.args[0]])))
+        outputs.append(value)
     return outputs, plan, single
 
 
@@ -397,9 +426,15 @@ class CompiledGraph:
                 if "strides" not in str(error):
                     raise
                 results = self._compile(args).run(arrays)
-        outputs = []
+        outputs, mutated, values = [], [], []
         for kind, value in self.plan:
-            if kind == "kiln":
+            if kind == "mutation":  # one copy for all (AOTAutograd made one per input)
+                index, dtype, position = value
+                mutated.append(args[position])
+                result = results[index]
+                values.append(result if isinstance(result, torch.Tensor) else
+                              as_torch(result, dtype))
+            elif kind == "kiln":
                 index, dtype = value
                 result = results[index]
                 outputs.append(result if isinstance(result, torch.Tensor) else
@@ -413,6 +448,8 @@ class CompiledGraph:
                 outputs.append(args[value])
             else:
                 outputs.append(value)
+        if mutated:
+            torch._foreach_copy_(mutated, values)
         return outputs
 
     def _run_cuda(self, compiled, args):
@@ -422,7 +459,7 @@ class CompiledGraph:
         stream = torch_current_stream(torch, self.device)
         if self._output_dtypes is None:  # kiln output index -> torch dtype (the plan's)
             self._output_dtypes = dict(value[:2] for kind, value in self.plan
-                                       if kind in ("kiln", "kiln channels-last"))
+                                       if kind in ("kiln", "kiln channels-last", "mutation"))
         dtypes = self._output_dtypes
         if self.symbolic:  # sizes vary: results come back as kiln's device arrays
             results = compiled.run([tensor.detach() for tensor in tensors], stream=stream)

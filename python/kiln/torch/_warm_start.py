@@ -30,7 +30,7 @@ from torch.utils._python_dispatch import is_traceable_wrapper_subclass
 from .. import _kiln
 from ._lowering import CompiledGraph
 
-_FORMAT = 1
+_FORMAT = 2  # 2: mutated inputs' new values in the plan
 
 
 @functools.lru_cache(maxsize=None)
@@ -71,6 +71,9 @@ def _plan_entry(kind, value):
     if kind == "kiln channels-last":  # a training forward's saved activation
         index, dtype, order = value
         return ["kiln channels-last", index, str(dtype).removeprefix("torch."), list(order)]
+    if kind == "mutation":  # a mutated input's new value (batch norm's running statistics)
+        index, dtype, position = value
+        return ["mutation", index, str(dtype).removeprefix("torch."), position]
     if kind == "input":
         return ["input", value]
     if kind == "constant" and (value is None or type(value) in (bool, int, float)):
@@ -128,6 +131,8 @@ def _plan_from_record(plan):
             if sorted(order) != list(range(len(order))):
                 raise ValueError(f"not a permutation: {order}")
             entries.append(("kiln channels-last", (int(entry[1]), _dtype(entry[2]), order)))
+        elif kind == "mutation":
+            entries.append(("mutation", (int(entry[1]), _dtype(entry[2]), int(entry[3]))))
         elif kind == "input":
             entries.append(("input", int(entry[1])))
         elif kind == "constant":
@@ -143,10 +148,14 @@ def _check_indices(plan, positions, strides, outputs, input_count):
             or len(set(positions)) != len(positions)):
         raise ValueError("tensor positions")
     for kind, value in plan:
-        index = value[0] if kind.startswith("kiln") else value if kind == "input" else 0
-        bound = len(outputs) if kind.startswith("kiln") else input_count
-        if not 0 <= index < max(bound, 1):
-            raise ValueError(f"plan index {index}")
+        checked = []  # (index, bound)
+        if kind.startswith("kiln") or kind == "mutation":
+            checked.append((value[0], len(outputs)))
+        if kind in ("input", "mutation"):
+            checked.append((value if kind == "input" else value[2], input_count))
+        for index, bound in checked:
+            if not 0 <= index < max(bound, 1):
+                raise ValueError(f"plan index {index}")
 
 
 def graph_from_record(record, input_count, options, name):
