@@ -311,6 +311,19 @@ def as_torch(array, dtype):
 _NOT_YET = object()
 
 
+def _copy_into(targets, values):
+    """targets[k].copy_(values[k]) for every k, one _foreach_copy_ per dtype: a list of mixed
+    dtypes (batch norm's float statistics and int64 batch counts) takes torch's slow path, a
+    copy_ each (60 a resnet18 training step, 0.45 ms of host time on a GPU)."""
+    by_dtype = {}
+    for target, value in zip(targets, values):
+        group = by_dtype.setdefault((target.dtype, value.dtype), ([], []))
+        group[0].append(target)
+        group[1].append(value)
+    for group_targets, group_values in by_dtype.values():
+        torch._foreach_copy_(group_targets, group_values)
+
+
 class CompiledGraph:
     """An FX graph compiled by kiln. Called with a list of torch tensors (AOTAutograd's boxed
     convention: `_boxed_call`), returns a list of torch tensors."""
@@ -449,7 +462,7 @@ class CompiledGraph:
             else:
                 outputs.append(value)
         if mutated:
-            torch._foreach_copy_(mutated, values)
+            _copy_into(mutated, values)
         return outputs
 
     def _run_cuda(self, compiled, args):

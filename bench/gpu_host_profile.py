@@ -1,0 +1,51 @@
+"""The host time of one seed model case through kiln, by Python function (cProfile), on a GPU
+machine after `scripts/gpu-check bench` (its environment: PYTHONPATH=.gpu-check/site, ...):
+
+    python bench/gpu_host_profile.py resnet18_train reduce-overhead
+
+prints the time per call (same inputs each call), then the functions by their own time and by
+cumulative time over 20 calls."""
+import cProfile
+import os
+import pstats
+import sys
+import tempfile
+import time
+
+os.environ.setdefault("KILN_CACHE_DIR", tempfile.mkdtemp())
+import torch  # noqa: E402
+
+import kiln.torch  # noqa: E402,F401  (registers the backend)
+from kiln.bench import model_cases  # noqa: E402
+
+CALLS = 20
+
+
+def main(case_name, mode):
+    case = {c.name: c for c in model_cases.make_cases()}[case_name]
+    model = case.model(quick=False).cuda()
+    inputs = [v.cuda() if isinstance(v, torch.Tensor) else v
+              for v in model_cases.input_set(case, False, 0)]
+    call, _ = model_cases.prepare(case, model_cases.Variant("kiln", mode), model)
+    with torch.enable_grad() if case.training else torch.no_grad():
+        for _ in range(6):  # compile, capture, settle
+            call(*inputs)
+        torch.cuda.synchronize()
+        start = time.perf_counter()
+        for _ in range(CALLS):
+            call(*inputs)
+        torch.cuda.synchronize()
+        print(f"{(time.perf_counter() - start) / CALLS * 1e3:.2f} ms per call", flush=True)
+        profile = cProfile.Profile()
+        profile.enable()
+        for _ in range(CALLS):
+            call(*inputs)
+        torch.cuda.synchronize()
+        profile.disable()
+    stats = pstats.Stats(profile).sort_stats("tottime")
+    stats.print_stats(28)
+    stats.sort_stats("cumulative").print_stats(25)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], sys.argv[2] if len(sys.argv) > 2 else "reduce-overhead")
