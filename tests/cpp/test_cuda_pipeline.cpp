@@ -438,32 +438,25 @@ TEST(CudaPipeline, ChecksOfDeviceRunsAreRaisedByTheNextRun) {
       compiled->executable->run({device}, outputs);
     }
     runtime::cuda::synchronize(nullptr);
-    runtime::cuda::copy_to_device(block.get(), host.data(), 8000, nullptr);
-    outputs.clear();
-    compiled->executable->run({device}, outputs);  // returns; the error comes next
-    EXPECT_EQ(outputs.size(), 1u);
-    try {
+    // A run on `data` returns; the next raises its check.
+    auto expect_raised_next = [&](const void* data, ErrorKind kind, const std::string& text) {
+      runtime::cuda::copy_to_device(block.get(), data, 8000, nullptr);
       outputs.clear();
       compiled->executable->run({device}, outputs);
-      FAIL() << mode << ": no error from the previous call";
-    } catch (const Error& error) {
-      EXPECT_EQ(error.kind(), ErrorKind::Index);
-      EXPECT_NE(std::string(error.what()).find("value 7 above 3 (in the previous call"),
-                std::string::npos) << error.what();
-    }
+      EXPECT_EQ(outputs.size(), 1u);
+      try {
+        outputs.clear();
+        compiled->executable->run({device}, outputs);
+        FAIL() << mode << ": no error from the previous call";
+      } catch (const Error& error) {
+        EXPECT_EQ(error.kind(), kind);
+        EXPECT_NE(std::string(error.what()).find(text + " (in the previous call"),
+                  std::string::npos) << error.what();
+      }
+    };
+    expect_raised_next(host.data(), ErrorKind::Index, "value 7 above 3");
     values[17] = 0.5, values[3] = -9.5;  // the second check's flag and value
-    runtime::cuda::copy_to_device(block.get(), values.data(), 8000, nullptr);
-    outputs.clear();
-    compiled->executable->run({device}, outputs);
-    try {
-      outputs.clear();
-      compiled->executable->run({device}, outputs);
-      FAIL() << mode << ": no error from the previous call";
-    } catch (const Error& error) {
-      EXPECT_EQ(error.kind(), ErrorKind::Value);
-      EXPECT_NE(std::string(error.what()).find("value -9 below -5 (in the previous call"),
-                std::string::npos) << error.what();
-    }
+    expect_raised_next(values.data(), ErrorKind::Value, "value -9 below -5");
   }
 }
 
