@@ -18,7 +18,9 @@
 //     several blocks share each one and the last to finish merges their partial states;
 //   - reductions at the top of a kernel (whole-array reductions with their epilogue): one
 //     block runs the whole body the same way;
-//   - statements that must run in order (a scatter where a later duplicate wins): one thread.
+//   - statements that must run in order (a scatter where a later duplicate wins): one thread;
+//   - a float32 matmul of at most 16 rows (x @ W.T at a few tokens): a generated kernel in place
+//     of cuBLAS (skinny_matmul.cpp), a stream over the weight.
 // Sizes are the Program's (static); grids are sized from the target's multiprocessors.
 #pragma once
 #include <string>
@@ -38,7 +40,9 @@ struct CudaSource {
   // after the header, compiles: NVRTC compiles a big program as units in parallel.
   std::string header;
   std::vector<std::string> functions;
-  std::vector<runtime::CudaKernelCall> kernels;  // by Program::kernels index
+  // By Program::kernels index, then the generated kernels that replace extern steps
+  // (CudaKernelCall::replaces_step: products of few rows, skinny_matmul.cpp).
+  std::vector<runtime::CudaKernelCall> kernels;
 };
 
 // `source` as `units` compilation units (at most; fewer when there are fewer functions), each
