@@ -147,8 +147,9 @@ def backend(graph_module, example_inputs, mode=None, options=None):
         return _warm_training.serializable(compile_one) if training_key else compile_one
 
     # keep_inference_input_mutations: an input the graph mutates that needs no gradient (batch
-    # norm's running statistics, in training too) is copied into by kiln's graph, all in one
-    # copy, rather than by AOTAutograd's wrapper one copy_ each (60 a resnet18 step).
+    # norm's running statistics, in training too) is copied into after kiln's graph, one
+    # _foreach_copy_ per dtype, rather than by AOTAutograd's wrapper one copy_ each (60 a
+    # resnet18 step).
     compile_with_aot_autograd = aot_autograd(
         fw_compiler=compiler("forward"), bw_compiler=compiler("backward"),
         inference_compiler=compiler("inference"), decompositions=decompositions(),

@@ -441,7 +441,7 @@ class CompiledGraph:
                 results = self._compile(args).run(arrays)
         outputs, mutated, values = [], [], []
         for kind, value in self.plan:
-            if kind == "mutation":  # one copy for all (AOTAutograd made one per input)
+            if kind == "mutation":  # copied in below, a _foreach_copy_ per dtype
                 index, dtype, position = value
                 mutated.append(args[position])
                 result = results[index]
