@@ -1,5 +1,8 @@
 #include "extern/onednn_memory.h"
 
+#include <ranges>
+
+#include "ir/convolution_shape.h"
 #include "ir/shape.h"
 
 namespace kiln::externs {
@@ -8,6 +11,29 @@ using dnnl::memory;
 
 memory::dims to_dims(const std::vector<int64_t>& values) {
   return memory::dims(values.begin(), values.end());
+}
+
+bool is_channels_last(const StridedOperand& activation) {
+  const size_t rank = activation.shape.size();
+  if (rank < 3) return false;
+  int64_t expected = 1;  // the stride each dimension has in a dense (N, *spatial, C) array
+  for (int64_t d : ir::channels_last_order(rank) | std::views::reverse) {
+    const size_t dim = static_cast<size_t>(d);
+    if (activation.shape[dim] != 1 && activation.strides[dim] != expected) return false;
+    expected *= activation.shape[dim];
+  }
+  return true;
+}
+
+dnnl::memory::format_tag activation_format(size_t rank, bool channels_last) {
+  using tag = dnnl::memory::format_tag;
+  if (!channels_last) return tag::any;
+  switch (rank) {
+    case 3: return tag::nwc;
+    case 4: return tag::nhwc;
+    case 5: return tag::ndhwc;
+    default: return tag::any;
+  }
 }
 
 StridedOperand describable_operand(StridedOperand operand, std::vector<float>& copy) {

@@ -20,6 +20,13 @@ StridedOperand describable_operand(StridedOperand operand, std::vector<float>& c
 
 // The operand's layout as a oneDNN descriptor (float32).
 dnnl::memory::desc plain_desc(const StridedOperand& operand);
+// Whether an activation (N, C, *spatial) lies channels-last in memory: (N, *spatial, C), dense
+// (size-1 dimensions may have any stride).
+bool is_channels_last(const StridedOperand& activation);
+// The format a primitive should take an activation of `rank` dimensions in: channels-last (nwc,
+// nhwc, ndhwc) where the caller's activations are, so that none is reordered; otherwise the
+// library's choice (any: a blocked layout, through reorders).
+dnnl::memory::format_tag activation_format(size_t rank, bool channels_last);
 // A contiguous row-major float32 descriptor of `shape`.
 dnnl::memory::desc row_major_desc(const std::vector<int64_t>& shape);
 

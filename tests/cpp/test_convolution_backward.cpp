@@ -424,6 +424,30 @@ void add_strided_operands(GraphCase& graph, DType dtype, std::vector<Array>& sto
                "channels-last grad_output, permuted weight: input", tolerance);
   graph.output(gradient_of_weight(builder, dy_channels_last, x_channels_last, {4, 3, 3, 3}, same),
                "channels-last grad_output and input: weight", tolerance);
+  // Mixed layouts: a channels-last grad_output with a channels-first input, and the reverse
+  // (oneDNN takes the activations in the grad_output's layout; the other is reordered).
+  ValueId x_channels_first = random_input(graph, dtype, {2, 3, 6, 5}, 117);
+  graph.output(gradient_of_weight(builder, dy_channels_last, x_channels_first, {4, 3, 3, 3}, same),
+               "channels-last grad_output, channels-first input: weight", tolerance);
+  ValueId dy_channels_first = random_input(graph, dtype, {2, 4, 6, 5}, 118);
+  graph.output(gradient_of_weight(builder, dy_channels_first, x_channels_last, {4, 3, 3, 3}, same),
+               "channels-first grad_output, channels-last input: weight", tolerance);
+  // Channels-last in one and three spatial dimensions, grouped.
+  const Attributes grouped{{1}, {1}, {1}, 2};
+  ValueId dy_nwc = borrowed({2, 4, 7}, {28, 1, 4}, 119);
+  ValueId x_nwc = borrowed({2, 6, 7}, {42, 1, 6}, 120);
+  ValueId w_1d = random_input(graph, dtype, {4, 3, 3}, 121);
+  graph.output(gradient_of_input(builder, dy_nwc, w_1d, {2, 6, 7}, grouped),
+               "channels-last 1-d, groups 2: input", tolerance);
+  graph.output(gradient_of_weight(builder, dy_nwc, x_nwc, {4, 3, 3}, grouped),
+               "channels-last 1-d, groups 2: weight", tolerance);
+  ValueId dy_ndhwc = borrowed({1, 4, 3, 4, 5}, {240, 1, 80, 20, 4}, 122);
+  ValueId x_ndhwc = borrowed({1, 2, 3, 4, 5}, {120, 1, 40, 10, 2}, 123);
+  ValueId w_3d = random_input(graph, dtype, {4, 2, 3, 3, 3}, 124);
+  graph.output(gradient_of_input(builder, dy_ndhwc, w_3d, {1, 2, 3, 4, 5}, same),
+               "channels-last 3-d: input", tolerance);
+  graph.output(gradient_of_weight(builder, dy_ndhwc, x_ndhwc, {4, 2, 3, 3, 3}, same),
+               "channels-last 3-d: weight", tolerance);
   ValueId big = random_input(graph, dtype, {2, 3, 12, 10}, 113);
   ValueId every_other = builder.slice(big, {0, 0, 0, 0}, {2, 3, 12, 10}, {1, 1, 2, 2});
   ValueId dy = random_input(graph, dtype, {2, 4, 6, 5}, 114);
