@@ -42,4 +42,15 @@ MatmulProblem matmul_problem(const StridedOperand& a_in, const StridedOperand& b
   return p;
 }
 
+BatchEntryOffsets batch_entry_offsets(const MatmulProblem& problem, int64_t t) {
+  BatchEntryOffsets offsets;
+  for (size_t d = problem.batch.size(); d-- > 0;) {
+    const int64_t index = t % problem.batch[d];
+    t /= problem.batch[d];
+    offsets.a += index * problem.a_batch_strides[d];
+    offsets.b += index * problem.b_batch_strides[d];
+  }
+  return offsets;
+}
+
 }  // namespace kiln::externs

@@ -24,23 +24,18 @@ struct MatmulProblem {
 MatmulProblem matmul_problem(const StridedOperand& a, const StridedOperand& b,
                              const std::vector<int64_t>& out_shape);
 
-// Calls visit(t, a_offset, b_offset) for each batch entry t (row-major over `batch`; its
-// result is at t * m * n), with its matrices' element offsets into a and b.
+struct BatchEntryOffsets {
+  int64_t a = 0, b = 0;  // element offsets of batch entry t's matrices into a and b
+};
+// Entry t counts row-major over `batch`; its result is at t * m * n.
+BatchEntryOffsets batch_entry_offsets(const MatmulProblem& problem, int64_t t);
+
+// Calls visit(t, a_offset, b_offset) for each batch entry t, in order.
 template <class Visit>
 void for_each_batch_entry(const MatmulProblem& problem, Visit&& visit) {
-  const size_t rank = problem.batch.size();
-  std::vector<int64_t> index(rank, 0);
   for (int64_t t = 0; t < problem.batches; ++t) {
-    int64_t offset_a = 0, offset_b = 0;
-    for (size_t d = 0; d < rank; ++d) {
-      offset_a += index[d] * problem.a_batch_strides[d];
-      offset_b += index[d] * problem.b_batch_strides[d];
-    }
-    visit(t, offset_a, offset_b);
-    for (size_t d = rank; d-- > 0;) {
-      if (++index[d] < problem.batch[d]) break;
-      index[d] = 0;
-    }
+    const BatchEntryOffsets offsets = batch_entry_offsets(problem, t);
+    visit(t, offsets.a, offsets.b);
   }
 }
 

@@ -226,6 +226,16 @@ TEST(CompileStructure, Matmul) {
   graph.output(builder.matmul(builder.permute(a32, {1, 0}), builder.reshape(
                                   builder.iota(DType::Float32, {15}, 0), {5, 3})),
                "matmul of permuted operand", single);
+  // Attention's batches of small products, one per thread (extern/matmul.cpp): queries by
+  // transposed keys, and a batch of int32 products (the plain loop, on threads too).
+  ValueId queries = graph.input(make_array(DType::Float32, {2, 3, 6, 4},
+                                           pseudo_random(144, -1, 1, 13)));
+  ValueId keys = graph.input(make_array(DType::Float32, {2, 3, 5, 4},
+                                        pseudo_random(120, -1, 1, 14)));
+  graph.output(builder.matmul(queries, builder.permute(keys, {0, 1, 3, 2})),
+               "matmul of 6 small products, transposed keys", single);
+  ValueId batched_ints = builder.broadcast(builder.reshape(ia, {1, 3, 4}), ir::from_ints({5, 3, 4}));
+  graph.output(builder.matmul(batched_ints, ib), "matmul int32 batch of 5");
   CompiledRun run = graph.check();
   // Hand check of the vector dot product: 0.25 + 1 + 4.
   EXPECT_EQ(run.outputs.at(5).to_vector<double>(), std::vector<double>{5.25});
