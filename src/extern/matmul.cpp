@@ -10,6 +10,7 @@
 
 #include "extern/blas_kernels.h"
 #include "extern/matmul_problem.h"
+#include "extern/skinny_matmul.h"
 #include "kiln/array.h"
 #include "kiln/error.h"
 
@@ -51,6 +52,9 @@ bool blas_layout(const Matrix& x, int64_t rows, int64_t columns, CBLAS_TRANSPOSE
   return false;
 }
 
+// Below this depth a product of few rows is too small for its streaming to matter.
+constexpr int64_t kSkinnyMinimumDepth = 64;
+
 template <class T>
 void gemm(const Matrix& a, const Matrix& b, T* out, int64_t m, int64_t n, int64_t k) {
   if (m == 0 || n == 0) return;
@@ -73,6 +77,10 @@ void gemm(const Matrix& a, const Matrix& b, T* out, int64_t m, int64_t n, int64_
     // oneDNN's sgemm (row-major, 64-bit sizes) before OpenBLAS's: on an AVX-512 Xeon it was
     // 5-15% faster on the models' large products and 1.5-4.5x on skinny ones (a few tokens
     // through BERT's 768x3072 layers) and small ones (attention's 128x64x128).
+    // A few rows times a weight seen transposed (x @ W.T at a few tokens): kiln's own kernel.
+    if (ta == CblasNoTrans && tb == CblasTrans && k >= kSkinnyMinimumDepth &&
+        skinny_matmul(pa, lda, pb, ldb, out, n, m, n, k))
+      return;
     const char trans_a = ta == CblasTrans ? 'T' : 'N', trans_b = tb == CblasTrans ? 'T' : 'N';
     if (dnnl_sgemm(trans_a, trans_b, m, n, k, 1.0f, pa, lda, pb, ldb, 0.0f, out, n) != dnnl_success)
       cblas_sgemm(CblasRowMajor, ta, tb, int(m), int(n), int(k), 1.0f, pa, int(lda), pb, int(ldb), 0.0f, out, int(n));

@@ -236,6 +236,18 @@ TEST(CompileStructure, Matmul) {
                "matmul of 6 small products, transposed keys", single);
   ValueId batched_ints = builder.broadcast(builder.reshape(ia, {1, 3, 4}), ir::from_ints({5, 3, 4}));
   graph.output(builder.matmul(batched_ints, ib), "matmul int32 batch of 5");
+  // Products of few rows by a weight seen transposed (x @ W.T), kiln's own kernel
+  // (extern/skinny_matmul.h): 1, 3 and 8 rows, a depth and a width that are no multiple of its
+  // 16 lanes and 4 columns; 9 rows go to the library.
+  ValueId weight = graph.input(make_array(DType::Float32, {7, 100},
+                                          pseudo_random(700, -1, 1, 15)));
+  for (int64_t rows : {1, 3, 8, 9}) {
+    ValueId x = graph.input(make_array(DType::Float32, {rows, 100},
+                                       pseudo_random(size_t(rows * 100), -1, 1, 16 + rows)));
+    graph.output(builder.matmul(x, builder.permute(weight, {1, 0})),
+                 "matmul of " + std::to_string(rows) + " rows by a transposed weight",
+                 {1e-5, 1e-5, 4});
+  }
   CompiledRun run = graph.check();
   // Hand check of the vector dot product: 0.25 + 1 + 4.
   EXPECT_EQ(run.outputs.at(5).to_vector<double>(), std::vector<double>{5.25});
