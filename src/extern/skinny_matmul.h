@@ -1,8 +1,8 @@
 // Products of few rows on the CPU: a Linear layer at a few tokens (BERT at 1x8: x (8, 768)
 // times the transpose of W (3072, 768)) is a stream over the weight, one load of it per 8
 // multiply-adds. The libraries' GEMMs (oneDNN's sgemm, OpenBLAS) pack and tile for large M and
-// moved such weights at 11-24 GB/s on a 2-core AVX-512 Xeon where this kernel moves them at
-// 16-37 GB/s (1.3-2x): each thread takes 4 weight rows at a time, streams them once, and
+// streamed such weights from memory at 11-14 GB/s on a 2-core AVX-512 Xeon, this kernel at
+// 19-24 GB/s (1.3-2x): each thread takes 4 weight rows at a time, streams them once and
 // multiplies every 16-float piece by all (up to 8) rows of x, kept in cache.
 #pragma once
 #include <cstdint>
