@@ -18,18 +18,28 @@ def relative_error(value, exact):
 def data():
     random = np.random.default_rng(7)
     return {"uniform": random.random(N, dtype=np.float32),
-            "mixed": (random.standard_normal(N) + 0.25).astype(np.float32)}
+            "mixed": (random.standard_normal(N) + 0.25).astype(np.float32),
+            # far from zero: a float32 running mean drifts (Welford states are kept in double)
+            "offset": (3 * random.standard_normal(N) + 100).astype(np.float32)}
 
 
-@pytest.mark.parametrize("kind", ["uniform", "mixed"])
+def _variance(values):
+    return math.fsum((values - math.fsum(values) / len(values)) ** 2) / len(values)
+
+
+@pytest.mark.parametrize("kind", ["uniform", "mixed", "offset"])
 @pytest.mark.parametrize("name, function, reference", [
     ("sum", lambda x: x.sum(), lambda x: math.fsum(x)),
     ("mean", lambda x: np.mean(x), lambda x: math.fsum(x) / len(x)),
     ("fused", lambda x: ((x * 2) + 1).sum(), lambda x: math.fsum(x * 2 + 1)),
     ("nansum", lambda x: np.nansum(x), lambda x: math.fsum(x)),
-    ("var", lambda x: x.var(), lambda x: math.fsum((x - math.fsum(x) / len(x)) ** 2) / len(x)),
+    ("var", lambda x: x.var(), _variance),
     ("std", lambda x: x.std(),
      lambda x: math.sqrt(math.fsum((x - math.fsum(x) / len(x)) ** 2) / len(x))),
+    # over two loops (the rows of a matrix), and down columns (batch norm's statistics)
+    ("var_of_matrix", lambda x: x.reshape(-1, 64).var(), _variance),
+    ("var_of_columns", lambda x: x.reshape(-1, 64).var(axis=0)[5],
+     lambda x: _variance(x.reshape(-1, 64)[:, 5])),
     ("long_last_axis", lambda x: x.reshape(2, -1).sum(axis=1)[1],
      lambda x: math.fsum(x.reshape(2, -1)[1])),
 ])

@@ -4,6 +4,7 @@
 // cpp_emitter.cpp (loops, function) and reduce_emitter.cpp (reductions).
 #pragma once
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -66,6 +67,12 @@ class KernelEmitter : public CLikePrinter {
     int32_t lane_variable;
   };
   std::map<int32_t, LaneAccumulation> lane_locals_;  // by local id
+  // Welford accumulations of a lane reduction (by local id): every lane takes one element per
+  // step, so the lanes share one count and one reciprocal of it per step, and keep their means
+  // and m2 in two arrays (acc<local>_mean[lane], acc<local>_m2[lane], acc<local>_count) that
+  // vectorise; an array of (count, mean, m2) structs and a division per element held batch
+  // norm's statistics to 8 GB/s on a 2-core Xeon.
+  std::set<int32_t> shared_count_welfords_;
 };
 
 }  // namespace kiln::codegen::cpp_detail

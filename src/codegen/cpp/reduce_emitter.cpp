@@ -12,17 +12,32 @@ namespace kiln::codegen::cpp_detail {
 // pairwise cascade.
 using sched::cpu::kBlockSteps;
 
+// Welford states (count, mean, m2) are doubles whatever the float type, as PyTorch's CPU
+// kernels keep them: a float32 mean updated once per element drifts by about n ulps (a float32
+// variance of 3.2 million elements came out 1e-3 off, NumPy's 3e-8).
+const char* const kWelfordType = "double";
+
 void KernelEmitter::declare_accumulators(const Stmt& s, const std::string& suffix, int64_t count) {
   const std::string extent = count > 0 ? "[" + std::to_string(count) + "]" : "";
   for (const sched::Accumulation& a : s.accumulations) {
     const ir::OpInfo& info = ir::op_info(a.op);
-    std::string t = compute_type(a.dtype);
+    const bool welford = info.accumulator == ir::Accumulator::Welford;
+    std::string t = welford ? kWelfordType : compute_type(a.dtype);
     AccumulatorNames names = accumulator_names(a, suffix);
-    std::string type = info.accumulator == ir::Accumulator::Welford ? "kiln_welford<" + t + ">" : t;
+    std::string type = welford ? "kiln_welford<" + t + ">" : t;
     std::string init = info.accumulator == ir::Accumulator::Welford
                            ? "{0, 0, 0}"
                            : "kiln_identity_" + std::string(info.name) + "<" + t + ">()";
     bool arg_index = info.accumulator == ir::Accumulator::ArgIndex;
+    if (count > 0 && shared_count_welfords_.count(a.local)) {
+      for (const char* field : {"_mean", "_m2"}) {
+        line(t + " " + names.value + field + extent + ";");
+        line("for (int lane = 0; lane < " + std::to_string(count) + "; ++lane) " + names.value +
+             field + "[lane] = 0;");
+      }
+      line(t + " " + names.value + "_count = 0;");
+      continue;
+    }
     if (count == 0) {
       line(type + " " + names.value + " = " + init + ";");
       if (arg_index) line("int64_t " + names.index + " = -1;");
@@ -53,6 +68,14 @@ void KernelEmitter::combine_elements(const Stmt& s, const std::string& suffix, c
              " < 0) { " + acc.value + " = " + x + "; " + acc.index + " = " + index_text(a.position) + "; }");
         break;
       case ir::Accumulator::Welford:
+        if (shared_count_welfords_.count(a.local)) {
+          const std::string base = accumulator_names(a, suffix).value, delta = base + "_delta";
+          const std::string mean = base + "_mean" + subscript, m2 = base + "_m2" + subscript;
+          line("{ const " + std::string(kWelfordType) + " " + delta + " = " + x + " - " + mean + "; " +
+               mean + " += " + delta + " * " + base + "_step; " + m2 + " += " + delta + " * (" +
+               x + " - " + mean + "); }");
+          break;
+        }
         line(acc.value + " = kiln_welford_add(" + acc.value + ", " + x + ");");
         break;
       default:
@@ -214,7 +237,7 @@ void KernelEmitter::blocked_sum_loops(const Stmt& s, bool worksharing, const std
   for (const sched::Accumulation& a : s.accumulations) {
     std::string name = accumulator_names(a, suffix).value, type = compute_type(a.dtype);
     if (ir::op_info(a.op).accumulator == ir::Accumulator::Welford)
-      type = "kiln_welford<" + type + ">";
+      type = "kiln_welford<" + std::string(kWelfordType) + ">";
     line(type + " " + name + "_levels[64] = {};");
     line("uint64_t " + name + "_count = 0;");
   }
@@ -347,6 +370,12 @@ std::string KernelEmitter::finalized(const sched::Accumulation& a, const std::st
     case ir::Accumulator::ArgIndex:
       return acc.index + " < 0 ? 0 : " + acc.index;
     case ir::Accumulator::Welford:
+      if (shared_count_welfords_.count(a.local)) {
+        const std::string base = accumulator_names(a, "").value;
+        return "kiln_welford_variance(kiln_welford<" + std::string(kWelfordType) + ">{" + base +
+               "_count, " + base + "_mean" + subscript + ", " + base + "_m2" + subscript + "}, " +
+               std::to_string(a.ddof) + ")";
+      }
       return "kiln_welford_variance(" + acc.value + ", " + std::to_string(a.ddof) + ")";
     default:
       return acc.value;
@@ -358,11 +387,20 @@ std::string KernelEmitter::finalized(const sched::Accumulation& a, const std::st
 void KernelEmitter::lane_reduce(const Stmt& s) {
   const sched::Loop& lanes = s.lanes_loop;
   std::string lane = loop_name(lanes.variable);
+  for (const sched::Accumulation& a : s.accumulations)
+    if (ir::op_info(a.op).accumulator == ir::Accumulator::Welford)
+      shared_count_welfords_.insert(a.local);
   declare_accumulators(s, "", lanes.extent);
   for (const sched::Loop& l : s.reduce_loops) {
     std::string v = loop_name(l.variable);
     line("for (int64_t " + v + " = 0; " + v + " < " + std::to_string(l.extent) + "; ++" + v + ") {");
     open_block();
+  }
+  for (const sched::Accumulation& a : s.accumulations) {  // the lanes' shared count and its reciprocal
+    if (!shared_count_welfords_.count(a.local)) continue;
+    const std::string base = accumulator_names(a, "").value, t = kWelfordType;
+    line(base + "_count += 1;");
+    line("const " + t + " " + base + "_step = " + t + "(1) / " + base + "_count;");
   }
   // Lanes outside [begin, end) (sched/cpu/interchange_reductions.h) keep the identity.
   auto [begin, end] = bounds_text(lanes);
