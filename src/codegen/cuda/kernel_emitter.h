@@ -151,8 +151,9 @@ class CudaKernelEmitter : public CLikePrinter {
   std::string load_value(ExprId id) override;
   void plain_store(const Stmt& s, const std::string& index, const std::string& value) override;
   int lane_ = -1;  // the vector lane being printed (thread_per_iteration), or -1
-  // A block's Welford states (cooperative_reduce): 0 one pass of Welford updates; 1 the count
-  // and sum (in the mean field); 2 the squared deviations from the mean.
+  // A block's Welford states (cooperative_reduce): 0 one pass of shifted sums (each thread's,
+  // made Welford states by welford_from_shifted_sums); 1 the count and sum (in the mean
+  // field); 2 the squared deviations from the mean.
   int welford_pass_ = 0;
   void cooperative(const std::vector<Stmt>& body);
   // A loop shared by the block's threads whose constant extent gives each only a few elements.
@@ -176,6 +177,7 @@ class CudaKernelEmitter : public CLikePrinter {
   void declare_accumulators(const Stmt& s);
   void combine_element(const Stmt& s);
   void merge(const sched::Accumulation& a, const std::string& into, const std::string& from);
+  void welford_from_shifted_sums(const Stmt& s);
   void finish(const Stmt& s);
   std::string accumulator(const sched::Accumulation& a) const {
     return "acc" + std::to_string(a.local);
