@@ -458,6 +458,16 @@ template <class T>
 KILN_FN kiln_welford<T> kiln_cascade_combine(kiln_welford<T> a, kiln_welford<T> b) {
   return kiln_welford_merge(a, b);
 }
+// A state of another float type merged in: a double total takes float SIMD lanes' states (the
+// C++ emitter keeps a reduction's running states in double, its pairwise-merged lanes in float).
+template <class T, class U>
+KILN_FN kiln_welford<T> kiln_welford_merge(kiln_welford<T> a, kiln_welford<U> b) {
+  return kiln_welford_merge(a, kiln_welford<T>{T(b.count), T(b.mean), T(b.m2)});
+}
+template <class T, class U>
+KILN_FN kiln_welford<T> kiln_cascade_combine(kiln_welford<T> a, kiln_welford<U> b) {
+  return kiln_welford_merge(a, b);
+}
 // m2 / (count - ddof); NaN when count - ddof <= 0 (NumPy warns and returns NaN).
 template <class T>
 KILN_FN T kiln_welford_variance(kiln_welford<T> w, long long ddof) {

@@ -12,9 +12,11 @@ namespace kiln::codegen::cpp_detail {
 // pairwise cascade.
 using sched::cpu::kBlockSteps;
 
-// Welford states (count, mean, m2) are doubles whatever the float type, as PyTorch's CPU
-// kernels keep them: a float32 mean updated once per element drifts by about n ulps (a float32
-// variance of 3.2 million elements came out 1e-3 off, NumPy's 3e-8).
+// A Welford state (count, mean, m2) that takes one element after another is a double whatever
+// the float type, as PyTorch's CPU kernels keep it: a float32 mean updated once per element
+// drifts by about n ulps (a float32 variance of 3.2 million elements came out 1e-3 off, NumPy's
+// 3e-8). SIMD lanes' states, merged pairwise after a block of elements each, stay in the float
+// type (in double a layer norm's row statistics took twice as long).
 const char* const kWelfordType = "double";
 
 void KernelEmitter::declare_accumulators(const Stmt& s, const std::string& suffix, int64_t count) {
@@ -22,7 +24,8 @@ void KernelEmitter::declare_accumulators(const Stmt& s, const std::string& suffi
   for (const sched::Accumulation& a : s.accumulations) {
     const ir::OpInfo& info = ir::op_info(a.op);
     const bool welford = info.accumulator == ir::Accumulator::Welford;
-    std::string t = welford ? kWelfordType : compute_type(a.dtype);
+    const bool simd_lanes = count > 0 && !shared_count_welfords_.count(a.local);
+    std::string t = welford && !simd_lanes ? kWelfordType : compute_type(a.dtype);
     AccumulatorNames names = accumulator_names(a, suffix);
     std::string type = welford ? "kiln_welford<" + t + ">" : t;
     std::string init = info.accumulator == ir::Accumulator::Welford
@@ -237,7 +240,7 @@ void KernelEmitter::blocked_sum_loops(const Stmt& s, bool worksharing, const std
   for (const sched::Accumulation& a : s.accumulations) {
     std::string name = accumulator_names(a, suffix).value, type = compute_type(a.dtype);
     if (ir::op_info(a.op).accumulator == ir::Accumulator::Welford)
-      type = "kiln_welford<" + std::string(kWelfordType) + ">";
+      type = "kiln_welford<" + type + ">";  // fed by SIMD lanes' totals
     line(type + " " + name + "_levels[64] = {};");
     line("uint64_t " + name + "_count = 0;");
   }
