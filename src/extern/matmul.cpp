@@ -74,13 +74,13 @@ void gemm(const Matrix& a, const Matrix& b, T* out, int64_t m, int64_t n, int64_
   if constexpr (std::is_same_v<T, double>) {
     cblas_dgemm(CblasRowMajor, ta, tb, int(m), int(n), int(k), 1.0, pa, int(lda), pb, int(ldb), 0.0, out, int(n));
   } else {
-    // oneDNN's sgemm (row-major, 64-bit sizes) before OpenBLAS's: on an AVX-512 Xeon it was
-    // 5-15% faster on the models' large products and 1.5-4.5x on skinny ones (a few tokens
-    // through BERT's 768x3072 layers) and small ones (attention's 128x64x128).
     // A few rows times a weight seen transposed (x @ W.T at a few tokens): kiln's own kernel.
     if (ta == CblasNoTrans && tb == CblasTrans && k >= kSkinnyMinimumDepth &&
         skinny_matmul(pa, lda, pb, ldb, out, n, m, n, k))
       return;
+    // oneDNN's sgemm (row-major, 64-bit sizes) before OpenBLAS's: on an AVX-512 Xeon it was
+    // 5-15% faster on the models' large products and 1.5-4.5x on skinny ones (a few tokens
+    // through BERT's 768x3072 layers) and small ones (attention's 128x64x128).
     const char trans_a = ta == CblasTrans ? 'T' : 'N', trans_b = tb == CblasTrans ? 'T' : 'N';
     if (dnnl_sgemm(trans_a, trans_b, m, n, k, 1.0f, pa, lda, pb, ldb, 0.0f, out, n) != dnnl_success)
       cblas_sgemm(CblasRowMajor, ta, tb, int(m), int(n), int(k), 1.0f, pa, int(lda), pb, int(ldb), 0.0f, out, int(n));

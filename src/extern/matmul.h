@@ -1,7 +1,8 @@
 // Extern matmul: NumPy matmul semantics (1-D operands promoted and squeezed, broadcast batch
-// dimensions) on strided buffers. float32 goes to oneDNN's sgemm, float64 to OpenBLAS's dgemm
-// (per batch entry, transposed operands passed as such, no copy); other dtypes use a plain
-// triple loop.
+// dimensions) on strided buffers. float32 goes to oneDNN's sgemm (a product of few rows by a
+// transposed weight to kiln's own kernel, skinny_matmul.h), float64 to OpenBLAS's dgemm (per
+// batch entry, small entries one per thread; transposed operands passed as such, no copy);
+// other dtypes use a plain triple loop.
 #pragma once
 #include <cstdint>
 #include <vector>
