@@ -15,7 +15,7 @@ void CudaKernelEmitter::declare_accumulators(const Stmt& s) {
 
 // A thread's own elements of a Welford reduction are folded as shifted sums: the count, the sum
 // of x - K and the sum of (x - K)^2 in the state's fields, K the first element the thread met
-// (near the data, so the difference below does not cancel). A Welford update divides per
+// (a sample of the data, so the subtraction below loses few digits). A Welford update divides per
 // element, and the divisions made batch norm's column statistics 2.3x slower than plain sums
 // on an H200; this adds and multiplies. welford_from_shifted_sums makes the state a Welford
 // one again before threads merge theirs (Chan's formula, kiln_welford_merge).
