@@ -1,10 +1,11 @@
 """The host time of one seed model case through kiln, by Python function (cProfile), on a GPU
 machine after `scripts/gpu-check bench` (its environment: PYTHONPATH=.gpu-check/site, ...):
 
-    python bench/gpu_host_profile.py resnet18_train reduce-overhead
+    python bench/gpu_host_profile.py resnet18_train reduce-overhead [input sets]
 
-prints the time per call (same inputs each call), then the functions by their own time and by
-cumulative time over 20 calls."""
+prints the time per call, then the functions by their own time and by cumulative time over 20
+calls. Calls take the input sets in turn (default 1: the same inputs each call; 3 is what
+kiln.bench.cuda_models does)."""
 import cProfile
 import os
 import pstats
@@ -21,25 +22,29 @@ from kiln.bench import model_cases  # noqa: E402
 CALLS = 20
 
 
-def main(case_name, mode):
+def main(case_name, mode, input_sets=1):
     case = {c.name: c for c in model_cases.make_cases()}[case_name]
     model = case.model(quick=False).cuda()
-    inputs = [v.cuda() if isinstance(v, torch.Tensor) else v
-              for v in model_cases.input_set(case, False, 0)]
+    sets = [[v.cuda() if isinstance(v, torch.Tensor) else v
+             for v in model_cases.input_set(case, False, seed)] for seed in range(input_sets)]
+    calls = iter(range(10**9))
+
+    def next_call():
+        return call(*sets[next(calls) % input_sets])
     call, _ = model_cases.prepare(case, model_cases.Variant("kiln", mode), model)
     with torch.enable_grad() if case.training else torch.no_grad():
         for _ in range(6):  # compile, capture, settle
-            call(*inputs)
+            next_call()
         torch.cuda.synchronize()
         start = time.perf_counter()
         for _ in range(CALLS):
-            call(*inputs)
+            next_call()
         torch.cuda.synchronize()
         print(f"{(time.perf_counter() - start) / CALLS * 1e3:.2f} ms per call", flush=True)
         profile = cProfile.Profile()
         profile.enable()
         for _ in range(CALLS):
-            call(*inputs)
+            next_call()
         torch.cuda.synchronize()
         profile.disable()
     stats = pstats.Stats(profile).sort_stats("tottime")
@@ -48,4 +53,5 @@ def main(case_name, mode):
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], sys.argv[2] if len(sys.argv) > 2 else "reduce-overhead")
+    main(sys.argv[1], sys.argv[2] if len(sys.argv) > 2 else "reduce-overhead",
+         int(sys.argv[3]) if len(sys.argv) > 3 else 1)
