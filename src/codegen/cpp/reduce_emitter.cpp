@@ -24,7 +24,8 @@ void KernelEmitter::declare_accumulators(const Stmt& s, const std::string& suffi
   for (const sched::Accumulation& a : s.accumulations) {
     const ir::OpInfo& info = ir::op_info(a.op);
     const bool welford = info.accumulator == ir::Accumulator::Welford;
-    const bool simd_lanes = count > 0 && !shared_count_welfords_.count(a.local);
+    const bool shared_count = count > 0 && shared_count_welfords_.count(a.local);
+    const bool simd_lanes = count > 0 && !shared_count;
     std::string t = welford && !simd_lanes ? kWelfordType : compute_type(a.dtype);
     AccumulatorNames names = accumulator_names(a, suffix);
     std::string type = welford ? "kiln_welford<" + t + ">" : t;
@@ -32,7 +33,7 @@ void KernelEmitter::declare_accumulators(const Stmt& s, const std::string& suffi
                            ? "{0, 0, 0}"
                            : "kiln_identity_" + std::string(info.name) + "<" + t + ">()";
     bool arg_index = info.accumulator == ir::Accumulator::ArgIndex;
-    if (count > 0 && shared_count_welfords_.count(a.local)) {
+    if (shared_count) {
       for (const char* field : {"_mean", "_m2"}) {
         line(t + " " + names.value + field + extent + ";");
         line("for (int lane = 0; lane < " + std::to_string(count) + "; ++lane) " + names.value +
