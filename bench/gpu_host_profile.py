@@ -7,6 +7,7 @@ prints the time per call, then the functions by their own time and by cumulative
 calls. Calls take the input sets in turn (default 1: the same inputs each call; 3 is what
 kiln.bench.cuda_models does)."""
 import cProfile
+import itertools
 import os
 import pstats
 import sys
@@ -27,11 +28,11 @@ def main(case_name, mode, input_sets=1):
     model = case.model(quick=False).cuda()
     sets = [[v.cuda() if isinstance(v, torch.Tensor) else v
              for v in model_cases.input_set(case, False, seed)] for seed in range(input_sets)]
-    calls = iter(range(10**9))
+    call, _ = model_cases.prepare(case, model_cases.Variant("kiln", mode), model)
+    turns = itertools.cycle(sets)
 
     def next_call():
-        return call(*sets[next(calls) % input_sets])
-    call, _ = model_cases.prepare(case, model_cases.Variant("kiln", mode), model)
+        return call(*next(turns))
     with torch.enable_grad() if case.training else torch.no_grad():
         for _ in range(6):  # compile, capture, settle
             next_call()
