@@ -207,8 +207,10 @@ std::set<std::string> cpu_disabled_passes() {
 
 std::vector<std::string> switchable_pass_names() {
   std::vector<std::string> names = passes::graph_pass_names();
-  for (const sched::LoopPass& pass : sched::loop_passes(target::Target{}))
-    names.push_back(pass.name);
+  for (const target::Target& target : {target::Target{}, target::cuda_device(90, 1)})
+    for (const sched::LoopPass& pass : sched::loop_passes(target))
+      if (std::find(names.begin(), names.end(), pass.name) == names.end())
+        names.push_back(pass.name);
   return names;
 }
 

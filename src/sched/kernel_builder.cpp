@@ -135,25 +135,33 @@ ExprId KernelBuilder::array_load(int32_t array, DType dtype, ExprId index) {
   return intern(e);
 }
 
-ExprId KernelBuilder::substitute(ExprId id, const std::map<int32_t, ExprId>& substitution) {
+ExprId KernelBuilder::substitute(ExprId id, const std::map<int32_t, ExprId>& substitution,
+                                 std::unordered_map<ExprId, ExprId>* memo) {
+  std::unordered_map<ExprId, ExprId> own;
+  if (memo == nullptr) memo = &own;
+  if (auto found = memo->find(id); found != memo->end()) return found->second;
   Expr e = expr(id);
+  ExprId result = id;
   if (e.kind == ExprKind::LoopVar) {
     auto found = substitution.find(e.variable);
-    return found == substitution.end() ? id : found->second;
+    if (found != substitution.end()) result = found->second;
+  } else if (!e.operands.empty()) {
+    bool changed = false;
+    for (ExprId& operand : e.operands) {
+      ExprId replaced = substitute(operand, substitution, memo);
+      changed |= replaced != operand;
+      operand = replaced;
+    }
+    if (changed) {
+      switch (e.kind) {  // re-simplify index arithmetic
+        case ExprKind::IndexAdd: result = add(e.operands[0], e.operands[1]); break;
+        case ExprKind::IndexMul: result = mul_index(e.operands[0], e.operands[1]); break;
+        default: result = intern(e);
+      }
+    }
   }
-  if (e.operands.empty()) return id;
-  bool changed = false;
-  for (ExprId& operand : e.operands) {
-    ExprId replaced = substitute(operand, substitution);
-    changed |= replaced != operand;
-    operand = replaced;
-  }
-  if (!changed) return id;
-  switch (e.kind) {  // re-simplify index arithmetic
-    case ExprKind::IndexAdd: return add(e.operands[0], e.operands[1]);
-    case ExprKind::IndexMul: return mul_index(e.operands[0], e.operands[1]);
-    default: return intern(e);
-  }
+  (*memo)[id] = result;
+  return result;
 }
 
 bool KernelBuilder::is_constant(ExprId id, int64_t* value) const {

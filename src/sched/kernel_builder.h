@@ -37,8 +37,10 @@ class KernelBuilder {
   ExprId select(ExprId condition, ExprId if_true, ExprId if_false);
   ExprId random(Op op, DType dtype, uint64_t seed, ExprId flat_index);
   ExprId array_load(int32_t array, DType dtype, ExprId index);
-  // A copy of `id` with loop variables replaced as `substitution` says.
-  ExprId substitute(ExprId id, const std::map<int32_t, ExprId>& substitution);
+  // A copy of `id` with loop variables replaced as `substitution` says (`memo`: results of
+  // earlier calls with the same substitution, shared subexpressions rewritten once).
+  ExprId substitute(ExprId id, const std::map<int32_t, ExprId>& substitution,
+                    std::unordered_map<ExprId, ExprId>* memo = nullptr);
 
   // Index arithmetic (int64), simplified on construction (index_simplify.cpp).
   ExprId add(ExprId a, ExprId b);

@@ -9,6 +9,7 @@
 #include "sched/cpu/parallel_iterations.h"
 #include "sched/guard_reductions.h"
 #include "sched/induction_ranges.h"
+#include "sched/merge_loops.h"
 #include "sched/trim_loops.h"
 
 namespace kiln::sched {
@@ -29,8 +30,11 @@ const std::vector<LoopPass>& loop_passes(const target::Target& target) {
       {"hoist_invariants", cpu::hoist_invariants},
       {"parallel_iterations", nullptr, cpu::parallel_iterations},
   };
-  static const std::vector<LoopPass> none;
-  return target.kind == target::DeviceKind::Cpu ? cpu : none;
+  // The GPU's emitter decides threads, vectors and splits itself, from the loops as merged.
+  static const std::vector<LoopPass> cuda = {
+      {"merge_loops", merge_loops},
+  };
+  return target.kind == target::DeviceKind::Cpu ? cpu : cuda;
 }
 
 }  // namespace kiln::sched

@@ -204,7 +204,8 @@ TEST(CudaEmitter, TransposesRunTheFewContiguousPositionsInEachThread) {
   // 131072 steps fill 132 SMs with blocks of 256 threads twice over: two steps a thread.
   EXPECT_EQ(launch.blocks, 512 * 256 / (2 * 256));
   EXPECT_NE(source.text.find("kiln_base < 131072;"), std::string::npos) << source.text;
-  EXPECT_NE(source.text.find("< 3; ++"), std::string::npos) << source.text;
+  // The 3x3 positions are one loop of 9 (sched/merge_loops.h).
+  EXPECT_NE(source.text.find("< 9; ++"), std::string::npos) << source.text;
   auto [code, log] = compile_with_nvcc(source.text, "transpose");
   EXPECT_EQ(code, 0) << log;
 }
@@ -263,6 +264,34 @@ TEST(CudaEmitter, ColumnReductionsPutNeighbouringOutputsOnLanes) {
   EXPECT_NE(wide_source.text.find("kiln_tile += gridDim.x"), std::string::npos);
   auto [wide_code, wide_log] = compile_with_nvcc(wide_source.text, "wide_columns");
   EXPECT_EQ(wide_code, 0) << wide_log;
+}
+
+// Channels-last batch-norm statistics: the (N, H, W) rows are one loop (sched/merge_loops.h),
+// so a thread finds its row with no division; the normalisation's flat index takes one.
+TEST(CudaEmitter, ChannelsLastRowsAreOneLoop) {
+  ir::Graph graph;
+  ir::Builder b(graph);
+  ir::ValueId x = b.parameter(DType::Float32, {16, 64, 56, 56});
+  ir::ValueId mean = b.reduce(ir::Op::sum, x, {0, 2, 3}, true);
+  graph.set_outputs({b.reduce(ir::Op::var, x, {0, 2, 3}, false),
+                     b.binary(ir::Op::sub, x, b.broadcast(mean, {ir::Dim(16), ir::Dim(64), ir::Dim(56), ir::Dim(56)}))});
+  codegen::CudaSource source = emit(graph, {{56 * 56 * 64, 1, 56 * 64, 64}});
+  EXPECT_EQ(source.text.find("% (int64_t)56"), std::string::npos) << source.text;
+  EXPECT_EQ(source.text.find("% 56"), std::string::npos) << source.text;
+  EXPECT_NE(source.text.find("< (int64_t)50176"), std::string::npos) << source.text;
+  auto [code, log] = compile_with_nvcc(source.text, "channels_last_rows");
+  EXPECT_EQ(code, 0) << log;
+
+  // A loop whose index is used on its own (an iota) keeps it.
+  ir::Graph counted;
+  ir::Builder c(counted);
+  ir::ValueId y = c.parameter(DType::Float32, {16, 56, 64});
+  ir::ValueId rows = c.iota(DType::Float32, {ir::Dim(16), ir::Dim(56), ir::Dim(64)}, 1);
+  counted.set_outputs({c.binary(ir::Op::add, y, rows)});
+  codegen::CudaSource counted_source = emit(counted);
+  EXPECT_NE(counted_source.text.find("% 56"), std::string::npos) << counted_source.text;
+  auto [counted_code, counted_log] = compile_with_nvcc(counted_source.text, "counted_rows");
+  EXPECT_EQ(counted_code, 0) << counted_log;
 }
 
 // The same statistics of channels-first data are rows of 200704 elements for 64 iterations:
