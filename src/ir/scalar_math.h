@@ -441,17 +441,19 @@ KILN_FN kiln_welford<T> kiln_welford_add(kiln_welford<T> w, X x) {
   w.m2 += delta * (value - w.mean);
   return w;
 }
-// Chan et al.'s pairwise combination of two partial results.
+// Chan et al.'s pairwise combination of two partial results, with one division (a GPU's last
+// block merges a split reduction's parts in a chain of these, each division tens of cycles).
 template <class T>
 KILN_FN kiln_welford<T> kiln_welford_merge(kiln_welford<T> a, kiln_welford<T> b) {
   if (b.count == 0) return a;
   if (a.count == 0) return b;
   T count = a.count + b.count;
   T delta = b.mean - a.mean;
+  T share = b.count / count;
   kiln_welford<T> result;
   result.count = count;
-  result.mean = a.mean + delta * (b.count / count);
-  result.m2 = a.m2 + b.m2 + delta * delta * (a.count * b.count / count);
+  result.mean = a.mean + delta * share;
+  result.m2 = a.m2 + b.m2 + delta * delta * (a.count * share);
   return result;
 }
 template <class T>

@@ -2,6 +2,8 @@
 // shared-memory step) and the grid's (split reductions).
 #include "codegen/cuda/kernel_emitter.h"
 
+#include <functional>
+
 namespace kiln::codegen::cuda_detail {
 
 void CudaKernelEmitter::declare_accumulators(const Stmt& s) {
@@ -482,7 +484,7 @@ void CudaKernelEmitter::merge_block_splits(const std::vector<Stmt>& leading) {
   };
   line("unsigned int* const kiln_tickets = (unsigned int*)kiln_scratch;");
   int field = 0;
-  std::vector<std::string> slots;  // by field, in order
+  std::vector<std::string> slots, slot_types;  // by field, in order
   for (const Stmt& s : leading)
     for (const sched::Accumulation& a : s.accumulations)
       for (const auto& [expression, type] : state_fields(a)) {
@@ -493,6 +495,7 @@ void CudaKernelEmitter::merge_block_splits(const std::vector<Stmt>& leading) {
         line("if (" + std::string(columns ? "kiln_row" : "threadIdx.x") + " == 0) " + name + "[" +
              slot(split) + "] = " + expression + ";");
         slots.push_back(name);
+        slot_types.push_back(type);
         ++field;
       }
   line("__threadfence();");
@@ -513,21 +516,48 @@ void CudaKernelEmitter::merge_block_splits(const std::vector<Stmt>& leading) {
       line(accumulator(a) + " = " + identity(a) + ";");
       if (has_index(a)) line(accumulator(a) + "_index = -1;");
     }
-    line("for (int64_t kiln_part = " + std::string(columns ? "kiln_row" : "threadIdx.x") +
-         "; kiln_part < " + splits + "; kiln_part += " +
-         std::to_string(columns ? plan_.threads / kWarp : plan_.threads) + ") {");
+    // The parts in batches: a batch's loads all issue before its merges, one round trip to L2
+    // per batch where a load per merge waited ~600 cycles each (a column tile's 196 parts made
+    // batch norm's statistics 2.6x slower).
+    const std::string step = std::to_string(columns ? plan_.threads / kWarp : plan_.threads);
+    const std::string batch = std::to_string(kPartsPerBatch);
+    line("for (int64_t kiln_batch = " + std::string(columns ? "kiln_row" : "threadIdx.x") +
+         "; kiln_batch < " + splits + "; kiln_batch += " + step + " * " + batch + ") {");
     open_block();
-    field = first_field;
-    for (const sched::Accumulation& a : s.accumulations) {
-      std::string other = accumulator(a) + "_other";
-      line(accumulator_type(a) + " " + other + ";");
-      if (has_index(a)) line("int64_t " + other + "_index;");
-      for (const auto& [expression, type] : state_fields(a)) {
-        std::string target = other + expression.substr(accumulator(a).size());
-        line(target + " = " + slots[static_cast<size_t>(field++)] + "[" + slot("kiln_part") + "];");
+    auto each_part = [&](const std::function<void()>& body) {
+      line("#pragma unroll");
+      line("for (int kiln_b = 0; kiln_b < " + batch + "; ++kiln_b) {");
+      open_block();
+      line("const int64_t kiln_part = kiln_batch + kiln_b * " + step + ";");
+      line("if (kiln_part < " + splits + ") {");
+      open_block();
+      body();
+      close_block();
+      close_block();
+    };
+    int last_field = first_field;
+    for (const sched::Accumulation& a : s.accumulations)
+      last_field += static_cast<int>(state_fields(a).size());
+    for (int f = first_field; f < last_field; ++f)
+      line(slot_types[static_cast<size_t>(f)] + " kiln_loaded" + std::to_string(f) + "[" + batch + "];");
+    each_part([&] {
+      for (int f = first_field; f < last_field; ++f)
+        line("kiln_loaded" + std::to_string(f) + "[kiln_b] = " + slots[static_cast<size_t>(f)] +
+             "[" + slot("kiln_part") + "];");
+    });
+    each_part([&] {
+      field = first_field;
+      for (const sched::Accumulation& a : s.accumulations) {
+        std::string other = accumulator(a) + "_other";
+        line(accumulator_type(a) + " " + other + ";");
+        if (has_index(a)) line("int64_t " + other + "_index;");
+        for (const auto& [expression, type] : state_fields(a)) {
+          std::string target = other + expression.substr(accumulator(a).size());
+          line(target + " = kiln_loaded" + std::to_string(field++) + "[kiln_b];");
+        }
+        merge(a, accumulator(a), other);
       }
-      merge(a, accumulator(a), other);
-    }
+    });
     close_block();
     if (columns)
       column_combine(s);
