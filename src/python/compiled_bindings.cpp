@@ -129,10 +129,25 @@ nb::list run(Compiled& compiled, nb::sequence inputs, nb::handle out, int64_t st
 // A device tensor (torch's: anything with data_ptr() and stride()) as the program buffer it
 // fills: its pointer, and its strides, which run() checks against the compiled ones; shape and
 // dtype are the buffer's (the caller's graph guards them, as Dynamo does).
+// A model's call passes hundreds: the method names are made once (and never freed: they
+// outlive the interpreter's shutdown).
 Array borrow_device_tensor(nb::handle tensor, const sched::Buffer& buffer) {
-  void* pointer = reinterpret_cast<void*>(nb::cast<uintptr_t>(tensor.attr("data_ptr")()));
-  std::vector<int64_t> strides = nb::cast<std::vector<int64_t>>(tensor.attr("stride")());
-  return Array::borrow(pointer, buffer.dtype, buffer.shape, strides, nullptr, Device::Cuda);
+  static PyObject* const data_ptr = PyUnicode_InternFromString("data_ptr");
+  static PyObject* const stride = PyUnicode_InternFromString("stride");
+  nb::object address = nb::steal(PyObject_CallMethodNoArgs(tensor.ptr(), data_ptr));
+  if (!address) throw nb::python_error();
+  nb::object strides = nb::steal(PyObject_CallMethodNoArgs(tensor.ptr(), stride));
+  if (!strides) throw nb::python_error();
+  return Array::borrow(reinterpret_cast<void*>(nb::cast<uintptr_t>(address)), buffer.dtype,
+                       buffer.shape, nb::cast<std::vector<int64_t>>(strides), nullptr,
+                       Device::Cuda);
+}
+
+// An output given by its device address (the torch front end's pooled results, which it
+// allocates row-major from output_shapes, as the program's output buffers are laid out).
+Array borrow_device_address(nb::handle address, const sched::Buffer& buffer) {
+  return Array::borrow(reinterpret_cast<void*>(nb::cast<uintptr_t>(address)), buffer.dtype,
+                       buffer.shape, buffer.strides, nullptr, Device::Cuda);
 }
 
 // The torch backend's call on CUDA: inputs read in place, results written into the caller's
@@ -158,8 +173,9 @@ void run_device(Compiled& compiled, nb::sequence inputs, nb::sequence outputs, i
   for (nb::handle output : outputs) {
     if (k >= executable.output_count())
       throw Error(ErrorKind::Value, "kiln: run_device: too many outputs");
-    results.push_back(borrow_device_tensor(
-        output, program.buffers[static_cast<size_t>(program.output_buffers[k++])]));
+    const sched::Buffer& buffer = program.buffers[static_cast<size_t>(program.output_buffers[k++])];
+    results.push_back(nb::isinstance<nb::int_>(output) ? borrow_device_address(output, buffer)
+                                                        : borrow_device_tensor(output, buffer));
   }
   runtime::set_cuda_stream(reinterpret_cast<void*>(stream));
   runtime::set_cuda_math({matmul_tf32, convolution_tf32});
@@ -191,8 +207,9 @@ void bind_compiled(nb::module_& module) {
            "new arrays (kiln.CudaArray for device results), or `out`.")
       .def("run_device", &run_device, nb::arg("inputs"), nb::arg("outputs"), nb::arg("stream"),
            nb::arg("matmul_tf32") = false, nb::arg("convolution_tf32") = false,
-           "Runs on CUDA tensors (data_ptr(), stride()) into `outputs`, allocated by the caller "
-           "with output_shapes, on `stream`; the TF32 flags are torch's.")
+           "Runs on CUDA tensors (data_ptr(), stride()) into `outputs` (tensors, or device "
+           "addresses of row-major blocks), allocated by the caller with output_shapes, on "
+           "`stream`; the TF32 flags are torch's.")
       .def_prop_ro("output_shapes", &output_shapes)
       .def_prop_ro("kernels", [](const Compiled& c) { return c.kernel_names; })
       .def_prop_ro("kernel_count", [](const Compiled& c) { return c.kernel_names.size(); })

@@ -4,29 +4,30 @@ writes the next results into it in place. The bookkeeping is device-neutral: tes
 tensors here (tests/gpu runs it under real replays)."""
 import torch
 
-from kiln.torch._lowering import CompiledGraph, _only_pool_holds
+from kiln.torch._lowering import CompiledGraph, _PooledResult
 
 
 def test_only_the_pool_holding_a_tensor_is_seen():
-    tensor = torch.empty(4, 5)
-    assert _only_pool_holds(tensor)
+    entry = _PooledResult(torch.empty(4, 5))
+    assert entry.only_pool_holds()
+    assert entry.address == entry.tensor.data_ptr()
     for alias in (lambda t: t.detach(), lambda t: t[1:3], lambda t: t.view(20), lambda t: t.t()):
-        held = alias(tensor)
-        assert not _only_pool_holds(tensor)
+        held = alias(entry.tensor)
+        assert not entry.only_pool_holds()
         del held
-        assert _only_pool_holds(tensor)
+        assert entry.only_pool_holds()
 
 
 def test_a_tensor_saved_for_a_backward_is_held_until_the_backward_ran():
-    pooled = torch.randn(6)
+    pooled = _PooledResult(torch.randn(6))
     weight = torch.randn(6, requires_grad=True)
-    saved = pooled.detach()  # what the caller gets; autograd saves it for mul's backward
+    saved = pooled.tensor.detach()  # what the caller gets; autograd saves it for mul's backward
     loss = (saved * weight).sum()
     del saved
-    assert not _only_pool_holds(pooled)
+    assert not pooled.only_pool_holds()
     loss.backward()
     del loss
-    assert _only_pool_holds(pooled)
+    assert pooled.only_pool_holds()
 
 
 def pool(shapes):
@@ -39,26 +40,26 @@ def pool(shapes):
 
 def test_results_dropped_at_once_reuse_one_tensor():
     graph = pool([(3,), (2, 2)])
-    first = graph._pooled_outputs(None)
-    again = graph._pooled_outputs(None)
-    assert [t.data_ptr() for t in first] == [t.data_ptr() for t in again]
+    first = [entry.address for entry in graph._pooled_outputs(None)]
+    again = [entry.address for entry in graph._pooled_outputs(None)]
+    assert first == again
 
 
 def test_a_held_result_gets_another_tensor_and_two_alternate():
     graph = pool([(8,)])
-    held = graph._pooled_outputs(None)[0].detach()  # y = model(x): the caller keeps it
-    second = graph._pooled_outputs(None)[0]
+    held = graph._pooled_outputs(None)[0].tensor.detach()  # y = model(x): the caller keeps it
+    second = graph._pooled_outputs(None)[0].tensor
     assert second.data_ptr() != held.data_ptr()
     held = second.detach()  # the next call's result replaces the first
-    third = graph._pooled_outputs(None)[0]
+    third = graph._pooled_outputs(None)[0].tensor
     assert third.data_ptr() not in (held.data_ptr(),)
     held = third.detach()
-    fourth = graph._pooled_outputs(None)[0]
+    fourth = graph._pooled_outputs(None)[0].tensor
     assert fourth.data_ptr() == second.data_ptr()  # two tensors, used in turn
     assert fourth.data_ptr() != held.data_ptr()
 
 
 def test_results_all_held_never_share_memory():
     graph = pool([(4,)])
-    kept = [graph._pooled_outputs(None)[0].detach() for _ in range(5)]
+    kept = [graph._pooled_outputs(None)[0].tensor.detach() for _ in range(5)]
     assert len({t.data_ptr() for t in kept}) == 5

@@ -130,10 +130,20 @@ def _check_result_one(context, node, result, expected):
     return result if result.dtype == kind else _kiln.astype(result, kind)
 
 
-def _only_pool_holds(tensor):
-    """Whether `tensor`'s memory is referenced by `tensor` alone: no alias, view or saved
-    tensor for a backward shares its storage (2: the tensor, and the storage object asked)."""
-    return _storage_use_count(tensor.untyped_storage()._cdata) <= 2
+class _PooledResult:
+    """A tensor of the CUDA output pool (_pooled_outputs) with its storage object held, so that
+    the storage's use count is 2 (the tensor, the storage object) exactly while no alias, view
+    or saved tensor for a backward shares its memory; and its address, what kiln writes."""
+    __slots__ = ("tensor", "storage", "storage_address", "address")
+
+    def __init__(self, tensor):
+        self.tensor = tensor
+        self.storage = tensor.untyped_storage()
+        self.storage_address = self.storage._cdata
+        self.address = tensor.data_ptr()
+
+    def only_pool_holds(self):
+        return _storage_use_count(self.storage_address) <= 2
 
 
 _storage_use_count = getattr(torch._C, "_storage_Use_Count", lambda storage: 3)  # 3: never
@@ -485,12 +495,12 @@ class CompiledGraph:
         outputs = self._pooled_outputs(compiled)
         tf32 = (torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32)
         try:
-            compiled.run_device(tensors, outputs, stream, *tf32)
+            compiled.run_device(tensors, [output.address for output in outputs], stream, *tf32)
         except ValueError as error:
             if "strides" not in str(error):
                 raise
             return self._run_cuda(self._compile(args), args)
-        return [output.detach() for output in outputs]
+        return [output.tensor.detach() for output in outputs]
 
     def _pooled_outputs(self, compiled):
         """The tensors this call's results go to: an earlier call's again where nothing outside
@@ -505,9 +515,11 @@ class CompiledGraph:
             self._output_pool = (compiled, [[] for _ in self._output_specs[1]])
         outputs = []
         for pooled, (shape, dtype) in zip(self._output_pool[1], self._output_specs[1]):
-            free = next((tensor for tensor in pooled if _only_pool_holds(tensor)), None)
-            if free is None:
-                free = torch.empty(shape, dtype=dtype, device=self.device)
+            for free in pooled:
+                if free.only_pool_holds():
+                    break
+            else:
+                free = _PooledResult(torch.empty(shape, dtype=dtype, device=self.device))
                 pooled.insert(0, free)
                 del pooled[_POOLED_RESULTS:]
             outputs.append(free)
