@@ -10,6 +10,7 @@
 
 #include "extern/blas_kernels.h"
 #include "extern/matmul_problem.h"
+#include "extern/onednn_matmul.h"
 #include "extern/skinny_matmul.h"
 #include "kiln/array.h"
 #include "kiln/error.h"
@@ -77,6 +78,11 @@ void gemm(const Matrix& a, const Matrix& b, T* out, int64_t m, int64_t n, int64_
     // A few rows times a weight seen transposed (x @ W.T at a few tokens): kiln's own kernel.
     if (ta == CblasNoTrans && tb == CblasTrans && k >= kSkinnyMinimumDepth &&
         skinny_matmul(pa, lda, pb, ldb, out, n, m, n, k))
+      return;
+    // Deep, narrow products: oneDNN's matmul primitive (extern/onednn_matmul.h).
+    if (prefers_matmul_primitive(m, n, k) &&
+        onednn_matmul(pa, a.row_stride, a.column_stride, pb, b.row_stride, b.column_stride, out,
+                      m, n, k))
       return;
     // oneDNN's sgemm (row-major, 64-bit sizes) before OpenBLAS's: on an AVX-512 Xeon it was
     // 5-15% faster on the models' large products and 1.5-4.5x on skinny ones (a few tokens

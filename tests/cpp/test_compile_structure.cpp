@@ -248,6 +248,18 @@ TEST(CompileStructure, Matmul) {
                  "matmul of " + std::to_string(rows) + " rows by a transposed weight",
                  {1e-5, 1e-5, 4});
   }
+  // Deep, narrow products through oneDNN's matmul primitive (extern/onednn_matmul.h): by a
+  // weight seen transposed and by a plain one.
+  ValueId tokens = graph.input(make_array(DType::Float32, {128, 1024},
+                                          pseudo_random(128 * 1024, -1, 1, 30)));
+  ValueId rows_weight = graph.input(make_array(DType::Float32, {512, 1024},
+                                               pseudo_random(512 * 1024, -1, 1, 31)));
+  ValueId plain_weight = graph.input(make_array(DType::Float32, {1024, 512},
+                                                pseudo_random(512 * 1024, -1, 1, 32)));
+  graph.output(builder.matmul(tokens, builder.permute(rows_weight, {1, 0})),
+               "matmul 128x1024 by a transposed 512x1024 weight", {1e-4, 1e-4, 4});
+  graph.output(builder.matmul(tokens, plain_weight), "matmul 128x1024 by 1024x512",
+               {1e-4, 1e-4, 4});
   CompiledRun run = graph.check();
   // Hand check of the vector dot product: 0.25 + 1 + 4.
   EXPECT_EQ(run.outputs.at(5).to_vector<double>(), std::vector<double>{5.25});

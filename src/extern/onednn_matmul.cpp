@@ -1,0 +1,82 @@
+#include "extern/onednn_matmul.h"
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <oneapi/dnnl/dnnl.hpp>
+#include <vector>
+
+namespace kiln::externs {
+namespace {
+
+using dnnl::memory;
+
+// One problem's primitive, on the caller's layouts as they are (no reorders). `mutex` makes one
+// call at a time use its stream.
+struct MatmulPrimitive {
+  std::mutex mutex;
+  dnnl::stream stream;
+  memory::desc a, b, out;
+  dnnl::matmul matmul;
+};
+
+// Shared by every compiled function and never destroyed (functions may run while statics are
+// torn down); past kCacheLimit problems it starts over.
+struct MatmulCache {
+  std::mutex mutex;
+  dnnl::engine engine{dnnl::engine::kind::cpu, 0};
+  std::map<std::vector<int64_t>, std::shared_ptr<MatmulPrimitive>> entries;
+};
+constexpr size_t kCacheLimit = 256;
+
+MatmulCache& matmul_cache() {
+  static MatmulCache* cache = new MatmulCache;
+  return *cache;
+}
+
+std::shared_ptr<MatmulPrimitive> find_primitive(int64_t a_row, int64_t a_column, int64_t b_row,
+                                                int64_t b_column, int64_t m, int64_t n,
+                                                int64_t k) {
+  MatmulCache& cache = matmul_cache();
+  std::vector<int64_t> key{m, n, k, a_row, a_column, b_row, b_column};
+  std::lock_guard<std::mutex> lock(cache.mutex);
+  auto found = cache.entries.find(key);
+  if (found != cache.entries.end()) return found->second;
+  if (cache.entries.size() >= kCacheLimit) cache.entries.clear();
+  auto p = std::make_shared<MatmulPrimitive>();
+  const auto f32 = memory::data_type::f32;
+  p->a = memory::desc({m, k}, f32, {a_row, a_column});
+  p->b = memory::desc({k, n}, f32, {b_row, b_column});
+  p->out = memory::desc({m, n}, f32, {n, 1});
+  p->matmul = dnnl::matmul(dnnl::matmul::primitive_desc(dnnl::matmul::desc(p->a, p->b, p->out),
+                                                        cache.engine));
+  p->stream = dnnl::stream(cache.engine);
+  cache.entries.emplace(std::move(key), p);
+  return p;
+}
+
+}  // namespace
+
+bool prefers_matmul_primitive(int64_t m, int64_t n, int64_t k) {
+  return n >= 16 && n <= 768 && k > n && m >= 64 && m <= 2048 && m * n * k >= (int64_t{1} << 26);
+}
+
+bool onednn_matmul(const float* a, int64_t a_row, int64_t a_column, const float* b, int64_t b_row,
+                   int64_t b_column, float* out, int64_t m, int64_t n, int64_t k) {
+  std::shared_ptr<MatmulPrimitive> p;
+  try {
+    p = find_primitive(a_row, a_column, b_row, b_column, m, n, k);
+  } catch (const dnnl::error&) {  // a layout the primitive does not take
+    return false;
+  }
+  const dnnl::engine& engine = matmul_cache().engine;
+  std::lock_guard<std::mutex> lock(p->mutex);
+  // The caller's memory, wrapped (no copy); oneDNN does not write its inputs.
+  p->matmul.execute(p->stream, {{DNNL_ARG_SRC, memory(p->a, engine, const_cast<float*>(a))},
+                                {DNNL_ARG_WEIGHTS, memory(p->b, engine, const_cast<float*>(b))},
+                                {DNNL_ARG_DST, memory(p->out, engine, out)}});
+  p->stream.wait();
+  return true;
+}
+
+}  // namespace kiln::externs
