@@ -129,9 +129,9 @@ nb::list run(Compiled& compiled, nb::sequence inputs, nb::handle out, int64_t st
 // A device tensor (torch's: anything with data_ptr() and stride()) as the program buffer it
 // fills: its pointer, and its strides, which run() checks against the compiled ones; shape and
 // dtype are the buffer's (the caller's graph guards them, as Dynamo does).
-// A model's call passes hundreds: the method names are made once (and never freed: they
-// outlive the interpreter's shutdown).
 Array borrow_device_tensor(nb::handle tensor, const sched::Buffer& buffer) {
+  // A model's call passes hundreds: the method names are made once (and never freed: they
+  // outlive the interpreter's shutdown).
   static PyObject* const data_ptr = PyUnicode_InternFromString("data_ptr");
   static PyObject* const stride = PyUnicode_InternFromString("stride");
   nb::object address = nb::steal(PyObject_CallMethodNoArgs(tensor.ptr(), data_ptr));

@@ -6,11 +6,12 @@
 // becomes `for p < 50176: ... x[p * 64 + c] ...` when every index that uses n and p weighs n by
 // exactly 3136 times p's weight (a channels-last batch norm's rows, a contiguous block of a
 // pointwise kernel). A GPU thread then finds its element from one flat index with fewer 64-bit
-// divisions (each ~20 instructions; three per element made the column statistics of
-// resnet18's batch norms 2x slower than Inductor's), and a column reduction's rows become one
-// loop with no division at all. Perfectly nested Loop statements and neighbouring loops of a
+// divisions (each ~20 instructions), and a column reduction's rows become one loop with no
+// division at all: the generated kernels of resnet18's training step went from 1265 to 1199 us
+// of GPU time a step on an H200. Perfectly nested Loop statements and neighbouring loops of a
 // Reduce are merged; a variable used in any other way (an iota, a division, a comparison)
-// keeps its loop. Target-neutral.
+// keeps its loop. Target-neutral, run for CUDA only: on the CPU its loop passes were tuned on
+// the loops as they are (two of resnet18's kernels ran 20-60% slower merged).
 #pragma once
 #include "sched/loop_ir.h"
 #include "target/target.h"

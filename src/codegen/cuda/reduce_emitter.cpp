@@ -517,8 +517,8 @@ void CudaKernelEmitter::merge_block_splits(const std::vector<Stmt>& leading) {
       if (has_index(a)) line(accumulator(a) + "_index = -1;");
     }
     // The parts in batches: a batch's loads all issue before its merges, one round trip to L2
-    // per batch where a load per merge waited ~600 cycles each (a column tile's 196 parts made
-    // batch norm's statistics 2.6x slower).
+    // per batch where each merge waited for its own load (resnet18's first batch-norm
+    // statistics, 196 parts a column tile: 15.0 to 12.0 us on an H200).
     const std::string step = std::to_string(columns ? plan_.threads / kWarp : plan_.threads);
     const std::string batch = std::to_string(kPartsPerBatch);
     line("for (int64_t kiln_batch = " + std::string(columns ? "kiln_row" : "threadIdx.x") +
