@@ -176,20 +176,7 @@ struct Primitives {
   memory input_memory, weight_memory, bias_memory, output_memory;  // oneDNN's, when reordered
 };
 
-// Every compiled function shares the cache: the same layer in two graphs reuses primitives.
-// Never destroyed (functions may run while statics are torn down); when it grows past
-// kCacheLimit problems it starts over, which only costs the primitives' creation again.
-struct PrimitiveCache {
-  std::mutex mutex;
-  dnnl::engine engine{dnnl::engine::kind::cpu, 0};
-  std::map<std::vector<int64_t>, std::shared_ptr<Primitives>> entries;
-};
-constexpr size_t kCacheLimit = 512;
-
-PrimitiveCache& primitive_cache() {
-  static PrimitiveCache* cache = new PrimitiveCache;
-  return *cache;
-}
+using Cache = PrimitiveCache<Primitives>;
 
 std::vector<int64_t> problem_key(const StridedOperand& input, const StridedOperand& weight,
                                  const std::optional<StridedOperand>& bias,
@@ -252,16 +239,11 @@ std::shared_ptr<Primitives> find_primitives(const StridedOperand& input,
                                             const std::optional<StridedOperand>& bias,
                                             const ConvolutionGeometry& g,
                                             const std::vector<int64_t>& out_strides) {
-  PrimitiveCache& cache = primitive_cache();
-  std::vector<int64_t> key = problem_key(input, weight, bias, g, out_strides);
-  std::lock_guard<std::mutex> lock(cache.mutex);
-  auto found = cache.entries.find(key);
-  if (found != cache.entries.end()) return found->second;
-  if (cache.entries.size() >= kCacheLimit) cache.entries.clear();
-  std::shared_ptr<Primitives> created =
-      create_primitives(cache.engine, input, weight, bias, g, out_strides);
-  cache.entries.emplace(std::move(key), created);
-  return created;
+  return Cache::instance().find(problem_key(input, weight, bias, g, out_strides),
+                                [&](dnnl::engine& engine) {
+                                  return create_primitives(engine, input, weight, bias, g,
+                                                           out_strides);
+                                });
 }
 
 void convolution_onednn(StridedOperand input, StridedOperand weight,
@@ -273,7 +255,7 @@ void convolution_onednn(StridedOperand input, StridedOperand weight,
   weight = describable_operand(weight, weight_copy);
   if (bias) bias = describable_operand(*bias, bias_copy);
   std::shared_ptr<Primitives> p = find_primitives(input, weight, bias, g, out_strides);
-  const dnnl::engine& engine = primitive_cache().engine;
+  const dnnl::engine& engine = Cache::instance().engine();
   std::lock_guard<std::mutex> lock(p->mutex);
   // The caller's memory, wrapped (no copy); oneDNN does not write its inputs.
   memory input_user(p->input_desc, engine, const_cast<void*>(input.data));

@@ -49,19 +49,7 @@ struct Primitives {
   memory grad_output_memory, operand_memory, result_memory;  // oneDNN's, when reordered
 };
 
-// Shared by every compiled function, as the forward's cache is; never destroyed (functions may
-// run while statics are torn down); past kCacheLimit problems it starts over.
-struct PrimitiveCache {
-  std::mutex mutex;
-  dnnl::engine engine{dnnl::engine::kind::cpu, 0};
-  std::map<std::vector<int64_t>, std::shared_ptr<Primitives>> entries;
-};
-constexpr size_t kCacheLimit = 512;
-
-PrimitiveCache& primitive_cache() {
-  static PrimitiveCache* cache = new PrimitiveCache;
-  return *cache;
-}
+using Cache = PrimitiveCache<Primitives>;
 
 std::vector<int64_t> problem_key(Gradient gradient, const StridedOperand& grad_output,
                                  const StridedOperand& operand, const ConvolutionGeometry& g,
@@ -166,16 +154,11 @@ std::shared_ptr<Primitives> find_primitives(Gradient gradient, const StridedOper
                                             const StridedOperand& operand,
                                             const ConvolutionGeometry& g,
                                             bool channels_last_result) {
-  PrimitiveCache& cache = primitive_cache();
-  std::vector<int64_t> key = problem_key(gradient, grad_output, operand, g, channels_last_result);
-  std::lock_guard<std::mutex> lock(cache.mutex);
-  auto found = cache.entries.find(key);
-  if (found != cache.entries.end()) return found->second;
-  if (cache.entries.size() >= kCacheLimit) cache.entries.clear();
-  std::shared_ptr<Primitives> created =
-      create_primitives(cache.engine, gradient, grad_output, operand, g, channels_last_result);
-  cache.entries.emplace(std::move(key), created);
-  return created;
+  return Cache::instance().find(
+      problem_key(gradient, grad_output, operand, g, channels_last_result),
+      [&](dnnl::engine& engine) {
+        return create_primitives(engine, gradient, grad_output, operand, g, channels_last_result);
+      });
 }
 
 void gradient_onednn(Gradient gradient, StridedOperand grad_output, StridedOperand operand,
@@ -185,7 +168,7 @@ void gradient_onednn(Gradient gradient, StridedOperand grad_output, StridedOpera
   operand = describable_operand(std::move(operand), operand_copy);
   std::shared_ptr<Primitives> p =
       find_primitives(gradient, grad_output, operand, g, channels_last_result);
-  const dnnl::engine& engine = primitive_cache().engine;
+  const dnnl::engine& engine = Cache::instance().engine();
   std::lock_guard<std::mutex> lock(p->mutex);
   // The caller's memory, wrapped (no copy); oneDNN does not write its inputs.
   memory grad_output_user(p->grad_output_desc, engine, const_cast<void*>(grad_output.data));

@@ -1,10 +1,9 @@
 #include "extern/onednn_matmul.h"
 
-#include <map>
 #include <memory>
 #include <mutex>
-#include <oneapi/dnnl/dnnl.hpp>
-#include <vector>
+
+#include "extern/onednn_memory.h"
 
 namespace kiln::externs {
 namespace {
@@ -20,38 +19,20 @@ struct MatmulPrimitive {
   dnnl::matmul matmul;
 };
 
-// Shared by every compiled function and never destroyed (functions may run while statics are
-// torn down); past kCacheLimit problems it starts over.
-struct MatmulCache {
-  std::mutex mutex;
-  dnnl::engine engine{dnnl::engine::kind::cpu, 0};
-  std::map<std::vector<int64_t>, std::shared_ptr<MatmulPrimitive>> entries;
-};
-constexpr size_t kCacheLimit = 256;
+using Cache = PrimitiveCache<MatmulPrimitive>;
 
-MatmulCache& matmul_cache() {
-  static MatmulCache* cache = new MatmulCache;
-  return *cache;
-}
-
-std::shared_ptr<MatmulPrimitive> find_primitive(int64_t a_row, int64_t a_column, int64_t b_row,
-                                                int64_t b_column, int64_t m, int64_t n,
-                                                int64_t k) {
-  MatmulCache& cache = matmul_cache();
-  std::vector<int64_t> key{m, n, k, a_row, a_column, b_row, b_column};
-  std::lock_guard<std::mutex> lock(cache.mutex);
-  auto found = cache.entries.find(key);
-  if (found != cache.entries.end()) return found->second;
-  if (cache.entries.size() >= kCacheLimit) cache.entries.clear();
+std::shared_ptr<MatmulPrimitive> create_primitive(dnnl::engine& engine, int64_t a_row,
+                                                  int64_t a_column, int64_t b_row,
+                                                  int64_t b_column, int64_t m, int64_t n,
+                                                  int64_t k) {
   auto p = std::make_shared<MatmulPrimitive>();
   const auto f32 = memory::data_type::f32;
   p->a = memory::desc({m, k}, f32, {a_row, a_column});
   p->b = memory::desc({k, n}, f32, {b_row, b_column});
   p->out = memory::desc({m, n}, f32, {n, 1});
-  p->matmul = dnnl::matmul(dnnl::matmul::primitive_desc(dnnl::matmul::desc(p->a, p->b, p->out),
-                                                        cache.engine));
-  p->stream = dnnl::stream(cache.engine);
-  cache.entries.emplace(std::move(key), p);
+  p->matmul =
+      dnnl::matmul(dnnl::matmul::primitive_desc(dnnl::matmul::desc(p->a, p->b, p->out), engine));
+  p->stream = dnnl::stream(engine);
   return p;
 }
 
@@ -65,11 +46,15 @@ bool onednn_matmul(const float* a, int64_t a_row, int64_t a_column, const float*
                    int64_t b_column, float* out, int64_t m, int64_t n, int64_t k) {
   std::shared_ptr<MatmulPrimitive> p;
   try {
-    p = find_primitive(a_row, a_column, b_row, b_column, m, n, k);
+    p = Cache::instance().find({m, n, k, a_row, a_column, b_row, b_column},
+                               [&](dnnl::engine& engine) {
+                                 return create_primitive(engine, a_row, a_column, b_row, b_column,
+                                                         m, n, k);
+                               });
   } catch (const dnnl::error&) {  // a layout the primitive does not take
     return false;
   }
-  const dnnl::engine& engine = matmul_cache().engine;
+  const dnnl::engine& engine = Cache::instance().engine();
   std::lock_guard<std::mutex> lock(p->mutex);
   // The caller's memory, wrapped (no copy); oneDNN does not write its inputs.
   p->matmul.execute(p->stream, {{DNNL_ARG_SRC, memory(p->a, engine, const_cast<float*>(a))},

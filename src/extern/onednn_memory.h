@@ -3,6 +3,9 @@
 // and the reorders between the caller's layout and the blocked one a primitive prefers.
 #pragma once
 #include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <oneapi/dnnl/dnnl.hpp>
 #include <optional>
 #include <vector>
@@ -10,6 +13,38 @@
 #include "extern/strided_operand.h"
 
 namespace kiln::externs {
+
+// One kind of oneDNN primitives (`Entry`: a problem's primitives and buffers), cached per
+// problem (a key of the shapes, strides and attributes that decide them) for the process: every
+// compiled function shares them, the same layer in two graphs reuses its primitives. Never
+// destroyed (functions may run while statics are torn down); past kLimit problems it starts
+// over, which only costs their creation again.
+template <class Entry>
+class PrimitiveCache {
+ public:
+  static PrimitiveCache& instance() {
+    static PrimitiveCache* cache = new PrimitiveCache;
+    return *cache;
+  }
+  const dnnl::engine& engine() const { return engine_; }
+  // The entry for `key`, made by create(engine) the first time.
+  template <class Create>
+  std::shared_ptr<Entry> find(std::vector<int64_t> key, const Create& create) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto found = entries_.find(key);
+    if (found != entries_.end()) return found->second;
+    if (entries_.size() >= kLimit) entries_.clear();
+    std::shared_ptr<Entry> created = create(engine_);
+    entries_.emplace(std::move(key), created);
+    return created;
+  }
+
+ private:
+  static constexpr size_t kLimit = 512;
+  std::mutex mutex_;
+  dnnl::engine engine_{dnnl::engine::kind::cpu, 0};
+  std::map<std::vector<int64_t>, std::shared_ptr<Entry>> entries_;
+};
 
 dnnl::memory::dims to_dims(const std::vector<int64_t>& values);
 
