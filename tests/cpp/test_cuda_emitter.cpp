@@ -282,6 +282,13 @@ TEST(CudaEmitter, ChannelsLastRowsAreOneLoop) {
   auto [code, log] = compile_with_nvcc(source.text, "channels_last_rows");
   EXPECT_EQ(code, 0) << log;
 
+  // Images a padded stride apart: (H, W) still merge, N keeps its loop (one division by 3136).
+  codegen::CudaSource padded = emit(graph, {{56 * 56 * 64 + 64, 1, 56 * 64, 64}});
+  EXPECT_NE(padded.text.find("/ 3136"), std::string::npos) << padded.text;
+  EXPECT_EQ(padded.text.find("% (int64_t)56"), std::string::npos) << padded.text;
+  auto [padded_code, padded_log] = compile_with_nvcc(padded.text, "padded_rows");
+  EXPECT_EQ(padded_code, 0) << padded_log;
+
   // A loop whose index is used on its own (an iota) keeps it.
   ir::Graph counted;
   ir::Builder c(counted);
