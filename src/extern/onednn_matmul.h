@@ -14,7 +14,8 @@ namespace kiln::externs {
 bool prefers_matmul_primitive(int64_t m, int64_t n, int64_t k);
 
 // out (m, n, row-major) = a (m, k) x b (k, n), each operand given by element strides of its
-// rows and columns. False when oneDNN cannot run it (the caller falls back to sgemm).
+// rows and columns. False when the primitive would not be fast (`a` not dense row-major, `b`
+// not dense) or oneDNN cannot run it: the caller falls back to sgemm.
 bool onednn_matmul(const float* a, int64_t a_row, int64_t a_column, const float* b, int64_t b_row,
                    int64_t b_column, float* out, int64_t m, int64_t n, int64_t k);
 

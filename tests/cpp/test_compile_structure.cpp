@@ -249,7 +249,7 @@ TEST(CompileStructure, Matmul) {
                  {1e-5, 1e-5, 4});
   }
   // Deep, narrow products through oneDNN's matmul primitive (extern/onednn_matmul.h): by a
-  // weight seen transposed and by a plain one.
+  // weight seen transposed and by a plain one; rows 1100 floats apart go to sgemm.
   ValueId tokens = graph.input(make_array(DType::Float32, {128, 1024},
                                           pseudo_random(128 * 1024, -1, 1, 30)));
   ValueId rows_weight = graph.input(make_array(DType::Float32, {512, 1024},
@@ -260,6 +260,10 @@ TEST(CompileStructure, Matmul) {
                "matmul 128x1024 by a transposed 512x1024 weight", {1e-4, 1e-4, 4});
   graph.output(builder.matmul(tokens, plain_weight), "matmul 128x1024 by 1024x512",
                {1e-4, 1e-4, 4});
+  ValueId wider = graph.input(make_array(DType::Float32, {128, 1100},
+                                         pseudo_random(128 * 1100, -1, 1, 33)));
+  graph.output(builder.matmul(builder.slice(wider, {0, 0}, {128, 1024}, {1, 1}), plain_weight),
+               "matmul of 128 rows 1100 apart by 1024x512", {1e-4, 1e-4, 4});
   CompiledRun run = graph.check();
   // Hand check of the vector dot product: 0.25 + 1 + 4.
   EXPECT_EQ(run.outputs.at(5).to_vector<double>(), std::vector<double>{5.25});
