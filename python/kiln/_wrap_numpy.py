@@ -9,7 +9,7 @@ positional and keyword arguments that export __cuda_array_interface__ (torch CUD
 and Numba device arrays) or DLPack on a CUDA device (JAX arrays), and are read in place; results
 are new arrays of the first array argument's library (CuPy arrays over kiln's memory for CuPy
 inputs, JAX arrays over it by DLPack for JAX inputs; for torch inputs, tensors torch allocates,
-which kiln writes into). The work is queued on that argument's current stream and the call does
+which kiln writes into and reuses once the caller has dropped them, kiln/_result_pool.py). The work is queued on that argument's current stream and the call does
 not wait for the GPU, except with DLPack arguments: their producer (JAX) orders nothing after
 kiln's stream, so the call returns once the results are written. NumPy arrays among the
 arguments are copied in.
@@ -45,6 +45,7 @@ from ._compile import compile as compile_for_host
 from ._config import config
 from ._graph_breaks import GraphBreakSignal
 from ._device import torch_current_stream
+from ._result_pool import ResultPool
 
 
 _DLPACK_CUDA = 2  # DLPack's device type for CUDA memory
@@ -119,14 +120,40 @@ def _torch_cuda_tensors(args):
 
 
 class _TorchCall:
-    """The call of one compiled signature on torch CUDA tensors: the layout guard read from the
-    tensors' attributes and the results in tensors torch allocates (Compiled.run_device), as
-    the torch backend calls kiln. The CUDA Array Interface's dictionaries cost several
-    microseconds per tensor and call, in Python, for the arguments and again for the results."""
+    """The call of one compiled signature on torch CUDA tensors, as the torch backend calls kiln:
+    the guard read from the tensors' attributes (the CUDA Array Interface's dictionaries cost
+    several microseconds per tensor and call, in Python), the results written into pooled
+    tensors (kiln/_result_pool.py), the work queued on torch's current stream."""
 
-    def __init__(self, compiled, single, output_dtypes, device):
-        self.compiled, self.single, self.device = compiled, single, device
-        self.outputs = list(zip(compiled.output_shapes, output_dtypes))
+    def __init__(self, torch, compiled, single, output_dtypes, tensors):
+        self.compiled, self.single, self.tensor_type = compiled, single, torch.Tensor
+        self.layouts = [(t.dtype, t.shape, t.stride(), t.device) for t in tensors]
+        device = tensors[0].device
+        self.pool = ResultPool(torch, compiled, list(zip(compiled.output_shapes, output_dtypes)),
+                               device)
+        raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+        if raw is not None and device.index is not None:
+            self.stream = functools.partial(raw, device.index)
+        else:
+            self.stream = functools.partial(torch_current_stream, torch, device)
+
+    def matches(self, args):
+        """Whether `args` are plain torch tensors of this signature, none requiring grad."""
+        if len(args) != len(self.layouts):
+            return False
+        for value, (dtype, shape, strides, device) in zip(args, self.layouts):
+            if (type(value) is not self.tensor_type or value.requires_grad
+                    or value.dtype != dtype or value.shape != shape
+                    or value.stride() != strides or value.device != device):
+                return False
+        return True
+
+    def __call__(self, tensors):
+        outputs = self.pool.take()
+        self.compiled.run_device(tensors, [output.address for output in outputs], self.stream())
+        if self.single:
+            return outputs[0].tensor.detach()
+        return tuple(output.tensor.detach() for output in outputs)
 
 
 def _torch_entry(fn):
@@ -162,9 +189,13 @@ class _Wrapped:
         # trace broke, traced again on every call
         self.compiled = {}
         self.torch_calls = {}  # (device, torch layouts) -> _TorchCall, or _RETRACE: not that path
+        self.last_torch_call = None  # the _TorchCall that ran last
         self.segments = Segments()  # the graphs of retraced calls
 
     def __call__(self, *args, **kwargs):
+        last = self.last_torch_call  # a loop's calls: the same signature again
+        if last is not None and not kwargs and last.matches(args):
+            return last(args)
         torch = sys.modules.get("torch")
         tensors = [] if torch is None else _torch_tensors(torch, (*args, *kwargs.values()))
         if tensors and torch.is_grad_enabled() and any(t.requires_grad for t in tensors):
@@ -261,12 +292,9 @@ class _Wrapped:
                 return _RETRACE
             compiled, single, dtype_names = entry
             call = self.torch_calls[key] = _TorchCall(
-                compiled, single, [getattr(torch, name) for name in dtype_names],
-                tensors[0].device)
-        device = call.device
-        results = [torch.empty(shape, dtype=dtype, device=device) for shape, dtype in call.outputs]
-        call.compiled.run_device(tensors, results, torch_current_stream(torch, device))
-        return results[0] if call.single else tuple(results)
+                torch, compiled, single, [getattr(torch, name) for name in dtype_names], tensors)
+        self.last_torch_call = call
+        return call(tensors)
 
     def _trace(self, values, positional, names, arrays, layouts, stream, retrace):
         """Traces one call. Without a graph break: ((Compiled, single, output dtypes), None),

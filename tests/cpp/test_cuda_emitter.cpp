@@ -74,7 +74,8 @@ TEST(CudaEmitter, RowReductionsGetABlockPerRow) {
   EXPECT_NE(source.text.find("__launch_bounds__(256)"), std::string::npos);
 }
 
-// An elementwise map: four elements per thread and step, the grid capped at a few blocks per SM.
+// An elementwise map: four steps of two doubles per thread, a block per run of 1024 steps
+// (the whole grid covering the array once), each step's line prefetched before any computes.
 TEST(CudaEmitter, ElementwiseLoopsAreFlattenedOverThreads) {
   ir::Graph graph;
   ir::Builder b(graph);
@@ -84,8 +85,37 @@ TEST(CudaEmitter, ElementwiseLoopsAreFlattenedOverThreads) {
   ASSERT_EQ(source.kernels.size(), 1u);
   ASSERT_EQ(source.kernels[0].launches.size(), 1u);
   EXPECT_EQ(source.kernels[0].launches[0].threads, 256);
-  EXPECT_EQ(source.kernels[0].launches[0].blocks, 8 * 132);
-  EXPECT_NE(source.text.find("kiln_base += 4 * (int64_t)gridDim.x * 256"), std::string::npos);
+  EXPECT_EQ(source.kernels[0].launches[0].blocks, (1000 * 3000 / 2 + 1023) / 1024);
+  EXPECT_NE(source.text.find("kiln_run += (int64_t)gridDim.x * 1024"), std::string::npos);
+  EXPECT_NE(source.text.find("const int64_t kiln_flat = kiln_run + kiln_u * 256 + threadIdx.x;"),
+            std::string::npos);
+  EXPECT_NE(source.text.find("kiln_prefetch(a0 + ("), std::string::npos) << source.text;
+}
+
+// kmeans' labels: each point's distances to the means are a reduction in its thread, whose
+// loads of the point would wait on memory step after step; the thread's points are prefetched
+// first (the inner loop at its first iteration), the means (broadcast) and a padded operand's
+// loads (a select's branch, out of range where it is not taken) are not.
+TEST(CudaEmitter, StepLoadsArePrefetchedBeforeTheStepsCompute) {
+  ir::Graph graph;
+  ir::Builder b(graph);
+  const int64_t n = 100000;
+  ir::ValueId x = b.parameter(DType::Float32, {n, 2});
+  ir::ValueId means = b.parameter(DType::Float32, {2, 2});
+  ir::ValueId d = b.binary(ir::Op::sub, b.reshape(x, {1, n, 2}), b.reshape(means, {2, 1, 2}));
+  ir::ValueId norm = b.unary(ir::Op::sqrt, b.reduce(ir::Op::sum, b.binary(ir::Op::mul, d, d), {2}, false));
+  ir::ValueId y = b.parameter(DType::Float32, {n - 2});
+  ir::ValueId padded = b.pad(y, {1}, {1}, ir::PadMode::Constant);
+  graph.set_outputs({b.reduce(ir::Op::argmin, norm, {0}, false),
+                     b.binary(ir::Op::add, padded, b.reshape(b.slice(x, {0, 0}, {n, 1}, {1, 1}), {n}))});
+  codegen::CudaSource source = emit(graph);
+  ASSERT_EQ(source.kernels.size(), 1u);  // both outputs: one kernel
+  EXPECT_NE(source.text.find("kiln_prefetch(a0 + ((i0) * 2 + i2));"), std::string::npos) << source.text;
+  EXPECT_EQ(source.text.find("kiln_prefetch(a1"), std::string::npos) << source.text;
+  EXPECT_EQ(source.text.find("kiln_prefetch(a2"), std::string::npos) << source.text;  // the pad's
+  EXPECT_EQ(source.kernels[0].launches[0].blocks, (n + 511) / 512);  // two steps a thread
+  auto [code, log] = compile_with_nvcc(source.text, "prefetches");
+  EXPECT_EQ(code, 0) << log;
 }
 
 // A bias add and GELU at a few tokens (BERT at 1x8: 8x3072): spread over the multiprocessors,
@@ -203,7 +233,7 @@ TEST(CudaEmitter, TransposesRunTheFewContiguousPositionsInEachThread) {
   const runtime::CudaLaunch& launch = source.kernels[0].launches[0];
   // 131072 steps fill 132 SMs with blocks of 256 threads twice over: two steps a thread.
   EXPECT_EQ(launch.blocks, 512 * 256 / (2 * 256));
-  EXPECT_NE(source.text.find("kiln_base < 131072;"), std::string::npos) << source.text;
+  EXPECT_NE(source.text.find("kiln_run < 131072;"), std::string::npos) << source.text;
   // The 3x3 positions are one loop of 9 (sched/merge_loops.h).
   EXPECT_NE(source.text.find("< 9; ++"), std::string::npos) << source.text;
   auto [code, log] = compile_with_nvcc(source.text, "transpose");

@@ -159,6 +159,33 @@ def test_wrap_numpy_on_views_that_are_not_16_byte_aligned():
                                    atol=1e-6)
 
 
+def test_wrap_numpy_calls_in_a_loop_reuse_only_dropped_results():
+    """Calls of one signature again (the fast path, kiln/_wrap_numpy.py's _TorchCall): a result
+    the caller keeps is never written again, a dropped one's memory is reused, and another
+    layout, dtype or a tensor that requires grad (under no_grad) takes the full path."""
+    if not GPU:
+        return  # test_wrap_numpy_without_a_gpu_says_why
+    torch = pytest.importorskip("torch")
+    function = kiln.wrap_numpy(sin_cos)
+    xs = [torch.randn(1000, device="cuda") for _ in range(3)]
+    kept = [function(x) for x in xs]
+    assert len({result.data_ptr() for result in kept}) == 3
+    for x, result in zip(xs, kept):
+        np.testing.assert_allclose(result.cpu().numpy(), sin_cos(x.cpu().numpy()), rtol=1e-5, atol=1e-6)
+    dropped = function(xs[0]).data_ptr()
+    again = function(xs[1])
+    assert again.data_ptr() == dropped
+    np.testing.assert_allclose(again.cpu().numpy(), sin_cos(xs[1].cpu().numpy()), rtol=1e-5, atol=1e-6)
+    weights = torch.randn(1000, device="cuda", requires_grad=True)
+    with torch.no_grad():
+        others = [xs[0][::2], xs[0].double(), weights, xs[2]]
+        for x in others:
+            got = function(x)
+            assert got.dtype == x.dtype and got.shape == x.shape and not got.requires_grad
+            np.testing.assert_allclose(got.cpu().numpy(), sin_cos(x.detach().cpu().numpy()),
+                                       rtol=1e-5, atol=1e-6)
+
+
 def test_wrap_numpy_takes_and_gives_jax_arrays_by_dlpack():
     """JAX arrays have no CUDA Array Interface: they are read by DLPack, in place, and the
     results come back as JAX arrays over kiln's memory (jax.dlpack.from_dlpack)."""

@@ -1,14 +1,14 @@
-"""The CUDA path's pool of result tensors (kiln/torch/_lowering.py: _pooled_outputs): a pooled
-tensor is reused only when nothing outside the pool shares its storage, since a CUDA graph
-writes the next results into it in place. The bookkeeping is device-neutral: tested on CPU
-tensors here (tests/gpu runs it under real replays)."""
+"""The CUDA paths' pool of result tensors (kiln/_result_pool.py, used by the torch backend and
+kiln.wrap_numpy): a pooled tensor is reused only when nothing outside the pool shares its
+storage, since a CUDA graph writes the next results into it in place. The bookkeeping is
+device-neutral: tested on CPU tensors here (tests/gpu runs it under real replays)."""
 import torch
 
-from kiln.torch._lowering import CompiledGraph, _PooledResult
+from kiln._result_pool import PooledResult, ResultPool
 
 
 def test_only_the_pool_holding_a_tensor_is_seen():
-    entry = _PooledResult(torch.empty(4, 5))
+    entry = PooledResult(torch, torch.empty(4, 5))
     assert entry.only_pool_holds()
     assert entry.address == entry.tensor.data_ptr()
     for alias in (lambda t: t.detach(), lambda t: t[1:3], lambda t: t.view(20), lambda t: t.t()):
@@ -19,7 +19,7 @@ def test_only_the_pool_holding_a_tensor_is_seen():
 
 
 def test_a_tensor_saved_for_a_backward_is_held_until_the_backward_ran():
-    pooled = _PooledResult(torch.randn(6))
+    pooled = PooledResult(torch, torch.randn(6))
     weight = torch.randn(6, requires_grad=True)
     saved = pooled.tensor.detach()  # what the caller gets; autograd saves it for mul's backward
     loss = (saved * weight).sum()
@@ -31,35 +31,32 @@ def test_a_tensor_saved_for_a_backward_is_held_until_the_backward_ran():
 
 
 def pool(shapes):
-    graph = CompiledGraph.__new__(CompiledGraph)  # only the pool's state
-    graph._output_pool = None
-    graph._output_specs = (None, [(shape, torch.float32) for shape in shapes])
-    graph.device = torch.device("cpu")
-    return graph
+    return ResultPool(torch, None, [(shape, torch.float32) for shape in shapes],
+                      torch.device("cpu"))
 
 
 def test_results_dropped_at_once_reuse_one_tensor():
     graph = pool([(3,), (2, 2)])
-    first = [entry.address for entry in graph._pooled_outputs(None)]
-    again = [entry.address for entry in graph._pooled_outputs(None)]
+    first = [entry.address for entry in graph.take()]
+    again = [entry.address for entry in graph.take()]
     assert first == again
 
 
 def test_a_held_result_gets_another_tensor_and_two_alternate():
     graph = pool([(8,)])
-    held = graph._pooled_outputs(None)[0].tensor.detach()  # y = model(x): the caller keeps it
-    second = graph._pooled_outputs(None)[0].tensor
+    held = graph.take()[0].tensor.detach()  # y = model(x): the caller keeps it
+    second = graph.take()[0].tensor
     assert second.data_ptr() != held.data_ptr()
     held = second.detach()  # the next call's result replaces the first
-    third = graph._pooled_outputs(None)[0].tensor
+    third = graph.take()[0].tensor
     assert third.data_ptr() not in (held.data_ptr(),)
     held = third.detach()
-    fourth = graph._pooled_outputs(None)[0].tensor
+    fourth = graph.take()[0].tensor
     assert fourth.data_ptr() == second.data_ptr()  # two tensors, used in turn
     assert fourth.data_ptr() != held.data_ptr()
 
 
 def test_results_all_held_never_share_memory():
     graph = pool([(4,)])
-    kept = [graph._pooled_outputs(None)[0].tensor.detach() for _ in range(5)]
+    kept = [graph.take()[0].tensor.detach() for _ in range(5)]
     assert len({t.data_ptr() for t in kept}) == 5

@@ -14,7 +14,8 @@ warm-up, each timed call on the next of INPUT_SETS input sets (new data, the sam
 JAX runs on streams of its own, which torch's events do not see: its rows (and kiln's on JAX
 arrays, which waits for its results) are host times of a call that waits for the results.
 A device-to-device copy of 1 GiB measured in the same run gives the bandwidth the
-memory-bound workloads are compared with (bytes read + written / time).
+memory-bound workloads are compared with (bytes read + written / time). A first line gives the
+host time of a tiny call (sin + cos of a 0-d tensor) for kiln, eager torch, torch.compile and CuPy.
 """
 import argparse
 import math
@@ -87,6 +88,45 @@ def _jax_systems(kiln, workload, input_sets):
     return systems
 
 
+def _host_microseconds_per_call(call, calls=2000, rounds=10):
+    """The best over `rounds` of the mean host time of `calls` calls that do not wait for the
+    GPU (a queue's worth of tiny launches: what a Python loop of calls costs)."""
+    call()
+    best = math.inf
+    for _ in range(rounds):
+        started = time.perf_counter()
+        for _ in range(calls):
+            call()
+        best = min(best, (time.perf_counter() - started) / calls)
+    return best * 1e6
+
+
+def _tiny_call_line(torch, kiln, cupy):
+    """Host time per call of sin(x) + cos(x) on a 0-d float32 CUDA tensor: kiln.wrap_numpy in
+    both modes, eager torch (three launches), torch.compile in reduce-overhead, and CuPy's
+    elementwise kernel (one launch and its result's allocation). The issue's bar for kiln's
+    reduce-overhead call: 10 us."""
+    x = torch.randn((), device="cuda")
+    figures = []
+    for mode in ("default", "reduce-overhead"):
+        function = kiln.wrap_numpy(W.sin_cos, mode=mode)
+        figures.append((f"kiln {mode}", _host_microseconds_per_call(lambda: function(x))))
+    figures.append(("eager torch", _host_microseconds_per_call(lambda: torch.sin(x) + torch.cos(x))))
+    torch._dynamo.reset()
+    compiled = torch.compile(lambda t: torch.sin(t) + torch.cos(t), mode="reduce-overhead")
+    for _ in range(3):
+        compiled(x)
+    figures.append(("torch.compile reduce-overhead",
+                    _host_microseconds_per_call(lambda: compiled(x), calls=500)))
+    if cupy is not None:
+        kernel = cupy.ElementwiseKernel("float32 x", "float32 y", "y = sinf(x) + cosf(x)", "sin_cos")
+        value = cupy.asarray(0.5, dtype=cupy.float32)
+        figures.append(("cupy kernel", _host_microseconds_per_call(lambda: kernel(value))))
+    torch.cuda.synchronize()
+    return "tiny call, host time per call (sin + cos of a 0-d tensor): " + ", ".join(
+        f"{name} {us:.1f} us" for name, us in figures)
+
+
 def _first_call_seconds(torch, call):
     torch.cuda.synchronize()
     started = time.perf_counter()
@@ -133,6 +173,7 @@ def main(argv=None):
     print(f"device: {torch.cuda.get_device_name()}; torch {torch.__version__}"
           + (f", cupy {cupy.__version__}" if cupy else "")
           + f"; device-to-device copy of 1 GiB: {copy_bandwidth / 1e12:.2f} TB/s (read + write)")
+    print(_tiny_call_line(torch, kiln, cupy))
     print(f"{'workload':<20} {'system':<14} {'status':<6} {'median':>10} {'first call':>11} "
           f"{'of copy bw':>10}")
     ratios = {"torch.compile": [], "cupy": [], "jax.jit": []}

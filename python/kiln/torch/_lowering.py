@@ -13,6 +13,7 @@ from torch._subclasses.fake_tensor import FakeTensor
 
 from .. import _kiln
 from .._device import torch_current_stream
+from .._result_pool import ResultPool
 from . import (_aten_attention, _aten_gradients, _aten_pointwise,  # noqa: F401 (fill the table)
                _aten_structure)
 from ._aten_table import (METADATA_ASSERTIONS, TABLE, LoweringContext, Unconvertible, cast,
@@ -128,26 +129,6 @@ def _check_result_one(context, node, result, expected):
                                        f"{shape} (a bug in kiln's conversion table)")
     kind = kiln_dtype(expected.dtype)
     return result if result.dtype == kind else _kiln.astype(result, kind)
-
-
-class _PooledResult:
-    """A tensor of the CUDA output pool (_pooled_outputs) with its storage object held, so that
-    the storage's use count is 2 (the tensor, the storage object) exactly while no alias, view
-    or saved tensor for a backward shares its memory; and its address, what kiln writes."""
-    __slots__ = ("tensor", "storage", "storage_address", "address")
-
-    def __init__(self, tensor):
-        self.tensor = tensor
-        self.storage = tensor.untyped_storage()
-        self.storage_address = self.storage._cdata
-        self.address = tensor.data_ptr()
-
-    def only_pool_holds(self):
-        return _storage_use_count(self.storage_address) <= 2
-
-
-_storage_use_count = getattr(torch._C, "_storage_Use_Count", lambda storage: 3)  # 3: never
-_POOLED_RESULTS = 2  # tensors kept per result (_pooled_outputs)
 
 
 def trace_graph(graph_module, on_refusal=None, symbolic=False, free_layouts=None):
@@ -371,8 +352,7 @@ class CompiledGraph:
         self.tensor_positions = tensor_positions
         self.symbolic = False
         self.layouts = {}  # input strides -> Compiled
-        self._output_specs = None  # CUDA: (shape, torch dtype) of each kiln output
-        self._output_pool = None  # CUDA: (compiled, the tensors the last call wrote)
+        self._output_pool = None  # CUDA: the ResultPool of the last call's compiled graph
         self._output_dtypes = None
 
     @classmethod
@@ -489,10 +469,10 @@ class CompiledGraph:
             # bfloat16 leaves as float16 bits (the CUDA Array Interface has no bfloat16)
             return [torch.as_tensor(result, device=self.device).view(dtypes[index])
                     for index, result in enumerate(results)]
-        if self._output_specs is None or self._output_specs[0] is not compiled:
-            self._output_specs = (compiled, [(shape, dtypes[index]) for index, shape in
-                                             enumerate(compiled.output_shapes)])
-        outputs = self._pooled_outputs(compiled)
+        if self._output_pool is None or self._output_pool.compiled is not compiled:
+            specs = [(shape, dtypes[index]) for index, shape in enumerate(compiled.output_shapes)]
+            self._output_pool = ResultPool(torch, compiled, specs, self.device)
+        outputs = self._output_pool.take()
         tf32 = (torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32)
         try:
             compiled.run_device(tensors, [output.address for output in outputs], stream, *tf32)
@@ -501,29 +481,6 @@ class CompiledGraph:
                 raise
             return self._run_cuda(self._compile(args), args)
         return [output.tensor.detach() for output in outputs]
-
-    def _pooled_outputs(self, compiled):
-        """The tensors this call's results go to: an earlier call's again where nothing outside
-        the pool holds their memory any more (a training step's saved activations, released by
-        its backward; a result the caller dropped), new ones (torch's allocator) where something
-        does. Each result has two, so that `y = model(x)`, which holds the last result while
-        the next call runs, alternates between them. A graph replay writes them in place, with
-        no copies, and the backward's graph reads them in place
-        (runtime/cuda/cuda_executable.h). The caller gets detached aliases: fresh tensors; the
-        pool's own hold one reference each."""
-        if self._output_pool is None or self._output_pool[0] is not compiled:
-            self._output_pool = (compiled, [[] for _ in self._output_specs[1]])
-        outputs = []
-        for pooled, (shape, dtype) in zip(self._output_pool[1], self._output_specs[1]):
-            for free in pooled:
-                if free.only_pool_holds():
-                    break
-            else:
-                free = _PooledResult(torch.empty(shape, dtype=dtype, device=self.device))
-                pooled.insert(0, free)
-                del pooled[_POOLED_RESULTS:]
-            outputs.append(free)
-        return outputs
 
     def output_strides(self):
         """The strides of each FX output as calls return them (None: not a tensor)."""

@@ -118,6 +118,12 @@ struct kiln_arg_table {
   KILN_FN char* operator[](int k) const { return pointers[k]; }
 };
 
+// Brings the line of global memory at `address` into the SM's L1 cache (a hint: no register,
+// nothing waits on it); the emitter's prefetch pass over a thread's steps (LaunchPlan::prefetches).
+KILN_FN void kiln_prefetch(const void* address) {
+  asm volatile("prefetch.global.L1 [%0];" : : "l"(address));
+}
+
 // Warp shuffles of any accumulator type: 32-bit words through __shfl_down_sync.
 template <class T>
 KILN_FN T kiln_shuffle_down(T value, int delta) {

@@ -141,6 +141,85 @@ void collect_statement_loads(const Kernel& kernel, const Stmt& s, std::set<ExprI
   for (const Stmt& child : s.body) collect_statement_loads(kernel, child, seen, loads);
 }
 
+// The loads of `id` that run whenever the statement does: not those in a select's branches
+// (a pad's or a bounds check's, whose index may be out of range where the branch is not taken).
+void collect_unconditional_loads(const Kernel& kernel, ExprId id, std::vector<ExprId>& loads) {
+  if (id < 0) return;
+  const Expr& e = kernel.exprs[static_cast<size_t>(id)];
+  if (e.kind == ExprKind::Load) loads.push_back(id);
+  if (e.kind == ExprKind::Select) return collect_unconditional_loads(kernel, e.operands[0], loads);
+  for (ExprId operand : e.operands) collect_unconditional_loads(kernel, operand, loads);
+}
+
+// Whether index `id` is affine arithmetic of loop variables in `allowed` and constants only;
+// `used` collects the variables.
+bool index_of_variables(const Kernel& kernel, ExprId id, const std::set<int32_t>& allowed,
+                        std::set<int32_t>& used) {
+  const Expr& e = kernel.exprs[static_cast<size_t>(id)];
+  switch (e.kind) {
+    case ExprKind::Constant: return true;
+    case ExprKind::LoopVar:
+      used.insert(e.variable);
+      return allowed.count(e.variable) > 0;
+    case ExprKind::IndexAdd:
+    case ExprKind::IndexMul:
+    case ExprKind::IndexFloorDiv:
+    case ExprKind::IndexMod:
+    case ExprKind::IndexMin:
+    case ExprKind::IndexMax:
+      return std::all_of(e.operands.begin(), e.operands.end(), [&](ExprId operand) {
+        return index_of_variables(kernel, operand, allowed, used);
+      });
+    default: return false;
+  }
+}
+
+// The inner loops of `s` (loops and reduction loops over the whole extent) and the loads that
+// run on every execution of it (not under a guard).
+void inner_loops_and_loads(const Kernel& kernel, const Stmt& s, std::set<int32_t>& loops,
+                           std::vector<ExprId>& loads) {
+  if (s.kind == StmtKind::Reduce && s.guard >= 0) return;
+  if (s.kind == StmtKind::Loop && s.loop.begin < 0 && s.loop.end < 0) loops.insert(s.loop.variable);
+  for (const sched::Loop& l : s.reduce_loops)
+    if (l.begin < 0 && l.end < 0) loops.insert(l.variable);
+  for (ExprId id : {s.index, s.value}) collect_unconditional_loads(kernel, id, loads);
+  for (const sched::Accumulation& a : s.accumulations) {
+    collect_unconditional_loads(kernel, a.value, loads);
+    collect_unconditional_loads(kernel, a.position, loads);
+  }
+  for (const Stmt& child : s.body) inner_loops_and_loads(kernel, child, loops, loads);
+}
+
+// LaunchPlan::prefetches: loads of the buffers the kernel only reads, at indices of the chain's
+// variables (at least one: a broadcast operand is small and cached) and its inner loops'.
+void plan_prefetches(const Program& program, const Kernel& kernel, LaunchPlan& plan) {
+  if (plan.unroll < 2) return;
+  std::set<int32_t> chain, loops;
+  for (const Stmt* s : plan.chain) chain.insert(s->loop.variable);
+  std::vector<ExprId> loads;
+  for (const Stmt& s : plan.chain.back()->body) inner_loops_and_loads(kernel, s, loops, loads);
+  for (size_t k : plan.serial) loops.insert(plan.chain[k]->loop.variable);
+  std::set<int32_t> allowed = chain;
+  allowed.insert(loops.begin(), loops.end());
+  std::set<int32_t> zeroed;
+  for (ExprId id : loads) {
+    const Expr& load = kernel.exprs[static_cast<size_t>(id)];
+    const sched::Buffer& buffer = program.buffers[static_cast<size_t>(load.buffer)];
+    std::set<int32_t> used;
+    if (buffer.role == sched::BufferRole::Constant ||
+        std::find(kernel.buffers_written.begin(), kernel.buffers_written.end(), load.buffer) !=
+            kernel.buffers_written.end() ||
+        !index_of_variables(kernel, load.operands[0], allowed, used) ||
+        std::none_of(used.begin(), used.end(), [&](int32_t v) { return chain.count(v) > 0; }) ||
+        std::find(plan.prefetches.begin(), plan.prefetches.end(), id) != plan.prefetches.end())
+      continue;
+    plan.prefetches.push_back(id);
+    for (int32_t v : used)
+      if (loops.count(v) > 0) zeroed.insert(v);
+  }
+  plan.prefetch_zeroed.assign(zeroed.begin(), zeroed.end());
+}
+
 // Below this many elements per thread, more blocks per group cost more in merging than they
 // add in parallelism.
 constexpr int64_t kLeastSplitElementsPerThread = 32;
@@ -392,6 +471,7 @@ std::vector<LaunchPlan> plan_launches(const Program& program, const Kernel& kern
         plan_serial_loops(kernel, plan);
         if (plan.serial.empty()) plan_vectors(program, kernel, plan);
         size_small_launch(target, plan);
+        plan_prefetches(program, kernel, plan);
       }
       plans.push_back(plan);
     }

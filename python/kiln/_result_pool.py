@@ -1,0 +1,55 @@
+"""Result tensors reused from call to call on the GPU: the torch backend's CUDA path
+(kiln/torch/_lowering.py) and kiln.wrap_numpy's calls on torch CUDA tensors.
+
+Each result of a compiled graph has a pool of up to two tensors. A call takes, per result, a
+pooled tensor that nothing outside the pool holds any more (a training step's saved
+activations, released by its backward; a result the caller dropped), or a new one (torch's
+allocator) where every pooled one is held. Two, so that `y = f(x)`, which holds the last result
+while the next call runs, alternates between them. A CUDA graph replay writes them in place,
+with no copies (runtime/cuda/cuda_executable.h), and the caller gets detached aliases: fresh
+tensor objects, cheaper than new tensors (0.35 against 1.4 us on the CPU, 2.8 us for a CUDA
+tensor on an H200's host), the pool's own holding one reference each."""
+
+_POOLED_RESULTS = 2  # tensors kept per result
+
+
+class PooledResult:
+    """A pooled tensor with its storage object held, so that the storage's use count is 2 (the
+    tensor, the storage object) exactly while no alias, view or saved tensor for a backward
+    shares its memory; and its address, what kiln writes."""
+    __slots__ = ("tensor", "storage", "storage_address", "address", "use_count")
+
+    def __init__(self, torch, tensor):
+        self.tensor = tensor
+        self.storage = tensor.untyped_storage()
+        self.storage_address = self.storage._cdata
+        self.address = tensor.data_ptr()
+        # torch builds without the counter: never free, every call a new tensor
+        self.use_count = getattr(torch._C, "_storage_Use_Count", lambda storage: 3)
+
+    def only_pool_holds(self):
+        return self.use_count(self.storage_address) <= 2
+
+
+class ResultPool:
+    """The pools of one compiled graph's results: `specs` (shape, torch dtype) per result."""
+    __slots__ = ("torch", "compiled", "specs", "device", "pools")
+
+    def __init__(self, torch, compiled, specs, device):
+        self.torch, self.compiled, self.specs, self.device = torch, compiled, specs, device
+        self.pools = [[] for _ in specs]
+
+    def take(self):
+        """Per result, the PooledResult this call writes."""
+        taken = []
+        for pooled, (shape, dtype) in zip(self.pools, self.specs):
+            for free in pooled:
+                if free.only_pool_holds():
+                    break
+            else:
+                free = PooledResult(self.torch,
+                                    self.torch.empty(shape, dtype=dtype, device=self.device))
+                pooled.insert(0, free)
+                del pooled[_POOLED_RESULTS:]
+            taken.append(free)
+        return taken
