@@ -158,18 +158,19 @@ void Executable::check_inputs(const std::vector<Array>& inputs) const {
   for (size_t k = 0; k < inputs.size(); ++k) {
     const Array& input = inputs[k];
     const sched::Buffer& buffer = program_.buffers[static_cast<size_t>(input_buffers_[k])];
-    std::string name = "kiln: run: input " + std::to_string(k);
+    // Made only for a message: a model's call passes hundreds of inputs.
+    auto name = [k] { return "kiln: run: input " + std::to_string(k); };
     if (!input.defined())
-      throw Error(ErrorKind::Value, name + " is an undefined (default-constructed) kiln::Array");
+      throw Error(ErrorKind::Value, name() + " is an undefined (default-constructed) kiln::Array");
     if (input.dtype() != buffer.dtype || input.shape() != buffer.shape)
       throw Error(input.dtype() != buffer.dtype ? ErrorKind::Type : ErrorKind::Value,
-                  name + " is " + std::string(dtype_name(input.dtype())) + " " +
+                  name() + " is " + std::string(dtype_name(input.dtype())) + " " +
                       shape_text(input.shape()) + "; the graph was compiled for " +
                       std::string(dtype_name(buffer.dtype)) + " " + shape_text(buffer.shape));
     if (input.size() == 0) continue;  // an empty array reads nothing, whatever its strides
     for (size_t d = 0; d < buffer.shape.size(); ++d)
       if (buffer.shape[d] > 1 && input.strides()[d] != buffer.strides[d])
-        throw Error(ErrorKind::Value, name + " has strides " + shape_text(input.strides()) +
+        throw Error(ErrorKind::Value, name() + " has strides " + shape_text(input.strides()) +
                                           "; the graph was compiled for " +
                                           shape_text(buffer.strides));
   }
@@ -217,13 +218,14 @@ void Executable::finish_outputs(std::vector<Array>& outputs) const {
 }
 
 void HostExecutable::run_real(const std::vector<Array>& inputs, std::vector<Array>& outputs) {
-  auto on_host = [](const Array& array, const std::string& name) {
+  auto on_host = [](const Array& array, const char* what, size_t k) {
     if (array.device() != Device::Cpu)
-      throw Error(ErrorKind::Value, "kiln: " + name + " is in GPU memory; the function was "
-                                    "compiled for the CPU (compile it with device 'cuda')");
+      throw Error(ErrorKind::Value, "kiln: " + std::string(what) + " " + std::to_string(k) +
+                                        " is in GPU memory; the function was compiled for the "
+                                        "CPU (compile it with device 'cuda')");
   };
-  for (size_t k = 0; k < inputs.size(); ++k) on_host(inputs[k], "input " + std::to_string(k));
-  for (size_t k = 0; k < outputs.size(); ++k) on_host(outputs[k], "output " + std::to_string(k));
+  for (size_t k = 0; k < inputs.size(); ++k) on_host(inputs[k], "input", k);
+  for (size_t k = 0; k < outputs.size(); ++k) on_host(outputs[k], "output", k);
   std::lock_guard<std::mutex> lock(run_mutex_);
   outputs.resize(program_.output_buffers.size());
   for (size_t b = 0; b < program_.buffers.size(); ++b) {
