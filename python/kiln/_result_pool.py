@@ -1,5 +1,5 @@
-"""Result tensors reused from call to call on the GPU: the torch backend's CUDA path
-(kiln/torch/_lowering.py) and kiln.wrap_numpy's calls on torch CUDA tensors.
+"""Result tensors reused from call to call: the torch backend's (kiln/torch/_lowering.py) and
+kiln.wrap_numpy's calls on torch CUDA tensors.
 
 Each result of a compiled graph has a pool of up to two tensors. A call takes, per result, a
 pooled tensor that nothing outside the pool holds any more (a training step's saved
@@ -8,7 +8,8 @@ allocator) where every pooled one is held. Two, so that `y = f(x)`, which holds 
 while the next call runs, alternates between them. A CUDA graph replay writes them in place,
 with no copies (runtime/cuda/cuda_executable.h), and the caller gets detached aliases: fresh
 tensor objects, cheaper than new tensors (0.35 against 1.4 us on the CPU, 2.8 us for a CUDA
-tensor on an H200's host), the pool's own holding one reference each."""
+tensor on an H200's host), the pool's own holding one reference each. On the CPU a pooled
+result's pages stay mapped from call to call, where a new large result faults its pages in."""
 
 _POOLED_RESULTS = 2  # tensors kept per result
 
@@ -44,11 +45,13 @@ class ResultPool:
         taken = []
         for pooled, (shape, dtype) in zip(self.pools, self.specs):
             for free in pooled:
-                if free.only_pool_holds():
+                if free.use_count(free.storage_address) <= 2:  # only_pool_holds, inlined
                     break
             else:
-                free = PooledResult(self.torch,
-                                    self.torch.empty(shape, dtype=dtype, device=self.device))
+                # A normal tensor even under inference_mode: a later call outside it reuses it.
+                with self.torch.inference_mode(False):
+                    tensor = self.torch.empty(shape, dtype=dtype, device=self.device)
+                free = PooledResult(self.torch, tensor)
                 pooled.insert(0, free)
                 del pooled[_POOLED_RESULTS:]
             taken.append(free)

@@ -150,7 +150,7 @@ class _TorchCall:
 
     def __call__(self, tensors):
         outputs = self.pool.take()
-        self.compiled.run_device(tensors, [output.address for output in outputs], self.stream())
+        self.compiled.run_tensors(tensors, [output.address for output in outputs], self.stream())
         if self.single:
             return outputs[0].tensor.detach()
         return tuple(output.tensor.detach() for output in outputs)

@@ -126,10 +126,10 @@ nb::list run(Compiled& compiled, nb::sequence inputs, nb::handle out, int64_t st
   return results;
 }
 
-// A device tensor (torch's: anything with data_ptr() and stride()) as the program buffer it
+// A torch tensor (anything with data_ptr() and stride()) on `device` as the program buffer it
 // fills: its pointer, and its strides, which run() checks against the compiled ones; shape and
 // dtype are the buffer's (the caller's graph guards them, as Dynamo does).
-Array borrow_device_tensor(nb::handle tensor, const sched::Buffer& buffer) {
+Array borrow_tensor(nb::handle tensor, const sched::Buffer& buffer, Device device) {
   // A model's call passes hundreds: the method names are made once (and never freed: they
   // outlive the interpreter's shutdown).
   static PyObject* const data_ptr = PyUnicode_InternFromString("data_ptr");
@@ -139,44 +139,47 @@ Array borrow_device_tensor(nb::handle tensor, const sched::Buffer& buffer) {
   nb::object strides = nb::steal(PyObject_CallMethodNoArgs(tensor.ptr(), stride));
   if (!strides) throw nb::python_error();
   return Array::borrow(reinterpret_cast<void*>(nb::cast<uintptr_t>(address)), buffer.dtype,
-                       buffer.shape, nb::cast<std::vector<int64_t>>(strides), nullptr,
-                       Device::Cuda);
+                       buffer.shape, nb::cast<std::vector<int64_t>>(strides), nullptr, device);
 }
 
-// An output given by its device address (the torch front end's pooled results, which it
-// allocates row-major from output_shapes, as the program's output buffers are laid out).
-Array borrow_device_address(nb::handle address, const sched::Buffer& buffer) {
+// An output given by its address (the torch front end's pooled results, which it allocates
+// row-major from output_shapes, as the program's output buffers are laid out).
+Array borrow_address(nb::handle address, const sched::Buffer& buffer, Device device) {
   return Array::borrow(reinterpret_cast<void*>(nb::cast<uintptr_t>(address)), buffer.dtype,
-                       buffer.shape, buffer.strides, nullptr, Device::Cuda);
+                       buffer.shape, buffer.strides, nullptr, device);
 }
 
-// The torch backend's call on CUDA: inputs read in place, results written into the caller's
-// outputs (torch tensors it allocated from the output shapes), work queued on `stream`. No
-// CUDA Array Interface dictionaries: a model's call passes hundreds of parameters.
-void run_device(Compiled& compiled, nb::sequence inputs, nb::sequence outputs, int64_t stream,
-                bool matmul_tf32, bool convolution_tf32) {
-  if (dynamic_cast<runtime::CudaExecutable*>(compiled.graph->executable.get()) == nullptr)
-    throw Error(ErrorKind::Value, "kiln: run_device: the graph was not compiled for CUDA");
+// The torch front end's call (the backend's, and wrap_numpy's on CUDA tensors): inputs read in
+// place, results written into the caller's outputs (torch tensors it allocated from the output
+// shapes), on the device the graph was compiled for; on CUDA the work is queued on `stream`.
+// No CUDA Array Interface dictionaries or NumPy views: a model's call passes hundreds of
+// parameters, and a tiny function's call is mostly this conversion.
+void run_tensors(Compiled& compiled, nb::sequence inputs, nb::sequence outputs, int64_t stream,
+                 bool matmul_tf32, bool convolution_tf32) {
   if (compiled.variants)
-    throw Error(ErrorKind::Internal, "kiln: run_device: a graph with size symbols");
+    throw Error(ErrorKind::Internal, "kiln: run_tensors: a graph with size symbols");
   runtime::Executable& executable = *compiled.graph->executable;
+  const Device device = dynamic_cast<runtime::CudaExecutable*>(&executable) != nullptr
+                            ? Device::Cuda
+                            : Device::Cpu;
   const sched::Program& program = executable.program();
   std::vector<Array> arrays, results;
   size_t k = 0;
   for (nb::handle input : inputs) {
     if (k >= executable.input_buffers().size())
-      throw Error(ErrorKind::Value, "kiln: run_device: too many inputs");
-    arrays.push_back(borrow_device_tensor(
-        input, program.buffers[static_cast<size_t>(executable.input_buffers()[k++])]));
+      throw Error(ErrorKind::Value, "kiln: run_tensors: too many inputs");
+    arrays.push_back(borrow_tensor(
+        input, program.buffers[static_cast<size_t>(executable.input_buffers()[k++])], device));
   }
   k = 0;
   for (nb::handle output : outputs) {
     if (k >= executable.output_count())
-      throw Error(ErrorKind::Value, "kiln: run_device: too many outputs");
+      throw Error(ErrorKind::Value, "kiln: run_tensors: too many outputs");
     const sched::Buffer& buffer = program.buffers[static_cast<size_t>(program.output_buffers[k++])];
-    results.push_back(nb::isinstance<nb::int_>(output) ? borrow_device_address(output, buffer)
-                                                        : borrow_device_tensor(output, buffer));
+    results.push_back(nb::isinstance<nb::int_>(output) ? borrow_address(output, buffer, device)
+                                                        : borrow_tensor(output, buffer, device));
   }
+  if (device == Device::Cpu) return run_releasing_gil(executable, arrays, results);
   runtime::set_cuda_stream(reinterpret_cast<void*>(stream));
   runtime::set_cuda_math({matmul_tf32, convolution_tf32});
   struct Reset {
@@ -205,11 +208,12 @@ void bind_compiled(nb::module_& module) {
            "Runs on NumPy arrays (borrowed, any strides) or, compiled for CUDA, on device arrays "
            "(__cuda_array_interface__) on `stream` (a CUstream handle, 0: the default); returns "
            "new arrays (kiln.CudaArray for device results), or `out`.")
-      .def("run_device", &run_device, nb::arg("inputs"), nb::arg("outputs"), nb::arg("stream"),
-           nb::arg("matmul_tf32") = false, nb::arg("convolution_tf32") = false,
-           "Runs on CUDA tensors (data_ptr(), stride()) into `outputs` (tensors, or device "
-           "addresses of row-major blocks), allocated by the caller with output_shapes, on "
-           "`stream`; the TF32 flags are torch's.")
+      .def("run_tensors", &run_tensors, nb::arg("inputs"), nb::arg("outputs"),
+           nb::arg("stream") = 0, nb::arg("matmul_tf32") = false,
+           nb::arg("convolution_tf32") = false,
+           "Runs on torch tensors of the graph's device (data_ptr(), stride()) into `outputs` "
+           "(tensors, or addresses of row-major blocks), allocated by the caller with "
+           "output_shapes; on CUDA on `stream`, the TF32 flags torch's.")
       .def_prop_ro("output_shapes", &output_shapes)
       .def_prop_ro("kernels", [](const Compiled& c) { return c.kernel_names; })
       .def_prop_ro("kernel_count", [](const Compiled& c) { return c.kernel_names.size(); })
