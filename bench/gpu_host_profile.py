@@ -1,11 +1,12 @@
 """The host time of one seed model case through kiln, by Python function (cProfile), on a GPU
 machine after `scripts/gpu-check bench` (its environment: PYTHONPATH=.gpu-check/site, ...):
 
-    python bench/gpu_host_profile.py resnet18_train reduce-overhead [input sets]
+    python bench/gpu_host_profile.py resnet18_train reduce-overhead [input sets] [backend]
 
 prints the time per call, then the functions by their own time and by cumulative time over 20
 calls. Calls take the input sets in turn (default 1: the same inputs each call; 3 is what
-kiln.bench.cuda_models does)."""
+kiln.bench.cuda_models does); the backend is kiln's unless named (inductor: the same profile of
+torch.compile's default backend)."""
 import cProfile
 import itertools
 import os
@@ -23,12 +24,12 @@ from kiln.bench import model_cases  # noqa: E402
 CALLS = 20
 
 
-def main(case_name, mode, input_sets=1):
+def main(case_name, mode, input_sets=1, backend="kiln"):
     case = {c.name: c for c in model_cases.make_cases()}[case_name]
     model = case.model(quick=False).cuda()
     sets = [[v.cuda() if isinstance(v, torch.Tensor) else v
              for v in model_cases.input_set(case, False, seed)] for seed in range(input_sets)]
-    call, _ = model_cases.prepare(case, model_cases.Variant("kiln", mode), model)
+    call, _ = model_cases.prepare(case, model_cases.Variant(backend, mode), model)
     turns = itertools.cycle(sets)
 
     def next_call():
@@ -55,4 +56,4 @@ def main(case_name, mode, input_sets=1):
 
 if __name__ == "__main__":
     main(sys.argv[1], sys.argv[2] if len(sys.argv) > 2 else "reduce-overhead",
-         int(sys.argv[3]) if len(sys.argv) > 3 else 1)
+         int(sys.argv[3]) if len(sys.argv) > 3 else 1, sys.argv[4] if len(sys.argv) > 4 else "kiln")

@@ -94,28 +94,37 @@ TEST(CudaEmitter, ElementwiseLoopsAreFlattenedOverThreads) {
 
 // kmeans' labels: each point's distances to the means are a reduction in its thread, whose
 // loads of the point would wait on memory step after step; the thread's points are prefetched
-// first (the inner loop at its first iteration), the means (broadcast) and a padded operand's
-// loads (a select's branch, out of range where it is not taken) are not.
+// first (the inner loop at its first iteration). Not prefetched: the means (a broadcast, the
+// same lines for every warp), a padded operand's loads (a select's branch, out of range where it
+// is not taken), a load 32 bytes a step (its prefetches cost more than they hide), and anything
+// of a launch the GPU runs in one wave.
 TEST(CudaEmitter, StepLoadsArePrefetchedBeforeTheStepsCompute) {
-  ir::Graph graph;
-  ir::Builder b(graph);
-  const int64_t n = 100000;
-  ir::ValueId x = b.parameter(DType::Float32, {n, 2});
-  ir::ValueId means = b.parameter(DType::Float32, {2, 2});
-  ir::ValueId d = b.binary(ir::Op::sub, b.reshape(x, {1, n, 2}), b.reshape(means, {2, 1, 2}));
-  ir::ValueId norm = b.unary(ir::Op::sqrt, b.reduce(ir::Op::sum, b.binary(ir::Op::mul, d, d), {2}, false));
-  ir::ValueId y = b.parameter(DType::Float32, {n - 2});
-  ir::ValueId padded = b.pad(y, {1}, {1}, ir::PadMode::Constant);
-  graph.set_outputs({b.reduce(ir::Op::argmin, norm, {0}, false),
-                     b.binary(ir::Op::add, padded, b.reshape(b.slice(x, {0, 0}, {n, 1}, {1, 1}), {n}))});
-  codegen::CudaSource source = emit(graph);
+  auto labels = [](int64_t n) {
+    ir::Graph graph;
+    ir::Builder b(graph);
+    ir::ValueId x = b.parameter(DType::Float32, {n, 2});
+    ir::ValueId means = b.parameter(DType::Float32, {2, 2});
+    ir::ValueId d = b.binary(ir::Op::sub, b.reshape(x, {1, n, 2}), b.reshape(means, {2, 1, 2}));
+    ir::ValueId norm =
+        b.unary(ir::Op::sqrt, b.reduce(ir::Op::sum, b.binary(ir::Op::mul, d, d), {2}, false));
+    ir::ValueId y = b.parameter(DType::Float32, {n - 2});
+    ir::ValueId padded = b.pad(y, {1}, {1}, ir::PadMode::Constant);
+    ir::ValueId wide = b.parameter(DType::Float32, {n, 8});
+    ir::ValueId column = b.reshape(b.slice(wide, {0, 3}, {n, 4}, {1, 1}), {n});
+    graph.set_outputs({b.reduce(ir::Op::argmin, norm, {0}, false),
+                       b.binary(ir::Op::add, padded, column)});
+    return emit(graph);
+  };
+  const int64_t n = 2000000;
+  codegen::CudaSource source = labels(n);
   ASSERT_EQ(source.kernels.size(), 1u);  // both outputs: one kernel
+  EXPECT_EQ(source.kernels[0].launches[0].blocks, (n + 1023) / 1024);
   EXPECT_NE(source.text.find("kiln_prefetch(a0 + ((i0) * 2 + i2));"), std::string::npos) << source.text;
-  EXPECT_EQ(source.text.find("kiln_prefetch(a1"), std::string::npos) << source.text;
-  EXPECT_EQ(source.text.find("kiln_prefetch(a2"), std::string::npos) << source.text;  // the pad's
-  EXPECT_EQ(source.kernels[0].launches[0].blocks, (n + 511) / 512);  // two steps a thread
+  for (const char* absent : {"kiln_prefetch(a1", "kiln_prefetch(a2", "kiln_prefetch(a3"})
+    EXPECT_EQ(source.text.find(absent), std::string::npos) << absent << "\n" << source.text;
   auto [code, log] = compile_with_nvcc(source.text, "prefetches");
   EXPECT_EQ(code, 0) << log;
+  EXPECT_EQ(labels(100000).text.find("kiln_prefetch(a"), std::string::npos);  // one wave
 }
 
 // A bias add and GELU at a few tokens (BERT at 1x8: 8x3072): spread over the multiprocessors,

@@ -21,6 +21,7 @@ constexpr int kWarp = 32;
 // Split blocks' partial states the last block loads at once before merging them.
 constexpr int kPartsPerBatch = 8;
 constexpr int kMostThreads = 256;  // per block
+constexpr int64_t kResidentThreads = 2048;  // per multiprocessor (sm_70 and later)
 // Blocks per multiprocessor a grid-stride launch asks for: enough resident warps to hide
 // memory latency, few enough that each thread has several elements.
 constexpr int64_t kBlocksPerMultiprocessor = 8;
@@ -73,12 +74,14 @@ struct LaunchPlan {
   std::vector<ExprId> vector_loads;
   std::vector<const Stmt*> vector_stores;
   std::vector<int32_t> vector_buffers;  // what the run-time alignment check looks at
-  // ThreadPerIteration with several steps a thread: the loads whose lines each step's first
-  // pass brings into L1 (prefetch.global.L1) before any step computes, and the loop variables
-  // those addresses take at 0 (serial and inner loops). A thread's step loads wait on memory
-  // one after another where its steps are a reduction each (kmeans' distances), and the
-  // prefetches put all of its steps' memory traffic in flight at once: H200 microbenchmarks,
-  // kmeans 20M points 92 -> 81 us, sin + cos of 64M floats 151 -> 138 us (copy: 83 and 132).
+  // ThreadPerIteration with several steps a thread, more than one wave of them: the dense,
+  // unbroadcast loads whose lines a first pass over the steps brings into L1
+  // (prefetch.global.L1) before any step computes (launch_plans.cpp: plan_prefetches), and the
+  // loop variables those addresses take at 0 (serial and inner loops). A thread's step loads
+  // wait on memory one after another where its steps are a reduction each (kmeans' distances),
+  // and the prefetches put all of its steps' memory traffic in flight at once: H200
+  // microbenchmarks, kmeans 20M points 92 -> 81 us, sin + cos of 64M floats 151 -> 138 us
+  // (copy: 83 and 132).
   std::vector<ExprId> prefetches;
   std::vector<int32_t> prefetch_zeroed;
 };

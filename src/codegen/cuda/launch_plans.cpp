@@ -190,10 +190,21 @@ void inner_loops_and_loads(const Kernel& kernel, const Stmt& s, std::set<int32_t
   for (const Stmt& child : s.body) inner_loops_and_loads(kernel, child, loops, loads);
 }
 
-// LaunchPlan::prefetches: loads of the buffers the kernel only reads, at indices of the chain's
-// variables (at least one: a broadcast operand is small and cached) and its inner loops'.
-void plan_prefetches(const Program& program, const Kernel& kernel, LaunchPlan& plan) {
-  if (plan.unroll < 2) return;
+// A load a thread's step prefetches: each step's own memory, consecutive steps' addresses at
+// most this many bytes apart (a warp's prefetches one contiguous run, as its loads are).
+constexpr int64_t kMostPrefetchStepBytes = 16;
+
+// LaunchPlan::prefetches, for launches of more steps than the GPU runs at once (one wave has
+// nothing to overlap): loads of buffers the kernel only reads, at indices of the chain's and the
+// inner loops' variables only, that use every chain variable (a broadcast operand, a channel's
+// mean, is a few lines every warp of the GPU would prefetch at once: resnet18's batch-norm
+// kernels took 8x as long that way), and that step densely with the innermost one (a strided
+// load's prefetches cost more than they hide; resnet18's transposes were 5-15% slower).
+void plan_prefetches(const Program& program, const Kernel& kernel, const target::Target& target,
+                     LaunchPlan& plan) {
+  const int64_t steps = plan.iterations / serial_iterations(plan) / plan.vector_lanes;
+  const int64_t resident = int64_t(std::max(1, target.multiprocessors)) * kResidentThreads;
+  if (plan.unroll < 2 || steps < resident * plan.unroll) return;
   std::set<int32_t> chain, loops;
   for (const Stmt* s : plan.chain) chain.insert(s->loop.variable);
   std::vector<ExprId> loads;
@@ -201,6 +212,9 @@ void plan_prefetches(const Program& program, const Kernel& kernel, LaunchPlan& p
   for (size_t k : plan.serial) loops.insert(plan.chain[k]->loop.variable);
   std::set<int32_t> allowed = chain;
   allowed.insert(loops.begin(), loops.end());
+  Kernel copy = kernel;  // the index analysis lives in a KernelBuilder
+  sched::KernelBuilder builder(copy);
+  const int32_t innermost = plan.chain.back()->loop.variable;
   std::set<int32_t> zeroed;
   for (ExprId id : loads) {
     const Expr& load = kernel.exprs[static_cast<size_t>(id)];
@@ -210,7 +224,13 @@ void plan_prefetches(const Program& program, const Kernel& kernel, LaunchPlan& p
         std::find(kernel.buffers_written.begin(), kernel.buffers_written.end(), load.buffer) !=
             kernel.buffers_written.end() ||
         !index_of_variables(kernel, load.operands[0], allowed, used) ||
-        std::none_of(used.begin(), used.end(), [&](int32_t v) { return chain.count(v) > 0; }) ||
+        std::any_of(plan.chain.begin(), plan.chain.end(), [&](const Stmt* c) {
+          return c->loop.extent > 1 && used.count(c->loop.variable) == 0;
+        }))
+      continue;
+    const int64_t step_bytes = builder.coefficient(load.operands[0], innermost) *
+                               plan.vector_lanes * dtype_size(buffer.dtype);
+    if (step_bytes <= 0 || step_bytes > kMostPrefetchStepBytes ||
         std::find(plan.prefetches.begin(), plan.prefetches.end(), id) != plan.prefetches.end())
       continue;
     plan.prefetches.push_back(id);
@@ -471,7 +491,7 @@ std::vector<LaunchPlan> plan_launches(const Program& program, const Kernel& kern
         plan_serial_loops(kernel, plan);
         if (plan.serial.empty()) plan_vectors(program, kernel, plan);
         size_small_launch(target, plan);
-        plan_prefetches(program, kernel, plan);
+        plan_prefetches(program, kernel, target, plan);
       }
       plans.push_back(plan);
     }
