@@ -40,6 +40,11 @@ enum class ExprKind : uint8_t {
   ArrayLoad,    // local array `buffer` at operands[0] (a value hoisted out of a loop nest)
 };
 
+// IndexAdd ... IndexMax: int64 arithmetic of indices (not IndexLess, a comparison).
+inline bool is_index_arithmetic(ExprKind kind) {
+  return kind >= ExprKind::IndexAdd && kind <= ExprKind::IndexMax;
+}
+
 struct Expr {
   ExprKind kind = ExprKind::Constant;
   DType dtype = DType::Int64;

@@ -156,22 +156,15 @@ void collect_unconditional_loads(const Kernel& kernel, ExprId id, std::vector<Ex
 bool index_of_variables(const Kernel& kernel, ExprId id, const std::set<int32_t>& allowed,
                         std::set<int32_t>& used) {
   const Expr& e = kernel.exprs[static_cast<size_t>(id)];
-  switch (e.kind) {
-    case ExprKind::Constant: return true;
-    case ExprKind::LoopVar:
-      used.insert(e.variable);
-      return allowed.count(e.variable) > 0;
-    case ExprKind::IndexAdd:
-    case ExprKind::IndexMul:
-    case ExprKind::IndexFloorDiv:
-    case ExprKind::IndexMod:
-    case ExprKind::IndexMin:
-    case ExprKind::IndexMax:
-      return std::all_of(e.operands.begin(), e.operands.end(), [&](ExprId operand) {
-        return index_of_variables(kernel, operand, allowed, used);
-      });
-    default: return false;
+  if (e.kind == ExprKind::Constant) return true;
+  if (e.kind == ExprKind::LoopVar) {
+    used.insert(e.variable);
+    return allowed.count(e.variable) > 0;
   }
+  return sched::is_index_arithmetic(e.kind) &&
+         std::all_of(e.operands.begin(), e.operands.end(), [&](ExprId operand) {
+           return index_of_variables(kernel, operand, allowed, used);
+         });
 }
 
 // The inner loops of `s` (loops and reduction loops over the whole extent) and the loads that
