@@ -9,10 +9,10 @@ positional and keyword arguments that export __cuda_array_interface__ (torch CUD
 and Numba device arrays) or DLPack on a CUDA device (JAX arrays), and are read in place; results
 are new arrays of the first array argument's library (CuPy arrays over kiln's memory for CuPy
 inputs, JAX arrays over it by DLPack for JAX inputs; for torch inputs, tensors torch allocates,
-which kiln writes into and reuses once the caller has dropped them, kiln/_result_pool.py). The work is queued on that argument's current stream and the call does
-not wait for the GPU, except with DLPack arguments: their producer (JAX) orders nothing after
-kiln's stream, so the call returns once the results are written. NumPy arrays among the
-arguments are copied in.
+which kiln writes into and reuses once the caller has dropped them, kiln/_result_pool.py). The
+work is queued on that argument's current stream and the call does not wait for the GPU, except
+with DLPack arguments: their producer (JAX) orders nothing after kiln's stream, so the call
+returns once the results are written. NumPy arrays among the arguments are copied in.
 
 A graph break (a value the trace cannot know: `if x.sum() > 0`, float(x), .item()) splits the
 function as kiln.compile does (kiln._compile): the graph so far runs on the device arrays and

@@ -459,7 +459,8 @@ class CompiledGraph:
         reused once nothing holds them, the caller given detached aliases); on CUDA the work
         queued on torch's current stream, torch's TF32 flags applying. A graph with dynamic
         sizes returns kiln's arrays (device arrays, or NumPy's on the CPU). A tiny graph's call
-        is mostly this function: it is kept short (sin + cos of a 0-d tensor: 3.4 -> 1.7 us)."""
+        is mostly this function: it is kept short (sin + cos of a 0-d tensor on the CPU:
+        __call__ 3.4 -> 2.5 us)."""
         tensors = [args[position] for position in self.tensor_positions]
         pool = self._output_pool
         try:
