@@ -327,8 +327,9 @@ std::unique_ptr<CompiledGraph> compile_graph_cuda(const ir::Graph& traced,
   result->graph = prepared.graph;
   result->graph_text = prepared.graph_text;
   sched::Program program = schedule_program(result->graph, prepared.strides, target, disabled);
-  codegen::CudaSource source =
-      run_stage("emit", [&] { return codegen::emit_cuda(program, options, target); });
+  const bool autotune = api::mode_settings(options.mode).autotune;
+  codegen::CudaSource source = run_stage(
+      "emit", [&] { return codegen::emit_cuda(program, options, target, autotune); });
   const std::string key = runtime::cache_key(
       {compile_key(result->graph_text, prepared.strides, options, target, disabled),
        "nvrtc " + std::to_string(cuda::nvrtc_version()),
@@ -363,6 +364,8 @@ std::unique_ptr<CompiledGraph> compile_graph_cuda(const ir::Graph& traced,
   result->source = source.text;
   result->source_path = cache.source_path(  // the first unit's: the header and its kernels
       runtime::cache_key({key, "unit 0 of " + std::to_string(units.size())}));
+  const std::string tuning_file =  // max-autotune's choices, beside the first unit's cubin
+      result->source_path.substr(0, result->source_path.find_last_of('/')) + "/autotune-cuda.txt";
   bool all_hit = std::all_of(hits.begin(), hits.end(), [](bool hit) { return hit; });
   (all_hit ? stats.disk_hits : stats.disk_misses)++;
   if (api::log_enabled(LogChannel::OutputCode))
@@ -375,7 +378,7 @@ std::unique_ptr<CompiledGraph> compile_graph_cuda(const ir::Graph& traced,
   stats.kernels = static_cast<int>(program.kernels.size());
   result->executable = std::make_unique<runtime::CudaExecutable>(
       std::move(program), std::move(source.kernels), std::move(modules), std::move(checks),
-      execution_settings(options, target, prepared, ""));
+      execution_settings(options, target, prepared, tuning_file));
   return result;
 }
 

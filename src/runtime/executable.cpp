@@ -47,39 +47,45 @@ bool has_parallel_region(const std::vector<sched::Stmt>& body) {
   return false;
 }
 
-// The autotuning record beside the library: "kiln-autotune 1", then one thread count per step.
-// Read strictly; anything unexpected means "not tuned yet".
-constexpr const char* kTuningHeader = "kiln-autotune 1";
+}  // namespace
 
-bool read_tuning(const std::string& path, std::vector<int>& step_threads) {
+bool read_tuning(const std::string& path, const std::string& header, int least, int most,
+                 std::vector<int>& values) {
   if (path.empty()) return false;
   Descriptor file = open_private_file(path);
   std::string text;
   if (!file.valid() || !read_all(file.get(), text)) return false;
   std::istringstream lines(text);
-  std::string header;
-  if (!std::getline(lines, header) || header != kTuningHeader) return false;
-  std::vector<int> values;
+  std::string first;
+  if (!std::getline(lines, first) || first != header) return false;
+  std::vector<int> read;
   int value;
   while (lines >> value) {
-    if (value < 1 || value > 4096) return false;
-    values.push_back(value);
+    if (value < least || value > most) return false;
+    read.push_back(value);
   }
-  if (!lines.eof() || values.size() != step_threads.size()) return false;
-  step_threads = std::move(values);
+  if (!lines.eof() || read.size() != values.size()) return false;
+  values = std::move(read);
   return true;
 }
 
-void write_tuning(const std::string& path, const std::vector<int>& step_threads) {
+void write_tuning(const std::string& path, const std::string& header,
+                  const std::vector<int>& values) {
   if (path.empty()) return;
-  std::string text = std::string(kTuningHeader) + "\n";
-  for (int threads : step_threads) text += std::to_string(threads) + "\n";
+  std::string text = header + "\n";
+  for (int value : values) text += std::to_string(value) + "\n";
   try {
     write_private_file(path, text);
   } catch (const Error&) {
     // A read-only cache keeps the choice for this process only.
   }
 }
+
+namespace {
+
+// The host autotuning record: one thread count per step.
+constexpr const char* kTuningHeader = "kiln-autotune 1";
+constexpr int kMostTunedThreads = 4096;
 
 }  // namespace
 
@@ -121,7 +127,8 @@ HostExecutable::HostExecutable(sched::Program program, std::vector<KernelCall> k
     loop.buffers = sched::compiled_loop_buffers(program_, arguments_, begin);
     loop_arguments_.resize(std::max(loop_arguments_.size(), loop.buffers.size() + 1));
   }
-  if (settings_.autotune) tuned_ = read_tuning(settings_.tuning_file, step_threads_);
+  if (settings_.autotune)
+    tuned_ = read_tuning(settings_.tuning_file, kTuningHeader, 1, kMostTunedThreads, step_threads_);
   if (program_.arena_bytes > 0) {
     size_t bytes = (static_cast<size_t>(program_.arena_bytes) + 63) / 64 * 64;
     try {
@@ -319,7 +326,7 @@ void HostExecutable::autotune(char** table) {
     run_kernel(kernel, table, step_threads_[k]);
   });
   tuned_ = true;
-  write_tuning(settings_.tuning_file, step_threads_);
+  write_tuning(settings_.tuning_file, kTuningHeader, step_threads_);
 }
 
 Array Executable::allocate_output(const sched::Buffer& buffer) {

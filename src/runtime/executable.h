@@ -95,6 +95,15 @@ class Executable {
   int64_t io_bytes_ = 0;
 };
 
+// max-autotune's record beside a compiled program (ExecutionSettings::tuning_file): `header`,
+// then one choice per step. read_tuning fills `values` (its size: the step count) and returns
+// true only for a record of that header and size whose values all lie in [least, most];
+// anything else means "not tuned yet". write_tuning leaves no record in a read-only cache.
+bool read_tuning(const std::string& path, const std::string& header, int least, int most,
+                 std::vector<int>& values);
+void write_tuning(const std::string& path, const std::string& header,
+                  const std::vector<int>& values);
+
 // Runs the steps of `program` in order, following graph loops (sched::StepKind). `memory`
 // reads and writes the 0-d loop buffers wherever they live: read_int64(pointer),
 // read_bool(pointer), write_int64(pointer, value). `whole_loop(k)` may run the loop starting at

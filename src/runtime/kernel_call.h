@@ -29,8 +29,12 @@ struct CudaLaunch {
 struct CudaKernelCall {
   std::vector<int32_t> arguments;
   std::vector<CudaLaunch> launches;
+  // max-autotune: other launch shapes of the same kernel (the same arguments and results),
+  // timed against `launches` on the first run (runtime/cuda/cuda_executable.h).
+  std::vector<std::vector<CudaLaunch>> alternatives;
   // >= 0: a generated kernel that runs this Program step, an extern call, in place of the
   // library (codegen/cuda/skinny_matmul.cpp); its arguments are the call's inputs and output.
+  // max-autotune times it against the library.
   int32_t replaces_step = -1;
 };
 

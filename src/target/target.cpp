@@ -43,6 +43,8 @@ std::string Target::key() const {
   append_field(key, std::to_string(shared_memory_bytes));
   append_field(key, std::to_string(multiprocessors));
   append_field(key, std::to_string(split_reduction_work));
+  append_field(key, std::to_string(block_threads));
+  append_field(key, std::to_string(thread_steps));
   return key;
 }
 

@@ -30,6 +30,11 @@ struct Target {
   // Whole-array reductions of at least this many elements are shared by the grid (split
   // reductions): one block reads a few hundred GB/s, a fraction of the device's bandwidth.
   int64_t split_reduction_work = int64_t(1) << 15;
+  // Launch shapes: the most threads a block runs (a multiple of the warp, at most 1024), and
+  // the consecutive steps a thread of an elementwise launch runs per run of its block. Other
+  // values are max-autotune's candidates (codegen/cuda/cuda_emitter.h: launch_variants).
+  int block_threads = 256;
+  int thread_steps = 4;
 
   // SIMD lanes of one vector register for elements of `dtype` (at least 1).
   int lanes(DType dtype) const;

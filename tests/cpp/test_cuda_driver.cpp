@@ -126,6 +126,17 @@ TEST(CudaDriver, NvrtcCompilesOrSaysWhatItTried) {
       ErrorKind::Internal,
       "kiln: NVRTC could not compile broken.cu: broken.cu(2): error: identifier "
       "\"undeclared_name\" is undefined");
+  // Warnings (a generated kernel's unused variables, hundreds of them) stay out of the message,
+  // so the error is in it however long the log.
+  expect_error(
+      [] {
+        std::string source = "extern \"C\" __global__ void noisy() {\n";
+        for (int k = 0; k < 400; ++k) source += "  int unused" + std::to_string(k) + " = 0;\n";
+        cuda::compile_cubin(source + "  undeclared_name = 1;\n}", "noisy.cu", target_architecture());
+      },
+      ErrorKind::Internal,
+      "kiln: NVRTC could not compile noisy.cu: noisy.cu(402): error: identifier "
+      "\"undeclared_name\" is undefined");
   expect_error([] { cuda::compile_cubin(kAddOne, "add_one.cu", 0); }, ErrorKind::Value,
                "architecture 0");
 }

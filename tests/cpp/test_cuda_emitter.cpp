@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <set>
 
 #include "api/pipeline.h"
 #include "codegen/cuda/cuda_emitter.h"
@@ -33,10 +34,10 @@ std::string find_nvcc() {
 
 codegen::CudaSource emit(const ir::Graph& graph,
                          const std::vector<std::vector<int64_t>>& strides = {},
-                         const target::Target& target = kH100) {
+                         const target::Target& target = kH100, bool launch_alternatives = false) {
   detail::PreparedGraph prepared = detail::prepare_graph(graph, strides, {});
   sched::Program program = detail::schedule_program(prepared.graph, prepared.strides, target, {});
-  return codegen::emit_cuda(program, Options{}, target);
+  return codegen::emit_cuda(program, Options{}, target, launch_alternatives);
 }
 
 // nvcc's exit status and the first lines of its messages.
@@ -186,6 +187,87 @@ TEST(CudaEmitter, ProductsOfFewRowsAreGenerated) {
   EXPECT_NE(source.text.find("kiln_skinny_matmul<13, 50, 130, 130ll, 130ll, 8, false>"), std::string::npos);
   EXPECT_EQ(source.text.find("kiln_skinny_matmul<13, 50, 130, 130ll, 130ll, 8, true>"), std::string::npos);
   auto [code, log] = compile_with_nvcc(source.text, "skinny");
+  EXPECT_EQ(code, 0) << log;
+}
+
+// max-autotune's candidates: each kernel's launches for the other launch shapes
+// (codegen::launch_variants), only those that differ from its own and from each other, every
+// function in the text once; the source compiles. Products of few rows keep their one kernel
+// (the runtime times it against cuBLAS).
+TEST(CudaEmitter, MaxAutotuneAddsTheOtherLaunchShapesOfEachKernel) {
+  ir::Graph graph;
+  ir::Builder b(graph);
+  ir::ValueId x = b.parameter(DType::Float32, {1000, 3000});
+  ir::ValueId rows = b.parameter(DType::Float32, {64, 1000});
+  ir::ValueId few = b.parameter(DType::Float32, {8, 768}), w = b.parameter(DType::Float32, {768, 768});
+  ir::ValueId e = b.unary(ir::Op::exp, b.binary(ir::Op::sub, rows, b.reduce(ir::Op::max, rows, {1}, true)));
+  graph.set_outputs({b.binary(ir::Op::add, b.unary(ir::Op::sin, x), b.unary(ir::Op::cos, x)),
+                     b.binary(ir::Op::div, e, b.reduce(ir::Op::sum, e, {1}, true)),
+                     b.matmul(few, b.permute(w, {1, 0}))});
+  const codegen::CudaSource plain = emit(graph);
+  const codegen::CudaSource source = emit(graph, {}, kH100, true);
+  ASSERT_EQ(source.kernels.size(), plain.kernels.size());
+  std::set<std::pair<int, int64_t>> elementwise_shapes, row_shapes;  // (threads, blocks)
+  for (size_t k = 0; k < source.kernels.size(); ++k) {
+    const runtime::CudaKernelCall& call = source.kernels[k];
+    ASSERT_EQ(call.launches.size(), plain.kernels[k].launches.size());
+    EXPECT_EQ(call.launches[0].symbol, plain.kernels[k].launches[0].symbol);  // its own first
+    if (call.replaces_step >= 0) {
+      EXPECT_TRUE(call.alternatives.empty());
+      continue;
+    }
+    std::set<std::pair<int, int64_t>>& shapes =
+        call.launches[0].blocks == 64 ? row_shapes : elementwise_shapes;
+    shapes.insert({call.launches[0].threads, call.launches[0].blocks});
+    for (const std::vector<runtime::CudaLaunch>& alternative : call.alternatives) {
+      ASSERT_EQ(alternative.size(), call.launches.size());
+      shapes.insert({alternative[0].threads, alternative[0].blocks});
+      for (const runtime::CudaLaunch& launch : alternative) {
+        EXPECT_TRUE(launch.threads % 32 == 0 && launch.threads <= 1024) << launch.symbol;
+        size_t at = source.text.find(" " + launch.symbol + "(");
+        EXPECT_NE(at, std::string::npos) << launch.symbol;
+        EXPECT_EQ(source.text.find(" " + launch.symbol + "(", at + 1), std::string::npos);
+      }
+    }
+  }
+  // sin + cos: 128, 256 and 512 threads, and at 256 one, four and eight steps a thread.
+  const int64_t steps = 1000 * 3000 / 4;
+  for (auto [threads, per_thread] : {std::pair{128, 4}, {256, 4}, {512, 4}, {256, 1}, {256, 8}})
+    EXPECT_EQ(elementwise_shapes.count({threads, (steps + threads * per_thread - 1) / (threads * per_thread)}), 1u)
+        << threads << " threads, " << per_thread << " steps";
+  EXPECT_EQ(elementwise_shapes.size(), 5u);
+  // softmax: a block per row of 128, 256 or 512 threads (steps a thread do not apply)
+  EXPECT_EQ(row_shapes, (std::set<std::pair<int, int64_t>>{{128, 64}, {256, 64}, {512, 64}}));
+  auto [code, log] = compile_with_nvcc(source.text, "alternatives");
+  EXPECT_EQ(code, 0) << log;
+  EXPECT_GT(runtime::cuda::compile_cubin(source.text, "alternatives.cu", 90).size(), 0u);
+}
+
+// Column tiles combine each column's accumulators through shared memory, 32 slots per warp per
+// field, declared once for the block's combine and the split blocks' merge (declared twice,
+// the column sums and variances of three float64 arrays took 48 KiB + 8 bytes at 256 threads,
+// beyond sm_90's static 48 KiB), and a block takes only as many warps as fit (at 512 threads
+// those 12 fields take 48 KiB: max-autotune's larger blocks stay at 256 here).
+TEST(CudaEmitter, ColumnTilesFitTheirRowsInSharedMemory) {
+  ir::Graph graph;
+  ir::Builder b(graph);
+  ir::ValueId x = b.parameter(DType::Float64, {1024, 640});
+  std::vector<ir::ValueId> outputs;
+  for (ir::ValueId v : {x, b.binary(ir::Op::mul, x, x), b.unary(ir::Op::exp, x)}) {
+    outputs.push_back(b.reduce(ir::Op::sum, v, {0}, false));
+    outputs.push_back(b.reduce(ir::Op::var, v, {0}, false));
+  }
+  graph.set_outputs(outputs);
+  const codegen::CudaSource source = emit(graph, {}, kH100, true);
+  int widest = 0;
+  for (const runtime::CudaKernelCall& call : source.kernels) {
+    for (const runtime::CudaLaunch& launch : call.launches) widest = std::max(widest, launch.threads);
+    for (const auto& alternative : call.alternatives)
+      for (const runtime::CudaLaunch& launch : alternative) widest = std::max(widest, launch.threads);
+  }
+  EXPECT_EQ(widest, 256);
+  EXPECT_NE(source.text.find("_rows[8][32]"), std::string::npos);
+  auto [code, log] = compile_with_nvcc(source.text, "column_rows");
   EXPECT_EQ(code, 0) << log;
 }
 
@@ -405,11 +487,17 @@ TEST(CudaEmitter, FuzzCorpusCompilesWithNvcc) {
   target::Target splitting = kH100;
   splitting.split_reduction_work = 1;
   int split_launches = 0;
+  size_t alternatives = 0;
   for (int first = 0; first < graphs; first += kPerCase) {
     fuzz::FuzzCase fuzz_case = fuzz::generate_case(20240611, first, kPerCase);
+    // Every third case with max-autotune's other launch shapes too.
     codegen::CudaSource source = emit(fuzz_case.graph, fuzz_case.input_strides,
-                                      first / kPerCase % 2 ? splitting : kH100);
-    for (const runtime::CudaKernelCall& kernel : source.kernels) {
+                                      first / kPerCase % 2 ? splitting : kH100,
+                                      first / kPerCase % 3 == 0);
+    for (runtime::CudaKernelCall kernel : source.kernels) {
+      alternatives += kernel.alternatives.size();
+      for (const std::vector<runtime::CudaLaunch>& launches : kernel.alternatives)
+        kernel.launches.insert(kernel.launches.end(), launches.begin(), launches.end());
       for (const runtime::CudaLaunch& launch : kernel.launches) {
         EXPECT_GE(launch.blocks, 1);
         EXPECT_TRUE(launch.threads == 1 || launch.threads % 32 == 0) << launch.symbol;
@@ -438,6 +526,7 @@ TEST(CudaEmitter, FuzzCorpusCompilesWithNvcc) {
     }
   }
   EXPECT_GT(split_launches, 0) << "no split reduction in the corpus: the check above missed them";
+  EXPECT_GT(alternatives, 0u) << "no launch alternatives in the corpus";
 }
 
 }  // namespace

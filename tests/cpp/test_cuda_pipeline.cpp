@@ -4,6 +4,10 @@
 
 #include <cmath>
 #include <random>
+#include <sstream>
+#include <fstream>
+#include <filesystem>
+#include <algorithm>
 
 #include "api/pipeline.h"
 #include "compile_test_util.h"
@@ -458,6 +462,68 @@ TEST(CudaPipeline, ChecksOfDeviceRunsAreRaisedByTheNextRun) {
     values[17] = 0.5, values[3] = -9.5;  // the second check's flag and value
     expect_raised_next(values.data(), ErrorKind::Value, "value -9 below -5");
   }
+}
+
+
+// max-autotune on the GPU: the first run times each kernel's launch shapes, and the product of
+// few rows as its generated kernel and in cuBLAS, each from the same inputs; the results match
+// the interpreter, the choices go to autotune-cuda.txt beside the cubins, and a later compile
+// (another process) reads them back instead of timing again.
+TEST(CudaPipeline, MaxAutotuneTimesLaunchShapesAndStoresTheChoices) {
+  ir::Graph graph;
+  ir::Builder b(graph);
+  ir::ValueId x = b.parameter(DType::Float32, {1000, 300});
+  ir::ValueId rows = b.parameter(DType::Float32, {37, 1000});
+  ir::ValueId few = b.parameter(DType::Float32, {8, 256}), w = b.parameter(DType::Float32, {512, 256});
+  ir::ValueId e = b.unary(ir::Op::exp, b.binary(ir::Op::sub, rows, b.reduce(ir::Op::max, rows, {1}, true)));
+  graph.set_outputs({b.binary(ir::Op::add, b.unary(ir::Op::sin, x), b.unary(ir::Op::cos, x)),
+                     b.binary(ir::Op::div, e, b.reduce(ir::Op::sum, e, {1}, true)),
+                     b.matmul(few, b.permute(w, {1, 0})), b.reduce(ir::Op::sum, x, {0}, false)});
+  const std::vector<Array> inputs = {
+      random_array(DType::Float32, {1000, 300}, 41), random_array(DType::Float32, {37, 1000}, 42),
+      random_array(DType::Float32, {8, 256}, 43), random_array(DType::Float32, {512, 256}, 44)};
+  test::TemporaryDirectory cache("kiln-autotune-cuda-");
+  Options options = cuda_options(cache.path());
+  options.mode = "max-autotune-no-cudagraphs";
+  CompileStats stats;
+  if (!runtime::cuda::available()) {
+    EXPECT_THROW(detail::compile_graph(graph, {}, options, stats), Error);
+    return;
+  }
+  const std::vector<Array> expected = ir::interpret(graph, inputs);
+  auto run_and_check = [&](detail::CompiledGraph& compiled, const std::string& what) {
+    std::vector<Array> outputs;
+    compiled.executable->run(inputs, outputs);
+    ASSERT_EQ(outputs.size(), expected.size());
+    for (size_t k = 0; k < outputs.size(); ++k)
+      test::expect_array_matches(outputs[k], expected[k], {1e-4, 1e-4, 4},
+                                 what + " output " + std::to_string(k));
+  };
+  auto tuned = detail::compile_graph(graph, {}, options, stats);
+  auto& executable = dynamic_cast<runtime::CudaExecutable&>(*tuned->executable);
+  EXPECT_TRUE(std::all_of(executable.step_choices().begin(), executable.step_choices().end(),
+                          [](int choice) { return choice == 0; }));
+  run_and_check(*tuned, "the tuning run");
+  run_and_check(*tuned, "a tuned run");
+  const std::vector<int> chosen = executable.step_choices();
+  const std::string record =
+      std::filesystem::path(tuned->source_path).parent_path().string() + "/autotune-cuda.txt";
+  std::ifstream file(record);
+  std::stringstream text;
+  text << file.rdbuf();
+  EXPECT_EQ(text.str().rfind("kiln-autotune-cuda 1\n", 0), 0u) << record << ": " << text.str();
+  CompileStats again;
+  auto loaded = detail::compile_graph(graph, {}, options, again);
+  EXPECT_EQ(again.disk_hits, 1);
+  EXPECT_EQ(dynamic_cast<runtime::CudaExecutable&>(*loaded->executable).step_choices(), chosen);
+  run_and_check(*loaded, "a run with the choices read back");
+  // A damaged record is "not tuned yet": timed again, never trusted.
+  std::ofstream(record) << "kiln-autotune-cuda 1\n99\n";
+  auto retuned = detail::compile_graph(graph, {}, options, again);
+  auto& fresh = dynamic_cast<runtime::CudaExecutable&>(*retuned->executable);
+  EXPECT_TRUE(std::all_of(fresh.step_choices().begin(), fresh.step_choices().end(),
+                          [](int choice) { return choice == 0; }));
+  run_and_check(*retuned, "a run after the damaged record");
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 //   KILN_FUZZ_SEED=S    seed (default fixed, so CI is reproducible)
 //   KILN_FUZZ_ONLY=K    check only subgraph K of the seed, alone in its graph (to debug one)
 //   KILN_FUZZ_DEVICE=D  compile for device D (cpu, the default; cuda: scripts/gpu-check)
+//   KILN_FUZZ_MODE=M    compile in mode M (max-autotune: every compiled graph is tuned first)
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -37,6 +38,7 @@ int64_t env_integer(const char* name, int64_t fallback) {
 Options fuzz_options() {
   Options options;
   if (const char* device = std::getenv("KILN_FUZZ_DEVICE")) options.device = device;
+  if (const char* mode = std::getenv("KILN_FUZZ_MODE")) options.mode = mode;
   return options;
 }
 

@@ -1,9 +1,10 @@
 """kiln's NumPy workloads on a CUDA GPU, against torch.compile and CuPy, in one run.
 
-    python -m kiln.bench.cuda [--workloads a,b,...] [--repeats N]
+    python -m kiln.bench.cuda [--workloads a,b,...] [--repeats N] [--autotune]
 
 Each workload's unchanged NumPy function runs on GPU-resident data (torch CUDA tensors):
   kiln           kiln.wrap_numpy(fn)
+  kiln autotune  kiln.wrap_numpy(fn, mode="max-autotune") (with --autotune)
   torch.compile  torch.compile(torch.compiler.wrap_numpy(fn)) (Inductor, Triton kernels)
   cupy           fn on CuPy arrays (CuPy's own kernels, one per NumPy call)
 and, when JAX is installed, on JAX arrays:
@@ -155,6 +156,8 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--workloads", default=DEFAULT)
     parser.add_argument("--repeats", type=int, default=30)
+    parser.add_argument("--autotune", action="store_true",
+                        help="also kiln in mode max-autotune (launch shapes timed on the first call)")
     args = parser.parse_args(argv)
     os.environ.setdefault("KILN_CACHE_DIR", tempfile.mkdtemp(prefix="kiln-bench-cuda-"))
     import torch
@@ -176,7 +179,7 @@ def main(argv=None):
     print(_tiny_call_line(torch, kiln, cupy))
     print(f"{'workload':<20} {'system':<14} {'status':<6} {'median':>10} {'first call':>11} "
           f"{'of copy bw':>10}")
-    ratios = {"torch.compile": [], "cupy": [], "jax.jit": []}
+    ratios = {"torch.compile": [], "cupy": [], "jax.jit": [], "kiln autotune": []}
     for workload in chosen:
         torch._dynamo.reset()  # each workload's wrap_numpy function: its own Dynamo cache
         # Every timed call gets the next input set (new data, the same shapes), as the CPU
@@ -187,6 +190,10 @@ def main(argv=None):
         gpu_sets = [[torch.from_numpy(np.ascontiguousarray(a)).cuda() for a in one]
                     for one in input_sets]
         systems = [("kiln", lambda: kiln.wrap_numpy(workload.function), gpu_sets, None)]
+        if args.autotune:
+            systems.append(("kiln autotune",
+                            lambda: kiln.wrap_numpy(workload.function, mode="max-autotune"),
+                            gpu_sets, None))
         systems.append(("torch.compile",
                         lambda: torch.compile(torch.compiler.wrap_numpy(workload.function)),
                         gpu_sets, None))
@@ -218,13 +225,13 @@ def main(argv=None):
             share = moved / (median * 1e-3) / copy_bandwidth
             print(f"{workload.name:<20} {system:<14} {'ok':<6} {median * 1e3:>8.1f}us "
                   f"{first:>10.2f}s {share:>9.0%}")
-        for other in ("torch.compile", "cupy"):
+        for other in ("torch.compile", "cupy", "kiln autotune"):
             if "kiln" in times and other in times:
                 ratios[other].append(times[other] / times["kiln"])
     for other, values in ratios.items():
         if values:
             geomean = math.exp(sum(math.log(v) for v in values) / len(values))
-            mine = "kiln (jax)" if other == "jax.jit" else "kiln"
+            mine = {"jax.jit": "kiln (jax)", "kiln autotune": "kiln default"}.get(other, "kiln")
             print(f"{mine} vs {other}: geomean {geomean:.2f}x over {len(values)} workloads "
                   f"(>1: kiln faster)")
 

@@ -325,8 +325,89 @@ std::string constant_array_definition(const sched::Buffer& buffer) {
 
 }  // namespace
 
+namespace {
+
+// The launches of `kernel` planned for `target`, their functions' code appended to `text`,
+// each named `kernel.name`_<launch><suffix>.
+std::vector<runtime::CudaLaunch> emit_launches(const Program& program, const Kernel& kernel,
+                                               const Options& options, const target::Target& target,
+                                               const std::vector<int32_t>& arguments,
+                                               const std::string& suffix, std::string& text) {
+  using namespace cuda_detail;
+  const int64_t most_blocks = kBlocksPerMultiprocessor * std::max(1, target.multiprocessors);
+  std::vector<runtime::CudaLaunch> launches;
+  std::vector<LaunchPlan> plans = plan_launches(program, kernel, target);
+  for (size_t k = 0; k < plans.size(); ++k) {
+    const LaunchPlan& plan = plans[k];
+    if (plan.iterations == 0) continue;  // an empty output: nothing to launch
+    runtime::CudaLaunch launch;
+    launch.symbol = kernel.name + "_" + std::to_string(k) + suffix;
+    launch.threads = plan.threads;
+    switch (plan.kind) {
+      case LaunchKind::ThreadPerIteration: {
+        int64_t per_block =
+            int64_t(plan.threads) * plan.unroll * plan.vector_lanes * serial_iterations(plan);
+        launch.blocks = std::min(kMostRunBlocks, (plan.iterations + per_block - 1) / per_block);
+        break;
+      }
+      case LaunchKind::BlockPerIteration:
+        launch.blocks = plan.block_splits > 1 ? plan.iterations * plan.block_splits
+                                               : std::min(most_blocks, plan.iterations);
+        break;
+      case LaunchKind::SplitReduce:
+        launch.blocks = std::min(most_blocks, (plan.split_work + plan.threads - 1) / plan.threads);
+        launch.scratch_bytes = 16 + 8 * plan.state_fields * launch.blocks;
+        break;
+      case LaunchKind::ColumnTiles:
+        launch.blocks = plan.block_splits > 1 ? plan.column_tiles * plan.block_splits
+                                               : std::min(most_blocks, plan.column_tiles);
+        break;
+      default:
+        launch.blocks = 1;
+    }
+    launch.blocks = std::max<int64_t>(launch.blocks, 1);
+    if (plan.block_splits > 1) launch.scratch_bytes = split_scratch_bytes(plan);
+    std::string code = CudaKernelEmitter(program, kernel, options, target, arguments, plan).emit();
+    code.replace(code.find("KILN_KERNEL_NAME"), std::strlen("KILN_KERNEL_NAME"), launch.symbol);
+    text += code + "\n";
+    launches.push_back(launch);
+  }
+  return launches;
+}
+
+// Whether two launch lists of one kernel are the same work (their code, named apart, too).
+bool same_launches(const std::vector<runtime::CudaLaunch>& a, const std::string& a_text,
+                   const std::vector<runtime::CudaLaunch>& b, std::string b_text) {
+  if (a.size() != b.size()) return false;
+  for (size_t k = 0; k < a.size(); ++k) {
+    if (a[k].blocks != b[k].blocks || a[k].threads != b[k].threads ||
+        a[k].scratch_bytes != b[k].scratch_bytes)
+      return false;
+    for (size_t at = b_text.find(b[k].symbol + "("); at != std::string::npos;
+         at = b_text.find(b[k].symbol + "(", at))
+      b_text.replace(at, b[k].symbol.size(), a[k].symbol);
+  }
+  return a_text == b_text;
+}
+
+}  // namespace
+
+std::vector<target::Target> launch_variants(const target::Target& target) {
+  std::vector<target::Target> variants;
+  auto add = [&](int block_threads, int thread_steps) {
+    target::Target variant = target;
+    variant.block_threads = block_threads, variant.thread_steps = thread_steps;
+    variants.push_back(variant);
+  };
+  add(target.block_threads / 2, target.thread_steps);
+  add(target.block_threads * 2, target.thread_steps);
+  add(target.block_threads, 1);
+  add(target.block_threads, target.thread_steps * 2);
+  return variants;
+}
+
 CudaSource emit_cuda(const Program& program, const Options& options,
-                     const target::Target& target) {
+                     const target::Target& target, bool launch_alternatives) {
   using namespace cuda_detail;
   if (target.kind != target::DeviceKind::Cuda)
     throw Error(ErrorKind::Internal, "kiln: emit_cuda called for " + target.description());
@@ -340,7 +421,8 @@ CudaSource emit_cuda(const Program& program, const Options& options,
   for (const sched::Buffer& buffer : program.buffers)
     if (buffer.role == sched::BufferRole::Constant) header << constant_array_definition(buffer);
   source.header = header.str();
-  const int64_t most_blocks = kBlocksPerMultiprocessor * std::max(1, target.multiprocessors);
+  const std::vector<target::Target> variants =
+      launch_alternatives ? launch_variants(target) : std::vector<target::Target>{};
   std::unordered_map<std::string, size_t> kernel_of_key;  // the first kernel of each code
   for (const Kernel& kernel : program.kernels) {
     sched::KernelSignature signature = sched::kernel_signature(kernel, program);
@@ -354,46 +436,25 @@ CudaSource emit_cuda(const Program& program, const Options& options,
     kernel_of_key.emplace(signature.key, source.kernels.size());
     runtime::CudaKernelCall entry;
     entry.arguments = signature.arguments;
-    std::ostringstream text;
-    for (const std::string& comment : kernel.comments) text << "// " << comment_text(comment) << "\n";
-    std::vector<LaunchPlan> plans = plan_launches(program, kernel, target);
-    for (size_t k = 0; k < plans.size(); ++k) {
-      const LaunchPlan& plan = plans[k];
-      if (plan.iterations == 0) continue;  // an empty output: nothing to launch
-      runtime::CudaLaunch launch;
-      launch.symbol = kernel.name + "_" + std::to_string(k);
-      launch.threads = plan.threads;
-      switch (plan.kind) {
-        case LaunchKind::ThreadPerIteration: {
-          int64_t per_block =
-              int64_t(plan.threads) * plan.unroll * plan.vector_lanes * serial_iterations(plan);
-          launch.blocks = std::min(kMostRunBlocks, (plan.iterations + per_block - 1) / per_block);
-          break;
-        }
-        case LaunchKind::BlockPerIteration:
-          launch.blocks = plan.block_splits > 1 ? plan.iterations * plan.block_splits
-                                                 : std::min(most_blocks, plan.iterations);
-          break;
-        case LaunchKind::SplitReduce:
-          launch.blocks = std::min(most_blocks, (plan.split_work + plan.threads - 1) / plan.threads);
-          launch.scratch_bytes = 16 + 8 * plan.state_fields * launch.blocks;
-          break;
-        case LaunchKind::ColumnTiles:
-          launch.blocks = plan.block_splits > 1 ? plan.column_tiles * plan.block_splits
-                                                 : std::min(most_blocks, plan.column_tiles);
-          break;
-        default:
-          launch.blocks = 1;
-      }
-      launch.blocks = std::max<int64_t>(launch.blocks, 1);
-      if (plan.block_splits > 1) launch.scratch_bytes = split_scratch_bytes(plan);
-      std::string code =
-          CudaKernelEmitter(program, kernel, options, target, signature.arguments, plan).emit();
-      code.replace(code.find("KILN_KERNEL_NAME"), std::strlen("KILN_KERNEL_NAME"), launch.symbol);
-      text << code << "\n";
-      entry.launches.push_back(launch);
+    std::string text;
+    for (const std::string& comment : kernel.comments) text += "// " + comment_text(comment) + "\n";
+    std::string own;
+    entry.launches = emit_launches(program, kernel, options, target, signature.arguments, "", own);
+    text += own;
+    std::vector<std::string> alternative_code;
+    for (size_t v = 0; v < variants.size(); ++v) {
+      std::string code;
+      std::vector<runtime::CudaLaunch> launches = emit_launches(
+          program, kernel, options, variants[v], signature.arguments, "_v" + std::to_string(v), code);
+      bool seen = same_launches(entry.launches, own, launches, code);
+      for (size_t a = 0; a < entry.alternatives.size() && !seen; ++a)  // variants may agree
+        seen = same_launches(entry.alternatives[a], alternative_code[a], launches, code);
+      if (seen) continue;
+      text += code;
+      entry.alternatives.push_back(std::move(launches));
+      alternative_code.push_back(std::move(code));
     }
-    source.functions.push_back(text.str());
+    source.functions.push_back(text);
     source.kernels.push_back(entry);
   }
   add_skinny_matmuls(program, source);

@@ -49,8 +49,14 @@ struct CudaSource {
 // the header and a run of functions.
 std::vector<std::string> split_cuda_source(const CudaSource& source, size_t units);
 
-// target: a DeviceKind::Cuda target (target::cuda_device).
+// target: a DeviceKind::Cuda target (target::cuda_device). `launch_alternatives`
+// (max-autotune): each kernel also gets the launches of launch_variants(target) that differ
+// from its own (CudaKernelCall::alternatives).
 CudaSource emit_cuda(const sched::Program& program, const Options& options,
-                     const target::Target& target);
+                     const target::Target& target, bool launch_alternatives = false);
+
+// The launch shapes max-autotune tries besides the target's own: smaller and larger blocks,
+// fewer and more steps a thread (target::Target::block_threads, thread_steps).
+std::vector<target::Target> launch_variants(const target::Target& target);
 
 }  // namespace kiln::codegen

@@ -20,7 +20,6 @@ namespace kiln::codegen::cuda_detail {
 constexpr int kWarp = 32;
 // Split blocks' partial states the last block loads at once before merging them.
 constexpr int kPartsPerBatch = 8;
-constexpr int kMostThreads = 256;  // per block
 constexpr int64_t kResidentThreads = 2048;  // per multiprocessor (sm_70 and later)
 // Blocks per multiprocessor a grid-stride launch asks for: enough resident warps to hide
 // memory latency, few enough that each thread has several elements.

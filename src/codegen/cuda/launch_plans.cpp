@@ -15,8 +15,8 @@ namespace {
 // Below this much work per outer iteration a block per iteration leaves most threads idle:
 // each thread takes whole iterations instead.
 constexpr int64_t kBlockWorthOfWork = 32;
-// Iterations of a light loop body (at most kUnrolledWork elements) a thread runs per step.
-constexpr int kUnroll = 4;
+// A light loop body (at most kUnrolledWork elements): a thread runs target.thread_steps
+// iterations per run.
 constexpr int64_t kUnrolledWork = 64;
 // The block size of a launch too small to give every multiprocessor a full block.
 constexpr int kSmallLaunchThreads = 128;
@@ -35,10 +35,11 @@ int64_t work(const Stmt& s) {
   return extent * std::max<int64_t>(inner, 1);
 }
 
-// Threads for a block that shares loops of about `parallel` iterations: a multiple of the warp.
-int block_threads(int64_t parallel) {
+// Threads for a block that shares loops of about `parallel` iterations: a multiple of the
+// warp, at most the target's block size.
+int block_threads(int64_t parallel, const target::Target& target) {
   int threads = kWarp;
-  while (threads < kMostThreads && threads < parallel) threads *= 2;
+  while (threads < target.block_threads && threads < parallel) threads *= 2;
   return threads;
 }
 
@@ -109,17 +110,17 @@ size_t leading_reductions(const Kernel& kernel, const std::vector<Stmt>& body, i
 
 // The whole-array reductions at the top of `body` that the grid can share, when they are long
 // enough to need more than one block.
-void plan_split(const Kernel& kernel, const std::vector<Stmt>& body, int64_t least_work,
+void plan_split(const Kernel& kernel, const std::vector<Stmt>& body, const target::Target& target,
                 LaunchPlan& plan) {
   int64_t work = 0;
   int fields = 0;
   const size_t count = leading_reductions(kernel, body, work, fields);
-  if (count == 0 || work < least_work) return;
+  if (count == 0 || work < target.split_reduction_work) return;
   plan.kind = LaunchKind::SplitReduce;
   plan.split_statements = count;
   plan.split_work = work;
   plan.state_fields = fields;
-  plan.threads = kMostThreads;
+  plan.threads = target.block_threads;
 }
 
 // Loads reachable from an expression.
@@ -233,6 +234,10 @@ void plan_prefetches(const Program& program, const Kernel& kernel, const target:
   plan.prefetch_zeroed.assign(zeroed.begin(), zeroed.end());
 }
 
+// Static shared memory a kernel keeps for other uses than column tiles' rows (a warp's
+// partial results, the split blocks' flag).
+constexpr int64_t kSharedMemoryReserve = 4096;
+
 // Below this many elements per thread, more blocks per group cost more in merging than they
 // add in parallelism.
 constexpr int64_t kLeastSplitElementsPerThread = 32;
@@ -264,7 +269,8 @@ void plan_block_splits(int64_t work, int64_t threads_per_group, int64_t most_blo
 // (LaunchPlan::column_tiles): loads that step by one element with the innermost outer loop
 // outnumber those that do with the last reduction loop. Otherwise a long shareable body of
 // few iterations is split over blocks.
-void plan_shared_reductions(const Kernel& kernel, int64_t most_blocks, LaunchPlan& plan) {
+void plan_shared_reductions(const Kernel& kernel, const target::Target& target, LaunchPlan& plan) {
+  const int64_t most_blocks = kBlocksPerMultiprocessor * std::max(1, target.multiprocessors);
   const std::vector<Stmt>& body = plan.chain.back()->body;
   const sched::Loop& innermost = plan.chain.back()->loop;
   int64_t work = 0;
@@ -291,9 +297,16 @@ void plan_shared_reductions(const Kernel& kernel, int64_t most_blocks, LaunchPla
   }
   if (columns > rows && innermost.extent >= kWarp / 2) {
     plan.kind = LaunchKind::ColumnTiles;
-    plan.threads = kMostThreads;
+    // The block's warps combine each column through shared memory, a row of 32 slots per warp
+    // for every field of every accumulator (8 bytes at most each): as many warps as fit in the
+    // target's static shared memory (four statements' sums and variances of doubles over 512
+    // threads took 64 KiB, beyond sm_90's 48).
+    plan.threads = target.block_threads;
+    while (plan.threads > kWarp &&
+           int64_t(8) * fields * plan.threads > target.shared_memory_bytes - kSharedMemoryReserve)
+      plan.threads /= 2;
     plan.column_tiles = (plan.iterations + kWarp - 1) / kWarp;
-    plan_block_splits(work, kMostThreads / kWarp, most_blocks, plan);
+    plan_block_splits(work, plan.threads / kWarp, most_blocks, plan);
     return;
   }
   plan_block_splits(work, plan.threads, most_blocks, plan);
@@ -366,8 +379,8 @@ constexpr int64_t kMostSerialIterations = 16;
 void size_small_launch(const target::Target& target, LaunchPlan& plan) {
   const int64_t steps = plan.iterations / serial_iterations(plan) / plan.vector_lanes;
   const int64_t multiprocessors = std::max(1, target.multiprocessors);
-  plan.threads = block_threads(steps);
-  if (steps < multiprocessors * kMostThreads)
+  plan.threads = block_threads(steps, target);
+  if (steps < multiprocessors * target.block_threads)
     plan.threads = std::min(plan.threads, kSmallLaunchThreads);
   while (plan.unroll > 1 && steps < multiprocessors * plan.threads * plan.unroll) plan.unroll /= 2;
 }
@@ -446,8 +459,8 @@ std::vector<LaunchPlan> plan_launches(const Program& program, const Kernel& kern
     plan.kind = LaunchKind::OneBlock;
     plan.last = ordered;
     const std::vector<Stmt> statements(kernel.body.begin(), kernel.body.begin() + ordered);
-    plan.threads = block_threads(shared_width(statements));
-    plan_split(kernel, statements, target.split_reduction_work, plan);
+    plan.threads = block_threads(shared_width(statements), target);
+    plan_split(kernel, statements, target, plan);
     plans.push_back(plan);
   } else {
     for (size_t k = 0; k < ordered; ++k) {
@@ -456,7 +469,7 @@ std::vector<LaunchPlan> plan_launches(const Program& program, const Kernel& kern
       const Stmt* s = &kernel.body[k];
       if (!is_plain_loop(*s)) {
         plan.kind = LaunchKind::OneBlock;
-        plan.threads = block_threads(shared_width({*s}));
+        plan.threads = block_threads(shared_width({*s}), target);
         plans.push_back(plan);
         continue;
       }
@@ -475,12 +488,11 @@ std::vector<LaunchPlan> plan_launches(const Program& program, const Kernel& kern
       });
       if ((reduces || inner.size() > 1) && inner_work >= kBlockWorthOfWork) {
         plan.kind = LaunchKind::BlockPerIteration;
-        plan.threads = block_threads(shared_width(inner));
-        plan_shared_reductions(kernel, kBlocksPerMultiprocessor * std::max(1, target.multiprocessors),
-                               plan);
+        plan.threads = block_threads(shared_width(inner), target);
+        plan_shared_reductions(kernel, target, plan);
       } else {
         plan.kind = LaunchKind::ThreadPerIteration;
-        plan.unroll = inner_work <= kUnrolledWork ? kUnroll : 1;
+        plan.unroll = inner_work <= kUnrolledWork ? target.thread_steps : 1;
         plan_serial_loops(kernel, plan);
         if (plan.serial.empty()) plan_vectors(program, kernel, plan);
         size_small_launch(target, plan);

@@ -273,7 +273,7 @@ void CudaKernelEmitter::block_combine(const Stmt& s) {
     close_block();
   };
   warp_combine();
-  const std::string warps = std::to_string(kMostThreads / kWarp);
+  const std::string warps = std::to_string(std::max(1, plan_.threads / kWarp));
   for (const sched::Accumulation& a : s.accumulations) {
     std::string acc = accumulator(a);
     line("__shared__ " + accumulator_type(a) + " " + acc + "_warps[" + warps + "];");
@@ -373,6 +373,14 @@ void CudaKernelEmitter::column_tiles(const std::vector<Stmt>& body) {
                                   : "(int64_t)kiln_row";
   const std::string step = std::to_string(int64_t(rows) * plan_.block_splits);
   for (const Stmt& s : leading) declare_accumulators(s);
+  // The rows column_combine merges through, declared once for both of its uses (the block's
+  // combine and the split blocks' merge): each __shared__ declaration takes its own memory.
+  for (const Stmt& s : leading)
+    for (const sched::Accumulation& a : s.accumulations) {
+      const std::string acc = accumulator(a), rows_text = std::to_string(rows);
+      line("__shared__ " + accumulator_type(a) + " " + acc + "_rows[" + rows_text + "][32];");
+      if (has_index(a)) line("__shared__ int64_t " + acc + "_index_rows[" + rows_text + "][32];");
+    }
   for (const Stmt& s : leading) {
     line("{");
     open_block();
@@ -390,18 +398,14 @@ void CudaKernelEmitter::column_tiles(const std::vector<Stmt>& body) {
   close_block();
 }
 
-// A column's accumulators combined across the block's warps through shared memory; every
-// thread of the column ends with the block's value.
+// A column's accumulators combined across the block's warps through shared memory (the rows
+// column_tiles declares); every thread of the column ends with the block's value.
 void CudaKernelEmitter::column_combine(const Stmt& s) {
   const std::string rows = std::to_string(plan_.threads / kWarp);
   for (const sched::Accumulation& a : s.accumulations) {
     std::string acc = accumulator(a);
-    line("__shared__ " + accumulator_type(a) + " " + acc + "_rows[" + rows + "][32];");
     line(acc + "_rows[kiln_row][threadIdx.x & 31] = " + acc + ";");
-    if (has_index(a)) {
-      line("__shared__ int64_t " + acc + "_index_rows[" + rows + "][32];");
-      line(acc + "_index_rows[kiln_row][threadIdx.x & 31] = " + acc + "_index;");
-    }
+    if (has_index(a)) line(acc + "_index_rows[kiln_row][threadIdx.x & 31] = " + acc + "_index;");
   }
   line("__syncthreads();");
   line("if (kiln_row == 0) {");

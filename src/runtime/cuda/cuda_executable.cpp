@@ -15,6 +15,11 @@ constexpr size_t kLeastLaunchesForAGraph = 3;
 // replay, plus the replay's own host time.
 constexpr double kHostBoundMargin = 1.25;
 constexpr double kReplayHostSeconds = 20e-6;
+// max-autotune: timings of each candidate (the best counts), and how much faster than the
+// step's first candidate another must be to replace it (timing noise must not flip a choice).
+constexpr int kTimings = 5;
+constexpr double kTunedMargin = 0.97;
+constexpr const char* kTuningHeader = "kiln-autotune-cuda 1";
 
 // Loop bounds and conditions live on the device: the host reads them back one at a time.
 struct DeviceScalars {
@@ -46,26 +51,31 @@ CudaExecutable::CudaExecutable(sched::Program program, std::vector<CudaKernelCal
     if (step.kind == sched::StepKind::Extern) check_cuda_extern_call(step.call, program_.buffers);
   size_t most_arguments = 1;
   step_kernel_.assign(program_.steps.size(), -1);
+  step_choice_.assign(program_.steps.size(), 0);
   for (CudaKernelCall& call : kernels) {
     if (call.replaces_step >= 0)
       step_kernel_.at(static_cast<size_t>(call.replaces_step)) = static_cast<int32_t>(kernels_.size());
     Kernel kernel;
     kernel.arguments = std::move(call.arguments);
     most_arguments = std::max(most_arguments, kernel.arguments.size());
-    for (const CudaLaunch& launch : call.launches) {
-      Launch l;
-      for (const auto& module : modules_)
-        if (l.function == nullptr) l.function = module->find(launch.symbol);
-      if (l.function == nullptr)
-        throw Error(ErrorKind::Internal, "kiln: no loaded CUDA module has " + launch.symbol);
-      l.grid.x = static_cast<unsigned>(launch.blocks);
-      l.block.x = static_cast<unsigned>(launch.threads);
-      l.symbol = launch.symbol;
-      if (launch.scratch_bytes > 0) {
-        l.scratch = cuda::allocate(launch.scratch_bytes);
-        cuda::memset_zero(l.scratch.get(), launch.scratch_bytes, nullptr);
+    call.alternatives.insert(call.alternatives.begin(), std::move(call.launches));
+    for (const std::vector<CudaLaunch>& launches : call.alternatives) {
+      std::vector<Launch>& candidate = kernel.candidates.emplace_back();
+      for (const CudaLaunch& launch : launches) {
+        Launch l;
+        for (const auto& module : modules_)
+          if (l.function == nullptr) l.function = module->find(launch.symbol);
+        if (l.function == nullptr)
+          throw Error(ErrorKind::Internal, "kiln: no loaded CUDA module has " + launch.symbol);
+        l.grid.x = static_cast<unsigned>(launch.blocks);
+        l.block.x = static_cast<unsigned>(launch.threads);
+        l.symbol = launch.symbol;
+        if (launch.scratch_bytes > 0) {
+          l.scratch = cuda::allocate(launch.scratch_bytes);
+          cuda::memset_zero(l.scratch.get(), launch.scratch_bytes, nullptr);
+        }
+        candidate.push_back(std::move(l));
       }
-      kernel.launches.push_back(std::move(l));
     }
     kernels_.push_back(std::move(kernel));
   }
@@ -76,7 +86,7 @@ CudaExecutable::CudaExecutable(sched::Program program, std::vector<CudaKernelCal
   for (const sched::Step& step : program_.steps)
     launches += step.kind == sched::StepKind::Extern ? 1
                 : step.kind == sched::StepKind::Kernel
-                    ? kernels_[static_cast<size_t>(step.kernel)].launches.size()
+                    ? kernels_[static_cast<size_t>(step.kernel)].candidates[0].size()
                     : 0;
   graphs_possible_ = (settings_.cuda_graphs || settings_.host_bound_graphs) &&
                      launches >= kLeastLaunchesForAGraph &&
@@ -84,6 +94,12 @@ CudaExecutable::CudaExecutable(sched::Program program, std::vector<CudaKernelCal
                                   [](const sched::Step& step) {
                                     return step.kind == sched::StepKind::LoopBegin;
                                   });
+  if (settings_.autotune) {
+    tuned_ = read_tuning(settings_.tuning_file, kTuningHeader, 0, 1 << 20, step_choice_);
+    for (size_t k = 0; k < step_choice_.size() && tuned_; ++k)
+      tuned_ = step_choice_[k] < candidate_count(k);
+    if (!tuned_) step_choice_.assign(program_.steps.size(), 0);
+  }
   cuda::synchronize(nullptr);  // the zeroed scratch, before work on other streams
   if (program_.arena_bytes > 0) arena_ = cuda::allocate(program_.arena_bytes);
   table_.assign(program_.buffers.size(), nullptr);
@@ -101,11 +117,12 @@ CudaExecutable::CudaExecutable(sched::Program program, std::vector<CudaKernelCal
   }
 }
 
-void CudaExecutable::launch_kernel(size_t kernel, char* const* table, void* stream) {
+void CudaExecutable::launch_kernel(size_t kernel, char* const* table, void* stream,
+                                   size_t choice) {
   const Kernel& k = kernels_[kernel];
   for (size_t a = 0; a < k.arguments.size(); ++a) argument_table_[a] = table[k.arguments[a]];
   void* params[] = {argument_table_.data()};
-  for (const Launch& launch : k.launches) {
+  for (const Launch& launch : k.candidates[choice]) {
     argument_table_[k.arguments.size()] = static_cast<char*>(launch.scratch.get());
     cuda::launch(launch.function, launch.grid, launch.block, 0, stream, params, launch.symbol);
   }
@@ -128,14 +145,81 @@ void CudaExecutable::queue_steps(char** table, void* stream,
   walk_steps(
       program_, table, DeviceScalars{}, [](size_t) { return false; },
       [&](size_t k) {
-        const sched::Step& step = program_.steps[k];
-        if (step_kernel_[k] >= 0)
-          launch_kernel(static_cast<size_t>(step_kernel_[k]), table, stream);
-        else if (step.kind == sched::StepKind::Extern)
-          run_cuda_extern_call(step.call, program_.buffers, table, stream, cuda_math(), kept);
+        if (tuning_now_ && !step_tuned_[k] && candidate_count(k) > 1)
+          tune_step(k, table, stream);
         else
-          launch_kernel(static_cast<size_t>(step.kernel), table, stream);
+          run_step(k, table, stream, kept);
+        if (tuning_now_) step_tuned_[k] = true;
       });
+}
+
+int CudaExecutable::candidate_count(size_t step) const {
+  const sched::Step& s = program_.steps[step];
+  if (step_kernel_[step] >= 0) return 2;  // the generated kernel, the library
+  if (s.kind == sched::StepKind::Kernel)
+    return static_cast<int>(kernels_[static_cast<size_t>(s.kernel)].candidates.size());
+  return 1;
+}
+
+void CudaExecutable::run_step(size_t k, char* const* table, void* stream,
+                              std::vector<std::shared_ptr<void>>* kept) {
+  const sched::Step& step = program_.steps[k];
+  const size_t choice = static_cast<size_t>(step_choice_[k]);
+  if (step_kernel_[k] >= 0 && choice == 0)
+    launch_kernel(static_cast<size_t>(step_kernel_[k]), table, stream);
+  else if (step.kind == sched::StepKind::Extern)
+    run_cuda_extern_call(step.call, program_.buffers, table, stream, cuda_math(), kept);
+  else
+    launch_kernel(static_cast<size_t>(step.kernel), table, stream, choice);
+}
+
+void CudaExecutable::tune_step(size_t k, char* const* table, void* stream) {
+  const sched::Step& step = program_.steps[k];
+  std::vector<int32_t> written;
+  if (step.kind == sched::StepKind::Extern)
+    written.push_back(step.call.output);
+  else
+    written = program_.kernels[static_cast<size_t>(step.kernel)].buffers_written;
+  struct Saved {
+    char* at;
+    int64_t bytes;
+    std::shared_ptr<void> copy;
+  };
+  std::vector<Saved> saved;
+  for (int32_t b : written) {
+    const sched::Buffer& buffer = program_.buffers[static_cast<size_t>(b)];
+    auto [low, high] = element_span(buffer.shape, buffer.strides);
+    const int64_t size = dtype_size(buffer.dtype), bytes = (high - low + 1) * size;
+    if (bytes <= 0) continue;
+    Saved s{table[b] + low * size, bytes, cuda::allocate(bytes)};
+    cuda::copy_device_to_device(s.copy.get(), s.at, bytes, stream);
+    saved.push_back(std::move(s));
+  }
+  auto restore = [&] {
+    for (const Saved& s : saved) cuda::copy_device_to_device(s.at, s.copy.get(), s.bytes, stream);
+  };
+  const int candidates = candidate_count(k);
+  std::vector<double> best(static_cast<size_t>(candidates), 1e30);
+  for (int c = 0; c < candidates; ++c) {
+    step_choice_[k] = c;
+    try {
+      restore();
+      run_step(k, table, stream, nullptr);  // warm: the library's plan, the module's code
+      for (int t = 0; t < kTimings; ++t) {
+        restore();
+        double ms = cuda::time_ms(stream, [&] { run_step(k, table, stream, nullptr); });
+        best[static_cast<size_t>(c)] = std::min(best[static_cast<size_t>(c)], ms);
+      }
+    } catch (const Error&) {
+      if (c == 0) throw;  // the step's own launches must run; an alternative may not (resources)
+    }
+  }
+  int chosen = 0;
+  for (int c = 1; c < candidates; ++c)
+    if (best[static_cast<size_t>(c)] < kTunedMargin * best[static_cast<size_t>(chosen)]) chosen = c;
+  step_choice_[k] = chosen;
+  restore();
+  run_step(k, table, stream, nullptr);
 }
 
 // The addresses of a call's inputs, then of its outputs (null where the caller gives none): the
@@ -453,7 +537,21 @@ void CudaExecutable::run_real(const std::vector<Array>& inputs, std::vector<Arra
   const bool probing = on_device && graphs_possible_ && settings_.host_bound_graphs &&
                        probe_.stage == HostBoundProbe::Stage::Warming;
   const auto queued_from = std::chrono::steady_clock::now();
-  queue_steps(table.data(), stream, nullptr);
+  if (settings_.autotune && !tuned_) {
+    tuning_now_ = true;
+    step_tuned_.assign(program_.steps.size(), false);
+    try {
+      queue_steps(table.data(), stream, nullptr);
+    } catch (...) {
+      tuning_now_ = false;
+      throw;
+    }
+    tuning_now_ = false;
+    tuned_ = true;
+    write_tuning(settings_.tuning_file, kTuningHeader, step_choice_);
+  } else {
+    queue_steps(table.data(), stream, nullptr);
+  }
   if (probing) {  // the second run (the first warms cuDNN's plans up) is the one measured
     if (++probe_.device_runs == 2) {
       probe_.queue_seconds =

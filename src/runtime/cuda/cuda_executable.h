@@ -31,6 +31,12 @@
 // measured on the host, the third run replays a graph with its copies in and out timed on the
 // GPU, and the fourth compares the two: later runs replay when queueing took longer than the
 // replay (with a margin), and run as usual otherwise (the graph and its buffers are freed).
+//
+// max-autotune (ExecutionSettings::autotune): the first run times each kernel's launch lists
+// (CudaKernelCall::alternatives: other block sizes and steps a thread) and each product of few
+// rows both as its generated kernel and in cuBLAS, every candidate from the same contents of
+// what the step writes (saved first, restored before each timing), and keeps the fastest. The
+// choices go to ExecutionSettings::tuning_file, beside the cubins, for later processes.
 #pragma once
 #include <memory>
 #include <vector>
@@ -57,10 +63,21 @@ class CudaExecutable final : public Executable {
                  ExecutionSettings settings = {});
   // Whether device runs replay a graph now (reduce-overhead, or default mode's verdict).
   bool replays_graphs() const;
+  // By step: the candidate it runs (max-autotune's choice; see step_choice_).
+  const std::vector<int>& step_choices() const { return step_choice_; }
 
  private:
   void run_real(const std::vector<Array>& inputs, std::vector<Array>& outputs) override;
-  void launch_kernel(size_t kernel, char* const* table, void* stream);
+  // Launches kernel `kernel`'s launch list `choice` (0: its own; Kernel::candidates).
+  void launch_kernel(size_t kernel, char* const* table, void* stream, size_t choice = 0);
+  // Runs step `step` (a kernel, or an extern call or the generated kernel replacing it) as
+  // step_choice_ says.
+  void run_step(size_t step, char* const* table, void* stream,
+                std::vector<std::shared_ptr<void>>* kept);
+  // max-autotune: times step `step`'s candidates, from the same contents of what it writes,
+  // keeps the fastest in step_choice_, and leaves the step's results as that one writes them.
+  void tune_step(size_t step, char* const* table, void* stream);
+  int candidate_count(size_t step) const;
   // Whether `pointer`, input k's (slot k) or output n's (slot inputs + n), is device memory.
   bool on_device_memory(size_t slot, const void* pointer);
   // Queues the program's steps with buffer addresses `table` on `stream` (kept: see
@@ -89,11 +106,18 @@ class CudaExecutable final : public Executable {
   };
   struct Kernel {
     std::vector<int32_t> arguments;
-    std::vector<Launch> launches;
+    // Its launch lists: its own first, then max-autotune's alternatives (CudaKernelCall).
+    std::vector<std::vector<Launch>> candidates;
   };
   std::vector<std::shared_ptr<cuda::Module>> modules_;  // the program's units, any split
   std::vector<Kernel> kernels_;
   std::vector<int32_t> step_kernel_;   // by step: the kernel that replaces an extern call, or -1
+  // By step: a kernel step's launch list (an index into Kernel::candidates); an extern step
+  // with a generated replacement: 0 the generated kernel, 1 the library (max-autotune's choice).
+  std::vector<int> step_choice_;
+  bool tuned_ = false;       // max-autotune: step_choice_ is chosen (timed, or read back)
+  bool tuning_now_ = false;  // this run times the candidates
+  std::vector<bool> step_tuned_;
   std::vector<char*> argument_table_;  // scratch: one launch's kiln_arg_table
   std::shared_ptr<void> arena_;        // device memory
   std::vector<std::shared_ptr<void>> constants_;  // device copies of constant buffers

@@ -2,6 +2,7 @@
 // compile (and their compile errors are found) on machines without one.
 #include <filesystem>
 #include <mutex>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -139,6 +140,26 @@ std::string program_log(const NvrtcApi& api, nvrtcProgram program) {
   return log;
 }
 
+// A failed compile's log without its warnings (unused variables: many), which would push the
+// errors out of the message: each diagnostic starts at a line "<file>(<line>): <kind> ...".
+std::string errors_only(const std::string& log) {
+  std::istringstream lines(log);
+  std::string line, kept;
+  bool keeping = true;
+  while (std::getline(lines, line)) {
+    const size_t colon = line.find("): ");
+    if (colon != std::string::npos && line.find('(') < colon)
+      keeping = line.compare(colon + 3, 5, "error") == 0 ||
+                line.compare(colon + 3, 18, "catastrophic error") == 0;
+    else if (line.rfind("Remark", 0) == 0)
+      keeping = false;
+    else if (line.find(" detected in the compilation") != std::string::npos)
+      keeping = true;
+    if (keeping) kept += line + "\n";
+  }
+  return kept.empty() ? log : kept;
+}
+
 }  // namespace
 
 int nvrtc_version() { return nvrtc().version; }
@@ -167,7 +188,7 @@ std::string compile_cubin(const std::string& source, const std::string& name, in
   nvrtcResult result = api.nvrtcCompileProgram(program, static_cast<int>(option_pointers.size()),
                                                option_pointers.data());
   if (result != kNvrtcSuccess) {
-    std::string log = program_log(api, program);
+    std::string log = errors_only(program_log(api, program));
     if (log.empty()) log = api.nvrtcGetErrorString(result);
     if (log.size() > kMaxLogInMessage) {
       log = log.substr(0, kMaxLogInMessage) + "\n... (" +
