@@ -202,6 +202,7 @@ std::string CompiledGraph::source_text() const {
 std::set<std::string> cpu_disabled_passes() {
   std::set<std::string> names = disabled_passes();
   names.insert("channels_last_filters");
+  names.insert("matmul_epilogues");
   return names;
 }
 

@@ -234,7 +234,9 @@ Array interpret_node(const Node& node, const std::vector<Array>& operands) {
     case Op::random_uniform:
     case Op::random_normal: return evaluate_random(node);
     case Op::cast: return evaluate_cast(node, operands[0]);
-    case Op::matmul: return evaluate_matmul(node, operands[0], operands[1]);
+    case Op::matmul:
+      return evaluate_matmul(node, operands[0], operands[1],
+                             operands.size() > 2 ? &operands[2] : nullptr);
     case Op::convolution: return evaluate_convolution(node, operands);
     case Op::convolution_backward_input:
     case Op::convolution_backward_weight: return evaluate_convolution_backward(node, operands);

@@ -3,6 +3,7 @@
 // moved as bytes, so they need no per-dtype code.
 #include <algorithm>
 #include <cstring>
+#include <optional>
 #include <type_traits>
 
 #include "ir/interpreter_kernels.h"
@@ -258,7 +259,7 @@ Array evaluate_movement(const Node& node, const std::vector<Array>& operands) {
 // dimensions broadcast. The result is written in row-major order of batch + (n, m), which is
 // also the order of the node's shape with those unit dimensions dropped. Floats accumulate in
 // double; integers wrap in their own type, as NumPy's integer matmul does.
-Array evaluate_matmul(const Node& node, const Array& left, const Array& right) {
+Array evaluate_matmul(const Node& node, const Array& left, const Array& right, const Array* bias) {
   View a = view_of(left);
   View b = view_of(right);
   if (a.shape.empty() || b.shape.empty() || a.dtype != b.dtype) {
@@ -300,6 +301,8 @@ Array evaluate_matmul(const Node& node, const Array& left, const Array& right) {
   const int64_t batch_count = element_count(batch);
   const int64_t a_row = a.strides[a.strides.size() - 2], a_inner = a.strides.back();
   const int64_t b_inner = b.strides[b.strides.size() - 2], b_column = b.strides.back();
+  std::optional<View> bias_view;
+  if (bias != nullptr) bias_view = view_of(*bias);
   visit_dtype(a.dtype, [&](auto traits) {
     using Traits = decltype(traits);
     using Compute = typename Traits::Compute;
@@ -317,6 +320,12 @@ Array evaluate_matmul(const Node& node, const Array& left, const Array& right) {
             Acc y = static_cast<Acc>(load<Traits>(b.data, b_offset));
             if constexpr (std::is_same_v<Acc, bool>) acc = acc || (x && y);
             else acc = static_cast<Acc>(acc + static_cast<Acc>(x * y));
+          }
+          if constexpr (!std::is_same_v<Acc, bool>) {
+            if (bias_view)
+              acc = static_cast<Acc>(acc + static_cast<Acc>(load<Traits>(
+                                               bias_view->data, j * bias_view->strides[0])));
+            if (node.attrs.relu && acc < Acc(0)) acc = Acc(0);  // NaN stays NaN, as torch's
           }
           out[written++] = convert<Traits::dtype>(acc);
         }

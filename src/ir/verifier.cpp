@@ -309,8 +309,14 @@ class NodeVerifier {
   }
 
   void verify_matmul() const {
+    expect(node_.inputs.size() == 2 || node_.inputs.size() == 3,
+           "matmul takes two operands and an optional bias");
     const Shape& left = input(0).shape;
     const Shape& right = input(1).shape;
+    if (node_.inputs.size() == 3)  // a bias along the rows (passes/matmul_epilogues.cpp)
+      expect(input(2).dtype == node_.dtype && input(2).shape == Shape{right.back()},
+             "a matmul's bias must be a vector of the result's columns and dtype");
+    expect(!node_.attrs.relu || node_.inputs.size() == 3, "a matmul's ReLU comes with a bias");
     expect(left.size() >= 2 && right.size() >= 2, "matmul operands must have rank >= 2");
     expect(input(0).dtype == input(1).dtype && node_.dtype != DType::Bool,
            "matmul dtypes are wrong");

@@ -37,7 +37,7 @@ ir::Graph rewrite_matmuls(const ir::Graph& graph, Rewrite&& rewrite) {
     std::vector<ValueId> inputs;
     for (ValueId input : node.inputs) inputs.push_back(replacement[static_cast<size_t>(input)]);
     ValueId& mapped = replacement[static_cast<size_t>(id)];
-    if (node.op != Op::matmul) {
+    if (node.op != Op::matmul || node.inputs.size() != 2) {  // with an epilogue: as it is
       mapped = b.copy_node(node, std::move(inputs));
       continue;
     }

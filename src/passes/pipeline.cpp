@@ -29,6 +29,7 @@ const std::vector<NamedPass>& pipeline() {
       {"channels_last", channels_last},
       {"channels_last_gradients", channels_last_gradients},
       {"channels_last_filters", channels_last_filters},
+      {"matmul_epilogues", fuse_matmul_epilogues},
       {"cse", eliminate_common_subexpressions},
       {"fold", fold_constants},
       {"dce", eliminate_dead_code},

@@ -27,8 +27,9 @@ std::optional<StridedView> strided_view(const ir::Graph& graph, ir::ValueId id,
                                         const std::vector<int64_t>& base_strides);
 
 // Whether operand `k` of extern call `node` must lie packed in its own (row-major) order: a
-// channels-last filter (Attrs::filters_last), which cuDNN takes without strides; a view of a
-// channels-first weight would have it reorder the filter on every call.
+// channels-last filter (Attrs::filters_last), which cuDNN takes without strides (a view of a
+// channels-first weight would have it reorder the filter on every call), and a matmul's bias,
+// which cuBLASLt reads as a packed vector.
 bool needs_packed_operand(const ir::Node& node, size_t k);
 // Whether `view` is packed row-major (extents of 1 aside).
 bool packed_view(const StridedView& view);

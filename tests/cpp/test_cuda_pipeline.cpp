@@ -465,6 +465,39 @@ TEST(CudaPipeline, ChecksOfDeviceRunsAreRaisedByTheNextRun) {
 }
 
 
+// Linear layers on the GPU: x @ W.T + b with a ReLU, and without, are cuBLASLt products with
+// their bias (and ReLU) as the epilogue, no kernel of their own (passes/matmul_epilogues.cpp);
+// against the interpreter where there is a GPU.
+TEST(CudaPipeline, LinearLayersRunWithCublasLtEpilogues) {
+  ir::Graph graph;
+  ir::Builder b(graph);
+  ir::ValueId x = b.parameter(DType::Float32, {64, 96});
+  ir::ValueId w1 = b.parameter(DType::Float32, {128, 96}), b1 = b.parameter(DType::Float32, {128});
+  ir::ValueId w2 = b.parameter(DType::Float32, {32, 128}), b2 = b.parameter(DType::Float32, {32});
+  ir::ValueId zero = b.constant(ir::Scalar::of(0.0), DType::Float32);
+  ir::ValueId hidden = b.binary(
+      ir::Op::maximum, b.binary(ir::Op::add, b.matmul(x, b.permute(w1, {1, 0})), b1), zero);
+  graph.set_outputs({b.binary(ir::Op::add, b.matmul(hidden, b.permute(w2, {1, 0})), b2)});
+  const target::Target target = target::cuda_device(90, 132);
+  detail::PreparedGraph prepared = detail::prepare_graph(graph, {}, detail::disabled_passes());
+  sched::Program program = detail::schedule_program(prepared.graph, prepared.strides, target, {});
+  std::vector<std::vector<int64_t>> epilogues;  // by extern step: its parameters
+  for (const sched::Step& step : program.steps) {
+    if (step.kind != sched::StepKind::Extern) continue;
+    EXPECT_EQ(step.call.inputs.size(), 3u);
+    epilogues.push_back(step.call.parameters);
+  }
+  EXPECT_EQ(epilogues, (std::vector<std::vector<int64_t>>{{1}, {0}}));
+  EXPECT_TRUE(program.kernels.empty()) << sched::print_program(program);
+  expect_matches_interpreter(graph,
+                             {random_array(DType::Float32, {64, 96}, 51),
+                              random_array(DType::Float32, {128, 96}, 52),
+                              random_array(DType::Float32, {128}, 53),
+                              random_array(DType::Float32, {32, 128}, 54),
+                              random_array(DType::Float32, {32}, 55)},
+                             1e-3);
+}
+
 // max-autotune on the GPU: the first run times each kernel's launch shapes, and the product of
 // few rows as its generated kernel and in cuBLAS, each from the same inputs; the results match
 // the interpreter, the choices go to autotune-cuda.txt beside the cubins, and a later compile

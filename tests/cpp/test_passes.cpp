@@ -11,6 +11,7 @@
 #include "ir/builder.h"
 #include "ir/interpreter.h"
 #include "ir/printer.h"
+#include "ir/verifier.h"
 #include "passes/passes.h"
 #include "passes/pipeline.h"
 #include "kiln/tensor.h"
@@ -301,6 +302,72 @@ TEST_F(PassTest, PipelineLogsEachPass) {
   EXPECT_NE(log.find("dce (round 1): unchanged"), std::string::npos) << log;
   // Nothing changed in round 1, so there is no round 2.
   EXPECT_EQ(log.find("round 2"), std::string::npos) << log;
+}
+
+
+// Matmul epilogues (the CUDA pipeline's; off on the CPU): x @ W.T + b, and its ReLU, become one
+// matmul node with the bias as its third operand and the same values (also through a reshape
+// that keeps the rows' length: a batch of tokens as one product); the look-alikes stay: a
+// product used twice, a bias along the columns, float64, a batched product, a product of few
+// rows (a generated kernel on the GPU).
+TEST_F(PassTest, LinearLayersBecomeMatmulsWithEpilogues) {
+  const DType f32 = DType::Float32;
+  ValueId x = builder.parameter(f32, {20, 6}), w = builder.parameter(f32, {5, 6});
+  ValueId few = builder.parameter(f32, {16, 6});
+  ValueId bias = builder.parameter(f32, {5}), row = builder.parameter(f32, {1, 5});
+  ValueId column = builder.parameter(f32, {20, 1});
+  ValueId x64 = builder.parameter(DType::Float64, {20, 6}), b64 = builder.parameter(DType::Float64, {5});
+  ValueId batch = builder.parameter(f32, {3, 4, 6});
+  auto product = [&] { return builder.matmul(x, builder.permute(w, {1, 0})); };
+  ValueId zero = builder.constant(Scalar::of(0.0), f32);
+  ValueId shared = product();
+  graph.set_outputs({
+      builder.binary(Op::maximum, builder.binary(Op::add, product(), bias), zero),  // fused, ReLU
+      builder.binary(Op::add, row, product()),                                       // fused
+      builder.binary(Op::add, shared, bias), shared,                                 // used twice
+      builder.binary(Op::add, product(), column),                                    // columns
+      builder.binary(Op::add, builder.matmul(x64, builder.permute(builder.cast(w, DType::Float64), {1, 0})), b64),
+      builder.binary(Op::add, builder.matmul(batch, builder.permute(w, {1, 0})), bias),
+      builder.binary(Op::add, builder.matmul(few, builder.permute(w, {1, 0})), bias),
+      builder.binary(Op::add, builder.reshape(product(), {4, 5, 5}), bias),  // fused, reshaped
+  });
+  ir::Graph fused = fuse_matmul_epilogues(graph);
+  ir::verify(fused, "matmul_epilogues");
+  int with_bias = 0, with_relu = 0;
+  for (const ir::Node& node : fused.nodes()) {
+    if (node.op != Op::matmul || node.inputs.size() != 3) continue;
+    ++with_bias;
+    with_relu += node.attrs.relu;
+    EXPECT_EQ(fused.node(node.inputs[2]).shape, ir::Shape{ir::Dim(5)});
+  }
+  EXPECT_EQ(with_bias, 3) << ir::print_graph(fused);
+  EXPECT_EQ(with_relu, 1);
+  EXPECT_NE(ir::print_graph(fused).find("relu"), std::string::npos);
+  std::vector<Array> inputs;
+  uint32_t seed = 1;
+  for (ValueId id : {x, w, few, bias, row, column, x64, b64, batch}) {
+    const ir::Node& node = graph.node(id);
+    std::vector<double> values(static_cast<size_t>(ir::element_count(node.shape)));
+    for (double& v : values) v = static_cast<double>((seed = seed * 1103515245u + 12345u) % 2001) / 1000.0 - 1.0;
+    inputs.push_back(node.dtype == DType::Float64
+                         ? Array::from_vector(values, ir::to_ints(node.shape))
+                         : Array::from_vector(std::vector<float>(values.begin(), values.end()),
+                                              ir::to_ints(node.shape)));
+  }
+  auto doubles = [](const Array& a) {
+    if (a.dtype() == DType::Float64) return a.to_vector<double>();
+    std::vector<float> values = a.to_vector<float>();
+    return std::vector<double>(values.begin(), values.end());
+  };
+  std::vector<Array> before = ir::interpret(graph, inputs), after = ir::interpret(fused, inputs);
+  for (size_t k = 0; k < before.size(); ++k) {
+    std::vector<double> expected = doubles(before[k]), got = doubles(after[k]);
+    ASSERT_EQ(got.size(), expected.size());
+    for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], expected[i], 1e-5) << k << " " << i;
+  }
+  // The CPU pipeline leaves products to BLAS and their sums to generated kernels.
+  for (const ir::Node& node : run_graph_passes(graph, {"matmul_epilogues"}).nodes())
+    EXPECT_TRUE(node.op != Op::matmul || node.inputs.size() == 2);
 }
 
 }  // namespace
