@@ -6,12 +6,15 @@
 #include <map>
 #include <random>
 #include <set>
+#include <sstream>
 
 #include "api/logging.h"
 #include "api/pipeline.h"
 #include "ir/builder.h"
 #include "ir/printer.h"
 #include "passes/passes.h"
+#include "runtime/cuda/cuda_driver.h"
+#include "runtime/cuda/cuda_executable.h"
 
 namespace kiln::detail {
 namespace {
@@ -22,7 +25,8 @@ using ir::ValueId;
 constexpr int64_t kMostTunedProducts = int64_t(1) << 22;
 
 bool is_candidate(const ir::Graph& graph, const Node& node) {
-  if (node.op != ir::Op::matmul || !is_float(node.dtype) || !ir::is_static(node.shape))
+  if (node.op != ir::Op::matmul || node.inputs.size() != 2 || !is_float(node.dtype) ||
+      !ir::is_static(node.shape))
     return false;
   const ir::Node& left = graph.node(node.inputs[0]);
   return ir::element_count(node.shape) * left.shape.back().constant() <= kMostTunedProducts;
@@ -39,13 +43,17 @@ Array random_operand(DType dtype, const std::vector<int64_t>& shape, std::mt1993
 }
 
 // Seconds per run of `compiled` on `inputs`: the best of three timings of enough runs to take
-// about a millisecond.
-double seconds_per_run(CompiledGraph& compiled, const std::vector<Array>& inputs) {
+// about a millisecond (on a GPU, until the device has finished them).
+double seconds_per_run(CompiledGraph& compiled, const std::vector<Array>& inputs, bool on_gpu) {
   using Clock = std::chrono::steady_clock;
   std::vector<Array> outputs;
   auto timed = [&](int runs) {
     auto start = Clock::now();
-    for (int k = 0; k < runs; ++k) compiled.executable->run(inputs, outputs);
+    for (int k = 0; k < runs; ++k) {
+      outputs.clear();
+      compiled.executable->run(inputs, outputs);
+    }
+    if (on_gpu) runtime::cuda::synchronize(runtime::cuda_stream());
     return std::chrono::duration<double>(Clock::now() - start).count() / runs;
   };
   const double once = timed(1);
@@ -60,8 +68,11 @@ bool generated_wins(const ir::Graph& graph, const Node& node, const Options& opt
   const Node& left = graph.node(node.inputs[0]);
   const Node& right = graph.node(node.inputs[1]);
   std::mt19937 generator(7);
-  const std::vector<Array> inputs{random_operand(left.dtype, ir::to_ints(left.shape), generator),
-                                  random_operand(right.dtype, ir::to_ints(right.shape), generator)};
+  const bool on_gpu = options.device == "cuda";
+  const Device device = on_gpu ? Device::Cuda : Device::Cpu;
+  const std::vector<Array> inputs{
+      random_operand(left.dtype, ir::to_ints(left.shape), generator).to(device),
+      random_operand(right.dtype, ir::to_ints(right.shape), generator).to(device)};
   Options alone = options;
   alone.mode = "default";  // no tuning inside the tuning
   double seconds[2];
@@ -72,7 +83,7 @@ bool generated_wins(const ir::Graph& graph, const Node& node, const Options& opt
     product.set_outputs({generated ? passes::inline_product(b, node.shape, a, c) : b.matmul(a, c)});
     CompileStats stats;
     std::unique_ptr<CompiledGraph> compiled = compile_graph(product, {}, alone, stats);
-    seconds[generated] = seconds_per_run(*compiled, inputs);
+    seconds[generated] = seconds_per_run(*compiled, inputs, on_gpu);
   }
   if (api::log_enabled(api::LogChannel::Perf)) {
     char times[96];
@@ -89,9 +100,7 @@ bool generated_wins(const ir::Graph& graph, const Node& node, const Options& opt
 }  // namespace
 
 ir::Graph choose_matmul_kernels(const ir::Graph& graph, const Options& options,
-                                const target::Target& target) {
-  if (target.kind != target::DeviceKind::Cpu) return graph;
-  std::map<std::string, bool> decided;  // by problem: the same product once
+                                MatmulChoices& decided) {
   std::set<ValueId> inlined;
   for (ValueId id = 0; id < graph.size(); ++id) {
     const Node& node = graph.node(id);
@@ -105,6 +114,27 @@ ir::Graph choose_matmul_kernels(const ir::Graph& graph, const Options& options,
     if (found->second) inlined.insert(id);
   }
   return inlined.empty() ? graph : passes::inline_matmuls(graph, inlined);
+}
+
+std::string matmul_choices_text(const MatmulChoices& choices) {
+  std::string text = "kiln-matmul-choices 1\n";
+  for (const auto& [problem, generated] : choices) text += problem + "\t" + (generated ? "1" : "0") + "\n";
+  return text;
+}
+
+bool read_matmul_choices(const std::string& text, MatmulChoices& choices) {
+  std::istringstream lines(text);
+  std::string line;
+  if (!std::getline(lines, line) || line != "kiln-matmul-choices 1") return false;
+  MatmulChoices read;
+  while (std::getline(lines, line)) {
+    const size_t tab = line.rfind('\t');
+    if (tab == std::string::npos || tab + 2 != line.size() || (line[tab + 1] != '0' && line[tab + 1] != '1'))
+      return false;
+    read[line.substr(0, tab)] = line[tab + 1] == '1';
+  }
+  choices = std::move(read);
+  return true;
 }
 
 }  // namespace kiln::detail

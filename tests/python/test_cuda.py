@@ -294,3 +294,37 @@ def test_wrap_numpy_gradients_on_the_gpu():
         results.append([t.detach().cpu() for t in (value, x.grad, w.grad)])
     for got, expected in zip(*results):
         torch.testing.assert_close(got, expected, rtol=1e-9, atol=1e-11)
+
+
+def attention_scores(q, k):
+    return q @ np.swapaxes(k, -1, -2) * 0.125
+
+
+def test_max_autotune_times_small_products_on_the_gpu_once(capfd):
+    """max-autotune's library-or-generated choice on the GPU (src/api/matmul_choice.h): a small
+    product is timed as cuBLAS and as a generated reduction on the device, the results are right
+    either way, and a later compile (another process) reads the choice back from the disk cache."""
+    rng = np.random.default_rng(5)
+    q = rng.standard_normal((12, 8, 64)).astype(np.float32)
+    k = rng.standard_normal((12, 8, 64)).astype(np.float32)
+
+    def timing_lines():
+        compiled = kiln.compile(attention_scores, device="cuda", mode="max-autotune")
+        capfd.readouterr()
+        kiln.set_logs("perf")
+        try:
+            got = compiled(q, k)
+        finally:
+            kiln.set_logs("")
+        np.testing.assert_allclose(got, attention_scores(q, k), rtol=1e-5, atol=1e-5)
+        return [line for line in capfd.readouterr().err.splitlines() if "max-autotune: matmul" in line]
+
+    if not GPU:
+        with pytest.raises(RuntimeError, match="device='cuda'"):
+            kiln.compile(attention_scores, device="cuda", mode="max-autotune")(q, k)
+        return
+    lines = timing_lines()
+    assert len(lines) == 1 and "(12, 8, 64) @ (12, 64, 8) float32" in lines[0], lines
+    assert "library" in lines[0] and "generated" in lines[0]
+    kiln.reset()
+    assert timing_lines() == []
