@@ -158,8 +158,7 @@ Array evaluate_cast(const Node& node, const Array& operand);
 Array evaluate_reduction(const Node& node, const Array& operand);
 Array evaluate_scan(const Node& node, const Array& operand);
 Array evaluate_movement(const Node& node, const std::vector<Array>& operands);
-// With a bias (a third operand, passes/matmul_epilogues.cpp): added along the rows, then the
-// ReLU of Attrs::relu.
+// With a bias (a third operand, passes/matmul_epilogues.cpp): added along the rows.
 Array evaluate_matmul(const Node& node, const Array& left, const Array& right,
                       const Array* bias = nullptr);
 Array evaluate_convolution(const Node& node, const std::vector<Array>& operands);

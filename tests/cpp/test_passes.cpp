@@ -305,9 +305,10 @@ TEST_F(PassTest, PipelineLogsEachPass) {
 }
 
 
-// Matmul epilogues (the CUDA pipeline's; off on the CPU): x @ W.T + b, and its ReLU, become one
-// matmul node with the bias as its third operand and the same values (also through a reshape
-// that keeps the rows' length: a batch of tokens as one product); the look-alikes stay: a
+// Matmul epilogues (the CUDA pipeline's; off on the CPU): x @ W.T + b becomes one matmul node
+// with the bias as its third operand and the same values (also through a reshape that keeps
+// the rows' length: a batch of tokens as one product), a ReLU after it stays itself (NaN must
+// stay NaN, which cuBLASLt's ReLU epilogue is not known to keep); the look-alikes stay: a
 // product used twice, a bias along the columns, float64, a batched product, a product of few
 // rows (a generated kernel on the GPU).
 TEST_F(PassTest, LinearLayersBecomeMatmulsWithEpilogues) {
@@ -322,7 +323,7 @@ TEST_F(PassTest, LinearLayersBecomeMatmulsWithEpilogues) {
   ValueId zero = builder.constant(Scalar::of(0.0), f32);
   ValueId shared = product();
   graph.set_outputs({
-      builder.binary(Op::maximum, builder.binary(Op::add, product(), bias), zero),  // fused, ReLU
+      builder.binary(Op::maximum, builder.binary(Op::add, product(), bias), zero),  // the sum fused
       builder.binary(Op::add, row, product()),                                       // fused
       builder.binary(Op::add, shared, bias), shared,                                 // used twice
       builder.binary(Op::add, product(), column),                                    // columns
@@ -333,16 +334,15 @@ TEST_F(PassTest, LinearLayersBecomeMatmulsWithEpilogues) {
   });
   ir::Graph fused = fuse_matmul_epilogues(graph);
   ir::verify(fused, "matmul_epilogues");
-  int with_bias = 0, with_relu = 0;
+  int with_bias = 0;
   for (const ir::Node& node : fused.nodes()) {
     if (node.op != Op::matmul || node.inputs.size() != 3) continue;
     ++with_bias;
-    with_relu += node.attrs.relu;
     EXPECT_EQ(fused.node(node.inputs[2]).shape, ir::Shape{ir::Dim(5)});
   }
   EXPECT_EQ(with_bias, 3) << ir::print_graph(fused);
-  EXPECT_EQ(with_relu, 1);
-  EXPECT_NE(ir::print_graph(fused).find("relu"), std::string::npos);
+  EXPECT_EQ(output_node(fused, 0).op, Op::maximum);
+  EXPECT_EQ(fused.node(output_node(fused, 0).inputs[0]).op, Op::matmul);
   std::vector<Array> inputs;
   uint32_t seed = 1;
   for (ValueId id : {x, w, few, bias, row, column, x64, b64, batch}) {
