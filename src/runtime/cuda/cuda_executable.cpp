@@ -15,11 +15,6 @@ constexpr size_t kLeastLaunchesForAGraph = 3;
 // replay, plus the replay's own host time.
 constexpr double kHostBoundMargin = 1.25;
 constexpr double kReplayHostSeconds = 20e-6;
-// max-autotune: timings of each candidate (the best counts), and how much faster than the
-// step's first candidate another must be to replace it (timing noise must not flip a choice).
-constexpr int kTimings = 5;
-constexpr double kTunedMargin = 0.97;
-constexpr const char* kTuningHeader = "kiln-autotune-cuda 1";
 
 // Loop bounds and conditions live on the device: the host reads them back one at a time.
 struct DeviceScalars {
@@ -94,12 +89,7 @@ CudaExecutable::CudaExecutable(sched::Program program, std::vector<CudaKernelCal
                                   [](const sched::Step& step) {
                                     return step.kind == sched::StepKind::LoopBegin;
                                   });
-  if (settings_.autotune) {
-    tuned_ = read_tuning(settings_.tuning_file, kTuningHeader, 0, 1 << 20, step_choice_);
-    for (size_t k = 0; k < step_choice_.size() && tuned_; ++k)
-      tuned_ = step_choice_[k] < candidate_count(k);
-    if (!tuned_) step_choice_.assign(program_.steps.size(), 0);
-  }
+  if (settings_.autotune) read_step_choices();
   cuda::synchronize(nullptr);  // the zeroed scratch, before work on other streams
   if (program_.arena_bytes > 0) arena_ = cuda::allocate(program_.arena_bytes);
   table_.assign(program_.buffers.size(), nullptr);
@@ -153,14 +143,6 @@ void CudaExecutable::queue_steps(char** table, void* stream,
       });
 }
 
-int CudaExecutable::candidate_count(size_t step) const {
-  const sched::Step& s = program_.steps[step];
-  if (step_kernel_[step] >= 0) return 2;  // the generated kernel, the library
-  if (s.kind == sched::StepKind::Kernel)
-    return static_cast<int>(kernels_[static_cast<size_t>(s.kernel)].candidates.size());
-  return 1;
-}
-
 void CudaExecutable::run_step(size_t k, char* const* table, void* stream,
                               std::vector<std::shared_ptr<void>>* kept) {
   const sched::Step& step = program_.steps[k];
@@ -171,55 +153,6 @@ void CudaExecutable::run_step(size_t k, char* const* table, void* stream,
     run_cuda_extern_call(step.call, program_.buffers, table, stream, cuda_math(), kept);
   else
     launch_kernel(static_cast<size_t>(step.kernel), table, stream, choice);
-}
-
-void CudaExecutable::tune_step(size_t k, char* const* table, void* stream) {
-  const sched::Step& step = program_.steps[k];
-  std::vector<int32_t> written;
-  if (step.kind == sched::StepKind::Extern)
-    written.push_back(step.call.output);
-  else
-    written = program_.kernels[static_cast<size_t>(step.kernel)].buffers_written;
-  struct Saved {
-    char* at;
-    int64_t bytes;
-    std::shared_ptr<void> copy;
-  };
-  std::vector<Saved> saved;
-  for (int32_t b : written) {
-    const sched::Buffer& buffer = program_.buffers[static_cast<size_t>(b)];
-    auto [low, high] = element_span(buffer.shape, buffer.strides);
-    const int64_t size = dtype_size(buffer.dtype), bytes = (high - low + 1) * size;
-    if (bytes <= 0) continue;
-    Saved s{table[b] + low * size, bytes, cuda::allocate(bytes)};
-    cuda::copy_device_to_device(s.copy.get(), s.at, bytes, stream);
-    saved.push_back(std::move(s));
-  }
-  auto restore = [&] {
-    for (const Saved& s : saved) cuda::copy_device_to_device(s.at, s.copy.get(), s.bytes, stream);
-  };
-  const int candidates = candidate_count(k);
-  std::vector<double> best(static_cast<size_t>(candidates), 1e30);
-  for (int c = 0; c < candidates; ++c) {
-    step_choice_[k] = c;
-    try {
-      restore();
-      run_step(k, table, stream, nullptr);  // warm: the library's plan, the module's code
-      for (int t = 0; t < kTimings; ++t) {
-        restore();
-        double ms = cuda::time_ms(stream, [&] { run_step(k, table, stream, nullptr); });
-        best[static_cast<size_t>(c)] = std::min(best[static_cast<size_t>(c)], ms);
-      }
-    } catch (const Error&) {
-      if (c == 0) throw;  // the step's own launches must run; an alternative may not (resources)
-    }
-  }
-  int chosen = 0;
-  for (int c = 1; c < candidates; ++c)
-    if (best[static_cast<size_t>(c)] < kTunedMargin * best[static_cast<size_t>(chosen)]) chosen = c;
-  step_choice_[k] = chosen;
-  restore();
-  run_step(k, table, stream, nullptr);
 }
 
 // The addresses of a call's inputs, then of its outputs (null where the caller gives none): the
@@ -537,21 +470,10 @@ void CudaExecutable::run_real(const std::vector<Array>& inputs, std::vector<Arra
   const bool probing = on_device && graphs_possible_ && settings_.host_bound_graphs &&
                        probe_.stage == HostBoundProbe::Stage::Warming;
   const auto queued_from = std::chrono::steady_clock::now();
-  if (settings_.autotune && !tuned_) {
-    tuning_now_ = true;
-    step_tuned_.assign(program_.steps.size(), false);
-    try {
-      queue_steps(table.data(), stream, nullptr);
-    } catch (...) {
-      tuning_now_ = false;
-      throw;
-    }
-    tuning_now_ = false;
-    tuned_ = true;
-    write_tuning(settings_.tuning_file, kTuningHeader, step_choice_);
-  } else {
+  if (settings_.autotune && !tuned_)
+    tune_steps(table.data(), stream);
+  else
     queue_steps(table.data(), stream, nullptr);
-  }
   if (probing) {  // the second run (the first warms cuDNN's plans up) is the one measured
     if (++probe_.device_runs == 2) {
       probe_.queue_seconds =

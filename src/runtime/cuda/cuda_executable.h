@@ -74,8 +74,13 @@ class CudaExecutable final : public Executable {
   // step_choice_ says.
   void run_step(size_t step, char* const* table, void* stream,
                 std::vector<std::shared_ptr<void>>* kept);
-  // max-autotune: times step `step`'s candidates, from the same contents of what it writes,
-  // keeps the fastest in step_choice_, and leaves the step's results as that one writes them.
+  // max-autotune (cuda_executable_tuning.cpp): the choices read back from the record, or
+  // "not tuned"; a run that queues the steps timing each one's candidates, then records the
+  // choices; the timing of one step's candidates, from the same contents of what it writes,
+  // which keeps the fastest in step_choice_ and leaves the step's results as that one writes
+  // them; the candidates of a step.
+  void read_step_choices();
+  void tune_steps(char** table, void* stream);
   void tune_step(size_t step, char* const* table, void* stream);
   int candidate_count(size_t step) const;
   // Whether `pointer`, input k's (slot k) or output n's (slot inputs + n), is device memory.
