@@ -299,8 +299,8 @@ void plan_shared_reductions(const Kernel& kernel, const target::Target& target, 
     plan.kind = LaunchKind::ColumnTiles;
     // The block's warps combine each column through shared memory, a row of 32 slots per warp
     // for every field of every accumulator (8 bytes at most each): as many warps as fit in the
-    // target's static shared memory (four statements' sums and variances of doubles over 512
-    // threads took 64 KiB, beyond sm_90's 48).
+    // target's static shared memory (the column sums and variances of three float64 arrays,
+    // twelve fields, would take 48 KiB at 512 threads, sm_90's whole static limit).
     plan.threads = target.block_threads;
     while (plan.threads > kWarp &&
            int64_t(8) * fields * plan.threads > target.shared_memory_bytes - kSharedMemoryReserve)
