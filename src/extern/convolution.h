@@ -34,4 +34,12 @@ void convolution(const StridedOperand& input, const StridedOperand& weight,
                  void* out, const std::vector<int64_t>& out_shape,
                  std::vector<int64_t> out_strides = {});
 
+// Process-wide counts of float32 convolution calls, for tests: those that ran Winograd's
+// algorithm, and those whose weights were found prepared (unchanged since an earlier call).
+struct ConvolutionCounters {
+  int64_t winograd_calls = 0;
+  int64_t kept_weight_hits = 0;
+};
+ConvolutionCounters convolution_counters();
+
 }  // namespace kiln::externs

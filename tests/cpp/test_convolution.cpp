@@ -12,6 +12,7 @@
 #include <string>
 
 #include "compile_test_util.h"
+#include "extern/convolution.h"
 #include "ir/convolution_shape.h"
 #include "ir/printer.h"
 #include "passes/pipeline.h"
@@ -289,6 +290,48 @@ TEST(ConvolutionCompiled, RepeatedCallsReuseThePrimitives) {
     expect_array_matches(outputs.at(0), expected.at(0), kSingle,
                          "call with seed " + std::to_string(seed));
   }
+}
+
+// A 3x3 stride-1 convolution of 64 channels runs Winograd's algorithm from the second call on
+// the same weights (their transform kept); weights changed in place, and weights that change on
+// every call (a training loop's), are read afresh: every call matches the interpreter.
+TEST(ConvolutionCompiled, KeptWeightsFollowTheirContents) {
+  ir::Graph graph;
+  ir::Builder builder(graph);
+  const std::vector<int64_t> input_shape{2, 64, 14, 14}, weight_shape{64, 64, 3, 3};
+  ValueId x = builder.parameter(DType::Float32, ir::from_ints(input_shape));
+  ValueId w = builder.parameter(DType::Float32, ir::from_ints(weight_shape));
+  ValueId bias = builder.parameter(DType::Float32, {64});
+  graph.set_outputs({builder.convolution(x, w, bias, {1}, {1}, {1}, 1)});
+  Options options = test_options();
+  CompileStats stats;
+  std::unique_ptr<detail::CompiledGraph> compiled =
+      detail::compile_graph(graph, {{}, {}, {}}, options, stats);
+  Array weights = make_array(DType::Float32, weight_shape, pseudo_random(64 * 64 * 9, -1, 1, 40));
+  Array biases = make_array(DType::Float32, {64}, pseudo_random(64, -1, 1, 41));
+  auto call = [&](uint64_t seed, const std::string& what) {
+    std::vector<Array> inputs = {
+        make_array(DType::Float32, input_shape, pseudo_random(2 * 64 * 14 * 14, -1, 1, seed)),
+        weights, biases};
+    std::vector<Array> outputs;
+    compiled->executable->run(inputs, outputs);
+    expect_array_matches(outputs.at(0), ir::interpret(graph, inputs).at(0), kSingle, what);
+  };
+  const externs::ConvolutionCounters start = externs::convolution_counters();
+  call(42, "first call");
+  call(43, "second call, same weights");
+  call(44, "third call, same weights");
+  const externs::ConvolutionCounters repeated = externs::convolution_counters();
+  EXPECT_EQ(repeated.winograd_calls - start.winograd_calls, 2);
+  EXPECT_EQ(repeated.kept_weight_hits - start.kept_weight_hits, 2);
+  weights.data_as<float>()[5 * 64 * 9 + 4] += 0.5f;  // one tap of output channel 5
+  call(45, "a weight changed in place");
+  for (uint64_t step = 0; step < 4; ++step) {
+    std::vector<double> next = pseudo_random(64 * 64 * 9, -1, 1, 50 + step);
+    for (size_t k = 0; k < next.size(); ++k) weights.data_as<float>()[k] = float(next[k]);
+    call(46 + step, "weights changed on call " + std::to_string(step));
+  }
+  EXPECT_EQ(externs::convolution_counters().kept_weight_hits, repeated.kept_weight_hits);
 }
 
 TEST(ConvolutionCompiled, EmptyBatch) {
