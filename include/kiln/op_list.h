@@ -142,7 +142,7 @@
   X(flip, 1)           /* along attrs.axes */                                           \
   X(gather, 2)         /* out[..i..] = in[.. index[..i..] ..] along attrs.axis */        \
   X(scatter, 3)        /* functional a[index] = values along attrs.axis (attrs.mode) */ \
-  X(matmul, -1)        /* extern: batched, broadcast batch dims[; a bias along rows] */ \
+  X(matmul, -1)        /* extern: batched, broadcast batch dims[; bias, attrs.relu] */  \
   X(convolution, -1)   /* extern: input, weight[, bias]; attrs.strides etc. (N-d) */        \
   X(complex, 2)        /* real + imaginary part -> complex (ir/complex_lowering.h) */   \
   X(real, 1)           /* the real part of a complex value */                           \

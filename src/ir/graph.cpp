@@ -32,7 +32,7 @@ bool Attrs::operator==(const Attrs& other) const {
          pad_mode == other.pad_mode && scatter_mode == other.scatter_mode &&
          same_scalar(scalar, other.scalar) && ddof == other.ddof && seed == other.seed &&
          strides == other.strides && padding == other.padding && dilation == other.dilation &&
-         groups == other.groups && channels_last == other.channels_last &&
+         groups == other.groups && channels_last == other.channels_last && relu == other.relu &&
          filters_last == other.filters_last &&
          same_data(data, other.data) && body == other.body &&
          else_body == other.else_body;

@@ -72,6 +72,9 @@ struct Attrs {
   // convolution (with channels_last): the weight, and the result of convolution_backward_weight,
   // are (O, *kernel, C / groups) too, cuDNN's native filter layout (passes/channels_last.cpp).
   bool filters_last = false;
+  // matmul (with a bias, the third operand): a ReLU after the product and bias, which the GPU
+  // library applies as its epilogue (passes/matmul_epilogues.cpp).
+  bool relu = false;
   std::shared_ptr<const std::vector<uint8_t>> data;  // constant_array, row-major bytes
   std::shared_ptr<const Graph> body;       // loop: the body region (ir/loop.h); cond: then
   std::shared_ptr<const Graph> else_body;  // cond: the region run when the predicate is false

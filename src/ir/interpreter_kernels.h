@@ -158,7 +158,8 @@ Array evaluate_cast(const Node& node, const Array& operand);
 Array evaluate_reduction(const Node& node, const Array& operand);
 Array evaluate_scan(const Node& node, const Array& operand);
 Array evaluate_movement(const Node& node, const std::vector<Array>& operands);
-// With a bias (a third operand, passes/matmul_epilogues.cpp): added along the rows.
+// With a bias (a third operand, passes/matmul_epilogues.cpp): added along the rows, then the
+// ReLU of Attrs::relu.
 Array evaluate_matmul(const Node& node, const Array& left, const Array& right,
                       const Array* bias = nullptr);
 Array evaluate_convolution(const Node& node, const std::vector<Array>& operands);

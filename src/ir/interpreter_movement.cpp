@@ -325,6 +325,7 @@ Array evaluate_matmul(const Node& node, const Array& left, const Array& right, c
             if (bias_view)
               acc = static_cast<Acc>(acc + static_cast<Acc>(load<Traits>(
                                                bias_view->data, j * bias_view->strides[0])));
+            if (node.attrs.relu && acc < Acc(0)) acc = Acc(0);  // NaN stays NaN, as torch's
           }
           out[written++] = convert<Traits::dtype>(acc);
         }

@@ -48,6 +48,7 @@ void put_attrs(ByteWriter& out, const Attrs& attrs) {
   out.put(attrs.groups);
   // A convolution's layout: 0 channels-first, 1 channels-last, 2 channels-last filters too.
   out.put<uint8_t>(attrs.filters_last ? 2 : attrs.channels_last ? 1 : 0);
+  out.put<uint8_t>(attrs.relu);
   out.put<uint8_t>(attrs.data != nullptr);
   if (attrs.data) out.put_vector(*attrs.data);
   for (const std::shared_ptr<const Graph>* region : {&attrs.body, &attrs.else_body}) {
@@ -81,6 +82,7 @@ Attrs get_attrs(ByteReader& in, int depth) {
   const uint8_t layout = in.get_in_range<uint8_t>(0, 3, "a convolution's layout flag");
   attrs.channels_last = layout != 0;
   attrs.filters_last = layout == 2;
+  attrs.relu = in.get_in_range<uint8_t>(0, 2, "a matmul's relu flag");
   if (in.get_in_range<uint8_t>(0, 2, "a data flag"))
     attrs.data = std::make_shared<const std::vector<uint8_t>>(in.get_vector<uint8_t>());
   for (std::shared_ptr<const Graph>* region : {&attrs.body, &attrs.else_body}) {

@@ -316,6 +316,7 @@ class NodeVerifier {
     if (node_.inputs.size() == 3)  // a bias along the rows (passes/matmul_epilogues.cpp)
       expect(input(2).dtype == node_.dtype && input(2).shape == Shape{right.back()},
              "a matmul's bias must be a vector of the result's columns and dtype");
+    expect(!node_.attrs.relu || node_.inputs.size() == 3, "a matmul's ReLU comes with a bias");
     expect(left.size() >= 2 && right.size() >= 2, "matmul operands must have rank >= 2");
     expect(input(0).dtype == input(1).dtype && node_.dtype != DType::Bool,
            "matmul dtypes are wrong");

@@ -1,9 +1,11 @@
 // Matmul epilogues (CUDA): a float product of two matrices whose only use adds a bias vector
 // along its rows, `x @ W.T + b` (a Linear layer), becomes one matmul node with the bias as its
-// third operand, which cuBLASLt adds as the product's epilogue: the sum needs no kernel and no
-// pass over memory of its own. Activations stay generated kernels: cuBLASLt's ReLU epilogue is
-// not known to keep NaN as torch's ReLU does, and its GELU is the tanh approximation, not
-// torch's default erf form.
+// third operand, and a float32 ReLU of that sum (used nowhere else) joins it (Attrs::relu):
+// cuBLASLt applies both as the product's epilogue, so the sum and the activation need no kernel
+// and no pass over memory of their own. Its ReLU keeps NaN as torch's does (checked on an H200:
+// rows of NaN and infinities, the same NaN as eager torch's); float16 and bfloat16 ReLUs were
+// not checked and stay kernels. GELU stays a generated kernel: cuBLASLt's is the tanh
+// approximation, not torch's default erf form.
 #include <vector>
 
 #include "ir/builder.h"
@@ -16,6 +18,12 @@ using ir::Op;
 using ir::ValueId;
 
 namespace {
+
+bool is_zero(const ir::Graph& graph, ValueId id) {
+  const Node& node = graph.node(id);
+  if (node.op == Op::broadcast) return is_zero(graph, node.inputs[0]);
+  return node.op == Op::constant && node.attrs.scalar.as_double() == 0.0;
+}
 
 // Products of at most this many rows stay as they are: on the GPU they are generated kernels
 // that stream the weight (codegen/cuda/skinny_matmul.cpp), twice cuBLAS's speed there, and
@@ -37,16 +45,6 @@ ValueId row_bias(const ir::Graph& graph, ValueId id, const ir::Dim& n, DType dty
   return !shape.empty() && shape.back() == n ? node.inputs[0] : -1;
 }
 
-// A product an epilogue can join: two float matrices of static shape, more than a few rows,
-// a non-empty inner dimension, no epilogue yet, used once.
-bool fusable_product(const ir::Graph& graph, ValueId id, const std::vector<int>& uses) {
-  const Node& product = graph.node(id);
-  return product.op == Op::matmul && product.inputs.size() == 2 && product.shape.size() == 2 &&
-         ir::is_static(product.shape) && product.shape[0].constant() > kMostSkinnyRows &&
-         graph.node(product.inputs[0]).shape.back() != ir::Dim(0) &&
-         epilogue_dtype(product.dtype) && uses[static_cast<size_t>(id)] == 1;
-}
-
 }  // namespace
 
 ir::Graph fuse_matmul_epilogues(const ir::Graph& graph) {
@@ -54,56 +52,83 @@ ir::Graph fuse_matmul_epilogues(const ir::Graph& graph) {
   for (ValueId id = 0; id < graph.size(); ++id)
     for (ValueId input : graph.node(id).inputs) ++uses[static_cast<size_t>(input)];
   for (ValueId output : graph.outputs()) ++uses[static_cast<size_t>(output)];
-  // The plan, by add node: its product and bias vector.
+  // The plan: by add node, its product and bias vector; by ReLU node, the add it takes.
   std::vector<ValueId> product_of(static_cast<size_t>(graph.size()), -1);
   std::vector<ValueId> bias_of(static_cast<size_t>(graph.size()), -1);
+  std::vector<ValueId> relu_of_add(static_cast<size_t>(graph.size()), -1);
   std::vector<bool> fused_away(static_cast<size_t>(graph.size()), false);
   bool any = false;
   for (ValueId id = 0; id < graph.size(); ++id) {
     const Node& node = graph.node(id);
-    if (node.op != Op::add) continue;
-    for (size_t side = 0; side < 2 && product_of[static_cast<size_t>(id)] < 0; ++side) {
-      // The product, or a reshape of it that keeps its rows' length (canonicalize_matmul makes
-      // a batch of rows against one weight one product of their rows).
-      ValueId m = node.inputs[side];
-      ValueId reshaped = -1;
-      if (graph.node(m).op == Op::reshape && uses[static_cast<size_t>(m)] == 1 &&
-          graph.node(graph.node(m).inputs[0]).op == Op::matmul &&
-          graph.node(m).shape.back() == graph.node(graph.node(m).inputs[0]).shape.back())
-        reshaped = m, m = graph.node(m).inputs[0];
-      if (!fusable_product(graph, m, uses)) continue;
-      const Node& product = graph.node(m);
-      const ValueId bias = row_bias(graph, node.inputs[1 - side], product.shape[1], product.dtype);
-      if (bias < 0) continue;
-      product_of[static_cast<size_t>(id)] = m, bias_of[static_cast<size_t>(id)] = bias;
-      fused_away[static_cast<size_t>(m)] = true;
-      if (reshaped >= 0) fused_away[static_cast<size_t>(reshaped)] = true;
-      any = true;
+    if (node.op == Op::add) {
+      for (size_t side = 0; side < 2 && product_of[static_cast<size_t>(id)] < 0; ++side) {
+        // The product, or a reshape of it that keeps its rows' length (canonicalize_matmul
+        // makes a batch of rows against one weight one product of their rows).
+        ValueId m = node.inputs[side];
+        ValueId reshaped = -1;
+        if (graph.node(m).op == Op::reshape && uses[static_cast<size_t>(m)] == 1 &&
+            graph.node(graph.node(m).inputs[0]).op == Op::matmul &&
+            graph.node(m).shape.back() == graph.node(graph.node(m).inputs[0]).shape.back())
+          reshaped = m, m = graph.node(m).inputs[0];
+        const Node& product = graph.node(m);
+        if (product.op != Op::matmul || product.inputs.size() != 2 || product.attrs.relu ||
+            product.shape.size() != 2 || !ir::is_static(product.shape) ||
+            product.shape[0].constant() <= kMostSkinnyRows ||
+            graph.node(product.inputs[0]).shape.back() == ir::Dim(0) ||
+            !epilogue_dtype(product.dtype) || uses[static_cast<size_t>(m)] != 1)
+          continue;
+        const ValueId bias = row_bias(graph, node.inputs[1 - side], product.shape[1], product.dtype);
+        if (bias < 0) continue;
+        product_of[static_cast<size_t>(id)] = m, bias_of[static_cast<size_t>(id)] = bias;
+        fused_away[static_cast<size_t>(m)] = true;
+        if (reshaped >= 0) fused_away[static_cast<size_t>(reshaped)] = true;
+        any = true;
+      }
+    }
+    if (node.op == Op::maximum && node.dtype == DType::Float32) {
+      for (size_t side = 0; side < 2; ++side) {
+        const ValueId sum = node.inputs[side];
+        if (product_of[static_cast<size_t>(sum)] >= 0 && uses[static_cast<size_t>(sum)] == 1 &&
+            is_zero(graph, node.inputs[1 - side])) {
+          relu_of_add[static_cast<size_t>(id)] = sum;
+          fused_away[static_cast<size_t>(sum)] = true;
+          break;
+        }
+      }
     }
   }
   if (!any) return graph;
   ir::Graph result;
   ir::Builder b(result);
   std::vector<ValueId> replacement(static_cast<size_t>(graph.size()), -1);
-  for (ValueId id = 0; id < graph.size(); ++id) {
-    const Node& node = graph.node(id);
-    ValueId& mapped = replacement[static_cast<size_t>(id)];
-    if (fused_away[static_cast<size_t>(id)]) continue;  // made with the sum that uses it
-    if (product_of[static_cast<size_t>(id)] < 0) {
-      std::vector<ValueId> inputs;
-      for (ValueId input : node.inputs) inputs.push_back(replacement[static_cast<size_t>(input)]);
-      mapped = b.copy_node(node, std::move(inputs));
-      continue;
-    }
-    const Node& product = graph.node(product_of[static_cast<size_t>(id)]);
-    const ValueId bias = bias_of[static_cast<size_t>(id)];
+  auto fused = [&](ValueId sum, bool relu) {  // as the sum's shape
+    const Node& product = graph.node(product_of[static_cast<size_t>(sum)]);
+    const ValueId bias = bias_of[static_cast<size_t>(sum)];
     b.set_location(graph.node(bias).location);
     ValueId vector = replacement[static_cast<size_t>(bias)];
     if (graph.node(bias).shape.size() != 1) vector = b.reshape(vector, {product.shape[1]});
-    const ValueId with_bias =
-        b.copy_node(product, {replacement[static_cast<size_t>(product.inputs[0])],
-                              replacement[static_cast<size_t>(product.inputs[1])], vector});
-    mapped = node.shape == product.shape ? with_bias : b.reshape(with_bias, node.shape);
+    Node node = product;
+    node.attrs.relu = relu;
+    const ValueId with_epilogue =
+        b.copy_node(node, {replacement[static_cast<size_t>(product.inputs[0])],
+                           replacement[static_cast<size_t>(product.inputs[1])], vector});
+    const ir::Shape& shape = graph.node(sum).shape;
+    return shape == product.shape ? with_epilogue : b.reshape(with_epilogue, shape);
+  };
+  for (ValueId id = 0; id < graph.size(); ++id) {
+    const Node& node = graph.node(id);
+    ValueId& mapped = replacement[static_cast<size_t>(id)];
+    if (relu_of_add[static_cast<size_t>(id)] >= 0) {
+      mapped = fused(relu_of_add[static_cast<size_t>(id)], true);
+    } else if (fused_away[static_cast<size_t>(id)]) {
+      continue;  // made with the node that uses it
+    } else if (product_of[static_cast<size_t>(id)] >= 0) {
+      mapped = fused(id, false);
+    } else {
+      std::vector<ValueId> inputs;
+      for (ValueId input : node.inputs) inputs.push_back(replacement[static_cast<size_t>(input)]);
+      mapped = b.copy_node(node, std::move(inputs));
+    }
   }
   std::vector<ValueId> outputs;
   for (ValueId output : graph.outputs()) outputs.push_back(replacement[static_cast<size_t>(output)]);

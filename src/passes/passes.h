@@ -39,8 +39,8 @@ ir::Graph channels_last_gradients(const ir::Graph& graph);
 // gradient takes its weight, and gives the weight's gradient, as (O, *kernel, C); on CUDA only
 // (oneDNN reorders any filter into its own blocked layout).
 ir::Graph channels_last_filters(const ir::Graph& graph);
-// Matmul epilogues (CUDA only): a float product of matrices plus a bias along its rows as one
-// matmul node with a bias operand, which cuBLASLt computes whole.
+// Matmul epilogues (CUDA only): a float product of matrices plus a bias along its rows, and a
+// ReLU of that, as one matmul node (bias operand, Attrs::relu) that cuBLASLt computes whole.
 ir::Graph fuse_matmul_epilogues(const ir::Graph& graph);
 
 }  // namespace kiln::passes

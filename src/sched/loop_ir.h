@@ -152,7 +152,8 @@ struct ExternCall {
   // Per input: a strided view of its buffer (sched/strided_views.h), or none: the buffer as is.
   std::vector<std::optional<StridedView>> views;
   int32_t output = -1;
-  // The op's integer attributes. convolution and its gradients: strides, padding, dilation
+  // The op's integer attributes. matmul with a bias (a third input): {1 when a ReLU follows}.
+  // convolution and its gradients: strides, padding, dilation
   // (one per spatial dimension each), then groups, then the layout: 0 channels-first, 1
   // channels-last activations, 2 channels-last filters too (Attrs::filters_last).
   std::vector<int64_t> parameters;

@@ -465,9 +465,10 @@ TEST(CudaPipeline, ChecksOfDeviceRunsAreRaisedByTheNextRun) {
 }
 
 
-// Linear layers on the GPU: x @ W.T + b are cuBLASLt products with their bias as the
-// epilogue, no kernel of their own (passes/matmul_epilogues.cpp); a ReLU after one is a kernel
-// (NaN stays NaN); against the interpreter where there is a GPU.
+// Linear layers on the GPU: x @ W.T + b with a ReLU, and without, are cuBLASLt products with
+// their bias (and ReLU) as the epilogue, no kernel of their own (passes/matmul_epilogues.cpp);
+// against the interpreter where there is a GPU, NaN and infinities included (the ReLU keeps
+// NaN, as torch's does).
 TEST(CudaPipeline, LinearLayersRunWithCublasLtEpilogues) {
   ir::Graph graph;
   ir::Builder b(graph);
@@ -481,13 +482,20 @@ TEST(CudaPipeline, LinearLayersRunWithCublasLtEpilogues) {
   const target::Target target = target::cuda_device(90, 132);
   detail::PreparedGraph prepared = detail::prepare_graph(graph, {}, detail::disabled_passes());
   sched::Program program = detail::schedule_program(prepared.graph, prepared.strides, target, {});
-  int with_bias = 0;
-  for (const sched::Step& step : program.steps)
-    with_bias += step.kind == sched::StepKind::Extern && step.call.inputs.size() == 3;
-  EXPECT_EQ(with_bias, 2);
-  EXPECT_EQ(program.kernels.size(), 1u) << sched::print_program(program);  // the ReLU
+  std::vector<std::vector<int64_t>> epilogues;  // by extern step: its parameters
+  for (const sched::Step& step : program.steps) {
+    if (step.kind != sched::StepKind::Extern) continue;
+    EXPECT_EQ(step.call.inputs.size(), 3u);
+    epilogues.push_back(step.call.parameters);
+  }
+  EXPECT_EQ(epilogues, (std::vector<std::vector<int64_t>>{{1}, {0}}));
+  EXPECT_TRUE(program.kernels.empty()) << sched::print_program(program);
+  Array input = random_array(DType::Float32, {64, 96}, 51);
+  input.data_as<float>()[3 * 96 + 5] = NAN;  // row 3 of the product NaN
+  for (int64_t k = 0; k < 96; ++k) input.data_as<float>()[10 * 96 + k] = INFINITY;  // inf - inf
+  input.data_as<float>()[11 * 96] = -INFINITY;  // row 11: infinities of both signs
   expect_matches_interpreter(graph,
-                             {random_array(DType::Float32, {64, 96}, 51),
+                             {input,
                               random_array(DType::Float32, {128, 96}, 52),
                               random_array(DType::Float32, {128}, 53),
                               random_array(DType::Float32, {32, 128}, 54),

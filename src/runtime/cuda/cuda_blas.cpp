@@ -151,7 +151,7 @@ struct cublasLtMatmulHeuristicResult_t {
 // cublasLtMatmulPreferenceAttributes_t
 constexpr int kDescTransA = 3, kDescTransB = 4, kDescEpilogue = 7, kDescBiasPointer = 8;
 constexpr int kLayoutBatchCount = 5, kLayoutBatchOffset = 6;
-constexpr uint32_t kEpilogueBias = 4;
+constexpr uint32_t kEpilogueBias = 4, kEpilogueReluBias = 6;
 constexpr int kPreferenceMaxWorkspace = 1;
 
 struct LtApi {
@@ -215,7 +215,7 @@ const LtApi& blas_lt() {
                                     {"nvidia/cu13/lib", "nvidia/cublas/lib"}, path, tried,
                                     accept_cublas_lt) == nullptr)
       loaded->unavailable_reason =
-          "kiln: a matmul with a bias epilogue on device=\"cuda\" needs cuBLASLt, not "
+          "kiln: a matmul with a bias or ReLU epilogue on device=\"cuda\" needs cuBLASLt, not "
           "found; tried " + tried + ". Install the CUDA toolkit or the pip package nvidia-cublas";
     state = loaded;
   });
@@ -252,7 +252,7 @@ const LtPlan& lt_plan(const Gemm& g, int compute, cublasLtHandle_t handle) {
   thread_local std::map<std::vector<int64_t>, LtPlan> plans;
   const std::vector<int64_t> key = {static_cast<int64_t>(g.dtype), g.transpose_a, g.transpose_b,
                                     g.m, g.n, g.k, g.lda, g.ldb, g.ldc, g.stride_a, g.stride_b,
-                                    g.stride_c, g.batches, compute, common_alignment(g)};
+                                    g.stride_c, g.batches, g.relu, compute, common_alignment(g)};
   auto found = plans.find(key);
   if (found != plans.end()) return found->second;
   const LtApi& api = blas_lt();
@@ -260,7 +260,7 @@ const LtPlan& lt_plan(const Gemm& g, int compute, cublasLtHandle_t handle) {
   const int type = data_type(g.dtype);
   check_lt(api.cublasLtMatmulDescCreate(&plan.desc, compute, kR32F), "cublasLtMatmulDescCreate");
   const int32_t op_a = g.transpose_a ? kOpT : kOpN, op_b = g.transpose_b ? kOpT : kOpN;
-  const uint32_t epilogue = kEpilogueBias;
+  const uint32_t epilogue = g.relu ? kEpilogueReluBias : kEpilogueBias;
   check_lt(api.cublasLtMatmulDescSetAttribute(plan.desc, kDescTransA, &op_a, sizeof op_a), "cublasLtMatmulDescSetAttribute");
   check_lt(api.cublasLtMatmulDescSetAttribute(plan.desc, kDescTransB, &op_b, sizeof op_b), "cublasLtMatmulDescSetAttribute");
   check_lt(api.cublasLtMatmulDescSetAttribute(plan.desc, kDescEpilogue, &epilogue, sizeof epilogue), "cublasLtMatmulDescSetAttribute");
@@ -335,7 +335,7 @@ void gemm(const Gemm& g, void* stream, bool allow_tf32,
     throw Error(ErrorKind::Unsupported, "kiln: matmul on device=\"cuda\": cuBLAS has no " +
                                             std::string(dtype_name(g.dtype)) + " product");
   if (g.m == 0 || g.n == 0 || g.batches == 0) return;
-  if (g.bias != nullptr) return gemm_with_epilogue(g, stream, allow_tf32, kept);
+  if (g.bias != nullptr || g.relu) return gemm_with_epilogue(g, stream, allow_tf32, kept);
   const BlasApi& api = blas();
   cublasHandle_t h = handle_on(stream, kept);
   const bool f64 = g.dtype == DType::Float64;

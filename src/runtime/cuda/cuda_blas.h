@@ -27,9 +27,10 @@ struct Gemm {
   int64_t ldc = 0, stride_c = 0;
   int64_t batches = 1;
   // An epilogue, which cuBLASLt applies as it writes C (libcublasLt, opened like cuBLAS): a
-  // bias vector of m elements added to every column of C (row-major: along its rows).
-  // float32, float16 and bfloat16.
+  // bias vector of m elements added to every column of C (row-major: along its rows), then a
+  // ReLU. float32, float16 and bfloat16.
   const void* bias = nullptr;
+  bool relu = false;
 };
 // `kept` (a CUDA graph capture) gets cuBLAS's workspace, which the graph's replays use.
 void gemm(const Gemm& gemm, void* stream, bool allow_tf32 = false,

@@ -76,11 +76,12 @@ void run_matmul(const sched::ExternCall& call, const std::vector<sched::Buffer>&
     a_strides.push_back(p.a_batch_strides[d]);
     b_strides.push_back(p.b_batch_strides[d]);
   }
-  if (call.inputs.size() > 2) {  // a bias epilogue (passes/matmul_epilogues.cpp)
+  if (call.inputs.size() > 2) {  // an epilogue (passes/matmul_epilogues.cpp): bias, ReLU
     StridedOperand bias = extern_operand(call, buffers, table, 2);
     if (bias.shape.size() != 1 || bias.shape[0] != p.n || (p.n > 1 && bias.strides[0] != 1))
       throw Error(ErrorKind::Internal, where(call, buffers) + "the bias is not a packed vector");
     g.bias = bias.data;
+    g.relu = !call.parameters.empty() && call.parameters[0] != 0;
   }
   g.batches = batch.empty() ? 1 : batch.back();
   g.stride_a = batch.empty() ? 0 : b_strides.back();
