@@ -75,6 +75,38 @@ TEST(CudaEmitter, RowReductionsGetABlockPerRow) {
   EXPECT_NE(source.text.find("__launch_bounds__(256)"), std::string::npos);
 }
 
+// Many short rows (attention scores: 12288 rows of 128): a warp per row, eight rows a block,
+// each lane an unrolled four elements, the reductions combined by shuffles alone (no shared
+// memory, no block barrier); mean and variance (two passes) and argmax too.
+TEST(CudaEmitter, ManyShortRowsRunAWarpEach) {
+  ir::Graph graph;
+  ir::Builder b(graph);
+  ir::ValueId x = b.parameter(DType::Float32, {12288, 128});
+  ir::ValueId shifted = b.binary(ir::Op::sub, x, b.reduce(ir::Op::max, x, {1}, true));
+  ir::ValueId e = b.unary(ir::Op::exp, shifted);
+  graph.set_outputs({b.binary(ir::Op::div, e, b.reduce(ir::Op::sum, e, {1}, true)),
+                     b.reduce(ir::Op::var, x, {1}, true), b.reduce(ir::Op::argmax, x, {1}, false)});
+  codegen::CudaSource source = emit(graph);
+  for (const runtime::CudaKernelCall& kernel : source.kernels) {
+    ASSERT_EQ(kernel.launches.size(), 1u);
+    EXPECT_EQ(kernel.launches[0].threads, 256);
+    EXPECT_EQ(kernel.launches[0].blocks, std::min<int64_t>(12288 / 8, 8 * 132));
+  }
+  EXPECT_NE(source.text.find("kiln_flat += (int64_t)gridDim.x * 8)"), std::string::npos) << source.text;
+  EXPECT_NE(source.text.find("_step < 4; ++"), std::string::npos) << source.text;
+  EXPECT_NE(source.text.find("kiln_shuffle_first("), std::string::npos) << source.text;
+  EXPECT_EQ(source.text.find("__syncthreads"), std::string::npos) << source.text;
+  EXPECT_EQ(source.text.find("__shared__"), std::string::npos) << source.text;
+  auto [code, log] = compile_with_nvcc(source.text, "warp_rows");
+  EXPECT_EQ(code, 0) << log;
+  // Fewer rows than four blocks of warps per multiprocessor keep a block each.
+  ir::Graph few;
+  ir::Builder f(few);
+  ir::ValueId y = f.parameter(DType::Float32, {1024, 128});
+  few.set_outputs({f.reduce(ir::Op::sum, f.unary(ir::Op::exp, y), {1}, true)});
+  EXPECT_EQ(emit(few).text.find("int kiln_lane ="), std::string::npos);
+}
+
 // An elementwise map: four steps of two doubles per thread, a block per run of 1024 steps
 // (the whole grid covering the array once), each step's line prefetched before any computes.
 TEST(CudaEmitter, ElementwiseLoopsAreFlattenedOverThreads) {
@@ -482,11 +514,13 @@ TEST(CudaEmitter, FuzzCorpusCompilesWithNvcc) {
   const char* text = std::getenv("KILN_CUDA_EMIT_GRAPHS");
   const int graphs = text && *text ? std::atoi(text) : 300;
   constexpr int kPerCase = 10;
-  // Every other case with every whole-array reduction split over the grid: the corpus is too
-  // small to reach the real threshold, and the split code has the most to get wrong.
+  // Every other case with every whole-array reduction split over the grid, and on one
+  // multiprocessor, where row reductions of 32 rows or more run a warp per row: the corpus is
+  // too small to reach the real thresholds, and those codes have the most to get wrong.
   target::Target splitting = kH100;
   splitting.split_reduction_work = 1;
-  int split_launches = 0;
+  splitting.multiprocessors = 1;
+  int split_launches = 0, warp_row_cases = 0;
   size_t alternatives = 0;
   for (int first = 0; first < graphs; first += kPerCase) {
     fuzz::FuzzCase fuzz_case = fuzz::generate_case(20240611, first, kPerCase);
@@ -507,6 +541,7 @@ TEST(CudaEmitter, FuzzCorpusCompilesWithNvcc) {
     }
     const std::string what = "fuzz subgraphs " + std::to_string(first) + ".." +
                              std::to_string(first + kPerCase - 1);
+    warp_row_cases += source.text.find("int kiln_lane =") != std::string::npos;
     auto [code, log] = compile_with_nvcc(source.text, "case" + std::to_string(first));
     EXPECT_EQ(code, 0) << what << ":\n" << log;
     // NVRTC compiles the program as units in parallel, as the pipeline does: each launch's
@@ -527,6 +562,7 @@ TEST(CudaEmitter, FuzzCorpusCompilesWithNvcc) {
   }
   EXPECT_GT(split_launches, 0) << "no split reduction in the corpus: the check above missed them";
   EXPECT_GT(alternatives, 0u) << "no launch alternatives in the corpus";
+  EXPECT_GT(warp_row_cases, 0) << "no warp-per-row reduction in the corpus";
 }
 
 }  // namespace

@@ -465,6 +465,22 @@ TEST(CudaPipeline, ChecksOfDeviceRunsAreRaisedByTheNextRun) {
 }
 
 
+// Many short rows run a warp each (launch_plans.cpp: warp_iterations): a softmax, a variance, an
+// argmax, a float64 sum and a row with a NaN, against the interpreter where there is a GPU.
+TEST(CudaPipeline, ManyShortRowsRunAWarpEach) {
+  ir::Graph graph;
+  ir::Builder b(graph);
+  ir::ValueId x = b.parameter(DType::Float32, {8192, 96});
+  ir::ValueId shifted = b.binary(ir::Op::sub, x, b.reduce(ir::Op::max, x, {1}, true));
+  ir::ValueId e = b.unary(ir::Op::exp, shifted);
+  graph.set_outputs({b.binary(ir::Op::div, e, b.reduce(ir::Op::sum, e, {1}, true)),
+                     b.reduce(ir::Op::var, x, {1}, true), b.reduce(ir::Op::argmax, x, {1}, false),
+                     b.reduce(ir::Op::sum, b.cast(x, DType::Float64), {1}, false)});
+  Array input = random_array(DType::Float32, {8192, 96}, 61);
+  input.data_as<float>()[77 * 96 + 5] = NAN;
+  expect_matches_interpreter(graph, {input}, 1e-5);
+}
+
 // Linear layers on the GPU: x @ W.T + b with a ReLU, and without, are cuBLASLt products with
 // their bias (and ReLU) as the epilogue, no kernel of their own (passes/matmul_epilogues.cpp);
 // against the interpreter where there is a GPU, NaN and infinities included (the ReLU keeps

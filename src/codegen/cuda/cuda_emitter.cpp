@@ -28,6 +28,13 @@ constexpr const char* kWelfordShuffle =
     "  w.mean = kiln_shuffle_down(w.mean, delta);\n"
     "  w.m2 = kiln_shuffle_down(w.m2, delta);\n"
     "  return w;\n"
+    "}\n"
+    "template <class T>\n"
+    "KILN_FN kiln_welford<T> kiln_shuffle_first(kiln_welford<T> w) {\n"
+    "  w.count = kiln_shuffle_first(w.count);\n"
+    "  w.mean = kiln_shuffle_first(w.mean);\n"
+    "  w.m2 = kiln_shuffle_first(w.m2);\n"
+    "  return w;\n"
     "}\n";
 
 }  // namespace
@@ -59,9 +66,16 @@ void CudaKernelEmitter::body() {
         split_iterations(plan_.chain.back()->body);
         break;
       }
-      // Every thread of the block walks the same iterations: the barriers inside are uniform.
-      line("for (int64_t kiln_flat = blockIdx.x; kiln_flat < " + std::to_string(plan_.iterations) +
-           "; kiln_flat += gridDim.x) {");
+      if (plan_.warp_iterations) {  // every lane of a warp walks the warp's iterations
+        const std::string warps = std::to_string(plan_.threads / kWarp);
+        line("const int kiln_lane = threadIdx.x & 31;");
+        line("for (int64_t kiln_flat = (int64_t)blockIdx.x * " + warps + " + (threadIdx.x >> 5); "
+             "kiln_flat < " + std::to_string(plan_.iterations) + "; kiln_flat += (int64_t)gridDim.x * " +
+             warps + ") {");
+      } else {  // every thread of the block walks the same iterations: the barriers are uniform
+        line("for (int64_t kiln_flat = blockIdx.x; kiln_flat < " + std::to_string(plan_.iterations) +
+             "; kiln_flat += gridDim.x) {");
+      }
       open_block();
       flattened_chain("kiln_flat");
       cooperative(plan_.chain.back()->body);
@@ -248,7 +262,7 @@ void CudaKernelEmitter::flattened_chain(const std::string& flat, int lanes) {
 }
 
 bool CudaKernelEmitter::few_steps_per_thread(const sched::Loop& loop) const {
-  return loop.begin < 0 && loop.end < 0 && loop.extent <= kMostUnrolledSteps * plan_.threads;
+  return loop.begin < 0 && loop.end < 0 && loop.extent <= kMostUnrolledSteps * team();
 }
 
 // `variable` takes begin + threadIdx.x + k * threads for k below a constant: the compiler
@@ -257,21 +271,21 @@ bool CudaKernelEmitter::few_steps_per_thread(const sched::Loop& loop) const {
 // takes one per element. Returns the blocks opened, closed by the caller after the body.
 int CudaKernelEmitter::unrolled_shared_loop(const std::string& variable, const std::string& begin,
                                             int64_t extent) {
-  const int64_t steps = (extent + plan_.threads - 1) / plan_.threads;
+  const int64_t steps = (extent + team() - 1) / team();
   const std::string k = variable + "_step";
   line("#pragma unroll");
   line("for (int " + k + " = 0; " + k + " < " + std::to_string(steps) + "; ++" + k + ") {");
   open_block();
-  line("const int64_t " + variable + " = " + begin + " + threadIdx.x + " + k + " * " + threads() + ";");
-  if (extent % plan_.threads == 0) return 1;
+  line("const int64_t " + variable + " = " + begin + " + " + member() + " + " + k + " * " + threads() + ";");
+  if (extent % team() == 0) return 1;
   line("if (" + variable + " < " + begin + " + " + std::to_string(extent) + ") {");
   open_block();
   return 2;
 }
 
-// The statements run by the whole block: loops shared among the threads, reductions combined
-// across them, single stores and scans by thread 0; a barrier between statements, so that
-// what one statement writes is seen by the next.
+// The statements run by the whole team (block or warp): loops shared among its threads,
+// reductions combined across them, single stores and scans by its first thread; a barrier
+// between statements, so that what one statement writes is seen by the next.
 void CudaKernelEmitter::cooperative(const std::vector<Stmt>& body) {
   for (size_t k = 0; k < body.size(); ++k) {
     const Stmt& s = body[k];
@@ -292,7 +306,7 @@ void CudaKernelEmitter::cooperative(const std::vector<Stmt>& body) {
           for (int k = 0; k < opened; ++k) close_block();
           break;
         }
-        line("for (int64_t " + v + " = " + begin + " + threadIdx.x; " + v + " < " + end + "; " + v +
+        line("for (int64_t " + v + " = " + begin + " + " + member() + "; " + v + " < " + end + "; " + v +
              " += " + threads() + ") {");
         open_block();
         statements(s.body);
@@ -303,13 +317,13 @@ void CudaKernelEmitter::cooperative(const std::vector<Stmt>& body) {
         cooperative_reduce(s);
         break;
       default:
-        line("if (threadIdx.x == 0) {");
+        line("if (" + member() + " == 0) {");
         open_block();
         statements({s});
         close_block();
         break;
     }
-    if (k + 1 < body.size()) line("__syncthreads();");
+    if (k + 1 < body.size()) line(barrier());
   }
 }
 
@@ -350,10 +364,13 @@ std::vector<runtime::CudaLaunch> emit_launches(const Program& program, const Ker
         launch.blocks = std::min(kMostRunBlocks, (plan.iterations + per_block - 1) / per_block);
         break;
       }
-      case LaunchKind::BlockPerIteration:
-        launch.blocks = plan.block_splits > 1 ? plan.iterations * plan.block_splits
-                                               : std::min(most_blocks, plan.iterations);
+      case LaunchKind::BlockPerIteration: {
+        const int64_t per_block = plan.warp_iterations ? plan.threads / kWarp : 1;
+        launch.blocks = plan.block_splits > 1
+                            ? plan.iterations * plan.block_splits
+                            : std::min(most_blocks, (plan.iterations + per_block - 1) / per_block);
         break;
+      }
       case LaunchKind::SplitReduce:
         launch.blocks = std::min(most_blocks, (plan.split_work + plan.threads - 1) / plan.threads);
         launch.scratch_bytes = 16 + 8 * plan.state_fields * launch.blocks;

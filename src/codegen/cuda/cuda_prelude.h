@@ -136,4 +136,16 @@ KILN_FN T kiln_shuffle_down(T value, int delta) {
   }
 }
 
+// Lane 0's value, in every lane of the warp.
+template <class T>
+KILN_FN T kiln_shuffle_first(T value) {
+  if constexpr (sizeof(T) == 8) {
+    return kiln_bit_cast(T, __shfl_sync(0xffffffffu, kiln_bit_cast(long long, value), 0));
+  } else if constexpr (sizeof(T) == 4) {
+    return kiln_bit_cast(T, __shfl_sync(0xffffffffu, kiln_bit_cast(int, value), 0));
+  } else {
+    return T(__shfl_sync(0xffffffffu, int(value), 0));
+  }
+}
+
 #endif  // KILN_CUDA_PRELUDE_H

@@ -58,6 +58,11 @@ struct LaunchPlan {
   // channel's statistics over 200704 elements): `block_splits` blocks share each one's
   // reductions, the last of them to finish merging their partial states and storing.
   int64_t block_splits = 1;
+  // BlockPerIteration over many short iterations (a softmax over attention rows of 128): each
+  // warp of the block takes its own iteration, its lanes sharing the body, the reductions
+  // combined by shuffles alone: no shared memory and no block barrier per row, where a block of
+  // 128 threads per row spent more on its barriers than on the row's 512 bytes.
+  bool warp_iterations = false;
   // ThreadPerIteration transposing (a permute's copy: its loads step by many elements with the
   // innermost loop, its stores by one): the chain loops, by index into `chain`, that each
   // thread runs in sequence rather than across threads, the few iterations (a 3x3 filter's
@@ -138,9 +143,14 @@ class CudaKernelEmitter : public CLikePrinter {
     return "  char* const kiln_scratch = kiln_args[" + std::to_string(arguments_.size()) + "];\n";
   }
   bool before_loop(const Stmt&) override { return false; }
-  // The launch's block size as a constant: every launch has exactly plan_.threads threads, and
-  // constant strides let the compiler unroll and strength-reduce the shared loops.
-  std::string threads() const { return std::to_string(plan_.threads); }
+  // The threads that share a cooperative body, as a constant: the launch's block (every launch
+  // has exactly plan_.threads threads), or a warp (LaunchPlan::warp_iterations). Constant
+  // strides let the compiler unroll and strength-reduce the shared loops.
+  int team() const { return plan_.warp_iterations ? kWarp : plan_.threads; }
+  std::string threads() const { return std::to_string(team()); }
+  // A thread's place in its team, and the barrier of the team.
+  std::string member() const { return plan_.warp_iterations ? "kiln_lane" : "threadIdx.x"; }
+  std::string barrier() const { return plan_.warp_iterations ? "__syncwarp();" : "__syncthreads();"; }
   // A split reduction's or a column tile's scratch (runtime::CudaLaunch::scratch_bytes) follows the buffers.
   bool has_scratch() const {
     return plan_.kind == LaunchKind::SplitReduce || plan_.block_splits > 1;

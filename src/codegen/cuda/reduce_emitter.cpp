@@ -147,7 +147,7 @@ void CudaKernelEmitter::cooperative_reduce(const Stmt& s) {
   welford_pass_ = deviations.accumulations.empty() ? 0 : 1;
   line("{");
   open_block();
-  fold_elements(s, "threadIdx.x", threads());
+  fold_elements(s, member(), threads());
   block_combine(s);
   close_block();
   if (welford_pass_ == 1) {
@@ -158,7 +158,7 @@ void CudaKernelEmitter::cooperative_reduce(const Stmt& s) {
     welford_pass_ = 2;
     line("{");
     open_block();
-    fold_elements(deviations, "threadIdx.x", threads());
+    fold_elements(deviations, member(), threads());
     block_combine(deviations);
     close_block();
     welford_pass_ = 0;
@@ -168,7 +168,7 @@ void CudaKernelEmitter::cooperative_reduce(const Stmt& s) {
 
 bool CudaKernelEmitter::nests_over_threads(const Stmt& s) const {
   const sched::Loop& last = s.reduce_loops.back();
-  return s.reduce_loops.size() > 1 && 2 * last.extent >= plan_.threads && last.begin < 0 &&
+  return s.reduce_loops.size() > 1 && 2 * last.extent >= team() && last.begin < 0 &&
          last.end < 0;
 }
 
@@ -214,7 +214,7 @@ void CudaKernelEmitter::fold_elements(const Stmt& s, const std::string& first,
     return;
   }
   // One short loop with constant bounds, each thread a few of its elements: unrolled.
-  if (first == "threadIdx.x" && step == threads() && s.reduce_loops.size() == 1 &&
+  if (first == member() && step == threads() && s.reduce_loops.size() == 1 &&
       few_steps_per_thread(last)) {
     const int opened = unrolled_shared_loop(loop_name(last.variable), "(int64_t)0", last.extent);
     statements(s.body);
@@ -247,8 +247,9 @@ void CudaKernelEmitter::fold_elements(const Stmt& s, const std::string& first,
   if (s.guard >= 0) close_block();
 }
 
-// The block's accumulators combined: within each warp, then across the warps through shared
-// memory; every thread ends with the block's value.
+// The team's accumulators combined: within each warp, then across the block's warps through
+// shared memory (a warp team: lane 0's value shuffled to the others); every thread ends with
+// the team's value.
 void CudaKernelEmitter::block_combine(const Stmt& s) {
   auto warp_combine = [&] {
     line("for (int kiln_delta = 16; kiln_delta > 0; kiln_delta >>= 1) {");
@@ -273,6 +274,14 @@ void CudaKernelEmitter::block_combine(const Stmt& s) {
     close_block();
   };
   warp_combine();
+  if (plan_.warp_iterations) {  // the team is the warp: lane 0's value to every lane
+    for (const sched::Accumulation& a : s.accumulations) {
+      const std::string acc = accumulator(a);
+      line(acc + " = kiln_shuffle_first(" + acc + ");");
+      if (has_index(a)) line(acc + "_index = kiln_shuffle_first(" + acc + "_index);");
+    }
+    return;
+  }
   const std::string warps = std::to_string(std::max(1, plan_.threads / kWarp));
   for (const sched::Accumulation& a : s.accumulations) {
     std::string acc = accumulator(a);
