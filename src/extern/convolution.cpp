@@ -187,6 +187,8 @@ struct Primitives {
   // Winograd's F(4x4, 3x3) for the 3x3 stride-1 problems it suits: about twice as fast as the
   // direct convolution there, its activations' reorders included, but its weights' transform
   // costs more than the convolution, so it runs only on weights that repeat (kept prepared).
+  // Made on the first such call (a training step never needs its buffers).
+  bool winograd_suits = false;
   std::optional<Algorithm> winograd;
   PreparedWeights weights;  // forms: 0 the direct algorithm's, 1 Winograd's
 };
@@ -222,8 +224,8 @@ std::vector<int64_t> problem_key(const StridedOperand& input, const StridedOpera
   return key;
 }
 
-Algorithm create_algorithm(dnnl::engine& engine, const Primitives& p, dnnl::algorithm algorithm,
-                           bool bias, const ConvolutionGeometry& g) {
+Algorithm create_algorithm(const dnnl::engine& engine, const Primitives& p,
+                           dnnl::algorithm algorithm, bool bias, const ConvolutionGeometry& g) {
   const auto f32 = memory::data_type::f32;
   const std::vector<int64_t> output_shape = g.output_shape();
   memory::desc any_input(p.input_desc.dims(), f32, memory::format_tag::any);
@@ -269,14 +271,22 @@ std::shared_ptr<Primitives> create_primitives(dnnl::engine& engine, const Stride
   p->output_desc = memory::desc(to_dims(g.output_shape()), f32, to_dims(out_strides));
   if (bias) p->bias_desc = memory::desc({g.out_channels}, f32, {bias->strides[0]});
   p->direct = create_algorithm(engine, *p, dnnl::algorithm::convolution_direct, bool(bias), g);
-  if (winograd_suits(g)) {
+  p->winograd_suits = winograd_suits(g);
+  return p;
+}
+
+// The problem's Winograd algorithm, made the first time (nullptr: oneDNN has none for it).
+Algorithm* winograd_algorithm(Primitives& p, bool bias, const ConvolutionGeometry& g) {
+  if (!p.winograd && p.winograd_suits) {
+    p.winograd_suits = false;  // one attempt
     try {
-      p->winograd =
-          create_algorithm(engine, *p, dnnl::algorithm::convolution_winograd, bool(bias), g);
+      p.winograd = create_algorithm(Cache::instance().engine(), p,
+                                    dnnl::algorithm::convolution_winograd, bias, g);
+      p.winograd->weight_memory = memory();  // its weights are always kept forms
     } catch (const dnnl::error&) {  // no implementation for this CPU or problem
     }
   }
-  return p;
+  return p.winograd ? &*p.winograd : nullptr;
 }
 
 std::shared_ptr<Primitives> find_primitives(const StridedOperand& input,
@@ -336,15 +346,16 @@ void convolution_onednn(StridedOperand input, StridedOperand weight,
   memory output_user(p->output_desc, engine, out);
   const size_t weight_bytes = weight_in_place ? operand_span(weight) : 0;
   PreparedWeights::Entry* entry =
-      weight_bytes > 0 && (p->direct.weight_reorder || p->winograd)
+      weight_bytes > 0 && (p->direct.weight_reorder || p->winograd_suits || p->winograd)
           ? p->weights.find(weight.data, weight_bytes)
           : nullptr;
   Algorithm* algorithm = &p->direct;
+  Algorithm* winograd =
+      entry != nullptr && entry->repeated ? winograd_algorithm(*p, bool(bias), g) : nullptr;
   std::optional<memory> weights;
-  if (p->winograd && entry != nullptr && entry->repeated)
-    weights = weights_for(*p, *p->winograd, 1, entry, weight_user);
+  if (winograd != nullptr) weights = weights_for(*p, *winograd, 1, entry, weight_user);
   if (weights) {
-    algorithm = &*p->winograd;
+    algorithm = winograd;
     p->weights.release(*entry, 0);  // the direct form of the first call is not needed again
     counters.winograd_calls++;
   } else {
