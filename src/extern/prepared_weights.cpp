@@ -27,6 +27,12 @@ size_t entry_bytes(const PreparedWeights::Entry& entry) {
   return bytes;
 }
 
+// Adds `data` to a set of addresses that grows to a bound, then starts over.
+void remember(std::unordered_set<const void*>& addresses, const void* data) {
+  if (addresses.size() >= 4 * kMaxEntries) addresses.clear();
+  addresses.insert(data);
+}
+
 }  // namespace
 
 PreparedWeights::~PreparedWeights() {
@@ -51,14 +57,17 @@ PreparedWeights::Entry* PreparedWeights::find(const void* data, size_t bytes) {
     }
     if (entry.contents.size() != bytes || ++entry.changes > 1) {
       forget(data);
-      if (volatile_.size() >= 4 * kMaxEntries) volatile_.clear();
-      volatile_.insert(data);
+      remember(volatile_, data);
       return nullptr;
     }
     for (size_t form = 0; form < kForms; ++form) release(entry, form);
     std::memcpy(entry.contents.data(), data, bytes);
     entry.repeated = false;
     return &entry;
+  }
+  if (!seen_once_.count(data)) {
+    remember(seen_once_, data);
+    return nullptr;
   }
   if (entries_.size() >= kMaxEntries || !reserve(bytes)) return nullptr;
   auto entry = std::make_unique<Entry>();

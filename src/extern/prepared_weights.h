@@ -3,10 +3,11 @@
 // library as plain (or freshly computed: batch norm folded in) arrays, so each call would
 // reorder them again: a pass over them for a blocked layout, many for a Winograd transform (a
 // 512x512 3x3 filter: 47 ms on 2 cores, more than its convolution). A hit compares the caller's
-// bytes with a copy of those it prepared from (one read of the weights: never a stale result);
-// an address whose contents keep changing (training updates the weights every step) stops
-// being kept after its second change. The bytes kept, copies and prepared weights, are bounded
-// for the process.
+// bytes with a copy of those it prepared from (one read of the weights: never a stale result).
+// An address is kept from its second call on (weights made afresh at new addresses on every
+// call are never copied), and one whose contents keep changing (training updates the weights
+// every step) stops being kept after its second change. The bytes kept, copies and prepared
+// weights, are bounded for the process.
 #pragma once
 #include <cstddef>
 #include <memory>
@@ -36,8 +37,8 @@ class PreparedWeights {
 
   // The entry for the `bytes` at `data`: its forms are valid when its contents were equal
   // (entry->repeated then), else they were dropped and the contents copied afresh. nullptr
-  // when the address is not kept (its contents change on most calls, or the budget is spent):
-  // the caller prepares its own copy every call.
+  // when the address is not kept (seen for the first time, its contents change on most calls,
+  // or the budget is spent): the caller prepares its own copy this call.
   Entry* find(const void* data, size_t bytes);
   // Makes `form` of `entry` a new memory of `desc`, counted against the budget; false (the
   // entry unchanged) when the budget is spent.
@@ -49,6 +50,7 @@ class PreparedWeights {
  private:
   void forget(const void* data);
   std::unordered_map<const void*, std::unique_ptr<Entry>> entries_;
+  std::unordered_set<const void*> seen_once_;
   std::unordered_set<const void*> volatile_;  // addresses whose contents keep changing
 };
 
