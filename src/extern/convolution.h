@@ -34,12 +34,22 @@ void convolution(const StridedOperand& input, const StridedOperand& weight,
                  void* out, const std::vector<int64_t>& out_shape,
                  std::vector<int64_t> out_strides = {});
 
+// Whether a float32 convolution runs Winograd's F(4x4, 3x3) in oneDNN: 2-d, 3x3, stride 1, no
+// dilation or groups, padding at most 1, at least 64 channels each way and 196 output
+// positions. The forward runs it on weights that repeat (their transform is kept), the
+// gradients always (their kernels transform the weights themselves, cheaply).
+bool winograd_suits(const ir::ConvolutionGeometry& g);
+
 // Process-wide counts of float32 convolution calls, for tests: those that ran Winograd's
-// algorithm, and those whose weights were found prepared (unchanged since an earlier call).
+// algorithm, those whose weights were found prepared (unchanged since an earlier call), and
+// gradients (extern/convolution_backward.h) that ran Winograd's algorithm.
 struct ConvolutionCounters {
   int64_t winograd_calls = 0;
   int64_t kept_weight_hits = 0;
+  int64_t winograd_gradients = 0;
 };
+// Counts a gradient's call of Winograd's algorithm.
+void count_winograd_gradient();
 ConvolutionCounters convolution_counters();
 
 }  // namespace kiln::externs

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "compile_test_util.h"
+#include "extern/convolution.h"
 #include "ir/convolution_shape.h"
 #include "ir/printer.h"
 #include "ir/serializer.h"
@@ -364,6 +365,24 @@ void add_two_dimensional_variants(GraphCase& graph, DType dtype) {
               "7x7 stride 2 (a stem), odd sizes", 60);
   // The last input row and column are read by no window (stride 2 skips them): zero there.
   add_problem(graph, dtype, {2, 2, 8, 8}, {3, 2, 3, 3}, {{2}, {0}, {1}, 1}, "unread edge", 70);
+}
+
+// 3x3 stride-1 gradients of 64 channels run Winograd's algorithm (extern/convolution.h:
+// winograd_suits), within float32 rounding of the interpreter's double sums relative to the
+// largest gradient (its transform spreads each tile's rounding over the tile).
+TEST(ConvolutionBackwardCompiled, WinogradGradientsMatchTheInterpreter) {
+  GraphCase graph;
+  const Attributes same = {{1}, {1}, {1}, 1};
+  const std::vector<int64_t> input_shape{2, 64, 14, 14}, weight_shape{64, 64, 3, 3};
+  ValueId dy = random_input(graph, DType::Float32, {2, 64, 14, 14}, 90);
+  ValueId x = random_input(graph, DType::Float32, input_shape, 91);
+  ValueId w = random_input(graph, DType::Float32, weight_shape, 92);
+  const Tolerance loose = {1e-4, 2e-4, 4};  // the gradients reach 40
+  graph.output(gradient_of_input(graph.builder, dy, w, input_shape, same), "input", loose);
+  graph.output(gradient_of_weight(graph.builder, dy, x, weight_shape, same), "weight", loose);
+  const int64_t before = externs::convolution_counters().winograd_gradients;
+  graph.check();
+  EXPECT_GE(externs::convolution_counters().winograd_gradients - before, 2);
 }
 
 TEST(ConvolutionBackwardCompiled, TwoDimensionalVariantsFloat32) {
