@@ -184,12 +184,17 @@ struct Primitives {
   dnnl::stream stream;
   memory::desc input_desc, weight_desc, bias_desc, output_desc;  // the caller's layouts
   Algorithm direct;
-  // Winograd's F(4x4, 3x3) for the 3x3 stride-1 problems it suits: about twice as fast as the
-  // direct convolution there, its activations' reorders included, but its weights' transform
-  // costs more than the convolution, so it runs only on weights that repeat (kept prepared).
-  // Made on the first such call (a training step never needs its buffers).
-  bool winograd_suits = false;
-  std::optional<Algorithm> winograd;
+  // Winograd's F(4x4, 3x3) for the problems it suits (winograd_suits), each form made on its
+  // first call (a problem that never runs one keeps no buffers for it). `winograd_kept` reads
+  // weights transformed once and kept (weights that repeat: inference), the fastest form, but
+  // its transform costs more than a convolution (a 512x512 filter: 47 ms). `winograd_changing`
+  // is oneDNN's training form, whose kernels transform the weights on every call: worth it where
+  // the activations outweigh the weights (at least 8 output positions per input channel:
+  // resnet18's layers 1-3 at batch 16, 1.3-1.4x faster than direct with the reorders; its
+  // layer 4, 0.9x, is not).
+  bool winograd_suits = false, winograd_changing_suits = false;
+  bool kept_tried = false, changing_tried = false;
+  std::optional<Algorithm> winograd_kept, winograd_changing;
   PreparedWeights weights;  // forms: 0 the direct algorithm's, 1 Winograd's
 };
 
@@ -213,7 +218,8 @@ std::vector<int64_t> problem_key(const StridedOperand& input, const StridedOpera
 }
 
 Algorithm create_algorithm(const dnnl::engine& engine, const Primitives& p,
-                           dnnl::algorithm algorithm, bool bias, const ConvolutionGeometry& g) {
+                           dnnl::prop_kind forward, dnnl::algorithm algorithm, bool bias,
+                           const ConvolutionGeometry& g) {
   const auto f32 = memory::data_type::f32;
   const std::vector<int64_t> output_shape = g.output_shape();
   memory::desc any_input(p.input_desc.dims(), f32, memory::format_tag::any);
@@ -222,7 +228,6 @@ Algorithm create_algorithm(const dnnl::engine& engine, const Primitives& p,
   memory::desc plain_bias({g.out_channels}, f32, memory::format_tag::a);
   memory::dims dilates;  // oneDNN counts the gaps between taps: torch's dilation - 1
   for (int64_t dilation : g.dilation) dilates.push_back(dilation - 1);
-  const auto forward = dnnl::prop_kind::forward_inference;
   dnnl::convolution_forward::desc desc =
       bias ? dnnl::convolution_forward::desc(forward, algorithm, any_input, any_weight,
                                              plain_bias, any_output, to_dims(g.strides), dilates,
@@ -258,23 +263,29 @@ std::shared_ptr<Primitives> create_primitives(dnnl::engine& engine, const Stride
   p->weight_desc = grouped_weight_desc(plain_desc(weight), weight.shape, weight.strides, g.groups);
   p->output_desc = memory::desc(to_dims(g.output_shape()), f32, to_dims(out_strides));
   if (bias) p->bias_desc = memory::desc({g.out_channels}, f32, {bias->strides[0]});
-  p->direct = create_algorithm(engine, *p, dnnl::algorithm::convolution_direct, bool(bias), g);
+  p->direct = create_algorithm(engine, *p, dnnl::prop_kind::forward_inference,
+                               dnnl::algorithm::convolution_direct, bool(bias), g);
   p->winograd_suits = winograd_suits(g);
+  p->winograd_changing_suits =
+      p->winograd_suits && g.batch * g.output_size[0] * g.output_size[1] >= 8 * g.in_channels;
   return p;
 }
 
-// The problem's Winograd algorithm, made the first time (nullptr: oneDNN has none for it).
-Algorithm* winograd_algorithm(Primitives& p, bool bias, const ConvolutionGeometry& g) {
-  if (!p.winograd && p.winograd_suits) {
-    p.winograd_suits = false;  // one attempt
+// A Winograd form of the problem (`forward`: inference, the kept form; training, the changing
+// one), made by the first call that asks; nullptr when oneDNN has no such kernel here.
+Algorithm* winograd_form(Primitives& p, std::optional<Algorithm>& form, bool& tried,
+                         dnnl::prop_kind forward, bool bias, const ConvolutionGeometry& g) {
+  if (!form && !tried) {
+    tried = true;
     try {
-      p.winograd = create_algorithm(Cache::instance().engine(), p,
-                                    dnnl::algorithm::convolution_winograd, bias, g);
-      p.winograd->weight_memory = memory();  // its weights are always kept forms
+      form = create_algorithm(Cache::instance().engine(), p, forward,
+                              dnnl::algorithm::convolution_winograd, bias, g);
+      if (forward == dnnl::prop_kind::forward_inference)
+        form->weight_memory = memory();  // the kept form reads kept weights only
     } catch (const dnnl::error&) {  // no implementation for this CPU or problem
     }
   }
-  return p.winograd ? &*p.winograd : nullptr;
+  return form ? &*form : nullptr;
 }
 
 std::shared_ptr<Primitives> find_primitives(const StridedOperand& input,
@@ -334,21 +345,29 @@ void convolution_onednn(StridedOperand input, StridedOperand weight,
   memory output_user(p->output_desc, engine, out);
   const size_t weight_bytes = weight_in_place ? operand_span(weight) : 0;
   PreparedWeights::Entry* entry =
-      weight_bytes > 0 && (p->direct.weight_reorder || p->winograd_suits || p->winograd)
+      weight_bytes > 0 && (p->direct.weight_reorder || p->winograd_suits)
           ? p->weights.find(weight.data, weight_bytes)
           : nullptr;
   Algorithm* algorithm = &p->direct;
-  Algorithm* winograd =
-      entry != nullptr && entry->repeated ? winograd_algorithm(*p, bool(bias), g) : nullptr;
   std::optional<memory> weights;
-  if (winograd != nullptr) weights = weights_for(*p, *winograd, 1, entry, weight_user);
-  if (weights) {
-    algorithm = winograd;
-    p->weights.release(*entry, 0);  // the direct form of the first call is not needed again
-    counters.winograd_calls++;
+  Algorithm* kept = p->winograd_suits && entry != nullptr && entry->repeated
+                        ? winograd_form(*p, p->winograd_kept, p->kept_tried,
+                                        dnnl::prop_kind::forward_inference, bool(bias), g)
+                        : nullptr;
+  Algorithm* changing = p->winograd_changing_suits
+                            ? winograd_form(*p, p->winograd_changing, p->changing_tried,
+                                            dnnl::prop_kind::forward_training, bool(bias), g)
+                            : nullptr;
+  if (kept != nullptr && (weights = weights_for(*p, *kept, 1, entry, weight_user))) {
+    algorithm = kept;
+    p->weights.release(*entry, 0);  // the direct form of an earlier call is not needed again
+  } else if (changing != nullptr) {  // its kernels transform the weights: not kept
+    algorithm = changing;
+    weights = weights_for(*p, *changing, 0, nullptr, weight_user);
   } else {
     weights = weights_for(*p, p->direct, 0, entry, weight_user);
   }
+  if (algorithm != &p->direct) counters.winograd_calls++;
   if (entry != nullptr && entry->repeated) counters.kept_weight_hits++;
   auto staged = [&](std::optional<dnnl::reorder>& reorder, memory& user, memory& buffer) {
     if (!reorder) return user;

@@ -336,6 +336,37 @@ TEST(ConvolutionCompiled, KeptWeightsFollowTheirContents) {
   EXPECT_EQ(externs::convolution_counters().kept_weight_hits, repeated.kept_weight_hits);
 }
 
+// Where the activations outweigh the weights (2 x 28 x 28 positions over 64 channels),
+// weights that change on every call run Winograd's training form, whose kernels transform them:
+// every call is Winograd's and matches the interpreter within float32 rounding of the largest
+// outputs (its transform spreads each tile's rounding over the tile: 2.5e-5 on outputs of 30).
+TEST(ConvolutionCompiled, ChangingWeightsRunWinogradsTrainingForm) {
+  ir::Graph graph;
+  ir::Builder builder(graph);
+  const std::vector<int64_t> input_shape{2, 64, 28, 28}, weight_shape{64, 64, 3, 3};
+  ValueId x = builder.parameter(DType::Float32, ir::from_ints(input_shape));
+  ValueId w = builder.parameter(DType::Float32, ir::from_ints(weight_shape));
+  graph.set_outputs({builder.convolution(x, w, std::nullopt, {1}, {1}, {1}, 1)});
+  Options options = test_options();
+  CompileStats stats;
+  std::unique_ptr<detail::CompiledGraph> compiled =
+      detail::compile_graph(graph, {{}, {}}, options, stats);
+  Array weights = make_array(DType::Float32, weight_shape, pseudo_random(64 * 64 * 9, -1, 1, 60));
+  const int64_t start = externs::convolution_counters().winograd_calls;
+  for (uint64_t step = 0; step < 4; ++step) {
+    std::vector<double> next = pseudo_random(64 * 64 * 9, -1, 1, 61 + step);
+    for (size_t k = 0; k < next.size(); ++k) weights.data_as<float>()[k] = float(next[k]);
+    std::vector<Array> inputs = {
+        make_array(DType::Float32, input_shape, pseudo_random(2 * 64 * 28 * 28, -1, 1, 70 + step)),
+        weights};
+    std::vector<Array> outputs;
+    compiled->executable->run(inputs, outputs);
+    expect_array_matches(outputs.at(0), ir::interpret(graph, inputs).at(0), {1e-4, 2e-4, 4},
+                         "call " + std::to_string(step));
+  }
+  EXPECT_EQ(externs::convolution_counters().winograd_calls - start, 4);
+}
+
 TEST(ConvolutionCompiled, EmptyBatch) {
   GraphCase graph;
   ValueId x = graph.input(Array::zeros(DType::Float32, {0, 2, 5, 5}));
