@@ -354,14 +354,14 @@ void convolution_onednn(StridedOperand input, StridedOperand weight,
                         ? winograd_form(*p, p->winograd_kept, p->kept_tried,
                                         dnnl::prop_kind::forward_inference, bool(bias), g)
                         : nullptr;
-  Algorithm* changing = p->winograd_changing_suits
-                            ? winograd_form(*p, p->winograd_changing, p->changing_tried,
-                                            dnnl::prop_kind::forward_training, bool(bias), g)
-                            : nullptr;
   if (kept != nullptr && (weights = weights_for(*p, *kept, 1, entry, weight_user))) {
     algorithm = kept;
     p->weights.release(*entry, 0);  // the direct form of an earlier call is not needed again
-  } else if (changing != nullptr) {  // its kernels transform the weights: not kept
+  } else if (Algorithm* changing =  // its kernels transform the weights: nothing kept
+                 p->winograd_changing_suits
+                     ? winograd_form(*p, p->winograd_changing, p->changing_tried,
+                                     dnnl::prop_kind::forward_training, bool(bias), g)
+                     : nullptr) {
     algorithm = changing;
     weights = weights_for(*p, *changing, 0, nullptr, weight_user);
   } else {

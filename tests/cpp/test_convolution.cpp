@@ -292,46 +292,60 @@ TEST(ConvolutionCompiled, RepeatedCallsReuseThePrimitives) {
   }
 }
 
-// A 3x3 stride-1 convolution of 64 channels runs Winograd's algorithm from the third call on
-// the same weights (kept from the second, their transform from the third); weights changed in
-// place, and weights that change on every call (a training loop's), are read afresh: every
-// call matches the interpreter.
-TEST(ConvolutionCompiled, KeptWeightsFollowTheirContents) {
-  ir::Graph graph;
-  ir::Builder builder(graph);
-  const std::vector<int64_t> input_shape{2, 64, 14, 14}, weight_shape{64, 64, 3, 3};
-  ValueId x = builder.parameter(DType::Float32, ir::from_ints(input_shape));
-  ValueId w = builder.parameter(DType::Float32, ir::from_ints(weight_shape));
-  ValueId bias = builder.parameter(DType::Float32, {64});
-  graph.set_outputs({builder.convolution(x, w, bias, {1}, {1}, {1}, 1)});
-  Options options = test_options();
-  CompileStats stats;
-  std::unique_ptr<detail::CompiledGraph> compiled =
-      detail::compile_graph(graph, {{}, {}, {}}, options, stats);
-  Array weights = make_array(DType::Float32, weight_shape, pseudo_random(64 * 64 * 9, -1, 1, 40));
-  Array biases = make_array(DType::Float32, {64}, pseudo_random(64, -1, 1, 41));
-  auto call = [&](uint64_t seed, const std::string& what) {
-    std::vector<Array> inputs = {
-        make_array(DType::Float32, input_shape, pseudo_random(2 * 64 * 14 * 14, -1, 1, seed)),
-        weights, biases};
+// A compiled 3x3 stride-1 convolution of 64 channels (with a bias), called on the images of
+// `seed` and the given weights, checked against the interpreter within `tolerance`.
+struct SameConvolution {
+  SameConvolution(std::vector<int64_t> input, bool with_bias) : input_shape(std::move(input)) {
+    ir::Builder builder(graph);
+    ValueId x = builder.parameter(DType::Float32, ir::from_ints(input_shape));
+    ValueId w = builder.parameter(DType::Float32, ir::from_ints(weight_shape));
+    std::optional<ValueId> bias;
+    if (with_bias) bias = builder.parameter(DType::Float32, {64});
+    graph.set_outputs({builder.convolution(x, w, bias, {1}, {1}, {1}, 1)});
+    CompileStats stats;
+    compiled = detail::compile_graph(graph, std::vector<std::vector<int64_t>>(with_bias ? 3 : 2),
+                                     test_options(), stats);
+  }
+  void call(uint64_t seed, std::vector<Array> operands, const Tolerance& tolerance,
+            const std::string& what) {
+    int64_t count = 1;
+    for (int64_t size : input_shape) count *= size;
+    operands.insert(operands.begin(),
+                    make_array(DType::Float32, input_shape, pseudo_random(size_t(count), -1, 1, seed)));
     std::vector<Array> outputs;
-    compiled->executable->run(inputs, outputs);
-    expect_array_matches(outputs.at(0), ir::interpret(graph, inputs).at(0), kSingle, what);
-  };
+    compiled->executable->run(operands, outputs);
+    expect_array_matches(outputs.at(0), ir::interpret(graph, operands).at(0), tolerance, what);
+  }
+  void set_weights(Array& weights, uint64_t seed) {
+    std::vector<double> next = pseudo_random(64 * 64 * 9, -1, 1, seed);
+    for (size_t k = 0; k < next.size(); ++k) weights.data_as<float>()[k] = float(next[k]);
+  }
+  const std::vector<int64_t> input_shape, weight_shape{64, 64, 3, 3};
+  ir::Graph graph;
+  std::unique_ptr<detail::CompiledGraph> compiled;
+};
+
+// Few output positions per channel (2 x 14 x 14 over 64): Winograd's algorithm from the third
+// call on the same weights (kept from the second, their transform from the third); weights
+// changed in place, and weights that change on every call (a training loop's), are read
+// afresh: every call matches the interpreter.
+TEST(ConvolutionCompiled, KeptWeightsFollowTheirContents) {
+  SameConvolution conv({2, 64, 14, 14}, true);
+  Array weights = make_array(DType::Float32, conv.weight_shape, pseudo_random(64 * 64 * 9, -1, 1, 40));
+  Array biases = make_array(DType::Float32, {64}, pseudo_random(64, -1, 1, 41));
   const externs::ConvolutionCounters start = externs::convolution_counters();
-  call(42, "first call");
-  call(43, "second call, same weights");
-  call(44, "third call, same weights");
-  call(41, "fourth call, same weights");
+  conv.call(42, {weights, biases}, kSingle, "first call");
+  conv.call(43, {weights, biases}, kSingle, "second call, same weights");
+  conv.call(44, {weights, biases}, kSingle, "third call, same weights");
+  conv.call(41, {weights, biases}, kSingle, "fourth call, same weights");
   const externs::ConvolutionCounters repeated = externs::convolution_counters();
   EXPECT_EQ(repeated.winograd_calls - start.winograd_calls, 2);
   EXPECT_EQ(repeated.kept_weight_hits - start.kept_weight_hits, 2);
   weights.data_as<float>()[5 * 64 * 9 + 4] += 0.5f;  // one tap of output channel 5
-  call(45, "a weight changed in place");
+  conv.call(45, {weights, biases}, kSingle, "a weight changed in place");
   for (uint64_t step = 0; step < 4; ++step) {
-    std::vector<double> next = pseudo_random(64 * 64 * 9, -1, 1, 50 + step);
-    for (size_t k = 0; k < next.size(); ++k) weights.data_as<float>()[k] = float(next[k]);
-    call(46 + step, "weights changed on call " + std::to_string(step));
+    conv.set_weights(weights, 50 + step);
+    conv.call(46 + step, {weights, biases}, kSingle, "weights changed on call " + std::to_string(step));
   }
   EXPECT_EQ(externs::convolution_counters().kept_weight_hits, repeated.kept_weight_hits);
 }
@@ -341,28 +355,12 @@ TEST(ConvolutionCompiled, KeptWeightsFollowTheirContents) {
 // every call is Winograd's and matches the interpreter within float32 rounding of the largest
 // outputs (its transform spreads each tile's rounding over the tile: 2.5e-5 on outputs of 30).
 TEST(ConvolutionCompiled, ChangingWeightsRunWinogradsTrainingForm) {
-  ir::Graph graph;
-  ir::Builder builder(graph);
-  const std::vector<int64_t> input_shape{2, 64, 28, 28}, weight_shape{64, 64, 3, 3};
-  ValueId x = builder.parameter(DType::Float32, ir::from_ints(input_shape));
-  ValueId w = builder.parameter(DType::Float32, ir::from_ints(weight_shape));
-  graph.set_outputs({builder.convolution(x, w, std::nullopt, {1}, {1}, {1}, 1)});
-  Options options = test_options();
-  CompileStats stats;
-  std::unique_ptr<detail::CompiledGraph> compiled =
-      detail::compile_graph(graph, {{}, {}}, options, stats);
-  Array weights = make_array(DType::Float32, weight_shape, pseudo_random(64 * 64 * 9, -1, 1, 60));
+  SameConvolution conv({2, 64, 28, 28}, false);
+  Array weights = make_array(DType::Float32, conv.weight_shape, pseudo_random(64 * 64 * 9, -1, 1, 60));
   const int64_t start = externs::convolution_counters().winograd_calls;
   for (uint64_t step = 0; step < 4; ++step) {
-    std::vector<double> next = pseudo_random(64 * 64 * 9, -1, 1, 61 + step);
-    for (size_t k = 0; k < next.size(); ++k) weights.data_as<float>()[k] = float(next[k]);
-    std::vector<Array> inputs = {
-        make_array(DType::Float32, input_shape, pseudo_random(2 * 64 * 28 * 28, -1, 1, 70 + step)),
-        weights};
-    std::vector<Array> outputs;
-    compiled->executable->run(inputs, outputs);
-    expect_array_matches(outputs.at(0), ir::interpret(graph, inputs).at(0), {1e-4, 2e-4, 4},
-                         "call " + std::to_string(step));
+    conv.set_weights(weights, 61 + step);
+    conv.call(70 + step, {weights}, {1e-4, 2e-4, 4}, "call " + std::to_string(step));
   }
   EXPECT_EQ(externs::convolution_counters().winograd_calls - start, 4);
 }
