@@ -373,7 +373,8 @@ TEST_F(PassTest, LinearLayersBecomeMatmulsWithEpilogues) {
     for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], expected[i], tolerance) << k << " " << i;
   }
   // The CPU pipeline leaves products to BLAS and their sums to generated kernels.
-  for (const ir::Node& node : run_graph_passes(graph, {"matmul_epilogues"}).nodes())
+  const ir::Graph cpu = run_graph_passes(graph, {"matmul_epilogues"});  // outlives the loop
+  for (const ir::Node& node : cpu.nodes())
     EXPECT_TRUE(node.op != Op::matmul || node.inputs.size() == 2);
 }
 
