@@ -65,14 +65,12 @@ struct DriverApi {
   CUresult (*cuMemFree)(CUdeviceptr pointer);                         // cuMemFree_v2
   CUresult (*cuMemcpyHtoD)(CUdeviceptr dst, const void* src, size_t bytes);  // _v2
   CUresult (*cuMemcpyDtoH)(void* dst, CUdeviceptr src, size_t bytes);        // _v2
-  CUresult (*cuMemcpyDtoD)(CUdeviceptr dst, CUdeviceptr src, size_t bytes);  // _v2
   CUresult (*cuMemcpyHtoDAsync)(CUdeviceptr dst, const void* src, size_t bytes,
                                 CUstream stream);  // _v2
   CUresult (*cuMemcpyDtoHAsync)(void* dst, CUdeviceptr src, size_t bytes,
                                 CUstream stream);  // _v2
   CUresult (*cuMemcpyDtoDAsync)(CUdeviceptr dst, CUdeviceptr src, size_t bytes,
                                 CUstream stream);  // _v2
-  CUresult (*cuMemsetD8)(CUdeviceptr dst, unsigned char value, size_t count);  // _v2
   CUresult (*cuMemsetD8Async)(CUdeviceptr dst, unsigned char value, size_t count,
                               CUstream stream);
   CUresult (*cuStreamSynchronize)(CUstream stream);

@@ -74,11 +74,9 @@ bool resolve_all(void* library, DriverApi& api, std::string& reason) {
          resolve(library, "cuMemFree_v2", api.cuMemFree, reason) &&
          resolve(library, "cuMemcpyHtoD_v2", api.cuMemcpyHtoD, reason) &&
          resolve(library, "cuMemcpyDtoH_v2", api.cuMemcpyDtoH, reason) &&
-         resolve(library, "cuMemcpyDtoD_v2", api.cuMemcpyDtoD, reason) &&
          resolve(library, "cuMemcpyHtoDAsync_v2", api.cuMemcpyHtoDAsync, reason) &&
          resolve(library, "cuMemcpyDtoHAsync_v2", api.cuMemcpyDtoHAsync, reason) &&
          resolve(library, "cuMemcpyDtoDAsync_v2", api.cuMemcpyDtoDAsync, reason) &&
-         resolve(library, "cuMemsetD8_v2", api.cuMemsetD8, reason) &&
          resolve(library, "cuMemsetD8Async", api.cuMemsetD8Async, reason) &&
          resolve(library, "cuStreamSynchronize", api.cuStreamSynchronize, reason) &&
          resolve(library, "cuEventCreate", api.cuEventCreate, reason) &&
@@ -396,29 +394,21 @@ void copy_device_to_device(void* device_dst, const void* device_src, int64_t byt
   check_size(bytes, "copy on the GPU");
   make_current();
   if (bytes == 0) return;
-  const DriverApi& api = driver();
-  if (stream == nullptr) {
-    check(api.cuMemcpyDtoD(device_address(device_dst), device_address(device_src), bytes),
-          "cuMemcpyDtoD");
-  } else {
-    check(api.cuMemcpyDtoDAsync(device_address(device_dst), device_address(device_src), bytes,
-                                static_cast<CUstream>(stream)),
-          "cuMemcpyDtoDAsync");
-  }
+  // Queued on the stream (null: the legacy default one, torch's usual) and never waited for:
+  // CUDA documents the plain cuMemcpyDtoD as synchronous "for most use cases", and with it a
+  // reduce-overhead replay's staged input (a training step's new batch) cost resnet18's step
+  // on an H200 ~0.5 ms of host time waiting for the GPU (4.76 -> 4.05 ms a synced step).
+  check(driver().cuMemcpyDtoDAsync(device_address(device_dst), device_address(device_src), bytes,
+                                   static_cast<CUstream>(stream)),
+        "cuMemcpyDtoDAsync");
 }
 
 void memset_zero(void* device_dst, int64_t bytes, void* stream) {
   check_size(bytes, "memset on the GPU");
   make_current();
   if (bytes == 0) return;
-  const DriverApi& api = driver();
-  if (stream == nullptr) {
-    check(api.cuMemsetD8(device_address(device_dst), 0, bytes), "cuMemsetD8");
-  } else {
-    check(api.cuMemsetD8Async(device_address(device_dst), 0, bytes,
-                              static_cast<CUstream>(stream)),
-          "cuMemsetD8Async");
-  }
+  check(driver().cuMemsetD8Async(device_address(device_dst), 0, bytes, static_cast<CUstream>(stream)),
+        "cuMemsetD8Async");
 }
 
 void synchronize(void* stream) {
