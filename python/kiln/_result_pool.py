@@ -25,34 +25,64 @@ class PooledResult:
         self.storage = tensor.untyped_storage()
         self.storage_address = self.storage._cdata
         self.address = tensor.data_ptr()
-        # torch builds without the counter: never free, every call a new tensor
-        self.use_count = getattr(torch._C, "_storage_Use_Count", lambda storage: 3)
+        self.use_count = _use_count(torch)
 
     def only_pool_holds(self):
         return self.use_count(self.storage_address) <= 2
 
 
+def _use_count(torch):
+    """A storage's use count by its address; torch builds without the counter: never free,
+    every call a new tensor."""
+    return getattr(torch._C, "_storage_Use_Count", lambda storage: 3)
+
+
 class ResultPool:
-    """The pools of one compiled graph's results: `specs` (shape, torch dtype) per result."""
-    __slots__ = ("torch", "compiled", "specs", "device", "pools")
+    """The pools of one compiled graph's results: `specs` (shape, torch dtype[, order]) per
+    result, where an order is the permutation callers see the row-major result through (a
+    channels-last activation returned in its logical (N, C, ...) order): the pooled tensor is
+    that view, so a call returns it with no permute."""
+    __slots__ = ("torch", "compiled", "specs", "device", "pools", "use_count", "recent")
 
     def __init__(self, torch, compiled, specs, device):
         self.torch, self.compiled, self.specs, self.device = torch, compiled, specs, device
         self.pools = [[] for _ in specs]
+        self.use_count = _use_count(torch)
+        # The last two calls' takes, each (results, their storages' addresses): a training
+        # step's forward takes the same results every call, `y = f(x)` alternates between two.
+        self.recent = []
 
     def take(self):
         """Per result, the PooledResult this call writes."""
+        use_count = self.use_count
+        for taken, storages in self.recent:  # one pass over the storages, not a pool walk each
+            if max(map(use_count, storages), default=0) <= 2:
+                self._remember(taken, storages)
+                return taken
         taken = []
-        for pooled, (shape, dtype) in zip(self.pools, self.specs):
+        for pooled, spec in zip(self.pools, self.specs):
             for free in pooled:
-                if free.use_count(free.storage_address) <= 2:  # only_pool_holds, inlined
+                if use_count(free.storage_address) <= 2:
                     break
             else:
-                # A normal tensor even under inference_mode: a later call outside it reuses it.
-                with self.torch.inference_mode(False):
-                    tensor = self.torch.empty(shape, dtype=dtype, device=self.device)
-                free = PooledResult(self.torch, tensor)
+                free = PooledResult(self.torch, self._new_tensor(*spec))
                 pooled.insert(0, free)
-                del pooled[_POOLED_RESULTS:]
+                if len(pooled) > _POOLED_RESULTS:  # a dropped tensor is not taken again
+                    del pooled[_POOLED_RESULTS:]
+                    self.recent.clear()
             taken.append(free)
+        self._remember(taken, [free.storage_address for free in taken])
         return taken
+
+    def _remember(self, taken, storages):
+        if self.recent and self.recent[0][0] is taken:
+            return
+        self.recent.insert(0, (taken, storages))
+        del self.recent[2:]
+
+    def _new_tensor(self, shape, dtype, order=None):
+        # A normal tensor even under inference_mode: a later call outside it reuses it.
+        with self.torch.inference_mode(False):
+            if order is None:
+                return self.torch.empty(shape, dtype=dtype, device=self.device)
+            return self.torch.empty(shape, dtype=dtype, device=self.device).permute(order)

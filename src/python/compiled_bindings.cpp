@@ -126,7 +126,18 @@ nb::list run(Compiled& compiled, nb::sequence inputs, nb::handle out, int64_t st
   return results;
 }
 
-// A torch tensor (anything with data_ptr() and stride()) on `device` as the program buffer it
+// Whether strides lay a shape out row-major (dimensions of size 1 may have any stride, as in
+// torch's and NumPy's sense of contiguous).
+bool row_major(const std::vector<int64_t>& shape, const std::vector<int64_t>& strides) {
+  int64_t expected = 1;
+  for (size_t i = shape.size(); i-- > 0;) {
+    if (shape[i] != 1 && strides[i] != expected) return false;
+    expected *= shape[i];
+  }
+  return true;
+}
+
+// A torch tensor (anything with data_ptr(), is_contiguous() and stride()) on `device` as the program buffer it
 // fills: its pointer, and its strides, which run() checks against the compiled ones; shape and
 // dtype are the buffer's (the caller's graph guards them, as Dynamo does).
 Array borrow_tensor(nb::handle tensor, const sched::Buffer& buffer, Device device) {
@@ -134,12 +145,22 @@ Array borrow_tensor(nb::handle tensor, const sched::Buffer& buffer, Device devic
   // outlive the interpreter's shutdown).
   static PyObject* const data_ptr = PyUnicode_InternFromString("data_ptr");
   static PyObject* const stride = PyUnicode_InternFromString("stride");
+  static PyObject* const is_contiguous = PyUnicode_InternFromString("is_contiguous");
   nb::object address = nb::steal(PyObject_CallMethodNoArgs(tensor.ptr(), data_ptr));
   if (!address) throw nb::python_error();
+  void* data = reinterpret_cast<void*>(nb::cast<uintptr_t>(address));
+  // A row-major buffer takes a contiguous tensor as it is: torch's is_contiguous() answers
+  // without building the tuple stride() returns (a quarter of a call's conversion).
+  if (row_major(buffer.shape, buffer.strides)) {
+    nb::object contiguous = nb::steal(PyObject_CallMethodNoArgs(tensor.ptr(), is_contiguous));
+    if (!contiguous) throw nb::python_error();
+    if (contiguous.ptr() == Py_True)
+      return Array::borrow(data, buffer.dtype, buffer.shape, buffer.strides, nullptr, device);
+  }
   nb::object strides = nb::steal(PyObject_CallMethodNoArgs(tensor.ptr(), stride));
   if (!strides) throw nb::python_error();
-  return Array::borrow(reinterpret_cast<void*>(nb::cast<uintptr_t>(address)), buffer.dtype,
-                       buffer.shape, nb::cast<std::vector<int64_t>>(strides), nullptr, device);
+  return Array::borrow(data, buffer.dtype, buffer.shape, nb::cast<std::vector<int64_t>>(strides),
+                       nullptr, device);
 }
 
 // An output given by its address (the torch front end's pooled results, which it allocates

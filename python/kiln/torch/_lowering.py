@@ -354,7 +354,7 @@ class CompiledGraph:
         self.symbolic = False
         self.layouts = {}  # input strides -> Compiled
         self._output_pool = None  # the ResultPool of the last call's compiled graph
-        self._output_dtypes = None
+        self._output_dtypes = self._output_orders = None  # by kiln output, from the plan
 
     @classmethod
     def from_record(cls, trace, outputs, strides, plan, single, tensor_positions, device,
@@ -417,41 +417,29 @@ class CompiledGraph:
 
     def _set_plan(self, plan, single):
         self.plan, self.single = plan, single
+        self._output_dtypes = self._output_orders = None
         # Every FX output is kiln's output of its position: a call returns kiln's results.
-        self.results_are_outputs = all(kind == "kiln" and value[0] == position
+        self.results_are_outputs = all(kind in ("kiln", "kiln channels-last") and value[0] == position
                                        for position, (kind, value) in enumerate(plan))
+        # What a call does with the plan, decided once: per FX output (0, kiln output),
+        # (1, input position) or (2, constant); and the inputs kiln's outputs update in place.
+        self._outputs = [(0, value[0]) if kind in ("kiln", "kiln channels-last") else
+                         (1, value) if kind == "input" else (2, value)
+                         for kind, value in plan if kind != "mutation"]
+        self._mutations = [(value[0], value[2]) for kind, value in plan if kind == "mutation"]
 
     def __call__(self, args):
         if self.compiled is _NOT_YET:
             self.compiled = self._compile(args)
         compiled = self.compiled
         results = [] if compiled is None else self._run(compiled, args)
-        if self.results_are_outputs and not self.symbolic and len(results) == len(self.plan):
+        if self.results_are_outputs and len(results) == len(self.plan):
             return results  # (a runtime check's outputs come after the plan's: the loop drops them)
-        outputs, mutated, values = [], [], []
-        for kind, value in self.plan:
-            if kind == "mutation":  # copied in below, a _foreach_copy_ per dtype
-                index, dtype, position = value
-                mutated.append(args[position])
-                result = results[index]
-                values.append(result if isinstance(result, torch.Tensor) else
-                              as_torch(result, dtype))
-            elif kind == "kiln":
-                index, dtype = value
-                result = results[index]
-                outputs.append(result if isinstance(result, torch.Tensor) else
-                               as_torch(result, dtype))
-            elif kind == "kiln channels-last":  # back to the logical (N, C, ...) order
-                index, dtype, order = value
-                result = results[index]
-                result = result if isinstance(result, torch.Tensor) else as_torch(result, dtype)
-                outputs.append(result.permute(order))
-            elif kind == "input":
-                outputs.append(args[value])
-            else:
-                outputs.append(value)
-        if mutated:
-            _copy_into(mutated, values)
+        outputs = [results[value] if kind == 0 else args[value] if kind == 1 else value
+                   for kind, value in self._outputs]
+        if self._mutations:  # a _foreach_copy_ per dtype
+            _copy_into([args[position] for _, position in self._mutations],
+                       [results[index] for index, _ in self._mutations])
         return outputs
 
     def _run(self, compiled, args):
@@ -483,25 +471,41 @@ class CompiledGraph:
         return [output.tensor.detach() for output in outputs]
 
     def _output_dtype(self, index):
-        """The torch dtype of kiln output `index` (the plan's)."""
+        """The torch dtype of kiln output `index` (the plan's; None for a runtime check's)."""
         if self._output_dtypes is None:
             self._output_dtypes = dict(value[:2] for kind, value in self.plan
                                        if kind in ("kiln", "kiln channels-last", "mutation"))
-        return self._output_dtypes[index]
+            self._output_orders = {value[0]: value[2] for kind, value in self.plan
+                                   if kind == "kiln channels-last"}
+        return self._output_dtypes.get(index)
+
+    def _output_order(self, index):
+        """The permutation a call returns kiln output `index` through (a channels-last
+        activation in its logical order), or None."""
+        self._output_dtype(index)
+        return self._output_orders.get(index)
 
     def _result_pool(self, compiled):
-        specs = [(shape, self._output_dtype(index))
+        specs = [(shape, self._output_dtype(index), self._output_order(index))
                  for index, shape in enumerate(compiled.output_shapes)]
         return ResultPool(torch, compiled, specs, self.device)
 
     def _run_symbolic(self, compiled, tensors):
+        """Results as torch tensors in the plan's layouts, as _run's pooled ones."""
         if not self.on_cuda:
-            return compiled.run([as_numpy(tensor) for tensor in tensors])
-        results = compiled.run([tensor.detach() for tensor in tensors],
-                               stream=torch_current_stream(torch, self.device))
-        # bfloat16 leaves as float16 bits (the CUDA Array Interface has no bfloat16)
-        return [torch.as_tensor(result, device=self.device).view(self._output_dtype(index))
-                for index, result in enumerate(results)]
+            results = [as_torch(result, self._output_dtype(index))
+                       for index, result in enumerate(compiled.run([as_numpy(tensor)
+                                                                    for tensor in tensors]))]
+        else:
+            arrays = compiled.run([tensor.detach() for tensor in tensors],
+                                  stream=torch_current_stream(torch, self.device))
+            # bfloat16 leaves as float16 bits (the CUDA Array Interface has no bfloat16)
+            results = [torch.as_tensor(result, device=self.device) for result in arrays]
+            results = [result if dtype is None else result.view(dtype) for result, dtype in
+                       zip(results, map(self._output_dtype, range(len(results))))]
+        orders = [self._output_order(index) for index in range(len(results))]
+        return [result if order is None else result.permute(order)
+                for result, order in zip(results, orders)]
 
     def output_strides(self):
         """The strides of each FX output as calls return them (None: not a tensor)."""
