@@ -48,14 +48,21 @@ std::vector<ExprId> Lowering::loop_index(const std::vector<int32_t>& loops) {
   return index;
 }
 
-ExprId Lowering::value(ValueId id, const std::vector<ExprId>& index, bool compute) {
+ExprId Lowering::value(ValueId id, const std::vector<ExprId>& given, bool compute) {
+  // A dimension of extent 1 has one index, 0: its uses share one memo entry whatever
+  // expression they reach it by.
+  std::vector<ExprId> index = given;
+  const ir::Shape& shape = graph_.node(id).shape;
+  for (size_t d = 0; d < index.size() && d < shape.size(); ++d)
+    if (shape[d].is_constant() && shape[d].constant() == 1) index[d] = builder_.index_constant(0);
+  const bool here = stored_here.count(id) > 0;
   auto key = std::make_pair(id, index);
-  if (!compute) {
+  if (!compute || here) {
     for (const Scope& scope : scopes_)
       if (auto found = scope.lowered.find(key); found != scope.lowered.end()) return found->second;
   }
-  ExprId result = lower(id, index, compute);
-  if (!compute && !scopes_.empty()) scopes_.back().lowered[key] = result;
+  ExprId result = lower(id, index, compute || here);
+  if ((!compute || here) && !scopes_.empty()) scopes_.back().lowered[key] = result;
   note_recomputation(id, index);
   return result;
 }

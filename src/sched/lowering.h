@@ -37,6 +37,10 @@ class Lowering {
   void pop_scope();
   // Graph nodes inlined into the kernel so far (kernel names and comments).
   std::set<ir::ValueId> visited;
+  // Materialized nodes this kernel computes and stores itself (a fused group's roots): a use of
+  // one is its computed value, not a load of what the kernel stores (loads may be issued
+  // before the stores: vector loads, hoisted reads).
+  std::set<ir::ValueId> stored_here;
   // Byte-free element offset of `index` in buffer `buffer` (its strides).
   ExprId offset(int32_t buffer, const std::vector<ExprId>& index);
   // Loop variables that are the index of a full iteration over `shape`.

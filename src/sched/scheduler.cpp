@@ -59,6 +59,7 @@ class ProgramBuilder {
  private:
   int32_t add_buffer(BufferRole role, int32_t number, const Node& node, std::string name);
   std::set<ValueId> buffers_read(ValueId root) const;
+  bool reads_at_own_index(ValueId root, ValueId stored) const;
   Step extern_step(const Node& node, int32_t output);
   std::string describe(ValueId id) const;
   std::string fusion_refusal(const std::vector<Root>& group, const std::set<ValueId>& group_nodes,
@@ -274,10 +275,35 @@ std::string ProgramBuilder::fusion_refusal(const std::vector<Root>& group,
   if (shape != node.shape)
     return "different iteration domains " + ir::shape_string(shape) + " and " + ir::shape_string(node.shape);
   for (ValueId read : buffers_read(root.node))
-    if (group_nodes.count(read))
-      return "it reads " + describe(read) + ", which that kernel stores (one loop nest cannot "
-             "read back what another iteration writes)";
+    if (group_nodes.count(read) && !reads_at_own_index(root.node, read))
+      return "it reads " + describe(read) + ", which that kernel stores, at other indices (one "
+             "loop nest cannot read back what another iteration writes)";
   return "";
+}
+
+// Whether `root` reads the materialized value `stored` only at the index it writes itself: every
+// path between them runs through elementwise ops of one shape. Joining the kernel that stores
+// `stored`, it then loads in each iteration what that iteration stored before it (a batch norm's
+// variance, then its reciprocal square root and running-variance update: one kernel, not three).
+bool ProgramBuilder::reads_at_own_index(ValueId root, ValueId stored) const {
+  const ir::Shape& shape = graph_.node(stored).shape;
+  std::set<std::pair<ValueId, bool>> seen;
+  // (value, whether every op from root down to it keeps the index)
+  std::vector<std::pair<ValueId, bool>> stack{{root, true}};
+  while (!stack.empty()) {
+    auto [id, same_index] = stack.back();
+    stack.pop_back();
+    if (id == stored) {
+      if (!same_index) return false;
+      continue;
+    }
+    if ((id != root && buffer_of_[static_cast<size_t>(id)] >= 0) || !seen.insert({id, same_index}).second)
+      continue;
+    const Node& node = graph_.node(id);
+    const bool keeps = same_index && ir::is_elementwise(node.op) && node.shape == shape;
+    for (ValueId input : node.inputs) stack.push_back({input, keeps});
+  }
+  return true;
 }
 
 std::set<ValueId> ProgramBuilder::buffers_read(ValueId root) const {
@@ -353,6 +379,8 @@ void ProgramBuilder::build_pointwise_kernel(const std::vector<Root>& group) {
       }
       // All values first, then the stores: reductions placed while lowering stay adjacent, so
       // sibling reductions (mean and var of one input) merge into one pass.
+      for (const Root& root : group)
+        if (!root.copy) lowering.stored_here.insert(root.node);
       std::vector<Stmt> stores;
       for (const Root& root : group) {
         Stmt store;

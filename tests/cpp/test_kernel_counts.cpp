@@ -92,6 +92,35 @@ TEST(KernelCounts, SiblingReductionsShareOnePass) {
   EXPECT_EQ(kernel_functions(function.source()), 1);
 }
 
+// A batch norm's training statistics over the (N, H, W) positions of channels-last activations:
+// the mean and variance, then what reads them only at their own channel (the variance's
+// reciprocal square root, the running averages: each an output) join their kernel, the
+// stored statistics loaded back in the iteration that stored them. A reader at other indices
+// (a transposed copy) cannot: it would read what other iterations have not stored yet.
+TEST(KernelCounts, ReadersOfStoredStatisticsAtTheirOwnIndexShareTheirKernel) {
+  auto statistics = [](Tensor x, Tensor running_mean, Tensor running_var) {
+    Tensor batch_mean = mean(x, {0, 1});
+    Tensor batch_var = var(x, {0, 1});
+    return std::vector<Tensor>{batch_mean, batch_var, 1.0f / sqrt(batch_var + 1e-5f),
+                               running_mean * 0.9f + batch_mean * 0.1f,
+                               running_var * 0.9f + batch_var * (0.1f * 64.0f / 63.0f)};
+  };
+  auto transposed = [](Tensor x, Tensor, Tensor) {
+    Tensor batch_var = var(x, {0, 1});
+    return std::vector<Tensor>{batch_var, transpose(batch_var, {1, 0}) + 1.0f};
+  };
+  Array x = make_array(DType::Float32, {4, 16, 8, 8}, pseudo_random(4096, -3, 5, 11));
+  Array running_mean = make_array(DType::Float32, {8, 8}, pseudo_random(64, -1, 1, 12));
+  Array running_var = make_array(DType::Float32, {8, 8}, pseudo_random(64, 0.5, 2, 13));
+  for (auto [program, kernels] : {std::pair{+statistics, 1}, std::pair{+transposed, 2}}) {
+    Function function = compile(program, test_options());
+    expect_function_matches(function, program, {x, running_mean, running_var}, {1e-5, 1e-5, 4},
+                            "batch norm statistics");
+    EXPECT_EQ(function.stats().kernels, kernels) << function.source();
+    EXPECT_EQ(kernel_functions(function.source()), kernels);
+  }
+}
+
 // An explicit time-step loop (a 1-D heat equation, 24 steps): every third step is materialized
 // (scheduler.cpp, kStencilSteps), the 8 kernels have the same code and share one generated
 // function, so compiling stays as cheap as for one kernel.
