@@ -85,4 +85,11 @@ class ResultPool:
         with self.torch.inference_mode(False):
             if order is None:
                 return self.torch.empty(shape, dtype=dtype, device=self.device)
-            return self.torch.empty(shape, dtype=dtype, device=self.device).permute(order)
+            # Strided from the start, not a permute's view: a view holds its base, whose
+            # reference would keep the storage's use count above 2 for good.
+            strides = [1] * len(shape)
+            for d in range(len(shape) - 2, -1, -1):
+                strides[d] = strides[d + 1] * shape[d + 1]
+            return self.torch.empty_strided([shape[axis] for axis in order],
+                                            [strides[axis] for axis in order],
+                                            dtype=dtype, device=self.device)

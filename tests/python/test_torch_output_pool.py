@@ -60,3 +60,17 @@ def test_results_all_held_never_share_memory():
     graph = pool([(4,)])
     kept = [graph.take()[0].tensor.detach() for _ in range(5)]
     assert len({t.data_ptr() for t in kept}) == 5
+
+
+def test_a_result_pooled_as_its_permuted_view_is_reused_once_dropped():
+    """A channels-last result returned in its logical order: the pooled tensor has the
+    permuted strides, and is free again (not held by a view's base) once the caller drops it."""
+    graph = ResultPool(torch, None, [((2, 5, 5, 3), torch.float32, (0, 3, 1, 2))],
+                       torch.device("cpu"))
+    first = graph.take()[0]
+    assert first.tensor.shape == (2, 3, 5, 5) and first.tensor.stride() == (75, 1, 15, 3)
+    assert first.only_pool_holds()
+    held = first.tensor.detach()
+    assert graph.take()[0].address != first.address
+    del held
+    assert graph.take()[0].address == graph.take()[0].address  # one tensor again
