@@ -137,9 +137,10 @@ bool row_major(const std::vector<int64_t>& shape, const std::vector<int64_t>& st
   return true;
 }
 
-// A torch tensor (anything with data_ptr(), is_contiguous() and stride()) on `device` as the program buffer it
-// fills: its pointer, and its strides, which run() checks against the compiled ones; shape and
-// dtype are the buffer's (the caller's graph guards them, as Dynamo does).
+// A torch tensor (anything with data_ptr(), is_contiguous() and stride()) on `device` as the
+// program buffer it fills: its pointer, and its strides, which run() checks against the
+// compiled ones; shape and dtype are the buffer's (the caller's graph guards them, as Dynamo
+// does).
 Array borrow_tensor(nb::handle tensor, const sched::Buffer& buffer, Device device) {
   // A model's call passes hundreds: the method names are made once (and never freed: they
   // outlive the interpreter's shutdown).

@@ -297,8 +297,8 @@ bool ProgramBuilder::reads_at_own_index(ValueId root, ValueId stored) const {
       if (!same_index) return false;
       continue;
     }
-    if ((id != root && buffer_of_[static_cast<size_t>(id)] >= 0) || !seen.insert({id, same_index}).second)
-      continue;
+    const bool other_buffer = id != root && buffer_of_[static_cast<size_t>(id)] >= 0;
+    if (other_buffer || !seen.insert({id, same_index}).second) continue;
     const Node& node = graph_.node(id);
     const bool keeps = same_index && ir::is_elementwise(node.op) && node.shape == shape;
     for (ValueId input : node.inputs) stack.push_back({input, keeps});

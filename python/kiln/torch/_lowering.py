@@ -419,8 +419,9 @@ class CompiledGraph:
         self.plan, self.single = plan, single
         self._output_dtypes = self._output_orders = None
         # Every FX output is kiln's output of its position: a call returns kiln's results.
-        self.results_are_outputs = all(kind in ("kiln", "kiln channels-last") and value[0] == position
-                                       for position, (kind, value) in enumerate(plan))
+        self.results_are_outputs = all(
+            kind in ("kiln", "kiln channels-last") and value[0] == position
+            for position, (kind, value) in enumerate(plan))
         # What a call does with the plan, decided once: per FX output (0, kiln output),
         # (1, input position) or (2, constant); and the inputs kiln's outputs update in place.
         self._outputs = [(0, value[0]) if kind in ("kiln", "kiln channels-last") else

@@ -407,7 +407,8 @@ void memset_zero(void* device_dst, int64_t bytes, void* stream) {
   check_size(bytes, "memset on the GPU");
   make_current();
   if (bytes == 0) return;
-  check(driver().cuMemsetD8Async(device_address(device_dst), 0, bytes, static_cast<CUstream>(stream)),
+  check(driver().cuMemsetD8Async(device_address(device_dst), 0, bytes,
+                                 static_cast<CUstream>(stream)),
         "cuMemsetD8Async");
 }
 
