@@ -10,6 +10,7 @@
 #include "sched/buffer_plan.h"
 #include "ir/loop.h"
 #include "sched/division_splits.h"
+#include "sched/fusion_rules.h"
 #include "sched/in_place.h"
 #include "sched/loop_schedule.h"
 #include "sched/loop_nest.h"
@@ -58,12 +59,7 @@ class ProgramBuilder {
 
  private:
   int32_t add_buffer(BufferRole role, int32_t number, const Node& node, std::string name);
-  std::set<ValueId> buffers_read(ValueId root) const;
-  bool reads_at_own_index(ValueId root, ValueId stored) const;
   Step extern_step(const Node& node, int32_t output);
-  std::string describe(ValueId id) const;
-  std::string fusion_refusal(const std::vector<Root>& group, const std::set<ValueId>& group_nodes,
-                             const Root& root) const;
   void build_pointwise_kernel(const std::vector<Root>& group);
   void build_scan_kernel(const Root& root);
   void build_scatter_kernel(const Root& root);
@@ -161,9 +157,13 @@ Program ProgramBuilder::build(const std::vector<std::vector<int64_t>>& input_str
   for (const Root& root : roots) {
     const Node& node = graph_.node(root.node);
     if (root.copy && buffer_of_[static_cast<size_t>(root.node)] == root.buffer) continue;
-    std::string refusal = group.empty() ? "" : fusion_refusal(group, group_nodes, root);
+    std::string refusal =
+        group.empty() ? ""
+                      : fusion_refusal(graph_, buffer_of_, group_nodes, group.front().node,
+                                       root.node, root.copy);
     if (!refusal.empty())
-      fusion_notes_->push_back(describe(group.back().node) + " and " + describe(root.node) +
+      fusion_notes_->push_back(describe_value(graph_, group.back().node) + " and " +
+                               describe_value(graph_, root.node) +
                                ": separate kernels: " + refusal);
     if (!root.copy && node.op == ir::Op::where && base_of_[static_cast<size_t>(root.node)] >= 0) {
       // A masked update in its base's buffer (sched/in_place.h): alone in its kernel, where no
@@ -246,81 +246,6 @@ Step ProgramBuilder::extern_step(const Node& node, int32_t output) {
   step.call.output = output;
   step.call.parameters = extern_parameters(node);
   return step;
-}
-
-std::string ProgramBuilder::describe(ValueId id) const {
-  const Node& node = graph_.node(id);
-  return "%" + std::to_string(id) + " (" + std::string(ir::op_name(node.op)) +
-         (node.location.empty() ? "" : " at " + node.location) + ")";
-}
-
-// Why `root` cannot join the kernel being built for `group` (Inductor's WhyNoFuse); empty
-// when it can.
-std::string ProgramBuilder::fusion_refusal(const std::vector<Root>& group,
-                                           const std::set<ValueId>& group_nodes,
-                                           const Root& root) const {
-  const Node& node = graph_.node(root.node);
-  if (!root.copy) {
-    if (node.op == ir::Op::matmul) return "matmul is an extern call (BLAS) on whole buffers";
-    if (node.op == ir::Op::convolution)
-      return "convolution is an extern call (oneDNN) on whole buffers";
-    if (node.op == ir::Op::convolution_backward_input ||
-        node.op == ir::Op::convolution_backward_weight)
-      return std::string(ir::op_name(node.op)) + " is an extern call (oneDNN) on whole buffers";
-    if (node.op == ir::Op::scatter) return "a scatter writes its updates in order, in its own kernel";
-    if (node.op == ir::Op::loop) return "a loop runs the kernels of its body";
-    if (ir::is_scan(node.op)) return std::string(ir::op_name(node.op)) + " is a scan, in its own kernel";
-  }
-  const ir::Shape& shape = graph_.node(group.front().node).shape;
-  if (shape != node.shape)
-    return "different iteration domains " + ir::shape_string(shape) + " and " + ir::shape_string(node.shape);
-  for (ValueId read : buffers_read(root.node))
-    if (group_nodes.count(read) && !reads_at_own_index(root.node, read))
-      return "it reads " + describe(read) + ", which that kernel stores, at other indices (one "
-             "loop nest cannot read back what another iteration writes)";
-  return "";
-}
-
-// Whether `root` reads the materialized value `stored` only at the index it writes itself: every
-// path between them runs through elementwise ops of one shape. Joining the kernel that stores
-// `stored`, it then loads in each iteration what that iteration stored before it (a batch norm's
-// variance, then its reciprocal square root and running-variance update: one kernel, not three).
-bool ProgramBuilder::reads_at_own_index(ValueId root, ValueId stored) const {
-  const ir::Shape& shape = graph_.node(stored).shape;
-  std::set<std::pair<ValueId, bool>> seen;
-  // (value, whether every op from root down to it keeps the index)
-  std::vector<std::pair<ValueId, bool>> stack{{root, true}};
-  while (!stack.empty()) {
-    auto [id, same_index] = stack.back();
-    stack.pop_back();
-    if (id == stored) {
-      if (!same_index) return false;
-      continue;
-    }
-    const bool other_buffer = id != root && buffer_of_[static_cast<size_t>(id)] >= 0;
-    if (other_buffer || !seen.insert({id, same_index}).second) continue;
-    const Node& node = graph_.node(id);
-    const bool keeps = same_index && ir::is_elementwise(node.op) && node.shape == shape;
-    for (ValueId input : node.inputs) stack.push_back({input, keeps});
-  }
-  return true;
-}
-
-std::set<ValueId> ProgramBuilder::buffers_read(ValueId root) const {
-  std::set<ValueId> result, seen;
-  std::vector<ValueId> stack(graph_.node(root).inputs);
-  while (!stack.empty()) {
-    ValueId id = stack.back();
-    stack.pop_back();
-    if (!seen.insert(id).second) continue;
-    if (buffer_of_[static_cast<size_t>(id)] >= 0) {
-      result.insert(id);
-      continue;
-    }
-    const Node& node = graph_.node(id);
-    stack.insert(stack.end(), node.inputs.begin(), node.inputs.end());
-  }
-  return result;
 }
 
 // The permutation every root of `group` applies (each a permute, in the same order), when one
