@@ -315,7 +315,7 @@ void CLikePrinter::scan(const Stmt& s) {
 
 std::string CLikePrinter::buffer_name(int32_t buffer) {
   const sched::Buffer& b = program_.buffers[static_cast<size_t>(buffer)];
-  if (b.role == sched::BufferRole::Constant) return b.name;  // a static array in the file
+  if (b.role == sched::BufferRole::Constant) return constant_name(b);  // a static array
   auto found = std::find(arguments_.begin(), arguments_.end(), buffer);
   if (found == arguments_.end())
     throw Error(ErrorKind::Internal, "kiln: emitter: " + kernel_.name + " uses buffer " + b.name +

@@ -81,6 +81,8 @@ class CLikePrinter {
   virtual void plain_store(const Stmt& s, const std::string& index, const std::string& value) {
     line(store_text(s.buffer, index, value, expr(s.value).dtype));
   }
+  // The name a kernel reads constant array `buffer` by (its static array's own, by default).
+  virtual std::string constant_name(const sched::Buffer& buffer) { return buffer.name; }
   // The element of `buffer` at `index` as a load reads it (before 16-bit float conversion).
   virtual std::string loaded_element(int32_t buffer, const std::string& index) {
     return buffer_name(buffer) + "[" + index + "]";

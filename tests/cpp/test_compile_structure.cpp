@@ -18,8 +18,9 @@ using ir::ValueId;
 constexpr int64_t kNone = std::numeric_limits<int64_t>::max();  // slice bound "to the end"
 constexpr int64_t kNoneBack = std::numeric_limits<int64_t>::min();  // "to the start" (step < 0)
 
-std::vector<uint8_t> bytes_of(const std::vector<double>& values) {
-  std::vector<uint8_t> bytes(values.size() * sizeof(double));
+template <class T>
+std::vector<uint8_t> bytes_of(const std::vector<T>& values) {
+  std::vector<uint8_t> bytes(values.size() * sizeof(T));
   std::memcpy(bytes.data(), values.data(), bytes.size());
   return bytes;
 }
@@ -194,6 +195,21 @@ TEST(CompileStructure, IotaRandomAndConstants) {
   EXPECT_GT(high, 0.99);
   std::vector<int64_t> wrapped = run.outputs.at(3).to_vector<int64_t>();
   EXPECT_EQ(wrapped[299], 299 - 256);
+}
+
+// A kernel that copies a constant array (a fuzzed graph folded to one): GCC 12 with
+// -fopenmp-simd and this Xeon's -march=native folded the copy into vector constants and stored
+// 1 where these 52 int64 values hold 0 (elements 26, 27, 31 and 35); kernels now read constant
+// arrays through a pointer it cannot see through (codegen/cpp/kernel_emitter.h).
+TEST(CompileStructure, ConstantArraysAreCopiedAsTheyAre) {
+  GraphCase graph;
+  const std::vector<int64_t> values = {1, 1, 0, 1, 0, 0, 0, 0, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0,
+                                       0, 0, 0, 1, 1, 1, 1, 1, 0, 0, 1, 1, 1, 0, 1, 1, 1, 0,
+                                       0, 0, 1, 1, 1, 1, 0, 1, 1, 1, 1, 1, 1, 0, 1, 0};
+  graph.output(graph.builder.constant_array(bytes_of(values), DType::Int64, {4, 13}),
+               "int64 constant_array");
+  CompiledRun run = graph.check();
+  EXPECT_EQ(run.outputs.at(0).to_vector<int64_t>(), values);
 }
 
 TEST(CompileStructure, Matmul) {

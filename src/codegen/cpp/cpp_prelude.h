@@ -91,6 +91,14 @@ inline float kiln_copysign(float a, float b) { return __builtin_copysignf(a, b);
 inline double kiln_fmod(double a, double b) { return __builtin_fmod(a, b); }
 inline float kiln_fmod(float a, float b) { return __builtin_fmodf(a, b); }
 
+// A constant array as a pointer the compiler cannot see through: kernels read their constant
+// arrays by it (codegen/cpp/kernel_emitter.h, KernelEmitter::constant_name).
+template <class T>
+inline const T* kiln_opaque(const T* p) {
+  __asm__("" : "+r"(p));
+  return p;
+}
+
 // ---- primitives the semantics are written with ------------------------------------------
 #define kiln_bit_cast(To, value) __builtin_bit_cast(To, value)
 constexpr double kiln_infinity() { return __builtin_inf(); }

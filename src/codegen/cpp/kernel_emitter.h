@@ -33,11 +33,24 @@ class KernelEmitter : public CLikePrinter {
   std::string function_header() const override {
     return "extern \"C\" void KILN_KERNEL_NAME(char* const* kiln_args)";
   }
-  // After the buffers: the threads of this call's parallel regions (runtime/kernel_call.h).
+  // After the buffers: the threads of this call's parallel regions (runtime/kernel_call.h),
+  // then the constant arrays the body reads.
   std::string extra_arguments() const override {
-    return "  const int kiln_threads = (int)(long)kiln_args[" + std::to_string(arguments_.size()) +
-           "];\n";
+    std::string text = "  const int kiln_threads = (int)(long)kiln_args[" +
+                       std::to_string(arguments_.size()) + "];\n";
+    for (const auto& [name, type] : constants_)
+      text += "  const " + type + "* KILN_RESTRICT k_" + name + " = kiln_opaque(" + name + ");\n";
+    return text;
   }
+  // A constant array is read through kiln_opaque: GCC 12 folds reads of an array whose
+  // initializer it sees into vector constants, and in `omp simd` loops for this Xeon
+  // (-march=native: rocketlake tuning) folded some wrong (a fuzzed copy of 52 int64 constants
+  // stored 1 where the array holds 0; gcc -O3 -march=rocketlake -fopenmp-simd).
+  std::string constant_name(const sched::Buffer& buffer) override {
+    constants_.emplace(buffer.name, storage_type(buffer.dtype));
+    return "k_" + buffer.name;
+  }
+  std::map<std::string, std::string> constants_;  // name -> element type
   bool before_loop(const Stmt& s) override;
   // An add into a buffer that other threads add into (sched/cpu/parallel_scatter_adds.h) is
   // an `omp atomic` update.
