@@ -70,3 +70,14 @@ def test_diagonal_is_a_read_only_result_that_stays_independent():
         d += 1
         return x, d, x.diagonal(-1), x.trace(1)
     check(function, [(np.arange(12.0).reshape(3, 4),)])
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.int16, np.uint16, np.int32, np.float32])
+@pytest.mark.parametrize("columns", [1, 7, 173])
+def test_column_sums_of_narrow_dtypes(dtype, columns):
+    """Column sums whose SIMD lanes (the columns a vector holds) come out as one lane: a 16-bit
+    sum over 173 columns did not compile (its result read the lane loop's variable outside it;
+    found by the fuzzer, seed 202)."""
+    x = (np.arange(197 * columns) % 7).astype(dtype).reshape(197, columns)
+    for function in (lambda x: np.sum(x, axis=0), lambda x: np.sum(x - x, axis=0, dtype=x.dtype)):
+        np.testing.assert_array_equal(compiled(function)(x), function(x))

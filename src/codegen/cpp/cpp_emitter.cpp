@@ -53,13 +53,16 @@ void KernelEmitter::accumulate_store(int32_t buffer, const std::string& index,
   line(buffer_name(buffer) + "[" + index + "] += " + convert(value, from, dtype) + ";");
 }
 
-// A lane reduction's result for the current lane, read inside the loop over the lanes.
+// A lane reduction's result for the current lane, read inside the loop over the lanes (a
+// loop of one lane is printed as a block, its variable folded to 0: CLikePrinter::loop).
 std::string KernelEmitter::local_value(ExprId id) {
   const Expr& e = expr(id);
   auto lane = lane_locals_.find(e.variable);
   if (lane == lane_locals_.end() || is_emitted(id)) return local_name(e.variable);
+  const int32_t variable = lane->second.lane_variable;
+  const bool one_lane = kernel_.loop_extents[static_cast<size_t>(variable)] == 1;
   line("const " + compute_type(e.dtype) + " " + local_name(e.variable) + " = " +
-       finalized(lane->second, "[" + loop_name(lane->second.lane_variable) + "]") + ";");
+       finalized(lane->second, one_lane ? "[0]" : "[" + loop_name(variable) + "]") + ";");
   emitted_.back().insert(id);
   return local_name(e.variable);
 }
