@@ -332,11 +332,17 @@ std::vector<Tensor> end_loop(Trace& trace, const Tensor& start, const Tensor& st
 
 void end_cond_side(Trace& trace, const std::vector<Tensor>& init,
                    const std::vector<Tensor>& results) {
-  CutRegion cut = cut_region(trace, init, results, false);
-  if (!cut.carried_checks.empty())
+  // A side that recorded run-time checks runs as loops instead (which carry them, each
+  // applying only where its side ran): the side's body and its checks are dropped as an
+  // abandoned loop body's are. (Checks left behind named the side's placeholders outside it.)
+  const ValueId mark = open_region(trace, "end_cond_side").mark;
+  if (std::any_of(trace.checks.begin(), trace.checks.end(),
+                  [&](const Trace::Check& check) { return check.flag >= mark; })) {
+    abandon_loop_body(trace);
     throw Error(ErrorKind::Unsupported,
                 "kiln: a branch side with run-time checks runs as loops, not as one cond");
-  trace.cond_sides.push_back(std::move(cut));
+  }
+  trace.cond_sides.push_back(cut_region(trace, init, results, false));
 }
 
 std::vector<Tensor> end_cond(Trace& trace, const Tensor& predicate) {

@@ -424,6 +424,27 @@ def test_a_branch_over_big_arrays_is_one_cond_node(sign, compile_logged):
         np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
 
 
+def indexed_sweep(x, y):
+    acc = y * 0
+    for i in range(2 * x.shape[0]):
+        if x[i % x.shape[0]] > 0.156:  # sides over big arrays, each indexing x: run-time checks
+            acc = acc + np.sin(y) * x[i % x.shape[0]]
+        else:
+            acc = acc - y
+    return acc
+
+
+def test_a_big_branch_whose_sides_check_indices_runs_as_loops_inside_a_loop(compile_logged):
+    """Sides with run-time checks cannot be one cond node; they run as a loop each. The first
+    attempt at a cond used to leave its checks behind, naming the side's placeholder outside
+    the loop (an internal error; the loop fuzzer, seed 777)."""
+    x = np.random.default_rng(5).standard_normal(8)
+    y = np.random.default_rng(6).standard_normal(5000)
+    text, got = compile_logged(indexed_sweep, (x, y), "graph")
+    assert " = cond(" not in text, text
+    np.testing.assert_allclose(got, indexed_sweep(x, y), rtol=1e-12, atol=1e-12)
+
+
 def one_sided_temporary(x):
     if x.sum() > 0:
         t = np.exp(x)
