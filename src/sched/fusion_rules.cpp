@@ -10,50 +10,39 @@ namespace {
 using ir::Node;
 using ir::ValueId;
 
-// The materialized values `root` reads, through the values inlined into it.
-std::set<ValueId> buffers_read(const ir::Graph& graph, const std::vector<int32_t>& buffer_of,
-                               ValueId root) {
-  std::set<ValueId> result, seen;
-  std::vector<ValueId> stack(graph.node(root).inputs);
-  while (!stack.empty()) {
-    ValueId id = stack.back();
-    stack.pop_back();
-    if (!seen.insert(id).second) continue;
-    if (buffer_of[static_cast<size_t>(id)] >= 0) {
-      result.insert(id);
-      continue;
-    }
-    const Node& node = graph.node(id);
-    stack.insert(stack.end(), node.inputs.begin(), node.inputs.end());
-  }
-  return result;
-}
-
-// Whether `root` reads the materialized value `stored` only at the index it writes itself: every
-// path between them runs through elementwise ops of one shape. Joining the kernel that stores
-// `stored`, it then uses the value that iteration computed (Lowering::stored_here: never a load
-// of what the kernel stores): a batch norm's variance, its reciprocal square root and
-// running-variance update in one kernel, not three.
-bool reads_at_own_index(const ir::Graph& graph, const std::vector<int32_t>& buffer_of,
-                        ValueId root, ValueId stored) {
-  const ir::Shape& shape = graph.node(stored).shape;
-  std::set<std::pair<ValueId, bool>> seen;
-  // (value, whether every op from root down to it keeps the index)
-  std::vector<std::pair<ValueId, bool>> stack{{root, true}};
+// A value of `group` that `root` reads at other indices than its own, or -1: a walk from root
+// through the values inlined into it, down to the materialized ones, noting whether every op on
+// the way keeps the index (elementwise, of root's shape). A group value reached that way joins
+// the kernel with root: root uses the value the iteration computed (Lowering::stored_here, never
+// a load of what the kernel stores): a batch norm's variance, its reciprocal square root and
+// running-variance update in one kernel, not three. One walk per root, each value visited at
+// most twice (a graph unrolled from a Python loop inlines thousands of values into a root).
+ValueId read_at_other_indices(const ir::Graph& graph, const std::vector<int32_t>& buffer_of,
+                              const std::set<ValueId>& group, ValueId root) {
+  const ir::Shape& shape = graph.node(root).shape;
+  auto keeps_index = [&](const Node& node) {
+    return ir::is_elementwise(node.op) && node.shape == shape;
+  };
+  std::vector<uint8_t> seen(static_cast<size_t>(graph.size()), 0);  // 1: same index, 2: other
+  std::vector<std::pair<ValueId, bool>> stack;
+  const bool root_keeps = keeps_index(graph.node(root));
+  for (ValueId input : graph.node(root).inputs) stack.push_back({input, root_keeps});
   while (!stack.empty()) {
     auto [id, same_index] = stack.back();
     stack.pop_back();
-    if (id == stored) {
-      if (!same_index) return false;
+    uint8_t& visited = seen[static_cast<size_t>(id)];
+    const uint8_t bit = same_index ? 1 : 2;
+    if (visited & bit) continue;
+    visited |= bit;
+    if (buffer_of[static_cast<size_t>(id)] >= 0) {  // materialized: read from its buffer
+      if (!same_index && group.count(id)) return id;
       continue;
     }
-    const bool other_buffer = id != root && buffer_of[static_cast<size_t>(id)] >= 0;
-    if (other_buffer || !seen.insert({id, same_index}).second) continue;
     const Node& node = graph.node(id);
-    const bool keeps = same_index && ir::is_elementwise(node.op) && node.shape == shape;
+    const bool keeps = same_index && keeps_index(node);
     for (ValueId input : node.inputs) stack.push_back({input, keeps});
   }
-  return true;
+  return -1;
 }
 
 }  // namespace
@@ -83,10 +72,10 @@ std::string fusion_refusal(const ir::Graph& graph, const std::vector<int32_t>& b
   if (shape != node.shape)
     return "different iteration domains " + ir::shape_string(shape) + " and " +
            ir::shape_string(node.shape);
-  for (ValueId read : buffers_read(graph, buffer_of, root))
-    if (group.count(read) && !reads_at_own_index(graph, buffer_of, root, read))
-      return "it reads " + describe_value(graph, read) + ", which that kernel stores, at other "
-             "indices (one loop nest cannot read back what another iteration writes)";
+  const ValueId read = read_at_other_indices(graph, buffer_of, group, root);
+  if (read >= 0)
+    return "it reads " + describe_value(graph, read) + ", which that kernel stores, at other "
+           "indices (one loop nest cannot read back what another iteration writes)";
   return "";
 }
 
