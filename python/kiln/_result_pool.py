@@ -40,8 +40,9 @@ def _use_count(torch):
 class ResultPool:
     """The pools of one compiled graph's results: `specs` (shape, torch dtype[, order]) per
     result, where an order is the permutation callers see the row-major result through (a
-    channels-last activation returned in its logical (N, C, ...) order): the pooled tensor is
-    that view, so a call returns it with no permute."""
+    channels-last activation returned in its logical (N, C, ...) order): the pooled tensor has
+    the permuted shape and strides over that row-major memory, so a call returns it with no
+    permute."""
     __slots__ = ("torch", "compiled", "specs", "device", "pools", "use_count", "recent")
 
     def __init__(self, torch, compiled, specs, device):
