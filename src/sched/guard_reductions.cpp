@@ -138,21 +138,17 @@ class Guarder {
   }
 
   bool reads_local(ExprId id, const std::set<int32_t>& locals) const {
-    const Expr& e = expr(id);
-    if (e.kind == ExprKind::Local) return locals.count(e.variable) != 0;
-    for (ExprId operand : e.operands)
-      if (reads_local(operand, locals)) return true;
-    return false;
+    return any_subexpr(kernel_, id, [&](const Expr& e) {
+      return e.kind == ExprKind::Local && locals.count(e.variable) != 0;
+    });
   }
 
   // Computable before the reduction: loop variables of `scope`, loads, constants.
   bool invariant(ExprId id, const std::set<int32_t>& scope) const {
-    const Expr& e = expr(id);
-    if (e.kind == ExprKind::LoopVar && !scope.count(e.variable)) return false;
-    if (e.kind == ExprKind::Local || e.kind == ExprKind::ArrayLoad) return false;
-    for (ExprId operand : e.operands)
-      if (!invariant(operand, scope)) return false;
-    return true;
+    return !any_subexpr(kernel_, id, [&](const Expr& e) {
+      return (e.kind == ExprKind::LoopVar && !scope.count(e.variable)) ||
+             e.kind == ExprKind::Local || e.kind == ExprKind::ArrayLoad;
+    });
   }
 
   bool same(ExprId a, ExprId b) const { return same_expr(kernel_, a, b); }

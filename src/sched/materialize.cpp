@@ -58,16 +58,21 @@ void materialize_stencil_chains(const ir::Graph& graph, std::set<ValueId>& mater
 constexpr int64_t kExpensive = 16, kCostlyWeight = 4, kBroadcastFactor = 16;
 constexpr int64_t kLeastElementwiseSource = int64_t(1) << 16;
 
+// What computing `node` once costs, in the units above (a view: nothing).
+int64_t own_work(const Node& node) {
+  if (ir::op_info(node.op).kind == ir::OpKind::Structural) return 0;
+  const bool costly = ir::is_reduction(node.op) ||
+                      (ir::is_elementwise(node.op) && ir::op_info(node.op).cost == ir::Cost::Costly);
+  return costly ? kCostlyWeight : 1;
+}
+
 void materialize_expensive_broadcasts(const ir::Graph& graph, int64_t elementwise,
                                       std::set<ValueId>& materialized) {
   std::vector<int64_t> work(static_cast<size_t>(graph.size()), 0);
   std::vector<bool> reduces(static_cast<size_t>(graph.size()), false);  // a reduction inlined
   for (ValueId id = 0; id < graph.size(); ++id) {
     const Node& node = graph.node(id);
-    bool costly = ir::is_reduction(node.op) ||
-                  (ir::is_elementwise(node.op) && ir::op_info(node.op).cost == ir::Cost::Costly);
-    int64_t total =
-        ir::op_info(node.op).kind == ir::OpKind::Structural ? 0 : (costly ? kCostlyWeight : 1);
+    int64_t total = own_work(node);
     bool reduction = ir::is_reduction(node.op);
     for (ValueId input : node.inputs)
       if (!materialized.count(input)) {
@@ -125,6 +130,36 @@ void materialize_shared_reductions(const ir::Graph& graph, std::set<ValueId>& ma
   }
 }
 
+// A value read by several nodes is computed again in each kernel that reads it, with all the
+// work inlined into it. Along a Python loop unrolled into a chain (an accumulator carried on,
+// each iteration storing a row: out[i] = f(acc)) every store's kernel would repeat the chain from
+// its start: source and run time quadratic in the iterations. A shared value whose inlined work
+// (distinct values since the last buffer, weighted as above) reaches kLargeShared gets a buffer
+// of its own, so no kernel repeats more than that (Inductor's realize_opcount_threshold).
+constexpr int64_t kLargeShared = 48;
+
+void materialize_large_shared_values(const ir::Graph& graph, std::set<ValueId>& materialized) {
+  const std::vector<std::vector<ValueId>> users = graph.users();
+  std::vector<ValueId> visited_by(static_cast<size_t>(graph.size()), -1);
+  std::vector<ValueId> stack;
+  for (ValueId id = 0; id < graph.size(); ++id) {
+    if (users[static_cast<size_t>(id)].size() < 2 || materialized.count(id)) continue;
+    int64_t work = 0;  // a walk of the inlined values, each once, until the bound
+    stack.assign(1, id);
+    while (!stack.empty() && work < kLargeShared) {
+      const ValueId at = stack.back();
+      stack.pop_back();
+      if (visited_by[static_cast<size_t>(at)] == id) continue;
+      visited_by[static_cast<size_t>(at)] = id;
+      const Node& node = graph.node(at);
+      work += own_work(node);
+      for (ValueId input : node.inputs)
+        if (!materialized.count(input)) stack.push_back(input);
+    }
+    if (work >= kLargeShared) materialized.insert(id);
+  }
+}
+
 }  // namespace
 
 std::set<ValueId> initial_materialized(const ir::Graph& graph, int64_t elementwise_broadcast) {
@@ -168,6 +203,7 @@ std::set<ValueId> initial_materialized(const ir::Graph& graph, int64_t elementwi
   materialize_stencil_chains(graph, result);
   materialize_expensive_broadcasts(graph, elementwise_broadcast, result);
   materialize_shared_reductions(graph, result);
+  materialize_large_shared_values(graph, result);
   return result;
 }
 

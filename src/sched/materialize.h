@@ -1,7 +1,7 @@
 // Which values the scheduler gives a buffer of their own before fusing the rest into the kernels
 // that read them: graph inputs, outputs, scatters, extern operands, loop state, scans, and the
 // values whose inlining would repeat work (stencil chains, expensive broadcasts, shared
-// reductions). Lowering may ask for more (sched/lowering.h: requests).
+// reductions, large values several nodes read). Lowering may ask for more (sched/lowering.h: requests).
 #pragma once
 #include <cstdint>
 #include <set>

@@ -350,6 +350,15 @@ inline CompiledRun compile_and_run(const ir::Graph& graph, const std::vector<Arr
   return run;
 }
 
+// d = d * d - d, `levels` times: each value read twice by the next level (3^levels paths from
+// the last value to the first), kept in one kernel; passes that walk expressions as trees never
+// finish on it.
+inline ir::ValueId read_twice_at_every_level(ir::Builder& b, ir::ValueId d, int levels) {
+  for (int level = 0; level < levels; ++level)
+    d = b.binary(ir::Op::sub, b.binary(ir::Op::mul, d, d), d);
+  return d;
+}
+
 // A graph under test: its builder, and per output a label and a tolerance.
 class GraphCase {
  public:

@@ -212,6 +212,23 @@ TEST(CompileStructure, ConstantArraysAreCopiedAsTheyAre) {
   EXPECT_EQ(run.outputs.at(0).to_vector<int64_t>(), values);
 }
 
+// A value read twice at every level and a sum read after it: every pass that walks expressions
+// must visit each once (guard_reductions walked them as trees: a 16-iteration Python loop took
+// minutes to compile).
+TEST(CompileStructure, ExpressionsReadTwiceAtEveryLevelAreWalkedOnce) {
+  GraphCase graph;
+  ir::Builder& b = graph.builder;
+  ValueId x = graph.input(make_array(DType::Float64, {4, 16}, pseudo_random(64, -1, 1, 7)));
+  ValueId d = graph.input(make_array(DType::Float64, {4}, pseudo_random(4, 0.1, 0.9, 8)));
+  ValueId sums = b.reduce(Op::sum, x, {1}, false);
+  d = read_twice_at_every_level(b, d, 40);
+  graph.output(b.binary(Op::add, d, sums), "chain + sums");
+  graph.output(b.where(b.binary(Op::gt, d, b.constant(ir::Scalar::of(0), DType::Float64, {4})),
+                       sums, d),
+               "sums where the chain is positive");
+  graph.check();
+}
+
 TEST(CompileStructure, Matmul) {
   GraphCase graph;
   ir::Builder& builder = graph.builder;

@@ -15,6 +15,7 @@
 #include <set>
 
 #include "api/pipeline.h"
+#include "compile_test_util.h"
 #include "codegen/cuda/cuda_emitter.h"
 #include "fuzz_graph_generator.h"
 #include "ir/builder.h"
@@ -506,6 +507,23 @@ TEST(CudaEmitter, BroadcastDivisionsAreComputedOnceAndBlockLoopsNest) {
   EXPECT_EQ(intermediates(on_cpu), 0);
   codegen::CudaSource source = emit(graph);
   EXPECT_EQ(source.text.find("% (int64_t)640"), std::string::npos) << source.text;
+}
+
+// The CUDA passes and printer walk each shared expression once too (test_compile_structure.cpp).
+TEST(CudaEmitter, ExpressionsReadTwiceAtEveryLevelAreWalkedOnce) {
+  ir::Graph graph;
+  ir::Builder b(graph);
+  ir::ValueId x = b.parameter(DType::Float32, {256, 16});
+  ir::ValueId d = test::read_twice_at_every_level(b, b.parameter(DType::Float32, {256}), 40);
+  ir::ValueId sums = b.reduce(ir::Op::sum, x, {1}, false);
+  graph.set_outputs({b.binary(ir::Op::add, d, sums),
+                     b.where(b.binary(ir::Op::gt, d, b.constant(ir::Scalar::of(0), DType::Float32,
+                                                                {256})),
+                             sums, d)});
+  codegen::CudaSource source = emit(graph, {}, kH100, true);
+  EXPECT_FALSE(source.kernels.empty());
+  auto [code, log] = compile_with_nvcc(source.text, "read_twice");
+  EXPECT_EQ(code, 0) << log;
 }
 
 TEST(CudaEmitter, FuzzCorpusCompilesWithNvcc) {

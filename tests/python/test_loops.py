@@ -445,6 +445,31 @@ def test_a_big_branch_whose_sides_check_indices_runs_as_loops_inside_a_loop(comp
     np.testing.assert_allclose(got, indexed_sweep(x, y), rtol=1e-12, atol=1e-12)
 
 
+def carried_through_unrolled_iterations(x):
+    out = np.zeros_like(x)
+    acc = 0.0
+    for i in range(40):
+        if x[i] > 0.05:  # a float32 or a Python float: the loop is unrolled
+            acc = acc + x[i]
+        else:
+            acc = acc - 0.25
+        acc = acc + x[:i].sum() * 0.3
+        out[i] = x[i] * 0.5 + acc
+    return out, acc
+
+
+def test_an_accumulator_of_an_unrolled_loop_is_not_recomputed_by_each_store(compile_logged):
+    """Each out[i] = ... is a kernel of its own; each used to compute acc from the loop's start,
+    all earlier sums included: the source and the run time grew with the square of the
+    iterations (a 16-iteration loop compiled for minutes: the loop fuzzer, seed 1234)."""
+    x = np.random.default_rng(3).standard_normal(48).astype(np.float32)
+    text, got = compile_logged(carried_through_unrolled_iterations, (x,), "schedule")
+    sums = text.count("reduce ")
+    assert 40 <= sums <= 4 * 40, text  # each iteration's sum, and a few repeated: not 40 * 41 / 2
+    for actual, expected in zip(got, carried_through_unrolled_iterations(x)):
+        np.testing.assert_allclose(actual, expected, rtol=1e-4, atol=1e-4)
+
+
 def one_sided_temporary(x):
     if x.sum() > 0:
         t = np.exp(x)
