@@ -536,6 +536,37 @@ def test_dynamic_sizes_an_op_cannot_keep_symbolic_compile_per_size(capfd):
     assert "keeps no size symbols, it compiles per size" in err and "convolution" in err
 
 
+def test_training_a_cnn_on_images_of_changing_sizes_matches_eager(capfd):
+    """The second size makes Dynamo mark the image's sides dynamic; the backward graph's sizes
+    then hold floor divisions (a strided convolution's output), which kiln's size symbols do not
+    keep: such a graph compiles per size. It crashed the training step before (an uncaught
+    refusal of an input's size)."""
+    def train(compiled):
+        torch.manual_seed(0)
+        model = torch.nn.Sequential(
+            torch.nn.Conv2d(3, 8, 3, stride=2, padding=1), torch.nn.BatchNorm2d(8),
+            torch.nn.ReLU(), torch.nn.MaxPool2d(3, 2, 1), torch.nn.AdaptiveAvgPool2d(1),
+            torch.nn.Flatten(), torch.nn.Linear(8, 4))
+        step = torch.compile(model, backend="kiln") if compiled else model
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+        losses = []
+        for size in (32, 20, 17, 20):
+            x = torch.randn(2, 3, size, size, generator=torch.Generator().manual_seed(size))
+            loss = step(x).square().mean()
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            losses.append(loss.item())
+        return losses
+
+    kiln.set_logs("recompiles")
+    try:
+        torch.testing.assert_close(train(True), train(False), rtol=1e-4, atol=1e-5)
+    finally:
+        kiln.set_logs("")
+    assert "not a polynomial in the input sizes" in capfd.readouterr().err
+
+
 def test_a_cnn_with_a_dynamic_batch_keeps_it_symbolic(capfd):
     model = torch.nn.Sequential(
         torch.nn.Conv2d(3, 8, 3, padding=1), torch.nn.BatchNorm2d(8), torch.nn.ReLU(),

@@ -178,13 +178,21 @@ def trace_graph(graph_module, on_refusal=None, symbolic=False, free_layouts=None
                 if operand not in converted:  # refused before: its result comes from PyTorch
                     converted[operand] = _input(context, operand)
             converted[node] = _lower(context, node, converted)
+        except Unconvertible as error:  # an input's size or size arithmetic (entries name theirs)
+            _refuse(node, UnconvertibleNode(node, str(error)), on_refusal)
         except (UnconvertibleNode, ValueError, TypeError, IndexError, _kiln.Unsupported) as error:
-            if on_refusal is None:
-                raise
-            if node.op != "placeholder":  # an input kiln cannot read refuses its users
-                on_refusal(node, error.reason if isinstance(error, UnconvertibleNode) else
-                           f"kiln refused it: {error}")
+            _refuse(node, error, on_refusal)
     raise UnconvertibleNode(None, "the graph has no output node")
+
+
+def _refuse(node, error, on_refusal):
+    """Raise `error`, or in a tolerant trace report `node` (an input kiln cannot read is not
+    reported: it refuses its users)."""
+    if on_refusal is None:
+        raise error
+    if node.op != "placeholder":
+        on_refusal(node, error.reason if isinstance(error, UnconvertibleNode) else
+                   f"kiln refused it: {error}")
 
 
 def _is_input_mutation(node, placeholders):
