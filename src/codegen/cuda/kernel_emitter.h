@@ -19,7 +19,7 @@ namespace kiln::codegen::cuda_detail {
 
 constexpr int kWarp = 32;
 // Split blocks' partial states the last block loads at once before merging them.
-constexpr int kPartsPerBatch = 8;
+constexpr int kPartsPerBatch = 8;  // a power of two: merge_block_splits' tree
 constexpr int64_t kResidentThreads = 2048;  // per multiprocessor (sm_70 and later)
 // Blocks per multiprocessor a grid-stride launch asks for: enough resident warps to hide
 // memory latency, few enough that each thread has several elements.
@@ -209,6 +209,10 @@ class CudaKernelEmitter : public CLikePrinter {
   void finish(const Stmt& s);
   std::string accumulator(const sched::Accumulation& a) const {
     return "acc" + std::to_string(a.local);
+  }
+  // Part `b` of a batch of split blocks' states (merge_block_splits).
+  std::string part_state(const sched::Accumulation& a, int b) const {
+    return accumulator(a) + "_p" + std::to_string(b);
   }
   std::string accumulator_type(const sched::Accumulation& a) const {
     std::string t = compute_type(a.dtype);
