@@ -398,7 +398,9 @@ TEST(CudaEmitter, ColumnReductionsPutNeighbouringOutputsOnLanes) {
   ASSERT_EQ(source.kernels.size(), 1u);
   ASSERT_EQ(source.kernels[0].launches.size(), 1u);
   const runtime::CudaLaunch& launch = source.kernels[0].launches[0];
-  EXPECT_EQ(launch.blocks, 2 * 528);  // two tiles of 32 channels, 528 blocks each (so 24 rows a thread)
+  // Two tiles of 32 channels, 192 blocks each: as many as the last block's 8 readers of a
+  // column merge at 24 a reader (528 would give each thread 24 rows of its own).
+  EXPECT_EQ(launch.blocks, 2 * 192);
   // Two tickets (16 bytes), then per field (Welford's 3, the sum, argmax's value and index)
   // a slot per block and lane.
   EXPECT_EQ(launch.scratch_bytes, 16 + 8 * 6 * launch.blocks * 32);
