@@ -207,9 +207,9 @@ int64_t buffer_bytes(const Buffer& buffer);
 bool same_expr(const Kernel& kernel, ExprId a, ExprId b);
 // Whether `test` holds for `root` or an expression it reads, each visited once: expressions are
 // a DAG (a value read twice is one node), and a tree walk of a graph unrolled from a Python loop
-// takes time exponential in its iterations. `descend(e)`: whether to look into e's operands.
-template <class Test, class Descend>
-bool any_subexpr(const Kernel& kernel, ExprId root, Test test, Descend descend) {
+// takes time exponential in its iterations.
+template <class Test>
+bool any_subexpr(const Kernel& kernel, ExprId root, Test test) {
   std::vector<uint8_t> seen(kernel.exprs.size(), 0);
   std::vector<ExprId> stack{root};
   while (!stack.empty()) {
@@ -219,13 +219,9 @@ bool any_subexpr(const Kernel& kernel, ExprId root, Test test, Descend descend) 
     seen[static_cast<size_t>(id)] = 1;
     const Expr& e = kernel.exprs[static_cast<size_t>(id)];
     if (test(e)) return true;
-    if (descend(e)) stack.insert(stack.end(), e.operands.begin(), e.operands.end());
+    stack.insert(stack.end(), e.operands.begin(), e.operands.end());
   }
   return false;
-}
-template <class Test>
-bool any_subexpr(const Kernel& kernel, ExprId root, Test test) {
-  return any_subexpr(kernel, root, test, [](const Expr&) { return true; });
 }
 // Whether expression `id` (through casts) is the constant `value`.
 bool is_constant_expr(const Kernel& kernel, ExprId id, double value);
