@@ -156,4 +156,7 @@
   /* that the serialised numbers of the ops above stay what they were.                    */ \
   X(convolution_backward_input, 2)                                                      \
   X(convolution_backward_weight, 2)                                                     \
+  /* the value of attrs.extent, a size that may hold size symbols, as a 0-d integer; */ \
+  /* ir::specialize turns it into a constant, so later stages never see one.         */ \
+  X(size, 0)                                                                            \
   X(placeholder, 0)    /* a loop body's input while it is traced; never in a graph */

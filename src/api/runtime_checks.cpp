@@ -26,24 +26,27 @@ std::string prefix(const Trace& trace, const std::string& op) {
 
 }  // namespace
 
-void check_index_bounds(Trace& trace, ir::ValueId index, int64_t size, int64_t axis,
+void check_index_bounds(Trace& trace, ir::ValueId index, const ir::Dim& size, int64_t axis,
                         const std::string& op) {
   // An index made from a loop's index and constants, inside the axis whatever the iteration:
   // nothing to check (x[i] in `for i in range(len(x))`).
   std::optional<std::pair<int64_t, int64_t>> range = integer_range(trace, index);
-  if (range && range->first >= -size && range->second < size) return;
+  if (size.is_constant() && range && range->first >= -size.constant() &&
+      range->second < size.constant()) {
+    return;
+  }
   ir::Builder& builder = trace.builder;
   ir::ValueId wide = builder.cast(index, DType::Int64);
-  ir::ValueId low = builder.constant(ir::Scalar::of_int(-size), DType::Int64);
-  ir::ValueId high = builder.constant(ir::Scalar::of_int(size), DType::Int64);
+  ir::ValueId high = builder.size(size);
+  ir::ValueId low = builder.unary(ir::Op::neg, high);
   ir::ValueId bad = builder.binary(ir::Op::logical_or, builder.binary(ir::Op::lt, wide, low),
                                    builder.binary(ir::Op::ge, wide, high));
   add_check(trace, bad, wide, ErrorKind::Index, prefix(trace, op) + "index ",
             " is out of bounds for axis " + std::to_string(axis) + " with size " +
-                std::to_string(size));
-  if (ir::element_count_dim(builder.node(index).shape) != ir::Dim(0)) {  // add_check recorded it
-    trace.checks.back().index = index;
-    trace.checks.back().size = size;
+                size.to_string());
+  if (size.is_constant() && ir::element_count_dim(builder.node(index).shape) != ir::Dim(0)) {
+    trace.checks.back().index = index;  // add_check recorded it
+    trace.checks.back().size = size.constant();
   }
 }
 

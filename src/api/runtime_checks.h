@@ -11,8 +11,9 @@
 namespace kiln::detail {
 
 // Every element of `index` must lie in [-size, size): IndexError "index 5 is out of bounds for
-// axis 0 with size 3", named after `op` and the builder's current location.
-void check_index_bounds(Trace& trace, ir::ValueId index, int64_t size, int64_t axis,
+// axis 0 with size 3", named after `op` and the builder's current location. `size` may hold
+// size symbols (an axis of dynamic length).
+void check_index_bounds(Trace& trace, ir::ValueId index, const ir::Dim& size, int64_t axis,
                         const std::string& op);
 
 // Every element of the integer `exponent` must be >= 0: NumPy's ValueError "Integers to

@@ -51,10 +51,12 @@ std::vector<std::string> tokenize(const std::string& text) {
   return tokens;
 }
 
+// Digits, and the `ll` suffix the printer gives an int64 constant (`(int64_t)-3ll`).
 bool is_integer_literal(const std::string& token) {
-  if (token.empty() || token.size() > 18) return false;  // fits int64
-  for (char c : token)
-    if (!std::isdigit(static_cast<unsigned char>(c))) return false;
+  const size_t digits = token.size() > 2 && token.ends_with("ll") ? token.size() - 2 : token.size();
+  if (digits == 0 || digits > 18) return false;  // fits int64
+  for (size_t k = 0; k < digits; ++k)
+    if (!std::isdigit(static_cast<unsigned char>(token[k]))) return false;
   return true;
 }
 

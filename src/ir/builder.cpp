@@ -74,6 +74,17 @@ ValueId Builder::iota(DType dtype, const Shape& shape, int64_t axis) {
   return add(Op::iota, dtype, shape, {}, std::move(attrs));
 }
 
+ValueId Builder::size(const Dim& extent, DType dtype) {
+  Checker checker(Op::size, graph_, location_);
+  if (!is_integer(dtype)) {
+    checker.fail(ErrorKind::Type, "a size is an integer, not " + std::string(dtype_name(dtype)));
+  }
+  if (extent.is_constant()) return constant(Scalar::of_int(extent.constant()), dtype);
+  Attrs attrs;
+  attrs.extent = extent;
+  return add(Op::size, dtype, {}, {}, std::move(attrs));
+}
+
 ValueId Builder::random(Op op, DType dtype, const Shape& shape, uint64_t seed) {
   Checker checker(op, graph_, location_);
   checker.expect_valid_shape(shape);

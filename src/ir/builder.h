@@ -24,6 +24,9 @@ class Builder {
   ValueId constant(Scalar value, DType dtype, const Shape& shape = {});
   ValueId constant_array(std::vector<uint8_t> bytes, DType dtype, const Shape& shape);
   ValueId iota(DType dtype, const Shape& shape, int64_t axis);
+  // A size's value as a 0-d integer: a number, or an expression in size symbols (a dynamic
+  // length used as data: arange's start, an index bound).
+  ValueId size(const Dim& extent, DType dtype = DType::Int64);
   ValueId random_uniform(DType dtype, const Shape& shape, uint64_t seed);
   ValueId random_normal(DType dtype, const Shape& shape, uint64_t seed);
 

@@ -8,7 +8,7 @@ namespace {
 
 constexpr uint32_t kGraphMagic = 0x4b475248;  // "HRGK"
 // 3: cond nodes (else_body); 4: convolution attrs; 5: channels-last convolution
-constexpr uint32_t kGraphVersion = 6;
+constexpr uint32_t kGraphVersion = 7;
 // Loop bodies nest; deeper nesting than this is refused (a crafted file must not exhaust the
 // stack).
 constexpr int kMaxLoopDepth = 64;
@@ -25,6 +25,29 @@ Scalar get_scalar(ByteReader& in) {
   scalar.i = in.get<int64_t>();
   scalar.is_integer = in.get_in_range<uint8_t>(0, 2, "a scalar's integer flag");
   return scalar;
+}
+
+void put_dim(ByteWriter& out, const Dim& dim) {
+  out.put(dim.constant_term());
+  out.put<uint64_t>(dim.terms().size());
+  for (const SizeTerm& term : dim.terms()) {
+    out.put(term.coefficient);
+    out.put_vector(term.symbols);
+  }
+}
+
+Dim get_dim(ByteReader& in) {
+  Dim dim = in.get<int64_t>();
+  uint64_t terms = in.count(sizeof(int64_t) * 2);
+  for (uint64_t t = 0; t < terms; ++t) {
+    Dim term = in.get<int64_t>();
+    for (int32_t symbol : in.get_vector<int32_t>()) {
+      if (symbol < 0 || symbol >= (1 << 20)) in.fail("a size symbol out of range");
+      term = term * Dim::symbol(symbol);
+    }
+    dim = dim + term;
+  }
+  return dim;
 }
 
 void put_attrs(ByteWriter& out, const Attrs& attrs) {
@@ -49,6 +72,7 @@ void put_attrs(ByteWriter& out, const Attrs& attrs) {
   // A convolution's layout: 0 channels-first, 1 channels-last, 2 channels-last filters too.
   out.put<uint8_t>(attrs.filters_last ? 2 : attrs.channels_last ? 1 : 0);
   out.put<uint8_t>(attrs.relu);
+  put_dim(out, attrs.extent);
   out.put<uint8_t>(attrs.data != nullptr);
   if (attrs.data) out.put_vector(*attrs.data);
   for (const std::shared_ptr<const Graph>* region : {&attrs.body, &attrs.else_body}) {
@@ -83,6 +107,7 @@ Attrs get_attrs(ByteReader& in, int depth) {
   attrs.channels_last = layout != 0;
   attrs.filters_last = layout == 2;
   attrs.relu = in.get_in_range<uint8_t>(0, 2, "a matmul's relu flag");
+  attrs.extent = get_dim(in);
   if (in.get_in_range<uint8_t>(0, 2, "a data flag"))
     attrs.data = std::make_shared<const std::vector<uint8_t>>(in.get_vector<uint8_t>());
   for (std::shared_ptr<const Graph>* region : {&attrs.body, &attrs.else_body}) {
@@ -111,14 +136,7 @@ std::string serialize_graph(const Graph& graph) {
     out.put(static_cast<uint16_t>(node.op));
     out.put(static_cast<uint8_t>(node.dtype));
     out.put<uint64_t>(node.shape.size());
-    for (const Dim& dim : node.shape) {
-      out.put(dim.constant_term());
-      out.put<uint64_t>(dim.terms().size());
-      for (const SizeTerm& term : dim.terms()) {
-        out.put(term.coefficient);
-        out.put_vector(term.symbols);
-      }
-    }
+    for (const Dim& dim : node.shape) put_dim(out, dim);
     out.put_vector(node.inputs);
     put_attrs(out, node.attrs);
     out.put_string(node.location);
@@ -145,16 +163,7 @@ Graph read_graph(std::string_view bytes, int depth) {
     node.dtype = static_cast<DType>(in.get_in_range<uint8_t>(0, kDTypeCount, "a dtype"));
     uint64_t rank = in.count(sizeof(int64_t));
     for (uint64_t d = 0; d < rank; ++d) {
-      Dim dim = in.get<int64_t>();
-      uint64_t terms = in.count(sizeof(int64_t) * 2);
-      for (uint64_t t = 0; t < terms; ++t) {
-        Dim term = in.get<int64_t>();
-        for (int32_t symbol : in.get_vector<int32_t>()) {
-          if (symbol < 0 || symbol >= (1 << 20)) in.fail("a size symbol out of range");
-          term = term * Dim::symbol(symbol);
-        }
-        dim = dim + term;
-      }
+      Dim dim = get_dim(in);
       if (dim.is_constant() && dim.constant() < 0) in.fail("a negative dimension");
       node.shape.push_back(dim);
     }

@@ -29,6 +29,11 @@ Graph specialize_region(const Graph& graph, const std::vector<int64_t>& values) 
       }
       dim = value;
     }
+    if (node.op == Op::size) {  // now a number
+      node.op = Op::constant;
+      node.attrs.scalar = Scalar::of_int(node.attrs.extent.evaluate(values));
+      node.attrs.extent = Dim();
+    }
     for (auto* region : {&node.attrs.body, &node.attrs.else_body}) {
       if (*region) *region = std::make_shared<const Graph>(specialize_region(**region, values));
     }

@@ -131,6 +131,10 @@ class NodeVerifier {
                "constant data does not match the shape");
         break;
       case Op::iota: expect_axis(attrs.axis, node_.shape.size()); break;
+      case Op::size:
+        expect(node_.shape.empty() && is_integer(node_.dtype), "a size is a 0-d integer");
+        expect(attrs.extent.symbol_bound() <= symbol_count_, "a size's symbol is not the graph's");
+        break;
       case Op::random_uniform:
       case Op::random_normal: expect(is_float(node_.dtype), "random values must be floats"); break;
       case Op::cast: expect(input(0).shape == node_.shape, "cast changes the shape"); break;

@@ -483,9 +483,11 @@ void bind_movement(nb::module_& module) {
       nb::arg("accumulate") = false, nb::arg("check_bounds") = true, Keep<1>());
   module.def(
       "check_index",
-      [](const Tensor& indices, int64_t size, int64_t axis, const std::string& op) {
+      [](const Tensor& indices, nb::handle size, int64_t axis, const std::string& op) {
         detail::Trace& trace = detail::trace_for(indices, op, kNoWhere);
-        detail::check_index_bounds(trace, indices.id(), size, axis, op);
+        ir::Dim extent = nb::isinstance<ir::Dim>(size) ? nb::cast<ir::Dim>(size)
+                                                       : ir::Dim(nb::cast<int64_t>(size));
+        detail::check_index_bounds(trace, indices.id(), extent, axis, op);
       },
       nb::arg("indices"), nb::arg("size"), nb::arg("axis"), nb::arg("op") = "index",
       "Raises IndexError when the graph runs if an element of `indices` is outside "
@@ -560,10 +562,23 @@ void bind_linear_algebra_and_creation(nb::module_& module) {
       "value as int64 (uint64 values past 2**63 wrapped).");
   module.def(
       "arange",
-      [](const Tensor& like, int64_t count, nb::handle dtype) {
-        return kiln::arange(like, count, dtype_from_object(dtype), kNoWhere);
+      [](const Tensor& like, nb::handle count, nb::handle dtype) {
+        if (!nb::isinstance<ir::Dim>(count)) {
+          return kiln::arange(like, nb::cast<int64_t>(count), dtype_from_object(dtype), kNoWhere);
+        }
+        return build_on(like, [&](ir::Builder& b) {  // a symbolic count (a dynamic length)
+          return b.iota(dtype_from_object(dtype), {nb::cast<ir::Dim>(count)}, 0);
+        });
       },
-      nb::arg("like"), nb::arg("count"), nb::arg("dtype") = "int64", Keep<1>());
+      nb::arg("like"), nb::arg("count"), nb::arg("dtype") = "int64", Keep<1>(),
+      "0, 1, ..., count - 1; `count` an int or a kiln.Size.");
+  module.def(
+      "size_value",
+      [](const Tensor& like, const ir::Dim& extent, nb::handle dtype) {
+        return build_on(like, [&](ir::Builder& b) { return b.size(extent, dtype_from_object(dtype)); });
+      },
+      nb::arg("like"), nb::arg("extent"), nb::arg("dtype") = "int64", Keep<1>(),
+      "A size (a kiln.Size: a dynamic length) as a 0-d integer in the trace of `like`.");
   module.def(
       "random_uniform",
       [](const Tensor& like, std::vector<int64_t> shape, uint64_t seed, nb::handle dtype) {

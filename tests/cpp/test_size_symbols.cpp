@@ -306,6 +306,31 @@ TEST(SizeSymbols, RegionsShareTheirOwnersSymbols) {
   }
 }
 
+// A dynamic length used as data (torch.arange(n, 2 * n), an index's bound): the size op holds
+// the expression, and specialising makes it the call's number.
+TEST(SizeSymbols, ASizeUsedAsAValueBecomesItsNumber) {
+  Graph graph;
+  Builder b(graph);
+  Dim n = graph.add_symbol(5);
+  ValueId x = b.parameter(DType::Int64, {n});
+  ValueId length = b.size(n * 2 + 1);
+  graph.set_outputs({b.binary(Op::add, x, length)});
+  verify(graph, "test");
+  EXPECT_TRUE(graph.node(length).shape.empty());
+  std::string text = print_graph(graph, false);
+  EXPECT_NE(text.find("extent=2*s0 + 1"), std::string::npos) << text;
+  EXPECT_EQ(print_graph(deserialize_graph(serialize_graph(graph)), false), text);
+
+  std::vector<Array> inputs{Array::from_vector(std::vector<int64_t>{1, 2, 3}, {3})};
+  EXPECT_EQ(interpret(graph, inputs).at(0).to_vector<int64_t>(), (std::vector<int64_t>{8, 9, 10}));
+  Graph special = specialize(graph, bind_sizes(graph, {{3}}));
+  EXPECT_EQ(special.node(length).op, Op::constant);
+  EXPECT_EQ(special.node(length).attrs.scalar.i, 7);
+
+  EXPECT_EQ(graph.node(b.size(Dim(4))).op, Op::constant);  // a number needs no size op
+  EXPECT_THROW(b.size(n, DType::Float32), Error);
+}
+
 TEST(SizeSymbols, PrinterAndSerializerKeepSymbols) {
   Graph graph = symbolic_loop_graph();
   std::string text = print_graph(graph, false);

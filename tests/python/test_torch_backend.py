@@ -1,6 +1,7 @@
 """torch.compile(backend="kiln"): registration, modes and options, inference and training
 graphs against eager PyTorch, partitions around ops kiln cannot convert, tensors in and out."""
 import copy
+import math
 import os
 import subprocess
 import sys
@@ -583,6 +584,98 @@ def test_a_cnn_with_a_dynamic_batch_keeps_it_symbolic(capfd):
     finally:
         kiln.set_logs("")
     assert "keeps no size symbols" not in capfd.readouterr().err
+
+
+def _recompile_log(capfd, run):
+    """The recompiles log of `run()`."""
+    kiln.set_logs("recompiles,graph_breaks")
+    try:
+        run()
+    finally:
+        kiln.set_logs("")
+    return capfd.readouterr().err
+
+
+def test_a_llama_with_dynamic_sequence_length_keeps_it_symbolic(capfd):
+    # What a decoder's graph holds beyond BERT's: cache positions (arange from a dynamic
+    # length), the cache's `torch.tensor([])` constants, RoPE's and RMSNorm's float attributes
+    # (Dynamo passes them in as 0-d tensors under dynamic=True), the causal mask's index of a
+    # dynamic axis and slices of it.
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    torch.manual_seed(0)
+    config = LlamaConfig(vocab_size=50, hidden_size=32, num_hidden_layers=1, num_attention_heads=2,
+                         num_key_value_heads=1, intermediate_size=64, max_position_embeddings=64)
+    model = LlamaForCausalLM(config).eval()
+    compiled = torch.compile(model, backend="kiln", dynamic=True)
+
+    def run():
+        with torch.no_grad():
+            for tokens in (7, 12, 9):
+                ids = torch.randint(0, 50, (2, tokens))
+                mask = torch.ones(2, tokens, dtype=torch.long)
+                torch.testing.assert_close(compiled(input_ids=ids, attention_mask=mask).logits,
+                                           model(input_ids=ids, attention_mask=mask).logits,
+                                           rtol=1e-4, atol=1e-5)
+    err = _recompile_log(capfd, run)
+    assert "keeps no size symbols" not in err and "compiles for sizes" not in err, err
+    assert "runs in eager" not in err, err
+
+
+def test_float_attributes_passed_as_tensors_are_read_each_call(capfd):
+    class Scaled(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.scale, self.eps = 0.5, 1e-3
+
+        def forward(self, x):  # Python's arithmetic on them too (GPT-2's GELU)
+            return x * self.scale + self.eps * math.sqrt(2.0 / math.pi)
+
+    model = Scaled()
+    compiled = torch.compile(model, backend="kiln", dynamic=True)
+
+    def run():
+        x = torch.randn(3, 4)
+        torch.testing.assert_close(compiled(x), model(x))
+        model.scale = 2.0  # no recompile (the float is an input), so kiln must read it
+        torch.testing.assert_close(compiled(x), model(x))
+    err = _recompile_log(capfd, run)
+    assert "keeps no size symbols" not in err and "runs in eager" not in err, err
+
+
+def test_arange_over_dynamic_bounds(capfd):
+    def positions(x):
+        n = x.shape[0]
+        return x + torch.arange(n, 3 * n, 2)
+
+    compiled = torch.compile(positions, backend="kiln", dynamic=True)
+
+    def run():
+        for n in (3, 5, 8):
+            x = torch.randn(n)
+            torch.testing.assert_close(compiled(x), positions(x))
+    err = _recompile_log(capfd, run)
+    assert "keeps no size symbols" not in err, err
+
+
+def test_an_index_past_a_dynamic_axis_raises():
+    compiled = torch.compile(lambda x, i: x[i] * 2, backend="kiln", dynamic=True)
+    x = torch.randn(5)
+    torch.testing.assert_close(compiled(x, torch.tensor([0, 4, -5])), x[[0, 4, -5]] * 2)
+    with pytest.raises(IndexError, match="index 9 is out of bounds"):
+        compiled(torch.randn(7), torch.tensor([0, 9]))
+
+
+def test_tensor_constants_of_the_graph_are_compiled(capfd):
+    def f(x):  # Dynamo lifts the new tensors into the graph as attributes
+        return torch.cat([torch.tensor([]), x]) * torch.tensor([1.0, 2.0, 3.0])
+
+    compiled = torch.compile(f, backend="kiln")
+
+    def run():
+        x = torch.randn(3)
+        torch.testing.assert_close(compiled(x), f(x))
+    assert "runs in eager" not in _recompile_log(capfd, run)
 
 
 def test_tensors_on_another_device_stay_in_pytorch():

@@ -55,25 +55,22 @@ def _identity(context, node, x, **kwargs):
 def _slice(context, node, x, dim=0, start=None, end=None, step=1):
     dim = axis(dim, x.ndim)
     if any(isinstance(value, _kiln.Size) for value in (x.shape[dim], start, end)):
-        return _symbolic_slice(x, dim, start, end, step)
+        return _symbolic_slice(x, dim, start, out_shape(context, node)[dim], step)
     begin, stop, stride = slice(start, end, step).indices(x.shape[dim])
     slices = [slice(None)] * x.ndim
     slices[dim] = (begin, stop, stride)
-    return _kiln.slice(x, slices)
+    return _slice_any(x, slices)
 
 
-def _symbolic_slice(x, dim, start, end, step):
-    """start:stop of an axis with size symbols: kiln keeps start: and start:stop (step 1, a
-    symbolic stop) symbolic; anything else needs numbers (Unconvertible: the graph compiles per
-    size)."""
+def _symbolic_slice(x, dim, start, length, step):
+    """start:stop of an axis with size symbols, given the `length` torch recorded for it (its
+    guards decided how `:-1` or `:512` clamp): kiln keeps a fixed start >= 0 and step 1
+    symbolic; anything else needs numbers (Unconvertible: the graph compiles per size)."""
     start = 0 if start is None else start
     if step != 1 or not isinstance(start, int) or start < 0:
-        raise Unconvertible(f"slice {start}:{end}:{step} of a symbolic size")
-    to_end = end is None or (isinstance(end, int) and end >= 2 ** 62)
-    if isinstance(end, int) and not to_end:
-        raise Unconvertible(f"slice {start}:{end} of the symbolic size {x.shape[dim]}")
+        raise Unconvertible(f"slice {start}::{step} of the size {x.shape[dim]} with symbols")
     starts, stops, steps = [0] * x.ndim, list(x.shape), [1] * x.ndim
-    starts[dim], stops[dim] = start, (2 ** 63 - 1 if to_end else end)
+    starts[dim], stops[dim] = start, start + length
     return _kiln.slice_sizes(x, starts, stops, steps)
 
 
@@ -103,7 +100,7 @@ def _split(context, node, x, sizes, dim=0):
     for size in sizes:
         slices = [slice(None)] * x.ndim
         slices[dim] = (start, start + size, 1)
-        pieces.append(_kiln.slice(x, slices))
+        pieces.append(_slice_any(x, slices))
         start += size
     return tuple(pieces)
 
@@ -173,15 +170,15 @@ def _full(context, node, *args, **kwargs):
 
 @lowers(aten.arange.default, aten.arange.start, aten.arange.start_step)
 def _arange(context, node, *args, **kwargs):
-    numbers = [value for value in args if isinstance(value, (int, float))]
+    bounds = [value for value in args if isinstance(value, (int, float, _kiln.Size))]
     start, step = 0, 1
-    if len(numbers) >= 2:
-        start = numbers[0]
-    if len(numbers) >= 3:
-        step = numbers[2]
+    if len(bounds) >= 2:
+        start = bounds[0]
+    if len(bounds) >= 3:
+        step = bounds[2]
     dtype = out_dtype(node)
-    count = out_shape(context, node)[0]
-    if all(isinstance(value, int) for value in (start, step)):
+    count = out_shape(context, node)[0]  # torch's length, symbolic for dynamic bounds
+    if all(isinstance(value, (int, _kiln.Size)) for value in (start, step)):
         positions = cast(_kiln.arange(context.anchor(), count, "int64"), torch.int64)
         values = _kiln.add(_kiln.multiply(positions, context.full((), step, torch.int64)),
                            context.full((), start, torch.int64))

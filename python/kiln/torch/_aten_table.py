@@ -74,10 +74,14 @@ class LoweringContext:
         return self._anchor
 
     def full(self, shape, value, dtype):
-        """A constant tensor of a torch dtype (exact for integers past 2**53)."""
+        """A constant tensor of a torch dtype (exact for integers past 2**53); `value` may be a
+        kiln.Size (a dynamic length used as data)."""
         kind = kiln_dtype(dtype)
         if kind is None:
             raise Unconvertible(f"dtype {dtype}")
+        if isinstance(value, _kiln.Size):
+            size = cast(_kiln.size_value(self.anchor(), value, "int64"), dtype)
+            return _kiln.broadcast_to(size, list(shape)) if len(shape) else size
         if isinstance(value, bool) or kind == "bool":
             return _kiln.full(self.anchor(), list(shape), float(bool(value)), kind)
         if isinstance(value, int) and kind in _INTEGER_DTYPES:
@@ -88,7 +92,7 @@ class LoweringContext:
         """`value` (a kiln Tensor or a Python number) as a tensor of torch dtype `dtype`."""
         if isinstance(value, _kiln.Tensor):
             return cast(value, dtype)
-        if isinstance(value, (bool, int, float)):
+        if isinstance(value, (bool, int, float, _kiln.Size)):
             return self.full((), value, dtype)
         raise Unconvertible(f"operand {type(value).__name__}")
 
