@@ -2,6 +2,8 @@
 
 #include <cctype>
 
+#include "sched/cpu/hoist_invariants.h"
+
 namespace kiln::codegen {
 namespace {
 
@@ -100,6 +102,16 @@ bool takes_runtime_value(const std::vector<std::string>& tokens, size_t t) {
   if (token_at(tokens, before) == "(" && token_at(tokens, previous(tokens, t, 1)) == "alignas")
     return false;
   return token_at(tokens, before) != "case";
+}
+
+// Whether token `t` is the bound of a local array's declaration (`alignas(64) float h0[25];`).
+bool is_local_array_bound(const std::vector<std::string>& tokens, size_t t) {
+  size_t first = t;
+  while (first > 0 && tokens[first - 1].find('\n') == std::string::npos) --first;
+  while (first < t && is_whitespace(tokens[first])) ++first;
+  const std::string name = token_at(tokens, previous(tokens, t, 1));
+  return tokens[first] == "alignas" && token_at(tokens, previous(tokens, t, 0)) == "[" &&
+         name.size() > 1 && name[0] == 'h' && std::isdigit(static_cast<unsigned char>(name[1]));
 }
 
 // Token `t` of `a` on its line, and what `b` has there: where two codes part.
@@ -221,8 +233,14 @@ std::optional<SizeGenericSource> size_generic_source(const CppSource& hint,
   if (!any) return std::nullopt;
   for (size_t p = 0; p < generic.tokens.size(); ++p) {
     std::vector<size_t> parameter_tokens, parameter_numbers;
+    std::vector<std::string> declared = generic.tokens[p];  // local arrays at their capacity
     for (size_t t = 0; t < generic.tokens[p].size(); ++t) {
       if (!varies[p][t]) continue;
+      if (is_local_array_bound(generic.tokens[p], t)) {
+        generic.capacities.push_back({p, t});
+        declared[t] = std::to_string(sched::cpu::kMaxHoistedElements);
+        continue;
+      }
       if (!takes_runtime_value(generic.tokens[p], t)) {
         why = "a size-dependent integer where C++ needs a constant (" + generic.tokens[p][t] + ")";
         return std::nullopt;
@@ -232,7 +250,7 @@ std::optional<SizeGenericSource> size_generic_source(const CppSource& hint,
       generic.parameters.push_back({p, t});
     }
     std::optional<std::string> piece =
-        generic_piece(generic.tokens[p], parameter_tokens, parameter_numbers);
+        generic_piece(declared, parameter_tokens, parameter_numbers);
     if (!piece) {
       why = "size-dependent integers outside a kernel function";
       return std::nullopt;
@@ -250,7 +268,7 @@ std::optional<std::vector<int64_t>> size_table(const SizeGenericSource& generic,
   }
   std::vector<int64_t> table;
   table.reserve(generic.parameters.size());
-  size_t next = 0;  // the next parameter, in (piece, token) order
+  size_t next = 0, next_capacity = 0;  // the next parameter and capacity, in (piece, token) order
   for (size_t p = 0; p < generic.tokens.size(); ++p) {
     std::vector<std::string> tokens = tokenize(source.pieces[p]);
     const std::vector<std::string>& expected = generic.tokens[p];
@@ -261,7 +279,16 @@ std::optional<std::vector<int64_t>> size_table(const SizeGenericSource& generic,
     for (size_t t = 0; t < tokens.size(); ++t) {
       bool parameter = next < generic.parameters.size() && generic.parameters[next].piece == p &&
                        generic.parameters[next].token == t;
-      if (parameter) {
+      bool capacity = next_capacity < generic.capacities.size() &&
+                      generic.capacities[next_capacity].piece == p &&
+                      generic.capacities[next_capacity].token == t;
+      if (capacity) {
+        if (!is_integer_literal(tokens[t]) || std::stoll(tokens[t]) > sched::cpu::kMaxHoistedElements) {
+          why = "a local array of these sizes is larger than the generic code's";
+          return std::nullopt;
+        }
+        ++next_capacity;
+      } else if (parameter) {
         if (!is_integer_literal(tokens[t])) {
           why = "the code for these sizes differs in more than integers";
           return std::nullopt;

@@ -29,6 +29,10 @@ struct SizeGenericSource {
     size_t piece, token;
   };
   std::vector<Position> parameters;
+  // Bounds of local arrays (hoisted invariants, `alignas(64) float h0[25];`) that vary: C++
+  // needs a constant there, so the generic code declares the largest the scheduler makes
+  // (sched::cpu::kMaxHoistedElements) and a size's own bound must not exceed it.
+  std::vector<Position> capacities;
   std::vector<std::string> pieces;  // the generic definitions (parameters read from kiln_sizes)
 
   std::string text() const;  // prefix + pieces: what the toolchain compiles

@@ -13,6 +13,7 @@
 #include "ir/builder.h"
 #include "ir/interpreter.h"
 #include "ir/printer.h"
+#include "sched/cpu/hoist_invariants.h"
 
 namespace kiln {
 namespace {
@@ -230,6 +231,28 @@ TEST(SizeParameters, IntegersThatDifferAreReadFromTheTable) {
   ASSERT_TRUE(table.has_value()) << why;
   EXPECT_EQ(*table, (std::vector<int64_t>{17, 80}));
   EXPECT_FALSE(size_table(*generic, kernel_source(body(17, 96) + "  x = 1;\n"), why).has_value());
+}
+
+// A hoisted local array whose length depends on the sizes (an attention mask of s x s): the
+// generic code declares the scheduler's largest, and each size's own bound must fit it.
+TEST(SizeParameters, LocalArraysAreDeclaredAtTheirCapacity) {
+  std::string why;
+  auto body = [](int64_t n) {
+    const std::string size = std::to_string(n);
+    return "  alignas(64) float h0[" + size + "];\n  for (int64_t i0 = 0; i0 < " + size +
+           "; ++i0) h0[i0] = a0[i0];\n";
+  };
+  std::optional<SizeGenericSource> generic =
+      size_generic_source(kernel_source(body(25)), {kernel_source(body(36))}, why);
+  ASSERT_TRUE(generic.has_value()) << why;
+  const std::string capacity = std::to_string(sched::cpu::kMaxHoistedElements);
+  EXPECT_NE(generic->text().find("float h0[" + capacity + "];"), std::string::npos)
+      << generic->text();
+  std::optional<std::vector<int64_t>> table = size_table(*generic, kernel_source(body(49)), why);
+  ASSERT_TRUE(table.has_value()) << why;
+  EXPECT_EQ(*table, (std::vector<int64_t>{49}));  // the loop's bound; the array's is no parameter
+  EXPECT_FALSE(size_table(*generic, kernel_source(body(sched::cpu::kMaxHoistedElements + 1)), why)
+                   .has_value());
 }
 
 TEST(SizeParameters, ConstantsCppNeedsAndOtherDifferencesRefuse) {
