@@ -684,3 +684,53 @@ def test_tensors_on_another_device_stay_in_pytorch():
     x = torch.empty(4, 3, device="meta")
     result = torch.compile(lambda t: torch.sin(t) * 2, backend="kiln")(x)
     assert result.device.type == "meta" and result.shape == (4, 3)
+
+
+def _no_dropout(config):
+    for key, value in list(vars(config).items()):
+        if isinstance(value, float) and ("drop" in key or key.endswith("_prob")):
+            setattr(config, key, 0.0)
+    return config
+
+
+@pytest.mark.parametrize("name", ["gpt2", "t5", "swin"])
+def test_transformers_architectures_train_like_eager(name):
+    # A decoder, an encoder-decoder and a windowed vision model (random weights, dropout off):
+    # the forward and every parameter's gradient of one step against eager PyTorch.
+    import transformers as T
+
+    torch.manual_seed(0)
+    if name == "gpt2":
+        model = T.GPT2LMHeadModel(_no_dropout(T.GPT2Config(
+            n_embd=32, n_layer=1, n_head=2, vocab_size=50, n_positions=32)))
+        inputs = {"input_ids": torch.randint(0, 50, (2, 9))}
+    elif name == "t5":
+        model = T.T5ForConditionalGeneration(_no_dropout(T.T5Config(
+            d_model=32, d_ff=64, num_layers=1, num_heads=2, d_kv=16, vocab_size=50)))
+        inputs = {"input_ids": torch.randint(0, 50, (2, 9)),
+                  "decoder_input_ids": torch.randint(0, 50, (2, 5))}
+    else:
+        model = T.SwinModel(_no_dropout(T.SwinConfig(
+            image_size=32, patch_size=4, embed_dim=16, depths=[1, 1], num_heads=[2, 4],
+            window_size=4)))
+        inputs = {"pixel_values": torch.randn(2, 3, 32, 32)}
+    model.train()
+    projection = None
+
+    def step(module):
+        nonlocal projection
+        model.zero_grad(set_to_none=True)
+        out = module(**inputs)
+        out = out.logits if getattr(out, "logits", None) is not None else out.last_hidden_state
+        if projection is None:
+            projection = torch.randn(out.shape, generator=torch.Generator().manual_seed(1))
+        (out * projection).sum().backward()
+        return out.detach(), [p.grad.clone() for p in model.parameters() if p.grad is not None]
+
+    want_out, want_grads = step(model)
+    got_out, got_grads = step(torch.compile(model, backend="kiln"))
+    torch.testing.assert_close(got_out, want_out, rtol=1e-4, atol=1e-5)
+    scale = max(g.abs().max().item() for g in want_grads)
+    assert len(got_grads) == len(want_grads)
+    for got, want in zip(got_grads, want_grads):
+        torch.testing.assert_close(got, want, rtol=1e-3, atol=1e-5 * scale)
