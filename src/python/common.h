@@ -12,6 +12,7 @@
 #endif
 #include <numpy/arrayobject.h>
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -101,6 +102,9 @@ Options options_from_dict(nb::handle options);
 nb::tuple shape_tuple(const ir::Shape& shape);
 ir::Shape shape_from_object(nb::handle object);
 void bind_sizes(nb::module_& module);
+// A node built into the trace of `x` at the user's current line: ops that take a shape with
+// size symbols, which the public Tensor API (numbers only) has no call for.
+Tensor build_on(const Tensor& x, const std::function<ir::ValueId(ir::Builder&)>& build);
 
 void bind_errors(nb::module_& module);
 void bind_tensor(nb::module_& module);

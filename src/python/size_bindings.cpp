@@ -63,6 +63,13 @@ void bind_sizes(nb::module_& module) {
       .def("__eq__", [](const ir::Dim& a, int64_t b) { return a == ir::Dim(b); })
       .def("__hash__", [](const ir::Dim& a) { return std::hash<std::string>()(a.to_string()); })
       .def("__repr__", &ir::Dim::to_string);
+  module.def(
+      "size_value",
+      [](const Tensor& like, const ir::Dim& extent, nb::handle dtype) {
+        return build_on(like, [&](ir::Builder& b) { return b.size(extent, dtype_from_object(dtype)); });
+      },
+      nb::arg("like"), nb::arg("extent"), nb::arg("dtype") = "int64", nb::keep_alive<0, 1>(),
+      "A size (a kiln.Size: a dynamic length) as a 0-d integer in the trace of `like`.");
 }
 
 }  // namespace kiln::python

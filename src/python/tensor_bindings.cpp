@@ -20,6 +20,14 @@
 #include "python/common.h"
 
 namespace kiln::python {
+
+// common.h says what it is for.
+Tensor build_on(const Tensor& x, const std::function<ir::ValueId(ir::Builder&)>& build) {
+  detail::Trace& trace = *x.trace();
+  trace.builder.set_location(trace.default_location);
+  return Tensor(&trace, build(trace.builder));
+}
+
 namespace {
 
 // Tensors of `trace` handed to Python: each keeps its trace alive.
@@ -53,12 +61,6 @@ nb::tuple pair_keeping(nb::handle x, std::pair<Tensor, Tensor> results) {
 
 const ir::Shape& symbolic_shape(const Tensor& x) { return x.trace()->graph.node(x.id()).shape; }
 
-// Ops that take a shape, for shapes with size symbols (the public Tensor API takes numbers).
-Tensor build_on(const Tensor& x, const std::function<ir::ValueId(ir::Builder&)>& build) {
-  Trace& trace = *x.trace();
-  trace.builder.set_location(trace.default_location);
-  return Tensor(&trace, build(trace.builder));
-}
 
 Tensor reshape_to(const Tensor& x, nb::handle shape) {
   ir::Shape target = shape_from_object(shape);
@@ -572,13 +574,6 @@ void bind_linear_algebra_and_creation(nb::module_& module) {
       },
       nb::arg("like"), nb::arg("count"), nb::arg("dtype") = "int64", Keep<1>(),
       "0, 1, ..., count - 1; `count` an int or a kiln.Size.");
-  module.def(
-      "size_value",
-      [](const Tensor& like, const ir::Dim& extent, nb::handle dtype) {
-        return build_on(like, [&](ir::Builder& b) { return b.size(extent, dtype_from_object(dtype)); });
-      },
-      nb::arg("like"), nb::arg("extent"), nb::arg("dtype") = "int64", Keep<1>(),
-      "A size (a kiln.Size: a dynamic length) as a 0-d integer in the trace of `like`.");
   module.def(
       "random_uniform",
       [](const Tensor& like, std::vector<int64_t> shape, uint64_t seed, nb::handle dtype) {
