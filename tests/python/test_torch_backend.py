@@ -734,3 +734,23 @@ def test_transformers_architectures_train_like_eager(name):
     assert len(got_grads) == len(want_grads)
     for got, want in zip(got_grads, want_grads):
         torch.testing.assert_close(got, want, rtol=1e-3, atol=1e-5 * scale)
+
+
+def test_writes_into_slices_compile_with_static_and_dynamic_sizes(capfd):
+    # BART's shift_tokens_right: functionalised `x[:, 1:] = y` and `x[:, 0] = v` (slice_scatter,
+    # select_scatter); Mistral's cache keeps `[-4096:]`, all of a shorter axis.
+    def shift(ids):
+        shifted = ids.new_zeros(ids.shape)
+        shifted[:, 1:] = ids[:, :-1].clone()
+        shifted[:, 0] = 7
+        return shifted * 2 + ids[:, -4096:]
+
+    def run(compiled):
+        for tokens in (6, 9, 13):
+            ids = torch.randint(0, 50, (3, tokens))
+            torch.testing.assert_close(compiled(ids), shift(ids))
+
+    for dynamic in (False, True):
+        err = _recompile_log(capfd, lambda: run(torch.compile(shift, backend="kiln",
+                                                              dynamic=dynamic)))
+        assert "runs in eager" not in err and "keeps no size symbols" not in err, err

@@ -66,12 +66,52 @@ def _symbolic_slice(x, dim, start, length, step):
     """start:stop of an axis with size symbols, given the `length` torch recorded for it (its
     guards decided how `:-1` or `:512` clamp): kiln keeps a fixed start >= 0 and step 1
     symbolic; anything else needs numbers (Unconvertible: the graph compiles per size)."""
+    if step == 1 and length == x.shape[dim]:  # all of it (torch guarded `[-4096:]` so)
+        return x
     start = 0 if start is None else start
     if step != 1 or not isinstance(start, int) or start < 0:
         raise Unconvertible(f"slice {start}::{step} of the size {x.shape[dim]} with symbols")
     starts, stops, steps = [0] * x.ndim, list(x.shape), [1] * x.ndim
     starts[dim], stops[dim] = start, start + length
     return _kiln.slice_sizes(x, starts, stops, steps)
+
+
+@lowers(aten.slice_scatter.default)
+def _slice_scatter(context, node, base, src, dim=0, start=None, end=None, step=1):
+    """base with base[start:start + len(src)] along `dim` replaced by src (functionalised
+    `x[:, 1:] = y`): the kept parts of base and src, concatenated."""
+    return _scatter_run(node, base, src, axis(dim, base.ndim), 0 if start is None else start,
+                        step)
+
+
+@lowers(aten.select_scatter.default)
+def _select_scatter(context, node, base, src, dim, index):
+    dim = axis(dim, base.ndim)
+    shape = list(src.shape)
+    shape.insert(dim, 1)
+    return _scatter_run(node, base, _kiln.reshape(src, shape), dim, index, 1)
+
+
+def _scatter_run(node, base, src, dim, start, step):
+    size = base.shape[dim]
+    if isinstance(start, int) and start < 0 and isinstance(size, int):
+        start = max(start + size, 0)
+    if step != 1 or not isinstance(start, int) or start < 0:
+        raise Unconvertible(f"a scatter into {start}::{step} of an axis of size {size}")
+    dtype = out_dtype(node)
+    base, src = cast(base, dtype), cast(src, dtype)
+    pieces, stop = [], start + src.shape[dim]
+
+    def part(begin, end):
+        slices = [slice(None)] * base.ndim
+        slices[dim] = (begin, end, 1)
+        return _slice_any(base, slices)
+    if start > 0:
+        pieces.append(part(0, start))
+    pieces.append(src)
+    if stop != size:
+        pieces.append(part(stop, 2 ** 63 - 1))
+    return _kiln.concatenate(pieces, dim) if len(pieces) > 1 else pieces[0]
 
 
 @lowers(aten.select.int, view=True)
