@@ -140,6 +140,10 @@ std::shared_ptr<CompiledGraph> SizeGenericGraph::for_sizes(const std::vector<int
   auto known = by_sizes_.find(sizes);
   if (known != by_sizes_.end()) return known->second;
   std::optional<Emitted> hint;
+  if (options_.device != "cpu" && !tried_generic_) {  // the size-generic code is C++ for the CPU
+    tried_generic_ = true;
+    no_generic_ = "each size's GPU kernels compile on their own (NVRTC)";
+  }
   if (!tried_generic_) {  // the first call: the hints' code, and the generic library from it
     hint = emit(graph_.symbol_hints());
     hint_program_ = hint->program;  // the choices the other sizes follow

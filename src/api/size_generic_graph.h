@@ -3,7 +3,8 @@
 // through the graph passes and the scheduler (milliseconds) and is emitted; the source's
 // integers are then read from a table by one size-generic library (codegen/size_parameters.h),
 // compiled on the first call from the hints' and a probe's source. Sizes whose code differs in
-// more than integers compile their own library (KILN_LOGS=recompiles says why).
+// more than integers compile their own library (KILN_LOGS=recompiles says why). On a GPU
+// (options.device "cuda") every size compiles its own kernels: the generic code is CPU C++.
 #pragma once
 #include <map>
 #include <memory>

@@ -182,6 +182,23 @@ def test_work_goes_on_torchs_current_stream():
     torch.testing.assert_close(got, torch.sin(x) * torch.cos(x) + 1)
 
 
+def test_a_decoder_with_dynamic_lengths_on_the_gpu(exact_float32):
+    # dynamic=True: Dynamo passes the model's floats (RMSNorm's epsilon, RoPE's scaling) in as
+    # 0-d CPU tensors, which the GPU graph reads as numbers (copied to the device).
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    torch.manual_seed(0)
+    config = LlamaConfig(vocab_size=50, hidden_size=32, num_hidden_layers=1, num_attention_heads=2,
+                         num_key_value_heads=1, intermediate_size=64, max_position_embeddings=64)
+    model = LlamaForCausalLM(config).cuda().eval()
+    compiled = torch.compile(model, backend="kiln", dynamic=True, options=STRICT)
+    with torch.no_grad():
+        for tokens in (7, 12, 9):
+            ids = torch.randint(0, 50, (2, tokens), device="cuda")
+            torch.testing.assert_close(compiled(input_ids=ids).logits, model(input_ids=ids).logits,
+                                       rtol=1e-4, atol=1e-5)
+
+
 def test_warm_start_on_the_gpu(tmp_path):
     """tests/python/test_torch_warm_start.py's model on the GPU: the second process compiles
     the recorded graph for CUDA, with its index check, without AOTAutograd's export."""

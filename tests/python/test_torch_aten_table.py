@@ -122,6 +122,12 @@ UNINITIALISED = {
     "aten.new_empty.default": (lambda x: aten.new_empty(x, [4]), [_floats(2, 3)]),
 }
 
+# Entries for ops with no CPU kernel, each checked against its CPU counterpart by its own test.
+CUDA_ONLY = {  # test_cuda_attention_entries_match_the_math_attention
+    "aten._scaled_dot_product_efficient_attention.default",
+    "aten._scaled_dot_product_efficient_attention_backward.default",
+}
+
 
 def _tensors_of(sample):
     """The sample's tensors (positional inputs of the traced function) and a function that
@@ -364,6 +370,39 @@ def test_every_table_entry_is_exercised():
     """The table walked against the ATen ops the converted samples contain."""
     exercised = {str(node.target) for op in _selected_ops() for case in _cases(op)
                  for node in case[2].graph.nodes if node.op == "call_function"}
-    exercised |= set(DIRECT_SAMPLES) | set(UNINITIALISED)
+    exercised |= set(DIRECT_SAMPLES) | set(UNINITIALISED) | CUDA_ONLY
     missing = sorted(str(op) for op in TABLE if str(op) not in exercised)
     assert not missing, f"table entries no sample exercised: {missing}"
+
+
+@pytest.mark.parametrize("bias_heads", [1, 4])
+def test_cuda_attention_entries_match_the_math_attention(bias_heads):
+    # What SDPA becomes for CUDA tensors (the memory-efficient kernel's op and its backward)
+    # has no CPU kernel: its graph, traced on fake tensors, is checked against torch's math
+    # attention on the CPU, forward and gradients (the bias's summed over its broadcast heads).
+    torch.manual_seed(0)
+    query, key, value = (torch.randn(2, 4, 5, 16) for _ in range(3))
+    bias = torch.randn(2, bias_heads, 5, 7)[..., :5]  # strided, as a padded mask comes
+    leaves = [tensor.clone().requires_grad_() for tensor in (query, key, value, bias)]
+    want = torch.nn.functional.scaled_dot_product_attention(*leaves[:3], attn_mask=leaves[3])
+    grad_out = torch.randn_like(want)
+    want.backward(grad_out)
+
+    efficient = torch.ops.aten._scaled_dot_product_efficient_attention.default
+    forward = make_fx(lambda q, k, v, b: efficient(q, k, v, b, True), tracing_mode="fake")(
+        query, key, value, bias)
+    out, logsumexp, _, _ = CompiledGraph(forward, [query, key, value, bias], {})(
+        [query, key, value, bias])
+    torch.testing.assert_close(out, want.detach(), rtol=1e-5, atol=1e-6)
+    assert logsumexp.shape == (2, 4, 32)
+    reference = torch.logsumexp(query @ key.transpose(-1, -2) / 4 + bias, -1)
+    torch.testing.assert_close(logsumexp[..., :5], reference, rtol=1e-5, atol=1e-6)
+
+    backward_op = torch.ops.aten._scaled_dot_product_efficient_attention_backward.default
+    seed = torch.zeros((), dtype=torch.int64)
+    arguments = [grad_out, query, key, value, bias, out, logsumexp, seed, seed]
+    backward = make_fx(lambda *a: backward_op(*a, 0.0, [True, True, True, True]),
+                       tracing_mode="fake")(*arguments)
+    grads = CompiledGraph(backward, arguments, {})(list(arguments))
+    for got, leaf in zip(grads, leaves):
+        torch.testing.assert_close(got, leaf.grad, rtol=1e-4, atol=1e-5)

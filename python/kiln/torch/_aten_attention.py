@@ -39,23 +39,28 @@ def _scores(context, query, key, dropout_p, is_causal, attn_mask, scale, dtype):
     return scores, scale
 
 
-@lowers(aten._scaled_dot_product_flash_attention_for_cpu.default)
-def _attention(context, node, query, key, value, dropout_p=0.0, is_causal=False, *,
-               attn_mask=None, scale=None):
+def _attention_rows(context, node, query, key, value, dropout_p, is_causal, attn_mask, scale):
+    """(softmax(scores) V, the scores' log-sum-exp per row as (batch, heads, length))."""
     dtype = computing_dtype(out_dtype(node, 0))
     query, key, value = (cast(tensor, dtype) for tensor in (query, key, value))
     scores, _ = _scores(context, query, key, dropout_p, is_causal, attn_mask, scale, dtype)
     logsumexp = _kiln.logsumexp(scores, [3], True)
     probabilities = _kiln.exp(_kiln.subtract(scores, logsumexp))
-    return (_kiln.matmul(probabilities, value),
-            _kiln.reshape(logsumexp, out_shape(context, node, 1)))
+    return _kiln.matmul(probabilities, value), _kiln.reshape(logsumexp, list(query.shape[:3]))
+
+
+@lowers(aten._scaled_dot_product_flash_attention_for_cpu.default)
+def _attention(context, node, query, key, value, dropout_p=0.0, is_causal=False, *,
+               attn_mask=None, scale=None):
+    return _attention_rows(context, node, query, key, value, dropout_p, is_causal, attn_mask,
+                           scale)
 
 
 @lowers(aten._scaled_dot_product_flash_attention_for_cpu_backward.default)
 def _attention_backward(context, node, grad_out, query, key, value, out, logsumexp, dropout_p,
-                        is_causal, *, attn_mask=None, scale=None):
+                        is_causal, *, attn_mask=None, scale=None, with_scores=False):
     """P = exp(S - logsumexp); dV = Pᵀ dO; dS = P ⊙ (dO Vᵀ - rowsum(dO ⊙ O));
-    dQ = dS K · scale; dK = dSᵀ Q · scale."""
+    dQ = dS K · scale; dK = dSᵀ Q · scale (and dS, the bias's gradient, `with_scores`)."""
     dtype = computing_dtype(out_dtype(node, 0))
     grad_out, query, key, value, out = (cast(tensor, dtype)
                                         for tensor in (grad_out, query, key, value, out))
@@ -70,4 +75,45 @@ def _attention_backward(context, node, grad_out, query, key, value, out, logsume
     grad_query = _kiln.multiply(_kiln.matmul(grad_scores, key), scaled)
     grad_key = _kiln.multiply(
         _kiln.matmul(_kiln.transpose(grad_scores, _LAST_TWO_SWAPPED), query), scaled)
-    return grad_query, grad_key, grad_value
+    return (grad_query, grad_key, grad_value, grad_scores) if with_scores else \
+        (grad_query, grad_key, grad_value)
+
+
+# CUDA's attention op (memory-efficient kernel): what torch's SDPA becomes for CUDA tensors with
+# a float32 or masked attention. Its log-sum-exp is padded to a multiple of 32 rows (and empty
+# unless asked for); the random-number state is two int64 scalars, unused without dropout.
+@lowers(aten._scaled_dot_product_efficient_attention.default)
+def _efficient_attention(context, node, query, key, value, attn_bias, compute_log_sumexp,
+                         dropout_p=0.0, is_causal=False, *, scale=None):
+    output, logsumexp = _attention_rows(context, node, query, key, value, dropout_p, is_causal,
+                                        attn_bias, scale)
+    padded = out_shape(context, node, 1)
+    if padded[-1] == 0:
+        logsumexp = context.full(padded, 0, torch.float32)
+    else:
+        logsumexp = _kiln.pad(cast(logsumexp, torch.float32),
+                              [(0, 0), (0, 0), (0, padded[-1] - logsumexp.shape[-1])])
+    seed = context.full((), 0, torch.int64)
+    return output, logsumexp, seed, context.full((), 0, torch.int64)
+
+
+@lowers(aten._scaled_dot_product_efficient_attention_backward.default)
+def _efficient_attention_backward(context, node, grad_out, query, key, value, attn_bias, out,
+                                  logsumexp, philox_seed, philox_offset, dropout_p,
+                                  grad_input_mask, is_causal=False, *, scale=None):
+    rows = query.shape[-2]
+    everything = (0, 2 ** 63 - 1, 1)
+    logsumexp = _kiln.slice(logsumexp, [everything, everything, (0, rows, 1)])
+    grads = _attention_backward(context, node, grad_out, query, key, value, out, logsumexp,
+                                dropout_p, is_causal, attn_mask=attn_bias, scale=scale,
+                                with_scores=True)
+    grad_query, grad_key, grad_value, grad_scores = grads
+    grad_bias = None
+    if grad_input_mask[3] and attn_bias is not None:  # summed over the dims the bias broadcast
+        shape = out_shape(context, node, 3)
+        broadcast = [d for d, extent in enumerate(shape) if extent == 1 and grad_scores.shape[d] != 1]
+        grad_bias = cast(_kiln.sum(grad_scores, broadcast, True) if broadcast else grad_scores,
+                         out_dtype(node, 3))
+    kept = [grad if wanted else None for grad, wanted in
+            zip((grad_query, grad_key, grad_value), grad_input_mask[:3])]
+    return (*kept, grad_bias)

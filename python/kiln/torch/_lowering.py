@@ -52,14 +52,20 @@ _DEVICES = ("cpu", "cuda")
 
 
 def graph_devices(graph_module):
-    """The devices of the tensors an FX graph reads and computes ({"cpu"}, {"cuda:0"}, ...)."""
-    devices = set()
+    """The devices of the tensors an FX graph reads and computes ({"cpu"}, {"cuda:0"}, ...).
+    A 0-d CPU input beside a GPU's tensors is a number, as torch takes it (the floats Dynamo
+    passes in as tensors under dynamic=True): CompiledGraph copies it to the device."""
+    devices, host_scalars = set(), False
     for node in graph_module.graph.nodes:
         values = meta(node) if node.op in ("placeholder", "call_function") else None
         for value in values if isinstance(values, (tuple, list)) else [values]:
-            if isinstance(value, torch.Tensor):
+            if not isinstance(value, torch.Tensor):
+                continue
+            if node.op == "placeholder" and value.dim() == 0 and value.device.type == "cpu":
+                host_scalars = True
+            else:
                 devices.add(str(value.device))
-    return devices
+    return devices or ({"cpu"} if host_scalars else set())
 
 
 def static_sizes(value):
@@ -418,6 +424,7 @@ class CompiledGraph:
         self.device = device
         self.on_cuda = device.type == "cuda"
         self.tensor_positions = tensor_positions
+        self._host_scalars = None  # _run: positions of 0-d CPU tensors a GPU graph reads
         self.symbolic = False
         self.layouts = {}  # input strides -> Compiled
         self._output_pool = None  # the ResultPool of the last call's compiled graph
@@ -518,6 +525,11 @@ class CompiledGraph:
         is mostly this function: it is kept short (sin + cos of a 0-d tensor on the CPU:
         __call__ 3.4 -> 2.5 us)."""
         tensors = [args[position] for position in self.tensor_positions]
+        if self.on_cuda:
+            if self._host_scalars is None:  # graph_devices: 0-d CPU inputs, found once
+                self._host_scalars = [k for k, tensor in enumerate(tensors) if not tensor.is_cuda]
+            for k in self._host_scalars:
+                tensors[k] = tensors[k].to(self.device, non_blocking=True)
         pool = self._output_pool
         try:
             if pool is None or pool.compiled is not compiled:
