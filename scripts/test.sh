@@ -55,6 +55,7 @@ step "install and build examples/cpp" bash scripts/test_install.sh
 # The harnesses must not rot: one smoke run of each (small sizes, one repetition).
 step "quick benchmark (Python harness)" .venv/bin/python -m kiln.bench --quick
 step "quick benchmark (C++ seed programs)" "$build_dir/bench_seed" --quick
+step "transformers zoo (two models)" .venv/bin/python bench/transformers_zoo.py train vit gpt2
 
 if [ "${#failed_steps[@]}" -gt 0 ]; then
   echo "test.sh: FAILED steps: ${failed_steps[*]}" >&2
