@@ -49,6 +49,18 @@ def kiln_dtype(dtype):
     return _KILN_DTYPES.get(dtype)
 
 
+def tensor_dtype_supported(value):
+    """Non-tensors pass; tensors need a dtype kiln has, dense (strided) memory and a device
+    kiln compiles for (the CPU, CUDA): complex, quantized, sparse and other layouts stay in
+    PyTorch."""
+    return not isinstance(value, torch.Tensor) or (
+        kiln_dtype(value.dtype) is not None and value.layout == torch.strided
+        and value.device.type in _DEVICES)
+
+
+_DEVICES = ("cpu", "cuda")
+
+
 def meta(node):
     """The fake tensor (or tuple of them) Dynamo/AOTAutograd recorded for an FX node."""
     return node.meta.get("val")

@@ -9,7 +9,7 @@ import operator
 import re
 
 import torch
-from torch._subclasses.fake_tensor import FakeTensor, unset_fake_temporarily
+from torch._subclasses.fake_tensor import FakeTensor
 
 from .. import _kiln
 from .._device import torch_current_stream
@@ -17,7 +17,9 @@ from .._result_pool import ResultPool
 from . import (_aten_attention, _aten_gradients, _aten_pointwise,  # noqa: F401 (fill the table)
                _aten_structure)
 from ._aten_table import (METADATA_ASSERTIONS, TABLE, LoweringContext, Unconvertible, cast,
-                          kiln_dtype, meta)
+                          kiln_dtype, meta, tensor_dtype_supported)
+from ._graph_values import (float_arithmetic, is_float_arithmetic, is_scalar_input,
+                            tensor_constant)
 from ._saved_layouts import channels_first_order, channels_last_inside, channels_last_order
 from ._size_symbols import SizeSymbols
 
@@ -38,17 +40,6 @@ def describe(node):
     where = source_line(node)
     return f"{node.target}" + (f" at {where}" if where else "")
 
-
-def tensor_dtype_supported(value):
-    """Non-tensors pass; tensors need a dtype kiln has, dense (strided) memory and a device
-    kiln compiles for (the CPU, CUDA): complex, quantized, sparse and other layouts stay in
-    PyTorch."""
-    return not isinstance(value, torch.Tensor) or (
-        kiln_dtype(value.dtype) is not None and value.layout == torch.strided
-        and value.device.type in _DEVICES)
-
-
-_DEVICES = ("cpu", "cuda")
 
 
 def graph_devices(graph_module):
@@ -160,7 +151,7 @@ def trace_graph(graph_module, on_refusal=None, symbolic=False, free_layouts=None
         if node.op == "output":  # a tolerant trace is only for its refusals: no outputs
             for result in node.all_input_nodes:
                 if result.op != "placeholder" and not isinstance(meta(result), torch.Tensor):
-                    # a number torch reads (`.item()` of a tensor, _is_scalar_input)
+                    # a number torch reads (`.item()` of a tensor: _graph_values.py)
                     _refuse(result, UnconvertibleNode(result, "a number the graph returns to "
                                                       "torch"), on_refusal)
             if context.sizes is not None:
@@ -175,7 +166,8 @@ def trace_graph(graph_module, on_refusal=None, symbolic=False, free_layouts=None
                 converted[node] = _input(context, node)
                 continue
             if node.op == "get_attr":
-                converted[node] = _tensor_constant(context, graph_module, node)
+                context.trace.location = source_line(node)
+                converted[node] = tensor_constant(context, graph_module, node)
                 continue
             if node.op != "call_function":
                 raise UnconvertibleNode(node, f"FX node kind {node.op}")
@@ -191,13 +183,14 @@ def trace_graph(graph_module, on_refusal=None, symbolic=False, free_layouts=None
             for operand in node.all_input_nodes:
                 if operand not in converted:  # refused before: its result comes from PyTorch
                     converted[operand] = _input(context, operand)
-            if _is_scalar_input(node):
+            if is_scalar_input(node):
                 # a Python float Dynamo passes in as a 0-d tensor (dynamic=True): the ops that
                 # compute with the number read that tensor as their operand
                 converted[node] = converted[node.args[0]]
                 continue
-            if node.target in _FLOAT_ARITHMETIC and isinstance(meta(node), torch.SymFloat):
-                converted[node] = _float_arithmetic(context, node, converted)
+            if is_float_arithmetic(node):
+                converted[node] = float_arithmetic(context, node,
+                                                   _map_arguments(node.args, converted))
                 continue
             converted[node] = _lower(context, node, converted)
         except Unconvertible as error:  # an input's size or size arithmetic (entries name theirs)
@@ -217,47 +210,6 @@ def _refuse(node, error, on_refusal):
     if node.op != "placeholder":
         on_refusal(node, error.reason if isinstance(error, UnconvertibleNode) else
                    f"kiln refused it: {error}")
-
-
-_LARGEST_EMBEDDED_CONSTANT = 1 << 16  # elements; a larger one stays a torch tensor
-
-
-def _tensor_constant(context, graph_module, node):
-    """A tensor the graph holds as an attribute (`torch.tensor([])` in the model's code, lifted
-    by Dynamo), embedded in the kiln graph as a constant."""
-    value = graph_module
-    for name in node.target.split("."):
-        value = getattr(value, name)
-    if type(value) not in (torch.Tensor, torch.nn.Parameter) or not tensor_dtype_supported(value):
-        raise UnconvertibleNode(node, f"the graph's attribute {node.target} is not a plain tensor")
-    if value.numel() > _LARGEST_EMBEDDED_CONSTANT:
-        raise UnconvertibleNode(node, f"a tensor constant of {value.numel()} elements")
-    with unset_fake_temporarily():  # AOTAutograd compiles inside its fake mode
-        host = value.detach().cpu()
-        # NumPy has no bfloat16: through float32, exactly
-        array = (host.float() if host.dtype == torch.bfloat16 else host).numpy()
-    context.trace.location = source_line(node)
-    return cast(context.trace.constant(array), value.dtype)
-
-
-def _is_scalar_input(node):
-    """`.item()` of a 0-d float or bool tensor whose number is only computed with (Dynamo's
-    unspecialised floats: `x * self.scale` under dynamic=True)."""
-    return (node.target is torch.ops.aten._local_scalar_dense.default
-            and isinstance(meta(node), (torch.SymFloat, torch.SymBool)))
-
-
-# Python's arithmetic on such floats (`math.sqrt(2.0 / math.pi)` in GELU), as 0-d float64 values.
-_FLOAT_ARITHMETIC = {operator.add: _kiln.add, operator.sub: _kiln.subtract,
-                     operator.mul: _kiln.multiply, operator.truediv: _kiln.divide,
-                     operator.neg: _kiln.negative, operator.pow: _kiln.power,
-                     torch._sym_sqrt: _kiln.sqrt}
-
-
-def _float_arithmetic(context, node, converted):
-    operands = [context.as_tensor(_map_arguments(arg, converted), torch.float64)
-                for arg in node.args]
-    return _FLOAT_ARITHMETIC[node.target](*operands)
 
 
 def _is_input_mutation(node, placeholders):
