@@ -101,6 +101,7 @@ Options options_from_dict(nb::handle options);
 // Shapes with size symbols (python/size_bindings.cpp): ints and kiln.Size objects.
 nb::tuple shape_tuple(const ir::Shape& shape);
 ir::Shape shape_from_object(nb::handle object);
+ir::Dim dim_from_object(nb::handle object);  // an int or a kiln.Size
 void bind_sizes(nb::module_& module);
 // A node built into the trace of `x` at the user's current line: ops that take a shape with
 // size symbols, which the public Tensor API (numbers only) has no call for.

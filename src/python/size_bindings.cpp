@@ -21,16 +21,15 @@ nb::tuple shape_tuple(const ir::Shape& shape) {
   return nb::tuple(items);
 }
 
+ir::Dim dim_from_object(nb::handle object) {
+  return nb::isinstance<ir::Dim>(object) ? nb::cast<ir::Dim>(object)
+                                         : ir::Dim(nb::cast<int64_t>(object));
+}
+
 // A shape from Python: a sequence of ints and kiln.Size objects.
 ir::Shape shape_from_object(nb::handle object) {
   ir::Shape shape;
-  for (nb::handle item : nb::iter(object)) {
-    if (nb::isinstance<ir::Dim>(item)) {
-      shape.push_back(nb::cast<ir::Dim>(item));
-    } else {
-      shape.push_back(nb::cast<int64_t>(item));
-    }
-  }
+  for (nb::handle item : nb::iter(object)) shape.push_back(dim_from_object(item));
   return shape;
 }
 
@@ -66,7 +65,8 @@ void bind_sizes(nb::module_& module) {
   module.def(
       "size_value",
       [](const Tensor& like, const ir::Dim& extent, nb::handle dtype) {
-        return build_on(like, [&](ir::Builder& b) { return b.size(extent, dtype_from_object(dtype)); });
+        return build_on(like,
+                        [&](ir::Builder& b) { return b.size(extent, dtype_from_object(dtype)); });
       },
       nb::arg("like"), nb::arg("extent"), nb::arg("dtype") = "int64", nb::keep_alive<0, 1>(),
       "A size (a kiln.Size: a dynamic length) as a 0-d integer in the trace of `like`.");

@@ -61,7 +61,6 @@ nb::tuple pair_keeping(nb::handle x, std::pair<Tensor, Tensor> results) {
 
 const ir::Shape& symbolic_shape(const Tensor& x) { return x.trace()->graph.node(x.id()).shape; }
 
-
 Tensor reshape_to(const Tensor& x, nb::handle shape) {
   ir::Shape target = shape_from_object(shape);
   if (ir::is_static(target)) return kiln::reshape(x, ir::to_ints(target), kNoWhere);
@@ -487,9 +486,7 @@ void bind_movement(nb::module_& module) {
       "check_index",
       [](const Tensor& indices, nb::handle size, int64_t axis, const std::string& op) {
         detail::Trace& trace = detail::trace_for(indices, op, kNoWhere);
-        ir::Dim extent = nb::isinstance<ir::Dim>(size) ? nb::cast<ir::Dim>(size)
-                                                       : ir::Dim(nb::cast<int64_t>(size));
-        detail::check_index_bounds(trace, indices.id(), extent, axis, op);
+        detail::check_index_bounds(trace, indices.id(), dim_from_object(size), axis, op);
       },
       nb::arg("indices"), nb::arg("size"), nb::arg("axis"), nb::arg("op") = "index",
       "Raises IndexError when the graph runs if an element of `indices` is outside "
@@ -565,12 +562,11 @@ void bind_linear_algebra_and_creation(nb::module_& module) {
   module.def(
       "arange",
       [](const Tensor& like, nb::handle count, nb::handle dtype) {
-        if (!nb::isinstance<ir::Dim>(count)) {
-          return kiln::arange(like, nb::cast<int64_t>(count), dtype_from_object(dtype), kNoWhere);
-        }
-        return build_on(like, [&](ir::Builder& b) {  // a symbolic count (a dynamic length)
-          return b.iota(dtype_from_object(dtype), {nb::cast<ir::Dim>(count)}, 0);
-        });
+        ir::Dim extent = dim_from_object(count);  // a symbolic count: a dynamic length
+        if (extent.is_constant())
+          return kiln::arange(like, extent.constant(), dtype_from_object(dtype), kNoWhere);
+        return build_on(like,
+                        [&](ir::Builder& b) { return b.iota(dtype_from_object(dtype), {extent}, 0); });
       },
       nb::arg("like"), nb::arg("count"), nb::arg("dtype") = "int64", Keep<1>(),
       "0, 1, ..., count - 1; `count` an int or a kiln.Size.");
