@@ -21,7 +21,6 @@
 
 namespace kiln::python {
 
-// common.h says what it is for.
 Tensor build_on(const Tensor& x, const std::function<ir::ValueId(ir::Builder&)>& build) {
   detail::Trace& trace = *x.trace();
   trace.builder.set_location(trace.default_location);
