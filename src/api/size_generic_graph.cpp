@@ -1,5 +1,7 @@
 #include "api/size_generic_graph.h"
 
+#include <algorithm>
+#include <map>
 #include <numeric>
 
 #include "api/logging.h"
@@ -19,12 +21,15 @@ constexpr size_t kKeptSizes = 64;
 // that the integers that depend on the sizes differ from the hints' in at least one (one alone
 // may agree by chance: 200 and 250 both have 192 = 3 x 64 in full SIMD blocks). Those near
 // the hints keep their magnitudes (the scheduler's thresholds: parallel loops, SIMD lanes);
-// `far` keeps their remainders by 64 (block and lane widths). Probes whose code has another
-// shape are not used.
+// `far` keeps their remainders by 64 (block and lane widths). Symbols with equal hints stay
+// equal (the layers' KV caches of a decoder, one length in every call): the hints' code is
+// made for them equal (two aranges of one length are one), and so must the probes' be.
+// Probes whose code has another shape are not used.
 std::vector<std::vector<int64_t>> probe_sizes(const std::vector<int64_t>& hints) {
   std::vector<int64_t> above = hints, below = hints, across = hints, far = hints;
+  std::map<int64_t, int64_t> groups;  // a hint value -> its index, in order of appearance
   for (size_t k = 0; k < hints.size(); ++k) {
-    int64_t index = static_cast<int64_t>(k);
+    const int64_t index = groups.emplace(hints[k], static_cast<int64_t>(groups.size())).first->second;
     above[k] += std::max<int64_t>(1, hints[k] / 4) + index;
     below[k] = std::max<int64_t>(2, hints[k] - hints[k] / 4 - 1 - index);
     across[k] += 65 + index;
@@ -47,7 +52,12 @@ SizeGenericGraph::SizeGenericGraph(ir::Graph graph, std::vector<std::vector<int6
     : graph_(std::move(graph)), input_strides_(std::move(input_strides)),
       options_(std::move(options)), checks_(std::move(checks)) {}
 
-SizeGenericGraph::Emitted SizeGenericGraph::emit(const std::vector<int64_t>& sizes) const {
+// Where the size choices are made: each symbol at least this (a sequence length, a batch).
+constexpr int64_t kChoiceSize = 1024;
+
+SizeGenericGraph::Emitted SizeGenericGraph::emit(const std::vector<int64_t>& sizes) {
+  size_choices_.replay();
+  ir::SizeChoiceScope scope(&size_choices_);
   const std::set<std::string> disabled = cpu_disabled_passes();
   const target::Target target = target::host_cpu(options_.num_threads);
   Emitted emitted;
@@ -56,6 +66,28 @@ SizeGenericGraph::Emitted SizeGenericGraph::emit(const std::vector<int64_t>& siz
                                      disabled, hint_program_ ? &*hint_program_ : nullptr);
   emitted.source = codegen::emit_cpp(emitted.program, options_, target);
   return emitted;
+}
+
+// Records the choices at large sizes; sizes the graph does not take (a position table shorter
+// than 1024) fall back to smaller ones (128, 32), then to the hints.
+void SizeGenericGraph::record_size_choices() {
+  const std::vector<int64_t>& hints = graph_.symbol_hints();
+  for (int64_t least : {kChoiceSize, kChoiceSize / 8, kChoiceSize / 32, int64_t(0)}) {
+    std::vector<int64_t> sizes = hints;
+    for (int64_t& size : sizes) size = std::max(size, least);
+    size_choices_ = ir::SizeChoices(ir::SizeChoices::Mode::Record);
+    ir::SizeChoiceScope scope(&size_choices_);
+    try {
+      const std::set<std::string> disabled = cpu_disabled_passes();
+      PreparedGraph prepared = prepare_graph(ir::specialize(graph_, sizes), input_strides_,
+                                             disabled);
+      const target::Target target = target::host_cpu(options_.num_threads);
+      codegen::emit_cpp(schedule_program(prepared.graph, prepared.strides, target, disabled),
+                        options_, target);
+      return;
+    } catch (const Error&) {  // not sizes this graph takes: smaller ones
+    }
+  }
 }
 
 void SizeGenericGraph::build_generic_library(const Emitted& hint) {
@@ -145,6 +177,7 @@ std::shared_ptr<CompiledGraph> SizeGenericGraph::for_sizes(const std::vector<int
     no_generic_ = "each size's GPU kernels compile on their own (NVRTC)";
   }
   if (!tried_generic_) {  // the first call: the hints' code, and the generic library from it
+    record_size_choices();
     hint = emit(graph_.symbol_hints());
     hint_program_ = hint->program;  // the choices the other sizes follow
     build_generic_library(*hint);

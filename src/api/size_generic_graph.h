@@ -3,7 +3,10 @@
 // through the graph passes and the scheduler (milliseconds) and is emitted; the source's
 // integers are then read from a table by one size-generic library (codegen/size_parameters.h),
 // compiled on the first call from the hints' and a probe's source. Sizes whose code differs in
-// more than integers compile their own library (KILN_LOGS=recompiles says why). On a GPU
+// more than integers compile their own library (KILN_LOGS=recompiles says why). The choices
+// of the passes and the scheduler that depend on sizes are made once, at large sizes, and
+// every size follows them (ir/size_choices.h): choices right for small sizes can be far off
+// for large ones (a product inlined into loops), while the reverse costs little. On a GPU
 // (options.device "cuda") every size compiles its own kernels: the generic code is CPU C++.
 #pragma once
 #include <map>
@@ -14,6 +17,7 @@
 
 #include "api/pipeline.h"
 #include "codegen/size_parameters.h"
+#include "ir/size_choices.h"
 #include "runtime/shared_library.h"
 
 namespace kiln::detail {
@@ -35,7 +39,9 @@ class SizeGenericGraph {
     sched::Program program;
     codegen::CppSource source;
   };
-  Emitted emit(const std::vector<int64_t>& sizes) const;
+  // The program and source for `sizes`, with the recorded size choices.
+  Emitted emit(const std::vector<int64_t>& sizes);
+  void record_size_choices();
   void build_generic_library(const Emitted& hint);
   void load_generic_library(codegen::SizeGenericSource& generic, const Emitted& hint);
   // nullptr (and `why`) when the sizes' source is not the generic one's.
@@ -54,6 +60,7 @@ class SizeGenericGraph {
   std::shared_ptr<runtime::SharedLibrary> library_;
   std::string library_path_;
   std::optional<sched::Program> hint_program_;  // its choices on sizes are every size's
+  ir::SizeChoices size_choices_{ir::SizeChoices::Mode::Record};
   int compiles_ = 0;
 };
 

@@ -352,8 +352,8 @@ Tensor take(const Tensor& x, const Tensor& indices, int64_t axis, bool check_bou
   ir::ValueId result = trace.builder.gather(x.id(), indices.id(), axis);
   if (check_bounds) {
     size_t position = static_cast<size_t>(normalize(axis, x.ndim(), "take", where));
-    check_index_bounds(trace, indices.id(), x.shape()[position], static_cast<int64_t>(position),
-                       "take");
+    check_index_bounds(trace, indices.id(), trace.builder.node(x.id()).shape[position],
+                       static_cast<int64_t>(position), "take");
   }
   return wrap(trace, result);
 }

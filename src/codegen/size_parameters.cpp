@@ -1,6 +1,8 @@
 #include "codegen/size_parameters.h"
 
+#include <algorithm>
 #include <cctype>
+#include <map>
 
 #include "sched/cpu/hoist_invariants.h"
 
@@ -49,6 +51,23 @@ std::vector<std::string> tokenize(const std::string& text) {
       ++i;
     }
     tokens.push_back(text.substr(start, i - start));
+  }
+  return tokens;
+}
+
+// The tokens of a definition, its temporaries (t<id>, numbered by the loop IR's values, whose
+// count before a kernel can vary with the sizes) renamed t0, t1, ... in order of appearance:
+// two definitions alike up to those names compare equal, and the renamed one is the same code.
+std::vector<std::string> piece_tokens(const std::string& piece) {
+  std::vector<std::string> tokens = tokenize(piece);
+  std::map<std::string, std::string> names;
+  for (std::string& token : tokens) {
+    if (token.size() < 2 || token[0] != 't' ||
+        !std::all_of(token.begin() + 1, token.end(),
+                     [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }))
+      continue;
+    auto [at, added] = names.emplace(token, "t" + std::to_string(names.size()));
+    token = at->second;
   }
   return tokens;
 }
@@ -124,10 +143,12 @@ std::string difference_at(const std::vector<std::string>& a, const std::vector<s
   return "'" + line + "' where the other has '" + (t < b.size() ? b[t] : "") + "'";
 }
 
-// The first place two token lists part ("" when they do not).
+// The first place two token lists part in more than integers ("" when they do not).
 std::string first_difference(const std::vector<std::string>& a, const std::vector<std::string>& b) {
   size_t t = 0;
-  while (t < a.size() && t < b.size() && a[t] == b[t]) ++t;
+  while (t < a.size() && t < b.size() &&
+         (a[t] == b[t] || (is_integer_literal(a[t]) && is_integer_literal(b[t]))))
+    ++t;
   if (t == a.size() && t == b.size()) return "";
   return difference_at(a, b, std::min(t, a.size() - (a.empty() ? 0 : 1)));
 }
@@ -189,7 +210,7 @@ bool differs_in_integers(const std::string& hint_prefix,
   std::vector<std::vector<bool>> marked = varies;
   for (size_t p = 0; p < hint.size(); ++p) {
     const std::vector<std::string>& a = hint[p];
-    std::vector<std::string> b = tokenize(probe.pieces[p]);
+    std::vector<std::string> b = piece_tokens(probe.pieces[p]);
     if (a.size() != b.size()) {
       why = "the schedule has another shape at other sizes: " + first_difference(a, b);
       return false;
@@ -216,7 +237,7 @@ std::optional<SizeGenericSource> size_generic_source(const CppSource& hint,
   generic.prefix = hint.prefix;
   std::vector<std::vector<bool>> varies;
   for (const std::string& piece : hint.pieces) {
-    generic.tokens.push_back(tokenize(piece));
+    generic.tokens.push_back(piece_tokens(piece));
     varies.emplace_back(generic.tokens.back().size(), false);
   }
   // Each probe that has the hint's shape shows more of the integers that depend on the sizes
@@ -270,7 +291,7 @@ std::optional<std::vector<int64_t>> size_table(const SizeGenericSource& generic,
   table.reserve(generic.parameters.size());
   size_t next = 0, next_capacity = 0;  // the next parameter and capacity, in (piece, token) order
   for (size_t p = 0; p < generic.tokens.size(); ++p) {
-    std::vector<std::string> tokens = tokenize(source.pieces[p]);
+    std::vector<std::string> tokens = piece_tokens(source.pieces[p]);
     const std::vector<std::string>& expected = generic.tokens[p];
     if (tokens.size() != expected.size()) {
       why = "the schedule for these sizes has another shape: " + first_difference(expected, tokens);

@@ -134,27 +134,41 @@ std::optional<Dim> Dim::divided_by(const Dim& divisor) const {
     }
     return Dim(constant_ / d, std::move(terms));
   }
-  if (*this == divisor) return Dim(1);
-  if (divisor.constant_ != 0 || divisor.terms().size() != 1 || constant_ != 0) return std::nullopt;
-  const SizeTerm& by = divisor.terms()[0];
-  std::vector<SizeTerm> terms;
-  for (const SizeTerm& term : this->terms()) {
-    SizeTerm quotient;
-    if (term.coefficient % by.coefficient != 0 ||
-        !remove_symbols(term.symbols, by.symbols, quotient.symbols)) {
+  // Long division by the divisor's leading term (more symbols first, then the larger ids):
+  // for one divisor the remainder is zero exactly when it divides this polynomial.
+  // 4*s0 + 4 divided by 2*s0 + 2 is 2; s0*s1 + s1 by s0 + 1 is s1.
+  auto as_terms = [](const Dim& dim) {
+    std::vector<SizeTerm> terms = dim.terms();
+    if (dim.constant_ != 0) terms.push_back(SizeTerm{dim.constant_, {}});
+    return terms;
+  };
+  auto leading = [&](const Dim& dim) {
+    std::vector<SizeTerm> terms = as_terms(dim);
+    return *std::max_element(terms.begin(), terms.end(), [](const SizeTerm& a, const SizeTerm& b) {
+      return a.symbols.size() != b.symbols.size() ? a.symbols.size() < b.symbols.size()
+                                                  : a.symbols < b.symbols;
+    });
+  };
+  auto term_dim = [](const SizeTerm& term) {
+    Dim dim(term.coefficient);
+    for (int32_t symbol : term.symbols) dim = dim * Dim::symbol(symbol);
+    return dim;
+  };
+  const SizeTerm by = leading(divisor);
+  Dim remainder = *this, quotient = 0;
+  for (int steps = 0; remainder != Dim(0); ++steps) {
+    if (steps == 256) return std::nullopt;  // a quotient of more terms than any shape has
+    const SizeTerm first = leading(remainder);
+    SizeTerm step;
+    if (first.coefficient % by.coefficient != 0 ||
+        !remove_symbols(first.symbols, by.symbols, step.symbols)) {
       return std::nullopt;
     }
-    quotient.coefficient = term.coefficient / by.coefficient;
-    terms.push_back(std::move(quotient));
+    step.coefficient = first.coefficient / by.coefficient;
+    quotient = quotient + term_dim(step);
+    remainder = remainder - term_dim(step) * divisor;
   }
-  // A term that lost all its symbols is a constant: fold it into the constant term.
-  int64_t constant = 0;
-  std::erase_if(terms, [&](const SizeTerm& term) {
-    if (!term.symbols.empty()) return false;
-    constant = add_checked(constant, term.coefficient);
-    return true;
-  });
-  return Dim(constant, std::move(terms));
+  return quotient;
 }
 
 int64_t Dim::evaluate(const std::vector<int64_t>& values) const {

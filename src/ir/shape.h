@@ -43,7 +43,7 @@ class Dim {
   Dim operator+(const Dim& other) const;
   Dim operator-(const Dim& other) const;
   Dim operator*(const Dim& other) const;
-  // The exact quotient, when `divisor` (a constant or one term) divides every term; else nullopt.
+  // The exact quotient (a polynomial) when `divisor` divides this one; else nullopt.
   std::optional<Dim> divided_by(const Dim& divisor) const;
   // The value with symbol k equal to values[k]; throws kiln::Error Value on overflow or on a
   // symbol without a value.

@@ -10,6 +10,7 @@
 // - A batched product whose right operand is one matrix ((NR, NQ, M, K) @ (K, N)) becomes one
 //   GEMM over the merged batch rows ((NR * NQ * M, K) @ (K, N)), not one small GEMM per batch.
 #include "ir/builder.h"
+#include "ir/size_choices.h"
 #include "passes/passes.h"
 
 namespace kiln::passes {
@@ -73,7 +74,8 @@ ir::Graph canonicalize_matmul(const ir::Graph& graph) {
     const ir::Shape& right = b.node(inputs[1]).shape;
     int64_t rows = extent(node.shape, 2), columns = extent(node.shape, 1), depth = extent(left, 1);
     int64_t products = ir::element_count(node.shape) * depth;
-    if (rows == 1 || columns == 1 || products <= kInlineProducts || is_integer(node.dtype))
+    if (rows == 1 || columns == 1 || is_integer(node.dtype) ||
+        ir::size_choice(products <= kInlineProducts))
       return inline_product(b, node.shape, inputs[0], inputs[1]);
     if (left.size() > 2 && right.size() == 2) {
       int64_t batch_rows = ir::element_count(left) / depth;

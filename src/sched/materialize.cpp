@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "ir/size_choices.h"
 #include "sched/strided_views.h"
 
 namespace kiln::sched {
@@ -89,8 +90,8 @@ void materialize_expensive_broadcasts(const ir::Graph& graph, int64_t elementwis
     const bool expensive = source_work >= kExpensive ||
                            (source_work >= elementwise && from >= kLeastElementwiseSource &&
                             !reduces[static_cast<size_t>(source)]);
-    if (ir::element_count(node.shape) >= kBroadcastFactor * from && expensive &&
-        !materialized.count(source)) {
+    if (!materialized.count(source) &&
+        ir::size_choice(ir::element_count(node.shape) >= kBroadcastFactor * from && expensive)) {
       materialized.insert(source);
       work[static_cast<size_t>(id)] = 0;
       reduces[static_cast<size_t>(id)] = false;
@@ -122,8 +123,8 @@ void materialize_shared_reductions(const ir::Graph& graph, std::set<ValueId>& ma
       inlined = std::min<int64_t>(std::max<int64_t>(inlined, 1) * (in / out), 1 << 30);
     }
     reduced[static_cast<size_t>(id)] = inlined;
-    if (inlined >= kSharedReduction && users[static_cast<size_t>(id)].size() >= 2 &&
-        !materialized.count(id)) {
+    if (users[static_cast<size_t>(id)].size() >= 2 && !materialized.count(id) &&
+        ir::size_choice(inlined >= kSharedReduction)) {
       materialized.insert(id);
       reduced[static_cast<size_t>(id)] = 0;
     }

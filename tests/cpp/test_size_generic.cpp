@@ -144,6 +144,76 @@ std::vector<Array> random_inputs(const ir::Graph& graph, const std::vector<int64
   return inputs;
 }
 
+// A decoder step's attention over a cache of s0 rows: softmax(q Kᵀ) V for 2 query rows. Its
+// choices depend on s0: the products are inlined under 4096 multiply-adds (s0 < 64) and BLAS
+// calls above, the softmax's row reductions recomputed in the kernels that read them under 64
+// elements a row and given buffers above, the loops under 8 iterations not SIMD. Each size
+// follows the choices made once (at large sizes), so every size runs on one library.
+ir::Graph attention_step_graph() {
+  ir::Graph graph;
+  Builder b(graph);
+  Dim cache = graph.add_symbol(6);
+  ValueId q = b.parameter(DType::Float64, {2, 16});
+  ValueId keys = b.parameter(DType::Float64, {cache, 16});
+  ValueId values = b.parameter(DType::Float64, {cache, 16});
+  ValueId scores = b.matmul(q, b.permute(keys, {1, 0}));
+  ValueId peak = b.broadcast(b.reduce(Op::max, scores, {1}, true), {2, cache});
+  ValueId exponentials = b.unary(Op::exp, b.binary(Op::sub, scores, peak));
+  ValueId total = b.broadcast(b.reduce(Op::sum, exponentials, {1}, true), {2, cache});
+  graph.set_outputs({b.matmul(b.binary(Op::div, exponentials, total), values)});
+  return graph;
+}
+
+TEST(SizeGeneric, ChoicesOnSizesAreEverySizesOwn) {
+  ir::Graph graph = attention_step_graph();
+  detail::SizeGenericGraph compiled(graph, {}, test_options(), {});
+  uint64_t seed = 5;
+  for (int64_t cache : {6, 7, 9, 40, 100, 300, 3, 6}) {
+    std::vector<Array> inputs = random_inputs(graph, {cache}, seed++);
+    std::vector<Array> expected = ir::interpret(graph, inputs), outputs;
+    compiled.for_sizes({cache})->executable->run(inputs, outputs);
+    std::vector<double> got = outputs[0].to_vector<double>(), want = expected[0].to_vector<double>();
+    for (size_t i = 0; i < got.size(); ++i)
+      ASSERT_NEAR(got[i], want[i], 1e-10 * (1 + std::abs(want[i]))) << "cache " << cache;
+  }
+  EXPECT_LE(compiled.compiles(), 1);
+}
+
+// Two caches of one length in every call (a decoder's layers), separate symbols: at equal
+// sizes their aranges are one value (CSE), so the hints' code is made for them equal, and the
+// probes keep them equal too; calls with equal sizes share one library.
+TEST(SizeGeneric, SymbolsWithEqualHintsShareCodeWhileEqual) {
+  ir::Graph graph;
+  Builder b(graph);
+  Dim first = graph.add_symbol(10), second = graph.add_symbol(10);
+  std::vector<ValueId> outputs;
+  for (Dim length : {first, second}) {
+    ValueId cache = b.parameter(DType::Float64, {length, 4});
+    ValueId positions = b.broadcast(b.iota(DType::Float64, {length, 1}, 0), {length, 4});
+    outputs.push_back(b.reduce(Op::sum, b.binary(Op::mul, cache, positions), {0}, false));
+  }
+  graph.set_outputs(outputs);
+  detail::SizeGenericGraph compiled(graph, {}, test_options(), {});
+  uint64_t seed = 9;
+  for (int64_t length : {10, 11, 25, 80, 10}) {
+    std::vector<Array> inputs = random_inputs(graph, {length, length}, seed++);
+    std::vector<Array> expected = ir::interpret(graph, inputs), results;
+    compiled.for_sizes({length, length})->executable->run(inputs, results);
+    for (size_t k = 0; k < 2; ++k) {
+      std::vector<double> got = results[k].to_vector<double>();
+      std::vector<double> want = expected[k].to_vector<double>();
+      for (size_t i = 0; i < got.size(); ++i)
+        ASSERT_NEAR(got[i], want[i], 1e-10 * (1 + std::abs(want[i]))) << "length " << length;
+    }
+  }
+  EXPECT_LE(compiled.compiles(), 1);
+  // Unequal sizes are right too, on code of their own if need be.
+  std::vector<Array> inputs = random_inputs(graph, {12, 30}, seed);
+  std::vector<Array> expected = ir::interpret(graph, inputs), results;
+  compiled.for_sizes({12, 30})->executable->run(inputs, results);
+  EXPECT_NEAR(results[1].to_vector<double>()[0], expected[1].to_vector<double>()[0], 1e-9);
+}
+
 TEST(SizeGeneric, RandomSizesOfManyKernelShapesMatchTheInterpreter) {
   uint64_t seed = 11;
   for (const RandomSizesCase& c : random_sizes_cases()) {
@@ -252,6 +322,27 @@ TEST(SizeParameters, LocalArraysAreDeclaredAtTheirCapacity) {
   ASSERT_TRUE(table.has_value()) << why;
   EXPECT_EQ(*table, (std::vector<int64_t>{49}));  // the loop's bound; the array's is no parameter
   EXPECT_FALSE(size_table(*generic, kernel_source(body(sched::cpu::kMaxHoistedElements + 1)), why)
+                   .has_value());
+}
+
+// The loop IR numbers temporaries by value; how many values come before a kernel can vary with
+// the sizes: names that differ by such an offset, consistently, are the same code.
+TEST(SizeParameters, TemporariesRenumberedAreTheSameCode) {
+  std::string why;
+  auto body = [](int first, int n) {
+    const std::string t = "t" + std::to_string(first), u = "t" + std::to_string(first + 3);
+    return "  const double " + t + " = a0[" + std::to_string(n) + "];\n  const double " + u +
+           " = " + t + " * " + t + ";\n  x = " + u + ";\n";
+  };
+  std::optional<SizeGenericSource> generic =
+      size_generic_source(kernel_source(body(75, 8)), {kernel_source(body(78, 9))}, why);
+  ASSERT_TRUE(generic.has_value()) << why;
+  std::optional<std::vector<int64_t>> table = size_table(*generic, kernel_source(body(80, 12)), why);
+  ASSERT_TRUE(table.has_value()) << why;
+  EXPECT_EQ(*table, std::vector<int64_t>{12});
+  // Names used inconsistently are other code.
+  EXPECT_FALSE(size_table(*generic, kernel_source("  const double t1 = a0[12];\n  const double "
+                                                  "t2 = t1 * t2;\n  x = t2;\n"), why)
                    .has_value());
 }
 

@@ -50,6 +50,14 @@ TEST(SizeSymbols, ExactDivision) {
   EXPECT_FALSE((s0 * 3).divided_by(s1).has_value());
   EXPECT_FALSE((s0 + 1).divided_by(s0).has_value());
   EXPECT_FALSE(s0.divided_by(Dim(0)).has_value());
+  // Divisors of several terms (a reshape of (1, 4, 1, s0 + 1) into (1, 2, -1, s0 + 1)).
+  EXPECT_EQ((s0 * 4 + 4).divided_by(s0 * 2 + 2), Dim(2));
+  EXPECT_EQ((s0 * s1 + s1).divided_by(s0 + 1), s1);
+  EXPECT_EQ((s0 * s0 - 1).divided_by(s0 + 1), s0 - 1);
+  EXPECT_EQ((s0 * s1 * 3 + s0 * 6 + s1 + 2).divided_by(s0 * 3 + 1), s1 + 2);
+  EXPECT_FALSE((s0 * 4 + 2).divided_by(s0 * 2 + 2).has_value());
+  EXPECT_FALSE((s0 * 2 + 1).divided_by(s0 * 2 + 2).has_value());
+  EXPECT_FALSE((s0 * s1 + 1).divided_by(s0 + s1).has_value());
 }
 
 TEST(SizeSymbols, EvaluationAndItsErrors) {

@@ -406,3 +406,41 @@ def test_cuda_attention_entries_match_the_math_attention(bias_heads):
     grads = CompiledGraph(backward, arguments, {})(list(arguments))
     for got, leaf in zip(grads, leaves):
         torch.testing.assert_close(got, leaf.grad, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("mask", ["causal", "float", "bool"])
+def test_grouped_query_attention_matches_repeated_keys(mask):
+    # Fewer key heads than query heads (Llama, Mistral, Qwen2): query head h reads key head
+    # h // groups. Against torch's attention over keys and values repeated per group, forward
+    # and gradients (the keys' and values' summed over their group); the query is a permuted
+    # view, as a model's (batch, length, heads, features) projection comes.
+    torch.manual_seed(0)
+    query = torch.randn(2, 5, 6, 8).permute(0, 2, 1, 3)
+    key, value = torch.randn(2, 2, 7, 8), torch.randn(2, 2, 7, 8)
+    masks = {"causal": None, "float": torch.randn(2, 1, 5, 7), "bool": torch.rand(1, 6, 5, 7) > 0.3}
+    attn_mask, causal = masks[mask], mask == "causal"
+    masks["bool"][..., 0] = True  # no row entirely masked out
+    leaves = [tensor.clone().requires_grad_() for tensor in (query, key, value)]
+    want = torch.nn.functional.scaled_dot_product_attention(
+        leaves[0], leaves[1].repeat_interleave(3, 1), leaves[2].repeat_interleave(3, 1),
+        attn_mask=attn_mask, is_causal=causal)
+    grad_out = torch.randn_like(want)
+    want.backward(grad_out)
+
+    def attention(q, k, v, *mask_tensor):
+        return aten._scaled_dot_product_flash_attention_for_cpu(
+            q, k, v, is_causal=causal, attn_mask=mask_tensor[0] if mask_tensor else None)
+
+    def backward(g, q, k, v, *mask_tensor):
+        out, logsumexp = attention(q, k, v, *mask_tensor)
+        return aten._scaled_dot_product_flash_attention_for_cpu_backward(
+            g, q, k, v, out, logsumexp, 0.0, causal,
+            attn_mask=mask_tensor[0] if mask_tensor else None)
+
+    given = [query, key, value] + ([] if attn_mask is None else [attn_mask])
+    out, _ = _compiled_results(_aten_graph(attention, given), given)
+    torch.testing.assert_close(out, want.detach(), rtol=1e-5, atol=1e-6)
+    given = [grad_out] + given
+    grads = _compiled_results(_aten_graph(backward, given), given)
+    for got, leaf in zip(grads, leaves):
+        torch.testing.assert_close(got, leaf.grad, rtol=1e-4, atol=1e-5)

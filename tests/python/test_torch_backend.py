@@ -622,6 +622,33 @@ def test_a_llama_with_dynamic_sequence_length_keeps_it_symbolic(capfd):
     assert "runs in eager" not in err, err
 
 
+def test_generate_with_a_kv_cache_shares_one_library_across_lengths(capfd):
+    # What `generate()` does with a compiled forward: one prompt, then one token at a time, the
+    # cache one longer each step (Dynamo makes it dynamic at the second length). Grouped-query
+    # attention (4 query heads over 2 key heads); each layer's key and value caches get symbols
+    # of their own, which attention needs equal; logits of the last position only (`[-1:]` of
+    # the dynamic length). Every length must run on one size-generic library: no C++ per length.
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    torch.manual_seed(0)
+    config = LlamaConfig(vocab_size=60, hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
+                         num_key_value_heads=2, intermediate_size=64, max_position_embeddings=96)
+    model = LlamaForCausalLM(config).eval()
+    prompt = torch.randint(0, 60, (1, 5))
+    with torch.no_grad():
+        want = model.generate(prompt, max_new_tokens=12, do_sample=False, pad_token_id=0)
+    torch._dynamo.reset()
+    model.forward = torch.compile(model.forward, backend="kiln")
+
+    def run():
+        with torch.no_grad():
+            got = model.generate(prompt, max_new_tokens=12, do_sample=False, pad_token_id=0)
+        assert torch.equal(got, want)
+    err = _recompile_log(capfd, run)
+    assert "keeps no size symbols" not in err and "runs in eager" not in err, err
+    assert "a graph with size symbols compiles for" not in err, err
+
+
 def test_float_attributes_passed_as_tensors_are_read_each_call(capfd):
     class Scaled(torch.nn.Module):
         def __init__(self):

@@ -17,17 +17,63 @@ aten = torch.ops.aten
 _LAST_TWO_SWAPPED = [0, 1, 3, 2]
 
 
-def _scores(context, query, key, dropout_p, is_causal, attn_mask, scale, dtype):
-    """(Q Kᵀ · scale with the mask applied (-inf where a position is masked out), scale)."""
+# Where each attention op has its key and value.
+_KEY_AND_VALUE = {
+    aten._scaled_dot_product_flash_attention_for_cpu.default: (1, 2),
+    aten._scaled_dot_product_flash_attention_for_cpu_backward.default: (2, 3),
+    aten._scaled_dot_product_efficient_attention.default: (1, 2),
+    aten._scaled_dot_product_efficient_attention_backward.default: (2, 3),
+}
+
+
+def equal_lengths(node):
+    """The sizes an attention node needs equal, the key's and the value's length, which torch's
+    kernels check but its shape functions do not guard: each KV cache tensor of a decoder
+    gets its own symbol (_size_symbols.SizeSymbols.assume_equal)."""
+    places = _KEY_AND_VALUE.get(node.target) if node.op == "call_function" else None
+    if places is None:
+        return []
+    key, value = (node.args[k].meta.get("val") for k in places)
+    return [(key.shape[-2], value.shape[-2])]
+
+
+def _key_groups(query, key, dropout_p):
+    """How many query heads share each key head (grouped-query attention: query head h reads
+    key head h // groups, as torch's attention ops do when the head counts differ)."""
     if dropout_p != 0:
         raise Unconvertible("attention with dropout")
-    if query.ndim != 4 or query.shape[1] != key.shape[1]:
-        raise Unconvertible("attention other than (batch, heads, length, features) with as many "
-                            "key heads as query heads")
+    if query.ndim != 4 or key.ndim != 4:
+        raise Unconvertible("attention other than (batch, heads, length, features)")
+    heads, key_heads = query.shape[1], key.shape[1]
+    if not isinstance(heads, int) or not isinstance(key_heads, int) or heads % key_heads:
+        raise Unconvertible(f"attention with {heads} query heads over {key_heads} key heads")
+    return heads // key_heads
+
+
+def _by_key_head(tensor, groups):
+    """(batch, heads, length, n) as (batch, key heads, groups * length, n): one product per
+    key head takes all its query heads' rows, and K and V are read once, not repeated."""
+    if groups == 1:
+        return tensor
+    return _kiln.reshape(tensor, [tensor.shape[0], tensor.shape[1] // groups, -1,
+                                  tensor.shape[3]])
+
+
+def _by_query_head(tensor, groups):
+    """The inverse of _by_key_head."""
+    if groups == 1:
+        return tensor
+    return _kiln.reshape(tensor, [tensor.shape[0], tensor.shape[1] * groups, -1,
+                                  tensor.shape[3]])
+
+
+def _scores(context, query, key, groups, is_causal, attn_mask, scale, dtype):
+    """(Q Kᵀ · scale as (batch, heads, L, S) with the mask applied (-inf where a position is
+    masked out), scale)."""
     if scale is None:
         scale = 1 / math.sqrt(query.shape[-1])
-    scores = _kiln.multiply(_kiln.matmul(query, _kiln.transpose(key, _LAST_TWO_SWAPPED)),
-                            context.full((), scale, dtype))
+    products = _kiln.matmul(_by_key_head(query, groups), _kiln.transpose(key, _LAST_TWO_SWAPPED))
+    scores = _kiln.multiply(_by_query_head(products, groups), context.full((), scale, dtype))
     masked_out = context.full((), float("-inf"), dtype)
     if is_causal:  # torch's causal mask: tril(ones(L, S)), the diagonal kept
         rows = _kiln.reshape(_kiln.arange(context.anchor(), query.shape[-2], "int64"), [-1, 1])
@@ -42,11 +88,14 @@ def _scores(context, query, key, dropout_p, is_causal, attn_mask, scale, dtype):
 def _attention_rows(context, node, query, key, value, dropout_p, is_causal, attn_mask, scale):
     """(softmax(scores) V, the scores' log-sum-exp per row as (batch, heads, length))."""
     dtype = computing_dtype(out_dtype(node, 0))
+    groups = _key_groups(query, key, dropout_p)
     query, key, value = (cast(tensor, dtype) for tensor in (query, key, value))
-    scores, _ = _scores(context, query, key, dropout_p, is_causal, attn_mask, scale, dtype)
+    scores, _ = _scores(context, query, key, groups, is_causal, attn_mask, scale, dtype)
     logsumexp = _kiln.logsumexp(scores, [3], True)
     probabilities = _kiln.exp(_kiln.subtract(scores, logsumexp))
-    return _kiln.matmul(probabilities, value), _kiln.reshape(logsumexp, list(query.shape[:3]))
+    output = _kiln.matmul(_by_key_head(probabilities, groups), value)
+    return (_by_query_head(output, groups),
+            _kiln.reshape(logsumexp, list(query.shape[:3])))
 
 
 @lowers(aten._scaled_dot_product_flash_attention_for_cpu.default)
@@ -60,23 +109,29 @@ def _attention(context, node, query, key, value, dropout_p=0.0, is_causal=False,
 def _attention_backward(context, node, grad_out, query, key, value, out, logsumexp, dropout_p,
                         is_causal, *, attn_mask=None, scale=None, with_scores=False):
     """P = exp(S - logsumexp); dV = Pᵀ dO; dS = P ⊙ (dO Vᵀ - rowsum(dO ⊙ O));
-    dQ = dS K · scale; dK = dSᵀ Q · scale (and dS, the bias's gradient, `with_scores`)."""
+    dQ = dS K · scale; dK = dSᵀ Q · scale (and dS, the bias's gradient, `with_scores`). With
+    grouped heads the products run per key head over its query heads' rows, which sums dK and
+    dV over each group."""
     dtype = computing_dtype(out_dtype(node, 0))
+    groups = _key_groups(query, key, dropout_p)
     grad_out, query, key, value, out = (cast(tensor, dtype)
                                         for tensor in (grad_out, query, key, value, out))
-    scores, scale = _scores(context, query, key, dropout_p, is_causal, attn_mask, scale, dtype)
+    scores, scale = _scores(context, query, key, groups, is_causal, attn_mask, scale, dtype)
     logsumexp = _kiln.reshape(cast(logsumexp, dtype), [*logsumexp.shape, 1])
-    probabilities = _kiln.exp(_kiln.subtract(scores, logsumexp))
-    grad_value = _kiln.matmul(_kiln.transpose(probabilities, _LAST_TWO_SWAPPED), grad_out)
-    grad_probabilities = _kiln.matmul(grad_out, _kiln.transpose(value, _LAST_TWO_SWAPPED))
-    row_terms = _kiln.sum(_kiln.multiply(grad_out, out), [3], True)
+    probabilities = _by_key_head(_kiln.exp(_kiln.subtract(scores, logsumexp)), groups)
+    grouped_grad_out = _by_key_head(grad_out, groups)
+    grad_value = _kiln.matmul(_kiln.transpose(probabilities, _LAST_TWO_SWAPPED), grouped_grad_out)
+    grad_probabilities = _kiln.matmul(grouped_grad_out, _kiln.transpose(value, _LAST_TWO_SWAPPED))
+    row_terms = _by_key_head(_kiln.sum(_kiln.multiply(grad_out, out), [3], True), groups)
     grad_scores = _kiln.multiply(probabilities, _kiln.subtract(grad_probabilities, row_terms))
     scaled = context.full((), scale, dtype)
-    grad_query = _kiln.multiply(_kiln.matmul(grad_scores, key), scaled)
+    grad_query = _kiln.multiply(_by_query_head(_kiln.matmul(grad_scores, key), groups), scaled)
     grad_key = _kiln.multiply(
-        _kiln.matmul(_kiln.transpose(grad_scores, _LAST_TWO_SWAPPED), query), scaled)
-    return (grad_query, grad_key, grad_value, grad_scores) if with_scores else \
-        (grad_query, grad_key, grad_value)
+        _kiln.matmul(_kiln.transpose(grad_scores, _LAST_TWO_SWAPPED), _by_key_head(query, groups)),
+        scaled)
+    if with_scores:
+        return grad_query, grad_key, grad_value, _by_query_head(grad_scores, groups)
+    return grad_query, grad_key, grad_value
 
 
 # CUDA's attention op (memory-efficient kernel): what torch's SDPA becomes for CUDA tensors with

@@ -55,20 +55,25 @@ def _identity(context, node, x, **kwargs):
 def _slice(context, node, x, dim=0, start=None, end=None, step=1):
     dim = axis(dim, x.ndim)
     if any(isinstance(value, _kiln.Size) for value in (x.shape[dim], start, end)):
-        return _symbolic_slice(x, dim, start, out_shape(context, node)[dim], step)
+        return _symbolic_slice(context, x, dim, start, out_shape(context, node)[dim], step)
     begin, stop, stride = slice(start, end, step).indices(x.shape[dim])
     slices = [slice(None)] * x.ndim
     slices[dim] = (begin, stop, stride)
     return _slice_any(x, slices)
 
 
-def _symbolic_slice(x, dim, start, length, step):
+def _symbolic_slice(context, x, dim, start, length, step):
     """start:stop of an axis with size symbols, given the `length` torch recorded for it (its
     guards decided how `:-1` or `:512` clamp): kiln keeps a fixed start >= 0 and step 1
-    symbolic; anything else needs numbers (Unconvertible: the graph compiles per size)."""
+    symbolic, and takes the last few (`[-1:]`, a fixed length from the end) by their indices;
+    anything else needs numbers (Unconvertible: the graph compiles per size)."""
     if step == 1 and length == x.shape[dim]:  # all of it (torch guarded `[-4096:]` so)
         return x
     start = 0 if start is None else start
+    if step == 1 and isinstance(start, int) and start < 0 and length == -start:
+        first = context.full((), x.shape[dim] + start, torch.int64)
+        indices = _kiln.add(_kiln.arange(context.anchor(), length, "int64"), first)
+        return _kiln.take(x, indices, dim)
     if step != 1 or not isinstance(start, int) or start < 0:
         raise Unconvertible(f"slice {start}::{step} of the size {x.shape[dim]} with symbols")
     starts, stops, steps = [0] * x.ndim, list(x.shape), [1] * x.ndim

@@ -145,6 +145,9 @@ def trace_graph(graph_module, on_refusal=None, symbolic=False, free_layouts=None
     context = LoweringContext(trace)
     if symbolic:
         context.sizes = SizeSymbols(trace)
+        for node in graph_module.graph.nodes:
+            for lengths in _aten_attention.equal_lengths(node):
+                context.sizes.assume_equal(*lengths)
     converted = {}
     placeholders = [node for node in graph_module.graph.nodes if node.op == "placeholder"]
     for node in graph_module.graph.nodes:

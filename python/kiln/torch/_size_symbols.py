@@ -13,6 +13,7 @@ class SizeSymbols:
     def __init__(self, trace):
         self.trace = trace
         self.symbols = {}  # sympy symbol -> kiln.Size
+        self.aliases = {}  # sympy symbol -> the symbol it equals (assume_equal)
 
     def size(self, extent):
         """An int or SymInt as an int or a kiln.Size."""
@@ -21,6 +22,26 @@ class SizeSymbols:
         if not isinstance(extent, torch.SymInt):
             raise Unconvertible(f"the size {extent!r} is not an integer")
         return self._convert(extent.node.expr, extent.node.shape_env)
+
+    def assume_equal(self, first, second):
+        """Two sizes an op needs equal where torch recorded no guard (s0 + 1 and s1 + 1: s1
+        becomes s0) are one kiln symbol; a call whose tensors disagree is then refused by
+        kiln's size binding (ir::bind_sizes)."""
+        if not (isinstance(first, torch.SymInt) and isinstance(second, torch.SymInt)):
+            return
+        difference = first.node.expr - second.node.expr
+        symbols = sorted(difference.free_symbols, key=str)
+        if len(symbols) != 2 or difference not in (symbols[0] - symbols[1],
+                                                   symbols[1] - symbols[0]):
+            return
+        kept, replaced = (self._root(symbol) for symbol in symbols)
+        if kept != replaced and replaced not in self.symbols:
+            self.aliases[replaced] = kept
+
+    def _root(self, symbol):
+        while symbol in self.aliases:
+            symbol = self.aliases[symbol]
+        return symbol
 
     def check_bound(self, inputs):
         """Each symbol must be a dimension of some tensor input, by itself: a call's tensors give
@@ -36,6 +57,7 @@ class SizeSymbols:
         if expr.is_Integer:
             return int(expr)
         if expr.is_Symbol:
+            expr = self._root(expr)
             found = self.symbols.get(expr)
             if found is None:
                 values = (shape_env.backed_var_to_val if hasattr(shape_env, "backed_var_to_val")

@@ -10,6 +10,7 @@
 
 #include "codegen/cpp/kernel_emitter.h"
 #include "codegen/cpp/loop_driver.h"
+#include "ir/size_choices.h"
 #include "ir/ops.h"
 #include "kiln/error.h"
 #include "prelude_text.h"
@@ -33,8 +34,9 @@ namespace cpp_detail {
 
 bool KernelEmitter::before_loop(const Stmt& s) {
   // Very short loops gain nothing from `omp simd`, and g++ 12.2 miscompiles some of them
-  // (nested 2-iteration copy loops at -O3 -march=native): leave those to the unroller.
-  bool simd = s.vectorize && !in_simd_loop_ && s.loop.extent >= 8;
+  // (nested 2-iteration copy loops at -O3 -march=native): leave those to the unroller. (Size-
+  // generic code reads its extents at run time: no loop of it has a constant short count.)
+  bool simd = s.vectorize && !in_simd_loop_ && ir::size_choice(s.loop.extent >= 8);
   // Guarded reductions (sched/guard_reductions.h) do work on a run of iterations only (the rows
   // of a window): dealt out one by one, not in halves, so every thread gets a share of it.
   std::string schedule = has_guarded_reduction(s.body) ? "schedule(static, 1)" : "schedule(static)";

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "ir/size_choices.h"
+
 namespace kiln::sched::cpu {
 namespace {
 
@@ -32,13 +34,13 @@ bool mark_parallel(Kernel& kernel, const target::Target& target) {
       kernel.ordered_from < 0 ? kernel.body.size() : static_cast<size_t>(kernel.ordered_from);
   for (size_t k = 0; k < kernel.body.size() && k < statements; ++k) {
     Stmt& s = kernel.body[k];
-    bool big = statement_work(s) >= target.parallel_threshold;
+    bool big = ir::size_choice(statement_work(s) >= target.parallel_threshold);
     if (s.kind == StmtKind::Reduce && big && !is_lanes_reduction(s)) s.parallel = true;
     if (s.kind == StmtKind::Loop && big) {
-      bool few_outputs = s.loop.extent < kFewOutputs;
+      bool few_outputs = ir::size_choice(s.loop.extent < kFewOutputs);
       for (Stmt& child : s.body)
         if (few_outputs && child.kind == StmtKind::Reduce && !is_lanes_reduction(child) &&
-            statement_work(child) >= target.parallel_threshold)
+            ir::size_choice(statement_work(child) >= target.parallel_threshold))
           child.parallel = marked = true;
       if (!few_outputs)
         s.parallel = true;

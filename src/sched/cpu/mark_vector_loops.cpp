@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "ir/size_choices.h"
+
 namespace kiln::sched::cpu {
 namespace {
 
@@ -27,7 +29,7 @@ bool mark(std::vector<Stmt>& body) {
   for (Stmt& s : body) {
     if (s.kind == StmtKind::Loop && !s.vectorize) {
       int64_t work = inner_reduction_work(s.body);
-      if (work >= 0 && work <= kUnrolledReduction) s.vectorize = marked = true;
+      if (work >= 0 && ir::size_choice(work <= kUnrolledReduction)) s.vectorize = marked = true;
     }
     marked = mark(s.body) || marked;
   }
