@@ -444,3 +444,22 @@ def test_grouped_query_attention_matches_repeated_keys(mask):
     grads = _compiled_results(_aten_graph(backward, given), given)
     for got, leaf in zip(grads, leaves):
         torch.testing.assert_close(got, leaf.grad, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("largest", [True, False])
+def test_topk_takes_each_element_once(largest):
+    # Rounds of argmax: the values are torch's; the indices pick those values, each element at
+    # most once, even where only infinities are left (k past the finite values) or values tie;
+    # NaN counts as the largest (torch's order).
+    inf = float("inf") * (-1 if largest else 1)
+    x = torch.tensor([[3.0, inf, 1.0, inf, inf, 2.0],
+                      [5.0, 5.0, 5.0, 1.0, 0.0, 5.0],
+                      [float("nan"), 1.0, 2.0, float("nan"), 4.0, 0.5]])
+    for k, dim, tensor in ((6, 1, x), (4, 1, x), (2, 0, x), (3, -1, torch.randn(2, 3, 9))):
+        graph = _aten_graph(lambda t: aten.topk(t, k, dim, largest), [tensor])
+        values, indices = _compiled_results(graph, [tensor])
+        want_values, _ = torch.topk(tensor, k, dim, largest)
+        torch.testing.assert_close(values, want_values, equal_nan=True)
+        assert indices.dtype == torch.int64
+        torch.testing.assert_close(torch.gather(tensor, dim, indices), values, equal_nan=True)
+        assert (indices.sort(dim).values.diff(dim=dim) > 0).all()  # each element once

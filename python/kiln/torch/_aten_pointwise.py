@@ -278,6 +278,51 @@ def _max_or_min_with_indices(context, node, x, dim, keepdim=False):
     return values, indices
 
 
+# topk runs k rounds of argmax over a row: a few, as a mixture-of-experts router asks (2 of 8).
+_MOST_TOPK = 16
+
+
+@lowers(aten.topk.default)
+def _topk(context, node, x, k, dim=-1, largest=True, sorted=True):
+    """The k largest (smallest) along `dim` in order, in k rounds over what the rounds before
+    left: torch's order puts NaN above everything (first of the largest, last of the
+    smallest); where only the exhausted value is left (taken elements count as -inf for the
+    largest), the first element not taken, a real infinity before a NaN."""
+    if not isinstance(k, int) or k > _MOST_TOPK or x.ndim == 0:
+        raise Unconvertible(f"topk of k={k} (kiln takes k <= {_MOST_TOPK} of a dimension)")
+    if not x_is_floating(x):
+        raise Unconvertible("topk of integers")
+    dim = axis(dim, x.ndim)
+    values_dtype = out_dtype(node, 0)
+    dtype = computing_dtype(values_dtype)
+    x = cast(x, dtype)
+    find, extreme = (_kiln.argmax, _kiln.max) if largest else (_kiln.argmin, _kiln.min)
+    exhausted = context.full((), float("-inf") if largest else float("inf"), dtype)
+    lowest = context.full((), float("-inf"), dtype)
+    # Which element not taken comes first when only the exhausted value is left: no NaN first.
+    taken_rank, nan_rank, plain_rank = (context.full((), rank, torch.int64) for rank in range(3))
+    along = [-1 if d == dim else 1 for d in range(x.ndim)]
+    positions = _kiln.reshape(_kiln.arange(context.anchor(), x.shape[dim], "int64"), along)
+    nan = _kiln.isnan(x)
+    taken = _kiln.logical_and(nan, _kiln.logical_not(nan))  # none yet
+    values, indices = [], []
+    for _ in range(k):
+        left = _kiln.where(_kiln.logical_or(taken, nan), exhausted, x)
+        rank = _kiln.where(taken, taken_rank, _kiln.where(nan, nan_rank, plain_rank))
+        index = _kiln.where(_kiln.equal(extreme(left, [dim], True), exhausted),
+                            _kiln.argmax(rank, dim, True), find(left, dim, True))
+        if largest:  # NaNs first
+            nan_left = _kiln.logical_and(nan, _kiln.logical_not(taken))
+            index = _kiln.where(_kiln.any(nan_left, [dim], True), _kiln.argmax(nan_left, dim, True),
+                                index)
+        chosen = _kiln.equal(positions, index)
+        values.append(_kiln.max(_kiln.where(chosen, x, lowest), [dim], True))
+        indices.append(index)
+        taken = _kiln.logical_or(taken, chosen)
+    return (cast(_kiln.concatenate(values, dim), values_dtype),
+            cast(_kiln.concatenate(indices, dim), torch.int64))
+
+
 def x_is_floating(x):
     return x.dtype in ("float16", "float32", "float64")
 
