@@ -56,7 +56,7 @@ SizeGenericGraph::SizeGenericGraph(ir::Graph graph, std::vector<std::vector<int6
 constexpr int64_t kChoiceSize = 1024;
 
 SizeGenericGraph::Emitted SizeGenericGraph::emit(const std::vector<int64_t>& sizes) {
-  size_choices_.replay();
+  if (size_choices_.mode() == ir::SizeChoices::Mode::Replay) size_choices_.replay();
   ir::SizeChoiceScope scope(&size_choices_);
   const std::set<std::string> disabled = cpu_disabled_passes();
   const target::Target target = target::host_cpu(options_.num_threads);
@@ -84,6 +84,7 @@ void SizeGenericGraph::record_size_choices() {
       const target::Target target = target::host_cpu(options_.num_threads);
       codegen::emit_cpp(schedule_program(prepared.graph, prepared.strides, target, disabled),
                         options_, target);
+      size_choices_.replay();
       return;
     } catch (const Error&) {  // not sizes this graph takes: smaller ones
     }
@@ -179,6 +180,11 @@ std::shared_ptr<CompiledGraph> SizeGenericGraph::for_sizes(const std::vector<int
   if (!tried_generic_) {  // the first call: the hints' code, and the generic library from it
     record_size_choices();
     hint = emit(graph_.symbol_hints());
+    if (!size_choices_.replayed_all()) {  // the large sizes' program has another structure
+      size_choices_ = ir::SizeChoices(ir::SizeChoices::Mode::Record);
+      hint = emit(graph_.symbol_hints());  // the hints' own choices, recorded
+      size_choices_.replay();
+    }
     hint_program_ = hint->program;  // the choices the other sizes follow
     build_generic_library(*hint);
   }

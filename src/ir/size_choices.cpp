@@ -1,5 +1,7 @@
 #include "ir/size_choices.h"
 
+#include <algorithm>
+
 namespace kiln::ir {
 namespace {
 
@@ -13,7 +15,15 @@ bool SizeChoices::choose(bool computed, const std::source_location& place) {
     choices.push_back(computed);
     return computed;
   }
-  return next < choices.size() ? choices[next++] : computed;
+  if (next < choices.size()) return choices[next++];
+  overrun_ = true;
+  return computed;
+}
+
+bool SizeChoices::replayed_all() const {
+  return !overrun_ && std::all_of(made_.begin(), made_.end(), [](const auto& entry) {
+           return entry.second.second == entry.second.first.size();
+         });
 }
 
 SizeChoiceScope::SizeChoiceScope(SizeChoices* choices) : previous_(current) { current = choices; }

@@ -25,16 +25,22 @@ class SizeChoices {
  public:
   enum class Mode { Record, Replay };
   explicit SizeChoices(Mode mode) : mode_(mode) {}
-  // Starts a replay of what was recorded.
+  // Starts a replay of what was recorded, from the first choice.
   void replay() {
     mode_ = Mode::Replay;
+    overrun_ = false;
     for (auto& [place, choices] : made_) choices.second = 0;
   }
+  // Whether the replay so far asked each place exactly as often as the recording did: the
+  // program had the recorded one's structure.
+  bool replayed_all() const;
+  Mode mode() const { return mode_; }
   bool choose(bool computed, const std::source_location& place);
 
  private:
   using Place = std::pair<const char*, unsigned>;  // file and line of the choice
   Mode mode_;
+  bool overrun_ = false;
   std::map<Place, std::pair<std::vector<bool>, size_t>> made_;  // the choices, the next one
 };
 

@@ -36,7 +36,9 @@ bool KernelEmitter::before_loop(const Stmt& s) {
   // Very short loops gain nothing from `omp simd`, and g++ 12.2 miscompiles some of them
   // (nested 2-iteration copy loops at -O3 -march=native): leave those to the unroller. (Size-
   // generic code reads its extents at run time: no loop of it has a constant short count.)
-  bool simd = s.vectorize && !in_simd_loop_ && ir::size_choice(s.loop.extent >= 8);
+  // (Asked of every loop, so that every size asks as often: ir/size_choices.h.)
+  const bool long_enough = ir::size_choice(s.loop.extent >= 8);
+  bool simd = s.vectorize && !in_simd_loop_ && long_enough;
   // Guarded reductions (sched/guard_reductions.h) do work on a run of iterations only (the rows
   // of a window): dealt out one by one, not in halves, so every thread gets a share of it.
   std::string schedule = has_guarded_reduction(s.body) ? "schedule(static, 1)" : "schedule(static)";
