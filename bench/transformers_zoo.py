@@ -3,9 +3,12 @@ configs (nothing downloaded), each compiled with backend="kiln" and compared wit
 
     python bench/transformers_zoo.py eval            # inference
     python bench/transformers_zoo.py train [names]   # a training step: forward and every gradient
+    python bench/transformers_zoo.py dynamic [names] # dynamic=True over four lengths (batches)
     KILN_ZOO_DEVICE=cuda python bench/transformers_zoo.py train
 
-The exit status is 1 when a model fails or disagrees (CI runs two in its smoke step).
+The exit status is 1 when a model fails or disagrees (CI runs two in its smoke step). In
+`dynamic`, a model whose graphs compiled code for a length of their own (KILN_LOGS=recompiles's
+"compiles for" lines) is marked SLOW, without failing.
 
 A training step runs with dropout off (both sides deterministic) and the loss sum(out * R) for a
 fixed random R (a mean of squares after a final LayerNorm has a true gradient of zero, which
@@ -16,15 +19,19 @@ measured against it, and eager's is printed beside it.
 import copy
 import os
 import sys
+import tempfile
 import time
 import traceback
 
 import torch
 import transformers as T
 
+import kiln
+
 DEVICE = os.environ.get("KILN_ZOO_DEVICE", "cpu")
 torch.backends.cudnn.allow_tf32 = False  # eager and kiln both in full float32
 TRAIN = sys.argv[1:2] == ["train"]
+DYNAMIC = sys.argv[1:2] == ["dynamic"]
 
 _init = T.PreTrainedModel.__init__
 
@@ -175,8 +182,75 @@ def compare(name):
     return _errors(got, reference), _errors(want, reference)
 
 
+def _stderr_of(run):
+    """What `run()` writes to file descriptor 2 (kiln's logs come from C++)."""
+    with tempfile.TemporaryFile(mode="w+") as captured:
+        sys.stderr.flush()
+        saved = os.dup(2)
+        os.dup2(captured.fileno(), 2)
+        try:
+            run()
+        finally:
+            sys.stderr.flush()
+            os.dup2(saved, 2)
+            os.close(saved)
+        captured.seek(0)
+        return captured.read()
+
+
+def compare_dynamic(name):
+    """(the largest output error over four sequence lengths, or batches for images, with
+    dynamic=True; how many times a graph compiled code for one size of its own)."""
+    torch._dynamo.reset()
+    torch.manual_seed(0)
+    model, inputs = CASES[name]()
+    model = model.to(DEVICE).eval()
+    compiled = torch.compile(model, backend="kiln", dynamic=True)
+    errors = []
+
+    def run():
+        for n in (5, 9, 17, 12):
+            if "input_ids" in inputs:
+                sized = dict(input_ids=torch.randint(0, 500, (3, n)),
+                             attention_mask=torch.ones(3, n, dtype=torch.long))
+                if "decoder_input_ids" in inputs:
+                    sized["decoder_input_ids"] = torch.randint(0, 500, (3, n + 1))
+            else:
+                sized = {key: torch.cat([value] * (n // 4 + 1))[:n // 4 + 2]
+                         for key, value in inputs.items()}
+            sized = {key: value.to(DEVICE) for key, value in sized.items()}
+            with torch.no_grad():
+                want, got = first(model(**sized)), first(compiled(**sized))
+            errors.append(((got - want).abs().max() / (want.abs().max() + 1e-12)).item())
+    kiln.set_logs("recompiles")
+    try:
+        log = _stderr_of(run)
+    finally:
+        kiln.set_logs("")
+    return max(errors), log.count("compiles for")
+
+
+def main_dynamic(names):
+    failed = []
+    for name in names:
+        try:
+            error, own_compiles = compare_dynamic(name)
+        except Exception as failure:  # noqa: BLE001
+            print(f"{name:12s} ERR {type(failure).__name__}: {str(failure)[:300]}", flush=True)
+            failed.append(name)
+            continue
+        verdict = "BAD" if error >= 1e-4 else "SLOW" if own_compiles else "OK "
+        print(f"{name:12s} {verdict} output {error:.1e}, "
+              f"{own_compiles or 'no'} sizes compiled on their own", flush=True)
+        if verdict == "BAD":
+            failed.append(name)
+    return 1 if failed else 0
+
+
 def main():
     names = sys.argv[2:] or list(CASES)
+    if DYNAMIC:
+        return main_dynamic(names)
     failed = []
     for name in names:
         start = time.time()
