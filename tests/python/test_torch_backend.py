@@ -522,19 +522,39 @@ def test_a_size_only_a_number_carries_compiles_per_size():
         torch.testing.assert_close(got, want)
 
 
-def test_dynamic_sizes_an_op_cannot_keep_symbolic_compile_per_size(capfd):
-    conv = torch.nn.Conv2d(3, 4, 3).eval()  # convolution geometry needs numbers
-    compiled = torch.compile(conv, backend="kiln", dynamic=True)
-    kiln.set_logs("recompiles")
-    try:
+def test_sizes_a_convolution_needs_as_numbers_compile_per_value(capfd):
+    # dynamic=True makes the image's sides symbols too: a convolution's geometry needs them as
+    # numbers, so they compile per value while the batch stays a symbol (batches share code).
+    model = torch.nn.Sequential(torch.nn.Conv2d(3, 4, 3), torch.nn.ReLU(),
+                                torch.nn.Conv2d(4, 2, 3, stride=2)).eval()
+    compiled = torch.compile(model, backend="kiln", dynamic=True)
+
+    def run():
         with torch.no_grad():
-            for batch in (2, 3):
-                x = torch.randn(batch, 3, 8, 8)
-                torch.testing.assert_close(compiled(x), conv(x), rtol=1e-4, atol=1e-5)
-    finally:
-        kiln.set_logs("")
-    err = capfd.readouterr().err
-    assert "keeps no size symbols, it compiles per size" in err and "convolution" in err
+            for batch, side in ((2, 8), (3, 8), (5, 8), (4, 11), (6, 11), (2, 8)):
+                x = torch.randn(batch, 3, side, side)
+                torch.testing.assert_close(compiled(x), model(x), rtol=1e-4, atol=1e-5)
+    err = _recompile_log(capfd, run)
+    assert "keeps no size symbols" not in err and "compiles for sizes" not in err, err
+    assert "keeps its other size symbols" in err and "convolution" in err, err
+    # The sides 8 and 11 compile once each (the second is variant 2), whatever the batch, and
+    # the batches of one side share that side's size-generic library.
+    assert err.count("its other sizes stay symbols") == 1, err
+    assert "a graph with size symbols compiles for" not in err, err
+
+
+def test_repeat_by_sizes_keeps_them_symbolic(capfd):
+    def f(x, y):  # Whisper's positions repeated over a dynamic batch; a symbolic operand tiled
+        return x.repeat(y.shape[0], 2, 1) + 1, y.repeat(2, 3)
+    compiled = torch.compile(f, backend="kiln", dynamic=True)
+
+    def run():
+        for batch in (3, 5, 4):
+            x, y = torch.randn(1, 4, 6), torch.randn(batch, 2)
+            for got, want in zip(compiled(x, y), f(x, y)):
+                torch.testing.assert_close(got, want)
+    err = _recompile_log(capfd, run)
+    assert "keeps no size symbols" not in err and "compiles for" not in err, err
 
 
 def test_training_a_cnn_on_images_of_changing_sizes_matches_eager(capfd):

@@ -179,7 +179,20 @@ def _roll(context, node, x, shifts, dims=()):
 
 @lowers(aten.repeat.default)
 def _repeat(context, node, x, repeats):
-    return _kiln.tile(x, list(repeats))
+    repeats = list(repeats)
+    if all(isinstance(extent, int) for extent in (*repeats, *x.shape)):
+        return _kiln.tile(x, repeats)
+    # With sizes (a dynamic batch, a count that is one): each dimension's copies as a broadcast
+    # of a new axis before it, merged with it (torch's order: the whole dimension, `count`
+    # times).
+    shape = [1] * (len(repeats) - x.ndim) + list(x.shape)
+    x = _kiln.reshape(x, shape)
+    spread, merged = [], []
+    for count, extent in zip(repeats, shape):
+        spread += [count, extent]
+        merged.append(count * extent)
+    interleaved = [1 if k % 2 == 0 else extent for k, extent in enumerate(spread)]
+    return _kiln.reshape(_kiln.broadcast_to(_kiln.reshape(x, interleaved), spread), merged)
 
 
 @lowers(aten.constant_pad_nd.default)

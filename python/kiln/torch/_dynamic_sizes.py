@@ -1,9 +1,12 @@
 """Graphs with dynamic sizes (SymInt inputs, symbolic tensor shapes), as Dynamo hands them over
 with dynamic=True or after it saw a size change. They become one kiln graph with size symbols
-(_size_symbols.py, CompiledGraph(symbolic=True)); this is the fallback for a graph an op of which
-needs a number for a size (a convolution's geometry, a floor division): each distinct set of
-concrete sizes gets its own compilation (the graph re-traced by make_fx with the call's real
-tensors, every size a constant). KILN_LOGS=recompiles says when and why.
+(_size_symbols.py, CompiledGraph(symbolic=True)); these are the fallbacks for a graph an op of
+which needs a number for a size (a convolution's geometry, a floor division):
+- PartlySizedGraph: the symbols that op needs become numbers, one kiln graph per value of
+  them, and the others stay symbols (a CNN's image size fixed, its batch dynamic);
+- SizeSpecializedGraph: each distinct set of concrete sizes gets its own compilation (the graph
+  re-traced by make_fx with the call's real tensors, every size a constant).
+KILN_LOGS=recompiles says when and why.
 """
 import torch
 from torch.fx.experimental.proxy_tensor import make_fx
@@ -23,6 +26,74 @@ def has_dynamic_sizes(graph_module):
                 not isinstance(extent, int) for extent in (*value.shape, *value.stride())):
             return True
     return False
+
+
+def _symbols_of(extents):
+    return set().union(*(extent.node.expr.free_symbols for extent in extents
+                         if isinstance(extent, torch.SymInt)))
+
+
+def symbols_to_fix(node, fixed):
+    """The symbols of `node`'s tensor operands, not yet in `fixed`, that an op refusing symbols
+    likely needs as numbers: first those of its inner dimensions (a convolution's image, its
+    batch (dimension 0) left symbolic), then all of them."""
+    shapes = [meta(operand).shape for operand in node.all_input_nodes
+              if isinstance(meta(operand), torch.Tensor)]
+    leading = _symbols_of(shape[0] for shape in shapes if len(shape))
+    inner = _symbols_of(extent for shape in shapes for extent in shape[1:]) - leading - fixed
+    return inner or _symbols_of(extent for shape in shapes for extent in shape) - fixed
+
+
+def locate_sizes(graph_module, symbols):
+    """symbol -> (argument position, dimension or None for a SymInt argument) where a call's
+    arguments hold its value; None when one of them is no argument's dimension by itself."""
+    places = {}
+    for position, node in enumerate(n for n in graph_module.graph.nodes if n.op == "placeholder"):
+        value = meta(node)
+        extents = [(None, value)] if isinstance(value, torch.SymInt) else (
+            list(enumerate(value.shape)) if isinstance(value, torch.Tensor) else [])
+        for dim, extent in extents:
+            if isinstance(extent, torch.SymInt) and extent.node.expr in symbols:
+                places.setdefault(extent.node.expr, (position, dim))
+    return places if places.keys() == set(symbols) else None
+
+
+def symbol_hint(graph_module, symbol):
+    """The number Dynamo traced `symbol` at."""
+    for node in graph_module.graph.nodes:
+        value = meta(node) if node.op == "placeholder" else None
+        extents = [value] if isinstance(value, torch.SymInt) else (
+            value.shape if isinstance(value, torch.Tensor) else [])
+        for extent in extents:
+            if isinstance(extent, torch.SymInt):
+                shape_env = extent.node.shape_env
+                values = getattr(shape_env, "backed_var_to_val", None) or shape_env.var_to_val
+                return int(values[symbol])
+    raise ValueError(f"no size of the graph has a value for {symbol}")
+
+
+class PartlySizedGraph:
+    """`graph_module` compiled with the symbols in `places` as the numbers each call's arguments
+    give them (one CompiledGraph with the other symbols per distinct value of them)."""
+
+    def __init__(self, graph_module, places, compile_fixed, name):
+        self._boxed_call = True
+        self.graph_module, self.places, self.compile_fixed, self.name = (
+            graph_module, places, compile_fixed, name)
+        self.variants = {}
+
+    def __call__(self, args):
+        values = tuple(int(args[position] if dim is None else args[position].shape[dim])
+                       for position, dim in self.places.values())
+        compiled = self.variants.get(values)
+        if compiled is None:
+            fixed = dict(zip(self.places, values))
+            if _kiln.log_enabled("recompiles"):
+                _kiln.log("recompiles", f"torch graph {self.name} compiles for "
+                          + ", ".join(f"{symbol} = {value}" for symbol, value in fixed.items())
+                          + f" (variant {len(self.variants) + 1}; its other sizes stay symbols)")
+            compiled = self.variants[values] = self.compile_fixed(fixed)
+        return compiled(args)
 
 
 def _size_key(args):

@@ -128,7 +128,8 @@ def _check_result_one(context, node, result, expected):
     return result if result.dtype == kind else _kiln.astype(result, kind)
 
 
-def trace_graph(graph_module, on_refusal=None, symbolic=False, free_layouts=None):
+def trace_graph(graph_module, on_refusal=None, symbolic=False, free_layouts=None,
+                fixed_sizes=None):
     """Records the FX graph in a new kiln Trace. Returns (trace, (outputs, output plan,
     single)): the plan says per FX output whether it is kiln output k (with its torch dtype),
     graph input k passed through, or a constant.
@@ -140,11 +141,12 @@ def trace_graph(graph_module, on_refusal=None, symbolic=False, free_layouts=None
     `symbolic`: the graph's dynamic sizes (SymInts) become kiln size symbols (one trace for
     every size); an entry that needs a number for one raises (TypeError, _kiln.Unsupported).
 
-    `free_layouts`: a slice of the FX outputs whose strides kiln may choose (_saved_layouts.py)."""
+    `free_layouts`: a slice of the FX outputs whose strides kiln may choose (_saved_layouts.py).
+    `fixed_sizes`: {sympy symbol: number} for the symbols that are numbers in this trace."""
     trace = _kiln.Trace()
     context = LoweringContext(trace)
     if symbolic:
-        context.sizes = SizeSymbols(trace)
+        context.sizes = SizeSymbols(trace, fixed_sizes)
         for node in graph_module.graph.nodes:
             for lengths in _aten_attention.equal_lengths(node):
                 context.sizes.assume_equal(*lengths)
@@ -348,7 +350,7 @@ class CompiledGraph:
     convention: `_boxed_call`), returns a list of torch tensors."""
 
     def __init__(self, graph_module, example_inputs, options, name="graph", symbolic=False,
-                 free_layouts=None, keep_record=False):
+                 free_layouts=None, keep_record=False, fixed_sizes=None):
         devices = graph_devices(graph_module)
         self._setup(graph_module, options, name,
                     torch.device(devices.pop()) if len(devices) == 1 else torch.device("cpu"),
@@ -356,6 +358,7 @@ class CompiledGraph:
                         node for node in graph_module.graph.nodes if node.op == "placeholder")
                      if isinstance(meta(node), torch.Tensor)])
         self.symbolic = symbolic  # dynamic sizes stay size symbols (trace_graph)
+        self.fixed_sizes = fixed_sizes  # but these (trace_graph)
         # Outputs whose strides kiln chooses: with static sizes.
         self.free_layouts = free_layouts if not symbolic else None
         # keep_record: (graph bytes, checks, input strides) of the compile, for a warm start
@@ -380,7 +383,7 @@ class CompiledGraph:
         self.on_cuda = device.type == "cuda"
         self.tensor_positions = tensor_positions
         self._host_scalars = None  # _run: positions of 0-d CPU tensors a GPU graph reads
-        self.symbolic = False
+        self.symbolic, self.fixed_sizes = False, None
         self.layouts = {}  # input strides -> Compiled
         self._output_pool = None  # the ResultPool of the last call's compiled graph
         self._output_dtypes = self._output_orders = None  # by kiln output, from the plan
@@ -400,7 +403,8 @@ class CompiledGraph:
     def _trace(self):
         traced, self._traced = self._traced, None
         return traced or trace_graph(self.graph_module, symbolic=self.symbolic,
-                                     free_layouts=self.free_layouts)
+                                     free_layouts=self.free_layouts,
+                                     fixed_sizes=self.fixed_sizes)
 
     def _compile(self, inputs):
         inputs = [inputs[position] for position in self.tensor_positions]

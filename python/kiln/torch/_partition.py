@@ -13,7 +13,8 @@ from torch.fx.passes.operator_support import OperatorSupportBase
 
 from .. import _kiln
 from ._aten_table import VIEW_OPS, meta
-from ._dynamic_sizes import SizeSpecializedGraph, has_dynamic_sizes
+from ._dynamic_sizes import (PartlySizedGraph, SizeSpecializedGraph, has_dynamic_sizes,
+                             locate_sizes, symbol_hint, symbols_to_fix)
 from ._lowering import CompiledGraph, UnconvertibleNode, describe, graph_devices, trace_graph
 
 
@@ -50,6 +51,41 @@ def _computes_something(partition):
                for node in partition.nodes)
 
 
+_REFUSALS = (UnconvertibleNode, TypeError, ValueError, IndexError, _kiln.Unsupported)
+
+
+def _with_size_symbols(graph_module, example_inputs, options, name):
+    """One kiln graph with size symbols for every size; else, where an op needs some sizes as
+    numbers (a convolution's image), one per value of those with the rest symbols; else None."""
+    fixed, reasons = {}, []  # symbol -> its hint (the first trace's number), why
+    while True:
+        try:
+            first = CompiledGraph(graph_module, example_inputs, options, name, symbolic=True,
+                                  fixed_sizes=fixed or None)
+            break
+        except _REFUSALS as error:
+            node = getattr(error, "node", None)
+            more = symbols_to_fix(node, fixed.keys()) if node is not None else set()
+            if not more or locate_sizes(graph_module, set(fixed) | more) is None:
+                if _kiln.log_enabled("recompiles"):
+                    _kiln.log("recompiles", f"torch graph {name} keeps no size symbols, it "
+                              f"compiles per size: {error}")
+                return None
+            fixed.update({symbol: symbol_hint(graph_module, symbol) for symbol in more})
+            reasons.append(str(error))
+    if not fixed:
+        return first
+    if _kiln.log_enabled("recompiles"):
+        _kiln.log("recompiles", f"torch graph {name} keeps its other size symbols, but "
+                  f"{', '.join(sorted(map(str, fixed)))} compile per value: "
+                  + "; ".join(reasons))
+    places = locate_sizes(graph_module, set(fixed))
+    partly = PartlySizedGraph(graph_module, places, lambda values: CompiledGraph(
+        graph_module, example_inputs, options, name, symbolic=True, fixed_sizes=values), name)
+    partly.variants[tuple(fixed[symbol] for symbol in places)] = first
+    return partly
+
+
 def compile_graph_module(graph_module, example_inputs, options, unsupported_ops, name,
                          free_layouts=None, keep_record=False):
     """A callable for an ATen graph: one kiln graph when kiln converts every node, else the
@@ -57,12 +93,9 @@ def compile_graph_module(graph_module, example_inputs, options, unsupported_ops,
     whose strides kiln may choose (honoured by a whole graph: CompiledGraph.output_strides).
     `keep_record`: a whole static graph keeps what a warm start needs (CompiledGraph.record)."""
     if has_dynamic_sizes(graph_module):
-        try:  # one kiln graph with size symbols for every size
-            return CompiledGraph(graph_module, example_inputs, options, name, symbolic=True)
-        except (UnconvertibleNode, TypeError, ValueError, IndexError, _kiln.Unsupported) as error:
-            if _kiln.log_enabled("recompiles"):
-                _kiln.log("recompiles", f"torch graph {name} keeps no size symbols, it compiles "
-                          f"per size: {error}")
+        compiled = _with_size_symbols(graph_module, example_inputs, options, name)
+        if compiled is not None:
+            return compiled
         return SizeSpecializedGraph(
             graph_module, lambda static, inputs: compile_graph_module(
                 static, inputs, options, unsupported_ops, name), name)

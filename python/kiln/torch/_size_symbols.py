@@ -1,7 +1,9 @@
 """torch's dynamic sizes as kiln size symbols: each SymInt's sympy expression over the graph's
 input symbols (s0, s1, ...) becomes the same polynomial over kiln size symbols of one trace, so
 that one kiln graph stands for every size (ir/shape.h). Anything else (floor division, min/max,
-a data-dependent size) is refused, and the graph compiles per size instead (_dynamic_sizes.py).
+a data-dependent size) is refused, and the graph compiles per size instead (_dynamic_sizes.py),
+or per value of the symbols an op needs as numbers (`fixed`: a CNN's image size, its batch
+kept symbolic).
 """
 import torch
 
@@ -10,8 +12,9 @@ from ._aten_table import Unconvertible
 
 
 class SizeSymbols:
-    def __init__(self, trace):
+    def __init__(self, trace, fixed=None):
         self.trace = trace
+        self.fixed = fixed or {}  # sympy symbol -> the number it stands for here
         self.symbols = {}  # sympy symbol -> kiln.Size
         self.aliases = {}  # sympy symbol -> the symbol it equals (assume_equal)
 
@@ -21,7 +24,10 @@ class SizeSymbols:
             return extent
         if not isinstance(extent, torch.SymInt):
             raise Unconvertible(f"the size {extent!r} is not an integer")
-        return self._convert(extent.node.expr, extent.node.shape_env)
+        expr = extent.node.expr
+        if self.fixed and expr.free_symbols & self.fixed.keys():
+            expr = expr.subs(self.fixed)  # a floor division of fixed sizes is a number now
+        return self._convert(expr, extent.node.shape_env)
 
     def assume_equal(self, first, second):
         """Two sizes an op needs equal where torch recorded no guard (s0 + 1 and s1 + 1: s1
