@@ -694,6 +694,26 @@ def test_an_encoder_decoder_with_dynamic_lengths_shares_one_library(capfd):
     assert "a graph with size symbols compiles for" not in err, err
 
 
+def test_a_size_the_graph_returns_keeps_it_symbolic(capfd):
+    # Python reads a size the graph computed (Swin's padded sides): a number output, which
+    # kiln returns from its own 0-d output instead of refusing the graph's symbols.
+    def f(x):
+        side = x.shape[1] * 2 + 1
+        y = torch.cat([x, x, x[:, :1]], 1) * 2
+        print("", end="")  # a graph break: `side` leaves the first graph
+        return y.sum(1) + side
+
+    compiled = torch.compile(f, backend="kiln", dynamic=True)
+
+    def run():
+        for length in (5, 9, 17, 12):
+            x = torch.randn(2, length, 3)
+            torch.testing.assert_close(compiled(x), f(x))
+    err = _recompile_log(capfd, run)
+    assert "graph inference0 keeps no size symbols" not in err, err
+    assert "graph inference0 compiles for sizes" not in err, err
+
+
 def test_float_attributes_passed_as_tensors_are_read_each_call(capfd):
     class Scaled(torch.nn.Module):
         def __init__(self):

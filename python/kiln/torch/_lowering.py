@@ -155,8 +155,11 @@ def trace_graph(graph_module, on_refusal=None, symbolic=False, free_layouts=None
     for node in graph_module.graph.nodes:
         if node.op == "output":  # a tolerant trace is only for its refusals: no outputs
             for result in node.all_input_nodes:
-                if result.op != "placeholder" and not isinstance(meta(result), torch.Tensor):
-                    # a number torch reads (`.item()` of a tensor: _graph_values.py)
+                size = context.sizes is not None and isinstance(meta(result), torch.SymInt)
+                if (result.op != "placeholder" and not size
+                        and not isinstance(meta(result), torch.Tensor)):
+                    # a number torch reads (`.item()` of a tensor: _graph_values.py); a size
+                    # the graph computes from its symbols is an output of its own (below)
                     _refuse(result, UnconvertibleNode(result, "a number the graph returns to "
                                                       "torch"), on_refusal)
             if context.sizes is not None:
@@ -164,7 +167,8 @@ def trace_graph(graph_module, on_refusal=None, symbolic=False, free_layouts=None
                     context.sizes.check_bound([converted[p] for p in placeholders])
                 except Unconvertible as error:
                     raise UnconvertibleNode(None, str(error)) from None
-            return trace, None if on_refusal else _output_plan(node, converted, placeholders,
+            return trace, None if on_refusal else _output_plan(context, node, converted,
+                                                               placeholders,
                                                                free_layouts, context.mutations)
         try:
             if node.op == "placeholder":
@@ -277,9 +281,10 @@ def _lower(context, node, converted):
     return _check_result(context, node, result)
 
 
-def _output_plan(output_node, converted, placeholders, free_layouts, mutations=()):
+def _output_plan(context, output_node, converted, placeholders, free_layouts, mutations=()):
     """The plan's entries: one per FX output, then ("mutation", (kiln output, dtype, input))
-    per input the graph mutates."""
+    per input the graph mutates. A size the graph computes from its symbols (Swin's padded
+    sides, which Python reads after the graph) is a 0-d kiln output, read as a number."""
     results = output_node.args[0]
     single = not isinstance(results, (list, tuple))
     results = [results] if single else list(results)
@@ -296,6 +301,13 @@ def _output_plan(output_node, converted, placeholders, free_layouts, mutations=(
             plan.append(("kiln channels-last", (len(outputs), meta(result).dtype,
                                                 channels_first_order(rank))))
             outputs.append(_kiln.transpose(converted[result], channels_last_order(rank)))
+        elif isinstance(result, torch.fx.Node) and isinstance(meta(result), torch.SymInt):
+            size = converted[result]
+            if isinstance(size, int):
+                plan.append(("constant", size))
+            else:
+                plan.append(("kiln number", (len(outputs), torch.int64)))
+                outputs.append(context.full((), size, torch.int64))
         elif isinstance(result, torch.fx.Node):
             plan.append(("kiln", (len(outputs), meta(result).dtype)))
             outputs.append(converted[result])
@@ -456,9 +468,11 @@ class CompiledGraph:
             kind in ("kiln", "kiln channels-last") and value[0] == position
             for position, (kind, value) in enumerate(plan))
         # What a call does with the plan, decided once: per FX output (0, kiln output),
-        # (1, input position) or (2, constant); and the inputs kiln's outputs update in place.
+        # (1, input position), (2, constant) or (3, kiln output read as a number); and the
+        # inputs kiln's outputs update in place.
         self._outputs = [(0, value[0]) if kind in ("kiln", "kiln channels-last") else
-                         (1, value) if kind == "input" else (2, value)
+                         (1, value) if kind == "input" else
+                         (3, value[0]) if kind == "kiln number" else (2, value)
                          for kind, value in plan if kind != "mutation"]
         self._mutations = [(value[0], value[2]) for kind, value in plan if kind == "mutation"]
 
@@ -469,8 +483,8 @@ class CompiledGraph:
         results = [] if compiled is None else self._run(compiled, args)
         if self.results_are_outputs and len(results) == len(self.plan):
             return results  # (a runtime check's outputs come after the plan's: the loop drops them)
-        outputs = [results[value] if kind == 0 else args[value] if kind == 1 else value
-                   for kind, value in self._outputs]
+        outputs = [results[value] if kind == 0 else args[value] if kind == 1 else
+                   int(results[value]) if kind == 3 else value for kind, value in self._outputs]
         if self._mutations:  # a _foreach_copy_ per dtype
             _copy_into([args[position] for _, position in self._mutations],
                        [results[index] for index, _ in self._mutations])
@@ -512,8 +526,8 @@ class CompiledGraph:
     def _output_dtype(self, index):
         """The torch dtype of kiln output `index` (the plan's; None for a runtime check's)."""
         if self._output_dtypes is None:
-            self._output_dtypes = dict(value[:2] for kind, value in self.plan
-                                       if kind in ("kiln", "kiln channels-last", "mutation"))
+            self._output_dtypes = dict(value[:2] for kind, value in self.plan if kind in (
+                "kiln", "kiln channels-last", "kiln number", "mutation"))
             self._output_orders = {value[0]: value[2] for kind, value in self.plan
                                    if kind == "kiln channels-last"}
         return self._output_dtypes.get(index)
