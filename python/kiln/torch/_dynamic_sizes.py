@@ -13,6 +13,7 @@ from torch.fx.experimental.proxy_tensor import make_fx
 
 from .. import _kiln
 from ._aten_table import meta
+from ._size_symbols import traced_values
 
 
 def has_dynamic_sizes(graph_module):
@@ -66,9 +67,7 @@ def symbol_hint(graph_module, symbol):
             value.shape if isinstance(value, torch.Tensor) else [])
         for extent in extents:
             if isinstance(extent, torch.SymInt):
-                shape_env = extent.node.shape_env
-                values = getattr(shape_env, "backed_var_to_val", None) or shape_env.var_to_val
-                return int(values[symbol])
+                return int(traced_values(extent.node.shape_env)[symbol])
     raise ValueError(f"no size of the graph has a value for {symbol}")
 
 

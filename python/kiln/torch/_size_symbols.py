@@ -11,6 +11,12 @@ from .. import _kiln
 from ._aten_table import Unconvertible
 
 
+def traced_values(shape_env):
+    """sympy symbol -> the number Dynamo traced it at."""
+    return (shape_env.backed_var_to_val if hasattr(shape_env, "backed_var_to_val")
+            else shape_env.var_to_val)
+
+
 class SizeSymbols:
     def __init__(self, trace, fixed=None):
         self.trace = trace
@@ -66,9 +72,7 @@ class SizeSymbols:
             expr = self._root(expr)
             found = self.symbols.get(expr)
             if found is None:
-                values = (shape_env.backed_var_to_val if hasattr(shape_env, "backed_var_to_val")
-                          else shape_env.var_to_val)
-                hint = values.get(expr)
+                hint = traced_values(shape_env).get(expr)
                 if hint is None or int(hint) < 2:
                     raise Unconvertible(f"the size {expr} has no value to expect (data-dependent)")
                 found = self.symbols[expr] = self.trace.size_symbol(int(hint))
