@@ -200,7 +200,8 @@ def _stderr_of(run):
 
 def compare_dynamic(name):
     """(the largest output error over four sequence lengths, or batches for images, with
-    dynamic=True; how many times a graph compiled code for one size of its own)."""
+    dynamic=True; how many times a graph compiled code for one size of its own; the first
+    time's log line, saying why)."""
     torch._dynamo.reset()
     torch.manual_seed(0)
     model, inputs = CASES[name]()
@@ -227,14 +228,17 @@ def compare_dynamic(name):
         log = _stderr_of(run)
     finally:
         kiln.set_logs("")
-    return max(errors), log.count("compiles for")
+    lines = log.splitlines()
+    own = [line for line in lines if "compiles for" in line]
+    why = [line for line in lines if "no size-generic code" in line or "compiles per size" in line]
+    return max(errors), len(own), (why or own or [""])[0]
 
 
 def main_dynamic(names):
     failed = []
     for name in names:
         try:
-            error, own_compiles = compare_dynamic(name)
+            error, own_compiles, why = compare_dynamic(name)
         except Exception as failure:  # noqa: BLE001
             print(f"{name:12s} ERR {type(failure).__name__}: {str(failure)[:300]}", flush=True)
             failed.append(name)
@@ -242,6 +246,8 @@ def main_dynamic(names):
         verdict = "BAD" if error >= 1e-4 else "SLOW" if own_compiles else "OK "
         print(f"{name:12s} {verdict} output {error:.1e}, "
               f"{own_compiles or 'no'} sizes compiled on their own", flush=True)
+        if why:
+            print(f"{'':12s}   first: {why[:400]}", flush=True)
         if verdict == "BAD":
             failed.append(name)
     return 1 if failed else 0

@@ -288,9 +288,6 @@ runtime::ExecutionSettings execution_settings(const Options& options,
 
 namespace {
 
-// The CUDA target: schedule and emit (milliseconds, on every compile: the program and the
-// launches come from them), NVRTC (the slow part) only on a disk-cache miss; the cache entry
-// holds the CUDA source and the cubin, keyed also by NVRTC's and the driver's versions.
 // Calls work(0 .. count-1) on up to `workers` threads (this one included); the first exception
 // is rethrown once all have stopped.
 template <class Work>
@@ -314,14 +311,67 @@ void parallel_for(size_t count, size_t workers, Work&& work) {
     if (error) std::rethrow_exception(error);
 }
 
+}  // namespace
+
+target::Target cuda_target() {
+  const runtime::cuda::DeviceInfo& device = runtime::cuda::device();  // no GPU: Error(Unsupported)
+  return target::cuda_device(device.architecture, device.multiprocessors,
+                             device.shared_memory_per_block);
+}
+
+CudaModules build_cuda_modules(const codegen::CudaSource& source, const std::string& key,
+                               runtime::DiskCache& cache, const target::Target& target) {
+  namespace cuda = runtime::cuda;
+  const std::string versioned = runtime::cache_key(
+      {key, "nvrtc " + std::to_string(cuda::nvrtc_version()),
+       "driver " + std::to_string(cuda::device().driver_version)});
+  // The program as units of a few kernels, each its own cache entry, compiled (or read back)
+  // on threads of their own: NVRTC takes about 10 ms a kernel, and a BERT has a hundred.
+  constexpr size_t kFunctionsPerUnit = 4;
+  const size_t most_units = std::max(1u, std::thread::hardware_concurrency());
+  const std::vector<std::string> units = codegen::split_cuda_source(
+      source, std::min(most_units, (source.functions.size() + kFunctionsPerUnit - 1) /
+                                       kFunctionsPerUnit));
+  std::vector<std::string> cubins(units.size());
+  std::vector<bool> hits(units.size());
+  run_stage("nvrtc", [&] {
+    parallel_for(units.size(), most_units, [&](size_t u) {
+      const std::string unit_key = runtime::cache_key(
+          {versioned, "unit " + std::to_string(u) + " of " + std::to_string(units.size())});
+      runtime::CachedObject object = cache.get_or_build(
+          unit_key, units[u], [&](const std::string&, const std::string& object_path) {
+            runtime::write_private_file(
+                object_path, cuda::compile_cubin(units[u], "kernel.cu", target.architecture));
+          });
+      if (::lseek(object.file.get(), 0, SEEK_SET) != 0 ||
+          !runtime::read_all(object.file.get(), cubins[u]))
+        throw Error(ErrorKind::Internal, "kiln: cannot read the cubin " + object.path);
+      hits[u] = object.hit;
+      api::log(LogChannel::Cache,
+               std::string(object.hit ? "hit " : "miss ") + unit_key + " -> " + object.path);
+    });
+  });
+  CudaModules result;
+  result.source_path = cache.source_path(  // the first unit's: the header and its kernels
+      runtime::cache_key({versioned, "unit 0 of " + std::to_string(units.size())}));
+  result.all_hit = std::all_of(hits.begin(), hits.end(), [](bool hit) { return hit; });
+  result.modules = run_stage("load", [&] {
+    std::vector<std::shared_ptr<cuda::Module>> loaded;
+    for (const std::string& cubin : cubins) loaded.push_back(cuda::Module::load(cubin));
+    return loaded;
+  });
+  return result;
+}
+
+namespace {
+
+// The CUDA target: schedule and emit (milliseconds, on every compile: the program and the
+// launches come from them), NVRTC (the slow part) only on a disk-cache miss.
 std::unique_ptr<CompiledGraph> compile_graph_cuda(const ir::Graph& traced,
                                                   const std::vector<std::vector<int64_t>>& input_strides,
                                                   const Options& options, CompileStats& stats,
                                                   std::vector<runtime::RuntimeCheck> checks) {
-  namespace cuda = runtime::cuda;
-  const cuda::DeviceInfo& device = cuda::device();  // no GPU: Error(Unsupported) saying why
-  const target::Target target = target::cuda_device(device.architecture, device.multiprocessors,
-                                                    device.shared_memory_per_block);
+  const target::Target target = cuda_target();
   const std::set<std::string> disabled = disabled_passes();
   auto result = std::make_unique<CompiledGraph>();
   PreparedGraph prepared = prepare_graph(traced, input_strides, disabled);
@@ -354,52 +404,18 @@ std::unique_ptr<CompiledGraph> compile_graph_cuda(const ir::Graph& traced,
       schedule_program(tuned ? *tuned : result->graph, prepared.strides, target, disabled);
   codegen::CudaSource source = run_stage(
       "emit", [&] { return codegen::emit_cuda(program, options, target, autotune); });
-  const std::string key = runtime::cache_key(
-      {graph_key, "nvrtc " + std::to_string(cuda::nvrtc_version()),
-       "driver " + std::to_string(device.driver_version), choices_text});
-  // The program as units of a few kernels, each its own cache entry, compiled (or read back)
-  // on threads of their own: NVRTC takes about 10 ms a kernel, and a BERT has a hundred.
-  constexpr size_t kFunctionsPerUnit = 4;
-  const size_t most_units = std::max(1u, std::thread::hardware_concurrency());
-  const std::vector<std::string> units = codegen::split_cuda_source(
-      source, std::min(most_units, (source.functions.size() + kFunctionsPerUnit - 1) /
-                                       kFunctionsPerUnit));
-  std::vector<std::string> cubins(units.size());
-  std::vector<bool> hits(units.size());
-  run_stage("nvrtc", [&] {
-    parallel_for(units.size(), most_units, [&](size_t u) {
-      const std::string unit_key = runtime::cache_key(
-          {key, "unit " + std::to_string(u) + " of " + std::to_string(units.size())});
-      runtime::CachedObject object = cache.get_or_build(
-          unit_key, units[u], [&](const std::string&, const std::string& object_path) {
-            runtime::write_private_file(
-                object_path, cuda::compile_cubin(units[u], "kernel.cu", target.architecture));
-          });
-      if (::lseek(object.file.get(), 0, SEEK_SET) != 0 ||
-          !runtime::read_all(object.file.get(), cubins[u]))
-        throw Error(ErrorKind::Internal, "kiln: cannot read the cubin " + object.path);
-      hits[u] = object.hit;
-      api::log(LogChannel::Cache,
-               std::string(object.hit ? "hit " : "miss ") + unit_key + " -> " + object.path);
-    });
-  });
+  CudaModules built =
+      build_cuda_modules(source, runtime::cache_key({graph_key, choices_text}), cache, target);
   result->source = source.text;
-  result->source_path = cache.source_path(  // the first unit's: the header and its kernels
-      runtime::cache_key({key, "unit 0 of " + std::to_string(units.size())}));
+  result->source_path = built.source_path;
   const std::string tuning_file =  // max-autotune's choices, beside the first unit's cubin
       result->source_path.substr(0, result->source_path.find_last_of('/')) + "/autotune-cuda.txt";
-  bool all_hit = std::all_of(hits.begin(), hits.end(), [](bool hit) { return hit; });
-  (all_hit ? stats.disk_hits : stats.disk_misses)++;
+  (built.all_hit ? stats.disk_hits : stats.disk_misses)++;
   if (api::log_enabled(LogChannel::OutputCode))
     api::log(LogChannel::OutputCode, "source: " + result->source_path + "\n" + source.text);
-  auto modules = run_stage("load", [&] {
-    std::vector<std::shared_ptr<cuda::Module>> loaded;
-    for (const std::string& cubin : cubins) loaded.push_back(cuda::Module::load(cubin));
-    return loaded;
-  });
   stats.kernels = static_cast<int>(program.kernels.size());
   result->executable = std::make_unique<runtime::CudaExecutable>(
-      std::move(program), std::move(source.kernels), std::move(modules), std::move(checks),
+      std::move(program), std::move(source.kernels), std::move(built.modules), std::move(checks),
       execution_settings(options, target, prepared, tuning_file));
   return result;
 }

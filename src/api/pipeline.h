@@ -18,9 +18,15 @@
 #include "ir/graph.h"
 #include "kiln/compile.h"
 #include "codegen/cpp/translation_units.h"
+#include "codegen/cuda/cuda_emitter.h"
+#include "runtime/disk_cache.h"
 #include "runtime/executable.h"
 #include "sched/loop_ir.h"
 #include "target/target.h"
+
+namespace kiln::runtime::cuda {
+class Module;
+}
 
 namespace kiln::detail {
 
@@ -76,6 +82,18 @@ runtime::ExecutionSettings execution_settings(const Options& options,
                                               const target::Target& target,
                                               const PreparedGraph& prepared,
                                               const std::string& tuning_file);
+
+// The target of this process's CUDA device (Error Unsupported, saying why, without one).
+target::Target cuda_target();
+// `source` compiled by NVRTC in units of a few functions, each unit its own disk-cache entry
+// under `key` (with NVRTC's and the driver's versions), read back on a hit; then loaded.
+struct CudaModules {
+  std::vector<std::shared_ptr<runtime::cuda::Module>> modules;
+  bool all_hit = false;
+  std::string source_path;  // the first unit's: the header and its functions
+};
+CudaModules build_cuda_modules(const codegen::CudaSource& source, const std::string& key,
+                               runtime::DiskCache& cache, const target::Target& target);
 
 // Every pass KILN_DISABLE_PASSES may name, graph passes then loop passes, in pipeline order.
 std::vector<std::string> switchable_pass_names();

@@ -3,10 +3,13 @@
 #include <algorithm>
 #include <map>
 #include <numeric>
+#include <set>
 
 #include "api/logging.h"
+#include "api/options.h"
 #include "codegen/cpp/translation_units.h"
 #include "ir/specialize.h"
+#include "runtime/cuda/cuda_executable.h"
 #include "runtime/disk_cache.h"
 #include "runtime/toolchain.h"
 
@@ -48,24 +51,57 @@ std::string sizes_text(const std::vector<int64_t>& sizes) {
 }  // namespace
 
 SizeGenericGraph::SizeGenericGraph(ir::Graph graph, std::vector<std::vector<int64_t>> input_strides,
-                                   Options options, std::vector<runtime::RuntimeCheck> checks)
+                                   Options options, std::vector<runtime::RuntimeCheck> checks,
+                                   std::optional<target::Target> target)
     : graph_(std::move(graph)), input_strides_(std::move(input_strides)),
-      options_(std::move(options)), checks_(std::move(checks)) {}
+      options_(std::move(options)), checks_(std::move(checks)), target_(target) {}
 
 // Where the size choices are made: each symbol at least this (a sequence length, a batch).
 constexpr int64_t kChoiceSize = 1024;
 
+codegen::SourcePieces SizeGenericGraph::pieces(const Emitted& emitted) const {
+  return on_gpu() ? codegen::SourcePieces(emitted.cuda_source) : codegen::SourcePieces(emitted.source);
+}
+
+SizeGenericGraph::Emitted SizeGenericGraph::emit_unscoped(const std::vector<int64_t>& sizes,
+                                                          const sched::Program* decisions) {
+  const std::set<std::string> disabled = on_gpu() ? disabled_passes() : cpu_disabled_passes();
+  Emitted emitted;
+  emitted.prepared = prepare_graph(ir::specialize(graph_, sizes), input_strides_, disabled);
+  emitted.program = schedule_program(emitted.prepared.graph, emitted.prepared.strides, *target_,
+                                     disabled, decisions);
+  if (on_gpu())
+    emitted.cuda_source = codegen::emit_cuda(emitted.program, options_, *target_);
+  else
+    emitted.source = codegen::emit_cpp(emitted.program, options_, *target_);
+  return emitted;
+}
+
 SizeGenericGraph::Emitted SizeGenericGraph::emit(const std::vector<int64_t>& sizes) {
   if (size_choices_.mode() == ir::SizeChoices::Mode::Replay) size_choices_.replay();
   ir::SizeChoiceScope scope(&size_choices_);
-  const std::set<std::string> disabled = cpu_disabled_passes();
-  const target::Target target = target::host_cpu(options_.num_threads);
-  Emitted emitted;
-  emitted.prepared = prepare_graph(ir::specialize(graph_, sizes), input_strides_, disabled);
-  emitted.program = schedule_program(emitted.prepared.graph, emitted.prepared.strides, target,
-                                     disabled, hint_program_ ? &*hint_program_ : nullptr);
-  emitted.source = codegen::emit_cpp(emitted.program, options_, target);
-  return emitted;
+  return emit_unscoped(sizes, hint_program_ ? &*hint_program_ : nullptr);
+}
+
+// The sizes the choices are made at: each symbol at least `least`, odd (a choice that whole
+// vectors bound, a GPU's 16-byte accesses, is then made as any size allows it, and a size may
+// follow it), symbols with equal hints equal and the others apart (two equal sizes make
+// another program: a batch and a length of 1024 share their aranges).
+static std::vector<int64_t> choice_sizes(const std::vector<int64_t>& hints, int64_t least) {
+  std::map<int64_t, int64_t> of_hint;
+  std::set<int64_t> taken;
+  std::vector<int64_t> sizes;
+  for (int64_t hint : hints) {
+    auto found = of_hint.find(hint);
+    if (found == of_hint.end()) {
+      int64_t size = std::max(hint, least) | 1;
+      while (taken.count(size)) size += 2;
+      taken.insert(size);
+      found = of_hint.emplace(hint, size).first;
+    }
+    sizes.push_back(found->second);
+  }
+  return sizes;
 }
 
 // Records the choices at large sizes; sizes the graph does not take (a position table shorter
@@ -73,96 +109,137 @@ SizeGenericGraph::Emitted SizeGenericGraph::emit(const std::vector<int64_t>& siz
 void SizeGenericGraph::record_size_choices() {
   const std::vector<int64_t>& hints = graph_.symbol_hints();
   for (int64_t least : {kChoiceSize, kChoiceSize / 8, kChoiceSize / 32, int64_t(0)}) {
-    std::vector<int64_t> sizes = hints;
-    for (int64_t& size : sizes) size = std::max(size, least);
+    std::vector<int64_t> sizes = least > 0 ? choice_sizes(hints, least) : hints;
     size_choices_ = ir::SizeChoices(ir::SizeChoices::Mode::Record);
     ir::SizeChoiceScope scope(&size_choices_);
     try {
-      const std::set<std::string> disabled = cpu_disabled_passes();
-      PreparedGraph prepared = prepare_graph(ir::specialize(graph_, sizes), input_strides_,
-                                             disabled);
-      const target::Target target = target::host_cpu(options_.num_threads);
-      codegen::emit_cpp(schedule_program(prepared.graph, prepared.strides, target, disabled),
-                        options_, target);
+      emit_unscoped(sizes);
       size_choices_.replay();
+      choice_sizes_ = sizes;
       return;
     } catch (const Error&) {  // not sizes this graph takes: smaller ones
     }
   }
 }
 
-void SizeGenericGraph::build_generic_library(const Emitted& hint) {
+void SizeGenericGraph::make_generic_source() {
+  if (tried_generic_) return;
   tried_generic_ = true;
-  if (!sched::compiled_loops(hint.program).empty()) {
+  if (!target_)
+    target_ = options_.device == "cuda" ? cuda_target() : target::host_cpu(options_.num_threads);
+  if (on_gpu() && api::mode_settings(options_.mode).autotune) {
+    no_generic_ = "max-autotune times each size's own GPU kernels";
+    return;
+  }
+  record_size_choices();
+  hint_ = emit(graph_.symbol_hints());
+  if (!size_choices_.replayed_all()) {  // the large sizes' program has another structure
+    api::log(LogChannel::Recompiles, "a graph with size symbols makes its size choices at its "
+                                     "hints: the program at large sizes has another structure "
+                                     "(" + size_choices_.unreplayed() + ")");
+    size_choices_ = ir::SizeChoices(ir::SizeChoices::Mode::Record);
+    hint_ = emit(graph_.symbol_hints());  // the hints' own choices, recorded
+    size_choices_.replay();
+  }
+  hint_program_ = hint_->program;  // the choices the other sizes follow
+  if (!on_gpu() && !sched::compiled_loops(hint_->program).empty()) {
     no_generic_ = "its loops run as whole compiled functions";
     return;
   }
-  std::vector<codegen::CppSource> probes;
-  for (const std::vector<int64_t>& probe : probe_sizes(graph_.symbol_hints())) {
+  // The sizes the choices were made at probe too: the integers that follow the sizes only
+  // from afar (a split's count of blocks) differ there.
+  std::vector<std::vector<int64_t>> probes_at = probe_sizes(graph_.symbol_hints());
+  if (choice_sizes_ != graph_.symbol_hints()) probes_at.push_back(choice_sizes_);
+  std::vector<codegen::SourcePieces> probes;
+  for (const std::vector<int64_t>& probe : probes_at) {
     try {
-      probes.push_back(emit(probe).source);
+      probes.push_back(pieces(emit(probe)));
     } catch (const Error&) {  // sizes the graph does not take (past a table's length): skip
     }
   }
-  std::optional<codegen::SizeGenericSource> generic =
-      codegen::size_generic_source(hint.source, probes, no_generic_);
-  if (!generic) return;
+  generic_ = codegen::size_generic_source(pieces(*hint_), probes, no_generic_);
+  if (!generic_) return;
   if (!no_generic_.empty())
     api::log(LogChannel::Recompiles, "size-generic code of a graph with size symbols, without " +
                                          no_generic_);
   no_generic_.clear();
-  // A generic source the compiler refuses (a table read where C++ wanted a constant that the
-  // rules above did not know) is no failure of the call: each size compiles its own.
-  try {
-    load_generic_library(*generic, hint);
-  } catch (const Error& error) {
-    no_generic_ = std::string("the size-generic source did not build: ") + error.what();
-  }
 }
 
-void SizeGenericGraph::load_generic_library(codegen::SizeGenericSource& generic,
-                                            const Emitted& hint) {
-  const target::Target target = target::host_cpu(options_.num_threads);
+const codegen::SizeGenericSource* SizeGenericGraph::generic_source(std::string& why) {
+  make_generic_source();
+  why = no_generic_;
+  return generic_ ? &*generic_ : nullptr;
+}
+
+std::optional<std::vector<int64_t>> SizeGenericGraph::size_table(
+    const std::vector<int64_t>& sizes, std::string& why) {
+  if (generic_source(why) == nullptr) return std::nullopt;
+  return codegen::size_table(*generic_, pieces(emit(sizes)), why);
+}
+
+void SizeGenericGraph::load_generic_library(const Emitted& hint) {
   codegen::SourceFile file =
-      codegen::lay_out_units(generic.prefix, generic.pieces,
-                             codegen::parallel_unit_bytes(generic.pieces, target.threads));
+      codegen::lay_out_units(generic_->prefix, generic_->pieces,
+                             codegen::parallel_unit_bytes(generic_->pieces, target_->threads));
   check_source_size(file, hint.prepared.graph);
-  const std::string key = compile_key("size-generic\n" + file.text, {}, options_, target,
+  const std::string key = compile_key("size-generic\n" + file.text, {}, options_, *target_,
                                       cpu_disabled_passes());
   runtime::DiskCache cache = runtime::DiskCache::open(options_.cache_dir, options_.disk_cache);
   runtime::CachedObject object = cache.get_or_build(
       key, [&] { return file.text; },
       [&](const std::string& source_path, const std::string& object_path) {
         runtime::Toolchain::system().compile_shared_object(source_path, object_path, file.units,
-                                                           target.threads);
+                                                           target_->threads);
       });
   if (!object.hit) ++compiles_;
   api::log(LogChannel::Cache, std::string(object.hit ? "hit " : "miss ") + key + " -> " +
                                   object.path + " (size-generic)");
   library_ = runtime::SharedLibrary::open(object.path);
   library_path_ = cache.source_path(key);
-  generic_ = std::move(generic);
+}
+
+void SizeGenericGraph::load_generic_modules() {
+  codegen::CudaSource source;
+  source.header = generic_->prefix;
+  source.functions = generic_->pieces;
+  const std::string key = compile_key("size-generic\n" + generic_->text(), {}, options_,
+                                      *target_, disabled_passes());
+  runtime::DiskCache cache = runtime::DiskCache::open(options_.cache_dir, options_.disk_cache);
+  CudaModules built = build_cuda_modules(source, key, cache, *target_);
+  if (!built.all_hit) ++compiles_;
+  api::log(LogChannel::Cache, std::string(built.all_hit ? "hit " : "miss ") + key + " -> " +
+                                  built.source_path + " (size-generic)");
+  modules_ = std::move(built.modules);
+  library_path_ = built.source_path;
 }
 
 std::shared_ptr<CompiledGraph> SizeGenericGraph::on_generic_library(
     Emitted emitted, const std::vector<int64_t>& sizes, std::string& why) {
-  const target::Target target = target::host_cpu(options_.num_threads);
+  std::optional<std::vector<int64_t>> table =
+      codegen::size_table(*generic_, pieces(emitted), why);
+  if (!table) return nullptr;
+  auto result = std::make_shared<CompiledGraph>();
+  result->graph = std::move(emitted.prepared.graph);
+  result->graph_text = std::move(emitted.prepared.graph_text);
+  result->source_path = library_path_;
+  if (on_gpu()) {
+    runtime::ExecutionSettings settings =
+        execution_settings(options_, *target_, emitted.prepared, "");
+    codegen::set_launch_sizes(*generic_, *table, emitted.cuda_source.kernels);
+    result->executable = std::make_unique<runtime::CudaExecutable>(
+        std::move(emitted.program), std::move(emitted.cuda_source.kernels), modules_, checks_,
+        std::move(settings));
+    return result;
+  }
   runtime::ExecutionSettings settings = execution_settings(
-      options_, target, emitted.prepared,
+      options_, *target_, emitted.prepared,
       library_path_.substr(0, library_path_.find_last_of('/')) + "/autotune" +
           std::accumulate(sizes.begin(), sizes.end(), std::string(),
                           [](std::string text, int64_t size) {
                             return std::move(text) + "-" + std::to_string(size);
                           }) +
           ".txt");
-  std::optional<std::vector<int64_t>> table =
-      codegen::size_table(*generic_, emitted.source, why);
-  if (!table) return nullptr;
   settings.size_table = std::move(*table);
-  auto result = std::make_shared<CompiledGraph>();
-  result->graph = std::move(emitted.prepared.graph);
-  result->graph_text = std::move(emitted.prepared.graph_text);
-  result->source_path = library_path_;
   result->executable = std::make_unique<runtime::HostExecutable>(
       std::move(emitted.program), std::move(emitted.source.kernels), library_, checks_,
       std::move(settings));
@@ -172,22 +249,23 @@ std::shared_ptr<CompiledGraph> SizeGenericGraph::on_generic_library(
 std::shared_ptr<CompiledGraph> SizeGenericGraph::for_sizes(const std::vector<int64_t>& sizes) {
   auto known = by_sizes_.find(sizes);
   if (known != by_sizes_.end()) return known->second;
-  std::optional<Emitted> hint;
-  if (options_.device != "cpu" && !tried_generic_) {  // the size-generic code is C++ for the CPU
-    tried_generic_ = true;
-    no_generic_ = "each size's GPU kernels compile on their own (NVRTC)";
-  }
-  if (!tried_generic_) {  // the first call: the hints' code, and the generic library from it
-    record_size_choices();
-    hint = emit(graph_.symbol_hints());
-    if (!size_choices_.replayed_all()) {  // the large sizes' program has another structure
-      size_choices_ = ir::SizeChoices(ir::SizeChoices::Mode::Record);
-      hint = emit(graph_.symbol_hints());  // the hints' own choices, recorded
-      size_choices_.replay();
+  make_generic_source();
+  if (generic_ && !library_ && modules_.empty()) {
+    // A generic source the compiler refuses (a table read where C++ wanted a constant that the
+    // rules of size_parameters.cpp did not know) is no failure of the call: each size
+    // compiles its own.
+    try {
+      if (on_gpu())
+        load_generic_modules();
+      else
+        load_generic_library(*hint_);
+    } catch (const Error& error) {
+      generic_.reset();
+      no_generic_ = std::string("the size-generic source did not build: ") + error.what();
     }
-    hint_program_ = hint->program;  // the choices the other sizes follow
-    build_generic_library(*hint);
   }
+  std::optional<Emitted> hint = std::move(hint_);  // the hints' code serves their first call
+  hint_.reset();
   Emitted emitted = hint && sizes == graph_.symbol_hints() ? std::move(*hint) : emit(sizes);
   std::string why = no_generic_;
   std::shared_ptr<CompiledGraph> found;

@@ -55,19 +55,26 @@ std::vector<std::string> tokenize(const std::string& text) {
   return tokens;
 }
 
-// The tokens of a definition, its temporaries (t<id>, numbered by the loop IR's values, whose
-// count before a kernel can vary with the sizes) renamed t0, t1, ... in order of appearance:
-// two definitions alike up to those names compare equal, and the renamed one is the same code.
+// The tokens of a definition, its temporaries (t<id>, and the CUDA emitter's vectors
+// kiln_v<id>, numbered by the loop IR's values, whose count before a kernel can vary with the
+// sizes) renamed t0, t1, ... (kiln_v0, ...) in order of appearance: two definitions alike up
+// to those names compare equal, and the renamed one is the same code.
 std::vector<std::string> piece_tokens(const std::string& piece) {
   std::vector<std::string> tokens = tokenize(piece);
   std::map<std::string, std::string> names;
+  std::map<std::string, size_t> counts;  // by prefix
   for (std::string& token : tokens) {
-    if (token.size() < 2 || token[0] != 't' ||
-        !std::all_of(token.begin() + 1, token.end(),
-                     [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }))
-      continue;
-    auto [at, added] = names.emplace(token, "t" + std::to_string(names.size()));
-    token = at->second;
+    for (const std::string prefix : {"t", "kiln_v"}) {
+      if (token.size() <= prefix.size() || !token.starts_with(prefix) ||
+          !std::all_of(token.begin() + static_cast<long>(prefix.size()), token.end(),
+                       [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }))
+        continue;
+      auto found = names.find(token);
+      if (found == names.end())
+        found = names.emplace(token, prefix + std::to_string(counts[prefix]++)).first;
+      token = found->second;
+      break;
+    }
   }
   return tokens;
 }
@@ -118,7 +125,9 @@ bool takes_runtime_value(const std::vector<std::string>& tokens, size_t t) {
   if (token_at(tokens, before) == "<" && before > 0 &&
       !is_whitespace(tokens[static_cast<size_t>(before) - 1]))
     return false;
-  if (token_at(tokens, before) == "(" && token_at(tokens, previous(tokens, t, 1)) == "alignas")
+  if (token_at(tokens, before) == "(" &&
+      (token_at(tokens, previous(tokens, t, 1)) == "alignas" ||
+       token_at(tokens, previous(tokens, t, 1)) == "__launch_bounds__"))
     return false;
   return token_at(tokens, before) != "case";
 }
@@ -133,14 +142,20 @@ bool is_local_array_bound(const std::vector<std::string>& tokens, size_t t) {
          name.size() > 1 && name[0] == 'h' && std::isdigit(static_cast<unsigned char>(name[1]));
 }
 
+// The line of token `t`.
+std::string line_at(const std::vector<std::string>& tokens, size_t t) {
+  std::string line;
+  size_t begin = t;
+  while (begin > 0 && tokens[begin - 1].find('\n') == std::string::npos) --begin;
+  for (size_t k = begin; k < tokens.size() && tokens[k].find('\n') == std::string::npos; ++k)
+    line += tokens[k];
+  return line;
+}
+
 // Token `t` of `a` on its line, and what `b` has there: where two codes part.
 std::string difference_at(const std::vector<std::string>& a, const std::vector<std::string>& b,
                           size_t t) {
-  std::string line;
-  size_t begin = t;
-  while (begin > 0 && a[begin - 1].find('\n') == std::string::npos) --begin;
-  for (size_t k = begin; k < a.size() && a[k].find('\n') == std::string::npos; ++k) line += a[k];
-  return "'" + line + "' where the other has '" + (t < b.size() ? b[t] : "") + "'";
+  return "'" + line_at(a, t) + "' where the other has '" + (t < b.size() ? b[t] : "") + "'";
 }
 
 // The first place two token lists part in more than integers ("" when they do not).
@@ -181,6 +196,61 @@ std::optional<std::string> generic_piece(const std::vector<std::string>& tokens,
   return text;
 }
 
+// The index of the next token after `t` that is not whitespace, or tokens.size().
+size_t next(const std::vector<std::string>& tokens, size_t t) {
+  ++t;
+  while (t < tokens.size() && is_whitespace(tokens[t])) ++t;
+  return t;
+}
+
+// The CUDA form of generic_piece: each `__global__` function of the piece reads its own
+// parameters from a kiln_size_table after its kiln_arg_table, in the order they appear
+// (`functions` gets each one's symbol and parameters); nullopt when a parameter is outside a
+// function of the emitter's form.
+std::optional<std::string> generic_cuda_piece(
+    const std::vector<std::string>& tokens, const std::vector<size_t>& parameter_tokens,
+    const std::vector<size_t>& parameter_numbers,
+    std::vector<SizeGenericSource::Function>& functions) {
+  std::vector<std::string> spelled = tokens;
+  // By function of the piece: its symbol, the token closing its parameter list, its parameters.
+  struct Found {
+    std::string symbol;
+    size_t close = 0;
+    std::vector<size_t> parameters;
+  };
+  std::vector<Found> found;
+  size_t p = 0;
+  for (size_t t = 0; t < tokens.size(); ++t) {
+    if (tokens[t] == "__global__") found.emplace_back();
+    // `symbol(const kiln_arg_table<N> kiln_args)`: the function's name and parameter list.
+    if (tokens[t] == "kiln_arg_table" && !found.empty() && found.back().symbol.empty()) {
+      long open = previous(tokens, t, 1);
+      long name = previous(tokens, t, 2);
+      size_t args = t;
+      while (args < tokens.size() && tokens[args] != "kiln_args") ++args;
+      size_t close = next(tokens, args);
+      if (token_at(tokens, open) != "(" || close >= tokens.size() || tokens[close] != ")")
+        return std::nullopt;
+      found.back().symbol = token_at(tokens, name);
+      found.back().close = close;
+    }
+    if (p < parameter_tokens.size() && parameter_tokens[p] == t) {
+      if (found.empty() || found.back().symbol.empty()) return std::nullopt;
+      spelled[t] = "kiln_sizes.v[" + std::to_string(found.back().parameters.size()) + "]";
+      found.back().parameters.push_back(parameter_numbers[p++]);
+    }
+  }
+  for (const Found& function : found) {
+    if (function.parameters.empty()) continue;
+    spelled[function.close] = ", const kiln_size_table<" +
+                              std::to_string(function.parameters.size()) + "> kiln_sizes)";
+    functions.push_back({function.symbol, function.parameters});
+  }
+  std::string text;
+  for (const std::string& token : spelled) text += token;
+  return text;
+}
+
 }  // namespace
 
 std::string SizeGenericSource::text() const {
@@ -195,7 +265,7 @@ namespace {
 // that differ in `varies`. `why` says where they part otherwise.
 bool differs_in_integers(const std::string& hint_prefix,
                          const std::vector<std::vector<std::string>>& hint,
-                         const CppSource& probe, std::vector<std::vector<bool>>& varies,
+                         const SourcePieces& probe, std::vector<std::vector<bool>>& varies,
                          std::string& why) {
   if (hint_prefix != probe.prefix) {
     why = "the declarations differ at other sizes: " +
@@ -230,10 +300,11 @@ bool differs_in_integers(const std::string& hint_prefix,
 
 }  // namespace
 
-std::optional<SizeGenericSource> size_generic_source(const CppSource& hint,
-                                                     const std::vector<CppSource>& probes,
+std::optional<SizeGenericSource> size_generic_source(const SourcePieces& hint,
+                                                     const std::vector<SourcePieces>& probes,
                                                      std::string& why) {
   SizeGenericSource generic;
+  generic.form = hint.form;
   generic.prefix = hint.prefix;
   std::vector<std::vector<bool>> varies;
   for (const std::string& piece : hint.pieces) {
@@ -263,7 +334,8 @@ std::optional<SizeGenericSource> size_generic_source(const CppSource& hint,
         continue;
       }
       if (!takes_runtime_value(generic.tokens[p], t)) {
-        why = "a size-dependent integer where C++ needs a constant (" + generic.tokens[p][t] + ")";
+        why = "a size-dependent integer where C++ needs a constant (" + generic.tokens[p][t] +
+              " in '" + line_at(generic.tokens[p], t) + "')";
         return std::nullopt;
       }
       parameter_tokens.push_back(t);
@@ -271,7 +343,9 @@ std::optional<SizeGenericSource> size_generic_source(const CppSource& hint,
       generic.parameters.push_back({p, t});
     }
     std::optional<std::string> piece =
-        generic_piece(declared, parameter_tokens, parameter_numbers);
+        generic.form == SizeTableForm::LaunchParameter
+            ? generic_cuda_piece(declared, parameter_tokens, parameter_numbers, generic.functions)
+            : generic_piece(declared, parameter_tokens, parameter_numbers);
     if (!piece) {
       why = "size-dependent integers outside a kernel function";
       return std::nullopt;
@@ -282,8 +356,8 @@ std::optional<SizeGenericSource> size_generic_source(const CppSource& hint,
 }
 
 std::optional<std::vector<int64_t>> size_table(const SizeGenericSource& generic,
-                                               const CppSource& source, std::string& why) {
-  if (source.prefix != generic.prefix || source.pieces.size() != generic.tokens.size()) {
+                                               const SourcePieces& source, std::string& why) {
+  if (source.form != generic.form || source.prefix != generic.prefix || source.pieces.size() != generic.tokens.size()) {
     why = "the schedule for these sizes has another shape";
     return std::nullopt;
   }
@@ -324,6 +398,24 @@ std::optional<std::vector<int64_t>> size_table(const SizeGenericSource& generic,
     }
   }
   return table;
+}
+
+void set_launch_sizes(const SizeGenericSource& generic, const std::vector<int64_t>& table,
+                      std::vector<runtime::CudaKernelCall>& kernels) {
+  std::map<std::string, const SizeGenericSource::Function*> by_symbol;
+  for (const SizeGenericSource::Function& function : generic.functions)
+    by_symbol.emplace(function.symbol, &function);
+  auto set = [&](runtime::CudaLaunch& launch) {
+    auto found = by_symbol.find(launch.symbol);
+    if (found == by_symbol.end()) return;
+    launch.sizes.clear();
+    for (size_t parameter : found->second->parameters) launch.sizes.push_back(table.at(parameter));
+  };
+  for (runtime::CudaKernelCall& kernel : kernels) {
+    for (runtime::CudaLaunch& launch : kernel.launches) set(launch);
+    for (std::vector<runtime::CudaLaunch>& alternative : kernel.alternatives)
+      for (runtime::CudaLaunch& launch : alternative) set(launch);
+  }
 }
 
 }  // namespace kiln::codegen

@@ -1,6 +1,7 @@
 #include "ir/size_choices.h"
 
 #include <algorithm>
+#include <string>
 
 namespace kiln::ir {
 namespace {
@@ -18,6 +19,18 @@ bool SizeChoices::choose(bool computed, const std::source_location& place) {
   if (next < choices.size()) return choices[next++];
   overrun_ = true;
   return computed;
+}
+
+std::string SizeChoices::unreplayed() const {
+  for (const auto& [place, entry] : made_) {
+    if (entry.second == entry.first.size() && !entry.first.empty()) continue;
+    std::string file = place.first;
+    file = file.substr(file.rfind("src/") == std::string::npos ? 0 : file.rfind("src/"));
+    return file + ":" + std::to_string(place.second) + " (recorded " +
+           std::to_string(entry.first.size()) + " choices, replayed " +
+           std::to_string(entry.second) + (overrun_ ? ", asked more" : "") + ")";
+  }
+  return overrun_ ? "a place asked more often than recorded" : "";
 }
 
 bool SizeChoices::replayed_all() const {

@@ -16,6 +16,7 @@
 #include <cstddef>
 #include <map>
 #include <source_location>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -34,6 +35,8 @@ class SizeChoices {
   // Whether the replay so far asked each place exactly as often as the recording did: the
   // program had the recorded one's structure.
   bool replayed_all() const;
+  // Where the replay did not (the first place, "file:line"), for the logs; "" when it did.
+  std::string unreplayed() const;
   Mode mode() const { return mode_; }
   bool choose(bool computed, const std::source_location& place);
 

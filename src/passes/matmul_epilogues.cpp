@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "ir/builder.h"
+#include "ir/size_choices.h"
 #include "passes/passes.h"
 
 namespace kiln::passes {
@@ -71,11 +72,13 @@ ir::Graph fuse_matmul_epilogues(const ir::Graph& graph) {
             graph.node(m).shape.back() == graph.node(graph.node(m).inputs[0]).shape.back())
           reshaped = m, m = graph.node(m).inputs[0];
         const Node& product = graph.node(m);
+        // Sizes of a graph with size symbols follow the large sizes' choice of the generated
+        // kernel for few rows (ir/size_choices.h).
         if (product.op != Op::matmul || product.inputs.size() != 2 || product.attrs.relu ||
             product.shape.size() != 2 || !ir::is_static(product.shape) ||
-            product.shape[0].constant() <= kMostSkinnyRows ||
             graph.node(product.inputs[0]).shape.back() == ir::Dim(0) ||
-            !epilogue_dtype(product.dtype) || uses[static_cast<size_t>(m)] != 1)
+            !epilogue_dtype(product.dtype) || uses[static_cast<size_t>(m)] != 1 ||
+            !ir::size_choice(product.shape[0].constant() > kMostSkinnyRows))
           continue;
         const ValueId bias = row_bias(graph, node.inputs[1 - side], product.shape[1], product.dtype);
         if (bias < 0) continue;

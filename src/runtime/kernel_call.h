@@ -25,6 +25,9 @@ struct CudaLaunch {
   // Device memory the launch works in (a split reduction's partials and ticket counter),
   // zeroed once, passed after the buffers; the launch leaves it as it found it. 0: none.
   int64_t scratch_bytes = 0;
+  // Size-generic code (codegen/size_parameters.h): the integers the function reads from its
+  // kiln_size_table parameter, this launch's values. Empty: a function of one size.
+  std::vector<int64_t> sizes;
 };
 struct CudaKernelCall {
   std::vector<int32_t> arguments;

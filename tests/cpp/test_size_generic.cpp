@@ -13,6 +13,7 @@
 #include "ir/builder.h"
 #include "ir/interpreter.h"
 #include "ir/printer.h"
+#include "runtime/cuda/cuda_driver.h"
 #include "sched/cpu/hoist_invariants.h"
 
 namespace kiln {
@@ -247,6 +248,105 @@ TEST(SizeGeneric, RandomSizesOfManyKernelShapesMatchTheInterpreter) {
               << ", output " << k << ", element " << i;
       }
     }
+  }
+}
+
+// The graphs of the tests above, each with sizes to run it at besides its hints.
+struct SizedGraph {
+  ir::Graph graph;
+  std::vector<std::vector<int64_t>> sizes;
+};
+std::vector<SizedGraph> sized_graphs() {
+  std::vector<SizedGraph> graphs = {{softmax_rows_graph(), {{136}, {264}, {1000}, {200}}},
+                                    {attention_step_graph(), {{7}, {40}, {300}}}};
+  for (const RandomSizesCase& c : random_sizes_cases()) {
+    SizedGraph& sized = graphs.emplace_back();
+    Builder b(sized.graph);
+    std::vector<Dim> symbols;
+    for (int64_t hint : c.hints) symbols.push_back(sized.graph.add_symbol(hint));
+    c.build(b, symbols);
+    for (int64_t scale : {3, 5}) {
+      std::vector<int64_t> sizes;
+      for (int64_t hint : c.hints) sizes.push_back(hint * scale / 4 + 1);
+      sized.sizes.push_back(sizes);
+    }
+  }
+  return graphs;
+}
+
+Options cuda_test_options() {
+  Options options = test_options();
+  options.device = "cuda";
+  return options;
+}
+
+// On a GPU the generic code is CUDA (codegen/size_parameters.h): every function that reads
+// integers of the sizes takes them as a by-value kiln_size_table after its buffers, the
+// source compiles (NVRTC, for sm_90: no GPU needed), and other sizes' code is the generic
+// code with their own integers.
+TEST(SizeGeneric, CudaFunctionsTakeTheirSizesAsALaunchParameter) {
+  const target::Target gpu = target::cuda_device(90, 132);
+  for (const SizedGraph& sized : sized_graphs()) {
+    detail::SizeGenericGraph compiled(sized.graph, {}, cuda_test_options(), {}, gpu);
+    std::string why;
+    const codegen::SizeGenericSource* generic = compiled.generic_source(why);
+    ASSERT_NE(generic, nullptr) << why << print_graph(sized.graph);
+    ASSERT_FALSE(generic->functions.empty()) << generic->text();
+    const std::string text = generic->text();
+    for (const codegen::SizeGenericSource::Function& function : generic->functions) {
+      const std::string header = function.symbol + "(const kiln_arg_table<";
+      const size_t at = text.find(header);
+      ASSERT_NE(at, std::string::npos) << function.symbol << "\n" << text;
+      const std::string sizes =
+          "> kiln_args, const kiln_size_table<" + std::to_string(function.parameters.size()) +
+          "> kiln_sizes)";
+      EXPECT_EQ(text.find(sizes, at), text.find(')', at) - sizes.size() + 1) << text;
+    }
+    EXPECT_EQ(text.find("__launch_bounds__(kiln_sizes"), std::string::npos) << text;
+    EXPECT_GT(runtime::cuda::compile_cubin(text, "generic.cu", 90).size(), 0u);
+    for (const std::vector<int64_t>& sizes : sized.sizes) {
+      std::optional<std::vector<int64_t>> table = compiled.size_table(sizes, why);
+      ASSERT_TRUE(table.has_value()) << why << "\nsizes " << ::testing::PrintToString(sizes)
+                                     << "\n" << print_graph(sized.graph);
+      EXPECT_EQ(table->size(), generic->parameters.size());
+    }
+  }
+}
+
+// ... and each size runs on that code, launched with its own grids and integers, matching the
+// interpreter (without a GPU: the clear error of device="cuda").
+TEST(SizeGeneric, CudaSizesRunOnOneCompiledModule) {
+  for (const SizedGraph& sized : sized_graphs()) {
+    detail::SizeGenericGraph compiled(sized.graph, {}, cuda_test_options(), {});
+    if (!runtime::cuda::available()) {
+      try {
+        compiled.for_sizes(sized.graph.symbol_hints());
+        FAIL() << "compiled for CUDA without a GPU";
+      } catch (const Error& error) {
+        EXPECT_EQ(error.kind(), ErrorKind::Unsupported) << error.what();
+      }
+      continue;
+    }
+    uint64_t seed = 21;
+    std::vector<std::vector<int64_t>> all = {sized.graph.symbol_hints()};
+    all.insert(all.end(), sized.sizes.begin(), sized.sizes.end());
+    for (const std::vector<int64_t>& sizes : all) {
+      std::vector<Array> inputs = random_inputs(sized.graph, sizes, seed++);
+      std::vector<Array> expected = ir::interpret(sized.graph, inputs), outputs;
+      compiled.for_sizes(sizes)->executable->run(inputs, outputs);
+      ASSERT_EQ(outputs.size(), expected.size());
+      for (size_t k = 0; k < outputs.size(); ++k) {
+        ASSERT_EQ(outputs[k].shape(), expected[k].shape());
+        std::vector<double> got = outputs[k].to_vector<double>();
+        std::vector<double> want = expected[k].to_vector<double>();
+        double tolerance = outputs[k].dtype() == DType::Float32 ? 1e-4 : 1e-9;
+        for (size_t i = 0; i < got.size(); ++i)
+          ASSERT_NEAR(got[i], want[i], tolerance * (1 + std::abs(want[i])))
+              << print_graph(sized.graph) << "sizes " << ::testing::PrintToString(sizes)
+              << ", output " << k << ", element " << i;
+      }
+    }
+    EXPECT_LE(compiled.compiles(), 1) << print_graph(sized.graph);
   }
 }
 

@@ -557,6 +557,32 @@ def test_repeat_by_sizes_keeps_them_symbolic(capfd):
     assert "keeps no size symbols" not in err and "compiles for" not in err, err
 
 
+def test_padding_sliced_away_keeps_the_sizes_symbolic(capfd):
+    """PyTorch's attention on CUDA pads a mask to a multiple of 8 and slices the padding away
+    (`pad_bias`): Mod of a size, which kiln's symbols do not keep; nothing of the padding is
+    read, so it is dropped and the graph keeps its symbols. Padding that is read keeps its
+    Mod: that graph compiles per size."""
+    def sliced_away(mask, x):
+        length = mask.shape[-1]
+        return torch.nn.functional.pad(mask, (0, 8 - length % 8))[..., :length] * x
+
+    def read(x):
+        return torch.nn.functional.pad(x, (0, 8 - x.shape[-1] % 8)) + 1
+
+    def run(f, compiled):
+        for length in (5, 9, 12):
+            mask, x = torch.randn(2, 3, length), torch.randn(2, 3, length)
+            args = (mask, x) if f is sliced_away else (x,)
+            torch.testing.assert_close(compiled(*args), f(*args))
+    for f in (sliced_away, read):
+        compiled = torch.compile(f, backend="kiln", dynamic=True)
+        err = _recompile_log(capfd, lambda: run(f, compiled))
+        if f is sliced_away:
+            assert "keeps no size symbols" not in err and "compiles for" not in err, err
+        else:
+            assert "Mod(" in err and "keeps no size symbols" in err, err
+
+
 def test_training_a_cnn_on_images_of_changing_sizes_matches_eager(capfd):
     """The second size makes Dynamo mark the image's sides dynamic; the backward graph's sizes
     then hold floor divisions (a strided convolution's output), which kiln's size symbols do not

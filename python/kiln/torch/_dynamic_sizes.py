@@ -59,6 +59,44 @@ def locate_sizes(graph_module, symbols):
     return places if places.keys() == set(symbols) else None
 
 
+def _same_size(a, b):
+    """Whether two sizes (ints or SymInts) are one expression."""
+    a, b = (size.node.expr if isinstance(size, torch.SymInt) else size for size in (a, b))
+    return a == b
+
+
+def drop_padding_sliced_away(graph_module):
+    """Takes `slice(constant_pad_nd(x, pads), d, 0, x.shape[d])` for x: padding after the
+    end of x, sliced away again, of which nothing is read. PyTorch pads an attention mask
+    that way on CUDA (to a multiple of 8, `pad_bias`), by an amount computed with Mod, which
+    kiln's size symbols (polynomials) do not express: the graph would compile per size."""
+    aten, changed = torch.ops.aten, False
+    for node in list(graph_module.graph.nodes):
+        if node.target is not aten.slice.Tensor or len(node.args) < 4:
+            continue
+        padded, dim, start, end = node.args[:4]
+        step = node.args[4] if len(node.args) > 4 else 1
+        if (not isinstance(padded, torch.fx.Node) or padded.target is not aten.constant_pad_nd.default
+                or start != 0 or step != 1):
+            continue
+        source, pads = padded.args[0], padded.args[1]
+        value = meta(source)
+        if not isinstance(value, torch.Tensor):
+            continue
+        dim = dim % value.dim()
+        end = meta(end) if isinstance(end, torch.fx.Node) else end
+        # pads: (before, after) pairs from the last dimension back; only `dim` may grow, at its end
+        grows_only_dim = all(isinstance(pad, int) and pad == 0 for k, pad in enumerate(pads)
+                          if k != 2 * (value.dim() - 1 - dim) + 1)
+        if grows_only_dim and end is not None and _same_size(end, value.shape[dim]):
+            node.replace_all_uses_with(source)
+            changed = True
+    if changed:
+        graph_module.graph.eliminate_dead_code()
+        graph_module.recompile()
+    return changed
+
+
 def symbol_hint(graph_module, symbol):
     """The number Dynamo traced `symbol` at."""
     for node in graph_module.graph.nodes:

@@ -13,8 +13,8 @@ from torch.fx.passes.operator_support import OperatorSupportBase
 
 from .. import _kiln
 from ._aten_table import VIEW_OPS, meta
-from ._dynamic_sizes import (PartlySizedGraph, SizeSpecializedGraph, has_dynamic_sizes,
-                             locate_sizes, symbol_hint, symbols_to_fix)
+from ._dynamic_sizes import (PartlySizedGraph, SizeSpecializedGraph, drop_padding_sliced_away,
+                             has_dynamic_sizes, locate_sizes, symbol_hint, symbols_to_fix)
 from ._lowering import CompiledGraph, UnconvertibleNode, describe, graph_devices, trace_graph
 
 
@@ -93,6 +93,7 @@ def compile_graph_module(graph_module, example_inputs, options, unsupported_ops,
     whose strides kiln may choose (honoured by a whole graph: CompiledGraph.output_strides).
     `keep_record`: a whole static graph keeps what a warm start needs (CompiledGraph.record)."""
     if has_dynamic_sizes(graph_module):
+        drop_padding_sliced_away(graph_module)
         compiled = _with_size_symbols(graph_module, example_inputs, options, name)
         if compiled is not None:
             return compiled

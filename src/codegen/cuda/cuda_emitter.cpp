@@ -262,7 +262,8 @@ void CudaKernelEmitter::flattened_chain(const std::string& flat, int lanes) {
 }
 
 bool CudaKernelEmitter::few_steps_per_thread(const sched::Loop& loop) const {
-  return loop.begin < 0 && loop.end < 0 && loop.extent <= kMostUnrolledSteps * team();
+  return loop.begin < 0 && loop.end < 0 &&
+         ir::size_choice(loop.extent <= kMostUnrolledSteps * team());
 }
 
 // `variable` takes begin + threadIdx.x + k * threads for k below a constant: the compiler
@@ -277,7 +278,11 @@ int CudaKernelEmitter::unrolled_shared_loop(const std::string& variable, const s
   line("for (int " + k + " = 0; " + k + " < " + std::to_string(steps) + "; ++" + k + ") {");
   open_block();
   line("const int64_t " + variable + " = " + begin + " + " + member() + " + " + k + " * " + threads() + ";");
-  if (extent % team() == 0) return 1;
+  // No bound check where the threads cover the loop exactly; a size of a graph with size
+  // symbols keeps it where the large sizes' choice did (ir/size_choices.h).
+  const bool exact = extent % team() == 0;
+  const bool chosen = ir::size_choice(exact);
+  if (exact && chosen) return 1;
   line("if (" + variable + " < " + begin + " + " + std::to_string(extent) + ") {");
   open_block();
   return 2;

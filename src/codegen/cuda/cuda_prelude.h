@@ -118,6 +118,13 @@ struct kiln_arg_table {
   KILN_FN char* operator[](int k) const { return pointers[k]; }
 };
 
+// The integers a size-generic function reads (codegen/size_parameters.h), passed by value
+// beside its buffers: each launch of a size carries that size's values.
+template <int N>
+struct kiln_size_table {
+  long long v[N];
+};
+
 // Brings the line of global memory at `address` into the SM's L1 cache (a hint: no register,
 // nothing waits on it); the emitter's prefetch pass over a thread's steps (LaunchPlan::prefetches).
 KILN_FN void kiln_prefetch(const void* address) {

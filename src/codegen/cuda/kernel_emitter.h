@@ -14,6 +14,7 @@
 #include "codegen/c_like_printer.h"
 #include "codegen/cuda/cuda_emitter.h"
 #include "ir/ops.h"
+#include "ir/size_choices.h"
 
 namespace kiln::codegen::cuda_detail {
 

@@ -1,10 +1,13 @@
 // Launch plans of the CUDA emitter (kernel_emitter.h's LaunchPlan): how the statements of a
 // kernel map onto launches, grids and blocks, from the loop IR and the target. Internal to
-// src/codegen/cuda.
+// src/codegen/cuda. Every choice that compares sizes with a threshold is an ir::size_choice,
+// so that the sizes of a graph with size symbols share one plan (ir/size_choices.h); choices
+// that correctness bounds (16-byte accesses need whole vectors) are only narrowed by it.
 #include <algorithm>
 #include <set>
 
 #include "codegen/cuda/kernel_emitter.h"
+#include "ir/size_choices.h"
 #include "sched/kernel_builder.h"
 #include "sched/scatter_adds.h"
 
@@ -39,7 +42,7 @@ int64_t work(const Stmt& s) {
 // warp, at most the target's block size.
 int block_threads(int64_t parallel, const target::Target& target) {
   int threads = kWarp;
-  while (threads < target.block_threads && threads < parallel) threads *= 2;
+  while (threads < target.block_threads && ir::size_choice(threads < parallel)) threads *= 2;
   return threads;
 }
 
@@ -115,7 +118,7 @@ void plan_split(const Kernel& kernel, const std::vector<Stmt>& body, const targe
   int64_t work = 0;
   int fields = 0;
   const size_t count = leading_reductions(kernel, body, work, fields);
-  if (count == 0 || work < target.split_reduction_work) return;
+  if (count == 0 || !ir::size_choice(work >= target.split_reduction_work)) return;
   plan.kind = LaunchKind::SplitReduce;
   plan.split_statements = count;
   plan.split_work = work;
@@ -198,7 +201,7 @@ void plan_prefetches(const Program& program, const Kernel& kernel, const target:
                      LaunchPlan& plan) {
   const int64_t steps = plan.iterations / serial_iterations(plan) / plan.vector_lanes;
   const int64_t resident = int64_t(std::max(1, target.multiprocessors)) * kResidentThreads;
-  if (plan.unroll < 2 || steps < resident * plan.unroll) return;
+  if (plan.unroll < 2 || !ir::size_choice(steps >= resident * plan.unroll)) return;
   std::set<int32_t> chain, loops;
   for (const Stmt* s : plan.chain) chain.insert(s->loop.variable);
   std::vector<ExprId> loads;
@@ -266,11 +269,14 @@ size_t shareable_reductions(const Kernel& kernel, const std::vector<Stmt>& body,
 void plan_block_splits(int64_t work, int64_t threads_per_group, int64_t most_blocks,
                        LaunchPlan& plan) {
   const int64_t groups = split_groups(plan);
-  if (2 * groups >= most_blocks) return;
   const int64_t wanted = (most_blocks + groups - 1) / groups;
   const int64_t useful = work / (threads_per_group * kLeastSplitElementsPerThread);
   const int64_t merged = kMostSplitsPerReader * threads_per_group;
-  plan.block_splits = std::max<int64_t>(1, std::min({wanted, useful, merged}));
+  const int64_t splits = std::min({wanted, useful, merged});
+  // Sizes that follow another size's choice to split keep at least two splits (a split with
+  // nothing to reduce merges an empty state).
+  if (ir::size_choice(2 * groups < most_blocks && splits > 1))
+    plan.block_splits = std::max<int64_t>(2, splits);
 }
 
 // A BlockPerIteration candidate with a shareable body that reads memory in columns
@@ -303,7 +309,7 @@ void plan_shared_reductions(const Kernel& kernel, const target::Target& target, 
         ++columns;
     }
   }
-  if (columns > rows && innermost.extent >= kWarp / 2) {
+  if (columns > rows && ir::size_choice(innermost.extent >= kWarp / 2)) {
     plan.kind = LaunchKind::ColumnTiles;
     // The block's warps combine each column through shared memory, a row of 32 slots per warp
     // for every field of every accumulator (8 bytes at most each): as many warps as fit in the
@@ -366,7 +372,11 @@ void plan_vectors(const Program& program, const Kernel& kernel, LaunchPlan& plan
     }
     for (const Stmt& s : body)
       if (vectorizable(s.buffer, s.index, bytes)) vector.vector_stores.push_back(&s);
-    if (vector.vector_loads.empty() && vector.vector_stores.empty()) continue;
+    // Whole vectors are a condition of correctness: a size may follow another size's choice
+    // not to use them, never the choice to.
+    const bool any = !vector.vector_loads.empty() || !vector.vector_stores.empty();
+    const bool chosen = ir::size_choice(any);
+    if (!(any && chosen)) continue;
     std::set<int32_t> buffers;
     for (ExprId id : vector.vector_loads) buffers.insert(kernel.exprs[static_cast<size_t>(id)].buffer);
     for (const Stmt* s : vector.vector_stores) buffers.insert(s->buffer);
@@ -388,9 +398,10 @@ void size_small_launch(const target::Target& target, LaunchPlan& plan) {
   const int64_t steps = plan.iterations / serial_iterations(plan) / plan.vector_lanes;
   const int64_t multiprocessors = std::max(1, target.multiprocessors);
   plan.threads = block_threads(steps, target);
-  if (steps < multiprocessors * target.block_threads)
+  if (ir::size_choice(steps < multiprocessors * target.block_threads))
     plan.threads = std::min(plan.threads, kSmallLaunchThreads);
-  while (plan.unroll > 1 && steps < multiprocessors * plan.threads * plan.unroll) plan.unroll /= 2;
+  while (plan.unroll > 1 && ir::size_choice(steps < multiprocessors * plan.threads * plan.unroll))
+    plan.unroll /= 2;
 }
 
 void plan_serial_loops(const Kernel& kernel, LaunchPlan& plan) {
@@ -444,8 +455,8 @@ void plan_serial_loops(const Kernel& kernel, LaunchPlan& plan) {
 void plan_warp_iterations(const target::Target& target, LaunchPlan& plan) {
   if (plan.kind != LaunchKind::BlockPerIteration || plan.block_splits > 1) return;
   const int warps = std::max(1, target.block_threads / kWarp);
-  if (shared_width(plan.chain.back()->body) > kMostUnrolledSteps * kWarp ||
-      plan.iterations < 4 * int64_t(warps) * std::max(1, target.multiprocessors))
+  if (!ir::size_choice(shared_width(plan.chain.back()->body) <= kMostUnrolledSteps * kWarp &&
+                       plan.iterations >= 4 * int64_t(warps) * std::max(1, target.multiprocessors)))
     return;
   plan.warp_iterations = true;
   plan.threads = warps * kWarp;
@@ -508,14 +519,14 @@ std::vector<LaunchPlan> plan_launches(const Program& program, const Kernel& kern
       bool reduces = std::any_of(inner.begin(), inner.end(), [](const Stmt& c) {
         return c.kind == StmtKind::Reduce || c.kind == StmtKind::Scan;
       });
-      if ((reduces || inner.size() > 1) && inner_work >= kBlockWorthOfWork) {
+      if ((reduces || inner.size() > 1) && ir::size_choice(inner_work >= kBlockWorthOfWork)) {
         plan.kind = LaunchKind::BlockPerIteration;
         plan.threads = block_threads(shared_width(inner), target);
         plan_shared_reductions(kernel, target, plan);
         plan_warp_iterations(target, plan);
       } else {
         plan.kind = LaunchKind::ThreadPerIteration;
-        plan.unroll = inner_work <= kUnrolledWork ? target.thread_steps : 1;
+        plan.unroll = ir::size_choice(inner_work <= kUnrolledWork) ? target.thread_steps : 1;
         plan_serial_loops(kernel, plan);
         if (plan.serial.empty()) plan_vectors(program, kernel, plan);
         size_small_launch(target, plan);

@@ -166,8 +166,8 @@ void CudaKernelEmitter::cooperative_reduce(const Stmt& s) {
 
 bool CudaKernelEmitter::nests_over_threads(const Stmt& s) const {
   const sched::Loop& last = s.reduce_loops.back();
-  return s.reduce_loops.size() > 1 && 2 * last.extent >= team() && last.begin < 0 &&
-         last.end < 0;
+  return s.reduce_loops.size() > 1 && last.begin < 0 && last.end < 0 &&
+         ir::size_choice(2 * last.extent >= team());
 }
 
 // Each thread folds elements first, first + step, ... of the flattened reduction loops (the

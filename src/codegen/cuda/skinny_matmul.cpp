@@ -126,7 +126,11 @@ std::optional<SkinnyMatmul> skinny_matmul(const sched::ExternCall& call,
   for (int64_t extent : out.shape)
     if (extent <= 0) return std::nullopt;
   externs::MatmulProblem p = externs::matmul_problem(a, b, out.shape);
-  if (p.batches != 1 || p.m > kMostRows || p.a_column != 1 || p.b_row != 1 || p.k < 1)
+  // The kernel takes at most kMostRows rows: sizes of a graph with size symbols follow the
+  // choice made at large sizes (ir/size_choices.h) only when theirs are few too.
+  const bool few_rows = p.m <= kMostRows;
+  const bool chosen = ir::size_choice(few_rows);
+  if (!(few_rows && chosen) || p.batches != 1 || p.a_column != 1 || p.b_row != 1 || p.k < 1)
     return std::nullopt;
   if (p.m > 1 && p.a_row < p.k) return std::nullopt;
   if (p.n > 1 && p.b_column < p.k) return std::nullopt;

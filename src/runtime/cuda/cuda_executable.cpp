@@ -65,6 +65,7 @@ CudaExecutable::CudaExecutable(sched::Program program, std::vector<CudaKernelCal
         l.grid.x = static_cast<unsigned>(launch.blocks);
         l.block.x = static_cast<unsigned>(launch.threads);
         l.symbol = launch.symbol;
+        l.sizes = launch.sizes;
         if (launch.scratch_bytes > 0) {
           l.scratch = cuda::allocate(launch.scratch_bytes);
           cuda::memset_zero(l.scratch.get(), launch.scratch_bytes, nullptr);
@@ -111,9 +112,11 @@ void CudaExecutable::launch_kernel(size_t kernel, char* const* table, void* stre
                                    size_t choice) {
   const Kernel& k = kernels_[kernel];
   for (size_t a = 0; a < k.arguments.size(); ++a) argument_table_[a] = table[k.arguments[a]];
-  void* params[] = {argument_table_.data()};
   for (const Launch& launch : k.candidates[choice]) {
     argument_table_[k.arguments.size()] = static_cast<char*>(launch.scratch.get());
+    // The driver reads as many parameters as the function declares: a second one (its sizes)
+    // only where the function is size-generic.
+    void* params[] = {argument_table_.data(), const_cast<int64_t*>(launch.sizes.data())};
     cuda::launch(launch.function, launch.grid, launch.block, 0, stream, params, launch.symbol);
   }
 }

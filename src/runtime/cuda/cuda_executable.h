@@ -108,6 +108,7 @@ class CudaExecutable final : public Executable {
     cuda::Dim3 grid, block;
     std::string symbol;
     std::shared_ptr<void> scratch;  // CudaLaunch::scratch_bytes of zeroed device memory
+    std::vector<int64_t> sizes;     // CudaLaunch::sizes: the function's second parameter
   };
   struct Kernel {
     std::vector<int32_t> arguments;
