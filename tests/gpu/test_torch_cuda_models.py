@@ -182,9 +182,12 @@ def test_work_goes_on_torchs_current_stream():
     torch.testing.assert_close(got, torch.sin(x) * torch.cos(x) + 1)
 
 
-def test_a_decoder_with_dynamic_lengths_on_the_gpu(exact_float32):
+def test_a_decoder_with_dynamic_lengths_on_the_gpu(exact_float32, capfd):
     # dynamic=True: Dynamo passes the model's floats (RMSNorm's epsilon, RoPE's scaling) in as
-    # 0-d CPU tensors, which the GPU graph reads as numbers (copied to the device).
+    # 0-d CPU tensors, which the GPU graph reads as numbers (copied to the device). Every length
+    # after the first runs on one size-generic CUDA module (KILN_LOGS=recompiles says
+    # "compiles for" where one does not; torch's attention mask padding, Mod of the length, is
+    # dropped before tracing).
     from transformers import LlamaConfig, LlamaForCausalLM
 
     torch.manual_seed(0)
@@ -192,11 +195,28 @@ def test_a_decoder_with_dynamic_lengths_on_the_gpu(exact_float32):
                          num_key_value_heads=1, intermediate_size=64, max_position_embeddings=64)
     model = LlamaForCausalLM(config).cuda().eval()
     compiled = torch.compile(model, backend="kiln", dynamic=True, options=STRICT)
-    with torch.no_grad():
-        for tokens in (7, 12, 9):
-            ids = torch.randint(0, 50, (2, tokens), device="cuda")
-            torch.testing.assert_close(compiled(input_ids=ids).logits, model(input_ids=ids).logits,
-                                       rtol=1e-4, atol=1e-5)
+    kiln.set_logs("recompiles")
+    try:
+        with torch.no_grad():
+            for tokens in (7, 12, 9, 30):
+                ids = torch.randint(0, 50, (2, tokens), device="cuda")
+                torch.testing.assert_close(compiled(input_ids=ids).logits,
+                                           model(input_ids=ids).logits, rtol=1e-4, atol=1e-5)
+    finally:
+        kiln.set_logs("")
+    err = capfd.readouterr().err
+    assert "compiles for" not in err and "keeps no size symbols" not in err, err
+
+
+def test_a_dynamic_graph_mixing_devices_runs_eagerly():
+    """A graph with size symbols that moves a CPU tensor to the GPU runs in eager PyTorch, as a
+    static one does (it was compiled for the CPU and read the GPU's tensors as NumPy's)."""
+    def f(x):
+        return x + torch.arange(x.shape[1]).to(x.device)
+    compiled = torch.compile(f, backend="kiln", dynamic=True)
+    for length in (5, 9, 12):
+        x = torch.randn(2, length, device="cuda")
+        torch.testing.assert_close(compiled(x), f(x))
 
 
 def test_warm_start_on_the_gpu(tmp_path):

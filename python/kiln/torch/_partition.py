@@ -92,14 +92,6 @@ def compile_graph_module(graph_module, example_inputs, options, unsupported_ops,
     graph partitioned between kiln and eager PyTorch. `free_layouts`: the slice of outputs
     whose strides kiln may choose (honoured by a whole graph: CompiledGraph.output_strides).
     `keep_record`: a whole static graph keeps what a warm start needs (CompiledGraph.record)."""
-    if has_dynamic_sizes(graph_module):
-        drop_padding_sliced_away(graph_module)
-        compiled = _with_size_symbols(graph_module, example_inputs, options, name)
-        if compiled is not None:
-            return compiled
-        return SizeSpecializedGraph(
-            graph_module, lambda static, inputs: compile_graph_module(
-                static, inputs, options, unsupported_ops, name), name)
     devices = graph_devices(graph_module)
     if len(devices) > 1:  # one kiln graph runs on one device
         reason = (f"torch graph {name} reads tensors on several devices ({', '.join(sorted(devices))})"
@@ -113,6 +105,14 @@ def compile_graph_module(graph_module, example_inputs, options, unsupported_ops,
             return graph_module(*args)
         run_eagerly._boxed_call = True
         return run_eagerly
+    if has_dynamic_sizes(graph_module):
+        drop_padding_sliced_away(graph_module)
+        compiled = _with_size_symbols(graph_module, example_inputs, options, name)
+        if compiled is not None:
+            return compiled
+        return SizeSpecializedGraph(
+            graph_module, lambda static, inputs: compile_graph_module(
+                static, inputs, options, unsupported_ops, name), name)
     refused = refused_nodes(graph_module)
     if not refused:
         return CompiledGraph(graph_module, example_inputs, options, name,
