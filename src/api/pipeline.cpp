@@ -243,7 +243,7 @@ std::set<std::string> disabled_passes() {
 
 PreparedGraph prepare_graph(const ir::Graph& traced,
                             const std::vector<std::vector<int64_t>>& input_strides,
-                            const std::set<std::string>& disabled) {
+                            const std::set<std::string>& disabled, bool verify_each_pass) {
   PreparedGraph prepared;
   // A trace that captured loops keeps the bodies' original nodes, dead (api/loop_trace.h).
   bool captured_loops = std::any_of(traced.nodes().begin(), traced.nodes().end(),
@@ -257,7 +257,8 @@ PreparedGraph prepare_graph(const ir::Graph& traced,
   const ir::Graph real = run_stage("lower complex", [&] { return ir::lower_complex(looped); });
   prepared.strides = real_input_strides(live, input_strides);
   prepared.graph =
-      run_stage("graph passes", [&] { return passes::run_graph_passes(real, disabled); });
+      run_stage("graph passes",
+                [&] { return passes::run_graph_passes(real, disabled, verify_each_pass); });
   ir::verify(prepared.graph, "graph passes");
   prepared.graph_text = ir::print_graph(prepared.graph);
   if (ir::has_complex_values(live)) {

@@ -57,9 +57,10 @@ struct PreparedGraph {
   std::vector<std::vector<int64_t>> strides;  // of the lowered graph's inputs
   std::vector<bool> complex_inputs, complex_outputs;  // runtime::ExecutionSettings
 };
+// verify_each_pass: passes::run_graph_passes's verify_each.
 PreparedGraph prepare_graph(const ir::Graph& traced,
                             const std::vector<std::vector<int64_t>>& input_strides,
-                            const std::set<std::string>& disabled);
+                            const std::set<std::string>& disabled, bool verify_each_pass = true);
 // Scheduling and the target's loop passes: the Program the emitter prints. `decisions`: the
 // program of the same graph at other sizes, whose choices made on sizes (parallel and SIMD
 // loops, lane splits) this one keeps where their kernels have the same statements

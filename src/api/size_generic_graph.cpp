@@ -67,7 +67,8 @@ SizeGenericGraph::Emitted SizeGenericGraph::emit_unscoped(const std::vector<int6
                                                           const sched::Program* decisions) {
   const std::set<std::string> disabled = on_gpu() ? disabled_passes() : cpu_disabled_passes();
   Emitted emitted;
-  emitted.prepared = prepare_graph(ir::specialize(graph_, sizes), input_strides_, disabled);
+  emitted.prepared = prepare_graph(ir::specialize(graph_, sizes), input_strides_, disabled,
+                                   verify_each_pass_);
   emitted.program = schedule_program(emitted.prepared.graph, emitted.prepared.strides, *target_,
                                      disabled, decisions);
   if (on_gpu())
@@ -125,6 +126,10 @@ void SizeGenericGraph::record_size_choices() {
 void SizeGenericGraph::make_generic_source() {
   if (tried_generic_) return;
   tried_generic_ = true;
+  struct Verified {  // the passes of the first call's sizes: verified after each
+    bool& flag;
+    ~Verified() { flag = false; }
+  } verified{verify_each_pass_};
   if (!target_)
     target_ = options_.device == "cuda" ? cuda_target() : target::host_cpu(options_.num_threads);
   if (on_gpu() && api::mode_settings(options_.mode).autotune) {

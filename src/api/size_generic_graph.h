@@ -85,6 +85,9 @@ class SizeGenericGraph {
   std::optional<sched::Program> hint_program_;  // its choices on sizes are every size's
   ir::SizeChoices size_choices_{ir::SizeChoices::Mode::Record};
   std::vector<int64_t> choice_sizes_;  // where size_choices_ were recorded
+  // Whether the graph passes verify after each pass: for the first call's sizes; the later
+  // sizes' passes run on the structure those ran on (prepare_graph verifies their result).
+  bool verify_each_pass_ = true;
   int compiles_ = 0;
 };
 

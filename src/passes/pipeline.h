@@ -13,7 +13,12 @@
 
 namespace kiln::passes {
 
-ir::Graph run_graph_passes(const ir::Graph& graph, const std::set<std::string>& disabled = {});
+// verify_each: the verifier after every pass, naming the pass that broke a graph; without it
+// only the caller's check of the result (prepare_graph's) runs: for sizes of a graph with size
+// symbols after its first (api/size_generic_graph.h), whose passes ran verified on the same
+// structure.
+ir::Graph run_graph_passes(const ir::Graph& graph, const std::set<std::string>& disabled = {},
+                           bool verify_each = true);
 
 // The pass names, in pipeline order (for KILN_DISABLE_PASSES and the documentation).
 const std::vector<std::string>& graph_pass_names();

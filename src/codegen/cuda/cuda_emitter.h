@@ -21,7 +21,9 @@
 //   - statements that must run in order (a scatter where a later duplicate wins): one thread;
 //   - a float32 matmul of at most 16 rows (x @ W.T at a few tokens): a generated kernel in place
 //     of cuBLAS (skinny_matmul.cpp), a stream over the weight.
-// Sizes are the Program's (static); grids are sized from the target's multiprocessors.
+// Sizes are the Program's (static); grids are sized from the target's multiprocessors. A graph
+// with size symbols shares one source across its sizes (codegen/size_parameters.h): the
+// integers that differ become a by-value table of each function, the grids stay each size's.
 #pragma once
 #include <string>
 #include <vector>
