@@ -145,6 +145,28 @@ std::vector<Array> random_inputs(const ir::Graph& graph, const std::vector<int64
   return inputs;
 }
 
+// `compiled` at `sizes` (inputs drawn from `seed`) against the interpreter: float32 results
+// within 1e-4, float64 ones within `float64_tolerance` (relative to 1 + |expected|).
+void expect_sizes_match_interpreter(detail::SizeGenericGraph& compiled,
+                                    const std::vector<int64_t>& sizes, uint64_t seed,
+                                    double float64_tolerance) {
+  const ir::Graph& graph = compiled.graph();
+  std::vector<Array> inputs = random_inputs(graph, sizes, seed);
+  std::vector<Array> expected = ir::interpret(graph, inputs), outputs;
+  compiled.for_sizes(sizes)->executable->run(inputs, outputs);
+  ASSERT_EQ(outputs.size(), expected.size());
+  for (size_t k = 0; k < outputs.size(); ++k) {
+    ASSERT_EQ(outputs[k].shape(), expected[k].shape());
+    std::vector<double> got = outputs[k].to_vector<double>();
+    std::vector<double> want = expected[k].to_vector<double>();
+    double tolerance = outputs[k].dtype() == DType::Float32 ? 1e-4 : float64_tolerance;
+    for (size_t i = 0; i < got.size(); ++i)
+      ASSERT_NEAR(got[i], want[i], tolerance * (1 + std::abs(want[i])))
+          << print_graph(graph) << "sizes " << ::testing::PrintToString(sizes) << ", output "
+          << k << ", element " << i;
+  }
+}
+
 // A decoder step's attention over a cache of s0 rows: softmax(q Kᵀ) V for 2 query rows. Its
 // choices depend on s0: the products are inlined under 4096 multiply-adds (s0 < 64) and BLAS
 // calls above, the softmax's row reductions recomputed in the kernels that read them under 64
@@ -232,21 +254,7 @@ TEST(SizeGeneric, RandomSizesOfManyKernelShapesMatchTheInterpreter) {
         sizes.push_back(trial == 5 ? 3 + static_cast<int64_t>(draw % 7)
                                    : hint / 2 + static_cast<int64_t>(draw % static_cast<uint64_t>(hint)));
       }
-      std::vector<Array> inputs = random_inputs(graph, sizes, seed);
-      std::vector<Array> expected = ir::interpret(graph, inputs);
-      std::vector<Array> outputs;
-      compiled.for_sizes(sizes)->executable->run(inputs, outputs);
-      ASSERT_EQ(outputs.size(), expected.size());
-      for (size_t k = 0; k < outputs.size(); ++k) {
-        ASSERT_EQ(outputs[k].shape(), expected[k].shape());
-        std::vector<double> got = outputs[k].to_vector<double>();
-        std::vector<double> want = expected[k].to_vector<double>();
-        double tolerance = outputs[k].dtype() == DType::Float32 ? 1e-4 : 1e-10;
-        for (size_t i = 0; i < got.size(); ++i)
-          ASSERT_NEAR(got[i], want[i], tolerance * (1 + std::abs(want[i])))
-              << print_graph(graph) << "sizes " << ::testing::PrintToString(sizes)
-              << ", output " << k << ", element " << i;
-      }
+      expect_sizes_match_interpreter(compiled, sizes, seed, 1e-10);
     }
   }
 }
@@ -330,22 +338,8 @@ TEST(SizeGeneric, CudaSizesRunOnOneCompiledModule) {
     uint64_t seed = 21;
     std::vector<std::vector<int64_t>> all = {sized.graph.symbol_hints()};
     all.insert(all.end(), sized.sizes.begin(), sized.sizes.end());
-    for (const std::vector<int64_t>& sizes : all) {
-      std::vector<Array> inputs = random_inputs(sized.graph, sizes, seed++);
-      std::vector<Array> expected = ir::interpret(sized.graph, inputs), outputs;
-      compiled.for_sizes(sizes)->executable->run(inputs, outputs);
-      ASSERT_EQ(outputs.size(), expected.size());
-      for (size_t k = 0; k < outputs.size(); ++k) {
-        ASSERT_EQ(outputs[k].shape(), expected[k].shape());
-        std::vector<double> got = outputs[k].to_vector<double>();
-        std::vector<double> want = expected[k].to_vector<double>();
-        double tolerance = outputs[k].dtype() == DType::Float32 ? 1e-4 : 1e-9;
-        for (size_t i = 0; i < got.size(); ++i)
-          ASSERT_NEAR(got[i], want[i], tolerance * (1 + std::abs(want[i])))
-              << print_graph(sized.graph) << "sizes " << ::testing::PrintToString(sizes)
-              << ", output " << k << ", element " << i;
-      }
-    }
+    for (const std::vector<int64_t>& sizes : all)
+      expect_sizes_match_interpreter(compiled, sizes, seed++, 1e-9);
     EXPECT_LE(compiled.compiles(), 1) << print_graph(sized.graph);
   }
 }

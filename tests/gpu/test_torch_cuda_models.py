@@ -182,7 +182,8 @@ def test_work_goes_on_torchs_current_stream():
     torch.testing.assert_close(got, torch.sin(x) * torch.cos(x) + 1)
 
 
-def test_a_decoder_with_dynamic_lengths_on_the_gpu(exact_float32, capfd):
+@pytest.mark.parametrize("mode", ["default", "reduce-overhead"])
+def test_a_decoder_with_dynamic_lengths_on_the_gpu(mode, exact_float32, capfd):
     # dynamic=True: Dynamo passes the model's floats (RMSNorm's epsilon, RoPE's scaling) in as
     # 0-d CPU tensors, which the GPU graph reads as numbers (copied to the device). Every length
     # after the first runs on one size-generic CUDA module (KILN_LOGS=recompiles says
@@ -194,11 +195,12 @@ def test_a_decoder_with_dynamic_lengths_on_the_gpu(exact_float32, capfd):
     config = LlamaConfig(vocab_size=50, hidden_size=32, num_hidden_layers=1, num_attention_heads=2,
                          num_key_value_heads=1, intermediate_size=64, max_position_embeddings=64)
     model = LlamaForCausalLM(config).cuda().eval()
-    compiled = torch.compile(model, backend="kiln", dynamic=True, options=STRICT)
+    compiled = torch.compile(model, backend="kiln", dynamic=True,
+                             options={**STRICT, "mode": mode})
     kiln.set_logs("recompiles")
     try:
-        with torch.no_grad():
-            for tokens in (7, 12, 9, 30):
+        with torch.no_grad():  # reduce-overhead: each size's executable captures its graphs
+            for tokens in (7, 12, 9, 30, 12, 12, 30, 30):
                 ids = torch.randint(0, 50, (2, tokens), device="cuda")
                 torch.testing.assert_close(compiled(input_ids=ids).logits,
                                            model(input_ids=ids).logits, rtol=1e-4, atol=1e-5)
