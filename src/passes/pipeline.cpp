@@ -1,7 +1,9 @@
 // The pipeline reads like its table of contents: each round runs the passes in order, verifies
-// and logs each result, and stops as soon as a whole round leaves the graph unchanged.
+// and logs each result, and stops as soon as every pass has left the graph unchanged since it
+// last changed.
 #include "passes/pipeline.h"
 
+#include <algorithm>
 #include <chrono>
 
 #include "api/logging.h"
@@ -77,13 +79,21 @@ ir::Graph run_graph_passes(const ir::Graph& input, const std::set<std::string>& 
                            bool verify_each) {
   bool logging = api::log_enabled(api::LogChannel::Passes);
   bool timing = api::log_enabled(api::LogChannel::Perf);
+  const size_t enabled = static_cast<size_t>(std::count_if(
+      pipeline().begin(), pipeline().end(),
+      [&](const NamedPass& pass) { return !disabled.contains(pass.name); }));
   ir::Graph graph = input;
+  size_t unchanged = 0;  // passes run since the graph last changed
   for (int round = 1; round <= kMaxRounds; ++round) {
-    bool changed = false;
     for (const NamedPass& pass : pipeline()) {
+      // Every pass has seen this graph and left it: a fixed point.
+      if (unchanged == enabled) return graph;
       if (disabled.contains(pass.name)) continue;
       auto start = std::chrono::steady_clock::now();
-      ir::Graph next = pass.run(ir::map_loop_bodies(graph, pass.run));  // bodies first
+      const bool regions = std::any_of(graph.nodes().begin(), graph.nodes().end(),
+                                       [](const ir::Node& node) { return node.attrs.body; });
+      ir::Graph next = regions ? pass.run(ir::map_loop_bodies(graph, pass.run))  // bodies first
+                               : pass.run(graph);
       if (timing)
         api::log(api::LogChannel::Perf,
                  pass.name + ": " + api::milliseconds_text(start) + " (round " + std::to_string(round) + ")");
@@ -94,10 +104,9 @@ ir::Graph run_graph_passes(const ir::Graph& input, const std::set<std::string>& 
         api::log(api::LogChannel::Passes, pass_changed ? header + ":\n" + ir::print_graph(next)
                                                        : header + ": unchanged");
       }
-      changed = changed || pass_changed;
+      unchanged = pass_changed ? 0 : unchanged + 1;
       graph = std::move(next);
     }
-    if (!changed) break;
   }
   return graph;
 }
