@@ -41,6 +41,27 @@ std::vector<std::vector<int64_t>> probe_sizes(const std::vector<int64_t>& hints)
   return {above, below, across, far};
 }
 
+// The sizes the choices are made at: each symbol at least `least`, odd (a choice that whole
+// vectors bound, a GPU's 16-byte accesses, is then made as any size allows it, and a size may
+// follow it), symbols with equal hints equal and the others apart (two equal sizes make
+// another program: a batch and a length of 1024 share their aranges).
+std::vector<int64_t> choice_sizes(const std::vector<int64_t>& hints, int64_t least) {
+  std::map<int64_t, int64_t> of_hint;
+  std::set<int64_t> taken;
+  std::vector<int64_t> sizes;
+  for (int64_t hint : hints) {
+    auto found = of_hint.find(hint);
+    if (found == of_hint.end()) {
+      int64_t size = std::max(hint, least) | 1;
+      while (taken.count(size)) size += 2;
+      taken.insert(size);
+      found = of_hint.emplace(hint, size).first;
+    }
+    sizes.push_back(found->second);
+  }
+  return sizes;
+}
+
 std::string sizes_text(const std::vector<int64_t>& sizes) {
   std::string text;
   for (size_t k = 0; k < sizes.size(); ++k)
@@ -82,27 +103,6 @@ SizeGenericGraph::Emitted SizeGenericGraph::emit(const std::vector<int64_t>& siz
   if (size_choices_.mode() == ir::SizeChoices::Mode::Replay) size_choices_.replay();
   ir::SizeChoiceScope scope(&size_choices_);
   return emit_unscoped(sizes, hint_program_ ? &*hint_program_ : nullptr);
-}
-
-// The sizes the choices are made at: each symbol at least `least`, odd (a choice that whole
-// vectors bound, a GPU's 16-byte accesses, is then made as any size allows it, and a size may
-// follow it), symbols with equal hints equal and the others apart (two equal sizes make
-// another program: a batch and a length of 1024 share their aranges).
-static std::vector<int64_t> choice_sizes(const std::vector<int64_t>& hints, int64_t least) {
-  std::map<int64_t, int64_t> of_hint;
-  std::set<int64_t> taken;
-  std::vector<int64_t> sizes;
-  for (int64_t hint : hints) {
-    auto found = of_hint.find(hint);
-    if (found == of_hint.end()) {
-      int64_t size = std::max(hint, least) | 1;
-      while (taken.count(size)) size += 2;
-      taken.insert(size);
-      found = of_hint.emplace(hint, size).first;
-    }
-    sizes.push_back(found->second);
-  }
-  return sizes;
 }
 
 // Records the choices at large sizes; sizes the graph does not take (a position table shorter

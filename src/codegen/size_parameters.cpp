@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <map>
+#include <string_view>
 
 #include "sched/cpu/hoist_invariants.h"
 
@@ -64,14 +65,16 @@ std::vector<std::string> piece_tokens(const std::string& piece) {
   std::map<std::string, std::string> names;
   std::map<std::string, size_t> counts;  // by prefix
   for (std::string& token : tokens) {
-    for (const std::string prefix : {"t", "kiln_v"}) {
+    for (std::string_view prefix : {std::string_view("t"), std::string_view("kiln_v")}) {
       if (token.size() <= prefix.size() || !token.starts_with(prefix) ||
           !std::all_of(token.begin() + static_cast<long>(prefix.size()), token.end(),
                        [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }))
         continue;
       auto found = names.find(token);
-      if (found == names.end())
-        found = names.emplace(token, prefix + std::to_string(counts[prefix]++)).first;
+      if (found == names.end()) {
+        const std::string name(prefix);
+        found = names.emplace(token, name + std::to_string(counts[name]++)).first;
+      }
       token = found->second;
       break;
     }
