@@ -41,6 +41,29 @@ Array as_graph_input(Array array, DType expected) {
                        array.device());
 }
 
+// A torch CPU tensor as a graph input of `dtype` (the torch front end's symbolic graphs, whose
+// inputs Dynamo guards): its pointer, shape and strides, read in place. A NumPy view of each
+// (tensor.numpy()) cost two thirds of a decode step's conversions.
+Array borrow_cpu_tensor(nb::handle tensor, DType dtype, size_t position) {
+  static PyObject* const data_ptr = PyUnicode_InternFromString("data_ptr");
+  static PyObject* const shape = PyUnicode_InternFromString("shape");
+  static PyObject* const stride = PyUnicode_InternFromString("stride");
+  static PyObject* const element_size = PyUnicode_InternFromString("element_size");
+  nb::object size = nb::steal(PyObject_CallMethodNoArgs(tensor.ptr(), element_size));
+  if (!size) throw nb::python_error();
+  if (nb::cast<int64_t>(size) != static_cast<int64_t>(dtype_size(dtype)))
+    throw Error(ErrorKind::Type, error_message("run", "", "input " + std::to_string(position) +
+                                                              " is not a tensor of the graph's " +
+                                                              std::string(dtype_name(dtype))));
+  nb::object address = nb::steal(PyObject_CallMethodNoArgs(tensor.ptr(), data_ptr));
+  nb::object extents = nb::steal(PyObject_GetAttr(tensor.ptr(), shape));
+  nb::object strides = nb::steal(PyObject_CallMethodNoArgs(tensor.ptr(), stride));
+  if (!address || !extents || !strides) throw nb::python_error();
+  return Array::borrow(reinterpret_cast<void*>(nb::cast<uintptr_t>(address)), dtype,
+                       nb::cast<std::vector<int64_t>>(extents),
+                       nb::cast<std::vector<int64_t>>(strides), nullptr, Device::Cpu);
+}
+
 std::shared_ptr<Compiled> compile(detail::Trace& trace, const std::vector<Tensor>& outputs,
                                   nb::handle input_strides, nb::handle options) {
   auto start = std::chrono::steady_clock::now();
@@ -77,14 +100,22 @@ std::shared_ptr<Compiled> compile(detail::Trace& trace, const std::vector<Tensor
   return result;
 }
 
-nb::list run(Compiled& compiled, nb::sequence inputs, nb::handle out, int64_t stream) {
+nb::list run(Compiled& compiled, nb::sequence inputs, nb::handle out, int64_t stream,
+             bool cpu_tensors) {
   std::vector<Array> arrays;
   size_t position = 0;
   bool by_dlpack = false;
   const ir::Graph& graph = compiled.variants ? compiled.variants->graph() : compiled.graph->graph;
   for (nb::handle input : inputs) {
+    const bool graph_input = position < graph.inputs().size();
+    if (cpu_tensors && graph_input) {
+      arrays.push_back(
+          borrow_cpu_tensor(input, graph.node(graph.inputs()[position]).dtype, position));
+      ++position;
+      continue;
+    }
     Array array = borrow_or_throw(input, position, &by_dlpack);
-    if (position < graph.inputs().size())
+    if (graph_input)
       array = as_graph_input(std::move(array), graph.node(graph.inputs()[position]).dtype);
     arrays.push_back(std::move(array));
     ++position;
@@ -226,10 +257,11 @@ std::vector<std::vector<int64_t>> output_shapes(const Compiled& c) {
 void bind_compiled(nb::module_& module) {
   nb::class_<Compiled>(module, "Compiled", "One graph compiled to native kernels.")
       .def("run", &run, nb::arg("inputs"), nb::arg("out").none() = nb::none(),
-           nb::arg("stream") = 0,
+           nb::arg("stream") = 0, nb::arg("cpu_tensors") = false,
            "Runs on NumPy arrays (borrowed, any strides) or, compiled for CUDA, on device arrays "
            "(__cuda_array_interface__) on `stream` (a CUstream handle, 0: the default); returns "
-           "new arrays (kiln.CudaArray for device results), or `out`.")
+           "new arrays (kiln.CudaArray for device results), or `out`. `cpu_tensors`: the graph's "
+           "inputs are torch CPU tensors of its dtypes (the torch front end's), read in place.")
       .def("run_tensors", &run_tensors, nb::arg("inputs"), nb::arg("outputs"),
            nb::arg("stream") = 0, nb::arg("matmul_tf32") = false,
            nb::arg("convolution_tf32") = false,

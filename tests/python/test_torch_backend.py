@@ -557,6 +557,25 @@ def test_repeat_by_sizes_keeps_them_symbolic(capfd):
     assert "keeps no size symbols" not in err and "compiles for" not in err, err
 
 
+def test_symbolic_graphs_read_cpu_tensors_in_place():
+    """The torch front end's call of a graph with size symbols passes torch CPU tensors as they
+    are (a view at an offset, requiring grad or not); other strides than compiled for, or a
+    tensor of another dtype's width, are refused."""
+    from kiln import _kiln
+    trace = _kiln.Trace()
+    rows = trace.size_symbol(8)
+    x = trace.input("float32", [rows, 3])
+    compiled = _kiln.compile_graph(trace, [_kiln.multiply(x, 2.0)])
+    base = torch.randn(10, 3)
+    for value in (torch.randn(5, 3), base[2:9], torch.randn(4, 3, requires_grad=True)):
+        (result,) = compiled.run([value], cpu_tensors=True)
+        torch.testing.assert_close(torch.from_numpy(result), value.detach() * 2)
+    with pytest.raises(ValueError, match="strides"):
+        compiled.run([torch.randn(3, 10).t()], cpu_tensors=True)
+    with pytest.raises(TypeError, match="not a tensor of the graph's float32"):
+        compiled.run([torch.randn(5, 3, dtype=torch.float64)], cpu_tensors=True)
+
+
 def test_padding_sliced_away_keeps_the_sizes_symbolic(capfd):
     """PyTorch's attention on CUDA pads a mask to a multiple of 8 and slices the padding away
     (`pad_bias`): Mod of a size, which kiln's symbols do not keep; nothing of the padding is

@@ -41,7 +41,6 @@ def describe(node):
     return f"{node.target}" + (f" at {where}" if where else "")
 
 
-
 def graph_devices(graph_module):
     """The devices of the tensors an FX graph reads and computes ({"cpu"}, {"cuda:0"}, ...).
     A 0-d CPU input beside a GPU's tensors is a number, as torch takes it (the floats Dynamo
@@ -325,15 +324,6 @@ def _element_strides(tensor):
     return [] if tensor.is_contiguous() else list(tensor.stride())
 
 
-def as_numpy(tensor):
-    """A NumPy view of a CPU tensor's memory (no copy); bfloat16 as its bits (NumPy has no
-    bfloat16; kiln reads a 16-bit integer array given for a bfloat16 input as bfloat16)."""
-    if tensor.requires_grad:
-        tensor = tensor.detach()
-    if tensor.dtype == torch.bfloat16:
-        tensor = tensor.view(torch.int16)
-    return tensor.numpy()
-
 
 def as_torch(array, dtype):
     """A torch tensor owning a kiln result array; a bfloat16 result comes as uint16 bits."""
@@ -547,8 +537,7 @@ class CompiledGraph:
         """Results as torch tensors in the plan's layouts, as _run's pooled ones."""
         if not self.on_cuda:
             results = [as_torch(result, self._output_dtype(index))
-                       for index, result in enumerate(compiled.run([as_numpy(tensor)
-                                                                    for tensor in tensors]))]
+                       for index, result in enumerate(compiled.run(tensors, cpu_tensors=True))]
         else:
             arrays = compiled.run([tensor.detach() for tensor in tensors],
                                   stream=torch_current_stream(torch, self.device))
