@@ -37,6 +37,14 @@ class ChannelsLast {
         last_(static_cast<size_t>(graph.size()), -1) {}
 
   ir::Graph run() {
+    // Only a convolution starts a channels-last layout: without one, the graph as it is (a
+    // size-generic graph runs the passes for every new size).
+    if (std::none_of(graph_.nodes().begin(), graph_.nodes().end(), [&](const Node& node) {
+          return node.op == Op::convolution ||
+                 (gradients_ && (node.op == Op::convolution_backward_input ||
+                                 node.op == Op::convolution_backward_weight));
+        }))
+      return graph_;
     for (ValueId id = 0; id < graph_.size(); ++id) {
       const Node& node = graph_.node(id);
       b_.set_location(node.location);
