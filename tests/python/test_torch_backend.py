@@ -576,6 +576,24 @@ def test_symbolic_graphs_read_cpu_tensors_in_place():
         compiled.run([torch.randn(5, 3, dtype=torch.float64)], cpu_tensors=True)
 
 
+def test_a_restrided_pooled_tensor_keeps_its_batch_symbolic(capfd):
+    """as_strided of a tensor to its own sizes, with other strides only where the extent is 1
+    (how functionalisation replays Swin's pooled (N, C, 1, 1)), is the tensor itself: the
+    batch stays a symbol."""
+    def f(x):
+        return torch.as_strided(x.mean(dim=(2, 3), keepdim=True) * 2, (x.shape[0], 8, 1, 1),
+                                (8, 1, 8, 8)) + 1
+    compiled = torch.compile(f, backend="kiln")
+
+    def run():
+        for batch in (3, 5, 4):
+            x = torch.randn(batch, 8, 4, 4)
+            torch._dynamo.mark_dynamic(x, 0)
+            torch.testing.assert_close(compiled(x), f(x))
+    err = _recompile_log(capfd, run)
+    assert "keeps no size symbols" not in err and "compiles for" not in err, err
+
+
 def test_padding_sliced_away_keeps_the_sizes_symbolic(capfd):
     """PyTorch's attention on CUDA pads a mask to a multiple of 8 and slices the padding away
     (`pad_bias`): Mod of a size, which kiln's symbols do not keep; nothing of the padding is

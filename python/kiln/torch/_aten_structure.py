@@ -269,12 +269,26 @@ def _index_select(context, node, x, dim, index):
     return _kiln.take(x, index, axis(dim, x.ndim))
 
 
+def _is_source_layout(x, source, size, stride, storage_offset):
+    """Whether as_strided views x as it is: its sizes (kiln's, symbols included), offset and
+    strides (those of extent 1 may differ: they step nowhere). Functionalisation restrides a
+    pooled (N, C, 1, 1) that way, and with a symbolic batch no other rule takes it."""
+    strides = source.stride()
+    return (len(size) == x.ndim and (storage_offset or 0) == 0
+            and type(source.storage_offset()) is int and source.storage_offset() == 0
+            and all(n == m and (n == 1 or (type(st) is int and type(strides[d]) is int
+                                           and st == strides[d]))
+                    for d, (n, m, st) in enumerate(zip(size, x.shape, stride))))
+
+
 @lowers(aten.as_strided.default)
 def _as_strided(context, node, x, size, stride, storage_offset=None):
     """A view of x's memory (functionalisation replays views of channels-last tensors as
     as_strided): x's elements in memory order, then the elements the view's strides pick. Only
     for x whose memory is dense (a permutation of a contiguous layout) and a view inside it."""
     source = meta(node.args[0])
+    if _is_source_layout(x, source, size, stride, storage_offset):
+        return x
     if not all(type(v) is int for v in [*size, *stride, *source.shape, *source.stride()]):
         raise Unconvertible("as_strided with symbolic sizes")
     order = sorted(range(source.ndim), key=lambda d: -source.stride(d))

@@ -13,7 +13,7 @@ from torch.fx.experimental.proxy_tensor import make_fx
 
 from .. import _kiln
 from ._aten_table import meta
-from ._size_symbols import traced_values
+from ._size_symbols import same_size, traced_values
 
 
 def has_dynamic_sizes(graph_module):
@@ -59,12 +59,6 @@ def locate_sizes(graph_module, symbols):
     return places if places.keys() == set(symbols) else None
 
 
-def _same_size(a, b):
-    """Whether two sizes (ints or SymInts) are one expression."""
-    a, b = (size.node.expr if isinstance(size, torch.SymInt) else size for size in (a, b))
-    return a == b
-
-
 def drop_padding_sliced_away(graph_module):
     """Takes `slice(constant_pad_nd(x, pads), d, 0, x.shape[d])` for x: padding after the
     end of x, sliced away again, of which nothing is read. PyTorch pads an attention mask
@@ -88,7 +82,7 @@ def drop_padding_sliced_away(graph_module):
         # pads: (before, after) pairs from the last dimension back; only `dim` may grow, at its end
         grows_only_dim = all(isinstance(pad, int) and pad == 0 for k, pad in enumerate(pads)
                           if k != 2 * (value.dim() - 1 - dim) + 1)
-        if grows_only_dim and end is not None and _same_size(end, value.shape[dim]):
+        if grows_only_dim and end is not None and same_size(end, value.shape[dim]):
             node.replace_all_uses_with(source)
             changed = True
     if changed:

@@ -11,6 +11,12 @@ from .. import _kiln
 from ._aten_table import Unconvertible
 
 
+def same_size(a, b):
+    """Whether two sizes (ints or SymInts) are one expression (no guard is made)."""
+    a, b = (size.node.expr if isinstance(size, torch.SymInt) else size for size in (a, b))
+    return a == b
+
+
 def traced_values(shape_env):
     """sympy symbol -> the number Dynamo traced it at."""
     return (shape_env.backed_var_to_val if hasattr(shape_env, "backed_var_to_val")
