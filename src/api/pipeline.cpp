@@ -327,7 +327,9 @@ CudaModules build_cuda_modules(const codegen::CudaSource& source, const std::str
       {key, "nvrtc " + std::to_string(cuda::nvrtc_version()),
        "driver " + std::to_string(cuda::device().driver_version)});
   // The program as units of a few kernels, each its own cache entry, compiled (or read back)
-  // on threads of their own: NVRTC takes about 10 ms a kernel, and a BERT has a hundred.
+  // on threads of their own, each unit's NVRTC in a process of its own (cuda_driver.h:
+  // NVRTC compiles one program at a time in a process): NVRTC takes about 10 ms a kernel,
+  // and a BERT has a hundred.
   constexpr size_t kFunctionsPerUnit = 4;
   const size_t most_units = std::max(1u, std::thread::hardware_concurrency());
   const std::vector<std::string> units = codegen::split_cuda_source(
@@ -340,9 +342,9 @@ CudaModules build_cuda_modules(const codegen::CudaSource& source, const std::str
       const std::string unit_key = runtime::cache_key(
           {versioned, "unit " + std::to_string(u) + " of " + std::to_string(units.size())});
       runtime::CachedObject object = cache.get_or_build(
-          unit_key, units[u], [&](const std::string&, const std::string& object_path) {
-            runtime::write_private_file(
-                object_path, cuda::compile_cubin(units[u], "kernel.cu", target.architecture));
+          unit_key, units[u], [&](const std::string& source_path, const std::string& object_path) {
+            cuda::compile_cubin_file(source_path, object_path, target.architecture,
+                                     /*in_helper=*/units.size() > 1);
           });
       if (::lseek(object.file.get(), 0, SEEK_SET) != 0 ||
           !runtime::read_all(object.file.get(), cubins[u]))

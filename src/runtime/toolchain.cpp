@@ -1,11 +1,6 @@
 #include "runtime/toolchain.h"
 
-#include <fcntl.h>
-#include <signal.h>
-#include <sys/prctl.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -21,101 +16,10 @@
 #include "kiln/error.h"
 #include "runtime/disk_cache.h"
 #include "runtime/private_files.h"
-
-extern char** environ;
+#include "runtime/process.h"
 
 namespace kiln::runtime {
 namespace {
-
-// Bounds on one compiler process (inherited by the driver's children, see run_process).
-constexpr rlim_t kCompileSeconds = 600;
-constexpr rlim_t kCompileBytes = rlim_t(16) << 30;
-
-struct ProcessResult {
-  int exit_status = -1;  // the exit code, or 128 + signal number when killed by a signal
-  std::string output;    // stdout and stderr, interleaved as the child wrote them
-};
-
-// Runs `arguments[0]` (an absolute path) with stdin from /dev/null and stdout+stderr captured
-// into one string. exec, not system(): no shell parses generated file names, and the
-// caller gets the compiler's message rather than whatever the terminal happened to show.
-ProcessResult run_process(const std::vector<std::string>& arguments) {
-  int pipe_descriptors[2];
-  if (pipe2(pipe_descriptors, O_CLOEXEC) != 0) {
-    throw Error(ErrorKind::Toolchain,
-                std::string("kiln: cannot create a pipe for the compiler: ") + strerror(errno));
-  }
-  std::vector<char*> argv;
-  argv.reserve(arguments.size() + 1);
-  for (const std::string& argument : arguments) argv.push_back(const_cast<char*>(argument.c_str()));
-  argv.push_back(nullptr);
-
-  // vfork + exec rather than posix_spawn: the child must ask the kernel to kill it when kiln's
-  // process dies (PR_SET_PDEATHSIG), or a killed compile leaves the compiler running. The
-  // driver's own children (cc1plus, as) do not inherit that: they inherit resource limits
-  // instead, so a compile can never run away (kCompileSeconds of CPU, kCompileBytes of address
-  // space per process), with kiln alive or not. Between vfork and exec the child makes system
-  // calls only; it shares our memory, so exec's error comes back through `spawn_error`.
-  const pid_t parent = getpid();
-  volatile int spawn_error = 0;
-  pid_t child = vfork();
-  if (child == 0) {
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (getppid() != parent) _exit(127);  // the parent died before prctl took effect
-    const rlimit cpu{kCompileSeconds, kCompileSeconds}, memory{kCompileBytes, kCompileBytes};
-    setrlimit(RLIMIT_CPU, &cpu);
-    setrlimit(RLIMIT_AS, &memory);
-    int null_input = open("/dev/null", O_RDONLY | O_CLOEXEC);
-    if (null_input < 0 || dup2(null_input, 0) < 0 || dup2(pipe_descriptors[1], 1) < 0 ||
-        dup2(pipe_descriptors[1], 2) < 0) {
-      spawn_error = errno;
-      _exit(127);
-    }
-    execve(argv[0], argv.data(), environ);
-    spawn_error = errno;
-    _exit(127);
-  }
-  if (child < 0) spawn_error = errno;
-  close(pipe_descriptors[1]);
-  if (spawn_error != 0) {
-    close(pipe_descriptors[0]);
-    if (child > 0) waitpid(child, nullptr, 0);
-    throw Error(ErrorKind::Toolchain, "kiln: cannot run " + arguments[0] + ": " +
-                                          strerror(spawn_error));
-  }
-
-  ProcessResult result;
-  char buffer[4096];
-  for (;;) {
-    ssize_t count = read(pipe_descriptors[0], buffer, sizeof buffer);
-    if (count > 0) {
-      result.output.append(buffer, static_cast<size_t>(count));
-    } else if (count == 0 || errno != EINTR) {
-      break;
-    }
-  }
-  close(pipe_descriptors[0]);
-
-  int status = 0;
-  while (waitpid(child, &status, 0) < 0) {
-    if (errno != EINTR) {
-      throw Error(ErrorKind::Toolchain,
-                  "kiln: lost track of " + arguments[0] + ": " + strerror(errno));
-    }
-  }
-  if (WIFEXITED(status)) {
-    result.exit_status = WEXITSTATUS(status);
-  } else if (WIFSIGNALED(status)) {
-    result.exit_status = 128 + WTERMSIG(status);
-  }
-  return result;
-}
-
-bool is_executable_file(const std::string& path) {
-  struct stat information;
-  return stat(path.c_str(), &information) == 0 && S_ISREG(information.st_mode) &&
-         access(path.c_str(), X_OK) == 0;
-}
 
 // The absolute path of `program` (a name looked up on PATH, or a path), or "" if none.
 std::string resolve_program(const std::string& program) {

@@ -4,11 +4,14 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <cstdlib>
+#include <filesystem>
 #include <string>
 #include <vector>
 
 #include "kiln/error.h"
 #include "runtime/cuda/cuda_driver.h"
+#include "runtime/private_files.h"
 
 namespace {
 
@@ -265,3 +268,37 @@ TEST(CudaDriver, TimeMsMeasuresKernels) {
 }
 
 }  // namespace
+
+// A program's units compile in kiln-nvrtc processes (NVRTC compiles one program at a time in a
+// process): the helper is built beside libkiln.so, makes the cubin this process would, and a
+// compile error comes back with NVRTC's message.
+TEST(CudaDriver, NvrtcHelperProcessCompilesAsThisProcessDoes) {
+  char directory_template[] = "/tmp/kiln-nvrtc-test-XXXXXX";
+  ASSERT_NE(mkdtemp(directory_template), nullptr);
+  const std::string directory = directory_template;
+  const std::string source = directory + "/kernel.cpp", broken = directory + "/broken.cpp";
+  kiln::runtime::write_private_file(source, kAddOne);
+  kiln::runtime::write_private_file(broken,
+                                    "extern \"C\" __global__ void broken() {\n  undeclared = 1;\n}");
+  if (!nvrtc_found()) {
+    expect_error([&] { cuda::compile_cubin_file(source, directory + "/a.cubin", 90, true); },
+                 ErrorKind::Unsupported, "libnvrtc.so.13");
+    return;
+  }
+  ASSERT_FALSE(cuda::nvrtc_helper_path().empty()) << "kiln-nvrtc is built beside libkiln.so";
+  const int architecture = target_architecture();
+  cuda::compile_cubin_file(source, directory + "/helper.cubin", architecture, true);
+  cuda::compile_cubin_file(source, directory + "/here.cubin", architecture, false);
+  std::string from_helper, from_here;
+  for (auto [name, bytes] : {std::pair{"/helper.cubin", &from_helper}, {"/here.cubin", &from_here}}) {
+    kiln::runtime::Descriptor file = kiln::runtime::open_private_file(directory + name);
+    ASSERT_TRUE(file.valid() && kiln::runtime::read_all(file.get(), *bytes)) << name;
+  }
+  EXPECT_EQ(from_helper.substr(0, 4), "\x7f" "ELF");
+  EXPECT_EQ(from_helper, from_here);
+  expect_error(
+      [&] { cuda::compile_cubin_file(broken, directory + "/broken.cubin", architecture, true); },
+      ErrorKind::Internal,
+      "kiln: NVRTC could not compile kernel.cu: kernel.cu(2): error: identifier \"undeclared\"");
+  std::filesystem::remove_all(directory);
+}

@@ -3,6 +3,9 @@
 On a machine without a GPU (CI) asking for CUDA is a clear error and the device setting is
 still part of the guard; on a GPU (scripts/gpu-check) the results match NumPy.
 """
+import pathlib
+import subprocess
+
 import numpy as np
 import pytest
 
@@ -108,6 +111,15 @@ def test_the_device_context_is_part_of_the_guard():
             with pytest.raises(RuntimeError, match="device='cuda'"):
                 compiled(x)
     np.testing.assert_allclose(compiled(x), sin_cos(x))  # the CPU entry again
+
+
+def test_the_package_carries_the_nvrtc_helper_beside_libkiln():
+    # A CUDA program's units compile in kiln-nvrtc processes, found beside libkiln.so: NVRTC
+    # compiles one program at a time in a process.
+    helper = pathlib.Path(kiln.__file__).parent / "kiln-nvrtc"
+    assert (helper.parent / "libkiln.so").exists()
+    run = subprocess.run([str(helper)], capture_output=True, text=True)
+    assert run.returncode == 2 and "usage: kiln-nvrtc" in run.stderr
 
 
 def test_wrap_numpy_without_a_gpu_says_why():

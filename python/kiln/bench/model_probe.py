@@ -1,5 +1,5 @@
 """One model case's first call in a FRESH process:
-`python -m kiln.bench.model_probe CASE BACKEND [MODE] [--quick] [--train-batch N]`.
+`python -m kiln.bench.model_probe CASE BACKEND [MODE] [--quick] [--train-batch N] [--device D]`.
 
 models.py runs it to measure the warm start a user's second program sees: kiln twice with the
 same KILN_CACHE_DIR (the first process fills the disk cache, the second one's first call is
@@ -22,6 +22,7 @@ def main(argv=None):
     parser.add_argument("mode", nargs="?", default="default")
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--train-batch", type=int, default=16)
+    parser.add_argument("--device", default="cpu", help="cpu or cuda (each call synchronised)")
     arguments = parser.parse_args(argv)
 
     start = time.perf_counter()
@@ -37,16 +38,20 @@ def main(argv=None):
     case = next(case for case in _cases.make_cases(arguments.train_batch)
                 if case.name == arguments.case)
     with torch.set_grad_enabled(case.training):
-        base_model = case.model(arguments.quick)
-        inputs = _cases.input_set(case, arguments.quick, 0)
+        base_model = case.model(arguments.quick).to(arguments.device)
+        inputs = [value.to(arguments.device)
+                  for value in _cases.input_set(case, arguments.quick, 0)]
         call, _ = _cases.prepare(case, _cases.Variant(arguments.backend, arguments.mode),
                                  base_model)
-        start = time.perf_counter()
-        call(*inputs)
-        first_call_seconds = time.perf_counter() - start
-        start = time.perf_counter()
-        call(*inputs)
-        second_call_seconds = time.perf_counter() - start
+
+        def timed_call():
+            start = time.perf_counter()
+            call(*inputs)
+            if arguments.device != "cpu":
+                torch.cuda.synchronize()
+            return time.perf_counter() - start
+        first_call_seconds = timed_call()
+        second_call_seconds = timed_call()
     print(json.dumps({"first_call_seconds": first_call_seconds,
                       "second_call_seconds": second_call_seconds,
                       "import_seconds": import_seconds}))

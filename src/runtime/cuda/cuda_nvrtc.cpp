@@ -1,5 +1,7 @@
 // NVRTC, the CUDA runtime compiler, opened with dlopen on first use. It needs no GPU, so kernels
 // compile (and their compile errors are found) on machines without one.
+#include <dlfcn.h>
+
 #include <filesystem>
 #include <mutex>
 #include <sstream>
@@ -9,6 +11,8 @@
 #include "kiln/error.h"
 #include "runtime/cuda/cuda_driver.h"
 #include "runtime/cuda/cuda_libraries.h"
+#include "runtime/private_files.h"
+#include "runtime/process.h"
 
 namespace kiln::runtime::cuda {
 namespace {
@@ -38,7 +42,13 @@ struct NvrtcState {
   NvrtcApi api{};
   std::string unavailable_reason;  // empty when loaded
   int version = 0;
+  std::string library_path;  // the file loaded, for kiln-nvrtc
 };
+
+std::string& chosen_library() {  // use_nvrtc_library's
+  static std::string path;
+  return path;
+}
 
 bool resolve_all(void* library, NvrtcApi& api, std::string& missing) {
   return detail::resolve_symbol(library, "nvrtcVersion", api.nvrtcVersion, missing) &&
@@ -70,16 +80,24 @@ void preload_builtins(const std::string& nvrtc_path) {
 // Never throws: a failure becomes unavailable_reason, naming every candidate tried.
 void load_nvrtc(NvrtcState& state) {
   static NvrtcApi* api = &state.api;  // for the candidate check, which takes no context
+  auto accept = [](void* handle) {
+    std::string missing;
+    if (!resolve_all(handle, *api, missing)) return "lacks " + missing;
+    int major = 0, minor = 0;
+    return api->nvrtcVersion(&major, &minor) == kNvrtcSuccess ? std::string()
+                                                              : std::string("nvrtcVersion failed");
+  };
   std::string path, tried;
-  void* library = detail::open_nvidia_library(
-      {"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so"},
-      {"nvidia/cu13/lib", "nvidia/cuda_nvrtc/lib"}, path, tried, [](void* handle) {
-        std::string missing;
-        if (!resolve_all(handle, *api, missing)) return "lacks " + missing;
-        int major = 0, minor = 0;
-        return api->nvrtcVersion(&major, &minor) == kNvrtcSuccess ? std::string()
-                                                                  : std::string("nvrtcVersion failed");
-      });
+  void* library = nullptr;
+  if (!chosen_library().empty()) {
+    path = tried = chosen_library();
+    library = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (library != nullptr && !accept(library).empty()) library = nullptr;
+  } else {
+    library = detail::open_nvidia_library({"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so"},
+                                          {"nvidia/cu13/lib", "nvidia/cuda_nvrtc/lib"}, path,
+                                          tried, accept);
+  }
   if (library == nullptr) {
     state.unavailable_reason =
         "kiln: NVRTC (the CUDA runtime compiler) not found; tried " + tried +
@@ -91,6 +109,11 @@ void load_nvrtc(NvrtcState& state) {
   state.api.nvrtcVersion(&major, &minor);
   state.version = major * 1000 + minor * 10;
   state.unavailable_reason.clear();
+  Dl_info info{};
+  state.library_path = dladdr(reinterpret_cast<void*>(state.api.nvrtcVersion), &info) != 0 &&
+                               info.dli_fname != nullptr
+                           ? info.dli_fname
+                           : path;
   preload_builtins(path);
 }
 
@@ -163,6 +186,41 @@ std::string errors_only(const std::string& log) {
 }  // namespace
 
 int nvrtc_version() { return nvrtc().version; }
+
+void use_nvrtc_library(const std::string& path) { chosen_library() = path; }
+
+const std::string& nvrtc_helper_path() {
+  static const std::string path = [] {
+    Dl_info info{};
+    if (dladdr(reinterpret_cast<void*>(&nvrtc_version), &info) == 0 || info.dli_fname == nullptr)
+      return std::string();
+    const std::string library = info.dli_fname;
+    const size_t slash = library.rfind('/');
+    const std::string candidate =
+        slash == std::string::npos ? "" : library.substr(0, slash) + "/kiln-nvrtc";
+    return !candidate.empty() && is_executable_file(candidate) ? candidate : std::string();
+  }();
+  return path;
+}
+
+void compile_cubin_file(const std::string& source_path, const std::string& object_path,
+                        int architecture, bool in_helper) {
+  const NvrtcState& state = nvrtc();  // NVRTC missing: Error(Unsupported) here, not in a child
+  if (in_helper && !nvrtc_helper_path().empty()) {
+    const ProcessResult result = run_process(
+        {nvrtc_helper_path(), state.library_path, std::to_string(architecture), source_path, object_path});
+    if (result.exit_status == 0) return;
+    throw Error(ErrorKind::Internal,
+                result.output.empty() ? "kiln: " + nvrtc_helper_path() + " failed (status " +
+                                            std::to_string(result.exit_status) + ")"
+                                      : result.output);
+  }
+  std::string source, why;
+  const Descriptor file = open_private_file(source_path, &why);
+  if (!file.valid() || !read_all(file.get(), source))
+    throw Error(ErrorKind::Internal, "kiln: cannot read the CUDA source " + source_path + " " + why);
+  write_private_file(object_path, compile_cubin(source, "kernel.cu", architecture));
+}
 
 std::string compile_cubin(const std::string& source, const std::string& name, int architecture,
                           const std::vector<std::string>& extra_options) {

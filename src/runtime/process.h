@@ -1,0 +1,24 @@
+// Child processes kiln runs and waits for: the C++ compiler (toolchain.h) and NVRTC's helper
+// (cuda/cuda_driver.h). Each dies with kiln's process and runs under bounds on its CPU time
+// and address space.
+#pragma once
+#include <string>
+#include <vector>
+
+namespace kiln::runtime {
+
+struct ProcessResult {
+  int exit_status = -1;  // the exit code, or 128 + signal number when killed by a signal
+  std::string output;    // stdout and stderr, interleaved as the child wrote them
+};
+
+// Runs `arguments[0]` (an absolute path) with stdin from /dev/null and stdout+stderr captured
+// into one string. exec, not system(): no shell parses generated file names, and the
+// caller gets the child's message rather than whatever the terminal happened to show.
+// Throws kiln::Error(Toolchain) when the child cannot be started.
+ProcessResult run_process(const std::vector<std::string>& arguments);
+
+// A regular file this process may execute.
+bool is_executable_file(const std::string& path);
+
+}  // namespace kiln::runtime
