@@ -327,10 +327,13 @@ CudaModules build_cuda_modules(const codegen::CudaSource& source, const std::str
       {key, "nvrtc " + std::to_string(cuda::nvrtc_version()),
        "driver " + std::to_string(cuda::device().driver_version)});
   // The program as units of a few kernels, each its own cache entry, compiled (or read back)
-  // on threads of their own, each unit's NVRTC in a process of its own (cuda_driver.h:
-  // NVRTC compiles one program at a time in a process): NVRTC takes about 10 ms a kernel,
-  // and a BERT has a hundred.
+  // on threads of their own: NVRTC takes about 10 ms a kernel, and a BERT has a hundred.
+  // NVRTC compiles one program at a time in a process, so many units compile in kiln-nvrtc
+  // processes (cuda_driver.h); each of those pays NVRTC's start (about 0.3 s on an H200 with
+  // one unit, against 30-50 ms a unit in this process), which only many units repay (BERT-base's
+  // 16: 544 -> 404 ms; resnet18's 9: 519 -> 516 ms).
   constexpr size_t kFunctionsPerUnit = 4;
+  constexpr size_t kUnitsForHelpers = 12;
   const size_t most_units = std::max(1u, std::thread::hardware_concurrency());
   const std::vector<std::string> units = codegen::split_cuda_source(
       source, std::min(most_units, (source.functions.size() + kFunctionsPerUnit - 1) /
@@ -344,7 +347,7 @@ CudaModules build_cuda_modules(const codegen::CudaSource& source, const std::str
       runtime::CachedObject object = cache.get_or_build(
           unit_key, units[u], [&](const std::string& source_path, const std::string& object_path) {
             cuda::compile_cubin_file(source_path, object_path, target.architecture,
-                                     /*in_helper=*/units.size() > 1);
+                                     /*in_helper=*/units.size() >= kUnitsForHelpers);
           });
       if (::lseek(object.file.get(), 0, SEEK_SET) != 0 ||
           !runtime::read_all(object.file.get(), cubins[u]))

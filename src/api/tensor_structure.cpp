@@ -362,22 +362,22 @@ Tensor index_put(const Tensor& x, const Tensor& indices, const Tensor& values, i
                  bool accumulate, bool check_bounds, const Where& where) {
   Trace& trace = trace_for(std::vector<Tensor>{x, indices, values}, "index_put", where);
   ir::Builder& builder = trace.builder;
-  std::vector<int64_t> sizes = x.shape();
+  const ir::Shape sizes = builder.node(x.id()).shape;  // (size symbols too: dynamic lengths)
   size_t position = static_cast<size_t>(normalize(axis, x.ndim(), "index_put", where));
   if (check_bounds)
     check_index_bounds(trace, indices.id(), sizes[position], static_cast<int64_t>(position),
                        "index_put");
   // Values broadcast to x[..., indices, ...]'s shape; the scatter takes the indices flattened.
-  std::vector<int64_t> index_shape = indices.shape();
-  std::vector<int64_t> selected(sizes.begin(), sizes.begin() + static_cast<ptrdiff_t>(position));
+  const ir::Shape index_shape = builder.node(indices.id()).shape;
+  ir::Shape selected(sizes.begin(), sizes.begin() + static_cast<ptrdiff_t>(position));
   selected.insert(selected.end(), index_shape.begin(), index_shape.end());
   selected.insert(selected.end(), sizes.begin() + static_cast<ptrdiff_t>(position) + 1,
                   sizes.end());
-  std::vector<int64_t> flat = sizes;
-  flat[position] = indices.size();
+  ir::Shape flat = sizes;
+  flat[position] = ir::element_count_dim(index_shape);
   ValueId value = cast_to(builder, values.id(), x.dtype());
-  value = builder.reshape(builder.broadcast(value, ir::from_ints(selected)), ir::from_ints(flat));
-  ValueId index = builder.reshape(indices.id(), {indices.size()});
+  value = builder.reshape(builder.broadcast(value, selected), flat);
+  ValueId index = builder.reshape(indices.id(), {flat[position]});
   ir::ScatterMode mode = accumulate ? ir::ScatterMode::Add : ir::ScatterMode::Set;
   return wrap(trace, builder.scatter(x.id(), index, value, static_cast<int64_t>(position), mode));
 }

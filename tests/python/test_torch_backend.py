@@ -557,6 +557,62 @@ def test_repeat_by_sizes_keeps_them_symbolic(capfd):
     assert "keeps no size symbols" not in err and "compiles for" not in err, err
 
 
+def test_an_unsupported_op_leaves_the_parts_around_it_symbolic(capfd):
+    # torch.sort is not in kiln's table: it runs in eager PyTorch between two kiln parts, and
+    # each part keeps the batch a size symbol (one library serves every batch).
+    def f(x, w):
+        values, order = torch.sort(torch.tanh(x @ w), dim=-1)
+        return values.softmax(-1) * 2 + order.float(), x.sum(0)
+    compiled = torch.compile(f, backend="kiln", dynamic=True)
+    w = torch.randn(6, 5)
+
+    def run():
+        for batch in (3, 7, 4, 9):
+            x = torch.randn(batch, 6, generator=torch.Generator().manual_seed(batch))
+            for got, want in zip(compiled(x, w), f(x, w)):
+                torch.testing.assert_close(got, want)
+    err = _recompile_log(capfd, run)
+    assert "keeps no size symbols, it compiles per size: aten.sort" in err, err
+    assert "runs in eager PyTorch: not in kiln's conversion table" in err, err
+    assert "compiles for" not in err, err  # neither the whole graph nor a part, per size
+
+
+def test_a_part_reading_a_shifted_size_keeps_it_symbolic(capfd):
+    # The part after the sort reads tensors of width s1 - 2 only: that dimension gives s1 its
+    # value (s1 = k + 2). (A width of 1 is Dynamo's own graph: it specialises it.)
+    def f(x):
+        values, order = torch.sort(x[:, 2:], dim=0)
+        return (values * 3).relu() + order, x.sum(1)
+    compiled = torch.compile(f, backend="kiln", dynamic=True)
+
+    def run():
+        for batch, width in ((3, 6), (5, 9), (4, 7), (2, 3), (6, 8)):
+            x = torch.randn(batch, width, generator=torch.Generator().manual_seed(width))
+            for got, want in zip(compiled(x), f(x)):
+                torch.testing.assert_close(got, want)
+    err = _recompile_log(capfd, run)
+    assert "compiles for" not in err and "is no tensor input's dimension" not in err, err
+
+
+def test_a_part_reading_a_flattened_product_keeps_it_symbolic(capfd):
+    # Mixtral's routing: tokens x experts flattened (2*s0*s1) and sorted; the part after the
+    # sort reads only that product, which becomes a kiln symbol of its own.
+    def f(x):
+        values, order = torch.sort(x.reshape(-1) * 2)
+        inverse = torch.empty_like(order)
+        inverse[order] = torch.arange(order.size(0))  # index_put with a symbolic length
+        return values.exp() + 1, inverse
+    compiled = torch.compile(f, backend="kiln", dynamic=True)
+
+    def run():
+        for rows, columns in ((3, 4), (5, 7), (4, 6), (6, 3)):
+            x = torch.randn(rows, columns, generator=torch.Generator().manual_seed(rows))
+            for got, want in zip(compiled(x), f(x)):
+                torch.testing.assert_close(got, want)
+    err = _recompile_log(capfd, run)
+    assert "compiles for" not in err and "is no tensor input's dimension" not in err, err
+
+
 def test_symbolic_graphs_read_cpu_tensors_in_place():
     """The torch front end's call of a graph with size symbols passes torch CPU tensors as they
     are (a view at an offset, requiring grad or not); other strides than compiled for, or a

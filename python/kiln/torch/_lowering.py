@@ -151,6 +151,10 @@ def trace_graph(graph_module, on_refusal=None, symbolic=False, free_layouts=None
                 context.sizes.assume_equal(*lengths)
     converted = {}
     placeholders = [node for node in graph_module.graph.nodes if node.op == "placeholder"]
+    if symbolic:
+        context.sizes.bind_input_sizes([extent for node in placeholders
+                                    if isinstance(meta(node), torch.Tensor)
+                                    for extent in meta(node).shape])
     for node in graph_module.graph.nodes:
         if node.op == "output":  # a tolerant trace is only for its refusals: no outputs
             for result in node.all_input_nodes:
@@ -161,9 +165,9 @@ def trace_graph(graph_module, on_refusal=None, symbolic=False, free_layouts=None
                     # the graph computes from its symbols is an output of its own (below)
                     _refuse(result, UnconvertibleNode(result, "a number the graph returns to "
                                                       "torch"), on_refusal)
-            if context.sizes is not None:
+            if context.sizes is not None and on_refusal is None:  # (each part checks its own)
                 try:
-                    context.sizes.check_bound([converted[p] for p in placeholders])
+                    context.sizes.check_bound([converted.get(p) for p in placeholders])
                 except Unconvertible as error:
                     raise UnconvertibleNode(None, str(error)) from None
             return trace, None if on_refusal else _output_plan(context, node, converted,
@@ -171,7 +175,10 @@ def trace_graph(graph_module, on_refusal=None, symbolic=False, free_layouts=None
                                                                free_layouts, context.mutations)
         try:
             if node.op == "placeholder":
-                converted[node] = _input(context, node)
+                if context.sizes is None or not isinstance(meta(node), torch.SymInt):
+                    converted[node] = _input(context, node)
+                # (a size argument is converted where an op reads it: size arithmetic reads
+                # its own expression, which may be a whole input dimension's symbol)
                 continue
             if node.op == "get_attr":
                 context.trace.location = source_line(node)
@@ -372,6 +379,13 @@ class CompiledGraph:
             self._traced = self._trace()  # whose real tensors say their strides
             self._set_plan(*self._traced[1][1:])
             self.compiled = _NOT_YET
+            # Input dimensions that are no symbol by itself (s1 - 2, 2*s0*s1:
+            # SizeSymbols.bind_input_sizes) may be below the sizes kiln's symbols stand for.
+            self._shifted = [(position, dim) for position, node in enumerate(
+                node for node in graph_module.graph.nodes if node.op == "placeholder")
+                if isinstance(meta(node), torch.Tensor)
+                for dim, extent in enumerate(meta(node).shape)
+                if isinstance(extent, torch.SymInt) and not extent.node.expr.is_Symbol]
         else:
             self.compiled = self._compile(example_inputs)
 
@@ -386,6 +400,7 @@ class CompiledGraph:
         self.tensor_positions = tensor_positions
         self._host_scalars = None  # _run: positions of 0-d CPU tensors a GPU graph reads
         self.symbolic, self.fixed_sizes = False, None
+        self._shifted = ()  # (input position, dimension) that must be >= 2 (symbolic graphs)
         self.layouts = {}  # input strides -> Compiled
         self._output_pool = None  # the ResultPool of the last call's compiled graph
         self._output_dtypes = self._output_orders = None  # by kiln output, from the plan
@@ -467,6 +482,8 @@ class CompiledGraph:
         self._mutations = [(value[0], value[2]) for kind, value in plan if kind == "mutation"]
 
     def __call__(self, args):
+        if self._shifted and any(args[position].shape[dim] < 2 for position, dim in self._shifted):
+            return self._run_eagerly(args)
         if self.compiled is _NOT_YET:
             self.compiled = self._compile(args)
         compiled = self.compiled
@@ -479,6 +496,15 @@ class CompiledGraph:
             _copy_into([args[position] for _, position in self._mutations],
                        [results[index] for index, _ in self._mutations])
         return outputs
+
+    def _run_eagerly(self, args):
+        """The FX graph in eager PyTorch: sizes the size symbols do not stand for."""
+        if _kiln.log_enabled("graph_breaks"):
+            _kiln.log("graph_breaks", f"torch graph {self.name} runs in eager PyTorch for input "
+                      f"sizes below 2 where it has a size symbol: "
+                      f"{[tuple(args[position].shape) for position, _ in self._shifted]}")
+        outputs = self.graph_module(*args)
+        return [outputs] if self.single else list(outputs)
 
     def _run(self, compiled, args):
         """Inputs read in place, results written into pooled tensors (kiln/_result_pool.py:

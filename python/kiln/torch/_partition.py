@@ -30,19 +30,35 @@ class _Convertible(OperatorSupportBase):
 class _CompiledPartition(torch.nn.Module):
     """A fused partition's submodule replaced by its kiln graph (called with unboxed args)."""
 
-    def __init__(self, compiled):
+    def __init__(self, compiled, submodule):
         super().__init__()
         self.compiled = compiled
+        result = next(node for node in submodule.graph.nodes if node.op == "output").args[0]
+        self.single = not isinstance(result, (tuple, list))  # the submodule's own convention
 
     def forward(self, *args):
         outputs = self.compiled(list(args))
-        return outputs[0] if self.compiled.single else tuple(outputs)
+        return outputs[0] if self.single else tuple(outputs)
 
 
-def refused_nodes(graph_module):
-    """{node: reason} for every node that must run in eager PyTorch."""
-    refused = {}
-    trace_graph(graph_module, on_refusal=lambda node, reason: refused.setdefault(node, reason))
+def refused_nodes(graph_module, symbolic=False):
+    """{node: reason} for every node that must run in eager PyTorch. `symbolic`: the graph has
+    dynamic sizes, traced at the numbers Dynamo traced them at (an op that needs a size as a
+    number stays kiln's: its part compiles per value of that size, _with_size_symbols)."""
+    refused, fixed = {}, None
+    if symbolic:
+        extents = [extent for node in graph_module.graph.nodes if node.op == "placeholder"
+                   for extent in ([meta(node)] if isinstance(meta(node), torch.SymInt) else
+                                  getattr(meta(node), "shape", ()))
+                   if isinstance(extent, torch.SymInt)]
+        fixed = {}
+        for symbol in set().union(*(extent.node.expr.free_symbols for extent in extents)):
+            try:
+                fixed[symbol] = symbol_hint(graph_module, symbol)
+            except (TypeError, ValueError):  # no number (a nested tensor's): stays a symbol
+                pass
+    trace_graph(graph_module, symbolic=symbolic, fixed_sizes=fixed,
+                on_refusal=lambda node, reason: refused.setdefault(node, reason))
     return refused
 
 
@@ -108,15 +124,40 @@ def compile_graph_module(graph_module, example_inputs, options, unsupported_ops,
     if has_dynamic_sizes(graph_module):
         drop_padding_sliced_away(graph_module)
         compiled = _with_size_symbols(graph_module, example_inputs, options, name)
+        if compiled is None:  # an op kiln lacks: the parts around it, each with size symbols
+            compiled = _partitioned(graph_module, unsupported_ops, name, symbolic=True, compile_part=(
+                lambda part, examples, part_name: _with_size_symbols(part, examples, options,
+                                                                     part_name)))
         if compiled is not None:
             return compiled
         return SizeSpecializedGraph(
             graph_module, lambda static, inputs: compile_graph_module(
                 static, inputs, options, unsupported_ops, name), name)
-    refused = refused_nodes(graph_module)
+
+    def compile_part(part, examples, part_name):
+        try:
+            return CompiledGraph(part, examples, options, part_name)
+        except UnconvertibleNode as error:  # the tolerant trace missed it: stay eager
+            if _kiln.log_enabled("graph_breaks"):
+                _kiln.log("graph_breaks", f"{part_name} runs in eager PyTorch: {error}")
+            return part
+    return (_partitioned(graph_module, unsupported_ops, name, symbolic=False,
+                         compile_part=compile_part)
+            or CompiledGraph(graph_module, example_inputs, options, name,
+                             free_layouts=free_layouts, keep_record=keep_record))
+
+
+def _partitioned(graph_module, unsupported_ops, name, symbolic, compile_part):
+    """The graph with its convertible parts compiled (`compile_part(part, examples, name)`:
+    a callable, or None when the whole graph should not be partitioned so), the rest in eager
+    PyTorch; None when kiln converts every node (or a part returned None). `graph_module`
+    is left as it is (the partitioner rewrites a copy)."""
+    graph = torch.fx.Graph()
+    graph.output(graph.graph_copy(graph_module.graph, {}))
+    graph_module = torch.fx.GraphModule(graph_module, graph)
+    refused = refused_nodes(graph_module, symbolic)
     if not refused:
-        return CompiledGraph(graph_module, example_inputs, options, name,
-                             free_layouts=free_layouts, keep_record=keep_record)
+        return None
     reasons = [f"{describe(node)} runs in eager PyTorch: {reason}"
                for node, reason in refused.items()]
     if unsupported_ops == "error":
@@ -138,14 +179,12 @@ def compile_graph_module(graph_module, example_inputs, options, unsupported_ops,
         placeholders = [item for item in submodule.graph.nodes if item.op == "placeholder"]
         for placeholder, argument in zip(placeholders, node.args):
             placeholder.meta.setdefault("val", meta(argument))
-        examples = [meta(argument) for argument in node.args]
-        try:
-            compiled = CompiledGraph(submodule, examples, options, f"{name}/{node.target}")
-        except UnconvertibleNode as error:  # the tolerant trace missed it: stay eager
-            if _kiln.log_enabled("graph_breaks"):
-                _kiln.log("graph_breaks", f"{node.target} runs in eager PyTorch: {error}")
-            continue
-        setattr(fused, node.target, _CompiledPartition(compiled))
+        compiled = compile_part(submodule, [meta(argument) for argument in node.args],
+                                f"{name}/{node.target}")
+        if compiled is None:
+            return None
+        if compiled is not submodule:
+            setattr(fused, node.target, _CompiledPartition(compiled, submodule))
     fused.recompile()
 
     def run_partitioned(args):  # AOTAutograd's boxed convention, as CompiledGraph has

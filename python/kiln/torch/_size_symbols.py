@@ -29,6 +29,8 @@ class SizeSymbols:
         self.fixed = fixed or {}  # sympy symbol -> the number it stands for here
         self.symbols = {}  # sympy symbol -> kiln.Size
         self.aliases = {}  # sympy symbol -> the symbol it equals (assume_equal)
+        self.offsets = {}  # sympy symbol -> the kiln symbol of its shifted size (bind_input_sizes)
+        self.whole = {}  # sympy expression -> its own kiln symbol (bind_input_sizes)
 
     def size(self, extent):
         """An int or SymInt as an int or a kiln.Size."""
@@ -61,19 +63,56 @@ class SizeSymbols:
             symbol = self.aliases[symbol]
         return symbol
 
+    def bind_input_sizes(self, extents):
+        """Input dimensions that are no symbol by itself, as a part of a graph around an op
+        kiln lacks receives them: a symbol the inputs hold only shifted (s1 - 2: a convolution's
+        output side, a slice) takes its value from that dimension (a kiln symbol k for it, and
+        s1 = k + 2); a dimension whose symbols no input holds otherwise (2*s0*s1: tokens times
+        experts, flattened) is a kiln symbol of its own, which serves where the graph reads that
+        whole product (an op that needs s0 apart is refused: check_bound). Such a kiln symbol
+        stands for sizes >= 2 (ir/shape.h) where the dimension may be smaller: the caller
+        checks (CompiledGraph)."""
+        extents = [extent for extent in extents if isinstance(extent, torch.SymInt)
+                   and extent.node.expr.free_symbols]
+        bare = {extent.node.expr for extent in extents if extent.node.expr.is_Symbol}
+        for extent in extents:
+            expr = extent.node.expr
+            if expr.is_Symbol or not expr.is_Add or len(expr.args) != 2:
+                continue
+            constant, symbol = sorted(expr.args, key=lambda arg: not arg.is_Integer)
+            if not (constant.is_Integer and symbol.is_Symbol):
+                continue
+            symbol = self._root(symbol)
+            hint = traced_values(extent.node.shape_env).get(symbol)
+            if (symbol in bare or symbol in self.symbols or symbol in self.fixed or hint is None
+                    or int(hint) + int(constant) < 2):
+                continue
+            self.offsets[symbol] = self.trace.size_symbol(int(hint) + int(constant))
+            self.symbols[symbol] = self.offsets[symbol] - int(constant)
+        for extent in extents:
+            expr = extent.node.expr
+            if expr in self.whole or expr.free_symbols <= bare | self.offsets.keys() | self.fixed.keys():
+                continue
+            hint = expr.subs(traced_values(extent.node.shape_env))
+            if hint.is_Integer and int(hint) >= 2:
+                self.whole[expr] = self.trace.size_symbol(int(hint))
+
     def check_bound(self, inputs):
-        """Each symbol must be a dimension of some tensor input, by itself: a call's tensors give
-        the symbols their values (ir::bind_sizes). One that only a size argument carries (a
-        backward graph's saved batch size) is refused: the graph compiles per size."""
+        """Each symbol must be a dimension of some tensor input, by itself or shifted
+        (bind_input_sizes): a call's tensors give the symbols their values (ir::bind_sizes). One
+        that only a size argument carries (a backward graph's saved batch size) is refused: the
+        graph compiles per size."""
         bare = {repr(extent) for value in inputs if hasattr(value, "shape")
                 for extent in value.shape if isinstance(extent, _kiln.Size)}
         for expr, symbol in self.symbols.items():
-            if repr(symbol) not in bare:
+            if repr(self.offsets.get(expr, symbol)) not in bare:
                 raise Unconvertible(f"the size {expr} is no tensor input's dimension")
 
     def _convert(self, expr, shape_env):
         if expr.is_Integer:
             return int(expr)
+        if expr in self.whole:
+            return self.whole[expr]
         if expr.is_Symbol:
             expr = self._root(expr)
             found = self.symbols.get(expr)
