@@ -594,6 +594,35 @@ def test_a_part_reading_a_shifted_size_keeps_it_symbolic(capfd):
     assert "compiles for" not in err and "is no tensor input's dimension" not in err, err
 
 
+def test_a_shifted_input_size_below_two_runs_the_graph_eagerly(capfd):
+    # A graph whose input is (s0, s1 - 2) binds s1 from that width, whose kiln symbol stands
+    # for sizes >= 2: a width of 1 runs the FX graph in eager PyTorch instead.
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    from torch.fx.experimental.symbolic_shapes import (DimDynamic, ShapeEnv,
+                                                       StatelessSymbolicContext)
+    from kiln.torch._lowering import CompiledGraph
+    mode = FakeTensorMode(shape_env=ShapeEnv())
+    x = mode.from_tensor(torch.randn(3, 6), symbolic_context=StatelessSymbolicContext(
+        dynamic_sizes=[DimDynamic.DYNAMIC, DimDynamic.DYNAMIC]))
+    graph = torch.fx.Graph()
+    y = graph.placeholder("y")
+    with mode:
+        y.meta["val"] = x[:, 2:]
+        relu = graph.call_function(torch.ops.aten.relu.default, (y,))
+        relu.meta["val"] = torch.relu(y.meta["val"])
+    graph.output((relu,))
+    compiled = CompiledGraph(torch.fx.GraphModule(torch.nn.Module(), graph), [y.meta["val"]], {},
+                             "shifted", symbolic=True)
+
+    def run():
+        for width in (4, 1, 5):
+            t = torch.randn(3, width)
+            torch.testing.assert_close(compiled([t])[0], t.relu())
+    err = _recompile_log(capfd, run)
+    assert "shifted runs in eager PyTorch for input sizes below 2" in err, err
+    assert "compiles for" not in err, err
+
+
 def test_a_part_reading_a_flattened_product_keeps_it_symbolic(capfd):
     # Mixtral's routing: tokens x experts flattened (2*s0*s1) and sorted; the part after the
     # sort reads only that product, which becomes a kiln symbol of its own.
