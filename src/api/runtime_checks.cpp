@@ -27,24 +27,26 @@ std::string prefix(const Trace& trace, const std::string& op) {
 }  // namespace
 
 void check_index_bounds(Trace& trace, ir::ValueId index, const ir::Dim& size, int64_t axis,
-                        const std::string& op) {
+                        const std::string& op, bool negative) {
   // An index made from a loop's index and constants, inside the axis whatever the iteration:
   // nothing to check (x[i] in `for i in range(len(x))`).
   std::optional<std::pair<int64_t, int64_t>> range = integer_range(trace, index);
-  if (size.is_constant() && range && range->first >= -size.constant() &&
+  if (size.is_constant() && range && range->first >= (negative ? -size.constant() : 0) &&
       range->second < size.constant()) {
     return;
   }
   ir::Builder& builder = trace.builder;
   ir::ValueId wide = builder.cast(index, DType::Int64);
   ir::ValueId high = builder.size(size);
-  ir::ValueId low = builder.unary(ir::Op::neg, high);
+  ir::ValueId low = negative ? builder.unary(ir::Op::neg, high)
+                             : builder.constant(ir::Scalar::of_int(0), DType::Int64);
   ir::ValueId bad = builder.binary(ir::Op::logical_or, builder.binary(ir::Op::lt, wide, low),
                                    builder.binary(ir::Op::ge, wide, high));
   add_check(trace, bad, wide, ErrorKind::Index, prefix(trace, op) + "index ",
             " is out of bounds for axis " + std::to_string(axis) + " with size " +
                 size.to_string());
-  if (size.is_constant() && ir::element_count_dim(builder.node(index).shape) != ir::Dim(0)) {
+  if (negative && size.is_constant() &&
+      ir::element_count_dim(builder.node(index).shape) != ir::Dim(0)) {
     trace.checks.back().index = index;  // add_check recorded it
     trace.checks.back().size = size.constant();
   }

@@ -10,11 +10,12 @@
 
 namespace kiln::detail {
 
-// Every element of `index` must lie in [-size, size): IndexError "index 5 is out of bounds for
-// axis 0 with size 3", named after `op` and the builder's current location. `size` may hold
-// size symbols (an axis of dynamic length).
+// Every element of `index` must lie in [-size, size) ([0, size) without `negative`: torch's
+// gather and scatter): IndexError "index 5 is out of bounds for axis 0 with size 3", named
+// after `op` and the builder's current location. `size` may hold size symbols (an axis of
+// dynamic length).
 void check_index_bounds(Trace& trace, ir::ValueId index, const ir::Dim& size, int64_t axis,
-                        const std::string& op);
+                        const std::string& op, bool negative = true);
 
 // Every element of the integer `exponent` must be >= 0: NumPy's ValueError "Integers to
 // negative integer powers are not allowed."

@@ -483,13 +483,17 @@ void bind_movement(nb::module_& module) {
       nb::arg("accumulate") = false, nb::arg("check_bounds") = true, Keep<1>());
   module.def(
       "check_index",
-      [](const Tensor& indices, nb::handle size, int64_t axis, const std::string& op) {
+      [](const Tensor& indices, nb::handle size, int64_t axis, const std::string& op,
+         bool negative) {
         detail::Trace& trace = detail::trace_for(indices, op, kNoWhere);
-        detail::check_index_bounds(trace, indices.id(), dim_from_object(size), axis, op);
+        detail::check_index_bounds(trace, indices.id(), dim_from_object(size), axis, op,
+                                   negative);
       },
       nb::arg("indices"), nb::arg("size"), nb::arg("axis"), nb::arg("op") = "index",
+      nb::arg("negative") = true,
       "Raises IndexError when the graph runs if an element of `indices` is outside "
-      "[-size, size), as NumPy does for x[indices] along `axis`.");
+      "[-size, size), as NumPy does for x[indices] along `axis` ([0, size) without "
+      "`negative`, as torch's gather and scatter).");
   module.def(
       "check_nonnegative_exponent",
       [](const Tensor& exponent, const std::string& op) {

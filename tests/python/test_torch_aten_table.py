@@ -57,6 +57,8 @@ DIRECT_SAMPLES = {
                    aten.as_strided(x, (3, 2), (1, 4), 7),
                    aten.as_strided(aten.permute(x, [0, 2, 3, 1]), (2, 5, 12), (60, 1, 5))),
         [_floats(2, 3, 4, 5)]),
+    "aten.scatter.value": (lambda x, index: aten.scatter.value(x, 1, index, 2.5),
+                           [_floats(3, 5), torch.tensor([[0, 4], [3, 1], [2, 2]])]),
     "aten.masked_fill.Tensor": (lambda x, v: aten.masked_fill.Tensor(x, x > 0, v),
                                 [_floats(3, 4), torch.tensor(2.5)]),
     "aten.prod.dim_int": (lambda x: aten.prod.dim_int(x, 1, True), [_floats(3, 4)]),
@@ -444,6 +446,21 @@ def test_grouped_query_attention_matches_repeated_keys(mask):
     grads = _compiled_results(_aten_graph(backward, given), given)
     for got, leaf in zip(grads, leaves):
         torch.testing.assert_close(got, leaf.grad, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("call", [lambda x, i: aten.gather(x, 1, i),
+                                  lambda x, i: aten.scatter.value(x, 1, i, 1.0),
+                                  lambda x, i: aten.scatter_add(x, 1, i, x[:, :2])],
+                         ids=["gather", "scatter", "scatter_add"])
+def test_gather_and_scatter_refuse_negative_indices_as_torch_does(call):
+    x = _floats(3, 5)
+    good, negative = torch.tensor([[0, 4], [3, 1], [2, 2]]), torch.tensor([[0, 4], [3, -1], [2, 2]])
+    graph = _aten_graph(call, [x, good])
+    torch.testing.assert_close(_compiled_results(graph, [x, good]), _flat_results(call(x, good)))
+    with pytest.raises(RuntimeError, match="out of bounds"):
+        call(x, negative)
+    with pytest.raises(IndexError, match="index -1 is out of bounds for axis 1 with size 5"):
+        _compiled_results(graph, [x, negative])
 
 
 @pytest.mark.parametrize("largest", [True, False])

@@ -314,21 +314,16 @@ def _as_strided(context, node, x, size, stride, storage_offset=None):
     return _kiln.take(memory, _kiln.broadcast_to(flat, list(size)), 0, False)
 
 
-@lowers(aten.gather.default)
-def _gather(context, node, x, dim, index, sparse_grad=False):
-    """out[i] = x[i with index[i] at `dim`] (NumPy's take_along_axis): one flat index into x."""
-    dim = axis(dim, x.ndim)
+def _flat_along(context, x, dim, index, what):
+    """(flat int64 index into x of index's shape, x's element count) for index[i] at `dim` and
+    i elsewhere: what gather reads and scatter writes (NumPy's take_along_axis)."""
     index = cast(index, torch.int64)
-    _kiln.check_index(index, x.shape[dim] if x.ndim else 1, dim, "gather")
-    if x.ndim == 0:
-        return x
+    _kiln.check_index(index, x.shape[dim] if x.ndim else 1, dim, what, negative=False)
     shape = list(index.shape)
     flat, stride = None, 1
     for d in reversed(range(x.ndim)):
         if d == dim:
-            extent = context.full((), x.shape[d], torch.int64)
-            position = _kiln.where(_kiln.less(index, context.full((), 0, torch.int64)),
-                                   _kiln.add(index, extent), index)
+            position = index
         else:
             along = [1] * x.ndim
             along[d] = shape[d]
@@ -336,8 +331,41 @@ def _gather(context, node, x, dim, index, sparse_grad=False):
         term = _kiln.multiply(position, context.full((), stride, torch.int64))
         flat = term if flat is None else _kiln.add(flat, term)
         stride *= x.shape[d]
-    flat = _kiln.broadcast_to(flat, shape)
-    return _kiln.take(_kiln.reshape(x, [stride]), flat, 0, False)
+    return _kiln.broadcast_to(flat, shape), stride
+
+
+@lowers(aten.gather.default)
+def _gather(context, node, x, dim, index, sparse_grad=False):
+    """out[i] = x[i with index[i] at `dim`]: one flat index into x."""
+    dim = axis(dim, x.ndim)
+    if x.ndim == 0:
+        _kiln.check_index(cast(index, torch.int64), 1, dim, "gather", negative=False)
+        return x
+    flat, count = _flat_along(context, x, dim, index, "gather")
+    return _kiln.take(_kiln.reshape(x, [count]), flat, 0, False)
+
+
+@lowers(aten.scatter.src, aten.scatter.value, aten.scatter_add.default)
+def _scatter(context, node, x, dim, index, src, reduce=None):
+    """x with x[i with index[i] at `dim`] = src[i] (scatter_add: +=), functionally; src a
+    tensor at least index's shape (its leading block is read) or a number. Where an index
+    repeats, scatter keeps one of the values (torch leaves which one undefined too)."""
+    if reduce is not None:
+        raise Unconvertible(f"scatter with reduce={reduce!r}")
+    dim = axis(dim, x.ndim)
+    if x.ndim == 0 or 0 in index.shape:
+        raise Unconvertible("scatter of a 0-d tensor or an empty index")
+    dtype = computing_dtype(out_dtype(node))
+    flat, count = _flat_along(context, x, dim, index, "scatter")
+    if isinstance(src, _kiln.Tensor):
+        src = _slice_any(src, [(0, extent, 1) for extent in index.shape])
+    else:
+        src = context.full(list(index.shape), src, dtype)
+    values = _kiln.reshape(cast(src, dtype), [-1])
+    target = _kiln.reshape(cast(x, dtype), [count])
+    result = _kiln.index_put(target, _kiln.reshape(flat, [-1]), values, 0,
+                             node.target is aten.scatter_add.default, check_bounds=False)
+    return cast(_kiln.reshape(result, list(x.shape)), out_dtype(node))
 
 
 def _advanced_index(context, node, x, indices, what):
