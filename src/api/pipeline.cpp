@@ -345,7 +345,8 @@ CudaModules build_cuda_modules(const codegen::CudaSource& source, const std::str
       const std::string unit_key = runtime::cache_key(
           {versioned, "unit " + std::to_string(u) + " of " + std::to_string(units.size())});
       runtime::CachedObject object = cache.get_or_build(
-          unit_key, units[u], [&](const std::string& source_path, const std::string& object_path) {
+          unit_key, units[u],
+          [&](const std::string& source_path, const std::string& object_path) {
             cuda::compile_cubin_file(source_path, object_path, target.architecture,
                                      /*in_helper=*/units.size() >= kUnitsForHelpers);
           });

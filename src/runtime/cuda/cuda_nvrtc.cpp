@@ -207,8 +207,9 @@ void compile_cubin_file(const std::string& source_path, const std::string& objec
                         int architecture, bool in_helper) {
   const NvrtcState& state = nvrtc();  // NVRTC missing: Error(Unsupported) here, not in a child
   if (in_helper && !nvrtc_helper_path().empty()) {
-    const ProcessResult result = run_process(
-        {nvrtc_helper_path(), state.library_path, std::to_string(architecture), source_path, object_path});
+    const ProcessResult result = run_process({nvrtc_helper_path(), state.library_path,
+                                              std::to_string(architecture), source_path,
+                                              object_path});
     if (result.exit_status == 0) return;
     throw Error(ErrorKind::Internal,
                 result.output.empty() ? "kiln: " + nvrtc_helper_path() + " failed (status " +
@@ -218,7 +219,8 @@ void compile_cubin_file(const std::string& source_path, const std::string& objec
   std::string source, why;
   const Descriptor file = open_private_file(source_path, &why);
   if (!file.valid() || !read_all(file.get(), source))
-    throw Error(ErrorKind::Internal, "kiln: cannot read the CUDA source " + source_path + " " + why);
+    throw Error(ErrorKind::Internal,
+                "kiln: cannot read the CUDA source " + source_path + " " + why);
   write_private_file(object_path, compile_cubin(source, "kernel.cu", architecture));
 }
 
