@@ -110,6 +110,7 @@ Tensor build_on(const Tensor& x, const std::function<ir::ValueId(ir::Builder&)>&
 void bind_errors(nb::module_& module);
 void bind_tensor(nb::module_& module);
 void bind_convolution(nb::module_& module);  // part of bind_tensor
+void bind_indexing(nb::module_& module);     // part of bind_tensor
 void bind_compiled(nb::module_& module);
 void bind_cuda(nb::module_& module);
 // An object exporting __cuda_array_interface__, or __dlpack__ on a CUDA device, as a borrowed

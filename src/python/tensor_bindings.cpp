@@ -464,44 +464,6 @@ void bind_movement(nb::module_& module) {
   module.def(
       "flip", [](const Tensor& x, Axes axis) { return kiln::flip(x, std::move(axis), kNoWhere); },
       nb::arg("x"), nb::arg("axis") = Axes{}, Keep<1>());
-  // check_bounds=False: the caller checked the indices already (check_index), e.g. per axis
-  // before merging several index arrays into one flat index.
-  module.def(
-      "take",
-      [](const Tensor& x, const Tensor& indices, int64_t axis, bool check_bounds) {
-        return detail::take(x, indices, axis, check_bounds, kNoWhere);
-      },
-      nb::arg("x"), nb::arg("indices"), nb::arg("axis"), nb::arg("check_bounds") = true,
-      Keep<1>());
-  module.def(
-      "index_put",
-      [](const Tensor& x, const Tensor& indices, const Tensor& values, int64_t axis,
-         bool accumulate, bool check_bounds) {
-        return detail::index_put(x, indices, values, axis, accumulate, check_bounds, kNoWhere);
-      },
-      nb::arg("x"), nb::arg("indices"), nb::arg("values"), nb::arg("axis") = 0,
-      nb::arg("accumulate") = false, nb::arg("check_bounds") = true, Keep<1>());
-  module.def(
-      "check_index",
-      [](const Tensor& indices, nb::handle size, int64_t axis, const std::string& op,
-         bool negative) {
-        detail::Trace& trace = detail::trace_for(indices, op, kNoWhere);
-        detail::check_index_bounds(trace, indices.id(), dim_from_object(size), axis, op,
-                                   negative);
-      },
-      nb::arg("indices"), nb::arg("size"), nb::arg("axis"), nb::arg("op") = "index",
-      nb::arg("negative") = true,
-      "Raises IndexError when the graph runs if an element of `indices` is outside "
-      "[-size, size), as NumPy does for x[indices] along `axis` ([0, size) without "
-      "`negative`, as torch's gather and scatter).");
-  module.def(
-      "check_nonnegative_exponent",
-      [](const Tensor& exponent, const std::string& op) {
-        detail::Trace& trace = detail::trace_for(exponent, op, kNoWhere);
-        detail::check_nonnegative_exponent(trace, exponent.id(), op);
-      },
-      nb::arg("exponent"), nb::arg("op") = "power",
-      "Raises NumPy's ValueError when the graph runs if an integer exponent is negative.");
 }
 
 void bind_linear_algebra_and_creation(nb::module_& module) {
@@ -597,6 +559,7 @@ void bind_tensor(nb::module_& module) {
   bind_elementwise(module);
   bind_reductions(module);
   bind_movement(module);
+  bind_indexing(module);
   bind_linear_algebra_and_creation(module);
   bind_convolution(module);
 }

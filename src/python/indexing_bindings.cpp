@@ -1,0 +1,61 @@
+// Indexing with index tensors (take, index_put) and the runtime checks front ends add for it
+// (indices in bounds, integer exponents non-negative): the detail:: forms of include/kiln's
+// functions, which let a front end check indices once before merging them. As in
+// tensor_bindings.cpp: the location comes from `trace.location`, and the result keeps its first
+// tensor operand (and so its trace) alive.
+#include <nanobind/stl/string.h>
+
+#include "api/runtime_checks.h"
+#include "kiln/tensor.h"
+#include "python/common.h"
+
+namespace kiln::python {
+namespace {
+
+constexpr Where kNoWhere{};
+using Keep = nb::keep_alive<0, 1>;
+
+}  // namespace
+
+void bind_indexing(nb::module_& module) {
+  // check_bounds=False: the caller checked the indices already (check_index), e.g. per axis
+  // before merging several index arrays into one flat index.
+  module.def(
+      "take",
+      [](const Tensor& x, const Tensor& indices, int64_t axis, bool check_bounds) {
+        return detail::take(x, indices, axis, check_bounds, kNoWhere);
+      },
+      nb::arg("x"), nb::arg("indices"), nb::arg("axis"), nb::arg("check_bounds") = true,
+      Keep());
+  module.def(
+      "index_put",
+      [](const Tensor& x, const Tensor& indices, const Tensor& values, int64_t axis,
+         bool accumulate, bool check_bounds) {
+        return detail::index_put(x, indices, values, axis, accumulate, check_bounds, kNoWhere);
+      },
+      nb::arg("x"), nb::arg("indices"), nb::arg("values"), nb::arg("axis") = 0,
+      nb::arg("accumulate") = false, nb::arg("check_bounds") = true, Keep());
+  module.def(
+      "check_index",
+      [](const Tensor& indices, nb::handle size, int64_t axis, const std::string& op,
+         bool negative) {
+        detail::Trace& trace = detail::trace_for(indices, op, kNoWhere);
+        detail::check_index_bounds(trace, indices.id(), dim_from_object(size), axis, op,
+                                   negative);
+      },
+      nb::arg("indices"), nb::arg("size"), nb::arg("axis"), nb::arg("op") = "index",
+      nb::arg("negative") = true,
+      "Raises IndexError when the graph runs if an element of `indices` is outside "
+      "[-size, size), as NumPy does for x[indices] along `axis` ([0, size) without "
+      "`negative`, as torch's gather and scatter).");
+  module.def(
+      "check_nonnegative_exponent",
+      [](const Tensor& exponent, const std::string& op) {
+        detail::Trace& trace = detail::trace_for(exponent, op, kNoWhere);
+        detail::check_nonnegative_exponent(trace, exponent.id(), op);
+      },
+      nb::arg("exponent"), nb::arg("op") = "power",
+      "Raises NumPy's ValueError when the graph runs if an integer exponent is negative.");
+}
+
+}  // namespace kiln::python
