@@ -259,14 +259,41 @@ def _arange(context, node, *args, **kwargs):
 
 # ---- indexing ------------------------------------------------------------------------------
 
+def _checked_index(index, x, dim, what):
+    """index as int64, each element checked to lie in [0, x.shape[dim]) when the graph runs:
+    torch's embedding, index_select and index_add raise for a negative index, which
+    kiln's take and index_put (NumPy's x[i]) would count from the end."""
+    index = cast(index, torch.int64)
+    _kiln.check_index(index, x.shape[dim], dim, what, negative=False)
+    return index
+
+
 @lowers(aten.embedding.default)
 def _embedding(context, node, weight, indices, *args):
-    return _kiln.take(weight, indices, 0)
+    return _kiln.take(weight, _checked_index(indices, weight, 0, "embedding"), 0, False)
 
 
 @lowers(aten.index_select.default)
 def _index_select(context, node, x, dim, index):
-    return _kiln.take(x, index, axis(dim, x.ndim))
+    dim = axis(dim, x.ndim)
+    return _kiln.take(x, _checked_index(index, x, dim, "index_select"), dim, False)
+
+
+@lowers(aten.index_add.default)
+def _index_add(context, node, x, dim, index, source, alpha=1):
+    """x with alpha * source added to its slices at `index` along `dim` (a repeated index adds
+    each), functionally. (index_copy stays torch's decomposition, an index_put that counts a
+    negative index from the end: index_fill's decomposition relies on it.)"""
+    if x.ndim == 0 or index.ndim != 1:
+        raise Unconvertible("index_add of a 0-d tensor or a 0-d index")
+    dim = axis(dim, x.ndim)
+    dtype = computing_dtype(out_dtype(node))
+    values = cast(source, dtype)
+    if alpha != 1:
+        values = _kiln.multiply(values, context.full((), alpha, dtype))
+    index = _checked_index(index, x, dim, "index_add")
+    return cast(_kiln.index_put(cast(x, dtype), index, values, dim, True, check_bounds=False),
+                out_dtype(node))
 
 
 def _is_source_layout(x, source, size, stride, storage_offset):
