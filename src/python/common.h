@@ -103,6 +103,13 @@ nb::tuple shape_tuple(const ir::Shape& shape);
 ir::Shape shape_from_object(nb::handle object);
 ir::Dim dim_from_object(nb::handle object);  // an int or a kiln.Size
 void bind_sizes(nb::module_& module);
+// The Tensor API bindings (tensor_, convolution_ and indexing_bindings.cpp): the user's
+// location reaches the nodes through Trace::default_location, and a result keeps its first
+// tensor operand (argument `Patient`), and through it its Trace, alive.
+constexpr Where kNoWhere{};
+template <size_t Patient = 1>
+using Keep = nb::keep_alive<0, Patient>;
+
 // A node built into the trace of `x` at the user's current line: ops that take a shape with
 // size symbols, which the public Tensor API (numbers only) has no call for.
 Tensor build_on(const Tensor& x, const std::function<ir::ValueId(ir::Builder&)>& build);

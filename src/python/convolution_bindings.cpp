@@ -8,12 +8,6 @@
 #include "python/common.h"
 
 namespace kiln::python {
-namespace {
-
-constexpr Where kNoWhere{};
-using Keep = nb::keep_alive<0, 1>;
-
-}  // namespace
 
 void bind_convolution(nb::module_& module) {
   module.def(
@@ -25,7 +19,7 @@ void bind_convolution(nb::module_& module) {
                                  std::move(dilation), groups, kNoWhere);
       },
       nb::arg("input"), nb::arg("weight"), nb::arg("bias").none(), nb::arg("strides"),
-      nb::arg("padding"), nb::arg("dilation"), nb::arg("groups"), Keep(),
+      nb::arg("padding"), nb::arg("dilation"), nb::arg("groups"), Keep<>(),
       "torch's aten.convolution forward: input (N, C, *spatial), weight (O, C / groups, "
       "*kernel), bias (O,) or None.");
   module.def(
@@ -38,7 +32,7 @@ void bind_convolution(nb::module_& module) {
                                                 std::move(dilation), groups, kNoWhere);
       },
       nb::arg("grad_output"), nb::arg("weight"), nb::arg("input_shape"), nb::arg("strides"),
-      nb::arg("padding"), nb::arg("dilation"), nb::arg("groups"), Keep(),
+      nb::arg("padding"), nb::arg("dilation"), nb::arg("groups"), Keep<>(),
       "The gradient of that convolution with respect to its input (of input_shape), given "
       "grad_output (N, O, *output).");
   module.def(
@@ -51,7 +45,7 @@ void bind_convolution(nb::module_& module) {
                                                  std::move(dilation), groups, kNoWhere);
       },
       nb::arg("grad_output"), nb::arg("input"), nb::arg("weight_shape"), nb::arg("strides"),
-      nb::arg("padding"), nb::arg("dilation"), nb::arg("groups"), Keep(),
+      nb::arg("padding"), nb::arg("dilation"), nb::arg("groups"), Keep<>(),
       "The gradient of that convolution with respect to its weight (of weight_shape), given "
       "grad_output (N, O, *output) and the forward's input.");
 }

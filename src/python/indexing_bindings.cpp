@@ -10,12 +10,6 @@
 #include "python/common.h"
 
 namespace kiln::python {
-namespace {
-
-constexpr Where kNoWhere{};
-using Keep = nb::keep_alive<0, 1>;
-
-}  // namespace
 
 void bind_indexing(nb::module_& module) {
   // check_bounds=False: the caller checked the indices already (check_index), e.g. per axis
@@ -26,7 +20,7 @@ void bind_indexing(nb::module_& module) {
         return detail::take(x, indices, axis, check_bounds, kNoWhere);
       },
       nb::arg("x"), nb::arg("indices"), nb::arg("axis"), nb::arg("check_bounds") = true,
-      Keep());
+      Keep<>());
   module.def(
       "index_put",
       [](const Tensor& x, const Tensor& indices, const Tensor& values, int64_t axis,
@@ -34,7 +28,7 @@ void bind_indexing(nb::module_& module) {
         return detail::index_put(x, indices, values, axis, accumulate, check_bounds, kNoWhere);
       },
       nb::arg("x"), nb::arg("indices"), nb::arg("values"), nb::arg("axis") = 0,
-      nb::arg("accumulate") = false, nb::arg("check_bounds") = true, Keep());
+      nb::arg("accumulate") = false, nb::arg("check_bounds") = true, Keep<>());
   module.def(
       "check_index",
       [](const Tensor& indices, nb::handle size, int64_t axis, const std::string& op,

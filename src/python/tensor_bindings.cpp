@@ -40,14 +40,7 @@ nb::list owned_by(nb::handle trace, const std::vector<Tensor>& values) {
   return result;
 }
 
-
 using detail::Trace;
-
-// The Python-side location reaches the nodes through Trace::default_location.
-constexpr Where kNoWhere{};
-
-template <size_t Patient>
-using Keep = nb::keep_alive<0, Patient>;
 
 // Two results that keep `x` (and so its Trace) alive, as Keep<1> does for one: a tuple itself
 // cannot hold a keep-alive.
