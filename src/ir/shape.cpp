@@ -257,6 +257,13 @@ std::vector<int64_t> contiguous_strides(const Shape& shape) {
   return strides;
 }
 
+Shape without_unit_dims(const Shape& shape) {
+  Shape result;
+  for (const Dim& d : shape)
+    if (!d.is_constant() || d.constant() != 1) result.push_back(d);
+  return result;
+}
+
 bool broadcast_shapes(const Shape& a, const Shape& b, Shape& result) {
   size_t rank = std::max(a.size(), b.size());
   Shape out(rank);

@@ -74,6 +74,9 @@ Shape from_ints(const std::vector<int64_t>& sizes);
 std::string shape_string(const Shape& shape);
 // Row-major strides in elements.
 std::vector<int64_t> contiguous_strides(const Shape& shape);
+// The shape without its dimensions of constant extent 1: (1, 64, 1, 1) -> (64,). Two shapes
+// equal this way index the same elements in the same order.
+Shape without_unit_dims(const Shape& shape);
 // NumPy broadcasting of two shapes; returns false when they do not broadcast.
 bool broadcast_shapes(const Shape& a, const Shape& b, Shape& result);
 // Normalises a possibly negative axis against `rank`; throws an Axis error naming `op`.

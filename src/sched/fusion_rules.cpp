@@ -19,9 +19,15 @@ using ir::ValueId;
 // most twice (a graph unrolled from a Python loop inlines thousands of values into a root).
 ValueId read_at_other_indices(const ir::Graph& graph, const std::vector<int32_t>& buffer_of,
                               const std::set<ValueId>& group, ValueId root) {
-  const ir::Shape& shape = graph.node(root).shape;
+  // Ops that read their operands at their own index, for root's elements: elementwise ops,
+  // and reshapes that only add or drop dimensions of extent 1 (a batch norm's (64,) mean saved
+  // as (1, 64, 1, 1)).
+  const ir::Shape elements = ir::without_unit_dims(graph.node(root).shape);
   auto keeps_index = [&](const Node& node) {
-    return ir::is_elementwise(node.op) && node.shape == shape;
+    if (ir::without_unit_dims(node.shape) != elements) return false;
+    return ir::is_elementwise(node.op) ||
+           (node.op == ir::Op::reshape &&
+            ir::without_unit_dims(graph.node(node.inputs[0]).shape) == elements);
   };
   std::vector<uint8_t> seen(static_cast<size_t>(graph.size()), 0);  // 1: same index, 2: other
   std::vector<std::pair<ValueId, bool>> stack;
@@ -68,9 +74,14 @@ std::string fusion_refusal(const ir::Graph& graph, const std::vector<int32_t>& b
     if (node.op == ir::Op::loop) return "a loop runs the kernels of its body";
     if (ir::is_scan(node.op)) return std::string(ir::op_name(node.op)) + " is a scan, in its own kernel";
   }
-  const ir::Shape& shape = graph.node(front).shape;
-  if (shape != node.shape)
-    return "different iteration domains " + ir::shape_string(shape) + " and " +
+  // Shapes that differ in dimensions of extent 1 only iterate the same elements in the same
+  // order (ProgramBuilder::build_pointwise_kernel maps the index); a permute's loops follow
+  // its operand's shape, so permutes join on equal shapes only.
+  const Node& first = graph.node(front);
+  const bool permutes = first.op == ir::Op::permute || node.op == ir::Op::permute;
+  if (permutes ? first.shape != node.shape
+               : ir::without_unit_dims(first.shape) != ir::without_unit_dims(node.shape))
+    return "different iteration domains " + ir::shape_string(first.shape) + " and " +
            ir::shape_string(node.shape);
   const ValueId read = read_at_other_indices(graph, buffer_of, group, root);
   if (read >= 0)

@@ -78,6 +78,39 @@ TEST(Scheduler, AReshapeThatSplitsALoopLoopsOverTheFinerNest) {
   }
 }
 
+// Training batch norm over channels-last data: the statistics, the (1, C, 1, 1) mean a backward
+// reads, the running mean, a small gradient-like root that comes after the normalisation and
+// the running counts' increments all join the kernels of their domain: one kernel of the
+// reductions, one normalising, one of the two counts.
+TEST(Scheduler, SmallRootsJoinTheKernelOfTheirElementsWhereverTheyComeFrom) {
+  ir::Graph graph;
+  ir::Builder b(graph);
+  auto scalar = [&](double v) { return b.constant(Scalar::of(v), DType::Float32); };
+  ir::ValueId count = b.parameter(DType::Int64, {});
+  ir::ValueId counted = b.binary(Op::add, count, b.constant(Scalar::of(int64_t{1}), DType::Int64));
+  ir::ValueId x = b.parameter(DType::Float32, {4, 8, 8, 16});
+  ir::ValueId running = b.parameter(DType::Float32, {16});
+  ir::ValueId mean = b.binary(Op::mul, b.reduce(Op::sum, x, {0, 1, 2}, false),
+                              b.broadcast(scalar(1.0 / 256), {16}));
+  ir::ValueId var = b.reduce(Op::var, x, {0, 1, 2}, false);
+  ir::ValueId saved_mean = b.reshape(mean, {1, 16, 1, 1});
+  ir::ValueId updated = b.binary(Op::add, b.binary(Op::mul, running, b.broadcast(scalar(0.9), {16})),
+                                 b.binary(Op::mul, mean, b.broadcast(scalar(0.1), {16})));
+  ir::ValueId centred = b.binary(Op::sub, x, b.broadcast(mean, {4, 8, 8, 16}));
+  ir::ValueId normalized = b.binary(Op::mul, centred, b.broadcast(var, {4, 8, 8, 16}));
+  ir::ValueId scaled = b.binary(Op::mul, var, running);
+  ir::ValueId count2 = b.parameter(DType::Int64, {});
+  ir::ValueId counted2 = b.binary(Op::add, count2, b.constant(Scalar::of(int64_t{1}), DType::Int64));
+  graph.set_outputs({counted, saved_mean, updated, normalized, scaled, counted2});
+  std::vector<std::string> notes;
+  Program program = schedule(graph, {}, &notes);
+  std::string all;
+  for (const std::string& note : notes) all += note + "\n";
+  ASSERT_EQ(program.kernels.size(), 3u) << all;
+  EXPECT_EQ(program.kernels[0].buffers_written.size(), 2u);  // the two counts
+  EXPECT_EQ(program.kernels[2].buffers_written.size(), 1u);  // the normalised values
+}
+
 TEST(Scheduler, ExternScanAndScatterGetTheirOwnStepsWithReasons) {
   ir::Graph graph;
   ir::Builder b(graph);
