@@ -4,8 +4,9 @@ GPU machine after `scripts/gpu-check bench` (its environment: PYTHONPATH=.gpu-ch
     python bench/gpu_step_profile.py resnet18_train kiln:reduce-overhead,inductor:reduce-overhead 30
 
 prints each variant's first call and its host and total time per call (same inputs each call),
-then its kernels by GPU time (the last argument: how many; default 30) and its top host-side
-operations."""
+then its kernels by GPU time (the third argument: how many; default 30) and its top host-side
+operations. A fourth argument, a folder, gets each variant's Chrome trace of the profiled calls
+(kernels in order, with their grids and blocks: bench/gpu_trace_segments.py compares two)."""
 import os
 import sys
 import tempfile
@@ -50,7 +51,7 @@ def report(events, kernels):
               f"{e.count / PROFILED_CALLS:5.0f}x  {e.key[:90]}")
 
 
-def main(name, variants, kernels):
+def main(name, variants, kernels, trace_folder=None):
     case = {c.name: c for c in model_cases.make_cases()}[name]
     model = case.model(quick=False).cuda()
     inputs = [v.cuda() if isinstance(v, torch.Tensor) else v
@@ -72,7 +73,10 @@ def main(name, variants, kernels):
                     call(*inputs)
                 torch.cuda.synchronize()
             report(p.key_averages(), kernels)
+            if trace_folder:
+                p.export_chrome_trace(os.path.join(trace_folder, f"{name}_{backend}_{mode}.json"))
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], sys.argv[2], int(sys.argv[3]) if len(sys.argv) > 3 else 30)
+    main(sys.argv[1], sys.argv[2], int(sys.argv[3]) if len(sys.argv) > 3 else 30,
+         sys.argv[4] if len(sys.argv) > 4 else None)

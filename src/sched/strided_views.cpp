@@ -108,8 +108,10 @@ std::optional<StridedView> strided_view(const ir::Graph& graph, ValueId id,
 
 bool needs_packed_operand(const Node& node, size_t k) {
   if (node.op == Op::matmul) return k == 2;  // a bias cuBLASLt reads as a packed vector
-  return node.attrs.filters_last && k == 1 &&
-         (node.op == Op::convolution || node.op == Op::convolution_backward_input);
+  const bool convolution = node.op == Op::convolution ||
+                           node.op == Op::convolution_backward_input ||
+                           node.op == Op::convolution_backward_weight;
+  return convolution && node.attrs.filters_last && k <= 1;  // not a bias
 }
 
 bool packed_view(const StridedView& view) {

@@ -26,10 +26,12 @@ ir::ValueId view_base(const ir::Graph& graph, ir::ValueId id);
 std::optional<StridedView> strided_view(const ir::Graph& graph, ir::ValueId id,
                                         const std::vector<int64_t>& base_strides);
 
-// Whether operand `k` of extern call `node` must lie packed in its own (row-major) order: a
-// channels-last filter (Attrs::filters_last), which cuDNN takes without strides (a view of a
-// channels-first weight would have it reorder the filter on every call), and a matmul's bias,
-// which cuBLASLt reads as a packed vector.
+// Whether operand `k` of extern call `node` must lie packed in its own (row-major) order: the
+// filter and the activations (or gradients) of a convolution computed channels-last with
+// channels-last filters (Attrs::filters_last: cuDNN's NHWC kernels), which cuDNN would reorder
+// on every call from any other strides, slower than kiln's transposes (a channels-first image
+// fed to resnet18: 34 us of cuDNN's nchwToNhwc on an H200, twice in a training step), and a
+// matmul's bias, which cuBLASLt reads as a packed vector.
 bool needs_packed_operand(const ir::Node& node, size_t k);
 // Whether `view` is packed row-major (extents of 1 aside).
 bool packed_view(const StridedView& view);

@@ -19,6 +19,7 @@
 #include "ir/verifier.h"
 #include "api/pipeline.h"
 #include "passes/pipeline.h"
+#include "sched/strided_views.h"
 #include "target/target.h"
 
 namespace kiln::test {
@@ -600,14 +601,18 @@ TEST(ConvolutionBackwardCompiled, ChannelsLastFiltersArePermutedOncePerWeight) {
   for (size_t k = 0; k < expected.size(); ++k)
     expect_array_matches(run.outputs[k], expected[k], kSingle, graph.labels[k]);
   // The filter lies packed (O, *kernel, C) for the library (cuDNN takes no filter strides): a
-  // kernel permuted it into a buffer of its own, not a strided view of the weight.
+  // kernel permuted it into a buffer of its own, not a strided view of the weight. So do the
+  // activations and gradients: the channels-first input x, permuted once by a kernel (cuDNN
+  // would reorder a strided view of it in every call that reads it).
   const sched::Program program = detail::schedule_program(
       optimized, std::vector<std::vector<int64_t>>(graph.inputs.size()), target::host_cpu(2), {});
   int filters = 0;
   for (const sched::Step& step : program.steps) {
-    if (step.kind != sched::StepKind::Extern || step.call.op == Op::convolution_backward_weight ||
-        step.call.parameters.back() != 2)
-      continue;
+    if (step.kind != sched::StepKind::Extern || step.call.parameters.back() != 2) continue;
+    for (size_t k = 0; k < 2; ++k)
+      EXPECT_TRUE(!step.call.views.at(k) || sched::packed_view(*step.call.views.at(k)))
+          << ir::op_name(step.call.op) << " operand " << k;
+    if (step.call.op == Op::convolution_backward_weight) continue;
     ++filters;
     EXPECT_FALSE(step.call.views.at(1).has_value());
     EXPECT_EQ(program.buffers.at(static_cast<size_t>(step.call.inputs.at(1))).shape,
