@@ -31,8 +31,9 @@ def segments(events, calls):
             total, names = 0.0, []
         else:
             total += e["dur"]
-            grid = e.get("args", {}).get("grid")
-            names.append(f"{e['name'][:40]} {e['dur']:.1f}us grid={grid}")
+            args = e.get("args", {})
+            names.append(f"{e['name'][:50]} {e['dur']:.1f}us grid={args.get('grid')} "
+                         f"block={args.get('block')}")
     result.append(("(end)", total, names))
     return result
 
