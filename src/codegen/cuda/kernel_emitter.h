@@ -29,6 +29,9 @@ constexpr int64_t kBlocksPerMultiprocessor = 8;
 constexpr int64_t kMostRunBlocks = int64_t{1} << 22;
 // A loop a block's threads share is unrolled when each thread has at most this many elements.
 constexpr int64_t kMostUnrolledSteps = 8;
+// The rows of a column tile's warp (LaunchKind::ColumnTiles) unrolled by this many: their loads
+// issued together, not one memory latency a row.
+constexpr int kColumnRowsUnrolled = 4;
 
 // How one launch runs its statements.
 enum class LaunchKind : uint8_t {
