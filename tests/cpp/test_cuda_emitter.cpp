@@ -408,9 +408,9 @@ TEST(CudaEmitter, ColumnReductionsPutNeighbouringOutputsOnLanes) {
   auto [code, log] = compile_with_nvcc(source.text, "columns");
   EXPECT_EQ(code, 0) << log;
 
-  // Few rows (resnet18's layer-4 statistics, 784 rows of 512 channels): blocks share a tile
-  // until each warp has a few rows, their loads unrolled (3 blocks a tile left each warp 33
-  // rows, one memory latency after another).
+  // Few rows (resnet18's layer-4 gradient sums, 784 rows of 512 channels): blocks share a
+  // tile until each warp has a few rows, their loads unrolled (3 blocks a tile left each warp
+  // 33 rows, one memory latency after another).
   ir::Graph short_columns;
   ir::Builder s(short_columns);
   ir::ValueId z = s.parameter(DType::Float32, {16, 512, 7, 7});
@@ -421,6 +421,12 @@ TEST(CudaEmitter, ColumnReductionsPutNeighbouringOutputsOnLanes) {
   EXPECT_NE(short_source.text.find("#pragma unroll 4\n"), std::string::npos) << short_source.text;
   auto [short_code, short_log] = compile_with_nvcc(short_source.text, "short_columns");
   EXPECT_EQ(short_code, 0) << short_log;
+  // Their variances keep 32 rows a warp (a Welford state costs more to merge than a sum).
+  short_columns.set_outputs({s.reduce(ir::Op::var, z, {0, 2, 3}, false)});
+  codegen::CudaSource variances = emit(short_columns, {{49 * 512, 1, 7 * 512, 512}});
+  ASSERT_EQ(variances.kernels.size(), 1u);
+  EXPECT_EQ(variances.kernels[0].launches[0].blocks, 16 * (784 / (8 * 32)));
+  EXPECT_EQ(variances.text.find("#pragma unroll 4\n"), std::string::npos);
 
   // Many columns: a tile per block, no split, no scratch. Rows of a column stay a block's.
   ir::Graph wide;

@@ -29,9 +29,6 @@ constexpr int64_t kBlocksPerMultiprocessor = 8;
 constexpr int64_t kMostRunBlocks = int64_t{1} << 22;
 // A loop a block's threads share is unrolled when each thread has at most this many elements.
 constexpr int64_t kMostUnrolledSteps = 8;
-// The rows of a column tile's warp (LaunchKind::ColumnTiles) unrolled by this many: their loads
-// issued together, not one memory latency a row.
-constexpr int kColumnRowsUnrolled = 4;
 
 // How one launch runs its statements.
 enum class LaunchKind : uint8_t {
@@ -58,6 +55,8 @@ struct LaunchPlan {
   // channels-last data). A block per tile of 32 outer iterations, lane k taking iteration k, so
   // a warp's loads are one contiguous run; the block's warps share the rows.
   int64_t column_tiles = 0;
+  // ColumnTiles: the rows of a warp unrolled by this many (their loads issued together).
+  int unroll_rows = 1;
   // ColumnTiles and BlockPerIteration with few tiles or iterations and long reductions (a
   // channel's statistics over 200704 elements): `block_splits` blocks share each one's
   // reductions, the last of them to finish merging their partial states and storing.

@@ -244,12 +244,23 @@ constexpr int64_t kSharedMemoryReserve = 4096;
 // Below this many elements per thread, more blocks per group cost more in merging than they
 // add in parallelism.
 constexpr int64_t kLeastSplitElementsPerThread = 32;
-// A column tile's warp loads a row of its 32 columns per step (128 bytes of float32), its
-// steps unrolled by kColumnRowsUnrolled: few rows a warp keep enough loads in flight. At 32
-// rows a warp, resnet18's layer-4 batch-norm gradient statistics (784 rows of 512 channels,
-// 3 blocks per tile) waited on memory one row after another: 32.6 us on an H200 for 4.8 MB,
-// against 9.6 us in Inductor's kernel.
+// A column tile's warp loads a row of its 32 columns per step (128 bytes of float32). Column
+// sums split down to this many rows a warp, their rows unrolled (LaunchPlan::unroll_rows), keep
+// enough loads in flight: at 33 rows a warp, resnet18's layer-4 batch-norm gradient sums (784
+// rows of 512 channels, 6 loads a row, 3 blocks a tile) waited on memory one row after
+// another, 32.6 us on an H200 where 24 blocks a tile and rows 4 at a time take 8.3 us. Welford
+// statistics stay at kLeastSplitElementsPerThread, not unrolled: the same change made the
+// forward's statistics slower (layer 3: 5.8 -> 9.8 us; the first layer's 23 -> 33 us): merging
+// a split's Welford state costs more than merging a sum.
 constexpr int64_t kLeastSplitRowsPerWarp = 4;
+constexpr int kColumnRowsUnrolled = 4;
+
+bool has_welford(const std::vector<Stmt>& statements) {
+  for (const Stmt& s : statements)
+    for (const sched::Accumulation& a : s.accumulations)
+      if (ir::op_info(a.op).accumulator == ir::Accumulator::Welford) return true;
+  return false;
+}
 
 // The last block of a group reads and merges every split's states, `threads_per_group` threads
 // sharing them: at most this many a thread. Each costs a column tile's 8 readers about 30 ns a
@@ -326,7 +337,11 @@ void plan_shared_reductions(const Kernel& kernel, const target::Target& target, 
            int64_t(8) * fields * plan.threads > target.shared_memory_bytes - kSharedMemoryReserve)
       plan.threads /= 2;
     plan.column_tiles = (plan.iterations + kWarp - 1) / kWarp;
-    plan_block_splits(work, plan.threads / kWarp, kLeastSplitRowsPerWarp, most_blocks, plan);
+    const bool sums = !has_welford(std::vector<Stmt>(body.begin(), body.begin() + leading));
+    plan.unroll_rows = sums ? kColumnRowsUnrolled : 1;
+    plan_block_splits(work, plan.threads / kWarp,
+                      sums ? kLeastSplitRowsPerWarp : kLeastSplitElementsPerThread, most_blocks,
+                      plan);
     return;
   }
   plan_block_splits(work, plan.threads, kLeastSplitElementsPerThread, most_blocks, plan);

@@ -225,8 +225,8 @@ void CudaKernelEmitter::fold_elements(const Stmt& s, const std::string& first,
   for (size_t k = 0; k + 1 < s.reduce_loops.size(); ++k)
     total += " * " + std::to_string(s.reduce_loops[k].extent);
   std::string flat = "kiln_r" + tag;
-  if (plan_.kind == LaunchKind::ColumnTiles)
-    line("#pragma unroll " + std::to_string(kColumnRowsUnrolled));
+  if (plan_.kind == LaunchKind::ColumnTiles && plan_.unroll_rows > 1)
+    line("#pragma unroll " + std::to_string(plan_.unroll_rows));
   line("for (int64_t " + flat + " = " + first + "; " + flat + " < " + total + "; " + flat +
        " += " + step + ") {");
   open_block();
