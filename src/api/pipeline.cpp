@@ -26,6 +26,7 @@
 #include "passes/pipeline.h"
 #include "runtime/build_identity.h"
 #include "runtime/cuda/cuda_driver.h"
+#include "runtime/cuda/nvrtc_helpers.h"
 #include "runtime/cuda/cuda_executable.h"
 #include "runtime/disk_cache.h"
 #include "runtime/executable_image.h"
@@ -320,6 +321,14 @@ target::Target cuda_target() {
                              device.shared_memory_per_block);
 }
 
+void start_cuda_compilers() {
+  try {
+    runtime::cuda::start_nvrtc_helpers(runtime::cuda::device().architecture,
+                                       static_cast<int>(std::thread::hardware_concurrency()));
+  } catch (const Error&) {  // no GPU: nothing to compile for
+  }
+}
+
 CudaModules build_cuda_modules(const codegen::CudaSource& source, const std::string& key,
                                runtime::DiskCache& cache, const target::Target& target) {
   namespace cuda = runtime::cuda;
@@ -328,10 +337,12 @@ CudaModules build_cuda_modules(const codegen::CudaSource& source, const std::str
        "driver " + std::to_string(cuda::device().driver_version)});
   // The program as units of a few kernels, each its own cache entry, compiled (or read back)
   // on threads of their own: NVRTC takes about 10 ms a kernel, and a BERT has a hundred.
-  // NVRTC compiles one program at a time in a process, so many units compile in kiln-nvrtc
-  // processes (cuda_driver.h); each of those pays NVRTC's start (about 0.3 s on an H200 with
-  // one unit, against 30-50 ms a unit in this process), which only many units repay (BERT-base's
-  // 16: 544 -> 404 ms; resnet18's 9: 519 -> 516 ms).
+  // NVRTC compiles one program at a time in a process, so units compile in parallel in
+  // kiln-nvrtc helpers (nvrtc_helpers.h) where helpers run already (started ahead of this
+  // compile, or by an earlier one), or where there are many units: a helper started for a unit
+  // pays NVRTC's start (about 0.3 s on the H200 machine, against 30-50 ms a unit in a warm
+  // process), which only many units repay (BERT-base's 16: 544 -> 404 ms; resnet18's 9: 519 ->
+  // 516 ms).
   constexpr size_t kFunctionsPerUnit = 4;
   constexpr size_t kUnitsForHelpers = 12;
   const size_t most_units = std::max(1u, std::thread::hardware_concurrency());
@@ -340,6 +351,7 @@ CudaModules build_cuda_modules(const codegen::CudaSource& source, const std::str
                                        kFunctionsPerUnit));
   std::vector<std::string> cubins(units.size());
   std::vector<bool> hits(units.size());
+  const bool in_helpers = units.size() >= kUnitsForHelpers || cuda::nvrtc_helpers_running() > 0;
   run_stage("nvrtc", [&] {
     parallel_for(units.size(), most_units, [&](size_t u) {
       const std::string unit_key = runtime::cache_key(
@@ -347,8 +359,9 @@ CudaModules build_cuda_modules(const codegen::CudaSource& source, const std::str
       runtime::CachedObject object = cache.get_or_build(
           unit_key, units[u],
           [&](const std::string& source_path, const std::string& object_path) {
-            cuda::compile_cubin_file(source_path, object_path, target.architecture,
-                                     /*in_helper=*/units.size() >= kUnitsForHelpers);
+            if (!in_helpers ||
+                !cuda::compile_in_helper(source_path, object_path, target.architecture))
+              cuda::compile_cubin_file(source_path, object_path, target.architecture);
           });
       if (::lseek(object.file.get(), 0, SEEK_SET) != 0 ||
           !runtime::read_all(object.file.get(), cubins[u]))

@@ -22,14 +22,9 @@ namespace {
 constexpr rlim_t kCompileSeconds = 600;
 constexpr rlim_t kCompileBytes = rlim_t(16) << 30;
 
-}  // namespace
-
-ProcessResult run_process(const std::vector<std::string>& arguments) {
-  int pipe_descriptors[2];
-  if (pipe2(pipe_descriptors, O_CLOEXEC) != 0) {
-    throw Error(ErrorKind::Toolchain,
-                std::string("kiln: cannot create a pipe for a child process: ") + strerror(errno));
-  }
+// Starts the child with descriptors `input` on its stdin and `output` on its stdout and stderr
+// (`errors`, when not -1, on its stderr instead), or throws.
+pid_t spawn(const std::vector<std::string>& arguments, int input, int output, int errors) {
   std::vector<char*> argv;
   argv.reserve(arguments.size() + 1);
   for (const std::string& argument : arguments) argv.push_back(const_cast<char*>(argument.c_str()));
@@ -50,9 +45,7 @@ ProcessResult run_process(const std::vector<std::string>& arguments) {
     const rlimit cpu{kCompileSeconds, kCompileSeconds}, memory{kCompileBytes, kCompileBytes};
     setrlimit(RLIMIT_CPU, &cpu);
     setrlimit(RLIMIT_AS, &memory);
-    int null_input = open("/dev/null", O_RDONLY | O_CLOEXEC);
-    if (null_input < 0 || dup2(null_input, 0) < 0 || dup2(pipe_descriptors[1], 1) < 0 ||
-        dup2(pipe_descriptors[1], 2) < 0) {
+    if (dup2(input, 0) < 0 || dup2(output, 1) < 0 || dup2(errors < 0 ? output : errors, 2) < 0) {
       spawn_error = errno;
       _exit(127);
     }
@@ -61,13 +54,47 @@ ProcessResult run_process(const std::vector<std::string>& arguments) {
     _exit(127);
   }
   if (child < 0) spawn_error = errno;
-  close(pipe_descriptors[1]);
   if (spawn_error != 0) {
-    close(pipe_descriptors[0]);
     if (child > 0) waitpid(child, nullptr, 0);
     throw Error(ErrorKind::Toolchain, "kiln: cannot run " + arguments[0] + ": " +
                                           strerror(spawn_error));
   }
+  return child;
+}
+
+// /dev/null, closed when it leaves scope.
+struct NullDevice {
+  int descriptor;
+  explicit NullDevice(int flags) : descriptor(open("/dev/null", flags | O_CLOEXEC)) {
+    if (descriptor < 0)
+      throw Error(ErrorKind::Toolchain, std::string("kiln: cannot open /dev/null: ") + strerror(errno));
+  }
+  ~NullDevice() { close(descriptor); }
+};
+
+}  // namespace
+
+int start_process(const std::vector<std::string>& arguments, int channel) {
+  NullDevice null_output(O_WRONLY);
+  return spawn(arguments, channel, channel, null_output.descriptor);
+}
+
+ProcessResult run_process(const std::vector<std::string>& arguments) {
+  int pipe_descriptors[2];
+  if (pipe2(pipe_descriptors, O_CLOEXEC) != 0) {
+    throw Error(ErrorKind::Toolchain,
+                std::string("kiln: cannot create a pipe for a child process: ") + strerror(errno));
+  }
+  pid_t child = -1;
+  try {
+    NullDevice null_input(O_RDONLY);
+    child = spawn(arguments, null_input.descriptor, pipe_descriptors[1], -1);
+  } catch (...) {
+    close(pipe_descriptors[0]);
+    close(pipe_descriptors[1]);
+    throw;
+  }
+  close(pipe_descriptors[1]);
 
   ProcessResult result;
   char buffer[4096];

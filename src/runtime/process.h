@@ -1,6 +1,6 @@
-// Child processes kiln runs and waits for: the C++ compiler (toolchain.h) and NVRTC's helper
-// (cuda/cuda_driver.h). Each dies with kiln's process and runs under bounds on its CPU time
-// and address space.
+// Child processes kiln runs: the C++ compiler (toolchain.h), waited for, and NVRTC's helpers
+// (cuda/nvrtc_helpers.h), kept. Each dies with kiln's process and runs under bounds on its CPU
+// time and address space.
 #pragma once
 #include <string>
 #include <vector>
@@ -17,6 +17,12 @@ struct ProcessResult {
 // caller gets the child's message rather than whatever the terminal happened to show.
 // Throws kiln::Error(Toolchain) when the child cannot be started.
 ProcessResult run_process(const std::vector<std::string>& arguments);
+
+// Starts `arguments[0]` (an absolute path) under the same bounds, its stdin and stdout the
+// descriptor `channel` (a socket kiln talks to it through), its stderr /dev/null, and returns
+// its process id; the caller reaps it (waitpid). Throws kiln::Error(Toolchain) when the child
+// cannot be started.
+int start_process(const std::vector<std::string>& arguments, int channel);
 
 // A regular file this process may execute.
 bool is_executable_file(const std::string& path);

@@ -1,26 +1,26 @@
-// kiln-nvrtc LIBRARY ARCHITECTURE SOURCE OBJECT: compiles one unit of kiln's CUDA source with
-// NVRTC (the library file kiln's process loaded) for sm_ARCHITECTURE into the private file
-// OBJECT, as kiln's process would (runtime/cuda/cuda_driver.h, compile_cubin_file). NVRTC
-// compiles one program at a time in a process: kiln runs one of these per unit, in parallel.
-// A failure's message goes to stderr, for kiln to raise.
+// kiln-nvrtc LIBRARY ARCHITECTURE IDLE_SECONDS: one of kiln's NVRTC helper processes
+// (runtime/cuda/nvrtc_helpers.h). It loads NVRTC from LIBRARY (the file kiln's process loaded),
+// compiles a warm-up program for sm_ARCHITECTURE, then compiles the units kiln asks for on its
+// stdin (a socket) into kiln's private cache files, as kiln's process would
+// (compile_cubin_file), until kiln closes the connection or IDLE_SECONDS pass without a request.
+// Built from those few sources alone, not libkiln.so: a helper starts without loading the BLAS
+// and oneDNN libraries kiln links.
 #include <cstdio>
 #include <string>
 
-#include "kiln/error.h"
 #include "runtime/cuda/cuda_driver.h"
+#include "runtime/cuda/nvrtc_helpers.h"
 
 int main(int argc, char** argv) {
-  if (argc != 5) {
-    std::fprintf(stderr, "usage: kiln-nvrtc LIBRARY ARCHITECTURE SOURCE OBJECT\n");
+  if (argc != 4) {
+    std::fprintf(stderr, "usage: kiln-nvrtc LIBRARY ARCHITECTURE IDLE_SECONDS (started by kiln)\n");
     return 2;
   }
   try {
     kiln::runtime::cuda::use_nvrtc_library(argv[1]);
-    kiln::runtime::cuda::compile_cubin_file(argv[3], argv[4], std::stoi(argv[2]),
-                                            /*in_helper=*/false);
+    return kiln::runtime::cuda::serve_nvrtc_requests(0, std::stoi(argv[2]), std::stoi(argv[3]));
   } catch (const std::exception& error) {
-    std::fprintf(stderr, "%s", error.what());
+    std::fprintf(stderr, "kiln-nvrtc: %s\n", error.what());
     return 1;
   }
-  return 0;
 }

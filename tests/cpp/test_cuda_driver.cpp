@@ -3,14 +3,19 @@
 // one, that kernels compile, load, run and are timed, and that the allocator reuses blocks.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "kiln/error.h"
 #include "runtime/cuda/cuda_driver.h"
+#include "runtime/cuda/nvrtc_helpers.h"
 #include "runtime/private_files.h"
 
 namespace {
@@ -270,9 +275,10 @@ TEST(CudaDriver, TimeMsMeasuresKernels) {
 }  // namespace
 
 // A program's units compile in kiln-nvrtc processes (NVRTC compiles one program at a time in a
-// process): the helper is built beside libkiln.so, makes the cubin this process would, and a
-// compile error comes back with NVRTC's message.
-TEST(CudaDriver, NvrtcHelperProcessCompilesAsThisProcessDoes) {
+// process): helpers built beside libkiln.so, started ahead and kept, make the cubin this
+// process would, from several threads at once; a compile error comes back with NVRTC's message
+// and leaves the helper serving.
+TEST(CudaDriver, NvrtcHelpersCompileAsThisProcessDoes) {
   char directory_template[] = "/tmp/kiln-nvrtc-test-XXXXXX";
   ASSERT_NE(mkdtemp(directory_template), nullptr);
   const std::string directory = directory_template;
@@ -281,24 +287,48 @@ TEST(CudaDriver, NvrtcHelperProcessCompilesAsThisProcessDoes) {
   kiln::runtime::write_private_file(broken,
                                     "extern \"C\" __global__ void broken() {\n  undeclared = 1;\n}");
   if (!nvrtc_found()) {
-    expect_error([&] { cuda::compile_cubin_file(source, directory + "/a.cubin", 90, true); },
+    EXPECT_FALSE(cuda::compile_in_helper(source, directory + "/a.cubin", 90));
+    expect_error([&] { cuda::compile_cubin_file(source, directory + "/a.cubin", 90); },
                  ErrorKind::Unsupported, "libnvrtc.so.13");
     return;
   }
   ASSERT_FALSE(cuda::nvrtc_helper_path().empty()) << "kiln-nvrtc is built beside libkiln.so";
   const int architecture = target_architecture();
-  cuda::compile_cubin_file(source, directory + "/helper.cubin", architecture, true);
-  cuda::compile_cubin_file(source, directory + "/here.cubin", architecture, false);
-  std::string from_helper, from_here;
-  for (auto [name, bytes] : {std::pair{"/helper.cubin", &from_helper}, {"/here.cubin", &from_here}}) {
-    kiln::runtime::Descriptor file = kiln::runtime::open_private_file(directory + name);
-    ASSERT_TRUE(file.valid() && kiln::runtime::read_all(file.get(), *bytes)) << name;
+  // Started from a thread that ends at once: the helpers outlive it (a child started with
+  // PR_SET_PDEATHSIG dies with the thread that started it).
+  std::thread([&] { cuda::start_nvrtc_helpers(architecture, 2); }).join();
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  const int started = cuda::nvrtc_helpers_running();
+  EXPECT_GE(started, 1);
+  EXPECT_LE(started, static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
+  std::vector<std::thread> threads;
+  std::atomic<int> compiled{0};
+  for (int k = 0; k < 4; ++k)
+    threads.emplace_back([&, k] {
+      compiled += cuda::compile_in_helper(source, directory + "/helper" + std::to_string(k) +
+                                                      ".cubin", architecture);
+    });
+  for (std::thread& thread : threads) thread.join();
+  EXPECT_EQ(compiled.load(), 4);
+  EXPECT_GE(cuda::nvrtc_helpers_running(), started);
+  cuda::compile_cubin_file(source, directory + "/here.cubin", architecture);
+  std::string from_here;
+  kiln::runtime::Descriptor here = kiln::runtime::open_private_file(directory + "/here.cubin");
+  ASSERT_TRUE(here.valid() && kiln::runtime::read_all(here.get(), from_here));
+  EXPECT_EQ(from_here.substr(0, 4), "\x7f" "ELF");
+  for (int k = 0; k < 4; ++k) {
+    std::string from_helper;
+    kiln::runtime::Descriptor file =
+        kiln::runtime::open_private_file(directory + "/helper" + std::to_string(k) + ".cubin");
+    ASSERT_TRUE(file.valid() && kiln::runtime::read_all(file.get(), from_helper)) << k;
+    EXPECT_EQ(from_helper, from_here) << k;
   }
-  EXPECT_EQ(from_helper.substr(0, 4), "\x7f" "ELF");
-  EXPECT_EQ(from_helper, from_here);
   expect_error(
-      [&] { cuda::compile_cubin_file(broken, directory + "/broken.cubin", architecture, true); },
+      [&] { cuda::compile_in_helper(broken, directory + "/broken.cubin", architecture); },
       ErrorKind::Internal,
       "kiln: NVRTC could not compile kernel.cu: kernel.cu(2): error: identifier \"undeclared\"");
+  const int serving = cuda::nvrtc_helpers_running();
+  EXPECT_TRUE(cuda::compile_in_helper(source, directory + "/after.cubin", architecture));
+  EXPECT_EQ(cuda::nvrtc_helpers_running(), serving);  // the same helpers, none lost or added
   std::filesystem::remove_all(directory);
 }

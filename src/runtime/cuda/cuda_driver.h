@@ -57,16 +57,15 @@ std::string compile_cubin(const std::string& source, const std::string& name, in
                           const std::vector<std::string>& extra_options = {});
 // NVRTC's version, major*1000 + minor*10 (13000 for 13.0), for cache keys.
 int nvrtc_version();
-// compile_cubin of the file `source_path` into the private file `object_path`. With
-// `in_helper`, NVRTC runs in a process of its own, `kiln-nvrtc` beside libkiln.so, given the
-// library this process loaded (a compile error's message comes back the same): NVRTC compiles
-// one program at a time in a process (two threads took as long as one after the other on an
-// H200), so a program's units compile in parallel only in processes of their own. Without
-// the helper (a build that lacks it), in this process.
+// compile_cubin of the file `source_path` into the private file `object_path`, in this
+// process (nvrtc_helpers.h compiles in helper processes).
 void compile_cubin_file(const std::string& source_path, const std::string& object_path,
-                        int architecture, bool in_helper);
+                        int architecture);
 // kiln-nvrtc's path, or "" when this build has none beside libkiln.so.
 const std::string& nvrtc_helper_path();
+// The NVRTC library file this process loaded (helpers load the same); throws as compile_cubin
+// does without NVRTC.
+const std::string& nvrtc_library_path();
 // For kiln-nvrtc: load NVRTC from exactly this file (before its first use).
 void use_nvrtc_library(const std::string& path);
 

@@ -204,18 +204,7 @@ const std::string& nvrtc_helper_path() {
 }
 
 void compile_cubin_file(const std::string& source_path, const std::string& object_path,
-                        int architecture, bool in_helper) {
-  const NvrtcState& state = nvrtc();  // NVRTC missing: Error(Unsupported) here, not in a child
-  if (in_helper && !nvrtc_helper_path().empty()) {
-    const ProcessResult result = run_process({nvrtc_helper_path(), state.library_path,
-                                              std::to_string(architecture), source_path,
-                                              object_path});
-    if (result.exit_status == 0) return;
-    throw Error(ErrorKind::Internal,
-                result.output.empty() ? "kiln: " + nvrtc_helper_path() + " failed (status " +
-                                            std::to_string(result.exit_status) + ")"
-                                      : result.output);
-  }
+                        int architecture) {
   std::string source, why;
   const Descriptor file = open_private_file(source_path, &why);
   if (!file.valid() || !read_all(file.get(), source))
@@ -223,6 +212,8 @@ void compile_cubin_file(const std::string& source_path, const std::string& objec
                 "kiln: cannot read the CUDA source " + source_path + " " + why);
   write_private_file(object_path, compile_cubin(source, "kernel.cu", architecture));
 }
+
+const std::string& nvrtc_library_path() { return nvrtc().library_path; }
 
 std::string compile_cubin(const std::string& source, const std::string& name, int architecture,
                           const std::vector<std::string>& extra_options) {

@@ -1,0 +1,35 @@
+// NVRTC in helper processes. NVRTC compiles one program at a time in a process (two threads took
+// as long as one after the other on an H200), so the units of a CUDA program compile in parallel
+// in kiln-nvrtc processes, built beside libkiln.so and given the NVRTC library this process
+// loaded (a compile error's message comes back as NVRTC wrote it). A helper loads NVRTC and
+// compiles a warm-up program when it starts (a fresh process's first unit took 0.3 s on the
+// H200 machine, later ones 30-50 ms), then compiles units on request: helpers started ahead of
+// a compile (start_nvrtc_helpers: the torch backend, while Dynamo and AOTAutograd trace) are
+// warm when kiln's code generation is done, and serve the compiles that follow (a training
+// step's backward graph, a recompile). A helper exits with kiln's process, when kiln closes its
+// connection, or after kHelperIdleSeconds without a request; kiln replaces one it has left idle
+// for nearly that long rather than race its exit.
+#pragma once
+#include <string>
+
+namespace kiln::runtime::cuda {
+
+constexpr int kHelperIdleSeconds = 60;
+
+// Starts helpers for `architecture` until `count` are running, at most one per hardware thread;
+// returns at once. Without kiln-nvrtc beside libkiln.so, or without NVRTC, starts none.
+void start_nvrtc_helpers(int architecture, int count);
+// The helpers running now.
+int nvrtc_helpers_running();
+// compile_cubin_file in a helper: an idle one, or one started for it (at most one per hardware
+// thread; otherwise it waits for one). False where no helper could take the unit (none beside
+// libkiln.so, one that failed to start or died): the caller compiles it in this process. A
+// compile error throws as compile_cubin_file does.
+bool compile_in_helper(const std::string& source_path, const std::string& object_path,
+                       int architecture);
+
+// kiln-nvrtc's loop: requests from `channel` compiled with compile_cubin_file until the
+// connection closes or `idle_seconds` pass without one. Returns the process's exit status.
+int serve_nvrtc_requests(int channel, int architecture, int idle_seconds);
+
+}  // namespace kiln::runtime::cuda
