@@ -321,14 +321,6 @@ target::Target cuda_target() {
                              device.shared_memory_per_block);
 }
 
-void start_cuda_compilers() {
-  try {
-    runtime::cuda::start_nvrtc_helpers(runtime::cuda::device().architecture,
-                                       static_cast<int>(std::thread::hardware_concurrency()));
-  } catch (const Error&) {  // no GPU: nothing to compile for
-  }
-}
-
 CudaModules build_cuda_modules(const codegen::CudaSource& source, const std::string& key,
                                runtime::DiskCache& cache, const target::Target& target) {
   namespace cuda = runtime::cuda;
@@ -338,11 +330,11 @@ CudaModules build_cuda_modules(const codegen::CudaSource& source, const std::str
   // The program as units of a few kernels, each its own cache entry, compiled (or read back)
   // on threads of their own: NVRTC takes about 10 ms a kernel, and a BERT has a hundred.
   // NVRTC compiles one program at a time in a process, so units compile in parallel in
-  // kiln-nvrtc helpers (nvrtc_helpers.h) where helpers run already (started ahead of this
-  // compile, or by an earlier one), or where there are many units: a helper started for a unit
-  // pays NVRTC's start (about 0.3 s on the H200 machine, against 30-50 ms a unit in a warm
-  // process), which only many units repay (BERT-base's 16: 544 -> 404 ms; resnet18's 9: 519 ->
-  // 516 ms).
+  // kiln-nvrtc helpers (nvrtc_helpers.h) where helpers run already (an earlier compile's: a
+  // training step's backward after its forward), or where there are many units: a helper
+  // started for a unit pays NVRTC's start (about 0.3 s on the H200 machine, against 30-50 ms a
+  // unit in a warm process), which only many units repay (BERT-base's 16: 544 -> 404 ms;
+  // resnet18's 9: 519 -> 516 ms).
   constexpr size_t kFunctionsPerUnit = 4;
   constexpr size_t kUnitsForHelpers = 12;
   const size_t most_units = std::max(1u, std::thread::hardware_concurrency());

@@ -86,10 +86,6 @@ runtime::ExecutionSettings execution_settings(const Options& options,
 
 // The target of this process's CUDA device (Error Unsupported, saying why, without one).
 target::Target cuda_target();
-// NVRTC helpers for this process's GPU started ahead of a compile (runtime/cuda/nvrtc_helpers.h),
-// one per hardware thread: a front end about to compile CUDA programs calls this before its own
-// slow work (the torch backend, before AOTAutograd traces). Without a GPU or NVRTC: nothing.
-void start_cuda_compilers();
 // `source` compiled by NVRTC in units of a few functions, each unit its own disk-cache entry
 // under `key` (with NVRTC's and the driver's versions), read back on a hit; then loaded.
 struct CudaModules {

@@ -7,7 +7,6 @@
 
 #include "api/logging.h"
 #include "api/options.h"
-#include "api/pipeline.h"
 #include "kiln/compile.h"
 #include "kiln/error.h"
 #include "runtime/cuda/cuda_driver.h"
@@ -268,9 +267,6 @@ NB_MODULE(_kiln, module) {
   module.def("list_options", &kiln::list_options, "Every compile option with its meaning.");
   module.def("cuda_unavailable_reason", &kiln::runtime::cuda::unavailable_reason,
              "Why device='cuda' cannot run here ('' when a GPU and its driver are usable).");
-  module.def("start_cuda_compilers", &kiln::detail::start_cuda_compilers,
-             "Starts NVRTC's helper processes for this process's GPU ahead of a compile "
-             "(nothing without a GPU).");
   module.def("set_log_channels", &kiln::api::set_log_channels, nb::arg("comma_list"),
              "Turns KILN_LOGS channels on, as the environment variable does ('all,-perf').");
   module.def("check_log_environment", &kiln::api::check_log_environment,

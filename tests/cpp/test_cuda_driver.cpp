@@ -275,7 +275,7 @@ TEST(CudaDriver, TimeMsMeasuresKernels) {
 }  // namespace
 
 // A program's units compile in kiln-nvrtc processes (NVRTC compiles one program at a time in a
-// process): helpers built beside libkiln.so, started ahead and kept, make the cubin this
+// process): helpers built beside libkiln.so, kept from compile to compile, make the cubin this
 // process would, from several threads at once; a compile error comes back with NVRTC's message
 // and leaves the helper serving.
 TEST(CudaDriver, NvrtcHelpersCompileAsThisProcessDoes) {
@@ -294,9 +294,13 @@ TEST(CudaDriver, NvrtcHelpersCompileAsThisProcessDoes) {
   }
   ASSERT_FALSE(cuda::nvrtc_helper_path().empty()) << "kiln-nvrtc is built beside libkiln.so";
   const int architecture = target_architecture();
-  // Started from a thread that ends at once: the helpers outlive it (a child started with
-  // PR_SET_PDEATHSIG dies with the thread that started it).
-  std::thread([&] { cuda::start_nvrtc_helpers(architecture, 2); }).join();
+  // A helper started for a thread that ends at once outlives it (a child started with
+  // PR_SET_PDEATHSIG dies with the thread that started it), and serves the next compiles.
+  bool first = false;
+  std::thread([&] {
+    first = cuda::compile_in_helper(source, directory + "/first.cubin", architecture);
+  }).join();
+  EXPECT_TRUE(first);
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
   const int started = cuda::nvrtc_helpers_running();
   EXPECT_GE(started, 1);

@@ -97,14 +97,6 @@ def _plain_inference_graph(graph_module, example_inputs):
     return graph if len(placeholders) == len(inputs) else None  # e.g. effect tokens added
 
 
-def _start_cuda_compilers(example_inputs):
-    """NVRTC's helper processes started for a graph on the GPU before AOTAutograd traces it,
-    so that they are warm when kiln's code generation needs them (runtime/cuda/nvrtc_helpers.h:
-    a fresh process's first compile took 0.3 s on the H200 machine)."""
-    if any(isinstance(value, torch.Tensor) and value.is_cuda for value in example_inputs):
-        _kiln.start_cuda_compilers()
-
-
 def _unboxed(compiled):
     """Dynamo calls a backend's result with unpacked arguments; kiln's callables take a list."""
     def run(*args):
@@ -122,7 +114,6 @@ def backend(graph_module, example_inputs, mode=None, options=None):
                     if key else None)
         if recorded is not None:
             return _unboxed(recorded)
-        _start_cuda_compilers(example_inputs)
         inference = _plain_inference_graph(graph_module, example_inputs)
         if inference is not None:
             compiled = compile_graph_module(inference, example_inputs, kiln_options,
@@ -155,7 +146,6 @@ def backend(graph_module, example_inputs, mode=None, options=None):
         # holds them (_warm_training.py).
         return _warm_training.serializable(compile_one) if training_key else compile_one
 
-    _start_cuda_compilers(example_inputs)
     # keep_inference_input_mutations: an input the graph mutates that needs no gradient (batch
     # norm's running statistics, in training too) is copied into after kiln's graph, one
     # _foreach_copy_ per dtype, rather than by AOTAutograd's wrapper one copy_ each (60 a

@@ -198,24 +198,7 @@ bool start_helper(Pool& pool, int architecture) {
   return true;
 }
 
-int count_for(const Pool& pool, int architecture) {
-  return static_cast<int>(std::count_if(pool.helpers.begin(), pool.helpers.end(), [&](const auto& h) {
-    return h->architecture == architecture;
-  }));
-}
-
 }  // namespace
-
-void start_nvrtc_helpers(int architecture, int count) {
-  Pool& helpers = pool();
-  std::lock_guard<std::mutex> lock(helpers.mutex);
-  reap(helpers);
-  count = std::min(count, most_helpers());
-  while (count_for(helpers, architecture) < count &&
-         static_cast<int>(helpers.helpers.size()) < most_helpers() &&
-         start_helper(helpers, architecture)) {
-  }
-}
 
 int nvrtc_helpers_running() {
   Pool& helpers = pool();

@@ -3,12 +3,14 @@
 // in kiln-nvrtc processes, built beside libkiln.so and given the NVRTC library this process
 // loaded (a compile error's message comes back as NVRTC wrote it). A helper loads NVRTC and
 // compiles a warm-up program when it starts (a fresh process's first unit took 0.3 s on the
-// H200 machine, later ones 30-50 ms), then compiles units on request: helpers started ahead of
-// a compile (start_nvrtc_helpers: the torch backend, while Dynamo and AOTAutograd trace) are
-// warm when kiln's code generation is done, and serve the compiles that follow (a training
-// step's backward graph, a recompile). A helper exits with kiln's process, when kiln closes its
-// connection, or after kHelperIdleSeconds without a request; kiln replaces one it has left idle
-// for nearly that long rather than race its exit.
+// H200 machine, later ones 30-50 ms), then compiles units on request, and stays for the compiles
+// that follow (a training step's backward graph after its forward, a recompile). Helpers start
+// when a compile asks for them, not ahead: sixteen started at the torch backend's entry cut
+// resnet18's NVRTC stage from 195-223 to 52-66 ms on the H200 machine, but its first call rose
+// from 1.60-1.75 to 1.73-1.98 s (their start slowed Dynamo's and AOTAutograd's tracing). A
+// helper exits with kiln's process, when kiln closes its connection, or after
+// kHelperIdleSeconds without a request; kiln replaces one it has left idle for nearly that long
+// rather than race its exit.
 #pragma once
 #include <string>
 
@@ -16,9 +18,6 @@ namespace kiln::runtime::cuda {
 
 constexpr int kHelperIdleSeconds = 60;
 
-// Starts helpers for `architecture` until `count` are running, at most one per hardware thread;
-// returns at once. Without kiln-nvrtc beside libkiln.so, or without NVRTC, starts none.
-void start_nvrtc_helpers(int architecture, int count);
 // The helpers running now.
 int nvrtc_helpers_running();
 // compile_cubin_file in a helper: an idle one, or one started for it (at most one per hardware
