@@ -4,8 +4,6 @@
 #include <cstdint>
 #include <functional>
 #include <map>
-#include <optional>
-#include <set>
 
 #include "ir/printer.h"
 #include "kiln/error.h"
@@ -13,6 +11,7 @@
 #include "ir/loop.h"
 #include "sched/division_splits.h"
 #include "sched/fusion_rules.h"
+#include "sched/kernel_groups.h"
 #include "sched/in_place.h"
 #include "sched/loop_schedule.h"
 #include "sched/loop_nest.h"
@@ -41,23 +40,6 @@ std::vector<int64_t> extern_parameters(const Node& node) {
   return parameters;
 }
 
-struct Root {
-  ValueId node;
-  int32_t buffer;
-  bool copy;  // an output that is another buffer's value (an input, a constant, a repeat)
-};
-
-// A step of the program being formed: a kernel's group of roots, or one root built alone.
-struct Item {
-  std::vector<Root> roots;
-  std::set<ValueId> nodes;
-  bool alone = false;
-  void add(const Root& root) {
-    roots.push_back(root);
-    nodes.insert(root.node);
-  }
-};
-
 class ProgramBuilder {
  public:
   ProgramBuilder(const ir::Graph& graph, const std::set<ValueId>& materialized,
@@ -74,12 +56,6 @@ class ProgramBuilder {
   int32_t add_buffer(BufferRole role, int32_t number, const Node& node, std::string name);
   Step extern_step(const Node& node, int32_t output);
   void build_pointwise_kernel(const std::vector<Root>& group);
-  int32_t earlier_group(const std::vector<Item>& items, const std::vector<int32_t>& item_of,
-                        const Root& root);
-  // How many values share `buffer` (in-place chains share their base's).
-  int32_t buffer_values(int32_t buffer) const {
-    return buffer_values_[static_cast<size_t>(buffer)];
-  }
   void build_scan_kernel(const Root& root);
   void build_scatter_kernel(const Root& root);
   void build_loop(const Root& root);
@@ -99,7 +75,6 @@ class ProgramBuilder {
   const ScheduleHints hints_;
   void place_in_place_outputs();
   Program program_;
-  std::vector<int32_t> buffer_values_;
 };
 
 int32_t ProgramBuilder::add_buffer(BufferRole role, int32_t number, const Node& node,
@@ -164,57 +139,13 @@ Program ProgramBuilder::build(const std::vector<std::vector<int64_t>>& input_str
     roots.push_back({id, buffer_of_[static_cast<size_t>(id)], false});
   }
   roots.insert(roots.end(), copies.begin(), copies.end());
-  buffer_values_.assign(program_.buffers.size(), 0);
-  for (int32_t buffer : buffer_of_)
-    if (buffer >= 0) ++buffer_values_[static_cast<size_t>(buffer)];
-
-  // Consecutive pointwise/reduction roots of one shape that do not read each other share a
-  // kernel (one loop nest, one pass over shared inputs); a small root the kernel being formed
-  // refuses may join an earlier one instead (earlier_group).
-  std::vector<Item> items;
-  std::vector<int32_t> item_of(static_cast<size_t>(graph_.size()), -1);
-  for (const Root& root : roots) {
+  const std::vector<KernelGroup> groups = group_roots(
+      graph_, buffer_of_, base_of_, program_.buffers.size(), roots, *fusion_notes_);
+  for (const KernelGroup& group : groups) {
+    const Root& root = group.roots.front();
     const Node& node = graph_.node(root.node);
-    if (root.copy && buffer_of_[static_cast<size_t>(root.node)] == root.buffer) continue;
-    const bool in_base = !root.copy && node.op == ir::Op::where &&
-                         base_of_[static_cast<size_t>(root.node)] >= 0;
-    const bool is_extern = node.op == ir::Op::matmul || node.op == ir::Op::convolution ||
-                           node.op == ir::Op::convolution_backward_input ||
-                           node.op == ir::Op::convolution_backward_weight;
-    // A masked update in its base's buffer (sched/in_place.h) is alone in its kernel, where no
-    // other root reads the base while it is overwritten; extern calls, scatters, loops and
-    // scans are steps of their own.
-    const bool alone = in_base || (!root.copy && (is_extern || node.op == ir::Op::scatter ||
-                                                  node.op == ir::Op::loop || ir::is_scan(node.op)));
-    Item* open = items.empty() || items.back().alone ? nullptr : &items.back();
-    const std::string refusal =
-        open ? fusion_refusal(graph_, buffer_of_, open->nodes, open->roots.front().node,
-                              root.node, root.copy)
-             : "";
-    if (open && !alone && refusal.empty()) {
-      open->add(root);
-      item_of[static_cast<size_t>(root.node)] = static_cast<int32_t>(items.size() - 1);
-      continue;
-    }
-    const int32_t earlier = root.copy || alone ? -1 : earlier_group(items, item_of, root);
-    if (earlier >= 0) {
-      items[static_cast<size_t>(earlier)].add(root);
-      item_of[static_cast<size_t>(root.node)] = earlier;
-      continue;
-    }
-    if (open)
-      fusion_notes_->push_back(describe_value(graph_, open->roots.back().node) + " and " +
-                               describe_value(graph_, root.node) + ": separate kernels: " + refusal);
-    items.push_back(Item{});
-    items.back().alone = alone;
-    items.back().add(root);
-    item_of[static_cast<size_t>(root.node)] = static_cast<int32_t>(items.size() - 1);
-  }
-  for (const Item& item : items) {
-    const Root& root = item.roots.front();
-    const Node& node = graph_.node(root.node);
-    if (!item.alone) {
-      build_pointwise_kernel(item.roots);
+    if (!group.alone) {
+      build_pointwise_kernel(group.roots);
     } else if (node.op == ir::Op::where) {
       build_pointwise_kernel({root});
     } else if (node.op == ir::Op::loop) {
@@ -228,59 +159,6 @@ Program ProgramBuilder::build(const std::vector<std::vector<int64_t>>& input_str
     }
   }
   return std::move(program_);
-}
-
-// The latest kernel group that `root`, refused by the last one, can join instead: one
-// after the groups computing what root reads, whose roots fusion_refusal lets root join. Only a
-// root of few bytes whose buffer and every buffer it reads belong to one value alone (no
-// in-place chain shares them), so that computing it earlier reads no buffer before its last
-// write and holds little memory longer: a batch norm's weight gradient joins the kernel of its
-// reductions, resnet18's 20 running-count increments one kernel. Looks back a bounded number of
-// groups (a graph unrolled from a Python loop has thousands). -1 when none.
-int32_t ProgramBuilder::earlier_group(const std::vector<Item>& items,
-                                      const std::vector<int32_t>& item_of, const Root& root) {
-  constexpr int64_t kMostHoistedBytes = 64 << 10;
-  constexpr size_t kMostGroupsBack = 64;
-  const Node& node = graph_.node(root.node);
-  const std::optional<int64_t> bytes = ir::checked_byte_size(node.shape, node.dtype);
-  if (!ir::is_static(node.shape) || !bytes || *bytes > kMostHoistedBytes ||
-      base_of_[static_cast<size_t>(root.node)] >= 0 || buffer_values(root.buffer) != 1)
-    return -1;
-  int32_t ready = -1;  // the last item computing a value root reads
-  std::vector<ValueId> stack(node.inputs.begin(), node.inputs.end());
-  std::set<ValueId> seen;
-  while (!stack.empty()) {
-    ValueId id = stack.back();
-    stack.pop_back();
-    if (!seen.insert(id).second) continue;
-    const int32_t buffer = buffer_of_[static_cast<size_t>(id)];
-    if (buffer < 0) {
-      const Node& inlined = graph_.node(id);
-      stack.insert(stack.end(), inlined.inputs.begin(), inlined.inputs.end());
-      continue;
-    }
-    const ir::Op op = graph_.node(id).op;
-    const int32_t item = item_of[static_cast<size_t>(id)];
-    if (buffer_values(buffer) != 1 || base_of_[static_cast<size_t>(id)] >= 0 ||
-        (item < 0 && op != ir::Op::parameter && op != ir::Op::constant_array))
-      return -1;  // shared, or written by a step that is no root's (a loop's results)
-    ready = std::max(ready, item);
-  }
-  const ir::Shape elements = ir::without_unit_dims(node.shape);
-  // The last group refused root already, or is not a group (an extern call).
-  for (size_t back = 1; back <= kMostGroupsBack && back <= items.size(); ++back) {
-    const size_t k = items.size() - back;
-    if (back == 1 && !items[k].alone) continue;
-    if (static_cast<int64_t>(k) < ready) break;
-    const Item& item = items[k];
-    if (item.alone ||
-        ir::without_unit_dims(graph_.node(item.roots.front().node).shape) != elements)
-      continue;
-    if (fusion_refusal(graph_, buffer_of_, item.nodes, item.roots.front().node, root.node,
-                       false).empty())
-      return static_cast<int32_t>(k);
-  }
-  return -1;
 }
 
 // An output that ends a chain of in-place scatters: the whole chain is computed in the output's

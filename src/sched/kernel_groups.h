@@ -1,0 +1,42 @@
+// Which materialized values (roots) of a graph share a kernel, before any kernel is built
+// (scheduler.cpp builds them in this order): consecutive roots of one domain that fusion_rules.h
+// lets join, and small roots refused by the kernel being formed that join an earlier kernel of
+// their elements after everything they read.
+#pragma once
+#include <cstdint>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "ir/graph.h"
+
+namespace kiln::sched {
+
+// A materialized value computed into `buffer`.
+struct Root {
+  ir::ValueId node;
+  int32_t buffer;
+  bool copy;  // an output that is another buffer's value (an input, a constant, a repeat)
+};
+
+// A step of the program: a kernel's roots, or one root built alone (an extern call, a scatter,
+// a loop, a scan, a masked update in its base's buffer).
+struct KernelGroup {
+  std::vector<Root> roots;
+  std::set<ir::ValueId> nodes;
+  bool alone = false;
+  void add(const Root& root) {
+    roots.push_back(root);
+    nodes.insert(root.node);
+  }
+};
+
+// `roots` in schedule order, grouped. buffer_of[value]: its buffer (-1 inlined); base_of[value]:
+// the base an in-place update overwrites (-1 none); `buffers`: how many buffers there are. Each
+// refusal between neighbouring roots goes to `notes` (KILN_LOGS=schedule).
+std::vector<KernelGroup> group_roots(const ir::Graph& graph, const std::vector<int32_t>& buffer_of,
+                                     const std::vector<ir::ValueId>& base_of, size_t buffers,
+                                     const std::vector<Root>& roots,
+                                     std::vector<std::string>& notes);
+
+}  // namespace kiln::sched
