@@ -87,9 +87,15 @@ void materialize_expensive_broadcasts(const ir::Graph& graph, int64_t elementwis
     ValueId source = node.inputs[0];
     int64_t from = std::max<int64_t>(ir::element_count(graph.node(source).shape), 1);
     const int64_t source_work = work[static_cast<size_t>(source)];
-    const bool expensive = source_work >= kExpensive ||
-                           (source_work >= elementwise && from >= kLeastElementwiseSource &&
-                            !reduces[static_cast<size_t>(source)]);
+    // A reduction broadcast back over its own rows (softmax, layer norm) is computed once a row
+    // where the kernel reading it places it (sched/lowering.cpp), not once an element, whatever
+    // its chain costs: softmax as exp(x - logsumexp(x)) stays one kernel. A 0-d one would sit
+    // at the top of that kernel, before its loops: a long chain of it still gets a buffer.
+    const bool reduces_rows = reduces[static_cast<size_t>(source)] && from > 1;
+    const bool expensive = !reduces_rows &&
+                           (source_work >= kExpensive ||
+                            (source_work >= elementwise && from >= kLeastElementwiseSource &&
+                             !reduces[static_cast<size_t>(source)]));
     if (!materialized.count(source) &&
         ir::size_choice(ir::element_count(node.shape) >= kBroadcastFactor * from && expensive)) {
       materialized.insert(source);

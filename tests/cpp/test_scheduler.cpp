@@ -111,6 +111,29 @@ TEST(Scheduler, SmallRootsJoinTheKernelOfTheirElementsWhereverTheyComeFrom) {
   EXPECT_EQ(program.kernels[2].buffers_written.size(), 1u);  // the normalised values
 }
 
+// Softmax as exp(x - logsumexp(x)) over rows (BERT's attention after torch's decomposition):
+// the row's max and sum sit in the kernel that writes the row, however long the chain after
+// them. The same chain over the whole array (0-d) gets a kernel of its own.
+TEST(Scheduler, ARowReductionBroadcastBackOverItsRowsStaysInItsKernel) {
+  for (bool rows : {true, false}) {
+    ir::Graph graph;
+    ir::Builder b(graph);
+    ir::ValueId x = b.parameter(DType::Float32, {24, 16, 16});
+    const std::vector<int64_t> axes = rows ? std::vector<int64_t>{2} : std::vector<int64_t>{0, 1, 2};
+    ir::ValueId largest = b.reduce(Op::max, x, axes, true);
+    ir::ValueId shifted = b.binary(Op::sub, x, b.broadcast(largest, {24, 16, 16}));
+    ir::ValueId total = b.reduce(Op::sum, b.unary(Op::exp, shifted), axes, true);
+    ir::ValueId lse = b.binary(Op::add, b.unary(Op::log, total), largest);
+    graph.set_outputs({b.unary(Op::exp, b.binary(Op::sub, x, b.broadcast(lse, {24, 16, 16})))});
+    std::vector<std::string> notes;
+    Program program = schedule(graph, {}, &notes);
+    if (rows)
+      EXPECT_EQ(program.kernels.size(), 1u);
+    else
+      EXPECT_GE(program.kernels.size(), 2u);
+  }
+}
+
 TEST(Scheduler, ExternScanAndScatterGetTheirOwnStepsWithReasons) {
   ir::Graph graph;
   ir::Builder b(graph);
