@@ -79,5 +79,10 @@ inline bool is_elementwise(Op op) {
 }
 inline bool is_reduction(Op op) { return op_info(op).kind == OpKind::Reduce; }
 inline bool is_scan(Op op) { return op_info(op).kind == OpKind::Scan; }
+// A convolution or one of its gradients (extern calls to oneDNN or cuDNN).
+inline bool is_convolution(Op op) {
+  return op == Op::convolution || op == Op::convolution_backward_input ||
+         op == Op::convolution_backward_weight;
+}
 
 }  // namespace kiln::ir

@@ -179,11 +179,6 @@ class ChannelsLast {
   std::vector<ValueId> last_;   // by old node: its new node channels-last, or -1
 };
 
-bool is_convolution(ir::Op op) {
-  return op == Op::convolution || op == Op::convolution_backward_input ||
-         op == Op::convolution_backward_weight;
-}
-
 }  // namespace
 
 // cuDNN's convolution kernels on the GPU compute with (O, *kernel, C) filters; given
@@ -214,7 +209,7 @@ ir::Graph channels_last_filters(const ir::Graph& graph) {
     for (ValueId input : node.inputs) inputs.push_back(mapped[static_cast<size_t>(input)]);
     const ir::Attrs& a = node.attrs;
     ValueId& out = mapped[static_cast<size_t>(id)];
-    if (!is_convolution(node.op) || !a.channels_last || a.filters_last) {
+    if (!ir::is_convolution(node.op) || !a.channels_last || a.filters_last) {
       out = b.copy_node(node, std::move(inputs));
     } else if (node.op == Op::convolution) {
       std::optional<ValueId> bias;

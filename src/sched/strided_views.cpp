@@ -108,10 +108,7 @@ std::optional<StridedView> strided_view(const ir::Graph& graph, ValueId id,
 
 bool needs_packed_operand(const Node& node, size_t k) {
   if (node.op == Op::matmul) return k == 2;  // a bias cuBLASLt reads as a packed vector
-  const bool convolution = node.op == Op::convolution ||
-                           node.op == Op::convolution_backward_input ||
-                           node.op == Op::convolution_backward_weight;
-  return convolution && node.attrs.filters_last && k <= 1;  // not a bias
+  return ir::is_convolution(node.op) && node.attrs.filters_last && k <= 1;  // not a bias
 }
 
 bool packed_view(const StridedView& view) {
