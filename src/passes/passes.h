@@ -28,6 +28,9 @@ ir::ValueId inline_product(ir::Builder& b, const ir::Shape& result_shape, ir::Va
                            ir::ValueId right);
 // `graph` with the matmuls `chosen` as inline products (max-autotune's choices).
 ir::Graph inline_matmuls(const ir::Graph& graph, const std::set<ir::ValueId>& chosen);
+// Pointwise work on a transposed value that only a matmul operand reads (attention's kᵀ · s)
+// computed in its operands' order, the matmul reading the result transposed.
+ir::Graph order_matmul_operands(const ir::Graph& graph);
 // Channels-last convolutions: float32 convolutions compute in (N, *spatial, C), oneDNN's
 // layout, and the pointwise work, pooling windows and reductions after them follow it, so that
 // activations pass from one convolution to the next without reorders.

@@ -28,6 +28,7 @@ const std::vector<NamedPass>& pipeline() {
   static const std::vector<NamedPass> passes = {
       {"simplify", simplify},
       {"canonicalize_matmul", canonicalize_matmul},
+      {"matmul_operand_order", order_matmul_operands},
       {"channels_last", channels_last},
       {"channels_last_gradients", channels_last_gradients},
       {"channels_last_filters", channels_last_filters},

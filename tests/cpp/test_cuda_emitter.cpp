@@ -178,6 +178,30 @@ TEST(CudaEmitter, SmallLaunchesSpreadOverTheMultiprocessors) {
   EXPECT_NE(source.text.find("kiln_u < 1;"), std::string::npos) << source.text;
 }
 
+// A copy of a few MB (BERT-base 8x128's attention heads, permuted): less than the resident
+// threads of every multiprocessor, so a step per thread on 768 blocks, not four steps a thread
+// on 192 (each thread's steps would wait on memory one after another); a copy of many waves
+// keeps its four steps a thread.
+TEST(CudaEmitter, MidSizeCopiesFillTheResidentThreadsBeforeUnrolling) {
+  auto heads = [](int64_t batch) {
+    ir::Graph graph;
+    ir::Builder b(graph);
+    ir::ValueId x = b.parameter(DType::Float32, {batch, 128, 12, 64});
+    graph.set_outputs({b.permute(x, {0, 2, 1, 3})});
+    return emit(graph);
+  };
+  codegen::CudaSource mid = heads(8);
+  ASSERT_EQ(mid.kernels.size(), 1u);
+  EXPECT_EQ(mid.kernels[0].launches[0].threads, 256);
+  EXPECT_EQ(mid.kernels[0].launches[0].blocks, 8 * 128 * 12 * 64 / 4 / 256);
+  EXPECT_NE(mid.text.find("kiln_u < 1;"), std::string::npos) << mid.text;
+  codegen::CudaSource large = heads(64);
+  EXPECT_EQ(large.kernels[0].launches[0].blocks, 64 * 128 * 12 * 64 / 4 / 256 / 4);
+  EXPECT_NE(large.text.find("kiln_u < 4;"), std::string::npos) << large.text;
+  auto [code, log] = compile_with_nvcc(mid.text, "mid_size_copies");
+  EXPECT_EQ(code, 0) << log;
+}
+
 // A layer norm's row of 768 over a block of 256 threads: the loops over the row have a constant
 // trip count of 3, so each thread's loads issue together.
 TEST(CudaEmitter, ShortRowsGiveEachThreadAnUnrolledLoop) {
@@ -230,7 +254,7 @@ TEST(CudaEmitter, ProductsOfFewRowsAreGenerated) {
 TEST(CudaEmitter, MaxAutotuneAddsTheOtherLaunchShapesOfEachKernel) {
   ir::Graph graph;
   ir::Builder b(graph);
-  ir::ValueId x = b.parameter(DType::Float32, {1000, 3000});
+  ir::ValueId x = b.parameter(DType::Float32, {4000, 3000});  // many waves at 8 steps a thread
   ir::ValueId rows = b.parameter(DType::Float32, {64, 1000});
   ir::ValueId few = b.parameter(DType::Float32, {8, 768}), w = b.parameter(DType::Float32, {768, 768});
   ir::ValueId e = b.unary(ir::Op::exp, b.binary(ir::Op::sub, rows, b.reduce(ir::Op::max, rows, {1}, true)));
@@ -264,7 +288,7 @@ TEST(CudaEmitter, MaxAutotuneAddsTheOtherLaunchShapesOfEachKernel) {
     }
   }
   // sin + cos: 128, 256 and 512 threads, and at 256 one, four and eight steps a thread.
-  const int64_t steps = 1000 * 3000 / 4;
+  const int64_t steps = 4000 * 3000 / 4;
   for (auto [threads, per_thread] : {std::pair{128, 4}, {256, 4}, {512, 4}, {256, 1}, {256, 8}})
     EXPECT_EQ(elementwise_shapes.count({threads, (steps + threads * per_thread - 1) / (threads * per_thread)}), 1u)
         << threads << " threads, " << per_thread << " steps";
@@ -355,8 +379,8 @@ TEST(CudaEmitter, TransposesRunTheFewContiguousPositionsInEachThread) {
   ASSERT_EQ(source.kernels.size(), 1u);
   ASSERT_EQ(source.kernels[0].launches.size(), 1u);
   const runtime::CudaLaunch& launch = source.kernels[0].launches[0];
-  // 131072 steps fill 132 SMs with blocks of 256 threads twice over: two steps a thread.
-  EXPECT_EQ(launch.blocks, 512 * 256 / (2 * 256));
+  // 131072 steps: fewer than 132 SMs hold at once, a step a thread.
+  EXPECT_EQ(launch.blocks, 512 * 256 / 256);
   EXPECT_NE(source.text.find("kiln_run < 131072;"), std::string::npos) << source.text;
   // The 3x3 positions are one loop of 9 (sched/merge_loops.h).
   EXPECT_NE(source.text.find("< 9; ++"), std::string::npos) << source.text;

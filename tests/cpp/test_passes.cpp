@@ -378,5 +378,48 @@ TEST_F(PassTest, LinearLayersBecomeMatmulsWithEpilogues) {
     EXPECT_TRUE(node.op != Op::matmul || node.inputs.size() == 2);
 }
 
+// torch's math attention, q @ (kᵀ · s) with k a (batch, length, heads, features) projection:
+// the scaling is computed in k's own order and the matmul reads its transpose; the same scaling
+// read elsewhere too, or a reshape that mixes the matrix dimensions on the way, stays as it is.
+TEST_F(PassTest, MatmulOperandsAreComputedInTheOrderOfTheirInputs) {
+  const DType f32 = DType::Float32;
+  ValueId q = builder.parameter(f32, {6, 5, 4}), k = builder.parameter(f32, {2, 4, 3, 4});
+  ValueId half = builder.constant(Scalar::of(0.5), f32);
+  auto scaled_transpose = [&] {  // (2, 3, 4, 4): k's innermost dimension second to last
+    return builder.binary(Op::mul, builder.permute(k, {0, 2, 3, 1}), half);
+  };
+  ValueId shared = scaled_transpose();
+  graph.set_outputs({
+      builder.matmul(q, builder.reshape(scaled_transpose(), {6, 4, 4})),  // reordered
+      builder.matmul(q, builder.reshape(shared, {6, 4, 4})), shared,       // read twice
+      builder.matmul(builder.reshape(q, {2, 3, 5, 4}), builder.reshape(scaled_transpose(), {2, 3, 4, 4})),
+      builder.matmul(builder.reshape(q, {5, 24}), builder.reshape(scaled_transpose(), {24, 4})),
+  });
+  ir::Graph ordered = eliminate_dead_code(order_matmul_operands(graph));
+  ir::verify(ordered, "matmul_operand_order");
+  int in_order = 0, transposing = 0;
+  for (const ir::Node& node : ordered.nodes()) {
+    if (node.op != Op::mul) continue;
+    const ir::Node& operand = ordered.node(node.inputs[0]);
+    ASSERT_EQ(operand.op, Op::permute);
+    const bool kept_last = operand.attrs.permutation.back() == 3;
+    in_order += kept_last;
+    transposing += !kept_last;
+  }
+  EXPECT_EQ(in_order, 2) << ir::print_graph(ordered);
+  EXPECT_EQ(transposing, 2) << ir::print_graph(ordered);
+  std::vector<Array> inputs;
+  for (ValueId id : {q, k}) {
+    const ir::Node& node = graph.node(id);
+    std::vector<float> values(static_cast<size_t>(ir::element_count(node.shape)));
+    for (size_t i = 0; i < values.size(); ++i) values[i] = static_cast<float>((i * 37) % 19) / 7.0f - 1.0f;
+    inputs.push_back(Array::from_vector(values, ir::to_ints(node.shape)));
+  }
+  std::vector<Array> before = ir::interpret(graph, inputs), after = ir::interpret(ordered, inputs);
+  ASSERT_EQ(after.size(), before.size());
+  for (size_t k = 0; k < before.size(); ++k)
+    EXPECT_EQ(after[k].to_vector<float>(), before[k].to_vector<float>()) << k;
+}
+
 }  // namespace
 }  // namespace kiln::passes
