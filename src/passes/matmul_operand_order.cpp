@@ -10,6 +10,7 @@
 // The views between the work and the matmul must leave the last two dimensions alone (batch
 // reshapes, broadcasts and permutes), so that they still read the result in place.
 #include <algorithm>
+#include <numeric>
 #include <vector>
 
 #include "ir/builder.h"
@@ -114,7 +115,7 @@ ir::Graph order_matmul_operands(const ir::Graph& graph) {
       continue;
     }
     std::vector<int64_t> swap(node.shape.size());
-    for (size_t d = 0; d < swap.size(); ++d) swap[d] = static_cast<int64_t>(d);
+    std::iota(swap.begin(), swap.end(), 0);
     swap = last_two_swapped(swap);
     const std::vector<int64_t> order = last_two_swapped(transposing_order(graph, id));
     Node work = node;
