@@ -13,6 +13,7 @@
 #include "compile_test_util.h"
 #include "ir/builder.h"
 #include "ir/interpreter.h"
+#include "runtime/cuda/cuda_blas.h"
 #include "runtime/cuda/cuda_driver.h"
 #include "runtime/cuda/cuda_executable.h"
 
@@ -519,6 +520,23 @@ TEST(CudaPipeline, LinearLayersRunWithCublasLtEpilogues) {
                              1e-3);
 }
 
+Options autotune_options(const std::string& cache) {
+  Options options = cuda_options(cache);
+  options.mode = "max-autotune-no-cudagraphs";
+  return options;
+}
+
+// Runs `compiled` on `inputs`; each output must match the interpreter's `expected`.
+void run_and_compare(detail::CompiledGraph& compiled, const std::vector<Array>& inputs,
+                     const std::vector<Array>& expected, const std::string& what) {
+  std::vector<Array> outputs;
+  compiled.executable->run(inputs, outputs);
+  ASSERT_EQ(outputs.size(), expected.size());
+  for (size_t k = 0; k < outputs.size(); ++k)
+    test::expect_array_matches(outputs[k], expected[k], {1e-4, 1e-4, 4},
+                               what + " output " + std::to_string(k));
+}
+
 // max-autotune on the GPU: the first run times each kernel's launch shapes, and the product of
 // few rows as its generated kernel and in cuBLAS, each from the same inputs; the results match
 // the interpreter, the choices go to autotune-cuda.txt beside the cubins, and a later compile
@@ -537,28 +555,19 @@ TEST(CudaPipeline, MaxAutotuneTimesLaunchShapesAndStoresTheChoices) {
       random_array(DType::Float32, {1000, 300}, 41), random_array(DType::Float32, {37, 1000}, 42),
       random_array(DType::Float32, {8, 256}, 43), random_array(DType::Float32, {512, 256}, 44)};
   test::TemporaryDirectory cache("kiln-autotune-cuda-");
-  Options options = cuda_options(cache.path());
-  options.mode = "max-autotune-no-cudagraphs";
+  const Options options = autotune_options(cache.path());
   CompileStats stats;
   if (!runtime::cuda::available()) {
     EXPECT_THROW(detail::compile_graph(graph, {}, options, stats), Error);
     return;
   }
   const std::vector<Array> expected = ir::interpret(graph, inputs);
-  auto run_and_check = [&](detail::CompiledGraph& compiled, const std::string& what) {
-    std::vector<Array> outputs;
-    compiled.executable->run(inputs, outputs);
-    ASSERT_EQ(outputs.size(), expected.size());
-    for (size_t k = 0; k < outputs.size(); ++k)
-      test::expect_array_matches(outputs[k], expected[k], {1e-4, 1e-4, 4},
-                                 what + " output " + std::to_string(k));
-  };
   auto tuned = detail::compile_graph(graph, {}, options, stats);
   auto& executable = dynamic_cast<runtime::CudaExecutable&>(*tuned->executable);
   EXPECT_TRUE(std::all_of(executable.step_choices().begin(), executable.step_choices().end(),
                           [](int choice) { return choice == 0; }));
-  run_and_check(*tuned, "the tuning run");
-  run_and_check(*tuned, "a tuned run");
+  run_and_compare(*tuned, inputs, expected, "the tuning run");
+  run_and_compare(*tuned, inputs, expected, "a tuned run");
   const std::vector<int> chosen = executable.step_choices();
   const std::string record =
       std::filesystem::path(tuned->source_path).parent_path().string() + "/autotune-cuda.txt";
@@ -570,14 +579,63 @@ TEST(CudaPipeline, MaxAutotuneTimesLaunchShapesAndStoresTheChoices) {
   auto loaded = detail::compile_graph(graph, {}, options, again);
   EXPECT_EQ(again.disk_hits, 1);
   EXPECT_EQ(dynamic_cast<runtime::CudaExecutable&>(*loaded->executable).step_choices(), chosen);
-  run_and_check(*loaded, "a run with the choices read back");
+  run_and_compare(*loaded, inputs, expected, "a run with the choices read back");
   // A damaged record is "not tuned yet": timed again, never trusted.
   std::ofstream(record) << "kiln-autotune-cuda 1\n99\n";
   auto retuned = detail::compile_graph(graph, {}, options, again);
   auto& fresh = dynamic_cast<runtime::CudaExecutable&>(*retuned->executable);
   EXPECT_TRUE(std::all_of(fresh.step_choices().begin(), fresh.step_choices().end(),
                           [](int choice) { return choice == 0; }));
-  run_and_check(*retuned, "a run after the damaged record");
+  run_and_compare(*retuned, inputs, expected, "a run after the damaged record");
+}
+
+// max-autotune times each library product as cuBLASLt's first candidates (cuda::Gemm::candidate;
+// a plain product's first is cuBLAS's own), the products with a bias epilogue and without; a
+// record that forces candidate c on every product is read back as it is, and each candidate
+// computes the same products.
+TEST(CudaPipeline, MaxAutotuneTimesTheLibrarysCandidatesOfEachProduct) {
+  ir::Graph graph;
+  ir::Builder b(graph);
+  ir::ValueId x = b.parameter(DType::Float32, {256, 512}), w = b.parameter(DType::Float32, {384, 512});
+  ir::ValueId bias = b.parameter(DType::Float32, {384}), y = b.parameter(DType::Float32, {512, 200});
+  graph.set_outputs({b.binary(ir::Op::add, b.matmul(x, b.permute(w, {1, 0})), bias),
+                     b.matmul(x, y)});
+  const std::vector<Array> inputs = {
+      random_array(DType::Float32, {256, 512}, 61), random_array(DType::Float32, {384, 512}, 62),
+      random_array(DType::Float32, {384}, 63), random_array(DType::Float32, {512, 200}, 64)};
+  test::TemporaryDirectory cache("kiln-autotune-gemm-");
+  const Options options = autotune_options(cache.path());
+  CompileStats stats;
+  if (!runtime::cuda::available()) {
+    EXPECT_THROW(detail::compile_graph(graph, {}, options, stats), Error);
+    return;
+  }
+  const std::vector<Array> expected = ir::interpret(graph, inputs);
+  auto tuned = detail::compile_graph(graph, {}, options, stats);
+  run_and_compare(*tuned, inputs, expected, "the tuning run");
+  const sched::Program& program = tuned->executable->program();
+  std::vector<bool> products;
+  for (const sched::Step& step : program.steps)
+    products.push_back(step.kind == sched::StepKind::Extern && step.call.op == ir::Op::matmul);
+  ASSERT_EQ(std::count(products.begin(), products.end(), true), 2);
+  const std::vector<int>& chosen = dynamic_cast<runtime::CudaExecutable&>(*tuned->executable).step_choices();
+  for (size_t k = 0; k < chosen.size(); ++k)
+    EXPECT_LT(chosen[k], products[k] ? runtime::cuda::kGemmCandidates : 1) << k;
+  const std::string record =
+      std::filesystem::path(tuned->source_path).parent_path().string() + "/autotune-cuda.txt";
+  for (int candidate = 1; candidate < runtime::cuda::kGemmCandidates; ++candidate) {
+    std::vector<int> forced;
+    std::string text = "kiln-autotune-cuda 1\n";
+    for (bool product : products) {
+      forced.push_back(product ? candidate : 0);
+      text += std::to_string(forced.back()) + "\n";
+    }
+    std::ofstream(record) << text;
+    CompileStats again;
+    auto loaded = detail::compile_graph(graph, {}, options, again);
+    EXPECT_EQ(dynamic_cast<runtime::CudaExecutable&>(*loaded->executable).step_choices(), forced);
+    run_and_compare(*loaded, inputs, expected, "candidate " + std::to_string(candidate));
+  }
 }
 
 }  // namespace

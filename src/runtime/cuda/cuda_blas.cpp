@@ -151,7 +151,7 @@ struct cublasLtMatmulHeuristicResult_t {
 // cublasLtMatmulPreferenceAttributes_t
 constexpr int kDescTransA = 3, kDescTransB = 4, kDescEpilogue = 7, kDescBiasPointer = 8;
 constexpr int kLayoutBatchCount = 5, kLayoutBatchOffset = 6;
-constexpr uint32_t kEpilogueBias = 4, kEpilogueReluBias = 6;
+constexpr uint32_t kEpilogueDefault = 1, kEpilogueBias = 4, kEpilogueReluBias = 6;
 constexpr int kPreferenceMaxWorkspace = 1;
 
 struct LtApi {
@@ -252,7 +252,8 @@ const LtPlan& lt_plan(const Gemm& g, int compute, cublasLtHandle_t handle) {
   thread_local std::map<std::vector<int64_t>, LtPlan> plans;
   const std::vector<int64_t> key = {static_cast<int64_t>(g.dtype), g.transpose_a, g.transpose_b,
                                     g.m, g.n, g.k, g.lda, g.ldb, g.ldc, g.stride_a, g.stride_b,
-                                    g.stride_c, g.batches, g.relu, compute, common_alignment(g)};
+                                    g.stride_c, g.batches, g.bias != nullptr, g.relu, compute,
+                                    common_alignment(g), g.candidate};
   auto found = plans.find(key);
   if (found != plans.end()) return found->second;
   const LtApi& api = blas_lt();
@@ -260,11 +261,11 @@ const LtPlan& lt_plan(const Gemm& g, int compute, cublasLtHandle_t handle) {
   const int type = data_type(g.dtype);
   check_lt(api.cublasLtMatmulDescCreate(&plan.desc, compute, kR32F), "cublasLtMatmulDescCreate");
   const int32_t op_a = g.transpose_a ? kOpT : kOpN, op_b = g.transpose_b ? kOpT : kOpN;
-  const uint32_t epilogue = g.relu ? kEpilogueReluBias : kEpilogueBias;
+  const uint32_t epilogue =
+      g.bias == nullptr ? kEpilogueDefault : g.relu ? kEpilogueReluBias : kEpilogueBias;
   check_lt(api.cublasLtMatmulDescSetAttribute(plan.desc, kDescTransA, &op_a, sizeof op_a), "cublasLtMatmulDescSetAttribute");
   check_lt(api.cublasLtMatmulDescSetAttribute(plan.desc, kDescTransB, &op_b, sizeof op_b), "cublasLtMatmulDescSetAttribute");
   check_lt(api.cublasLtMatmulDescSetAttribute(plan.desc, kDescEpilogue, &epilogue, sizeof epilogue), "cublasLtMatmulDescSetAttribute");
-  check_lt(api.cublasLtMatmulDescSetAttribute(plan.desc, kDescBiasPointer, &g.bias, sizeof g.bias), "cublasLtMatmulDescSetAttribute");
   auto layout = [&](cublasLtMatrixLayout_t& out, int64_t rows, int64_t columns, int64_t leading,
                     int64_t stride) {
     check_lt(api.cublasLtMatrixLayoutCreate(&out, type, static_cast<uint64_t>(rows),
@@ -284,22 +285,26 @@ const LtPlan& lt_plan(const Gemm& g, int compute, cublasLtHandle_t handle) {
   check_lt(api.cublasLtMatmulPreferenceSetAttribute(preference, kPreferenceMaxWorkspace, &workspace,
                                                     sizeof workspace),
            "cublasLtMatmulPreferenceSetAttribute");
-  cublasLtMatmulHeuristicResult_t result{};
+  cublasLtMatmulHeuristicResult_t results[kGemmCandidates]{};
   int returned = 0;
   check_lt(api.cublasLtMatmulAlgoGetHeuristic(handle, plan.desc, plan.a, plan.b, plan.c, plan.c,
-                                              preference, 1, &result, &returned),
+                                              preference, g.candidate + 1, results, &returned),
            "cublasLtMatmulAlgoGetHeuristic");
   if (returned == 0)
     throw Error(ErrorKind::Unsupported,
                 "kiln: matmul on device=\"cuda\": cuBLASLt has no kernel for this product with "
                 "its epilogue (" + std::to_string(g.m) + "x" + std::to_string(g.n) + "x" +
                 std::to_string(g.k) + ")");
+  // A candidate past those offered (fewer for this product, or another cuBLAS than the one a
+  // recorded choice was timed with) is the last offered.
+  const cublasLtMatmulHeuristicResult_t& result = results[std::min(g.candidate, returned - 1)];
   plan.algo = result.algo;
   plan.workspace_bytes = result.workspaceSize;
   return plans.emplace(key, plan).first->second;
 }
 
-// The product with its epilogue through cuBLASLt, with the workspace of the cuBLAS handle.
+// The product through cuBLASLt (its epilogue, or another of its candidates), with the
+// workspace of the cuBLAS handle.
 void gemm_with_epilogue(const Gemm& g, void* stream, bool allow_tf32,
                         std::vector<std::shared_ptr<void>>* kept) {
   if (g.dtype == DType::Float64)
@@ -316,8 +321,9 @@ void gemm_with_epilogue(const Gemm& g, void* stream, bool allow_tf32,
   if (kept) kept->push_back(workspace);
   const int compute = g.dtype == DType::Float32 && allow_tf32 ? kCompute32FFastTF32 : kCompute32F;
   const LtPlan& plan = lt_plan(g, compute, handle);
-  check_lt(api.cublasLtMatmulDescSetAttribute(plan.desc, kDescBiasPointer, &g.bias, sizeof g.bias),
-           "cublasLtMatmulDescSetAttribute");
+  if (g.bias != nullptr)
+    check_lt(api.cublasLtMatmulDescSetAttribute(plan.desc, kDescBiasPointer, &g.bias, sizeof g.bias),
+             "cublasLtMatmulDescSetAttribute");
   const float alpha = 1.0f, beta = 0.0f;
   check_lt(api.cublasLtMatmul(handle, plan.desc, &alpha, g.a, plan.a, g.b, plan.b, &beta, g.c,
                               plan.c, g.c, plan.c, &plan.algo, workspace.get(),
@@ -335,7 +341,11 @@ void gemm(const Gemm& g, void* stream, bool allow_tf32,
     throw Error(ErrorKind::Unsupported, "kiln: matmul on device=\"cuda\": cuBLAS has no " +
                                             std::string(dtype_name(g.dtype)) + " product");
   if (g.m == 0 || g.n == 0 || g.batches == 0) return;
-  if (g.bias != nullptr || g.relu) return gemm_with_epilogue(g, stream, allow_tf32, kept);
+  if (g.relu && g.bias == nullptr)
+    throw Error(ErrorKind::Internal, "kiln: matmul on device=\"cuda\": a ReLU epilogue without a bias");
+  // An empty product (k == 0: cuBLAS writes zeros) and float64 have cuBLAS's one candidate.
+  const bool candidates = g.candidate > 0 && g.k > 0 && g.dtype != DType::Float64;
+  if (g.bias != nullptr || candidates) return gemm_with_epilogue(g, stream, allow_tf32, kept);
   const BlasApi& api = blas();
   cublasHandle_t h = handle_on(stream, kept);
   const bool f64 = g.dtype == DType::Float64;

@@ -31,7 +31,15 @@ struct Gemm {
   // ReLU. float32, float16 and bfloat16.
   const void* bias = nullptr;
   bool relu = false;
+  // Which of cuBLASLt's candidates for the product runs, in its heuristic's order: 0 is its
+  // first choice (plain products then go through cuBLAS, as torch's do); max-autotune times
+  // the first kGemmCandidates (runtime/cuda/cuda_executable_tuning.cpp). Past the candidates
+  // it offers, the last one offered; float64 and empty products have cuBLAS's one.
+  int candidate = 0;
 };
+// H200, BERT-base 8x128's feed-forward input product (1024x3072 by 768, float32): cuBLASLt's
+// second candidate 120 us against its first's 128 us; its other products keep the first.
+constexpr int kGemmCandidates = 4;
 // `kept` (a CUDA graph capture) gets cuBLAS's workspace, which the graph's replays use.
 void gemm(const Gemm& gemm, void* stream, bool allow_tf32 = false,
           std::vector<std::shared_ptr<void>>* kept = nullptr);

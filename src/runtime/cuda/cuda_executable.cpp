@@ -152,8 +152,9 @@ void CudaExecutable::run_step(size_t k, char* const* table, void* stream,
   const size_t choice = static_cast<size_t>(step_choice_[k]);
   if (step_kernel_[k] >= 0 && choice == 0)
     launch_kernel(static_cast<size_t>(step_kernel_[k]), table, stream);
-  else if (step.kind == sched::StepKind::Extern)
-    run_cuda_extern_call(step.call, program_.buffers, table, stream, cuda_math(), kept);
+  else if (step.kind == sched::StepKind::Extern)  // a skinny product's choice 1: the library's first
+    run_cuda_extern_call(step.call, program_.buffers, table, stream, cuda_math(), kept,
+                         step_kernel_[k] >= 0 ? 0 : static_cast<int>(choice));
   else
     launch_kernel(static_cast<size_t>(step.kernel), table, stream, choice);
 }

@@ -33,8 +33,9 @@
 // replay (with a margin), and run as usual otherwise (the graph and its buffers are freed).
 //
 // max-autotune (ExecutionSettings::autotune): the first run times each kernel's launch lists
-// (CudaKernelCall::alternatives: other block sizes and steps a thread) and each product of few
-// rows both as its generated kernel and in cuBLAS, every candidate from the same contents of
+// (CudaKernelCall::alternatives: other block sizes and steps a thread), each product of few
+// rows both as its generated kernel and in cuBLAS, and each library product as cuBLASLt's
+// first candidates (cuda::Gemm::candidate), every candidate from the same contents of
 // what the step writes (saved first, restored before each timing), and keeps the fastest. The
 // choices go to ExecutionSettings::tuning_file, beside the cubins, for later processes.
 #pragma once

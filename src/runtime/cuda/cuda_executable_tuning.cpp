@@ -1,6 +1,7 @@
 // max-autotune on the GPU (cuda_executable.h): the first run times each step's candidates, a
-// kernel's launch lists and a product of few rows as its generated kernel and in cuBLAS, and
-// keeps the fastest; the choices are a record beside the cubins.
+// kernel's launch lists, a product of few rows as its generated kernel and in cuBLAS, a
+// library product as each of cuBLASLt's first candidates, and keeps the fastest; the choices
+// are a record beside the cubins.
 #include <algorithm>
 
 #include "kiln/error.h"
@@ -44,6 +45,7 @@ int CudaExecutable::candidate_count(size_t step) const {
   if (step_kernel_[step] >= 0) return 2;  // the generated kernel, the library
   if (s.kind == sched::StepKind::Kernel)
     return static_cast<int>(kernels_[static_cast<size_t>(s.kernel)].candidates.size());
+  if (s.kind == sched::StepKind::Extern) return cuda_extern_candidates(s.call, program_.buffers);
   return 1;
 }
 

@@ -43,7 +43,7 @@ bool blas_layout(int64_t rows, int64_t columns, int64_t row_stride, int64_t colu
 
 void run_matmul(const sched::ExternCall& call, const std::vector<sched::Buffer>& buffers,
                 char* const* table, void* stream, const CudaMathSettings& math,
-                std::vector<std::shared_ptr<void>>* kept) {
+                std::vector<std::shared_ptr<void>>* kept, int candidate) {
   StridedOperand a = extern_operand(call, buffers, table, 0), b = extern_operand(call, buffers, table, 1);
   const sched::Buffer& out = buffers[static_cast<size_t>(call.output)];
   externs::MatmulProblem p = externs::matmul_problem(a, b, out.shape);
@@ -52,6 +52,7 @@ void run_matmul(const sched::ExternCall& call, const std::vector<sched::Buffer>&
   bool b_row_major = false, a_row_major = false;
   cuda::Gemm g;
   g.dtype = a.dtype;
+  g.candidate = candidate;
   g.m = p.n, g.n = p.m, g.k = p.k;
   if (!blas_layout(p.k, p.n, p.b_row, p.b_column, b_row_major, g.lda) ||
       !blas_layout(p.m, p.k, p.a_row, p.a_column, a_row_major, g.ldb))
@@ -142,7 +143,7 @@ void check_geometry(const sched::ExternCall& call, const std::vector<sched::Buff
 
 void run_convolution(const sched::ExternCall& call, const std::vector<sched::Buffer>& buffers,
                      char* const* table, void* stream, const CudaMathSettings& math,
-                std::vector<std::shared_ptr<void>>* kept) {
+                     std::vector<std::shared_ptr<void>>* kept, int /*candidate: one*/) {
   cuda::DnnTensor x = dnn_tensor(extern_operand(call, buffers, table, 0));
   cuda::DnnTensor w = dnn_tensor(extern_operand(call, buffers, table, 1));
   cuda::DnnTensor y = output_tensor(call, buffers, table);
@@ -164,7 +165,7 @@ void run_convolution(const sched::ExternCall& call, const std::vector<sched::Buf
 void run_convolution_backward(const sched::ExternCall& call,
                               const std::vector<sched::Buffer>& buffers, char* const* table,
                               void* stream, const CudaMathSettings& math,
-                              std::vector<std::shared_ptr<void>>* kept) {
+                              std::vector<std::shared_ptr<void>>* kept, int /*candidate: one*/) {
   cuda::DnnTensor dy = dnn_tensor(extern_operand(call, buffers, table, 0));
   cuda::DnnTensor other = dnn_tensor(extern_operand(call, buffers, table, 1));
   cuda::DnnTensor result = output_tensor(call, buffers, table);
@@ -188,18 +189,19 @@ void run_convolution_backward(const sched::ExternCall& call,
 
 using CudaExternFunction = void (*)(const sched::ExternCall&, const std::vector<sched::Buffer>&,
                                     char* const*, void*, const CudaMathSettings&,
-                                    std::vector<std::shared_ptr<void>>*);
+                                    std::vector<std::shared_ptr<void>>*, int);
 struct Entry {
   ir::Op op;
   CudaExternFunction run;
   bool (*computes)(DType);  // the library's dtypes
+  int candidates;           // of the library's, for max-autotune (float64: one)
 };
 
 constexpr std::array<Entry, 4> kCudaExternCalls = {{
-    {ir::Op::matmul, run_matmul, cuda::blas_computes},
-    {ir::Op::convolution, run_convolution, cuda::dnn_computes},
-    {ir::Op::convolution_backward_input, run_convolution_backward, cuda::dnn_computes},
-    {ir::Op::convolution_backward_weight, run_convolution_backward, cuda::dnn_computes},
+    {ir::Op::matmul, run_matmul, cuda::blas_computes, cuda::kGemmCandidates},
+    {ir::Op::convolution, run_convolution, cuda::dnn_computes, 1},
+    {ir::Op::convolution_backward_input, run_convolution_backward, cuda::dnn_computes, 1},
+    {ir::Op::convolution_backward_weight, run_convolution_backward, cuda::dnn_computes, 1},
 }};
 
 const Entry* find(ir::Op op) {
@@ -224,10 +226,16 @@ void check_cuda_extern_call(const sched::ExternCall& call,
 
 void run_cuda_extern_call(const sched::ExternCall& call, const std::vector<sched::Buffer>& buffers,
                           char* const* table, void* stream, const CudaMathSettings& math,
-                          std::vector<std::shared_ptr<void>>* kept) {
+                          std::vector<std::shared_ptr<void>>* kept, int candidate) {
   const Entry* entry = find(call.op);
   if (entry == nullptr) check_cuda_extern_call(call, buffers);
-  entry->run(call, buffers, table, stream, math, kept);
+  entry->run(call, buffers, table, stream, math, kept, candidate);
+}
+
+int cuda_extern_candidates(const sched::ExternCall& call, const std::vector<sched::Buffer>& buffers) {
+  const Entry* entry = find(call.op);
+  const bool float64 = buffers[static_cast<size_t>(call.output)].dtype == DType::Float64;
+  return entry == nullptr || float64 ? 1 : entry->candidates;
 }
 
 }  // namespace kiln::runtime

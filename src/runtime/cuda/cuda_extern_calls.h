@@ -22,9 +22,12 @@ void check_cuda_extern_call(const sched::ExternCall& call,
                             const std::vector<sched::Buffer>& buffers);
 
 // Runs `call` on device memory (`table[b]`: buffer b's data) on `stream`. `kept`: where library
-// workspaces go instead of back to the allocator (a CUDA graph capture), or null.
+// workspaces go instead of back to the allocator (a CUDA graph capture), or null. `candidate`:
+// which of the library's candidates runs (a matmul's: cuda::Gemm::candidate; 0 for the others).
 void run_cuda_extern_call(const sched::ExternCall& call, const std::vector<sched::Buffer>& buffers,
                           char* const* table, void* stream, const CudaMathSettings& math,
-                          std::vector<std::shared_ptr<void>>* kept = nullptr);
+                          std::vector<std::shared_ptr<void>>* kept = nullptr, int candidate = 0);
+// How many candidates max-autotune times for `call` (cuda_executable.h).
+int cuda_extern_candidates(const sched::ExternCall& call, const std::vector<sched::Buffer>& buffers);
 
 }  // namespace kiln::runtime
