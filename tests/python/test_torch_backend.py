@@ -236,6 +236,30 @@ def test_attention_training_is_compiled_whole_and_matches_eager(mask):
         torch.testing.assert_close(g, w, rtol=1e-4, atol=1e-5)
 
 
+def test_math_attention_on_projected_heads_matches_eager():
+    """torch's math attention as it runs for CUDA tensors, q @ (kᵀ · √s) with q and k heads
+    split from one projection: kiln scales k in its own order and the product reads the
+    transpose (passes/matmul_operand_order.cpp); values and gradients equal eager's."""
+    torch.manual_seed(0)
+    x = torch.randn(2, 32, 24, requires_grad=True)  # products large enough for BLAS
+    w = torch.randn(64, 24, requires_grad=True)
+
+    def f(x, w):
+        q, k = torch.nn.functional.linear(x, w).view(2, 32, 2, 2, 16).unbind(2)
+        q, k = q.permute(0, 2, 1, 3), k.permute(0, 2, 1, 3)  # (batch, heads, length, features)
+        root = math.sqrt(1 / math.sqrt(16))
+        scores = (q * root) @ (k.transpose(-2, -1) * root)
+        return scores.softmax(-1)
+
+    compiled = torch.compile(f, backend="kiln", options={"unsupported_ops": "error"})
+    with torch.no_grad():
+        torch.testing.assert_close(compiled(x, w), f(x, w), rtol=1e-5, atol=1e-6)
+    got = torch.autograd.grad((compiled(x, w) ** 2).sum(), (x, w))
+    want = torch.autograd.grad((f(x, w) ** 2).sum(), (x, w))
+    for g, e in zip(got, want):
+        torch.testing.assert_close(g, e, rtol=1e-4, atol=1e-5)
+
+
 def test_small_bert_training_step_is_compiled_whole():
     """A transformers BERT's gradients (embedding backward = index_put with accumulate,
     attention backward, layer norm backward) come from kiln alone and equal eager's."""
