@@ -27,6 +27,14 @@ Options cuda_options(const std::string& cache_dir) {
   return options;
 }
 
+// Without a GPU, compiling `graph` for CUDA must be an error: true then (the test stops there).
+bool refused_without_a_gpu(const ir::Graph& graph, const Options& options) {
+  if (runtime::cuda::available()) return false;
+  CompileStats stats;
+  EXPECT_THROW(detail::compile_graph(graph, {}, options, stats), Error);
+  return true;
+}
+
 Array random_array(DType dtype, std::vector<int64_t> shape, uint32_t seed) {
   int64_t count = 1;
   for (int64_t extent : shape) count *= extent;
@@ -304,10 +312,7 @@ TEST(CudaPipeline, ReduceOverheadReplaysACapturedGraph) {
   Options options = cuda_options(test::test_cache_directory());
   options.mode = "reduce-overhead";
   CompileStats stats;
-  if (!runtime::cuda::available()) {
-    EXPECT_THROW(detail::compile_graph(graph, {}, options, stats), Error);
-    return;
-  }
+  if (refused_without_a_gpu(graph, options)) return;
   auto compiled = detail::compile_graph(graph, {}, options, stats);
   auto on_device = [](const Array& host) {
     int64_t bytes = host.size() * dtype_size(host.dtype());
@@ -369,10 +374,7 @@ TEST(CudaPipeline, DefaultModeReplaysOnlyHostBoundRuns) {
     }
     Options options = cuda_options(test::test_cache_directory());
     CompileStats stats;
-    if (!runtime::cuda::available()) {
-      EXPECT_THROW(detail::compile_graph(graph, {}, options, stats), Error);
-      return;
-    }
+    if (refused_without_a_gpu(graph, options)) return;
     auto compiled = detail::compile_graph(graph, {}, options, stats);
     auto* executable = dynamic_cast<runtime::CudaExecutable*>(compiled->executable.get());
     ASSERT_NE(executable, nullptr);
@@ -557,10 +559,7 @@ TEST(CudaPipeline, MaxAutotuneTimesLaunchShapesAndStoresTheChoices) {
   test::TemporaryDirectory cache("kiln-autotune-cuda-");
   const Options options = autotune_options(cache.path());
   CompileStats stats;
-  if (!runtime::cuda::available()) {
-    EXPECT_THROW(detail::compile_graph(graph, {}, options, stats), Error);
-    return;
-  }
+  if (refused_without_a_gpu(graph, options)) return;
   const std::vector<Array> expected = ir::interpret(graph, inputs);
   auto tuned = detail::compile_graph(graph, {}, options, stats);
   auto& executable = dynamic_cast<runtime::CudaExecutable&>(*tuned->executable);
@@ -606,10 +605,7 @@ TEST(CudaPipeline, MaxAutotuneTimesTheLibrarysCandidatesOfEachProduct) {
   test::TemporaryDirectory cache("kiln-autotune-gemm-");
   const Options options = autotune_options(cache.path());
   CompileStats stats;
-  if (!runtime::cuda::available()) {
-    EXPECT_THROW(detail::compile_graph(graph, {}, options, stats), Error);
-    return;
-  }
+  if (refused_without_a_gpu(graph, options)) return;
   const std::vector<Array> expected = ir::interpret(graph, inputs);
   auto tuned = detail::compile_graph(graph, {}, options, stats);
   run_and_compare(*tuned, inputs, expected, "the tuning run");

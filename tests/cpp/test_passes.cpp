@@ -379,6 +379,18 @@ TEST_F(PassTest, LinearLayersBecomeMatmulsWithEpilogues) {
     EXPECT_TRUE(node.op != Op::matmul || node.inputs.size() == 2);
 }
 
+// float32 values for the parameters `ids` of `graph`, a fixed pattern over [-1, 1.6].
+std::vector<Array> patterned_inputs(const ir::Graph& graph, const std::vector<ValueId>& ids) {
+  std::vector<Array> inputs;
+  for (ValueId id : ids) {
+    const ir::Node& node = graph.node(id);
+    std::vector<float> values(static_cast<size_t>(ir::element_count(node.shape)));
+    for (size_t i = 0; i < values.size(); ++i) values[i] = static_cast<float>((i * 37) % 19) / 7.0f - 1.0f;
+    inputs.push_back(Array::from_vector(values, ir::to_ints(node.shape)));
+  }
+  return inputs;
+}
+
 // torch's math attention, q @ (kᵀ · s) with k a (batch, length, heads, features) projection:
 // the scaling is computed in k's own order and the matmul reads its transpose; the same scaling
 // read elsewhere too, or a reshape that mixes the matrix dimensions on the way, stays as it is.
@@ -409,13 +421,7 @@ TEST_F(PassTest, MatmulOperandsAreComputedInTheOrderOfTheirInputs) {
   }
   EXPECT_EQ(in_order, 2) << ir::print_graph(ordered);
   EXPECT_EQ(transposing, 2) << ir::print_graph(ordered);
-  std::vector<Array> inputs;
-  for (ValueId id : {q, k}) {
-    const ir::Node& node = graph.node(id);
-    std::vector<float> values(static_cast<size_t>(ir::element_count(node.shape)));
-    for (size_t i = 0; i < values.size(); ++i) values[i] = static_cast<float>((i * 37) % 19) / 7.0f - 1.0f;
-    inputs.push_back(Array::from_vector(values, ir::to_ints(node.shape)));
-  }
+  const std::vector<Array> inputs = patterned_inputs(graph, {q, k});
   std::vector<Array> before = ir::interpret(graph, inputs), after = ir::interpret(ordered, inputs);
   ASSERT_EQ(after.size(), before.size());
   for (size_t k = 0; k < before.size(); ++k)
@@ -445,13 +451,7 @@ TEST(MatmulOperandOrder, EveryPermutationKeepsItsValues) {
         ir::Graph ordered = eliminate_dead_code(order_matmul_operands(graph));
         ir::verify(ordered, "matmul_operand_order");
         reordered += ordered.size() != graph.size();
-        std::vector<Array> inputs;
-        for (ValueId id : {x, y}) {
-          const ir::Node& node = graph.node(id);
-          std::vector<float> values(static_cast<size_t>(ir::element_count(node.shape)));
-          for (size_t i = 0; i < values.size(); ++i) values[i] = static_cast<float>((i * 29) % 23) / 5.0f - 2.0f;
-          inputs.push_back(Array::from_vector(values, ir::to_ints(node.shape)));
-        }
+        const std::vector<Array> inputs = patterned_inputs(graph, {x, y});
         EXPECT_EQ(ir::interpret(ordered, inputs)[0].to_vector<float>(),
                   ir::interpret(graph, inputs)[0].to_vector<float>())
             << ir::print_graph(ordered);
