@@ -161,6 +161,45 @@ TEST(CudaEmitter, StepLoadsArePrefetchedBeforeTheStepsCompute) {
   EXPECT_EQ(labels(100000).text.find("kiln_prefetch(a"), std::string::npos);  // one wave
 }
 
+// Vector steps of more than a wave load their operands into registers for all of a thread's
+// steps before any computes (BERT-base 8x128's bias + GELU: two float4 steps a thread; the bias,
+// a broadcast, is not prefetched), up to kMostPrefetchedVectorWords registers: of six operands
+// at four steps a thread, four go to registers and two are prefetched into L1. The scalar loop
+// for misaligned arrays keeps L1 prefetches.
+TEST(CudaEmitter, VectorStepsLoadTheirOperandsIntoRegistersFirst) {
+  auto count = [](const std::string& text, const std::string& what) {
+    size_t n = 0;
+    for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+    return n;
+  };
+  ir::Graph gelu_graph;
+  ir::Builder g(gelu_graph);
+  ir::ValueId x = g.parameter(DType::Float32, {1024, 3072});
+  ir::ValueId bias = g.parameter(DType::Float32, {3072});
+  ir::ValueId biased = g.binary(ir::Op::add, x, g.broadcast(bias, {1024, 3072}));
+  gelu_graph.set_outputs({g.binary(ir::Op::mul, biased, g.unary(ir::Op::erf, biased))});
+  codegen::CudaSource gelu = emit(gelu_graph);
+  EXPECT_NE(gelu.text.find("float4 kiln_pv"), std::string::npos) << gelu.text;
+  EXPECT_NE(gelu.text.find("[2];"), std::string::npos) << gelu.text;  // two steps a thread
+  EXPECT_EQ(count(gelu.text, "[kiln_u] = __ldg(reinterpret_cast<const float4*>(a0 + "), 1u) << gelu.text;
+  EXPECT_EQ(count(gelu.text, "kiln_prefetch(a0"), 1u) << gelu.text;  // the scalar loop's
+  EXPECT_EQ(count(gelu.text, "kiln_prefetch(a1"), 0u) << gelu.text;
+  auto [code, log] = compile_with_nvcc(gelu.text, "register_prefetches");
+  EXPECT_EQ(code, 0) << log;
+
+  ir::Graph sum_graph;
+  ir::Builder b(sum_graph);
+  ir::ValueId total = b.parameter(DType::Float32, {4000, 3000});
+  for (int k = 1; k < 6; ++k)
+    total = b.binary(ir::Op::add, total, b.parameter(DType::Float32, {4000, 3000}));
+  sum_graph.set_outputs({total});
+  codegen::CudaSource sum = emit(sum_graph);
+  EXPECT_EQ(count(sum.text, "[kiln_u] = __ldg("), 4u) << sum.text;
+  EXPECT_EQ(count(sum.text, "kiln_prefetch(a"), 2u + 6u) << sum.text;  // vector loop + scalar loop
+  auto [sum_code, sum_log] = compile_with_nvcc(sum.text, "register_prefetch_budget");
+  EXPECT_EQ(sum_code, 0) << sum_log;
+}
+
 // A bias add and GELU at a few tokens (BERT at 1x8: 8x3072): spread over the multiprocessors,
 // one 16-byte step per thread, rather than four steps a thread on a few of them.
 TEST(CudaEmitter, SmallLaunchesSpreadOverTheMultiprocessors) {

@@ -112,15 +112,28 @@ void CudaKernelEmitter::accumulate_store(int32_t buffer, const std::string& inde
 // (plan_.vector_lanes, or 1): a block takes plan_.unroll * threads consecutive steps at a time,
 // a warp's accesses contiguous in each, and the grid covers them all once (a grid-stride loop
 // of a few blocks per SM was 5-10% slower on bandwidth-bound kernels); plan_.prefetches first
-// put every step's loads in flight (LaunchPlan::prefetches).
+// put every step's loads in flight (LaunchPlan::prefetches), vector loads into registers.
 void CudaKernelEmitter::thread_per_iteration(int lanes) {
   const std::string total = std::to_string(plan_.iterations / serial_iterations(plan_) / lanes);
   const std::string run = std::to_string(int64_t(plan_.threads) * plan_.unroll);
   line("for (int64_t kiln_run = blockIdx.x * (int64_t)" + run + "; kiln_run < " + total +
        "; kiln_run += (int64_t)gridDim.x * " + run + ") {");
   open_block();
+  prefetched_vectors_.clear();
+  int64_t words = 0;  // of registers the prefetched vectors take
+  for (ExprId id : plan_.prefetches) {
+    if (lanes == 1 || std::find(plan_.vector_loads.begin(), plan_.vector_loads.end(), id) ==
+                          plan_.vector_loads.end())
+      continue;
+    const DType dtype = program_.buffers[static_cast<size_t>(expr(id).buffer)].dtype;
+    words += plan_.unroll * lanes * dtype_size(dtype) / 4;
+    if (words > kMostPrefetchedVectorWords) break;
+    prefetched_vectors_.insert(id);
+    line(vector_type(dtype) + " kiln_pv" + std::to_string(id) + "[" + std::to_string(plan_.unroll) + "];");
+  }
   if (!plan_.prefetches.empty()) each_step(total, lanes, [&] { prefetch_step(lanes); });
   each_step(total, lanes, [&] { step(lanes); });
+  prefetched_vectors_.clear();
   close_block();
 }
 
@@ -148,6 +161,12 @@ void CudaKernelEmitter::prefetch_step(int lanes) {
   for (ExprId id : plan_.prefetches) {
     const Expr& e = expr(id);
     const std::string address = buffer_name(e.buffer) + " + (" + index_text(e.operands[0]) + ")";
+    if (prefetched_vectors_.count(id)) {
+      const std::string type = vector_type(program_.buffers[static_cast<size_t>(e.buffer)].dtype);
+      line("kiln_pv" + std::to_string(id) + "[kiln_u] = __ldg(reinterpret_cast<const " + type +
+           "*>(" + address + "));");
+      continue;
+    }
     if (addresses.insert(address).second) line("kiln_prefetch(" + address + ");");
   }
 }
@@ -179,6 +198,10 @@ void CudaKernelEmitter::step(int lanes) {
     for (ExprId id : plan_.vector_loads) {
       const Expr& e = expr(id);
       const std::string type = vector_type(program_.buffers[static_cast<size_t>(e.buffer)].dtype);
+      if (prefetched_vectors_.count(id)) {
+        line(type + " kiln_v" + std::to_string(id) + " = kiln_pv" + std::to_string(id) + "[kiln_u];");
+        continue;
+      }
       line(type + " kiln_v" + std::to_string(id) + ";");
       lane_zero([&] {
         std::string address = "reinterpret_cast<const " + type + "*>(" + buffer_name(e.buffer) +

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <functional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -29,6 +30,9 @@ constexpr int64_t kBlocksPerMultiprocessor = 8;
 constexpr int64_t kMostRunBlocks = int64_t{1} << 22;
 // A loop a block's threads share is unrolled when each thread has at most this many elements.
 constexpr int64_t kMostUnrolledSteps = 8;
+// 32-bit registers a thread may hold its steps' prefetched vector loads in (LaunchPlan::
+// prefetches); loads beyond them are prefetched into L1. Four float4 loads at four steps a thread.
+constexpr int64_t kMostPrefetchedVectorWords = 64;
 
 // How one launch runs its statements.
 enum class LaunchKind : uint8_t {
@@ -88,7 +92,10 @@ struct LaunchPlan {
   // wait on memory one after another where its steps are a reduction each (kmeans' distances),
   // and the prefetches put all of its steps' memory traffic in flight at once: H200
   // microbenchmarks, kmeans 20M points 92 -> 81 us, sin + cos of 64M floats 151 -> 138 us
-  // (copy: 83 and 132).
+  // (copy: 83 and 132). A vector load among them (up to kMostPrefetchedVectorWords a thread)
+  // is loaded into registers instead, which the step reads: one memory instruction a step, not
+  // a prefetch and a load (H200: BERT-base 8x128's bias + GELU 6.2 -> 5.6 us a layer, Triton's
+  // 5.6; sin + cos of 64M floats 149 -> 145 us, kmeans float64 131 -> 128).
   std::vector<ExprId> prefetches;
   std::vector<int32_t> prefetch_zeroed;
 };
@@ -182,6 +189,9 @@ class CudaKernelEmitter : public CLikePrinter {
   std::string load_value(ExprId id) override;
   void plain_store(const Stmt& s, const std::string& index, const std::string& value) override;
   int lane_ = -1;  // the vector lane being printed (thread_per_iteration), or -1
+  // thread_per_iteration: the vector loads each step's prefetch loads into its registers
+  // (kiln_pv<id>[kiln_u]), which the step then reads.
+  std::set<ExprId> prefetched_vectors_;
   // A block's Welford states (cooperative_reduce): 0 one pass of shifted sums (each thread's,
   // made Welford states by welford_from_shifted_sums); 1 the count and sum (in the mean
   // field); 2 the squared deviations from the mean.
