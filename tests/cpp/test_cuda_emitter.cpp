@@ -161,6 +161,17 @@ TEST(CudaEmitter, StepLoadsArePrefetchedBeforeTheStepsCompute) {
   EXPECT_EQ(labels(100000).text.find("kiln_prefetch(a"), std::string::npos);  // one wave
 }
 
+// BERT-base's feed-forward activation at `tokens` tokens: a bias add and GELU over (tokens, 3072).
+ir::Graph bias_and_gelu(int64_t tokens) {
+  ir::Graph graph;
+  ir::Builder b(graph);
+  ir::ValueId x = b.parameter(DType::Float32, {tokens, 3072});
+  ir::ValueId bias = b.parameter(DType::Float32, {3072});
+  ir::ValueId biased = b.binary(ir::Op::add, x, b.broadcast(bias, {tokens, 3072}));
+  graph.set_outputs({b.binary(ir::Op::mul, biased, b.unary(ir::Op::erf, biased))});
+  return graph;
+}
+
 // Vector steps of more than a wave load their operands into registers for all of a thread's
 // steps before any computes (BERT-base 8x128's bias + GELU: two float4 steps a thread; the bias,
 // a broadcast, is not prefetched), up to kMostPrefetchedVectorWords registers: of six operands
@@ -172,13 +183,7 @@ TEST(CudaEmitter, VectorStepsLoadTheirOperandsIntoRegistersFirst) {
     for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
     return n;
   };
-  ir::Graph gelu_graph;
-  ir::Builder g(gelu_graph);
-  ir::ValueId x = g.parameter(DType::Float32, {1024, 3072});
-  ir::ValueId bias = g.parameter(DType::Float32, {3072});
-  ir::ValueId biased = g.binary(ir::Op::add, x, g.broadcast(bias, {1024, 3072}));
-  gelu_graph.set_outputs({g.binary(ir::Op::mul, biased, g.unary(ir::Op::erf, biased))});
-  codegen::CudaSource gelu = emit(gelu_graph);
+  codegen::CudaSource gelu = emit(bias_and_gelu(1024));
   EXPECT_NE(gelu.text.find("float4 kiln_pv"), std::string::npos) << gelu.text;
   EXPECT_NE(gelu.text.find("[2];"), std::string::npos) << gelu.text;  // two steps a thread
   EXPECT_EQ(count(gelu.text, "[kiln_u] = __ldg(reinterpret_cast<const float4*>(a0 + "), 1u) << gelu.text;
@@ -203,13 +208,7 @@ TEST(CudaEmitter, VectorStepsLoadTheirOperandsIntoRegistersFirst) {
 // A bias add and GELU at a few tokens (BERT at 1x8: 8x3072): spread over the multiprocessors,
 // one 16-byte step per thread, rather than four steps a thread on a few of them.
 TEST(CudaEmitter, SmallLaunchesSpreadOverTheMultiprocessors) {
-  ir::Graph graph;
-  ir::Builder b(graph);
-  ir::ValueId x = b.parameter(DType::Float32, {8, 3072});
-  ir::ValueId bias = b.parameter(DType::Float32, {3072});
-  ir::ValueId biased = b.binary(ir::Op::add, x, b.broadcast(bias, {8, 3072}));
-  graph.set_outputs({b.binary(ir::Op::mul, biased, b.unary(ir::Op::erf, biased))});
-  codegen::CudaSource source = emit(graph);
+  codegen::CudaSource source = emit(bias_and_gelu(8));
   ASSERT_EQ(source.kernels.size(), 1u);
   ASSERT_EQ(source.kernels[0].launches.size(), 1u);
   EXPECT_EQ(source.kernels[0].launches[0].threads, 128);
