@@ -121,8 +121,8 @@ void CudaKernelEmitter::thread_per_iteration(int lanes) {
   open_block();
   prefetched_vectors_.clear();
   int64_t words = 0;  // of registers the prefetched vectors take
-  for (ExprId id : plan_.prefetches) {
-    if (lanes == 1 || std::find(plan_.vector_loads.begin(), plan_.vector_loads.end(), id) ==
+  for (ExprId id : plan_.prefetches) {  // (a step of serial loops loads in each, step())
+    if (lanes == 1 || !plan_.serial.empty() || std::find(plan_.vector_loads.begin(), plan_.vector_loads.end(), id) ==
                           plan_.vector_loads.end())
       continue;
     const DType dtype = program_.buffers[static_cast<size_t>(expr(id).buffer)].dtype;

@@ -95,7 +95,7 @@ struct LaunchPlan {
   // (copy: 83 and 132). A vector load among them (up to kMostPrefetchedVectorWords a thread)
   // is loaded into registers instead, which the step reads: one memory instruction a step, not
   // a prefetch and a load (H200: BERT-base 8x128's bias + GELU 6.2 -> 5.6 us a layer, Triton's
-  // 5.6; sin + cos of 64M floats 149 -> 145 us, kmeans float64 131 -> 128).
+  // 5.6; sin + cos of 64M floats 147-149 -> 145 us).
   std::vector<ExprId> prefetches;
   std::vector<int32_t> prefetch_zeroed;
 };
