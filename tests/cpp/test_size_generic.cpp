@@ -124,6 +124,13 @@ std::vector<RandomSizesCase> random_sizes_cases() {
          b.graph().set_outputs({b.reduce(Op::sum, rows, {0}, false),
                                 b.reduce(Op::sum, b.binary(Op::mul, tail, tail), {0}, false)});
        }},
+      {{4, 7},  // a gated activation (a decoder's MLP): on a GPU, float4 steps into registers
+       [=](Builder& b, const std::vector<Dim>& s) {
+         ValueId gate = b.parameter(f32, {s[0], s[1], 64});
+         ValueId up = b.parameter(f32, {s[0], s[1], 64});
+         b.graph().set_outputs(
+             {b.binary(Op::mul, b.binary(Op::mul, gate, b.unary(Op::tanh, gate)), up)});
+       }},
   };
 }
 
@@ -291,9 +298,11 @@ Options cuda_test_options() {
 // On a GPU the generic code is CUDA (codegen/size_parameters.h): every function that reads
 // integers of the sizes takes them as a by-value kiln_size_table after its buffers, the
 // source compiles (NVRTC, for sm_90: no GPU needed), and other sizes' code is the generic
-// code with their own integers.
+// code with their own integers, register prefetches included (their names must not depend on
+// the sizes).
 TEST(SizeGeneric, CudaFunctionsTakeTheirSizesAsALaunchParameter) {
   const target::Target gpu = target::cuda_device(90, 132);
+  int register_prefetches = 0;
   for (const SizedGraph& sized : sized_graphs()) {
     detail::SizeGenericGraph compiled(sized.graph, {}, cuda_test_options(), {}, gpu);
     std::string why;
@@ -311,6 +320,7 @@ TEST(SizeGeneric, CudaFunctionsTakeTheirSizesAsALaunchParameter) {
       EXPECT_EQ(text.find(sizes, at), text.find(')', at) - sizes.size() + 1) << text;
     }
     EXPECT_EQ(text.find("__launch_bounds__(kiln_sizes"), std::string::npos) << text;
+    register_prefetches += text.find("kiln_pv0[kiln_u] = __ldg(") != std::string::npos;
     EXPECT_GT(runtime::cuda::compile_cubin(text, "generic.cu", 90).size(), 0u);
     for (const std::vector<int64_t>& sizes : sized.sizes) {
       std::optional<std::vector<int64_t>> table = compiled.size_table(sizes, why);
@@ -319,6 +329,7 @@ TEST(SizeGeneric, CudaFunctionsTakeTheirSizesAsALaunchParameter) {
       EXPECT_EQ(table->size(), generic->parameters.size());
     }
   }
+  EXPECT_GT(register_prefetches, 0);
 }
 
 // ... and each size runs on that code, launched with its own grids and integers, matching the

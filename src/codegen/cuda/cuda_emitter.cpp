@@ -120,16 +120,22 @@ void CudaKernelEmitter::thread_per_iteration(int lanes) {
        "; kiln_run += (int64_t)gridDim.x * " + run + ") {");
   open_block();
   prefetched_vectors_.clear();
+  // Registers by address, numbered in order: the text must not name expression ids, which
+  // differ between the sizes a size-generic kernel is compared at (size_parameters.h), and two
+  // loads of one vector share them.
   int64_t words = 0;  // of registers the prefetched vectors take
   for (ExprId id : plan_.prefetches) {  // (a step of serial loops loads in each, step())
     if (lanes == 1 || !plan_.serial.empty() || std::find(plan_.vector_loads.begin(), plan_.vector_loads.end(), id) ==
                           plan_.vector_loads.end())
       continue;
+    const std::string address = load_address(id);
+    if (prefetched_vectors_.count(address)) continue;
     const DType dtype = program_.buffers[static_cast<size_t>(expr(id).buffer)].dtype;
     words += plan_.unroll * lanes * dtype_size(dtype) / 4;
     if (words > kMostPrefetchedVectorWords) break;
-    prefetched_vectors_.insert(id);
-    line(vector_type(dtype) + " kiln_pv" + std::to_string(id) + "[" + std::to_string(plan_.unroll) + "];");
+    const std::string name = "kiln_pv" + std::to_string(prefetched_vectors_.size());
+    prefetched_vectors_.emplace(address, name);
+    line(vector_type(dtype) + " " + name + "[" + std::to_string(plan_.unroll) + "];");
   }
   if (!plan_.prefetches.empty()) each_step(total, lanes, [&] { prefetch_step(lanes); });
   each_step(total, lanes, [&] { step(lanes); });
@@ -159,16 +165,22 @@ void CudaKernelEmitter::prefetch_step(int lanes) {
   for (int32_t variable : plan_.prefetch_zeroed) line("const int64_t " + loop_name(variable) + " = 0;");
   std::set<std::string> addresses;
   for (ExprId id : plan_.prefetches) {
-    const Expr& e = expr(id);
-    const std::string address = buffer_name(e.buffer) + " + (" + index_text(e.operands[0]) + ")";
-    if (prefetched_vectors_.count(id)) {
-      const std::string type = vector_type(program_.buffers[static_cast<size_t>(e.buffer)].dtype);
-      line("kiln_pv" + std::to_string(id) + "[kiln_u] = __ldg(reinterpret_cast<const " + type +
-           "*>(" + address + "));");
+    const std::string address = load_address(id);
+    if (!addresses.insert(address).second) continue;
+    auto registers = prefetched_vectors_.find(address);
+    if (registers == prefetched_vectors_.end()) {
+      line("kiln_prefetch(" + address + ");");
       continue;
     }
-    if (addresses.insert(address).second) line("kiln_prefetch(" + address + ");");
+    const std::string type = vector_type(program_.buffers[static_cast<size_t>(expr(id).buffer)].dtype);
+    line(registers->second + "[kiln_u] = __ldg(reinterpret_cast<const " + type + "*>(" + address + "));");
   }
+}
+
+// The address a load reads: its buffer plus its index.
+std::string CudaKernelEmitter::load_address(ExprId id) {
+  const Expr& e = expr(id);
+  return buffer_name(e.buffer) + " + (" + index_text(e.operands[0]) + ")";
 }
 
 void CudaKernelEmitter::step(int lanes) {
@@ -198,8 +210,8 @@ void CudaKernelEmitter::step(int lanes) {
     for (ExprId id : plan_.vector_loads) {
       const Expr& e = expr(id);
       const std::string type = vector_type(program_.buffers[static_cast<size_t>(e.buffer)].dtype);
-      if (prefetched_vectors_.count(id)) {
-        line(type + " kiln_v" + std::to_string(id) + " = kiln_pv" + std::to_string(id) + "[kiln_u];");
+      if (auto r = prefetched_vectors_.find(load_address(id)); r != prefetched_vectors_.end()) {
+        line(type + " kiln_v" + std::to_string(id) + " = " + r->second + "[kiln_u];");
         continue;
       }
       line(type + " kiln_v" + std::to_string(id) + ";");

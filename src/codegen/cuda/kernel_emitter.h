@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <set>
 #include <string>
 #include <utility>
@@ -189,9 +190,10 @@ class CudaKernelEmitter : public CLikePrinter {
   std::string load_value(ExprId id) override;
   void plain_store(const Stmt& s, const std::string& index, const std::string& value) override;
   int lane_ = -1;  // the vector lane being printed (thread_per_iteration), or -1
-  // thread_per_iteration: the vector loads each step's prefetch loads into its registers
-  // (kiln_pv<id>[kiln_u]), which the step then reads.
-  std::set<ExprId> prefetched_vectors_;
+  // thread_per_iteration: the register arrays (kiln_pv<n>, indexed by kiln_u) each step's
+  // prefetch loads vectors into, by address (load_address), which the step's loads then read.
+  std::map<std::string, std::string> prefetched_vectors_;
+  std::string load_address(ExprId id);
   // A block's Welford states (cooperative_reduce): 0 one pass of shifted sums (each thread's,
   // made Welford states by welford_from_shifted_sums); 1 the count and sum (in the mean
   // field); 2 the squared deviations from the mean.
