@@ -21,6 +21,7 @@ using CUgraphExec = struct CUgraphExec_st*;
 // Constants of cuda.h, each with its CUDA name.
 constexpr CUresult kSuccess = 0;      // CUDA_SUCCESS
 constexpr CUresult kOutOfMemory = 2;  // CUDA_ERROR_OUT_OF_MEMORY
+constexpr CUresult kNotReady = 600;   // CUDA_ERROR_NOT_READY: cuEventQuery's "not yet"
 // CUdevice_attribute values, CU_DEVICE_ATTRIBUTE_...
 constexpr int kAttributeMaxThreadsPerBlock = 1;       // MAX_THREADS_PER_BLOCK
 constexpr int kAttributeMaxSharedPerBlock = 8;        // MAX_SHARED_MEMORY_PER_BLOCK
@@ -78,6 +79,7 @@ struct DriverApi {
   CUresult (*cuEventDestroy)(CUevent event);  // cuEventDestroy_v2
   CUresult (*cuEventRecord)(CUevent event, CUstream stream);
   CUresult (*cuEventSynchronize)(CUevent event);
+  CUresult (*cuEventQuery)(CUevent event);
   CUresult (*cuEventElapsedTime)(float* milliseconds, CUevent start, CUevent end);
   CUresult (*cuPointerGetAttribute)(void* value, int attribute, CUdeviceptr pointer);
   CUresult (*cuStreamCreate)(CUstream* stream, unsigned flags);

@@ -83,6 +83,7 @@ bool resolve_all(void* library, DriverApi& api, std::string& reason) {
          resolve(library, "cuEventDestroy_v2", api.cuEventDestroy, reason) &&
          resolve(library, "cuEventRecord", api.cuEventRecord, reason) &&
          resolve(library, "cuEventSynchronize", api.cuEventSynchronize, reason) &&
+         resolve(library, "cuEventQuery", api.cuEventQuery, reason) &&
          // The unversioned symbol: every driver has it (CUDA 13's header maps the name to _v2,
          // which drivers before 12.8 lack; both measure the same thing).
          resolve(library, "cuEventElapsedTime", api.cuEventElapsedTime, reason) &&
@@ -500,6 +501,13 @@ void Event::record(void* stream) {
 
 void Event::wait() {
   check(driver().cuEventSynchronize(static_cast<CUevent>(event_)), "cuEventSynchronize");
+}
+
+bool Event::done() {
+  CUresult status = driver().cuEventQuery(static_cast<CUevent>(event_));
+  if (status == kNotReady) return false;
+  check(status, "cuEventQuery");
+  return true;
 }
 
 double Event::seconds_between(const Event& start, const Event& end) {

@@ -136,6 +136,7 @@ class Event {
   Event& operator=(const Event&) = delete;
   void record(void* stream);  // the point: after the work queued on `stream` so far
   void wait();                // returns once the work before the point is done
+  bool done();                // whether that work is done, without waiting
   // The GPU's time from `start`'s point to `end`'s, both recorded and done, timing events.
   static double seconds_between(const Event& start, const Event& end);
 

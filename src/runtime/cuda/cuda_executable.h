@@ -11,9 +11,11 @@
 // when the executable is made.
 //
 // Runtime checks (an index out of bounds) of a run whose results stay on the device are not
-// waited for: their flags are copied to the host behind the work and the next run raises the
-// error, as CUDA's device-side asserts are reported late; a run that copies results to the host
-// raises its own.
+// waited for: their flags are copied to the host behind the work, and the first later run that
+// finds the copy done raises the error, as CUDA's device-side asserts are reported late; a run
+// waits only while kMostPendingChecks runs' flags are still on their way (so the host can queue
+// the next call while the GPU works on this one). A run that copies results to the host raises
+// its own.
 //
 // reduce-overhead (ExecutionSettings::cuda_graphs): every launch of a run is captured once
 // into a CUDA graph and later runs replay it with one launch, as torch.compile's
@@ -39,6 +41,7 @@
 // what the step writes (saved first, restored before each timing), and keeps the fastest. The
 // choices go to ExecutionSettings::tuning_file, beside the cubins, for later processes.
 #pragma once
+#include <deque>
 #include <memory>
 #include <vector>
 
@@ -97,10 +100,12 @@ class CudaExecutable final : public Executable {
   bool replays() const;
   // default mode: the verdict from the measured queueing time and the timed replay.
   void judge_replay();
-  // Queues the copy of the checks' flags and values to pinned memory, read by the next call
+  // Queues the copy of the checks' flags and values to pinned memory, read by a later call
   // (raise_pending_checks): from `block` (the layout check_offset_ describes) in one piece, or
   // from each check's output.
   void defer_checks(std::vector<Array>& outputs, const void* block, void* stream);
+  // Raises the first error of the copies that are done, oldest first; waits for the oldest
+  // while kMostPendingChecks are queued.
   void raise_pending_checks();
   void plan_check_block();  // check_offset_
 
@@ -151,9 +156,9 @@ class CudaExecutable final : public Executable {
   struct PendingChecks {
     std::shared_ptr<void> host;             // pinned: 16 bytes per check (flag, value)
     std::unique_ptr<cuda::Event> copied;    // after the copies
-    bool queued = false;
   };
-  PendingChecks pending_checks_;
+  std::deque<PendingChecks> pending_checks_;  // queued, oldest first
+  std::vector<PendingChecks> spare_checks_;   // read, for reuse
   bool graphs_possible_ = false;
   // default mode's question (host_bound_graphs): does a replay beat queueing the steps?
   struct HostBoundProbe {
