@@ -6,6 +6,7 @@
 
 #include "ir/ops.h"
 #include "ir/shape.h"
+#include "ir/size_choices.h"
 #include "sched/fusion_rules.h"
 
 namespace kiln::sched {
@@ -36,9 +37,12 @@ int32_t earlier_group(const Grouping& in, const std::vector<KernelGroup>& groups
   constexpr size_t kMostGroupsBack = 64;
   const Node& node = in.graph.node(root.node);
   const std::optional<int64_t> bytes = ir::checked_byte_size(node.shape, node.dtype);
-  if (!ir::is_static(node.shape) || !bytes || *bytes > kMostHoistedBytes ||
-      in.base_of[static_cast<size_t>(root.node)] >= 0 || in.values(root.buffer) != 1)
+  if (!ir::is_static(node.shape) || !bytes || in.base_of[static_cast<size_t>(root.node)] >= 0 ||
+      in.values(root.buffer) != 1)
     return -1;
+  // A threshold on sizes: every size of a graph with size symbols makes its choice
+  // (ir/size_choices.h), or a small size's kernels would have another shape than a large one's.
+  if (!ir::size_choice(*bytes <= kMostHoistedBytes)) return -1;
   int32_t ready = -1;  // the last group computing a value root reads
   std::vector<ValueId> stack(node.inputs.begin(), node.inputs.end());
   std::set<ValueId> seen;

@@ -124,6 +124,15 @@ std::vector<RandomSizesCase> random_sizes_cases() {
          b.graph().set_outputs({b.reduce(Op::sum, rows, {0}, false),
                                 b.reduce(Op::sum, b.binary(Op::mul, tail, tail), {0}, false)});
        }},
+      {{3, 5},  // a decoder's key and value heads: products, each permuted
+       [=](Builder& b, const std::vector<Dim>& s) {
+         ValueId x = b.reshape(b.parameter(f32, {s[0], s[1], 64}), {s[0] * s[1], 64});
+         std::vector<ValueId> products, heads;
+         for (int k = 0; k < 2; ++k) products.push_back(b.matmul(x, b.parameter(f32, {64, 64})));
+         for (ValueId product : products)
+           heads.push_back(b.permute(b.reshape(product, {s[0], s[1], 4, 16}), {0, 2, 1, 3}));
+         b.graph().set_outputs(heads);
+       }},
       {{4, 7},  // a gated activation (a decoder's MLP): on a GPU, float4 steps into registers
        [=](Builder& b, const std::vector<Dim>& s) {
          ValueId gate = b.parameter(f32, {s[0], s[1], 64});

@@ -475,8 +475,14 @@ CudaSource emit_cuda(const Program& program, const Options& options,
             "// order, kernels with the same code share them.\n";
   header << kCudaPreludeText << "\n" << kScalarMathText << "\n" << kWelfordShuffle
          << op_table_text() << "\n";
-  for (const sched::Buffer& buffer : program.buffers)
-    if (buffer.role == sched::BufferRole::Constant) header << constant_array_definition(buffer);
+  // The constants the kernels read (a graph may keep one nothing reads, at some sizes only).
+  std::set<int32_t> read;
+  for (const Kernel& kernel : program.kernels)
+    for (const sched::Expr& e : kernel.exprs)
+      if (e.kind == sched::ExprKind::Load) read.insert(e.buffer);
+  for (int32_t b : read)
+    if (program.buffers[static_cast<size_t>(b)].role == sched::BufferRole::Constant)
+      header << constant_array_definition(program.buffers[static_cast<size_t>(b)]);
   source.header = header.str();
   const std::vector<target::Target> variants =
       launch_alternatives ? launch_variants(target) : std::vector<target::Target>{};
