@@ -3,10 +3,12 @@
 // small results are folded: a big constant costs memory in the generated code that the kernel
 // computing it does not. Movement of a scalar constant (broadcast, reshape, ...) is folded
 // whatever its size, since the result is that scalar again.
+#include <algorithm>
 #include <cstring>
 
 #include "ir/builder.h"
 #include "ir/interpreter.h"
+#include "ir/size_choices.h"
 #include "passes/passes.h"
 
 namespace kiln::passes {
@@ -21,6 +23,8 @@ constexpr int64_t kMaxFoldedElements = 4096;
 // Operands are materialised for the interpreter; a reduction of a large constant to a small
 // result is not worth that.
 constexpr int64_t kMaxOperandElements = 16 * kMaxFoldedElements;
+// How far past those a size of a graph with size symbols folds when the recorded sizes did.
+constexpr int64_t kMostReplayedFold = 16;
 
 bool is_constant_node(const Node& node) {
   return node.op == Op::constant || node.op == Op::constant_array;
@@ -93,16 +97,25 @@ ir::Graph fold_constants(const ir::Graph& graph) {
   for (ValueId id = 0; id < graph.size(); ++id) {
     const Node& node = graph.node(id);
     std::vector<ValueId> inputs;
-    bool foldable = !node.inputs.empty() && ir::element_count(node.shape) <= kMaxFoldedElements;
+    bool constant_operands = !node.inputs.empty();
+    bool small = ir::element_count(node.shape) <= kMaxFoldedElements;
+    int64_t most_operand = 0;
     bool moves_a_scalar = is_movement(node.op) && node.inputs.size() == 1;
     for (ValueId input : node.inputs) {
       ValueId mapped = replacement[static_cast<size_t>(input)];
       inputs.push_back(mapped);
       const Node& operand = result.node(mapped);
-      foldable = foldable && is_constant_node(operand) &&
-                 ir::element_count(operand.shape) <= kMaxOperandElements;
+      constant_operands = constant_operands && is_constant_node(operand);
+      most_operand = std::max(most_operand, ir::element_count(operand.shape));
       moves_a_scalar = moves_a_scalar && operand.op == Op::constant;
     }
+    small = small && most_operand <= kMaxOperandElements;
+    // A threshold on sizes, so a size choice (ir/size_choices.h): every size of a graph with
+    // size symbols folds what the others fold, up to a bound on the work a replayed choice
+    // may ask for.
+    const bool foldable = constant_operands && ir::size_choice(small) &&
+                          ir::element_count(node.shape) <= kMostReplayedFold * kMaxFoldedElements &&
+                          most_operand <= kMostReplayedFold * kMaxOperandElements;
     ValueId folded = -1;
     if (moves_a_scalar) {
       ir::Scalar value = result.node(inputs[0]).attrs.scalar;

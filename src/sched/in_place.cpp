@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "ir/ops.h"
+#include "ir/size_choices.h"
 
 namespace kiln::sched {
 namespace {
@@ -112,7 +113,7 @@ InPlacePlan plan_in_place(const ir::Graph& graph, const std::set<ValueId>& mater
     int64_t elements = 0;  // extra work: what gets a buffer only because of the write
     for (ValueId value : first)
       if (!materialized.count(value)) elements += ir::element_count(graph.node(value).shape);
-    if (2 * elements > ir::element_count(node.shape)) continue;
+    if (!ir::size_choice(2 * elements <= ir::element_count(node.shape))) continue;  // a heuristic
     plan.base_of[static_cast<size_t>(id)] = base;
     plan.compute_first.insert(first.begin(), first.end());
   }
