@@ -7,6 +7,7 @@ and the (2, N) distances in memory; kiln computes each point's label in one pass
 
     python examples/kmeans.py                   # 20M points
     python examples/kmeans.py --points 100000
+    python examples/kmeans.py --device cuda     # on a GPU (copies in and out)
 """
 import argparse
 import sys
@@ -15,6 +16,7 @@ import time
 import numpy as np
 
 import kiln
+from kiln.bench import device_problem
 
 MODES = ("default", "reduce-overhead", "max-autotune")
 
@@ -40,8 +42,13 @@ def points(count, means, rng):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--points", type=int, default=20_000_000)
+    parser.add_argument("--device", choices=("cpu", "cuda"), default="cpu",
+                        help="where kiln runs (cuda: NumPy arrays copied in and back)")
     parser.add_argument("--repeat", type=int, default=5)
     options = parser.parse_args()
+    problem = device_problem(options.device)
+    if problem:
+        parser.error(problem)
 
     rng = np.random.default_rng(0)
     means64 = np.array([[0.0, 0.0], [3.0, 3.0]])
@@ -54,7 +61,7 @@ def main():
         print(f"kmeans on {options.points} points, {np.dtype(dtype).name}: eager NumPy "
               f"{eager * 1e3:.2f} ms")
         for mode in MODES:
-            compiled = kiln.compile(kmeans, mode=mode)
+            compiled = kiln.compile(kmeans, mode=mode, device=options.device)
             start = time.perf_counter()
             labels = compiled(X, means)
             compile_seconds = time.perf_counter() - start

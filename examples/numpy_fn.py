@@ -6,6 +6,7 @@ axes (NumPy materialises a rows x columns x columns temporary: 3.4 GB at 1024x64
 
     python examples/numpy_fn.py                 # 1024 x 640 float64
     python examples/numpy_fn.py --rows 64 --columns 40
+    python examples/numpy_fn.py --device cuda   # on a GPU (copies in and out)
 """
 import argparse
 import sys
@@ -14,6 +15,7 @@ import time
 import numpy as np
 
 import kiln
+from kiln.bench import device_problem
 
 MODES = ("default", "reduce-overhead", "max-autotune")
 
@@ -46,8 +48,13 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=1024)
     parser.add_argument("--columns", type=int, default=640)
+    parser.add_argument("--device", choices=("cpu", "cuda"), default="cpu",
+                        help="where kiln runs (cuda: NumPy arrays copied in and back)")
     parser.add_argument("--repeat", type=int, default=5)
     options = parser.parse_args()
+    problem = device_problem(options.device)
+    if problem:
+        parser.error(problem)
 
     rng = np.random.default_rng(0)
     X = rng.standard_normal((options.rows, options.columns))
@@ -58,7 +65,7 @@ def main():
 
     all_agree = True
     for mode in MODES:
-        compiled = kiln.compile(numpy_fn, mode=mode)
+        compiled = kiln.compile(numpy_fn, mode=mode, device=options.device)
         start = time.perf_counter()
         result = compiled(X, Y)
         compile_seconds = time.perf_counter() - start

@@ -8,6 +8,7 @@ Two questions in one program:
 
     python examples/sin_cos.py                        # 100,000 0-d calls, 16M elements
     python examples/sin_cos.py --calls 1000 --size 100000
+    python examples/sin_cos.py --device cuda              # the same on a GPU (copies in and out)
 """
 import argparse
 import sys
@@ -16,6 +17,7 @@ import time
 import numpy as np
 
 import kiln
+from kiln.bench import device_problem
 
 MODES = ("default", "reduce-overhead", "max-autotune")
 
@@ -58,8 +60,13 @@ def main():
     parser.add_argument("--calls", type=int, default=100_000, help="calls on the 0-d array")
     parser.add_argument("--size", type=int, default=16 * 1024 * 1024,
                         help="elements of the float32 array")
+    parser.add_argument("--device", choices=("cpu", "cuda"), default="cpu",
+                        help="where kiln runs (cuda: NumPy arrays copied in and back)")
     parser.add_argument("--repeat", type=int, default=7)
     arguments = parser.parse_args()
+    problem = device_problem(arguments.device)
+    if problem:
+        parser.error(problem)
 
     scalar = np.array(0.5)
     vector = np.random.default_rng(0).standard_normal(arguments.size).astype(np.float32)
@@ -70,7 +77,7 @@ def main():
     all_agree = True
     for mode in MODES:
         print(f"mode={mode}")
-        compiled = kiln.compile(sin_cos, mode=mode)
+        compiled = kiln.compile(sin_cos, mode=mode, device=arguments.device)
         result, compile_seconds = first_call(compiled, scalar)
         agree = bool(np.allclose(result, expected_scalar, rtol=1e-12, atol=0))
         report(f"0-d x{arguments.calls}", eager_overhead,

@@ -8,12 +8,14 @@ calls. Both compiled results are checked against eager PyTorch.
 
     python examples/torch_bert.py                            # BERT-base, 1x8 and 8x128 tokens
     python examples/torch_bert.py --layers 1 --hidden 64 --shapes 1x8 --repeat 3
+    python examples/torch_bert.py --device cuda              # on a GPU
 """
 import argparse
 import sys
 
 import torch
 
+from kiln.bench import device_problem
 from kiln.bench.torch_models import bert, median_seconds, report_backend
 
 VARIANTS = (("inductor", "default"), ("kiln", "default"))
@@ -26,20 +28,25 @@ def main():
     parser.add_argument("--hidden", type=int, default=768, help="width (heads: width / 64)")
     parser.add_argument("--backends", default="inductor,kiln",
                         help="comma list of torch.compile backends to compare with eager")
+    parser.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
     parser.add_argument("--repeat", type=int, default=5)
     options = parser.parse_args()
+    problem = device_problem(options.device)
+    if problem:
+        parser.error(problem)
     chosen = [(backend, mode) for backend, mode in VARIANTS
               if backend in options.backends.split(",")]
 
     torch.manual_seed(0)
     model = bert(num_hidden_layers=options.layers, hidden_size=options.hidden,
                  num_attention_heads=max(1, options.hidden // 64),
-                 intermediate_size=4 * options.hidden).eval()
+                 intermediate_size=4 * options.hidden).eval().to(options.device)
     all_agree = True
     with torch.no_grad():
         for shape in options.shapes.split(","):
             batch, length = (int(number) for number in shape.split("x"))
-            tokens = torch.randint(0, model.config.vocab_size, (batch, length))
+            tokens = torch.randint(0, model.config.vocab_size, (batch, length),
+                                   device=options.device)
             expected = model(tokens).last_hidden_state
             eager = median_seconds(model, tokens, options.repeat)
             print(f"BERT ({options.layers} layers, width {options.hidden}), {batch}x{length} "

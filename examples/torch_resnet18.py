@@ -7,12 +7,14 @@ calls. Both compiled results are checked against eager PyTorch.
 
     python examples/torch_resnet18.py                        # batch 16, 3x224x224
     python examples/torch_resnet18.py --batch 1 --image 64 --repeat 3
+    python examples/torch_resnet18.py --device cuda          # on a GPU
 """
 import argparse
 import sys
 
 import torch
 
+from kiln.bench import device_problem
 from kiln.bench.torch_models import resnet18, median_seconds, report_backend
 
 VARIANTS = (("inductor", "default"), ("kiln", "default"))
@@ -24,14 +26,18 @@ def main():
     parser.add_argument("--image", type=int, default=224, help="height and width")
     parser.add_argument("--backends", default="inductor,kiln",
                         help="comma list of torch.compile backends to compare with eager")
+    parser.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
     parser.add_argument("--repeat", type=int, default=5)
     options = parser.parse_args()
+    problem = device_problem(options.device)
+    if problem:
+        parser.error(problem)
     chosen = [(backend, mode) for backend, mode in VARIANTS
               if backend in options.backends.split(",")]
 
     torch.manual_seed(0)
-    model = resnet18().eval()
-    images = torch.randn(options.batch, 3, options.image, options.image)
+    model = resnet18().eval().to(options.device)
+    images = torch.randn(options.batch, 3, options.image, options.image, device=options.device)
     all_agree = True
     with torch.no_grad():
         expected = model(images)

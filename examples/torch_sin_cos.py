@@ -7,12 +7,16 @@ vectorised sin and cos decides.
 
     python examples/torch_sin_cos.py                       # 100,000 0-d calls, 16M elements
     python examples/torch_sin_cos.py --calls 1000 --size 100000
+    python examples/torch_sin_cos.py --device cuda         # CUDA tensors
 """
 import argparse
 import sys
 import time
 
 import torch
+
+from kiln.bench import device_problem
+from kiln.bench.torch_models import synchronize
 
 VARIANTS = (("inductor", "default"), ("kiln", "default"), ("kiln", "reduce-overhead"))
 
@@ -22,9 +26,11 @@ def sin_cos(x):
 
 
 def per_call_seconds(function, argument, calls):
+    synchronize(argument)
     start = time.perf_counter()
     for _ in range(calls):
         function(argument)
+    synchronize(argument)  # on a GPU: the calls queued, then all of them done
     return (time.perf_counter() - start) / calls
 
 
@@ -42,13 +48,18 @@ def main():
                         help="elements of the float32 tensor")
     parser.add_argument("--backends", default="inductor,kiln",
                         help="comma list of torch.compile backends to compare with eager")
+    parser.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
     parser.add_argument("--repeat", type=int, default=7)
     options = parser.parse_args()
+    problem = device_problem(options.device)
+    if problem:
+        parser.error(problem)
     chosen = [(backend, mode) for backend, mode in VARIANTS
               if backend in options.backends.split(",")]
 
     torch.manual_seed(0)
-    scalar, vector = torch.tensor(0.5), torch.randn(options.size)
+    scalar = torch.tensor(0.5, device=options.device)
+    vector = torch.randn(options.size, device=options.device)
     cases = ((f"0-d x{options.calls}", scalar, options.calls, 1e6, "us/call"),
              (f"{options.size} f32", vector, options.repeat, 1e3, "ms"))
     all_agree = True
@@ -61,6 +72,7 @@ def main():
                 compiled = compile_with(backend, mode)
                 start = time.perf_counter()
                 result = compiled(argument)
+                synchronize(result)
                 first_call = time.perf_counter() - start
                 agree = bool(torch.allclose(result, expected, rtol=1e-5, atol=1e-6))
                 all_agree &= agree

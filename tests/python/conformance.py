@@ -1,15 +1,21 @@
 """What the conformance tests share: sample arrays, the compiled-vs-NumPy check, and sample
-builders for the SAMPLES tables (test_numpy_conformance.py, samples_*.py)."""
+builders for the SAMPLES tables (test_numpy_conformance.py, samples_*.py).
+
+KILN_CONFORMANCE_DEVICE=cuda runs the compiled side on the GPU (`scripts/gpu-check run` does)."""
+import os
+
 import numpy as np
 
 import kiln
 
 DTYPES = ["float64", "float32", "int64", "int32", "int8", "uint8", "bool"]
+DEVICE = os.environ.get("KILN_CONFORMANCE_DEVICE", "cpu")
 
 
 def compile_and_run(function, arrays):
-    """Compiles `function` with kiln.compile (whole graph, no breaks allowed) and runs it."""
-    result = kiln.compile(function, fullgraph=True)(*arrays)
+    """Compiles `function` with kiln.compile (whole graph, no breaks allowed) on DEVICE and
+    runs it."""
+    result = kiln.compile(function, fullgraph=True, device=DEVICE)(*arrays)
     return list(result) if isinstance(result, (list, tuple)) else [result]
 
 

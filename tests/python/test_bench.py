@@ -150,6 +150,18 @@ def test_unknown_workload_and_cuda_are_clear_errors(tmp_path):
         assert expected in completed.stderr
 
 
+@pytest.mark.parametrize("script", ["sin_cos.py", "numpy_fn.py", "kmeans.py", "torch_sin_cos.py",
+                                    "torch_resnet18.py", "torch_bert.py"])
+def test_examples_say_when_there_is_no_gpu_for_device_cuda(script, tmp_path):
+    """CI has no GPU: --device cuda is refused with kiln's reason before anything runs
+    (`scripts/gpu-check run` runs each with --device cuda on a GPU)."""
+    completed = subprocess.run([sys.executable, str(EXAMPLES / script), "--device", "cuda"],
+                               cwd=tmp_path, capture_output=True, text=True, timeout=120,
+                               env=dict(os.environ, KILN_CACHE_DIR=str(tmp_path / "cache")))
+    assert completed.returncode == 2, completed.stderr
+    assert "--device cuda: no usable GPU here" in completed.stderr
+
+
 @pytest.mark.parametrize("script, arguments", [
     ("sin_cos.py", ["--calls", "200", "--size", "50000", "--repeat", "2"]),
     ("numpy_fn.py", ["--rows", "48", "--columns", "32", "--repeat", "2"]),

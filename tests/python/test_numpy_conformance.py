@@ -13,7 +13,7 @@ from kiln import _numpy_api
 
 import samples_manipulation
 import samples_statistics
-from conformance import DTYPES, check, one, reductions, sample_array, shapes_for
+from conformance import DEVICE, DTYPES, check, one, reductions, sample_array, shapes_for
 
 def ufunc_samples(ufunc, rng):
     positive = ufunc in (np.log, np.log2, np.log10, np.sqrt, np.arccosh, np.reciprocal,
@@ -176,7 +176,7 @@ def test_numpy_scalar_results():
         return (x @ x, total.astype(np.float32), total.copy(), total.T, np.squeeze(total),
                 total.reshape(()), np.sum(x[0:1]).view(), x.sum(keepdims=True).astype(int))
     x = np.arange(3.0)
-    got = kiln.compile(scalars, fullgraph=True)(x)
+    got = kiln.compile(scalars, fullgraph=True, device=DEVICE)(x)
     expected = scalars(x)
     assert [type(g) for g in got] == [type(e) for e in expected]
     for value, reference in zip(got, expected):

@@ -9,7 +9,16 @@ jax_kernels.py, numba_kernels.py). Baselines that are not installed are skipped 
 """
 from .workloads import WORKLOADS, Workload, check_result
 
-__all__ = ["WORKLOADS", "Workload", "check_result", "main"]
+__all__ = ["WORKLOADS", "Workload", "check_result", "device_problem", "main"]
+
+
+def device_problem(device):
+    """None where `device` ("cpu" or "cuda") can run here, else why not (for --device)."""
+    if device == "cpu":
+        return None
+    from .. import _kiln
+    reason = _kiln.cuda_unavailable_reason()
+    return f"--device cuda: no usable GPU here: {reason}" if reason else None
 
 
 def main(argv=None):

@@ -26,6 +26,7 @@ from . import models as _models
 from . import report as _report
 from . import runner as _runner
 from . import workloads as _workloads
+from . import device_problem
 
 QUICK_BASELINES = "kiln,numpy"
 
@@ -73,15 +74,6 @@ def _parser():
                         help="where to write the chart (default: the JSON path with .png)")
     _models.add_arguments(parser)
     return parser
-
-
-def _check_device(device):
-    """None where the device can run, else why not."""
-    if device == "cpu":
-        return None
-    from .. import _kiln
-    reason = _kiln.cuda_unavailable_reason()
-    return f"--device cuda: no usable GPU here: {reason}" if reason else None
 
 
 def _main_on_cuda(arguments):
@@ -160,7 +152,7 @@ def main(argv=None):
     if arguments.list and arguments.models:
         _models.list_cases(arguments.train_batch)
         return 0
-    problem = _check_device(arguments.device)
+    problem = device_problem(arguments.device)
     if problem:
         log(f"kiln.bench: {problem}")
         return 2

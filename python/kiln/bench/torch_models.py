@@ -93,14 +93,23 @@ def compile_with(model, backend, mode):
     return torch.compile(model, backend=backend, mode=mode)
 
 
+def synchronize(tensor):
+    """Waits for the GPU's work where `tensor` is a CUDA tensor (a timed call ends there)."""
+    if tensor.is_cuda:
+        torch.cuda.synchronize(tensor.device)
+
+
 def median_seconds(function, argument, repeat):
-    """The median time of `repeat` calls; `argument` may be a callable making each call's input
-    (new data every call, made outside the timing)."""
+    """The median time of `repeat` calls, each to completion on the GPU where the input is
+    there; `argument` may be a callable making each call's input (new data every call, made
+    outside the timing)."""
     times = []
     for _ in range(repeat):
         given = argument() if callable(argument) else argument
+        synchronize(given)
         start = time.perf_counter()
         function(given)
+        synchronize(given)
         times.append(time.perf_counter() - start)
     return sorted(times)[len(times) // 2]
 
@@ -113,6 +122,7 @@ def report_backend(model, argument, expected, backend, mode, eager_seconds, repe
     compiled = compile_with(model, backend, mode)
     start = time.perf_counter()
     result = result_of(compiled(argument))
+    synchronize(result)
     first_call = time.perf_counter() - start
     error = ((result - expected).abs().max() / expected.abs().max()).item()
     agree = error < 1e-3
