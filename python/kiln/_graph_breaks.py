@@ -19,12 +19,20 @@ _NUMPY_DIRECTORY = os.path.dirname(os.path.abspath(np.__file__))
 _BENCH_DIRECTORY = os.path.join(_PACKAGE_DIRECTORY, "bench") + os.sep
 
 
+_INTERNAL = {}  # filename -> is_internal's answer (each traced op asks for every frame)
+
+
 def is_internal(filename):
     """Code of kiln, of NumPy (its dispatch shims included), or of the import system."""
-    if filename.startswith(_BENCH_DIRECTORY):
-        return False
-    return filename.startswith((_PACKAGE_DIRECTORY + os.sep, _NUMPY_DIRECTORY + os.sep, "<frozen",
-                                "<__array_function__"))
+    internal = _INTERNAL.get(filename)
+    if internal is None:
+        internal = not filename.startswith(_BENCH_DIRECTORY) and filename.startswith(
+            (_PACKAGE_DIRECTORY + os.sep, _NUMPY_DIRECTORY + os.sep, "<frozen",
+             "<__array_function__"))
+        if len(_INTERNAL) > 4096:  # generated code's made-up names: bounded
+            _INTERNAL.clear()
+        _INTERNAL[filename] = internal
+    return internal
 
 
 def user_location():

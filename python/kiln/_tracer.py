@@ -80,10 +80,23 @@ def default_float():
 
 
 def check_dtype(dtype):
-    dtype = np.dtype(dtype)
-    if dtype.name not in SUPPORTED_DTYPES:
-        graph_break(f"dtype {dtype.name} is not supported by kiln")
+    dtype, name = _dtype_and_name(dtype)
+    if name not in SUPPORTED_DTYPES:
+        graph_break(f"dtype {name} is not supported by kiln")
     return dtype
+
+
+_DTYPE_NAMES = {}  # dtype -> its name, which NumPy builds on every read (microseconds an op)
+
+
+def _dtype_and_name(dtype_like):
+    dtype = dtype_like if isinstance(dtype_like, np.dtype) else np.dtype(dtype_like)
+    name = _DTYPE_NAMES.get(dtype)
+    if name is None:
+        if len(_DTYPE_NAMES) > 256:  # structured dtypes made on the fly: bounded
+            _DTYPE_NAMES.clear()
+        name = _DTYPE_NAMES[dtype] = dtype.name
+    return dtype, name
 
 
 # ---- the trace ----
@@ -258,7 +271,7 @@ def context_of(values):
 # ---- conversion and typing helpers ----
 
 def cast(tensor, dtype):
-    name = check_dtype(dtype).name  # complex, str, object...: a graph break, not a TypeError
+    name = _dtype_and_name(check_dtype(dtype))[1]  # complex, str...: a break, not a TypeError
     return tensor if tensor.dtype == name else backend().astype(tensor, name)
 
 

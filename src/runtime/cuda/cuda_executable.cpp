@@ -113,6 +113,15 @@ CudaExecutable::CudaExecutable(sched::Program program, std::vector<CudaKernelCal
   }
 }
 
+CudaExecutable::~CudaExecutable() {
+  for (PendingChecks& pending : pending_checks_) {
+    try {
+      if (cuda::available()) pending.copied->wait();
+    } catch (const Error&) {  // a failed context: its copies never land either
+    }
+  }
+}
+
 void CudaExecutable::launch_kernel(size_t kernel, char* const* table, void* stream,
                                    size_t choice) {
   const Kernel& k = kernels_[kernel];

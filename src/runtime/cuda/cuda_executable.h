@@ -65,6 +65,7 @@ class CudaExecutable final : public Executable {
                  std::vector<std::shared_ptr<cuda::Module>> modules,
                  std::vector<RuntimeCheck> checks = {},
                  ExecutionSettings settings = {});
+  ~CudaExecutable() override;  // waits for the checks' copies into pinned memory it frees
   // Whether device runs replay a graph now (reduce-overhead, or default mode's verdict).
   bool replays_graphs() const;
   // By step: the candidate it runs (max-autotune's choice; see step_choice_).
