@@ -139,9 +139,10 @@ void SizeGenericGraph::make_generic_source() {
   record_size_choices();
   hint_ = emit(graph_.symbol_hints());
   if (!size_choices_.replayed_all()) {  // the large sizes' program has another structure
+    choices_at_hints_ = size_choices_.unreplayed();
     api::log(LogChannel::Recompiles, "a graph with size symbols makes its size choices at its "
                                      "hints: the program at large sizes has another structure "
-                                     "(" + size_choices_.unreplayed() + ")");
+                                     "(" + choices_at_hints_ + ")");
     size_choices_ = ir::SizeChoices(ir::SizeChoices::Mode::Record);
     hint_ = emit(graph_.symbol_hints());  // the hints' own choices, recorded
     size_choices_.replay();

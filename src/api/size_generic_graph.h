@@ -44,6 +44,9 @@ class SizeGenericGraph {
   // The generic source's table for `sizes`, or nullopt with `why` (they compile their own).
   std::optional<std::vector<int64_t>> size_table(const std::vector<int64_t>& sizes,
                                                  std::string& why);
+  // Why every size follows the hints' size choices rather than those made at large sizes (the
+  // program there had another structure: the place in kiln's source that asked), or "".
+  const std::string& choices_at_hints() const { return choices_at_hints_; }
 
  private:
   struct Emitted {
@@ -76,6 +79,7 @@ class SizeGenericGraph {
   std::map<std::vector<int64_t>, std::shared_ptr<CompiledGraph>> by_sizes_;
   bool tried_generic_ = false;
   std::string no_generic_;  // why there is no size-generic library
+  std::string choices_at_hints_;
   std::optional<target::Target> target_;  // set on the first call (the device's)
   std::optional<Emitted> hint_;           // the hints' code, until their first call takes it
   std::optional<codegen::SizeGenericSource> generic_;

@@ -17,6 +17,7 @@ bool SizeChoices::choose(bool computed, const std::source_location& place) {
     return computed;
   }
   if (next < choices.size()) return choices[next++];
+  if (!overrun_) overrun_at_ = Place{place.file_name(), place.line()};
   overrun_ = true;
   return computed;
 }
@@ -30,7 +31,10 @@ std::string SizeChoices::unreplayed() const {
            std::to_string(entry.first.size()) + " choices, replayed " +
            std::to_string(entry.second) + (overrun_ ? ", asked more" : "") + ")";
   }
-  return overrun_ ? "a place asked more often than recorded" : "";
+  if (!overrun_) return "";
+  std::string file = overrun_at_.first;
+  file = file.substr(file.rfind("src/") == std::string::npos ? 0 : file.rfind("src/"));
+  return file + ":" + std::to_string(overrun_at_.second) + " (asked more often than recorded)";
 }
 
 bool SizeChoices::replayed_all() const {

@@ -44,6 +44,7 @@ class SizeChoices {
   using Place = std::pair<const char*, unsigned>;  // file and line of the choice
   Mode mode_;
   bool overrun_ = false;
+  Place overrun_at_{"", 0};  // the first place that asked more
   std::map<Place, std::pair<std::vector<bool>, size_t>> made_;  // the choices, the next one
 };
 

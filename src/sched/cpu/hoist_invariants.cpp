@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 
+#include "ir/size_choices.h"
 #include "sched/kernel_builder.h"
 
 namespace kiln::sched::cpu {
@@ -133,7 +134,9 @@ class Hoister {
     int64_t size = 1;
     for (size_t j = missing + 1; j < chain_.size(); ++j)
       if (deps.count(chain_[j].loop)) inner.push_back(chain_[j]), size *= chain_[j].extent;
-    if (inner.empty() || size > max_) return -1;
+    // A threshold on sizes: every size of a graph with size symbols makes the recorded sizes'
+    // choice (ir/size_choices.h), up to twice the bound (the arrays live on the stack).
+    if (inner.empty() || !ir::size_choice(size <= max_) || size > 2 * max_) return -1;
 
     const ChainLoop& at = chain_[missing];
     auto key = std::make_tuple(id, at.parent_body, at.position);
