@@ -24,7 +24,7 @@ constexpr int64_t kMaxFoldedElements = 4096;
 // result is not worth that.
 constexpr int64_t kMaxOperandElements = 16 * kMaxFoldedElements;
 // How far past those a size of a graph with size symbols folds when the recorded sizes did.
-constexpr int64_t kMostReplayedFold = 16;
+constexpr int64_t kMostReplayedFold = 4;
 
 bool is_constant_node(const Node& node) {
   return node.op == Op::constant || node.op == Op::constant_array;

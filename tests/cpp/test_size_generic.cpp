@@ -522,7 +522,7 @@ ir::Graph random_sized_graph(uint64_t seed) {
   for (size_t step = 0; step < steps; ++step) {
     const size_t kind = draw(3);
     const ValueId v = values[kind][draw(values[kind].size())];
-    switch (draw(8)) {
+    switch (draw(11)) {
       case 0:
         values[kind].push_back(b.unary(draw(2) ? Op::tanh : Op::exp,
                                        b.binary(Op::mul, v, b.constant(ir::Scalar::of(0.25), f32,
@@ -564,6 +564,22 @@ ir::Graph random_sized_graph(uint64_t seed) {
                                     : b.pad(b.slice(as_rows(v, kind), {0, 1, 0},
                                                     {INT64_MAX, INT64_MAX, 16}, {1, 1, 1}),
                                             {0, 0, 0}, {0, 1, 0}, ir::PadMode::Constant));
+        break;
+      case 7:  // statistics over the channels, broadcast back: a layer norm's
+        values[0].push_back(b.binary(
+            Op::sub, as_rows(v, kind),
+            b.broadcast(b.reduce(draw(2) ? Op::var : Op::sum, as_rows(v, kind), {2}, true), rows)));
+        break;
+      case 8: {  // the position along the length of each channel's largest value: of the
+        // parameters (distinct values, or all equal along the length: the first); a computed
+        // value's near-ties would make the index a matter of rounding
+        const ValueId x = draw(2) ? values[0][draw(2)] : as_rows(values[1].front(), 1);
+        values[1].push_back(b.cast(b.reduce(Op::argmax, x, {1}, false), f32));
+        break;
+      }
+      case 9:  // the rows and the batch's rows joined along the length, summed over it
+        values[1].push_back(b.reduce(
+            Op::sum, b.concat({as_rows(v, kind), as_rows(values[1].back(), 1)}, 1), {1}, false));
         break;
       default:
         values[kind].push_back(b.binary(Op::sub, v, values[kind].front()));
