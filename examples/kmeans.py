@@ -16,7 +16,7 @@ import time
 import numpy as np
 
 import kiln
-from kiln.bench import device_problem
+from kiln.bench import device_argument
 
 MODES = ("default", "reduce-overhead", "max-autotune")
 
@@ -42,13 +42,10 @@ def points(count, means, rng):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--points", type=int, default=20_000_000)
-    parser.add_argument("--device", choices=("cpu", "cuda"), default="cpu",
-                        help="where kiln runs (cuda: NumPy arrays copied in and back)")
+    parser.add_argument("--device", type=device_argument, default="cpu",
+                        help="cpu or cuda (NumPy arrays copied in and back)")
     parser.add_argument("--repeat", type=int, default=5)
     options = parser.parse_args()
-    problem = device_problem(options.device)
-    if problem:
-        parser.error(problem)
 
     rng = np.random.default_rng(0)
     means64 = np.array([[0.0, 0.0], [3.0, 3.0]])

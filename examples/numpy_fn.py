@@ -15,7 +15,7 @@ import time
 import numpy as np
 
 import kiln
-from kiln.bench import device_problem
+from kiln.bench import device_argument
 
 MODES = ("default", "reduce-overhead", "max-autotune")
 
@@ -48,13 +48,10 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=1024)
     parser.add_argument("--columns", type=int, default=640)
-    parser.add_argument("--device", choices=("cpu", "cuda"), default="cpu",
-                        help="where kiln runs (cuda: NumPy arrays copied in and back)")
+    parser.add_argument("--device", type=device_argument, default="cpu",
+                        help="cpu or cuda (NumPy arrays copied in and back)")
     parser.add_argument("--repeat", type=int, default=5)
     options = parser.parse_args()
-    problem = device_problem(options.device)
-    if problem:
-        parser.error(problem)
 
     rng = np.random.default_rng(0)
     X = rng.standard_normal((options.rows, options.columns))

@@ -17,7 +17,7 @@ import time
 import numpy as np
 
 import kiln
-from kiln.bench import device_problem
+from kiln.bench import device_argument
 
 MODES = ("default", "reduce-overhead", "max-autotune")
 
@@ -60,13 +60,10 @@ def main():
     parser.add_argument("--calls", type=int, default=100_000, help="calls on the 0-d array")
     parser.add_argument("--size", type=int, default=16 * 1024 * 1024,
                         help="elements of the float32 array")
-    parser.add_argument("--device", choices=("cpu", "cuda"), default="cpu",
-                        help="where kiln runs (cuda: NumPy arrays copied in and back)")
+    parser.add_argument("--device", type=device_argument, default="cpu",
+                        help="cpu or cuda (NumPy arrays copied in and back)")
     parser.add_argument("--repeat", type=int, default=7)
     arguments = parser.parse_args()
-    problem = device_problem(arguments.device)
-    if problem:
-        parser.error(problem)
 
     scalar = np.array(0.5)
     vector = np.random.default_rng(0).standard_normal(arguments.size).astype(np.float32)

@@ -15,7 +15,7 @@ import time
 
 import torch
 
-from kiln.bench import device_problem
+from kiln.bench import device_argument
 from kiln.bench.torch_models import synchronize
 
 VARIANTS = (("inductor", "default"), ("kiln", "default"), ("kiln", "reduce-overhead"))
@@ -48,12 +48,9 @@ def main():
                         help="elements of the float32 tensor")
     parser.add_argument("--backends", default="inductor,kiln",
                         help="comma list of torch.compile backends to compare with eager")
-    parser.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
+    parser.add_argument("--device", type=device_argument, default="cpu", help="cpu or cuda")
     parser.add_argument("--repeat", type=int, default=7)
     options = parser.parse_args()
-    problem = device_problem(options.device)
-    if problem:
-        parser.error(problem)
     chosen = [(backend, mode) for backend, mode in VARIANTS
               if backend in options.backends.split(",")]
 

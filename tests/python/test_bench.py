@@ -159,7 +159,7 @@ def test_examples_say_when_there_is_no_gpu_for_device_cuda(script, tmp_path):
                                cwd=tmp_path, capture_output=True, text=True, timeout=120,
                                env=dict(os.environ, KILN_CACHE_DIR=str(tmp_path / "cache")))
     assert completed.returncode == 2, completed.stderr
-    assert "--device cuda: no usable GPU here" in completed.stderr
+    assert "argument --device: cuda: no usable GPU here" in completed.stderr
 
 
 @pytest.mark.parametrize("script, arguments", [

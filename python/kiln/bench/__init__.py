@@ -9,7 +9,7 @@ jax_kernels.py, numba_kernels.py). Baselines that are not installed are skipped 
 """
 from .workloads import WORKLOADS, Workload, check_result
 
-__all__ = ["WORKLOADS", "Workload", "check_result", "device_problem", "main"]
+__all__ = ["WORKLOADS", "Workload", "check_result", "device_argument", "device_problem", "main"]
 
 
 def device_problem(device):
@@ -19,6 +19,17 @@ def device_problem(device):
     from .. import _kiln
     reason = _kiln.cuda_unavailable_reason()
     return f"--device cuda: no usable GPU here: {reason}" if reason else None
+
+
+def device_argument(text):
+    """The argparse type of the examples' --device: "cpu", or "cuda" where a GPU can run."""
+    import argparse
+    if text not in ("cpu", "cuda"):
+        raise argparse.ArgumentTypeError(f"unknown device {text!r} (cpu or cuda)")
+    problem = device_problem(text)
+    if problem:  # argparse names the option itself
+        raise argparse.ArgumentTypeError(problem.removeprefix("--device "))
+    return text
 
 
 def main(argv=None):
