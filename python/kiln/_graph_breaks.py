@@ -6,6 +6,7 @@ the driver from the graph so far and tracing goes on with it (materialize). The 
 reached through the trace context (TraceContext.driver), never imported: this module sits at
 the bottom of the package's imports.
 """
+import functools
 import os
 import sys
 
@@ -19,20 +20,13 @@ _NUMPY_DIRECTORY = os.path.dirname(os.path.abspath(np.__file__))
 _BENCH_DIRECTORY = os.path.join(_PACKAGE_DIRECTORY, "bench") + os.sep
 
 
-_INTERNAL = {}  # filename -> is_internal's answer (each traced op asks for every frame)
-
-
+@functools.lru_cache(maxsize=4096)  # each traced op asks for every frame of the stack
 def is_internal(filename):
     """Code of kiln, of NumPy (its dispatch shims included), or of the import system."""
-    internal = _INTERNAL.get(filename)
-    if internal is None:
-        internal = not filename.startswith(_BENCH_DIRECTORY) and filename.startswith(
-            (_PACKAGE_DIRECTORY + os.sep, _NUMPY_DIRECTORY + os.sep, "<frozen",
-             "<__array_function__"))
-        if len(_INTERNAL) > 4096:  # generated code's made-up names: bounded
-            _INTERNAL.clear()
-        _INTERNAL[filename] = internal
-    return internal
+    if filename.startswith(_BENCH_DIRECTORY):
+        return False
+    return filename.startswith((_PACKAGE_DIRECTORY + os.sep, _NUMPY_DIRECTORY + os.sep, "<frozen",
+                                "<__array_function__"))
 
 
 def user_location():

@@ -23,6 +23,7 @@ Typing follows the installed NumPy: each ufunc's loop is resolved by NumPy itsel
 (ufunc.resolve_dtypes: NEP 50 weak Python scalars on NumPy 2); operands are cast to the loop's
 dtypes before the kiln op runs and results are cast to NumPy's output dtypes.
 """
+import functools
 import operator
 import sys
 
@@ -80,23 +81,16 @@ def default_float():
 
 
 def check_dtype(dtype):
-    dtype, name = _dtype_and_name(dtype)
-    if name not in SUPPORTED_DTYPES:
-        graph_break(f"dtype {name} is not supported by kiln")
+    dtype = np.dtype(dtype)
+    if dtype_name(dtype) not in SUPPORTED_DTYPES:
+        graph_break(f"dtype {dtype_name(dtype)} is not supported by kiln")
     return dtype
 
 
-_DTYPE_NAMES = {}  # dtype -> its name, which NumPy builds on every read (microseconds an op)
-
-
-def _dtype_and_name(dtype_like):
-    dtype = dtype_like if isinstance(dtype_like, np.dtype) else np.dtype(dtype_like)
-    name = _DTYPE_NAMES.get(dtype)
-    if name is None:
-        if len(_DTYPE_NAMES) > 256:  # structured dtypes made on the fly: bounded
-            _DTYPE_NAMES.clear()
-        name = _DTYPE_NAMES[dtype] = dtype.name
-    return dtype, name
+@functools.lru_cache(maxsize=256)
+def dtype_name(dtype):
+    """dtype.name, which NumPy builds on every read (microseconds a traced op)."""
+    return dtype.name
 
 
 # ---- the trace ----
@@ -271,7 +265,7 @@ def context_of(values):
 # ---- conversion and typing helpers ----
 
 def cast(tensor, dtype):
-    name = _dtype_and_name(check_dtype(dtype))[1]  # complex, str...: a break, not a TypeError
+    name = dtype_name(check_dtype(dtype))  # complex, str...: a break, not a TypeError
     return tensor if tensor.dtype == name else backend().astype(tensor, name)
 
 
