@@ -5,8 +5,8 @@ import math
 import numpy as np
 
 from . import _kiln
-from ._tracer import (TracedArray, backend, cast, check_dtype, materialize_all, normalize_axes,
-                      normalize_axis, to_tensor, traced, weak_type)
+from ._tracer import (TracedArray, backend, cast, check_dtype, check_fits, materialize_all,
+                      normalize_axes, normalize_axis, to_tensor, traced, weak_type)
 
 _NO_VALUE = np._NoValue
 
@@ -359,10 +359,24 @@ def where(context, condition, x=_NO_VALUE, y=_NO_VALUE):
     return _result(context, tensor, scalar=False)
 
 
+def _where_wraps_out_of_range():
+    """NumPy 2.0-2.4's where wraps a Python int its integer type cannot hold (C's cast);
+    2.5 raises OverflowError, as its ufuncs do."""
+    try:
+        return np.where(np.ones(1, bool), np.zeros(1, np.uint8), -1).dtype == np.uint8
+    except OverflowError:
+        return False
+
+
+_WHERE_WRAPS = _where_wraps_out_of_range()
+
+
 def _wrapped(value, dtype):
-    """A Python int that `dtype` cannot hold, converted as NumPy 2's where does (C's wrap)."""
+    """A Python int that `dtype` cannot hold, as the installed NumPy's where takes it."""
     if type(value) is int and dtype.kind in "iu" and not (
             np.iinfo(dtype).min <= value <= np.iinfo(dtype).max):
+        if not _WHERE_WRAPS:
+            check_fits(value, dtype, "np.where")
         return np.asarray(value).astype(dtype)
     return value
 

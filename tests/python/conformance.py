@@ -5,6 +5,7 @@ KILN_CONFORMANCE_DEVICE=cuda runs the compiled side on the GPU (`scripts/gpu-che
 import os
 
 import numpy as np
+import pytest
 
 import kiln
 
@@ -53,8 +54,14 @@ def check(function, samples):
             position += size
         return tuple(results)
 
-    with np.errstate(all="ignore"):
-        expected = batched(*[a.copy() for a in arrays])
+    try:
+        with np.errstate(all="ignore"):
+            expected = batched(*[a.copy() for a in arrays])
+    except (OverflowError, TypeError, ValueError) as error:
+        # what this NumPy refuses (its NEP 50 rules moved between versions), kiln refuses too
+        with pytest.raises(type(error)):
+            compile_and_run(batched, arrays)
+        return
     got = compile_and_run(batched, arrays)
     assert len(got) == len(expected)
     for index, (value, reference) in enumerate(zip(got, expected)):
