@@ -236,13 +236,15 @@ class _Advanced:
         self.merged = part
         self.result_shape = outer[0] + list(broadcast) + outer[1]
 
-    def put(self, value):
+    def put(self, value, accumulate=False):
         """The basic part's tensor with x[entries] = value (broadcast) done: duplicate indices,
-        last one wins (NumPy's buffered assignment)."""
+        last one wins (NumPy's buffered assignment); with `accumulate` every one adds its value
+        (np.add.at)."""
         k = _k()
         merged = self.merged
         if not self.empty:
-            merged = k.index_put(merged, self.index, value, self.axis, False, check_bounds=False)
+            merged = k.index_put(merged, self.index, value, self.axis, accumulate,
+                                 check_bounds=False)
         part = k.reshape(merged, self.moved_shape)
         if self.permutation != sorted(self.permutation):
             part = k.transpose(part, [int(a) for a in np.argsort(self.permutation)])
@@ -403,3 +405,21 @@ def setitem(x, key, value):
     plan = _Advanced(x, entries, split)
     part = plan.put(_fit_value(new, plan.result_shape))
     x._assign(_set_basic(x.tensor, plan.basic, shape, part))
+
+
+def add_at(x, key, value, negate=False):
+    """np.add.at(x, key, value): x[key] += value, unbuffered (a repeated index adds each of its
+    values), as one scatter-add (np.subtract.at: `negate`, -value in x's dtype, wrapping as
+    NumPy's does); the caller has checked that the sum is in x's own dtype."""
+    entries, split = _expand(key, len(x.shape))
+    if _mask_entry(entries) is not None:
+        graph_break("np.add.at with a traced boolean mask")
+    new = to_tensor(x._context, value, x.dtype, "np.add.at")
+    if negate:
+        new = (-TracedArray(x._context, new)).tensor
+    if not any(_is_array(e) for e in entries):   # no index repeats: x[key] += value
+        x[key] = x[key] + TracedArray(x._context, new)
+        return
+    plan = _Advanced(x, entries, split)
+    part = plan.put(_fit_value(new, plan.result_shape), accumulate=True)
+    x._assign(_set_basic(x.tensor, plan.basic, x.shape, part))

@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 
-from . import _kiln, _windows
+from . import _indexing, _kiln, _windows
 from ._numpy_creation import FUNCTIONS as _CREATION
 from ._numpy_functions import FUNCTIONS as _CORE, _UFUNC_REDUCTIONS, _as_traced, product_dtype
 from ._numpy_functions import _result
@@ -217,6 +217,13 @@ def _has_window(value):
 
 
 def apply_ufunc(ufunc, method, inputs, kwargs):
+    if method == "at" and ufunc in (np.add, np.subtract) and len(inputs) == 3 and not kwargs:
+        target, key, value = inputs   # the key stays a tuple or list
+        why_not = _why_not_in_place(ufunc, target, value)
+        if why_not:
+            return _fallback(ufunc.at, inputs, kwargs, f"np.{ufunc.__name__}.at: {why_not}")
+        _indexing.add_at(target, key, as_operand(value), negate=ufunc is np.subtract)
+        return None
     inputs = tuple(as_operand(x) for x in inputs)
     if method == "__call__":
         return call_ufunc(ufunc, inputs, **kwargs)
@@ -231,6 +238,29 @@ def apply_ufunc(ufunc, method, inputs, kwargs):
         return call_ufunc(ufunc, (np.reshape(a, np.shape(a) + (1,) * np.ndim(b)), b), **kwargs)
     return _fallback(getattr(ufunc, method), inputs, kwargs,
                      f"ufunc method {ufunc.__name__}.{method} is not supported by kiln")
+
+
+def _why_not_in_place(ufunc, target, value):
+    """Why np.add.at / np.subtract.at of `value` into `target` is not one traced scatter-add,
+    or "". NumPy computes each step in the promoted dtype and casts back: for an int array and
+    float values, or a Python int out of range, only the eager steps give its result."""
+    if not isinstance(target, TracedArray):
+        return "the updated array is not traced"
+    if any(isinstance(v, TracedArray) and v._mask is not None for v in (target, value)):
+        return "x[mask] has a data-dependent shape"
+    kind = target.dtype.kind
+    if kind not in "iuf":
+        return f"a {target.dtype} array"
+    if isinstance(value, (bool, int, float)) and not isinstance(value, np.generic):
+        fits = (kind == "f" if isinstance(value, float) else
+                kind == "f" or isinstance(value, bool) or
+                np.iinfo(target.dtype).min <= value <= np.iinfo(target.dtype).max)
+    else:
+        dtype = value.dtype if isinstance(value, TracedArray) else np.asarray(value).dtype
+        fits = (np.can_cast(dtype, target.dtype, "safe") or
+                dtype.kind == kind == "f" and np.can_cast(dtype, target.dtype, "same_kind"))
+    return "" if fits else (f"{type(value).__name__} values into a {target.dtype} array are "
+                            "cast back at every step")
 
 
 def call_ufunc(ufunc, inputs, out=None, where=True, dtype=None, casting="same_kind",

@@ -181,6 +181,42 @@ def test_setitem_duplicates_last_wins(rng):
     check(duplicates, [(x, i, j)])
 
 
+def test_add_at_adds_every_duplicate(rng):
+    """np.add.at / np.subtract.at are one traced scatter-add (fullgraph: no eager step) with
+    NumPy's unbuffered sums, over every key form setitem takes."""
+    i = rng.integers(0, 4, 12)
+
+    def scatter_adds(x, w, i, counts):
+        np.add.at(x, i, w)                                    # rows, repeated
+        np.subtract.at(x, (i[:5], slice(1, 3)), 0.5)          # a slice beside the index
+        np.add.at(x, (slice(None), [0, 0, 2]), x[:, :3])      # a column index, traced values
+        np.add.at(x, ([1, 3, 1], [0, -1, 0]), 2)              # two index arrays, negative
+        np.add.at(x[1:], i % 3, 1.0)                          # through a view
+        np.add.at(counts, i, 1)                               # an integer histogram
+        np.subtract.at(counts, i[::2], True)
+        return x, counts
+    for dtype in ["float64", "float32"]:
+        check(scatter_adds, [(sample_array(rng, dtype, (4, 5)), sample_array(rng, dtype, (12, 5)),
+                              i, np.zeros(4, np.int32))])
+    u8 = np.zeros(4, np.uint8)
+    check(lambda u8, i: np.subtract.at(u8, i, 3) or u8, [(u8, i)])   # wraps, as NumPy's does
+
+
+def test_add_at_that_casts_each_step_runs_eagerly(rng):
+    """NumPy computes each step of an int array's add.at of floats in float64 and casts back
+    (0 + 1.5 -> 1, 1 + 1.5 -> 2): not a sum, so kiln runs it eagerly, with its reason."""
+    def casting(x, i):
+        y = x * 1
+        np.add.at(y, i, 1.5)
+        return y + 1
+    x, i = np.zeros(3, np.int32), np.array([0, 0, 2])
+    np.testing.assert_array_equal(kiln.compile(casting)(x, i), casting(x, i))
+    with pytest.raises(kiln.GraphBreak, match=r"np.add.at: float values into a int32 array"):
+        kiln.compile(casting, fullgraph=True)(x, i)
+    with pytest.raises(IndexError, match="index 4 is out of bounds for axis 0 with size 3"):
+        kiln.compile(lambda x: np.add.at(x, [0, 4], 1.0) or x)(x.astype(float))
+
+
 def test_augmented_assignment_traced_index(rng):
     x = sample_array(rng, "float32", (4, 5))
 
