@@ -15,6 +15,7 @@
 //   two regions (ir/cond.h); regions see only their parameters (no implicit capture: the
 //   tracer turns captured values into parameters).
 #pragma once
+#include <deque>
 #include <memory>
 #include <string>
 #include <vector>
@@ -99,7 +100,7 @@ class Graph {
   ValueId append(Node node);
 
   const Node& node(ValueId id) const { return nodes_[static_cast<size_t>(id)]; }
-  const std::vector<Node>& nodes() const { return nodes_; }
+  const std::deque<Node>& nodes() const { return nodes_; }
   int size() const { return static_cast<int>(nodes_.size()); }
 
   // Graph inputs are the parameter nodes, ordered by attrs.index.
@@ -119,7 +120,9 @@ class Graph {
 
  private:
   std::vector<int64_t> symbol_hints_;
-  std::vector<Node> nodes_;
+  // A deque: appending keeps every earlier node where it is, so a reference to a node or its
+  // shape (b.broadcast(one, b.node(x).shape)) stays valid while the builder adds nodes.
+  std::deque<Node> nodes_;
   std::vector<ValueId> inputs_;
   std::vector<ValueId> outputs_;
 };

@@ -46,6 +46,21 @@ TEST_F(BuilderTest, ParametersAreNumberedInOrder) {
   EXPECT_EQ(node(x).location, "model.cpp:12");
 }
 
+// Decompositions pass a node's shape by reference to a builder call that adds nodes
+// (b.broadcast(b.constant(...), b.node(x).shape): np.signbit crashed at some graph sizes), so
+// adding nodes must leave earlier nodes where they are.
+TEST_F(BuilderTest, AddingNodesKeepsEarlierNodesInPlace) {
+  ValueId x = builder.parameter(DType::Float64, {6, 5});
+  const Node* first = &node(x);
+  const Shape* shape = &node(x).shape;
+  ValueId last = x;
+  for (int n = 0; n < 1000; ++n) last = builder.unary(Op::neg, last);
+  EXPECT_EQ(&node(x), first);
+  EXPECT_EQ(&node(x).shape, shape);
+  ValueId one = builder.constant(Scalar::of(1.0), DType::Float64);
+  EXPECT_EQ(node(builder.broadcast(one, node(last).shape)).shape, (Shape{6, 5}));
+}
+
 TEST_F(BuilderTest, BinaryBroadcastsExplicitly) {
   ValueId x = builder.parameter(DType::Float32, {3, 4});
   ValueId y = builder.parameter(DType::Float32, {4});
