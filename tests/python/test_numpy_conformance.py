@@ -11,7 +11,9 @@ import pytest
 import kiln
 from kiln import _numpy_api
 
+import samples_math
 import samples_manipulation
+import samples_selection
 import samples_statistics
 from conformance import DEVICE, DTYPES, check, one, reductions, sample_array, shapes_for
 
@@ -129,6 +131,8 @@ SAMPLES[np.amax] = SAMPLES[np.max]
 SAMPLES[np.amin] = SAMPLES[np.min]
 SAMPLES.update(samples_statistics.SAMPLES)
 SAMPLES.update(samples_manipulation.SAMPLES)
+SAMPLES.update(samples_selection.SAMPLES)
+SAMPLES.update(samples_math.SAMPLES)
 
 
 def test_every_function_has_samples():
