@@ -163,6 +163,20 @@ class _TraceContext:
         self.broke = True
         return compiled.run(self.real_arrays, stream=self.stream)[0]
 
+    def opaque_call(self, reason, location=""):
+        """Code the tracer cannot follow made a value (C code creating arrays: np.random's
+        draws): it is this call's, so the function is traced again on every call and the value
+        becomes a graph input (data_input); kiln.GraphBreak under fullgraph=True."""
+        function = self.function
+        if self.fullgraph:
+            function._note_break(reason, location)
+            self.pending = GraphBreak(f"kiln: graph break in {function.name}: {reason} at "
+                                      f"{location} (fullgraph=True)")
+            raise self.pending
+        if not self.broke:
+            function._note_break(reason, location)
+        self.broke = True
+
     def data_input(self, array):
         """After a graph break, a concrete array that reaches the trace may depend on the data:
         it becomes a graph input fed this call's value (None before any break: a constant is

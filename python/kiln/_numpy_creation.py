@@ -10,13 +10,14 @@ calls from NumPy or kiln, calls on other threads and calls outside a trace go to
 Results keep their concrete value at hand (TraceContext.known): Python control flow on them
 (`for i in np.arange(3)`, `if np.eye(2).any()`) uses it instead of breaking the graph.
 """
+import dis
 import functools
 import sys
 import threading
 
 import numpy as np
 
-from ._graph_breaks import is_internal
+from ._graph_breaks import is_internal, user_location
 from ._tracer import (TracedArray, backend, cast, check_dtype, context_of, default_float,
                       has_tracer, materialize_all, traced)
 
@@ -213,8 +214,50 @@ def _current_context():
     return stack[-1] if stack else None
 
 
-def _from_user_code():
-    return not is_internal(sys._getframe(2).f_code.co_filename)
+_NAME_LOADS = {"LOAD_ATTR", "LOAD_METHOD", "LOAD_GLOBAL", "LOAD_NAME", "LOAD_FAST",
+               "LOAD_DEREF", "LOAD_FAST_CHECK", "LOAD_FAST_AND_CLEAR"}
+
+
+@functools.lru_cache(maxsize=256)
+def _instructions(code):
+    return tuple(dis.get_instructions(code))
+
+
+@functools.lru_cache(maxsize=4096)
+def _callee(code, offset):
+    """The instruction that loads what the call at `offset` calls (`zeros` of np.zeros(3), `z`
+    of z(3)): of the name loads that start where the call's source span starts, the last one
+    before it; None when the callee is no name or attribute (OPS["z"](3)) or has no position."""
+    start, callee = None, None
+    for instruction in reversed(_instructions(code)):
+        position = instruction.positions
+        if instruction.offset == offset:
+            start = position and (position.lineno, position.col_offset)
+        elif (start is not None and instruction.offset < offset and position is not None
+              and (position.lineno, position.col_offset) == start):
+            if instruction.opname in _NAME_LOADS:
+                return instruction
+            if callee is None and instruction.opname.startswith("CALL"):
+                return None   # the callee is itself a call's result
+    return callee
+
+
+def _called_directly(wrapper, name):
+    """Whether the user's code calls `wrapper` itself, rather than C code it called (NumPy's
+    random module creates its results with np.empty: a tracer there crashes it). C code has
+    no frame of its own, so the user's frame is the caller either way; its current call
+    instruction tells which function it calls."""
+    frame = sys._getframe(2)
+    if is_internal(frame.f_code.co_filename):
+        return False
+    callee = _callee(frame.f_code, frame.f_lasti)
+    if callee is None:
+        return True
+    if callee.opname in ("LOAD_ATTR", "LOAD_METHOD"):
+        return callee.argval == name
+    scopes = (frame.f_locals, frame.f_globals, frame.f_builtins)
+    value = next((scope[callee.argval] for scope in scopes if callee.argval in scope), None)
+    return value is wrapper
 
 
 def _wrapper(name):
@@ -223,18 +266,45 @@ def _wrapper(name):
 
     @functools.wraps(original)
     def wrapper(*args, **kwargs):
-        if kwargs.get("like") is None and _from_user_code():
-            context = (context_of(args) if needs_traced_argument else _current_context())
-            if context is not None and (not needs_traced_argument or has_tracer(args)):
-                kwargs.pop("like", None)
-                context.at()
-                return _remember(context, implementation(context, *args, **kwargs), name, args,
-                                 kwargs)
+        if kwargs.get("like") is not None:
+            return original(*args, **kwargs)
+        if not _called_directly(wrapper, name):
+            context = _current_context()
+            if context is not None and not is_internal(sys._getframe(1).f_code.co_filename):
+                # C code called from the user's (np.random's draws): a value of this call
+                context.driver.opaque_call(f"np.{name} called by C code the tracer cannot "
+                                           "follow (np.random?)", user_location())
+            return original(*args, **kwargs)
+        context = context_of(args) if needs_traced_argument else _current_context()
+        if context is not None and (not needs_traced_argument or has_tracer(args)):
+            kwargs.pop("like", None)
+            context.at()
+            return _remember(context, implementation(context, *args, **kwargs), name, args,
+                             kwargs)
         return original(*args, **kwargs)
     return wrapper
 
 
 _WRAPPERS = {name: _wrapper(name) for name in CAPTURED}
+
+
+def _random_wrapper(original):
+    """np.random's function `original` (a method of its global RandomState): a draw is a new
+    value on every call, which the trace cannot know (an array draw is caught by the np.empty
+    its C code calls; this catches scalar draws, np.random.rand())."""
+    @functools.wraps(original)
+    def draw(*args, **kwargs):
+        context = _current_context()
+        if context is not None and not is_internal(sys._getframe(1).f_code.co_filename):
+            context.driver.opaque_call(f"np.random.{original.__name__} draws new values on "
+                                       "every call", user_location())
+        return original(*args, **kwargs)
+    return draw
+
+
+_RANDOM_ORIGINALS = {name: getattr(np.random, name) for name in dir(np.random)
+                     if getattr(getattr(np.random, name), "__self__", None) is np.random.mtrand._rand}
+_RANDOM_WRAPPERS = {name: _random_wrapper(original) for name, original in _RANDOM_ORIGINALS.items()}
 
 
 def substitutes():
@@ -260,6 +330,8 @@ class capturing:
             if _depth == 0:
                 for name, wrapper in _WRAPPERS.items():
                     setattr(np, name, wrapper)
+                for name, wrapper in _RANDOM_WRAPPERS.items():
+                    setattr(np.random, name, wrapper)
             _depth += 1
 
     def __exit__(self, *exc):
@@ -270,3 +342,5 @@ class capturing:
             if _depth == 0:
                 for name, original in _ORIGINALS.items():
                     setattr(np, name, original)
+                for name, original in _RANDOM_ORIGINALS.items():
+                    setattr(np.random, name, original)

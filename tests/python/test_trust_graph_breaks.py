@@ -161,3 +161,37 @@ def test_an_untraced_function_that_updates_its_argument_in_place_is_not_lost(fun
     eager = function(*(np.copy(a) for a in arguments))
     np.testing.assert_array_equal(kiln.compile(function)(*arguments), eager)
     np.testing.assert_array_equal(kiln.compile(function)(*arguments), eager)  # segments reused
+
+
+def _random_draws(x, rng):
+    noise = np.empty(3)                   # the user's own np.empty: traced
+    noise[:] = rng.standard_normal(3)     # the Generator's C code calls np.empty too
+    return x + noise + np.random.rand() + np.random.standard_normal(3)
+
+
+def test_random_draws_are_new_on_every_call_and_never_crash():
+    """NumPy's random functions run C code that creates its results with np.empty, which the
+    tracer swaps while tracing: a tracer handed to that C code crashed the process. Their
+    values are new on each call, so the function is traced again on every call (like a
+    graph break), draws follow NumPy's own streams, and fullgraph=True refuses them."""
+    compiled = kiln.compile(_random_draws)
+    x = np.zeros(3)
+    first, second = (compiled(x, np.random.default_rng(1)) for _ in range(2))
+    assert not np.array_equal(first, second)           # np.random's global stream moved on
+    np.random.seed(7)
+    expected = _random_draws(x, np.random.default_rng(3))
+    np.random.seed(7)
+    np.testing.assert_array_equal(compiled(x, np.random.default_rng(3)), expected)
+    with pytest.raises(kiln.GraphBreak, match=r"draws new values on every call at "
+                                              r"test_trust_graph_breaks.py:\d+"):
+        kiln.compile(lambda x: x + np.random.randint(0, 9), fullgraph=True)(x)
+
+
+def test_creation_functions_called_through_other_names_are_traced():
+    """Which call the user's frame is making decides whether np.zeros is traced: an alias
+    of it, or np.zeros beside a C function that calls it."""
+    def aliased(x):
+        make = np.zeros
+        return make(3) + np.arange(3) + np.zeros_like(x)
+    np.testing.assert_array_equal(kiln.compile(aliased, fullgraph=True)(np.ones(3)),
+                                  aliased(np.ones(3)))
