@@ -159,10 +159,10 @@ def _resolve(ufunc, types, dtype, casting):
 
 
 def _fallback(function, inputs, kwargs, reason):
-    return _call_eagerly(function, inputs, kwargs, reason)
+    return call_eagerly(function, inputs, kwargs, reason)
 
 
-def _call_eagerly(function, args, kwargs, reason):
+def call_eagerly(function, args, kwargs, reason):
     """A graph break: `function` runs on the tracers' ndarrays. A NumPy function that updates an
     argument in place (np.add.at, np.put, np.copyto, out=) updates those ndarrays, copies of the
     traced values: each one it changed is written back into its tracer (a functionalised
@@ -203,7 +203,7 @@ def apply_function(context, function, args, kwargs):
         module = getattr(function, "__module__", "numpy") or "numpy"
         reason = (f"{module}.{name} of x[mask] (data-dependent shape)" if masked else
                   f"{module}.{name} is not supported by kiln's NumPy tracer")
-        return _call_eagerly(function, args, kwargs, reason)
+        return call_eagerly(function, args, kwargs, reason)
     context.at()
     return implementation(context, *args, **kwargs)
 
@@ -265,8 +265,23 @@ def _why_not_in_place(ufunc, target, value):
                             "cast back at every step")
 
 
+def is_square_root(base, exponent):
+    """Whether NumPy computes base ** exponent as np.sqrt: a float array to the scalar 0.5
+    (sqrt(-inf) is nan and sqrt(-0.0) -0.0, where C's pow gives inf and 0.0)."""
+    return (isinstance(exponent, (float, int, np.floating, np.integer)) and exponent == 0.5
+            and isinstance(base, TracedArray) and base.dtype.kind == "f")
+
+
+# NumPy 2's power loop takes a scalar 0.5 as sqrt; 1.x's calls pow (its ndarray ** does not).
+with np.errstate(invalid="ignore"):
+    _POWER_HALF_IS_SQRT = bool(np.isnan(np.power(np.array([-np.inf]), 0.5)[0]))
+
+
 def call_ufunc(ufunc, inputs, out=None, where=True, dtype=None, casting="same_kind",
                order="K", subok=True, signature=None, **unknown):
+    if (ufunc is np.power and _POWER_HALF_IS_SQRT and len(inputs) == 2 and dtype is None
+            and is_square_root(*inputs)):
+        ufunc, inputs = np.sqrt, inputs[:1]
     implementation = UFUNCS.get(ufunc)
     if implementation is None or unknown or signature is not None:
         return _fallback(ufunc, inputs, dict(out=out, where=where, dtype=dtype, casting=casting,

@@ -6,7 +6,7 @@ import numpy as np
 
 from . import _kiln
 from ._tracer import (TracedArray, backend, cast, check_dtype, check_fits, materialize_all,
-                      normalize_axes, normalize_axis, to_tensor, traced, weak_type)
+                      normalize_axes, normalize_axis, to_tensor, traced, user_location, weak_type)
 
 _NO_VALUE = np._NoValue
 
@@ -220,13 +220,37 @@ def reshape(context, a, shape=None, order="C", *, newshape=None, copy=None):
     x = _as_traced(context, a)
     original = list(x.shape)
     target = _resolve_shape(shape if shape is not None else newshape, x.size)
+    if _index_order(x, order, "reshape") == "F":
+        # The first index varies fastest: reversed axes reshaped in C order, reversed back. A
+        # copy, as NumPy's is for the C-ordered arrays it makes (never a view written through).
+        reversed_axes = _k().transpose(x.tensor, list(range(x.ndim))[::-1])
+        flat = _k().reshape(reversed_axes, target[::-1])
+        return _result(context, _k().transpose(flat, list(range(len(target)))[::-1]),
+                       scalar=False)
     k = _k()
     return _view(x, k.reshape(x.tensor, target), lambda root: k.reshape(root, target),
                  lambda root, value: k.reshape(value, original))
 
 
+def _index_order(x, order, op):
+    """"C" or "F" for NumPy's order argument of reshape/ravel/flatten. "A" and "K" read the
+    array in its memory layout, which NumPy decides per intermediate (a transpose is
+    Fortran-ordered) and a traced array does not have: refused beyond one axis, where every
+    order reads the same sequence."""
+    order = "C" if order is None else order
+    if order not in ("C", "F", "A", "K"):
+        raise ValueError(f"order must be one of 'C', 'F', 'A', or 'K' (got '{order}')")
+    if order in ("A", "K"):
+        if x.ndim > 1:
+            raise NotImplementedError(
+                f"kiln: {op}(order='{order}') at {user_location()} reads the array in its "
+                "memory layout, which a traced array does not have: use order='C' or 'F'")
+        return "C"
+    return order
+
+
 def ravel(context, a, order="C"):
-    return reshape(context, a, -1)
+    return reshape(context, a, -1, order=_index_order(_as_traced(context, a), order, "ravel"))
 
 
 def transpose(context, a, axes=None):

@@ -273,6 +273,8 @@ def weak_type(value):
     """What NumPy's dtype resolution sees for an operand: a dtype, or int/float (weak)."""
     if isinstance(value, TracedArray):
         return value._weak or value.dtype
+    if isinstance(value, np.generic):   # np.float64 is a float, yet strongly typed (NEP 50)
+        return value.dtype
     if isinstance(value, (bool, np.bool_)):
         return np.dtype(bool)
     if isinstance(value, int):
@@ -486,8 +488,48 @@ class TracedArray:
     def __repr__(self):
         return f"TracedArray(shape={self.tensor.shape}, dtype={self.tensor.dtype})"
 
-    __str__ = __repr__
     __hash__ = None
+
+    # print(x), f"{x:.3f}": the values, as eager NumPy prints them on every call (a graph
+    # break: the function is traced, and so prints, again on each call)
+    def __str__(self):
+        return str(self._printable())
+
+    def __format__(self, spec):
+        return format(self._printable(), spec)
+
+    def _printable(self):
+        value = materialize(self, "printing or formatting a traced value")
+        return value[()] if self._scalar else value
+
+    # ndarray members without a traced form. Layout has no meaning for a traced value (kiln
+    # decides it; NumPy's answer depends on how each intermediate was made): refused. Methods
+    # run eagerly on the value, an in-place one's change written back (call_eagerly).
+    _LAYOUT = frozenset(["flags", "strides", "base", "ctypes", "data", "setflags"])
+
+    def __getattr__(self, name):
+        if name in TracedArray._LAYOUT:
+            raise TypeError(f"kiln: x.{name} at {user_location()} describes the memory layout, "
+                            "which a traced array does not have: read it outside the compiled "
+                            "function")
+        if name == "resize":
+            raise TypeError(f"kiln: x.resize at {user_location()} changes the shape of an array "
+                            "in place, which a traced array cannot: use np.resize(x, shape)")
+        if name.startswith("_") or not callable(getattr(np.ndarray, name, None)):
+            raise AttributeError(f"'TracedArray' object has no attribute '{name}'")
+
+        def method(*args, **kwargs):
+            return _numpy_api.call_eagerly(lambda array, *a, **k: getattr(array, name)(*a, **k),
+                                           (self,) + args, kwargs, f"ndarray.{name}")
+        return method
+
+    @property
+    def flat(self):
+        return _FlatView(self)
+
+    @property
+    def device(self):
+        return "cpu"   # NumPy's: the host, whatever device kiln compiles for
 
     # -- graph breaks: values the trace cannot know --
 
@@ -570,7 +612,7 @@ class TracedArray:
     def reshape(self, *shape, order="C", copy=None):
         if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
             shape = tuple(shape[0])
-        return np.reshape(self, shape)
+        return np.reshape(self, shape, order=order)
 
     def transpose(self, *axes):
         if len(axes) == 1 and (axes[0] is None or isinstance(axes[0], (tuple, list))):
@@ -578,7 +620,22 @@ class TracedArray:
         return np.transpose(self, axes if axes else None)
 
     def flatten(self, order="C"):
-        return self.reshape(-1).copy()
+        return self.reshape(-1, order=order).copy()
+
+    def sort(self, axis=-1, kind=None, order=None):
+        """In place, as ndarray.sort (np.sort runs eagerly: no sort in the trace)."""
+        self._assign(to_tensor(self._context, np.sort(self, axis=axis, kind=kind, order=order),
+                               self.dtype, "sort"))
+
+    def partition(self, kth, axis=-1, kind="introselect", order=None):
+        self._assign(to_tensor(self._context, np.partition(self, kth, axis, kind, order),
+                               self.dtype, "partition"))
+
+    def put(self, indices, values, mode="raise"):
+        np.put(self, indices, values, mode)
+
+    def compress(self, condition, axis=None, out=None):
+        return np.compress(condition, self, axis, out)
 
     def fill(self, value):
         self._assign(to_tensor(self._context, value, self.dtype, "fill"))
@@ -594,3 +651,22 @@ class TracedArray:
     def __deepcopy__(self, memo):
         return self.copy()
 
+
+
+class _FlatView:
+    """x.flat of a tracer: indexing the flattened array, writes going through to x."""
+
+    def __init__(self, array):
+        self._array = array
+
+    def __len__(self):
+        return self._array.size
+
+    def __iter__(self):
+        return iter(self._array.reshape(-1))
+
+    def __getitem__(self, key):
+        return self._array.reshape(-1)[key]
+
+    def __setitem__(self, key, value):
+        self._array.reshape(-1)[key] = value   # reshape is a view: written back to the array

@@ -2,6 +2,7 @@
 ufunc NumPy's own ndarray uses, so the tracer's ufunc and function tables handle them."""
 import numpy as np
 
+from . import _numpy_api
 from ._tracer import TracedArray
 
 
@@ -14,7 +15,8 @@ def _method(function_name):
 
 for _name in ["sum", "prod", "max", "min", "mean", "std", "var", "argmax", "argmin", "any",
               "all", "cumsum", "cumprod", "clip", "round", "dot", "trace", "diagonal", "repeat",
-              "squeeze", "swapaxes", "ravel", "take", "conj", "conjugate", "sort", "argsort"]:
+              "squeeze", "swapaxes", "ravel", "take", "conj", "conjugate", "argsort", "argpartition", "searchsorted",
+              "choose"]:
     setattr(TracedArray, _name, _method(_name))
 
 
@@ -26,6 +28,8 @@ def _binary_operator(ufunc):
             return NotImplemented
         if ufunc is np.power and type(other) is int and other == 2:
             return np.square(self)  # NumPy's fast path: bool ** 2 is int8, np.power gives int64
+        if ufunc is np.power and _numpy_api.is_square_root(self, other):
+            return np.sqrt(self)    # its fast path for floats ** 0.5
         return ufunc(self, other)
 
     def reflected(self, other):

@@ -2,19 +2,9 @@
 #include "ir/graph.h"
 
 #include <algorithm>
-#include <cstring>
 
 namespace kiln::ir {
 namespace {
-
-// Scalars are equal when they denote the same bits of data: unlike Scalar::operator==, -0.0 and
-// 0.0 differ (1 / x tells them apart), so CSE must not merge their constants. NaNs are equal.
-bool same_scalar(const Scalar& a, const Scalar& b) {
-  if (a.is_integer != b.is_integer) return false;
-  if (a.is_integer) return a.i == b.i;
-  if (a.f != a.f || b.f != b.f) return a.f != a.f && b.f != b.f;
-  return std::memcmp(&a.f, &b.f, sizeof(double)) == 0;
-}
 
 bool same_data(const std::shared_ptr<const std::vector<uint8_t>>& a,
                const std::shared_ptr<const std::vector<uint8_t>>& b) {
@@ -30,7 +20,7 @@ bool Attrs::operator==(const Attrs& other) const {
          index == other.index && permutation == other.permutation && starts == other.starts &&
          steps == other.steps && pad_low == other.pad_low && pad_high == other.pad_high &&
          pad_mode == other.pad_mode && scatter_mode == other.scatter_mode &&
-         same_scalar(scalar, other.scalar) && ddof == other.ddof && seed == other.seed &&
+         scalar == other.scalar && ddof == other.ddof && seed == other.seed &&
          strides == other.strides && padding == other.padding && dilation == other.dilation &&
          groups == other.groups && channels_last == other.channels_last && relu == other.relu &&
          filters_last == other.filters_last && extent == other.extent &&

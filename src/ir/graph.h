@@ -15,6 +15,7 @@
 //   two regions (ir/cond.h); regions see only their parameters (no implicit capture: the
 //   tracer turns captured values into parameters).
 #pragma once
+#include <cmath>
 #include <deque>
 #include <memory>
 #include <string>
@@ -40,8 +41,13 @@ struct Scalar {
   static Scalar of(double value) { return {value, 0, false}; }
   static Scalar of_int(int64_t value) { return {0, value, true}; }
   double as_double() const { return is_integer ? double(i) : f; }
+  // The same data: -0.0 and 0.0 differ (1 / x tells them apart), so nothing that interns
+  // constants by equality merges them; every NaN is alike. (Numeric tests: as_double().)
   bool operator==(const Scalar& o) const {
-    return is_integer == o.is_integer && (is_integer ? i == o.i : (f == o.f || (f != f && o.f != o.f)));
+    if (is_integer != o.is_integer) return false;
+    if (is_integer) return i == o.i;
+    if (f != f || o.f != o.f) return f != f && o.f != o.f;
+    return f == o.f && std::signbit(f) == std::signbit(o.f);
   }
 };
 

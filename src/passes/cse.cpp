@@ -38,7 +38,7 @@ size_t node_hash(const Node& node, const std::vector<ValueId>& inputs) {
   combine(seed, std::hash<int64_t>{}(attrs.axis));
   combine(seed, std::hash<int64_t>{}(attrs.index));
   combine(seed, std::hash<uint64_t>{}(attrs.seed));
-  // A float scalar by its bits (every NaN alike, as same_scalar compares them): constants that
+  // A float scalar by its bits (every NaN alike, as Scalar::operator== compares them): constants that
   // differ only in value must not share a bucket, or a graph of many constants is quadratic.
   double value =
       attrs.scalar.f != attrs.scalar.f ? std::numeric_limits<double>::quiet_NaN() : attrs.scalar.f;

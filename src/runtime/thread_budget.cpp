@@ -1,6 +1,8 @@
 #include "runtime/thread_budget.h"
 
 #include <fcntl.h>
+#include <omp.h>
+#include <pthread.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -74,10 +76,20 @@ Sampler& sampler() {
   return instance;
 }
 
+// A child forked after OpenMP started its threads inherits a thread pool whose threads do not
+// exist there (GNU OpenMP is not fork-safe): its first parallel region would wait for them
+// forever. In a forked child, kernels and the libraries (OpenBLAS and oneDNN size their teams
+// by omp_get_max_threads) run on the calling thread only.
+std::atomic<bool> forked_child{false};
+[[maybe_unused]] const int fork_handler = pthread_atfork(nullptr, nullptr, [] {
+  forked_child.store(true);
+  omp_set_num_threads(1);
+});
+
 }  // namespace
 
 int thread_budget(int wanted) {
-  if (wanted <= 1) return 1;
+  if (wanted <= 1 || forked_child.load(std::memory_order_relaxed)) return 1;
   Sampler& state = sampler();
   double time = now_seconds();
   if (time >= state.next_sample.load(std::memory_order_relaxed)) state.sample(time);

@@ -1,5 +1,6 @@
 """The guarded cache under re-entry and threads, and the GIL around kernels. A crash here kills
 the interpreter, so each probe runs in a subprocess: a regression is a failed test."""
+import os
 import subprocess
 import sys
 import textwrap
@@ -11,9 +12,9 @@ import numpy as np
 import kiln
 
 
-def run_probe(code, timeout=300):
+def run_probe(code, timeout=300, env=None):
     result = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True,
-                            text=True, timeout=timeout)
+                            text=True, timeout=timeout, env=env)
     assert result.returncode == 0, f"exit {result.returncode}\n{result.stdout}\n{result.stderr}"
     return result.stdout
 
@@ -179,3 +180,23 @@ def test_compiled_run_checks_what_it_is_handed():
     with pytest.raises(ValueError, match="strides"):
         compiled.run([np.ones(8)[::2]])
     np.testing.assert_allclose(compiled.run([np.ones(4)])[0], np.sin(np.ones(4)))
+
+
+def test_a_forked_child_runs_compiled_functions_after_the_parent_ran_parallel_ones():
+    """GNU OpenMP is not fork-safe: a child forked after a parallel kernel inherits a thread
+    pool without its threads, and its first parallel region waited for them forever. Kernels
+    and the libraries (OpenBLAS) run single-threaded in a forked child."""
+    out = run_probe("""
+        import os, numpy as np, kiln
+        total = kiln.compile(lambda x: (x * 2 + 1).sum())
+        product = kiln.compile(lambda a, b: a @ b)
+        x, a = np.ones(4_000_000), np.ones((300, 300))
+        total(x), product(a, a)
+        child = os.fork()
+        if child == 0:
+            print("child", total(x), product(a, a)[0, 0], flush=True)
+            os._exit(0)
+        _, status = os.waitpid(child, 0)
+        print("status", status)
+    """, timeout=120, env={k: v for k, v in os.environ.items() if k != "OMP_NUM_THREADS"})
+    assert "child 12000000.0 300.0" in out and "status 0" in out

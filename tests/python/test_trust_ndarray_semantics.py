@@ -1,0 +1,98 @@
+"""ndarray semantics a probe of real NumPy programs found kiln getting wrong without an error:
+in-place methods, index orders, NumPy scalars' dtypes, the sign of zero, NumPy's power fast
+path, printing, and ndarray members without a traced form."""
+import numpy as np
+import pytest
+
+import kiln
+
+
+def same(got, expected):
+    got = got if isinstance(got, tuple) else (got,)
+    expected = expected if isinstance(expected, tuple) else (expected,)
+    assert len(got) == len(expected)
+    for value, reference in zip(got, expected):
+        value, reference = np.asarray(value), np.asarray(reference)
+        assert value.dtype == reference.dtype and value.shape == reference.shape
+        np.testing.assert_array_equal(value, reference)
+        np.testing.assert_array_equal(np.signbit(value), np.signbit(reference))
+
+
+def compare(function, *arrays, fullgraph=False):
+    """Compiled against eager on copies, the (mutated) inputs too."""
+    eager_inputs = [a.copy() for a in arrays]
+    compiled_inputs = [a.copy() for a in arrays]
+    same(kiln.compile(function, fullgraph=fullgraph)(*compiled_inputs), function(*eager_inputs))
+    same(tuple(compiled_inputs), tuple(eager_inputs))
+
+
+X = np.random.default_rng(4).random((4, 6))
+
+
+def test_in_place_sort_partition_and_put_change_the_array():
+    def in_place(x):
+        y = x * 1
+        y.sort()
+        x.sort(axis=0)
+        z = x + 0
+        z.partition(2, axis=1)
+        w = x.copy()
+        w.put([0, 5], [-1.0, -2.0])
+        return y, z, w
+    compare(in_place, X)
+
+
+def test_fortran_index_order():
+    compare(lambda a: (a.ravel(order="F"), a.reshape(3, 8, order="F"), a.flatten("F"),
+                       np.reshape(a, (2, 3, 4), order="F"), a[1:, ::2].reshape(-1, order="F"),
+                       np.ravel(a.T, "F")), X, fullgraph=True)
+
+    def write_through_copy(a):   # NumPy's F-order reshape of a C-ordered array is a copy
+        a.reshape(6, 4, order="F")[0, 0] = -1.0
+        return a
+    compare(write_through_copy, X)
+    with pytest.raises(NotImplementedError, match=r"ravel\(order='K'\) .* memory layout"):
+        kiln.compile(lambda a: a.ravel(order="K"))(X)
+
+
+def test_numpy_float64_scalars_are_strongly_typed():
+    x32 = X.astype(np.float32)
+    compare(lambda x, s: (x * s, x + np.float64(1), np.maximum(x, s)), x32, np.float64(1 / 3))
+
+
+def test_negative_zero_constants_keep_their_sign():
+    x = np.array([1.0, -1.0, 0.0, -0.0])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        compare(lambda x: (np.maximum(x, -0.0), np.maximum(x, 0.0), np.where(x > 0, x, -0.0),
+                           1 / np.where(x > 0, x, -0.0), x / -0.0), x, fullgraph=True)
+
+
+def test_power_of_one_half_is_numpys_square_root():
+    x = np.array([-np.inf, -0.0, 4.0, -np.inf, -np.inf, 2.0, 9.0])   # vector lanes and tail
+    with np.errstate(invalid="ignore"):
+        compare(lambda x: (x ** 0.5, np.power(x, 0.5), x.astype(np.float32) ** 0.5,
+                           np.arange(3) ** 0.5), x, fullgraph=True)
+
+
+def test_print_and_format_show_values_on_every_call(capsys):
+    def report(x):
+        mean = x.mean()
+        print(f"mean={mean:.3f}", "sum", x.sum())
+        return x * 2
+    compiled = kiln.compile(report)
+    compiled(np.arange(3.0))
+    compiled(np.arange(3.0) + 1)
+    assert capsys.readouterr().out == "mean=1.000 sum 3.0\nmean=2.000 sum 6.0\n"
+
+
+def test_ndarray_members_without_a_traced_form():
+    def members(x):
+        y = x * 2
+        y.flat[3] = 7.0
+        return (y, y.flat[2], x.compress([True, False, True, True], axis=0),
+                np.sort(x[0]).searchsorted(0.5), x.argpartition(2, axis=0),
+                x.byteswap().byteswap())
+    compare(members, X)
+    for member in ["flags", "strides", "base", "resize"]:
+        with pytest.raises(TypeError, match=rf"x\.{member} at "):
+            kiln.compile(lambda x: getattr(x, member))(X)
