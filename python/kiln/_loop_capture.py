@@ -369,6 +369,13 @@ class LoopCapture:
                 array._tensor, array._version = tensor, array._version + 1
                 continue
             result = TracedArray(self.context, tensor)
+            # A Python or NumPy scalar stays one after the loop (a counter `n += 1` a weak
+            # Python int: x8 + n is int8), as the body's last iteration leaves it
+            if isinstance(new, TracedArray):
+                result._scalar, result._weak = new._scalar, new._weak
+            elif _is_number(new):
+                result._scalar = True
+                result._weak = type(new) if _is_python_number(new) else None
             for name in array_names:
                 final[name] = result
         def value(name):

@@ -488,7 +488,10 @@ class TracedArray:
     def __repr__(self):
         return f"TracedArray(shape={self.tensor.shape}, dtype={self.tensor.dtype})"
 
-    __hash__ = None
+    def __hash__(self):
+        if not self._scalar:
+            raise TypeError("unhashable type: 'numpy.ndarray'")
+        return hash(self._printable())   # a NumPy or Python scalar: its value (a graph break)
 
     # print(x), f"{x:.3f}": the values, as eager NumPy prints them on every call (a graph
     # break: the function is traced, and so prints, again on each call)

@@ -96,3 +96,18 @@ def test_ndarray_members_without_a_traced_form():
     for member in ["flags", "strides", "base", "resize"]:
         with pytest.raises(TypeError, match=rf"x\.{member} at "):
             kiln.compile(lambda x: getattr(x, member))(X)
+
+
+def test_python_numbers_carried_through_a_captured_loop_stay_weakly_typed():
+    """A counter or a Python float a captured loop carries is still a Python number after it:
+    int8 + n stays int8 and float32 * c float32, as in eager NumPy."""
+    def carried(x, x8, x32):
+        n, s, c = 0, 0.0, 0.0
+        while x.max() > 1:
+            x = x / 2
+            n += 1
+            s = x.sum()
+        for _ in range(5):
+            c = c + 0.5
+        return x, s, x8 + n, x32 * c, {n: 1.5}[n]   # n hashes by its value
+    compare(carried, np.arange(1.0, 6.0), np.ones(3, np.int8), np.ones(3, np.float32))
