@@ -579,6 +579,9 @@ def compile(fn=None, *, mode="default", fullgraph=False, dynamic=None, options=N
         raise TypeError(f"kiln.compile: expected a function, got {type(fn).__name__}")
     if disable:
         return fn
+    if (not isinstance(fn, (types.FunctionType, types.MethodType))
+            and isinstance(getattr(type(fn), "__call__", None), types.FunctionType)):
+        fn = fn.__call__   # a callable object: its __call__ reads self as a method does
     if device is not None:
         options = {**(options or {}), "device": _device.check_device(str(device))}
     return CompiledFunction(fn, mode, fullgraph, options, dynamic).make_wrapper()

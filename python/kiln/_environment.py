@@ -7,6 +7,7 @@ guards, so an array rebound or mutated between calls is seen, as it would be by 
 To trace, the function and the helpers it reaches are rebuilt over copies of their globals in
 which those values are replaced by tracers (`rebuilt`).
 """
+import copy
 import sysconfig
 import types
 
@@ -44,6 +45,7 @@ class Environment:
         self.reads = []      # (globals dict, name, label), in the order of values()
         self.links = []      # (globals dict, name, helper function) to rebind when tracing
         self.methods = []    # (name, function) of the methods of self reached
+        self.objects = []    # (globals dict, name, object) whose attributes are read
         code, globals_ = getattr(fn, "__code__", None), getattr(fn, "__globals__", None)
         if code is None or globals_ is None:  # builtins, callable objects: arguments only
             self.cells, self.cell_names = None, []
@@ -85,6 +87,13 @@ class Environment:
                         pending.append(value)
                 elif function is not fn and isinstance(value, np.ndarray):
                     add_read(globals_, name, f"global '{name}' of {function.__qualname__}()")
+                elif _is_plain_object(value):
+                    # cfg.scale, cfg.w of a global object: read like self's attributes
+                    names = [a for a in _names(function.__code__) if a in value.__dict__]
+                    for attribute in names:
+                        add_read(value.__dict__, attribute, f"{name}.{attribute}")
+                    if names and all(o is not value for _, _, o in self.objects):
+                        self.objects.append((globals_, name, value))
 
     def rebuilt(self, values):
         """fn over copies of its (and its helpers') globals and cells holding `values` (the
@@ -109,6 +118,8 @@ class Environment:
 
         for globals_, name, helper in self.links:
             copy_of(globals_)[name] = clone_of(helper)
+        for globals_, name, value in self.objects:
+            copy_of(globals_)[name] = _stand_in(value, copy_of(value.__dict__))
         cells = self.cells
         if cells is not None:
             cells = tuple(types.CellType(value) for value in values[len(self.reads):])
@@ -122,14 +133,37 @@ class Environment:
         (an object that cannot be made that way is used as it is: its arrays are baked in)."""
         if self.attributes is None:
             return self.bound_to
-        try:
-            stand_in = object.__new__(type(self.bound_to))
-            stand_in.__dict__ = copy_of(self.attributes)
-        except (TypeError, AttributeError):
-            return self.bound_to
+        stand_in = _stand_in(self.bound_to, copy_of(self.attributes))
+        if stand_in is self.bound_to:
+            return stand_in
         for name, method in self.methods:  # instance attributes shadow the class's functions
             stand_in.__dict__[name] = types.MethodType(clone_of(method), stand_in)
         return stand_in
+
+
+def _is_plain_object(value):
+    """An instance whose attributes live in its __dict__ (a config namespace, a user class's
+    object): not a module, class, function or array."""
+    return (isinstance(getattr(value, "__dict__", None), dict)
+            and not isinstance(value, (types.ModuleType, type, types.FunctionType,
+                                       types.MethodType, types.BuiltinFunctionType, np.ndarray)))
+
+
+def _stand_in(instance, attributes):
+    """An object of instance's class over `attributes` (the copy holding tracers); the
+    instance itself where its class cannot be made that way (its arrays are baked in)."""
+    try:
+        stand_in = object.__new__(type(instance))
+        stand_in.__dict__ = attributes
+        return stand_in
+    except (TypeError, AttributeError):
+        pass
+    try:   # types.SimpleNamespace and others whose __dict__ cannot be set: a shallow copy
+        stand_in = copy.copy(instance)
+        stand_in.__dict__.update(attributes)
+        return stand_in
+    except Exception:  # noqa: BLE001 - any class may refuse to be copied
+        return instance
 
 
 def _function(fn, globals_, closure):

@@ -4,6 +4,7 @@ import inspect
 import os
 import subprocess
 import sys
+import types
 
 import numpy as np
 import pytest
@@ -286,6 +287,37 @@ def test_arrays_of_helpers_and_of_self_are_read_at_call_time():
         WEIGHTS = original
     assert len(f._kiln_function.cache) == 1
     assert len(method._kiln_function.cache) == 2  # gain 2.0, then 3.0
+
+
+class Scaler:
+    def __init__(self):
+        self.k, self.w = 1.0, np.ones(3)
+
+    def __call__(self, x):
+        return x * self.k + self.w
+
+
+CONFIG = types.SimpleNamespace(scale=2.0, offset=np.ones(3))
+
+
+def _configured(x):
+    return x * CONFIG.scale + CONFIG.offset
+
+
+def test_callable_objects_and_attributes_of_global_objects_are_read_at_call_time():
+    """kiln.compile(obj) reads obj's attributes as a method's self; cfg.scale and cfg.offset of
+    a global object are read like globals (they were baked in at the first trace)."""
+    x, scaler = np.ones(3), Scaler()
+    compiled_object, configured = kiln.compile(scaler), kiln.compile(_configured)
+    for change in range(3):
+        if change == 1:
+            scaler.w[:] = 5.0
+            CONFIG.offset[:] = 4.0
+        elif change == 2:
+            scaler.k = 3.0
+            CONFIG.scale, CONFIG.offset = 4.0, np.zeros(3)
+        np.testing.assert_array_equal(compiled_object(x), scaler(x))
+        np.testing.assert_array_equal(configured(x), _configured(x))
 
 
 def test_config_list_functions_and_logs(standin, capfd):
