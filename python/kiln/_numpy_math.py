@@ -1,7 +1,870 @@
 """Tracer implementations of NumPy's numeric helper functions (isclose, nan_to_num, cov,
 cross, trapezoid, polyval, convolve, digitize, interp, histogram, ...). Each takes the
 TraceContext first, then NumPy's arguments, and is built from the tracer's own operations;
-arguments that decide shapes must be concrete (a traced one is a graph break)."""
+arguments that decide shapes must be concrete (a traced one is a graph break).
+
+Most follow NumPy's own Python code (numpy/_core/numeric.py, lib/_function_base_impl.py,
+lib/_histograms_impl.py) run on tracers. Searches in a sorted array (searchsorted, digitize,
+interp) count comparisons with every element, so only short sorted arrays are traced;
+convolve/correlate add up one shifted slice per element of the shorter operand. What cannot
+be traced exactly (long operands, data-dependent errors, complex values here and there) runs
+eagerly: NumPy's result, a graph break."""
+import inspect
+import operator
+import warnings
+
 import numpy as np
 
-FUNCTIONS = {}
+from ._numpy_functions import _NO_VALUE, _as_traced, _k, _result, product_dtype
+from ._tracer import TracedArray, cast, graph_break, has_tracer, materialize_all, normalize_axis
+
+try:
+    from numpy._core.multiarray import _monotonicity
+except ImportError:  # NumPy 1.x
+    from numpy.core.multiarray import _monotonicity
+
+_NUMPY2 = np.lib.NumpyVersion(np.__version__) >= "2.0.0"
+# NumPy >= 1.26 divides by the range before multiplying by the bin count (histogram).
+_HISTOGRAM_DIVIDES = np.lib.NumpyVersion(np.__version__) >= "1.26.0"
+_SHORT_SORTED = 256   # longest sorted array searched by comparing with each of its elements
+_SHORT_KERNEL = 64    # longest shorter operand of convolve/correlate: one slice per element
+
+
+def _isclose_checks_tolerances():
+    """NumPy >= 2.1 warns (np.errstate 'invalid') about a non-finite rtol or atol."""
+    with warnings.catch_warnings(record=True) as caught, np.errstate(invalid="warn"):
+        warnings.simplefilter("always")
+        np.isclose(0.0, 0.0, atol=np.inf)
+    return bool(caught)
+
+
+_CHECKS_TOLERANCES = _isclose_checks_tolerances()
+
+
+# ---- helpers ----
+
+def _eager(function, reason, *args, **kwargs):
+    """A graph break: NumPy's `function` on the tracers' values (its result, its errors)."""
+    args, kwargs = materialize_all((args, kwargs), reason)
+    return function(*args, **kwargs)
+
+
+def _array(value):
+    """np.asarray that keeps tracers (concrete values stay concrete ndarrays)."""
+    return value if isinstance(value, TracedArray) else np.asarray(value)
+
+
+def _stand_in(value):
+    """What np.result_type should see for `value`: a tracer as a zero array of its dtype and
+    rank (NumPy 1.x promotes 0-d arrays by value), anything else as itself."""
+    if isinstance(value, TracedArray):
+        return np.zeros((1,) * value.ndim, value.dtype)
+    return value
+
+
+def _operand(context, value):
+    """A concrete NumPy scalar typed for the tracer as the installed NumPy types it: by its dtype
+    on NumPy 2 (a traced 0-d array: the tracer takes np.float64, a float subclass, for a weak
+    Python float); NumPy 1.x promotes scalars by value, which a weak Python number approximates
+    (a float32 scalar stays one: it makes integers float32)."""
+    if isinstance(value, np.generic):
+        if _NUMPY2:
+            return context.lift(np.asarray(value))
+        narrow = value.dtype.kind in "fc" and value.dtype not in (np.float64, np.complex128)
+        return value if narrow else value.item()
+    return value
+
+
+def _scalar_result(context, value):
+    """`value[()]`: a NumPy scalar when 0-d."""
+    if isinstance(value, TracedArray):
+        return _result(context, value.tensor)
+    return np.asarray(value)[()]
+
+
+def _known(context, value):
+    """The concrete value of `value`: itself when not traced, the value the trace knows for a
+    tracer made by a creation function from static arguments; else None."""
+    if not isinstance(value, TracedArray):
+        return value
+    known = context.known.get(value.tensor.id) if value._mask is None else None
+    return None if known is None else np.asarray(known())
+
+
+def _take(context, values, index):
+    """values[index] for a 1-d tracer and int indices already within bounds."""
+    tensor = _k().take(values.tensor, cast(index.tensor, np.int64), 0, check_bounds=False)
+    return _result(context, tensor, scalar=False)
+
+
+def _axis_tuple(axis, ndim, name):
+    """NumPy's normalize_axis_tuple."""
+    axes = tuple(normalize_axis(operator.index(d), ndim, name)
+                 for d in (axis if isinstance(axis, (tuple, list)) else (axis,)))
+    if len(set(axes)) != len(axes):
+        raise ValueError("repeated axis")
+    return axes
+
+
+# ---- comparisons ----
+
+def isclose(context, a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
+    if not _NUMPY2 and any(_array(v).dtype.kind == "c" for v in (a, b)):
+        # NumPy 1.x multiplies by one where some value is not finite: complex infinities
+        # become NaN there.
+        return _eager(np.isclose, "np.isclose of complex values on NumPy 1.x", a, b, rtol,
+                      atol, equal_nan)
+    if _NUMPY2:  # Python numbers stay weak
+        x, y, atol, rtol = (v if isinstance(v, (int, float, complex)) else _array(v)
+                            for v in (a, b, atol, rtol))
+    else:
+        x, y = _array(a), _array(b)
+    dtype = getattr(y, "dtype", None)
+    if dtype is not None and dtype.kind != "m":  # inexact y: no abs(MIN_INT)
+        dtype = np.result_type(_stand_in(y), 1.0)
+        y = y.astype(dtype) if isinstance(y, TracedArray) else np.asarray(y, dtype)
+    elif isinstance(y, int):
+        y = float(y)
+    if _CHECKS_TOLERANCES and not has_tracer([atol, rtol]):
+        # (traced tolerances are not checked: this is a warning unless np.errstate says raise)
+        if not (np.all(np.isfinite(atol)) and np.all(np.isfinite(rtol))):
+            message = f"One of rtol or atol is not valid, atol: {atol}, rtol: {rtol}"
+            setting = np.geterr()["invalid"]
+            if setting == "warn":
+                warnings.warn(message, RuntimeWarning, stacklevel=4)
+            elif setting == "raise":
+                raise FloatingPointError(message)
+            elif setting == "print":
+                print(message)
+    x, y, atol, rtol = (_operand(context, v) for v in (x, y, atol, rtol))
+    result = np.less_equal(abs(x - y), atol + rtol * abs(y)) & np.isfinite(y) | (x == y)
+    if equal_nan:
+        result = result | (np.isnan(x) & np.isnan(y))
+    return _scalar_result(context, result)
+
+
+def allclose(context, a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
+    known = [_known(context, v) for v in (a, b, rtol, atol)]
+    if all(v is not None for v in known):  # static values: no graph break
+        return np.allclose(*known, equal_nan=equal_nan)
+    # A Python bool: bool() of a tracer (a graph break that continues, as for any tracer).
+    return bool(np.all(isclose(context, a, b, rtol, atol, equal_nan)))
+
+
+def array_equal(context, a1, a2, equal_nan=False):
+    known = [_known(context, v) for v in (a1, a2)]
+    if all(v is not None for v in known):
+        return np.array_equal(*known, equal_nan=equal_nan)
+    try:
+        values = [_array(v) for v in (a1, a2)]
+    except Exception:  # noqa: BLE001 (NumPy's rule: what asarray refuses is not equal)
+        return False
+    x, y = (_as_traced(context, v) for v in values)
+    if x.shape != y.shape:
+        return False
+    if not equal_nan:
+        return bool(np.all(x == y))
+    if a1 is a2:
+        return True
+    # NumPy's two tests (NaNs at the same places, the rest equal) as one truth value.
+    x_nan, y_nan = np.isnan(x), np.isnan(y)
+    return bool(np.all(x_nan == y_nan) & np.all(x_nan | (x == y)))
+
+
+def _infinity_test(negative):
+    def test(context, x, out=None):
+        is_inf = np.isinf(x)
+        try:
+            sign = np.signbit(x) if negative else ~np.signbit(x)
+        except TypeError as error:
+            dtype = _array(x).dtype
+            raise TypeError(f"This operation is not supported for {dtype} values because it "
+                            "would be ambiguous.") from error
+        if out is None:
+            return np.logical_and(is_inf, sign)
+        return np.logical_and(is_inf, sign, out=out)
+    return test
+
+
+def fix(context, x, out=None):
+    # Older NumPy computes ceil, then floor where x >= 0: trunc's values and dtypes.
+    return np.trunc(x, out=out)
+
+
+# ---- nan_to_num ----
+
+def _copyto_value(context, value, target):
+    """`value` converted as np.copyto(target, value) converts it (same_kind casting, broadcast
+    to target's shape), with NumPy's errors."""
+    if isinstance(value, TracedArray):
+        np.copyto(np.empty((), target.dtype), np.zeros((), value.dtype), casting="same_kind")
+        np.broadcast_to(np.empty(value.shape, bool), target.shape)
+        return value.astype(target.dtype)
+    converted = np.empty(np.shape(value), target.dtype)
+    np.copyto(converted, value, casting="same_kind")
+    np.broadcast_to(converted, target.shape)
+    return converted
+
+
+def nan_to_num(context, x, copy=True, nan=0.0, posinf=None, neginf=None):
+    value = _as_traced(context, x)
+    in_place = not copy and isinstance(x, TracedArray)
+    if value.dtype.kind not in "fc":
+        result = value if in_place else _result(context, value.tensor, scalar=False)
+        return result[()] if result.ndim == 0 else result
+    k = _k()
+    parts = [value] if value.dtype.kind == "f" else [
+        _result(context, k.real(value.tensor), scalar=False),
+        _result(context, k.imag(value.tensor), scalar=False)]
+    info = np.finfo(parts[0].dtype)
+    fills = (nan, info.max if posinf is None else posinf, info.min if neginf is None else neginf)
+    replaced = []
+    for part in parts:
+        masks = (np.isnan(part), np.isinf(part) & ~np.signbit(part),
+                 np.isinf(part) & np.signbit(part))
+        for mask, fill in zip(masks, fills):
+            part = np.where(mask, _copyto_value(context, fill, part), part)
+        replaced.append(part.tensor)
+    tensor = replaced[0] if len(replaced) == 1 else k.complex(*replaced)
+    result = _result(context, tensor, out=x if in_place else None, scalar=False)
+    return result[()] if result.ndim == 0 else result
+
+
+# ---- polynomials, differences, integrals ----
+
+def polyval(context, p, x):
+    if isinstance(x, np.poly1d):
+        return _eager(np.polyval, "np.polyval at a poly1d (polynomial arithmetic)", p, x)
+    coefficients, x = _array(p), _array(x)
+    y = np.zeros_like(x)
+    for coefficient in coefficients:  # Horner's scheme, as NumPy
+        y = y * x + _operand(context, coefficient)
+    return y
+
+
+def ediff1d(context, ary, to_end=None, to_begin=None):
+    a = np.ravel(_as_traced(context, ary))
+    if to_begin is None and to_end is None:
+        return a[1:] - a[:-1]
+    ends = []
+    for name, extra in (("to_begin", to_begin), ("to_end", to_end)):
+        if extra is None:
+            continue
+        extra = _array(extra)
+        if not np.can_cast(extra.dtype if isinstance(extra, TracedArray) else extra, a.dtype,
+                           casting="same_kind"):
+            raise TypeError(f"dtype of `{name}` must be compatible with input `ary` under the "
+                            "`same_kind` rule.")
+        ends.append((name, np.ravel(_as_traced(context, extra)).astype(a.dtype)))
+    differences = np.subtract(a[1:], a[:-1])
+    parts = ([e for n, e in ends if n == "to_begin"] + [differences] +
+             [e for n, e in ends if n == "to_end"])
+    return np.concatenate(parts)
+
+
+def trapezoid(context, y, x=None, dx=1.0, axis=-1):
+    y = _as_traced(context, y)
+    if x is None:
+        d = _operand(context, dx)
+    else:
+        x = _as_traced(context, x)
+        if x.ndim == 1:
+            d = np.diff(x)
+            shape = [1] * y.ndim
+            shape[axis] = d.shape[0]
+            d = np.reshape(d, shape)
+        else:
+            d = np.diff(x, axis=axis)
+    later, earlier = [slice(None)] * y.ndim, [slice(None)] * y.ndim
+    later[axis], earlier[axis] = slice(1, None), slice(None, -1)
+    return np.sum(d * (y[tuple(later)] + y[tuple(earlier)]) / 2.0, axis)
+
+
+def trapz(context, y, x=None, dx=1.0, axis=-1):
+    if _NUMPY2:  # NumPy 2.0-2.3 keep trapz, deprecated
+        warnings.warn("`trapz` is deprecated. Use `trapezoid` instead, or one of the numerical "
+                      "integration functions in `scipy.integrate`.", DeprecationWarning,
+                      stacklevel=4)
+    return trapezoid(context, y, x, dx, axis)
+
+
+def _cumulative(function, identity):
+    def cumulative(context, x, /, *, axis=None, dtype=None, out=None, include_initial=False):
+        if out is not None:
+            graph_break(f"np.cumulative_{function.__name__[3:]} with out=")
+        value = np.atleast_1d(_as_traced(context, x))
+        if axis is None:
+            if value.ndim >= 2:
+                raise ValueError("For arrays which have more than one dimension ``axis`` "
+                                 "argument is required.")
+            axis = 0
+        if isinstance(axis, tuple) and len(axis) != 1:  # ufunc.accumulate's rules
+            raise ValueError("accumulate does not allow multiple axes")
+        result = function(value, axis=operator.index(
+            axis[0] if isinstance(axis, tuple) else axis), dtype=dtype)
+        if not include_initial:
+            return result
+        shape = list(result.shape)
+        shape[axis] = 1  # (a TypeError for a tuple, as NumPy's)
+        first = _result(context, context.constant(identity, result.dtype, shape), scalar=False)
+        return np.concatenate([first, result], axis=axis)
+    return cumulative
+
+
+def _gradient_axis(context, f, axis, spacing, edge_order, otype):
+    """One output of np.gradient: NumPy's code, with out[...] = ... as traced updates."""
+    n = f.ndim
+    out = _result(context, context.constant(0, otype, f.shape), scalar=False)
+    slice1, slice2, slice3, slice4 = ([slice(None)] * n for _ in range(4))
+    uniform = np.ndim(spacing) == 0
+    slice1[axis], slice2[axis], slice3[axis], slice4[axis] = (
+        slice(1, -1), slice(None, -2), slice(1, -1), slice(2, None))
+    if uniform:
+        out[tuple(slice1)] = (f[tuple(slice4)] - f[tuple(slice2)]) / (2. * spacing)
+    else:
+        dx1, dx2 = spacing[0:-1], spacing[1:]
+        a = -(dx2) / (dx1 * (dx1 + dx2))
+        b = (dx2 - dx1) / (dx1 * dx2)
+        c = dx1 / (dx2 * (dx1 + dx2))
+        shape = tuple(-1 if d == axis else 1 for d in range(n))
+        a, b, c = (np.reshape(v, shape) for v in (a, b, c))
+        out[tuple(slice1)] = a * f[tuple(slice2)] + b * f[tuple(slice3)] + c * f[tuple(slice4)]
+    if edge_order == 1:
+        slice1[axis], slice2[axis], slice3[axis] = 0, 1, 0
+        dx_0 = spacing if uniform else spacing[0]
+        out[tuple(slice1)] = (f[tuple(slice2)] - f[tuple(slice3)]) / dx_0
+        slice1[axis], slice2[axis], slice3[axis] = -1, -1, -2
+        dx_n = spacing if uniform else spacing[-1]
+        out[tuple(slice1)] = (f[tuple(slice2)] - f[tuple(slice3)]) / dx_n
+    else:
+        slice1[axis], slice2[axis], slice3[axis], slice4[axis] = 0, 0, 1, 2
+        if uniform:
+            a, b, c = -1.5 / spacing, 2. / spacing, -0.5 / spacing
+        else:
+            dx1, dx2 = spacing[0], spacing[1]
+            a = -(2. * dx1 + dx2) / (dx1 * (dx1 + dx2))
+            b = (dx1 + dx2) / (dx1 * dx2)
+            c = - dx1 / (dx2 * (dx1 + dx2))
+        out[tuple(slice1)] = a * f[tuple(slice2)] + b * f[tuple(slice3)] + c * f[tuple(slice4)]
+        slice1[axis], slice2[axis], slice3[axis], slice4[axis] = -1, -3, -2, -1
+        if uniform:
+            a, b, c = 0.5 / spacing, -2. / spacing, 1.5 / spacing
+        else:
+            dx1, dx2 = spacing[-2], spacing[-1]
+            a = (dx2) / (dx1 * (dx1 + dx2))
+            b = - (dx2 + dx1) / (dx1 * dx2)
+            c = (2. * dx2 + dx1) / (dx2 * (dx1 + dx2))
+        out[tuple(slice1)] = a * f[tuple(slice2)] + b * f[tuple(slice3)] + c * f[tuple(slice4)]
+    return out
+
+
+def gradient(context, f, *varargs, axis=None, edge_order=1):
+    f = _as_traced(context, f)
+    axes = tuple(range(f.ndim)) if axis is None else _axis_tuple(axis, f.ndim, "gradient")
+    if not varargs:
+        spacings = [1.0] * len(axes)
+    elif len(varargs) == 1 and np.ndim(varargs[0]) == 0:
+        spacings = list(varargs) * len(axes)
+    elif len(varargs) == len(axes):
+        spacings = list(varargs)
+        for i, distances in enumerate(spacings):
+            distances = _array(distances)
+            if distances.ndim == 0:
+                continue
+            if distances.ndim != 1:
+                raise ValueError("distances must be either scalars or 1d")
+            if len(distances) != f.shape[axes[i]]:
+                raise ValueError("when 1d, distances must match the length of the "
+                                 "corresponding dimension")
+            if np.issubdtype(distances.dtype, np.integer):
+                distances = distances.astype(np.float64)
+            differences = np.diff(distances)
+            first = differences[0]
+            if isinstance(differences, TracedArray):
+                # NumPy takes the scalar formulas for equal spacings: both, chosen at run time.
+                spacings[i] = (differences, first, np.all(differences == first))
+            else:
+                spacings[i] = first if (differences == first).all() else differences
+    else:
+        raise TypeError("invalid number of arguments")
+    if edge_order > 2:
+        raise ValueError("'edge_order' greater than 2 not supported")
+    otype = f.dtype
+    if not np.issubdtype(otype, np.inexact):
+        if np.issubdtype(otype, np.integer):
+            f = f.astype(np.float64)
+        otype = np.dtype(np.float64)
+    outputs = []
+    for axis, spacing in zip(axes, spacings):
+        if f.shape[axis] < edge_order + 1:
+            raise ValueError("Shape of array too small to calculate a numerical gradient, at "
+                             "least (edge_order + 1) elements are required.")
+        if isinstance(spacing, tuple):
+            differences, first, uniform = spacing
+            out = np.where(uniform, _gradient_axis(context, f, axis, first, edge_order, otype),
+                           _gradient_axis(context, f, axis, differences, edge_order, otype))
+        else:
+            out = _gradient_axis(context, f, axis, _operand(context, spacing), edge_order,
+                                 otype)
+        outputs.append(out)
+    if len(axes) == 1:
+        return outputs[0]
+    return tuple(outputs) if _NUMPY2 else outputs
+
+
+def unwrap(context, p, discont=None, axis=-1, *, period=2 * np.pi):
+    p = _as_traced(context, p)
+    dd = np.diff(p, axis=axis)
+    if discont is None:
+        discont = period / 2
+    later = [slice(None, None)] * p.ndim
+    later[axis] = slice(1, None)
+    later = tuple(later)
+    dtype = np.result_type(_stand_in(dd), _stand_in(period))
+    if np.issubdtype(dtype, np.integer):
+        interval_high, remainder = divmod(period, 2)
+        boundary_ambiguous = remainder == 0
+    else:
+        interval_high = period / 2
+        boundary_ambiguous = True
+    interval_low = -interval_high
+    period, discont, interval_high, interval_low = (
+        _operand(context, v) for v in (period, discont, interval_high, interval_low))
+    ddmod = np.mod(dd - interval_low, period) + interval_low
+    if boundary_ambiguous:  # np.copyto(ddmod, interval_high, where=...)
+        ddmod = np.where((ddmod == interval_low) & (dd > 0), interval_high,
+                         ddmod).astype(ddmod.dtype)
+    ph_correct = ddmod - dd
+    ph_correct = np.where(abs(dd) < discont, 0, ph_correct).astype(ph_correct.dtype)
+    up = p.astype(dtype)
+    up[later] = p[later] + np.cumsum(ph_correct, axis)
+    return up
+
+
+# ---- covariance ----
+
+def cov(context, m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=None,
+        *, dtype=None):
+    if fweights is not None or aweights is not None:  # NumPy checks their values
+        return _eager(np.cov, "np.cov with fweights or aweights", m, y, rowvar, bias, ddof,
+                      fweights, aweights, dtype=dtype)
+    if ddof is not None and ddof != int(ddof):
+        raise ValueError("ddof must be integer")
+    m = _as_traced(context, m)
+    if m.ndim > 2:
+        raise ValueError("m has more than 2 dimensions")
+    if y is not None:
+        y = _as_traced(context, y)
+        if y.ndim > 2:
+            raise ValueError("y has more than 2 dimensions")
+    if dtype is None:
+        dtype = np.result_type(*[_stand_in(v) for v in (m, y) if v is not None], np.float64)
+    if m.dtype.kind == "c" or np.dtype(dtype).kind == "c":
+        return _eager(np.cov, "np.cov of complex values", m, y, rowvar, bias, ddof,
+                      dtype=dtype)
+    X = np.atleast_2d(m).astype(dtype)
+    if not rowvar and (m.ndim != 1 if _NUMPY2 else X.shape[0] != 1):
+        X = X.T
+    if X.shape[0] == 0:
+        return _result(context, context.constant(0, np.float64, (0, 0)), scalar=False)
+    if y is not None:
+        y = np.atleast_2d(y).astype(dtype)
+        if not rowvar and y.shape[0] != 1:
+            y = y.T
+        X = np.concatenate((X, y), axis=0)
+    if ddof is None:
+        ddof = 1 if bias == 0 else 0
+    # NumPy's mean: a sum, then a division (it must be exact for constant rows).
+    half = X.dtype == np.float16  # summed in float32
+    total = np.sum(X, axis=1, dtype=np.float64 if X.dtype.kind in "biu" else
+                   np.float32 if half else None)
+    average = total / X.shape[1]
+    average = average.astype(np.float16) if half else average
+    fact = X.shape[1] - ddof
+    if fact <= 0:
+        warnings.warn("Degrees of freedom <= 0 for slice", RuntimeWarning, stacklevel=4)
+        fact = 0.0
+    X -= average[:, None]
+    c = np.dot(X, X.T)
+    c *= _operand(context, np.true_divide(1, fact))
+    return np.squeeze(c)
+
+
+def _correlation_coefficients(context, x, y=None, rowvar=True, *, dtype=None):
+    if any(_array(v).dtype.kind == "c" for v in (x, y) if v is not None) or (
+            dtype is not None and np.dtype(dtype).kind == "c"):
+        return _eager(np.corrcoef, "np.corrcoef of complex values", x, y, rowvar,
+                      dtype=dtype)
+    c = cov(context, x, y, rowvar, dtype=dtype)
+    if c.ndim != 2:  # NumPy's diag refuses a 0-d covariance
+        return c / c
+    stddev = np.sqrt(np.diagonal(c))
+    c = c / stddev[:, None]
+    c = c / stddev[None, :]
+    return np.clip(c, -1, 1)
+
+
+if "bias" in inspect.signature(np.corrcoef).parameters:  # NumPy < 2.4
+    def corrcoef(context, x, y=None, rowvar=True, bias=_NO_VALUE, ddof=_NO_VALUE, *,
+                 dtype=None):
+        if bias is not _NO_VALUE or ddof is not _NO_VALUE:
+            warnings.warn("bias and ddof have no effect and are deprecated", DeprecationWarning,
+                          stacklevel=4)
+        return _correlation_coefficients(context, x, y, rowvar, dtype=dtype)
+else:
+    def corrcoef(context, x, y=None, rowvar=True, *, dtype=None):
+        return _correlation_coefficients(context, x, y, rowvar, dtype=dtype)
+
+
+# ---- cross ----
+
+def cross(context, a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
+    if axis is not None:
+        axisa, axisb, axisc = (axis,) * 3
+    a, b = _as_traced(context, a), _as_traced(context, b)
+    if _NUMPY2 and (a.ndim < 1 or b.ndim < 1):
+        raise ValueError("At least one array has zero dimension")
+    a = np.moveaxis(a, normalize_axis(operator.index(axisa), a.ndim, "cross"), -1)
+    b = np.moveaxis(b, normalize_axis(operator.index(axisb), b.ndim, "cross"), -1)
+    if a.shape[-1] not in (2, 3) or b.shape[-1] not in (2, 3):
+        raise ValueError("incompatible dimensions for cross product\n(dimension must be 2 or 3)")
+    if _NUMPY2 and (a.shape[-1] == 2 or b.shape[-1] == 2):
+        warnings.warn("Arrays of 2-dimensional vectors are deprecated. Use arrays of "
+                      "3-dimensional vectors instead. (deprecated in NumPy 2.0)",
+                      DeprecationWarning, stacklevel=4)
+    shape = np.broadcast_shapes(a.shape[:-1], b.shape[:-1])
+    vectors = a.shape[-1] == 3 or b.shape[-1] == 3  # else one number each
+    if vectors:
+        axisc = normalize_axis(operator.index(axisc), len(shape) + 1, "cross")
+    dtype = np.promote_types(a.dtype, b.dtype)
+    a, b = a.astype(dtype), b.astype(dtype)
+    a0, a1, b0, b1 = a[..., 0], a[..., 1], b[..., 0], b[..., 1]
+    third = a0 * b1 - a1 * b0
+    if not vectors:
+        return _result(context, cast(third.tensor, dtype), scalar=False)
+    if a.shape[-1] == 2:
+        first, second = a1 * b[..., 2], -(a0 * b[..., 2])
+    elif b.shape[-1] == 2:
+        first, second = -(a[..., 2] * b1), a[..., 2] * b0
+    else:
+        a2, b2 = a[..., 2], b[..., 2]
+        first, second = a1 * b2 - a2 * b1, a2 * b0 - a0 * b2
+    parts = [np.broadcast_to(v.astype(dtype), shape) for v in (first, second, third)]
+    return np.moveaxis(np.stack(parts, axis=-1), -1, axisc)
+
+
+# ---- convolution ----
+
+def _correlate_mode(mode):
+    """NumPy's number for `mode` (0 valid, 1 same, 2 full), parsed by NumPy (its errors)."""
+    return (len(np.correlate(np.zeros(3), np.zeros(3), mode)) - 1) // 2
+
+
+def _check_vector(value):
+    if value.ndim != 1:
+        raise ValueError("object too deep for desired array" if value.ndim > 1 else
+                         "object of too small depth for desired array")
+
+
+def _correlate_vectors(context, longer, shorter, mode, dtype):
+    """NumPy's _pyarray_correlate for len(longer) >= len(shorter): output i is
+    sum_j padded[i + j] * shorter[j], `longer` zero-padded as the mode says; bool is the
+    or of ands (an integer sum, then nonzero) and float16 sums in float32, as NumPy's dot."""
+    k = _k()
+    n1, n2 = longer.shape[0], shorter.shape[0]
+    before, after = {0: (0, 0), 1: (n2 // 2, n2 - n2 // 2 - 1), 2: (n2 - 1, n2 - 1)}[mode]
+    compute = product_dtype(dtype)
+    x, w = cast(longer.tensor, compute), cast(shorter.tensor, compute)
+    if before or after:
+        x = k.pad(x, [(before, after)], "constant", 0.0)
+    length = n1 - n2 + 1 + before + after
+    total = None
+    for j in range(n2):
+        term = k.multiply(k.slice(x, [(j, j + length, 1)]), k.slice(w, [(j, j + 1, 1)]))
+        total = term if total is None else k.add(total, term)
+    total = k.not_equal(total, 0.0) if dtype == np.bool_ else cast(total, dtype)
+    return _result(context, total, scalar=False)
+
+
+def correlate(context, a, v, mode="valid"):
+    mode = _correlate_mode(mode)
+    x, y = _as_traced(context, a), _as_traced(context, v)
+    dtype = np.promote_types(x.dtype, y.dtype)
+    _check_vector(x)
+    _check_vector(y)
+    if x.shape[0] == 0:
+        raise ValueError("first array argument cannot be empty")
+    if y.shape[0] == 0:
+        raise ValueError("second array argument cannot be empty")
+    if min(x.shape[0], y.shape[0]) > _SHORT_KERNEL or dtype.kind == "c":
+        return _eager(np.correlate, "np.correlate of long or complex operands", a, v, mode)
+    if x.shape[0] >= y.shape[0]:
+        return _correlate_vectors(context, x, y, mode, dtype)
+    return np.flip(_correlate_vectors(context, y, x, mode, dtype))  # NumPy's swap, reverted
+
+
+def convolve(context, a, v, mode="full"):
+    x, y = np.atleast_1d(_as_traced(context, a)), np.atleast_1d(_as_traced(context, v))
+    if len(x) == 0:
+        raise ValueError("a cannot be empty")
+    if len(y) == 0:
+        raise ValueError("v cannot be empty")
+    if len(y) > len(x):
+        x, y = y, x
+    mode = _correlate_mode(mode)
+    _check_vector(x)
+    _check_vector(y)
+    dtype = np.promote_types(x.dtype, y.dtype)
+    if len(y) > _SHORT_KERNEL or dtype.kind == "c":
+        return _eager(np.convolve, "np.convolve of long or complex operands", a, v, mode)
+    return _correlate_vectors(context, x, np.flip(y), mode, dtype)
+
+
+# ---- searches in sorted arrays ----
+
+def _less(p, q):
+    """NumPy's sort order (NaN after everything) as p < q."""
+    if np.result_type(p.dtype, q.dtype).kind != "f":
+        return p < q
+    return (p < q) | (np.isnan(q) & ~np.isnan(p))
+
+
+def _count_before(context, haystack, needles, right):
+    """np.searchsorted(haystack, needles, side) for a sorted 1-d tracer: the number of
+    elements before each needle (< it, or <= it on the right), in NumPy's sort order."""
+    dtype = np.promote_types(haystack.dtype, needles.dtype)
+    haystack = np.reshape(haystack.astype(dtype), (1,) * needles.ndim + haystack.shape)
+    needles = np.expand_dims(needles.astype(dtype), -1)
+    before = ~_less(needles, haystack) if right else _less(haystack, needles)
+    return _result(context, np.sum(before, axis=-1, dtype=np.intp).tensor)
+
+
+def _side_is_right(side):
+    """NumPy parses `side` (its errors): searchsorted([0.], 0., side) is 1 on the right."""
+    return int(np.searchsorted(np.zeros(1), 0.0, side=side)) == 1
+
+
+def searchsorted(context, a, v, side="left", sorter=None):
+    right = _side_is_right(side)
+    haystack, needles = _as_traced(context, a), _as_traced(context, v)
+    dtype = np.promote_types(haystack.dtype, needles.dtype)
+    _check_vector(haystack)
+    order = None if sorter is None else _known(context, sorter)
+    if order is not None:
+        order = np.asarray(order)
+        # NumPy only notices a bad index where its binary search looks: leave those to it.
+        if (order.ndim == 1 and order.dtype.kind in "iu" and order.size == haystack.size
+                and (order.size == 0 or 0 <= order.min() and order.max() < order.size)):
+            haystack, sorter = haystack[order], None
+    if sorter is not None or haystack.size > _SHORT_SORTED or dtype.kind not in "biuf":
+        return _eager(np.searchsorted, "np.searchsorted in a long or complex array, or with a "
+                      "traced sorter", a, v, side, sorter)
+    return _count_before(context, haystack, needles, right)
+
+
+def digitize(context, x, bins, right=False):
+    values = _as_traced(context, x)
+    if values.dtype.kind == "c":
+        raise TypeError("x may not be complex")
+    edges = np.asarray(materialize_all(bins, "np.digitize with traced bins (NumPy checks that "
+                                       "they are monotonic)"))
+    direction = _monotonicity(edges)
+    if direction == 0:
+        raise ValueError("bins must be monotonically increasing or decreasing")
+    side = "left" if right else "right"
+    if direction == -1:
+        return len(edges) - searchsorted(context, edges[::-1], values, side=side)
+    return searchsorted(context, edges, values, side=side)
+
+
+def _interpolate(context, x, xp, fp, left, right):
+    """NumPy's compiled interp (numpy/_core/src/multiarray/compiled_base.c) for float64: the
+    interval of each x found by counting the xp <= x."""
+    # NumPy's argument errors, in its order: ranks and dtypes, lengths, then left and right.
+    np.interp(*[np.zeros((1,) * v.ndim, v.dtype) for v in (
+        _array(u) for u in (x, xp, fp))])
+    n = np.size(xp)
+    if n == 0:
+        raise ValueError("array of sample points is empty")
+    if np.size(fp) != n:
+        raise ValueError("fp and xp are not of the same length.")
+    np.interp(0.0, [0.0], [0.0], *[None if isinstance(v, TracedArray) else v
+                                   for v in (left, right)])
+    if n > _SHORT_SORTED:
+        return _eager(np.interp, "np.interp in a long xp", x, xp, fp, left, right)
+    x, xp, fp = (_as_traced(context, v).astype(np.float64) for v in (x, xp, fp))
+
+    def fill(value, default):  # NumPy's float(value)
+        if value is None:
+            return default
+        traced = isinstance(value, TracedArray) and value.ndim == 0
+        return value.astype(np.float64) if traced else float(value)
+    low, high = fill(left, fp[0]), fill(right, fp[n - 1])
+    if n == 1:
+        return _scalar_result(context, np.where(x < xp[0], low, np.where(x > xp[0], high,
+                                                                          fp[0])))
+    count = _count_before(context, xp, x, right=True)
+    j = np.clip(count - 1, 0, n - 2)
+    x0, x1, f0, f1 = (_take(context, v, i) for v, i in ((xp, j), (xp, j + 1), (fp, j),
+                                                        (fp, j + 1)))
+    slope = (f1 - f0) / (x1 - x0)
+    result = slope * (x - x0) + f0
+    result = np.where(np.isnan(result), slope * (x - x1) + f1, result)  # the other side
+    result = np.where(np.isnan(result) & (f0 == f1), f0, result)
+    result = np.where(x0 == x, f0, result)
+    result = np.where(count == n, fp[n - 1], result)
+    result = np.where(x < xp[0], low, result)
+    result = np.where(x > xp[n - 1], high, result)
+    return _scalar_result(context, np.where(np.isnan(x), x, result))
+
+
+def interp(context, x, xp, fp, left=None, right=None, period=None):
+    values = _array(fp)
+    if values.dtype.kind == "c" or _array(x).dtype.kind == "c":
+        return _eager(np.interp, "np.interp of complex values", x, xp, fp, left, right, period)
+    if period is None:
+        return _interpolate(context, x, xp, fp, left, right)
+    xp, period = materialize_all((xp, period), "np.interp with period= sorts xp")
+    if period == 0:
+        raise ValueError("period must be a non-zero value")
+    period = abs(period)
+    x = _array(x).astype(np.float64)
+    xp = np.asarray(xp, dtype=np.float64)
+    values = values.astype(np.float64)
+    if xp.ndim != 1 or values.ndim != 1:
+        raise ValueError("Data points must be 1-D sequences")
+    if xp.shape[0] != values.shape[0]:
+        raise ValueError("fp and xp are not of the same length")
+    x = x % _operand(context, period)
+    xp = xp % period
+    order = np.argsort(xp)
+    xp, values = xp[order], values[order]
+    xp = np.concatenate((xp[-1:] - period, xp, xp[0:1] + period))
+    values = np.concatenate((values[-1:], values, values[0:1]))
+    return _interpolate(context, x, xp, values, None, None)
+
+
+# ---- histogram ----
+
+_UNSIGNED = {np.dtype(f"i{n}"): np.dtype(f"u{n}") for n in (1, 2, 4, 8)}
+
+
+def _unsigned_subtract(a, b):
+    """NumPy's _unsigned_subtract for concrete values: b - a of signed integers wraps into
+    their unsigned type."""
+    dtype = np.result_type(a, b)
+    unsigned = _UNSIGNED.get(dtype)
+    if unsigned is None:
+        return np.subtract(a, b, dtype=dtype)
+    return np.subtract(np.asarray(a, dtype=dtype), np.asarray(b, dtype=dtype), casting="unsafe",
+                       dtype=unsigned)
+
+
+def _detected_edges(context, values, bins):
+    """first edge, last edge, last - first and the bin edges of integer data with no range=
+    (NumPy's min, max, +-0.5 when equal, and linspace, all traced, in float64)."""
+    low, high = np.min(values), np.max(values)
+    equal = low == high
+    if values.dtype.kind == "i":  # last - first wraps into the unsigned type, as NumPy's
+        span = np.subtract(high, low, dtype=_UNSIGNED[values.dtype], casting="unsafe")
+    else:
+        span = high - low
+    low, high = low.astype(np.float64), high.astype(np.float64)
+    first, last = np.where(equal, low - 0.5, low), np.where(equal, high + 0.5, high)
+    span = np.where(equal, 1.0, span.astype(np.float64))
+    # np.linspace: arange * step + first, the last edge `last`; the product rounded apart (the
+    # where), as NumPy's separate loops round it: kiln's compiler would fuse an fma.
+    product = _result(context, _k().arange(context.anchor(), bins, "float64")) * (
+        (last - first) / bins)
+    edges = np.where(np.isnan(product), np.nan, product) + first
+    return first, last, span, np.concatenate([edges, np.reshape(last, (1,))])
+
+
+def _histogram_eager(values, bins, detect, weights):
+    """Why np.histogram must run eagerly, or None."""
+    if isinstance(bins, str) or np.ndim(bins) != 0:
+        return "np.histogram with bin edges or a bin estimator"
+    if weights is not None and _array(weights).dtype.kind == "c":
+        return "np.histogram with complex weights"
+    if detect and (values.dtype.kind == "f" or values.itemsize > 4):
+        # NumPy raises for NaN or inf in the data, which kiln cannot; and for 64-bit integers
+        # too large for the bins asked for ("Too many bins for data range").
+        return "np.histogram of float or 64-bit data without range="
+    return None
+
+
+def histogram(context, a, bins=10, range=None, density=None, weights=None):
+    values = _as_traced(context, a)
+    detect = range is None and values.size > 0  # NumPy takes the data's minimum and maximum
+    reason = _histogram_eager(values, bins, detect, weights)
+    if reason is None:
+        bins, range = materialize_all((bins, range), "np.histogram with traced bins or range")
+        if detect and operator.index(bins) > 2 ** 17:  # 32-bit data: edges might collide
+            reason = "np.histogram of many bins without range="
+    if reason:
+        return _eager(np.histogram, reason, a, bins, range, density, weights)
+    if values.dtype == np.bool_:
+        warnings.warn(f"Converting input from {values.dtype} to {np.uint8} for compatibility.",
+                      RuntimeWarning, stacklevel=4)
+        values = values.astype(np.uint8)
+    w = None
+    if weights is not None:
+        w = _as_traced(context, weights)
+        if w.shape != values.shape:
+            raise ValueError("weights should have the same shape as a.")
+        w = np.ravel(w)
+    values = np.ravel(values)
+    # NumPy's checks of bins and range, and its bin edges for them, from an empty stand-in.
+    edges = np.histogram(np.empty(0, values.dtype), bins, range,
+                         weights=None if w is None else np.empty(0, w.dtype))[1]
+    if detect:
+        first, last, span, edges = _detected_edges(context, values, operator.index(bins))
+        dtype = np.dtype(np.float64)
+    else:
+        first, last = (0, 1) if range is None else range
+        if first == last:
+            first, last = first - 0.5, last + 0.5
+        span = _unsigned_subtract(last, first)
+        dtype = np.result_type(np.empty(1, edges.dtype), first)  # of tmp_a - first
+        edges = context.lift(edges)
+    bins = operator.index(bins)
+    keep = (values >= _operand(context, first)) & (values <= _operand(context, last))
+    values = values.astype(edges.dtype)
+    shifted = np.subtract(values, _operand(context, first), dtype=dtype)
+    if _HISTOGRAM_DIVIDES:
+        position = shifted / _operand(context, span) * bins
+    else:
+        position = shifted * _operand(context, bins / span)
+    index = np.where(keep, position, 0).astype(np.intp)
+    index = np.where(index == bins, index - 1, index)
+    # NumPy's correction of the index by one where the division was off at the bin edges
+    # (clipped: for data outside the range, which is not counted, they would be out of bounds).
+    index = np.clip(index - (values < _take(context, edges, index)), 0, bins - 1)
+    index = index + ((values >= _take(context, edges, index + 1)) & (index != bins - 1))
+    if w is None:
+        counts = _result(context, context.constant(0, np.intp, (bins,)), scalar=False)
+        np.add.at(counts, index, keep.astype(np.intp))
+    else:  # NumPy's bincount adds the weights in float64
+        counts = _result(context, context.constant(0, np.float64, (bins,)), scalar=False)
+        np.add.at(counts, index, np.where(keep, w.astype(np.float64), 0.0))
+        counts = counts.astype(w.dtype)
+    edges = _result(context, edges.tensor, scalar=False)
+    if density:
+        return counts / np.diff(edges).astype(np.float64) / np.sum(counts), edges
+    return counts, edges
+
+
+FUNCTIONS = {
+    np.isclose: isclose, np.allclose: allclose, np.array_equal: array_equal,
+    np.isposinf: _infinity_test(False), np.isneginf: _infinity_test(True), np.fix: fix,
+    np.nan_to_num: nan_to_num, np.polyval: polyval, np.ediff1d: ediff1d,
+    np.gradient: gradient, np.unwrap: unwrap, np.cov: cov, np.corrcoef: corrcoef,
+    np.cross: cross, np.convolve: convolve, np.correlate: correlate,
+    np.searchsorted: searchsorted, np.digitize: digitize, np.interp: interp,
+    np.histogram: histogram,
+}
+for _name, _implementation in [("trapezoid", trapezoid), ("trapz", trapz),
+                               ("cumulative_sum", _cumulative(np.cumsum, 0)),
+                               ("cumulative_prod", _cumulative(np.cumprod, 1))]:
+    if hasattr(np, _name):
+        FUNCTIONS[getattr(np, _name)] = _implementation

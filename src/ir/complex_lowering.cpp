@@ -238,7 +238,12 @@ class ComplexLowering {
                           bin(Op::add, bin(Op::mul, a, ratio), b));
     ValueId im = b_.where(c_larger, bin(Op::sub, b, bin(Op::mul, a, ratio)),
                           bin(Op::sub, bin(Op::mul, b, ratio), a));
-    return {bin(Op::div, re, denominator), bin(Op::div, im, denominator)};
+    // A zero divisor: each part divided by |c| = 0 (inf, or nan for a zero part), as NumPy's
+    // division gives, where the ratio above would be nan throughout.
+    ValueId zero = bin(Op::logical_and, bin(Op::eq, c, scalar(0, c)), bin(Op::eq, d, scalar(0, d)));
+    ValueId magnitude = un(Op::abs, c);
+    return {b_.where(zero, bin(Op::div, a, magnitude), bin(Op::div, re, denominator)),
+            b_.where(zero, bin(Op::div, b, magnitude), bin(Op::div, im, denominator))};
   }
   Pair exp(const Pair& x) {
     ValueId magnitude = un(Op::exp, x.re);

@@ -72,6 +72,15 @@ def test_binary_functions_match_numpy(dtype):
             raise AssertionError(f"{name} on {np.dtype(dtype).name}: {error}") from None
 
 
+def test_division_by_zero_gives_numpys_infinities():
+    """A zero divisor gives each part over zero (inf, nan for a zero part), not Smith's nan."""
+    z = np.array([1 + 1j, -2 + 0.5j, 3 + 0j, 0j, 1j])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        expected = z / np.zeros(5, complex)
+        got = kiln.compile(lambda a, b: a / b)(z, np.zeros(5, complex))
+    np.testing.assert_array_equal(got, expected)
+
+
 def test_inputs_of_any_layout_are_read_in_place_and_outputs_are_complex():
     def f(z, w):
         return z * w + 1, np.abs(z - w)

@@ -1,0 +1,279 @@
+"""Edge cases of kiln/_numpy_math.py beyond the conformance samples: NumPy's errors for bad
+arguments, the cases left to NumPy (graph breaks that still give NumPy's result), values that
+sit on bin edges and sample points, and realistic functions combining several."""
+import warnings
+
+import numpy as np
+import pytest
+
+import kiln
+
+from conformance import check
+
+NUMPY2 = np.lib.NumpyVersion(np.__version__) >= "2.0.0"
+trapezoid = getattr(np, "trapezoid", None) or np.trapz
+cumulative_sum = getattr(np, "cumulative_sum", None)
+nan, inf = np.nan, np.inf
+X = np.array([[1.0, nan, 3.0, -2.0], [inf, 0.5, -inf, 2.0], [5.0, 6.0, 0.25, 0.5]])
+V = np.array([1.0, 2.0, 3.5])
+C = np.array([1 + 1j, nan + 1j, inf, 1 - 1j, 2j])
+M = np.array([[1.0, 2.0, 3.0], [1.0, 0.0, 0.5]])
+NORMAL = np.random.default_rng(0).normal(size=400)
+DATA = NORMAL.copy()
+DATA[::40], DATA[1::51] = nan, inf
+
+
+def numpy_result(function, arguments):
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return function(*[np.copy(a) for a in arguments])
+
+
+def assert_same(got, expected):
+    """The same structure, types, dtypes, shapes and values (NaNs equal)."""
+    assert type(got) is type(expected), (type(got), type(expected))
+    if isinstance(expected, (tuple, list)):
+        assert len(got) == len(expected)
+        for value, reference in zip(got, expected):
+            assert_same(value, reference)
+    elif isinstance(expected, (np.ndarray, np.generic)):
+        assert (got.dtype, got.shape) == (expected.dtype, expected.shape)
+        if expected.dtype.kind in "fc":
+            np.testing.assert_allclose(got, expected, rtol=1e-12, atol=0, equal_nan=True)
+        else:
+            np.testing.assert_array_equal(got, expected)
+    else:
+        assert got == expected
+
+
+ERRORS = [
+    (lambda x: np.isclose(x, x.T), (X,)), (lambda x: np.allclose(x, x.T), (X,)),
+    (lambda z: np.isposinf(z), (C,)), (lambda z: np.fix(z), (C,)),
+    (lambda x: np.nan_to_num(x, nan=1j), (X,)),
+    (lambda x: np.nan_to_num(x, nan=np.ones(3)), (X,)),
+    (lambda v: np.polyval(v[0], 2.0), (V,)),
+    (lambda x: np.ediff1d(x > 0), (X,)),
+    (lambda x: np.ediff1d(x.astype(int), to_begin=[1.5]), (X,)),
+    (lambda x: np.ediff1d(x.astype(np.uint8), to_end=-1), (X,)),
+    (lambda x: np.cov(x[None]), (X,)), (lambda x: np.cov(x, ddof=1.5), (X,)),
+    (lambda x: np.cov(x, x[None]), (X,)), (lambda x: np.cov(x, dtype=int), (X,)),
+    (lambda x: np.corrcoef(x[None]), (X,)),
+    (lambda x: np.cross(x, x), (X,)), (lambda x: np.cross(x[0, 0], x[:, :3]), (X,)),
+    (lambda x: np.cross(x[:, :3], x[:, 1:], axisa=5), (X,)),
+    (lambda x: np.cross(x[:, :3], x[:, 1:], axisc=2), (X,)),
+    (lambda x: np.cross(x[:, :3], x[:2, :3]), (X,)),
+    (lambda x: np.cross(x[:, :3] > 0, x[:, 1:] > 0), (X,)),
+    (lambda x: trapezoid(x, axis=2), (X,)), (lambda x: trapezoid(x[0, 0]), (X,)),
+    (lambda x: trapezoid(x, x[:2]), (X,)),
+    (lambda x: np.gradient(x > 0), (X,)), (lambda x: np.gradient(x[:1], axis=0), (X,)),
+    (lambda x: np.gradient(x, edge_order=3), (X,)),
+    (lambda x: np.gradient(x[:, :2], axis=1, edge_order=2), (X,)),
+    (lambda x: np.gradient(x, 1, 2, 3), (X,)), (lambda x: np.gradient(x[0], [1, 2]), (X,)),
+    (lambda x: np.gradient(x[0], x[:, :1]), (X,)),
+    (lambda x: np.gradient(x[:, :1], 1.0, x[0, :1]), (X,)),
+    (lambda x: np.gradient(x, axis=(0, -2)), (X,)), (lambda x: np.gradient(x, axis=2), (X,)),
+    (lambda x: np.unwrap(x, axis=2), (X,)), (lambda x: np.unwrap(x[0, 0]), (X,)),
+    (lambda v: np.convolve(v[:0], v), (V,)), (lambda v: np.convolve(v, v[:0]), (V,)),
+    (lambda v: np.convolve(v, v, "middle"), (V,)), (lambda v: np.convolve(v, v, 3), (V,)),
+    (lambda v: np.correlate(v, v, None), (V,)), (lambda x: np.convolve(x, x[0]), (X,)),
+    (lambda v: np.correlate(v, v[0]), (V,)), (lambda v: np.correlate(v[:0], v), (V,)),
+    (lambda v: np.correlate(v, v[:0], "full"), (V,)),
+    (lambda v: np.searchsorted(v, 1.5, side="middle"), (V,)),
+    (lambda x: np.searchsorted(x, 1.5), (X,)), (lambda z: np.digitize(z, [0, 1]), (C,)),
+    (lambda x: np.digitize(x, [0, 2, 1]), (X,)), (lambda x: np.digitize(x, [[0, 1]]), (X,)),
+    (lambda x, v: np.interp(x, v[:0], v[:0]), (X, V)),
+    (lambda x, v: np.interp(x, v, v[:2]), (X, V)),
+    (lambda x, v: np.interp(x, v[None], v[None]), (X, V)),
+    (lambda x, v: np.interp(x, v, v, left="low"), (X, V)),
+    (lambda x, v: np.interp(x, v[:0], v[:0], left="low"), (X, V)),
+    (lambda x, v: np.interp(x, v, v > 0, right=[1, 2]), (X, V)),
+    (lambda x, v: np.interp(x, [0, 1], v[:2], period=0), (X, V)),
+    (lambda x, v: np.interp(x, [[0, 1]], v[:2], period=3), (X, V)),
+    (lambda x, v: np.interp(x, [0, 1, 2], v[:2], period=3), (X, V)),
+    (lambda x: np.histogram(x, 0, range=(0, 1)), (X,)),
+    (lambda x: np.histogram(x, 2.5, range=(0, 1)), (X,)),
+    (lambda x: np.histogram(x, 2, range=(1, 0)), (X,)),
+    (lambda x: np.histogram(x, 2, range=(0, inf)), (X,)),
+    (lambda x: np.histogram(x, 2, range=(0, 1, 2)), (X,)),
+    (lambda x: np.histogram(x, 2, range=(0, 1), weights=x[0]), (X,)),
+    (lambda x: np.histogram(x.astype(np.int32), -1), (X,)),
+    (lambda x: np.histogram(x.astype(np.int32), 1e30), (X,)),
+]
+if cumulative_sum is not None:
+    ERRORS += [(lambda x: cumulative_sum(x), (X,)), (lambda x: cumulative_sum(x, axis=2), (X,)),
+               (lambda x: np.cumulative_prod(x, axis=(0, 1)), (X,)),
+               (lambda x: cumulative_sum(x, axis=1.0), (X,)),
+               (lambda x: cumulative_sum(x, axis=(1,), include_initial=True), (X,))]
+
+
+@pytest.mark.parametrize("function, arguments", ERRORS)
+def test_errors_are_numpys(function, arguments):
+    with np.errstate(all="ignore"), warnings.catch_warnings(), \
+            pytest.raises(Exception) as expected:
+        warnings.simplefilter("ignore")
+        function(*[a.copy() for a in arguments])
+    with np.errstate(all="ignore"), warnings.catch_warnings(), pytest.raises(expected.type):
+        warnings.simplefilter("ignore")
+        kiln.compile(function, fullgraph=True)(*arguments)
+
+
+# What kiln leaves to NumPy (a graph break): without fullgraph, still NumPy's result or error.
+EAGER = [
+    (lambda x, y: np.allclose(x, y), (V, V + 1e-9)),
+    (lambda x, y: (np.allclose(x, y, equal_nan=True), np.allclose(x, y, rtol=0)), (X, X + 1e-9)),
+    (lambda x, y: (np.array_equal(x, y), np.array_equal(x, y, equal_nan=True),
+                   np.array_equal(x, x, equal_nan=True), np.array_equal(x, [[1, 2]])), (X, X)),
+    (lambda x, y: np.array_equal(x, y), (V, V.astype(np.int8))),
+    (lambda v: np.polyval(v, np.poly1d([1, 2])), (V,)),
+    (lambda z: (np.cov(z), np.corrcoef(z), np.cov(z.real, z.imag)), (np.stack([C, C * 2j]),)),
+    (lambda m: np.cov(m, fweights=[1, 2, 1], aweights=[0.5, 1, 1]), (M,)),
+    (lambda m: np.cov(m, fweights=[1, -2, 1]), (M,)),
+    (lambda a, b: (np.convolve(a, b), np.correlate(a, b, "same"), np.correlate(b, a, "full")),
+     (NORMAL[:100], NORMAL[100:170])),
+    (lambda z, v: (np.convolve(z, v), np.correlate(z, v), np.correlate(v, z, "full")), (C, V)),
+    (lambda a, v: (np.searchsorted(a, v), np.digitize(v, a), np.interp(v, a, a ** 2)),
+     (np.arange(300.0), np.array([1.5, 299.5, -3.0, nan]))),
+    (lambda z, v: np.searchsorted(z, v), (np.sort(C[[0, 3, 4]]), V)),
+    (lambda a, v, s: np.searchsorted(a, v, sorter=s), (V[::-1], V, np.array([2, 1, 0]))),
+    (lambda a, v: np.searchsorted(a, v, sorter=[0, 1, 5]), (V, V)),
+    (lambda x, b: np.digitize(x, b), (X, V)), (lambda x, b: np.digitize(x, b), (X, V[::-1])),
+    (lambda x, b: np.digitize(x, b), (X, np.array([1.0, 3.0, 2.0]))),
+    (lambda x, v: (np.interp(x, v, v * 1j), np.interp(x, v, v, period=2.5)), (X, V)),
+    (lambda z, v: np.interp(z, v, v), (C, V)),
+    (lambda x: (np.histogram(x, 7), np.histogram(x[np.isfinite(x)], 5, density=True)),
+     (DATA,)),
+    (lambda x: np.histogram(x, 7), ((DATA * 100).astype(np.int64),)),
+    (lambda x: (np.histogram(x, [0, 1, 2.5]), np.histogram(x, "auto", range=(0, 1)),
+                np.histogram(x, 3, (0, 1), weights=x * 1j)), (DATA,)),
+    (lambda x, b, r: np.histogram(x, b, range=(r[0], r[1])), (DATA, np.array(4), V)),
+    (lambda x: np.histogram(x, 300000), ((DATA[:50] * 100).astype(np.int32),)),
+]
+if cumulative_sum is not None:
+    EAGER.append((lambda v: cumulative_sum(v, out=np.zeros(3)), (V,)))
+if not NUMPY2:  # NumPy 1.x makes complex infinities NaN in isclose
+    EAGER.append((lambda z, w: np.isclose(z, w), (C, C)))
+
+
+@pytest.mark.parametrize("function, arguments", EAGER)
+def test_eager_cases_give_numpys_result(function, arguments):
+    try:
+        expected = numpy_result(function, arguments)
+    except Exception as error:  # noqa: BLE001
+        with pytest.raises(type(error)):
+            kiln.compile(function)(*arguments)
+    else:
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            assert_same(kiln.compile(function)(*arguments), expected)
+    with pytest.raises(kiln.GraphBreak):
+        kiln.compile(function, fullgraph=True)(*arguments)
+
+
+def test_histogram_edges_and_corrections():
+    """Values on bin edges land where NumPy's index correction puts them: floats of both
+    widths with a range (float32 data, a float64 range), and integer data whose edges come
+    from its traced minimum and maximum (rounded as NumPy's linspace, without an fma)."""
+    grid = np.linspace(0, 1, 101)
+    rng = np.random.default_rng(1)
+
+    def histograms(grid, grid32, ints, extremes, small):
+        return (*np.histogram(grid, 10, range=(0, 1)), *np.histogram(grid32, 10, (0, 1)),
+                *np.histogram(grid32, 7, range=(np.float64(0.1), 0.9)),
+                *np.histogram(grid, 3, (0.25, 0.75), weights=grid, density=True),
+                *np.histogram(ints), *np.histogram(ints, 17), *np.histogram(ints, 200),
+                *np.histogram(ints % 7, 7), *np.histogram(extremes, 9),
+                *np.histogram(small), *np.histogram(small * 0 + 3, 4))
+    check(histograms, [(grid, grid.astype(np.float32),
+                        rng.integers(-100, 100, 1000).astype(np.int32),
+                        np.array([-2**31, 2**31 - 1, 5, 0], np.int32),
+                        np.array([-3, 5, 4, 2, 1, 0, 1], np.int8))])
+
+
+def test_histogram_of_integers_with_a_range_and_many_values():
+    rng = np.random.default_rng(2)
+    big = rng.normal(size=150_000)
+    check(lambda x, i, u: (*np.histogram(x, 10, range=(-2, 2), weights=x),
+                           *np.histogram(i, 9, range=(-50, 50)),
+                           *np.histogram(u, 9, range=(0, 2**63))),
+          [(big, rng.integers(-100, 100, 1000), np.array([0, 2**64 - 1, 2**63, 5], np.uint64))])
+
+
+def test_interp_at_sample_points_and_infinities():
+    xp, fp = np.array([0.0, 1, 1, 2, 4]), np.array([0.0, 1, 2, 3, inf])
+    x = np.array([-1, 0, 0.5, 1, 1.5, 2, 3, 4, 5, nan, inf, -inf])
+    check(lambda x, xp, fp: (np.interp(x, xp, fp), np.interp(x, xp, fp, left=-1, right=nan),
+                             np.interp(x, xp[:1], fp[:1]), np.interp(x, xp[:2], fp[:2], 7, 8),
+                             np.interp(x, xp[:4], [inf, inf, -inf, 1.0]),
+                             np.interp(x, xp, fp, left=fp[1], right=fp[0]),
+                             np.interp(x[1], xp, fp), np.interp(2.5, xp, fp),
+                             np.interp(x, [3, 1, 2.5, 7], fp[:4], period=np.float32(3))),
+          [(x, xp, fp)])
+
+
+def test_searches_put_nan_last():
+    a = np.array([-inf, 1, 2, 2, inf, nan, nan])
+    v = np.array([nan, inf, -inf, 1, 2, 3])
+    check(lambda a, v, u: (np.searchsorted(a, v), np.searchsorted(a, v, "right"),
+                           np.digitize(v, [-inf, 1, 2, 2, inf]),
+                           np.digitize(v, [inf, 2, 2, 1, -inf], right=True),
+                           np.searchsorted(u, -1), np.searchsorted(u, 300),
+                           np.searchsorted(u, [2.5, 2, -0.5], side="right")),
+          [(a, v, np.array([0, 2, 2, 250], np.uint8))])
+
+
+def test_nan_to_num_in_place_writes_the_input():
+    def replace(x):
+        np.nan_to_num(x[1], copy=False, posinf=7)
+        return x
+    check(replace, [(X.copy(),)])
+    x = X.copy()
+    kiln.compile(replace, fullgraph=True)(x)
+    np.testing.assert_array_equal(x[1], [7.0, 0.5, np.finfo(float).min, 2.0])
+
+
+def test_gradient_of_traced_spacings_picks_numpys_formula():
+    """NumPy treats equal distances as one scalar spacing (other formulas, other rounding):
+    with traced coordinates both are computed, the one NumPy takes is chosen at run time."""
+    f = np.arange(6.0) ** 3
+    function = kiln.compile(lambda f, s: (np.gradient(f, s), np.gradient(f, s, edge_order=2)),
+                            fullgraph=True)
+    for spacing in (np.arange(6) * 0.1, np.array([0.0, 1, 1.5, 3.5, 4, 6])):
+        assert_same(function(f, spacing), numpy_result(
+            lambda f, s: (np.gradient(f, s), np.gradient(f, s, edge_order=2)), (f, spacing)))
+
+
+def test_signal_analysis():
+    """Clean a sensor signal, smooth it, differentiate, resample, integrate, bin and compare
+    with a reference: one graph."""
+    rng = np.random.default_rng(4)
+    times = np.sort(rng.uniform(0, 1, 60))
+    signal = np.sin(6 * times) + rng.normal(0, 0.05, 60)
+    signal[[5, 17, 40]] = [nan, inf, -inf]
+
+    def analyse(signal, times, reference):
+        clean = np.nan_to_num(signal, nan=0.0, posinf=1.0, neginf=-1.0)
+        smooth = np.convolve(clean, np.full(5, 0.2), mode="same")
+        velocity = np.gradient(smooth, times)
+        resampled = np.interp(np.linspace(0.0, 1.0, 40), times, smooth)
+        counts, edges = np.histogram(velocity, bins=8, range=(-20, 20))
+        return (resampled, trapezoid(smooth, times), counts, edges,
+                np.digitize(smooth, [-0.5, 0.0, 0.5]), np.isclose(resampled, reference, atol=0.1),
+                np.unwrap(np.arctan2(velocity, smooth)), np.ediff1d(smooth, to_begin=0.0),
+                np.fix(velocity), np.searchsorted(times, [0.25, 0.5, 0.75]))
+    check(analyse, [(signal, times, np.sin(6 * np.linspace(0, 1, 40)))])
+
+
+def test_rigid_body_statistics():
+    """Angular momentum of point masses about their centre, their spread and correlations."""
+    rng = np.random.default_rng(5)
+
+    def motion(points, velocities, masses):
+        arms = points - np.average(points, axis=0, weights=masses)
+        momentum = np.sum(masses[:, None] * np.cross(arms, velocities), axis=0)
+        spread, correlation = np.cov(points, rowvar=False), np.corrcoef(points.T)
+        distances = np.linalg.norm(arms, axis=1)
+        return (momentum, spread, correlation, np.polyval([1.0, -2.0, 0.5], distances),
+                np.asarray(np.allclose(np.eye(3), np.eye(3))),
+                np.cov(points[:, 0], velocities[:, 0]))
+    check(motion, [(rng.normal(size=(20, 3)), rng.normal(size=(20, 3)),
+                    rng.uniform(1, 2, 20))])
