@@ -128,6 +128,41 @@ class LoopCapture:
     def not_(value):
         return np.logical_not(value) if isinstance(value, TracedArray) else not value
 
+    def choose(self, condition, then, otherwise, location):
+        """`then() if condition else otherwise()`: a branch binding one value (a select)."""
+        if not isinstance(condition, TracedArray) or condition.size != 1:
+            return then() if condition else otherwise()
+        box = {}
+
+        def get():
+            return (box.get("value", self.UNBOUND),)
+
+        def set_(values):
+            if values[0] is self.UNBOUND:
+                box.pop("value", None)
+            elif values[0] is not self.KEEP:
+                box["value"] = values[0]
+
+        def side(run):
+            return lambda: box.__setitem__("value", run())
+        self.branch(condition, side(then), side(otherwise), get, set_, ("value",), location,
+                    select=True)
+        return box["value"]
+
+    def extremum(self, location, function, *operands):
+        """Python's min(a, b, ...) / max(...): the first operand no other beats (b < a for
+        min), chosen pairwise; with traced 0-d operands, selects."""
+        import builtins
+        if function not in (builtins.min, builtins.max) or not any(
+                isinstance(o, TracedArray) and o.size == 1 for o in operands):
+            return function(*operands)
+        beats = np.less if function is builtins.min else np.greater
+        best = operands[0]
+        for operand in operands[1:]:
+            best = self.choose(beats(operand, best), lambda o=operand: o, lambda b=best: b,
+                               location)
+        return best
+
     # ---- loops ----
 
     def for_range(self, bounds, body, get, set_, names, live, location):

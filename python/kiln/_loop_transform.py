@@ -46,6 +46,67 @@ class _LogicRewriter(ast.NodeTransformer):
         return ast.copy_location(call, node)
 
 
+class _ChoiceRewriter(ast.NodeTransformer):
+    """`a if c else b` and `min(a, b)` / `max(a, b)` anywhere in the function: Python asks
+    bool() of a traced test, a graph break that made a loop run as Python, one graph per
+    iteration. The helper's choose / extremum keep Python's behaviour on concrete values and
+    select (both sides computed, each side's checks where it is taken) on traced ones."""
+
+    def __init__(self, location):
+        self.location = location
+        self.found = []
+
+    def visit_IfExp(self, node):
+        self.generic_visit(node)
+        self.found.append(self.location(node))
+        call = _parse(f"{HELPER}.choose(None, None, None, {self.location(node)!r})")[0].value
+        call.args[:3] = [node.test, _thunk(node.body), _thunk(node.orelse)]
+        return ast.copy_location(call, node)
+
+    def visit_BoolOp(self, node):
+        """`a and b` is b if a is true, else a (`or`: a if true, else b): Python's values."""
+        self.generic_visit(node)
+        self.found.append(self.location(node))
+        result = node.values[-1]
+        for value in reversed(node.values[:-1]):
+            name = f"__kiln_operand{len(self.found)}_{id(value)}"
+            taken, other = (_thunk(result), _thunk(_name(name))) if isinstance(
+                node.op, ast.And) else (_thunk(_name(name)), _thunk(result))
+            call = _parse(f"{HELPER}.choose(None, None, None, {self.location(node)!r})")[0].value
+            call.args[:3] = [_name(name, ast.Store()), taken, other]
+            # the operand, evaluated once: (name := value) as the test, name in the sides
+            call.args[0] = ast.NamedExpr(target=_name(name, ast.Store()), value=value)
+            result = call
+        return ast.copy_location(result, node)
+
+    def visit_UnaryOp(self, node):
+        self.generic_visit(node)
+        if not isinstance(node.op, ast.Not):
+            return node
+        call = _parse(f"{HELPER}.not_(None)")[0].value
+        call.args = [node.operand]
+        return ast.copy_location(call, node)
+
+    def visit_Call(self, node):
+        self.generic_visit(node)
+        if not (isinstance(node.func, ast.Name) and node.func.id in ("min", "max")
+                and len(node.args) >= 2 and not node.keywords
+                and not any(isinstance(a, ast.Starred) for a in node.args)):
+            return node
+        self.found.append(self.location(node))
+        call = _parse(f"{HELPER}.extremum({self.location(node)!r})")[0].value
+        call.args += [node.func] + node.args
+        return ast.copy_location(call, node)
+
+
+def _name(identifier, context=None):
+    return ast.Name(id=identifier, ctx=context or ast.Load())
+
+
+def _thunk(expression):
+    return ast.Lambda(args=_parse("lambda: 0")[0].value.args, body=expression)
+
+
 def _traceable_logic(test):
     return ast.fix_missing_locations(_LogicRewriter().visit(test))
 
@@ -105,6 +166,9 @@ def _rewrite(fn, code):
     definition.decorator_list = []
     rewriter = _Rewriter(filename, _loaded_names(definition))
     definition.body = rewriter.statements(definition.body)
+    choices = _ChoiceRewriter(rewriter.location)
+    definition.body = [choices.visit(statement) for statement in definition.body]
+    rewriter.captured += choices.found
     if not rewriter.captured:
         return Rewritten(None, [], rewriter.refused) if rewriter.refused else None
     # Names the body functions declare nonlocal must be bound in the function itself.

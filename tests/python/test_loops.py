@@ -642,3 +642,47 @@ def test_covariance_and_symmetric_rank_2k_updates():
     report = check(syr2k, 1.5, 1.2, rng.random((20, 20)), rng.random((20, 12)),
                    rng.random((20, 12)), loops=2, rtol=1e-9)
     assert "unrolled" not in [loop.kind for loop in report.loops], str(report)
+
+
+def _relu_elements(x):
+    out = np.empty_like(x)
+    for i in range(x.shape[0]):
+        out[i] = x[i] if x[i] > 0 else 0.0
+    return out
+
+
+def _running_minimum(d):
+    out = np.zeros_like(d)
+    for i in range(1, d.shape[0]):
+        out[i] = min(out[i - 1] + 1, d[i])
+    return out
+
+
+def _both_positive(x, y):
+    out = np.zeros(x.shape[0], dtype=bool)
+    for i in range(x.shape[0]):
+        out[i] = x[i] > 0 and y[i] > 0 or not x[i] < 5
+    return out
+
+
+def _edit_distance(a, b):
+    d = np.zeros((len(a) + 1, len(b) + 1))
+    d[:, 0], d[0, :] = np.arange(len(a) + 1), np.arange(len(b) + 1)
+    for i in range(1, len(a) + 1):
+        for j in range(1, len(b) + 1):
+            cost = 0 if a[i - 1] == b[j - 1] else 1
+            d[i, j] = min(d[i - 1, j] + 1, d[i, j - 1] + 1, d[i - 1, j - 1] + cost)
+    return d[len(a), len(b)]
+
+
+@pytest.mark.parametrize("function, arguments", [
+    (_relu_elements, (np.linspace(-2, 2, 40),)),
+    (_running_minimum, (np.abs(np.sin(np.arange(40.0))) * 5,)),
+    (_both_positive, (np.sin(np.arange(40.0)), np.cos(np.arange(40.0)) * 6)),
+    (_edit_distance, (np.array([1, 2, 3, 4, 5]), np.array([1, 3, 4, 6]))),
+])
+def test_conditional_expressions_min_max_and_boolean_operators_are_captured(function, arguments):
+    """`a if c else b`, min(a, b) and `a and b` on traced values asked bool() of them: a graph
+    break per iteration (tens of graphs, seconds of compiling). They select now: one loop."""
+    compiled = kiln.compile(function, fullgraph=True)
+    np.testing.assert_array_equal(compiled(*arguments), function(*arguments))
