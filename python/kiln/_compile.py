@@ -148,11 +148,7 @@ class _TraceContext:
         """The concrete NumPy value of `tensor` (see the module doc), or kiln.GraphBreak under
         fullgraph=True."""
         function = self.function
-        if self.fullgraph:
-            function._note_break(reason, location)
-            self.pending = GraphBreak(f"kiln: graph break in {function.name}: {reason} at "
-                                      f"{location} (fullgraph=True)")
-            raise self.pending
+        self._refuse_under_fullgraph(reason, location)
         try:
             compiled, new = function._compile_segment(self, [tensor])
         except _SegmentLimit as limit:
@@ -167,15 +163,18 @@ class _TraceContext:
         """Code the tracer cannot follow made a value (C code creating arrays: np.random's
         draws): it is this call's, so the function is traced again on every call and the value
         becomes a graph input (data_input); kiln.GraphBreak under fullgraph=True."""
-        function = self.function
+        self._refuse_under_fullgraph(reason, location)
+        if not self.broke:
+            self.function._note_break(reason, location)
+        self.broke = True
+
+    def _refuse_under_fullgraph(self, reason, location):
         if self.fullgraph:
+            function = self.function
             function._note_break(reason, location)
             self.pending = GraphBreak(f"kiln: graph break in {function.name}: {reason} at "
                                       f"{location} (fullgraph=True)")
             raise self.pending
-        if not self.broke:
-            function._note_break(reason, location)
-        self.broke = True
 
     def data_input(self, array):
         """After a graph break, a concrete array that reaches the trace may depend on the data:

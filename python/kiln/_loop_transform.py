@@ -33,8 +33,7 @@ class _LogicRewriter(ast.NodeTransformer):
         self.generic_visit(node)
         helper = "all_of" if isinstance(node.op, ast.And) else "any_of"
         call = _parse(f"{HELPER}.{helper}()")[0].value
-        call.args = [ast.Lambda(args=_parse("lambda: 0")[0].value.args, body=value)
-                     for value in node.values]
+        call.args = [_thunk(value) for value in node.values]
         return ast.copy_location(call, node)
 
     def visit_UnaryOp(self, node):
@@ -46,11 +45,12 @@ class _LogicRewriter(ast.NodeTransformer):
         return ast.copy_location(call, node)
 
 
-class _ChoiceRewriter(ast.NodeTransformer):
-    """`a if c else b` and `min(a, b)` / `max(a, b)` anywhere in the function: Python asks
-    bool() of a traced test, a graph break that made a loop run as Python, one graph per
-    iteration. The helper's choose / extremum keep Python's behaviour on concrete values and
-    select (both sides computed, each side's checks where it is taken) on traced ones."""
+class _ChoiceRewriter(_LogicRewriter):
+    """`a if c else b`, `a and b`, `a or b`, `not a` and `min(a, b)` / `max(a, b)` anywhere in
+    the function: Python asks bool() of a traced value, a graph break that made a loop run as
+    Python, one graph per iteration. The helper's choose / extremum keep Python's values on
+    concrete operands and select (both sides computed, each side's checks where it is taken)
+    on traced ones."""
 
     def __init__(self, location):
         self.location = location
@@ -73,19 +73,11 @@ class _ChoiceRewriter(ast.NodeTransformer):
             taken, other = (_thunk(result), _thunk(_name(name))) if isinstance(
                 node.op, ast.And) else (_thunk(_name(name)), _thunk(result))
             call = _parse(f"{HELPER}.choose(None, None, None, {self.location(node)!r})")[0].value
-            call.args[:3] = [_name(name, ast.Store()), taken, other]
             # the operand, evaluated once: (name := value) as the test, name in the sides
-            call.args[0] = ast.NamedExpr(target=_name(name, ast.Store()), value=value)
+            call.args[:3] = [ast.NamedExpr(target=_name(name, ast.Store()), value=value),
+                             taken, other]
             result = call
         return ast.copy_location(result, node)
-
-    def visit_UnaryOp(self, node):
-        self.generic_visit(node)
-        if not isinstance(node.op, ast.Not):
-            return node
-        call = _parse(f"{HELPER}.not_(None)")[0].value
-        call.args = [node.operand]
-        return ast.copy_location(call, node)
 
     def visit_Call(self, node):
         self.generic_visit(node)
