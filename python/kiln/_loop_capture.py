@@ -21,6 +21,7 @@ branch(condition, then, otherwise, get, set, names, location):
     condition as trip count): only the side taken runs, an `if` in the compiled code. If the sides disagree (a variable bound on one side only, different
     dtypes), the condition is evaluated as before (a graph break) and one side runs.
 """
+import builtins
 import sys
 
 import numpy as np
@@ -152,7 +153,6 @@ class LoopCapture:
     def extremum(self, location, function, *operands):
         """Python's min(a, b, ...) / max(...): the first operand no other beats (b < a for
         min), chosen pairwise; with traced 0-d operands, selects."""
-        import builtins
         if function not in (builtins.min, builtins.max) or not any(
                 isinstance(o, TracedArray) and o.size == 1 for o in operands):
             return function(*operands)
