@@ -85,13 +85,21 @@ def _scores(context, query, key, groups, is_causal, attn_mask, scale, dtype):
     return scores, scale
 
 
+def _masked_rows_zero(context, logsumexp, dtype):
+    """The log-sum-exp with 0 for the query rows that see no key (-inf there), as torch's CPU
+    kernel returns it: exp(scores - it) is then 0 in such a row, not NaN (-inf - -inf), so the
+    row's output and gradients are 0, as eager's ("safe softmax")."""
+    no_key = _kiln.equal(logsumexp, context.full((), float("-inf"), dtype))
+    return _kiln.where(no_key, context.full((), 0, dtype), logsumexp)
+
+
 def _attention_rows(context, node, query, key, value, dropout_p, is_causal, attn_mask, scale):
     """(softmax(scores) V, the scores' log-sum-exp per row as (batch, heads, length))."""
     dtype = computing_dtype(out_dtype(node, 0))
     groups = _key_groups(query, key, dropout_p)
     query, key, value = (cast(tensor, dtype) for tensor in (query, key, value))
     scores, _ = _scores(context, query, key, groups, is_causal, attn_mask, scale, dtype)
-    logsumexp = _kiln.logsumexp(scores, [3], True)
+    logsumexp = _masked_rows_zero(context, _kiln.logsumexp(scores, [3], True), dtype)
     probabilities = _kiln.exp(_kiln.subtract(scores, logsumexp))
     output = _kiln.matmul(_by_key_head(probabilities, groups), value)
     return (_by_query_head(output, groups),
@@ -117,7 +125,9 @@ def _attention_backward(context, node, grad_out, query, key, value, out, logsume
     grad_out, query, key, value, out = (cast(tensor, dtype)
                                         for tensor in (grad_out, query, key, value, out))
     scores, scale = _scores(context, query, key, groups, is_causal, attn_mask, scale, dtype)
-    logsumexp = _kiln.reshape(cast(logsumexp, dtype), [*logsumexp.shape, 1])
+    # (CUDA's kernel, run in eager PyTorch, gives such a row a log-sum-exp of -inf)
+    logsumexp = _masked_rows_zero(context, _kiln.reshape(cast(logsumexp, dtype),
+                                                         [*logsumexp.shape, 1]), dtype)
     probabilities = _by_key_head(_kiln.exp(_kiln.subtract(scores, logsumexp)), groups)
     grouped_grad_out = _by_key_head(grad_out, groups)
     grad_value = _kiln.matmul(_kiln.transpose(probabilities, _LAST_TWO_SWAPPED), grouped_grad_out)

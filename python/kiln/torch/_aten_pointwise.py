@@ -65,7 +65,6 @@ _register_elementwise([
     ((aten.sigmoid.default,), _kiln.sigmoid), ((aten.relu.default,), _kiln.relu),
     ((aten.floor.default,), _kiln.floor), ((aten.ceil.default,), _kiln.ceil),
     ((aten.trunc.default,), _kiln.trunc), ((aten.round.default,), _kiln.round),
-    ((aten.sign.default,), _kiln.sign),
     ((aten.logical_not.default,), _kiln.logical_not),
     ((aten.isnan.default,), _kiln.isnan), ((aten.isinf.default,), _kiln.isinf),
 ], 1)
@@ -145,6 +144,15 @@ def _power(context, node, base, exponent):
             return _kiln.reciprocal(base)
     base, exponent = _operands(context, node, (base, exponent), dtype)
     return _kiln.power(base, exponent)
+
+
+@lowers(aten.sign.default)
+def _sign(context, node, x):
+    # NaN's sign is 0 in torch (NaN in NumPy, kiln's builder)
+    dtype = out_dtype(node)
+    if not dtype.is_floating_point:
+        return _kiln.sign(x)
+    return _kiln.where(_kiln.isnan(x), context.full((), 0, dtype), _kiln.sign(x))
 
 
 @lowers(aten.bitwise_not.default)
@@ -358,8 +366,13 @@ def _softmax(context, node, x, dim, half_to_float):
 
 @lowers(aten.cumsum.default, aten.cumprod.default)
 def _scan(context, node, x, dim, *, dtype=None):
+    """Accumulated in torch's accumulate type (at::acc_type): float32 for the 16-bit floats,
+    and on the CPU double for float32 (a million float32 partial sums drift 1%)."""
     builder = _kiln.cumsum if node.target == aten.cumsum.default else _kiln.cumprod
-    return builder(cast(x, out_dtype(node)), axis(dim, x.ndim))
+    result = out_dtype(node)
+    on_cpu = meta(node).device.type == "cpu"
+    accumulating = torch.float64 if result == torch.float32 and on_cpu else computing_dtype(result)
+    return cast(builder(cast(x, accumulating), axis(dim, x.ndim)), result)
 
 
 @lowers(aten.logsumexp.default)

@@ -97,6 +97,18 @@ def _plain_inference_graph(graph_module, example_inputs):
     return graph if len(placeholders) == len(inputs) else None  # e.g. effect tokens added
 
 
+def _donate_no_buffers():
+    """Tells AOTAutograd that no saved tensor is donated to the backward being compiled: kiln's
+    backward never reuses its inputs' memory (Inductor's writes into those in bw_donated_idxs).
+    AOTAutograd refuses backward(retain_graph=True) where buffers are donated; its lazy
+    backward compile empties the list when the first backward retains the graph, but a
+    recorded graph's backward is compiled at once (_warm_training.py)."""
+    context = TracingContext.try_get()
+    metadata = getattr(context, "fw_metadata", None) if context is not None else None
+    if metadata is not None and metadata.bw_donated_idxs:
+        metadata.bw_donated_idxs.clear()  # in place: the inner metadata (subclasses) shares it
+
+
 def _unboxed(compiled):
     """Dynamo calls a backend's result with unpacked arguments; kiln's callables take a list."""
     def run(*args):
@@ -135,6 +147,8 @@ def backend(graph_module, example_inputs, mode=None, options=None):
     def compiler(kind):
         def compile_one(aten_graph, inputs):
             forward = kind == "forward"
+            if kind == "backward":
+                _donate_no_buffers()
             compiled = compile_graph_module(aten_graph, inputs, kiln_options, unsupported_ops,
                                             f"{kind}{number}",
                                             free_layouts=saved_outputs() if forward else None,

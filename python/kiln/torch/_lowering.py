@@ -287,10 +287,45 @@ def _lower(context, node, converted):
     return _check_result(context, node, result)
 
 
+def _static_layout(value):
+    return all(type(number) is int
+               for number in (*value.shape, *value.stride(), value.storage_offset()))
+
+
+def _memory_owners(graph, results, converted):
+    """{FX output position: owner node} for the outputs that share memory with another output
+    (views of one another: y, y.view(-1), y[0], y.t(), as eager returns them). The owner is the
+    node that made the memory, when kiln computes it whole and row-major (its layout as a kiln
+    output), of the outputs' dtype; a call returns the outputs as views of it."""
+    shared = {}  # storage -> positions
+    for position, result in enumerate(results):
+        value = meta(result) if isinstance(result, torch.fx.Node) else None
+        if isinstance(value, torch.Tensor) and result in converted and _static_layout(value):
+            shared.setdefault(value.untyped_storage()._cdata, []).append(position)
+    shared = {storage: positions for storage, positions in shared.items() if len(positions) > 1}
+    owners = {}
+    for node in graph.nodes:  # the first node of a memory made it (an input's: not kiln's)
+        if not shared:
+            break
+        value = meta(node)
+        if not isinstance(value, torch.Tensor) or value.layout != torch.strided:
+            continue
+        positions = shared.pop(value.untyped_storage()._cdata, None)
+        if (positions and node.op == "call_function" and node in converted
+                and _static_layout(value) and value.is_contiguous() and not value.storage_offset()
+                and value.untyped_storage().nbytes() == value.numel() * value.element_size()):
+            owners.update((position, node) for position in positions
+                          if meta(results[position]).dtype == value.dtype)
+    return owners
+
+
 def _output_plan(context, output_node, converted, placeholders, free_layouts, mutations=()):
     """The plan's entries: one per FX output, then ("mutation", (kiln output, dtype, input))
     per input the graph mutates. A size the graph computes from its symbols (Swin's padded
-    sides, which Python reads after the graph) is a 0-d kiln output, read as a number."""
+    sides, which Python reads after the graph) is a 0-d kiln output, read as a number. Outputs
+    that share memory are ("view", (kiln output, dtype, shape, strides, offset)) of the kiln
+    output of their memory's owner (_memory_owners; one after the plan's when the owner is no
+    FX output)."""
     results = output_node.args[0]
     single = not isinstance(results, (list, tuple))
     results = [results] if single else list(results)
@@ -298,8 +333,17 @@ def _output_plan(context, output_node, converted, placeholders, free_layouts, mu
     input_position = {node: position for position, node in enumerate(placeholders)}
     free_layouts = set(range(len(results))[free_layouts]) if free_layouts is not None else ()
     computed_channels_last = {}
+    owners = _memory_owners(output_node.graph, results, converted)
+    owner_outputs = {}  # owner node -> its kiln output
     for position, result in enumerate(results):
-        if isinstance(result, torch.fx.Node) and result in input_position:
+        if position in owners:
+            if result is owners[position] and result not in owner_outputs:
+                owner_outputs[result] = len(outputs)
+                plan.append(("kiln", (len(outputs), meta(result).dtype)))
+                outputs.append(converted[result])
+            else:
+                plan.append(None)  # a view, once every owner has its output
+        elif isinstance(result, torch.fx.Node) and result in input_position:
             plan.append(("input", input_position[result]))
         elif (position in free_layouts and isinstance(result, torch.fx.Node)
               and channels_last_inside(result, computed_channels_last)):
@@ -319,6 +363,14 @@ def _output_plan(context, output_node, converted, placeholders, free_layouts, mu
             outputs.append(converted[result])
         else:
             plan.append(("constant", result))
+    for position, owner in owners.items():
+        if plan[position] is None:
+            if owner not in owner_outputs:
+                owner_outputs[owner] = len(outputs)
+                outputs.append(converted[owner])
+            value = meta(results[position])
+            plan[position] = ("view", (owner_outputs[owner], value.dtype, tuple(value.shape),
+                                       tuple(value.stride()), value.storage_offset()))
     for copy, value in mutations:
         plan.append(("mutation", (len(outputs), meta(copy.args[0]).dtype,
                                   input_position[copy.args[0]])))
@@ -339,6 +391,12 @@ def as_torch(array, dtype):
 
 
 _NOT_YET = object()
+
+
+def _view(results, index, shape, strides, offset):
+    """An output that is a view of kiln output `index` (the plan's "view")."""
+    owner = results[index]
+    return owner.as_strided(shape, strides, owner.storage_offset() + offset)
 
 
 def _copy_into(targets, values):
@@ -473,11 +531,13 @@ class CompiledGraph:
             kind in ("kiln", "kiln channels-last") and value[0] == position
             for position, (kind, value) in enumerate(plan))
         # What a call does with the plan, decided once: per FX output (0, kiln output),
-        # (1, input position), (2, constant) or (3, kiln output read as a number); and the
-        # inputs kiln's outputs update in place.
+        # (1, input position), (2, constant), (3, kiln output read as a number) or (4, (kiln
+        # output, shape, strides, offset)) for a view; and the inputs kiln's outputs update
+        # in place.
         self._outputs = [(0, value[0]) if kind in ("kiln", "kiln channels-last") else
                          (1, value) if kind == "input" else
-                         (3, value[0]) if kind == "kiln number" else (2, value)
+                         (3, value[0]) if kind == "kiln number" else
+                         (4, (value[0], *value[2:])) if kind == "view" else (2, value)
                          for kind, value in plan if kind != "mutation"]
         self._mutations = [(value[0], value[2]) for kind, value in plan if kind == "mutation"]
 
@@ -491,7 +551,8 @@ class CompiledGraph:
         if self.results_are_outputs and len(results) == len(self.plan):
             return results  # (a runtime check's outputs come after the plan's: the loop drops them)
         outputs = [results[value] if kind == 0 else args[value] if kind == 1 else
-                   int(results[value]) if kind == 3 else value for kind, value in self._outputs]
+                   int(results[value]) if kind == 3 else _view(results, *value) if kind == 4
+                   else value for kind, value in self._outputs]
         if self._mutations:  # a _foreach_copy_ per dtype
             _copy_into([args[position] for _, position in self._mutations],
                        [results[index] for index, _ in self._mutations])
@@ -543,7 +604,7 @@ class CompiledGraph:
         """The torch dtype of kiln output `index` (the plan's; None for a runtime check's)."""
         if self._output_dtypes is None:
             self._output_dtypes = dict(value[:2] for kind, value in self.plan if kind in (
-                "kiln", "kiln channels-last", "kiln number", "mutation"))
+                "kiln", "kiln channels-last", "kiln number", "mutation", "view"))
             self._output_orders = {value[0]: value[2] for kind, value in self.plan
                                    if kind == "kiln channels-last"}
         return self._output_dtypes.get(index)
@@ -584,7 +645,7 @@ class CompiledGraph:
             tensor = meta(result) if isinstance(result, torch.fx.Node) else None
             if not isinstance(tensor, torch.Tensor):
                 strides.append(None)
-            elif kind == "input":
+            elif kind in ("input", "view"):
                 strides.append(tuple(tensor.stride()))
             elif kind == "kiln channels-last":
                 stored = [tensor.shape[axis] for axis in channels_last_order(tensor.dim())]

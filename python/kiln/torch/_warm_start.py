@@ -74,6 +74,10 @@ def _plan_entry(kind, value):
     if kind == "mutation":  # a mutated input's new value (batch norm's running statistics)
         index, dtype, position = value
         return ["mutation", index, str(dtype).removeprefix("torch."), position]
+    if kind == "view":  # an output sharing another's memory
+        index, dtype, shape, strides, offset = value
+        return ["view", index, str(dtype).removeprefix("torch."), list(shape), list(strides),
+                offset]
     if kind == "input":
         return ["input", value]
     if kind == "constant" and (value is None or type(value) in (bool, int, float)):
@@ -133,6 +137,10 @@ def _plan_from_record(plan):
             entries.append(("kiln channels-last", (int(entry[1]), _dtype(entry[2]), order)))
         elif kind == "mutation":
             entries.append(("mutation", (int(entry[1]), _dtype(entry[2]), int(entry[3]))))
+        elif kind == "view":
+            entries.append(("view", (int(entry[1]), _dtype(entry[2]),
+                                     *(tuple(int(n) for n in item) for item in entry[3:5]),
+                                     int(entry[5]))))
         elif kind == "input":
             entries.append(("input", int(entry[1])))
         elif kind == "constant":
@@ -149,7 +157,7 @@ def _check_indices(plan, positions, strides, outputs, input_count):
         raise ValueError("tensor positions")
     for kind, value in plan:
         checked = []  # (index, bound)
-        if kind.startswith("kiln") or kind == "mutation":
+        if kind.startswith("kiln") or kind in ("mutation", "view"):
             checked.append((value[0], len(outputs)))
         if kind in ("input", "mutation"):
             checked.append((value if kind == "input" else value[2], input_count))

@@ -1,0 +1,124 @@
+"""torch.compile(backend="kiln") against eager PyTorch where a probe found them to differ: attention
+rows that see no key, cumulative sums' accumulation, NaN's sign, backward(retain_graph=True),
+outputs that are views of one another."""
+import pytest
+import torch
+import torch.nn.functional as F
+
+import kiln
+import kiln.torch  # noqa: F401
+
+
+@pytest.fixture(autouse=True)
+def fresh_dynamo():
+    torch._dynamo.reset()
+    yield
+    torch._dynamo.reset()
+
+
+def _warm_start_logged(capfd, run):
+    """run() after a Dynamo reset, with KILN_LOGS=cache: whether a graph started warm."""
+    torch._dynamo.reset()
+    capfd.readouterr()
+    kiln.set_logs("cache")
+    try:
+        run()
+    finally:
+        kiln.set_logs("")
+    return "warm start from record" in capfd.readouterr().err
+
+
+@pytest.mark.parametrize("mask_kind, key_heads", [("bool", 4), ("-inf", 4), ("bool", 2)])
+def test_attention_rows_that_see_no_key_are_zero_with_zero_gradients(mask_kind, key_heads):
+    # eager's "safe softmax": HF GPT-2 with left padding was NaN everywhere
+    torch.manual_seed(0)
+    query = torch.randn(2, 4, 5, 8)
+    key, value = torch.randn(2, key_heads, 6, 8), torch.randn(2, key_heads, 6, 8)
+    sees = torch.rand(2, 1, 5, 6) > 0.4
+    sees[:, :, 0] = False
+    sees[1, :, 3] = False
+    mask = sees if mask_kind == "bool" else torch.zeros(sees.shape).masked_fill(~sees, -torch.inf)
+    weights = torch.randn(2, 4, 5, 8)
+
+    def attend(q, k, v):
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=mask,
+                                              enable_gqa=key_heads != 4)
+    results = []
+    for f in (attend, torch.compile(attend, backend="kiln")):
+        inputs = [t.clone().requires_grad_() for t in (query, key, value)]
+        out = f(*inputs)
+        (out * weights).sum().backward()
+        results.append([out.detach()] + [t.grad for t in inputs])
+    for eager, compiled in zip(*results):
+        torch.testing.assert_close(compiled, eager)
+    assert not results[1][0][:, :, 0].any() and not results[1][1][:, :, 0].any()
+
+
+@pytest.mark.parametrize("scan, offset, spread",
+                         [(torch.cumsum, 1000, 1), (torch.cumprod, 1, 1e-3)],
+                         ids=["cumsum", "cumprod"])
+def test_float32_scans_accumulate_in_double_on_the_cpu(scan, offset, spread):
+    torch.manual_seed(0)
+    x = offset + (torch.rand(2, 500_000) - 0.5) * spread
+
+    def f(x):
+        return scan(x, -1)
+    # eager's partial sums are float64, each rounded once: float32 ones drift 1% in 10**6
+    torch.testing.assert_close(torch.compile(f, backend="kiln")(x), f(x), rtol=2.5e-7, atol=0)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16, torch.float64],
+                         ids=str)
+@pytest.mark.parametrize("sign", [torch.sign, torch.sgn])
+def test_sign_of_nan_is_zero_as_eager(sign, dtype):
+    x = torch.tensor([torch.nan, -0.0, 0.0, 2.0, -3.0, torch.inf, -torch.inf], dtype=dtype)
+    torch.testing.assert_close(torch.compile(sign, backend="kiln")(x), sign(x))
+
+
+def test_backward_retains_its_graph_and_refuses_double_backward_as_inductor(capfd):
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(4, 16), torch.nn.Tanh(), torch.nn.Linear(16, 1))
+    x = torch.randn(5, 4, requires_grad=True)
+    out = model(x)
+    (3 * out).sum().backward()
+    expected = [parameter.grad.clone() for parameter in model.parameters()]
+
+    def step():  # AOTAutograd compiles a recorded graph's backward at once (_warm_training.py)
+        model.zero_grad()
+        out = torch.compile(model, backend="kiln")(x)
+        out.sum().backward(retain_graph=True)
+        (2 * out).sum().backward()
+        for parameter, grad in zip(model.parameters(), expected):
+            torch.testing.assert_close(parameter.grad, grad)
+        out = torch.compile(model, backend="kiln")(x)
+        grad_x, = torch.autograd.grad(out.sum(), x, create_graph=True)
+        with pytest.raises(RuntimeError, match="does not currently support double backward"):
+            grad_x.sum().backward()
+    step()
+    assert _warm_start_logged(capfd, step)
+
+
+def test_outputs_that_are_views_of_one_another_share_memory_as_eager(capfd):
+    def views(x):
+        y = x * 2
+        return y, y.view(-1), y[1], y.t(), y[:, 1:]
+
+    def views_of_an_intermediate(x):
+        y = x * 2
+        return y[0], y[1], y.sin()
+
+    def check():
+        for f in (views, views_of_an_intermediate):
+            x = torch.arange(6.0).reshape(2, 3)
+            eager, compiled = f(x), torch.compile(f, backend="kiln")(x)
+            for a, b in zip(compiled, eager):
+                torch.testing.assert_close(a, b)
+                assert a.stride() == b.stride()
+            assert (len({t.untyped_storage().data_ptr() for t in compiled})
+                    == len({t.untyped_storage().data_ptr() for t in eager}))
+            compiled[0].view(-1)[-1] = 100  # seen through every view of it, as eager's
+            eager[0].view(-1)[-1] = 100
+            for a, b in zip(compiled, eager):
+                torch.testing.assert_close(a, b)
+    check()
+    assert _warm_start_logged(capfd, check)  # the plan's views recorded, read back
