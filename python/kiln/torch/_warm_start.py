@@ -29,6 +29,7 @@ from torch.utils._python_dispatch import is_traceable_wrapper_subclass
 
 from .. import _kiln
 from ._lowering import CompiledGraph
+from ._output_views import InputView
 
 _FORMAT = 2  # 2: mutated inputs' new values in the plan
 
@@ -76,6 +77,8 @@ def _plan_entry(kind, value):
         return ["mutation", index, str(dtype).removeprefix("torch."), position]
     if kind == "input":
         return ["input", value]
+    if kind == "view" and not value.places:  # static sizes: the layout is numbers
+        return ["view", value.position, *value.layout]
     if kind == "constant" and (value is None or type(value) in (bool, int, float)):
         return ["constant", value]
     return None  # not recorded
@@ -135,6 +138,9 @@ def _plan_from_record(plan):
             entries.append(("mutation", (int(entry[1]), _dtype(entry[2]), int(entry[3]))))
         elif kind == "input":
             entries.append(("input", int(entry[1])))
+        elif kind == "view":
+            sizes, strides = ([int(extent) for extent in item] for item in entry[2:4])
+            entries.append(("view", InputView(int(entry[1]), sizes, strides, int(entry[4]), {})))
         elif kind == "constant":
             entries.append(("constant", entry[1]))
         else:
@@ -151,8 +157,10 @@ def _check_indices(plan, positions, strides, outputs, input_count):
         checked = []  # (index, bound)
         if kind.startswith("kiln") or kind == "mutation":
             checked.append((value[0], len(outputs)))
-        if kind in ("input", "mutation"):
-            checked.append((value if kind == "input" else value[2], input_count))
+        if kind in ("input", "mutation", "view"):
+            position = (value if kind == "input" else value[2] if kind == "mutation"
+                        else value.position)
+            checked.append((position, input_count))
         for index, bound in checked:
             if not 0 <= index < max(bound, 1):
                 raise ValueError(f"plan index {index}")
