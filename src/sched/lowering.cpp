@@ -284,7 +284,6 @@ bool Lowering::uses_local(ExprId id, const std::set<int32_t>& locals) {
 
 ExprId Lowering::reduction(ValueId id, const std::vector<ExprId>& index) {
   const Node& node = graph_.node(id);
-  const Node& in = graph_.node(node.inputs[0]);
 
   // Placement: the shallowest scope whose bound loops cover the index's dependencies. If that
   // scope binds more loops than the index uses, placing here would recompute the reduction
@@ -314,6 +313,26 @@ ExprId Lowering::reduction(ValueId id, const std::vector<ExprId>& index) {
   auto key = std::make_pair(id, index);
   if (auto found = scopes_[depth].placed.find(key); found != scopes_[depth].placed.end())
     return found->second;
+
+  // The Reduce goes into scope `depth`, so its element is lowered in a scope nested right in
+  // that one: the deeper scopes do not enclose it in the generated code, and what they place or
+  // remember must stay out of sight meanwhile. (A trial join below binds the loops of the Reduce
+  // it may join; a reduction its element reads may join that same Reduce, and the reductions
+  // nested in that one went into the trial's statements, dropped when the trial failed.)
+  std::vector<Scope> deeper(std::make_move_iterator(scopes_.begin() + static_cast<long>(depth) + 1),
+                            std::make_move_iterator(scopes_.end()));
+  scopes_.resize(depth + 1);
+  ExprId result = place_reduction(id, index, needed);
+  for (Scope& scope : deeper) scopes_.push_back(std::move(scope));
+  return result;
+}
+
+ExprId Lowering::place_reduction(ValueId id, const std::vector<ExprId>& index,
+                                 const std::set<int32_t>& needed) {
+  const Node& node = graph_.node(id);
+  const Node& in = graph_.node(node.inputs[0]);
+  const size_t depth = scopes_.size() - 1;
+  const auto key = std::make_pair(id, index);
 
   std::vector<int64_t> extents;
   for (int64_t axis : node.attrs.axes)

@@ -49,6 +49,9 @@ class Lowering {
  private:
   ExprId lower(ir::ValueId node, const std::vector<ExprId>& index, bool compute);
   ExprId reduction(ir::ValueId node, const std::vector<ExprId>& index);
+  // Places the reduction as a Reduce in the innermost scope, whose loops are `needed`.
+  ExprId place_reduction(ir::ValueId node, const std::vector<ExprId>& index,
+                         const std::set<int32_t>& needed);
   ExprId movement(const ir::Node& node, const std::vector<ExprId>& index);
   bool uses_local(ExprId id, const std::set<int32_t>& locals);
   // A shared value (several uses) inlined at many different indices (a time-step loop of

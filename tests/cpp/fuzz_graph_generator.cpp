@@ -343,7 +343,8 @@ std::optional<Value> Generator::random_step() {
   if (choice < 44) return binary(operand);
   if (choice < 50) return where(operand);
   if (choice < 58) return cast(operand, random_dtype());
-  if (choice < 70) return reduction(operand);
+  if (choice < 69) return reduction(operand);
+  if (choice < 70) return concat_of_sums(operand);
   if (choice < 75) return scan(operand);
   if (choice < 94) return movement(operand);
   if (choice < 97) return gather(operand);

@@ -73,6 +73,10 @@ class Generator {
 
   // reductions, scans and movement (fuzz_graph_movement.cpp)
   std::optional<Value> reduction(const Value& operand);
+  // A float sum's bound and error, over `length` elements of `in`.
+  static void sum_bounds(Value& result, const Value& in, double length);
+  Value sum_last_axis(const Value& in, bool keepdims);
+  std::optional<Value> concat_of_sums(const Value& operand);
   std::optional<Value> scan(const Value& operand);
   std::optional<Value> movement(const Value& operand);
   std::optional<Value> gather(const Value& operand);

@@ -29,6 +29,59 @@ int64_t element_count(const std::vector<int64_t>& shape) {
 
 // ---- reductions and scans ---------------------------------------------------------------------
 
+void Generator::sum_bounds(Value& result, const Value& in, double length) {
+  result.bound = std::max(length, 1.0) * in.bound;
+  result.error = length * in.error + 2 * dtype_epsilon(in.dtype) * length * result.bound;
+}
+
+Value Generator::sum_last_axis(const Value& in, bool keepdims) {
+  Value result = derived(builder_.reduce(ir::Op::sum, in.id, {-1}, keepdims), in);
+  const int64_t length = in.shape.back();
+  sum_bounds(result, in, static_cast<double>(length));
+  result.exact = in.exact && length <= 1;
+  if (result.exact) result.error = 0;
+  return result;
+}
+
+// An attention gradient's structure on x of shape (..., a, n): concat(P, Q) along a, where
+// Q = sum_j x, R = sum_j (x @ y^T) * x with the product a reduction nested in R's, and
+// P = sum_j x * R, the three sums over the same n. Lowering P tries to join Q's pass, and R
+// does join it (sched/lowering.cpp): the product must then be computed inside that pass.
+std::optional<Value> Generator::concat_of_sums(const Value& operand) {
+  if (!is_float(operand.dtype)) return std::nullopt;
+  // Extents of 1 fold their loops away, and the pattern with them: a fresh x then.
+  const std::vector<int64_t>& shape = operand.shape;
+  const bool wide = shape.size() >= 2 && shape.back() >= 2 && shape[shape.size() - 2] >= 2;
+  Value x = wide ? operand : input(operand.dtype, {uniform(2, 3), uniform(2, 6)});
+  if (x.bound > 1) x = guard_tanh(x, 1);
+  const int rank = static_cast<int>(x.shape.size());
+  const int64_t n = x.shape.back();
+  std::vector<int64_t> pairs = x.shape;  // (..., a, n, n): [..., i, j, k]
+  pairs.insert(pairs.end() - 1, n);
+  if (!fits(pairs)) return std::nullopt;
+  std::vector<int64_t> spread = x.shape;  // x[..., i, k] along j
+  spread.insert(spread.end() - 1, 1);
+  Value rows = derived(builder_.broadcast(builder_.reshape(x.id, ir::from_ints(spread)),
+                                          ir::from_ints(pairs)), x);
+  Value y = input(x.dtype, {n, n});
+  if (y.bound > 1) y = guard_tanh(y, 1);
+  std::optional<Value> terms =
+      float_binary(ir::Op::mul, rows, derived(builder_.broadcast(y.id, ir::from_ints(pairs)), y));
+  if (!terms) return std::nullopt;
+  std::optional<Value> weighted = float_binary(ir::Op::mul, sum_last_axis(*terms, false), x);
+  if (!weighted) return std::nullopt;
+  Value r = sum_last_axis(*weighted, true);
+  std::optional<Value> scaled = float_binary(
+      ir::Op::mul, x, derived(builder_.broadcast(r.id, ir::from_ints(x.shape)), r));
+  if (!scaled) return std::nullopt;
+  Value p = sum_last_axis(*scaled, false), q = sum_last_axis(x, false);
+  Value result = derived(builder_.concat({p.id, q.id}, rank - 2), p);
+  result.bound = std::max(p.bound, q.bound);
+  result.error = std::max(p.error, q.error);
+  result.exact = p.exact && q.exact;
+  return result;
+}
+
 std::optional<Value> Generator::reduction(const Value& operand) {
   using ir::Op;
   Op op = pick(ops_of_kind(ir::OpKind::Reduce, operand.dtype));
@@ -73,8 +126,7 @@ std::optional<Value> Generator::reduction(const Value& operand) {
     return result;
   }
   if (op == Op::sum) {
-    result.bound = std::max(n, 1.0) * in.bound;
-    result.error = n * in.error + 2 * epsilon * n * result.bound;
+    sum_bounds(result, in, n);
   } else if (op == Op::prod) {
     double base = std::max(in.bound, 1.0);
     result.bound = std::pow(base, n);

@@ -45,11 +45,12 @@ def symbols_to_fix(node, fixed):
     return inner or _symbols_of(extent for shape in shapes for extent in shape) - fixed
 
 
-def locate_sizes(graph_module, symbols):
+def locate_sizes(graph, symbols):
     """symbol -> (argument position, dimension or None for a SymInt argument) where a call's
-    arguments hold its value; None when one of them is no argument's dimension by itself."""
+    arguments (an FX graph's placeholders) hold its value; None when one of them is no
+    argument's dimension by itself."""
     places = {}
-    for position, node in enumerate(n for n in graph_module.graph.nodes if n.op == "placeholder"):
+    for position, node in enumerate(n for n in graph.nodes if n.op == "placeholder"):
         value = meta(node)
         extents = [(None, value)] if isinstance(value, torch.SymInt) else (
             list(enumerate(value.shape)) if isinstance(value, torch.Tensor) else [])

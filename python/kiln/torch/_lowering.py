@@ -20,6 +20,7 @@ from ._aten_table import (METADATA_ASSERTIONS, TABLE, LoweringContext, Unconvert
                           kiln_dtype, meta, tensor_dtype_supported)
 from ._graph_values import (float_arithmetic, is_float_arithmetic, is_scalar_input,
                             tensor_constant)
+from ._output_views import input_view
 from ._saved_layouts import channels_first_order, channels_last_inside, channels_last_order
 from ._size_symbols import SizeSymbols
 
@@ -131,7 +132,7 @@ def trace_graph(graph_module, on_refusal=None, symbolic=False, free_layouts=None
                 fixed_sizes=None):
     """Records the FX graph in a new kiln Trace. Returns (trace, (outputs, output plan,
     single)): the plan says per FX output whether it is kiln output k (with its torch dtype),
-    graph input k passed through, or a constant.
+    graph input k passed through or viewed (_output_views.py), or a constant.
 
     Without `on_refusal`, a node kiln cannot convert raises UnconvertibleNode. With it, the
     node is reported (`on_refusal(node, reason)`) and the trace goes on as if its result were
@@ -358,6 +359,9 @@ def _output_plan(context, output_node, converted, placeholders, free_layouts, mu
             else:
                 plan.append(("kiln number", (len(outputs), torch.int64)))
                 outputs.append(context.full((), size, torch.int64))
+        elif (isinstance(result, torch.fx.Node)
+              and (view := input_view(result, output_node.graph)) is not None):
+            plan.append(("input view", view))
         elif isinstance(result, torch.fx.Node):
             plan.append(("kiln", (len(outputs), meta(result).dtype)))
             outputs.append(converted[result])
@@ -531,13 +535,14 @@ class CompiledGraph:
             kind in ("kiln", "kiln channels-last") and value[0] == position
             for position, (kind, value) in enumerate(plan))
         # What a call does with the plan, decided once: per FX output (0, kiln output),
-        # (1, input position), (2, constant), (3, kiln output read as a number) or (4, (kiln
-        # output, shape, strides, offset)) for a view; and the inputs kiln's outputs update
-        # in place.
+        # (1, input position), (2, constant), (3, kiln output read as a number), (4, (kiln
+        # output, shape, strides, offset)) for a view of another output, or (5, view of an
+        # input: _output_views.py); and the inputs kiln's outputs update in place.
         self._outputs = [(0, value[0]) if kind in ("kiln", "kiln channels-last") else
                          (1, value) if kind == "input" else
                          (3, value[0]) if kind == "kiln number" else
-                         (4, (value[0], *value[2:])) if kind == "view" else (2, value)
+                         (4, (value[0], *value[2:])) if kind == "view" else
+                         (5, value) if kind == "input view" else (2, value)
                          for kind, value in plan if kind != "mutation"]
         self._mutations = [(value[0], value[2]) for kind, value in plan if kind == "mutation"]
 
@@ -552,7 +557,7 @@ class CompiledGraph:
             return results  # (a runtime check's outputs come after the plan's: the loop drops them)
         outputs = [results[value] if kind == 0 else args[value] if kind == 1 else
                    int(results[value]) if kind == 3 else _view(results, *value) if kind == 4
-                   else value for kind, value in self._outputs]
+                   else value(args) if kind == 5 else value for kind, value in self._outputs]
         if self._mutations:  # a _foreach_copy_ per dtype
             _copy_into([args[position] for _, position in self._mutations],
                        [results[index] for index, _ in self._mutations])
@@ -645,7 +650,7 @@ class CompiledGraph:
             tensor = meta(result) if isinstance(result, torch.fx.Node) else None
             if not isinstance(tensor, torch.Tensor):
                 strides.append(None)
-            elif kind in ("input", "view"):
+            elif kind in ("input", "view", "input view"):
                 strides.append(tuple(tensor.stride()))
             elif kind == "kiln channels-last":
                 stored = [tensor.shape[axis] for axis in channels_last_order(tensor.dim())]

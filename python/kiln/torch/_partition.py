@@ -82,7 +82,7 @@ def _with_size_symbols(graph_module, example_inputs, options, name):
         except _REFUSALS as error:
             node = getattr(error, "node", None)
             more = symbols_to_fix(node, fixed.keys()) if node is not None else set()
-            if not more or locate_sizes(graph_module, set(fixed) | more) is None:
+            if not more or locate_sizes(graph_module.graph, set(fixed) | more) is None:
                 if _kiln.log_enabled("recompiles"):
                     _kiln.log("recompiles", f"torch graph {name} keeps no size symbols, it "
                               f"compiles per size: {error}")
@@ -95,7 +95,7 @@ def _with_size_symbols(graph_module, example_inputs, options, name):
         _kiln.log("recompiles", f"torch graph {name} keeps its other size symbols, but "
                   f"{', '.join(sorted(map(str, fixed)))} compile per value: "
                   + "; ".join(reasons))
-    places = locate_sizes(graph_module, set(fixed))
+    places = locate_sizes(graph_module.graph, set(fixed))
     partly = PartlySizedGraph(graph_module, places, lambda values: CompiledGraph(
         graph_module, example_inputs, options, name, symbolic=True, fixed_sizes=values), name)
     partly.variants[tuple(fixed[symbol] for symbol in places)] = first

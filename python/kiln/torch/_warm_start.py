@@ -29,6 +29,7 @@ from torch.utils._python_dispatch import is_traceable_wrapper_subclass
 
 from .. import _kiln
 from ._lowering import CompiledGraph
+from ._output_views import InputView
 
 _FORMAT = 2  # 2: mutated inputs' new values in the plan
 
@@ -80,6 +81,8 @@ def _plan_entry(kind, value):
                 offset]
     if kind == "input":
         return ["input", value]
+    if kind == "input view" and not value.places:  # static sizes: the layout is numbers
+        return ["input view", value.position, *value.layout]
     if kind == "constant" and (value is None or type(value) in (bool, int, float)):
         return ["constant", value]
     return None  # not recorded
@@ -143,6 +146,10 @@ def _plan_from_record(plan):
                                      int(entry[5]))))
         elif kind == "input":
             entries.append(("input", int(entry[1])))
+        elif kind == "input view":
+            sizes, strides = ([int(extent) for extent in item] for item in entry[2:4])
+            entries.append(("input view",
+                            InputView(int(entry[1]), sizes, strides, int(entry[4]), {})))
         elif kind == "constant":
             entries.append(("constant", entry[1]))
         else:
@@ -159,8 +166,10 @@ def _check_indices(plan, positions, strides, outputs, input_count):
         checked = []  # (index, bound)
         if kind.startswith("kiln") or kind in ("mutation", "view"):
             checked.append((value[0], len(outputs)))
-        if kind in ("input", "mutation"):
-            checked.append((value if kind == "input" else value[2], input_count))
+        if kind in ("input", "mutation", "input view"):
+            position = (value if kind == "input" else value[2] if kind == "mutation"
+                        else value.position)
+            checked.append((position, input_count))
         for index, bound in checked:
             if not 0 <= index < max(bound, 1):
                 raise ValueError(f"plan index {index}")

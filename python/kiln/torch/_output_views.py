@@ -1,0 +1,73 @@
+"""Outputs that are views of one of the graph's tensor inputs (`x.flatten()[2:9]`, the pieces
+of `x.view(-1).split(5)`): a call returns them as views of that input, as eager PyTorch does,
+with the sizes, strides and storage offset torch recorded, at the call's sizes.
+
+AOTAutograd rebuilds such an output from the input itself: by replaying the views, or, where a
+view took a size symbol (the flatten of a tensor with dynamic sizes, in the graph Dynamo
+handed over, even when kiln compiles it per size), by `as_strided` with the sizes, strides and
+offset of the tensor the compiled graph returned. A copy computed by kiln has its own
+(contiguous, offset 0): the output came out as the input's first elements.
+"""
+import sympy
+import torch
+from torch.multiprocessing.reductions import StorageWeakRef
+
+from ._aten_table import meta
+from ._dynamic_sizes import locate_sizes
+
+
+class InputView:
+    """Makes the view of input `position` at a call's sizes: `sizes`, `strides` and `offset`
+    (from the input's own storage offset) are ints or sympy expressions of the symbols that
+    `places` finds in the arguments (_dynamic_sizes.locate_sizes)."""
+
+    def __init__(self, position, sizes, strides, offset, places):
+        self.position, self.places = position, places
+        self.layout = (sizes, strides, offset)
+        self._numbers = {}  # the symbols' values -> the layout in numbers
+
+    def __call__(self, args):
+        values = tuple(int(args[position] if dim is None else args[position].shape[dim])
+                       for position, dim in self.places.values())
+        numbers = self._numbers.get(values)
+        if numbers is None:
+            bound = {symbol: sympy.Integer(value) for symbol, value in zip(self.places, values)}
+
+            def number(extent):
+                return extent if isinstance(extent, int) else int(extent.xreplace(bound))
+            sizes, strides, offset = self.layout
+            numbers = self._numbers[values] = (
+                [number(size) for size in sizes], [number(stride) for stride in strides],
+                number(offset))
+        base = args[self.position]
+        sizes, strides, offset = numbers
+        return base.as_strided(sizes, strides, base.storage_offset() + offset)
+
+
+def _expression(extent):
+    return extent.node.expr if isinstance(extent, torch.SymInt) else int(extent)
+
+
+def input_view(result, graph):
+    """An InputView for FX output `result` when it is a view of a tensor input of `graph` (the
+    same storage and dtype) whose layout's symbols the arguments hold; else None."""
+    value = meta(result)
+    if not isinstance(value, torch.Tensor) or value.layout != torch.strided:
+        return None
+    storage = StorageWeakRef(value.untyped_storage())
+    placeholders = [node for node in graph.nodes if node.op == "placeholder"]
+    for position, node in enumerate(placeholders):
+        base = meta(node)
+        if (isinstance(base, torch.Tensor) and base.layout == torch.strided
+                and base.dtype == value.dtype
+                and StorageWeakRef(base.untyped_storage()) == storage):
+            break
+    else:
+        return None
+    sizes = [_expression(size) for size in value.shape]
+    strides = [_expression(stride) for stride in value.stride()]
+    offset = _expression(value.storage_offset()) - _expression(base.storage_offset())
+    symbols = set().union(*(extent.free_symbols for extent in (*sizes, *strides, offset)
+                            if isinstance(extent, sympy.Expr)))
+    places = locate_sizes(graph, symbols)
+    return None if places is None else InputView(position, sizes, strides, offset, places)
