@@ -7,7 +7,6 @@
 #include <chrono>
 #include <exception>
 #include <cstdlib>
-#include <fstream>
 #include <optional>
 #include <sstream>
 #include <thread>
@@ -194,10 +193,12 @@ runtime::ExecutableImage read_image(const runtime::SharedLibrary& library) {
 
 std::string CompiledGraph::source_text() const {
   if (!source.empty() || source_path.empty()) return source;
-  std::ifstream file(source_path);
-  std::stringstream text;
-  text << file.rdbuf();
-  return text.str();
+  // The entry's copy, read as the cache reads its files: private, and bounded (kiln writes at
+  // most kMaxSourceBytes and its key there; a bigger file is not kiln's).
+  runtime::Descriptor file = runtime::open_private_file(source_path);
+  std::string text;
+  if (!file.valid() || !runtime::read_all(file.get(), text, kMaxSourceBytes + 4096)) return "";
+  return text;
 }
 
 std::set<std::string> cpu_disabled_passes() {
@@ -356,7 +357,7 @@ CudaModules build_cuda_modules(const codegen::CudaSource& source, const std::str
               cuda::compile_cubin_file(source_path, object_path, target.architecture);
           });
       if (::lseek(object.file.get(), 0, SEEK_SET) != 0 ||
-          !runtime::read_all(object.file.get(), cubins[u]))
+          !runtime::read_all(object.file.get(), cubins[u], runtime::kMaxObjectBytes))
         throw Error(ErrorKind::Internal, "kiln: cannot read the cubin " + object.path);
       hits[u] = object.hit;
       api::log(LogChannel::Cache,

@@ -28,6 +28,7 @@ namespace {
 constexpr const char* kMetaHeader = "kiln-cache-entry 1";
 constexpr const char* kSourceName = "kernel.cpp";
 constexpr const char* kMetaName = "meta.txt";
+constexpr size_t kMaxMetaBytes = 4096;  // five short lines
 
 // ---- SHA-256 (FIPS 180-4); small and dependency-free, the cache key needs nothing faster ----
 
@@ -145,7 +146,8 @@ bool parse_meta(const std::string& text, const std::string& key, EntryMeta& meta
       size_text.find_first_not_of("0123456789") != std::string::npos) {
     return false;
   }
-  meta.size = std::strtoull(size_text.c_str(), nullptr, 10);
+  meta.size = std::strtoull(size_text.c_str(), nullptr, 10);  // saturates: too big either way
+  if (meta.size > kMaxObjectBytes) return false;  // the object is read whole to verify it
   if (!(lines >> field >> meta.checksum) || field != "fnv1a64" || !is_hex(meta.checksum, 16)) {
     return false;
   }
@@ -282,6 +284,7 @@ void check_record_key(const std::string& key) {
 
 void DiskCache::store_record(const std::string& key, const std::string& bytes) const {
   check_record_key(key);
+  if (bytes.size() > kMaxRecordBytes) return;  // it would read back as a miss
   const std::string records = directory_ + "/" + kRecordsName;
   ensure_private_directory(records);
   write_private_file(records + "/" + key, bytes);
@@ -293,7 +296,7 @@ std::optional<std::string> DiskCache::load_record(const std::string& key) const 
   if (!is_private_directory(records)) return std::nullopt;
   Descriptor file = open_private_file(records + "/" + key);
   std::string bytes;
-  if (!file.valid() || !read_all(file.get(), bytes)) return std::nullopt;
+  if (!file.valid() || !read_all(file.get(), bytes, kMaxRecordBytes)) return std::nullopt;
   return bytes;
 }
 
@@ -312,7 +315,8 @@ CachedObject find_valid_object(const std::string& entry, const std::string& key,
     why = "meta.txt: " + why;
     return {};
   }
-  if (!read_all(meta_file.get(), meta_text) || !parse_meta(meta_text, key, meta)) {
+  if (!read_all(meta_file.get(), meta_text, kMaxMetaBytes) ||
+      !parse_meta(meta_text, key, meta)) {
     why = "meta.txt is damaged";
     return {};
   }
@@ -323,7 +327,8 @@ CachedObject find_valid_object(const std::string& entry, const std::string& key,
     why = meta.object_name + ": " + why;
     return {};
   }
-  if (!read_all(object.file.get(), bytes) || bytes.size() != meta.size ||
+  // Read no more than meta.txt says: a bigger object (a planted sparse file) is not read.
+  if (!read_all(object.file.get(), bytes, meta.size) || bytes.size() != meta.size ||
       fnv1a_64_hex(bytes) != meta.checksum) {
     why = meta.object_name + ": size or checksum differs from meta.txt";
     return {};
@@ -377,7 +382,7 @@ CachedObject DiskCache::get_or_build(const std::string& key,
   CachedObject built;
   if (make_private(temporary_object, 0700, &why)) built.file = open_private_file(temporary_object,
                                                                                  &why);
-  if (!built.file.valid() || !read_all(built.file.get(), object_bytes) ||
+  if (!built.file.valid() || !read_all(built.file.get(), object_bytes, kMaxObjectBytes) ||
       object_bytes.size() < 4 || object_bytes.compare(0, 4, "\x7f" "ELF") != 0) {
     unlink(temporary_object.c_str());
     throw Error(ErrorKind::Toolchain, "kiln: cache: building " + source_file +

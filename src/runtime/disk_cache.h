@@ -7,6 +7,7 @@
 // object by its checksum keeps meta.txt and object consistent under concurrent builders
 // without a lock (see disk_cache.cpp).
 #pragma once
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -16,6 +17,11 @@
 #include "runtime/private_files.h"
 
 namespace kiln::runtime {
+
+// Bounds on what the cache reads back: a bigger file (planted, or a sparse one of any size) is
+// a miss, never read into memory. Far past what kiln builds (its sources are at most 16 MiB).
+inline constexpr size_t kMaxObjectBytes = size_t(256) << 20;
+inline constexpr size_t kMaxRecordBytes = size_t(256) << 20;
 
 struct CacheCounters {
   int64_t hits = 0;
@@ -77,8 +83,8 @@ class DiskCache {
   // Records: small files beside the entries, <directory>/records/<key>, for what a front end
   // keeps across processes (the torch backend's traced graphs, by the key of what Dynamo
   // handed it). `key` is a cache_key digest. Written atomically and privately; read back only
-  // from a private file (nullopt when missing or untrusted). The bytes are the caller's to
-  // check: a damaged record must read as a miss.
+  // from a private file (nullopt when missing, untrusted or past kMaxRecordBytes). The bytes
+  // are the caller's to check: a damaged record must read as a miss.
   void store_record(const std::string& key, const std::string& bytes) const;
   std::optional<std::string> load_record(const std::string& key) const;
 

@@ -105,11 +105,12 @@ std::string host_target_fingerprint(const std::string& compiler) {
 // Line 1 "kiln-toolchain-memo 2", line 2 "mvec 0|1", then the identity. Read only if it is a
 // private file (runtime/private_files.h); anything else is probed again.
 constexpr const char* kMemoHeader = "kiln-toolchain-memo 2\n";
+constexpr size_t kMaxMemoBytes = 64 << 10;  // a few lines; anything bigger was not kiln's
 
 bool read_probe_memo(const std::string& path, bool& has_mvec, std::string& identity) {
   Descriptor file = open_private_file(path);
   std::string text;
-  if (!file.valid() || !read_all(file.get(), text)) return false;
+  if (!file.valid() || !read_all(file.get(), text, kMaxMemoBytes)) return false;
   size_t header = std::strlen(kMemoHeader);
   if (text.compare(0, header, kMemoHeader) != 0 || text.size() < header + 16 ||
       text.back() != '\n')

@@ -251,6 +251,27 @@ TEST_F(DiskCacheTest, GarbageOrMissingMetaIsRebuilt) {
   EXPECT_EQ(DiskCache::counters().misses - before_miss.misses, 1);
 }
 
+// A huge planted file (sparse: 100 GiB that take no disk) is refused by its size, never read
+// into memory: the entry is rebuilt, the record a miss.
+TEST_F(DiskCacheTest, HugeFilesAreMissesAndNeverRead) {
+  constexpr uintmax_t kHuge = uintmax_t(100) << 30;
+  DiskCache cache(directory_.path());
+  int calls = 0;
+  std::string object = cache.get_or_build(key_, kAnswerSource, copying_build(calls)).path;
+  std::string meta = filesystem::path(object).parent_path() / "meta.txt";
+  CacheCounters before = DiskCache::counters();
+  filesystem::resize_file(object, kHuge);
+  EXPECT_EQ(call_answer(cache.get_or_build(key_, kAnswerSource, copying_build(calls)).path), 42);
+  filesystem::resize_file(meta, kHuge);
+  EXPECT_EQ(call_answer(cache.get_or_build(key_, kAnswerSource, copying_build(calls)).path), 42);
+  EXPECT_EQ(calls, 3);
+  EXPECT_EQ(DiskCache::counters().corrupt - before.corrupt, 2);
+
+  cache.store_record(key_, "a record");
+  filesystem::resize_file(cache.directory() + "/records/" + key_, kHuge);
+  EXPECT_FALSE(cache.load_record(key_).has_value());
+}
+
 TEST_F(DiskCacheTest, FailedBuildPublishesNothing) {
   DiskCache cache(directory_.path());
   auto failing_build = [](const std::string& source_path, const std::string& object_path) {

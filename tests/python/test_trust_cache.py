@@ -159,6 +159,22 @@ def test_a_planted_library_is_never_loaded(tmp_path, fresh_kiln, attack):
     assert not marker.exists(), "kiln loaded a library it did not build"
 
 
+@pytest.mark.parametrize("planted", ["object", "meta.txt", "toolchain memo"])
+def test_a_huge_planted_file_is_a_miss_never_read(tmp_path, planted):
+    # 100 GiB (sparse: no disk) where kiln reads a file whole: refused by its size, rebuilt.
+    cache_dir = tmp_path / "cache"
+    program = "import numpy as np, kiln; print(kiln.compile(lambda x: x * 3 + 1)(np.ones(2)))"
+    assert run_python(program, {"KILN_CACHE_DIR": str(cache_dir)}).returncode == 0
+    (path,) = {"object": entry_files(cache_dir, "kernel-*.so"),
+               "meta.txt": entry_files(cache_dir, "meta.txt"),
+               "toolchain memo": glob.glob(str(cache_dir / "toolchain-*.txt"))}[planted]
+    os.truncate(path, 100 << 30)
+    result = run_python(program, {"KILN_CACHE_DIR": str(cache_dir)})
+    assert result.returncode == 0, result.stderr
+    assert "[4. 4.]" in result.stdout
+    assert not os.path.exists(path) or os.path.getsize(path) < 1 << 30  # rebuilt
+
+
 def test_a_planted_toolchain_memo_runs_nothing(tmp_path):
     cache_dir = tmp_path / "cache"
     marker = tmp_path / "wrapper-ran"
