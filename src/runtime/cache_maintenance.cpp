@@ -55,12 +55,18 @@ pid_t temporary_owner(const std::string& name) {
   return (pid > 0 && end != nullptr && *end == '.') ? static_cast<pid_t>(pid) : 0;
 }
 
-// Entry directories (<directory>/<2 hex>/<key>), skipping memos and the evicted.
+// Entry directories (<directory>/<2 chars>/<key>), skipping memos and the evicted. What holds a
+// shard's name but is not a directory (a stray file) is visited as an entry of key "": kiln
+// never uses it, and it is reported and removed as a bad entry.
 template <class Visit>
 void for_each_entry(const std::string& directory, Visit visit) {
   for (const std::string& shard : directory_names(directory)) {
     std::string shard_path = directory + "/" + shard;
-    if (shard.size() != 2 || !is_directory(shard_path)) continue;
+    if (shard.size() != 2) continue;
+    if (!is_directory(shard_path)) {
+      visit("", shard_path);
+      continue;
+    }
     for (const std::string& key : directory_names(shard_path))
       if (key.compare(0, 2, shard) == 0 && is_directory(shard_path + "/" + key))
         visit(key, shard_path + "/" + key);
@@ -89,7 +95,10 @@ CacheReport inspect_cache(const std::string& directory, bool verify) {
     info.bytes = tree_bytes(path);
     struct stat meta;
     if (stat((path + "/meta.txt").c_str(), &meta) == 0) info.last_used = meta.st_mtime;
-    if (verify) info.problem = check_cache_entry(path, key);
+    if (verify) {
+      info.problem = key.empty() ? "not a directory (a shard belongs there)"
+                                 : check_cache_entry(path, key);
+    }
     report.entries.push_back(std::move(info));
   });
   return report;

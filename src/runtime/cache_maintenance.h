@@ -13,7 +13,7 @@ namespace kiln::runtime {
 int64_t cache_size_limit();
 
 struct CacheEntryInfo {
-  std::string key;
+  std::string key;       // "" for what holds a shard's name but is not a directory (bad)
   std::string path;      // the entry's directory
   int64_t bytes = 0;     // all its files
   time_t last_used = 0;  // meta.txt's modification time: set at build and on every disk hit

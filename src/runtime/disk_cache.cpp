@@ -177,6 +177,16 @@ void validate_key(const std::string& key) {
   }
 }
 
+// A directory of the cache's layout (a shard, an entry, records), created if missing. Whatever
+// else holds its name (a stray file, a symbolic link) is inside the root kiln owns and is never
+// used: it is removed, rather than failing every compile.
+void ensure_cache_directory(const std::string& path) {
+  struct stat information;
+  if (lstat(path.c_str(), &information) == 0 && !S_ISDIR(information.st_mode))
+    unlink(path.c_str());
+  ensure_private_directory(path);
+}
+
 }  // namespace
 
 // FNV-1a 64: cheap enough to verify every object on every hit, strong enough to catch
@@ -286,7 +296,7 @@ void DiskCache::store_record(const std::string& key, const std::string& bytes) c
   check_record_key(key);
   if (bytes.size() > kMaxRecordBytes) return;  // it would read back as a miss
   const std::string records = directory_ + "/" + kRecordsName;
-  ensure_private_directory(records);
+  ensure_cache_directory(records);
   write_private_file(records + "/" + key, bytes);
 }
 
@@ -365,8 +375,8 @@ CachedObject DiskCache::get_or_build(const std::string& key,
 
   // Build. The source is published first so a compiler error can name a file the user can
   // open; without meta.txt it is not an entry, so a failed build leaves nothing to load.
-  ensure_private_directory(directory_ + "/" + key.substr(0, 2));
-  ensure_private_directory(entry);
+  ensure_cache_directory(directory_ + "/" + key.substr(0, 2));
+  ensure_cache_directory(entry);
   remove_stale_temporaries(entry);
   const std::string source_file = entry + "/" + kSourceName;
   write_private_file(source_file, make_source());

@@ -272,6 +272,29 @@ TEST_F(DiskCacheTest, HugeFilesAreMissesAndNeverRead) {
   EXPECT_FALSE(cache.load_record(key_).has_value());
 }
 
+// A stray file where a shard or the records directory belongs is not the cache's: it is
+// removed rather than failing every compile, and verify reports it and clear removes it.
+TEST_F(DiskCacheTest, AFileWhereACacheDirectoryBelongsIsRemoved) {
+  DiskCache cache(directory_.path());
+  const std::string shard = cache.directory() + "/" + key_.substr(0, 2);
+  write_all(shard, "junk");
+  int calls = 0;
+  EXPECT_EQ(call_answer(cache.get_or_build(key_, kAnswerSource, copying_build(calls)).path), 42);
+  EXPECT_TRUE(filesystem::is_directory(shard));
+  write_all(cache.directory() + "/records", "junk");
+  cache.store_record(key_, "a record");
+  EXPECT_EQ(cache.load_record(key_).value_or(""), "a record");
+
+  const std::string stray = cache.directory() + "/zz";
+  write_all(stray, "junk");
+  kiln::runtime::CacheReport report = kiln::runtime::inspect_cache(cache.directory(), true);
+  ASSERT_EQ(report.entries.size(), 2u);
+  for (const kiln::runtime::CacheEntryInfo& entry : report.entries)
+    EXPECT_EQ(entry.problem.empty(), entry.path != stray) << entry.path << ": " << entry.problem;
+  EXPECT_EQ(clear_cache(cache.directory()), 2);
+  EXPECT_FALSE(filesystem::exists(stray));
+}
+
 TEST_F(DiskCacheTest, FailedBuildPublishesNothing) {
   DiskCache cache(directory_.path());
   auto failing_build = [](const std::string& source_path, const std::string& object_path) {

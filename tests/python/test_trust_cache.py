@@ -3,6 +3,7 @@ Each test plants something an attacker (another user of the machine) could, and 
 refuses it or rebuilds, never runs it. Crash- or process-level probes run in a subprocess."""
 import glob
 import os
+import shutil
 import signal
 import stat
 import subprocess
@@ -14,6 +15,7 @@ import numpy as np
 import pytest
 
 import kiln
+import kiln.cache
 from kiln import _kiln
 
 is_root = os.geteuid() == 0
@@ -254,6 +256,37 @@ def test_an_unusable_cache_directory_compiles_privately_with_a_warning():
     assert "[7. 7.]" in result.stdout
     assert "warning" in result.stderr and "private temporary directory" in result.stderr
     assert set(glob.glob("/tmp/kiln-private-*")) <= before  # removed at exit
+
+
+# ---- stray files in the cache ----
+def test_a_file_where_a_shard_belongs_is_removed(fresh_kiln):
+    compile_and_run()
+    (meta,) = entry_files(fresh_kiln, "meta.txt")
+    shard = os.path.dirname(os.path.dirname(meta))
+    shutil.rmtree(shard)
+    with open(shard, "w") as file:
+        file.write("junk")
+    kiln.reset()
+    np.testing.assert_allclose(compile_and_run(), np.sin(1.0) + 1)
+    assert os.path.isdir(shard)
+    stray = str(fresh_kiln / "zz")
+    for command in ("verify", "clear"):
+        with open(stray, "w") as file:
+            file.write("junk")
+        if command == "verify":
+            assert [entry["path"] for entry in kiln.cache.verify(remove=True)] == [stray]
+        else:
+            assert kiln.cache.clear() == 2  # the entry and the stray file
+        assert not os.path.exists(stray)
+
+
+def test_a_shard_others_can_write_is_refused_saying_what_to_do(fresh_kiln):
+    compile_and_run()
+    (meta,) = entry_files(fresh_kiln, "meta.txt")
+    os.chmod(os.path.dirname(os.path.dirname(meta)), 0o777)
+    kiln.reset()
+    with pytest.raises(PermissionError, match="writable by others.*chmod 700 it"):
+        compile_and_run()
 
 
 # ---- killed compiles, size limit, the command ----
