@@ -1,7 +1,9 @@
 #include "runtime/cache_maintenance.h"
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -73,7 +75,24 @@ void for_each_entry(const std::string& directory, Visit visit) {
   }
 }
 
+Descriptor open_directory(const std::string& path) {
+  return Descriptor(open(path.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+}
+
 }  // namespace
+
+Descriptor lock_entry(const std::string& entry_directory) {
+  for (;;) {
+    Descriptor directory = open_directory(entry_directory);
+    if (!directory.valid()) return directory;
+    int result;
+    do result = flock(directory.get(), LOCK_SH);
+    while (result != 0 && errno == EINTR);
+    // Locked (or a file system without flock: unprotected, as without the lock), unless it
+    // was removed while we waited: then look again.
+    if (same_file(directory.get(), entry_directory)) return directory;
+  }
+}
 
 int64_t cache_size_limit() {
   const char* text = getenv("KILN_CACHE_MAX_BYTES");
@@ -105,9 +124,17 @@ CacheReport inspect_cache(const std::string& directory, bool verify) {
 }
 
 bool remove_cache_entry(const std::string& entry_directory) {
+  // The exclusive lock, not waited for: an entry someone holds (lock_entry) stays. Without
+  // flock (some network file systems) it is removed as before.
+  Descriptor directory = open_directory(entry_directory);
+  if (directory.valid()) {
+    if (flock(directory.get(), LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK) return false;
+    if (!same_file(directory.get(), entry_directory)) return false;  // removed meanwhile
+  }
   // Renamed first: a concurrent reader finds the whole entry or none (a miss it rebuilds).
   std::string doomed = temporary_name(entry_directory + ".evicted");
   if (rename(entry_directory.c_str(), doomed.c_str()) != 0) return false;
+  directory = Descriptor();
   remove_tree(doomed);
   return true;
 }

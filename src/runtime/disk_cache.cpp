@@ -330,7 +330,8 @@ CachedObject find_valid_object(const std::string& entry, const std::string& key,
     why = "meta.txt is damaged";
     return {};
   }
-  CachedObject object{entry + "/" + meta.object_name, {}};
+  CachedObject object;
+  object.path = entry + "/" + meta.object_name;
   object.file = open_private_file(object.path, &why);
   std::string bytes;
   if (!object.file.valid()) {
@@ -356,27 +357,39 @@ CachedObject DiskCache::get_or_build(const std::string& key,
   const std::string entry = entry_directory(key);
   const std::string meta_path = entry + "/" + kMetaName;
 
-  // Lookup. No meta.txt: a miss (also a build that died before publishing). A meta.txt that
+  // Lookup, under the entry's shared lock (lock_entry), held until the caller has loaded the
+  // object. No meta.txt: a miss (also a build that died or is still running). A meta.txt that
   // does not describe an intact private object: corrupt, counted, and rebuilt below.
-  bool had_meta = access(meta_path.c_str(), F_OK) == 0;
+  Descriptor lock = lock_entry(entry);
+  bool had_meta = lock.valid() && access(meta_path.c_str(), F_OK) == 0;
   std::string problem;
-  CachedObject found = find_valid_object(entry, key, problem);
+  CachedObject found = lock.valid() ? find_valid_object(entry, key, problem) : CachedObject{};
   if (found.file.valid()) {
     count(&CacheCounters::hits);
     found.hit = true;
+    found.entry_lock = std::move(lock);
     return found;
   }
   if (had_meta) count(&CacheCounters::corrupt);
-  // An entry that is damaged or not the user's own is never loaded; it is replaced.
+  // An entry that is damaged or not the user's own is never loaded; it is replaced, or, when
+  // another process holds it (rebuilding it too), rebuilt in place: every file is replaced
+  // atomically.
   struct stat existing;
-  if (had_meta || (lstat(entry.c_str(), &existing) == 0 && !is_private_directory(entry)))
+  if (had_meta || (lstat(entry.c_str(), &existing) == 0 && !is_private_directory(entry))) {
+    lock = Descriptor();  // our own lock would keep it
     remove_cache_entry(entry);
+  }
   count(&CacheCounters::misses);
 
-  // Build. The source is published first so a compiler error can name a file the user can
-  // open; without meta.txt it is not an entry, so a failed build leaves nothing to load.
-  ensure_cache_directory(directory_ + "/" + key.substr(0, 2));
-  ensure_cache_directory(entry);
+  // Build, under the entry's lock: eviction leaves it alone. The source is published first so
+  // a compiler error can name a file the user can open; without meta.txt it is not an entry,
+  // so a failed build leaves nothing to load.
+  for (int attempt = 0; !lock.valid(); ++attempt) {
+    ensure_cache_directory(directory_ + "/" + key.substr(0, 2));
+    ensure_cache_directory(entry);
+    lock = lock_entry(entry);  // invalid when evicted (empty) before we held it: again
+    if (!lock.valid() && attempt == 10) throw_file_error("lock", entry);
+  }
   remove_stale_temporaries(entry);
   const std::string source_file = entry + "/" + kSourceName;
   write_private_file(source_file, make_source());
@@ -416,6 +429,7 @@ CachedObject DiskCache::get_or_build(const std::string& key,
     throw_file_error("publish", built.path);
   }
   write_private_file(meta_path, format_meta(key, meta));
+  built.entry_lock = std::move(lock);
   enforce_size_limit(directory_, cache_size_limit(), key);
   return built;
 }

@@ -46,6 +46,9 @@ std::string default_cache_dir();
 struct CachedObject {
   std::string path;
   Descriptor file;
+  // The entry's shared lock (cache_maintenance.h: lock_entry): keep the CachedObject until the
+  // object is loaded, and no other process evicts the entry before.
+  Descriptor entry_lock;
   bool hit = false;  // found in the cache (false: built by this call)
 };
 
@@ -69,8 +72,9 @@ class DiskCache {
   // writes make_source() to the entry, calls `build(source_path, object_path)` to produce the
   // shared object at a temporary path, validates it, and publishes it atomically. Concurrent
   // processes building the same key are safe: the loser of the rename race uses the winner's.
-  // After a build, least recently used entries are evicted past the size limit. The source is
-  // made only on a miss: a warm start skips the work that produces it.
+  // After a build, least recently used entries are evicted past the size limit; never one in
+  // use, as this one is while the result lives. The source is made only on a miss: a warm
+  // start skips the work that produces it.
   CachedObject get_or_build(const std::string& key, const std::function<std::string()>& make_source,
                             const BuildFunction& build);
   CachedObject get_or_build(const std::string& key, const std::string& source,

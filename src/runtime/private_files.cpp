@@ -133,6 +133,12 @@ Descriptor open_private_file(const std::string& path, std::string* why) {
   return file;
 }
 
+bool same_file(int descriptor, const std::string& path) {
+  struct stat opened, named;
+  return fstat(descriptor, &opened) == 0 && lstat(path.c_str(), &named) == 0 &&
+         opened.st_dev == named.st_dev && opened.st_ino == named.st_ino;
+}
+
 bool read_all(int descriptor, std::string& contents, size_t max_bytes) {
   contents.clear();
   struct stat information;

@@ -48,6 +48,10 @@ class Descriptor {
 // when it is missing or fails a check (`why`, when given, says which).
 Descriptor open_private_file(const std::string& path, std::string* why = nullptr);
 
+// Whether `path` (not followed if a link) names the file open as `descriptor`: false once it
+// was renamed away or replaced.
+bool same_file(int descriptor, const std::string& path);
+
 // The whole contents of an open file of at most `max_bytes`; false on a read error or a bigger
 // file. The size is checked (fstat) before reading: a huge planted file, sparse or not, is
 // refused rather than read into memory.

@@ -295,6 +295,33 @@ TEST_F(DiskCacheTest, AFileWhereACacheDirectoryBelongsIsRemoved) {
   EXPECT_FALSE(filesystem::exists(stray));
 }
 
+// Eviction (the size limit, verify --remove, clear) never removes an entry in use: one being
+// built, which has no meta.txt yet, nor one found, until its object is loaded.
+TEST_F(DiskCacheTest, EvictionLeavesEntriesInUseAlone) {
+  DiskCache cache(directory_.path());
+  int calls = 0;
+  const std::string old_key = cache_key({"old"});
+  cache.get_or_build(old_key, kAnswerSource, copying_build(calls));
+  const std::string old_entry = cache.directory() + "/" + old_key.substr(0, 2) + "/" + old_key;
+  const std::string entry = cache.directory() + "/" + key_.substr(0, 2) + "/" + key_;
+  // Another process's build enforces a one-byte limit while this one compiles.
+  auto build = [&](const std::string&, const std::string& object_path) {
+    kiln::runtime::enforce_size_limit(cache.directory(), 1);
+    write_all(object_path, *compiled_object_);
+  };
+  kiln::runtime::CachedObject built = cache.get_or_build(key_, kAnswerSource, build);
+  EXPECT_EQ(call_answer(built.path), 42);
+  EXPECT_FALSE(filesystem::exists(old_entry));  // evicted: no one held it
+
+  kiln::runtime::enforce_size_limit(cache.directory(), 1);
+  EXPECT_FALSE(kiln::runtime::remove_cache_entry(entry));
+  EXPECT_EQ(clear_cache(cache.directory()), 0);
+  EXPECT_TRUE(filesystem::exists(built.path));  // still held: not yet loaded
+  built = {};
+  kiln::runtime::enforce_size_limit(cache.directory(), 1);
+  EXPECT_FALSE(filesystem::exists(entry));
+}
+
 TEST_F(DiskCacheTest, FailedBuildPublishesNothing) {
   DiskCache cache(directory_.path());
   auto failing_build = [](const std::string& source_path, const std::string& object_path) {

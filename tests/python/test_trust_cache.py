@@ -290,11 +290,16 @@ def test_a_shard_others_can_write_is_refused_saying_what_to_do(fresh_kiln):
 
 
 # ---- killed compiles, size limit, the command ----
-def test_a_killed_compile_leaves_no_compiler_running(tmp_path):
-    # A function big enough that g++ runs for a while.
-    body = " + ".join(f"np.sin(x * {i})" for i in range(400))
+def slow_compile_script(tmp_path):
+    """A script compiling a function big enough that g++ runs for a while (seconds)."""
+    body = " + ".join(f"np.sin(x * {i})" for i in range(1200))
     script = tmp_path / "slow.py"
     script.write_text(f"import numpy as np, kiln\nkiln.compile(lambda x: {body})(np.ones(3))\n")
+    return script
+
+
+def test_a_killed_compile_leaves_no_compiler_running(tmp_path):
+    script = slow_compile_script(tmp_path)
     env = dict(os.environ, KILN_CACHE_DIR=str(tmp_path / "cache"))
     process = subprocess.Popen([sys.executable, str(script)], env=env)
     compiler = None
@@ -325,6 +330,23 @@ def test_a_killed_compile_leaves_no_compiler_running(tmp_path):
     alive = os.path.exists(f"/proc/{compiler}") and "State:\tZ" not in open(
         f"/proc/{compiler}/status").read()
     assert not alive, "the compiler outlived the process that started it"
+
+
+def test_eviction_never_removes_a_build_in_progress(tmp_path, fresh_kiln, monkeypatch):
+    # Another process compiles slowly; this one's compiles enforce a one-byte size limit
+    # meanwhile. The entry being built (no meta.txt yet) is in use: never evicted.
+    slow = subprocess.Popen([sys.executable, str(slow_compile_script(tmp_path))],
+                            stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 60
+    while not entry_files(fresh_kiln, "kernel.cpp") and time.time() < deadline:
+        time.sleep(0.01)
+    monkeypatch.setenv("KILN_CACHE_MAX_BYTES", "1")
+    for offset in (1.0, 2.0):
+        compile_and_run(offset)
+    if slow.poll() is not None:
+        pytest.skip("the slow compile finished before the others evicted")
+    _, errors = slow.communicate(timeout=300)
+    assert slow.returncode == 0, errors
 
 
 def test_stale_temporary_files_are_cleaned(fresh_kiln):
