@@ -150,6 +150,12 @@ constexpr size_t kMaxSourceBytes = size_t(16) << 20;
 
 }  // namespace
 
+std::string key_marker_source(const std::string& key, bool cuda) {
+  // `used`: kept though nothing reads it; static: the units of a C++ source link together.
+  return std::string(cuda ? "extern \"C\" __device__" : "static __attribute__((used))") +
+         " const char kiln_cache_key[] = \"" + runtime::cache_key_marker(key) + "\";\n";
+}
+
 void check_source_size(const codegen::SourceFile& file, const ir::Graph& graph) {
   api::log(LogChannel::Perf, "source: " + std::to_string(file.text.size()) + " bytes in " +
                                  std::to_string(file.units) + " translation unit" +
@@ -350,7 +356,7 @@ CudaModules build_cuda_modules(const codegen::CudaSource& source, const std::str
       const std::string unit_key = runtime::cache_key(
           {versioned, "unit " + std::to_string(u) + " of " + std::to_string(units.size())});
       runtime::CachedObject object = cache.get_or_build(
-          unit_key, units[u],
+          unit_key, [&] { return units[u] + key_marker_source(unit_key, true); },
           [&](const std::string& source_path, const std::string& object_path) {
             if (!in_helpers ||
                 !cuda::compile_in_helper(source_path, object_path, target.architecture))
@@ -481,7 +487,7 @@ std::unique_ptr<CompiledGraph> compile_graph(const ir::Graph& traced,
             codegen::lay_out_units(source.prefix, source.pieces, unit_bytes);
         check_source_size(file, result->graph);
         units = file.units;
-        result->source = std::move(file.text);
+        result->source = std::move(file.text) + key_marker_source(key, false);
         return result->source;
       },
       [&](const std::string& source_path, const std::string& object_path) {

@@ -32,6 +32,11 @@ struct CacheCounters {
 // Hex digest of the given fields, each length-prefixed (so ("ab","c") != ("a","bc")).
 std::string cache_key(const std::vector<std::string>& fields);
 
+// What an object built for `key` holds: the builder compiles it in (api/pipeline.h:
+// key_marker_source), and the cache loads no object without its key's marker, so an entry
+// copied under another key is a miss however consistent its meta.txt.
+std::string cache_key_marker(const std::string& key);
+
 // Hex FNV-1a 64 of `bytes`: the cache's checksum of objects and of other cache-side keys.
 std::string fnv1a_64_hex(const std::string& bytes);
 
@@ -70,8 +75,9 @@ class DiskCache {
       std::function<void(const std::string& source_path, const std::string& object_path)>;
   // Returns a valid shared object for `key`. On a miss (or a corrupt or untrusted entry) it
   // writes make_source() to the entry, calls `build(source_path, object_path)` to produce the
-  // shared object at a temporary path, validates it, and publishes it atomically. Concurrent
-  // processes building the same key are safe: the loser of the rename race uses the winner's.
+  // shared object at a temporary path, validates it (an ELF file with cache_key_marker(key)),
+  // and publishes it atomically. Concurrent processes building the same key are safe: the
+  // loser of the rename race uses the winner's.
   // After a build, least recently used entries are evicted past the size limit; never one in
   // use, as this one is while the result lives. The source is made only on a miss: a warm
   // start skips the work that produces it.

@@ -24,6 +24,7 @@
 namespace {
 
 using kiln::runtime::cache_key;
+using kiln::runtime::cache_key_marker;
 using kiln::runtime::clear_cache;
 using kiln::runtime::CacheCounters;
 using kiln::runtime::DiskCache;
@@ -63,11 +64,15 @@ int call_answer(const std::string& object_path) {
 
 class DiskCacheTest : public testing::Test {
  protected:
-  // Compiling is the slow part; do it once and let each "build" copy the bytes.
+  static std::string answer_key() { return cache_key({"graph text", "options", "target"}); }
+
+  // Compiling is the slow part; do it once and let each "build" copy the bytes. The object
+  // holds its key's marker, as kiln's generated sources do (api/pipeline.h).
   static void SetUpTestSuite() {
     TemporaryDirectory scratch;
     std::string source = scratch.path() + "/answer.cpp";
-    write_all(source, kAnswerSource);
+    write_all(source, kAnswerSource + std::string("static __attribute__((used)) const char ") +
+                          "kiln_cache_key[] = \"" + cache_key_marker(answer_key()) + "\";\n");
     kiln::runtime::Toolchain::system().compile_shared_object(source, scratch.path() + "/a.so");
     compiled_object_ = new std::string(read_all(scratch.path() + "/a.so"));
   }
@@ -76,19 +81,29 @@ class DiskCacheTest : public testing::Test {
     compiled_object_ = nullptr;
   }
 
-  // A build callback that counts its calls and writes the compiled object (plus `trailer`,
-  // harmless bytes after the ELF data that make two builds differ).
-  auto copying_build(int& calls, const std::string& trailer = "") {
-    return [&calls, trailer](const std::string& source_path, const std::string& object_path) {
+  // The compiled object as if built for `key`: its key marker rewritten (keys are digests of
+  // one length).
+  static std::string object_for(const std::string& key) {
+    std::string bytes = *compiled_object_;
+    const std::string from = cache_key_marker(answer_key()), to = cache_key_marker(key);
+    for (size_t at = bytes.find(from); at != std::string::npos; at = bytes.find(from, at + 1))
+      bytes.replace(at, from.size(), to);
+    return bytes;
+  }
+
+  // A build callback that counts its calls and writes the compiled object for `key` (plus
+  // `trailer`, harmless bytes after the ELF data that make two builds differ).
+  auto copying_build(int& calls, const std::string& trailer = "", std::string key = answer_key()) {
+    return [&calls, trailer, key](const std::string& source_path, const std::string& object_path) {
       ++calls;
       EXPECT_EQ(read_all(source_path), kAnswerSource);
-      write_all(object_path, *compiled_object_ + trailer);
+      write_all(object_path, object_for(key) + trailer);
     };
   }
 
   static std::string* compiled_object_;
   TemporaryDirectory directory_;
-  std::string key_ = cache_key({"graph text", "options", "target"});
+  std::string key_ = answer_key();
 };
 
 std::string* DiskCacheTest::compiled_object_ = nullptr;
@@ -161,7 +176,9 @@ TEST_F(DiskCacheTest, MissThenHitBuildsOnce) {
   }
 
   // A different key is a different entry.
-  std::string other = cache.get_or_build(cache_key({"other"}), kAnswerSource, copying_build(calls)).path;
+  const std::string other_key = cache_key({"other"});
+  std::string other =
+      cache.get_or_build(other_key, kAnswerSource, copying_build(calls, "", other_key)).path;
   EXPECT_EQ(calls, 2);
   EXPECT_NE(other, first);
 }
@@ -301,7 +318,7 @@ TEST_F(DiskCacheTest, EvictionLeavesEntriesInUseAlone) {
   DiskCache cache(directory_.path());
   int calls = 0;
   const std::string old_key = cache_key({"old"});
-  cache.get_or_build(old_key, kAnswerSource, copying_build(calls));
+  cache.get_or_build(old_key, kAnswerSource, copying_build(calls, "", old_key));
   const std::string old_entry = cache.directory() + "/" + old_key.substr(0, 2) + "/" + old_key;
   const std::string entry = cache.directory() + "/" + key_.substr(0, 2) + "/" + key_;
   // Another process's build enforces a one-byte limit while this one compiles.
@@ -320,6 +337,38 @@ TEST_F(DiskCacheTest, EvictionLeavesEntriesInUseAlone) {
   built = {};
   kiln::runtime::enforce_size_limit(cache.directory(), 1);
   EXPECT_FALSE(filesystem::exists(entry));
+}
+
+// An entry copied under another key with its meta.txt made to match (only the key line
+// differs) is not loaded: the object carries the key it was built for.
+TEST_F(DiskCacheTest, AnEntryPlantedUnderAnotherKeyIsRebuilt) {
+  DiskCache cache(directory_.path());
+  int calls = 0;
+  const std::string other_key = cache_key({"other"});
+  std::string other = cache.get_or_build(other_key, kAnswerSource,
+                                         copying_build(calls, "", other_key)).path;
+  const std::string entry = cache.directory() + "/" + key_.substr(0, 2) + "/" + key_;
+  filesystem::create_directories(filesystem::path(entry).parent_path());
+  filesystem::copy(filesystem::path(other).parent_path(), entry,
+                   filesystem::copy_options::recursive);
+  std::string meta = read_all(entry + "/meta.txt");
+  meta.replace(meta.find(other_key), other_key.size(), key_);
+  write_all(entry + "/meta.txt", meta);
+  const std::string object_name = filesystem::path(other).filename();
+  EXPECT_EQ(kiln::runtime::check_cache_entry(entry, key_), object_name + ": built for another key");
+
+  CacheCounters before = DiskCache::counters();
+  std::string object = cache.get_or_build(key_, kAnswerSource, copying_build(calls)).path;
+  EXPECT_EQ(calls, 2);
+  EXPECT_EQ(DiskCache::counters().corrupt - before.corrupt, 1);
+  EXPECT_EQ(read_all(object), *compiled_object_);
+
+  // A build that leaves the marker out is refused: its entry could never be loaded.
+  auto unmarked = [](const std::string&, const std::string& object_path) {
+    write_all(object_path, object_for(cache_key({"yet another"})));
+  };
+  EXPECT_THROW(cache.get_or_build(cache_key({"unmarked"}), kAnswerSource, unmarked),
+               kiln::Error);
 }
 
 TEST_F(DiskCacheTest, FailedBuildPublishesNothing) {

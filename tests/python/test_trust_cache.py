@@ -161,6 +161,34 @@ def test_a_planted_library_is_never_loaded(tmp_path, fresh_kiln, attack):
     assert not marker.exists(), "kiln loaded a library it did not build"
 
 
+def test_an_entry_planted_under_another_key_is_rebuilt(tmp_path):
+    # g's entry (kiln's own build, same signature) copied to f's place, its meta.txt's key line
+    # made f's: the object says which key it was built for, so f never runs g's code.
+    cache_dir = tmp_path / "cache"
+    program = """
+        import os, numpy as np, kiln
+        f = (lambda x, y: x * 2 + y) if os.environ["WHICH"] == "f" else (lambda x, y: x - y * 3)
+        print(kiln.compile(f)(np.arange(4.0), np.ones(4)).tolist())
+    """
+
+    def run(which):
+        result = run_python(program, {"KILN_CACHE_DIR": str(cache_dir), "WHICH": which})
+        assert result.returncode == 0, result.stderr
+        return result.stdout.strip()
+
+    assert run("f") == "[1.0, 3.0, 5.0, 7.0]"
+    (f_entry,) = {os.path.dirname(path) for path in entry_files(cache_dir, "meta.txt")}
+    assert run("g") == "[-3.0, -2.0, -1.0, 0.0]"
+    (g_entry,) = {os.path.dirname(path) for path in entry_files(cache_dir, "meta.txt")} - {f_entry}
+    shutil.rmtree(f_entry)
+    shutil.copytree(g_entry, f_entry)
+    meta = os.path.join(f_entry, "meta.txt")
+    text = open(meta).read().replace(os.path.basename(g_entry), os.path.basename(f_entry))
+    with open(meta, "w") as file:
+        file.write(text)
+    assert run("f") == "[1.0, 3.0, 5.0, 7.0]"
+
+
 @pytest.mark.parametrize("planted", ["object", "meta.txt", "toolchain memo"])
 def test_a_huge_planted_file_is_a_miss_never_read(tmp_path, planted):
     # 100 GiB (sparse: no disk) where kiln reads a file whole: refused by its size, rebuilt.
