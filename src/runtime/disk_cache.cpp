@@ -294,10 +294,31 @@ std::string DiskCache::source_path(const std::string& key) const {
 
 namespace {
 constexpr const char* kRecordsName = "records";
+constexpr const char* kRecordHeader = "kiln-record 1";
+constexpr size_t kMaxRecordHeaderBytes = 256;
 
 void check_record_key(const std::string& key) {
   if (!is_hex(key, 64))
     throw Error(ErrorKind::Internal, "kiln: a cache record's key must be a cache_key digest");
+}
+
+// A record's file: the header (its key, the bytes' size and checksum), then the bytes.
+std::string format_record(const std::string& key, const std::string& bytes) {
+  return std::string(kRecordHeader) + "\nkey " + key + "\nsize " + std::to_string(bytes.size()) +
+         "\nfnv1a64 " + fnv1a_64_hex(bytes) + "\n" + bytes;
+}
+
+// The bytes of a record file of `key`; nullopt if it is anything but what format_record wrote
+// for that key (another key's, cut short, altered).
+std::optional<std::string> parse_record(const std::string& text, const std::string& key) {
+  size_t header_end = std::string::npos;  // + 1 wraps to 0: the first search starts there
+  for (int line = 0; line < 4; ++line) {
+    header_end = text.find('\n', header_end + 1);
+    if (header_end == std::string::npos) return std::nullopt;
+  }
+  std::string bytes = text.substr(header_end + 1);
+  if (format_record(key, bytes) != text) return std::nullopt;
+  return bytes;
 }
 }  // namespace
 
@@ -306,16 +327,30 @@ void DiskCache::store_record(const std::string& key, const std::string& bytes) c
   if (bytes.size() > kMaxRecordBytes) return;  // it would read back as a miss
   const std::string records = directory_ + "/" + kRecordsName;
   ensure_cache_directory(records);
-  write_private_file(records + "/" + key, bytes);
+  write_private_file(records + "/" + key, format_record(key, bytes));
 }
 
-std::optional<std::string> DiskCache::load_record(const std::string& key) const {
+std::optional<std::string> DiskCache::load_record(const std::string& key, std::string* why) const {
   check_record_key(key);
-  const std::string records = directory_ + "/" + kRecordsName;
+  const std::string records = directory_ + "/" + kRecordsName, path = records + "/" + key;
   if (!is_private_directory(records)) return std::nullopt;
-  Descriptor file = open_private_file(records + "/" + key);
-  std::string bytes;
-  if (!file.valid() || !read_all(file.get(), bytes, kMaxRecordBytes)) return std::nullopt;
+  std::string problem;
+  Descriptor file = open_private_file(path, &problem);
+  struct stat existing;
+  if (!file.valid()) {
+    if (why && lstat(path.c_str(), &existing) == 0) *why = problem;  // there, but not trusted
+    return std::nullopt;
+  }
+  std::string text;
+  std::optional<std::string> bytes;
+  if (read_all(file.get(), text, kMaxRecordBytes + kMaxRecordHeaderBytes))
+    bytes = parse_record(text, key);
+  if (!bytes) {
+    if (why) *why = "the record does not match its key, size and checksum";
+    // Removed unless a writer has just replaced it: the next store would overwrite it anyway,
+    // but a planted huge file should not stay.
+    if (same_file(file.get(), path)) unlink(path.c_str());
+  }
   return bytes;
 }
 

@@ -92,11 +92,13 @@ class DiskCache {
 
   // Records: small files beside the entries, <directory>/records/<key>, for what a front end
   // keeps across processes (the torch backend's traced graphs, by the key of what Dynamo
-  // handed it). `key` is a cache_key digest. Written atomically and privately; read back only
-  // from a private file (nullopt when missing, untrusted or past kMaxRecordBytes). The bytes
-  // are the caller's to check: a damaged record must read as a miss.
+  // handed it). `key` is a cache_key digest. Written atomically and privately, after a header
+  // with the key and the bytes' size and checksum; read back only from a private file whose
+  // header matches its key and bytes. A damaged record, one copied from another key, or one
+  // past kMaxRecordBytes is a miss (nullopt; `why`, when given, says why a record that exists
+  // was refused) and is removed. What the bytes mean is still the caller's to check.
   void store_record(const std::string& key, const std::string& bytes) const;
-  std::optional<std::string> load_record(const std::string& key) const;
+  std::optional<std::string> load_record(const std::string& key, std::string* why = nullptr) const;
 
   // Process-wide counters (all DiskCache instances).
   static CacheCounters& counters();

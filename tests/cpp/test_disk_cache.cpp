@@ -204,6 +204,26 @@ TEST_F(DiskCacheTest, RecordsRoundTripAndAreReadOnlyWhenPrivate) {
   EXPECT_FALSE(filesystem::exists(cache.directory() + "/records"));
 }
 
+// A record holds its key, size and checksum: one altered in place or copied from another key
+// is a miss, and is removed.
+TEST_F(DiskCacheTest, DamagedOrForeignRecordsAreMissesAndRemoved) {
+  DiskCache cache(directory_.path());
+  const std::string other_key = cache_key({"other"});
+  cache.store_record(key_, "scale 2.5");
+  cache.store_record(other_key, "scale 3.5");
+  const std::string path = cache.directory() + "/records/" + key_;
+  std::string text = read_all(path);
+  text[text.size() - 3] = '3';  // "scale 3.5" under key_'s header
+  write_all(path, text);
+  std::string why;
+  EXPECT_FALSE(cache.load_record(key_, &why).has_value());
+  EXPECT_EQ(why, "the record does not match its key, size and checksum");
+  EXPECT_FALSE(filesystem::exists(path));
+  filesystem::copy_file(cache.directory() + "/records/" + other_key, path);
+  EXPECT_FALSE(cache.load_record(key_).has_value());
+  EXPECT_EQ(cache.load_record(other_key).value_or(""), "scale 3.5");
+}
+
 TEST_F(DiskCacheTest, TruncatedObjectIsDetectedAndRebuilt) {
   DiskCache cache(directory_.path());
   int calls = 0;
