@@ -8,10 +8,13 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 
+#include "kiln/error.h"
 #include "runtime/disk_cache.h"
 #include "runtime/private_files.h"
 
@@ -97,9 +100,16 @@ Descriptor lock_entry(const std::string& entry_directory) {
 int64_t cache_size_limit() {
   const char* text = getenv("KILN_CACHE_MAX_BYTES");
   if (text == nullptr || *text == '\0') return kDefaultLimit;
+  // A whole number, as KILN_UNIT_BYTES: anything else is an error, never a silent default.
   char* end = nullptr;
-  long long value = std::strtoll(text, &end, 10);
-  return (end != nullptr && *end == '\0' && value >= 0) ? value : kDefaultLimit;
+  errno = 0;
+  unsigned long long value = std::strtoull(text, &end, 10);
+  const char* first = text + strspn(text, " \t");
+  if (*end != '\0' || !isdigit(static_cast<unsigned char>(*first)) || errno == ERANGE ||
+      value > static_cast<unsigned long long>(INT64_MAX))
+    throw Error(ErrorKind::Value, std::string("kiln: KILN_CACHE_MAX_BYTES=") + text +
+                                      " is not a number of bytes (0 for no limit)");
+  return static_cast<int64_t>(value);
 }
 
 CacheReport inspect_cache(const std::string& directory, bool verify) {

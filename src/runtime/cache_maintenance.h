@@ -11,7 +11,8 @@
 
 namespace kiln::runtime {
 
-// $KILN_CACHE_MAX_BYTES (bytes; 0 = no limit), else 1 GiB.
+// $KILN_CACHE_MAX_BYTES (bytes; 0 = no limit), else 1 GiB. Anything but a whole number of
+// bytes is an Error(Value) naming the variable.
 int64_t cache_size_limit();
 
 struct CacheEntryInfo {

@@ -274,9 +274,27 @@ DiskCache DiskCache::open(const std::string& requested, bool enabled) {
   }
 }
 
+namespace {
+
+// Throws Error(Toolchain) unless directories can be made in `directory`: access(W_OK) says
+// yes to root in /proc, where nothing can be. Tried once per directory and process.
+void check_writable(const std::string& directory) {
+  static std::mutex mutex;
+  static std::set<std::string> writable;
+  std::lock_guard<std::mutex> lock(mutex);
+  if (writable.count(directory) != 0) return;
+  const std::string probe = temporary_name(directory + "/.write-probe");
+  if (mkdir(probe.c_str(), 0700) != 0) throw_file_error("create directories in", directory);
+  rmdir(probe.c_str());
+  writable.insert(directory);
+}
+
+}  // namespace
+
 DiskCache::DiskCache(std::string directory) : directory_(std::move(directory)) {
   while (directory_.size() > 1 && directory_.back() == '/') directory_.pop_back();
   ensure_private_directory(directory_);
+  check_writable(directory_);
 }
 
 CacheCounters& DiskCache::counters() {
@@ -402,6 +420,7 @@ CachedObject DiskCache::get_or_build(const std::string& key,
                                      const std::function<std::string()>& make_source,
                                      const BuildFunction& build) {
   validate_key(key);
+  const int64_t limit = cache_size_limit();  // a bad KILN_CACHE_MAX_BYTES fails before any work
   const std::string entry = entry_directory(key);
   const std::string meta_path = entry + "/" + kMetaName;
 
@@ -484,7 +503,7 @@ CachedObject DiskCache::get_or_build(const std::string& key,
   }
   write_private_file(meta_path, format_meta(key, meta));
   built.entry_lock = std::move(lock);
-  enforce_size_limit(directory_, cache_size_limit(), key);
+  enforce_size_limit(directory_, limit, key);
   return built;
 }
 

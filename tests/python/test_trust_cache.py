@@ -3,6 +3,7 @@ Each test plants something an attacker (another user of the machine) could, and 
 refuses it or rebuilds, never runs it. Crash- or process-level probes run in a subprocess."""
 import glob
 import os
+import re
 import shutil
 import signal
 import stat
@@ -274,16 +275,32 @@ def test_disk_cache_false_writes_nothing_to_the_cache(fresh_kiln):
     assert not entry_files(fresh_kiln, "*")
 
 
-def test_an_unusable_cache_directory_compiles_privately_with_a_warning():
+# /proc itself: root may write it by its mode (access says yes) but can create nothing there.
+@pytest.mark.parametrize("directory", ["/proc/kiln-cannot-create-this", "/proc"])
+def test_an_unusable_cache_directory_compiles_privately_with_a_warning(directory):
+    if directory == "/proc" and not is_root:
+        pytest.skip("/proc is root's: refused as not yours (PermissionError) for anyone else")
     before = set(glob.glob("/tmp/kiln-private-*"))
     result = run_python("""
         import numpy as np, kiln
         print(kiln.compile(lambda x: x * 7)(np.ones(2)))
-    """, {"KILN_CACHE_DIR": "/proc/kiln-cannot-create-this", "TMPDIR": None})
+    """, {"KILN_CACHE_DIR": directory, "TMPDIR": None})
     assert result.returncode == 0, result.stderr
     assert "[7. 7.]" in result.stdout
     assert "warning" in result.stderr and "private temporary directory" in result.stderr
     assert set(glob.glob("/tmp/kiln-private-*")) <= before  # removed at exit
+
+
+@pytest.mark.parametrize("value", ["garbage", "1e9", "-1", "99999999999999999999999"])
+def test_a_bad_cache_size_limit_is_an_error_naming_it(fresh_kiln, monkeypatch, value):
+    monkeypatch.setenv("KILN_CACHE_MAX_BYTES", value)
+    message = f"KILN_CACHE_MAX_BYTES={re.escape(value)} is not a number of bytes"
+    with pytest.raises(ValueError, match=message):
+        compile_and_run()
+    fresh_kiln.mkdir(exist_ok=True)
+    shown = subprocess.run([sys.executable, "-m", "kiln.cache", "show"], capture_output=True,
+                           text=True, timeout=60)
+    assert shown.returncode == 2 and re.search(message, shown.stderr), shown.stderr
 
 
 # ---- stray files in the cache ----
