@@ -343,9 +343,24 @@ def slow_compile_script(tmp_path):
     return script
 
 
+def processes_mentioning(text, name=""):
+    """The live processes (named `name`, if given) whose command line mentions `text`."""
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            if text.encode() in open(f"/proc/{pid}/cmdline", "rb").read():
+                status = open(f"/proc/{pid}/status").read()
+                if "State:\tZ" not in status and f"Name:\t{name}" in status:
+                    found.append(int(pid))
+        except OSError:
+            pass
+    return found
+
+
 def test_a_killed_compile_leaves_no_compiler_running(tmp_path):
     script = slow_compile_script(tmp_path)
-    env = dict(os.environ, KILN_CACHE_DIR=str(tmp_path / "cache"))
+    (tmp_path / "tmp").mkdir()
+    env = dict(os.environ, KILN_CACHE_DIR=str(tmp_path / "cache"), TMPDIR=str(tmp_path / "tmp"))
     process = subprocess.Popen([sys.executable, str(script)], env=env)
     compiler = None
     deadline = time.time() + 60
@@ -360,7 +375,10 @@ def test_a_killed_compile_leaves_no_compiler_running(tmp_path):
             if f"PPid:\t{process.pid}\n" in status and "Name:\tg++" in status:
                 compiler = int(pid)
         time.sleep(0.02)
-    if compiler is None:
+    # And its cc1plus: a kill before the driver started it would prove nothing about it.
+    while not processes_mentioning(str(tmp_path / "cache"), "cc1plus") and process.poll() is None:
+        time.sleep(0.01)
+    if compiler is None or process.poll() is not None:
         process.wait()
         pytest.fail("the compile finished before the compiler process was seen")
     process.send_signal(signal.SIGKILL)
@@ -375,6 +393,11 @@ def test_a_killed_compile_leaves_no_compiler_running(tmp_path):
     alive = os.path.exists(f"/proc/{compiler}") and "State:\tZ" not in open(
         f"/proc/{compiler}/status").read()
     assert not alive, "the compiler outlived the process that started it"
+    # Its children too (cc1plus, as: GCC starts them through setpriv), and no temporary file
+    # of theirs is left in $TMPDIR (they go beside the entry's, swept by the next build).
+    time.sleep(0.2)
+    assert not processes_mentioning(str(tmp_path / "cache")), "cc1plus outlived kiln"
+    assert os.listdir(tmp_path / "tmp") == []
 
 
 def test_eviction_never_removes_a_build_in_progress(tmp_path, fresh_kiln, monkeypatch):
