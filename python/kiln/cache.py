@@ -52,6 +52,14 @@ def _size(count):
 
 
 def main(argv=None):
+    try:
+        return _command(argv)
+    except (ValueError, OSError) as error:  # a bad KILN_CACHE_MAX_BYTES, a refused directory
+        print(f"kiln cache: {error}", file=sys.stderr)
+        return 2
+
+
+def _command(argv):
     parser = argparse.ArgumentParser(prog="python -m kiln.cache", description=__doc__.split("\n")[0])
     commands = parser.add_subparsers(dest="command", required=True)
     commands.add_parser("show", help="location, entries, size and limit")

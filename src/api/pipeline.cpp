@@ -7,7 +7,6 @@
 #include <chrono>
 #include <exception>
 #include <cstdlib>
-#include <fstream>
 #include <optional>
 #include <sstream>
 #include <thread>
@@ -151,6 +150,12 @@ constexpr size_t kMaxSourceBytes = size_t(16) << 20;
 
 }  // namespace
 
+std::string key_marker_source(const std::string& key, bool cuda) {
+  // `used`: kept though nothing reads it; static: the units of a C++ source link together.
+  return std::string(cuda ? "extern \"C\" __device__" : "static __attribute__((used))") +
+         " const char kiln_cache_key[] = \"" + runtime::cache_key_marker(key) + "\";\n";
+}
+
 void check_source_size(const codegen::SourceFile& file, const ir::Graph& graph) {
   api::log(LogChannel::Perf, "source: " + std::to_string(file.text.size()) + " bytes in " +
                                  std::to_string(file.units) + " translation unit" +
@@ -194,10 +199,12 @@ runtime::ExecutableImage read_image(const runtime::SharedLibrary& library) {
 
 std::string CompiledGraph::source_text() const {
   if (!source.empty() || source_path.empty()) return source;
-  std::ifstream file(source_path);
-  std::stringstream text;
-  text << file.rdbuf();
-  return text.str();
+  // The entry's copy, read as the cache reads its files: private, and bounded (kiln writes at
+  // most kMaxSourceBytes and its key there; a bigger file is not kiln's).
+  runtime::Descriptor file = runtime::open_private_file(source_path);
+  std::string text;
+  if (!file.valid() || !runtime::read_all(file.get(), text, kMaxSourceBytes + 4096)) return "";
+  return text;
 }
 
 std::set<std::string> cpu_disabled_passes() {
@@ -349,14 +356,14 @@ CudaModules build_cuda_modules(const codegen::CudaSource& source, const std::str
       const std::string unit_key = runtime::cache_key(
           {versioned, "unit " + std::to_string(u) + " of " + std::to_string(units.size())});
       runtime::CachedObject object = cache.get_or_build(
-          unit_key, units[u],
+          unit_key, [&] { return units[u] + key_marker_source(unit_key, true); },
           [&](const std::string& source_path, const std::string& object_path) {
             if (!in_helpers ||
                 !cuda::compile_in_helper(source_path, object_path, target.architecture))
               cuda::compile_cubin_file(source_path, object_path, target.architecture);
           });
       if (::lseek(object.file.get(), 0, SEEK_SET) != 0 ||
-          !runtime::read_all(object.file.get(), cubins[u]))
+          !runtime::read_all(object.file.get(), cubins[u], runtime::kMaxObjectBytes))
         throw Error(ErrorKind::Internal, "kiln: cannot read the cubin " + object.path);
       hits[u] = object.hit;
       api::log(LogChannel::Cache,
@@ -480,7 +487,7 @@ std::unique_ptr<CompiledGraph> compile_graph(const ir::Graph& traced,
             codegen::lay_out_units(source.prefix, source.pieces, unit_bytes);
         check_source_size(file, result->graph);
         units = file.units;
-        result->source = std::move(file.text);
+        result->source = std::move(file.text) + key_marker_source(key, false);
         return result->source;
       },
       [&](const std::string& source_path, const std::string& object_path) {

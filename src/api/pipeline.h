@@ -77,6 +77,10 @@ std::string compile_key(const std::string& graph_text,
                         const std::vector<std::vector<int64_t>>& input_strides,
                         const Options& options, const target::Target& target,
                         const std::set<std::string>& disabled);
+// The line that compiles runtime::cache_key_marker(key) into the object built from a source
+// (C++: a copy in each translation unit; CUDA: one program), which the disk cache checks
+// before it loads the object.
+std::string key_marker_source(const std::string& key, bool cuda);
 // Refuses (kiln::Error Unsupported) a source past kiln's compile-work bounds.
 void check_source_size(const codegen::SourceFile& file, const ir::Graph& graph);
 runtime::ExecutionSettings execution_settings(const Options& options,

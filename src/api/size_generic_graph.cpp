@@ -192,7 +192,7 @@ void SizeGenericGraph::load_generic_library(const Emitted& hint) {
                                       cpu_disabled_passes());
   runtime::DiskCache cache = runtime::DiskCache::open(options_.cache_dir, options_.disk_cache);
   runtime::CachedObject object = cache.get_or_build(
-      key, [&] { return file.text; },
+      key, [&] { return file.text + key_marker_source(key, false); },
       [&](const std::string& source_path, const std::string& object_path) {
         runtime::Toolchain::system().compile_shared_object(source_path, object_path, file.units,
                                                            target_->threads);

@@ -9,6 +9,7 @@
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/tuple.h>
 
+#include "api/logging.h"
 #include "api/trace.h"
 #include "ir/serializer.h"
 #include "kiln/tensor.h"
@@ -127,11 +128,15 @@ void bind_cache_records(nb::module_& module) {
       "cache_load_record",
       [](nb::handle options, const std::string& key) -> nb::object {
         auto cache = persistent_cache(options);
-        std::optional<std::string> bytes = cache ? cache->load_record(key) : std::nullopt;
+        std::string why;
+        std::optional<std::string> bytes = cache ? cache->load_record(key, &why) : std::nullopt;
+        if (!why.empty())
+          api::log(api::LogChannel::Cache, "record " + key.substr(0, 16) + " refused: " + why);
         if (!bytes) return nb::none();
         return nb::bytes(bytes->data(), bytes->size());
       },
-      nb::arg("options"), nb::arg("key"), "A record's bytes, or None.");
+      nb::arg("options"), nb::arg("key"),
+      "A record's bytes, or None (missing, or refused: damaged, another key's, not private).");
 }
 
 void bind_cache_tools(nb::module_& module) {

@@ -1,15 +1,20 @@
 #include "runtime/cache_maintenance.h"
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 
+#include "kiln/error.h"
 #include "runtime/disk_cache.h"
 #include "runtime/private_files.h"
 
@@ -55,26 +60,56 @@ pid_t temporary_owner(const std::string& name) {
   return (pid > 0 && end != nullptr && *end == '.') ? static_cast<pid_t>(pid) : 0;
 }
 
-// Entry directories (<directory>/<2 hex>/<key>), skipping memos and the evicted.
+// Entry directories (<directory>/<2 chars>/<key>), skipping memos and the evicted. What holds a
+// shard's name but is not a directory (a stray file) is visited as an entry of key "": kiln
+// never uses it, and it is reported and removed as a bad entry.
 template <class Visit>
 void for_each_entry(const std::string& directory, Visit visit) {
   for (const std::string& shard : directory_names(directory)) {
     std::string shard_path = directory + "/" + shard;
-    if (shard.size() != 2 || !is_directory(shard_path)) continue;
+    if (shard.size() != 2) continue;
+    if (!is_directory(shard_path)) {
+      visit("", shard_path);
+      continue;
+    }
     for (const std::string& key : directory_names(shard_path))
       if (key.compare(0, 2, shard) == 0 && is_directory(shard_path + "/" + key))
         visit(key, shard_path + "/" + key);
   }
 }
 
+Descriptor open_directory(const std::string& path) {
+  return Descriptor(open(path.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+}
+
 }  // namespace
+
+Descriptor lock_entry(const std::string& entry_directory) {
+  for (;;) {
+    Descriptor directory = open_directory(entry_directory);
+    if (!directory.valid()) return directory;
+    int result;
+    do result = flock(directory.get(), LOCK_SH);
+    while (result != 0 && errno == EINTR);
+    // Locked (or a file system without flock: unprotected, as without the lock), unless it
+    // was removed while we waited: then look again.
+    if (same_file(directory.get(), entry_directory)) return directory;
+  }
+}
 
 int64_t cache_size_limit() {
   const char* text = getenv("KILN_CACHE_MAX_BYTES");
   if (text == nullptr || *text == '\0') return kDefaultLimit;
+  // A whole number, as KILN_UNIT_BYTES: anything else is an error, never a silent default.
   char* end = nullptr;
-  long long value = std::strtoll(text, &end, 10);
-  return (end != nullptr && *end == '\0' && value >= 0) ? value : kDefaultLimit;
+  errno = 0;
+  unsigned long long value = std::strtoull(text, &end, 10);
+  const char* first = text + strspn(text, " \t");
+  if (*end != '\0' || !isdigit(static_cast<unsigned char>(*first)) || errno == ERANGE ||
+      value > static_cast<unsigned long long>(INT64_MAX))
+    throw Error(ErrorKind::Value, std::string("kiln: KILN_CACHE_MAX_BYTES=") + text +
+                                      " is not a number of bytes (0 for no limit)");
+  return static_cast<int64_t>(value);
 }
 
 CacheReport inspect_cache(const std::string& directory, bool verify) {
@@ -89,16 +124,27 @@ CacheReport inspect_cache(const std::string& directory, bool verify) {
     info.bytes = tree_bytes(path);
     struct stat meta;
     if (stat((path + "/meta.txt").c_str(), &meta) == 0) info.last_used = meta.st_mtime;
-    if (verify) info.problem = check_cache_entry(path, key);
+    if (verify) {
+      info.problem = key.empty() ? "not a directory (a shard belongs there)"
+                                 : check_cache_entry(path, key);
+    }
     report.entries.push_back(std::move(info));
   });
   return report;
 }
 
 bool remove_cache_entry(const std::string& entry_directory) {
+  // The exclusive lock, not waited for: an entry someone holds (lock_entry) stays. Without
+  // flock (some network file systems) it is removed as before.
+  Descriptor directory = open_directory(entry_directory);
+  if (directory.valid()) {
+    if (flock(directory.get(), LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK) return false;
+    if (!same_file(directory.get(), entry_directory)) return false;  // removed meanwhile
+  }
   // Renamed first: a concurrent reader finds the whole entry or none (a miss it rebuilds).
   std::string doomed = temporary_name(entry_directory + ".evicted");
   if (rename(entry_directory.c_str(), doomed.c_str()) != 0) return false;
+  directory = Descriptor();
   remove_tree(doomed);
   return true;
 }

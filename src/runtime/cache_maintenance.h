@@ -7,13 +7,16 @@
 #include <string>
 #include <vector>
 
+#include "runtime/private_files.h"
+
 namespace kiln::runtime {
 
-// $KILN_CACHE_MAX_BYTES (bytes; 0 = no limit), else 1 GiB.
+// $KILN_CACHE_MAX_BYTES (bytes; 0 = no limit), else 1 GiB. Anything but a whole number of
+// bytes is an Error(Value) naming the variable.
 int64_t cache_size_limit();
 
 struct CacheEntryInfo {
-  std::string key;
+  std::string key;       // "" for what holds a shard's name but is not a directory (bad)
   std::string path;      // the entry's directory
   int64_t bytes = 0;     // all its files
   time_t last_used = 0;  // meta.txt's modification time: set at build and on every disk hit
@@ -31,12 +34,19 @@ struct CacheReport {
 CacheReport inspect_cache(const std::string& directory, bool verify);
 
 // Removes stale temporary files (see remove_stale_temporaries) and evicts least recently used
-// entries (never `keep`) until the cache is at most 80% of `limit` whenever it exceeds `limit`
-// (0: no limit). An entry is renamed away before it is deleted, so a
-// reader sees it whole or not at all; a library already loaded stays valid after deletion.
+// entries (never `keep`, nor one in use: see lock_entry) until the cache is at most 80% of
+// `limit` whenever it exceeds `limit` (0: no limit). An entry is renamed away before it is
+// deleted, so a reader sees it whole or not at all; a library already loaded stays valid.
 void enforce_size_limit(const std::string& directory, int64_t limit, const std::string& keep = "");
 
-// Removes one entry (see enforce_size_limit); false if it did not exist.
+// A shared lock (flock) on an entry's directory. Every process that reads or builds an entry
+// holds one until it has loaded the object (CachedObject::entry_lock), and removing an entry
+// takes the exclusive lock without waiting, so an entry in use, being built (no meta.txt yet)
+// or just found, is never removed under its user. Invalid when the entry directory does not
+// exist (errno says why).
+Descriptor lock_entry(const std::string& entry_directory);
+
+// Removes one entry (see enforce_size_limit); false if it did not exist or is in use.
 bool remove_cache_entry(const std::string& entry_directory);
 
 // Removes temporary files in `directory` left by builds whose process is gone or that are more

@@ -7,6 +7,7 @@
 // object by its checksum keeps meta.txt and object consistent under concurrent builders
 // without a lock (see disk_cache.cpp).
 #pragma once
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -17,6 +18,11 @@
 
 namespace kiln::runtime {
 
+// Bounds on what the cache reads back: a bigger file (planted, or a sparse one of any size) is
+// a miss, never read into memory. Far past what kiln builds (its sources are at most 16 MiB).
+inline constexpr size_t kMaxObjectBytes = size_t(256) << 20;
+inline constexpr size_t kMaxRecordBytes = size_t(256) << 20;
+
 struct CacheCounters {
   int64_t hits = 0;
   int64_t misses = 0;
@@ -25,6 +31,11 @@ struct CacheCounters {
 
 // Hex digest of the given fields, each length-prefixed (so ("ab","c") != ("a","bc")).
 std::string cache_key(const std::vector<std::string>& fields);
+
+// What an object built for `key` holds: the builder compiles it in (api/pipeline.h:
+// key_marker_source), and the cache loads no object without its key's marker, so an entry
+// copied under another key is a miss however consistent its meta.txt.
+std::string cache_key_marker(const std::string& key);
 
 // Hex FNV-1a 64 of `bytes`: the cache's checksum of objects and of other cache-side keys.
 std::string fnv1a_64_hex(const std::string& bytes);
@@ -40,6 +51,9 @@ std::string default_cache_dir();
 struct CachedObject {
   std::string path;
   Descriptor file;
+  // The entry's shared lock (cache_maintenance.h: lock_entry): keep the CachedObject until the
+  // object is loaded, and no other process evicts the entry before.
+  Descriptor entry_lock;
   bool hit = false;  // found in the cache (false: built by this call)
 };
 
@@ -61,10 +75,12 @@ class DiskCache {
       std::function<void(const std::string& source_path, const std::string& object_path)>;
   // Returns a valid shared object for `key`. On a miss (or a corrupt or untrusted entry) it
   // writes make_source() to the entry, calls `build(source_path, object_path)` to produce the
-  // shared object at a temporary path, validates it, and publishes it atomically. Concurrent
-  // processes building the same key are safe: the loser of the rename race uses the winner's.
-  // After a build, least recently used entries are evicted past the size limit. The source is
-  // made only on a miss: a warm start skips the work that produces it.
+  // shared object at a temporary path, validates it (an ELF file with cache_key_marker(key)),
+  // and publishes it atomically. Concurrent processes building the same key are safe: the
+  // loser of the rename race uses the winner's.
+  // After a build, least recently used entries are evicted past the size limit; never one in
+  // use, as this one is while the result lives. The source is made only on a miss: a warm
+  // start skips the work that produces it.
   CachedObject get_or_build(const std::string& key, const std::function<std::string()>& make_source,
                             const BuildFunction& build);
   CachedObject get_or_build(const std::string& key, const std::string& source,
@@ -76,11 +92,13 @@ class DiskCache {
 
   // Records: small files beside the entries, <directory>/records/<key>, for what a front end
   // keeps across processes (the torch backend's traced graphs, by the key of what Dynamo
-  // handed it). `key` is a cache_key digest. Written atomically and privately; read back only
-  // from a private file (nullopt when missing or untrusted). The bytes are the caller's to
-  // check: a damaged record must read as a miss.
+  // handed it). `key` is a cache_key digest. Written atomically and privately, after a header
+  // with the key and the bytes' size and checksum; read back only from a private file whose
+  // header matches its key and bytes. A damaged record, one copied from another key, or one
+  // past kMaxRecordBytes is a miss (nullopt; `why`, when given, says why a record that exists
+  // was refused) and is removed. What the bytes mean is still the caller's to check.
   void store_record(const std::string& key, const std::string& bytes) const;
-  std::optional<std::string> load_record(const std::string& key) const;
+  std::optional<std::string> load_record(const std::string& key, std::string* why = nullptr) const;
 
   // Process-wide counters (all DiskCache instances).
   static CacheCounters& counters();

@@ -52,9 +52,10 @@ bool has_parallel_region(const std::vector<sched::Stmt>& body) {
 bool read_tuning(const std::string& path, const std::string& header, int least, int most,
                  std::vector<int>& values) {
   if (path.empty()) return false;
+  constexpr size_t kMaxTuningBytes = 64 << 10;  // a number a line; anything bigger is not one
   Descriptor file = open_private_file(path);
   std::string text;
-  if (!file.valid() || !read_all(file.get(), text)) return false;
+  if (!file.valid() || !read_all(file.get(), text, kMaxTuningBytes)) return false;
   std::istringstream lines(text);
   std::string first;
   if (!std::getline(lines, first) || first != header) return false;

@@ -9,6 +9,7 @@
 #include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <mutex>
@@ -132,12 +133,25 @@ Descriptor open_private_file(const std::string& path, std::string* why) {
   return file;
 }
 
-bool read_all(int descriptor, std::string& contents) {
+bool same_file(int descriptor, const std::string& path) {
+  struct stat opened, named;
+  return fstat(descriptor, &opened) == 0 && lstat(path.c_str(), &named) == 0 &&
+         opened.st_dev == named.st_dev && opened.st_ino == named.st_ino;
+}
+
+bool read_all(int descriptor, std::string& contents, size_t max_bytes) {
   contents.clear();
+  struct stat information;
+  if (fstat(descriptor, &information) != 0) return false;
+  if (S_ISREG(information.st_mode)) {
+    if (static_cast<uint64_t>(information.st_size) > max_bytes) return false;
+    contents.reserve(static_cast<size_t>(information.st_size));
+  }
   char buffer[65536];
   for (;;) {
     ssize_t count = read(descriptor, buffer, sizeof buffer);
     if (count > 0) {
+      if (static_cast<size_t>(count) > max_bytes - contents.size()) return false;  // it grew
       contents.append(buffer, static_cast<size_t>(count));
     } else if (count == 0) {
       return true;

@@ -8,6 +8,7 @@
 // - files read back are opened with O_NOFOLLOW and checked on the open descriptor (regular,
 //   owned by the user, not group/other-writable), so a check and its use see the same file.
 #pragma once
+#include <cstddef>
 #include <string>
 
 namespace kiln::runtime {
@@ -47,8 +48,14 @@ class Descriptor {
 // when it is missing or fails a check (`why`, when given, says which).
 Descriptor open_private_file(const std::string& path, std::string* why = nullptr);
 
-// The whole contents of an open file; false on a read error.
-bool read_all(int descriptor, std::string& contents);
+// Whether `path` (not followed if a link) names the file open as `descriptor`: false once it
+// was renamed away or replaced.
+bool same_file(int descriptor, const std::string& path);
+
+// The whole contents of an open file of at most `max_bytes`; false on a read error or a bigger
+// file. The size is checked (fstat) before reading: a huge planted file, sparse or not, is
+// refused rather than read into memory.
+bool read_all(int descriptor, std::string& contents, size_t max_bytes);
 
 // Writes `contents` to `path` through a fresh temporary name and rename (readers see the old
 // file or the new one), with `mode` exactly. Throws Error(Toolchain) on failure.

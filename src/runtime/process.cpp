@@ -23,17 +23,29 @@ constexpr rlim_t kCompileSeconds = 600;
 constexpr rlim_t kCompileBytes = rlim_t(16) << 30;
 
 // Starts the child with descriptors `input` on its stdin and `output` on its stdout and stderr
-// (`errors`, when not -1, on its stderr instead), or throws.
-pid_t spawn(const std::vector<std::string>& arguments, int input, int output, int errors) {
+// (`errors`, when not -1, on its stderr instead), and $TMPDIR `temporary_directory` unless it
+// is "", or throws.
+pid_t spawn(const std::vector<std::string>& arguments, int input, int output, int errors,
+            const std::string& temporary_directory = "") {
   std::vector<char*> argv;
   argv.reserve(arguments.size() + 1);
   for (const std::string& argument : arguments) argv.push_back(const_cast<char*>(argument.c_str()));
   argv.push_back(nullptr);
+  // The environment is made here: between vfork and exec nothing may allocate.
+  std::vector<char*> environment;  // empty: this process's own
+  const std::string tmpdir = "TMPDIR=" + temporary_directory;
+  if (!temporary_directory.empty()) {
+    for (char** variable = environ; *variable != nullptr; ++variable)
+      if (strncmp(*variable, "TMPDIR=", 7) != 0) environment.push_back(*variable);
+    environment.push_back(const_cast<char*>(tmpdir.c_str()));
+    environment.push_back(nullptr);
+  }
 
   // vfork + exec rather than posix_spawn: the child must ask the kernel to kill it when kiln's
   // process dies (PR_SET_PDEATHSIG), or a killed compile leaves the compiler running. The
-  // driver's own children (cc1plus, as) do not inherit that: they inherit resource limits
-  // instead, so a compile can never run away (kCompileSeconds of CPU, kCompileBytes of address
+  // driver's own children (cc1plus, as) do not inherit that (GCC starts them through setpriv,
+  // which asks the same for each: toolchain.cpp), but they do inherit resource limits, so a
+  // compile can never run away (kCompileSeconds of CPU, kCompileBytes of address
   // space per process), with kiln alive or not. Between vfork and exec the child makes system
   // calls only; it shares our memory, so exec's error comes back through `spawn_error`.
   const pid_t parent = getpid();
@@ -49,7 +61,7 @@ pid_t spawn(const std::vector<std::string>& arguments, int input, int output, in
       spawn_error = errno;
       _exit(127);
     }
-    execve(argv[0], argv.data(), environ);
+    execve(argv[0], argv.data(), environment.empty() ? environ : environment.data());
     spawn_error = errno;
     _exit(127);
   }
@@ -79,7 +91,8 @@ int start_process(const std::vector<std::string>& arguments, int channel) {
   return spawn(arguments, channel, channel, null_output.descriptor);
 }
 
-ProcessResult run_process(const std::vector<std::string>& arguments) {
+ProcessResult run_process(const std::vector<std::string>& arguments,
+                          const std::string& temporary_directory) {
   int pipe_descriptors[2];
   if (pipe2(pipe_descriptors, O_CLOEXEC) != 0) {
     throw Error(ErrorKind::Toolchain,
@@ -88,7 +101,8 @@ ProcessResult run_process(const std::vector<std::string>& arguments) {
   pid_t child = -1;
   try {
     NullDevice null_input(O_RDONLY);
-    child = spawn(arguments, null_input.descriptor, pipe_descriptors[1], -1);
+    child = spawn(arguments, null_input.descriptor, pipe_descriptors[1], -1,
+                  temporary_directory);
   } catch (...) {
     close(pipe_descriptors[0]);
     close(pipe_descriptors[1]);

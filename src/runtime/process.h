@@ -15,8 +15,10 @@ struct ProcessResult {
 // Runs `arguments[0]` (an absolute path) with stdin from /dev/null and stdout+stderr captured
 // into one string. exec, not system(): no shell parses generated file names, and the
 // caller gets the child's message rather than whatever the terminal happened to show.
-// Throws kiln::Error(Toolchain) when the child cannot be started.
-ProcessResult run_process(const std::vector<std::string>& arguments);
+// `temporary_directory`, when given, is the child's $TMPDIR. Throws kiln::Error(Toolchain)
+// when the child cannot be started.
+ProcessResult run_process(const std::vector<std::string>& arguments,
+                          const std::string& temporary_directory = "");
 
 // Starts `arguments[0]` (an absolute path) under the same bounds, its stdin and stdout the
 // descriptor `channel` (a socket kiln talks to it through), its stderr /dev/null, and returns

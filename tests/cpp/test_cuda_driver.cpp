@@ -16,6 +16,7 @@
 #include "kiln/error.h"
 #include "runtime/cuda/cuda_driver.h"
 #include "runtime/cuda/nvrtc_helpers.h"
+#include "runtime/disk_cache.h"
 #include "runtime/private_files.h"
 
 namespace {
@@ -318,13 +319,14 @@ TEST(CudaDriver, NvrtcHelpersCompileAsThisProcessDoes) {
   cuda::compile_cubin_file(source, directory + "/here.cubin", architecture);
   std::string from_here;
   kiln::runtime::Descriptor here = kiln::runtime::open_private_file(directory + "/here.cubin");
-  ASSERT_TRUE(here.valid() && kiln::runtime::read_all(here.get(), from_here));
+  constexpr size_t kMost = kiln::runtime::kMaxObjectBytes;
+  ASSERT_TRUE(here.valid() && kiln::runtime::read_all(here.get(), from_here, kMost));
   EXPECT_EQ(from_here.substr(0, 4), "\x7f" "ELF");
   for (int k = 0; k < 4; ++k) {
     std::string from_helper;
     kiln::runtime::Descriptor file =
         kiln::runtime::open_private_file(directory + "/helper" + std::to_string(k) + ".cubin");
-    ASSERT_TRUE(file.valid() && kiln::runtime::read_all(file.get(), from_helper)) << k;
+    ASSERT_TRUE(file.valid() && kiln::runtime::read_all(file.get(), from_helper, kMost)) << k;
     EXPECT_EQ(from_helper, from_here) << k;
   }
   expect_error(

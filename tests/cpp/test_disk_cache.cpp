@@ -24,6 +24,7 @@
 namespace {
 
 using kiln::runtime::cache_key;
+using kiln::runtime::cache_key_marker;
 using kiln::runtime::clear_cache;
 using kiln::runtime::CacheCounters;
 using kiln::runtime::DiskCache;
@@ -63,11 +64,15 @@ int call_answer(const std::string& object_path) {
 
 class DiskCacheTest : public testing::Test {
  protected:
-  // Compiling is the slow part; do it once and let each "build" copy the bytes.
+  static std::string answer_key() { return cache_key({"graph text", "options", "target"}); }
+
+  // Compiling is the slow part; do it once and let each "build" copy the bytes. The object
+  // holds its key's marker, as kiln's generated sources do (api/pipeline.h).
   static void SetUpTestSuite() {
     TemporaryDirectory scratch;
     std::string source = scratch.path() + "/answer.cpp";
-    write_all(source, kAnswerSource);
+    write_all(source, kAnswerSource + std::string("static __attribute__((used)) const char ") +
+                          "kiln_cache_key[] = \"" + cache_key_marker(answer_key()) + "\";\n");
     kiln::runtime::Toolchain::system().compile_shared_object(source, scratch.path() + "/a.so");
     compiled_object_ = new std::string(read_all(scratch.path() + "/a.so"));
   }
@@ -76,19 +81,29 @@ class DiskCacheTest : public testing::Test {
     compiled_object_ = nullptr;
   }
 
-  // A build callback that counts its calls and writes the compiled object (plus `trailer`,
-  // harmless bytes after the ELF data that make two builds differ).
-  auto copying_build(int& calls, const std::string& trailer = "") {
-    return [&calls, trailer](const std::string& source_path, const std::string& object_path) {
+  // The compiled object as if built for `key`: its key marker rewritten (keys are digests of
+  // one length).
+  static std::string object_for(const std::string& key) {
+    std::string bytes = *compiled_object_;
+    const std::string from = cache_key_marker(answer_key()), to = cache_key_marker(key);
+    for (size_t at = bytes.find(from); at != std::string::npos; at = bytes.find(from, at + 1))
+      bytes.replace(at, from.size(), to);
+    return bytes;
+  }
+
+  // A build callback that counts its calls and writes the compiled object for `key` (plus
+  // `trailer`, harmless bytes after the ELF data that make two builds differ).
+  auto copying_build(int& calls, const std::string& trailer = "", std::string key = answer_key()) {
+    return [&calls, trailer, key](const std::string& source_path, const std::string& object_path) {
       ++calls;
       EXPECT_EQ(read_all(source_path), kAnswerSource);
-      write_all(object_path, *compiled_object_ + trailer);
+      write_all(object_path, object_for(key) + trailer);
     };
   }
 
   static std::string* compiled_object_;
   TemporaryDirectory directory_;
-  std::string key_ = cache_key({"graph text", "options", "target"});
+  std::string key_ = answer_key();
 };
 
 std::string* DiskCacheTest::compiled_object_ = nullptr;
@@ -161,7 +176,9 @@ TEST_F(DiskCacheTest, MissThenHitBuildsOnce) {
   }
 
   // A different key is a different entry.
-  std::string other = cache.get_or_build(cache_key({"other"}), kAnswerSource, copying_build(calls)).path;
+  const std::string other_key = cache_key({"other"});
+  std::string other =
+      cache.get_or_build(other_key, kAnswerSource, copying_build(calls, "", other_key)).path;
   EXPECT_EQ(calls, 2);
   EXPECT_NE(other, first);
 }
@@ -185,6 +202,26 @@ TEST_F(DiskCacheTest, RecordsRoundTripAndAreReadOnlyWhenPrivate) {
   EXPECT_THROW(cache.load_record("not-a-digest"), kiln::Error);
   clear_cache(cache.directory());  // `python -m kiln.cache clear` removes records too
   EXPECT_FALSE(filesystem::exists(cache.directory() + "/records"));
+}
+
+// A record holds its key, size and checksum: one altered in place or copied from another key
+// is a miss, and is removed.
+TEST_F(DiskCacheTest, DamagedOrForeignRecordsAreMissesAndRemoved) {
+  DiskCache cache(directory_.path());
+  const std::string other_key = cache_key({"other"});
+  cache.store_record(key_, "scale 2.5");
+  cache.store_record(other_key, "scale 3.5");
+  const std::string path = cache.directory() + "/records/" + key_;
+  std::string text = read_all(path);
+  text[text.size() - 3] = '3';  // "scale 3.5" under key_'s header
+  write_all(path, text);
+  std::string why;
+  EXPECT_FALSE(cache.load_record(key_, &why).has_value());
+  EXPECT_EQ(why, "the record does not match its key, size and checksum");
+  EXPECT_FALSE(filesystem::exists(path));
+  filesystem::copy_file(cache.directory() + "/records/" + other_key, path);
+  EXPECT_FALSE(cache.load_record(key_).has_value());
+  EXPECT_EQ(cache.load_record(other_key).value_or(""), "scale 3.5");
 }
 
 TEST_F(DiskCacheTest, TruncatedObjectIsDetectedAndRebuilt) {
@@ -249,6 +286,109 @@ TEST_F(DiskCacheTest, GarbageOrMissingMetaIsRebuilt) {
   EXPECT_EQ(calls, 4);
   EXPECT_EQ(DiskCache::counters().corrupt - before_miss.corrupt, 0);
   EXPECT_EQ(DiskCache::counters().misses - before_miss.misses, 1);
+}
+
+// A huge planted file (sparse: 100 GiB that take no disk) is refused by its size, never read
+// into memory: the entry is rebuilt, the record a miss.
+TEST_F(DiskCacheTest, HugeFilesAreMissesAndNeverRead) {
+  constexpr uintmax_t kHuge = uintmax_t(100) << 30;
+  DiskCache cache(directory_.path());
+  int calls = 0;
+  std::string object = cache.get_or_build(key_, kAnswerSource, copying_build(calls)).path;
+  std::string meta = filesystem::path(object).parent_path() / "meta.txt";
+  CacheCounters before = DiskCache::counters();
+  filesystem::resize_file(object, kHuge);
+  EXPECT_EQ(call_answer(cache.get_or_build(key_, kAnswerSource, copying_build(calls)).path), 42);
+  filesystem::resize_file(meta, kHuge);
+  EXPECT_EQ(call_answer(cache.get_or_build(key_, kAnswerSource, copying_build(calls)).path), 42);
+  EXPECT_EQ(calls, 3);
+  EXPECT_EQ(DiskCache::counters().corrupt - before.corrupt, 2);
+
+  cache.store_record(key_, "a record");
+  filesystem::resize_file(cache.directory() + "/records/" + key_, kHuge);
+  EXPECT_FALSE(cache.load_record(key_).has_value());
+}
+
+// A stray file where a shard or the records directory belongs is not the cache's: it is
+// removed rather than failing every compile, and verify reports it and clear removes it.
+TEST_F(DiskCacheTest, AFileWhereACacheDirectoryBelongsIsRemoved) {
+  DiskCache cache(directory_.path());
+  const std::string shard = cache.directory() + "/" + key_.substr(0, 2);
+  write_all(shard, "junk");
+  int calls = 0;
+  EXPECT_EQ(call_answer(cache.get_or_build(key_, kAnswerSource, copying_build(calls)).path), 42);
+  EXPECT_TRUE(filesystem::is_directory(shard));
+  write_all(cache.directory() + "/records", "junk");
+  cache.store_record(key_, "a record");
+  EXPECT_EQ(cache.load_record(key_).value_or(""), "a record");
+
+  const std::string stray = cache.directory() + "/zz";
+  write_all(stray, "junk");
+  kiln::runtime::CacheReport report = kiln::runtime::inspect_cache(cache.directory(), true);
+  ASSERT_EQ(report.entries.size(), 2u);
+  for (const kiln::runtime::CacheEntryInfo& entry : report.entries)
+    EXPECT_EQ(entry.problem.empty(), entry.path != stray) << entry.path << ": " << entry.problem;
+  EXPECT_EQ(clear_cache(cache.directory()), 2);
+  EXPECT_FALSE(filesystem::exists(stray));
+}
+
+// Eviction (the size limit, verify --remove, clear) never removes an entry in use: one being
+// built, which has no meta.txt yet, nor one found, until its object is loaded.
+TEST_F(DiskCacheTest, EvictionLeavesEntriesInUseAlone) {
+  DiskCache cache(directory_.path());
+  int calls = 0;
+  const std::string old_key = cache_key({"old"});
+  cache.get_or_build(old_key, kAnswerSource, copying_build(calls, "", old_key));
+  const std::string old_entry = cache.directory() + "/" + old_key.substr(0, 2) + "/" + old_key;
+  const std::string entry = cache.directory() + "/" + key_.substr(0, 2) + "/" + key_;
+  // Another process's build enforces a one-byte limit while this one compiles.
+  auto build = [&](const std::string&, const std::string& object_path) {
+    kiln::runtime::enforce_size_limit(cache.directory(), 1);
+    write_all(object_path, *compiled_object_);
+  };
+  kiln::runtime::CachedObject built = cache.get_or_build(key_, kAnswerSource, build);
+  EXPECT_EQ(call_answer(built.path), 42);
+  EXPECT_FALSE(filesystem::exists(old_entry));  // evicted: no one held it
+
+  kiln::runtime::enforce_size_limit(cache.directory(), 1);
+  EXPECT_FALSE(kiln::runtime::remove_cache_entry(entry));
+  EXPECT_EQ(clear_cache(cache.directory()), 0);
+  EXPECT_TRUE(filesystem::exists(built.path));  // still held: not yet loaded
+  built = {};
+  kiln::runtime::enforce_size_limit(cache.directory(), 1);
+  EXPECT_FALSE(filesystem::exists(entry));
+}
+
+// An entry copied under another key with its meta.txt made to match (only the key line
+// differs) is not loaded: the object carries the key it was built for.
+TEST_F(DiskCacheTest, AnEntryPlantedUnderAnotherKeyIsRebuilt) {
+  DiskCache cache(directory_.path());
+  int calls = 0;
+  const std::string other_key = cache_key({"other"});
+  std::string other = cache.get_or_build(other_key, kAnswerSource,
+                                         copying_build(calls, "", other_key)).path;
+  const std::string entry = cache.directory() + "/" + key_.substr(0, 2) + "/" + key_;
+  filesystem::create_directories(filesystem::path(entry).parent_path());
+  filesystem::copy(filesystem::path(other).parent_path(), entry,
+                   filesystem::copy_options::recursive);
+  std::string meta = read_all(entry + "/meta.txt");
+  meta.replace(meta.find(other_key), other_key.size(), key_);
+  write_all(entry + "/meta.txt", meta);
+  const std::string object_name = filesystem::path(other).filename();
+  EXPECT_EQ(kiln::runtime::check_cache_entry(entry, key_), object_name + ": built for another key");
+
+  CacheCounters before = DiskCache::counters();
+  std::string object = cache.get_or_build(key_, kAnswerSource, copying_build(calls)).path;
+  EXPECT_EQ(calls, 2);
+  EXPECT_EQ(DiskCache::counters().corrupt - before.corrupt, 1);
+  EXPECT_EQ(read_all(object), *compiled_object_);
+
+  // A build that leaves the marker out is refused: its entry could never be loaded.
+  auto unmarked = [](const std::string&, const std::string& object_path) {
+    write_all(object_path, object_for(cache_key({"yet another"})));
+  };
+  EXPECT_THROW(cache.get_or_build(cache_key({"unmarked"}), kAnswerSource, unmarked),
+               kiln::Error);
 }
 
 TEST_F(DiskCacheTest, FailedBuildPublishesNothing) {

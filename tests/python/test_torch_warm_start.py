@@ -11,6 +11,8 @@ import sys
 
 import pytest
 
+from kiln import _kiln
+
 # One process: a small model with an embedding (whose index check must survive the record),
 # layer norm, GELU and a residual add, compiled under no_grad and compared with eager. With
 # FORBID_EXPORT, AOTAutograd's export raises: only a warm start can compile the graph.
@@ -85,20 +87,76 @@ def test_another_input_shape_is_another_record(warm_cache):
     assert "warm start from record" not in other
 
 
+def read_record(cache, record):
+    """A record's bytes, as kiln reads them (after its key, size and checksum)."""
+    return _kiln.cache_load_record({"cache_dir": str(cache)}, record.name)
+
+
+def write_record(cache, record, data):
+    """Stores `data` as the record, with a header that matches: damage kiln did itself."""
+    _kiln.cache_store_record({"cache_dir": str(cache)}, record.name, data)
+
+
 def test_a_damaged_record_is_a_miss(tmp_path):
     run(tmp_path)
     (record,) = (tmp_path / "records").iterdir()
-    data = record.read_bytes()
-    header, graph = data.split(b"\n", 1)
-    record.write_bytes(header + b"\n" + graph[: len(graph) // 2])  # truncated graph
+    header, graph = read_record(tmp_path, record).split(b"\n", 1)
+    write_record(tmp_path, record, header + b"\n" + graph[: len(graph) // 2])  # truncated graph
     damaged = run(tmp_path)
     assert "warm-start record unusable" in damaged
-    record.write_bytes(b"not json\n" + graph)
+    write_record(tmp_path, record, b"not json\n" + graph)
     assert "warm-start record unusable" in run(tmp_path)
     fields = json.loads(header)
     fields["tensor_positions"] = [99] * len(fields["tensor_positions"])  # past the inputs
-    record.write_bytes(json.dumps(fields).encode() + b"\n" + graph)
+    write_record(tmp_path, record, json.dumps(fields).encode() + b"\n" + graph)
     assert "warm-start record unusable (tensor positions)" in run(tmp_path)
+
+
+# Two graphs of the same inputs; the results are checked against eager PyTorch.
+TWO_GRAPHS = r"""
+import torch, kiln.torch
+f = lambda x, y: x * 2.5 + y
+g = lambda x, y: x - y * 3
+x, y = torch.arange(4.0), torch.ones(4)
+with torch.no_grad():
+    for function in (f, g):
+        torch.testing.assert_close(torch.compile(function, backend="kiln")(x, y), function(x, y))
+print("ok")
+"""
+
+
+def run_two_graphs(cache):
+    result = subprocess.run(
+        [sys.executable, "-c", TWO_GRAPHS], capture_output=True, text=True, timeout=600,
+        env={**os.environ, "KILN_CACHE_DIR": str(cache), "KILN_LOGS": "cache"})
+    assert result.returncode == 0, result.stdout + result.stderr
+    return result.stdout + result.stderr
+
+
+def test_an_altered_or_swapped_record_is_refused_and_rewritten(tmp_path):
+    import struct
+    run_two_graphs(tmp_path)
+    records = sorted((tmp_path / "records").iterdir())
+    assert len(records) == 2
+    # A constant of f's graph altered in place (2.5 -> 3.5): the record's checksum differs.
+    altered = 0
+    for record in records:
+        data = record.read_bytes()
+        new = data.replace(struct.pack("<d", 2.5), struct.pack("<d", 3.5))
+        record.write_bytes(new)
+        altered += new != data
+    assert altered == 1
+    log = run_two_graphs(tmp_path)
+    assert "refused: the record does not match its key, size and checksum" in log
+    assert log.count("warm start from record") == 1  # g's, not altered
+    assert run_two_graphs(tmp_path).count("warm start from record") == 2  # f's written again
+    # Each graph's record under the other's key.
+    first, second = (record.read_bytes() for record in records)
+    records[0].write_bytes(second)
+    records[1].write_bytes(first)
+    swapped = run_two_graphs(tmp_path)
+    assert swapped.count("refused: the record does not match") == 2
+    assert "warm start from record" not in swapped
 
 
 def test_no_records_without_the_disk_cache(tmp_path):
@@ -200,8 +258,8 @@ def test_a_damaged_or_foreign_training_record_is_a_miss(tmp_path):
     cache = tmp_path / "cache"
     run_training(cache, tmp_path / "cold.pt", "mlp")
     (record,) = (cache / "records").iterdir()
-    data = record.read_bytes()
-    record.write_bytes(data[: len(data) // 2])  # truncated
+    data = read_record(cache, record)
+    write_record(cache, record, data[: len(data) // 2])  # truncated
     damaged = run_training(cache, tmp_path / "damaged.pt", "mlp")
     assert "warm-start record unusable" in damaged
     assert_same_training(tmp_path / "cold.pt", tmp_path / "damaged.pt")
@@ -209,7 +267,7 @@ def test_a_damaged_or_foreign_training_record_is_a_miss(tmp_path):
     class Foreign:  # a pickle that would run a command if it were unpickled freely
         def __reduce__(self):
             return (os.system, (f"touch {tmp_path / 'ran'}",))
-    record.write_bytes(pickle.dumps(Foreign()))
+    write_record(cache, record, pickle.dumps(Foreign()))
     foreign = run_training(cache, tmp_path / "foreign.pt", "mlp")
     assert "warm-start record unusable" in foreign and "system" in foreign
     assert not (tmp_path / "ran").exists()

@@ -3,6 +3,8 @@ Each test plants something an attacker (another user of the machine) could, and 
 refuses it or rebuilds, never runs it. Crash- or process-level probes run in a subprocess."""
 import glob
 import os
+import re
+import shutil
 import signal
 import stat
 import subprocess
@@ -14,6 +16,7 @@ import numpy as np
 import pytest
 
 import kiln
+import kiln.cache
 from kiln import _kiln
 
 is_root = os.geteuid() == 0
@@ -159,6 +162,50 @@ def test_a_planted_library_is_never_loaded(tmp_path, fresh_kiln, attack):
     assert not marker.exists(), "kiln loaded a library it did not build"
 
 
+def test_an_entry_planted_under_another_key_is_rebuilt(tmp_path):
+    # g's entry (kiln's own build, same signature) copied to f's place, its meta.txt's key line
+    # made f's: the object says which key it was built for, so f never runs g's code.
+    cache_dir = tmp_path / "cache"
+    program = """
+        import os, numpy as np, kiln
+        f = (lambda x, y: x * 2 + y) if os.environ["WHICH"] == "f" else (lambda x, y: x - y * 3)
+        print(kiln.compile(f)(np.arange(4.0), np.ones(4)).tolist())
+    """
+
+    def run(which):
+        result = run_python(program, {"KILN_CACHE_DIR": str(cache_dir), "WHICH": which})
+        assert result.returncode == 0, result.stderr
+        return result.stdout.strip()
+
+    assert run("f") == "[1.0, 3.0, 5.0, 7.0]"
+    (f_entry,) = {os.path.dirname(path) for path in entry_files(cache_dir, "meta.txt")}
+    assert run("g") == "[-3.0, -2.0, -1.0, 0.0]"
+    (g_entry,) = {os.path.dirname(path) for path in entry_files(cache_dir, "meta.txt")} - {f_entry}
+    shutil.rmtree(f_entry)
+    shutil.copytree(g_entry, f_entry)
+    meta = os.path.join(f_entry, "meta.txt")
+    text = open(meta).read().replace(os.path.basename(g_entry), os.path.basename(f_entry))
+    with open(meta, "w") as file:
+        file.write(text)
+    assert run("f") == "[1.0, 3.0, 5.0, 7.0]"
+
+
+@pytest.mark.parametrize("planted", ["object", "meta.txt", "toolchain memo"])
+def test_a_huge_planted_file_is_a_miss_never_read(tmp_path, planted):
+    # 100 GiB (sparse: no disk) where kiln reads a file whole: refused by its size, rebuilt.
+    cache_dir = tmp_path / "cache"
+    program = "import numpy as np, kiln; print(kiln.compile(lambda x: x * 3 + 1)(np.ones(2)))"
+    assert run_python(program, {"KILN_CACHE_DIR": str(cache_dir)}).returncode == 0
+    (path,) = {"object": entry_files(cache_dir, "kernel-*.so"),
+               "meta.txt": entry_files(cache_dir, "meta.txt"),
+               "toolchain memo": glob.glob(str(cache_dir / "toolchain-*.txt"))}[planted]
+    os.truncate(path, 100 << 30)
+    result = run_python(program, {"KILN_CACHE_DIR": str(cache_dir)})
+    assert result.returncode == 0, result.stderr
+    assert "[4. 4.]" in result.stdout
+    assert not os.path.exists(path) or os.path.getsize(path) < 1 << 30  # rebuilt
+
+
 def test_a_planted_toolchain_memo_runs_nothing(tmp_path):
     cache_dir = tmp_path / "cache"
     marker = tmp_path / "wrapper-ran"
@@ -228,25 +275,92 @@ def test_disk_cache_false_writes_nothing_to_the_cache(fresh_kiln):
     assert not entry_files(fresh_kiln, "*")
 
 
-def test_an_unusable_cache_directory_compiles_privately_with_a_warning():
+# /proc itself: root may write it by its mode (access says yes) but can create nothing there.
+@pytest.mark.parametrize("directory", ["/proc/kiln-cannot-create-this", "/proc"])
+def test_an_unusable_cache_directory_compiles_privately_with_a_warning(directory):
+    if directory == "/proc" and not is_root:
+        pytest.skip("/proc is root's: refused as not yours (PermissionError) for anyone else")
     before = set(glob.glob("/tmp/kiln-private-*"))
     result = run_python("""
         import numpy as np, kiln
         print(kiln.compile(lambda x: x * 7)(np.ones(2)))
-    """, {"KILN_CACHE_DIR": "/proc/kiln-cannot-create-this", "TMPDIR": None})
+    """, {"KILN_CACHE_DIR": directory, "TMPDIR": None})
     assert result.returncode == 0, result.stderr
     assert "[7. 7.]" in result.stdout
     assert "warning" in result.stderr and "private temporary directory" in result.stderr
     assert set(glob.glob("/tmp/kiln-private-*")) <= before  # removed at exit
 
 
+@pytest.mark.parametrize("value", ["garbage", "1e9", "-1", "99999999999999999999999"])
+def test_a_bad_cache_size_limit_is_an_error_naming_it(fresh_kiln, monkeypatch, value):
+    monkeypatch.setenv("KILN_CACHE_MAX_BYTES", value)
+    message = f"KILN_CACHE_MAX_BYTES={re.escape(value)} is not a number of bytes"
+    with pytest.raises(ValueError, match=message):
+        compile_and_run()
+    fresh_kiln.mkdir(exist_ok=True)
+    shown = subprocess.run([sys.executable, "-m", "kiln.cache", "show"], capture_output=True,
+                           text=True, timeout=60)
+    assert shown.returncode == 2 and re.search(message, shown.stderr), shown.stderr
+
+
+# ---- stray files in the cache ----
+def test_a_file_where_a_shard_belongs_is_removed(fresh_kiln):
+    compile_and_run()
+    (meta,) = entry_files(fresh_kiln, "meta.txt")
+    shard = os.path.dirname(os.path.dirname(meta))
+    shutil.rmtree(shard)
+    with open(shard, "w") as file:
+        file.write("junk")
+    kiln.reset()
+    np.testing.assert_allclose(compile_and_run(), np.sin(1.0) + 1)
+    assert os.path.isdir(shard)
+    stray = str(fresh_kiln / "zz")
+    for command in ("verify", "clear"):
+        with open(stray, "w") as file:
+            file.write("junk")
+        if command == "verify":
+            assert [entry["path"] for entry in kiln.cache.verify(remove=True)] == [stray]
+        else:
+            assert kiln.cache.clear() == 2  # the entry and the stray file
+        assert not os.path.exists(stray)
+
+
+def test_a_shard_others_can_write_is_refused_saying_what_to_do(fresh_kiln):
+    compile_and_run()
+    (meta,) = entry_files(fresh_kiln, "meta.txt")
+    os.chmod(os.path.dirname(os.path.dirname(meta)), 0o777)
+    kiln.reset()
+    with pytest.raises(PermissionError, match="writable by others.*chmod 700 it"):
+        compile_and_run()
+
+
 # ---- killed compiles, size limit, the command ----
-def test_a_killed_compile_leaves_no_compiler_running(tmp_path):
-    # A function big enough that g++ runs for a while.
-    body = " + ".join(f"np.sin(x * {i})" for i in range(400))
+def slow_compile_script(tmp_path):
+    """A script compiling a function big enough that g++ runs for a while (seconds)."""
+    body = " + ".join(f"np.sin(x * {i})" for i in range(1200))
     script = tmp_path / "slow.py"
     script.write_text(f"import numpy as np, kiln\nkiln.compile(lambda x: {body})(np.ones(3))\n")
-    env = dict(os.environ, KILN_CACHE_DIR=str(tmp_path / "cache"))
+    return script
+
+
+def processes_mentioning(text, name=""):
+    """The live processes (named `name`, if given) whose command line mentions `text`."""
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            if text.encode() in open(f"/proc/{pid}/cmdline", "rb").read():
+                status = open(f"/proc/{pid}/status").read()
+                if "State:\tZ" not in status and f"Name:\t{name}" in status:
+                    found.append(int(pid))
+        except OSError:
+            pass
+    return found
+
+
+def test_a_killed_compile_leaves_no_compiler_running(tmp_path):
+    script = slow_compile_script(tmp_path)
+    (tmp_path / "tmp").mkdir()
+    env = dict(os.environ, KILN_CACHE_DIR=str(tmp_path / "cache"), TMPDIR=str(tmp_path / "tmp"))
     process = subprocess.Popen([sys.executable, str(script)], env=env)
     compiler = None
     deadline = time.time() + 60
@@ -261,7 +375,10 @@ def test_a_killed_compile_leaves_no_compiler_running(tmp_path):
             if f"PPid:\t{process.pid}\n" in status and "Name:\tg++" in status:
                 compiler = int(pid)
         time.sleep(0.02)
-    if compiler is None:
+    # And its cc1plus: a kill before the driver started it would prove nothing about it.
+    while not processes_mentioning(str(tmp_path / "cache"), "cc1plus") and process.poll() is None:
+        time.sleep(0.01)
+    if compiler is None or process.poll() is not None:
         process.wait()
         pytest.fail("the compile finished before the compiler process was seen")
     process.send_signal(signal.SIGKILL)
@@ -276,6 +393,28 @@ def test_a_killed_compile_leaves_no_compiler_running(tmp_path):
     alive = os.path.exists(f"/proc/{compiler}") and "State:\tZ" not in open(
         f"/proc/{compiler}/status").read()
     assert not alive, "the compiler outlived the process that started it"
+    # Its children too (cc1plus, as: GCC starts them through setpriv), and no temporary file
+    # of theirs is left in $TMPDIR (they go beside the entry's, swept by the next build).
+    time.sleep(0.2)
+    assert not processes_mentioning(str(tmp_path / "cache")), "cc1plus outlived kiln"
+    assert os.listdir(tmp_path / "tmp") == []
+
+
+def test_eviction_never_removes_a_build_in_progress(tmp_path, fresh_kiln, monkeypatch):
+    # Another process compiles slowly; this one's compiles enforce a one-byte size limit
+    # meanwhile. The entry being built (no meta.txt yet) is in use: never evicted.
+    slow = subprocess.Popen([sys.executable, str(slow_compile_script(tmp_path))],
+                            stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 60
+    while not entry_files(fresh_kiln, "kernel.cpp") and time.time() < deadline:
+        time.sleep(0.01)
+    monkeypatch.setenv("KILN_CACHE_MAX_BYTES", "1")
+    for offset in (1.0, 2.0):
+        compile_and_run(offset)
+    if slow.poll() is not None:
+        pytest.skip("the slow compile finished before the others evicted")
+    _, errors = slow.communicate(timeout=300)
+    assert slow.returncode == 0, errors
 
 
 def test_stale_temporary_files_are_cleaned(fresh_kiln):

@@ -22,6 +22,7 @@ using nvrtcProgram = struct nvrtcProgram_st*;
 
 constexpr nvrtcResult kNvrtcSuccess = 0;  // NVRTC_SUCCESS
 constexpr size_t kMaxLogInMessage = 4000;
+constexpr size_t kMaxSourceBytes = size_t(64) << 20;  // past what kiln generates for a unit
 
 struct NvrtcApi {
   nvrtcResult (*nvrtcVersion)(int* major, int* minor);
@@ -207,7 +208,7 @@ void compile_cubin_file(const std::string& source_path, const std::string& objec
                         int architecture) {
   std::string source, why;
   const Descriptor file = open_private_file(source_path, &why);
-  if (!file.valid() || !read_all(file.get(), source))
+  if (!file.valid() || !read_all(file.get(), source, kMaxSourceBytes))
     throw Error(ErrorKind::Internal,
                 "kiln: cannot read the CUDA source " + source_path + " " + why);
   write_private_file(object_path, compile_cubin(source, "kernel.cu", architecture));
