@@ -401,18 +401,24 @@ def test_a_killed_compile_leaves_no_compiler_running(tmp_path):
 
 
 def test_eviction_never_removes_a_build_in_progress(tmp_path, fresh_kiln, monkeypatch):
-    # Another process compiles slowly; this one's compiles enforce a one-byte size limit
-    # meanwhile. The entry being built (no meta.txt yet) is in use: never evicted.
+    # Another process compiles slowly (its compiler waits 5 s before each kernel's compile, so
+    # the build is in progress whatever the machine's speed); this one's compiles enforce a
+    # one-byte size limit meanwhile. The entry being built (no meta.txt yet) is in use: never
+    # evicted.
+    compiler = tmp_path / "slow-g++"
+    compiler.write_text(f'#!/bin/sh\ncase "$*" in *kernel*) sleep 5;; esac\n'
+                        f'exec {shutil.which("g++")} "$@"\n')
+    compiler.chmod(0o755)
     slow = subprocess.Popen([sys.executable, str(slow_compile_script(tmp_path))],
-                            stderr=subprocess.PIPE, text=True)
+                            stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "KILN_CXX": str(compiler)})
     deadline = time.time() + 60
     while not entry_files(fresh_kiln, "kernel.cpp") and time.time() < deadline:
         time.sleep(0.01)
     monkeypatch.setenv("KILN_CACHE_MAX_BYTES", "1")
     for offset in (1.0, 2.0):
         compile_and_run(offset)
-    if slow.poll() is not None:
-        pytest.skip("the slow compile finished before the others evicted")
+    assert slow.poll() is None, "the slow build ended before the others evicted"
     _, errors = slow.communicate(timeout=300)
     assert slow.returncode == 0, errors
 
