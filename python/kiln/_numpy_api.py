@@ -16,6 +16,7 @@ from ._numpy_creation import FUNCTIONS as _CREATION
 from ._numpy_functions import FUNCTIONS as _CORE, _UFUNC_REDUCTIONS, _as_traced, product_dtype
 from ._numpy_functions import _result
 from ._numpy_manipulation import FUNCTIONS as _MANIPULATION
+from ._numpy_binning import FUNCTIONS as _BINNING
 from ._numpy_math import FUNCTIONS as _MATH
 from ._numpy_selection import FUNCTIONS as _SELECTION
 from ._numpy_statistics import FUNCTIONS as _STATISTICS
@@ -421,4 +422,4 @@ def _table_array_functions():
 # The NumPy functions the tracer implements: the op table's, then one table per family (whose
 # fuller implementations win: np.round takes `decimals`).
 FUNCTIONS = {**_table_array_functions(), **_CORE, **_CREATION, **_STATISTICS, **_MANIPULATION,
-             **_SELECTION, **_MATH}
+             **_SELECTION, **_MATH, **_BINNING}

@@ -1,14 +1,13 @@
 """Tracer implementations of NumPy's numeric helper functions (isclose, nan_to_num, cov,
-cross, trapezoid, polyval, convolve, digitize, interp, histogram, ...). Each takes the
-TraceContext first, then NumPy's arguments, and is built from the tracer's own operations;
-arguments that decide shapes must be concrete (a traced one is a graph break).
+cross, trapezoid, polyval, gradient, convolve, ...; searches and histogram are
+_numpy_binning.py's). Each takes the TraceContext first, then NumPy's arguments, and is built
+from the tracer's own operations; arguments that decide shapes must be concrete (a traced one
+is a graph break).
 
-Most follow NumPy's own Python code (numpy/_core/numeric.py, lib/_function_base_impl.py,
-lib/_histograms_impl.py) run on tracers. Searches in a sorted array (searchsorted, digitize,
-interp) count comparisons with every element, so only short sorted arrays are traced;
-convolve/correlate add up one shifted slice per element of the shorter operand. What cannot
-be traced exactly (long operands, data-dependent errors, complex values here and there) runs
-eagerly: NumPy's result, a graph break."""
+Most follow NumPy's own Python code (numpy/_core/numeric.py, lib/_function_base_impl.py) run
+on tracers; convolve/correlate add up one shifted slice per element of the shorter operand.
+What cannot be traced exactly (long operands, data-dependent errors, complex values here and
+there) runs eagerly: NumPy's result, a graph break."""
 import inspect
 import operator
 import warnings
@@ -18,15 +17,7 @@ import numpy as np
 from ._numpy_functions import _NO_VALUE, _as_traced, _k, _result, product_dtype
 from ._tracer import TracedArray, cast, graph_break, has_tracer, materialize_all, normalize_axis
 
-try:
-    from numpy._core.multiarray import _monotonicity
-except ImportError:  # NumPy 1.x
-    from numpy.core.multiarray import _monotonicity
-
 _NUMPY2 = np.lib.NumpyVersion(np.__version__) >= "2.0.0"
-# NumPy >= 1.26 divides by the range before multiplying by the bin count (histogram).
-_HISTOGRAM_DIVIDES = np.lib.NumpyVersion(np.__version__) >= "1.26.0"
-_SHORT_SORTED = 256   # longest sorted array searched by comparing with each of its elements
 _SHORT_KERNEL = 64    # longest shorter operand of convolve/correlate: one slice per element
 
 
@@ -620,248 +611,12 @@ def convolve(context, a, v, mode="full"):
     return _correlate_vectors(context, x, np.flip(y), mode, dtype)
 
 
-# ---- searches in sorted arrays ----
-
-def _less(p, q):
-    """NumPy's sort order (NaN after everything) as p < q."""
-    if np.result_type(p.dtype, q.dtype).kind != "f":
-        return p < q
-    return (p < q) | (np.isnan(q) & ~np.isnan(p))
-
-
-def _count_before(context, haystack, needles, right):
-    """np.searchsorted(haystack, needles, side) for a sorted 1-d tracer: the number of
-    elements before each needle (< it, or <= it on the right), in NumPy's sort order."""
-    dtype = np.promote_types(haystack.dtype, needles.dtype)
-    haystack = np.reshape(haystack.astype(dtype), (1,) * needles.ndim + haystack.shape)
-    needles = np.expand_dims(needles.astype(dtype), -1)
-    before = ~_less(needles, haystack) if right else _less(haystack, needles)
-    return _result(context, np.sum(before, axis=-1, dtype=np.intp).tensor)
-
-
-def _side_is_right(side):
-    """NumPy parses `side` (its errors): searchsorted([0.], 0., side) is 1 on the right."""
-    return int(np.searchsorted(np.zeros(1), 0.0, side=side)) == 1
-
-
-def searchsorted(context, a, v, side="left", sorter=None):
-    right = _side_is_right(side)
-    haystack, needles = _as_traced(context, a), _as_traced(context, v)
-    dtype = np.promote_types(haystack.dtype, needles.dtype)
-    _check_vector(haystack)
-    order = None if sorter is None else _known(context, sorter)
-    if order is not None:
-        order = np.asarray(order)
-        # NumPy only notices a bad index where its binary search looks: leave those to it.
-        if (order.ndim == 1 and order.dtype.kind in "iu" and order.size == haystack.size
-                and (order.size == 0 or 0 <= order.min() and order.max() < order.size)):
-            haystack, sorter = haystack[order], None
-    if sorter is not None or haystack.size > _SHORT_SORTED or dtype.kind not in "biuf":
-        return _eager(np.searchsorted, "np.searchsorted in a long or complex array, or with a "
-                      "traced sorter", a, v, side, sorter)
-    return _count_before(context, haystack, needles, right)
-
-
-def digitize(context, x, bins, right=False):
-    values = _as_traced(context, x)
-    if values.dtype.kind == "c":
-        raise TypeError("x may not be complex")
-    edges = np.asarray(materialize_all(bins, "np.digitize with traced bins (NumPy checks that "
-                                       "they are monotonic)"))
-    direction = _monotonicity(edges)
-    if direction == 0:
-        raise ValueError("bins must be monotonically increasing or decreasing")
-    side = "left" if right else "right"
-    if direction == -1:
-        return len(edges) - searchsorted(context, edges[::-1], values, side=side)
-    return searchsorted(context, edges, values, side=side)
-
-
-def _interpolate(context, x, xp, fp, left, right):
-    """NumPy's compiled interp (numpy/_core/src/multiarray/compiled_base.c) for float64: the
-    interval of each x found by counting the xp <= x."""
-    # NumPy's argument errors, in its order: ranks and dtypes, lengths, then left and right.
-    np.interp(*[np.zeros((1,) * v.ndim, v.dtype) for v in (
-        _array(u) for u in (x, xp, fp))])
-    n = np.size(xp)
-    if n == 0:
-        raise ValueError("array of sample points is empty")
-    if np.size(fp) != n:
-        raise ValueError("fp and xp are not of the same length.")
-    np.interp(0.0, [0.0], [0.0], *[None if isinstance(v, TracedArray) else v
-                                   for v in (left, right)])
-    if n > _SHORT_SORTED:
-        return _eager(np.interp, "np.interp in a long xp", x, xp, fp, left, right)
-    x, xp, fp = (_as_traced(context, v).astype(np.float64) for v in (x, xp, fp))
-
-    def fill(value, default):  # NumPy's float(value)
-        if value is None:
-            return default
-        traced = isinstance(value, TracedArray) and value.ndim == 0
-        return value.astype(np.float64) if traced else float(value)
-    low, high = fill(left, fp[0]), fill(right, fp[n - 1])
-    if n == 1:
-        return _scalar_result(context, np.where(x < xp[0], low, np.where(x > xp[0], high,
-                                                                          fp[0])))
-    count = _count_before(context, xp, x, right=True)
-    j = np.clip(count - 1, 0, n - 2)
-    x0, x1, f0, f1 = (_take(context, v, i) for v, i in ((xp, j), (xp, j + 1), (fp, j),
-                                                        (fp, j + 1)))
-    slope = (f1 - f0) / (x1 - x0)
-    result = slope * (x - x0) + f0
-    result = np.where(np.isnan(result), slope * (x - x1) + f1, result)  # the other side
-    result = np.where(np.isnan(result) & (f0 == f1), f0, result)
-    result = np.where(x0 == x, f0, result)
-    result = np.where(count == n, fp[n - 1], result)
-    result = np.where(x < xp[0], low, result)
-    result = np.where(x > xp[n - 1], high, result)
-    return _scalar_result(context, np.where(np.isnan(x), x, result))
-
-
-def interp(context, x, xp, fp, left=None, right=None, period=None):
-    values = _array(fp)
-    if values.dtype.kind == "c" or _array(x).dtype.kind == "c":
-        return _eager(np.interp, "np.interp of complex values", x, xp, fp, left, right, period)
-    if period is None:
-        return _interpolate(context, x, xp, fp, left, right)
-    xp, period = materialize_all((xp, period), "np.interp with period= sorts xp")
-    if period == 0:
-        raise ValueError("period must be a non-zero value")
-    period = abs(period)
-    x = _array(x).astype(np.float64)
-    xp = np.asarray(xp, dtype=np.float64)
-    values = values.astype(np.float64)
-    if xp.ndim != 1 or values.ndim != 1:
-        raise ValueError("Data points must be 1-D sequences")
-    if xp.shape[0] != values.shape[0]:
-        raise ValueError("fp and xp are not of the same length")
-    x = x % _operand(context, period)
-    xp = xp % period
-    order = np.argsort(xp)
-    xp, values = xp[order], values[order]
-    xp = np.concatenate((xp[-1:] - period, xp, xp[0:1] + period))
-    values = np.concatenate((values[-1:], values, values[0:1]))
-    return _interpolate(context, x, xp, values, None, None)
-
-
-# ---- histogram ----
-
-_UNSIGNED = {np.dtype(f"i{n}"): np.dtype(f"u{n}") for n in (1, 2, 4, 8)}
-
-
-def _unsigned_subtract(a, b):
-    """NumPy's _unsigned_subtract for concrete values: b - a of signed integers wraps into
-    their unsigned type."""
-    dtype = np.result_type(a, b)
-    unsigned = _UNSIGNED.get(dtype)
-    if unsigned is None:
-        return np.subtract(a, b, dtype=dtype)
-    return np.subtract(np.asarray(a, dtype=dtype), np.asarray(b, dtype=dtype), casting="unsafe",
-                       dtype=unsigned)
-
-
-def _detected_edges(context, values, bins):
-    """first edge, last edge, last - first and the bin edges of integer data with no range=
-    (NumPy's min, max, +-0.5 when equal, and linspace, all traced, in float64)."""
-    low, high = np.min(values), np.max(values)
-    equal = low == high
-    if values.dtype.kind == "i":  # last - first wraps into the unsigned type, as NumPy's
-        span = np.subtract(high, low, dtype=_UNSIGNED[values.dtype], casting="unsafe")
-    else:
-        span = high - low
-    low, high = low.astype(np.float64), high.astype(np.float64)
-    first, last = np.where(equal, low - 0.5, low), np.where(equal, high + 0.5, high)
-    span = np.where(equal, 1.0, span.astype(np.float64))
-    # np.linspace: arange * step + first, the last edge `last`; the product rounded apart (the
-    # where), as NumPy's separate loops round it: kiln's compiler would fuse an fma.
-    product = _result(context, _k().arange(context.anchor(), bins, "float64")) * (
-        (last - first) / bins)
-    edges = np.where(np.isnan(product), np.nan, product) + first
-    return first, last, span, np.concatenate([edges, np.reshape(last, (1,))])
-
-
-def _histogram_eager(values, bins, detect, weights):
-    """Why np.histogram must run eagerly, or None."""
-    if isinstance(bins, str) or np.ndim(bins) != 0:
-        return "np.histogram with bin edges or a bin estimator"
-    if weights is not None and _array(weights).dtype.kind == "c":
-        return "np.histogram with complex weights"
-    if detect and (values.dtype.kind == "f" or values.itemsize > 4):
-        # NumPy raises for NaN or inf in the data, which kiln cannot; and for 64-bit integers
-        # too large for the bins asked for ("Too many bins for data range").
-        return "np.histogram of float or 64-bit data without range="
-    return None
-
-
-def histogram(context, a, bins=10, range=None, density=None, weights=None):
-    values = _as_traced(context, a)
-    detect = range is None and values.size > 0  # NumPy takes the data's minimum and maximum
-    reason = _histogram_eager(values, bins, detect, weights)
-    if reason is None:
-        bins, range = materialize_all((bins, range), "np.histogram with traced bins or range")
-        if detect and operator.index(bins) > 2 ** 17:  # 32-bit data: edges might collide
-            reason = "np.histogram of many bins without range="
-    if reason:
-        return _eager(np.histogram, reason, a, bins, range, density, weights)
-    if values.dtype == np.bool_:
-        warnings.warn(f"Converting input from {values.dtype} to {np.uint8} for compatibility.",
-                      RuntimeWarning, stacklevel=4)
-        values = values.astype(np.uint8)
-    w = None
-    if weights is not None:
-        w = _as_traced(context, weights)
-        if w.shape != values.shape:
-            raise ValueError("weights should have the same shape as a.")
-        w = np.ravel(w)
-    values = np.ravel(values)
-    # NumPy's checks of bins and range, and its bin edges for them, from an empty stand-in.
-    edges = np.histogram(np.empty(0, values.dtype), bins, range,
-                         weights=None if w is None else np.empty(0, w.dtype))[1]
-    if detect:
-        first, last, span, edges = _detected_edges(context, values, operator.index(bins))
-        dtype = np.dtype(np.float64)
-    else:
-        first, last = (0, 1) if range is None else range
-        if first == last:
-            first, last = first - 0.5, last + 0.5
-        span = _unsigned_subtract(last, first)
-        dtype = np.result_type(np.empty(1, edges.dtype), first)  # of tmp_a - first
-        edges = context.lift(edges)
-    bins = operator.index(bins)
-    keep = (values >= _operand(context, first)) & (values <= _operand(context, last))
-    values = values.astype(edges.dtype)
-    shifted = np.subtract(values, _operand(context, first), dtype=dtype)
-    if _HISTOGRAM_DIVIDES:
-        position = shifted / _operand(context, span) * bins
-    else:
-        position = shifted * _operand(context, bins / span)
-    index = np.where(keep, position, 0).astype(np.intp)
-    index = np.where(index == bins, index - 1, index)
-    # NumPy's correction of the index by one where the division was off at the bin edges
-    # (clipped: for data outside the range, which is not counted, they would be out of bounds).
-    index = np.clip(index - (values < _take(context, edges, index)), 0, bins - 1)
-    index = index + ((values >= _take(context, edges, index + 1)) & (index != bins - 1))
-    if w is None:
-        counts = _result(context, context.constant(0, np.intp, (bins,)), scalar=False)
-        np.add.at(counts, index, keep.astype(np.intp))
-    else:  # NumPy's bincount adds the weights in float64
-        counts = _result(context, context.constant(0, np.float64, (bins,)), scalar=False)
-        np.add.at(counts, index, np.where(keep, w.astype(np.float64), 0.0))
-        counts = counts.astype(w.dtype)
-    edges = _result(context, edges.tensor, scalar=False)
-    if density:
-        return counts / np.diff(edges).astype(np.float64) / np.sum(counts), edges
-    return counts, edges
-
-
 FUNCTIONS = {
     np.isclose: isclose, np.allclose: allclose, np.array_equal: array_equal,
     np.isposinf: _infinity_test(False), np.isneginf: _infinity_test(True), np.fix: fix,
     np.nan_to_num: nan_to_num, np.polyval: polyval, np.ediff1d: ediff1d,
     np.gradient: gradient, np.unwrap: unwrap, np.cov: cov, np.corrcoef: corrcoef,
     np.cross: cross, np.convolve: convolve, np.correlate: correlate,
-    np.searchsorted: searchsorted, np.digitize: digitize, np.interp: interp,
-    np.histogram: histogram,
 }
 for _name, _implementation in [("trapezoid", trapezoid), ("trapz", trapz),
                                ("cumulative_sum", _cumulative(np.cumsum, 0)),

@@ -505,35 +505,6 @@ class TracedArray:
         value = materialize(self, "printing or formatting a traced value")
         return value[()] if self._scalar else value
 
-    # ndarray members without a traced form. Layout has no meaning for a traced value (kiln
-    # decides it; NumPy's answer depends on how each intermediate was made): refused. Methods
-    # run eagerly on the value, an in-place one's change written back (call_eagerly).
-    _LAYOUT = frozenset(["flags", "strides", "base", "ctypes", "data", "setflags"])
-
-    def __getattr__(self, name):
-        if name in TracedArray._LAYOUT:
-            raise TypeError(f"kiln: x.{name} at {user_location()} describes the memory layout, "
-                            "which a traced array does not have: read it outside the compiled "
-                            "function")
-        if name == "resize":
-            raise TypeError(f"kiln: x.resize at {user_location()} changes the shape of an array "
-                            "in place, which a traced array cannot: use np.resize(x, shape)")
-        if name.startswith("_") or not callable(getattr(np.ndarray, name, None)):
-            raise AttributeError(f"'TracedArray' object has no attribute '{name}'")
-
-        def method(*args, **kwargs):
-            return _numpy_api.call_eagerly(lambda array, *a, **k: getattr(array, name)(*a, **k),
-                                           (self,) + args, kwargs, f"ndarray.{name}")
-        return method
-
-    @property
-    def flat(self):
-        return _FlatView(self)
-
-    @property
-    def device(self):
-        return "cpu"   # NumPy's: the host, whatever device kiln compiles for
-
     # -- graph breaks: values the trace cannot know --
 
     def __bool__(self):
@@ -625,21 +596,6 @@ class TracedArray:
     def flatten(self, order="C"):
         return self.reshape(-1, order=order).copy()
 
-    def sort(self, axis=-1, kind=None, order=None):
-        """In place, as ndarray.sort (np.sort runs eagerly: no sort in the trace)."""
-        self._assign(to_tensor(self._context, np.sort(self, axis=axis, kind=kind, order=order),
-                               self.dtype, "sort"))
-
-    def partition(self, kth, axis=-1, kind="introselect", order=None):
-        self._assign(to_tensor(self._context, np.partition(self, kth, axis, kind, order),
-                               self.dtype, "partition"))
-
-    def put(self, indices, values, mode="raise"):
-        np.put(self, indices, values, mode)
-
-    def compress(self, condition, axis=None, out=None):
-        return np.compress(condition, self, axis, out)
-
     def fill(self, value):
         self._assign(to_tensor(self._context, value, self.dtype, "fill"))
 
@@ -655,21 +611,3 @@ class TracedArray:
         return self.copy()
 
 
-
-class _FlatView:
-    """x.flat of a tracer: indexing the flattened array, writes going through to x."""
-
-    def __init__(self, array):
-        self._array = array
-
-    def __len__(self):
-        return self._array.size
-
-    def __iter__(self):
-        return iter(self._array.reshape(-1))
-
-    def __getitem__(self, key):
-        return self._array.reshape(-1)[key]
-
-    def __setitem__(self, key, value):
-        self._array.reshape(-1)[key] = value   # reshape is a view: written back to the array

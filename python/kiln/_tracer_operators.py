@@ -3,7 +3,7 @@ ufunc NumPy's own ndarray uses, so the tracer's ufunc and function tables handle
 import numpy as np
 
 from . import _numpy_api
-from ._tracer import TracedArray
+from ._tracer import TracedArray, to_tensor, user_location
 
 
 def _method(function_name):
@@ -12,6 +12,75 @@ def _method(function_name):
     method.__name__ = function_name
     return method
 
+
+# -- in-place methods: the function's result assigned to the array --
+
+def _sort(self, axis=-1, kind=None, order=None):
+    """In place, as ndarray.sort (np.sort runs eagerly: no sort in the trace)."""
+    self._assign(to_tensor(self._context, np.sort(self, axis=axis, kind=kind, order=order),
+                           self.dtype, "sort"))
+
+
+def _partition(self, kth, axis=-1, kind="introselect", order=None):
+    self._assign(to_tensor(self._context, np.partition(self, kth, axis, kind, order),
+                           self.dtype, "partition"))
+
+
+def _put(self, indices, values, mode="raise"):
+    np.put(self, indices, values, mode)
+
+
+def _compress(self, condition, axis=None, out=None):
+    return np.compress(condition, self, axis, out)
+
+
+# ndarray members without a traced form. Layout has no meaning for a traced value (kiln decides
+# it; NumPy's answer depends on how each intermediate was made): refused. Methods run eagerly on
+# the value, an in-place one's change written back (call_eagerly).
+_LAYOUT = frozenset(["flags", "strides", "base", "ctypes", "data", "setflags"])
+
+
+def _missing_member(self, name):
+    if name in _LAYOUT:
+        raise TypeError(f"kiln: x.{name} at {user_location()} describes the memory layout, "
+                        "which a traced array does not have: read it outside the compiled "
+                        "function")
+    if name == "resize":
+        raise TypeError(f"kiln: x.resize at {user_location()} changes the shape of an array in "
+                        "place, which a traced array cannot: use np.resize(x, shape)")
+    if name.startswith("_") or not callable(getattr(np.ndarray, name, None)):
+        raise AttributeError(f"'TracedArray' object has no attribute '{name}'")
+
+    def method(*args, **kwargs):
+        return _numpy_api.call_eagerly(lambda array, *a, **k: getattr(array, name)(*a, **k),
+                                       (self,) + args, kwargs, f"ndarray.{name}")
+    return method
+
+
+class _FlatView:
+    """x.flat of a tracer: indexing the flattened array, writes going through to x."""
+
+    def __init__(self, array):
+        self._array = array
+
+    def __len__(self):
+        return self._array.size
+
+    def __iter__(self):
+        return iter(self._array.reshape(-1))
+
+    def __getitem__(self, key):
+        return self._array.reshape(-1)[key]
+
+    def __setitem__(self, key, value):
+        self._array.reshape(-1)[key] = value   # reshape is a view: written back to the array
+
+
+TracedArray.sort, TracedArray.partition = _sort, _partition
+TracedArray.put, TracedArray.compress = _put, _compress
+TracedArray.__getattr__ = _missing_member
+TracedArray.flat = property(_FlatView)
+TracedArray.device = property(lambda self: "cpu")  # NumPy's: the host, whatever kiln runs on
 
 for _name in ["sum", "prod", "max", "min", "mean", "std", "var", "argmax", "argmin", "any",
               "all", "cumsum", "cumprod", "clip", "round", "dot", "trace", "diagonal", "repeat",
