@@ -15,6 +15,7 @@ from . import _indexing, _kiln, _windows
 from ._numpy_creation import FUNCTIONS as _CREATION
 from ._numpy_functions import FUNCTIONS as _CORE, _UFUNC_REDUCTIONS, _as_traced, product_dtype
 from ._numpy_functions import _result
+from ._numpy_layout import FUNCTIONS as _LAYOUT
 from ._numpy_manipulation import FUNCTIONS as _MANIPULATION
 from ._numpy_binning import FUNCTIONS as _BINNING
 from ._numpy_math import FUNCTIONS as _MATH
@@ -422,4 +423,4 @@ def _table_array_functions():
 # The NumPy functions the tracer implements: the op table's, then one table per family (whose
 # fuller implementations win: np.round takes `decimals`).
 FUNCTIONS = {**_table_array_functions(), **_CORE, **_CREATION, **_STATISTICS, **_MANIPULATION,
-             **_SELECTION, **_MATH, **_BINNING}
+             **_SELECTION, **_LAYOUT, **_MATH, **_BINNING}

@@ -84,8 +84,8 @@ TracedArray.device = property(lambda self: "cpu")  # NumPy's: the host, whatever
 
 for _name in ["sum", "prod", "max", "min", "mean", "std", "var", "argmax", "argmin", "any",
               "all", "cumsum", "cumprod", "clip", "round", "dot", "trace", "diagonal", "repeat",
-              "squeeze", "swapaxes", "ravel", "take", "conj", "conjugate", "argsort", "argpartition", "searchsorted",
-              "choose"]:
+              "squeeze", "swapaxes", "ravel", "take", "conj", "conjugate", "argsort",
+              "argpartition", "searchsorted", "choose"]:
     setattr(TracedArray, _name, _method(_name))
 
 

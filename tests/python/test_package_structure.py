@@ -46,7 +46,7 @@ def test_no_import_cycle_and_no_imports_inside_functions():
             visit(module, [module])
     tracer_side = {"_tracer", "_graph_breaks", "_indexing", "_numpy_api", "_numpy_functions",
                    "_numpy_creation", "_numpy_manipulation", "_numpy_statistics", "_numpy_math",
-                   "_numpy_selection", "_numpy_binning",
+                   "_numpy_selection", "_numpy_binning", "_numpy_layout",
                    "_tracer_operators", "_numpy_tracer"}
     for module in tracer_side:
         assert "_compile" not in graph[module], f"{module} imports the driver"
