@@ -339,18 +339,24 @@ def _set_indexed(tensor, entries, shape, value):
     return _scatter(tensor, plan, value, 0)
 
 
+def stripped_to_fit(shape, target, strip=True):
+    """`shape` without the extra leading size-1 axes NumPy drops from an assigned value (when
+    `strip`), if it then broadcasts to `target`; None if it does not."""
+    stripped = tuple(shape)
+    while strip and len(stripped) > len(target) and stripped[0] == 1:
+        stripped = stripped[1:]
+    try:
+        return stripped if np.broadcast_shapes(stripped, tuple(target)) == tuple(target) else None
+    except ValueError:
+        return None
+
+
 def _fit_value(value, shape):
     """value reshaped to broadcast against the indexing result `shape` (NumPy drops the value's
     extra leading size-1 axes), or NumPy's ValueError."""
     value_shape = tuple(value.shape)
-    stripped = value_shape
-    while len(stripped) > len(shape) and stripped[0] == 1:
-        stripped = stripped[1:]
-    try:
-        fits = np.broadcast_shapes(stripped, tuple(shape)) == tuple(shape)
-    except ValueError:
-        fits = False
-    if not fits:
+    stripped = stripped_to_fit(value_shape, shape)
+    if stripped is None:
         raise ValueError(f"shape mismatch: value array of shape {_shape_text(value_shape)} could "
                          f"not be broadcast to indexing result of shape {_shape_text(shape)}")
     return _k().reshape(value, list(stripped)) if stripped != value_shape else value

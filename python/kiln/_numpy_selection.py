@@ -12,7 +12,7 @@ import operator
 
 import numpy as np
 
-from ._indexing import _fit_value, _shape_text
+from ._indexing import _fit_value, _shape_text, stripped_to_fit
 from ._numpy_functions import _as_traced, _k, _result, ravel, reshape
 from ._numpy_manipulation import _join, _new, _range
 from ._tracer import TracedArray, cast, graph_break, materialize_all, normalize_axis
@@ -341,14 +341,8 @@ def select(context, condlist, choicelist, default=0):
 def _broadcast_into(shape, target, what, strip=True):
     """copyto's broadcast of `shape` into `target` (a value's extra leading 1s dropped, not a
     mask's), as the shape to reshape to first; NumPy's ValueError if it does not fit."""
-    stripped = tuple(shape)
-    while strip and len(stripped) > len(target) and stripped[0] == 1:
-        stripped = stripped[1:]
-    try:
-        fits = np.broadcast_shapes(stripped, tuple(target)) == tuple(target)
-    except ValueError:
-        fits = False
-    if not fits:
+    stripped = stripped_to_fit(shape, target, strip)
+    if stripped is None:
         raise ValueError(f"could not broadcast {what} from shape {_shape_text(shape)} into "
                          f"shape {_shape_text(target)}")
     return list(stripped)

@@ -488,23 +488,6 @@ class TracedArray:
     def __repr__(self):
         return f"TracedArray(shape={self.tensor.shape}, dtype={self.tensor.dtype})"
 
-    def __hash__(self):
-        if not self._scalar:
-            raise TypeError("unhashable type: 'numpy.ndarray'")
-        return hash(self._printable())   # a NumPy or Python scalar: its value (a graph break)
-
-    # print(x), f"{x:.3f}": the values, as eager NumPy prints them on every call (a graph
-    # break: the function is traced, and so prints, again on each call)
-    def __str__(self):
-        return str(self._printable())
-
-    def __format__(self, spec):
-        return format(self._printable(), spec)
-
-    def _printable(self):
-        value = materialize(self, "printing or formatting a traced value")
-        return value[()] if self._scalar else value
-
     # -- graph breaks: values the trace cannot know --
 
     def __bool__(self):

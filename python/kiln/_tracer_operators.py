@@ -3,7 +3,7 @@ ufunc NumPy's own ndarray uses, so the tracer's ufunc and function tables handle
 import numpy as np
 
 from . import _numpy_api
-from ._tracer import TracedArray, to_tensor, user_location
+from ._tracer import TracedArray, materialize, to_tensor, user_location
 
 
 def _method(function_name):
@@ -11,6 +11,25 @@ def _method(function_name):
         return getattr(np, function_name)(self, *args, **kwargs)
     method.__name__ = function_name
     return method
+
+
+# -- values the trace cannot know: print(x), f"{x:.3f}" and hash(s) show eager NumPy's value on
+# every call (a graph break: the function is traced, and so prints, again on each call) --
+
+def _printable(self):
+    value = materialize(self, "printing or formatting a traced value")
+    return value[()] if self._scalar else value
+
+
+def _hash(self):
+    if not self._scalar:
+        raise TypeError("unhashable type: 'numpy.ndarray'")
+    return hash(_printable(self))   # a NumPy or Python scalar: by its value
+
+
+TracedArray.__str__ = lambda self: str(_printable(self))
+TracedArray.__format__ = lambda self, spec: format(_printable(self), spec)
+TracedArray.__hash__ = _hash
 
 
 # -- in-place methods: the function's result assigned to the array --
