@@ -336,21 +336,18 @@ CudaModules build_cuda_modules(const codegen::CudaSource& source, const std::str
        "driver " + std::to_string(cuda::device().driver_version)});
   // The program as units of a few kernels, each its own cache entry, compiled (or read back)
   // on threads of their own: NVRTC takes about 10 ms a kernel, and a BERT has a hundred.
-  // NVRTC compiles one program at a time in a process, so units compile in parallel in
-  // kiln-nvrtc helpers (nvrtc_helpers.h) where helpers run already (an earlier compile's: a
-  // training step's backward after its forward), or where there are many units: a helper
-  // started for a unit pays NVRTC's start (about 0.3 s on the H200 machine, against 30-50 ms a
-  // unit in a warm process), which only many units repay (BERT-base's 16: 544 -> 404 ms;
-  // resnet18's 9: 519 -> 516 ms).
+  // NVRTC compiles one program at a time in a process, and ptxas inside it has crashed on
+  // valid kernels: units compile in kiln-nvrtc helpers (nvrtc_helpers.h), in parallel, and a
+  // crash costs a helper, not this process. A helper's start pays NVRTC's (about 0.3 s on the
+  // H200 machine, as this process's first unit would; 30-50 ms a unit after it) and it serves
+  // the compiles that follow (a training step's backward after its forward).
   constexpr size_t kFunctionsPerUnit = 4;
-  constexpr size_t kUnitsForHelpers = 12;
   const size_t most_units = std::max(1u, std::thread::hardware_concurrency());
   const std::vector<std::string> units = codegen::split_cuda_source(
       source, std::min(most_units, (source.functions.size() + kFunctionsPerUnit - 1) /
                                        kFunctionsPerUnit));
   std::vector<std::string> cubins(units.size());
   std::vector<bool> hits(units.size());
-  const bool in_helpers = units.size() >= kUnitsForHelpers || cuda::nvrtc_helpers_running() > 0;
   run_stage("nvrtc", [&] {
     parallel_for(units.size(), most_units, [&](size_t u) {
       const std::string unit_key = runtime::cache_key(
@@ -358,9 +355,10 @@ CudaModules build_cuda_modules(const codegen::CudaSource& source, const std::str
       runtime::CachedObject object = cache.get_or_build(
           unit_key, [&] { return units[u] + key_marker_source(unit_key, true); },
           [&](const std::string& source_path, const std::string& object_path) {
-            if (!in_helpers ||
-                !cuda::compile_in_helper(source_path, object_path, target.architecture))
-              cuda::compile_cubin_file(source_path, object_path, target.architecture);
+            const std::string crashes = cuda::compile_cubin_file_isolated(
+                source_path, object_path, target.architecture);
+            if (!crashes.empty())
+              api::log(LogChannel::Perf, "unit " + std::to_string(u) + ": " + crashes);
           });
       if (::lseek(object.file.get(), 0, SEEK_SET) != 0 ||
           !runtime::read_all(object.file.get(), cubins[u], runtime::kMaxObjectBytes))

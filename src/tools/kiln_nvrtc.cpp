@@ -5,6 +5,8 @@
 // (compile_cubin_file), until kiln closes the connection or IDLE_SECONDS pass without a request.
 // Built from those few sources alone, not libkiln.so: a helper starts without loading the BLAS
 // and oneDNN libraries kiln links.
+#include <sys/resource.h>
+
 #include <cstdio>
 #include <string>
 
@@ -16,6 +18,8 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: kiln-nvrtc LIBRARY ARCHITECTURE IDLE_SECONDS (started by kiln)\n");
     return 2;
   }
+  const rlimit no_core{0, 0};  // NVRTC crashing here leaves no core file in the user's folder
+  setrlimit(RLIMIT_CORE, &no_core);
   try {
     kiln::runtime::cuda::use_nvrtc_library(argv[1]);
     return kiln::runtime::cuda::serve_nvrtc_requests(0, std::stoi(argv[2]), std::stoi(argv[3]));

@@ -9,9 +9,15 @@
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
+
+#include <signal.h>
+#include <unistd.h>
 
 #include "kiln/error.h"
 #include "runtime/cuda/cuda_driver.h"
@@ -288,7 +294,8 @@ TEST(CudaDriver, NvrtcHelpersCompileAsThisProcessDoes) {
   kiln::runtime::write_private_file(broken,
                                     "extern \"C\" __global__ void broken() {\n  undeclared = 1;\n}");
   if (!nvrtc_found()) {
-    EXPECT_FALSE(cuda::compile_in_helper(source, directory + "/a.cubin", 90));
+    EXPECT_EQ(cuda::compile_in_helper(source, directory + "/a.cubin", 90),
+              cuda::HelperCompile::no_helper);
     expect_error([&] { cuda::compile_cubin_file(source, directory + "/a.cubin", 90); },
                  ErrorKind::Unsupported, "libnvrtc.so.13");
     return;
@@ -297,11 +304,11 @@ TEST(CudaDriver, NvrtcHelpersCompileAsThisProcessDoes) {
   const int architecture = target_architecture();
   // A helper started for a thread that ends at once outlives it (a child started with
   // PR_SET_PDEATHSIG dies with the thread that started it), and serves the next compiles.
-  bool first = false;
+  cuda::HelperCompile first = cuda::HelperCompile::no_helper;
   std::thread([&] {
     first = cuda::compile_in_helper(source, directory + "/first.cubin", architecture);
   }).join();
-  EXPECT_TRUE(first);
+  EXPECT_EQ(first, cuda::HelperCompile::compiled);
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
   const int started = cuda::nvrtc_helpers_running();
   EXPECT_GE(started, 1);
@@ -311,7 +318,8 @@ TEST(CudaDriver, NvrtcHelpersCompileAsThisProcessDoes) {
   for (int k = 0; k < 4; ++k)
     threads.emplace_back([&, k] {
       compiled += cuda::compile_in_helper(source, directory + "/helper" + std::to_string(k) +
-                                                      ".cubin", architecture);
+                                                      ".cubin", architecture) ==
+                  cuda::HelperCompile::compiled;
     });
   for (std::thread& thread : threads) thread.join();
   EXPECT_EQ(compiled.load(), 4);
@@ -334,7 +342,83 @@ TEST(CudaDriver, NvrtcHelpersCompileAsThisProcessDoes) {
       ErrorKind::Internal,
       "kiln: NVRTC could not compile kernel.cu: kernel.cu(2): error: identifier \"undeclared\"");
   const int serving = cuda::nvrtc_helpers_running();
-  EXPECT_TRUE(cuda::compile_in_helper(source, directory + "/after.cubin", architecture));
+  EXPECT_EQ(cuda::compile_in_helper(source, directory + "/after.cubin", architecture),
+            cuda::HelperCompile::compiled);
   EXPECT_EQ(cuda::nvrtc_helpers_running(), serving);  // the same helpers, none lost or added
+  std::filesystem::remove_all(directory);
+}
+
+// NVRTC's ptxas crashes on some valid kernels (CUDA 13.0 on tests/cpp/data/ptxas_crash_sm90.cu).
+// A crash costs the helper that compiled the unit, never this process: compile_in_helper says
+// the helper died and how, and compile_cubin_file_isolated compiles the unit again with other
+// ptxas settings. A helper killed while it compiles is the same case as a crash.
+TEST(CudaDriver, NvrtcCrashCostsAHelperNotThisProcess) {
+  if (!nvrtc_found() || cuda::nvrtc_helper_path().empty())
+    GTEST_SKIP() << "no NVRTC here: compile_in_helper has no helper to lose (tested above)";
+  char directory_template[] = "/tmp/kiln-nvrtc-crash-XXXXXX";
+  ASSERT_NE(mkdtemp(directory_template), nullptr);
+  const std::string directory = directory_template;
+  std::ifstream data(KILN_TEST_DATA_DIR "/ptxas_crash_sm90.cu");
+  const std::string crashing((std::istreambuf_iterator<char>(data)), {});
+  ASSERT_GT(crashing.size(), 1000u);
+  const std::string source = directory + "/crash.cu";
+  kiln::runtime::write_private_file(source, crashing);
+
+  std::string death;
+  const cuda::HelperCompile plain =
+      cuda::compile_in_helper(source, directory + "/plain.cubin", 90, {}, &death);
+  const bool crashes_here = plain == cuda::HelperCompile::died;  // a later NVRTC may be fixed
+  if (crashes_here) EXPECT_NE(death.find("signal"), std::string::npos) << death;
+  else EXPECT_EQ(plain, cuda::HelperCompile::compiled);
+
+  const std::string note =
+      cuda::compile_cubin_file_isolated(source, directory + "/isolated.cubin", 90);
+  std::string cubin;
+  kiln::runtime::Descriptor object = kiln::runtime::open_private_file(directory + "/isolated.cubin");
+  ASSERT_TRUE(object.valid() &&
+              kiln::runtime::read_all(object.get(), cubin, kiln::runtime::kMaxObjectBytes));
+  EXPECT_EQ(cubin.substr(0, 4), "\x7f" "ELF");
+  if (crashes_here) {
+    EXPECT_NE(note.find("with the default options"), std::string::npos) << note;
+    EXPECT_NE(note.find("compiled with --ptxas-options="), std::string::npos) << note;
+  } else {
+    EXPECT_EQ(note, "");
+  }
+
+  // A helper killed mid-compile: every helper of this process is killed as soon as it starts;
+  // compile_cubin_file_isolated runs out of settings and says so.
+  std::atomic<bool> done{false};
+  std::thread killer([&] {
+    while (!done) {
+      for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+        const std::string pid = entry.path().filename();
+        if (pid.find_first_not_of("0123456789") != std::string::npos) continue;
+        std::ifstream stat_file(entry.path() / "stat");
+        const std::string stat((std::istreambuf_iterator<char>(stat_file)), {});
+        // "PID (COMMAND) STATE PARENT ...": kiln-nvrtc processes whose parent is this one
+        const size_t command_end = stat.rfind(')');
+        if (stat.find(" (kiln-nvrtc) ") == std::string::npos || command_end == std::string::npos)
+          continue;
+        std::istringstream fields(stat.substr(command_end + 1));
+        std::string state;
+        int parent = 0;
+        if (fields >> state >> parent && parent == getpid()) kill(std::stoi(pid), SIGKILL);
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+  });
+  try {
+    cuda::compile_cubin_file_isolated(source, directory + "/killed.cubin", 90);
+    ADD_FAILURE() << "every helper was killed, yet the unit compiled";
+  } catch (const Error& error) {
+    EXPECT_EQ(error.kind(), ErrorKind::Internal);
+    const std::string message = error.what();
+    EXPECT_NE(message.find("kiln: the CUDA compiler crashed on " + source), std::string::npos)
+        << message;
+    EXPECT_NE(message.find("killed by signal 9"), std::string::npos) << message;
+    EXPECT_NE(message.find("--ptxas-options=-O0"), std::string::npos) << message;
+  }
+  done = true;
+  killer.join();
   std::filesystem::remove_all(directory);
 }

@@ -60,7 +60,7 @@ int nvrtc_version();
 // compile_cubin of the file `source_path` into the private file `object_path`, in this
 // process (nvrtc_helpers.h compiles in helper processes).
 void compile_cubin_file(const std::string& source_path, const std::string& object_path,
-                        int architecture);
+                        int architecture, const std::vector<std::string>& extra_options = {});
 // kiln-nvrtc's path, or "" when this build has none beside libkiln.so.
 const std::string& nvrtc_helper_path();
 // The NVRTC library file this process loaded (helpers load the same); throws as compile_cubin

@@ -205,13 +205,14 @@ const std::string& nvrtc_helper_path() {
 }
 
 void compile_cubin_file(const std::string& source_path, const std::string& object_path,
-                        int architecture) {
+                        int architecture, const std::vector<std::string>& extra_options) {
   std::string source, why;
   const Descriptor file = open_private_file(source_path, &why);
   if (!file.valid() || !read_all(file.get(), source, kMaxSourceBytes))
     throw Error(ErrorKind::Internal,
                 "kiln: cannot read the CUDA source " + source_path + " " + why);
-  write_private_file(object_path, compile_cubin(source, "kernel.cu", architecture));
+  write_private_file(object_path,
+                     compile_cubin(source, "kernel.cu", architecture, extra_options));
 }
 
 const std::string& nvrtc_library_path() { return nvrtc().library_path; }

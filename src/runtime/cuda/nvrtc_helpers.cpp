@@ -1,12 +1,16 @@
-// NVRTC's helper processes and their connection: one request a unit, "SOURCE\nOBJECT\n" (two
-// paths of kiln's private cache files), one reply, the length of NVRTC's error message
-// ("0" when the unit compiled), a newline and the message.
+// NVRTC's helper processes and their connection: one request a unit, "SOURCE\nOBJECT\nOPTIONS\n"
+// (two paths of kiln's private cache files and NVRTC's extra options, separated by spaces), one
+// reply, the length of NVRTC's error message ("0" when the unit compiled), a newline and the
+// message.
 #include "runtime/cuda/nvrtc_helpers.h"
 
 #include <poll.h>
 #include <pthread.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
+
+#include <cstring>
+#include <sstream>
 #include <unistd.h>
 
 #include <algorithm>
@@ -147,10 +151,27 @@ int start_on_starter(Starter& starter, const std::vector<std::string>& arguments
 
 int most_helpers() { return static_cast<int>(std::max(1u, std::thread::hardware_concurrency())); }
 
-void retire(Helper& helper) {
-  close(helper.socket);  // the helper's next poll sees the connection closed and exits
-  while (waitpid(helper.pid, nullptr, 0) < 0 && errno == EINTR) {
+// Closes the helper's connection (its next poll sees it closed and it exits) and waits for it;
+// returns its wait status.
+int retire(Helper& helper) {
+  close(helper.socket);
+  int status = 0;
+  while (waitpid(helper.pid, &status, 0) < 0 && errno == EINTR) {
   }
+  return status;
+}
+
+std::string death_of(int status) {
+  if (WIFSIGNALED(status))
+    return std::string("killed by signal ") + std::to_string(WTERMSIG(status)) + " (" +
+           strsignal(WTERMSIG(status)) + ")";
+  return "exited with status " + std::to_string(WEXITSTATUS(status));
+}
+
+std::string joined(const std::vector<std::string>& options) {
+  std::string text;
+  for (const std::string& option : options) text += (text.empty() ? "" : " ") + option;
+  return text;
 }
 
 // Idle helpers that exited (an idle helper never writes: a readable connection is a closed
@@ -207,10 +228,12 @@ int nvrtc_helpers_running() {
   return static_cast<int>(helpers.helpers.size());
 }
 
-bool compile_in_helper(const std::string& source_path, const std::string& object_path,
-                       int architecture) {
-  if (source_path.find('\n') != std::string::npos || object_path.find('\n') != std::string::npos)
-    return false;
+HelperCompile compile_in_helper(const std::string& source_path, const std::string& object_path,
+                                int architecture, const std::vector<std::string>& extra_options,
+                                std::string* death) {
+  const std::string options = joined(extra_options);
+  if ((source_path + object_path + options).find('\n') != std::string::npos)
+    return HelperCompile::no_helper;
   Pool& helpers = pool();
   std::unique_lock<std::mutex> lock(helpers.mutex);
   Helper* chosen = nullptr;
@@ -230,29 +253,56 @@ bool compile_in_helper(const std::string& source_path, const std::string& object
       retire(**other);
       helpers.helpers.erase(other);
     }
-    if (!start_helper(helpers, architecture)) return false;
+    if (!start_helper(helpers, architecture)) return HelperCompile::no_helper;
   }
   chosen->busy = true;
   lock.unlock();
   std::string header, message;
-  const bool answered = send_all(chosen->socket, source_path + "\n" + object_path + "\n") &&
-                        receive_line(chosen->socket, header) && !header.empty() &&
-                        header.find_first_not_of("0123456789") == std::string::npos &&
-                        receive_exactly(chosen->socket, std::stoul(header), message);
+  const bool answered =
+      send_all(chosen->socket, source_path + "\n" + object_path + "\n" + options + "\n") &&
+      receive_line(chosen->socket, header) && !header.empty() &&
+      header.find_first_not_of("0123456789") == std::string::npos &&
+      receive_exactly(chosen->socket, std::stoul(header), message);
   lock.lock();
   chosen->busy = false;
   chosen->last_used = Clock::now();
-  if (!answered) {  // the helper died (killed, out of memory): this unit compiles elsewhere
+  if (!answered) {  // the helper died compiling the unit (NVRTC crashed; killed; out of memory)
     auto it = std::find_if(helpers.helpers.begin(), helpers.helpers.end(),
                            [&](const auto& helper) { return helper.get() == chosen; });
-    retire(*chosen);
+    const int status = retire(*chosen);
+    if (death != nullptr) *death = death_of(status);
     helpers.helpers.erase(it);
   }
   helpers.freed.notify_one();
   lock.unlock();
-  if (!answered) return false;
+  if (!answered) return HelperCompile::died;
   if (!message.empty()) throw Error(ErrorKind::Internal, message);
-  return true;
+  return HelperCompile::compiled;
+}
+
+std::string compile_cubin_file_isolated(const std::string& source_path,
+                                        const std::string& object_path, int architecture) {
+  // ptxas, inside NVRTC, has crashed on valid kernels (CUDA 13.0 on a twelve-output
+  // concatenation: tests/cpp/data/ptxas_crash_sm90.cu). Another occupancy target steers its
+  // register allocation elsewhere (that crash compiles with it); -O0 is the last resort.
+  static const std::vector<std::vector<std::string>> kSettings = {
+      {}, {"--ptxas-options=--minnctapersm=1"}, {"--ptxas-options=-O0"}};
+  std::string crashes;
+  for (const std::vector<std::string>& settings : kSettings) {
+    std::string death;
+    switch (compile_in_helper(source_path, object_path, architecture, settings, &death)) {
+      case HelperCompile::compiled:
+        return crashes.empty() ? crashes : crashes + "; compiled with " + joined(settings);
+      case HelperCompile::no_helper:  // no kiln-nvrtc here: NVRTC in this process, unguarded
+        compile_cubin_file(source_path, object_path, architecture, settings);
+        return crashes;
+      case HelperCompile::died:
+        crashes += (crashes.empty() ? "" : "; ") + std::string("NVRTC ") + death + " with " +
+                   (settings.empty() ? "the default options" : joined(settings));
+    }
+  }
+  throw Error(ErrorKind::Internal, "kiln: the CUDA compiler crashed on " + source_path + ": " +
+                                       crashes + " (a bug of NVRTC; please report it to kiln)");
 }
 
 int serve_nvrtc_requests(int channel, int architecture, int idle_seconds) {
@@ -265,11 +315,16 @@ int serve_nvrtc_requests(int channel, int architecture, int idle_seconds) {
     const int ready = poll(&request, 1, idle_seconds * 1000);
     if (ready < 0 && errno == EINTR) continue;
     if (ready <= 0) return 0;  // idle for idle_seconds (or a broken poll): exit
-    std::string source, object;
-    if (!receive_line(channel, source) || !receive_line(channel, object)) return 0;  // closed
+    std::string source, object, options;
+    if (!receive_line(channel, source) || !receive_line(channel, object) ||
+        !receive_line(channel, options))
+      return 0;  // closed
+    std::vector<std::string> extra_options;
+    std::istringstream words(options);
+    for (std::string word; words >> word;) extra_options.push_back(word);
     std::string message;
     try {
-      compile_cubin_file(source, object, architecture);
+      compile_cubin_file(source, object, architecture, extra_options);
     } catch (const std::exception& error) {
       message = *error.what() ? error.what() : "kiln-nvrtc: the compile failed";
     }
