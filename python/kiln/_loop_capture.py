@@ -78,6 +78,7 @@ class LoopCapture:
         self._record = record   # record(kind, location, reason): explain and logs
         self.depth = 0          # loop bodies being traced
         self.pending = []       # records inside the outermost body, kept once it is captured
+        self.converting = 0     # while bodies run before their capture (to_python)
 
     def record(self, kind, location, reason):
         if self.depth > 0:
@@ -163,6 +164,34 @@ class LoopCapture:
                                location)
         return best
 
+    # ---- float(x), int(x), bool(x), x.item() in loops (kiln._loop_transform) ----
+
+    def to_python(self, function, value, in_test):
+        """`function(value)` (`value.item()` when function is None). In a loop being captured,
+        in a while loop's test, or in its body before the test is traced, a traced single
+        element stays traced, as the Python number
+        it stands for (weak, as NumPy treats Python numbers): float64, int64 or bool. An
+        integer conversion of floats (Python raises on nan) or of uint64 (Python's int is
+        exact) is Python's (a graph break)."""
+        if (isinstance(value, TracedArray) and value.size == 1 and (in_test or self.depth or self.converting)
+                and function in (None, builtins.float, builtins.int, builtins.bool)):
+            kind = np.dtype(value.dtype).kind
+            if function is None:
+                function = {"b": builtins.bool, "i": builtins.int, "u": builtins.int,
+                            "f": builtins.float}.get(kind)
+            dtype = {builtins.float: np.float64, builtins.int: np.int64,
+                     builtins.bool: np.bool_}.get(function)
+            exact = (kind in "biu" and np.dtype(value.dtype) != np.uint64
+                     if function is builtins.int else kind in "biuf")
+            if dtype is not None and exact:
+                number = TracedArray(self.context,
+                                     cast(np.reshape(value, ()).tensor, np.dtype(dtype)))
+                # a bool is the lowest type: strong and weak agree
+                number._scalar = True
+                number._weak = None if function is builtins.bool else function
+                return number
+        return value.item() if function is None else function(value)
+
     # ---- loops ----
 
     def for_range(self, bounds, body, get, set_, names, live, location):
@@ -195,7 +224,11 @@ class LoopCapture:
                 break
             if not condition:
                 return
-            body()
+            self.converting += 1  # `err = x.item()` makes the test traced: the rest is captured
+            try:
+                body()
+            finally:
+                self.converting -= 1
         try:
             self._capture((0, sys.maxsize), range(0, sys.maxsize), body, get, set_, names, live,
                           location, (test, condition))

@@ -91,6 +91,35 @@ class _ChoiceRewriter(_LogicRewriter):
         return ast.copy_location(call, node)
 
 
+class _ConversionRewriter(ast.NodeTransformer):
+    """`float(x)`, `int(x)`, `bool(x)` and `x.item()` in a loop's test and body: a traced x
+    would be a graph break each iteration (`while float(err) > tol:`, Jacobi's idiom: a graph
+    per iteration). The helper's to_python keeps them traced, as the Python number they
+    stand for, where the loop is captured; elsewhere they are Python's."""
+
+    def __init__(self, in_test):
+        self.in_test = in_test
+
+    def visit_Call(self, node):
+        self.generic_visit(node)
+        builtin = (isinstance(node.func, ast.Name) and node.func.id in ("float", "int", "bool")
+                   and len(node.args) == 1 and not node.keywords
+                   and not isinstance(node.args[0], ast.Starred))
+        item = (isinstance(node.func, ast.Attribute) and node.func.attr == "item"
+                and not node.args and not node.keywords)
+        if not (builtin or item):
+            return node
+        call = _parse(f"{HELPER}.to_python(None, None, {self.in_test})")[0].value
+        call.args[:2] = ([node.func, node.args[0]] if builtin else
+                         [ast.Constant(value=None), node.func.value])
+        return ast.copy_location(call, node)
+
+
+def _with_traced_conversions(statements, in_test=False):
+    rewriter = _ConversionRewriter(in_test)
+    return [ast.fix_missing_locations(rewriter.visit(statement)) for statement in statements]
+
+
 def _name(identifier, context=None):
     return ast.Name(id=identifier, ctx=context or ast.Load())
 
@@ -340,6 +369,7 @@ class _Rewriter:
             return self.refuse(node, reason)
         self.counter += 1
         n, target = self.counter, node.target.id
+        node.body = _with_traced_conversions(node.body)
         body = self.statements(node.body)
         self.anchor = node
         assigned = [name for name in _stored_names(node.body) if name != target]
@@ -363,6 +393,8 @@ class _Rewriter:
             return self.refuse(node, reason)
         self.counter += 1
         n = self.counter
+        node.body = _with_traced_conversions(node.body)
+        node.test = _with_traced_conversions([ast.Expr(node.test)], in_test=True)[0].value
         body = self.statements(node.body)
         self.anchor = node
         assigned = _stored_names(node.body)

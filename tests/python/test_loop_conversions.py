@@ -1,0 +1,130 @@
+"""float(x), int(x), bool(x) and x.item() in loops (kiln._loop_transform._ConversionRewriter,
+LoopCapture.to_python): in a loop's test and in a captured body they stay traced, as the Python
+number they stand for, so the loop is one graph with a loop node instead of a graph break (a
+graph) per iteration; where Python's number is needed, or the conversion is not exact, they are
+Python's, as before."""
+import math
+
+import numpy as np
+import pytest
+
+import kiln
+
+
+def jacobi(u, f, tol):  # the textbook idiom: the loop's test converts the error to a float
+    err = 1.0
+    iterations = 0
+    while float(err) > tol:
+        new = u.copy()
+        new[1:-1, 1:-1] = 0.25 * (u[:-2, 1:-1] + u[2:, 1:-1] + u[1:-1, :-2] + u[1:-1, 2:]
+                                  - f[1:-1, 1:-1])
+        err = np.abs(new - u).max()
+        u = new
+        iterations += 1
+    return u, iterations
+
+
+def jacobi_item(u, f, tol):  # the error converted in the body, the test on Python's number
+    err = tol + 1
+    while err > tol:
+        new = u.copy()
+        new[1:-1, 1:-1] = 0.25 * (u[:-2, 1:-1] + u[2:, 1:-1] + u[1:-1, :-2] + u[1:-1, 2:]
+                                  - f[1:-1, 1:-1])
+        err = np.abs(new - u).max().item()
+        u = new
+    return u
+
+
+def power_iteration(a, steps):
+    v = np.ones(a.shape[0], a.dtype)
+    norm = 0.0
+    for _ in range(steps):
+        w = a @ v
+        norm = float(np.sqrt(w @ w))
+        v = w / norm  # a Python float divides float32 as float32 (weak)
+    return v, norm
+
+
+def count_positive_prefixes(x):
+    total = 0
+    for i in range(x.shape[0]):
+        if bool(x[:i + 1].sum() > 0):
+            total += int(x[i] > 0)
+    return total
+
+
+def grid(n=24):
+    u = np.zeros((n, n))
+    u[0, :] = 1.0
+    return u, np.zeros((n, n))
+
+
+def one_loop(report):
+    assert report.graph_count == 1 and report.graph_break_count == 0, str(report)
+    assert [loop.kind for loop in report.loops if loop.kind != "select"] == ["loop"], str(report)
+
+
+@pytest.mark.parametrize("tol", [1e-3, 1e-5])
+def test_a_while_test_that_converts_to_float_is_one_loop(tol):
+    u, f = grid()
+    expected_u, expected_iterations = jacobi(u.copy(), f, tol)
+    report = kiln.explain(jacobi)(u.copy(), f, tol)
+    one_loop(report)
+    got_u, got_iterations = report.result
+    np.testing.assert_array_equal(got_u, expected_u)
+    assert got_iterations == expected_iterations > 10
+    got_u, got_iterations = kiln.compile(jacobi)(u.copy(), f, tol)
+    np.testing.assert_array_equal(got_u, expected_u)
+    assert got_iterations == expected_iterations
+
+
+def test_item_in_a_loop_body_is_one_loop():
+    u, f = grid()
+    report = kiln.explain(jacobi_item)(u.copy(), f, 1e-4)
+    one_loop(report)
+    np.testing.assert_array_equal(report.result, jacobi_item(u.copy(), f, 1e-4))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_a_float_from_a_loop_body_is_a_weak_python_float(dtype):
+    a = (np.random.default_rng(0).standard_normal((16, 16)) + 4 * np.eye(16)).astype(dtype)
+    expected_v, expected_norm = power_iteration(a, 12)
+    report = kiln.explain(power_iteration)(a, 12)
+    one_loop(report)
+    v, norm = report.result
+    assert v.dtype == expected_v.dtype == dtype
+    rtol = 1e-5 if dtype == np.float32 else 1e-12
+    np.testing.assert_allclose(v, expected_v, rtol=rtol)
+    assert math.isclose(norm, expected_norm, rel_tol=rtol) and isinstance(norm, float)
+
+
+def test_bool_and_int_of_traced_tests_in_a_loop_body():
+    x = np.random.default_rng(1).integers(-5, 6, 40).astype(np.int16)
+    report = kiln.explain(count_positive_prefixes)(x)
+    one_loop(report)
+    assert report.result == count_positive_prefixes(x)
+    assert kiln.compile(count_positive_prefixes)(-x) == count_positive_prefixes(-x)
+
+
+def truncating(x):
+    total = 0
+    for i in range(x.shape[0]):
+        total += int(x[i])  # int() of a float: Python truncates, and raises on nan
+    return total
+
+
+def through_math(x):
+    s = 0.0
+    for i in range(x.shape[0]):
+        s += math.exp(float(x[i]))  # math needs Python's float: the loop runs as Python
+    return s
+
+
+@pytest.mark.parametrize("function", [truncating, through_math])
+def test_conversions_python_must_make_stay_pythons(function):
+    x = np.linspace(-2.5, 2.5, 7)
+    report = kiln.explain(function)(x)
+    assert [loop.kind for loop in report.loops] == ["unrolled"], str(report)
+    assert report.result == pytest.approx(function(x), rel=1e-12)
+    with pytest.raises(ValueError, match="NaN"):
+        kiln.compile(truncating)(np.array([1.0, np.nan, 2.0]))
