@@ -64,6 +64,11 @@ class _SegmentLimit(Exception):
     """A retraced call would compile past SEGMENT_LIMIT graphs: it runs eagerly."""
 
 
+class _NeedsStatic(Exception):
+    """A trace with dynamic numbers needed one's value (a graph break, a shape, aliasing): the
+    call is traced again with them static."""
+
+
 class Segments(dict):
     """The graphs of a retraced function (one traced again on every call after a graph break),
     each compiled once: keyed by the graph's text and its input layouts."""
@@ -296,6 +301,10 @@ class CompiledFunction:
         self.warned_limit = False
         self.segments = Segments()  # the graphs of retraced calls (graph breaks)
         self.warned_segments = False
+        # Automatic dynamic numbers: per call structure (repr of the pytree spec), the leaves of
+        # Python floats that changed between calls (graph inputs from then on), or None once
+        # a trace needed their values.
+        self.dynamic_numbers = {}
         self.records = None  # a list while kiln.explain records
         _all_functions.add(self)
 
@@ -329,11 +338,20 @@ class CompiledFunction:
                         RuntimeWarning, stacklevel=3)
                 return self.fn(*args, **kwargs)
             self.recompiles += counts
+            dynamic = self._dynamic_numbers(args, kwargs, leaves, spec)
             if _kiln.log_enabled("recompiles"):
                 _kiln.log("recompiles", f"recompiling {self.name} ({_location_of(self.fn)}): "
-                          f"{reason}")
+                          f"{reason}" + (f"; floats {list(dynamic)} of the arguments' leaves are "
+                                         f"graph inputs from now on" if dynamic else ""))
+        else:
+            dynamic = ()
         try:
-            traced = self.trace_and_compile(args, kwargs, leaves, spec, register=True)
+            try:
+                traced = self.trace_and_compile(args, kwargs, leaves, spec, register=True,
+                                                dynamic=dynamic)
+            except _NeedsStatic:
+                self.dynamic_numbers[repr(spec)] = None
+                traced = self.trace_and_compile(args, kwargs, leaves, spec, register=True)
         except _SegmentLimit:
             return self.fn(*args, **kwargs)
         except CompilerError as error:
@@ -367,13 +385,36 @@ class CompiledFunction:
             return self.fn(*args, **kwargs)
         return traced.run()
 
+    def _dynamic_numbers(self, args, kwargs, leaves, spec):
+        """The leaves to trace as dynamic numbers: Python floats whose values alone changed
+        since the last entry (a learning rate, a tolerance), and those that changed before;
+        () with dynamic=False or once a trace needed their values (as Dynamo's automatic
+        dynamic, for floats: ints stay static, as they size and index arrays and NumPy
+        checks their range against small integer dtypes)."""
+        key = repr(spec)
+        known = self.dynamic_numbers.get(key, set())
+        if self.dynamic is False or known is None:
+            return ()
+        changed = self.cache.changed_numbers(args, kwargs) or []
+        floats = {index for index in changed if type(leaves[index]) is float}
+        if not floats:
+            return ()
+        self.dynamic_numbers[key] = known | floats
+        return tuple(sorted(known | floats))
+
     # ---- tracing ----
-    def trace_and_compile(self, args, kwargs, leaves, spec, register):
+    def trace_and_compile(self, args, kwargs, leaves, spec, register, dynamic=()):
         """Traces one call and compiles its graph; with `register`, adds the cache entry for
-        these guards. Returns a _Traced, or None where the call must run eagerly."""
+        these guards. Returns a _Traced, or None where the call must run eagerly. `dynamic`:
+        leaves (Python floats) traced as 0-d graph inputs; _NeedsStatic where the trace needs
+        their values."""
         tracer = _tracer()
         trace = _kiln.Trace()
         trace.location = _location_of(self.fn)
+        if dynamic:
+            leaves = list(leaves)
+            for index in dynamic:
+                leaves[index] = np.array(leaves[index], np.float64)
         array_leaves = [index for index, leaf in enumerate(leaves) if type(leaf) is np.ndarray]
         try:
             real_arrays, inputs, wrapped, aliased = _aliasing.trace_inputs(
@@ -385,6 +426,8 @@ class CompiledFunction:
         traced_leaves = list(leaves)
         for index, tracer_object in zip(array_leaves, wrapped):
             traced_leaves[index] = tracer_object
+        for index in dynamic:  # stands for a Python float: weak in NumPy's promotion
+            traced_leaves[index]._scalar, traced_leaves[index]._weak = True, float
         traced_args, traced_kwargs, traced_environment = _pytree.unflatten(spec, traced_leaves)
         function = self._with_environment(traced_environment)
         function = self._with_loop_capture(_with_numpy_names(function, tracer), tracer, trace)
@@ -411,8 +454,12 @@ class CompiledFunction:
                 _kiln.log("perf", f"trace of {self.name}: "
                           f"{(time.perf_counter() - started) * 1e3:.3f} ms, {trace.node_count} nodes")
         except GraphBreakSignal as signal:
+            if dynamic:
+                raise _NeedsStatic() from None
             return self._give_up(args, kwargs, signal.reason, signal.location, register)
         except Unsupported as error:
+            if dynamic:
+                raise _NeedsStatic() from None
             if self.fullgraph:
                 raise
             return self._give_up(args, kwargs, f"unsupported: {error}", "", register)
@@ -437,6 +484,8 @@ class CompiledFunction:
         # After a graph break, or with arguments that share memory, the graph depends on more
         # than the guards: such calls are traced again each time, their graphs memoized.
         retrace = context.broke or aliased
+        if dynamic and retrace:
+            raise _NeedsStatic()
         try:
             if retrace:
                 compiled, _ = self._compile_segment(context, outputs)
@@ -450,7 +499,7 @@ class CompiledFunction:
             return self._give_up(args, kwargs, str(error), _location_of(self.fn), register)
         if register:
             guards = self.cache.add(args, kwargs, None if retrace else compiled,
-                                    output_spec, mutations, retrace)
+                                    output_spec, mutations, retrace, list(dynamic))
             if _kiln.log_enabled("guards"):
                 _kiln.log("guards", f"guards of {self.name} ({_location_of(self.fn)}), entry "
                           f"{len(self.cache)}:\n{guards}")
@@ -547,6 +596,7 @@ class CompiledFunction:
         self.cache.clear()
         self.segments.clear()
         self.warned_segments = False
+        self.dynamic_numbers.clear()
         self.recompiles = 0
         self.warned_limit = False
 
@@ -561,7 +611,9 @@ def compile(fn=None, *, mode="default", fullgraph=False, dynamic=None, options=N
     Usable as kiln.compile(f), @kiln.compile and @kiln.compile(mode=...). The result keeps f's
     name, docstring and signature. Arrays in the arguments (tuples, lists and dicts of them
     included) are graph inputs; other arguments are static: part of the guard, a new value
-    recompiles. `mode` is one of kiln.list_mode_options(); `options` a dict of
+    recompiles, except Python floats: one whose value changes between calls (a learning rate)
+    is a graph input from then on, unless the function needs its value (a shape, a graph
+    break) or `dynamic=False`. `mode` is one of kiln.list_mode_options(); `options` a dict of
     kiln.list_options(); `fullgraph=True` turns graph breaks into kiln.GraphBreak errors;
     kiln specialises every graph on its input shapes (like JAX): a new shape compiles once
     (cached in memory and on disk). With `dynamic=True` shape changes do not count against

@@ -517,12 +517,13 @@ def cross(context, a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
         raise ValueError("At least one array has zero dimension")
     a = np.moveaxis(a, normalize_axis(operator.index(axisa), a.ndim, "cross"), -1)
     b = np.moveaxis(b, normalize_axis(operator.index(axisb), b.ndim, "cross"), -1)
-    if a.shape[-1] not in (2, 3) or b.shape[-1] not in (2, 3):
-        raise ValueError("incompatible dimensions for cross product\n(dimension must be 2 or 3)")
-    if _NUMPY2 and (a.shape[-1] == 2 or b.shape[-1] == 2):
-        warnings.warn("Arrays of 2-dimensional vectors are deprecated. Use arrays of "
-                      "3-dimensional vectors instead. (deprecated in NumPy 2.0)",
-                      DeprecationWarning, stacklevel=4)
+    # The installed NumPy's checks of the vector lengths, asked of NumPy: 2-d vectors are
+    # deprecated from 2.0 and an error from 2.5.
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        np.cross(np.zeros(a.shape[-1]), np.zeros(b.shape[-1]))
+    for warning in caught:
+        warnings.warn(warning.message, warning.category, stacklevel=4)
     shape = np.broadcast_shapes(a.shape[:-1], b.shape[:-1])
     vectors = a.shape[-1] == 3 or b.shape[-1] == 3  # else one number each
     if vectors:

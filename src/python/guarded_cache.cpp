@@ -2,7 +2,10 @@
 // A call walks the arguments (args tuple, kwargs dict, then the globals and closure cells the
 // function reads) once per cached entry, in C++, comparing each item with the entry's guard:
 // containers (exact tuple/list/dict: type, length, keys), arrays (dtype, shape, layout class:
-// C-contiguous or the exact element strides) and static values (same type and ==). On a hit it
+// C-contiguous or the exact element strides), static values (same type and ==) and dynamic
+// numbers (a Python float, or an int that fits int64: a 0-d input of the graph, whatever its
+// value; the driver makes a number dynamic once a call changes it, as Dynamo's automatic
+// dynamic does). On a hit it
 // borrows the arrays, runs the entry's graph-break checks and graph, writes mutated inputs back
 // and rebuilds the output pytree; on a miss it returns the MISS sentinel and the Python driver
 // traces, compiles and calls add().
@@ -12,6 +15,7 @@
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "api/logging.h"
@@ -22,7 +26,7 @@
 namespace kiln::python {
 namespace {
 
-enum class ItemKind : uint8_t { Tuple, List, Dict, Array, Static, Absent };
+enum class ItemKind : uint8_t { Tuple, List, Dict, Array, Static, Absent, Number };
 
 struct GuardItem {
   ItemKind kind;
@@ -33,7 +37,33 @@ struct GuardItem {
   bool contiguous = true;
   std::vector<int64_t> shape, strides;  // strides in elements, only when not contiguous
   nb::object value;                     // statics
+  bool is_float = false;                // numbers: float (else int)
 };
+
+// A dynamic number's 0-d array (float64 or int64); null where `object` is not such a number.
+nb::object number_array(PyObject* object, bool is_float) {
+  if (is_float ? !PyFloat_CheckExact(object) : !PyLong_CheckExact(object)) return nb::object();
+  double real = 0;
+  long long integer = 0;
+  if (is_float) {
+    real = PyFloat_AS_DOUBLE(object);
+  } else {
+    int overflow = 0;
+    integer = PyLong_AsLongLongAndOverflow(object, &overflow);
+    if (overflow != 0) return nb::object();
+  }
+  nb::object array =
+      nb::steal(PyArray_SimpleNew(0, nullptr, is_float ? NPY_FLOAT64 : NPY_INT64));
+  if (!array.is_valid()) throw nb::python_error();
+  void* data = PyArray_DATA(reinterpret_cast<PyArrayObject*>(array.ptr()));
+  if (is_float) std::memcpy(data, &real, sizeof real);
+  else std::memcpy(data, &integer, sizeof integer);
+  return array;
+}
+
+bool is_number(PyObject* object) {
+  return object != nullptr && (PyFloat_CheckExact(object) || PyLong_CheckExact(object));
+}
 
 struct Entry {
   std::vector<GuardItem> items;
@@ -93,15 +123,34 @@ bool same_static(PyObject* value, PyObject* expected) {
 class Matcher {
  public:
   // Item 0, the call shape, is checked by the caller; the walk starts at item 1.
-  Matcher(const Entry& entry, std::vector<nb::object>& arrays, std::string* why)
-      : items_(entry.items), arrays_(arrays), why_(why) {}
+  // changed: where given, a static number whose value changed (same type) is collected (its
+  // leaf index) instead of failing the walk.
+  Matcher(const Entry& entry, std::vector<nb::object>& arrays, std::string* why,
+          std::vector<size_t>* changed = nullptr)
+      : items_(entry.items), arrays_(arrays), why_(why), changed_(changed) {}
 
   bool match(PyObject* object) {
     const GuardItem& item = items_[position_++];
+    if (item.kind >= ItemKind::Array) ++leaves_;  // the leaves, in _pytree.flatten's order
     switch (item.kind) {
       case ItemKind::Array: return match_array(item, object);
+      case ItemKind::Number: {
+        nb::object array = number_array(object, item.is_float);
+        if (!array.is_valid())
+          return fail([&] {
+            return item.path + " is no longer a" + (item.is_float ? " float" : "n int in int64") +
+                   " (" + repr_of(object) + ")";
+          });
+        arrays_.push_back(std::move(array));
+        return true;
+      }
       case ItemKind::Static:
         if (same_static(object, item.value.ptr())) return true;
+        if (changed_ != nullptr && is_number(object) && is_number(item.value.ptr()) &&
+            Py_TYPE(object) == Py_TYPE(item.value.ptr())) {
+          changed_->push_back(leaves_ - 1);
+          return true;
+        }
         return fail([&] {
           return "value of " + item.path + " changed from " + repr_of(item.value.ptr()) + " to " +
                  repr_of(object);
@@ -186,7 +235,7 @@ class Matcher {
   }
 
   bool fail_type(const GuardItem& item, PyObject* object) {
-    static const char* kNames[] = {"tuple", "list", "dict", "numpy.ndarray", "", ""};
+    static const char* kNames[] = {"tuple", "list", "dict", "numpy.ndarray", "", "", ""};
     return fail([&] {
       return "type of " + item.path + " changed from " + kNames[int(item.kind)] + " to " +
              type_name(object);
@@ -208,18 +257,31 @@ class Matcher {
   const std::vector<GuardItem>& items_;
   std::vector<nb::object>& arrays_;  // strong references: user code runs during the walk
   std::string* why_;
+  std::vector<size_t>* changed_;
   size_t position_ = 1;
+  size_t leaves_ = 0;
 };
 
 // Builds a guard from the arguments of the call that was just traced.
 class Recorder {
  public:
-  explicit Recorder(std::vector<GuardItem>& items) : items_(items) {}
+  // dynamic: leaf indices (flatten order) of numbers that are graph inputs, not statics.
+  Recorder(std::vector<GuardItem>& items, const std::vector<size_t>& dynamic)
+      : items_(items), dynamic_(dynamic) {}
 
   void record(PyObject* object, std::string path) {
     GuardItem item;
     item.path = std::move(path);
-    if (object == nullptr) {
+    const bool container =
+        object != nullptr && (PyTuple_CheckExact(object) || PyList_CheckExact(object) ||
+                              PyDict_CheckExact(object));
+    const bool dynamic = !container && std::find(dynamic_.begin(), dynamic_.end(), leaves_++) !=
+                                           dynamic_.end();
+    if (dynamic && number_array(object, PyFloat_CheckExact(object)).is_valid()) {
+      item.kind = ItemKind::Number;
+      item.is_float = PyFloat_CheckExact(object);
+      items_.push_back(std::move(item));
+    } else if (object == nullptr) {
       item.kind = ItemKind::Absent;
       items_.push_back(std::move(item));
     } else if (PyTuple_CheckExact(object) || PyList_CheckExact(object)) {
@@ -279,6 +341,8 @@ class Recorder {
 
  private:
   std::vector<GuardItem>& items_;
+  const std::vector<size_t>& dynamic_;
+  size_t leaves_ = 0;
 };
 
 std::string describe(const GuardItem& item) {
@@ -289,6 +353,8 @@ std::string describe(const GuardItem& item) {
       return text + (item.contiguous ? " contiguous" : " strides " + shape_text(item.strides));
     }
     case ItemKind::Static: return item.path + " == " + repr_of(item.value.ptr());
+    case ItemKind::Number:
+      return item.path + (item.is_float ? ": float" : ": int in int64") + " (dynamic)";
     case ItemKind::Absent: return item.path + " is undefined";
     case ItemKind::Tuple: return item.path + ": tuple of " + std::to_string(item.length);
     case ItemKind::List: return item.path + ": list of " + std::to_string(item.length);
@@ -342,10 +408,23 @@ class GuardedCache {
     return why.empty() ? "no cached entry matches" : why;
   }
 
+  // The leaves (flatten order) of the numbers whose values differ from the most recent entry's
+  // statics, where nothing else differs; None otherwise.
+  nb::object changed_numbers(nb::handle args, nb::handle kwargs) {
+    std::shared_ptr<const EntryList> entries = entries_;
+    if (entries->empty()) return nb::none();
+    std::vector<nb::object> arrays;
+    std::vector<size_t> changed;
+    if (!match_entry(*entries->back(), args, kwargs, arrays, nullptr, &changed) ||
+        changed.empty())
+      return nb::none();
+    return nb::cast(changed);
+  }
+
   // Registers the entry for these arguments; returns its guard in words (KILN_LOGS=guards).
   std::string add(nb::handle args, nb::handle kwargs, std::shared_ptr<Compiled> compiled,
                   nb::object output_spec, std::vector<std::pair<int32_t, int32_t>> mutations,
-                  bool retrace) {
+                  bool retrace, std::vector<size_t> dynamic) {
     auto entry = std::make_shared<Entry>();
     // Item 0: the argument count and keyword names, one comparison on the fast path.
     GuardItem header;
@@ -353,7 +432,7 @@ class GuardedCache {
     header.path = "the call's arguments";
     header.value = call_shape(args, kwargs);
     entry->items.push_back(std::move(header));
-    Recorder recorder(entry->items);
+    Recorder recorder(entry->items, dynamic);
     record_arguments(recorder, args, kwargs);
     entry->compiled = std::move(compiled);
     entry->output_spec = std::move(output_spec);
@@ -454,7 +533,8 @@ class GuardedCache {
   }
 
   bool match_entry(const Entry& entry, nb::handle args, nb::handle kwargs,
-                   std::vector<nb::object>& arrays, std::string* why) {
+                   std::vector<nb::object>& arrays, std::string* why,
+                   std::vector<size_t>* changed = nullptr) {
     // Item 0 is the call shape: positional count (and keyword names in order).
     Py_ssize_t positional = PyTuple_GET_SIZE(args.ptr());
     Py_ssize_t keyword_count = kwargs.is_none() ? 0 : PyDict_GET_SIZE(kwargs.ptr());
@@ -469,7 +549,7 @@ class GuardedCache {
       if (why) *why = "the number or names of the arguments changed";
       return false;
     }
-    Matcher matcher(entry, arrays, why);
+    Matcher matcher(entry, arrays, why, changed);
     for (Py_ssize_t i = 0; i < positional; ++i)
       if (!matcher.match(PyTuple_GET_ITEM(args.ptr(), i))) return false;
     if (keyword_count > 0) {
@@ -579,9 +659,12 @@ void bind_guarded_cache(nb::module_& module) {
            "The outputs of the first entry whose guards hold, kiln._kiln.EAGER for an entry "
            "that runs eagerly, kiln._kiln.MISS when none holds.")
       .def("why_miss", &GuardedCache::why_miss, nb::arg("args"), nb::arg("kwargs").none())
+      .def("changed_numbers", &GuardedCache::changed_numbers, nb::arg("args"),
+           nb::arg("kwargs").none(),
+           "Leaf indices of the Python numbers whose values alone differ from the latest entry.")
       .def("add", &GuardedCache::add, nb::arg("args"), nb::arg("kwargs").none(),
            nb::arg("compiled").none(), nb::arg("output_spec").none(), nb::arg("mutations"),
-           nb::arg("retrace") = false)
+           nb::arg("retrace") = false, nb::arg("dynamic") = std::vector<size_t>())
       .def_static("run_traced", &GuardedCache::run_traced, nb::arg("compiled"),
                   nb::arg("arrays"), nb::arg("output_spec").none(), nb::arg("mutations"))
       .def("environment", &GuardedCache::environment)

@@ -1,0 +1,100 @@
+"""Automatic dynamic numbers (CompiledFunction._dynamic_numbers, the guard's Number items in
+src/python/guarded_cache.cpp): a Python float whose value changes between calls (a learning
+rate, a tolerance) becomes a 0-d graph input after its first change, so later values reuse one
+graph; a function that needs the float's value (a shape, a graph break) keeps it static; ints
+stay static."""
+import math
+
+import numpy as np
+import pytest
+
+import kiln
+
+
+def entries(function):
+    return len(function._kiln_function.cache)
+
+
+def sgd_step(w, g, lr):
+    return w - lr * g
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32])
+def test_a_changing_float_compiles_twice_then_is_an_input(dtype, capfd):
+    kiln.set_logs("recompiles")
+    f = kiln.compile(sgd_step)
+    w = np.arange(6, dtype=dtype)
+    g = np.ones(6, dtype)
+    for lr in (0.1, 0.2, 0.05, 1e-3, 0.2, float("inf"), -0.0, 1e300):
+        expected = sgd_step(w, g, lr)
+        got = f(w, g, lr)
+        assert got.dtype == expected.dtype  # weak, as NumPy treats Python floats
+        np.testing.assert_array_equal(got, expected)
+    assert entries(f) == 2
+    assert "graph inputs from now on" in capfd.readouterr().err
+
+
+SCALE = 0.5
+
+
+def scaled(x):
+    return x * SCALE
+
+
+def test_a_global_float_that_changes_is_an_input():
+    global SCALE
+    f = kiln.compile(scaled)
+    x = np.arange(4.0)
+    for SCALE in (0.5, 1.5, 2.5, -3.0):
+        np.testing.assert_array_equal(f(x), x * SCALE)
+    assert entries(f) == 2
+
+
+def shaped(x, length):
+    return x[:int(length)] * length  # the float's value is needed: a shape
+
+
+def through_math(x, v):
+    return x * math.sqrt(v)  # math needs Python's float: a graph break
+
+
+@pytest.mark.parametrize("function", [shaped, through_math])
+def test_a_float_whose_value_is_needed_stays_static(function):
+    f = kiln.compile(function)
+    x = np.arange(8.0)
+    values = (2.0, 3.0, 5.0, 3.0)
+    for v in values:
+        np.testing.assert_array_equal(f(x, v), function(x, v))
+    assert entries(f) == 3  # one static entry per distinct value, as before
+
+
+def test_dynamic_false_and_ints_keep_numbers_static():
+    f = kiln.compile(sgd_step, dynamic=False)
+    w, g = np.arange(3.0), np.ones(3)
+    for lr in (0.1, 0.2, 0.3):
+        np.testing.assert_array_equal(f(w, g, lr), sgd_step(w, g, lr))
+    assert entries(f) == 3
+    f = kiln.compile(sgd_step)
+    for n in (1, 2, 3):
+        np.testing.assert_array_equal(f(w, g, n), sgd_step(w, g, n))
+    assert entries(f) == 3
+
+
+def test_a_dynamic_float_that_becomes_an_int_recompiles():
+    f = kiln.compile(sgd_step)
+    w = np.arange(3, dtype=np.int8)
+    g = np.ones(3, np.int8)
+    for lr in (0.5, 0.25, 2, 0.75):  # int 2: int8 arithmetic, as NumPy's
+        expected = sgd_step(w, g, lr)
+        got = f(w, g, lr)
+        assert got.dtype == expected.dtype
+        np.testing.assert_array_equal(got, expected)
+
+
+def test_the_guard_names_dynamic_floats(capfd):
+    kiln.set_logs("guards")
+    f = kiln.compile(sgd_step)
+    w, g = np.ones(2), np.ones(2)
+    f(w, g, 0.1)
+    f(w, g, 0.2)
+    assert "argument 2: float (dynamic)" in capfd.readouterr().err
