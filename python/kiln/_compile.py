@@ -71,38 +71,66 @@ class _NeedsStatic(Exception):
 
 class Segments(dict):
     """The graphs of a retraced function (one traced again on every call after a graph break),
-    each compiled once: keyed by the graph's text and its input layouts."""
+    each compiled once: keyed by the segment's text (what was traced since the last break's
+    cut, python/graph_segments.h) and its input layouts."""
 
     def compiled(self, context, outputs, at_limit):
-        """(Compiled, whether it was compiled now) for the trace so far with these outputs; past
-        SEGMENT_LIMIT graphs, at_limit() and _SegmentLimit."""
-        key = (context.trace.graph_text(outputs),
-               tuple(tuple(stride) for stride in context.strides))
+        """(Compiled, whether it was compiled now, the positions of the trace's inputs it reads)
+        for the segment of the trace these outputs make; past SEGMENT_LIMIT graphs, at_limit()
+        and _SegmentLimit."""
+        text, inputs = _kiln.segment_of(context.trace, outputs)
+        key = (text, tuple(tuple(context.strides[k]) for k in inputs))
         compiled = self.get(key)
         if compiled is not None:
-            return compiled, False
+            return compiled, False, inputs
         if len(self) >= SEGMENT_LIMIT:
             at_limit()
             raise _SegmentLimit()
         compiled = self[key] = _kiln.compile_graph(context.trace, outputs, context.strides,
-                                                   context.options)
-        return compiled, True
+                                                   context.options, segment=True)
+        return compiled, True, inputs
+
+
+class RetraceTimes:
+    """Calls of a function traced again each time (graph breaks), with arguments of one kind
+    (structure, shapes, dtypes), timed against eager calls: CALLS of each, then the faster way
+    runs from then on."""
+    CALLS = 3
+
+    def __init__(self):
+        self.traced, self.eager, self.choice = [], [], None
+
+    def add_eager(self, seconds):
+        """Records an eager call; True when that settles the choice."""
+        self.eager.append(seconds)
+        if len(self.eager) < self.CALLS:
+            return False
+        self.choice = "eager" if min(self.eager) < min(self.traced) else "traced"
+        return True
+
+    def __str__(self):
+        return (f"traced {min(self.traced) * 1e3:.3f} ms, eager {min(self.eager) * 1e3:.3f} ms"
+                if self.traced and self.eager else "not measured")
 
 
 class _Traced:
     """One traced call: its final graph and what running it needs."""
-    __slots__ = ("compiled", "arrays", "output_spec", "mutations", "retrace")
+    __slots__ = ("compiled", "arrays", "output_spec", "mutations", "retrace", "reads")
 
-    def __init__(self, compiled, arrays, output_spec, mutations, retrace):
+    def __init__(self, compiled, arrays, output_spec, mutations, retrace, reads=None):
         self.compiled = compiled
         self.arrays = arrays
         self.output_spec = output_spec
         self.mutations = mutations
         self.retrace = retrace
+        self.reads = reads  # a segment's: the positions of the arrays it reads
 
     def run(self):
-        return _kiln.GuardedCache.run_traced(self.compiled, self.arrays, self.output_spec,
-                                             self.mutations)
+        if self.reads is None:
+            return _kiln.GuardedCache.run_traced(self.compiled, self.arrays, self.output_spec,
+                                                 self.mutations)
+        return _kiln.GuardedCache.run_traced(self.compiled, [self.arrays[k] for k in self.reads],
+                                             self.output_spec, self.mutations, self.arrays)
 
 
 class Constant:
@@ -148,21 +176,38 @@ class _TraceContext:
         # with a sequence"), so the driver re-raises this one instead of NumPy's.
         self.pending = None
         self.stream = 0  # device arrays (kiln.wrap_numpy): the CUstream of the caller's work
+        self.held = None  # () -> the tensors the tracer's live arrays hold (the tracer's)
 
     def graph_break(self, tensor, reason, location=""):
         """The concrete NumPy value of `tensor` (see the module doc), or kiln.GraphBreak under
-        fullgraph=True."""
+        fullgraph=True. The segment that computes it also computes every value the tracer
+        still holds; the trace is then cut there (python/graph_segments.h): those values are
+        inputs of what follows, so the next segment holds only what is traced after this
+        break, and a break in a loop's body makes one graph, not one per iteration."""
         function = self.function
         self._refuse_under_fullgraph(reason, location)
+        held = [tensor] + (self.held() if self.held is not None else [])
+        cut, seen = [], set()
+        for value in _kiln.computed_tensors(self.trace, held):
+            if value.id not in seen:
+                seen.add(value.id)
+                cut.append(value)
+        outputs = [tensor] + [value for value in cut if value.id != tensor.id]
         try:
-            compiled, new = function._compile_segment(self, [tensor])
+            compiled, new, reads = function._compile_segment(self, outputs)
         except _SegmentLimit as limit:
             self.pending = limit
             raise
         if new:
             function._note_break(reason, location)
         self.broke = True
-        return compiled.run(self.real_arrays, stream=self.stream)[0]
+        values = compiled.run([self.real_arrays[k] for k in reads], stream=self.stream)
+        by_id = {value.id: result for value, result in zip(outputs, values)}
+        _kiln.cut_trace(self.trace, cut)
+        for value in cut:
+            self.real_arrays.append(by_id[value.id])
+            self.strides.append([])
+        return values[0]
 
     def opaque_call(self, reason, location=""):
         """Code the tracer cannot follow made a value (C code creating arrays: np.random's
@@ -305,6 +350,7 @@ class CompiledFunction:
         # Python floats that changed between calls (graph inputs from then on), or None once
         # a trace needed their values.
         self.dynamic_numbers = {}
+        self.retrace_times = {}  # (pytree spec, array shapes and dtypes) -> RetraceTimes
         self.records = None  # a list while kiln.explain records
         _all_functions.add(self)
 
@@ -374,16 +420,35 @@ class CompiledFunction:
 
     def call_traced(self, args, kwargs):
         """A call that matches a retrace entry: the function runs again with tracers; each graph
-        it builds comes from the memo (compiled on its first appearance)."""
+        it builds comes from the memo (compiled on its first appearance). Such a call pays the
+        Python trace each time: where that costs more than running the function eagerly (a loop
+        over small arrays with a break in its body), the function runs eagerly, as measured
+        (RetraceTimes)."""
         environment = self.cache.environment()
         leaves, spec = _pytree.flatten((args, kwargs, environment))
+        signature = (repr(spec), tuple((leaf.shape, leaf.dtype.str) for leaf in leaves
+                                       if type(leaf) is np.ndarray))
+        times = self.retrace_times.setdefault(signature, RetraceTimes())
+        if times.choice == "eager":
+            return self.fn(*args, **kwargs)
+        if times.choice is None and len(times.traced) >= RetraceTimes.CALLS:
+            started = time.perf_counter()
+            result = self.fn(*args, **kwargs)
+            if times.add_eager(time.perf_counter() - started) and _kiln.log_enabled("perf"):
+                _kiln.log("perf", f"{self.name} ({_location_of(self.fn)}) retraced each call: "
+                          f"{times}: runs {times.choice}")
+            return result
+        started = time.perf_counter()
         try:
             traced = self.trace_and_compile(args, kwargs, leaves, spec, register=False)
         except _SegmentLimit:
             return self.fn(*args, **kwargs)
         if traced is None:
             return self.fn(*args, **kwargs)
-        return traced.run()
+        result = traced.run()
+        if times.choice is None:
+            times.traced.append(time.perf_counter() - started)
+        return result
 
     def _dynamic_numbers(self, args, kwargs, leaves, spec):
         """The leaves to trace as dynamic numbers: Python floats whose values alone changed
@@ -440,6 +505,9 @@ class CompiledFunction:
         if config.cache_dir is not None:
             options.setdefault("cache_dir", str(config.cache_dir))
         context = _TraceContext(self, trace, list(real_arrays), strides, options, self.fullgraph)
+        held = getattr(tracer, "held_tensors", None)  # a stand-in tracer may have none
+        if held is not None:
+            context.held = functools.partial(held, trace)
         attach = getattr(tracer, "attach_driver", None)  # a stand-in tracer may have none
         capturing = attach(trace, context) if attach is not None else None
         started = time.perf_counter()
@@ -486,9 +554,10 @@ class CompiledFunction:
         retrace = context.broke or aliased
         if dynamic and retrace:
             raise _NeedsStatic()
+        reads = None
         try:
             if retrace:
-                compiled, _ = self._compile_segment(context, outputs)
+                compiled, _, reads = self._compile_segment(context, outputs)
             else:
                 compiled = _kiln.compile_graph(trace, outputs, strides, options)
                 self._note_graph(compiled)
@@ -503,15 +572,15 @@ class CompiledFunction:
             if _kiln.log_enabled("guards"):
                 _kiln.log("guards", f"guards of {self.name} ({_location_of(self.fn)}), entry "
                           f"{len(self.cache)}:\n{guards}")
-        return _Traced(compiled, context.real_arrays, output_spec, mutations, retrace)
+        return _Traced(compiled, context.real_arrays, output_spec, mutations, retrace, reads)
 
     def _compile_segment(self, context, outputs):
-        """The compiled graph of the trace so far with these outputs, from the memo; (compiled,
-        whether it was compiled now)."""
-        compiled, new = self.segments.compiled(context, outputs, self._warn_segment_limit)
+        """The compiled segment of the trace with these outputs, from the memo: (compiled,
+        whether it was compiled now, the positions of the trace's inputs it reads)."""
+        compiled, new, reads = self.segments.compiled(context, outputs, self._warn_segment_limit)
         if new:
             self._note_graph(compiled)
-        return compiled, new
+        return compiled, new, reads
 
     def _warn_segment_limit(self):
         if not self.warned_segments:
@@ -597,6 +666,7 @@ class CompiledFunction:
         self.segments.clear()
         self.warned_segments = False
         self.dynamic_numbers.clear()
+        self.retrace_times.clear()
         self.recompiles = 0
         self.warned_limit = False
 

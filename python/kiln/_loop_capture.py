@@ -285,6 +285,7 @@ class LoopCapture:
         flag = trace.loop_placeholder("bool", []) if condition else None  # carried value 0
         driver, context.driver = context.driver, None  # no graph break may run the open body
         self.depth += 1
+        context.in_body += 1  # arrays made in the body are its own, never a break's to cut
         slots = []  # (names, array before or None, initial tensor, placeholder)
         try:
             for key, (array, array_names) in by_object.items():
@@ -349,6 +350,7 @@ class LoopCapture:
             raise CaptureFailed(f"{type(error).__name__}: {error}") from None
         finally:
             self.depth -= 1
+            context.in_body -= 1
             context.driver = driver
         self._apply(slots, values, names, after, set_, span, saved, condition is None, variables)
 

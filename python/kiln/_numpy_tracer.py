@@ -9,6 +9,8 @@ attach_driver(trace, driver) -> a context manager to trace inside, and loop_capt
 record) -> the helper of functions whose loops kiln._loop_transform rewrote, and
 creation_substitutes() for NumPy functions the user's names hold.
 """
+import weakref
+
 from . import (_indexing, _loop_capture, _numpy_api, _numpy_creation, _tracer,  # noqa: F401
                _tracer_operators)
 from ._tracer import as_output, is_scalar_result, unwrap, wrap  # noqa: F401
@@ -23,6 +25,15 @@ def attach_driver(trace, driver):
     context = _tracer.context_for(trace)
     context.driver = driver
     return _numpy_creation.capturing(context)
+
+
+def held_tensors(trace):
+    """The tensors of `trace` that its live traced arrays hold (a view's comes from its root):
+    what a graph break's cut keeps (kiln._compile)."""
+    context = _tracer.context_for(trace)
+    live = [array for array in (reference() for reference in context.arrays) if array is not None]
+    context.arrays = [weakref.ref(array) for array in live]
+    return [array._tensor for array in live if array._root is None]
 
 
 def loop_capture(trace, record):

@@ -27,6 +27,8 @@ import functools
 import operator
 import sys
 
+import weakref
+
 import numpy as np
 
 from . import _kiln
@@ -103,6 +105,11 @@ class TraceContext:
         self._lifted = {}         # id(ndarray) -> (ndarray, TracedArray)
         self._anchor = None       # some tensor of the trace: creation functions need one
         self.known = {}           # tensor id -> () -> its concrete value (_numpy_creation)
+        # Weak references to the TracedArrays made outside loop bodies being captured (a graph
+        # break's cut keeps the live ones' values; a body's values exist only inside its loop);
+        # not a WeakSet: a TracedArray's hash and == are NumPy's, of its value.
+        self.arrays = []
+        self.in_body = 0
         # The driver tracing this call (kiln._compile): graph_break, data_input,
         # note_data_scalar, is_data_scalar. None: breaks end the trace.
         self.driver = None
@@ -374,6 +381,8 @@ class TracedArray:
 
     def __init__(self, context, tensor, mask=None):
         self._context = context
+        if not context.in_body:
+            context.arrays.append(weakref.ref(self))
         self._tensor = tensor
         self._version = 0
         self._root = None            # the array this one is a view of (views write through)

@@ -334,8 +334,8 @@ class _Wrapped:
             outputs.append(tensor)
         dtypes = [tensor.dtype for tensor in outputs]
         if context.broke or retrace:
-            compiled, _ = self._compile_segment(context, outputs)
-            return _RETRACE, (compiled, single, context.real_arrays)
+            compiled, _, reads = self._compile_segment(context, outputs)
+            return _RETRACE, (compiled, single, [context.real_arrays[k] for k in reads])
         compiled = _kiln.compile_graph(trace, outputs, context.strides, context.options)
         return (compiled, single, dtypes), None
 

@@ -48,6 +48,20 @@ ValueId Graph::append(Node node) {
   return id;
 }
 
+void Graph::make_parameter(ValueId id, int64_t index) {
+  Node& node = nodes_[static_cast<size_t>(id)];
+  if (node.op == Op::parameter) return;
+  node.op = Op::parameter;
+  node.inputs.clear();
+  node.attrs = Attrs();
+  node.attrs.index = index;
+  auto after = std::upper_bound(inputs_.begin(), inputs_.end(), index,
+                                [this](int64_t value, ValueId input) {
+                                  return value < nodes_[static_cast<size_t>(input)].attrs.index;
+                                });
+  inputs_.insert(after, id);
+}
+
 std::vector<std::vector<ValueId>> Graph::users() const {
   std::vector<std::vector<ValueId>> result(nodes_.size());
   for (size_t id = 0; id < nodes_.size(); ++id) {

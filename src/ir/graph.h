@@ -114,6 +114,11 @@ class Graph {
   const std::vector<ValueId>& outputs() const { return outputs_; }
   void set_outputs(std::vector<ValueId> outputs) { outputs_ = std::move(outputs); }
 
+  // Makes node `id` the graph input at position `index`, of its dtype and shape (what it
+  // computed is dropped): a graph break's cut (python/compiled_bindings.cpp), where the value
+  // comes from the segment run before.
+  void make_parameter(ValueId id, int64_t index);
+
   // Users of each node (computed on demand; graphs are small).
   std::vector<std::vector<ValueId>> users() const;
 

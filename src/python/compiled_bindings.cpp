@@ -11,6 +11,7 @@
 #include "ir/ops.h"
 #include "kiln/compile.h"
 #include "python/common.h"
+#include "python/graph_segments.h"
 #include "runtime/cuda/cuda_driver.h"
 #include "runtime/cuda/cuda_executable.h"
 
@@ -65,30 +66,40 @@ Array borrow_cpu_tensor(nb::handle tensor, DType dtype, size_t position) {
 }
 
 std::shared_ptr<Compiled> compile(detail::Trace& trace, const std::vector<Tensor>& outputs,
-                                  nb::handle input_strides, nb::handle options) {
+                                  nb::handle input_strides, nb::handle options, bool segment) {
   auto start = std::chrono::steady_clock::now();
-  std::vector<ir::ValueId> ids;
-  for (const Tensor& output : outputs) {
-    if (output.trace() != &trace)
-      throw Error(ErrorKind::Value,
-                  error_message("compile", trace.default_location,
-                                "an output was not computed in this trace"));
-    ids.push_back(output.id());
-  }
-  std::vector<runtime::RuntimeCheck> checks = detail::append_check_outputs(trace, ids);
-  trace.graph.set_outputs(ids);
   std::vector<std::vector<int64_t>> strides;
   if (!input_strides.is_none())
     strides = nb::cast<std::vector<std::vector<int64_t>>>(input_strides);
   strides.resize(trace.graph.inputs().size());
-  CompileStats stats;
   auto result = std::make_shared<Compiled>();
-  if (!trace.graph.symbol_hints().empty()) {
-    result->variants = std::make_shared<detail::SizeGenericGraph>(
-        trace.graph, strides, options_from_dict(options), std::move(checks));
-    result->graph = result->variants->for_sizes(trace.graph.symbol_hints());
+  Segment part;
+  if (segment) {
+    part = extract_segment(trace, outputs);
+    std::vector<std::vector<int64_t>> read;
+    for (int64_t position : part.inputs) read.push_back(strides[static_cast<size_t>(position)]);
+    strides = std::move(read);
   } else {
-    result->graph = detail::compile_graph(trace.graph, strides, options_from_dict(options), stats,
+    std::vector<ir::ValueId> ids;
+    for (const Tensor& output : outputs) {
+      if (output.trace() != &trace)
+        throw Error(ErrorKind::Value,
+                    error_message("compile", trace.default_location,
+                                  "an output was not computed in this trace"));
+      ids.push_back(output.id());
+    }
+    part.checks = detail::append_check_outputs(trace, ids);
+    trace.graph.set_outputs(ids);
+  }
+  const ir::Graph& graph = segment ? part.graph : trace.graph;
+  std::vector<runtime::RuntimeCheck> checks = std::move(part.checks);
+  CompileStats stats;
+  if (!graph.symbol_hints().empty()) {
+    result->variants = std::make_shared<detail::SizeGenericGraph>(
+        graph, strides, options_from_dict(options), std::move(checks));
+    result->graph = result->variants->for_sizes(graph.symbol_hints());
+  } else {
+    result->graph = detail::compile_graph(graph, strides, options_from_dict(options), stats,
                                           std::move(checks));
   }
   for (const ir::Node& node : result->graph->graph.nodes())
@@ -276,6 +287,7 @@ void bind_compiled(nb::module_& module) {
       .def_prop_ro("source_path", [](const Compiled& c) { return c.graph->source_path; })
       .def_prop_ro("graph_text", [](const Compiled& c) { return c.graph->graph_text; })
       .def_prop_ro("compile_seconds", [](const Compiled& c) { return c.compile_seconds; })
+
       .def_prop_ro("output_count",
                    [](const Compiled& c) { return c.graph->executable->output_count(); });
   module.def(
@@ -283,8 +295,11 @@ void bind_compiled(nb::module_& module) {
       nb::arg("options").none(), "Raises ValueError/TypeError for an unknown option or mode.");
   module.def("compile_graph", &compile, nb::arg("trace"), nb::arg("outputs"),
              nb::arg("input_strides").none() = nb::none(), nb::arg("options").none() = nb::none(),
+             nb::arg("segment") = false,
              "Runs the passes, the scheduler, codegen and the toolchain (or the disk cache) on "
-             "the traced graph. input_strides: element strides per input, [] for contiguous.");
+             "the traced graph. input_strides: element strides per input, [] for contiguous. "
+             "segment: only what the outputs reach, run on the inputs segment_of names "
+             "(python/graph_segments.h).");
 }
 
 }  // namespace kiln::python

@@ -9,6 +9,7 @@
 // borrows the arrays, runs the entry's graph-break checks and graph, writes mutated inputs back
 // and rebuilds the output pytree; on a miss it returns the MISS sentinel and the Python driver
 // traces, compiles and calls add().
+#include <nanobind/stl/optional.h>
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/shared_ptr.h>
 #include <nanobind/stl/string.h>
@@ -583,13 +584,18 @@ class GuardedCache {
   // One call of a retraced function (Entry::retrace): its final graph on this call's arrays
   // (the arguments' first, then arrays that entered the trace after a break), with the
   // mutated arguments written back and the output pytree built as for a cached entry.
+  // `targets`: the arrays the mutations' leaves name, where they are not `arrays` (a graph
+  // break's segment reads some of the call's arrays only).
   static nb::object run_traced(Compiled& compiled, std::vector<nb::object> arrays,
                                nb::object output_spec,
-                               std::vector<std::pair<int32_t, int32_t>> mutations) {
-    for (const nb::object& array : arrays)
-      if (!PyArray_Check(array.ptr()))
-        throw Error(ErrorKind::Internal, "kiln: run_traced: an input is not an ndarray");
-    return run_graph(compiled, borrow_all(arrays), arrays, output_spec.ptr(), mutations);
+                               std::vector<std::pair<int32_t, int32_t>> mutations,
+                               std::optional<std::vector<nb::object>> targets) {
+    for (const auto* list : {&arrays, targets ? &*targets : &arrays})
+      for (const nb::object& array : *list)
+        if (!PyArray_Check(array.ptr()))
+          throw Error(ErrorKind::Internal, "kiln: run_traced: an input is not an ndarray");
+    return run_graph(compiled, borrow_all(arrays), targets ? *targets : arrays, output_spec.ptr(),
+                     mutations);
   }
 
  private:
@@ -666,7 +672,8 @@ void bind_guarded_cache(nb::module_& module) {
            nb::arg("compiled").none(), nb::arg("output_spec").none(), nb::arg("mutations"),
            nb::arg("retrace") = false, nb::arg("dynamic") = std::vector<size_t>())
       .def_static("run_traced", &GuardedCache::run_traced, nb::arg("compiled"),
-                  nb::arg("arrays"), nb::arg("output_spec").none(), nb::arg("mutations"))
+                  nb::arg("arrays"), nb::arg("output_spec").none(), nb::arg("mutations"),
+                  nb::arg("targets").none() = nb::none())
       .def("environment", &GuardedCache::environment)
       .def("clear", &GuardedCache::clear)
       .def("__len__", &GuardedCache::size);

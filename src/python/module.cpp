@@ -2,6 +2,7 @@
 // would raise) and the NumPy <-> kiln conversions every other binding file uses.
 #define KILN_PYTHON_IMPORTS_NUMPY
 #include "python/common.h"
+#include "python/graph_segments.h"
 
 #include <nanobind/stl/string.h>
 
@@ -288,6 +289,7 @@ NB_MODULE(_kiln, module) {
   bind_cuda(module);
   bind_guarded_cache(module);
   bind_compiled_call(module);
+  bind_graph_segments(module);
   bind_cache_tools(module);
   bind_cache_records(module);
 }
