@@ -108,6 +108,32 @@ class Constant:
         self._kiln_constant = value
 
 
+class Rebuilt:
+    """A result container of the output spec that is not an exact tuple, list or dict (a
+    namedtuple): the result is `_kiln_rebuild` of its built `_kiln_parts`."""
+    __slots__ = ("_kiln_rebuild", "_kiln_parts")
+
+    def __init__(self, rebuild, parts):
+        self._kiln_rebuild = rebuild
+        self._kiln_parts = parts
+
+
+def _holds_array(value, is_array, depth=3):
+    """Whether a result leaf kiln cannot rebuild (a dataclass, a dict subclass, an object)
+    holds a traced array within `depth` levels: returned as it is, the caller would get it."""
+    if is_array(value):
+        return True
+    if depth == 0 or isinstance(value, (str, bytes, np.ndarray, np.generic, type)):
+        return False
+    if isinstance(value, dict):
+        parts = list(value.values())
+    elif isinstance(value, (tuple, list, set, frozenset)):
+        parts = list(value)
+    else:
+        parts = list(getattr(value, "__dict__", {}).values())
+    return any(_holds_array(part, is_array, depth - 1) for part in parts)
+
+
 _tracer_override = None
 
 
@@ -490,6 +516,11 @@ class CompiledFunction:
                 return -(slot + 1) if is_scalar is not None and is_scalar(leaf) else slot
             if type(leaf) is int:
                 return Constant(leaf)
+            if isinstance(leaf, tuple) and hasattr(type(leaf), "_make"):  # a namedtuple
+                return Rebuilt(type(leaf)._make, _pytree.map_leaves(convert, tuple(leaf)))
+            if _holds_array(leaf, lambda value: tracer.unwrap(value) is not None):
+                raise Unsupported(f"{self.name} returns a {type(leaf).__name__} holding traced "
+                                  "arrays (kiln rebuilds tuples, lists, dicts and namedtuples)")
             return leaf
 
         return outputs, _pytree.map_leaves(convert, result)
