@@ -144,3 +144,16 @@ def test_namedtuple_results_are_rebuilt_and_other_holders_of_arrays_run_eagerly(
         _, held = g(X * scale)
         assert type(held) is Holder and type(held.value) is np.ndarray
         same(held.value, X * scale * 2.0)
+
+
+def test_zero_d_results_numpy_gives_as_arrays_stay_arrays():
+    # A full tensordot contraction and the real part of a 0-d array are 0-d arrays in NumPy;
+    # kiln returned NumPy scalars. The real part of a NumPy scalar stays a scalar.
+    v, m, s = X[0], X[:3, :3], np.array(0.7)
+    functions = [lambda v, m, s: np.tensordot(v, v, axes=1), lambda v, m, s: np.tensordot(m, m),
+                 lambda v, m, s: np.real(s), lambda v, m, s: np.imag(s), lambda v, m, s: s.real,
+                 lambda v, m, s: np.real(v.sum()), lambda v, m, s: (v * 1j).sum().imag]
+    for function in functions:
+        got, expected = kiln.compile(function)(v, m, s), function(v, m, s)
+        assert type(got) is type(expected)
+        np.testing.assert_allclose(got, expected, rtol=1e-14)
