@@ -282,13 +282,33 @@ def _located(error):
         code = traceback.tb_frame.f_code
         inside = is_internal(code.co_filename)
         frames.append((inside, f"{os.path.basename(code.co_filename)}:{traceback.tb_lineno}",
-                       code.co_name))
+                       traceback.tb_frame))
         traceback = traceback.tb_next
     users = [index for index, frame in enumerate(frames) if not frame[0]]
     if not users or users[-1] == len(frames) - 1:
         return None
-    op = next((name for _, _, name in frames[users[-1] + 1:] if not name.startswith("_")), "")
+    op = _op_name([frame for _, _, frame in frames[users[-1] + 1:]])
     return type(error)(f"kiln: {op} at {frames[users[-1]][1]}: {error}")
+
+
+# The tracer's generic dispatchers: their names say nothing about the user's op.
+_DISPATCHERS = {"<lambda>", "method", "forward", "reflected", "inplace", "apply_function",
+                "apply_ufunc", "call_ufunc", "call_eagerly"}
+
+
+def _op_name(internal_frames):
+    """The NumPy op an error inside the tracer comes from: the ufunc or function being
+    dispatched (`b - b` is subtract, `x.max()` max), else the first tracer function named after
+    what it does (getitem, broadcast), else the operator (`len(x)` is len)."""
+    for frame in internal_frames:
+        for name in ("ufunc", "function"):
+            dispatched = getattr(frame.f_locals.get(name), "__name__", "")
+            if dispatched.isidentifier():
+                return dispatched
+    names = [frame.f_code.co_name for frame in internal_frames]
+    return next((name for name in names if not name.startswith("_") and
+                 name not in _DISPATCHERS),
+                next((name.strip("_") for name in names if name.startswith("__")), ""))
 
 
 def _is_unsupported_array(leaf):
