@@ -44,7 +44,7 @@ import numpy as np
 from . import _aliasing, _device, _kiln, _loop_transform, _numpy_tracer, _pytree
 from ._config import config
 from ._environment import Environment
-from ._graph_breaks import GraphBreakSignal, is_internal
+from ._graph_breaks import GraphBreakSignal, located
 
 MISS = _kiln.MISS
 EAGER = _kiln.EAGER
@@ -98,40 +98,6 @@ class _Traced:
     def run(self):
         return _kiln.GuardedCache.run_traced(self.compiled, self.arrays, self.output_spec,
                                              self.mutations)
-
-
-class Constant:
-    """A static (non-array) output value in a cache entry's output spec."""
-    __slots__ = ("_kiln_constant",)
-
-    def __init__(self, value):
-        self._kiln_constant = value
-
-
-class Rebuilt:
-    """A result container of the output spec that is not an exact tuple, list or dict (a
-    namedtuple): the result is `_kiln_rebuild` of its built `_kiln_parts`."""
-    __slots__ = ("_kiln_rebuild", "_kiln_parts")
-
-    def __init__(self, rebuild, parts):
-        self._kiln_rebuild = rebuild
-        self._kiln_parts = parts
-
-
-def _holds_array(value, is_array, depth=3):
-    """Whether a result leaf kiln cannot rebuild (a dataclass, a dict subclass, an object)
-    holds a traced array within `depth` levels: returned as it is, the caller would get it."""
-    if is_array(value):
-        return True
-    if depth == 0 or isinstance(value, (str, bytes, np.ndarray, np.generic, type)):
-        return False
-    if isinstance(value, dict):
-        parts = list(value.values())
-    elif isinstance(value, (tuple, list, set, frozenset)):
-        parts = list(value)
-    else:
-        parts = list(getattr(value, "__dict__", {}).values())
-    return any(_holds_array(part, is_array, depth - 1) for part in parts)
 
 
 _tracer_override = None
@@ -270,45 +236,6 @@ def _location_of(fn):
     if code is None:
         return getattr(fn, "__qualname__", repr(fn))
     return f"{os.path.basename(code.co_filename)}:{code.co_firstlineno}"
-
-
-def _located(error):
-    """The tracer's error for a bad argument (NumPy's class and message) with the op and the
-    user's file:line in front; None if it names them already or the user's code raised it."""
-    if type(error) not in (ValueError, TypeError, IndexError) or str(error).startswith("kiln:"):
-        return None
-    frames, traceback = [], error.__traceback__
-    while traceback is not None:
-        code = traceback.tb_frame.f_code
-        inside = is_internal(code.co_filename)
-        frames.append((inside, f"{os.path.basename(code.co_filename)}:{traceback.tb_lineno}",
-                       traceback.tb_frame))
-        traceback = traceback.tb_next
-    users = [index for index, frame in enumerate(frames) if not frame[0]]
-    if not users or users[-1] == len(frames) - 1:
-        return None
-    op = _op_name([frame for _, _, frame in frames[users[-1] + 1:]])
-    return type(error)(f"kiln: {op} at {frames[users[-1]][1]}: {error}")
-
-
-# The tracer's generic dispatchers: their names say nothing about the user's op.
-_DISPATCHERS = {"<lambda>", "method", "forward", "reflected", "inplace", "apply_function",
-                "apply_ufunc", "call_ufunc", "call_eagerly"}
-
-
-def _op_name(internal_frames):
-    """The NumPy op an error inside the tracer comes from: the ufunc or function being
-    dispatched (`b - b` is subtract, `x.max()` max), else the first tracer function named after
-    what it does (getitem, broadcast), else the operator (`len(x)` is len)."""
-    for frame in internal_frames:
-        for name in ("ufunc", "function"):
-            dispatched = getattr(frame.f_locals.get(name), "__name__", "")
-            if dispatched.isidentifier():
-                return dispatched
-    names = [frame.f_code.co_name for frame in internal_frames]
-    return next((name for name in names if not name.startswith("_") and
-                 name not in _DISPATCHERS),
-                next((name.strip("_") for name in names if name.startswith("__")), ""))
 
 
 def _is_unsupported_array(leaf):
@@ -465,10 +392,10 @@ class CompiledFunction:
         except (ValueError, TypeError, IndexError) as error:
             if context.pending is not None:  # ours, swallowed and replaced by NumPy
                 raise context.pending from None
-            located = _located(error)
-            if located is None:
+            named = located(error)
+            if named is None:
                 raise
-            raise located.with_traceback(error.__traceback__) from None
+            raise named.with_traceback(error.__traceback__) from None
 
         mutations = []  # (graph input, output): written back into the caller's memory
         for position, (tensor, tracer_object) in enumerate(inputs):
@@ -535,10 +462,10 @@ class CompiledFunction:
                 slot = len(outputs) - 1
                 return -(slot + 1) if is_scalar is not None and is_scalar(leaf) else slot
             if type(leaf) is int:
-                return Constant(leaf)
+                return _pytree.Constant(leaf)
             if isinstance(leaf, tuple) and hasattr(type(leaf), "_make"):  # a namedtuple
-                return Rebuilt(type(leaf)._make, _pytree.map_leaves(convert, tuple(leaf)))
-            if _holds_array(leaf, lambda value: tracer.unwrap(value) is not None):
+                return _pytree.Rebuilt(type(leaf)._make, _pytree.map_leaves(convert, tuple(leaf)))
+            if _pytree.holds_array(leaf, lambda value: tracer.unwrap(value) is not None):
                 raise Unsupported(f"{self.name} returns a {type(leaf).__name__} holding traced "
                                   "arrays (kiln rebuilds tuples, lists, dicts and namedtuples)")
             return leaf
