@@ -138,7 +138,7 @@ def test_traced_errors_name_the_op_and_the_users_line():
             (bad_broadcast, ValueError, rf"add at {here}:\d+: operands could not be broadcast"),
             (lambda x: (x > 0) - (x > 1), TypeError, rf"^kiln: subtract at {here}:\d+: numpy bo"),
             (lambda x: -(x > 0), TypeError, rf"^kiln: negative at {here}:\d+: The numpy bo"),
-            (lambda x: x[:0].max(), ValueError, rf"^kiln: max at {here}:\d+: zero-size array"),
+            (lambda x: x[:0].max(), ValueError, rf"^kiln: a?max at {here}:\d+: zero-size array"),
             (lambda x: np.linalg.solve(np.eye(4), x), ValueError, rf"^kiln: solve at {here}"),
             (lambda x: len(x.sum()), TypeError, rf"^kiln: len at {here}:\d+: len\(\) of unsized"),
             (own_error, ValueError, "^the user's own message$")]:
