@@ -44,7 +44,7 @@ import numpy as np
 from . import _aliasing, _device, _kiln, _loop_transform, _numpy_tracer, _pytree
 from ._config import config
 from ._environment import Environment
-from ._graph_breaks import GraphBreakSignal, is_internal
+from ._graph_breaks import GraphBreakSignal, located
 
 MISS = _kiln.MISS
 EAGER = _kiln.EAGER
@@ -131,14 +131,6 @@ class _Traced:
                                                  self.mutations)
         return _kiln.GuardedCache.run_traced(self.compiled, [self.arrays[k] for k in self.reads],
                                              self.output_spec, self.mutations, self.arrays)
-
-
-class Constant:
-    """A static (non-array) output value in a cache entry's output spec."""
-    __slots__ = ("_kiln_constant",)
-
-    def __init__(self, value):
-        self._kiln_constant = value
 
 
 _tracer_override = None
@@ -294,25 +286,6 @@ def _location_of(fn):
     if code is None:
         return getattr(fn, "__qualname__", repr(fn))
     return f"{os.path.basename(code.co_filename)}:{code.co_firstlineno}"
-
-
-def _located(error):
-    """The tracer's error for a bad argument (NumPy's class and message) with the op and the
-    user's file:line in front; None if it names them already or the user's code raised it."""
-    if type(error) not in (ValueError, TypeError, IndexError) or str(error).startswith("kiln:"):
-        return None
-    frames, traceback = [], error.__traceback__
-    while traceback is not None:
-        code = traceback.tb_frame.f_code
-        inside = is_internal(code.co_filename)
-        frames.append((inside, f"{os.path.basename(code.co_filename)}:{traceback.tb_lineno}",
-                       code.co_name))
-        traceback = traceback.tb_next
-    users = [index for index, frame in enumerate(frames) if not frame[0]]
-    if not users or users[-1] == len(frames) - 1:
-        return None
-    op = next((name for _, _, name in frames[users[-1] + 1:] if not name.startswith("_")), "")
-    return type(error)(f"kiln: {op} at {frames[users[-1]][1]}: {error}")
 
 
 def _is_unsupported_array(leaf):
@@ -534,10 +507,10 @@ class CompiledFunction:
         except (ValueError, TypeError, IndexError) as error:
             if context.pending is not None:  # ours, swallowed and replaced by NumPy
                 raise context.pending from None
-            located = _located(error)
-            if located is None:
+            named = located(error)
+            if named is None:
                 raise
-            raise located.with_traceback(error.__traceback__) from None
+            raise named.with_traceback(error.__traceback__) from None
 
         mutations = []  # (graph input, output): written back into the caller's memory
         for position, (tensor, tracer_object) in enumerate(inputs):
@@ -607,7 +580,12 @@ class CompiledFunction:
                 slot = len(outputs) - 1
                 return -(slot + 1) if is_scalar is not None and is_scalar(leaf) else slot
             if type(leaf) is int:
-                return Constant(leaf)
+                return _pytree.Constant(leaf)
+            if isinstance(leaf, tuple) and hasattr(type(leaf), "_make"):  # a namedtuple
+                return _pytree.Rebuilt(type(leaf)._make, _pytree.map_leaves(convert, tuple(leaf)))
+            if _pytree.holds_array(leaf, lambda value: tracer.unwrap(value) is not None):
+                raise Unsupported(f"{self.name} returns a {type(leaf).__name__} holding traced "
+                                  "arrays (kiln rebuilds tuples, lists, dicts and namedtuples)")
             return leaf
 
         return outputs, _pytree.map_leaves(convert, result)

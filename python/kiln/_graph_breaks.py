@@ -4,7 +4,8 @@ A value the trace cannot know (bool(), float(), .item(), conversion to an ndarra
 unsupported function) either ends the trace (graph_break: GraphBreakSignal) or is computed by
 the driver from the graph so far and tracing goes on with it (materialize). The driver is
 reached through the trace context (TraceContext.driver), never imported: this module sits at
-the bottom of the package's imports.
+the bottom of the package's imports. Errors NumPy raises inside the tracer get the op and the
+user's line in front (located).
 """
 import functools
 import os
@@ -69,3 +70,42 @@ def materialize(value, reason):
         return full
     mask = np.asarray(driver.graph_break(value._mask.tensor, reason, location))
     return full[mask]
+
+
+def located(error):
+    """The tracer's error for a bad argument (NumPy's class and message) with the op and the
+    user's file:line in front; None if it names them already or the user's code raised it."""
+    if type(error) not in (ValueError, TypeError, IndexError) or str(error).startswith("kiln:"):
+        return None
+    frames, traceback = [], error.__traceback__
+    while traceback is not None:
+        code = traceback.tb_frame.f_code
+        inside = is_internal(code.co_filename)
+        frames.append((inside, f"{os.path.basename(code.co_filename)}:{traceback.tb_lineno}",
+                       traceback.tb_frame))
+        traceback = traceback.tb_next
+    users = [index for index, frame in enumerate(frames) if not frame[0]]
+    if not users or users[-1] == len(frames) - 1:
+        return None
+    op = _op_name([frame for _, _, frame in frames[users[-1] + 1:]])
+    return type(error)(f"kiln: {op} at {frames[users[-1]][1]}: {error}")
+
+
+# The tracer's generic dispatchers: their names say nothing about the user's op.
+_DISPATCHERS = {"<lambda>", "method", "forward", "reflected", "inplace", "apply_function",
+                "apply_ufunc", "call_ufunc", "call_eagerly"}
+
+
+def _op_name(internal_frames):
+    """The NumPy op an error inside the tracer comes from: the ufunc or function being
+    dispatched (`b - b` is subtract, `x.max()` max), else the first tracer function named after
+    what it does (getitem, broadcast), else the operator (`len(x)` is len)."""
+    for frame in internal_frames:
+        for name in ("ufunc", "function"):
+            dispatched = getattr(frame.f_locals.get(name), "__name__", "")
+            if dispatched.isidentifier():
+                return dispatched
+    names = [frame.f_code.co_name for frame in internal_frames]
+    return next((name for name in names if not name.startswith("_") and
+                 name not in _DISPATCHERS),
+                next((name.strip("_") for name in names if name.startswith("__")), ""))

@@ -506,7 +506,15 @@ def tensordot(context, a, b, axes=2):
     common = np.result_type(x.dtype, y.dtype)
     compute = product_dtype(common)
     tensor = _k().tensordot(cast(x.tensor, compute), cast(y.tensor, compute), a_axes, b_axes)
-    return _result(context, cast(tensor, common))
+    # NumPy reshapes its product: a full contraction is a 0-d array, not a scalar.
+    return _result(context, cast(tensor, common), scalar=False)
+
+
+def _part(context, a, take):
+    """np.real / np.imag: `a.real` in NumPy, so a 0-d array's part is a 0-d array and only a
+    NumPy scalar's is a scalar."""
+    value = _as_traced(context, a)
+    return _result(context, take(value.tensor), scalar=value._scalar)
 
 
 def vdot(context, a, b):
@@ -563,8 +571,8 @@ FUNCTIONS = {
     np.linalg.norm: norm, np.shape: _shape_of,
     np.ndim: lambda context, a: _as_traced(context, a).ndim,
     np.size: lambda context, a, axis=None: _as_traced(context, a).size,
-    np.real: lambda context, a: _result(context, _k().real(_as_traced(context, a).tensor)),
-    np.imag: lambda context, a: _result(context, _k().imag(_as_traced(context, a).tensor)),
+    np.real: lambda context, a: _part(context, a, _k().real),
+    np.imag: lambda context, a: _part(context, a, _k().imag),
     np.angle: angle, np.iscomplexobj: lambda context, a: _as_traced(context, a).dtype.kind == "c",
     np.isrealobj: lambda context, a: _as_traced(context, a).dtype.kind != "c",
 }

@@ -1,6 +1,8 @@
 """Pytrees: exact tuples, lists and dicts (insertion order) are containers, everything else is a
 leaf. The C++ guard (src/python/guarded_cache.cpp) walks arguments in exactly this order, so
-array leaf i here is graph input i there. Subclasses (namedtuples, OrderedDict) are leaves."""
+array leaf i here is graph input i there. Subclasses (namedtuples, OrderedDict) are leaves.
+The output spec (results) adds its own leaves: Constant, and Rebuilt for namedtuples."""
+import numpy as np
 
 _TUPLE, _LIST, _DICT, _LEAF = 0, 1, 2, 3
 
@@ -43,3 +45,39 @@ def _unflatten(spec, iterator):
 def map_leaves(function, tree):
     leaves, spec = flatten(tree)
     return unflatten(spec, [function(leaf) for leaf in leaves])
+
+
+# ---- leaves of a compiled call's output spec (src/python/output_spec.h) ----
+
+class Constant:
+    """A static (non-array) output value in a cache entry's output spec."""
+    __slots__ = ("_kiln_constant",)
+
+    def __init__(self, value):
+        self._kiln_constant = value
+
+
+class Rebuilt:
+    """A result container of the output spec that is not an exact tuple, list or dict (a
+    namedtuple): the result is `_kiln_rebuild` of its built `_kiln_parts`."""
+    __slots__ = ("_kiln_rebuild", "_kiln_parts")
+
+    def __init__(self, rebuild, parts):
+        self._kiln_rebuild = rebuild
+        self._kiln_parts = parts
+
+
+def holds_array(value, is_array, depth=3):
+    """Whether a result leaf kiln cannot rebuild (a dataclass, a dict subclass, an object)
+    holds a traced array within `depth` levels: returned as it is, the caller would get it."""
+    if is_array(value):
+        return True
+    if depth == 0 or isinstance(value, (str, bytes, np.ndarray, np.generic, type)):
+        return False
+    if isinstance(value, dict):
+        parts = list(value.values())
+    elif isinstance(value, (tuple, list, set, frozenset)):
+        parts = list(value)
+    else:
+        parts = list(getattr(value, "__dict__", {}).values())
+    return any(holds_array(part, is_array, depth - 1) for part in parts)

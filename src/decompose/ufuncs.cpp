@@ -34,14 +34,20 @@ int gcd_steps(DType dtype) {
 
 ValueId fmod(Builder& b, ValueId a, ValueId divisor) {
   DType t = dtype_of(b, a);
+  if (is_float(t)) {
+    // Python's remainder of magnitudes is C's fmod (both positive: no sign fix-up), so it is
+    // exact; going through a signed remainder and subtracting the divisor back rounds
+    // (fmod(-1e-20, 1.0) gave -0.0) and makes infinite divisors NaN. The result takes the
+    // dividend's sign, zeros included (fmod(-0.0, 1) is -0.0).
+    ValueId magnitude = b.binary(Op::mod, b.unary(Op::abs, a), b.unary(Op::abs, divisor));
+    return b.binary(Op::copysign, magnitude, a);
+  }
   ValueId remainder = b.binary(Op::mod, a, divisor);
   ValueId zero = constant(b, 0, t);
   ValueId wrong_sign =
       b.binary(Op::logical_and, b.binary(Op::ne, remainder, zero),
                b.binary(Op::ne, b.binary(Op::lt, remainder, zero), b.binary(Op::lt, a, zero)));
-  ValueId result = where(b, wrong_sign, b.binary(Op::sub, remainder, divisor), remainder);
-  // A float result has the dividend's sign, zeros included (fmod(-0.0, 1) is -0.0).
-  return is_float(t) ? b.binary(Op::copysign, result, a) : result;
+  return where(b, wrong_sign, b.binary(Op::sub, remainder, divisor), remainder);
 }
 
 ValueId logaddexp(Builder& b, ValueId a, ValueId c, bool base_two) {
@@ -86,7 +92,9 @@ ValueId lcm(Builder& b, ValueId a, ValueId c) {
   DType t = dtype_of(b, a);
   ValueId divisor = gcd(b, a, c);
   ValueId safe = where(b, b.binary(Op::eq, divisor, constant(b, 0, t)), constant(b, 1, t), divisor);
-  return b.unary(Op::abs, b.binary(Op::mul, b.binary(Op::floordiv, a, safe), c));
+  // NumPy takes |a| / gcd * |c| in the unsigned type: an overflowing product wraps to the
+  // same bits (lcm(int8 127, 4) is -4), where the absolute value of the wrapped product is not.
+  return b.binary(Op::mul, b.binary(Op::floordiv, b.unary(Op::abs, a), safe), b.unary(Op::abs, c));
 }
 
 ValueId ldexp(Builder& b, ValueId x, ValueId exponent) {

@@ -35,6 +35,8 @@ nb::object build_output(PyObject* spec, const std::vector<nb::object>& results) 
   }
   nb::handle handle(spec);
   if (nb::hasattr(handle, "_kiln_constant")) return handle.attr("_kiln_constant");
+  if (nb::hasattr(handle, "_kiln_rebuild"))
+    return handle.attr("_kiln_rebuild")(build_output(handle.attr("_kiln_parts").ptr(), results));
   return nb::borrow(handle);
 }
 
@@ -58,6 +60,8 @@ void mark_uses(PyObject* spec, std::vector<int>& use) {
     Py_ssize_t cursor = 0;
     PyObject *key, *value;
     while (PyDict_Next(spec, &cursor, &key, &value)) mark_uses(value, use);
+  } else if (PyObject_HasAttrString(spec, "_kiln_parts")) {
+    mark_uses(nb::handle(spec).attr("_kiln_parts").ptr(), use);
   }
 }
 

@@ -7,8 +7,8 @@
 namespace kiln::python {
 
 // An exact int i is graph output i, -(i+1) is output i as a NumPy scalar (what NumPy returns
-// for 0-d results), tuples/lists/dicts are rebuilt, Constant unwraps, anything else is
-// returned as it is.
+// for 0-d results), tuples/lists/dicts are rebuilt, Constant unwraps, Rebuilt (a namedtuple)
+// calls its _kiln_rebuild with its built _kiln_parts, anything else is returned as it is.
 nb::object build_output(PyObject* spec, const std::vector<nb::object>& results);
 
 // For each of `output_count` graph outputs, whether the spec only ever returns it as a NumPy

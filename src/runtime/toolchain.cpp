@@ -236,7 +236,11 @@ Toolchain::Toolchain() {
       // scalar, losing libmvec.
       "-fno-builtin-sin", "-fno-builtin-cos", "-fno-builtin-sinf", "-fno-builtin-cosf",
       // Kernels call their own helpers directly instead of through the PLT.
-      "-fno-semantic-interposition"};
+      "-fno-semantic-interposition",
+      // GCC 12.2 lays `omp simd` reductions' lane arrays out in the red zone 8 bytes off the
+      // 16 it then assumes: a reduction of 4 lanes over doubles beside one over int32
+      // (np.dot(A, B) beside an int32 A @ B, K = 4) stored with vmovdqa and crashed.
+      "-mno-red-zone"};
 
   // Probing the compiler (three runs of it, ~15 ms) would dominate a warm-cache start, so the
   // result is remembered on disk, keyed by everything that could change it: the compiler

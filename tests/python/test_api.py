@@ -130,10 +130,17 @@ def test_traced_errors_name_the_op_and_the_users_line():
     def own_error(x):
         raise ValueError("the user's own message")
 
+    # NumPy's own errors came named after the tracer's dispatchers ("forward", "method",
+    # "<lambda>", "apply_function") or after nothing at all (len).
     for function, error, pattern in [
             (bad_axis, AxisError, rf"sum at {here}:\d+: axis 3 is out of bounds"),
             (bad_reshape, ValueError, rf"reshape at {here}:\d+: cannot reshape array of size 3"),
             (bad_broadcast, ValueError, rf"add at {here}:\d+: operands could not be broadcast"),
+            (lambda x: (x > 0) - (x > 1), TypeError, rf"^kiln: subtract at {here}:\d+: numpy bo"),
+            (lambda x: -(x > 0), TypeError, rf"^kiln: negative at {here}:\d+: The numpy bo"),
+            (lambda x: x[:0].max(), ValueError, rf"^kiln: a?max at {here}:\d+: zero-size array"),
+            (lambda x: np.linalg.solve(np.eye(4), x), ValueError, rf"^kiln: solve at {here}"),
+            (lambda x: len(x.sum()), TypeError, rf"^kiln: len at {here}:\d+: len\(\) of unsized"),
             (own_error, ValueError, "^the user's own message$")]:
         with pytest.raises(error, match=pattern):
             kiln.compile(function)(np.ones(3))

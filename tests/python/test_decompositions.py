@@ -47,3 +47,23 @@ def test_ufunc_decompositions_keep_numpys_special_values():
         np.testing.assert_array_equal(g, e)
         assert g.dtype == e.dtype
         np.testing.assert_array_equal(np.signbit(g[~np.isnan(g)]), np.signbit(e[~np.isnan(e)]))
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_fmod_is_exact_and_keeps_finite_dividends_over_infinite_divisors(dtype):
+    # A remainder built from Python's signed one rounds (fmod(-1e-20, 1.0) came out -0.0) and
+    # turned fmod(x, inf) into NaN.
+    x = np.array([-1e-20, -0.1, 5.0, -5.0, 7.5, -0.0, 1e-30, -6.0], dtype)
+    y = np.array([1.0, 3.0, -np.inf, np.inf, -2.0, 1.0, -7.0, 3.0], dtype)
+    got = kiln.compile(np.fmod)(x, y)
+    np.testing.assert_array_equal(got, np.fmod(x, y))
+    np.testing.assert_array_equal(np.signbit(got), np.signbit(np.fmod(x, y)))
+
+
+@pytest.mark.parametrize("dtype", ["int8", "int16", "int32", "int64", "uint8"])
+def test_lcm_wraps_an_overflowing_product_as_numpy_does(dtype):
+    # NumPy forms |a| / gcd * |b| in the unsigned type: lcm(int8 127, 4) is -4, not 4.
+    info = np.iinfo(dtype)
+    a = np.array([info.max, info.min, info.max - 2, 12, 0, -6 if info.min else 6], dtype)
+    b = np.array([4, 3, info.max, 18, 5, 4], dtype)
+    np.testing.assert_array_equal(kiln.compile(np.lcm)(a, b), np.lcm(a, b))

@@ -34,3 +34,20 @@ def test_a_large_integer_product_is_one_reduction_kernel():
     # never materialised (that would take 480 MB).
     # (A float product is an extern call with the doubling in a kernel of its own.)
     assert report.graph_count == 1 and report.kernels == ["kernel0_mul_sum"]
+
+
+
+@pytest.mark.parametrize("narrow", [np.int32, np.int16])
+def test_small_products_of_mixed_widths_in_one_kernel_run(narrow):
+    # One kernel reduces K = 4 (or 8) lanes of float64 beside lanes of a 4- (2-) byte integer:
+    # GCC 12.2 put those lane arrays in the red zone misaligned for its vmovdqa (a segfault).
+    rng = np.random.default_rng(7)
+    functions = [lambda a, b: (np.dot(a, b), a.astype(narrow) @ b.astype(narrow)),
+                 lambda a, b: (np.dot(a, b), a.astype(narrow) @ b.astype(narrow),
+                               a.astype(np.float32) @ b)]
+    for inner in (4, 8):
+        a, b = rng.normal(size=(3, inner)), rng.normal(size=(inner, 3)) * 4
+        for fn in functions:
+            for got, expected in zip(kiln.compile(fn)(a, b), fn(a, b)):
+                assert got.dtype == expected.dtype
+                np.testing.assert_allclose(got, expected, rtol=1e-12)

@@ -1,6 +1,9 @@
 """ndarray semantics a probe of real NumPy programs found kiln getting wrong without an error:
 in-place methods, index orders, NumPy scalars' dtypes, the sign of zero, NumPy's power fast
-path, printing, and ndarray members without a traced form."""
+path, printing, ndarray members without a traced form, and result containers."""
+import collections
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -117,3 +120,40 @@ def test_python_numbers_carried_through_a_captured_loop_stay_weakly_typed():
             c = c + 0.5
         return x, s, x8 + n, x32 * c, {n: 1.5}[n]   # n hashes by its value
     compare(carried, np.arange(1.0, 6.0), np.ones(3, np.int8), np.ones(3, np.float32))
+
+
+Pair = collections.namedtuple("Pair", "total scaled count")
+
+
+@dataclasses.dataclass
+class Holder:
+    value: object
+
+
+def test_namedtuple_results_are_rebuilt_and_other_holders_of_arrays_run_eagerly():
+    # Beside another result both came back as they were, their fields tracers, not arrays.
+    f = kiln.compile(lambda a, b: (a - b, Pair(a + b, [a * 2.0], 3)))
+    g = kiln.compile(lambda a: (a - 1.0, Holder(a * 2.0)))
+    for scale in (1.0, 5.0):
+        difference, result = f(X * scale, X)
+        same(difference, X * scale - X)
+        assert type(result) is Pair and result.count == 3
+        assert type(result.total) is np.ndarray and type(result.scaled[0]) is np.ndarray
+        same(result.total, X * scale + X)
+        same(result.scaled[0], X * scale * 2.0)
+        _, held = g(X * scale)
+        assert type(held) is Holder and type(held.value) is np.ndarray
+        same(held.value, X * scale * 2.0)
+
+
+def test_zero_d_results_numpy_gives_as_arrays_stay_arrays():
+    # A full tensordot contraction and the real part of a 0-d array are 0-d arrays in NumPy;
+    # kiln returned NumPy scalars. The real part of a NumPy scalar stays a scalar.
+    v, m, s = X[0], X[:3, :3], np.array(0.7)
+    functions = [lambda v, m, s: np.tensordot(v, v, axes=1), lambda v, m, s: np.tensordot(m, m),
+                 lambda v, m, s: np.real(s), lambda v, m, s: np.imag(s), lambda v, m, s: s.real,
+                 lambda v, m, s: np.real(v.sum()), lambda v, m, s: (v * 1j).sum().imag]
+    for function in functions:
+        got, expected = kiln.compile(function)(v, m, s), function(v, m, s)
+        assert type(got) is type(expected)
+        np.testing.assert_allclose(got, expected, rtol=1e-14)
