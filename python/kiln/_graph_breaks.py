@@ -109,3 +109,7 @@ def _op_name(internal_frames):
     return next((name for name in names if not name.startswith("_") and
                  name not in _DISPATCHERS),
                 next((name.strip("_") for name in names if name.startswith("__")), ""))
+
+
+class GraphBreak(RuntimeError):
+    """Raised with fullgraph=True where the function cannot be captured as one graph."""

@@ -21,7 +21,6 @@ branch(condition, then, otherwise, get, set, names, location):
     condition as trip count): only the side taken runs, an `if` in the compiled code. If the sides disagree (a variable bound on one side only, different
     dtypes), the condition is evaluated as before (a graph break) and one side runs.
 """
-import builtins
 import sys
 
 import numpy as np
@@ -29,6 +28,7 @@ import numpy as np
 from . import _windows
 from ._graph_breaks import GraphBreakSignal
 from ._kiln import Unsupported
+from ._loop_expressions import ExpressionCapture
 from ._tracer import TracedArray, backend, cast, to_tensor
 
 UNROLL_AT_MOST = 2
@@ -69,7 +69,7 @@ def _is_number(value):
     return isinstance(value, (bool, int, float, np.bool_, np.integer, np.floating))
 
 
-class LoopCapture:
+class LoopCapture(ExpressionCapture):
     UNBOUND = _Marker("UNBOUND")  # a variable without a value (the setter unbinds it)
     KEEP = _Marker("KEEP")        # the setter leaves the variable as it is
 
@@ -95,102 +95,6 @@ class LoopCapture:
             return thunk()
         except NameError:
             return LoopCapture.UNBOUND
-
-    # ---- `and`, `or`, `not` in tests (kiln._loop_transform._LogicRewriter) ----
-
-    @staticmethod
-    def all_of(*operands):
-        """`a and b and ...`: Python's value for concrete operands; traced ones are combined
-        with logical_and (a traced test cannot short-circuit)."""
-        result = True
-        for operand in operands:
-            value = operand()
-            if isinstance(value, TracedArray) or isinstance(result, TracedArray):
-                result = value if result is True else np.logical_and(result, value)
-            elif not value:
-                return value
-            else:
-                result = value
-        return result
-
-    @staticmethod
-    def any_of(*operands):
-        result = False
-        for operand in operands:
-            value = operand()
-            if isinstance(value, TracedArray) or isinstance(result, TracedArray):
-                result = value if result is False else np.logical_or(result, value)
-            elif value:
-                return value
-            else:
-                result = value
-        return result
-
-    @staticmethod
-    def not_(value):
-        return np.logical_not(value) if isinstance(value, TracedArray) else not value
-
-    def choose(self, condition, then, otherwise, location):
-        """`then() if condition else otherwise()`: a branch binding one value (a select)."""
-        if not isinstance(condition, TracedArray) or condition.size != 1:
-            return then() if condition else otherwise()
-        box = {}
-
-        def get():
-            return (box.get("value", self.UNBOUND),)
-
-        def set_(values):
-            if values[0] is self.UNBOUND:
-                box.pop("value", None)
-            elif values[0] is not self.KEEP:
-                box["value"] = values[0]
-
-        def side(run):
-            return lambda: box.__setitem__("value", run())
-        self.branch(condition, side(then), side(otherwise), get, set_, ("value",), location,
-                    select=True)
-        return box["value"]
-
-    def extremum(self, location, function, *operands):
-        """Python's min(a, b, ...) / max(...): the first operand no other beats (b < a for
-        min), chosen pairwise; with traced 0-d operands, selects."""
-        if function not in (builtins.min, builtins.max) or not any(
-                isinstance(o, TracedArray) and o.size == 1 for o in operands):
-            return function(*operands)
-        beats = np.less if function is builtins.min else np.greater
-        best = operands[0]
-        for operand in operands[1:]:
-            best = self.choose(beats(operand, best), lambda o=operand: o, lambda b=best: b,
-                               location)
-        return best
-
-    # ---- float(x), int(x), bool(x), x.item() in loops (kiln._loop_transform) ----
-
-    def to_python(self, function, value, in_test):
-        """`function(value)` (`value.item()` when function is None). In a loop being captured,
-        in a while loop's test, or in its body before the test is traced, a traced single
-        element stays traced, as the Python number
-        it stands for (weak, as NumPy treats Python numbers): float64, int64 or bool. An
-        integer conversion of floats (Python raises on nan) or of uint64 (Python's int is
-        exact) is Python's (a graph break)."""
-        if (isinstance(value, TracedArray) and value.size == 1 and (in_test or self.depth or self.converting)
-                and function in (None, builtins.float, builtins.int, builtins.bool)):
-            kind = np.dtype(value.dtype).kind
-            if function is None:
-                function = {"b": builtins.bool, "i": builtins.int, "u": builtins.int,
-                            "f": builtins.float}.get(kind)
-            dtype = {builtins.float: np.float64, builtins.int: np.int64,
-                     builtins.bool: np.bool_}.get(function)
-            exact = (kind in "biu" and np.dtype(value.dtype) != np.uint64
-                     if function is builtins.int else kind in "biuf")
-            if dtype is not None and exact:
-                number = TracedArray(self.context,
-                                     cast(np.reshape(value, ()).tensor, np.dtype(dtype)))
-                # a bool is the lowest type: strong and weak agree
-                number._scalar = True
-                number._weak = None if function is builtins.bool else function
-                return number
-        return value.item() if function is None else function(value)
 
     # ---- loops ----
 

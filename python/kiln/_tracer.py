@@ -26,7 +26,6 @@ dtypes before the kiln op runs and results are cast to NumPy's output dtypes.
 import functools
 import operator
 import sys
-
 import weakref
 
 import numpy as np
@@ -105,11 +104,10 @@ class TraceContext:
         self._lifted = {}         # id(ndarray) -> (ndarray, TracedArray)
         self._anchor = None       # some tensor of the trace: creation functions need one
         self.known = {}           # tensor id -> () -> its concrete value (_numpy_creation)
-        # Weak references to the TracedArrays made outside loop bodies being captured (a graph
-        # break's cut keeps the live ones' values; a body's values exist only inside its loop);
-        # not a WeakSet: a TracedArray's hash and == are NumPy's, of its value.
+        # Weak references to the TracedArrays made outside loop bodies (a break's cut keeps the
+        # live ones'); a list: a TracedArray's hash and == are NumPy's, of its value.
         self.arrays = []
-        self.in_body = 0
+        self.in_body = 0  # loop bodies being captured: their values exist only inside
         # The driver tracing this call (kiln._compile): graph_break, data_input,
         # note_data_scalar, is_data_scalar. None: breaks end the trace.
         self.driver = None

@@ -40,12 +40,13 @@ import sys
 import numpy as np
 
 from . import _kiln, _numpy_tracer
-from ._compile import SEGMENT_LIMIT, Segments, _location_of, _SegmentLimit, _TraceContext
+from ._compile import _location_of
 from ._compile import compile as compile_for_host
 from ._config import config
 from ._graph_breaks import GraphBreakSignal
 from ._device import torch_current_stream
 from ._result_pool import ResultPool
+from ._retrace import SEGMENT_LIMIT, Segments, _SegmentLimit, _TraceContext
 
 
 _DLPACK_CUDA = 2  # DLPack's device type for CUDA memory
@@ -300,7 +301,7 @@ class _Wrapped:
         """Traces one call. Without a graph break: ((Compiled, single, output dtypes), None),
         the signature's entry. With one (or `retrace`, a signature known to break): (_RETRACE,
         (the final graph, single, its inputs)); the break ran the graph so far on this call's
-        arrays (kiln._compile._TraceContext)."""
+        arrays (kiln._retrace._TraceContext)."""
         if _kiln.cuda_unavailable_reason():
             raise RuntimeError(f"kiln.wrap_numpy({self.name}): "
                                f"{_kiln.cuda_unavailable_reason()}")
@@ -345,7 +346,7 @@ class _Wrapped:
             options.setdefault("cache_dir", str(config.cache_dir))
         return options
 
-    # What kiln._compile._TraceContext asks of the function it traces for.
+    # What kiln._retrace._TraceContext asks of the function it traces for.
     def _compile_segment(self, context, outputs):
         return self.segments.compiled(context, outputs, lambda: None)
 

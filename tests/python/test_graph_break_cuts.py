@@ -1,4 +1,4 @@
-"""A graph break cuts the trace (kiln._compile._TraceContext.graph_break,
+"""A graph break cuts the trace (kiln._retrace._TraceContext.graph_break,
 src/python/graph_segments.h): the segment that computes the value the break needs also computes
 every value the tracer still holds, and what follows reads those as inputs. A loop with a break
 in its body (a progress print, a Python-side check) compiles a few graphs, not one per iteration
@@ -94,7 +94,7 @@ def test_retraced_calls_are_timed_against_eager_ones_and_stay_right():
     """A function traced again on every call is timed against eager calls (RetraceTimes); the
     faster way runs from then on, per kind of arguments. Either way the results are NumPy's."""
     compiled = kiln.compile(scale_input_in_place)
-    runs = 2 * kiln._compile.RetraceTimes.CALLS + 3
+    runs = 2 * kiln._retrace.RetraceTimes.CALLS + 3
     for k in range(runs):
         x, y = np.arange(4.0) + k, np.arange(4.0) + k
         got, got_printed = outputs_of(compiled, x)

@@ -1,0 +1,171 @@
+"""Functions traced again on every call (kiln._compile: after a graph break on data, or with
+arguments that share memory): the driver's side of one traced call (_TraceContext: graph breaks
+that continue, cutting the trace, and data that becomes graph inputs), the memo of the graphs
+such calls build (Segments), the final graph of one call (_Traced) and the timing that runs such
+a function eagerly where that is faster (RetraceTimes)."""
+import numpy as np
+
+from . import _kiln
+from ._graph_breaks import GraphBreak
+
+# Distinct graphs one retraced function may compile (paths through its breaks) before its new
+# paths run eagerly, with a warning.
+SEGMENT_LIMIT = 64
+
+
+class _SegmentLimit(Exception):
+    """A retraced call would compile past SEGMENT_LIMIT graphs: it runs eagerly."""
+
+
+class Segments(dict):
+    """The graphs of a retraced function (one traced again on every call after a graph break),
+    each compiled once: keyed by the segment's text (what was traced since the last break's
+    cut, python/graph_segments.h) and its input layouts."""
+
+    def compiled(self, context, outputs, at_limit):
+        """(Compiled, whether it was compiled now, the positions of the trace's inputs it reads)
+        for the segment of the trace these outputs make; past SEGMENT_LIMIT graphs, at_limit()
+        and _SegmentLimit."""
+        text, inputs = _kiln.segment_of(context.trace, outputs)
+        key = (text, tuple(tuple(context.strides[k]) for k in inputs))
+        compiled = self.get(key)
+        if compiled is not None:
+            return compiled, False, inputs
+        if len(self) >= SEGMENT_LIMIT:
+            at_limit()
+            raise _SegmentLimit()
+        compiled = self[key] = _kiln.compile_graph(context.trace, outputs, context.strides,
+                                                   context.options, segment=True)
+        return compiled, True, inputs
+
+
+class RetraceTimes:
+    """Calls of a function traced again each time (graph breaks), with arguments of one kind
+    (structure, shapes, dtypes), timed against eager calls: CALLS of each, then the faster way
+    runs from then on."""
+    CALLS = 3
+
+    def __init__(self):
+        self.traced, self.eager, self.choice = [], [], None
+
+    def add_eager(self, seconds):
+        """Records an eager call; True when that settles the choice."""
+        self.eager.append(seconds)
+        if len(self.eager) < self.CALLS:
+            return False
+        self.choice = "eager" if min(self.eager) < min(self.traced) else "traced"
+        return True
+
+    def __str__(self):
+        return (f"traced {min(self.traced) * 1e3:.3f} ms, eager {min(self.eager) * 1e3:.3f} ms"
+                if self.traced and self.eager else "not measured")
+
+
+class _Traced:
+    """One traced call: its final graph and what running it needs."""
+    __slots__ = ("compiled", "arrays", "output_spec", "mutations", "retrace", "reads")
+
+    def __init__(self, compiled, arrays, output_spec, mutations, retrace, reads=None):
+        self.compiled = compiled
+        self.arrays = arrays
+        self.output_spec = output_spec
+        self.mutations = mutations
+        self.retrace = retrace
+        self.reads = reads  # a segment's: the positions of the arrays it reads
+
+    def run(self):
+        if self.reads is None:
+            return _kiln.GuardedCache.run_traced(self.compiled, self.arrays, self.output_spec,
+                                                 self.mutations)
+        return _kiln.GuardedCache.run_traced(self.compiled, [self.arrays[k] for k in self.reads],
+                                             self.output_spec, self.mutations, self.arrays)
+
+
+class _TraceContext:
+    """The driver's side of one traced call. The tracer reaches it through its trace context
+    (TraceContext.driver): graph breaks that continue, and data that becomes graph inputs."""
+
+    def __init__(self, function, trace, real_arrays, strides, options, fullgraph):
+        self.function = function
+        self.trace = trace
+        self.real_arrays = real_arrays  # the graph's inputs, in order (grows after a break)
+        self.strides = strides
+        self.options = options
+        self.fullgraph = fullgraph
+        self.broke = False              # a break happened: values may depend on the data
+        self.data_scalars = {}          # id -> Python scalar returned by float()/int()/.item()
+        # What graph_break raised: NumPy swallows exceptions from the conversions it probes
+        # (ndarray.__setitem__ calls float() on a tracer, then reports "setting an array element
+        # with a sequence"), so the driver re-raises this one instead of NumPy's.
+        self.pending = None
+        self.stream = 0  # device arrays (kiln.wrap_numpy): the CUstream of the caller's work
+        self.held = None  # () -> the tensors the tracer's live arrays hold (the tracer's)
+
+    def graph_break(self, tensor, reason, location=""):
+        """The concrete NumPy value of `tensor` (see the module doc), or kiln.GraphBreak under
+        fullgraph=True. The segment that computes it also computes every value the tracer
+        still holds; the trace is then cut there (python/graph_segments.h): those values are
+        inputs of what follows, so the next segment holds only what is traced after this
+        break, and a break in a loop's body makes one graph, not one per iteration."""
+        function = self.function
+        self._refuse_under_fullgraph(reason, location)
+        held = [tensor] + (self.held() if self.held is not None else [])
+        cut, seen = [], set()
+        for value in _kiln.computed_tensors(self.trace, held):
+            if value.id not in seen:
+                seen.add(value.id)
+                cut.append(value)
+        outputs = [tensor] + [value for value in cut if value.id != tensor.id]
+        try:
+            compiled, new, reads = function._compile_segment(self, outputs)
+        except _SegmentLimit as limit:
+            self.pending = limit
+            raise
+        if new:
+            function._note_break(reason, location)
+        self.broke = True
+        values = compiled.run([self.real_arrays[k] for k in reads], stream=self.stream)
+        by_id = {value.id: result for value, result in zip(outputs, values)}
+        _kiln.cut_trace(self.trace, cut)
+        for value in cut:
+            self.real_arrays.append(by_id[value.id])
+            self.strides.append([])
+        return values[0]
+
+    def opaque_call(self, reason, location=""):
+        """Code the tracer cannot follow made a value (C code creating arrays: np.random's
+        draws): it is this call's, so the function is traced again on every call and the value
+        becomes a graph input (data_input); kiln.GraphBreak under fullgraph=True."""
+        self._refuse_under_fullgraph(reason, location)
+        if not self.broke:
+            self.function._note_break(reason, location)
+        self.broke = True
+
+    def _refuse_under_fullgraph(self, reason, location):
+        if self.fullgraph:
+            function = self.function
+            function._note_break(reason, location)
+            self.pending = GraphBreak(f"kiln: graph break in {function.name}: {reason} at "
+                                      f"{location} (fullgraph=True)")
+            raise self.pending
+
+    def data_input(self, array):
+        """After a graph break, a concrete array that reaches the trace may depend on the data:
+        it becomes a graph input fed this call's value (None before any break: a constant is
+        fine)."""
+        if not self.broke:
+            return None
+        if not array.flags.c_contiguous:  # (np.ascontiguousarray would make a 0-d array 1-d)
+            array = array.copy()
+        tensor = self.trace.input(array.dtype.name, list(array.shape))
+        self.real_arrays.append(array)
+        self.strides.append([])
+        return tensor
+
+    def note_data_scalar(self, value):
+        """A Python scalar from float()/int()/.item(): data, if used as an operand."""
+        self.data_scalars[id(value)] = value
+        return value
+
+    def is_data_scalar(self, value):
+        return self.data_scalars.get(id(value)) is value
