@@ -1,0 +1,338 @@
+// The guarded cache's guard (python/guarded_cache.cpp): its items, one per container, array,
+// static value or dynamic number of the arguments and the environment, in _pytree.flatten's
+// order; the walk that matches a call against them (Matcher) and the one that records them
+// from the call just traced (Recorder).
+#pragma once
+#include <algorithm>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "python/common.h"
+
+namespace kiln::python {
+
+enum class ItemKind : uint8_t { Tuple, List, Dict, Array, Static, Absent, Number };
+
+struct GuardItem {
+  ItemKind kind;
+  std::string path;  // "argument 0[1]", "keyword argument 'x'", "global 'W'": for messages
+  Py_ssize_t length = 0;  // containers
+  nb::object keys;        // dict: a tuple of the keys in order
+  DType dtype = DType::Float64;  // arrays
+  bool contiguous = true;
+  std::vector<int64_t> shape, strides;  // strides in elements, only when not contiguous
+  nb::object value;                     // statics
+  bool is_float = false;                // numbers: float (else int)
+};
+
+// A dynamic number's 0-d array (float64 or int64); null where `object` is not such a number.
+inline nb::object number_array(PyObject* object, bool is_float) {
+  if (is_float ? !PyFloat_CheckExact(object) : !PyLong_CheckExact(object)) return nb::object();
+  double real = 0;
+  long long integer = 0;
+  if (is_float) {
+    real = PyFloat_AS_DOUBLE(object);
+  } else {
+    int overflow = 0;
+    integer = PyLong_AsLongLongAndOverflow(object, &overflow);
+    if (overflow != 0) return nb::object();
+  }
+  nb::object array =
+      nb::steal(PyArray_SimpleNew(0, nullptr, is_float ? NPY_FLOAT64 : NPY_INT64));
+  if (!array.is_valid()) throw nb::python_error();
+  void* data = PyArray_DATA(reinterpret_cast<PyArrayObject*>(array.ptr()));
+  if (is_float) std::memcpy(data, &real, sizeof real);
+  else std::memcpy(data, &integer, sizeof integer);
+  return array;
+}
+
+inline bool is_number(PyObject* object) {
+  return object != nullptr && (PyFloat_CheckExact(object) || PyLong_CheckExact(object));
+}
+
+inline std::string type_name(PyObject* object) {
+  return object == nullptr ? "<undefined>" : Py_TYPE(object)->tp_name;
+}
+
+// str() or repr() of an object as UTF-8, for messages ("" if even that fails).
+inline std::string text_of(PyObject* object, bool repr) {
+  nb::object text = nb::steal(repr ? PyObject_Repr(object) : PyObject_Str(object));
+  const char* utf8 = text ? PyUnicode_AsUTF8(text.ptr()) : nullptr;
+  if (utf8 == nullptr) {
+    PyErr_Clear();
+    return "";
+  }
+  return utf8;
+}
+
+inline std::string repr_of(PyObject* object) {
+  if (object == nullptr) return "<undefined>";
+  std::string result = text_of(object, true);
+  return result.size() > 60 ? result.substr(0, 57) + "..." : result;
+}
+
+inline std::string shape_text(const std::vector<int64_t>& shape) {
+  std::string text = "(";
+  for (size_t i = 0; i < shape.size(); ++i)
+    text += std::to_string(shape[i]) + (shape.size() == 1 || i + 1 < shape.size() ? "," : "");
+  return text + ")";
+}
+
+inline bool same_static(PyObject* value, PyObject* expected) {
+  if (value == expected) return true;
+  if (value == nullptr || expected == nullptr || Py_TYPE(value) != Py_TYPE(expected)) return false;
+  int equal = PyObject_RichCompareBool(value, expected, Py_EQ);
+  if (equal < 0) {
+    PyErr_Clear();
+    return false;
+  }
+  return equal == 1;
+}
+
+// One walk of the arguments against one entry's guard. `why`, when given, receives the first
+// failed guard in words (only on the slow path: the recompile log).
+class Matcher {
+ public:
+  // Item 0, the call shape, is checked by the caller; the walk starts at item 1.
+  // changed: where given, a static number whose value changed (same type) is collected (its
+  // leaf index) instead of failing the walk.
+  Matcher(const std::vector<GuardItem>& items, std::vector<nb::object>& arrays, std::string* why,
+          std::vector<size_t>* changed = nullptr)
+      : items_(items), arrays_(arrays), why_(why), changed_(changed) {}
+
+  bool match(PyObject* object) {
+    const GuardItem& item = items_[position_++];
+    if (item.kind >= ItemKind::Array) ++leaves_;  // the leaves, in _pytree.flatten's order
+    switch (item.kind) {
+      case ItemKind::Array: return match_array(item, object);
+      case ItemKind::Number: {
+        nb::object array = number_array(object, item.is_float);
+        if (!array.is_valid())
+          return fail([&] {
+            return item.path + " is no longer a" + (item.is_float ? " float" : "n int in int64") +
+                   " (" + repr_of(object) + ")";
+          });
+        arrays_.push_back(std::move(array));
+        return true;
+      }
+      case ItemKind::Static:
+        if (same_static(object, item.value.ptr())) return true;
+        if (changed_ != nullptr && is_number(object) && is_number(item.value.ptr()) &&
+            Py_TYPE(object) == Py_TYPE(item.value.ptr())) {
+          changed_->push_back(leaves_ - 1);
+          return true;
+        }
+        return fail([&] {
+          return "value of " + item.path + " changed from " + repr_of(item.value.ptr()) + " to " +
+                 repr_of(object);
+        });
+      case ItemKind::Absent:
+        return object == nullptr || fail([&] { return item.path + " is now defined"; });
+      case ItemKind::Tuple:
+        if (object == nullptr || !PyTuple_CheckExact(object)) return fail_type(item, object);
+        if (PyTuple_GET_SIZE(object) != item.length)
+          return fail_length(item, PyTuple_GET_SIZE(object));
+        for (Py_ssize_t i = 0; i < item.length; ++i)
+          if (!match(PyTuple_GET_ITEM(object, i))) return false;
+        return true;
+      case ItemKind::List:
+        if (object == nullptr || !PyList_CheckExact(object)) return fail_type(item, object);
+        for (Py_ssize_t i = 0; i < item.length; ++i) {
+          // A static's __eq__ (user code) may change the list under the walk: re-check its
+          // length and hold each item.
+          if (PyList_GET_SIZE(object) != item.length)
+            return fail_length(item, PyList_GET_SIZE(object));
+          nb::object element = nb::borrow(PyList_GET_ITEM(object, i));
+          if (!match(element.ptr())) return false;
+        }
+        return true;
+      case ItemKind::Dict: return match_dict(item, object);
+    }
+    return false;
+  }
+
+ private:
+  bool match_array(const GuardItem& item, PyObject* object) {
+    if (object == nullptr || !PyArray_CheckExact(object)) return fail_type(item, object);
+    auto* array = reinterpret_cast<PyArrayObject*>(object);
+    std::optional<DType> dtype = dtype_of_array(array);
+    if (!dtype || *dtype != item.dtype) {
+      return fail([&] {
+        return "dtype of " + item.path + " changed from " + std::string(dtype_name(item.dtype)) +
+               " to " + text_of(reinterpret_cast<PyObject*>(PyArray_DESCR(array)), false);
+      });
+    }
+    int ndim = PyArray_NDIM(array);
+    const npy_intp* dims = PyArray_DIMS(array);
+    bool same_shape = ndim == static_cast<int>(item.shape.size());
+    for (int d = 0; same_shape && d < ndim; ++d) same_shape = dims[d] == item.shape[size_t(d)];
+    if (!same_shape) {
+      return fail([&] {
+        return "shape of " + item.path + " changed from " + shape_text(item.shape) + " to " +
+               shape_text(std::vector<int64_t>(dims, dims + ndim));
+      });
+    }
+    if (!PyArray_ISALIGNED(array)) return fail([&] { return item.path + " is not aligned"; });
+    if (item.contiguous) {
+      if (!PyArray_IS_C_CONTIGUOUS(array))
+        return fail([&] { return "layout of " + item.path + " changed from contiguous"; });
+    } else {
+      const npy_intp* strides = PyArray_STRIDES(array);
+      int64_t size = dtype_size(item.dtype);
+      bool same = !PyArray_IS_C_CONTIGUOUS(array);
+      for (int d = 0; same && d < ndim; ++d) same = strides[d] == item.strides[size_t(d)] * size;
+      if (!same) return fail([&] { return "strides of " + item.path + " changed"; });
+    }
+    arrays_.push_back(nb::borrow(object));
+    return true;
+  }
+
+  bool match_dict(const GuardItem& item, PyObject* object) {
+    if (object == nullptr || !PyDict_CheckExact(object)) return fail_type(item, object);
+    if (PyDict_GET_SIZE(object) != item.length) return fail_length(item, PyDict_GET_SIZE(object));
+    // A snapshot of the items: __eq__ of a key or value (user code) may change the dict, and
+    // PyDict_Next over a changing dict is undefined.
+    nb::object items = nb::steal(PyDict_Items(object));
+    if (!items.is_valid()) throw nb::python_error();
+    if (PyList_GET_SIZE(items.ptr()) != item.length)
+      return fail_length(item, PyList_GET_SIZE(items.ptr()));
+    for (Py_ssize_t index = 0; index < item.length; ++index) {
+      PyObject* pair = PyList_GET_ITEM(items.ptr(), index);
+      if (!same_static(PyTuple_GET_ITEM(pair, 0), PyTuple_GET_ITEM(item.keys.ptr(), index)))
+        return fail([&] { return "keys of " + item.path + " changed"; });
+      if (!match(PyTuple_GET_ITEM(pair, 1))) return false;
+    }
+    return true;
+  }
+
+  bool fail_type(const GuardItem& item, PyObject* object) {
+    static const char* kNames[] = {"tuple", "list", "dict", "numpy.ndarray", "", "", ""};
+    return fail([&] {
+      return "type of " + item.path + " changed from " + kNames[int(item.kind)] + " to " +
+             type_name(object);
+    });
+  }
+  bool fail_length(const GuardItem& item, Py_ssize_t length) {
+    return fail([&] {
+      return "length of " + item.path + " changed from " + std::to_string(item.length) + " to " +
+             std::to_string(length);
+    });
+  }
+  // Messages are built only on the slow path (why_ set): the fast path just returns false.
+  template <class Message>
+  bool fail(Message message) {
+    if (why_ != nullptr && why_->empty()) *why_ = message();
+    return false;
+  }
+
+  const std::vector<GuardItem>& items_;
+  std::vector<nb::object>& arrays_;  // strong references: user code runs during the walk
+  std::string* why_;
+  std::vector<size_t>* changed_;
+  size_t position_ = 1;
+  size_t leaves_ = 0;
+};
+
+// Builds a guard from the arguments of the call that was just traced.
+class Recorder {
+ public:
+  // dynamic: leaf indices (flatten order) of numbers that are graph inputs, not statics.
+  Recorder(std::vector<GuardItem>& items, const std::vector<size_t>& dynamic)
+      : items_(items), dynamic_(dynamic) {}
+
+  void record(PyObject* object, std::string path) {
+    GuardItem item;
+    item.path = std::move(path);
+    const bool container =
+        object != nullptr && (PyTuple_CheckExact(object) || PyList_CheckExact(object) ||
+                              PyDict_CheckExact(object));
+    const bool dynamic = !container && std::find(dynamic_.begin(), dynamic_.end(), leaves_++) !=
+                                           dynamic_.end();
+    if (dynamic && number_array(object, PyFloat_CheckExact(object)).is_valid()) {
+      item.kind = ItemKind::Number;
+      item.is_float = PyFloat_CheckExact(object);
+      items_.push_back(std::move(item));
+    } else if (object == nullptr) {
+      item.kind = ItemKind::Absent;
+      items_.push_back(std::move(item));
+    } else if (PyTuple_CheckExact(object) || PyList_CheckExact(object)) {
+      bool tuple = PyTuple_CheckExact(object);
+      // A tuple cannot change; a list can while user code runs (repr() of a static), so it
+      // is walked over a copy.
+      nb::object items = tuple ? nb::borrow(object) : nb::steal(PySequence_Tuple(object));
+      if (!items.is_valid()) throw nb::python_error();
+      item.kind = tuple ? ItemKind::Tuple : ItemKind::List;
+      item.length = PyTuple_GET_SIZE(items.ptr());
+      std::string prefix = item.path;
+      items_.push_back(std::move(item));
+      for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(items.ptr()); ++i)
+        record(PyTuple_GET_ITEM(items.ptr(), i), prefix + "[" + std::to_string(i) + "]");
+    } else if (PyDict_CheckExact(object)) {
+      item.kind = ItemKind::Dict;
+      item.length = PyDict_GET_SIZE(object);
+      nb::list keys;
+      std::vector<std::pair<nb::object, std::string>> children;
+      // A snapshot: repr() of a key runs user code, which may change the dict.
+      nb::object pairs = nb::steal(PyDict_Items(object));
+      if (!pairs.is_valid()) throw nb::python_error();
+      for (Py_ssize_t i = 0; i < PyList_GET_SIZE(pairs.ptr()); ++i) {
+        PyObject* pair = PyList_GET_ITEM(pairs.ptr(), i);
+        keys.append(nb::handle(PyTuple_GET_ITEM(pair, 0)));
+        children.emplace_back(nb::borrow(PyTuple_GET_ITEM(pair, 1)),
+                              item.path + "[" + repr_of(PyTuple_GET_ITEM(pair, 0)) + "]");
+      }
+      item.keys = nb::tuple(keys);
+      item.length = PyList_GET_SIZE(pairs.ptr());
+      items_.push_back(std::move(item));
+      for (auto& [value, child_path] : children) record(value.ptr(), child_path);
+    } else if (PyArray_CheckExact(object)) {
+      auto* array = reinterpret_cast<PyArrayObject*>(object);
+      std::optional<Array> borrowed = borrow_array(array);
+      if (!borrowed)
+        throw Error(ErrorKind::Unsupported,
+                    error_message("compile", "",
+                                  item.path + " has a dtype or memory layout kiln cannot read "
+                                              "(complex, object, byte-swapped or misaligned)"));
+      item.kind = ItemKind::Array;
+      item.dtype = borrowed->dtype();
+      item.shape = borrowed->shape();
+      item.contiguous = PyArray_IS_C_CONTIGUOUS(array);
+      if (!item.contiguous) item.strides = borrowed->strides();
+      items_.push_back(std::move(item));
+    } else if (PyArray_Check(object)) {
+      throw Error(ErrorKind::Unsupported,
+                  error_message("compile", "", item.path + " is an ndarray subclass (" +
+                                                   type_name(object) + ")"));
+    } else {
+      item.kind = ItemKind::Static;
+      item.value = nb::borrow(object);
+      items_.push_back(std::move(item));
+    }
+  }
+
+ private:
+  std::vector<GuardItem>& items_;
+  const std::vector<size_t>& dynamic_;
+  size_t leaves_ = 0;
+};
+
+inline std::string describe(const GuardItem& item) {
+  switch (item.kind) {
+    case ItemKind::Array: {
+      std::string text = item.path + ": ndarray " + std::string(dtype_name(item.dtype)) + " " +
+                         shape_text(item.shape);
+      return text + (item.contiguous ? " contiguous" : " strides " + shape_text(item.strides));
+    }
+    case ItemKind::Static: return item.path + " == " + repr_of(item.value.ptr());
+    case ItemKind::Number:
+      return item.path + (item.is_float ? ": float" : ": int in int64") + " (dynamic)";
+    case ItemKind::Absent: return item.path + " is undefined";
+    case ItemKind::Tuple: return item.path + ": tuple of " + std::to_string(item.length);
+    case ItemKind::List: return item.path + ": list of " + std::to_string(item.length);
+    case ItemKind::Dict: return item.path + ": dict with keys " + repr_of(item.keys.ptr());
+  }
+  return "";
+}
+
+}  // namespace kiln::python
