@@ -50,6 +50,9 @@ from ._graph_breaks import GraphBreak, GraphBreakSignal, located
 from ._retrace import (SEGMENT_LIMIT, RetraceTimes, Segments, _SegmentLimit,
                        _TraceContext, _Traced)
 
+# NumPy 2 promotes Python floats as weak scalars whatever their value (NEP 50); NumPy 1.x by
+# value (float32 array * 1e300 is float64), so a float's value decides the graph there.
+_WEAK_PYTHON_FLOATS = np.lib.NumpyVersion(np.__version__) >= "2.0.0"
 MISS = _kiln.MISS
 EAGER = _kiln.EAGER
 RETRACE = _kiln.RETRACE
@@ -267,10 +270,10 @@ class CompiledFunction:
         since the last entry (a learning rate, a tolerance), and those that changed before;
         () with dynamic=False or once a trace needed their values (as Dynamo's automatic
         dynamic, for floats: ints stay static, as they size and index arrays and NumPy
-        checks their range against small integer dtypes)."""
+        checks their range against small integer dtypes; on NumPy 1.x floats stay static too)."""
         key = repr(spec)
         known = self.dynamic_numbers.get(key, set())
-        if self.dynamic is False or known is None:
+        if self.dynamic is False or known is None or not _WEAK_PYTHON_FLOATS:
             return ()
         changed = self.cache.changed_numbers(args, kwargs) or []
         floats = {index for index in changed if type(leaves[index]) is float}
