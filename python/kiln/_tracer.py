@@ -104,17 +104,14 @@ class TraceContext:
         self._lifted = {}         # id(ndarray) -> (ndarray, TracedArray)
         self._anchor = None       # some tensor of the trace: creation functions need one
         self.known = {}           # tensor id -> () -> its concrete value (_numpy_creation)
-        # Weak references to the TracedArrays made outside loop bodies (a break's cut keeps the
-        # live ones'); a list: a TracedArray's hash and == are NumPy's, of its value.
+        # Weak references to the TracedArrays made outside loop bodies (for a break's cut); not
+        # a WeakSet: a TracedArray's hash and == are NumPy's, of its value.
         self.arrays = []
         self.in_body = 0  # loop bodies being captured: their values exist only inside
-        # The driver tracing this call (kiln._compile): graph_break, data_input,
-        # note_data_scalar, is_data_scalar. None: breaks end the trace.
-        self.driver = None
+        self.driver = None  # the driver of this call (kiln._retrace); None: breaks end the trace
 
     def data_input(self, array):
-        """After a graph break, data that reaches the trace becomes a graph input (None:
-        embed it as a constant)."""
+        """After a graph break, data reaching the trace is a graph input (None: a constant)."""
         return self.driver.data_input(array) if self.driver is not None else None
 
     def note_data_scalar(self, value):
