@@ -190,6 +190,25 @@ def newton_sqrt(a):
     return x
 
 
+def jacobi_converge(u, f):
+    # Jacobi sweeps of the 2-D Poisson equation until the largest change is below a tolerance:
+    # the textbook idiom converts the error to a Python float in the loop's test.
+    err = 1.0
+    while float(err) > 1e-4:
+        new = u.copy()
+        new[1:-1, 1:-1] = 0.25 * (u[:-2, 1:-1] + u[2:, 1:-1] + u[1:-1, :-2] + u[1:-1, 2:]
+                                  - f[1:-1, 1:-1])
+        err = np.abs(new - u).max()
+        u = new
+    return u
+
+
+def _plate(rng, n):
+    u = np.zeros((n, n))
+    u[0, :] = 1.0  # one hot edge
+    return u, 1e-3 * rng.standard_normal((n, n))
+
+
 def cholesky(a):
     # Slices whose bounds move with the loop index: row j's left part, the column below j.
     n = a.shape[0]
@@ -482,6 +501,8 @@ WORKLOADS = [
     Workload("newton_sqrt", "Newton's square root until converged: a while loop (float64)",
              newton_sqrt, lambda rng, n: (1 + 100 * rng.random(n),), 1_000_000, 10_000,
              loop=True),
+    Workload("jacobi_converge", "Jacobi sweeps until max change < 1e-4, float(err) in the "
+             "while test (float64)", jacobi_converge, _plate, 128, 32, loop=True),
     Workload("cholesky", "Cholesky factorisation with moving slices A[j+1:, :j] (float64)",
              cholesky, lambda rng, n: (_spd(rng, n),), 200, 16, loop=True, rtol=1e-9),
     Workload("lu", "LU factorisation updating the trailing block a[k+1:, k+1:] (float64)",
