@@ -128,7 +128,10 @@ class _TraceContext:
         by_id = {value.id: result for value, result in zip(outputs, values)}
         _kiln.cut_trace(self.trace, cut)
         for value in cut:
-            self.real_arrays.append(by_id[value.id])
+            result = by_id[value.id]
+            if isinstance(result, np.ndarray) and not result.flags.c_contiguous:
+                result = result.copy()  # an input's layout is part of the segment: C order
+            self.real_arrays.append(result)
             self.strides.append([])
         return values[0]
 
