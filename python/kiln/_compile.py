@@ -417,6 +417,10 @@ class CompiledFunction:
             if tensor is not None:
                 outputs.append(tensor)
                 slot = len(outputs) - 1
+                python_type = getattr(leaf, "_weak", None)
+                if python_type is not None and len(tensor.shape) == 0:
+                    # a traced Python number (a dynamic float, a loop's counter): Python's type
+                    return _pytree.Rebuilt(python_type, -(slot + 1))
                 return -(slot + 1) if is_scalar is not None and is_scalar(leaf) else slot
             if type(leaf) is int:
                 return _pytree.Constant(leaf)
