@@ -392,6 +392,8 @@ def setitem(x, key, value):
     if _windows.has_moving_bounds(key):
         return _windows.setitem(x, key, value, getitem, setitem)
     context, shape = x._context, x.shape
+    if isinstance(value, TracedArray) and value._weak is float and x.dtype.kind in "iu":
+        value = float(value)  # NumPy's int() of a Python float, range-checked: needs its value
     if isinstance(value, (float, np.floating)) and np.dtype(x.dtype).kind in "iu":
         value = _as_stored(value, np.dtype(x.dtype))
     traced_mask = isinstance(key, TracedArray) and key.dtype == np.bool_
