@@ -211,7 +211,10 @@ class LoopCapture(ExpressionCapture):
                 placeholder = trace.loop_placeholder(dtype, shape)
                 rebound[name] = TracedArray(context, placeholder)
                 if _is_python_number(value):  # still weak, as Python numbers are in NumPy
-                    rebound[name]._scalar, rebound[name]._weak = True, type(value)
+                    # of the carried type: `s = 0` that the body makes a float is a float
+                    rebound[name]._scalar = True
+                    rebound[name]._weak = {"i": int, "f": float, "c": complex}.get(
+                        np.dtype(dtype).kind)
                 slots.append(([name], None, initial, placeholder))
             if rebound:
                 set_(tuple(rebound.get(name, self.KEEP) for name in names))

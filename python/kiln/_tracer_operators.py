@@ -123,10 +123,27 @@ def _python_arithmetic(result, *operands):
     return result
 
 
+def _python_int_power(base, exponent):
+    """Python's int ** int is a float for a negative exponent, where NumPy's raises: with an
+    exponent that may be negative (not a loop's index) Python computes it from the values (a
+    graph break; in a loop, the loop runs as Python). None where NumPy's power is Python's."""
+    if not (weak_type(base) is int and weak_type(exponent) is int):
+        return None
+    if not isinstance(exponent, TracedArray):
+        return None if exponent >= 0 else int(base) ** exponent
+    if exponent._range is not None and exponent._range[0] >= 0:
+        return None
+    return int(base) ** int(exponent)
+
+
 def _binary_operator(ufunc):
     def forward(self, other):
         if not _is_operand(other):
             return NotImplemented
+        if ufunc is np.power:
+            python = _python_int_power(self, other)
+            if python is not None:
+                return python
         if ufunc is np.power and type(other) is int and other == 2:
             # NumPy's fast path: bool ** 2 is int8, np.power gives int64
             return _python_arithmetic(np.square(self), self, other)
@@ -137,6 +154,10 @@ def _binary_operator(ufunc):
     def reflected(self, other):
         if not _is_operand(other):
             return NotImplemented
+        if ufunc is np.power:
+            python = _python_int_power(other, self)
+            if python is not None:
+                return python
         return _python_arithmetic(ufunc(other, self), other, self)
 
     def inplace(self, other):

@@ -163,3 +163,25 @@ def test_python_numbers_keep_their_types_through_branches_and_numpy_functions(fu
                 np.testing.assert_allclose(g, w, rtol=1e-12)
             else:
                 assert g == pytest.approx(w, rel=1e-12)
+
+
+def int_start_becomes_float(x):
+    total = 0  # a Python int that the first iteration makes a float: weak float from then on
+    for i in range(x.shape[0]):
+        total = total + int(x[i]) // 2 + int(x[i]) / 4
+    return total
+
+
+def int_powers(x):
+    total = 0.0
+    for i in range(x.shape[0]):
+        total = total + 2 ** int(x[i])  # Python's 2 ** -1 is 0.5, NumPy's power raises
+    return total
+
+
+@pytest.mark.parametrize("function", [int_start_becomes_float, int_powers])
+def test_python_int_arithmetic_in_loops_is_pythons(function):
+    compiled = kiln.compile(function)
+    for x in (np.array([-7, 5, 3]), np.array([-1, 2, 0, 4])):
+        got, want = compiled(x), function(x)
+        assert type(got) is type(want) and got == want
