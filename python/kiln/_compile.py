@@ -47,7 +47,7 @@ from . import _aliasing, _device, _kiln, _loop_transform, _numpy_tracer, _pytree
 from ._config import config
 from ._environment import Environment
 from ._graph_breaks import GraphBreak, GraphBreakSignal, located
-from ._retrace import (SEGMENT_LIMIT, RetraceTimes, Segments, _SegmentLimit,
+from ._retrace import (SEGMENT_LIMIT, NeedsStatic, RetraceTimes, Segments, _SegmentLimit,
                        _TraceContext, _Traced)
 
 # NumPy 2 promotes Python floats as weak scalars whatever their value (NEP 50); NumPy 1.x by
@@ -58,11 +58,6 @@ EAGER = _kiln.EAGER
 RETRACE = _kiln.RETRACE
 Unsupported = _kiln.Unsupported
 CompilerError = _kiln.CompilerError
-
-
-class _NeedsStatic(Exception):
-    """A trace with dynamic numbers needed one's value (a graph break, a shape, aliasing): the
-    call is traced again with them static."""
 
 
 _tracer_override = None
@@ -210,7 +205,7 @@ class CompiledFunction:
             try:
                 traced = self.trace_and_compile(args, kwargs, leaves, spec, register=True,
                                                 dynamic=dynamic)
-            except _NeedsStatic:
+            except NeedsStatic:
                 self.dynamic_numbers[repr(spec)] = None
                 traced = self.trace_and_compile(args, kwargs, leaves, spec, register=True)
         except _SegmentLimit:
@@ -226,7 +221,7 @@ class CompiledFunction:
             return self.fn(*args, **kwargs)
         if traced is None:  # graph break without continuation: this call and its guards run eagerly
             return self.fn(*args, **kwargs)
-        if traced.retrace:
+        if traced.retrace or traced.compiled is None:
             return traced.run()
         result = self.cache.call(args, kwargs)
         if result is MISS or result is EAGER or result is RETRACE:  # guards that never hold
@@ -286,7 +281,7 @@ class CompiledFunction:
     def trace_and_compile(self, args, kwargs, leaves, spec, register, dynamic=()):
         """Traces one call and compiles its graph; with `register`, adds the cache entry for
         these guards. Returns a _Traced, or None where the call must run eagerly. `dynamic`:
-        leaves (Python floats) traced as 0-d graph inputs; _NeedsStatic where the trace needs
+        leaves (Python floats) traced as 0-d graph inputs; NeedsStatic where the trace needs
         their values."""
         tracer = _tracer()
         trace = _kiln.Trace()
@@ -319,7 +314,8 @@ class CompiledFunction:
                                f"{_kiln.cuda_unavailable_reason()}")
         if config.cache_dir is not None:
             options.setdefault("cache_dir", str(config.cache_dir))
-        context = _TraceContext(self, trace, list(real_arrays), strides, options, self.fullgraph)
+        context = _TraceContext(self, trace, list(real_arrays), strides, options, self.fullgraph,
+                                bool(dynamic))
         held = getattr(tracer, "held_tensors", None)  # a stand-in tracer may have none
         if held is not None:
             context.held = functools.partial(held, trace)
@@ -327,22 +323,29 @@ class CompiledFunction:
         capturing = attach(trace, context) if attach is not None else None
         started = time.perf_counter()
         try:
-            if capturing is None:
-                result = function(*traced_args, **traced_kwargs)
-            else:
-                with capturing:
+            try:
+                if capturing is None:
                     result = function(*traced_args, **traced_kwargs)
-            outputs, output_spec = self._outputs(context, tracer, result)
+                else:
+                    with capturing:
+                        result = function(*traced_args, **traced_kwargs)
+                outputs, output_spec = self._outputs(context, tracer, result)
+            except Exception as error:
+                # A dynamic number is a 0-d tracer, not a float: whatever fails with it
+                # (round(lr), lr.is_integer(), a break) is retried with the numbers static.
+                if dynamic and not isinstance(error, NeedsStatic):
+                    raise NeedsStatic() from None
+                raise
             if _kiln.log_enabled("perf"):
                 _kiln.log("perf", f"trace of {self.name}: "
                           f"{(time.perf_counter() - started) * 1e3:.3f} ms, {trace.node_count} nodes")
         except GraphBreakSignal as signal:
             if dynamic:
-                raise _NeedsStatic() from None
+                raise NeedsStatic() from None
             return self._give_up(args, kwargs, signal.reason, signal.location, register)
         except Unsupported as error:
             if dynamic:
-                raise _NeedsStatic() from None
+                raise NeedsStatic() from None
             if self.fullgraph:
                 raise
             return self._give_up(args, kwargs, f"unsupported: {error}", "", register)
@@ -360,15 +363,20 @@ class CompiledFunction:
             if current is not None and current.id != tensor.id:
                 mutations.append((position, len(outputs)))
                 outputs.append(current)
-        if not outputs:  # nothing computed: static results only; run the function as it is
-            if register:
-                self.cache.add(args, kwargs, None, None, [], False)
-            return None
         # After a graph break, or with arguments that share memory, the graph depends on more
         # than the guards: such calls are traced again each time, their graphs memoized.
         retrace = context.broke or aliased
         if dynamic and retrace:
-            raise _NeedsStatic()
+            raise NeedsStatic()
+        if context.broke:  # its floats stay static: a dynamic trace would break, then retry
+            self.dynamic_numbers[repr(spec)] = None
+        if not outputs:
+            # Nothing computed: the trace ran the function (its prints too), so its result is
+            # this call's; running it again would repeat them. Later calls run it as it is, or
+            # retrace it after a break (its prints and data-dependent results are per call).
+            if register:
+                self.cache.add(args, kwargs, None, None, [], context.broke)
+            return _Traced(None, None, None, [], context.broke, result=result)
         reads = None
         try:
             if retrace:
@@ -420,6 +428,10 @@ class CompiledFunction:
             if tensor is not None:
                 outputs.append(tensor)
                 slot = len(outputs) - 1
+                python_type = getattr(leaf, "_weak", None)
+                if python_type is not None and len(tensor.shape) == 0:
+                    # a traced Python number (a dynamic float, a loop's counter): Python's type
+                    return _pytree.Rebuilt(python_type, -(slot + 1))
                 return -(slot + 1) if is_scalar is not None and is_scalar(leaf) else slot
             if type(leaf) is int:
                 return _pytree.Constant(leaf)

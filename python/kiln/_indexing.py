@@ -251,6 +251,18 @@ class _Advanced:
         return part
 
 
+def _mask_broadcast(value, trailing):
+    """A traced value for x[mask] = value, shaped to broadcast over x's `trailing` unmasked axes
+    only (where() then places it); one with an axis of the selected count is placed in mask
+    order, which depends on the data (and NumPy checks the count): a graph break."""
+    if not isinstance(value, TracedArray) or value.ndim <= trailing:
+        return value
+    leading = value.ndim - trailing
+    if any(size != 1 for size in value.shape[:leading]):
+        graph_break("x[mask] = array: the values' placement depends on the mask")
+    return value.reshape(value.shape[leading:])
+
+
 def _expand_mask(mask, x):
     """The mask as a traced bool array broadcastable against x."""
     extra = x.ndim - mask.ndim
@@ -380,6 +392,8 @@ def setitem(x, key, value):
     if _windows.has_moving_bounds(key):
         return _windows.setitem(x, key, value, getitem, setitem)
     context, shape = x._context, x.shape
+    if isinstance(value, TracedArray) and value._weak is float and x.dtype.kind in "iu":
+        value = float(value)  # NumPy's int() of a Python float, range-checked: needs its value
     if isinstance(value, (float, np.floating)) and np.dtype(x.dtype).kind in "iu":
         value = _as_stored(value, np.dtype(x.dtype))
     traced_mask = isinstance(key, TracedArray) and key.dtype == np.bool_
@@ -388,9 +402,12 @@ def setitem(x, key, value):
     if traced_mask:
         mask = _expand_mask(key, x)
         if isinstance(value, TracedArray) and value._mask is not None:
-            new = value.tensor
+            if value._mask.tensor.id != key.tensor.id or value.tensor.shape != x.tensor.shape:
+                graph_break("x[mask] = y[other_mask]: the values' placement depends on the masks")
+            new = value.tensor  # x[m] = y[m]: where(m, y, x)
         elif isinstance(value, TracedArray) or np.ndim(value) == 0:
-            new = to_tensor(context, value, x.dtype, "setitem")
+            new = to_tensor(context, _mask_broadcast(value, x.ndim - key.ndim), x.dtype,
+                            "setitem")
         else:
             graph_break("x[mask] = array: the values' placement depends on the mask")
         x._assign(_k().where(mask.tensor, cast(new, x.dtype), x.tensor))

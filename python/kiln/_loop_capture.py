@@ -211,7 +211,10 @@ class LoopCapture(ExpressionCapture):
                 placeholder = trace.loop_placeholder(dtype, shape)
                 rebound[name] = TracedArray(context, placeholder)
                 if _is_python_number(value):  # still weak, as Python numbers are in NumPy
-                    rebound[name]._scalar, rebound[name]._weak = True, type(value)
+                    # of the carried type: `s = 0` that the body makes a float is a float
+                    rebound[name]._scalar = True
+                    rebound[name]._weak = {"i": int, "f": float, "c": complex}.get(
+                        np.dtype(dtype).kind)
                 slots.append(([name], None, initial, placeholder))
             if rebound:
                 set_(tuple(rebound.get(name, self.KEEP) for name in names))
@@ -488,13 +491,26 @@ class LoopCapture(ExpressionCapture):
             ta, tb = (to_tensor(self.context, v) for v in (a, b))
             if _type_of(ta) != _type_of(tb):
                 raise CaptureFailed(f"`{name}` has different dtypes or shapes on the two sides")
-            values.append(TracedArray(self.context, k.where(predicate, ta, tb)))
+            merged = TracedArray(self.context, k.where(predicate, ta, tb))
+            # a Python number on both sides stays one (weak in promotion: int8 + counter is
+            # int8), a NumPy scalar on both sides one
+            merged._scalar = all(_is_number(v) or v._scalar for v in (a, b))
+            weak = {_python_type(v) for v in (a, b)}
+            merged._weak = weak.pop() if len(weak) == 1 else None
+            values.append(merged)
             rebound += int(np.prod(ta.shape))
         return merged_arrays, tuple(values), (rebound, updated)
 
 
 def _is_python_number(value):
     return type(value) is int or type(value) is float
+
+
+def _python_type(value):
+    """int or float where `value` is (or, traced, stands for) a Python number, else None."""
+    if isinstance(value, TracedArray):
+        return value._weak
+    return type(value) if _is_python_number(value) else None
 
 
 def _type_of(tensor):

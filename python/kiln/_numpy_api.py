@@ -321,13 +321,12 @@ def call_ufunc(ufunc, inputs, out=None, where=True, dtype=None, casting="same_ki
                         else context.constant(0, loop[nin + index]))
             results[index] = _k().where(condition, result, cast(previous, result.dtype))
     wrapped = []
-    weak = _weak_result(types, loop[nin:])
     for index, result in enumerate(results):
         target = out[index] if out is not None and index < len(out) else None
         if target is None:
             value = traced(context, result)
             value._scalar = len(result.shape) == 0  # 1-d @ 1-d too
-            value._weak = weak[index]
+            value._weak = None  # a NumPy scalar; Python's operators make Python numbers
             value._range = _index_range(ufunc, inputs)
             value._affine = _windows.affine_result(ufunc, inputs)
         else:
@@ -338,14 +337,6 @@ def call_ufunc(ufunc, inputs, out=None, where=True, dtype=None, casting="same_ki
             value = target
         wrapped.append(value)
     return wrapped[0] if len(wrapped) == 1 else tuple(wrapped)
-
-
-def _weak_result(types, result_dtypes):
-    """Python arithmetic on Python numbers (traced ones: a captured loop's index) gives Python
-    numbers again: weak int or float results when every operand is weak."""
-    if not all(t is int or t is float or t is complex for t in types):
-        return [None] * len(result_dtypes)
-    return [{"i": int, "f": float, "c": complex}.get(d.kind) for d in result_dtypes]
 
 
 def _index_range(ufunc, inputs):

@@ -17,6 +17,11 @@ class _SegmentLimit(Exception):
     """A retraced call would compile past SEGMENT_LIMIT graphs: it runs eagerly."""
 
 
+class NeedsStatic(Exception):
+    """A trace with dynamic numbers needed one's value (a graph break, a shape, aliasing, a
+    Python float method): the call is traced again with them static."""
+
+
 class Segments(dict):
     """The graphs of a retraced function (one traced again on every call after a graph break),
     each compiled once: keyed by the segment's text (what was traced since the last break's
@@ -63,17 +68,22 @@ class RetraceTimes:
 
 class _Traced:
     """One traced call: its final graph and what running it needs."""
-    __slots__ = ("compiled", "arrays", "output_spec", "mutations", "retrace", "reads")
+    __slots__ = ("compiled", "arrays", "output_spec", "mutations", "retrace", "reads",
+                 "result")
 
-    def __init__(self, compiled, arrays, output_spec, mutations, retrace, reads=None):
-        self.compiled = compiled
+    def __init__(self, compiled, arrays, output_spec, mutations, retrace, reads=None,
+                 result=None):
+        self.compiled = compiled  # None: the trace computed nothing, `result` is the call's
         self.arrays = arrays
         self.output_spec = output_spec
         self.mutations = mutations
         self.retrace = retrace
         self.reads = reads  # a segment's: the positions of the arrays it reads
+        self.result = result
 
     def run(self):
+        if self.compiled is None:
+            return self.result
         if self.reads is None:
             return _kiln.GuardedCache.run_traced(self.compiled, self.arrays, self.output_spec,
                                                  self.mutations)
@@ -85,8 +95,11 @@ class _TraceContext:
     """The driver's side of one traced call. The tracer reaches it through its trace context
     (TraceContext.driver): graph breaks that continue, and data that becomes graph inputs."""
 
-    def __init__(self, function, trace, real_arrays, strides, options, fullgraph):
+    def __init__(self, function, trace, real_arrays, strides, options, fullgraph, dynamic):
         self.function = function
+        # Dynamic numbers are traced: a break means the trace is retried with them static, so
+        # it is refused before it runs anything (a print would show twice)
+        self.dynamic = dynamic
         self.trace = trace
         self.real_arrays = real_arrays  # the graph's inputs, in order (grows after a break)
         self.strides = strides
@@ -108,6 +121,7 @@ class _TraceContext:
         inputs of what follows, so the next segment holds only what is traced after this
         break, and a break in a loop's body makes one graph, not one per iteration."""
         function = self.function
+        self._refuse_dynamic()
         self._refuse_under_fullgraph(reason, location)
         held = [tensor] + (self.held() if self.held is not None else [])
         cut, seen = [], set()
@@ -139,10 +153,16 @@ class _TraceContext:
         """Code the tracer cannot follow made a value (C code creating arrays: np.random's
         draws): it is this call's, so the function is traced again on every call and the value
         becomes a graph input (data_input); kiln.GraphBreak under fullgraph=True."""
+        self._refuse_dynamic()
         self._refuse_under_fullgraph(reason, location)
         if not self.broke:
             self.function._note_break(reason, location)
         self.broke = True
+
+    def _refuse_dynamic(self):
+        if self.dynamic:
+            self.pending = NeedsStatic()
+            raise self.pending
 
     def _refuse_under_fullgraph(self, reason, location):
         if self.fullgraph:

@@ -3,7 +3,7 @@ ufunc NumPy's own ndarray uses, so the tracer's ufunc and function tables handle
 import numpy as np
 
 from . import _numpy_api
-from ._tracer import TracedArray, materialize, to_tensor, user_location
+from ._tracer import TracedArray, materialize, to_tensor, user_location, weak_type
 
 
 def _method(function_name):
@@ -18,6 +18,8 @@ def _method(function_name):
 
 def _printable(self):
     value = materialize(self, "printing or formatting a traced value")
+    if self._weak is not None:  # a Python number: repr(0.5), not np.float64(0.5)
+        return self._weak(value[()])
     return value[()] if self._scalar else value
 
 
@@ -110,20 +112,53 @@ for _name in ["sum", "prod", "max", "min", "mean", "std", "var", "argmax", "argm
 
 # -- operators: each is the ufunc NumPy's ndarray maps it to --
 
+def _python_arithmetic(result, *operands):
+    """`result` of an operator: Python's operators on Python numbers (traced ones: a dynamic
+    float, a loop's counter, float(x) in a loop) give Python numbers, weak in later promotion;
+    NumPy's functions called on them (np.sqrt(lr)) give strong NumPy scalars."""
+    kinds = [weak_type(value) for value in operands]  # (dtype('float64') == float: `is`)
+    if isinstance(result, TracedArray) and all(kind is int or kind is float or kind is complex
+                                               for kind in kinds):
+        result._weak = {"i": int, "f": float, "c": complex}.get(result.dtype.kind)
+    return result
+
+
+def _python_int_power(base, exponent):
+    """Python's int ** int is a float for a negative exponent, where NumPy's raises: with an
+    exponent that may be negative (not a loop's index) Python computes it from the values (a
+    graph break; in a loop, the loop runs as Python). None where NumPy's power is Python's."""
+    if not (weak_type(base) is int and weak_type(exponent) is int):
+        return None
+    if not isinstance(exponent, TracedArray):
+        return None if exponent >= 0 else int(base) ** exponent
+    if exponent._range is not None and exponent._range[0] >= 0:
+        return None
+    return int(base) ** int(exponent)
+
+
 def _binary_operator(ufunc):
     def forward(self, other):
         if not _is_operand(other):
             return NotImplemented
+        if ufunc is np.power:
+            python = _python_int_power(self, other)
+            if python is not None:
+                return python
         if ufunc is np.power and type(other) is int and other == 2:
-            return np.square(self)  # NumPy's fast path: bool ** 2 is int8, np.power gives int64
+            # NumPy's fast path: bool ** 2 is int8, np.power gives int64
+            return _python_arithmetic(np.square(self), self, other)
         if ufunc is np.power and _numpy_api.is_square_root(self, other):
-            return np.sqrt(self)    # its fast path for floats ** 0.5
-        return ufunc(self, other)
+            return _python_arithmetic(np.sqrt(self), self, other)  # its fast path for ** 0.5
+        return _python_arithmetic(ufunc(self, other), self, other)
 
     def reflected(self, other):
         if not _is_operand(other):
             return NotImplemented
-        return ufunc(other, self)
+        if ufunc is np.power:
+            python = _python_int_power(other, self)
+            if python is not None:
+                return python
+        return _python_arithmetic(ufunc(other, self), other, self)
 
     def inplace(self, other):
         if not _is_operand(other):
@@ -155,7 +190,8 @@ for _name, _ufunc in [("eq", np.equal), ("ne", np.not_equal), ("lt", np.less),
 
 for _name, _ufunc in [("neg", np.negative), ("pos", np.positive), ("abs", np.absolute),
                       ("invert", np.invert)]:
-    setattr(TracedArray, f"__{_name}__", lambda self, _ufunc=_ufunc: _ufunc(self))
+    setattr(TracedArray, f"__{_name}__",
+            lambda self, _ufunc=_ufunc: _python_arithmetic(_ufunc(self), self))
 
 
 def _divmod(self, other):

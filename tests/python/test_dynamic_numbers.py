@@ -104,3 +104,57 @@ def test_the_guard_names_dynamic_floats(capfd):
     f(w, g, 0.1)
     f(w, g, 0.2)
     assert ("argument 2: float (dynamic)" in capfd.readouterr().err) == DYNAMIC
+
+
+def test_numpy_functions_of_a_dynamic_float_are_numpy_scalars():
+    """np.sqrt(lr) is a strong np.float64 (float32 * it is float64), lr * 2 a Python float:
+    results keep Python's types."""
+    def step(w, lr):
+        return w * np.sqrt(lr), lr * 2, -lr
+
+    f = kiln.compile(step)
+    w = np.arange(3, dtype=np.float32)
+    for lr in (0.25, 4.0, 9.0):
+        got, want = f(w, lr), step(w, lr)
+        assert got[0].dtype == np.float64  # NEP 50 (README, Differences 10: on NumPy 1.x too)
+        np.testing.assert_array_equal(got[0], want[0])
+        assert [type(v) for v in got[1:]] == [float, float] and got[1:] == want[1:]
+
+
+def uses_float_methods(x, v):
+    return x * round(v) if v.is_integer() else x - v
+
+
+def prints_then_scales(x, v):
+    print(f"{float(x.sum()):.1f}")  # a graph break: v stays static
+    return x * v
+
+
+def stores(x, v):
+    x[0] = v  # NumPy's int(v), range-checked: 300.5 into uint8 raises
+    return x
+
+
+@pytest.mark.parametrize("function", [uses_float_methods, prints_then_scales])
+def test_a_float_the_trace_cannot_treat_as_an_array_stays_static(function, capsys):
+    f = kiln.compile(function)
+    x = np.arange(4.0)
+    for v in (1.5, 2.0, 3.0, 2.5):
+        want = function(x, v)
+        want_printed = capsys.readouterr().out
+        np.testing.assert_array_equal(f(x, v), want)
+        assert capsys.readouterr().out == want_printed  # once, not again by a retried trace
+
+
+def test_a_dynamic_float_stored_into_an_integer_array_is_range_checked():
+    f = kiln.compile(stores)
+    for v in (1.5, 2.7, 4.0):
+        x = np.arange(3, dtype=np.uint8)
+        np.testing.assert_array_equal(f(x.copy(), v), stores(x, v))
+    try:  # NumPy 2 raises; 1.x wraps
+        want = stores(np.arange(3, dtype=np.uint8), 300.5)
+    except OverflowError:
+        with pytest.raises(OverflowError, match="out of bounds for uint8"):
+            f(np.arange(3, dtype=np.uint8), 300.5)
+    else:
+        np.testing.assert_array_equal(f(np.arange(3, dtype=np.uint8), 300.5), want)

@@ -106,3 +106,14 @@ def test_retraced_calls_are_timed_against_eager_ones_and_stay_right():
     for _ in range(2):  # another shape (compiled on its first call): measured on its own
         outputs_of(compiled, np.arange(5.0))
     assert len(compiled._kiln_function.retrace_times) == 2
+
+
+def test_a_break_in_a_function_that_returns_nothing_prints_once():
+    """The trace ran the function, its print included: a call whose graph computes nothing
+    returns that result rather than running the function again."""
+    def report(x):
+        print(f"{float((x * 2).sum()):.3f}")
+
+    compiled = kiln.compile(report)
+    for x in (np.arange(3.0), np.ones(3), np.arange(3.0)):
+        assert outputs_of(compiled, x) == outputs_of(report, x)

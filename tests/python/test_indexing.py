@@ -286,3 +286,29 @@ def test_boolean_scalar_key_breaks_cleanly(rng):
     for got, expected in zip(kiln.compile(scalar_mask)(x), scalar_mask(x)):
         assert got.shape == expected.shape
         np.testing.assert_allclose(got, expected)
+
+
+def test_traced_values_assigned_through_a_traced_mask_are_placed_as_numpy_does(rng):
+    """x[mask] = v places v's values in mask order where v has an axis of the selected count
+    (which depends on the data: a graph break, and NumPy's error where the count differs);
+    where(mask, v, x) is right only for a v that broadcasts over the unmasked axes."""
+    def other_mask(x, y):
+        x[x > 0] = y[y > 0]
+        return x
+
+    def full_length(x, y):
+        x[x > 0] = y * 2
+        return x
+
+    def over_rows(x, row):
+        x[x[:, 0] > 0] = row[None, :] * 2  # (1, 3): broadcast over the selected rows
+        return x
+    cases = [(other_mask, np.array([1.0, -1, 2, -2]), np.array([-5.0, 6, 7, -8])),
+             (full_length, np.array([1.0, 1, 2, 2]), np.arange(4.0)),
+             (over_rows, sample_array(rng, "float64", (4, 3)), np.arange(3.0))]
+    for function, x, y in cases:
+        want_x = x.copy()
+        np.testing.assert_array_equal(kiln.compile(function)(x, y), function(want_x, y))
+        np.testing.assert_array_equal(x, want_x)
+    with pytest.raises(ValueError, match="cannot assign 4 input values to the 2 output"):
+        kiln.compile(full_length)(np.array([1.0, -1, 2, -2]), np.arange(4.0))

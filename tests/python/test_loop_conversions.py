@@ -128,3 +128,60 @@ def test_conversions_python_must_make_stay_pythons(function):
     assert report.result == pytest.approx(function(x), rel=1e-12)
     with pytest.raises(ValueError, match="NaN"):
         kiln.compile(truncating)(np.array([1.0, np.nan, 2.0]))
+
+
+def count_above(x, small):
+    count, best = 0, -1.0
+    for i in range(x.shape[0]):
+        if x[i] > 1:
+            count += 1  # a Python int on both sides of the branch
+        best = max(best, float(x[i]))
+    return count, best, small + count, small.astype(np.float32) + best
+
+
+def exp_sum(x, y32):
+    total = 0.0
+    for i in range(x.shape[0]):
+        total = total + np.exp(float(x[i]))  # NumPy's function of a Python float: np.float64
+    return y32 + total
+
+
+@pytest.mark.parametrize("function", [count_above, exp_sum])
+def test_python_numbers_keep_their_types_through_branches_and_numpy_functions(function):
+    """A Python number stays one through a captured branch (a select) and in the results
+    (int, float), so int8 + count is int8; NumPy's functions of one give strong NumPy scalars
+    (float32 + np.exp(v) is float64), as in NumPy."""
+    compiled = kiln.compile(function)
+    small = np.arange(3, dtype=np.int8)
+    for x in (np.array([0.5, 2.0, 3.0]), np.array([2.0, -1.0, 0.0])):
+        got, want = compiled(x, small), function(x, small)
+        for g, w in zip(got if isinstance(got, tuple) else (got,),
+                        want if isinstance(want, tuple) else (want,)):
+            assert type(g) is type(w)
+            if isinstance(w, np.ndarray):
+                assert g.dtype == w.dtype
+                np.testing.assert_allclose(g, w, rtol=1e-12)
+            else:
+                assert g == pytest.approx(w, rel=1e-12)
+
+
+def int_start_becomes_float(x):
+    total = 0  # a Python int that the first iteration makes a float: weak float from then on
+    for i in range(x.shape[0]):
+        total = total + int(x[i]) // 2 + int(x[i]) / 4
+    return total
+
+
+def int_powers(x):
+    total = 0.0
+    for i in range(x.shape[0]):
+        total = total + 2 ** int(x[i])  # Python's 2 ** -1 is 0.5, NumPy's power raises
+    return total
+
+
+@pytest.mark.parametrize("function", [int_start_becomes_float, int_powers])
+def test_python_int_arithmetic_in_loops_is_pythons(function):
+    compiled = kiln.compile(function)
+    for x in (np.array([-7, 5, 3]), np.array([-1, 2, 0, 4])):
+        got, want = compiled(x), function(x)
+        assert type(got) is type(want) and got == want
