@@ -1,6 +1,6 @@
 """torch.compile(backend="kiln") against eager PyTorch where a probe found them to differ: attention
 rows that see no key, cumulative sums' accumulation, NaN's sign, backward(retain_graph=True),
-outputs that are views of one another."""
+outputs that are views of one another, NaN in max pooling."""
 import pytest
 import torch
 import torch.nn.functional as F
@@ -122,3 +122,23 @@ def test_outputs_that_are_views_of_one_another_share_memory_as_eager(capfd):
                 torch.testing.assert_close(a, b)
     check()
     assert _warm_start_logged(capfd, check)  # the plan's views recorded, read back
+
+
+@pytest.mark.parametrize("channels_last", [False, True])
+def test_max_pooling_propagates_nan_with_its_index_as_eager(channels_last):
+    torch.manual_seed(0)
+    x = torch.randn(2, 3, 6, 6)
+    x[0, 0, 0, 0] = x[0, 0, 1, 1] = x[1, 2, 3, 2] = x[1, 1, 5, 5] = torch.nan  # two in one window
+    if channels_last:
+        x = x.to(memory_format=torch.channels_last)
+
+    def pool(x):
+        return F.max_pool2d(x, 3, 2, padding=1, return_indices=True)
+    results = []
+    for f in (pool, torch.compile(pool, backend="kiln")):
+        x_ = x.clone().requires_grad_()
+        values, indices = f(x_)
+        values.nansum().backward()
+        results.append((values, indices, x_.grad))
+    for eager, compiled in zip(*results):
+        torch.testing.assert_close(compiled, eager, equal_nan=True)
