@@ -1,6 +1,6 @@
 """torch.compile(backend="kiln") against eager PyTorch where a probe found them to differ: attention
 rows that see no key, cumulative sums' accumulation, NaN's sign, backward(retain_graph=True),
-outputs that are views of one another, NaN in max pooling."""
+outputs that are views of one another, NaN in max pooling, comparisons with a dynamic size."""
 import pytest
 import torch
 import torch.nn.functional as F
@@ -142,3 +142,21 @@ def test_max_pooling_propagates_nan_with_its_index_as_eager(channels_last):
         results.append((values, indices, x_.grad))
     for eager, compiled in zip(*results):
         torch.testing.assert_close(compiled, eager, equal_nan=True)
+
+
+def test_comparisons_with_a_dynamic_size_compile_as_eager():
+    # the size is an FX node whose value is a SymInt (SymFloat for n / 2): type promotion read
+    # it as a tensor and the backend failed
+    def mask_tail(x):
+        n = x.shape[1]
+        keep = (torch.arange(n) < n - 2) & (n / 2 <= torch.arange(n) * 2.0)
+        return x.masked_fill(~keep, -1e9).softmax(1)
+    compiled = torch.compile(mask_tail, backend="kiln", dynamic=True)
+    for shape in ((3, 5), (4, 8), (2, 11)):
+        x = torch.randn(shape)
+        leaf, eager_leaf = x.clone().requires_grad_(), x.clone().requires_grad_()
+        got, want = compiled(leaf), mask_tail(eager_leaf)
+        torch.testing.assert_close(got, want)
+        (got * x).sum().backward()
+        (want * x).sum().backward()
+        torch.testing.assert_close(leaf.grad, eager_leaf.grad)

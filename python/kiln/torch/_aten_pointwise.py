@@ -22,13 +22,24 @@ def _computing_dtype(node, operands):
     samples = []
     for operand in operands:
         if isinstance(operand, torch.fx.Node):
-            value = meta(operand)  # 0-d tensors promote like scalars: keep them 0-d
-            samples.append(torch.empty((1,) if value.dim() else (), dtype=value.dtype))
+            samples.append(_promotion_sample(meta(operand)))
         else:
             samples.append(operand)
     if len(samples) == 2:
         return torch.result_type(samples[0], samples[1])
     return samples[0].dtype if samples and isinstance(samples[0], torch.Tensor) else result
+
+
+def _promotion_sample(value):
+    """What promotes as an operand node's value does: a tensor of its dtype (0-d tensors
+    promote like scalars: kept 0-d), or a Python number for a size or a float the graph
+    computes (`arange(n) >= n - 2` under dynamic=True compares with a SymInt)."""
+    if isinstance(value, torch.Tensor):
+        return torch.empty((1,) if value.dim() else (), dtype=value.dtype)
+    for symbolic, number in ((torch.SymBool, False), (torch.SymInt, 0), (torch.SymFloat, 0.0)):
+        if isinstance(value, symbolic):
+            return number
+    return value
 
 
 def _operands(context, node, values, dtype):
