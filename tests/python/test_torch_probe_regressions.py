@@ -1,6 +1,7 @@
 """torch.compile(backend="kiln") against eager PyTorch where a probe found them to differ: attention
 rows that see no key, cumulative sums' accumulation, NaN's sign, backward(retain_graph=True),
-outputs that are views of one another, NaN in max pooling, comparisons with a dynamic size."""
+outputs that are views of one another, NaN in max pooling, comparisons with a dynamic size,
+torch.func transforms in a graph that needs no backward."""
 import pytest
 import torch
 import torch.nn.functional as F
@@ -160,3 +161,25 @@ def test_comparisons_with_a_dynamic_size_compile_as_eager():
         (got * x).sum().backward()
         (want * x).sum().backward()
         torch.testing.assert_close(leaf.grad, eager_leaf.grad)
+
+
+@pytest.mark.parametrize("grad_mode", [torch.enable_grad, torch.no_grad], ids=["grad", "no_grad"])
+def test_torch_func_gradients_in_an_inference_graph_as_eager(grad_mode):
+    # no input requires grad: kiln exported the graph under no_grad, where the transforms'
+    # autograd.grad (traced by Dynamo under grad mode on) saw nothing and gave zeros
+    from torch.func import grad, jacrev, vjp, vmap
+    torch.manual_seed(0)
+    weights, x = torch.randn(4, 3), torch.randn(5, 2, 4)
+
+    def loss(w, x):
+        return torch.tanh(x @ w).sum()
+
+    def transforms(w, x):
+        return (vmap(grad(loss), (None, 0))(w, x), jacrev(lambda w: torch.sin(x[0] @ w))(w),
+                vjp(lambda w: torch.sin(x[0] @ w), w)[1](torch.ones(2, 3))[0])
+    with grad_mode():
+        expected = transforms(weights, x)
+        got = torch.compile(transforms, backend="kiln")(weights, x)
+    for compiled, eager in zip(got, expected):
+        assert eager.abs().max() > 0.1
+        torch.testing.assert_close(compiled, eager)
