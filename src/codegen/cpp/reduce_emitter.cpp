@@ -133,7 +133,8 @@ void KernelEmitter::lane_loop(const Stmt& s, const std::string& variable, const 
 void KernelEmitter::reduce_loops(const Stmt& s, bool worksharing, const std::string& suffix, bool simd_ok) {
   const sched::Loop& last = s.reduce_loops.back();
   const int64_t lanes = sched::cpu::reduction_lanes(s, target_);  // four registers' worth
-  const bool split = simd_ok && s.body.empty() && !in_simd_loop_ && s.split_lanes;
+  const bool can_split = simd_ok && s.body.empty() && !in_simd_loop_;
+  const bool split = can_split && s.split_lanes;
   // Bounds read at run time (sched/trim_loops.h): [low, high) within [0, extent).
   const bool trimmed = last.begin >= 0 || last.end >= 0;
   bool float_sums = true;  // float sums and Welford (mean/variance) states: blocked
@@ -141,9 +142,11 @@ void KernelEmitter::reduce_loops(const Stmt& s, bool worksharing, const std::str
     float_sums = float_sums && is_float(a.dtype) &&
                  (a.op == ir::Op::sum ||
                   ir::op_info(a.op).accumulator == ir::Accumulator::Welford);
-  // Blocked only where a lane would otherwise chain more than a block's worth of elements.
-  if (split && float_sums && s.blocked_sum && !trimmed)
-    return blocked_sum_loops(s, worksharing, suffix, lanes);
+  // Blocked only where a lane would otherwise chain more than a block's worth of elements; a
+  // last loop too short to split feeds one register of lanes (mark_reduction_lanes.h).
+  if (can_split && float_sums && s.blocked_sum && !trimmed)
+    return blocked_sum_loops(s, worksharing, suffix,
+                             split ? lanes : sched::cpu::short_pass_lanes(s, target_));
   // A reduction clause cannot name a thread's private partials, so a worksharing loop never
   // carries one: it shares out the blocks of the lane split, or runs as a plain loop.
   const bool share_last = worksharing && s.reduce_loops.size() == 1;
