@@ -186,11 +186,13 @@ def test_torch_func_gradients_in_an_inference_graph_as_eager(grad_mode):
 
 
 @pytest.mark.parametrize("reduce", [lambda x: x.mean(), lambda x: x.sum((1, 2)),
-                                    lambda x: F.mse_loss(x, torch.zeros_like(x))],
-                         ids=["mean", "sum over two dims", "mse_loss"])
+                                    lambda x: F.mse_loss(x, torch.zeros_like(x)),
+                                    lambda x: x.sum((0, 1))],
+                         ids=["mean", "sum over two dims", "mse_loss", "column sums"])
 def test_float32_sums_over_short_rows_are_as_accurate_as_eager(reduce):
     # rows of 64: too short to split across SIMD lanes, so each lane chained every row's
-    # addition (a mean of 10**7 elements near 100 came out 2% off)
+    # addition (a mean of 10**7 elements near 100 came out 2% off); column sums (a bias's
+    # gradient) chained one addition per row in each column
     torch.manual_seed(0)
     x = torch.randn(8, 4096, 64) * 3 + 100
     exact = reduce(x.double())
