@@ -1,7 +1,8 @@
 """torch.compile(backend="kiln") against eager PyTorch where a probe found them to differ: attention
 rows that see no key, cumulative sums' accumulation, NaN's sign, backward(retain_graph=True),
 outputs that are views of one another, NaN in max pooling, comparisons with a dynamic size,
-torch.func transforms in a graph that needs no backward, float sums over short rows."""
+torch.func transforms in a graph that needs no backward, float sums over short rows, integer
+division by zero."""
 import pytest
 import torch
 import torch.nn.functional as F
@@ -199,3 +200,21 @@ def test_float32_sums_over_short_rows_are_as_accurate_as_eager(reduce):
     error = ((torch.compile(reduce, backend="kiln")(x).double() - exact) / exact).abs().max()
     eager = ((reduce(x).double() - exact) / exact).abs().max()
     assert error <= 10 * eager + 1e-7, (error, eager)
+
+
+@pytest.mark.parametrize("divide", [lambda x, y: x // y, lambda x, y: x % y,
+                                    lambda x, y: torch.div(x, y, rounding_mode="trunc"),
+                                    lambda x, y: torch.fmod(x, y)],
+                         ids=["floor", "remainder", "trunc", "fmod"])
+def test_integer_division_by_zero_raises_as_eager(divide):
+    # eager raises "ZeroDivisionError"; kiln's kernels returned 0 there, silently
+    x, y = torch.tensor([5, -7, 3]), torch.tensor([2, -3, 1])
+    compiled = torch.compile(divide, backend="kiln")
+    torch.testing.assert_close(compiled(x, y), divide(x, y))
+    with pytest.raises(RuntimeError, match="ZeroDivisionError"):
+        divide(x, torch.tensor([2, 0, 1]))
+    with pytest.raises(ValueError, match="ZeroDivisionError: integer division by zero"):
+        compiled(x, torch.tensor([2, 0, 1]))
+    floats = torch.tensor([1.0, -1.0, 0.0])
+    torch.testing.assert_close(compiled(floats, torch.zeros(3)), divide(floats, torch.zeros(3)),
+                               equal_nan=True)
