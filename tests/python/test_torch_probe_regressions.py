@@ -3,6 +3,8 @@ rows that see no key, cumulative sums' accumulation, NaN's sign, backward(retain
 outputs that are views of one another, NaN in max pooling, comparisons with a dynamic size,
 torch.func transforms in a graph that needs no backward, float sums over short rows, integer
 division by zero."""
+import copy
+
 import pytest
 import torch
 import torch.nn.functional as F
@@ -188,8 +190,10 @@ def test_torch_func_gradients_in_an_inference_graph_as_eager(grad_mode):
 
 @pytest.mark.parametrize("reduce", [lambda x: x.mean(), lambda x: x.sum((1, 2)),
                                     lambda x: F.mse_loss(x, torch.zeros_like(x)),
-                                    lambda x: x.sum((0, 1))],
-                         ids=["mean", "sum over two dims", "mse_loss", "column sums"])
+                                    lambda x: x.sum((0, 1)),
+                                    lambda x: torch.stack([x.sum((0, 1)), x.amax((0, 1))])],
+                         ids=["mean", "sum over two dims", "mse_loss", "column sums",
+                              "column sums beside a max"])
 def test_float32_sums_over_short_rows_are_as_accurate_as_eager(reduce):
     # rows of 64: too short to split across SIMD lanes, so each lane chained every row's
     # addition (a mean of 10**7 elements near 100 came out 2% off); column sums (a bias's
@@ -200,6 +204,21 @@ def test_float32_sums_over_short_rows_are_as_accurate_as_eager(reduce):
     error = ((torch.compile(reduce, backend="kiln")(x).double() - exact) / exact).abs().max()
     eager = ((reduce(x).double() - exact) / exact).abs().max()
     assert error <= 10 * eager + 1e-7, (error, eager)
+
+
+
+def test_layer_norm_parameter_gradients_down_long_columns_as_eager():
+    # two column sums beside each other in one kernel (the weight's and the bias's gradient)
+    torch.manual_seed(0)
+    norm = torch.nn.LayerNorm(64)
+    x, weights = torch.randn(4, 4096, 64) + 3, torch.randn(4, 4096, 64)
+    gradients = []
+    for model in (norm, torch.compile(copy.deepcopy(norm), backend="kiln"),
+                  copy.deepcopy(norm).double()):
+        (model(x.to(model.weight.dtype)) * weights.to(model.weight.dtype)).sum().backward()
+        gradients.append([model.weight.grad.double(), model.bias.grad.double()])
+    for eager, compiled, exact in zip(*gradients):
+        assert (compiled - exact).abs().max() <= 10 * (eager - exact).abs().max() + 1e-6
 
 
 @pytest.mark.parametrize("divide", [lambda x, y: x // y, lambda x, y: x % y,

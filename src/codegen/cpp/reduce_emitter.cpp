@@ -400,11 +400,18 @@ void KernelEmitter::lane_reduce(const Stmt& s) {
   declare_accumulators(s, "", lanes.extent);
   // Float sums down columns add rows in blocks of kBlockSteps, and blocks in blocks, into arrays
   // of their own: a lane's longest chain is 2 * kBlockSteps + rows / kBlockSteps**2, not one
-  // addition per row (a (156250, 64) float32 column sum was 1.7e-5 off, eager's 2e-7).
-  bool blocked = options_.allow_reassociation;
-  for (const sched::Accumulation& a : s.accumulations)
-    blocked = blocked && a.op == ir::Op::sum && is_float(a.dtype);
-  const std::string rows = lane + "_rows", blocks = lane + "_blocks";
+  // addition per row (a (156250, 64) float32 column sum was 1.7e-5 off, eager's 2e-7). Plain
+  // reductions beside them (a max) fold alike; Welford and arg reductions keep their form.
+  bool blocked = options_.allow_reassociation, float_sum = false;
+  for (const sched::Accumulation& a : s.accumulations) {
+    blocked = blocked && ir::op_info(a.op).accumulator == ir::Accumulator::Plain;
+    float_sum = float_sum || (a.op == ir::Op::sum && is_float(a.dtype));
+  }
+  blocked = blocked && float_sum;
+  // (named after the statement's first accumulator: reductions beside it share its lane loop)
+  const std::string counter = s.accumulations.empty() ? lane
+                                                       : accumulator_names(s.accumulations[0], "").value;
+  const std::string rows = counter + "_row_count", blocks = counter + "_block_count";
   const std::string steps = std::to_string(kBlockSteps);
   auto [begin, end] = bounds_text(lanes);
   auto fold = [&](const std::string& into, const std::string& from) {  // from's lanes join into's
@@ -413,7 +420,8 @@ void KernelEmitter::lane_reduce(const Stmt& s) {
     open_block();
     merge_partials(s, into, from, "[" + lane + "]", "[" + lane + "]");
     for (const sched::Accumulation& a : s.accumulations)
-      line(accumulator_names(a, from, "[" + lane + "]").value + " = {};");
+      line(accumulator_names(a, from, "[" + lane + "]").value + " = kiln_identity_" +
+           std::string(ir::op_info(a.op).name) + "<" + compute_type(a.dtype) + ">();");
     close_block();
   };
   if (blocked) {
