@@ -61,6 +61,15 @@ void check_nonnegative_exponent(Trace& trace, ir::ValueId exponent, const std::s
             ")");
 }
 
+void check_nonzero_divisor(Trace& trace, ir::ValueId divisor, const std::string& op) {
+  ir::Builder& builder = trace.builder;
+  ir::ValueId wide = builder.cast(divisor, DType::Int64);
+  ir::ValueId zero = builder.constant(ir::Scalar::of_int(0), DType::Int64);
+  add_check(trace, builder.binary(ir::Op::eq, wide, zero), wide, ErrorKind::Value,
+            prefix(trace, op) + "ZeroDivisionError: integer division by zero (a divisor is ",
+            ")");
+}
+
 void condition_checks(Trace& trace, size_t first, ir::ValueId condition) {
   for (size_t c = first; c < trace.checks.size(); ++c)
     trace.checks[c].flag = trace.builder.binary(ir::Op::logical_and, trace.checks[c].flag, condition);

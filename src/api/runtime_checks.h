@@ -21,6 +21,10 @@ void check_index_bounds(Trace& trace, ir::ValueId index, const ir::Dim& size, in
 // negative integer powers are not allowed."
 void check_nonnegative_exponent(Trace& trace, ir::ValueId exponent, const std::string& op);
 
+// Every element of the integer `divisor` must be nonzero: torch's "ZeroDivisionError" (its
+// integer division and remainder raise where a kernel would return 0).
+void check_nonzero_divisor(Trace& trace, ir::ValueId divisor, const std::string& op);
+
 // take / index_put with the bounds check optional: the NumPy frontend checks each index array
 // against its own axis before merging several into one flat index, which is then in range.
 Tensor take(const Tensor& x, const Tensor& indices, int64_t axis, bool check_bounds,

@@ -50,6 +50,15 @@ void bind_indexing(nb::module_& module) {
       },
       nb::arg("exponent"), nb::arg("op") = "power",
       "Raises NumPy's ValueError when the graph runs if an integer exponent is negative.");
+  module.def(
+      "check_nonzero_divisor",
+      [](const Tensor& divisor, const std::string& op) {
+        detail::Trace& trace = detail::trace_for(divisor, op, kNoWhere);
+        detail::check_nonzero_divisor(trace, divisor.id(), op);
+      },
+      nb::arg("divisor"), nb::arg("op") = "divide",
+      "Raises ValueError (torch's ZeroDivisionError) when the graph runs if an element of the "
+      "integer `divisor` is zero.");
 }
 
 }  // namespace kiln::python

@@ -127,6 +127,24 @@ TEST(Emitter, ReductionLanesFollowTheTargetVectorWidth) {
   EXPECT_EQ(emit_cpp(program, options, wide).text().find("_lanes["), std::string::npos);
 }
 
+// A float sum over rows too short to split (64 < two splits of 64 lanes) is still blocked: its
+// passes share one register of lanes, whose totals join the pairwise cascade. Left to a SIMD
+// reduction clause, each lane chained every row's addition (a (156250, 64) float32 sum 2% off).
+TEST(Emitter, FloatSumsOverShortRowsAreBlocked) {
+  ir::Graph graph;
+  ir::Builder b(graph);
+  ir::ValueId rows = b.parameter(DType::Float32, {4096, 64});
+  graph.set_outputs({b.reduce(Op::sum, rows, {0, 1}, false)});
+  sched::Program program = sched::schedule(graph, {});
+  target::Target wide = target::host_cpu(1);
+  wide.vector_bits = 512;
+  EXPECT_TRUE(sched::cpu::mark_reduction_lanes(program.kernels[0], wide));
+  std::string text = emit_cpp(program, Options{}, wide).text();
+  EXPECT_NE(text.find("_rest[16]"), std::string::npos);
+  EXPECT_NE(text.find("kiln_cascade_push("), std::string::npos);
+  EXPECT_EQ(text.find("reduction(+:"), std::string::npos);
+}
+
 // Pieces are packed in order, never cut; a piece larger than a unit is a unit of its own; one
 // unit is the plain text, with no #if.
 TEST(TranslationUnits, PiecesArePackedInOrderIntoBoundedUnits) {

@@ -1,6 +1,8 @@
 """torch.compile(backend="kiln") against eager PyTorch where a probe found them to differ: attention
 rows that see no key, cumulative sums' accumulation, NaN's sign, backward(retain_graph=True),
-outputs that are views of one another."""
+outputs that are views of one another, NaN in max pooling, comparisons with a dynamic size,
+torch.func transforms in a graph that needs no backward, float sums over short rows, integer
+division by zero."""
 import pytest
 import torch
 import torch.nn.functional as F
@@ -122,3 +124,101 @@ def test_outputs_that_are_views_of_one_another_share_memory_as_eager(capfd):
                 torch.testing.assert_close(a, b)
     check()
     assert _warm_start_logged(capfd, check)  # the plan's views recorded, read back
+
+
+@pytest.mark.parametrize("channels_last", [False, True])
+def test_max_pooling_propagates_nan_with_its_index_as_eager(channels_last):
+    torch.manual_seed(0)
+    x = torch.randn(2, 3, 6, 6)
+    x[0, 0, 0, 0] = x[0, 0, 1, 1] = x[1, 2, 3, 2] = x[1, 1, 5, 5] = torch.nan  # two in one window
+    if channels_last:
+        x = x.to(memory_format=torch.channels_last)
+
+    def pool(x):
+        return F.max_pool2d(x, 3, 2, padding=1, return_indices=True)
+    results = []
+    for f in (pool, torch.compile(pool, backend="kiln")):
+        x_ = x.clone().requires_grad_()
+        values, indices = f(x_)
+        values.nansum().backward()
+        results.append((values, indices, x_.grad))
+    for eager, compiled in zip(*results):
+        torch.testing.assert_close(compiled, eager, equal_nan=True)
+
+
+def test_comparisons_with_a_dynamic_size_compile_as_eager():
+    # the size is an FX node whose value is a SymInt (SymFloat for n / 2): type promotion read
+    # it as a tensor and the backend failed
+    def mask_tail(x):
+        n = x.shape[1]
+        keep = (torch.arange(n) < n - 2) & (n / 2 <= torch.arange(n) * 2.0)
+        return x.masked_fill(~keep, -1e9).softmax(1)
+    compiled = torch.compile(mask_tail, backend="kiln", dynamic=True)
+    for shape in ((3, 5), (4, 8), (2, 11)):
+        x = torch.randn(shape)
+        leaf, eager_leaf = x.clone().requires_grad_(), x.clone().requires_grad_()
+        got, want = compiled(leaf), mask_tail(eager_leaf)
+        torch.testing.assert_close(got, want)
+        (got * x).sum().backward()
+        (want * x).sum().backward()
+        torch.testing.assert_close(leaf.grad, eager_leaf.grad)
+
+
+@pytest.mark.parametrize("grad_mode", [torch.enable_grad, torch.no_grad], ids=["grad", "no_grad"])
+def test_torch_func_gradients_in_an_inference_graph_as_eager(grad_mode):
+    # no input requires grad: kiln exported the graph under no_grad, where the transforms'
+    # autograd.grad (traced by Dynamo under grad mode on) saw nothing and gave zeros
+    from torch.func import grad, jacrev, vjp, vmap
+    torch.manual_seed(0)
+    weights, x = torch.randn(4, 3), torch.randn(5, 2, 4)
+
+    def loss(w, x):
+        return torch.tanh(x @ w).sum()
+
+    def transforms(w, x):
+        return (vmap(grad(loss), (None, 0))(w, x), jacrev(lambda w: torch.sin(x[0] @ w))(w),
+                vjp(lambda w: torch.sin(x[0] @ w), w)[1](torch.ones(2, 3))[0])
+    with grad_mode():
+        expected = transforms(weights, x)
+        got = torch.compile(transforms, backend="kiln")(weights, x)
+    for compiled, eager in zip(got, expected):
+        assert eager.abs().max() > 0.1
+        torch.testing.assert_close(compiled, eager)
+
+
+@pytest.mark.parametrize("reduce", [lambda x: x.mean(), lambda x: x.sum((1, 2)),
+                                    lambda x: F.mse_loss(x, torch.zeros_like(x)),
+                                    lambda x: x.sum((0, 1)),
+                                    lambda x: torch.stack([x.sum((0, 1)), x.amax((0, 1))])],
+                         ids=["mean", "sum over two dims", "mse_loss", "column sums",
+                              "column sums beside a max"])
+def test_float32_sums_over_short_rows_are_as_accurate_as_eager(reduce):
+    # rows of 64: too short to split across SIMD lanes, so each lane chained every row's
+    # addition (a mean of 10**7 elements near 100 came out 2% off); column sums (a bias's
+    # gradient) chained one addition per row in each column
+    torch.manual_seed(0)
+    x = torch.randn(8, 4096, 64) * 3 + 100
+    exact = reduce(x.double())
+    error = ((torch.compile(reduce, backend="kiln")(x).double() - exact) / exact).abs().max()
+    eager = ((reduce(x).double() - exact) / exact).abs().max()
+    assert error <= 10 * eager + 1e-7, (error, eager)
+
+
+
+
+@pytest.mark.parametrize("divide", [lambda x, y: x // y, lambda x, y: x % y,
+                                    lambda x, y: torch.div(x, y, rounding_mode="trunc"),
+                                    lambda x, y: torch.fmod(x, y)],
+                         ids=["floor", "remainder", "trunc", "fmod"])
+def test_integer_division_by_zero_raises_as_eager(divide):
+    # eager raises "ZeroDivisionError"; kiln's kernels returned 0 there, silently
+    x, y = torch.tensor([5, -7, 3]), torch.tensor([2, -3, 1])
+    compiled = torch.compile(divide, backend="kiln")
+    torch.testing.assert_close(compiled(x, y), divide(x, y))
+    with pytest.raises(RuntimeError, match="ZeroDivisionError"):
+        divide(x, torch.tensor([2, 0, 1]))
+    with pytest.raises(ValueError, match="ZeroDivisionError: integer division by zero"):
+        compiled(x, torch.tensor([2, 0, 1]))
+    floats = torch.tensor([1.0, -1.0, 0.0])
+    torch.testing.assert_close(compiled(floats, torch.zeros(3)), divide(floats, torch.zeros(3)),
+                               equal_nan=True)

@@ -42,6 +42,11 @@ def _variance(values):
      lambda x: _variance(x.reshape(-1, 64)[:, 5])),
     ("long_last_axis", lambda x: x.reshape(2, -1).sum(axis=1)[1],
      lambda x: math.fsum(x.reshape(2, -1)[1])),
+    # over loops whose last is too short to split across lanes: rows of 64 and of 100
+    ("sum_of_rows", lambda x: x.reshape(-1, 64).sum(), lambda x: math.fsum(x)),
+    ("mean_of_rows", lambda x: x.reshape(-1, 100).mean(), lambda x: math.fsum(x) / len(x)),
+    ("sum_over_two_axes", lambda x: x.reshape(100, 1000, 100).sum(axis=(1, 2))[7],
+     lambda x: math.fsum(x.reshape(100, -1)[7])),
 ])
 def test_float32_sums_are_as_accurate_as_numpys(data, kind, name, function, reference):
     x = data[kind]

@@ -22,13 +22,24 @@ def _computing_dtype(node, operands):
     samples = []
     for operand in operands:
         if isinstance(operand, torch.fx.Node):
-            value = meta(operand)  # 0-d tensors promote like scalars: keep them 0-d
-            samples.append(torch.empty((1,) if value.dim() else (), dtype=value.dtype))
+            samples.append(_promotion_sample(meta(operand)))
         else:
             samples.append(operand)
     if len(samples) == 2:
         return torch.result_type(samples[0], samples[1])
     return samples[0].dtype if samples and isinstance(samples[0], torch.Tensor) else result
+
+
+def _promotion_sample(value):
+    """What promotes as an operand node's value does: a tensor of its dtype (0-d tensors
+    promote like scalars: kept 0-d), or a Python number for a size or a float the graph
+    computes (`arange(n) >= n - 2` under dynamic=True compares with a SymInt)."""
+    if isinstance(value, torch.Tensor):
+        return torch.empty((1,) if value.dim() else (), dtype=value.dtype)
+    for symbolic, number in ((torch.SymBool, False), (torch.SymInt, 0), (torch.SymFloat, 0.0)):
+        if isinstance(value, symbolic):
+            return number
+    return value
 
 
 def _operands(context, node, values, dtype):
@@ -69,13 +80,25 @@ _register_elementwise([
     ((aten.isnan.default,), _kiln.isnan), ((aten.isinf.default,), _kiln.isinf),
 ], 1)
 
+def _checked_divisor(builder, name):
+    """An integer division or remainder: a zero divisor raises when the graph runs, as
+    torch's "ZeroDivisionError" (kiln's kernels return 0 there)."""
+    def divide(a, b):
+        if b.dtype in _INTEGER_KINDS:
+            _kiln.check_nonzero_divisor(b, name)
+        return builder(a, b)
+    return divide
+
+
+_INTEGER_KINDS = {"int8", "int16", "int32", "int64", "uint8"}
+
 _register_elementwise([
     ((aten.mul.Tensor, aten.mul.Scalar), _kiln.multiply),
     ((aten.div.Tensor, aten.div.Scalar), _kiln.divide),
     ((aten.maximum.default,), _kiln.maximum), ((aten.minimum.default,), _kiln.minimum),
     ((aten.atan2.default,), _kiln.arctan2),
-    ((aten.remainder.Tensor, aten.remainder.Scalar), _kiln.mod),
-    ((aten.fmod.Tensor, aten.fmod.Scalar), _kiln.fmod),
+    ((aten.remainder.Tensor, aten.remainder.Scalar), _checked_divisor(_kiln.mod, "remainder")),
+    ((aten.fmod.Tensor, aten.fmod.Scalar), _checked_divisor(_kiln.fmod, "fmod")),
     ((aten.eq.Tensor, aten.eq.Scalar), _kiln.equal),
     ((aten.ne.Tensor, aten.ne.Scalar), _kiln.not_equal),
     ((aten.lt.Tensor, aten.lt.Scalar), _kiln.less),
@@ -116,6 +139,8 @@ def _divide_rounding(context, node, a, b, rounding_mode=None):
     a, b = _operands(context, node, (a, b), dtype)
     if rounding_mode is None:
         return _kiln.divide(a, b)
+    if not dtype.is_floating_point:
+        _kiln.check_nonzero_divisor(b, f"div(rounding_mode={rounding_mode!r})")
     if rounding_mode == "floor":
         return _kiln.floor_divide(a, b)
     if dtype.is_floating_point:

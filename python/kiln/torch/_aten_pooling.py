@@ -59,8 +59,11 @@ def _max_pool(context, node, x, kernel, stride=(), padding=0, dilation=1, ceil_m
     if len(node.users) and any(user.args[1] == 1 for user in node.users
                                if user.target == operator.getitem):
         index = _flat_index(context, node, x, views[0][0], stride, padding, dilation)
+    floating = out_dtype(node, 0).is_floating_point
     for offset, view in views[1:]:
         better = _kiln.greater(view, best)  # the first maximum wins, as in torch
+        if floating:  # and NaN wins over any number, the last NaN over the ones before it
+            better = _kiln.logical_or(better, _kiln.isnan(view))
         best = _kiln.where(better, view, best)
         if index is not None:
             candidate = _flat_index(context, node, x, offset, stride, padding, dilation)

@@ -83,9 +83,13 @@ def _plain_inference_graph(graph_module, example_inputs):
         return fake_mode.from_tensor(value, symbolic_context=context,
                                      source=context.tensor_source, trace=False)
     inputs = tuple(fake(value) for value in example_inputs)
+    # The export traces under no_grad; Dynamo traced under the caller's grad mode, which a graph
+    # may rely on without a node saying so (torch.func.grad's autograd.grad, under grad mode
+    # on, gave zeros under no_grad): each node runs in the mode Dynamo traced it in.
+    grad_mode = torch.is_grad_enabled()
 
     def run_recording_lines(*args):  # node by node, so each ATen node keeps the user's line
-        with torch.fx.traceback.preserve_node_meta():
+        with torch.fx.traceback.preserve_node_meta(), torch.set_grad_enabled(grad_mode):
             return torch.fx.Interpreter(graph_module).run(*args)
 
     try:

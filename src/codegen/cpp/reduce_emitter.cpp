@@ -133,7 +133,8 @@ void KernelEmitter::lane_loop(const Stmt& s, const std::string& variable, const 
 void KernelEmitter::reduce_loops(const Stmt& s, bool worksharing, const std::string& suffix, bool simd_ok) {
   const sched::Loop& last = s.reduce_loops.back();
   const int64_t lanes = sched::cpu::reduction_lanes(s, target_);  // four registers' worth
-  const bool split = simd_ok && s.body.empty() && !in_simd_loop_ && s.split_lanes;
+  const bool can_split = simd_ok && s.body.empty() && !in_simd_loop_;
+  const bool split = can_split && s.split_lanes;
   // Bounds read at run time (sched/trim_loops.h): [low, high) within [0, extent).
   const bool trimmed = last.begin >= 0 || last.end >= 0;
   bool float_sums = true;  // float sums and Welford (mean/variance) states: blocked
@@ -141,9 +142,11 @@ void KernelEmitter::reduce_loops(const Stmt& s, bool worksharing, const std::str
     float_sums = float_sums && is_float(a.dtype) &&
                  (a.op == ir::Op::sum ||
                   ir::op_info(a.op).accumulator == ir::Accumulator::Welford);
-  // Blocked only where a lane would otherwise chain more than a block's worth of elements.
-  if (split && float_sums && s.blocked_sum && !trimmed)
-    return blocked_sum_loops(s, worksharing, suffix, lanes);
+  // Blocked only where a lane would otherwise chain more than a block's worth of elements; a
+  // last loop too short to split feeds one register of lanes (mark_reduction_lanes.h).
+  if (can_split && float_sums && s.blocked_sum && !trimmed)
+    return blocked_sum_loops(s, worksharing, suffix,
+                             split ? lanes : sched::cpu::short_pass_lanes(s, target_));
   // A reduction clause cannot name a thread's private partials, so a worksharing loop never
   // carries one: it shares out the blocks of the lane split, or runs as a plain loop.
   const bool share_last = worksharing && s.reduce_loops.size() == 1;
@@ -395,6 +398,37 @@ void KernelEmitter::lane_reduce(const Stmt& s) {
     if (ir::op_info(a.op).accumulator == ir::Accumulator::Welford)
       shared_count_welfords_.insert(a.local);
   declare_accumulators(s, "", lanes.extent);
+  // Float sums down columns add rows in blocks of kBlockSteps, and blocks in blocks, into arrays
+  // of their own: a lane's longest chain is 2 * kBlockSteps + rows / kBlockSteps**2, not one
+  // addition per row (a (156250, 64) float32 column sum was 1.7e-5 off, eager's 2e-7). Plain
+  // reductions beside them (a max) fold alike; Welford and arg reductions keep their form.
+  bool blocked = options_.allow_reassociation, float_sum = false;
+  for (const sched::Accumulation& a : s.accumulations) {
+    blocked = blocked && ir::op_info(a.op).accumulator == ir::Accumulator::Plain;
+    float_sum = float_sum || (a.op == ir::Op::sum && is_float(a.dtype));
+  }
+  blocked = blocked && float_sum;
+  // (named after the statement's first accumulator: reductions beside it share its lane loop)
+  const std::string counter = s.accumulations.empty() ? lane
+                                                       : accumulator_names(s.accumulations[0], "").value;
+  const std::string rows = counter + "_row_count", blocks = counter + "_block_count";
+  const std::string steps = std::to_string(kBlockSteps);
+  auto [begin, end] = bounds_text(lanes);
+  auto fold = [&](const std::string& into, const std::string& from) {  // from's lanes join into's
+    line("#pragma omp simd");
+    line("for (int64_t " + lane + " = " + begin + "; " + lane + " < " + end + "; ++" + lane + ") {");
+    open_block();
+    merge_partials(s, into, from, "[" + lane + "]", "[" + lane + "]");
+    for (const sched::Accumulation& a : s.accumulations)
+      line(accumulator_names(a, from, "[" + lane + "]").value + " = kiln_identity_" +
+           std::string(ir::op_info(a.op).name) + "<" + compute_type(a.dtype) + ">();");
+    close_block();
+  };
+  if (blocked) {
+    declare_accumulators(s, "_rows", lanes.extent);
+    declare_accumulators(s, "_blocks", lanes.extent);
+    line("int64_t " + rows + " = 0, " + blocks + " = 0;");
+  }
   for (const sched::Loop& l : s.reduce_loops) {
     std::string v = loop_name(l.variable);
     line("for (int64_t " + v + " = 0; " + v + " < " + std::to_string(l.extent) + "; ++" + v + ") {");
@@ -407,13 +441,28 @@ void KernelEmitter::lane_reduce(const Stmt& s) {
     line("const " + t + " " + base + "_step = " + t + "(1) / " + base + "_count;");
   }
   // Lanes outside [begin, end) (sched/cpu/interchange_reductions.h) keep the identity.
-  auto [begin, end] = bounds_text(lanes);
   line("#pragma omp simd");
   line("for (int64_t " + lane + " = " + begin + "; " + lane + " < " + end + "; ++" + lane + ") {");
   open_block();
-  combine_elements(s, "", "[" + lane + "]");
+  combine_elements(s, blocked ? "_rows" : "", "[" + lane + "]");
   close_block();
+  if (blocked) {
+    line("if (++" + rows + " == " + steps + ") {");
+    open_block();
+    fold("_blocks", "_rows");
+    line(rows + " = 0;");
+    line("if (++" + blocks + " == " + steps + ") {");
+    open_block();
+    fold("", "_blocks");
+    line(blocks + " = 0;");
+    close_block();
+    close_block();
+  }
   for (size_t k = 0; k < s.reduce_loops.size(); ++k) close_block();
+  if (blocked) {
+    fold("_blocks", "_rows");
+    fold("", "_blocks");
+  }
   for (const sched::Accumulation& a : s.accumulations) {
     LaneAccumulation entry;
     static_cast<sched::Accumulation&>(entry) = a;

@@ -10,11 +10,16 @@ bool mark(std::vector<Stmt>& body, const target::Target& target) {
   for (Stmt& s : body) {
     if (s.kind == StmtKind::Reduce && !s.reduce_loops.empty()) {
       const int64_t lanes = reduction_lanes(s, target);
-      s.split_lanes = s.reduce_loops.back().extent >= 2 * lanes;
+      const int64_t last = s.reduce_loops.back().extent;
+      s.split_lanes = last >= 2 * lanes;
       int64_t elements = 1;
       for (const Loop& loop : s.reduce_loops) elements *= loop.extent;
-      s.blocked_sum = s.split_lanes && elements >= lanes * kBlockSteps;
-      marked = marked || s.split_lanes;
+      // A sum over several loops whose last is short (a (N, 64) matrix's total) is blocked too,
+      // its passes sharing one register of lanes: left to one SIMD reduction clause, each lane
+      // chained N additions (a float32 mean of 10**7 elements came out 2% off).
+      s.blocked_sum = elements >= lanes * kBlockSteps &&
+                      (s.split_lanes || (s.reduce_loops.size() > 1 && last >= lanes / 4));
+      marked = marked || s.split_lanes || s.blocked_sum;
     }
     marked = mark(s.body, target) || marked;
   }
@@ -28,6 +33,10 @@ int64_t reduction_lanes(const Stmt& s, const target::Target& target) {
   for (const Accumulation& a : s.accumulations)
     widest = std::max(widest, dtype_size(a.dtype) > 2 ? dtype_size(a.dtype) : 4);
   return 4 * (target.vector_bits / 8) / widest;
+}
+
+int64_t short_pass_lanes(const Stmt& s, const target::Target& target) {
+  return reduction_lanes(s, target) / 4;
 }
 
 bool mark_reduction_lanes(Kernel& kernel, const target::Target& target) {

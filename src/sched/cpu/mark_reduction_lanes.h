@@ -17,6 +17,10 @@ constexpr int64_t kBlockSteps = 64;
 // The lanes of a reduction statement's split: four SIMD registers of its widest accumulator.
 int64_t reduction_lanes(const Stmt& s, const target::Target& target);
 
+// The lanes of a blocked sum whose last loop is too short to split (one register's worth): its
+// passes share them until they hold a block.
+int64_t short_pass_lanes(const Stmt& s, const target::Target& target);
+
 // Returns whether any reduction was marked.
 bool mark_reduction_lanes(Kernel& kernel, const target::Target& target);
 
