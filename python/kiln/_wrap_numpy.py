@@ -311,7 +311,8 @@ class _Wrapped:
         for k, (dtype, shape, _) in zip(arrays, layouts):
             traced[k] = _numpy_tracer.wrap(trace.input(dtype, shape), trace)
         context = _TraceContext(self, trace, [values[k] for k in arrays],
-                                [list(t) for _, _, t in layouts], self._options(), False)
+                                [list(t) for _, _, t in layouts], self._options(), False,
+                                dynamic=())
         context.stream = stream
         try:
             with _numpy_tracer.attach_driver(trace, context):
