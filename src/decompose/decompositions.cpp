@@ -205,10 +205,12 @@ ValueId softmax(Builder& b, ValueId x, int64_t axis) {
   return b.binary(Op::div, exponentials, total);
 }
 
+// The plain maximum, as softmax's and PyTorch's kernels shift: a row holding +inf is NaN
+// throughout (the finite shift of logsumexp would give -inf beside one NaN).
 ValueId log_softmax(Builder& b, ValueId x, int64_t axis) {
   x = to_float(b, x);
   std::vector<int64_t> axes = normalize_axes(b, {axis}, rank_of(b, x), "log_softmax");
-  ValueId shifted = b.binary(Op::sub, x, finite_row_maximum(b, x, axes));
+  ValueId shifted = b.binary(Op::sub, x, b.reduce(Op::max, x, axes, /*keepdims=*/true));
   ValueId total = b.reduce(Op::sum, b.unary(Op::exp, shifted), axes, /*keepdims=*/true);
   return b.binary(Op::sub, shifted, b.unary(Op::log, total));
 }

@@ -2,7 +2,7 @@
 rows that see no key, cumulative sums' accumulation, NaN's sign, backward(retain_graph=True),
 outputs that are views of one another, NaN in max pooling, comparisons with a dynamic size,
 torch.func transforms in a graph that needs no backward, float sums over short rows, integer
-division by zero."""
+division by zero, log_softmax of rows holding infinities."""
 import pytest
 import torch
 import torch.nn.functional as F
@@ -222,3 +222,12 @@ def test_integer_division_by_zero_raises_as_eager(divide):
     floats = torch.tensor([1.0, -1.0, 0.0])
     torch.testing.assert_close(compiled(floats, torch.zeros(3)), divide(floats, torch.zeros(3)),
                                equal_nan=True)
+
+
+def test_log_softmax_of_rows_holding_infinities_as_eager():
+    # eager shifts by the row's maximum: a row holding +inf is NaN throughout, an all -inf row
+    # NaN; kiln's finite shift gave -inf beside one NaN
+    inf = float("inf")
+    x = torch.tensor([[1.0, inf, 2.0], [-inf, -inf, -inf], [-inf, 0.5, 3.0], [1.0, 2.0, 3.0]])
+    for f in (lambda t: F.log_softmax(t, dim=-1), lambda t: torch.softmax(t, dim=-1)):
+        torch.testing.assert_close(torch.compile(f, backend="kiln")(x), f(x), equal_nan=True)
