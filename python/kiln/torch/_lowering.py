@@ -20,8 +20,8 @@ from ._aten_table import (METADATA_ASSERTIONS, TABLE, LoweringContext, Unconvert
                           kiln_dtype, meta, tensor_dtype_supported)
 from ._graph_values import (float_arithmetic, is_float_arithmetic, is_scalar_input,
                             tensor_constant)
-from ._output_views import input_view
-from ._saved_layouts import channels_first_order, channels_last_inside, channels_last_order
+from ._output_plan import output_plan
+from ._saved_layouts import channels_last_order
 from ._size_symbols import SizeSymbols
 
 _FRAME = re.compile(r'File "([^"]+)", line (\d+)')
@@ -171,9 +171,8 @@ def trace_graph(graph_module, on_refusal=None, symbolic=False, free_layouts=None
                     context.sizes.check_bound([converted.get(p) for p in placeholders])
                 except Unconvertible as error:
                     raise UnconvertibleNode(None, str(error)) from None
-            return trace, None if on_refusal else _output_plan(context, node, converted,
-                                                               placeholders,
-                                                               free_layouts, context.mutations)
+            return trace, None if on_refusal else output_plan(
+                context, node, converted, placeholders, free_layouts, context.mutations)
         try:
             if node.op == "placeholder":
                 if context.sizes is None or not isinstance(meta(node), torch.SymInt):
@@ -286,100 +285,6 @@ def _lower(context, node, converted):
     except Unconvertible as error:
         raise UnconvertibleNode(node, str(error)) from None
     return _check_result(context, node, result)
-
-
-def _static_layout(value):
-    return all(type(number) is int
-               for number in (*value.shape, *value.stride(), value.storage_offset()))
-
-
-def _memory_owners(graph, results, converted):
-    """{FX output position: owner node} for the outputs that share memory with another output
-    (views of one another: y, y.view(-1), y[0], y.t(), as eager returns them). The owner is the
-    node that made the memory, when kiln computes it whole and row-major (its layout as a kiln
-    output), of the outputs' dtype; a call returns the outputs as views of it."""
-    shared = {}  # storage -> positions
-    for position, result in enumerate(results):
-        value = meta(result) if isinstance(result, torch.fx.Node) else None
-        if isinstance(value, torch.Tensor) and result in converted and _static_layout(value):
-            shared.setdefault(value.untyped_storage()._cdata, []).append(position)
-    shared = {storage: positions for storage, positions in shared.items() if len(positions) > 1}
-    owners = {}
-    for node in graph.nodes:  # the first node of a memory made it (an input's: not kiln's)
-        if not shared:
-            break
-        value = meta(node)
-        if not isinstance(value, torch.Tensor) or value.layout != torch.strided:
-            continue
-        positions = shared.pop(value.untyped_storage()._cdata, None)
-        if (positions and node.op == "call_function" and node in converted
-                and _static_layout(value) and value.is_contiguous() and not value.storage_offset()
-                and value.untyped_storage().nbytes() == value.numel() * value.element_size()):
-            owners.update((position, node) for position in positions
-                          if meta(results[position]).dtype == value.dtype)
-    return owners
-
-
-def _output_plan(context, output_node, converted, placeholders, free_layouts, mutations=()):
-    """The plan's entries: one per FX output, then ("mutation", (kiln output, dtype, input))
-    per input the graph mutates. A size the graph computes from its symbols (Swin's padded
-    sides, which Python reads after the graph) is a 0-d kiln output, read as a number. Outputs
-    that share memory are ("view", (kiln output, dtype, shape, strides, offset)) of the kiln
-    output of their memory's owner (_memory_owners; one after the plan's when the owner is no
-    FX output)."""
-    results = output_node.args[0]
-    single = not isinstance(results, (list, tuple))
-    results = [results] if single else list(results)
-    outputs, plan = [], []
-    input_position = {node: position for position, node in enumerate(placeholders)}
-    free_layouts = set(range(len(results))[free_layouts]) if free_layouts is not None else ()
-    computed_channels_last = {}
-    owners = _memory_owners(output_node.graph, results, converted)
-    owner_outputs = {}  # owner node -> its kiln output
-    for position, result in enumerate(results):
-        if position in owners:
-            if result is owners[position] and result not in owner_outputs:
-                owner_outputs[result] = len(outputs)
-                plan.append(("kiln", (len(outputs), meta(result).dtype)))
-                outputs.append(converted[result])
-            else:
-                plan.append(None)  # a view, once every owner has its output
-        elif isinstance(result, torch.fx.Node) and result in input_position:
-            plan.append(("input", input_position[result]))
-        elif (position in free_layouts and isinstance(result, torch.fx.Node)
-              and channels_last_inside(result, computed_channels_last)):
-            rank = meta(result).dim()
-            plan.append(("kiln channels-last", (len(outputs), meta(result).dtype,
-                                                channels_first_order(rank))))
-            outputs.append(_kiln.transpose(converted[result], channels_last_order(rank)))
-        elif isinstance(result, torch.fx.Node) and isinstance(meta(result), torch.SymInt):
-            size = converted[result]
-            if isinstance(size, int):
-                plan.append(("constant", size))
-            else:
-                plan.append(("kiln number", (len(outputs), torch.int64)))
-                outputs.append(context.full((), size, torch.int64))
-        elif (isinstance(result, torch.fx.Node)
-              and (view := input_view(result, output_node.graph)) is not None):
-            plan.append(("input view", view))
-        elif isinstance(result, torch.fx.Node):
-            plan.append(("kiln", (len(outputs), meta(result).dtype)))
-            outputs.append(converted[result])
-        else:
-            plan.append(("constant", result))
-    for position, owner in owners.items():
-        if plan[position] is None:
-            if owner not in owner_outputs:
-                owner_outputs[owner] = len(outputs)
-                outputs.append(converted[owner])
-            value = meta(results[position])
-            plan[position] = ("view", (owner_outputs[owner], value.dtype, tuple(value.shape),
-                                       tuple(value.stride()), value.storage_offset()))
-    for copy, value in mutations:
-        plan.append(("mutation", (len(outputs), meta(copy.args[0]).dtype,
-                                  input_position[copy.args[0]])))
-        outputs.append(value)
-    return outputs, plan, single
 
 
 def _element_strides(tensor):
