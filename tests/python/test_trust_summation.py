@@ -54,7 +54,8 @@ def test_float32_sums_are_as_accurate_as_numpys(data, kind, name, function, refe
     compiled = relative_error(kiln.compile(function)(x), exact)
     numpy = relative_error(function(x), exact)
     assert compiled < 1e-6, compiled
-    assert compiled <= 10 * numpy + 1e-7, (compiled, numpy)
+    # a float32 result may be a rounding or two from exact where NumPy's lands closer by luck
+    assert compiled <= 10 * numpy + 2 * np.finfo(np.float32).eps, (compiled, numpy)
 
 
 def test_float16_sums_accumulate_accurately():
