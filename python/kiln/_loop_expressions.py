@@ -84,11 +84,11 @@ class ExpressionCapture:
     def to_python(self, function, value, in_test):
         """`function(value)` (`value.item()` when function is None). In a loop being captured,
         in a while loop's test, or in its body before the test is traced, a traced single
-        element stays traced, as the Python number
-        it stands for (weak, as NumPy treats Python numbers): float64, int64 or bool. An
-        integer conversion of floats (Python raises on nan) or of uint64 (Python's int is
-        exact) is Python's (a graph break)."""
-        if (isinstance(value, TracedArray) and value.size == 1 and (in_test or self.depth or self.converting)
+        element stays traced, as the Python number it stands for (weak, as NumPy treats Python
+        numbers): float64, int64 or bool. An integer conversion of floats (Python raises on
+        nan) or of uint64 (Python's int is exact) is Python's (a graph break)."""
+        if (isinstance(value, TracedArray) and value.size == 1
+                and (in_test or self.depth or self.converting)
                 and function in (None, builtins.float, builtins.int, builtins.bool)):
             kind = np.dtype(value.dtype).kind
             if function is None:

@@ -1,12 +1,12 @@
-"""Tracer implementations of NumPy's numeric helper functions (isclose, nan_to_num, trapezoid,
-polyval, gradient, ...; cov, corrcoef, cross and convolve are _numpy_products.py's, searches and
-histogram _numpy_binning.py's). Each takes the TraceContext first, then NumPy's arguments, and is built
-from the tracer's own operations; arguments that decide shapes must be concrete (a traced one
-is a graph break).
+"""Tracer implementations of NumPy's numeric helper functions (isclose, nan_to_num,
+trapezoid, polyval, gradient, ...; cov, corrcoef, cross and convolve are _numpy_products.py's,
+searches and histogram _numpy_binning.py's). Each takes the TraceContext first, then NumPy's
+arguments, and is built from the tracer's own operations; arguments that decide shapes must be
+concrete (a traced one is a graph break).
 
 Most follow NumPy's own Python code (numpy/_core/numeric.py, lib/_function_base_impl.py) run
-What cannot be traced exactly (long operands, data-dependent errors, complex values here and
-there) runs eagerly: NumPy's result, a graph break."""
+on tracers. What cannot be traced exactly (data-dependent errors, complex values here and there)
+runs eagerly: NumPy's result, a graph break."""
 import operator
 import warnings
 
