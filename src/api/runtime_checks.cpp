@@ -24,6 +24,16 @@ std::string prefix(const Trace& trace, const std::string& op) {
   return "kiln: " + op + (location.empty() ? "" : " at " + location) + ": ";
 }
 
+// A check that fails where `value` (an integer, compared as int64) stands against 0 as
+// `comparison` says; the message names the offending value between `before` and `after`.
+void check_against_zero(Trace& trace, ir::ValueId value, ir::Op comparison,
+                        const std::string& before, const std::string& after) {
+  ir::Builder& builder = trace.builder;
+  ir::ValueId wide = builder.cast(value, DType::Int64);
+  ir::ValueId zero = builder.constant(ir::Scalar::of_int(0), DType::Int64);
+  add_check(trace, builder.binary(comparison, wide, zero), wide, ErrorKind::Value, before, after);
+}
+
 }  // namespace
 
 void check_index_bounds(Trace& trace, ir::ValueId index, const ir::Dim& size, int64_t axis,
@@ -53,21 +63,15 @@ void check_index_bounds(Trace& trace, ir::ValueId index, const ir::Dim& size, in
 }
 
 void check_nonnegative_exponent(Trace& trace, ir::ValueId exponent, const std::string& op) {
-  ir::Builder& builder = trace.builder;
-  ir::ValueId wide = builder.cast(exponent, DType::Int64);
-  ir::ValueId zero = builder.constant(ir::Scalar::of_int(0), DType::Int64);
-  add_check(trace, builder.binary(ir::Op::lt, wide, zero), wide, ErrorKind::Value,
-            prefix(trace, op) + "Integers to negative integer powers are not allowed (exponent ",
-            ")");
+  check_against_zero(
+      trace, exponent, ir::Op::lt,
+      prefix(trace, op) + "Integers to negative integer powers are not allowed (exponent ", ")");
 }
 
 void check_nonzero_divisor(Trace& trace, ir::ValueId divisor, const std::string& op) {
-  ir::Builder& builder = trace.builder;
-  ir::ValueId wide = builder.cast(divisor, DType::Int64);
-  ir::ValueId zero = builder.constant(ir::Scalar::of_int(0), DType::Int64);
-  add_check(trace, builder.binary(ir::Op::eq, wide, zero), wide, ErrorKind::Value,
-            prefix(trace, op) + "ZeroDivisionError: integer division by zero (a divisor is ",
-            ")");
+  check_against_zero(
+      trace, divisor, ir::Op::eq,
+      prefix(trace, op) + "ZeroDivisionError: integer division by zero (a divisor is ", ")");
 }
 
 void condition_checks(Trace& trace, size_t first, ir::ValueId condition) {
