@@ -4,7 +4,9 @@ traced, several, broadcast together) as one gather / scatter on the advanced axe
 one; and boolean masks: a concrete mask becomes integer indices; a traced mask selects lazily
 (x[m] = v and x[m] += v become where(m, v, x); any other use of x[m] has a data-dependent
 shape: a graph break)."""
+import collections.abc
 import math
+import operator
 import warnings
 
 import numpy as np
@@ -16,6 +18,27 @@ from ._tracer import (TracedArray, backend, cast, graph_break, materialize_all, 
 
 def _k():
     return backend()
+
+
+def _normal_key(key):
+    """The key with NumPy's conversions made: any other sequence (a range, a tuple inside the
+    key's tuple) is an index array and an object with __index__ an int, as NumPy reads them."""
+    if isinstance(key, tuple):
+        return tuple(_normal_item(item) for item in key)
+    return _normal_item(key)
+
+
+def _normal_item(item):
+    if item is None or item is Ellipsis or isinstance(
+            item, (int, slice, list, np.ndarray, np.generic, TracedArray, str, bytes)):
+        return item
+    if isinstance(item, (tuple, collections.abc.Sequence)):
+        return list(item)
+    if hasattr(item, "__array__"):
+        return np.asarray(item)
+    if hasattr(type(item), "__index__"):
+        return operator.index(item)
+    return item
 
 
 def _expand(key, ndim):
@@ -106,6 +129,7 @@ def _mask_entry(entries):
 
 def getitem(x, key):
     x._check_plain("indexing")
+    key = _normal_key(key)
     if _windows.has_moving_bounds(key):  # A[i, i+1:] in a captured loop
         return _windows.getitem(x, key, getitem)
     shape = x.shape
@@ -389,6 +413,7 @@ def _as_stored(value, dtype):
 
 
 def setitem(x, key, value):
+    key = _normal_key(key)
     if _windows.has_moving_bounds(key):
         return _windows.setitem(x, key, value, getitem, setitem)
     context, shape = x._context, x.shape
@@ -434,6 +459,7 @@ def add_at(x, key, value, negate=False):
     """np.add.at(x, key, value): x[key] += value, unbuffered (a repeated index adds each of its
     values), as one scatter-add (np.subtract.at: `negate`, -value in x's dtype, wrapping as
     NumPy's does); the caller has checked that the sum is in x's own dtype."""
+    key = _normal_key(key)
     entries, split = _expand(key, len(x.shape))
     if _mask_entry(entries) is not None:
         graph_break("np.add.at with a traced boolean mask")

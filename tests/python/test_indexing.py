@@ -312,3 +312,35 @@ def test_traced_values_assigned_through_a_traced_mask_are_placed_as_numpy_does(r
         np.testing.assert_array_equal(x, want_x)
     with pytest.raises(ValueError, match="cannot assign 4 input values to the 2 output"):
         kiln.compile(full_length)(np.array([1.0, -1, 2, -2]), np.arange(4.0))
+
+
+class _Position:
+    """An int-like object (NumPy takes any object with __index__ as an integer index)."""
+
+    def __init__(self, value):
+        self.value = value
+
+    def __index__(self):
+        return self.value
+
+
+def test_ranges_tuples_and_index_objects_are_read_as_numpy_reads_them(rng):
+    """NumPy reads any sequence in a key (range(n), a tuple inside the key's tuple) as an index
+    array and an __index__ object as an int: x[range(N), y] is the usual cross-entropy pick."""
+    x = sample_array(rng, "float64", (5, 4))
+    y = np.array([0, 3, 1, 2, 3])
+
+    def reads(x, y):
+        return (x[range(5), y], x[range(3)], x[(0, 1), (2, 3)], x[_Position(2)],
+                x[_Position(1), _Position(3)], np.take(x, range(2), axis=1))
+
+    def writes(x, y):
+        x[range(2), [1, 2]] = 9.0
+        x[(3, 4), :] += 1.0
+        np.add.at(x, (range(5), y), 1.0)
+        return x
+    for got, expected in zip(kiln.compile(reads)(x, y), reads(x, y)):
+        np.testing.assert_array_equal(got, expected)
+    want = x.copy()
+    np.testing.assert_array_equal(kiln.compile(writes)(x, y), writes(want, y))
+    np.testing.assert_array_equal(x, want)
