@@ -209,3 +209,26 @@ def test_indexing_and_mutation():
         i[0] = -1
         return x, i
     check(mutation, [(x.copy(), i.copy())])
+
+
+def test_einsum_ellipsis_sublists_and_size_one_broadcasting_compile():
+    """np.einsum's '...' (aligned from the right, first in an implicit output), the sublist
+    form einsum(a, [0, 1], b, [1, 2], [0, 2]) and size-1 axes broadcast against longer ones
+    compile (no eager fallback) and give NumPy's shapes and values."""
+    rng = np.random.default_rng(3)
+    t, a, b = rng.random((2, 3, 4)), rng.random((3, 4)), rng.random((4, 5))
+
+    def equations(t, a, b, row, column):
+        return (np.einsum("...ij->...ji", t), np.einsum("...ji", t), np.einsum("i...->...", t),
+                np.einsum("...ij,...jk->...ik", t, b), np.einsum("...i,i...->...", a, a.T),
+                np.einsum("...i,...i", column, a), np.einsum(a, [0, 1], b, [1, 2], [0, 2]),
+                np.einsum(a, [0, 1], b, [1, 2]), np.einsum(t, [Ellipsis, 1], [Ellipsis]),
+                np.einsum("ij,ij->ij", row, a), np.einsum("aB", a))
+    arguments = (t, a, b, rng.random((1, 4)), rng.random((2, 1, 4)))
+    explained = kiln.explain(equations)(*arguments)
+    assert explained.graph_break_count == 0, explained.break_reasons
+    for got, expected in zip(kiln.compile(equations)(*arguments), equations(*arguments)):
+        assert got.shape == expected.shape
+        np.testing.assert_allclose(got, expected, rtol=1e-12)
+    with pytest.raises(ValueError, match="no '...' ellipsis"):
+        kiln.compile(lambda a: np.einsum("...i->i", a))(a)
