@@ -43,7 +43,7 @@ import weakref
 
 import numpy as np
 
-from . import _aliasing, _device, _kiln, _loop_transform, _numpy_tracer, _pytree
+from . import _aliasing, _device, _kiln, _loop_transform, _numpy_tracer, _pytree, _random_state
 from ._config import config
 from ._environment import Environment
 from ._graph_breaks import GraphBreak, GraphBreakSignal, located
@@ -279,6 +279,20 @@ class CompiledFunction:
 
     # ---- tracing ----
     def trace_and_compile(self, args, kwargs, leaves, spec, register, dynamic=()):
+        """_trace_and_compile; where the trace is given up (None, or an exception after which
+        the caller runs the call again), the random generators it drew from get their states
+        back, so that the run that follows draws what NumPy's would."""
+        states = _random_state.snapshot(self.fn, leaves)
+        try:
+            traced = self._trace_and_compile(args, kwargs, leaves, spec, register, dynamic)
+        except (NeedsStatic, _SegmentLimit, CompilerError, GraphBreak):
+            _random_state.restore(states)
+            raise
+        if traced is None:
+            _random_state.restore(states)
+        return traced
+
+    def _trace_and_compile(self, args, kwargs, leaves, spec, register, dynamic=()):
         """Traces one call and compiles its graph; with `register`, adds the cache entry for
         these guards. Returns a _Traced, or None where the call must run eagerly. `dynamic`:
         leaves (Python floats) traced as 0-d graph inputs; NeedsStatic where the trace needs
