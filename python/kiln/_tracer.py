@@ -60,7 +60,8 @@ def install(numpy_api, indexing):
 
 # ---- graph breaks (_graph_breaks.py) ----
 
-from ._graph_breaks import graph_break, materialize, user_location  # noqa: E402,F401
+from ._graph_breaks import (graph_break, is_internal, materialize,  # noqa: E402,F401
+                           user_location)
 
 
 def materialize_all(value, reason):
@@ -72,6 +73,24 @@ def materialize_all(value, reason):
     if isinstance(value, dict):
         return {key: materialize_all(item, reason) for key, item in value.items()}
     return value
+
+
+def _called_by_a_shuffle():
+    """Whether len() of a traced array comes from a shuffle: Generator.shuffle and
+    np.random.shuffle (C code: the user's frame is calling `shuffle`), random.shuffle."""
+    frame = sys._getframe(2)
+    if frame.f_code.co_name == "shuffle" and frame.f_globals.get("__name__") == "random":
+        return True
+    while frame is not None and is_internal(frame.f_code.co_filename):
+        frame = frame.f_back   # np.random.shuffle is kiln's wrapper while tracing
+    if frame is None:
+        return False
+    from ._numpy_creation import _callee, _instructions  # (they import this module)
+    # f_lasti may point into the call's inline caches: the call is the last instruction before
+    call = max((i.offset for i in _instructions(frame.f_code) if i.offset <= frame.f_lasti),
+               default=None)
+    callee = _callee(frame.f_code, call) if call is not None else None
+    return callee is not None and callee.argval == "shuffle"
 
 
 def default_float():
@@ -482,6 +501,10 @@ class TracedArray:
     def __len__(self):
         if self.ndim == 0:
             raise TypeError("len() of unsized object")
+        if _called_by_a_shuffle():
+            # NumPy's shuffle of a non-ndarray swaps x[i], x[j] as objects: rows of a traced
+            # array are views (duplicates, NumPy warns) and its draws would be the trace's.
+            graph_break("shuffling a traced array in place (rng.shuffle, np.random.shuffle)")
         return self.shape[0]
 
     def __iter__(self):

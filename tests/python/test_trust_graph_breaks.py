@@ -1,5 +1,6 @@
 """Graph breaks never memorise the data: with new data on every call the results follow NumPy and
 nothing compiles again after the first call of each path (retrace entries, segment memo)."""
+import random
 import warnings
 
 import numpy as np
@@ -195,3 +196,49 @@ def test_creation_functions_called_through_other_names_are_traced():
         return make(3) + np.arange(3) + np.zeros_like(x)
     np.testing.assert_array_equal(kiln.compile(aliased, fullgraph=True)(np.ones(3)),
                                   aliased(np.ones(3)))
+
+
+def _draw_then_break(x, rng):
+    noise = rng.standard_normal(3) + np.random.standard_normal(3)
+    return x + noise, x.view(np.int64) + 1    # a break the trace cannot continue from
+
+
+def test_a_call_given_up_after_drawing_draws_what_numpy_draws():
+    """A trace runs the function, so its draws advance the generators; a trace given up after
+    them runs the call eagerly, which must not draw a second time (the results and every
+    later draw would differ from NumPy's)."""
+    compiled = kiln.compile(_draw_then_break)
+    mine, theirs = np.random.default_rng(4), np.random.default_rng(4)
+    for seed in range(2):
+        np.random.seed(seed)
+        got = compiled(np.zeros(3), mine)
+        after = np.random.random()
+        np.random.seed(seed)
+        expected = _draw_then_break(np.zeros(3), theirs)
+        assert after == np.random.random()
+        for value, reference in zip(got, expected):
+            np.testing.assert_array_equal(value, reference)
+
+
+def _shuffle_rows(x, rng, seed):
+    rng.shuffle(x)
+    np.random.seed(seed)
+    np.random.shuffle(x[:, 0])
+    random.seed(seed)
+    random.shuffle(x)
+    return x * 2
+
+
+def test_shuffling_a_traced_array_in_place_gives_numpy_rows():
+    """NumPy's shuffles treat a non-ndarray as a sequence of objects and swap x[i], x[j]:
+    the rows of a traced array are views, which left duplicate rows (as NumPy warns), and
+    the swaps drawn at the trace repeated on every call. A shuffle runs the call eagerly."""
+    compiled = kiln.compile(_shuffle_rows)
+    mine, theirs = np.random.default_rng(2), np.random.default_rng(2)
+    for seed in range(3):
+        x, y = np.arange(12.0).reshape(6, 2), np.arange(12.0).reshape(6, 2)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # NumPy's warning about shuffling views
+            got = compiled(x, mine, seed)
+        np.testing.assert_array_equal(got, _shuffle_rows(y, theirs, seed))
+        np.testing.assert_array_equal(x, y)
