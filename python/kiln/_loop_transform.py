@@ -21,6 +21,7 @@ import textwrap
 import types
 
 HELPER = "__kiln_loops__"
+_REWRITTEN = "__kiln_rewritten"
 
 
 
@@ -196,6 +197,9 @@ def _rewrite(fn, code):
     bound = sorted(rewriter.nonlocal_names - _parameters(definition))
     if bound:
         definition.body.insert(0, _parse(f"if False:\n    {' = '.join(bound)} = None")[0])
+    # Under a name of its own: the user's name, bound in the factory, would make a recursive
+    # call (`return f(n - 1)`) a closure variable of the factory's instead of the global.
+    definition.name = _REWRITTEN
     factory = ast.FunctionDef(
         name="__kiln_factory",
         args=ast.arguments(posonlyargs=[], args=[ast.arg(arg=name) for name in
@@ -207,8 +211,11 @@ def _rewrite(fn, code):
     ast.fix_missing_locations(module)
     compiled = compile(module, filename, "exec")
     factory_code = _constant_code(compiled, "__kiln_factory")
-    return Rewritten(_constant_code(factory_code, definition.name), rewriter.captured,
-                     rewriter.refused)
+    rewritten = _constant_code(factory_code, _REWRITTEN)
+    names = {"co_name": code.co_name}
+    if hasattr(code, "co_qualname"):  # Python 3.11+
+        names["co_qualname"] = code.co_qualname
+    return Rewritten(rewritten.replace(**names), rewriter.captured, rewriter.refused)
 
 
 def _constant_code(code, name):
