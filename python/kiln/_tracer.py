@@ -583,6 +583,8 @@ class TracedArray:
         if not np.can_cast(self.dtype, dtype, casting):
             raise TypeError(f"Cannot cast array data from {self.dtype!r} to {dtype!r} "
                             f"according to the rule {casting!r}")
+        if not copy and dtype == self.dtype and order in ("K", "A"):
+            return self  # NumPy's astype(copy=False) to the same dtype is the array itself
         result = traced(self._context, backend().astype(self.tensor, dtype.name))
         result._scalar = self._scalar  # a NumPy scalar's astype gives a NumPy scalar
         return result

@@ -157,3 +157,20 @@ def test_zero_d_results_numpy_gives_as_arrays_stay_arrays():
         got, expected = kiln.compile(function)(v, m, s), function(v, m, s)
         assert type(got) is type(expected)
         np.testing.assert_allclose(got, expected, rtol=1e-14)
+
+
+def test_astype_without_copy_to_its_own_dtype_is_the_array_itself():
+    """x.astype(x.dtype, copy=False) is x in NumPy: writes through it reach x (and the
+    caller's argument); to another dtype it is a new array."""
+    def write_through(x):
+        same = x.astype(np.float64, copy=False)
+        same[0] = -1.0
+        other = x.astype(np.float32, copy=False)
+        other[1] = -2.0
+        return x * 1, same is x
+    for dtype in (np.float64, np.int32):
+        x, y = np.arange(4.0, dtype=dtype), np.arange(4.0, dtype=dtype)
+        got, expected = kiln.compile(write_through)(x), write_through(y)
+        np.testing.assert_array_equal(got[0], expected[0])
+        assert got[1] == expected[1]
+        np.testing.assert_array_equal(x, y)
