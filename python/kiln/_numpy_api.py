@@ -184,6 +184,11 @@ def call_eagerly(function, args, kwargs, reason):
         return value
     args, kwargs = concrete(args), concrete(kwargs)
     result = function(*args, **kwargs)
+    if _views_of(result, [array for _, array, _ in materialized]):
+        # NumPy's result views an argument (np.trim_zeros, np.require): writes through it
+        # must reach the argument, which the concrete copy cannot: the call runs eagerly.
+        name = getattr(function, "__name__", str(function))
+        graph_break(f"{name} (run eagerly) returns a writeable view of a traced array")
     for tracer, array, before in materialized:
         if array.shape == before.shape and array.tobytes() == before.tobytes():
             continue
@@ -192,6 +197,13 @@ def call_eagerly(function, args, kwargs, reason):
             graph_break(f"{name} updates x[mask] in place (data-dependent shape)")
         tracer._assign(to_tensor(tracer._context, np.array(array, copy=True), tracer.dtype, name))
     return result
+
+
+def _views_of(result, arrays):
+    if isinstance(result, (list, tuple)):
+        return any(_views_of(item, arrays) for item in result)
+    return (isinstance(result, np.ndarray) and result.flags.writeable and result.size > 0
+            and any(np.may_share_memory(result, array) for array in arrays))
 
 
 def apply_function(context, function, args, kwargs):

@@ -142,19 +142,38 @@ def identity(context, n, dtype=None, **kwargs):
     return eye(context, n, dtype=dtype)
 
 
-def array(context, obj, dtype=None, *, copy=True, **kwargs):
-    """np.array of tracers, or of (nested) lists mixing tracers and scalars: a stack."""
+_NEVER_COPIES = int(np.__version__.split(".")[0]) >= 2  # copy=False: NumPy 1's "if needed"
+
+
+def array(context, obj, dtype=None, *, copy=True, ndmin=0, **kwargs):
+    """np.array of tracers, or of (nested) lists mixing tracers and scalars: a stack. With
+    copy=None (or False) a tracer of the dtype asked for is itself, as NumPy's array is (writes
+    through the result reach it); ndmin puts ones in front (a view)."""
     if isinstance(obj, TracedArray):
-        return obj.astype(obj.dtype if dtype is None else dtype)
-    items = [array(context, item) if has_tracer(item) else np.asarray(item) for item in obj]
-    common = np.result_type(*[item.dtype for item in items]) if dtype is None else dtype
-    return np.stack([item.astype(common) for item in items])
+        same = dtype is None or np.dtype(dtype) == obj.dtype
+        if copy:
+            result = obj.astype(obj.dtype if dtype is None else dtype)
+        elif same:
+            result = obj
+        elif copy is False and _NEVER_COPIES:
+            raise ValueError("Unable to avoid copy while creating an array as requested.")
+        else:
+            result = obj.astype(dtype)
+    else:
+        items = [array(context, item) if has_tracer(item) else np.asarray(item) for item in obj]
+        common = np.result_type(*[item.dtype for item in items]) if dtype is None else dtype
+        result = np.stack([item.astype(common) for item in items])
+    if result.ndim < ndmin:
+        result = result.reshape((1,) * (ndmin - result.ndim) + tuple(result.shape))
+    return result
 
 
-def asarray(context, a, dtype=None, order=None, **kwargs):
-    if isinstance(a, TracedArray):
-        return a if dtype is None or np.dtype(dtype) == a.dtype else a.astype(dtype)
-    return array(context, a, dtype)
+def asarray(context, a, dtype=None, order=None, *, copy=None, **kwargs):
+    return array(context, a, dtype, copy=copy)
+
+
+def ascontiguousarray(context, a, dtype=None, **kwargs):
+    return array(context, a, dtype, copy=None, ndmin=1)  # NumPy's result has an axis
 
 
 # Creation functions that reach the tracer through __array_function__ (an array argument).
@@ -178,7 +197,7 @@ CAPTURED = {
     "full": (full, False), "arange": (arange, False), "linspace": (linspace, False),
     "logspace": (logspace, False), "eye": (eye, False), "identity": (identity, False),
     "array": (array, True), "asarray": (asarray, True), "asanyarray": (asarray, True),
-    "ascontiguousarray": (asarray, True),
+    "ascontiguousarray": (ascontiguousarray, True),
 }
 
 

@@ -5,8 +5,9 @@ import math
 import numpy as np
 
 from . import _kiln
-from ._tracer import (TracedArray, backend, cast, check_dtype, check_fits, materialize_all,
-                      normalize_axes, normalize_axis, to_tensor, traced, user_location, weak_type)
+from ._tracer import (AxisError, TracedArray, backend, cast, check_dtype, check_fits,
+                      materialize_all, normalize_axes, normalize_axis, to_tensor, traced,
+                      user_location, weak_type)
 
 _NO_VALUE = np._NoValue
 
@@ -445,11 +446,41 @@ def copy(context, a, order="K", subok=False):
 
 
 def flip(context, m, axis=None):
+    """A view, as NumPy's (writes through it reach m): flipping is its own inverse."""
     x = _as_traced(context, m)
     axes = normalize_axes(axis, x.ndim, "flip")
     if not axes:
         return traced(context, x.tensor)
-    return _result(context, _k().flip(x.tensor, axes), scalar=False)
+    k = _k()
+    result = _view(x, k.flip(x.tensor, axes), lambda root: k.flip(root, axes),
+                   lambda root, value: k.flip(value, axes))
+    result._scalar = False
+    return result
+
+
+def rollaxis(context, a, axis, start=0):
+    x = _as_traced(context, a)
+    axis = normalize_axis(int(axis), x.ndim, "rollaxis")
+    start = int(start) + (x.ndim if int(start) < 0 else 0)
+    if not 0 <= start < x.ndim + 1:
+        raise AxisError(f"start arg requires {-x.ndim - 1} <= start < {x.ndim + 1}")
+    if axis < start:
+        start -= 1
+    return moveaxis(context, x, axis, start) if axis != start else x[...]
+
+
+def matrix_transpose(context, x):
+    value = _as_traced(context, x)
+    if value.ndim < 2:
+        raise ValueError("Input array must be at least 2-dimensional, but it is "
+                         f"{value.ndim}")
+    return swapaxes(context, value, -1, -2)
+
+
+def unstack(context, x, *, axis=0):
+    value = _as_traced(context, x)
+    axis = normalize_axis(int(axis), value.ndim, "unstack")
+    return tuple(moveaxis(context, value, axis, 0)[i] for i in range(value.shape[axis]))
 
 
 def _triangle(lower):
@@ -574,8 +605,13 @@ def tensordot(context, a, b, axes=2):
 
 def _part(context, a, take):
     """np.real / np.imag: `a.real` in NumPy, so a 0-d array's part is a 0-d array and only a
-    NumPy scalar's is a scalar."""
+    NumPy scalar's is a scalar; the real part of a real array is a view of it (writes
+    through it reach it)."""
     value = _as_traced(context, a)
+    if take is _k().real and value.dtype.kind != "c":
+        view = _view(value, value.tensor, lambda root: root, lambda root, new: new)
+        view._scalar = value._scalar
+        return view
     return _result(context, take(value.tensor), scalar=value._scalar)
 
 
@@ -627,7 +663,7 @@ FUNCTIONS = {
     np.broadcast_to: broadcast_to, np.concatenate: concatenate, np.stack: stack,
     np.hstack: hstack, np.vstack: vstack, np.atleast_1d: _at_least(1),
     np.atleast_2d: _at_least(2), np.atleast_3d: _at_least(3), np.where: where, np.clip: clip,
-    np.copy: copy, np.flip: flip, np.triu: _triangle(False), np.tril: _triangle(True),
+    np.copy: copy, np.flip: flip, np.rollaxis: rollaxis, np.triu: _triangle(False), np.tril: _triangle(True),
     np.dot: _product("dot"), np.inner: _product("inner"),
     np.outer: _product("outer"), np.einsum: einsum, np.tensordot: tensordot, np.vdot: vdot,
     np.linalg.norm: norm, np.shape: _shape_of,
@@ -640,6 +676,12 @@ FUNCTIONS = {
 }
 if hasattr(np, "astype"):
     FUNCTIONS[np.astype] = astype
+if hasattr(np, "matrix_transpose"):  # NumPy 2
+    FUNCTIONS[np.matrix_transpose] = matrix_transpose
+if hasattr(np, "permute_dims"):
+    FUNCTIONS[np.permute_dims] = transpose
+if hasattr(np, "unstack"):
+    FUNCTIONS[np.unstack] = unstack
 FUNCTIONS[np.amax] = FUNCTIONS[np.max]
 FUNCTIONS[np.amin] = FUNCTIONS[np.min]
 

@@ -90,6 +90,8 @@ SAMPLES = {
     np.transpose: one(lambda x: (np.transpose(x), x.T, x.transpose(1, 0))),
     np.swapaxes: one(lambda x: np.swapaxes(x, 0, 1)),
     np.moveaxis: one(lambda x: np.moveaxis(x[None], 0, -1)),
+    np.rollaxis: one(lambda x: (np.rollaxis(x[None], 2), np.rollaxis(x[None], 0, 3),
+                                np.rollaxis(x, 1, 1))),
     np.squeeze: one(lambda x: np.squeeze(x[:, None]), shape=(3, 4)),
     np.expand_dims: one(lambda x: (np.expand_dims(x, 1), np.expand_dims(x, (0, -1)))),
     np.broadcast_to: one(lambda x: np.broadcast_to(x, (2, 3, 4))),
@@ -133,6 +135,11 @@ SAMPLES.update(samples_statistics.SAMPLES)
 SAMPLES.update(samples_manipulation.SAMPLES)
 SAMPLES.update(samples_selection.SAMPLES)
 SAMPLES.update(samples_math.SAMPLES)
+
+
+if hasattr(np, "matrix_transpose"):  # NumPy 2
+    SAMPLES[np.matrix_transpose] = one(lambda x: (np.matrix_transpose(x[None]),))
+    SAMPLES[np.unstack] = one(lambda x: np.unstack(x, axis=1))
 
 
 def test_every_function_has_samples():

@@ -174,3 +174,48 @@ def test_astype_without_copy_to_its_own_dtype_is_the_array_itself():
         np.testing.assert_array_equal(got[0], expected[0])
         assert got[1] == expected[1]
         np.testing.assert_array_equal(x, y)
+
+
+VIEWS = {  # NumPy returns views here: a write through the result reaches the argument
+    "flip": lambda x: np.flip(x, 0), "flip_all": np.flip, "real": lambda x: x.real,
+    "np_real": np.real, "rollaxis": lambda x: np.rollaxis(x, 1),
+    "matrix_transpose": getattr(np, "matrix_transpose", np.transpose),
+    "permute_dims": lambda x: getattr(np, "permute_dims", np.transpose)(x, (1, 0)),
+    "unstack": lambda x: getattr(np, "unstack", list)(x)[1],
+    "array_copy_none": lambda x: np.array(x, copy=None),
+    "array_ndmin": lambda x: np.array(x[0], copy=None, ndmin=3),
+    "asarray": np.asarray,
+    "trim_zeros": lambda x: np.trim_zeros(x[0]),  # run eagerly: the whole call is eager
+}
+COPIES = {
+    "asarray_copy": lambda x: np.asarray(x, copy=True), "array": np.array,
+    "array_ndmin_copy": lambda x: np.array(x[0], ndmin=2),
+    "astype": lambda x: x.astype(np.float32, copy=False),
+}
+
+
+@pytest.mark.parametrize("name", sorted(VIEWS) + sorted(COPIES))
+def test_writes_through_views_and_copies_match_numpy(name):
+    get = VIEWS.get(name) or COPIES[name]
+
+    def write(x):
+        view = get(x)
+        view[(0,) * view.ndim] = -5.0
+        return x * 1, view.shape
+    x, y = np.arange(1.0, 13.0).reshape(4, 3), np.arange(1.0, 13.0).reshape(4, 3)
+    got, expected = kiln.compile(write)(x), write(y)
+    np.testing.assert_array_equal(got[0], expected[0])
+    assert got[1] == expected[1]
+    np.testing.assert_array_equal(x, y)
+
+
+def test_array_copy_false_and_ascontiguousarray_follow_numpy():
+    def cast_without_copy(x):
+        return np.array(x, dtype=np.float32, copy=False)
+    with pytest.raises(ValueError, match="Unable to avoid copy"):
+        kiln.compile(cast_without_copy)(np.arange(3.0))
+
+    def contiguous(x):
+        return np.ascontiguousarray(x.sum()), np.ascontiguousarray(x, dtype=np.float32)
+    for got, expected in zip(kiln.compile(contiguous)(np.arange(3.0)), contiguous(np.arange(3.0))):
+        assert got.shape == expected.shape and got.dtype == expected.dtype
