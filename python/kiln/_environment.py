@@ -52,8 +52,10 @@ class Environment:
             return
         self.cells, self.cell_names = fn.__closure__, list(code.co_freevars)
         self.reads = [(globals_, name, f"global '{name}'") for name in _names(code)]
-        # A method's instance attributes (self.w) are read like globals, from self.__dict__.
-        self.attributes = getattr(self.bound_to, "__dict__", None)
+        # A method's instance attributes (self.w) are read like globals, from self.__dict__;
+        # a classmethod's class (its __dict__ a mappingproxy) is not read: fixed at the trace.
+        self.attributes = (self.bound_to.__dict__ if _is_plain_object(self.bound_to)
+                           else None)
         self._find_helpers(fn)
 
     def _find_helpers(self, fn):

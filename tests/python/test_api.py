@@ -327,6 +327,26 @@ def test_callable_objects_and_attributes_of_global_objects_are_read_at_call_time
         np.testing.assert_array_equal(configured(x), _configured(x))
 
 
+class Activations:
+    slope = 0.1
+
+    @classmethod
+    def leaky(cls, x):
+        return np.where(x > 0, x, cls.slope * x)
+
+    @staticmethod
+    def relu(x):
+        return np.maximum(x, 0)
+
+
+def test_classmethods_and_staticmethods_compile():
+    """A classmethod is a method bound to its class, whose __dict__ is a mappingproxy, not the
+    dict the guards read self's attributes from (a TypeError from kiln.compile itself)."""
+    x = np.linspace(-1.0, 1.0, 5)
+    for method in (Activations.leaky, Activations.relu, Activations().leaky):
+        np.testing.assert_array_equal(kiln.compile(method)(x), method(x))
+
+
 def test_config_list_functions_and_logs(standin, capfd):
     assert kiln.config.recompile_limit == 8 and kiln.config.numpy_default_float == "float64"
     with pytest.raises(AttributeError, match="no setting"):
