@@ -41,19 +41,23 @@ def _normal_item(item):
     return item
 
 
-def _expand(key, ndim):
+def _expand(key, shape):
     """The key as a list of ints, slices, None and arrays (concrete or traced), no Ellipsis;
     and whether its advanced entries (arrays, and ints beside them) are split apart by a slice,
     None or Ellipsis (even an empty one): NumPy then puts the broadcast index shape first."""
+    ndim = len(shape)
     if not isinstance(key, tuple):
         key = (key,)
     entries = []
+    masks = {}  # id of a concrete mask's first index array -> the mask's shape
     for item in key:
         if isinstance(item, (list, np.ndarray)):
             empty_list = isinstance(item, list) and np.size(item) == 0
             item = np.asarray(item, np.intp) if empty_list else np.asarray(item)
             if item.dtype == np.bool_:
-                entries.extend(np.nonzero(item))
+                indices = np.nonzero(item)
+                masks[id(indices[0])] = item.shape
+                entries.extend(indices)
                 continue
         elif isinstance(item, np.integer):  # (unlike a 0-d array, with which NumPy copies)
             item = int(item)
@@ -73,7 +77,24 @@ def _expand(key, ndim):
     if ellipses:
         entries[ellipses[0]:ellipses[0] + 1] = [slice(None)] * (ndim - used)
     entries += [slice(None)] * (ndim - sum(1 for e in entries if e is not None))
+    if masks:
+        _check_masks(entries, masks, shape)
     return entries, split
+
+
+def _check_masks(entries, masks, shape):
+    """NumPy's IndexError for a concrete boolean mask whose shape is not that of the axes it
+    covers (its nonzero() indices alone would select from the wrong axes' extents)."""
+    axis = 0
+    for entry in entries:
+        if entry is None:
+            continue
+        for offset, size in enumerate(masks.get(id(entry), ())):
+            if shape[axis + offset] != size:
+                raise IndexError(f"boolean index did not match indexed array along axis "
+                                 f"{axis + offset}; size of axis is {shape[axis + offset]} "
+                                 f"but size of corresponding boolean axis is {size}")
+        axis += 1
 
 
 def _has_bool_scalar(key):
@@ -140,7 +161,7 @@ def getitem(x, key):
     if _has_bool_scalar(key):
         values = materialize_all((x, key), "indexing with a boolean scalar")
         return values[0][values[1]]
-    entries, split = _expand(key, len(shape))
+    entries, split = _expand(key, shape)
     if _mask_entry(entries) is not None:
         values = materialize_all((x, entries), "boolean mask indexing has a data-dependent shape")
         return values[0][tuple(values[1])]
@@ -439,7 +460,7 @@ def setitem(x, key, value):
         return
     if _has_bool_scalar(key):
         graph_break("assignment through a boolean scalar index")
-    entries, split = _expand(key, len(shape))
+    entries, split = _expand(key, shape)
     new = to_tensor(context, value, x.dtype, "setitem")
     if not any(_is_array(e) for e in entries):
         x._assign(_set_basic(x.tensor, entries, shape, new))
@@ -460,7 +481,7 @@ def add_at(x, key, value, negate=False):
     values), as one scatter-add (np.subtract.at: `negate`, -value in x's dtype, wrapping as
     NumPy's does); the caller has checked that the sum is in x's own dtype."""
     key = _normal_key(key)
-    entries, split = _expand(key, len(x.shape))
+    entries, split = _expand(key, x.shape)
     if _mask_entry(entries) is not None:
         graph_break("np.add.at with a traced boolean mask")
     new = to_tensor(x._context, value, x.dtype, "np.add.at")

@@ -269,6 +269,22 @@ def test_errors(rng):
         x[[3], :] = 1
     _raises(out_of_bounds_put, x, IndexError, "index 3 is out of bounds for axis 0 with size 3")
 
+    # A concrete mask's nonzero() alone would pick rows 0 and 1 of any longer axis.
+    def short_mask(x):
+        return x[np.ones(2, bool)]
+    _raises(short_mask, x, IndexError, "boolean index did not match indexed array along axis 0; "
+            "size of axis is 3 but size of corresponding boolean axis is 2")
+
+    def short_mask_put(x):
+        x[:, [True, False, True]] = 0.0
+    _raises(short_mask_put, x, IndexError, "along axis 1; size of axis is 4 but size of "
+            "corresponding boolean axis is 3")
+
+    def mask_after_ellipsis(x):
+        return x[..., np.ones((3, 3), bool)]
+    _raises(mask_after_ellipsis, x, IndexError, "along axis 1; size of axis is 4 but size of "
+            "corresponding boolean axis is 3")
+
 
 def test_traced_mask_with_other_indices_breaks_cleanly(rng):
     x = sample_array(rng, "float64", (3, 4))
