@@ -338,9 +338,10 @@ class LoopCapture(ExpressionCapture):
         """The variables after the loop: arrays updated in place keep their identity; arrays
         the body only rebinds keep their value from before the loop; temporaries of the body
         that are not carried (nothing reads them after the loop) are unbound again."""
+        flags = self._final_flags(slots, names, after, span, saved, variables)
         _restore(saved)
         final = {}
-        for (array_names, array, _, _), tensor in zip(slots, values):
+        for (array_names, array, _, _), tensor, flag in zip(slots, values, flags):
             new = after[names.index(array_names[0])]
             if array is not None and new is array:
                 array._tensor, array._version = tensor, array._version + 1
@@ -348,11 +349,7 @@ class LoopCapture(ExpressionCapture):
             result = TracedArray(self.context, tensor)
             # A Python or NumPy scalar stays one after the loop (a counter `n += 1` a weak
             # Python int: x8 + n is int8), as the body's last iteration leaves it
-            if isinstance(new, TracedArray):
-                result._scalar, result._weak = new._scalar, new._weak
-            elif _is_number(new):
-                result._scalar = True
-                result._weak = type(new) if _is_python_number(new) else None
+            result._scalar, result._weak = flag
             for name in array_names:
                 final[name] = result
         def value(name):
@@ -362,6 +359,41 @@ class LoopCapture(ExpressionCapture):
                 return span[-1] if span is not None and len(span) > 0 else self.KEEP
             return self.UNBOUND if variables.get(name, self.UNBOUND) is self.UNBOUND else self.KEEP
         set_(tuple(value(name) for name in names))
+
+    def _final_flags(self, slots, names, after, span, saved, variables):
+        """(NumPy scalar?, weak type) of each slot's value after the loop. The body ran on
+        placeholders that are arrays: a slot it sets to another slot's value unchanged
+        (`a, b = b, a + b` on 0-d arrays) has that slot's flags of one iteration before,
+        followed through the iterations where their count is known at the trace."""
+        holders = {id(array): i for i, (_, array, _, _) in enumerate(slots) if array is not None}
+        # a number's slot is held by a new array on its placeholder
+        numbers = {placeholder.id: i for i, (_, array, _, placeholder) in enumerate(slots)
+                   if array is None}
+        rules, state = [], []
+        for array_names, array, _, _ in slots:
+            new = after[names.index(array_names[0])]
+            if isinstance(new, TracedArray):
+                source = holders.get(id(new))
+                if source is None and new._root is None and new._mask is None:
+                    source = numbers.get(new.tensor.id)
+                rules.append((new._scalar, new._weak) if source is None else source)
+            else:
+                rules.append((_is_number(new), type(new) if _is_python_number(new) else None))
+            if array is not None:
+                state.append((saved[id(array)][2], array._weak))
+            else:
+                old = variables.get(array_names[0])
+                state.append((_is_number(old), type(old) if _is_python_number(old) else None))
+        copies = [i for i, rule in enumerate(rules) if isinstance(rule, int)]
+        if not copies:
+            return rules
+        # A count unknown at the trace: the flags after one iteration.
+        for _ in range(1 if span is None else len(span)):
+            new_state = [state[rule] if isinstance(rule, int) else rule for rule in rules]
+            if new_state == state:
+                break
+            state = new_state
+        return state
 
     # ---- branches ----
 

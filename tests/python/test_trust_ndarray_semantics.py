@@ -219,3 +219,28 @@ def test_array_copy_false_and_ascontiguousarray_follow_numpy():
         return np.ascontiguousarray(x.sum()), np.ascontiguousarray(x, dtype=np.float32)
     for got, expected in zip(kiln.compile(contiguous)(np.arange(3.0)), contiguous(np.arange(3.0))):
         assert got.shape == expected.shape and got.dtype == expected.dtype
+
+
+def _rotate(a, b, n):
+    for _ in range(n):
+        a, b = b, a
+    return a, b
+
+
+def _fibonacci(a, b, n):
+    for _ in range(n):
+        a, b = b, a + b
+    return a, b
+
+
+@pytest.mark.parametrize("function", [_rotate, _fibonacci])
+def test_values_a_captured_loop_passes_between_variables_keep_their_kind(function):
+    """`a, b = b, a + b` on 0-d arrays: a + b is a NumPy scalar, b a 0-d array; the body is
+    traced once on placeholders, so a variable handed another's value unchanged takes that
+    variable's kind from the iteration before (it came out a 0-d array after the loop)."""
+    for n in (0, 1, 2, 3, 8):
+        for first in (np.array(0), np.int64(0), 0):
+            got = kiln.compile(function)(first, np.array(1), n)
+            expected = function(first, np.array(1), n)
+            assert [type(v) for v in got] == [type(v) for v in expected], n
+            assert [int(v) for v in got] == [int(v) for v in expected]
