@@ -47,6 +47,7 @@ from . import _aliasing, _device, _kiln, _loop_transform, _numpy_tracer, _pytree
 from ._config import config
 from ._environment import Environment
 from ._graph_breaks import GraphBreak, GraphBreakSignal, located
+from ._tracer import SUPPORTED_DTYPES
 from ._retrace import (SEGMENT_LIMIT, NeedsStatic, RetraceTimes, Segments, _SegmentLimit,
                        _TraceContext, _Traced)
 
@@ -131,9 +132,9 @@ def _is_unsupported_array(leaf):
         return False
     if type(leaf) is not np.ndarray:
         return True
-    return (leaf.dtype.kind not in "biufc" or not leaf.dtype.isnative or not leaf.flags.aligned
-            or leaf.dtype.itemsize not in (1, 2, 4, 8, 16)
-            or any(stride % leaf.itemsize for stride in leaf.strides))
+    # (a dtype's kind and size alone let float128, long double, through)
+    return (leaf.dtype.name not in SUPPORTED_DTYPES or not leaf.dtype.isnative
+            or not leaf.flags.aligned or any(stride % leaf.itemsize for stride in leaf.strides))
 
 
 class CompiledFunction:

@@ -58,7 +58,7 @@ def graph_break(reason):
 
 def materialize(value, reason):
     """The concrete ndarray of a tracer, from the driver (a graph break that continues)."""
-    known = value._context.known.get(value.tensor.id) if value._mask is None else None
+    known = value._context.known.get(value.tensor.id) if value._selection is None else None
     if known is not None:  # made by a creation function from static arguments
         return np.asarray(known())
     driver = value._context.driver
@@ -66,9 +66,9 @@ def materialize(value, reason):
     if driver is None:  # traced without a driver that can run the graph so far
         raise GraphBreakSignal(reason, location)
     full = np.asarray(driver.graph_break(value.tensor, reason, location))
-    if value._mask is None:
+    if value._selection is None:
         return full
-    mask = np.asarray(driver.graph_break(value._mask.tensor, reason, location))
+    mask = np.asarray(driver.graph_break(value._selection.tensor, reason, location))
     return full[mask]
 
 

@@ -443,12 +443,12 @@ def setitem(x, key, value):
     if isinstance(value, (float, np.floating)) and np.dtype(x.dtype).kind in "iu":
         value = _as_stored(value, np.dtype(x.dtype))
     traced_mask = isinstance(key, TracedArray) and key.dtype == np.bool_
-    if isinstance(value, TracedArray) and value._mask is not None and not traced_mask:
+    if isinstance(value, TracedArray) and value._selection is not None and not traced_mask:
         value = value._materialized_selection()
     if traced_mask:
         mask = _expand_mask(key, x)
-        if isinstance(value, TracedArray) and value._mask is not None:
-            if value._mask.tensor.id != key.tensor.id or value.tensor.shape != x.tensor.shape:
+        if isinstance(value, TracedArray) and value._selection is not None:
+            if value._selection.tensor.id != key.tensor.id or value.tensor.shape != x.tensor.shape:
                 graph_break("x[mask] = y[other_mask]: the values' placement depends on the masks")
             new = value.tensor  # x[m] = y[m]: where(m, y, x)
         elif isinstance(value, TracedArray) or np.ndim(value) == 0:

@@ -62,7 +62,7 @@ class _Retype(Exception):
 
 def _plain(value):
     """A traced array the capture can stand in for (not a view, not a masked selection)."""
-    return isinstance(value, TracedArray) and value._root is None and value._mask is None
+    return isinstance(value, TracedArray) and value._root is None and value._selection is None
 
 
 def _is_number(value):
@@ -268,7 +268,7 @@ class LoopCapture(ExpressionCapture):
         results, retype = [], {}
         carried = {name for slot in slots for name in slot[0]}
         for name, value in after.items():
-            if (isinstance(value, TracedArray) and isinstance(value._mask, _windows.Window)
+            if (isinstance(value, TracedArray) and isinstance(value._selection, _windows.Window)
                     and (name in live or name in carried)):
                 raise CaptureFailed(f"`{name}`, a slice with a loop-varying bound, outlives its "
                                     f"iteration")
@@ -374,7 +374,7 @@ class LoopCapture(ExpressionCapture):
             new = after[names.index(array_names[0])]
             if isinstance(new, TracedArray):
                 source = holders.get(id(new))
-                if source is None and new._root is None and new._mask is None:
+                if source is None and new._root is None and new._selection is None:
                     source = numbers.get(new.tensor.id)
                 rules.append((new._scalar, new._weak) if source is None else source)
             else:

@@ -193,7 +193,7 @@ def call_eagerly(function, args, kwargs, reason):
         if array.shape == before.shape and array.tobytes() == before.tobytes():
             continue
         name = getattr(function, "__name__", str(function))
-        if tracer._mask is not None:
+        if tracer._selection is not None:
             graph_break(f"{name} updates x[mask] in place (data-dependent shape)")
         tracer._assign(to_tensor(tracer._context, np.array(array, copy=True), tracer.dtype, name))
     return result
@@ -225,7 +225,7 @@ def apply_function(context, function, args, kwargs):
 
 def _has_window(value):
     if isinstance(value, TracedArray):
-        return isinstance(value._mask, _windows.Window)
+        return isinstance(value._selection, _windows.Window)
     if isinstance(value, (list, tuple)):
         return any(_has_window(item) for item in value)
     if isinstance(value, dict):
@@ -263,7 +263,7 @@ def _why_not_in_place(ufunc, target, value):
     float values, or a Python int out of range, only the eager steps give its result."""
     if not isinstance(target, TracedArray):
         return "the updated array is not traced"
-    if any(isinstance(v, TracedArray) and v._mask is not None for v in (target, value)):
+    if any(isinstance(v, TracedArray) and v._selection is not None for v in (target, value)):
         return "x[mask] has a data-dependent shape"
     kind = target.dtype.kind
     if kind not in "iuf":
@@ -306,8 +306,8 @@ def call_ufunc(ufunc, inputs, out=None, where=True, dtype=None, casting="same_ki
         out = (out,)
     context = context_of(inputs) or context_of(out or ())
     context.at()
-    masks = [x._mask for x in inputs + (out or ()) if isinstance(x, TracedArray)
-             and x._mask is not None]
+    masks = [x._selection for x in inputs + (out or ()) if isinstance(x, TracedArray)
+             and x._selection is not None]
     if any(isinstance(mask, _windows.Window) for mask in masks):
         return _windows.ufunc(call_ufunc, ufunc, inputs, out, where, dtype, casting)
     if masks:
@@ -383,7 +383,7 @@ def _masked_ufunc(ufunc, inputs, out, mask, where, dtype, casting):
     """x[mask] op scalar, elementwise: computed on all of x, selected again by the mask."""
     def is_small(x):
         return not isinstance(x, TracedArray) and np.ndim(x) == 0 or (
-            isinstance(x, TracedArray) and (x._mask is mask or len(x.tensor.shape) == 0))
+            isinstance(x, TracedArray) and (x._selection is mask or len(x.tensor.shape) == 0))
     if ufunc.signature is not None or where is not True or not all(map(is_small, inputs)):
         return _fallback(ufunc, inputs, dict(out=out, where=where, dtype=dtype, casting=casting),
                          "boolean mask indexing has a data-dependent shape")

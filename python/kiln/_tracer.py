@@ -154,7 +154,7 @@ class TraceContext:
         """An index key with tracers of known value (`for i in np.arange(n): x[i]`) replaced
         by that value, so that they index statically."""
         def concrete(item):
-            if isinstance(item, TracedArray) and item._mask is None:
+            if isinstance(item, TracedArray) and item._selection is None:
                 known = self.known.get(item.tensor.id)
                 if known is not None:
                     value = known()
@@ -233,7 +233,7 @@ def wrap(tensor, trace=None):
 def unwrap(value):
     """The current tensor of a tracer (None for anything else)."""
     if isinstance(value, TracedArray):
-        if value._mask is not None:
+        if value._selection is not None:
             return value._context.lift(value._materialized_selection()).tensor
         return value.tensor
     return None
@@ -247,7 +247,7 @@ def is_scalar_result(value):
 def as_output(value, trace):
     """The _kiln.Tensor for one leaf of the function's result."""
     if isinstance(value, TracedArray):
-        if value._mask is not None:
+        if value._selection is not None:
             value = context_for(trace).lift(value._materialized_selection())
         return value.tensor
     if isinstance(value, (bool, int, float, np.generic, np.ndarray)):
@@ -355,7 +355,7 @@ def has_tracer(value):
 
 def _has_mask(value):
     if isinstance(value, TracedArray):
-        return value._mask is not None
+        return value._selection is not None
     if isinstance(value, (list, tuple)):
         return any(_has_mask(item) for item in value)
     if isinstance(value, dict):
@@ -391,7 +391,8 @@ class TracedArray:
 
     __array_priority__ = 1000
     __slots__ = ("_context", "_tensor", "_version", "_root", "_root_version", "_forward",
-                 "_backward", "_mask", "_scalar", "_weak", "_range", "_affine", "__weakref__")
+                 "_backward", "_selection", "_scalar", "_weak", "_range", "_affine", "__weakref__")
+    # (not `_mask`: np.ma reads any object's _mask as its MaskedArray mask)
 
     def __init__(self, context, tensor, mask=None):
         self._context = context
@@ -403,7 +404,7 @@ class TracedArray:
         self._root_version = 0
         self._forward = None         # root tensor -> this view's tensor
         self._backward = None        # (root tensor, new view tensor) -> new root tensor
-        self._mask = mask            # set for x[bool_mask] selections (see __getitem__)
+        self._selection = mask       # set for x[bool_mask] selections (see __getitem__)
         self._scalar = False         # eager NumPy would give a NumPy scalar here
         self._weak = None            # int/float: stands for a Python number (NEP 50 weak)
         self._range = self._affine = None  # a captured loop's index (+- c, * c): bounds, form
@@ -451,7 +452,7 @@ class TracedArray:
         self._version += 1
 
     def _check_plain(self, what):
-        if self._mask is not None:
+        if self._selection is not None:
             graph_break(f"boolean mask indexing has a data-dependent shape ({what} of x[mask])")
 
     def _materialized_selection(self):
@@ -465,7 +466,7 @@ class TracedArray:
 
     @property
     def shape(self):
-        if self._mask is not None:
+        if self._selection is not None:
             return self._materialized_selection().shape
         return tuple(self.tensor.shape)
 
@@ -566,7 +567,7 @@ class TracedArray:
         self._context.at()
         key = self._context.known_key(key)
         result = _indexing.getitem(self, key)
-        known = self._context.known.get(self.tensor.id) if self._mask is None else None
+        known = self._context.known.get(self.tensor.id) if self._selection is None else None
         if known is not None and isinstance(result, TracedArray) and context_of(
                 key if isinstance(key, tuple) else (key,)) is None:
             self._context.known[result.tensor.id] = lambda: known()[key]

@@ -180,14 +180,14 @@ def _split(x, key):
 def getitem(x, key, plain_getitem):
     plain, window = _split(x, key)
     result = plain_getitem(x, plain)
-    result._mask = window  # a view stays a view: it still reads through to x
+    result._selection = window  # a view stays a view: it still reads through to x
     return result
 
 
 def _parts(context, value):
     """(the whole-axes tracer, its Window or None) of an operand."""
-    if isinstance(value, TracedArray) and isinstance(value._mask, Window):
-        return traced(context, value.tensor), value._mask
+    if isinstance(value, TracedArray) and isinstance(value._selection, Window):
+        return traced(context, value.tensor), value._selection
     return value, None
 
 
@@ -202,9 +202,9 @@ def _combine(context, operands, ndim):
         for axis in range(1, len(shape) + 1):
             bound, size = mine[-axis], shape[-axis]
             if bound is None:
-                if size != 1 and any(isinstance(v, TracedArray) and isinstance(v._mask, Window)
-                                     and len(v._mask.bounds) >= axis
-                                     and v._mask.bounds[-axis] is not None for v in operands):
+                if size != 1 and any(isinstance(v, TracedArray) and isinstance(v._selection, Window)
+                                     and len(v._selection.bounds) >= axis
+                                     and v._selection.bounds[-axis] is not None for v in operands):
                     graph_break("a loop-varying slice meets a fixed-size axis")
                 continue
             if bounds[-axis] is not None and bounds[-axis] != bound:
@@ -221,13 +221,13 @@ def ufunc(call, function, inputs, out, where, dtype, casting):
         return product(np.matmul, *inputs)
     if out is not None:  # x[i:] += y: only the window's positions change
         target = out[0]
-        if not (isinstance(target, TracedArray) and isinstance(target._mask, Window)):
+        if not (isinstance(target, TracedArray) and isinstance(target._selection, Window)):
             graph_break(f"{function.__name__} of a loop-varying slice into out=")
         result = ufunc(call, function, inputs, None, True, dtype, casting)
         _combine(target._context, [target, result], len(target.tensor.shape))
         if not np.can_cast(result.dtype, target.dtype, casting):
             raise _UFuncOutputCastingError(function, casting, result.dtype, target.dtype, 0)
-        inside = target._mask.mask(target._context, tuple(target.tensor.shape))
+        inside = target._selection.mask(target._context, tuple(target.tensor.shape))
         target._assign(backend().where(inside.tensor, cast(result.tensor, target.dtype),
                                        target.tensor))
         return target
@@ -238,7 +238,7 @@ def ufunc(call, function, inputs, out, where, dtype, casting):
     results = call(function, tuple(_parts(context, x)[0] for x in inputs), dtype=dtype,
                    casting=casting)
     for result in results if isinstance(results, tuple) else (results,):
-        result._mask, result._scalar = window, False
+        result._selection, result._scalar = window, False
     return results
 
 
@@ -266,7 +266,7 @@ def reduction(function, a, axis=None, dtype=None, keepdims=False):
     divides by the count of positions inside)."""
     context = a._context
     if function in (np.max, np.min):
-        if not a._mask.never_empty():
+        if not a._selection.never_empty():
             graph_break(f"{function.__name__} of a loop-varying slice that may be empty")
         kind = a.dtype.kind
         info = np.finfo if kind == "f" else np.iinfo if kind in "iu" else None
@@ -276,21 +276,21 @@ def reduction(function, a, axis=None, dtype=None, keepdims=False):
         identity = -np.inf if function is np.max and kind == "f" else np.inf if kind == "f" else extreme
         values = _masked(context, a, identity)
         result = function(values, axis=axis, keepdims=keepdims)
-        return _keep_window(result, a._mask, axis, len(a.tensor.shape), keepdims)
+        return _keep_window(result, a._selection, axis, len(a.tensor.shape), keepdims)
     identity = _REDUCTIONS[function]
     values = _masked(context, a, identity)
     if function in (np.any, np.all) and values.dtype != np.bool_:
-        values = np.where(a._mask.mask(context, tuple(a.tensor.shape)),
+        values = np.where(a._selection.mask(context, tuple(a.tensor.shape)),
                           traced(context, a.tensor) != 0, identity)
     if function is np.mean:  # NumPy's dtype: float or complex kept, integers in float64
-        inside = a._mask.mask(context, tuple(a.tensor.shape))
+        inside = a._selection.mask(context, tuple(a.tensor.shape))
         total = np.sum(values, axis=axis, dtype=dtype, keepdims=keepdims)
         count = np.sum(inside, axis=axis, keepdims=keepdims)
         kept = dtype if dtype is not None else a.dtype if a.dtype.kind in "fc" else np.float64
         result = (total / count).astype(kept)
     else:
         result = function(values, axis=axis, dtype=dtype, keepdims=keepdims)
-    return _keep_window(result, a._mask, axis, len(a.tensor.shape), keepdims)
+    return _keep_window(result, a._selection, axis, len(a.tensor.shape), keepdims)
 
 
 def _keep_window(result, window, axis, ndim, keepdims):
@@ -301,7 +301,7 @@ def _keep_window(result, window, axis, ndim, keepdims):
     kept = [None if a in reduced else window.bounds[a] for a in range(ndim)
             if keepdims or a not in reduced]
     if any(b is not None for b in kept) and isinstance(result, TracedArray):
-        result._mask = Window(kept)
+        result._selection = Window(kept)
     return result
 
 
@@ -334,9 +334,9 @@ def product(function, a, b):
     if any(bound is not None for bound in kept) and isinstance(result, TracedArray):
         # Zeros outside the window: then only the positions inside are computed at all
         # (sched/guard_reductions.h skips the sums that are selected away).
-        result._mask = Window(kept)
+        result._selection = Window(kept)
         result = _masked(context, result, 0)
-        result._mask, result._scalar = Window(kept), False
+        result._selection, result._scalar = Window(kept), False
     return result
 
 
@@ -373,7 +373,7 @@ def outer(a, b):
            for w in (left, right)):
         graph_break("outer of loop-varying slices that are not vectors")
     result = np.outer(left, right)
-    result._mask = Window([w.bounds[0] if w is not None else None
+    result._selection = Window([w.bounds[0] if w is not None else None
                            for w in (left_window, right_window)])
     return result
 
@@ -383,7 +383,7 @@ def transpose(a, axes=None):
     ndim = len(window.bounds)
     order = list(range(ndim))[::-1] if axes is None else [x % ndim for x in axes]
     result = np.transpose(whole, order)
-    result._mask = Window([window.bounds[x] for x in order])
+    result._selection = Window([window.bounds[x] for x in order])
     return result
 
 

@@ -118,3 +118,8 @@ def test_aliased_and_unsupported_arguments_fall_back_correctly(standin):
     np.testing.assert_array_equal(f(complex_input, complex_input), 2 * complex_input)
     swapped = np.arange(3.0).astype(">f8")
     np.testing.assert_array_equal(f(swapped, swapped), 2 * swapped)
+    # float128 has a float kind and a complex128's size: it passed for an array kiln reads
+    long_double = np.arange(3, dtype=np.longdouble)
+    result = f(long_double, long_double)
+    assert result.dtype == long_double.dtype
+    np.testing.assert_array_equal(result, 2 * long_double)

@@ -244,3 +244,14 @@ def test_values_a_captured_loop_passes_between_variables_keep_their_kind(functio
             expected = function(first, np.array(1), n)
             assert [type(v) for v in got] == [type(v) for v in expected], n
             assert [int(v) for v in got] == [int(v) for v in expected]
+
+
+def test_numpy_masked_arrays_of_traced_values():
+    """np.ma reads any object's `_mask` attribute as its mask: the tracer's own attribute of
+    that name (None) made np.ma.masked_less fail with AttributeError."""
+    def masked(x):
+        m = np.ma.masked_less(x, 0.5)
+        return m.filled(0.0), float(m.sum()), np.ma.getmaskarray(m)
+    x = np.linspace(0.0, 1.0, 5)
+    for got, expected in zip(kiln.compile(masked)(x), masked(x)):
+        np.testing.assert_array_equal(got, expected)
