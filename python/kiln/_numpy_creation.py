@@ -176,6 +176,29 @@ def ascontiguousarray(context, a, dtype=None, **kwargs):
     return array(context, a, dtype, copy=None, ndmin=1)  # NumPy's result has an axis
 
 
+def asfortranarray(context, a, dtype=None, **kwargs):
+    """a itself where NumPy's is (up to one axis); a copy of more axes, whose layout the
+    trace does not know (taken as C order, NumPy's default)."""
+    result = array(context, a, dtype, copy=None, ndmin=1)
+    return result.copy() if result.ndim > 1 else result
+
+
+_REQUIREMENTS = {"C": "C", "C_CONTIGUOUS": "C", "CONTIGUOUS": "C", "F": "F",
+                 "F_CONTIGUOUS": "F", "FORTRAN": "F", "A": "A", "ALIGNED": "A", "W": "W",
+                 "WRITEABLE": "W", "O": "O", "OWNDATA": "O", "E": "E", "ENSUREARRAY": "E"}
+
+
+def require(context, a, dtype=None, requirements=None, **kwargs):
+    """a itself unless a cast, a view's own data ('O') or Fortran order of more than one
+    axis ('F') asks for a copy, as NumPy's require."""
+    wanted = {_REQUIREMENTS[r.upper()] for r in
+              ([requirements] if isinstance(requirements, str) else requirements or [])}
+    result = array(context, a, dtype, copy=None)
+    if ("O" in wanted and result._root is not None) or ("F" in wanted and result.ndim > 1):
+        return result.copy()
+    return result
+
+
 # Creation functions that reach the tracer through __array_function__ (an array argument).
 def _full_like(value_default):
     def full_like(context, a, *args, dtype=None, order="K", subok=True, shape=None,
@@ -197,7 +220,8 @@ CAPTURED = {
     "full": (full, False), "arange": (arange, False), "linspace": (linspace, False),
     "logspace": (logspace, False), "eye": (eye, False), "identity": (identity, False),
     "array": (array, True), "asarray": (asarray, True), "asanyarray": (asarray, True),
-    "ascontiguousarray": (ascontiguousarray, True),
+    "ascontiguousarray": (ascontiguousarray, True), "asfortranarray": (asfortranarray, True),
+    "require": (require, True),
 }
 
 

@@ -42,7 +42,10 @@ SAMPLES = {
     "asarray": [lambda x: np.asarray(x) + 1, lambda x: np.asarray([x[0], x[2]]),
                 lambda x: np.asarray(x, dtype=np.float32)],
     "asanyarray": [lambda x: np.asanyarray(x) * 2],
-    "ascontiguousarray": [lambda x: np.ascontiguousarray(x.T)],
+    "ascontiguousarray": [lambda x: np.ascontiguousarray(x.T),
+                          lambda x: np.ascontiguousarray(x[0, 0], dtype=np.float32)],
+    "asfortranarray": [lambda x: np.asfortranarray(x.T) + 1, lambda x: np.asfortranarray(x[0, 0])],
+    "require": [lambda x: np.require(x, np.float32, "F"), lambda x: np.require(x[1:], None, "O")],
 }
 
 

@@ -186,11 +186,15 @@ VIEWS = {  # NumPy returns views here: a write through the result reaches the ar
     "array_ndmin": lambda x: np.array(x[0], copy=None, ndmin=3),
     "asarray": np.asarray,
     "trim_zeros": lambda x: np.trim_zeros(x[0]),  # run eagerly: the whole call is eager
+    "require": np.require,
+    "asfortranarray_1d": lambda x: np.asfortranarray(x[0]),
 }
 COPIES = {
     "asarray_copy": lambda x: np.asarray(x, copy=True), "array": np.array,
     "array_ndmin_copy": lambda x: np.array(x[0], ndmin=2),
     "astype": lambda x: x.astype(np.float32, copy=False),
+    "require_view_owndata": lambda x: np.require(x[1:], requirements=["O", "W"]),
+    "require_cast": lambda x: np.require(x, np.float32),
 }
 
 
