@@ -48,7 +48,7 @@ from ._config import config
 from ._environment import Environment
 from ._graph_breaks import GraphBreak, GraphBreakSignal, located
 from ._retrace import (SEGMENT_LIMIT, NeedsStatic, RetraceTimes, Segments, _SegmentLimit,
-                       _TraceContext, _Traced)
+                       _TraceContext, _Traced, held_output)
 
 # NumPy 2 promotes Python numbers as weak scalars whatever their value (NEP 50); NumPy 1.x by
 # value (float32 array * 1e300 is float64), so a number's value decides the graph there.
@@ -214,8 +214,9 @@ class CompiledFunction:
         try:
             while True:
                 try:
-                    traced = self.trace_and_compile(args, kwargs, leaves, spec, register=True,
-                                                    dynamic=dynamic)
+                    with held_output(bool(dynamic)):  # a retried trace prints once
+                        traced = self.trace_and_compile(args, kwargs, leaves, spec,
+                                                        register=True, dynamic=dynamic)
                     break
                 except NeedsStatic:
                     if not dynamic:

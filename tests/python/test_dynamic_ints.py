@@ -218,3 +218,16 @@ def repeats_by_counter(x):
 def test_a_loop_counter_repeats_sequences_as_an_int():
     """`[0] * i` is Python's repetition, not NumPy's [0] * array(i) (a one-element array)."""
     check_calls(repeats_by_counter, [(np.zeros(2),)])
+
+
+def announced_zeros(x, n, lr):
+    print("shape", x.shape)  # a Python side effect of the trace, before n's value is needed
+    return np.zeros(n) * lr + x[:n]
+
+
+def test_a_trace_retried_with_an_int_static_prints_once(capsys):
+    f = kiln.compile(announced_zeros)
+    for n, lr in ((1, 0.5), (2, 0.25), (3, 0.75)):
+        same(f(np.arange(6.0), n, lr), announced_zeros(np.arange(6.0), n, lr))
+        # each new n traces once (n static), and shows the print once, as the eager call
+        assert capsys.readouterr().out == "shape (6,)\n" * 2
