@@ -10,9 +10,11 @@
 #pragma once
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "kiln/dtype.h"
+#include "kiln/error.h"
 
 namespace kiln {
 
@@ -95,8 +97,13 @@ template <> constexpr DType dtype_of<double>() { return DType::Float64; }
 template <class T>
 Array Array::from_vector(const std::vector<T>& values, std::vector<int64_t> shape) {
   Array array = empty(dtype_of<T>(), std::move(shape));
+  // One value per element: fewer would leave elements uninitialised, more would be dropped.
+  if (static_cast<int64_t>(values.size()) != array.size())
+    throw Error(ErrorKind::Value, "kiln::Array::from_vector: " + std::to_string(values.size()) +
+                                      " values for a shape of " + std::to_string(array.size()) +
+                                      " elements");
   T* out = array.data_as<T>();
-  for (size_t i = 0; i < values.size() && static_cast<int64_t>(i) < array.size(); ++i) out[i] = values[i];
+  for (size_t i = 0; i < values.size(); ++i) out[i] = values[i];
   return array;
 }
 

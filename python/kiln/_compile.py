@@ -49,11 +49,20 @@ from ._environment import Environment
 from ._graph_breaks import GraphBreak, GraphBreakSignal, located
 from ._tracer import SUPPORTED_DTYPES
 from ._retrace import (SEGMENT_LIMIT, NeedsStatic, RetraceTimes, Segments, _SegmentLimit,
-                       _TraceContext, _Traced)
+                       _TraceContext, _Traced, held_output)
 
-# NumPy 2 promotes Python floats as weak scalars whatever their value (NEP 50); NumPy 1.x by
-# value (float32 array * 1e300 is float64), so a float's value decides the graph there.
-_WEAK_PYTHON_FLOATS = np.lib.NumpyVersion(np.__version__) >= "2.0.0"
+# NumPy 2 promotes Python numbers as weak scalars whatever their value (NEP 50); NumPy 1.x by
+# value (float32 array * 1e300 is float64), so a number's value decides the graph there.
+_WEAK_PYTHON_NUMBERS = np.lib.NumpyVersion(np.__version__) >= "2.0.0"
+_DYNAMIC_DTYPES = {float: np.float64, int: np.int64}
+
+
+def _dynamic_number(value):
+    """Whether `value` can be a dynamic number: a float, or an int in int64 (bools, bigger
+    ints and other types stay static; the guard's Number item agrees)."""
+    return type(value) is float or type(value) is int and -2**63 <= value < 2**63
+
+
 MISS = _kiln.MISS
 EAGER = _kiln.EAGER
 RETRACE = _kiln.RETRACE
@@ -158,9 +167,10 @@ class CompiledFunction:
         self.segments = Segments()  # the graphs of retraced calls (graph breaks)
         self.warned_segments = False
         # Automatic dynamic numbers: per call structure (repr of the pytree spec), the leaves of
-        # Python floats that changed between calls (graph inputs from then on), or None once
-        # a trace needed their values.
+        # Python floats and ints that changed between calls (graph inputs from then on), or
+        # None once a trace needed the floats' values; the ints a trace needed stay static.
         self.dynamic_numbers = {}
+        self.static_ints = {}
         self.retrace_times = {}  # (pytree spec, array shapes and dtypes) -> RetraceTimes
         self.records = None  # a list while kiln.explain records
         _all_functions.add(self)
@@ -198,17 +208,21 @@ class CompiledFunction:
             dynamic = self._dynamic_numbers(args, kwargs, leaves, spec)
             if _kiln.log_enabled("recompiles"):
                 _kiln.log("recompiles", f"recompiling {self.name} ({_location_of(self.fn)}): "
-                          f"{reason}" + (f"; floats {list(dynamic)} of the arguments' leaves are "
-                                         f"graph inputs from now on" if dynamic else ""))
+                          f"{reason}" + (f"; numbers {list(dynamic)} of the arguments' leaves "
+                                         f"are graph inputs from now on" if dynamic else ""))
         else:
             dynamic = ()
         try:
-            try:
-                traced = self.trace_and_compile(args, kwargs, leaves, spec, register=True,
-                                                dynamic=dynamic)
-            except NeedsStatic:
-                self.dynamic_numbers[repr(spec)] = None
-                traced = self.trace_and_compile(args, kwargs, leaves, spec, register=True)
+            while True:
+                try:
+                    with held_output(bool(dynamic)):  # a retried trace prints once
+                        traced = self.trace_and_compile(args, kwargs, leaves, spec,
+                                                        register=True, dynamic=dynamic)
+                    break
+                except NeedsStatic:
+                    if not dynamic:
+                        raise
+                    dynamic = self._fewer_dynamic(leaves, spec, dynamic)
         except _SegmentLimit:
             return self.fn(*args, **kwargs)
         except CompilerError as error:
@@ -262,21 +276,33 @@ class CompiledFunction:
         return result
 
     def _dynamic_numbers(self, args, kwargs, leaves, spec):
-        """The leaves to trace as dynamic numbers: Python floats whose values alone changed
-        since the last entry (a learning rate, a tolerance), and those that changed before;
-        () with dynamic=False or once a trace needed their values (as Dynamo's automatic
-        dynamic, for floats: ints stay static, as they size and index arrays and NumPy
-        checks their range against small integer dtypes; on NumPy 1.x floats stay static too)."""
+        """The leaves to trace as dynamic numbers, as Dynamo's automatic dynamic: Python floats
+        and ints whose values alone changed since the last entry (a learning rate, a step
+        count), and those that changed before; () with dynamic=False, and on NumPy 1.x (its
+        promotion depends on the values). A trace that needs a number's value (a shape, an
+        axis, a graph break) is retried with it static (_fewer_dynamic)."""
         key = repr(spec)
         known = self.dynamic_numbers.get(key, set())
-        if self.dynamic is False or known is None or not _WEAK_PYTHON_FLOATS:
+        if self.dynamic is False or known is None or not _WEAK_PYTHON_NUMBERS:
             return ()
         changed = self.cache.changed_numbers(args, kwargs) or []
-        floats = {index for index in changed if type(leaves[index]) is float}
-        if not floats:
+        static = self.static_ints.get(key, set())
+        numbers = known | {index for index in changed if index not in static}
+        self.dynamic_numbers[key] = numbers
+        return tuple(index for index in sorted(numbers) if _dynamic_number(leaves[index]))
+
+    def _fewer_dynamic(self, leaves, spec, dynamic):
+        """After a trace with the numbers `dynamic` needed a value: the ints among them stay
+        static from now on (they size arrays and count loops more often than floats); without
+        ints, every number of this call structure does."""
+        key = repr(spec)
+        ints = {index for index in dynamic if type(leaves[index]) is int}
+        if not ints:
+            self.dynamic_numbers[key] = None
             return ()
-        self.dynamic_numbers[key] = known | floats
-        return tuple(sorted(known | floats))
+        self.static_ints[key] = self.static_ints.get(key, set()) | ints
+        self.dynamic_numbers[key] = (self.dynamic_numbers.get(key) or set()) - ints
+        return tuple(index for index in dynamic if index not in ints)
 
     # ---- tracing ----
     def trace_and_compile(self, args, kwargs, leaves, spec, register, dynamic=()):
@@ -296,15 +322,15 @@ class CompiledFunction:
     def _trace_and_compile(self, args, kwargs, leaves, spec, register, dynamic=()):
         """Traces one call and compiles its graph; with `register`, adds the cache entry for
         these guards. Returns a _Traced, or None where the call must run eagerly. `dynamic`:
-        leaves (Python floats) traced as 0-d graph inputs; NeedsStatic where the trace needs
-        their values."""
+        leaves (Python floats and ints) traced as 0-d graph inputs; NeedsStatic where the trace
+        needs their values."""
         tracer = _tracer()
         trace = _kiln.Trace()
         trace.location = _location_of(self.fn)
         if dynamic:
             leaves = list(leaves)
             for index in dynamic:
-                leaves[index] = np.array(leaves[index], np.float64)
+                leaves[index] = np.array(leaves[index], _DYNAMIC_DTYPES[type(leaves[index])])
         array_leaves = [index for index, leaf in enumerate(leaves) if type(leaf) is np.ndarray]
         try:
             real_arrays, inputs, wrapped, aliased = _aliasing.trace_inputs(
@@ -316,8 +342,9 @@ class CompiledFunction:
         traced_leaves = list(leaves)
         for index, tracer_object in zip(array_leaves, wrapped):
             traced_leaves[index] = tracer_object
-        for index in dynamic:  # stands for a Python float: weak in NumPy's promotion
-            traced_leaves[index]._scalar, traced_leaves[index]._weak = True, float
+        for index in dynamic:  # stands for a Python number: weak in NumPy's promotion
+            traced_leaves[index]._scalar = True
+            traced_leaves[index]._weak = float if leaves[index].dtype.kind == "f" else int
         traced_args, traced_kwargs, traced_environment = _pytree.unflatten(spec, traced_leaves)
         function = self._with_environment(traced_environment)
         function = self._with_loop_capture(_with_numpy_names(function, tracer), tracer, trace)
@@ -383,7 +410,7 @@ class CompiledFunction:
         retrace = context.broke or aliased
         if dynamic and retrace:
             raise NeedsStatic()
-        if context.broke:  # its floats stay static: a dynamic trace would break, then retry
+        if context.broke:  # its numbers stay static: a dynamic trace would break, then retry
             self.dynamic_numbers[repr(spec)] = None
         if not outputs:
             # Nothing computed: the trace ran the function (its prints too), so its result is
@@ -513,6 +540,7 @@ class CompiledFunction:
         self.segments.clear()
         self.warned_segments = False
         self.dynamic_numbers.clear()
+        self.static_ints.clear()
         self.retrace_times.clear()
         self.recompiles = 0
         self.warned_limit = False
@@ -528,9 +556,9 @@ def compile(fn=None, *, mode="default", fullgraph=False, dynamic=None, options=N
     Usable as kiln.compile(f), @kiln.compile and @kiln.compile(mode=...). The result keeps f's
     name, docstring and signature. Arrays in the arguments (tuples, lists and dicts of them
     included) are graph inputs; other arguments are static: part of the guard, a new value
-    recompiles, except Python floats: one whose value changes between calls (a learning rate)
-    is a graph input from then on, unless the function needs its value (a shape, a graph
-    break) or `dynamic=False`. `mode` is one of kiln.list_mode_options(); `options` a dict of
+    recompiles, except Python floats and ints: one whose value changes between calls (a
+    learning rate, a step count) is a graph input from then on, unless the function needs its
+    value (a shape, an axis, a graph break) or `dynamic=False`. `mode` is one of kiln.list_mode_options(); `options` a dict of
     kiln.list_options(); `fullgraph=True` turns graph breaks into kiln.GraphBreak errors;
     kiln specialises every graph on its input shapes (like JAX): a new shape compiles once
     (cached in memory and on disk). With `dynamic=True` shape changes do not count against

@@ -3,6 +3,10 @@ arguments that share memory): the driver's side of one traced call (_TraceContex
 that continue, cutting the trace, and data that becomes graph inputs), the memo of the graphs
 such calls build (Segments), the final graph of one call (_Traced) and the timing that runs such
 a function eagerly where that is faster (RetraceTimes)."""
+import contextlib
+import sys
+import threading
+
 import numpy as np
 
 from . import _kiln
@@ -20,6 +24,52 @@ class _SegmentLimit(Exception):
 class NeedsStatic(Exception):
     """A trace with dynamic numbers needed one's value (a graph break, a shape, aliasing, a
     Python float method): the call is traced again with them static."""
+
+
+class _HeldStream:
+    """sys.stdout or sys.stderr during a trace with dynamic numbers: the tracing thread's
+    writes are held, other threads' pass through."""
+
+    def __init__(self, stream, thread):
+        self._stream, self._thread, self._parts = stream, thread, []
+
+    def write(self, text):
+        if threading.get_ident() != self._thread:
+            return self._stream.write(text)
+        self._parts.append(text)
+        return len(text)
+
+    def flush(self):
+        if threading.get_ident() != self._thread:
+            self._stream.flush()
+
+    def __getattr__(self, name):
+        return getattr(self._stream, name)
+
+
+@contextlib.contextmanager
+def held_output(active):
+    """With `active` (a trace with dynamic numbers), what the function prints is shown when
+    the trace stands or fails, and dropped when it is retried with the numbers static
+    (NeedsStatic): a print before `np.zeros(n)` shows once, not once per attempt."""
+    if not active:
+        yield
+        return
+    saved = sys.stdout, sys.stderr
+    held = [_HeldStream(stream, threading.get_ident()) for stream in saved]
+    sys.stdout, sys.stderr = held
+    shown = True
+    try:
+        yield
+    except NeedsStatic:
+        shown = False
+        raise
+    finally:
+        sys.stdout, sys.stderr = saved
+        if shown:
+            for stream, holder in zip(saved, held):
+                if holder._parts:
+                    stream.write("".join(holder._parts))
 
 
 class Segments(dict):

@@ -62,6 +62,7 @@ def install(numpy_api, indexing):
 
 from ._graph_breaks import (graph_break, is_internal, materialize,  # noqa: E402,F401
                            user_location)
+from ._integer_ranges import check_fits, check_traced_int_fits  # noqa: E402,F401
 
 
 def materialize_all(value, reason):
@@ -316,19 +317,12 @@ def as_operand(value):
     return value
 
 
-def check_fits(value, dtype, op_name):
-    """NumPy 2 refuses a Python int that the integer loop type cannot hold."""
-    if dtype.kind in "iu" and isinstance(value, int) and not isinstance(value, bool):
-        info = np.iinfo(dtype)
-        if value < info.min or value > info.max:
-            raise OverflowError(f"Python integer {value} out of bounds for {dtype.name} "
-                                f"(in {op_name} at {user_location()})")
-
-
 def to_tensor(context, value, dtype=None, op_name="op"):
     """A _kiln.Tensor for any operand, cast to `dtype` when given."""
     if isinstance(value, TracedArray):
         tensor = value.tensor
+        if value._weak is int and dtype is not None:
+            check_traced_int_fits(value, np.dtype(dtype), op_name)
     elif isinstance(value, (bool, int, float, complex, np.bool_)) and not isinstance(value, np.generic):
         target = np.dtype(dtype) if dtype is not None else np.asarray(value).dtype
         check_fits(value, target, op_name)

@@ -138,7 +138,7 @@ def _python_int_power(base, exponent):
 
 def _binary_operator(ufunc):
     def forward(self, other):
-        if not _is_operand(other):
+        if not _is_operand(self, other):
             return NotImplemented
         if ufunc is np.power:
             python = _python_int_power(self, other)
@@ -152,7 +152,7 @@ def _binary_operator(ufunc):
         return _python_arithmetic(ufunc(self, other), self, other)
 
     def reflected(self, other):
-        if not _is_operand(other):
+        if not _is_operand(self, other):
             return NotImplemented
         if ufunc is np.power:
             python = _python_int_power(other, self)
@@ -161,17 +161,23 @@ def _binary_operator(ufunc):
         return _python_arithmetic(ufunc(other, self), other, self)
 
     def inplace(self, other):
-        if not _is_operand(other):
+        if not _is_operand(self, other):
             return NotImplemented
-        if self._scalar and len(self.tensor.shape) == 0:
-            return forward(self, other)  # `s += 1` rebinds a NumPy scalar: aliases keep it
+        if (self._scalar or self._weak is not None) and len(self.tensor.shape) == 0:
+            # `s += 1` rebinds a NumPy scalar or a Python number (a loop's carried `s = 0.0`
+            # too): aliases keep the old value, and `s` takes the sum's type
+            return forward(self, other)
         return ufunc(self, other, out=(self,))
     return forward, reflected, inplace
 
 
-def _is_operand(value):
-    return isinstance(value, (TracedArray, bool, int, float, complex, np.ndarray, np.generic,
-                              list, tuple))
+def _is_operand(self, value):
+    """Whether an operator of `self` takes `value` as NumPy's would. A traced Python number
+    (a dynamic int, a loop's counter) leaves lists and tuples to Python, as an int does:
+    `[0] * n` repeats the list (Python then needs n's value), `[1] + n` is a TypeError."""
+    if isinstance(value, (list, tuple)):
+        return self._weak is None
+    return isinstance(value, (TracedArray, bool, int, float, complex, np.ndarray, np.generic))
 
 
 for _name, _ufunc in [("add", np.add), ("sub", np.subtract), ("mul", np.multiply),
@@ -195,11 +201,11 @@ for _name, _ufunc in [("neg", np.negative), ("pos", np.positive), ("abs", np.abs
 
 
 def _divmod(self, other):
-    return np.divmod(self, other) if _is_operand(other) else NotImplemented
+    return np.divmod(self, other) if _is_operand(self, other) else NotImplemented
 
 
 def _rdivmod(self, other):
-    return np.divmod(other, self) if _is_operand(other) else NotImplemented
+    return np.divmod(other, self) if _is_operand(self, other) else NotImplemented
 
 
 TracedArray.__divmod__ = _divmod

@@ -4,7 +4,10 @@
     labels = step(points, means)                # torch CUDA tensors (or CuPy arrays) in and out
 
 The function is traced with NumPy's semantics once per signature (each array argument's dtype,
-shape and strides; every other argument's value) and compiled for CUDA. Array arguments are the
+shape and strides; every other argument's value) and compiled for CUDA. A Python float or int
+argument whose value changes between calls (a learning rate, a step count) is a 0-d input from
+its first change on, as in kiln.compile, unless the trace needs its value (then it stays
+static). Array arguments are the
 positional and keyword arguments that export __cuda_array_interface__ (torch CUDA tensors, CuPy
 and Numba device arrays) or DLPack on a CUDA device (JAX arrays), and are read in place; results
 are new arrays of the first array argument's library (CuPy arrays over kiln's memory for CuPy
@@ -40,13 +43,13 @@ import sys
 import numpy as np
 
 from . import _kiln, _numpy_tracer
-from ._compile import _location_of
+from ._compile import _DYNAMIC_DTYPES, _dynamic_number, _location_of
 from ._compile import compile as compile_for_host
 from ._config import config
 from ._graph_breaks import GraphBreakSignal
 from ._device import torch_current_stream
 from ._result_pool import ResultPool
-from ._retrace import SEGMENT_LIMIT, Segments, _SegmentLimit, _TraceContext
+from ._retrace import SEGMENT_LIMIT, NeedsStatic, Segments, _SegmentLimit, _TraceContext, held_output
 
 
 _DLPACK_CUDA = 2  # DLPack's device type for CUDA memory
@@ -192,6 +195,9 @@ class _Wrapped:
         self.torch_calls = {}  # (device, torch layouts) -> _TorchCall, or _RETRACE: not that path
         self.last_torch_call = None  # the _TorchCall that ran last
         self.segments = Segments()  # the graphs of retraced calls
+        # Automatic dynamic numbers, per signature without the numbers' values: the first
+        # values seen, the positions that changed since (0-d inputs), those that must be static
+        self.first_numbers, self.dynamic_numbers, self.static_numbers = {}, {}, {}
 
     def __call__(self, *args, **kwargs):
         last = self.last_torch_call  # a loop's calls: the same signature again
@@ -212,28 +218,67 @@ class _Wrapped:
         values = list(args) + [kwargs[name] for name in names]
         arrays = [k for k, v in enumerate(values) if _is_device_array(v) or isinstance(v, np.ndarray)]
         layouts = [_layout(values[k]) for k in arrays]
-        statics = tuple((k, type(v), v if v.__hash__ is not None else id(v))
-                        for k, v in enumerate(values) if k not in arrays)
-        key = (len(args), tuple(names), tuple(arrays),
-               tuple((d, tuple(s), tuple(t)) for d, s, t in layouts), statics)
-        entry = self.compiled.get(key)
+        signature = (len(args), tuple(names), tuple(arrays),
+                     tuple((d, tuple(s), tuple(t)) for d, s, t in layouts))
+        base, dynamic = self._dynamic_numbers(signature, values, arrays)
         device = [values[k] for k in arrays if _is_device_array(values[k])]
         stream = _stream_of(device[0]) if device else 0
-        if entry is None or entry is _RETRACE:
-            entry, results = self._trace(values, len(args), names, arrays, layouts,
-                                         stream, retrace=entry is _RETRACE)
+        while True:
+            key = signature + (tuple((k, type(v), v if v.__hash__ is not None else id(v))
+                                     for k, v in enumerate(values)
+                                     if k not in arrays and k not in dynamic), dynamic)
+            entry = self.compiled.get(key)
+            if entry is not None and entry is not _RETRACE:
+                results = None
+                break
+            try:
+                with held_output(bool(dynamic)):  # a retried trace prints once
+                    entry, results = self._trace(values, len(args), names, arrays, layouts,
+                                                 stream, retrace=entry is _RETRACE,
+                                                 dynamic=dynamic)
+            except NeedsStatic:
+                if not dynamic:
+                    raise
+                dynamic = self._fewer_dynamic(base, values, dynamic)
+                continue
             self.compiled[key] = entry
-        else:
-            results = None
+            break
+        inputs = [values[k] for k in arrays] + [
+            np.array(values[k], _DYNAMIC_DTYPES[type(values[k])]) for k in dynamic]
         if entry is _RETRACE:  # the final graph of this call's trace, on its inputs
             compiled, single, inputs = results
             results = compiled.run(inputs, stream=stream)
         else:
             compiled, single, _ = entry
-            results = compiled.run([values[k] for k in arrays], stream=stream)
+            results = compiled.run(inputs, stream=stream)
         if device:
             results = [_as_library_array(r, device[0]) for r in results]
         return results[0] if single else tuple(results)
+
+    def _dynamic_numbers(self, signature, values, arrays):
+        """(the signature with the other arguments' values, the positions of Python floats and
+        ints to trace as 0-d inputs: kiln._compile's automatic dynamic numbers): those whose
+        value changed since the first call of that signature, except those a trace needed."""
+        numbers = tuple(k for k, v in enumerate(values) if k not in arrays and _dynamic_number(v))
+        others = tuple((k, type(v), v if v.__hash__ is not None else id(v))
+                       for k, v in enumerate(values) if k not in arrays and k not in numbers)
+        base = signature + (others, tuple(type(values[k]) for k in numbers))
+        first = self.first_numbers.setdefault(base, {k: values[k] for k in numbers})
+        changed = {k for k in numbers if values[k] != first[k] or
+                   repr(values[k]) != repr(first[k])}  # (0.0 and -0.0, NaN)
+        static = self.static_numbers.get(base, set())
+        dynamic = self.dynamic_numbers.setdefault(base, set())
+        dynamic |= changed - static
+        return base, tuple(sorted(dynamic))
+
+    def _fewer_dynamic(self, base, values, dynamic):
+        """After a trace with `dynamic` numbers needed a value: the ints among them stay static
+        from now on, else every one (kiln._compile's _fewer_dynamic)."""
+        ints = {k for k in dynamic if type(values[k]) is int}
+        needed = ints or set(dynamic)
+        self.static_numbers[base] = self.static_numbers.get(base, set()) | needed
+        self.dynamic_numbers[base] -= needed
+        return tuple(k for k in dynamic if k not in needed)
 
     def _call_differentiable(self, torch, args, kwargs):
         if self.differentiable is None:
@@ -297,11 +342,12 @@ class _Wrapped:
         self.last_torch_call = call
         return call(tensors)
 
-    def _trace(self, values, positional, names, arrays, layouts, stream, retrace):
+    def _trace(self, values, positional, names, arrays, layouts, stream, retrace, dynamic=()):
         """Traces one call. Without a graph break: ((Compiled, single, output dtypes), None),
         the signature's entry. With one (or `retrace`, a signature known to break): (_RETRACE,
         (the final graph, single, its inputs)); the break ran the graph so far on this call's
-        arrays (kiln._retrace._TraceContext)."""
+        arrays (kiln._retrace._TraceContext). `dynamic`: positions of Python numbers traced as
+        0-d inputs after the arrays; NeedsStatic where the trace needs their values."""
         if _kiln.cuda_unavailable_reason():
             raise RuntimeError(f"kiln.wrap_numpy({self.name}): "
                                f"{_kiln.cuda_unavailable_reason()}")
@@ -310,13 +356,25 @@ class _Wrapped:
         traced = list(values)
         for k, (dtype, shape, _) in zip(arrays, layouts):
             traced[k] = _numpy_tracer.wrap(trace.input(dtype, shape), trace)
-        context = _TraceContext(self, trace, [values[k] for k in arrays],
-                                [list(t) for _, _, t in layouts], self._options(), False,
-                                dynamic=())
+        numbers = [np.array(values[k], _DYNAMIC_DTYPES[type(values[k])]) for k in dynamic]
+        for k, number in zip(dynamic, numbers):  # stands for a Python number: weak
+            traced[k] = _numpy_tracer.wrap(trace.input(number.dtype.name, []), trace)
+            traced[k]._scalar, traced[k]._weak = True, type(values[k])
+        context = _TraceContext(self, trace, [values[k] for k in arrays] + numbers,
+                                [list(t) for _, _, t in layouts] + [[] for _ in numbers],
+                                self._options(), False, dynamic=bool(dynamic))
         context.stream = stream
         try:
-            with _numpy_tracer.attach_driver(trace, context):
-                result = self.fn(*traced[:positional], **dict(zip(names, traced[positional:])))
+            try:
+                with _numpy_tracer.attach_driver(trace, context):
+                    result = self.fn(*traced[:positional],
+                                     **dict(zip(names, traced[positional:])))
+            except Exception as error:
+                # A dynamic number is a 0-d tracer, not a float: whatever fails with it is
+                # retried with the numbers static (as kiln.compile does).
+                if dynamic and not isinstance(error, NeedsStatic):
+                    raise NeedsStatic() from None
+                raise
         except GraphBreakSignal as signal:
             raise RuntimeError(f"kiln.wrap_numpy({self.name}): {signal.reason} at "
                                f"{signal.location}: the trace cannot go on, and NumPy cannot run "

@@ -74,6 +74,18 @@ void check_nonzero_divisor(Trace& trace, ir::ValueId divisor, const std::string&
       prefix(trace, op) + "ZeroDivisionError: integer division by zero (a divisor is ", ")");
 }
 
+void check_python_int_fits(Trace& trace, ir::ValueId value, int64_t low, int64_t high,
+                           const std::string& dtype_name, const std::string& op) {
+  ir::Builder& builder = trace.builder;
+  ir::ValueId wide = builder.cast(value, DType::Int64);
+  ir::ValueId below = builder.binary(ir::Op::lt, wide,
+                                     builder.constant(ir::Scalar::of_int(low), DType::Int64));
+  ir::ValueId above = builder.binary(ir::Op::gt, wide,
+                                     builder.constant(ir::Scalar::of_int(high), DType::Int64));
+  add_check(trace, builder.binary(ir::Op::logical_or, below, above), wide, ErrorKind::Overflow,
+            prefix(trace, op) + "Python integer ", " out of bounds for " + dtype_name);
+}
+
 void condition_checks(Trace& trace, size_t first, ir::ValueId condition) {
   for (size_t c = first; c < trace.checks.size(); ++c)
     trace.checks[c].flag = trace.builder.binary(ir::Op::logical_and, trace.checks[c].flag, condition);

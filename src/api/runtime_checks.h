@@ -25,6 +25,12 @@ void check_nonnegative_exponent(Trace& trace, ir::ValueId exponent, const std::s
 // integer division and remainder raise where a kernel would return 0).
 void check_nonzero_divisor(Trace& trace, ir::ValueId divisor, const std::string& op);
 
+// Every element of the integer `value` (a traced Python int) must lie in [low, high], the range
+// of `dtype_name`, which NumPy 2 casts it to: its OverflowError "Python integer 300 out of
+// bounds for int8".
+void check_python_int_fits(Trace& trace, ir::ValueId value, int64_t low, int64_t high,
+                           const std::string& dtype_name, const std::string& op);
+
 // take / index_put with the bounds check optional: the NumPy frontend checks each index array
 // against its own axis before merging several into one flat index, which is then in range.
 Tensor take(const Tensor& x, const Tensor& indices, int64_t axis, bool check_bounds,

@@ -51,6 +51,16 @@ void bind_indexing(nb::module_& module) {
       nb::arg("exponent"), nb::arg("op") = "power",
       "Raises NumPy's ValueError when the graph runs if an integer exponent is negative.");
   module.def(
+      "check_python_int_fits",
+      [](const Tensor& value, int64_t low, int64_t high, const std::string& dtype_name,
+         const std::string& op) {
+        detail::Trace& trace = detail::trace_for(value, op, kNoWhere);
+        detail::check_python_int_fits(trace, value.id(), low, high, dtype_name, op);
+      },
+      nb::arg("value"), nb::arg("low"), nb::arg("high"), nb::arg("dtype_name"), nb::arg("op"),
+      "Raises NumPy 2's OverflowError when the graph runs if the traced Python int `value` is "
+      "outside [low, high], the range of the integer dtype it is cast to.");
+  module.def(
       "check_nonzero_divisor",
       [](const Tensor& divisor, const std::string& op) {
         detail::Trace& trace = detail::trace_for(divisor, op, kNoWhere);

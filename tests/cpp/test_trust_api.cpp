@@ -40,6 +40,16 @@ TEST(TrustApi, ABorrowOfNullDataIsAnError) {
   EXPECT_NO_THROW(Array::borrow(nullptr, DType::Float64, {0}));  // empty: nothing to read
 }
 
+TEST(TrustApi, FromVectorNeedsOneValuePerElement) {
+  // Fewer values left the last elements uninitialised (garbage read later); more were dropped.
+  std::vector<double> three = {1.0, 2.0, 3.0};
+  EXPECT_NE(error_of([&] { Array::from_vector(three, {2, 2}); })
+                .find("3 values for a shape of 4 elements"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] { Array::from_vector(three, {2}); }).find("3 values"), std::string::npos);
+  EXPECT_EQ(Array::from_vector(three, {3, 1}).to_vector<double>(), three);
+}
+
 TEST(TrustApi, TheWrongNumberOfArraysIsAnError) {
   Function add_one = make_add_one();
   Array a = Array::zeros(DType::Float64, {3});

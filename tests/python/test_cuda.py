@@ -147,6 +147,41 @@ def test_wrap_numpy_keeps_torch_tensors_on_the_gpu(fn, make, tolerance):
         np.testing.assert_allclose(g.cpu().numpy(), e, rtol=tolerance, atol=tolerance)
 
 
+def momentum_step(w, v, g, lr, step):
+    v = 0.9 * v + g
+    return w - lr * v / (step + 1), v
+
+
+def first_rows(x, n, scale):
+    print("rows", n)  # shown once per trace, not once per attempt
+    return x[:n] * scale
+
+
+def test_wrap_numpy_numbers_that_change_are_inputs(capsys):
+    """A learning rate and a step count that change every call compile twice, not per call;
+    an int the trace needs (a slice bound) stays static, the float beside it dynamic."""
+    if not GPU:
+        return  # test_wrap_numpy_without_a_gpu_says_why
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(3)
+    w, v, g = (rng.standard_normal(1000).astype(np.float32) for _ in range(3))
+    step = kiln.wrap_numpy(momentum_step)
+    for k in range(6):
+        got = step(*(torch.from_numpy(a).cuda() for a in (w, v, g)), 0.1 / (k + 1), k)
+        want = momentum_step(w, v, g, 0.1 / (k + 1), k)
+        for a, b in zip(got, want):
+            assert a.dtype == torch.float32
+            np.testing.assert_allclose(a.cpu().numpy(), b, rtol=1e-6, atol=1e-6)
+    assert len(step.compiled) == 2
+    rows = kiln.wrap_numpy(first_rows)
+    x = torch.arange(12.0, device="cuda").reshape(6, 2)
+    for n, scale in ((1, 0.5), (2, 1.5), (3, 2.5), (3, 3.5)):
+        np.testing.assert_array_equal(rows(x, n, scale).cpu().numpy(),
+                                      first_rows(x.cpu().numpy(), n, scale))
+        assert capsys.readouterr().out.count("rows") == (1 if scale == 3.5 else 2)
+    assert len(rows.compiled) == 3  # n = 1; n = 2 and 3 with scale dynamic (3.5: a hit)
+
+
 def test_wrap_numpy_reads_strided_device_arrays_in_place():
     if not GPU:
         return  # test_wrap_numpy_without_a_gpu_says_why

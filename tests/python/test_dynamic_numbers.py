@@ -1,8 +1,8 @@
 """Automatic dynamic numbers (CompiledFunction._dynamic_numbers, the guard's Number items in
-src/python/guarded_cache.cpp): a Python float whose value changes between calls (a learning
-rate, a tolerance) becomes a 0-d graph input after its first change, so later values reuse one
-graph; a function that needs the float's value (a shape, a graph break) keeps it static; ints
-stay static."""
+src/python/guard_items.h): a Python float or int whose value changes between calls (a learning
+rate, a tolerance, a step count) becomes a 0-d graph input after its first change, so later
+values reuse one graph; a function that needs the number's value (a shape, an axis, a graph
+break) keeps it static. Dynamic ints: test_dynamic_ints.py."""
 import math
 
 import numpy as np
@@ -74,16 +74,13 @@ def test_a_float_whose_value_is_needed_stays_static(function):
     assert entries(f) == 3  # one static entry per distinct value, as before
 
 
-def test_dynamic_false_and_ints_keep_numbers_static():
-    f = kiln.compile(sgd_step, dynamic=False)
+def test_dynamic_false_keeps_numbers_static():
     w, g = np.arange(3.0), np.ones(3)
-    for lr in (0.1, 0.2, 0.3):
-        np.testing.assert_array_equal(f(w, g, lr), sgd_step(w, g, lr))
-    assert entries(f) == 3
-    f = kiln.compile(sgd_step)
-    for n in (1, 2, 3):
-        np.testing.assert_array_equal(f(w, g, n), sgd_step(w, g, n))
-    assert entries(f) == 3
+    for values in ((0.1, 0.2, 0.3), (1, 2, 3)):
+        f = kiln.compile(sgd_step, dynamic=False)
+        for lr in values:
+            np.testing.assert_array_equal(f(w, g, lr), sgd_step(w, g, lr))
+        assert entries(f) == 3
 
 
 def test_a_dynamic_float_that_becomes_an_int_recompiles():
