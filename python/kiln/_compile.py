@@ -134,15 +134,20 @@ def _location_of(fn):
     return f"{os.path.basename(code.co_filename)}:{code.co_firstlineno}"
 
 
+# The dtypes of kiln's IR (src/ir/dtype.cpp) by NumPy name: longdouble (float128), whose kind
+# and itemsize look like complex128's, is not one of them.
+_GRAPH_DTYPES = frozenset(["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
+                           "uint64", "float16", "float32", "float64", "complex64", "complex128"])
+
+
 def _is_unsupported_array(leaf):
     """An ndarray the C++ side cannot borrow: such a call runs eagerly."""
     if not isinstance(leaf, np.ndarray):
         return False
     if type(leaf) is not np.ndarray:
         return True
-    return (leaf.dtype.kind not in "biufc" or not leaf.dtype.isnative or not leaf.flags.aligned
-            or leaf.dtype.itemsize not in (1, 2, 4, 8, 16)
-            or any(stride % leaf.itemsize for stride in leaf.strides))
+    return (leaf.dtype.name not in _GRAPH_DTYPES or not leaf.dtype.isnative
+            or not leaf.flags.aligned or any(stride % leaf.itemsize for stride in leaf.strides))
 
 
 class CompiledFunction:
@@ -186,6 +191,10 @@ class CompiledFunction:
     def call_slow(self, args, kwargs):
         environment = self.cache.environment()
         leaves, spec = _pytree.flatten((args, kwargs, environment))
+        if any(_tracer().unwrap(leaf) is not None for leaf in leaves):
+            # Called while another compiled function traces (a compiled helper, recursion,
+            # kiln.compile of a compiled function): its ops join that trace, as an inlined call.
+            return self.fn(*args, **kwargs)
         if any(_is_unsupported_array(leaf) for leaf in leaves):
             self._note_break("an argument is an array kiln cannot read in place (dtype, byte "
                              "order, alignment or ndarray subclass)", _location_of(self.fn))

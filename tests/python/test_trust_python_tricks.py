@@ -1,0 +1,127 @@
+"""Python-level tricks a user's code plays on kiln.compile: compiled functions calling compiled
+functions (helpers, recursion, kiln.compile of a compiled function), results whose code runs
+after the trace (generators, coroutines, closures), and argument dtypes kiln has no IR type for.
+Each must match eager NumPy, never hand the caller a tracer of a finished trace."""
+import asyncio
+import functools
+import warnings
+
+import numpy as np
+import pytest
+
+import kiln
+
+W = np.ones(3)
+
+
+@kiln.compile
+def scaled_by_w(x, s):
+    return x * W * s
+
+
+@kiln.compile
+def calls_a_compiled_helper(x):
+    return scaled_by_w(x, 2.0) + scaled_by_w(x, 3.0)
+
+
+@kiln.compile
+def recursive(x, n):
+    if n == 0:
+        return x
+    return recursive(x + 1, n - 1) * 2
+
+
+@kiln.compile
+def recursive_on_shape(x):
+    if x.shape[0] > 1:
+        return recursive_on_shape(x[1:]) + x.sum()
+    return x
+
+
+def test_a_compiled_helper_is_inlined_and_reads_its_globals_at_each_call():
+    global W
+    x = np.arange(3.0)
+    np.testing.assert_array_equal(calls_a_compiled_helper(x), x * 5)
+    W = np.arange(3.0) + 10  # rebound: the helper's global is an input, not a constant
+    np.testing.assert_array_equal(calls_a_compiled_helper(x), x * W * 5)
+    W[0] = 100  # changed in place
+    np.testing.assert_array_equal(calls_a_compiled_helper(x), x * W * 5)
+    W = np.ones(3)
+
+
+def test_a_compiled_function_calling_itself():
+    np.testing.assert_array_equal(recursive(np.ones(2), 3), (np.ones(2) + 3) * 8)
+    np.testing.assert_array_equal(recursive_on_shape(np.arange(5.0)), [40.0])
+
+
+def test_compiled_functions_in_closures_and_compile_of_a_compiled_function():
+    x = np.arange(3.0)
+    inner = kiln.compile(np.sin)
+    outer = kiln.compile(lambda y: inner(y) + 1)
+    np.testing.assert_allclose(outer(x), np.sin(x) + 1)
+    np.testing.assert_array_equal(kiln.compile(kiln.compile(lambda y: y * 4))(x), x * 4)
+    breaks = kiln.compile(lambda y: y * 2 if y.sum() > 0 else -y)  # a graph break inside
+    wrapper = kiln.compile(lambda y: breaks(y) + 1)
+    np.testing.assert_array_equal(wrapper(x), x * 2 + 1)
+    np.testing.assert_array_equal(wrapper(-x - 1), x + 2)
+
+
+def generator(x):
+    yield x + 1
+    yield x * 2
+
+
+def generator_expression(x):
+    return (x * i for i in range(2))
+
+
+def closure(x):
+    y = x * 3
+    return lambda: y + 1
+
+
+def partial(x):
+    return functools.partial(np.add, x)
+
+
+@pytest.mark.parametrize("function, consume, expected", [
+    (generator, list, [np.full(2, 2.0), np.full(2, 2.0)]),
+    (generator_expression, list, [np.zeros(2), np.ones(2)]),
+    (closure, lambda result: [result()], [np.full(2, 4.0)]),
+    (partial, lambda result: [result(1.0)], [np.full(2, 2.0)]),
+])
+def test_results_whose_code_runs_after_the_trace_hold_real_arrays(function, consume, expected):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        values = consume(kiln.compile(function)(np.ones(2)))
+    assert all(type(value) is np.ndarray for value in values), values
+    for value, wanted in zip(values, expected):
+        np.testing.assert_array_equal(value, wanted)
+
+
+def test_a_coroutine_runs_on_real_arrays_and_fullgraph_names_the_function():
+    async def coroutine(x):
+        return x + 1
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = asyncio.run(kiln.compile(coroutine)(np.ones(2)))
+    assert type(result) is np.ndarray
+    np.testing.assert_array_equal(result, np.full(2, 2.0))
+    with pytest.raises(kiln.Unsupported, match="generator returns a generator"):
+        kiln.compile(generator, fullgraph=True)(np.ones(2))
+
+
+LONG = np.arange(3, dtype=np.longdouble) / 3
+
+
+@pytest.mark.parametrize("function, argument", [
+    (lambda x: x + x, np.arange(3, dtype=np.longdouble) / 3),
+    (lambda x: x * LONG, np.ones(3)),  # a global of that dtype
+])
+def test_long_double_arrays_run_eagerly_and_keep_their_precision(function, argument):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = kiln.compile(function)(argument)
+    expected = function(argument)
+    assert result.dtype == expected.dtype == np.longdouble
+    np.testing.assert_array_equal(result, expected)
