@@ -63,6 +63,9 @@ class GuardedCache {
       arrays.clear();
       if (!match_entry(*entry, args, kwargs, arrays, nullptr)) continue;
       if (any_overlap(arrays) != entry->aliased) continue;
+      // An entry that writes an argument matches only a writeable one: a read-only one is
+      // traced again, and the trace raises NumPy's error at the user's line.
+      if (!read_only_written(*entry, arrays).empty()) continue;
       if (entry->retrace) return state().retrace;
       if (!entry->compiled) return state().eager;
       return run_entry(*entry, borrow_all(arrays), arrays);
@@ -80,6 +83,8 @@ class GuardedCache {
     if (match_entry(*entry, args, kwargs, arrays, &why) && any_overlap(arrays) != entry->aliased)
       why = entry->aliased ? "the arguments no longer share memory"
                            : "arguments share memory (aliasing)";
+    else if (why.empty())
+      why = read_only_written(*entry, arrays);
     return why.empty() ? "no cached entry matches" : why;
   }
 
@@ -273,10 +278,27 @@ class GuardedCache {
   }
 
  private:
+  // Why an argument `entry` writes cannot be written ("" when every one can).
+  static std::string read_only_written(const Entry& entry, const std::vector<nb::object>& arrays) {
+    for (const auto& [leaf, output] : entry.mutations) {
+      auto* array = reinterpret_cast<PyArrayObject*>(arrays[size_t(leaf)].ptr());
+      if (!PyArray_ISWRITEABLE(array))
+        return "array argument " + std::to_string(leaf) +
+               ", which the function writes, is read-only";
+    }
+    return "";
+  }
+
   static nb::object run_graph(Compiled& compiled, const std::vector<Array>& inputs,
                               const std::vector<nb::object>& arrays, PyObject* output_spec,
                               const std::vector<std::pair<int32_t, int32_t>>& mutations,
                               const std::vector<bool>* scalar_outputs = nullptr) {
+    // Every write-back or none: a read-only target found after others were written would
+    // leave the caller's arrays half updated by a call that raised.
+    for (const auto& [leaf, output] : mutations)
+      if (!PyArray_ISWRITEABLE(reinterpret_cast<PyArrayObject*>(arrays[size_t(leaf)].ptr())))
+        throw nb::value_error("kiln: assignment destination is read-only (an argument the "
+                              "compiled function writes); nothing was written");
     std::vector<Array> outputs = compiled.run(inputs);
     std::vector<nb::object> results;
     results.reserve(outputs.size());
