@@ -158,6 +158,8 @@ class CompiledFunction:
         self.dynamic = dynamic
         self.name = getattr(fn, "__qualname__", getattr(fn, "__name__", repr(fn)))
         self.fullgraph = fullgraph
+        if options is not None and not isinstance(options, dict):
+            raise TypeError(f"kiln.compile: options must be a dict, got {type(options).__name__}")
         self.options = dict(options or {})
         self.options.setdefault("mode", mode)
         _kiln.check_options(self.options)
