@@ -45,6 +45,42 @@ def _unflatten(spec, iterator):
     return {key: _unflatten(child, iterator) for key, child in zip(spec[1], spec[2])}
 
 
+def unflatten_keeping(spec, leaves, original):
+    """unflatten(spec, leaves), except that a container of `original` (the tree flattened)
+    under which every leaf is still the one it holds is that container itself, not a copy: a
+    function that appends to a global list or an argument's dict changes the caller's, as it
+    would eagerly. Containers holding traced leaves are rebuilt."""
+    try:
+        return _unflatten_keeping(spec, iter(leaves), original)
+    except (KeyError, IndexError, TypeError, ValueError):  # original changed meanwhile
+        return unflatten(spec, leaves)
+
+
+def _unflatten_keeping(spec, iterator, original):
+    kind = spec[0]
+    if kind == _LEAF:
+        return next(iterator)
+    if type(original) is not {_TUPLE: tuple, _LIST: list, _DICT: dict}[kind]:
+        raise TypeError("changed")
+    if kind == _DICT:
+        if list(original.keys()) != list(spec[1]):
+            raise KeyError("changed")
+        olds = list(original.values())
+    else:
+        olds = list(original)
+        if len(olds) != len(spec[1]):
+            raise IndexError("changed")
+    children = [_unflatten_keeping(child, iterator, old)
+                for child, old in zip(spec[-1], olds)]
+    if all(new is old for new, old in zip(children, olds)):
+        return original
+    if kind == _TUPLE:
+        return tuple(children)
+    if kind == _LIST:
+        return children
+    return dict(zip(spec[1], children))
+
+
 def map_leaves(function, tree):
     leaves, spec = flatten(tree)
     return unflatten(spec, [function(leaf) for leaf in leaves])

@@ -125,3 +125,38 @@ def test_long_double_arrays_run_eagerly_and_keep_their_precision(function, argum
     expected = function(argument)
     assert result.dtype == expected.dtype == np.longdouble
     np.testing.assert_array_equal(result, expected)
+
+
+CALLS = [0]
+LOG = []
+SETTINGS = {"k": 1}
+
+
+def counts_and_raises_on_the_first_trace(x):
+    CALLS[0] += 1
+    LOG.append(CALLS[0])
+    SETTINGS["k"] = 5
+    if CALLS[0] == 1:
+        raise KeyError("first")
+    return x * 2
+
+
+def test_side_effects_on_global_containers_happen_while_tracing():
+    # The trace once ran over copies of these containers: nothing reached the caller's, and a
+    # function that raised on its first call raised on every call.
+    compiled = kiln.compile(counts_and_raises_on_the_first_trace)
+    with pytest.raises(KeyError):
+        compiled(np.ones(2))
+    np.testing.assert_array_equal(compiled(np.ones(2)), np.full(2, 2.0))
+    np.testing.assert_array_equal(compiled(np.ones(2)), np.full(2, 2.0))
+    assert CALLS == [2] and LOG == [1, 2] and SETTINGS == {"k": 5}  # traced twice, as documented
+
+
+def test_a_list_argument_is_the_callers_and_arrays_in_it_still_trace():
+    def record(x, seen, weights):
+        seen.append(len(seen))
+        return x * weights[0]
+    seen = []
+    np.testing.assert_array_equal(kiln.compile(record)(np.ones(2), seen, [np.full(2, 3.0)]),
+                                  np.full(2, 3.0))
+    assert seen == [0]
