@@ -69,6 +69,11 @@ Unsupported = _kiln.Unsupported
 CompilerError = _kiln.CompilerError
 
 
+# Entries one compiled function keeps in memory (each holds a loaded library, and every call
+# walks their guards): past it, the least recently matched is dropped and rebuilt from the disk
+# cache if its arguments come back. dynamic=True with a new shape per call stays bounded.
+MOST_ENTRIES = 64
+
 _tracer_override = None
 
 
@@ -341,7 +346,8 @@ class CompiledFunction:
         for index in dynamic:  # stands for a Python number: weak in NumPy's promotion
             traced_leaves[index]._scalar = True
             traced_leaves[index]._weak = float if leaves[index].dtype.kind == "f" else int
-        traced_args, traced_kwargs, traced_environment = _pytree.unflatten(spec, traced_leaves)
+        traced_args, traced_kwargs, traced_environment = _pytree.unflatten_keeping(
+            spec, traced_leaves, (args, kwargs, self.cache.environment()))
         function = self._with_environment(traced_environment)
         function = self._with_loop_capture(_with_numpy_names(function, tracer), tracer, trace)
         options = dict(self.options)
@@ -430,6 +436,7 @@ class CompiledFunction:
         if register:
             guards = self.cache.add(args, kwargs, None if retrace else compiled,
                                     output_spec, mutations, retrace, list(dynamic))
+            self.cache.evict_to(MOST_ENTRIES)
             if _kiln.log_enabled("guards"):
                 _kiln.log("guards", f"guards of {self.name} ({_location_of(self.fn)}), entry "
                           f"{len(self.cache)}:\n{guards}")

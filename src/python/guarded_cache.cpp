@@ -8,6 +8,7 @@
 // dynamic does); python/guard_items.h. On a hit it borrows the arrays, runs the entry's
 // graph-break checks and graph, writes mutated inputs back and rebuilds the output pytree; on a
 // miss it returns the MISS sentinel and the Python driver traces, compiles and calls add().
+#include <algorithm>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/shared_ptr.h>
@@ -36,6 +37,7 @@ struct Entry {
   nb::object output_spec;
   std::vector<std::pair<int32_t, int32_t>> mutations;  // (array leaf, graph output)
   std::vector<bool> scalar_outputs;  // scalar_only_outputs (never mutated inputs)
+  uint64_t last_use = 0;  // GuardedCache::uses_ at its latest match (evict_to); under the GIL
 };
 
 class GuardedCache {
@@ -66,6 +68,7 @@ class GuardedCache {
       // An entry that writes an argument matches only a writeable one: a read-only one is
       // traced again, and the trace raises NumPy's error at the user's line.
       if (!read_only_written(*entry, arrays).empty()) continue;
+      entry->last_use = ++uses_;
       if (entry->retrace) return state().retrace;
       if (!entry->compiled) return state().eager;
       return run_entry(*entry, borrow_all(arrays), arrays);
@@ -118,6 +121,7 @@ class GuardedCache {
     entry->output_spec = std::move(output_spec);
     entry->mutations = std::move(mutations);
     entry->retrace = retrace;
+    entry->last_use = ++uses_;
     if (entry->compiled) {
       entry->scalar_outputs = scalar_only_outputs(
           entry->output_spec.ptr(), entry->compiled->graph->executable->output_count());
@@ -149,6 +153,22 @@ class GuardedCache {
 
   size_t size() const { return entries_->size(); }
   void clear() { entries_ = std::make_shared<EntryList>(); }
+  // Drops the least recently matched entries (their compiled libraries with them once no call
+  // runs them) until at most `most` remain: a function called with ever new shapes keeps
+  // bounded memory and guard walks; a dropped entry is a miss, rebuilt from the disk cache.
+  void evict_to(size_t most) {
+    if (entries_->size() <= most) return;
+    auto entries = std::make_shared<EntryList>(*entries_);
+    while (entries->size() > most) {
+      auto oldest = std::min_element(entries->begin(), entries->end(),
+                                     [](const std::shared_ptr<Entry>& a,
+                                        const std::shared_ptr<Entry>& b) {
+                                       return a->last_use < b->last_use;
+                                     });
+      entries->erase(oldest);
+    }
+    entries_ = std::move(entries);
+  }
 
   // The cache holds the function's globals, which hold the compiled function, which holds the
   // cache: the garbage collector must see these references to break that cycle.
@@ -323,6 +343,7 @@ class GuardedCache {
     std::string label;
   };
   std::vector<GlobalRead> global_reads_;
+  uint64_t uses_ = 0;  // matches so far: each entry's last_use
   nb::object cells_;
   std::vector<std::string> cell_names_;
   using EntryList = std::vector<std::shared_ptr<Entry>>;
@@ -372,6 +393,7 @@ void bind_guarded_cache(nb::module_& module) {
                   nb::arg("targets").none() = nb::none())
       .def("environment", &GuardedCache::environment)
       .def("clear", &GuardedCache::clear)
+      .def("evict_to", &GuardedCache::evict_to, nb::arg("most"))
       .def("__len__", &GuardedCache::size);
 }
 

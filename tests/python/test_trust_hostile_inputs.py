@@ -103,3 +103,14 @@ def test_a_long_unrolled_loop_of_shared_values_compiles_as_bounded_kernels(unrol
     report = kiln.explain(branches)(x, y)
     np.testing.assert_allclose(report.result, branches(x, y), rtol=1e-12)
     assert len(report.kernels) >= report.op_count // 1100 > 1, report.kernels
+
+
+def test_a_new_shape_per_call_keeps_a_bounded_number_of_entries(monkeypatch):
+    # dynamic=True lifts recompile_limit for shapes: every entry (a loaded library, guards
+    # every call walks) was kept, without bound. The least recently used go; they come back.
+    monkeypatch.setattr(kiln._compile, "MOST_ENTRIES", 4, raising=False)
+    compiled = kiln.compile(lambda x: np.sin(x) * 2 + x.sum(), dynamic=True)
+    for n in [1, 2, 3, 4, 5, 6, 7, 8, 1, 2, 3, 9, 1, 8]:
+        x = np.linspace(0, 1, n)
+        np.testing.assert_allclose(compiled(x), np.sin(x) * 2 + x.sum(), rtol=1e-12)
+        assert len(compiled._kiln_function.cache) <= 4
