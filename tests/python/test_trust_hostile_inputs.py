@@ -75,6 +75,15 @@ def test_options_of_the_wrong_type_are_errors_naming_the_option(options, error, 
         kiln.compile(lambda x: x * 2 + 1, options=options)(np.ones(3))
 
 
+@pytest.mark.parametrize("function", [
+    lambda a: a[::2**70], lambda a: a[::-2**70], lambda a: a[2**70:-2**70:-1],
+    lambda a: a[-2**70:2**70],
+])
+def test_slice_bounds_past_int64_clamp_as_in_numpy(function):
+    x = np.arange(5.0)  # were RuntimeError std::bad_cast
+    np.testing.assert_array_equal(kiln.compile(function)(x), function(x))
+
+
 @pytest.fixture
 def unrolled():
     with kiln.config.patch(capture_loops=False):  # every step a node, as code without source
