@@ -87,6 +87,15 @@ def _tracer():
     return _tracer_override if _tracer_override is not None else _numpy_tracer
 
 
+def _reduce_compiled(compiled):
+    """Pickled by reference, as a plain function is: `@kiln.compile` at module level loads as
+    the one its module defines (multiprocessing's pools, copy.copy); a compiled lambda fails as
+    a lambda does. A CompiledCall of its own could not be pickled at all."""
+    return compiled.__qualname__
+
+
+_kiln.CompiledCall.__reduce__ = _reduce_compiled
+
 # Every live compiled function, for kiln.reset().
 _all_functions = weakref.WeakSet()
 

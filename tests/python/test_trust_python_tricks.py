@@ -160,3 +160,22 @@ def test_a_list_argument_is_the_callers_and_arrays_in_it_still_trace():
     np.testing.assert_array_equal(kiln.compile(record)(np.ones(2), seen, [np.full(2, 3.0)]),
                                   np.full(2, 3.0))
     assert seen == [0]
+
+
+@kiln.compile
+def module_level(x):
+    return np.sin(x) + 1
+
+
+def test_a_module_level_compiled_function_pickles_and_copies_by_reference():
+    import copy
+    import multiprocessing
+    import pickle
+    assert pickle.loads(pickle.dumps(module_level)) is module_level
+    assert copy.copy(module_level) is module_level and copy.deepcopy(module_level) is module_level
+    with multiprocessing.get_context("fork").Pool(2) as pool:
+        results = pool.map(module_level, [np.ones(2), np.zeros(3)])
+    np.testing.assert_allclose(results[0], np.sin(np.ones(2)) + 1)
+    np.testing.assert_allclose(results[1], np.ones(3))
+    with pytest.raises((pickle.PicklingError, AttributeError, TypeError)):
+        pickle.dumps(kiln.compile(lambda x: x))  # as a lambda: not found by its name
