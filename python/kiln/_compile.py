@@ -164,6 +164,13 @@ def _is_unsupported_array(leaf):
             or not leaf.flags.aligned or any(stride % leaf.itemsize for stride in leaf.strides))
 
 
+def _holds_arrays(leaf):
+    """An argument that is not an array or a container kiln traces (a dataclass, a namedtuple,
+    a SimpleNamespace) but holds ndarrays within two levels."""
+    return (type(leaf) is not np.ndarray and not isinstance(leaf, (str, bytes, int, float))
+            and _pytree.holds_array(leaf, lambda value: isinstance(value, np.ndarray), depth=2))
+
+
 class CompiledFunction:
     """The state behind one kiln.compile(fn): its GuardedCache, counters and explain records."""
 
@@ -214,6 +221,12 @@ class CompiledFunction:
         if any(_is_unsupported_array(leaf) for leaf in leaves):
             self._note_break("an argument is an array kiln cannot read in place (dtype, byte "
                              "order, alignment or ndarray subclass)", _location_of(self.fn))
+            return self.fn(*args, **kwargs)
+        if any(_holds_arrays(leaf) for leaf in _pytree.flatten((args, kwargs))[0]):
+            # Its arrays would be constants of the graph, and its guard the object itself:
+            # an array changed in place, or one assigned to it, would go unseen.
+            self._note_break("an argument holds arrays in an object kiln does not trace (pass "
+                             "them in a tuple, list or dict)", _location_of(self.fn))
             return self.fn(*args, **kwargs)
         if len(self.cache) > 0:
             reason = self.cache.why_miss(args, kwargs)

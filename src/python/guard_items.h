@@ -23,8 +23,39 @@ struct GuardItem {
   bool contiguous = true;
   std::vector<int64_t> shape, strides;  // strides in elements, only when not contiguous
   nb::object value;                     // statics
+  // A static argument that is an object with instance attributes (a dataclass of settings): a
+  // copy of them when recorded. The same object is equal to itself whatever was assigned to
+  // its attributes since, so the guard also compares them (same_attributes).
+  nb::object attributes;
   bool is_float = false;                // numbers: float (else int)
 };
+
+// The instance dict of an object whose attributes its code may read (not a class, module or
+// function, whose attributes kiln reads as globals); null for anything else.
+inline nb::object instance_attributes(PyObject* object) {
+  if (Py_TYPE(object)->tp_dictoffset == 0 || PyType_Check(object) || PyModule_Check(object) ||
+      PyFunction_Check(object) || PyMethod_Check(object) || PyCFunction_Check(object))
+    return nb::object();
+  nb::object attributes = nb::steal(PyObject_GenericGetDict(object, nullptr));
+  if (!attributes.is_valid() || !PyDict_Check(attributes.ptr())) {
+    PyErr_Clear();
+    return nb::object();
+  }
+  return attributes;
+}
+
+// Whether `object`'s attributes are still those recorded (each the same object, or equal).
+inline bool same_attributes(PyObject* object, const GuardItem& item) {
+  if (!item.attributes.is_valid()) return true;
+  nb::object now = instance_attributes(object);
+  if (!now.is_valid()) return false;
+  int equal = PyObject_RichCompareBool(now.ptr(), item.attributes.ptr(), Py_EQ);
+  if (equal < 0) {
+    PyErr_Clear();
+    return false;
+  }
+  return equal == 1;
+}
 
 // A dynamic number's 0-d array (float64 or int64); null where `object` is not such a number.
 inline nb::object number_array(PyObject* object, bool is_float) {
@@ -117,7 +148,10 @@ class Matcher {
         return true;
       }
       case ItemKind::Static:
-        if (same_static(object, item.value.ptr())) return true;
+        if (same_static(object, item.value.ptr())) {
+          if (same_attributes(object, item)) return true;
+          return fail([&] { return "an attribute of " + item.path + " changed"; });
+        }
         if (changed_ != nullptr && is_number(object) && is_number(item.value.ptr()) &&
             Py_TYPE(object) == Py_TYPE(item.value.ptr())) {
           changed_->push_back(leaves_ - 1);
@@ -307,6 +341,13 @@ class Recorder {
     } else {
       item.kind = ItemKind::Static;
       item.value = nb::borrow(object);
+      const bool argument = item.path.rfind("argument", 0) == 0 ||
+                            item.path.rfind("keyword argument", 0) == 0;
+      nb::object attributes = argument ? instance_attributes(object) : nb::object();
+      if (attributes.is_valid()) {
+        item.attributes = nb::steal(PyDict_Copy(attributes.ptr()));
+        if (!item.attributes.is_valid()) throw nb::python_error();
+      }
       items_.push_back(std::move(item));
     }
   }

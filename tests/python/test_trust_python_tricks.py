@@ -3,7 +3,10 @@ functions (helpers, recursion, kiln.compile of a compiled function), results who
 after the trace (generators, coroutines, closures), and argument dtypes kiln has no IR type for.
 Each must match eager NumPy, never hand the caller a tracer of a finished trace."""
 import asyncio
+import collections
+import dataclasses
 import functools
+import types
 import warnings
 
 import numpy as np
@@ -179,3 +182,41 @@ def test_a_module_level_compiled_function_pickles_and_copies_by_reference():
     np.testing.assert_allclose(results[1], np.ones(3))
     with pytest.raises((pickle.PicklingError, AttributeError, TypeError)):
         pickle.dumps(kiln.compile(lambda x: x))  # as a lambda: not found by its name
+
+
+@dataclasses.dataclass
+class Settings:
+    scale: float
+    offset: float = 0.0
+
+
+class Weights:
+    def __init__(self, w):
+        self.w = w
+
+
+Pair = collections.namedtuple("Pair", "w s")
+
+
+def test_an_argument_object_whose_attributes_change_is_read_again():
+    # The guard compared the object with itself (the same object): always equal, so the values
+    # of its attributes at the first trace stayed in the graph.
+    compiled = kiln.compile(lambda x, settings: x * settings.scale + settings.offset)
+    settings = Settings(2.0)
+    for scale in [2.0, 3.0, 5.0]:
+        settings.scale = scale
+        np.testing.assert_array_equal(compiled(np.ones(2), settings), np.full(2, scale))
+    settings.offset = 1.0
+    np.testing.assert_array_equal(compiled(np.ones(2), settings), np.full(2, 6.0))
+
+
+@pytest.mark.parametrize("make", [lambda w: Weights(w), lambda w: Pair(w, 1.0),
+                                  lambda w: types.SimpleNamespace(w=w, s=1.0)])
+def test_arrays_held_by_an_argument_object_are_read_at_each_call(make):
+    def apply(x, holder):
+        return x * holder.w
+    compiled = kiln.compile(apply)
+    holder = make(np.arange(3.0))
+    np.testing.assert_array_equal(compiled(np.ones(3), holder), np.arange(3.0))
+    holder.w[0] = 100  # in place: the same object, the same attributes
+    np.testing.assert_array_equal(compiled(np.ones(3), holder), [100.0, 1.0, 2.0])
