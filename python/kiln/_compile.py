@@ -222,11 +222,20 @@ class CompiledFunction:
             self._note_break("an argument is an array kiln cannot read in place (dtype, byte "
                              "order, alignment or ndarray subclass)", _location_of(self.fn))
             return self.fn(*args, **kwargs)
-        if any(_holds_arrays(leaf) for leaf in _pytree.flatten((args, kwargs))[0]):
+        cells = environment[len(self.environment.reads):]
+        if any(_holds_arrays(leaf) for leaf in _pytree.flatten((args, kwargs, cells))[0]):
             # Its arrays would be constants of the graph, and its guard the object itself:
             # an array changed in place, or one assigned to it, would go unseen.
-            self._note_break("an argument holds arrays in an object kiln does not trace (pass "
-                             "them in a tuple, list or dict)", _location_of(self.fn))
+            self._note_break("an argument or closure variable holds arrays in an object kiln "
+                             "does not trace (pass them in a tuple, list or dict)",
+                             _location_of(self.fn))
+            return self.fn(*args, **kwargs)
+        if any(globals_.get(name) is not value
+               for globals_, name, value in self.environment.objects):
+            # A global object whose attributes the function reads was rebound: those reads
+            # (made when kiln.compile ran) still name the old object's.
+            self._note_break("a global object the function reads attributes of was rebound",
+                             _location_of(self.fn))
             return self.fn(*args, **kwargs)
         if len(self.cache) > 0:
             reason = self.cache.why_miss(args, kwargs)

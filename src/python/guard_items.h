@@ -341,8 +341,11 @@ class Recorder {
     } else {
       item.kind = ItemKind::Static;
       item.value = nb::borrow(object);
+      // Arguments and closure variables: a global object's attributes are guards of their own
+      // (python/kiln/_environment.py), read at each call.
       const bool argument = item.path.rfind("argument", 0) == 0 ||
-                            item.path.rfind("keyword argument", 0) == 0;
+                            item.path.rfind("keyword argument", 0) == 0 ||
+                            item.path.rfind("closure variable", 0) == 0;
       nb::object attributes = argument ? instance_attributes(object) : nb::object();
       if (attributes.is_valid()) {
         item.attributes = nb::steal(PyDict_Copy(attributes.ptr()));

@@ -220,3 +220,31 @@ def test_arrays_held_by_an_argument_object_are_read_at_each_call(make):
     np.testing.assert_array_equal(compiled(np.ones(3), holder), np.arange(3.0))
     holder.w[0] = 100  # in place: the same object, the same attributes
     np.testing.assert_array_equal(compiled(np.ones(3), holder), [100.0, 1.0, 2.0])
+
+
+def test_a_closure_object_whose_attributes_change_is_read_again():
+    def make(settings):
+        return kiln.compile(lambda x: x * settings.scale)
+    settings = Settings(1.0)
+    compiled = make(settings)
+    for scale in [1.0, 2.0, 3.0]:
+        settings.scale = scale
+        np.testing.assert_array_equal(compiled(np.ones(2)), np.full(2, scale))
+    holder = types.SimpleNamespace(w=np.ones(2))
+    reads_holder = kiln.compile(lambda x: x * holder.w)
+    reads_holder(np.ones(2))
+    holder.w[0] = 7  # in place
+    np.testing.assert_array_equal(reads_holder(np.ones(2)), [7.0, 1.0])
+
+
+GLOBAL_SETTINGS = types.SimpleNamespace(scale=1.0, shift=np.ones(2))
+
+
+def test_a_global_object_rebound_to_another_is_read_from_the_new_one():
+    global GLOBAL_SETTINGS
+    compiled = kiln.compile(lambda x: x * GLOBAL_SETTINGS.scale + GLOBAL_SETTINGS.shift)
+    np.testing.assert_array_equal(compiled(np.ones(2)), np.full(2, 2.0))
+    GLOBAL_SETTINGS = types.SimpleNamespace(scale=7.0, shift=np.zeros(2))
+    np.testing.assert_array_equal(compiled(np.ones(2)), np.full(2, 7.0))
+    GLOBAL_SETTINGS.scale = 9.0
+    np.testing.assert_array_equal(compiled(np.ones(2)), np.full(2, 9.0))
