@@ -222,13 +222,15 @@ class CompiledFunction:
             self._note_break("an argument is an array kiln cannot read in place (dtype, byte "
                              "order, alignment or ndarray subclass)", _location_of(self.fn))
             return self.fn(*args, **kwargs)
-        cells = environment[len(self.environment.reads):]
-        if any(_holds_arrays(leaf) for leaf in _pytree.flatten((args, kwargs, cells))[0]):
+        # Objects whose attributes are inputs: global objects the function reads attributes of.
+        read_through = {id(value) for _, _, value in self.environment.objects}
+        untraced = [value for value in environment if id(value) not in read_through]
+        if any(_holds_arrays(leaf) for leaf in _pytree.flatten((args, kwargs, untraced))[0]):
             # Its arrays would be constants of the graph, and its guard the object itself:
             # an array changed in place, or one assigned to it, would go unseen.
-            self._note_break("an argument or closure variable holds arrays in an object kiln "
-                             "does not trace (pass them in a tuple, list or dict)",
-                             _location_of(self.fn))
+            self._note_break("an argument, closure variable or attribute holds arrays in an "
+                             "object kiln does not trace (self.layer.w; pass them in a tuple, "
+                             "list or dict, or as attributes of self)", _location_of(self.fn))
             return self.fn(*args, **kwargs)
         if any(globals_.get(name) is not value
                for globals_, name, value in self.environment.objects):

@@ -44,17 +44,27 @@ inline nb::object instance_attributes(PyObject* object) {
   return attributes;
 }
 
+inline bool same_static(PyObject* value, PyObject* expected);
+
 // Whether `object`'s attributes are still those recorded (each the same object, or equal).
+// Arrays are not compared: those the function reads are inputs, read at each call.
 inline bool same_attributes(PyObject* object, const GuardItem& item) {
   if (!item.attributes.is_valid()) return true;
   nb::object now = instance_attributes(object);
-  if (!now.is_valid()) return false;
-  int equal = PyObject_RichCompareBool(now.ptr(), item.attributes.ptr(), Py_EQ);
-  if (equal < 0) {
-    PyErr_Clear();
+  if (!now.is_valid() || PyDict_GET_SIZE(now.ptr()) != PyDict_GET_SIZE(item.attributes.ptr()))
     return false;
+  PyObject *key, *recorded;
+  Py_ssize_t position = 0;
+  while (PyDict_Next(item.attributes.ptr(), &position, &key, &recorded)) {
+    PyObject* current = PyDict_GetItemWithError(now.ptr(), key);
+    if (current == nullptr) {
+      PyErr_Clear();
+      return false;
+    }
+    if (PyArray_Check(current) && PyArray_Check(recorded)) continue;
+    if (!same_static(current, recorded)) return false;
   }
-  return equal == 1;
+  return true;
 }
 
 // A dynamic number's 0-d array (float64 or int64); null where `object` is not such a number.
@@ -341,12 +351,11 @@ class Recorder {
     } else {
       item.kind = ItemKind::Static;
       item.value = nb::borrow(object);
-      // Arguments and closure variables: a global object's attributes are guards of their own
-      // (python/kiln/_environment.py), read at each call.
-      const bool argument = item.path.rfind("argument", 0) == 0 ||
-                            item.path.rfind("keyword argument", 0) == 0 ||
-                            item.path.rfind("closure variable", 0) == 0;
-      nb::object attributes = argument ? instance_attributes(object) : nb::object();
+      // Any object but a global one, whose attributes the function names are guards and
+      // inputs of their own (python/kiln/_environment.py): arguments, closure variables,
+      // objects in self's or a global object's attributes (self.config.scale).
+      const bool global_object = item.path.rfind("global '", 0) == 0;
+      nb::object attributes = global_object ? nb::object() : instance_attributes(object);
       if (attributes.is_valid()) {
         item.attributes = nb::steal(PyDict_Copy(attributes.ptr()));
         if (!item.attributes.is_valid()) throw nb::python_error();

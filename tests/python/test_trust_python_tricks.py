@@ -248,3 +248,35 @@ def test_a_global_object_rebound_to_another_is_read_from_the_new_one():
     np.testing.assert_array_equal(compiled(np.ones(2)), np.full(2, 7.0))
     GLOBAL_SETTINGS.scale = 9.0
     np.testing.assert_array_equal(compiled(np.ones(2)), np.full(2, 9.0))
+
+
+class Model:
+    def __init__(self):
+        self.config = types.SimpleNamespace(scale=1.0)
+        self.layer = types.SimpleNamespace(w=np.ones(2))
+
+    def scaled(self, x):
+        return x * self.config.scale
+
+    def apply(self, x):
+        return x * self.layer.w
+
+
+NESTED = types.SimpleNamespace(inner=types.SimpleNamespace(scale=1.0))
+
+
+def test_objects_inside_self_and_global_objects_are_read_at_each_call():
+    model = Model()
+    scaled, apply = kiln.compile(model.scaled), kiln.compile(model.apply)
+    scaled(np.ones(2))
+    model.config.scale = 5.0
+    np.testing.assert_array_equal(scaled(np.ones(2)), np.full(2, 5.0))
+    apply(np.ones(2))
+    model.layer.w[0] = 9  # in place, one object deeper than self's attributes
+    np.testing.assert_array_equal(apply(np.ones(2)), [9.0, 1.0])
+    model.layer.w = np.full(2, 3.0)
+    np.testing.assert_array_equal(apply(np.ones(2)), np.full(2, 3.0))
+    nested = kiln.compile(lambda x: x * NESTED.inner.scale)
+    nested(np.ones(2))
+    NESTED.inner.scale = 4.0
+    np.testing.assert_array_equal(nested(np.ones(2)), np.full(2, 4.0))
