@@ -165,10 +165,14 @@ def _is_unsupported_array(leaf):
 
 
 def _holds_arrays(leaf):
-    """An argument that is not an array or a container kiln traces (a dataclass, a namedtuple,
-    a SimpleNamespace) but holds ndarrays within two levels."""
-    return (type(leaf) is not np.ndarray and not isinstance(leaf, (str, bytes, int, float))
-            and _pytree.holds_array(leaf, lambda value: isinstance(value, np.ndarray), depth=2))
+    """A value that is not an array or a container kiln traces (a dataclass, a namedtuple, a
+    SimpleNamespace) but holds ndarrays within two levels. Modules, classes and functions are
+    read as globals are (their arrays are found by name), never this way."""
+    if type(leaf) is np.ndarray or isinstance(leaf, (
+            str, bytes, int, float, complex, types.ModuleType, type, types.FunctionType,
+            types.BuiltinFunctionType, types.MethodType, functools.partial)):
+        return False
+    return _pytree.holds_array(leaf, lambda value: isinstance(value, np.ndarray), depth=2)
 
 
 class CompiledFunction:

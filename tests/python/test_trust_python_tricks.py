@@ -280,3 +280,14 @@ def test_objects_inside_self_and_global_objects_are_read_at_each_call():
     nested(np.ones(2))
     NESTED.inner.scale = 4.0
     np.testing.assert_array_equal(nested(np.ones(2)), np.full(2, 4.0))
+
+
+CONSTANTS = types.ModuleType("constants")
+CONSTANTS.W = np.arange(3.0)
+
+
+def test_a_module_holding_arrays_is_read_as_globals_are_not_run_eagerly():
+    compiled = kiln.compile(lambda x: x * CONSTANTS.W)
+    report = kiln.explain(compiled)(np.ones(3))
+    assert report.graph_count == 1 and report.graph_break_count == 0
+    np.testing.assert_array_equal(report.result, np.arange(3.0))
