@@ -44,6 +44,8 @@ import weakref
 import numpy as np
 
 from . import _aliasing, _device, _kiln, _loop_transform, _numpy_tracer, _pytree
+from ._arguments import holds_arrays as _holds_arrays
+from ._arguments import is_unsupported_array as _is_unsupported_array
 from ._config import config
 from ._environment import Environment
 from ._graph_breaks import GraphBreak, GraphBreakSignal, located
@@ -146,33 +148,6 @@ def _location_of(fn):
     if code is None:
         return getattr(fn, "__qualname__", repr(fn))
     return f"{os.path.basename(code.co_filename)}:{code.co_firstlineno}"
-
-
-# The dtypes of kiln's IR (src/ir/dtype.cpp) by NumPy name: longdouble (float128), whose kind
-# and itemsize look like complex128's, is not one of them.
-_GRAPH_DTYPES = frozenset(["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
-                           "uint64", "float16", "float32", "float64", "complex64", "complex128"])
-
-
-def _is_unsupported_array(leaf):
-    """An ndarray the C++ side cannot borrow: such a call runs eagerly."""
-    if not isinstance(leaf, np.ndarray):
-        return False
-    if type(leaf) is not np.ndarray:
-        return True
-    return (leaf.dtype.name not in _GRAPH_DTYPES or not leaf.dtype.isnative
-            or not leaf.flags.aligned or any(stride % leaf.itemsize for stride in leaf.strides))
-
-
-def _holds_arrays(leaf):
-    """A value that is not an array or a container kiln traces (a dataclass, a namedtuple, a
-    SimpleNamespace) but holds ndarrays within two levels. Modules, classes and functions are
-    read as globals are (their arrays are found by name), never this way."""
-    if type(leaf) is np.ndarray or isinstance(leaf, (
-            str, bytes, int, float, complex, types.ModuleType, type, types.FunctionType,
-            types.BuiltinFunctionType, types.MethodType, functools.partial)):
-        return False
-    return _pytree.holds_array(leaf, lambda value: isinstance(value, np.ndarray), depth=2)
 
 
 class CompiledFunction:
