@@ -23,9 +23,10 @@ struct GuardItem {
   bool contiguous = true;
   std::vector<int64_t> shape, strides;  // strides in elements, only when not contiguous
   nb::object value;                     // statics
-  // A static argument that is an object with instance attributes (a dataclass of settings): a
-  // copy of them when recorded. The same object is equal to itself whatever was assigned to
-  // its attributes since, so the guard also compares them (same_attributes).
+  // A static object with instance attributes (a dataclass of settings; not a global object,
+  // whose attributes are reads of their own): a copy of them when recorded. The same object is
+  // equal to itself whatever was assigned to its attributes since, so the guard also compares
+  // them (same_attributes).
   nb::object attributes;
   bool is_float = false;                // numbers: float (else int)
 };
