@@ -99,6 +99,7 @@ def trace_inputs(arrays, trace, tracer):
                 continue
             tensor = trace.input(array.dtype.name, list(array.shape))
             tracers[index] = tracer.wrap(tensor, trace)
+            _keep_read_only(array, tracers[index], tracer)
             graph_arrays.append(array)
             graph_inputs.append((tensor, tracers[index]))
         elif index == group[0]:
@@ -141,4 +142,13 @@ def _trace_group(members, positions, trace, tracer, tracers):
                                check_bounds=False)
 
         tracers[position] = base._make_view(forward(base.tensor), forward, backward)
+        # The shared memory is traced as one writable array: a member NumPy would refuse to
+        # write still refuses.
+        _keep_read_only(member, tracers[position], tracer)
     return memory, tensor, base
+
+
+def _keep_read_only(array, traced, tracer):
+    mark = getattr(tracer, "mark_read_only", None)  # a stand-in tracer may have none
+    if mark is not None and not array.flags.writeable:
+        mark(traced)

@@ -44,10 +44,11 @@ import weakref
 import numpy as np
 
 from . import _aliasing, _device, _kiln, _loop_transform, _numpy_tracer, _pytree, _random_state
+from ._arguments import holds_arrays as _holds_arrays
+from ._arguments import is_unsupported_array as _is_unsupported_array
 from ._config import config
 from ._environment import Environment
 from ._graph_breaks import GraphBreak, GraphBreakSignal, located
-from ._tracer import SUPPORTED_DTYPES
 from ._retrace import (SEGMENT_LIMIT, NeedsStatic, RetraceTimes, Segments, _SegmentLimit,
                        _TraceContext, _Traced, held_output)
 
@@ -70,6 +71,11 @@ Unsupported = _kiln.Unsupported
 CompilerError = _kiln.CompilerError
 
 
+# Entries one compiled function keeps in memory (each holds a loaded library, and every call
+# walks their guards): past it, the least recently matched is dropped and rebuilt from the disk
+# cache if its arguments come back. dynamic=True with a new shape per call stays bounded.
+MOST_ENTRIES = 64
+
 _tracer_override = None
 
 
@@ -82,6 +88,15 @@ def set_tracer(module):
 def _tracer():
     return _tracer_override if _tracer_override is not None else _numpy_tracer
 
+
+def _reduce_compiled(compiled):
+    """Pickled by reference, as a plain function is: `@kiln.compile` at module level loads as
+    the one its module defines (multiprocessing's pools, copy.copy); a compiled lambda fails as
+    a lambda does. A CompiledCall of its own could not be pickled at all."""
+    return compiled.__qualname__
+
+
+_kiln.CompiledCall.__reduce__ = _reduce_compiled
 
 # Every live compiled function, for kiln.reset().
 _all_functions = weakref.WeakSet()
@@ -135,17 +150,6 @@ def _location_of(fn):
     return f"{os.path.basename(code.co_filename)}:{code.co_firstlineno}"
 
 
-def _is_unsupported_array(leaf):
-    """An ndarray the C++ side cannot borrow: such a call runs eagerly."""
-    if not isinstance(leaf, np.ndarray):
-        return False
-    if type(leaf) is not np.ndarray:
-        return True
-    # (a dtype's kind and size alone let float128, long double, through)
-    return (leaf.dtype.name not in SUPPORTED_DTYPES or not leaf.dtype.isnative
-            or not leaf.flags.aligned or any(stride % leaf.itemsize for stride in leaf.strides))
-
-
 class CompiledFunction:
     """The state behind one kiln.compile(fn): its GuardedCache, counters and explain records."""
 
@@ -154,6 +158,8 @@ class CompiledFunction:
         self.dynamic = dynamic
         self.name = getattr(fn, "__qualname__", getattr(fn, "__name__", repr(fn)))
         self.fullgraph = fullgraph
+        if options is not None and not isinstance(options, dict):
+            raise TypeError(f"kiln.compile: options must be a dict, got {type(options).__name__}")
         self.options = dict(options or {})
         self.options.setdefault("mode", mode)
         _kiln.check_options(self.options)
@@ -187,9 +193,30 @@ class CompiledFunction:
     def call_slow(self, args, kwargs):
         environment = self.cache.environment()
         leaves, spec = _pytree.flatten((args, kwargs, environment))
+        if any(_tracer().unwrap(leaf) is not None for leaf in leaves):
+            # Called while another compiled function traces (a compiled helper, recursion,
+            # kiln.compile of a compiled function): its ops join that trace, as an inlined call.
+            return self.fn(*args, **kwargs)
         if any(_is_unsupported_array(leaf) for leaf in leaves):
             self._note_break("an argument is an array kiln cannot read in place (dtype, byte "
                              "order, alignment or ndarray subclass)", _location_of(self.fn))
+            return self.fn(*args, **kwargs)
+        # Objects whose attributes are inputs: global objects the function reads attributes of.
+        read_through = {id(value) for _, _, value in self.environment.objects}
+        untraced = [value for value in environment if id(value) not in read_through]
+        if any(_holds_arrays(leaf) for leaf in _pytree.flatten((args, kwargs, untraced))[0]):
+            # Its arrays would be constants of the graph, and its guard the object itself:
+            # an array changed in place, or one assigned to it, would go unseen.
+            self._note_break("an argument, closure variable or attribute holds arrays in an "
+                             "object kiln does not trace (self.layer.w; pass them in a tuple, "
+                             "list or dict, or as attributes of self)", _location_of(self.fn))
+            return self.fn(*args, **kwargs)
+        if any(globals_.get(name) is not value
+               for globals_, name, value in self.environment.objects):
+            # A global object whose attributes the function reads was rebound: those reads
+            # (made when kiln.compile ran) still name the old object's.
+            self._note_break("a global object the function reads attributes of was rebound",
+                             _location_of(self.fn))
             return self.fn(*args, **kwargs)
         if len(self.cache) > 0:
             reason = self.cache.why_miss(args, kwargs)
@@ -345,7 +372,8 @@ class CompiledFunction:
         for index in dynamic:  # stands for a Python number: weak in NumPy's promotion
             traced_leaves[index]._scalar = True
             traced_leaves[index]._weak = float if leaves[index].dtype.kind == "f" else int
-        traced_args, traced_kwargs, traced_environment = _pytree.unflatten(spec, traced_leaves)
+        traced_args, traced_kwargs, traced_environment = _pytree.unflatten_keeping(
+            spec, traced_leaves, (args, kwargs, self.cache.environment()))
         function = self._with_environment(traced_environment)
         function = self._with_loop_capture(_with_numpy_names(function, tracer), tracer, trace)
         options = dict(self.options)
@@ -434,6 +462,7 @@ class CompiledFunction:
         if register:
             guards = self.cache.add(args, kwargs, None if retrace else compiled,
                                     output_spec, mutations, retrace, list(dynamic))
+            self.cache.evict_to(MOST_ENTRIES)
             if _kiln.log_enabled("guards"):
                 _kiln.log("guards", f"guards of {self.name} ({_location_of(self.fn)}), entry "
                           f"{len(self.cache)}:\n{guards}")

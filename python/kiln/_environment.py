@@ -13,6 +13,7 @@ import types
 
 import numpy as np
 
+from . import _kiln
 from ._graph_breaks import is_internal
 
 # Library code (the standard library, installed packages) is not searched for helpers.
@@ -27,6 +28,15 @@ def _names(code):
         if isinstance(constant, types.CodeType):
             names.extend(_names(constant))
     return list(dict.fromkeys(names))
+
+
+def _plain_function(value):
+    """The Python function behind a kiln.compile'd one (its globals are read like a helper's,
+    and a trace calls it inlined); anything else as it is."""
+    if not isinstance(value, _kiln.CompiledCall):
+        return value
+    fn = getattr(getattr(value, "_kiln_function", None), "fn", None)
+    return fn if isinstance(fn, types.FunctionType) else value
 
 
 def _is_user_function(value):
@@ -74,7 +84,7 @@ class Environment:
             function = pending.pop()
             globals_ = function.__globals__
             for name in _names(function.__code__):
-                value = globals_.get(name)
+                value = _plain_function(globals_.get(name))
                 method = getattr(owner, name, None) if self.attributes is not None else None
                 if self.attributes is not None and name in self.attributes:
                     add_read(self.attributes, name, f"self.{name}")

@@ -93,7 +93,7 @@ def located(error):
 
 # The tracer's generic dispatchers: their names say nothing about the user's op.
 _DISPATCHERS = {"<lambda>", "method", "forward", "reflected", "inplace", "apply_function",
-                "apply_ufunc", "call_ufunc", "call_eagerly"}
+                "apply_ufunc", "call_ufunc", "call_eagerly", "wrapper"}
 
 
 def _op_name(internal_frames):

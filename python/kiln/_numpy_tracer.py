@@ -13,7 +13,7 @@ import weakref
 
 from . import (_indexing, _loop_capture, _numpy_api, _numpy_creation, _tracer,  # noqa: F401
                _tracer_operators)
-from ._tracer import as_output, is_scalar_result, unwrap, wrap  # noqa: F401
+from ._tracer import as_output, is_scalar_result, mark_read_only, unwrap, wrap  # noqa: F401
 
 _tracer.install(_numpy_api, _indexing)
 

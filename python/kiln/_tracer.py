@@ -231,6 +231,11 @@ def wrap(tensor, trace=None):
     return TracedArray(context, tensor)
 
 
+def mark_read_only(value):
+    """The tracer of an argument that is not writeable: writes to it or its views raise."""
+    value._read_only = True
+
+
 def unwrap(value):
     """The current tensor of a tracer (None for anything else)."""
     if isinstance(value, TracedArray):
@@ -385,7 +390,8 @@ class TracedArray:
 
     __array_priority__ = 1000
     __slots__ = ("_context", "_tensor", "_version", "_root", "_root_version", "_forward",
-                 "_backward", "_selection", "_scalar", "_weak", "_range", "_affine", "__weakref__")
+                 "_backward", "_selection", "_scalar", "_weak", "_range", "_affine", "_read_only",
+                 "__weakref__")
     # (not `_mask`: np.ma reads any object's _mask as its MaskedArray mask)
 
     def __init__(self, context, tensor, mask=None):
@@ -402,6 +408,7 @@ class TracedArray:
         self._scalar = False         # eager NumPy would give a NumPy scalar here
         self._weak = None            # int/float: stands for a Python number (NEP 50 weak)
         self._range = self._affine = None  # a captured loop's index (+- c, * c): bounds, form
+        self._read_only = False      # an argument NumPy would refuse to write (and its views)
 
     # -- value and views --
 
@@ -417,6 +424,7 @@ class TracedArray:
         """A result that aliases self: writes to it update self (and self's own root)."""
         self._check_plain("taking a view")
         view = TracedArray(self._context, tensor)
+        view._read_only = self._read_only
         if self._scalar and len(self.tensor.shape) == 0:
             # A NumPy scalar is immutable: NumPy views a temporary array made from it.
             view._scalar = len(tensor.shape) == 0  # np.float64(1).T is a scalar
@@ -434,6 +442,9 @@ class TracedArray:
 
     def _assign(self, tensor):
         """Functionalised in-place update: rebinds self (and writes through to its root)."""
+        if self._read_only:  # NumPy's error, at the user's line, before any write
+            raise ValueError(f"kiln: assignment at {user_location()}: assignment destination "
+                             "is read-only")
         old = self.tensor
         tensor = cast(tensor, old.dtype)
         if tuple(tensor.shape) != tuple(old.shape):

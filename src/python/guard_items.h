@@ -23,8 +23,50 @@ struct GuardItem {
   bool contiguous = true;
   std::vector<int64_t> shape, strides;  // strides in elements, only when not contiguous
   nb::object value;                     // statics
+  // A static object with instance attributes (a dataclass of settings; not a global object,
+  // whose attributes are reads of their own): a copy of them when recorded. The same object is
+  // equal to itself whatever was assigned to its attributes since, so the guard also compares
+  // them (same_attributes).
+  nb::object attributes;
   bool is_float = false;                // numbers: float (else int)
 };
+
+// The instance dict of an object whose attributes its code may read (not a class, module or
+// function, whose attributes kiln reads as globals); null for anything else.
+inline nb::object instance_attributes(PyObject* object) {
+  if (Py_TYPE(object)->tp_dictoffset == 0 || PyType_Check(object) || PyModule_Check(object) ||
+      PyFunction_Check(object) || PyMethod_Check(object) || PyCFunction_Check(object))
+    return nb::object();
+  nb::object attributes = nb::steal(PyObject_GenericGetDict(object, nullptr));
+  if (!attributes.is_valid() || !PyDict_Check(attributes.ptr())) {
+    PyErr_Clear();
+    return nb::object();
+  }
+  return attributes;
+}
+
+inline bool same_static(PyObject* value, PyObject* expected);
+
+// Whether `object`'s attributes are still those recorded (each the same object, or equal).
+// Arrays are not compared: those the function reads are inputs, read at each call.
+inline bool same_attributes(PyObject* object, const GuardItem& item) {
+  if (!item.attributes.is_valid()) return true;
+  nb::object now = instance_attributes(object);
+  if (!now.is_valid() || PyDict_GET_SIZE(now.ptr()) != PyDict_GET_SIZE(item.attributes.ptr()))
+    return false;
+  PyObject *key, *recorded;
+  Py_ssize_t position = 0;
+  while (PyDict_Next(item.attributes.ptr(), &position, &key, &recorded)) {
+    PyObject* current = PyDict_GetItemWithError(now.ptr(), key);
+    if (current == nullptr) {
+      PyErr_Clear();
+      return false;
+    }
+    if (PyArray_Check(current) && PyArray_Check(recorded)) continue;
+    if (!same_static(current, recorded)) return false;
+  }
+  return true;
+}
 
 // A dynamic number's 0-d array (float64 or int64); null where `object` is not such a number.
 inline nb::object number_array(PyObject* object, bool is_float) {
@@ -117,7 +159,10 @@ class Matcher {
         return true;
       }
       case ItemKind::Static:
-        if (same_static(object, item.value.ptr())) return true;
+        if (same_static(object, item.value.ptr())) {
+          if (same_attributes(object, item)) return true;
+          return fail([&] { return "an attribute of " + item.path + " changed"; });
+        }
         if (changed_ != nullptr && is_number(object) && is_number(item.value.ptr()) &&
             Py_TYPE(object) == Py_TYPE(item.value.ptr())) {
           changed_->push_back(leaves_ - 1);
@@ -307,6 +352,15 @@ class Recorder {
     } else {
       item.kind = ItemKind::Static;
       item.value = nb::borrow(object);
+      // Any object but a global one, whose attributes the function names are guards and
+      // inputs of their own (python/kiln/_environment.py): arguments, closure variables,
+      // objects in self's or a global object's attributes (self.config.scale).
+      const bool global_object = item.path.rfind("global '", 0) == 0;
+      nb::object attributes = global_object ? nb::object() : instance_attributes(object);
+      if (attributes.is_valid()) {
+        item.attributes = nb::steal(PyDict_Copy(attributes.ptr()));
+        if (!item.attributes.is_valid()) throw nb::python_error();
+      }
       items_.push_back(std::move(item));
     }
   }

@@ -8,6 +8,7 @@
 // dynamic does); python/guard_items.h. On a hit it borrows the arrays, runs the entry's
 // graph-break checks and graph, writes mutated inputs back and rebuilds the output pytree; on a
 // miss it returns the MISS sentinel and the Python driver traces, compiles and calls add().
+#include <algorithm>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/shared_ptr.h>
@@ -36,6 +37,7 @@ struct Entry {
   nb::object output_spec;
   std::vector<std::pair<int32_t, int32_t>> mutations;  // (array leaf, graph output)
   std::vector<bool> scalar_outputs;  // scalar_only_outputs (never mutated inputs)
+  uint64_t last_use = 0;  // GuardedCache::uses_ at its latest match (evict_to); under the GIL
 };
 
 class GuardedCache {
@@ -63,6 +65,10 @@ class GuardedCache {
       arrays.clear();
       if (!match_entry(*entry, args, kwargs, arrays, nullptr)) continue;
       if (any_overlap(arrays) != entry->aliased) continue;
+      // An entry that writes an argument matches only a writeable one: a read-only one is
+      // traced again, and the trace raises NumPy's error at the user's line.
+      if (!read_only_written(*entry, arrays).empty()) continue;
+      entry->last_use = ++uses_;
       if (entry->retrace) return state().retrace;
       if (!entry->compiled) return state().eager;
       return run_entry(*entry, borrow_all(arrays), arrays);
@@ -80,6 +86,8 @@ class GuardedCache {
     if (match_entry(*entry, args, kwargs, arrays, &why) && any_overlap(arrays) != entry->aliased)
       why = entry->aliased ? "the arguments no longer share memory"
                            : "arguments share memory (aliasing)";
+    else if (why.empty())
+      why = read_only_written(*entry, arrays);
     return why.empty() ? "no cached entry matches" : why;
   }
 
@@ -113,6 +121,7 @@ class GuardedCache {
     entry->output_spec = std::move(output_spec);
     entry->mutations = std::move(mutations);
     entry->retrace = retrace;
+    entry->last_use = ++uses_;
     if (entry->compiled) {
       entry->scalar_outputs = scalar_only_outputs(
           entry->output_spec.ptr(), entry->compiled->graph->executable->output_count());
@@ -144,6 +153,22 @@ class GuardedCache {
 
   size_t size() const { return entries_->size(); }
   void clear() { entries_ = std::make_shared<EntryList>(); }
+  // Drops the least recently matched entries (their compiled libraries with them once no call
+  // runs them) until at most `most` remain: a function called with ever new shapes keeps
+  // bounded memory and guard walks; a dropped entry is a miss, rebuilt from the disk cache.
+  void evict_to(size_t most) {
+    if (entries_->size() <= most) return;
+    auto entries = std::make_shared<EntryList>(*entries_);
+    while (entries->size() > most) {
+      auto oldest = std::min_element(entries->begin(), entries->end(),
+                                     [](const std::shared_ptr<Entry>& a,
+                                        const std::shared_ptr<Entry>& b) {
+                                       return a->last_use < b->last_use;
+                                     });
+      entries->erase(oldest);
+    }
+    entries_ = std::move(entries);
+  }
 
   // The cache holds the function's globals, which hold the compiled function, which holds the
   // cache: the garbage collector must see these references to break that cycle.
@@ -273,10 +298,27 @@ class GuardedCache {
   }
 
  private:
+  // Why an argument `entry` writes cannot be written ("" when every one can).
+  static std::string read_only_written(const Entry& entry, const std::vector<nb::object>& arrays) {
+    for (const auto& [leaf, output] : entry.mutations) {
+      auto* array = reinterpret_cast<PyArrayObject*>(arrays[size_t(leaf)].ptr());
+      if (!PyArray_ISWRITEABLE(array))
+        return "array argument " + std::to_string(leaf) +
+               ", which the function writes, is read-only";
+    }
+    return "";
+  }
+
   static nb::object run_graph(Compiled& compiled, const std::vector<Array>& inputs,
                               const std::vector<nb::object>& arrays, PyObject* output_spec,
                               const std::vector<std::pair<int32_t, int32_t>>& mutations,
                               const std::vector<bool>* scalar_outputs = nullptr) {
+    // Every write-back or none: a read-only target found after others were written would
+    // leave the caller's arrays half updated by a call that raised.
+    for (const auto& [leaf, output] : mutations)
+      if (!PyArray_ISWRITEABLE(reinterpret_cast<PyArrayObject*>(arrays[size_t(leaf)].ptr())))
+        throw nb::value_error("kiln: assignment destination is read-only (an argument the "
+                              "compiled function writes); nothing was written");
     std::vector<Array> outputs = compiled.run(inputs);
     std::vector<nb::object> results;
     results.reserve(outputs.size());
@@ -301,6 +343,7 @@ class GuardedCache {
     std::string label;
   };
   std::vector<GlobalRead> global_reads_;
+  uint64_t uses_ = 0;  // matches so far: each entry's last_use
   nb::object cells_;
   std::vector<std::string> cell_names_;
   using EntryList = std::vector<std::shared_ptr<Entry>>;
@@ -350,6 +393,7 @@ void bind_guarded_cache(nb::module_& module) {
                   nb::arg("targets").none() = nb::none())
       .def("environment", &GuardedCache::environment)
       .def("clear", &GuardedCache::clear)
+      .def("evict_to", &GuardedCache::evict_to, nb::arg("most"))
       .def("__len__", &GuardedCache::size);
 }
 

@@ -6,6 +6,8 @@
 
 #include <nanobind/stl/string.h>
 
+#include <limits>
+
 #include "api/logging.h"
 #include "api/options.h"
 #include "kiln/compile.h"
@@ -180,6 +182,42 @@ PyObject* to_numpy_scalar(const Array& array) {
   return scalar;
 }
 
+namespace {
+
+// An option's value of the wrong type is a TypeError naming the option, not nanobind's bare
+// std::bad_cast.
+[[noreturn]] void throw_option_type(const std::string& name, const char* wanted, nb::handle value) {
+  throw Error(ErrorKind::Type,
+              error_message("compile", "",
+                            "options['" + name + "'] must be " + wanted + ", got " +
+                                Py_TYPE(value.ptr())->tp_name));
+}
+
+std::string option_text(const std::string& name, nb::handle value) {
+  if (!nb::isinstance<nb::str>(value)) throw_option_type(name, "a str", value);
+  return nb::cast<std::string>(value);
+}
+
+bool option_flag(const std::string& name, nb::handle value) {
+  if (!PyBool_Check(value.ptr())) throw_option_type(name, "True or False", value);
+  return value.ptr() == Py_True;
+}
+
+int option_count(const std::string& name, nb::handle value) {
+  if (!PyLong_Check(value.ptr()) || PyBool_Check(value.ptr()))
+    throw_option_type(name, "an int", value);
+  int overflow = 0;
+  long long number = PyLong_AsLongLongAndOverflow(value.ptr(), &overflow);
+  if (overflow != 0 || number > std::numeric_limits<int>::max() ||
+      number < std::numeric_limits<int>::min())
+    throw Error(ErrorKind::Value, error_message("compile", "",
+                                                "options['" + name + "'] is out of range, got " +
+                                                    nb::cast<std::string>(nb::str(value))));
+  return static_cast<int>(number);
+}
+
+}  // namespace
+
 Options options_from_dict(nb::handle options) {
   Options result;
   if (options.is_none()) return result;
@@ -188,19 +226,19 @@ Options options_from_dict(nb::handle options) {
   for (auto [key, value] : nb::borrow<nb::dict>(options)) {
     std::string name = nb::cast<std::string>(nb::str(key));
     if (name == "mode") {
-      result.mode = nb::cast<std::string>(value);
+      result.mode = option_text(name, value);
     } else if (name == "cache_dir") {
-      result.cache_dir = value.is_none() ? "" : nb::cast<std::string>(nb::str(value));
+      result.cache_dir = value.is_none() ? "" : option_text(name, nb::str(value));
     } else if (name == "disk_cache") {
-      result.disk_cache = nb::cast<bool>(value);
+      result.disk_cache = option_flag(name, value);
     } else if (name == "num_threads") {
-      result.num_threads = nb::cast<int>(value);
+      result.num_threads = option_count(name, value);
     } else if (name == "allow_reassociation") {
-      result.allow_reassociation = nb::cast<bool>(value);
+      result.allow_reassociation = option_flag(name, value);
     } else if (name == "device") {
-      result.device = nb::cast<std::string>(nb::str(value));
+      result.device = option_text(name, nb::str(value));
     } else if (name == "unsupported_ops") {  // read by the torch front end (kiln.torch)
-      std::string policy = nb::cast<std::string>(value);
+      std::string policy = option_text(name, value);
       if (policy != "eager" && policy != "error")
         throw Error(ErrorKind::Value, error_message("compile", "",
                                                     "options['unsupported_ops'] must be 'eager' "

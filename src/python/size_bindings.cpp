@@ -22,8 +22,18 @@ nb::tuple shape_tuple(const ir::Shape& shape) {
 }
 
 ir::Dim dim_from_object(nb::handle object) {
-  return nb::isinstance<ir::Dim>(object) ? nb::cast<ir::Dim>(object)
-                                         : ir::Dim(nb::cast<int64_t>(object));
+  if (nb::isinstance<ir::Dim>(object)) return nb::cast<ir::Dim>(object);
+  int64_t extent = 0;
+  if (!nb::try_cast<int64_t>(object, extent)) {
+    // A Python int past int64 (np.ones(2**63), an arange of 2**63 steps) was nanobind's bare
+    // std::bad_cast. NumPy's words, without "kiln:": the tracer adds the op and the user's line.
+    if (PyIndex_Check(object.ptr()))
+      throw Error(ErrorKind::Value, "Maximum allowed dimension exceeded: " +
+                                        nb::cast<std::string>(nb::str(object)));
+    throw Error(ErrorKind::Type, std::string("'") + Py_TYPE(object.ptr())->tp_name +
+                                     "' object cannot be interpreted as an integer");
+  }
+  return ir::Dim(extent);
 }
 
 // A shape from Python: a sequence of ints and kiln.Size objects.

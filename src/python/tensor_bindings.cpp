@@ -4,6 +4,7 @@
 // through the chain its Trace: a tracer leaked out of a traced function can never point at a
 // freed graph.
 #include <functional>
+#include <limits>
 
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/pair.h>
@@ -61,7 +62,18 @@ Tensor reshape_to(const Tensor& x, nb::handle shape) {
 
 std::optional<int64_t> optional_index(nb::handle object) {
   if (object.is_none()) return std::nullopt;
-  return nb::cast<int64_t>(object);
+  int64_t index = 0;
+  if (nb::try_cast<int64_t>(object, index)) return index;
+  // A slice bound or step past int64 (x[::2**70]) means what the largest one does, as in
+  // NumPy, which clamps them; not nanobind's bare std::bad_cast.
+  int overflow = 0;
+  PyLong_AsLongLongAndOverflow(object.ptr(), &overflow);
+  if (PyErr_Occurred()) PyErr_Clear();
+  if (overflow == 0)
+    throw Error(ErrorKind::Type, "slice indices must be integers or None or have an __index__ "
+                                 "method");
+  return overflow > 0 ? std::numeric_limits<int64_t>::max()
+                      : -std::numeric_limits<int64_t>::max();
 }
 
 // A Python slice or a (start, stop, step) tuple.
@@ -80,7 +92,7 @@ Slice slice_from_object(nb::handle object) {
                 error_message("slice", "", "a slice is a (start, stop, step) tuple"));
   slice.start = optional_index(items[0]);
   slice.stop = optional_index(items[1]);
-  slice.step = nb::cast<int64_t>(items[2]);
+  slice.step = optional_index(items[2]).value_or(1);
   return slice;
 }
 

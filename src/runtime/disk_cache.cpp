@@ -416,9 +416,43 @@ CachedObject find_valid_object(const std::string& entry, const std::string& key,
 
 }  // namespace
 
+namespace {
+
+// A build failed because the cache's filesystem is full (our writes or the compiler's, whose
+// message quotes the same strerror text), over quota, or read-only: not the user's code.
+bool reports_full_filesystem(const std::string& message) {
+  for (int code : {ENOSPC, EDQUOT, EROFS})
+    if (message.find(strerror(code)) != std::string::npos) return true;
+  return false;
+}
+
+}  // namespace
+
 CachedObject DiskCache::get_or_build(const std::string& key,
                                      const std::function<std::string()>& make_source,
                                      const BuildFunction& build) {
+  try {
+    return get_or_build_here(key, make_source, build);
+  } catch (const Error& error) {
+    if (error.kind() != ErrorKind::Toolchain || !reports_full_filesystem(error.what()) ||
+        directory_ == process_private_directory())
+      throw;
+    // A full disk must not fail the user's call, as an unwritable cache does not: what the
+    // failed build began (a source, no meta.txt) is removed unless another process holds it,
+    // and this cache builds in the process's private directory from now on.
+    const std::string entry = entry_directory(key);
+    remove_cache_entry(entry);
+    rmdir(entry.substr(0, entry.find_last_of('/')).c_str());  // an empty shard
+    warn_once(directory_, std::string(error.what()) + "; compiled kernels are kept in a private "
+                          "temporary directory for this process only");
+    directory_ = process_private_directory();
+    return get_or_build_here(key, make_source, build);
+  }
+}
+
+CachedObject DiskCache::get_or_build_here(const std::string& key,
+                                          const std::function<std::string()>& make_source,
+                                          const BuildFunction& build) {
   validate_key(key);
   const int64_t limit = cache_size_limit();  // a bad KILN_CACHE_MAX_BYTES fails before any work
   const std::string entry = entry_directory(key);

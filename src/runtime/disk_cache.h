@@ -81,6 +81,9 @@ class DiskCache {
   // After a build, least recently used entries are evicted past the size limit; never one in
   // use, as this one is while the result lives. The source is made only on a miss: a warm
   // start skips the work that produces it.
+  // A build that fails because the cache's filesystem is full, over quota or read-only is
+  // retried in the process's private temporary directory (a warning, once), where this
+  // DiskCache then stays.
   CachedObject get_or_build(const std::string& key, const std::function<std::string()>& make_source,
                             const BuildFunction& build);
   CachedObject get_or_build(const std::string& key, const std::string& source,
@@ -104,6 +107,9 @@ class DiskCache {
   static CacheCounters& counters();
 
  private:
+  CachedObject get_or_build_here(const std::string& key,
+                                 const std::function<std::string()>& make_source,
+                                 const BuildFunction& build);
   std::string entry_directory(const std::string& key) const;
   std::string directory_;
 };

@@ -25,9 +25,11 @@ struct KernelGroup {
   std::vector<Root> roots;
   std::set<ir::ValueId> nodes;
   bool alone = false;
-  void add(const Root& root) {
+  int64_t ops = 0;  // the graph nodes its roots inline (a bound on its source: kernel_groups.cpp)
+  void add(const Root& root, int64_t root_ops) {
     roots.push_back(root);
     nodes.insert(root.node);
+    ops += root_ops;
   }
 };
 

@@ -167,6 +167,29 @@ void materialize_large_shared_values(const ir::Graph& graph, std::set<ValueId>& 
   }
 }
 
+// A chain of single-use values (a Python loop of thousands of steps, x = x * a + b) is one
+// value with all of it inlined, however long: one function the C++ compiler takes seconds,
+// then minutes, on (its time grows faster than the function). Along such a chain, an
+// elementwise value whose inlined work (weighted as above) reaches kLongestChain gets a buffer:
+// one store and load per kLongestChain ops, and roots that kernel_groups.cpp can bound.
+constexpr int64_t kLongestChain = 512;
+
+void materialize_long_chains(const ir::Graph& graph, std::set<ValueId>& materialized) {
+  std::vector<int64_t> work(static_cast<size_t>(graph.size()), 0);
+  for (ValueId id = 0; id < graph.size(); ++id) {
+    const Node& node = graph.node(id);
+    int64_t total = own_work(node);
+    for (ValueId input : node.inputs)
+      if (!materialized.count(input))
+        total = std::min<int64_t>(total + work[static_cast<size_t>(input)], 1 << 30);
+    work[static_cast<size_t>(id)] = total;
+    if (total >= kLongestChain && ir::is_elementwise(node.op) && !materialized.count(id)) {
+      materialized.insert(id);
+      work[static_cast<size_t>(id)] = 0;
+    }
+  }
+}
+
 }  // namespace
 
 std::set<ValueId> initial_materialized(const ir::Graph& graph, int64_t elementwise_broadcast) {
@@ -211,6 +234,7 @@ std::set<ValueId> initial_materialized(const ir::Graph& graph, int64_t elementwi
   materialize_expensive_broadcasts(graph, elementwise_broadcast, result);
   materialize_shared_reductions(graph, result);
   materialize_large_shared_values(graph, result);
+  materialize_long_chains(graph, result);
   return result;
 }
 

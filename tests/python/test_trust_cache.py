@@ -291,6 +291,34 @@ def test_an_unusable_cache_directory_compiles_privately_with_a_warning(directory
     assert set(glob.glob("/tmp/kiln-private-*")) <= before  # removed at exit
 
 
+@pytest.mark.skipif(not is_root, reason="mounting a tiny file system needs root")
+def test_a_full_disk_compiles_privately_with_a_warning_and_leaves_no_half_entry(tmp_path):
+    # 64 KiB: the source fits and the linker's object does not (the compiler's own error).
+    full = tmp_path / "full"
+    full.mkdir(mode=0o700)
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k,mode=700", "tmpfs", str(full)],
+                   check=True)
+    try:
+        program = """
+            import numpy as np, kiln
+            def f(x):
+                for i in range(40):
+                    x = np.sin(x) * 0.5 + np.cos(x[::-1]) * 0.25 + i
+                return x
+            g = f
+            print(np.allclose(kiln.compile(f)(np.ones(16)), g(np.ones(16))))
+        """
+        for _ in range(2):  # the second finds nothing half made to trip on
+            result = run_python(program, {"KILN_CACHE_DIR": str(full / "cache")})
+            assert result.returncode == 0, result.stderr[-3000:]
+            assert result.stdout.strip() == "True"
+            assert "No space left on device" in result.stderr
+            assert "private temporary directory" in result.stderr
+        assert entry_files(full / "cache", "*") == []
+    finally:
+        subprocess.run(["umount", str(full)], check=True)
+
+
 @pytest.mark.parametrize("value", ["garbage", "1e9", "-1", "99999999999999999999999"])
 def test_a_bad_cache_size_limit_is_an_error_naming_it(fresh_kiln, monkeypatch, value):
     monkeypatch.setenv("KILN_CACHE_MAX_BYTES", value)

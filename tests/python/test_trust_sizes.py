@@ -16,6 +16,10 @@ CASES = {
     "an_output_larger_than_memory": "lambda x: np.ones((2**20, 2**20)) + x",
     "broadcast_to_overflowing": "lambda x: np.broadcast_to(x, (2**32, 2**32)) + 1.0",
     "tile_overflowing": "lambda x: np.tile(np.ones(2**20), 2**44) + x",
+    # Python ints past int64 reaching a shape (were RuntimeError std::bad_cast, no op or line)
+    "ones_past_int64": "lambda x: np.ones(2**64) + x",
+    "ones_of_a_uint64_past_int64": "lambda x: np.ones(np.uint64(2**63)) + x",
+    "arange_past_int64": "lambda x: np.arange(0.0, 2.0**64) + x",
 }
 
 
