@@ -255,3 +255,22 @@ def test_a_parts_output_over_a_tensor_another_part_computed_as_eager(needs_grad)
         results.append([output.detach() for output in outputs] + ([leaf.grad] if needs_grad else []))
     for compiled, eager in zip(results[1], results[0]):
         torch.testing.assert_close(compiled, eager)
+
+
+@pytest.mark.parametrize("function", [
+    lambda x: x.sum(0).expand(3, 5),
+    lambda x: (x + 1).as_strided((3, 3), (1, 5)),
+    lambda x: (x.reshape(2, 2, 5) * 2).permute(2, 0, 1).contiguous().permute(1, 2, 0),
+    lambda x: (x * 2).t()[1:],
+], ids=["expand", "as_strided", "permuted", "sliced transpose"])
+def test_an_output_that_is_a_view_of_an_intermediate_has_eagers_strides(function):
+    # kiln returned these contiguous (the expand materialised); eager and Inductor return the
+    # view's strides
+    x = torch.arange(20.0).reshape(4, 5)
+    first = torch.compile(function, backend="kiln")(x)
+    eager = function(x)
+    torch.testing.assert_close(first, eager)
+    assert first.stride() == eager.stride()
+    second = torch.compile(function, backend="kiln")(x + 1)  # a later call leaves it alone
+    torch.testing.assert_close(first, eager)
+    torch.testing.assert_close(second, function(x + 1))

@@ -19,7 +19,8 @@ def _static_layout(value):
 
 def _memory_owners(graph, results, converted):
     """{FX output position: owner node} for the outputs that share memory with another output
-    (views of one another: y, y.view(-1), y[0], y.t(), as eager returns them). The owner is the
+    (views of one another: y, y.view(-1), y[0], y.t(), as eager returns them) or are views of
+    an intermediate (y.sum(0).expand(3, 5): eager's strides, no copy). The owner is the
     node that made the memory, when kiln computes it whole and row-major (its layout as a kiln
     output), of the outputs' dtype; a call returns the outputs as views of it."""
     shared = {}  # storage -> positions
@@ -27,7 +28,6 @@ def _memory_owners(graph, results, converted):
         value = meta(result) if isinstance(result, torch.fx.Node) else None
         if isinstance(value, torch.Tensor) and result in converted and _static_layout(value):
             shared.setdefault(value.untyped_storage()._cdata, []).append(position)
-    shared = {storage: positions for storage, positions in shared.items() if len(positions) > 1}
     owners = {}
     for node in graph.nodes:  # the first node of a memory made it (an input's: not kiln's)
         if not shared:
@@ -36,6 +36,8 @@ def _memory_owners(graph, results, converted):
         if not isinstance(value, torch.Tensor) or value.layout != torch.strided:
             continue
         positions = shared.pop(value.untyped_storage()._cdata, None)
+        if positions == [position for position, result in enumerate(results) if result is node]:
+            continue  # an output that is its memory's only view: no view to make
         if (positions and node.op == "call_function" and node in converted
                 and _static_layout(value) and value.is_contiguous() and not value.storage_offset()
                 and value.untyped_storage().nbytes() == value.numel() * value.element_size()):
