@@ -2,7 +2,8 @@
 rows that see no key, cumulative sums' accumulation, NaN's sign, backward(retain_graph=True),
 outputs that are views of one another, NaN in max pooling, comparisons with a dynamic size,
 torch.func transforms in a graph that needs no backward, float sums over short rows, integer
-division by zero, log_softmax of rows holding infinities."""
+division by zero, log_softmax of rows holding infinities, a partitioned graph's part returning a
+view of a tensor another part computed, outputs that are views of an intermediate."""
 import pytest
 import torch
 import torch.nn.functional as F
