@@ -124,6 +124,8 @@ UNINITIALISED = {
     "aten.empty_like.default": (lambda x: aten.empty_like(x), [_floats(2, 3)]),
     "aten.empty_strided.default": (lambda x: aten.empty_strided([2, 3], [3, 1]), [_floats(1)]),
     "aten.new_empty.default": (lambda x: aten.new_empty(x, [4]), [_floats(2, 3)]),
+    "aten.new_empty_strided.default": (lambda x: aten.new_empty_strided(x, [2, 3], [1, 2]),
+                                       [_floats(2, 3)]),
 }
 
 # Entries for ops with no CPU kernel, each checked against its CPU counterpart by its own test.

@@ -2,7 +2,8 @@
 rows that see no key, cumulative sums' accumulation, NaN's sign, backward(retain_graph=True),
 outputs that are views of one another, NaN in max pooling, comparisons with a dynamic size,
 torch.func transforms in a graph that needs no backward, float sums over short rows, integer
-division by zero, log_softmax of rows holding infinities."""
+division by zero, log_softmax of rows holding infinities, a partitioned graph's part returning a
+view of a tensor another part computed, outputs that are views of an intermediate."""
 import pytest
 import torch
 import torch.nn.functional as F
@@ -231,3 +232,46 @@ def test_log_softmax_of_rows_holding_infinities_as_eager():
     x = torch.tensor([[1.0, inf, 2.0], [-inf, -inf, -inf], [-inf, 0.5, 3.0], [1.0, 2.0, 3.0]])
     for f in (lambda t: F.log_softmax(t, dim=-1), lambda t: torch.softmax(t, dim=-1)):
         torch.testing.assert_close(torch.compile(f, backend="kiln")(x), f(x), equal_nan=True)
+
+
+@pytest.mark.parametrize("needs_grad", [False, True], ids=["inference", "training"])
+def test_a_parts_output_over_a_tensor_another_part_computed_as_eager(needs_grad):
+    # avg_pool2d(ceil_mode=True) runs in eager between two kiln parts; the second part's
+    # w.transpose(1, 2) was made a view of its input w with the strides torch recorded for the
+    # permuted view, over the contiguous tensor the first part returned (HF Funnel trained 7%
+    # off)
+    def f(x):
+        w = (x * 3).permute(1, 0, 2)
+        pooled = F.avg_pool2d(w, (2, 1), stride=(2, 1), ceil_mode=True)
+        return pooled.sum() * w, w.transpose(1, 2)
+    torch.manual_seed(0)
+    x = torch.randn(3, 4, 5)
+    results = []
+    for function in (f, torch.compile(f, backend="kiln")):
+        leaf = x.clone().requires_grad_(needs_grad)
+        with torch.set_grad_enabled(needs_grad):
+            outputs = function(leaf)
+        if needs_grad:
+            (outputs[0].sum() + (outputs[1] * torch.arange(20.0).view(4, 5, 1)).sum()).backward()
+        results.append([output.detach() for output in outputs] + ([leaf.grad] if needs_grad else []))
+    for compiled, eager in zip(results[1], results[0]):
+        torch.testing.assert_close(compiled, eager)
+
+
+@pytest.mark.parametrize("function", [
+    lambda x: x.sum(0).expand(3, 5),
+    lambda x: (x + 1).as_strided((3, 3), (1, 5)),
+    lambda x: (x.reshape(2, 2, 5) * 2).permute(2, 0, 1).contiguous().permute(1, 2, 0),
+    lambda x: (x * 2).t()[1:],
+], ids=["expand", "as_strided", "permuted", "sliced transpose"])
+def test_an_output_that_is_a_view_of_an_intermediate_has_eagers_strides(function):
+    # kiln returned these contiguous (the expand materialised); eager and Inductor return the
+    # view's strides
+    x = torch.arange(20.0).reshape(4, 5)
+    first = torch.compile(function, backend="kiln")(x)
+    eager = function(x)
+    torch.testing.assert_close(first, eager)
+    assert first.stride() == eager.stride()
+    second = torch.compile(function, backend="kiln")(x + 1)  # a later call leaves it alone
+    torch.testing.assert_close(first, eager)
+    torch.testing.assert_close(second, function(x + 1))

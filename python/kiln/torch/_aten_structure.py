@@ -208,12 +208,21 @@ def _repeat(context, node, x, repeats):
 
 @lowers(aten.constant_pad_nd.default)
 def _constant_pad(context, node, x, pad, value=0):
-    widths = [(0, 0)] * x.ndim
+    # A negative width crops (F.pad(x, (-1, 0)), wav2vec2's positional convolution): the crops
+    # are a slice, the rest a pad.
+    widths, crops = [(0, 0)] * x.ndim, [slice(None)] * x.ndim
     for pair in range(len(pad) // 2):
         low, high = pad[2 * pair], pad[2 * pair + 1]
+        dim = x.ndim - 1 - pair
+        if not all(isinstance(width, int) for width in (low, high)):
+            raise Unconvertible("padding by a width of the sizes")
         if low < 0 or high < 0:
-            raise Unconvertible("negative padding (a crop)")
-        widths[x.ndim - 1 - pair] = (low, high)
+            if isinstance(x.shape[dim], _kiln.Size):
+                raise Unconvertible("negative padding (a crop) of a dynamic axis")
+            crops[dim] = (max(-low, 0), x.shape[dim] - max(-high, 0), 1)
+        widths[dim] = (max(low, 0), max(high, 0))
+    if any(crop != slice(None) for crop in crops):
+        x = _slice_any(x, crops)
     return _kiln.pad(x, widths, "constant", float(value))
 
 
@@ -223,7 +232,7 @@ def _constant_pad(context, node, x, pad, value=0):
         aten.empty_strided.default, aten.scalar_tensor.default, aten.full_like.default,
         aten.zeros_like.default, aten.ones_like.default, aten.empty_like.default,
         aten.new_zeros.default, aten.new_ones.default, aten.new_full.default,
-        aten.new_empty.default, aten.fill.Scalar)
+        aten.new_empty.default, aten.new_empty_strided.default, aten.fill.Scalar)
 def _full(context, node, *args, **kwargs):
     name = node.target.overloadpacket.__name__
     value = {"zeros": 0, "zeros_like": 0, "new_zeros": 0, "ones": 1, "ones_like": 1,

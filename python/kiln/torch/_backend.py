@@ -9,7 +9,7 @@ import functools
 import itertools
 
 import torch
-from torch._decomp import core_aten_decompositions
+from torch._decomp import core_aten_decompositions, get_decompositions
 from torch._dynamo.backends.common import aot_autograd
 from torch._functorch.aot_autograd import aot_export_joint_simple
 from torch._functorch.partitioners import min_cut_rematerialization_partition
@@ -37,10 +37,23 @@ def decompositions():
     return dict(_decompositions())
 
 
+# Core ATen ops (Inductor lowers them itself, so the Core table leaves them whole) that kiln has
+# no entry for, where PyTorch's own decomposition is made of ops kiln converts: without it,
+# group norm (wav2vec2, diffusion UNets), F.normalize and clip_grad_norm_'s vector norms, ELU
+# and instance norm ran in eager PyTorch between kiln's parts.
+_CONVERTIBLE_DECOMPOSITIONS = [
+    torch.ops.aten.native_group_norm,
+    torch.ops.aten.linalg_vector_norm,
+    torch.ops.aten.elu,
+    torch.ops.aten._native_batch_norm_legit.no_stats,
+]
+
+
 @functools.lru_cache(maxsize=None)
 def _decompositions():
-    return {op: function for op, function in core_aten_decompositions().items()
-            if op not in TABLE}
+    table = dict(core_aten_decompositions())
+    table.update(get_decompositions(_CONVERTIBLE_DECOMPOSITIONS))
+    return {op: function for op, function in table.items() if op not in TABLE}
 
 
 def _settings(mode, options):

@@ -17,17 +17,18 @@ def _static_layout(value):
                for number in (*value.shape, *value.stride(), value.storage_offset()))
 
 
-def _memory_owners(graph, results, converted):
+def _memory_owners(graph, results, converted, free_layouts=()):
     """{FX output position: owner node} for the outputs that share memory with another output
-    (views of one another: y, y.view(-1), y[0], y.t(), as eager returns them). The owner is the
+    (views of one another: y, y.view(-1), y[0], y.t(), as eager returns them) or are views of
+    an intermediate (y.sum(0).expand(3, 5): eager's strides, no copy). The owner is the
     node that made the memory, when kiln computes it whole and row-major (its layout as a kiln
-    output), of the outputs' dtype; a call returns the outputs as views of it."""
+    output), of the outputs' dtype; a call returns the outputs as views of it. `free_layouts`:
+    positions whose strides kiln chooses (_saved_layouts.py)."""
     shared = {}  # storage -> positions
     for position, result in enumerate(results):
         value = meta(result) if isinstance(result, torch.fx.Node) else None
         if isinstance(value, torch.Tensor) and result in converted and _static_layout(value):
             shared.setdefault(value.untyped_storage()._cdata, []).append(position)
-    shared = {storage: positions for storage, positions in shared.items() if len(positions) > 1}
     owners = {}
     for node in graph.nodes:  # the first node of a memory made it (an input's: not kiln's)
         if not shared:
@@ -36,6 +37,10 @@ def _memory_owners(graph, results, converted):
         if not isinstance(value, torch.Tensor) or value.layout != torch.strided:
             continue
         positions = shared.pop(value.untyped_storage()._cdata, None)
+        if positions == [position for position, result in enumerate(results) if result is node]:
+            continue  # an output that is its memory's only view: no view to make
+        if positions and len(positions) == 1 and positions[0] in free_layouts:
+            continue  # a view only the backward reads: kiln's layout (channels-last) serves
         if (positions and node.op == "call_function" and node in converted
                 and _static_layout(value) and value.is_contiguous() and not value.storage_offset()
                 and value.untyped_storage().nbytes() == value.numel() * value.element_size()):
@@ -58,7 +63,7 @@ def output_plan(context, output_node, converted, placeholders, free_layouts, mut
     input_position = {node: position for position, node in enumerate(placeholders)}
     free_layouts = set(range(len(results))[free_layouts]) if free_layouts is not None else ()
     computed_channels_last = {}
-    owners = _memory_owners(output_node.graph, results, converted)
+    owners = _memory_owners(output_node.graph, results, converted, free_layouts)
     owner_outputs = {}  # owner node -> its kiln output
     for position, result in enumerate(results):
         if position in owners:

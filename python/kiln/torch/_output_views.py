@@ -7,6 +7,11 @@ view took a size symbol (the flatten of a tensor with dynamic sizes, in the grap
 handed over, even when kiln compiles it per size), by `as_strided` with the sizes, strides and
 offset of the tensor the compiled graph returned. A copy computed by kiln has its own
 (contiguous, offset 0): the output came out as the input's first elements.
+
+Only the graph's own inputs are such bases. A part of a partitioned graph (_partition.py) also
+takes tensors another part or an eager op computed: their strides are that part's (a kiln
+output is contiguous where torch recorded a permuted view), so a view with the recorded strides
+read the wrong elements (Funnel's saved attention operands). Its outputs over those are kiln's.
 """
 import sympy
 import torch
@@ -14,6 +19,10 @@ from torch.multiprocessing.reductions import StorageWeakRef
 
 from ._aten_table import meta
 from ._dynamic_sizes import locate_sizes
+
+# A placeholder's meta key: its tensor is computed inside the outer graph (_partition.py), its
+# layout unknown until the call.
+COMPUTED_INPUT = "kiln_computed_input"
 
 
 class InputView:
@@ -59,7 +68,7 @@ def input_view(result, graph):
     for position, node in enumerate(placeholders):
         base = meta(node)
         if (isinstance(base, torch.Tensor) and base.layout == torch.strided
-                and base.dtype == value.dtype
+                and not node.meta.get(COMPUTED_INPUT) and base.dtype == value.dtype
                 and StorageWeakRef(base.untyped_storage()) == storage):
             break
     else:

@@ -15,6 +15,7 @@ from .. import _kiln
 from ._aten_table import VIEW_OPS, meta
 from ._dynamic_sizes import (PartlySizedGraph, SizeSpecializedGraph, drop_padding_sliced_away,
                              has_dynamic_sizes, locate_sizes, symbol_hint, symbols_to_fix)
+from ._output_views import COMPUTED_INPUT
 from ._lowering import CompiledGraph, UnconvertibleNode, describe, graph_devices, trace_graph
 
 
@@ -181,6 +182,8 @@ def _partitioned(graph_module, unsupported_ops, name, symbolic, compile_part):
         placeholders = [item for item in submodule.graph.nodes if item.op == "placeholder"]
         for placeholder, argument in zip(placeholders, node.args):
             placeholder.meta.setdefault("val", meta(argument))
+            if getattr(argument, "op", None) != "placeholder":  # strides of its maker's choosing (_output_views.py)
+                placeholder.meta[COMPUTED_INPUT] = True
         compiled = compile_part(submodule, [meta(argument) for argument in node.args],
                                 f"{name}/{node.target}")
         if compiled is None:
