@@ -1,5 +1,6 @@
 """Which arguments kiln.compile traces: arrays it can read in place (else the call runs
-eagerly), and values that hold arrays where no guard would see them change."""
+eagerly), values that hold arrays where no guard would see them change, and the Python numbers
+that can be dynamic (0-d inputs of the graph)."""
 import functools
 import types
 
@@ -28,3 +29,15 @@ def holds_arrays(leaf):
             types.BuiltinFunctionType, types.MethodType, functools.partial)):
         return False
     return _pytree.holds_array(leaf, lambda value: isinstance(value, np.ndarray), depth=2)
+
+
+# NumPy 2 promotes Python numbers as weak scalars whatever their value (NEP 50); NumPy 1.x by
+# value (float32 array * 1e300 is float64), so a number's value decides the graph there.
+WEAK_PYTHON_NUMBERS = np.lib.NumpyVersion(np.__version__) >= "2.0.0"
+DYNAMIC_DTYPES = {float: np.float64, int: np.int64}
+
+
+def dynamic_number(value):
+    """Whether `value` can be a dynamic number: a float, or an int in int64 (bools, bigger
+    ints and other types stay static; the guard's Number item agrees)."""
+    return type(value) is float or type(value) is int and -2**63 <= value < 2**63

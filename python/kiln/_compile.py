@@ -35,7 +35,6 @@ of other objects) are baked in as constants.
 """
 import functools
 import os
-import threading
 import time
 import types
 import warnings
@@ -44,25 +43,14 @@ import weakref
 import numpy as np
 
 from . import _aliasing, _device, _kiln, _loop_transform, _numpy_tracer, _pytree, _random_state
+from ._arguments import DYNAMIC_DTYPES, WEAK_PYTHON_NUMBERS, dynamic_number
 from ._arguments import holds_arrays as _holds_arrays
 from ._arguments import is_unsupported_array as _is_unsupported_array
 from ._config import config
-from ._environment import Environment
+from ._environment import Environment, with_numpy_names
 from ._graph_breaks import GraphBreak, GraphBreakSignal, located
 from ._retrace import (SEGMENT_LIMIT, NeedsStatic, RetraceTimes, Segments, _SegmentLimit,
                        _TraceContext, _Traced, held_output)
-
-# NumPy 2 promotes Python numbers as weak scalars whatever their value (NEP 50); NumPy 1.x by
-# value (float32 array * 1e300 is float64), so a number's value decides the graph there.
-_WEAK_PYTHON_NUMBERS = np.lib.NumpyVersion(np.__version__) >= "2.0.0"
-_DYNAMIC_DTYPES = {float: np.float64, int: np.int64}
-
-
-def _dynamic_number(value):
-    """Whether `value` can be a dynamic number: a float, or an int in int64 (bools, bigger
-    ints and other types stay static; the guard's Number item agrees)."""
-    return type(value) is float or type(value) is int and -2**63 <= value < 2**63
-
 
 MISS = _kiln.MISS
 EAGER = _kiln.EAGER
@@ -100,47 +88,6 @@ _kiln.CompiledCall.__reduce__ = _reduce_compiled
 
 # Every live compiled function, for kiln.reset().
 _all_functions = weakref.WeakSet()
-
-
-def _with_numpy_names(function, tracer):
-    """`function` with its global names, the dicts they hold, and closure cells that hold
-    NumPy's creation functions (`from numpy import zeros`, `OPS = {"z": np.zeros}`) pointing at
-    the tracer's versions: NumPy functions are recognised by identity, however the user's code
-    reached them (np.zeros itself is swapped in the numpy namespace while tracing)."""
-    table = getattr(tracer, "creation_substitutes", dict)()
-    method_of = function.__self__ if isinstance(function, types.MethodType) else None
-    fn = function.__func__ if method_of is not None else function
-    code, globals_ = getattr(fn, "__code__", None), getattr(fn, "__globals__", None)
-    if not table or code is None or globals_ is None:
-        return function
-
-    def swapped(value):
-        entry = table.get(id(value))
-        if entry is not None and entry[0] is value:
-            return entry[1]
-        if type(value) is dict and any(swapped(item) is not item for item in value.values()):
-            return {key: swapped(item) for key, item in value.items()}
-        return value
-    changes = {name: swapped(globals_[name]) for name in code.co_names if name in globals_}
-    changes = {name: value for name, value in changes.items() if value is not globals_[name]}
-    cells = fn.__closure__ or ()
-    new_cells = tuple(types.CellType(swapped(cell.cell_contents)) if _cell_holds(cell) and
-                      swapped(cell.cell_contents) is not cell.cell_contents else cell
-                      for cell in cells)
-    if not changes and all(new is old for new, old in zip(new_cells, cells)):
-        return function
-    rebuilt = types.FunctionType(code, {**globals_, **changes}, fn.__name__, fn.__defaults__,
-                                 new_cells or None)
-    rebuilt.__kwdefaults__, rebuilt.__qualname__ = fn.__kwdefaults__, fn.__qualname__
-    return rebuilt if method_of is None else types.MethodType(rebuilt, method_of)
-
-
-def _cell_holds(cell):
-    try:
-        cell.cell_contents
-    except ValueError:  # an empty cell
-        return False
-    return True
 
 
 def _location_of(fn):
@@ -310,13 +257,13 @@ class CompiledFunction:
         axis, a graph break) is retried with it static (_fewer_dynamic)."""
         key = repr(spec)
         known = self.dynamic_numbers.get(key, set())
-        if self.dynamic is False or known is None or not _WEAK_PYTHON_NUMBERS:
+        if self.dynamic is False or known is None or not WEAK_PYTHON_NUMBERS:
             return ()
         changed = self.cache.changed_numbers(args, kwargs) or []
         static = self.static_ints.get(key, set())
         numbers = known | {index for index in changed if index not in static}
         self.dynamic_numbers[key] = numbers
-        return tuple(index for index in sorted(numbers) if _dynamic_number(leaves[index]))
+        return tuple(index for index in sorted(numbers) if dynamic_number(leaves[index]))
 
     def _fewer_dynamic(self, leaves, spec, dynamic):
         """After a trace with the numbers `dynamic` needed a value: the ints among them stay
@@ -357,7 +304,7 @@ class CompiledFunction:
         if dynamic:
             leaves = list(leaves)
             for index in dynamic:
-                leaves[index] = np.array(leaves[index], _DYNAMIC_DTYPES[type(leaves[index])])
+                leaves[index] = np.array(leaves[index], DYNAMIC_DTYPES[type(leaves[index])])
         array_leaves = [index for index, leaf in enumerate(leaves) if type(leaf) is np.ndarray]
         try:
             real_arrays, inputs, wrapped, aliased = _aliasing.trace_inputs(
@@ -375,7 +322,7 @@ class CompiledFunction:
         traced_args, traced_kwargs, traced_environment = _pytree.unflatten_keeping(
             spec, traced_leaves, (args, kwargs, self.cache.environment()))
         function = self._with_environment(traced_environment)
-        function = self._with_loop_capture(_with_numpy_names(function, tracer), tracer, trace)
+        function = self._with_loop_capture(with_numpy_names(function, tracer), tracer, trace)
         options = dict(self.options)
         options.setdefault("device", _device.current_device())
         if options["device"] == "cuda" and _kiln.cuda_unavailable_reason():

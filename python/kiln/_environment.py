@@ -13,7 +13,7 @@ import types
 
 import numpy as np
 
-from . import _kiln
+from . import _kiln, _pytree
 from ._graph_breaks import is_internal
 
 # Library code (the standard library, installed packages) is not searched for helpers.
@@ -183,3 +183,36 @@ def _function(fn, globals_, closure):
     function.__kwdefaults__ = fn.__kwdefaults__
     function.__qualname__ = fn.__qualname__
     return function
+
+
+def with_numpy_names(function, tracer):
+    """`function` with its global names, the dicts they hold, and closure cells that hold
+    NumPy's creation functions (`from numpy import zeros`, `OPS = {"z": np.zeros}`) pointing at
+    the tracer's versions: NumPy functions are recognised by identity, however the user's code
+    reached them (np.zeros itself is swapped in the numpy namespace while tracing)."""
+    table = getattr(tracer, "creation_substitutes", dict)()
+    method_of = function.__self__ if isinstance(function, types.MethodType) else None
+    fn = function.__func__ if method_of is not None else function
+    code, globals_ = getattr(fn, "__code__", None), getattr(fn, "__globals__", None)
+    if not table or code is None or globals_ is None:
+        return function
+
+    def swapped(value):
+        entry = table.get(id(value))
+        if entry is not None and entry[0] is value:
+            return entry[1]
+        if type(value) is dict and any(swapped(item) is not item for item in value.values()):
+            return {key: swapped(item) for key, item in value.items()}
+        return value
+    changes = {name: swapped(globals_[name]) for name in code.co_names if name in globals_}
+    changes = {name: value for name, value in changes.items() if value is not globals_[name]}
+    cells = fn.__closure__ or ()
+    new_cells = tuple(types.CellType(swapped(cell.cell_contents)) if _pytree.cell_holds(cell) and
+                      swapped(cell.cell_contents) is not cell.cell_contents else cell
+                      for cell in cells)
+    if not changes and all(new is old for new, old in zip(new_cells, cells)):
+        return function
+    rebuilt = types.FunctionType(code, {**globals_, **changes}, fn.__name__, fn.__defaults__,
+                                 new_cells or None)
+    rebuilt.__kwdefaults__, rebuilt.__qualname__ = fn.__kwdefaults__, fn.__qualname__
+    return rebuilt if method_of is None else types.MethodType(rebuilt, method_of)

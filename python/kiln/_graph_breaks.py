@@ -113,3 +113,21 @@ def _op_name(internal_frames):
 
 class GraphBreak(RuntimeError):
     """Raised with fullgraph=True where the function cannot be captured as one graph."""
+
+
+def called_by_a_shuffle():
+    """Whether len() of a traced array comes from a shuffle: Generator.shuffle and
+    np.random.shuffle (C code: the user's frame is calling `shuffle`), random.shuffle."""
+    frame = sys._getframe(2)  # the caller of TracedArray.__len__
+    if frame.f_code.co_name == "shuffle" and frame.f_globals.get("__name__") == "random":
+        return True
+    while frame is not None and is_internal(frame.f_code.co_filename):
+        frame = frame.f_back   # np.random.shuffle is kiln's wrapper while tracing
+    if frame is None:
+        return False
+    from ._numpy_creation import _callee, _instructions  # (it imports the tracer)
+    # f_lasti may point into the call's inline caches: the call is the last instruction before
+    call = max((i.offset for i in _instructions(frame.f_code) if i.offset <= frame.f_lasti),
+               default=None)
+    callee = _callee(frame.f_code, call) if call is not None else None
+    return callee is not None and callee.argval == "shuffle"

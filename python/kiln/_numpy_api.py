@@ -20,6 +20,7 @@ from ._numpy_manipulation import FUNCTIONS as _MANIPULATION
 from ._numpy_binning import FUNCTIONS as _BINNING
 from ._numpy_math import FUNCTIONS as _MATH
 from ._numpy_products import FUNCTIONS as _PRODUCTS
+from ._numpy_einsum import FUNCTIONS as _EINSUM
 from ._numpy_selection import FUNCTIONS as _SELECTION
 from ._numpy_statistics import FUNCTIONS as _STATISTICS
 from ._tracer import (TracedArray, _UFuncOutputCastingError, _has_mask, as_operand, backend, cast,
@@ -427,4 +428,4 @@ def _table_array_functions():
 # The NumPy functions the tracer implements: the op table's, then one table per family (whose
 # fuller implementations win: np.round takes `decimals`).
 FUNCTIONS = {**_table_array_functions(), **_CORE, **_CREATION, **_STATISTICS, **_MANIPULATION,
-             **_SELECTION, **_LAYOUT, **_MATH, **_PRODUCTS, **_BINNING}
+             **_SELECTION, **_LAYOUT, **_MATH, **_PRODUCTS, **_EINSUM, **_BINNING}

@@ -109,7 +109,7 @@ class Rebuilt:
 _LAZY_CODE = (types.GeneratorType, types.CoroutineType, types.AsyncGeneratorType)
 
 
-def _cell_holds(cell):
+def cell_holds(cell):
     try:
         cell.cell_contents
     except ValueError:  # an empty cell
@@ -132,7 +132,7 @@ def holds_array(value, is_array, depth=3):
     elif isinstance(value, (tuple, list, set, frozenset)):
         parts = list(value)
     elif isinstance(value, types.FunctionType):  # a closure over traced values (lambda: x + 1)
-        parts = [cell.cell_contents for cell in value.__closure__ or () if _cell_holds(cell)]
+        parts = [cell.cell_contents for cell in value.__closure__ or () if cell_holds(cell)]
         parts += list(value.__defaults__ or ()) + list((value.__kwdefaults__ or {}).values())
     elif isinstance(value, functools.partial):
         parts = [value.func, *value.args, *value.keywords.values()]

@@ -60,7 +60,7 @@ def install(numpy_api, indexing):
 
 # ---- graph breaks (_graph_breaks.py) ----
 
-from ._graph_breaks import (graph_break, is_internal, materialize,  # noqa: E402,F401
+from ._graph_breaks import (called_by_a_shuffle, graph_break, materialize,  # noqa: E402,F401
                            user_location)
 from ._integer_ranges import check_fits, check_traced_int_fits  # noqa: E402,F401
 
@@ -74,24 +74,6 @@ def materialize_all(value, reason):
     if isinstance(value, dict):
         return {key: materialize_all(item, reason) for key, item in value.items()}
     return value
-
-
-def _called_by_a_shuffle():
-    """Whether len() of a traced array comes from a shuffle: Generator.shuffle and
-    np.random.shuffle (C code: the user's frame is calling `shuffle`), random.shuffle."""
-    frame = sys._getframe(2)
-    if frame.f_code.co_name == "shuffle" and frame.f_globals.get("__name__") == "random":
-        return True
-    while frame is not None and is_internal(frame.f_code.co_filename):
-        frame = frame.f_back   # np.random.shuffle is kiln's wrapper while tracing
-    if frame is None:
-        return False
-    from ._numpy_creation import _callee, _instructions  # (they import this module)
-    # f_lasti may point into the call's inline caches: the call is the last instruction before
-    call = max((i.offset for i in _instructions(frame.f_code) if i.offset <= frame.f_lasti),
-               default=None)
-    callee = _callee(frame.f_code, call) if call is not None else None
-    return callee is not None and callee.argval == "shuffle"
 
 
 def default_float():
@@ -507,7 +489,7 @@ class TracedArray:
     def __len__(self):
         if self.ndim == 0:
             raise TypeError("len() of unsized object")
-        if _called_by_a_shuffle():
+        if called_by_a_shuffle():
             # NumPy's shuffle of a non-ndarray swaps x[i], x[j] as objects: rows of a traced
             # array are views (duplicates, NumPy warns) and its draws would be the trace's.
             graph_break("shuffling a traced array in place (rng.shuffle, np.random.shuffle)")
@@ -601,19 +583,6 @@ class TracedArray:
         result._scalar = self._scalar  # a NumPy scalar's copy is a NumPy scalar
         return result
 
-    def reshape(self, *shape, order="C", copy=None):
-        if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
-            shape = tuple(shape[0])
-        return np.reshape(self, shape, order=order)
-
-    def transpose(self, *axes):
-        if len(axes) == 1 and (axes[0] is None or isinstance(axes[0], (tuple, list))):
-            axes = axes[0]
-        return np.transpose(self, axes if axes else None)
-
-    def flatten(self, order="C"):
-        return self.reshape(-1, order=order).copy()
-
     def fill(self, value):
         self._assign(to_tensor(self._context, value, self.dtype, "fill"))
 
@@ -621,11 +590,3 @@ class TracedArray:
         if dtype is not None and np.dtype(dtype) != self.dtype:
             graph_break("ndarray.view with another dtype (bit reinterpretation)")
         return self._make_view(self.tensor, lambda root: root, lambda root, value: value)
-
-    def __copy__(self):
-        return self.copy()
-
-    def __deepcopy__(self, memo):
-        return self.copy()
-
-

@@ -34,6 +34,26 @@ TracedArray.__format__ = lambda self, spec: format(_printable(self), spec)
 TracedArray.__hash__ = _hash
 
 
+# -- methods that take NumPy's function's arguments another way --
+
+def _reshape(self, *shape, order="C", copy=None):
+    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+        shape = tuple(shape[0])
+    return np.reshape(self, shape, order=order)
+
+
+def _transpose(self, *axes):
+    if len(axes) == 1 and (axes[0] is None or isinstance(axes[0], (tuple, list))):
+        axes = axes[0]
+    return np.transpose(self, axes if axes else None)
+
+
+TracedArray.reshape, TracedArray.transpose = _reshape, _transpose
+TracedArray.flatten = lambda self, order="C": self.reshape(-1, order=order).copy()
+TracedArray.__copy__ = lambda self: self.copy()
+TracedArray.__deepcopy__ = lambda self, memo: self.copy()
+
+
 # -- in-place methods: the function's result assigned to the array --
 
 def _sort(self, axis=-1, kind=None, order=None):

@@ -43,7 +43,8 @@ import sys
 import numpy as np
 
 from . import _kiln, _numpy_tracer
-from ._compile import _DYNAMIC_DTYPES, _dynamic_number, _location_of
+from ._arguments import DYNAMIC_DTYPES, dynamic_number
+from ._compile import _location_of
 from ._compile import compile as compile_for_host
 from ._config import config
 from ._graph_breaks import GraphBreakSignal
@@ -244,7 +245,7 @@ class _Wrapped:
             self.compiled[key] = entry
             break
         inputs = [values[k] for k in arrays] + [
-            np.array(values[k], _DYNAMIC_DTYPES[type(values[k])]) for k in dynamic]
+            np.array(values[k], DYNAMIC_DTYPES[type(values[k])]) for k in dynamic]
         if entry is _RETRACE:  # the final graph of this call's trace, on its inputs
             compiled, single, inputs = results
             results = compiled.run(inputs, stream=stream)
@@ -259,7 +260,7 @@ class _Wrapped:
         """(the signature with the other arguments' values, the positions of Python floats and
         ints to trace as 0-d inputs: kiln._compile's automatic dynamic numbers): those whose
         value changed since the first call of that signature, except those a trace needed."""
-        numbers = tuple(k for k, v in enumerate(values) if k not in arrays and _dynamic_number(v))
+        numbers = tuple(k for k, v in enumerate(values) if k not in arrays and dynamic_number(v))
         others = tuple((k, type(v), v if v.__hash__ is not None else id(v))
                        for k, v in enumerate(values) if k not in arrays and k not in numbers)
         base = signature + (others, tuple(type(values[k]) for k in numbers))
@@ -356,7 +357,7 @@ class _Wrapped:
         traced = list(values)
         for k, (dtype, shape, _) in zip(arrays, layouts):
             traced[k] = _numpy_tracer.wrap(trace.input(dtype, shape), trace)
-        numbers = [np.array(values[k], _DYNAMIC_DTYPES[type(values[k])]) for k in dynamic]
+        numbers = [np.array(values[k], DYNAMIC_DTYPES[type(values[k])]) for k in dynamic]
         for k, number in zip(dynamic, numbers):  # stands for a Python number: weak
             traced[k] = _numpy_tracer.wrap(trace.input(number.dtype.name, []), trace)
             traced[k]._scalar, traced[k]._weak = True, type(values[k])

@@ -1,0 +1,94 @@
+"""Tracer implementations of np.einsum (the subscripts form, the sublist form, '...' and size-1
+broadcasting, written out explicitly for the graph's einsum) and np.tensordot. Each takes the
+TraceContext first, then NumPy's arguments."""
+import numpy as np
+
+from ._numpy_functions import _as_traced, _k, _result, product_dtype
+from ._tracer import cast, check_dtype
+
+
+_SUBSCRIPT_LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"  # NumPy's 0..51
+
+
+def _sublist_equation(subscripts, operands):
+    """np.einsum(a, [0, 1], b, [1, 2], [0, 2]): (the equation as text, the operands)."""
+    items = (subscripts,) + tuple(operands)
+    output = items[-1] if len(items) % 2 else None  # an odd count ends with the output's
+    items = items[:len(items) - len(items) % 2]
+    arrays, terms = list(items[0::2]), list(items[1::2])
+
+    def text(term):
+        return "".join("..." if t is Ellipsis else _SUBSCRIPT_LETTERS[int(t)] for t in term)
+    equation = ",".join(text(t) for t in terms)
+    return equation + ("" if output is None else "->" + text(output)), arrays
+
+
+def _explicit_equation(equation, values):
+    """The equation with '...' replaced by letters of their own and the output written out
+    (NumPy's rules: the ellipsis axes align from the right and come first in an implicit
+    output), and the operands with size-1 axes broadcast where another operand's are longer
+    (NumPy broadcasts them; the graph's einsum wants equal sizes)."""
+    equation = equation.replace(" ", "")
+    inputs, arrow, output = equation.partition("->")
+    terms = inputs.split(",")
+    if len(terms) != len(values):
+        return equation, values  # the graph's einsum names the mismatch
+    named = [t.replace("...", "") for t in terms]
+    ellipsis = [v.ndim - len(n) if "..." in t else 0 for t, n, v in zip(terms, named, values)]
+    if any(e < 0 for e in ellipsis):
+        raise ValueError("einstein sum subscripts string contains too many subscripts for "
+                         "an operand")
+    free = [c for c in _SUBSCRIPT_LETTERS if c not in equation]
+    width = max(ellipsis, default=0)
+    letters = "".join(free[:width])
+    terms = [t.replace("...", letters[width - e:]) for t, e in zip(terms, ellipsis)]
+    if not arrow:
+        counts = {}
+        for c in "".join(named):
+            counts[c] = counts.get(c, 0) + 1
+        output = letters + "".join(sorted(c for c, n in counts.items() if n == 1))
+    elif "..." in output:
+        output = output.replace("...", letters)
+    elif width:
+        raise ValueError("output has more dimensions than subscripts given in einstein sum, "
+                         "but no '...' ellipsis provided to broadcast the extra dimensions.")
+    sizes = {}
+    for term, value in zip(terms, values):
+        for c, n in zip(term, value.shape):
+            sizes[c] = max(sizes.get(c, 1), n)
+    broadcast = []
+    for term, value in zip(terms, values):
+        want = tuple(sizes[c] if n == 1 else n for c, n in zip(term, value.shape))
+        if len(set(term)) == len(term) and want != tuple(value.shape):
+            value = np.broadcast_to(value, want)
+        broadcast.append(value)
+    return ",".join(terms) + "->" + output, broadcast
+
+
+def einsum(context, subscripts, *operands, out=None, dtype=None, optimize=False, **kwargs):
+    if not isinstance(subscripts, str):
+        subscripts, operands = _sublist_equation(subscripts, operands)
+    values = [_as_traced(context, o) for o in operands]
+    if "..." in subscripts or any(v.ndim and 1 in v.shape for v in values):
+        subscripts, values = _explicit_equation(subscripts, values)
+    common = check_dtype(dtype) if dtype is not None else np.result_type(
+        *[v.dtype for v in values])
+    compute = product_dtype(common)
+    tensor = _k().einsum(subscripts, [cast(v.tensor, compute) for v in values])
+    return _result(context, cast(tensor, common), out)
+
+
+def tensordot(context, a, b, axes=2):
+    x, y = _as_traced(context, a), _as_traced(context, b)
+    if isinstance(axes, int):
+        a_axes, b_axes = list(range(x.ndim - axes, x.ndim)), list(range(axes))
+    else:
+        a_axes, b_axes = ([int(d) for d in np.atleast_1d(side)] for side in axes)
+    common = np.result_type(x.dtype, y.dtype)
+    compute = product_dtype(common)
+    tensor = _k().tensordot(cast(x.tensor, compute), cast(y.tensor, compute), a_axes, b_axes)
+    # NumPy reshapes its product: a full contraction is a 0-d array, not a scalar.
+    return _result(context, cast(tensor, common), scalar=False)
+
+
+FUNCTIONS = {np.einsum: einsum, np.tensordot: tensordot}
