@@ -7,6 +7,7 @@ reached through the trace context (TraceContext.driver), never imported: this mo
 the bottom of the package's imports. Errors NumPy raises inside the tracer get the op and the
 user's line in front (located).
 """
+import dis
 import functools
 import os
 import sys
@@ -115,6 +116,36 @@ class GraphBreak(RuntimeError):
     """Raised with fullgraph=True where the function cannot be captured as one graph."""
 
 
+# ---- what the user's code is calling (its bytecode) ----
+
+_NAME_LOADS = {"LOAD_ATTR", "LOAD_METHOD", "LOAD_GLOBAL", "LOAD_NAME", "LOAD_FAST",
+               "LOAD_DEREF", "LOAD_FAST_CHECK", "LOAD_FAST_AND_CLEAR"}
+
+
+@functools.lru_cache(maxsize=256)
+def instructions(code):
+    return tuple(dis.get_instructions(code))
+
+
+@functools.lru_cache(maxsize=4096)
+def callee_instruction(code, offset):
+    """The instruction that loads what the call at `offset` calls (`zeros` of np.zeros(3), `z`
+    of z(3)): of the name loads that start where the call's source span starts, the last one
+    before it; None when the callee is no name or attribute (OPS["z"](3)) or has no position."""
+    start, callee = None, None
+    for instruction in reversed(instructions(code)):
+        position = instruction.positions
+        if instruction.offset == offset:
+            start = position and (position.lineno, position.col_offset)
+        elif (start is not None and instruction.offset < offset and position is not None
+              and (position.lineno, position.col_offset) == start):
+            if instruction.opname in _NAME_LOADS:
+                return instruction
+            if callee is None and instruction.opname.startswith("CALL"):
+                return None   # the callee is itself a call's result
+    return callee
+
+
 def called_by_a_shuffle():
     """Whether len() of a traced array comes from a shuffle: Generator.shuffle and
     np.random.shuffle (C code: the user's frame is calling `shuffle`), random.shuffle."""
@@ -125,9 +156,8 @@ def called_by_a_shuffle():
         frame = frame.f_back   # np.random.shuffle is kiln's wrapper while tracing
     if frame is None:
         return False
-    from ._numpy_creation import _callee, _instructions  # (it imports the tracer)
     # f_lasti may point into the call's inline caches: the call is the last instruction before
-    call = max((i.offset for i in _instructions(frame.f_code) if i.offset <= frame.f_lasti),
+    call = max((i.offset for i in instructions(frame.f_code) if i.offset <= frame.f_lasti),
                default=None)
-    callee = _callee(frame.f_code, call) if call is not None else None
+    callee = callee_instruction(frame.f_code, call) if call is not None else None
     return callee is not None and callee.argval == "shuffle"

@@ -10,14 +10,13 @@ calls from NumPy or kiln, calls on other threads and calls outside a trace go to
 Results keep their concrete value at hand (TraceContext.known): Python control flow on them
 (`for i in np.arange(3)`, `if np.eye(2).any()`) uses it instead of breaking the graph.
 """
-import dis
 import functools
 import sys
 import threading
 
 import numpy as np
 
-from ._graph_breaks import is_internal, user_location
+from ._graph_breaks import callee_instruction, is_internal, user_location
 from ._tracer import (TracedArray, backend, cast, check_dtype, context_of, default_float,
                       has_tracer, materialize_all, traced)
 
@@ -257,34 +256,6 @@ def _current_context():
     return stack[-1] if stack else None
 
 
-_NAME_LOADS = {"LOAD_ATTR", "LOAD_METHOD", "LOAD_GLOBAL", "LOAD_NAME", "LOAD_FAST",
-               "LOAD_DEREF", "LOAD_FAST_CHECK", "LOAD_FAST_AND_CLEAR"}
-
-
-@functools.lru_cache(maxsize=256)
-def _instructions(code):
-    return tuple(dis.get_instructions(code))
-
-
-@functools.lru_cache(maxsize=4096)
-def _callee(code, offset):
-    """The instruction that loads what the call at `offset` calls (`zeros` of np.zeros(3), `z`
-    of z(3)): of the name loads that start where the call's source span starts, the last one
-    before it; None when the callee is no name or attribute (OPS["z"](3)) or has no position."""
-    start, callee = None, None
-    for instruction in reversed(_instructions(code)):
-        position = instruction.positions
-        if instruction.offset == offset:
-            start = position and (position.lineno, position.col_offset)
-        elif (start is not None and instruction.offset < offset and position is not None
-              and (position.lineno, position.col_offset) == start):
-            if instruction.opname in _NAME_LOADS:
-                return instruction
-            if callee is None and instruction.opname.startswith("CALL"):
-                return None   # the callee is itself a call's result
-    return callee
-
-
 def _called_directly(wrapper, name):
     """Whether the user's code calls `wrapper` itself, rather than C code it called (NumPy's
     random module creates its results with np.empty: a tracer there crashes it). C code has
@@ -293,7 +264,7 @@ def _called_directly(wrapper, name):
     frame = sys._getframe(2)
     if is_internal(frame.f_code.co_filename):
         return False
-    callee = _callee(frame.f_code, frame.f_lasti)
+    callee = callee_instruction(frame.f_code, frame.f_lasti)
     if callee is None:
         return True
     if callee.opname in ("LOAD_ATTR", "LOAD_METHOD"):
