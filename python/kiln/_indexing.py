@@ -91,10 +91,19 @@ def _check_masks(entries, masks, shape):
             continue
         for offset, size in enumerate(masks.get(id(entry), ())):
             if shape[axis + offset] != size:
-                raise IndexError(f"boolean index did not match indexed array along axis "
-                                 f"{axis + offset}; size of axis is {shape[axis + offset]} "
-                                 f"but size of corresponding boolean axis is {size}")
+                raise _numpy_mask_error(axis + offset, shape[axis + offset], size)
         axis += 1
+
+
+def _numpy_mask_error(axis, length, size):
+    """The installed NumPy's own IndexError for a boolean index of `size` along `axis` of
+    `length` (its wording changed in 2.0), from a zero-stride stand-in of that shape."""
+    stand_in = np.broadcast_to(np.zeros((), np.int8), (1,) * axis + (length,))
+    try:
+        stand_in[(slice(None),) * axis + (np.ones(size, bool),)]
+    except IndexError as error:
+        return error
+    return IndexError(f"boolean index did not match indexed array along axis {axis}")
 
 
 def _has_bool_scalar(key):

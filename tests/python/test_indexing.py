@@ -1,6 +1,8 @@
 """NumPy advanced indexing on tracers (kiln/_indexing.py): several integer arrays (concrete or
 traced) broadcast together, ints beside them, placement of the broadcast shape (in place when
 adjacent, else first), x[key] = v and x[key] += v with duplicates, and NumPy's errors."""
+import re
+
 import numpy as np
 import pytest
 
@@ -245,6 +247,14 @@ def _raises(function, x, error, message):
         function(x.copy())
 
 
+def _raises_as_numpy(function, x, error):
+    """kiln raises what the installed NumPy raises, word for word (its wording changes)."""
+    with pytest.raises(error) as numpy_error:
+        function(x.copy())
+    with pytest.raises(error, match=re.escape(str(numpy_error.value))):
+        kiln.compile(function, fullgraph=True)(x)
+
+
 def test_errors(rng):
     x = sample_array(rng, "float64", (3, 4))
     _raises(lambda x: x[[0, 1], [1, 4]], x, IndexError,
@@ -272,18 +282,15 @@ def test_errors(rng):
     # A concrete mask's nonzero() alone would pick rows 0 and 1 of any longer axis.
     def short_mask(x):
         return x[np.ones(2, bool)]
-    _raises(short_mask, x, IndexError, "boolean index did not match indexed array along axis 0; "
-            "size of axis is 3 but size of corresponding boolean axis is 2")
+    _raises_as_numpy(short_mask, x, IndexError)
 
     def short_mask_put(x):
         x[:, [True, False, True]] = 0.0
-    _raises(short_mask_put, x, IndexError, "along axis 1; size of axis is 4 but size of "
-            "corresponding boolean axis is 3")
+    _raises_as_numpy(short_mask_put, x, IndexError)
 
     def mask_after_ellipsis(x):
         return x[..., np.ones((3, 3), bool)]
-    _raises(mask_after_ellipsis, x, IndexError, "along axis 1; size of axis is 4 but size of "
-            "corresponding boolean axis is 3")
+    _raises_as_numpy(mask_after_ellipsis, x, IndexError)
 
 
 def test_traced_mask_with_other_indices_breaks_cleanly(rng):
