@@ -13,23 +13,25 @@ import sys
 
 import torch
 
-DDP_WORKER = r'''
-import os, sys, torch, torch.distributed as dist
-from torch.nn.parallel import DistributedDataParallel
+# Every worker: its rank's process group, one thread, and kiln's backend counting its graphs.
+PREAMBLE = r'''
+import sys, torch, torch.distributed as dist
 import kiln.torch
 
 rank, world, port, out = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4]
 dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank,
                         world_size=world)
 torch.set_num_threads(1)
-
-
 graphs = []
 
 
 def counting_kiln(graph_module, example_inputs, **kwargs):
     graphs.append(graph_module)
     return kiln.torch.backend(graph_module, example_inputs, **kwargs)
+'''
+
+DDP_WORKER = PREAMBLE + r'''
+from torch.nn.parallel import DistributedDataParallel
 
 
 def train(compiled):
@@ -98,21 +100,8 @@ def test_ddp_training_across_two_processes_matches_uncompiled(tmp_path):
         torch.testing.assert_close(a, b)
 
 
-FSDP_WORKER = r'''
-import sys, torch, torch.distributed as dist
+FSDP_WORKER = PREAMBLE + r'''
 from torch.distributed.fsdp import fully_shard
-import kiln.torch
-
-rank, world, port, out = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4]
-dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank,
-                        world_size=world)
-torch.set_num_threads(1)
-graphs = []
-
-
-def counting_kiln(graph_module, example_inputs, **kwargs):
-    graphs.append(graph_module)
-    return kiln.torch.backend(graph_module, example_inputs, **kwargs)
 
 
 def train(compiled):
@@ -158,15 +147,8 @@ def test_fsdp2_blocks_compiled_by_kiln_train_as_uncompiled(tmp_path):
         assert result["graphs"] >= 3  # one per block at least
 
 
-COLLECTIVES_WORKER = r'''
-import sys, torch, torch.distributed as dist
+COLLECTIVES_WORKER = PREAMBLE + r'''
 import torch.distributed._functional_collectives as funcol
-import kiln.torch
-
-rank, world, port, out = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4]
-dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank,
-                        world_size=world)
-torch.set_num_threads(1)
 
 
 class Gathered(torch.nn.Module):
@@ -184,11 +166,13 @@ torch.manual_seed(0)
 model = Gathered()
 x = torch.randn(8, 16, generator=torch.Generator().manual_seed(rank))
 results = {}
-for name, forward in (("compiled", torch.compile(model, backend="kiln")), ("eager", model)):
+for name, forward in (("compiled", torch.compile(model, backend=counting_kiln)),
+                      ("eager", model)):
     model.zero_grad()
     y = forward(x)
     y.sum().backward()
     results[name] = (y.detach(), [p.grad.clone() for p in model.parameters()])
+results["graphs"] = len(graphs)
 torch.save(results, f"{out}/rank{rank}.pt")
 dist.destroy_process_group()
 '''
@@ -197,6 +181,7 @@ dist.destroy_process_group()
 def test_functional_collectives_in_a_graph_run_between_kiln_partitions(tmp_path):
     for result in _run_two_ranks(tmp_path, COLLECTIVES_WORKER):
         (got, got_grads), (want, want_grads) = result["compiled"], result["eager"]
+        assert result["graphs"] >= 1
         torch.testing.assert_close(got, want)
         for g, w in zip(got_grads, want_grads):
             torch.testing.assert_close(g, w)
