@@ -1,9 +1,9 @@
 """Tracer implementations of np.einsum (the subscripts form, the sublist form, '...' and size-1
-broadcasting, written out explicitly for the graph's einsum) and np.tensordot. Each takes the
-TraceContext first, then NumPy's arguments."""
+broadcasting, written out explicitly for the graph's einsum), np.tensordot and np.vdot. Each
+takes the TraceContext first, then NumPy's arguments."""
 import numpy as np
 
-from ._numpy_functions import _as_traced, _k, _result, product_dtype
+from ._numpy_functions import _as_traced, _k, _product, _result, product_dtype, ravel
 from ._tracer import cast, check_dtype
 
 
@@ -91,4 +91,10 @@ def tensordot(context, a, b, axes=2):
     return _result(context, cast(tensor, common), scalar=False)
 
 
-FUNCTIONS = {np.einsum: einsum, np.tensordot: tensordot}
+def vdot(context, a, b):
+    """NumPy's vdot conjugates its first argument."""
+    first = _result(context, _k().conj(ravel(context, _as_traced(context, a)).tensor))
+    return _product("dot")(context, first, ravel(context, _as_traced(context, b)))
+
+
+FUNCTIONS = {np.einsum: einsum, np.tensordot: tensordot, np.vdot: vdot}

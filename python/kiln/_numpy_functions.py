@@ -531,12 +531,6 @@ def _part(context, a, take):
     return _result(context, take(value.tensor), scalar=value._scalar)
 
 
-def vdot(context, a, b):
-    """NumPy's vdot conjugates its first argument."""
-    first = _result(context, _k().conj(ravel(context, _as_traced(context, a)).tensor))
-    return _product("dot")(context, first, ravel(context, _as_traced(context, b)))
-
-
 def norm(context, x, ord=None, axis=None, keepdims=False):
     """np.linalg.norm through kiln's C++ decomposition (decompose::norm); the spectral matrix
     norms (2, -2, 'nuc') need singular values and run eagerly."""
@@ -582,7 +576,7 @@ FUNCTIONS = {
     np.copy: copy, np.flip: flip, np.rollaxis: rollaxis, np.triu: _triangle(False),
     np.tril: _triangle(True),
     np.dot: _product("dot"), np.inner: _product("inner"),
-    np.outer: _product("outer"), np.vdot: vdot,
+    np.outer: _product("outer"),
     np.linalg.norm: norm, np.shape: _shape_of,
     np.ndim: lambda context, a: _as_traced(context, a).ndim,
     np.size: lambda context, a, axis=None: _as_traced(context, a).size,

@@ -28,6 +28,20 @@ graphs = []
 def counting_kiln(graph_module, example_inputs, **kwargs):
     graphs.append(graph_module)
     return kiln.torch.backend(graph_module, example_inputs, **kwargs)
+
+
+def train_steps(forward, opt, steps):
+    """The losses of `steps` steps of MSE regression on this rank's own data."""
+    generator = torch.Generator().manual_seed(100 + rank)
+    losses = []
+    for _ in range(steps):
+        x, y = torch.randn(8, 32, generator=generator), torch.randn(8, 4, generator=generator)
+        opt.zero_grad()
+        loss = torch.nn.functional.mse_loss(forward(x), y)
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    return losses
 '''
 
 DDP_WORKER = PREAMBLE + r'''
@@ -46,15 +60,7 @@ def train(compiled):
     inner = torch.compile(model, backend=counting_kiln) if compiled else model
     forward = DistributedDataParallel(inner, bucket_cap_mb=1)
     opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
-    generator = torch.Generator().manual_seed(100 + rank)
-    losses = []
-    for _ in range(5):
-        x, y = torch.randn(8, 32, generator=generator), torch.randn(8, 4, generator=generator)
-        opt.zero_grad()
-        loss = torch.nn.functional.mse_loss(forward(x), y)
-        loss.backward()
-        opt.step()
-        losses.append(loss.item())
+    losses = train_steps(forward, opt, 5)
     return losses, [p.detach().clone() for p in model.parameters()]
 
 
@@ -118,16 +124,7 @@ def train(compiled):
     for block in blocks:
         fully_shard(block)
     fully_shard(model)
-    opt = torch.optim.AdamW(model.parameters(), lr=1e-2)
-    generator = torch.Generator().manual_seed(100 + rank)
-    losses = []
-    for _ in range(4):
-        x, y = torch.randn(8, 32, generator=generator), torch.randn(8, 4, generator=generator)
-        opt.zero_grad()
-        loss = torch.nn.functional.mse_loss(model(x), y)
-        loss.backward()
-        opt.step()
-        losses.append(loss.item())
+    losses = train_steps(model, torch.optim.AdamW(model.parameters(), lr=1e-2), 4)
     return losses, [p.full_tensor().detach().clone() for p in model.parameters()]
 
 
