@@ -21,8 +21,8 @@ def is_unsupported_array(leaf):
 
 
 def holds_arrays(leaf):
-    """A value that is not an array or a container kiln traces (a dataclass, a namedtuple, a
-    SimpleNamespace) but holds ndarrays within two levels. Modules, classes and functions are
+    """A value that is not an array or a container kiln traces (a plain object, a
+    SimpleNamespace, a dataclass in a closure) but holds ndarrays within two levels. Modules, classes and functions are
     read as globals are (their arrays are found by name), never this way."""
     if type(leaf) is np.ndarray or isinstance(leaf, (
             str, bytes, int, float, complex, types.ModuleType, type, types.FunctionType,

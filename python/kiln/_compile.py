@@ -97,6 +97,11 @@ def _location_of(fn):
     return f"{os.path.basename(code.co_filename)}:{code.co_firstlineno}"
 
 
+class _ChangesCallerState(GraphBreakSignal):
+    """A trace that changed what the caller holds (a list it handed in, an attribute of self):
+    the call runs eagerly, whatever its numbers (no retry with them static)."""
+
+
 class CompiledFunction:
     """The state behind one kiln.compile(fn): its GuardedCache, counters and explain records."""
 
@@ -139,7 +144,8 @@ class CompiledFunction:
 
     def call_slow(self, args, kwargs):
         environment = self.cache.environment()
-        leaves, spec = _pytree.flatten((args, kwargs, environment))
+        leaves, spec = _pytree.flatten_call(args, kwargs, environment,
+                                            self.environment.object_values)
         if any(_tracer().unwrap(leaf) is not None for leaf in leaves):
             # Called while another compiled function traces (a compiled helper, recursion,
             # kiln.compile of a compiled function): its ops join that trace, as an inlined call.
@@ -150,13 +156,13 @@ class CompiledFunction:
             return self.fn(*args, **kwargs)
         # Objects whose attributes are inputs: global objects the function reads attributes of.
         read_through = {id(value) for _, _, value in self.environment.objects}
-        untraced = [value for value in environment if id(value) not in read_through]
-        if any(_holds_arrays(leaf) for leaf in _pytree.flatten((args, kwargs, untraced))[0]):
+        if any(_holds_arrays(leaf) and id(leaf) not in read_through for leaf in leaves):
             # Its arrays would be constants of the graph, and its guard the object itself:
             # an array changed in place, or one assigned to it, would go unseen.
             self._note_break("an argument, closure variable or attribute holds arrays in an "
-                             "object kiln does not trace (self.layer.w; pass them in a tuple, "
-                             "list or dict, or as attributes of self)", _location_of(self.fn))
+                             "object kiln does not trace (an object reached twice or through "
+                             "itself, one with __slots__ or computed attributes)",
+                             _location_of(self.fn))
             return self.fn(*args, **kwargs)
         if any(globals_.get(name) is not value
                for globals_, name, value in self.environment.objects):
@@ -186,12 +192,15 @@ class CompiledFunction:
                                          f"are graph inputs from now on" if dynamic else ""))
         else:
             dynamic = ()
+        guard = None
         try:
             while True:
+                # Recorded before the trace: the values it reads, whatever it changes.
+                guard = self.cache.record(args, kwargs, spec, list(dynamic))
                 try:
                     with held_output(bool(dynamic)):  # a retried trace prints once
-                        traced = self.trace_and_compile(args, kwargs, leaves, spec,
-                                                        register=True, dynamic=dynamic)
+                        traced = self.trace_and_compile(args, kwargs, leaves, spec, guard,
+                                                        dynamic=dynamic)
                     break
                 except NeedsStatic:
                     if not dynamic:
@@ -206,15 +215,18 @@ class CompiledFunction:
             warnings.warn(f"kiln: compiling {self.name} ({_location_of(self.fn)}) failed, "
                           f"running it eagerly (config.suppress_errors): {error}",
                           RuntimeWarning, stacklevel=3)
-            self.cache.add(args, kwargs, None, None, [], False)
+            if guard is not None:
+                self.cache.add(guard, args, kwargs, None, None, [], False)
             return self.fn(*args, **kwargs)
         if traced is None:  # graph break without continuation: this call and its guards run eagerly
             return self.fn(*args, **kwargs)
         if traced.retrace or traced.compiled is None:
             return traced.run()
         result = self.cache.call(args, kwargs)
-        if result is MISS or result is EAGER or result is RETRACE:  # guards that never hold
-            return self.fn(*args, **kwargs)
+        if result is MISS or result is EAGER or result is RETRACE:
+            # The trace changed what the guards read (a dict entry the function increments):
+            # this call's graph runs on the arrays it traced; the next call traces again.
+            return traced.run()
         return result
 
     def call_traced(self, args, kwargs):
@@ -224,7 +236,8 @@ class CompiledFunction:
         over small arrays with a break in its body), the function runs eagerly, as measured
         (RetraceTimes)."""
         environment = self.cache.environment()
-        leaves, spec = _pytree.flatten((args, kwargs, environment))
+        leaves, spec = _pytree.flatten_call(args, kwargs, environment,
+                                            self.environment.object_values)
         signature = (repr(spec), tuple((leaf.shape, leaf.dtype.str) for leaf in leaves
                                        if type(leaf) is np.ndarray))
         times = self.retrace_times.setdefault(signature, RetraceTimes())
@@ -239,7 +252,7 @@ class CompiledFunction:
             return result
         started = time.perf_counter()
         try:
-            traced = self.trace_and_compile(args, kwargs, leaves, spec, register=False)
+            traced = self.trace_and_compile(args, kwargs, leaves, spec, guard=None)
         except _SegmentLimit:
             return self.fn(*args, **kwargs)
         if traced is None:
@@ -279,25 +292,34 @@ class CompiledFunction:
         return tuple(index for index in dynamic if index not in ints)
 
     # ---- tracing ----
-    def trace_and_compile(self, args, kwargs, leaves, spec, register, dynamic=()):
+    def trace_and_compile(self, args, kwargs, leaves, spec, guard, dynamic=()):
         """_trace_and_compile; where the trace is given up (None, or an exception after which
         the caller runs the call again), the random generators it drew from get their states
-        back, so that the run that follows draws what NumPy's would."""
+        back, so that the run that follows draws what NumPy's would, and so do the caller's
+        containers and objects the trace changed."""
         states = _random_state.snapshot(self.fn, leaves)
+        # What the trace may change of the caller's lists, dicts and objects, put back for the
+        # eager run or the retried trace that follows a given-up one.
+        contents = _pytree.Contents(spec, (args, kwargs, self.cache.environment()))
+        attributes = self.environment.attribute_state()
         try:
-            traced = self._trace_and_compile(args, kwargs, leaves, spec, register, dynamic)
+            traced = self._trace_and_compile(args, kwargs, leaves, spec, guard, dynamic)
         except (NeedsStatic, _SegmentLimit, CompilerError, GraphBreak):
             _random_state.restore(states)
+            contents.restore()
+            attributes.restore()
             raise
         if traced is None:
             _random_state.restore(states)
+            contents.restore()
+            attributes.restore()
         return traced
 
-    def _trace_and_compile(self, args, kwargs, leaves, spec, register, dynamic=()):
-        """Traces one call and compiles its graph; with `register`, adds the cache entry for
-        these guards. Returns a _Traced, or None where the call must run eagerly. `dynamic`:
-        leaves (Python floats and ints) traced as 0-d graph inputs; NeedsStatic where the trace
-        needs their values."""
+    def _trace_and_compile(self, args, kwargs, leaves, spec, guard, dynamic=()):
+        """Traces one call and compiles its graph; with a `guard` (GuardedCache.record, made
+        before the trace), adds the cache entry for it. Returns a _Traced, or None where the
+        call must run eagerly. `dynamic`: leaves (Python floats and ints) traced as 0-d graph
+        inputs; NeedsStatic where the trace needs their values."""
         tracer = _tracer()
         trace = _kiln.Trace()
         trace.location = _location_of(self.fn)
@@ -310,7 +332,7 @@ class CompiledFunction:
             real_arrays, inputs, wrapped, aliased = _aliasing.trace_inputs(
                 [leaves[index] for index in array_leaves], trace, tracer)
         except _aliasing.AliasingUnsupported as error:
-            return self._give_up(args, kwargs, str(error), _location_of(self.fn), register)
+            return self._give_up(args, kwargs, str(error), _location_of(self.fn), guard)
         strides = [[] if array.flags.c_contiguous else [s // array.itemsize for s in array.strides]
                    for array in real_arrays]
         traced_leaves = list(leaves)
@@ -319,9 +341,10 @@ class CompiledFunction:
         for index in dynamic:  # stands for a Python number: weak in NumPy's promotion
             traced_leaves[index]._scalar = True
             traced_leaves[index]._weak = float if leaves[index].dtype.kind == "f" else int
-        traced_args, traced_kwargs, traced_environment = _pytree.unflatten_keeping(
-            spec, traced_leaves, (args, kwargs, self.cache.environment()))
-        function = self._with_environment(traced_environment)
+        original = (args, kwargs, self.cache.environment())
+        traced_tree = _pytree.unflatten_keeping(spec, traced_leaves, original)
+        traced_args, traced_kwargs, traced_environment = traced_tree
+        function, attributes = self._with_environment(traced_environment)
         function = self._with_loop_capture(with_numpy_names(function, tracer), tracer, trace)
         options = dict(self.options)
         options.setdefault("device", _device.current_device())
@@ -353,19 +376,27 @@ class CompiledFunction:
                 if dynamic and not isinstance(error, NeedsStatic):
                     raise NeedsStatic() from None
                 raise
+            if _pytree.changed_copies(spec, traced_leaves, traced_tree, original,
+                                      lambda value: tracer.unwrap(value) is not None):
+                raise _ChangesCallerState("the function changes a list, dict or dataclass that "
+                                          "holds arrays, or stores a traced array in one the "
+                                          "caller sees", _location_of(self.fn))
+            if attributes.changed():
+                raise _ChangesCallerState("the function assigns an attribute of self or of a "
+                                          "global object", _location_of(self.fn))
             if _kiln.log_enabled("perf"):
                 _kiln.log("perf", f"trace of {self.name}: "
                           f"{(time.perf_counter() - started) * 1e3:.3f} ms, {trace.node_count} nodes")
         except GraphBreakSignal as signal:
-            if dynamic:
+            if dynamic and not isinstance(signal, _ChangesCallerState):
                 raise NeedsStatic() from None
-            return self._give_up(args, kwargs, signal.reason, signal.location, register)
+            return self._give_up(args, kwargs, signal.reason, signal.location, guard)
         except Unsupported as error:
             if dynamic:
                 raise NeedsStatic() from None
             if self.fullgraph:
                 raise
-            return self._give_up(args, kwargs, f"unsupported: {error}", "", register)
+            return self._give_up(args, kwargs, f"unsupported: {error}", "", guard)
         except (ValueError, TypeError, IndexError) as error:
             if context.pending is not None:  # ours, swallowed and replaced by NumPy
                 raise context.pending from None
@@ -391,8 +422,8 @@ class CompiledFunction:
             # Nothing computed: the trace ran the function (its prints too), so its result is
             # this call's; running it again would repeat them. Later calls run it as it is, or
             # retrace it after a break (its prints and data-dependent results are per call).
-            if register:
-                self.cache.add(args, kwargs, None, None, [], context.broke)
+            if guard is not None:
+                self.cache.add(guard, args, kwargs, None, None, [], context.broke)
             return _Traced(None, None, None, [], context.broke, result=result)
         reads = None
         try:
@@ -405,10 +436,10 @@ class CompiledFunction:
             if not self.fullgraph:
                 warnings.warn(f"kiln: {self.name} ({_location_of(self.fn)}) runs eagerly: "
                               f"{error}", RuntimeWarning, stacklevel=4)
-            return self._give_up(args, kwargs, str(error), _location_of(self.fn), register)
-        if register:
-            guards = self.cache.add(args, kwargs, None if retrace else compiled,
-                                    output_spec, mutations, retrace, list(dynamic))
+            return self._give_up(args, kwargs, str(error), _location_of(self.fn), guard)
+        if guard is not None:
+            guards = self.cache.add(guard, args, kwargs, None if retrace else compiled,
+                                    output_spec, mutations, retrace)
             self.cache.evict_to(MOST_ENTRIES)
             if _kiln.log_enabled("guards"):
                 _kiln.log("guards", f"guards of {self.name} ({_location_of(self.fn)}), entry "
@@ -453,20 +484,20 @@ class CompiledFunction:
                 return -(slot + 1) if is_scalar is not None and is_scalar(leaf) else slot
             if type(leaf) is int:
                 return _pytree.Constant(leaf)
-            if isinstance(leaf, tuple) and hasattr(type(leaf), "_make"):  # a namedtuple
-                return _pytree.Rebuilt(type(leaf)._make, _pytree.map_leaves(convert, tuple(leaf)))
             if _pytree.holds_array(leaf, lambda value: tracer.unwrap(value) is not None):
                 raise Unsupported(f"{self.name} returns a {type(leaf).__name__} holding traced "
-                                  "arrays (kiln rebuilds tuples, lists, dicts and namedtuples)")
+                                  "arrays (kiln rebuilds tuples, lists, dicts, namedtuples and "
+                                  "dataclasses)")
             return leaf
 
-        return outputs, _pytree.map_leaves(convert, result)
+        return outputs, _pytree.output_spec(convert, result)
 
     def _with_environment(self, environment):
-        """The function over globals/closure cells whose arrays are replaced by tracers."""
+        """(The function over globals/closure cells whose arrays are replaced by tracers, the
+        Attributes of the objects it reads attributes of: self, global objects)."""
         if not environment or all(
                 new is old for new, old in zip(environment, self.cache.environment())):
-            return self.fn
+            return self.fn, self.environment.attribute_state()
         return self.environment.rebuilt(environment)
 
     def _with_loop_capture(self, function, tracer, trace):
@@ -482,14 +513,14 @@ class CompiledFunction:
             return function
         return rewritten.bind(function, capture(trace, self._note_loop))
 
-    def _give_up(self, args, kwargs, reason, location, register):
+    def _give_up(self, args, kwargs, reason, location, guard):
         """A break the tracer cannot continue from: these guards run eagerly from now on."""
         self._note_break(reason, location)
         if self.fullgraph:
             raise GraphBreak(f"kiln: graph break in {self.name}: {reason}"
                              + (f" at {location}" if location else "") + " (fullgraph=True)")
-        if register:
-            self.cache.add(args, kwargs, None, None, [], False)
+        if guard is not None:
+            self.cache.add(guard, args, kwargs, None, None, [], False)
         return None
 
     # ---- records for logs and explain ----

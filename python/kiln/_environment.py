@@ -108,8 +108,9 @@ class Environment:
                         self.objects.append((globals_, name, value))
 
     def rebuilt(self, values):
-        """fn over copies of its (and its helpers') globals and cells holding `values` (the
-        GuardedCache's environment order: reads, then cells)."""
+        """(fn over copies of its (and its helpers') globals and cells holding `values` (the
+        GuardedCache's environment order: reads, then cells), the Attributes of the objects
+        it reads attributes of: self's, and global objects')."""
         copies = {}
 
         def copy_of(globals_):
@@ -130,15 +131,30 @@ class Environment:
 
         for globals_, name, helper in self.links:
             copy_of(globals_)[name] = clone_of(helper)
+        objects = []
         for globals_, name, value in self.objects:
-            copy_of(globals_)[name] = _stand_in(value, copy_of(value.__dict__))
+            objects.append(_stand_in(value, copy_of(value.__dict__)))
+            copy_of(globals_)[name] = objects[-1]
         cells = self.cells
         if cells is not None:
             cells = tuple(types.CellType(value) for value in values[len(self.reads):])
         function = _function(self.fn, copy_of(self.fn.__globals__), cells)
-        if self.bound_to is None:
-            return function
-        return types.MethodType(function, self._instance(copy_of, clone_of))
+        if self.bound_to is not None:
+            objects.append(self._instance(copy_of, clone_of))
+            function = types.MethodType(function, objects[-1])
+        return function, Attributes(objects)
+
+    @property
+    def object_values(self):
+        """Per value (reads, then cells): whether objects in it are pytree containers
+        (_pytree.flatten_call): in self's and global objects' attributes and closure variables;
+        not in globals, whose objects' attributes are reads of their own."""
+        return ([not label.startswith("global '") and label != "kiln.device"
+                 for _, _, label in self.reads] + [True] * len(self.cells or ()))
+
+    def attribute_state(self):
+        """The Attributes of the objects fn reads attributes of, where it runs over them."""
+        return Attributes([value for _, _, value in self.objects] + [self.bound_to])
 
     def _instance(self, copy_of, clone_of):
         """A stand-in for self: its attributes the copy holding tracers, its methods rebuilt
@@ -151,6 +167,26 @@ class Environment:
         for name, method in self.methods:  # instance attributes shadow the class's functions
             stand_in.__dict__[name] = types.MethodType(clone_of(method), stand_in)
         return stand_in
+
+
+class Attributes:
+    """The attribute dicts of the objects a trace reads attributes of (stand-ins over copies,
+    or the objects themselves), as they were before it. A trace that assigns an attribute
+    (`self.t += dt`, `self.m = b1 * self.m + g`) changed a copy the caller never sees, or
+    stored a tracer in the caller's object: such a call runs eagerly, after restore()."""
+
+    def __init__(self, objects):
+        self.saved = [(vars(o), dict(vars(o))) for o in objects if _is_plain_object(o)]
+
+    def changed(self):
+        return any(current.keys() != before.keys()
+                   or any(current[key] is not value for key, value in before.items())
+                   for current, before in self.saved)
+
+    def restore(self):
+        for current, before in self.saved:
+            current.clear()
+            current.update(before)
 
 
 def _is_plain_object(value):

@@ -16,6 +16,7 @@ import threading
 
 import numpy as np
 
+from . import _numpy_errors
 from ._graph_breaks import callee_instruction, is_internal, user_location
 from ._tracer import (TracedArray, backend, cast, check_dtype, context_of, default_float,
                       has_tracer, materialize_all, traced)
@@ -325,7 +326,13 @@ def substitutes():
     """{id(NumPy's function): its wrapper}: for names bound to NumPy's creation functions
     before the trace (`from numpy import zeros`, a function kept in a dict), which the numpy
     namespace's wrappers cannot reach."""
-    return {id(_ORIGINALS[name]): (_ORIGINALS[name], wrapper) for name, wrapper in _WRAPPERS.items()}
+    return {id(originals[name]): (originals[name], wrapper)
+            for _, wrappers, originals in _SWAPPED for name, wrapper in wrappers.items()}
+
+
+# (namespace, its wrappers while a trace runs, its own functions)
+_SWAPPED = ((np, _WRAPPERS, _ORIGINALS), (np.random, _RANDOM_WRAPPERS, _RANDOM_ORIGINALS),
+            (np, _numpy_errors.WRAPPERS, _numpy_errors.ORIGINALS))
 
 
 class capturing:
@@ -342,10 +349,9 @@ class capturing:
         _capturing.stack.append(self.context)
         with _lock:
             if _depth == 0:
-                for name, wrapper in _WRAPPERS.items():
-                    setattr(np, name, wrapper)
-                for name, wrapper in _RANDOM_WRAPPERS.items():
-                    setattr(np.random, name, wrapper)
+                for namespace, wrappers, _ in _SWAPPED:
+                    for name, wrapper in wrappers.items():
+                        setattr(namespace, name, wrapper)
             _depth += 1
 
     def __exit__(self, *exc):
@@ -354,7 +360,6 @@ class capturing:
         with _lock:
             _depth -= 1
             if _depth == 0:
-                for name, original in _ORIGINALS.items():
-                    setattr(np, name, original)
-                for name, original in _RANDOM_ORIGINALS.items():
-                    setattr(np.random, name, original)
+                for namespace, _, originals in _SWAPPED:
+                    for name, original in originals.items():
+                        setattr(namespace, name, original)

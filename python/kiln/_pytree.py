@@ -1,31 +1,84 @@
-"""Pytrees: exact tuples, lists and dicts (insertion order) are containers, everything else is a
-leaf. The C++ guard (src/python/guarded_cache.cpp) walks arguments in exactly this order, so
-array leaf i here is graph input i there. Subclasses (namedtuples, OrderedDict) are leaves.
-The output spec (results) adds its own leaves: Constant, and Rebuilt for namedtuples."""
+"""Pytrees: exact tuples, lists and dicts (insertion order) and namedtuples are containers, and
+so are dataclass instances and other objects holding arrays among a call's arguments (their
+instance attributes, in order); everything else is a leaf. The C++ guard (src/python/guard_items.h) walks arguments in exactly
+this order, so array leaf i here is graph input i there. Other subclasses (OrderedDict) are
+leaves. The output spec (results) adds its own leaves: Constant, and Rebuilt for namedtuples."""
 import functools
 import types
 
 import numpy as np
 
-_TUPLE, _LIST, _DICT, _LEAF = 0, 1, 2, 3
+_TUPLE, _LIST, _DICT, _LEAF, _NAMED, _OBJECT = 0, 1, 2, 3, 4, 5
 
 
-def flatten(tree):
-    """(leaves, spec): spec rebuilds the tree with unflatten."""
+def flatten(tree, objects=False):
+    """(leaves, spec): spec rebuilds the tree with unflatten. objects: dataclass instances (and
+    objects holding arrays) are containers too (a call's arguments; see flatten_call)."""
     leaves = []
-    return leaves, _flatten(tree, leaves)
+    return leaves, _flatten(tree, leaves, set() if objects else None)
 
 
-def _flatten(node, leaves):
+def flatten_call(args, kwargs, environment, object_values):
+    """flatten((args, kwargs, environment)), dataclasses and objects holding arrays as
+    containers in the arguments and in the environment's values where `object_values` (one
+    bool per value) says so: not in a global, whose object's attributes are read as inputs of
+    their own (_environment.py)."""
+    leaves, objects = [], set()
+    spec = (_TUPLE, [_flatten(args, leaves, objects), _flatten(kwargs, leaves, objects),
+                     (_TUPLE, [_flatten(value, leaves, objects if allowed else None)
+                               for value, allowed in zip(environment, object_values)])])
+    return leaves, spec
+
+
+def is_named_tuple(node):
+    """A namedtuple (typing.NamedTuple too) without instance attributes: rebuilt by _make."""
+    kind = type(node)
+    return (isinstance(node, tuple) and kind.__dictoffset__ == 0
+            and type(getattr(kind, "_fields", None)) is tuple)
+
+
+def is_data_object(node):
+    """A dataclass instance, or another object that holds arrays (a model's layers, a method's
+    `self` when the method is compiled in its class body), whose state is its __dict__ alone:
+    rebuilt as a copy over new attributes (_data_object)."""
+    kind = type(node)
+    if (kind.__dictoffset__ == 0 or kind.__new__ is not object.__new__ or isinstance(node, type)
+            or kind.__getattribute__ is not object.__getattribute__ or hasattr(kind, "__getattr__")
+            or any("__slots__" in vars(base) for base in kind.__mro__[:-1])):
+        return False
+    return (hasattr(kind, "__dataclass_fields__")
+            or holds_array(node, lambda value: isinstance(value, np.ndarray), depth=3))
+
+
+def _flatten(node, leaves, objects):
+    """objects: a set of the ids of the objects made containers so far (each may appear once:
+    an object reached twice, or through itself, is a leaf, and such a call runs eagerly), or
+    None where objects are leaves."""
     kind = type(node)
     if kind is tuple:
-        return (_TUPLE, [_flatten(child, leaves) for child in node])
+        return (_TUPLE, [_flatten(child, leaves, objects) for child in node])
     if kind is list:
-        return (_LIST, [_flatten(child, leaves) for child in node])
+        return (_LIST, [_flatten(child, leaves, objects) for child in node])
     if kind is dict:
-        return (_DICT, list(node.keys()), [_flatten(child, leaves) for child in node.values()])
+        return (_DICT, list(node.keys()),
+                [_flatten(child, leaves, objects) for child in node.values()])
+    if is_named_tuple(node):
+        return (_NAMED, kind, [_flatten(child, leaves, objects) for child in node])
+    if objects is not None and id(node) not in objects and is_data_object(node):
+        objects.add(id(node))
+        attributes = vars(node)
+        return (_OBJECT, kind, list(attributes.keys()),
+                [_flatten(child, leaves, objects) for child in attributes.values()])
     leaves.append(node)
     return (_LEAF,)
+
+
+def _data_object(kind, names, values):
+    """An instance of the dataclass `kind` over these attributes, made as copy.copy makes one
+    (no __init__ or __post_init__: the caller's object already passed them)."""
+    instance = object.__new__(kind)
+    instance.__dict__.update(zip(names, values))
+    return instance
 
 
 def unflatten(spec, leaves):
@@ -42,6 +95,10 @@ def _unflatten(spec, iterator):
         return tuple(_unflatten(child, iterator) for child in spec[1])
     if kind == _LIST:
         return [_unflatten(child, iterator) for child in spec[1]]
+    if kind == _NAMED:
+        return spec[1]._make([_unflatten(child, iterator) for child in spec[2]])
+    if kind == _OBJECT:
+        return _data_object(spec[1], spec[2], [_unflatten(child, iterator) for child in spec[3]])
     return {key: _unflatten(child, iterator) for key, child in zip(spec[1], spec[2])}
 
 
@@ -60,16 +117,7 @@ def _unflatten_keeping(spec, iterator, original):
     kind = spec[0]
     if kind == _LEAF:
         return next(iterator)
-    if type(original) is not {_TUPLE: tuple, _LIST: list, _DICT: dict}[kind]:
-        raise TypeError("changed")
-    if kind == _DICT:
-        if list(original.keys()) != list(spec[1]):
-            raise KeyError("changed")
-        olds = list(original.values())
-    else:
-        olds = list(original)
-        if len(olds) != len(spec[1]):
-            raise IndexError("changed")
+    olds = _children(spec, original)
     children = [_unflatten_keeping(child, iterator, old)
                 for child, old in zip(spec[-1], olds)]
     if all(new is old for new, old in zip(children, olds)):
@@ -78,12 +126,116 @@ def _unflatten_keeping(spec, iterator, original):
         return tuple(children)
     if kind == _LIST:
         return children
+    if kind == _NAMED:
+        return spec[1]._make(children)
+    if kind == _OBJECT:
+        return _data_object(spec[1], spec[2], children)
     return dict(zip(spec[1], children))
 
 
-def map_leaves(function, tree):
-    leaves, spec = flatten(tree)
-    return unflatten(spec, [function(leaf) for leaf in leaves])
+def _children(spec, node):
+    """The children of the container `node` where it still has the shape of its `spec`;
+    KeyError, IndexError or TypeError where it has changed."""
+    kind = spec[0]
+    expected = {_TUPLE: tuple, _LIST: list, _DICT: dict}.get(kind) or spec[1]  # or the class
+    if type(node) is not expected:
+        raise TypeError("changed")
+    if kind in (_DICT, _OBJECT):
+        mapping = node if kind == _DICT else vars(node)
+        if list(mapping.keys()) != list(spec[-2]):
+            raise KeyError("changed")
+        return list(mapping.values())
+    children = list(node)
+    if len(children) != len(spec[-1]):
+        raise IndexError("changed")
+    return children
+
+
+def changed_copies(spec, leaves, traced, original, is_traced):
+    """After a trace over `traced` (unflatten_keeping(spec, leaves, original)): whether the
+    function changed a container kiln gave it in place of the caller's (a copy holding tracers:
+    `lst.append(y)`, `d["k"] = y`, `state.x = y`), or put a traced value into one of the
+    caller's own (a global list). Eagerly the caller would see the change; a graph cannot
+    make it, so such a call runs eagerly."""
+    return _changed(spec, iter(leaves), traced, original, is_traced)
+
+
+def _changed(spec, leaves, traced, original, is_traced):
+    if spec[0] == _LEAF:
+        return next(leaves) is not traced
+    if traced is original:  # the caller's own container: changes are Python's, but no tracer
+        _skip(spec, leaves)
+        return holds_array(traced, is_traced, depth=4)
+    try:
+        news, olds = _children(spec, traced), _children(spec, original)
+    except (KeyError, IndexError, TypeError):
+        return True
+    return any(_changed(child, leaves, new, old, is_traced)
+               for child, new, old in zip(spec[-1], news, olds))
+
+
+class Contents:
+    """What the caller's lists, dicts and dataclass instances in a flattened tree hold, kept
+    before a trace; restore() puts it back after a trace that changed them and was given up
+    (the eager run that follows changes them again)."""
+
+    def __init__(self, spec, tree):
+        self.saved = []
+        try:
+            self._save(spec, tree)
+        except (KeyError, IndexError, TypeError):  # changed since flattened: nothing to keep
+            pass
+
+    def _save(self, spec, node):
+        kind = spec[0]
+        if kind == _LEAF:
+            return
+        if kind == _LIST:
+            self.saved.append((node, list(node)))
+        elif kind in (_DICT, _OBJECT):
+            mapping = node if kind == _DICT else vars(node)
+            self.saved.append((mapping, dict(mapping)))
+        for child, value in zip(spec[-1], _children(spec, node)):
+            self._save(child, value)
+
+    def restore(self):
+        for container, content in self.saved:
+            if isinstance(container, list):
+                container[:] = content
+            else:
+                container.clear()
+                container.update(content)
+
+
+def _skip(spec, leaves):
+    if spec[0] == _LEAF:
+        next(leaves)
+    else:
+        for child in spec[-1]:
+            _skip(child, leaves)
+
+
+def output_spec(convert, tree):
+    """The output spec of the result `tree` (src/python/output_spec.cpp): `convert` of each
+    leaf, in exact tuples, lists and dicts; namedtuples and dataclass instances as Rebuilt."""
+    leaves, spec = flatten(tree, objects=True)
+    return _output_spec(spec, iter([convert(leaf) for leaf in leaves]))
+
+
+def _output_spec(spec, iterator):
+    kind = spec[0]
+    if kind == _LEAF:
+        return next(iterator)
+    children = [_output_spec(child, iterator) for child in spec[-1]]
+    if kind == _TUPLE:
+        return tuple(children)
+    if kind == _LIST:
+        return children
+    if kind == _DICT:
+        return dict(zip(spec[1], children))
+    if kind == _NAMED:
+        return Rebuilt(spec[1]._make, tuple(children))
+    return Rebuilt(functools.partial(_data_object, spec[1], spec[2]), tuple(children))
 
 
 # ---- leaves of a compiled call's output spec (src/python/output_spec.h) ----
@@ -98,7 +250,8 @@ class Constant:
 
 class Rebuilt:
     """A result container of the output spec that is not an exact tuple, list or dict (a
-    namedtuple): the result is `_kiln_rebuild` of its built `_kiln_parts`."""
+    namedtuple, a dataclass instance): the result is `_kiln_rebuild` of its built
+    `_kiln_parts`."""
     __slots__ = ("_kiln_rebuild", "_kiln_parts")
 
     def __init__(self, rebuild, parts):
@@ -139,5 +292,15 @@ def holds_array(value, is_array, depth=3):
     elif isinstance(value, types.MethodType):
         parts = [value.__func__, value.__self__]
     else:
-        parts = list(getattr(value, "__dict__", {}).values())
+        parts = list(getattr(value, "__dict__", {}).values()) + _slot_values(value)
     return any(holds_array(part, is_array, depth - 1) for part in parts)
+
+
+def _slot_values(value):
+    """The values in an object's __slots__ (those set)."""
+    names = []
+    for base in type(value).__mro__[:-1]:
+        slots = vars(base).get("__slots__", ())
+        names += [slots] if isinstance(slots, str) else list(slots)
+    return [getattr(value, name) for name in names
+            if name not in ("__dict__", "__weakref__") and hasattr(value, name)]

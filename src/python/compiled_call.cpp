@@ -4,7 +4,9 @@
 // Only misses, eager entries and retraced entries call back into the Python driver. It binds as
 // a method (`__get__`, like a function), and has a __dict__ so functools.update_wrapper can
 // give it the wrapped function's name, docstring and __wrapped__.
+#include "api/logging.h"
 #include "python/common.h"
+#include "python/numpy_errors.h"
 
 namespace kiln::python {
 namespace {
@@ -21,6 +23,14 @@ CompiledCall& self_of(PyObject* self) { return *nb::inst_ptr<CompiledCall>(self)
 PyObject* call_compiled(PyObject* self, PyObject* args, PyObject* kwargs) {
   CompiledCall& compiled = self_of(self);
   try {
+    if (numpy_checks_errors()) {
+      if (api::log_enabled(api::LogChannel::GraphBreaks))
+        api::log(api::LogChannel::GraphBreaks,
+                 "NumPy's error state (np.errstate / np.seterr) raises, calls or logs on "
+                 "floating-point errors: " + std::string(nb::repr(compiled.fn).c_str()) +
+                     " runs eagerly");
+      return PyObject_Call(compiled.fn.ptr(), args, kwargs);
+    }
     nb::object result = guarded_call(compiled.cache, args, kwargs);
     const ModuleState& module = state();
     if (result.is(module.miss) || result.is(module.retrace)) {

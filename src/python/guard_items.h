@@ -1,5 +1,5 @@
 // The guarded cache's guard (python/guarded_cache.cpp): its items, one per container, array,
-// static value or dynamic number of the arguments and the environment, in _pytree.flatten's
+// static value or dynamic number of the arguments and the environment, in _pytree.flatten_call's
 // order; the walk that matches a call against them (Matcher) and the one that records them
 // from the call just traced (Recorder).
 #pragma once
@@ -12,17 +12,20 @@
 
 namespace kiln::python {
 
-enum class ItemKind : uint8_t { Tuple, List, Dict, Array, Static, Absent, Number };
+// Containers first: kinds from Array on are the pytree's leaves.
+enum class ItemKind : uint8_t {
+  Tuple, List, Dict, NamedTuple, Object, Array, Static, Absent, Number
+};
 
 struct GuardItem {
   ItemKind kind;
   std::string path;  // "argument 0[1]", "keyword argument 'x'", "global 'W'": for messages
   Py_ssize_t length = 0;  // containers
-  nb::object keys;        // dict: a tuple of the keys in order
+  nb::object keys;        // dict, object: a tuple of the keys (attribute names) in order
   DType dtype = DType::Float64;  // arrays
   bool contiguous = true;
   std::vector<int64_t> shape, strides;  // strides in elements, only when not contiguous
-  nb::object value;                     // statics
+  nb::object value;                     // statics; a namedtuple's or object's class
   // A static object with instance attributes (a dataclass of settings; not a global object,
   // whose attributes are reads of their own): a copy of them when recorded. The same object is
   // equal to itself whatever was assigned to its attributes since, so the guard also compares
@@ -95,6 +98,19 @@ inline bool is_number(PyObject* object) {
 
 inline std::string type_name(PyObject* object) {
   return object == nullptr ? "<undefined>" : Py_TYPE(object)->tp_name;
+}
+
+// What a container item guards, for messages: "tuple", or a namedtuple's or dataclass's name.
+inline std::string kind_name(const GuardItem& item) {
+  switch (item.kind) {
+    case ItemKind::Tuple: return "tuple";
+    case ItemKind::List: return "list";
+    case ItemKind::Dict: return "dict";
+    case ItemKind::Array: return "numpy.ndarray";
+    case ItemKind::NamedTuple:
+    case ItemKind::Object: return reinterpret_cast<PyTypeObject*>(item.value.ptr())->tp_name;
+    default: return "";
+  }
 }
 
 // str() or repr() of an object as UTF-8, for messages ("" if even that fails).
@@ -193,6 +209,21 @@ class Matcher {
         }
         return true;
       case ItemKind::Dict: return match_dict(item, object);
+      case ItemKind::NamedTuple:
+        if (object == nullptr || Py_TYPE(object) != reinterpret_cast<PyTypeObject*>(item.value.ptr()))
+          return fail_type(item, object);
+        if (PyTuple_GET_SIZE(object) != item.length)
+          return fail_length(item, PyTuple_GET_SIZE(object));
+        for (Py_ssize_t i = 0; i < item.length; ++i)
+          if (!match(PyTuple_GET_ITEM(object, i))) return false;
+        return true;
+      case ItemKind::Object: {
+        if (object == nullptr || Py_TYPE(object) != reinterpret_cast<PyTypeObject*>(item.value.ptr()))
+          return fail_type(item, object);
+        nb::object attributes = instance_attributes(object);
+        if (!attributes.is_valid()) return fail_type(item, object);
+        return match_dict(item, attributes.ptr());
+      }
     }
     return false;
   }
@@ -252,9 +283,8 @@ class Matcher {
   }
 
   bool fail_type(const GuardItem& item, PyObject* object) {
-    static const char* kNames[] = {"tuple", "list", "dict", "numpy.ndarray", "", "", ""};
     return fail([&] {
-      return "type of " + item.path + " changed from " + kNames[int(item.kind)] + " to " +
+      return "type of " + item.path + " changed from " + kind_name(item) + " to " +
              type_name(object);
     });
   }
@@ -279,58 +309,97 @@ class Matcher {
   size_t leaves_ = 0;
 };
 
-// Builds a guard from the arguments of the call that was just traced.
+// The node kinds of a _pytree spec, (kind, ...children) tuples: the Python side decides what is
+// a container (python/kiln/_pytree.py: the same numbers) and the recorder follows its spec.
+enum SpecKind : long { kSpecTuple = 0, kSpecList, kSpecDict, kSpecLeaf, kSpecNamed, kSpecObject };
+
+// Builds a guard from a call's arguments and environment before it is traced, following the
+// _pytree spec they were flattened into, so that array leaf i of the guard is graph input i.
 class Recorder {
  public:
   // dynamic: leaf indices (flatten order) of numbers that are graph inputs, not statics.
   Recorder(std::vector<GuardItem>& items, const std::vector<size_t>& dynamic)
       : items_(items), dynamic_(dynamic) {}
 
-  void record(PyObject* object, std::string path) {
+  void record(PyObject* object, std::string path, PyObject* spec) {
+    if (!PyTuple_Check(spec) || PyTuple_GET_SIZE(spec) < 1)
+      throw Error(ErrorKind::Internal, "kiln: malformed pytree spec");
+    long kind = PyLong_AsLong(PyTuple_GET_ITEM(spec, 0));
+    if (kind == kSpecLeaf) return record_leaf(object, std::move(path));
+    PyObject* children = PyTuple_GET_ITEM(spec, PyTuple_GET_SIZE(spec) - 1);
     GuardItem item;
     item.path = std::move(path);
-    const bool container =
-        object != nullptr && (PyTuple_CheckExact(object) || PyList_CheckExact(object) ||
-                              PyDict_CheckExact(object));
-    const bool dynamic = !container && std::find(dynamic_.begin(), dynamic_.end(), leaves_++) !=
-                                           dynamic_.end();
-    if (dynamic && number_array(object, PyFloat_CheckExact(object)).is_valid()) {
-      item.kind = ItemKind::Number;
-      item.is_float = PyFloat_CheckExact(object);
-      items_.push_back(std::move(item));
-    } else if (object == nullptr) {
-      item.kind = ItemKind::Absent;
-      items_.push_back(std::move(item));
-    } else if (PyTuple_CheckExact(object) || PyList_CheckExact(object)) {
-      bool tuple = PyTuple_CheckExact(object);
+    if (kind == kSpecNamed || kind == kSpecObject) {
+      item.value = nb::borrow(PyTuple_GET_ITEM(spec, 1));  // the class
+      if (object == nullptr || Py_TYPE(object) != reinterpret_cast<PyTypeObject*>(item.value.ptr()))
+        changed(item.path);
+    }
+    if (kind == kSpecTuple || kind == kSpecList || kind == kSpecNamed) {
+      bool list = kind == kSpecList;
+      if (object == nullptr || (kind == kSpecTuple && !PyTuple_CheckExact(object)) ||
+          (list && !PyList_CheckExact(object)))
+        changed(item.path);
       // A tuple cannot change; a list can while user code runs (repr() of a static), so it
       // is walked over a copy.
-      nb::object items = tuple ? nb::borrow(object) : nb::steal(PySequence_Tuple(object));
-      if (!items.is_valid()) throw nb::python_error();
-      item.kind = tuple ? ItemKind::Tuple : ItemKind::List;
-      item.length = PyTuple_GET_SIZE(items.ptr());
+      nb::object elements = list ? nb::steal(PySequence_Tuple(object)) : nb::borrow(object);
+      if (!elements.is_valid()) throw nb::python_error();
+      item.kind = kind == kSpecNamed ? ItemKind::NamedTuple : list ? ItemKind::List : ItemKind::Tuple;
+      item.length = PyTuple_GET_SIZE(elements.ptr());
+      if (item.length != PyList_GET_SIZE(children)) changed(item.path);
       std::string prefix = item.path;
       items_.push_back(std::move(item));
-      for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(items.ptr()); ++i)
-        record(PyTuple_GET_ITEM(items.ptr(), i), prefix + "[" + std::to_string(i) + "]");
-    } else if (PyDict_CheckExact(object)) {
-      item.kind = ItemKind::Dict;
-      item.length = PyDict_GET_SIZE(object);
-      nb::list keys;
-      std::vector<std::pair<nb::object, std::string>> children;
-      // A snapshot: repr() of a key runs user code, which may change the dict.
-      nb::object pairs = nb::steal(PyDict_Items(object));
-      if (!pairs.is_valid()) throw nb::python_error();
-      for (Py_ssize_t i = 0; i < PyList_GET_SIZE(pairs.ptr()); ++i) {
-        PyObject* pair = PyList_GET_ITEM(pairs.ptr(), i);
-        keys.append(nb::handle(PyTuple_GET_ITEM(pair, 0)));
-        children.emplace_back(nb::borrow(PyTuple_GET_ITEM(pair, 1)),
-                              item.path + "[" + repr_of(PyTuple_GET_ITEM(pair, 0)) + "]");
-      }
-      item.keys = nb::tuple(keys);
-      item.length = PyList_GET_SIZE(pairs.ptr());
-      items_.push_back(std::move(item));
-      for (auto& [value, child_path] : children) record(value.ptr(), child_path);
+      for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(elements.ptr()); ++i)
+        record(PyTuple_GET_ITEM(elements.ptr(), i), prefix + "[" + std::to_string(i) + "]",
+               PyList_GET_ITEM(children, i));
+      return;
+    }
+    if (kind != kSpecDict && kind != kSpecObject)
+      throw Error(ErrorKind::Internal, "kiln: malformed pytree spec");
+    bool is_object = kind == kSpecObject;
+    if (object == nullptr || (!is_object && !PyDict_CheckExact(object))) changed(item.path);
+    nb::object mapping = is_object ? instance_attributes(object) : nb::borrow(object);
+    if (!mapping.is_valid()) changed(item.path);
+    item.kind = is_object ? ItemKind::Object : ItemKind::Dict;
+    // A snapshot: repr() of a key runs user code, which may change the dict.
+    nb::object pairs = nb::steal(PyDict_Items(mapping.ptr()));
+    if (!pairs.is_valid()) throw nb::python_error();
+    PyObject* keys = PyTuple_GET_ITEM(spec, PyTuple_GET_SIZE(spec) - 2);
+    item.length = PyList_GET_SIZE(pairs.ptr());
+    if (item.length != PyList_GET_SIZE(children) || item.length != PyList_GET_SIZE(keys))
+      changed(item.path);
+    nb::list key_list;
+    std::vector<std::pair<nb::object, std::string>> entries;
+    for (Py_ssize_t i = 0; i < item.length; ++i) {
+      PyObject* pair = PyList_GET_ITEM(pairs.ptr(), i);
+      PyObject* key = PyTuple_GET_ITEM(pair, 0);
+      if (key != PyList_GET_ITEM(keys, i)) changed(item.path);
+      key_list.append(nb::handle(key));
+      entries.emplace_back(nb::borrow(PyTuple_GET_ITEM(pair, 1)),
+                           is_object ? item.path + "." + text_of(key, false)
+                                     : item.path + "[" + repr_of(key) + "]");
+    }
+    item.keys = nb::tuple(key_list);
+    items_.push_back(std::move(item));
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(children); ++i)
+      record(entries[size_t(i)].first.ptr(), entries[size_t(i)].second,
+             PyList_GET_ITEM(children, i));
+  }
+
+ private:
+  [[noreturn]] static void changed(const std::string& path) {
+    throw Error(ErrorKind::Internal,
+                "kiln: " + path + " changed while kiln read the arguments (user code ran)");
+  }
+
+  void record_leaf(PyObject* object, std::string path) {
+    GuardItem item;
+    item.path = std::move(path);
+    const bool dynamic = std::find(dynamic_.begin(), dynamic_.end(), leaves_++) != dynamic_.end();
+    if (dynamic && object != nullptr && number_array(object, PyFloat_CheckExact(object)).is_valid()) {
+      item.kind = ItemKind::Number;
+      item.is_float = PyFloat_CheckExact(object);
+    } else if (object == nullptr) {
+      item.kind = ItemKind::Absent;
     } else if (PyArray_CheckExact(object)) {
       auto* array = reinterpret_cast<PyArrayObject*>(object);
       std::optional<Array> borrowed = borrow_array(array);
@@ -344,7 +413,6 @@ class Recorder {
       item.shape = borrowed->shape();
       item.contiguous = PyArray_IS_C_CONTIGUOUS(array);
       if (!item.contiguous) item.strides = borrowed->strides();
-      items_.push_back(std::move(item));
     } else if (PyArray_Check(object)) {
       throw Error(ErrorKind::Unsupported,
                   error_message("compile", "", item.path + " is an ndarray subclass (" +
@@ -361,11 +429,10 @@ class Recorder {
         item.attributes = nb::steal(PyDict_Copy(attributes.ptr()));
         if (!item.attributes.is_valid()) throw nb::python_error();
       }
-      items_.push_back(std::move(item));
     }
+    items_.push_back(std::move(item));
   }
 
- private:
   std::vector<GuardItem>& items_;
   const std::vector<size_t>& dynamic_;
   size_t leaves_ = 0;
@@ -385,6 +452,10 @@ inline std::string describe(const GuardItem& item) {
     case ItemKind::Tuple: return item.path + ": tuple of " + std::to_string(item.length);
     case ItemKind::List: return item.path + ": list of " + std::to_string(item.length);
     case ItemKind::Dict: return item.path + ": dict with keys " + repr_of(item.keys.ptr());
+    case ItemKind::NamedTuple:
+      return item.path + ": " + kind_name(item) + " of " + std::to_string(item.length);
+    case ItemKind::Object:
+      return item.path + ": " + kind_name(item) + " with attributes " + repr_of(item.keys.ptr());
   }
   return "";
 }

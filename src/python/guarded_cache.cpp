@@ -1,13 +1,15 @@
 // GuardedCache: the in-process cache level of one compiled Python function, and its call path.
 // A call walks the arguments (args tuple, kwargs dict, then the globals and closure cells the
 // function reads) once per cached entry, in C++, comparing each item with the entry's guard:
-// containers (exact tuple/list/dict: type, length, keys), arrays (dtype, shape, layout class:
+// containers (exact tuple/list/dict, namedtuple, dataclass: type, length, keys; which values
+// are containers the Python driver's pytree spec says), arrays (dtype, shape, layout class:
 // C-contiguous or the exact element strides), static values (same type and ==) and dynamic
 // numbers (a Python float, or an int that fits int64: a 0-d input of the graph, whatever its
 // value; the driver makes a number dynamic once a call changes it, as Dynamo's automatic
 // dynamic does); python/guard_items.h. On a hit it borrows the arrays, runs the entry's
 // graph-break checks and graph, writes mutated inputs back and rebuilds the output pytree; on a
-// miss it returns the MISS sentinel and the Python driver traces, compiles and calls add().
+// miss it returns the MISS sentinel and the Python driver records the guard (record(), before
+// the trace: what the trace read), traces, compiles and calls add().
 #include <algorithm>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/pair.h>
@@ -24,6 +26,11 @@
 
 namespace kiln::python {
 namespace {
+
+// A guard recorded before its trace (GuardedCache::record), added with the trace's result.
+struct RecordedGuard {
+  std::vector<GuardItem> items;
+};
 
 struct Entry {
   std::vector<GuardItem> items;
@@ -104,19 +111,29 @@ class GuardedCache {
     return nb::cast(changed);
   }
 
-  // Registers the entry for these arguments; returns its guard in words (KILN_LOGS=guards).
-  std::string add(nb::handle args, nb::handle kwargs, std::shared_ptr<Compiled> compiled,
-                  nb::object output_spec, std::vector<std::pair<int32_t, int32_t>> mutations,
-                  bool retrace, std::vector<size_t> dynamic) {
-    auto entry = std::make_shared<Entry>();
+  // The guard of these arguments and the environment as they are now, before the trace that
+  // reads them: `spec` is how the driver flattened them (_pytree.flatten_call), `dynamic` the
+  // leaves that are dynamic numbers.
+  RecordedGuard record(nb::handle args, nb::handle kwargs, nb::handle spec,
+                       std::vector<size_t> dynamic) {
+    RecordedGuard guard;
     // Item 0: the argument count and keyword names, one comparison on the fast path.
     GuardItem header;
     header.kind = ItemKind::Static;
     header.path = "the call's arguments";
     header.value = call_shape(args, kwargs);
-    entry->items.push_back(std::move(header));
-    Recorder recorder(entry->items, dynamic);
-    record_arguments(recorder, args, kwargs);
+    guard.items.push_back(std::move(header));
+    Recorder recorder(guard.items, dynamic);
+    record_arguments(recorder, args, kwargs, spec);
+    return guard;
+  }
+
+  // Registers the entry of a recorded guard; returns the guard in words (KILN_LOGS=guards).
+  std::string add(const RecordedGuard& guard, nb::handle args, nb::handle kwargs,
+                  std::shared_ptr<Compiled> compiled, nb::object output_spec,
+                  std::vector<std::pair<int32_t, int32_t>> mutations, bool retrace) {
+    auto entry = std::make_shared<Entry>();
+    entry->items = guard.items;
     entry->compiled = std::move(compiled);
     entry->output_spec = std::move(output_spec);
     entry->mutations = std::move(mutations);
@@ -209,17 +226,39 @@ class GuardedCache {
     }
   }
 
-  void record_arguments(Recorder& recorder, nb::handle args, nb::handle kwargs) {
-    nb::tuple positional = nb::borrow<nb::tuple>(args);
-    for (size_t i = 0; i < positional.size(); ++i)
-      recorder.record(positional[i].ptr(), "argument " + std::to_string(i));
+  // spec: (tuple, [arguments, keyword arguments, environment]) as _pytree.flatten_call makes it.
+  void record_arguments(Recorder& recorder, nb::handle args, nb::handle kwargs, nb::handle spec) {
+    auto children = [&](Py_ssize_t part) {
+      PyObject* node = PyList_GET_ITEM(PyTuple_GET_ITEM(spec.ptr(), 1), part);
+      return PyTuple_GET_ITEM(node, PyTuple_GET_SIZE(node) - 1);  // its list of children
+    };
+    auto check = [](bool same) {
+      if (!same) throw Error(ErrorKind::Internal, "kiln: the arguments changed while kiln read them");
+    };
+    check(PyTuple_Check(spec.ptr()) && PyTuple_GET_SIZE(spec.ptr()) == 2 &&
+          PyList_Check(PyTuple_GET_ITEM(spec.ptr(), 1)) &&
+          PyList_GET_SIZE(PyTuple_GET_ITEM(spec.ptr(), 1)) == 3);
+    PyObject* positional = children(0);
+    check(PyList_GET_SIZE(positional) == PyTuple_GET_SIZE(args.ptr()));
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(args.ptr()); ++i)
+      recorder.record(PyTuple_GET_ITEM(args.ptr(), i), "argument " + std::to_string(i),
+                      PyList_GET_ITEM(positional, i));
+    PyObject* keywords = children(1);
+    Py_ssize_t index = 0;
     if (!kwargs.is_none()) {
+      check(PyList_GET_SIZE(keywords) == PyDict_GET_SIZE(kwargs.ptr()));
       for (auto [key, value] : nb::borrow<nb::dict>(kwargs))
-        recorder.record(value.ptr(), "keyword argument '" + text_of(key.ptr(), false) + "'");
+        recorder.record(value.ptr(), "keyword argument '" + text_of(key.ptr(), false) + "'",
+                        PyList_GET_ITEM(keywords, index++));
     }
+    check(index == PyList_GET_SIZE(keywords));
+    PyObject* environment = children(2);
+    index = 0;
     for_each_environment([&](PyObject* value, const std::string& path) {
-      recorder.record(value, path);
+      check(index < PyList_GET_SIZE(environment));
+      recorder.record(value, path, PyList_GET_ITEM(environment, index++));
     });
+    check(index == PyList_GET_SIZE(environment));
   }
 
   // (positional count, keyword names...): cheap to build and compare on the fast path.
@@ -372,6 +411,7 @@ nb::object guarded_call(nb::handle cache, PyObject* args, PyObject* kwargs) {
 }
 
 void bind_guarded_cache(nb::module_& module) {
+  nb::class_<RecordedGuard>(module, "RecordedGuard", "A guard recorded before its trace.");
   nb::class_<GuardedCache>(module, "GuardedCache",
                            "The in-process cache of one compiled function; guards in C++.",
                            nb::type_slots(cache_slots))
@@ -385,9 +425,12 @@ void bind_guarded_cache(nb::module_& module) {
       .def("changed_numbers", &GuardedCache::changed_numbers, nb::arg("args"),
            nb::arg("kwargs").none(),
            "Leaf indices of the Python numbers whose values alone differ from the latest entry.")
-      .def("add", &GuardedCache::add, nb::arg("args"), nb::arg("kwargs").none(),
+      .def("record", &GuardedCache::record, nb::arg("args"), nb::arg("kwargs").none(),
+           nb::arg("spec"), nb::arg("dynamic") = std::vector<size_t>(),
+           "The guard of these arguments and the environment now, following their pytree spec.")
+      .def("add", &GuardedCache::add, nb::arg("guard"), nb::arg("args"), nb::arg("kwargs").none(),
            nb::arg("compiled").none(), nb::arg("output_spec").none(), nb::arg("mutations"),
-           nb::arg("retrace") = false, nb::arg("dynamic") = std::vector<size_t>())
+           nb::arg("retrace") = false)
       .def_static("run_traced", &GuardedCache::run_traced, nb::arg("compiled"),
                   nb::arg("arrays"), nb::arg("output_spec").none(), nb::arg("mutations"),
                   nb::arg("targets").none() = nb::none())

@@ -1,0 +1,150 @@
+"""What a compiled call changes of the caller's state happens as NumPy makes it happen: a trace
+that changes a container the caller handed in (a list appended to, a dict key set, a dataclass
+attribute assigned), assigns an attribute of self or of a global object, or stores a traced
+array where the caller can see it, runs eagerly (the change was lost on a copy, or a dead
+tracer was left behind); guards are recorded before the trace, so state it changed makes the
+next call trace again rather than match stale values."""
+import dataclasses
+import types
+
+import numpy as np
+import pytest
+
+import kiln
+
+
+@dataclasses.dataclass
+class State:
+    x: np.ndarray
+    v: np.ndarray
+
+
+def assign_attribute(state):
+    state.x = state.x + 1.0
+    return state.v * 2.0
+
+
+def append(items):
+    items.append(items[0] * 2.0)
+    return items[0] + 1.0
+
+
+def set_key(mapping):
+    mapping["y"] = mapping["x"] * 2.0
+    return mapping["x"] + 1.0
+
+
+def set_item(items):
+    items[0] = items[0] * 2.0
+    return items[0] + 1.0
+
+
+def pop(items):
+    return items.pop() + 1.0
+
+
+@pytest.mark.parametrize("function, make", [
+    (assign_attribute, lambda: State(np.ones(3), np.ones(3))),
+    (append, lambda: [np.ones(3)]),
+    (set_key, lambda: {"x": np.ones(3)}),
+    (set_item, lambda: [np.ones(3)]),
+    (pop, lambda: [np.ones(3), np.full(3, 2.0), np.full(3, 3.0), np.full(3, 4.0)]),
+])
+def test_changes_to_argument_containers_reach_the_caller(function, make):
+    # They changed a copy holding tracers: the caller's list, dict or object stayed as it was.
+    compiled = kiln.compile(function)
+    mine, theirs = make(), make()
+    for _ in range(3):
+        np.testing.assert_array_equal(compiled(mine), function(theirs))
+        flat_mine = vars(mine) if dataclasses.is_dataclass(mine) else mine
+        flat_theirs = vars(theirs) if dataclasses.is_dataclass(theirs) else theirs
+        assert repr(flat_mine) == repr(flat_theirs)
+    report = kiln.explain(function)(make())
+    assert report.break_reasons and "changes a list, dict or dataclass" in report.break_reasons[0].reason
+
+
+LOG = []
+
+
+def logged(x):
+    y = x * 2.0
+    LOG.append(y)
+    return y + 1.0
+
+
+def test_a_traced_array_stored_in_a_global_list_is_the_eager_array():
+    # The global list kept a dead tracer from the trace, and later calls appended nothing.
+    compiled = kiln.compile(logged)
+    for n in (3, 3, 4):
+        np.testing.assert_array_equal(compiled(np.ones(n)), np.full(n, 3.0))
+    assert len(LOG) == 3
+    assert all(type(entry) is np.ndarray for entry in LOG)
+    np.testing.assert_array_equal(LOG[-1], np.full(4, 2.0))
+
+
+class Simulation:
+    def __init__(self):
+        self.x, self.t, self.steps = np.ones(3), 0.0, 0
+
+    def step(self, dt):
+        self.t += dt
+        self.steps += 1
+        self.x = self.x * 0.5
+        return self.x.sum()
+
+
+class Adam:
+    def __init__(self, w):
+        self.w, self.m = w, np.zeros_like(w)
+
+    def update(self, g):
+        self.m = 0.9 * self.m + 0.1 * g
+        self.w -= self.m  # in place: a write-back into the caller's array, compiled
+        return self.w.sum()
+
+
+def test_attributes_a_bound_method_assigns_reach_the_object():
+    # The trace ran over a stand-in for self: t, steps and x stayed as they were, silently.
+    mine, theirs = Simulation(), Simulation()
+    compiled = kiln.compile(mine.step)
+    for _ in range(4):
+        assert compiled(0.1) == theirs.step(0.1)
+        assert (mine.t, mine.steps) == (theirs.t, theirs.steps)
+        np.testing.assert_array_equal(mine.x, theirs.x)
+    optimizer, expected = Adam(np.ones(3)), Adam(np.ones(3))
+    update = kiln.compile(optimizer.update)
+    for step in range(3):
+        gradient = np.full(3, float(step))
+        np.testing.assert_allclose(update(gradient), expected.update(gradient), rtol=1e-15)
+        np.testing.assert_allclose(optimizer.m, expected.m, rtol=1e-15)
+        np.testing.assert_allclose(optimizer.w, expected.w, rtol=1e-15)
+
+
+CONFIG = types.SimpleNamespace(scale=np.ones(2), calls=0)
+
+
+def reads_and_counts(x):
+    CONFIG.calls += 1
+    return x * CONFIG.scale
+
+
+def test_an_attribute_of_a_global_object_the_function_assigns_changes_on_every_call():
+    compiled = kiln.compile(reads_and_counts)
+    for calls in (1, 2, 3):
+        np.testing.assert_array_equal(compiled(np.ones(2)), np.ones(2))
+        assert CONFIG.calls == calls
+
+
+def increments(x, counts):
+    counts["n"] += 1
+    return x * counts["n"]
+
+
+def test_state_a_trace_changes_is_read_again_on_the_next_call():
+    # Guards recorded after the trace held n == 2: the next call (n == 2, eagerly n becomes 3)
+    # matched and returned x * 2.
+    compiled, counts, expected = kiln.compile(increments), {"n": 1}, {"n": 1}
+    for _ in range(3):
+        np.testing.assert_array_equal(compiled(np.ones(2), counts),
+                                      increments(np.ones(2), expected))
+        assert counts == expected
