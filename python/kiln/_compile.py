@@ -46,6 +46,7 @@ from . import _aliasing, _device, _kiln, _loop_transform, _numpy_tracer, _pytree
 from ._arguments import DYNAMIC_DTYPES, WEAK_PYTHON_NUMBERS, dynamic_number
 from ._arguments import holds_arrays as _holds_arrays
 from ._arguments import is_unsupported_array as _is_unsupported_array
+from ._caller_state import ChangesCallerState, Saved, checked_output_spec, with_assigned
 from ._config import config
 from ._environment import Environment, with_numpy_names
 from ._graph_breaks import GraphBreak, GraphBreakSignal, located
@@ -95,11 +96,6 @@ def _location_of(fn):
     if code is None:
         return getattr(fn, "__qualname__", repr(fn))
     return f"{os.path.basename(code.co_filename)}:{code.co_firstlineno}"
-
-
-class _ChangesCallerState(GraphBreakSignal):
-    """A trace that changed what the caller holds (a list it handed in, an attribute of self):
-    the call runs eagerly, whatever its numbers (no retry with them static)."""
 
 
 class CompiledFunction:
@@ -298,21 +294,16 @@ class CompiledFunction:
         back, so that the run that follows draws what NumPy's would, and so do the caller's
         containers and objects the trace changed."""
         states = _random_state.snapshot(self.fn, leaves)
-        # What the trace may change of the caller's lists, dicts and objects, put back for the
-        # eager run or the retried trace that follows a given-up one.
-        contents = _pytree.Contents(spec, (args, kwargs, self.cache.environment()))
-        attributes = self.environment.attribute_state()
+        saved = Saved(spec, (args, kwargs, self.cache.environment()), self.environment)
         try:
             traced = self._trace_and_compile(args, kwargs, leaves, spec, guard, dynamic)
         except (NeedsStatic, _SegmentLimit, CompilerError, GraphBreak):
             _random_state.restore(states)
-            contents.restore()
-            attributes.restore()
+            saved.restore()
             raise
         if traced is None:
             _random_state.restore(states)
-            contents.restore()
-            attributes.restore()
+            saved.restore()
         return traced
 
     def _trace_and_compile(self, args, kwargs, leaves, spec, guard, dynamic=()):
@@ -369,26 +360,26 @@ class CompiledFunction:
                 else:
                     with capturing:
                         result = function(*traced_args, **traced_kwargs)
-                outputs, output_spec = self._outputs(context, tracer, result)
+                # Attributes of self and of global objects the trace assigned: each run of the
+                # graph assigns them (the values outputs of the graph, or constants).
+                assigned = attributes.assigned()
+                outputs, output_spec = self._outputs(context, tracer,
+                                                     with_assigned(result, assigned))
             except Exception as error:
                 # A dynamic number is a 0-d tracer, not a float: whatever fails with it
                 # (round(lr), lr.is_integer(), a break) is retried with the numbers static.
                 if dynamic and not isinstance(error, NeedsStatic):
                     raise NeedsStatic() from None
                 raise
-            if _pytree.changed_copies(spec, traced_leaves, traced_tree, original,
-                                      lambda value: tracer.unwrap(value) is not None):
-                raise _ChangesCallerState("the function changes a list, dict or dataclass that "
-                                          "holds arrays, or stores a traced array in one the "
-                                          "caller sees", _location_of(self.fn))
-            if attributes.changed():
-                raise _ChangesCallerState("the function assigns an attribute of self or of a "
-                                          "global object", _location_of(self.fn))
+            output_spec = checked_output_spec(
+                output_spec, assigned, attributes, _pytree.changed_copies(
+                    spec, traced_leaves, traced_tree, original,
+                    lambda value: tracer.unwrap(value) is not None), _location_of(self.fn))
             if _kiln.log_enabled("perf"):
                 _kiln.log("perf", f"trace of {self.name}: "
                           f"{(time.perf_counter() - started) * 1e3:.3f} ms, {trace.node_count} nodes")
         except GraphBreakSignal as signal:
-            if dynamic and not isinstance(signal, _ChangesCallerState):
+            if dynamic and not isinstance(signal, ChangesCallerState):
                 raise NeedsStatic() from None
             return self._give_up(args, kwargs, signal.reason, signal.location, guard)
         except Unsupported as error:
@@ -424,6 +415,8 @@ class CompiledFunction:
             # retrace it after a break (its prints and data-dependent results are per call).
             if guard is not None:
                 self.cache.add(guard, args, kwargs, None, None, [], context.broke)
+            for target, name, value in assigned:  # constants; later calls run eagerly
+                target[name] = value
             return _Traced(None, None, None, [], context.broke, result=result)
         reads = None
         try:

@@ -131,17 +131,17 @@ class Environment:
 
         for globals_, name, helper in self.links:
             copy_of(globals_)[name] = clone_of(helper)
-        objects = []
+        objects = []  # (the caller's object, the one the trace runs over)
         for globals_, name, value in self.objects:
-            objects.append(_stand_in(value, copy_of(value.__dict__)))
-            copy_of(globals_)[name] = objects[-1]
+            objects.append((value, _stand_in(value, copy_of(value.__dict__))))
+            copy_of(globals_)[name] = objects[-1][1]
         cells = self.cells
         if cells is not None:
             cells = tuple(types.CellType(value) for value in values[len(self.reads):])
         function = _function(self.fn, copy_of(self.fn.__globals__), cells)
         if self.bound_to is not None:
-            objects.append(self._instance(copy_of, clone_of))
-            function = types.MethodType(function, objects[-1])
+            objects.append((self.bound_to, self._instance(copy_of, clone_of)))
+            function = types.MethodType(function, objects[-1][1])
         return function, Attributes(objects)
 
     @property
@@ -154,7 +154,8 @@ class Environment:
 
     def attribute_state(self):
         """The Attributes of the objects fn reads attributes of, where it runs over them."""
-        return Attributes([value for _, _, value in self.objects] + [self.bound_to])
+        return Attributes([(value, value) for _, _, value in self.objects]
+                          + [(self.bound_to, self.bound_to)])
 
     def _instance(self, copy_of, clone_of):
         """A stand-in for self: its attributes the copy holding tracers, its methods rebuilt
@@ -170,21 +171,30 @@ class Environment:
 
 
 class Attributes:
-    """The attribute dicts of the objects a trace reads attributes of (stand-ins over copies,
-    or the objects themselves), as they were before it. A trace that assigns an attribute
-    (`self.t += dt`, `self.m = b1 * self.m + g`) changed a copy the caller never sees, or
-    stored a tracer in the caller's object: such a call runs eagerly, after restore()."""
+    """The attribute dicts of the objects a trace reads attributes of, self's and global
+    objects', as they were before it: `objects` pairs each caller's object with the one the
+    trace runs over (a stand-in over a copy of its attributes, or itself). What the trace
+    assigns (`self.t += dt`, `self.m = b1 * self.m + g`) reached a copy the caller never sees,
+    or left tracers in the caller's object: assigned() lists it, to be assigned by each run of
+    the graph (kiln._compile), and restore() undoes the trace's own changes."""
 
     def __init__(self, objects):
-        self.saved = [(vars(o), dict(vars(o))) for o in objects if _is_plain_object(o)]
+        self.saved = [(vars(caller), vars(traced), dict(vars(traced)))
+                      for caller, traced in objects if _is_plain_object(traced)]
 
-    def changed(self):
-        return any(current.keys() != before.keys()
-                   or any(current[key] is not value for key, value in before.items())
-                   for current, before in self.saved)
+    def assigned(self):
+        """[(the caller's attribute dict, name, the value the trace assigned)], or None where
+        the trace deleted an attribute."""
+        assignments = []
+        for target, current, before in self.saved:
+            if not current.keys() >= before.keys():
+                return None
+            assignments += [(target, name, value) for name, value in current.items()
+                            if name not in before or before[name] is not value]
+        return assignments
 
     def restore(self):
-        for current, before in self.saved:
+        for _, current, before in self.saved:
             current.clear()
             current.update(before)
 

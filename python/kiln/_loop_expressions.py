@@ -81,6 +81,15 @@ class ExpressionCapture:
 
     # ---- float(x), int(x), bool(x), x.item() in loops (kiln._loop_transform) ----
 
+    def returned(self, function, value):
+        """A conversion that is (an element of) the function's returned value
+        (kiln._loop_transform._returned_conversions): traced as to_python makes it, except a
+        bool's, whose Python type the result would not keep (a NumPy bool)."""
+        if function is builtins.bool or function is None and isinstance(
+                value, TracedArray) and np.dtype(value.dtype).kind == "b":
+            return value.item() if function is None else function(value)
+        return self.to_python(function, value, True)
+
     def to_python(self, function, value, in_test):
         """`function(value)` (`value.item()` when function is None). In a loop being captured,
         in a while loop's test, or in its body before the test is traced, a traced single

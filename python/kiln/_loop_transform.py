@@ -33,7 +33,7 @@ class _LogicRewriter(ast.NodeTransformer):
     def visit_BoolOp(self, node):
         self.generic_visit(node)
         helper = "all_of" if isinstance(node.op, ast.And) else "any_of"
-        call = _parse(f"{HELPER}.{helper}()")[0].value
+        call = _helper_call(f"{helper}()", node)
         call.args = [_thunk(value) for value in node.values]
         return ast.copy_location(call, node)
 
@@ -41,7 +41,7 @@ class _LogicRewriter(ast.NodeTransformer):
         self.generic_visit(node)
         if not isinstance(node.op, ast.Not):
             return node
-        call = _parse(f"{HELPER}.not_(None)")[0].value
+        call = _helper_call("not_(None)", node)
         call.args = [node.operand]
         return ast.copy_location(call, node)
 
@@ -60,7 +60,7 @@ class _ChoiceRewriter(_LogicRewriter):
     def visit_IfExp(self, node):
         self.generic_visit(node)
         self.found.append(self.location(node))
-        call = _parse(f"{HELPER}.choose(None, None, None, {self.location(node)!r})")[0].value
+        call = _helper_call(f"choose(None, None, None, {self.location(node)!r})", node)
         call.args[:3] = [node.test, _thunk(node.body), _thunk(node.orelse)]
         return ast.copy_location(call, node)
 
@@ -73,7 +73,7 @@ class _ChoiceRewriter(_LogicRewriter):
             name = f"__kiln_operand{len(self.found)}_{id(value)}"
             taken, other = (_thunk(result), _thunk(_name(name))) if isinstance(
                 node.op, ast.And) else (_thunk(_name(name)), _thunk(result))
-            call = _parse(f"{HELPER}.choose(None, None, None, {self.location(node)!r})")[0].value
+            call = _helper_call(f"choose(None, None, None, {self.location(node)!r})", node)
             # the operand, evaluated once: (name := value) as the test, name in the sides
             call.args[:3] = [ast.NamedExpr(target=_name(name, ast.Store()), value=value),
                              taken, other]
@@ -87,7 +87,7 @@ class _ChoiceRewriter(_LogicRewriter):
                 and not any(isinstance(a, ast.Starred) for a in node.args)):
             return node
         self.found.append(self.location(node))
-        call = _parse(f"{HELPER}.extremum({self.location(node)!r})")[0].value
+        call = _helper_call(f"extremum({self.location(node)!r})", node)
         call.args += [node.func] + node.args
         return ast.copy_location(call, node)
 
@@ -103,17 +103,54 @@ class _ConversionRewriter(ast.NodeTransformer):
 
     def visit_Call(self, node):
         self.generic_visit(node)
-        builtin = (isinstance(node.func, ast.Name) and node.func.id in ("float", "int", "bool")
-                   and len(node.args) == 1 and not node.keywords
-                   and not isinstance(node.args[0], ast.Starred))
-        item = (isinstance(node.func, ast.Attribute) and node.func.attr == "item"
-                and not node.args and not node.keywords)
-        if not (builtin or item):
+        if not _conversion(node):
             return node
-        call = _parse(f"{HELPER}.to_python(None, None, {self.in_test})")[0].value
-        call.args[:2] = ([node.func, node.args[0]] if builtin else
-                         [ast.Constant(value=None), node.func.value])
+        call = _helper_call(f"to_python(None, None, {self.in_test})", node)
+        call.args[:2] = _conversion_arguments(node)
         return ast.copy_location(call, node)
+
+
+def _returned_conversions(statements, location):
+    """`return float(loss)`, `return w, loss.item()`, `return {"loss": float(l)}`: a conversion
+    that is itself (an element of) the returned value stays traced, as the Python number it
+    stands for, and the result is that number (a graph break ran the graph so far, then traced
+    the function again on each call, its numbers static). Returns their locations."""
+    found = []
+
+    def converted(value):
+        if isinstance(value, (ast.Tuple, ast.List)):
+            value.elts = [converted(element) for element in value.elts]
+        elif isinstance(value, ast.Dict):
+            value.values = [converted(element) for element in value.values]
+        elif _conversion(value):
+            found.append(location(value))
+            call = _helper_call("returned(None, None)", value)
+            call.args = _conversion_arguments(value)
+            return ast.copy_location(call, value)
+        return value
+
+    for node in _walk_scope(statements):
+        if isinstance(node, ast.Return) and node.value is not None:
+            node.value = converted(node.value)
+    return found
+
+
+def _conversion_arguments(node):
+    """The helper's (function, value) of a _conversion: (float, x), or (None, x) for x.item()."""
+    return ([node.func, node.args[0]] if node.args else
+            [ast.Constant(value=None), node.func.value])
+
+
+def _conversion(node):
+    """float(x), int(x), bool(x) or x.item()."""
+    if not isinstance(node, ast.Call):
+        return False
+    builtin = (isinstance(node.func, ast.Name) and node.func.id in ("float", "int", "bool")
+               and len(node.args) == 1 and not node.keywords
+               and not isinstance(node.args[0], ast.Starred))
+    item = (isinstance(node.func, ast.Attribute) and node.func.attr == "item"
+            and not node.args and not node.keywords)
+    return builtin or item
 
 
 def _with_traced_conversions(statements, in_test=False):
@@ -191,6 +228,7 @@ def _rewrite(fn, code):
     choices = _ChoiceRewriter(rewriter.location)
     definition.body = [choices.visit(statement) for statement in definition.body]
     rewriter.captured += choices.found
+    rewriter.captured += _returned_conversions(definition.body, rewriter.location)
     if not rewriter.captured:
         return Rewritten(None, [], rewriter.refused) if rewriter.refused else None
     # Names the body functions declare nonlocal must be bound in the function itself.
@@ -224,6 +262,15 @@ def _constant_code(code, name):
 
 def _parse(text):
     return ast.parse(text).body
+
+
+def _helper_call(text, node):
+    """The expression `HELPER.text` standing for `node`: every part of it at node's place in
+    the user's source, so that errors and graph breaks inside the helper name that line."""
+    call = _parse(f"{HELPER}.{text}")[0].value
+    for part in ast.walk(call):
+        ast.copy_location(part, node)
+    return call
 
 
 def _parameters(definition):

@@ -259,6 +259,18 @@ class Rebuilt:
         self._kiln_parts = parts
 
 
+def assigning(targets, spec):
+    """The output spec `spec` of a (result, *values) tuple whose values each run assigns to
+    `targets`, (attribute dict, name) pairs: the result's spec as seen by the caller."""
+    return Rebuilt(functools.partial(_assign, targets), spec)
+
+
+def _assign(targets, parts):
+    for (attributes, name), value in zip(targets, parts[1:]):
+        attributes[name] = value
+    return parts[0]
+
+
 _LAZY_CODE = (types.GeneratorType, types.CoroutineType, types.AsyncGeneratorType)
 
 

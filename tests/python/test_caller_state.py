@@ -105,12 +105,17 @@ class Adam:
 
 def test_attributes_a_bound_method_assigns_reach_the_object():
     # The trace ran over a stand-in for self: t, steps and x stayed as they were, silently.
+    # Each run of the graph assigns them now (t and steps dynamic numbers after one change).
     mine, theirs = Simulation(), Simulation()
     compiled = kiln.compile(mine.step)
     for _ in range(4):
         assert compiled(0.1) == theirs.step(0.1)
         assert (mine.t, mine.steps) == (theirs.t, theirs.steps)
+        assert type(mine.t) is float and type(mine.steps) is int and type(mine.x) is np.ndarray
         np.testing.assert_array_equal(mine.x, theirs.x)
+    assert len(compiled._kiln_function.cache) == 2
+    report = kiln.explain(Simulation().step)(0.1)
+    assert not report.break_reasons and len(report.graphs) == 1
     optimizer, expected = Adam(np.ones(3)), Adam(np.ones(3))
     update = kiln.compile(optimizer.update)
     for step in range(3):
@@ -130,9 +135,25 @@ def reads_and_counts(x):
 
 def test_an_attribute_of_a_global_object_the_function_assigns_changes_on_every_call():
     compiled = kiln.compile(reads_and_counts)
-    for calls in (1, 2, 3):
+    for calls in (1, 2, 3, 4):
         np.testing.assert_array_equal(compiled(np.ones(2)), np.ones(2))
-        assert CONFIG.calls == calls
+        assert CONFIG.calls == calls and type(CONFIG.calls) is int
+    assert len(compiled._kiln_function.cache) == 2
+
+
+class Forgets:
+    def __init__(self):
+        self.w, self.cache = np.ones(2), np.zeros(2)
+
+    def step(self, x):
+        del self.cache
+        return x * self.w
+
+
+def test_a_trace_that_deletes_an_attribute_runs_eagerly():
+    forgets = Forgets()
+    np.testing.assert_array_equal(kiln.compile(forgets.step)(np.ones(2)), np.ones(2))
+    assert not hasattr(forgets, "cache")
 
 
 def increments(x, counts):

@@ -185,3 +185,35 @@ def test_python_int_arithmetic_in_loops_is_pythons(function):
     for x in (np.array([-7, 5, 3]), np.array([-1, 2, 0, 4])):
         got, want = compiled(x), function(x)
         assert type(got) is type(want) and got == want
+
+
+def descend(w, x, y, lr):  # a training step that reports its loss as a Python float
+    err = x @ w - y
+    w = w - lr * x.T @ err / len(x)
+    return w, float((err * err).mean())
+
+
+def summaries(x):
+    return {"mean": x.mean().item(), "count": int(np.int64(x.size)), "any": bool(x.any())}
+
+
+def test_returned_conversions_stay_traced():
+    # `return w, float(loss)` was a graph break: each call traced the function again, with
+    # its numbers static (a changing learning rate compiled anew), at NumPy's speed at best.
+    rng = np.random.default_rng(0)
+    x, y, w = rng.standard_normal((64, 8)), rng.standard_normal(64), np.zeros(8)
+    compiled = kiln.compile(descend)
+    for lr in (0.1, 0.05, 0.02):
+        (w_kiln, loss), (w_numpy, expected) = compiled(w, x, y, lr), descend(w, x, y, lr)
+        assert type(loss) is float
+        np.testing.assert_allclose(w_kiln, w_numpy, rtol=1e-13)
+        assert loss == pytest.approx(expected, rel=1e-13)
+    assert len(compiled._kiln_function.cache) == 2  # a learning rate that changes is an input
+    report = kiln.explain(descend)(w, x, y, 0.1)
+    assert not report.break_reasons and len(report.graphs) == 1
+    # bool() stays Python's (a traced bool would come back a NumPy bool): a break at its line.
+    report = kiln.explain(summaries)(np.arange(5.0, dtype=np.float32))
+    assert [reason.location for reason in report.break_reasons] == [
+        f"test_loop_conversions.py:{summaries.__code__.co_firstlineno + 1}"]
+    assert report.result == summaries(np.arange(5.0, dtype=np.float32))
+    assert [type(v) for v in report.result.values()] == [float, int, bool]
