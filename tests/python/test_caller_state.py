@@ -12,6 +12,9 @@ import pytest
 
 import kiln
 
+# NumPy 2: numbers that change between calls are graph inputs (one entry more); 1.x: static.
+DYNAMIC = np.lib.NumpyVersion(np.__version__) >= "2.0.0"
+
 
 @dataclasses.dataclass
 class State:
@@ -113,7 +116,7 @@ def test_attributes_a_bound_method_assigns_reach_the_object():
         assert (mine.t, mine.steps) == (theirs.t, theirs.steps)
         assert type(mine.t) is float and type(mine.steps) is int and type(mine.x) is np.ndarray
         np.testing.assert_array_equal(mine.x, theirs.x)
-    assert len(compiled._kiln_function.cache) == 2
+    assert len(compiled._kiln_function.cache) == (2 if DYNAMIC else 4)
     report = kiln.explain(Simulation().step)(0.1)
     assert not report.break_reasons and len(report.graphs) == 1
     optimizer, expected = Adam(np.ones(3)), Adam(np.ones(3))
@@ -138,7 +141,7 @@ def test_an_attribute_of_a_global_object_the_function_assigns_changes_on_every_c
     for calls in (1, 2, 3, 4):
         np.testing.assert_array_equal(compiled(np.ones(2)), np.ones(2))
         assert CONFIG.calls == calls and type(CONFIG.calls) is int
-    assert len(compiled._kiln_function.cache) == 2
+    assert len(compiled._kiln_function.cache) == (2 if DYNAMIC else 4)
 
 
 class Forgets:

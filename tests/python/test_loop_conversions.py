@@ -208,7 +208,8 @@ def test_returned_conversions_stay_traced():
         assert type(loss) is float
         np.testing.assert_allclose(w_kiln, w_numpy, rtol=1e-13)
         assert loss == pytest.approx(expected, rel=1e-13)
-    assert len(compiled._kiln_function.cache) == 2  # a learning rate that changes is an input
+    dynamic = np.lib.NumpyVersion(np.__version__) >= "2.0.0"  # numbers are static on 1.x
+    assert len(compiled._kiln_function.cache) == (2 if dynamic else 3)  # lr: an input
     report = kiln.explain(descend)(w, x, y, 0.1)
     assert not report.break_reasons and len(report.graphs) == 1
     # bool() stays Python's (a traced bool would come back a NumPy bool): a break at its line.
