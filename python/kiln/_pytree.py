@@ -11,11 +11,11 @@ import numpy as np
 _TUPLE, _LIST, _DICT, _LEAF, _NAMED, _OBJECT = 0, 1, 2, 3, 4, 5
 
 
-def flatten(tree, objects=False):
-    """(leaves, spec): spec rebuilds the tree with unflatten. objects: dataclass instances (and
-    objects holding arrays) are containers too (a call's arguments; see flatten_call)."""
+def flatten(tree, results=False):
+    """(leaves, spec): spec rebuilds the tree with unflatten. results: dataclass instances are
+    containers too (a result kiln rebuilds, output_spec)."""
     leaves = []
-    return leaves, _flatten(tree, leaves, set() if objects else None)
+    return leaves, _flatten(tree, leaves, set() if results else None, results)
 
 
 def flatten_call(args, kwargs, environment, object_values):
@@ -37,38 +37,40 @@ def is_named_tuple(node):
             and type(getattr(kind, "_fields", None)) is tuple)
 
 
-def is_data_object(node):
-    """A dataclass instance, or another object that holds arrays (a model's layers, a method's
-    `self` when the method is compiled in its class body), whose state is its __dict__ alone:
-    rebuilt as a copy over new attributes (_data_object)."""
+def is_data_object(node, result=False):
+    """An object whose state is its __dict__ alone, rebuilt as a copy over new attributes
+    (_data_object): among a call's arguments one that holds arrays (a dataclass of them, a
+    model's layers, `self` of a method compiled in its class body); among its results a
+    dataclass instance."""
     kind = type(node)
     if (kind.__dictoffset__ == 0 or kind.__new__ is not object.__new__ or isinstance(node, type)
             or kind.__getattribute__ is not object.__getattribute__ or hasattr(kind, "__getattr__")
             or any("__slots__" in vars(base) for base in kind.__mro__[:-1])):
         return False
-    return (hasattr(kind, "__dataclass_fields__")
-            or holds_array(node, lambda value: isinstance(value, np.ndarray), depth=3))
+    if result:
+        return hasattr(kind, "__dataclass_fields__")
+    return holds_array(node, lambda value: isinstance(value, np.ndarray), depth=3)
 
 
-def _flatten(node, leaves, objects):
+def _flatten(node, leaves, objects, results=False):
     """objects: a set of the ids of the objects made containers so far (each may appear once:
     an object reached twice, or through itself, is a leaf, and such a call runs eagerly), or
-    None where objects are leaves."""
+    None where objects are leaves; results: is_data_object's `result`."""
     kind = type(node)
     if kind is tuple:
-        return (_TUPLE, [_flatten(child, leaves, objects) for child in node])
+        return (_TUPLE, [_flatten(child, leaves, objects, results) for child in node])
     if kind is list:
-        return (_LIST, [_flatten(child, leaves, objects) for child in node])
+        return (_LIST, [_flatten(child, leaves, objects, results) for child in node])
     if kind is dict:
         return (_DICT, list(node.keys()),
-                [_flatten(child, leaves, objects) for child in node.values()])
+                [_flatten(child, leaves, objects, results) for child in node.values()])
     if is_named_tuple(node):
-        return (_NAMED, kind, [_flatten(child, leaves, objects) for child in node])
-    if objects is not None and id(node) not in objects and is_data_object(node):
+        return (_NAMED, kind, [_flatten(child, leaves, objects, results) for child in node])
+    if objects is not None and id(node) not in objects and is_data_object(node, results):
         objects.add(id(node))
         attributes = vars(node)
         return (_OBJECT, kind, list(attributes.keys()),
-                [_flatten(child, leaves, objects) for child in attributes.values()])
+                [_flatten(child, leaves, objects, results) for child in attributes.values()])
     leaves.append(node)
     return (_LEAF,)
 
@@ -218,7 +220,7 @@ def _skip(spec, leaves):
 def output_spec(convert, tree):
     """The output spec of the result `tree` (src/python/output_spec.cpp): `convert` of each
     leaf, in exact tuples, lists and dicts; namedtuples and dataclass instances as Rebuilt."""
-    leaves, spec = flatten(tree, objects=True)
+    leaves, spec = flatten(tree, results=True)
     return _output_spec(spec, iter([convert(leaf) for leaf in leaves]))
 
 
