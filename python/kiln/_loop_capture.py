@@ -25,10 +25,18 @@ import sys
 
 import numpy as np
 
-from . import _windows
+from . import _loop_appends, _windows
 from ._graph_breaks import GraphBreakSignal
 from ._kiln import Unsupported
+from ._loop_appends import Appended, Stack, Stacked
 from ._loop_expressions import ExpressionCapture
+from ._loop_types import CaptureFailed
+from ._loop_types import is_number as _is_number
+from ._loop_types import is_python_number as _is_python_number
+from ._loop_types import python_type as _python_type
+from ._loop_types import retyped as _retyped
+from ._loop_types import type_of as _type_of
+from ._loop_types import widened as _widened
 from ._tracer import TracedArray, backend, cast, to_tensor
 
 UNROLL_AT_MOST = 2
@@ -48,10 +56,6 @@ class _Marker:
         return self.name
 
 
-class CaptureFailed(Exception):
-    pass
-
-
 class _Retype(Exception):
     """Trace the body again with these variables carried as (dtype, shape)."""
 
@@ -65,8 +69,6 @@ def _plain(value):
     return isinstance(value, TracedArray) and value._root is None and value._selection is None
 
 
-def _is_number(value):
-    return isinstance(value, (bool, int, float, np.bool_, np.integer, np.floating))
 
 
 class LoopCapture(ExpressionCapture):
@@ -97,6 +99,10 @@ class LoopCapture(ExpressionCapture):
             return LoopCapture.UNBOUND
 
     # ---- loops ----
+
+    def appended(self, items, value):
+        """`items.append(value)` of a for loop's body (kiln._loop_appends)."""
+        return _loop_appends.appended(items, value, self.depth)
 
     def for_range(self, bounds, body, get, set_, names, live, location):
         static = all(isinstance(b, (int, np.integer)) and not isinstance(b, (bool, np.bool_))
@@ -200,8 +206,17 @@ class LoopCapture(ExpressionCapture):
                 array._tensor, array._version = placeholder, array._version + 1
                 array._scalar = False
                 slots.append((array_names, array, initial, placeholder))
-            rebound = {}
-            for name, (dtype, shape) in types.items():
+            rebound, stacks = {}, []
+            for name, kind in types.items():
+                if isinstance(kind, Stacked):  # a list the body appends to
+                    iterations = len(span) if span is not None and condition is None else None
+                    initial, placeholder, stack = _loop_appends.stack_slot(
+                        context, trace, variables.get(name), kind, iterations, self.depth)
+                    rebound[name] = stack
+                    stacks.append(stack)
+                    slots.append(([name], None, initial, placeholder))
+                    continue
+                dtype, shape = kind
                 value = variables.get(name, self.UNBOUND)
                 if isinstance(value, TracedArray) or name not in variables:
                     continue
@@ -223,6 +238,8 @@ class LoopCapture(ExpressionCapture):
             if span is not None:
                 index._range = (min(span[0], span[-1]), max(span[0], span[-1]))
             index._affine = _windows.Affine(index, 0, 1)
+            for stack in stacks:
+                stack.position = _loop_appends.position(index, span)
             if condition is None:
                 body(index)
             else:
@@ -275,6 +292,11 @@ class LoopCapture(ExpressionCapture):
         for array_names, array, initial, placeholder in list(slots):
             values = [after[name] for name in array_names]
             new = values[0]
+            if isinstance(new, Stack):
+                if not new.written:
+                    raise CaptureFailed(f"`{array_names[0]}` is not appended to in an iteration")
+                results.append(new.buffer.tensor)
+                continue
             if any(value is not new for value in values):
                 raise CaptureFailed(f"`{array_names[0]}` and `{array_names[1]}` share an array "
                                     f"the loop rebinds")
@@ -291,6 +313,9 @@ class LoopCapture(ExpressionCapture):
         for name, value in after.items():
             old = variables.get(name, self.UNBOUND)
             if any(name in slot[0] for slot in slots):
+                continue
+            if isinstance(value, Appended) and value.items is old and value.depth == self.depth:
+                retype[name] = Stacked(value)  # traced again, carrying the rows
                 continue
             if value is old or (_is_number(value) and _is_number(old) and type(value) is
                                 type(old) and value == old):
@@ -343,6 +368,10 @@ class LoopCapture(ExpressionCapture):
         final = {}
         for (array_names, array, _, _), tensor, flag in zip(slots, values, flags):
             new = after[names.index(array_names[0])]
+            if isinstance(new, Stack):  # the list, with the rows the loop appended
+                new.items.extend(_loop_appends.rows(self.context, new, tensor))
+                final[array_names[0]] = new.items
+                continue
             if array is not None and new is array:
                 array._tensor, array._version = tensor, array._version + 1
                 continue
@@ -532,43 +561,6 @@ class LoopCapture(ExpressionCapture):
             values.append(merged)
             rebound += int(np.prod(ta.shape))
         return merged_arrays, tuple(values), (rebound, updated)
-
-
-def _is_python_number(value):
-    return type(value) is int or type(value) is float
-
-
-def _python_type(value):
-    """int or float where `value` is (or, traced, stands for) a Python number, else None."""
-    if isinstance(value, TracedArray):
-        return value._weak
-    return type(value) if _is_python_number(value) else None
-
-
-def _type_of(tensor):
-    return tensor.dtype, tuple(tensor.shape)
-
-
-def _widened(placeholder, tensor, name):
-    """The carried type when one iteration turns `placeholder`'s type into `tensor`'s: NumPy's
-    promotion of the two, broadcast shapes; refused when it is not the body's own result."""
-    dtype = np.result_type(np.dtype(placeholder.dtype), np.dtype(tensor.dtype)).name
-    try:
-        shape = np.broadcast_shapes(tuple(placeholder.shape), tuple(tensor.shape))
-    except ValueError:
-        shape = None
-    if dtype != tensor.dtype or shape != tuple(tensor.shape):
-        raise CaptureFailed(f"the loop changes the shape or dtype of `{name}` from "
-                            f"{placeholder.dtype}{tuple(placeholder.shape)} to "
-                            f"{tensor.dtype}{tuple(tensor.shape)}")
-    return dtype, shape
-
-
-def _retyped(context, tensor, dtype, shape):
-    tensor = cast(tensor, dtype)
-    if tuple(tensor.shape) != tuple(shape):
-        tensor = backend().broadcast_to(tensor, list(shape))
-    return tensor
 
 
 def _restore(saved):

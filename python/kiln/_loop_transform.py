@@ -223,7 +223,8 @@ def _rewrite(fn, code):
            for node in _walk_scope(definition.body)):
         return None
     definition.decorator_list = []
-    rewriter = _Rewriter(filename, _loaded_names(definition))
+    rewriter = _Rewriter(filename, _loaded_names(definition),
+                         _parameters(definition) | set(_stored_names(definition.body)))
     definition.body = rewriter.statements(definition.body)
     choices = _ChoiceRewriter(rewriter.location)
     definition.body = [choices.visit(statement) for statement in definition.body]
@@ -363,6 +364,23 @@ def _body_refusal(statements):
     return reason
 
 
+def _as_appended(statement, local_names):
+    """`items.append(value)`, a statement of a for loop's body, appending to a local list:
+    `items = HELPER.appended(items, value)`, which appends (LoopCapture.appended), so that
+    the body is one kiln can capture (the values stacked as an array the loop carries)."""
+    call = statement.value if isinstance(statement, ast.Expr) else None
+    if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
+            and call.func.attr == "append" and isinstance(call.func.value, ast.Name)
+            and call.func.value.id in local_names and len(call.args) == 1
+            and not call.keywords and not isinstance(call.args[0], ast.Starred)):
+        return statement
+    name = call.func.value.id
+    helper = _helper_call("appended(None, None)", call)
+    helper.args = [_name(name), call.args[0]]
+    return ast.copy_location(ast.Assign(targets=[_name(name, ast.Store())], value=helper),
+                             statement)
+
+
 def _target_refusal(target):
     if isinstance(target, ast.Name):
         return None
@@ -378,9 +396,10 @@ def _target_refusal(target):
 
 
 class _Rewriter:
-    def __init__(self, filename, loaded):
+    def __init__(self, filename, loaded, local_names):
         self.filename = filename
         self.loaded = loaded
+        self.local_names = local_names  # the function's own (parameters and assigned names)
         self.captured, self.refused = [], []
         self.nonlocal_names = set()
         self.counter = 0
@@ -418,6 +437,7 @@ class _Rewriter:
         elif node.orelse:
             reason = "it has an `else` clause"
         else:
+            node.body = [_as_appended(statement, self.local_names) for statement in node.body]
             reason = _body_refusal(node.body)
         if reason is not None:
             return self.refuse(node, reason)

@@ -50,6 +50,10 @@ int32_t earlier_group(const Grouping& in, const std::vector<KernelGroup>& groups
     ValueId id = stack.back();
     stack.pop_back();
     if (!seen.insert(id).second) continue;
+    const ir::Op read_op = in.graph.node(id).op;
+    // A loop's results live in its carried buffers, which no root names yet: a root reading
+    // them must stay after the loop (hoisted, it read the loop's initial values).
+    if (read_op == ir::Op::loop || read_op == ir::Op::loop_result) return -1;
     const int32_t buffer = in.buffer_of[static_cast<size_t>(id)];
     if (buffer < 0) {
       const Node& inlined = in.graph.node(id);

@@ -324,6 +324,18 @@ def pair_energy(p):
     return energy
 
 
+def logistic_losses(X, y):
+    # Gradient descent that keeps its loss each epoch, as tutorials write it: a list appended
+    # to in the loop's body, an array at the end.
+    w = np.zeros(X.shape[1])
+    losses = []
+    for _ in range(200):
+        p = 1.0 / (1.0 + np.exp(-(X @ w)))
+        w = w - 0.5 * (X.T @ (p - y)) / len(y)
+        losses.append(float(np.mean((p - y) ** 2)))
+    return np.concatenate([w, np.array(losses)])
+
+
 # ---- inputs ----------------------------------------------------------------------------------
 
 
@@ -524,6 +536,10 @@ WORKLOADS = [
              loop=True),
     Workload("pair_energy", "nested loops over all pairs of 3-D points (float64)",
              pair_energy, lambda rng, n: (rng.random((n, 3)),), 300, 24, loop=True, rtol=1e-9),
+    Workload("logistic_losses", "200 epochs of logistic regression keeping each epoch's loss "
+             "in a list (float64)", logistic_losses,
+             lambda rng, n: (rng.standard_normal((n, 10)), (rng.random(n) > 0.5).astype(float)),
+             1000, 64, loop=True, rtol=1e-9),
 ]
 
 BY_NAME = {workload.name: workload for workload in WORKLOADS}
