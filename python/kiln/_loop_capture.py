@@ -30,13 +30,9 @@ from ._graph_breaks import GraphBreakSignal
 from ._kiln import Unsupported
 from ._loop_appends import Appended, Stack, Stacked
 from ._loop_expressions import ExpressionCapture
-from ._loop_types import CaptureFailed
-from ._loop_types import is_number as _is_number
-from ._loop_types import is_python_number as _is_python_number
-from ._loop_types import python_type as _python_type
-from ._loop_types import retyped as _retyped
-from ._loop_types import type_of as _type_of
-from ._loop_types import widened as _widened
+from ._loop_types import (CaptureFailed, is_number as _is_number,
+                          is_python_number as _is_python_number, python_type as _python_type,
+                          retyped as _retyped, type_of as _type_of, widened as _widened)
 from ._tracer import TracedArray, backend, cast, to_tensor
 
 UNROLL_AT_MOST = 2
@@ -67,8 +63,6 @@ class _Retype(Exception):
 def _plain(value):
     """A traced array the capture can stand in for (not a view, not a masked selection)."""
     return isinstance(value, TracedArray) and value._root is None and value._selection is None
-
-
 
 
 class LoopCapture(ExpressionCapture):
