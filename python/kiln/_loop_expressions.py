@@ -83,12 +83,12 @@ class ExpressionCapture:
 
     def returned(self, function, value):
         """A conversion that is (an element of) the function's returned value
-        (kiln._loop_transform._returned_conversions): traced as to_python makes it, except a
-        bool's, whose Python type the result would not keep (a NumPy bool)."""
-        if function is builtins.bool or function is None and isinstance(
-                value, TracedArray) and np.dtype(value.dtype).kind == "b":
-            return value.item() if function is None else function(value)
-        return self.to_python(function, value, True)
+        (kiln._loop_transform._returned_conversions): traced as to_python makes it; a bool is
+        marked as Python's too (the result's type; nothing else reads it)."""
+        number = self.to_python(function, value, True)
+        if isinstance(number, TracedArray) and number._weak is None and number.dtype == np.bool_:
+            number._weak = builtins.bool
+        return number
 
     def to_python(self, function, value, in_test):
         """`function(value)` (`value.item()` when function is None). In a loop being captured,

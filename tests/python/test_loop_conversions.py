@@ -212,9 +212,7 @@ def test_returned_conversions_stay_traced():
     assert len(compiled._kiln_function.cache) == (2 if dynamic else 3)  # lr: an input
     report = kiln.explain(descend)(w, x, y, 0.1)
     assert not report.break_reasons and len(report.graphs) == 1
-    # bool() stays Python's (a traced bool would come back a NumPy bool): a break at its line.
     report = kiln.explain(summaries)(np.arange(5.0, dtype=np.float32))
-    assert [reason.location for reason in report.break_reasons] == [
-        f"test_loop_conversions.py:{summaries.__code__.co_firstlineno + 1}"]
+    assert not report.break_reasons
     assert report.result == summaries(np.arange(5.0, dtype=np.float32))
     assert [type(v) for v in report.result.values()] == [float, int, bool]
