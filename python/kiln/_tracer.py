@@ -25,6 +25,7 @@ dtypes before the kiln op runs and results are cast to NumPy's output dtypes.
 """
 import functools
 import operator
+import os
 import sys
 import weakref
 
@@ -364,6 +365,14 @@ def normalize_axes(axis, ndim, op_name="op"):
 
 # ---- the array stand-in ----
 
+_KILN_DIRECTORY = os.path.dirname(os.path.abspath(__file__)) + os.sep
+_BENCH_DIRECTORY = _KILN_DIRECTORY + "bench" + os.sep
+
+
+def _is_kiln_code(filename):
+    return filename.startswith(_KILN_DIRECTORY) and not filename.startswith(_BENCH_DIRECTORY)
+
+
 _INPLACE = {}
 
 
@@ -502,6 +511,17 @@ class TracedArray:
 
     def __repr__(self):
         return f"TracedArray(shape={self.tensor.shape}, dtype={self.tensor.dtype})"
+
+    @property
+    def __class__(self):
+        """The class eager NumPy's value has, as isinstance() sees it from code outside kiln
+        (`isinstance(x, np.ndarray)`, `isinstance(x.sum(), float)`, np.isscalar): a branch on
+        it takes the path NumPy takes. kiln's own code sees TracedArray; type(x) stays it."""
+        if _is_kiln_code(sys._getframe(1).f_code.co_filename):
+            return TracedArray
+        if self._scalar:
+            return self._weak or self.dtype.type
+        return np.ndarray
 
     # -- graph breaks: values the trace cannot know --
 

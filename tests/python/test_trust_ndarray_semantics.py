@@ -267,3 +267,20 @@ def test_numpy_masked_arrays_of_traced_values():
     x = np.linspace(0.0, 1.0, 5)
     for got, expected in zip(kiln.compile(masked)(x), masked(x)):
         np.testing.assert_array_equal(got, expected)
+
+
+def test_isinstance_sees_numpy_classes():
+    """isinstance() in user code answers as for NumPy's values: a branch on it (input checks,
+    scalar-or-array helpers) must take NumPy's path, not the path of an unknown object."""
+    def branches(x, lr):
+        s = x.sum()
+        picks = (isinstance(x, np.ndarray), isinstance(x[0], np.floating),
+                 isinstance(s, float), isinstance(s, np.generic), np.isscalar(s),
+                 np.isscalar(x), isinstance(x.astype(np.int32).max(), np.integer),
+                 isinstance(lr, float), isinstance(x, (list, tuple)))
+        scale = x / s if isinstance(x, np.ndarray) else 0.0
+        return np.array(picks), scale * lr
+    x = np.arange(1.0, 5.0)
+    compiled = kiln.compile(branches, fullgraph=True)
+    for lr in (0.5, 0.25, 0.125):   # a changing float is a traced Python number from then on
+        same(compiled(x, lr), branches(x, lr))
