@@ -214,10 +214,13 @@ def apply_function(context, function, args, kwargs):
     if masked and _has_window((args, kwargs)):
         context.at()
         return _windows.function(function, args, kwargs)
-    if implementation is None or masked:
+    out = kwargs.get("out")
+    foreign_out = out is not None and not isinstance(out, (TracedArray, tuple))
+    if implementation is None or masked or foreign_out:
         name = getattr(function, "__name__", str(function))
         module = getattr(function, "__module__", "numpy") or "numpy"
         reason = (f"{module}.{name} of x[mask] (data-dependent shape)" if masked else
+                  f"{module}.{name} with out= a NumPy array (not traced)" if foreign_out else
                   f"{module}.{name} is not supported by kiln's NumPy tracer")
         return call_eagerly(function, args, kwargs, reason)
     context.at()
@@ -245,6 +248,15 @@ def apply_ufunc(ufunc, method, inputs, kwargs):
     inputs = tuple(as_operand(x) for x in inputs)
     if method == "__call__":
         return call_ufunc(ufunc, inputs, **kwargs)
+    if method in ("reduce", "accumulate") and "out" in kwargs:
+        # NumPy hands a method's out= over as a tuple of one; one not traced (made by eager
+        # code after a graph break) is written by NumPy itself.
+        out = kwargs["out"]
+        out = out[0] if isinstance(out, tuple) and len(out) == 1 else out
+        if out is not None and not isinstance(out, TracedArray):
+            return _fallback(getattr(ufunc, method), inputs, kwargs,
+                             f"{ufunc.__name__}.{method} with out= a NumPy array (not traced)")
+        kwargs = {**kwargs, "out": out}
     if method == "reduce" and ufunc in _UFUNC_REDUCTIONS:
         return FUNCTIONS[_UFUNC_REDUCTIONS[ufunc]](context_of(inputs), *inputs,
                                                    **{"axis": 0, **kwargs})
