@@ -160,6 +160,12 @@ class TraceContext:
             value = complex(value)
             return backend().complex(self.constant(value.real, part, shape),
                                      self.constant(value.imag, part, shape))
+        if dtype == np.float16:
+            # NumPy casts the scalar to float16 before the op (0.1 is 0.0999755859375, 70000.0
+            # inf); kernels compute float16 in float and would use it unrounded. (The graph's
+            # half constants keep float values for torch, whose scalars stay in float.)
+            with np.errstate(over="ignore"):
+                value = float(np.float16(value))
         return backend().full(self.anchor(), list(shape), float(value), dtype.name)
 
     def lift(self, array):

@@ -284,3 +284,15 @@ def test_isinstance_sees_numpy_classes():
     compiled = kiln.compile(branches, fullgraph=True)
     for lr in (0.5, 0.25, 0.125):   # a changing float is a traced Python number from then on
         same(compiled(x, lr), branches(x, lr))
+
+
+def test_python_floats_beside_float16_arrays_are_rounded_to_float16_first():
+    """NumPy casts a Python float to the float16 array's dtype before the op (0.1 is
+    0.0999755859375, 70000.0 overflows to inf); kernels compute float16 in float and used the
+    unrounded scalar: a last-bit difference in a third of the elements, finite for inf."""
+    x = (np.random.default_rng(5).random(512) * 4).astype(np.float16)
+
+    def scaled(x):
+        return x * 0.1, x + 1 / 3, 1e-5 - x, x / 0.3, x * 70000.0, np.full(3, 0.1, np.float16) * x[:3]
+    with np.errstate(over="ignore"):
+        same(kiln.compile(scaled, fullgraph=True)(x), scaled(x))
