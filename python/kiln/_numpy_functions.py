@@ -524,11 +524,23 @@ def _part(context, a, take):
     NumPy scalar's is a scalar; the real part of a real array is a view of it (writes
     through it reach it)."""
     value = _as_traced(context, a)
-    if take is _k().real and value.dtype.kind != "c":
+    k = _k()
+    if take is k.real and value.dtype.kind != "c":
         view = _view(value, value.tensor, lambda root: root, lambda root, new: new)
-        view._scalar = value._scalar
-        return view
-    return _result(context, take(value.tensor), scalar=value._scalar)
+    elif value.dtype.kind != "c":   # NumPy's imaginary part of a real array: read-only zeros
+        view = read_only_view(value, k.imag)
+    elif take is k.real:   # a complex array's parts are views: z.real[...] = 0 writes z
+        view = _view(value, take(value.tensor), take,
+                     lambda root, new: k.complex(cast(new, _part_dtype(root)), k.imag(root)))
+    else:
+        view = _view(value, take(value.tensor), take,
+                     lambda root, new: k.complex(k.real(root), cast(new, _part_dtype(root))))
+    view._scalar = value._scalar
+    return view
+
+
+def _part_dtype(complex_tensor):
+    return np.finfo(np.dtype(complex_tensor.dtype)).dtype
 
 
 def norm(context, x, ord=None, axis=None, keepdims=False):

@@ -296,3 +296,55 @@ def test_python_floats_beside_float16_arrays_are_rounded_to_float16_first():
         return x * 0.1, x + 1 / 3, 1e-5 - x, x / 0.3, x * 70000.0, np.full(3, 0.1, np.float16) * x[:3]
     with np.errstate(over="ignore"):
         same(kiln.compile(scaled, fullgraph=True)(x), scaled(x))
+
+
+def test_setting_shape_reshapes_in_place_and_views_follow():
+    """`y.shape = (2, 3)` (older NumPy code's in-place reshape) was an AttributeError of the
+    tracer's; views taken before and after keep writing through to the same elements."""
+    def reshaped(x):
+        y = x * 1.0
+        before = y[1:3]
+        y.shape = (2, 3)
+        y[1, 0] = -5.0
+        before[0] = 42.0
+        after = y[:, 1]
+        after += 100
+        y.shape = -1
+        z = y.copy()
+        every_other = z[::2]
+        every_other.shape = (3, 1)
+        every_other[0, 0] = 7.0
+        return y, before, after, z, every_other
+    compare(reshaped, np.arange(6.0))
+
+    def of_an_argument(x):
+        x.shape = (2, 3)
+        return x
+    with pytest.raises(TypeError, match=r"x.shape = \.\.\. at .*:\d+ .*argument"):
+        kiln.compile(of_an_argument)(np.arange(6.0))
+
+
+def test_real_and_imag_of_complex_arrays_are_views():
+    """z.real[...] = 0, `w.imag *= 2` and `w.real = values` write z, as NumPy's views do (the
+    parts were copies: the writes were lost without an error); a real array's imaginary part
+    is read-only."""
+    def parts(z):
+        w = z.copy()
+        w.imag *= 2
+        w.real = [1, 2]
+        r = w.real
+        r += 10
+        v = z.copy()
+        np.real(v)[0] = -1
+        np.imag(v)[1:] = 0
+        return w, np.imag(w), v
+    for dtype in (np.complex128, np.complex64):
+        z = np.array([1 + 2j, 3 - 1j], dtype)
+        for got, expected in zip(kiln.compile(parts)(z), parts(z)):
+            assert got.dtype == expected.dtype
+            np.testing.assert_array_equal(got, expected)
+
+    def imaginary_of_real(x):
+        x.imag[...] = 1
+    with pytest.raises(ValueError, match="read-only"):
+        kiln.compile(imaginary_of_real)(np.arange(3.0))
