@@ -8,7 +8,8 @@ for_range(bounds, body, get, set, names, live, location):
     by placeholders; what the body leaves in those variables (rebound or updated in place) is
     carried to the next iteration. One `loop` node results, compiled once for any trip count. A
     variable whose type changes in the first iteration (`s = 0; s = s + x[i]`) is carried at the
-    type the body gives it (traced again). When the body cannot be captured (a graph break, a
+    type the body gives it (traced again), unless the loop may run no iteration (a dynamic trip
+    count, a while loop) and an array's dtype or shape changes: NumPy's would keep its type. When the body cannot be captured (a graph break, a
     Python number that changes, an array made before the loop that the body writes through a
     view, ...) the trace of the body is dropped, every variable restored, and the loop runs as
     Python; the reason is recorded (kiln.explain, KILN_LOGS=graph_breaks).
@@ -161,6 +162,12 @@ class LoopCapture(ExpressionCapture):
                 return self._trace_once(bounds, span, body, get, set_, names, live, location,
                                         before, types, condition)
             except _Retype as retype:
+                if span is None or condition is not None:  # the loop may run no iteration
+                    changed = _changed_before(retype.types, dict(zip(names, before)))
+                    if changed:
+                        raise CaptureFailed(
+                            f"`{changed}` changes dtype or shape in the loop, which keeps its "
+                            "type when the loop runs no iteration") from None
                 types.update(retype.types)
         raise CaptureFailed("the types of the carried variables do not settle")
 
@@ -547,6 +554,24 @@ def _python_type(value):
 
 def _type_of(tensor):
     return tensor.dtype, tuple(tensor.shape)
+
+
+def _changed_before(types, variables):
+    """The first variable whose value before the loop has another type than `types` gives it:
+    an array or NumPy scalar of another dtype or shape, a Python number that becomes an array
+    (one that becomes a 0-d value stays a number: README, differences item 1)."""
+    for name, (dtype, shape) in types.items():
+        old = variables.get(name)
+        if isinstance(old, TracedArray):
+            if (old._weak is None and _type_of(old.tensor) != (dtype, tuple(shape))
+                    or old._weak is not None and tuple(shape)):   # a dynamic Python number
+                return name
+        elif isinstance(old, np.generic):
+            if (old.dtype.name, ()) != (np.dtype(dtype).name, tuple(shape)):
+                return name
+        elif _is_number(old) and tuple(shape):
+            return name
+    return None
 
 
 def _widened(placeholder, tensor, name):

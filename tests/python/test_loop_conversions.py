@@ -185,3 +185,41 @@ def test_python_int_arithmetic_in_loops_is_pythons(function):
     for x in (np.array([-7, 5, 3]), np.array([-1, 2, 0, 4])):
         got, want = compiled(x), function(x)
         assert type(got) is type(want) and got == want
+
+
+def promote_row_sum(x, n):
+    acc = np.zeros(3, dtype=np.int32)   # int32 until an iteration adds a float row
+    for i in range(n):
+        acc = acc + x[i]
+    return acc
+
+
+def number_to_row(x, n):
+    s = 0                                # a Python int until an iteration adds a row
+    for i in range(n):
+        s = s + x[i]
+    return s
+
+
+def halve_while_large(x):
+    while x.max() > 1:                   # an int array until the first division
+        x = x / 2
+    return x
+
+
+@pytest.mark.parametrize("function, calls", [
+    (promote_row_sum, [4, 2, 0, 5]), (number_to_row, [4, 3, 0]),
+    (halve_while_large, [np.arange(1, 6), np.array([0, 1])])])
+def test_a_loop_of_no_iterations_keeps_types_the_body_would_change(function, calls):
+    """A dynamic trip count (n changed between calls) or a traced while test may run a loop
+    no time: variables the body gives another dtype or shape keep theirs (they were carried
+    at the body's type, cast and broadcast: float zeros where NumPy returns int32 ones, a row
+    where it returns the int 0)."""
+    x = np.random.default_rng(2).random((5, 3))
+    compiled = kiln.compile(function)
+    for call in calls:
+        args = (x, call) if isinstance(call, int) else (call,)
+        got, expected = compiled(*args), function(*args)
+        assert type(got) is type(expected)
+        assert np.asarray(got).dtype == np.asarray(expected).dtype
+        np.testing.assert_array_equal(got, expected)
