@@ -205,7 +205,8 @@ class LoopCapture(ExpressionCapture):
                     initial = _retyped(context, initial, *types[array_names[0]])
                 placeholder = trace.loop_placeholder(*_type_of(initial))
                 array._tensor, array._version = placeholder, array._version + 1
-                array._scalar = False
+                # (its NumPy-scalar flag stays: a branch of the body selects between it and
+                # another scalar, a scalar; _final_flags decides the flag after the loop)
                 slots.append((array_names, array, initial, placeholder))
             rebound = {}
             for name, (dtype, shape) in types.items():
@@ -249,6 +250,8 @@ class LoopCapture(ExpressionCapture):
                 return slots, after
             values = trace.end_loop(start, stop, step, initial, results, condition is not None)
             values = values[1:] if condition is not None else values
+            last = (self._last_index(start, stop, step, before[-1])
+                    if condition is None and span is None else None)
         except (CaptureFailed, _Retype):
             self._abandon(saved, set_, before)
             raise
@@ -266,7 +269,8 @@ class LoopCapture(ExpressionCapture):
             self.depth -= 1
             context.in_body -= 1
             context.driver = driver
-        self._apply(slots, values, names, after, set_, span, saved, condition is None, variables)
+        self._apply(slots, values, names, after, set_, span, saved, condition is None, variables,
+                    last)
 
     def _results(self, after, variables, slots, live, types):
         """The tensor each slot holds after one iteration (new slots for temporaries that are
@@ -323,6 +327,17 @@ class LoopCapture(ExpressionCapture):
             raise _Retype(retype)
         return results
 
+    def _last_index(self, start, stop, step, before):
+        """The loop target after a loop of a dynamic count, as a traced Python int: its last
+        value, or its value from before when the loop ran no iteration."""
+        first, end = (TracedArray(self.context, t) for t in (start, stop))
+        count = (end - first + (step - 1)) // step if step > 0 else (first - end - step - 1) // -step
+        last = first + (count - 1) * step
+        if _is_number(before) or isinstance(before, TracedArray):
+            last = np.where(count > 0, last, before)
+        last._scalar, last._weak = True, int
+        return last
+
     def _bounds(self, bounds, span):
         context = self.context
         if span is not None:
@@ -341,7 +356,8 @@ class LoopCapture(ExpressionCapture):
         _restore(saved)
         set_(before)
 
-    def _apply(self, slots, values, names, after, set_, span, saved, has_target, variables):
+    def _apply(self, slots, values, names, after, set_, span, saved, has_target, variables,
+               last=None):
         """The variables after the loop: arrays updated in place keep their identity; arrays
         the body only rebinds keep their value from before the loop; temporaries of the body
         that are not carried (nothing reads them after the loop) are unbound again."""
@@ -363,7 +379,9 @@ class LoopCapture(ExpressionCapture):
             if name in final:
                 return final[name]
             if has_target and name == names[-1]:
-                return span[-1] if span is not None and len(span) > 0 else self.KEEP
+                if span is None:
+                    return last
+                return span[-1] if len(span) > 0 else self.KEEP
             return self.UNBOUND if variables.get(name, self.UNBOUND) is self.UNBOUND else self.KEEP
         set_(tuple(value(name) for name in names))
 

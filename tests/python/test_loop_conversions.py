@@ -223,3 +223,38 @@ def test_a_loop_of_no_iterations_keeps_types_the_body_would_change(function, cal
         assert type(got) is type(expected)
         assert np.asarray(got).dtype == np.asarray(expected).dtype
         np.testing.assert_array_equal(got, expected)
+
+
+def double_prefix(x, n):
+    i = -1
+    for i in range(n):
+        x[i] = x[i] * 2
+    return x, i
+
+
+def every_other_down(x, n):
+    i = 100
+    for i in range(n, 0, -2):
+        x[i % 6] += 1
+    return x, i
+
+
+def running_best(x, n):
+    best = x[0]                          # a NumPy scalar, through a branch of the body
+    for i in range(n):
+        if x[i] > best:
+            best = x[i]
+    return best
+
+
+@pytest.mark.parametrize("function, counts", [
+    (double_prefix, [5, 4, 3, 0, 1]), (every_other_down, [7, 6, 5, 0, 1]),
+    (running_best, [5, 4, 0])])
+def test_the_loop_target_and_scalars_after_a_loop_of_a_dynamic_count(function, counts):
+    """After a loop whose count changed between calls, its target holds its last value (it
+    kept its value from before the loop: -1 for NumPy's 3), and a NumPy scalar selected by a
+    branch of the body stays a NumPy scalar (it became a 0-d array)."""
+    compiled = kiln.compile(function)
+    for n in counts:
+        x = np.arange(6.0)
+        assert repr(compiled(x.copy(), n)) == repr(function(x.copy(), n))
