@@ -250,8 +250,6 @@ class LoopCapture(ExpressionCapture):
                 return slots, after
             values = trace.end_loop(start, stop, step, initial, results, condition is not None)
             values = values[1:] if condition is not None else values
-            last = (self._last_index(start, stop, step, before[-1])
-                    if condition is None and span is None else None)
         except (CaptureFailed, _Retype):
             self._abandon(saved, set_, before)
             raise
@@ -269,6 +267,8 @@ class LoopCapture(ExpressionCapture):
             self.depth -= 1
             context.in_body -= 1
             context.driver = driver
+        last = (self._last_index(start, stop, step, before[-1])
+                if condition is None and span is None else None)
         self._apply(slots, values, names, after, set_, span, saved, condition is None, variables,
                     last)
 
@@ -330,13 +330,19 @@ class LoopCapture(ExpressionCapture):
     def _last_index(self, start, stop, step, before):
         """The loop target after a loop of a dynamic count, as a traced Python int: its last
         value, or its value from before when the loop ran no iteration."""
-        first, end = (TracedArray(self.context, t) for t in (start, stop))
-        count = (end - first + (step - 1)) // step if step > 0 else (first - end - step - 1) // -step
-        last = first + (count - 1) * step
-        if _is_number(before) or isinstance(before, TracedArray):
-            last = np.where(count > 0, last, before)
-        last._scalar, last._weak = True, int
-        return last
+        k = backend()
+
+        def integer(value):
+            return self.context.constant(value, np.dtype(np.int64))
+        span = k.subtract(stop, start) if step > 0 else k.subtract(start, stop)
+        count = k.floor_divide(k.add(span, integer(abs(step) - 1)), integer(abs(step)))
+        last = k.add(start, k.multiply(k.subtract(count, integer(1)), integer(step)))
+        if _is_number(before) or isinstance(before, TracedArray) and before.ndim == 0:
+            last = k.where(k.greater(count, integer(0)), last,
+                           cast(to_tensor(self.context, before), "int64"))
+        result = TracedArray(self.context, last)
+        result._scalar, result._weak = True, int
+        return result
 
     def _bounds(self, bounds, span):
         context = self.context
