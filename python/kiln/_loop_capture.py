@@ -9,10 +9,11 @@ for_range(bounds, body, get, set, names, live, location):
     carried to the next iteration. One `loop` node results, compiled once for any trip count. A
     variable whose type changes in the first iteration (`s = 0; s = s + x[i]`) is carried at the
     type the body gives it (traced again), unless the loop may run no iteration (a dynamic trip
-    count, a while loop) and an array's dtype or shape changes: NumPy's would keep its type. When the body cannot be captured (a graph break, a
-    Python number that changes, an array made before the loop that the body writes through a
-    view, ...) the trace of the body is dropped, every variable restored, and the loop runs as
-    Python; the reason is recorded (kiln.explain, KILN_LOGS=graph_breaks).
+    count, a while loop) and an array's dtype or shape changes: NumPy's would keep its type.
+    When the body cannot be captured (a graph break, a Python number that changes, an array
+    made before the loop that the body writes through a view, ...) the trace of the body is
+    dropped, every variable restored, and the loop runs as Python; the reason is recorded
+    (kiln.explain, KILN_LOGS=graph_breaks).
 branch(condition, then, otherwise, get, set, names, location):
     A Python (static) condition runs one side. A traced one traces both sides on the same state.
     When they rebind names to few elements (SELECT_AT_MOST), or update arrays in place, the

@@ -7,6 +7,7 @@ from TracedArray.__array_function__ with NumPy's own arguments. The conformance 
 (tests/python/test_numpy_conformance.py) is generated from these two tables and
 _numpy_samples.py. Anything missing here is a graph break, never a wrong answer.
 """
+import functools
 import math
 
 import numpy as np
@@ -160,6 +161,34 @@ def _resolve(ufunc, types, dtype, casting):
             loop = tuple(preferred if d == np.float64 else d for d in loop)
         _resolved[key] = loop
     return loop
+
+
+# NumPy 1.x types a Python number beside arrays by its value (float32 * 1e300 is float64,
+# int8 + 300 int16); resolve_dtypes, as NumPy 2, by its type alone.
+_VALUE_BASED = np.lib.NumpyVersion(np.__version__) < "2.0.0"
+
+
+@functools.lru_cache(maxsize=4096)
+def _value_based_loop(ufunc, operands, casting):
+    """NumPy 1.x's loop for `operands`, (None, dtype) of an array and (type, value) of a
+    Python number: the ufunc's result dtypes on one-element stand-ins, then the loop giving
+    them. None (the NEP 50 loop stands) without an array operand, for a traced Python number
+    (its value is unknown), or when the stand-ins fail."""
+    operands = [value for _, value in operands]
+    if not any(isinstance(o, np.dtype) for o in operands) or any(
+            o is int or o is float or o is complex for o in operands):
+        return None
+    try:
+        with np.errstate(all="ignore"):
+            results = ufunc(*[np.ones(1, o) if isinstance(o, np.dtype) else o
+                              for o in operands], casting=casting)
+        results = results if isinstance(results, tuple) else (results,)
+        types = tuple(o if isinstance(o, np.dtype) else type(o) for o in operands)
+        loop = ufunc.resolve_dtypes(types + (None,) * ufunc.nout, casting=casting,
+                                    signature=(None,) * ufunc.nin + tuple(r.dtype for r in results))
+    except Exception:
+        return None
+    return tuple(np.dtype(d) for d in loop)
 
 
 def _fallback(function, inputs, kwargs, reason):
@@ -330,6 +359,10 @@ def call_ufunc(ufunc, inputs, out=None, where=True, dtype=None, casting="same_ki
                          f"{ufunc.__name__} with out= a NumPy array (not traced)")
     types = tuple(weak_type(x) for x in inputs)
     loop = _resolve(ufunc, types, dtype, casting)
+    if _VALUE_BASED and dtype is None and any(type(x) in (int, float, complex) for x in inputs):
+        loop = _value_based_loop(ufunc, tuple(  # (type, value): 1 and 1.0 are one dict key
+            (type(x), x) if type(x) in (int, float, complex) else (None, t)
+            for x, t in zip(inputs, types)), casting) or loop
     nin = ufunc.nin
     operand_dtypes = list(loop[:nin])
     if ufunc in _COMPARISONS and _integer_out_of_range(inputs, loop[0]):

@@ -348,3 +348,26 @@ def test_real_and_imag_of_complex_arrays_are_views():
         x.imag[...] = 1
     with pytest.raises(ValueError, match="read-only"):
         kiln.compile(imaginary_of_real)(np.arange(3.0))
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8, np.int32, np.float16, np.float32])
+def test_python_numbers_promote_as_the_installed_numpy_does(dtype):
+    """NumPy 1.x types a Python number beside an array by its value (int8 + 300 is int16,
+    float32 * 1e40 float64), NumPy 2 by its type (NEP 50: OverflowError, float32 inf); kiln
+    followed NumPy 2's rule on both."""
+    x = np.arange(1, 5).astype(dtype)
+    for number in (1, 300, -1, 70000, 2**40, 0.5, 1e5, 1e40, 1j):
+        def function(x, number=number):
+            return x + number, number * x, x < number, np.maximum(x, number), x / number
+        try:
+            with np.errstate(all="ignore"):
+                expected = function(x)
+        except OverflowError:
+            with pytest.raises(OverflowError):
+                kiln.compile(function)(x)
+            continue
+        with np.errstate(all="ignore"):
+            got = kiln.compile(function)(x)
+        for value, reference in zip(got, expected):
+            assert value.dtype == reference.dtype, (number, value.dtype, reference.dtype)
+            np.testing.assert_allclose(value, reference, rtol=1e-3)
