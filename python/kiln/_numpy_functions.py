@@ -106,6 +106,13 @@ def mean(context, a, axis=None, dtype=None, out=None, keepdims=False, *, where=T
     k = _k()
     axes = normalize_axes(axis, x.ndim, "mean")
     result_dtype = _mean_dtype(x.dtype, dtype)
+    if result_dtype.kind in "biu":
+        # NumPy sums in the integer dtype asked for (wrapping: int8 data's mean with
+        # dtype=np.int8 is its int8 sum over the count), then divides and truncates.
+        total = _reduction("sum")(context, x, axis, result_dtype, None, keepdims, where=where)
+        count = (math.prod(x.shape[d] for d in axes) if where is True else np.sum(
+            np.broadcast_to(where, x.shape), axis=axis, keepdims=keepdims))
+        return _result(context, cast(np.true_divide(total, count).tensor, result_dtype), out)
     compute = np.dtype(np.float64) if x.dtype.kind in "biu" else result_dtype
     tensor = cast(x.tensor, compute)
     if where is True:

@@ -73,6 +73,19 @@ def test_out_of_ufunc_methods_and_out_made_after_a_graph_break():
         np.testing.assert_array_equal(got, expected)
 
 
+def test_mean_with_an_integer_dtype_sums_in_it():
+    """NumPy's mean with dtype=np.int8 sums in int8 (wrapping), then divides and truncates:
+    kiln took the float mean and cast it (49 where NumPy's is -7)."""
+    x = (np.random.default_rng(5).random((4, 9)) * 100).astype(np.int8)
+    where = np.random.default_rng(6).random((4, 9)) > 0.3
+
+    def means(x):
+        return (np.mean(x, dtype=np.int8), x.mean(axis=1, dtype=np.int8),
+                np.mean(x, axis=0, dtype=np.uint8, keepdims=True), np.mean(-x, dtype=np.int8),
+                np.mean(x, axis=1, dtype=np.int16, where=where), np.mean(x > 50, dtype=bool))
+    check(means, [(x,)])
+
+
 def test_all_nan_slice_of_nanargmax_is_zero():
     # NumPy raises ValueError("All-NaN slice encountered"); kiln cannot see the data.
     got = compiled(lambda x: (np.nanargmax(x, axis=1), np.nanargmin(x, axis=1)))(X)
