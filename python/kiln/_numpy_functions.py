@@ -136,6 +136,9 @@ def var(context, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, 
         return _result(context, (np.sqrt(total) if root else total).tensor, out)
     axes = normalize_axes(axis, x.ndim, "var")
     result_dtype = _mean_dtype(x.dtype, dtype)
+    if result_dtype.kind in "biu":
+        return _result(context, _integer_var(context, x, axes, axis, result_dtype, ddof,
+                                             keepdims, where, root).tensor, out)
     compute = np.dtype(np.float64) if x.dtype.kind in "biu" else result_dtype
     tensor = cast(x.tensor, compute)
     if where is True and axes:
@@ -146,6 +149,29 @@ def var(context, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, 
     if root:
         result = k.sqrt(result)
     return _result(context, cast(result, result_dtype), out)
+
+
+def _integer_var(context, x, axes, axis, dtype, ddof, keepdims, where, root):
+    """NumPy's variance in an integer dtype asked for: the sum, the mean (truncated), the
+    deviations and their squares all in integers (wrapping), the last division truncated;
+    its std of an array result is NumPy's casting error (sqrt into the integer result)."""
+    total = _reduction("sum")
+
+    def count(keep):
+        if where is True:
+            return math.prod(x.shape[d] for d in axes)
+        return np.sum(np.broadcast_to(where, x.shape), axis=axis, keepdims=keep)
+    mean = np.true_divide(total(context, x, axis, dtype, None, True, where=where),
+                          count(True)).astype(dtype)
+    deviation = np.subtract(x, mean)
+    squares = total(context, np.multiply(deviation, deviation), axis, dtype, None, keepdims,
+                    where=where)
+    result = np.true_divide(squares, np.maximum(count(keepdims) - ddof, 0)).astype(dtype)
+    if root:
+        if result.ndim:  # NumPy's sqrt(ret, out=ret): a float into the integer array
+            np.sqrt(np.zeros(1, dtype), out=np.zeros(1, dtype))
+        result = np.sqrt(result).astype(dtype)
+    return result
 
 
 def std(context, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True,
