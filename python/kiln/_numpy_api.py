@@ -20,6 +20,7 @@ from ._numpy_layout import FUNCTIONS as _LAYOUT
 from ._numpy_manipulation import FUNCTIONS as _MANIPULATION
 from ._numpy_binning import FUNCTIONS as _BINNING
 from ._numpy_math import FUNCTIONS as _MATH
+from ._numpy_moments import FUNCTIONS as _MOMENTS
 from ._numpy_products import FUNCTIONS as _PRODUCTS
 from ._numpy_einsum import FUNCTIONS as _EINSUM
 from ._numpy_selection import FUNCTIONS as _SELECTION
@@ -472,5 +473,6 @@ def _table_array_functions():
 
 # The NumPy functions the tracer implements: the op table's, then one table per family (whose
 # fuller implementations win: np.round takes `decimals`).
-FUNCTIONS = {**_table_array_functions(), **_CORE, **_CREATION, **_STATISTICS, **_MANIPULATION,
-             **_SELECTION, **_LAYOUT, **_MATH, **_PRODUCTS, **_EINSUM, **_BINNING}
+FUNCTIONS = {**_table_array_functions(), **_CORE, **_MOMENTS, **_CREATION, **_STATISTICS,
+             **_MANIPULATION, **_SELECTION, **_LAYOUT, **_MATH, **_PRODUCTS, **_EINSUM,
+             **_BINNING}
