@@ -142,6 +142,7 @@ def _trace_group(members, positions, trace, tracer, tracers):
                                check_bounds=False)
 
         tracers[position] = base._make_view(forward(base.tensor), forward, backward)
+        tracers[position]._argument = True
         # The shared memory is traced as one writable array: a member NumPy would refuse to
         # write still refuses.
         _keep_read_only(member, tracers[position], tracer)

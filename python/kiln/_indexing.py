@@ -159,7 +159,7 @@ def _mask_entry(entries):
 
 def getitem(x, key):
     x._check_plain("indexing")
-    key = _normal_key(key)
+    key = _windows.unit_slices(_normal_key(key), x.shape)
     if _windows.has_moving_bounds(key):  # A[i, i+1:] in a captured loop
         return _windows.getitem(x, key, getitem)
     shape = x.shape
@@ -443,7 +443,7 @@ def _as_stored(value, dtype):
 
 
 def setitem(x, key, value):
-    key = _normal_key(key)
+    key = _windows.unit_slices(_normal_key(key), x.shape)
     if _windows.has_moving_bounds(key):
         return _windows.setitem(x, key, value, getitem, setitem)
     context, shape = x._context, x.shape

@@ -8,10 +8,12 @@ for_range(bounds, body, get, set, names, live, location):
     by placeholders; what the body leaves in those variables (rebound or updated in place) is
     carried to the next iteration. One `loop` node results, compiled once for any trip count. A
     variable whose type changes in the first iteration (`s = 0; s = s + x[i]`) is carried at the
-    type the body gives it (traced again). When the body cannot be captured (a graph break, a
-    Python number that changes, an array made before the loop that the body writes through a
-    view, ...) the trace of the body is dropped, every variable restored, and the loop runs as
-    Python; the reason is recorded (kiln.explain, KILN_LOGS=graph_breaks).
+    type the body gives it (traced again), unless the loop may run no iteration (a dynamic trip
+    count, a while loop) and an array's dtype or shape changes: NumPy's would keep its type.
+    When the body cannot be captured (a graph break, a Python number that changes, an array
+    made before the loop that the body writes through a view, ...) the trace of the body is
+    dropped, every variable restored, and the loop runs as Python; the reason is recorded
+    (kiln.explain, KILN_LOGS=graph_breaks).
 branch(condition, then, otherwise, get, set, names, location):
     A Python (static) condition runs one side. A traced one traces both sides on the same state.
     When they rebind names to few elements (SELECT_AT_MOST), or update arrays in place, the
@@ -30,9 +32,10 @@ from ._graph_breaks import GraphBreakSignal
 from ._kiln import Unsupported
 from ._loop_appends import Appended, Stack, Stacked
 from ._loop_expressions import ExpressionCapture
-from ._loop_types import (CaptureFailed, is_number as _is_number,
-                          is_python_number as _is_python_number, python_type as _python_type,
-                          retyped as _retyped, type_of as _type_of, widened as _widened)
+from ._loop_types import (CaptureFailed, changed_before as _changed_before,
+                          is_number as _is_number, is_python_number as _is_python_number,
+                          python_type as _python_type, retyped as _retyped, truth as _truth,
+                          type_of as _type_of, widened as _widened)
 from ._tracer import TracedArray, backend, cast, to_tensor
 
 UNROLL_AT_MOST = 2
@@ -161,6 +164,12 @@ class LoopCapture(ExpressionCapture):
                 return self._trace_once(bounds, span, body, get, set_, names, live, location,
                                         before, types, condition)
             except _Retype as retype:
+                if span is None or condition is not None:  # the loop may run no iteration
+                    changed = _changed_before(retype.types, dict(zip(names, before)))
+                    if changed:
+                        raise CaptureFailed(
+                            f"`{changed}` changes dtype or shape in the loop, which keeps its "
+                            "type when the loop runs no iteration") from None
                 types.update(retype.types)
         raise CaptureFailed("the types of the carried variables do not settle")
 
@@ -198,7 +207,8 @@ class LoopCapture(ExpressionCapture):
                     initial = _retyped(context, initial, *types[array_names[0]])
                 placeholder = trace.loop_placeholder(*_type_of(initial))
                 array._tensor, array._version = placeholder, array._version + 1
-                array._scalar = False
+                # (its NumPy-scalar flag stays: a branch of the body selects between it and
+                # another scalar, a scalar; _final_flags decides the flag after the loop)
                 slots.append((array_names, array, initial, placeholder))
             rebound, stacks = {}, []
             for name, kind in types.items():
@@ -270,7 +280,10 @@ class LoopCapture(ExpressionCapture):
             self.depth -= 1
             context.in_body -= 1
             context.driver = driver
-        self._apply(slots, values, names, after, set_, span, saved, condition is None, variables)
+        last = (self._last_index(start, stop, step, before[-1])
+                if condition is None and span is None else None)
+        self._apply(slots, values, names, after, set_, span, saved, condition is None, variables,
+                    last)
 
     def _results(self, after, variables, slots, live, types):
         """The tensor each slot holds after one iteration (new slots for temporaries that are
@@ -335,6 +348,23 @@ class LoopCapture(ExpressionCapture):
             raise _Retype(retype)
         return results
 
+    def _last_index(self, start, stop, step, before):
+        """The loop target after a loop of a dynamic count, as a traced Python int: its last
+        value, or its value from before when the loop ran no iteration."""
+        k = backend()
+
+        def integer(value):
+            return self.context.constant(value, np.dtype(np.int64))
+        span = k.subtract(stop, start) if step > 0 else k.subtract(start, stop)
+        count = k.floor_divide(k.add(span, integer(abs(step) - 1)), integer(abs(step)))
+        last = k.add(start, k.multiply(k.subtract(count, integer(1)), integer(step)))
+        if _is_number(before) or isinstance(before, TracedArray) and before.ndim == 0:
+            last = k.where(k.greater(count, integer(0)), last,
+                           cast(to_tensor(self.context, before), "int64"))
+        result = TracedArray(self.context, last)
+        result._scalar, result._weak = True, int
+        return result
+
     def _bounds(self, bounds, span):
         context = self.context
         if span is not None:
@@ -353,7 +383,8 @@ class LoopCapture(ExpressionCapture):
         _restore(saved)
         set_(before)
 
-    def _apply(self, slots, values, names, after, set_, span, saved, has_target, variables):
+    def _apply(self, slots, values, names, after, set_, span, saved, has_target, variables,
+               last=None):
         """The variables after the loop: arrays updated in place keep their identity; arrays
         the body only rebinds keep their value from before the loop; temporaries of the body
         that are not carried (nothing reads them after the loop) are unbound again."""
@@ -379,7 +410,9 @@ class LoopCapture(ExpressionCapture):
             if name in final:
                 return final[name]
             if has_target and name == names[-1]:
-                return span[-1] if span is not None and len(span) > 0 else self.KEEP
+                if span is None:
+                    return last
+                return span[-1] if len(span) > 0 else self.KEEP
             return self.UNBOUND if variables.get(name, self.UNBOUND) is self.UNBOUND else self.KEEP
         set_(tuple(value(name) for name in names))
 
@@ -560,10 +593,3 @@ class LoopCapture(ExpressionCapture):
 def _restore(saved):
     for array, tensor, scalar in saved.values():
         array._tensor, array._scalar, array._version = tensor, scalar, array._version + 1
-
-
-def _truth(value):
-    """A while loop's test as a bool 0-d tensor (NumPy's truth value of a size-1 array)."""
-    if not isinstance(value, TracedArray) or value.size != 1:
-        raise CaptureFailed("the loop's test is no longer a traced value after an iteration")
-    return cast(backend().reshape(value.tensor, []), "bool")

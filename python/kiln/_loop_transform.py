@@ -15,6 +15,7 @@ nested functions, global/nonlocal) stays as written and is unrolled by tracing, 
 refusal is recorded with its reason and line (kiln.explain shows them).
 """
 import ast
+import copy
 import inspect
 import os
 import textwrap
@@ -487,8 +488,11 @@ class _Rewriter:
         return definitions + [_at(call, node)]
 
     def refuse(self, loop, reason):
-        """The loop stays as written (tracing unrolls it); its body is still rewritten."""
+        """The loop stays as written (tracing unrolls it); its body is still rewritten, in a
+        copy: an enclosing loop reads the names the original body assigns (a branch's rewrite
+        moves them into functions, and the enclosing loop would not carry them)."""
         self.refused.append((self.location(loop), reason))
+        loop = copy.copy(loop)
         loop.body = self.statements(loop.body)
         return [loop]
 
@@ -503,7 +507,8 @@ class _Rewriter:
 
     def branch(self, node):
         reason = _body_refusal(node.body + node.orelse)
-        if reason is not None:
+        if reason is not None:  # rewritten in a copy, as a refused loop's body (refuse)
+            node = copy.copy(node)
             node.body = self.statements(node.body)
             node.orelse = self.statements(node.orelse)
             return [node]

@@ -28,6 +28,28 @@ def type_of(tensor):
     return tensor.dtype, tuple(tensor.shape)
 
 
+def changed_before(types, variables):
+    """The first variable whose value before the loop has another type than `types` gives it:
+    an array or NumPy scalar of another dtype or shape, a Python number that becomes an array
+    (one that becomes a 0-d value stays a number: README, differences item 1). Lists the body
+    appends to (types that are no (dtype, shape) pair) are not such values."""
+    for name, kind in types.items():
+        if not isinstance(kind, tuple):
+            continue
+        dtype, shape = kind
+        old = variables.get(name)
+        if isinstance(old, TracedArray):
+            if (old._weak is None and type_of(old.tensor) != (dtype, tuple(shape))
+                    or old._weak is not None and tuple(shape)):   # a dynamic Python number
+                return name
+        elif isinstance(old, np.generic):
+            if (old.dtype.name, ()) != (np.dtype(dtype).name, tuple(shape)):
+                return name
+        elif is_number(old) and tuple(shape):
+            return name
+    return None
+
+
 def widened(placeholder, tensor, name):
     """The carried type when one iteration turns `placeholder`'s type into `tensor`'s: NumPy's
     promotion of the two, broadcast shapes; refused when it is not the body's own result."""
@@ -48,3 +70,10 @@ def retyped(context, tensor, dtype, shape):
     if tuple(tensor.shape) != tuple(shape):
         tensor = backend().broadcast_to(tensor, list(shape))
     return tensor
+
+
+def truth(value):
+    """A while loop's test as a bool 0-d tensor (NumPy's truth value of a size-1 array)."""
+    if not isinstance(value, TracedArray) or value.size != 1:
+        raise CaptureFailed("the loop's test is no longer a traced value after an iteration")
+    return cast(backend().reshape(value.tensor, []), "bool")

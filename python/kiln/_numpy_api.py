@@ -7,6 +7,7 @@ from TracedArray.__array_function__ with NumPy's own arguments. The conformance 
 (tests/python/test_numpy_conformance.py) is generated from these two tables and
 _numpy_samples.py. Anything missing here is a graph break, never a wrong answer.
 """
+import functools
 import math
 
 import numpy as np
@@ -19,6 +20,7 @@ from ._numpy_layout import FUNCTIONS as _LAYOUT
 from ._numpy_manipulation import FUNCTIONS as _MANIPULATION
 from ._numpy_binning import FUNCTIONS as _BINNING
 from ._numpy_math import FUNCTIONS as _MATH
+from ._numpy_moments import FUNCTIONS as _MOMENTS
 from ._numpy_products import FUNCTIONS as _PRODUCTS
 from ._numpy_einsum import FUNCTIONS as _EINSUM
 from ._numpy_selection import FUNCTIONS as _SELECTION
@@ -162,6 +164,34 @@ def _resolve(ufunc, types, dtype, casting):
     return loop
 
 
+# NumPy 1.x types a Python number beside arrays by its value (float32 * 1e300 is float64,
+# int8 + 300 int16); resolve_dtypes, as NumPy 2, by its type alone.
+_VALUE_BASED = np.lib.NumpyVersion(np.__version__) < "2.0.0"
+
+
+@functools.lru_cache(maxsize=4096)
+def _value_based_loop(ufunc, operands, casting):
+    """NumPy 1.x's loop for `operands`, (None, dtype) of an array and (type, value) of a
+    Python number: the ufunc's result dtypes on one-element stand-ins, then the loop giving
+    them. None (the NEP 50 loop stands) without an array operand, for a traced Python number
+    (its value is unknown), or when the stand-ins fail."""
+    operands = [value for _, value in operands]
+    if not any(isinstance(o, np.dtype) for o in operands) or any(
+            o is int or o is float or o is complex for o in operands):
+        return None
+    try:
+        with np.errstate(all="ignore"):
+            results = ufunc(*[np.ones(1, o) if isinstance(o, np.dtype) else o
+                              for o in operands], casting=casting)
+        results = results if isinstance(results, tuple) else (results,)
+        types = tuple(o if isinstance(o, np.dtype) else type(o) for o in operands)
+        loop = ufunc.resolve_dtypes(types + (None,) * ufunc.nout, casting=casting,
+                                    signature=(None,) * ufunc.nin + tuple(r.dtype for r in results))
+    except Exception:
+        return None
+    return tuple(np.dtype(d) for d in loop)
+
+
 def _fallback(function, inputs, kwargs, reason):
     return call_eagerly(function, inputs, kwargs, reason)
 
@@ -214,10 +244,13 @@ def apply_function(context, function, args, kwargs):
     if masked and _has_window((args, kwargs)):
         context.at()
         return _windows.function(function, args, kwargs)
-    if implementation is None or masked:
+    out = kwargs.get("out")
+    foreign_out = out is not None and not isinstance(out, (TracedArray, tuple))
+    if implementation is None or masked or foreign_out:
         name = getattr(function, "__name__", str(function))
         module = getattr(function, "__module__", "numpy") or "numpy"
         reason = (f"{module}.{name} of x[mask] (data-dependent shape)" if masked else
+                  f"{module}.{name} with out= a NumPy array (not traced)" if foreign_out else
                   f"{module}.{name} is not supported by kiln's NumPy tracer")
         return call_eagerly(function, args, kwargs, reason)
     context.at()
@@ -245,6 +278,15 @@ def apply_ufunc(ufunc, method, inputs, kwargs):
     inputs = tuple(as_operand(x) for x in inputs)
     if method == "__call__":
         return call_ufunc(ufunc, inputs, **kwargs)
+    if method in ("reduce", "accumulate") and "out" in kwargs:
+        # NumPy hands a method's out= over as a tuple of one; one not traced (made by eager
+        # code after a graph break) is written by NumPy itself.
+        out = kwargs["out"]
+        out = out[0] if isinstance(out, tuple) and len(out) == 1 else out
+        if out is not None and not isinstance(out, TracedArray):
+            return _fallback(getattr(ufunc, method), inputs, kwargs,
+                             f"{ufunc.__name__}.{method} with out= a NumPy array (not traced)")
+        kwargs = {**kwargs, "out": out}
     if method == "reduce" and ufunc in _UFUNC_REDUCTIONS:
         return FUNCTIONS[_UFUNC_REDUCTIONS[ufunc]](context_of(inputs), *inputs,
                                                    **{"axis": 0, **kwargs})
@@ -318,6 +360,10 @@ def call_ufunc(ufunc, inputs, out=None, where=True, dtype=None, casting="same_ki
                          f"{ufunc.__name__} with out= a NumPy array (not traced)")
     types = tuple(weak_type(x) for x in inputs)
     loop = _resolve(ufunc, types, dtype, casting)
+    if _VALUE_BASED and dtype is None and any(type(x) in (int, float, complex) for x in inputs):
+        loop = _value_based_loop(ufunc, tuple(  # (type, value): 1 and 1.0 are one dict key
+            (type(x), x) if type(x) in (int, float, complex) else (None, t)
+            for x, t in zip(inputs, types)), casting) or loop
     nin = ufunc.nin
     operand_dtypes = list(loop[:nin])
     if ufunc in _COMPARISONS and _integer_out_of_range(inputs, loop[0]):
@@ -427,5 +473,6 @@ def _table_array_functions():
 
 # The NumPy functions the tracer implements: the op table's, then one table per family (whose
 # fuller implementations win: np.round takes `decimals`).
-FUNCTIONS = {**_table_array_functions(), **_CORE, **_CREATION, **_STATISTICS, **_MANIPULATION,
-             **_SELECTION, **_LAYOUT, **_MATH, **_PRODUCTS, **_EINSUM, **_BINNING}
+FUNCTIONS = {**_table_array_functions(), **_CORE, **_MOMENTS, **_CREATION, **_STATISTICS,
+             **_MANIPULATION, **_SELECTION, **_LAYOUT, **_MATH, **_PRODUCTS, **_EINSUM,
+             **_BINNING}

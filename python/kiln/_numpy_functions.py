@@ -91,62 +91,6 @@ def _reduction(kind):
     return reduce
 
 
-def _mean_dtype(dtype, requested):
-    if requested is not None:
-        return check_dtype(requested)
-    return np.dtype(np.float64) if dtype.kind in "biu" else dtype
-
-
-def _mask(context, x, where):
-    return to_tensor(context, where, np.bool_)
-
-
-def mean(context, a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
-    x = _as_traced(context, a)
-    k = _k()
-    axes = normalize_axes(axis, x.ndim, "mean")
-    result_dtype = _mean_dtype(x.dtype, dtype)
-    compute = np.dtype(np.float64) if x.dtype.kind in "biu" else result_dtype
-    tensor = cast(x.tensor, compute)
-    if where is True:
-        if axes:
-            tensor = k.mean(tensor, axes, bool(keepdims))
-        return _result(context, cast(tensor, result_dtype), out)
-    tensor = k.masked_mean(tensor, _mask(context, x, where), axes, bool(keepdims))
-    return _result(context, cast(tensor, result_dtype), out)
-
-
-def var(context, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True,
-        mean=_NO_VALUE, correction=_NO_VALUE, root=False):
-    x = _as_traced(context, a)
-    k = _k()
-    if correction is not _NO_VALUE:
-        ddof = correction
-    if x.dtype.kind == "c":  # the parts' variances add up to NumPy's (real) one
-        real_dtype = None if dtype is None or np.dtype(dtype).kind == "c" else dtype
-        total = sum(var(context, _result(context, part(x.tensor)), axis, real_dtype, None, ddof,
-                        keepdims, where=where) for part in (k.real, k.imag))
-        return _result(context, (np.sqrt(total) if root else total).tensor, out)
-    axes = normalize_axes(axis, x.ndim, "var")
-    result_dtype = _mean_dtype(x.dtype, dtype)
-    compute = np.dtype(np.float64) if x.dtype.kind in "biu" else result_dtype
-    tensor = cast(x.tensor, compute)
-    if where is True and axes:
-        tensor = (k.std if root else k.var)(tensor, axes, bool(keepdims), int(ddof))
-        return _result(context, cast(tensor, result_dtype), out)
-    mask = _mask(context, x, where) if where is not True else to_tensor(context, True, np.bool_)
-    result = k.masked_var(tensor, mask, axes, bool(keepdims), int(ddof))
-    if root:
-        result = k.sqrt(result)
-    return _result(context, cast(result, result_dtype), out)
-
-
-def std(context, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True,
-        mean=_NO_VALUE, correction=_NO_VALUE):
-    return var(context, a, axis, dtype, out, ddof, keepdims, where=where, correction=correction,
-               root=True)
-
-
 def _arg_reduction(kind):
     def reduce(context, a, axis=None, out=None, *, keepdims=False):
         x = _as_traced(context, a)
@@ -524,11 +468,23 @@ def _part(context, a, take):
     NumPy scalar's is a scalar; the real part of a real array is a view of it (writes
     through it reach it)."""
     value = _as_traced(context, a)
-    if take is _k().real and value.dtype.kind != "c":
+    k = _k()
+    if take is k.real and value.dtype.kind != "c":
         view = _view(value, value.tensor, lambda root: root, lambda root, new: new)
-        view._scalar = value._scalar
-        return view
-    return _result(context, take(value.tensor), scalar=value._scalar)
+    elif value.dtype.kind != "c":   # NumPy's imaginary part of a real array: read-only zeros
+        view = read_only_view(value, k.imag)
+    elif take is k.real:   # a complex array's parts are views: z.real[...] = 0 writes z
+        view = _view(value, take(value.tensor), take,
+                     lambda root, new: k.complex(cast(new, _part_dtype(root)), k.imag(root)))
+    else:
+        view = _view(value, take(value.tensor), take,
+                     lambda root, new: k.complex(k.real(root), cast(new, _part_dtype(root))))
+    view._scalar = value._scalar
+    return view
+
+
+def _part_dtype(complex_tensor):
+    return np.finfo(np.dtype(complex_tensor.dtype)).dtype
 
 
 def norm(context, x, ord=None, axis=None, keepdims=False):
@@ -565,8 +521,8 @@ def _shape_of(context, a):
 FUNCTIONS = {
     np.sum: _reduction("sum"), np.prod: _reduction("prod"), np.max: _reduction("max"),
     np.min: _reduction("min"), np.any: _reduction("any"), np.all: _reduction("all"),
-    np.mean: mean, np.var: var, np.std: std, np.argmax: _arg_reduction("argmax"),
-    np.argmin: _arg_reduction("argmin"), np.cumsum: _scan("cumsum"),
+    np.argmax: _arg_reduction("argmax"), np.argmin: _arg_reduction("argmin"),
+    np.cumsum: _scan("cumsum"),
     np.cumprod: _scan("cumprod"), np.ptp: ptp, np.count_nonzero: count_nonzero,
     np.reshape: reshape, np.ravel: ravel, np.transpose: transpose, np.swapaxes: swapaxes,
     np.moveaxis: moveaxis, np.squeeze: squeeze, np.expand_dims: expand_dims,

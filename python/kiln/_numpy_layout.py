@@ -8,8 +8,8 @@ import operator
 
 import numpy as np
 
-from ._numpy_functions import (_as_traced, _at_least, _k, concatenate, ravel, reshape, swapaxes,
-                               transpose)
+from ._numpy_functions import (_as_traced, _at_least, _k, concatenate, ravel, read_only_view,
+                               reshape, swapaxes, transpose)
 from ._numpy_manipulation import _join, _new, _range
 from ._numpy_selection import (_LEGACY, _SEQUENCE, _concrete, _fitted, _flat_or_axis, _flip,
                                _gather, _typed, broadcast_arrays)
@@ -313,7 +313,39 @@ def vander(context, x, N=None, increasing=False):
     return _new(context, columns if increasing else k.flip(columns, [1]))
 
 
+def sliding_window_view(context, x, window_shape, axis=None, *, subok=False, writeable=False):
+    """NumPy's read-only view of every window (image and signal code's convolutions): per
+    windowed axis a gather of positions i + j (window i, offset j), its window axis moved last.
+    A view: it follows later writes to x and refuses writes, as NumPy's does."""
+    v = _as_traced(context, x)
+    if writeable:
+        graph_break("sliding_window_view(writeable=True): windows that share their elements")
+    window_shape = _concrete(window_shape, "sliding_window_view with a traced window shape")
+    axis = _concrete(axis, "sliding_window_view with a traced axis")
+    # NumPy's errors and result shape, from a stand-in of x's shape that holds no memory
+    stand_in = np.broadcast_to(np.zeros((), v.dtype), v.shape)
+    shape = np.lib.stride_tricks.sliding_window_view(stand_in, window_shape, axis).shape
+    windows = tuple(window_shape) if np.iterable(window_shape) else (window_shape,)
+    axes = (range(v.ndim) if axis is None else
+            [a % v.ndim for a in (axis if np.iterable(axis) else (axis,))])
+    kiln = _k()
+
+    def forward(tensor):
+        if 0 in shape:   # no window, or windows of no element: nothing to read
+            return context.constant(0, v.dtype, list(shape))
+        for ax, width in zip(axes, windows):
+            count = int(tensor.shape[ax]) - int(width) + 1
+            starts = kiln.reshape(kiln.arange(tensor, count, "int64"), [count, 1])
+            offsets = kiln.reshape(kiln.arange(tensor, int(width), "int64"), [1, int(width)])
+            tensor = kiln.take(tensor, kiln.add(starts, offsets), ax, check_bounds=False)
+            order = list(range(len(tensor.shape)))
+            tensor = kiln.transpose(tensor, order[:ax + 1] + order[ax + 2:] + [ax + 1])
+        return tensor
+    return read_only_view(v, forward)
+
+
 FUNCTIONS = {
+    np.lib.stride_tricks.sliding_window_view: sliding_window_view,
     np.diag: diag, np.diagflat: diagflat, np.fliplr: fliplr, np.flipud: flipud, np.rot90: rot90,
     np.split: split, np.array_split: array_split, np.hsplit: hsplit,
     np.vsplit: _split_along("vsplit", 2, 0), np.dsplit: _split_along("dsplit", 3, 2),

@@ -25,6 +25,7 @@ dtypes before the kiln op runs and results are cast to NumPy's output dtypes.
 """
 import functools
 import operator
+import os
 import sys
 import weakref
 
@@ -159,6 +160,12 @@ class TraceContext:
             value = complex(value)
             return backend().complex(self.constant(value.real, part, shape),
                                      self.constant(value.imag, part, shape))
+        if dtype == np.float16:
+            # NumPy casts the scalar to float16 before the op (0.1 is 0.0999755859375, 70000.0
+            # inf); kernels compute float16 in float and would use it unrounded. (The graph's
+            # half constants keep float values for torch, whose scalars stay in float.)
+            with np.errstate(over="ignore"):
+                value = float(np.float16(value))
         return backend().full(self.anchor(), list(shape), float(value), dtype.name)
 
     def lift(self, array):
@@ -210,7 +217,9 @@ def wrap(tensor, trace=None):
     context = context_for(trace) if trace is not None else TraceContext(None)
     if context._anchor is None:
         context._anchor = tensor
-    return TracedArray(context, tensor)
+    value = TracedArray(context, tensor)
+    value._argument = True
+    return value
 
 
 def mark_read_only(value):
@@ -364,6 +373,14 @@ def normalize_axes(axis, ndim, op_name="op"):
 
 # ---- the array stand-in ----
 
+_KILN_DIRECTORY = os.path.dirname(os.path.abspath(__file__)) + os.sep
+_BENCH_DIRECTORY = _KILN_DIRECTORY + "bench" + os.sep
+
+
+def _is_kiln_code(filename):
+    return filename.startswith(_KILN_DIRECTORY) and not filename.startswith(_BENCH_DIRECTORY)
+
+
 _INPLACE = {}
 
 
@@ -371,8 +388,8 @@ class TracedArray:
     """A symbolic NumPy array: every operation on it appends nodes to the trace."""
 
     __array_priority__ = 1000
-    __slots__ = ("_context", "_tensor", "_version", "_root", "_root_version", "_forward",
-                 "_backward", "_selection", "_scalar", "_weak", "_range", "_affine", "_read_only",
+    __slots__ = ("_context", "_tensor", "_version", "_root", "_root_version", "_root_shape",
+                 "_forward", "_backward", "_argument", "_selection", "_scalar", "_weak", "_range", "_affine", "_read_only",
                  "__weakref__")
     # (not `_mask`: np.ma reads any object's _mask as its MaskedArray mask)
 
@@ -384,8 +401,10 @@ class TracedArray:
         self._version = 0
         self._root = None            # the array this one is a view of (views write through)
         self._root_version = 0
+        self._root_shape = None      # the root's shape the two functions below take
         self._forward = None         # root tensor -> this view's tensor
         self._backward = None        # (root tensor, new view tensor) -> new root tensor
+        self._argument = False       # a graph input: its caller holds the array
         self._selection = mask       # set for x[bool_mask] selections (see __getitem__)
         self._scalar = False         # eager NumPy would give a NumPy scalar here
         self._weak = None            # int/float: stands for a Python number (NEP 50 weak)
@@ -398,9 +417,17 @@ class TracedArray:
     def tensor(self):
         root = self._root
         if root is not None and self._root_version != root._version:
-            self._tensor = self._forward(root.tensor)
+            self._tensor = self._forward(self._root_tensor())
             self._root_version = root._version
         return self._tensor
+
+    def _root_tensor(self):
+        """The root's value in the shape this view's functions take (`root.shape = ...` may
+        have changed its shape since: the same elements in row-major order)."""
+        tensor = self._root.tensor
+        if tuple(tensor.shape) != self._root_shape:
+            tensor = backend().reshape(tensor, list(self._root_shape))
+        return tensor
 
     def _make_view(self, tensor, forward, backward):
         """A result that aliases self: writes to it update self (and self's own root)."""
@@ -413,9 +440,10 @@ class TracedArray:
             return view
         if self._root is None:
             view._root, view._forward, view._backward = self, forward, backward
+            view._root_shape = tuple(self.tensor.shape)
         else:
             inner_forward, inner_backward = self._forward, self._backward
-            view._root = self._root
+            view._root, view._root_shape = self._root, self._root_shape
             view._forward = lambda root: forward(inner_forward(root))
             view._backward = lambda root, value: inner_backward(
                 root, backward(inner_forward(root), value))
@@ -433,7 +461,10 @@ class TracedArray:
             tensor = backend().broadcast_to(tensor, list(old.shape))
         if self._root is not None:
             root = self._root
-            root._assign(self._backward(root.tensor, tensor))
+            updated = self._backward(self._root_tensor(), tensor)
+            if tuple(updated.shape) != tuple(root.tensor.shape):  # root.shape = ... since
+                updated = backend().reshape(updated, list(root.tensor.shape))
+            root._assign(updated)
             self._root_version = root._version
         self._tensor = tensor
         self._version += 1
@@ -456,6 +487,27 @@ class TracedArray:
         if self._selection is not None:
             return self._materialized_selection().shape
         return tuple(self.tensor.shape)
+
+    @shape.setter
+    def shape(self, value):
+        """x.shape = ...: NumPy's in-place reshape, the same elements under a new shape (views
+        of x keep reading them). An argument's shape is its caller's, which kiln cannot set."""
+        self._check_plain("setting the shape")
+        if self._argument:
+            raise TypeError(f"kiln: x.shape = ... at {user_location()} would change the shape "
+                            "of an argument (its caller's array) in place, which a compiled "
+                            "function cannot: use x = x.reshape(...)")
+        old_shape = list(self.tensor.shape)
+        tensor = self.reshape(value).tensor   # NumPy's errors (sizes, several -1)
+        k = backend()
+        if self._root is not None:
+            forward, backward = self._forward, self._backward
+            new_shape = list(tensor.shape)
+            self._forward = lambda root: k.reshape(forward(root), new_shape)
+            self._backward = lambda root, value: backward(root, k.reshape(value, old_shape))
+        else:
+            self._version += 1   # views of it read it again, through _root_tensor
+        self._tensor = tensor
 
     @property
     def ndim(self):
@@ -483,8 +535,16 @@ class TracedArray:
             raise ValueError("matrix transpose with ndim < 2 is undefined")
         return np.swapaxes(self, -1, -2)
 
-    real = property(np.real, doc="The real part (the array itself when not complex).")
-    imag = property(np.imag, doc="The imaginary part (zeros when not complex).")
+    def _set_real(self, value):
+        np.real(self)[...] = value   # a view: the write reaches self
+
+    def _set_imag(self, value):
+        if self.dtype.kind != "c":
+            raise TypeError("array does not have imaginary part to set")
+        np.imag(self)[...] = value
+
+    real = property(np.real, _set_real, doc="The real part (the array itself when not complex).")
+    imag = property(np.imag, _set_imag, doc="The imaginary part (zeros when not complex).")
 
     def __len__(self):
         if self.ndim == 0:
@@ -502,6 +562,17 @@ class TracedArray:
 
     def __repr__(self):
         return f"TracedArray(shape={self.tensor.shape}, dtype={self.tensor.dtype})"
+
+    @property
+    def __class__(self):
+        """The class eager NumPy's value has, as isinstance() sees it from code outside kiln
+        (`isinstance(x, np.ndarray)`, `isinstance(x.sum(), float)`, np.isscalar): a branch on
+        it takes the path NumPy takes. kiln's own code sees TracedArray; type(x) stays it."""
+        if _is_kiln_code(sys._getframe(1).f_code.co_filename):
+            return TracedArray
+        if self._scalar:
+            return self._weak or self.dtype.type
+        return np.ndarray
 
     # -- graph breaks: values the trace cannot know --
 

@@ -128,6 +128,39 @@ def has_moving_bounds(key):
                for item in items)
 
 
+def unit_slices(key, shape):
+    """The key with x[i:i+1] (i a captured loop's index, kept in [0, size) by the loop's
+    range) as x[i, None]: NumPy's result, a view of fixed shape. As a window it masks a whole
+    axis, which cannot meet a fixed-size one (Floyd-Warshall's D[:, k:k+1] + D[k:k+1, :]
+    was unrolled, its iterations fused with recomputation: 15x NumPy's time)."""
+    items = list(key) if isinstance(key, tuple) else [key]
+    if not any(isinstance(item, slice) and has_moving_bounds(item) for item in items):
+        return key
+    if any(item is Ellipsis or isinstance(item, (list, np.ndarray)) or
+           isinstance(item, TracedArray) and item.ndim > 0 for item in items):
+        return key  # (an integer next to index arrays would be one of them)
+    rewritten, axis, changed = [], 0, False
+    for item in items:
+        if item is None:
+            rewritten.append(item)
+            continue
+        if isinstance(item, slice) and axis < len(shape) and (
+                item.step is None or _is_int(item.step) and int(item.step) == 1):
+            start, stop = (getattr(b, "_affine", None) if isinstance(b, TracedArray) else None
+                           for b in (item.start, item.stop))
+            span = start.span() if start is not None and start.index is not None else None
+            if (span is not None and stop is not None and stop.index is start.index and
+                    stop.scale == start.scale and stop.offset == start.offset + 1 and
+                    0 <= span[0] and span[1] < shape[axis]):
+                rewritten += [item.start, None]
+                changed = True
+                axis += 1
+                continue
+        rewritten.append(item)
+        axis += 1
+    return tuple(rewritten) if changed else key
+
+
 def _bound(value, size, default):
     """A slice bound as an int in [0, size] or an Affine (NumPy's negative bounds resolved)."""
     if value is None:

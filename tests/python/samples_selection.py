@@ -231,6 +231,14 @@ def vanders(x):
             np.vander(v, 5))
 
 
+def windows(x):
+    swv = np.lib.stride_tricks.sliding_window_view
+    if x.ndim == 0:
+        return swv(x, ())
+    return (swv(x, min(2, x.shape[-1]), axis=-1), swv(x, (1,) * x.ndim),
+            swv(x, 0, axis=0), swv(x, x.shape))
+
+
 def diagonal_fills(x):
     y = x.copy()
     if x.ndim < 2:
@@ -268,4 +276,5 @@ SAMPLES = {
     np.meshgrid: shaped(grids), np.copyto: shaped(copies, indices=lambda shape: shape),
     np.kron: shaped(krons), np.vander: shaped(vanders),
     np.fill_diagonal: shaped(diagonal_fills),
+    np.lib.stride_tricks.sliding_window_view: shaped(windows),
 }

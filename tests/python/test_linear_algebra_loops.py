@@ -50,3 +50,38 @@ def test_a_masked_update_reading_elements_it_changes_reads_them_first(compile_lo
     log, got = compile_logged(self_reading_update, (x.copy(),), "schedule")
     assert "<->" not in log, log  # in place
     np.testing.assert_allclose(got, self_reading_update(x.copy()), rtol=1e-12, atol=1e-12)
+
+
+def floyd_warshall(D):   # the textbook NumPy form: a column and a row as slices of width 1
+    for k in range(D.shape[0]):
+        D = np.minimum(D, D[:, k:k + 1] + D[k:k + 1, :])
+    return D
+
+
+def unit_slice_writes(x):
+    y = x.copy()
+    for i in range(1, 5):
+        y[i:i + 1] = y[i - 1:i] * 2 + 1
+        y[:, i:i + 1] *= 0.5
+        row = y[i:i + 1, 1:3]
+        row += 10
+    return y
+
+
+def past_the_end(x):
+    out = np.zeros(x.shape[0] + 1)
+    for k in range(x.shape[0] + 1):
+        out[k] = x[k:k + 1].sum()     # the last one is empty in NumPy
+    return out
+
+
+@pytest.mark.parametrize("function", [floyd_warshall, unit_slice_writes, past_the_end])
+def test_slices_of_width_one_at_the_loop_index_are_one_loop(function):
+    """x[k:k+1] is x[k, None] (a view of fixed shape) while the loop keeps k inside the axis:
+    as a moving window it met D[k:k+1, :]'s fixed axis, the loop was unrolled and its
+    iterations fused with recomputation (Floyd-Warshall 200x200: 72 ms against NumPy's 5)."""
+    argument = rng.random((6, 6))
+    compiled = kiln.compile(function, fullgraph=True)
+    assert [loop.kind for loop in kiln.explain(compiled)(argument.copy()).loops] == ["loop"]
+    np.testing.assert_allclose(compiled(argument.copy()), function(argument.copy()),
+                               rtol=1e-12)

@@ -216,3 +216,76 @@ def test_returned_conversions_stay_traced():
     assert not report.break_reasons
     assert report.result == summaries(np.arange(5.0, dtype=np.float32))
     assert [type(v) for v in report.result.values()] == [float, int, bool]
+
+
+def promote_row_sum(x, n):
+    acc = np.zeros(3, dtype=np.int32)   # int32 until an iteration adds a float row
+    for i in range(n):
+        acc = acc + x[i]
+    return acc
+
+
+def number_to_row(x, n):
+    s = 0                                # a Python int until an iteration adds a row
+    for i in range(n):
+        s = s + x[i]
+    return s
+
+
+def halve_while_large(x):
+    while x.max() > 1:                   # an int array until the first division
+        x = x / 2
+    return x
+
+
+@pytest.mark.parametrize("function, calls", [
+    (promote_row_sum, [4, 2, 0, 5]), (number_to_row, [4, 3, 0]),
+    (halve_while_large, [np.arange(1, 6), np.array([0, 1])])])
+def test_a_loop_of_no_iterations_keeps_types_the_body_would_change(function, calls):
+    """A dynamic trip count (n changed between calls) or a traced while test may run a loop
+    no time: variables the body gives another dtype or shape keep theirs (they were carried
+    at the body's type, cast and broadcast: float zeros where NumPy returns int32 ones, a row
+    where it returns the int 0)."""
+    x = np.random.default_rng(2).random((5, 3))
+    compiled = kiln.compile(function)
+    for call in calls:
+        args = (x, call) if isinstance(call, int) else (call,)
+        got, expected = compiled(*args), function(*args)
+        assert type(got) is type(expected)
+        assert np.asarray(got).dtype == np.asarray(expected).dtype
+        np.testing.assert_array_equal(got, expected)
+
+
+def double_prefix(x, n):
+    i = -1
+    for i in range(n):
+        x[i] = x[i] * 2
+    return x, i
+
+
+def every_other_down(x, n):
+    i = 100
+    for i in range(n, 0, -2):
+        x[i % 6] += 1
+    return x, i
+
+
+def running_best(x, n):
+    best = x[0]                          # a NumPy scalar, through a branch of the body
+    for i in range(n):
+        if x[i] > best:
+            best = x[i]
+    return best
+
+
+@pytest.mark.parametrize("function, counts", [
+    (double_prefix, [5, 4, 3, 0, 1]), (every_other_down, [7, 6, 5, 0, 1]),
+    (running_best, [5, 4, 0])])
+def test_the_loop_target_and_scalars_after_a_loop_of_a_dynamic_count(function, counts):
+    """After a loop whose count changed between calls, its target holds its last value (it
+    kept its value from before the loop: -1 for NumPy's 3), and a NumPy scalar selected by a
+    branch of the body stays a NumPy scalar (it became a 0-d array)."""
+    compiled = kiln.compile(function)
+    for n in counts:
+        x = np.arange(6.0)
+        assert repr(compiled(x.copy(), n)) == repr(function(x.copy(), n))

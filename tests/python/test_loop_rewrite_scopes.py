@@ -36,3 +36,32 @@ def test_recursive_functions_call_themselves_through_their_own_name():
     np.testing.assert_allclose(kiln.compile(smooth)(x, 3), smooth(x, 3))
     halve = make_recursive_closure(0.5)
     np.testing.assert_allclose(kiln.compile(halve)(x, 3), halve(x, 3))
+
+
+def perceptron(X, y, epochs):   # a captured loop around a Python loop (zip) with a branch
+    w = np.zeros(X.shape[1])
+    b = 0.0
+    for _ in range(epochs):
+        for xi, yi in zip(X, y):
+            if yi * (xi @ w + b) <= 0:
+                w += yi * xi
+                b += yi
+        for i in [0, 1]:
+            if X[i, 0] > 0:
+                w -= 0.5
+    return w, b
+
+
+def test_a_branch_in_a_python_loop_inside_a_captured_loop():
+    """The branch's rewrite moved `w += ...` into a function; done in place on the inner
+    (not captured) loop's body, it hid `w` from the enclosing captured loop, which then did
+    not carry it: kiln's internal error 'a value computed inside a loop body is used
+    outside the loop'."""
+    rng = np.random.default_rng(15)
+    X = rng.standard_normal((10, 2))
+    y = np.where(X[:, 0] + X[:, 1] > 0, 1, -1)
+    compiled = kiln.compile(perceptron)
+    for epochs in (3, 4):
+        got, expected = compiled(X, y, epochs), perceptron(X, y, epochs)
+        np.testing.assert_array_equal(got[0], expected[0])
+        assert got[1] == expected[1]

@@ -49,6 +49,49 @@ def test_out():
     check(fill, [(X,)])
 
 
+def test_out_of_ufunc_methods_and_out_made_after_a_graph_break():
+    """NumPy passes a ufunc method's out= on as a tuple of one (np.add.reduce(x, out=o)); an out=
+    array made by eager code after a graph break is NumPy's to write. Both were a TypeError."""
+    def methods(x):
+        total, peak, running = np.empty(x.shape[1]), np.empty(x.shape[1]), np.empty_like(x)
+        np.add.reduce(x, axis=0, out=total)
+        np.maximum.reduce(x, axis=0, out=peak)
+        np.multiply.accumulate(x, axis=1, out=running)
+        return total, peak, running
+    y = np.abs(np.nan_to_num(X)) + 1
+    check(methods, [(y,)])
+
+    def after_break(x):
+        total, running, column = np.zeros(4), np.zeros((3, 4)), np.zeros(4)
+        if x.sum() > 0:   # a graph break: the arrays above are NumPy's from here on
+            x = x * 2
+        np.sum(x, axis=0, out=total)
+        np.add.accumulate(x, out=running)
+        np.add.reduce(x, axis=0, out=column)
+        return total, running, column
+    for got, expected in zip(kiln.compile(after_break)(y), after_break(y)):
+        np.testing.assert_array_equal(got, expected)
+
+
+def test_mean_and_var_with_an_integer_dtype_compute_in_it():
+    """NumPy's mean with dtype=np.int8 sums in int8 (wrapping), then divides and truncates,
+    and its var takes the deviations from that truncated mean in integers: kiln took the
+    float mean or variance and cast it (49 where NumPy's int8 mean is -7, 915 for 916)."""
+    x = (np.random.default_rng(5).random((4, 9)) * 100).astype(np.int8)
+    where = np.random.default_rng(6).random((4, 9)) > 0.3
+
+    def means(x):
+        return (np.mean(x, dtype=np.int8), x.mean(axis=1, dtype=np.int8),
+                np.mean(x, axis=0, dtype=np.uint8, keepdims=True), np.mean(-x, dtype=np.int8),
+                np.mean(x, axis=1, dtype=np.int16, where=where), np.mean(x > 50, dtype=bool),
+                np.var(x, dtype=np.int8), np.var(x, dtype=np.int64),
+                np.var(x, axis=0, dtype=np.int32, keepdims=True, ddof=1),
+                np.var(x, axis=1, dtype=np.int64, where=where), np.std(x, dtype=np.int32))
+    check(means, [(x,)])
+    with pytest.raises(TypeError, match="sqrt"):   # NumPy's: sqrt's float into the int array
+        compiled(lambda x: np.std(x, axis=1, dtype=np.int16))(x)
+
+
 def test_all_nan_slice_of_nanargmax_is_zero():
     # NumPy raises ValueError("All-NaN slice encountered"); kiln cannot see the data.
     got = compiled(lambda x: (np.nanargmax(x, axis=1), np.nanargmin(x, axis=1)))(X)

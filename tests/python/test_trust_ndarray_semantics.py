@@ -267,3 +267,107 @@ def test_numpy_masked_arrays_of_traced_values():
     x = np.linspace(0.0, 1.0, 5)
     for got, expected in zip(kiln.compile(masked)(x), masked(x)):
         np.testing.assert_array_equal(got, expected)
+
+
+def test_isinstance_sees_numpy_classes():
+    """isinstance() in user code answers as for NumPy's values: a branch on it (input checks,
+    scalar-or-array helpers) must take NumPy's path, not the path of an unknown object."""
+    def branches(x, lr):
+        s = x.sum()
+        picks = (isinstance(x, np.ndarray), isinstance(x[0], np.floating),
+                 isinstance(s, float), isinstance(s, np.generic), np.isscalar(s),
+                 np.isscalar(x), isinstance(x.astype(np.int32).max(), np.integer),
+                 isinstance(lr, float), isinstance(x, (list, tuple)))
+        scale = x / s if isinstance(x, np.ndarray) else 0.0
+        return np.array(picks), scale * lr
+    x = np.arange(1.0, 5.0)
+    compiled = kiln.compile(branches, fullgraph=True)
+    for lr in (0.5, 0.25, 0.125):   # a changing float is a traced Python number from then on
+        same(compiled(x, lr), branches(x, lr))
+
+
+def test_python_floats_beside_float16_arrays_are_rounded_to_float16_first():
+    """NumPy casts a Python float to the float16 array's dtype before the op (0.1 is
+    0.0999755859375, 70000.0 overflows to inf); kernels compute float16 in float and used the
+    unrounded scalar: a last-bit difference in a third of the elements, finite for inf."""
+    x = (np.random.default_rng(5).random(512) * 4).astype(np.float16)
+
+    def scaled(x):
+        return x * 0.1, x + 1 / 3, 1e-5 - x, x / 0.3, x * 70000.0, np.full(3, 0.1, np.float16) * x[:3]
+    with np.errstate(over="ignore"):
+        same(kiln.compile(scaled, fullgraph=True)(x), scaled(x))
+
+
+def test_setting_shape_reshapes_in_place_and_views_follow():
+    """`y.shape = (2, 3)` (older NumPy code's in-place reshape) was an AttributeError of the
+    tracer's; views taken before and after keep writing through to the same elements."""
+    def reshaped(x):
+        y = x * 1.0
+        before = y[1:3]
+        y.shape = (2, 3)
+        y[1, 0] = -5.0
+        before[0] = 42.0
+        after = y[:, 1]
+        after += 100
+        y.shape = -1
+        z = y.copy()
+        every_other = z[::2]
+        every_other.shape = (3, 1)
+        every_other[0, 0] = 7.0
+        return y, before, after, z, every_other
+    compare(reshaped, np.arange(6.0))
+
+    def of_an_argument(x):
+        x.shape = (2, 3)
+        return x
+    with pytest.raises(TypeError, match=r"x.shape = \.\.\. at .*:\d+ .*argument"):
+        kiln.compile(of_an_argument)(np.arange(6.0))
+
+
+def test_real_and_imag_of_complex_arrays_are_views():
+    """z.real[...] = 0, `w.imag *= 2` and `w.real = values` write z, as NumPy's views do (the
+    parts were copies: the writes were lost without an error); a real array's imaginary part
+    is read-only."""
+    def parts(z):
+        w = z.copy()
+        w.imag *= 2
+        w.real = [1, 2]
+        r = w.real
+        r += 10
+        v = z.copy()
+        np.real(v)[0] = -1
+        np.imag(v)[1:] = 0
+        return w, np.imag(w), v
+    for dtype in (np.complex128, np.complex64):
+        z = np.array([1 + 2j, 3 - 1j], dtype)
+        for got, expected in zip(kiln.compile(parts)(z), parts(z)):
+            assert got.dtype == expected.dtype
+            np.testing.assert_array_equal(got, expected)
+
+    def imaginary_of_real(x):
+        x.imag[...] = 1
+    with pytest.raises(ValueError, match="read-only"):
+        kiln.compile(imaginary_of_real)(np.arange(3.0))
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8, np.int32, np.float16, np.float32])
+def test_python_numbers_promote_as_the_installed_numpy_does(dtype):
+    """NumPy 1.x types a Python number beside an array by its value (int8 + 300 is int16,
+    float32 * 1e40 float64), NumPy 2 by its type (NEP 50: OverflowError, float32 inf); kiln
+    followed NumPy 2's rule on both."""
+    x = np.arange(1, 5).astype(dtype)
+    for number in (1, 300, -1, 70000, 2**40, 0.5, 1e5, 1e40, 1j):
+        def function(x, number=number):
+            return x + number, number * x, x < number, np.maximum(x, number), x / number
+        try:
+            with np.errstate(all="ignore"):
+                expected = function(x)
+        except OverflowError:
+            with pytest.raises(OverflowError):
+                kiln.compile(function)(x)
+            continue
+        with np.errstate(all="ignore"):
+            got = kiln.compile(function)(x)
+        for value, reference in zip(got, expected):
+            assert value.dtype == reference.dtype, (number, value.dtype, reference.dtype)
+            np.testing.assert_allclose(value, reference, rtol=1e-3)

@@ -1,0 +1,100 @@
+"""np.mean, np.var and np.std in the tracer: float moments through kiln's reductions (Welford
+for the variance), and NumPy's own integer arithmetic when an integer dtype is asked for."""
+import math
+
+import numpy as np
+
+from ._numpy_functions import _NO_VALUE, _as_traced, _k, _reduction, _result
+from ._tracer import cast, check_dtype, normalize_axes, to_tensor
+
+
+def _mean_dtype(dtype, requested):
+    if requested is not None:
+        return check_dtype(requested)
+    return np.dtype(np.float64) if dtype.kind in "biu" else dtype
+
+
+def _mask(context, x, where):
+    return to_tensor(context, where, np.bool_)
+
+
+def mean(context, a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
+    x = _as_traced(context, a)
+    k = _k()
+    axes = normalize_axes(axis, x.ndim, "mean")
+    result_dtype = _mean_dtype(x.dtype, dtype)
+    if result_dtype.kind in "biu":
+        # NumPy sums in the integer dtype asked for (wrapping: int8 data's mean with
+        # dtype=np.int8 is its int8 sum over the count), then divides and truncates.
+        total = _reduction("sum")(context, x, axis, result_dtype, None, keepdims, where=where)
+        count = (math.prod(x.shape[d] for d in axes) if where is True else np.sum(
+            np.broadcast_to(where, x.shape), axis=axis, keepdims=keepdims))
+        return _result(context, cast(np.true_divide(total, count).tensor, result_dtype), out)
+    compute = np.dtype(np.float64) if x.dtype.kind in "biu" else result_dtype
+    tensor = cast(x.tensor, compute)
+    if where is True:
+        if axes:
+            tensor = k.mean(tensor, axes, bool(keepdims))
+        return _result(context, cast(tensor, result_dtype), out)
+    tensor = k.masked_mean(tensor, _mask(context, x, where), axes, bool(keepdims))
+    return _result(context, cast(tensor, result_dtype), out)
+
+
+def var(context, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True,
+        mean=_NO_VALUE, correction=_NO_VALUE, root=False):
+    x = _as_traced(context, a)
+    k = _k()
+    if correction is not _NO_VALUE:
+        ddof = correction
+    if x.dtype.kind == "c":  # the parts' variances add up to NumPy's (real) one
+        real_dtype = None if dtype is None or np.dtype(dtype).kind == "c" else dtype
+        total = sum(var(context, _result(context, part(x.tensor)), axis, real_dtype, None, ddof,
+                        keepdims, where=where) for part in (k.real, k.imag))
+        return _result(context, (np.sqrt(total) if root else total).tensor, out)
+    axes = normalize_axes(axis, x.ndim, "var")
+    result_dtype = _mean_dtype(x.dtype, dtype)
+    if result_dtype.kind in "biu":
+        return _result(context, _integer_var(context, x, axes, axis, result_dtype, ddof,
+                                             keepdims, where, root).tensor, out)
+    compute = np.dtype(np.float64) if x.dtype.kind in "biu" else result_dtype
+    tensor = cast(x.tensor, compute)
+    if where is True and axes:
+        tensor = (k.std if root else k.var)(tensor, axes, bool(keepdims), int(ddof))
+        return _result(context, cast(tensor, result_dtype), out)
+    mask = _mask(context, x, where) if where is not True else to_tensor(context, True, np.bool_)
+    result = k.masked_var(tensor, mask, axes, bool(keepdims), int(ddof))
+    if root:
+        result = k.sqrt(result)
+    return _result(context, cast(result, result_dtype), out)
+
+
+def _integer_var(context, x, axes, axis, dtype, ddof, keepdims, where, root):
+    """NumPy's variance in an integer dtype asked for: the sum, the mean (truncated), the
+    deviations and their squares all in integers (wrapping), the last division truncated;
+    its std of an array result is NumPy's casting error (sqrt into the integer result)."""
+    total = _reduction("sum")
+
+    def count(keep):
+        if where is True:
+            return math.prod(x.shape[d] for d in axes)
+        return np.sum(np.broadcast_to(where, x.shape), axis=axis, keepdims=keep)
+    mean = np.true_divide(total(context, x, axis, dtype, None, True, where=where),
+                          count(True)).astype(dtype)
+    deviation = np.subtract(x, mean)
+    squares = total(context, np.multiply(deviation, deviation), axis, dtype, None, keepdims,
+                    where=where)
+    result = np.true_divide(squares, np.maximum(count(keepdims) - ddof, 0)).astype(dtype)
+    if root:
+        if result.ndim:  # NumPy's sqrt(ret, out=ret): a float into the integer array
+            np.sqrt(np.zeros(1, dtype), out=np.zeros(1, dtype))
+        result = np.sqrt(result).astype(dtype)
+    return result
+
+
+def std(context, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True,
+        mean=_NO_VALUE, correction=_NO_VALUE):
+    return var(context, a, axis, dtype, out, ddof, keepdims, where=where, correction=correction,
+               root=True)
+
+
+FUNCTIONS = {np.mean: mean, np.var: var, np.std: std}
