@@ -5,7 +5,7 @@ a convolution's gradients (kiln's extern gradient ops, oneDNN / OpenBLAS) and ma
 import torch
 
 from .. import _kiln
-from ._aten_structure import _computing_float
+from ._aten_structure import _computing_float, transposed_convolution_fits
 from ._aten_table import Unconvertible, cast, computing_dtype, lowers, meta, out_dtype
 
 aten = torch.ops.aten
@@ -16,14 +16,22 @@ def _convolution_backward(context, node, grad_output, x, weight, bias_sizes, str
                           dilation, transposed, output_padding, groups, output_mask):
     """(grad_input, grad_weight, grad_bias), each computed only where output_mask asks for it
     (None otherwise, as torch returns)."""
-    if transposed:
-        raise Unconvertible("transposed convolution")
     if not hasattr(_kiln, "convolution_backward_input"):
         raise Unconvertible("this build of kiln has no convolution gradients")
     dtype = _computing_float(meta(node.args[0]).dtype, "convolution_backward")
     gradient = cast(grad_output, dtype)
     attributes = (list(stride), list(padding), list(dilation), int(groups))
     grad_input = grad_weight = grad_bias = None
+    if transposed:  # of the convolution it transposes: y = input gradient of (x, weight)
+        transposed_convolution_fits(stride, output_padding, "transposed convolution backward")
+        if output_mask[0]:  # the convolution of the gradient: back from (N, O, *out)
+            grad_input = _kiln.convolution(gradient, cast(weight, dtype), None, *attributes)
+        if output_mask[1]:  # x in the role of that convolution's output gradient
+            grad_weight = _kiln.convolution_backward_weight(cast(x, dtype), gradient,
+                                                            list(weight.shape), *attributes)
+        if output_mask[2]:
+            grad_bias = _kiln.sum(gradient, [0] + list(range(2, grad_output.ndim)))
+        return grad_input, grad_weight, grad_bias
     if output_mask[0]:
         grad_input = _kiln.convolution_backward_input(gradient, cast(weight, dtype),
                                                       list(x.shape), *attributes)
