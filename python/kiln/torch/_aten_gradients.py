@@ -1,6 +1,6 @@
 """Conversion-table entries for the gradient ops of training graphs (see _aten_table.py):
-a convolution's gradients (kiln's extern gradient ops, oneDNN / OpenBLAS) and max pooling's
-(one scatter-add kernel).
+a convolution's gradients (kiln's extern gradient ops, oneDNN / OpenBLAS) and 2-d and 3-d max
+pooling's (one scatter-add kernel).
 """
 import torch
 
@@ -43,48 +43,59 @@ def _convolution_backward(context, node, grad_output, x, weight, bias_sizes, str
     return grad_input, grad_weight, grad_bias
 
 
-@lowers(aten.max_pool2d_with_indices_backward.default)
+@lowers(aten.max_pool2d_with_indices_backward.default,
+        aten.max_pool3d_with_indices_backward.default)
 def _max_pool_backward(context, node, grad_output, x, kernel, stride, padding, dilation,
                        ceil_mode, indices):
-    """Each output position's gradient added at the input position its index names (h * W + w
-    within its plane), in output order as torch's kernel adds them: one scatter-add over the
-    flattened input, its index and value operands computed inside the same kernel. (Pulling
-    the gradient through one strided view per kernel offset instead is a pointwise kernel,
-    but does kernel-size times the input's size in work: 15x slower at resnet18's size.)"""
+    """Each output position's gradient added at the input position its index names ((d * H +
+    h) * W + w within its plane), in output order as torch's kernel adds them: one scatter-add
+    over the flattened input, its index and value operands computed inside the same kernel.
+    (Pulling the gradient through one strided view per kernel offset instead is a pointwise
+    kernel, but does kernel-size times the input's size in work: 15x slower at resnet18's
+    size.)"""
+    spatial = 3 if node.target is aten.max_pool3d_with_indices_backward.default else 2
     dtype = computing_dtype(out_dtype(node))
     saved = meta(node.args[1])
-    if (x.ndim == 4 and not saved.is_contiguous()
-            and saved.is_contiguous(memory_format=torch.channels_last)):
+    channels_last = torch.channels_last if spatial == 2 else torch.channels_last_3d
+    if (x.ndim == spatial + 2 and not saved.is_contiguous()
+            and saved.is_contiguous(memory_format=channels_last)):
         return _max_pool_backward_channels_last(context, grad_output, x, indices, dtype)
     planes = 1
-    for extent in x.shape[:-2]:
+    for extent in x.shape[:-spatial]:
         planes *= extent
-    height, width = x.shape[-2:]
+    plane = 1
+    for extent in x.shape[-spatial:]:
+        plane *= extent
     starts = _kiln.multiply(_kiln.arange(context.anchor(), planes, "int64"),
-                            context.full((), height * width, torch.int64))
-    starts = _kiln.reshape(starts, list(x.shape[:-2]) + [1, 1])
+                            context.full((), plane, torch.int64))
+    starts = _kiln.reshape(starts, list(x.shape[:-spatial]) + [1] * spatial)
     flat = _kiln.reshape(_kiln.add(cast(indices, torch.int64), starts), [-1])
     values = _kiln.reshape(cast(grad_output, dtype), [-1])
-    total = context.full([planes * height * width], 0, dtype)
+    total = context.full([planes * plane], 0, dtype)
     gradient = _kiln.index_put(total, flat, values, 0, accumulate=True, check_bounds=False)
     return _kiln.reshape(gradient, list(x.shape))
 
 
 def _max_pool_backward_channels_last(context, grad_output, x, indices, dtype):
     """The same scatter-add for a forward input saved channels-last (_saved_layouts.py): the
-    gradient is scattered into an (N, H, W, C) buffer, in the order of the channels-last
+    gradient is scattered into an (N, *spatial, C) buffer, in the order of the channels-last
     values, and returned as its channels-first view; kiln's layout pass carries it on
     channels-last into the batch-norm and convolution gradients that follow."""
-    batch, channels, height, width = x.shape
-    to_last = [0, 2, 3, 1]
-    n = _kiln.reshape(_kiln.arange(context.anchor(), batch, "int64"), [batch, 1, 1, 1])
-    c = _kiln.reshape(_kiln.arange(context.anchor(), channels, "int64"), [1, channels, 1, 1])
-    # (n * H * W + h * W + w) * C + c: position (n, h, w, c) of the channels-last buffer.
+    batch, channels, *sides = x.shape
+    plane = 1
+    for extent in sides:
+        plane *= extent
+    to_last = [0, *range(2, x.ndim), 1]
+    ones = [1] * len(sides)
+    n = _kiln.reshape(_kiln.arange(context.anchor(), batch, "int64"), [batch, 1] + ones)
+    c = _kiln.reshape(_kiln.arange(context.anchor(), channels, "int64"), [1, channels] + ones)
+    # (n * plane + position) * C + c: position (n, *spatial, c) of the channels-last buffer.
     row = _kiln.add(cast(indices, torch.int64),
-                    _kiln.multiply(n, context.full((), height * width, torch.int64)))
+                    _kiln.multiply(n, context.full((), plane, torch.int64)))
     flat = _kiln.add(_kiln.multiply(row, context.full((), channels, torch.int64)), c)
     flat = _kiln.reshape(_kiln.transpose(flat, to_last), [-1])
     values = _kiln.reshape(_kiln.transpose(cast(grad_output, dtype), to_last), [-1])
-    total = context.full([batch * height * width * channels], 0, dtype)
+    total = context.full([batch * plane * channels], 0, dtype)
     gradient = _kiln.index_put(total, flat, values, 0, accumulate=True, check_bounds=False)
-    return _kiln.transpose(_kiln.reshape(gradient, [batch, height, width, channels]), [0, 3, 1, 2])
+    return _kiln.transpose(_kiln.reshape(gradient, [batch, *sides, channels]),
+                           [0, x.ndim - 1, *range(1, x.ndim - 1)])
