@@ -108,6 +108,29 @@ DIRECT_SAMPLES = {
             dy, x, [3, 3], [2, 2], [1, 1], [1, 1], False,
             aten.max_pool2d_with_indices(x, [3, 3], [2, 2], [1, 1])[1]),
         [_floats(2, 3, 5, 5), _floats(2, 3, 9, 10)]),
+    "aten.max_pool3d_with_indices.default": (
+        lambda x: aten.max_pool3d_with_indices(x, [3, 2, 3], [2, 1, 2], [1, 0, 1]),
+        [_floats(2, 3, 6, 7, 8)]),
+    "aten.max_pool3d_with_indices_backward.default": (
+        lambda dy, x: aten.max_pool3d_with_indices_backward(
+            dy, x, [3, 2, 3], [2, 1, 2], [1, 0, 1], [1, 1, 1], False,
+            aten.max_pool3d_with_indices(x, [3, 2, 3], [2, 1, 2], [1, 0, 1])[1]),
+        [_floats(2, 3, 3, 6, 4), _floats(2, 3, 6, 7, 8)]),
+    "aten.avg_pool2d_backward.default": (
+        lambda dy, x: aten.avg_pool2d_backward(dy, x, [3, 3], [2, 2], [1, 1], False, True, None),
+        [_floats(2, 3, 5, 5), _floats(2, 3, 9, 10)]),
+    "aten.avg_pool3d_backward.default": (
+        lambda dy, x: aten.avg_pool3d_backward(dy, x, [2, 3, 2], [2, 1, 2], [0, 1, 1], False,
+                                               True, 7),
+        [_floats(2, 3, 3, 7, 5), _floats(2, 3, 6, 7, 8)]),
+    "aten._adaptive_avg_pool3d.default": (lambda x: aten._adaptive_avg_pool3d(x, [3, 7, 2]),
+                                          [_floats(2, 3, 6, 7, 8)]),
+    "aten._adaptive_avg_pool2d_backward.default": (
+        lambda dy, x: aten._adaptive_avg_pool2d_backward(dy, x),
+        [_floats(2, 3, 3, 3), _floats(2, 3, 9, 6)]),
+    "aten._adaptive_avg_pool3d_backward.default": (
+        lambda dy, x: aten._adaptive_avg_pool3d_backward(dy, x),
+        [_floats(2, 3, 3, 7, 2), _floats(2, 3, 6, 7, 8)]),
     "aten.lift_fresh_copy.default": (lambda x: aten.lift_fresh_copy(x) * 2, [_floats(3)]),
     "aten.alias.default": (lambda x: aten.alias(x) * 2, [_floats(3)]),
     "aten.detach.default": (lambda x: aten.detach(x) * 2, [_floats(3)]),
