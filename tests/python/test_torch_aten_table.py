@@ -131,6 +131,12 @@ DIRECT_SAMPLES = {
     "aten._adaptive_avg_pool3d_backward.default": (
         lambda dy, x: aten._adaptive_avg_pool3d_backward(dy, x),
         [_floats(2, 3, 3, 7, 2), _floats(2, 3, 6, 7, 8)]),
+    "aten._embedding_bag.default": (  # a mean's bags and sizes too, as its backward reads
+        lambda w, i, o: aten._embedding_bag(w, i, o, False, 1, False, None, False, 4),
+        [_floats(10, 3), torch.tensor([1, 2, 4, 5, 4, 3, 2, 9]), torch.tensor([0, 2, 2, 5])]),
+    # constants of the trace (no tensor operand: no OpInfo sample converts)
+    "aten.tril_indices.default": (lambda x: aten.tril_indices(4, 5, -1) + x, [_integers(1)]),
+    "aten.triu_indices.default": (lambda x: aten.triu_indices(5, 3, 1) * x, [_integers(1)]),
     "aten.lift_fresh_copy.default": (lambda x: aten.lift_fresh_copy(x) * 2, [_floats(3)]),
     "aten.alias.default": (lambda x: aten.alias(x) * 2, [_floats(3)]),
     "aten.detach.default": (lambda x: aten.detach(x) * 2, [_floats(3)]),

@@ -5,7 +5,8 @@ pooling's (one scatter-add kernel).
 import torch
 
 from .. import _kiln
-from ._aten_structure import _computing_float, transposed_convolution_fits
+from ._aten_convolution import transposed_convolution_fits
+from ._aten_structure import _computing_float
 from ._aten_table import Unconvertible, cast, computing_dtype, lowers, meta, out_dtype
 
 aten = torch.ops.aten
