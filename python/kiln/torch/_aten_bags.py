@@ -1,13 +1,16 @@
-"""Conversion-table entries: embedding bags (nn.EmbeddingBag, F.embedding_bag: recommendation
-models' sparse features), sums and means of the rows each bag's indices name, as one gather and
-one scatter-add (see _aten_table.py).
+"""Conversion-table entries: reductions into places an index names, as scatter-adds (see
+_aten_table.py): embedding bags (nn.EmbeddingBag, F.embedding_bag: recommendation models' sparse
+features), sums and means of the rows each bag's indices name, and scatter_reduce's sums and
+means (graph networks' message aggregation).
 """
 import operator
 
 import torch
 
 from .. import _kiln
-from ._aten_table import Unconvertible, cast, computing_dtype, lowers, meta, out_shape
+from ._aten_structure import _flat_along, _slice_any
+from ._aten_table import (Unconvertible, axis, cast, computing_dtype, lowers, meta, out_dtype,
+                          out_shape)
 
 aten = torch.ops.aten
 _SUM, _MEAN = 0, 1
@@ -73,3 +76,38 @@ def _embedding_bag(context, node, weight, indices, offsets, scale_grad_by_freq=F
         out_shape(context, node, 1), 0, torch.int64)
     return (total, offset2bag) + tuple(context.full(out_shape(context, node, k), 0, torch.int64)
                                        for k in (2, 3))
+
+
+@lowers(aten.scatter_reduce.two)
+def _scatter_reduce(context, node, x, dim, index, src, reduce, include_self=True):
+    """x with src's values summed (or averaged) into the places index names (GNN message
+    aggregation): scatter-adds of the values and of their counts. Maxima, minima and products
+    stay eager (a scatter-max); so do integer means (torch floors them)."""
+    if reduce not in ("sum", "mean"):
+        raise Unconvertible(f"scatter_reduce with reduce={reduce!r}")
+    dtype = out_dtype(node)
+    if reduce == "mean" and not dtype.is_floating_point:
+        raise Unconvertible("scatter_reduce's mean of integers")
+    dim = axis(dim, x.ndim)
+    if x.ndim == 0 or 0 in index.shape:
+        raise Unconvertible("scatter_reduce of a 0-d tensor or an empty index")
+    computing = computing_dtype(dtype)
+    flat, count = _flat_along(context, x, dim, index, "scatter_reduce")
+    flat = _kiln.reshape(flat, [-1])
+    values = _kiln.reshape(cast(_slice_any(src, [(0, extent, 1) for extent in index.shape]),
+                                computing), [-1])
+    own = _kiln.reshape(cast(x, computing), [count])
+    sums = _kiln.index_put(own if include_self else context.full([count], 0, computing), flat,
+                           values, 0, True, check_bounds=False)
+    hits = None
+    if reduce == "mean" or not include_self:  # how many values each place received
+        hits = _kiln.index_put(context.full([count], 0, computing), flat,
+                               _kiln.ones_like(values), 0, True, check_bounds=False)
+    result = sums
+    if reduce == "mean":
+        divisor = _kiln.add(hits, context.full((), 1, computing)) if include_self else \
+            _kiln.maximum(hits, context.full((), 1, computing))
+        result = _kiln.divide(sums, divisor)
+    if not include_self:  # a place no value reaches keeps its own
+        result = _kiln.where(_kiln.greater(hits, context.full((), 0, computing)), result, own)
+    return cast(_kiln.reshape(result, list(x.shape)), dtype)
