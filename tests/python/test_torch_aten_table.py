@@ -134,6 +134,12 @@ DIRECT_SAMPLES = {
     "aten._embedding_bag.default": (  # a mean's bags and sizes too, as its backward reads
         lambda w, i, o: aten._embedding_bag(w, i, o, False, 1, False, None, False, 4),
         [_floats(10, 3), torch.tensor([1, 2, 4, 5, 4, 3, 2, 9]), torch.tensor([0, 2, 2, 5])]),
+    "aten._weight_norm_interface_backward.default": (  # over the last dim and the first
+        lambda gw, v, g, h: tuple(
+            value for gain, dim in ((g, 2), (h, 0)) for value in
+            aten._weight_norm_interface_backward(
+                gw, v, gain, aten._weight_norm_interface(v, gain, dim)[1], dim)),
+        [_floats(4, 3, 5), _floats(4, 3, 5) + 0.5, _floats(1, 1, 5), _floats(4, 1, 1)]),
     # constants of the trace (no tensor operand: no OpInfo sample converts)
     "aten.tril_indices.default": (lambda x: aten.tril_indices(4, 5, -1) + x, [_integers(1)]),
     "aten.triu_indices.default": (lambda x: aten.triu_indices(5, 3, 1) * x, [_integers(1)]),

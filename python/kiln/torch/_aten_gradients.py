@@ -7,7 +7,7 @@ import torch
 from .. import _kiln
 from ._aten_convolution import transposed_convolution_fits
 from ._aten_structure import _computing_float
-from ._aten_table import Unconvertible, cast, computing_dtype, lowers, meta, out_dtype
+from ._aten_table import Unconvertible, axis, cast, computing_dtype, lowers, meta, out_dtype
 
 aten = torch.ops.aten
 
@@ -100,3 +100,21 @@ def _max_pool_backward_channels_last(context, grad_output, x, indices, dtype):
     gradient = _kiln.index_put(total, flat, values, 0, accumulate=True, check_bounds=False)
     return _kiln.transpose(_kiln.reshape(gradient, [batch, *sides, channels]),
                            [0, x.ndim - 1, *range(1, x.ndim - 1)])
+
+
+@lowers(aten._weight_norm_interface_backward.default)
+def _weight_norm_backward(context, node, grad_w, v, g, norms, dim):
+    """The gradients of w = v * g / |v| (the norm over every dim but `dim`: nn.utils.weight_norm,
+    wav2vec2's positional convolution): grad_g = sum(grad_w * v) / |v| and grad_v = g / |v| *
+    (grad_w - v * grad_g / |v|), summed over the same dims."""
+    dtype = computing_dtype(out_dtype(node, 0))
+    grad_w, v, g, norms = (cast(value, dtype) for value in (grad_w, v, g, norms))
+    keep = axis(dim, v.ndim)
+    reduced = [d for d in range(v.ndim) if d != keep]
+    products = _kiln.multiply(grad_w, v)
+    grad_g = _kiln.divide(_kiln.sum(products, reduced, True) if reduced else products, norms)
+    grad_v = _kiln.multiply(
+        _kiln.divide(g, norms),
+        _kiln.subtract(grad_w, _kiln.multiply(v, _kiln.divide(grad_g, norms))))
+    return (cast(grad_v, out_dtype(node, 0)),
+            cast(_kiln.reshape(grad_g, list(meta(node)[1].shape)), out_dtype(node, 1)))
