@@ -140,6 +140,18 @@ DIRECT_SAMPLES = {
             aten._weight_norm_interface_backward(
                 gw, v, gain, aten._weight_norm_interface(v, gain, dim)[1], dim)),
         [_floats(4, 3, 5), _floats(4, 3, 5) + 0.5, _floats(1, 1, 5), _floats(4, 1, 1)]),
+    # the gradients of the bags' forward, of its bags and sizes
+    "aten._embedding_bag_backward.default": (
+        lambda g, w, i, o, p: aten._embedding_bag_backward(
+            g, i, o, *aten._embedding_bag(w, i, o, False, 0, False, p, False, -1)[1:], 10, False,
+            0, False, p),
+        [_floats(4, 3), _floats(10, 3), torch.tensor([1, 2, 4, 5, 4, 3, 2, 9]),
+         torch.tensor([0, 2, 2, 5]), _floats(8)]),
+    "aten._embedding_bag_per_sample_weights_backward.default": (
+        lambda g, w, i, o, p: aten._embedding_bag_per_sample_weights_backward(
+            g, w, i, o, aten._embedding_bag(w, i, o, False, 0, False, p, False, 4)[1], 0, 4),
+        [_floats(4, 3), _floats(10, 3), torch.tensor([1, 2, 4, 5, 4, 3, 2, 9]),
+         torch.tensor([0, 2, 2, 5]), _floats(8)]),
     # constants of the trace (no tensor operand: no OpInfo sample converts)
     "aten.tril_indices.default": (lambda x: aten.tril_indices(4, 5, -1) + x, [_integers(1)]),
     "aten.triu_indices.default": (lambda x: aten.triu_indices(5, 3, 1) * x, [_integers(1)]),

@@ -16,6 +16,89 @@ aten = torch.ops.aten
 _SUM, _MEAN = 0, 1
 
 
+def _bag_of_each(context, offsets, count, bags, what):
+    """Each index's bag: how many of the bags' offsets are at or before it, less one (offsets
+    ascend; a last offset past the bags', include_last_offset's, is left out)."""
+    starts = cast(offsets, torch.int64)
+    if offsets.shape[0] != bags:
+        starts = _kiln.slice(starts, [(0, bags, 1)])
+    _kiln.check_index(starts, count + 1, 0, what, negative=False)
+    marks = _kiln.index_put(context.full([count + 1], 0, torch.int64), starts,
+                            context.full([bags], 1, torch.int64), 0, True, check_bounds=False)
+    bag = _kiln.subtract(_kiln.slice(_kiln.cumsum(marks, 0), [(0, count, 1)]),
+                         context.full((), 1, torch.int64))
+    _kiln.check_index(bag, bags, 0, f"{what} (offsets[0] must be 0)", negative=False)
+    return bag
+
+
+def _kept(context, index, padding_idx):
+    """Which indices count (all but the padding index's), or None when all do."""
+    if padding_idx is None or padding_idx < 0:
+        return None
+    return _kiln.not_equal(index, context.full((), padding_idx, torch.int64))
+
+
+def _static_bags(indices, bags, width):
+    if indices.ndim != 1 or not all(isinstance(extent, int)
+                                    for extent in (indices.shape[0], bags, width)):
+        raise Unconvertible("embedding_bag of 2-d indices or dynamic sizes")
+    return indices.shape[0]
+
+
+@lowers(aten._embedding_bag_backward.default)
+def _embedding_bag_backward(context, node, grad, indices, offsets, offset2bag, bag_size,
+                            maximum_indices, num_weights, scale_grad_by_freq, mode, sparse,
+                            per_sample_weights=None, padding_idx=-1):
+    """The weight's dense gradient: each index's row gets its bag's gradient (times its sample
+    weight, or over its bag's size for a mean), added up. The bags and their sizes are
+    recomputed from the offsets (eager leaves a sum's offset2bag empty)."""
+    if mode not in (_SUM, _MEAN) or sparse or scale_grad_by_freq:
+        raise Unconvertible("embedding_bag's gradient of a max, sparse or scaled by frequency")
+    bags, width = grad.shape
+    count = _static_bags(indices, bags, width)
+    if not isinstance(num_weights, int):
+        raise Unconvertible("embedding_bag's gradient of a dynamic table size")
+    dtype = computing_dtype(out_dtype(node))
+    index = cast(indices, torch.int64)
+    bag = _bag_of_each(context, offsets, count, bags, "embedding_bag backward")
+    rows = _kiln.take(cast(grad, dtype), bag, 0, False)
+    if per_sample_weights is not None:
+        rows = _kiln.multiply(rows, _kiln.reshape(cast(per_sample_weights, dtype), [count, 1]))
+    kept = _kept(context, index, padding_idx)
+    if mode == _MEAN:
+        size = _kiln.index_put(context.full([bags], 0, torch.int64), bag,
+                               context.full([count], 1, torch.int64) if kept is None
+                               else cast(kept, torch.int64), 0, True, check_bounds=False)
+        divisor = _kiln.maximum(_kiln.take(size, bag, 0, False), context.full((), 1, torch.int64))
+        rows = _kiln.divide(rows, _kiln.reshape(cast(divisor, dtype), [count, 1]))
+    if kept is not None:
+        rows = _kiln.where(_kiln.reshape(kept, [count, 1]), rows, context.full((), 0, dtype))
+    _kiln.check_index(index, num_weights, 0, "embedding_bag backward", negative=False)
+    return _kiln.index_put(context.full([num_weights, width], 0, dtype), index, rows, 0, True,
+                           check_bounds=False)
+
+
+@lowers(aten._embedding_bag_per_sample_weights_backward.default)
+def _embedding_bag_sample_weights_backward(context, node, grad, weight, indices, offsets,
+                                           offset2bag, mode, padding_idx=-1):
+    """Each sample weight's gradient: its row of the table dotted with its bag's gradient."""
+    if mode != _SUM:
+        raise Unconvertible("per-sample weights of a bag that is no sum")
+    bags, width = grad.shape
+    count = _static_bags(indices, bags, width)
+    dtype = computing_dtype(out_dtype(node))
+    index = cast(indices, torch.int64)
+    bag = _bag_of_each(context, offsets, count, bags, "embedding_bag backward")
+    _kiln.check_index(index, weight.shape[0], 0, "embedding_bag backward", negative=False)
+    products = _kiln.multiply(_kiln.take(cast(grad, dtype), bag, 0, False),
+                              _kiln.take(cast(weight, dtype), index, 0, False))
+    result = _kiln.sum(products, [1], False)
+    kept = _kept(context, index, padding_idx)
+    if kept is not None:
+        result = _kiln.where(kept, result, context.full((), 0, dtype))
+    return result
+
+
 @lowers(aten._embedding_bag.default, aten._embedding_bag_forward_only.default)
 def _embedding_bag(context, node, weight, indices, offsets, scale_grad_by_freq=False, mode=0,
                    sparse=False, per_sample_weights=None, include_last_offset=False,
@@ -37,24 +120,14 @@ def _embedding_bag(context, node, weight, indices, offsets, scale_grad_by_freq=F
     if not all(isinstance(extent, int) for extent in (count, bags, width)):
         raise Unconvertible("embedding_bag of dynamic sizes")
     index = cast(indices, torch.int64)
-    starts = cast(offsets, torch.int64)
-    if include_last_offset:
-        starts = _kiln.slice(starts, [(0, bags, 1)])
-    # each index's bag: how many offsets are at or before it, less one (offsets ascend)
-    _kiln.check_index(starts, count + 1, 0, "embedding_bag", negative=False)
-    marks = _kiln.index_put(context.full([count + 1], 0, torch.int64), starts,
-                            context.full([bags], 1, torch.int64), 0, True, check_bounds=False)
-    bag = _kiln.subtract(_kiln.slice(_kiln.cumsum(marks, 0), [(0, count, 1)]),
-                         context.full((), 1, torch.int64))
-    _kiln.check_index(bag, bags, 0, "embedding_bag (offsets[0] must be 0)", negative=False)
+    bag = _bag_of_each(context, offsets, count, bags, "embedding_bag")
     _kiln.check_index(index, weight.shape[0], 0, "embedding_bag", negative=False)
     dtype = computing_dtype(meta(node)[0].dtype)
     rows = _kiln.take(cast(weight, dtype), index, 0, False)
     if per_sample_weights is not None:
         rows = _kiln.multiply(rows, _kiln.reshape(cast(per_sample_weights, dtype), [count, 1]))
-    kept = None
-    if padding_idx is not None and padding_idx >= 0:
-        kept = _kiln.not_equal(index, context.full((), padding_idx, torch.int64))
+    kept = _kept(context, index, padding_idx)
+    if kept is not None:
         rows = _kiln.where(_kiln.reshape(kept, [count, 1]), rows, context.full((), 0, dtype))
     total = _kiln.index_put(context.full([bags, width], 0, dtype), bag, rows, 0, True,
                             check_bounds=False)
