@@ -152,6 +152,12 @@ DIRECT_SAMPLES = {
             g, w, i, o, aten._embedding_bag(w, i, o, False, 0, False, p, False, 4)[1], 0, 4),
         [_floats(4, 3), _floats(10, 3), torch.tensor([1, 2, 4, 5, 4, 3, 2, 9]),
          torch.tensor([0, 2, 2, 5]), _floats(8)]),
+    # PyTorch's decomposition takes a 1-d weight's norm over all of it, eager each element's
+    # (and its fake norms have one element, eager's six: the weight alone is compared there)
+    "aten._weight_norm_interface.default": (
+        lambda v, g, w, h: (aten._weight_norm_interface(v, g, 0)[:1]
+                            + aten._weight_norm_interface(w, h, 2)),
+        [_floats(6), _floats(6) + 1, _floats(4, 3, 5), _floats(1, 1, 5)]),
     # constants of the trace (no tensor operand: no OpInfo sample converts)
     "aten.tril_indices.default": (lambda x: aten.tril_indices(4, 5, -1) + x, [_integers(1)]),
     "aten.triu_indices.default": (lambda x: aten.triu_indices(5, 3, 1) * x, [_integers(1)]),

@@ -102,13 +102,40 @@ def _max_pool_backward_channels_last(context, grad_output, x, indices, dtype):
                            [0, x.ndim - 1, *range(1, x.ndim - 1)])
 
 
+@lowers(aten._weight_norm_interface.default)
+def _weight_norm(context, node, v, g, dim=0):
+    """(w, norms): w = v * g / |v|, the norm over every dim but `dim`. A 1-d v's norms are its
+    elements' magnitudes in eager PyTorch; its decomposition takes the norm of all of v, and
+    its fake tensors say norms has one element: kiln's w is eager's, and its norms output has
+    the recorded shape (the gradient below recomputes the norms from v)."""
+    dtype = computing_dtype(out_dtype(node, 0))
+    v, g = cast(v, dtype), cast(g, dtype)
+    norms = _norms_but(v, dim)
+    weight = _kiln.multiply(v, _kiln.divide(g, norms))
+    recorded = list(meta(node)[1].shape)
+    if v.ndim == 1 and recorded != list(v.shape):
+        norms = _kiln.sqrt(_kiln.sum(_kiln.multiply(v, v), [0], True))
+    return (cast(weight, out_dtype(node, 0)),
+            cast(_kiln.reshape(norms, recorded), out_dtype(node, 1)))
+
+
+def _norms_but(v, dim):
+    """The 2-norms of v over every dim but `dim`, those dims kept (of size 1)."""
+    keep = axis(dim, v.ndim)
+    reduced = [d for d in range(v.ndim) if d != keep]
+    squares = _kiln.multiply(v, v)
+    return _kiln.sqrt(_kiln.sum(squares, reduced, True) if reduced else squares)
+
+
 @lowers(aten._weight_norm_interface_backward.default)
 def _weight_norm_backward(context, node, grad_w, v, g, norms, dim):
     """The gradients of w = v * g / |v| (the norm over every dim but `dim`: nn.utils.weight_norm,
     wav2vec2's positional convolution): grad_g = sum(grad_w * v) / |v| and grad_v = g / |v| *
-    (grad_w - v * grad_g / |v|), summed over the same dims."""
+    (grad_w - v * grad_g / |v|), summed over the same dims. The norms are recomputed from v:
+    those saved for a 1-d v are not eager's (see _weight_norm)."""
     dtype = computing_dtype(out_dtype(node, 0))
-    grad_w, v, g, norms = (cast(value, dtype) for value in (grad_w, v, g, norms))
+    grad_w, v, g = (cast(value, dtype) for value in (grad_w, v, g))
+    norms = _norms_but(v, dim)
     keep = axis(dim, v.ndim)
     reduced = [d for d in range(v.ndim) if d != keep]
     products = _kiln.multiply(grad_w, v)
