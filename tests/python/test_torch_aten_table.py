@@ -158,6 +158,9 @@ DIRECT_SAMPLES = {
         lambda v, g, w, h: (aten._weight_norm_interface(v, g, 0)[:1]
                             + aten._weight_norm_interface(w, h, 2)),
         [_floats(6), _floats(6) + 1, _floats(4, 3, 5), _floats(1, 1, 5)]),
+    "prims.convert_element_type.default": (
+        lambda x: (torch.ops.prims.convert_element_type(x, torch.int32),
+                   torch.ops.prims.convert_element_type(x, torch.float64)), [_floats(3, 4) * 5]),
     # constants of the trace (no tensor operand: no OpInfo sample converts)
     "aten.tril_indices.default": (lambda x: aten.tril_indices(4, 5, -1) + x, [_integers(1)]),
     "aten.triu_indices.default": (lambda x: aten.triu_indices(5, 3, 1) * x, [_integers(1)]),
@@ -170,6 +173,12 @@ DIRECT_SAMPLES = {
         lambda x: [p * 2 for p in aten.split_with_sizes(x, [1, 3, 1], 1)], [_floats(3, 5)]),
     "aten.squeeze.default": (lambda x: aten.squeeze(x) + 1, [_floats(3, 1, 4, 1)]),
     "aten.squeeze.dim": (lambda x: aten.squeeze.dim(x, 1) + 1, [_floats(3, 1, 4, 1)]),
+}
+# Entries for overloads make_fx decomposes (CompositeImplicit) where AOTAutograd's graphs hold
+# them (group norm's gradient under dynamic sizes): each traced as its stand-in, renamed.
+RENAMED = {
+    "aten.true_divide.Tensor": (aten.div.Tensor, lambda a, b: aten.div.Tensor(a, b),
+                                [_integers(3, 4), _floats(4)]),
 }
 # Entries whose result is uninitialised memory (torch.empty and friends): shape and dtype only.
 UNINITIALISED = {
@@ -416,6 +425,20 @@ def test_direct_samples_match_eager(entry):
         torch.testing.assert_close(g, w, rtol=1e-4, atol=1e-5)
 
 
+@pytest.mark.parametrize("entry", sorted(RENAMED))
+def test_renamed_samples_match_eager(entry):
+    stand_in, function, tensors = RENAMED[entry]
+    graph = _aten_graph(function, tensors)
+    for node in graph.graph.nodes:
+        if node.target is stand_in:
+            node.target = next(op for op in TABLE if str(op) == entry)
+    graph.recompile()
+    assert entry in {str(node.target) for node in graph.graph.nodes}
+    for got, want in zip(_compiled_results(graph, tensors), _flat_results(function(*tensors))):
+        assert (got.shape, got.dtype) == (want.shape, want.dtype)
+        torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-5)
+
+
 @pytest.mark.parametrize("entry", sorted(UNINITIALISED))
 def test_uninitialised_creation_has_torchs_shape_and_dtype(entry):
     function, tensors = UNINITIALISED[entry]
@@ -429,7 +452,7 @@ def test_every_table_entry_is_exercised():
     """The table walked against the ATen ops the converted samples contain."""
     exercised = {str(node.target) for op in _selected_ops() for case in _cases(op)
                  for node in case[2].graph.nodes if node.op == "call_function"}
-    exercised |= set(DIRECT_SAMPLES) | set(UNINITIALISED) | CUDA_ONLY
+    exercised |= set(DIRECT_SAMPLES) | set(UNINITIALISED) | set(RENAMED) | CUDA_ONLY
     missing = sorted(str(op) for op in TABLE if str(op) not in exercised)
     assert not missing, f"table entries no sample exercised: {missing}"
 
