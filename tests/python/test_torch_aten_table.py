@@ -108,6 +108,62 @@ DIRECT_SAMPLES = {
             dy, x, [3, 3], [2, 2], [1, 1], [1, 1], False,
             aten.max_pool2d_with_indices(x, [3, 3], [2, 2], [1, 1])[1]),
         [_floats(2, 3, 5, 5), _floats(2, 3, 9, 10)]),
+    "aten.max_pool3d_with_indices.default": (
+        lambda x: aten.max_pool3d_with_indices(x, [3, 2, 3], [2, 1, 2], [1, 0, 1]),
+        [_floats(2, 3, 6, 7, 8)]),
+    "aten.max_pool3d_with_indices_backward.default": (
+        lambda dy, x: aten.max_pool3d_with_indices_backward(
+            dy, x, [3, 2, 3], [2, 1, 2], [1, 0, 1], [1, 1, 1], False,
+            aten.max_pool3d_with_indices(x, [3, 2, 3], [2, 1, 2], [1, 0, 1])[1]),
+        [_floats(2, 3, 3, 6, 4), _floats(2, 3, 6, 7, 8)]),
+    "aten.avg_pool2d_backward.default": (
+        lambda dy, x: aten.avg_pool2d_backward(dy, x, [3, 3], [2, 2], [1, 1], False, True, None),
+        [_floats(2, 3, 5, 5), _floats(2, 3, 9, 10)]),
+    "aten.avg_pool3d_backward.default": (
+        lambda dy, x: aten.avg_pool3d_backward(dy, x, [2, 3, 2], [2, 1, 2], [0, 1, 1], False,
+                                               True, 7),
+        [_floats(2, 3, 3, 7, 5), _floats(2, 3, 6, 7, 8)]),
+    "aten._adaptive_avg_pool3d.default": (lambda x: aten._adaptive_avg_pool3d(x, [3, 7, 2]),
+                                          [_floats(2, 3, 6, 7, 8)]),
+    "aten._adaptive_avg_pool2d_backward.default": (
+        lambda dy, x: aten._adaptive_avg_pool2d_backward(dy, x),
+        [_floats(2, 3, 3, 3), _floats(2, 3, 9, 6)]),
+    "aten._adaptive_avg_pool3d_backward.default": (
+        lambda dy, x: aten._adaptive_avg_pool3d_backward(dy, x),
+        [_floats(2, 3, 3, 7, 2), _floats(2, 3, 6, 7, 8)]),
+    "aten._embedding_bag.default": (  # a mean's bags and sizes too, as its backward reads
+        lambda w, i, o: aten._embedding_bag(w, i, o, False, 1, False, None, False, 4),
+        [_floats(10, 3), torch.tensor([1, 2, 4, 5, 4, 3, 2, 9]), torch.tensor([0, 2, 2, 5])]),
+    "aten._weight_norm_interface_backward.default": (  # over the last dim and the first
+        lambda gw, v, g, h: tuple(
+            value for gain, dim in ((g, 2), (h, 0)) for value in
+            aten._weight_norm_interface_backward(
+                gw, v, gain, aten._weight_norm_interface(v, gain, dim)[1], dim)),
+        [_floats(4, 3, 5), _floats(4, 3, 5) + 0.5, _floats(1, 1, 5), _floats(4, 1, 1)]),
+    # the gradients of the bags' forward, of its bags and sizes
+    "aten._embedding_bag_backward.default": (
+        lambda g, w, i, o, p: aten._embedding_bag_backward(
+            g, i, o, *aten._embedding_bag(w, i, o, False, 0, False, p, False, -1)[1:], 10, False,
+            0, False, p),
+        [_floats(4, 3), _floats(10, 3), torch.tensor([1, 2, 4, 5, 4, 3, 2, 9]),
+         torch.tensor([0, 2, 2, 5]), _floats(8)]),
+    "aten._embedding_bag_per_sample_weights_backward.default": (
+        lambda g, w, i, o, p: aten._embedding_bag_per_sample_weights_backward(
+            g, w, i, o, aten._embedding_bag(w, i, o, False, 0, False, p, False, 4)[1], 0, 4),
+        [_floats(4, 3), _floats(10, 3), torch.tensor([1, 2, 4, 5, 4, 3, 2, 9]),
+         torch.tensor([0, 2, 2, 5]), _floats(8)]),
+    # PyTorch's decomposition takes a 1-d weight's norm over all of it, eager each element's
+    # (and its fake norms have one element, eager's six: the weight alone is compared there)
+    "aten._weight_norm_interface.default": (
+        lambda v, g, w, h: (aten._weight_norm_interface(v, g, 0)[:1]
+                            + aten._weight_norm_interface(w, h, 2)),
+        [_floats(6), _floats(6) + 1, _floats(4, 3, 5), _floats(1, 1, 5)]),
+    "prims.convert_element_type.default": (
+        lambda x: (torch.ops.prims.convert_element_type(x, torch.int32),
+                   torch.ops.prims.convert_element_type(x, torch.float64)), [_floats(3, 4) * 5]),
+    # constants of the trace (no tensor operand: no OpInfo sample converts)
+    "aten.tril_indices.default": (lambda x: aten.tril_indices(4, 5, -1) + x, [_integers(1)]),
+    "aten.triu_indices.default": (lambda x: aten.triu_indices(5, 3, 1) * x, [_integers(1)]),
     "aten.lift_fresh_copy.default": (lambda x: aten.lift_fresh_copy(x) * 2, [_floats(3)]),
     "aten.alias.default": (lambda x: aten.alias(x) * 2, [_floats(3)]),
     "aten.detach.default": (lambda x: aten.detach(x) * 2, [_floats(3)]),
@@ -117,6 +173,12 @@ DIRECT_SAMPLES = {
         lambda x: [p * 2 for p in aten.split_with_sizes(x, [1, 3, 1], 1)], [_floats(3, 5)]),
     "aten.squeeze.default": (lambda x: aten.squeeze(x) + 1, [_floats(3, 1, 4, 1)]),
     "aten.squeeze.dim": (lambda x: aten.squeeze.dim(x, 1) + 1, [_floats(3, 1, 4, 1)]),
+}
+# Entries for overloads make_fx decomposes (CompositeImplicit) where AOTAutograd's graphs hold
+# them (group norm's gradient under dynamic sizes): each traced as its stand-in, renamed.
+RENAMED = {
+    "aten.true_divide.Tensor": (aten.div.Tensor, lambda a, b: aten.div.Tensor(a, b),
+                                [_integers(3, 4), _floats(4)]),
 }
 # Entries whose result is uninitialised memory (torch.empty and friends): shape and dtype only.
 UNINITIALISED = {
@@ -363,6 +425,20 @@ def test_direct_samples_match_eager(entry):
         torch.testing.assert_close(g, w, rtol=1e-4, atol=1e-5)
 
 
+@pytest.mark.parametrize("entry", sorted(RENAMED))
+def test_renamed_samples_match_eager(entry):
+    stand_in, function, tensors = RENAMED[entry]
+    graph = _aten_graph(function, tensors)
+    for node in graph.graph.nodes:
+        if node.target is stand_in:
+            node.target = next(op for op in TABLE if str(op) == entry)
+    graph.recompile()
+    assert entry in {str(node.target) for node in graph.graph.nodes}
+    for got, want in zip(_compiled_results(graph, tensors), _flat_results(function(*tensors))):
+        assert (got.shape, got.dtype) == (want.shape, want.dtype)
+        torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-5)
+
+
 @pytest.mark.parametrize("entry", sorted(UNINITIALISED))
 def test_uninitialised_creation_has_torchs_shape_and_dtype(entry):
     function, tensors = UNINITIALISED[entry]
@@ -376,7 +452,7 @@ def test_every_table_entry_is_exercised():
     """The table walked against the ATen ops the converted samples contain."""
     exercised = {str(node.target) for op in _selected_ops() for case in _cases(op)
                  for node in case[2].graph.nodes if node.op == "call_function"}
-    exercised |= set(DIRECT_SAMPLES) | set(UNINITIALISED) | CUDA_ONLY
+    exercised |= set(DIRECT_SAMPLES) | set(UNINITIALISED) | set(RENAMED) | CUDA_ONLY
     missing = sorted(str(op) for op in TABLE if str(op) not in exercised)
     assert not missing, f"table entries no sample exercised: {missing}"
 

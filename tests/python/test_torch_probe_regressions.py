@@ -3,7 +3,8 @@ rows that see no key, cumulative sums' accumulation, NaN's sign, backward(retain
 outputs that are views of one another, NaN in max pooling, comparisons with a dynamic size,
 torch.func transforms in a graph that needs no backward, float sums over short rows, integer
 division by zero, log_softmax of rows holding infinities, a partitioned graph's part returning a
-view of a tensor another part computed, outputs that are views of an intermediate."""
+view of a tensor another part computed, outputs that are views of an intermediate, weight norm
+of a 1-d weight."""
 import pytest
 import torch
 import torch.nn.functional as F
@@ -275,3 +276,18 @@ def test_an_output_that_is_a_view_of_an_intermediate_has_eagers_strides(function
     second = torch.compile(function, backend="kiln")(x + 1)  # a later call leaves it alone
     torch.testing.assert_close(first, eager)
     torch.testing.assert_close(second, function(x + 1))
+
+
+def test_weight_norm_of_a_1d_weight_normalises_each_element():
+    # PyTorch's decomposition of _weight_norm_interface (Inductor's too) takes a 1-d weight's
+    # norm over the whole of it: its empty list of dims means all of them
+    v, g = torch.randn(6), torch.randn(6)
+    leaves = [v.clone().requires_grad_(), g.clone().requires_grad_()]
+    want = torch._weight_norm(*leaves, 0)
+    want.sum().backward()
+    mine = [v.clone().requires_grad_(), g.clone().requires_grad_()]
+    got = torch.compile(lambda v, g: torch._weight_norm(v, g, 0), backend="kiln")(*mine)
+    got.sum().backward()
+    torch.testing.assert_close(got, want)
+    for m, e in zip(mine, leaves):
+        torch.testing.assert_close(m.grad, e.grad, atol=1e-6, rtol=1e-5)

@@ -94,7 +94,7 @@ _INTEGER_KINDS = {"int8", "int16", "int32", "int64", "uint8"}
 
 _register_elementwise([
     ((aten.mul.Tensor, aten.mul.Scalar), _kiln.multiply),
-    ((aten.div.Tensor, aten.div.Scalar), _kiln.divide),
+    ((aten.div.Tensor, aten.div.Scalar, aten.true_divide.Tensor), _kiln.divide),
     ((aten.maximum.default,), _kiln.maximum), ((aten.minimum.default,), _kiln.minimum),
     ((aten.atan2.default,), _kiln.arctan2),
     ((aten.remainder.Tensor, aten.remainder.Scalar), _checked_divisor(_kiln.mod, "remainder")),
@@ -250,8 +250,10 @@ def _copy(context, node, destination, source, non_blocking=False):
     return _kiln.broadcast_to(cast(source, out_dtype(node)), out_shape(context, node))
 
 
-@lowers(aten._to_copy.default)
-def _to_copy(context, node, x, **kwargs):
+# prims.convert_element_type: what the decompositions of group norm's gradient are made of
+# under dynamic sizes (a diffusion UNet's backward with dynamic=True ran it eagerly)
+@lowers(aten._to_copy.default, torch.ops.prims.convert_element_type.default)
+def _to_copy(context, node, x, *args, **kwargs):
     return cast(x, out_dtype(node))
 
 

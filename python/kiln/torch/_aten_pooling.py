@@ -1,5 +1,6 @@
-"""Conversion-table entries: pooling (max with its indices, average, adaptive average) as
-pointwise work over the window's shifted strided views (see _aten_table.py).
+"""Conversion-table entries: 2-d and 3-d pooling (max with its indices, average, adaptive
+average) and the average pools' gradients, as pointwise work over the window's shifted strided
+views (see _aten_table.py).
 """
 import operator
 
@@ -7,7 +8,7 @@ import torch
 
 from .. import _kiln
 from ._aten_structure import _slice_any
-from ._aten_table import Unconvertible, lowers, out_dtype, out_shape
+from ._aten_table import Unconvertible, cast, computing_dtype, lowers, out_dtype, out_shape
 
 aten = torch.ops.aten
 
@@ -46,13 +47,14 @@ def _pool_arguments(x, kernel, stride, padding, dilation, spatial):
     return kernel, expand(stride, kernel), expand(padding, [0]), expand(dilation, [1])
 
 
-@lowers(aten.max_pool2d_with_indices.default)
+@lowers(aten.max_pool2d_with_indices.default, aten.max_pool3d_with_indices.default)
 def _max_pool(context, node, x, kernel, stride=(), padding=0, dilation=1, ceil_mode=False):
     if ceil_mode:
         raise Unconvertible("max pooling with ceil_mode=True")
+    spatial = 3 if node.target is aten.max_pool3d_with_indices.default else 2
     kernel, stride, padding, dilation = _pool_arguments(
         x, kernel, stride, [padding] if isinstance(padding, int) else padding,
-        [dilation] if isinstance(dilation, int) else dilation, 2)
+        [dilation] if isinstance(dilation, int) else dilation, spatial)
     views, _ = _window_views(context, x, kernel, stride, padding, dilation, float("-inf"))
     best = views[0][1]
     index = None
@@ -74,50 +76,131 @@ def _max_pool(context, node, x, kernel, stride=(), padding=0, dilation=1, ceil_m
 
 
 def _flat_index(context, node, x, offset, stride, padding, dilation):
-    """h * W + w of kernel position `offset` for every output position (torch's indices)."""
-    out = out_shape(context, node, 0)
-    height, width = out[-2], out[-1]
-    rows = _kiln.arange(context.anchor(), height, "int64")
-    columns = _kiln.arange(context.anchor(), width, "int64")
-    h = _kiln.add(_kiln.multiply(rows, context.full((), stride[0], torch.int64)),
-                  context.full((), offset[0] * dilation[0] - padding[0], torch.int64))
-    w = _kiln.add(_kiln.multiply(columns, context.full((), stride[1], torch.int64)),
-                  context.full((), offset[1] * dilation[1] - padding[1], torch.int64))
-    flat = _kiln.add(_kiln.multiply(_kiln.reshape(h, [height, 1]),
-                                    context.full((), x.shape[-1], torch.int64)),
-                     _kiln.reshape(w, [1, width]))
+    """The input position of kernel position `offset` for every output position, flat within
+    its plane ((d * H + h) * W + w), as torch's indices are."""
+    spatial = len(offset)
+    out = out_shape(context, node, 0)[-spatial:]
+    flat = None
+    for d in range(spatial):
+        positions = _kiln.arange(context.anchor(), out[d], "int64")
+        positions = _kiln.add(_kiln.multiply(positions, context.full((), stride[d], torch.int64)),
+                              context.full((), offset[d] * dilation[d] - padding[d], torch.int64))
+        positions = _kiln.reshape(positions, [1] * d + [out[d]] + [1] * (spatial - d - 1))
+        flat = positions if flat is None else _kiln.add(
+            _kiln.multiply(flat, context.full((), x.shape[x.ndim - spatial + d], torch.int64)),
+            positions)
     return flat
 
 
-@lowers(aten.avg_pool2d.default)
-def _avg_pool(context, node, x, kernel, stride=(), padding=0, ceil_mode=False,
-              count_include_pad=True, divisor_override=None):
+def _divisor(kernel, divisor_override):
+    if divisor_override:
+        return divisor_override
+    count = 1
+    for extent in kernel:
+        count *= extent
+    return count
+
+
+def _avg_pool_window(node, x, kernel, stride, padding, ceil_mode, count_include_pad,
+                     divisor_override):
+    """The average pool's kernel, stride and padding, each one per spatial dimension; refuses
+    the windows whose divisor varies (count_include_pad=False over padding, ceil_mode)."""
+    spatial = 3 if node.target in (aten.avg_pool3d.default, aten.avg_pool3d_backward.default) else 2
     if ceil_mode:
         raise Unconvertible("average pooling with ceil_mode=True")
-    kernel, stride, padding, dilation = _pool_arguments(
-        x, kernel, stride, [padding] if isinstance(padding, int) else padding, [1], 2)
+    kernel, stride, padding, _ = _pool_arguments(
+        x, kernel, stride, [padding] if isinstance(padding, int) else padding, [1], spatial)
     if any(padding) and not count_include_pad and divisor_override is None:
         raise Unconvertible("average pooling with count_include_pad=False over padding")
-    dtype = out_dtype(node)
-    views, _ = _window_views(context, x, kernel, stride, padding, dilation, 0.0)
+    return kernel, stride, padding
+
+
+@lowers(aten.avg_pool2d.default, aten.avg_pool3d.default)
+def _avg_pool(context, node, x, kernel, stride=(), padding=0, ceil_mode=False,
+              count_include_pad=True, divisor_override=None):
+    kernel, stride, padding = _avg_pool_window(node, x, kernel, stride, padding, ceil_mode,
+                                               count_include_pad, divisor_override)
+    views, _ = _window_views(context, x, kernel, stride, padding, [1] * len(kernel), 0.0)
     total = views[0][1]
     for _, view in views[1:]:
         total = _kiln.add(total, view)
-    divisor = divisor_override or kernel[0] * kernel[1]
-    return _kiln.divide(total, context.full((), divisor, dtype))
+    return _kiln.divide(total, context.full((), _divisor(kernel, divisor_override),
+                                            out_dtype(node)))
 
 
-@lowers(aten._adaptive_avg_pool2d.default)
-def _adaptive_avg_pool(context, node, x, output_size):
-    height, width = x.shape[-2:]
-    out_height, out_width = out_shape(context, node)[-2:]
-    if height % out_height or width % out_width:
+@lowers(aten.avg_pool2d_backward.default, aten.avg_pool3d_backward.default)
+def _avg_pool_backward(context, node, grad_output, x, kernel, stride, padding, ceil_mode,
+                       count_include_pad, divisor_override):
+    kernel, stride, padding = _avg_pool_window(node, x, kernel, stride, padding, ceil_mode,
+                                               count_include_pad, divisor_override)
+    dtype = computing_dtype(out_dtype(node))
+    total = _window_sums_back(cast(grad_output, dtype), list(x.shape), kernel, stride, padding)
+    return _kiln.divide(total, context.full((), _divisor(kernel, divisor_override), dtype))
+
+
+def _window_sums_back(gradient, input_shape, kernel, stride, padding):
+    """For every input position, the sum of the gradients of the windows that hold it: each
+    kernel position's gradients spread to every stride-th place (zeros between), shifted by
+    that position, added (pointwise work over shifted views, as the forward's); then the
+    padding cropped."""
+    spatial = len(kernel)
+    lead = gradient.ndim - spatial
+    sizes = input_shape[lead:]
+    if not all(isinstance(extent, int) for extent in list(gradient.shape) + sizes):
+        raise Unconvertible("average pooling's gradient of dynamic sizes")
+    outs = list(gradient.shape[lead:])
+    spread = _kiln.reshape(gradient, list(gradient.shape[:lead])
+                           + [extent for out in outs for extent in (out, 1)])
+    spread = _kiln.pad(spread, [(0, 0)] * lead + [width for step in stride
+                                                  for width in ((0, 0), (0, step - 1))],
+                       "constant", 0.0)
+    spread = _kiln.reshape(spread, list(gradient.shape[:lead])
+                           + [out * step for out, step in zip(outs, stride)])
+    padded = [size + 2 * pad for size, pad in zip(sizes, padding)]
+    total = None
+    for offset in _positions(kernel):
+        # place offset + o * stride of the padded input; past its end: cropped
+        lengths = [min(out * step, size - k) for out, step, size, k
+                   in zip(outs, stride, padded, offset)]
+        view = _slice_any(spread, [slice(None)] * lead + [(0, n, 1) for n in lengths])
+        view = _kiln.pad(view, [(0, 0)] * lead + [(k, size - k - n) for k, size, n
+                                                  in zip(offset, padded, lengths)],
+                         "constant", 0.0)
+        total = view if total is None else _kiln.add(total, view)
+    if any(padding):
+        total = _slice_any(total, [slice(None)] * lead + [(pad, pad + size, 1) for pad, size
+                                                          in zip(padding, sizes)])
+    return total
+
+
+def _adaptive_kernel(node, x, out_sizes):
+    sizes = x.shape[x.ndim - len(out_sizes):]
+    if any(size % out for size, out in zip(sizes, out_sizes)):
         raise Unconvertible("adaptive pooling with windows of unequal sizes")
-    if (out_height, out_width) == (1, 1):
-        return _kiln.mean(x, [x.ndim - 2, x.ndim - 1], True)
-    kernel = [height // out_height, width // out_width]
-    views, _ = _window_views(context, x, kernel, kernel, [0, 0], [1, 1], 0.0)
+    return [size // out for size, out in zip(sizes, out_sizes)]
+
+
+@lowers(aten._adaptive_avg_pool2d.default, aten._adaptive_avg_pool3d.default)
+def _adaptive_avg_pool(context, node, x, output_size):
+    spatial = 3 if node.target is aten._adaptive_avg_pool3d.default else 2
+    out_sizes = out_shape(context, node)[-spatial:]
+    kernel = _adaptive_kernel(node, x, out_sizes)
+    if all(out == 1 for out in out_sizes):
+        return _kiln.mean(x, list(range(x.ndim - spatial, x.ndim)), True)
+    views, _ = _window_views(context, x, kernel, kernel, [0] * spatial, [1] * spatial, 0.0)
     total = views[0][1]
     for _, view in views[1:]:
         total = _kiln.add(total, view)
-    return _kiln.divide(total, context.full((), kernel[0] * kernel[1], out_dtype(node)))
+    return _kiln.divide(total, context.full((), _divisor(kernel, None), out_dtype(node)))
+
+
+@lowers(aten._adaptive_avg_pool2d_backward.default, aten._adaptive_avg_pool3d_backward.default)
+def _adaptive_avg_pool_backward(context, node, grad_output, x):
+    """Windows of equal sizes (the input's sides multiples of the output's): an average pool's
+    gradient with the window as its stride, each input in one window."""
+    spatial = 3 if node.target is aten._adaptive_avg_pool3d_backward.default else 2
+    kernel = _adaptive_kernel(node, x, list(grad_output.shape[-spatial:]))
+    dtype = computing_dtype(out_dtype(node))
+    total = _window_sums_back(cast(grad_output, dtype), list(x.shape), kernel, kernel,
+                              [0] * spatial)
+    return _kiln.divide(total, context.full((), _divisor(kernel, None), dtype))

@@ -2,6 +2,7 @@
 ops (see _aten_table.py). Views are index arithmetic in kiln, never copies: a `view` followed by
 pointwise work fuses into one kernel.
 """
+import numpy as np
 import torch
 
 from .. import _kiln
@@ -112,6 +113,9 @@ def _scatter_run(node, base, src, dim, start, step):
     size = base.shape[dim]
     if isinstance(start, int) and start < 0 and isinstance(size, int):
         start = max(start + size, 0)
+    if (step != 1 and isinstance(start, int) and start >= 0 and isinstance(size, int)
+            and isinstance(src.shape[dim], int)):
+        return _strided_scatter_run(node, base, src, dim, start, step)
     if step != 1 or not isinstance(start, int) or start < 0:
         raise Unconvertible(f"a scatter into {start}::{step} of an axis of size {size}")
     dtype = out_dtype(node)
@@ -128,6 +132,36 @@ def _scatter_run(node, base, src, dim, start, step):
     if stop != size:
         pieces.append(part(stop, 2 ** 63 - 1))
     return _kiln.concatenate(pieces, dim) if len(pieces) > 1 else pieces[0]
+
+
+def _strided_scatter_run(node, base, src, dim, start, step):
+    """base with src written into start::step of axis `dim` (the gradient of x[:, 0::2], Swin's
+    patch merging): src spread to every step-th place (zeros between), shifted to `start`, and
+    chosen where the position is one of the slice's; pointwise work, no scatter."""
+    dtype = out_dtype(node)
+    base, src = cast(base, dtype), cast(src, dtype)
+    size, count = base.shape[dim], src.shape[dim]
+    shape = list(src.shape)
+    spread = _kiln.reshape(src, shape[:dim] + [count, 1] + shape[dim + 1:])
+    widths = [(0, 0)] * (len(shape) + 1)
+    widths[dim + 1] = (0, step - 1)
+    spread = _kiln.reshape(_kiln.pad(spread, widths, "constant", 0),
+                           shape[:dim] + [count * step] + shape[dim + 1:])
+    length = min(count * step, size - start)
+    slices = [slice(None)] * len(shape)
+    slices[dim] = (0, length, 1)
+    widths = [(0, 0)] * len(shape)
+    widths[dim] = (start, size - start - length)
+    spread = _kiln.pad(_slice_any(spread, slices), widths, "constant", 0)
+    position = _kiln.arange(base, size, "int64")
+    offset = _kiln.subtract(position, _kiln.full(base, [], float(start), "int64"))
+    chosen = _kiln.logical_and(
+        _kiln.logical_and(_kiln.greater_equal(offset, _kiln.full(base, [], 0.0, "int64")),
+                          _kiln.less(offset, _kiln.full(base, [], float(count * step), "int64"))),
+        _kiln.equal(_kiln.mod(offset, _kiln.full(base, [], float(step), "int64")),
+                    _kiln.full(base, [], 0.0, "int64")))
+    chosen = _kiln.reshape(chosen, [1] * dim + [size] + [1] * (len(shape) - dim - 1))
+    return _kiln.where(chosen, spread, base)
 
 
 @lowers(aten.select.int, view=True)
@@ -264,6 +298,17 @@ def _arange(context, node, *args, **kwargs):
     positions = cast(_kiln.arange(context.anchor(), count, "int64"), torch.float64)
     values = _kiln.add(_kiln.multiply(positions, float(step)), float(start))
     return cast(values, dtype)
+
+
+@lowers(aten.tril_indices.default, aten.triu_indices.default)
+def _triangle_indices(context, node, row, col, offset=0, **kwargs):
+    """A constant of the trace (its sizes are Python ints): DLRM's pairwise interactions."""
+    if not all(isinstance(value, int) for value in (row, col, offset)):
+        raise Unconvertible("tril_indices/triu_indices of dynamic sizes")
+    make = np.tril_indices if node.target is aten.tril_indices.default else np.triu_indices
+    rows, columns = make(row, offset, col)
+    return cast(context.trace.constant(np.stack([rows, columns]).astype(np.int64)),
+                out_dtype(node))
 
 
 # ---- indexing ------------------------------------------------------------------------------
@@ -560,17 +605,3 @@ def _batch_norm_training(context, node, x, weight, bias, running_mean, running_v
                                 _kiln.multiply(batch, step))
             outputs.append(cast(updated, meta(node)[len(outputs)].dtype))
     return tuple(outputs)
-
-
-@lowers(aten.convolution.default)
-def _convolution(context, node, x, weight, bias, stride, padding, dilation, transposed,
-                 output_padding, groups):
-    if transposed:
-        raise Unconvertible("transposed convolution")
-    if not hasattr(_kiln, "convolution"):
-        raise Unconvertible("this build of kiln has no convolution")
-    dtype = _computing_float(out_dtype(node), "convolution")
-    return _kiln.convolution(cast(x, dtype), cast(weight, dtype),
-                             None if bias is None else cast(bias, dtype), list(stride),
-                             list(padding), list(dilation), int(groups))
-

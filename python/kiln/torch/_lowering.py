@@ -14,14 +14,14 @@ from torch._subclasses.fake_tensor import FakeTensor
 from .. import _kiln
 from .._device import torch_current_stream
 from .._result_pool import ResultPool
-from . import (_aten_attention, _aten_gradients, _aten_pointwise,  # noqa: F401 (fill the table)
-               _aten_pooling, _aten_structure)
+from . import (_aten_attention, _aten_bags, _aten_convolution,  # noqa: F401 (fill the table)
+               _aten_gradients, _aten_pointwise, _aten_pooling, _aten_sampling,
+               _aten_structure)
 from ._aten_table import (METADATA_ASSERTIONS, TABLE, LoweringContext, Unconvertible, cast,
                           kiln_dtype, meta, tensor_dtype_supported)
 from ._graph_values import (float_arithmetic, is_float_arithmetic, is_scalar_input,
                             tensor_constant)
-from ._output_plan import output_plan
-from ._saved_layouts import channels_last_order
+from ._output_plan import inverse_permutation, output_plan
 from ._size_symbols import SizeSymbols
 
 _FRAME = re.compile(r'File "([^"]+)", line (\d+)')
@@ -557,8 +557,8 @@ class CompiledGraph:
                 strides.append(None)
             elif kind in ("input", "view", "input view"):
                 strides.append(tuple(tensor.stride()))
-            elif kind == "kiln channels-last":
-                stored = [tensor.shape[axis] for axis in channels_last_order(tensor.dim())]
+            elif kind == "kiln channels-last":  # any permutation of a row-major result
+                stored = [tensor.shape[axis] for axis in inverse_permutation(value[2])]
                 strides.append(tuple(torch.empty(stored, device="meta").permute(value[2]).stride()))
             else:
                 strides.append(tuple(torch.empty(tensor.shape, device="meta").stride()))

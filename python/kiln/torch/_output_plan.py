@@ -17,6 +17,43 @@ def _static_layout(value):
                for number in (*value.shape, *value.stride(), value.storage_offset()))
 
 
+def _hint(extent):
+    """A size or stride as a number: a SymInt's value at the trace's sizes (None if unknown)."""
+    if isinstance(extent, int):
+        return extent
+    return getattr(getattr(extent, "node", None), "hint", None)
+
+
+def permuted_storage_order(value):
+    """The logical axes of tensor `value`, outermost first, in its memory when that memory is a
+    permuted row-major tensor (dense, no gaps or overlaps) and not row-major itself; else None.
+    Axes of size 1 go first: where they lie changes no other axis's stride."""
+    if not isinstance(value, torch.Tensor) or value.layout != torch.strided or value.dim() < 2:
+        return None
+    shape = [_hint(extent) for extent in value.shape]
+    strides = [_hint(stride) for stride in value.stride()]
+    if None in shape or None in strides or 0 in shape:
+        return None
+    ones = [axis for axis in range(value.dim()) if shape[axis] == 1]
+    order = sorted((axis for axis in range(value.dim()) if shape[axis] > 1),
+                   key=lambda axis: (-strides[axis], axis))
+    if order == sorted(order):
+        return None  # row-major but for its sizes of 1
+    expected = 1
+    for axis in reversed(order):
+        if strides[axis] != expected:
+            return None
+        expected *= shape[axis]
+    return ones + order
+
+
+def inverse_permutation(order):
+    inverse = [0] * len(order)
+    for position, axis in enumerate(order):
+        inverse[axis] = position
+    return inverse
+
+
 def _memory_owners(graph, results, converted, free_layouts=()):
     """{FX output position: owner node} for the outputs that share memory with another output
     (views of one another: y, y.view(-1), y[0], y.t(), as eager returns them) or are views of
@@ -91,6 +128,13 @@ def output_plan(context, output_node, converted, placeholders, free_layouts, mut
         elif (isinstance(result, torch.fx.Node)
               and (view := input_view(result, output_node.graph)) is not None):
             plan.append(("input view", view))
+        elif (isinstance(result, torch.fx.Node) and position not in free_layouts
+              and (physical := permuted_storage_order(meta(result))) is not None):
+            # eager's layout, a permutation of a row-major tensor (x.permute(0, 3, 1, 2) * 2):
+            # code after the graph may view it (a backward compiled for these strides does)
+            plan.append(("kiln channels-last", (len(outputs), meta(result).dtype,
+                                                inverse_permutation(physical))))
+            outputs.append(_kiln.transpose(converted[result], physical))
         elif isinstance(result, torch.fx.Node):
             plan.append(("kiln", (len(outputs), meta(result).dtype)))
             outputs.append(converted[result])

@@ -27,6 +27,7 @@ _FOLLOW_LAYOUT = {
     aten._native_batch_norm_legit.default,
     aten._native_batch_norm_legit_no_training.default,
     aten.max_pool2d_with_indices.default,
+    aten.max_pool3d_with_indices.default,
 }
 
 

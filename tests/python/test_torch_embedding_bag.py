@@ -1,0 +1,77 @@
+"""Embedding bags (nn.EmbeddingBag, F.embedding_bag: recommendation models' sparse features)
+compiled by kiln, sums and means, with per-sample weights, a padding index, empty bags and
+include_last_offset, against eager PyTorch, inference and training (the table's and the sample
+weights' gradients), with nothing left to eager PyTorch. Max bags stay eager (eager's backward
+reads the bags and sizes kiln's forward returns); bad offsets and indices raise IndexError
+naming the op."""
+import pytest
+import torch
+import torch.nn.functional as F
+
+import kiln.torch  # noqa: F401
+
+INDICES = torch.tensor([1, 2, 4, 5, 4, 3, 2, 9])
+OFFSETS = torch.tensor([0, 2, 2, 5])  # the second bag empty
+
+
+@pytest.fixture(autouse=True)
+def fresh_dynamo():
+    torch._dynamo.reset()
+    yield
+    torch._dynamo.reset()
+
+
+def _bags(mode, padding_idx, weighted, last):
+    offsets = torch.cat([OFFSETS, torch.tensor([len(INDICES)])]) if last else OFFSETS
+
+    def f(weight, sample_weights):
+        return F.embedding_bag(INDICES, weight, offsets, mode=mode, padding_idx=padding_idx,
+                               per_sample_weights=sample_weights if weighted else None,
+                               include_last_offset=last) * 2
+    return f
+
+
+CASES = [(mode, padding_idx, weighted, last) for mode in ("sum", "mean")
+         for padding_idx in (None, 4) for weighted in ((False, True) if mode == "sum" else (False,))
+         for last in (False, True)]
+
+
+@pytest.mark.parametrize("case", CASES, ids=str)
+def test_embedding_bags_match_eager_in_inference(case):
+    f = _bags(*case)
+    weight, sample_weights = torch.randn(10, 3), torch.rand(len(INDICES))
+    compiled = torch.compile(f, backend="kiln", options={"unsupported_ops": "error"})
+    with torch.no_grad():
+        torch.testing.assert_close(compiled(weight, sample_weights), f(weight, sample_weights))
+
+
+@pytest.mark.parametrize("case", CASES, ids=str)
+def test_embedding_bags_train_as_eager_does(case):
+    f = _bags(*case)
+    weight, sample_weights = torch.randn(10, 3), torch.rand(len(INDICES))
+    eager = [weight.clone().requires_grad_(), sample_weights.clone().requires_grad_()]
+    want = f(*eager)
+    grad_out = torch.randn_like(want)
+    want.backward(grad_out)
+    mine = [weight.clone().requires_grad_(), sample_weights.clone().requires_grad_()]
+    got = torch.compile(f, backend="kiln", options={"unsupported_ops": "error"})(*mine)
+    got.backward(grad_out)
+    torch.testing.assert_close(got, want)
+    for g, e in zip(mine, eager):
+        torch.testing.assert_close(g.grad, e.grad)
+
+
+def test_max_bags_stay_eager_and_match():
+    f = _bags("max", None, False, False)
+    weight = torch.randn(10, 3)
+    torch.testing.assert_close(torch.compile(f, backend="kiln")(weight, None), f(weight, None))
+
+
+@pytest.mark.parametrize("indices, offsets, message", [
+    (INDICES, torch.tensor([1, 3]), "offsets"), (torch.tensor([1, 22]), torch.tensor([0, 1]), "22")])
+def test_bad_offsets_and_indices_raise_naming_the_op(indices, offsets, message):
+    def f(weight):
+        return F.embedding_bag(indices, weight, offsets)
+
+    with pytest.raises(IndexError, match=f"embedding_bag.*{message}"):
+        torch.compile(f, backend="kiln")(torch.randn(10, 3))
