@@ -49,7 +49,7 @@ def is_data_object(node, result=False):
         return False
     if result:
         return hasattr(kind, "__dataclass_fields__")
-    return holds_array(node, lambda value: isinstance(value, np.ndarray), depth=3)
+    return holds_array(node, lambda value: isinstance(value, np.ndarray))
 
 
 def _flatten(node, leaves, objects, results=False):
@@ -167,7 +167,7 @@ def _changed(spec, leaves, traced, original, is_traced):
         return next(leaves) is not traced
     if traced is original:  # the caller's own container: changes are Python's, but no tracer
         _skip(spec, leaves)
-        return holds_array(traced, is_traced, depth=4)
+        return holds_array(traced, is_traced)
     try:
         news, olds = _children(spec, traced), _children(spec, original)
     except (KeyError, IndexError, TypeError):
@@ -284,16 +284,23 @@ def cell_holds(cell):
     return True
 
 
-def holds_array(value, is_array, depth=3):
-    """Whether a result leaf kiln cannot rebuild (a dataclass, a dict subclass, an object)
-    holds a traced array within `depth` levels: returned as it is, the caller would get it."""
+def holds_array(value, is_array, depth=16, seen=None):
+    """Whether `value` holds an array (`is_array`) within `depth` levels of containers and
+    objects' attributes, each object looked at once: a result leaf kiln cannot rebuild (a
+    dict subclass, an object) returned as it is would give the caller a traced array; an
+    argument object (a model whose layers hold weights) would bake its arrays into the graph."""
     if is_array(value):
         return True
     if isinstance(value, _LAZY_CODE):
         # Its body runs after the trace has ended, over the trace's arguments and globals.
         return True
-    if depth == 0 or isinstance(value, (str, bytes, np.ndarray, np.generic, type)):
+    if depth == 0 or isinstance(value, (str, bytes, np.ndarray, np.generic, type,
+                                        types.ModuleType)):
         return False
+    seen = set() if seen is None else seen
+    if id(value) in seen:
+        return False
+    seen.add(id(value))
     if isinstance(value, dict):
         parts = list(value.values())
     elif isinstance(value, (tuple, list, set, frozenset)):
@@ -307,7 +314,7 @@ def holds_array(value, is_array, depth=3):
         parts = [value.__func__, value.__self__]
     else:
         parts = list(getattr(value, "__dict__", {}).values()) + _slot_values(value)
-    return any(holds_array(part, is_array, depth - 1) for part in parts)
+    return any(holds_array(part, is_array, depth - 1, seen) for part in parts)
 
 
 def _slot_values(value):

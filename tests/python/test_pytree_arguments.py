@@ -164,3 +164,41 @@ def test_objects_that_cannot_be_copied_as_containers_run_eagerly():
     cycle = Layer(3, 1)
     cycle.parent = cycle  # reached through itself
     np.testing.assert_allclose(kiln.compile(Layer.forward)(cycle, x), cycle.forward(x))
+
+
+class Attention:
+    def __init__(self):
+        self.W = np.ones((2, 2))
+
+
+class Block:
+    def __init__(self):
+        self.attention = Attention()
+
+
+class Encoder:
+    def __init__(self):
+        self.blocks = [Block(), Block()]
+
+
+class Model:
+    def __init__(self):
+        self.encoder = Encoder()
+
+
+def encode(model, x):
+    for block in model.encoder.blocks:
+        x = x @ block.attention.W
+    return x
+
+
+def test_arrays_deep_in_an_argument_object_are_read_at_each_call():
+    # Five levels down, the weights were found by no depth-limited search: baked into the
+    # graph as constants, a change made in place to them went unseen.
+    model, x = Model(), np.ones(2)
+    compiled = kiln.compile(encode)
+    np.testing.assert_array_equal(compiled(model, x), encode(model, x))
+    model.encoder.blocks[0].attention.W[:] = 3.0
+    np.testing.assert_array_equal(compiled(model, x), encode(model, x))
+    report = kiln.explain(encode)(model, x)
+    assert not report.break_reasons and len(report.graphs) == 1
