@@ -45,6 +45,7 @@ def is_data_object(node, result=False):
     kind = type(node)
     if (kind.__dictoffset__ == 0 or kind.__new__ is not object.__new__ or isinstance(node, type)
             or kind.__getattribute__ is not object.__getattribute__ or hasattr(kind, "__getattr__")
+            or hasattr(kind, "__del__")  # a copy's finalizer would act on the caller's state
             or any("__slots__" in vars(base) for base in kind.__mro__[:-1])):
         return False
     if result:
