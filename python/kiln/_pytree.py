@@ -1,8 +1,9 @@
 """Pytrees: exact tuples, lists and dicts (insertion order) and namedtuples are containers, and
-so are dataclass instances and other objects holding arrays among a call's arguments (their
-instance attributes, in order); everything else is a leaf. The C++ guard (src/python/guard_items.h) walks arguments in exactly
-this order, so array leaf i here is graph input i there. Other subclasses (OrderedDict) are
-leaves. The output spec (results) adds its own leaves: Constant, and Rebuilt for namedtuples."""
+so are objects holding arrays among a call's arguments (dataclasses of arrays, a model's
+layers: their instance attributes, in order); everything else is a leaf. The C++ guard
+(src/python/guard_items.h) records its items following the spec made here, so array leaf i here
+is graph input i there. Other subclasses (OrderedDict) are leaves. The output spec (results)
+adds its own leaves: Constant, and Rebuilt for namedtuples and dataclasses."""
 import functools
 import types
 
@@ -77,8 +78,8 @@ def _flatten(node, leaves, objects, results=False):
 
 
 def _data_object(kind, names, values):
-    """An instance of the dataclass `kind` over these attributes, made as copy.copy makes one
-    (no __init__ or __post_init__: the caller's object already passed them)."""
+    """An instance of `kind` over these attributes, made as copy.copy makes one (no __init__ or
+    __post_init__: the caller's object already passed them)."""
     instance = object.__new__(kind)
     instance.__dict__.update(zip(names, values))
     return instance
