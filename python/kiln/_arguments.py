@@ -22,13 +22,14 @@ def is_unsupported_array(leaf):
 
 def holds_arrays(leaf):
     """A value that is not an array or a container kiln traces (a plain object, a
-    SimpleNamespace, a dataclass in a closure) but holds ndarrays within two levels. Modules, classes and functions are
-    read as globals are (their arrays are found by name), never this way."""
+    SimpleNamespace, a dataclass in a closure) but holds ndarrays, however deep. Modules,
+    classes and functions are read as globals are (their arrays are found by name), never this
+    way."""
     if type(leaf) is np.ndarray or isinstance(leaf, (
             str, bytes, int, float, complex, types.ModuleType, type, types.FunctionType,
             types.BuiltinFunctionType, types.MethodType, functools.partial)):
         return False
-    return _pytree.holds_array(leaf, lambda value: isinstance(value, np.ndarray), depth=2)
+    return _pytree.holds_array(leaf, lambda value: isinstance(value, np.ndarray))
 
 
 # NumPy 2 promotes Python numbers as weak scalars whatever their value (NEP 50); NumPy 1.x by

@@ -1,8 +1,9 @@
 """Pytrees: exact tuples, lists and dicts (insertion order) and namedtuples are containers, and
-so are dataclass instances and other objects holding arrays among a call's arguments (their
-instance attributes, in order); everything else is a leaf. The C++ guard (src/python/guard_items.h) walks arguments in exactly
-this order, so array leaf i here is graph input i there. Other subclasses (OrderedDict) are
-leaves. The output spec (results) adds its own leaves: Constant, and Rebuilt for namedtuples."""
+so are objects holding arrays among a call's arguments (dataclasses of arrays, a model's
+layers: their instance attributes, in order); everything else is a leaf. The C++ guard
+(src/python/guard_items.h) records its items following the spec made here, so array leaf i here
+is graph input i there. Other subclasses (OrderedDict) are leaves. The output spec (results)
+adds its own leaves: Constant, and Rebuilt for namedtuples and dataclasses."""
 import functools
 import types
 
@@ -45,11 +46,12 @@ def is_data_object(node, result=False):
     kind = type(node)
     if (kind.__dictoffset__ == 0 or kind.__new__ is not object.__new__ or isinstance(node, type)
             or kind.__getattribute__ is not object.__getattribute__ or hasattr(kind, "__getattr__")
+            or hasattr(kind, "__del__")  # a copy's finalizer would act on the caller's state
             or any("__slots__" in vars(base) for base in kind.__mro__[:-1])):
         return False
     if result:
         return hasattr(kind, "__dataclass_fields__")
-    return holds_array(node, lambda value: isinstance(value, np.ndarray), depth=3)
+    return holds_array(node, lambda value: isinstance(value, np.ndarray))
 
 
 def _flatten(node, leaves, objects, results=False):
@@ -76,8 +78,8 @@ def _flatten(node, leaves, objects, results=False):
 
 
 def _data_object(kind, names, values):
-    """An instance of the dataclass `kind` over these attributes, made as copy.copy makes one
-    (no __init__ or __post_init__: the caller's object already passed them)."""
+    """An instance of `kind` over these attributes, made as copy.copy makes one (no __init__ or
+    __post_init__: the caller's object already passed them)."""
     instance = object.__new__(kind)
     instance.__dict__.update(zip(names, values))
     return instance
@@ -167,7 +169,7 @@ def _changed(spec, leaves, traced, original, is_traced):
         return next(leaves) is not traced
     if traced is original:  # the caller's own container: changes are Python's, but no tracer
         _skip(spec, leaves)
-        return holds_array(traced, is_traced, depth=4)
+        return holds_array(traced, is_traced)
     try:
         news, olds = _children(spec, traced), _children(spec, original)
     except (KeyError, IndexError, TypeError):
@@ -284,16 +286,23 @@ def cell_holds(cell):
     return True
 
 
-def holds_array(value, is_array, depth=3):
-    """Whether a result leaf kiln cannot rebuild (a dataclass, a dict subclass, an object)
-    holds a traced array within `depth` levels: returned as it is, the caller would get it."""
+def holds_array(value, is_array, depth=16, seen=None):
+    """Whether `value` holds an array (`is_array`) within `depth` levels of containers and
+    objects' attributes, each object looked at once: a result leaf kiln cannot rebuild (a
+    dict subclass, an object) returned as it is would give the caller a traced array; an
+    argument object (a model whose layers hold weights) would bake its arrays into the graph."""
     if is_array(value):
         return True
     if isinstance(value, _LAZY_CODE):
         # Its body runs after the trace has ended, over the trace's arguments and globals.
         return True
-    if depth == 0 or isinstance(value, (str, bytes, np.ndarray, np.generic, type)):
+    if depth == 0 or isinstance(value, (str, bytes, np.ndarray, np.generic, type,
+                                        types.ModuleType)):
         return False
+    seen = set() if seen is None else seen
+    if id(value) in seen:
+        return False
+    seen.add(id(value))
     if isinstance(value, dict):
         parts = list(value.values())
     elif isinstance(value, (tuple, list, set, frozenset)):
@@ -307,7 +316,7 @@ def holds_array(value, is_array, depth=3):
         parts = [value.__func__, value.__self__]
     else:
         parts = list(getattr(value, "__dict__", {}).values()) + _slot_values(value)
-    return any(holds_array(part, is_array, depth - 1) for part in parts)
+    return any(holds_array(part, is_array, depth - 1, seen) for part in parts)
 
 
 def _slot_values(value):

@@ -151,16 +151,67 @@ class Computed:
         return self.w * 2.0 if name == "doubled" else super().__getattribute__(name)
 
 
+class Finalized:
+    closed = 0
+
+    def __init__(self, w):
+        self.w = w
+
+    def __del__(self):  # a copy's would run too: the caller's object counted closed
+        Finalized.closed += 1
+
+
 def test_objects_that_cannot_be_copied_as_containers_run_eagerly():
     x = np.ones(3)
     shared = Layer(3, 0)
+    finalized = Finalized(np.arange(3.0))
     cases = [(lambda pair: pair[0].w.sum() + pair[1].w.sum(), [shared, shared]),
              (lambda s: s.w * s.scale, Slotted(np.arange(3.0))),
-             (lambda c: c.doubled + 1.0, Computed(np.arange(3.0)))]
+             (lambda c: c.doubled + 1.0, Computed(np.arange(3.0))),
+             (lambda f: f.w * 2.0, finalized)]
     for function, argument in cases:
         np.testing.assert_allclose(kiln.compile(function)(argument), function(argument))
         report = kiln.explain(function)(argument)
         assert report.break_reasons and "holds arrays" in report.break_reasons[0].reason
+    assert Finalized.closed == 0
     cycle = Layer(3, 1)
     cycle.parent = cycle  # reached through itself
     np.testing.assert_allclose(kiln.compile(Layer.forward)(cycle, x), cycle.forward(x))
+
+
+class Attention:
+    def __init__(self):
+        self.W = np.ones((2, 2))
+
+
+class Block:
+    def __init__(self):
+        self.attention = Attention()
+
+
+class Encoder:
+    def __init__(self):
+        self.blocks = [Block(), Block()]
+
+
+class Model:
+    def __init__(self):
+        self.encoder = Encoder()
+
+
+def encode(model, x):
+    for block in model.encoder.blocks:
+        x = x @ block.attention.W
+    return x
+
+
+def test_arrays_deep_in_an_argument_object_are_read_at_each_call():
+    # Five levels down, the weights were found by no depth-limited search: baked into the
+    # graph as constants, a change made in place to them went unseen.
+    model, x = Model(), np.ones(2)
+    compiled = kiln.compile(encode)
+    np.testing.assert_array_equal(compiled(model, x), encode(model, x))
+    model.encoder.blocks[0].attention.W[:] = 3.0
+    np.testing.assert_array_equal(compiled(model, x), encode(model, x))
+    report = kiln.explain(encode)(model, x)
+    assert not report.break_reasons and len(report.graphs) == 1
