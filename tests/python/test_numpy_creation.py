@@ -90,7 +90,8 @@ def test_mutated_created_array_is_not_treated_as_known():
     def mutate(x):
         a = np.zeros(3)
         a[1] = x[0]
-        return bool(a[1] > 0)    # needs the traced value: a real graph break
+        positive = bool(a[1] > 0)  # needs the traced value: a real graph break
+        return positive            # (a returned bool(...) itself would stay traced)
 
     with pytest.raises(kiln.GraphBreak):
         kiln.compile(mutate, fullgraph=True)(np.ones(2))
