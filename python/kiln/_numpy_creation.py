@@ -49,6 +49,10 @@ def full(context, shape, fill_value, dtype=None, order="C", **kwargs):
     dtype = np.asarray(fill_value).dtype if dtype is None else check_dtype(dtype)
     if np.ndim(fill_value):
         return full(context, shape, context.lift(np.asarray(fill_value, dtype)), dtype)
+    try:  # NumPy's conversion: an int the dtype cannot hold is its OverflowError (wrapped in 1.x)
+        fill_value = np.full((), fill_value, dtype)[()]
+    except OverflowError as error:
+        raise OverflowError(f"{error} (in np.full at {user_location()})") from None
     return traced(context, context.constant(fill_value, dtype, shape))
 
 
