@@ -22,6 +22,13 @@ _NUMPY_DIRECTORY = os.path.dirname(os.path.abspath(np.__file__))
 _BENCH_DIRECTORY = os.path.join(_PACKAGE_DIRECTORY, "bench") + os.sep
 
 
+@functools.lru_cache(maxsize=4096)
+def is_kiln_code(filename):
+    """Code of kiln itself (not its benchmark's programs)."""
+    return filename.startswith(_PACKAGE_DIRECTORY + os.sep) and not filename.startswith(
+        _BENCH_DIRECTORY)
+
+
 @functools.lru_cache(maxsize=4096)  # each traced op asks for every frame of the stack
 def is_internal(filename):
     """Code of kiln, of NumPy (its dispatch shims included), or of the import system."""

@@ -50,6 +50,10 @@ def full(context, shape, fill_value, dtype=None, order="C", **kwargs):
     dtype = np.asarray(fill_value).dtype if dtype is None else check_dtype(dtype)
     if np.ndim(fill_value):
         return full(context, shape, context.lift(np.asarray(fill_value, dtype)), dtype)
+    try:  # NumPy's conversion: an int the dtype cannot hold is its OverflowError (wrapped in 1.x)
+        fill_value = np.full((), fill_value, dtype)[()]
+    except OverflowError as error:
+        raise OverflowError(f"{error} (in np.full at {user_location()})") from None
     return traced(context, context.constant(fill_value, dtype, shape))
 
 
@@ -73,9 +77,15 @@ def arange(context, start_or_stop, stop=None, step=None, dtype=None, **kwargs):
     dtype = check_dtype(dtype)
     count = max(0, int(np.ceil((stop - start) / step)))
     k = backend()
-    # NumPy fills start + i * (second - first), with both first values in the result dtype.
-    first = np.asarray(start).astype(dtype)
-    delta = np.asarray(start + step).astype(dtype) - first
+    # NumPy fills start + i * (second - first), with both first values in the result dtype
+    # (converted as NumPy does: NumPy 2 refuses an int the dtype cannot hold).
+    def value(number, checked):
+        return np.array(number, dtype) if checked else np.asarray(number).astype(dtype)
+    try:
+        first = value(start, count > 0)
+        delta = value(start + step, count > 1) - first
+    except OverflowError as error:
+        raise OverflowError(f"{error} (in np.arange at {user_location()})") from None
     compute = dtype if dtype.kind != "b" else np.dtype(np.int64)
     values = _iota(context, count, compute)
     if delta != 1:
@@ -160,7 +170,11 @@ def array(context, obj, dtype=None, *, copy=True, ndmin=0, **kwargs):
         else:
             result = obj.astype(dtype)
     else:
-        items = [array(context, item) if has_tracer(item) else np.asarray(item) for item in obj]
+        try:  # NumPy's conversion of the plain items to the dtype asked for (its OverflowError)
+            items = [array(context, item) if has_tracer(item) else np.asarray(item, dtype)
+                     for item in obj]
+        except OverflowError as error:
+            raise OverflowError(f"{error} (in np.array at {user_location()})") from None
         common = np.result_type(*[item.dtype for item in items]) if dtype is None else dtype
         result = np.stack([item.astype(common) for item in items])
     if result.ndim < ndmin:

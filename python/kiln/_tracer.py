@@ -25,7 +25,6 @@ dtypes before the kiln op runs and results are cast to NumPy's output dtypes.
 """
 import functools
 import operator
-import os
 import sys
 import weakref
 
@@ -61,8 +60,8 @@ def install(numpy_api, indexing):
 
 # ---- graph breaks (_graph_breaks.py) ----
 
-from ._graph_breaks import (called_by_a_shuffle, graph_break, materialize,  # noqa: E402,F401
-                           user_location)
+from ._graph_breaks import (called_by_a_shuffle, graph_break, is_kiln_code,  # noqa: E402,F401
+                           materialize, user_location)
 from ._integer_ranges import check_fits, check_traced_int_fits  # noqa: E402,F401
 
 
@@ -373,14 +372,6 @@ def normalize_axes(axis, ndim, op_name="op"):
 
 # ---- the array stand-in ----
 
-_KILN_DIRECTORY = os.path.dirname(os.path.abspath(__file__)) + os.sep
-_BENCH_DIRECTORY = _KILN_DIRECTORY + "bench" + os.sep
-
-
-def _is_kiln_code(filename):
-    return filename.startswith(_KILN_DIRECTORY) and not filename.startswith(_BENCH_DIRECTORY)
-
-
 _INPLACE = {}
 
 
@@ -422,8 +413,7 @@ class TracedArray:
         return self._tensor
 
     def _root_tensor(self):
-        """The root's value in the shape this view's functions take (`root.shape = ...` may
-        have changed its shape since: the same elements in row-major order)."""
+        """The root's value in the shape this view's functions take (root.shape = ... since)."""
         tensor = self._root.tensor
         if tuple(tensor.shape) != self._root_shape:
             tensor = backend().reshape(tensor, list(self._root_shape))
@@ -488,27 +478,6 @@ class TracedArray:
             return self._materialized_selection().shape
         return tuple(self.tensor.shape)
 
-    @shape.setter
-    def shape(self, value):
-        """x.shape = ...: NumPy's in-place reshape, the same elements under a new shape (views
-        of x keep reading them). An argument's shape is its caller's, which kiln cannot set."""
-        self._check_plain("setting the shape")
-        if self._argument:
-            raise TypeError(f"kiln: x.shape = ... at {user_location()} would change the shape "
-                            "of an argument (its caller's array) in place, which a compiled "
-                            "function cannot: use x = x.reshape(...)")
-        old_shape = list(self.tensor.shape)
-        tensor = self.reshape(value).tensor   # NumPy's errors (sizes, several -1)
-        k = backend()
-        if self._root is not None:
-            forward, backward = self._forward, self._backward
-            new_shape = list(tensor.shape)
-            self._forward = lambda root: k.reshape(forward(root), new_shape)
-            self._backward = lambda root, value: backward(root, k.reshape(value, old_shape))
-        else:
-            self._version += 1   # views of it read it again, through _root_tensor
-        self._tensor = tensor
-
     @property
     def ndim(self):
         return len(self.shape)
@@ -535,16 +504,8 @@ class TracedArray:
             raise ValueError("matrix transpose with ndim < 2 is undefined")
         return np.swapaxes(self, -1, -2)
 
-    def _set_real(self, value):
-        np.real(self)[...] = value   # a view: the write reaches self
-
-    def _set_imag(self, value):
-        if self.dtype.kind != "c":
-            raise TypeError("array does not have imaginary part to set")
-        np.imag(self)[...] = value
-
-    real = property(np.real, _set_real, doc="The real part (the array itself when not complex).")
-    imag = property(np.imag, _set_imag, doc="The imaginary part (zeros when not complex).")
+    real = property(np.real, doc="The real part (the array itself when not complex).")
+    imag = property(np.imag, doc="The imaginary part (zeros when not complex).")
 
     def __len__(self):
         if self.ndim == 0:
@@ -568,7 +529,7 @@ class TracedArray:
         """The class eager NumPy's value has, as isinstance() sees it from code outside kiln
         (`isinstance(x, np.ndarray)`, `isinstance(x.sum(), float)`, np.isscalar): a branch on
         it takes the path NumPy takes. kiln's own code sees TracedArray; type(x) stays it."""
-        if _is_kiln_code(sys._getframe(1).f_code.co_filename):
+        if is_kiln_code(sys._getframe(1).f_code.co_filename):
             return TracedArray
         if self._scalar:
             return self._weak or self.dtype.type

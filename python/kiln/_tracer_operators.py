@@ -3,7 +3,7 @@ ufunc NumPy's own ndarray uses, so the tracer's ufunc and function tables handle
 import numpy as np
 
 from . import _numpy_api
-from ._tracer import TracedArray, materialize, to_tensor, user_location, weak_type
+from ._tracer import TracedArray, backend, materialize, to_tensor, user_location, weak_type
 
 
 def _method(function_name):
@@ -230,3 +230,41 @@ def _rdivmod(self, other):
 
 TracedArray.__divmod__ = _divmod
 TracedArray.__rdivmod__ = _rdivmod
+
+
+# ---- members NumPy lets code assign ----
+
+def _set_shape(self, value):
+    """x.shape = ...: NumPy's in-place reshape, the same elements under a new shape (views of x
+    keep reading them). An argument's shape is its caller's, which kiln cannot set."""
+    self._check_plain("setting the shape")
+    if self._argument:
+        raise TypeError(f"kiln: x.shape = ... at {user_location()} would change the shape of "
+                        "an argument (its caller's array) in place, which a compiled function "
+                        "cannot: use x = x.reshape(...)")
+    old_shape = list(self.tensor.shape)
+    tensor = self.reshape(value).tensor   # NumPy's errors (sizes, several -1)
+    k = backend()
+    if self._root is not None:
+        forward, backward = self._forward, self._backward
+        new_shape = list(tensor.shape)
+        self._forward = lambda root: k.reshape(forward(root), new_shape)
+        self._backward = lambda root, value: backward(root, k.reshape(value, old_shape))
+    else:
+        self._version += 1   # views of it read it again, through _root_tensor
+    self._tensor = tensor
+
+
+def _set_real(self, value):
+    np.real(self)[...] = value   # a view: the write reaches self
+
+
+def _set_imag(self, value):
+    if self.dtype.kind != "c":
+        raise TypeError("array does not have imaginary part to set")
+    np.imag(self)[...] = value
+
+
+TracedArray.shape = property(TracedArray.shape.fget, _set_shape)
+TracedArray.real = property(TracedArray.real.fget, _set_real, doc=TracedArray.real.__doc__)
+TracedArray.imag = property(TracedArray.imag.fget, _set_imag, doc=TracedArray.imag.__doc__)

@@ -2,6 +2,7 @@
 function is compared with eager NumPy (values and dtypes), is built as graph nodes (no graph
 break under fullgraph=True, iota instead of an embedded array), and NumPy is left unchanged."""
 import threading
+import warnings
 
 import numpy as np
 import pytest
@@ -136,3 +137,30 @@ def test_bad_creation_arguments_raise_numpy_errors():
         kiln.compile(lambda x: np.zeros(-1) + x)(np.ones(1))
     with pytest.raises(ValueError, match="Number of samples"):
         kiln.compile(lambda x: np.linspace(0, 1, -2) + x)(np.ones(1))
+
+
+@pytest.mark.parametrize("fill", [300, -1, 2**70, 300.0, 255])
+def test_creation_converts_python_ints_as_numpy(fill):
+    """np.full / np.full_like / np.array / np.arange of a Python int the dtype cannot hold:
+    NumPy 2's OverflowError (NumPy 1.x wraps it; both refuse ints past 64 bits, and arange
+    checks only the values it makes), where kiln wrapped it silently."""
+    x = np.arange(3, dtype=np.uint8)
+
+    def filled(x):
+        return (np.full_like(x, fill), np.full((2,), fill, np.uint8),
+                np.array([x[0], fill], dtype=np.uint8),
+                np.arange(-fill, 2, dtype=np.uint8) if isinstance(fill, int) else x,
+                np.arange(-fill, -fill - 3, dtype=np.uint8) if isinstance(fill, int) else x)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)   # NumPy 1.x's, for the wrapping
+        try:
+            expected = filled(x)
+        except OverflowError:
+            named = r"in np\.(full|array|arange) at .*test_numpy_creation"
+            with pytest.raises(OverflowError, match=named):
+                kiln.compile(filled)(x)
+            return
+        got = kiln.compile(filled)(x)
+    for value, reference in zip(got, expected):
+        assert value.dtype == reference.dtype
+        np.testing.assert_array_equal(value, reference)
