@@ -23,7 +23,6 @@ Typing follows the installed NumPy: each ufunc's loop is resolved by NumPy itsel
 (ufunc.resolve_dtypes: NEP 50 weak Python scalars on NumPy 2); operands are cast to the loop's
 dtypes before the kiln op runs and results are cast to NumPy's output dtypes.
 """
-import functools
 import operator
 import sys
 import weakref
@@ -32,16 +31,10 @@ import numpy as np
 
 from . import _kiln
 
-AxisError = getattr(np, "exceptions", np).AxisError  # numpy.exceptions: NumPy >= 1.25
 try:  # NumPy's own class for a bad out= dtype (numpy.core before NumPy 2)
     from numpy._core._exceptions import _UFuncOutputCastingError
 except ImportError:
     from numpy.core._exceptions import _UFuncOutputCastingError
-
-SUPPORTED_DTYPES = frozenset(
-    ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-     "float16", "float32", "float64", "complex64", "complex128"])
-
 
 def backend():  # the kiln ops the tracer records with
     return _kiln
@@ -63,6 +56,8 @@ def install(numpy_api, indexing):
 from ._graph_breaks import (called_by_a_shuffle, graph_break, is_kiln_code,  # noqa: E402,F401
                            materialize, user_location)
 from ._integer_ranges import check_fits, check_traced_int_fits  # noqa: E402,F401
+from ._tracer_types import (SUPPORTED_DTYPES, AxisError, check_dtype,  # noqa: E402,F401
+                            default_float, dtype_name, normalize_axes, normalize_axis)
 
 
 def materialize_all(value, reason):
@@ -74,26 +69,6 @@ def materialize_all(value, reason):
     if isinstance(value, dict):
         return {key: materialize_all(item, reason) for key, item in value.items()}
     return value
-
-
-def default_float():
-    """kiln.config.numpy_default_float (float64 unless the user says otherwise)."""
-    package = sys.modules.get(__package__ or "kiln")
-    name = getattr(getattr(package, "config", None), "numpy_default_float", None)
-    return np.dtype(name or "float64")
-
-
-def check_dtype(dtype):
-    dtype = np.dtype(dtype)
-    if dtype_name(dtype) not in SUPPORTED_DTYPES:
-        graph_break(f"dtype {dtype_name(dtype)} is not supported by kiln")
-    return dtype
-
-
-@functools.lru_cache(maxsize=256)
-def dtype_name(dtype):
-    """dtype.name, which NumPy builds on every read (microseconds a traced op)."""
-    return dtype.name
 
 
 # ---- the trace ----
@@ -350,24 +325,6 @@ def _has_mask(value):
     if isinstance(value, dict):
         return any(_has_mask(item) for item in value.values())
     return False
-
-
-def normalize_axis(axis, ndim, op_name="op"):
-    if not -ndim <= axis < ndim:
-        raise AxisError(axis, ndim, f"kiln: {op_name} at {user_location()}")
-    return axis + ndim if axis < 0 else axis
-
-
-def normalize_axes(axis, ndim, op_name="op"):
-    """NumPy's axis argument (None, int or tuple) as a sorted list of non-negative axes."""
-    if axis is None:
-        return list(range(ndim))
-    if isinstance(axis, (list, tuple)):
-        axes = [normalize_axis(int(a), ndim, op_name) for a in axis]
-        if len(set(axes)) != len(axes):
-            raise ValueError(f"duplicate value in 'axis' (in {op_name})")
-        return sorted(axes)
-    return [normalize_axis(int(axis), ndim, op_name)]
 
 
 # ---- the array stand-in ----

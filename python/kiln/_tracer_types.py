@@ -1,0 +1,51 @@
+"""The dtypes and axes the NumPy tracer (kiln._tracer) accepts: which dtypes kiln traces, the
+default float, NumPy's axis arguments normalised with NumPy's errors."""
+import functools
+import sys
+
+import numpy as np
+
+from ._graph_breaks import graph_break, user_location
+
+AxisError = getattr(np, "exceptions", np).AxisError  # numpy.exceptions: NumPy >= 1.25
+SUPPORTED_DTYPES = frozenset(
+    ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+     "float16", "float32", "float64", "complex64", "complex128"])
+
+
+def default_float():
+    """kiln.config.numpy_default_float (float64 unless the user says otherwise)."""
+    package = sys.modules.get(__package__ or "kiln")
+    name = getattr(getattr(package, "config", None), "numpy_default_float", None)
+    return np.dtype(name or "float64")
+
+
+def check_dtype(dtype):
+    dtype = np.dtype(dtype)
+    if dtype_name(dtype) not in SUPPORTED_DTYPES:
+        graph_break(f"dtype {dtype_name(dtype)} is not supported by kiln")
+    return dtype
+
+
+@functools.lru_cache(maxsize=256)
+def dtype_name(dtype):
+    """dtype.name, which NumPy builds on every read (microseconds a traced op)."""
+    return dtype.name
+
+
+def normalize_axis(axis, ndim, op_name="op"):
+    if not -ndim <= axis < ndim:
+        raise AxisError(axis, ndim, f"kiln: {op_name} at {user_location()}")
+    return axis + ndim if axis < 0 else axis
+
+
+def normalize_axes(axis, ndim, op_name="op"):
+    """NumPy's axis argument (None, int or tuple) as a sorted list of non-negative axes."""
+    if axis is None:
+        return list(range(ndim))
+    if isinstance(axis, (list, tuple)):
+        axes = [normalize_axis(int(a), ndim, op_name) for a in axis]
+        if len(set(axes)) != len(axes):
+            raise ValueError(f"duplicate value in 'axis' (in {op_name})")
+        return sorted(axes)
+    return [normalize_axis(int(axis), ndim, op_name)]

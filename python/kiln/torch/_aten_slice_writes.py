@@ -1,0 +1,81 @@
+"""Conversion-table entries: writes into slices of a tensor, functionalised (`x[:, 1:] = y`,
+`x[:, 0] = y`, the gradients of slices and selects): pointwise work and concatenations, no
+scatter (see _aten_table.py)."""
+import torch
+
+from .. import _kiln
+from ._aten_structure import _slice_any
+from ._aten_table import Unconvertible, axis, cast, lowers, out_dtype
+
+aten = torch.ops.aten
+
+
+@lowers(aten.slice_scatter.default)
+def _slice_scatter(context, node, base, src, dim=0, start=None, end=None, step=1):
+    """base with base[start:start + len(src)] along `dim` replaced by src (functionalised
+    `x[:, 1:] = y`): the kept parts of base and src, concatenated."""
+    return _scatter_run(node, base, src, axis(dim, base.ndim), 0 if start is None else start,
+                        step)
+
+
+@lowers(aten.select_scatter.default)
+def _select_scatter(context, node, base, src, dim, index):
+    dim = axis(dim, base.ndim)
+    shape = list(src.shape)
+    shape.insert(dim, 1)
+    return _scatter_run(node, base, _kiln.reshape(src, shape), dim, index, 1)
+
+
+def _scatter_run(node, base, src, dim, start, step):
+    size = base.shape[dim]
+    if isinstance(start, int) and start < 0 and isinstance(size, int):
+        start = max(start + size, 0)
+    if (step != 1 and isinstance(start, int) and start >= 0 and isinstance(size, int)
+            and isinstance(src.shape[dim], int)):
+        return _strided_scatter_run(node, base, src, dim, start, step)
+    if step != 1 or not isinstance(start, int) or start < 0:
+        raise Unconvertible(f"a scatter into {start}::{step} of an axis of size {size}")
+    dtype = out_dtype(node)
+    base, src = cast(base, dtype), cast(src, dtype)
+    pieces, stop = [], start + src.shape[dim]
+
+    def part(begin, end):
+        slices = [slice(None)] * base.ndim
+        slices[dim] = (begin, end, 1)
+        return _slice_any(base, slices)
+    if start > 0:
+        pieces.append(part(0, start))
+    pieces.append(src)
+    if stop != size:
+        pieces.append(part(stop, 2 ** 63 - 1))
+    return _kiln.concatenate(pieces, dim) if len(pieces) > 1 else pieces[0]
+
+
+def _strided_scatter_run(node, base, src, dim, start, step):
+    """base with src written into start::step of axis `dim` (the gradient of x[:, 0::2], Swin's
+    patch merging): src spread to every step-th place (zeros between), shifted to `start`, and
+    chosen where the position is one of the slice's; pointwise work, no scatter."""
+    dtype = out_dtype(node)
+    base, src = cast(base, dtype), cast(src, dtype)
+    size, count = base.shape[dim], src.shape[dim]
+    shape = list(src.shape)
+    spread = _kiln.reshape(src, shape[:dim] + [count, 1] + shape[dim + 1:])
+    widths = [(0, 0)] * (len(shape) + 1)
+    widths[dim + 1] = (0, step - 1)
+    spread = _kiln.reshape(_kiln.pad(spread, widths, "constant", 0),
+                           shape[:dim] + [count * step] + shape[dim + 1:])
+    length = min(count * step, size - start)
+    slices = [slice(None)] * len(shape)
+    slices[dim] = (0, length, 1)
+    widths = [(0, 0)] * len(shape)
+    widths[dim] = (start, size - start - length)
+    spread = _kiln.pad(_slice_any(spread, slices), widths, "constant", 0)
+    position = _kiln.arange(base, size, "int64")
+    offset = _kiln.subtract(position, _kiln.full(base, [], float(start), "int64"))
+    chosen = _kiln.logical_and(
+        _kiln.logical_and(_kiln.greater_equal(offset, _kiln.full(base, [], 0.0, "int64")),
+                          _kiln.less(offset, _kiln.full(base, [], float(count * step), "int64"))),
+        _kiln.equal(_kiln.mod(offset, _kiln.full(base, [], float(step), "int64")),
+                    _kiln.full(base, [], 0.0, "int64")))
+    chosen = _kiln.reshape(chosen, [1] * dim + [size] + [1] * (len(shape) - dim - 1))
+    return _kiln.where(chosen, spread, base)
