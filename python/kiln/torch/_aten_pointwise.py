@@ -42,8 +42,15 @@ def _promotion_sample(value):
     return value
 
 
+# torch's CPU multiplication and division take a Python scalar at the precision they compute
+# in (a half-precision tensor's float32), unrounded; other ops cast it to the tensor's dtype.
+_UNROUNDED_SCALARS = frozenset([aten.mul.Tensor, aten.mul.Scalar, aten.div.Tensor,
+                                aten.div.Scalar, aten.true_divide.Tensor])
+
+
 def _operands(context, node, values, dtype):
-    return [context.as_tensor(value, dtype) for value in values]
+    rounded = node.target not in _UNROUNDED_SCALARS
+    return [context.as_tensor(value, dtype, rounded) for value in values]
 
 
 def _elementwise(builder, arity):

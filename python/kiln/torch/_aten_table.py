@@ -87,7 +87,7 @@ class LoweringContext:
             self._anchor = self.trace.constant(np.zeros((), np.int64))
         return self._anchor
 
-    def full(self, shape, value, dtype):
+    def full(self, shape, value, dtype, rounded=True):
         """A constant tensor of a torch dtype (exact for integers past 2**53); `value` may be a
         kiln.Size (a dynamic length used as data)."""
         kind = kiln_dtype(dtype)
@@ -100,14 +100,20 @@ class LoweringContext:
             return _kiln.full(self.anchor(), list(shape), float(bool(value)), kind)
         if isinstance(value, int) and kind in _INTEGER_DTYPES:
             return _kiln.full_integer(self.anchor(), list(shape), int(np.int64(value)), kind)
+        if kind in ("float16", "bfloat16") and rounded:
+            # A half-precision constant holds its dtype's value, as torch rounds a Python number
+            # to the tensor's dtype (x + 0.3 adds bfloat16(0.3)); kiln computes such kernels in
+            # float32, where an unrounded 0.3 changed a third of the sums' last bits.
+            value = float(torch.tensor(float(value), dtype=dtype))
         return _kiln.full(self.anchor(), list(shape), float(value), kind)
 
-    def as_tensor(self, value, dtype):
-        """`value` (a kiln Tensor or a Python number) as a tensor of torch dtype `dtype`."""
+    def as_tensor(self, value, dtype, rounded=True):
+        """`value` (a kiln Tensor or a Python number) as a tensor of torch dtype `dtype`; a
+        Python number not rounded to a half-precision dtype where `rounded` is False."""
         if isinstance(value, _kiln.Tensor):
             return cast(value, dtype)
         if isinstance(value, (bool, int, float, _kiln.Size)):
-            return self.full((), value, dtype)
+            return self.full((), value, dtype, rounded)
         raise Unconvertible(f"operand {type(value).__name__}")
 
 
