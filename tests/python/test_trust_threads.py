@@ -199,3 +199,22 @@ def test_a_forked_child_runs_compiled_functions_after_the_parent_ran_parallel_on
         print("status", status)
     """, timeout=120, env={k: v for k, v in os.environ.items() if k != "OMP_NUM_THREADS"})
     assert "child 12000000.0 300.0" in out and "status 0" in out
+
+
+def test_daemon_threads_running_kernels_while_the_interpreter_exits():
+    """A daemon thread that finishes a kernel (run without the GIL) while the interpreter
+    finalizes is ended by CPython with pthread_exit when it asks for the GIL back; unwound
+    through the binding's catch (...) that aborted the process ("terminate called without an
+    active exception"). The thread is parked instead and the process exits cleanly."""
+    for delay in (0.05, 0.3):
+        run_probe(f"""
+            import threading, time, numpy as np, kiln
+            total = kiln.compile(lambda x: np.sin(x).sum() + x)
+            big = np.ones(3_000_000)   # big enough to run without the GIL
+            def loop():
+                while True:
+                    total(big)
+            for _ in range(4):
+                threading.Thread(target=loop, daemon=True).start()
+            time.sleep({delay})
+        """, timeout=120)
