@@ -62,10 +62,18 @@ class Environment:
             return
         self.cells, self.cell_names = fn.__closure__, list(code.co_freevars)
         self.reads = [(globals_, name, f"global '{name}'") for name in _names(code)]
-        # A method's instance attributes (self.w) are read like globals, from self.__dict__;
-        # a classmethod's class (its __dict__ a mappingproxy) is not read: fixed at the trace.
+        # Default values are read at each call too (by getattr: a default dict or array
+        # changed in place, or __defaults__ assigned, is seen as a changed argument would be).
+        for name, label in (("__defaults__", "default arguments"),
+                            ("__kwdefaults__", "keyword-only defaults")):
+            if getattr(fn, name) is not None:
+                self.reads.append((fn, name, f"{fn.__qualname__}'s {label}"))
+        # A method's instance attributes (self.w) are read like globals, from self.__dict__,
+        # and its __slots__ attributes by getattr; a classmethod's class (its __dict__ a
+        # mappingproxy) is not read: fixed at the trace.
         self.attributes = (self.bound_to.__dict__ if _is_plain_object(self.bound_to)
                            else None)
+        self.slots = _slot_names(self.bound_to) if _has_slots(self.bound_to) else {}
         self._find_helpers(fn)
 
     def _find_helpers(self, fn):
@@ -80,18 +88,35 @@ class Environment:
                 read.add((id(globals_), name))
                 self.reads.append((globals_, name, label))
 
+        def add_self_read(name):
+            if self.attributes is not None and name in self.attributes:
+                add_read(self.attributes, name, f"self.{name}")
+            elif name in self.slots:
+                add_read(self.bound_to, self.slots[name], f"self.{name}")
+            else:
+                return False
+            return True
+
+        reads_self = self.attributes is not None or bool(self.slots)
         while pending:
             function = pending.pop()
             globals_ = function.__globals__
             for name in _names(function.__code__):
                 value = _plain_function(globals_.get(name))
-                method = getattr(owner, name, None) if self.attributes is not None else None
-                if self.attributes is not None and name in self.attributes:
-                    add_read(self.attributes, name, f"self.{name}")
+                method = getattr(owner, name, None) if reads_self else None
+                if add_self_read(name):
+                    pass
                 elif _is_user_function(method) and id(method) not in seen:
                     seen.add(id(method))
                     pending.append(method)
                     self.methods.append((name, method))
+                elif (isinstance(method, property) and _is_user_function(method.fget)
+                      and id(method.fget) not in seen):
+                    # self.scale of `return self._scale`: the getter runs on the stand-in for
+                    # self, so the attributes it names are read as the method's own are.
+                    seen.add(id(method.fget))
+                    for attribute in _names(method.fget.__code__):
+                        add_self_read(attribute)
                 if _is_user_function(value):
                     self.links.append((globals_, name, value))
                     if id(value) not in seen:
@@ -99,11 +124,18 @@ class Environment:
                         pending.append(value)
                 elif function is not fn and isinstance(value, np.ndarray):
                     add_read(globals_, name, f"global '{name}' of {function.__qualname__}()")
-                elif _is_plain_object(value):
+                elif _is_plain_object(value) or _has_slots(value):
                     # cfg.scale, cfg.w of a global object: read like self's attributes
-                    names = [a for a in _names(function.__code__) if a in value.__dict__]
+                    attributes = getattr(value, "__dict__", None)
+                    attributes = attributes if isinstance(attributes, dict) else {}
+                    slots = _slot_names(value)
+                    names = [a for a in _names(function.__code__)
+                             if a in attributes or a in slots]
                     for attribute in names:
-                        add_read(value.__dict__, attribute, f"{name}.{attribute}")
+                        if attribute in attributes:
+                            add_read(attributes, attribute, f"{name}.{attribute}")
+                        else:
+                            add_read(value, slots[attribute], f"{name}.{attribute}")
                     if names and all(o is not value for _, _, o in self.objects):
                         self.objects.append((globals_, name, value))
 
@@ -112,6 +144,7 @@ class Environment:
         GuardedCache's environment order: reads, then cells), the Attributes of the objects
         it reads attributes of: self's, and global objects')."""
         copies = {}
+        got = {}  # id(object) -> {name: value} of the reads by getattr (slots, defaults)
 
         def copy_of(globals_):
             if id(globals_) not in copies:
@@ -119,7 +152,10 @@ class Environment:
             return copies[id(globals_)]
 
         for (globals_, name, _), value in zip(self.reads, values):
-            if name in globals_:
+            if not isinstance(globals_, dict):
+                if hasattr(globals_, name):  # an unset slot stays unset
+                    got.setdefault(id(globals_), {})[name] = value
+            elif name in globals_:
                 copy_of(globals_)[name] = value
         clones = {}
 
@@ -133,14 +169,19 @@ class Environment:
             copy_of(globals_)[name] = clone_of(helper)
         objects = []  # (the caller's object, the one the trace runs over)
         for globals_, name, value in self.objects:
-            objects.append((value, _stand_in(value, copy_of(value.__dict__))))
+            attributes = getattr(value, "__dict__", None)
+            attributes = copy_of(attributes) if isinstance(attributes, dict) else None
+            objects.append((value, _stand_in(value, attributes, got.get(id(value)))))
             copy_of(globals_)[name] = objects[-1][1]
         cells = self.cells
         if cells is not None:
             cells = tuple(types.CellType(value) for value in values[len(self.reads):])
         function = _function(self.fn, copy_of(self.fn.__globals__), cells)
+        defaults = got.get(id(self.fn), {})
+        function.__defaults__ = defaults.get("__defaults__", function.__defaults__)
+        function.__kwdefaults__ = defaults.get("__kwdefaults__", function.__kwdefaults__)
         if self.bound_to is not None:
-            objects.append((self.bound_to, self._instance(copy_of, clone_of)))
+            objects.append((self.bound_to, self._instance(copy_of, clone_of, got)))
             function = types.MethodType(function, objects[-1][1])
         return function, Attributes(objects)
 
@@ -157,14 +198,18 @@ class Environment:
         return Attributes([(value, value) for _, _, value in self.objects]
                           + [(self.bound_to, self.bound_to)])
 
-    def _instance(self, copy_of, clone_of):
+    def _instance(self, copy_of, clone_of, got):
         """A stand-in for self: its attributes the copy holding tracers, its methods rebuilt
         (an object that cannot be made that way is used as it is: its arrays are baked in)."""
-        if self.attributes is None:
+        if self.attributes is None and not self.slots:
             return self.bound_to
-        stand_in = _stand_in(self.bound_to, copy_of(self.attributes))
+        attributes = copy_of(self.attributes) if self.attributes is not None else None
+        stand_in = _stand_in(self.bound_to, attributes, got.get(id(self.bound_to)))
         if stand_in is self.bound_to:
             return stand_in
+        if attributes is None and self.methods:  # no __dict__ for them: a subclass's methods
+            return _with_methods(stand_in, {name: clone_of(method)
+                                            for name, method in self.methods})
         for name, method in self.methods:  # instance attributes shadow the class's functions
             stand_in.__dict__[name] = types.MethodType(clone_of(method), stand_in)
         return stand_in
@@ -179,8 +224,10 @@ class Attributes:
     the graph (kiln._compile), and restore() undoes the trace's own changes."""
 
     def __init__(self, objects):
-        self.saved = [(vars(caller), vars(traced), dict(vars(traced)))
-                      for caller, traced in objects if _is_plain_object(traced)]
+        self.saved = [(_attributes_of(caller), _attributes_of(traced),
+                       dict(_attributes_of(traced).items()))
+                      for caller, traced in objects
+                      if _is_plain_object(traced) or _has_slots(traced)]
 
     def assigned(self):
         """[(the caller's attribute dict, name, the value the trace assigned)], or None where
@@ -207,9 +254,92 @@ def _is_plain_object(value):
                                        types.MethodType, types.BuiltinFunctionType, np.ndarray)))
 
 
-def _stand_in(instance, attributes):
-    """An object of instance's class over `attributes` (the copy holding tracers); the
-    instance itself where its class cannot be made that way (its arrays are baked in)."""
+def _has_slots(value):
+    """An object with __slots__ attributes (read by getattr): not a class, module or array."""
+    return (value is not None and bool(_slot_names(value))
+            and not isinstance(value, (types.ModuleType, type, np.ndarray, np.generic)))
+
+
+def _slot_names(value):
+    """{name as code spells it: name getattr reads} of the __slots__ of value's class."""
+    names = {}
+    for klass in type(value).__mro__:
+        slots = klass.__dict__.get("__slots__", ())
+        for slot in (slots,) if isinstance(slots, str) else slots:
+            if not isinstance(slot, str) or slot in ("__dict__", "__weakref__"):
+                continue
+            if slot.startswith("__") and not slot.endswith("__"):  # self.__w: mangled
+                slot = f"_{klass.__name__.lstrip('_')}{slot}"
+            names.setdefault(slot, slot)
+    return names
+
+
+def _attributes_of(value):
+    """vars(value), or for an object with __slots__ a dict-like view of them (and of its
+    __dict__, if it has one), as Attributes reads and assigns them."""
+    return _SlotView(value) if _has_slots(value) else vars(value)
+
+
+class _SlotView:
+    """The attributes of an object with __slots__ as a dict: items() the set ones, assignment
+    by setattr (object's, past a frozen class's __setattr__ as the stand-in's own are set)."""
+
+    def __init__(self, value):
+        self.value, self.slots = value, _slot_names(value)
+        dict_ = getattr(value, "__dict__", None)
+        self.dict = dict_ if isinstance(dict_, dict) else None
+
+    def items(self):
+        found = [(name, getattr(self.value, name)) for name in self.slots
+                 if hasattr(self.value, name)]
+        return found + list(self.dict.items() if self.dict is not None else ())
+
+    def keys(self):
+        return dict(self.items()).keys()
+
+    def __setitem__(self, name, value):
+        if name in self.slots or self.dict is None:
+            object.__setattr__(self.value, name, value)
+        else:
+            self.dict[name] = value
+
+    def clear(self):
+        for name in self.slots:
+            if hasattr(self.value, name):
+                object.__delattr__(self.value, name)
+        if self.dict is not None:
+            self.dict.clear()
+
+    def update(self, values):
+        for name, value in values.items():
+            self[name] = value
+
+
+def _with_methods(instance, methods):
+    """instance as an object of a subclass of its class whose methods are `methods` (a class
+    with __slots__ has no __dict__ for them)."""
+    subclass = type(type(instance).__name__, (type(instance),), {**methods, "__slots__": ()})
+    try:
+        instance.__class__ = subclass
+    except TypeError:
+        pass
+    return instance
+
+
+def _stand_in(instance, attributes, slots=None):
+    """An object of instance's class over `attributes` (the copy holding tracers) and the
+    values of its __slots__ attributes in `slots`; the instance itself where its class cannot
+    be made that way (its arrays are baked in)."""
+    if slots:
+        try:
+            stand_in = copy.copy(instance)
+            if attributes is not None:
+                stand_in.__dict__ = attributes
+            for name, value in slots.items():
+                object.__setattr__(stand_in, name, value)
+            return stand_in
+        except Exception:  # noqa: BLE001 - any class may refuse to be copied
+            return instance
     try:
         stand_in = object.__new__(type(instance))
         stand_in.__dict__ = attributes
