@@ -218,3 +218,42 @@ def test_daemon_threads_running_kernels_while_the_interpreter_exits():
                 threading.Thread(target=loop, daemon=True).start()
             time.sleep({delay})
         """, timeout=120)
+
+
+def test_a_fork_while_another_thread_runs_a_kernel_gives_a_working_child():
+    """A fork taken while another thread ran the same compiled function (without the GIL) left
+    the child its executable's run mutex locked for good: the child's call waited forever. The
+    fork now waits for runs in flight."""
+    out = run_probe("""
+        import os, threading, time, numpy as np, kiln
+        total = kiln.compile(lambda x: (np.sin(x) * 2 + 1).sum())
+        x = np.ones(4_000_000)
+        expected = total(x)
+        stop = False
+        def loop():
+            while not stop:
+                total(x)
+        thread = threading.Thread(target=loop)
+        thread.start()
+        hung = 0
+        for i in range(6):
+            time.sleep(0.01 * i)
+            child = os.fork()
+            if child == 0:
+                os._exit(0 if total(x) == expected else 3)
+            for _ in range(400):
+                done, status = os.waitpid(child, os.WNOHANG)
+                if done:
+                    break
+                time.sleep(0.05)
+            else:
+                os.kill(child, 9)
+                os.waitpid(child, 0)
+                hung += 1
+                continue
+            assert status == 0, status
+        stop = True
+        thread.join()
+        print("hung", hung)
+    """, timeout=300, env={k: v for k, v in os.environ.items() if k != "OMP_NUM_THREADS"})
+    assert "hung 0" in out
