@@ -8,6 +8,7 @@ To trace, the function and the helpers it reaches are rebuilt over copies of the
 which those values are replaced by tracers (`rebuilt`).
 """
 import copy
+import functools
 import sysconfig
 import types
 
@@ -48,6 +49,11 @@ def _is_user_function(value):
 
 class Environment:
     def __init__(self, fn):
+        # functools.partial(f, w, s=2): f is read as the function, and the partial's arguments
+        # at each call (an array among them changed in place, a keyword set, is seen).
+        self.partial = fn if isinstance(fn, functools.partial) else None
+        if self.partial is not None:
+            fn = _plain_function(fn.func)
         # A bound method is rebuilt from its function and bound again.
         self.bound_to = fn.__self__ if isinstance(fn, types.MethodType) else None
         fn = fn.__func__ if isinstance(fn, types.MethodType) else fn
@@ -56,12 +62,16 @@ class Environment:
         self.links = []      # (globals dict, name, helper function) to rebind when tracing
         self.methods = []    # (name, function) of the methods of self reached
         self.objects = []    # (globals dict, name, object) whose attributes are read
+        self.cell_helpers = set()  # id() of user functions held in closure cells
         code, globals_ = getattr(fn, "__code__", None), getattr(fn, "__globals__", None)
         if code is None or globals_ is None:  # builtins, callable objects: arguments only
             self.cells, self.cell_names = None, []
             return
         self.cells, self.cell_names = fn.__closure__, list(code.co_freevars)
         self.reads = [(globals_, name, f"global '{name}'") for name in _names(code)]
+        if self.partial is not None:
+            self.reads += [(self.partial, "args", "the partial's arguments"),
+                           (self.partial, "keywords", "the partial's keywords")]
         # Default values are read at each call too (by getattr: a default dict or array
         # changed in place, or __defaults__ assigned, is seen as a changed argument would be).
         for name, label in (("__defaults__", "default arguments"),
@@ -122,9 +132,12 @@ class Environment:
                     if id(value) not in seen:
                         seen.add(id(value))
                         pending.append(value)
-                elif function is not fn and isinstance(value, np.ndarray):
+                    continue
+                if function is not fn and name in globals_:
+                    # Every global a helper names is read as fn's own are: an array changed
+                    # in place, a number or object rebound (EPS = 1e-3) is seen.
                     add_read(globals_, name, f"global '{name}' of {function.__qualname__}()")
-                elif _is_plain_object(value) or _has_slots(value):
+                if _is_plain_object(value) or _has_slots(value):
                     # cfg.scale, cfg.w of a global object: read like self's attributes
                     attributes = getattr(value, "__dict__", None)
                     attributes = attributes if isinstance(attributes, dict) else {}
@@ -138,6 +151,16 @@ class Environment:
                             add_read(value, slots[attribute], f"{name}.{attribute}")
                     if names and all(o is not value for _, _, o in self.objects):
                         self.objects.append((globals_, name, value))
+            # Helpers held in closure cells (a decorator's wrapper calling the function it
+            # wraps, `h = helper; lambda x: h(x)`): their globals are read too, and the trace
+            # runs clones of them over the copies (rebuilt).
+            for cell in function.__closure__ or ():
+                value = _plain_function(cell.cell_contents) if _pytree.cell_holds(cell) else None
+                if _is_user_function(value):
+                    self.cell_helpers.add(id(value))
+                    if id(value) not in seen:
+                        seen.add(id(value))
+                        pending.append(value)
 
     def rebuilt(self, values):
         """(fn over copies of its (and its helpers') globals and cells holding `values` (the
@@ -159,11 +182,27 @@ class Environment:
                 copy_of(globals_)[name] = value
         clones = {}
 
+        def is_cell_helper(cell):
+            return (_pytree.cell_holds(cell)
+                    and id(_plain_function(cell.cell_contents)) in self.cell_helpers)
+
         def clone_of(helper):
             if id(helper) not in clones:
+                closure = helper.__closure__ or ()
+                # New cells for the helpers it holds (filled once it is registered: a closure
+                # may reach itself), its other cells shared with the original.
+                fresh = tuple(types.CellType() if is_cell_helper(cell) else cell
+                              for cell in closure)
                 clones[id(helper)] = _function(helper, copy_of(helper.__globals__),
-                                               helper.__closure__)
+                                               fresh or None)
+                for new, old in zip(fresh, closure):
+                    if new is not old:
+                        new.cell_contents = clone_of(_plain_function(old.cell_contents))
             return clones[id(helper)]
+
+        def with_clone(value):
+            plain = _plain_function(value)
+            return clone_of(plain) if id(plain) in self.cell_helpers else value
 
         for globals_, name, helper in self.links:
             copy_of(globals_)[name] = clone_of(helper)
@@ -175,7 +214,8 @@ class Environment:
             copy_of(globals_)[name] = objects[-1][1]
         cells = self.cells
         if cells is not None:
-            cells = tuple(types.CellType(value) for value in values[len(self.reads):])
+            cells = tuple(types.CellType(with_clone(value))
+                          for value in values[len(self.reads):])
         function = _function(self.fn, copy_of(self.fn.__globals__), cells)
         defaults = got.get(id(self.fn), {})
         function.__defaults__ = defaults.get("__defaults__", function.__defaults__)
@@ -183,6 +223,10 @@ class Environment:
         if self.bound_to is not None:
             objects.append((self.bound_to, self._instance(copy_of, clone_of, got)))
             function = types.MethodType(function, objects[-1][1])
+        if self.partial is not None:
+            bound = got.get(id(self.partial), {})
+            function = functools.partial(function, *bound.get("args", self.partial.args),
+                                         **bound.get("keywords", self.partial.keywords))
         return function, Attributes(objects)
 
     @property

@@ -1,8 +1,10 @@
-"""State a compiled function reads that lives outside any __dict__: __slots__ attributes (of
-self, of a callable object, of a global object, of an argument), properties of self, and
-default argument values. Each was fixed at the first trace, so a later change gave the old
-answer silently; each must be read at every call, as eager NumPy reads it."""
+"""State a compiled function reads beyond its arguments and its own globals: __slots__
+attributes (of self, of a callable object, of a global object, of an argument), properties of
+self, default argument values, the globals of helpers (reached through globals or closure
+cells) and the arguments of a functools.partial. Each was fixed at the first trace, so a later
+change gave the old answer silently; each must be read at every call, as eager NumPy reads it."""
 import dataclasses
+import functools
 
 import numpy as np
 
@@ -160,3 +162,52 @@ def test_slots_of_self_a_trace_assigns_are_assigned_by_every_run():
         np.testing.assert_array_equal(step(X), eager.step(X))
         assert compiled_clock.t == eager.t
         np.testing.assert_array_equal(compiled_clock.total, eager.total)
+
+
+SCALE = 2.0
+TABLE = np.ones(4)
+
+
+def scaled_by_module_state(x):   # a helper: its globals are read as the function's own
+    return x * SCALE + TABLE
+
+
+def calls_a_helper(x):
+    return scaled_by_module_state(x) + 1
+
+
+def wrapping(function):   # a decorator: the function it wraps sits in a closure cell
+    def wrapper(*args):
+        return function(*args)
+    return wrapper
+
+
+def test_globals_of_helpers_reached_through_globals_and_closures_are_read_at_each_call():
+    global SCALE
+    through_global = kiln.compile(calls_a_helper)
+    through_cell = kiln.compile(wrapping(scaled_by_module_state))
+    try:
+        np.testing.assert_array_equal(through_global(X), X * 2 + 2)
+        np.testing.assert_array_equal(through_cell(X), X * 2 + 1)
+        SCALE = 5.0                   # a helper's number rebound
+        np.testing.assert_array_equal(through_global(X), X * 5 + 2)
+        np.testing.assert_array_equal(through_cell(X), X * 5 + 1)
+        TABLE[:] = 3.0                # a helper's array changed in place
+        np.testing.assert_array_equal(through_global(X), X * 5 + 4)
+        np.testing.assert_array_equal(through_cell(X), X * 5 + 3)
+    finally:
+        SCALE = 2.0
+        TABLE[:] = 1.0
+
+
+def test_the_arguments_of_a_compiled_partial_are_read_at_each_call():
+    def apply(x, w, s=1.0):
+        return x * w * s
+    weights = np.arange(4.0)
+    partial = functools.partial(apply, w=weights)
+    compiled = kiln.compile(partial)
+    np.testing.assert_array_equal(compiled(X), X * weights)
+    weights[:] = 5.0                  # in place
+    np.testing.assert_array_equal(compiled(X), X * 5)
+    partial.keywords["s"] = 3.0       # a keyword set
+    np.testing.assert_array_equal(compiled(X), X * 15)
