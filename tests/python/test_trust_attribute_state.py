@@ -211,3 +211,21 @@ def test_the_arguments_of_a_compiled_partial_are_read_at_each_call():
     np.testing.assert_array_equal(compiled(X), X * 5)
     partial.keywords["s"] = 3.0       # a keyword set
     np.testing.assert_array_equal(compiled(X), X * 15)
+
+
+class DecoratedLayer:
+    def __init__(self):
+        self.w, self.s = np.ones(4), 2.0
+
+    @wrapping
+    def run(self, x):   # the method is in the decorator's closure cell
+        return x * self.w * self.s
+
+
+def test_attributes_a_decorated_method_reads_are_read_at_each_call():
+    layer = DecoratedLayer()
+    compiled = kiln.compile(layer.run)
+    compiled(X)
+    layer.w[:] = 3.0
+    layer.s = 5.0
+    np.testing.assert_array_equal(compiled(X), X * 15)
