@@ -8,6 +8,7 @@ To trace, the function and the helpers it reaches are rebuilt over copies of the
 which those values are replaced by tracers (`rebuilt`).
 """
 import copy
+import functools
 import sysconfig
 import types
 
@@ -48,6 +49,11 @@ def _is_user_function(value):
 
 class Environment:
     def __init__(self, fn):
+        # functools.partial(f, w, s=2): f is read as the function, and the partial's arguments
+        # at each call (an array among them changed in place, a keyword set, is seen).
+        self.partial = fn if isinstance(fn, functools.partial) else None
+        if self.partial is not None:
+            fn = _plain_function(fn.func)
         # A bound method is rebuilt from its function and bound again.
         self.bound_to = fn.__self__ if isinstance(fn, types.MethodType) else None
         fn = fn.__func__ if isinstance(fn, types.MethodType) else fn
@@ -56,16 +62,28 @@ class Environment:
         self.links = []      # (globals dict, name, helper function) to rebind when tracing
         self.methods = []    # (name, function) of the methods of self reached
         self.objects = []    # (globals dict, name, object) whose attributes are read
+        self.cell_helpers = set()  # id() of user functions held in closure cells
         code, globals_ = getattr(fn, "__code__", None), getattr(fn, "__globals__", None)
         if code is None or globals_ is None:  # builtins, callable objects: arguments only
             self.cells, self.cell_names = None, []
             return
         self.cells, self.cell_names = fn.__closure__, list(code.co_freevars)
         self.reads = [(globals_, name, f"global '{name}'") for name in _names(code)]
-        # A method's instance attributes (self.w) are read like globals, from self.__dict__;
-        # a classmethod's class (its __dict__ a mappingproxy) is not read: fixed at the trace.
+        if self.partial is not None:
+            self.reads += [(self.partial, "args", "the partial's arguments"),
+                           (self.partial, "keywords", "the partial's keywords")]
+        # Default values are read at each call too (by getattr: a default dict or array
+        # changed in place, or __defaults__ assigned, is seen as a changed argument would be).
+        for name, label in (("__defaults__", "default arguments"),
+                            ("__kwdefaults__", "keyword-only defaults")):
+            if getattr(fn, name) is not None:
+                self.reads.append((fn, name, f"{fn.__qualname__}'s {label}"))
+        # A method's instance attributes (self.w) are read like globals, from self.__dict__,
+        # and its __slots__ attributes by getattr; a classmethod's class (its __dict__ a
+        # mappingproxy) is not read: fixed at the trace.
         self.attributes = (self.bound_to.__dict__ if _is_plain_object(self.bound_to)
                            else None)
+        self.slots = _slot_names(self.bound_to) if _has_slots(self.bound_to) else {}
         self._find_helpers(fn)
 
     def _find_helpers(self, fn):
@@ -80,38 +98,76 @@ class Environment:
                 read.add((id(globals_), name))
                 self.reads.append((globals_, name, label))
 
+        def add_self_read(name):
+            if self.attributes is not None and name in self.attributes:
+                add_read(self.attributes, name, f"self.{name}")
+            elif name in self.slots:
+                add_read(self.bound_to, self.slots[name], f"self.{name}")
+            else:
+                return False
+            return True
+
+        reads_self = self.attributes is not None or bool(self.slots)
         while pending:
             function = pending.pop()
             globals_ = function.__globals__
             for name in _names(function.__code__):
                 value = _plain_function(globals_.get(name))
-                method = getattr(owner, name, None) if self.attributes is not None else None
-                if self.attributes is not None and name in self.attributes:
-                    add_read(self.attributes, name, f"self.{name}")
+                method = getattr(owner, name, None) if reads_self else None
+                if add_self_read(name):
+                    pass
                 elif _is_user_function(method) and id(method) not in seen:
                     seen.add(id(method))
                     pending.append(method)
                     self.methods.append((name, method))
+                elif (isinstance(method, property) and _is_user_function(method.fget)
+                      and id(method.fget) not in seen):
+                    # self.scale of `return self._scale`: the getter runs on the stand-in for
+                    # self, so the attributes it names are read as the method's own are.
+                    seen.add(id(method.fget))
+                    for attribute in _names(method.fget.__code__):
+                        add_self_read(attribute)
                 if _is_user_function(value):
                     self.links.append((globals_, name, value))
                     if id(value) not in seen:
                         seen.add(id(value))
                         pending.append(value)
-                elif function is not fn and isinstance(value, np.ndarray):
+                    continue
+                if function is not fn and name in globals_:
+                    # Every global a helper names is read as fn's own are: an array changed
+                    # in place, a number or object rebound (EPS = 1e-3) is seen.
                     add_read(globals_, name, f"global '{name}' of {function.__qualname__}()")
-                elif _is_plain_object(value):
+                if _is_plain_object(value) or _has_slots(value):
                     # cfg.scale, cfg.w of a global object: read like self's attributes
-                    names = [a for a in _names(function.__code__) if a in value.__dict__]
+                    attributes = getattr(value, "__dict__", None)
+                    attributes = attributes if isinstance(attributes, dict) else {}
+                    slots = _slot_names(value)
+                    names = [a for a in _names(function.__code__)
+                             if a in attributes or a in slots]
                     for attribute in names:
-                        add_read(value.__dict__, attribute, f"{name}.{attribute}")
+                        if attribute in attributes:
+                            add_read(attributes, attribute, f"{name}.{attribute}")
+                        else:
+                            add_read(value, slots[attribute], f"{name}.{attribute}")
                     if names and all(o is not value for _, _, o in self.objects):
                         self.objects.append((globals_, name, value))
+            # Helpers held in closure cells (a decorator's wrapper calling the function it
+            # wraps, `h = helper; lambda x: h(x)`): their globals are read too, and the trace
+            # runs clones of them over the copies (rebuilt).
+            for cell in function.__closure__ or ():
+                value = _plain_function(cell.cell_contents) if _pytree.cell_holds(cell) else None
+                if _is_user_function(value):
+                    self.cell_helpers.add(id(value))
+                    if id(value) not in seen:
+                        seen.add(id(value))
+                        pending.append(value)
 
     def rebuilt(self, values):
         """(fn over copies of its (and its helpers') globals and cells holding `values` (the
         GuardedCache's environment order: reads, then cells), the Attributes of the objects
         it reads attributes of: self's, and global objects')."""
         copies = {}
+        got = {}  # id(object) -> {name: value} of the reads by getattr (slots, defaults)
 
         def copy_of(globals_):
             if id(globals_) not in copies:
@@ -119,29 +175,58 @@ class Environment:
             return copies[id(globals_)]
 
         for (globals_, name, _), value in zip(self.reads, values):
-            if name in globals_:
+            if not isinstance(globals_, dict):
+                if hasattr(globals_, name):  # an unset slot stays unset
+                    got.setdefault(id(globals_), {})[name] = value
+            elif name in globals_:
                 copy_of(globals_)[name] = value
         clones = {}
 
+        def is_cell_helper(cell):
+            return (_pytree.cell_holds(cell)
+                    and id(_plain_function(cell.cell_contents)) in self.cell_helpers)
+
         def clone_of(helper):
             if id(helper) not in clones:
+                closure = helper.__closure__ or ()
+                # New cells for the helpers it holds (filled once it is registered: a closure
+                # may reach itself), its other cells shared with the original.
+                fresh = tuple(types.CellType() if is_cell_helper(cell) else cell
+                              for cell in closure)
                 clones[id(helper)] = _function(helper, copy_of(helper.__globals__),
-                                               helper.__closure__)
+                                               fresh or None)
+                for new, old in zip(fresh, closure):
+                    if new is not old:
+                        new.cell_contents = clone_of(_plain_function(old.cell_contents))
             return clones[id(helper)]
+
+        def with_clone(value):
+            plain = _plain_function(value)
+            return clone_of(plain) if id(plain) in self.cell_helpers else value
 
         for globals_, name, helper in self.links:
             copy_of(globals_)[name] = clone_of(helper)
         objects = []  # (the caller's object, the one the trace runs over)
         for globals_, name, value in self.objects:
-            objects.append((value, _stand_in(value, copy_of(value.__dict__))))
+            attributes = getattr(value, "__dict__", None)
+            attributes = copy_of(attributes) if isinstance(attributes, dict) else None
+            objects.append((value, _stand_in(value, attributes, got.get(id(value)))))
             copy_of(globals_)[name] = objects[-1][1]
         cells = self.cells
         if cells is not None:
-            cells = tuple(types.CellType(value) for value in values[len(self.reads):])
+            cells = tuple(types.CellType(with_clone(value))
+                          for value in values[len(self.reads):])
         function = _function(self.fn, copy_of(self.fn.__globals__), cells)
+        defaults = got.get(id(self.fn), {})
+        function.__defaults__ = defaults.get("__defaults__", function.__defaults__)
+        function.__kwdefaults__ = defaults.get("__kwdefaults__", function.__kwdefaults__)
         if self.bound_to is not None:
-            objects.append((self.bound_to, self._instance(copy_of, clone_of)))
+            objects.append((self.bound_to, self._instance(copy_of, clone_of, got)))
             function = types.MethodType(function, objects[-1][1])
+        if self.partial is not None:
+            bound = got.get(id(self.partial), {})
+            function = functools.partial(function, *bound.get("args", self.partial.args),
+                                         **bound.get("keywords", self.partial.keywords))
         return function, Attributes(objects)
 
     @property
@@ -157,14 +242,18 @@ class Environment:
         return Attributes([(value, value) for _, _, value in self.objects]
                           + [(self.bound_to, self.bound_to)])
 
-    def _instance(self, copy_of, clone_of):
+    def _instance(self, copy_of, clone_of, got):
         """A stand-in for self: its attributes the copy holding tracers, its methods rebuilt
         (an object that cannot be made that way is used as it is: its arrays are baked in)."""
-        if self.attributes is None:
+        if self.attributes is None and not self.slots:
             return self.bound_to
-        stand_in = _stand_in(self.bound_to, copy_of(self.attributes))
+        attributes = copy_of(self.attributes) if self.attributes is not None else None
+        stand_in = _stand_in(self.bound_to, attributes, got.get(id(self.bound_to)))
         if stand_in is self.bound_to:
             return stand_in
+        if attributes is None and self.methods:  # no __dict__ for them: a subclass's methods
+            return _with_methods(stand_in, {name: clone_of(method)
+                                            for name, method in self.methods})
         for name, method in self.methods:  # instance attributes shadow the class's functions
             stand_in.__dict__[name] = types.MethodType(clone_of(method), stand_in)
         return stand_in
@@ -179,8 +268,10 @@ class Attributes:
     the graph (kiln._compile), and restore() undoes the trace's own changes."""
 
     def __init__(self, objects):
-        self.saved = [(vars(caller), vars(traced), dict(vars(traced)))
-                      for caller, traced in objects if _is_plain_object(traced)]
+        self.saved = [(_attributes_of(caller), _attributes_of(traced),
+                       dict(_attributes_of(traced).items()))
+                      for caller, traced in objects
+                      if _is_plain_object(traced) or _has_slots(traced)]
 
     def assigned(self):
         """[(the caller's attribute dict, name, the value the trace assigned)], or None where
@@ -207,9 +298,92 @@ def _is_plain_object(value):
                                        types.MethodType, types.BuiltinFunctionType, np.ndarray)))
 
 
-def _stand_in(instance, attributes):
-    """An object of instance's class over `attributes` (the copy holding tracers); the
-    instance itself where its class cannot be made that way (its arrays are baked in)."""
+def _has_slots(value):
+    """An object with __slots__ attributes (read by getattr): not a class, module or array."""
+    return (value is not None and bool(_slot_names(value))
+            and not isinstance(value, (types.ModuleType, type, np.ndarray, np.generic)))
+
+
+def _slot_names(value):
+    """{name as code spells it: name getattr reads} of the __slots__ of value's class."""
+    names = {}
+    for klass in type(value).__mro__:
+        slots = klass.__dict__.get("__slots__", ())
+        for slot in (slots,) if isinstance(slots, str) else slots:
+            if not isinstance(slot, str) or slot in ("__dict__", "__weakref__"):
+                continue
+            if slot.startswith("__") and not slot.endswith("__"):  # self.__w: mangled
+                slot = f"_{klass.__name__.lstrip('_')}{slot}"
+            names.setdefault(slot, slot)
+    return names
+
+
+def _attributes_of(value):
+    """vars(value), or for an object with __slots__ a dict-like view of them (and of its
+    __dict__, if it has one), as Attributes reads and assigns them."""
+    return _SlotView(value) if _has_slots(value) else vars(value)
+
+
+class _SlotView:
+    """The attributes of an object with __slots__ as a dict: items() the set ones, assignment
+    by setattr (object's, past a frozen class's __setattr__ as the stand-in's own are set)."""
+
+    def __init__(self, value):
+        self.value, self.slots = value, _slot_names(value)
+        dict_ = getattr(value, "__dict__", None)
+        self.dict = dict_ if isinstance(dict_, dict) else None
+
+    def items(self):
+        found = [(name, getattr(self.value, name)) for name in self.slots
+                 if hasattr(self.value, name)]
+        return found + list(self.dict.items() if self.dict is not None else ())
+
+    def keys(self):
+        return dict(self.items()).keys()
+
+    def __setitem__(self, name, value):
+        if name in self.slots or self.dict is None:
+            object.__setattr__(self.value, name, value)
+        else:
+            self.dict[name] = value
+
+    def clear(self):
+        for name in self.slots:
+            if hasattr(self.value, name):
+                object.__delattr__(self.value, name)
+        if self.dict is not None:
+            self.dict.clear()
+
+    def update(self, values):
+        for name, value in values.items():
+            self[name] = value
+
+
+def _with_methods(instance, methods):
+    """instance as an object of a subclass of its class whose methods are `methods` (a class
+    with __slots__ has no __dict__ for them)."""
+    subclass = type(type(instance).__name__, (type(instance),), {**methods, "__slots__": ()})
+    try:
+        instance.__class__ = subclass
+    except TypeError:
+        pass
+    return instance
+
+
+def _stand_in(instance, attributes, slots=None):
+    """An object of instance's class over `attributes` (the copy holding tracers) and the
+    values of its __slots__ attributes in `slots`; the instance itself where its class cannot
+    be made that way (its arrays are baked in)."""
+    if slots:
+        try:
+            stand_in = copy.copy(instance)
+            if attributes is not None:
+                stand_in.__dict__ = attributes
+            for name, value in slots.items():
+                object.__setattr__(stand_in, name, value)
+            return stand_in
+        except Exception:  # noqa: BLE001 - any class may refuse to be copied
+            return instance
     try:
         stand_in = object.__new__(type(instance))
         stand_in.__dict__ = attributes

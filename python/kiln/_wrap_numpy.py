@@ -154,11 +154,9 @@ class _TorchCall:
         return True
 
     def __call__(self, tensors):
-        outputs = self.pool.take()
+        outputs, results = self.pool.take()
         self.compiled.run_tensors(tensors, [output.address for output in outputs], self.stream())
-        if self.single:
-            return outputs[0].tensor.detach()
-        return tuple(output.tensor.detach() for output in outputs)
+        return results[0] if self.single else tuple(results)
 
 
 def _torch_entry(fn):

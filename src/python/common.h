@@ -12,6 +12,9 @@
 #endif
 #include <numpy/arrayobject.h>
 
+#include <cxxabi.h>
+#include <unistd.h>
+
 #include <functional>
 #include <memory>
 #include <optional>
@@ -65,6 +68,50 @@ PyObject* to_numpy(Array&& array);
 // The NumPy scalar of a 0-d `array`'s value (new reference): what NumPy returns for 0-d results.
 PyObject* to_numpy_scalar(const Array& array);
 
+// Takes the GIL back after a section that ran without it. While the interpreter finalizes,
+// CPython (before 3.14) ends a daemon thread that asks for the GIL with pthread_exit; its forced
+// unwind would reach nanobind's catch (...) in the binding that called us, which swallows it and
+// aborts the whole process ("terminate called without an active exception"). Such a thread is
+// parked instead, as Python 3.14 does: the process is exiting.
+inline void restore_thread(PyThreadState* state) {
+  try {
+    PyEval_RestoreThread(state);
+  } catch (abi::__forced_unwind&) {
+    for (;;) pause();
+  }
+}
+
+// nb::gil_scoped_release, with the GIL taken back by restore_thread.
+class GilReleased {
+ public:
+  GilReleased() : state_(PyEval_SaveThread()) {}
+  ~GilReleased() { restore_thread(state_); }
+  GilReleased(const GilReleased&) = delete;
+  GilReleased& operator=(const GilReleased&) = delete;
+
+ private:
+  PyThreadState* state_;
+};
+
+// nb::gil_scoped_acquire for a thread that may not hold the GIL, parked as above when the
+// interpreter is finalizing.
+class GilHeld {
+ public:
+  GilHeld() {
+    try {
+      state_ = PyGILState_Ensure();
+    } catch (abi::__forced_unwind&) {
+      for (;;) pause();
+    }
+  }
+  ~GilHeld() { PyGILState_Release(state_); }
+  GilHeld(const GilHeld&) = delete;
+  GilHeld& operator=(const GilHeld&) = delete;
+
+ private:
+  PyGILState_STATE state_;
+};
+
 // Runs one compiled graph; holds what explain and the driver read about it.
 // Runs `executable`, letting other Python threads run meanwhile when the run is big enough to
 // be worth it (as NumPy does). The caller keeps the inputs' Python owners alive.
@@ -75,7 +122,7 @@ inline void run_releasing_gil(runtime::Executable& executable, const std::vector
     executable.run(inputs, outputs);
     return;
   }
-  nb::gil_scoped_release released;
+  GilReleased released;
   executable.run(inputs, outputs);
 }
 

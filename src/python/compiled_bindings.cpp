@@ -148,7 +148,7 @@ nb::list run(Compiled& compiled, nb::sequence inputs, nb::handle out, int64_t st
   } stream_scope(stream);
   run_releasing_gil(*compiled.graph->executable, arrays, outputs);
   if (by_dlpack) {  // DLPack inputs are released when this returns, their producer unaware
-    nb::gil_scoped_release unlocked;
+    GilReleased unlocked;
     runtime::cuda::synchronize(reinterpret_cast<void*>(stream));
   }
   nb::list results;

@@ -106,7 +106,7 @@ Array borrow_dlpack_array(nb::handle object, const std::string& where) {
   // The last reference may go on a thread without the GIL (a run releases it).
   std::shared_ptr<void> owner(new std::shared_ptr<nb::ndarray<>>(std::move(export_)),
                               [](void* kept) {
-                                nb::gil_scoped_acquire gil;
+                                GilHeld gil;
                                 delete static_cast<std::shared_ptr<nb::ndarray<>>*>(kept);
                               });
   return Array::borrow(pointer, *dtype, shape, strides, std::move(owner), Device::Cuda);

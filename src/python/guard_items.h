@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include <structmember.h>  // PyMemberDef, T_OBJECT_EX: the members __slots__ makes
+
 #include "python/common.h"
 
 namespace kiln::python {
@@ -34,18 +36,50 @@ struct GuardItem {
   bool is_float = false;                // numbers: float (else int)
 };
 
-// The instance dict of an object whose attributes its code may read (not a class, module or
-// function, whose attributes kiln reads as globals); null for anything else.
-inline nb::object instance_attributes(PyObject* object) {
-  if (Py_TYPE(object)->tp_dictoffset == 0 || PyType_Check(object) || PyModule_Check(object) ||
-      PyFunction_Check(object) || PyMethod_Check(object) || PyCFunction_Check(object))
-    return nb::object();
-  nb::object attributes = nb::steal(PyObject_GenericGetDict(object, nullptr));
-  if (!attributes.is_valid() || !PyDict_Check(attributes.ptr())) {
-    PyErr_Clear();
-    return nb::object();
+// The values of the __slots__ attributes of a user class's object (the members its class and
+// their bases declare; an unset one is left out), as a new dict; null when it has none.
+inline nb::object slot_attributes(PyObject* object) {
+  nb::object found;
+  PyObject* mro = Py_TYPE(object)->tp_mro;
+  for (Py_ssize_t i = 0; mro != nullptr && i < PyTuple_GET_SIZE(mro); ++i) {
+    auto* type = reinterpret_cast<PyTypeObject*>(PyTuple_GET_ITEM(mro, i));
+    if (!(type->tp_flags & Py_TPFLAGS_HEAPTYPE) || type->tp_members == nullptr) continue;
+    for (PyMemberDef* member = type->tp_members; member->name != nullptr; ++member) {
+      if (member->type != T_OBJECT_EX) continue;
+      nb::object value = nb::steal(PyMember_GetOne(reinterpret_cast<const char*>(object), member));
+      if (!value.is_valid()) {
+        PyErr_Clear();
+        continue;
+      }
+      if (!found.is_valid()) found = nb::steal(PyDict_New());
+      if (!found.is_valid() || PyDict_SetItemString(found.ptr(), member->name, value.ptr()) != 0)
+        throw nb::python_error();
+    }
   }
-  return attributes;
+  return found;
+}
+
+// The attributes of an object whose attributes its code may read (not a class, module or
+// function, whose attributes kiln reads as globals): its instance dict, with the values of its
+// __slots__ attributes (a dataclass(slots=True) of settings) when it has any; null for
+// anything else.
+inline nb::object instance_attributes(PyObject* object) {
+  if (PyType_Check(object) || PyModule_Check(object) || PyFunction_Check(object) ||
+      PyMethod_Check(object) || PyCFunction_Check(object))
+    return nb::object();
+  nb::object attributes;
+  if (Py_TYPE(object)->tp_dictoffset != 0) {
+    attributes = nb::steal(PyObject_GenericGetDict(object, nullptr));
+    if (!attributes.is_valid() || !PyDict_Check(attributes.ptr())) {
+      PyErr_Clear();
+      attributes = nb::object();
+    }
+  }
+  nb::object slots = slot_attributes(object);
+  if (!slots.is_valid()) return attributes;
+  if (attributes.is_valid() && PyDict_Update(slots.ptr(), attributes.ptr()) != 0)
+    throw nb::python_error();
+  return slots;
 }
 
 inline bool same_static(PyObject* value, PyObject* expected);

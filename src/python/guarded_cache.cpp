@@ -50,8 +50,10 @@ struct Entry {
 class GuardedCache {
  public:
   // global_reads: (globals dict, name, label) for each global the function, or a helper
-  // function it calls, reads; cells: the function's closure cells, named by cell_names.
-  GuardedCache(std::vector<std::tuple<nb::dict, std::string, std::string>> global_reads,
+  // function it calls, reads; (object, name, label) for an attribute read with getattr (a
+  // __slots__ attribute of self, a function's __defaults__); cells: the function's closure
+  // cells, named by cell_names.
+  GuardedCache(std::vector<std::tuple<nb::object, std::string, std::string>> global_reads,
                nb::object cells, std::vector<std::string> cell_names)
       : cells_(std::move(cells)), cell_names_(std::move(cell_names)) {
     for (auto& [globals, name, label] : global_reads)
@@ -213,9 +215,13 @@ class GuardedCache {
   void for_each_environment(Visit visit) {
     // Strong references: a visit may run user code that rebinds the global or the cell.
     for (const GlobalRead& read : global_reads_) {
-      PyObject* value = PyDict_GetItemWithError(read.globals.ptr(), read.name.ptr());
-      if (value == nullptr && PyErr_Occurred()) PyErr_Clear();
-      nb::object held = nb::borrow(value);
+      nb::object held;
+      if (PyDict_Check(read.globals.ptr())) {
+        held = nb::borrow(PyDict_GetItemWithError(read.globals.ptr(), read.name.ptr()));
+      } else {  // an unset slot reads as an undefined global does
+        held = nb::steal(PyObject_GetAttr(read.globals.ptr(), read.name.ptr()));
+      }
+      if (!held.is_valid() && PyErr_Occurred()) PyErr_Clear();
       visit(held.ptr(), read.label);
     }
     if (cells_.is_none()) return;
@@ -377,7 +383,7 @@ class GuardedCache {
   }
 
   struct GlobalRead {
-    nb::dict globals;
+    nb::object globals;  // a dict read by key, or an object read by getattr
     nb::str name;
     std::string label;
   };
@@ -415,7 +421,7 @@ void bind_guarded_cache(nb::module_& module) {
   nb::class_<GuardedCache>(module, "GuardedCache",
                            "The in-process cache of one compiled function; guards in C++.",
                            nb::type_slots(cache_slots))
-      .def(nb::init<std::vector<std::tuple<nb::dict, std::string, std::string>>, nb::object,
+      .def(nb::init<std::vector<std::tuple<nb::object, std::string, std::string>>, nb::object,
                     std::vector<std::string>>(),
            nb::arg("global_reads"), nb::arg("cells").none(), nb::arg("cell_names"))
       .def("call", &GuardedCache::call, nb::arg("args"), nb::arg("kwargs").none(),

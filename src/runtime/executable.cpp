@@ -5,6 +5,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <sstream>
+#include <unordered_set>
+
+#include <pthread.h>
 
 #include "extern/extern_calls.h"
 #include "ir/loop.h"
@@ -90,6 +93,42 @@ constexpr int kMostTunedThreads = 4096;
 
 }  // namespace
 
+// A fork while another thread runs an executable (its run mutex held, a parallel region in
+// flight: the Python caller released the GIL) left the child that mutex locked for good: the
+// child's first call of that function waited forever. A fork waits for runs in flight, and
+// starts none meanwhile (as glibc's malloc does with its arenas).
+struct Executable::ForkGuard {
+  std::mutex mutex;
+  std::unordered_set<Executable*> live;
+
+  static ForkGuard& instance() {
+    static auto* guard = new ForkGuard;  // never destroyed: a fork may follow static destructors
+    return *guard;
+  }
+  static void prepare() {
+    ForkGuard& guard = instance();
+    guard.mutex.lock();
+    for (Executable* executable : guard.live) executable->run_mutex_.lock();
+  }
+  static void release() {  // in the parent and in the child
+    ForkGuard& guard = instance();
+    for (Executable* executable : guard.live) executable->run_mutex_.unlock();
+    guard.mutex.unlock();
+  }
+};
+
+namespace {
+[[maybe_unused]] const int fork_guard = pthread_atfork(Executable::ForkGuard::prepare,
+                                                       Executable::ForkGuard::release,
+                                                       Executable::ForkGuard::release);
+}  // namespace
+
+Executable::~Executable() {
+  ForkGuard& guard = ForkGuard::instance();
+  std::lock_guard<std::mutex> lock(guard.mutex);
+  guard.live.erase(this);
+}
+
 Executable::Executable(sched::Program program, std::vector<RuntimeCheck> checks,
                        ExecutionSettings settings)
     : program_(std::move(program)), checks_(std::move(checks)), settings_(std::move(settings)) {
@@ -105,6 +144,9 @@ Executable::Executable(sched::Program program, std::vector<RuntimeCheck> checks,
     if (buffer.role == sched::BufferRole::Input || buffer.role == sched::BufferRole::Output)
       io_bytes_ += sched::buffer_bytes(buffer);
   }
+  ForkGuard& guard = ForkGuard::instance();
+  std::lock_guard<std::mutex> lock(guard.mutex);
+  guard.live.insert(this);
 }
 
 HostExecutable::HostExecutable(sched::Program program, std::vector<KernelCall> kernels,

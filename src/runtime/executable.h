@@ -54,7 +54,7 @@ struct ExecutionSettings {
 
 class Executable {
  public:
-  virtual ~Executable() = default;
+  virtual ~Executable();
   // Inputs must match the program's input count, dtypes, shapes and strides (checked: an
   // undefined or mismatched Array is a kiln::Error naming it, never a wild read).
   // Outputs that are not defined() are allocated; defined ones must be contiguous and match.
@@ -89,6 +89,9 @@ class Executable {
   std::vector<int> step_threads_;       // by step
   std::shared_ptr<OutputPool> output_pool_;  // reduce-overhead only
   std::mutex run_mutex_;
+
+ public:
+  struct ForkGuard;  // pthread_atfork's handlers: no run is in flight at a fork
 
  private:
   void check_inputs(const std::vector<Array>& inputs) const;

@@ -37,28 +37,28 @@ def pool(shapes):
 
 def test_results_dropped_at_once_reuse_one_tensor():
     graph = pool([(3,), (2, 2)])
-    first = [entry.address for entry in graph.take()]
-    again = [entry.address for entry in graph.take()]
+    first = [entry.address for entry in graph.take()[0]]
+    again = [entry.address for entry in graph.take()[0]]
     assert first == again
 
 
 def test_a_held_result_gets_another_tensor_and_two_alternate():
     graph = pool([(8,)])
-    held = graph.take()[0].tensor.detach()  # y = model(x): the caller keeps it
-    second = graph.take()[0].tensor
+    held = graph.take()[1][0]  # y = model(x): the caller keeps it
+    second = graph.take()[0][0].tensor
     assert second.data_ptr() != held.data_ptr()
     held = second.detach()  # the next call's result replaces the first
-    third = graph.take()[0].tensor
+    third = graph.take()[0][0].tensor
     assert third.data_ptr() not in (held.data_ptr(),)
     held = third.detach()
-    fourth = graph.take()[0].tensor
+    fourth = graph.take()[0][0].tensor
     assert fourth.data_ptr() == second.data_ptr()  # two tensors, used in turn
     assert fourth.data_ptr() != held.data_ptr()
 
 
 def test_results_all_held_never_share_memory():
     graph = pool([(4,)])
-    kept = [graph.take()[0].tensor.detach() for _ in range(5)]
+    kept = [graph.take()[1][0] for _ in range(5)]
     assert len({t.data_ptr() for t in kept}) == 5
 
 
@@ -67,10 +67,51 @@ def test_a_result_pooled_as_its_permuted_view_is_reused_once_dropped():
     permuted strides, and is free again (not held by a view's base) once the caller drops it."""
     graph = ResultPool(torch, None, [((2, 5, 5, 3), torch.float32, (0, 3, 1, 2))],
                        torch.device("cpu"))
-    first = graph.take()[0]
+    first = graph.take()[0][0]
     assert first.tensor.shape == (2, 3, 5, 5) and first.tensor.stride() == (75, 1, 15, 3)
     assert first.only_pool_holds()
     held = first.tensor.detach()
-    assert graph.take()[0].address != first.address
+    assert graph.take()[0][0].address != first.address
     del held
-    assert graph.take()[0].address == graph.take()[0].address  # one tensor again
+    assert graph.take()[0][0].address == graph.take()[0][0].address  # one tensor again
+
+
+def test_a_taken_tensor_is_held_by_its_alias_before_another_call_can_take_it():
+    """Calls from several threads: each took the pooled tensor whose storage nothing held yet,
+    and made the caller's alias only after the run, so a thread switched to between the two
+    took the same tensor, and two calls wrote (and returned) the same memory."""
+    graph = pool([(8,)])
+    first, first_results = graph.take()
+    second, second_results = graph.take()  # the first call's run has not returned yet
+    assert first[0].address != second[0].address
+    assert first_results[0].data_ptr() == first[0].address
+
+
+def test_the_torch_backend_called_from_threads_matches_eager():
+    import threading
+    torch._dynamo.reset()
+    function = lambda x: torch.sin(x) * 2 + x.sum()  # noqa: E731
+    compiled = torch.compile(function, backend="kiln")
+    with torch.no_grad():
+        compiled(torch.randn(16, 64))
+    wrong, barrier = [], threading.Barrier(6)
+
+    def work(seed):
+        generator = torch.Generator().manual_seed(seed)
+        barrier.wait()
+        with torch.no_grad():
+            for _ in range(300):
+                x = torch.randn(16, 64, generator=generator)
+                if not torch.allclose(compiled(x), function(x), atol=1e-4):
+                    wrong.append(seed)
+    threads = [threading.Thread(target=work, args=(seed,)) for seed in range(6)]
+    switch = __import__("sys").getswitchinterval()
+    __import__("sys").setswitchinterval(1e-6)  # switch threads as often as possible
+    try:
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    finally:
+        __import__("sys").setswitchinterval(switch)
+    assert not wrong

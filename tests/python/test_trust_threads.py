@@ -199,3 +199,61 @@ def test_a_forked_child_runs_compiled_functions_after_the_parent_ran_parallel_on
         print("status", status)
     """, timeout=120, env={k: v for k, v in os.environ.items() if k != "OMP_NUM_THREADS"})
     assert "child 12000000.0 300.0" in out and "status 0" in out
+
+
+def test_daemon_threads_running_kernels_while_the_interpreter_exits():
+    """A daemon thread that finishes a kernel (run without the GIL) while the interpreter
+    finalizes is ended by CPython with pthread_exit when it asks for the GIL back; unwound
+    through the binding's catch (...) that aborted the process ("terminate called without an
+    active exception"). The thread is parked instead and the process exits cleanly."""
+    for delay in (0.05, 0.3):
+        run_probe(f"""
+            import threading, time, numpy as np, kiln
+            total = kiln.compile(lambda x: np.sin(x).sum() + x)
+            big = np.ones(3_000_000)   # big enough to run without the GIL
+            def loop():
+                while True:
+                    total(big)
+            for _ in range(4):
+                threading.Thread(target=loop, daemon=True).start()
+            time.sleep({delay})
+        """, timeout=120)
+
+
+def test_a_fork_while_another_thread_runs_a_kernel_gives_a_working_child():
+    """A fork taken while another thread ran the same compiled function (without the GIL) left
+    the child its executable's run mutex locked for good: the child's call waited forever. The
+    fork now waits for runs in flight."""
+    out = run_probe("""
+        import os, threading, time, numpy as np, kiln
+        total = kiln.compile(lambda x: (np.sin(x) * 2 + 1).sum())
+        x = np.ones(4_000_000)
+        expected = total(x)
+        stop = False
+        def loop():
+            while not stop:
+                total(x)
+        thread = threading.Thread(target=loop)
+        thread.start()
+        hung = 0
+        for i in range(4):
+            time.sleep(0.01 * i)
+            child = os.fork()
+            if child == 0:
+                os._exit(0 if total(x) == expected else 3)
+            for _ in range(200):  # 10 s
+                done, status = os.waitpid(child, os.WNOHANG)
+                if done:
+                    break
+                time.sleep(0.05)
+            else:
+                os.kill(child, 9)
+                os.waitpid(child, 0)
+                hung += 1
+                continue
+            assert status == 0, status
+        stop = True
+        thread.join()
+        print("hung", hung)
+    """, timeout=300, env={k: v for k, v in os.environ.items() if k != "OMP_NUM_THREADS"})
+    assert "hung 0" in out

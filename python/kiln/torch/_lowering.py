@@ -496,7 +496,7 @@ class CompiledGraph:
                 if self.symbolic:
                     return self._run_symbolic(compiled, tensors)
                 pool = self._output_pool = self._result_pool(compiled)
-            outputs = pool.take()
+            outputs, results = pool.take()
             addresses = [output.address for output in outputs]
             if self.on_cuda:
                 compiled.run_tensors(tensors, addresses, torch_current_stream(torch, self.device),
@@ -508,7 +508,7 @@ class CompiledGraph:
             if "strides" not in str(error):
                 raise
             return self._run(self._compile(args), args)
-        return [output.tensor.detach() for output in outputs]
+        return results
 
     def _output_dtype(self, index):
         """The torch dtype of kiln output `index` (the plan's; None for a runtime check's)."""

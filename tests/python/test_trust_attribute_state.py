@@ -1,0 +1,231 @@
+"""State a compiled function reads beyond its arguments and its own globals: __slots__
+attributes (of self, of a callable object, of a global object, of an argument), properties of
+self, default argument values, the globals of helpers (reached through globals or closure
+cells) and the arguments of a functools.partial. Each was fixed at the first trace, so a later
+change gave the old answer silently; each must be read at every call, as eager NumPy reads it."""
+import dataclasses
+import functools
+
+import numpy as np
+
+import kiln
+
+X = np.arange(4.0)
+
+
+class SlotLayer:
+    __slots__ = ("w", "bias", "__private")
+
+    def __init__(self):
+        self.w, self.bias, self.__private = 2.0, np.ones(4), 1.0
+
+    def forward(self, x):
+        return self.scaled(x) + self.bias
+
+    def scaled(self, x):   # another method: the stand-in for self must carry it too
+        return x * self.w * self.__private
+
+    def set_private(self, value):
+        self.__private = value
+
+
+def test_slots_attributes_of_self_are_read_at_each_call():
+    layer = SlotLayer()
+    compiled = kiln.compile(layer.forward)
+    np.testing.assert_array_equal(compiled(X), layer.forward(X))
+    layer.bias[:] = 5.0       # in place
+    np.testing.assert_array_equal(compiled(X), X * 2 + 5)
+    layer.bias = np.zeros(4)  # rebound
+    np.testing.assert_array_equal(compiled(X), X * 2)
+    layer.w = 7.0
+    np.testing.assert_array_equal(compiled(X), X * 7)
+    layer.set_private(3.0)    # a name-mangled slot (self.__private)
+    np.testing.assert_array_equal(compiled(X), X * 21)
+
+
+class SlotScale:
+    __slots__ = ("k",)
+
+    def __init__(self, k):
+        self.k = k
+
+    def __call__(self, x):
+        return x * self.k
+
+
+SETTINGS = SlotScale(2.0)
+
+
+def scaled_by_settings(x):
+    return x * SETTINGS.k
+
+
+def test_slots_of_a_callable_object_and_of_a_global_object_are_read_at_each_call():
+    scale = SlotScale(2.0)
+    compiled = kiln.compile(scale)
+    compiled(X)
+    scale.k = 9.0
+    np.testing.assert_array_equal(compiled(X), X * 9)
+    reads_global = kiln.compile(scaled_by_settings)
+    reads_global(X)
+    SETTINGS.k = 3.0
+    np.testing.assert_array_equal(reads_global(X), X * 3)
+
+
+@dataclasses.dataclass(slots=True)
+class SlotParams:
+    w: np.ndarray
+    s: float
+
+
+class HoldsSlotConfig:
+    def __init__(self):
+        self.config = SlotScale(2.0)
+
+    def run(self, x):
+        return x * self.config.k
+
+
+def test_slots_objects_in_arguments_and_in_self_are_guarded():
+    compiled = kiln.compile(lambda x, scale: x * scale.k)
+    scale = SlotScale(2.0)
+    compiled(X, scale)
+    scale.k = 3.0   # the same object, another value in its slot
+    np.testing.assert_array_equal(compiled(X, scale), X * 3)
+    # Arrays in a slots object's attributes: not traced, so the call runs eagerly (as for a
+    # dataclass with a __dict__), never with the first call's array baked in.
+    uses_params = kiln.compile(lambda x, p: x * p.s + p.w)
+    params = SlotParams(np.ones(4), 2.0)
+    uses_params(X, params)
+    params.w[:] = 3.0
+    params.s = 4.0
+    np.testing.assert_array_equal(uses_params(X, params), X * 4 + 3)
+    holder = HoldsSlotConfig()
+    run = kiln.compile(holder.run)
+    run(X)
+    holder.config.k = 6.0
+    np.testing.assert_array_equal(run(X), X * 6)
+
+
+class WithProperty:
+    def __init__(self):
+        self._scale = 2.0
+
+    @property
+    def scale(self):
+        return self._scale
+
+    def apply(self, x):
+        return x * self.scale
+
+
+def test_a_property_of_self_reads_the_attributes_behind_it_at_each_call():
+    obj = WithProperty()
+    compiled = kiln.compile(obj.apply)
+    compiled(X)
+    obj._scale = 6.0
+    np.testing.assert_array_equal(compiled(X), X * 6)
+
+
+def test_default_argument_values_are_read_at_each_call():
+    def scaled(x, s=1.0, table={"k": 1.0}, w=np.ones(4), *, shift=0.0):
+        return x * s * table["k"] + w + shift
+    compiled = kiln.compile(scaled)
+    np.testing.assert_array_equal(compiled(X), X + 1)
+    scaled.__defaults__ = (2.0,) + scaled.__defaults__[1:]   # rebound
+    np.testing.assert_array_equal(compiled(X), X * 2 + 1)
+    scaled.__defaults__[1]["k"] = 5.0                        # a default dict changed in place
+    np.testing.assert_array_equal(compiled(X), X * 10 + 1)
+    scaled.__defaults__[2][:] = 0.0                          # a default array changed in place
+    np.testing.assert_array_equal(compiled(X), X * 10)
+    scaled.__kwdefaults__["shift"] = -1.0
+    np.testing.assert_array_equal(compiled(X), X * 10 - 1)
+    np.testing.assert_array_equal(compiled(X, 1.0, {"k": 1.0}, np.ones(4), shift=0.0), X + 1)
+
+
+class SlotClock:
+    __slots__ = ("t", "dt", "total")
+
+    def __init__(self):
+        self.t, self.dt, self.total = 0.0, 0.5, np.zeros(4)
+
+    def step(self, x):
+        self.t = self.t + self.dt
+        self.total = self.total + x
+        return x * self.t
+
+
+def test_slots_of_self_a_trace_assigns_are_assigned_by_every_run():
+    eager, compiled_clock = SlotClock(), SlotClock()
+    step = kiln.compile(compiled_clock.step)
+    for _ in range(4):
+        np.testing.assert_array_equal(step(X), eager.step(X))
+        assert compiled_clock.t == eager.t
+        np.testing.assert_array_equal(compiled_clock.total, eager.total)
+
+
+SCALE = 2.0
+TABLE = np.ones(4)
+
+
+def scaled_by_module_state(x):   # a helper: its globals are read as the function's own
+    return x * SCALE + TABLE
+
+
+def calls_a_helper(x):
+    return scaled_by_module_state(x) + 1
+
+
+def wrapping(function):   # a decorator: the function it wraps sits in a closure cell
+    def wrapper(*args):
+        return function(*args)
+    return wrapper
+
+
+def test_globals_of_helpers_reached_through_globals_and_closures_are_read_at_each_call():
+    global SCALE
+    through_global = kiln.compile(calls_a_helper)
+    through_cell = kiln.compile(wrapping(scaled_by_module_state))
+    try:
+        np.testing.assert_array_equal(through_global(X), X * 2 + 2)
+        np.testing.assert_array_equal(through_cell(X), X * 2 + 1)
+        SCALE = 5.0                   # a helper's number rebound
+        np.testing.assert_array_equal(through_global(X), X * 5 + 2)
+        np.testing.assert_array_equal(through_cell(X), X * 5 + 1)
+        TABLE[:] = 3.0                # a helper's array changed in place
+        np.testing.assert_array_equal(through_global(X), X * 5 + 4)
+        np.testing.assert_array_equal(through_cell(X), X * 5 + 3)
+    finally:
+        SCALE = 2.0
+        TABLE[:] = 1.0
+
+
+def test_the_arguments_of_a_compiled_partial_are_read_at_each_call():
+    def apply(x, w, s=1.0):
+        return x * w * s
+    weights = np.arange(4.0)
+    partial = functools.partial(apply, w=weights)
+    compiled = kiln.compile(partial)
+    np.testing.assert_array_equal(compiled(X), X * weights)
+    weights[:] = 5.0                  # in place
+    np.testing.assert_array_equal(compiled(X), X * 5)
+    partial.keywords["s"] = 3.0       # a keyword set
+    np.testing.assert_array_equal(compiled(X), X * 15)
+
+
+class DecoratedLayer:
+    def __init__(self):
+        self.w, self.s = np.ones(4), 2.0
+
+    @wrapping
+    def run(self, x):   # the method is in the decorator's closure cell
+        return x * self.w * self.s
+
+
+def test_attributes_a_decorated_method_reads_are_read_at_each_call():
+    layer = DecoratedLayer()
+    compiled = kiln.compile(layer.run)
+    compiled(X)
+    layer.w[:] = 3.0
+    layer.s = 5.0
+    np.testing.assert_array_equal(compiled(X), X * 15)
