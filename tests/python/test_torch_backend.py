@@ -12,13 +12,7 @@ import torch
 
 import kiln
 import kiln.torch
-
-
-@pytest.fixture(autouse=True)
-def fresh_dynamo():
-    torch._dynamo.reset()
-    yield
-    torch._dynamo.reset()
+from torch_fixtures import fresh_dynamo  # noqa: F401 (autouse)
 
 
 def mlp(dtype=torch.float32):

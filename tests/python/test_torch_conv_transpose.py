@@ -10,15 +10,9 @@ from torch.fx.experimental.proxy_tensor import make_fx
 import kiln.torch
 from kiln.torch._lowering import CompiledGraph
 from kiln.torch._partition import refused_nodes
+from torch_fixtures import fresh_dynamo  # noqa: F401 (autouse)
 
 aten = torch.ops.aten
-
-
-@pytest.fixture(autouse=True)
-def fresh_dynamo():
-    torch._dynamo.reset()
-    yield
-    torch._dynamo.reset()
 
 
 CASES = [

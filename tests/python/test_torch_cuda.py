@@ -15,15 +15,9 @@ from torch.fx.experimental.proxy_tensor import make_fx
 import kiln
 import kiln.torch
 from kiln.torch._partition import compile_graph_module
+from torch_fixtures import fresh_dynamo  # noqa: F401 (autouse)
 
 GPU = torch.cuda.is_available() and not kiln._kiln.cuda_unavailable_reason()
-
-
-@pytest.fixture(autouse=True)
-def fresh_dynamo():
-    torch._dynamo.reset()
-    yield
-    torch._dynamo.reset()
 
 
 def test_cuda_graphs_compile_for_cuda_or_say_why_not():

@@ -4,6 +4,7 @@ rebuilds such an output from the layout of the tensor kiln returns) and static o
 calls at other sizes, and with gradients."""
 import pytest
 import torch
+from torch_fixtures import fresh_dynamo  # noqa: F401 (autouse)
 
 VIEWS = {
     "flat slice": lambda x: x.flatten()[2:9],
@@ -15,13 +16,6 @@ VIEWS = {
     "transposed slice": lambda x: x.t()[1:, ::2],
     "view beside a sum": lambda x: (x.flatten()[4:], (2 * x).sum()),
 }
-
-
-@pytest.fixture(autouse=True)
-def fresh_dynamo():
-    torch._dynamo.reset()
-    yield
-    torch._dynamo.reset()
 
 
 def results(value):

@@ -9,16 +9,10 @@ import torch
 import torch.nn.functional as F
 
 import kiln.torch  # noqa: F401
+from torch_fixtures import fresh_dynamo  # noqa: F401 (autouse)
 
 INDICES = torch.tensor([1, 2, 4, 5, 4, 3, 2, 9])
 OFFSETS = torch.tensor([0, 2, 2, 5])  # the second bag empty
-
-
-@pytest.fixture(autouse=True)
-def fresh_dynamo():
-    torch._dynamo.reset()
-    yield
-    torch._dynamo.reset()
 
 
 def _bags(mode, padding_idx, weighted, last):

@@ -7,13 +7,7 @@ import torch
 import torch.nn.functional as F
 
 import kiln.torch  # noqa: F401
-
-
-@pytest.fixture(autouse=True)
-def fresh_dynamo():
-    torch._dynamo.reset()
-    yield
-    torch._dynamo.reset()
+from torch_fixtures import fresh_dynamo  # noqa: F401 (autouse)
 
 
 def _matches_eager(f, x, **compile_options):

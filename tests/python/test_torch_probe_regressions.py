@@ -11,13 +11,7 @@ import torch.nn.functional as F
 
 import kiln
 import kiln.torch  # noqa: F401
-
-
-@pytest.fixture(autouse=True)
-def fresh_dynamo():
-    torch._dynamo.reset()
-    yield
-    torch._dynamo.reset()
+from torch_fixtures import fresh_dynamo  # noqa: F401 (autouse)
 
 
 def _warm_start_logged(capfd, run):
@@ -204,8 +198,6 @@ def test_float32_sums_over_short_rows_are_as_accurate_as_eager(reduce):
     error = ((torch.compile(reduce, backend="kiln")(x).double() - exact) / exact).abs().max()
     eager = ((reduce(x).double() - exact) / exact).abs().max()
     assert error <= 10 * eager + 1e-7, (error, eager)
-
-
 
 
 @pytest.mark.parametrize("divide", [lambda x, y: x // y, lambda x, y: x % y,

@@ -5,15 +5,9 @@ import pytest
 import torch
 
 import kiln.torch  # noqa: F401
+from torch_fixtures import fresh_dynamo  # noqa: F401 (autouse)
 
 aten = torch.ops.aten
-
-
-@pytest.fixture(autouse=True)
-def fresh_dynamo():
-    torch._dynamo.reset()
-    yield
-    torch._dynamo.reset()
 
 
 # integer means stay eager (torch floors them)
