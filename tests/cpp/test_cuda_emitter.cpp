@@ -667,5 +667,34 @@ TEST(CudaEmitter, FuzzCorpusCompilesWithNvcc) {
   EXPECT_GT(warp_row_cases, 0) << "no warp-per-row reduction in the corpus";
 }
 
+// A loop body storing a reduction into a carried array at the loop's index (`losses[epoch] =
+// np.mean(...)`): the store is an ordered statement after a top-level reduction, which feeds it
+// through a local; it ran in a launch of its own, where that local does not exist (NVRTC:
+// "identifier r0 is undefined"). It now runs on thread 0 of the reduction's block.
+TEST(CudaEmitter, AStoreOfABlocksReductionIsInItsLaunch) {
+  auto body = std::make_shared<ir::Graph>();
+  {
+    ir::Builder b(*body);
+    ir::ValueId index = b.parameter(DType::Int64, {});
+    ir::ValueId acc = b.parameter(DType::Float64, {8});
+    ir::ValueId x = b.parameter(DType::Float64, {256});
+    ir::ValueId total = b.reduce(ir::Op::sum, b.binary(ir::Op::mul, x, x), {0}, false);
+    ir::ValueId value = b.reshape(total, {1});
+    ir::ValueId at = b.binary(ir::Op::add, b.iota(DType::Int64, {1}, 0), b.broadcast(index, {1}));
+    body->set_outputs({b.scatter(acc, at, value, 0, ir::ScatterMode::Set), x});
+  }
+  ir::Graph graph;
+  ir::Builder o(graph);
+  ir::ValueId x = o.parameter(DType::Float64, {256});
+  ir::ValueId loop = o.loop(o.constant(ir::Scalar::of_int(0), DType::Int64),
+                            o.constant(ir::Scalar::of_int(8), DType::Int64), 1,
+                            {o.constant(ir::Scalar::of_int(0), DType::Float64, {8}), x}, {}, body);
+  graph.set_outputs({o.loop_result(loop, 0)});
+  codegen::CudaSource source = emit(graph);
+  auto [code, log] = compile_with_nvcc(source.text, "reduction_store");
+  EXPECT_EQ(code, 0) << log << "\n" << source.text;
+  EXPECT_NE(source.text.find("if (threadIdx.x == 0) {"), std::string::npos) << source.text;
+}
+
 }  // namespace
 }  // namespace kiln

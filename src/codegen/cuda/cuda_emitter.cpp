@@ -81,9 +81,18 @@ void CudaKernelEmitter::body() {
       cooperative(plan_.chain.back()->body);
       close_block();
       break;
-    case LaunchKind::OneBlock:
-      cooperative(statements_of_launch);
+    case LaunchKind::OneBlock: {
+      const auto tail = statements_of_launch.end() - static_cast<std::ptrdiff_t>(plan_.ordered_tail);
+      cooperative({statements_of_launch.begin(), tail});
+      if (plan_.ordered_tail > 0) {
+        line(barrier());
+        line("if (threadIdx.x == 0) {");
+        open_block();
+        statements({tail, statements_of_launch.end()});
+        close_block();
+      }
       break;
+    }
     case LaunchKind::SplitReduce:
       split_reduce(statements_of_launch);
       break;

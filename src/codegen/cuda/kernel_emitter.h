@@ -48,6 +48,9 @@ enum class LaunchKind : uint8_t {
 struct LaunchPlan {
   LaunchKind kind = LaunchKind::OneThread;
   size_t first = 0, last = 0;        // kernel.body[first, last)
+  // OneBlock: its last `ordered_tail` statements (a scatter's updates, in order: Kernel::
+  // ordered_from) run on thread 0 after the block's reductions, which feed them through locals.
+  size_t ordered_tail = 0;
   std::vector<const Stmt*> chain;    // flattened loops (ThreadPerIteration, BlockPerIteration)
   int64_t iterations = 1;            // product of the chain's extents
   int threads = 1;

@@ -517,6 +517,12 @@ std::vector<LaunchPlan> plan_launches(const Program& program, const Kernel& kern
     const std::vector<Stmt> statements(kernel.body.begin(), kernel.body.begin() + ordered);
     plan.threads = block_threads(shared_width(statements), target);
     plan_split(kernel, statements, target, plan);
+    if (plan.kind == LaunchKind::OneBlock && ordered < kernel.body.size()) {
+      // The ordered statements read the reductions' locals: in this launch, not a launch of
+      // their own (where those locals do not exist).
+      plan.last = kernel.body.size();
+      plan.ordered_tail = kernel.body.size() - ordered;
+    }
     plans.push_back(plan);
   } else {
     for (size_t k = 0; k < ordered; ++k) {
@@ -558,7 +564,7 @@ std::vector<LaunchPlan> plan_launches(const Program& program, const Kernel& kern
       plans.push_back(plan);
     }
   }
-  if (ordered < kernel.body.size()) {
+  if (ordered < kernel.body.size() && (plans.empty() || plans.back().last < kernel.body.size())) {
     LaunchPlan plan;
     plan.kind = LaunchKind::OneThread;
     plan.first = ordered, plan.last = kernel.body.size();
