@@ -78,6 +78,21 @@ def _tracer():
     return _tracer_override if _tracer_override is not None else _numpy_tracer
 
 
+def with_loop_capture(original, function, tracer, trace, note_loop):
+    """`function` (`original` as traced: its globals swapped) with its loops and branches
+    rewritten for capture (kiln._loop_transform), under config.capture_loops;
+    note_loop(kind, location, reason) hears of each loop and branch."""
+    rewritten = _loop_transform.rewrite(original) if config.capture_loops else None
+    if rewritten is None:
+        return function
+    for location, reason in rewritten.refused:
+        note_loop("unrolled", location, reason)
+    capture = getattr(tracer, "loop_capture", None)  # a stand-in tracer may have none
+    if rewritten.code is None or capture is None:
+        return function
+    return rewritten.bind(function, capture(trace, note_loop))
+
+
 def _reduce_compiled(compiled):
     """Pickled by reference, as a plain function is: `@kiln.compile` at module level loads as
     the one its module defines (multiprocessing's pools, copy.copy); a compiled lambda fails as
@@ -336,7 +351,8 @@ class CompiledFunction:
         traced_tree = _pytree.unflatten_keeping(spec, traced_leaves, original)
         traced_args, traced_kwargs, traced_environment = traced_tree
         function, attributes = self._with_environment(traced_environment)
-        function = self._with_loop_capture(with_numpy_names(function, tracer), tracer, trace)
+        function = with_loop_capture(self.fn, with_numpy_names(function, tracer), tracer, trace,
+                                     self._note_loop)
         options = dict(self.options)
         options.setdefault("device", _device.current_device())
         if options["device"] == "cuda" and _kiln.cuda_unavailable_reason():
@@ -492,19 +508,6 @@ class CompiledFunction:
                 new is old for new, old in zip(environment, self.cache.environment())):
             return self.fn, self.environment.attribute_state()
         return self.environment.rebuilt(environment)
-
-    def _with_loop_capture(self, function, tracer, trace):
-        """`function` with its loops and branches rewritten for capture (kiln._loop_transform),
-        under config.capture_loops."""
-        rewritten = _loop_transform.rewrite(self.fn) if config.capture_loops else None
-        if rewritten is None:
-            return function
-        for location, reason in rewritten.refused:
-            self._note_loop("unrolled", location, reason)
-        capture = getattr(tracer, "loop_capture", None)  # a stand-in tracer may have none
-        if rewritten.code is None or capture is None:
-            return function
-        return rewritten.bind(function, capture(trace, self._note_loop))
 
     def _give_up(self, args, kwargs, reason, location, guard):
         """A break the tracer cannot continue from: these guards run eagerly from now on."""

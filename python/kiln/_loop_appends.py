@@ -65,11 +65,8 @@ def appended(items, value, depth):
     return Appended(items, value, depth)
 
 
-def stack_slot(context, trace, items, stacked, count, depth, on_gpu=False):
+def stack_slot(context, trace, items, stacked, count, depth):
     """(initial tensor, placeholder, Stack) of a list the body appends to `count` times."""
-    if on_gpu:  # NVRTC refused the CUDA emitter's loop writing a reduction into the rows
-        raise CaptureFailed("values appended in a loop on the GPU run as Python (not yet "
-                            "captured there)")
     if not isinstance(items, list):
         raise CaptureFailed("a value that is not a list is appended to")
     if depth > 1:

@@ -196,7 +196,6 @@ class LoopCapture(ExpressionCapture):
             start, stop, step = self._bounds(bounds, span)  # outside the body: its values may
             index_tensor = trace.begin_loop_body(start, stop, step)  # be among those replaced
         flag = trace.loop_placeholder("bool", []) if condition else None  # carried value 0
-        on_gpu = (getattr(context.driver, "options", None) or {}).get("device") == "cuda"
         driver, context.driver = context.driver, None  # no graph break may run the open body
         self.depth += 1
         context.in_body += 1  # arrays made in the body are its own, never a break's to cut
@@ -216,8 +215,7 @@ class LoopCapture(ExpressionCapture):
                 if isinstance(kind, Stacked):  # a list the body appends to
                     iterations = len(span) if span is not None and condition is None else None
                     initial, placeholder, stack = _loop_appends.stack_slot(
-                        context, trace, variables.get(name), kind, iterations, self.depth,
-                        on_gpu)
+                        context, trace, variables.get(name), kind, iterations, self.depth)
                     rebound[name] = stack
                     stacks.append(stack)
                     slots.append(([name], None, initial, placeholder))

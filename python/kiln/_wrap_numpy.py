@@ -21,8 +21,11 @@ A graph break (a value the trace cannot know: `if x.sum() > 0`, float(x), .item(
 function as kiln.compile does (kiln._compile): the graph so far runs on the device arrays and
 only the value Python asks for is copied to the host; tracing goes on, and from then on every
 call of that signature traces again (its graphs compiled once each). The data stays on the GPU.
-A break the trace cannot continue past (a NumPy function kiln does not follow) is an error:
-there is no eager NumPy to fall back to on device arrays.
+A break the trace cannot continue past (a NumPy function kiln does not follow), or a function
+whose breaks would compile more than SEGMENT_LIMIT graphs, runs as NumPy on host copies of the
+arrays, its results copied back to the device (a RuntimeWarning says so once per function).
+An argument the function assigns into (`x *= 2`, `x[mask] = 0`) gets its new value, as NumPy's
+caller sees it (torch tensors and CuPy arrays; JAX arrays are immutable: a TypeError).
 
 Gradients: when a torch tensor argument requires grad (and grad mode is on), the call goes
 through torch.compile with kiln's backend, as torch.compile runs NumPy code: Dynamo traces the
@@ -39,16 +42,18 @@ import functools
 import importlib
 import re
 import sys
+import warnings
 
 import numpy as np
 
 from . import _kiln, _numpy_tracer
 from ._arguments import DYNAMIC_DTYPES, dynamic_number
-from ._compile import _location_of
+from ._compile import _location_of, with_loop_capture
 from ._compile import compile as compile_for_host
 from ._config import config
 from ._graph_breaks import GraphBreakSignal
 from ._device import torch_current_stream
+from ._environment import with_numpy_names
 from ._result_pool import ResultPool
 from ._retrace import SEGMENT_LIMIT, NeedsStatic, Segments, _SegmentLimit, _TraceContext, held_output
 
@@ -113,6 +118,52 @@ def _as_library_array(result, like):
     return result  # kiln.CudaArray: both interfaces, for any other library
 
 
+def _write_back(results, arguments, name):
+    """The results less the last len(arguments): the new values of arguments the function
+    assigned into, copied into their memory (torch tensors, CuPy arrays, NumPy arrays copied
+    in); an immutable array (JAX) or one of a library kiln cannot write is a TypeError."""
+    count = len(results) - len(arguments)
+    for argument, value in zip(arguments, results[count:]):
+        library = type(argument).__module__.split(".")[0]
+        if isinstance(argument, np.ndarray):
+            np.copyto(argument, value.get() if hasattr(value, "get") else value)
+        elif library == "torch":
+            argument.copy_(sys.modules["torch"].as_tensor(value, device=argument.device))
+        elif library == "cupy":
+            sys.modules["cupy"].copyto(argument, sys.modules["cupy"].asarray(value))
+        else:
+            raise TypeError(f"kiln.wrap_numpy({name}): the function assigns into an argument "
+                            f"of type {type(argument).__name__}, which kiln cannot write "
+                            f"(JAX arrays are immutable); pass a torch tensor or CuPy array, "
+                            f"or assign into a copy")
+    return results[:count]
+
+
+def _host_copy(value):
+    """A NumPy copy of an array argument (kiln._wrap_numpy._run_on_host)."""
+    library = type(value).__module__.split(".")[0]
+    if isinstance(value, np.ndarray):
+        return value.copy()
+    if library == "torch":
+        return value.detach().cpu().numpy()
+    if library == "cupy":
+        return value.get()
+    return np.array(value)  # JAX arrays and other producers of __array__
+
+
+def _on_device_of(array, like):
+    """A NumPy result as an array of `like`'s library on its device."""
+    library = type(like).__module__.split(".")[0]
+    if library == "torch":
+        return sys.modules["torch"].as_tensor(array, device=like.device)
+    if library == "cupy":
+        return sys.modules["cupy"].asarray(array)
+    if library in ("jax", "jaxlib"):
+        jax = importlib.import_module("jax")
+        return jax.device_put(array, next(iter(like.devices())))
+    return array  # a library kiln does not know: NumPy's result as it is
+
+
 def _torch_cuda_tensors(args):
     """torch, when every argument is a torch CUDA tensor; else None."""
     torch = sys.modules.get("torch")
@@ -130,8 +181,9 @@ class _TorchCall:
     several microseconds per tensor and call, in Python), the results written into pooled
     tensors (kiln/_result_pool.py), the work queued on torch's current stream."""
 
-    def __init__(self, torch, compiled, single, output_dtypes, tensors):
+    def __init__(self, torch, compiled, single, output_dtypes, tensors, mutated=()):
         self.compiled, self.single, self.tensor_type = compiled, single, torch.Tensor
+        self.mutated, self.copy = list(mutated), torch._foreach_copy_
         self.layouts = [(t.dtype, t.shape, t.stride(), t.device) for t in tensors]
         device = tensors[0].device
         self.pool = ResultPool(torch, compiled, list(zip(compiled.output_shapes, output_dtypes)),
@@ -156,6 +208,10 @@ class _TorchCall:
     def __call__(self, tensors):
         outputs, results = self.pool.take()
         self.compiled.run_tensors(tensors, [output.address for output in outputs], self.stream())
+        if self.mutated:  # the arguments the function assigned into: their new values
+            count = len(results) - len(self.mutated)
+            self.copy([tensors[k] for k in self.mutated], results[count:])
+            results = results[:count]
         return results[0] if self.single else tuple(results)
 
 
@@ -194,6 +250,7 @@ class _Wrapped:
         self.torch_calls = {}  # (device, torch layouts) -> _TorchCall, or _RETRACE: not that path
         self.last_torch_call = None  # the _TorchCall that ran last
         self.segments = Segments()  # the graphs of retraced calls
+        self.warned_host = False  # (kiln._wrap_numpy._run_on_host)
         # Automatic dynamic numbers, per signature without the numbers' values: the first
         # values seen, the positions that changed since (0-d inputs), those that must be static
         self.first_numbers, self.dynamic_numbers, self.static_numbers = {}, {}, {}
@@ -227,6 +284,8 @@ class _Wrapped:
                                      for k, v in enumerate(values)
                                      if k not in arrays and k not in dynamic), dynamic)
             entry = self.compiled.get(key)
+            if entry is _HOST:
+                return self._run_on_host(values, len(args), names, arrays)
             if entry is not None and entry is not _RETRACE:
                 results = None
                 break
@@ -240,16 +299,20 @@ class _Wrapped:
                     raise
                 dynamic = self._fewer_dynamic(base, values, dynamic)
                 continue
+            except _RunsOnHost as reason:
+                self.compiled[key] = _HOST
+                return self._run_on_host(values, len(args), names, arrays, str(reason))
             self.compiled[key] = entry
             break
         inputs = [values[k] for k in arrays] + [
             np.array(values[k], DYNAMIC_DTYPES[type(values[k])]) for k in dynamic]
         if entry is _RETRACE:  # the final graph of this call's trace, on its inputs
-            compiled, single, inputs = results
-            results = compiled.run(inputs, stream=stream)
+            compiled, single, inputs, mutated = results
         else:
-            compiled, single, _ = entry
-            results = compiled.run(inputs, stream=stream)
+            compiled, single, _, mutated = entry
+        results = compiled.run(inputs, stream=stream)
+        if mutated:
+            results = _write_back(results, [values[k] for k in mutated], self.name)
         if device:
             results = [_as_library_array(r, device[0]) for r in results]
         return results[0] if single else tuple(results)
@@ -329,15 +392,19 @@ class _Wrapped:
                          tuple((d, tuple(s), tuple(t)) for d, s, t in layouts), ())
             entry = self.compiled.get(signature)
             if entry is None:
-                entry, _ = self._trace(values, len(values), [], list(range(len(values))),
-                                       layouts, 0, retrace=False)
+                try:
+                    entry, _ = self._trace(values, len(values), [], list(range(len(values))),
+                                           layouts, 0, retrace=False)
+                except _RunsOnHost:
+                    entry = _RETRACE  # the general path runs such calls on the host
                 self.compiled[signature] = entry
             if entry is _RETRACE:
                 self.torch_calls[key] = _RETRACE
                 return _RETRACE
-            compiled, single, dtype_names = entry
+            compiled, single, dtype_names, mutated = entry
             call = self.torch_calls[key] = _TorchCall(
-                torch, compiled, single, [getattr(torch, name) for name in dtype_names], tensors)
+                torch, compiled, single, [getattr(torch, name) for name in dtype_names], tensors,
+                mutated)
         self.last_torch_call = call
         return call(tensors)
 
@@ -353,8 +420,9 @@ class _Wrapped:
         trace = _kiln.Trace()
         trace.location = _location_of(self.fn)
         traced = list(values)
-        for k, (dtype, shape, _) in zip(arrays, layouts):
-            traced[k] = _numpy_tracer.wrap(trace.input(dtype, shape), trace)
+        inputs = [trace.input(dtype, shape) for dtype, shape, _ in layouts]
+        for k, tensor in zip(arrays, inputs):
+            traced[k] = _numpy_tracer.wrap(tensor, trace)
         numbers = [np.array(values[k], DYNAMIC_DTYPES[type(values[k])]) for k in dynamic]
         for k, number in zip(dynamic, numbers):  # stands for a Python number: weak
             traced[k] = _numpy_tracer.wrap(trace.input(number.dtype.name, []), trace)
@@ -364,10 +432,12 @@ class _Wrapped:
                                 self._options(), False, dynamic=bool(dynamic))
         context.stream = stream
         try:
+            function = with_loop_capture(self.fn, with_numpy_names(self.fn, _numpy_tracer),
+                                         _numpy_tracer, trace, self._note_loop)
             try:
                 with _numpy_tracer.attach_driver(trace, context):
-                    result = self.fn(*traced[:positional],
-                                     **dict(zip(names, traced[positional:])))
+                    result = function(*traced[:positional],
+                                      **dict(zip(names, traced[positional:])))
             except Exception as error:
                 # A dynamic number is a 0-d tracer, not a float: whatever fails with it is
                 # retried with the numbers static (as kiln.compile does).
@@ -375,15 +445,14 @@ class _Wrapped:
                     raise NeedsStatic() from None
                 raise
         except GraphBreakSignal as signal:
-            raise RuntimeError(f"kiln.wrap_numpy({self.name}): {signal.reason} at "
-                               f"{signal.location}: the trace cannot go on, and NumPy cannot run "
-                               f"on device arrays") from None
+            raise _RunsOnHost(f"{signal.reason} at {signal.location}") from None
         except _SegmentLimit:
-            raise RuntimeError(f"kiln.wrap_numpy({self.name}): more than {SEGMENT_LIMIT} "
-                               f"graphs around its graph breaks") from None
+            raise _RunsOnHost(f"more than {SEGMENT_LIMIT} distinct graphs around its graph "
+                              f"breaks") from None
         single = not isinstance(result, (tuple, list))
         outputs = []
-        for item in [result] if single else result:
+        results_given = [result] if single else result
+        for item in results_given:
             tensor = _numpy_tracer.unwrap(item)
             if tensor is None and isinstance(item, np.ndarray):  # computed on the host after a break
                 tensor = context.data_input(item)
@@ -391,12 +460,47 @@ class _Wrapped:
                 raise TypeError(f"kiln.wrap_numpy({self.name}): every result must be an array "
                                 f"computed from the array arguments, got {type(item).__name__}")
             outputs.append(tensor)
+        # An argument the function assigned into (x *= 2, x[mask] = 0): its new value is one
+        # more output, copied into the argument's memory after the run, as NumPy's caller sees.
+        mutated = []
+        for position, k in enumerate(arrays):
+            current = _numpy_tracer.unwrap(traced[k])
+            if current is not None and current.id != inputs[position].id:
+                mutated.append(k)
+                outputs.append(current)
         dtypes = [tensor.dtype for tensor in outputs]
         if context.broke or retrace:
             compiled, _, reads = self._compile_segment(context, outputs)
-            return _RETRACE, (compiled, single, [context.real_arrays[k] for k in reads])
+            return _RETRACE, (compiled, single, [context.real_arrays[k] for k in reads], mutated)
         compiled = _kiln.compile_graph(trace, outputs, context.strides, context.options)
-        return (compiled, single, dtypes), None
+        return (compiled, single, dtypes, mutated), None
+
+    def _run_on_host(self, values, positional, names, arrays, reason=None):
+        """A call whose trace cannot go on (a NumPy function kiln does not follow) or would
+        compile past SEGMENT_LIMIT graphs around its breaks: NumPy runs the function on host
+        copies of the arrays (as kiln.compile runs such calls eagerly), said once per function;
+        array results go back to the device of the first device array, and arguments the
+        function assigned into get their new values."""
+        if reason is not None and not self.warned_host:
+            self.warned_host = True
+            warnings.warn(f"kiln.wrap_numpy({self.name}) ({_location_of(self.fn)}): {reason}: "
+                          f"such calls run as NumPy on host copies of the arrays",
+                          RuntimeWarning, stacklevel=3)
+        host = list(values)
+        for k in arrays:
+            host[k] = _host_copy(values[k])
+        before = {k: host[k].copy() for k in arrays}
+        result = self.fn(*host[:positional], **dict(zip(names, host[positional:])))
+        changed = [k for k in arrays
+                   if not np.array_equal(host[k], before[k], equal_nan=host[k].dtype.kind in "fc")]
+        _write_back(list(host[k] for k in changed), [values[k] for k in changed], self.name)
+        device = [values[k] for k in arrays if _is_device_array(values[k])]
+        if not device:
+            return result
+        like = device[0]
+        if isinstance(result, (tuple, list)):
+            return type(result)(_on_device_of(np.asarray(item), like) for item in result)
+        return _on_device_of(np.asarray(result), like)
 
     def _options(self):
         options = dict(self.options)
@@ -408,6 +512,12 @@ class _Wrapped:
     def _compile_segment(self, context, outputs):
         return self.segments.compiled(context, outputs, lambda: None)
 
+    def _note_loop(self, kind, location, reason):
+        """kiln._compile's: a loop the trace unrolls is logged under graph_breaks."""
+        if kind == "unrolled" and _kiln.log_enabled("graph_breaks"):
+            _kiln.log("graph_breaks", f"loop at {location} in kiln.wrap_numpy({self.name}) is "
+                      f"unrolled: {reason}")
+
     def _note_break(self, reason, location):
         if _kiln.log_enabled("graph_breaks"):
             _kiln.log("graph_breaks", f"graph break in kiln.wrap_numpy({self.name}): {reason}"
@@ -415,6 +525,12 @@ class _Wrapped:
 
 
 _RETRACE = object()  # a signature whose trace breaks: traced on every call
+_HOST = object()  # a signature NumPy runs on host copies (_Wrapped._run_on_host)
+
+
+class _RunsOnHost(Exception):
+    """A trace that cannot go on, or would compile past SEGMENT_LIMIT graphs: the call runs
+    on the host (_Wrapped._run_on_host); the message says why."""
 
 
 def wrap_numpy(fn=None, *, mode="default", options=None):

@@ -11,7 +11,10 @@ and, when JAX is installed, on JAX arrays:
   jax.jit        the workload's jax.numpy translation (kiln.bench.jax_kernels) under jax.jit
   kiln (jax)     kiln.wrap_numpy(fn) on the JAX arrays, read and returned by DLPack
 Results are checked against NumPy on the CPU. Times are medians of CUDA-event timings after
-warm-up, each timed call on the next of INPUT_SETS input sets (new data, the same shapes); "first" is the first call (tracing and compiling; kiln's with an empty disk cache).
+warm-up, each timed call on the next of INPUT_SETS input sets (new data, the same shapes), and
+queued behind a short GPU sleep so that the GPU's time is measured, not the host's launch work
+(the first line measures that); "first" is the first call (tracing and compiling; kiln's with
+an empty disk cache).
 JAX runs on streams of its own, which torch's events do not see: its rows (and kiln's on JAX
 arrays, which waits for its results) are host times of a call that waits for the results.
 A device-to-device copy of 1 GiB measured in the same run gives the bandwidth the
@@ -41,14 +44,22 @@ DEFAULT = ("sin_cos_64m,kmeans_f32,kmeans_f64,numpy_fn,softmax,layer_norm,pairwi
            "stencil,option_pricer,masked_reduction,integer_hash,polynomial,gelu,logsumexp")
 
 
+# GPU cycles of sleep queued before each timed call (about half a millisecond): the host's work
+# for the call (its launches) overlaps them, so the events time the GPU's work, as
+# triton.testing.do_bench's cache-clearing launch before each call does. Without it every
+# system's host time per call (the tiny-call line) was added to its kernels' time.
+_HOST_COVER_CYCLES = 1_000_000
+
+
 def _gpu_time_ms(torch, call, repeats):
     """The median of `repeats` timings of call(k), k the repetition (callers pick the next input
-    set with it)."""
+    set with it): the GPU's time from the call's first launch to its last one's end."""
     call(0)
     torch.cuda.synchronize()
     times = []
     for k in range(repeats):
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        torch.cuda._sleep(_HOST_COVER_CYCLES)
         start.record()
         call(k)
         end.record()
@@ -171,6 +182,10 @@ def main(argv=None):
 
     copy_source = torch.empty(1 << 28, dtype=torch.float32, device="cuda")
     copy_target = torch.empty_like(copy_source)
+    started = time.perf_counter()
+    while time.perf_counter() - started < 2.0:  # the clocks up before the first timing
+        copy_target.copy_(copy_source)
+        torch.cuda.synchronize()
     copy_ms = _gpu_time_ms(torch, lambda k: copy_target.copy_(copy_source), args.repeats)
     copy_bandwidth = 2 * copy_source.numel() * 4 / (copy_ms * 1e-3)
     print(f"device: {torch.cuda.get_device_name()}; torch {torch.__version__}"

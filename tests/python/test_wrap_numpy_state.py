@@ -1,0 +1,100 @@
+"""kiln.wrap_numpy and the caller's arrays: arguments the function assigns into get their new
+values (as NumPy's caller sees them), and calls kiln cannot trace to the end run as NumPy on host
+copies, their results back on the device. These need a GPU (scripts/gpu-check); without one,
+test_cuda.py's test_wrap_numpy_without_a_gpu_says_why covers wrap_numpy."""
+import math
+import warnings
+
+import numpy as np
+import pytest
+
+import kiln
+
+GPU = not kiln._kiln.cuda_unavailable_reason()
+
+
+def normalize_in_place(x):
+    x -= x.mean(axis=0)
+    return np.abs(x).sum()
+
+
+def clip_negative(x, y):
+    x[x < 0] = 0  # an argument assigned into; y only read
+    return x * y
+
+
+@pytest.mark.parametrize("function, count", [(normalize_in_place, 1), (clip_negative, 2)])
+def test_arguments_assigned_into_get_their_new_values(function, count):
+    if not GPU:
+        return  # test_cuda.py: test_wrap_numpy_without_a_gpu_says_why
+    torch = pytest.importorskip("torch")
+    wrapped = kiln.wrap_numpy(function)
+    rng = np.random.default_rng(0)
+    for _ in range(3):  # the first call traces, later ones take the torch fast path
+        host = [rng.standard_normal((300, 7)) for _ in range(count)]
+        device = [torch.from_numpy(a.copy()).cuda() for a in host]
+        got = wrapped(*device)
+        want = function(*host)
+        np.testing.assert_allclose(got.cpu().numpy(), want, rtol=1e-12)
+        for argument, expected in zip(device, host):
+            np.testing.assert_allclose(argument.cpu().numpy(), expected, rtol=1e-12, atol=1e-15)
+
+
+def test_numpy_arguments_assigned_into_get_their_new_values():
+    if not GPU:
+        return  # test_cuda.py: test_wrap_numpy_without_a_gpu_says_why
+    torch = pytest.importorskip("torch")
+    x = np.linspace(-1, 1, 101)
+    y = torch.linspace(1, 2, 101, device="cuda", dtype=torch.float64)
+    expected_x = x.copy()
+    want = clip_negative(expected_x, y.cpu().numpy())
+    got = kiln.wrap_numpy(clip_negative)(x, y)
+    np.testing.assert_allclose(got.cpu().numpy(), want, rtol=1e-12)
+    np.testing.assert_array_equal(x, expected_x)
+
+
+def prefixes(x):
+    out = x * 1.0
+    for k in range(1, 80):  # a value Python's math takes: a break on another prefix each time
+        out = out + math.exp(-float(x[:k].sum()) ** 2)
+    return out
+
+
+def test_calls_past_the_graph_limit_run_on_host_copies(monkeypatch):
+    if not GPU:
+        return  # test_cuda.py: test_wrap_numpy_without_a_gpu_says_why
+    torch = pytest.importorskip("torch")
+    monkeypatch.setattr(kiln._retrace, "SEGMENT_LIMIT", 8)  # (NVRTC compiles each graph)
+    wrapped = kiln.wrap_numpy(prefixes)
+    rng = np.random.default_rng(1)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for _ in range(3):
+            host = rng.standard_normal(100)
+            got = wrapped(torch.from_numpy(host).cuda())
+            assert isinstance(got, torch.Tensor) and got.is_cuda
+            np.testing.assert_allclose(got.cpu().numpy(), prefixes(host), rtol=1e-10)
+    said = [str(w.message) for w in caught if "host copies" in str(w.message)]
+    assert len(said) == 1  # once per function
+
+
+def descent_with_losses(X, y):
+    w = np.zeros(X.shape[1])
+    losses = []
+    for _ in range(50):  # captured as one loop node, as kiln.compile captures it
+        p = 1.0 / (1.0 + np.exp(-(X @ w)))
+        w = w - 0.5 * (X.T @ (p - y)) / len(y)
+        losses.append(float(np.mean((p - y) ** 2)))
+    return np.concatenate([w, np.array(losses)])
+
+
+def test_loops_are_captured_as_kiln_compile_captures_them():
+    if not GPU:
+        return  # test_cuda.py: test_wrap_numpy_without_a_gpu_says_why
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(2)
+    X, y = rng.standard_normal((200, 5)), (rng.random(200) > 0.5).astype(float)
+    wrapped = kiln.wrap_numpy(descent_with_losses)
+    got = wrapped(torch.from_numpy(X).cuda(), torch.from_numpy(y).cuda())
+    np.testing.assert_allclose(got.cpu().numpy(), descent_with_losses(X, y), rtol=1e-10)
+    assert len(wrapped.segments) == 0  # no graph break: one graph, the loop in it
