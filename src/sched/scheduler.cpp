@@ -8,6 +8,7 @@
 #include "ir/printer.h"
 #include "kiln/error.h"
 #include "sched/buffer_plan.h"
+#include "sched/distinct_indices.h"
 #include "ir/loop.h"
 #include "sched/division_splits.h"
 #include "sched/fusion_rules.h"
@@ -381,6 +382,7 @@ void ProgramBuilder::build_scatter_kernel(const Root& root) {
     });
     size_t ordered_from = kernel.body.size();
     for (Stmt& s : scatter.body) kernel.body.push_back(std::move(s));
+    if (distinct_indices(graph_, node.inputs[1], size)) return SIZE_MAX;  // any order
     return ordered_from;  // duplicates must apply in order
   });
 }

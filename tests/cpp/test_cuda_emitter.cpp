@@ -696,5 +696,25 @@ TEST(CudaEmitter, AStoreOfABlocksReductionIsInItsLaunch) {
   EXPECT_NE(source.text.find("if (threadIdx.x == 0) {"), std::string::npos) << source.text;
 }
 
+
+// u[1:-1] = f(u) (a heat equation's step) scatters at iota + 1: no index repeats, so every
+// thread takes a share of the updates. In order, one thread made all million of them.
+TEST(CudaEmitter, SliceAssignmentsRunOnEveryThread) {
+  ir::Graph graph;
+  ir::Builder b(graph);
+  const int64_t n = 1000000;
+  ir::ValueId u = b.parameter(DType::Float64, {n});
+  ir::ValueId inner = b.slice(u, {1}, {n - 1}, {1});
+  ir::ValueId next = b.binary(ir::Op::mul, inner, inner);
+  ir::ValueId at = b.binary(ir::Op::add, b.iota(DType::Int64, {n - 2}, 0),
+                            b.constant(ir::Scalar::of_int(1), DType::Int64, {n - 2}));
+  graph.set_outputs({b.scatter(u, at, next, 0, ir::ScatterMode::Set)});
+  codegen::CudaSource source = emit(graph);
+  auto [code, log] = compile_with_nvcc(source.text, "slice_assignment");
+  EXPECT_EQ(code, 0) << log << "\n" << source.text;
+  // The updates are the steps of a grid-wide launch: thread kiln_flat makes update kiln_flat.
+  EXPECT_NE(source.text.find("if (kiln_flat < 999998) {"), std::string::npos) << source.text;
+}
+
 }  // namespace
 }  // namespace kiln

@@ -175,6 +175,32 @@ TEST(Scheduler, ScatterIntoALiveArrayCopiesIt) {
   EXPECT_GE(scatter.ordered_from, 1);
 }
 
+// x[start::step] = values traces as a scatter at step * iota + start: no index repeats, so the
+// updates run in any order (on many GPU threads), not in order on one.
+TEST(Scheduler, ScattersAtDistinctSliceIndicesRunInAnyOrder) {
+  auto ordered_from = [](int64_t step, int64_t start, bool user_index) {
+    ir::Graph graph;
+    ir::Builder b(graph);
+    ir::ValueId x = b.parameter(DType::Float32, {100});
+    ir::ValueId index = user_index ? b.parameter(DType::Int64, {40}) : b.binary(
+        Op::add, b.binary(Op::mul, b.iota(DType::Int64, {40}, 0),
+                          b.constant(Scalar::of_int(step), DType::Int64, {40})),
+        b.constant(Scalar::of_int(start), DType::Int64, {40}));
+    ir::ValueId values = b.parameter(DType::Float32, {40});
+    graph.set_outputs({b.scatter(b.binary(Op::add, x, x), index, values, 0,
+                                 ir::ScatterMode::Set)});
+    return schedule(graph, {}).kernels.back().ordered_from;
+  };
+  EXPECT_EQ(ordered_from(1, 1, false), -1);    // x[1:41]
+  EXPECT_EQ(ordered_from(2, 3, false), -1);    // x[3:83:2]
+  EXPECT_EQ(ordered_from(-2, 99, false), -1);  // x[99:19:-2]
+  EXPECT_EQ(ordered_from(1, -40, false), -1);  // x[-40:], negative indices all
+  EXPECT_GE(ordered_from(1, 0, true), 0);      // indices the user gives may repeat
+  EXPECT_GE(ordered_from(0, 5, false), 0);     // one index, forty times
+  EXPECT_GE(ordered_from(1, -3, false), 0);    // -3..36: -3 wraps to 97, past the check
+  EXPECT_GE(ordered_from(3, 0, false), 0);     // 0..117: clamped, so repeated
+}
+
 TEST(Scheduler, FusionNotesSayWhy) {
   ir::Graph graph;
   ir::Builder b(graph);

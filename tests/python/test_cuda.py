@@ -378,3 +378,16 @@ def test_max_autotune_times_small_products_on_the_gpu_once(capfd):
     assert "library" in lines[0] and "generated" in lines[0]
     kiln.reset()
     assert timing_lines() == []
+
+
+def test_the_cuda_source_can_be_read_without_a_gpu():
+    """kiln._kiln.cuda_source: the kernels kiln would compile for a GPU, printed anywhere (how
+    the emitter's output is read on a machine without one)."""
+    trace = kiln._kiln.Trace()
+    x = trace.input("float32", [1 << 20])
+    y = kiln._kiln.add(kiln._kiln.sin(x), kiln._kiln.cos(x))
+    source = kiln._kiln.cuda_source(trace, [y])
+    assert 'extern "C" __global__' in source and "float4" in source  # 16-byte loads
+    assert "sm_90, 132 multiprocessors" in source
+    other = kiln._kiln.cuda_source(trace, [y], architecture=80, multiprocessors=108)
+    assert "sm_80, 108 multiprocessors" in other
