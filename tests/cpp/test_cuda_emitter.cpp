@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <fstream>
 #include <set>
+#include <tuple>
 
 #include "api/pipeline.h"
 #include "compile_test_util.h"
@@ -714,6 +715,31 @@ TEST(CudaEmitter, SliceAssignmentsRunOnEveryThread) {
   EXPECT_EQ(code, 0) << log << "\n" << source.text;
   // The updates are the steps of a grid-wide launch: thread kiln_flat makes update kiln_flat.
   EXPECT_NE(source.text.find("if (kiln_flat < 999998) {"), std::string::npos) << source.text;
+}
+
+// np.cumsum of a whole array: tiles of one launch, each looking back over the tiles before it
+// (ScanTiles). Below kLeastTiledScan elements, or of 16-bit floats, one thread scans.
+TEST(CudaEmitter, LongScansRunInTilesOverTheGrid) {
+  for (auto [op, dtype, n] : {std::tuple{ir::Op::cumsum, DType::Float64, int64_t{16} << 20},
+                              std::tuple{ir::Op::cumprod, DType::Float32, int64_t{1000003}},
+                              std::tuple{ir::Op::cumsum, DType::Int64, int64_t{70000}}}) {
+    ir::Graph graph;
+    ir::Builder b(graph);
+    ir::ValueId x = b.parameter(dtype, {n});
+    graph.set_outputs({b.scan(op, b.binary(ir::Op::mul, x, x), 0)});
+    codegen::CudaSource source = emit(graph);
+    auto [code, log] = compile_with_nvcc(source.text, "tiled_scan");
+    EXPECT_EQ(code, 0) << log << "\n" << source.text;
+    EXPECT_NE(source.text.find("kiln_look_back(kiln_flags"), std::string::npos) << source.text;
+    ASSERT_EQ(source.kernels.size(), 1u);
+    const runtime::CudaLaunch& launch = source.kernels[0].launches.at(0);
+    EXPECT_EQ(launch.blocks, (n + 2047) / 2048);
+    EXPECT_GT(launch.scratch_bytes, 16 * launch.blocks);
+  }
+  ir::Graph graph;  // short: one thread, as before
+  ir::Builder b(graph);
+  graph.set_outputs({b.scan(ir::Op::cumsum, b.parameter(DType::Float64, {1000}), 0)});
+  EXPECT_EQ(emit(graph).text.find("kiln_look_back(kiln_flags"), std::string::npos);
 }
 
 }  // namespace

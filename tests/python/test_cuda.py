@@ -48,6 +48,12 @@ def integer_products(a, b, c):
     return a @ b, b.T @ c, a[0] @ b
 
 
+def long_scans(x, n):
+    # Longer than a block's tile: scanned in tiles over the grid, each looking back over the
+    # tiles before it (codegen/cuda/scan_emitter.cpp); n: exact integer sums.
+    return np.cumsum(x), np.cumprod(1.0 + x * 1e-7), np.cumsum(n)
+
+
 def graph_break(x):
     if x.sum() > 0:  # a value the trace cannot know: two graphs, the branch in Python
         return np.sin(x) * 2
@@ -62,6 +68,7 @@ CASES = [
     (strided, lambda r: (r.standard_normal((101, 33)),), 1e-12),
     (loop_sum, lambda r: (r.standard_normal((50, 17)),), 1e-12),
     (graph_break, lambda r: (r.standard_normal((40, 30)),), 1e-12),
+    (long_scans, lambda r: (r.random(5_000_011), r.integers(-1000, 1000, 3_000_017)), 1e-9),
     (integer_products, lambda r: (r.integers(-100, 100, (70, 300)).astype(np.int8),
                                   r.integers(-100, 100, (300, 90)).astype(np.int8),
                                   r.integers(-10**6, 10**6, (300, 40))), 0),

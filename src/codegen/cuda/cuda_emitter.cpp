@@ -99,6 +99,9 @@ void CudaKernelEmitter::body() {
     case LaunchKind::ColumnTiles:
       column_tiles(plan_.chain.back()->body);
       break;
+    case LaunchKind::ScanTiles:
+      scan_tiles(statements_of_launch[0]);
+      break;
     case LaunchKind::OneThread:
       statements(statements_of_launch);
       break;
@@ -427,6 +430,10 @@ std::vector<runtime::CudaLaunch> emit_launches(const Program& program, const Ker
       case LaunchKind::ColumnTiles:
         launch.blocks = plan.block_splits > 1 ? plan.column_tiles * plan.block_splits
                                                : std::min(most_blocks, plan.column_tiles);
+        break;
+      case LaunchKind::ScanTiles:
+        launch.blocks = scan_tile_count(plan);
+        launch.scratch_bytes = scan_scratch_bytes(plan);
         break;
       default:
         launch.blocks = 1;

@@ -155,4 +155,60 @@ KILN_FN T kiln_shuffle_first(T value) {
   }
 }
 
+// The value of lane `lane - delta` (a lane below delta keeps its own), and of lane `from`.
+template <class T>
+KILN_FN T kiln_shuffle_up(T value, int delta) {
+  if constexpr (sizeof(T) == 8) {
+    return kiln_bit_cast(T, __shfl_up_sync(0xffffffffu, kiln_bit_cast(long long, value), delta));
+  } else if constexpr (sizeof(T) == 4) {
+    return kiln_bit_cast(T, __shfl_up_sync(0xffffffffu, kiln_bit_cast(int, value), delta));
+  } else {
+    return T(__shfl_up_sync(0xffffffffu, int(value), delta));
+  }
+}
+template <class T>
+KILN_FN T kiln_shuffle_from(T value, int from) {
+  if constexpr (sizeof(T) == 8) {
+    return kiln_bit_cast(T, __shfl_sync(0xffffffffu, kiln_bit_cast(long long, value), from));
+  } else if constexpr (sizeof(T) == 4) {
+    return kiln_bit_cast(T, __shfl_sync(0xffffffffu, kiln_bit_cast(int, value), from));
+  } else {
+    return T(__shfl_sync(0xffffffffu, int(value), from));
+  }
+}
+
+// A scan over tiles in one launch (decoupled look-back, as CUB's single-pass scan; the scan
+// emitter's ScanTiles launches): tile t's block publishes its total in aggregates[t] and then
+// sets flags[t] = 1; once it knows the combination of tiles 0..t it stores that in
+// inclusive[t] and sets flags[t] = 2. Called by a whole warp of tile `tile` (> 0) after it
+// published its aggregate: returns, in every lane, the combination of tiles 0..tile-1, read
+// 32 tiles at a time from the nearest back to the first that has its inclusive value. Tiles
+// are numbered in the order blocks start (a ticket), so every tile waited on is running.
+template <class T, class Combine>
+KILN_FN T kiln_look_back(volatile int* flags, volatile T* aggregates, volatile T* inclusive,
+                         long long tile, T identity, Combine combine) {
+  const int lane = threadIdx.x & 31;
+  T prefix = identity;
+  for (long long base = tile - 1;; base -= 32) {
+    const long long t = base - lane;
+    int flag = 2;  // before tile 0: nothing, as if inclusive
+    if (t >= 0) {
+      do {
+        flag = flags[t];
+      } while (flag == 0);
+    }
+    __threadfence();
+    T value = t < 0 ? identity : flag == 2 ? inclusive[t] : aggregates[t];
+    const unsigned done = __ballot_sync(0xffffffffu, flag == 2);
+    const int stop = done ? __ffs(done) - 1 : 31;  // the nearest tile with its inclusive value
+    if (lane > stop) value = identity;
+    for (int delta = 16; delta > 0; delta >>= 1) {  // lane k + delta is tile t - delta: earlier
+      const T other = kiln_shuffle_down(value, delta);
+      if (lane + delta < 32) value = combine(other, value);
+    }
+    prefix = combine(kiln_shuffle_first(value), prefix);
+    if (done) return prefix;
+  }
+}
+
 #endif  // KILN_CUDA_PRELUDE_H

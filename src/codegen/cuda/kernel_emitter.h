@@ -42,6 +42,7 @@ enum class LaunchKind : uint8_t {
   OneBlock,            // the statements cooperatively, one block
   SplitReduce,         // leading reductions over the grid, the rest by the last block
   ColumnTiles,         // 32 neighbouring outer iterations per block, one per lane (below)
+  ScanTiles,           // one long scan, a tile per block (scan_emitter.cpp)
   OneThread,           // the statements in order, one thread
 };
 
@@ -129,6 +130,25 @@ inline int64_t split_scratch_bytes(const LaunchPlan& plan) {
          8 * plan.state_fields * split_groups(plan) * plan.block_splits * split_lanes(plan);
 }
 
+// ScanTiles: a scan at the top of a kernel (np.cumsum of a whole array) of at least
+// kLeastTiledScan elements runs in tiles of kScanTile, a block of kScanThreads each, in one
+// launch: each thread holds kScanItems elements, one per run of kScanThreads consecutive ones.
+constexpr int kScanThreads = 256;
+constexpr int kScanItems = 8;  // kScanItems * warps == 64: two partial totals per lane of a warp
+constexpr int64_t kScanTile = int64_t{kScanThreads} * kScanItems;
+constexpr int64_t kLeastTiledScan = 16 * kScanTile;
+inline int64_t scan_tile_count(const LaunchPlan& plan) {
+  return (plan.iterations + kScanTile - 1) / kScanTile;
+}
+// Its scratch: the counts of tiles taken and finished, a flag per tile (16-byte aligned), then
+// per tile its total and its inclusive prefix (8-byte slots).
+inline int64_t scan_flag_bytes(const LaunchPlan& plan) {
+  return (16 + 4 * scan_tile_count(plan) + 15) / 16 * 16;
+}
+inline int64_t scan_scratch_bytes(const LaunchPlan& plan) {
+  return scan_flag_bytes(plan) + 16 * scan_tile_count(plan);
+}
+
 // launch_plans.cpp: the launches of a kernel, in order.
 std::vector<LaunchPlan> plan_launches(const Program& program, const Kernel& kernel,
                                       const target::Target& target);
@@ -167,7 +187,8 @@ class CudaKernelEmitter : public CLikePrinter {
   std::string barrier() const { return plan_.warp_iterations ? "__syncwarp();" : "__syncthreads();"; }
   // A split reduction's or a column tile's scratch (runtime::CudaLaunch::scratch_bytes) follows the buffers.
   bool has_scratch() const {
-    return plan_.kind == LaunchKind::SplitReduce || plan_.block_splits > 1;
+    return plan_.kind == LaunchKind::SplitReduce || plan_.kind == LaunchKind::ScanTiles ||
+           plan_.block_splits > 1;
   }
   // Buffers the kernel only reads go through the read-only data path (ld.global.nc): their
   // loads may move past the kernel's stores, so the unrolled iterations' loads issue together.
@@ -219,6 +240,7 @@ class CudaKernelEmitter : public CLikePrinter {
   void column_tiles(const std::vector<Stmt>& body);
   void column_combine(const Stmt& s);
   void split_iterations(const std::vector<Stmt>& body);
+  void scan_tiles(const Stmt& s);  // scan_emitter.cpp
   void merge_block_splits(const std::vector<Stmt>& leading);
   void declare_accumulators(const Stmt& s);
   void combine_element(const Stmt& s);

@@ -499,6 +499,21 @@ std::string vector_type(DType dtype) {
   }
 }
 
+namespace {
+
+// A scan that is the kernel's whole body, long enough for tiles over the grid (ScanTiles): one
+// accumulation, which the scan combines in any grouping (sums of floats round differently, as
+// every parallel scan's do), of a dtype the look-back's slots hold.
+bool is_tiled_scan(const Stmt& s) {
+  if (s.kind != StmtKind::Scan || s.accumulations.size() != 1 || s.reduce_loops.size() != 1 ||
+      s.reduce_loops[0].extent < kLeastTiledScan)
+    return false;
+  const DType dtype = s.accumulations[0].dtype;
+  return dtype_size(dtype) >= 4 && dtype != DType::Bool;
+}
+
+}  // namespace
+
 std::vector<LaunchPlan> plan_launches(const Program& program, const Kernel& kernel,
                                       const target::Target& target) {
   std::vector<LaunchPlan> plans;
@@ -509,7 +524,14 @@ std::vector<LaunchPlan> plan_launches(const Program& program, const Kernel& kern
     ++ordered;
   const bool all_loops = std::all_of(kernel.body.begin(), kernel.body.begin() + ordered,
                                      [](const Stmt& s) { return s.kind == StmtKind::Loop; });
-  if (!all_loops) {
+  if (ordered == 1 && kernel.body.size() == 1 && is_tiled_scan(kernel.body[0])) {
+    LaunchPlan plan;
+    plan.kind = LaunchKind::ScanTiles;
+    plan.last = 1;
+    plan.threads = kScanThreads;
+    plan.iterations = kernel.body[0].reduce_loops[0].extent;
+    plans.push_back(plan);
+  } else if (!all_loops) {
     // Top-level reductions feed the statements after them through locals: one block for all.
     LaunchPlan plan;
     plan.kind = LaunchKind::OneBlock;
