@@ -31,6 +31,9 @@ constexpr int64_t kBlocksPerMultiprocessor = 8;
 constexpr int64_t kMostRunBlocks = int64_t{1} << 22;
 // A loop a block's threads share is unrolled when each thread has at most this many elements.
 constexpr int64_t kMostUnrolledSteps = 8;
+// A thread's elements of a long reduction folded in one pass (fold_unrolled): their loads in
+// flight together.
+constexpr int kFoldedSteps = 4;
 // 32-bit registers a thread may hold its steps' prefetched vector loads in (LaunchPlan::
 // prefetches); loads beyond them are prefetched into L1. Four float4 loads at four steps a thread.
 constexpr int64_t kMostPrefetchedVectorWords = 64;
@@ -232,6 +235,8 @@ class CudaKernelEmitter : public CLikePrinter {
   // outer_first, outer_first + outer_step, ...).
   void fold_elements(const Stmt& s, const std::string& first, const std::string& step,
                      const std::string& outer_first = "0", const std::string& outer_step = "1");
+  void fold_unrolled(const Stmt& s, const std::string& flat, const std::string& first,
+                     const std::string& step, const std::string& total, const std::string& low);
   // Whether the block's threads share the last reduction loop, nested in the others.
   bool nests_over_threads(const Stmt& s) const;
   void block_combine(const Stmt& s);

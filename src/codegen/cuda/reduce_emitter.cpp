@@ -225,13 +225,18 @@ void CudaKernelEmitter::fold_elements(const Stmt& s, const std::string& first,
   for (size_t k = 0; k + 1 < s.reduce_loops.size(); ++k)
     total += " * " + std::to_string(s.reduce_loops[k].extent);
   std::string flat = "kiln_r" + tag;
+  // One loop: the flat index is below its width already (a 64-bit modulo costs ~20 instructions).
+  const bool one_loop = s.reduce_loops.size() == 1;
+  if (one_loop && plan_.kind != LaunchKind::ColumnTiles) {
+    fold_unrolled(s, flat, first, step, total, low);
+    if (s.guard >= 0) close_block();
+    return;
+  }
   if (plan_.kind == LaunchKind::ColumnTiles && plan_.unroll_rows > 1)
     line("#pragma unroll " + std::to_string(plan_.unroll_rows));
   line("for (int64_t " + flat + " = " + first + "; " + flat + " < " + total + "; " + flat +
        " += " + step + ") {");
   open_block();
-  // One loop: the flat index is below its width already (a 64-bit modulo costs ~20 instructions).
-  const bool one_loop = s.reduce_loops.size() == 1;
   line("const int64_t " + loop_name(last.variable) + " = " + low + " + " + flat +
        (one_loop ? "" : " % " + width) + ";");
   std::string rest = flat + " / " + width;
@@ -245,6 +250,45 @@ void CudaKernelEmitter::fold_elements(const Stmt& s, const std::string& first,
   combine_element(s);
   close_block();
   if (s.guard >= 0) close_block();
+}
+
+// A thread's elements first, first + step, ... of a one-loop reduction, kFoldedSteps a pass:
+// while all of a pass's elements exist their loads issue together, with no bound check
+// between them (a grid-stride loop of one element a pass had one load in flight a thread and
+// ran whole-array sums at about half the copy bandwidth); the last pass checks each.
+void CudaKernelEmitter::fold_unrolled(const Stmt& s, const std::string& flat,
+                                      const std::string& first, const std::string& step,
+                                      const std::string& total, const std::string& low) {
+  const std::string steps = std::to_string(kFoldedSteps);
+  const std::string base = flat + "_base";
+  line("for (int64_t " + base + " = " + first + "; " + base + " < " + total + "; " + base +
+       " += " + steps + " * (int64_t)(" + step + ")) {");
+  open_block();
+  for (bool whole : {true, false}) {
+    if (whole) {
+      line("if (" + base + " + " + std::to_string(kFoldedSteps - 1) + " * (int64_t)(" + step +
+           ") < " + total + ") {");
+    } else {
+      line("else {");
+    }
+    open_block();
+    line("#pragma unroll");
+    line("for (int kiln_fold = 0; kiln_fold < " + steps + "; ++kiln_fold) {");
+    open_block();
+    line("const int64_t " + flat + " = " + base + " + kiln_fold * (int64_t)(" + step + ");");
+    if (!whole) {
+      line("if (" + flat + " < " + total + ") {");
+      open_block();
+    }
+    line("const int64_t " + loop_name(s.reduce_loops.back().variable) + " = " + low + " + " +
+         flat + ";");
+    statements(s.body);
+    combine_element(s);
+    if (!whole) close_block();
+    close_block();
+    close_block();
+  }
+  close_block();
 }
 
 // The team's accumulators combined: within each warp, then across the block's warps through
