@@ -516,14 +516,14 @@ TEST(CudaEmitter, ChannelsLastRowsAreOneLoop) {
                      b.binary(ir::Op::sub, x, b.broadcast(mean, {ir::Dim(16), ir::Dim(64), ir::Dim(56), ir::Dim(56)}))});
   codegen::CudaSource source = emit(graph, {{56 * 56 * 64, 1, 56 * 64, 64}});
   EXPECT_EQ(source.text.find("% (int64_t)56"), std::string::npos) << source.text;
-  EXPECT_EQ(source.text.find("% 56"), std::string::npos) << source.text;
+  EXPECT_EQ(source.text.find("% (unsigned)56"), std::string::npos) << source.text;
   EXPECT_NE(source.text.find("< (int64_t)50176"), std::string::npos) << source.text;
   auto [code, log] = compile_with_nvcc(source.text, "channels_last_rows");
   EXPECT_EQ(code, 0) << log;
 
   // Images a padded stride apart: (H, W) still merge, N keeps its loop (one division by 3136).
   codegen::CudaSource padded = emit(graph, {{56 * 56 * 64 + 64, 1, 56 * 64, 64}});
-  EXPECT_NE(padded.text.find("/ 3136"), std::string::npos) << padded.text;
+  EXPECT_NE(padded.text.find("/ (unsigned)3136"), std::string::npos) << padded.text;
   EXPECT_EQ(padded.text.find("% (int64_t)56"), std::string::npos) << padded.text;
   auto [padded_code, padded_log] = compile_with_nvcc(padded.text, "padded_rows");
   EXPECT_EQ(padded_code, 0) << padded_log;
@@ -535,9 +535,19 @@ TEST(CudaEmitter, ChannelsLastRowsAreOneLoop) {
   ir::ValueId rows = c.iota(DType::Float32, {ir::Dim(16), ir::Dim(56), ir::Dim(64)}, 1);
   counted.set_outputs({c.binary(ir::Op::add, y, rows)});
   codegen::CudaSource counted_source = emit(counted);
-  EXPECT_NE(counted_source.text.find("% 56"), std::string::npos) << counted_source.text;
+  // (32-bit divisions: fewer than 2^31 iterations)
+  EXPECT_NE(counted_source.text.find("% (unsigned)56"), std::string::npos) << counted_source.text;
   auto [counted_code, counted_log] = compile_with_nvcc(counted_source.text, "counted_rows");
   EXPECT_EQ(counted_code, 0) << counted_log;
+
+  // 2^31 iterations or more: the index splits in 64 bits.
+  ir::Graph huge;
+  ir::Builder h(huge);
+  ir::ValueId z = h.parameter(DType::Float32, {65536, 40000});
+  huge.set_outputs({h.binary(ir::Op::add, z, h.iota(DType::Float32, {65536, 40000}, 0))});
+  codegen::CudaSource huge_source = emit(huge);
+  EXPECT_NE(huge_source.text.find("% 40000"), std::string::npos) << huge_source.text;
+  EXPECT_EQ(huge_source.text.find("(unsigned)"), std::string::npos) << huge_source.text;
 }
 
 // The same statistics of channels-first data are rows of 200704 elements for 64 iterations:

@@ -281,8 +281,13 @@ void CudaKernelEmitter::plain_store(const Stmt& s, const std::string& index, con
 // The chain's loop variables from one flat index, the innermost loop fastest. With `lanes`,
 // the flat index counts runs of that many innermost iterations: the innermost variable of the
 // run's first lane is `kiln_lane0`.
+// Below 2^31 iterations the divisions and remainders that split the flat index are 32-bit
+// (a multiply-high and a shift; 64-bit ones take some twenty instructions each, two per loop a
+// step: a 2-D stencil's kernel spent more on its indices than on its loads).
 void CudaKernelEmitter::flattened_chain(const std::string& flat, int lanes) {
-  std::string rest = flat;
+  const bool narrow = ir::size_choice(plan_.iterations < (int64_t{1} << 31));
+  const std::string rest_type = narrow ? "unsigned" : "int64_t";
+  std::string rest = narrow ? "(unsigned)(" + flat + ")" : flat;
   // The outermost loop that takes the rest of the index (serial loops are the thread's own).
   size_t outermost = 0;
   while (outermost + 1 < plan_.chain.size() &&
@@ -294,15 +299,16 @@ void CudaKernelEmitter::flattened_chain(const std::string& flat, int lanes) {
     const int64_t runs = innermost ? l.extent / lanes : l.extent;
     if (runs == 1 && !innermost) continue;  // its variable was folded to 0
     if (std::find(plan_.serial.begin(), plan_.serial.end(), k) != plan_.serial.end()) continue;
-    std::string extent = std::to_string(runs);
+    std::string extent = (narrow ? "(unsigned)" : "") + std::to_string(runs);
     std::string value = k <= outermost ? rest : rest + " % " + extent;
+    if (narrow) value = "(int64_t)(" + value + ")";
     if (innermost)
       line("const int64_t kiln_lane0 = (" + value + ") * " + std::to_string(lanes) + ";");
     else
       line("const int64_t " + loop_name(l.variable) + " = " + value + ";");
     if (k > outermost) {
       std::string next = "kiln_rest" + std::to_string(k);
-      line("const int64_t " + next + " = " + rest + " / " + extent + ";");
+      line("const " + rest_type + " " + next + " = " + rest + " / " + extent + ";");
       rest = next;
     }
   }
