@@ -398,3 +398,31 @@ def test_the_cuda_source_can_be_read_without_a_gpu():
     assert "sm_90, 132 multiprocessors" in source
     other = kiln._kiln.cuda_source(trace, [y], architecture=80, multiprocessors=108)
     assert "sm_80, 108 multiprocessors" in other
+
+
+def heat_steps(u):
+    u = u.copy()
+    for _ in range(50):  # the index unread: no write of it per iteration
+        u[1:-1] = u[1:-1] + 0.2 * (u[2:] - 2.0 * u[1:-1] + u[:-2])
+    return u
+
+
+def weighted_rows(x):
+    total = np.zeros(x.shape[1])
+    for i in range(x.shape[0]):  # the index read: written on the stream each iteration
+        total = total + x[i] * (i + 1)
+    return total
+
+
+@pytest.mark.parametrize("mode", ["default", "reduce-overhead"])
+@pytest.mark.parametrize("fn, shape", [(heat_steps, (10_000,)), (weighted_rows, (40, 300))])
+def test_captured_loops_replay_on_cuda(fn, shape, mode):
+    """A loop of bounds known at compile time walks no device value: its launches (every
+    iteration's) are captured into a CUDA graph like any other program's and replayed."""
+    if not GPU:
+        return  # test_numpy_functions_on_cuda: the clear error without one
+    compiled = kiln.compile(fn, device="cuda", mode=mode)
+    rng = np.random.default_rng(3)
+    for _ in range(4):
+        x = rng.standard_normal(shape)
+        np.testing.assert_allclose(compiled(x), fn(x), rtol=1e-12, atol=1e-12)

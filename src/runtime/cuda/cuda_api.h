@@ -74,6 +74,8 @@ struct DriverApi {
                                 CUstream stream);  // _v2
   CUresult (*cuMemsetD8Async)(CUdeviceptr dst, unsigned char value, size_t count,
                               CUstream stream);
+  CUresult (*cuMemsetD32Async)(CUdeviceptr dst, unsigned int value, size_t count,
+                               CUstream stream);
   CUresult (*cuStreamSynchronize)(CUstream stream);
   CUresult (*cuEventCreate)(CUevent* event, unsigned flags);
   CUresult (*cuEventDestroy)(CUevent event);  // cuEventDestroy_v2

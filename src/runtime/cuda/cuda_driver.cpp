@@ -78,6 +78,7 @@ bool resolve_all(void* library, DriverApi& api, std::string& reason) {
          resolve(library, "cuMemcpyDtoHAsync_v2", api.cuMemcpyDtoHAsync, reason) &&
          resolve(library, "cuMemcpyDtoDAsync_v2", api.cuMemcpyDtoDAsync, reason) &&
          resolve(library, "cuMemsetD8Async", api.cuMemsetD8Async, reason) &&
+         resolve(library, "cuMemsetD32Async", api.cuMemsetD32Async, reason) &&
          resolve(library, "cuStreamSynchronize", api.cuStreamSynchronize, reason) &&
          resolve(library, "cuEventCreate", api.cuEventCreate, reason) &&
          resolve(library, "cuEventDestroy_v2", api.cuEventDestroy, reason) &&
@@ -411,6 +412,17 @@ void memset_zero(void* device_dst, int64_t bytes, void* stream) {
   check(driver().cuMemsetD8Async(device_address(device_dst), 0, bytes,
                                  static_cast<CUstream>(stream)),
         "cuMemsetD8Async");
+}
+
+void write_int64(void* device_dst, int64_t value, void* stream) {
+  make_current();
+  const uint64_t bits = static_cast<uint64_t>(value);  // little-endian: the low word first
+  const CUdeviceptr at = device_address(device_dst);
+  check(driver().cuMemsetD32Async(at, static_cast<unsigned>(bits), 1, static_cast<CUstream>(stream)),
+        "cuMemsetD32Async");
+  check(driver().cuMemsetD32Async(at + 4, static_cast<unsigned>(bits >> 32), 1,
+                                  static_cast<CUstream>(stream)),
+        "cuMemsetD32Async");
 }
 
 void synchronize(void* stream) {

@@ -3,14 +3,19 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <set>
 
+#include "ir/loop.h"
 #include "kiln/error.h"
 #include "runtime/device_arrays.h"
 
 namespace kiln::runtime {
 namespace {
 
-constexpr size_t kLeastLaunchesForAGraph = 3;
+constexpr int64_t kLeastLaunchesForAGraph = 3;
+// A graph of more launches (a long loop's iterations, each captured) costs more to build and
+// hold than its replays save: such programs launch as they go.
+constexpr int64_t kMostCapturedLaunches = 20000;
 // default mode replays when queueing a run's steps took longer than this many times the timed
 // replay, plus the replay's own host time.
 constexpr double kHostBoundMargin = 1.25;
@@ -21,22 +26,46 @@ constexpr double kReplayHostSeconds = 20e-6;
 // back for 5.32 ms of GPU time on an H200).
 constexpr size_t kMostPendingChecks = 2;
 
-// Loop bounds and conditions live on the device: the host reads them back one at a time.
+// Loop bounds and conditions live on the device: the host reads them back one at a time. The
+// induction variable is written on the steps' stream (a capture's too) by memsets, and not at
+// all where no step reads it (`unread`: its address).
 struct DeviceScalars {
+  void* stream;
+  const std::set<const char*>* unread;
   int64_t read_int64(const char* p) const {
     int64_t value = 0;
-    cuda::copy_to_host(&value, p, sizeof value, cuda_stream());
+    cuda::copy_to_host(&value, p, sizeof value, stream);
     return value;
   }
   bool read_bool(const char* p) const {
     bool value = false;
-    cuda::copy_to_host(&value, p, sizeof value, cuda_stream());
+    cuda::copy_to_host(&value, p, sizeof value, stream);
     return value;
   }
   void write_int64(char* p, int64_t value) const {
-    cuda::copy_to_device(p, &value, sizeof value, cuda_stream());
+    if (unread->count(p) == 0) cuda::write_int64(p, value, stream);
   }
 };
+
+// Whether every graph loop of `program` has bounds known when it was compiled and no while
+// condition: walking it reads nothing back from the device, so a CUDA graph can capture it.
+bool static_loops(const sched::Program& program) {
+  return std::all_of(program.steps.begin(), program.steps.end(), [](const sched::Step& step) {
+    return step.kind != sched::StepKind::LoopBegin ||
+           (step.loop.start < 0 && step.loop.stop < 0 && step.loop.condition < 0);
+  });
+}
+
+// The buffers some kernel or extern step of `program` reads.
+std::set<int32_t> buffers_read(const sched::Program& program) {
+  std::set<int32_t> read;
+  for (const sched::Kernel& kernel : program.kernels)
+    read.insert(kernel.buffers_read.begin(), kernel.buffers_read.end());
+  for (const sched::Step& step : program.steps)
+    if (step.kind == sched::StepKind::Extern)
+      read.insert(step.call.inputs.begin(), step.call.inputs.end());
+  return read;
+}
 
 }  // namespace
 
@@ -83,18 +112,23 @@ CudaExecutable::CudaExecutable(sched::Program program, std::vector<CudaKernelCal
   argument_table_.resize(most_arguments + 1);  // + a launch's scratch
   // A graph replaces launches by one launch plus the copies in and out: worth it from a few
   // launches on (a one-kernel function runs as it is).
-  size_t launches = 0;
-  for (const sched::Step& step : program_.steps)
-    launches += step.kind == sched::StepKind::Extern ? 1
-                : step.kind == sched::StepKind::Kernel
-                    ? kernels_[static_cast<size_t>(step.kernel)].candidates[0].size()
-                    : 0;
+  // Loops of bounds known at compile time count each iteration's (a graph captures them all).
+  int64_t launches = 0;
+  std::vector<int64_t> trips{1};
+  for (const sched::Step& step : program_.steps) {
+    if (step.kind == sched::StepKind::LoopBegin)
+      trips.push_back(trips.back() * ir::loop_trip_count(step.loop.start_value,
+                                                         step.loop.stop_value, step.loop.step));
+    if (step.kind == sched::StepKind::LoopEnd) trips.pop_back();
+    launches += trips.back() * (step.kind == sched::StepKind::Extern ? 1
+                                : step.kind == sched::StepKind::Kernel
+                                    ? static_cast<int64_t>(
+                                          kernels_[static_cast<size_t>(step.kernel)].candidates[0].size())
+                                    : 0);
+  }
   graphs_possible_ = (settings_.cuda_graphs || settings_.host_bound_graphs) &&
-                     launches >= kLeastLaunchesForAGraph &&
-                     std::none_of(program_.steps.begin(), program_.steps.end(),
-                                  [](const sched::Step& step) {
-                                    return step.kind == sched::StepKind::LoopBegin;
-                                  });
+                     launches >= kLeastLaunchesForAGraph && launches <= kMostCapturedLaunches &&
+                     static_loops(program_);
   if (settings_.autotune) read_step_choices();
   cuda::synchronize(nullptr);  // the zeroed scratch, before work on other streams
   if (program_.arena_bytes > 0) arena_ = cuda::allocate(program_.arena_bytes);
@@ -111,6 +145,10 @@ CudaExecutable::CudaExecutable(sched::Program program, std::vector<CudaKernelCal
       table_[b] = static_cast<char*>(constants_.back().get());
     }
   }
+  const std::set<int32_t> read = buffers_read(program_);
+  for (const sched::Step& step : program_.steps)
+    if (step.kind == sched::StepKind::LoopBegin && !read.count(step.loop.induction))
+      unread_inductions_.insert(table_[static_cast<size_t>(step.loop.induction)]);
 }
 
 CudaExecutable::~CudaExecutable() {
@@ -150,7 +188,7 @@ bool CudaExecutable::on_device_memory(size_t slot, const void* pointer) {
 void CudaExecutable::queue_steps(char** table, void* stream,
                                  std::vector<std::shared_ptr<void>>* kept) {
   walk_steps(
-      program_, table, DeviceScalars{}, [](size_t) { return false; },
+      program_, table, DeviceScalars{stream, &unread_inductions_}, [](size_t) { return false; },
       [&](size_t k) {
         if (tuning_now_ && !step_tuned_[k] && candidate_count(k) > 1)
           tune_step(k, table, stream);

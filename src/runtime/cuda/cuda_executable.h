@@ -43,6 +43,7 @@
 #pragma once
 #include <deque>
 #include <memory>
+#include <set>
 #include <vector>
 
 #include "runtime/cuda/cuda_driver.h"
@@ -161,6 +162,8 @@ class CudaExecutable final : public Executable {
   std::deque<PendingChecks> pending_checks_;  // queued, oldest first
   std::vector<PendingChecks> spare_checks_;   // read, for reuse
   bool graphs_possible_ = false;
+  // The device addresses of loop induction variables no step reads: never written.
+  std::set<const char*> unread_inductions_;
   // default mode's question (host_bound_graphs): does a replay beat queueing the steps?
   struct HostBoundProbe {
     enum class Stage { Warming, ReplayNext, Judging, Replay, Queue } stage = Stage::Warming;
