@@ -46,14 +46,14 @@ import warnings
 
 import numpy as np
 
-from . import _kiln, _numpy_tracer
+from . import _kiln, _numpy_tracer, _pytree
 from ._arguments import DYNAMIC_DTYPES, dynamic_number
 from ._compile import _location_of, with_loop_capture
 from ._compile import compile as compile_for_host
 from ._config import config
 from ._graph_breaks import GraphBreakSignal
 from ._device import torch_current_stream
-from ._environment import with_numpy_names
+from ._environment import Environment, with_numpy_names
 from ._result_pool import ResultPool
 from ._retrace import SEGMENT_LIMIT, NeedsStatic, Segments, _SegmentLimit, _TraceContext, held_output
 
@@ -139,6 +139,22 @@ def _write_back(results, arguments, name):
     return results[:count]
 
 
+def _environment_values(environment):
+    """The current values of the globals and closure cells `environment` reads (None: unset),
+    as kiln.compile's GuardedCache reads them."""
+    values = []
+    for holder, name, _ in environment.reads:
+        values.append(holder.get(name) if isinstance(holder, dict) else getattr(holder, name, None))
+    for cell in environment.cells or ():
+        values.append(cell.cell_contents if _pytree.cell_holds(cell) else None)
+    return values
+
+
+def _environment_key(environment):
+    """The part of a signature the environment's values decide (no arrays among them)."""
+    return tuple((type(v), v if v.__hash__ is not None else id(v)) for v in environment)
+
+
 def _host_copy(value):
     """A NumPy copy of an array argument (kiln._wrap_numpy._run_on_host)."""
     library = type(value).__module__.split(".")[0]
@@ -181,8 +197,10 @@ class _TorchCall:
     several microseconds per tensor and call, in Python), the results written into pooled
     tensors (kiln/_result_pool.py), the work queued on torch's current stream."""
 
-    def __init__(self, torch, compiled, single, output_dtypes, tensors, mutated=()):
+    def __init__(self, torch, compiled, single, output_dtypes, tensors, environment,
+                 mutated=()):
         self.compiled, self.single, self.tensor_type = compiled, single, torch.Tensor
+        self.environment = environment  # the values of the globals it was traced with
         self.mutated, self.copy = list(mutated), torch._foreach_copy_
         self.layouts = [(t.dtype, t.shape, t.stride(), t.device) for t in tensors]
         device = tensors[0].device
@@ -194,10 +212,14 @@ class _TorchCall:
         else:
             self.stream = functools.partial(torch_current_stream, torch, device)
 
-    def matches(self, args):
-        """Whether `args` are plain torch tensors of this signature, none requiring grad."""
-        if len(args) != len(self.layouts):
+    def matches(self, args, environment):
+        """Whether `args` are plain torch tensors of this signature, none requiring grad, and
+        the globals the function reads hold the values (the same objects) it was traced with."""
+        if len(args) != len(self.layouts) or len(environment) != len(self.environment):
             return False
+        for now, then in zip(environment, self.environment):
+            if now is not then:
+                return False
         for value, (dtype, shape, strides, device) in zip(args, self.layouts):
             if (type(value) is not self.tensor_type or value.requires_grad
                     or value.dtype != dtype or value.shape != shape
@@ -242,6 +264,11 @@ class _Wrapped:
         self.mode, self.user_options = mode, dict(options or {})
         self.options = {**self.user_options, "mode": mode, "device": "cuda"}
         _kiln.check_options(self.options)
+        # The globals and closure cells the function (and the helpers it calls) reads, as
+        # kiln.compile reads them: arrays among them are inputs of the graph, other values part
+        # of the signature, so an array changed in place or rebound, or a number rebound, is
+        # seen (they were baked into the graph).
+        self.environment = Environment(fn)
         self.differentiable = None  # torch.compile of the function, for calls needing gradients
         self.on_host = None  # kiln.compile of the function, for torch CPU tensors
         # signature -> (Compiled, single result, output dtypes), or _RETRACE: a signature whose
@@ -256,8 +283,9 @@ class _Wrapped:
         self.first_numbers, self.dynamic_numbers, self.static_numbers = {}, {}, {}
 
     def __call__(self, *args, **kwargs):
+        environment = _environment_values(self.environment)
         last = self.last_torch_call  # a loop's calls: the same signature again
-        if last is not None and not kwargs and last.matches(args):
+        if last is not None and not kwargs and last.matches(args, environment):
             return last(args)
         torch = sys.modules.get("torch")
         tensors = [] if torch is None else _torch_tensors(torch, (*args, *kwargs.values()))
@@ -265,18 +293,21 @@ class _Wrapped:
             return self._call_differentiable(torch, args, kwargs)
         if tensors and not any(t.is_cuda for t in tensors):
             return self._call_on_host(torch, args, kwargs)
-        torch = None if kwargs else _torch_cuda_tensors(args)
+        environment_arrays = any(isinstance(v, np.ndarray) or _is_device_array(v)
+                                 for v in environment)
+        torch = None if kwargs or environment_arrays else _torch_cuda_tensors(args)
         if torch is not None:
-            result = self._call_torch(torch, args)
+            result = self._call_torch(torch, args, environment)
             if result is not _RETRACE:
                 return result
         names = list(kwargs)
-        values = list(args) + [kwargs[name] for name in names]
+        # The environment's values follow the arguments (their arrays are inputs too).
+        values = list(args) + [kwargs[name] for name in names] + environment
         arrays = [k for k, v in enumerate(values) if _is_device_array(v) or isinstance(v, np.ndarray)]
         layouts = [_layout(values[k]) for k in arrays]
         signature = (len(args), tuple(names), tuple(arrays),
                      tuple((d, tuple(s), tuple(t)) for d, s, t in layouts))
-        base, dynamic = self._dynamic_numbers(signature, values, arrays)
+        base, dynamic = self._dynamic_numbers(signature, values, arrays, len(args) + len(names))
         device = [values[k] for k in arrays if _is_device_array(values[k])]
         stream = _stream_of(device[0]) if device else 0
         while True:
@@ -317,11 +348,13 @@ class _Wrapped:
             results = [_as_library_array(r, device[0]) for r in results]
         return results[0] if single else tuple(results)
 
-    def _dynamic_numbers(self, signature, values, arrays):
+    def _dynamic_numbers(self, signature, values, arrays, calls):
         """(the signature with the other arguments' values, the positions of Python floats and
         ints to trace as 0-d inputs: kiln._compile's automatic dynamic numbers): those whose
-        value changed since the first call of that signature, except those a trace needed."""
-        numbers = tuple(k for k, v in enumerate(values) if k not in arrays and dynamic_number(v))
+        value changed since the first call of that signature, except those a trace needed.
+        Only arguments (values[:calls]); the globals' numbers stay static."""
+        numbers = tuple(k for k, v in enumerate(values[:calls])
+                        if k not in arrays and dynamic_number(v))
         others = tuple((k, type(v), v if v.__hash__ is not None else id(v))
                        for k, v in enumerate(values) if k not in arrays and k not in numbers)
         base = signature + (others, tuple(type(values[k]) for k in numbers))
@@ -380,20 +413,22 @@ class _Wrapped:
         return tree_map_only((np.ndarray, np.generic), lambda a: torch.from_numpy(np.asarray(a)),
                              result)
 
-    def _call_torch(self, torch, tensors):
-        key = tuple((t.dtype, t.shape, t.stride(), t.device) for t in tensors)
+    def _call_torch(self, torch, tensors, environment):
+        key = (tuple((t.dtype, t.shape, t.stride(), t.device) for t in tensors),
+               _environment_key(environment))
         call = self.torch_calls.get(key)
         if call is _RETRACE:
             return _RETRACE
         if call is None:
-            values = list(tensors)
+            values = list(tensors) + environment
             layouts = [_layout(t) for t in tensors]
-            signature = (len(values), (), tuple(range(len(values))),
-                         tuple((d, tuple(s), tuple(t)) for d, s, t in layouts), ())
+            signature = (len(tensors), (), tuple(range(len(tensors))),
+                         tuple((d, tuple(s), tuple(t)) for d, s, t in layouts), (),
+                         _environment_key(environment))
             entry = self.compiled.get(signature)
             if entry is None:
                 try:
-                    entry, _ = self._trace(values, len(values), [], list(range(len(values))),
+                    entry, _ = self._trace(values, len(tensors), [], list(range(len(tensors))),
                                            layouts, 0, retrace=False)
                 except _RunsOnHost:
                     entry = _RETRACE  # the general path runs such calls on the host
@@ -404,7 +439,7 @@ class _Wrapped:
             compiled, single, dtype_names, mutated = entry
             call = self.torch_calls[key] = _TorchCall(
                 torch, compiled, single, [getattr(torch, name) for name in dtype_names], tensors,
-                mutated)
+                environment, mutated)
         self.last_torch_call = call
         return call(tensors)
 
@@ -432,12 +467,16 @@ class _Wrapped:
                                 self._options(), False, dynamic=bool(dynamic))
         context.stream = stream
         try:
-            function = with_loop_capture(self.fn, with_numpy_names(self.fn, _numpy_tracer),
+            calls = positional + len(names)  # the environment's values follow
+            function = self.fn
+            if len(traced) > calls:
+                function = self.environment.rebuilt(traced[calls:])[0]
+            function = with_loop_capture(self.fn, with_numpy_names(function, _numpy_tracer),
                                          _numpy_tracer, trace, self._note_loop)
             try:
                 with _numpy_tracer.attach_driver(trace, context):
                     result = function(*traced[:positional],
-                                      **dict(zip(names, traced[positional:])))
+                                      **dict(zip(names, traced[positional:calls])))
             except Exception as error:
                 # A dynamic number is a 0-d tracer, not a float: whatever fails with it is
                 # retried with the numbers static (as kiln.compile does).
@@ -490,7 +529,11 @@ class _Wrapped:
         for k in arrays:
             host[k] = _host_copy(values[k])
         before = {k: host[k].copy() for k in arrays}
-        result = self.fn(*host[:positional], **dict(zip(names, host[positional:])))
+        calls = positional + len(names)
+        function = self.fn
+        if len(host) > calls:  # the environment's arrays as host copies too
+            function = self.environment.rebuilt(host[calls:])[0]
+        result = function(*host[:positional], **dict(zip(names, host[positional:calls])))
         changed = [k for k in arrays
                    if not np.array_equal(host[k], before[k], equal_nan=host[k].dtype.kind in "fc")]
         _write_back(list(host[k] for k in changed), [values[k] for k in changed], self.name)

@@ -98,3 +98,44 @@ def test_loops_are_captured_as_kiln_compile_captures_them():
     got = wrapped(torch.from_numpy(X).cuda(), torch.from_numpy(y).cuda())
     np.testing.assert_allclose(got.cpu().numpy(), descent_with_losses(X, y), rtol=1e-10)
     assert len(wrapped.segments) == 0  # no graph break: one graph, the loop in it
+
+
+WEIGHTS = np.linspace(0.5, 1.5, 64)
+SCALE = 2.0
+
+
+def _weighted(x):
+    return x * WEIGHTS  # a helper's global
+
+
+def scaled(x):
+    return _weighted(x).sum(axis=-1) * SCALE
+
+
+def test_globals_are_read_at_every_call():
+    """A global array changed in place or rebound, or a global number rebound, is seen by the
+    next call (on the torch fast path too), as kiln.compile and NumPy see it: they were baked
+    into the graph, and later calls returned the first call's results."""
+    if not GPU:
+        return  # test_cuda.py: test_wrap_numpy_without_a_gpu_says_why
+    torch = pytest.importorskip("torch")
+    global WEIGHTS, SCALE
+    saved = WEIGHTS.copy(), SCALE
+    wrapped = kiln.wrap_numpy(scaled)
+    x = torch.linspace(-1, 1, 8 * 64, device="cuda", dtype=torch.float64).reshape(8, 64)
+    try:
+        for change in (None, "in place", "rebound", "number", "tensor"):
+            if change == "in place":
+                WEIGHTS *= 3.0
+            elif change == "rebound":
+                WEIGHTS = np.cos(np.arange(64.0))
+            elif change == "number":
+                SCALE = -0.25
+            elif change == "tensor":
+                WEIGHTS = torch.from_numpy(np.sin(np.arange(64.0))).cuda()
+            for _ in range(2):  # the second call of each takes the fast path where it can
+                host = WEIGHTS.cpu().numpy() if hasattr(WEIGHTS, "cpu") else WEIGHTS
+                want = (x.cpu().numpy() * host).sum(axis=-1) * SCALE
+                np.testing.assert_allclose(wrapped(x).cpu().numpy(), want, rtol=1e-12)
+    finally:
+        WEIGHTS, SCALE = saved
