@@ -131,50 +131,31 @@ KILN_FN void kiln_prefetch(const void* address) {
   asm volatile("prefetch.global.L1 [%0];" : : "l"(address));
 }
 
-// Warp shuffles of any accumulator type: 32-bit words through __shfl_down_sync.
-template <class T>
-KILN_FN T kiln_shuffle_down(T value, int delta) {
-  if constexpr (sizeof(T) == 8) {
-    return kiln_bit_cast(T, __shfl_down_sync(0xffffffffu, kiln_bit_cast(long long, value), delta));
-  } else if constexpr (sizeof(T) == 4) {
-    return kiln_bit_cast(T, __shfl_down_sync(0xffffffffu, kiln_bit_cast(int, value), delta));
-  } else {
-    return T(__shfl_down_sync(0xffffffffu, int(value), delta));
+// Warp shuffles of any accumulator type: its bits as one 32- or 64-bit word (a 16-bit or 8-bit
+// value widened to an int) through `intrinsic`. kiln_shuffle_down: the value of lane
+// `lane + delta` (lanes past the warp keep their own); kiln_shuffle_up: of lane `lane - delta`
+// (lanes below delta keep their own); kiln_shuffle_from: lane `from`'s, in every lane.
+#define KILN_WARP_SHUFFLE(name, intrinsic)                                                  \
+  template <class T>                                                                       \
+  KILN_FN T name(T value, int lane_or_delta) {                                             \
+    if constexpr (sizeof(T) == 8) {                                                        \
+      return kiln_bit_cast(T, intrinsic(0xffffffffu, kiln_bit_cast(long long, value),      \
+                                        lane_or_delta));                                   \
+    } else if constexpr (sizeof(T) == 4) {                                                 \
+      return kiln_bit_cast(T, intrinsic(0xffffffffu, kiln_bit_cast(int, value), lane_or_delta)); \
+    } else {                                                                               \
+      return T(intrinsic(0xffffffffu, int(value), lane_or_delta));                         \
+    }                                                                                      \
   }
-}
+KILN_WARP_SHUFFLE(kiln_shuffle_down, __shfl_down_sync)
+KILN_WARP_SHUFFLE(kiln_shuffle_up, __shfl_up_sync)
+KILN_WARP_SHUFFLE(kiln_shuffle_from, __shfl_sync)
+#undef KILN_WARP_SHUFFLE
 
 // Lane 0's value, in every lane of the warp.
 template <class T>
 KILN_FN T kiln_shuffle_first(T value) {
-  if constexpr (sizeof(T) == 8) {
-    return kiln_bit_cast(T, __shfl_sync(0xffffffffu, kiln_bit_cast(long long, value), 0));
-  } else if constexpr (sizeof(T) == 4) {
-    return kiln_bit_cast(T, __shfl_sync(0xffffffffu, kiln_bit_cast(int, value), 0));
-  } else {
-    return T(__shfl_sync(0xffffffffu, int(value), 0));
-  }
-}
-
-// The value of lane `lane - delta` (a lane below delta keeps its own), and of lane `from`.
-template <class T>
-KILN_FN T kiln_shuffle_up(T value, int delta) {
-  if constexpr (sizeof(T) == 8) {
-    return kiln_bit_cast(T, __shfl_up_sync(0xffffffffu, kiln_bit_cast(long long, value), delta));
-  } else if constexpr (sizeof(T) == 4) {
-    return kiln_bit_cast(T, __shfl_up_sync(0xffffffffu, kiln_bit_cast(int, value), delta));
-  } else {
-    return T(__shfl_up_sync(0xffffffffu, int(value), delta));
-  }
-}
-template <class T>
-KILN_FN T kiln_shuffle_from(T value, int from) {
-  if constexpr (sizeof(T) == 8) {
-    return kiln_bit_cast(T, __shfl_sync(0xffffffffu, kiln_bit_cast(long long, value), from));
-  } else if constexpr (sizeof(T) == 4) {
-    return kiln_bit_cast(T, __shfl_sync(0xffffffffu, kiln_bit_cast(int, value), from));
-  } else {
-    return T(__shfl_sync(0xffffffffu, int(value), from));
-  }
+  return kiln_shuffle_from(value, 0);
 }
 
 // A scan over tiles in one launch (decoupled look-back, as CUB's single-pass scan; the scan
