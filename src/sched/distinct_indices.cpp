@@ -63,15 +63,21 @@ std::optional<Affine> affine(const ir::Graph& graph, ir::ValueId id, int64_t ext
 
 }  // namespace
 
-bool distinct_indices(const ir::Graph& graph, ir::ValueId index, int64_t size) {
+std::optional<SliceIndex> slice_index(const ir::Graph& graph, ir::ValueId index, int64_t size) {
   const ir::Node& node = graph.node(index);
   const int64_t extent = extent_1d(node);
-  if (extent <= 0 || extent > (int64_t(1) << 40) || size <= 0) return false;
+  if (extent <= 0 || extent > (int64_t(1) << 40) || size <= 0) return std::nullopt;
   std::optional<Affine> form = affine(graph, index, extent, 0);
-  if (!form || form->slope == 0 || form->slope > size || form->slope < -size) return false;
+  if (!form || form->slope == 0 || form->slope > size || form->slope < -size) return std::nullopt;
   const __int128 first = form->offset, last = first + __int128(form->slope) * (extent - 1);
   const __int128 low = std::min(first, last), high = std::max(first, last);
-  return (low >= 0 && high < size) || (low >= -size && high < 0);
+  if (low >= 0 && high < size) return SliceIndex{form->slope, form->offset};
+  if (low >= -size && high < 0) return SliceIndex{form->slope, form->offset + size};  // wrapped
+  return std::nullopt;
+}
+
+bool distinct_indices(const ir::Graph& graph, ir::ValueId index, int64_t size) {
+  return slice_index(graph, index, size).has_value();
 }
 
 }  // namespace kiln::sched

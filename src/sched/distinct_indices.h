@@ -5,6 +5,7 @@
 // thread: 18 ms a step for a million elements.)
 #pragma once
 #include <cstdint>
+#include <optional>
 
 #include "ir/graph.h"
 
@@ -15,5 +16,11 @@ namespace kiln::sched {
 // all in [0, size) or all in [-size, 0): distinct positions after NumPy's wrap of negative
 // indices, none clamped.
 bool distinct_indices(const ir::Graph& graph, ir::ValueId index, int64_t size);
+
+// index = slope * iota + offset, as distinct_indices proves it; nullopt where it does not.
+struct SliceIndex {
+  int64_t slope = 0, offset = 0;
+};
+std::optional<SliceIndex> slice_index(const ir::Graph& graph, ir::ValueId index, int64_t size);
 
 }  // namespace kiln::sched

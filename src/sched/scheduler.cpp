@@ -347,23 +347,41 @@ void ProgramBuilder::build_scatter_kernel(const Root& root) {
   build_refined(values_shape.size(), [&](Kernel& kernel, KernelBuilder& builder,
                                          Lowering& lowering, const LoopSplits& splits,
                                          std::vector<int32_t>& dimension_loops) {
+    const size_t axis = static_cast<size_t>(node.attrs.axis);
+    const int64_t size = node.shape[axis].constant();
+    const std::optional<SliceIndex> slice = slice_index(graph_, node.inputs[1], size);
     // First the unchanged elements (unless the scatter updates its base's buffer in place),
     // then the scattered ones in index order (later wins / adds).
     if (base_of_[static_cast<size_t>(root.node)] < 0) {
-      std::vector<int32_t> loops;
-      Stmt copy = loop_nest(builder, lowering, ir::to_ints(node.shape), loops, [&](std::vector<Stmt>& body) {
-        std::vector<ExprId> index = lowering.loop_index(loops);
-        Stmt store;
-        store.kind = StmtKind::Store;
-        store.buffer = root.buffer;
-        store.index = lowering.offset(root.buffer, index);
-        store.value = lowering.value(node.inputs[0], index);
-        body.push_back(std::move(store));
-      });
-      for (Stmt& s : copy.body) kernel.body.push_back(std::move(s));
+      // The base's elements along the axis from `from`, `count` of them.
+      auto copy_range = [&](int64_t from, int64_t count) {
+        if (count <= 0) return;
+        std::vector<int64_t> shape = ir::to_ints(node.shape);
+        shape[axis] = count;
+        std::vector<int32_t> loops;
+        Stmt copy = loop_nest(builder, lowering, shape, loops, [&](std::vector<Stmt>& body) {
+          std::vector<ExprId> index = lowering.loop_index(loops);
+          if (from > 0) index[axis] = builder.add(index[axis], builder.index_constant(from));
+          Stmt store;
+          store.kind = StmtKind::Store;
+          store.buffer = root.buffer;
+          store.index = lowering.offset(root.buffer, index);
+          store.value = lowering.value(node.inputs[0], index);
+          body.push_back(std::move(store));
+        });
+        for (Stmt& s : copy.body) kernel.body.push_back(std::move(s));
+      };
+      // A slice assignment of step 1 (u[1:-1] = ...) copies only what the slice leaves (a copy
+      // of everything, the slice written over it, moved the slice's elements twice: a heat
+      // equation's step).
+      const int64_t extent = values_shape[axis];
+      if (slice && slice->slope == 1) {
+        copy_range(0, slice->offset);
+        copy_range(slice->offset + extent, size - slice->offset - extent);
+      } else {
+        copy_range(0, size);
+      }
     }
-    size_t axis = static_cast<size_t>(node.attrs.axis);
-    int64_t size = node.shape[axis].constant();
     Stmt scatter = split_nest(builder, lowering, values_shape, splits, dimension_loops,
                               [&](std::vector<Stmt>& body, std::vector<ExprId> index) {
       ExprId i = builder.cast(lowering.value(node.inputs[1], {index[axis]}), DType::Int64);
@@ -382,7 +400,7 @@ void ProgramBuilder::build_scatter_kernel(const Root& root) {
     });
     size_t ordered_from = kernel.body.size();
     for (Stmt& s : scatter.body) kernel.body.push_back(std::move(s));
-    if (distinct_indices(graph_, node.inputs[1], size)) return SIZE_MAX;  // any order
+    if (slice) return SIZE_MAX;  // distinct indices: any order
     return ordered_from;  // duplicates must apply in order
   });
 }

@@ -201,6 +201,24 @@ TEST(Scheduler, ScattersAtDistinctSliceIndicesRunInAnyOrder) {
   EXPECT_GE(ordered_from(3, 0, false), 0);     // 0..117: clamped, so repeated
 }
 
+// x[10:50] = v into a copy of x: the copy takes only what the slice leaves, so each element
+// moves once (a heat equation's step copied everything, then wrote the slice over it).
+TEST(Scheduler, SliceAssignmentsCopyOnlyWhatTheSliceLeaves) {
+  ir::Graph graph;
+  ir::Builder b(graph);
+  ir::ValueId x = b.parameter(DType::Float32, {100, 3});
+  ir::ValueId at = b.binary(Op::add, b.iota(DType::Int64, {40}, 0),
+                            b.constant(Scalar::of_int(10), DType::Int64, {40}));
+  ir::ValueId values = b.parameter(DType::Float32, {40, 3});
+  graph.set_outputs({b.scatter(b.binary(Op::mul, x, x), at, values, 0, ir::ScatterMode::Set)});
+  const Kernel& kernel = schedule(graph, {}).kernels.back();
+  ASSERT_EQ(kernel.body.size(), 3u);
+  EXPECT_EQ(kernel.body[0].loop.extent, 10);  // rows 0..9
+  EXPECT_EQ(kernel.body[1].loop.extent, 50);  // rows 50..99
+  EXPECT_EQ(kernel.body[2].loop.extent, 40);  // the slice
+  EXPECT_EQ(kernel.ordered_from, -1);
+}
+
 TEST(Scheduler, FusionNotesSayWhy) {
   ir::Graph graph;
   ir::Builder b(graph);
