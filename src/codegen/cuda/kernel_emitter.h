@@ -1,8 +1,9 @@
 // The CUDA kernel emitter: the C-like printer (codegen/c_like_printer.h) plus what the GPU adds:
 // launch plans (how the statements of a kernel map onto one launch's grid and blocks), shared
 // loops, and reductions within a thread, across a block and across the grid. Internal to
-// src/codegen/cuda; split over launch_plans.cpp (plans), cuda_emitter.cpp (launches, loops)
-// and reduce_emitter.cpp (reductions).
+// src/codegen/cuda; split over launch_plans.cpp (plans), cuda_emitter.cpp (launches, loops),
+// reduce_emitter.cpp (reductions), fold_emitter.cpp (each thread's share of a reduction's
+// elements) and scan_emitter.cpp (long scans in tiles).
 #pragma once
 #include <algorithm>
 #include <cstdint>
