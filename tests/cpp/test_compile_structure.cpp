@@ -135,10 +135,11 @@ TEST(CompileStructure, GatherAndScatter) {
   }
 }
 
-// A big scatter-add runs on all threads, each add atomic (sched/cpu/parallel_scatter_adds.h):
-// 2^18 updates into 1000 elements, every element hit ~262 times. The values are small
-// integers, so every order of the additions gives the interpreter's result exactly.
-TEST(CompileStructure, BigScatterAddsRunOnAllThreadsWithAtomicAdds) {
+// A big scatter-add runs on all threads (sched/cpu/parallel_scatter_adds.h): 2^18 updates
+// into 1000 elements, every element hit ~262 times, each thread into its own copy of so small
+// a target (an OpenMP array reduction); into 40000 elements, each add atomic. The values are
+// small integers, so every order of the additions gives the interpreter's result exactly.
+TEST(CompileStructure, BigScatterAddsRunOnAllThreads) {
   const int64_t updates = int64_t(1) << 18;
   std::vector<double> targets(static_cast<size_t>(updates)), small(static_cast<size_t>(updates));
   for (int64_t k = 0; k < updates; ++k) {
@@ -155,10 +156,20 @@ TEST(CompileStructure, BigScatterAddsRunOnAllThreadsWithAtomicAdds) {
                                  ir::ScatterMode::Add),
                  std::string("parallel scatter-add ") + std::string(dtype_name(dtype)));
   }
+  ValueId wide = graph.input(make_array(DType::Float64, {40000}, pseudo_random(40000, -3, 3, 6)));
+  ValueId spread = graph.input(make_array(DType::Int64, {updates}, [&] {
+    std::vector<double> at(static_cast<size_t>(updates));
+    for (int64_t k = 0; k < updates; ++k) at[static_cast<size_t>(k)] = double((k * 7919) % 40000);
+    return at;
+  }()));
+  graph.output(builder.scatter(wide, spread, graph.input(make_array(DType::Float64, {updates}, small)),
+                               0, ir::ScatterMode::Add),
+               "parallel scatter-add into a large target");
   Options options = test_options();
   options.num_threads = 2;
   CompiledRun run = graph.check(options);
   const std::string source = run.compiled->source_text();
+  EXPECT_NE(source.find("reduction(+ : "), std::string::npos) << source;
   EXPECT_NE(source.find("#pragma omp atomic"), std::string::npos) << source;
 }
 

@@ -4,6 +4,7 @@
 #include <cinttypes>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <sstream>
 #include <tuple>
 #include <unordered_map>
@@ -42,16 +43,44 @@ bool KernelEmitter::before_loop(const Stmt& s) {
   // Guarded reductions (sched/guard_reductions.h) do work on a run of iterations only (the rows
   // of a window): dealt out one by one, not in halves, so every thread gets a share of it.
   std::string schedule = has_guarded_reduction(s.body) ? "schedule(static, 1)" : "schedule(static)";
-  if (s.parallel && simd) line("#pragma omp parallel for simd " + schedule + parallel_clause());
-  else if (s.parallel) line("#pragma omp parallel for " + schedule + parallel_clause());
+  const std::string reductions = s.parallel ? privatized_adds(s) : "";
+  if (s.parallel && simd)
+    line("#pragma omp parallel for simd " + schedule + parallel_clause() + reductions);
+  else if (s.parallel)
+    line("#pragma omp parallel for " + schedule + parallel_clause() + reductions);
   else if (simd) line("#pragma omp simd");
   return simd;
+}
+
+std::string KernelEmitter::privatized_adds(const Stmt& loop) {
+  constexpr int64_t kMostPrivatizedElements = int64_t{1} << 14;
+  std::set<int32_t> added, read;
+  std::function<void(const std::vector<Stmt>&)> walk = [&](const std::vector<Stmt>& body) {
+    for (const Stmt& s : body) {
+      if (s.kind == StmtKind::Store && s.accumulate && !s.to_local_array) added.insert(s.buffer);
+      walk(s.body);
+    }
+  };
+  walk(loop.body);
+  for (const Expr& e : kernel_.exprs)
+    if (e.kind == ExprKind::Load) read.insert(e.buffer);  // read anywhere: not privatized
+  privatized_.clear();
+  std::string clause;
+  for (int32_t buffer : added) {
+    const sched::Buffer& b = program_.buffers[static_cast<size_t>(buffer)];
+    const int64_t elements = sched::buffer_bytes(b) / static_cast<int64_t>(dtype_size(b.dtype));
+    if (read.count(buffer) || elements > kMostPrivatizedElements || !sched::has_atomic_add(b.dtype))
+      continue;
+    privatized_.insert(buffer);
+    clause += " reduction(+ : " + buffer_name(buffer) + "[0:" + std::to_string(elements) + "])";
+  }
+  return clause;
 }
 
 void KernelEmitter::accumulate_store(int32_t buffer, const std::string& index,
                                      const std::string& value, DType from) {
   const DType dtype = program_.buffers[static_cast<size_t>(buffer)].dtype;
-  if (!in_parallel_loop_ || !sched::has_atomic_add(dtype))
+  if (!in_parallel_loop_ || !sched::has_atomic_add(dtype) || privatized_.count(buffer))
     return CLikePrinter::accumulate_store(buffer, index, value, from);
   line("#pragma omp atomic");
   line(buffer_name(buffer) + "[" + index + "] += " + convert(value, from, dtype) + ";");
