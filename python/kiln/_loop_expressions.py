@@ -7,6 +7,7 @@ import builtins
 
 import numpy as np
 
+from . import _numpy_sequences
 from ._tracer import TracedArray, cast
 
 
@@ -78,6 +79,13 @@ class ExpressionCapture:
             best = self.choose(beats(operand, best), lambda o=operand: o, lambda b=best: b,
                                location)
         return best
+
+    @staticmethod
+    def listed(function, value):
+        """An argument of the traced function's call that may be a list of traced arrays
+        handed to NumPy (`np.mean([a, b], axis=0)`, `np.maximum.reduce(masks)`):
+        kiln._numpy_sequences."""
+        return _numpy_sequences.listed(function, value)
 
     # ---- float(x), int(x), bool(x), x.item() in loops (kiln._loop_transform) ----
 

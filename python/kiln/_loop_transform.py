@@ -54,9 +54,10 @@ class _ChoiceRewriter(_LogicRewriter):
     concrete operands and select (both sides computed, each side's checks where it is taken)
     on traced ones."""
 
-    def __init__(self, location):
+    def __init__(self, location, list_names=frozenset()):
         self.location = location
         self.found = []
+        self.list_names = list_names  # names that may hold lists (_list_names)
 
     def visit_IfExp(self, node):
         self.generic_visit(node)
@@ -86,11 +87,67 @@ class _ChoiceRewriter(_LogicRewriter):
         if not (isinstance(node.func, ast.Name) and node.func.id in ("min", "max")
                 and len(node.args) >= 2 and not node.keywords
                 and not any(isinstance(a, ast.Starred) for a in node.args)):
-            return node
+            return self.list_call(node)
         self.found.append(self.location(node))
         call = _helper_call(f"extremum({self.location(node)!r})", node)
         call.args += [node.func] + node.args
         return ast.copy_location(call, node)
+
+
+    def list_call(self, node):
+        """A call of a (dotted) name whose arguments may be lists of traced arrays handed to
+        NumPy (`np.mean([a, b], axis=0)`, `np.maximum.reduce(masks)`): each such argument is
+        the helper's listed(callee, argument) (kiln._numpy_sequences), the stack NumPy would
+        make of it where the callee is NumPy's; before, NumPy converted the list, a graph break
+        at each traced array in it. The call itself stays as written."""
+        if not _dotted_name(node.func) or _dotted_name(node.func).split(".")[0] == HELPER:
+            return node
+        changed = False
+        for holder, field in [(node.args, i) for i in range(len(node.args))] + [
+                (keyword, "value") for keyword in node.keywords]:
+            value = holder[field] if isinstance(holder, list) else getattr(holder, field)
+            if not (isinstance(value, (ast.List, ast.Tuple, ast.ListComp)) or
+                    isinstance(value, ast.Name) and value.id in self.list_names):
+                continue
+            call = _helper_call("listed(None, None)", value)
+            call.args = [copy.deepcopy(node.func), value]
+            if isinstance(holder, list):
+                holder[field] = call
+            else:
+                setattr(holder, field, call)
+            changed = True
+        if changed:
+            self.found.append(self.location(node))
+        return node
+
+
+def _dotted_name(node):
+    """"np.linalg.norm" for a chain of attributes of a name, "" for any other expression."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        base = _dotted_name(node.value)
+        return base and f"{base}.{node.attr}"
+    return ""
+
+
+def _list_names(definition):
+    """Names of `definition` that may hold a list: its parameters, and names it binds to a list
+    or tuple display or comprehension, or appends to."""
+    names = _parameters(definition)
+    for node in _walk_scope(definition.body):
+        value = getattr(node, "value", None)
+        if isinstance(value, ast.BinOp):  # [x] * n
+            value = value.left if isinstance(value.left, ast.List) else value.right
+        if isinstance(node, (ast.Assign, ast.AnnAssign)) and isinstance(
+                value, (ast.List, ast.Tuple, ast.ListComp)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names |= {t.id for t in targets if isinstance(t, ast.Name)}
+        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+              and node.func.attr in ("append", "extend", "insert")
+              and isinstance(node.func.value, ast.Name)):
+            names.add(node.func.value.id)
+    return names
 
 
 class _ConversionRewriter(ast.NodeTransformer):
@@ -224,10 +281,11 @@ def _rewrite(fn, code):
            for node in _walk_scope(definition.body)):
         return None
     definition.decorator_list = []
+    list_names = _list_names(definition)  # before loop bodies become functions of their own
     rewriter = _Rewriter(filename, _loaded_names(definition),
                          _parameters(definition) | set(_stored_names(definition.body)))
     definition.body = rewriter.statements(definition.body)
-    choices = _ChoiceRewriter(rewriter.location)
+    choices = _ChoiceRewriter(rewriter.location, list_names)
     definition.body = [choices.visit(statement) for statement in definition.body]
     rewriter.captured += choices.found
     rewriter.captured += _returned_conversions(definition.body, rewriter.location)
