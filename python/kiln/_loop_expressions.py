@@ -10,6 +10,10 @@ import numpy as np
 from . import _numpy_sequences
 from ._tracer import TracedArray, cast
 
+# `for i in np.arange(3)`: a created array of known values this short iterates as Python, its
+# items known too (static indices: x[i] reads no index array, kiln._numpy_creation)
+_KNOWN_UNROLLED = 16
+
 
 class ExpressionCapture:
     # ---- `and`, `or`, `not` in tests (kiln._loop_transform._LogicRewriter) ----
@@ -79,6 +83,17 @@ class ExpressionCapture:
             best = self.choose(beats(operand, best), lambda o=operand: o, lambda b=best: b,
                                location)
         return best
+
+    @staticmethod
+    def traced_sequences(*sequences):
+        """Whether a `for` over these sequences (kiln._loop_transform.sequence_loop) iterates
+        traced arrays (of at least one axis): then it indexes them in a range loop."""
+        return all(isinstance(s, TracedArray) and s.ndim >= 1 and not (
+            len(s) <= _KNOWN_UNROLLED and s.tensor.id in s._context.known) for s in sequences)
+
+    @staticmethod
+    def sequence_length(*sequences):
+        return min(len(s) for s in sequences)  # zip stops at the shortest
 
     @staticmethod
     def listed(function, value):

@@ -21,7 +21,9 @@ import os
 import textwrap
 import types
 
-HELPER = "__kiln_loops__"
+from ._loop_rewrite_parts import (HELPER, _at, _dotted_name, _helper_call, _list_names, _name,
+                                  _parameters, _parse, _walk_scope, sequence_loop)
+
 _REWRITTEN = "__kiln_rewritten"
 
 
@@ -121,35 +123,6 @@ class _ChoiceRewriter(_LogicRewriter):
         return node
 
 
-def _dotted_name(node):
-    """"np.linalg.norm" for a chain of attributes of a name, "" for any other expression."""
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute):
-        base = _dotted_name(node.value)
-        return base and f"{base}.{node.attr}"
-    return ""
-
-
-def _list_names(definition):
-    """Names of `definition` that may hold a list: its parameters, and names it binds to a list
-    or tuple display or comprehension, or appends to."""
-    names = _parameters(definition)
-    for node in _walk_scope(definition.body):
-        value = getattr(node, "value", None)
-        if isinstance(value, ast.BinOp):  # [x] * n
-            value = value.left if isinstance(value.left, ast.List) else value.right
-        if isinstance(node, (ast.Assign, ast.AnnAssign)) and isinstance(
-                value, (ast.List, ast.Tuple, ast.ListComp)):
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            names |= {t.id for t in targets if isinstance(t, ast.Name)}
-        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-              and node.func.attr in ("append", "extend", "insert")
-              and isinstance(node.func.value, ast.Name)):
-            names.add(node.func.value.id)
-    return names
-
-
 class _ConversionRewriter(ast.NodeTransformer):
     """`float(x)`, `int(x)`, `bool(x)` and `x.item()` in a loop's test and body: a traced x
     would be a graph break each iteration (`while float(err) > tol:`, Jacobi's idiom: a graph
@@ -214,10 +187,6 @@ def _conversion(node):
 def _with_traced_conversions(statements, in_test=False):
     rewriter = _ConversionRewriter(in_test)
     return [ast.fix_missing_locations(rewriter.visit(statement)) for statement in statements]
-
-
-def _name(identifier, context=None):
-    return ast.Name(id=identifier, ctx=context or ast.Load())
 
 
 def _thunk(expression):
@@ -318,40 +287,6 @@ def _rewrite(fn, code):
 
 def _constant_code(code, name):
     return next(c for c in code.co_consts if isinstance(c, types.CodeType) and c.co_name == name)
-
-
-def _parse(text):
-    return ast.parse(text).body
-
-
-def _helper_call(text, node):
-    """The expression `HELPER.text` standing for `node`: every part of it at node's place in
-    the user's source, so that errors and graph breaks inside the helper name that line."""
-    call = _parse(f"{HELPER}.{text}")[0].value
-    for part in ast.walk(call):
-        ast.copy_location(part, node)
-    return call
-
-
-def _parameters(definition):
-    a = definition.args
-    names = [arg.arg for arg in (*a.posonlyargs, *a.args, *a.kwonlyargs)]
-    names += [arg.arg for arg in (a.vararg, a.kwarg) if arg is not None]
-    return set(names)
-
-
-def _walk_scope(statements):
-    """Every node of `statements`, not descending into nested functions, classes, lambdas and
-    comprehensions (their names are their own)."""
-    stack = list(statements)
-    while stack:
-        node = stack.pop()
-        yield node
-        for child in ast.iter_child_nodes(node):
-            if not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef,
-                                      ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp,
-                                      ast.GeneratorExp)):
-                stack.append(child)
 
 
 def _stored_names(statements):
@@ -489,6 +424,10 @@ class _Rewriter:
                     1 <= len(iterator.args) <= 3 and
                     not any(isinstance(a, ast.Starred) for a in iterator.args))
         reason = None
+        if not is_range and not getattr(node, "_kiln_as_written", False):
+            converted = self.sequence_loop(node)
+            if converted is not None:
+                return converted
         if not is_range:
             reason = "it does not iterate over range(...)"
         elif not isinstance(node.target, ast.Name):
@@ -519,6 +458,10 @@ class _Rewriter:
             f"{tuple(state)!r}, {tuple(live)!r}, {self.location(node)!r})")[0]
         call.value.args[0] = bounds
         return definitions + [_at(call, node)]
+
+    def sequence_loop(self, node):
+        """`for v in x:` and its enumerate/zip forms: kiln._loop_rewrite_parts.sequence_loop."""
+        return sequence_loop(self, node)
 
     def while_loop(self, node):
         reason = "it has an `else` clause" if node.orelse else _body_refusal(node.body)
@@ -624,15 +567,3 @@ def _loop_level_nodes(statements):
         for child in ast.iter_child_nodes(node):
             if not isinstance(child, (ast.For, ast.While, ast.FunctionDef, ast.Lambda)):
                 stack.append(child)
-
-
-def _at(new, old):
-    """`new` (and everything in it) at the line of `old`."""
-    if old is not None:
-        for node in ast.walk(new):
-            if hasattr(node, "lineno"):
-                node.lineno = getattr(old, "lineno", 1)
-                node.end_lineno = getattr(old, "end_lineno", node.lineno)
-                node.col_offset = getattr(old, "col_offset", 0)
-                node.end_col_offset = getattr(old, "end_col_offset", 0)
-    return new

@@ -13,7 +13,7 @@ import math
 import numpy as np
 
 from . import _indexing, _kiln, _ufunc_loops, _windows
-from ._numpy_creation import FUNCTIONS as _CREATION
+from ._numpy_creation import FUNCTIONS as _CREATION, array as _numpy_creation_array
 from ._numpy_functions import FUNCTIONS as _CORE, _UFUNC_REDUCTIONS, _as_traced, product_dtype
 from ._numpy_functions import _result
 from ._numpy_layout import FUNCTIONS as _LAYOUT
@@ -235,6 +235,11 @@ def _views_of(result, arrays):
         return any(_views_of(item, arrays) for item in result)
     return (isinstance(result, np.ndarray) and result.flags.writeable and result.size > 0
             and any(np.may_share_memory(result, array) for array in arrays))
+
+
+def sequence_array(context, value):
+    """np.asarray of a (nested) list or tuple holding traced arrays: their stack (_tracer)."""
+    return _numpy_creation_array(context, value)
 
 
 def apply_function(context, function, args, kwargs):

@@ -277,14 +277,24 @@ def weak_type(value):
         return value.dtype
     if isinstance(value, complex):
         return complex
-    return np.asarray(value).dtype
+    return (_sequence_array(value) if isinstance(value, (list, tuple)) else
+            np.asarray(value)).dtype
 
 
 def as_operand(value):
     """Lists become arrays (NumPy treats them as strongly typed); other values pass."""
     if isinstance(value, (list, tuple)):
-        return np.asarray(value)
+        return _sequence_array(value)
     return value
+
+
+def _sequence_array(value):
+    """np.asarray of a list or tuple; one holding traced arrays (`out[i] = x, y`, `a + [s, t]`)
+    is their stack in the trace (kiln._numpy_creation.array), where NumPy's conversion of each
+    was a graph break."""
+    if has_tracer(value):
+        return _numpy_api.sequence_array(context_of(value), value)
+    return np.asarray(value)
 
 
 def to_tensor(context, value, dtype=None, op_name="op"):
@@ -302,7 +312,8 @@ def to_tensor(context, value, dtype=None, op_name="op"):
                 return tensor
         return context.constant(value, target)
     else:
-        tensor = context.lift(np.asarray(value)).tensor
+        array = _sequence_array(value) if isinstance(value, (list, tuple)) else np.asarray(value)
+        tensor = array.tensor if isinstance(array, TracedArray) else context.lift(array).tensor
     return cast(tensor, dtype) if dtype is not None else tensor
 
 

@@ -85,3 +85,33 @@ def test_ragged_lists_raise_as_numpy(rng):
         np.mean([a, b], axis=0)
     with pytest.raises(ValueError):
         kiln.compile(lambda a, b: np.mean([a, b], axis=0))(a, b)
+
+
+def pairs(z, rho):
+    x = y = 0.0
+    out = np.zeros((z.shape[0], 2))
+    for i in range(z.shape[0]):
+        x = rho * y + z[i, 0]
+        y = rho * x + z[i, 1]
+        out[i] = x, y       # a tuple of traced numbers, stored as a row
+    return out
+
+
+def test_lists_of_traced_numbers_as_values_and_operands(rng):
+    """Any list or tuple holding traced values that kiln converts (an assigned value, an
+    operand of an operator or a ufunc, np.where's choices) is their stack: NumPy's conversion
+    was a graph break (a Gibbs sampler's `out[i] = x, y`: a graph per iteration)."""
+    report = kiln.explain(kiln.compile(pairs, fullgraph=True))(rng.normal(size=(50, 2)), 0.8)
+    assert [loop.kind for loop in report.loops] == ["loop"], str(report)
+    z = rng.normal(size=(50, 2))
+    np.testing.assert_allclose(kiln.compile(pairs)(z, 0.8), pairs(z, 0.8))
+    operations = (lambda a, b: a + [a.max(), b.min(), 1.0],   # lambdas: not rewritten
+                  lambda a, b: np.maximum(a, (b.min(), a.max(), 0.5)),
+                  lambda a, b: np.where(a > 0.5, [a.max(), b.min(), 0.0], a),
+                  lambda a, b: np.subtract([b.max(), 2], a[:2]))
+    for dtype in (np.float64, np.float32, np.int16):
+        a, b = (rng.random(3) * 9).astype(dtype), (rng.random(3) * 9).astype(dtype)
+        for operation in operations:
+            got, expected = kiln.compile(operation, fullgraph=True)(a, b), operation(a, b)
+            assert got.dtype == expected.dtype
+            np.testing.assert_allclose(got, expected)
