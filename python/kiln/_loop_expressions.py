@@ -92,6 +92,16 @@ class ExpressionCapture:
             len(s) <= _KNOWN_UNROLLED and s.tensor.id in s._context.known) for s in sequences)
 
     @staticmethod
+    def sequence(value, reads_only):
+        """A sequence a `for` iterates (kiln._loop_rewrite_parts.sequence_loop): a traced view
+        is copied where the loop's body stores into names only (nothing it does can change
+        it), so that the loop, which cannot carry a view made before it, is captured."""
+        if (reads_only and isinstance(value, TracedArray) and value.ndim >= 1
+                and value._root is not None and value._selection is None):
+            return value.copy()
+        return value
+
+    @staticmethod
     def sequence_length(*sequences):
         return min(len(s) for s in sequences)  # zip stops at the shortest
 

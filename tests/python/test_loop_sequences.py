@@ -80,3 +80,26 @@ def test_rows_are_views_and_other_iterables_stay_python(rng):
                                python_iterables(items, x))
     with pytest.raises(TypeError):
         kiln.compile(lambda x: [v for v in x.sum()])(x)
+
+
+def max_subarray(x):
+    best = cur = x[0]
+    for v in x[1:]:             # a view: iterated as a copy (the body stores into names only)
+        cur = max(v, cur + v)
+        best = max(best, cur)
+    return best
+
+
+def offsets(x, y):
+    for row in x[1:]:           # a view the body writes through: stays a view (unrolled)
+        row += y
+    return x
+
+
+def test_views_are_iterated_as_copies_where_the_body_cannot_write(rng):
+    x = rng.normal(size=100)
+    report = captured(max_subarray, x)   # (and `best = cur = x[0]`: two scalars apart)
+    assert [loop.kind for loop in report.loops if loop.kind != "select"] == ["loop"], str(report)
+    assert report.result == max_subarray(x)
+    x, y = rng.random((4, 3)), rng.random(3)
+    np.testing.assert_array_equal(kiln.compile(offsets)(x.copy(), y), offsets(x.copy(), y))
