@@ -26,18 +26,35 @@ from ._tracer import context_of, has_tracer
 
 def _stacked(value):
     return _numpy_creation.array(context_of([value]), list(value)) if isinstance(
-        value, Listed) else value
+        value, (Listed, ListedTuple)) else value
+
+
+def _array_function(self, func, types, args, kwargs):
+    return func(*(_stacked(a) for a in args), **{k: _stacked(v) for k, v in kwargs.items()})
 
 
 class Listed(list):
-    """A list (or tuple) of the user's holding traced arrays, on its way into a NumPy function."""
+    """A list of the user's holding traced arrays, on its way into a NumPy function."""
+    __array_function__ = _array_function
 
-    def __array_function__(self, func, types, args, kwargs):
-        return func(*(_stacked(a) for a in args), **{k: _stacked(v) for k, v in kwargs.items()})
+
+class ListedTuple(tuple):
+    """A tuple of the user's holding traced arrays (a tuple still: NumPy tells them apart)."""
+    __array_function__ = _array_function
 
 
 def _listed(value):
-    return Listed(value) if type(value) in (list, tuple) and has_tracer(value) else value
+    if type(value) not in (list, tuple) or not has_tracer(value):
+        return value
+    return Listed(value) if type(value) is list else ListedTuple(value)
+
+
+# NumPy functions of sequences of arrays: their dispatchers name the items (traced arrays,
+# dispatched as they are), and some test the sequence's exact type (NumPy 1.x's np.block).
+_OF_SEQUENCES = {getattr(np, name) for name in (
+    "block", "concatenate", "stack", "vstack", "hstack", "dstack", "column_stack", "row_stack",
+    "select", "piecewise", "einsum", "broadcast_arrays", "meshgrid", "ix_", "savez",
+    "savez_compressed") if hasattr(np, name)}
 
 
 _UFUNC_METHODS = ("__call__", "reduce", "accumulate", "reduceat", "outer")  # not `at`'s key
@@ -54,4 +71,6 @@ def listed(function, value):
     if isinstance(ufunc, np.ufunc):
         name = "__call__" if ufunc is function else getattr(function, "__name__", None)
         return _stacked(Listed(value)) if name in _UFUNC_METHODS else value
-    return Listed(value) if hasattr(function, "_implementation") else value
+    if hasattr(function, "_implementation") and function not in _OF_SEQUENCES:
+        return _listed(value)
+    return value

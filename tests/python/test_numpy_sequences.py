@@ -115,3 +115,22 @@ def test_lists_of_traced_numbers_as_values_and_operands(rng):
             got, expected = kiln.compile(operation, fullgraph=True)(a, b), operation(a, b)
             assert got.dtype == expected.dtype
             np.testing.assert_allclose(got, expected)
+
+
+def blocks(a, b):
+    return np.block([[a, b], [b, a]])
+
+
+def block_of_a_tuple(a, b):
+    return np.block((a, b))     # NumPy: only lists arrange blocks (TypeError)
+
+
+def test_functions_of_sequences_keep_numpys_meaning(rng):
+    """np.block arranges a list's items (kiln runs it eagerly): the list must reach it as the
+    user's list, not as one stacked array, and a tuple stays a tuple (NumPy's TypeError)."""
+    a, b = rng.random((2, 2)), rng.random((2, 2))
+    np.testing.assert_array_equal(kiln.compile(blocks)(a, b), blocks(a, b))
+    with pytest.raises(TypeError):
+        block_of_a_tuple(a, b)
+    with pytest.raises(TypeError):
+        kiln.compile(block_of_a_tuple)(a, b)
