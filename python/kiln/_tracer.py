@@ -348,7 +348,7 @@ class TracedArray:
 
     __array_priority__ = 1000
     __slots__ = ("_context", "_tensor", "_version", "_root", "_root_version", "_root_shape",
-                 "_forward", "_backward", "_argument", "_selection", "_scalar", "_weak", "_range", "_affine", "_read_only",
+                 "_forward", "_backward", "_argument", "_selection", "_scalar", "_weak", "_range", "_affine", "_read_only", "_bound",
                  "__weakref__")
     # (not `_mask`: np.ma reads any object's _mask as its MaskedArray mask)
 
@@ -369,6 +369,7 @@ class TracedArray:
         self._weak = None            # int/float: stands for a Python number (NEP 50 weak)
         self._range = self._affine = None  # a captured loop's index (+- c, * c): bounds, form
         self._read_only = False      # an argument NumPy would refuse to write (and its views)
+        self._bound = None           # non-negative integers at most this (argmin: np.bincount)
 
     # -- value and views --
 
@@ -575,12 +576,15 @@ class TracedArray:
             return self  # NumPy's astype(copy=False) to the same dtype is the array itself
         result = traced(self._context, backend().astype(self.tensor, dtype.name))
         result._scalar = self._scalar  # a NumPy scalar's astype gives a NumPy scalar
+        if self._bound is not None and dtype.kind in "iu" and self._bound <= np.iinfo(dtype).max:
+            result._bound = self._bound
         return result
 
     def copy(self, order="C"):
         self._check_plain("copy")
         result = traced(self._context, self.tensor)
         result._scalar = self._scalar  # a NumPy scalar's copy is a NumPy scalar
+        result._bound = self._bound
         return result
 
     def fill(self, value):
