@@ -115,8 +115,8 @@ class TraceContext:
             if isinstance(item, TracedArray) and item._selection is None:
                 known = self.known.get(item.tensor.id)
                 if known is not None:
-                    value = known()
-                    return value[()] if value.ndim == 0 else value
+                    value = known()  # a NumPy scalar stays one; a 0-d array (copies) too
+                    return value[()] if value.ndim == 0 and item._scalar else value
             return item
         return tuple(concrete(i) for i in key) if isinstance(key, tuple) else concrete(key)
 
