@@ -35,7 +35,8 @@ from ._loop_expressions import ExpressionCapture
 from ._loop_types import (CaptureFailed, changed_before as _changed_before,
                           is_number as _is_number, is_python_number as _is_python_number,
                           python_type as _python_type, retyped as _retyped, truth as _truth,
-                          type_of as _type_of, widened as _widened)
+                          type_of as _type_of, unshared_scalars as _unshared_scalars,
+                          widened as _widened)
 from ._tracer import TracedArray, backend, cast, to_tensor
 
 UNROLL_AT_MOST = 2
@@ -156,7 +157,7 @@ class LoopCapture(ExpressionCapture):
                    for name in names))
 
     def _capture(self, bounds, span, body, get, set_, names, live, location, condition=None):
-        before = self._unshared_scalars(names, get(), set_)
+        before = _unshared_scalars(self.context, names, get(), set_, self.KEEP)
         types, mark = {}, len(self.pending)
         for attempt in range(3):
             del self.pending[mark:]  # records of an attempt that was traced again
@@ -172,25 +173,6 @@ class LoopCapture(ExpressionCapture):
                             "type when the loop runs no iteration") from None
                 types.update(retype.types)
         raise CaptureFailed("the types of the carried variables do not settle")
-
-    def _unshared_scalars(self, names, values, set_):
-        """`best = cur = x[0]`: names holding one NumPy scalar or Python number (immutable, so
-        nothing can tell them apart) get an array of their own each, so that the loop can carry
-        them apart when it rebinds them to different values (a CaptureFailed before)."""
-        seen, new = set(), list(values)
-        for index, value in enumerate(values):
-            if not (isinstance(value, TracedArray) and _plain(value) and value.ndim == 0
-                    and (value._scalar or value._weak is not None)):
-                continue
-            if id(value) in seen:
-                clone = TracedArray(self.context, value.tensor)
-                clone._scalar, clone._weak = value._scalar, value._weak
-                new[index] = clone
-            seen.add(id(value))
-        if all(a is b for a, b in zip(new, values)):
-            return values
-        set_(tuple(a if a is not b else self.KEEP for a, b in zip(new, values)))
-        return tuple(new)
 
     def _trace_once(self, bounds, span, body, get, set_, names, live, location, before, types,
                     condition, side=False):
