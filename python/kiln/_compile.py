@@ -98,12 +98,6 @@ def _location_of(fn):
     return f"{os.path.basename(code.co_filename)}:{code.co_firstlineno}"
 
 
-# The dtypes of arrays a graph holds (kiln._tracer_types.SUPPORTED_DTYPES, native order).
-_GRAPH_DTYPES = frozenset(np.dtype(name) for name in (
-    "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float16",
-    "float32", "float64", "complex64", "complex128"))
-
-
 class CompiledFunction:
     """The state behind one kiln.compile(fn): its GuardedCache, counters and explain records."""
 
@@ -467,7 +461,8 @@ class CompiledFunction:
 
         def convert(leaf):
             tensor = tracer.unwrap(leaf)
-            if tensor is None and type(leaf) is np.ndarray and leaf.dtype not in _GRAPH_DTYPES:
+            if (tensor is None and type(leaf) is np.ndarray
+                    and not getattr(tracer, "holds_dtype", bool)(leaf.dtype)):
                 # strings, objects, datetimes: no graph holds them (the trace-time value may
                 # come from the data): these guards run eagerly (a TypeError crashed the call)
                 raise Unsupported(f"{self.name} returns an array of dtype {leaf.dtype}")
