@@ -8,7 +8,7 @@ import builtins
 import numpy as np
 
 from . import _numpy_sequences
-from ._tracer import TracedArray, cast
+from ._tracer import TracedArray, cast, check_traced_int_fits
 
 # `for i in np.arange(3)`: a created array of known values this short iterates as Python, its
 # items known too (static indices: x[i] reads no index array, kiln._numpy_creation)
@@ -83,6 +83,20 @@ class ExpressionCapture:
             best = self.choose(beats(operand, best), lambda o=operand: o, lambda b=best: b,
                                location)
         return best
+
+    @staticmethod
+    def scalar(kind, value):
+        """`kind(value)` (kiln._loop_transform.scalar_call): a NumPy scalar type of a traced value
+        is its cast (a NumPy scalar where the value has no axis, as NumPy's), Python's range
+        check of a traced Python int included; otherwise the call itself."""
+        if not (isinstance(value, TracedArray) and isinstance(kind, type)
+                and issubclass(kind, np.generic) and np.dtype(kind).kind in "biufc"):
+            return kind(value)
+        if value._weak is int:
+            check_traced_int_fits(value, np.dtype(kind), kind.__name__)
+        result = value.astype(kind)
+        result._scalar = result.ndim == 0
+        return result
 
     @staticmethod
     def traced_sequences(*sequences):

@@ -89,12 +89,25 @@ class _ChoiceRewriter(_LogicRewriter):
         if not (isinstance(node.func, ast.Name) and node.func.id in ("min", "max")
                 and len(node.args) >= 2 and not node.keywords
                 and not any(isinstance(a, ast.Starred) for a in node.args)):
-            return self.list_call(node)
+            return self.scalar_call(node) or self.list_call(node)
         self.found.append(self.location(node))
         call = _helper_call(f"extremum({self.location(node)!r})", node)
         call.args += [node.func] + node.args
         return ast.copy_location(call, node)
 
+
+    def scalar_call(self, node):
+        """`np.float32(x)`, `np.uint32(b)`: a NumPy scalar type called on a traced value was
+        NumPy's conversion of it, a graph break (a hash loop: a graph per byte); the helper's
+        scalar(type, x) casts it in the graph. None for other calls."""
+        name = _dotted_name(node.func).rsplit(".", 1)[-1]
+        if name not in _SCALAR_TYPES or len(node.args) != 1 or node.keywords or isinstance(
+                node.args[0], ast.Starred):
+            return None
+        self.found.append(self.location(node))
+        call = _helper_call("scalar(None, None)", node)
+        call.args = [node.func, node.args[0]]
+        return ast.copy_location(call, node)
 
     def list_call(self, node):
         """A call of a (dotted) name whose arguments may be lists of traced arrays handed to
@@ -121,6 +134,12 @@ class _ChoiceRewriter(_LogicRewriter):
         if changed:
             self.found.append(self.location(node))
         return node
+
+
+_SCALAR_TYPES = {"bool_", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
+                 "uint64", "float16", "float32", "float64", "complex64", "complex128", "intp",
+                 "uintp", "byte", "ubyte", "short", "ushort", "intc", "uintc", "int_", "uint",
+                 "longlong", "ulonglong", "half", "single", "double", "csingle", "cdouble"}
 
 
 class _ConversionRewriter(ast.NodeTransformer):
