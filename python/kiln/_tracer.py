@@ -348,8 +348,8 @@ class TracedArray:
 
     __array_priority__ = 1000
     __slots__ = ("_context", "_tensor", "_version", "_root", "_root_version", "_root_shape",
-                 "_forward", "_backward", "_argument", "_selection", "_scalar", "_weak", "_range", "_affine", "_read_only", "_bound",
-                 "__weakref__")
+                 "_forward", "_backward", "_argument", "_selection", "_scalar", "_weak", "_range", "_affine", "_read_only",
+                 "_bound", "__weakref__")
     # (not `_mask`: np.ma reads any object's _mask as its MaskedArray mask)
 
     def __init__(self, context, tensor, mask=None):
@@ -427,6 +427,7 @@ class TracedArray:
             self._root_version = root._version
         self._tensor = tensor
         self._version += 1
+        self._bound = None  # its new values may be past it
 
     def _check_plain(self, what):
         if self._selection is not None:

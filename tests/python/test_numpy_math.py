@@ -217,7 +217,11 @@ def test_bincount_of_values_known_below_minlength():
 
 def test_bincount_of_unknown_values_is_numpys():
     x = np.array([3, 0, 3, 7])
-    for function in (lambda x: np.bincount(x), lambda x: np.bincount(x, minlength=4),
+    def updated(x):
+        labels = x.argmin(keepdims=True)
+        labels[0] = 7          # no longer below the argmin's bound
+        return np.bincount(labels, minlength=4)
+    for function in (updated, lambda x: np.bincount(x), lambda x: np.bincount(x, minlength=4),
                      lambda x: np.bincount(x.astype(np.uint8), minlength=200),
                      lambda x: np.bincount(x - 1), lambda x: np.bincount(x * 0.5)):
         try:
