@@ -477,6 +477,11 @@ class CompiledFunction:
 
         def convert(leaf):
             tensor = tracer.unwrap(leaf)
+            if (tensor is None and type(leaf) is np.ndarray
+                    and not getattr(tracer, "holds_dtype", bool)(leaf.dtype)):
+                # strings, objects, datetimes: no graph holds them (the trace-time value may
+                # come from the data): these guards run eagerly (a TypeError crashed the call)
+                raise Unsupported(f"{self.name} returns an array of dtype {leaf.dtype}")
             if tensor is None and type(leaf) is np.ndarray:
                 # A fresh copy per call, as eager NumPy returns; after a graph break the array
                 # may come from the data, so it is an input, not part of the graph's text.

@@ -406,9 +406,9 @@ def _function(fn, globals_, closure):
 
 
 def with_numpy_names(function, tracer):
-    """`function` with its global names, the dicts they hold, and closure cells that hold
-    NumPy's creation functions (`from numpy import zeros`, `OPS = {"z": np.zeros}`) pointing at
-    the tracer's versions: NumPy functions are recognised by identity, however the user's code
+    """`function` with its global names, the dicts they hold, closure cells and default values
+    that hold NumPy's creation functions (`from numpy import zeros`, `OPS = {"z": np.zeros}`)
+    pointing at the tracer's versions: NumPy functions are recognised by identity, however the user's code
     reached them (np.zeros itself is swapped in the numpy namespace while tracing)."""
     table = getattr(tracer, "creation_substitutes", dict)()
     method_of = function.__self__ if isinstance(function, types.MethodType) else None
@@ -430,9 +430,13 @@ def with_numpy_names(function, tracer):
     new_cells = tuple(types.CellType(swapped(cell.cell_contents)) if _pytree.cell_holds(cell) and
                       swapped(cell.cell_contents) is not cell.cell_contents else cell
                       for cell in cells)
-    if not changes and all(new is old for new, old in zip(new_cells, cells)):
+    # default values too (`def f(x, make=np.zeros)`): `make is np.zeros` holds, as in NumPy
+    defaults = fn.__defaults__ and tuple(swapped(value) for value in fn.__defaults__)
+    kwdefaults = fn.__kwdefaults__ and {k: swapped(v) for k, v in fn.__kwdefaults__.items()}
+    if (not changes and all(new is old for new, old in zip(new_cells, cells))
+            and defaults == fn.__defaults__ and kwdefaults == fn.__kwdefaults__):
         return function
-    rebuilt = types.FunctionType(code, {**globals_, **changes}, fn.__name__, fn.__defaults__,
+    rebuilt = types.FunctionType(code, {**globals_, **changes}, fn.__name__, defaults,
                                  new_cells or None)
-    rebuilt.__kwdefaults__, rebuilt.__qualname__ = fn.__kwdefaults__, fn.__qualname__
+    rebuilt.__kwdefaults__, rebuilt.__qualname__ = kwdefaults, fn.__qualname__
     return rebuilt if method_of is None else types.MethodType(rebuilt, method_of)

@@ -35,7 +35,8 @@ from ._loop_expressions import ExpressionCapture
 from ._loop_types import (CaptureFailed, changed_before as _changed_before,
                           is_number as _is_number, is_python_number as _is_python_number,
                           python_type as _python_type, retyped as _retyped, truth as _truth,
-                          type_of as _type_of, widened as _widened)
+                          type_of as _type_of, unshared_scalars as _unshared_scalars,
+                          widened as _widened)
 from ._tracer import TracedArray, backend, cast, to_tensor
 
 UNROLL_AT_MOST = 2
@@ -156,7 +157,7 @@ class LoopCapture(ExpressionCapture):
                    for name in names))
 
     def _capture(self, bounds, span, body, get, set_, names, live, location, condition=None):
-        before = get()
+        before = _unshared_scalars(self.context, names, get(), set_, self.KEEP)
         types, mark = {}, len(self.pending)
         for attempt in range(3):
             del self.pending[mark:]  # records of an attempt that was traced again

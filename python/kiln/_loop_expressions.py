@@ -7,7 +7,12 @@ import builtins
 
 import numpy as np
 
-from ._tracer import TracedArray, cast
+from . import _numpy_sequences
+from ._tracer import TracedArray, cast, check_traced_int_fits
+
+# `for i in np.arange(3)`: a created array of known values this short iterates as Python, its
+# items known too (static indices: x[i] reads no index array, kiln._numpy_creation)
+_KNOWN_UNROLLED = 16
 
 
 class ExpressionCapture:
@@ -78,6 +83,48 @@ class ExpressionCapture:
             best = self.choose(beats(operand, best), lambda o=operand: o, lambda b=best: b,
                                location)
         return best
+
+    @staticmethod
+    def scalar(kind, value):
+        """`kind(value)` (kiln._loop_transform.scalar_call): a NumPy scalar type of a traced value
+        is its cast (a NumPy scalar where the value has no axis, as NumPy's), Python's range
+        check of a traced Python int included; otherwise the call itself."""
+        if not (isinstance(value, TracedArray) and isinstance(kind, type)
+                and issubclass(kind, np.generic) and np.dtype(kind).kind in "biufc"):
+            return kind(value)
+        if value._weak is int:
+            check_traced_int_fits(value, np.dtype(kind), kind.__name__)
+        result = value.astype(kind)
+        result._scalar = result.ndim == 0
+        return result
+
+    @staticmethod
+    def traced_sequences(*sequences):
+        """Whether a `for` over these sequences (kiln._loop_transform.sequence_loop) iterates
+        traced arrays (of at least one axis): then it indexes them in a range loop."""
+        return all(isinstance(s, TracedArray) and s.ndim >= 1 and not (
+            len(s) <= _KNOWN_UNROLLED and s.tensor.id in s._context.known) for s in sequences)
+
+    @staticmethod
+    def sequence(value, reads_only):
+        """A sequence a `for` iterates (kiln._loop_rewrite_parts.sequence_loop): a traced view
+        is copied where the loop's body stores into names only (nothing it does can change
+        it), so that the loop, which cannot carry a view made before it, is captured."""
+        if (reads_only and isinstance(value, TracedArray) and value.ndim >= 1
+                and value._root is not None and value._selection is None):
+            return value.copy()
+        return value
+
+    @staticmethod
+    def sequence_length(*sequences):
+        return min(len(s) for s in sequences)  # zip stops at the shortest
+
+    @staticmethod
+    def listed(function, value):
+        """An argument of the traced function's call that may be a list of traced arrays
+        handed to NumPy (`np.mean([a, b], axis=0)`, `np.maximum.reduce(masks)`):
+        kiln._numpy_sequences."""
+        return _numpy_sequences.listed(function, value)
 
     # ---- float(x), int(x), bool(x), x.item() in loops (kiln._loop_transform) ----
 

@@ -21,7 +21,9 @@ import os
 import textwrap
 import types
 
-HELPER = "__kiln_loops__"
+from ._loop_rewrite_parts import (HELPER, _at, _dotted_name, _helper_call, _list_names, _name,
+                                  _parameters, _parse, _walk_scope, sequence_loop)
+
 _REWRITTEN = "__kiln_rewritten"
 
 
@@ -54,9 +56,10 @@ class _ChoiceRewriter(_LogicRewriter):
     concrete operands and select (both sides computed, each side's checks where it is taken)
     on traced ones."""
 
-    def __init__(self, location):
+    def __init__(self, location, list_names=frozenset()):
         self.location = location
         self.found = []
+        self.list_names = list_names  # names that may hold lists (_list_names)
 
     def visit_IfExp(self, node):
         self.generic_visit(node)
@@ -86,11 +89,57 @@ class _ChoiceRewriter(_LogicRewriter):
         if not (isinstance(node.func, ast.Name) and node.func.id in ("min", "max")
                 and len(node.args) >= 2 and not node.keywords
                 and not any(isinstance(a, ast.Starred) for a in node.args)):
-            return node
+            return self.scalar_call(node) or self.list_call(node)
         self.found.append(self.location(node))
         call = _helper_call(f"extremum({self.location(node)!r})", node)
         call.args += [node.func] + node.args
         return ast.copy_location(call, node)
+
+
+    def scalar_call(self, node):
+        """`np.float32(x)`, `np.uint32(b)`: a NumPy scalar type called on a traced value was
+        NumPy's conversion of it, a graph break (a hash loop: a graph per byte); the helper's
+        scalar(type, x) casts it in the graph. None for other calls."""
+        name = _dotted_name(node.func).rsplit(".", 1)[-1]
+        if name not in _SCALAR_TYPES or len(node.args) != 1 or node.keywords or isinstance(
+                node.args[0], ast.Starred):
+            return None
+        self.found.append(self.location(node))
+        call = _helper_call("scalar(None, None)", node)
+        call.args = [node.func, node.args[0]]
+        return ast.copy_location(call, node)
+
+    def list_call(self, node):
+        """A call of a (dotted) name whose arguments may be lists of traced arrays handed to
+        NumPy (`np.mean([a, b], axis=0)`, `np.maximum.reduce(masks)`): each such argument is
+        the helper's listed(callee, argument) (kiln._numpy_sequences), the stack NumPy would
+        make of it where the callee is NumPy's; before, NumPy converted the list, a graph break
+        at each traced array in it. The call itself stays as written."""
+        if not _dotted_name(node.func) or _dotted_name(node.func).split(".")[0] == HELPER:
+            return node
+        changed = False
+        for holder, field in [(node.args, i) for i in range(len(node.args))] + [
+                (keyword, "value") for keyword in node.keywords]:
+            value = holder[field] if isinstance(holder, list) else getattr(holder, field)
+            if not (isinstance(value, (ast.List, ast.Tuple, ast.ListComp)) or
+                    isinstance(value, ast.Name) and value.id in self.list_names):
+                continue
+            call = _helper_call("listed(None, None)", value)
+            call.args = [copy.deepcopy(node.func), value]
+            if isinstance(holder, list):
+                holder[field] = call
+            else:
+                setattr(holder, field, call)
+            changed = True
+        if changed:
+            self.found.append(self.location(node))
+        return node
+
+
+_SCALAR_TYPES = {"bool_", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
+                 "uint64", "float16", "float32", "float64", "complex64", "complex128", "intp",
+                 "uintp", "byte", "ubyte", "short", "ushort", "intc", "uintc", "int_", "uint",
+                 "longlong", "ulonglong", "half", "single", "double", "csingle", "cdouble"}
 
 
 class _ConversionRewriter(ast.NodeTransformer):
@@ -159,10 +208,6 @@ def _with_traced_conversions(statements, in_test=False):
     return [ast.fix_missing_locations(rewriter.visit(statement)) for statement in statements]
 
 
-def _name(identifier, context=None):
-    return ast.Name(id=identifier, ctx=context or ast.Load())
-
-
 def _thunk(expression):
     return ast.Lambda(args=_parse("lambda: 0")[0].value.args, body=expression)
 
@@ -224,10 +269,11 @@ def _rewrite(fn, code):
            for node in _walk_scope(definition.body)):
         return None
     definition.decorator_list = []
+    list_names = _list_names(definition)  # before loop bodies become functions of their own
     rewriter = _Rewriter(filename, _loaded_names(definition),
                          _parameters(definition) | set(_stored_names(definition.body)))
     definition.body = rewriter.statements(definition.body)
-    choices = _ChoiceRewriter(rewriter.location)
+    choices = _ChoiceRewriter(rewriter.location, list_names)
     definition.body = [choices.visit(statement) for statement in definition.body]
     rewriter.captured += choices.found
     rewriter.captured += _returned_conversions(definition.body, rewriter.location)
@@ -260,40 +306,6 @@ def _rewrite(fn, code):
 
 def _constant_code(code, name):
     return next(c for c in code.co_consts if isinstance(c, types.CodeType) and c.co_name == name)
-
-
-def _parse(text):
-    return ast.parse(text).body
-
-
-def _helper_call(text, node):
-    """The expression `HELPER.text` standing for `node`: every part of it at node's place in
-    the user's source, so that errors and graph breaks inside the helper name that line."""
-    call = _parse(f"{HELPER}.{text}")[0].value
-    for part in ast.walk(call):
-        ast.copy_location(part, node)
-    return call
-
-
-def _parameters(definition):
-    a = definition.args
-    names = [arg.arg for arg in (*a.posonlyargs, *a.args, *a.kwonlyargs)]
-    names += [arg.arg for arg in (a.vararg, a.kwarg) if arg is not None]
-    return set(names)
-
-
-def _walk_scope(statements):
-    """Every node of `statements`, not descending into nested functions, classes, lambdas and
-    comprehensions (their names are their own)."""
-    stack = list(statements)
-    while stack:
-        node = stack.pop()
-        yield node
-        for child in ast.iter_child_nodes(node):
-            if not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef,
-                                      ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp,
-                                      ast.GeneratorExp)):
-                stack.append(child)
 
 
 def _stored_names(statements):
@@ -431,6 +443,10 @@ class _Rewriter:
                     1 <= len(iterator.args) <= 3 and
                     not any(isinstance(a, ast.Starred) for a in iterator.args))
         reason = None
+        if not is_range and not getattr(node, "_kiln_as_written", False):
+            converted = self.sequence_loop(node)
+            if converted is not None:
+                return converted
         if not is_range:
             reason = "it does not iterate over range(...)"
         elif not isinstance(node.target, ast.Name):
@@ -461,6 +477,10 @@ class _Rewriter:
             f"{tuple(state)!r}, {tuple(live)!r}, {self.location(node)!r})")[0]
         call.value.args[0] = bounds
         return definitions + [_at(call, node)]
+
+    def sequence_loop(self, node):
+        """`for v in x:` and its enumerate/zip forms: kiln._loop_rewrite_parts.sequence_loop."""
+        return sequence_loop(self, node)
 
     def while_loop(self, node):
         reason = "it has an `else` clause" if node.orelse else _body_refusal(node.body)
@@ -566,15 +586,3 @@ def _loop_level_nodes(statements):
         for child in ast.iter_child_nodes(node):
             if not isinstance(child, (ast.For, ast.While, ast.FunctionDef, ast.Lambda)):
                 stack.append(child)
-
-
-def _at(new, old):
-    """`new` (and everything in it) at the line of `old`."""
-    if old is not None:
-        for node in ast.walk(new):
-            if hasattr(node, "lineno"):
-                node.lineno = getattr(old, "lineno", 1)
-                node.end_lineno = getattr(old, "end_lineno", node.lineno)
-                node.col_offset = getattr(old, "col_offset", 0)
-                node.end_col_offset = getattr(old, "end_col_offset", 0)
-    return new

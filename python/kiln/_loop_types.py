@@ -77,3 +77,24 @@ def truth(value):
     if not isinstance(value, TracedArray) or value.size != 1:
         raise CaptureFailed("the loop's test is no longer a traced value after an iteration")
     return cast(backend().reshape(value.tensor, []), "bool")
+
+
+def unshared_scalars(context, names, values, set_, keep):
+    """`best = cur = x[0]`: names holding one NumPy scalar or Python number (immutable, so
+    nothing can tell them apart) get an array of their own each, so that a loop can carry them
+    apart when it rebinds them to different values (a CaptureFailed before). `keep`: what
+    set_ takes for a name left as it is."""
+    seen, new = set(), list(values)
+    for index, value in enumerate(values):
+        if not (isinstance(value, TracedArray) and value._root is None and value._selection is None
+                and value.ndim == 0 and (value._scalar or value._weak is not None)):
+            continue
+        if id(value) in seen:
+            clone = TracedArray(context, value.tensor)
+            clone._scalar, clone._weak = value._scalar, value._weak
+            new[index] = clone
+        seen.add(id(value))
+    if all(a is b for a, b in zip(new, values)):
+        return values
+    set_(tuple(a if a is not b else keep for a, b in zip(new, values)))
+    return tuple(new)

@@ -12,8 +12,8 @@ import math
 
 import numpy as np
 
-from . import _indexing, _kiln, _windows
-from ._numpy_creation import FUNCTIONS as _CREATION
+from . import _indexing, _kiln, _ufunc_loops, _windows
+from ._numpy_creation import FUNCTIONS as _CREATION, array as _numpy_creation_array
 from ._numpy_functions import FUNCTIONS as _CORE, _UFUNC_REDUCTIONS, _as_traced, product_dtype
 from ._numpy_functions import _result
 from ._numpy_layout import FUNCTIONS as _LAYOUT
@@ -237,6 +237,11 @@ def _views_of(result, arrays):
             and any(np.may_share_memory(result, array) for array in arrays))
 
 
+def sequence_array(context, value):
+    """np.asarray of a (nested) list or tuple holding traced arrays: their stack (_tracer)."""
+    return _numpy_creation_array(context, value)
+
+
 def apply_function(context, function, args, kwargs):
     """TracedArray.__array_function__: FUNCTIONS' entry, windows' (kiln._windows), or eager."""
     implementation = FUNCTIONS.get(function)
@@ -271,10 +276,16 @@ def apply_ufunc(ufunc, method, inputs, kwargs):
     if method == "at" and ufunc in (np.add, np.subtract) and len(inputs) == 3 and not kwargs:
         target, key, value = inputs   # the key stays a tuple or list
         why_not = _why_not_in_place(ufunc, target, value)
+        if why_not and _ufunc_loops.at(ufunc, target, key, value) is not _ufunc_loops.UNSUPPORTED:
+            return None  # its steps cast back one by one, as NumPy's
         if why_not:
             return _fallback(ufunc.at, inputs, kwargs, f"np.{ufunc.__name__}.at: {why_not}")
         _indexing.add_at(target, key, as_operand(value), negate=ufunc is np.subtract)
         return None
+    if method == "at" and len(inputs) in (2, 3) and not kwargs:
+        result = _ufunc_loops.at(ufunc, *inputs)
+        if result is not _ufunc_loops.UNSUPPORTED:
+            return result
     inputs = tuple(as_operand(x) for x in inputs)
     if method == "__call__":
         return call_ufunc(ufunc, inputs, **kwargs)
@@ -293,6 +304,10 @@ def apply_ufunc(ufunc, method, inputs, kwargs):
     if method == "accumulate" and ufunc in (np.add, np.multiply):
         function = np.cumsum if ufunc is np.add else np.cumprod
         return function(*inputs, **{"axis": 0, **kwargs})
+    if method == "accumulate" and len(inputs) == 1 and set(kwargs) <= {"axis", "dtype", "out"}:
+        result = _ufunc_loops.accumulate(ufunc, *inputs, **kwargs)
+        if result is not _ufunc_loops.UNSUPPORTED:
+            return result
     if method == "outer" and len(inputs) == 2:
         a, b = (x if isinstance(x, TracedArray) else np.asarray(x) for x in inputs)
         return call_ufunc(ufunc, (np.reshape(a, np.shape(a) + (1,) * np.ndim(b)), b), **kwargs)

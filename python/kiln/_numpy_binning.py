@@ -63,7 +63,9 @@ def searchsorted(context, a, v, side="left", sorter=None):
     if sorter is not None or haystack.size > _SHORT_SORTED or dtype.kind not in "biuf":
         return _eager(np.searchsorted, "np.searchsorted in a long or complex array, or with a "
                       "traced sorter", a, v, side, sorter)
-    return _count_before(context, haystack, needles, right)
+    result = _count_before(context, haystack, needles, right)
+    result._bound = haystack.size  # an insertion point, 0 to len(a)
+    return result
 
 
 def digitize(context, x, bins, right=False):
@@ -77,8 +79,36 @@ def digitize(context, x, bins, right=False):
         raise ValueError("bins must be monotonically increasing or decreasing")
     side = "left" if right else "right"
     if direction == -1:
-        return len(edges) - searchsorted(context, edges[::-1], values, side=side)
-    return searchsorted(context, edges, values, side=side)
+        result = len(edges) - searchsorted(context, edges[::-1], values, side=side)
+    else:
+        result = searchsorted(context, edges, values, side=side)
+    if isinstance(result, TracedArray):
+        result._bound = len(edges)  # a bin number, 0 to len(bins): np.bincount's length
+    return result
+
+
+# Values of these dtypes are at most this: np.bincount(image_u8, minlength=256) has that length.
+_DTYPE_BOUNDS = {np.dtype(np.bool_): 1, np.dtype(np.uint8): 255, np.dtype(np.uint16): 65535}
+
+
+def bincount(context, x, weights=None, minlength=0):
+    """np.bincount whose length is minlength whatever the data: non-negative values known to
+    be below it (positions from argmin/argmax, bin numbers from np.digitize, uint8 and bool
+    data), as one scatter-add (k-means' cluster sizes, an 8-bit image's histogram). Its length
+    depends on the data otherwise: NumPy's, eagerly (a graph break)."""
+    values = _as_traced(context, x)
+    bound = values._bound if values._bound is not None else _DTYPE_BOUNDS.get(values.dtype)
+    minlength = operator.index(minlength) if minlength is not None else 0
+    w = None if weights is None else _as_traced(context, weights)
+    if (bound is None or bound >= minlength or values.ndim != 1
+            or not np.can_cast(values.dtype, np.intp, "safe")
+            or w is not None and (w.shape != values.shape or w.dtype.kind == "c")):
+        return _eager(np.bincount, "np.bincount: its length depends on the data (its values "
+                      "are not known to be below minlength)", x, weights, minlength)
+    dtype = np.dtype(np.intp if w is None else np.float64)
+    counts = _result(context, context.constant(0, dtype, (minlength,)), scalar=False)
+    np.add.at(counts, values.astype(np.intp), 1 if w is None else w.astype(np.float64))
+    return counts
 
 
 def _interpolate(context, x, xp, fp, left, right):
@@ -259,4 +289,4 @@ def histogram(context, a, bins=10, range=None, density=None, weights=None):
 
 
 FUNCTIONS = {np.searchsorted: searchsorted, np.digitize: digitize, np.interp: interp,
-             np.histogram: histogram}
+             np.histogram: histogram, np.bincount: bincount}

@@ -18,8 +18,8 @@ import numpy as np
 
 from . import _numpy_errors
 from ._graph_breaks import callee_instruction, is_internal, user_location
-from ._tracer import (TracedArray, backend, cast, check_dtype, context_of, default_float,
-                      has_tracer, materialize_all, traced)
+from ._tracer import (SUPPORTED_DTYPES, TracedArray, backend, cast, check_dtype, context_of,
+                      default_float, dtype_name, has_tracer, materialize_all, traced)
 
 _NO_VALUE = np._NoValue
 
@@ -310,8 +310,28 @@ def _wrapper(name):
             context.at()
             return _remember(context, implementation(context, *args, **kwargs), name, args,
                              kwargs)
-        return original(*args, **kwargs)
+        result = original(*args, **kwargs)
+        if name in _CONSTANTS_TRACED and _current_context() is not None:
+            return _traced_constant(_current_context(), result)
+        return result
     return wrapper
+
+
+# np.array of plain data in the user's code (a lookup table `np.array([...])`, coefficients):
+# a traced constant of known value, as np.zeros is, so that indexing it by a traced index
+# (`table[idx]`, `coef[i]` in a loop) or storing traced values into it stays in the graph; an
+# ndarray converted the index, a graph break (a loop over it ran as Python).
+_CONSTANTS_TRACED = ("array", "asarray", "asanyarray")
+
+
+def _traced_constant(context, result):
+    if (type(result) is not np.ndarray or result.dtype.kind not in "biufc"
+            or not result.dtype.isnative or dtype_name(result.dtype) not in SUPPORTED_DTYPES):
+        return result
+    traced = context.lift(result)
+    if traced.tensor.id not in context.known:
+        context.known[traced.tensor.id] = result.copy  # its value, for Python control flow
+    return traced
 
 
 _WRAPPERS = {name: _wrapper(name) for name in CAPTURED}

@@ -100,7 +100,10 @@ def _arg_reduction(kind):
         if (x.size if axis is None else x.shape[axis]) == 0:
             raise ValueError(f"attempt to get {kind} of an empty sequence")
         tensor = getattr(_k(), kind)(x.tensor, axis, bool(keepdims))
-        return _result(context, cast(tensor, np.int64), out)
+        result = _result(context, cast(tensor, np.int64), out)
+        if out is None:  # a position along the axis (np.bincount's length: kiln._numpy_binning)
+            result._bound = (x.size if axis is None else x.shape[axis]) - 1
+        return result
     return reduce
 
 

@@ -46,6 +46,8 @@ def var(context, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, 
     k = _k()
     if correction is not _NO_VALUE:
         ddof = correction
+    if mean is not _NO_VALUE and mean is not None:
+        return _var_about(context, x, mean, axis, dtype, out, ddof, keepdims, where, root)
     if x.dtype.kind == "c":  # the parts' variances add up to NumPy's (real) one
         real_dtype = None if dtype is None or np.dtype(dtype).kind == "c" else dtype
         total = sum(var(context, _result(context, part(x.tensor)), axis, real_dtype, None, ddof,
@@ -66,6 +68,29 @@ def var(context, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, 
     if root:
         result = k.sqrt(result)
     return _result(context, cast(result, result_dtype), out)
+
+
+def _var_about(context, x, mean, axis, dtype, out, ddof, keepdims, where, root):
+    """NumPy 2's var/std with mean= given: the squared deviations from that mean (broadcast,
+    NumPy's promotion: a float64 mean of float32 data gives float64), summed in `dtype` (float64
+    for integer and bool data), over the count less ddof; the result keeps the sum's dtype."""
+    normalize_axes(axis, x.ndim, "var")
+    if dtype is None and x.dtype.kind in "biu":
+        dtype = np.dtype(np.float64)
+    deviation = np.subtract(x, mean)
+    squares = (np.multiply(deviation, np.conjugate(deviation)).real
+               if deviation.dtype.kind == "c" else np.multiply(deviation, deviation))
+    total = np.sum(squares, axis=axis, dtype=dtype, keepdims=keepdims, where=where)
+    if where is True:
+        count = math.prod(x.shape[d] for d in normalize_axes(axis, x.ndim, "var"))
+    else:
+        count = np.sum(np.broadcast_to(where, x.shape), axis=axis, keepdims=keepdims)
+    result = np.true_divide(total, np.maximum(count - ddof, 0)).astype(total.dtype)
+    if root:
+        if result.ndim and result.dtype.kind in "biu":  # NumPy's sqrt(ret, out=ret)
+            np.sqrt(np.zeros(1, result.dtype), out=np.zeros(1, result.dtype))
+        result = np.sqrt(result).astype(result.dtype)
+    return _result(context, result.tensor, out)
 
 
 def _integer_var(context, x, axes, axis, dtype, ddof, keepdims, where, root):
@@ -93,8 +118,8 @@ def _integer_var(context, x, axes, axis, dtype, ddof, keepdims, where, root):
 
 def std(context, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True,
         mean=_NO_VALUE, correction=_NO_VALUE):
-    return var(context, a, axis, dtype, out, ddof, keepdims, where=where, correction=correction,
-               root=True)
+    return var(context, a, axis, dtype, out, ddof, keepdims, where=where, mean=mean,
+               correction=correction, root=True)
 
 
 FUNCTIONS = {np.mean: mean, np.var: var, np.std: std}

@@ -42,6 +42,12 @@ def loop_capture(trace, record):
     return _loop_capture.LoopCapture(_tracer.context_for(trace), record)
 
 
+def holds_dtype(dtype):
+    """Whether a graph holds arrays of `dtype` (not strings, objects, long doubles, ...)."""
+    return (dtype.kind in "biufc" and dtype.isnative
+            and _tracer.dtype_name(dtype) in _tracer.SUPPORTED_DTYPES)
+
+
 def creation_substitutes():
     """{id(NumPy creation function): (it, its tracing wrapper)} (kiln._numpy_creation)."""
     return _numpy_creation.substitutes()

@@ -115,8 +115,8 @@ class TraceContext:
             if isinstance(item, TracedArray) and item._selection is None:
                 known = self.known.get(item.tensor.id)
                 if known is not None:
-                    value = known()
-                    return value[()] if value.ndim == 0 else value
+                    value = known()  # a NumPy scalar stays one; a 0-d array (copies) too
+                    return value[()] if value.ndim == 0 and item._scalar else value
             return item
         return tuple(concrete(i) for i in key) if isinstance(key, tuple) else concrete(key)
 
@@ -277,14 +277,24 @@ def weak_type(value):
         return value.dtype
     if isinstance(value, complex):
         return complex
-    return np.asarray(value).dtype
+    return (_sequence_array(value) if isinstance(value, (list, tuple)) else
+            np.asarray(value)).dtype
 
 
 def as_operand(value):
     """Lists become arrays (NumPy treats them as strongly typed); other values pass."""
     if isinstance(value, (list, tuple)):
-        return np.asarray(value)
+        return _sequence_array(value)
     return value
+
+
+def _sequence_array(value):
+    """np.asarray of a list or tuple; one holding traced arrays (`out[i] = x, y`, `a + [s, t]`)
+    is their stack in the trace (kiln._numpy_creation.array), where NumPy's conversion of each
+    was a graph break."""
+    if has_tracer(value):
+        return _numpy_api.sequence_array(context_of(value), value)
+    return np.asarray(value)
 
 
 def to_tensor(context, value, dtype=None, op_name="op"):
@@ -302,7 +312,8 @@ def to_tensor(context, value, dtype=None, op_name="op"):
                 return tensor
         return context.constant(value, target)
     else:
-        tensor = context.lift(np.asarray(value)).tensor
+        array = _sequence_array(value) if isinstance(value, (list, tuple)) else np.asarray(value)
+        tensor = array.tensor if isinstance(array, TracedArray) else context.lift(array).tensor
     return cast(tensor, dtype) if dtype is not None else tensor
 
 
@@ -338,7 +349,7 @@ class TracedArray:
     __array_priority__ = 1000
     __slots__ = ("_context", "_tensor", "_version", "_root", "_root_version", "_root_shape",
                  "_forward", "_backward", "_argument", "_selection", "_scalar", "_weak", "_range", "_affine", "_read_only",
-                 "__weakref__")
+                 "_bound", "__weakref__")
     # (not `_mask`: np.ma reads any object's _mask as its MaskedArray mask)
 
     def __init__(self, context, tensor, mask=None):
@@ -358,6 +369,7 @@ class TracedArray:
         self._weak = None            # int/float: stands for a Python number (NEP 50 weak)
         self._range = self._affine = None  # a captured loop's index (+- c, * c): bounds, form
         self._read_only = False      # an argument NumPy would refuse to write (and its views)
+        self._bound = None           # non-negative integers at most this (argmin: np.bincount)
 
     # -- value and views --
 
@@ -415,6 +427,7 @@ class TracedArray:
             self._root_version = root._version
         self._tensor = tensor
         self._version += 1
+        self._bound = None  # its new values may be past it
 
     def _check_plain(self, what):
         if self._selection is not None:
@@ -564,12 +577,15 @@ class TracedArray:
             return self  # NumPy's astype(copy=False) to the same dtype is the array itself
         result = traced(self._context, backend().astype(self.tensor, dtype.name))
         result._scalar = self._scalar  # a NumPy scalar's astype gives a NumPy scalar
+        if self._bound is not None and dtype.kind in "iu" and self._bound <= np.iinfo(dtype).max:
+            result._bound = self._bound
         return result
 
     def copy(self, order="C"):
         self._check_plain("copy")
         result = traced(self._context, self.tensor)
         result._scalar = self._scalar  # a NumPy scalar's copy is a NumPy scalar
+        result._bound = self._bound
         return result
 
     def fill(self, value):

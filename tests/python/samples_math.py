@@ -241,6 +241,22 @@ def digitizing(rng):
     return cases
 
 
+def bincounts(rng):
+    """Values known to be below minlength (the dtype's range, argmax positions, bin numbers):
+    the cases kiln traces; the rest runs eagerly (test_numpy_math.py)."""
+    cases = []
+    for dtype in ("bool", "uint8"):
+        x = sample_array(rng, dtype, (12,))
+        cases += [(lambda x: (np.bincount(x, minlength=256),
+                              np.bincount(x, np.linspace(0, 1, 12), minlength=300),
+                              np.bincount(x[:0], minlength=256)), (x,))]
+    y = rng.normal(size=(5, 4))
+    cases += [(lambda y: (np.bincount(y.argmax(1), minlength=4),
+                          np.bincount(np.digitize(y.ravel(), [-1, 0, 1]), weights=y.ravel(),
+                                      minlength=4)), (y,))]
+    return cases
+
+
 def interpolations(rng):
     cases = []
     for dtype in DTYPES:
@@ -303,6 +319,7 @@ SAMPLES = {
     np.digitize: digitizing,
     np.interp: interpolations,
     np.histogram: histograms,
+    np.bincount: bincounts,
 }
 for _name, _samples in [("trapezoid", integrals), ("trapz", integrals),
                         ("cumulative_sum", cumulative), ("cumulative_prod", cumulative)]:

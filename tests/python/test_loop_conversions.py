@@ -289,3 +289,34 @@ def test_the_loop_target_and_scalars_after_a_loop_of_a_dynamic_count(function, c
     for n in counts:
         x = np.arange(6.0)
         assert repr(compiled(x.copy(), n)) == repr(function(x.copy(), n))
+
+
+def fnv1a(data):
+    h = np.uint32(2166136261)
+    for b in data:
+        h = (h ^ np.uint32(b)) * np.uint32(16777619)   # wraps, as NumPy's uint32 does
+    return h
+
+
+def scalar_types(x, n):
+    return (np.float32(x.sum()), np.int64(x.max() * 3), np.float64(x[:2]), np.int8(n),
+            np.float32(1.5) * np.float16(x[0]))
+
+
+def test_numpy_scalar_types_of_traced_values_are_casts():
+    """np.uint32(b) of a traced value was NumPy's conversion of it, a graph break (a hash over
+    the bytes: a graph per byte): it is the cast in the graph, a NumPy scalar where the value
+    has no axis, a traced Python int range-checked as NumPy checks it."""
+    data = np.random.default_rng(4).integers(0, 256, 64).astype(np.uint8)
+    report = kiln.explain(kiln.compile(fnv1a, fullgraph=True))(data)
+    assert [loop.kind for loop in report.loops] == ["loop"], str(report)
+    assert report.result == fnv1a(data) and report.result.dtype == np.uint32
+    x = np.array([0.25, 4.0, 1.5])
+    for n in (5, 7):
+        got, expected = kiln.compile(scalar_types)(x, n), scalar_types(x, n)
+        for value, reference in zip(got, expected):
+            assert np.shape(value) == np.shape(reference) and value.dtype == reference.dtype
+            np.testing.assert_array_equal(value, reference)
+    if np.lib.NumpyVersion(np.__version__) >= "2.0.0":   # NumPy 2 refuses Python ints past
+        with pytest.raises(OverflowError):                # the type's range
+            kiln.compile(scalar_types)(x, 300)

@@ -164,3 +164,26 @@ def test_creation_converts_python_ints_as_numpy(fill):
     for value, reference in zip(got, expected):
         assert value.dtype == reference.dtype
         np.testing.assert_array_equal(value, reference)
+
+
+def lookup(x, rule):
+    table = np.array([(rule >> i) & 1 for i in range(8)], dtype=np.uint8)
+    coef = np.asarray([0.5, 1.5, -1.0])
+    total = 0.0
+    for i in range(x.shape[0]):
+        total = total + coef[i % 3] * x[i]
+    return table[x % 8], total
+
+
+def test_arrays_of_plain_data_are_traced_constants():
+    """np.array of plain data (a lookup table, coefficients) is a traced constant of known
+    value, as np.zeros is: indexing it by a traced index was NumPy's conversion of the index, a
+    graph break (and the loop around it ran as Python)."""
+    x = np.arange(10)
+    report = kiln.explain(kiln.compile(lookup, fullgraph=True))(x, 30)
+    assert [loop.kind for loop in report.loops] == ["loop"], str(report)
+    for rule in (30, 110):
+        got, expected = kiln.compile(lookup)(x, rule), lookup(x, rule)
+        np.testing.assert_array_equal(got[0], expected[0])
+        assert got[1] == expected[1]
+    assert kiln.compile(lambda x: np.array(["a", "b"])[x])(np.array([1, 0])).tolist() == ["b", "a"]

@@ -50,3 +50,18 @@ def test_the_names_still_mean_numpy_outside_a_trace():
     kiln.compile(imported_names)(np.arange(3.0))
     assert zeros is np.zeros and TABLE["zeros"] is np.zeros
     assert isinstance(zeros(2), np.ndarray)
+
+
+def default_value(x, make=np.zeros, *, fill=np.ones):
+    if make is np.zeros and fill is np.ones:   # NumPy's functions, compared by identity
+        return make(x.shape) + fill(x.shape) + x
+    return x
+
+
+def test_default_values_are_the_functions_the_body_names():
+    """A default value bound to np.zeros is the tracer's np.zeros too: `make is np.zeros` held
+    in NumPy and failed under kiln (the other branch: a wrong answer)."""
+    x = np.arange(4.0)
+    report = kiln.explain(default_value)(x)
+    assert report.graph_break_count == 0, str(report)
+    np.testing.assert_array_equal(report.result, default_value(x))

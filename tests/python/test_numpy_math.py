@@ -198,6 +198,43 @@ def test_histogram_of_integers_with_a_range_and_many_values():
           [(big, rng.integers(-100, 100, 1000), np.array([0, 2**64 - 1, 2**63, 5], np.uint64))])
 
 
+def test_bincount_of_values_known_below_minlength():
+    """np.bincount's length is max(x) + 1 or minlength: where x is known to be below minlength
+    (argmin's positions, digitize's bin numbers, uint8 or bool data) it is one scatter-add in
+    the graph (k-means' cluster sizes, an image's histogram); it was a graph break."""
+    rng = np.random.default_rng(3)
+
+    def counts(X, C, ages, w, image):
+        labels = ((X[:, None] - C[None]) ** 2).sum(-1).argmin(1)
+        groups = np.digitize(ages, [0, 18, 35, 65])
+        return (np.bincount(labels, minlength=4), np.bincount(labels, X[:, 0], minlength=5),
+                np.bincount(groups, weights=w, minlength=5),
+                np.bincount(groups.astype(np.int16), minlength=6),
+                np.bincount(image.ravel(), minlength=256), np.bincount(image.ravel() > 9, minlength=2))
+    check(counts, [(rng.random((60, 2)), rng.random((4, 2)), rng.random(30) * 100,
+                    rng.random(30).astype(np.float32), rng.integers(0, 20, (6, 6), np.uint8))])
+
+
+def test_bincount_of_unknown_values_is_numpys():
+    x = np.array([3, 0, 3, 7])
+    def updated(x):
+        labels = x.argmin(keepdims=True)
+        labels[0] = 7          # no longer below the argmin's bound
+        return np.bincount(labels, minlength=4)
+    for function in (updated, lambda x: np.bincount(x), lambda x: np.bincount(x, minlength=4),
+                     lambda x: np.bincount(x.astype(np.uint8), minlength=200),
+                     lambda x: np.bincount(x - 1), lambda x: np.bincount(x * 0.5)):
+        try:
+            expected = function(x)
+        except (TypeError, ValueError) as error:
+            with pytest.raises(type(error)):
+                kiln.compile(function)(x)
+            continue
+        np.testing.assert_array_equal(kiln.compile(function)(x), expected)
+        with pytest.raises(kiln.GraphBreak):
+            kiln.compile(function, fullgraph=True)(x)
+
+
 def test_interp_at_sample_points_and_infinities():
     xp, fp = np.array([0.0, 1, 1, 2, 4]), np.array([0.0, 1, 2, 3, inf])
     x = np.array([-1, 0, 0.5, 1, 1.5, 2, 3, 4, 5, nan, inf, -inf])

@@ -124,3 +124,20 @@ def test_column_sums_of_narrow_dtypes(dtype, columns):
     x = (np.arange(197 * columns) % 7).astype(dtype).reshape(197, columns)
     for function in (lambda x: np.sum(x, axis=0), lambda x: np.sum(x - x, axis=0, dtype=x.dtype)):
         np.testing.assert_array_equal(compiled(function)(x), function(x))
+
+
+@pytest.mark.skipif(np.lib.NumpyVersion(np.__version__) < "2.0.0",
+                    reason="var/std's mean= is NumPy 2's")
+def test_var_and_std_about_a_given_mean():
+    """NumPy 2's var/std(mean=m) take the deviations from m (broadcast, promoted with the data);
+    kiln ignored m and used the data's own mean (a silently wrong variance)."""
+    rng = np.random.default_rng(7)
+    x = rng.random((5, 4))
+
+    def moments(x):
+        m = x.mean(axis=0, keepdims=True) + 0.25
+        return (np.var(x, mean=0.3), np.std(x, axis=0, mean=m), x.var(axis=0, mean=m, ddof=1),
+                np.std(x, axis=1, mean=x.mean(axis=1, keepdims=True) - 1, keepdims=True),
+                np.var(x, axis=1, mean=x[:, :1], where=x > 0.2),
+                np.var(x, axis=0, mean=np.float64(0.5), dtype=np.float32))
+    check(moments, [(x,), (x.astype(np.float32),), ((x * 10).astype(np.int16),), (x > 0.5,)])

@@ -135,7 +135,7 @@ def test_graph_breaks_inside_numpy_conversions_are_not_masked():
 
 def _scatter_multiply(x, index, values):
     y = x * 2
-    np.multiply.at(y, index, values)  # ufunc.at: not traced, runs on the ndarray of y
+    np.multiply.at(y, slice(1, None, 2), values[index[:3]])  # a slice key: runs on y's ndarray
     return y + 1
 
 
@@ -242,3 +242,18 @@ def test_shuffling_a_traced_array_in_place_gives_numpy_rows():
             got = compiled(x, mine, seed)
         np.testing.assert_array_equal(got, _shuffle_rows(y, theirs, seed))
         np.testing.assert_array_equal(x, y)
+
+
+def _labels(x):
+    names = np.array(["low", "mid", "high"])
+    return x * 2, names[x.argmax()], names[np.clip(x, 0, 2)]
+
+
+def test_results_of_dtypes_no_graph_holds_run_eagerly():
+    """A string array computed from the data (a lookup by a traced index, run eagerly) among
+    the results crashed the call with TypeError "unknown dtype 'str32'": those calls run as
+    NumPy."""
+    for x in (np.array([1, 3, 2]), np.array([2, 0, 1])):
+        got, expected = kiln.compile(_labels)(x), _labels(x)
+        np.testing.assert_array_equal(got[0], expected[0])
+        assert got[1] == expected[1] and got[2].tolist() == expected[2].tolist()
