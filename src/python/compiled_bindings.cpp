@@ -91,21 +91,28 @@ std::shared_ptr<Compiled> compile(detail::Trace& trace, const std::vector<Tensor
     part.checks = detail::append_check_outputs(trace, ids);
     trace.graph.set_outputs(ids);
   }
-  const ir::Graph& graph = segment ? part.graph : trace.graph;
+  // The compile runs without the GIL (the C++ compiler takes up to seconds; other Python
+  // threads go on meanwhile), so it reads nothing Python owns: its own copy of the graph (a
+  // leaked tracer could still add nodes to the trace's), the options converted first.
+  ir::Graph graph = segment ? std::move(part.graph) : trace.graph;
   std::vector<runtime::RuntimeCheck> checks = std::move(part.checks);
-  CompileStats stats;
-  if (!graph.symbol_hints().empty()) {
-    result->variants = std::make_shared<detail::SizeGenericGraph>(
-        graph, strides, options_from_dict(options), std::move(checks));
-    result->graph = result->variants->for_sizes(graph.symbol_hints());
-  } else {
-    result->graph = detail::compile_graph(graph, strides, options_from_dict(options), stats,
-                                          std::move(checks));
+  const Options compile_options = options_from_dict(options);
+  {
+    GilReleased released;
+    CompileStats stats;
+    if (!graph.symbol_hints().empty()) {
+      result->variants = std::make_shared<detail::SizeGenericGraph>(
+          graph, strides, compile_options, std::move(checks));
+      result->graph = result->variants->for_sizes(graph.symbol_hints());
+    } else {
+      result->graph =
+          detail::compile_graph(graph, strides, compile_options, stats, std::move(checks));
+    }
+    for (const ir::Node& node : result->graph->graph.nodes())
+      if (node.op != ir::Op::parameter) ++result->op_count;
+    for (const sched::Kernel& kernel : result->graph->executable->program().kernels)
+      result->kernel_names.push_back(kernel.name);
   }
-  for (const ir::Node& node : result->graph->graph.nodes())
-    if (node.op != ir::Op::parameter) ++result->op_count;
-  for (const sched::Kernel& kernel : result->graph->executable->program().kernels)
-    result->kernel_names.push_back(kernel.name);
   result->compile_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return result;
@@ -131,10 +138,19 @@ nb::list run(Compiled& compiled, nb::sequence inputs, nb::handle out, int64_t st
     arrays.push_back(std::move(array));
     ++position;
   }
+  // This call's graph, held here: another thread's call (of other sizes) may replace
+  // compiled.graph, and drop the last other reference, while this one runs without the GIL.
+  std::shared_ptr<detail::CompiledGraph> graph_here = compiled.graph;
   if (compiled.variants) {
     std::vector<std::vector<int64_t>> shapes;
     for (const Array& array : arrays) shapes.push_back(array.shape());
-    compiled.graph = compiled.variants->for_sizes(ir::bind_sizes(graph, shapes));
+    std::vector<int64_t> sizes = ir::bind_sizes(graph, shapes);
+    std::shared_ptr<detail::SizeGenericGraph> variants = compiled.variants;
+    {
+      GilReleased released;  // a new size may compile (for_sizes locks its own state)
+      graph_here = variants->for_sizes(sizes);
+    }
+    compiled.graph = graph_here;
   }
   std::vector<Array> outputs;
   if (!out.is_none()) {
@@ -146,7 +162,7 @@ nb::list run(Compiled& compiled, nb::sequence inputs, nb::handle out, int64_t st
     explicit StreamScope(int64_t stream) { runtime::set_cuda_stream(reinterpret_cast<void*>(stream)); }
     ~StreamScope() { runtime::set_cuda_stream(nullptr); }
   } stream_scope(stream);
-  run_releasing_gil(*compiled.graph->executable, arrays, outputs);
+  run_releasing_gil(*graph_here->executable, arrays, outputs);
   if (by_dlpack) {  // DLPack inputs are released when this returns, their producer unaware
     GilReleased unlocked;
     runtime::cuda::synchronize(reinterpret_cast<void*>(stream));

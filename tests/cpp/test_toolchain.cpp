@@ -108,14 +108,15 @@ TEST(Toolchain, CompilesLoadsAndCallsASharedObject) {
   std::string object = directory.path() + "/answer.so";
   Toolchain::system().compile_shared_object(source, object);
 
-  auto library = SharedLibrary::open(object);
+  auto opened = SharedLibrary::open(object);
+  auto& library = opened.library;
   EXPECT_EQ(library->path(), object);
-  auto answer = reinterpret_cast<int (*)()>(library->symbol("kiln_test_answer"));
+  auto answer = reinterpret_cast<int (*)()>(opened.use.symbol("kiln_test_answer"));
   ASSERT_NE(answer, nullptr);
   EXPECT_EQ(answer(), 42);
 
   try {
-    library->symbol("kiln_no_such_symbol");
+    opened.use.symbol("kiln_no_such_symbol");
     FAIL() << "missing symbol did not throw";
   } catch (const kiln::Error& error) {
     EXPECT_NE(std::string(error.what()).find("kiln_no_such_symbol"), std::string::npos);
@@ -158,9 +159,10 @@ extern "C" void kiln_test_sin(const float* input, float* output) {
   EXPECT_NE(symbols.find("_ZGV"), std::string::npos) << symbols;
   EXPECT_NE(symbols.find("v_sinf"), std::string::npos) << symbols;
 
-  auto library = SharedLibrary::open(object);
+  auto opened = SharedLibrary::open(object);
+  auto& library = opened.library;
   auto vector_sin =
-      reinterpret_cast<void (*)(const float*, float*)>(library->symbol("kiln_test_sin"));
+      reinterpret_cast<void (*)(const float*, float*)>(opened.use.symbol("kiln_test_sin"));
   std::vector<float> input(1024), output(1024);
   for (int i = 0; i < 1024; ++i) input[i] = -10.0f + 0.02f * static_cast<float>(i);
   vector_sin(input.data(), output.data());
