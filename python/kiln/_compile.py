@@ -48,7 +48,7 @@ from ._arguments import holds_arrays as _holds_arrays
 from ._arguments import is_unsupported_array as _is_unsupported_array
 from ._caller_state import ChangesCallerState, Saved, checked_output_spec, with_assigned
 from ._config import config
-from ._environment import Environment, with_numpy_names
+from ._environment import Environment, GlobalStores, with_numpy_names
 from ._graph_breaks import GraphBreak, GraphBreakSignal, located
 from ._retrace import (SEGMENT_LIMIT, NeedsStatic, RetraceTimes, Segments, _SegmentLimit,
                        _TraceContext, _Traced, held_output)
@@ -353,13 +353,20 @@ class CompiledFunction:
         attach = getattr(tracer, "attach_driver", None)  # a stand-in tracer may have none
         capturing = attach(trace, context) if attach is not None else None
         started = time.perf_counter()
+        stores = GlobalStores(self.environment.global_stores, attributes.copies)
         try:
             try:
-                if capturing is None:
-                    result = function(*traced_args, **traced_kwargs)
-                else:
-                    with capturing:
+                try:
+                    if capturing is None:
                         result = function(*traced_args, **traced_kwargs)
+                    else:
+                        with capturing:
+                            result = function(*traced_args, **traced_kwargs)
+                finally:
+                    rebound = stores.changed()  # the module's globals hold no tracer after
+                if rebound is not None:
+                    raise ChangesCallerState(f"the function assigns the global '{rebound[0]}' "
+                                             "(NumPy assigns it at every call)", rebound[1])
                 # Attributes of self and of global objects the trace assigned: each run of the
                 # graph assigns them (the values outputs of the graph, or constants).
                 assigned = attributes.assigned()
