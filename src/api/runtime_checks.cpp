@@ -37,7 +37,7 @@ void check_against_zero(Trace& trace, ir::ValueId value, ir::Op comparison,
 }  // namespace
 
 void check_index_bounds(Trace& trace, ir::ValueId index, const ir::Dim& size, int64_t axis,
-                        const std::string& op, bool negative) {
+                        const std::string& op, bool negative, ErrorKind kind) {
   // An index made from a loop's index and constants, inside the axis whatever the iteration:
   // nothing to check (x[i] in `for i in range(len(x))`).
   std::optional<std::pair<int64_t, int64_t>> range = integer_range(trace, index);
@@ -52,7 +52,7 @@ void check_index_bounds(Trace& trace, ir::ValueId index, const ir::Dim& size, in
                              : builder.constant(ir::Scalar::of_int(0), DType::Int64);
   ir::ValueId bad = builder.binary(ir::Op::logical_or, builder.binary(ir::Op::lt, wide, low),
                                    builder.binary(ir::Op::ge, wide, high));
-  add_check(trace, bad, wide, ErrorKind::Index, prefix(trace, op) + "index ",
+  add_check(trace, bad, wide, kind, prefix(trace, op) + "index ",
             " is out of bounds for axis " + std::to_string(axis) + " with size " +
                 size.to_string());
   if (negative && size.is_constant() &&

@@ -14,8 +14,10 @@ namespace kiln::detail {
 // gather and scatter): IndexError "index 5 is out of bounds for axis 0 with size 3", named
 // after `op` and the builder's current location. `size` may hold size symbols (an axis of
 // dynamic length).
+// `kind`: the error's (torch raises RuntimeError for gather's, scatter's, index_add's).
 void check_index_bounds(Trace& trace, ir::ValueId index, const ir::Dim& size, int64_t axis,
-                        const std::string& op, bool negative = true);
+                        const std::string& op, bool negative = true,
+                        ErrorKind kind = ErrorKind::Index);
 
 // Every element of the integer `exponent` must be >= 0: NumPy's ValueError "Integers to
 // negative integer powers are not allowed."

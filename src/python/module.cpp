@@ -83,6 +83,7 @@ void translate_kiln_error(const Error& error) {
       return;
     }
     case ErrorKind::Index: PyErr_SetString(PyExc_IndexError, message); return;
+    case ErrorKind::Runtime: PyErr_SetString(PyExc_RuntimeError, message); return;
     case ErrorKind::Memory: PyErr_SetString(PyExc_MemoryError, message); return;
     case ErrorKind::Overflow: PyErr_SetString(PyExc_OverflowError, message); return;
     case ErrorKind::Permission: PyErr_SetString(PyExc_PermissionError, message); return;
