@@ -1,6 +1,9 @@
 // compile_graph and Compiled: the pipeline after tracing (kiln::detail::compile_graph) on a
 // Trace recorded from Python, and running its result on NumPy arrays with no copy of the inputs.
+#include <pthread.h>
+
 #include <chrono>
+#include <shared_mutex>
 
 #include <nanobind/stl/shared_ptr.h>
 #include <nanobind/stl/string.h>
@@ -16,6 +19,25 @@
 #include "runtime/cuda/cuda_executable.h"
 
 namespace kiln::python {
+namespace {
+
+std::shared_mutex* gate = new std::shared_mutex;  // never destroyed: a fork may follow exit
+
+std::shared_mutex& compile_gate() { return *gate; }
+
+// Registered after libkiln's Executable::ForkGuard, so its prepare runs first: a compile in
+// flight may still need the ForkGuard's mutex (an executable's constructor) to finish. The
+// child gets a new gate: a pthread rwlock records its writer's thread id, which the child's
+// one thread does not have, and its unlock there would corrupt it.
+[[maybe_unused]] const int compile_fork_guard = pthread_atfork(
+    [] { compile_gate().lock(); }, [] { compile_gate().unlock(); },
+    [] { gate = new std::shared_mutex; });
+
+}  // namespace
+
+CompileSection::CompileSection() { compile_gate().lock_shared(); }
+CompileSection::~CompileSection() { compile_gate().unlock_shared(); }
+
 namespace {
 
 Array borrow_or_throw(nb::handle object, size_t position, bool* by_dlpack = nullptr) {
@@ -99,6 +121,7 @@ std::shared_ptr<Compiled> compile(detail::Trace& trace, const std::vector<Tensor
   const Options compile_options = options_from_dict(options);
   {
     GilReleased released;
+    CompileSection section;
     CompileStats stats;
     if (!graph.symbol_hints().empty()) {
       result->variants = std::make_shared<detail::SizeGenericGraph>(
@@ -148,6 +171,7 @@ nb::list run(Compiled& compiled, nb::sequence inputs, nb::handle out, int64_t st
     std::shared_ptr<detail::SizeGenericGraph> variants = compiled.variants;
     {
       GilReleased released;  // a new size may compile (for_sizes locks its own state)
+      CompileSection section;
       graph_here = variants->for_sizes(sizes);
     }
     compiled.graph = graph_here;

@@ -135,3 +135,50 @@ def test_other_threads_run_while_the_compiler_does(tmp_path):
         thread.join()
     """, tmp_path, KILN_CXX=str(wrapper))
     assert "[0. 2. 4.]" in out
+
+
+def test_a_fork_while_another_thread_compiles_leaves_a_child_that_compiles(tmp_path):
+    # The compile in the thread waits in the compiler until the fork has been asked for; the
+    # fork waits for that compile (it may hold kiln's locks), then the child compiles its own.
+    wrapper = tmp_path / "cxx"
+    wrapper.write_text(textwrap.dedent(f"""\
+        #!/bin/sh
+        case " $* " in
+          *" -o "*)
+            touch {tmp_path}/started
+            i=0
+            while [ ! -e {tmp_path}/forking ] && [ $i -lt 200 ]; do sleep 0.1; i=$((i+1)); done ;;
+        esac
+        exec g++ "$@"
+        """))
+    wrapper.chmod(0o755)
+    out = run_probe(f"""
+        import glob, os, subprocess, threading, time, warnings
+        import numpy as np, kiln
+        warnings.simplefilter("ignore", DeprecationWarning)  # fork with threads
+
+        thread = threading.Thread(target=lambda: kiln.compile(lambda x: x - 1)(np.ones(4)))
+        thread.start()
+        while not os.path.exists("{tmp_path}/started"):
+            time.sleep(0.01)
+        # Not a Python thread: the fork holds the GIL while it waits for the compile.
+        subprocess.Popen(["sh", "-c", "sleep 0.3; touch {tmp_path}/forking"])
+        pid = os.fork()
+        if pid == 0:
+            # The fork came after the thread's compile: its entry is in the cache.
+            if not glob.glob(os.environ["KILN_CACHE_DIR"] + "/*/*/meta.txt"):
+                os._exit(6)
+            result = kiln.compile(lambda x: x * 3)(np.arange(3.0))
+            os._exit(0 if list(result) == [0.0, 3.0, 6.0] else 5)
+        for _ in range(600):
+            done, status = os.waitpid(pid, os.WNOHANG)
+            if done:
+                break
+            time.sleep(0.1)
+        else:
+            os.kill(pid, 9)
+            status = "hung"
+        thread.join()
+        print("child", status)
+    """, tmp_path, KILN_CXX=str(wrapper))
+    assert "child 0" in out
