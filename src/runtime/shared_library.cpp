@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "kiln/error.h"
+#include "runtime/environment_numbers.h"
 
 namespace kiln::runtime {
 namespace {
@@ -98,16 +99,8 @@ void close_all(const std::vector<void*>& handles) {
 }  // namespace
 
 int64_t loaded_library_limit() {
-  const char* text = std::getenv("KILN_MAX_LOADED_LIBRARIES");
-  if (text == nullptr || *text == '\0') return kDefaultLoadedLibraries;
-  char* end = nullptr;
-  errno = 0;
-  long long value = std::strtoll(text, &end, 10);
-  if (!std::isdigit(static_cast<unsigned char>(text[0])) || *end != '\0' || errno == ERANGE ||
-      value < 1)
-    throw Error(ErrorKind::Value, std::string("kiln: KILN_MAX_LOADED_LIBRARIES=") + text +
-                                      " is not a positive whole number of libraries");
-  return value;
+  return environment_whole_number("KILN_MAX_LOADED_LIBRARIES", kDefaultLoadedLibraries, 1,
+                                  "is not a positive whole number of libraries");
 }
 
 int64_t loaded_library_count() {

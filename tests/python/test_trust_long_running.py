@@ -182,3 +182,18 @@ def test_a_fork_while_another_thread_compiles_leaves_a_child_that_compiles(tmp_p
         print("child", status)
     """, tmp_path, KILN_CXX=str(wrapper))
     assert "child 0" in out
+
+
+@pytest.mark.parametrize("name", ["KILN_UNIT_BYTES", "KILN_CACHE_MAX_BYTES",
+                                  "KILN_MAX_LOADED_LIBRARIES"])
+@pytest.mark.parametrize("value", [" -5", " 7", "99999999999999999999999", "+3"])
+def test_whole_number_settings_take_digits_only(tmp_path, name, value):
+    # strtoull read " -5" as 2**64 - 5 and the overlong number as its maximum, silently.
+    out = run_probe("""
+        import numpy as np, kiln
+        try:
+            print(kiln.compile(lambda x: x + 1)(np.ones(3)))
+        except ValueError as error:
+            print("ValueError", error)
+    """, tmp_path, **{name: value})
+    assert f"ValueError kiln: {name}={value} is not" in out, out
