@@ -27,11 +27,12 @@ std::string prefix(const Trace& trace, const std::string& op) {
 // A check that fails where `value` (an integer, compared as int64) stands against 0 as
 // `comparison` says; the message names the offending value between `before` and `after`.
 void check_against_zero(Trace& trace, ir::ValueId value, ir::Op comparison,
-                        const std::string& before, const std::string& after) {
+                        const std::string& before, const std::string& after,
+                        ErrorKind kind = ErrorKind::Value) {
   ir::Builder& builder = trace.builder;
   ir::ValueId wide = builder.cast(value, DType::Int64);
   ir::ValueId zero = builder.constant(ir::Scalar::of_int(0), DType::Int64);
-  add_check(trace, builder.binary(comparison, wide, zero), wide, ErrorKind::Value, before, after);
+  add_check(trace, builder.binary(comparison, wide, zero), wide, kind, before, after);
 }
 
 }  // namespace
@@ -71,7 +72,8 @@ void check_nonnegative_exponent(Trace& trace, ir::ValueId exponent, const std::s
 void check_nonzero_divisor(Trace& trace, ir::ValueId divisor, const std::string& op) {
   check_against_zero(
       trace, divisor, ir::Op::eq,
-      prefix(trace, op) + "ZeroDivisionError: integer division by zero (a divisor is ", ")");
+      prefix(trace, op) + "ZeroDivisionError: integer division by zero (a divisor is ", ")",
+      ErrorKind::Runtime);  // torch's RuntimeError (NumPy divides by zero without raising)
 }
 
 void check_python_int_fits(Trace& trace, ir::ValueId value, int64_t low, int64_t high,

@@ -23,8 +23,8 @@ void check_index_bounds(Trace& trace, ir::ValueId index, const ir::Dim& size, in
 // negative integer powers are not allowed."
 void check_nonnegative_exponent(Trace& trace, ir::ValueId exponent, const std::string& op);
 
-// Every element of the integer `divisor` must be nonzero: torch's "ZeroDivisionError" (its
-// integer division and remainder raise where a kernel would return 0).
+// Every element of the integer `divisor` must be nonzero: torch's RuntimeError
+// "ZeroDivisionError" (its integer division and remainder raise where a kernel would return 0).
 void check_nonzero_divisor(Trace& trace, ir::ValueId divisor, const std::string& op);
 
 // Every element of the integer `value` (a traced Python int) must lie in [low, high], the range

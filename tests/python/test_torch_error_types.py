@@ -1,7 +1,8 @@
-"""An index out of bounds under backend="kiln" raises what eager torch raises (RuntimeError for
-gather, scatter, index_add and embedding_bag; IndexError for indexing, index_select and
-embedding), so a user's except clause catches the same; and the compiled code neither reads
-nor writes outside the tensor on the way (indices far past the end)."""
+"""Bad values under backend="kiln" raise what eager torch raises, so a user's except clause
+catches the same: an index out of bounds (RuntimeError for gather, scatter, index_add and
+embedding_bag; IndexError for indexing, index_select and embedding; and the compiled code
+neither reads nor writes outside the tensor on the way: indices far past the end), an integer
+division by zero, an integer tensor to a negative power."""
 import pytest
 import torch
 import torch.nn.functional as F
@@ -66,3 +67,29 @@ def test_an_index_out_of_bounds_raises_eager_torchs_exception(function, eager_er
     # RuntimeError and IndexError are unrelated: the other except clause does not catch it.
     other = IndexError if eager_error is RuntimeError else RuntimeError
     assert not isinstance(raised.value, other), repr(raised.value)
+
+
+@pytest.mark.parametrize("dtype", [torch.int64, torch.int32, torch.uint8, torch.bool])
+def test_an_integer_tensor_to_a_negative_power_raises_as_eager(dtype):
+    # kiln's kernel computed 0 (or 1) where eager torch raises
+    def power(x):
+        return x ** -1 + 0
+
+    x = torch.tensor([2, 1, 3]).to(dtype)
+    with pytest.raises(RuntimeError, match="negative integer powers"):
+        power(x)
+    with pytest.raises(RuntimeError, match="negative integer powers"):
+        torch.compile(power, backend="kiln")(x)
+    # a tensor exponent with negative elements computes (as eager does), a float one too
+    x = torch.tensor([2, 1, 3])
+    exponents = torch.tensor([-1, 2, 0])
+    torch.testing.assert_close(torch.compile(lambda x, e: x ** e, backend="kiln")(x, exponents),
+                               x ** exponents)
+    torch.testing.assert_close(torch.compile(lambda x: x ** -1.0, backend="kiln")(x), x ** -1.0)
+
+
+def test_an_integer_division_by_zero_is_a_runtime_error_not_a_value_error():
+    compiled = torch.compile(lambda x, y: x // y, backend="kiln")
+    with pytest.raises(RuntimeError) as raised:
+        compiled(torch.tensor([4, 5]), torch.tensor([1, 0]))
+    assert not isinstance(raised.value, ValueError)
