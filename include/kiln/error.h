@@ -20,6 +20,9 @@ enum class ErrorKind {
   // What eager torch raises as RuntimeError (gather's index out of bounds). Last: records
   // on disk (the torch front end's warm start) hold kinds by number.
   Runtime,
+  // An index out of bounds where eager torch raises IndexError or RuntimeError by the
+  // tensor's layout (index_select): an exception that is both.
+  IndexOrRuntime,
 };
 
 class Error : public std::runtime_error {

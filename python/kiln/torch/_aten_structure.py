@@ -242,9 +242,12 @@ def _triangle_indices(context, node, row, col, offset=0, **kwargs):
 
 # ---- indexing ------------------------------------------------------------------------------
 
-# The ops whose index out of bounds eager torch raises as RuntimeError (IndexError for
-# embedding, index_select and indexing): a user's except clause catches the same in both.
-RUNTIME_ERROR_INDEXES = frozenset(("gather", "scatter", "scatter_reduce", "index_add"))
+# The exception eager torch raises for an index out of bounds, by op (IndexError for
+# embedding and indexing; index_select's depends on the tensor's layout: kiln.IndexOutOfRange,
+# both): a user's except clause catches the same in both.
+INDEX_ERRORS = {"gather": "RuntimeError", "scatter": "RuntimeError",
+                "scatter_reduce": "RuntimeError", "index_add": "RuntimeError",
+                "index_select": "either"}
 
 
 def _checked_index(index, x, dim, what):
@@ -253,7 +256,7 @@ def _checked_index(index, x, dim, what):
     kiln's take and index_put (NumPy's x[i]) would count from the end."""
     index = cast(index, torch.int64)
     _kiln.check_index(index, x.shape[dim], dim, what, negative=False,
-                      runtime_error=what in RUNTIME_ERROR_INDEXES)
+                      error=INDEX_ERRORS.get(what, "IndexError"))
     return index
 
 
@@ -335,7 +338,7 @@ def _flat_along(context, x, dim, index, what):
     i elsewhere: what gather reads and scatter writes (NumPy's take_along_axis)."""
     index = cast(index, torch.int64)
     _kiln.check_index(index, x.shape[dim] if x.ndim else 1, dim, what, negative=False,
-                      runtime_error=what in RUNTIME_ERROR_INDEXES)
+                      error=INDEX_ERRORS.get(what, "IndexError"))
     shape = list(index.shape)
     flat, stride = None, 1
     for d in reversed(range(x.ndim)):
@@ -357,7 +360,7 @@ def _gather(context, node, x, dim, index, sparse_grad=False):
     dim = axis(dim, x.ndim)
     if x.ndim == 0:
         _kiln.check_index(cast(index, torch.int64), 1, dim, "gather", negative=False,
-                          runtime_error=True)
+                          error="RuntimeError")
         return x
     flat, count = _flat_along(context, x, dim, index, "gather")
     return _kiln.take(_kiln.reshape(x, [count]), flat, 0, False)
