@@ -2,7 +2,7 @@
 catches the same: an index out of bounds (RuntimeError for gather, scatter, index_add and
 embedding_bag; IndexError for indexing and embedding; both for index_select; and the compiled
 code neither reads nor writes outside the tensor on the way: indices far past the end), an
-integer division by zero, an integer tensor to a negative power."""
+integer division by zero, an integer tensor to a negative power, a softmax of integers."""
 import pytest
 import torch
 import torch.nn.functional as F
@@ -105,3 +105,14 @@ def test_an_integer_division_by_zero_is_a_runtime_error_not_a_value_error():
     with pytest.raises(RuntimeError) as raised:
         compiled(torch.tensor([4, 5]), torch.tensor([1, 0]))
     assert not isinstance(raised.value, ValueError)
+
+
+@pytest.mark.parametrize("function", [lambda x: x.softmax(0), lambda x: x.log_softmax(0)],
+                         ids=["softmax", "log_softmax"])
+def test_a_softmax_of_integers_raises_as_eager(function):
+    # eager torch has no integer softmax; kiln's computed 0s
+    x = torch.tensor([1, 2, 3])
+    with pytest.raises(Exception) as eager:
+        function(x)
+    with pytest.raises(type(eager.value)):
+        torch.compile(function, backend="kiln")(x)

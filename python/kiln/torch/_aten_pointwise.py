@@ -398,6 +398,10 @@ def _variance(context, node, x, dims=None, *, correction=None, keepdim=False):
 @lowers(aten._softmax.default, aten._log_softmax.default)
 def _softmax(context, node, x, dim, half_to_float):
     dtype = out_dtype(node)
+    if not dtype.is_floating_point:
+        # Eager torch has no integer softmax (NotImplementedError); kiln's gave 0s. The node
+        # runs in eager torch, which raises it.
+        raise Unconvertible(f"softmax of {dtype}")
     computing = computing_dtype(dtype)
     builder = _kiln.softmax if node.target == aten._softmax.default else _kiln.log_softmax
     return cast(builder(cast(x, computing), axis(dim, x.ndim)), dtype)
