@@ -307,6 +307,16 @@ class CompiledFunction:
         return traced
 
     def _trace_and_compile(self, args, kwargs, leaves, spec, guard, dynamic=()):
+        """_trace_once; its trace context ends with it: a traced array that code run during
+        the trace kept (a finalizer's store, a signal handler's) cannot run a graph after."""
+        contexts = []
+        try:
+            return self._trace_once(args, kwargs, leaves, spec, guard, dynamic, contexts)
+        finally:
+            for context in contexts:
+                context.finished = True
+
+    def _trace_once(self, args, kwargs, leaves, spec, guard, dynamic, contexts):
         """Traces one call and compiles its graph; with a `guard` (GuardedCache.record, made
         before the trace), adds the cache entry for it. Returns a _Traced, or None where the
         call must run eagerly. `dynamic`: leaves (Python floats and ints) traced as 0-d graph
@@ -347,6 +357,7 @@ class CompiledFunction:
             options.setdefault("cache_dir", str(config.cache_dir))
         context = _TraceContext(self, trace, list(real_arrays), strides, options, self.fullgraph,
                                 bool(dynamic))
+        contexts.append(context)
         held = getattr(tracer, "held_tensors", None)  # a stand-in tracer may have none
         if held is not None:
             context.held = functools.partial(held, trace)

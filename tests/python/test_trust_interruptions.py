@@ -145,3 +145,30 @@ def test_a_global_rebound_under_fullgraph_is_a_graph_break_naming_the_line():
     f = kiln.compile(rebinds_a_global_array, fullgraph=True)
     with pytest.raises(kiln.GraphBreak, match=r"global 'SCALED'.*test_trust_interruptions.py"):
         f(np.ones(3))
+
+
+_KEPT = []
+
+
+class _Keeper:
+    def __init__(self, value):
+        self.value = value
+
+    def __del__(self):
+        _KEPT.append(self.value)  # a store into a list the traced function never names
+
+
+def test_a_traced_array_a_finalizer_kept_is_an_error_not_a_value_of_later_inputs():
+    @kiln.compile
+    def f(x):
+        keeper = _Keeper(x * 2)
+        del keeper  # its finalizer runs inside the trace, and keeps a traced array
+        return x + 1
+
+    _KEPT.clear()
+    x = np.ones(3)
+    np.testing.assert_array_equal(f(x), np.full(3, 2.0))
+    x[:] = 100  # the caller's array changes after the call
+    # It computed x * 2 from the caller's current x (200, where NumPy kept 2), silently.
+    with pytest.raises(kiln.Unsupported, match="used after its trace ended"):
+        np.asarray(_KEPT[0])
