@@ -364,7 +364,8 @@ class CompiledFunction:
         attach = getattr(tracer, "attach_driver", None)  # a stand-in tracer may have none
         capturing = attach(trace, context) if attach is not None else None
         started = time.perf_counter()
-        stores = GlobalStores(self.environment.global_stores, attributes.copies)
+        stores = GlobalStores(self.environment.global_stores, attributes.copies,
+                              self.environment.globals_ids, _location_of(self.fn))
         try:
             try:
                 try:
@@ -506,10 +507,12 @@ class CompiledFunction:
     def _with_environment(self, environment):
         """(The function over globals/closure cells whose arrays are replaced by tracers, the
         Attributes of the objects it reads attributes of: self, global objects)."""
-        if not environment or all(
-                new is old for new, old in zip(environment, self.cache.environment())):
+        # Code that rebinds a module global runs over a copy of the globals: the store never
+        # puts a tracer in the module, where another thread could read it meanwhile.
+        if not self.environment.global_stores and (not environment or all(
+                new is old for new, old in zip(environment, self.cache.environment()))):
             return self.fn, self.environment.attribute_state()
-        return self.environment.rebuilt(environment)
+        return self.environment.rebuilt(environment or self.cache.environment())
 
     def _with_loop_capture(self, function, tracer, trace):
         """`function` with its loops and branches rewritten for capture (kiln._loop_transform),

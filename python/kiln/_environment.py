@@ -72,12 +72,17 @@ class GlobalStores:
     own, where it leaves a tracer: either way NumPy's behaviour (the module's variable assigned
     at each call) is not what the graph does, so such a trace runs eagerly (changed())."""
 
-    def __init__(self, stores, copies):
+    def __init__(self, stores, copies, globals_ids=(), location=""):
         # (the module's dict, the dict the trace runs over, name, location, value before)
         self.saved = []
-        for globals_, name, location in stores:
+        for globals_, name, location_of_store in stores:
             running = copies.get(id(globals_), globals_)
-            self.saved.append((globals_, running, name, location, running.get(name, _MISSING)))
+            self.saved.append((globals_, running, name, location_of_store,
+                               running.get(name, _MISSING)))
+        # The globals' copies whole: a store no instruction names (`globals()["G"] = y`)
+        # changes one (not the copies of objects' attributes, which a trace may assign).
+        self.copies = [(copy, dict(copy)) for key, copy in copies.items() if key in globals_ids]
+        self.location = location
 
     def changed(self):
         """(name, location) of the first global the trace rebound, or None; the module's own
@@ -92,6 +97,13 @@ class GlobalStores:
                     globals_.pop(name, None)
                 else:
                     globals_[name] = before
+        for copy, before in self.copies:
+            if first is not None:
+                break
+            changed = [name for name in copy.keys() | before.keys()
+                       if copy.get(name, _MISSING) is not before.get(name, _MISSING)]
+            if changed:
+                first = (sorted(changed)[0], self.location)
         return first
 
 
@@ -112,6 +124,7 @@ class Environment:
         self.objects = []    # (globals dict, name, object) whose attributes are read
         self.cell_helpers = set()  # id() of user functions held in closure cells
         self.global_stores = []  # (globals dict, name, location) the code may rebind
+        self.globals_ids = set()  # id() of the globals dicts of fn and its helpers
         code, globals_ = getattr(fn, "__code__", None), getattr(fn, "__globals__", None)
         if code is None or globals_ is None:  # builtins, callable objects: arguments only
             self.cells, self.cell_names = None, []
@@ -162,6 +175,7 @@ class Environment:
             globals_ = function.__globals__
             self.global_stores += [(globals_, name, location)
                                    for name, location in _global_stores(function.__code__)]
+            self.globals_ids.add(id(globals_))
             for name in _names(function.__code__):
                 value = _plain_function(globals_.get(name))
                 method = getattr(owner, name, None) if reads_self else None

@@ -3,6 +3,7 @@ collection's finalizers) sees no tracer, and a function that rebinds module glob
 NumPy does: no tracer left in the module, no store lost."""
 import gc
 import signal
+import threading
 
 import numpy as np
 import pytest
@@ -139,6 +140,49 @@ def test_a_function_that_rebinds_module_globals_assigns_them_at_every_call():
     for value in (2.0, 4.0):
         np.testing.assert_array_equal(h(np.full(2, value)), np.full(2, 3 * value + 1))
         np.testing.assert_array_equal(LAST, np.full(2, 3 * value - 1))
+
+
+def stores_through_globals(x):
+    globals()["LAST"] = x * SCALED  # reads an array global: the trace runs over a copy
+    return x + 1
+
+
+def test_a_store_into_globals_by_name_is_not_lost():
+    global SCALED, LAST
+    SCALED, LAST = np.full(2, 3.0), None
+    f = kiln.compile(stores_through_globals)
+    for value in (1.0, 2.0):
+        np.testing.assert_array_equal(f(np.full(2, value)), np.full(2, value + 1))
+        assert type(LAST) is np.ndarray, type(LAST)  # the store went to the copy, lost
+        np.testing.assert_array_equal(LAST, np.full(2, 3 * value))
+
+
+RACED = None
+STORED, SAMPLED = threading.Event(), threading.Event()
+
+
+def stores_then_waits(x):
+    global RACED
+    RACED = x * 2
+    STORED.set()
+    SAMPLED.wait(timeout=10)  # another thread reads RACED meanwhile
+    return x + 1
+
+
+def test_another_thread_never_reads_a_tracer_from_a_global_the_trace_rebinds():
+    seen = []
+
+    def reader():
+        STORED.wait(timeout=10)
+        seen.append(type(RACED))
+        SAMPLED.set()
+
+    thread = threading.Thread(target=reader)
+    thread.start()
+    kiln.compile(stores_then_waits)(np.ones(2))
+    thread.join()
+    assert seen == [type(None)], seen  # the module's variable until the call assigns it
+    assert type(RACED) is np.ndarray
 
 
 def test_a_global_rebound_under_fullgraph_is_a_graph_break_naming_the_line():
