@@ -172,6 +172,56 @@ extern "C" void kiln_test_sin(const float* input, float* output) {
   }
 }
 
+// Past KILN_MAX_LOADED_LIBRARIES the least recently used library no Use holds is unloaded;
+// its next use() loads it again through its reloader, and the generation says so.
+TEST(SharedLibrary, UnloadsTheLeastRecentlyUsedPastTheLimitAndReloads) {
+  TemporaryDirectory directory;
+  std::vector<std::string> objects;
+  for (int k = 0; k < 3; ++k) {
+    std::string name = "value" + std::to_string(k);
+    std::string source = write_source(directory.path(), name + ".cpp",
+                                      "extern \"C\" int kiln_test_value() { return " +
+                                          std::to_string(k) + "; }\n");
+    objects.push_back(directory.path() + "/" + name + ".so");
+    Toolchain::system().compile_shared_object(source, objects.back());
+  }
+  const char* saved = getenv("KILN_MAX_LOADED_LIBRARIES");
+  const std::string saved_value = saved ? saved : "";
+  setenv("KILN_MAX_LOADED_LIBRARIES", "2", 1);
+  const int64_t before = kiln::runtime::loaded_library_count();
+  int reloads = 0;
+  std::vector<std::shared_ptr<SharedLibrary>> libraries;
+  for (const std::string& object : objects) {
+    libraries.push_back(SharedLibrary::open(object, [&reloads, object](const auto*) {
+                          ++reloads;
+                          kiln::runtime::CachedObject found;
+                          found.path = object;
+                          return found;
+                        }).library);
+  }
+  EXPECT_LE(kiln::runtime::loaded_library_count() - before, 2);
+  {
+    SharedLibrary::Use first = libraries[0]->use();  // the oldest: unloaded, loaded again
+    EXPECT_EQ(reloads, 1);
+    EXPECT_GT(first.generation(), 1u);
+    EXPECT_EQ(reinterpret_cast<int (*)()>(first.symbol("kiln_test_value"))(), 0);
+    // In use, it stays loaded while the others come and go.
+    for (int round = 0; round < 2; ++round)
+      for (size_t k = 1; k < libraries.size(); ++k)
+        EXPECT_EQ(reinterpret_cast<int (*)()>(libraries[k]->use().symbol("kiln_test_value"))(),
+                  static_cast<int>(k));
+    EXPECT_EQ(reinterpret_cast<int (*)()>(first.symbol("kiln_test_value"))(), 0);
+  }
+  libraries.clear();
+  EXPECT_EQ(kiln::runtime::loaded_library_count(), before);
+  setenv("KILN_MAX_LOADED_LIBRARIES", "0", 1);
+  EXPECT_THROW(SharedLibrary::open(objects[0]), kiln::Error);
+  if (saved)
+    setenv("KILN_MAX_LOADED_LIBRARIES", saved_value.c_str(), 1);
+  else
+    unsetenv("KILN_MAX_LOADED_LIBRARIES");
+}
+
 TEST(SharedLibrary, MissingFileThrowsNamingThePath) {
   std::string path = "/nonexistent/kiln-no-such-library.so";
   try {
