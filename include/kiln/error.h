@@ -17,6 +17,12 @@ enum class ErrorKind {
   Unsupported,  // an op or feature kiln does not handle
   Toolchain,    // the C++ compiler failed; the message names the generated file
   Internal,     // kiln's own bug: names the pass
+  // What eager torch raises as RuntimeError (gather's index out of bounds). Last: records
+  // on disk (the torch front end's warm start) hold kinds by number.
+  Runtime,
+  // An index out of bounds where eager torch raises IndexError or RuntimeError by the
+  // tensor's layout (index_select): an exception that is both.
+  IndexOrRuntime,
 };
 
 class Error : public std::runtime_error {

@@ -18,6 +18,9 @@ from ._wrap_numpy import wrap_numpy
 from ._explain import explain
 
 __version__ = _kiln.__version__
+# An index out of bounds where eager torch raises IndexError or RuntimeError by the tensor's
+# layout (index_select under backend="kiln"): a subclass of both.
+IndexOutOfRange = _kiln.IndexOutOfRange
 
 # KILN_LOGS naming an unknown channel is an error at import, as TORCH_LOGS is in torch.
 _kiln.check_log_environment()
@@ -44,4 +47,5 @@ def list_options():
 
 
 __all__ = ["compile", "wrap_numpy", "device", "current_device", "explain", "reset", "config", "set_logs", "list_mode_options",
-           "list_options", "GraphBreak", "Unsupported", "CompilerError"]
+           "list_options", "GraphBreak", "Unsupported", "CompilerError",
+           "IndexOutOfRange"]

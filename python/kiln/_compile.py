@@ -48,7 +48,7 @@ from ._arguments import holds_arrays as _holds_arrays
 from ._arguments import is_unsupported_array as _is_unsupported_array
 from ._caller_state import ChangesCallerState, Saved, checked_output_spec, with_assigned
 from ._config import config
-from ._environment import Environment, with_numpy_names
+from ._environment import Environment, GlobalStores, with_numpy_names
 from ._graph_breaks import GraphBreak, GraphBreakSignal, located
 from ._retrace import (SEGMENT_LIMIT, NeedsStatic, RetraceTimes, Segments, _SegmentLimit,
                        _TraceContext, _Traced, held_output)
@@ -322,6 +322,16 @@ class CompiledFunction:
         return traced
 
     def _trace_and_compile(self, args, kwargs, leaves, spec, guard, dynamic=()):
+        """_trace_once; its trace context ends with it: a traced array that code run during
+        the trace kept (a finalizer's store, a signal handler's) cannot run a graph after."""
+        contexts = []
+        try:
+            return self._trace_once(args, kwargs, leaves, spec, guard, dynamic, contexts)
+        finally:
+            for context in contexts:
+                context.finished = True
+
+    def _trace_once(self, args, kwargs, leaves, spec, guard, dynamic, contexts):
         """Traces one call and compiles its graph; with a `guard` (GuardedCache.record, made
         before the trace), adds the cache entry for it. Returns a _Traced, or None where the
         call must run eagerly. `dynamic`: leaves (Python floats and ints) traced as 0-d graph
@@ -363,19 +373,28 @@ class CompiledFunction:
             options.setdefault("cache_dir", str(config.cache_dir))
         context = _TraceContext(self, trace, list(real_arrays), strides, options, self.fullgraph,
                                 bool(dynamic))
+        contexts.append(context)
         held = getattr(tracer, "held_tensors", None)  # a stand-in tracer may have none
         if held is not None:
             context.held = functools.partial(held, trace)
         attach = getattr(tracer, "attach_driver", None)  # a stand-in tracer may have none
         capturing = attach(trace, context) if attach is not None else None
         started = time.perf_counter()
+        stores = GlobalStores(self.environment.global_stores, attributes.copies,
+                              self.environment.globals_ids, _location_of(self.fn))
         try:
             try:
-                if capturing is None:
-                    result = function(*traced_args, **traced_kwargs)
-                else:
-                    with capturing:
+                try:
+                    if capturing is None:
                         result = function(*traced_args, **traced_kwargs)
+                    else:
+                        with capturing:
+                            result = function(*traced_args, **traced_kwargs)
+                finally:
+                    rebound = stores.changed()  # the module's globals hold no tracer after
+                if rebound is not None:
+                    raise ChangesCallerState(f"the function assigns the global '{rebound[0]}' "
+                                             "(NumPy assigns it at every call)", rebound[1])
                 # Attributes of self and of global objects the trace assigned: each run of the
                 # graph assigns them (the values outputs of the graph, or constants).
                 assigned = attributes.assigned()
@@ -509,10 +528,12 @@ class CompiledFunction:
     def _with_environment(self, environment):
         """(The function over globals/closure cells whose arrays are replaced by tracers, the
         Attributes of the objects it reads attributes of: self, global objects)."""
-        if not environment or all(
-                new is old for new, old in zip(environment, self.cache.environment())):
+        # Code that rebinds a module global runs over a copy of the globals: the store never
+        # puts a tracer in the module, where another thread could read it meanwhile.
+        if not self.environment.global_stores and (not environment or all(
+                new is old for new, old in zip(environment, self.cache.environment()))):
             return self.fn, self.environment.attribute_state()
-        return self.environment.rebuilt(environment)
+        return self.environment.rebuilt(environment or self.cache.environment())
 
     def _give_up(self, args, kwargs, reason, location, guard):
         """A break the tracer cannot continue from: these guards run eagerly from now on."""

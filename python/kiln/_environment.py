@@ -8,6 +8,7 @@ To trace, the function and the helpers it reaches are rebuilt over copies of the
 which those values are replaced by tracers (`rebuilt`).
 """
 import copy
+import dis
 import functools
 import sysconfig
 import types
@@ -47,6 +48,65 @@ def _is_user_function(value):
     return not (is_internal(filename) or filename.startswith(_LIBRARY_DIRECTORIES))
 
 
+_STORES = frozenset(("STORE_GLOBAL", "DELETE_GLOBAL"))
+_MISSING = object()
+
+
+def _global_stores(code):
+    """[(name, "file:line")] of the module globals `code` (and the code nested in it) rebinds
+    or deletes (`global G; G = ...`)."""
+    stores, line = [], code.co_firstlineno
+    for instruction in dis.get_instructions(code):
+        line = instruction.starts_line or line
+        if instruction.opname in _STORES:
+            stores.append((instruction.argval, f"{code.co_filename}:{line}"))
+    for constant in code.co_consts:
+        if isinstance(constant, types.CodeType):
+            stores.extend(_global_stores(constant))
+    return stores
+
+
+class GlobalStores:
+    """The module globals a trace may rebind, as they were before it. The trace runs over
+    copies of the globals (Environment.rebuilt), where a store is lost, or over the module's
+    own, where it leaves a tracer: either way NumPy's behaviour (the module's variable assigned
+    at each call) is not what the graph does, so such a trace runs eagerly (changed())."""
+
+    def __init__(self, stores, copies, globals_ids=(), location=""):
+        # (the module's dict, the dict the trace runs over, name, location, value before)
+        self.saved = []
+        for globals_, name, location_of_store in stores:
+            running = copies.get(id(globals_), globals_)
+            self.saved.append((globals_, running, name, location_of_store,
+                               running.get(name, _MISSING)))
+        # The globals' copies whole: a store no instruction names (`globals()["G"] = y`)
+        # changes one (not the copies of objects' attributes, which a trace may assign).
+        self.copies = [(copy, dict(copy)) for key, copy in copies.items() if key in globals_ids]
+        self.location = location
+
+    def changed(self):
+        """(name, location) of the first global the trace rebound, or None; the module's own
+        globals are put back as they were (the eager run that follows assigns them)."""
+        first = None
+        for globals_, running, name, location, before in self.saved:
+            if running.get(name, _MISSING) is before:
+                continue
+            first = first or (name, location)
+            if running is globals_:
+                if before is _MISSING:
+                    globals_.pop(name, None)
+                else:
+                    globals_[name] = before
+        for copy, before in self.copies:
+            if first is not None:
+                break
+            changed = [name for name in copy.keys() | before.keys()
+                       if copy.get(name, _MISSING) is not before.get(name, _MISSING)]
+            if changed:
+                first = (sorted(changed)[0], self.location)
+        return first
+
+
 class Environment:
     def __init__(self, fn):
         # functools.partial(f, w, s=2): f is read as the function, and the partial's arguments
@@ -63,6 +123,8 @@ class Environment:
         self.methods = []    # (name, function) of the methods of self reached
         self.objects = []    # (globals dict, name, object) whose attributes are read
         self.cell_helpers = set()  # id() of user functions held in closure cells
+        self.global_stores = []  # (globals dict, name, location) the code may rebind
+        self.globals_ids = set()  # id() of the globals dicts of fn and its helpers
         code, globals_ = getattr(fn, "__code__", None), getattr(fn, "__globals__", None)
         if code is None or globals_ is None:  # builtins, callable objects: arguments only
             self.cells, self.cell_names = None, []
@@ -111,6 +173,9 @@ class Environment:
         while pending:
             function = pending.pop()
             globals_ = function.__globals__
+            self.global_stores += [(globals_, name, location)
+                                   for name, location in _global_stores(function.__code__)]
+            self.globals_ids.add(id(globals_))
             for name in _names(function.__code__):
                 value = _plain_function(globals_.get(name))
                 method = getattr(owner, name, None) if reads_self else None
@@ -227,7 +292,7 @@ class Environment:
             bound = got.get(id(self.partial), {})
             function = functools.partial(function, *bound.get("args", self.partial.args),
                                          **bound.get("keywords", self.partial.keywords))
-        return function, Attributes(objects)
+        return function, Attributes(objects, copies)
 
     @property
     def object_values(self):
@@ -267,7 +332,8 @@ class Attributes:
     or left tracers in the caller's object: assigned() lists it, to be assigned by each run of
     the graph (kiln._compile), and restore() undoes the trace's own changes."""
 
-    def __init__(self, objects):
+    def __init__(self, objects, copies=None):
+        self.copies = copies or {}  # id(a globals dict) -> the copy the trace runs over
         self.saved = [(_attributes_of(caller), _attributes_of(traced),
                        dict(_attributes_of(traced).items()))
                       for caller, traced in objects

@@ -5,12 +5,18 @@ NumPy cannot dispatch them to the tracer; np.array/asarray of tracers would conv
 ndarrays (a graph break). While a trace runs, `capturing()` puts wrappers in the numpy namespace:
 a call from the user's code builds graph nodes (fills and iotas, which the scheduler fuses into
 their consumers, so `out = np.zeros(n); out[1:] = x` and `np.arange(n) * x` read no memory);
-calls from NumPy or kiln, calls on other threads and calls outside a trace go to NumPy unchanged.
+calls from NumPy or kiln, calls on other threads and calls outside a trace go to NumPy unchanged,
+and so do calls from code that only interrupts the trace: a Python signal handler, or a
+finalizer (`__del__`, a weakref callback) run by the cyclic garbage collector. Those run with
+the trace suspended (`suspended()`), so a compiled function they call runs on its own, never
+inlined into the trace they interrupted, and they never hold a tracer of it.
 
 Results keep their concrete value at hand (TraceContext.known): Python control flow on them
 (`for i in np.arange(3)`, `if np.eye(2).any()`) uses it instead of breaking the graph.
 """
 import functools
+import gc
+import signal
 import sys
 import threading
 
@@ -271,6 +277,71 @@ def _current_context():
     return stack[-1] if stack else None
 
 
+class suspended:
+    """No trace on this thread meanwhile: code that interrupts a trace (a signal handler, a
+    garbage collection's finalizers) runs as outside one."""
+
+    def __enter__(self):
+        stack = getattr(_capturing, "stack", None)
+        self.active = bool(stack)
+        if self.active:
+            stack.append(None)
+
+    def __exit__(self, *exc):
+        if self.active:
+            _capturing.stack.pop()
+
+
+def _on_collection(phase, info):
+    # gc.callbacks: "start" before a collection runs finalizers and weakref callbacks, "stop"
+    # after (only on the thread that traces: others have no stack).
+    stack = getattr(_capturing, "stack", None)
+    if not stack and phase == "start":
+        return
+    if phase == "start":
+        stack.append(None)
+        _capturing.collecting = getattr(_capturing, "collecting", 0) + 1
+    elif getattr(_capturing, "collecting", 0) > 0:
+        _capturing.collecting -= 1
+        stack.pop()
+
+
+def _suspending_handler(handler):
+    @functools.wraps(handler)
+    def run_handler(signum, frame):
+        with suspended():
+            return handler(signum, frame)
+    run_handler.kiln_handler = handler
+    return run_handler
+
+
+def _wrap_signal_handlers():
+    """While the main thread traces, its Python signal handlers run with the trace suspended:
+    {signal: the handler's wrapper}, to restore."""
+    if threading.current_thread() is not threading.main_thread():
+        return {}  # handlers run on the main thread only
+    wrapped = {}
+    for signum in signal.valid_signals():
+        try:
+            handler = signal.getsignal(signum)
+            if callable(handler) and not hasattr(handler, "kiln_handler"):
+                wrapper = _suspending_handler(handler)
+                signal.signal(signum, wrapper)
+                wrapped[signum] = wrapper
+        except (OSError, ValueError, RuntimeError):
+            continue
+    return wrapped
+
+
+def _restore_signal_handlers(wrapped):
+    for signum, wrapper in wrapped.items():
+        try:
+            if signal.getsignal(signum) is wrapper:  # unless the trace installed another
+                signal.signal(signum, wrapper.kiln_handler)
+        except (OSError, ValueError, RuntimeError):
+            continue
+
+
 def _called_directly(wrapper, name):
     """Whether the user's code calls `wrapper` itself, rather than C code it called (NumPy's
     random module creates its results with np.empty: a tracer there crashes it). C code has
@@ -380,20 +451,28 @@ class capturing:
         global _depth
         if not hasattr(_capturing, "stack"):
             _capturing.stack = []
+        # The outermost trace of this thread wraps the signal handlers (nested ones find them
+        # wrapped already).
+        self.handlers = _wrap_signal_handlers() if not _capturing.stack else {}
         _capturing.stack.append(self.context)
         with _lock:
             if _depth == 0:
                 for namespace, wrappers, _ in _SWAPPED:
                     for name, wrapper in wrappers.items():
                         setattr(namespace, name, wrapper)
+                if _on_collection not in gc.callbacks:
+                    gc.callbacks.append(_on_collection)
             _depth += 1
 
     def __exit__(self, *exc):
         global _depth
         _capturing.stack.pop()
+        _restore_signal_handlers(self.handlers)
         with _lock:
             _depth -= 1
             if _depth == 0:
                 for namespace, _, originals in _SWAPPED:
                     for name, original in originals.items():
                         setattr(namespace, name, original)
+                if _on_collection in gc.callbacks:
+                    gc.callbacks.remove(_on_collection)

@@ -163,6 +163,9 @@ class _TraceContext:
         self.pending = None
         self.stream = 0  # device arrays (kiln.wrap_numpy): the CUstream of the caller's work
         self.held = None  # () -> the tensors the tracer's live arrays hold (the tracer's)
+        # The trace is over: its arrays' values are not known any more (its inputs are the
+        # caller's arrays, which may have changed since).
+        self.finished = False
 
     def graph_break(self, tensor, reason, location=""):
         """The concrete NumPy value of `tensor` (see the module doc), or kiln.GraphBreak under
@@ -171,6 +174,12 @@ class _TraceContext:
         inputs of what follows, so the next segment holds only what is traced after this
         break, and a break in a loop's body makes one graph, not one per iteration."""
         function = self.function
+        if self.finished:
+            raise _kiln.Unsupported(
+                f"kiln: a traced array of {function.name} was used after its trace ended"
+                + (f" (at {location})" if location else "") + ": code that ran during the trace "
+                "kept it (a finalizer, a signal handler, a store kiln does not see), and its "
+                "value is not known outside the trace")
         self._refuse_dynamic()
         self._refuse_under_fullgraph(reason, location)
         held = [tensor] + (self.held() if self.held is not None else [])

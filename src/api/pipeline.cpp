@@ -186,13 +186,33 @@ std::vector<std::vector<int64_t>> real_input_strides(
   return result;
 }
 
-runtime::ExecutableImage read_image(const runtime::SharedLibrary& library) {
+runtime::ExecutableImage read_image(const runtime::SharedLibrary::Use& library) {
   auto* size = static_cast<const unsigned long*>(library.symbol(runtime::kImageSizeSymbol));
   auto* bytes = static_cast<const char*>(library.symbol(runtime::kImageSymbol));
   return runtime::deserialize_image(std::string_view(bytes, *size),
                                     [&](const std::string& name, int64_t) {
                                       return library.symbol(name);  // checksummed with the image
                                     });
+}
+
+// The C++ source the cache keeps for `program`: its kernels, the embedded executable image and
+// the key's marker. `graph` (when given) names the op of a source too big to compile;
+// `kernels` gets how each kernel is called, `units` the translation units.
+std::string program_source(const sched::Program& program, const Options& options,
+                           const target::Target& target, const std::string& key,
+                           const ir::Graph* graph, std::vector<runtime::KernelCall>* kernels,
+                           int* units) {
+  codegen::CppSource source =
+      run_stage("emit", [&] { return codegen::emit_cpp(program, options, target); });
+  const size_t unit_bytes = codegen::parallel_unit_bytes(source.pieces, target.threads);
+  source.pieces.push_back(
+      codegen::embedded_bytes_text(runtime::kImageSymbol, runtime::kImageSizeSymbol,
+                                   runtime::serialize_image(program, source.kernels)));
+  codegen::SourceFile file = codegen::lay_out_units(source.prefix, source.pieces, unit_bytes);
+  if (graph != nullptr) check_source_size(file, *graph);
+  *units = file.units;
+  if (kernels != nullptr) *kernels = std::move(source.kernels);
+  return std::move(file.text) + key_marker_source(key, false);
 }
 
 }  // namespace
@@ -474,18 +494,8 @@ std::unique_ptr<CompiledGraph> compile_graph(const ir::Graph& traced,
         }
         image->program =
             schedule_program(tuned ? *tuned : result->graph, real_strides, target, disabled);
-        codegen::CppSource source =
-            run_stage("emit", [&] { return codegen::emit_cpp(image->program, options, target); });
-        image->kernels = source.kernels;
-        const size_t unit_bytes = codegen::parallel_unit_bytes(source.pieces, target.threads);
-        source.pieces.push_back(
-            codegen::embedded_bytes_text(runtime::kImageSymbol, runtime::kImageSizeSymbol,
-                                         runtime::serialize_image(image->program, image->kernels)));
-        codegen::SourceFile file =
-            codegen::lay_out_units(source.prefix, source.pieces, unit_bytes);
-        check_source_size(file, result->graph);
-        units = file.units;
-        result->source = std::move(file.text) + key_marker_source(key, false);
+        result->source = program_source(image->program, options, target, key, &result->graph,
+                                        &image->kernels, &units);
         return result->source;
       },
       [&](const std::string& source_path, const std::string& object_path) {
@@ -502,8 +512,27 @@ std::unique_ptr<CompiledGraph> compile_graph(const ir::Graph& traced,
     api::log(LogChannel::OutputCode,
              "source: " + result->source_path + "\n" + result->source_text());
 
-  auto library = run_stage("load", [&] { return runtime::SharedLibrary::open(object.path); });
-  if (!image) image = run_stage("read image", [&] { return read_image(*library); });
+  // Unloaded when too many libraries are loaded (runtime/shared_library.h); found again in the
+  // cache, or rebuilt there from the executable's program, on its next run.
+  runtime::SharedLibrary::Reloader reloader = [options, target, key](const sched::Program* program) {
+    runtime::DiskCache cache = runtime::DiskCache::open(options.cache_dir, options.disk_cache);
+    int units = 1;
+    return cache.get_or_build(
+        key,
+        [&] {
+          if (program == nullptr)
+            throw Error(ErrorKind::Toolchain, "kiln: compiled kernel " + key + " left the cache");
+          return program_source(*program, options, target, key, nullptr, nullptr, &units);
+        },
+        [&](const std::string& source_path, const std::string& object_path) {
+          runtime::Toolchain::system().compile_shared_object(source_path, object_path, units,
+                                                             target.threads);
+        });
+  };
+  runtime::SharedLibrary::Opened opened = run_stage(
+      "load", [&] { return runtime::SharedLibrary::open(object.path, std::move(reloader)); });
+  std::shared_ptr<runtime::SharedLibrary> library = opened.library;
+  if (!image) image = run_stage("read image", [&] { return read_image(opened.use); });
   stats.kernels = static_cast<int>(image->program.kernels.size());
   runtime::ExecutionSettings settings = execution_settings(
       options, target, prepared,

@@ -27,17 +27,18 @@ std::string prefix(const Trace& trace, const std::string& op) {
 // A check that fails where `value` (an integer, compared as int64) stands against 0 as
 // `comparison` says; the message names the offending value between `before` and `after`.
 void check_against_zero(Trace& trace, ir::ValueId value, ir::Op comparison,
-                        const std::string& before, const std::string& after) {
+                        const std::string& before, const std::string& after,
+                        ErrorKind kind = ErrorKind::Value) {
   ir::Builder& builder = trace.builder;
   ir::ValueId wide = builder.cast(value, DType::Int64);
   ir::ValueId zero = builder.constant(ir::Scalar::of_int(0), DType::Int64);
-  add_check(trace, builder.binary(comparison, wide, zero), wide, ErrorKind::Value, before, after);
+  add_check(trace, builder.binary(comparison, wide, zero), wide, kind, before, after);
 }
 
 }  // namespace
 
 void check_index_bounds(Trace& trace, ir::ValueId index, const ir::Dim& size, int64_t axis,
-                        const std::string& op, bool negative) {
+                        const std::string& op, bool negative, ErrorKind kind) {
   // An index made from a loop's index and constants, inside the axis whatever the iteration:
   // nothing to check (x[i] in `for i in range(len(x))`).
   std::optional<std::pair<int64_t, int64_t>> range = integer_range(trace, index);
@@ -52,7 +53,7 @@ void check_index_bounds(Trace& trace, ir::ValueId index, const ir::Dim& size, in
                              : builder.constant(ir::Scalar::of_int(0), DType::Int64);
   ir::ValueId bad = builder.binary(ir::Op::logical_or, builder.binary(ir::Op::lt, wide, low),
                                    builder.binary(ir::Op::ge, wide, high));
-  add_check(trace, bad, wide, ErrorKind::Index, prefix(trace, op) + "index ",
+  add_check(trace, bad, wide, kind, prefix(trace, op) + "index ",
             " is out of bounds for axis " + std::to_string(axis) + " with size " +
                 size.to_string());
   if (negative && size.is_constant() &&
@@ -71,7 +72,8 @@ void check_nonnegative_exponent(Trace& trace, ir::ValueId exponent, const std::s
 void check_nonzero_divisor(Trace& trace, ir::ValueId divisor, const std::string& op) {
   check_against_zero(
       trace, divisor, ir::Op::eq,
-      prefix(trace, op) + "ZeroDivisionError: integer division by zero (a divisor is ", ")");
+      prefix(trace, op) + "ZeroDivisionError: integer division by zero (a divisor is ", ")",
+      ErrorKind::Runtime);  // torch's RuntimeError (NumPy divides by zero without raising)
 }
 
 void check_python_int_fits(Trace& trace, ir::ValueId value, int64_t low, int64_t high,

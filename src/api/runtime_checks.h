@@ -14,15 +14,17 @@ namespace kiln::detail {
 // gather and scatter): IndexError "index 5 is out of bounds for axis 0 with size 3", named
 // after `op` and the builder's current location. `size` may hold size symbols (an axis of
 // dynamic length).
+// `kind`: the error's (torch raises RuntimeError for gather's, scatter's, index_add's).
 void check_index_bounds(Trace& trace, ir::ValueId index, const ir::Dim& size, int64_t axis,
-                        const std::string& op, bool negative = true);
+                        const std::string& op, bool negative = true,
+                        ErrorKind kind = ErrorKind::Index);
 
 // Every element of the integer `exponent` must be >= 0: NumPy's ValueError "Integers to
 // negative integer powers are not allowed."
 void check_nonnegative_exponent(Trace& trace, ir::ValueId exponent, const std::string& op);
 
-// Every element of the integer `divisor` must be nonzero: torch's "ZeroDivisionError" (its
-// integer division and remainder raise where a kernel would return 0).
+// Every element of the integer `divisor` must be nonzero: torch's RuntimeError
+// "ZeroDivisionError" (its integer division and remainder raise where a kernel would return 0).
 void check_nonzero_divisor(Trace& trace, ir::ValueId divisor, const std::string& op);
 
 // Every element of the integer `value` (a traced Python int) must lie in [low, high], the range

@@ -200,7 +200,20 @@ void SizeGenericGraph::load_generic_library(const Emitted& hint) {
   if (!object.hit) ++compiles_;
   api::log(LogChannel::Cache, std::string(object.hit ? "hit " : "miss ") + key + " -> " +
                                   object.path + " (size-generic)");
-  library_ = runtime::SharedLibrary::open(object.path);
+  // Unloaded when too many libraries are loaded (runtime/shared_library.h): its source is kept
+  // to rebuild it should its cache entry be gone by the next run.
+  auto source = std::make_shared<const std::string>(file.text + key_marker_source(key, false));
+  runtime::SharedLibrary::Reloader reloader = [options = options_, threads = target_->threads,
+                                               units = file.units, key,
+                                               source](const sched::Program*) {
+    runtime::DiskCache cache = runtime::DiskCache::open(options.cache_dir, options.disk_cache);
+    return cache.get_or_build(
+        key, *source, [&](const std::string& source_path, const std::string& object_path) {
+          runtime::Toolchain::system().compile_shared_object(source_path, object_path, units,
+                                                             threads);
+        });
+  };
+  library_ = runtime::SharedLibrary::open(object.path, std::move(reloader)).library;
   library_path_ = cache.source_path(key);
 }
 
@@ -253,6 +266,7 @@ std::shared_ptr<CompiledGraph> SizeGenericGraph::on_generic_library(
 }
 
 std::shared_ptr<CompiledGraph> SizeGenericGraph::for_sizes(const std::vector<int64_t>& sizes) {
+  std::lock_guard<std::mutex> lock(for_sizes_mutex_);
   auto known = by_sizes_.find(sizes);
   if (known != by_sizes_.end()) return known->second;
   make_generic_source();

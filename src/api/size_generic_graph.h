@@ -13,6 +13,7 @@
 #pragma once
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -34,7 +35,8 @@ class SizeGenericGraph {
                    std::optional<target::Target> target = std::nullopt);
 
   const ir::Graph& graph() const { return graph_; }
-  // The graph compiled for these values of its symbols (kept for later calls).
+  // The graph compiled for these values of its symbols (kept for later calls). Safe to call
+  // from several threads (the Python front end calls it without the GIL).
   std::shared_ptr<CompiledGraph> for_sizes(const std::vector<int64_t>& sizes);
   // Libraries the toolchain built for this graph (the size-generic one counts once).
   int compiles() const { return compiles_; }
@@ -84,6 +86,7 @@ class SizeGenericGraph {
   std::optional<Emitted> hint_;           // the hints' code, until their first call takes it
   std::optional<codegen::SizeGenericSource> generic_;
   std::shared_ptr<runtime::SharedLibrary> library_;
+  std::mutex for_sizes_mutex_;
   std::vector<std::shared_ptr<runtime::cuda::Module>> modules_;  // the GPU's generic code
   std::string library_path_;
   std::optional<sched::Program> hint_program_;  // its choices on sizes are every size's

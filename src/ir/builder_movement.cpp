@@ -286,10 +286,12 @@ ValueId Builder::gather(ValueId a, ValueId index, int64_t axis) {
   }
   size_t gather_axis = static_cast<size_t>(checker.axis(axis, type.shape));
   if (type.shape[gather_axis] == Dim(0) && element_count_dim(index_type.shape) != Dim(0)) {
-    checker.fail(ErrorKind::Value, "cannot take indices of shape " +
+    // Every index is out of bounds there: NumPy's (and torch's) IndexError.
+    checker.fail(ErrorKind::Index, "cannot take indices of shape " +
                                        shape_string(index_type.shape) + " from the empty axis " +
                                        std::to_string(gather_axis) + " of shape " +
-                                       shape_string(type.shape));
+                                       shape_string(type.shape) + ": index out of bounds for axis " +
+                                       std::to_string(gather_axis) + " with size 0");
   }
   Shape shape(type.shape.begin(), type.shape.begin() + static_cast<ptrdiff_t>(gather_axis));
   shape.insert(shape.end(), index_type.shape.begin(), index_type.shape.end());

@@ -89,7 +89,7 @@ void bind_cache_records(nb::module_& module) {
         std::vector<detail::Trace::Check> loaded;
         for (const auto& [flag, value, kind, before, after] : checks) {
           bool ids_ok = flag >= 0 && flag < graph.size() && value >= 0 && value < graph.size();
-          if (!ids_ok || kind < 0 || kind > static_cast<int>(ErrorKind::Internal))
+          if (!ids_ok || kind < 0 || kind > static_cast<int>(ErrorKind::IndexOrRuntime))
             throw Error(ErrorKind::Value, "kiln: load_trace: a damaged runtime check");
           detail::Trace::Check check;
           check.flag = flag, check.value = value, check.kind = static_cast<ErrorKind>(kind);

@@ -112,6 +112,18 @@ class GilHeld {
   PyGILState_STATE state_;
 };
 
+// A compile that runs without the GIL (compiled_bindings.cpp). A fork waits until none is in
+// flight, and none starts meanwhile: one holds kiln's locks (the loaded libraries', a
+// size-generic graph's) that a child would find locked for good. Made after the GIL is
+// released and ended before it is taken back: a fork holds the GIL while it waits.
+class CompileSection {
+ public:
+  CompileSection();
+  ~CompileSection();
+  CompileSection(const CompileSection&) = delete;
+  CompileSection& operator=(const CompileSection&) = delete;
+};
+
 // Runs one compiled graph; holds what explain and the driver read about it.
 // Runs `executable`, letting other Python threads run meanwhile when the run is big enough to
 // be worth it (as NumPy does). The caller keeps the inputs' Python owners alive.

@@ -1,6 +1,9 @@
 // compile_graph and Compiled: the pipeline after tracing (kiln::detail::compile_graph) on a
 // Trace recorded from Python, and running its result on NumPy arrays with no copy of the inputs.
+#include <pthread.h>
+
 #include <chrono>
+#include <shared_mutex>
 
 #include <nanobind/stl/shared_ptr.h>
 #include <nanobind/stl/string.h>
@@ -18,6 +21,25 @@
 #include "runtime/cuda/cuda_executable.h"
 
 namespace kiln::python {
+namespace {
+
+std::shared_mutex* gate = new std::shared_mutex;  // never destroyed: a fork may follow exit
+
+std::shared_mutex& compile_gate() { return *gate; }
+
+// Registered after libkiln's Executable::ForkGuard, so its prepare runs first: a compile in
+// flight may still need the ForkGuard's mutex (an executable's constructor) to finish. The
+// child gets a new gate: a pthread rwlock records its writer's thread id, which the child's
+// one thread does not have, and its unlock there would corrupt it.
+[[maybe_unused]] const int compile_fork_guard = pthread_atfork(
+    [] { compile_gate().lock(); }, [] { compile_gate().unlock(); },
+    [] { gate = new std::shared_mutex; });
+
+}  // namespace
+
+CompileSection::CompileSection() { compile_gate().lock_shared(); }
+CompileSection::~CompileSection() { compile_gate().unlock_shared(); }
+
 namespace {
 
 Array borrow_or_throw(nb::handle object, size_t position, bool* by_dlpack = nullptr) {
@@ -93,21 +115,29 @@ std::shared_ptr<Compiled> compile(detail::Trace& trace, const std::vector<Tensor
     part.checks = detail::append_check_outputs(trace, ids);
     trace.graph.set_outputs(ids);
   }
-  const ir::Graph& graph = segment ? part.graph : trace.graph;
+  // The compile runs without the GIL (the C++ compiler takes up to seconds; other Python
+  // threads go on meanwhile), so it reads nothing Python owns: its own copy of the graph (a
+  // leaked tracer could still add nodes to the trace's), the options converted first.
+  ir::Graph graph = segment ? std::move(part.graph) : trace.graph;
   std::vector<runtime::RuntimeCheck> checks = std::move(part.checks);
-  CompileStats stats;
-  if (!graph.symbol_hints().empty()) {
-    result->variants = std::make_shared<detail::SizeGenericGraph>(
-        graph, strides, options_from_dict(options), std::move(checks));
-    result->graph = result->variants->for_sizes(graph.symbol_hints());
-  } else {
-    result->graph = detail::compile_graph(graph, strides, options_from_dict(options), stats,
-                                          std::move(checks));
+  const Options compile_options = options_from_dict(options);
+  {
+    GilReleased released;
+    CompileSection section;
+    CompileStats stats;
+    if (!graph.symbol_hints().empty()) {
+      result->variants = std::make_shared<detail::SizeGenericGraph>(
+          graph, strides, compile_options, std::move(checks));
+      result->graph = result->variants->for_sizes(graph.symbol_hints());
+    } else {
+      result->graph =
+          detail::compile_graph(graph, strides, compile_options, stats, std::move(checks));
+    }
+    for (const ir::Node& node : result->graph->graph.nodes())
+      if (node.op != ir::Op::parameter) ++result->op_count;
+    for (const sched::Kernel& kernel : result->graph->executable->program().kernels)
+      result->kernel_names.push_back(kernel.name);
   }
-  for (const ir::Node& node : result->graph->graph.nodes())
-    if (node.op != ir::Op::parameter) ++result->op_count;
-  for (const sched::Kernel& kernel : result->graph->executable->program().kernels)
-    result->kernel_names.push_back(kernel.name);
   result->compile_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return result;
@@ -133,10 +163,20 @@ nb::list run(Compiled& compiled, nb::sequence inputs, nb::handle out, int64_t st
     arrays.push_back(std::move(array));
     ++position;
   }
+  // This call's graph, held here: another thread's call (of other sizes) may replace
+  // compiled.graph, and drop the last other reference, while this one runs without the GIL.
+  std::shared_ptr<detail::CompiledGraph> graph_here = compiled.graph;
   if (compiled.variants) {
     std::vector<std::vector<int64_t>> shapes;
     for (const Array& array : arrays) shapes.push_back(array.shape());
-    compiled.graph = compiled.variants->for_sizes(ir::bind_sizes(graph, shapes));
+    std::vector<int64_t> sizes = ir::bind_sizes(graph, shapes);
+    std::shared_ptr<detail::SizeGenericGraph> variants = compiled.variants;
+    {
+      GilReleased released;  // a new size may compile (for_sizes locks its own state)
+      CompileSection section;
+      graph_here = variants->for_sizes(sizes);
+    }
+    compiled.graph = graph_here;
   }
   std::vector<Array> outputs;
   if (!out.is_none()) {
@@ -148,7 +188,7 @@ nb::list run(Compiled& compiled, nb::sequence inputs, nb::handle out, int64_t st
     explicit StreamScope(int64_t stream) { runtime::set_cuda_stream(reinterpret_cast<void*>(stream)); }
     ~StreamScope() { runtime::set_cuda_stream(nullptr); }
   } stream_scope(stream);
-  run_releasing_gil(*compiled.graph->executable, arrays, outputs);
+  run_releasing_gil(*graph_here->executable, arrays, outputs);
   if (by_dlpack) {  // DLPack inputs are released when this returns, their producer unaware
     GilReleased unlocked;
     runtime::cuda::synchronize(reinterpret_cast<void*>(stream));

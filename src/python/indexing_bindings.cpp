@@ -32,16 +32,24 @@ void bind_indexing(nb::module_& module) {
   module.def(
       "check_index",
       [](const Tensor& indices, nb::handle size, int64_t axis, const std::string& op,
-         bool negative) {
+         bool negative, const std::string& error) {
+        ErrorKind kind = error == "IndexError"     ? ErrorKind::Index
+                         : error == "RuntimeError" ? ErrorKind::Runtime
+                         : error == "either"       ? ErrorKind::IndexOrRuntime
+                                                   : ErrorKind::Internal;
+        if (kind == ErrorKind::Internal)
+          throw Error(ErrorKind::Value, "kiln: check_index: unknown error '" + error + "'");
         detail::Trace& trace = detail::trace_for(indices, op, kNoWhere);
         detail::check_index_bounds(trace, indices.id(), dim_from_object(size), axis, op,
-                                   negative);
+                                   negative, kind);
       },
       nb::arg("indices"), nb::arg("size"), nb::arg("axis"), nb::arg("op") = "index",
-      nb::arg("negative") = true,
+      nb::arg("negative") = true, nb::arg("error") = "IndexError",
       "Raises IndexError when the graph runs if an element of `indices` is outside "
       "[-size, size), as NumPy does for x[indices] along `axis` ([0, size) without "
-      "`negative`, as torch's gather and scatter).");
+      "`negative`, as torch's gather and scatter). error='RuntimeError' raises that, as "
+      "eager torch's gather, scatter, index_add and embedding_bag do; 'either' raises "
+      "kiln.IndexOutOfRange, both (torch's index_select raises either by layout).");
   module.def(
       "check_nonnegative_exponent",
       [](const Tensor& exponent, const std::string& op) {

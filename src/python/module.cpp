@@ -66,6 +66,7 @@ void fill_dtype_table() {
 PyObject* unsupported_type = nullptr;
 PyObject* compiler_error_type = nullptr;  // Toolchain and Internal errors
 PyObject* axis_error_type = nullptr;
+PyObject* index_or_runtime_error_type = nullptr;  // ErrorKind::IndexOrRuntime
 
 }  // namespace
 
@@ -83,6 +84,8 @@ void translate_kiln_error(const Error& error) {
       return;
     }
     case ErrorKind::Index: PyErr_SetString(PyExc_IndexError, message); return;
+    case ErrorKind::Runtime: PyErr_SetString(PyExc_RuntimeError, message); return;
+    case ErrorKind::IndexOrRuntime: PyErr_SetString(index_or_runtime_error_type, message); return;
     case ErrorKind::Memory: PyErr_SetString(PyExc_MemoryError, message); return;
     case ErrorKind::Overflow: PyErr_SetString(PyExc_OverflowError, message); return;
     case ErrorKind::Permission: PyErr_SetString(PyExc_PermissionError, message); return;
@@ -267,6 +270,17 @@ void bind_errors(nb::module_& module) {
       "kiln.config.suppress_errors turns it into a warning and an eager run.",
       PyExc_RuntimeError, nullptr);
   module.attr("CompilerError") = nb::handle(compiler_error_type);
+  {
+    PyObject* bases = PyTuple_Pack(2, PyExc_IndexError, PyExc_RuntimeError);
+    index_or_runtime_error_type = PyErr_NewExceptionWithDoc(
+        "kiln.IndexOutOfRange",
+        "An index out of bounds where eager torch raises IndexError or RuntimeError by the "
+        "tensor's layout (index_select): both, so either except clause catches it.",
+        bases, nullptr);
+    Py_XDECREF(bases);
+    if (index_or_runtime_error_type == nullptr) throw nb::python_error();
+    module.attr("IndexOutOfRange") = nb::handle(index_or_runtime_error_type);
+  }
   nb::object numpy_exceptions = nb::module_::import_("numpy");
   nb::object axis_error = nb::getattr(numpy_exceptions, "exceptions", nb::none()).is_none()
                               ? numpy_exceptions.attr("AxisError")  // NumPy < 1.25

@@ -17,6 +17,7 @@
 #include "kiln/error.h"
 #include "runtime/disk_cache.h"
 #include "runtime/private_files.h"
+#include "runtime/environment_numbers.h"
 
 namespace kiln::runtime {
 namespace {
@@ -98,18 +99,9 @@ Descriptor lock_entry(const std::string& entry_directory) {
 }
 
 int64_t cache_size_limit() {
-  const char* text = getenv("KILN_CACHE_MAX_BYTES");
-  if (text == nullptr || *text == '\0') return kDefaultLimit;
   // A whole number, as KILN_UNIT_BYTES: anything else is an error, never a silent default.
-  char* end = nullptr;
-  errno = 0;
-  unsigned long long value = std::strtoull(text, &end, 10);
-  const char* first = text + strspn(text, " \t");
-  if (*end != '\0' || !isdigit(static_cast<unsigned char>(*first)) || errno == ERANGE ||
-      value > static_cast<unsigned long long>(INT64_MAX))
-    throw Error(ErrorKind::Value, std::string("kiln: KILN_CACHE_MAX_BYTES=") + text +
-                                      " is not a number of bytes (0 for no limit)");
-  return static_cast<int64_t>(value);
+  return environment_whole_number("KILN_CACHE_MAX_BYTES", kDefaultLimit, 0,
+                                  "is not a number of bytes (0 for no limit)");
 }
 
 CacheReport inspect_cache(const std::string& directory, bool verify) {

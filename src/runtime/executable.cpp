@@ -156,7 +156,7 @@ HostExecutable::HostExecutable(sched::Program program, std::vector<KernelCall> k
       library_(std::move(library)) {
   size_t most_arguments = 0;
   for (KernelCall& kernel : kernels) {
-    kernels_.push_back(reinterpret_cast<KernelFunction>(library_->symbol(kernel.symbol)));
+    kernel_symbols_.push_back(std::move(kernel.symbol));
     most_arguments = std::max(most_arguments, kernel.arguments.size());
     arguments_.push_back(std::move(kernel.arguments));
   }
@@ -166,10 +166,10 @@ HostExecutable::HostExecutable(sched::Program program, std::vector<KernelCall> k
   compiled_loops_.resize(program_.steps.size());
   for (size_t begin : sched::compiled_loops(program_)) {
     CompiledLoop& loop = compiled_loops_[begin];
-    loop.function = reinterpret_cast<LoopFunction>(library_->symbol("kiln_loop" + std::to_string(begin)));
     loop.buffers = sched::compiled_loop_buffers(program_, arguments_, begin);
     loop_arguments_.resize(std::max(loop_arguments_.size(), loop.buffers.size() + 1));
   }
+  resolve(library_->use(&program_));
   if (settings_.autotune)
     tuned_ = read_tuning(settings_.tuning_file, kTuningHeader, 1, kMostTunedThreads, step_threads_);
   if (program_.arena_bytes > 0) {
@@ -189,6 +189,16 @@ HostExecutable::HostExecutable(sched::Program program, std::vector<KernelCall> k
     if (buffer.role == sched::BufferRole::Constant)  // kernels use their own static copy
       table_[b] = const_cast<char*>(reinterpret_cast<const char*>(buffer.constant_data->data()));
   }
+}
+
+void HostExecutable::resolve(const SharedLibrary::Use& use) {
+  kernels_.clear();
+  for (const std::string& symbol : kernel_symbols_)
+    kernels_.push_back(reinterpret_cast<KernelFunction>(use.symbol(symbol)));
+  for (size_t begin : sched::compiled_loops(program_))
+    compiled_loops_[begin].function =
+        reinterpret_cast<LoopFunction>(use.symbol("kiln_loop" + std::to_string(begin)));
+  generation_ = use.generation();
 }
 
 namespace {
@@ -277,6 +287,9 @@ void HostExecutable::run_real(const std::vector<Array>& inputs, std::vector<Arra
   for (size_t k = 0; k < inputs.size(); ++k) on_host(inputs[k], "input", k);
   for (size_t k = 0; k < outputs.size(); ++k) on_host(outputs[k], "output", k);
   std::lock_guard<std::mutex> lock(run_mutex_);
+  // Keeps the library loaded until the run is over (loaded again if it was unloaded).
+  SharedLibrary::Use use = library_->use(&program_);
+  if (use.generation() != generation_) resolve(use);
   outputs.resize(program_.output_buffers.size());
   for (size_t b = 0; b < program_.buffers.size(); ++b) {
     const sched::Buffer& buffer = program_.buffers[b];

@@ -173,8 +173,12 @@ class HostExecutable final : public Executable {
   void walk(char** table, int threads, Visit&& visit);
   void run_kernel(size_t kernel, char* const* table, int threads);
   void autotune(char** table);
+  // The kernels' and compiled loops' addresses in the library as `use` has it loaded.
+  void resolve(const SharedLibrary::Use& use);
 
   std::shared_ptr<SharedLibrary> library_;
+  uint64_t generation_ = 0;  // the library's load the addresses below are from
+  std::vector<std::string> kernel_symbols_;
   std::vector<KernelFunction> kernels_;
   std::vector<std::vector<int32_t>> arguments_;  // by kernel: its buffers, in call order
   std::vector<char*> argument_pointers_;          // scratch for one call's arguments

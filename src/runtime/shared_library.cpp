@@ -1,45 +1,207 @@
 #include "runtime/shared_library.h"
 
 #include <dlfcn.h>
+#include <link.h>
+
+#include <cctype>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <optional>
+#include <set>
+#include <vector>
 
 #include "kiln/error.h"
+#include "runtime/environment_numbers.h"
 
 namespace kiln::runtime {
 namespace {
+
+constexpr int64_t kDefaultLoadedLibraries = 1024;
 
 std::string last_dynamic_loader_error() {
   const char* message = dlerror();
   return message ? message : "unknown dynamic loader error";
 }
 
-}  // namespace
+std::set<std::string> loaded_object_names() {
+  std::set<std::string> names;
+  dl_iterate_phdr(
+      [](dl_phdr_info* info, size_t, void* data) {
+        if (info->dlpi_name != nullptr && info->dlpi_name[0] != '\0')
+          static_cast<std::set<std::string>*>(data)->insert(info->dlpi_name);
+        return 0;
+      },
+      &names);
+  return names;
+}
 
-std::shared_ptr<SharedLibrary> SharedLibrary::open(const std::string& path) {
+// dlopen, and the libraries it pulled in (libgomp, libmvec) marked never to unload: a kernel
+// library is closed once no call runs in it, but OpenMP's worker threads sleep inside libgomp
+// between regions, and an unload of libgomp under them would crash the process.
+void* load(const std::string& path) {
+  static std::mutex loading;  // so that the objects that appear are this load's
+  std::lock_guard<std::mutex> lock(loading);
+  const std::set<std::string> before = loaded_object_names();
   // RTLD_NOW: an unresolved symbol fails here, naming the file, not at the first kernel call.
   // RTLD_LOCAL: kernels of different graphs export the same names; they must not interpose.
-  // RTLD_NODELETE: a kernel library pulls in libgomp, whose worker threads outlive any one
-  // kernel; unloading it under them (at dlclose, or at exit) would crash the process.
-  void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
+  void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (handle == nullptr) {
     throw Error(ErrorKind::Toolchain,
                 "kiln: cannot load compiled kernel " + path + ": " + last_dynamic_loader_error());
   }
+  link_map* self = nullptr;
+  std::string own_name = path;
+  if (dlinfo(handle, RTLD_DI_LINKMAP, &self) == 0 && self != nullptr && self->l_name != nullptr)
+    own_name = self->l_name;
+  for (const std::string& name : loaded_object_names()) {
+    if (before.count(name) != 0 || name == own_name || name == path) continue;
+    // RTLD_NOLOAD | RTLD_NODELETE promotes the loaded object; the extra reference goes again.
+    if (void* dependency = dlopen(name.c_str(), RTLD_LAZY | RTLD_NOLOAD | RTLD_NODELETE))
+      dlclose(dependency);
+  }
+  return handle;
+}
+
+}  // namespace
+
+// The process's loaded reloadable libraries (leaked: never torn down at exit, where a daemon
+// thread may still run a kernel).
+struct LibraryRegistry {
+  std::mutex mutex;
+  std::set<SharedLibrary*> loaded;
+  uint64_t tick = 0;
+
+  static LibraryRegistry& instance() {
+    static auto* registry = new LibraryRegistry;
+    return *registry;
+  }
+  // Under `mutex`: unloads least recently used libraries no call runs in, while over `limit`.
+  std::vector<void*> take_victims(int64_t limit) {
+    std::vector<void*> victims;
+    while (static_cast<int64_t>(loaded.size()) > limit) {
+      SharedLibrary* oldest = nullptr;
+      for (SharedLibrary* library : loaded)
+        if (library->uses_ == 0 && (oldest == nullptr || library->last_use_ < oldest->last_use_))
+          oldest = library;
+      if (oldest == nullptr) break;  // all busy: the next load tries again
+      victims.push_back(std::exchange(oldest->handle_, nullptr));
+      loaded.erase(oldest);
+    }
+    return victims;
+  }
+};
+
+namespace {
+void close_all(const std::vector<void*>& handles) {
+  for (void* handle : handles) dlclose(handle);
+}
+}  // namespace
+
+int64_t loaded_library_limit() {
+  return environment_whole_number("KILN_MAX_LOADED_LIBRARIES", kDefaultLoadedLibraries, 1,
+                                  "is not a positive whole number of libraries");
+}
+
+int64_t loaded_library_count() {
+  LibraryRegistry& registry = LibraryRegistry::instance();
+  std::lock_guard<std::mutex> lock(registry.mutex);
+  return static_cast<int64_t>(registry.loaded.size());
+}
+
+SharedLibrary::SharedLibrary(void* handle, std::string path, Reloader reloader)
+    : handle_(handle), path_(std::move(path)), reloader_(std::move(reloader)) {}
+
+SharedLibrary::Opened SharedLibrary::open(const std::string& path, Reloader reloader) {
+  const int64_t limit = loaded_library_limit();  // a bad setting fails before any work
+  const bool reloadable = static_cast<bool>(reloader);
   // The constructor is private, so std::make_shared cannot reach it.
-  return std::shared_ptr<SharedLibrary>(new SharedLibrary(handle, path));
+  std::shared_ptr<SharedLibrary> library(new SharedLibrary(load(path), path, std::move(reloader)));
+  LibraryRegistry& registry = LibraryRegistry::instance();
+  std::vector<void*> victims;
+  uint64_t generation;
+  {
+    std::lock_guard<std::mutex> lock(registry.mutex);
+    ++library->uses_;
+    library->last_use_ = ++registry.tick;
+    generation = library->generation_;
+    if (reloadable) {
+      registry.loaded.insert(library.get());
+      victims = registry.take_victims(limit);
+    }
+  }
+  close_all(victims);
+  SharedLibrary* raw = library.get();
+  return Opened{std::move(library), Use(raw, generation)};
+}
+
+SharedLibrary::Use SharedLibrary::use(const sched::Program* program) {
+  LibraryRegistry& registry = LibraryRegistry::instance();
+  auto take = [&]() -> std::optional<Use> {  // under registry.mutex
+    if (handle_ == nullptr) return std::nullopt;
+    ++uses_;
+    last_use_ = ++registry.tick;
+    return Use(this, generation_);
+  };
+  {
+    std::lock_guard<std::mutex> lock(registry.mutex);
+    if (std::optional<Use> loaded = take()) return std::move(*loaded);
+  }
+  std::lock_guard<std::mutex> loading(load_mutex_);
+  {
+    std::lock_guard<std::mutex> lock(registry.mutex);
+    if (std::optional<Use> loaded = take()) return std::move(*loaded);  // another thread did
+  }
+  const int64_t limit = loaded_library_limit();
+  CachedObject object = reloader_(program);  // kept (with its entry lock) until loaded
+  void* handle = load(object.path);
+  std::vector<void*> victims;
+  std::optional<Use> result;
+  {
+    std::lock_guard<std::mutex> lock(registry.mutex);
+    handle_ = handle;
+    path_ = object.path;
+    ++generation_;
+    registry.loaded.insert(this);
+    result.emplace(*take());
+    victims = registry.take_victims(limit);
+  }
+  close_all(victims);
+  return std::move(*result);
+}
+
+SharedLibrary::Use::~Use() {
+  if (library_ == nullptr) return;
+  LibraryRegistry& registry = LibraryRegistry::instance();
+  std::lock_guard<std::mutex> lock(registry.mutex);
+  --library_->uses_;
 }
 
 SharedLibrary::~SharedLibrary() {
-  if (handle_ != nullptr) dlclose(handle_);
+  void* handle = nullptr;
+  {
+    LibraryRegistry& registry = LibraryRegistry::instance();
+    std::lock_guard<std::mutex> lock(registry.mutex);
+    registry.loaded.erase(this);
+    handle = std::exchange(handle_, nullptr);
+  }
+  if (handle != nullptr) dlclose(handle);
 }
 
-void* SharedLibrary::symbol(const std::string& name) const {
+void* SharedLibrary::Use::symbol(const std::string& name) const {
+  void* handle;
+  {
+    LibraryRegistry& registry = LibraryRegistry::instance();
+    std::lock_guard<std::mutex> lock(registry.mutex);
+    handle = library_->handle_;  // loaded: this Use keeps it so
+  }
   dlerror();  // a null symbol is only an error if dlerror() says so
-  void* address = dlsym(handle_, name.c_str());
+  void* address = dlsym(handle, name.c_str());
   if (address == nullptr) {
     const char* message = dlerror();
     if (message != nullptr) {
       throw Error(ErrorKind::Toolchain,
-                  "kiln: symbol " + name + " not found in " + path_ + ": " + message);
+                  "kiln: symbol " + name + " not found in " + library_->path_ + ": " + message);
     }
   }
   return address;

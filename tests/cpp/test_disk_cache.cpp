@@ -58,8 +58,8 @@ void write_all(const std::string& path, const std::string& bytes) {
 }
 
 int call_answer(const std::string& object_path) {
-  auto library = SharedLibrary::open(object_path);
-  return reinterpret_cast<int (*)()>(library->symbol("kiln_test_answer"))();
+  auto opened = SharedLibrary::open(object_path);
+  return reinterpret_cast<int (*)()>(opened.use.symbol("kiln_test_answer"))();
 }
 
 class DiskCacheTest : public testing::Test {

@@ -168,7 +168,7 @@ TEST(TranslationUnits, UnitBytesSettingIsAPositiveNumber) {
   EXPECT_EQ(unit_bytes_setting(), size_t(2) << 20);
   setenv("KILN_UNIT_BYTES", "4096", 1);
   EXPECT_EQ(unit_bytes_setting(), 4096u);
-  for (const char* bad : {"0", "-5", "12k", "lots"}) {
+  for (const char* bad : {"0", "-5", " -5", " 7", "12k", "lots", "99999999999999999999999"}) {
     setenv("KILN_UNIT_BYTES", bad, 1);
     EXPECT_THROW(unit_bytes_setting(), Error) << bad;
   }

@@ -108,14 +108,15 @@ TEST(Toolchain, CompilesLoadsAndCallsASharedObject) {
   std::string object = directory.path() + "/answer.so";
   Toolchain::system().compile_shared_object(source, object);
 
-  auto library = SharedLibrary::open(object);
+  auto opened = SharedLibrary::open(object);
+  auto& library = opened.library;
   EXPECT_EQ(library->path(), object);
-  auto answer = reinterpret_cast<int (*)()>(library->symbol("kiln_test_answer"));
+  auto answer = reinterpret_cast<int (*)()>(opened.use.symbol("kiln_test_answer"));
   ASSERT_NE(answer, nullptr);
   EXPECT_EQ(answer(), 42);
 
   try {
-    library->symbol("kiln_no_such_symbol");
+    opened.use.symbol("kiln_no_such_symbol");
     FAIL() << "missing symbol did not throw";
   } catch (const kiln::Error& error) {
     EXPECT_NE(std::string(error.what()).find("kiln_no_such_symbol"), std::string::npos);
@@ -158,9 +159,10 @@ extern "C" void kiln_test_sin(const float* input, float* output) {
   EXPECT_NE(symbols.find("_ZGV"), std::string::npos) << symbols;
   EXPECT_NE(symbols.find("v_sinf"), std::string::npos) << symbols;
 
-  auto library = SharedLibrary::open(object);
+  auto opened = SharedLibrary::open(object);
+  auto& library = opened.library;
   auto vector_sin =
-      reinterpret_cast<void (*)(const float*, float*)>(library->symbol("kiln_test_sin"));
+      reinterpret_cast<void (*)(const float*, float*)>(opened.use.symbol("kiln_test_sin"));
   std::vector<float> input(1024), output(1024);
   for (int i = 0; i < 1024; ++i) input[i] = -10.0f + 0.02f * static_cast<float>(i);
   vector_sin(input.data(), output.data());
@@ -168,6 +170,56 @@ extern "C" void kiln_test_sin(const float* input, float* output) {
     // libmvec promises 4 ulp; |sin| <= 1 so an absolute bound of 1e-6 covers it.
     EXPECT_NEAR(output[i], std::sin(static_cast<double>(input[i])), 1e-6) << "i=" << i;
   }
+}
+
+// Past KILN_MAX_LOADED_LIBRARIES the least recently used library no Use holds is unloaded;
+// its next use() loads it again through its reloader, and the generation says so.
+TEST(SharedLibrary, UnloadsTheLeastRecentlyUsedPastTheLimitAndReloads) {
+  TemporaryDirectory directory;
+  std::vector<std::string> objects;
+  for (int k = 0; k < 3; ++k) {
+    std::string name = "value" + std::to_string(k);
+    std::string source = write_source(directory.path(), name + ".cpp",
+                                      "extern \"C\" int kiln_test_value() { return " +
+                                          std::to_string(k) + "; }\n");
+    objects.push_back(directory.path() + "/" + name + ".so");
+    Toolchain::system().compile_shared_object(source, objects.back());
+  }
+  const char* saved = getenv("KILN_MAX_LOADED_LIBRARIES");
+  const std::string saved_value = saved ? saved : "";
+  setenv("KILN_MAX_LOADED_LIBRARIES", "2", 1);
+  const int64_t before = kiln::runtime::loaded_library_count();
+  int reloads = 0;
+  std::vector<std::shared_ptr<SharedLibrary>> libraries;
+  for (const std::string& object : objects) {
+    libraries.push_back(SharedLibrary::open(object, [&reloads, object](const auto*) {
+                          ++reloads;
+                          kiln::runtime::CachedObject found;
+                          found.path = object;
+                          return found;
+                        }).library);
+  }
+  EXPECT_LE(kiln::runtime::loaded_library_count() - before, 2);
+  {
+    SharedLibrary::Use first = libraries[0]->use();  // the oldest: unloaded, loaded again
+    EXPECT_EQ(reloads, 1);
+    EXPECT_GT(first.generation(), 1u);
+    EXPECT_EQ(reinterpret_cast<int (*)()>(first.symbol("kiln_test_value"))(), 0);
+    // In use, it stays loaded while the others come and go.
+    for (int round = 0; round < 2; ++round)
+      for (size_t k = 1; k < libraries.size(); ++k)
+        EXPECT_EQ(reinterpret_cast<int (*)()>(libraries[k]->use().symbol("kiln_test_value"))(),
+                  static_cast<int>(k));
+    EXPECT_EQ(reinterpret_cast<int (*)()>(first.symbol("kiln_test_value"))(), 0);
+  }
+  libraries.clear();
+  EXPECT_EQ(kiln::runtime::loaded_library_count(), before);
+  setenv("KILN_MAX_LOADED_LIBRARIES", "0", 1);
+  EXPECT_THROW(SharedLibrary::open(objects[0]), kiln::Error);
+  if (saved)
+    setenv("KILN_MAX_LOADED_LIBRARIES", saved_value.c_str(), 1);
+  else
+    unsetenv("KILN_MAX_LOADED_LIBRARIES");
 }
 
 TEST(SharedLibrary, MissingFileThrowsNamingThePath) {

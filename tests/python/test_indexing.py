@@ -366,3 +366,12 @@ def test_ranges_tuples_and_index_objects_are_read_as_numpy_reads_them(rng):
     want = x.copy()
     np.testing.assert_array_equal(kiln.compile(writes)(x, y), writes(want, y))
     np.testing.assert_array_equal(x, want)
+
+
+@pytest.mark.parametrize("key", [np.array([0]), np.array([0, 0]), 0], ids=["array", "two", "int"])
+def test_an_index_into_an_empty_axis_is_numpys_index_error(key):
+    empty = np.zeros((0, 3))
+    with pytest.raises(IndexError):
+        empty[key]
+    with pytest.raises(IndexError, match="test_indexing.py"):
+        kiln.compile(lambda x: x[key] * 2)(empty)

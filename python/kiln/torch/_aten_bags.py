@@ -22,12 +22,14 @@ def _bag_of_each(context, offsets, count, bags, what):
     starts = cast(offsets, torch.int64)
     if offsets.shape[0] != bags:
         starts = _kiln.slice(starts, [(0, bags, 1)])
-    _kiln.check_index(starts, count + 1, 0, what, negative=False)
+    _kiln.check_index(starts, count + 1, 0, what, negative=False,
+                      error="RuntimeError")
     marks = _kiln.index_put(context.full([count + 1], 0, torch.int64), starts,
                             context.full([bags], 1, torch.int64), 0, True, check_bounds=False)
     bag = _kiln.subtract(_kiln.slice(_kiln.cumsum(marks, 0), [(0, count, 1)]),
                          context.full((), 1, torch.int64))
-    _kiln.check_index(bag, bags, 0, f"{what} (offsets[0] must be 0)", negative=False)
+    _kiln.check_index(bag, bags, 0, f"{what} (offsets[0] must be 0)", negative=False,
+                      error="RuntimeError")
     return bag
 
 
@@ -73,7 +75,8 @@ def _embedding_bag_backward(context, node, grad, indices, offsets, offset2bag, b
         rows = _kiln.divide(rows, _kiln.reshape(cast(divisor, dtype), [count, 1]))
     if kept is not None:
         rows = _kiln.where(_kiln.reshape(kept, [count, 1]), rows, context.full((), 0, dtype))
-    _kiln.check_index(index, num_weights, 0, "embedding_bag backward", negative=False)
+    _kiln.check_index(index, num_weights, 0, "embedding_bag backward", negative=False,
+                      error="RuntimeError")
     return _kiln.index_put(context.full([num_weights, width], 0, dtype), index, rows, 0, True,
                            check_bounds=False)
 
@@ -89,7 +92,8 @@ def _embedding_bag_sample_weights_backward(context, node, grad, weight, indices,
     dtype = computing_dtype(out_dtype(node))
     index = cast(indices, torch.int64)
     bag = _bag_of_each(context, offsets, count, bags, "embedding_bag backward")
-    _kiln.check_index(index, weight.shape[0], 0, "embedding_bag backward", negative=False)
+    _kiln.check_index(index, weight.shape[0], 0, "embedding_bag backward", negative=False,
+                      error="RuntimeError")
     products = _kiln.multiply(_kiln.take(cast(grad, dtype), bag, 0, False),
                               _kiln.take(cast(weight, dtype), index, 0, False))
     result = _kiln.sum(products, [1], False)
@@ -121,7 +125,8 @@ def _embedding_bag(context, node, weight, indices, offsets, scale_grad_by_freq=F
         raise Unconvertible("embedding_bag of dynamic sizes")
     index = cast(indices, torch.int64)
     bag = _bag_of_each(context, offsets, count, bags, "embedding_bag")
-    _kiln.check_index(index, weight.shape[0], 0, "embedding_bag", negative=False)
+    _kiln.check_index(index, weight.shape[0], 0, "embedding_bag", negative=False,
+                      error="RuntimeError")
     dtype = computing_dtype(meta(node)[0].dtype)
     rows = _kiln.take(cast(weight, dtype), index, 0, False)
     if per_sample_weights is not None:

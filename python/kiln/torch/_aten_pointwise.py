@@ -164,6 +164,11 @@ def _divide_rounding(context, node, a, b, rounding_mode=None):
 @lowers(aten.pow.Tensor_Scalar, aten.pow.Tensor_Tensor, aten.pow.Scalar)
 def _power(context, node, base, exponent):
     dtype = out_dtype(node)
+    if (isinstance(exponent, int) and exponent < 0 and isinstance(base, _kiln.Tensor)
+            and not dtype.is_floating_point and not dtype.is_complex):
+        # Eager torch's RuntimeError "Integers to negative integer powers are not allowed"
+        # (kiln's kernel computed 0 or 1): eager torch runs the node, and raises it.
+        raise Unconvertible("an integer tensor to a negative integer power")
     if isinstance(exponent, (int, float)) and isinstance(base, _kiln.Tensor):
         base = cast(base, dtype)
         if exponent == 2:
@@ -393,6 +398,10 @@ def _variance(context, node, x, dims=None, *, correction=None, keepdim=False):
 @lowers(aten._softmax.default, aten._log_softmax.default)
 def _softmax(context, node, x, dim, half_to_float):
     dtype = out_dtype(node)
+    if not dtype.is_floating_point:
+        # Eager torch has no integer softmax (NotImplementedError); kiln's gave 0s. The node
+        # runs in eager torch, which raises it.
+        raise Unconvertible(f"softmax of {dtype}")
     computing = computing_dtype(dtype)
     builder = _kiln.softmax if node.target == aten._softmax.default else _kiln.log_softmax
     return cast(builder(cast(x, computing), axis(dim, x.ndim)), dtype)

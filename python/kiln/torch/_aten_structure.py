@@ -242,12 +242,21 @@ def _triangle_indices(context, node, row, col, offset=0, **kwargs):
 
 # ---- indexing ------------------------------------------------------------------------------
 
+# The exception eager torch raises for an index out of bounds, by op (IndexError for
+# embedding and indexing; index_select's depends on the tensor's layout: kiln.IndexOutOfRange,
+# both): a user's except clause catches the same in both.
+INDEX_ERRORS = {"gather": "RuntimeError", "scatter": "RuntimeError",
+                "scatter_reduce": "RuntimeError", "index_add": "RuntimeError",
+                "index_select": "either"}
+
+
 def _checked_index(index, x, dim, what):
     """index as int64, each element checked to lie in [0, x.shape[dim]) when the graph runs:
     torch's embedding, index_select and index_add raise for a negative index, which
     kiln's take and index_put (NumPy's x[i]) would count from the end."""
     index = cast(index, torch.int64)
-    _kiln.check_index(index, x.shape[dim], dim, what, negative=False)
+    _kiln.check_index(index, x.shape[dim], dim, what, negative=False,
+                      error=INDEX_ERRORS.get(what, "IndexError"))
     return index
 
 
@@ -328,7 +337,8 @@ def _flat_along(context, x, dim, index, what):
     """(flat int64 index into x of index's shape, x's element count) for index[i] at `dim` and
     i elsewhere: what gather reads and scatter writes (NumPy's take_along_axis)."""
     index = cast(index, torch.int64)
-    _kiln.check_index(index, x.shape[dim] if x.ndim else 1, dim, what, negative=False)
+    _kiln.check_index(index, x.shape[dim] if x.ndim else 1, dim, what, negative=False,
+                      error=INDEX_ERRORS.get(what, "IndexError"))
     shape = list(index.shape)
     flat, stride = None, 1
     for d in reversed(range(x.ndim)):
@@ -349,7 +359,8 @@ def _gather(context, node, x, dim, index, sparse_grad=False):
     """out[i] = x[i with index[i] at `dim`]: one flat index into x."""
     dim = axis(dim, x.ndim)
     if x.ndim == 0:
-        _kiln.check_index(cast(index, torch.int64), 1, dim, "gather", negative=False)
+        _kiln.check_index(cast(index, torch.int64), 1, dim, "gather", negative=False,
+                          error="RuntimeError")
         return x
     flat, count = _flat_along(context, x, dim, index, "gather")
     return _kiln.take(_kiln.reshape(x, [count]), flat, 0, False)

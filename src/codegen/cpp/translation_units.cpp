@@ -4,6 +4,7 @@
 #include <cstdlib>
 
 #include "kiln/error.h"
+#include "runtime/environment_numbers.h"
 
 namespace kiln::codegen {
 
@@ -42,14 +43,8 @@ size_t parallel_unit_bytes(const std::vector<std::string>& pieces, int workers) 
 
 size_t unit_bytes_setting() {
   constexpr size_t kDefaultUnitBytes = size_t(2) << 20;
-  const char* text = std::getenv("KILN_UNIT_BYTES");
-  if (text == nullptr || *text == '\0') return kDefaultUnitBytes;
-  char* end = nullptr;
-  unsigned long long value = std::strtoull(text, &end, 10);
-  if (*end != '\0' || value == 0 || text[0] == '-')
-    throw Error(ErrorKind::Value, std::string("kiln: KILN_UNIT_BYTES=") + text +
-                                      " is not a positive number of bytes");
-  return static_cast<size_t>(value);
+  return static_cast<size_t>(runtime::environment_whole_number(
+      "KILN_UNIT_BYTES", kDefaultUnitBytes, 1, "is not a positive number of bytes"));
 }
 
 }  // namespace kiln::codegen
