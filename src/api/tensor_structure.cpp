@@ -144,6 +144,22 @@ Tensor cumprod(const Tensor& x, int64_t axis, Where where) {
   return scan("cumprod", Op::cumprod, x, axis, where);
 }
 
+Tensor argsort(const Tensor& x, int64_t axis, bool descending, int64_t k, Where where) {
+  Trace& trace = trace_for(x, "argsort", where);
+  return wrap(trace, trace.builder.argsort(x.id(), axis, descending, k));
+}
+std::pair<Tensor, Tensor> sort(const Tensor& x, int64_t axis, bool descending, int64_t k,
+                               Where where) {
+  Trace& trace = trace_for(x, "sort", where);
+  ValueId positions = trace.builder.argsort(x.id(), axis, descending, k);
+  return {wrap(trace, trace.builder.take_along_axis(x.id(), positions, axis)),
+          wrap(trace, positions)};
+}
+Tensor take_along_axis(const Tensor& x, const Tensor& indices, int64_t axis, Where where) {
+  Trace& trace = trace_for(x, indices, "take_along_axis", where);
+  return wrap(trace, trace.builder.take_along_axis(x.id(), indices.id(), axis));
+}
+
 // ---- movement ----
 
 Tensor reshape(const Tensor& x, std::vector<int64_t> shape, Where where) {

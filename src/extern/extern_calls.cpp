@@ -9,6 +9,7 @@
 #include "extern/convolution.h"
 #include "extern/convolution_backward.h"
 #include "extern/matmul.h"
+#include "extern/sort.h"
 #include "kiln/error.h"
 
 namespace kiln::externs {
@@ -123,10 +124,22 @@ void run_convolution_backward(const sched::ExternCall& call,
   }
 }
 
+// argsort: parameters {axis, descending}; the result buffer holds the first k positions.
+void run_argsort(const sched::ExternCall& call, const std::vector<sched::Buffer>& buffers,
+                 char* const* table) {
+  if (call.inputs.size() != 1 || call.parameters.size() != 2)
+    throw Error(ErrorKind::Internal, "kiln: argsort call with " +
+                                         std::to_string(call.inputs.size()) + " operands");
+  const sched::Buffer& out = buffers[static_cast<size_t>(call.output)];
+  argsort(extern_operand(call, buffers, table, 0), call.parameters[0], call.parameters[1] != 0,
+          reinterpret_cast<int64_t*>(table[call.output]), out.shape, out.strides);
+}
+
 using ExternFunction = void (*)(const sched::ExternCall&, const std::vector<sched::Buffer>&,
                                 char* const*);
 
-constexpr std::array<std::pair<ir::Op, ExternFunction>, 4> kExternCalls = {{
+constexpr std::array<std::pair<ir::Op, ExternFunction>, 5> kExternCalls = {{
+    {ir::Op::argsort, run_argsort},
     {ir::Op::matmul, run_matmul},
     {ir::Op::convolution, run_convolution},
     {ir::Op::convolution_backward_input, run_convolution_backward},

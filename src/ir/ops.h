@@ -85,4 +85,9 @@ inline bool is_convolution(Op op) {
          op == Op::convolution_backward_weight;
 }
 
+// An op computed by a library call on whole buffers (src/extern): never inlined into a kernel.
+inline bool is_extern(Op op) {
+  return op == Op::matmul || is_convolution(op) || op == Op::argsort;
+}
+
 }  // namespace kiln::ir

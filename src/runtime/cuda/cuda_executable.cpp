@@ -93,7 +93,10 @@ CudaExecutable::CudaExecutable(sched::Program program, std::vector<CudaKernelCal
                      launches >= kLeastLaunchesForAGraph &&
                      std::none_of(program_.steps.begin(), program_.steps.end(),
                                   [](const sched::Step& step) {
-                                    return step.kind == sched::StepKind::LoopBegin;
+                                    // host-driven loops; argsort sorts on the host
+                                    return step.kind == sched::StepKind::LoopBegin ||
+                                           (step.kind == sched::StepKind::Extern &&
+                                            step.call.op == ir::Op::argsort);
                                   });
   if (settings_.autotune) read_step_choices();
   cuda::synchronize(nullptr);  // the zeroed scratch, before work on other streams
