@@ -90,6 +90,9 @@ class Builder {
   // every number, or before with `descending` (torch's order; NumPy's ascending one); k >= 0
   // keeps the first k positions (top-k), k < 0 all of them. Real dtypes (bool included).
   ValueId argsort(ValueId a, int64_t axis, bool descending, int64_t k = -1);
+  // The values of `a` in that order (a graph that also computes the argsort reads them through
+  // it: passes/share_sorts.cpp).
+  ValueId sort(ValueId a, int64_t axis, bool descending, int64_t k = -1);
   // a's elements at `indices` along `axis` and at their own index elsewhere (NumPy's
   // take_along_axis, indices of a's rank, in range): one gather through a flat index.
   ValueId take_along_axis(ValueId a, ValueId indices, int64_t axis);
@@ -116,6 +119,7 @@ class Builder {
  private:
   ValueId random(Op op, DType dtype, const Shape& shape, uint64_t seed);
   ValueId complex_part(Op op, ValueId value);
+  ValueId sort_node(Op op, ValueId a, int64_t axis, bool descending, int64_t k);
   ValueId add(Op op, DType dtype, Shape shape, std::vector<ValueId> inputs, Attrs attrs = {});
   [[noreturn]] void fail(ErrorKind kind, Op op, const std::string& message) const;
 

@@ -1,5 +1,5 @@
-// Checked factories for sorting: argsort (an extern op: src/extern/sort.h) and the
-// take_along_axis that reads a sort's values at its positions.
+// Checked factories for sorting: argsort and sort (extern ops: src/extern/sort.h) and the
+// take_along_axis that reads values at argsort's positions.
 #include "ir/builder.h"
 #include "ir/builder_checker.h"
 
@@ -9,7 +9,15 @@ using builder_detail::Checker;
 using builder_detail::ValueType;
 
 ValueId Builder::argsort(ValueId a, int64_t axis, bool descending, int64_t k) {
-  Checker checker(Op::argsort, graph_, location_);
+  return sort_node(Op::argsort, a, axis, descending, k);
+}
+
+ValueId Builder::sort(ValueId a, int64_t axis, bool descending, int64_t k) {
+  return sort_node(Op::sort, a, axis, descending, k);
+}
+
+ValueId Builder::sort_node(Op op, ValueId a, int64_t axis, bool descending, int64_t k) {
+  Checker checker(op, graph_, location_);
   ValueType type = checker.operand(a);
   if (is_complex(type.dtype))
     checker.fail(ErrorKind::Unsupported, "complex values have no order kiln sorts by (shape " +
@@ -31,7 +39,8 @@ ValueId Builder::argsort(ValueId a, int64_t axis, bool descending, int64_t k) {
                                          shape_string(type.shape));
     extent = Dim(k);
   }
-  return add(Op::argsort, DType::Int64, std::move(shape), {a}, std::move(attrs));
+  return add(op, op == Op::argsort ? DType::Int64 : type.dtype, std::move(shape), {a},
+             std::move(attrs));
 }
 
 ValueId Builder::take_along_axis(ValueId a, ValueId indices, int64_t axis) {

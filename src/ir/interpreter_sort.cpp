@@ -1,14 +1,18 @@
-// The reference argsort: each row's positions ordered by std::stable_sort on the values in
+// The reference argsort and sort: each row's positions ordered by std::stable_sort on the values in
 // their compute type (NaN greater than every number), a comparison independent of the CPU kernel's keys
 // (src/extern/sort.cpp).
 #include <algorithm>
+#include <cstring>
 #include <numeric>
 
 #include "ir/interpreter_kernels.h"
 
 namespace kiln::ir::interpreter_detail {
+namespace {
 
-Array evaluate_argsort(const Node& node, const Array& operand) {
+// The positions; with `values` also the operand's elements at them (`values`, of the node's
+// shape and the operand's dtype).
+Array positions(const Node& node, const Array& operand, Array* values) {
   View in = view_of(operand);
   Array output = Array::empty(DType::Int64, to_ints(node.shape));
   const auto axis = static_cast<size_t>(node.attrs.axis);
@@ -19,6 +23,7 @@ Array evaluate_argsort(const Node& node, const Array& operand) {
   if (output.size() == 0) return output;
   std::vector<int64_t> order(static_cast<size_t>(n));
   const bool descending = node.attrs.descending;
+  const int64_t element = dtype_size(in.dtype);
   std::vector<int64_t> rows_shape = in.shape;
   rows_shape[axis] = 1;
   std::vector<int64_t> out_strides = contiguous_strides(from_ints(output.shape()));
@@ -41,11 +46,26 @@ Array evaluate_argsort(const Node& node, const Array& operand) {
         row[static_cast<size_t>(i)] = load<In>(in.data, walker.offset(0) + i * in.strides[axis]);
       std::iota(order.begin(), order.end(), int64_t{0});
       std::stable_sort(order.begin(), order.end(), before);
-      for (int64_t j = 0; j < k; ++j)
-        out[walker.offset(1) + j * out_strides[axis]] = order[static_cast<size_t>(j)];
+      for (int64_t j = 0; j < k; ++j) {
+        const int64_t place = walker.offset(1) + j * out_strides[axis];
+        out[place] = order[static_cast<size_t>(j)];
+        if (values != nullptr)  // the element itself: -0.0 and NaN keep their bits
+          std::memcpy(static_cast<char*>(values->data()) + place * element,
+                      in.data + (walker.offset(0) + out[place] * in.strides[axis]) * element,
+                      static_cast<size_t>(element));
+      }
     }
   });
   return output;
+}
+
+}  // namespace
+
+Array evaluate_sort(const Node& node, const Array& operand) {
+  if (node.op == Op::argsort) return positions(node, operand, nullptr);
+  Array values = Array::empty(operand.dtype(), to_ints(node.shape));
+  positions(node, operand, &values);
+  return values;
 }
 
 }  // namespace kiln::ir::interpreter_detail

@@ -153,7 +153,8 @@ class NodeVerifier {
         expect(input(0).shape == node_.shape, "flip changes the shape");
         break;
       case Op::gather: verify_gather(); break;
-      case Op::argsort: verify_argsort(); break;
+      case Op::argsort:
+      case Op::sort: verify_sort(); break;
       case Op::scatter: verify_scatter(); break;
       case Op::matmul: verify_matmul(); break;
       case Op::convolution: verify_convolution(); break;
@@ -303,10 +304,11 @@ class NodeVerifier {
     expect(node_.shape == expected, "gathered shape should be " + shape_string(expected));
   }
 
-  void verify_argsort() const {
+  void verify_sort() const {
     const Shape& source = input(0).shape;
-    expect(node_.dtype == DType::Int64 && !is_complex(input(0).dtype),
-           "argsort takes a real operand to int64 positions");
+    expect(!is_complex(input(0).dtype) &&
+               node_.dtype == (node_.op == Op::argsort ? DType::Int64 : input(0).dtype),
+           "a sort takes a real operand to int64 positions (argsort) or its values (sort)");
     expect_axis(node_.attrs.axis, source.size());
     const auto axis = static_cast<size_t>(node_.attrs.axis);
     bool fits = node_.shape.size() == source.size();
@@ -315,7 +317,7 @@ class NodeVerifier {
                              (node_.shape[d].is_constant() && source[d].is_constant() &&
                               node_.shape[d].constant() <= source[d].constant())
                        : node_.shape[d] == source[d];
-    expect(fits, "argsort's shape " + shape_string(node_.shape) + " does not fit its operand's " +
+    expect(fits, "the sort's shape " + shape_string(node_.shape) + " does not fit its operand's " +
                      shape_string(source));
   }
 

@@ -1,12 +1,18 @@
-// argsort (an extern op: src/extern/sort.h): the reference interpreter against hand-checked
-// orders (NaN, -0.0, ties, descending), then the compiled CPU kernel against the interpreter on
-// every real dtype's special values, every axis, strided operands, top-k, long rows (the radix
-// passes) and many short rows, plus the builder's errors and the serializer's descending flag.
+// argsort and sort (extern ops: src/extern/sort.h): the reference interpreter against
+// hand-checked orders (NaN, -0.0, ties, descending), then the compiled CPU kernel against the
+// interpreter on every real dtype's special values, every axis, strided operands, top-k, long
+// rows (the radix passes; a row sorted in chunks and merged) and many short rows, sort's values
+// bit for bit (zeros' signs and NaNs' payloads in a stable sort's order), the share_sorts pass,
+// the builder's errors and the serializer's descending flag.
 #include <gtest/gtest.h>
 
+#include <omp.h>
+
 #include "compile_test_util.h"
+#include "extern/sort.h"
 #include "ir/serializer.h"
 #include "ir/verifier.h"
+#include "passes/pipeline.h"
 
 namespace kiln::test {
 namespace {
@@ -92,9 +98,11 @@ TEST(Sort, CompiledMatchesInterpreterOnEveryDType) {
                                   (descending ? " descending" : "");
         ValueId positions = b.argsort(x, axis, descending);
         graph.output(positions, label);
-        graph.output(b.take_along_axis(x, positions, axis), label + " values");
+        graph.output(b.take_along_axis(x, positions, axis), label + " gathered");
+        graph.output(b.sort(x, axis, descending), label + " values");
       }
     graph.output(b.argsort(x, 1, true, 3), name + " top 3");
+    graph.output(b.sort(x, 0, false, 2), name + " values top 2");
     // a strided operand: the transpose, read in place
     graph.output(b.argsort(b.permute(x, {1, 0}), 1, false), name + " of the transpose");
   }
@@ -102,7 +110,8 @@ TEST(Sort, CompiledMatchesInterpreterOnEveryDType) {
 }
 
 // Rows long enough for the radix passes (and their skipped bytes: small integers), many short
-// rows (the parallel loop), a row of one element, top-k of a long row, a middle axis.
+// rows (the parallel loop), a row of one element, top-k of a long row (the heap) and of a
+// larger part of one (nth_element), a middle axis.
 TEST(Sort, CompiledMatchesInterpreterOnLongAndShortRows) {
   GraphCase graph;
   ir::Builder& b = graph.builder;
@@ -124,7 +133,111 @@ TEST(Sort, CompiledMatchesInterpreterOnLongAndShortRows) {
   graph.output(b.argsort(halves, 1, false), "float16 rows of 700");
   graph.output(b.argsort(one, 1, false), "rows of one");
   graph.output(b.argsort(one, 0, false, 0), "k = 0");
+  graph.output(b.sort(floats, 1, true), "float32 values of rows of 5000");
+  graph.output(b.sort(ints, 0, false), "int64 values");
+  graph.output(b.sort(doubles, 0, false, 100), "float64 values, top 100 of 2000");
+  graph.output(b.sort(halves, 1, true), "float16 values");
+  graph.output(b.argsort(halves, 1, false, 100), "float16 top 100 of 700 (nth_element)");
+  graph.output(b.sort(halves, 1, true, 300), "float16 values, top 300 of 700");
   graph.check();
+}
+
+// Rows of more than a million elements, alone: sorted in one chunk per thread, then merged.
+TEST(Sort, CompiledLongRowsMatchTheInterpreter) {
+  GraphCase graph;
+  ir::Builder& b = graph.builder;
+  std::vector<double> values = pseudo_random(1500000, -100, 100, 9);
+  for (size_t i = 0; i < values.size(); i += 7) values[i] = std::floor(values[i]);  // ties
+  ValueId floats = graph.input(make_array(DType::Float32, {1500000}, values));
+  ValueId doubles = graph.input(make_array(DType::Float64, {1, 1200000}, values));
+  graph.output(b.argsort(floats, 0, false), "float32 positions");
+  graph.output(b.sort(floats, 0, true), "float32 values, descending");
+  graph.output(b.argsort(doubles, 1, true), "float64 positions, descending");
+  graph.output(b.sort(doubles, 1, false), "float64 values");
+  graph.check();
+}
+
+// The kernel itself on a row sorted in chunks by three threads (the odd chunk merged a level
+// later), positions and values both ways, against the interpreter.
+TEST(Sort, ChunkedLongRowMatchesTheInterpreter) {
+  std::vector<double> values = pseudo_random(1100000, -50, 50, 10);
+  for (size_t i = 0; i < values.size(); i += 3) values[i] = std::round(values[i]);  // ties
+  values[5] = kNaN, values[700000] = -0.0, values[900000] = kNaN;
+  const Array x = make_array(DType::Float32, {1100000}, values);
+  const int saved = omp_get_max_threads();
+  omp_set_num_threads(3);
+  for (bool descending : {false, true})
+    for (Op op : {Op::argsort, Op::sort}) {
+      ir::Graph graph;
+      ir::Builder b(graph);
+      ValueId input = b.parameter(DType::Float32, ir::from_ints({1100000}));
+      graph.set_outputs({op == Op::argsort ? b.argsort(input, 0, descending)
+                                           : b.sort(input, 0, descending)});
+      const Array expected = ir::interpret(graph, {x})[0];
+      Array got = Array::empty(expected.dtype(), {1100000});
+      externs::sort({x.data(), DType::Float32, {1100000}, {1}}, 0, descending,
+                    op == Op::argsort, got.data(), {1100000}, {1});
+      EXPECT_EQ(std::memcmp(got.data(), expected.data(),
+                            static_cast<size_t>(1100000 * dtype_size(expected.dtype()))), 0)
+          << ir::op_name(op) << (descending ? " descending" : "");
+    }
+  omp_set_num_threads(saved);
+}
+
+// sort's values are the operand's elements, bit for bit: zeros of both signs and NaNs of any
+// sign and payload (equal to each other, as keys) in a stable sort's order.
+TEST(Sort, ValuesKeepZerosAndNaNsInStableOrder) {
+  std::vector<uint32_t> bits = {0x80000000u, 0x7fc00001u, 0x00000000u, 0xffc00002u, 0x3f800000u,
+                                0x80000000u, 0x7f800000u, 0x7fa00003u, 0x00000000u, 0xbf800000u};
+  for (int copy = 0; copy < 60; ++copy)  // 600 elements: the radix passes too
+    bits.insert(bits.end(), bits.begin(), bits.begin() + 10);
+  Array x = Array::empty(DType::Float32, {static_cast<int64_t>(bits.size())});
+  std::memcpy(x.data(), bits.data(), bits.size() * 4);
+  for (int64_t n : {int64_t{10}, x.size()})
+    for (bool descending : {false, true}) {
+      GraphCase graph;
+      ValueId input = graph.input(n == x.size() ? x : make_array(DType::Float32, {10}, {}));
+      if (n != x.size()) std::memcpy(graph.inputs.back().data(), bits.data(), 40);
+      graph.output(graph.builder.sort(input, 0, descending), "values");
+      CompiledRun run = graph.check();
+      const Array expected = ir::interpret(graph.graph, graph.inputs)[0];
+      EXPECT_EQ(std::memcmp(run.outputs[0].data(), expected.data(), static_cast<size_t>(n) * 4), 0)
+          << n << (descending ? " descending" : "");
+      // ascending: -1, the zeros in order (-0, 0, -0, 0), 1, inf, the NaNs in order
+      if (n == 10 && !descending) {
+        std::vector<uint32_t> got(10);
+        std::memcpy(got.data(), run.outputs[0].data(), 40);
+        EXPECT_EQ(got, (std::vector<uint32_t>{0xbf800000u, 0x80000000u, 0x00000000u, 0x80000000u,
+                                              0x00000000u, 0x3f800000u, 0x7f800000u, 0x7fc00001u,
+                                              0xffc00002u, 0x7fa00003u}));
+      }
+    }
+}
+
+// One sort where both results are used: the values are read at argsort's positions; a sort
+// alone keeps the values-only kernel.
+TEST(Sort, ShareSortsReadsValuesThroughAnArgsortOfTheSameOperand) {
+  auto count = [](const ir::Graph& graph, Op op) {
+    return std::count_if(graph.nodes().begin(), graph.nodes().end(),
+                         [&](const ir::Node& node) { return node.op == op; });
+  };
+  ir::Graph both;
+  ir::Builder b(both);
+  ValueId x = b.parameter(DType::Float32, ir::from_ints({4, 9}));
+  both.set_outputs({b.sort(x, 1, true), b.argsort(x, 1, true), b.sort(x, 0, false)});
+  ir::Graph shared = passes::run_graph_passes(both, {});
+  EXPECT_EQ(count(shared, Op::argsort), 1);
+  EXPECT_EQ(count(shared, Op::sort), 1);  // the other axis has no argsort to share
+  EXPECT_EQ(count(shared, Op::gather), 1);
+  ir::Graph alone;
+  ir::Builder a(alone);
+  ValueId y = a.parameter(DType::Float32, ir::from_ints({4, 9}));
+  ValueId unused = a.argsort(y, 1, false);
+  (void)unused;  // dead: removed before share_sorts looks
+  alone.set_outputs({a.sort(y, 1, false)});
+  ir::Graph kept = passes::run_graph_passes(alone, {});
+  EXPECT_EQ(count(kept, Op::sort), 1);
+  EXPECT_EQ(count(kept, Op::argsort), 0);
 }
 
 }  // namespace

@@ -96,7 +96,7 @@ CudaExecutable::CudaExecutable(sched::Program program, std::vector<CudaKernelCal
                                     // host-driven loops; argsort sorts on the host
                                     return step.kind == sched::StepKind::LoopBegin ||
                                            (step.kind == sched::StepKind::Extern &&
-                                            step.call.op == ir::Op::argsort);
+                                            ir::is_sort(step.call.op));
                                   });
   if (settings_.autotune) read_step_choices();
   cuda::synchronize(nullptr);  // the zeroed scratch, before work on other streams

@@ -201,10 +201,10 @@ int64_t view_span(const std::vector<int64_t>& shape, const std::vector<int64_t>&
   return high - low + 1;
 }
 
-// argsort has no GPU kernel yet: the elements the operand reaches are copied to the host,
-// sorted there by the CPU kernel (extern/sort.h) and the positions copied back, on `stream`
-// (a program with one is never captured into a CUDA graph: cuda_executable.cpp).
-void run_argsort(const sched::ExternCall& call, const std::vector<sched::Buffer>& buffers,
+// argsort and sort have no GPU kernel yet: the elements the operand reaches are copied to the
+// host, sorted there by the CPU kernel (extern/sort.h) and the positions or values copied back,
+// on `stream` (a program with one is never captured into a CUDA graph: cuda_executable.cpp).
+void run_sort(const sched::ExternCall& call, const std::vector<sched::Buffer>& buffers,
                  char* const* table, void* stream, const CudaMathSettings&,
                  std::vector<std::shared_ptr<void>>*, int) {
   StridedOperand in = extern_operand(call, buffers, table, 0);
@@ -220,10 +220,12 @@ void run_argsort(const sched::ExternCall& call, const std::vector<sched::Buffer>
   cuda::copy_to_host(values.data(), static_cast<const char*>(in.data) + low * element,
                      span * element, stream);
   in.data = values.data() - low * element;  // low <= 0: the view's start inside the copy
-  std::vector<int64_t> positions(static_cast<size_t>(out_span));
-  externs::argsort(in, call.parameters[0], call.parameters[1] != 0, positions.data() - out_low,
-                   out.shape, out.strides);
-  cuda::copy_to_device(table[call.output] + out_low * 8, positions.data(), out_span * 8, stream);
+  const int64_t out_element = dtype_size(out.dtype);
+  std::vector<char> result(static_cast<size_t>(out_span * out_element));
+  externs::sort(in, call.parameters[0], call.parameters[1] != 0, call.op == ir::Op::argsort,
+                result.data() - out_low * out_element, out.shape, out.strides);
+  cuda::copy_to_device(table[call.output] + out_low * out_element, result.data(),
+                       out_span * out_element, stream);
 }
 
 bool real_dtype(DType dtype) { return !is_complex(dtype); }
@@ -238,8 +240,9 @@ struct Entry {
   int candidates;           // of the library's, for max-autotune (float64: one)
 };
 
-constexpr std::array<Entry, 5> kCudaExternCalls = {{
-    {ir::Op::argsort, run_argsort, real_dtype, 1},
+constexpr std::array<Entry, 6> kCudaExternCalls = {{
+    {ir::Op::argsort, run_sort, real_dtype, 1},
+    {ir::Op::sort, run_sort, real_dtype, 1},
     {ir::Op::matmul, run_matmul, cuda::blas_computes, cuda::kGemmCandidates},
     {ir::Op::convolution, run_convolution, cuda::dnn_computes, 1},
     {ir::Op::convolution_backward_input, run_convolution_backward, cuda::dnn_computes, 1},
