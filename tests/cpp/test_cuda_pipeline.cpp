@@ -309,7 +309,7 @@ TEST(CudaPipeline, SortsMatchTheInterpreter) {
   ir::ValueId columns = b.permute(y, {1, 0});
   ir::ValueId top = b.argsort(columns, 0, true, 7);
   graph.set_outputs({b.argsort(y, 1, false), top, b.take_along_axis(columns, top, 0),
-                     b.argsort(b.unary(ir::Op::sin, y), 0, false, 3)});
+                     b.argsort(b.unary(ir::Op::sin, y), 0, false, 3), b.sort(columns, 1, true)});
   for (const char* mode : {"default", "reduce-overhead"}) {
     Options options = cuda_options(test::test_cache_directory());
     options.mode = mode;
