@@ -65,7 +65,6 @@ template <> struct Keys<DType::Float64>
 
 // ---- sorting one row's items -------------------------------------------------------------
 
-constexpr int64_t kRadixFrom = 256;  // shorter rows: std::sort
 
 // A 64-bit key with its position (argsort of 64-bit dtypes). Keys of at most 32 bits share one
 // uint64 with a 32-bit position instead (key high), and sort's items are the keys alone: in
@@ -84,13 +83,14 @@ inline uint64_t digits(const Item& item) { return item.key; }
 // `scratch`, in digits of 8 bits (11 for long rows: fewer passes over memory); passes where
 // every item has the same digit are skipped.
 template <class T>
-void radix_sort(std::vector<T>& items, std::vector<T>& scratch, int first, int last) {
+void radix_sort(std::vector<T>& items, std::vector<T>& scratch, std::vector<uint32_t>& counts,
+                int first, int last) {
   const size_t n = items.size();
   const int width = 8;  // 11-bit digits (three passes, not four) measured slower here
   const size_t buckets = size_t{1} << width;
   const uint64_t mask = buckets - 1;
   const int passes = (last - first + width - 1) / width;
-  std::vector<uint32_t> counts(static_cast<size_t>(passes) * buckets, 0);
+  counts.assign(static_cast<size_t>(passes) * buckets, 0);
   for (const T& item : items) {
     const uint64_t value = digits(item);
     for (int p = 0; p < passes; ++p)
@@ -149,9 +149,11 @@ void padded_network_sort(std::vector<T>& items) {
 }
 
 // Sorts `items` (or, for k < their count, selects and sorts the first k): keys in the bits
-// [first, last) of digits(item).
+// [first, last) of digits(item). Above the network's rows, radix passes beat std::sort (rows of
+// 64 and 200 floats: 1.3-2.5x).
 template <class T>
-void sort_items(std::vector<T>& items, std::vector<T>& scratch, int64_t k, int first, int last) {
+void sort_items(std::vector<T>& items, std::vector<T>& scratch, std::vector<uint32_t>& counts,
+                int64_t k, int first, int last) {
   const auto n = static_cast<int64_t>(items.size());
   if (n <= kNetworkUpTo) {
     if (n <= 4) std::sort(items.begin(), items.end());
@@ -162,10 +164,8 @@ void sort_items(std::vector<T>& items, std::vector<T>& scratch, int64_t k, int f
     if (k == 0) return;
     std::nth_element(items.begin(), items.begin() + (k - 1), items.end());
     std::sort(items.begin(), items.begin() + (k - 1));
-  } else if (n < kRadixFrom) {
-    std::sort(items.begin(), items.end());
   } else {
-    radix_sort(items, scratch, first, last);
+    radix_sort(items, scratch, counts, first, last);
   }
 }
 
@@ -188,6 +188,7 @@ struct RowSorter {
   bool descending;
   std::vector<T> items, scratch;
   std::vector<Bits> zeros, nans;  // sort: the bits of each zero and NaN, in order
+  std::vector<uint32_t> counts;   // the radix passes' histograms
 
   void load(const char* data, int64_t base, int64_t step, int64_t n, int64_t first_position) {
     items.clear();
@@ -313,9 +314,9 @@ void sort_long_row(const StridedOperand& input, size_t axis, bool descending, ch
   {
     const int t = omp_get_thread_num();
     const int64_t begin = bounds[static_cast<size_t>(t)], end = bounds[static_cast<size_t>(t) + 1];
-    Sorter sorter{descending, {}, {}, {}, {}, {}};
+    Sorter sorter{descending, {}, {}, {}, {}, {}, {}};
     sorter.load(data, begin * step, step, end - begin, begin);
-    sort_items(sorter.items, sorter.scratch, end - begin, Sorter::kFirst, Sorter::kLast);
+    sort_items(sorter.items, sorter.scratch, sorter.counts, end - begin, Sorter::kFirst, Sorter::kLast);
     std::copy(sorter.items.begin(), sorter.items.end(), all.begin() + begin);
     chunk_zeros[static_cast<size_t>(t)] = std::move(sorter.zeros);
     chunk_nans[static_cast<size_t>(t)] = std::move(sorter.nans);
@@ -333,7 +334,7 @@ void sort_long_row(const StridedOperand& input, size_t axis, bool descending, ch
     }
     all.swap(merged);
   }
-  Sorter sorter{descending, std::move(all), {}, {}, {}, {}};
+  Sorter sorter{descending, std::move(all), {}, {}, {}, {}, {}};
   for (int t = 0; t < threads; ++t) {
     sorter.zeros.insert(sorter.zeros.end(), chunk_zeros[static_cast<size_t>(t)].begin(),
                         chunk_zeros[static_cast<size_t>(t)].end());
@@ -365,7 +366,7 @@ void sort_rows(const StridedOperand& input, size_t axis, bool descending, char* 
   const int threads = rows * n >= 16384 && rows > 1 ? most : 1;
   #pragma omp parallel num_threads(threads)
   {
-    Sorter sorter{descending, {}, {}, {}, {}, {}};
+    Sorter sorter{descending, {}, {}, {}, {}, {}, {}};
     sorter.items.reserve(static_cast<size_t>(n));
     #pragma omp for schedule(static)
     for (int64_t r = 0; r < rows; ++r) {
@@ -375,7 +376,7 @@ void sort_rows(const StridedOperand& input, size_t axis, bool descending, char* 
         continue;
       }
       sorter.load(data, in_rows[static_cast<size_t>(r)], input.strides[axis], n, 0);
-      sort_items(sorter.items, sorter.scratch, k, Sorter::kFirst, Sorter::kLast);
+      sort_items(sorter.items, sorter.scratch, sorter.counts, k, Sorter::kFirst, Sorter::kLast);
       sorter.store(out + out_rows[static_cast<size_t>(r)] * element, out_strides[axis], k);
     }
   }
