@@ -151,11 +151,47 @@ def _embedding_bag(context, node, weight, indices, offsets, scale_grad_by_freq=F
                                        for k in (2, 3))
 
 
+def _scatter_extremum(context, node, x, dim, index, src, reduce, include_self):
+    """amax/amin: the values sorted (kiln's sort kernel), then scattered in that order, so that
+    the last write to each place, the one kept (a scatter applies repeated places in order on
+    the CPU), is its largest: NaN too, sorted after every number (torch's maxima and minima
+    propagate NaN). Float minima are the negated maxima of the negated values; integer minima
+    sort descending."""
+    if meta(node).device.type != "cpu":
+        raise Unconvertible(f"scatter_reduce's {reduce} on the GPU (its scatter applies repeated "
+                            "places in no fixed order there)")
+    dtype = out_dtype(node)
+    if dtype == torch.bool:
+        raise Unconvertible(f"scatter_reduce's {reduce} of bool")
+    dim = axis(dim, x.ndim)
+    if x.ndim == 0 or 0 in index.shape:
+        raise Unconvertible("scatter_reduce of a 0-d tensor or an empty index")
+    computing = computing_dtype(dtype)
+    flat, count = _flat_along(context, x, dim, index, "scatter_reduce")
+    flat = _kiln.reshape(flat, [-1])
+    values = _kiln.reshape(cast(_slice_any(src, [(0, extent, 1) for extent in index.shape]),
+                                computing), [-1])
+    own = _kiln.reshape(cast(x, computing), [count])
+    negated = reduce == "amin" and computing.is_floating_point
+    if negated:
+        values, own = _kiln.negative(values), _kiln.negative(own)
+    order = _kiln.argsort(values, 0, reduce == "amin" and not negated)
+    scattered = _kiln.index_put(own, _kiln.take(flat, order, 0, False),
+                                _kiln.take(values, order, 0, False), 0, False, check_bounds=False)
+    extremum = _kiln.minimum if reduce == "amin" and not negated else _kiln.maximum
+    result = extremum(own, scattered) if include_self else scattered
+    if negated:
+        result = _kiln.negative(result)
+    return cast(_kiln.reshape(result, list(x.shape)), dtype)
+
+
 @lowers(aten.scatter_reduce.two)
 def _scatter_reduce(context, node, x, dim, index, src, reduce, include_self=True):
     """x with src's values summed (or averaged) into the places index names (GNN message
-    aggregation): scatter-adds of the values and of their counts. Maxima, minima and products
-    stay eager (a scatter-max); so do integer means (torch floors them)."""
+    aggregation): scatter-adds of the values and of their counts; maxima and minima through a
+    sort (_scatter_extremum). Products stay eager; so do integer means (torch floors them)."""
+    if reduce in ("amax", "amin"):
+        return _scatter_extremum(context, node, x, dim, index, src, reduce, include_self)
     if reduce not in ("sum", "mean"):
         raise Unconvertible(f"scatter_reduce with reduce={reduce!r}")
     dtype = out_dtype(node)
