@@ -54,6 +54,19 @@ def test_maxima_and_minima_propagate_nan_and_keep_integer_limits(reduce, include
         torch.testing.assert_close(got, want, equal_nan=True)
 
 
+def test_many_maxima_stay_eager_and_match():
+    # past 2**18 values eager's scatter-max is faster than a sort and an ordered scatter
+    x, src = torch.randn(100, 8), torch.randn(40000, 8)
+    index = torch.randint(0, 100, (40000, 8), generator=torch.Generator().manual_seed(2))
+
+    def f(x, src):
+        return x.scatter_reduce(0, index, src, "amax")
+
+    torch.testing.assert_close(torch.compile(f, backend="kiln")(x, src), f(x, src))
+    with pytest.raises(Exception, match="scatter_reduce's amax of more than 262144 values"):
+        torch.compile(f, backend="kiln", options={"unsupported_ops": "error"})(x, src)
+
+
 def test_products_stay_eager_and_match():
     x, src = torch.randn(5, 3), torch.randn(7, 3)
     index = torch.randint(0, 5, (7, 3), generator=torch.Generator().manual_seed(1))
