@@ -1,5 +1,5 @@
-"""Tracer implementations of NumPy's sorts (sort, argsort, partition, argpartition; ndarray.sort
-and ndarray.partition in _tracer_operators.py): kiln's argsort op, an extern sort kernel
+"""Tracer implementations of NumPy's sorts (sort, argsort, partition, argpartition, median;
+ndarray.sort and ndarray.partition in _tracer_operators.py): kiln's argsort op, an extern sort kernel
 (src/extern/sort.h), and a gather of the values at its positions. NumPy's order: NaN after every
 number; ties keep their positions (a stable sort, whatever `kind` asks: NumPy leaves the order of
 ties to the kind). partition and argpartition are full sorts, a valid partition for every kth
@@ -11,7 +11,7 @@ import numpy as np
 
 from ._numpy_functions import _as_traced, _k, _result
 from ._numpy_math import _eager
-from ._tracer import normalize_axis
+from ._tracer import cast, normalize_axes, normalize_axis
 
 _KINDS = ("quicksort", "mergesort", "heapsort", "stable")
 
@@ -92,8 +92,42 @@ def _partition(function, name, positions):
     return partition
 
 
+def median(context, a, axis=None, out=None, overwrite_input=False, keepdims=False):
+    """NumPy's median: the mean of the middle one or two of the sorted elements, NaN where a
+    slice holds one (NumPy checks the largest, which a sort puts last). Empty slices (NumPy's
+    warning and NaN) and out= run eagerly."""
+    x = _as_traced(context, a)
+    if out is not None or not _sortable(x):
+        return _eager(np.median, "np.median with out= or of complex values", x, axis=axis,
+                      out=out, overwrite_input=overwrite_input, keepdims=keepdims)
+    axes = normalize_axes(axis, x.ndim, "median")
+    kept = [d for d in range(x.ndim) if d not in axes]
+    n = 1
+    for d in axes:
+        n *= x.shape[d]
+    if n == 0:
+        return _eager(np.median, "np.median of an empty slice", x, axis=axis,
+                      keepdims=keepdims)
+    k = _k()
+    rows = k.reshape(k.transpose(x.tensor, kept + axes), [x.shape[d] for d in kept] + [n])
+    ordered = k.sort(rows, -1)[0]
+    dtype = x.dtype if x.dtype.kind == "f" else np.dtype(np.float64)
+
+    def element(i):
+        return cast(k.slice(ordered, [(0, extent, 1) for extent in rows.shape[:-1]]
+                            + [(i, i + 1, 1)]), dtype)
+    middle = element((n - 1) // 2)
+    if n % 2 == 0:  # NumPy's mean of the two: their sum over 2
+        middle = k.divide(k.add(middle, element(n // 2)), context.constant(2, dtype))
+    if x.dtype.kind == "f":
+        middle = k.where(k.isnan(element(n - 1)), context.constant(np.nan, dtype), middle)
+    shape = [1 if d in axes else x.shape[d] for d in range(x.ndim)] if keepdims else \
+        [x.shape[d] for d in kept]
+    return _result(context, k.reshape(middle, shape))
+
+
 FUNCTIONS = {
-    np.sort: sort, np.argsort: argsort,
+    np.sort: sort, np.argsort: argsort, np.median: median,
     np.partition: _partition(np.partition, "partition", False),
     np.argpartition: _partition(np.argpartition, "argpartition", True),
 }

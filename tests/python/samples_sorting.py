@@ -59,5 +59,16 @@ def argpartitions(rng):
     return _cases(rng, [lambda x: along(x, 2), lambda x: along(x, 1, 0)])
 
 
+def medians(rng):
+    cases = _cases(rng, [lambda x: np.median(x), lambda x: np.median(x, axis=0),
+                         lambda x: np.median(x, axis=-1, keepdims=True),
+                         lambda x: np.median(x[:, 1:], axis=(1, 0), keepdims=True),
+                         lambda x: np.median(x[:, :6], axis=1), lambda x: np.median(x[0, 0])])
+    for dtype in ("float64", "float32", "int32"):  # no NaN: the middle values themselves
+        cases.append((lambda x: (np.median(x, axis=1), np.median(x[:, :4], axis=0)),
+                      (sample_array(rng, dtype, (5, 8)),)))
+    return [case for case in cases if case[1][0].size]  # empty slices: NumPy's warning
+
+
 SAMPLES = {np.sort: sorts, np.argsort: argsorts, np.partition: partitions,
-           np.argpartition: argpartitions}
+           np.argpartition: argpartitions, np.median: medians}

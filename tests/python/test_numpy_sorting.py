@@ -1,5 +1,5 @@
-"""NumPy's sorts in the tracer (kiln/_numpy_sorting.py: kiln's argsort op, an extern sort
-kernel), beyond the conformance samples: one graph with no break, in-place ndarray.sort of
+"""NumPy's sorts and median in the tracer (kiln/_numpy_sorting.py: kiln's sort ops, an extern
+sort kernel), beyond the conformance samples: one graph with no break, in-place ndarray.sort of
 arguments and intermediates, long rows (the kernel's radix passes) and many rows (its parallel
 loop) of every real dtype against NumPy, NaN and -0.0 order, ties under the default kind,
 partitions, NumPy's errors, and what still runs eagerly (complex values, order=)."""
@@ -125,6 +125,18 @@ def test_numpys_errors(function, error):
         function(x)
     with pytest.raises(error, match="kiln: "):
         compiled(function)(x)
+
+
+def test_median_is_one_sort_and_empty_slices_run_eagerly():
+    x = RNG.standard_normal((40, 301))
+    x[3, 7] = np.nan
+    report = kiln.explain(lambda x: np.median(x, axis=1) * 2)(x)
+    assert report.graph_break_count == 0
+    np.testing.assert_array_equal(compiled(lambda x: np.median(x, axis=1))(x),
+                                  np.median(x, axis=1))
+    with pytest.warns(RuntimeWarning, match="empty"):
+        got = kiln.compile(lambda x: np.median(x[:0], axis=0))(x)
+    np.testing.assert_array_equal(got, np.full(301, np.nan))
 
 
 def test_what_still_runs_eagerly():
