@@ -70,5 +70,19 @@ def medians(rng):
     return [case for case in cases if case[1][0].size]  # empty slices: NumPy's warning
 
 
+def quantiles(function, scale):
+    def samples(rng):
+        cases = _cases(rng, [lambda x: function(x, 0.3 * scale),
+                             lambda x: function(x, [0.0, 0.25 * scale, 0.5 * scale, scale], axis=1),
+                             lambda x: function(x, np.array([[0.1], [0.9]]) * scale, axis=0,
+                                                keepdims=True),
+                             lambda x: function(x[:, 1:], 0.75 * scale, axis=(0, 1)),
+                             lambda x: function(x, np.float32(0.6) * scale, axis=-1)])
+        # bool: NumPy's TypeError, raised by kiln too
+        return [case for case in cases if case[1][0].size]
+    return samples
+
+
 SAMPLES = {np.sort: sorts, np.argsort: argsorts, np.partition: partitions,
-           np.argpartition: argpartitions, np.median: medians}
+           np.argpartition: argpartitions, np.median: medians,
+           np.quantile: quantiles(np.quantile, 1), np.percentile: quantiles(np.percentile, 100)}

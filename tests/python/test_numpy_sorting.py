@@ -139,6 +139,25 @@ def test_median_is_one_sort_and_empty_slices_run_eagerly():
     np.testing.assert_array_equal(got, np.full(301, np.nan))
 
 
+def test_percentiles_of_long_rows_and_numpys_errors():
+    x = RNG.standard_normal((30, 1001)).astype(np.float32)
+    x[4, 9] = np.nan
+
+    def f(x):
+        return (np.percentile(x, [5, 50, 99.9], axis=1), np.quantile(x[5:], 0.37),
+                np.quantile(x.astype(np.int64), 0.5, axis=0))
+    got, want = compiled(f)(x), f(x)
+    for value, reference in zip(got, want):
+        assert value.dtype == reference.dtype and value.shape == reference.shape
+        np.testing.assert_allclose(value, reference, rtol=1e-6)
+    assert kiln.explain(f)(x).graph_break_count == 0
+    with pytest.raises(ValueError, match="Percentiles must be in the range"):
+        compiled(lambda x: np.percentile(x, 101))(x)
+    other = kiln.compile(lambda x: np.quantile(x, 0.3, method="nearest") + 1)
+    np.testing.assert_array_equal(other(x), np.quantile(x, 0.3, method="nearest") + 1)
+    assert kiln.explain(other)(x).graph_break_count == 1
+
+
 def test_what_still_runs_eagerly():
     z = RNG.standard_normal(6) + 1j * RNG.standard_normal(6)
     records = np.array([(2, 1.0), (1, 2.0), (2, 0.5)], dtype=[("a", "i4"), ("b", "f8")])
