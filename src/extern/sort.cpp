@@ -262,7 +262,9 @@ struct RowSorter {
         const Bits key = descending ? static_cast<Bits>(~item) : item;
         Bits bits;
         if constexpr (K::kFloat) {
-          bits = key == K::kZeroKey ? zeros[zero++] : key == K::kNaNKey ? nans[nan++] : K::bits(key);
+          bits = key == K::kZeroKey  ? zeros[zero++]
+                 : key == K::kNaNKey ? nans[nan++]
+                                     : K::bits(key);
         } else {
           bits = K::bits(key);
         }
@@ -316,7 +318,8 @@ void sort_long_row(const StridedOperand& input, size_t axis, bool descending, ch
     const int64_t begin = bounds[static_cast<size_t>(t)], end = bounds[static_cast<size_t>(t) + 1];
     Sorter sorter{descending, {}, {}, {}, {}, {}, {}};
     sorter.load(data, begin * step, step, end - begin, begin);
-    sort_items(sorter.items, sorter.scratch, sorter.counts, end - begin, Sorter::kFirst, Sorter::kLast);
+    sort_items(sorter.items, sorter.scratch, sorter.counts, end - begin, Sorter::kFirst,
+               Sorter::kLast);
     std::copy(sorter.items.begin(), sorter.items.end(), all.begin() + begin);
     chunk_zeros[static_cast<size_t>(t)] = std::move(sorter.zeros);
     chunk_nans[static_cast<size_t>(t)] = std::move(sorter.nans);
@@ -326,9 +329,10 @@ void sort_long_row(const StridedOperand& input, size_t axis, bool descending, ch
   // the positions' order.
   for (int width = 1; width < threads; width *= 2) {
     for (int t = 0; t < threads; t += 2 * width) {
-      const auto a = static_cast<ptrdiff_t>(bounds[static_cast<size_t>(t)]);
-      const auto m = static_cast<ptrdiff_t>(bounds[static_cast<size_t>(std::min(t + width, threads))]);
-      const auto e = static_cast<ptrdiff_t>(bounds[static_cast<size_t>(std::min(t + 2 * width, threads))]);
+      auto bound = [&](int chunk) {
+        return static_cast<ptrdiff_t>(bounds[static_cast<size_t>(std::min(chunk, threads))]);
+      };
+      const ptrdiff_t a = bound(t), m = bound(t + width), e = bound(t + 2 * width);
       std::merge(all.begin() + a, all.begin() + m, all.begin() + m, all.begin() + e,
                  merged.begin() + a);
     }

@@ -1,6 +1,6 @@
-// The reference argsort and sort: each row's positions ordered by std::stable_sort on the values in
-// their compute type (NaN greater than every number), a comparison independent of the CPU kernel's keys
-// (src/extern/sort.cpp).
+// The reference argsort and sort: each row's positions ordered by std::stable_sort on the
+// values in their compute type (NaN greater than every number), a comparison independent of the
+// CPU kernel's keys (src/extern/sort.cpp); sort's values are the elements at those positions.
 #include <algorithm>
 #include <cstring>
 #include <numeric>
