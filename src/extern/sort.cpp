@@ -8,6 +8,7 @@
 #include <type_traits>
 
 #include "kiln/error.h"
+#include "runtime/thread_budget.h"
 
 namespace kiln::externs {
 namespace {
@@ -312,9 +313,9 @@ void sort_long_row(const StridedOperand& input, size_t axis, bool descending, ch
   std::vector<int64_t> bounds(static_cast<size_t>(threads) + 1);
   for (int t = 0; t <= threads; ++t) bounds[static_cast<size_t>(t)] = n * t / threads;
   std::vector<std::vector<typename Sorter::Bits>> chunk_zeros(threads), chunk_nans(threads);
-  #pragma omp parallel num_threads(threads)
-  {
-    const int t = omp_get_thread_num();
+  // A loop over the chunks, not one chunk per thread number: OpenMP may give fewer threads.
+  #pragma omp parallel for num_threads(threads) schedule(static, 1)
+  for (int t = 0; t < threads; ++t) {
     const int64_t begin = bounds[static_cast<size_t>(t)], end = bounds[static_cast<size_t>(t) + 1];
     Sorter sorter{descending, {}, {}, {}, {}, {}, {}};
     sorter.load(data, begin * step, step, end - begin, begin);
@@ -350,7 +351,8 @@ void sort_long_row(const StridedOperand& input, size_t axis, bool descending, ch
 
 template <DType D, bool kPositions>
 void sort_rows(const StridedOperand& input, size_t axis, bool descending, char* out,
-               const std::vector<int64_t>& out_shape, const std::vector<int64_t>& out_strides) {
+               const std::vector<int64_t>& out_shape, const std::vector<int64_t>& out_strides,
+               int most) {
   using Sorter = RowSorter<D, kPositions>;
   const int64_t n = input.shape[axis];
   const int64_t k = out_shape[axis];
@@ -359,7 +361,6 @@ void sort_rows(const StridedOperand& input, size_t axis, bool descending, char* 
   std::vector<int64_t> in_rows, out_rows;
   row_starts(input, axis, out_strides, in_rows, out_rows);
   const auto rows = static_cast<int64_t>(in_rows.size());
-  const int most = omp_get_max_threads();
   const int64_t element = kPositions ? 8 : dtype_size(input.dtype);
   if (rows == 1 && k == n && n >= kChunkedFrom && most > 1) {
     sort_long_row<D, kPositions>(input, axis, descending, out + out_rows[0] * element,
@@ -388,11 +389,13 @@ void sort_rows(const StridedOperand& input, size_t axis, bool descending, char* 
 
 template <bool kPositions>
 void sort_dtype(const StridedOperand& input, size_t axis, bool descending, char* out,
-                const std::vector<int64_t>& out_shape, const std::vector<int64_t>& out_strides) {
+                const std::vector<int64_t>& out_shape, const std::vector<int64_t>& out_strides,
+                int threads) {
   switch (input.dtype) {
 #define KILN_SORT_CASE(name) \
   case DType::name:          \
-    return sort_rows<DType::name, kPositions>(input, axis, descending, out, out_shape, out_strides);
+    return sort_rows<DType::name, kPositions>(input, axis, descending, out, out_shape, \
+                                              out_strides, threads);
     KILN_SORT_CASE(Bool)
     KILN_SORT_CASE(Int8)
     KILN_SORT_CASE(Int16)
@@ -416,16 +419,20 @@ void sort_dtype(const StridedOperand& input, size_t axis, bool descending, char*
 }  // namespace
 
 void sort(const StridedOperand& input, int64_t axis, bool descending, bool positions, void* out,
-          const std::vector<int64_t>& out_shape, const std::vector<int64_t>& out_strides) {
+          const std::vector<int64_t>& out_shape, const std::vector<int64_t>& out_strides,
+          int threads) {
   const auto along = static_cast<size_t>(axis);
   if (along >= input.shape.size() || out_shape.size() != input.shape.size() ||
       out_shape[along] > input.shape[along])
     throw Error(ErrorKind::Internal, "kiln: sort call with mismatched shapes");
   for (int64_t extent : out_shape)
     if (extent == 0) return;
+  // The free cores only (runtime/thread_budget.h): on a busy machine a second thread's chunk
+  // waits descheduled, and the chunked sort of one row ran 1.6x slower on two threads than one.
+  if (threads <= 0) threads = runtime::thread_budget(omp_get_max_threads());
   char* bytes = static_cast<char*>(out);
-  if (positions) sort_dtype<true>(input, along, descending, bytes, out_shape, out_strides);
-  else sort_dtype<false>(input, along, descending, bytes, out_shape, out_strides);
+  if (positions) sort_dtype<true>(input, along, descending, bytes, out_shape, out_strides, threads);
+  else sort_dtype<false>(input, along, descending, bytes, out_shape, out_strides, threads);
 }
 
 }  // namespace kiln::externs

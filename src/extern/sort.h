@@ -18,8 +18,10 @@ namespace kiln::externs {
 
 // Writes, for each row of `input` along `axis`, the first out_shape[axis] elements of its
 // sorted order to `out` (of `out_shape` and `out_strides` in elements): their int64 positions
-// with `positions`, else their values (of input's dtype).
+// with `positions`, else their values (of input's dtype). `threads`: at most this many (0: the
+// free cores' share of OpenMP's, runtime/thread_budget.h).
 void sort(const StridedOperand& input, int64_t axis, bool descending, bool positions, void* out,
-          const std::vector<int64_t>& out_shape, const std::vector<int64_t>& out_strides);
+          const std::vector<int64_t>& out_shape, const std::vector<int64_t>& out_strides,
+          int threads = 0);
 
 }  // namespace kiln::externs

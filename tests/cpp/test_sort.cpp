@@ -6,8 +6,6 @@
 // the builder's errors and the serializer's descending flag.
 #include <gtest/gtest.h>
 
-#include <omp.h>
-
 #include "compile_test_util.h"
 #include "extern/sort.h"
 #include "ir/serializer.h"
@@ -164,8 +162,6 @@ TEST(Sort, ChunkedLongRowMatchesTheInterpreter) {
   for (size_t i = 0; i < values.size(); i += 3) values[i] = std::round(values[i]);  // ties
   values[5] = kNaN, values[700000] = -0.0, values[900000] = kNaN;
   const Array x = make_array(DType::Float32, {1100000}, values);
-  const int saved = omp_get_max_threads();
-  omp_set_num_threads(3);
   for (bool descending : {false, true})
     for (Op op : {Op::argsort, Op::sort}) {
       ir::Graph graph;
@@ -176,12 +172,11 @@ TEST(Sort, ChunkedLongRowMatchesTheInterpreter) {
       const Array expected = ir::interpret(graph, {x})[0];
       Array got = Array::empty(expected.dtype(), {1100000});
       externs::sort({x.data(), DType::Float32, {1100000}, {1}}, 0, descending,
-                    op == Op::argsort, got.data(), {1100000}, {1});
+                    op == Op::argsort, got.data(), {1100000}, {1}, 3);
       EXPECT_EQ(std::memcmp(got.data(), expected.data(),
                             static_cast<size_t>(1100000 * dtype_size(expected.dtype()))), 0)
           << ir::op_name(op) << (descending ? " descending" : "");
     }
-  omp_set_num_threads(saved);
 }
 
 // sort's values are the operand's elements, bit for bit: zeros of both signs and NaNs of any
