@@ -159,4 +159,11 @@
   /* the value of attrs.extent, a size that may hold size symbols, as a 0-d integer; */ \
   /* ir::specialize turns it into a constant, so later stages never see one.         */ \
   X(size, 0)                                                                            \
+  /* extern: the int64 positions along attrs.axis that sort the operand, stable, NaN after */ \
+  /* every number (NumPy's and torch's order; attrs.descending puts NaN first); the node's */ \
+  /* extent along the axis, k <= n, keeps the first k (top-k). Values: gather at them.     */ \
+  X(argsort, 1)                                                                         \
+  /* extern: the operand's values in argsort's order (the same attrs and extent); where   */ \
+  /* the graph also computes that argsort, they are read through it (passes/share_sorts). */ \
+  X(sort, 1)                                                                            \
   X(placeholder, 0)    /* a loop body's input while it is traced; never in a graph */

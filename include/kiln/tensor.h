@@ -134,6 +134,15 @@ Tensor norm(const Tensor& x, std::string ord = "2", Axes axis = {}, bool keepdim
             KILN_WHERE);
 Tensor cumsum(const Tensor& x, int64_t axis, KILN_WHERE);
 Tensor cumprod(const Tensor& x, int64_t axis, KILN_WHERE);
+// Sorting along `axis` (an extern op, src/extern/sort.h): stable, NaN after every number
+// (NumPy's and torch's order; descending: largest first, NaN first). k >= 0 keeps the first k
+// (top-k). argsort gives the int64 positions; sort the values and the positions of one sort.
+Tensor argsort(const Tensor& x, int64_t axis = -1, bool descending = false, int64_t k = -1,
+               KILN_WHERE);
+std::pair<Tensor, Tensor> sort(const Tensor& x, int64_t axis = -1, bool descending = false,
+                               int64_t k = -1, KILN_WHERE);
+// x's elements at int64 `indices` (x's rank) along `axis`, at their own index elsewhere.
+Tensor take_along_axis(const Tensor& x, const Tensor& indices, int64_t axis, KILN_WHERE);
 
 // ---- movement ----
 Tensor reshape(const Tensor& x, std::vector<int64_t> shape, KILN_WHERE);

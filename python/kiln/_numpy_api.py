@@ -24,6 +24,7 @@ from ._numpy_moments import FUNCTIONS as _MOMENTS
 from ._numpy_products import FUNCTIONS as _PRODUCTS
 from ._numpy_einsum import FUNCTIONS as _EINSUM
 from ._numpy_selection import FUNCTIONS as _SELECTION
+from ._numpy_sorting import FUNCTIONS as _SORTING
 from ._numpy_statistics import FUNCTIONS as _STATISTICS
 from ._tracer import (TracedArray, _UFuncOutputCastingError, _has_mask, as_operand, backend, cast,
                       context_of, default_float, graph_break, materialize_all, to_tensor, traced,
@@ -490,4 +491,4 @@ def _table_array_functions():
 # fuller implementations win: np.round takes `decimals`).
 FUNCTIONS = {**_table_array_functions(), **_CORE, **_MOMENTS, **_CREATION, **_STATISTICS,
              **_MANIPULATION, **_SELECTION, **_LAYOUT, **_MATH, **_PRODUCTS, **_EINSUM,
-             **_BINNING}
+             **_BINNING, **_SORTING}

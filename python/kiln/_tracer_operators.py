@@ -57,7 +57,7 @@ TracedArray.__deepcopy__ = lambda self, memo: self.copy()
 # -- in-place methods: the function's result assigned to the array --
 
 def _sort(self, axis=-1, kind=None, order=None):
-    """In place, as ndarray.sort (np.sort runs eagerly: no sort in the trace)."""
+    """In place, as ndarray.sort: np.sort's result assigned (_numpy_sorting.py)."""
     self._assign(to_tensor(self._context, np.sort(self, axis=axis, kind=kind, order=order),
                            self.dtype, "sort"))
 

@@ -144,6 +144,23 @@ Tensor cumprod(const Tensor& x, int64_t axis, Where where) {
   return scan("cumprod", Op::cumprod, x, axis, where);
 }
 
+Tensor argsort(const Tensor& x, int64_t axis, bool descending, int64_t k, Where where) {
+  Trace& trace = trace_for(x, "argsort", where);
+  return wrap(trace, trace.builder.argsort(x.id(), axis, descending, k));
+}
+std::pair<Tensor, Tensor> sort(const Tensor& x, int64_t axis, bool descending, int64_t k,
+                               Where where) {
+  Trace& trace = trace_for(x, "sort", where);
+  // Two nodes: where both are used, passes/share_sorts.cpp reads the values through the
+  // positions (one sort); where only the values are, the kernel sorts them alone.
+  return {wrap(trace, trace.builder.sort(x.id(), axis, descending, k)),
+          wrap(trace, trace.builder.argsort(x.id(), axis, descending, k))};
+}
+Tensor take_along_axis(const Tensor& x, const Tensor& indices, int64_t axis, Where where) {
+  Trace& trace = trace_for(x, indices, "take_along_axis", where);
+  return wrap(trace, trace.builder.take_along_axis(x.id(), indices.id(), axis));
+}
+
 // ---- movement ----
 
 Tensor reshape(const Tensor& x, std::vector<int64_t> shape, Where where) {

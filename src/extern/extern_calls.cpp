@@ -9,6 +9,7 @@
 #include "extern/convolution.h"
 #include "extern/convolution_backward.h"
 #include "extern/matmul.h"
+#include "extern/sort.h"
 #include "kiln/error.h"
 
 namespace kiln::externs {
@@ -123,10 +124,24 @@ void run_convolution_backward(const sched::ExternCall& call,
   }
 }
 
+// argsort and sort: parameters {axis, descending}; the result buffer holds the first k
+// positions or values.
+void run_sort(const sched::ExternCall& call, const std::vector<sched::Buffer>& buffers,
+              char* const* table) {
+  if (call.inputs.size() != 1 || call.parameters.size() != 2)
+    throw Error(ErrorKind::Internal, "kiln: " + std::string(ir::op_name(call.op)) + " call with " +
+                                         std::to_string(call.inputs.size()) + " operands");
+  const sched::Buffer& out = buffers[static_cast<size_t>(call.output)];
+  sort(extern_operand(call, buffers, table, 0), call.parameters[0], call.parameters[1] != 0,
+       call.op == ir::Op::argsort, table[call.output], out.shape, out.strides);
+}
+
 using ExternFunction = void (*)(const sched::ExternCall&, const std::vector<sched::Buffer>&,
                                 char* const*);
 
-constexpr std::array<std::pair<ir::Op, ExternFunction>, 4> kExternCalls = {{
+constexpr std::array<std::pair<ir::Op, ExternFunction>, 6> kExternCalls = {{
+    {ir::Op::argsort, run_sort},
+    {ir::Op::sort, run_sort},
     {ir::Op::matmul, run_matmul},
     {ir::Op::convolution, run_convolution},
     {ir::Op::convolution_backward_input, run_convolution_backward},

@@ -86,6 +86,17 @@ class Builder {
                                       std::vector<int64_t> dilation, int64_t groups,
                                       bool channels_last = false, bool filters_last = false);
 
+  // The int64 positions along `axis` that sort `a` (builder_sort.cpp): stable, NaN after
+  // every number, or before with `descending` (torch's order; NumPy's ascending one); k >= 0
+  // keeps the first k positions (top-k), k < 0 all of them. Real dtypes (bool included).
+  ValueId argsort(ValueId a, int64_t axis, bool descending, int64_t k = -1);
+  // The values of `a` in that order (a graph that also computes the argsort reads them through
+  // it: passes/share_sorts.cpp).
+  ValueId sort(ValueId a, int64_t axis, bool descending, int64_t k = -1);
+  // a's elements at `indices` along `axis` and at their own index elsewhere (NumPy's
+  // take_along_axis, indices of a's rank, in range): one gather through a flat index.
+  ValueId take_along_axis(ValueId a, ValueId indices, int64_t axis);
+
   // A loop node (ir/loop.h: start and stop are int64 0-d values) and its carried results.
   ValueId loop(ValueId start, ValueId stop, int64_t step, const std::vector<ValueId>& init,
                const std::vector<ValueId>& invariants, std::shared_ptr<const Graph> body,
@@ -108,6 +119,7 @@ class Builder {
  private:
   ValueId random(Op op, DType dtype, const Shape& shape, uint64_t seed);
   ValueId complex_part(Op op, ValueId value);
+  ValueId sort_node(Op op, ValueId a, int64_t axis, bool descending, int64_t k);
   ValueId add(Op op, DType dtype, Shape shape, std::vector<ValueId> inputs, Attrs attrs = {});
   [[noreturn]] void fail(ErrorKind kind, Op op, const std::string& message) const;
 

@@ -163,6 +163,9 @@ Array evaluate_movement(const Node& node, const std::vector<Array>& operands);
 Array evaluate_matmul(const Node& node, const Array& left, const Array& right,
                       const Array* bias = nullptr);
 Array evaluate_convolution(const Node& node, const std::vector<Array>& operands);
+// argsort: the positions that sort each row along attrs.axis; sort: the values at them
+// (interpreter_sort.cpp).
+Array evaluate_sort(const Node& node, const Array& operand);
 // `array` permuted by `order` (a permute op's permutation), as a view of its memory.
 Array permuted_view(const Array& array, const std::vector<int64_t>& order);
 // convolution_backward_input and convolution_backward_weight.

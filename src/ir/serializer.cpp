@@ -8,7 +8,7 @@ namespace {
 
 constexpr uint32_t kGraphMagic = 0x4b475248;  // "HRGK"
 // 3: cond nodes (else_body); 4: convolution attrs; 5: channels-last convolution
-constexpr uint32_t kGraphVersion = 7;
+constexpr uint32_t kGraphVersion = 8;  // 8: argsort (Attrs::descending)
 // Loop bodies nest; deeper nesting than this is refused (a crafted file must not exhaust the
 // stack).
 constexpr int kMaxLoopDepth = 64;
@@ -72,6 +72,7 @@ void put_attrs(ByteWriter& out, const Attrs& attrs) {
   // A convolution's layout: 0 channels-first, 1 channels-last, 2 channels-last filters too.
   out.put<uint8_t>(attrs.filters_last ? 2 : attrs.channels_last ? 1 : 0);
   out.put<uint8_t>(attrs.relu);
+  out.put<uint8_t>(attrs.descending);
   put_dim(out, attrs.extent);
   out.put<uint8_t>(attrs.data != nullptr);
   if (attrs.data) out.put_vector(*attrs.data);
@@ -107,6 +108,7 @@ Attrs get_attrs(ByteReader& in, int depth) {
   attrs.channels_last = layout != 0;
   attrs.filters_last = layout == 2;
   attrs.relu = in.get_in_range<uint8_t>(0, 2, "a matmul's relu flag");
+  attrs.descending = in.get_in_range<uint8_t>(0, 2, "an argsort's descending flag");
   attrs.extent = get_dim(in);
   if (in.get_in_range<uint8_t>(0, 2, "a data flag"))
     attrs.data = std::make_shared<const std::vector<uint8_t>>(in.get_vector<uint8_t>());

@@ -120,7 +120,8 @@ class NodeVerifier {
     const Attrs& attrs = node_.attrs;
     bool same_dtype = node_.inputs.empty() || node_.op == Op::cast || node_.op == Op::loop || node_.op == Op::cond ||
                       node_.op == Op::loop_result || node_.op == Op::complex ||
-                      node_.op == Op::real || node_.op == Op::imag || node_.dtype == input(0).dtype;
+                      node_.op == Op::real || node_.op == Op::imag || node_.op == Op::argsort ||
+                      node_.dtype == input(0).dtype;
     expect(same_dtype, "result dtype differs from the operand's");
     switch (node_.op) {
       case Op::parameter: expect(attrs.index >= 0, "negative parameter index"); break;
@@ -152,6 +153,8 @@ class NodeVerifier {
         expect(input(0).shape == node_.shape, "flip changes the shape");
         break;
       case Op::gather: verify_gather(); break;
+      case Op::argsort:
+      case Op::sort: verify_sort(); break;
       case Op::scatter: verify_scatter(); break;
       case Op::matmul: verify_matmul(); break;
       case Op::convolution: verify_convolution(); break;
@@ -299,6 +302,23 @@ class NodeVerifier {
     expected.insert(expected.end(), index.begin(), index.end());
     expected.insert(expected.end(), source.begin() + axis + 1, source.end());
     expect(node_.shape == expected, "gathered shape should be " + shape_string(expected));
+  }
+
+  void verify_sort() const {
+    const Shape& source = input(0).shape;
+    expect(!is_complex(input(0).dtype) &&
+               node_.dtype == (node_.op == Op::argsort ? DType::Int64 : input(0).dtype),
+           "a sort takes a real operand to int64 positions (argsort) or its values (sort)");
+    expect_axis(node_.attrs.axis, source.size());
+    const auto axis = static_cast<size_t>(node_.attrs.axis);
+    bool fits = node_.shape.size() == source.size();
+    for (size_t d = 0; fits && d < source.size(); ++d)
+      fits = d == axis ? node_.shape[d] == source[d] ||
+                             (node_.shape[d].is_constant() && source[d].is_constant() &&
+                              node_.shape[d].constant() <= source[d].constant())
+                       : node_.shape[d] == source[d];
+    expect(fits, "the sort's shape " + shape_string(node_.shape) + " does not fit its operand's " +
+                     shape_string(source));
   }
 
   void verify_scatter() const {

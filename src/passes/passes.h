@@ -17,6 +17,9 @@ ir::Graph simplify(const ir::Graph& graph);
 ir::Graph eliminate_common_subexpressions(const ir::Graph& graph);
 // Dead-code elimination: only nodes reachable from the outputs are kept (parameters always).
 ir::Graph eliminate_dead_code(const ir::Graph& graph);
+// A sort's values read at the positions of an argsort of the same operand, axis, direction and
+// extent (one sort where a graph uses both results).
+ir::Graph share_sorts(const ir::Graph& graph);
 // Constant folding: nodes whose operands are all constants and whose result is small
 // (<= 4096 elements) are evaluated by the interpreter and replaced by constants.
 ir::Graph fold_constants(const ir::Graph& graph);

@@ -36,6 +36,7 @@ const std::vector<NamedPass>& pipeline() {
       {"cse", eliminate_common_subexpressions},
       {"fold", fold_constants},
       {"dce", eliminate_dead_code},
+      {"share_sorts", share_sorts},  // after dce: an argsort nothing reads is gone
   };
   return passes;
 }

@@ -401,6 +401,29 @@ void bind_reductions(nb::module_& module) {
       "cumsum", [](const Tensor& x, int64_t axis) { return kiln::cumsum(x, axis, kNoWhere); },
       nb::arg("x"), nb::arg("axis"), Keep<1>());
   module.def(
+      "argsort",
+      [](const Tensor& x, int64_t axis, bool descending, int64_t k) {
+        return kiln::argsort(x, axis, descending, k, kNoWhere);
+      },
+      nb::arg("x"), nb::arg("axis") = -1, nb::arg("descending") = false, nb::arg("k") = -1,
+      Keep<1>(),
+      "int64 positions that sort x along axis: stable, NaN last (first when descending); "
+      "k >= 0 keeps the first k.");
+  module.def(
+      "sort",
+      [](nb::handle x, int64_t axis, bool descending, int64_t k) {
+        return pair_keeping(
+            x, kiln::sort(nb::cast<const Tensor&>(x), axis, descending, k, kNoWhere));
+      },
+      nb::arg("x"), nb::arg("axis") = -1, nb::arg("descending") = false, nb::arg("k") = -1,
+      "(values, positions) of one sort of x along axis (see argsort).");
+  module.def(
+      "take_along_axis",
+      [](const Tensor& x, const Tensor& indices, int64_t axis) {
+        return kiln::take_along_axis(x, indices, axis, kNoWhere);
+      },
+      nb::arg("x"), nb::arg("indices"), nb::arg("axis"), Keep<1>());
+  module.def(
       "cumprod", [](const Tensor& x, int64_t axis) { return kiln::cumprod(x, axis, kNoWhere); },
       nb::arg("x"), nb::arg("axis"), Keep<1>());
 }

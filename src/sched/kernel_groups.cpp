@@ -124,7 +124,7 @@ std::vector<KernelGroup> group_roots(const ir::Graph& graph, const std::vector<i
     if (root.copy && buffer_of[static_cast<size_t>(root.node)] == root.buffer) continue;
     const bool in_base = !root.copy && node.op == ir::Op::where &&
                          base_of[static_cast<size_t>(root.node)] >= 0;
-    const bool is_extern = node.op == ir::Op::matmul || ir::is_convolution(node.op);
+    const bool is_extern = ir::is_extern(node.op);
     // A masked update in its base's buffer (sched/in_place.h) is alone in its kernel, where no
     // other root reads the base while it is overwritten; extern calls, scatters, loops and
     // scans are steps of their own.

@@ -206,6 +206,8 @@ std::set<ValueId> initial_materialized(const ir::Graph& graph, int64_t elementwi
       case ir::Op::convolution:
       case ir::Op::convolution_backward_input:
       case ir::Op::convolution_backward_weight:
+      case ir::Op::argsort:
+      case ir::Op::sort:
         result.insert(id);
         for (size_t k = 0; k < node.inputs.size(); ++k) {
           const ValueId base = view_base(graph, node.inputs[k]);

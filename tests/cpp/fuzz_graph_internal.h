@@ -80,6 +80,7 @@ class Generator {
   std::optional<Value> scan(const Value& operand);
   std::optional<Value> movement(const Value& operand);
   std::optional<Value> gather(const Value& operand);
+  std::optional<Value> sort(const Value& operand);
   std::optional<Value> concat(const Value& operand);
   std::vector<int64_t> reshape_target(const std::vector<int64_t>& shape);
 

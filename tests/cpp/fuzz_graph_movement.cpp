@@ -343,6 +343,7 @@ std::optional<Value> Generator::concat(const Value& operand) {
 std::optional<Value> Generator::gather(const Value& operand) {
   int rank = static_cast<int>(operand.shape.size());
   if (rank == 0) return std::nullopt;
+  if (chance(0.25)) return sort(operand);
   int64_t axis = uniform(0, rank - 1);
   int64_t size = operand.shape[static_cast<size_t>(axis)];
   if (size == 0) return std::nullopt;
@@ -390,6 +391,26 @@ std::optional<Value> Generator::gather(const Value& operand) {
     }
   }
   return derived(builder_.gather(operand.id, index.id, axis), operand);
+}
+
+// Sorts along a random axis, either way, all of it or its first k: the positions of a value
+// every compiler computes bit for bit, else the values (sorting moves each element by at most
+// the operand's error: the k-th smallest of perturbed values is within it of the k-th).
+std::optional<Value> Generator::sort(const Value& operand) {
+  int rank = static_cast<int>(operand.shape.size());
+  int64_t axis = uniform(0, rank - 1);
+  int64_t size = operand.shape[static_cast<size_t>(axis)];
+  const bool descending = chance(0.5);
+  const int64_t k = chance(0.3) ? uniform(0, size) : -1;
+  const int64_t spelled = chance(0.3) ? axis - rank : axis;
+  if (operand.exact && chance(0.5)) {
+    Value positions = derived(builder_.argsort(operand.id, spelled, descending, k), operand);
+    positions.bound = static_cast<double>(size);
+    positions.error = 0;
+    return positions;
+  }
+  Value values = derived(builder_.sort(operand.id, spelled, descending, k), operand);
+  return values;
 }
 
 }  // namespace kiln::fuzz::detail

@@ -307,6 +307,8 @@ std::unique_ptr<GraphCase> structural_case() {
   graph->output(
       builder.convolution_backward_weight(gradient, image, {1, 2, 2, 2}, {1}, {1}, {1}, 1),
       "convolution_backward_weight", {1e-5, 1e-5, 4});
+  graph->output(builder.argsort(x, 2, true), "argsort");  // their own cases: test_sort.cpp
+  graph->output(builder.sort(x, 0, false), "sort");
   graph->output(builder.iota(DType::Int32, {3, 4}, 1), "iota");
   graph->output(builder.random_uniform(DType::Float32, {10}, 42), "random_uniform");
   graph->output(builder.random_normal(DType::Float64, {10}, 43), "random_normal");

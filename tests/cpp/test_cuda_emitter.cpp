@@ -21,6 +21,7 @@
 #include "fuzz_graph_generator.h"
 #include "ir/builder.h"
 #include "runtime/cuda/cuda_driver.h"
+#include "runtime/cuda/cuda_extern_calls.h"
 
 namespace kiln {
 namespace {
@@ -284,6 +285,38 @@ TEST(CudaEmitter, ProductsOfFewRowsAreGenerated) {
   EXPECT_EQ(source.text.find("kiln_skinny_matmul<13, 50, 130, 130ll, 130ll, 8, true>"), std::string::npos);
   auto [code, log] = compile_with_nvcc(source.text, "skinny");
   EXPECT_EQ(code, 0) << log;
+}
+
+// A sort on the GPU is an extern step (runtime/cuda/cuda_extern_calls.cpp: sorted on the host,
+// no GPU sort kernel yet) between generated kernels: the GPU's extern table takes it for every
+// real dtype, the kernels around it (a top-k of a transposed operand, its values gathered and
+// transposed back) compile.
+TEST(CudaEmitter, SortsAreExternStepsBetweenKernels) {
+  for (DType dtype : {DType::Float32, DType::Float16, DType::Int64, DType::Bool}) {
+    ir::Graph graph;
+    ir::Builder b(graph);
+    ir::ValueId x = b.parameter(dtype, {64, 300});
+    ir::ValueId y = b.binary(ir::Op::maximum, x, b.permute(b.parameter(dtype, {300, 64}), {1, 0}));
+    ir::ValueId columns = b.permute(y, {1, 0});
+    ir::ValueId positions = b.argsort(columns, 0, true, 5);
+    ir::ValueId values = b.take_along_axis(columns, positions, 0);
+    graph.set_outputs({b.permute(values, {1, 0}), positions, b.sort(y, 1, false)});
+    detail::PreparedGraph prepared = detail::prepare_graph(graph, {}, {});
+    sched::Program program = detail::schedule_program(prepared.graph, prepared.strides, kH100, {});
+    int sorts = 0;
+    for (const sched::Step& step : program.steps) {
+      if (step.kind != sched::StepKind::Extern) continue;
+      EXPECT_TRUE(ir::is_sort(step.call.op));
+      EXPECT_NO_THROW(runtime::check_cuda_extern_call(step.call, program.buffers));
+      ++sorts;
+    }
+    EXPECT_EQ(sorts, 2);  // the top-k's positions (its values gathered), y's values
+    codegen::CudaSource source = codegen::emit_cuda(program, Options{}, kH100, false);
+    EXPECT_GE(source.kernels.size(), 2u);
+    if (find_nvcc().empty()) continue;
+    auto [code, log] = compile_with_nvcc(source.text, "sort_" + std::string(dtype_name(dtype)));
+    EXPECT_EQ(code, 0) << log;
+  }
 }
 
 // max-autotune's candidates: each kernel's launches for the other launch shapes

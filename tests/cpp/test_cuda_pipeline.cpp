@@ -298,6 +298,37 @@ TEST(CudaPipeline, LibraryCallsMatchTheInterpreter) {
   }
 }
 
+// Sorts on the GPU (sorted on the host: runtime/cuda/cuda_extern_calls.cpp) against the
+// interpreter: a strided operand, descending with NaNs, a top-k, values gathered after it; in
+// reduce-overhead too, where a program with a sort is never captured into a CUDA graph.
+TEST(CudaPipeline, SortsMatchTheInterpreter) {
+  ir::Graph graph;
+  ir::Builder b(graph);
+  ir::ValueId x = b.parameter(DType::Float32, {40, 700});
+  ir::ValueId y = b.binary(ir::Op::div, b.unary(ir::Op::log, x), x);  // NaN below 0
+  ir::ValueId columns = b.permute(y, {1, 0});
+  ir::ValueId top = b.argsort(columns, 0, true, 7);
+  graph.set_outputs({b.argsort(y, 1, false), top, b.take_along_axis(columns, top, 0),
+                     b.argsort(b.unary(ir::Op::sin, y), 0, false, 3), b.sort(columns, 1, true)});
+  for (const char* mode : {"default", "reduce-overhead"}) {
+    Options options = cuda_options(test::test_cache_directory());
+    options.mode = mode;
+    CompileStats stats;
+    if (refused_without_a_gpu(graph, options)) return;
+    auto compiled = detail::compile_graph(graph, {}, options, stats);
+    Array input = random_array(DType::Float32, {40, 700}, 41);
+    std::vector<Array> expected = ir::interpret(graph, {input});
+    for (int call = 0; call < 4; ++call) {
+      std::vector<Array> outputs;
+      compiled->executable->run({input}, outputs);
+      ASSERT_EQ(outputs.size(), expected.size());
+      for (size_t k = 0; k < outputs.size(); ++k)
+        test::expect_array_matches(outputs[k], expected[k], {1e-5, 1e-5, 4},
+                                   std::string(mode) + " output " + std::to_string(k));
+    }
+  }
+}
+
 // reduce-overhead on the GPU: the first run learns the input addresses, the second captures a
 // CUDA graph (inputs that stayed put read in place, the others staged), later runs replay it;
 // an input that moves is staged, a parameter that moves makes a new capture. Every run against

@@ -283,6 +283,7 @@ TEST(Fuzz, GeneratorIsDeterministicAndCoversTheOpTable) {
     dtypes.insert(node.dtype);
   }
   EXPECT_GE(seen.size(), 60u);
+  EXPECT_TRUE(seen.contains(ir::Op::argsort) && seen.contains(ir::Op::sort));
   // Complex values are lowered to real ones before compiling: test_complex.cpp covers them.
   EXPECT_EQ(dtypes.size(), static_cast<size_t>(kRealDTypeCount));
 }

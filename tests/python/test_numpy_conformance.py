@@ -14,6 +14,7 @@ from kiln import _numpy_api
 import samples_math
 import samples_manipulation
 import samples_selection
+import samples_sorting
 import samples_statistics
 from conformance import DEVICE, DTYPES, check, one, reductions, sample_array, shapes_for
 
@@ -135,6 +136,7 @@ SAMPLES.update(samples_statistics.SAMPLES)
 SAMPLES.update(samples_manipulation.SAMPLES)
 SAMPLES.update(samples_selection.SAMPLES)
 SAMPLES.update(samples_math.SAMPLES)
+SAMPLES.update(samples_sorting.SAMPLES)
 
 
 if hasattr(np, "matrix_transpose"):  # NumPy 2

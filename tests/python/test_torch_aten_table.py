@@ -171,6 +171,8 @@ DIRECT_SAMPLES = {
                           [_floats(3, 5)]),
     "aten.split_with_sizes.default": (
         lambda x: [p * 2 for p in aten.split_with_sizes(x, [1, 3, 1], 1)], [_floats(3, 5)]),
+    "aten.sort.stable": (lambda x: aten.sort.stable(x, stable=True, dim=0, descending=True),
+                         [_integers(6, 5)]),
     "aten.squeeze.default": (lambda x: aten.squeeze(x) + 1, [_floats(3, 1, 4, 1)]),
     "aten.squeeze.dim": (lambda x: aten.squeeze.dim(x, 1) + 1, [_floats(3, 1, 4, 1)]),
 }
@@ -270,14 +272,34 @@ def _in_float32(tensors):
     return [t.float() if t.dtype in (torch.bfloat16, torch.float16) else t for t in tensors]
 
 
+# Ops whose order of equal elements eager PyTorch leaves to its algorithm (stable=False; the
+# CPU's sort orders ties differently from its stable sort, topk its smallest ones too): their
+# reference is the stable order, which kiln's sort keeps (equal elements by position).
+def _stable_sort(x, dim=-1, descending=False, stable=None):
+    return torch.sort(x, dim=dim, descending=descending, stable=True)
+
+
+def _stable_topk(x, k, dim=-1, largest=True, sorted=True):
+    values, indices = torch.sort(x, dim=dim, descending=largest, stable=True)
+    return values.narrow(dim, 0, k), indices.narrow(dim, 0, k)
+
+
+STABLE_REFERENCES = {
+    "sort": _stable_sort, "topk": _stable_topk, "msort": lambda x: _stable_sort(x, 0).values,
+    "argsort": lambda x, dim=-1, descending=False, stable=None: _stable_sort(
+        x, dim, descending).indices,
+}
+
+
 def _eager_results(op, dtype, tensors, call):
     """Eager PyTorch's results for a case, or None for a sample eager PyTorch rejects."""
+    reference = STABLE_REFERENCES.get(op.name, op.op)
     try:
-        want = _flat_results(call(op.op, *tensors))
+        want = _flat_results(call(reference, *tensors))
         if dtype == torch.bfloat16:  # kiln computes bfloat16 in float32, rounding once:
             # its reference is eager PyTorch in float32, rounded to the result's dtype
             want = [r.to(w.dtype) for r, w in
-                    zip(_flat_results(call(op.op, *_in_float32(tensors))), want)]
+                    zip(_flat_results(call(reference, *_in_float32(tensors))), want)]
     except Exception:  # a sample eager PyTorch rejects: nothing to compare
         return None
     return want

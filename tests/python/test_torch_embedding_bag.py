@@ -1,9 +1,9 @@
 """Embedding bags (nn.EmbeddingBag, F.embedding_bag: recommendation models' sparse features)
 compiled by kiln, sums and means, with per-sample weights, a padding index, empty bags and
 include_last_offset, against eager PyTorch, inference and training (the table's and the sample
-weights' gradients), with nothing left to eager PyTorch. Max bags stay eager (eager's backward
-reads the bags and sizes kiln's forward returns); bad offsets and indices raise RuntimeError
-(as eager torch does) naming the op."""
+weights' gradients), with nothing left to eager PyTorch. Max bags compile for inference and
+train eagerly (eager's backward reads max indices kiln's forward does not make); bad offsets and
+indices raise RuntimeError (as eager torch does) naming the op."""
 import pytest
 import torch
 import torch.nn.functional as F
@@ -55,10 +55,36 @@ def test_embedding_bags_train_as_eager_does(case):
         torch.testing.assert_close(g.grad, e.grad)
 
 
-def test_max_bags_stay_eager_and_match():
+@pytest.mark.parametrize("padding_idx", [None, 4])
+@pytest.mark.parametrize("last", [False, True])
+def test_max_bags_match_eager_in_inference(padding_idx, last):
+    # the second bag empty; ties within a bag
+    f = _bags("max", padding_idx, False, last)
+    weight = torch.randn(10, 3)
+    weight[5, 1] = weight[4, 1] = weight[2, 1]
+    compiled = torch.compile(f, backend="kiln", options={"unsupported_ops": "error"})
+    with torch.no_grad():
+        torch.testing.assert_close(compiled(weight, None), f(weight, None))
+
+
+def test_a_max_bag_of_padding_indices_only_is_zeros():
+    def f(weight):
+        return F.embedding_bag(torch.tensor([4, 4, 1, 2, 4, 7]), weight, torch.tensor([0, 2, 4]),
+                               mode="max", padding_idx=4) - 1
+    weight = -torch.rand(10, 3) - 1  # every value below a bag's zeros
+    compiled = torch.compile(f, backend="kiln", options={"unsupported_ops": "error"})
+    with torch.no_grad():
+        torch.testing.assert_close(compiled(weight), f(weight))
+
+
+def test_max_bags_train_eagerly_and_match():
+    # eager's backward reads the max indices, which kiln's forward does not make: both eager
     f = _bags("max", None, False, False)
     weight = torch.randn(10, 3)
-    torch.testing.assert_close(torch.compile(f, backend="kiln")(weight, None), f(weight, None))
+    eager, mine = weight.clone().requires_grad_(), weight.clone().requires_grad_()
+    f(eager, None).sum().backward()
+    torch.compile(f, backend="kiln")(mine, None).sum().backward()
+    torch.testing.assert_close(mine.grad, eager.grad)
 
 
 @pytest.mark.parametrize("indices, offsets, message", [

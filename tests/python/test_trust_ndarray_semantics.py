@@ -44,7 +44,9 @@ def test_in_place_sort_partition_and_put_change_the_array():
         z.partition(2, axis=1)
         w = x.copy()
         w.put([0, 5], [-1.0, -2.0])
-        return y, z, w
+        # what NumPy promises of a partition: the kth element in place, each side's elements
+        # (kiln's is a full sort; NumPy's order of the sides depends on its version)
+        return y, np.sort(z[:, :2], axis=1), z[:, 2], np.sort(z[:, 3:], axis=1), w
     compare(in_place, X)
 
 

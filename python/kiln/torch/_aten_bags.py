@@ -1,7 +1,8 @@
 """Conversion-table entries: reductions into places an index names, as scatter-adds (see
 _aten_table.py): embedding bags (nn.EmbeddingBag, F.embedding_bag: recommendation models' sparse
 features), sums and means of the rows each bag's indices name, and scatter_reduce's sums and
-means (graph networks' message aggregation).
+means (graph networks' message aggregation); maxima and minima of both as a sort and a scatter
+in sorted order, on the CPU.
 """
 import operator
 
@@ -13,7 +14,7 @@ from ._aten_table import (Unconvertible, axis, cast, computing_dtype, lowers, me
                           out_shape)
 
 aten = torch.ops.aten
-_SUM, _MEAN = 0, 1
+_SUM, _MEAN, _MAX = 0, 1, 2
 
 
 def _bag_of_each(context, offsets, count, bags, what):
@@ -103,6 +104,47 @@ def _embedding_bag_sample_weights_backward(context, node, grad, weight, indices,
     return result
 
 
+def _max_bags(context, node, weight, indices, offsets, padding_idx):
+    """Each bag's largest row, element by element, as scatter_reduce's maxima are: the rows'
+    values sorted (kiln's sort kernel), then scattered into their bag's row in that order, so
+    that the last write to each place is its largest; an empty bag is zeros, as eager's. On the
+    CPU only (a GPU scatter applies repeated places in no fixed order)."""
+    if meta(node)[0].device.type != "cpu":
+        raise Unconvertible("embedding_bag with mode='max' on the GPU")
+    count = indices.shape[0]
+    bags, width = out_shape(context, node, 0)
+    if not all(isinstance(extent, int) for extent in (count, bags, width)) or \
+            count * width > _MOST_SORTED_VALUES:
+        raise Unconvertible(f"embedding_bag with mode='max' of dynamic sizes or more than "
+                            f"{_MOST_SORTED_VALUES} values")
+    dtype = computing_dtype(meta(node)[0].dtype)
+    index = cast(indices, torch.int64)
+    bag = _bag_of_each(context, offsets, count, bags, "embedding_bag")
+    _kiln.check_index(index, weight.shape[0], 0, "embedding_bag", negative=False)
+    rows = _kiln.take(cast(weight, dtype), index, 0, False)
+    kept = _kept(context, index, padding_idx)
+    if kept is not None:  # a padding row's values are written first, and overwritten
+        rows = _kiln.where(_kiln.reshape(kept, [count, 1]), rows,
+                           context.full((), float("-inf"), dtype))
+    columns = _kiln.reshape(_kiln.arange(context.anchor(), width, "int64"), [1, width])
+    places = _kiln.add(_kiln.multiply(_kiln.reshape(bag, [count, 1]),
+                                      context.full((), width, torch.int64)), columns)
+    values = _kiln.reshape(rows, [count * width])
+    places = _kiln.reshape(_kiln.broadcast_to(places, [count, width]), [count * width])
+    order = _kiln.argsort(values, 0, False)
+    total = _kiln.index_put(context.full([bags * width], 0, dtype),
+                            _kiln.take(places, order, 0, False),
+                            _kiln.take(values, order, 0, False), 0, False, check_bounds=False)
+    total = _kiln.reshape(total, [bags, width])
+    if kept is not None:  # a bag of padding indices only is empty: zeros
+        size = _kiln.index_put(context.full([bags], 0, torch.int64), bag, cast(kept, torch.int64),
+                               0, True, check_bounds=False)
+        total = _kiln.where(_kiln.reshape(_kiln.greater(size, context.full((), 0, torch.int64)),
+                                          [bags, 1]), total, context.full((), 0, dtype))
+    return (total,) + tuple(context.full(out_shape(context, node, k), 0, torch.int64)
+                            for k in (1, 2, 3))
+
+
 @lowers(aten._embedding_bag.default, aten._embedding_bag_forward_only.default)
 def _embedding_bag(context, node, weight, indices, offsets, scale_grad_by_freq=False, mode=0,
                    sparse=False, per_sample_weights=None, include_last_offset=False,
@@ -110,13 +152,17 @@ def _embedding_bag(context, node, weight, indices, offsets, scale_grad_by_freq=F
     """(result, offset2bag, bag_size, max_indices) with eager PyTorch's CPU values for the last
     three, which its backward (run eagerly) reads: zeros for a sum (and offset2bag empty, or each
     index's bag with a padding index), each index's bag and the bags' sizes (twice) for a mean.
-    Max bags stay eager (a scatter-max)."""
-    if mode not in (_SUM, _MEAN):
-        raise Unconvertible("embedding_bag with mode='max'")
+    Max bags (_max_bags) when nothing reads the last three (inference)."""
     if indices.ndim != 1 or weight.ndim != 2:
         raise Unconvertible("embedding_bag of 2-d indices")
     auxiliary_used = any(user.target is not operator.getitem or user.args[1] != 0
                          for user in node.users)
+    if mode == _MAX:
+        if auxiliary_used:
+            raise Unconvertible("embedding_bag with mode='max' whose max indices a backward reads")
+        return _max_bags(context, node, weight, indices, offsets, padding_idx)
+    if mode not in (_SUM, _MEAN):
+        raise Unconvertible(f"embedding_bag with mode={mode}")
     if auxiliary_used and meta(node)[0].device.type != "cpu":
         raise Unconvertible("embedding_bag whose bag sizes a backward reads, off the CPU")
     count = indices.shape[0]
@@ -156,11 +202,63 @@ def _embedding_bag(context, node, weight, indices, offsets, scale_grad_by_freq=F
                                        for k in (2, 3))
 
 
+# The most values scatter_reduce's amax/amin sorts: past it, the sort and the ordered scatter
+# cost more than eager's scatter-max (1M values: 54 against 31 ms), which then runs instead.
+_MOST_SORTED_VALUES = 1 << 18
+
+
+def _count(shape):
+    total = 1
+    for extent in shape:
+        total *= extent
+    return total
+
+
+def _scatter_extremum(context, node, x, dim, index, src, reduce, include_self):
+    """amax/amin: the values sorted (kiln's sort kernel), then scattered in that order, so that
+    the last write to each place, the one kept (a scatter applies repeated places in order on
+    the CPU), is its largest: NaN too, sorted after every number (torch's maxima and minima
+    propagate NaN). Float minima are the negated maxima of the negated values; integer minima
+    sort descending."""
+    if meta(node).device.type != "cpu":
+        raise Unconvertible(f"scatter_reduce's {reduce} on the GPU (its scatter applies repeated "
+                            "places in no fixed order there)")
+    dtype = out_dtype(node)
+    if dtype == torch.bool:
+        raise Unconvertible(f"scatter_reduce's {reduce} of bool")
+    dim = axis(dim, x.ndim)
+    if x.ndim == 0 or 0 in index.shape:
+        raise Unconvertible("scatter_reduce of a 0-d tensor or an empty index")
+    if not all(isinstance(extent, int) for extent in index.shape) or \
+            _count(index.shape) > _MOST_SORTED_VALUES:
+        raise Unconvertible(f"scatter_reduce's {reduce} of more than {_MOST_SORTED_VALUES} values "
+                            "or of dynamic sizes (eager's scatter-max is faster there)")
+    computing = computing_dtype(dtype)
+    flat, count = _flat_along(context, x, dim, index, "scatter_reduce")
+    flat = _kiln.reshape(flat, [-1])
+    values = _kiln.reshape(cast(_slice_any(src, [(0, extent, 1) for extent in index.shape]),
+                                computing), [-1])
+    own = _kiln.reshape(cast(x, computing), [count])
+    negated = reduce == "amin" and computing.is_floating_point
+    if negated:
+        values, own = _kiln.negative(values), _kiln.negative(own)
+    order = _kiln.argsort(values, 0, reduce == "amin" and not negated)
+    scattered = _kiln.index_put(own, _kiln.take(flat, order, 0, False),
+                                _kiln.take(values, order, 0, False), 0, False, check_bounds=False)
+    extremum = _kiln.minimum if reduce == "amin" and not negated else _kiln.maximum
+    result = extremum(own, scattered) if include_self else scattered
+    if negated:
+        result = _kiln.negative(result)
+    return cast(_kiln.reshape(result, list(x.shape)), dtype)
+
+
 @lowers(aten.scatter_reduce.two)
 def _scatter_reduce(context, node, x, dim, index, src, reduce, include_self=True):
     """x with src's values summed (or averaged) into the places index names (GNN message
-    aggregation): scatter-adds of the values and of their counts. Maxima, minima and products
-    stay eager (a scatter-max); so do integer means (torch floors them)."""
+    aggregation): scatter-adds of the values and of their counts; maxima and minima through a
+    sort (_scatter_extremum). Products stay eager; so do integer means (torch floors them)."""
+    if reduce in ("amax", "amin"):
+        return _scatter_extremum(context, node, x, dim, index, src, reduce, include_self)
     if reduce not in ("sum", "mean"):
         raise Unconvertible(f"scatter_reduce with reduce={reduce!r}")
     dtype = out_dtype(node)

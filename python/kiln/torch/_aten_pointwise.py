@@ -325,18 +325,18 @@ def _max_or_min_with_indices(context, node, x, dim, keepdim=False):
     return values, indices
 
 
-# topk runs k rounds of argmax over a row: a few, as a mixture-of-experts router asks (2 of 8).
-_MOST_TOPK = 16
+# topk on the GPU runs k rounds of argmax over a row: a few, as a mixture-of-experts router asks
+# (2 of 8). On the CPU it is a partial sort (_aten_sorting.py).
+MOST_TOPK = 16
 
 
-@lowers(aten.topk.default)
-def _topk(context, node, x, k, dim=-1, largest=True, sorted=True):
+def topk_by_rounds(context, node, x, k, dim=-1, largest=True):
     """The k largest (smallest) along `dim` in order, in k rounds over what the rounds before
     left: torch's order puts NaN above everything (first of the largest, last of the
     smallest); where only the exhausted value is left (taken elements count as -inf for the
     largest), the first element not taken, a real infinity before a NaN."""
-    if not isinstance(k, int) or k > _MOST_TOPK or x.ndim == 0:
-        raise Unconvertible(f"topk of k={k} (kiln takes k <= {_MOST_TOPK} of a dimension)")
+    if not isinstance(k, int) or k > MOST_TOPK or x.ndim == 0:
+        raise Unconvertible(f"topk of k={k} (kiln takes k <= {MOST_TOPK} of a dimension)")
     if not x_is_floating(x):
         raise Unconvertible("topk of integers")
     dim = axis(dim, x.ndim)

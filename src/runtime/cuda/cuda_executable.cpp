@@ -128,7 +128,12 @@ CudaExecutable::CudaExecutable(sched::Program program, std::vector<CudaKernelCal
   }
   graphs_possible_ = (settings_.cuda_graphs || settings_.host_bound_graphs) &&
                      launches >= kLeastLaunchesForAGraph && launches <= kMostCapturedLaunches &&
-                     static_loops(program_);
+                     static_loops(program_) &&
+                     std::none_of(program_.steps.begin(), program_.steps.end(),
+                                  [](const sched::Step& step) {  // argsort sorts on the host
+                                    return step.kind == sched::StepKind::Extern &&
+                                           ir::is_sort(step.call.op);
+                                  });
   if (settings_.autotune) read_step_choices();
   cuda::synchronize(nullptr);  // the zeroed scratch, before work on other streams
   if (program_.arena_bytes > 0) arena_ = cuda::allocate(program_.arena_bytes);

@@ -7,10 +7,12 @@
 #include "extern/convolution.h"
 #include "extern/extern_calls.h"
 #include "extern/matmul_problem.h"
+#include "extern/sort.h"
 #include "ir/convolution_shape.h"
 #include "kiln/error.h"
 #include "runtime/cuda/cuda_blas.h"
 #include "runtime/cuda/cuda_dnn.h"
+#include "runtime/cuda/cuda_driver.h"
 
 namespace kiln::runtime {
 namespace {
@@ -187,6 +189,47 @@ void run_convolution_backward(const sched::ExternCall& call,
   }
 }
 
+// The element offsets [low, high] a strided view reaches from its start (empty: count 0).
+int64_t view_span(const std::vector<int64_t>& shape, const std::vector<int64_t>& strides,
+                  int64_t& low) {
+  low = 0;
+  int64_t high = 0;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (shape[d] == 0) return 0;
+    (strides[d] < 0 ? low : high) += (shape[d] - 1) * strides[d];
+  }
+  return high - low + 1;
+}
+
+// argsort and sort have no GPU kernel yet: the elements the operand reaches are copied to the
+// host, sorted there by the CPU kernel (extern/sort.h) and the positions or values copied back,
+// on `stream` (a program with one is never captured into a CUDA graph: cuda_executable.cpp).
+void run_sort(const sched::ExternCall& call, const std::vector<sched::Buffer>& buffers,
+                 char* const* table, void* stream, const CudaMathSettings&,
+                 std::vector<std::shared_ptr<void>>*, int) {
+  StridedOperand in = extern_operand(call, buffers, table, 0);
+  const sched::Buffer& out = buffers[static_cast<size_t>(call.output)];
+  if (call.parameters.size() != 2)
+    throw Error(ErrorKind::Internal, where(call, buffers) + "parameters {axis, descending}");
+  int64_t low = 0, out_low = 0;
+  const int64_t span = view_span(in.shape, in.strides, low);
+  const int64_t out_span = view_span(out.shape, out.strides, out_low);
+  if (span == 0 || out_span == 0) return;
+  const int64_t element = dtype_size(in.dtype);
+  std::vector<char> values(static_cast<size_t>(span * element));
+  cuda::copy_to_host(values.data(), static_cast<const char*>(in.data) + low * element,
+                     span * element, stream);
+  in.data = values.data() - low * element;  // low <= 0: the view's start inside the copy
+  const int64_t out_element = dtype_size(out.dtype);
+  std::vector<char> result(static_cast<size_t>(out_span * out_element));
+  externs::sort(in, call.parameters[0], call.parameters[1] != 0, call.op == ir::Op::argsort,
+                result.data() - out_low * out_element, out.shape, out.strides);
+  cuda::copy_to_device(table[call.output] + out_low * out_element, result.data(),
+                       out_span * out_element, stream);
+}
+
+bool real_dtype(DType dtype) { return !is_complex(dtype); }
+
 using CudaExternFunction = void (*)(const sched::ExternCall&, const std::vector<sched::Buffer>&,
                                     char* const*, void*, const CudaMathSettings&,
                                     std::vector<std::shared_ptr<void>>*, int);
@@ -197,7 +240,9 @@ struct Entry {
   int candidates;           // of the library's, for max-autotune (float64: one)
 };
 
-constexpr std::array<Entry, 4> kCudaExternCalls = {{
+constexpr std::array<Entry, 6> kCudaExternCalls = {{
+    {ir::Op::argsort, run_sort, real_dtype, 1},
+    {ir::Op::sort, run_sort, real_dtype, 1},
     {ir::Op::matmul, run_matmul, cuda::blas_computes, cuda::kGemmCandidates},
     {ir::Op::convolution, run_convolution, cuda::dnn_computes, 1},
     {ir::Op::convolution_backward_input, run_convolution_backward, cuda::dnn_computes, 1},
