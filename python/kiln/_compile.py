@@ -34,7 +34,6 @@ inputs/guards, read at call time. Other arrays met while tracing (a helper's clo
 of other objects) are baked in as constants.
 """
 import functools
-import os
 import time
 import types
 import warnings
@@ -42,7 +41,7 @@ import weakref
 
 import numpy as np
 
-from . import _aliasing, _device, _kiln, _loop_transform, _numpy_tracer, _pytree, _random_state
+from . import _aliasing, _device, _kiln, _numpy_tracer, _pytree, _random_state
 from ._arguments import DYNAMIC_DTYPES, WEAK_PYTHON_NUMBERS, dynamic_number
 from ._arguments import holds_arrays as _holds_arrays
 from ._arguments import is_unsupported_array as _is_unsupported_array
@@ -52,6 +51,7 @@ from ._environment import Environment, GlobalStores, with_numpy_names
 from ._graph_breaks import GraphBreak, GraphBreakSignal, located
 from ._retrace import (SEGMENT_LIMIT, NeedsStatic, RetraceTimes, Segments, _SegmentLimit,
                        _TraceContext, _Traced, held_output)
+from ._tracing import location_of, with_loop_capture
 
 MISS = _kiln.MISS
 EAGER = _kiln.EAGER
@@ -78,21 +78,6 @@ def _tracer():
     return _tracer_override if _tracer_override is not None else _numpy_tracer
 
 
-def with_loop_capture(original, function, tracer, trace, note_loop):
-    """`function` (`original` as traced: its globals swapped) with its loops and branches
-    rewritten for capture (kiln._loop_transform), under config.capture_loops;
-    note_loop(kind, location, reason) hears of each loop and branch."""
-    rewritten = _loop_transform.rewrite(original) if config.capture_loops else None
-    if rewritten is None:
-        return function
-    for location, reason in rewritten.refused:
-        note_loop("unrolled", location, reason)
-    capture = getattr(tracer, "loop_capture", None)  # a stand-in tracer may have none
-    if rewritten.code is None or capture is None:
-        return function
-    return rewritten.bind(function, capture(trace, note_loop))
-
-
 def _reduce_compiled(compiled):
     """Pickled by reference, as a plain function is: `@kiln.compile` at module level loads as
     the one its module defines (multiprocessing's pools, copy.copy); a compiled lambda fails as
@@ -104,13 +89,6 @@ _kiln.CompiledCall.__reduce__ = _reduce_compiled
 
 # Every live compiled function, for kiln.reset().
 _all_functions = weakref.WeakSet()
-
-
-def _location_of(fn):
-    code = getattr(fn, "__code__", None)
-    if code is None:
-        return getattr(fn, "__qualname__", repr(fn))
-    return f"{os.path.basename(code.co_filename)}:{code.co_firstlineno}"
 
 
 class CompiledFunction:
@@ -163,7 +141,7 @@ class CompiledFunction:
             return self.fn(*args, **kwargs)
         if any(_is_unsupported_array(leaf) for leaf in leaves):
             self._note_break("an argument is an array kiln cannot read in place (dtype, byte "
-                             "order, alignment or ndarray subclass)", _location_of(self.fn))
+                             "order, alignment or ndarray subclass)", location_of(self.fn))
             return self.fn(*args, **kwargs)
         # Objects whose attributes are inputs: global objects the function reads attributes of.
         read_through = {id(value) for _, _, value in self.environment.objects}
@@ -173,14 +151,14 @@ class CompiledFunction:
             self._note_break("an argument, closure variable or attribute holds arrays in an "
                              "object kiln does not trace (an object reached twice or through "
                              "itself, one with __slots__ or computed attributes)",
-                             _location_of(self.fn))
+                             location_of(self.fn))
             return self.fn(*args, **kwargs)
         if any(globals_.get(name) is not value
                for globals_, name, value in self.environment.objects):
             # A global object whose attributes the function reads was rebound: those reads
             # (made when kiln.compile ran) still name the old object's.
             self._note_break("a global object the function reads attributes of was rebound",
-                             _location_of(self.fn))
+                             location_of(self.fn))
             return self.fn(*args, **kwargs)
         if len(self.cache) > 0:
             reason = self.cache.why_miss(args, kwargs)
@@ -190,7 +168,7 @@ class CompiledFunction:
                 if not self.warned_limit:
                     self.warned_limit = True
                     warnings.warn(
-                        f"kiln: {self.name} ({_location_of(self.fn)}) hit "
+                        f"kiln: {self.name} ({location_of(self.fn)}) hit "
                         f"config.recompile_limit ({config.recompile_limit}); new argument kinds "
                         f"run eagerly. Last reason: {reason}",
                         RuntimeWarning, stacklevel=3)
@@ -198,7 +176,7 @@ class CompiledFunction:
             self.recompiles += counts
             dynamic = self._dynamic_numbers(args, kwargs, leaves, spec)
             if _kiln.log_enabled("recompiles"):
-                _kiln.log("recompiles", f"recompiling {self.name} ({_location_of(self.fn)}): "
+                _kiln.log("recompiles", f"recompiling {self.name} ({location_of(self.fn)}): "
                           f"{reason}" + (f"; numbers {list(dynamic)} of the arguments' leaves "
                                          f"are graph inputs from now on" if dynamic else ""))
         else:
@@ -223,7 +201,7 @@ class CompiledFunction:
             if not config.suppress_errors or self.fullgraph:
                 raise
             # kiln's own failure, never the user's: warn, and run these guards eagerly.
-            warnings.warn(f"kiln: compiling {self.name} ({_location_of(self.fn)}) failed, "
+            warnings.warn(f"kiln: compiling {self.name} ({location_of(self.fn)}) failed, "
                           f"running it eagerly (config.suppress_errors): {error}",
                           RuntimeWarning, stacklevel=3)
             if guard is not None:
@@ -258,7 +236,7 @@ class CompiledFunction:
             started = time.perf_counter()
             result = self.fn(*args, **kwargs)
             if times.add_eager(time.perf_counter() - started) and _kiln.log_enabled("perf"):
-                _kiln.log("perf", f"{self.name} ({_location_of(self.fn)}) retraced each call: "
+                _kiln.log("perf", f"{self.name} ({location_of(self.fn)}) retraced each call: "
                           f"{times}: runs {times.choice}")
             return result
         started = time.perf_counter()
@@ -338,7 +316,7 @@ class CompiledFunction:
         inputs; NeedsStatic where the trace needs their values."""
         tracer = _tracer()
         trace = _kiln.Trace()
-        trace.location = _location_of(self.fn)
+        trace.location = location_of(self.fn)
         if dynamic:
             leaves = list(leaves)
             for index in dynamic:
@@ -348,7 +326,7 @@ class CompiledFunction:
             real_arrays, inputs, wrapped, aliased = _aliasing.trace_inputs(
                 [leaves[index] for index in array_leaves], trace, tracer)
         except _aliasing.AliasingUnsupported as error:
-            return self._give_up(args, kwargs, str(error), _location_of(self.fn), guard)
+            return self._give_up(args, kwargs, str(error), location_of(self.fn), guard)
         strides = [[] if array.flags.c_contiguous else [s // array.itemsize for s in array.strides]
                    for array in real_arrays]
         traced_leaves = list(leaves)
@@ -381,7 +359,7 @@ class CompiledFunction:
         capturing = attach(trace, context) if attach is not None else None
         started = time.perf_counter()
         stores = GlobalStores(self.environment.global_stores, attributes.copies,
-                              self.environment.globals_ids, _location_of(self.fn))
+                              self.environment.globals_ids, location_of(self.fn))
         try:
             try:
                 try:
@@ -409,7 +387,7 @@ class CompiledFunction:
             output_spec = checked_output_spec(
                 output_spec, assigned, attributes, _pytree.changed_copies(
                     spec, traced_leaves, traced_tree, original,
-                    lambda value: tracer.unwrap(value) is not None), _location_of(self.fn))
+                    lambda value: tracer.unwrap(value) is not None), location_of(self.fn))
             if _kiln.log_enabled("perf"):
                 _kiln.log("perf", f"trace of {self.name}: "
                           f"{(time.perf_counter() - started) * 1e3:.3f} ms, {trace.node_count} nodes")
@@ -462,15 +440,15 @@ class CompiledFunction:
                 self._note_graph(compiled)
         except Unsupported as error:  # past kiln's bounds on compile work: eager, and why
             if not self.fullgraph:
-                warnings.warn(f"kiln: {self.name} ({_location_of(self.fn)}) runs eagerly: "
+                warnings.warn(f"kiln: {self.name} ({location_of(self.fn)}) runs eagerly: "
                               f"{error}", RuntimeWarning, stacklevel=4)
-            return self._give_up(args, kwargs, str(error), _location_of(self.fn), guard)
+            return self._give_up(args, kwargs, str(error), location_of(self.fn), guard)
         if guard is not None:
             guards = self.cache.add(guard, args, kwargs, None if retrace else compiled,
                                     output_spec, mutations, retrace)
             self.cache.evict_to(MOST_ENTRIES)
             if _kiln.log_enabled("guards"):
-                _kiln.log("guards", f"guards of {self.name} ({_location_of(self.fn)}), entry "
+                _kiln.log("guards", f"guards of {self.name} ({location_of(self.fn)}), entry "
                           f"{len(self.cache)}:\n{guards}")
         return _Traced(compiled, context.real_arrays, output_spec, mutations, retrace, reads)
 
@@ -485,7 +463,7 @@ class CompiledFunction:
     def _warn_segment_limit(self):
         if not self.warned_segments:
             self.warned_segments = True
-            warnings.warn(f"kiln: {self.name} ({_location_of(self.fn)}) built {SEGMENT_LIMIT} "
+            warnings.warn(f"kiln: {self.name} ({location_of(self.fn)}) built {SEGMENT_LIMIT} "
                           f"distinct graphs around its graph breaks; new ones run eagerly",
                           RuntimeWarning, stacklevel=6)
 

@@ -289,7 +289,9 @@ def apply_ufunc(ufunc, method, inputs, kwargs):
             return result
     inputs = tuple(as_operand(x) for x in inputs)
     if method == "__call__":
-        return call_ufunc(ufunc, inputs, **kwargs)
+        result = call_ufunc(ufunc, inputs, **kwargs)
+        _known_result(ufunc, inputs, kwargs, result)
+        return result
     if method in ("reduce", "accumulate") and "out" in kwargs:
         # NumPy hands a method's out= over as a tuple of one; one not traced (made by eager
         # code after a graph break) is written by NumPy itself.
@@ -314,6 +316,25 @@ def apply_ufunc(ufunc, method, inputs, kwargs):
         return call_ufunc(ufunc, (np.reshape(a, np.shape(a) + (1,) * np.ndim(b)), b), **kwargs)
     return _fallback(getattr(ufunc, method), inputs, kwargs,
                      f"ufunc method {ufunc.__name__}.{method} is not supported by kiln")
+
+
+def _known_result(ufunc, inputs, kwargs, result):
+    """A ufunc of values the trace knows (constants such as np.array of plain data, and what
+    is computed from them alone) has a value the trace knows too, NumPy's ufunc of theirs: a
+    quantile's q = np.array([0.1, 0.9]) * 100 stays a constant the trace can read."""
+    if "out" in kwargs or not isinstance(result, TracedArray) or result._selection is not None:
+        return
+    context, values = result._context, []
+    for x in inputs:
+        if not isinstance(x, TracedArray):
+            values.append(lambda x=x: x)
+            continue
+        known = context.known.get(x.tensor.id) if x._selection is None else None
+        if known is None:
+            return
+        values.append(known)
+    context.known[result.tensor.id] = functools.cache(
+        lambda: ufunc(*(value() for value in values), **kwargs))
 
 
 def _why_not_in_place(ufunc, target, value):

@@ -10,7 +10,7 @@ import operator
 import numpy as np
 
 from ._numpy_functions import _as_traced, _k, _result
-from ._numpy_math import _eager
+from ._numpy_math import _eager, _known
 from ._tracer import TracedArray, cast, normalize_axes, normalize_axis
 
 _KINDS = ("quicksort", "mergesort", "heapsort", "stable")
@@ -149,6 +149,9 @@ def _quantiles(name, scale):
     def quantile(context, a, q, axis=None, out=None, overwrite_input=False, method="linear",
                  keepdims=False, **more):
         x = _as_traced(context, a)
+        known = _known(context, q)  # a constant q the trace knows (np.array([0.1, 0.9]))
+        if known is not None:
+            q = known
         if x.dtype.kind == "b":  # NumPy's TypeError (no boolean subtraction)
             function(np.zeros(2, x.dtype), q)
         if (out is not None or more or method != "linear" or isinstance(q, TracedArray)

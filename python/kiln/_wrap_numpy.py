@@ -48,7 +48,6 @@ import numpy as np
 
 from . import _kiln, _numpy_tracer, _pytree
 from ._arguments import DYNAMIC_DTYPES, dynamic_number
-from ._compile import _location_of, with_loop_capture
 from ._compile import compile as compile_for_host
 from ._config import config
 from ._graph_breaks import GraphBreakSignal
@@ -56,6 +55,7 @@ from ._device import torch_current_stream
 from ._environment import Environment, with_numpy_names
 from ._result_pool import ResultPool
 from ._retrace import SEGMENT_LIMIT, NeedsStatic, Segments, _SegmentLimit, _TraceContext, held_output
+from ._tracing import location_of, with_loop_capture
 
 
 _DLPACK_CUDA = 2  # DLPack's device type for CUDA memory
@@ -453,7 +453,7 @@ class _Wrapped:
             raise RuntimeError(f"kiln.wrap_numpy({self.name}): "
                                f"{_kiln.cuda_unavailable_reason()}")
         trace = _kiln.Trace()
-        trace.location = _location_of(self.fn)
+        trace.location = location_of(self.fn)
         traced = list(values)
         inputs = [trace.input(dtype, shape) for dtype, shape, _ in layouts]
         for k, tensor in zip(arrays, inputs):
@@ -522,7 +522,7 @@ class _Wrapped:
         function assigned into get their new values."""
         if reason is not None and not self.warned_host:
             self.warned_host = True
-            warnings.warn(f"kiln.wrap_numpy({self.name}) ({_location_of(self.fn)}): {reason}: "
+            warnings.warn(f"kiln.wrap_numpy({self.name}) ({location_of(self.fn)}): {reason}: "
                           f"such calls run as NumPy on host copies of the arrays",
                           RuntimeWarning, stacklevel=3)
         host = list(values)

@@ -139,3 +139,64 @@ def test_globals_are_read_at_every_call():
                 np.testing.assert_allclose(wrapped(x).cpu().numpy(), want, rtol=1e-12)
     finally:
         WEIGHTS, SCALE = saved
+
+
+class _CpuStandIn:
+    """kiln._kiln as wrap_numpy sees it, with the CPU compiler standing in for the GPU's: the
+    trace, signature and caching logic of wrap_numpy run here without a GPU (NumPy arguments
+    take wrap_numpy's general path, whose graphs then run on the CPU)."""
+
+    def __init__(self, real):
+        self.real = real
+
+    def __getattr__(self, name):
+        return getattr(self.real, name)
+
+    def cuda_unavailable_reason(self):
+        return None
+
+    def compile_graph(self, trace, outputs, strides=None, options=None, segment=False):
+        return self.real.compile_graph(trace, outputs, strides, {**(options or {}), "device": "cpu"},
+                                       segment=segment)
+
+
+@pytest.fixture
+def cpu_stand_in(monkeypatch):
+    from kiln import _retrace, _wrap_numpy
+    stand_in = _CpuStandIn(kiln._kiln)
+    monkeypatch.setattr(_wrap_numpy, "_kiln", stand_in)
+    monkeypatch.setattr(_retrace, "_kiln", stand_in)
+
+
+def test_globals_are_read_at_every_call_on_the_general_path(cpu_stand_in):
+    global WEIGHTS, SCALE
+    saved = WEIGHTS.copy(), SCALE
+    wrapped = kiln.wrap_numpy(scaled)
+    x = np.linspace(-1, 1, 8 * 64).reshape(8, 64)
+    try:
+        for change in (None, "in place", "rebound", "number"):
+            if change == "in place":
+                WEIGHTS *= 3.0
+            elif change == "rebound":
+                WEIGHTS = np.cos(np.arange(64.0))
+            elif change == "number":
+                SCALE = -0.25
+            for _ in range(2):
+                np.testing.assert_allclose(wrapped(x), scaled(x), rtol=1e-12)
+    finally:
+        WEIGHTS, SCALE = saved
+
+
+def test_loops_and_assignments_on_the_general_path(cpu_stand_in):
+    rng = np.random.default_rng(2)
+    X, y = rng.standard_normal((200, 5)), (rng.random(200) > 0.5).astype(float)
+    wrapped = kiln.wrap_numpy(descent_with_losses)
+    np.testing.assert_allclose(wrapped(X, y), descent_with_losses(X, y), rtol=1e-10)
+    assert len(wrapped.segments) == 0  # the loop captured: no graph break
+    for function in (normalize_in_place, clip_negative):
+        args = [rng.standard_normal((30, 7)) for _ in range(function.__code__.co_argcount)]
+        expected = [a.copy() for a in args]
+        want = function(*expected)
+        np.testing.assert_allclose(kiln.wrap_numpy(function)(*args), want, rtol=1e-12)
+        for got, wanted in zip(args, expected):  # the caller's arrays assigned into
+            np.testing.assert_allclose(got, wanted, rtol=1e-12, atol=1e-15)

@@ -14,7 +14,7 @@ namespace {
 
 constexpr int64_t kLeastLaunchesForAGraph = 3;
 // A graph of more launches (a long loop's iterations, each captured) costs more to build and
-// hold than its replays save: such programs launch as they go.
+// hold than its replays save.
 constexpr int64_t kMostCapturedLaunches = 20000;
 // default mode replays when queueing a run's steps took longer than this many times the timed
 // replay, plus the replay's own host time.
@@ -47,12 +47,14 @@ struct DeviceScalars {
   }
 };
 
-// Whether every graph loop of `program` has bounds known when it was compiled and no while
-// condition: walking it reads nothing back from the device, so a CUDA graph can capture it.
-bool static_loops(const sched::Program& program) {
+// Whether walking the program reads nothing back from the device and runs nothing on the host,
+// so a CUDA graph can capture it: every graph loop has compile-time bounds and no while
+// condition, and no sort runs (argsort sorts on the host).
+bool capturable(const sched::Program& program) {
   return std::all_of(program.steps.begin(), program.steps.end(), [](const sched::Step& step) {
-    return step.kind != sched::StepKind::LoopBegin ||
-           (step.loop.start < 0 && step.loop.stop < 0 && step.loop.condition < 0);
+    if (step.kind == sched::StepKind::LoopBegin)
+      return step.loop.start < 0 && step.loop.stop < 0 && step.loop.condition < 0;
+    return step.kind != sched::StepKind::Extern || !ir::is_sort(step.call.op);
   });
 }
 
@@ -128,12 +130,7 @@ CudaExecutable::CudaExecutable(sched::Program program, std::vector<CudaKernelCal
   }
   graphs_possible_ = (settings_.cuda_graphs || settings_.host_bound_graphs) &&
                      launches >= kLeastLaunchesForAGraph && launches <= kMostCapturedLaunches &&
-                     static_loops(program_) &&
-                     std::none_of(program_.steps.begin(), program_.steps.end(),
-                                  [](const sched::Step& step) {  // argsort sorts on the host
-                                    return step.kind == sched::StepKind::Extern &&
-                                           ir::is_sort(step.call.op);
-                                  });
+                     capturable(program_);
   if (settings_.autotune) read_step_choices();
   cuda::synchronize(nullptr);  // the zeroed scratch, before work on other streams
   if (program_.arena_bytes > 0) arena_ = cuda::allocate(program_.arena_bytes);
