@@ -38,28 +38,29 @@ def _prepare(context, a, axis, name):
     return x, normalize_axis(operator.index(axis), x.ndim, name)
 
 
-def sort(context, a, axis=-1, kind=None, order=None, *, stable=None):
+def _sorted(context, a, axis, kind, order, stable, function, traced, empty):
+    """np.sort or np.argsort (`function`): `traced`(tensor, axis) of the operand along its
+    axis, `empty`(x) for no elements; complex values and order= run eagerly."""
     _kind(kind, stable)
     x = _as_traced(context, a)
+    name = function.__name__
     if order is not None or not _sortable(x):
-        return _eager(np.sort, "np.sort of complex values or with order=", x, axis=axis,
+        return _eager(function, f"np.{name} of complex values or with order=", x, axis=axis,
                       kind=kind, order=order)
-    x, axis = _prepare(context, x, axis, "sort")
+    x, axis = _prepare(context, x, axis, name)
     if x.size == 0:
-        return x.copy()
-    return _result(context, _k().sort(x.tensor, axis)[0], scalar=False)
+        return empty(x)
+    return _result(context, traced(x.tensor, axis), scalar=False)
+
+
+def sort(context, a, axis=-1, kind=None, order=None, *, stable=None):
+    return _sorted(context, a, axis, kind, order, stable, np.sort,
+                   lambda tensor, axis: _k().sort(tensor, axis)[0], lambda x: x.copy())
 
 
 def argsort(context, a, axis=-1, kind=None, order=None, *, stable=None):
-    _kind(kind, stable)
-    x = _as_traced(context, a)
-    if order is not None or not _sortable(x):
-        return _eager(np.argsort, "np.argsort of complex values or with order=", x, axis=axis,
-                      kind=kind, order=order)
-    x, axis = _prepare(context, x, axis, "argsort")
-    if x.size == 0:
-        return context.lift(np.zeros(x.shape, np.intp))
-    return _result(context, _k().argsort(x.tensor, axis), scalar=False)
+    return _sorted(context, a, axis, kind, order, stable, np.argsort, _k().argsort,
+                   lambda x: context.lift(np.zeros(x.shape, np.intp)))
 
 
 def _check_kth(kth, extent):

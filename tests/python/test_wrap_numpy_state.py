@@ -112,6 +112,32 @@ def scaled(x):
     return _weighted(x).sum(axis=-1) * SCALE
 
 
+def _after_each_change_of_the_globals(check, changes):
+    """check() twice (the second call takes the fast path where it can) after each change of
+    the globals scaled() reads: none, WEIGHTS changed in place, rebound, SCALE rebound, then
+    `changes` (callables rebinding WEIGHTS); the globals restored after."""
+    global WEIGHTS, SCALE
+    saved = WEIGHTS.copy(), SCALE
+
+    def in_place():
+        WEIGHTS[...] = WEIGHTS * 3.0
+
+    def rebound():
+        global WEIGHTS
+        WEIGHTS = np.cos(np.arange(64.0))
+
+    def number():
+        global SCALE
+        SCALE = -0.25
+    try:
+        for change in (lambda: None, in_place, rebound, number, *changes):
+            change()
+            for _ in range(2):
+                check()
+    finally:
+        WEIGHTS, SCALE = saved
+
+
 def test_globals_are_read_at_every_call():
     """A global array changed in place or rebound, or a global number rebound, is seen by the
     next call (on the torch fast path too), as kiln.compile and NumPy see it: they were baked
@@ -119,26 +145,18 @@ def test_globals_are_read_at_every_call():
     if not GPU:
         return  # test_cuda.py: test_wrap_numpy_without_a_gpu_says_why
     torch = pytest.importorskip("torch")
-    global WEIGHTS, SCALE
-    saved = WEIGHTS.copy(), SCALE
     wrapped = kiln.wrap_numpy(scaled)
     x = torch.linspace(-1, 1, 8 * 64, device="cuda", dtype=torch.float64).reshape(8, 64)
-    try:
-        for change in (None, "in place", "rebound", "number", "tensor"):
-            if change == "in place":
-                WEIGHTS *= 3.0
-            elif change == "rebound":
-                WEIGHTS = np.cos(np.arange(64.0))
-            elif change == "number":
-                SCALE = -0.25
-            elif change == "tensor":
-                WEIGHTS = torch.from_numpy(np.sin(np.arange(64.0))).cuda()
-            for _ in range(2):  # the second call of each takes the fast path where it can
-                host = WEIGHTS.cpu().numpy() if hasattr(WEIGHTS, "cpu") else WEIGHTS
-                want = (x.cpu().numpy() * host).sum(axis=-1) * SCALE
-                np.testing.assert_allclose(wrapped(x).cpu().numpy(), want, rtol=1e-12)
-    finally:
-        WEIGHTS, SCALE = saved
+
+    def check():
+        host = WEIGHTS.cpu().numpy() if hasattr(WEIGHTS, "cpu") else WEIGHTS
+        want = (x.cpu().numpy() * host).sum(axis=-1) * SCALE
+        np.testing.assert_allclose(wrapped(x).cpu().numpy(), want, rtol=1e-12)
+
+    def to_a_tensor():
+        global WEIGHTS
+        WEIGHTS = torch.from_numpy(np.sin(np.arange(64.0))).cuda()
+    _after_each_change_of_the_globals(check, [to_a_tensor])
 
 
 class _CpuStandIn:
@@ -169,22 +187,10 @@ def cpu_stand_in(monkeypatch):
 
 
 def test_globals_are_read_at_every_call_on_the_general_path(cpu_stand_in):
-    global WEIGHTS, SCALE
-    saved = WEIGHTS.copy(), SCALE
     wrapped = kiln.wrap_numpy(scaled)
     x = np.linspace(-1, 1, 8 * 64).reshape(8, 64)
-    try:
-        for change in (None, "in place", "rebound", "number"):
-            if change == "in place":
-                WEIGHTS *= 3.0
-            elif change == "rebound":
-                WEIGHTS = np.cos(np.arange(64.0))
-            elif change == "number":
-                SCALE = -0.25
-            for _ in range(2):
-                np.testing.assert_allclose(wrapped(x), scaled(x), rtol=1e-12)
-    finally:
-        WEIGHTS, SCALE = saved
+    _after_each_change_of_the_globals(
+        lambda: np.testing.assert_allclose(wrapped(x), scaled(x), rtol=1e-12), [])
 
 
 def test_loops_and_assignments_on_the_general_path(cpu_stand_in):

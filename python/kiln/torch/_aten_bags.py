@@ -214,6 +214,15 @@ def _count(shape):
     return total
 
 
+def _scattered(context, x, dim, index, src, computing):
+    """scatter_reduce's operands, flat: the places in x's flat elements, their count, the values
+    (src's part the index covers) and x itself, in the computing dtype."""
+    flat, count = _flat_along(context, x, dim, index, "scatter_reduce")
+    values = _kiln.reshape(cast(_slice_any(src, [(0, extent, 1) for extent in index.shape]),
+                                computing), [-1])
+    return _kiln.reshape(flat, [-1]), count, values, _kiln.reshape(cast(x, computing), [count])
+
+
 def _scatter_extremum(context, node, x, dim, index, src, reduce, include_self):
     """amax/amin: the values sorted (kiln's sort kernel), then scattered in that order, so that
     the last write to each place, the one kept (a scatter applies repeated places in order on
@@ -234,11 +243,7 @@ def _scatter_extremum(context, node, x, dim, index, src, reduce, include_self):
         raise Unconvertible(f"scatter_reduce's {reduce} of more than {_MOST_SORTED_VALUES} values "
                             "or of dynamic sizes (eager's scatter-max is faster there)")
     computing = computing_dtype(dtype)
-    flat, count = _flat_along(context, x, dim, index, "scatter_reduce")
-    flat = _kiln.reshape(flat, [-1])
-    values = _kiln.reshape(cast(_slice_any(src, [(0, extent, 1) for extent in index.shape]),
-                                computing), [-1])
-    own = _kiln.reshape(cast(x, computing), [count])
+    flat, _, values, own = _scattered(context, x, dim, index, src, computing)
     negated = reduce == "amin" and computing.is_floating_point
     if negated:
         values, own = _kiln.negative(values), _kiln.negative(own)
@@ -268,11 +273,7 @@ def _scatter_reduce(context, node, x, dim, index, src, reduce, include_self=True
     if x.ndim == 0 or 0 in index.shape:
         raise Unconvertible("scatter_reduce of a 0-d tensor or an empty index")
     computing = computing_dtype(dtype)
-    flat, count = _flat_along(context, x, dim, index, "scatter_reduce")
-    flat = _kiln.reshape(flat, [-1])
-    values = _kiln.reshape(cast(_slice_any(src, [(0, extent, 1) for extent in index.shape]),
-                                computing), [-1])
-    own = _kiln.reshape(cast(x, computing), [count])
+    flat, count, values, own = _scattered(context, x, dim, index, src, computing)
     sums = _kiln.index_put(own if include_self else context.full([count], 0, computing), flat,
                            values, 0, True, check_bounds=False)
     hits = None
