@@ -103,23 +103,31 @@ def test_a_bad_library_limit_is_a_value_error_naming_it(tmp_path, value):
     assert "ValueError" in out and "KILN_MAX_LOADED_LIBRARIES" in out
 
 
-def test_other_threads_run_while_the_compiler_does(tmp_path):
-    # The compiler is a wrapper that waits (at most 20 s) for a file another Python thread
-    # writes once it sees the compile start: with the GIL held through the compile that thread
-    # never runs, the wrapper gives up and the compile fails.
+def waiting_compiler(tmp_path, name, required):
+    """A KILN_CXX wrapper that, compiling a library, touches tmp_path/started and then waits (at
+    most 20 s) for tmp_path/`name` before running g++; without it, fails when `required`."""
     wrapper = tmp_path / "cxx"
+    give_up = f"[ -e {tmp_path}/{name} ] || exit 3 " if required else ""
     wrapper.write_text(textwrap.dedent(f"""\
         #!/bin/sh
         case " $* " in
           *" -o "*)
             touch {tmp_path}/started
             i=0
-            while [ ! -e {tmp_path}/go ] && [ $i -lt 200 ]; do sleep 0.1; i=$((i+1)); done
-            [ -e {tmp_path}/go ] || exit 3 ;;
+            while [ ! -e {tmp_path}/{name} ] && [ $i -lt 200 ]; do sleep 0.1; i=$((i+1)); done
+            {give_up};;
         esac
         exec g++ "$@"
         """))
     wrapper.chmod(0o755)
+    return wrapper
+
+
+def test_other_threads_run_while_the_compiler_does(tmp_path):
+    # The compiler is a wrapper that waits (at most 20 s) for a file another Python thread
+    # writes once it sees the compile start: with the GIL held through the compile that thread
+    # never runs, the wrapper gives up and the compile fails.
+    wrapper = waiting_compiler(tmp_path, "go", required=True)
     out = run_probe(f"""
         import os, threading, time
         import numpy as np, kiln
@@ -140,18 +148,7 @@ def test_other_threads_run_while_the_compiler_does(tmp_path):
 def test_a_fork_while_another_thread_compiles_leaves_a_child_that_compiles(tmp_path):
     # The compile in the thread waits in the compiler until the fork has been asked for; the
     # fork waits for that compile (it may hold kiln's locks), then the child compiles its own.
-    wrapper = tmp_path / "cxx"
-    wrapper.write_text(textwrap.dedent(f"""\
-        #!/bin/sh
-        case " $* " in
-          *" -o "*)
-            touch {tmp_path}/started
-            i=0
-            while [ ! -e {tmp_path}/forking ] && [ $i -lt 200 ]; do sleep 0.1; i=$((i+1)); done ;;
-        esac
-        exec g++ "$@"
-        """))
-    wrapper.chmod(0o755)
+    wrapper = waiting_compiler(tmp_path, "forking", required=False)
     out = run_probe(f"""
         import glob, os, subprocess, threading, time, warnings
         import numpy as np, kiln
