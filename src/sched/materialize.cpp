@@ -111,9 +111,40 @@ void materialize_expensive_broadcasts(const ir::Graph& graph, int64_t elementwis
 // from kSharedReduction reduced elements per output element on, it is computed once.
 constexpr int64_t kSharedReduction = 64;
 
+// For each value, the one graph output it feeds (by any path), kNoOutput or kSeveralOutputs.
+constexpr ValueId kNoOutput = -1, kSeveralOutputs = -2;
+
+std::vector<ValueId> sole_outputs(const ir::Graph& graph,
+                                  const std::vector<std::vector<ValueId>>& users) {
+  std::vector<ValueId> sole(static_cast<size_t>(graph.size()), kNoOutput);
+  for (ValueId output : graph.outputs()) sole[static_cast<size_t>(output)] = output;
+  auto join = [](ValueId a, ValueId b) {
+    return a == kNoOutput ? b : b == kNoOutput || a == b ? a : kSeveralOutputs;
+  };
+  for (ValueId id = graph.size() - 1; id >= 0; --id)
+    for (ValueId user : users[static_cast<size_t>(id)])
+      sole[static_cast<size_t>(id)] = join(sole[static_cast<size_t>(id)], sole[static_cast<size_t>(user)]);
+  return sole;
+}
+
+// The readers of `id` that would each compute it. A reduction that feeds one output only is read
+// by one kernel, which places it once a row however many of its nodes read it (sched/lowering.cpp):
+// its reshapes and broadcasts are not among them (logsumexp's max, read through a broadcast by the
+// exp and directly by the final add: one kernel, where a buffer of its own made two).
+size_t readers_computing(const ir::Graph& graph, const std::vector<std::vector<ValueId>>& users,
+                         const std::vector<ValueId>& sole, ValueId id) {
+  const std::vector<ValueId>& readers = users[static_cast<size_t>(id)];
+  if (!ir::is_reduction(graph.node(id).op) || sole[static_cast<size_t>(id)] < 0) return readers.size();
+  return static_cast<size_t>(std::count_if(readers.begin(), readers.end(), [&](ValueId user) {
+    const Op op = graph.node(user).op;
+    return op != Op::reshape && op != Op::broadcast;
+  }));
+}
+
 void materialize_shared_reductions(const ir::Graph& graph, std::set<ValueId>& materialized) {
   std::vector<int64_t> reduced(static_cast<size_t>(graph.size()), 0);
   std::vector<std::vector<ValueId>> users = graph.users();
+  const std::vector<ValueId> sole = sole_outputs(graph, users);
   for (ValueId id = 0; id < graph.size(); ++id) {
     const Node& node = graph.node(id);
     // A broadcast reads its operand at other indices: lowering gives such a reduction a buffer
@@ -129,7 +160,7 @@ void materialize_shared_reductions(const ir::Graph& graph, std::set<ValueId>& ma
       inlined = std::min<int64_t>(std::max<int64_t>(inlined, 1) * (in / out), 1 << 30);
     }
     reduced[static_cast<size_t>(id)] = inlined;
-    if (users[static_cast<size_t>(id)].size() >= 2 && !materialized.count(id) &&
+    if (readers_computing(graph, users, sole, id) >= 2 && !materialized.count(id) &&
         ir::size_choice(inlined >= kSharedReduction)) {
       materialized.insert(id);
       reduced[static_cast<size_t>(id)] = 0;

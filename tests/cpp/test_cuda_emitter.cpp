@@ -262,6 +262,60 @@ TEST(CudaEmitter, ShortRowsGiveEachThreadAnUnrolledLoop) {
   EXPECT_EQ(code, 0) << log;
 }
 
+// Rows that fill the GPU many times over (softmax of 4096 rows of 1024 floats) take a block a
+// row at once (no grid-stride walk of 8 blocks a multiprocessor) of threads that hold 8
+// elements each; a row statistic read by the row's exp and by the output (logsumexp) stays in
+// the one kernel.
+TEST(CudaEmitter, LongRowsTakeABlockEachOfFewerThreads) {
+  ir::Graph graph;
+  ir::Builder b(graph);
+  ir::ValueId x = b.parameter(DType::Float32, {4096, 1024});
+  ir::ValueId e = b.unary(ir::Op::exp, b.binary(ir::Op::sub, x, b.reduce(ir::Op::max, x, {1}, true)));
+  graph.set_outputs({b.binary(ir::Op::div, e, b.reduce(ir::Op::sum, e, {1}, true))});
+  codegen::CudaSource softmax = emit(graph);
+  ASSERT_EQ(softmax.kernels.size(), 1u);
+  EXPECT_EQ(softmax.kernels[0].launches[0].blocks, 4096);
+  EXPECT_EQ(softmax.kernels[0].launches[0].threads, 128);
+  EXPECT_NE(softmax.text.find("_step < 8; ++"), std::string::npos) << softmax.text;
+
+  ir::Graph lse;
+  ir::Builder c(lse);
+  ir::ValueId y = c.parameter(DType::Float64, {4096, 2048});
+  ir::ValueId largest = c.reduce(ir::Op::max, y, {1}, false);
+  ir::ValueId shifted = c.binary(ir::Op::sub, y, c.broadcast(c.reshape(largest, {4096, 1}), {4096, 2048}));
+  lse.set_outputs({c.binary(ir::Op::add, largest,
+                            c.unary(ir::Op::log, c.reduce(ir::Op::sum, c.unary(ir::Op::exp, shifted), {1}, false)))});
+  codegen::CudaSource one = emit(lse);
+  ASSERT_EQ(one.kernels.size(), 1u) << one.text;
+  EXPECT_EQ(one.kernels[0].launches[0].threads, 256);
+  for (const codegen::CudaSource* source : {&softmax, &one}) {
+    auto [code, log] = compile_with_nvcc(source->text, "long_rows");
+    EXPECT_EQ(code, 0) << log;
+  }
+}
+
+// A stencil's shifted views of one array are not prefetched (each line is read by neighbouring
+// warps anyway); the dense loads of another kernel still are.
+TEST(CudaEmitter, StencilsSkipPrefetches) {
+  ir::Graph graph;
+  ir::Builder b(graph);
+  ir::ValueId u = b.parameter(DType::Float32, {4096, 4096});
+  auto view = [&](int64_t r, int64_t c) { return b.slice(u, {r, c}, {4094 + r, 4094 + c}, {1, 1}); };
+  ir::ValueId sum = b.binary(ir::Op::add, b.binary(ir::Op::add, view(0, 1), view(2, 1)),
+                             b.binary(ir::Op::add, view(1, 0), view(1, 2)));
+  graph.set_outputs({sum});
+  codegen::CudaSource source = emit(graph);
+  ASSERT_EQ(source.kernels.size(), 1u) << source.text;
+  EXPECT_EQ(source.text.find("kiln_prefetch(a"), std::string::npos) << source.text;
+  ir::Graph dense;
+  ir::Builder c(dense);
+  ir::ValueId x = c.parameter(DType::Float32, {4096, 4096}), y = c.parameter(DType::Float32, {4097, 4096});
+  dense.set_outputs({c.binary(ir::Op::add, c.unary(ir::Op::sin, x), c.slice(y, {1, 0}, {4097, 4096}, {1, 1}))});
+  EXPECT_NE(emit(dense).text.find("kiln_prefetch(a1"), std::string::npos);  // the view of y: one offset
+  auto [code, log] = compile_with_nvcc(source.text, "stencil_prefetches");
+  EXPECT_EQ(code, 0) << log;
+}
+
 // A Linear layer at a few tokens, (8, 768) times a (768, 768) weight's transpose, and one of
 // 13 rows with K = 130 (no 16-byte loads): generated products replacing their cuBLAS steps,
 // rows per block rounded up to a power of two (8), column blocks of 32 / rows.
@@ -365,7 +419,8 @@ TEST(CudaEmitter, MaxAutotuneAddsTheOtherLaunchShapesOfEachKernel) {
     EXPECT_EQ(elementwise_shapes.count({threads, (steps + threads * per_thread - 1) / (threads * per_thread)}), 1u)
         << threads << " threads, " << per_thread << " steps";
   EXPECT_EQ(elementwise_shapes.size(), 5u);
-  // softmax: a block per row of 128, 256 or 512 threads (steps a thread do not apply)
+  // softmax: a block per row of 128, 256 or 512 threads (steps a thread do not apply to 64
+  // rows, less than a wave)
   EXPECT_EQ(row_shapes, (std::set<std::pair<int, int64_t>>{{128, 64}, {256, 64}, {512, 64}}));
   auto [code, log] = compile_with_nvcc(source.text, "alternatives");
   EXPECT_EQ(code, 0) << log;

@@ -423,10 +423,14 @@ std::vector<runtime::CudaLaunch> emit_launches(const Program& program, const Ker
         break;
       }
       case LaunchKind::BlockPerIteration: {
+        // A block a row, all at once: a grid-stride walk of the rows by 8 blocks a
+        // multiprocessor left the last wave's blocks running alone (H200, softmax of 4096 rows
+        // of 1024 floats: 12.5 -> 11.5 us). Warps a row keep the walk (BERT's short rows).
         const int64_t per_block = plan.warp_iterations ? plan.threads / kWarp : 1;
-        launch.blocks = plan.block_splits > 1
-                            ? plan.iterations * plan.block_splits
-                            : std::min(most_blocks, (plan.iterations + per_block - 1) / per_block);
+        const int64_t blocks = (plan.iterations + per_block - 1) / per_block;
+        launch.blocks = plan.block_splits > 1  ? plan.iterations * plan.block_splits
+                        : plan.warp_iterations ? std::min(most_blocks, blocks)
+                                               : std::min(kMostRunBlocks, blocks);
         break;
       }
       case LaunchKind::SplitReduce:
