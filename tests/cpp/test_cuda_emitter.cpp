@@ -316,6 +316,29 @@ TEST(CudaEmitter, StencilsSkipPrefetches) {
   EXPECT_EQ(code, 0) << log;
 }
 
+// All-pairs distances of 2048 points by 1024 in 8 dimensions: a thread's four steps are four
+// rows of A, the 8 loads of B's row read once into registers for all of them; B's rows of 2047
+// points are not whole steps and keep the plain launch.
+TEST(CudaEmitter, PairsShareTheLoadsOfOnePoint) {
+  auto distances = [](int64_t rows) {
+    ir::Graph graph;
+    ir::Builder b(graph);
+    ir::ValueId a = b.parameter(DType::Float64, {rows, 8}), p = b.parameter(DType::Float64, {1024, 8});
+    ir::ValueId d = b.binary(ir::Op::sub, b.broadcast(b.reshape(a, {rows, 1, 8}), {rows, 1024, 8}),
+                             b.broadcast(b.reshape(p, {1, 1024, 8}), {rows, 1024, 8}));
+    graph.set_outputs({b.unary(ir::Op::sqrt, b.reduce(ir::Op::sum, b.binary(ir::Op::mul, d, d), {2}, false))});
+    return emit(graph);
+  };
+  codegen::CudaSource source = distances(2048);
+  ASSERT_EQ(source.kernels.size(), 1u);
+  EXPECT_NE(source.text.find("kiln_h0[i2] = __ldg(a1 + ((i1) * 8 + i2));"), std::string::npos) << source.text;
+  EXPECT_NE(source.text.find("const int64_t i0 = kiln_along * 4 + kiln_u;"), std::string::npos) << source.text;
+  EXPECT_EQ(source.text.find("kiln_prefetch(a"), std::string::npos) << source.text;
+  EXPECT_EQ(distances(2047).text.find("kiln_along"), std::string::npos);
+  auto [code, log] = compile_with_nvcc(source.text, "pairs");
+  EXPECT_EQ(code, 0) << log;
+}
+
 // A Linear layer at a few tokens, (8, 768) times a (768, 768) weight's transpose, and one of
 // 13 rows with K = 130 (no 16-byte loads): generated products replacing their cuBLAS steps,
 // rows per block rounded up to a power of two (8), column blocks of 32 / rows.

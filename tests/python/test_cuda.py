@@ -54,6 +54,23 @@ def long_scans(x, n):
     return np.cumsum(x), np.cumprod(1.0 + x * 1e-7), np.cumsum(n)
 
 
+def row_statistics(x, u):
+    # Long rows filling the GPU: a block a row of threads holding 8 elements each; logsumexp's
+    # max read by the exp and the result, one kernel; a stencil's shifted views not prefetched.
+    largest = x.max(axis=-1)
+    stencil = 0.25 * (u[:-2, 1:-1] + u[2:, 1:-1] + u[1:-1, :-2] + u[1:-1, 2:])
+    return largest + np.log(np.sum(np.exp(x - largest[:, None]), axis=-1)), stencil
+
+
+def pair_distances(a, b, c):
+    # Each thread's four steps are rows of `a` sharing the registers of one row of `b`
+    # (LaunchPlan::shared_loads); 2047 rows of `c` are not whole steps: the plain launch.
+    def distances(p, q):
+        d = p[:, None, :] - q[None, :, :]
+        return np.sqrt(np.sum(d * d, axis=-1))
+    return distances(a, b), distances(c, b), np.sum(np.abs(a[:, None, :5] - b[None, :, :5]), -1)
+
+
 def graph_break(x):
     if x.sum() > 0:  # a value the trace cannot know: two graphs, the branch in Python
         return np.sin(x) * 2
@@ -68,6 +85,9 @@ CASES = [
     (strided, lambda r: (r.standard_normal((101, 33)),), 1e-12),
     (loop_sum, lambda r: (r.standard_normal((50, 17)),), 1e-12),
     (graph_break, lambda r: (r.standard_normal((40, 30)),), 1e-12),
+    (row_statistics, lambda r: (r.standard_normal((2048, 2048)), r.standard_normal((600, 700)).astype(np.float32)), 1e-5),
+    (pair_distances, lambda r: (r.standard_normal((2048, 8)), r.standard_normal((1024, 8)),
+                                r.standard_normal((2047, 8))), 1e-12),
     (long_scans, lambda r: (r.random(5_000_011), r.integers(-1000, 1000, 3_000_017)), 1e-9),
     (integer_products, lambda r: (r.integers(-100, 100, (70, 300)).astype(np.int8),
                                   r.integers(-100, 100, (300, 90)).astype(np.int8),

@@ -126,8 +126,11 @@ void CudaKernelEmitter::accumulate_store(int32_t buffer, const std::string& inde
 // of a few blocks per SM was 5-10% slower on bandwidth-bound kernels); plan_.prefetches first
 // put every step's loads in flight (LaunchPlan::prefetches), vector loads into registers.
 void CudaKernelEmitter::thread_per_iteration(int lanes) {
-  const std::string total = std::to_string(plan_.iterations / serial_iterations(plan_) / lanes);
-  const std::string run = std::to_string(int64_t(plan_.threads) * plan_.unroll);
+  // Along an unroll axis a thread's steps share one flat index (steps_along_axis).
+  const int64_t along = plan_.unroll_axis >= 0 ? plan_.unroll : 1;
+  const std::string total =
+      std::to_string(plan_.iterations / serial_iterations(plan_) / lanes / along);
+  const std::string run = std::to_string(int64_t(plan_.threads) * plan_.unroll / along);
   line("for (int64_t kiln_run = blockIdx.x * (int64_t)" + run + "; kiln_run < " + total +
        "; kiln_run += (int64_t)gridDim.x * " + run + ") {");
   open_block();
@@ -149,8 +152,12 @@ void CudaKernelEmitter::thread_per_iteration(int lanes) {
     prefetched_vectors_.emplace(address, name);
     line(vector_type(dtype) + " " + name + "[" + std::to_string(plan_.unroll) + "];");
   }
-  if (!plan_.prefetches.empty()) each_step(total, lanes, [&] { prefetch_step(lanes); });
-  each_step(total, lanes, [&] { step(lanes); });
+  if (plan_.unroll_axis >= 0) {
+    steps_along_axis(total);
+  } else {
+    if (!plan_.prefetches.empty()) each_step(total, lanes, [&] { prefetch_step(lanes); });
+    each_step(total, lanes, [&] { step(lanes); });
+  }
   prefetched_vectors_.clear();
   close_block();
 }
@@ -166,6 +173,34 @@ void CudaKernelEmitter::each_step(const std::string& total, int lanes,
   open_block();
   flattened_chain("kiln_flat", lanes);
   print();
+  close_block();
+  close_block();
+}
+
+// A thread's steps along LaunchPlan::unroll_axis: one flat index for all of them, the shared
+// loads read into registers (kiln_h<k>[the reduction loop's variable]), then each step's
+// statements with the axis variable kiln_along * unroll + kiln_u.
+void CudaKernelEmitter::steps_along_axis(const std::string& total) {
+  line("const int64_t kiln_flat = kiln_run + threadIdx.x;");
+  line("if (kiln_flat < " + total + ") {");
+  open_block();
+  flattened_chain("kiln_flat", 1);
+  const std::string v = loop_name(plan_.shared_loop.variable);
+  const std::string extent = std::to_string(plan_.shared_loop.extent);
+  for (size_t k = 0; k < plan_.shared_loads.size(); ++k) {
+    const std::string name = "kiln_h" + std::to_string(k);
+    line(compute_type(expr(plan_.shared_loads[k]).dtype) + " " + name + "[" + extent + "];");
+    line("#pragma unroll");
+    line("for (int64_t " + v + " = 0; " + v + " < " + extent + "; ++" + v + ") " + name + "[" + v +
+         "] = " + load_text(expr(plan_.shared_loads[k])) + ";");
+  }
+  const std::string unroll = std::to_string(plan_.unroll);
+  line("#pragma unroll");
+  line("for (int kiln_u = 0; kiln_u < " + unroll + "; ++kiln_u) {");
+  open_block();
+  line("const int64_t " + loop_name(plan_.chain[static_cast<size_t>(plan_.unroll_axis)]->loop.variable) +
+       " = kiln_along * " + unroll + " + kiln_u;");
+  statements(plan_.chain.back()->body);
   close_block();
   close_block();
 }
@@ -264,6 +299,10 @@ const char* const kLaneFields[] = {"x", "y", "z", "w"};
 }  // namespace
 
 std::string CudaKernelEmitter::load_value(ExprId id) {
+  if (auto shared = std::find(plan_.shared_loads.begin(), plan_.shared_loads.end(), id);
+      shared != plan_.shared_loads.end())
+    return "kiln_h" + std::to_string(shared - plan_.shared_loads.begin()) + "[" +
+           loop_name(plan_.shared_loop.variable) + "]";
   if (lane_ < 0 || std::find(plan_.vector_loads.begin(), plan_.vector_loads.end(), id) ==
                        plan_.vector_loads.end())
     return CLikePrinter::load_value(id);
@@ -296,14 +335,17 @@ void CudaKernelEmitter::flattened_chain(const std::string& flat, int lanes) {
   for (size_t k = plan_.chain.size(); k-- > 0;) {
     const sched::Loop& l = plan_.chain[k]->loop;
     const bool innermost = k + 1 == plan_.chain.size() && lanes > 1;
-    const int64_t runs = innermost ? l.extent / lanes : l.extent;
-    if (runs == 1 && !innermost) continue;  // its variable was folded to 0
+    const bool along = static_cast<int>(k) == plan_.unroll_axis;  // steps_along_axis's
+    const int64_t runs = innermost ? l.extent / lanes : along ? l.extent / plan_.unroll : l.extent;
+    if (runs == 1 && !innermost && !along) continue;  // its variable was folded to 0
     if (std::find(plan_.serial.begin(), plan_.serial.end(), k) != plan_.serial.end()) continue;
     std::string extent = (narrow ? "(unsigned)" : "") + std::to_string(runs);
     std::string value = k <= outermost ? rest : rest + " % " + extent;
     if (narrow) value = "(int64_t)(" + value + ")";
     if (innermost)
       line("const int64_t kiln_lane0 = (" + value + ") * " + std::to_string(lanes) + ";");
+    else if (along)
+      line("const int64_t kiln_along = " + value + ";");
     else
       line("const int64_t " + loop_name(l.variable) + " = " + value + ";");
     if (k > outermost) {

@@ -107,6 +107,14 @@ struct LaunchPlan {
   // 5.6; sin + cos of 64M floats 147-149 -> 145 us).
   std::vector<ExprId> prefetches;
   std::vector<int32_t> prefetch_zeroed;
+  // ThreadPerIteration whose steps reduce over a short loop, reading there what one outer chain
+  // loop does not move (all-pairs distances: a row of B, the same for every row of A): a
+  // thread's `unroll` steps are consecutive iterations of chain[unroll_axis], and those loads
+  // (`shared_loads`, of the reduction loop `shared_loop`'s whole extent) are read into registers
+  // once for all of them. -1: the steps are a block's width apart.
+  int unroll_axis = -1;
+  std::vector<ExprId> shared_loads;
+  sched::Loop shared_loop;
 };
 
 // The iterations a thread of a ThreadPerIteration plan runs in sequence (LaunchPlan::serial).
@@ -214,6 +222,7 @@ class CudaKernelEmitter : public CLikePrinter {
   void thread_per_iteration(int lanes);
   void each_step(const std::string& total, int lanes, const std::function<void()>& print);
   void prefetch_step(int lanes);
+  void steps_along_axis(const std::string& total);  // LaunchPlan::unroll_axis
   void step(int lanes);  // one step's statements
   std::string load_value(ExprId id) override;
   void plain_store(const Stmt& s, const std::string& index, const std::string& value) override;

@@ -119,6 +119,8 @@ void CudaKernelEmitter::reduce(const Stmt& s) {
   for (const sched::Loop& l : s.reduce_loops) {
     auto [begin, end] = bounds_text(l);
     std::string v = loop_name(l.variable);
+    if (!plan_.shared_loads.empty() && l.variable == plan_.shared_loop.variable)
+      line("#pragma unroll");  // the shared loads' registers are indexed by it
     line("for (int64_t " + v + " = " + begin + "; " + v + " < " + end + "; ++" + v + ") {");
     open_block();
   }
