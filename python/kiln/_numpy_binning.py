@@ -195,11 +195,32 @@ def _unsigned_subtract(a, b):
                        dtype=unsigned)
 
 
-def _detected_edges(context, values, bins, op):
-    """first edge, last edge, last - first and the bin edges of data with no range= (NumPy's
-    min, max, +-0.5 when equal, and linspace, all traced), in NumPy's dtype for them: the
-    data's float dtype, float64 for integers. NumPy's errors for a range that is not finite
-    and for edges that collide are checks that raise when the graph runs, named after `op`."""
+class _Bins:
+    """np.histogram's bins (NumPy's _get_bin_edges for a number of them): `count`, the `first`
+    and `last` edges, `span` = last - first, the `edges`, whether they were `detected` from the
+    data's range (every value lies between them, or a check fails), and edge(index) =
+    edges[index]."""
+
+    def __init__(self, count, first, last, span, edges, detected, edge):
+        self.count, self.first, self.last, self.span = count, first, last, span
+        self.edges, self.detected, self.edge = edges, detected, edge
+
+
+def _linspace(index, first, last, step, bins):
+    """np.linspace(first, last, bins + 1)[index]: index * step + first, the last edge `last`;
+    the product rounded apart (the where), as NumPy's separate loops round it: kiln's compiler
+    would fuse an fma. (NumPy multiplies the other way round where the step is 0, where edges
+    collide anyway.)"""
+    product = index.astype(first.dtype) * step
+    return np.where(index < bins, np.where(np.isnan(product), np.nan, product) + first, last)
+
+
+def _detected_bins(context, values, bins, op):
+    """The bins of data with no range= (NumPy's min, max, +-0.5 when equal, and linspace, all
+    traced), in NumPy's dtype for them: the data's float dtype, float64 for integers. NumPy's
+    errors for a range that is not finite and for edges that collide are checks that raise
+    when the graph runs, named after `op`. An edge is computed again where it is needed: a
+    gather from the edges is slower on the CPU."""
     low, high = np.min(values), np.max(values)
     equal = low == high
     if values.dtype.kind == "f":
@@ -216,17 +237,14 @@ def _detected_edges(context, values, bins, op):
         low, high = low.astype(np.float64), high.astype(np.float64)
         first, last = np.where(equal, low - 0.5, low), np.where(equal, high + 0.5, high)
         span = np.where(equal, 1.0, span.astype(np.float64))
-    # np.linspace: arange * step + first, the last edge `last`; the product rounded apart (the
-    # where), as NumPy's separate loops round it: kiln's compiler would fuse an fma. (NumPy
-    # multiplies the other way round where the step is 0, where edges collide anyway.)
-    product = _result(context, _k().arange(context.anchor(), bins, first.dtype.name)) * (
-        (last - first) / bins)
-    edges = np.where(np.isnan(product), np.nan, product) + first
-    edges = np.concatenate([edges, np.reshape(last, (1,))])
+    step = (last - first) / bins
+    edges = _linspace(_result(context, _k().arange(context.anchor(), bins + 1, "int64")),
+                      first, last, step, bins)
     _k().check_flag(np.any(edges[:-1] >= edges[1:]).tensor,
                     context.constant(bins, np.dtype(np.int64), ()),
                     "Too many bins for data range. Cannot create ", " finite-sized bins.", op)
-    return first, last, span, edges
+    return _Bins(bins, first, last, span, edges, True,
+                 lambda index: _linspace(index, first, last, step, bins))
 
 
 def _counts(context, bins, index, values, dtype):
@@ -240,9 +258,7 @@ def _counts(context, bins, index, values, dtype):
 
 def _binning(context, function, a, bins, range, weights):
     """NumPy's _ravel_and_check_weights and _get_bin_edges for a number of bins: the flat
-    values and weights, the bin count, the first and last edges, last - first, the edges and
-    whether they come from the data's range (every value between them, or a check fails); or
-    a string, why NumPy must run `function` eagerly."""
+    values and weights and the _Bins; or a string, why NumPy must run `function` eagerly."""
     values = _as_traced(context, a)
     detect = range is None and values.size > 0  # NumPy takes the data's minimum and maximum
     if isinstance(bins, str) or np.ndim(bins) != 0:
@@ -264,23 +280,22 @@ def _binning(context, function, a, bins, range, weights):
     # NumPy's checks of bins and range, and its bin edges for them, from an empty stand-in.
     edges = np.histogram_bin_edges(np.empty(0, values.dtype), bins, range,
                                    weights=None if w is None else np.empty(0, w.dtype))
-    bins = operator.index(bins)
+    count = operator.index(bins)
     if detect:
-        first, last, span, edges = _detected_edges(context, values, bins, function[3:])
-    else:
-        first, last = (0, 1) if range is None else range
-        if first == last:
-            first, last = first - 0.5, last + 0.5
-        span = _unsigned_subtract(last, first)
-        edges = context.lift(edges)
-    return values, w, bins, first, last, span, edges, detect
+        return values, w, _detected_bins(context, values, count, function[3:])
+    first, last = (0, 1) if range is None else range
+    if first == last:
+        first, last = first - 0.5, last + 0.5
+    edges = context.lift(edges)
+    return values, w, _Bins(count, first, last, _unsigned_subtract(last, first), edges, False,
+                            lambda index: _take(context, edges, index))
 
 
 def histogram_bin_edges(context, a, bins=10, range=None, weights=None):
     binning = _binning(context, "np.histogram_bin_edges", a, bins, range, weights)
     if isinstance(binning, str):
         return _eager(np.histogram_bin_edges, binning, a, bins, range, weights)
-    return _result(context, binning[6].tensor, scalar=False)
+    return _result(context, binning[2].edges.tensor, scalar=False)
 
 
 def histogram(context, a, bins=10, range=None, density=None, weights=None):
@@ -290,8 +305,9 @@ def histogram(context, a, bins=10, range=None, density=None, weights=None):
     binning = binning or _binning(context, "np.histogram", a, bins, range, weights)
     if isinstance(binning, str):
         return _eager(np.histogram, binning, a, bins, range, density, weights)
-    values, w, bins, first, last, span, edges, detect = binning
-    if detect:
+    values, w, found = binning
+    bins, first, last, span, edges = found.count, found.first, found.last, found.span, found.edges
+    if found.detected:
         dtype, keep = edges.dtype, None
         if bins == 1 and values.dtype.kind == "f":  # last - first overflows: NumPy's index of
             _k().check_flag(np.isinf(span).tensor,  # the last value is out of its edges
@@ -313,8 +329,8 @@ def histogram(context, a, bins=10, range=None, density=None, weights=None):
     index = np.where(counted, np.minimum(position, bins - 1), 0).astype(np.intp)
     # NumPy's correction of the index by one where the division was off at the bin edges
     # (clipped: for data outside the range, which is not counted, they would be out of bounds).
-    index = np.clip(index - (values < _take(context, edges, index)), 0, bins - 1)
-    index = index + ((values >= _take(context, edges, index + 1)) & (index != bins - 1))
+    index = np.clip(index - (values < found.edge(index)), 0, bins - 1)
+    index = index + ((values >= found.edge(index + 1)) & (index != bins - 1))
     if w is None:
         counts = _counts(context, bins, index, 1 if keep is None else keep.astype(np.intp),
                          np.dtype(np.intp))
