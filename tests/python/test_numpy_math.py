@@ -244,6 +244,17 @@ def test_histogram_errors_of_the_data_are_numpys(function, data):
     assert_same(compiled(good), numpy_result(function, [good]))
 
 
+def test_check_flag_refuses_what_is_not_a_check():
+    trace = kiln._kiln.Trace()
+    flag, values = trace.input("bool", []), trace.input("float64", [2])
+    kiln._kiln.check_flag(flag, values, "range [", "]", "op")
+    for bad_flag, bad_values in [(values, values), (flag, trace.input("float64", [2, 2]))]:
+        with pytest.raises(ValueError, match="a check takes a bool 0-d flag"):
+            kiln._kiln.check_flag(bad_flag, bad_values, "", "", "op")
+    with pytest.raises(ValueError, match="unknown error 'KeyError'"):
+        kiln._kiln.check_flag(flag, values, "", "", "op", error="KeyError")
+
+
 def test_histogram_checks_inside_a_loop():
     """A check recorded in a captured loop's body (its values carried as the loop runs)."""
     def histograms(x):
