@@ -21,8 +21,10 @@ std::string float_text(double value) {
   if (digits.size() > 1) digits.erase(1, 1);  // the point
   if (exponent >= -4 && exponent < 16) {      // positional, with at least one decimal
     size_t point = static_cast<size_t>(exponent + 1);  // digits before the point (0: none)
-    if (exponent < 0) return sign + "0." + std::string(static_cast<size_t>(-exponent - 1), '0') + digits;
-    if (point >= digits.size()) return sign + digits + std::string(point - digits.size(), '0') + ".0";
+    if (exponent < 0)
+      return sign + "0." + std::string(static_cast<size_t>(-exponent - 1), '0') + digits;
+    if (point >= digits.size())
+      return sign + digits + std::string(point - digits.size(), '0') + ".0";
     return sign + digits.substr(0, point) + "." + digits.substr(point);
   }
   std::string mantissa = digits.size() > 1 ? digits.substr(0, 1) + "." + digits.substr(1) : digits;

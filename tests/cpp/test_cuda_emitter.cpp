@@ -751,14 +751,16 @@ TEST(CudaEmitter, AHistogramWithItsRangeCheckCompiles) {
   const int64_t n = 1 << 20, bins = 64;
   ir::ValueId x = b.parameter(DType::Float64, {n});
   ir::ValueId low = b.reduce(Op::min, x, {0}, false), high = b.reduce(Op::max, x, {0}, false);
-  ir::ValueId finite = b.binary(Op::logical_and, b.unary(Op::isfinite, low), b.unary(Op::isfinite, high));
+  ir::ValueId finite =
+      b.binary(Op::logical_and, b.unary(Op::isfinite, low), b.unary(Op::isfinite, high));
   ir::ValueId range = b.concat({b.reshape(low, {1}), b.reshape(high, {1})}, 0);
   ir::ValueId scale = b.binary(Op::div, b.constant(ir::Scalar::of(double(bins)), DType::Float64),
                                b.binary(Op::sub, high, low));
   ir::ValueId position = b.binary(Op::mul, b.binary(Op::sub, x, b.broadcast(low, {n})),
                                   b.broadcast(scale, {n}));
   ir::ValueId last = b.constant(ir::Scalar::of(double(bins - 1)), DType::Float64, {n});
-  ir::ValueId index = b.cast(b.unary(Op::floor, b.binary(Op::minimum, position, last)), DType::Int64);
+  ir::ValueId index =
+      b.cast(b.unary(Op::floor, b.binary(Op::minimum, position, last)), DType::Int64);
   ir::ValueId counts = b.scatter(b.constant(ir::Scalar::of_int(0), DType::Int64, {bins}), index,
                                  b.constant(ir::Scalar::of_int(1), DType::Int64, {n}), 0,
                                  ir::ScatterMode::Add);

@@ -50,7 +50,8 @@ TEST(Errors, RuntimeCheckMessagesPrintValuesAsNumPysMessagesDo) {
   check.value_dtype = DType::Float64;
   check.value_count = 2;
   const double range[2] = {-INFINITY, 0.10000000149011612};
-  EXPECT_EQ(check.message(range), "autodetected range of [-inf, 0.10000000149011612] is not finite");
+  EXPECT_EQ(check.message(range),
+            "autodetected range of [-inf, 0.10000000149011612] is not finite");
   check.value_dtype = DType::Int64;
   check.value_count = 1;
   const int64_t bins = 7;

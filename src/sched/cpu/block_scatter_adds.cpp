@@ -77,15 +77,17 @@ std::vector<Stmt> blocked(KernelBuilder& b, const Stmt& s) {
   std::map<int32_t, ExprId> at{{variable, b.add(b.mul(b.loop_var(block), kScatterBlock),
                                                 b.loop_var(fill))}};
   std::unordered_map<ExprId, ExprId> memo;  // index and value share subexpressions
-  Stmt fill_loop = loop_of(fill, kScatterBlock,
-                           {local_store(indices, b.loop_var(fill), b.substitute(store.index, at, &memo)),
-                            local_store(values, b.loop_var(fill), b.substitute(store.value, at, &memo))});
+  Stmt fill_loop =
+      loop_of(fill, kScatterBlock,
+              {local_store(indices, b.loop_var(fill), b.substitute(store.index, at, &memo)),
+               local_store(values, b.loop_var(fill), b.substitute(store.value, at, &memo))});
   fill_loop.vectorize = true;
   Stmt add = store;
   add.index = b.array_load(indices, index_dtype, b.loop_var(adding));
   add.value = b.array_load(values, value_dtype, b.loop_var(adding));
-  Stmt outer = loop_of(block, blocks, {local_array(indices), local_array(values),
-                                       std::move(fill_loop), loop_of(adding, kScatterBlock, {add})});
+  Stmt outer = loop_of(block, blocks,
+                       {local_array(indices), local_array(values), std::move(fill_loop),
+                        loop_of(adding, kScatterBlock, {add})});
   outer.parallel = s.parallel;
   std::vector<Stmt> result{std::move(outer)};
   if (rest > 0) {
@@ -127,7 +129,8 @@ size_t block_loops(KernelBuilder& b, std::vector<Stmt>& body, size_t limit, bool
 bool block_scatter_adds(Kernel& kernel, const target::Target&) {
   KernelBuilder builder(kernel);
   bool changed = false;
-  size_t limit = kernel.ordered_from < 0 ? kernel.body.size() : static_cast<size_t>(kernel.ordered_from);
+  size_t limit = kernel.ordered_from < 0 ? kernel.body.size()
+                                         : static_cast<size_t>(kernel.ordered_from);
   size_t added = block_loops(builder, kernel.body, limit, changed);
   if (kernel.ordered_from >= 0) kernel.ordered_from += static_cast<int32_t>(added);
   return changed;
