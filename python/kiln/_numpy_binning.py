@@ -1,9 +1,10 @@
 """Tracer implementations of NumPy's searches in sorted arrays (searchsorted, digitize,
 interp) and of histogram with integer bins. A search counts comparisons with every element of
 the sorted array, so only short ones (_SHORT_SORTED) are traced; histogram follows NumPy's
-lib/_histograms_impl.py (its bin edges, its index correction) with np.add.at for the counts.
-What cannot be traced exactly (long tables, data-dependent errors, complex values) runs
-eagerly: NumPy's result, a graph break."""
+lib/_histograms_impl.py (its bin edges, its index correction) with np.add.at for the counts,
+and its data-dependent errors (a range that is not finite, too many bins) are runtime checks
+(kiln._kiln.check_flag). What cannot be traced exactly (long tables, complex values, float16
+edges) runs eagerly: NumPy's result, a graph break."""
 import operator
 import warnings
 
@@ -12,7 +13,7 @@ import numpy as np
 from ._numpy_functions import _as_traced, _k, _result
 from ._numpy_math import (_array, _check_vector, _eager, _known, _operand, _scalar_result,
                           _take)
-from ._tracer import TracedArray, materialize_all
+from ._tracer import TracedArray, cast, materialize_all, to_tensor
 
 try:
     from numpy._core.multiarray import _monotonicity
@@ -194,52 +195,80 @@ def _unsigned_subtract(a, b):
                        dtype=unsigned)
 
 
-def _detected_edges(context, values, bins):
-    """first edge, last edge, last - first and the bin edges of integer data with no range=
-    (NumPy's min, max, +-0.5 when equal, and linspace, all traced, in float64)."""
+class _Bins:
+    """np.histogram's bins (NumPy's _get_bin_edges for a number of them): `count`, the `first`
+    and `last` edges, `span` = last - first, the `edges`, whether they were `detected` from the
+    data's range (every value lies between them, or a check fails), and edge(index) =
+    edges[index]."""
+
+    def __init__(self, count, first, last, span, edges, detected, edge):
+        self.count, self.first, self.last, self.span = count, first, last, span
+        self.edges, self.detected, self.edge = edges, detected, edge
+
+
+def _linspace(index, first, last, step, bins):
+    """np.linspace(first, last, bins + 1)[index]: index * step + first, the last edge `last`;
+    the product rounded apart (the where), as NumPy's separate loops round it: kiln's compiler
+    would fuse an fma. (NumPy multiplies the other way round where the step is 0, where edges
+    collide anyway.)"""
+    product = index.astype(first.dtype) * step
+    return np.where(index < bins, np.where(np.isnan(product), np.nan, product) + first, last)
+
+
+def _detected_bins(context, values, bins, op):
+    """The bins of data with no range= (NumPy's min, max, +-0.5 when equal, and linspace, all
+    traced), in NumPy's dtype for them: the data's float dtype, float64 for integers. NumPy's
+    errors for a range that is not finite and for edges that collide are checks that raise
+    when the graph runs, named after `op`. An edge is computed again where it is needed: a
+    gather from the edges is slower on the CPU."""
     low, high = np.min(values), np.max(values)
     equal = low == high
-    if values.dtype.kind == "i":  # last - first wraps into the unsigned type, as NumPy's
-        span = np.subtract(high, low, dtype=_UNSIGNED[values.dtype], casting="unsafe")
+    if values.dtype.kind == "f":
+        _k().check_flag((~(np.isfinite(low) & np.isfinite(high))).tensor,
+                        np.stack([low, high]).tensor, "autodetected range of [",
+                        "] is not finite", op)
+        first, last = np.where(equal, low - 0.5, low), np.where(equal, high + 0.5, high)
+        span = last - first
     else:
-        span = high - low
-    low, high = low.astype(np.float64), high.astype(np.float64)
-    first, last = np.where(equal, low - 0.5, low), np.where(equal, high + 0.5, high)
-    span = np.where(equal, 1.0, span.astype(np.float64))
-    # np.linspace: arange * step + first, the last edge `last`; the product rounded apart (the
-    # where), as NumPy's separate loops round it: kiln's compiler would fuse an fma.
-    product = _result(context, _k().arange(context.anchor(), bins, "float64")) * (
-        (last - first) / bins)
-    edges = np.where(np.isnan(product), np.nan, product) + first
-    return first, last, span, np.concatenate([edges, np.reshape(last, (1,))])
+        if values.dtype.kind == "i":  # last - first wraps into the unsigned type, as NumPy's
+            span = np.subtract(high, low, dtype=_UNSIGNED[values.dtype], casting="unsafe")
+        else:
+            span = high - low
+        low, high = low.astype(np.float64), high.astype(np.float64)
+        first, last = np.where(equal, low - 0.5, low), np.where(equal, high + 0.5, high)
+        span = np.where(equal, 1.0, span.astype(np.float64))
+    step = (last - first) / bins
+    edges = _linspace(_result(context, _k().arange(context.anchor(), bins + 1, "int64")),
+                      first, last, step, bins)
+    _k().check_flag(np.any(edges[:-1] >= edges[1:]).tensor,
+                    context.constant(bins, np.dtype(np.int64), ()),
+                    "Too many bins for data range. Cannot create ", " finite-sized bins.", op)
+    return _Bins(bins, first, last, span, edges, True,
+                 lambda index: _linspace(index, first, last, step, bins))
 
 
-def _histogram_eager(values, bins, detect, weights):
-    """Why np.histogram must run eagerly, or None."""
-    if isinstance(bins, str) or np.ndim(bins) != 0:
-        return "np.histogram with bin edges or a bin estimator"
-    if weights is not None and _array(weights).dtype.kind == "c":
-        return "np.histogram with complex weights"
-    if detect and (values.dtype.kind == "f" or values.itemsize > 4):
-        # NumPy raises for NaN or inf in the data, which kiln cannot; and for 64-bit integers
-        # too large for the bins asked for ("Too many bins for data range").
-        return "np.histogram of float or 64-bit data without range="
-    return None
+def _counts(context, bins, index, values, dtype):
+    """np.add.at(np.zeros(bins, dtype), index, values) for an index known to lie in [0, bins):
+    one scatter-add, without np.add.at's bounds check (another pass over the data)."""
+    zeros = context.constant(0, dtype, (bins,))
+    tensor = _k().index_put(zeros, cast(index.tensor, np.int64), to_tensor(context, values, dtype),
+                            0, True, check_bounds=False)
+    return _result(context, tensor, scalar=False)
 
 
-def histogram(context, a, bins=10, range=None, density=None, weights=None):
+def _binning(context, function, a, bins, range, weights):
+    """NumPy's _ravel_and_check_weights and _get_bin_edges for a number of bins: the flat
+    values and weights and the _Bins; or a string, why NumPy must run `function` eagerly."""
     values = _as_traced(context, a)
     detect = range is None and values.size > 0  # NumPy takes the data's minimum and maximum
-    reason = _histogram_eager(values, bins, detect, weights)
-    if reason is None:
-        bins, range = materialize_all((bins, range), "np.histogram with traced bins or range")
-        if detect and operator.index(bins) > 2 ** 17:  # 32-bit data: edges might collide
-            reason = "np.histogram of many bins without range="
-    if reason:
-        return _eager(np.histogram, reason, a, bins, range, density, weights)
+    if isinstance(bins, str) or np.ndim(bins) != 0:
+        return f"{function} with bin edges or a bin estimator"
+    if detect and values.dtype.kind == "f" and values.dtype.itemsize < 4:
+        return f"{function} of float16 data without range="
+    bins, range = materialize_all((bins, range), f"{function} with traced bins or range")
     if values.dtype == np.bool_:
         warnings.warn(f"Converting input from {values.dtype} to {np.uint8} for compatibility.",
-                      RuntimeWarning, stacklevel=4)
+                      RuntimeWarning, stacklevel=5)
         values = values.astype(np.uint8)
     w = None
     if weights is not None:
@@ -249,39 +278,67 @@ def histogram(context, a, bins=10, range=None, density=None, weights=None):
         w = np.ravel(w)
     values = np.ravel(values)
     # NumPy's checks of bins and range, and its bin edges for them, from an empty stand-in.
-    edges = np.histogram(np.empty(0, values.dtype), bins, range,
-                         weights=None if w is None else np.empty(0, w.dtype))[1]
+    edges = np.histogram_bin_edges(np.empty(0, values.dtype), bins, range,
+                                   weights=None if w is None else np.empty(0, w.dtype))
+    count = operator.index(bins)
     if detect:
-        first, last, span, edges = _detected_edges(context, values, operator.index(bins))
-        dtype = np.dtype(np.float64)
+        return values, w, _detected_bins(context, values, count, function[3:])
+    first, last = (0, 1) if range is None else range
+    if first == last:
+        first, last = first - 0.5, last + 0.5
+    edges = context.lift(edges)
+    return values, w, _Bins(count, first, last, _unsigned_subtract(last, first), edges, False,
+                            lambda index: _take(context, edges, index))
+
+
+def histogram_bin_edges(context, a, bins=10, range=None, weights=None):
+    binning = _binning(context, "np.histogram_bin_edges", a, bins, range, weights)
+    if isinstance(binning, str):
+        return _eager(np.histogram_bin_edges, binning, a, bins, range, weights)
+    return _result(context, binning[2].edges.tensor, scalar=False)
+
+
+def histogram(context, a, bins=10, range=None, density=None, weights=None):
+    binning = None
+    if weights is not None and _array(weights).dtype.kind == "c":
+        binning = "np.histogram with complex weights"
+    binning = binning or _binning(context, "np.histogram", a, bins, range, weights)
+    if isinstance(binning, str):
+        return _eager(np.histogram, binning, a, bins, range, density, weights)
+    values, w, found = binning
+    bins, first, last, span, edges = found.count, found.first, found.last, found.span, found.edges
+    if found.detected:
+        dtype, keep = edges.dtype, None
+        if bins == 1 and values.dtype.kind == "f":  # last - first overflows: NumPy's index of
+            _k().check_flag(np.isinf(span).tensor,  # the last value is out of its edges
+                            context.constant(np.iinfo(np.int64).min, np.dtype(np.int64), ()),
+                            "index ", " is out of bounds for axis 0 with size 2", "histogram",
+                            error="IndexError")
     else:
-        first, last = (0, 1) if range is None else range
-        if first == last:
-            first, last = first - 0.5, last + 0.5
-        span = _unsigned_subtract(last, first)
         dtype = np.result_type(np.empty(1, edges.dtype), first)  # of tmp_a - first
-        edges = context.lift(edges)
-    bins = operator.index(bins)
-    keep = (values >= _operand(context, first)) & (values <= _operand(context, last))
+        keep = (values >= _operand(context, first)) & (values <= _operand(context, last))
     values = values.astype(edges.dtype)
     shifted = np.subtract(values, _operand(context, first), dtype=dtype)
     if _HISTOGRAM_DIVIDES:
         position = shifted / _operand(context, span) * bins
     else:
         position = shifted * _operand(context, bins / span)
-    index = np.where(keep, position, 0).astype(np.intp)
-    index = np.where(index == bins, index - 1, index)
+    # The index of each counted value, NumPy's `bins` moved down to the last bin; 0 for the
+    # others, and for positions that are not numbers (data that fails a check).
+    counted = position >= 0 if keep is None else keep & (position >= 0)
+    index = np.where(counted, np.minimum(position, bins - 1), 0).astype(np.intp)
     # NumPy's correction of the index by one where the division was off at the bin edges
     # (clipped: for data outside the range, which is not counted, they would be out of bounds).
-    index = np.clip(index - (values < _take(context, edges, index)), 0, bins - 1)
-    index = index + ((values >= _take(context, edges, index + 1)) & (index != bins - 1))
+    index = np.clip(index - (values < found.edge(index)), 0, bins - 1)
+    index = index + ((values >= found.edge(index + 1)) & (index != bins - 1))
     if w is None:
-        counts = _result(context, context.constant(0, np.intp, (bins,)), scalar=False)
-        np.add.at(counts, index, keep.astype(np.intp))
+        counts = _counts(context, bins, index, 1 if keep is None else keep.astype(np.intp),
+                         np.dtype(np.intp))
     else:  # NumPy's bincount adds the weights in float64
-        counts = _result(context, context.constant(0, np.float64, (bins,)), scalar=False)
-        np.add.at(counts, index, np.where(keep, w.astype(np.float64), 0.0))
-        counts = counts.astype(w.dtype)
+        weight = w.astype(np.float64)
+        counts = _counts(context, bins, index,
+                         weight if keep is None else np.where(keep, weight, 0.0),
+                         np.dtype(np.float64)).astype(w.dtype)
     edges = _result(context, edges.tensor, scalar=False)
     if density:
         return counts / np.diff(edges).astype(np.float64) / np.sum(counts), edges
@@ -289,4 +346,5 @@ def histogram(context, a, bins=10, range=None, density=None, weights=None):
 
 
 FUNCTIONS = {np.searchsorted: searchsorted, np.digitize: digitize, np.interp: interp,
-             np.histogram: histogram, np.bincount: bincount}
+             np.histogram: histogram, np.histogram_bin_edges: histogram_bin_edges,
+             np.bincount: bincount}

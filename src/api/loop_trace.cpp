@@ -174,13 +174,16 @@ CutRegion cut_region(Trace& trace, const std::vector<Tensor>& init,
     if (check.flag < region.mark || !(dependent[static_cast<size_t>(check.flag)] ||
                                       dependent[static_cast<size_t>(check.value)]))
       continue;
+    const ir::Node& value = builder.node(check.value);
+    DType value_dtype = value.dtype;
+    ir::Shape value_shape = value.shape;
     ValueId failed = builder.placeholder(DType::Bool, {});
-    ValueId first = builder.placeholder(DType::Int64, {});
+    ValueId first = builder.placeholder(value_dtype, value_shape);
     region.placeholders.insert(region.placeholders.end(), {failed, first});
     result_ids.push_back(builder.binary(Op::logical_or, failed, check.flag));
     result_ids.push_back(builder.where(failed, first, check.value));
     init_ids.push_back(builder.constant(ir::Scalar::of_int(0), DType::Bool));
-    init_ids.push_back(builder.constant(ir::Scalar::of_int(0), DType::Int64));
+    init_ids.push_back(builder.constant(ir::Scalar::of_int(0), value_dtype, value_shape));
     cut.carried_checks.push_back(c);
   }
   extend_dependence(graph, region.mark, region.placeholders, dependent);

@@ -88,9 +88,31 @@ void check_python_int_fits(Trace& trace, ir::ValueId value, int64_t low, int64_t
             prefix(trace, op) + "Python integer ", " out of bounds for " + dtype_name);
 }
 
+void check_flag(Trace& trace, ir::ValueId flag, ir::ValueId values, ErrorKind kind,
+                const std::string& op, const std::string& before, const std::string& after) {
+  ir::Builder& builder = trace.builder;
+  const ir::Node& flag_node = builder.node(flag);
+  const ir::Node& values_node = builder.node(values);
+  if (flag_node.dtype != DType::Bool || !flag_node.shape.empty() || values_node.shape.size() > 1 ||
+      !ir::element_count_dim(values_node.shape).is_constant() || is_complex(values_node.dtype))
+    throw Error(ErrorKind::Value, prefix(trace, op) + "a check takes a bool 0-d flag and real "
+                                                      "values of constant shape, 0-d or 1-d");
+  values = builder.cast(values, is_float(values_node.dtype) ? DType::Float64 : DType::Int64);
+  trace.checks.push_back({flag, values, kind, prefix(trace, op) + before, after});
+}
+
 void condition_checks(Trace& trace, size_t first, ir::ValueId condition) {
   for (size_t c = first; c < trace.checks.size(); ++c)
     trace.checks[c].flag = trace.builder.binary(ir::Op::logical_and, trace.checks[c].flag, condition);
+}
+
+bool well_formed_check(const ir::Graph& graph, ir::ValueId flag, ir::ValueId values) {
+  if (flag < 0 || flag >= graph.size() || values < 0 || values >= graph.size()) return false;
+  const ir::Node& flag_node = graph.node(flag);
+  const ir::Node& values_node = graph.node(values);
+  return flag_node.dtype == DType::Bool && flag_node.shape.empty() &&
+         values_node.shape.size() <= 1 && ir::element_count_dim(values_node.shape).is_constant() &&
+         (values_node.dtype == DType::Int64 || values_node.dtype == DType::Float64);
 }
 
 std::vector<runtime::RuntimeCheck> append_check_outputs(const Trace& trace,
@@ -102,6 +124,9 @@ std::vector<runtime::RuntimeCheck> append_check_outputs(const Trace& trace,
     outputs.push_back(check.flag);
     described.value_output = static_cast<int32_t>(outputs.size());
     outputs.push_back(check.value);
+    const ir::Node& value = trace.graph.node(check.value);
+    described.value_dtype = value.dtype;
+    described.value_count = ir::element_count_dim(value.shape).constant();
     described.kind = check.kind;
     described.before = check.before;
     described.after = check.after;

@@ -33,6 +33,13 @@ void check_nonzero_divisor(Trace& trace, ir::ValueId divisor, const std::string&
 void check_python_int_fits(Trace& trace, ir::ValueId value, int64_t low, int64_t high,
                            const std::string& dtype_name, const std::string& op);
 
+// The general check: when the bool 0-d `flag` holds, the run raises `kind` with `before` + the
+// elements of `values` (0-d or 1-d of constant length) as NumPy's messages print them (ints;
+// floats as Python's repr of their float64), comma-separated, + `after`, named after `op`
+// (np.histogram's "autodetected range of [nan, inf] is not finite").
+void check_flag(Trace& trace, ir::ValueId flag, ir::ValueId values, ErrorKind kind,
+                const std::string& op, const std::string& before, const std::string& after);
+
 // take / index_put with the bounds check optional: the NumPy frontend checks each index array
 // against its own axis before merging several into one flat index, which is then in range.
 Tensor take(const Tensor& x, const Tensor& indices, int64_t axis, bool check_bounds,
@@ -43,6 +50,10 @@ Tensor index_put(const Tensor& x, const Tensor& indices, const Tensor& values, i
 // Checks recorded from number `first` on apply only where the bool 0-d `condition` holds (they
 // were recorded by one side of a branch that both sides of a select compute).
 void condition_checks(Trace& trace, size_t first, ir::ValueId condition);
+
+// Whether `flag` and `values` of `graph` make a check (a bool 0-d flag; int64 or float64
+// values of constant shape, 0-d or 1-d): load_trace's test of a record's checks.
+bool well_formed_check(const ir::Graph& graph, ir::ValueId flag, ir::ValueId values);
 
 // Appends the trace's check values to the graph outputs and returns their descriptors.
 std::vector<runtime::RuntimeCheck> append_check_outputs(const Trace& trace,

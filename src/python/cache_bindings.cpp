@@ -10,6 +10,7 @@
 #include <nanobind/stl/tuple.h>
 
 #include "api/logging.h"
+#include "api/runtime_checks.h"
 #include "api/trace.h"
 #include "ir/serializer.h"
 #include "kiln/tensor.h"
@@ -88,8 +89,8 @@ void bind_cache_records(nb::module_& module) {
         ir::Graph graph = ir::deserialize_graph(std::string_view(bytes.c_str(), bytes.size()));
         std::vector<detail::Trace::Check> loaded;
         for (const auto& [flag, value, kind, before, after] : checks) {
-          bool ids_ok = flag >= 0 && flag < graph.size() && value >= 0 && value < graph.size();
-          if (!ids_ok || kind < 0 || kind > static_cast<int>(ErrorKind::IndexOrRuntime))
+          if (!detail::well_formed_check(graph, flag, value) || kind < 0 ||
+              kind > static_cast<int>(ErrorKind::IndexOrRuntime))
             throw Error(ErrorKind::Value, "kiln: load_trace: a damaged runtime check");
           detail::Trace::Check check;
           check.flag = flag, check.value = value, check.kind = static_cast<ErrorKind>(kind);

@@ -342,6 +342,7 @@ void bind_compiled(nb::module_& module) {
         ir::Graph graph = trace.graph;
         std::vector<ir::ValueId> ids;
         for (const Tensor& output : outputs) ids.push_back(output.id());
+        detail::append_check_outputs(trace, ids);  // computed on the device too
         graph.set_outputs(ids);
         std::vector<std::vector<int64_t>> strides;
         if (!input_strides.is_none())

@@ -69,6 +69,23 @@ void bind_indexing(nb::module_& module) {
       "Raises NumPy 2's OverflowError when the graph runs if the traced Python int `value` is "
       "outside [low, high], the range of the integer dtype it is cast to.");
   module.def(
+      "check_flag",
+      [](const Tensor& flag, const Tensor& values, const std::string& before,
+         const std::string& after, const std::string& op, const std::string& error) {
+        if (error != "ValueError" && error != "IndexError")
+          throw Error(ErrorKind::Value, "kiln: check_flag: unknown error '" + error + "'");
+        detail::Trace& trace = detail::trace_for(flag, values, op, kNoWhere);
+        detail::check_flag(trace, flag.id(), values.id(),
+                           error == "ValueError" ? ErrorKind::Value : ErrorKind::Index, op,
+                           before, after);
+      },
+      nb::arg("flag"), nb::arg("values"), nb::arg("before"), nb::arg("after"), nb::arg("op"),
+      nb::arg("error") = "ValueError",
+      "Raises `error` (ValueError or IndexError) when the graph runs if the bool 0-d `flag` "
+      "holds: `before`, the elements of `values` (0-d or 1-d) as NumPy's messages print them, "
+      "comma-separated, then `after` (NumPy's data-dependent errors: np.histogram's "
+      "autodetected range that is not finite).");
+  module.def(
       "check_nonzero_divisor",
       [](const Tensor& divisor, const std::string& op) {
         detail::Trace& trace = detail::trace_for(divisor, op, kNoWhere);

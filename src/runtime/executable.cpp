@@ -13,12 +13,21 @@
 #include "ir/loop.h"
 #include "kiln/error.h"
 #include "runtime/host_allocator.h"
+#include "runtime/numpy_text.h"
 #include "runtime/output_pool.h"
 #include "runtime/private_files.h"
 #include "runtime/thread_budget.h"
 
 namespace kiln::runtime {
 namespace {
+
+// A value of a check's output, which may lie at any byte offset of a pinned copy.
+template <typename T>
+T load(const char* bytes) {
+  T value;
+  std::memcpy(&value, bytes, sizeof value);
+  return value;
+}
 
 // Where the biggest intermediate comes from: what an out-of-memory message points at.
 std::string largest_intermediate_origin(const sched::Program& program) {
@@ -268,11 +277,21 @@ void Executable::check_output(const sched::Buffer& buffer, const Array& out) con
                                       " array of the result's shape");
 }
 
+std::string RuntimeCheck::message(const void* values) const {
+  std::string text = before;
+  for (int64_t k = 0; k < value_count; ++k) {
+    if (k > 0) text += ", ";
+    const char* value = static_cast<const char*>(values) + k * dtype_size(value_dtype);
+    text += value_dtype == DType::Float64 ? float_text(load<double>(value))
+                                          : std::to_string(load<int64_t>(value));
+  }
+  return text + after;
+}
+
 void Executable::finish_outputs(std::vector<Array>& outputs) const {
   for (const RuntimeCheck& check : checks_) {
     if (!*outputs[static_cast<size_t>(check.flag_output)].data_as<bool>()) continue;
-    int64_t value = *outputs[static_cast<size_t>(check.value_output)].data_as<int64_t>();
-    throw Error(check.kind, check.before + std::to_string(value) + check.after);
+    throw Error(check.kind, check.message(outputs[static_cast<size_t>(check.value_output)].data()));
   }
   outputs.resize(output_count());
 }

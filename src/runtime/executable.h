@@ -21,14 +21,21 @@ namespace kiln::runtime {
 
 // A condition the graph computes alongside its results that turns the whole run into an error
 // (an index out of bounds, an integer raised to a negative power): NumPy raises there, and a
-// kernel cannot. Two extra graph outputs: a bool flag (0-d) and the offending value (0-d
-// int64), reported as `before` + value + `after`. Outputs come back only from a run whose
-// flags are all clear, so an input written back by the caller is never half-updated.
+// kernel cannot. Two extra graph outputs: a bool flag (0-d) and the offending values (0-d or
+// 1-d, int64 or float64), reported as `before` + the values as NumPy's messages print them,
+// comma-separated, + `after`. Outputs come back only from a run whose flags are all clear, so
+// an input written back by the caller is never half-updated.
 struct RuntimeCheck {
   int32_t flag_output = -1;
   int32_t value_output = -1;
   ErrorKind kind = ErrorKind::Index;
   std::string before, after;
+  DType value_dtype = DType::Int64;
+  int64_t value_count = 1;
+
+  int64_t value_bytes() const { return value_count * dtype_size(value_dtype); }
+  // The error's message from the value output's bytes.
+  std::string message(const void* values) const;
 };
 
 // How an Executable runs (from the target and the mode word, api/options.h).

@@ -1,5 +1,6 @@
 #include "sched/loop_passes.h"
 
+#include "sched/cpu/block_scatter_adds.h"
 #include "sched/cpu/hoist_invariants.h"
 #include "sched/cpu/interchange_reductions.h"
 #include "sched/cpu/mark_parallel.h"
@@ -26,6 +27,7 @@ const std::vector<LoopPass>& loop_passes(const target::Target& target) {
       {"mark_parallel", cpu::mark_parallel},
       {"parallel_scatter_adds", nullptr, cpu::parallel_scatter_adds},
       {"mark_vector_loops", cpu::mark_vector_loops},
+      {"block_scatter_adds", cpu::block_scatter_adds},
       {"mark_reduction_lanes", cpu::mark_reduction_lanes},
       {"hoist_invariants", cpu::hoist_invariants},
       {"parallel_iterations", nullptr, cpu::parallel_iterations},

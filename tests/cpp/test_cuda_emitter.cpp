@@ -819,6 +819,36 @@ TEST(CudaEmitter, AStoreOfABlocksReductionIsInItsLaunch) {
 }
 
 
+// np.histogram of the data's range: the minimum and maximum, the runtime check's outputs (a
+// flag and a pair of float64 values to name, api/runtime_checks.h) and the counts, a scatter-add
+// of computed bins.
+TEST(CudaEmitter, AHistogramWithItsRangeCheckCompiles) {
+  using ir::Op;
+  ir::Graph graph;
+  ir::Builder b(graph);
+  const int64_t n = 1 << 20, bins = 64;
+  ir::ValueId x = b.parameter(DType::Float64, {n});
+  ir::ValueId low = b.reduce(Op::min, x, {0}, false), high = b.reduce(Op::max, x, {0}, false);
+  ir::ValueId finite =
+      b.binary(Op::logical_and, b.unary(Op::isfinite, low), b.unary(Op::isfinite, high));
+  ir::ValueId range = b.concat({b.reshape(low, {1}), b.reshape(high, {1})}, 0);
+  ir::ValueId scale = b.binary(Op::div, b.constant(ir::Scalar::of(double(bins)), DType::Float64),
+                               b.binary(Op::sub, high, low));
+  ir::ValueId position = b.binary(Op::mul, b.binary(Op::sub, x, b.broadcast(low, {n})),
+                                  b.broadcast(scale, {n}));
+  ir::ValueId last = b.constant(ir::Scalar::of(double(bins - 1)), DType::Float64, {n});
+  ir::ValueId index =
+      b.cast(b.unary(Op::floor, b.binary(Op::minimum, position, last)), DType::Int64);
+  ir::ValueId counts = b.scatter(b.constant(ir::Scalar::of_int(0), DType::Int64, {bins}), index,
+                                 b.constant(ir::Scalar::of_int(1), DType::Int64, {n}), 0,
+                                 ir::ScatterMode::Add);
+  graph.set_outputs({counts, b.unary(Op::bitwise_not, finite), range});
+  codegen::CudaSource source = emit(graph);
+  auto [code, log] = compile_with_nvcc(source.text, "histogram");
+  EXPECT_EQ(code, 0) << log << "\n" << source.text;
+  EXPECT_GT(runtime::cuda::compile_cubin(source.text, "histogram.cu", 90).size(), 0u);
+}
+
 // u[1:-1] = f(u) (a heat equation's step) scatters at iota + 1: no index repeats, so every
 // thread takes a share of the updates. In order, one thread made all million of them.
 TEST(CudaEmitter, SliceAssignmentsRunOnEveryThread) {

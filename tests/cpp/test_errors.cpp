@@ -6,11 +6,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
 
 #include "compile_test_util.h"
+#include "runtime/executable.h"
+#include "runtime/numpy_text.h"
 
 namespace kiln::test {
 namespace {
@@ -26,6 +29,33 @@ Error expect_error(const Function& function, const std::vector<Array>& inputs) {
   }
   ADD_FAILURE() << "no kiln::Error was thrown";
   return Error(ErrorKind::Internal, "");
+}
+
+// A runtime check's message names its values as NumPy's own messages print them: ints, and
+// floats as Python's repr (f"{np.float32(0.1)}" prints the float64 0.10000000149011612).
+TEST(Errors, RuntimeCheckMessagesPrintValuesAsNumPysMessagesDo) {
+  const std::vector<std::pair<double, std::string>> floats = {
+      {1.0, "1.0"}, {0.1, "0.1"}, {1e-4, "0.0001"},
+      {9.999999747378752e-05, "9.999999747378752e-05"}, {1e-5, "1e-05"}, {1.5e-5, "1.5e-05"},
+      {-3.25e-7, "-3.25e-07"}, {1e16, "1e+16"}, {1e15, "1000000000000000.0"},
+      {123456789.123, "123456789.123"}, {1e100, "1e+100"}, {5e-324, "5e-324"}, {-0.0, "-0.0"},
+      {1.7976931348623157e308, "1.7976931348623157e+308"}, {100.0, "100.0"},
+      {0.0012, "0.0012"}, {12345678901234567890.0, "1.2345678901234567e+19"},
+      {std::nan(""), "nan"}, {-INFINITY, "-inf"}, {INFINITY, "inf"}};
+  for (const auto& [value, text] : floats) EXPECT_EQ(runtime::float_text(value), text);
+
+  runtime::RuntimeCheck check;
+  check.before = "autodetected range of [";
+  check.after = "] is not finite";
+  check.value_dtype = DType::Float64;
+  check.value_count = 2;
+  const double range[2] = {-INFINITY, 0.10000000149011612};
+  EXPECT_EQ(check.message(range),
+            "autodetected range of [-inf, 0.10000000149011612] is not finite");
+  check.value_dtype = DType::Int64;
+  check.value_count = 1;
+  const int64_t bins = 7;
+  EXPECT_EQ(check.message(&bins), "autodetected range of [7] is not finite");
 }
 
 TEST(Errors, ShapeMismatchNamesTheOpBothShapesAndTheLine) {

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "ir/builder.h"
+#include "sched/cpu/block_scatter_adds.h"
 #include "sched/cpu/interchange_reductions.h"
 #include "sched/cpu/mark_parallel.h"
 #include "sched/cpu/mark_vector_loops.h"
@@ -294,6 +295,55 @@ TEST(LoopPasses, ScattersAreNeverSimdAndBigScatterAddsAreParallel) {
     EXPECT_FALSE(scatter.vectorize);
     EXPECT_EQ(scatter.parallel, mode == ir::ScatterMode::Add);
     EXPECT_TRUE(kernel.body[0].vectorize);  // the copy of the base before it
+  }
+}
+
+// A scatter-add's loop computes its indices and values a block at a time in a SIMD loop, then
+// adds them in order; the iterations after the last whole block run as before. A scatter that
+// sets keeps its one loop.
+TEST(LoopPasses, ScatterAddsComputeTheirIndicesInSimdBlocks) {
+  const int64_t n = (1 << 18) + 100;  // parallel, with iterations after the last block
+  for (ir::ScatterMode mode : {ir::ScatterMode::Add, ir::ScatterMode::Set}) {
+    ir::Graph graph;
+    ir::Builder b(graph);
+    ir::ValueId base = b.parameter(DType::Int64, {64});
+    ir::ValueId x = b.parameter(DType::Float64, {n});
+    ir::ValueId scaled = b.binary(Op::mul, x, b.constant(Scalar::of(8.0), DType::Float64));
+    ir::ValueId index = b.cast(b.unary(Op::floor, scaled), DType::Int64);
+    ir::ValueId values = b.parameter(DType::Int64, {n});
+    graph.set_outputs({b.scatter(base, index, values, 0, mode)});
+    Program program = schedule(graph, {});
+    ASSERT_EQ(program.kernels.size(), 1u);
+    Kernel& kernel = program.kernels[0];
+    ASSERT_GE(kernel.ordered_from, 0);
+    cpu::mark_parallel(kernel, cpu(2));
+    cpu::parallel_scatter_adds(program, cpu(2));
+    cpu::mark_vector_loops(kernel, cpu(2));
+    const size_t statements = kernel.body.size();
+    EXPECT_EQ(cpu::block_scatter_adds(kernel, cpu(2)), mode == ir::ScatterMode::Add);
+    if (mode == ir::ScatterMode::Set) {
+      EXPECT_EQ(kernel.body.size(), statements);
+      continue;
+    }
+    ASSERT_EQ(kernel.body.size(), statements + 1);
+    const Stmt& blocks = kernel.body[static_cast<size_t>(kernel.ordered_from)];
+    EXPECT_EQ(blocks.loop.extent, n / cpu::kScatterBlock);
+    EXPECT_TRUE(blocks.parallel);
+    ASSERT_EQ(blocks.body.size(), 4u);  // two arrays, the SIMD loop that fills them, the adds
+    EXPECT_EQ(blocks.body[0].kind, StmtKind::LocalArray);
+    EXPECT_EQ(blocks.body[1].kind, StmtKind::LocalArray);
+    const Stmt& fill = blocks.body[2];
+    EXPECT_TRUE(fill.vectorize);
+    ASSERT_EQ(fill.body.size(), 2u);
+    EXPECT_TRUE(fill.body[0].to_local_array && fill.body[1].to_local_array);
+    const Stmt& adds = blocks.body[3];
+    EXPECT_FALSE(adds.vectorize);
+    ASSERT_EQ(adds.body.size(), 1u);
+    EXPECT_TRUE(adds.body[0].accumulate && !adds.body[0].to_local_array);
+    const Stmt& rest = kernel.body.back();
+    EXPECT_EQ(rest.loop.extent, n % cpu::kScatterBlock);
+    EXPECT_FALSE(rest.parallel);
+    EXPECT_FALSE(cpu::block_scatter_adds(kernel, cpu(2)));  // blocked already
   }
 }
 

@@ -119,6 +119,15 @@ std::vector<RandomSizesCase> random_sizes_cases() {
          ValueId product = b.matmul(a, w);
          b.graph().set_outputs({b.reduce(Op::sum, b.unary(Op::tanh, product), {1}, false)});
        }},
+      {{1500},  // a histogram's scatter-add: in blocks and the rest (block_scatter_adds.h)
+       [=](Builder& b, const std::vector<Dim>& s) {
+         auto fill = [&](double value) { return b.constant(ir::Scalar::of(value), f64, {s[0]}); };
+         ValueId x = b.parameter(f64, {s[0]});
+         ValueId scaled = b.unary(Op::floor, b.binary(Op::mul, x, fill(4.0)));
+         ValueId bin = b.binary(Op::minimum, b.binary(Op::maximum, scaled, fill(0.0)), fill(15.0));
+         b.graph().set_outputs({b.scatter(b.constant(ir::Scalar::of(0.0), f64, {16}),
+                                          b.cast(bin, DType::Int64), x, 0, ir::ScatterMode::Add)});
+       }},
       {{40},
        [=](Builder& b, const std::vector<Dim>& s) {
          ValueId x = b.parameter(f64, {s[0], 4, 8});

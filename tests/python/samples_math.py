@@ -286,12 +286,18 @@ def histograms(rng):
                                                   weights=w.astype(np.float32)),
                                     *np.histogram(x[:0], 3), *np.histogram(x, 1, (-3, 3))),
                       (x, w)))
-        if dtype not in ("float64", "float32", "int64"):  # integers: the range of the data
-            cases.append((lambda x, w: (*np.histogram(x), *np.histogram(x, 3, density=True),
-                                        *np.histogram(x[0, :1], 4),
-                                        *np.histogram(x, 6, weights=(w * 3).astype(np.int32))),
-                          (x, w)))
+        # The range of the data (with NaN, NumPy's ValueError: test_numpy_math.py).
+        cases.append((lambda x, w: (*np.histogram(x), *np.histogram(x, 3, density=True),
+                                    *np.histogram(x[0, :1], 4),
+                                    *np.histogram(x, 6, weights=(w * 3).astype(np.int32))),
+                      (sample_array(rng, dtype, (3, 5)), w)))
     return cases
+
+
+def bin_edges(rng):
+    return [(lambda x: (np.histogram_bin_edges(x), np.histogram_bin_edges(x[1], 3, (0, 1)),
+                        np.histogram_bin_edges(x[:0], 2)), (sample_array(rng, dtype, (3, 5)),))
+            for dtype in DTYPES]
 
 
 SAMPLES = {
@@ -319,6 +325,7 @@ SAMPLES = {
     np.digitize: digitizing,
     np.interp: interpolations,
     np.histogram: histograms,
+    np.histogram_bin_edges: bin_edges,
     np.bincount: bincounts,
 }
 for _name, _samples in [("trapezoid", integrals), ("trapz", integrals),

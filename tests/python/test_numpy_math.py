@@ -1,6 +1,7 @@
 """Edge cases of kiln/_numpy_math.py beyond the conformance samples: NumPy's errors for bad
 arguments, the cases left to NumPy (graph breaks that still give NumPy's result), values that
 sit on bin edges and sample points, and realistic functions combining several."""
+import re
 import warnings
 
 import numpy as np
@@ -140,13 +141,11 @@ EAGER = [
     (lambda x, b: np.digitize(x, b), (X, np.array([1.0, 3.0, 2.0]))),
     (lambda x, v: (np.interp(x, v, v * 1j), np.interp(x, v, v, period=2.5)), (X, V)),
     (lambda z, v: np.interp(z, v, v), (C, V)),
-    (lambda x: (np.histogram(x, 7), np.histogram(x[np.isfinite(x)], 5, density=True)),
-     (DATA,)),
-    (lambda x: np.histogram(x, 7), ((DATA * 100).astype(np.int64),)),
     (lambda x: (np.histogram(x, [0, 1, 2.5]), np.histogram(x, "auto", range=(0, 1)),
                 np.histogram(x, 3, (0, 1), weights=x * 1j)), (DATA,)),
     (lambda x, b, r: np.histogram(x, b, range=(r[0], r[1])), (DATA, np.array(4), V)),
-    (lambda x: np.histogram(x, 300000), ((DATA[:50] * 100).astype(np.int32),)),
+    (lambda x: np.histogram(x.astype(np.float16)), (NORMAL,)),
+    (lambda x: np.histogram_bin_edges(x, "fd"), (NORMAL,)),
 ]
 if cumulative_sum is not None:
     EAGER.append((lambda v: cumulative_sum(v, out=np.zeros(3)), (V,)))
@@ -187,6 +186,88 @@ def test_histogram_edges_and_corrections():
                         rng.integers(-100, 100, 1000).astype(np.int32),
                         np.array([-2**31, 2**31 - 1, 5, 0], np.int32),
                         np.array([-3, 5, 4, 2, 1, 0, 1], np.int8))])
+
+
+def test_histogram_of_the_datas_range():
+    """Without range=, the edges come from the data's traced minimum and maximum, for floats
+    of both widths and 64-bit integers too (once graph breaks), with weights and density, data
+    all equal, empty or on the edges (a block of scatter-adds and the rest, on both threads);
+    np.histogram_bin_edges alike."""
+    rng = np.random.default_rng(3)
+    grid = np.linspace(-1, 1, 70_001)  # values on the edges of 8, 10 and 64 bins
+
+    def histograms(x, x32, w, ints, unsigned):
+        return (*np.histogram(x, 64), *np.histogram(x32, 7, weights=w, density=True),
+                *np.histogram(x, 10, weights=w.astype(np.float64)), *np.histogram(x32[::-3], 8),
+                *np.histogram(ints), *np.histogram(unsigned, 9), *np.histogram(ints[:1], 3),
+                *np.histogram(x * 0 + 2.5, 4), *np.histogram(x32[:0], 3),
+                *np.histogram(x32[:1], 2),
+                np.histogram_bin_edges(x32, 6), np.histogram_bin_edges(ints, 3, (0, 1)),
+                np.histogram_bin_edges(unsigned[:0]))
+    check(histograms, [(grid, rng.normal(size=70_001).astype(np.float32),
+                        rng.uniform(0, 2, 70_001).astype(np.float32),
+                        rng.integers(-2**62, 2**62, 1000),
+                        np.array([0, 2**64 - 1, 2**63, 5], np.uint64))])
+    check(lambda x, i: (*np.histogram(x, 7), np.histogram_bin_edges(x, 2),
+                        *np.histogram(i, 300_000)),  # 32-bit data: as many bins as NumPy's
+          [((DATA * 100).astype(np.int64), (NORMAL * 100).astype(np.int32))])
+
+
+# The data's own errors, raised by a runtime check as NumPy raises them: NaN or an infinity
+# among the data, bins too many for the range (64-bit integers, floats close together), a range
+# wider than the largest float.
+HISTOGRAM_DATA_ERRORS = [
+    (lambda x: np.histogram(x), np.array([1.0, nan, 2.0])),
+    (lambda x: np.histogram(x, 7), DATA),
+    (lambda x: np.histogram(x, 3, weights=x, density=True), np.array([0.5, inf, -2.0])),
+    (lambda x: np.histogram(x, 5), np.array([-inf, 0.1], np.float32)),
+    (lambda x: np.histogram_bin_edges(x, 4), np.array([1e20, inf, 1e-5])),
+    (lambda x: np.histogram(x, 10), np.array([2**60, 2**60 + 10, 2**60 + 3])),
+    (lambda x: np.histogram(x, 4), np.full(3, 1e300)),  # equal: the 0.5 either side is lost
+    (lambda x: np.histogram(x, 3), np.array([1.0, 1.0 + 2**-52, 1.0])),
+    (lambda x: np.histogram(x, 3), np.array([1.0, 1.0000001, 1.0], np.float32)),
+    # last - first overflows: NumPy's bin index of the last value is out of bounds (IndexError)
+    (lambda x: np.histogram(x, 1), np.array([-1e308, 0.0, 1e308])),
+    (lambda x: (np.histogram_bin_edges(x, 1), np.histogram(x, 2)),
+     np.array([-1e308, 0.0, 1e308])),
+]
+
+
+@pytest.mark.parametrize("function, data", HISTOGRAM_DATA_ERRORS)
+def test_histogram_errors_of_the_data_are_numpys(function, data):
+    with pytest.raises((ValueError, IndexError)) as expected, np.errstate(all="ignore"):
+        function(data)
+    compiled = kiln.compile(function, fullgraph=True)
+    with pytest.raises(expected.type, match=re.escape(str(expected.value))):
+        compiled(data)
+    good = np.linspace(0, 10**6, data.size).astype(data.dtype)  # the same graph, no error
+    assert_same(compiled(good), numpy_result(function, [good]))
+
+
+def test_check_flag_refuses_what_is_not_a_check():
+    trace = kiln._kiln.Trace()
+    flag, values = trace.input("bool", []), trace.input("float64", [2])
+    kiln._kiln.check_flag(flag, values, "range [", "]", "op")
+    for bad_flag, bad_values in [(values, values), (flag, trace.input("float64", [2, 2]))]:
+        with pytest.raises(ValueError, match="a check takes a bool 0-d flag"):
+            kiln._kiln.check_flag(bad_flag, bad_values, "", "", "op")
+    with pytest.raises(ValueError, match="unknown error 'KeyError'"):
+        kiln._kiln.check_flag(flag, values, "", "", "op", error="KeyError")
+
+
+def test_histogram_checks_inside_a_loop():
+    """A check recorded in a captured loop's body (its values carried as the loop runs)."""
+    def histograms(x):
+        total = np.zeros(5)
+        for i in range(x.shape[0]):
+            total = total + np.histogram(x[i], 5)[0]
+        return total
+    compiled = kiln.compile(histograms, fullgraph=True)
+    x = NORMAL.reshape(4, 100).copy()
+    np.testing.assert_array_equal(compiled(x), histograms(x))
+    x[2, 7] = -inf
+    with pytest.raises(ValueError, match=re.escape("autodetected range of [-inf, ")):
+        compiled(x)
 
 
 def test_histogram_of_integers_with_a_range_and_many_values():

@@ -308,7 +308,7 @@ bool CudaExecutable::run_graph(const std::vector<Array>& inputs, std::vector<Arr
       entry = static_cast<char*>(state->staging[k].get()) - low * size;
     }
     state->results.resize(output_buffer.size());
-    if (checks_in_block()) state->checks = cuda::allocate(16 * static_cast<int64_t>(checks_.size()));
+    if (checks_in_block()) state->checks = cuda::allocate(check_bytes_);
     for (size_t n = 0; n < output_buffer.size(); ++n) {
       const int32_t b = output_buffer[n];
       if (b < 0) return false;  // an output that is not the program's own buffer
@@ -384,6 +384,12 @@ bool CudaExecutable::run_graph(const std::vector<Array>& inputs, std::vector<Arr
 }
 
 void CudaExecutable::plan_check_block() {
+  check_slot_.clear();
+  check_bytes_ = 0;
+  for (const RuntimeCheck& check : checks_) {  // 8 bytes for the flag, then the values
+    check_slot_.push_back(check_bytes_);
+    check_bytes_ += 8 + (check.value_bytes() + 7) / 8 * 8;
+  }
   check_offset_.assign(program_.output_buffers.size(), -1);
   std::vector<int64_t> bytes(program_.output_buffers.size(), 0);
   for (const sched::Buffer& buffer : program_.buffers)
@@ -392,17 +398,17 @@ void CudaExecutable::plan_check_block() {
   for (const sched::Step& step : program_.steps)
     if (step.kind == sched::StepKind::LoopBegin) return;
   for (const RuntimeCheck& check : checks_)
-    if (bytes[static_cast<size_t>(check.flag_output)] > 8 ||
-        bytes[static_cast<size_t>(check.value_output)] > 8)
+    if (bytes[static_cast<size_t>(check.flag_output)] != 1 ||
+        bytes[static_cast<size_t>(check.value_output)] != check.value_bytes())
       return;
   for (size_t c = 0; c < checks_.size(); ++c) {
-    check_offset_[static_cast<size_t>(checks_[c].flag_output)] = 16 * static_cast<int64_t>(c);
-    check_offset_[static_cast<size_t>(checks_[c].value_output)] = 16 * static_cast<int64_t>(c) + 8;
+    check_offset_[static_cast<size_t>(checks_[c].flag_output)] = check_slot_[c];
+    check_offset_[static_cast<size_t>(checks_[c].value_output)] = check_slot_[c] + 8;
   }
 }
 
-// Each check's flag (bool) and value (int64) go to 16 bytes of pinned memory, copied on the
-// stream; the outputs the caller sees for them are all-clear host arrays (finish_outputs drops
+// Each check's flag (bool) and values go to its slot of pinned memory (check_slot_), copied on
+// the stream; the outputs the caller sees for them are all-clear host arrays (finish_outputs drops
 // them).
 void CudaExecutable::defer_checks(std::vector<Array>& outputs, const void* block, void* stream) {
   if (checks_.empty()) return;
@@ -411,21 +417,22 @@ void CudaExecutable::defer_checks(std::vector<Array>& outputs, const void* block
     pending = std::move(spare_checks_.back());
     spare_checks_.pop_back();
   } else {
-    pending.host = cuda::allocate_pinned(16 * static_cast<int64_t>(checks_.size()));
+    pending.host = cuda::allocate_pinned(check_bytes_);
     pending.copied = std::make_unique<cuda::Event>();
   }
   char* host = static_cast<char*>(pending.host.get());
   if (block != nullptr)
-    cuda::copy_to_host_async(host, block, 16 * static_cast<int64_t>(checks_.size()), stream);
+    cuda::copy_to_host_async(host, block, check_bytes_, stream);
   for (size_t c = 0; c < checks_.size(); ++c) {
     Array& flag = outputs[static_cast<size_t>(checks_[c].flag_output)];
     Array& value = outputs[static_cast<size_t>(checks_[c].value_output)];
     if (block == nullptr) {
-      cuda::copy_to_host_async(host + 16 * c, flag.data(), 1, stream);
-      cuda::copy_to_host_async(host + 16 * c + 8, value.data(), 8, stream);
+      cuda::copy_to_host_async(host + check_slot_[c], flag.data(), 1, stream);
+      cuda::copy_to_host_async(host + check_slot_[c] + 8, value.data(), checks_[c].value_bytes(),
+                               stream);
     }
     flag = Array::from_vector(std::vector<bool>{false}, {});
-    value = Array::from_vector(std::vector<int64_t>{0}, {});
+    value = Array::zeros(checks_[c].value_dtype, {checks_[c].value_count});
   }
   pending.copied->record(stream);
   pending_checks_.push_back(std::move(pending));
@@ -442,10 +449,8 @@ void CudaExecutable::raise_pending_checks() {
     pending_checks_.pop_front();
     const char* host = static_cast<const char*>(spare_checks_.back().host.get());
     for (size_t c = 0; c < checks_.size(); ++c) {
-      if (host[16 * c] == 0) continue;
-      int64_t value = 0;
-      std::memcpy(&value, host + 16 * c + 8, sizeof value);
-      throw Error(checks_[c].kind, checks_[c].before + std::to_string(value) + checks_[c].after +
+      if (host[check_slot_[c]] == 0) continue;
+      throw Error(checks_[c].kind, checks_[c].message(host + check_slot_[c] + 8) +
                                        " (in an earlier call: a run on the GPU does not wait "
                                        "for its checks, as CUDA's device-side asserts do not)");
     }
@@ -508,7 +513,7 @@ void CudaExecutable::run_real(const std::vector<Array>& inputs, std::vector<Arra
   std::vector<bool> output_on_device(outputs.size(), false);
   std::shared_ptr<void> check_block;  // a device run's checks (check_offset_)
   if (on_device && checks_in_block())
-    check_block = cuda::allocate(16 * static_cast<int64_t>(checks_.size()));
+    check_block = cuda::allocate(check_bytes_);
   for (size_t b = 0; b < program_.buffers.size(); ++b) {
     const sched::Buffer& buffer = program_.buffers[b];
     if (buffer.role != sched::BufferRole::Output) continue;

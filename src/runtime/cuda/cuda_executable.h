@@ -149,14 +149,18 @@ class CudaExecutable final : public Executable {
     std::shared_ptr<void> checks;                 // the block its checks write (check_offset_)
   };
   // A device run writes the runtime checks' flags and values into one block laid out as their
-  // pinned host copy (16 bytes a check: the flag, then the value), copied back in one piece: a
-  // copy of a few bytes costs ~2 us of GPU and host time, and BERT's four checks made 16 a call.
+  // pinned host copy (check_slot_), copied back in one piece: a copy of a few bytes costs ~2 us
+  // of GPU and host time, and BERT's four checks made 16 a call.
   // By output: its offset in the block, or -1 (not a check's; all -1 for a program with loops,
   // whose steps may move a carried buffer).
   std::vector<int64_t> check_offset_;
+  // By check: its offset in the block and the pinned copy (8 bytes for the flag, then its
+  // values, rounded up to 8 bytes); and their total.
+  std::vector<int64_t> check_slot_;
+  int64_t check_bytes_ = 0;
   bool checks_in_block() const { return !checks_.empty() && check_offset_[checks_[0].flag_output] >= 0; }
   struct PendingChecks {
-    std::shared_ptr<void> host;             // pinned: 16 bytes per check (flag, value)
+    std::shared_ptr<void> host;             // pinned: check_bytes_ (check_slot_)
     std::unique_ptr<cuda::Event> copied;    // after the copies
   };
   std::deque<PendingChecks> pending_checks_;  // queued, oldest first
