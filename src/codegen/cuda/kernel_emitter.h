@@ -115,6 +115,10 @@ struct LaunchPlan {
   int unroll_axis = -1;
   std::vector<ExprId> shared_loads;
   sched::Loop shared_loop;
+  // ThreadPerIteration over long rows (a 2-D stencil's 4094 columns): each block's run of
+  // steps lies in one row, `row_runs` runs a row, so a thread splits the block's index once
+  // rather than dividing its flat index by the row length at every step. 0: flat runs.
+  int64_t row_runs = 0;
 };
 
 // The iterations a thread of a ThreadPerIteration plan runs in sequence (LaunchPlan::serial).
@@ -218,11 +222,13 @@ class CudaKernelEmitter : public CLikePrinter {
   void accumulate_store(int32_t buffer, const std::string& index, const std::string& value,
                         DType from) override;
 
-  void flattened_chain(const std::string& flat, int lanes = 1);
+  // rows: `flat` numbers the rows, the chain without its innermost loop (LaunchPlan::row_runs).
+  void flattened_chain(const std::string& flat, int lanes = 1, bool rows = false);
   void thread_per_iteration(int lanes);
   void each_step(const std::string& total, int lanes, const std::function<void()>& print);
   void prefetch_step(int lanes);
   void steps_along_axis(const std::string& total);  // LaunchPlan::unroll_axis
+  void steps_along_rows();                           // LaunchPlan::row_runs
   void step(int lanes);  // one step's statements
   std::string load_value(ExprId id) override;
   void plain_store(const Stmt& s, const std::string& index, const std::string& value) override;
