@@ -277,6 +277,14 @@ TEST(CudaEmitter, LongRowsTakeABlockEachOfFewerThreads) {
   EXPECT_EQ(softmax.kernels[0].launches[0].blocks, 4096);
   EXPECT_EQ(softmax.kernels[0].launches[0].threads, 128);
   EXPECT_NE(softmax.text.find("_step < 8; ++"), std::string::npos) << softmax.text;
+  // x loaded once into registers for its three loops (the max, the sum, the division)
+  auto count = [](const std::string& text, const std::string& what) {
+    size_t n = 0;
+    for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+    return n;
+  };
+  EXPECT_EQ(count(softmax.text, "__ldg(a0"), 1u) << softmax.text;
+  EXPECT_EQ(count(softmax.text, "= kiln_row0[i"), 3u) << softmax.text;
 
   ir::Graph lse;
   ir::Builder c(lse);

@@ -78,6 +78,7 @@ void CudaKernelEmitter::body() {
       }
       open_block();
       flattened_chain("kiln_flat");
+      load_row_registers();
       cooperative(plan_.chain.back()->body);
       close_block();
       break;
@@ -316,7 +317,30 @@ namespace {
 const char* const kLaneFields[] = {"x", "y", "z", "w"};
 }  // namespace
 
+// LaunchPlan::row_registers: each element the statements load, at the steps of their unrolled
+// loops (unrolled_shared_loop), before the first of them.
+void CudaKernelEmitter::load_row_registers() {
+  for (size_t k = 0; k < plan_.row_registers.size(); ++k) {
+    const LaunchPlan::RowRegisters& row = plan_.row_registers[k];
+    const auto [load, variable] = row.loads[0];
+    const std::string name = "kiln_row" + std::to_string(k), v = loop_name(variable);
+    const std::string steps = std::to_string((row.extent + team() - 1) / team());
+    line(compute_type(expr(load).dtype) + " " + name + "[" + std::to_string(kMostUnrolledSteps) + "];");
+    line("#pragma unroll");
+    line("for (int " + v + "_step = 0; " + v + "_step < " + steps + "; ++" + v + "_step) {");
+    open_block();
+    line("const int64_t " + v + " = " + member() + " + " + v + "_step * " + threads() + ";");
+    line("if (" + v + " < " + std::to_string(row.extent) + ") " + name + "[" + v + "_step] = " +
+         load_text(expr(load)) + ";");
+    close_block();
+  }
+}
+
 std::string CudaKernelEmitter::load_value(ExprId id) {
+  for (size_t k = 0; k < plan_.row_registers.size(); ++k)
+    for (const auto& [load, variable] : plan_.row_registers[k].loads)
+      if (load == id && unrolled_.count(loop_name(variable)))  // where its loop was unrolled
+        return "kiln_row" + std::to_string(k) + "[" + loop_name(variable) + "_step]";
   if (auto shared = std::find(plan_.shared_loads.begin(), plan_.shared_loads.end(), id);
       shared != plan_.shared_loads.end())
     return "kiln_h" + std::to_string(shared - plan_.shared_loads.begin()) + "[" +
@@ -385,6 +409,7 @@ bool CudaKernelEmitter::few_steps_per_thread(const sched::Loop& loop) const {
 // takes one per element. Returns the blocks opened, closed by the caller after the body.
 int CudaKernelEmitter::unrolled_shared_loop(const std::string& variable, const std::string& begin,
                                             int64_t extent) {
+  unrolled_.insert(variable);
   const int64_t steps = (extent + team() - 1) / team();
   const std::string k = variable + "_step";
   line("#pragma unroll");

@@ -119,6 +119,15 @@ struct LaunchPlan {
   // steps lies in one row, `row_runs` runs a row, so a thread splits the block's index once
   // rather than dividing its flat index by the row length at every step. 0: flat runs.
   int64_t row_runs = 0;
+  // BlockPerIteration whose statements each share one unrolled loop over the row (softmax's max,
+  // sum and division; a layer norm's two statistics and its output): the loads several of them
+  // make of one element (the same buffer and index but for the loop's variable) are read into
+  // registers kiln_row<k>[step] once before the first, in the loops' own order of steps.
+  struct RowRegisters {
+    std::vector<std::pair<ExprId, int32_t>> loads;  // each load and its statement's variable
+    int64_t extent = 0;
+  };
+  std::vector<RowRegisters> row_registers;
 };
 
 // The iterations a thread of a ThreadPerIteration plan runs in sequence (LaunchPlan::serial).
@@ -228,7 +237,8 @@ class CudaKernelEmitter : public CLikePrinter {
   void each_step(const std::string& total, int lanes, const std::function<void()>& print);
   void prefetch_step(int lanes);
   void steps_along_axis(const std::string& total);  // LaunchPlan::unroll_axis
-  void steps_along_rows();                           // LaunchPlan::row_runs
+  void load_row_registers();                         // LaunchPlan::row_registers
+  std::set<std::string> unrolled_;                   // loops unrolled_shared_loop printed
   void step(int lanes);  // one step's statements
   std::string load_value(ExprId id) override;
   void plain_store(const Stmt& s, const std::string& index, const std::string& value) override;

@@ -567,6 +567,86 @@ void plan_warp_iterations(const target::Target& target, LaunchPlan& plan) {
   plan.threads = warps * kWarp;
 }
 
+// The text of index `id` with loop variable `variable` as '@' (equal texts: the same element at
+// each step of that loop).
+std::string index_shape(const Kernel& kernel, ExprId id, int32_t variable) {
+  const Expr& e = kernel.exprs[static_cast<size_t>(id)];
+  switch (e.kind) {
+    case ExprKind::Constant: return e.constant.is_integer ? std::to_string(e.constant.i) : "?" + std::to_string(id);
+    case ExprKind::LoopVar: return e.variable == variable ? "@" : "v" + std::to_string(e.variable);
+    default: break;
+  }
+  if (!sched::is_index_arithmetic(e.kind)) return "?" + std::to_string(id);
+  std::string text = "(" + std::to_string(static_cast<int>(e.kind));
+  for (ExprId operand : e.operands) text += " " + index_shape(kernel, operand, variable);
+  return text + ")";
+}
+
+// At most this many registers of 32 bits a thread holds rows in (LaunchPlan::row_registers).
+constexpr int64_t kMostRowRegisterWords = 64;
+
+// LaunchPlan::row_registers. H200, rows of 1024 floats at 128 threads (CuPy-launched variants):
+// softmax 12.8 -> 11.5 us with each element loaded once, not in each of its three loops.
+void plan_row_registers(const Program& program, const Kernel& kernel, LaunchPlan& plan) {
+  if (plan.kind != LaunchKind::BlockPerIteration || plan.block_splits > 1) return;
+  const int64_t team = plan.warp_iterations ? kWarp : plan.threads;
+  std::set<int32_t> chain;
+  for (const Stmt* c : plan.chain) chain.insert(c->loop.variable);
+  std::map<std::string, LaunchPlan::RowRegisters> groups;  // by buffer and index shape
+  std::map<std::string, std::set<size_t>> statements_of;
+  const std::vector<Stmt>& body = plan.chain.back()->body;
+  for (size_t k = 0; k < body.size(); ++k) {
+    const Stmt& s = body[k];
+    const sched::Loop* loop = nullptr;
+    if (s.kind == StmtKind::Loop && s.loop.extent > 1) loop = &s.loop;
+    if (s.kind == StmtKind::Reduce && s.reduce_loops.size() == 1 && s.guard < 0) loop = &s.reduce_loops[0];
+    if (loop == nullptr || loop->begin >= 0 || loop->end >= 0) continue;
+    // At most kMostUnrolledSteps a thread (the registers' length) is a condition of correctness.
+    const bool fits = loop->extent <= kMostUnrolledSteps * team;
+    const bool chosen = ir::size_choice(fits);
+    if (!(fits && chosen)) continue;
+    std::vector<ExprId> loads;
+    for (ExprId id : {s.index, s.value}) collect_unconditional_loads(kernel, id, loads);
+    for (const sched::Accumulation& a : s.accumulations) collect_unconditional_loads(kernel, a.value, loads);
+    for (const Stmt& child : s.body)
+      if (child.kind == StmtKind::Store) collect_unconditional_loads(kernel, child.value, loads);
+    std::set<int32_t> allowed = chain;
+    allowed.insert(loop->variable);
+    for (ExprId id : loads) {
+      const Expr& load = kernel.exprs[static_cast<size_t>(id)];
+      const int64_t size = dtype_size(program.buffers[static_cast<size_t>(load.buffer)].dtype);
+      std::set<int32_t> used;
+      const bool written = std::find(kernel.buffers_written.begin(), kernel.buffers_written.end(),
+                                     load.buffer) != kernel.buffers_written.end();
+      if (written || (size != 4 && size != 8) ||
+          !index_of_variables(kernel, load.operands[0], allowed, used) || !used.count(loop->variable))
+        continue;
+      const std::string key =
+          std::to_string(load.buffer) + ":" + index_shape(kernel, load.operands[0], loop->variable);
+      LaunchPlan::RowRegisters& group = groups[key];
+      if (group.loads.empty()) group.extent = loop->extent;
+      if (group.extent != loop->extent) group.extent = -1;  // loops of other extents: none
+      group.loads.emplace_back(id, loop->variable);
+      statements_of[key].insert(k);
+    }
+  }
+  // Registers for the most steps a thread may unroll (a size-generic kernel's array length must
+  // not depend on its sizes).
+  int64_t words = 0;
+  for (auto& [key, group] : groups) {
+    // One extent is a condition of correctness (the registers hold the first loop's elements):
+    // a size may follow another size's choice not to hold them, never the choice to.
+    const bool one_extent = group.extent >= 0;
+    const bool chosen = ir::size_choice(one_extent);
+    if (statements_of[key].size() < 2 || !(one_extent && chosen)) continue;
+    const ExprId first = group.loads[0].first;
+    const DType dtype = program.buffers[static_cast<size_t>(kernel.exprs[static_cast<size_t>(first)].buffer)].dtype;
+    words += kMostUnrolledSteps * int64_t(dtype_size(dtype) / 4);
+    if (words > kMostRowRegisterWords) break;
+    plan.row_registers.push_back(std::move(group));
+  }
+}
+
 // A block per row whose threads hold twice the target's thread steps (8) of its widest loop:
 // fewer threads a row and more loads in flight a thread. H200, rows of 1024 floats: softmax
 // 14.2 -> 11.5 us at 128 threads against 256, layer norm 25.2 -> 22.5 (Triton 10.4 and 20.1);
@@ -674,6 +754,7 @@ std::vector<LaunchPlan> plan_launches(const Program& program, const Kernel& kern
         plan_shared_reductions(kernel, target, plan);
         plan_warp_iterations(target, plan);
         size_row_blocks(target, plan);
+        plan_row_registers(program, kernel, plan);
       } else {
         plan.kind = LaunchKind::ThreadPerIteration;
         plan.unroll = ir::size_choice(inner_work <= kUnrolledWork) ? target.thread_steps : 1;
