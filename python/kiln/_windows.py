@@ -456,9 +456,16 @@ def product(function, a, b):
     if function is np.vdot and (len(shapes[0]) > 1 or len(shapes[1]) > 1):
         graph_break("vdot of 2-D loop-varying slices")
     left, right = bounds[0][contracted[0]], bounds[1][contracted[1]]
-    if (left is None) != (right is None) or left != right:
-        graph_break(f"{function.__name__}: the contracted axes are not the same loop-varying "
-                    f"slice")
+    if left != right:  # x[i:] @ y[:n-i]: the right one moved onto the left one, if it can be
+        size = extent(left) if left is not None and right is not None else None
+        if size is None or extent(right) != size:
+            graph_break(f"{function.__name__}: the contracted axes are not the same "
+                        f"loop-varying slice")
+        axis = contracted[1] % len(shapes[1])
+        whole = shifted(context, wholes[1][0], axis, difference(right[0], left[0]))
+        wholes[1] = (resized(context, whole, axis, shapes[0][contracted[0]]), wholes[1][1])
+        shapes[1] = tuple(wholes[1][0].tensor.shape)
+        bounds[1][axis], right = left, left
     # Only the contracted positions need zeros (values outside the other axes' windows land in
     # positions of the result that nobody reads).
     masked = [_masked_axis(context, whole, bound, axis)

@@ -146,6 +146,25 @@ def moving_copy(a):
     return out
 
 
+def shifted_assignments(a):
+    out = np.zeros_like(a)
+    n = a.shape[0]
+    for i in range(n):
+        out[i:] = a[:n - i] * 0.5 + out[i:]
+    for i in range(n - 1):
+        a[1:n - i] = a[:n - i - 1] + 1.0     # overlapping: NumPy reads before it writes
+    return out, a
+
+
+def lagged_products(x, y, M):
+    n = x.shape[0]
+    s, r = 0.0, np.zeros(M.shape[0])
+    for i in range(n):
+        s = s + x[i:] @ y[:n - i]            # y longer than x: moved, then cut to x's length
+        r = r + M[:, i:] @ x[:n - i]
+    return s, r
+
+
 def elimination(A, b):
     n = A.shape[0]
     for k in range(n - 1):
@@ -160,6 +179,9 @@ def elimination(A, b):
 
 def test_windows_at_different_positions_and_indexed_windows(rng):
     check(moving_copy, rng.standard_normal(40))
+    check(shifted_assignments, rng.standard_normal(30), kinds=["loop", "loop"])
+    check(lagged_products, rng.standard_normal(30), rng.standard_normal(45),
+          rng.standard_normal((5, 30)))
     A = rng.standard_normal((20, 20)) + 20 * np.eye(20)
     b = rng.standard_normal(20)
     got = kiln.compile(elimination)(A.copy(), b.copy())
