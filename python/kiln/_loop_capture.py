@@ -10,8 +10,9 @@ for_range(bounds, body, get, set, names, live, location):
     variable whose type changes in the first iteration (`s = 0; s = s + x[i]`) is carried at the
     type the body gives it (traced again), unless the loop may run no iteration (a dynamic trip
     count, a while loop) and an array's dtype or shape changes: NumPy's would keep its type.
-    An array that shrinks by the same amount every iteration (`v = p * v[:-1] + q * v[1:]`) is
-    carried at its shape before the loop, as a window (kiln._loop_extents).
+    An array whose shape changes by the same amount every iteration (`v = p * v[:-1] +
+    q * v[1:]`, `x = np.append(x, y)`) is carried at its largest shape, as a window
+    (kiln._loop_extents).
     When the body cannot be captured (a graph break, a Python number that changes, an array
     made before the loop that the body writes through a view, ...) the trace of the body is
     dropped, every variable restored, and the loop runs as Python; the reason is recorded
@@ -33,7 +34,7 @@ from . import _loop_appends, _loop_extents, _windows
 from ._graph_breaks import GraphBreakSignal
 from ._kiln import Unsupported
 from ._loop_appends import Appended, Stack, Stacked
-from ._loop_extents import Shrinking
+from ._loop_extents import Resizing
 from ._loop_expressions import ExpressionCapture
 from ._loop_types import (CaptureFailed, changed_before as _changed_before,
                           is_number as _is_number, is_python_number as _is_python_number,
@@ -194,6 +195,10 @@ class LoopCapture(ExpressionCapture):
                 by_object.setdefault(id(value), (value, []))[1].append(name)
         saved = {key: (array, array._tensor, array._scalar) for key, (array, _) in by_object.items()}
         trace.location = location
+        resized = {key: _loop_extents.initial(array, types[array_names[0]],  # before the body
+                                              span if condition is None else None)
+                   for key, (array, array_names) in by_object.items()
+                   if isinstance(types.get(array_names[0]), Resizing)}
         if side:
             index_tensor = trace.begin_loop_body()
         else:
@@ -215,10 +220,10 @@ class LoopCapture(ExpressionCapture):
             for key, (array, array_names) in by_object.items():
                 initial = array._tensor
                 kind = types.get(array_names[0])
-                if isinstance(kind, Shrinking) or not _plain(array):  # names rebound
+                if isinstance(kind, Resizing) or not _plain(array):  # names rebound
                     initial, placeholder, value = _loop_extents.by_value(
-                        context, array, kind, index, span if condition is None else None,
-                        windows, by_value)
+                        context, resized.get(key, array.tensor), array, kind, index,
+                        span if condition is None else None, windows, by_value)
                     rebound.update((name, value) for name in array_names)
                     slots.append((array_names, None, initial, placeholder))
                     continue
@@ -238,7 +243,7 @@ class LoopCapture(ExpressionCapture):
                     stacks.append(stack)
                     slots.append(([name], None, initial, placeholder))
                     continue
-                if isinstance(kind, Shrinking):
+                if isinstance(kind, Resizing):
                     continue
                 dtype, shape = kind
                 value = variables.get(name, self.UNBOUND)
@@ -311,10 +316,10 @@ class LoopCapture(ExpressionCapture):
         trace = self.context.trace
         results, retype = [], {}
         carried = {name for slot in slots for name in slot[0]}
-        shrinking = {name for slot in slots if slot[3].id in windows for name in slot[0]}
+        resizing = {name for slot in slots if slot[3].id in windows for name in slot[0]}
         for name, value in after.items():
             if (isinstance(value, TracedArray) and isinstance(value._selection, _windows.Window)
-                    and (name in live or name in carried) and name not in shrinking):
+                    and (name in live or name in carried) and name not in resizing):
                 raise CaptureFailed(f"`{name}`, a slice with a loop-varying bound, outlives its "
                                     f"iteration")
         for array_names, array, initial, placeholder in list(slots):
@@ -340,11 +345,11 @@ class LoopCapture(ExpressionCapture):
             if placeholder.id in windows:
                 kind, window = windows[placeholder.id]
                 results.append(_loop_extents.carried(self.context, new, window, kind,
-                                                     array_names[0]))
+                                                     tuple(placeholder.shape), array_names[0]))
                 continue
             tensor = new.tensor if isinstance(new, TracedArray) else to_tensor(self.context, new)
             if _type_of(tensor) != _type_of(placeholder):
-                retype[array_names[0]] = (_loop_extents.shrinking(placeholder, new) or
+                retype[array_names[0]] = (_loop_extents.resizing(placeholder, new) or
                                           _widened(placeholder, tensor, array_names[0]))
             results.append(tensor)
         for name, value in after.items():

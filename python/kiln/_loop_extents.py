@@ -1,15 +1,16 @@
-"""Carried arrays that shrink by the same amount every iteration (kiln._loop_capture): a binomial
-tree's `v = p * v[:-1] + q * v[1:]`, repeated differences `x = x[1:] - x[:-1]`, a Schur
-complement `A = A[1:, 1:] - ...`.
+"""Carried arrays whose shape changes by the same amount every iteration (kiln._loop_capture):
+a binomial tree's `v = p * v[:-1] + q * v[1:]`, repeated differences `x = x[1:] - x[:-1]`, a
+Schur complement `A = A[1:, 1:] - ...` shrink; `x = np.append(x, value)` grows.
 
 NumPy's shapes differ per iteration, so the loop cannot carry such an array as it is, and
 unrolling it traced and compiled every iteration (a 1,000-step tree took 13 s). The loop carries
-it at its shape before the loop instead, with a Window (kiln._windows) over the first extent(i)
-positions of each axis that shrinks, the extent affine in the loop index: the body's slices,
-ufuncs and reductions work on windows as they do on moving slices, and the body's result is
-moved to the next iteration's window (its start back to 0). After the loop the array is the
-window's positions at the loop's end. Only for trip counts known at the trace, and only while
-no extent goes below zero (the affine extents would no longer be NumPy's).
+it at the largest shape it takes instead (its shape before the loop, or after the last iteration
+when it grows: padded), with a Window (kiln._windows) over the first extent(i) positions of
+each axis that changes, the extent affine in the loop index: the body's slices, ufuncs,
+reductions and concatenations work on windows as they do on moving slices, and the body's
+result is moved to the next iteration's window (its start back to 0). After the loop the array
+is the window's positions at the loop's end. Only for trip counts known at the trace, and only
+while no extent goes below zero (the affine extents would no longer be NumPy's).
 """
 import numpy as np
 
@@ -18,7 +19,7 @@ from ._loop_types import CaptureFailed, retyped, type_of
 from ._tracer import TracedArray, backend, cast, traced
 
 
-class Shrinking:
+class Resizing:
     """A carried variable's kind (like the (dtype, shape) pairs of _loop_capture's retypes):
     its dtype, its shape before the loop and the change of each axis's extent an iteration."""
     __slots__ = ("dtype", "shape", "change")
@@ -27,34 +28,48 @@ class Shrinking:
         self.dtype, self.shape, self.change = dtype, tuple(shape), tuple(change)
 
     def __eq__(self, other):
-        return isinstance(other, Shrinking) and (self.dtype, self.shape, self.change) == (
+        return isinstance(other, Resizing) and (self.dtype, self.shape, self.change) == (
             other.dtype, other.shape, other.change)
 
     def __repr__(self):
-        return f"Shrinking({self.dtype}, {self.shape}, {self.change})"
+        return f"Resizing({self.dtype}, {self.shape}, {self.change})"
+
+    def whole(self, span):
+        """The shape it is carried at over a loop of `span`: each axis's largest extent."""
+        return tuple(max(size, size + change * len(span))
+                     for size, change in zip(self.shape, self.change))
 
 
-def by_value(context, array, kind, index, span, windows, rebound):
+def initial(array, kind, span):
+    """The value before the loop of an array that changes shape, at the shape it is carried at
+    (padded with zeros where it grows); made before the body is opened."""
+    tensor = cast(array.tensor, kind.dtype)
+    if span is None or kind.whole(span) == kind.shape:
+        return tensor
+    return backend().pad(tensor, [(0, w - s) for w, s in zip(kind.whole(span), kind.shape)],
+                         "constant", 0.0)
+
+
+def by_value(context, tensor, array, kind, index, span, windows, rebound):
     """(initial tensor, placeholder, the array the names are rebound to) of a variable carried
-    by value, its names rebound to a new array in the body: a shrinking array (kind Shrinking),
-    as a window of its shape before the loop, or a view made before the loop (`y = X[j]`),
-    which the body must rebind (writes through it would have to reach its base: kiln's
-    carried arrays are updated in place through their identity, and a view has its base's).
-    Records the slot in `windows` (placeholder id: (Shrinking, Window)) and `rebound`
-    (placeholder id: (the rebound array, a view?))."""
-    initial, window = array.tensor, None
-    if isinstance(kind, Shrinking):
-        initial = cast(initial, kind.dtype)
+    by value, its names rebound to a new array in the body: an array that changes shape (kind
+    Resizing, `tensor` from initial()), as a window of its largest shape, or a view made before
+    the loop (`y = X[j]`), which the body must rebind (writes through it would have to reach
+    its base: kiln's carried arrays are updated in place through their identity, and a view
+    has its base's). Records the slot in `windows` (placeholder id: (Resizing, Window)) and
+    `rebound` (placeholder id: (the rebound array, a view?))."""
+    window = None
+    if isinstance(kind, Resizing):
         window = _window(kind, index, span)
     elif kind is not None:  # a view of another dtype or shape after an iteration
-        initial = retyped(context, initial, *kind)
-    placeholder = context.trace.loop_placeholder(*type_of(initial))
+        tensor = retyped(context, tensor, *kind)
+    placeholder = context.trace.loop_placeholder(*type_of(tensor))
     value = TracedArray(context, placeholder)
     if window is not None:
         windows[placeholder.id] = (kind, window)
         value._selection = window
     rebound[placeholder.id] = (value, array._root is not None)
-    return initial, placeholder, value
+    return tensor, placeholder, value
 
 
 def check_rebound(slot, new, placeholder, name):
@@ -62,28 +77,30 @@ def check_rebound(slot, new, placeholder, name):
     array from before the loop, or a view's base), nor, when it is a view, kept as it is."""
     value, view = slot
     if value._tensor.id != placeholder.id or view and new is value:
-        raise CaptureFailed(f"`{name}` is a view made before the loop or shrinks in it, and the "
-                            f"loop keeps it or writes into it")
+        raise CaptureFailed(f"`{name}` is a view made before the loop or changes shape in it, "
+                            f"and the loop keeps it or writes into it")
 
 
-def shrinking(placeholder, value):
-    """The Shrinking kind when one iteration turns the carried `placeholder` into `value`, a
-    fresh array of the same dtype and rank and smaller extents; else None."""
+def resizing(placeholder, value):
+    """The Resizing kind when one iteration turns the carried `placeholder` into `value`, a
+    fresh array of the same rank and other extents (of its dtype or one it promotes to); else
+    None."""
     if not isinstance(value, TracedArray) or value._selection is not None:
         return None
     before, after = tuple(placeholder.shape), tuple(value.tensor.shape)
     dtype = np.dtype(value.dtype)
-    if (len(before) != len(after) or before == after or any(a > b for a, b in zip(after, before))
+    if (len(before) != len(after) or before == after
             or np.result_type(np.dtype(placeholder.dtype), dtype) != dtype):
         return None
-    return Shrinking(dtype.name, before, [a - b for a, b in zip(after, before)])
+    return Resizing(dtype.name, before, [a - b for a, b in zip(after, before)])
 
 
 def _window(kind, index, span):
     """The Window of the iteration at `index` (a traced loop index over `span`): positions
-    [0, shape + change * k) of each shrinking axis in the k-th iteration."""
+    [0, shape + change * k) of each axis that changes, in the k-th iteration."""
     if span is None:
-        raise CaptureFailed("an array shrinks in a loop whose trip count is unknown at the trace")
+        raise CaptureFailed("an array changes shape in a loop whose trip count is unknown at "
+                            "the trace")
     bounds = []
     for size, change in zip(kind.shape, kind.change):
         if change == 0:
@@ -92,8 +109,8 @@ def _window(kind, index, span):
         if size + change * len(span) < 0:
             raise CaptureFailed("an array shrinks past empty (NumPy's slices stop at empty)")
         if change % span.step:
-            raise CaptureFailed("an array shrinks by an amount that is not a multiple of the "
-                                "loop's step")
+            raise CaptureFailed("an array changes shape by an amount that is not a multiple of "
+                                "the loop's step")
         scale = change // span.step
         bounds.append((0, _windows.Affine(index, size - scale * span.start, scale)))
     return _windows.Window(bounds)
@@ -107,17 +124,18 @@ def _following(window, kind):
                             for bound, change in zip(window.bounds, kind.change)])
 
 
-def carried(context, value, window, kind, name):
-    """The tensor the loop carries for the body's `value` of a Shrinking variable: its
-    positions moved to the next iteration's window. (Written over the carried array inside that
-    window only, it would not be updated in place: it reads other positions of it, so
-    sched/in_place.h computes it whole first, a pass more.)"""
+def carried(context, value, window, kind, shape, name):
+    """The tensor the loop carries for the body's `value` of a Resizing variable: its
+    positions moved to the next iteration's window, of whole axes of `shape`. (Written over the
+    carried array inside that window only, it would not be updated in place: it reads other
+    positions of it, so sched/in_place.h computes it whole first, a pass more.)"""
     whole = None
     if (isinstance(value, TracedArray) and isinstance(value._selection, _windows.Window) and
             np.dtype(value.dtype).name == kind.dtype):
-        whole = _moved(context, value, _following(window, kind), kind.shape)
+        whole = _moved(context, value, _following(window, kind), shape)
     if whole is None:
-        raise CaptureFailed(f"`{name}` does not shrink by the same amount every iteration")
+        raise CaptureFailed(f"`{name}` does not change shape by the same amount every "
+                            f"iteration")
     return whole.tensor
 
 

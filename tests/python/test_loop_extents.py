@@ -1,7 +1,8 @@
-"""Loops whose carried arrays shrink every iteration (kiln/_loop_extents.py) and windows that
-meet at different positions (kiln/_windows.py): one loop node, where tracing unrolled them (a
-1,000-step binomial tree took 13.5 s to compile). Every result is checked against NumPy, and
-every loop that cannot be captured still runs unrolled, with NumPy's result."""
+"""Loops whose carried arrays shrink or grow every iteration (kiln/_loop_extents.py,
+kiln/_window_joins.py) and windows that meet at different positions (kiln/_windows.py): one
+loop node, where tracing unrolled them (a 1,000-step binomial tree took 13.5 s to compile).
+Every result is checked against NumPy, and every loop that cannot be captured still runs
+unrolled, with NumPy's result."""
 import numpy as np
 import pytest
 
@@ -189,6 +190,30 @@ def test_windows_at_different_positions_and_indexed_windows(rng):
     assert loop_kinds(elimination, A.copy(), b.copy()) == ["loop", "loop"]
 
 
+def appended(x, n):
+    out = np.zeros(0)
+    path = x[:1]                              # a view, rebound: carried by value
+    for i in range(n):
+        out = np.append(out, x[i] * 2.0)
+        path = np.append(path, path[-1] * 0.5 + x[i])
+    return out, path, path.sum()
+
+
+def joined(x, X, n):
+    y, z, rows = x[:5].copy(), np.arange(3), X[:1]
+    for i in range(n):
+        y = np.concatenate([y, y[-2:] * 0.5])
+        z = np.hstack([z, x[i:i + 1]])        # int64 joined with float64: float64 from then on
+        rows = np.vstack([rows, rows[-1] + X[i]])
+    return y, z, rows
+
+
+def test_growing_arrays_are_one_loop(rng):
+    x = rng.standard_normal(40)
+    check(appended, x, 30)
+    check(joined, x, rng.standard_normal((25, 4)), 20)
+
+
 def step_of_two(x):
     for i in range(0, 20, 2):
         x = x[1:] + x[:-1]
@@ -222,6 +247,12 @@ def writes_a_view(X):
     return X, y
 
 
+def grows_while(x):
+    while x.sum() < 100.0:
+        x = np.append(x, 7.0)               # a trip count unknown at the trace
+    return x
+
+
 def reads_the_shape(x):
     for i in range(5):
         x = x[1:] + x.shape[0]
@@ -232,7 +263,9 @@ def reads_the_shape(x):
     (step_of_two, np.arange(40.0)), (past_empty, np.arange(5.0)),
     (shrinks_by_a_step, np.arange(64.0)), (writes_before_it_shrinks, np.arange(10.0)),
     (writes_a_view, np.arange(12.0).reshape(3, 4)), (reads_the_shape, np.arange(10.0)),
-], ids=["step_of_two", "past_empty", "halving", "writes_before", "writes_a_view", "shape"])
+    (grows_while, np.arange(3.0)),
+], ids=["step_of_two", "past_empty", "halving", "writes_before", "writes_a_view", "shape",
+        "grows_while"])
 def test_loops_that_cannot_be_captured_run_unrolled_with_numpys_result(function, argument):
     check(function, argument, kinds=["unrolled"])
 
