@@ -11,7 +11,7 @@ import warnings
 
 import numpy as np
 
-from . import _windows
+from . import _window_indexing, _windows
 from ._tracer import (TracedArray, backend, cast, graph_break, materialize_all, to_tensor,
                       user_location)
 
@@ -158,6 +158,8 @@ def _mask_entry(entries):
 
 
 def getitem(x, key):
+    if isinstance(x._selection, _windows.Window):  # v[:-1] of a window (a shrinking loop)
+        return _window_indexing.index_window(x, _normal_key(key), getitem)
     x._check_plain("indexing")
     key = _windows.unit_slices(_normal_key(key), x.shape)
     if _windows.has_moving_bounds(key):  # A[i, i+1:] in a captured loop

@@ -10,6 +10,9 @@ for_range(bounds, body, get, set, names, live, location):
     variable whose type changes in the first iteration (`s = 0; s = s + x[i]`) is carried at the
     type the body gives it (traced again), unless the loop may run no iteration (a dynamic trip
     count, a while loop) and an array's dtype or shape changes: NumPy's would keep its type.
+    An array whose shape changes by the same amount every iteration (`v = p * v[:-1] +
+    q * v[1:]`, `x = np.append(x, y)`) is carried at its largest shape, as a window
+    (kiln._loop_extents).
     When the body cannot be captured (a graph break, a Python number that changes, an array
     made before the loop that the body writes through a view, ...) the trace of the body is
     dropped, every variable restored, and the loop runs as Python; the reason is recorded
@@ -27,10 +30,11 @@ import sys
 
 import numpy as np
 
-from . import _loop_appends, _windows
+from . import _loop_appends, _loop_extents, _windows
 from ._graph_breaks import GraphBreakSignal
 from ._kiln import Unsupported
 from ._loop_appends import Appended, Stack, Stacked
+from ._loop_extents import Resizing
 from ._loop_expressions import ExpressionCapture
 from ._loop_types import (CaptureFailed, changed_before as _changed_before,
                           is_number as _is_number, is_python_number as _is_python_number,
@@ -185,12 +189,16 @@ class LoopCapture(ExpressionCapture):
         by_object = {}
         for name, value in variables.items():
             if isinstance(value, TracedArray):
-                if not _plain(value):
+                if value._selection is not None:
                     raise CaptureFailed(f"`{name}` is a view or a masked selection made before "
                                         f"the loop")
                 by_object.setdefault(id(value), (value, []))[1].append(name)
         saved = {key: (array, array._tensor, array._scalar) for key, (array, _) in by_object.items()}
         trace.location = location
+        resized = {key: _loop_extents.initial(array, types[array_names[0]],  # before the body
+                                              span if condition is None else None)
+                   for key, (array, array_names) in by_object.items()
+                   if isinstance(types.get(array_names[0]), Resizing)}
         if side:
             index_tensor = trace.begin_loop_body()
         else:
@@ -201,9 +209,24 @@ class LoopCapture(ExpressionCapture):
         self.depth += 1
         context.in_body += 1  # arrays made in the body are its own, never a break's to cut
         slots = []  # (names, array before or None, initial tensor, placeholder)
+        windows, by_value = {}, {}  # slots carried by value, by placeholder id (_loop_extents)
         try:
+            index = TracedArray(context, index_tensor)
+            index._scalar, index._weak = True, int
+            if span is not None:
+                index._range = (min(span[0], span[-1]), max(span[0], span[-1]))
+            index._affine = _windows.Affine(index, 0, 1)
+            rebound, stacks = {}, []
             for key, (array, array_names) in by_object.items():
                 initial = array._tensor
+                kind = types.get(array_names[0])
+                if isinstance(kind, Resizing) or not _plain(array):  # names rebound
+                    initial, placeholder, value = _loop_extents.by_value(
+                        context, resized.get(key, array.tensor), array, kind, index,
+                        span if condition is None else None, windows, by_value)
+                    rebound.update((name, value) for name in array_names)
+                    slots.append((array_names, None, initial, placeholder))
+                    continue
                 if array_names[0] in types:  # the body gives it another dtype or shape
                     initial = _retyped(context, initial, *types[array_names[0]])
                 placeholder = trace.loop_placeholder(*_type_of(initial))
@@ -211,7 +234,6 @@ class LoopCapture(ExpressionCapture):
                 # (its NumPy-scalar flag stays: a branch of the body selects between it and
                 # another scalar, a scalar; _final_flags decides the flag after the loop)
                 slots.append((array_names, array, initial, placeholder))
-            rebound, stacks = {}, []
             for name, kind in types.items():
                 if isinstance(kind, Stacked):  # a list the body appends to
                     iterations = len(span) if span is not None and condition is None else None
@@ -220,6 +242,8 @@ class LoopCapture(ExpressionCapture):
                     rebound[name] = stack
                     stacks.append(stack)
                     slots.append(([name], None, initial, placeholder))
+                    continue
+                if isinstance(kind, Resizing):
                     continue
                 dtype, shape = kind
                 value = variables.get(name, self.UNBOUND)
@@ -238,11 +262,11 @@ class LoopCapture(ExpressionCapture):
                 slots.append(([name], None, initial, placeholder))
             if rebound:
                 set_(tuple(rebound.get(name, self.KEEP) for name in names))
-            index = TracedArray(context, index_tensor)
-            index._scalar, index._weak = True, int
-            if span is not None:
-                index._range = (min(span[0], span[-1]), max(span[0], span[-1]))
-            index._affine = _windows.Affine(index, 0, 1)
+                now = dict(zip(names, get()))
+                for name, value in rebound.items():
+                    if now[name] is not value:  # only names the body assigns can be rebound
+                        raise CaptureFailed(f"`{name}` is a view made before the loop that the "
+                                            f"loop reads or writes through")
             for stack in stacks:
                 stack.position = _loop_appends.position(index, span)
             if condition is None:
@@ -251,7 +275,7 @@ class LoopCapture(ExpressionCapture):
                 body()
             after = get()
             results = self._results(dict(zip(names[:count], after[:count])), variables, slots,
-                                    live, types)
+                                    live, types, windows, by_value)
             initial = [slot[2] for slot in slots]
             if condition is not None:  # the test of the next iteration, on the new state
                 initial.insert(0, _truth(condition[1]))
@@ -284,17 +308,18 @@ class LoopCapture(ExpressionCapture):
         last = (self._last_index(start, stop, step, before[-1])
                 if condition is None and span is None else None)
         self._apply(slots, values, names, after, set_, span, saved, condition is None, variables,
-                    last)
+                    last, windows)
 
-    def _results(self, after, variables, slots, live, types):
+    def _results(self, after, variables, slots, live, types, windows, by_value):
         """The tensor each slot holds after one iteration (new slots for temporaries that are
         read after the loop); raises _Retype for a slot whose type changed."""
         trace = self.context.trace
         results, retype = [], {}
         carried = {name for slot in slots for name in slot[0]}
+        resizing = {name for slot in slots if slot[3].id in windows for name in slot[0]}
         for name, value in after.items():
             if (isinstance(value, TracedArray) and isinstance(value._selection, _windows.Window)
-                    and (name in live or name in carried)):
+                    and (name in live or name in carried) and name not in resizing):
                 raise CaptureFailed(f"`{name}`, a slice with a loop-varying bound, outlives its "
                                     f"iteration")
         for array_names, array, initial, placeholder in list(slots):
@@ -314,9 +339,18 @@ class LoopCapture(ExpressionCapture):
             if not isinstance(new, TracedArray) and not _is_number(new):
                 raise CaptureFailed(f"`{array_names[0]}` holds an array before the loop and a "
                                     f"{type(new).__name__} after an iteration")
+            if placeholder.id in by_value:
+                _loop_extents.check_rebound(by_value[placeholder.id], new, placeholder,
+                                            array_names[0])
+            if placeholder.id in windows:
+                kind, window = windows[placeholder.id]
+                results.append(_loop_extents.carried(self.context, new, window, kind,
+                                                     tuple(placeholder.shape), array_names[0]))
+                continue
             tensor = new.tensor if isinstance(new, TracedArray) else to_tensor(self.context, new)
             if _type_of(tensor) != _type_of(placeholder):
-                retype[array_names[0]] = _widened(placeholder, tensor, array_names[0])
+                retype[array_names[0]] = (_loop_extents.resizing(placeholder, new) or
+                                          _widened(placeholder, tensor, array_names[0]))
             results.append(tensor)
         for name, value in after.items():
             old = variables.get(name, self.UNBOUND)
@@ -385,15 +419,17 @@ class LoopCapture(ExpressionCapture):
         set_(before)
 
     def _apply(self, slots, values, names, after, set_, span, saved, has_target, variables,
-               last=None):
+               last=None, windows=None):
         """The variables after the loop: arrays updated in place keep their identity; arrays
         the body only rebinds keep their value from before the loop; temporaries of the body
         that are not carried (nothing reads them after the loop) are unbound again."""
         flags = self._final_flags(slots, names, after, span, saved, variables)
         _restore(saved)
         final = {}
-        for (array_names, array, _, _), tensor, flag in zip(slots, values, flags):
+        for (array_names, array, _, placeholder), tensor, flag in zip(slots, values, flags):
             new = after[names.index(array_names[0])]
+            if windows and placeholder.id in windows:  # the window's positions at the end
+                tensor = _loop_extents.final(tensor, windows[placeholder.id][0], len(span))
             if isinstance(new, Stack):  # the list, with the rows the loop appended
                 new.items.extend(_loop_appends.rows(self.context, new, tensor))
                 final[array_names[0]] = new.items

@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 
-from . import _indexing, _kiln, _ufunc_loops, _windows
+from . import _indexing, _kiln, _ufunc_loops, _window_joins, _windows
 from ._numpy_creation import FUNCTIONS as _CREATION, array as _numpy_creation_array
 from ._numpy_functions import FUNCTIONS as _CORE, _UFUNC_REDUCTIONS, _as_traced, product_dtype
 from ._numpy_functions import _result
@@ -249,6 +249,8 @@ def apply_function(context, function, args, kwargs):
     masked = _has_mask((args, kwargs))
     if masked and _has_window((args, kwargs)):
         context.at()
+        if function in _window_joins.FUNCTIONS:  # x = np.append(x, v) in a loop
+            return _window_joins.FUNCTIONS[function](*args, **kwargs)
         return _windows.function(function, args, kwargs)
     out = kwargs.get("out")
     foreign_out = out is not None and not isinstance(out, (TracedArray, tuple))

@@ -429,7 +429,15 @@ class TracedArray:
         self._version += 1
         self._bound = None  # its new values may be past it
 
+    def _windowed(self):
+        """Whether this is a window (kiln._windows: its whole axes, the positions it holds
+        moving with a loop's index), not an x[mask] selection (whose _selection is the mask)."""
+        return self._selection is not None and not isinstance(self._selection, TracedArray)
+
     def _check_plain(self, what):
+        if self._windowed():
+            graph_break(f"{what} of a slice with a loop-varying bound or of an array that "
+                        f"shrinks in a loop (its shape changes every iteration)")
         if self._selection is not None:
             graph_break(f"boolean mask indexing has a data-dependent shape ({what} of x[mask])")
 
@@ -444,6 +452,8 @@ class TracedArray:
 
     @property
     def shape(self):
+        if self._windowed():
+            self._check_plain("the shape")
         if self._selection is not None:
             return self._materialized_selection().shape
         return tuple(self.tensor.shape)
@@ -577,13 +587,16 @@ class TracedArray:
             return self  # NumPy's astype(copy=False) to the same dtype is the array itself
         result = traced(self._context, backend().astype(self.tensor, dtype.name))
         result._scalar = self._scalar  # a NumPy scalar's astype gives a NumPy scalar
+        result._selection = self._selection  # elementwise: of x[mask] or a window, the same
         if self._bound is not None and dtype.kind in "iu" and self._bound <= np.iinfo(dtype).max:
             result._bound = self._bound
         return result
 
     def copy(self, order="C"):
-        self._check_plain("copy")
+        if not self._windowed():  # a window's copy: the whole axes, the same window
+            self._check_plain("copy")
         result = traced(self._context, self.tensor)
+        result._selection = self._selection
         result._scalar = self._scalar  # a NumPy scalar's copy is a NumPy scalar
         result._bound = self._bound
         return result

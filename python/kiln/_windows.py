@@ -9,9 +9,12 @@ are known to have the same bounds at trace time, with no run-time check.
 
 Elementwise ufuncs compute on the whole axes (positions outside the window hold values nobody
 reads); reductions and products mask the positions outside with the identity (0 for sums and
-contractions); x[window] = value writes only the window. Anything else on a window (reshape,
-shape, iteration, a window leaving the iteration) has no rule here: it is a graph break, and the
-loop is unrolled as before, which is slower to compile but exact.
+contractions); x[window] = value writes only the window. Windows of one extent at different
+positions (`out[:n-i] += a[i:]`, `x[1:] - x[:-1]` of a shrinking array) meet after one is moved
+onto the other (a shifted read). Static slices and elements of a window are
+kiln._window_indexing's. Anything else on a window (reshape, shape, iteration, a window leaving
+the iteration) has no rule here: it is a graph break, and the loop is unrolled as before, which
+is slower to compile but exact.
 """
 import numpy as np
 
@@ -50,13 +53,13 @@ class Affine:
         return value + self.offset if self.offset else value
 
 
-def _is_int(value):
+def is_int(value):
     return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
 
 
 def affine_result(ufunc, inputs):
     """The Affine of a ufunc's result on Affine indices and Python ints (None: not affine)."""
-    forms = [x._affine if isinstance(x, TracedArray) else x if _is_int(x) else None
+    forms = [x._affine if isinstance(x, TracedArray) else x if is_int(x) else None
              for x in inputs]
     if any(f is None for f in forms) or not any(isinstance(f, Affine) for f in forms):
         return None
@@ -121,6 +124,80 @@ class Window:
         return np.broadcast_to(result, tuple(shape))
 
 
+def _linear(value):
+    return value if isinstance(value, Affine) else Affine(None, int(value), 0)
+
+
+def total(a, b, sign=1):
+    """a + sign * b of Affines and ints: an int when the index cancels, None when a and b follow
+    different loops' indices (or either is None)."""
+    if a is None or b is None:
+        return None
+    a, b = _linear(a), _linear(b)
+    if a.scale and b.scale and a.index is not b.index:
+        return None
+    scale = a.scale + sign * b.scale
+    if scale == 0:
+        return a.offset + sign * b.offset
+    return Affine(a.index if a.scale else b.index, a.offset + sign * b.offset, scale)
+
+
+def difference(a, b):
+    return total(a, b, -1)
+
+
+def extent(bound):
+    """The count of positions of a (start, stop) bound."""
+    return difference(bound[1], bound[0])
+
+
+def lowest(form):
+    """The least value of an Affine or int over its loop, or None when the loop's bounds are
+    traced."""
+    if form is None:
+        return None
+    if not isinstance(form, Affine):
+        return int(form)
+    span = form.span()
+    return None if span is None else span[0]
+
+
+def shifted(context, whole, axis, delta):
+    """`whole` with position p of `axis` holding p + delta's element (clamped to the axis; the
+    positions that clamp lie outside the window that is moved): a window moved by -delta."""
+    if not isinstance(delta, Affine) and delta == 0:
+        return whole
+    k = backend()
+    size = whole.tensor.shape[axis]
+    if not isinstance(delta, Affine):  # a slice and a pad: plain loads g++ vectorises
+        ndim, amount = len(whole.tensor.shape), min(abs(delta), size)
+        part = k.slice(whole.tensor, [(None, None, 1)] * axis +
+                       [(amount, size, 1) if delta > 0 else (0, size - amount, 1)] +
+                       [(None, None, 1)] * (ndim - axis - 1))
+        widths = [(0, 0)] * ndim
+        widths[axis] = (0, amount) if delta > 0 else (amount, 0)
+        return traced(context, k.pad(part, widths, "constant", 0.0))
+    positions = traced(context, k.arange(context.anchor(), size, "int64"))
+    moved = np.clip(positions + (delta.value() if isinstance(delta, Affine) else delta), 0,
+                    size - 1)
+    return traced(context, k.take(whole.tensor, moved.tensor, axis, check_bounds=False))
+
+
+def resized(context, whole, axis, size):
+    """`whole` cut or padded at the end of `axis` to `size` positions (windows of arrays of
+    different lengths meeting: the moved window lies inside the first `size` positions)."""
+    have = whole.tensor.shape[axis]
+    if have == size:
+        return whole
+    k, ndim = backend(), len(whole.tensor.shape)
+    if have > size:
+        return traced(context, k.slice(whole.tensor, [(None, None, 1)] * axis + [(0, size, 1)] +
+                                       [(None, None, 1)] * (ndim - axis - 1)))
+    widths = [(0, 0)] * ndim
+    widths[axis] = (0, size - have)
+    return traced(context, k.pad(whole.tensor, widths, "constant", 0.0))
+
+
 def has_moving_bounds(key):
     items = key if isinstance(key, tuple) else (key,)
     return any(isinstance(item, slice) and any(isinstance(b, TracedArray)
@@ -145,7 +222,7 @@ def unit_slices(key, shape):
             rewritten.append(item)
             continue
         if isinstance(item, slice) and axis < len(shape) and (
-                item.step is None or _is_int(item.step) and int(item.step) == 1):
+                item.step is None or is_int(item.step) and int(item.step) == 1):
             start, stop = (getattr(b, "_affine", None) if isinstance(b, TracedArray) else None
                            for b in (item.start, item.stop))
             span = start.span() if start is not None and start.index is not None else None
@@ -165,7 +242,7 @@ def _bound(value, size, default):
     """A slice bound as an int in [0, size] or an Affine (NumPy's negative bounds resolved)."""
     if value is None:
         return default
-    if _is_int(value):
+    if is_int(value):
         value = int(value)
         return min(max(value + size if value < 0 else value, 0), size)
     form = value._affine if isinstance(value, TracedArray) else None
@@ -196,7 +273,7 @@ def _split(x, key):
         if axis >= len(shape):
             raise IndexError("too many indices for array")
         if isinstance(item, slice) and has_moving_bounds(item):
-            if item.step is not None and not (_is_int(item.step) and int(item.step) == 1):
+            if item.step is not None and not (is_int(item.step) and int(item.step) == 1):
                 graph_break("a loop-varying slice with a step")
             size = shape[axis]
             bounds.append((_bound(item.start, size, 0), _bound(item.stop, size, size)))
@@ -224,10 +301,30 @@ def _parts(context, value):
     return value, None
 
 
-def _combine(context, operands, ndim):
-    """The common Window of right-aligned operands, or a graph break where NumPy's shapes would
-    only agree on some iterations."""
-    bounds = [None] * ndim
+def _reference(context, operands, ndim, anchored):
+    """Per right-aligned axis, the bound the operands' windows are moved to and the length of
+    the axis it is a window of: the first operand's when `anchored` (the target of out= or of
+    an assignment), else one that starts at 0 where there is one (a shrinking loop's carried
+    windows start at 0: x[1:] - x[:-1] then moves one operand, not both and the result
+    again)."""
+    bounds, sizes = [None] * ndim, [None] * ndim
+    for value in operands:
+        whole, window = _parts(context, value)
+        for axis in range(1, len(window.bounds) + 1 if window is not None else 1):
+            bound = window.bounds[-axis]
+            if bound is not None and (bounds[-axis] is None or not anchored and
+                                      bounds[-axis][0] != 0 and bound[0] == 0):
+                bounds[-axis], sizes[-axis] = bound, whole.tensor.shape[-axis]
+    return bounds, sizes
+
+
+def _combine(context, operands, ndim, anchored=False):
+    """(the common Window of right-aligned operands, their whole-axes values). Windows of one
+    extent at different positions (x[1:] with x[:-1] of a window, out[:n-i] += a[i:]) are moved
+    to the positions of one of them (_reference); a graph break where NumPy's shapes would only
+    agree on some iterations."""
+    bounds, sizes = _reference(context, operands, ndim, anchored)
+    wholes = []
     for value in operands:
         whole, window = _parts(context, value)
         shape = tuple(whole.tensor.shape) if isinstance(whole, TracedArray) else np.shape(whole)
@@ -240,10 +337,15 @@ def _combine(context, operands, ndim):
                                      and v._selection.bounds[-axis] is not None for v in operands):
                     graph_break("a loop-varying slice meets a fixed-size axis")
                 continue
-            if bounds[-axis] is not None and bounds[-axis] != bound:
-                graph_break("slices with different loop-varying bounds in one operation")
-            bounds[-axis] = bound
-    return Window(bounds)
+            if bounds[-axis] != bound:
+                size_here = extent(bound)
+                if size_here is None or extent(bounds[-axis]) != size_here:
+                    graph_break("slices with different loop-varying bounds in one operation")
+                whole = shifted(context, whole, len(shape) - axis,
+                                difference(bound[0], bounds[-axis][0]))
+            whole = resized(context, whole, len(shape) - axis, sizes[-axis])
+        wholes.append(whole)
+    return Window(bounds), wholes
 
 
 def ufunc(call, function, inputs, out, where, dtype, casting):
@@ -257,19 +359,19 @@ def ufunc(call, function, inputs, out, where, dtype, casting):
         if not (isinstance(target, TracedArray) and isinstance(target._selection, Window)):
             graph_break(f"{function.__name__} of a loop-varying slice into out=")
         result = ufunc(call, function, inputs, None, True, dtype, casting)
-        _combine(target._context, [target, result], len(target.tensor.shape))
+        _, (_, result) = _combine(target._context, [target, result], len(target.tensor.shape),
+                                  anchored=True)
         if not np.can_cast(result.dtype, target.dtype, casting):
             raise _UFuncOutputCastingError(function, casting, result.dtype, target.dtype, 0)
         inside = target._selection.mask(target._context, tuple(target.tensor.shape))
-        target._assign(backend().where(inside.tensor, cast(result.tensor, target.dtype),
-                                       target.tensor))
+        target._assign(backend().where(inside.tensor, cast(to_tensor(target._context, result),
+                                                           target.dtype), target.tensor))
         return target
     context = next(x for x in inputs if isinstance(x, TracedArray))._context
     ndim = max(np.ndim(x) if not isinstance(x, TracedArray) else len(x.tensor.shape)
                for x in inputs)
-    window = _combine(context, inputs, ndim)
-    results = call(function, tuple(_parts(context, x)[0] for x in inputs), dtype=dtype,
-                   casting=casting)
+    window, wholes = _combine(context, inputs, ndim)
+    results = call(function, tuple(wholes), dtype=dtype, casting=casting)
     for result in results if isinstance(results, tuple) else (results,):
         result._selection, result._scalar = window, False
     return results
@@ -321,8 +423,9 @@ def reduction(function, a, axis=None, dtype=None, keepdims=False):
         count = np.sum(inside, axis=axis, keepdims=keepdims)
         kept = dtype if dtype is not None else a.dtype if a.dtype.kind in "fc" else np.float64
         result = (total / count).astype(kept)
-    else:
-        result = function(values, axis=axis, dtype=dtype, keepdims=keepdims)
+    else:  # (np.any and np.all take no dtype)
+        typed = {} if dtype is None else {"dtype": dtype}
+        result = function(values, axis=axis, keepdims=keepdims, **typed)
     return _keep_window(result, a._selection, axis, len(a.tensor.shape), keepdims)
 
 
@@ -353,9 +456,16 @@ def product(function, a, b):
     if function is np.vdot and (len(shapes[0]) > 1 or len(shapes[1]) > 1):
         graph_break("vdot of 2-D loop-varying slices")
     left, right = bounds[0][contracted[0]], bounds[1][contracted[1]]
-    if (left is None) != (right is None) or left != right:
-        graph_break(f"{function.__name__}: the contracted axes are not the same loop-varying "
-                    f"slice")
+    if left != right:  # x[i:] @ y[:n-i]: the right one moved onto the left one, if it can be
+        size = extent(left) if left is not None and right is not None else None
+        if size is None or extent(right) != size:
+            graph_break(f"{function.__name__}: the contracted axes are not the same "
+                        f"loop-varying slice")
+        axis = contracted[1] % len(shapes[1])
+        whole = shifted(context, wholes[1][0], axis, difference(right[0], left[0]))
+        wholes[1] = (resized(context, whole, axis, shapes[0][contracted[0]]), wholes[1][1])
+        shapes[1] = tuple(wholes[1][0].tensor.shape)
+        bounds[1][axis], right = left, left
     # Only the contracted positions need zeros (values outside the other axes' windows land in
     # positions of the result that nobody reads).
     masked = [_masked_axis(context, whole, bound, axis)
@@ -443,8 +553,9 @@ def setitem(x, key, value, plain_getitem, plain_setitem):
     context = x._context
     whole, value_window = _parts(context, value)
     shape = tuple(region.tensor.shape)
-    if value_window is not None:
-        _combine(context, [value, TracedArray(context, region.tensor, mask=window)], len(shape))
+    if value_window is not None:  # moved to the region's window
+        _, (_, whole) = _combine(context, [TracedArray(context, region.tensor, mask=window),
+                                           value], len(shape), anchored=True)
     else:
         value_shape = tuple(whole.tensor.shape) if isinstance(whole, TracedArray) else np.shape(whole)
         for axis, bound in enumerate(window.bounds):

@@ -88,6 +88,16 @@ ExprId KernelBuilder::load(int32_t buffer, DType dtype, ExprId offset) {
 }
 
 ExprId KernelBuilder::elementwise(Op op, DType dtype, std::vector<ExprId> operands) {
+  if (op == Op::logical_and && dtype == DType::Bool && operands.size() == 2) {
+    // a pad's `inside` where the ranges decide one side (sched/cpu/peel_clamps.h)
+    for (size_t k = 0; k < 2; ++k) {
+      int64_t known;
+      if (expr(operands[k]).dtype != DType::Bool || !is_constant(operands[k], &known)) continue;
+      ExprId other = operands[1 - k];
+      if (!known) return operands[k];
+      if (expr(other).dtype == DType::Bool) return other;
+    }
+  }
   Expr e;
   e.kind = ExprKind::Elementwise;
   e.dtype = dtype;
@@ -153,9 +163,14 @@ ExprId KernelBuilder::substitute(ExprId id, const std::map<int32_t, ExprId>& sub
       operand = replaced;
     }
     if (changed) {
-      switch (e.kind) {  // re-simplify index arithmetic
+      switch (e.kind) {  // re-simplify index arithmetic, clamps and the selects they decide
         case ExprKind::IndexAdd: result = add(e.operands[0], e.operands[1]); break;
         case ExprKind::IndexMul: result = mul_index(e.operands[0], e.operands[1]); break;
+        case ExprKind::IndexMin: result = minimum(e.operands[0], e.operands[1]); break;
+        case ExprKind::IndexMax: result = maximum(e.operands[0], e.operands[1]); break;
+        case ExprKind::IndexLess: result = less(e.operands[0], e.operands[1]); break;
+        case ExprKind::Select: result = select(e.operands[0], e.operands[1], e.operands[2]); break;
+        case ExprKind::Elementwise: result = elementwise(e.op, e.dtype, e.operands); break;
         default: result = intern(e);
       }
     }

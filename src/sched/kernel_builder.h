@@ -38,7 +38,8 @@ class KernelBuilder {
   ExprId random(Op op, DType dtype, uint64_t seed, ExprId flat_index);
   ExprId array_load(int32_t array, DType dtype, ExprId index);
   // A copy of `id` with loop variables replaced as `substitution` says (`memo`: results of
-  // earlier calls with the same substitution, shared subexpressions rewritten once).
+  // earlier calls with the same substitution, shared subexpressions rewritten once); index
+  // arithmetic, clamps, comparisons and selects are simplified again on the new ranges.
   ExprId substitute(ExprId id, const std::map<int32_t, ExprId>& substitution,
                     std::unordered_map<ExprId, ExprId>* memo = nullptr);
 

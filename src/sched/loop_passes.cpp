@@ -8,6 +8,7 @@
 #include "sched/cpu/mark_vector_loops.h"
 #include "sched/cpu/parallel_scatter_adds.h"
 #include "sched/cpu/parallel_iterations.h"
+#include "sched/cpu/peel_clamps.h"
 #include "sched/guard_reductions.h"
 #include "sched/induction_ranges.h"
 #include "sched/merge_loops.h"
@@ -23,6 +24,7 @@ const std::vector<LoopPass>& loop_passes(const target::Target& target) {
       {"fold_induction_clamps", nullptr, fold_induction_clamps},
       {"trim_loops", trim_loops},
       {"guard_reductions", guard_reductions},
+      {"peel_clamps", cpu::peel_clamps},
       {"interchange_reductions", cpu::interchange_reductions},
       {"mark_parallel", cpu::mark_parallel},
       {"parallel_scatter_adds", nullptr, cpu::parallel_scatter_adds},

@@ -8,6 +8,7 @@
 #include "sched/cpu/mark_parallel.h"
 #include "sched/cpu/mark_vector_loops.h"
 #include "sched/cpu/parallel_scatter_adds.h"
+#include "sched/cpu/peel_clamps.h"
 #include "sched/kernel_builder.h"
 #include "sched/scheduler.h"
 #include "target/target.h"
@@ -372,6 +373,41 @@ TEST(LoopPasses, ColumnSumsAreInterchangedIntoStrideOneLanes) {
   EXPECT_TRUE(cpu::mark_parallel(kernel, cpu(2)));
   EXPECT_TRUE(block.parallel);
   EXPECT_FALSE(block.body[0].parallel);  // the lane reduction itself is never split
+}
+
+// Whether an expression of `kind` is among those `id` is computed from.
+bool reaches(const Kernel& kernel, ExprId id, ExprKind kind) {
+  const Expr& e = kernel.exprs[static_cast<size_t>(id)];
+  if (e.kind == kind) return true;
+  for (ExprId operand : e.operands)
+    if (reaches(kernel, operand, kind)) return true;
+  return false;
+}
+
+TEST(LoopPasses, PeelClampsSplitsAShiftedReadWhereItsClampBites) {
+  // y = pad(x[1:], high 1) + x over 1001 elements (a shrinking loop's v[1:] moved onto v[:-1]):
+  // one loop reading x[min(i, 999) + 1], which g++ could only gather.
+  ir::Graph graph;
+  ir::Builder b(graph);
+  ir::ValueId x = b.parameter(DType::Float64, {1001});
+  ir::ValueId shifted = b.pad(b.slice(x, {1}, {1001}, {1}), {0}, {1}, ir::PadMode::Constant);
+  graph.set_outputs({b.binary(Op::add, shifted, x)});
+  Program program = schedule(graph, {});
+  ASSERT_EQ(program.kernels.size(), 1u);
+  Kernel& kernel = program.kernels[0];
+  ASSERT_EQ(kernel.body.size(), 1u);
+  ASSERT_TRUE(reaches(kernel, kernel.body[0].body[0].value, ExprKind::IndexMin));
+  EXPECT_TRUE(cpu::peel_clamps(kernel, cpu(2)));
+  ASSERT_EQ(kernel.body.size(), 2u);
+  EXPECT_EQ(kernel.body[0].loop.extent, 1000);  // x[i + 1] + x[i]: no clamp, no select
+  EXPECT_EQ(kernel.body[1].loop.extent, 1);     // the padded element
+  for (const Stmt& part : kernel.body) {
+    EXPECT_FALSE(reaches(kernel, part.body[0].value, ExprKind::IndexMin));
+    EXPECT_FALSE(reaches(kernel, part.body[0].value, ExprKind::Select));
+  }
+  EXPECT_FALSE(cpu::peel_clamps(kernel, cpu(2)));  // nothing left to split
+  Kernel plain = copy_kernel(4, 256);
+  EXPECT_FALSE(cpu::peel_clamps(plain, cpu(2)));  // no clamp: unchanged
 }
 
 }  // namespace

@@ -1,0 +1,164 @@
+"""Carried arrays whose shape changes by the same amount every iteration (kiln._loop_capture):
+a binomial tree's `v = p * v[:-1] + q * v[1:]`, repeated differences `x = x[1:] - x[:-1]`, a
+Schur complement `A = A[1:, 1:] - ...` shrink; `x = np.append(x, value)` grows.
+
+NumPy's shapes differ per iteration, so the loop cannot carry such an array as it is, and
+unrolling it traced and compiled every iteration (a 1,000-step tree took 13 s). The loop carries
+it at the largest shape it takes instead (its shape before the loop, or after the last iteration
+when it grows: padded), with a Window (kiln._windows) over the first extent(i) positions of
+each axis that changes, the extent affine in the loop index: the body's slices, ufuncs,
+reductions and concatenations work on windows as they do on moving slices, and the body's
+result is moved to the next iteration's window (its start back to 0). After the loop the array
+is the window's positions at the loop's end. Only for trip counts known at the trace, and only
+while no extent goes below zero (the affine extents would no longer be NumPy's).
+"""
+import numpy as np
+
+from . import _windows
+from ._loop_types import CaptureFailed, retyped, type_of
+from ._tracer import TracedArray, backend, cast, traced
+
+
+class Resizing:
+    """A carried variable's kind (like the (dtype, shape) pairs of _loop_capture's retypes):
+    its dtype, its shape before the loop and the change of each axis's extent an iteration."""
+    __slots__ = ("dtype", "shape", "change")
+
+    def __init__(self, dtype, shape, change):
+        self.dtype, self.shape, self.change = dtype, tuple(shape), tuple(change)
+
+    def __eq__(self, other):
+        return isinstance(other, Resizing) and (self.dtype, self.shape, self.change) == (
+            other.dtype, other.shape, other.change)
+
+    def __repr__(self):
+        return f"Resizing({self.dtype}, {self.shape}, {self.change})"
+
+    def whole(self, span):
+        """The shape it is carried at over a loop of `span`: each axis's largest extent."""
+        return tuple(max(size, size + change * len(span))
+                     for size, change in zip(self.shape, self.change))
+
+
+def initial(array, kind, span):
+    """The value before the loop of an array that changes shape, at the shape it is carried at
+    (padded with zeros where it grows); made before the body is opened."""
+    tensor = cast(array.tensor, kind.dtype)
+    if span is None or kind.whole(span) == kind.shape:
+        return tensor
+    return backend().pad(tensor, [(0, w - s) for w, s in zip(kind.whole(span), kind.shape)],
+                         "constant", 0.0)
+
+
+def by_value(context, tensor, array, kind, index, span, windows, rebound):
+    """(initial tensor, placeholder, the array the names are rebound to) of a variable carried
+    by value, its names rebound to a new array in the body: an array that changes shape (kind
+    Resizing, `tensor` from initial()), as a window of its largest shape, or a view made before
+    the loop (`y = X[j]`), which the body must rebind (writes through it would have to reach
+    its base: kiln's carried arrays are updated in place through their identity, and a view
+    has its base's). Records the slot in `windows` (placeholder id: (Resizing, Window)) and
+    `rebound` (placeholder id: (the rebound array, a view?))."""
+    window = None
+    if isinstance(kind, Resizing):
+        window = _window(kind, index, span)
+    elif kind is not None:  # a view of another dtype or shape after an iteration
+        tensor = retyped(context, tensor, *kind)
+    placeholder = context.trace.loop_placeholder(*type_of(tensor))
+    value = TracedArray(context, placeholder)
+    if window is not None:
+        windows[placeholder.id] = (kind, window)
+        value._selection = window
+    rebound[placeholder.id] = (value, array._root is not None)
+    return tensor, placeholder, value
+
+
+def check_rebound(slot, new, placeholder, name):
+    """A variable carried by value may not be written into (NumPy's writes would reach the
+    array from before the loop, or a view's base), nor, when it is a view, kept as it is."""
+    value, view = slot
+    if value._tensor.id != placeholder.id or view and new is value:
+        raise CaptureFailed(f"`{name}` is a view made before the loop or changes shape in it, "
+                            f"and the loop keeps it or writes into it")
+
+
+def resizing(placeholder, value):
+    """The Resizing kind when one iteration turns the carried `placeholder` into `value`, a
+    fresh array of the same rank and other extents (of its dtype or one it promotes to); else
+    None."""
+    if not isinstance(value, TracedArray) or value._selection is not None:
+        return None
+    before, after = tuple(placeholder.shape), tuple(value.tensor.shape)
+    dtype = np.dtype(value.dtype)
+    if (len(before) != len(after) or before == after
+            or np.result_type(np.dtype(placeholder.dtype), dtype) != dtype):
+        return None
+    return Resizing(dtype.name, before, [a - b for a, b in zip(after, before)])
+
+
+def _window(kind, index, span):
+    """The Window of the iteration at `index` (a traced loop index over `span`): positions
+    [0, shape + change * k) of each axis that changes, in the k-th iteration."""
+    if span is None:
+        raise CaptureFailed("an array changes shape in a loop whose trip count is unknown at "
+                            "the trace")
+    bounds = []
+    for size, change in zip(kind.shape, kind.change):
+        if change == 0:
+            bounds.append(None)
+            continue
+        if size + change * len(span) < 0:
+            raise CaptureFailed("an array shrinks past empty (NumPy's slices stop at empty)")
+        if change % span.step:
+            raise CaptureFailed("an array changes shape by an amount that is not a multiple of "
+                                "the loop's step")
+        scale = change // span.step
+        bounds.append((0, _windows.Affine(index, size - scale * span.start, scale)))
+    return _windows.Window(bounds)
+
+
+def _following(window, kind):
+    """The Window of the next iteration."""
+    return _windows.Window([None if bound is None else
+                            (0, _windows.Affine(bound[1].index, bound[1].offset + change,
+                                                bound[1].scale))
+                            for bound, change in zip(window.bounds, kind.change)])
+
+
+def carried(context, value, window, kind, shape, name):
+    """The tensor the loop carries for the body's `value` of a Resizing variable: its
+    positions moved to the next iteration's window, of whole axes of `shape`. (Written over the
+    carried array inside that window only, it would not be updated in place: it reads other
+    positions of it, so sched/in_place.h computes it whole first, a pass more.)"""
+    whole = None
+    if (isinstance(value, TracedArray) and isinstance(value._selection, _windows.Window) and
+            np.dtype(value.dtype).name == kind.dtype):
+        whole = _moved(context, value, _following(window, kind), shape)
+    if whole is None:
+        raise CaptureFailed(f"`{name}` does not change shape by the same amount every "
+                            f"iteration")
+    return whole.tensor
+
+
+def _moved(context, value, window, shape):
+    """The whole axes of a window `value`, its positions moved to `window`'s of whole axes of
+    `shape`; None where the windows differ in more than their starts."""
+    whole, bounds = traced(context, value.tensor), value._selection.bounds
+    if len(bounds) != len(window.bounds) or len(shape) != len(bounds):
+        return None
+    for axis, (bound, target) in enumerate(zip(bounds, window.bounds)):
+        if bound is None or target is None:
+            if bound is not target or whole.tensor.shape[axis] != shape[axis]:
+                return None
+            continue
+        extent = _windows.extent(bound)
+        if extent is None or _windows.extent(target) != extent:
+            return None
+        whole = _windows.shifted(context, whole, axis, _windows.difference(bound[0], target[0]))
+        whole = _windows.resized(context, whole, axis, shape[axis])
+    return whole
+
+
+def final(tensor, kind, count):
+    """The variable after `count` iterations: the window's positions, a plain array."""
+    return backend().slice(tensor, [(0, size + change * count, 1)
+                                    for size, change in zip(kind.shape, kind.change)])

@@ -1,0 +1,85 @@
+"""x[key] of a window (kiln._windows) with a key of static slices, integers and None: v[:-1],
+v[1:], v[0], v[-1], f[:, None] of an array that shrinks in a loop (kiln._loop_extents) or of a
+slice whose bounds move with a loop's index. NumPy's basic indexing of the positions the window
+holds: the result keeps the whole axes, its window's bounds the window's moved by the key, as
+long as the loop's bounds keep them inside the window on every iteration (else a graph break,
+and the loop is unrolled)."""
+from ._tracer import TracedArray, graph_break
+from ._windows import Affine, Window, difference, extent, is_int, lowest, total
+
+
+def _position(item, start, stop, default):
+    """A static index or slice bound of a window's axis as a position of the whole axis: from
+    the window's start, or from its stop when negative (NumPy's rule)."""
+    if item is None:
+        return default
+    if is_int(item):
+        return total(start, int(item)) if int(item) >= 0 else total(stop, int(item))
+    form = item._affine if isinstance(item, TracedArray) else None
+    span = form.span() if form is not None and form.index is not None else None
+    if span is None or span[0] < 0 <= span[1]:
+        graph_break("an index of a loop-varying slice that is not affine in a loop's index "
+                    "or changes sign over the loop")
+    return total(start, form) if span[0] >= 0 else total(stop, form)
+
+
+def _never_negative(*forms):
+    return all(form is not None and lowest(form) is not None and lowest(form) >= 0
+               for form in forms)
+
+
+def index_window(x, key, plain_getitem):
+    """x[key] of a window x with a key of slices, integers and None (v[:-1], v[1:], v[0],
+    f[:, None]): NumPy's basic indexing of the positions the window holds. The result keeps
+    the whole axes (a view of x's, so writes through it reach x) with their windows, the slice's
+    bounds a window's bounds moved by static amounts."""
+    items = list(key) if isinstance(key, tuple) else [key]
+    window, shape = x._selection, tuple(x.tensor.shape)
+    if any(item is Ellipsis for item in items):
+        at = next(i for i, item in enumerate(items) if item is Ellipsis)
+        used = sum(item is not None for item in items) - 1
+        items[at:at + 1] = [slice(None)] * (len(shape) - used)
+    plain, bounds, axis = [], [], 0
+    for item in items:
+        if item is None:
+            plain.append(None)
+            bounds.append(None)
+            continue
+        if axis >= len(shape):
+            raise IndexError("too many indices for array")
+        bound = window.bounds[axis]
+        axis += 1
+        is_slice = isinstance(item, slice)
+        integer = is_int(item) or (isinstance(item, TracedArray) and item.ndim == 0
+                                    and item.dtype.kind in "iu")
+        if not (is_slice or integer):
+            graph_break("an index array or mask of a loop-varying slice")
+        if bound is None:
+            plain.append(item)
+            if is_slice:
+                bounds.append(None)
+            continue
+        start, stop = bound
+        if integer:  # an element the window holds on every iteration
+            position = _position(item, start, stop, None)
+            if not _never_negative(difference(position, start),
+                                   total(difference(stop, position), -1)):
+                graph_break("an index of a loop-varying slice that may leave it")
+            plain.append(position.value() if isinstance(position, Affine) else position)
+            continue
+        if item.step is not None and not (is_int(item.step) and int(item.step) == 1):
+            graph_break("a slice with a step of a loop-varying slice")
+        new = (_position(item.start, start, stop, start), _position(item.stop, start, stop, stop))
+        if not _never_negative(difference(new[0], start), difference(stop, new[1]), extent(new)):
+            graph_break("a slice of a loop-varying slice that may reach past it")
+        plain.append(slice(None))
+        bounds.append(new)
+    bounds += window.bounds[axis:]
+    x._selection = None  # indexed as the whole axes it stands for: a view of x
+    try:
+        result = plain_getitem(x, tuple(plain))
+    finally:
+        x._selection = window
+    if isinstance(result, TracedArray) and any(b is not None for b in bounds):
+        result._selection, result._scalar = Window(bounds), False
+    return result
