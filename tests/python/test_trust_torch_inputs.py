@@ -1,8 +1,11 @@
-"""Tensors torch hands backend="kiln" whose memory is not their value: torch's conjugate and
-negative bits (z.conj(), z.conj().imag) mark lazy views whose memory holds the values
-unconjugated, un-negated. kiln reads memory: it must read them resolved, and update them
-(an in-place op on such an argument) as torch does."""
+"""Tensors torch hands backend="kiln" and kiln.wrap_numpy whose memory is not their value:
+torch's conjugate and negative bits (z.conj(), z.conj().imag) mark lazy views whose memory
+holds the values unconjugated, un-negated. kiln reads memory: the backend must read them
+resolved and update them (an in-place op on such an argument) as torch does; wrap_numpy, which
+reads memory as NumPy's .numpy() does, refuses them as it does."""
 import pytest
+
+import kiln
 
 torch = pytest.importorskip("torch")
 
@@ -58,3 +61,21 @@ def test_gradients_through_a_negated_view():
     eager.backward()
     torch.testing.assert_close(compiled, eager)
     torch.testing.assert_close(got, weight.grad)
+
+
+def test_wrap_numpy_refuses_lazy_views_and_differentiates_through_them():
+    z = torch.randn(4, dtype=torch.complex64)
+    wrapped = kiln.wrap_numpy(affine)
+    for lazy, bit in ((z.conj().imag, "negative"), (z.conj(), "conjugate")):
+        with pytest.raises(RuntimeError, match=f"wrap_numpy.*the {bit} bit set"):
+            wrapped(lazy)
+    torch.testing.assert_close(wrapped(z.conj().imag.resolve_neg()), affine(z.conj().imag))
+    # With gradients the call goes through torch.compile: the view is read as its values.
+    w = torch.randn(4, dtype=torch.complex64, requires_grad=True)
+
+    def doubled_sum(x):
+        return (x * 2).sum()
+    result = kiln.wrap_numpy(doubled_sum)(w.conj().imag)
+    torch.testing.assert_close(result, doubled_sum(w.conj().imag))
+    result.backward()
+    torch.testing.assert_close(w.grad, torch.full((4,), -2j))
