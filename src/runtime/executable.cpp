@@ -240,8 +240,10 @@ void Executable::check_inputs(const std::vector<Array>& inputs) const {
 
 namespace {
 
-// The bytes `array` reaches, as [first, last); empty for an empty array.
-std::pair<uintptr_t, uintptr_t> byte_span(const Array& array) {
+using Span = std::pair<uintptr_t, uintptr_t>;
+
+// The bytes `array` reaches, as [first, last); empty for an empty or undefined array.
+Span byte_span(const Array& array) {
   auto [low, high] = element_span(array.shape(), array.strides());
   if (high < low || array.data() == nullptr) return {0, 0};
   const auto base = reinterpret_cast<uintptr_t>(array.data());
@@ -249,10 +251,8 @@ std::pair<uintptr_t, uintptr_t> byte_span(const Array& array) {
   return {base + low * item, base + (high + 1) * item};
 }
 
-bool overlap(const Array& a, const Array& b) {
-  auto [a_first, a_last] = byte_span(a);
-  auto [b_first, b_last] = byte_span(b);
-  return a_first < a_last && b_first < b_last && a_first < b_last && b_first < a_last;
+bool overlap(Span a, Span b) {
+  return a.first < a.second && b.first < b.second && a.first < b.second && b.first < a.second;
 }
 
 }  // namespace
@@ -260,13 +260,22 @@ bool overlap(const Array& a, const Array& b) {
 void Executable::run(const std::vector<Array>& inputs, std::vector<Array>& outputs) {
   // A caller's output that shares memory with an input or an earlier output (f.run({x}, {x})
   // for x.T + 1): the kernels would read what they already wrote. It is computed into a new
-  // array and copied into the caller's after the run, as NumPy's out= does.
+  // array and copied into the caller's after the run, as NumPy's out= does. Each array's
+  // span is computed once (the torch front end hands a model's hundreds of inputs each call).
   std::vector<std::pair<size_t, Array>> shared;
-  for (size_t k = 0; k < outputs.size() && k < output_count(); ++k) {
-    bool shares = false;
-    for (const Array& input : inputs) shares = shares || overlap(outputs[k], input);
-    for (size_t j = 0; j < k; ++j) shares = shares || overlap(outputs[k], outputs[j]);
-    if (shares) shared.emplace_back(k, std::exchange(outputs[k], Array()));
+  const size_t given = std::min(outputs.size(), output_count());
+  if (std::any_of(outputs.begin(), outputs.begin() + static_cast<ptrdiff_t>(given),
+                  [](const Array& output) { return output.data() != nullptr; })) {
+    std::vector<Span> spans;  // the inputs', then the outputs' before k
+    spans.reserve(inputs.size() + given);
+    for (const Array& input : inputs) spans.push_back(byte_span(input));
+    for (size_t k = 0; k < given; ++k) {
+      const Span span = byte_span(outputs[k]);
+      if (std::any_of(spans.begin(), spans.end(),
+                      [&](const Span& other) { return overlap(span, other); }))
+        shared.emplace_back(k, std::exchange(outputs[k], Array()));
+      spans.push_back(span);
+    }
   }
   if (shared.empty()) return run_checked(inputs, outputs);
   auto give_back = [&] {
