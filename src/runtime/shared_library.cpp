@@ -78,8 +78,10 @@ Descriptor sealed_copy(const std::string& bytes, const std::string& path,
 // The library is loaded from a sealed copy of `bytes`, not from `path`: a library loaded by
 // path stays mapped from its file, so a write into the cache file in place (cp over it, a
 // restore) would change the code this process runs, or crash it, and one between the cache's
-// check and the dlopen would run bytes never checked. The copy costs a memcpy. Only where
-// memfd or /proc is missing is `path` loaded as before (its directories are still private).
+// check and the dlopen would run bytes never checked. The copy's pages cost about 0.4 ms a
+// MB (an 886 KB library's load took 0.65 ms instead of 0.27). Only where memfd or /proc is
+// missing, or the copy cannot be mapped executable, is `path` loaded as before (its
+// directories are still private).
 void* load(const std::string& path, const std::string& bytes) {
   static std::mutex loading;  // so that the objects that appear are this load's
   std::lock_guard<std::mutex> lock(loading);
@@ -91,6 +93,10 @@ void* load(const std::string& path, const std::string& bytes) {
   // RTLD_NOW: an unresolved symbol fails here, naming the file, not at the first kernel call.
   // RTLD_LOCAL: kernels of different graphs export the same names; they must not interpose.
   void* handle = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (handle == nullptr && name != path) {  // a policy that maps no memfd executable (SELinux)
+    name = path;
+    handle = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
+  }
   if (handle == nullptr) {
     throw Error(ErrorKind::Toolchain,
                 "kiln: cannot load compiled kernel " + path + ": " + last_dynamic_loader_error());
