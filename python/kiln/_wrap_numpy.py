@@ -202,7 +202,8 @@ class _TorchCall:
         self.compiled, self.single, self.tensor_type = compiled, single, torch.Tensor
         self.environment = environment  # the values of the globals it was traced with
         self.mutated, self.copy = list(mutated), torch._foreach_copy_
-        self.layouts = [(t.dtype, t.shape, t.stride(), t.device) for t in tensors]
+        self.layouts = [(t.dtype, t.shape, t.stride(), t.device, t.is_complex())
+                        for t in tensors]
         device = tensors[0].device
         self.pool = ResultPool(torch, compiled, list(zip(compiled.output_shapes, output_dtypes)),
                                device)
@@ -213,17 +214,19 @@ class _TorchCall:
             self.stream = functools.partial(torch_current_stream, torch, device)
 
     def matches(self, args, environment):
-        """Whether `args` are plain torch tensors of this signature, none requiring grad, and
-        the globals the function reads hold the values (the same objects) it was traced with."""
+        """Whether `args` are plain torch tensors of this signature, none requiring grad nor a
+        lazy view (_refuse_lazy_views: a conjugate bit only on complex ones), and the globals
+        the function reads hold the values (the same objects) it was traced with."""
         if len(args) != len(self.layouts) or len(environment) != len(self.environment):
             return False
         for now, then in zip(environment, self.environment):
             if now is not then:
                 return False
-        for value, (dtype, shape, strides, device) in zip(args, self.layouts):
+        for value, (dtype, shape, strides, device, complex_) in zip(args, self.layouts):
             if (type(value) is not self.tensor_type or value.requires_grad
                     or value.dtype != dtype or value.shape != shape
-                    or value.stride() != strides or value.device != device):
+                    or value.stride() != strides or value.device != device
+                    or value.is_neg() or (complex_ and value.is_conj())):
                 return False
         return True
 
@@ -255,6 +258,19 @@ def _torch_entry(fn):
 
 def _torch_tensors(torch, values):
     return [value for value in values if isinstance(value, torch.Tensor)]
+
+
+def _refuse_lazy_views(tensors, name):
+    """torch's conjugate and negative bits (z.conj(), z.conj().imag) mark views whose memory
+    holds the values unconjugated, un-negated: kiln reads memory, so it would read them wrong
+    (NumPy's .numpy() of one raises too)."""
+    for tensor in tensors:
+        if tensor.is_neg() or tensor.is_conj():
+            bit = "conjugate" if tensor.is_conj() else "negative"
+            raise RuntimeError(
+                f"kiln.wrap_numpy({name}): a torch tensor argument has the {bit} bit set (a "
+                f"lazy view, as z.conj() or z.conj().imag are); pass "
+                f"tensor.resolve_conj().resolve_neg()")
 
 
 class _Wrapped:
@@ -291,6 +307,7 @@ class _Wrapped:
         tensors = [] if torch is None else _torch_tensors(torch, (*args, *kwargs.values()))
         if tensors and torch.is_grad_enabled() and any(t.requires_grad for t in tensors):
             return self._call_differentiable(torch, args, kwargs)
+        _refuse_lazy_views(tensors, self.name)
         if tensors and not any(t.is_cuda for t in tensors):
             return self._call_on_host(torch, args, kwargs)
         environment_arrays = any(isinstance(v, np.ndarray) or _is_device_array(v)

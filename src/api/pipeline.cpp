@@ -380,9 +380,7 @@ CudaModules build_cuda_modules(const codegen::CudaSource& source, const std::str
             if (!crashes.empty())
               api::log(LogChannel::Perf, "unit " + std::to_string(u) + ": " + crashes);
           });
-      if (::lseek(object.file.get(), 0, SEEK_SET) != 0 ||
-          !runtime::read_all(object.file.get(), cubins[u], runtime::kMaxObjectBytes))
-        throw Error(ErrorKind::Internal, "kiln: cannot read the cubin " + object.path);
+      cubins[u] = std::move(object.bytes);  // as verified: never the file read again
       hits[u] = object.hit;
       api::log(LogChannel::Cache,
                std::string(object.hit ? "hit " : "miss ") + unit_key + " -> " + object.path);
@@ -530,7 +528,7 @@ std::unique_ptr<CompiledGraph> compile_graph(const ir::Graph& traced,
         });
   };
   runtime::SharedLibrary::Opened opened = run_stage(
-      "load", [&] { return runtime::SharedLibrary::open(object.path, std::move(reloader)); });
+      "load", [&] { return runtime::SharedLibrary::open(object, std::move(reloader)); });
   std::shared_ptr<runtime::SharedLibrary> library = opened.library;
   if (!image) image = run_stage("read image", [&] { return read_image(opened.use); });
   stats.kernels = static_cast<int>(image->program.kernels.size());

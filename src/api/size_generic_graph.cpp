@@ -213,7 +213,7 @@ void SizeGenericGraph::load_generic_library(const Emitted& hint) {
                                                              threads);
         });
   };
-  library_ = runtime::SharedLibrary::open(object.path, std::move(reloader)).library;
+  library_ = runtime::SharedLibrary::open(object, std::move(reloader)).library;
   library_path_ = cache.source_path(key);
 }
 

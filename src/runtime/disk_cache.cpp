@@ -411,6 +411,7 @@ CachedObject find_valid_object(const std::string& entry, const std::string& key,
     return {};
   }
   futimens(meta_file.get(), nullptr);  // last use, for least-recently-used eviction
+  object.bytes = std::move(bytes);
   return object;
 }
 
@@ -536,6 +537,7 @@ CachedObject DiskCache::get_or_build_here(const std::string& key,
     throw_file_error("publish", built.path);
   }
   write_private_file(meta_path, format_meta(key, meta));
+  built.bytes = std::move(object_bytes);
   built.entry_lock = std::move(lock);
   enforce_size_limit(directory_, limit, key);
   return built;

@@ -44,13 +44,14 @@ std::string fnv1a_64_hex(const std::string& bytes);
 // database); "" when there is no home (never a shared name under /tmp).
 std::string default_cache_dir();
 
-// A verified shared object: its path, and a descriptor open on the bytes that were checked.
-// It is loaded by path: glibc's dlopen knows a library by its name, and /proc/self/fd names
-// are reused. That is safe because every directory from the cache root down is private (see
-// private_files.h), so no one else can swap the file between the check and the load.
+// A verified shared object: its path, a descriptor open on it, and the bytes that were
+// checked. What is loaded or run is `bytes`, never the file again (SharedLibrary loads a
+// sealed in-memory copy of them): a write to the file after the check (a copy over it in
+// place, a restore) cannot change what runs.
 struct CachedObject {
   std::string path;
   Descriptor file;
+  std::string bytes;
   // The entry's shared lock (cache_maintenance.h: lock_entry): keep the CachedObject until the
   // object is loaded, and no other process evicts the entry before.
   Descriptor entry_lock;

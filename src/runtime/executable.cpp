@@ -6,12 +6,14 @@
 #include <cstring>
 #include <sstream>
 #include <unordered_set>
+#include <utility>
 
 #include <pthread.h>
 
 #include "extern/extern_calls.h"
 #include "ir/loop.h"
 #include "kiln/error.h"
+#include "runtime/device_arrays.h"
 #include "runtime/host_allocator.h"
 #include "runtime/numpy_text.h"
 #include "runtime/output_pool.h"
@@ -245,7 +247,74 @@ void Executable::check_inputs(const std::vector<Array>& inputs) const {
   }
 }
 
+namespace {
+
+using Span = std::pair<uintptr_t, uintptr_t>;
+
+// The bytes `array` reaches, as [first, last); empty for an empty or undefined array.
+Span byte_span(const Array& array) {
+  auto [low, high] = element_span(array.shape(), array.strides());
+  if (high < low || array.data() == nullptr) return {0, 0};
+  const auto base = reinterpret_cast<uintptr_t>(array.data());
+  const auto item = static_cast<intptr_t>(dtype_size(array.dtype()));
+  return {base + low * item, base + (high + 1) * item};
+}
+
+bool overlap(Span a, Span b) {
+  return a.first < a.second && b.first < b.second && a.first < b.second && b.first < a.second;
+}
+
+}  // namespace
+
 void Executable::run(const std::vector<Array>& inputs, std::vector<Array>& outputs) {
+  // A caller's output that shares memory with an input or an earlier output (f.run({x}, {x})
+  // for x.T + 1): the kernels would read what they already wrote. It is computed into a new
+  // array and copied into the caller's after the run, as NumPy's out= does. Each array's
+  // span is computed once (the torch front end hands a model's hundreds of inputs each call).
+  std::vector<std::pair<size_t, Array>> shared;
+  const size_t given = std::min(outputs.size(), output_count());
+  if (std::any_of(outputs.begin(), outputs.begin() + static_cast<ptrdiff_t>(given),
+                  [](const Array& output) { return output.data() != nullptr; })) {
+    std::vector<Span> spans;  // the inputs', then the outputs' before k
+    spans.reserve(inputs.size() + given);
+    for (const Array& input : inputs) spans.push_back(byte_span(input));
+    for (size_t k = 0; k < given; ++k) {
+      const Span span = byte_span(outputs[k]);
+      if (std::any_of(spans.begin(), spans.end(),
+                      [&](const Span& other) { return overlap(span, other); }))
+        shared.emplace_back(k, std::exchange(outputs[k], Array()));
+      spans.push_back(span);
+    }
+  }
+  if (shared.empty()) return run_checked(inputs, outputs);
+  auto give_back = [&] {
+    for (auto& [k, caller] : shared) outputs[k] = std::move(caller);
+  };
+  try {
+    run_checked(inputs, outputs);
+  } catch (...) {
+    give_back();
+    throw;
+  }
+  for (auto& [k, caller] : shared) {
+    const Array& result = outputs[k];
+    if (caller.dtype() != result.dtype() || caller.shape() != result.shape() ||
+        !caller.is_contiguous() || caller.device() != Device::Cpu ||
+        result.device() != Device::Cpu) {
+      const std::string message =
+          "kiln: output " + std::to_string(k) + " shares memory with an input or another "
+          "output; it must be a contiguous " + std::string(dtype_name(result.dtype())) +
+          " array of the result's shape in CPU memory (or pass a separate array)";
+      give_back();
+      throw Error(ErrorKind::Value, message);
+    }
+  }
+  for (auto& [k, caller] : shared)
+    std::memcpy(caller.data(), outputs[k].data(), static_cast<size_t>(outputs[k].nbytes()));
+  give_back();
+}
+
+void Executable::run_checked(const std::vector<Array>& inputs, std::vector<Array>& outputs) {
   const std::vector<bool>&complex_inputs = settings_.complex_inputs,
                          &complex_outputs = settings_.complex_outputs;
   if (complex_inputs.empty() && complex_outputs.empty()) {

@@ -65,7 +65,8 @@ class Executable {
   // Inputs must match the program's input count, dtypes, shapes and strides (checked: an
   // undefined or mismatched Array is a kiln::Error naming it, never a wild read).
   // Outputs that are not defined() are allocated; defined ones must be contiguous and match.
-  // Complex inputs and outputs are viewed as real (..., 2) arrays, with no copy.
+  // Complex inputs and outputs are viewed as real (..., 2) arrays, with no copy. An output
+  // sharing memory with an input or another output is computed apart and copied into it.
   void run(const std::vector<Array>& inputs, std::vector<Array>& outputs);
 
   // Bytes the program's inputs and outputs span: callers release Python's GIL for big runs.
@@ -102,6 +103,7 @@ class Executable {
 
  private:
   void check_inputs(const std::vector<Array>& inputs) const;
+  void run_checked(const std::vector<Array>& inputs, std::vector<Array>& outputs);
   int64_t io_bytes_ = 0;
 };
 

@@ -161,6 +161,17 @@ bool read_all(int descriptor, std::string& contents, size_t max_bytes) {
   }
 }
 
+bool write_all(int descriptor, const std::string& contents) {
+  size_t written = 0;
+  while (written < contents.size()) {
+    ssize_t count = write(descriptor, contents.data() + written, contents.size() - written);
+    if (count < 0 && errno == EINTR) continue;
+    if (count <= 0) return false;
+    written += static_cast<size_t>(count);
+  }
+  return true;
+}
+
 std::string temporary_name(const std::string& final_path) {
   static std::atomic<uint64_t> counter{0};
   static const uint64_t process_random = [] {
@@ -179,14 +190,8 @@ void write_private_file(const std::string& path, const std::string& contents, in
   Descriptor file(
       open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
   if (!file.valid()) throw_file_error("create", temporary);
-  size_t written = 0;
-  bool failed = fchmod(file.get(), static_cast<mode_t>(mode)) != 0;
-  while (!failed && written < contents.size()) {
-    ssize_t count = write(file.get(), contents.data() + written, contents.size() - written);
-    if (count < 0 && errno == EINTR) continue;
-    if (count <= 0) failed = true;
-    else written += static_cast<size_t>(count);
-  }
+  bool failed = fchmod(file.get(), static_cast<mode_t>(mode)) != 0 ||
+                !write_all(file.get(), contents);
   int saved = errno;
   if (close(file.release()) != 0 && !failed) {
     failed = true;

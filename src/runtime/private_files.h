@@ -57,6 +57,9 @@ bool same_file(int descriptor, const std::string& path);
 // refused rather than read into memory.
 bool read_all(int descriptor, std::string& contents, size_t max_bytes);
 
+// Writes all of `contents` at the descriptor's offset; false (errno set) on a write error.
+bool write_all(int descriptor, const std::string& contents);
+
 // Writes `contents` to `path` through a fresh temporary name and rename (readers see the old
 // file or the new one), with `mode` exactly. Throws Error(Toolchain) on failure.
 void write_private_file(const std::string& path, const std::string& contents, int mode = 0600);

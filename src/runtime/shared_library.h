@@ -58,9 +58,13 @@ class SharedLibrary {
   };
 
   struct Opened;
-  // Throws kiln::Error(Toolchain) with dlerror() if the file cannot be loaded. `reloader`
-  // empty: the library is never unloaded while it has an owner (and does not count towards
-  // the limit).
+  // Loads `object.bytes`, the verified bytes (from a sealed in-memory copy: later writes to
+  // the file at `object.path` cannot change what runs); `object.path` names it in messages.
+  // Throws kiln::Error(Toolchain) with dlerror() if it cannot be loaded. `reloader` empty:
+  // the library is never unloaded while it has an owner (and does not count towards the
+  // limit); a reloader's CachedObject is loaded the same way.
+  static Opened open(const CachedObject& object, Reloader reloader = {});
+  // The file at `path` as it is now (a caller's own object, not the cache's: tests).
   static Opened open(const std::string& path, Reloader reloader = {});
   ~SharedLibrary();
   SharedLibrary(const SharedLibrary&) = delete;

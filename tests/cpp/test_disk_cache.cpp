@@ -259,6 +259,37 @@ TEST_F(DiskCacheTest, SameSizeGarbageObjectIsDetectedByChecksum) {
   EXPECT_EQ(read_all(rebuilt), *compiled_object_);
 }
 
+// The cache's object written over in place (cp onto it, a restore) after kiln verified it:
+// between the check and the load, or while it is loaded. What runs is the verified bytes; a
+// library loaded by its path would run the foreign code, or crash once the file shrank.
+TEST_F(DiskCacheTest, WritesIntoTheFileCannotChangeTheLoadedCode) {
+  DiskCache cache(directory_.path());
+  int calls = 0;
+  cache.get_or_build(key_, kAnswerSource, copying_build(calls));
+  kiln::runtime::CachedObject verified = cache.get_or_build(key_, kAnswerSource,
+                                                            copying_build(calls));
+  ASSERT_TRUE(verified.hit);
+  // A foreign library of the same size whose answer is 7: `mov $42, %eax` patched.
+  std::string foreign = *compiled_object_;
+  const size_t move = foreign.find(std::string("\xb8\x2a\x00\x00\x00", 5));
+  ASSERT_NE(move, std::string::npos);
+  foreign[move + 1] = 7;
+
+  write_all(verified.path, foreign);  // in place: the same inode, after the check
+  {
+    auto opened = SharedLibrary::open(verified);
+    auto answer = reinterpret_cast<int (*)()>(opened.use.symbol("kiln_test_answer"));
+    EXPECT_EQ(answer(), 42);
+    write_all(verified.path, "");  // truncated under the loaded library
+    EXPECT_EQ(answer(), 42);
+    write_all(verified.path, foreign);
+    EXPECT_EQ(answer(), 42);
+  }
+  // The next lookup finds the entry damaged and rebuilds it.
+  EXPECT_EQ(call_answer(cache.get_or_build(key_, kAnswerSource, copying_build(calls)).path), 42);
+  EXPECT_EQ(calls, 2);
+}
+
 TEST_F(DiskCacheTest, GarbageOrMissingMetaIsRebuilt) {
   DiskCache cache(directory_.path());
   int calls = 0;

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -196,6 +197,8 @@ TEST(SharedLibrary, UnloadsTheLeastRecentlyUsedPastTheLimitAndReloads) {
                           ++reloads;
                           kiln::runtime::CachedObject found;
                           found.path = object;
+                          std::ifstream file(object, std::ios::binary);
+                          found.bytes.assign(std::istreambuf_iterator<char>(file), {});
                           return found;
                         }).library);
   }
@@ -220,6 +223,33 @@ TEST(SharedLibrary, UnloadsTheLeastRecentlyUsedPastTheLimitAndReloads) {
     setenv("KILN_MAX_LOADED_LIBRARIES", saved_value.c_str(), 1);
   else
     unsetenv("KILN_MAX_LOADED_LIBRARIES");
+}
+
+// Kernel libraries are loaded from in-memory copies known to glibc by /proc/self/fd/N names,
+// and descriptor numbers are reused. A library that dlclose keeps (a unique symbol makes it
+// undeletable) keeps its name: a later library given the same name would be handed the old
+// one's code. Each load must get a name no loaded library has.
+TEST(SharedLibrary, ALibraryKeptAfterCloseIsNeverMistakenForTheNextOne) {
+  TemporaryDirectory directory;
+  std::vector<std::string> objects;
+  for (int k = 0; k < 2; ++k) {
+    std::string name = "kept" + std::to_string(k);
+    // A template's static member is a STB_GNU_UNIQUE symbol: glibc never unloads its library.
+    std::string source = write_source(
+        directory.path(), name + ".cpp",
+        "template <class T> struct " + name + " { static int value; };\n"
+        "template <class T> int " + name + "<T>::value = " + std::to_string(10 + k) + ";\n"
+        "extern \"C\" int kiln_test_value() { return " + name + "<int>::value; }\n");
+    objects.push_back(directory.path() + "/" + name + ".so");
+    Toolchain::system().compile_shared_object(source, objects.back());
+  }
+  for (int round = 0; round < 2; ++round) {
+    for (int k = 0; k < 2; ++k) {
+      auto opened = SharedLibrary::open(objects[k]);
+      EXPECT_EQ(reinterpret_cast<int (*)()>(opened.use.symbol("kiln_test_value"))(), 10 + k)
+          << "round " << round << ", library " << k;
+    }
+  }
 }
 
 TEST(SharedLibrary, MissingFileThrowsNamingThePath) {

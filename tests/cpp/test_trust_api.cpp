@@ -106,5 +106,34 @@ TEST(TrustApi, AnOutputLargerThanMemoryIsAMemoryErrorNamingTheOp) {
   EXPECT_NE(message.find("add at test_trust_api.cpp:"), std::string::npos) << message;
 }
 
+// An output the caller hands run() that shares memory with an input or another output: the
+// kernels read what they already wrote (x.T + 1 into x was wrong in half its elements).
+TEST(TrustApi, OutputsSharingMemoryWithInputsGetTheResultsOfSeparateOnes) {
+  const int64_t n = 64;
+  std::vector<double> values(static_cast<size_t>(n * n));
+  for (size_t i = 0; i < values.size(); ++i) values[i] = static_cast<double>(i);
+  Function transpose_plus_one = compile([](Tensor x) { return transpose(x) + 1.0; });
+  Array x = Array::from_vector(values, {n, n});
+  const std::vector<double> expected = transpose_plus_one(x)[0].to_vector<double>();
+  std::vector<Array> outputs = {x};
+  transpose_plus_one.run({x}, outputs);
+  EXPECT_EQ(outputs[0].data(), x.data());  // the caller's array, written
+  EXPECT_EQ(x.to_vector<double>(), expected);
+
+  // An output overlapping another output, and one overlapping an input only in part.
+  Function both = compile([](Tensor a) { return std::vector<Tensor>{flip(a, {0}), a * 2.0}; });
+  std::vector<double> line = {1, 2, 3, 4, 5, 6};
+  Array storage = Array::from_vector(line, {6});
+  Array low = Array::borrow(storage.data(), DType::Float64, {4});
+  Array high = Array::borrow(storage.data_as<double>() + 2, DType::Float64, {4});
+  std::vector<Array> pair = {high, low};
+  both.run({low}, pair);
+  EXPECT_EQ(storage.to_vector<double>(), (std::vector<double>{2, 4, 6, 8, 2, 1}));
+  // A shared output of the wrong shape is still an error, and leaves the caller's arrays.
+  std::vector<Array> wrong = {Array::borrow(storage.data(), DType::Float64, {2, 2}), Array()};
+  EXPECT_NE(error_of([&] { both.run({low}, wrong); }).find("output 0"), std::string::npos);
+  EXPECT_EQ(wrong[0].data(), storage.data());
+}
+
 }  // namespace
 }  // namespace kiln

@@ -17,7 +17,8 @@ def mapped_kernels():
     with open("/proc/self/maps") as maps:
         for line in maps:
             parts = line.split()
-            if len(parts) >= 6 and os.path.basename(parts[5]).startswith("kernel-"):
+            # kiln maps a sealed copy of each library: "/memfd:kiln:kernel-<checksum>.so"
+            if len(parts) >= 6 and parts[5].startswith("/memfd:kiln:kernel-"):
                 paths.add(parts[5])
     return len(paths)
 """

@@ -371,6 +371,7 @@ class CompiledGraph:
         self.layouts = {}  # input strides -> Compiled
         self._output_pool = None  # the ResultPool of the last call's compiled graph
         self._output_dtypes = self._output_orders = None  # by kiln output, from the plan
+        self._lazy_positions = None  # _resolved: inputs with torch's conjugate or negative bit
 
     @classmethod
     def from_record(cls, trace, outputs, strides, plan, single, tensor_positions, device,
@@ -451,21 +452,44 @@ class CompiledGraph:
                          for kind, value in plan if kind != "mutation"]
         self._mutations = [(value[0], value[2]) for kind, value in plan if kind == "mutation"]
 
+    def _resolved(self, args):
+        """`args` with the tensors torch marks conjugated or negated (z.conj(), z.conj().imag:
+        views whose memory holds the values unconjugated, un-negated) made real: kiln reads
+        memory, and read them as their negatives. Which inputs those are is found on the first
+        call: Dynamo guards the bits, so a graph's calls all have the same ones (checking every
+        call cost 0.24 us a tensor)."""
+        if self._lazy_positions is None:
+            self._lazy_positions = [
+                position for position in self.tensor_positions
+                if args[position].is_neg() or args[position].is_conj()]
+        if not self._lazy_positions:
+            return args
+        args = list(args)
+        for position in self._lazy_positions:
+            args[position] = args[position].resolve_conj().resolve_neg()
+        return args
+
     def __call__(self, args):
         if self._shifted and any(args[position].shape[dim] < 2 for position, dim in self._shifted):
             return self._run_eagerly(args)
+        inputs = self._resolved(args)  # what kiln reads; `args` what the plan returns or updates
         if self.compiled is _NOT_YET:
-            self.compiled = self._compile(args)
+            self.compiled = self._compile(inputs)
         compiled = self.compiled
-        results = [] if compiled is None else self._run(compiled, args)
+        results = [] if compiled is None else self._run(compiled, inputs)
         if self.results_are_outputs and len(results) == len(self.plan):
             return results  # (a runtime check's outputs come after the plan's: the loop drops them)
         outputs = [results[value] if kind == 0 else args[value] if kind == 1 else
                    int(results[value]) if kind == 3 else _view(results, *value) if kind == 4
                    else value(args) if kind == 5 else value for kind, value in self._outputs]
         if self._mutations:  # a _foreach_copy_ per dtype
-            _copy_into([args[position] for _, position in self._mutations],
-                       [results[index] for index, _ in self._mutations])
+            lazy = self._lazy_positions  # _foreach_copy_ refuses negated targets: copy_ each
+            _copy_into([args[position] for _, position in self._mutations if position not in lazy],
+                       [results[index] for index, position in self._mutations
+                        if position not in lazy])
+            for index, position in self._mutations:
+                if position in lazy:
+                    args[position].copy_(results[index])
         return outputs
 
     def _run_eagerly(self, args):

@@ -1,0 +1,81 @@
+"""Tensors torch hands backend="kiln" and kiln.wrap_numpy whose memory is not their value:
+torch's conjugate and negative bits (z.conj(), z.conj().imag) mark lazy views whose memory
+holds the values unconjugated, un-negated. kiln reads memory: the backend must read them
+resolved and update them (an in-place op on such an argument) as torch does; wrap_numpy, which
+reads memory as NumPy's .numpy() does, refuses them as it does."""
+import pytest
+
+import kiln
+
+torch = pytest.importorskip("torch")
+
+
+@pytest.fixture(autouse=True)
+def fresh_dynamo():
+    torch._dynamo.reset()
+    yield
+    torch._dynamo.reset()
+
+
+def affine(x):
+    return x * 2 + 1
+
+
+def test_negated_and_conjugated_views_are_read_as_their_values():
+    z = torch.randn(5, dtype=torch.complex64)
+    compiled = torch.compile(affine, backend="kiln")
+    plain = torch.randn(5)
+    torch.testing.assert_close(compiled(plain), affine(plain))
+    # The imaginary part of a conjugate view carries the negative bit (read negated: wrong
+    # signs, silently); a graph compiled for plain tensors first, then for these.
+    for lazy in (z.conj().imag, torch._neg_view(plain), z.conj(), z.conj().imag[::2]):
+        assert lazy.is_neg() or lazy.is_conj()
+        torch.testing.assert_close(compiled(lazy), affine(lazy.resolve_conj().resolve_neg()))
+
+
+def add_one_in_place(x):
+    x.add_(1)
+    return x * 2
+
+
+def test_an_argument_with_the_negative_bit_updated_in_place():
+    base = torch.randn(4)
+    expected_base = base.clone()
+    expected = add_one_in_place(torch._neg_view(expected_base))
+    result = torch.compile(add_one_in_place, backend="kiln")(torch._neg_view(base))
+    torch.testing.assert_close(result, expected)
+    torch.testing.assert_close(base, expected_base)
+
+
+def test_gradients_through_a_negated_view():
+    weight = torch.randn(4, requires_grad=True)
+    z = torch.randn(4, dtype=torch.complex64)
+
+    def loss(a, w):
+        return (a * w).sum()
+    compiled = torch.compile(loss, backend="kiln")(z.conj().imag, weight)
+    compiled.backward()
+    got = weight.grad.clone()
+    weight.grad = None
+    eager = loss(z.conj().imag, weight)
+    eager.backward()
+    torch.testing.assert_close(compiled, eager)
+    torch.testing.assert_close(got, weight.grad)
+
+
+def test_wrap_numpy_refuses_lazy_views_and_differentiates_through_them():
+    z = torch.randn(4, dtype=torch.complex64)
+    wrapped = kiln.wrap_numpy(affine)
+    for lazy, bit in ((z.conj().imag, "negative"), (z.conj(), "conjugate")):
+        with pytest.raises(RuntimeError, match=f"wrap_numpy.*the {bit} bit set"):
+            wrapped(lazy)
+    torch.testing.assert_close(wrapped(z.conj().imag.resolve_neg()), affine(z.conj().imag))
+    # With gradients the call goes through torch.compile: the view is read as its values.
+    w = torch.randn(4, dtype=torch.complex64, requires_grad=True)
+
+    def doubled_sum(x):
+        return (x * 2).sum()
+    result = kiln.wrap_numpy(doubled_sum)(w.conj().imag)
+    torch.testing.assert_close(result, doubled_sum(w.conj().imag))
+    result.backward()
+    torch.testing.assert_close(w.grad, torch.full((4,), -2j))
