@@ -22,6 +22,21 @@ except ImportError:  # NumPy 1.x
 
 # NumPy >= 1.26 divides by the range before multiplying by the bin count (histogram).
 _HISTOGRAM_DIVIDES = np.lib.NumpyVersion(np.__version__) >= "1.26.0"
+
+
+def _refuses_colliding_edges():
+    """Whether this NumPy raises "Too many bins for data range" for bin edges of the data's range
+    that collide (NumPy 1.24 returns what its rounding gives, or an IndexError of its own)."""
+    try:
+        np.histogram(np.array([1.0, 1.0 + 2.0 ** -52]), 3)
+    except ValueError:
+        return True
+    return False
+
+
+# Where it does not, np.histogram of the data's range runs as NumPy for data whose edges may
+# collide (floats, 64-bit integers, many bins): kiln's checks raise NumPy's newer errors.
+_CHECKS_EDGES = _refuses_colliding_edges()
 _SHORT_SORTED = 256   # longest sorted array searched by comparing with each of its elements
 
 
@@ -266,6 +281,9 @@ def _binning(context, function, a, bins, range, weights):
     if detect and values.dtype.kind == "f" and values.dtype.itemsize < 4:
         return f"{function} of float16 data without range="
     bins, range = materialize_all((bins, range), f"{function} with traced bins or range")
+    if detect and not _CHECKS_EDGES and (values.dtype.kind == "f" or values.itemsize > 4 or
+                                         operator.index(bins) > 2 ** 17):
+        return f"{function} of the data's range on NumPy {np.__version__} (its edges may collide)"
     if values.dtype == np.bool_:
         warnings.warn(f"Converting input from {values.dtype} to {np.uint8} for compatibility.",
                       RuntimeWarning, stacklevel=5)
