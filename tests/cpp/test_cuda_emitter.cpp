@@ -303,9 +303,8 @@ TEST(CudaEmitter, LongRowsTakeABlockEachOfFewerThreads) {
 }
 
 // A stencil's shifted views of one array are not prefetched (each line is read by neighbouring
-// warps anyway); the dense loads of another kernel still are. Its rows of 4094 columns take
-// four runs of 1024 each, a block a row's run: no division of a flat index at each step.
-TEST(CudaEmitter, StencilsSkipPrefetchesAndRunAlongRows) {
+// warps anyway); the dense loads of another kernel still are.
+TEST(CudaEmitter, StencilsSkipPrefetches) {
   ir::Graph graph;
   ir::Builder b(graph);
   ir::ValueId u = b.parameter(DType::Float32, {4096, 4096});
@@ -316,9 +315,6 @@ TEST(CudaEmitter, StencilsSkipPrefetchesAndRunAlongRows) {
   codegen::CudaSource source = emit(graph);
   ASSERT_EQ(source.kernels.size(), 1u) << source.text;
   EXPECT_EQ(source.text.find("kiln_prefetch(a"), std::string::npos) << source.text;
-  EXPECT_EQ(source.kernels[0].launches[0].blocks, 4094 * 4);
-  EXPECT_NE(source.text.find("const int64_t kiln_row = kiln_block / 4;"), std::string::npos) << source.text;
-  EXPECT_NE(source.text.find("if (kiln_flat < 4094) {"), std::string::npos) << source.text;
   ir::Graph dense;
   ir::Builder c(dense);
   ir::ValueId x = c.parameter(DType::Float32, {4096, 4096}), y = c.parameter(DType::Float32, {4097, 4096});

@@ -132,19 +132,9 @@ void CudaKernelEmitter::thread_per_iteration(int lanes) {
   const std::string total =
       std::to_string(plan_.iterations / serial_iterations(plan_) / lanes / along);
   const std::string run = std::to_string(int64_t(plan_.threads) * plan_.unroll / along);
-  if (plan_.row_runs > 0) {  // a row and a run of its columns a block
-    const std::string runs = std::to_string(plan_.row_runs);
-    const std::string rows = std::to_string(plan_.iterations / plan_.chain.back()->loop.extent);
-    line("for (int64_t kiln_block = blockIdx.x; kiln_block < (int64_t)" + rows + " * " + runs +
-         "; kiln_block += gridDim.x) {");
-    open_block();
-    line("const int64_t kiln_row = kiln_block / " + runs + ";");
-    line("const int64_t kiln_run = (kiln_block % " + runs + ") * " + run + ";");
-  } else {
-    line("for (int64_t kiln_run = blockIdx.x * (int64_t)" + run + "; kiln_run < " + total +
-         "; kiln_run += (int64_t)gridDim.x * " + run + ") {");
-    open_block();
-  }
+  line("for (int64_t kiln_run = blockIdx.x * (int64_t)" + run + "; kiln_run < " + total +
+       "; kiln_run += (int64_t)gridDim.x * " + run + ") {");
+  open_block();
   prefetched_vectors_.clear();
   // Registers by address, numbered in order: the text must not name expression ids, which
   // differ between the sizes a size-generic kernel is compared at (size_parameters.h), and two
@@ -180,17 +170,9 @@ void CudaKernelEmitter::each_step(const std::string& total, int lanes,
   line("for (int kiln_u = 0; kiln_u < " + std::to_string(plan_.unroll) + "; ++kiln_u) {");
   open_block();
   line("const int64_t kiln_flat = kiln_run + kiln_u * " + threads() + " + threadIdx.x;");
-  if (plan_.row_runs > 0) {  // kiln_flat: the column in row kiln_row
-    const sched::Loop& columns = plan_.chain.back()->loop;
-    line("if (kiln_flat < " + std::to_string(columns.extent) + ") {");
-    open_block();
-    line("const int64_t " + loop_name(columns.variable) + " = kiln_flat;");
-    flattened_chain("kiln_row", lanes, /*rows=*/true);
-  } else {
-    line("if (kiln_flat < " + total + ") {");
-    open_block();
-    flattened_chain("kiln_flat", lanes);
-  }
+  line("if (kiln_flat < " + total + ") {");
+  open_block();
+  flattened_chain("kiln_flat", lanes);
   print();
   close_block();
   close_block();
@@ -365,7 +347,7 @@ void CudaKernelEmitter::plain_store(const Stmt& s, const std::string& index, con
 // Below 2^31 iterations the divisions and remainders that split the flat index are 32-bit
 // (a multiply-high and a shift; 64-bit ones take some twenty instructions each, two per loop a
 // step: a 2-D stencil's kernel spent more on its indices than on its loads).
-void CudaKernelEmitter::flattened_chain(const std::string& flat, int lanes, bool rows) {
+void CudaKernelEmitter::flattened_chain(const std::string& flat, int lanes) {
   const bool narrow = ir::size_choice(plan_.iterations < (int64_t{1} << 31));
   const std::string rest_type = narrow ? "unsigned" : "int64_t";
   std::string rest = narrow ? "(unsigned)(" + flat + ")" : flat;
@@ -374,7 +356,7 @@ void CudaKernelEmitter::flattened_chain(const std::string& flat, int lanes, bool
   while (outermost + 1 < plan_.chain.size() &&
          std::find(plan_.serial.begin(), plan_.serial.end(), outermost) != plan_.serial.end())
     ++outermost;
-  for (size_t k = plan_.chain.size() - (rows ? 1 : 0); k-- > 0;) {
+  for (size_t k = plan_.chain.size(); k-- > 0;) {
     const sched::Loop& l = plan_.chain[k]->loop;
     const bool innermost = k + 1 == plan_.chain.size() && lanes > 1;
     const bool along = static_cast<int>(k) == plan_.unroll_axis;  // steps_along_axis's
@@ -504,9 +486,7 @@ std::vector<runtime::CudaLaunch> emit_launches(const Program& program, const Ker
       case LaunchKind::ThreadPerIteration: {
         int64_t per_block =
             int64_t(plan.threads) * plan.unroll * plan.vector_lanes * serial_iterations(plan);
-        launch.blocks = std::min(kMostRunBlocks, plan.row_runs > 0
-                                                     ? plan.iterations / plan.chain.back()->loop.extent * plan.row_runs
-                                                     : (plan.iterations + per_block - 1) / per_block);
+        launch.blocks = std::min(kMostRunBlocks, (plan.iterations + per_block - 1) / per_block);
         break;
       }
       case LaunchKind::BlockPerIteration: {

@@ -115,10 +115,6 @@ struct LaunchPlan {
   int unroll_axis = -1;
   std::vector<ExprId> shared_loads;
   sched::Loop shared_loop;
-  // ThreadPerIteration over long rows (a 2-D stencil's 4094 columns): each block's run of
-  // steps lies in one row, `row_runs` runs a row, so a thread splits the block's index once
-  // rather than dividing its flat index by the row length at every step. 0: flat runs.
-  int64_t row_runs = 0;
   // BlockPerIteration whose statements each share one unrolled loop over the row (softmax's max,
   // sum and division; a layer norm's two statistics and its output): the loads several of them
   // make of one element (the same buffer and index but for the loop's variable) are read into
@@ -231,8 +227,7 @@ class CudaKernelEmitter : public CLikePrinter {
   void accumulate_store(int32_t buffer, const std::string& index, const std::string& value,
                         DType from) override;
 
-  // rows: `flat` numbers the rows, the chain without its innermost loop (LaunchPlan::row_runs).
-  void flattened_chain(const std::string& flat, int lanes = 1, bool rows = false);
+  void flattened_chain(const std::string& flat, int lanes = 1);
   void thread_per_iteration(int lanes);
   void each_step(const std::string& total, int lanes, const std::function<void()>& print);
   void prefetch_step(int lanes);

@@ -436,19 +436,6 @@ void size_small_launch(const target::Target& target, LaunchPlan& plan) {
     plan.unroll /= 2;
 }
 
-// LaunchPlan::row_runs: scalar steps over rows at least a block's run long, a row's runs idle
-// at most an eighth of their threads. H200, a 5-point stencil on 4096x4096 floats (CuPy-launched
-// variants): 54 us with a flat index divided by the row length at each step, 44 us with a row
-// and a run of columns a block.
-void plan_row_runs(LaunchPlan& plan) {
-  if (plan.chain.size() < 2 || plan.vector_lanes > 1 || !plan.serial.empty() || plan.unroll_axis >= 0)
-    return;
-  const int64_t run = int64_t(plan.threads) * plan.unroll;
-  const int64_t columns = plan.chain.back()->loop.extent;
-  const int64_t runs = (columns + run - 1) / run;
-  if (ir::size_choice(columns >= run && 8 * (runs * run - columns) <= runs * run)) plan.row_runs = runs;
-}
-
 // The longest reduction loop whose loads LaunchPlan::shared_loads holds in registers.
 constexpr int64_t kMostSharedSteps = 16;
 
@@ -762,7 +749,6 @@ std::vector<LaunchPlan> plan_launches(const Program& program, const Kernel& kern
         if (plan.serial.empty()) plan_vectors(program, kernel, plan);
         size_small_launch(target, plan);
         plan_shared_loads(program, kernel, plan);
-        plan_row_runs(plan);
         if (plan.unroll_axis < 0) plan_prefetches(program, kernel, plan);
       }
       plans.push_back(plan);
