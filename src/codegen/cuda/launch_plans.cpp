@@ -436,6 +436,19 @@ void size_small_launch(const target::Target& target, LaunchPlan& plan) {
     plan.unroll /= 2;
 }
 
+// Whether load `id` may be held in a register for the steps of loop `variable`: 32- or 64-bit
+// elements of a buffer the kernel does not write, at an index of `allowed` variables (`used`
+// collects them) that steps with that loop.
+bool register_load(const Program& program, const Kernel& kernel, ExprId id,
+                   const std::set<int32_t>& allowed, int32_t variable, std::set<int32_t>& used) {
+  const Expr& load = kernel.exprs[static_cast<size_t>(id)];
+  const int64_t size = dtype_size(program.buffers[static_cast<size_t>(load.buffer)].dtype);
+  const bool written = std::find(kernel.buffers_written.begin(), kernel.buffers_written.end(),
+                                 load.buffer) != kernel.buffers_written.end();
+  return (size == 4 || size == 8) && !written &&
+         index_of_variables(kernel, load.operands[0], allowed, used) && used.count(variable) > 0;
+}
+
 // The longest reduction loop whose loads LaunchPlan::shared_loads holds in registers.
 constexpr int64_t kMostSharedSteps = 16;
 
@@ -468,13 +481,8 @@ void plan_shared_loads(const Program& program, const Kernel& kernel, LaunchPlan&
     collect_unconditional_loads(kernel, a.position, loads);
   }
   for (ExprId id : loads) {
-    const Expr& load = kernel.exprs[static_cast<size_t>(id)];
-    const int64_t size = dtype_size(program.buffers[static_cast<size_t>(load.buffer)].dtype);
     std::set<int32_t> used;
-    const bool written = std::find(kernel.buffers_written.begin(), kernel.buffers_written.end(),
-                                   load.buffer) != kernel.buffers_written.end();
-    if ((size == 4 || size == 8) && !written && used.empty() &&
-        index_of_variables(kernel, load.operands[0], allowed, used) && used.count(loop.variable) > 0)
+    if (register_load(program, kernel, id, allowed, loop.variable, used))
       candidates.emplace_back(id, std::move(used));
   }
   for (size_t k = 0; k + 1 < plan.chain.size(); ++k) {
@@ -600,14 +608,9 @@ void plan_row_registers(const Program& program, const Kernel& kernel, LaunchPlan
     std::set<int32_t> allowed = chain;
     allowed.insert(loop->variable);
     for (ExprId id : loads) {
-      const Expr& load = kernel.exprs[static_cast<size_t>(id)];
-      const int64_t size = dtype_size(program.buffers[static_cast<size_t>(load.buffer)].dtype);
       std::set<int32_t> used;
-      const bool written = std::find(kernel.buffers_written.begin(), kernel.buffers_written.end(),
-                                     load.buffer) != kernel.buffers_written.end();
-      if (written || (size != 4 && size != 8) ||
-          !index_of_variables(kernel, load.operands[0], allowed, used) || !used.count(loop->variable))
-        continue;
+      if (!register_load(program, kernel, id, allowed, loop->variable, used)) continue;
+      const Expr& load = kernel.exprs[static_cast<size_t>(id)];
       const std::string key =
           std::to_string(load.buffer) + ":" + index_shape(kernel, load.operands[0], loop->variable);
       LaunchPlan::RowRegisters& group = groups[key];
