@@ -123,18 +123,21 @@ std::vector<ValueId> sole_outputs(const ir::Graph& graph,
   };
   for (ValueId id = graph.size() - 1; id >= 0; --id)
     for (ValueId user : users[static_cast<size_t>(id)])
-      sole[static_cast<size_t>(id)] = join(sole[static_cast<size_t>(id)], sole[static_cast<size_t>(user)]);
+      sole[static_cast<size_t>(id)] =
+          join(sole[static_cast<size_t>(id)], sole[static_cast<size_t>(user)]);
   return sole;
 }
 
-// The readers of `id` that would each compute it. A reduction that feeds one output only is read
-// by one kernel, which places it once a row however many of its nodes read it (sched/lowering.cpp):
-// its reshapes and broadcasts are not among them (logsumexp's max, read through a broadcast by the
-// exp and directly by the final add: one kernel, where a buffer of its own made two).
+// The readers of `id` that would each compute it. A reduction that feeds one output only is
+// read by one kernel, which places it once a row however many of its nodes read it
+// (sched/lowering.cpp): its reshapes and broadcasts are not among them (logsumexp's max, read
+// through a broadcast by the exp and directly by the final add: one kernel, where a buffer of
+// its own made two).
 size_t readers_computing(const ir::Graph& graph, const std::vector<std::vector<ValueId>>& users,
                          const std::vector<ValueId>& sole, ValueId id) {
   const std::vector<ValueId>& readers = users[static_cast<size_t>(id)];
-  if (!ir::is_reduction(graph.node(id).op) || sole[static_cast<size_t>(id)] < 0) return readers.size();
+  if (!ir::is_reduction(graph.node(id).op) || sole[static_cast<size_t>(id)] < 0)
+    return readers.size();
   return static_cast<size_t>(std::count_if(readers.begin(), readers.end(), [&](ValueId user) {
     const Op op = graph.node(user).op;
     return op != Op::reshape && op != Op::broadcast;

@@ -199,8 +199,8 @@ void CudaKernelEmitter::steps_along_axis(const std::string& total) {
   line("#pragma unroll");
   line("for (int kiln_u = 0; kiln_u < " + unroll + "; ++kiln_u) {");
   open_block();
-  line("const int64_t " + loop_name(plan_.chain[static_cast<size_t>(plan_.unroll_axis)]->loop.variable) +
-       " = kiln_along * " + unroll + " + kiln_u;");
+  const sched::Loop& axis = plan_.chain[static_cast<size_t>(plan_.unroll_axis)]->loop;
+  line("const int64_t " + loop_name(axis.variable) + " = kiln_along * " + unroll + " + kiln_u;");
   statements(plan_.chain.back()->body);
   close_block();
   close_block();
@@ -307,7 +307,8 @@ void CudaKernelEmitter::load_row_registers() {
     const auto [load, variable] = row.loads[0];
     const std::string name = "kiln_row" + std::to_string(k), v = loop_name(variable);
     const std::string steps = std::to_string((row.extent + team() - 1) / team());
-    line(compute_type(expr(load).dtype) + " " + name + "[" + std::to_string(kMostUnrolledSteps) + "];");
+    line(compute_type(expr(load).dtype) + " " + name + "[" + std::to_string(kMostUnrolledSteps) +
+         "];");
     line("#pragma unroll");
     line("for (int " + v + "_step = 0; " + v + "_step < " + steps + "; ++" + v + "_step) {");
     open_block();

@@ -126,6 +126,16 @@ struct LaunchPlan {
   std::vector<RowRegisters> row_registers;
 };
 
+// launch_plans.cpp: the loads of expression `id` that run whenever its statement does (not in
+// a select's branches); whether index `id` is affine in loop variables of `allowed` alone
+// (`used` collects them).
+void collect_unconditional_loads(const Kernel& kernel, ExprId id, std::vector<ExprId>& loads);
+bool index_of_variables(const Kernel& kernel, ExprId id, const std::set<int32_t>& allowed,
+                        std::set<int32_t>& used);
+// register_plans.cpp: LaunchPlan::shared_loads (with unroll_axis) and row_registers.
+void plan_shared_loads(const Program& program, const Kernel& kernel, LaunchPlan& plan);
+void plan_row_registers(const Program& program, const Kernel& kernel, LaunchPlan& plan);
+
 // The iterations a thread of a ThreadPerIteration plan runs in sequence (LaunchPlan::serial).
 inline int64_t serial_iterations(const LaunchPlan& plan) {
   int64_t iterations = 1;
