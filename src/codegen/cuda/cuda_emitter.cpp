@@ -190,7 +190,8 @@ void CudaKernelEmitter::steps_along_axis(const std::string& total) {
   const std::string extent = std::to_string(plan_.shared_loop.extent);
   for (size_t k = 0; k < plan_.shared_loads.size(); ++k) {
     const std::string name = "kiln_h" + std::to_string(k);
-    line(compute_type(expr(plan_.shared_loads[k]).dtype) + " " + name + "[" + extent + "];");
+    line(compute_type(expr(plan_.shared_loads[k]).dtype) + " " + name + "[" +
+         std::to_string(kMostSharedSteps) + "];");
     line("#pragma unroll");
     line("for (int64_t " + v + " = 0; " + v + " < " + extent + "; ++" + v + ") " + name + "[" + v +
          "] = " + load_text(expr(plan_.shared_loads[k])) + ";");

@@ -32,6 +32,8 @@ constexpr int64_t kBlocksPerMultiprocessor = 8;
 constexpr int64_t kMostRunBlocks = int64_t{1} << 22;
 // A loop a block's threads share is unrolled when each thread has at most this many elements.
 constexpr int64_t kMostUnrolledSteps = 8;
+// The longest reduction loop whose loads LaunchPlan::shared_loads holds in registers.
+constexpr int64_t kMostSharedSteps = 16;
 // A thread's elements of a long reduction folded in one pass (fold_unrolled): their loads in
 // flight together.
 constexpr int kFoldedSteps = 4;

@@ -107,9 +107,6 @@ void plan_row_registers(const Program& program, const Kernel& kernel, LaunchPlan
 }
 
 
-// The longest reduction loop whose loads LaunchPlan::shared_loads holds in registers.
-constexpr int64_t kMostSharedSteps = 16;
-
 // LaunchPlan::unroll_axis and shared_loads: a body of plain stores and one reduction over one
 // short loop of constant extent, whose unconditional loads of 32- or 64-bit elements at indices
 // of the chain and that loop include some that an outer chain loop, of an extent the steps
@@ -129,7 +126,12 @@ void plan_shared_loads(const Program& program, const Kernel& kernel, LaunchPlan&
       !reduction->body.empty() || reduction->lanes_loop.variable >= 0)
     return;
   const sched::Loop& loop = reduction->reduce_loops[0];
-  if (loop.begin >= 0 || loop.end >= 0 || !ir::size_choice(loop.extent <= kMostSharedSteps)) return;
+  if (loop.begin >= 0 || loop.end >= 0) return;
+  // The registers hold kMostSharedSteps (a size-generic kernel's array length must not depend on
+  // its sizes): at most that many steps is a condition of correctness.
+  const bool fits = loop.extent <= kMostSharedSteps;
+  const bool chosen = ir::size_choice(fits);
+  if (!(fits && chosen)) return;
   std::set<int32_t> allowed{loop.variable};
   for (const Stmt* c : plan.chain) allowed.insert(c->loop.variable);
   std::vector<std::pair<ExprId, std::set<int32_t>>> candidates;  // loads and their variables
