@@ -275,6 +275,15 @@ TEST(LoopPasses, MarkParallelNeedsThreadsAndWork) {
   EXPECT_FALSE(cpu::mark_parallel(ordered, cpu(2)));
 }
 
+// A scatter's one kernel through the CPU passes that mark it (parallel, its adds, SIMD).
+Program scatter_marked(const ir::Graph& graph) {
+  Program program = schedule(graph, {});
+  for (Kernel& kernel : program.kernels) cpu::mark_parallel(kernel, cpu(2));
+  cpu::parallel_scatter_adds(program, cpu(2));
+  for (Kernel& kernel : program.kernels) cpu::mark_vector_loops(kernel, cpu(2));
+  return program;
+}
+
 // A scatter's loop is never SIMD (two lanes may store into one element); a big scatter-add's
 // runs on the threads (its adds atomic), a scatter that sets stays on one thread.
 TEST(LoopPasses, ScattersAreNeverSimdAndBigScatterAddsAreParallel) {
@@ -285,13 +294,10 @@ TEST(LoopPasses, ScattersAreNeverSimdAndBigScatterAddsAreParallel) {
     ir::ValueId index = b.parameter(DType::Int64, {1 << 18});
     ir::ValueId values = b.parameter(DType::Float32, {1 << 18});
     graph.set_outputs({b.scatter(base, index, values, 0, mode)});
-    Program program = schedule(graph, {});
+    Program program = scatter_marked(graph);
     ASSERT_EQ(program.kernels.size(), 1u);
     Kernel& kernel = program.kernels[0];
     ASSERT_GE(kernel.ordered_from, 0);
-    cpu::mark_parallel(kernel, cpu(2));
-    cpu::parallel_scatter_adds(program, cpu(2));
-    cpu::mark_vector_loops(kernel, cpu(2));
     const Stmt& scatter = kernel.body[static_cast<size_t>(kernel.ordered_from)];
     EXPECT_FALSE(scatter.vectorize);
     EXPECT_EQ(scatter.parallel, mode == ir::ScatterMode::Add);
@@ -313,13 +319,10 @@ TEST(LoopPasses, ScatterAddsComputeTheirIndicesInSimdBlocks) {
     ir::ValueId index = b.cast(b.unary(Op::floor, scaled), DType::Int64);
     ir::ValueId values = b.parameter(DType::Int64, {n});
     graph.set_outputs({b.scatter(base, index, values, 0, mode)});
-    Program program = schedule(graph, {});
+    Program program = scatter_marked(graph);
     ASSERT_EQ(program.kernels.size(), 1u);
     Kernel& kernel = program.kernels[0];
     ASSERT_GE(kernel.ordered_from, 0);
-    cpu::mark_parallel(kernel, cpu(2));
-    cpu::parallel_scatter_adds(program, cpu(2));
-    cpu::mark_vector_loops(kernel, cpu(2));
     const size_t statements = kernel.body.size();
     EXPECT_EQ(cpu::block_scatter_adds(kernel, cpu(2)), mode == ir::ScatterMode::Add);
     if (mode == ir::ScatterMode::Set) {
