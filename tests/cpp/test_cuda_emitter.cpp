@@ -188,8 +188,9 @@ TEST(CudaEmitter, VectorStepsLoadTheirOperandsIntoRegistersFirst) {
   codegen::CudaSource gelu = emit(bias_and_gelu(1024));
   EXPECT_NE(gelu.text.find("float4 kiln_pv"), std::string::npos) << gelu.text;
   EXPECT_NE(gelu.text.find("[2];"), std::string::npos) << gelu.text;  // two steps a thread
-  EXPECT_EQ(count(gelu.text, "[kiln_u] = __ldg(reinterpret_cast<const float4*>(a0 + "), 1u) << gelu.text;
-  EXPECT_EQ(count(gelu.text, "kiln_prefetch(a0"), 1u) << gelu.text;  // the scalar loop's
+  // Each twice: in a run's unguarded steps and in its guarded ones (RunsInRangeTakeTheirSteps...)
+  EXPECT_EQ(count(gelu.text, "[kiln_u] = __ldg(reinterpret_cast<const float4*>(a0 + "), 2u) << gelu.text;
+  EXPECT_EQ(count(gelu.text, "kiln_prefetch(a0"), 2u) << gelu.text;  // the scalar loop's
   EXPECT_EQ(count(gelu.text, "kiln_prefetch(a1"), 0u) << gelu.text;
   auto [code, log] = compile_with_nvcc(gelu.text, "register_prefetches");
   EXPECT_EQ(code, 0) << log;
@@ -201,10 +202,36 @@ TEST(CudaEmitter, VectorStepsLoadTheirOperandsIntoRegistersFirst) {
     total = b.binary(ir::Op::add, total, b.parameter(DType::Float32, {4000, 3000}));
   sum_graph.set_outputs({total});
   codegen::CudaSource sum = emit(sum_graph);
-  EXPECT_EQ(count(sum.text, "[kiln_u] = __ldg("), 4u) << sum.text;
-  EXPECT_EQ(count(sum.text, "kiln_prefetch(a"), 2u + 6u) << sum.text;  // vector loop + scalar loop
+  EXPECT_EQ(count(sum.text, "[kiln_u] = __ldg("), 2 * 4u) << sum.text;
+  EXPECT_EQ(count(sum.text, "kiln_prefetch(a"), 2 * (2u + 6u)) << sum.text;  // vector + scalar loop
   auto [sum_code, sum_log] = compile_with_nvcc(sum.text, "register_prefetch_budget");
   EXPECT_EQ(sum_code, 0) << sum_log;
+}
+
+// A run of several steps a thread that lies wholly in range takes them without a guard each, so
+// that the compiler can issue every step's loads before the first store (a 5-point stencil's
+// loads waited step by step behind the guards' branches); the last, partial run keeps them.
+TEST(CudaEmitter, RunsInRangeTakeTheirStepsWithoutAGuardEach) {
+  ir::Graph graph;
+  ir::Builder b(graph);
+  ir::ValueId u = b.parameter(DType::Float32, {1000, 1000});
+  auto shifted = [&](int64_t row, int64_t column) {
+    return b.slice(u, {row, column}, {row + 998, column + 998}, {1, 1});
+  };
+  ir::ValueId sum = b.binary(ir::Op::add, b.binary(ir::Op::add, shifted(0, 1), shifted(2, 1)),
+                             b.binary(ir::Op::add, shifted(1, 0), shifted(1, 2)));
+  graph.set_outputs({sum});
+  codegen::CudaSource source = emit(graph);
+  const std::string& text = source.text;
+  const size_t whole = text.find("if (kiln_run + ");
+  ASSERT_NE(whole, std::string::npos) << text;
+  const size_t partial = text.find("else {", whole);
+  ASSERT_NE(partial, std::string::npos) << text;
+  const std::string guard = "if (kiln_flat < 996004) {";
+  EXPECT_EQ(text.substr(whole, partial - whole).find(guard), std::string::npos) << text;
+  EXPECT_NE(text.find(guard, partial), std::string::npos) << text;
+  auto [code, log] = compile_with_nvcc(text, "unguarded_runs");
+  EXPECT_EQ(code, 0) << log;
 }
 
 // A bias add and GELU at a few tokens (BERT at 1x8: 8x3072): spread over the multiprocessors,

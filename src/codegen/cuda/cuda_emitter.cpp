@@ -153,24 +153,43 @@ void CudaKernelEmitter::thread_per_iteration(int lanes) {
     prefetched_vectors_.emplace(address, name);
     line(vector_type(dtype) + " " + name + "[" + std::to_string(plan_.unroll) + "];");
   }
+  const auto steps = [&](bool guarded) {
+    if (!plan_.prefetches.empty())
+      each_step(total, lanes, guarded, [&] { prefetch_step(lanes); });
+    each_step(total, lanes, guarded, [&] { step(lanes); });
+  };
   if (plan_.unroll_axis >= 0) {
     steps_along_axis(total);
+  } else if (plan_.unroll == 1) {
+    steps(true);
   } else {
-    if (!plan_.prefetches.empty()) each_step(total, lanes, [&] { prefetch_step(lanes); });
-    each_step(total, lanes, [&] { step(lanes); });
+    // A run wholly in range takes its steps without a guard each: the compiler then issues
+    // every step's loads before the first store, where a guard per step made it branch around
+    // each step (a 5-point stencil on an H200: 4 loads in flight a thread instead of 16, 54
+    // against 43 us). The same text at every size (size-generic kernels): the guarded copy
+    // is there even where the runs divide the total.
+    line("if (kiln_run + " + run + " <= " + total + ") {");
+    open_block();
+    steps(false);
+    close_block();
+    line("else {");
+    open_block();
+    steps(true);
+    close_block();
   }
   prefetched_vectors_.clear();
   close_block();
 }
 
-// `print`ed for each of a thread's steps in the block's run, the chain's variables defined.
-void CudaKernelEmitter::each_step(const std::string& total, int lanes,
+// `print`ed for each of a thread's steps in the block's run, the chain's variables defined;
+// `guarded`: a step past the total is skipped.
+void CudaKernelEmitter::each_step(const std::string& total, int lanes, bool guarded,
                                   const std::function<void()>& print) {
   line("#pragma unroll");
   line("for (int kiln_u = 0; kiln_u < " + std::to_string(plan_.unroll) + "; ++kiln_u) {");
   open_block();
   line("const int64_t kiln_flat = kiln_run + kiln_u * " + threads() + " + threadIdx.x;");
-  line("if (kiln_flat < " + total + ") {");
+  line(guarded ? "if (kiln_flat < " + total + ") {" : "{");
   open_block();
   flattened_chain("kiln_flat", lanes);
   print();

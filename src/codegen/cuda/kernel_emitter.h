@@ -37,6 +37,9 @@ constexpr int64_t kMostSharedSteps = 16;
 // A thread's elements of a long reduction folded in one pass (fold_unrolled): their loads in
 // flight together.
 constexpr int kFoldedSteps = 4;
+// A block of at most this many warps ends its reductions with every thread merging the warps'
+// values in order (block_combine); a larger one through a first warp's shuffles.
+constexpr int kMostWarpsMergedInOrder = 8;
 // 32-bit registers a thread may hold its steps' prefetched vector loads in (LaunchPlan::
 // prefetches); loads beyond them are prefetched into L1. Four float4 loads at four steps a thread.
 constexpr int64_t kMostPrefetchedVectorWords = 64;
@@ -241,7 +244,8 @@ class CudaKernelEmitter : public CLikePrinter {
 
   void flattened_chain(const std::string& flat, int lanes = 1);
   void thread_per_iteration(int lanes);
-  void each_step(const std::string& total, int lanes, const std::function<void()>& print);
+  void each_step(const std::string& total, int lanes, bool guarded,
+                 const std::function<void()>& print);
   void prefetch_step(int lanes);
   void steps_along_axis(const std::string& total);  // LaunchPlan::unroll_axis
   void load_row_registers();                         // LaunchPlan::row_registers

@@ -210,28 +210,45 @@ void CudaKernelEmitter::block_combine(const Stmt& s) {
     if (has_index(a)) line("if ((threadIdx.x & 31) == 0) " + acc + "_index_warps[threadIdx.x >> 5] = " + acc + "_index;");
   }
   line("__syncthreads();");
-  line("if (threadIdx.x < 32) {");
-  open_block();
-  for (const sched::Accumulation& a : s.accumulations) {
-    std::string acc = accumulator(a);
-    line(acc + " = threadIdx.x < " + std::to_string(plan_.threads / kWarp) + " ? " + acc +
-         "_warps[threadIdx.x] : " + identity(a) + ";");
-    if (has_index(a))
-      line(acc + "_index = threadIdx.x < " + std::to_string(plan_.threads / kWarp) + " ? " + acc +
-           "_index_warps[threadIdx.x] : -1;");
-  }
-  warp_combine();
-  for (const sched::Accumulation& a : s.accumulations) {
-    std::string acc = accumulator(a);
-    line("if (threadIdx.x == 0) " + acc + "_warps[0] = " + acc + ";");
-    if (has_index(a)) line("if (threadIdx.x == 0) " + acc + "_index_warps[0] = " + acc + "_index;");
-  }
-  close_block();
-  line("__syncthreads();");
-  for (const sched::Accumulation& a : s.accumulations) {
-    std::string acc = accumulator(a);
-    line(acc + " = " + acc + "_warps[0];");
-    if (has_index(a)) line(acc + "_index = " + acc + "_index_warps[0];");
+  if (plan_.threads / kWarp <= kMostWarpsMergedInOrder) {
+    // Every thread merges the warps' values in order (the same value in each): one barrier
+    // fewer than a first warp's shuffles and its broadcast (softmax rows 12.2 -> 11.7 us).
+    for (const sched::Accumulation& a : s.accumulations) {
+      const std::string acc = accumulator(a), other = acc + "_other";
+      line(acc + " = " + acc + "_warps[0];");
+      if (has_index(a)) line(acc + "_index = " + acc + "_index_warps[0];");
+      line("#pragma unroll");
+      line("for (int kiln_w = 1; kiln_w < " + warps + "; ++kiln_w) {");
+      open_block();
+      line("const " + accumulator_type(a) + " " + other + " = " + acc + "_warps[kiln_w];");
+      if (has_index(a)) line("const int64_t " + other + "_index = " + acc + "_index_warps[kiln_w];");
+      merge(a, acc, other);
+      close_block();
+    }
+  } else {
+    line("if (threadIdx.x < 32) {");
+    open_block();
+    for (const sched::Accumulation& a : s.accumulations) {
+      std::string acc = accumulator(a);
+      line(acc + " = threadIdx.x < " + warps + " ? " + acc + "_warps[threadIdx.x] : " +
+           identity(a) + ";");
+      if (has_index(a))
+        line(acc + "_index = threadIdx.x < " + warps + " ? " + acc +
+             "_index_warps[threadIdx.x] : -1;");
+    }
+    warp_combine();
+    for (const sched::Accumulation& a : s.accumulations) {
+      std::string acc = accumulator(a);
+      line("if (threadIdx.x == 0) " + acc + "_warps[0] = " + acc + ";");
+      if (has_index(a)) line("if (threadIdx.x == 0) " + acc + "_index_warps[0] = " + acc + "_index;");
+    }
+    close_block();
+    line("__syncthreads();");
+    for (const sched::Accumulation& a : s.accumulations) {
+      std::string acc = accumulator(a);
+      line(acc + " = " + acc + "_warps[0];");
+      if (has_index(a)) line(acc + "_index = " + acc + "_index_warps[0];");
+    }
   }
   // The next pass over this code (the next row) writes the same shared slots.
   line("__syncthreads();");
