@@ -13,9 +13,11 @@ and Numba device arrays) or DLPack on a CUDA device (JAX arrays), and are read i
 are new arrays of the first array argument's library (CuPy arrays over kiln's memory for CuPy
 inputs, JAX arrays over it by DLPack for JAX inputs; for torch inputs, tensors torch allocates,
 which kiln writes into and reuses once the caller has dropped them, kiln/_result_pool.py). The
-work is queued on that argument's current stream and the call does not wait for the GPU, except
-with DLPack arguments: their producer (JAX) orders nothing after kiln's stream, so the call
-returns once the results are written. NumPy arrays among the arguments are copied in.
+work is queued on that argument's current stream and the call does not wait for the GPU. DLPack
+arguments (JAX) are exported for kiln's stream, which their producer makes wait for their
+writes, and kept until kiln's reads are done; a consumer of the results (JAX's from_dlpack)
+names its own stream, which waits for kiln's work. NumPy arrays among the arguments are copied
+in.
 
 A graph break (a value the trace cannot know: `if x.sum() > 0`, float(x), .item()) splits the
 function as kiln.compile does (kiln._compile): the graph so far runs on the device arrays and
@@ -99,7 +101,7 @@ def _stream_of(value):
     """The CUstream the caller's work on `value` is queued on (the CUDA Array Interface's
     convention: 1 is the legacy default stream, 2 the per-thread one)."""
     if _is_dlpack_array(value):
-        return 0  # the legacy default stream; the call waits for it (kiln._wrap_numpy)
+        return 0  # the legacy default stream, ordered after the producer's (kiln._wrap_numpy)
     stream = value.__cuda_array_interface__.get("stream")
     return 0 if stream is None else int(stream)
 

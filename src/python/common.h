@@ -181,10 +181,14 @@ void bind_compiled(nb::module_& module);
 void bind_cuda(nb::module_& module);
 // An object exporting __cuda_array_interface__, or __dlpack__ on a CUDA device, as a borrowed
 // device Array (nullopt: neither). `by_dlpack` (optional) is set for a DLPack export: its
-// producer does not order its later work after kiln's stream, so the run must finish before
-// the call returns.
+// producer does not order its later work after kiln's stream, so the export must outlive the
+// run's reads of it (keep_until_read). `reader_stream`: the stream kiln reads it on, which a
+// DLPack producer orders its writes before (-1: the producer makes the data ready first).
 std::optional<Array> borrow_cuda_array(nb::handle object, size_t position,
-                                       bool* by_dlpack = nullptr);
+                                       bool* by_dlpack = nullptr, int64_t reader_stream = -1);
+// Keeps DLPack-borrowed inputs (their exports) until the work queued on `stream` so far is done,
+// without waiting for it on the host.
+void keep_until_read(std::vector<Array> inputs, int64_t stream);
 // A device result as a kiln.CudaArray; `stream`: the stream its work was queued on.
 nb::object wrap_cuda_array(Array array, int64_t stream);
 void bind_guarded_cache(nb::module_& module);

@@ -42,9 +42,11 @@ CompileSection::~CompileSection() { compile_gate().unlock_shared(); }
 
 namespace {
 
-Array borrow_or_throw(nb::handle object, size_t position, bool* by_dlpack = nullptr) {
+Array borrow_or_throw(nb::handle object, size_t position, bool* by_dlpack = nullptr,
+                      int64_t reader_stream = -1) {
   if (!PyArray_Check(object.ptr())) {
-    if (std::optional<Array> device = borrow_cuda_array(object, position, by_dlpack))
+    if (std::optional<Array> device =
+            borrow_cuda_array(object, position, by_dlpack, reader_stream))
       return *device;
     throw Error(ErrorKind::Type, error_message("run", "", "input " + std::to_string(position) +
                                                               " is not a NumPy array"));
@@ -157,7 +159,7 @@ nb::list run(Compiled& compiled, nb::sequence inputs, nb::handle out, int64_t st
       ++position;
       continue;
     }
-    Array array = borrow_or_throw(input, position, &by_dlpack);
+    Array array = borrow_or_throw(input, position, &by_dlpack, stream);
     if (graph_input)
       array = as_graph_input(std::move(array), graph.node(graph.inputs()[position]).dtype);
     arrays.push_back(std::move(array));
@@ -189,10 +191,8 @@ nb::list run(Compiled& compiled, nb::sequence inputs, nb::handle out, int64_t st
     ~StreamScope() { runtime::set_cuda_stream(nullptr); }
   } stream_scope(stream);
   run_releasing_gil(*graph_here->executable, arrays, outputs);
-  if (by_dlpack) {  // DLPack inputs are released when this returns, their producer unaware
-    GilReleased unlocked;
-    runtime::cuda::synchronize(reinterpret_cast<void*>(stream));
-  }
+  // DLPack inputs would be released when this returns, their producer unaware of the reads
+  if (by_dlpack) keep_until_read(std::move(arrays), stream);
   nb::list results;
   if (!out.is_none()) {
     for (nb::handle given : nb::borrow<nb::sequence>(out)) results.append(given);

@@ -2,6 +2,8 @@
 // 3: what torch CUDA tensors, CuPy arrays and Numba device arrays export) or by DLPack (JAX
 // arrays, anything with __dlpack__ on a CUDA device), borrowed by pointer for a run on the GPU;
 // kiln's device results (kiln.CudaArray) are handed out both ways.
+#include <deque>
+
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
@@ -86,11 +88,25 @@ bool on_dlpack_cuda_device(nb::handle object) {
   return device.size() == 2 && nb::cast<int>(device[0]) == kDLPackCuda;
 }
 
+// DLPack's number of the stream kiln's work on `stream` is queued on (1: the legacy default).
+int64_t dlpack_stream(int64_t stream) { return stream == 0 ? 1 : stream; }
+
 // A DLPack export as a borrowed device Array that keeps the export (and so the producer's
-// memory) alive; the producer has made the data ready (__dlpack__ without a stream waits).
-Array borrow_dlpack_array(nb::handle object, const std::string& where) {
+// memory) alive. Given the stream kiln reads it on (`reader_stream` >= 0), the producer
+// orders its data's writes before that stream's later work (JAX queues a wait there); else it
+// makes the data ready before the export returns (__dlpack__ without a stream waits on the
+// host). A producer that takes no stream argument is asked again without one.
+Array borrow_dlpack_array(nb::handle object, const std::string& where, int64_t reader_stream) {
   auto export_ = std::make_shared<nb::ndarray<>>();
-  if (!nb::try_cast(object, *export_))
+  nb::object exported = nb::borrow(object);
+  if (reader_stream >= 0) {
+    try {
+      exported = object.attr("__dlpack__")(nb::arg("stream") = dlpack_stream(reader_stream));
+    } catch (nb::python_error& error) {
+      if (!error.matches(PyExc_TypeError)) throw;
+    }
+  }
+  if (!nb::try_cast(exported, *export_))
     throw Error(ErrorKind::Type, error_message("run", "", where + " could not be read by DLPack"));
   std::optional<DType> dtype = dtype_from_dlpack(export_->dtype());
   if (!dtype)
@@ -128,12 +144,13 @@ nb::dict interface_of(const CudaArray& a) {
 
 }  // namespace
 
-std::optional<Array> borrow_cuda_array(nb::handle object, size_t position, bool* by_dlpack) {
+std::optional<Array> borrow_cuda_array(nb::handle object, size_t position, bool* by_dlpack,
+                                       int64_t reader_stream) {
   auto where = [&] { return "input " + std::to_string(position) + " (a device array)"; };
   if (!nb::hasattr(object, "__cuda_array_interface__")) {
     if (!on_dlpack_cuda_device(object)) return std::nullopt;
     if (by_dlpack != nullptr) *by_dlpack = true;
-    return borrow_dlpack_array(object, where());
+    return borrow_dlpack_array(object, where(), reader_stream);
   }
   nb::dict interface = nb::borrow<nb::dict>(object.attr("__cuda_array_interface__"));
   std::optional<DType> dtype = dtype_from_typestr(nb::cast<std::string>(interface["typestr"]));
@@ -161,6 +178,58 @@ nb::object wrap_cuda_array(Array array, int64_t stream) {
   return nb::cast(CudaArray{std::move(array), stream});
 }
 
+namespace {
+
+// DLPack inputs of runs the GPU may still be reading, each run's kept until an event after its
+// work is done: their producer (JAX) may reuse an array's memory once its export is released.
+// Never destroyed (its arrays' owners need the interpreter); emptied before the interpreter
+// finalizes (an atexit hook registered at the first run, after the producer's library was
+// imported, so that it runs before that library's own hooks).
+struct ParkedInputs {
+  std::unique_ptr<runtime::cuda::Event> done;
+  std::vector<Array> inputs;
+};
+std::deque<ParkedInputs>& parked_inputs() {
+  static auto* parked = new std::deque<ParkedInputs>();
+  return *parked;
+}
+constexpr size_t kMostParkedRuns = 256;  // then a run waits for the oldest
+
+void release_parked_inputs(bool wait) {
+  std::deque<ParkedInputs>& parked = parked_inputs();
+  while (!parked.empty()) {
+    if (!parked.front().done->done()) {
+      if (!wait) return;
+      GilReleased released;
+      parked.front().done->wait();
+    }
+    parked.pop_front();
+  }
+}
+
+}  // namespace
+
+void keep_until_read(std::vector<Array> inputs, int64_t stream) {
+  static bool hooked = false;
+  if (!hooked) {
+    nb::module_::import_("atexit").attr("register")(
+        nb::cpp_function([] { release_parked_inputs(true); }));
+    hooked = true;
+  }
+  release_parked_inputs(false);
+  std::deque<ParkedInputs>& parked = parked_inputs();
+  if (parked.size() >= kMostParkedRuns) {
+    {
+      GilReleased released;
+      parked.front().done->wait();
+    }
+    parked.pop_front();
+  }
+  ParkedInputs run{std::make_unique<runtime::cuda::Event>(), std::move(inputs)};
+  run.done->record(reinterpret_cast<void*>(stream));
+  parked.push_back(std::move(run));
+}
+
 void bind_cuda(nb::module_& module) {
   module.def(
       "device_array_layout",
@@ -183,10 +252,19 @@ void bind_cuda(nb::module_& module) {
       .def(
           "__dlpack__",
           [](nb::handle self, nb::kwargs options) {
-            // The consumer reads on a stream of its own: the work that writes the array
-            // finishes first (nanobind's export below takes no stream).
+            // The consumer reads on the stream it names (DLPack: 1 the legacy default, 2 the
+            // per-thread one, -1 no ordering asked for): that stream waits for the work that
+            // writes the array (JAX passes its stream); none named: the host waits for it.
             const CudaArray& a = nb::cast<const CudaArray&>(self);
-            runtime::cuda::synchronize(reinterpret_cast<void*>(a.stream));
+            nb::object stream = options.contains("stream") ? options["stream"] : nb::none();
+            if (stream.is_none()) {
+              runtime::cuda::synchronize(reinterpret_cast<void*>(a.stream));
+            } else if (const int64_t reader = nb::cast<int64_t>(stream);
+                       reader != -1 && reader != dlpack_stream(a.stream)) {
+              runtime::cuda::Event written;
+              written.record(reinterpret_cast<void*>(a.stream));
+              written.queue_wait(reinterpret_cast<void*>(reader));
+            }
             std::vector<size_t> shape(a.array.shape().begin(), a.array.shape().end());
             nb::ndarray<nb::array_api> view(a.array.data(), shape.size(), shape.data(), self,
                                             nullptr, dlpack_dtype(a.array.dtype()),

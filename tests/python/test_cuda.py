@@ -283,9 +283,20 @@ def test_wrap_numpy_takes_and_gives_jax_arrays_by_dlpack():
         assert isinstance(got, jax.Array) and got.devices() == {jax.devices("gpu")[0]}
         np.testing.assert_allclose(np.asarray(got), fn(*arguments), rtol=tolerance,
                                    atol=tolerance)
-        # The result is usable by JAX right away (the call waited for its kernels).
+        # The result is usable by JAX right away (its stream waits for kiln's kernels).
         np.testing.assert_allclose(np.asarray(got * 2), fn(*arguments) * 2, rtol=tolerance,
                                    atol=tolerance)
+    # Neither side waits on the host: kiln's stream waits for JAX's writes of its input, JAX's
+    # stream for kiln's result. Large arrays, each produced by work just queued, so that a read
+    # before the writes finished would see other values.
+    n = 1 << 25
+    x = jnp.cos(jnp.arange(n, dtype=jnp.float32) * 1e-3)
+    for _ in range(4):
+        x = x * 1.0001 + 0.5  # queued on JAX's stream, not waited for
+    got = kiln.wrap_numpy(sin_cos)(x)
+    later = got * 2 + 1
+    x_host = np.asarray(x)
+    np.testing.assert_allclose(np.asarray(later), sin_cos(x_host) * 2 + 1, rtol=1e-5, atol=1e-5)
 
 
 class _HostDLPack:

@@ -82,6 +82,7 @@ struct DriverApi {
   CUresult (*cuEventRecord)(CUevent event, CUstream stream);
   CUresult (*cuEventSynchronize)(CUevent event);
   CUresult (*cuEventQuery)(CUevent event);
+  CUresult (*cuStreamWaitEvent)(CUstream stream, CUevent event, unsigned flags);
   CUresult (*cuEventElapsedTime)(float* milliseconds, CUevent start, CUevent end);
   CUresult (*cuPointerGetAttribute)(void* value, int attribute, CUdeviceptr pointer);
   CUresult (*cuStreamCreate)(CUstream* stream, unsigned flags);

@@ -85,6 +85,7 @@ bool resolve_all(void* library, DriverApi& api, std::string& reason) {
          resolve(library, "cuEventRecord", api.cuEventRecord, reason) &&
          resolve(library, "cuEventSynchronize", api.cuEventSynchronize, reason) &&
          resolve(library, "cuEventQuery", api.cuEventQuery, reason) &&
+         resolve(library, "cuStreamWaitEvent", api.cuStreamWaitEvent, reason) &&
          // The unversioned symbol: every driver has it (CUDA 13's header maps the name to _v2,
          // which drivers before 12.8 lack; both measure the same thing).
          resolve(library, "cuEventElapsedTime", api.cuEventElapsedTime, reason) &&
@@ -513,6 +514,11 @@ void Event::record(void* stream) {
 
 void Event::wait() {
   check(driver().cuEventSynchronize(static_cast<CUevent>(event_)), "cuEventSynchronize");
+}
+
+void Event::queue_wait(void* stream) {
+  check(driver().cuStreamWaitEvent(static_cast<CUstream>(stream), static_cast<CUevent>(event_), 0),
+        "cuStreamWaitEvent");
 }
 
 bool Event::done() {

@@ -141,6 +141,10 @@ class Event {
   void record(void* stream);  // the point: after the work queued on `stream` so far
   void wait();                // returns once the work before the point is done
   bool done();                // whether that work is done, without waiting
+  // Queues on `stream` a wait for the point: its later work starts after that work is done
+  // (the host does not wait). A stream of another library: CU_STREAM_LEGACY (1) and
+  // CU_STREAM_PER_THREAD (2) as DLPack numbers them.
+  void queue_wait(void* stream);
   // The GPU's time from `start`'s point to `end`'s, both recorded and done, timing events.
   static double seconds_between(const Event& start, const Event& end);
 
