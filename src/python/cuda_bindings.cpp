@@ -195,15 +195,25 @@ std::deque<ParkedInputs>& parked_inputs() {
 }
 constexpr size_t kMostParkedRuns = 256;  // then a run waits for the oldest
 
+// The oldest parked run's inputs released once its work is done, the host waiting for it
+// without the GIL; taken off the list first (another thread may use the list meanwhile).
+void wait_for_oldest(std::deque<ParkedInputs>& parked) {
+  ParkedInputs oldest = std::move(parked.front());
+  parked.pop_front();
+  GilReleased released;
+  oldest.done->wait();
+  // `released` goes first (locals in reverse order): the inputs are released with the GIL
+}
+
 void release_parked_inputs(bool wait) {
   std::deque<ParkedInputs>& parked = parked_inputs();
   while (!parked.empty()) {
-    if (!parked.front().done->done()) {
-      if (!wait) return;
-      GilReleased released;
-      parked.front().done->wait();
-    }
-    parked.pop_front();
+    if (parked.front().done->done())
+      parked.pop_front();
+    else if (wait)
+      wait_for_oldest(parked);
+    else
+      return;
   }
 }
 
@@ -218,13 +228,7 @@ void keep_until_read(std::vector<Array> inputs, int64_t stream) {
   }
   release_parked_inputs(false);
   std::deque<ParkedInputs>& parked = parked_inputs();
-  if (parked.size() >= kMostParkedRuns) {
-    {
-      GilReleased released;
-      parked.front().done->wait();
-    }
-    parked.pop_front();
-  }
+  if (parked.size() >= kMostParkedRuns) wait_for_oldest(parked);
   ParkedInputs run{std::make_unique<runtime::cuda::Event>(), std::move(inputs)};
   run.done->record(reinterpret_cast<void*>(stream));
   parked.push_back(std::move(run));
