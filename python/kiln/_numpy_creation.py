@@ -16,6 +16,7 @@ Results keep their concrete value at hand (TraceContext.known): Python control f
 """
 import functools
 import gc
+import operator
 import signal
 import sys
 import threading
@@ -25,13 +26,14 @@ import numpy as np
 from . import _numpy_errors
 from ._graph_breaks import callee_instruction, is_internal, user_location
 from ._tracer import (SUPPORTED_DTYPES, TracedArray, backend, cast, check_dtype, context_of,
-                      default_float, dtype_name, has_tracer, materialize_all, traced)
+                      default_float, dtype_name, has_tracer, materialize_all, shape_entries,
+                      traced)
 
 _NO_VALUE = np._NoValue
 
 
 def _shape(shape):
-    shape = [int(n) for n in (shape if isinstance(shape, (tuple, list)) else (shape,))]
+    shape = shape_entries(shape)
     if any(n < 0 for n in shape):
         raise ValueError("negative dimensions are not allowed")
     return shape
@@ -105,7 +107,7 @@ def linspace(context, start, stop, num=50, endpoint=True, retstep=False, dtype=N
              **kwargs):
     """NumPy's algorithm (numpy/_core/function_base.py) on tracers: iota * step + start, the
     last element set to `stop` exactly, floor for integer dtypes."""
-    num = int(num)
+    num = operator.index(num)
     if num < 0:
         raise ValueError(f"Number of samples, {num}, must be non-negative.")
     start, stop = (v if isinstance(v, TracedArray) else np.asarray(v) for v in (start, stop))
@@ -146,7 +148,7 @@ def logspace(context, start, stop, num=50, endpoint=True, base=10.0, dtype=None,
 
 
 def eye(context, N, M=None, k=0, dtype=float, order="C", **kwargs):
-    rows, columns = int(N), int(N if M is None else M)
+    rows, columns = operator.index(N), operator.index(N if M is None else M)
     kiln = backend()
     row = kiln.reshape(_iota(context, rows, np.int64), [rows, 1])
     column = kiln.reshape(_iota(context, columns, np.int64), [1, columns])

@@ -6,8 +6,8 @@ import numpy as np
 
 from . import _kiln
 from ._tracer import (AxisError, TracedArray, backend, cast, check_dtype, check_fits,
-                      materialize_all, normalize_axes, normalize_axis, to_tensor, traced,
-                      user_location, weak_type)
+                      materialize_all, normalize_axes, normalize_axis, shape_entries, to_tensor,
+                      traced, user_location, weak_type)
 
 _NO_VALUE = np._NoValue
 
@@ -95,7 +95,7 @@ def _arg_reduction(kind):
     def reduce(context, a, axis=None, out=None, *, keepdims=False):
         x = _as_traced(context, a)
         if axis is not None:
-            axis = normalize_axis(int(axis), x.ndim, kind)
+            axis = normalize_axis(axis, x.ndim, kind)
         # Only the reduced axis must be non-empty: argmax(zeros((0, 3)), axis=1) is fine.
         if (x.size if axis is None else x.shape[axis]) == 0:
             raise ValueError(f"attempt to get {kind} of an empty sequence")
@@ -114,7 +114,7 @@ def _scan(kind):
         if axis is None:
             tensor, axis = _k().reshape(tensor, [-1]), 0
         else:
-            axis = normalize_axis(int(axis), x.ndim, kind)
+            axis = normalize_axis(axis, x.ndim, kind)
         result_dtype = check_dtype(dtype) if dtype is not None else _accumulation_dtype(x.dtype)
         tensor = getattr(_k(), kind)(cast(tensor, result_dtype), axis)
         return _result(context, cast(tensor, result_dtype), out, scalar=False)
@@ -149,7 +149,7 @@ def read_only_view(x, forward):
 
 
 def _resolve_shape(shape, size):
-    shape = [int(s) for s in (shape if isinstance(shape, (tuple, list)) else (shape,))]
+    shape = shape_entries(shape)
     # NumPy takes any negative entry as the one unknown dimension (-1 by convention).
     unknown = [axis for axis, extent in enumerate(shape) if extent < 0]
     if len(unknown) > 1:
@@ -206,7 +206,7 @@ def transpose(context, a, axes=None):
     k = _k()
     ndim = x.ndim
     permutation = (list(range(ndim))[::-1] if axes is None
-                   else [normalize_axis(int(d), ndim, "transpose") for d in axes])
+                   else [normalize_axis(d, ndim, "transpose") for d in axes])
     if sorted(permutation) != list(range(ndim)):
         raise ValueError("axes don't match array")
     inverse = list(np.argsort(permutation))
@@ -218,16 +218,16 @@ def transpose(context, a, axes=None):
 def swapaxes(context, a, axis1, axis2):
     x = _as_traced(context, a)
     permutation = list(range(x.ndim))
-    first, second = (normalize_axis(int(d), x.ndim, "swapaxes") for d in (axis1, axis2))
+    first, second = (normalize_axis(d, x.ndim, "swapaxes") for d in (axis1, axis2))
     permutation[first], permutation[second] = permutation[second], permutation[first]
     return transpose(context, x, permutation)
 
 
 def moveaxis(context, a, source, destination):
     x = _as_traced(context, a)
-    sources = [normalize_axis(int(s), x.ndim, "moveaxis") for s in
+    sources = [normalize_axis(s, x.ndim, "moveaxis") for s in
                (source if isinstance(source, (list, tuple)) else [source])]
-    destinations = [normalize_axis(int(d), x.ndim, "moveaxis") for d in
+    destinations = [normalize_axis(d, x.ndim, "moveaxis") for d in
                     (destination if isinstance(destination, (list, tuple)) else [destination])]
     order = [d for d in range(x.ndim) if d not in sources]
     for dest, src in sorted(zip(destinations, sources)):
@@ -251,7 +251,7 @@ def expand_dims(context, a, axis):
     x = _as_traced(context, a)
     axes = axis if isinstance(axis, (list, tuple)) else [axis]
     ndim = x.ndim + len(axes)
-    positions = sorted(normalize_axis(int(d), ndim, "expand_dims") for d in axes)
+    positions = sorted(normalize_axis(d, ndim, "expand_dims") for d in axes)
     shape = list(x.shape)
     for position in positions:
         shape.insert(position, 1)
@@ -260,7 +260,7 @@ def expand_dims(context, a, axis):
 
 def broadcast_to(context, array, shape, subok=False):
     x = _as_traced(context, array)
-    shape = [int(s) for s in (shape if isinstance(shape, (tuple, list)) else (shape,))]
+    shape = shape_entries(shape)
     np.broadcast_shapes(tuple(x.shape), tuple(shape))  # NumPy's error for incompatible shapes
     return read_only_view(x, lambda root: _k().broadcast_to(root, shape))
 
@@ -276,7 +276,7 @@ def concatenate(context, arrays, axis=0, out=None, *, dtype=None, casting="same_
     values, common = _common(context, arrays, dtype)
     if axis is None:
         values, axis = [ravel(context, v) for v in values], 0
-    axis = normalize_axis(int(axis), values[0].ndim, "concatenate")
+    axis = normalize_axis(axis, values[0].ndim, "concatenate")
     tensor = _k().concatenate([cast(v.tensor, common) for v in values], axis)
     return _result(context, tensor, out, scalar=False)
 
@@ -286,7 +286,7 @@ def stack(context, arrays, axis=0, out=None, *, dtype=None, casting="same_kind")
     shapes = {v.shape for v in values}
     if len(shapes) != 1:
         raise ValueError("all input arrays must have the same shape")
-    axis = normalize_axis(int(axis), values[0].ndim + 1, "stack")
+    axis = normalize_axis(axis, values[0].ndim + 1, "stack")
     tensor = _k().stack([cast(v.tensor, common) for v in values], axis)
     return _result(context, tensor, out, scalar=False)
 
@@ -407,7 +407,7 @@ def flip(context, m, axis=None):
 
 def rollaxis(context, a, axis, start=0):
     x = _as_traced(context, a)
-    axis = normalize_axis(int(axis), x.ndim, "rollaxis")
+    axis = normalize_axis(axis, x.ndim, "rollaxis")
     start = int(start) + (x.ndim if int(start) < 0 else 0)
     if not 0 <= start < x.ndim + 1:
         raise AxisError(f"start arg requires {-x.ndim - 1} <= start < {x.ndim + 1}")
@@ -426,7 +426,7 @@ def matrix_transpose(context, x):
 
 def unstack(context, x, *, axis=0):
     value = _as_traced(context, x)
-    axis = normalize_axis(int(axis), value.ndim, "unstack")
+    axis = normalize_axis(axis, value.ndim, "unstack")
     return tuple(moveaxis(context, value, axis, 0)[i] for i in range(value.shape[axis]))
 
 

@@ -109,7 +109,7 @@ def average(context, a, axis=None, weights=None, returned=False, *, keepdims=Fal
     x = _as_traced(context, a)
     axes = None
     if axis is not None:  # NumPy's normalize_axis_tuple: the order given is kept
-        axes = tuple(normalize_axis(int(d), x.ndim, "average")
+        axes = tuple(normalize_axis(d, x.ndim, "average")
                      for d in (axis if isinstance(axis, (tuple, list)) else (axis,)))
         if len(set(axes)) != len(axes):
             raise ValueError("repeated axis")
@@ -150,7 +150,7 @@ def diff(context, a, n=1, axis=-1, prepend=_NO_VALUE, append=_NO_VALUE):
     x = _as_traced(context, a)
     if x.ndim == 0:
         raise ValueError("diff requires input that is at least one dimensional")
-    axis = normalize_axis(int(axis), x.ndim, "diff")
+    axis = normalize_axis(axis, x.ndim, "diff")
     edge_shape = x.shape[:axis] + (1,) + x.shape[axis + 1:]
 
     def edge(value):  # a scalar prepend/append is one slice along axis
@@ -201,7 +201,7 @@ def diagonal(context, a, offset=0, axis1=0, axis2=1):
     x = _as_traced(context, a)
     if x.ndim < 2:
         raise ValueError("diag requires an array of at least two dimensions")
-    first, second = (normalize_axis(int(d), x.ndim, "diagonal") for d in (axis1, axis2))
+    first, second = (normalize_axis(d, x.ndim, "diagonal") for d in (axis1, axis2))
     if first == second:
         raise ValueError("axis1 and axis2 cannot be the same")
     offset = int(offset)

@@ -1,6 +1,7 @@
 """The dtypes and axes the NumPy tracer (kiln._tracer) accepts: which dtypes kiln traces, the
 default float, NumPy's axis arguments normalised with NumPy's errors."""
 import functools
+import operator
 import sys
 
 import numpy as np
@@ -33,7 +34,21 @@ def dtype_name(dtype):
     return dtype.name
 
 
+def shape_entries(shape):
+    """NumPy's reading of a shape: an integer or a sequence of them, each taken by
+    operator.index (a float is NumPy's TypeError; int() truncated np.full(2.5, 1) to 2
+    elements)."""
+    if isinstance(shape, (tuple, list)):
+        return [operator.index(n) for n in shape]
+    try:
+        return [operator.index(shape)]
+    except TypeError:
+        raise TypeError("expected a sequence of integers or a single integer, "
+                        f"got '{shape!r}'") from None
+
+
 def normalize_axis(axis, ndim, op_name="op"):
+    axis = operator.index(axis)  # NumPy's TypeError for a float axis, never truncated
     if not -ndim <= axis < ndim:
         raise AxisError(axis, ndim, f"kiln: {op_name} at {user_location()}")
     return axis + ndim if axis < 0 else axis
@@ -44,8 +59,8 @@ def normalize_axes(axis, ndim, op_name="op"):
     if axis is None:
         return list(range(ndim))
     if isinstance(axis, (list, tuple)):
-        axes = [normalize_axis(int(a), ndim, op_name) for a in axis]
+        axes = [normalize_axis(a, ndim, op_name) for a in axis]
         if len(set(axes)) != len(axes):
             raise ValueError(f"duplicate value in 'axis' (in {op_name})")
         return sorted(axes)
-    return [normalize_axis(int(axis), ndim, op_name)]
+    return [normalize_axis(axis, ndim, op_name)]

@@ -10,6 +10,7 @@ on assignment, as NumPy's inner loop casts each step. Where the loop cannot be c
 caller runs the method eagerly, as before.
 """
 import math
+import operator
 
 import numpy as np
 
@@ -55,7 +56,11 @@ def accumulate(ufunc, x, axis=0, dtype=None, out=None):
         if x.ndim != 1:
             return UNSUPPORTED  # NumPy's error
         axis = 0
-    if isinstance(axis, tuple) or x.ndim == 0 or not -x.ndim <= int(axis) < x.ndim:
+    try:
+        axis = operator.index(axis)
+    except TypeError:
+        return UNSUPPORTED      # NumPy's error (a tuple or a float axis)
+    if x.ndim == 0 or not -x.ndim <= axis < x.ndim:
         return UNSUPPORTED      # NumPy's errors
     work_dtype = np.dtype(dtype) if dtype is not None else x.dtype
     try:
@@ -64,13 +69,13 @@ def accumulate(ufunc, x, axis=0, dtype=None, out=None):
         return UNSUPPORTED
     if resolved[2] != work_dtype:
         return UNSUPPORTED
-    values = np.moveaxis(x, int(axis), 0).astype(work_dtype)  # a copy of its own
+    values = np.moveaxis(x, axis, 0).astype(work_dtype)  # a copy of its own
     context = context_of([x])
     try:
         values = _scan(context, ufunc, values)
     except CaptureFailed:
         return UNSUPPORTED
-    result = np.moveaxis(values, 0, int(axis))
+    result = np.moveaxis(values, 0, axis)
     if out is not None:
         out[...] = result
         return out
