@@ -47,7 +47,7 @@ from ._arguments import holds_arrays as _holds_arrays
 from ._arguments import is_unsupported_array as _is_unsupported_array
 from ._caller_state import ChangesCallerState, Saved, checked_output_spec, with_assigned
 from ._config import config
-from ._environment import Environment, GlobalStores, with_numpy_names
+from ._environment import CellStores, Environment, GlobalStores, with_numpy_names
 from ._graph_breaks import GraphBreak, GraphBreakSignal, located
 from ._retrace import (SEGMENT_LIMIT, NeedsStatic, RetraceTimes, Segments, _SegmentLimit,
                        _TraceContext, _Traced, held_output)
@@ -339,6 +339,7 @@ class CompiledFunction:
         traced_tree = _pytree.unflatten_keeping(spec, traced_leaves, original)
         traced_args, traced_kwargs, traced_environment = traced_tree
         function, attributes = self._with_environment(traced_environment)
+        cell_stores = CellStores(function)
         function = with_loop_capture(self.fn, with_numpy_names(function, tracer), tracer, trace,
                                      self._note_loop)
         options = dict(self.options)
@@ -370,9 +371,14 @@ class CompiledFunction:
                             result = function(*traced_args, **traced_kwargs)
                 finally:
                     rebound = stores.changed()  # the module's globals hold no tracer after
+                    rebound_cell = cell_stores.changed()
                 if rebound is not None:
                     raise ChangesCallerState(f"the function assigns the global '{rebound[0]}' "
                                              "(NumPy assigns it at every call)", rebound[1])
+                if rebound_cell is not None:
+                    raise ChangesCallerState(
+                        f"the function assigns the closure variable '{rebound_cell[0]}' "
+                        "(NumPy assigns it at every call)", rebound_cell[1])
                 # Attributes of self and of global objects the trace assigned: each run of the
                 # graph assigns them (the values outputs of the graph, or constants).
                 assigned = attributes.assigned()
