@@ -233,6 +233,10 @@ class Matcher {
         return true;
       case ItemKind::List:
         if (object == nullptr || !PyList_CheckExact(object)) return fail_type(item, object);
+        // Checked before the walk too: the loop alone never ran for an empty list's entry,
+        // which then matched a list of any length.
+        if (PyList_GET_SIZE(object) != item.length)
+          return fail_length(item, PyList_GET_SIZE(object));
         for (Py_ssize_t i = 0; i < item.length; ++i) {
           // A static's __eq__ (user code) may change the list under the walk: re-check its
           // length and hold each item.

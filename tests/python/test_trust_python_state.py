@@ -25,3 +25,42 @@ def test_a_closure_variable_the_function_rebinds_is_rebound_at_every_call():
         assert mine.__closure__[0].cell_contents == theirs.__closure__[0].cell_contents
     report = kiln.explain(counter())(np.ones(3))
     assert "closure variable 'count'" in report.break_reasons[0].reason
+
+
+def scaled_by_length(x, items):
+    return x * len(items)
+
+
+def appends_and_scales(x, items=[]):  # noqa: B006 - the default changed in place is the case
+    items.append(1)
+    return x * len(items)
+
+
+ITEMS = []
+
+
+def scaled_by_global_length(x):
+    return x * len(ITEMS)
+
+
+def test_an_empty_list_guards_its_length():
+    # The guard of an empty list matched a list of any length: x * 0 for every later call.
+    compiled = kiln.compile(scaled_by_length)
+    for items in ([], [1], [1, 2], []):
+        np.testing.assert_array_equal(compiled(np.ones(2), items), np.full(2, len(items)))
+    compiled = kiln.compile(scaled_by_global_length)
+    for length in range(3):
+        ITEMS[:] = [0] * length
+        np.testing.assert_array_equal(compiled(np.ones(2)), np.full(2, length))
+
+
+def test_a_list_the_function_appends_to_grows_at_every_call():
+    # A default list and an argument list appended to by the trace matched the first entry:
+    # the append happened once and every call returned x * 1.
+    compiled = kiln.compile(appends_and_scales)
+    mine, theirs = [], []
+    for call in range(1, 4):
+        np.testing.assert_array_equal(compiled(np.ones(2), mine),
+                                      appends_and_scales(np.ones(2), theirs))
+        np.testing.assert_array_equal(compiled(np.ones(2)), np.full(2, call))
+    assert mine == theirs == [1, 1, 1] and appends_and_scales.__defaults__ == ([1, 1, 1],)
