@@ -8,9 +8,8 @@
 #include <string>
 #include <vector>
 
-#include <structmember.h>  // PyMemberDef, T_OBJECT_EX: the members __slots__ makes
-
 #include "python/common.h"
+#include "python/guard_states.h"
 
 namespace kiln::python {
 
@@ -29,81 +28,12 @@ struct GuardItem {
   std::vector<int64_t> shape, strides;  // strides in elements, only when not contiguous
   nb::object value;                     // statics; a namedtuple's or object's class
   // A static object with instance attributes (a dataclass of settings; not a global object,
-  // whose attributes are reads of their own): a copy of them when recorded. The same object is
-  // equal to itself whatever was assigned to its attributes since, so the guard also compares
-  // them (same_attributes).
+  // whose attributes are reads of their own): a snapshot of them when recorded
+  // (guard_states.h). The same object is equal to itself whatever was assigned to its
+  // attributes since, so the guard also compares them (same_attribute_states).
   nb::object attributes;
   bool is_float = false;                // numbers: float (else int)
 };
-
-// The values of the __slots__ attributes of a user class's object (the members its class and
-// their bases declare; an unset one is left out), as a new dict; null when it has none.
-inline nb::object slot_attributes(PyObject* object) {
-  nb::object found;
-  PyObject* mro = Py_TYPE(object)->tp_mro;
-  for (Py_ssize_t i = 0; mro != nullptr && i < PyTuple_GET_SIZE(mro); ++i) {
-    auto* type = reinterpret_cast<PyTypeObject*>(PyTuple_GET_ITEM(mro, i));
-    if (!(type->tp_flags & Py_TPFLAGS_HEAPTYPE) || type->tp_members == nullptr) continue;
-    for (PyMemberDef* member = type->tp_members; member->name != nullptr; ++member) {
-      if (member->type != T_OBJECT_EX) continue;
-      nb::object value = nb::steal(PyMember_GetOne(reinterpret_cast<const char*>(object), member));
-      if (!value.is_valid()) {
-        PyErr_Clear();
-        continue;
-      }
-      if (!found.is_valid()) found = nb::steal(PyDict_New());
-      if (!found.is_valid() || PyDict_SetItemString(found.ptr(), member->name, value.ptr()) != 0)
-        throw nb::python_error();
-    }
-  }
-  return found;
-}
-
-// The attributes of an object whose attributes its code may read (not a class, module or
-// function, whose attributes kiln reads as globals): its instance dict, with the values of its
-// __slots__ attributes (a dataclass(slots=True) of settings) when it has any; null for
-// anything else.
-inline nb::object instance_attributes(PyObject* object) {
-  if (PyType_Check(object) || PyModule_Check(object) || PyFunction_Check(object) ||
-      PyMethod_Check(object) || PyCFunction_Check(object))
-    return nb::object();
-  nb::object attributes;
-  if (Py_TYPE(object)->tp_dictoffset != 0) {
-    attributes = nb::steal(PyObject_GenericGetDict(object, nullptr));
-    if (!attributes.is_valid() || !PyDict_Check(attributes.ptr())) {
-      PyErr_Clear();
-      attributes = nb::object();
-    }
-  }
-  nb::object slots = slot_attributes(object);
-  if (!slots.is_valid()) return attributes;
-  if (attributes.is_valid() && PyDict_Update(slots.ptr(), attributes.ptr()) != 0)
-    throw nb::python_error();
-  return slots;
-}
-
-inline bool same_static(PyObject* value, PyObject* expected);
-
-// Whether `object`'s attributes are still those recorded (each the same object, or equal).
-// Arrays are not compared: those the function reads are inputs, read at each call.
-inline bool same_attributes(PyObject* object, const GuardItem& item) {
-  if (!item.attributes.is_valid()) return true;
-  nb::object now = instance_attributes(object);
-  if (!now.is_valid() || PyDict_GET_SIZE(now.ptr()) != PyDict_GET_SIZE(item.attributes.ptr()))
-    return false;
-  PyObject *key, *recorded;
-  Py_ssize_t position = 0;
-  while (PyDict_Next(item.attributes.ptr(), &position, &key, &recorded)) {
-    PyObject* current = PyDict_GetItemWithError(now.ptr(), key);
-    if (current == nullptr) {
-      PyErr_Clear();
-      return false;
-    }
-    if (PyArray_Check(current) && PyArray_Check(recorded)) continue;
-    if (!same_static(current, recorded)) return false;
-  }
-  return true;
-}
 
 // A dynamic number's 0-d array (float64 or int64); null where `object` is not such a number.
 inline nb::object number_array(PyObject* object, bool is_float) {
@@ -171,17 +101,6 @@ inline std::string shape_text(const std::vector<int64_t>& shape) {
   return text + ")";
 }
 
-inline bool same_static(PyObject* value, PyObject* expected) {
-  if (value == expected) return true;
-  if (value == nullptr || expected == nullptr || Py_TYPE(value) != Py_TYPE(expected)) return false;
-  int equal = PyObject_RichCompareBool(value, expected, Py_EQ);
-  if (equal < 0) {
-    PyErr_Clear();
-    return false;
-  }
-  return equal == 1;
-}
-
 // One walk of the arguments against one entry's guard. `why`, when given, receives the first
 // failed guard in words (only on the slow path: the recompile log).
 class Matcher {
@@ -209,8 +128,10 @@ class Matcher {
         return true;
       }
       case ItemKind::Static:
-        if (same_static(object, item.value.ptr())) {
-          if (same_attributes(object, item)) return true;
+        if (same_state(object, item.value.ptr())) {
+          if (!item.attributes.is_valid() ||
+              same_attribute_states(object, item.attributes.ptr()))
+            return true;
           return fail([&] { return "an attribute of " + item.path + " changed"; });
         }
         if (changed_ != nullptr && is_number(object) && is_number(item.value.ptr()) &&
@@ -457,16 +378,16 @@ class Recorder {
                                                    type_name(object) + ")"));
     } else {
       item.kind = ItemKind::Static;
-      item.value = nb::borrow(object);
+      // A snapshot (guard_states.h): a set changed in place since is not the one recorded.
+      nb::object state = state_of(object);
+      item.value = is_object_state(state.ptr()) ? nb::borrow(object) : state;
       // Any object but a global one, whose attributes the function names are guards and
       // inputs of their own (python/kiln/_environment.py): arguments, closure variables,
-      // objects in self's or a global object's attributes (self.config.scale).
+      // objects in self's or a global object's attributes (self.config.scale); the lists,
+      // dicts and sets in those attributes are compared by their contents (state_of).
       const bool global_object = item.path.rfind("global '", 0) == 0;
-      nb::object attributes = global_object ? nb::object() : instance_attributes(object);
-      if (attributes.is_valid()) {
-        item.attributes = nb::steal(PyDict_Copy(attributes.ptr()));
-        if (!item.attributes.is_valid()) throw nb::python_error();
-      }
+      if (!global_object && is_object_state(state.ptr()))
+        item.attributes = nb::borrow(PyTuple_GET_ITEM(state.ptr(), 2));
     }
     items_.push_back(std::move(item));
   }

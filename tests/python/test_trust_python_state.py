@@ -64,3 +64,40 @@ def test_a_list_the_function_appends_to_grows_at_every_call():
                                       appends_and_scales(np.ones(2), theirs))
         np.testing.assert_array_equal(compiled(np.ones(2)), np.full(2, call))
     assert mine == theirs == [1, 1, 1] and appends_and_scales.__defaults__ == ([1, 1, 1],)
+
+
+class Settings:
+    def __init__(self):
+        self.table = {"scale": 2.0}
+        self.steps = [2.0]
+
+
+def scaled_by_settings(x, settings):
+    return x * settings.table["scale"] * settings.steps[0]
+
+
+SEEN = {1}
+
+
+def scaled_by_global_set(x):
+    return x * len(SEEN)
+
+
+def test_sets_and_attribute_containers_changed_in_place_are_read_again():
+    # A static was guarded by the object itself, equal to itself whatever was changed in it:
+    # a set added to, or a dict or list in an argument's attribute, kept the first result.
+    compiled = kiln.compile(scaled_by_length)
+    for items in ({1}, bytearray(b"a")):
+        np.testing.assert_array_equal(compiled(np.ones(2), items), np.full(2, 1.0))
+        items.add(2) if isinstance(items, set) else items.extend(b"bc")
+        np.testing.assert_array_equal(compiled(np.ones(2), items), np.full(2, len(items)))
+    compiled = kiln.compile(scaled_by_global_set)
+    np.testing.assert_array_equal(compiled(np.ones(2)), np.full(2, 1.0))
+    SEEN.add(2)
+    np.testing.assert_array_equal(compiled(np.ones(2)), np.full(2, 2.0))
+    settings, compiled = Settings(), kiln.compile(scaled_by_settings)
+    np.testing.assert_array_equal(compiled(np.ones(2), settings), np.full(2, 4.0))
+    settings.table["scale"] = 3.0
+    np.testing.assert_array_equal(compiled(np.ones(2), settings), np.full(2, 6.0))
+    settings.steps[0] = 5.0
+    np.testing.assert_array_equal(compiled(np.ones(2), settings), np.full(2, 15.0))

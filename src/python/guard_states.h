@@ -1,0 +1,188 @@
+// What a static guard value (python/guard_items.h) compares: the state of a Python value as it
+// was when the entry was recorded. A set, bytearray or an attribute's list or dict is equal to
+// itself whatever was changed in it since (`s.add(2)`, `o.cfg["scale"] = 5`): a guard holding
+// the object itself matched it forever, and the call returned what the first trace computed.
+// So a static is recorded as a snapshot (state_of): builtin mutable containers copied (their
+// items too, a few levels deep), an object's instance attributes as such copies;
+// same_state compares a value with one.
+#pragma once
+#include <structmember.h>  // PyMemberDef, T_OBJECT_EX: the members __slots__ makes
+
+#include "python/common.h"
+
+namespace kiln::python {
+
+// The values of the __slots__ attributes of a user class's object (the members its class and
+// their bases declare; an unset one is left out), as a new dict; null when it has none.
+inline nb::object slot_attributes(PyObject* object) {
+  nb::object found;
+  PyObject* mro = Py_TYPE(object)->tp_mro;
+  for (Py_ssize_t i = 0; mro != nullptr && i < PyTuple_GET_SIZE(mro); ++i) {
+    auto* type = reinterpret_cast<PyTypeObject*>(PyTuple_GET_ITEM(mro, i));
+    if (!(type->tp_flags & Py_TPFLAGS_HEAPTYPE) || type->tp_members == nullptr) continue;
+    for (PyMemberDef* member = type->tp_members; member->name != nullptr; ++member) {
+      if (member->type != T_OBJECT_EX) continue;
+      nb::object value = nb::steal(PyMember_GetOne(reinterpret_cast<const char*>(object), member));
+      if (!value.is_valid()) {
+        PyErr_Clear();
+        continue;
+      }
+      if (!found.is_valid()) found = nb::steal(PyDict_New());
+      if (!found.is_valid() || PyDict_SetItemString(found.ptr(), member->name, value.ptr()) != 0)
+        throw nb::python_error();
+    }
+  }
+  return found;
+}
+
+// The attributes of an object whose attributes its code may read (not a class, module or
+// function, whose attributes kiln reads as globals): its instance dict, with the values of its
+// __slots__ attributes (a dataclass(slots=True) of settings) when it has any; null for
+// anything else.
+inline nb::object instance_attributes(PyObject* object) {
+  if (PyType_Check(object) || PyModule_Check(object) || PyFunction_Check(object) ||
+      PyMethod_Check(object) || PyCFunction_Check(object))
+    return nb::object();
+  nb::object attributes;
+  if (Py_TYPE(object)->tp_dictoffset != 0) {
+    attributes = nb::steal(PyObject_GenericGetDict(object, nullptr));
+    if (!attributes.is_valid() || !PyDict_Check(attributes.ptr())) {
+      PyErr_Clear();
+      attributes = nb::object();
+    }
+  }
+  nb::object slots = slot_attributes(object);
+  if (!slots.is_valid()) return attributes;
+  if (attributes.is_valid() && PyDict_Update(slots.ptr(), attributes.ptr()) != 0)
+    throw nb::python_error();
+  return slots;
+}
+
+inline bool same_static(PyObject* value, PyObject* expected) {
+  if (value == expected) return true;
+  if (value == nullptr || expected == nullptr || Py_TYPE(value) != Py_TYPE(expected)) return false;
+  int equal = PyObject_RichCompareBool(value, expected, Py_EQ);
+  if (equal < 0) {
+    PyErr_Clear();
+    return false;
+  }
+  return equal == 1;
+}
+
+// Levels of containers a snapshot follows, and the most items it copies in all: past them
+// the container itself is held (equal to itself: the old guard), so that a guard stays cheap
+// to record and to match.
+constexpr int kStateDepth = 4;
+constexpr Py_ssize_t kMostStateItems = 4096;
+
+// The marker of an object's snapshot: a tuple (marker, the object, {name: snapshot}).
+inline PyObject* object_state_marker() {
+  static PyObject* marker = PyUnicode_InternFromString("<kiln: object state>");
+  return marker;
+}
+
+inline bool is_object_state(PyObject* value) {
+  return PyTuple_CheckExact(value) && PyTuple_GET_SIZE(value) == 3 &&
+         PyTuple_GET_ITEM(value, 0) == object_state_marker();
+}
+
+// A snapshot of `value` (`budget`: the items it may still copy): a copy of a list, dict,
+// tuple, set or bytearray (of snapshots of their items); `value` itself for anything else,
+// or where it is too big or deep. Arrays are held as they are: those the function reads are
+// inputs, read at each call.
+inline nb::object container_state(PyObject* value, int depth, Py_ssize_t& budget) {
+  auto held = [&] { return nb::borrow(value); };
+  const bool sequence = PyList_CheckExact(value) || PyTuple_CheckExact(value);
+  const bool mapping = PyDict_CheckExact(value);
+  if (depth <= 0 || !(sequence || mapping || PySet_CheckExact(value) ||
+                      PyByteArray_CheckExact(value)))
+    return held();
+  Py_ssize_t size = PyObject_Size(value);
+  if (size < 0) throw nb::python_error();
+  if (size > budget) return held();
+  budget -= size;
+  if (!sequence && !mapping) {
+    nb::object copy = nb::steal(PySet_CheckExact(value) ? PySet_New(value)
+                                                        : PyByteArray_FromObject(value));
+    if (!copy.is_valid()) throw nb::python_error();
+    return copy;
+  }
+  // Over a copy of the items: a list or dict may change while user code (repr, __eq__) runs.
+  nb::object items = nb::steal(mapping ? PyDict_Items(value) : PySequence_List(value));
+  if (!items.is_valid()) throw nb::python_error();
+  nb::object copy = nb::steal(mapping ? PyDict_New() : PyList_New(0));
+  if (!copy.is_valid()) throw nb::python_error();
+  for (Py_ssize_t i = 0; i < PyList_GET_SIZE(items.ptr()); ++i) {
+    PyObject* item = PyList_GET_ITEM(items.ptr(), i);
+    PyObject* element = mapping ? PyTuple_GET_ITEM(item, 1) : item;
+    nb::object state = container_state(element, depth - 1, budget);
+    int failed = mapping ? PyDict_SetItem(copy.ptr(), PyTuple_GET_ITEM(item, 0), state.ptr())
+                         : PyList_Append(copy.ptr(), state.ptr());
+    if (failed != 0) throw nb::python_error();
+  }
+  if (PyTuple_CheckExact(value)) return nb::steal(PyList_AsTuple(copy.ptr()));
+  return copy;
+}
+
+// A static's snapshot: container_state, or for an object with instance attributes (an
+// argument's settings object) a tuple (marker, the object, {name: container_state}).
+inline nb::object state_of(PyObject* value) {
+  Py_ssize_t budget = kMostStateItems;
+  nb::object attributes = instance_attributes(value);
+  if (!attributes.is_valid()) return container_state(value, kStateDepth, budget);
+  nb::object states = container_state(attributes.ptr(), kStateDepth, budget);
+  if (states.ptr() == attributes.ptr()) {  // too many to copy: a shallow copy, as before
+    states = nb::steal(PyDict_Copy(attributes.ptr()));
+    if (!states.is_valid()) throw nb::python_error();
+  }
+  return nb::steal(PyTuple_Pack(3, object_state_marker(), value, states.ptr()));
+}
+
+inline bool same_state(PyObject* value, PyObject* state);
+
+// Whether the dict `items` holds the keys of `states` (a dict of snapshots), each in its state.
+inline bool same_items(PyObject* items, PyObject* states) {
+  if (PyDict_GET_SIZE(items) != PyDict_GET_SIZE(states)) return false;
+  // A snapshot of the items: __eq__ (user code) may change the dict under the walk.
+  nb::object pairs = nb::steal(PyDict_Items(items));
+  if (!pairs.is_valid()) throw nb::python_error();
+  for (Py_ssize_t i = 0; i < PyList_GET_SIZE(pairs.ptr()); ++i) {
+    PyObject* pair = PyList_GET_ITEM(pairs.ptr(), i);
+    PyObject* recorded = PyDict_GetItemWithError(states, PyTuple_GET_ITEM(pair, 0));
+    if (recorded == nullptr) {
+      PyErr_Clear();
+      return false;
+    }
+    nb::object held = nb::borrow(recorded);
+    if (!same_state(PyTuple_GET_ITEM(pair, 1), held.ptr())) return false;
+  }
+  return true;
+}
+
+// Whether `object`'s instance attributes are those `states` recorded.
+inline bool same_attribute_states(PyObject* object, PyObject* states) {
+  nb::object now = instance_attributes(object);
+  return now.is_valid() && same_items(now.ptr(), states);
+}
+
+// Whether `value` is in the state `state` (state_of) recorded.
+inline bool same_state(PyObject* value, PyObject* state) {
+  if (value == nullptr) return false;
+  if (PyArray_Check(value) && PyArray_Check(state)) return true;  // inputs, read at each call
+  if (is_object_state(state))
+    return same_static(value, PyTuple_GET_ITEM(state, 1)) &&
+           same_attribute_states(value, PyTuple_GET_ITEM(state, 2));
+  if (Py_TYPE(value) != Py_TYPE(state)) return false;
+  if (PyDict_CheckExact(state)) return same_items(value, state);
+  if (!PyList_CheckExact(state) && !PyTuple_CheckExact(state)) return same_static(value, state);
+  nb::object items = nb::steal(PySequence_Tuple(value));
+  if (!items.is_valid()) throw nb::python_error();
+  if (PyTuple_GET_SIZE(items.ptr()) != PySequence_Size(state)) return false;
+  for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(items.ptr()); ++i) {
+    PyObject* item = PyList_Check(state) ? PyList_GET_ITEM(state, i) : PyTuple_GET_ITEM(state, i);
+    if (!same_state(PyTuple_GET_ITEM(items.ptr(), i), item)) return false;
+  }
+  return true;
+}
+
+}  // namespace kiln::python
