@@ -1,6 +1,7 @@
 """Which arguments kiln.compile traces: arrays it can read in place (else the call runs
 eagerly), values that hold arrays where no guard would see them change, and the Python numbers
 that can be dynamic (0-d inputs of the graph)."""
+import collections.abc
 import functools
 import types
 
@@ -18,6 +19,13 @@ def is_unsupported_array(leaf):
         return True
     return (leaf.dtype.name not in SUPPORTED_DTYPES or not leaf.dtype.isnative
             or not leaf.flags.aligned or any(stride % leaf.itemsize for stride in leaf.strides))
+
+
+def is_iterator(leaf):
+    """An iterator (`iter(values)`, itertools.count(), a generator, a file): a call consumes
+    it, which no guard can see (it is equal to itself however far it went), so a trace would
+    fix the values it drew in the graph; such a call runs eagerly."""
+    return isinstance(leaf, collections.abc.Iterator)
 
 
 def holds_arrays(leaf):

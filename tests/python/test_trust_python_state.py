@@ -1,5 +1,7 @@
 """Python state a compiled function reads or changes, changed between calls or by the call
 itself: each call sees it as eager NumPy's would, never a value fixed at an earlier trace."""
+import itertools
+
 import numpy as np
 
 import kiln
@@ -101,3 +103,28 @@ def test_sets_and_attribute_containers_changed_in_place_are_read_again():
     np.testing.assert_array_equal(compiled(np.ones(2), settings), np.full(2, 6.0))
     settings.steps[0] = 5.0
     np.testing.assert_array_equal(compiled(np.ones(2), settings), np.full(2, 15.0))
+
+
+def shifted_by_next(x, values):
+    return x + next(values)
+
+
+COUNTS = itertools.count(1)
+
+
+def shifted_by_global_count(x):
+    return x + next(COUNTS)
+
+
+def test_iterators_are_advanced_at_every_call():
+    # An iterator was guarded as itself: the trace's next() was fixed in the graph, every
+    # later call returned it and the iterator never moved on.
+    compiled = kiln.compile(shifted_by_next)
+    values = iter([1.0, 2.0, 3.0])
+    for expected in (2.0, 3.0, 4.0):
+        np.testing.assert_array_equal(compiled(np.ones(2), values), np.full(2, expected))
+    compiled = kiln.compile(shifted_by_global_count)
+    for expected in (2.0, 3.0, 4.0):
+        np.testing.assert_array_equal(compiled(np.ones(2)), np.full(2, expected))
+    report = kiln.explain(shifted_by_next)(np.ones(2), iter([1.0]))
+    assert "iterator" in report.break_reasons[0].reason
