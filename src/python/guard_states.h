@@ -6,6 +6,8 @@
 // items too, a few levels deep), an object's instance attributes as such copies;
 // same_state compares a value with one.
 #pragma once
+#include <cstring>
+
 #include <structmember.h>  // PyMemberDef, T_OBJECT_EX: the members __slots__ makes
 
 #include "python/common.h"
@@ -58,9 +60,45 @@ inline nb::object instance_attributes(PyObject* object) {
   return slots;
 }
 
+// The bytes of a Python float or complex, or of a NumPy float or complex scalar (not long
+// double, whose padding bytes are arbitrary); 0 bytes for other values.
+inline size_t float_bytes(PyObject* value, char (&bytes)[16]) {
+  if (PyFloat_CheckExact(value)) {
+    double number = PyFloat_AS_DOUBLE(value);
+    std::memcpy(bytes, &number, sizeof number);
+    return sizeof number;
+  }
+  if (PyComplex_CheckExact(value)) {
+    Py_complex number = reinterpret_cast<PyComplexObject*>(value)->cval;
+    std::memcpy(bytes, &number.real, 8);
+    std::memcpy(bytes + 8, &number.imag, 8);
+    return 16;
+  }
+  if (!PyArray_IsScalar(value, Half) && !PyArray_IsScalar(value, Float) &&
+      !PyArray_IsScalar(value, Double) && !PyArray_IsScalar(value, CFloat) &&
+      !PyArray_IsScalar(value, CDouble))
+    return 0;
+  PyArray_Descr* descr = PyArray_DescrFromScalar(value);
+  if (descr == nullptr) {
+    PyErr_Clear();
+    return 0;
+  }
+  const auto size = static_cast<size_t>(PyDataType_ELSIZE(descr));
+  Py_DECREF(descr);
+  if (size > sizeof bytes) return 0;
+  PyArray_ScalarAsCtype(value, bytes);
+  return size;
+}
+
 inline bool same_static(PyObject* value, PyObject* expected) {
   if (value == expected) return true;
   if (value == nullptr || expected == nullptr || Py_TYPE(value) != Py_TYPE(expected)) return false;
+  // Floats are the same static when their bits are: == takes -0.0 for 0.0 (x / -0.0 returned
+  // the first call's +inf) and never a NaN for itself (a NaN argument compiled every call).
+  char value_bytes[16], expected_bytes[16];
+  if (size_t size = float_bytes(value, value_bytes))
+    return float_bytes(expected, expected_bytes) == size &&
+           std::memcmp(value_bytes, expected_bytes, size) == 0;
   int equal = PyObject_RichCompareBool(value, expected, Py_EQ);
   if (equal < 0) {
     PyErr_Clear();

@@ -128,3 +128,22 @@ def test_iterators_are_advanced_at_every_call():
         np.testing.assert_array_equal(compiled(np.ones(2)), np.full(2, expected))
     report = kiln.explain(shifted_by_next)(np.ones(2), iter([1.0]))
     assert "iterator" in report.break_reasons[0].reason
+
+
+def divided(x, by):
+    return x / by
+
+
+def test_negative_zero_arguments_keep_their_sign():
+    # A static float was guarded by ==, which takes -0.0 for 0.0: x / -0.0 returned the
+    # first call's +inf. Bits decide now, so a NaN is also the same static as itself.
+    compiled = kiln.compile(divided)
+    for by in (0.0, -0.0, np.float64(-0.0), np.float32(0.0), np.float32(-0.0), -0.0,
+               complex(-0.0, 1.0), complex(0.0, 1.0)):
+        with np.errstate(divide="ignore", invalid="ignore"):
+            expected = divided(np.ones(2), by)
+        np.testing.assert_array_equal(compiled(np.ones(2), by), expected)
+        assert np.signbit(compiled(np.ones(2), by).real).all() == np.signbit(expected.real).all()
+    compiled = kiln.compile(lambda x, by: x / by[0])
+    np.testing.assert_array_equal(compiled(np.ones(2), (0.0,)), np.full(2, np.inf))
+    np.testing.assert_array_equal(compiled(np.ones(2), (-0.0,)), np.full(2, -np.inf))
