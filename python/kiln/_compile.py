@@ -112,6 +112,7 @@ class CompiledFunction:
                                         self.environment.cell_names)
         self.recompiles = 0
         self.warned_limit = False
+        self.warned_code = False
         self.segments = Segments()  # the graphs of retraced calls (graph breaks)
         self.warned_segments = False
         # Automatic dynamic numbers: per call structure (repr of the pytree spec), the leaves of
@@ -133,6 +134,14 @@ class CompiledFunction:
         return compiled
 
     def call_slow(self, args, kwargs):
+        if self.environment.code_replaced():
+            if not self.warned_code:
+                self.warned_code = True
+                warnings.warn(f"kiln: the code of {self.name} ({location_of(self.fn)}), or of a "
+                              "function it calls, was replaced (IPython's autoreload?): it runs "
+                              "eagerly from now on; kiln.compile it again to compile the new "
+                              "code", RuntimeWarning, stacklevel=3)
+            return self.fn(*args, **kwargs)
         environment = self.cache.environment()
         leaves, spec = _pytree.flatten_call(args, kwargs, environment,
                                             self.environment.object_values)

@@ -163,6 +163,7 @@ class Environment:
         self.cell_helpers = set()  # id() of user functions held in closure cells
         self.global_stores = []  # (globals dict, name, location) the code may rebind
         self.globals_ids = set()  # id() of the globals dicts of fn and its helpers
+        self.codes = []  # (function, its __code__) of fn and the helpers it reaches
         code, globals_ = getattr(fn, "__code__", None), getattr(fn, "__globals__", None)
         if code is None or globals_ is None:  # builtins, callable objects: arguments only
             self.cells, self.cell_names = None, []
@@ -210,6 +211,10 @@ class Environment:
         reads_self = self.attributes is not None or bool(self.slots)
         while pending:
             function = pending.pop()
+            # Its code is read at each call too: one replaced in place (IPython's autoreload
+            # of an edited function) misses every entry compiled from the old (code_replaced).
+            self.codes.append((function, function.__code__))
+            add_read(function, "__code__", f"{function.__qualname__}'s code")
             globals_ = function.__globals__
             self.global_stores += [(globals_, name, location)
                                    for name, location in _global_stores(function.__code__)]
@@ -264,6 +269,11 @@ class Environment:
                     if id(value) not in seen:
                         seen.add(id(value))
                         pending.append(value)
+
+    def code_replaced(self):
+        """Whether fn's or a helper's __code__ is not the one this environment was found in:
+        its names, helpers and stores are the old code's, so nothing compiled from them fits."""
+        return any(function.__code__ is not code for function, code in self.codes)
 
     def rebuilt(self, values):
         """(fn over copies of its (and its helpers') globals and cells holding `values` (the

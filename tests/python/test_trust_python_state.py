@@ -1,8 +1,10 @@
 """Python state a compiled function reads or changes, changed between calls or by the call
 itself: each call sees it as eager NumPy's would, never a value fixed at an earlier trace."""
 import itertools
+import types
 
 import numpy as np
+import pytest
 
 import kiln
 
@@ -147,3 +149,39 @@ def test_negative_zero_arguments_keep_their_sign():
     compiled = kiln.compile(lambda x, by: x / by[0])
     np.testing.assert_array_equal(compiled(np.ones(2), (0.0,)), np.full(2, np.inf))
     np.testing.assert_array_equal(compiled(np.ones(2), (-0.0,)), np.full(2, -np.inf))
+
+
+def doubled(x):
+    return x * 2.0
+
+
+def tripled(x):
+    return x * 3.0
+
+
+def scale(x):
+    return x * 2.0
+
+
+def scaled_by_helper(x):
+    return scale(x) + 1.0
+
+
+def test_a_function_whose_code_is_replaced_runs_the_new_code():
+    # What IPython's autoreload does to an edited function: its __code__ replaced in place.
+    # The entries compiled from the old code kept matching and ran it.
+    function = types.FunctionType(doubled.__code__, globals(), "doubled")
+    compiled = kiln.compile(function)
+    np.testing.assert_array_equal(compiled(np.ones(2)), np.full(2, 2.0))
+    function.__code__ = tripled.__code__
+    with pytest.warns(RuntimeWarning, match="was replaced"):
+        np.testing.assert_array_equal(compiled(np.ones(2)), np.full(2, 3.0))
+    np.testing.assert_array_equal(compiled(np.ones(2)), np.full(2, 3.0))
+    compiled, saved = kiln.compile(scaled_by_helper), scale.__code__
+    np.testing.assert_array_equal(compiled(np.ones(2)), np.full(2, 3.0))
+    try:
+        scale.__code__ = tripled.__code__
+        with pytest.warns(RuntimeWarning, match="was replaced"):
+            np.testing.assert_array_equal(compiled(np.ones(2)), np.full(2, 4.0))
+    finally:
+        scale.__code__ = saved
