@@ -25,6 +25,13 @@ enum class Device : uint8_t { Cpu, Cuda };
 class Array {
  public:
   Array() = default;
+  Array(const Array&) = default;
+  Array& operator=(const Array&) = default;
+  // An array moved from is undefined, as a default-constructed one (an error where it is
+  // used), never a 0-d view of the first element of the memory it handed on.
+  Array(Array&& other) noexcept;
+  Array& operator=(Array&& other) noexcept;
+  ~Array() = default;
   // A new contiguous (row-major) array; contents uninitialised. Device::Cuda on a machine
   // without a usable GPU: Error(Unsupported) saying why.
   static Array empty(DType dtype, std::vector<int64_t> shape, Device device = Device::Cpu);

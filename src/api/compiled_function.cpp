@@ -37,7 +37,7 @@ CompiledGraph& CompiledFunction::lookup(const std::vector<Array>& inputs) {
   for (size_t k = 0; k < inputs.size(); ++k)
     if (!inputs[k].defined())
       throw Error(ErrorKind::Value, "kiln: the compiled function's input " + std::to_string(k) +
-                                        " is an undefined (default-constructed) kiln::Array");
+                                        " is an undefined (default-constructed or moved-from) kiln::Array");
   std::string key = signature(inputs);
   auto found = by_signature_.find(key);
   if (found != by_signature_.end()) return *found->second;

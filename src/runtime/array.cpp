@@ -3,9 +3,11 @@
 #include "kiln/array.h"
 #include "runtime/host_allocator.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <utility>
 
 #include "kiln/error.h"
 #include "runtime/device_arrays.h"
@@ -24,10 +26,28 @@ std::string ints_text(const std::vector<int64_t>& values) {
   return text + (values.size() == 1 ? ",)" : ")");
 }
 
-void check_shape(const std::vector<int64_t>& shape) {
+// Every extent non-negative, and the byte size of a non-empty array within int64: a shape
+// whose count overflowed allocated a few bytes for an array of 2**80 elements. (An empty one
+// holds nothing, whatever its other extents: torch makes (2**40, 2**40, 0).)
+void check_shape(const std::vector<int64_t>& shape, DType dtype) {
   for (int64_t dim : shape) {
     if (dim < 0) fail("negative dimensions are not allowed: " + ints_text(shape));
   }
+  if (std::find(shape.begin(), shape.end(), 0) != shape.end()) return;
+  int64_t bytes = dtype_size(dtype);
+  for (int64_t dim : shape) {
+    if (__builtin_mul_overflow(bytes, dim, &bytes))
+      throw Error(ErrorKind::Memory, error_message("array", "", "array is too big: shape " +
+                                                                    ints_text(shape) +
+                                                                    " needs more than 2**63 bytes"));
+  }
+}
+
+// Reading the elements of an undefined array (default-constructed or moved from: null data
+// for one element) dereferenced null.
+void check_defined(const Array& array, const std::string& what) {
+  if (!array.defined())
+    fail(what + " of an undefined (default-constructed or moved-from) array");
 }
 
 std::vector<int64_t> row_major_strides(const std::vector<int64_t>& shape) {
@@ -92,8 +112,28 @@ double load_as_double(DType dtype, const char* address) {
 
 }  // namespace
 
+Array::Array(Array&& other) noexcept
+    : owner_(std::move(other.owner_)),
+      data_(std::exchange(other.data_, nullptr)),
+      dtype_(other.dtype_),
+      shape_(std::exchange(other.shape_, {})),
+      strides_(std::exchange(other.strides_, {})),
+      device_(other.device_) {}
+
+Array& Array::operator=(Array&& other) noexcept {
+  if (this != &other) {
+    owner_ = std::move(other.owner_);
+    data_ = std::exchange(other.data_, nullptr);
+    dtype_ = other.dtype_;
+    shape_ = std::exchange(other.shape_, {});
+    strides_ = std::exchange(other.strides_, {});
+    device_ = other.device_;
+  }
+  return *this;
+}
+
 Array Array::empty(DType dtype, std::vector<int64_t> shape, Device device) {
-  check_shape(shape);
+  check_shape(shape, dtype);
   if (device == Device::Cuda) return runtime::empty_device_array(dtype, std::move(shape));
   Array array;
   array.dtype_ = dtype;
@@ -123,7 +163,7 @@ Array Array::borrow(void* data, DType dtype, std::vector<int64_t> shape,
 
 Array Array::borrow(void* data, DType dtype, std::vector<int64_t> shape,
                     std::vector<int64_t> strides, std::shared_ptr<void> owner, Device device) {
-  check_shape(shape);
+  check_shape(shape, dtype);
   if (strides.empty()) strides = row_major_strides(shape);
   if (strides.size() != shape.size()) {
     fail(std::to_string(strides.size()) + " strides " + ints_text(strides) +
@@ -141,7 +181,9 @@ Array Array::borrow(void* data, DType dtype, std::vector<int64_t> shape,
 }
 
 Array Array::to(Device device) const {
-  return device == device_ ? *this : runtime::copy_to_other_device(*this);
+  if (device == device_) return *this;
+  check_defined(*this, "to()");
+  return runtime::copy_to_other_device(*this);
 }
 
 Array Array::view_as_real() const {
@@ -187,6 +229,7 @@ bool Array::is_contiguous() const {
 }
 
 double Array::get(const std::vector<int64_t>& index) const {
+  check_defined(*this, "get()");
   if (device_ != Device::Cpu) fail("get() on an array in GPU memory: copy it with to(Device::Cpu)");
   if (index.size() != shape_.size()) {
     fail("index " + ints_text(index) + " does not match the shape " + ints_text(shape_));
@@ -202,6 +245,7 @@ double Array::get(const std::vector<int64_t>& index) const {
 }
 
 Array Array::contiguous() const {
+  check_defined(*this, "contiguous()");
   if (device_ != Device::Cpu) return to(Device::Cpu).to(device_);
   Array result = empty(dtype_, shape_);
   int64_t element_bytes = dtype_size(dtype_);

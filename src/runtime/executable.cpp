@@ -232,7 +232,7 @@ void Executable::check_inputs(const std::vector<Array>& inputs) const {
     // Made only for a message: a model's call passes hundreds of inputs.
     auto name = [k] { return "kiln: run: input " + std::to_string(k); };
     if (!input.defined())
-      throw Error(ErrorKind::Value, name() + " is an undefined (default-constructed) kiln::Array");
+      throw Error(ErrorKind::Value, name() + " is an undefined (default-constructed or moved-from) kiln::Array");
     if (input.dtype() != buffer.dtype || input.shape() != buffer.shape)
       throw Error(input.dtype() != buffer.dtype ? ErrorKind::Type : ErrorKind::Value,
                   name() + " is " + std::string(dtype_name(input.dtype())) + " " +

@@ -26,7 +26,8 @@ Function make_add_one() {
 
 TEST(TrustApi, AnUndefinedArrayIsAnError) {
   Function add_one = make_add_one();
-  EXPECT_NE(error_of([&] { add_one(Array()); }).find("undefined (default-constructed)"),
+  EXPECT_NE(error_of([&] { add_one(Array()); })
+                .find("undefined (default-constructed or moved-from)"),
             std::string::npos);
   // Also after a graph was compiled for the signature a default Array happens to have.
   std::vector<double> one = {1.0};
@@ -133,6 +134,45 @@ TEST(TrustApi, OutputsSharingMemoryWithInputsGetTheResultsOfSeparateOnes) {
   std::vector<Array> wrong = {Array::borrow(storage.data(), DType::Float64, {2, 2}), Array()};
   EXPECT_NE(error_of([&] { both.run({low}, wrong); }).find("output 0"), std::string::npos);
   EXPECT_EQ(wrong[0].data(), storage.data());
+}
+
+// A moved-from Array kept its data pointer with an empty shape: a defined 0-d array reading
+// the first element of the memory it handed on (add_one of it returned 6 for {5, 6, 7}).
+TEST(TrustApi, AMovedFromArrayIsUndefined) {
+  Function add_one = make_add_one();
+  std::vector<double> values = {5, 6, 7};
+  Array a = Array::from_vector(values, {3});
+  Array b = std::move(a);
+  EXPECT_FALSE(a.defined());  // NOLINT(bugprone-use-after-move): the case under test
+  EXPECT_NE(error_of([&] { add_one(a); }).find("undefined"), std::string::npos);
+  Array c;
+  c = std::move(b);
+  EXPECT_FALSE(b.defined());  // NOLINT(bugprone-use-after-move)
+  EXPECT_EQ(add_one(c)[0].to_vector<double>(), (std::vector<double>{6, 7, 8}));
+}
+
+// Reading an undefined array's elements dereferenced its null data (a crash).
+TEST(TrustApi, ReadingAnUndefinedArrayIsAnError) {
+  Array undefined;
+  EXPECT_NE(error_of([&] { undefined.get({}); }).find("undefined"), std::string::npos);
+  EXPECT_NE(error_of([&] { undefined.to_vector<double>(); }).find("undefined"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] { undefined.contiguous(); }).find("undefined"), std::string::npos);
+}
+
+// An array whose element count or bytes overflow int64: the wrapped product allocated a few
+// bytes for 2**80 elements, which kernels then wrote past.
+TEST(TrustApi, ArraysWhoseBytesOverflowInt64AreMemoryErrors) {
+  const int64_t big = int64_t(1) << 40;
+  EXPECT_EQ(kind_of([&] { Array::zeros(DType::Float64, {big, big}); }), ErrorKind::Memory);
+  EXPECT_EQ(kind_of([&] { Array::empty(DType::Float64, {int64_t(1) << 61}); }),
+            ErrorKind::Memory);  // the count fits, the bytes do not
+  double one = 1;
+  EXPECT_EQ(kind_of([&] { Array::borrow(&one, DType::Float64, {big, big}, {0, 0}); }),
+            ErrorKind::Memory);
+  EXPECT_NE(error_of([&] { Array::zeros(DType::Int8, {big, big}); }).find("array is too big"),
+            std::string::npos);
+  EXPECT_EQ(Array::zeros(DType::Float64, {big, big, 0}).size(), 0);  // empty: holds nothing
 }
 
 }  // namespace
