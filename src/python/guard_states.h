@@ -205,6 +205,7 @@ inline bool same_attribute_states(PyObject* object, PyObject* states) {
 
 // Whether `value` is in the state `state` (state_of) recorded.
 inline bool same_state(PyObject* value, PyObject* state) {
+  if (value == state) return true;  // held as itself (a snapshot is never the value)
   if (value == nullptr) return false;
   if (PyArray_Check(value) && PyArray_Check(state)) return true;  // inputs, read at each call
   if (is_object_state(state))

@@ -56,8 +56,10 @@ class GuardedCache {
   GuardedCache(std::vector<std::tuple<nb::object, std::string, std::string>> global_reads,
                nb::object cells, std::vector<std::string> cell_names)
       : cells_(std::move(cells)), cell_names_(std::move(cell_names)) {
-    for (auto& [globals, name, label] : global_reads)
-      global_reads_.push_back({std::move(globals), nb::str(name.c_str()), std::move(label)});
+    for (auto& [globals, name, label] : global_reads) {
+      const bool code = name == "__code__" && PyFunction_Check(globals.ptr());
+      global_reads_.push_back({std::move(globals), nb::str(name.c_str()), std::move(label), code});
+    }
   }
   GuardedCache(const GuardedCache&) = delete;
   GuardedCache& operator=(const GuardedCache&) = delete;
@@ -218,6 +220,8 @@ class GuardedCache {
       nb::object held;
       if (PyDict_Check(read.globals.ptr())) {
         held = nb::borrow(PyDict_GetItemWithError(read.globals.ptr(), read.name.ptr()));
+      } else if (read.code) {  // at every call for each function reached: no getattr
+        held = nb::borrow(PyFunction_GET_CODE(read.globals.ptr()));
       } else {  // an unset slot reads as an undefined global does
         held = nb::steal(PyObject_GetAttr(read.globals.ptr(), read.name.ptr()));
       }
@@ -386,6 +390,7 @@ class GuardedCache {
     nb::object globals;  // a dict read by key, or an object read by getattr
     nb::str name;
     std::string label;
+    bool code = false;  // a function's __code__ (python/kiln/_environment.py)
   };
   std::vector<GlobalRead> global_reads_;
   uint64_t uses_ = 0;  // matches so far: each entry's last_use
