@@ -26,7 +26,7 @@ import numpy as np
 from . import _numpy_errors
 from ._graph_breaks import callee_instruction, is_internal, user_location
 from ._tracer import (SUPPORTED_DTYPES, TracedArray, backend, cast, check_dtype, context_of,
-                      default_float, dtype_name, has_tracer, materialize_all, shape_entries,
+                      converted, default_float, dtype_name, has_tracer, materialize_all, shape_entries,
                       traced)
 
 _NO_VALUE = np._NoValue
@@ -377,6 +377,8 @@ def _wrapper(name):
                 context.driver.opaque_call(f"np.{name} called by C code the tracer cannot "
                                            "follow (np.random?)", user_location())
             return original(*args, **kwargs)
+        if needs_traced_argument and args and _current_context() is not None:
+            args = (converted(args[0]), *args[1:])  # an array-like: its __array__'s result
         context = context_of(args) if needs_traced_argument else _current_context()
         if context is not None and (not needs_traced_argument or has_tracer(args)):
             kwargs.pop("like", None)

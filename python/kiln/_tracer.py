@@ -283,10 +283,11 @@ def weak_type(value):
 
 
 def as_operand(value):
-    """Lists become arrays (NumPy treats them as strongly typed); other values pass."""
+    """Lists become arrays (NumPy treats them as strongly typed), array-likes their arrays
+    (converted); other values pass."""
     if isinstance(value, (list, tuple)):
         return _sequence_array(value)
-    return value
+    return converted(value)
 
 
 def _sequence_array(value):
@@ -298,8 +299,21 @@ def _sequence_array(value):
     return np.asarray(value)
 
 
+def converted(value):
+    """`value` as its array where it is an array-like (an object with __array__, not an ndarray
+    or NumPy scalar): its __array__ is user code, run here so that the traced arrays it makes
+    (from traced attributes, or creation functions traced in it) stay in the graph; NumPy's C
+    code refused them ("object __array__ method not producing an array"). Others as they are."""
+    if (isinstance(value, (np.ndarray, np.generic, TracedArray, list, tuple))
+            or not hasattr(type(value), "__array__")):
+        return value
+    result = type(value).__array__(value)
+    return result if isinstance(result, (np.ndarray, TracedArray)) else value
+
+
 def to_tensor(context, value, dtype=None, op_name="op"):
     """A _kiln.Tensor for any operand, cast to `dtype` when given."""
+    value = converted(value)
     if isinstance(value, TracedArray):
         tensor = value.tensor
         if value._weak is int and dtype is not None:

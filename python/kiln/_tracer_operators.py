@@ -3,7 +3,8 @@ ufunc NumPy's own ndarray uses, so the tracer's ufunc and function tables handle
 import numpy as np
 
 from . import _numpy_api
-from ._tracer import TracedArray, backend, materialize, to_tensor, user_location, weak_type
+from ._tracer import (TracedArray, backend, converted, materialize, to_tensor, user_location,
+                      weak_type)
 
 
 def _method(function_name):
@@ -160,6 +161,7 @@ def _binary_operator(ufunc):
     def forward(self, other):
         if not _is_operand(self, other):
             return NotImplemented
+        other = converted(other)
         if ufunc is np.power:
             python = _python_int_power(self, other)
             if python is not None:
@@ -174,6 +176,7 @@ def _binary_operator(ufunc):
     def reflected(self, other):
         if not _is_operand(self, other):
             return NotImplemented
+        other = converted(other)
         if ufunc is np.power:
             python = _python_int_power(other, self)
             if python is not None:
@@ -183,6 +186,7 @@ def _binary_operator(ufunc):
     def inplace(self, other):
         if not _is_operand(self, other):
             return NotImplemented
+        other = converted(other)
         if (self._scalar or self._weak is not None) and len(self.tensor.shape) == 0:
             # `s += 1` rebinds a NumPy scalar or a Python number (a loop's carried `s = 0.0`
             # too): aliases keep the old value, and `s` takes the sum's type
@@ -197,7 +201,13 @@ def _is_operand(self, value):
     `[0] * n` repeats the list (Python then needs n's value), `[1] + n` is a TypeError."""
     if isinstance(value, (list, tuple)):
         return self._weak is None
-    return isinstance(value, (TracedArray, bool, int, float, complex, np.ndarray, np.generic))
+    if isinstance(value, (TracedArray, bool, int, float, complex, np.ndarray, np.generic)):
+        return True
+    # An array-like that does not take part in NumPy's dispatch: ndarray's operator calls the
+    # ufunc, which converts it by its __array__ (to_tensor's `converted`).
+    kind = type(value)
+    return (hasattr(kind, "__array__") and not hasattr(kind, "__array_ufunc__")
+            and not hasattr(kind, "__array_priority__"))
 
 
 for _name, _ufunc in [("add", np.add), ("sub", np.subtract), ("mul", np.multiply),

@@ -185,3 +185,36 @@ def test_a_function_whose_code_is_replaced_runs_the_new_code():
             np.testing.assert_array_equal(compiled(np.ones(2)), np.full(2, 4.0))
     finally:
         scale.__code__ = saved
+
+
+class Filled:
+    """An array-like: NumPy converts it by calling __array__, user code."""
+
+    def __init__(self, value):
+        self.value = value
+
+    def __array__(self, dtype=None, copy=None):
+        return np.full(3, self.value)
+
+
+class Holding:
+    def __init__(self, value):
+        self.values = np.full(3, value)
+
+    def __array__(self, dtype=None, copy=None):
+        return self.values
+
+
+def test_array_likes_whose_array_method_makes_arrays_convert_as_in_numpy():
+    # np.asarray(o) in the trace ran o.__array__, whose np.full (or o's traced attribute) was
+    # a traced array, which NumPy's C code refused: "kiln:  at ...: object __array__ method
+    # not producing an array", where NumPy gives the values.
+    def converts(x, o):
+        return x + np.asarray(o), x * o, np.array(o, dtype=np.float32)
+    compiled = kiln.compile(converts)
+    for value in (2.0, 5.0):
+        for make in (Filled, Holding):
+            for mine, theirs in zip(compiled(np.ones(3), make(value)),
+                                    converts(np.ones(3), make(value))):
+                np.testing.assert_array_equal(mine, theirs)
+                assert mine.dtype == theirs.dtype
