@@ -124,14 +124,26 @@ inline bool is_object_state(PyObject* value) {
          PyTuple_GET_ITEM(value, 0) == object_state_marker();
 }
 
+// The marker of a snapshot of a list or dict subclass's items (an OrderedDict, a defaultdict,
+// a Counter): a tuple (marker, its class, a plain list or dict of their snapshots).
+inline PyObject* subclass_state_marker() {
+  static PyObject* marker = PyUnicode_InternFromString("<kiln: subclass state>");
+  return marker;
+}
+
+inline bool is_subclass_state(PyObject* value) {
+  return PyTuple_CheckExact(value) && PyTuple_GET_SIZE(value) == 3 &&
+         PyTuple_GET_ITEM(value, 0) == subclass_state_marker();
+}
+
 // A snapshot of `value` (`budget`: the items it may still copy): a copy of a list, dict,
-// tuple, set or bytearray (of snapshots of their items); `value` itself for anything else,
-// or where it is too big or deep. Arrays are held as they are: those the function reads are
-// inputs, read at each call.
+// tuple, set or bytearray (of snapshots of their items; a subclass state for a list or dict
+// subclass); `value` itself for anything else, or where it is too big or deep. Arrays are
+// held as they are: those the function reads are inputs, read at each call.
 inline nb::object container_state(PyObject* value, int depth, Py_ssize_t& budget) {
   auto held = [&] { return nb::borrow(value); };
-  const bool sequence = PyList_CheckExact(value) || PyTuple_CheckExact(value);
-  const bool mapping = PyDict_CheckExact(value);
+  const bool sequence = PyList_Check(value) || PyTuple_CheckExact(value);
+  const bool mapping = PyDict_Check(value);
   if (depth <= 0 || !(sequence || mapping || PySet_CheckExact(value) ||
                       PyByteArray_CheckExact(value)))
     return held();
@@ -159,14 +171,18 @@ inline nb::object container_state(PyObject* value, int depth, Py_ssize_t& budget
     if (failed != 0) throw nb::python_error();
   }
   if (PyTuple_CheckExact(value)) return nb::steal(PyList_AsTuple(copy.ptr()));
-  return copy;
+  if (PyList_CheckExact(value) || PyDict_CheckExact(value)) return copy;
+  return nb::steal(PyTuple_Pack(3, subclass_state_marker(),
+                                reinterpret_cast<PyObject*>(Py_TYPE(value)), copy.ptr()));
 }
 
 // A static's snapshot: container_state, or for an object with instance attributes (an
 // argument's settings object) a tuple (marker, the object, {name: container_state}).
 inline nb::object state_of(PyObject* value) {
   Py_ssize_t budget = kMostStateItems;
-  nb::object attributes = instance_attributes(value);
+  // A list or dict subclass (an OrderedDict) is compared by its items, not its attributes.
+  nb::object attributes = PyList_Check(value) || PyDict_Check(value)
+                              ? nb::object() : instance_attributes(value);
   if (!attributes.is_valid()) return container_state(value, kStateDepth, budget);
   nb::object states = container_state(attributes.ptr(), kStateDepth, budget);
   if (states.ptr() == attributes.ptr()) {  // too many to copy: a shallow copy, as before
@@ -211,7 +227,12 @@ inline bool same_state(PyObject* value, PyObject* state) {
   if (is_object_state(state))
     return same_static(value, PyTuple_GET_ITEM(state, 1)) &&
            same_attribute_states(value, PyTuple_GET_ITEM(state, 2));
-  if (Py_TYPE(value) != Py_TYPE(state)) return false;
+  if (is_subclass_state(state)) {
+    if (reinterpret_cast<PyObject*>(Py_TYPE(value)) != PyTuple_GET_ITEM(state, 1)) return false;
+    state = PyTuple_GET_ITEM(state, 2);  // the plain list or dict of the items' snapshots
+  } else if (Py_TYPE(value) != Py_TYPE(state)) {
+    return false;
+  }
   if (PyDict_CheckExact(state)) return same_items(value, state);
   if (!PyList_CheckExact(state) && !PyTuple_CheckExact(state)) return same_static(value, state);
   nb::object items = nb::steal(PySequence_Tuple(value));

@@ -1,5 +1,6 @@
 """Python state a compiled function reads or changes, changed between calls or by the call
 itself: each call sees it as eager NumPy's would, never a value fixed at an earlier trace."""
+import collections
 import itertools
 import types
 
@@ -218,3 +219,28 @@ def test_array_likes_whose_array_method_makes_arrays_convert_as_in_numpy():
                                     converts(np.ones(3), make(value))):
                 np.testing.assert_array_equal(mine, theirs)
                 assert mine.dtype == theirs.dtype
+
+
+def scaled_by_entry(x, table):
+    return x * table["scale"] * len(table)
+
+
+def test_dict_and_list_subclasses_changed_in_place_are_read_again():
+    # An OrderedDict, a defaultdict, a Counter or a list subclass is a static, not a container
+    # kiln flattens: guarded as itself, a value set in it kept the first result.
+    compiled = kiln.compile(scaled_by_entry)
+    for table in (collections.OrderedDict(scale=2.0), collections.defaultdict(float, scale=2.0),
+                  collections.Counter(scale=2)):
+        np.testing.assert_array_equal(compiled(np.ones(2), table), np.full(2, 2.0))
+        table["scale"] = 5
+        np.testing.assert_array_equal(compiled(np.ones(2), table), np.full(2, 5.0))
+        table["other"] = 1
+        np.testing.assert_array_equal(compiled(np.ones(2), table), np.full(2, 10.0))
+
+    class Steps(list):
+        pass
+    steps = Steps([2.0])
+    compiled = kiln.compile(lambda x, steps: x * steps[0])
+    np.testing.assert_array_equal(compiled(np.ones(2), steps), np.full(2, 2.0))
+    steps[0] = 5.0
+    np.testing.assert_array_equal(compiled(np.ones(2), steps), np.full(2, 5.0))
