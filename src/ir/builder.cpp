@@ -26,6 +26,10 @@ void Builder::fail(ErrorKind kind, Op op, const std::string& message) const {
 }
 
 ValueId Builder::add(Op op, DType dtype, Shape shape, std::vector<ValueId> inputs, Attrs attrs) {
+  // A DType outside the enum (a cast from a bad integer in the C++ API) would be emitted as
+  // code that does not compile.
+  if (static_cast<int>(dtype) >= kDTypeCount)
+    fail(ErrorKind::Type, op, "unknown dtype " + std::to_string(int(dtype)));
   // Every value's element count and byte size fit int64 (NumPy's rule for any array), so no
   // later stage (buffer plan, index arithmetic, allocation) can overflow.
   if (!checked_byte_size(shape, dtype))

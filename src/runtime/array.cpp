@@ -30,6 +30,9 @@ std::string ints_text(const std::vector<int64_t>& values) {
 // whose count overflowed allocated a few bytes for an array of 2**80 elements. (An empty one
 // holds nothing, whatever its other extents: torch makes (2**40, 2**40, 0).)
 void check_shape(const std::vector<int64_t>& shape, DType dtype) {
+  if (static_cast<int>(dtype) >= kDTypeCount)  // a cast from a bad integer
+    throw Error(ErrorKind::Type, error_message("array", "", "unknown dtype " +
+                                                              std::to_string(int(dtype))));
   for (int64_t dim : shape) {
     if (dim < 0) fail("negative dimensions are not allowed: " + ints_text(shape));
   }

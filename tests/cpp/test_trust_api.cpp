@@ -175,5 +175,17 @@ TEST(TrustApi, ArraysWhoseBytesOverflowInt64AreMemoryErrors) {
   EXPECT_EQ(Array::zeros(DType::Float64, {big, big, 0}).size(), 0);  // empty: holds nothing
 }
 
+// A DType value outside the enum (a cast from a bad integer) made arrays of 8-byte elements and
+// graphs whose generated C++ did not compile: a Toolchain error saying nothing of the cause.
+TEST(TrustApi, AnUnknownDTypeIsATypeErrorSayingSo) {
+  const DType bogus = static_cast<DType>(250);
+  EXPECT_EQ(kind_of([&] { Array::empty(bogus, {3}); }), ErrorKind::Type);
+  double value = 1;
+  EXPECT_EQ(kind_of([&] { Array::borrow(&value, bogus, {1}); }), ErrorKind::Type);
+  Function cast = compile([bogus](Tensor x) { return x.astype(bogus); });
+  std::string message = error_of([&] { cast(Array::zeros(DType::Float64, {3})); });
+  EXPECT_NE(message.find("unknown dtype 250"), std::string::npos) << message;
+}
+
 }  // namespace
 }  // namespace kiln
