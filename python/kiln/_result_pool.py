@@ -21,13 +21,15 @@ class PooledResult:
     """A pooled tensor with its storage object held, so that the storage's use count is 2 (the
     tensor, the storage object) exactly while no alias, view or saved tensor for a backward
     shares its memory; and its address, what kiln writes."""
-    __slots__ = ("tensor", "storage", "storage_address", "address", "use_count", "references")
+    __slots__ = ("tensor", "storage", "storage_address", "address", "nbytes", "use_count",
+                 "references")
 
     def __init__(self, torch, tensor):
         self.tensor = tensor
         self.storage = tensor.untyped_storage()
         self.storage_address = self.storage._cdata
         self.address = tensor.data_ptr()
+        self.nbytes = self.storage.nbytes()
         self.use_count = _use_count(torch)
         # The storage's Python object is one per storage, this very one: a caller holding
         # r.untyped_storage() (not r) holds it, which the use count does not see (the next
@@ -35,8 +37,14 @@ class PooledResult:
         self.references = sys.getrefcount(self.storage)
 
     def only_pool_holds(self):
+        """Whether kiln may write it: nothing outside the pool holds it, and its memory is
+        where it was (a caller's r.resize_(n) or r.untyped_storage().resize_(0) moved or freed
+        the storage it shared: writes to the old address went to freed memory, and the tensor
+        returned held stale values)."""
         return (self.use_count(self.storage_address) <= 2
-                and sys.getrefcount(self.storage) <= self.references)
+                and sys.getrefcount(self.storage) <= self.references
+                and self.tensor.data_ptr() == self.address
+                and self.storage.nbytes() == self.nbytes)
 
 
 def _use_count(torch):

@@ -24,3 +24,19 @@ def test_a_result_whose_storage_alone_is_held_is_not_written_again():
     assert not pooled.only_pool_holds()
     del held
     assert pooled.only_pool_holds()
+
+
+def test_a_result_the_caller_resized_is_never_written_again():
+    # r.resize_(n) grows the storage r shares with the pool's tensor, moving its memory: the
+    # pool kept the old address, so later calls wrote into freed memory and returned the
+    # moved tensor's stale values (0 * 2 + 1 came back as 3).
+    compiled = torch.compile(lambda a: a * 2 + 1, backend="kiln")
+    x = torch.ones(1 << 12)
+    grown = compiled(x)
+    grown.resize_(1 << 20)
+    del grown
+    emptied = compiled(x)
+    emptied.untyped_storage().resize_(0)
+    del emptied
+    for step in range(4):
+        assert torch.equal(compiled(x * step), torch.full((1 << 12,), 2.0 * step + 1))
