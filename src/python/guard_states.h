@@ -111,7 +111,7 @@ inline bool same_static(PyObject* value, PyObject* expected) {
 // the container itself is held (equal to itself: the old guard), so that a guard stays cheap
 // to record and to match.
 constexpr int kStateDepth = 4;
-constexpr Py_ssize_t kMostStateItems = 4096;
+constexpr Py_ssize_t kMostStateItems = 256;
 
 // The marker of an object's snapshot: a tuple (marker, the object, {name: snapshot}).
 inline PyObject* object_state_marker() {
@@ -195,20 +195,19 @@ inline nb::object state_of(PyObject* value) {
 inline bool same_state(PyObject* value, PyObject* state);
 
 // Whether the dict `items` holds the keys of `states` (a dict of snapshots), each in its state.
+// Walked over the snapshot, which no user code can reach; each live value held while it is
+// compared (an __eq__, user code, may change the dict). No copy: this runs at every call.
 inline bool same_items(PyObject* items, PyObject* states) {
   if (PyDict_GET_SIZE(items) != PyDict_GET_SIZE(states)) return false;
-  // A snapshot of the items: __eq__ (user code) may change the dict under the walk.
-  nb::object pairs = nb::steal(PyDict_Items(items));
-  if (!pairs.is_valid()) throw nb::python_error();
-  for (Py_ssize_t i = 0; i < PyList_GET_SIZE(pairs.ptr()); ++i) {
-    PyObject* pair = PyList_GET_ITEM(pairs.ptr(), i);
-    PyObject* recorded = PyDict_GetItemWithError(states, PyTuple_GET_ITEM(pair, 0));
-    if (recorded == nullptr) {
+  PyObject *key, *recorded;
+  Py_ssize_t position = 0;
+  while (PyDict_Next(states, &position, &key, &recorded)) {
+    nb::object current = nb::borrow(PyDict_GetItemWithError(items, key));
+    if (!current.is_valid()) {
       PyErr_Clear();
       return false;
     }
-    nb::object held = nb::borrow(recorded);
-    if (!same_state(PyTuple_GET_ITEM(pair, 1), held.ptr())) return false;
+    if (!same_state(current.ptr(), recorded)) return false;
   }
   return true;
 }
@@ -235,14 +234,18 @@ inline bool same_state(PyObject* value, PyObject* state) {
   }
   if (PyDict_CheckExact(state)) return same_items(value, state);
   if (!PyList_CheckExact(state) && !PyTuple_CheckExact(state)) return same_static(value, state);
-  nb::object items = nb::steal(PySequence_Tuple(value));
-  if (!items.is_valid()) throw nb::python_error();
-  if (PyTuple_GET_SIZE(items.ptr()) != PySequence_Size(state)) return false;
-  for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(items.ptr()); ++i) {
-    PyObject* item = PyList_Check(state) ? PyList_GET_ITEM(state, i) : PyTuple_GET_ITEM(state, i);
-    if (!same_state(PyTuple_GET_ITEM(items.ptr(), i), item)) return false;
+  // A list (or list subclass) or tuple, item by item: its length checked again at each (an
+  // __eq__ may change a list), each item held while it is compared.
+  const bool list = PyList_Check(value);
+  const Py_ssize_t size = PyList_Check(state) ? PyList_GET_SIZE(state) : PyTuple_GET_SIZE(state);
+  for (Py_ssize_t i = 0;; ++i) {
+    if ((list ? PyList_GET_SIZE(value) : PyTuple_GET_SIZE(value)) != size) return false;
+    if (i == size) return true;
+    nb::object item = nb::borrow(list ? PyList_GET_ITEM(value, i) : PyTuple_GET_ITEM(value, i));
+    PyObject* recorded =
+        PyList_Check(state) ? PyList_GET_ITEM(state, i) : PyTuple_GET_ITEM(state, i);
+    if (!same_state(item.ptr(), recorded)) return false;
   }
-  return true;
 }
 
 }  // namespace kiln::python
