@@ -26,8 +26,8 @@ import numpy as np
 from . import _numpy_errors
 from ._graph_breaks import callee_instruction, is_internal, user_location
 from ._tracer import (SUPPORTED_DTYPES, TracedArray, backend, cast, check_dtype, context_of,
-                      converted, default_float, dtype_name, has_tracer, materialize_all, shape_entries,
-                      traced)
+                      converted, default_float, dtype_name, has_tracer, materialize_all,
+                      shape_entries, traced)
 
 _NO_VALUE = np._NoValue
 

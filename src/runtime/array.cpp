@@ -40,9 +40,9 @@ void check_shape(const std::vector<int64_t>& shape, DType dtype) {
   int64_t bytes = dtype_size(dtype);
   for (int64_t dim : shape) {
     if (__builtin_mul_overflow(bytes, dim, &bytes))
-      throw Error(ErrorKind::Memory, error_message("array", "", "array is too big: shape " +
-                                                                    ints_text(shape) +
-                                                                    " needs more than 2**63 bytes"));
+      throw Error(ErrorKind::Memory,
+                  error_message("array", "", "array is too big: shape " + ints_text(shape) +
+                                                 " needs more than 2**63 bytes"));
   }
 }
 
