@@ -534,6 +534,10 @@ def with_numpy_names(function, tracer):
     def swapped(value):
         entry = table.get(id(value))
         if entry is not None and entry[0] is value:
+            # a module (numpy) only where the code reads an attribute its stand-in replaces
+            if isinstance(value, types.ModuleType) and not any(
+                    name in vars(entry[1]) for name in code.co_names if not name.startswith("__")):
+                return value
             return entry[1]
         if type(value) is dict and any(swapped(item) is not item for item in value.values()):
             return {key: swapped(item) for key, item in value.items()}

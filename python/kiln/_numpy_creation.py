@@ -20,6 +20,7 @@ import operator
 import signal
 import sys
 import threading
+import types
 
 import numpy as np
 
@@ -431,12 +432,61 @@ _RANDOM_ORIGINALS = {name: getattr(np.random, name) for name in dir(np.random)
 _RANDOM_WRAPPERS = {name: _random_wrapper(original) for name, original in _RANDOM_ORIGINALS.items()}
 
 
+# ---- np.ndarray(shape, dtype): the class called as a creation function ----
+
+class _NdarrayClass(type):
+    """The metaclass of np.ndarray as the traced function sees it. `np.ndarray((n, m))` makes an
+    array as np.empty does (npbench's vadv and nbody allocate so); a real ndarray there took
+    the traced values stored into it as a graph break each (vadv: 42 breaks, 300x NumPy's time).
+    isinstance, issubclass and the other attributes answer as np.ndarray's. The class itself
+    cannot be swapped in the numpy namespace, as the creation functions are: NumPy and kiln
+    test `type(x) is np.ndarray` while the trace runs."""
+
+    def __call__(cls, shape, dtype=float, buffer=None, offset=0, strides=None, order=None):
+        context = _current_context()
+        if (context is None or buffer is not None or strides is not None
+                or dtype_name(np.dtype(dtype)) not in SUPPORTED_DTYPES):
+            return np.ndarray(shape, dtype, buffer, offset, strides, order)
+        context.at()
+        return zeros(context, shape, dtype)
+
+    def __instancecheck__(cls, instance):
+        if isinstance(instance, TracedArray):  # as the user's code sees it (its __class__)
+            return not instance._scalar
+        return isinstance(instance, np.ndarray)
+
+    def __subclasscheck__(cls, subclass):
+        return subclass is cls or issubclass(subclass, np.ndarray)
+
+    def __getattr__(cls, name):
+        return getattr(np.ndarray, name)
+
+
+class ndarray(metaclass=_NdarrayClass):
+    """np.ndarray in the traced function's names (see _NdarrayClass)."""
+
+
+class _Numpy(types.ModuleType):
+    """The numpy module as the traced function's global `np` sees it when the function reads
+    `np.ndarray`: numpy's own attributes, but the ndarray above."""
+
+    def __getattr__(self, name):
+        return getattr(np, name)
+
+
+_NUMPY = _Numpy(np.__name__)
+_NUMPY.ndarray = ndarray
+
+
 def substitutes():
     """{id(NumPy's function): its wrapper}: for names bound to NumPy's creation functions
     before the trace (`from numpy import zeros`, a function kept in a dict), which the numpy
-    namespace's wrappers cannot reach."""
-    return {id(originals[name]): (originals[name], wrapper)
-            for _, wrappers, originals in _SWAPPED for name, wrapper in wrappers.items()}
+    namespace's wrappers cannot reach; and np.ndarray, as a name and as numpy's attribute."""
+    table = {id(originals[name]): (originals[name], wrapper)
+             for _, wrappers, originals in _SWAPPED for name, wrapper in wrappers.items()}
+    table[id(np.ndarray)] = (np.ndarray, ndarray)
+    table[id(np)] = (np, _NUMPY)
+    return table
 
 
 # (namespace, its wrappers while a trace runs, its own functions)
