@@ -459,7 +459,8 @@ def setitem(x, key, value):
     if traced_mask:
         mask = _expand_mask(key, x)
         if isinstance(value, TracedArray) and value._selection is not None:
-            if value._selection.tensor.id != key.tensor.id or value.tensor.shape != x.tensor.shape:
+            if (not context.same_mask(value._selection.tensor, key.tensor)
+                    or value.tensor.shape != x.tensor.shape):
                 graph_break("x[mask] = y[other_mask]: the values' placement depends on the masks")
             new = value.tensor  # x[m] = y[m]: where(m, y, x)
         elif isinstance(value, TracedArray) or np.ndim(value) == 0:

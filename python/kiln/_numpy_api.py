@@ -293,6 +293,9 @@ def apply_ufunc(ufunc, method, inputs, kwargs):
     if method == "__call__":
         result = call_ufunc(ufunc, inputs, **kwargs)
         _known_result(ufunc, inputs, kwargs, result)
+        if (not kwargs and isinstance(result, TracedArray) and result.dtype == np.bool_
+                and result._selection is None):
+            result._context.note_mask_origin(ufunc, inputs, result)
         return result
     if method in ("reduce", "accumulate") and "out" in kwargs:
         # NumPy hands a method's out= over as a tuple of one; one not traced (made by eager

@@ -82,6 +82,7 @@ class TraceContext:
         self._lifted = {}         # id(ndarray) -> (ndarray, TracedArray)
         self._anchor = None       # some tensor of the trace: creation functions need one
         self.known = {}           # tensor id -> () -> its concrete value (_numpy_creation)
+        self.mask_origins = {}    # bool tensor id -> how it was computed (same_mask)
         # Weak references to the TracedArrays made outside loop bodies (for a break's cut); not
         # a WeakSet: a TracedArray's hash and == are NumPy's, of its value.
         self.arrays = []
@@ -97,6 +98,27 @@ class TraceContext:
 
     def is_data_scalar(self, value):
         return self.driver is not None and self.driver.is_data_scalar(value)
+
+    def note_mask_origin(self, ufunc, inputs, result):
+        """Records how a comparison's bool `result` was computed: from the same tensors and
+        numbers, the same ufunc gives the same mask (the graph's values are immutable)."""
+        parts = []
+        for x in inputs:
+            if isinstance(x, TracedArray) and x._selection is None:
+                parts.append(x.tensor.id)
+            elif type(x) in (bool, int, float) or isinstance(x, np.generic) and x.dtype.kind in "biuf":
+                parts.append((type(x), x.item() if isinstance(x, np.generic) else x))
+            else:
+                return
+        self.mask_origins[result.tensor.id] = (ufunc, tuple(parts))
+
+    def same_mask(self, a, b):
+        """Whether bool tensors a and b hold the same mask: one tensor, or two computed alike
+        (`a[a > 0] = a[a > 0] ** -1.5` computes `a > 0` twice)."""
+        if a.id == b.id:
+            return True
+        origin = self.mask_origins.get(a.id)
+        return origin is not None and origin == self.mask_origins.get(b.id)
 
     def at(self):
         """Stamps the user's current line on the nodes built next (and on errors)."""

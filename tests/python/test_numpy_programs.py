@@ -879,3 +879,31 @@ def test_the_ndarray_class_imported_by_name_is_traced_and_still_a_type():
     assert _breaks(allocated_by_name, x) == (0, [])
     check_program(allocated_by_name, (x,))
 
+
+def repeated_mask(x):
+    y = x - 0.5
+    y[y > 0] = y[y > 0] ** -1.5     # nbody's inv_r3[inv_r3 > 0] = inv_r3[inv_r3 > 0] ** -1.5
+    y[0.1 >= y] = 2 * y[0.1 >= y]
+    return y
+
+
+def test_a_mask_computed_twice_is_one_mask():
+    x = np.random.default_rng(2).random((5, 7))
+    assert _breaks(repeated_mask, x) == (0, [])
+    check_program(repeated_mask, (x,))
+
+
+def different_masks(x):
+    y = x.copy()
+    y[x > 0.5] = y[x > 0.4]   # another mask: NumPy's placement depends on the data
+    return y
+
+
+def test_different_masks_still_break_the_graph_and_agree_with_numpy():
+    x = np.linspace(0.0, 1.0, 11)[None, :].repeat(2, 0)
+    with pytest.raises(ValueError):
+        different_masks(x.copy())   # NumPy: shapes differ here; kiln must raise the same
+    y = np.zeros(4)
+    count, reasons = _breaks(different_masks, y)
+    assert count == 1 and "other_mask" in str(reasons[0]), reasons
+    check_program(different_masks, (y,))
