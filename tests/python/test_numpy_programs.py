@@ -919,3 +919,33 @@ def test_loops_bounded_by_an_outer_loops_index_are_captured(name):
     report = kiln.explain(kiln.compile(function))(*copy.deepcopy(arguments))
     assert report.loops and all(loop.kind == "loop" for loop in report.loops), report.loops
     check_program(function, arguments)
+
+
+def masked_reductions(x, rows, low):
+    inside = x > low
+    empty = x > 2.0                           # selects nothing: NumPy's 0, nan, True...
+    return (x[inside].sum(), np.mean(x[inside]), x[inside].std(), np.var(x[inside], ddof=1),
+            np.prod(x[inside] + 1), x[inside].any(), np.all(x[inside] > 0.3),
+            x[inside].mean(axis=0), np.nansum(x[inside]), x[rows].sum(), x[rows].mean(),
+            x.astype(np.int32)[inside].sum(), x.astype(np.float32)[inside].mean(),
+            x[empty].sum(), x[empty].all(), (2 * x[inside]).sum())
+
+
+def test_reductions_of_a_masked_selection_stay_in_the_graph():
+    # azimint_naive's data[in_bin].mean() per bin: where= reductions, no data-dependent shape
+    rng = np.random.default_rng(4)
+    arguments = (rng.random((6, 5)) * 3, rng.random(6) > 0.5, 1.0)
+    with np.errstate(all="ignore"):
+        assert _breaks(masked_reductions, *arguments) == (0, [])
+        check_program(masked_reductions, arguments)
+
+
+def masked_with_keepdims(x):
+    return x[x > 0.5].sum(keepdims=True), np.sum(x[x > 0.5], axis=0)
+
+
+def test_reductions_of_a_masked_selection_keep_numpy_shapes():
+    x = np.random.default_rng(5).random((4, 3))
+    count, reasons = _breaks(masked_with_keepdims, x)
+    assert count >= 1 and "data-dependent" in str(reasons[0]), reasons
+    check_program(masked_with_keepdims, (x,))
