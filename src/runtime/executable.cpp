@@ -174,6 +174,8 @@ HostExecutable::HostExecutable(sched::Program program, std::vector<KernelCall> k
   argument_pointers_.resize(most_arguments + 2);  // + the thread count and the size table
   for (const sched::Kernel& kernel : program_.kernels)
     any_parallel_ = any_parallel_ || has_parallel_region(kernel.body);
+  for (const sched::Step& step : program_.steps)  // libraries run on several threads too
+    any_parallel_ = any_parallel_ || step.kind == sched::StepKind::Extern;
   compiled_loops_.resize(program_.steps.size());
   for (size_t begin : sched::compiled_loops(program_)) {
     CompiledLoop& loop = compiled_loops_[begin];
@@ -432,8 +434,10 @@ void HostExecutable::run_steps(char** table, int budget) {
     const sched::Step& step = program_.steps[k];
     if (step.kind == sched::StepKind::Kernel)
       run_kernel(static_cast<size_t>(step.kernel), table, std::min(step_threads_[k], budget));
-    else
+    else {
+      LibraryThreads library_threads(budget);
       externs::run_extern_call(step.call, program_.buffers, table);
+    }
   });
 }
 

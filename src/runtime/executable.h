@@ -193,7 +193,7 @@ class HostExecutable final : public Executable {
   std::vector<char*> argument_pointers_;          // scratch for one call's arguments
   std::shared_ptr<void> arena_;
   std::vector<char*> table_;
-  bool any_parallel_ = false;  // some kernel has a parallel region
+  bool any_parallel_ = false;  // some kernel has a parallel region, or a library runs
   bool tuned_ = false;
   // Compiled loops (codegen/cpp/loop_driver.h), by the step index of their LoopBegin.
   struct CompiledLoop {

@@ -99,4 +99,12 @@ int thread_budget(int wanted) {
   return std::clamp(free_cores, 1, wanted);
 }
 
+LibraryThreads::LibraryThreads(int threads) : previous_(omp_get_max_threads()) {
+  if (threads != previous_) omp_set_num_threads(std::max(1, threads));
+}
+
+LibraryThreads::~LibraryThreads() {
+  if (omp_get_max_threads() != previous_) omp_set_num_threads(previous_);
+}
+
 }  // namespace kiln::runtime

@@ -86,3 +86,21 @@ def test_unknown_log_channels_are_errors(tmp_path):
         kiln.set_logs("graph,grpah")
     completed = _run_python("import kiln", tmp_path, KILN_LOGS="graph,bogus")
     assert completed.returncode != 0 and "unknown log channel 'bogus'" in completed.stderr
+
+
+def test_num_threads_holds_for_library_products_too(tmp_path):
+    # OpenBLAS and oneDNN size their teams by omp_get_max_threads(), not by the count kiln
+    # passes its kernels: a float32 product started a second thread under num_threads=1 (and,
+    # on a busy machine, waited 24 ms per call at its join barrier for the descheduled one)
+    result = _run_python("""
+        import os
+        import numpy as np
+        import kiln
+        f = kiln.compile(lambda a, b: a @ b, options={"num_threads": 1})
+        a, b = np.ones((64, 256), np.float32), np.ones((256, 128), np.float32)
+        before = len(os.listdir("/proc/self/task"))
+        assert (f(a, b) == 256).all() and (f(a.T.copy().T, b) == 256).all()
+        print(len(os.listdir("/proc/self/task")) - before)
+    """, tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["0"], result.stdout
