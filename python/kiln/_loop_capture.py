@@ -239,7 +239,7 @@ class LoopCapture(ExpressionCapture):
             index._scalar, index._weak = True, int
             if span is not None:
                 index._range = (min(span[0], span[-1]), max(span[0], span[-1]))
-            elif condition is None:
+            elif condition is None and not side:
                 index._range = _traced_range(bounds)
             index._affine = _windows.Affine(index, 0, 1)
             rebound, stacks = {}, []
