@@ -949,3 +949,37 @@ def test_reductions_of_a_masked_selection_keep_numpy_shapes():
     count, reasons = _breaks(masked_with_keepdims, x)
     assert count >= 1 and "data-dependent" in str(reasons[0]), reasons
     check_program(masked_with_keepdims, (x,))
+
+
+def sliding_windows(x, w):
+    n = x.shape[0] - w.shape[0] + 1
+    sums = np.zeros(n)
+    smoothed = np.zeros_like(x)
+    for i in range(n):
+        sums[i] = np.sum(x[i:i + 3] * w)            # a window of fixed length 3 at i
+        smoothed[i:i + 3] += w * x[i + 1]            # a fixed-size value added into one
+        window = smoothed[i + 1:i + 4]
+        window *= 0.5                                # a view: the writes reach smoothed
+    return sums, smoothed
+
+
+def clamped_windows(x):
+    out = np.zeros(x.shape[0])
+    for i in range(x.shape[0]):
+        out[i] = x[i:i + 3].sum()                    # shorter at the end: NumPy clamps
+    return out
+
+
+@pytest.mark.parametrize("function, arguments", [
+    (sliding_windows, (np.arange(12.0), np.array([0.25, 0.5, 0.25]))),
+    (clamped_windows, (np.arange(10.0),)),
+    (conv2d, CASES["conv2d"][1](np.random.default_rng(6))),
+], ids=["sliding", "clamped", "conv2d"])
+def test_slices_of_fixed_length_at_a_loop_index_are_one_loop(function, arguments):
+    # x[i:i+K] is a view of fixed shape K while the loop keeps it inside the axis; as a window
+    # masking the whole axis it could not meet conv2d's fixed-size weights: both loops were
+    # unrolled (at 32x32, a 35 MiB graph that ran eagerly)
+    report = kiln.explain(kiln.compile(function))(*copy.deepcopy(arguments))
+    assert report.loops and all(loop.kind == "loop" for loop in report.loops), report.loops
+    check_program(function, arguments)
+
