@@ -983,3 +983,22 @@ def test_slices_of_fixed_length_at_a_loop_index_are_one_loop(function, arguments
     assert report.loops and all(loop.kind == "loop" for loop in report.loops), report.loops
     check_program(function, arguments)
 
+
+def flipped_windows(x, a):
+    out = np.zeros(x.shape[0])
+    corner = np.zeros(x.shape[0])
+    for k in range(1, x.shape[0]):
+        out[k] = np.dot(np.flip(x[:k]), x[1:k + 1])         # Levinson-Durbin's reversed prefix
+        corner[k] = (np.flip(a[:k, 2:]) * a[:k, 2:]).sum() + np.flip(a[k:, :], axis=1).sum()
+    return out, corner
+
+
+@pytest.mark.parametrize("function, arguments", [
+    (durbin, CASES["durbin"][1](np.random.default_rng(8))),
+    (flipped_windows, (np.arange(9.0) ** 1.5, np.random.default_rng(9).random((9, 5)))),
+], ids=["durbin", "flipped"])
+def test_flips_of_loop_varying_slices_are_one_loop(function, arguments):
+    report = kiln.explain(kiln.compile(function))(*copy.deepcopy(arguments))
+    assert report.loops and all(loop.kind == "loop" for loop in report.loops), report.loops
+    check_program(function, arguments)
+
