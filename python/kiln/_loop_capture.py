@@ -27,11 +27,12 @@ branch(condition, then, otherwise, get, set, names, location):
     dtypes), the condition is evaluated as before (a graph break) and one side runs.
 """
 import sys
+import types
 
 import numpy as np
 
 from . import _loop_appends, _loop_extents, _windows
-from ._graph_breaks import GraphBreakSignal
+from ._graph_breaks import GraphBreakSignal, is_kiln_code
 from ._kiln import Unsupported
 from ._loop_appends import Appended, Stack, Stacked
 from ._loop_extents import Resizing
@@ -71,6 +72,26 @@ class _Retype(Exception):
 def _plain(value):
     """A traced array the capture can stand in for (not a view, not a masked selection)."""
     return isinstance(value, TracedArray) and value._root is None and value._selection is None
+
+
+def _untraced_effect(function):
+    """Why a call statement's effects would not repeat on every iteration of a captured loop
+    (None: they are traced): Python functions and methods (their array updates are traced;
+    what else they change is fixed at the trace, as for a call whose result is assigned),
+    NumPy's functions and ufunc methods, and a traced array's methods are."""
+    owner = getattr(function, "__self__", None)
+    if isinstance(owner, (TracedArray, np.ufunc)) or isinstance(function, np.ufunc):
+        return None
+    if isinstance(function, types.MethodType):
+        function = function.__func__
+    if isinstance(function, types.FunctionType) and not is_kiln_code(
+            function.__code__.co_filename):
+        return None
+    module = getattr(function, "__module__", None) or ""
+    if module.split(".")[0] == "numpy" and "random" not in module and owner is None:
+        return None
+    name = getattr(function, "__qualname__", None) or type(function).__name__
+    return f"a call whose result is dropped ({name}: its effects would happen once)"
 
 
 def _traced_range(bounds):
@@ -125,6 +146,16 @@ class LoopCapture(ExpressionCapture):
             return LoopCapture.UNBOUND
 
     # ---- loops ----
+
+    def effect(self, function, *args, **kwargs):
+        """A call statement of a loop body or branch (kiln._loop_transform._as_effect). In a
+        body traced once for every iteration, a call whose effects the trace cannot repeat
+        (print, a list's or dict's method, random draws) gives the loop up, as before."""
+        if self.depth > 0:
+            reason = _untraced_effect(function)
+            if reason is not None:
+                raise CaptureFailed(reason)
+        function(*args, **kwargs)
 
     def appended(self, items, value):
         """`items.append(value)` of a for loop's body (kiln._loop_appends)."""

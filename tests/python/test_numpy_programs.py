@@ -1002,3 +1002,40 @@ def test_flips_of_loop_varying_slices_are_one_loop(function, arguments):
     assert report.loops and all(loop.kind == "loop" for loop in report.loops), report.loops
     check_program(function, arguments)
 
+
+def relax(p, b):                 # a helper that updates its arguments in place, returns None
+    p[1:-1] = 0.5 * (p[2:] + p[:-2]) - b[1:-1]
+    p[0] = p[1]
+
+
+def helper_in_a_time_loop(p, b, steps):
+    for _ in range(steps):
+        relax(p, b)                          # cavity_flow's build_up_b / pressure_poisson
+        np.copyto(b, 0.9 * b)
+        scratch = np.empty_like(p)
+        scratch.fill(2.0)
+        np.add.at(p, [0, 1], scratch[:2] * 0.01)
+    return p
+
+
+SEEN = []
+
+
+def python_effect_in_a_loop(x, steps):
+    for i in range(steps):
+        x[i] = x[i] * 2
+        SEEN.append(i)                       # must happen on every iteration (NumPy's count)
+    return x
+
+
+def test_call_statements_in_loops_are_captured_where_their_effects_are_traced():
+    arguments = (np.linspace(0.0, 1.0, 12), np.linspace(1.0, 0.0, 12) * 0.1, 7)
+    report = kiln.explain(kiln.compile(helper_in_a_time_loop))(*copy.deepcopy(arguments))
+    assert [loop.kind for loop in report.loops] == ["loop"], report.loops
+    check_program(helper_in_a_time_loop, arguments)
+    SEEN.clear()
+    got = kiln.compile(python_effect_in_a_loop)(np.ones(5), 5)
+    assert SEEN == [0, 1, 2, 3, 4] and (got == 2).all()
+    report = kiln.explain(kiln.compile(python_effect_in_a_loop))(np.ones(5), 5)
+    assert [loop.kind for loop in report.loops] == ["unrolled"], report.loops
+    assert "once" in report.loops[0].reason, report.loops
