@@ -547,7 +547,9 @@ class LoopCapture(ExpressionCapture):
 
     # ---- branches ----
 
-    def branch(self, condition, then, otherwise, get, set_, names, location, select=False):
+    def branch(self, condition, then, otherwise, get, set_, names, location, select=False,
+               live=None):
+        """live: the names assigned in the branch that are read outside it (None: all)."""
         if not isinstance(condition, TracedArray) or condition.size != 1:
             return then() if condition else otherwise()
         trace = self.context.trace
@@ -569,7 +571,7 @@ class LoopCapture(ExpressionCapture):
                               trace.check_count))
                 _restore(saved)
                 set_(before)
-            merged = self._merge(predicate, names, before, arrays, sides)
+            merged = self._merge(predicate, names, before, arrays, sides, live)
         except (GraphBreakSignal, CaptureFailed, TypeError, ValueError, IndexError) as failure:
             _restore(saved)
             set_(before)
@@ -603,7 +605,8 @@ class LoopCapture(ExpressionCapture):
             except CaptureFailed:  # select after all
                 _restore(saved)
                 set_(before)
-                return self.branch(condition, then, otherwise, get, set_, names, location, True)
+                return self.branch(condition, then, otherwise, get, set_, names, location, True,
+                                   live)
         trace.condition_checks(first_check, predicate)
         trace.condition_checks(sides[0][2], k.logical_not(predicate))
         for key, tensor in merged[0].items():
@@ -652,7 +655,7 @@ class LoopCapture(ExpressionCapture):
         # that differs between the sides is in the cond's results either way.
         self._apply(slots, values, names, after, set_, None, saved, False, variables)
 
-    def _merge(self, predicate, names, before, arrays, sides):
+    def _merge(self, predicate, names, before, arrays, sides, live):
         k = backend()
         (then_values, then_arrays, _), (else_values, else_arrays, _) = sides
         merged_arrays, rebound, updated = {}, 0, 0  # elements selected between
@@ -664,6 +667,10 @@ class LoopCapture(ExpressionCapture):
         for name, old, a, b in zip(names, before, then_values, else_values):
             if a is b:
                 values.append(a if a is not old else self.KEEP)
+                continue
+            if (a is self.UNBOUND or b is self.UNBOUND) and live is not None and name not in live:
+                # a temporary of one side (`if E >= w: t = ...; S += t`), read nowhere after
+                values.append(self.UNBOUND)
                 continue
             if a is self.UNBOUND or b is self.UNBOUND:
                 raise CaptureFailed(f"`{name}` is bound on one side of the branch only")

@@ -561,8 +561,10 @@ class _Rewriter:
         definitions = self.body_function(f"__kiln_then_{n}", [], assigned, then)
         definitions += self.body_function(f"__kiln_else_{n}", [], assigned, otherwise)
         definitions += self.accessors(n, touched, assigned)
+        live = self.live(assigned, node.body + node.orelse)
         call = _parse(f"{HELPER}.branch(None, __kiln_then_{n}, __kiln_else_{n}, __kiln_get_{n}, "
-                      f"__kiln_set_{n}, {tuple(touched)!r}, {self.location(node)!r})")[0]
+                      f"__kiln_set_{n}, {tuple(touched)!r}, {self.location(node)!r}, "
+                      f"live={tuple(live)!r})")[0]
         call.value.args[0] = _traceable_logic(node.test)
         return definitions + [_at(call, node)]
 

@@ -1039,3 +1039,30 @@ def test_call_statements_in_loops_are_captured_where_their_effects_are_traced():
     report = kiln.explain(kiln.compile(python_effect_in_a_loop))(np.ones(5), 5)
     assert [loop.kind for loop in report.loops] == ["unrolled"], report.loops
     assert "once" in report.loops[0].reason, report.loops
+
+
+def one_sided_temporary(x, lag):
+    total = np.zeros(x.shape[1])
+    for i in range(x.shape[0]):
+        if i - lag >= 0:
+            shifted = x[i - lag] * x[i]              # bound on this side only, read only here
+            total += shifted
+    return total
+
+
+def one_sided_and_read_after(x):
+    for i in range(x.shape[0]):
+        if x[i, 0] > 0.5:
+            last = x[i]                              # read after the loop: NumPy's last one
+    return last * 2
+
+
+def test_a_temporary_of_one_side_of_a_branch_does_not_unroll_its_loop():
+    # scattering_self_energies: `if E - w >= 0: dHG = ...; dHD = ...; Sigma[...] += dHG @ dHD`
+    x = np.random.default_rng(10).random((6, 4))
+    report = kiln.explain(kiln.compile(one_sided_temporary))(x, 2)
+    assert sorted(loop.kind for loop in report.loops) == ["loop", "select"], report.loops
+    check_program(one_sided_temporary, (x, 2))
+    report = kiln.explain(kiln.compile(one_sided_and_read_after))(x)
+    assert report.loops[0].kind == "unrolled", report.loops
+    check_program(one_sided_and_read_after, (x,))
