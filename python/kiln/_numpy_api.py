@@ -9,6 +9,7 @@ _numpy_samples.py. Anything missing here is a graph break, never a wrong answer.
 """
 import functools
 import math
+import operator
 
 import numpy as np
 
@@ -271,14 +272,15 @@ def apply_function(context, function, args, kwargs):
 
 # Reductions that take where=: of x[mask] (whole, all its elements) each is the same reduction
 # of x where the mask holds, of fixed shape (npbench's azimint_naive, `data[in_bin].mean()` per
-# bin, was a graph break per bin, 8x NumPy's time).
+# bin, was a graph break per bin, 8x NumPy's time; k-means' X[labels == k].mean(axis=0) too).
 _WHERE_REDUCTIONS = frozenset({np.sum, np.prod, np.mean, np.std, np.var, np.any, np.all,
                                np.nansum, np.nanprod, np.nanmean, np.nanstd, np.nanvar})
 
 
 def _masked_reduction(function, args, kwargs):
-    """function(x[mask]) as function(x, where=mask), or None where that is not NumPy's
-    result (an axis of a 2-d selection, keepdims, out=, where= given, other masked operands)."""
+    """function(x[mask]) as function(x, where=mask) over the axes of x the selection's axes
+    are, or None where that is not NumPy's result (keepdims, out=, where= given, other masked
+    operands)."""
     if function not in _WHERE_REDUCTIONS or len(args) not in (1, 2):
         return None
     x = args[0]
@@ -289,13 +291,22 @@ def _masked_reduction(function, args, kwargs):
         return None
     axis = args[1] if len(args) == 2 else kwargs.get("axis")
     mask = x._selection
-    selection_ndim = 1 + len(x.tensor.shape) - mask.ndim   # x[mask]: one axis for the mask's
-    if axis is not None and not (selection_ndim == 1 and axis in (0, -1, (0,), (-1,))):
-        return None
+    masked_axes = mask.ndim
+    selection_ndim = 1 + len(x.tensor.shape) - masked_axes   # x[mask]: one axis for the mask's
+    if axis is not None:   # the selection's axis 0 is x's masked axes, axis a > 0 x's a + m - 1
+        try:
+            axes = [a % selection_ndim if -selection_ndim <= a < selection_ndim else None
+                    for a in (axis if isinstance(axis, tuple) else (operator.index(axis),))]
+        except TypeError:
+            return None
+        if None in axes or len(set(axes)) != len(axes) or 0 not in axes:
+            return None   # NumPy's AxisError; a result that keeps the selection's count
+        axis = tuple(sorted(n for a in axes for n in (
+            range(masked_axes) if a == 0 else (a + masked_axes - 1,))))
     whole = TracedArray(x._context, x.tensor)
     where = _indexing.mask_over(mask, whole)
     options = {name: value for name, value in kwargs.items() if name != "axis"}
-    return function(whole, where=where, **options)
+    return function(whole, axis=axis, where=where, **options)
 
 
 def _has_window(value):

@@ -928,7 +928,9 @@ def masked_reductions(x, rows, low):
             np.prod(x[inside] + 1), x[inside].any(), np.all(x[inside] > 0.3),
             x[inside].mean(axis=0), np.nansum(x[inside]), x[rows].sum(), x[rows].mean(),
             x.astype(np.int32)[inside].sum(), x.astype(np.float32)[inside].mean(),
-            x[empty].sum(), x[empty].all(), (2 * x[inside]).sum())
+            x[empty].sum(), x[empty].all(), (2 * x[inside]).sum(), x[rows].sum(axis=0),
+            x[rows].mean(0), np.std(x[rows], axis=(1, 0)), x[rows].var(axis=-2, ddof=1),
+            np.array([x[rows == k].mean(axis=0) for k in (False, True)]))   # k-means' update
 
 
 def test_reductions_of_a_masked_selection_stay_in_the_graph():
@@ -941,7 +943,8 @@ def test_reductions_of_a_masked_selection_stay_in_the_graph():
 
 
 def masked_with_keepdims(x):
-    return x[x > 0.5].sum(keepdims=True), np.sum(x[x > 0.5], axis=0)
+    rows = x[:, 0] > 0.5
+    return x[x > 0.5].sum(keepdims=True), np.sum(x[x > 0.5], axis=0), x[rows].sum(axis=1)
 
 
 def test_reductions_of_a_masked_selection_keep_numpy_shapes():
