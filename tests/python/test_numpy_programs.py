@@ -1069,3 +1069,17 @@ def test_a_temporary_of_one_side_of_a_branch_does_not_unroll_its_loop():
     report = kiln.explain(kiln.compile(one_sided_and_read_after))(x)
     assert report.loops[0].kind == "unrolled", report.loops
     check_program(one_sided_and_read_after, (x,))
+
+
+def test_a_loop_nest_updating_an_argument_in_place_copies_it_once(compile_logged):
+    # doitgen: `A[r, q, :] = A[r, q, :] @ C4` in two loops. The inner loop updates the outer
+    # body's carried array in its own buffer: the outer loop is in place too (it copied the
+    # whole array in and back out on every iteration: 4x NumPy's time), and the result is not
+    # copied onto itself after the loop
+    arguments = CASES["doitgen"][1](np.random.default_rng(11))
+    log, _ = compile_logged(doitgen, copy.deepcopy(arguments), "schedule")
+    assert "<->" not in log, log
+    copies = [line for line in log.splitlines() if "] = " in line and line.count("[") == 2 and
+              line.split("] = ")[0].split("[")[0].strip() == line.split("] = ")[1].split("[")[0]]
+    assert not copies, copies
+    check_program(doitgen, arguments)
