@@ -163,7 +163,7 @@ def getitem(x, key):
     x._check_plain("indexing")
     key = _windows.unit_slices(_normal_key(key), x.shape)
     if _windows.has_moving_bounds(key):  # A[i, i+1:] in a captured loop
-        fixed = _windows.fixed_extents(x, key, getitem)   # x[i:i+3]: of fixed shape
+        fixed = _window_indexing.fixed_extents(x, key, getitem)   # x[i:i+3]: of fixed shape
         return fixed if fixed is not None else _windows.getitem(x, key, getitem)
     shape = x.shape
     if isinstance(key, TracedArray) and key.dtype == np.bool_:
@@ -453,7 +453,7 @@ def _as_stored(value, dtype):
 def setitem(x, key, value):
     key = _windows.unit_slices(_normal_key(key), x.shape)
     if _windows.has_moving_bounds(key):
-        fixed = _windows.fixed_extents(x, key, getitem)
+        fixed = _window_indexing.fixed_extents(x, key, getitem)
         if fixed is not None:   # written through the view
             return setitem(fixed, Ellipsis, value)
         return _windows.setitem(x, key, value, getitem, setitem)

@@ -27,12 +27,11 @@ branch(condition, then, otherwise, get, set, names, location):
     dtypes), the condition is evaluated as before (a graph break) and one side runs.
 """
 import sys
-import types
 
 import numpy as np
 
 from . import _loop_appends, _loop_extents, _windows
-from ._graph_breaks import GraphBreakSignal, is_kiln_code
+from ._graph_breaks import GraphBreakSignal
 from ._kiln import Unsupported
 from ._loop_appends import Appended, Stack, Stacked
 from ._loop_extents import Resizing
@@ -41,7 +40,7 @@ from ._loop_types import (CaptureFailed, changed_before as _changed_before,
                           is_number as _is_number, is_python_number as _is_python_number,
                           python_type as _python_type, retyped as _retyped, truth as _truth,
                           type_of as _type_of, unshared_scalars as _unshared_scalars,
-                          widened as _widened)
+                          untraced_effect as _untraced_effect, widened as _widened)
 from ._tracer import TracedArray, backend, cast, to_tensor
 
 UNROLL_AT_MOST = 2
@@ -72,50 +71,6 @@ class _Retype(Exception):
 def _plain(value):
     """A traced array the capture can stand in for (not a view, not a masked selection)."""
     return isinstance(value, TracedArray) and value._root is None and value._selection is None
-
-
-def _untraced_effect(function):
-    """Why a call statement's effects would not repeat on every iteration of a captured loop
-    (None: they are traced): Python functions and methods (their array updates are traced;
-    what else they change is fixed at the trace, as for a call whose result is assigned),
-    NumPy's functions and ufunc methods, and a traced array's methods are."""
-    owner = getattr(function, "__self__", None)
-    if isinstance(owner, (TracedArray, np.ufunc)) or isinstance(function, np.ufunc):
-        return None
-    if isinstance(function, types.MethodType):
-        function = function.__func__
-    if isinstance(function, types.FunctionType) and not is_kiln_code(
-            function.__code__.co_filename):
-        return None
-    module = getattr(function, "__module__", None) or ""
-    if module.split(".")[0] == "numpy" and "random" not in module and owner is None:
-        return None
-    name = getattr(function, "__qualname__", None) or type(function).__name__
-    return f"a call whose result is dropped ({name}: its effects would happen once)"
-
-
-def _traced_range(bounds):
-    """(low, high) holding every value a for loop's index over traced bounds takes, from the
-    ranges of the bounds (`for j in range(i)` inside `for i in range(n)`: 0 <= j <= n - 2), or
-    None where a bound's range is unknown. Slices by j (`A[i, :j]`, LU's and Cholesky's
-    triangles) then keep their sign and need no run-time check: without it the outer loop was
-    unrolled, LU at n = 200 a 14 MiB kernel that compiled for 48 s and then ran eagerly."""
-    start, stop, step = (0, bounds[0], 1) if len(bounds) == 1 else (
-        bounds[0], bounds[1], bounds[2] if len(bounds) == 3 else 1)
-
-    def span(bound):
-        if _windows.is_int(bound):
-            return int(bound), int(bound)
-        form = bound._affine if isinstance(bound, TracedArray) else None
-        if form is None:
-            return None
-        return (form.offset, form.offset) if not form.scale else form.span()
-    spans = span(start), span(stop)
-    if None in spans or not _windows.is_int(step):
-        return None
-    low, high = ((spans[0][0], spans[1][1] - 1) if int(step) > 0 else
-                 (spans[1][0] + 1, spans[0][1]))
-    return (low, high) if low <= high else None
 
 
 class LoopCapture(ExpressionCapture):
@@ -271,7 +226,7 @@ class LoopCapture(ExpressionCapture):
             if span is not None:
                 index._range = (min(span[0], span[-1]), max(span[0], span[-1]))
             elif condition is None and not side:
-                index._range = _traced_range(bounds)
+                index._range = _loop_extents.index_range(bounds)
             index._affine = _windows.Affine(index, 0, 1)
             rebound, stacks = {}, []
             for key, (array, array_names) in by_object.items():

@@ -1,7 +1,10 @@
 """The values captured loops carry (kiln._loop_capture, kiln._loop_appends): their types, and
 the failure that makes a loop run as Python instead."""
+import types
+
 import numpy as np
 
+from ._graph_breaks import is_kiln_code
 from ._tracer import TracedArray, backend, cast
 
 
@@ -98,3 +101,23 @@ def unshared_scalars(context, names, values, set_, keep):
         return values
     set_(tuple(a if a is not b else keep for a, b in zip(new, values)))
     return tuple(new)
+
+
+def untraced_effect(function):
+    """Why a call statement's effects would not repeat on every iteration of a captured loop
+    (None: they are traced): Python functions and methods (their array updates are traced;
+    what else they change is fixed at the trace, as for a call whose result is assigned),
+    NumPy's functions and ufunc methods, and a traced array's methods are."""
+    owner = getattr(function, "__self__", None)
+    if isinstance(owner, (TracedArray, np.ufunc)) or isinstance(function, np.ufunc):
+        return None
+    if isinstance(function, types.MethodType):
+        function = function.__func__
+    if isinstance(function, types.FunctionType) and not is_kiln_code(
+            function.__code__.co_filename):
+        return None
+    module = getattr(function, "__module__", None) or ""
+    if module.split(".")[0] == "numpy" and "random" not in module and owner is None:
+        return None
+    name = getattr(function, "__qualname__", None) or type(function).__name__
+    return f"a call whose result is dropped ({name}: its effects would happen once)"

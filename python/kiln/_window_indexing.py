@@ -3,8 +3,10 @@ v[1:], v[0], v[-1], f[:, None] of an array that shrinks in a loop (kiln._loop_ex
 slice whose bounds move with a loop's index. NumPy's basic indexing of the positions the window
 holds: the result keeps the whole axes, its window's bounds the window's moved by the key, as
 long as the loop's bounds keep them inside the window on every iteration (else a graph break,
-and the loop is unrolled)."""
-from ._tracer import TracedArray, graph_break
+and the loop is unrolled). And x[i:i+K] of a plain array: a view of fixed shape, no window."""
+import numpy as np
+
+from ._tracer import TracedArray, backend, graph_break, traced
 from ._windows import Affine, Window, difference, extent, is_int, lowest, total
 
 
@@ -83,3 +85,51 @@ def index_window(x, key, plain_getitem):
     if isinstance(result, TracedArray) and any(b is not None for b in bounds):
         result._selection, result._scalar = Window(bounds), False
     return result
+
+
+def _fixed_extent(item, size):
+    """(start tracer, extent) of a slice i+a:i+b (same index, unit step) that the loop's range
+    keeps inside an axis of `size`, or None."""
+    if not (isinstance(item, slice) and isinstance(item.start, TracedArray) and
+            (item.step is None or is_int(item.step) and int(item.step) == 1)):
+        return None
+    start = item.start._affine
+    stop = item.stop._affine if isinstance(item.stop, TracedArray) else None
+    count = difference(start, stop) if start is not None and stop is not None else None
+    if not is_int(count) or -count < 1 or start.index is None:
+        return None
+    span = start.span()
+    if span is None or span[0] < 0 or span[1] - count > size:
+        return None
+    return item.start, -count
+
+
+def fixed_extents(x, key, getitem):
+    """x[..., i:i+K, ...] (i a captured loop's index, whose range keeps the K positions inside
+    the axis): NumPy's result, of fixed shape K, as the positions i + arange(K) taken along the
+    axis: a view, writes through it reach x. As a window it masked the whole axis, which cannot
+    meet an axis of fixed size: a sliding window (conv2d's inp[:, i:i+K, j:j+K] * w) made the
+    loops unroll. None where the key has no such slice."""
+    items = list(key) if isinstance(key, tuple) else [key]
+    if any(item is Ellipsis or isinstance(item, (list, np.ndarray)) or
+           isinstance(item, TracedArray) and item.ndim > 0 for item in items):
+        return None
+    axis = 0
+    for position, item in enumerate(items):
+        if item is None:
+            continue
+        found = _fixed_extent(item, x.shape[axis]) if axis < x.ndim else None
+        if found is not None:
+            context, k = x._context, backend()
+            start, count = found
+            steps = traced(context, k.arange(context.anchor(), count, "int64"))
+            indices = (start.astype(np.int64) + steps).tensor
+            taken = x._make_view(
+                k.take(x.tensor, indices, axis, check_bounds=False),
+                lambda root: k.take(root, indices, axis, check_bounds=False),
+                lambda root, value: k.index_put(root, indices, value, axis, False,
+                                                check_bounds=False))
+            rest = items[:position] + [slice(None)] + items[position + 1:]
+            return getitem(taken, tuple(rest))
+        axis += 1
+    return None

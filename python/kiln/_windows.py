@@ -12,7 +12,7 @@ reads); reductions and products mask the positions outside with the identity (0 
 contractions); x[window] = value writes only the window. Windows of one extent at different
 positions (`out[:n-i] += a[i:]`, `x[1:] - x[:-1]` of a shrinking array) meet after one is moved
 onto the other (a shifted read). Static slices and elements of a window are
-kiln._window_indexing's. Anything else on a window (reshape, shape, iteration, a window leaving
+kiln._window_indexing's, and so are slices of fixed length at a loop's index (x[i:i+3]). Anything else on a window (reshape, shape, iteration, a window leaving
 the iteration) has no rule here: it is a graph break, and the loop is unrolled as before, which
 is slower to compile but exact.
 """
@@ -236,54 +236,6 @@ def unit_slices(key, shape):
         rewritten.append(item)
         axis += 1
     return tuple(rewritten) if changed else key
-
-
-def _fixed_extent(item, size):
-    """(start tracer, extent) of a slice i+a:i+b (same index, unit step) that the loop's range
-    keeps inside an axis of `size`, or None."""
-    if not (isinstance(item, slice) and isinstance(item.start, TracedArray) and
-            (item.step is None or is_int(item.step) and int(item.step) == 1)):
-        return None
-    start = item.start._affine
-    stop = item.stop._affine if isinstance(item.stop, TracedArray) else None
-    count = difference(start, stop) if start is not None and stop is not None else None
-    if not is_int(count) or -count < 1 or start.index is None:
-        return None
-    span = start.span()
-    if span is None or span[0] < 0 or span[1] - count > size:
-        return None
-    return item.start, -count
-
-
-def fixed_extents(x, key, getitem):
-    """x[..., i:i+K, ...] (i a captured loop's index, whose range keeps the K positions inside
-    the axis): NumPy's result, of fixed shape K, as the positions i + arange(K) taken along the
-    axis: a view, writes through it reach x. As a window it masked the whole axis, which cannot
-    meet an axis of fixed size: a sliding window (conv2d's inp[:, i:i+K, j:j+K] * w) made the
-    loops unroll. None where the key has no such slice."""
-    items = list(key) if isinstance(key, tuple) else [key]
-    if any(item is Ellipsis or isinstance(item, (list, np.ndarray)) or
-           isinstance(item, TracedArray) and item.ndim > 0 for item in items):
-        return None
-    axis = 0
-    for position, item in enumerate(items):
-        if item is None:
-            continue
-        found = _fixed_extent(item, x.shape[axis]) if axis < x.ndim else None
-        if found is not None:
-            context, k = x._context, backend()
-            start, count = found
-            steps = traced(context, k.arange(context.anchor(), count, "int64"))
-            indices = (start.astype(np.int64) + steps).tensor
-            taken = x._make_view(
-                k.take(x.tensor, indices, axis, check_bounds=False),
-                lambda root: k.take(root, indices, axis, check_bounds=False),
-                lambda root, value: k.index_put(root, indices, value, axis, False,
-                                                check_bounds=False))
-            rest = items[:position] + [slice(None)] + items[position + 1:]
-            return getitem(taken, tuple(rest))
-        axis += 1
-    return None
 
 
 def _bound(value, size, default):
