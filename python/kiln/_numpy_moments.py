@@ -36,8 +36,13 @@ def mean(context, a, axis=None, dtype=None, out=None, keepdims=False, *, where=T
         if axes:
             tensor = k.mean(tensor, axes, bool(keepdims))
         return _result(context, cast(tensor, result_dtype), out)
-    tensor = k.masked_mean(tensor, _mask(context, x, where), axes, bool(keepdims))
-    return _result(context, cast(tensor, result_dtype), out)
+    # NumPy's own way, the sum where the mask holds over its count, counted as integers (the
+    # builder's masked mean sums the mask cast to float64, which ran 7x slower than a count:
+    # azimint_naive's data[in_bin].mean() took 41 ms against NumPy's 6)
+    total = _reduction("sum")(context, x, axis, compute, None, keepdims, where=where)
+    count = np.sum(np.broadcast_to(where, x.shape), axis=axis, keepdims=keepdims)  # (int64)
+    count = count.astype(compute) if hasattr(count, "astype") else compute.type(count)
+    return _result(context, cast(np.true_divide(total, count).tensor, result_dtype), out)
 
 
 def var(context, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True,

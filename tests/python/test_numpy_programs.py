@@ -6,6 +6,7 @@ updates in place. Sizes are small: the point is what kiln captures and how, not 
 and contracted multiply-adds (1e-9 relative); float32 by the same at float32's precision (1e-4:
 the programs sum up to a few hundred terms); integers exactly."""
 import copy
+import re
 
 import numpy as np
 import pytest
@@ -1083,3 +1084,19 @@ def test_a_loop_nest_updating_an_argument_in_place_copies_it_once(compile_logged
               line.split("] = ")[0].split("[")[0].strip() == line.split("] = ")[1].split("[")[0]]
     assert not copies, copies
     check_program(doitgen, arguments)
+
+
+def mean_where(x, low):
+    inside = (x >= low) & (x < low + 0.25)
+    return np.mean(x, where=inside), x[inside].mean(), np.mean(x.astype(np.float32), axis=0,
+                                                              where=inside)
+
+
+def test_a_mean_where_a_mask_holds_is_a_sum_over_a_count(compile_logged):
+    # NumPy's way: two plain reductions that vectorise; the fused masked mean ran 5x slower
+    # (azimint_naive at 100 bins: 41 ms against NumPy's 6)
+    x = np.random.default_rng(12).random((50, 3))
+    log, _ = compile_logged(mean_where, (x, 0.5), "graph")
+    # the count summed as integers: a bool cast to float64 summed 7x slower than count_nonzero
+    assert re.search(r"= sum\(%\d+\).*: int64", log), log
+    check_program(mean_where, (x, 0.5))
