@@ -43,6 +43,12 @@ std::string convert(const std::string& text, DType from, DType to) {
   if (from == DType::Float16 && to == DType::UInt32) return "kiln_half_to_uint32(" + text + ")";
   if (is_float(from) && !is_float(to))
     return "kiln_float_to_int<" + compute_type(to) + ">(" + text + ")";
+  // GCC 12 leaves (double)(bool) scalar inside `omp simd` loops and vectorises a select: the
+  // fraction np.mean(x > 0.5) of 1M floats summed 0.48 ms that way, 0.08 as a select
+  if (from == DType::Bool && is_float(to)) {
+    const std::string one = compute_type(to) == "double" ? "1.0" : "1.0f";
+    return "(" + text + " ? " + one + " : " + (one == "1.0" ? "0.0" : "0.0f") + ")";
+  }
   return "(" + compute_type(to) + ")(" + text + ")";
 }
 

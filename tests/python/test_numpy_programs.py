@@ -1100,3 +1100,17 @@ def test_a_mean_where_a_mask_holds_is_a_sum_over_a_count(compile_logged):
     # the count summed as integers: a bool cast to float64 summed 7x slower than count_nonzero
     assert re.search(r"= sum\(%\d+\).*: int64", log), log
     check_program(mean_where, (x, 0.5))
+
+
+def mask_fractions(x):
+    return (np.mean(x > 0.5), np.sum(x < 0.25, dtype=np.float32), (x > 0.1).astype(np.float64)
+            @ x, np.average(x, weights=x > 0.3))
+
+
+def test_a_mask_cast_to_floats_is_a_select_in_the_generated_code(compile_logged):
+    # GCC leaves (double)(bool) scalar in the vector loops; the select vectorises (np.mean of
+    # a mask over 1M floats: 0.48 -> 0.08 ms, NumPy 0.47)
+    x = np.random.default_rng(13).random(1000)
+    log, _ = compile_logged(mask_fractions, (x,), "output_code")
+    assert "? 1.0 : 0.0)" in log and "? 1.0f : 0.0f)" in log, log
+    check_program(mask_fractions, (x,))
