@@ -11,8 +11,8 @@ user's function on its own globals and closure cells, plus one cell for the help
 Only statements whose effects the helper can see are rewritten: assignments (to names, and to
 subscripts of names: array updates), nested loops and branches, `pass`. A loop or branch holding
 anything else (return, break, continue, raise, try, with, del, expression statements other than
-calls, nested functions, global/nonlocal) stays as written and is unrolled by tracing, as before; each
-refusal is recorded with its reason and line (kiln.explain shows them).
+calls, nested functions, global/nonlocal) stays as written and is unrolled by tracing, as
+before; each refusal is recorded with its reason and line (kiln.explain shows them).
 """
 import ast
 import copy

@@ -106,7 +106,8 @@ class TraceContext:
         for x in inputs:
             if isinstance(x, TracedArray) and x._selection is None:
                 parts.append(x.tensor.id)
-            elif type(x) in (bool, int, float) or isinstance(x, np.generic) and x.dtype.kind in "biuf":
+            elif (type(x) in (bool, int, float) or
+                  isinstance(x, np.generic) and x.dtype.kind in "biuf"):
                 parts.append((type(x), x.item() if isinstance(x, np.generic) else x))
             else:
                 return

@@ -12,9 +12,10 @@ reads); reductions and products mask the positions outside with the identity (0 
 contractions); x[window] = value writes only the window. Windows of one extent at different
 positions (`out[:n-i] += a[i:]`, `x[1:] - x[:-1]` of a shrinking array) meet after one is moved
 onto the other (a shifted read). Static slices and elements of a window are
-kiln._window_indexing's, and so are slices of fixed length at a loop's index (x[i:i+3]). Anything else on a window (reshape, shape, iteration, a window leaving
-the iteration) has no rule here: it is a graph break, and the loop is unrolled as before, which
-is slower to compile but exact.
+kiln._window_indexing's, and so are slices of fixed length at a loop's index (x[i:i+3]).
+Anything else on a window (reshape, shape, iteration, a window leaving the iteration) has no
+rule here: it is a graph break, and the loop is unrolled as before, which is slower to compile
+but exact.
 """
 import numpy as np
 

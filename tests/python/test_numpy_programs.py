@@ -21,8 +21,10 @@ def jacobi_1d(tsteps, A, B):
 
 def jacobi_2d(tsteps, A, B):
     for t in range(1, tsteps):
-        B[1:-1, 1:-1] = 0.2 * (A[1:-1, 1:-1] + A[1:-1, :-2] + A[1:-1, 2:] + A[2:, 1:-1] + A[:-2, 1:-1])
-        A[1:-1, 1:-1] = 0.2 * (B[1:-1, 1:-1] + B[1:-1, :-2] + B[1:-1, 2:] + B[2:, 1:-1] + B[:-2, 1:-1])
+        B[1:-1, 1:-1] = 0.2 * (A[1:-1, 1:-1] + A[1:-1, :-2] + A[1:-1, 2:] + A[2:, 1:-1]
+                               + A[:-2, 1:-1])
+        A[1:-1, 1:-1] = 0.2 * (B[1:-1, 1:-1] + B[1:-1, :-2] + B[1:-1, 2:] + B[2:, 1:-1]
+                               + B[:-2, 1:-1])
 
 
 def heat_3d(tsteps, A, B):
@@ -202,16 +204,19 @@ def deriche(alpha, imgIn):
     y2[:, -1] = 0.0
     y2[:, -2] = a3 * imgIn[:, -1]
     for j in range(imgIn.shape[1] - 3, -1, -1):
-        y2[:, j] = (a3 * imgIn[:, j + 1] + a4 * imgIn[:, j + 2] + b1 * y2[:, j + 1] + b2 * y2[:, j + 2])
+        y2[:, j] = (a3 * imgIn[:, j + 1] + a4 * imgIn[:, j + 2] + b1 * y2[:, j + 1]
+                    + b2 * y2[:, j + 2])
     imgOut = c1 * (y1 + y2)
     y1[0, :] = a5 * imgOut[0, :]
     y1[1, :] = a5 * imgOut[1, :] + a6 * imgOut[0, :] + b1 * y1[0, :]
     for i in range(2, imgIn.shape[0]):
-        y1[i, :] = (a5 * imgOut[i, :] + a6 * imgOut[i - 1, :] + b1 * y1[i - 1, :] + b2 * y1[i - 2, :])
+        y1[i, :] = (a5 * imgOut[i, :] + a6 * imgOut[i - 1, :] + b1 * y1[i - 1, :]
+                    + b2 * y1[i - 2, :])
     y2[-1, :] = 0.0
     y2[-2, :] = a7 * imgOut[-1, :]
     for i in range(imgIn.shape[0] - 3, -1, -1):
-        y2[i, :] = (a7 * imgOut[i + 1, :] + a8 * imgOut[i + 2, :] + b1 * y2[i + 1, :] + b2 * y2[i + 2, :])
+        y2[i, :] = (a7 * imgOut[i + 1, :] + a8 * imgOut[i + 2, :] + b1 * y2[i + 1, :]
+                    + b2 * y2[i + 2, :])
     imgOut[:] = c2 * (y1 + y2)
     return imgOut
 
@@ -389,16 +394,20 @@ def cavity_flow(nx, ny, nt, nit, u, v, dt, dx, dy, p, rho, nu):
         vn = v.copy()
         build_up_b(b, rho, dt, u, v, dx, dy)
         pressure_poisson(nit, p, dx, dy, b)
-        u[1:-1, 1:-1] = (un[1:-1, 1:-1] - un[1:-1, 1:-1] * dt / dx * (un[1:-1, 1:-1] - un[1:-1, 0:-2])
+        u[1:-1, 1:-1] = (un[1:-1, 1:-1] - un[1:-1, 1:-1] * dt / dx
+                         * (un[1:-1, 1:-1] - un[1:-1, 0:-2])
                          - vn[1:-1, 1:-1] * dt / dy * (un[1:-1, 1:-1] - un[0:-2, 1:-1])
                          - dt / (2 * rho * dx) * (p[1:-1, 2:] - p[1:-1, 0:-2])
                          + nu * (dt / dx ** 2 * (un[1:-1, 2:] - 2 * un[1:-1, 1:-1] + un[1:-1, 0:-2])
-                                 + dt / dy ** 2 * (un[2:, 1:-1] - 2 * un[1:-1, 1:-1] + un[0:-2, 1:-1])))
-        v[1:-1, 1:-1] = (vn[1:-1, 1:-1] - un[1:-1, 1:-1] * dt / dx * (vn[1:-1, 1:-1] - vn[1:-1, 0:-2])
+                                 + dt / dy ** 2 * (un[2:, 1:-1] - 2 * un[1:-1, 1:-1]
+                                                   + un[0:-2, 1:-1])))
+        v[1:-1, 1:-1] = (vn[1:-1, 1:-1] - un[1:-1, 1:-1] * dt / dx
+                         * (vn[1:-1, 1:-1] - vn[1:-1, 0:-2])
                          - vn[1:-1, 1:-1] * dt / dy * (vn[1:-1, 1:-1] - vn[0:-2, 1:-1])
                          - dt / (2 * rho * dy) * (p[2:, 1:-1] - p[0:-2, 1:-1])
                          + nu * (dt / dx ** 2 * (vn[1:-1, 2:] - 2 * vn[1:-1, 1:-1] + vn[1:-1, 0:-2])
-                                 + dt / dy ** 2 * (vn[2:, 1:-1] - 2 * vn[1:-1, 1:-1] + vn[0:-2, 1:-1])))
+                                 + dt / dy ** 2 * (vn[2:, 1:-1] - 2 * vn[1:-1, 1:-1]
+                                                   + vn[0:-2, 1:-1])))
         u[0, :] = 0
         u[:, 0] = 0
         u[:, -1] = 0
@@ -452,17 +461,21 @@ def channel_flow(nit, u, v, dt, dx, dy, p, rho, nu, F):
                           - dx ** 2 * dy ** 2 / (2 * (dx ** 2 + dy ** 2)) * b[1:-1, 0])
             p[-1, :] = p[-2, :]
             p[0, :] = p[1, :]
-        u[1:-1, 1:-1] = (un[1:-1, 1:-1] - un[1:-1, 1:-1] * dt / dx * (un[1:-1, 1:-1] - un[1:-1, 0:-2])
+        u[1:-1, 1:-1] = (un[1:-1, 1:-1] - un[1:-1, 1:-1] * dt / dx
+                         * (un[1:-1, 1:-1] - un[1:-1, 0:-2])
                          - vn[1:-1, 1:-1] * dt / dy * (un[1:-1, 1:-1] - un[0:-2, 1:-1])
                          - dt / (2 * rho * dx) * (p[1:-1, 2:] - p[1:-1, 0:-2])
                          + nu * (dt / dx ** 2 * (un[1:-1, 2:] - 2 * un[1:-1, 1:-1] + un[1:-1, 0:-2])
-                                 + dt / dy ** 2 * (un[2:, 1:-1] - 2 * un[1:-1, 1:-1] + un[0:-2, 1:-1]))
+                                 + dt / dy ** 2 * (un[2:, 1:-1] - 2 * un[1:-1, 1:-1]
+                                                   + un[0:-2, 1:-1]))
                          + F * dt)
-        v[1:-1, 1:-1] = (vn[1:-1, 1:-1] - un[1:-1, 1:-1] * dt / dx * (vn[1:-1, 1:-1] - vn[1:-1, 0:-2])
+        v[1:-1, 1:-1] = (vn[1:-1, 1:-1] - un[1:-1, 1:-1] * dt / dx
+                         * (vn[1:-1, 1:-1] - vn[1:-1, 0:-2])
                          - vn[1:-1, 1:-1] * dt / dy * (vn[1:-1, 1:-1] - vn[0:-2, 1:-1])
                          - dt / (2 * rho * dy) * (p[2:, 1:-1] - p[0:-2, 1:-1])
                          + nu * (dt / dx ** 2 * (vn[1:-1, 2:] - 2 * vn[1:-1, 1:-1] + vn[1:-1, 0:-2])
-                                 + dt / dy ** 2 * (vn[2:, 1:-1] - 2 * vn[1:-1, 1:-1] + vn[0:-2, 1:-1])))
+                                 + dt / dy ** 2 * (vn[2:, 1:-1] - 2 * vn[1:-1, 1:-1]
+                                                   + vn[0:-2, 1:-1])))
         u[0, :] = 0
         u[-1, :] = 0
         v[0, :] = 0
@@ -623,7 +636,8 @@ def vadv(utens_stage, u_stage, wcon, u_pos, utens, dtr_stage):
         ccol[:, :, k] = gcv * BET_P
         bcol = dtr_stage - ccol[:, :, k]
         correction_term = -cs * (u_stage[:, :, k + 1] - u_stage[:, :, k])
-        dcol[:, :, k] = (dtr_stage * u_pos[:, :, k] + utens[:, :, k] + utens_stage[:, :, k] + correction_term)
+        dcol[:, :, k] = (dtr_stage * u_pos[:, :, k] + utens[:, :, k] + utens_stage[:, :, k]
+                         + correction_term)
         divided = 1.0 / bcol
         ccol[:, :, k] = ccol[:, :, k] * divided
         dcol[:, :, k] = dcol[:, :, k] * divided
@@ -637,7 +651,8 @@ def vadv(utens_stage, u_stage, wcon, u_pos, utens, dtr_stage):
         bcol = dtr_stage - acol - ccol[:, :, k]
         correction_term = -as_ * (u_stage[:, :, k - 1] - u_stage[:, :, k]) - cs * (
             u_stage[:, :, k + 1] - u_stage[:, :, k])
-        dcol[:, :, k] = (dtr_stage * u_pos[:, :, k] + utens[:, :, k] + utens_stage[:, :, k] + correction_term)
+        dcol[:, :, k] = (dtr_stage * u_pos[:, :, k] + utens[:, :, k] + utens_stage[:, :, k]
+                         + correction_term)
         divided = 1.0 / (bcol - ccol[:, :, k - 1] * acol)
         ccol[:, :, k] = ccol[:, :, k] * divided
         dcol[:, :, k] = (dcol[:, :, k] - (dcol[:, :, k - 1]) * acol) * divided
@@ -647,7 +662,8 @@ def vadv(utens_stage, u_stage, wcon, u_pos, utens, dtr_stage):
         acol = gav * BET_P
         bcol = dtr_stage - acol
         correction_term = -as_ * (u_stage[:, :, k - 1] - u_stage[:, :, k])
-        dcol[:, :, k] = (dtr_stage * u_pos[:, :, k] + utens[:, :, k] + utens_stage[:, :, k] + correction_term)
+        dcol[:, :, k] = (dtr_stage * u_pos[:, :, k] + utens[:, :, k] + utens_stage[:, :, k]
+                         + correction_term)
         divided = 1.0 / (bcol - ccol[:, :, k - 1] * acol)
         dcol[:, :, k] = (dcol[:, :, k] - (dcol[:, :, k - 1]) * acol) * divided
     for k in range(K - 1, K - 2, -1):
@@ -666,9 +682,11 @@ def hdiff(in_field, out_field, coeff):
         in_field[2:I + 4, 1:J + 3, :] + in_field[0:I + 2, 1:J + 3, :]
         + in_field[1:I + 3, 2:J + 4, :] + in_field[1:I + 3, 0:J + 2, :])
     res = lap_field[1:, 1:J + 1, :] - lap_field[:-1, 1:J + 1, :]
-    flx_field = np.where((res * (in_field[2:I + 3, 2:J + 2, :] - in_field[1:I + 2, 2:J + 2, :])) > 0, 0, res)
+    flx_field = np.where(
+        (res * (in_field[2:I + 3, 2:J + 2, :] - in_field[1:I + 2, 2:J + 2, :])) > 0, 0, res)
     res = lap_field[1:I + 1, 1:, :] - lap_field[1:I + 1, :-1, :]
-    fly_field = np.where((res * (in_field[2:I + 2, 2:J + 3, :] - in_field[2:I + 2, 1:J + 2, :])) > 0, 0, res)
+    fly_field = np.where(
+        (res * (in_field[2:I + 2, 2:J + 3, :] - in_field[2:I + 2, 1:J + 2, :])) > 0, 0, res)
     out_field[:, :, :] = in_field[2:I + 2, 2:J + 2, :] - coeff[:, :, :] * (
         flx_field[1:, :, :] - flx_field[:-1, :, :] + fly_field[:, 1:, :] - fly_field[:, :-1, :])
 
@@ -755,25 +773,31 @@ CASES = {
     "correlation": (correlation, lambda r: (10, 14.0, r.random((14, 10)))),
     "covariance": (covariance, lambda r: (10, 14.0, r.random((14, 10)))),
     "gemver": (gemver, lambda r: (1.5, 1.2, r.random((20, 20)), *[r.random(20) for _ in range(8)])),
-    "gesummv": (gesummv, lambda r: (1.5, 1.2, r.random((20, 20)), r.random((20, 20)), r.random(20))),
+    "gesummv": (gesummv,
+                lambda r: (1.5, 1.2, r.random((20, 20)), r.random((20, 20)), r.random(20))),
     "mvt": (mvt, lambda r: (*[r.random(20) for _ in range(4)], r.random((20, 20)))),
     "atax": (atax, lambda r: (r.random((20, 24)), r.random(24))),
     "bicg": (bicg, lambda r: (r.random((20, 24)), r.random(24), r.random(20))),
     "syrk": (syrk, lambda r: (1.5, 1.2, r.random((10, 10)), r.random((10, 6)))),
-    "syr2k": (syr2k, lambda r: (1.5, 1.2, r.random((10, 10)), r.random((10, 6)), r.random((10, 6)))),
+    "syr2k": (syr2k,
+              lambda r: (1.5, 1.2, r.random((10, 10)), r.random((10, 6)), r.random((10, 6)))),
     "trmm": (trmm, lambda r: (1.5, r.random((10, 10)), r.random((10, 12)))),
     "symm": (symm, lambda r: (1.5, 1.2, r.random((8, 10)), r.random((8, 8)), r.random((8, 10)))),
     "doitgen": (doitgen, lambda r: (4, 5, 6, r.random((4, 5, 6)), r.random((6, 6)))),
     "k3mm": (k3mm, lambda r: tuple(r.random((12, 12)) for _ in range(4))),
     "k2mm": (k2mm, lambda r: (1.5, 1.2, *[r.random((12, 12)) for _ in range(4)])),
-    "gemm": (gemm, lambda r: (1.5, 1.2, r.random((12, 12)), r.random((12, 12)), r.random((12, 12)))),
+    "gemm": (gemm,
+             lambda r: (1.5, 1.2, r.random((12, 12)), r.random((12, 12)), r.random((12, 12)))),
     "conv2d": (conv2d, lambda r: (r.random((2, 7, 7, 3)).astype(np.float32),
                                   r.random((3, 3, 3, 4)).astype(np.float32))),
     "softmax": (softmax, lambda r: (r.random((2, 3, 8, 8)).astype(np.float32),)),
     "mlp": (mlp, lambda r: (r.random((4, 16)).astype(np.float32),
-                            r.random((16, 256)).astype(np.float32), r.random(256).astype(np.float32),
-                            r.random((256, 128)).astype(np.float32), r.random(128).astype(np.float32),
-                            r.random((128, 10)).astype(np.float32), r.random(10).astype(np.float32))),
+                            r.random((16, 256)).astype(np.float32),
+                            r.random(256).astype(np.float32),
+                            r.random((256, 128)).astype(np.float32),
+                            r.random(128).astype(np.float32),
+                            r.random((128, 10)).astype(np.float32),
+                            r.random(10).astype(np.float32))),
     "resnet_block": (resnet_block, lambda r: (r.random((2, 6, 6, 8)).astype(np.float32),
                                               r.random((8, 4)).astype(np.float32),
                                               r.random((4, 8)).astype(np.float32))),
@@ -791,8 +815,10 @@ CASES = {
     "mandelbrot2": (mandelbrot2, lambda r: (-2.25, 0.75, -1.25, 1.25, 12, 10, 6)),
     "spmv": (spmv, lambda r: _csr(r, 12, 10, 3)),
     "crc16": (crc16, lambda r: (r.integers(0, 256, 12).astype(np.uint8),)),
-    "compute": (compute, lambda r: (r.integers(0, 20, (10, 10)), r.integers(0, 20, (10, 10)), 4, 3, 9)),
-    "contour_integral": (contour_integral, lambda r: (4, 2, 2, _c(r, 3, 4, 4), _c(r, 3), _c(r, 4, 2))),
+    "compute": (compute,
+                lambda r: (r.integers(0, 20, (10, 10)), r.integers(0, 20, (10, 10)), 4, 3, 9)),
+    "contour_integral": (contour_integral,
+                         lambda r: (4, 2, 2, _c(r, 3, 4, 4), _c(r, 3), _c(r, 4, 2))),
     "vadv": (vadv, lambda r: (r.random((5, 4, 6)), r.random((5, 4, 6)), r.random((6, 4, 6)),
                               r.random((5, 4, 6)), r.random((5, 4, 6)), 0.5)),
     "hdiff": (hdiff, lambda r: (r.random((9, 8, 3)), r.random((5, 4, 3)), r.random((5, 4, 3)))),
