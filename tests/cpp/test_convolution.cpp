@@ -24,6 +24,10 @@ using ir::Op;
 using ir::ValueId;
 
 const Tolerance kSingle = {1e-4, 1e-5, 4};  // float32 sums of a few hundred products
+// Winograd's F(4x4, 3x3) in float32: its transforms spread each tile's rounding over the tile
+// (2.5e-5 on outputs of 30), more so on one thread than on two (oneDNN's blocking follows the
+// team kiln gives it, the free cores).
+const Tolerance kWinograd = {1e-4, 2e-4, 4};
 const Tolerance kWide = {1e-12, 1e-12, 4};
 
 std::vector<int64_t> shape_of(const ir::Graph& graph, ValueId id) {
@@ -336,8 +340,8 @@ TEST(ConvolutionCompiled, KeptWeightsFollowTheirContents) {
   const externs::ConvolutionCounters start = externs::convolution_counters();
   conv.call(42, {weights, biases}, kSingle, "first call");
   conv.call(43, {weights, biases}, kSingle, "second call, same weights");
-  conv.call(44, {weights, biases}, kSingle, "third call, same weights");
-  conv.call(41, {weights, biases}, kSingle, "fourth call, same weights");
+  conv.call(44, {weights, biases}, kWinograd, "third call, same weights");
+  conv.call(41, {weights, biases}, kWinograd, "fourth call, same weights");
   const externs::ConvolutionCounters repeated = externs::convolution_counters();
   EXPECT_EQ(repeated.winograd_calls - start.winograd_calls, 2);
   EXPECT_EQ(repeated.kept_weight_hits - start.kept_weight_hits, 2);
@@ -360,7 +364,7 @@ TEST(ConvolutionCompiled, ChangingWeightsRunWinogradsTrainingForm) {
   const int64_t start = externs::convolution_counters().winograd_calls;
   for (uint64_t step = 0; step < 4; ++step) {
     conv.set_weights(weights, 61 + step);
-    conv.call(70 + step, {weights}, {1e-4, 2e-4, 4}, "call " + std::to_string(step));
+    conv.call(70 + step, {weights}, kWinograd, "call " + std::to_string(step));
   }
   EXPECT_EQ(externs::convolution_counters().winograd_calls - start, 4);
 }
