@@ -1,0 +1,64 @@
+"""torch.compile(backend="kiln") on patterns of real models that ran partly in eager PyTorch (an
+ATen op missing from the conversion table: KILN_LOGS=graph_breaks named it), each compiled
+whole (unsupported_ops="error") and compared with eager, forward and gradients: a write into an
+as_strided view (the gradient of Swin's adaptive pooler)."""
+import pytest
+import torch
+from torch.fx.experimental.proxy_tensor import make_fx
+
+import kiln.torch
+from kiln.torch._lowering import CompiledGraph
+from kiln.torch._partition import refused_nodes
+from torch_fixtures import fresh_dynamo  # noqa: F401 (autouse)
+
+aten = torch.ops.aten
+WHOLE = {"options": {"unsupported_ops": "error"}}
+
+
+def _compiled_whole(function, *tensors):
+    """function's ATen graph (kiln's decompositions), checked to convert whole, compiled."""
+    graph = make_fx(function, tracing_mode="fake",
+                    decomposition_table=kiln.torch.decompositions())(*tensors)
+    assert not refused_nodes(graph)
+    return CompiledGraph(graph, list(tensors), {})(list(tensors))
+
+
+def _floats(*shape):
+    return torch.randn(*shape, generator=torch.Generator().manual_seed(sum(shape)))
+
+
+@pytest.mark.parametrize("base, size, stride, offset", [
+    (_floats(3, 3), (2, 2), (1, 2), 0),  # a part of the memory, transposed: a scatter
+    (_floats(4, 6), (2, 3), (6, 2), 5),
+    (_floats(2, 3, 4, 5).to(memory_format=torch.channels_last), (2, 3, 20), (60, 1, 3), 0),
+    (_floats(2, 16), (2, 16, 1, 1), (16, 1, 1, 1), 0),  # the whole memory: no scatter
+    (_floats(2, 8), (8, 2), (1, 8), 0),  # the whole memory, in another order
+])
+def test_as_strided_scatter_writes_eagers_elements(base, size, stride, offset):
+    src = _floats(*size)
+
+    def write(base, src):
+        return aten.as_strided_scatter(base, src, size, stride, offset)
+    (got,), want = _compiled_whole(write, base, src), write(base, src)
+    torch.testing.assert_close(got, want, rtol=0, atol=0)
+
+
+def test_adaptive_pooling_over_one_axis_trains_whole():
+    # Swin's pooler: AdaptiveAvgPool1d over the tokens of a transposed sequence; its gradient
+    # was an as_strided_scatter, run in eager PyTorch between two kiln graphs
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.LayerNorm(16))
+    pool = torch.nn.AdaptiveAvgPool1d(1)
+
+    def pooled(x):
+        return torch.flatten(pool(model(x).transpose(1, 2)), 1)
+    x = torch.randn(2, 5, 8)
+    weights = torch.randn(2, 16)
+    results = []
+    for f in (pooled, torch.compile(pooled, backend="kiln", **WHOLE)):
+        model.zero_grad()
+        out = f(x)
+        (out * weights).sum().backward()
+        results.append([out.detach()] + [p.grad.clone() for p in model.parameters()])
+    for eager, compiled in zip(*results):
+        torch.testing.assert_close(compiled, eager)
