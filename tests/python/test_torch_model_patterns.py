@@ -1,7 +1,8 @@
 """torch.compile(backend="kiln") on patterns of real models that ran partly in eager PyTorch (an
 ATen op missing from the conversion table: KILN_LOGS=graph_breaks named it), each compiled
 whole (unsupported_ops="error") and compared with eager, forward and gradients: a write into an
-as_strided view (the gradient of Swin's adaptive pooler)."""
+as_strided view (the gradient of Swin's adaptive pooler), histc (a mixture of experts' tokens per
+expert)."""
 import pytest
 import torch
 from torch.fx.experimental.proxy_tensor import make_fx
@@ -61,4 +62,37 @@ def test_adaptive_pooling_over_one_axis_trains_whole():
         (out * weights).sum().backward()
         results.append([out.detach()] + [p.grad.clone() for p in model.parameters()])
     for eager, compiled in zip(*results):
+        torch.testing.assert_close(compiled, eager)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("bins, low, high", [(7, -2.5, 2.5), (100, -1, 3.3), (3, 0, 10)])
+def test_histc_counts_eagers_bins(dtype, bins, low, high):
+    # the edges, the maximum (the last bin's), values outside the range (counted nowhere) and
+    # values whose bin the rounding of (x - min) * bins / (max - min) decides
+    x = torch.cat([torch.linspace(-3, 11, 1401, dtype=dtype), 3 * _floats(500).to(dtype),
+                   torch.tensor([low, high, 1e-9], dtype=dtype)])
+
+    def histogram(x):
+        return torch.histc(x, bins, low, high)
+    (got,), want = _compiled_whole(histogram, x), histogram(x)
+    assert got.dtype == want.dtype
+    torch.testing.assert_close(got, want, rtol=0, atol=0)
+
+
+def test_mixture_of_experts_routing_compiles_whole():
+    # transformers' MoE: the tokens' experts sorted, counted per expert by histc, cumulated
+    torch.manual_seed(0)
+    router = torch.nn.Linear(16, 8)
+
+    def route(hidden):
+        weights, experts = torch.topk(torch.softmax(router(hidden), -1), 2, dim=-1)
+        sorted_experts, order = torch.sort(experts.flatten(), stable=True)
+        per_expert = torch.histc(sorted_experts.float(), bins=8, min=0, max=7)
+        return weights, order, torch.cumsum(per_expert, 0, dtype=torch.int32)
+    hidden = torch.randn(12, 16)
+    with torch.no_grad():
+        got = torch.compile(route, backend="kiln", **WHOLE)(hidden)
+        want = route(hidden)
+    for compiled, eager in zip(got, want):
         torch.testing.assert_close(compiled, eager)
