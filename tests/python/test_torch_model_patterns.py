@@ -2,7 +2,7 @@
 ATen op missing from the conversion table: KILN_LOGS=graph_breaks named it), each compiled
 whole (unsupported_ops="error") and compared with eager, forward and gradients: a write into an
 as_strided view (the gradient of Swin's adaptive pooler), histc (a mixture of experts' tokens per
-expert)."""
+expert), group norm with a dynamic batch (a diffusion UNet's)."""
 import pytest
 import torch
 from torch.fx.experimental.proxy_tensor import make_fx
@@ -96,3 +96,26 @@ def test_mixture_of_experts_routing_compiles_whole():
         want = route(hidden)
     for compiled, eager in zip(got, want):
         torch.testing.assert_close(compiled, eager)
+
+
+@pytest.mark.parametrize("training", [False, True])
+def test_group_norm_with_a_dynamic_batch_compiles_whole(training):
+    # its decomposition views the (N, G, C/G, 1) statistics as (N, C) by as_strided, which with
+    # a symbolic batch ran in eager PyTorch (and the graph compiled per batch)
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Conv2d(3, 16, 3, padding=1), torch.nn.GroupNorm(4, 16),
+                                torch.nn.SiLU())
+    compiled = torch.compile(model, backend="kiln", dynamic=True, **WHOLE)
+    for batch in (2, 3, 5):
+        x = torch.randn(batch, 3, 8, 8)
+        results = []
+        for f in (model, compiled):
+            model.zero_grad()
+            with torch.set_grad_enabled(training):
+                out = f(x)
+                if training:
+                    (out * torch.linspace(-1, 1, out.numel()).view(out.shape)).sum().backward()
+            results.append([out.detach()] + [p.grad.clone() for p in model.parameters()
+                                             if training])
+        for eager, got in zip(*results):
+            torch.testing.assert_close(got, eager, rtol=1e-4, atol=1e-5)

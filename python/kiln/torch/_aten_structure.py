@@ -8,6 +8,7 @@ import torch
 from .. import _kiln
 from ._aten_table import (Unconvertible, axis, cast, computing_dtype, lowers, meta, out_dtype,
                           out_shape)
+from ._size_symbols import same_size
 
 aten = torch.ops.aten
 
@@ -308,6 +309,8 @@ def _as_strided(context, node, x, size, stride, storage_offset=None):
     source = meta(node.args[0])
     if _is_source_layout(x, source, size, stride, storage_offset):
         return x
+    if _is_row_major_reshape(source, meta(node)):
+        return _kiln.reshape(x, out_shape(context, node))
     order, count = dense_memory_order(source, size, stride)
     offset = (storage_offset or 0) - source.storage_offset()
     memory = _kiln.reshape(_kiln.transpose(x, order), [count])
@@ -315,6 +318,28 @@ def _as_strided(context, node, x, size, stride, storage_offset=None):
     if not size:
         return _kiln.reshape(_kiln.take(memory, _kiln.reshape(places, [1]), 0, False), [])
     return _kiln.take(memory, places, 0, False)
+
+
+def _is_row_major_reshape(source, view):
+    """Whether as_strided views row-major x as a row-major tensor of as many elements: a
+    reshape, symbolic sizes too (group norm's decomposition views its (N, G, C/G, 1) statistics
+    as (N, C) so; with a dynamic batch it ran in eager PyTorch, its graph compiled per size).
+    Sizes and strides are compared as expressions: no guard is made."""
+    def row_major(tensor):
+        expected = 1
+        for extent, step in zip(reversed(tensor.shape), reversed(tensor.stride())):
+            if not same_size(extent, 1) and not same_size(step, expected):
+                return False
+            expected = expected * extent
+        return True
+
+    def count(tensor):
+        total = 1
+        for extent in tensor.shape:
+            total = total * extent
+        return total
+    return (all(same_size(tensor.storage_offset(), 0) for tensor in (source, view))
+            and row_major(source) and row_major(view) and same_size(count(source), count(view)))
 
 
 def dense_memory_order(source, size, stride):
