@@ -2,7 +2,8 @@
 ATen op missing from the conversion table: KILN_LOGS=graph_breaks named it), each compiled
 whole (unsupported_ops="error") and compared with eager, forward and gradients: a write into an
 as_strided view (the gradient of Swin's adaptive pooler), histc (a mixture of experts' tokens per
-expert), group norm with a dynamic batch (a diffusion UNet's)."""
+expert), group norm with a dynamic batch (a diffusion UNet's), nn.LSTM traced by Dynamo
+(allow_rnn)."""
 import pytest
 import torch
 from torch.fx.experimental.proxy_tensor import make_fx
@@ -119,3 +120,26 @@ def test_group_norm_with_a_dynamic_batch_compiles_whole(training):
                                              if training])
         for eager, got in zip(*results):
             torch.testing.assert_close(got, eager, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("training", [False, True])
+def test_lstm_compiles_whole_forward_and_backward(training):
+    # PyTorch's LSTM decomposition took oneDNN's layer kernel (aten.mkldnn_rnn_layer): in
+    # eager PyTorch for inference, and AOTAutograd failed on it in training (Inductor too)
+    torch.manual_seed(0)
+    lstm = torch.nn.LSTM(6, 8, num_layers=2, batch_first=True)
+    x = torch.randn(3, 5, 6)
+    weights = torch.randn(3, 5, 8)
+    results = []
+    with torch._dynamo.config.patch(allow_rnn=True):
+        for f in (lstm, torch.compile(lstm, backend="kiln", **WHOLE)):
+            lstm.zero_grad()
+            with torch.set_grad_enabled(training):
+                out, (hidden, cell) = f(x)
+                if training:
+                    (out * weights).sum().backward()
+            results.append([out.detach(), hidden.detach(), cell.detach()]
+                           + [p.grad.clone() for p in lstm.parameters() if training])
+    assert torch._C._get_mkldnn_enabled()  # as it was: oneDNN is off only while tracing
+    for eager, compiled in zip(*results):
+        torch.testing.assert_close(compiled, eager)
