@@ -288,3 +288,29 @@ def _scatter_reduce(context, node, x, dim, index, src, reduce, include_self=True
     if not include_self:  # a place no value reaches keeps its own
         result = _kiln.where(_kiln.greater(hits, context.full((), 0, computing)), result, own)
     return cast(_kiln.reshape(result, list(x.shape)), dtype)
+
+
+@lowers(aten.histc.default)
+def _histc(context, node, x, bins=100, min=0, max=0):
+    """The counts of x's elements in `bins` equal bins over [min, max] (a mixture of experts'
+    tokens per expert, transformers' MoE): a scatter-add of ones at each element's bin, the bin
+    as eager's CPU kernel computes it ((x - min) * bins / (max - min), truncated, in x's dtype;
+    max in the last bin; elements outside the range counted nowhere). A range taken from the
+    data (min == max) and half-precision inputs (eager rounds each step) stay eager's."""
+    dtype = out_dtype(node)
+    if dtype not in (torch.float32, torch.float64):
+        raise Unconvertible(f"histc of {dtype}")
+    low, high = (float(torch.tensor(float(edge), dtype=dtype)) for edge in (min, max))
+    if not low < high or bins < 1 or high - low == float("inf"):
+        raise Unconvertible(f"histc over [{min}, {max}]: its range from the data, or none")
+    x = _kiln.reshape(x, [-1])
+    left, right = context.full((), low, dtype), context.full((), high, dtype)
+    inside = _kiln.logical_and(_kiln.greater_equal(x, left), _kiln.less_equal(x, right))
+    scaled = _kiln.divide(_kiln.multiply(_kiln.subtract(x, left), context.full((), bins, dtype)),
+                          context.full((), high - low, dtype))
+    zero = context.full((), 0, torch.int64)
+    place = _kiln.minimum(_kiln.where(inside, cast(scaled, torch.int64), zero),
+                          context.full((), bins - 1, torch.int64))
+    ones = cast(inside, dtype)
+    return _kiln.index_put(context.full([bins], 0, dtype), place, ones, 0, True,
+                           check_bounds=False)

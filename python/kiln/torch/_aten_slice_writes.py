@@ -1,11 +1,12 @@
 """Conversion-table entries: writes into slices of a tensor, functionalised (`x[:, 1:] = y`,
 `x[:, 0] = y`, the gradients of slices and selects): pointwise work and concatenations, no
-scatter (see _aten_table.py)."""
+scatter (see _aten_table.py); writes into an as_strided view of its memory, a scatter only where
+the view does not cover that memory in full."""
 import torch
 
 from .. import _kiln
-from ._aten_structure import _slice_any
-from ._aten_table import Unconvertible, axis, cast, lowers, out_dtype
+from ._aten_structure import _slice_any, dense_memory_order, strided_places
+from ._aten_table import Unconvertible, axis, cast, lowers, meta, out_dtype
 
 aten = torch.ops.aten
 
@@ -24,6 +25,47 @@ def _select_scatter(context, node, base, src, dim, index):
     shape = list(src.shape)
     shape.insert(dim, 1)
     return _scatter_run(node, base, _kiln.reshape(src, shape), dim, index, 1)
+
+
+@lowers(aten.as_strided_scatter.default)
+def _as_strided_scatter(context, node, base, src, size, stride, storage_offset=None):
+    """base with src written into base.as_strided(size, stride, storage_offset) (what
+    functionalisation makes of a write into an as_strided view: the gradient of an adaptive
+    pool over one axis, Swin's pooler). Eager writes into a clone of base, the clone's memory
+    dense in base's order and at offset 0; so does this, in that memory's flat elements. (Of a
+    base at an offset of its own eager writes elsewhere: that stays eager's.)"""
+    source = meta(node.args[0])
+    if type(source.storage_offset()) is not int or source.storage_offset() != 0:
+        raise Unconvertible("as_strided_scatter into a tensor at an offset in its memory")
+    order, count = dense_memory_order(source, size, stride)
+    offset = storage_offset or 0
+    dtype = out_dtype(node)
+    base, src = cast(base, dtype), cast(src, dtype)
+    memory = _covering_memory(src, size, stride, offset, count)
+    if memory is None:
+        places = _kiln.reshape(strided_places(context, size, stride, offset, count), [-1])
+        memory = _kiln.index_put(_kiln.reshape(_kiln.transpose(base, order), [count]), places,
+                                 _kiln.reshape(src, [-1]), 0, False, check_bounds=False)
+    memory = _kiln.reshape(memory, [base.shape[d] for d in order])
+    return _kiln.transpose(memory, sorted(range(len(order)), key=order.__getitem__))
+
+
+def _covering_memory(src, size, stride, offset, count):
+    """src's elements in memory order when the view covers all `count` elements of memory once
+    each (a dense layout of its own, at offset 0): the write replaces the whole of base, no
+    scatter. None otherwise."""
+    if offset != 0 or any(n == 0 for n in size):
+        return None
+    axes = sorted((d for d in range(len(size)) if size[d] != 1), key=lambda d: -stride[d])
+    expected = 1
+    for d in reversed(axes):
+        if stride[d] != expected:
+            return None
+        expected *= size[d]
+    if expected != count:
+        return None
+    kept = [d for d in range(len(size)) if size[d] == 1] + axes  # size-1 axes first: no matter
+    return _kiln.reshape(_kiln.transpose(src, kept), [count])
 
 
 def _scatter_run(node, base, src, dim, start, step):

@@ -8,6 +8,7 @@ import torch
 from .. import _kiln
 from ._aten_table import (Unconvertible, axis, cast, computing_dtype, lowers, meta, out_dtype,
                           out_shape)
+from ._size_symbols import same_size
 
 aten = torch.ops.aten
 
@@ -308,29 +309,68 @@ def _as_strided(context, node, x, size, stride, storage_offset=None):
     source = meta(node.args[0])
     if _is_source_layout(x, source, size, stride, storage_offset):
         return x
+    if _is_row_major_reshape(source, meta(node)):
+        return _kiln.reshape(x, out_shape(context, node))
+    order, count = dense_memory_order(source, size, stride)
+    offset = (storage_offset or 0) - source.storage_offset()
+    memory = _kiln.reshape(_kiln.transpose(x, order), [count])
+    places = strided_places(context, size, stride, offset, count)
+    if not size:
+        return _kiln.reshape(_kiln.take(memory, _kiln.reshape(places, [1]), 0, False), [])
+    return _kiln.take(memory, places, 0, False)
+
+
+def _is_row_major_reshape(source, view):
+    """Whether as_strided views row-major x as a row-major tensor of as many elements: a
+    reshape, symbolic sizes too (group norm's decomposition views its (N, G, C/G, 1) statistics
+    as (N, C) so; with a dynamic batch it ran in eager PyTorch, its graph compiled per size).
+    Sizes and strides are compared as expressions: no guard is made."""
+    def row_major(tensor):
+        expected = 1
+        for extent, step in zip(reversed(tensor.shape), reversed(tensor.stride())):
+            if not same_size(extent, 1) and not same_size(step, expected):
+                return False
+            expected = expected * extent
+        return True
+
+    def count(tensor):
+        total = 1
+        for extent in tensor.shape:
+            total = total * extent
+        return total
+    return (all(same_size(tensor.storage_offset(), 0) for tensor in (source, view))
+            and row_major(source) and row_major(view) and same_size(count(source), count(view)))
+
+
+def dense_memory_order(source, size, stride):
+    """(the axes of fake tensor `source` from its largest stride to its smallest, its element
+    count) for memory that is dense (a permutation of a contiguous layout), which an as_strided
+    view of `size` and `stride` reads (and as_strided_scatter writes) in that order."""
     if not all(type(v) is int for v in [*size, *stride, *source.shape, *source.stride()]):
         raise Unconvertible("as_strided with symbolic sizes")
     order = sorted(range(source.ndim), key=lambda d: -source.stride(d))
-    expected = 1
+    count = 1
     for d in reversed(order):
-        if source.shape[d] != 1 and source.stride(d) != expected:
+        if source.shape[d] != 1 and source.stride(d) != count:
             raise Unconvertible("as_strided of a tensor whose memory is not dense")
-        expected *= source.shape[d]
-    offset = (storage_offset or 0) - source.storage_offset()
+        count *= source.shape[d]
+    return order, count
+
+
+def strided_places(context, size, stride, offset, count):
+    """The int64 places in `count` elements of memory of a view's elements (its shape `size`;
+    a 0-d view's one place 0-d too), for a view inside that memory."""
     last = offset + sum((n - 1) * st for n, st in zip(size, stride) if n > 0)
-    if min(size, default=1) > 0 and (offset < 0 or last >= max(expected, 1) or
-                                     any(st < 0 for st in stride)):
+    if min(size, default=1) > 0 and (offset < 0 or last >= max(count, 1)
+                                     or any(st < 0 for st in stride)):
         raise Unconvertible("as_strided reaching outside its tensor's memory")
-    memory = _kiln.reshape(_kiln.transpose(x, order), [expected])
-    if not size:
-        return _kiln.reshape(_kiln.take(memory, context.full([1], offset, torch.int64), 0, False), [])
-    flat = context.full([1] * len(size), offset, torch.int64)
+    places = context.full([1] * len(size), offset, torch.int64)
     for d, (n, st) in enumerate(zip(size, stride)):
         along = [1] * len(size)
         along[d] = n
         position = _kiln.reshape(_kiln.arange(context.anchor(), n, "int64"), along)
-        flat = _kiln.add(flat, _kiln.multiply(position, context.full((), st, torch.int64)))
-    return _kiln.take(memory, _kiln.broadcast_to(flat, list(size)), 0, False)
+        places = _kiln.add(places, _kiln.multiply(position, context.full((), st, torch.int64)))
+    return _kiln.broadcast_to(places, list(size)) if size else places
 
 
 def _flat_along(context, x, dim, index, what):

@@ -5,6 +5,7 @@ forward/backward (or inference) graphs, kiln compiles each.
 
 `mode` and `options` are kiln's words (kiln.list_mode_options(), kiln.list_options()).
 """
+import contextlib
 import functools
 import itertools
 
@@ -54,6 +55,21 @@ def _decompositions():
     table = dict(core_aten_decompositions())
     table.update(get_decompositions(_CONVERTIBLE_DECOMPOSITIONS))
     return {op: function for op, function in table.items() if op not in TABLE}
+
+
+@contextlib.contextmanager
+def _onednn_off_while_tracing():
+    """PyTorch's LSTM decomposition takes oneDNN's one-layer kernel (aten.mkldnn_rnn_layer) for
+    CPU tensors whenever oneDNN is enabled: kiln has no such op (each layer ran in eager PyTorch
+    between kiln graphs), and AOTAutograd fails on a training graph holding it (Inductor's and
+    aot_eager's too). With oneDNN off while AOTAutograd traces, the decomposition is each step's
+    matmuls and pointwise work, which kiln converts. Only the trace: calls run as they would."""
+    enabled = torch._C._get_mkldnn_enabled()
+    torch._C._set_mkldnn_enabled(False)
+    try:
+        yield
+    finally:
+        torch._C._set_mkldnn_enabled(enabled)
 
 
 def _settings(mode, options):
@@ -106,8 +122,9 @@ def _plain_inference_graph(graph_module, example_inputs):
             return torch.fx.Interpreter(graph_module).run(*args)
 
     try:
-        graph = aot_export_joint_simple(run_recording_lines, inputs, trace_joint=False,
-                                        decompositions=decompositions())
+        with _onednn_off_while_tracing():
+            graph = aot_export_joint_simple(run_recording_lines, inputs, trace_joint=False,
+                                            decompositions=decompositions())
     except Exception:  # noqa: BLE001  mutations, aliasing, anything else: AOTAutograd's
         return None    # general path handles it (or reports the real error)
     placeholders = [node for node in graph.graph.nodes if node.op == "placeholder"]
@@ -185,7 +202,8 @@ def backend(graph_module, example_inputs, mode=None, options=None):
         fw_compiler=compiler("forward"), bw_compiler=compiler("backward"),
         inference_compiler=compiler("inference"), decompositions=decompositions(),
         partition_fn=min_cut_rematerialization_partition, keep_inference_input_mutations=True)
-    if training_key is None:
-        return compile_with_aot_autograd(graph_module, example_inputs)
-    with _warm_training.recording(training_key, kiln_options, f"training{number}"):
-        return compile_with_aot_autograd(graph_module, example_inputs)
+    with _onednn_off_while_tracing():
+        if training_key is None:
+            return compile_with_aot_autograd(graph_module, example_inputs)
+        with _warm_training.recording(training_key, kiln_options, f"training{number}"):
+            return compile_with_aot_autograd(graph_module, example_inputs)
