@@ -1,5 +1,8 @@
-"""Real NumPy programs of the kind npbench collects (PolyBench kernels, stencils, solvers, small
-models, loops over rows and time steps), written afresh in their authors' idioms: each runs
+"""Real NumPy programs written by others: NPBench's NumPy kernels (github.com/spcl/npbench,
+BSD-3-Clause, Copyright ETH Zurich and the NPBench authors; PolyBench kernels, stencils,
+solvers, small models, loops over rows and time steps), several of them (the CFD solvers from
+Barba's lessons, vadv, hdiff) nearly as NPBench writes them, others rewritten in their authors'
+idioms: each runs
 through kiln.compile and must agree with NumPy on values, dtypes, shapes and the arrays it
 updates in place. Sizes are small: the point is what kiln captures and how, not speed
 (bench/ measures that). Tolerances: float64 results differ from NumPy only by reassociated sums
