@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import kiln
-from kiln import _loop_capture
+from kiln import _branch_capture
 
 STATEMENTS = [
     "out[i] = x[i] * {c} + acc",
@@ -75,7 +75,7 @@ PROGRAMS = int(os.environ.get("KILN_LOOP_FUZZ_PROGRAMS", "40"))
 def test_random_loop_program_matches_numpy(number, tmp_path, monkeypatch):
     # Odd programs run every branch on a traced value as two loops of 0 or 1 iterations (the
     # form big branches take), even ones as selects.
-    monkeypatch.setattr(_loop_capture, "BRANCH_FORM", "loops" if number % 2 else "select")
+    monkeypatch.setattr(_branch_capture, "BRANCH_FORM", "loops" if number % 2 else "select")
     rng = random.Random(SEED * 1000 + number)
     source = program(rng)
     f = load(source, tmp_path, f"loop_program_{number}")

@@ -1,0 +1,190 @@
+"""Capture of branches on traced values while a function is traced: a mixin of
+kiln._loop_capture.LoopCapture, whose loop capture (_capture, _trace_once, _apply) and state it
+uses.
+
+branch(condition, then, otherwise, get, set, names, location):
+    A Python (static) condition runs one side. A traced one traces both sides on the same state.
+    When they rebind names to few elements (SELECT_AT_MOST), or update arrays in place, the
+    branch selects, per variable, where(condition, then-value, else-value), computing both;
+    runtime checks of one side (an index out of bounds) only apply where that side is taken.
+    Sides that rebind names to big arrays become two loops of 0 or 1 iterations (the side's
+    condition as trip count): only the side taken runs, an `if` in the compiled code. If the
+    sides disagree (a variable bound on one side only, different dtypes), the condition is
+    evaluated as before (a graph break) and one side runs.
+"""
+import numpy as np
+
+from ._graph_breaks import GraphBreakSignal
+from ._loop_types import (CaptureFailed, is_number as _is_number, python_type as _python_type,
+                          type_of as _type_of)
+from ._tracer import TracedArray, backend, cast, to_tensor
+
+# A branch on a traced value whose sides rebind names to at most this many elements is a select
+# (both sides computed, no branch: what element loops want); bigger ones run only the side
+# taken, unless a side updates a bigger array in place: the select of an updated slice stays a
+# slice (simplify), while a loop would carry (copy) the whole array each time it runs.
+SELECT_AT_MOST = 4096
+BRANCH_FORM = None  # "select" or "loops": one form for every branch (tests)
+
+
+class _Retype(Exception):
+    """Trace the body again with these variables carried as (dtype, shape)."""
+
+    def __init__(self, types):
+        super().__init__(str(types))
+        self.types = types
+
+
+def _plain(value):
+    """A traced array the capture can stand in for (not a view, not a masked selection)."""
+    return isinstance(value, TracedArray) and value._root is None and value._selection is None
+
+
+class BranchCapture:
+    def branch(self, condition, then, otherwise, get, set_, names, location, select=False,
+               live=None):
+        """live: the names assigned in the branch that are read outside it (None: all)."""
+        if not isinstance(condition, TracedArray) or condition.size != 1:
+            return then() if condition else otherwise()
+        trace = self.context.trace
+        before = get()
+        # Every array a side may update: those the names hold, and the arrays views write to.
+        arrays = {}
+        for value in before:
+            root = value._root if isinstance(value, TracedArray) and value._root is not None else value
+            if _plain(root):
+                arrays[id(root)] = root
+        saved = {key: (array, array._tensor, array._scalar) for key, array in arrays.items()}
+        predicate = cast(backend().reshape(condition.tensor, []), "bool")
+        first_check = trace.check_count
+        try:
+            sides = []
+            for run in (then, otherwise):
+                run()
+                sides.append((get(), {key: a._tensor for key, a in arrays.items()},
+                              trace.check_count))
+                _restore(saved)
+                set_(before)
+            merged = self._merge(predicate, names, before, arrays, sides, live)
+        except (GraphBreakSignal, CaptureFailed, TypeError, ValueError, IndexError) as failure:
+            _restore(saved)
+            set_(before)
+            if self.depth > 0:  # inside a captured loop: that loop cannot be captured
+                raise CaptureFailed(f"the branch at {location}: {failure}") from None
+            return then() if condition else otherwise()
+        k = backend()
+        rebound, updated = merged[2]
+        big = rebound > SELECT_AT_MOST and updated <= SELECT_AT_MOST
+        if not select and (BRANCH_FORM == "loops" or (big and BRANCH_FORM != "select")):
+            # Big sides: each runs only when taken (a loop of 0 or 1 iterations per side).
+            _restore(saved)
+            set_(before)
+            trace.condition_checks(first_check, self.context.constant(False, np.dtype(bool)))
+            try:
+                self._capture_cond(predicate, then, otherwise, get, set_, names, location)
+                self.record("branch", location, "")
+                return
+            except CaptureFailed:  # sides that carry different things: a loop per side
+                _restore(saved)
+                set_(before)
+            try:
+                for run, taken in ((then, predicate), (otherwise, k.logical_not(predicate))):
+                    stop = TracedArray(self.context, cast(taken, "int64"))
+                    self._capture((0, stop), None, lambda index, run=run: run(),
+                                  lambda: get() + (self.UNBOUND,),
+                                  lambda values: set_(values[:-1]), names + ("",), names,
+                                  location)
+                self.record("branch", location, "")
+                return
+            except CaptureFailed:  # select after all
+                _restore(saved)
+                set_(before)
+                return self.branch(condition, then, otherwise, get, set_, names, location, True,
+                                   live)
+        trace.condition_checks(first_check, predicate)
+        trace.condition_checks(sides[0][2], k.logical_not(predicate))
+        for key, tensor in merged[0].items():
+            arrays[key]._tensor, arrays[key]._version = tensor, arrays[key]._version + 1
+        set_(merged[1])
+        self.record("select", location, "")
+
+    def _capture_cond(self, predicate, then, otherwise, get, set_, names, location):
+        """The branch as one cond node (ir/cond.h): each side traced as a body on the same
+        carried variables; sides that would carry different ones raise CaptureFailed."""
+        trace = self.context.trace
+        before, types = get(), {}
+        variables = dict(zip(names, before))
+        mark = trace.cond_side_count
+        for attempt in range(3):
+            try:
+                sides = []
+                for run in (then, otherwise):
+                    sides.append(self._trace_once(
+                        None, None, lambda index, run=run: run(), lambda: get() + (self.UNBOUND,),
+                        lambda values: set_(values[:-1]), names + ("",), names, location,
+                        before + (self.UNBOUND,), types, None, side=True))
+                break
+            except _Retype as retype:
+                trace.abandon_cond_sides(mark)
+                types.update(retype.types)
+            except CaptureFailed:
+                trace.abandon_cond_sides(mark)
+                raise
+        else:
+            trace.abandon_cond_sides(mark)
+            raise CaptureFailed("the types of the branch's variables do not settle")
+        (slots, after), (other_slots, other_after) = sides
+        agree = [s[0] for s in slots] == [s[0] for s in other_slots] and all(
+            _type_of(a[3]) == _type_of(b[3]) and (a[1] is None or
+                                                   (after[names.index(a[0][0])] is a[1]) ==
+                                                   (other_after[names.index(a[0][0])] is a[1]))
+            for a, b in zip(slots, other_slots))
+        if not agree:
+            trace.abandon_cond_sides(mark)
+            raise CaptureFailed("the sides of the branch carry different variables")
+        saved = {id(s[1]): (s[1], s[1]._tensor, s[1]._scalar) for s in slots if s[1] is not None}
+        trace.location = location
+        values = trace.end_cond(predicate)
+        # Names bound by the then side only stay as before where the else side ran; a value
+        # that differs between the sides is in the cond's results either way.
+        self._apply(slots, values, names, after, set_, None, saved, False, variables)
+
+    def _merge(self, predicate, names, before, arrays, sides, live):
+        k = backend()
+        (then_values, then_arrays, _), (else_values, else_arrays, _) = sides
+        merged_arrays, rebound, updated = {}, 0, 0  # elements selected between
+        for key in arrays:
+            a, b = then_arrays[key], else_arrays[key]
+            merged_arrays[key] = a if a.id == b.id else k.where(predicate, a, b)
+            updated += 0 if a.id == b.id else int(np.prod(a.shape))
+        values = []
+        for name, old, a, b in zip(names, before, then_values, else_values):
+            if a is b:
+                values.append(a if a is not old else self.KEEP)
+                continue
+            if (a is self.UNBOUND or b is self.UNBOUND) and live is not None and name not in live:
+                # a temporary of one side (`if E >= w: t = ...; S += t`), read nowhere after
+                values.append(self.UNBOUND)
+                continue
+            if a is self.UNBOUND or b is self.UNBOUND:
+                raise CaptureFailed(f"`{name}` is bound on one side of the branch only")
+            if not ((isinstance(a, TracedArray) or _is_number(a)) and
+                    (isinstance(b, TracedArray) or _is_number(b))):
+                raise CaptureFailed(f"`{name}` is not an array or a number on both sides")
+            ta, tb = (to_tensor(self.context, v) for v in (a, b))
+            if _type_of(ta) != _type_of(tb):
+                raise CaptureFailed(f"`{name}` has different dtypes or shapes on the two sides")
+            merged = TracedArray(self.context, k.where(predicate, ta, tb))
+            # a Python number on both sides stays one (weak in promotion: int8 + counter is
+            # int8), a NumPy scalar on both sides one
+            merged._scalar = all(_is_number(v) or v._scalar for v in (a, b))
+            weak = {_python_type(v) for v in (a, b)}
+            merged._weak = weak.pop() if len(weak) == 1 else None
+            values.append(merged)
+            rebound += int(np.prod(ta.shape))
+        return merged_arrays, tuple(values), (rebound, updated)
+
+
+def _restore(saved):
+    for array, tensor, scalar in saved.values():
+        array._tensor, array._scalar, array._version = tensor, scalar, array._version + 1
