@@ -53,9 +53,8 @@ from ._arguments import DYNAMIC_DTYPES, dynamic_number
 from ._compile import compile as compile_for_host
 from ._config import config
 from ._graph_breaks import GraphBreakSignal
-from ._device import torch_current_stream
+from ._library_calls import JaxCall, TorchCall, jax_importer
 from ._environment import Environment, with_numpy_names
-from ._result_pool import ResultPool
 from ._retrace import SEGMENT_LIMIT, NeedsStatic, Segments, _SegmentLimit, _TraceContext, held_output
 from ._tracing import location_of, with_loop_capture
 
@@ -86,7 +85,7 @@ def _layout(value):
         strides = [] if array.flags.c_contiguous else [s // array.itemsize for s in array.strides]
         return dtype.name, shape, strides
     if _is_dlpack_array(value):
-        if type(value).__module__.split(".")[0] in ("jax", "jaxlib"):  # always dense, row-major
+        if _library_of(value) == "jax":  # always dense, row-major
             return np.dtype(value.dtype).name, list(value.shape), []
         return _kiln.device_array_layout(value)
     interface = value.__cuda_array_interface__
@@ -106,17 +105,21 @@ def _stream_of(value):
     return 0 if stream is None else int(stream)
 
 
+def _library_of(array):
+    """The name of the library whose array `array` is ("jaxlib" arrays are JAX's)."""
+    name = type(array).__module__.split(".")[0]
+    return "jax" if name == "jaxlib" else name
+
+
 def _as_library_array(result, like):
     """`result` (a kiln.CudaArray) as an array of `like`'s library, sharing its memory; that
     library is imported already, since `like` is one of its arrays."""
-    name = type(like).__module__.split(".")[0]
+    name = _library_of(like)
     library = sys.modules.get(name)
     if library is not None and name == "torch":
         return library.as_tensor(result, device=like.device)
     if library is not None and name == "cupy":
         return library.asarray(result)
-    if name in ("jax", "jaxlib") and "jax" in sys.modules:
-        return importlib.import_module("jax.dlpack").from_dlpack(result)
     return result  # kiln.CudaArray: both interfaces, for any other library
 
 
@@ -171,12 +174,12 @@ def _host_copy(value):
 
 def _on_device_of(array, like):
     """A NumPy result as an array of `like`'s library on its device."""
-    library = type(like).__module__.split(".")[0]
+    library = _library_of(like)
     if library == "torch":
         return sys.modules["torch"].as_tensor(array, device=like.device)
     if library == "cupy":
         return sys.modules["cupy"].asarray(array)
-    if library in ("jax", "jaxlib"):
+    if library == "jax":
         jax = importlib.import_module("jax")
         return jax.device_put(array, next(iter(like.devices())))
     return array  # a library kiln does not know: NumPy's result as it is
@@ -191,55 +194,6 @@ def _torch_cuda_tensors(args):
         if not isinstance(value, torch.Tensor) or not value.is_cuda:
             return None
     return torch
-
-
-class _TorchCall:
-    """The call of one compiled signature on torch CUDA tensors, as the torch backend calls kiln:
-    the guard read from the tensors' attributes (the CUDA Array Interface's dictionaries cost
-    several microseconds per tensor and call, in Python), the results written into pooled
-    tensors (kiln/_result_pool.py), the work queued on torch's current stream."""
-
-    def __init__(self, torch, compiled, single, output_dtypes, tensors, environment,
-                 mutated=()):
-        self.compiled, self.single, self.tensor_type = compiled, single, torch.Tensor
-        self.environment = environment  # the values of the globals it was traced with
-        self.mutated, self.copy = list(mutated), torch._foreach_copy_
-        self.layouts = [(t.dtype, t.shape, t.stride(), t.device, t.is_complex())
-                        for t in tensors]
-        device = tensors[0].device
-        self.pool = ResultPool(torch, compiled, list(zip(compiled.output_shapes, output_dtypes)),
-                               device)
-        raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
-        if raw is not None and device.index is not None:
-            self.stream = functools.partial(raw, device.index)
-        else:
-            self.stream = functools.partial(torch_current_stream, torch, device)
-
-    def matches(self, args, environment):
-        """Whether `args` are plain torch tensors of this signature, none requiring grad nor a
-        lazy view (_refuse_lazy_views: a conjugate bit only on complex ones), and the globals
-        the function reads hold the values (the same objects) it was traced with."""
-        if len(args) != len(self.layouts) or len(environment) != len(self.environment):
-            return False
-        for now, then in zip(environment, self.environment):
-            if now is not then:
-                return False
-        for value, (dtype, shape, strides, device, complex_) in zip(args, self.layouts):
-            if (type(value) is not self.tensor_type or value.requires_grad
-                    or value.dtype != dtype or value.shape != shape
-                    or value.stride() != strides or value.device != device
-                    or value.is_neg() or (complex_ and value.is_conj())):
-                return False
-        return True
-
-    def __call__(self, tensors):
-        outputs, results = self.pool.take()
-        self.compiled.run_tensors(tensors, [output.address for output in outputs], self.stream())
-        if self.mutated:  # the arguments the function assigned into: their new values
-            count = len(results) - len(self.mutated)
-            self.copy([tensors[k] for k in self.mutated], results[count:])
-            results = results[:count]
-        return results[0] if self.single else tuple(results)
 
 
 def _torch_entry(fn):
@@ -292,8 +246,10 @@ class _Wrapped:
         # signature -> (Compiled, single result, output dtypes), or _RETRACE: a signature whose
         # trace broke, traced again on every call
         self.compiled = {}
-        self.torch_calls = {}  # (device, torch layouts) -> _TorchCall, or _RETRACE: not that path
-        self.last_torch_call = None  # the _TorchCall that ran last
+        self.torch_calls = {}  # (device, torch layouts) -> TorchCall, or _RETRACE: not that path
+        # The TorchCall or JaxCall that ran last (kiln._library_calls), tried first
+        self.last_call = None
+        self.jax_importers = {}  # output dtypes -> jax_importer's function
         self.segments = Segments()  # the graphs of retraced calls
         self.warned_host = False  # (kiln._wrap_numpy._run_on_host)
         # Automatic dynamic numbers, per signature without the numbers' values: the first
@@ -302,7 +258,7 @@ class _Wrapped:
 
     def __call__(self, *args, **kwargs):
         environment = _environment_values(self.environment)
-        last = self.last_torch_call  # a loop's calls: the same signature again
+        last = self.last_call  # a loop's calls: the same signature again
         if last is not None and not kwargs and last.matches(args, environment):
             return last(args)
         torch = sys.modules.get("torch")
@@ -363,9 +319,27 @@ class _Wrapped:
         results = compiled.run(inputs, stream=stream)
         if mutated:
             results = _write_back(results, [values[k] for k in mutated], self.name)
-        if device:
+        if device and _library_of(device[0]) == "jax":
+            importer = self._jax_importer(device[0], entry)
+            results = [importer(r) for r in results]
+            if (entry is not _RETRACE and not mutated and not dynamic and not names
+                    and len(arrays) == len(args) == len(device)):
+                self.last_call = JaxCall(compiled, single, args, environment, importer)
+        elif device:
             results = [_as_library_array(r, device[0]) for r in results]
         return results[0] if single else tuple(results)
+
+    def _jax_importer(self, like, entry):
+        """The function making kiln's results JAX arrays (kiln._library_calls.jax_importer),
+        one per set of output dtypes."""
+        if entry is _RETRACE:
+            return importlib.import_module("jax.dlpack").from_dlpack
+        dtype_names = tuple(entry[2])
+        importer = self.jax_importers.get(dtype_names)
+        if importer is None:
+            importer = jax_importer(sys.modules["jax"], like, dtype_names)
+            self.jax_importers[dtype_names] = importer
+        return importer
 
     def _dynamic_numbers(self, signature, values, arrays, calls):
         """(the signature with the other arguments' values, the positions of Python floats and
@@ -456,10 +430,10 @@ class _Wrapped:
                 self.torch_calls[key] = _RETRACE
                 return _RETRACE
             compiled, single, dtype_names, mutated = entry
-            call = self.torch_calls[key] = _TorchCall(
+            call = self.torch_calls[key] = TorchCall(
                 torch, compiled, single, [getattr(torch, name) for name in dtype_names], tensors,
                 environment, mutated)
-        self.last_torch_call = call
+        self.last_call = call
         return call(tensors)
 
     def _trace(self, values, positional, names, arrays, layouts, stream, retrace, dynamic=()):

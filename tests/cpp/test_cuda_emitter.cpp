@@ -293,6 +293,12 @@ TEST(CudaEmitter, ShortRowsGiveEachThreadAnUnrolledLoop) {
 // row at once (no grid-stride walk of 8 blocks a multiprocessor) of threads that hold 8
 // elements each; a row statistic read by the row's exp and by the output (logsumexp) stays in
 // the one kernel.
+size_t count(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
 TEST(CudaEmitter, LongRowsTakeABlockEachOfFewerThreads) {
   ir::Graph graph;
   ir::Builder b(graph);
@@ -304,14 +310,11 @@ TEST(CudaEmitter, LongRowsTakeABlockEachOfFewerThreads) {
   EXPECT_EQ(softmax.kernels[0].launches[0].blocks, 4096);
   EXPECT_EQ(softmax.kernels[0].launches[0].threads, 128);
   EXPECT_NE(softmax.text.find("_step < 8; ++"), std::string::npos) << softmax.text;
-  // x loaded once into registers for its three loops (the max, the sum, the division)
-  auto count = [](const std::string& text, const std::string& what) {
-    size_t n = 0;
-    for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-    return n;
-  };
+  // x loaded once into registers for its three loops (the max, the sum, the division): in the
+  // scalar copy an element at a time, in the aligned one 16 bytes at a time (RowsMoveSixteen...)
   EXPECT_EQ(count(softmax.text, "__ldg(a0"), 1u) << softmax.text;
-  EXPECT_EQ(count(softmax.text, "= kiln_row0[i"), 3u) << softmax.text;
+  EXPECT_EQ(count(softmax.text, "__ldg(reinterpret_cast<const float4*>(a0"), 1u) << softmax.text;
+  EXPECT_EQ(count(softmax.text, "= kiln_row0[i"), 3u + 2u + 4u) << softmax.text;
 
   ir::Graph lse;
   ir::Builder c(lse);
@@ -325,6 +328,43 @@ TEST(CudaEmitter, LongRowsTakeABlockEachOfFewerThreads) {
   EXPECT_EQ(one.kernels[0].launches[0].threads, 256);
   for (const codegen::CudaSource* source : {&softmax, &one}) {
     auto [code, log] = compile_with_nvcc(source->text, "long_rows");
+    EXPECT_EQ(code, 0) << log;
+  }
+}
+
+// Rows held in registers move 16 bytes at a time where the row is whole runs of a thread's
+// 16 bytes (plan_row_vectors): the row's loads, and the loop of stores' loads of other arrays
+// (a layer norm's scale and shift) and its stores, behind a run-time alignment check with the
+// scalar copy beside it; float64 rows in runs of two; rows of other lengths stay scalar.
+TEST(CudaEmitter, RowsMoveSixteenBytesAtATimeWhereAligned) {
+  auto layer_norm = [](DType dtype, int64_t rows, int64_t width) {
+    ir::Graph graph;
+    ir::Builder b(graph);
+    ir::ValueId x = b.parameter(dtype, {rows, width});
+    ir::ValueId gamma = b.parameter(dtype, {width});
+    ir::ValueId beta = b.parameter(dtype, {width});
+    ir::ValueId mean = b.binary(ir::Op::div, b.reduce(ir::Op::sum, x, {1}, true),
+                                b.constant(ir::Scalar::of(double(width)), dtype));
+    ir::ValueId centred = b.binary(ir::Op::sub, x, mean);
+    ir::ValueId variance = b.binary(ir::Op::div, b.reduce(ir::Op::sum, b.binary(ir::Op::mul, centred, centred), {1}, true),
+                                    b.constant(ir::Scalar::of(double(width)), dtype));
+    ir::ValueId scaled = b.binary(ir::Op::div, centred, b.unary(ir::Op::sqrt, variance));
+    graph.set_outputs({b.binary(ir::Op::add, b.binary(ir::Op::mul, scaled, gamma), beta)});
+    return emit(graph);
+  };
+  codegen::CudaSource f32 = layer_norm(DType::Float32, 8192, 1024);
+  ASSERT_EQ(f32.kernels.size(), 1u) << f32.text;
+  EXPECT_NE(f32.text.find(") & 15) == 0) {"), std::string::npos) << f32.text;
+  EXPECT_EQ(count(f32.text, "__ldg(reinterpret_cast<const float4*>(a0"), 1u) << f32.text;
+  EXPECT_EQ(count(f32.text, "__ldg(reinterpret_cast<const float4*>(a1"), 1u) << f32.text;
+  EXPECT_EQ(count(f32.text, "__ldg(reinterpret_cast<const float4*>(a2"), 1u) << f32.text;
+  EXPECT_EQ(count(f32.text, "*reinterpret_cast<float4*>(a3"), 1u) << f32.text;
+  codegen::CudaSource f64 = layer_norm(DType::Float64, 512, 2048);
+  EXPECT_EQ(count(f64.text, "*reinterpret_cast<double2*>(a3"), 1u) << f64.text;
+  codegen::CudaSource odd = layer_norm(DType::Float32, 512, 1000);
+  EXPECT_EQ(odd.text.find("reinterpret_cast<const float4*>"), std::string::npos) << odd.text;
+  for (const codegen::CudaSource* source : {&f32, &f64, &odd}) {
+    auto [code, log] = compile_with_nvcc(source->text, "row_vectors");
     EXPECT_EQ(code, 0) << log;
   }
 }

@@ -236,6 +236,36 @@ def test_wrap_numpy_on_views_that_are_not_16_byte_aligned():
                                    atol=1e-6)
 
 
+def layer_norm(x, gamma, beta):
+    mean = x.mean(axis=-1, keepdims=True)
+    return (x - mean) / np.sqrt(x.var(axis=-1, keepdims=True) + 1e-5) * gamma + beta
+
+
+def test_row_kernels_agree_on_aligned_and_misaligned_rows():
+    """Rows held in registers move 16 bytes at a time where every array the kernel reads or
+    writes that way is 16-byte aligned (codegen/cuda/register_plans.cpp, plan_row_vectors), an
+    element at a time otherwise: one compiled function called on views at offsets of 0, 1 and 4
+    elements takes both paths, and both agree with NumPy; rows a whole number of a block's
+    16-byte runs (1024, and 128 a warp each), others (768), float64 rows."""
+    if not GPU:
+        return  # test_wrap_numpy_without_a_gpu_says_why
+    torch = pytest.importorskip("torch")
+    rows = 96
+    for dtype, width, tolerance in [(torch.float32, 1024, 2e-5), (torch.float32, 128, 2e-5),
+                                    (torch.float32, 768, 2e-5), (torch.float64, 512, 1e-12)]:
+        base = torch.randn(rows * width + 8, dtype=dtype, device="cuda")
+        scale = torch.randn(width + 8, dtype=dtype, device="cuda")
+        normalise, exponentiate = kiln.wrap_numpy(layer_norm), kiln.wrap_numpy(softmax)
+        for offset in (0, 1, 4):
+            x = base[offset:offset + rows * width].view(rows, width)
+            gamma, beta = scale[offset:offset + width], scale[4 - offset % 4:][:width]
+            host = [t.cpu().numpy() for t in (x, gamma, beta)]
+            np.testing.assert_allclose(normalise(x, gamma, beta).cpu().numpy(), layer_norm(*host),
+                                       rtol=tolerance, atol=tolerance)
+            np.testing.assert_allclose(exponentiate(x).cpu().numpy(), softmax(host[0]),
+                                       rtol=tolerance, atol=tolerance)
+
+
 def test_wrap_numpy_calls_in_a_loop_reuse_only_dropped_results():
     """Calls of one signature again (the fast path, kiln/_wrap_numpy.py's _TorchCall): a result
     the caller keeps is never written again, a dropped one's memory is reused, and another
@@ -297,6 +327,40 @@ def test_wrap_numpy_takes_and_gives_jax_arrays_by_dlpack():
     later = got * 2 + 1
     x_host = np.asarray(x)
     np.testing.assert_allclose(np.asarray(later), sin_cos(x_host) * 2 + 1, rtol=1e-5, atol=1e-5)
+
+
+def test_wrap_numpy_calls_on_jax_arrays_again_take_the_fast_path():
+    """Calls of one signature on JAX arrays again (kiln/_library_calls.py's JaxCall): each
+    result is its own (kept results keep their values), results are imported through jaxlib as
+    jax.dlpack.from_dlpack would import them (a float64 result without jax_enable_x64
+    canonicalised as from_dlpack does), and another shape or dtype takes the full path."""
+    if not GPU:
+        return  # test_wrap_numpy_without_a_gpu_says_why
+    import os
+    os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
+    jax = pytest.importorskip("jax")
+    jnp = jax.numpy
+    from kiln._library_calls import JaxCall
+    gpu = jax.devices("gpu")[0]
+    function = kiln.wrap_numpy(sin_cos)
+    xs = [jax.device_put(jnp.linspace(0, k + 1, 5000, dtype=jnp.float32), gpu) for k in range(4)]
+    kept = [function(x) for x in xs]
+    assert isinstance(function.last_call, JaxCall)
+    assert len({result.unsafe_buffer_pointer() for result in kept}) == 4
+    for x, result in zip(xs, kept):
+        assert isinstance(result, jax.Array) and result.devices() == {gpu}
+        np.testing.assert_allclose(np.asarray(result), sin_cos(np.asarray(x)), rtol=1e-5,
+                                   atol=1e-6)
+    for other in (xs[0][:100], xs[1].astype(jnp.int32), xs[2].reshape(50, 100)):
+        got = function(other)
+        np.testing.assert_allclose(np.asarray(got), sin_cos(np.asarray(other)), rtol=1e-5,
+                                   atol=1e-6)
+    widened = kiln.wrap_numpy(lambda a: a.astype(np.float64) * 2)
+    for x in xs:
+        got = widened(x)
+        assert got.dtype == jnp.asarray(np.zeros(1)).dtype  # float32 without jax_enable_x64
+        np.testing.assert_allclose(np.asarray(got), np.asarray(x).astype(np.float64) * 2,
+                                   rtol=1e-6)
 
 
 class _HostDLPack:

@@ -42,45 +42,42 @@ constexpr const char* kWelfordShuffle =
 void CudaKernelEmitter::body() {
   const std::vector<Stmt> statements_of_launch(kernel_.body.begin() + plan_.first,
                                                kernel_.body.begin() + plan_.last);
+  // 16-byte accesses (LaunchPlan::vector_lanes) where every buffer they touch is 16-byte
+  // aligned, checked at run time; the scalar copy of the launch otherwise.
+  auto aligned_or_not = [&](const std::function<void(int)>& print) {
+    std::string aligned;
+    for (int32_t buffer : plan_.vector_buffers)
+      aligned += (aligned.empty() ? "(unsigned long long)" : " | (unsigned long long)") + buffer_name(buffer);
+    line("if (((" + aligned + ") & 15) == 0) {");
+    open_block();
+    print(plan_.vector_lanes);
+    close_block();
+    line("else {");
+    open_block();
+    print(1);
+    close_block();
+  };
   switch (plan_.kind) {
-    case LaunchKind::ThreadPerIteration: {
-      if (plan_.vector_lanes == 1) {
+    case LaunchKind::ThreadPerIteration:
+      if (plan_.vector_lanes == 1)
         thread_per_iteration(1);
-        break;
-      }
-      std::string aligned;
-      for (int32_t buffer : plan_.vector_buffers)
-        aligned += (aligned.empty() ? "(unsigned long long)" : " | (unsigned long long)") + buffer_name(buffer);
-      line("if (((" + aligned + ") & 15) == 0) {");
-      open_block();
-      thread_per_iteration(plan_.vector_lanes);
-      close_block();
-      line("else {");
-      open_block();
-      thread_per_iteration(1);
-      close_block();
+      else
+        aligned_or_not([&](int lanes) { thread_per_iteration(lanes); });
       break;
-    }
     case LaunchKind::BlockPerIteration:
       if (plan_.block_splits > 1) {
         split_iterations(plan_.chain.back()->body);
         break;
       }
-      if (plan_.warp_iterations) {  // every lane of a warp walks the warp's iterations
-        const std::string warps = std::to_string(plan_.threads / kWarp);
-        line("const int kiln_lane = threadIdx.x & 31;");
-        line("for (int64_t kiln_flat = (int64_t)blockIdx.x * " + warps + " + (threadIdx.x >> 5); "
-             "kiln_flat < " + std::to_string(plan_.iterations) + "; kiln_flat += (int64_t)gridDim.x * " +
-             warps + ") {");
-      } else {  // every thread of the block walks the same iterations: the barriers are uniform
-        line("for (int64_t kiln_flat = blockIdx.x; kiln_flat < " + std::to_string(plan_.iterations) +
-             "; kiln_flat += gridDim.x) {");
+      if (plan_.vector_lanes == 1) {
+        block_per_iteration();
+        break;
       }
-      open_block();
-      flattened_chain("kiln_flat");
-      load_row_registers();
-      cooperative(plan_.chain.back()->body);
-      close_block();
+      aligned_or_not([&](int lanes) {
+        row_lanes_ = lanes;
+        block_per_iteration();
+        row_lanes_ = 1;
+      });
       break;
     case LaunchKind::OneBlock: {
       const auto tail = statements_of_launch.end() - static_cast<std::ptrdiff_t>(plan_.ordered_tail);
@@ -109,6 +106,26 @@ void CudaKernelEmitter::body() {
   }
 }
 
+// One iteration of the chain per block (or per warp: LaunchPlan::warp_iterations), its
+// statements shared by the block's threads.
+void CudaKernelEmitter::block_per_iteration() {
+  if (plan_.warp_iterations) {  // every lane of a warp walks the warp's iterations
+    const std::string warps = std::to_string(plan_.threads / kWarp);
+    line("const int kiln_lane = threadIdx.x & 31;");
+    line("for (int64_t kiln_flat = (int64_t)blockIdx.x * " + warps + " + (threadIdx.x >> 5); "
+         "kiln_flat < " + std::to_string(plan_.iterations) + "; kiln_flat += (int64_t)gridDim.x * " +
+         warps + ") {");
+  } else {  // every thread of the block walks the same iterations: the barriers are uniform
+    line("for (int64_t kiln_flat = blockIdx.x; kiln_flat < " + std::to_string(plan_.iterations) +
+         "; kiln_flat += gridDim.x) {");
+  }
+  open_block();
+  flattened_chain("kiln_flat");
+  load_row_registers();
+  cooperative(plan_.chain.back()->body);
+  close_block();
+}
+
 void CudaKernelEmitter::accumulate_store(int32_t buffer, const std::string& index,
                                          const std::string& value, DType from) {
   const DType dtype = program_.buffers[static_cast<size_t>(buffer)].dtype;
@@ -120,10 +137,6 @@ void CudaKernelEmitter::accumulate_store(int32_t buffer, const std::string& inde
   else
     line("atomicAdd(" + element + ", " + added + ");");
 }
-
-namespace {
-const char* const kLaneFields[] = {"x", "y", "z", "w"};
-}  // namespace
 
 std::string CudaKernelEmitter::load_value(ExprId id) {
   for (size_t k = 0; k < plan_.row_registers.size(); ++k)
@@ -204,6 +217,12 @@ int CudaKernelEmitter::unrolled_shared_loop(const std::string& variable, const s
   line("#pragma unroll");
   line("for (int " + k + " = 0; " + k + " < " + std::to_string(steps) + "; ++" + k + ") {");
   open_block();
+  if (row_lanes_ > 1) {  // runs of row_lanes_ consecutive elements (plan_row_vectors: exact)
+    const std::string lanes = std::to_string(row_lanes_);
+    line("const int64_t " + variable + " = " + begin + " + ((int64_t)" + member() + " + (" + k +
+         " / " + lanes + ") * " + threads() + ") * " + lanes + " + " + k + " % " + lanes + ";");
+    return 1;
+  }
   line("const int64_t " + variable + " = " + begin + " + " + member() + " + " + k + " * " + threads() + ";");
   // No bound check where the threads cover the loop exactly; a size of a graph with size
   // symbols keeps it where the large sizes' choice did (ir/size_choices.h).
@@ -232,6 +251,10 @@ void CudaKernelEmitter::cooperative(const std::vector<Stmt>& body) {
         }
         auto [begin, end] = bounds_text(s.loop);
         std::string v = loop_name(s.loop.variable);
+        if (row_lanes_ > 1) {
+          row_vector_loop(s);
+          break;
+        }
         if (few_steps_per_thread(s.loop)) {
           const int opened = unrolled_shared_loop(v, begin, s.loop.extent);
           statements(s.body);

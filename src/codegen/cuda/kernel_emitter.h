@@ -94,7 +94,10 @@ struct LaunchPlan {
   // ThreadPerIteration over stores only: a thread runs `vector_lanes` consecutive iterations
   // of the innermost loop at once, and the loads and stores that step by one element with it
   // move as one 16-byte access each (when every buffer they touch is 16-byte aligned, checked
-  // at run time; else the scalar loop runs).
+  // at run time; else the scalar loop runs). BlockPerIteration over rows held in registers
+  // (row_registers): a thread's elements of the row are runs of `vector_lanes` consecutive
+  // ones, so that the rows are loaded, and the loops over the row that store load and store,
+  // 16 bytes at a time (plan_row_vectors).
   int vector_lanes = 1;
   std::vector<ExprId> vector_loads;
   std::vector<const Stmt*> vector_stores;
@@ -140,6 +143,7 @@ bool index_of_variables(const Kernel& kernel, ExprId id, const std::set<int32_t>
 // register_plans.cpp: LaunchPlan::shared_loads (with unroll_axis) and row_registers.
 void plan_shared_loads(const Program& program, const Kernel& kernel, LaunchPlan& plan);
 void plan_row_registers(const Program& program, const Kernel& kernel, LaunchPlan& plan);
+void plan_row_vectors(const Program& program, const Kernel& kernel, LaunchPlan& plan);
 
 // The iterations a thread of a ThreadPerIteration plan runs in sequence (LaunchPlan::serial).
 inline int64_t serial_iterations(const LaunchPlan& plan) {
@@ -191,8 +195,10 @@ std::vector<LaunchPlan> plan_launches(const Program& program, const Kernel& kern
 // skinny_matmul.cpp: generated kernels for the Program's extern matmuls of few rows (their
 // device code added to the header, their functions and calls appended, each replacing its step).
 void add_skinny_matmuls(const Program& program, CudaSource& source);
-// The 16-byte vector type of a dtype of 4 or 8 bytes, or "" (narrower dtypes stay scalar).
+// The 16-byte vector type of a dtype of 4 or 8 bytes, or "" (narrower dtypes stay scalar),
+// and the names of its lanes' fields.
 std::string vector_type(DType dtype);
+inline constexpr const char* kLaneFields[] = {"x", "y", "z", "w"};
 
 class CudaKernelEmitter : public CLikePrinter {
  public:
@@ -248,7 +254,11 @@ class CudaKernelEmitter : public CLikePrinter {
                  const std::function<void()>& print);
   void prefetch_step(int lanes);
   void steps_along_axis(const std::string& total);  // LaunchPlan::unroll_axis
+  void block_per_iteration();
   void load_row_registers();                         // LaunchPlan::row_registers
+  // A loop of stores over the row in runs of row_lanes_ (LaunchPlan::vector_lanes).
+  void row_vector_loop(const Stmt& s);
+  int row_lanes_ = 1;  // the row's elements a thread takes in each run (block_per_iteration)
   std::set<std::string> unrolled_;                   // loops unrolled_shared_loop printed
   void step(int lanes);  // one step's statements
   std::string load_value(ExprId id) override;

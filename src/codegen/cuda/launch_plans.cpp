@@ -607,6 +607,7 @@ std::vector<LaunchPlan> plan_launches(const Program& program, const Kernel& kern
         plan_warp_iterations(target, plan);
         size_row_blocks(target, plan);
         plan_row_registers(program, kernel, plan);
+        plan_row_vectors(program, kernel, plan);
       } else {
         plan.kind = LaunchKind::ThreadPerIteration;
         plan.unroll = ir::size_choice(inner_work <= kUnrolledWork) ? target.thread_steps : 1;

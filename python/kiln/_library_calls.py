@@ -1,0 +1,141 @@
+"""The calls of one compiled kiln.wrap_numpy signature again (a loop's calls), on one library's
+arrays, guarded by the arrays' own attributes and run without the general path's tracing-side
+bookkeeping (kiln._wrap_numpy._Wrapped.__call__ keeps the last one and tries it first):
+TorchCall for torch CUDA tensors, JaxCall for JAX arrays."""
+import functools
+import importlib
+
+import numpy as np
+
+from ._device import torch_current_stream
+from ._result_pool import ResultPool
+
+
+def _same_objects(values, others):
+    """Whether the globals a function reads hold the objects they held at its trace."""
+    if len(values) != len(others):
+        return False
+    for now, then in zip(values, others):
+        if now is not then:
+            return False
+    return True
+
+
+class TorchCall:
+    """The call of one compiled signature on torch CUDA tensors, as the torch backend calls kiln:
+    the guard read from the tensors' attributes (the CUDA Array Interface's dictionaries cost
+    several microseconds per tensor and call, in Python), the results written into pooled
+    tensors (kiln/_result_pool.py), the work queued on torch's current stream."""
+
+    def __init__(self, torch, compiled, single, output_dtypes, tensors, environment,
+                 mutated=()):
+        self.compiled, self.single, self.tensor_type = compiled, single, torch.Tensor
+        self.environment = environment  # the values of the globals it was traced with
+        self.mutated, self.copy = list(mutated), torch._foreach_copy_
+        self.layouts = [(t.dtype, t.shape, t.stride(), t.device, t.is_complex())
+                        for t in tensors]
+        device = tensors[0].device
+        self.pool = ResultPool(torch, compiled, list(zip(compiled.output_shapes, output_dtypes)),
+                               device)
+        raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+        if raw is not None and device.index is not None:
+            self.stream = functools.partial(raw, device.index)
+        else:
+            self.stream = functools.partial(torch_current_stream, torch, device)
+
+    def matches(self, args, environment):
+        """Whether `args` are plain torch tensors of this signature, none requiring grad nor a
+        lazy view (_refuse_lazy_views: a conjugate bit only on complex ones), and the globals
+        the function reads hold the values (the same objects) it was traced with."""
+        if len(args) != len(self.layouts) or not _same_objects(environment, self.environment):
+            return False
+        for value, (dtype, shape, strides, device, complex_) in zip(args, self.layouts):
+            if (type(value) is not self.tensor_type or value.requires_grad
+                    or value.dtype != dtype or value.shape != shape
+                    or value.stride() != strides or value.device != device
+                    or value.is_neg() or (complex_ and value.is_conj())):
+                return False
+        return True
+
+    def __call__(self, tensors):
+        outputs, results = self.pool.take()
+        self.compiled.run_tensors(tensors, [output.address for output in outputs], self.stream())
+        if self.mutated:  # the arguments the function assigned into: their new values
+            count = len(results) - len(self.mutated)
+            self.copy([tensors[k] for k in self.mutated], results[count:])
+            results = results[:count]
+        return results[0] if self.single else tuple(results)
+
+
+class JaxCall:
+    """The call of one compiled signature on JAX arrays: the guard read from the arrays' type,
+    dtype, shape and sharding; the arrays read by DLPack, exported for kiln's stream and kept
+    until kiln's reads are done (src/python/cuda_bindings.cpp); the results made JAX arrays by
+    `importer` (jax_importer)."""
+
+    def __init__(self, compiled, single, arrays, environment, importer):
+        self.compiled, self.single, self.importer = compiled, single, importer
+        self.environment = environment  # the values of the globals it was traced with
+        self.array_type = type(arrays[0])
+        self.layouts = [(a.dtype, a.shape, a.sharding) for a in arrays]
+
+    def matches(self, args, environment):
+        """Whether `args` are JAX arrays of this signature on the same devices, and the globals
+        the function reads hold the values (the same objects) it was traced with."""
+        if len(args) != len(self.layouts) or not _same_objects(environment, self.environment):
+            return False
+        for value, (dtype, shape, sharding) in zip(args, self.layouts):
+            if (type(value) is not self.array_type or value.dtype != dtype
+                    or value.shape != shape or value.sharding != sharding):
+                return False
+        return True
+
+    def __call__(self, arrays):
+        results = [self.importer(result) for result in self.compiled.run(list(arrays), stream=0)]
+        return results[0] if self.single else tuple(results)
+
+
+def jax_importer(jax, like, dtype_names):
+    """A function taking a kiln.CudaArray result to a JAX array on `like`'s device, sharing its
+    memory. jax.dlpack.from_dlpack costs about 60 us a result (H200, jax 0.11: its Python, and
+    a jnp.asarray dispatch that canonicalises the dtype); jaxlib's DLPack import it calls, with
+    the device and its stream found once, costs a few. That import is JAX's private API, so it
+    is taken only where it agrees with from_dlpack on the first result (the same memory, shape,
+    dtype and device: `checked`) and where from_dlpack would keep every result's dtype (not a
+    64-bit one without jax_enable_x64); from_dlpack itself otherwise."""
+    public = jax.dlpack.from_dlpack
+    try:
+        if any(jax.dtypes.canonicalize_dtype(np.dtype(name)) != np.dtype(name)
+               for name in dtype_names):
+            return public
+        jaxlib = importlib.import_module("jaxlib._jax")
+        version = importlib.import_module("jax._src.lib").jaxlib_extension_version
+        device = next(iter(like.devices()))
+        stream = device.get_stream_for_external_ready_events()
+    except Exception:  # noqa: BLE001  another JAX than the ones this was written for
+        return public
+    dlpack_cuda = 2
+    trailing = (dlpack_cuda,) if version >= 467 else ()  # the producer's device type, since 467
+
+    def private(result):
+        if result.__dlpack_device__()[1] != device.local_hardware_id:
+            return public(result)
+        return jaxlib.dlpack_managed_tensor_to_buffer(
+            result.__dlpack__(stream=stream), device, stream, None, *trailing)
+
+    def checked(result):
+        nonlocal current
+        try:
+            imported = private(result)
+            agrees = (imported.unsafe_buffer_pointer() ==
+                      result.__cuda_array_interface__["data"][0]
+                      and imported.shape == tuple(result.shape)
+                      and imported.dtype == np.dtype(result.dtype)
+                      and imported.devices() == like.devices())
+        except Exception:  # noqa: BLE001
+            agrees = False
+        current = private if agrees else public
+        return imported if agrees else public(result)
+
+    current = checked
+    return lambda result: current(result)
