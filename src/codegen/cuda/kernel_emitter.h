@@ -1,7 +1,9 @@
 // The CUDA kernel emitter: the C-like printer (codegen/c_like_printer.h) plus what the GPU adds:
 // launch plans (how the statements of a kernel map onto one launch's grid and blocks), shared
 // loops, and reductions within a thread, across a block and across the grid. Internal to
-// src/codegen/cuda; split over launch_plans.cpp (plans), cuda_emitter.cpp (launches, loops),
+// src/codegen/cuda; split over launch_plans.cpp (plans), register_plans.cpp and
+// vector_plans.cpp (values held in registers, 16-byte accesses), cuda_emitter.cpp (launches,
+// loops), step_emitter.cpp (a thread's steps), register_emitter.cpp (registers),
 // reduce_emitter.cpp (reductions), fold_emitter.cpp (each thread's share of a reduction's
 // elements) and scan_emitter.cpp (long scans in tiles).
 #pragma once
@@ -143,7 +145,6 @@ bool index_of_variables(const Kernel& kernel, ExprId id, const std::set<int32_t>
 // register_plans.cpp: LaunchPlan::shared_loads (with unroll_axis) and row_registers.
 void plan_shared_loads(const Program& program, const Kernel& kernel, LaunchPlan& plan);
 void plan_row_registers(const Program& program, const Kernel& kernel, LaunchPlan& plan);
-void plan_row_vectors(const Program& program, const Kernel& kernel, LaunchPlan& plan);
 
 // The iterations a thread of a ThreadPerIteration plan runs in sequence (LaunchPlan::serial).
 inline int64_t serial_iterations(const LaunchPlan& plan) {
@@ -188,6 +189,11 @@ inline int64_t scan_flag_bytes(const LaunchPlan& plan) {
 inline int64_t scan_scratch_bytes(const LaunchPlan& plan) {
   return scan_flag_bytes(plan) + 16 * scan_tile_count(plan);
 }
+
+// vector_plans.cpp: LaunchPlan::vector_lanes and the accesses that move 16 bytes at a time, of a
+// ThreadPerIteration plan over stores only, or of a BlockPerIteration plan's rows in registers.
+void plan_vectors(const Program& program, const Kernel& kernel, LaunchPlan& plan);
+void plan_row_vectors(const Program& program, const Kernel& kernel, LaunchPlan& plan);
 
 // launch_plans.cpp: the launches of a kernel, in order.
 std::vector<LaunchPlan> plan_launches(const Program& program, const Kernel& kernel,

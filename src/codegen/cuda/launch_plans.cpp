@@ -358,66 +358,6 @@ void plan_shared_reductions(const Kernel& kernel, const target::Target& target, 
 }
 
 
-// A ThreadPerIteration plan whose body only stores: the loads and stores that step by one
-// element with the innermost loop, from a multiple of the vector width, become 16-byte
-// accesses (LaunchPlan::vector_lanes). Four-byte scalar accesses leave the H100's memory
-// system under-used (kmeans and sin+cos reached 56-63% of its copy bandwidth).
-void plan_vectors(const Program& program, const Kernel& kernel, LaunchPlan& plan) {
-  const std::vector<Stmt>& body = plan.chain.back()->body;
-  const sched::Loop& innermost = plan.chain.back()->loop;
-  if (body.empty() || !std::all_of(body.begin(), body.end(), [](const Stmt& s) {
-        return s.kind == StmtKind::Store && !s.accumulate && !s.to_local_array;
-      }))
-    return;
-  Kernel copy = kernel;  // the index analysis lives in a KernelBuilder
-  sched::KernelBuilder builder(copy);
-  auto element_size = [&](int32_t buffer) {
-    return int64_t(dtype_size(program.buffers[static_cast<size_t>(buffer)].dtype));
-  };
-  // Accesses of `bytes`-wide elements that qualify at that width.
-  auto vectorizable = [&](int32_t buffer, ExprId offset, int64_t bytes) {
-    const int64_t lanes = 16 / bytes;
-    return element_size(buffer) == bytes &&
-           !vector_type(program.buffers[static_cast<size_t>(buffer)].dtype).empty() &&
-           innermost.extent % lanes == 0 &&
-           builder.aligned_unit_stride(offset, innermost.variable, lanes);
-  };
-  std::vector<ExprId> loads;
-  std::set<ExprId> seen;
-  std::vector<ExprId> stack;
-  for (const Stmt& s : body) stack.push_back(s.value);
-  while (!stack.empty()) {
-    ExprId id = stack.back();
-    stack.pop_back();
-    if (!seen.insert(id).second) continue;
-    const Expr& e = kernel.exprs[static_cast<size_t>(id)];
-    if (e.kind == ExprKind::Load) loads.push_back(id);
-    if (e.kind == ExprKind::Local) return;  // a reduction's result: not a plain body
-    stack.insert(stack.end(), e.operands.begin(), e.operands.end());
-  }
-  for (int64_t bytes : {4, 8}) {  // the narrower width first: more lanes per thread
-    LaunchPlan vector = plan;
-    for (ExprId id : loads) {
-      const Expr& e = kernel.exprs[static_cast<size_t>(id)];
-      if (vectorizable(e.buffer, e.operands[0], bytes)) vector.vector_loads.push_back(id);
-    }
-    for (const Stmt& s : body)
-      if (vectorizable(s.buffer, s.index, bytes)) vector.vector_stores.push_back(&s);
-    // Whole vectors are a condition of correctness: a size may follow another size's choice
-    // not to use them, never the choice to.
-    const bool any = !vector.vector_loads.empty() || !vector.vector_stores.empty();
-    const bool chosen = ir::size_choice(any);
-    if (!(any && chosen)) continue;
-    std::set<int32_t> buffers;
-    for (ExprId id : vector.vector_loads) buffers.insert(kernel.exprs[static_cast<size_t>(id)].buffer);
-    for (const Stmt* s : vector.vector_stores) buffers.insert(s->buffer);
-    vector.vector_buffers.assign(buffers.begin(), buffers.end());
-    vector.vector_lanes = static_cast<int>(16 / bytes);
-    plan = std::move(vector);
-    return;
-  }
-}
-
 // LaunchPlan::serial: at most this many iterations a thread runs in sequence.
 constexpr int64_t kMostSerialIterations = 16;
 
@@ -515,21 +455,6 @@ void size_row_blocks(const target::Target& target, LaunchPlan& plan) {
     plan.threads = threads;
 }
 
-}  // namespace
-
-std::string vector_type(DType dtype) {
-  switch (dtype) {
-    case DType::Float32: return "float4";
-    case DType::Int32: return "int4";
-    case DType::UInt32: return "uint4";
-    case DType::Float64: return "double2";
-    case DType::Int64: return "longlong2";
-    case DType::UInt64: return "ulonglong2";
-    default: return "";
-  }
-}
-
-namespace {
 
 // A scan that is the kernel's whole body, long enough for tiles over the grid (ScanTiles): one
 // accumulation, which the scan combines in any grouping (sums of floats round differently, as

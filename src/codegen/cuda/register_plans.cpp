@@ -9,7 +9,6 @@
 
 #include "codegen/cuda/kernel_emitter.h"
 #include "ir/size_choices.h"
-#include "sched/kernel_builder.h"
 
 namespace kiln::codegen::cuda_detail {
 namespace {
@@ -107,73 +106,6 @@ void plan_row_registers(const Program& program, const Kernel& kernel, LaunchPlan
   }
 }
 
-
-// LaunchPlan::vector_lanes of a BlockPerIteration plan holding rows in registers: every
-// statement one loop over the row (a reduction, or stores), a whole number of 16-byte runs a
-// thread, every row register's load stepping by one element from a multiple of the run. Then
-// the rows' loads, and the loads and stores of the loops of stores that step by one element
-// with them (a layer norm's scale, shift and output), move 16 bytes at a time. H200, layer
-// norm of 8192 rows of 1024 floats in a CuPy-launched variant of kiln's kernel: 23.1 -> 20.2 us.
-void plan_row_vectors(const Program& program, const Kernel& kernel, LaunchPlan& plan) {
-  if (plan.row_registers.empty()) return;
-  const int64_t team = plan.warp_iterations ? kWarp : plan.threads;
-  auto buffer_of = [&](ExprId id) { return kernel.exprs[static_cast<size_t>(id)].buffer; };
-  auto dtype_of = [&](int32_t buffer) { return program.buffers[static_cast<size_t>(buffer)].dtype; };
-  const DType dtype = dtype_of(buffer_of(plan.row_registers[0].loads[0].first));
-  if (vector_type(dtype).empty()) return;
-  const int64_t lanes = 16 / dtype_size(dtype);
-  const int64_t extent = plan.row_registers[0].extent;
-  Kernel copy = kernel;  // the index analysis lives in a KernelBuilder
-  sched::KernelBuilder builder(copy);
-  auto steps_by_one = [&](int32_t buffer, ExprId index, int32_t variable) {
-    return dtype_of(buffer) == dtype && builder.aligned_unit_stride(index, variable, lanes);
-  };
-  // Whole runs at every step and aligned rows are conditions of correctness: a size may follow
-  // another size's choice not to use them, never the choice to.
-  bool fits = extent % (team * lanes) == 0 && extent <= kMostUnrolledSteps * team;
-  for (const LaunchPlan::RowRegisters& row : plan.row_registers)
-    for (const auto& [id, variable] : row.loads)
-      fits = fits && steps_by_one(buffer_of(id), kernel.exprs[static_cast<size_t>(id)].operands[0],
-                                  variable);
-  std::set<ExprId> in_registers;
-  for (const LaunchPlan::RowRegisters& row : plan.row_registers)
-    for (const auto& [id, variable] : row.loads) in_registers.insert(id);
-  std::vector<ExprId> loads;
-  std::vector<const Stmt*> stores;
-  for (const Stmt& s : plan.chain.back()->body) {
-    const bool stores_only = s.kind == StmtKind::Loop && !s.body.empty() &&
-                             std::all_of(s.body.begin(), s.body.end(), [](const Stmt& c) {
-                               return c.kind == StmtKind::Store && !c.accumulate && !c.to_local_array;
-                             });
-    const sched::Loop* loop = stores_only ? &s.loop : nullptr;
-    if (s.kind == StmtKind::Reduce && s.reduce_loops.size() == 1 && s.guard < 0)
-      loop = &s.reduce_loops[0];
-    if (loop == nullptr || loop->begin >= 0 || loop->end >= 0) return;
-    fits = fits && loop->extent == extent;
-    if (!stores_only) continue;
-    for (const Stmt& store : s.body) {
-      if (steps_by_one(store.buffer, store.index, loop->variable)) stores.push_back(&store);
-      std::vector<ExprId> found;
-      collect_unconditional_loads(kernel, store.value, found);
-      for (ExprId id : found) {
-        const ExprId index = kernel.exprs[static_cast<size_t>(id)].operands[0];
-        if (!in_registers.count(id) && std::find(loads.begin(), loads.end(), id) == loads.end() &&
-            steps_by_one(buffer_of(id), index, loop->variable))
-          loads.push_back(id);
-      }
-    }
-  }
-  const bool chosen = ir::size_choice(fits);
-  if (!(fits && chosen)) return;
-  std::set<int32_t> buffers;
-  for (ExprId id : in_registers) buffers.insert(buffer_of(id));
-  for (ExprId id : loads) buffers.insert(buffer_of(id));
-  for (const Stmt* store : stores) buffers.insert(store->buffer);
-  plan.vector_lanes = static_cast<int>(lanes);
-  plan.vector_loads = std::move(loads);
-  plan.vector_stores = std::move(stores);
-  plan.vector_buffers.assign(buffers.begin(), buffers.end());
-}
 
 // LaunchPlan::unroll_axis and shared_loads: a body of plain stores and one reduction over one
 // short loop of constant extent, whose unconditional loads of 32- or 64-bit elements at indices
