@@ -94,7 +94,8 @@ class CudaExecutable final : public Executable {
   // Queues the program's steps with buffer addresses `table` on `stream` (kept: see
   // run_cuda_extern_call).
   void queue_steps(char** table, void* stream, std::vector<std::shared_ptr<void>>* kept);
-  // The reduce-overhead run; false when this call cannot replay (then run_real runs as usual).
+  // The reduce-overhead run (cuda_graphs.cpp, as the three below); false when this call cannot
+  // replay (then run_real runs as usual).
   bool run_graph(const std::vector<Array>& inputs, std::vector<Array>& outputs);
   std::vector<const void*> slot_addresses(const std::vector<Array>& inputs,
                                           const std::vector<Array>& outputs) const;
