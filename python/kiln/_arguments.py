@@ -7,7 +7,7 @@ import types
 
 import numpy as np
 
-from . import _pytree
+from . import _kiln, _pytree
 from ._tracer import SUPPORTED_DTYPES  # (longdouble's kind and itemsize look like complex128's)
 
 
@@ -26,6 +26,17 @@ def is_iterator(leaf):
     it, which no guard can see (it is equal to itself however far it went), so a trace would
     fix the values it drew in the graph; such a call runs eagerly."""
     return isinstance(leaf, collections.abc.Iterator)
+
+
+_SCALAR_LEAVES = (np.ndarray, float, int, bool, complex, str, bytes, type(None))
+
+
+def too_large_to_guard(leaf):
+    """A static holding a mutable container that a guard's snapshot keeps as itself (more
+    than 256 items in all, or nested more than four levels: src/python/guard_states.h): it is
+    equal to itself whatever was changed in it, so a trace would fix its values in the graph;
+    such a call runs eagerly."""
+    return type(leaf) not in _SCALAR_LEAVES and not _kiln.snapshot_complete(leaf)
 
 
 def holds_arrays(leaf):

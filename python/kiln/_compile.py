@@ -45,6 +45,7 @@ from . import _aliasing, _device, _kiln, _numpy_tracer, _pytree, _random_state
 from ._arguments import DYNAMIC_DTYPES, WEAK_PYTHON_NUMBERS, dynamic_number
 from ._arguments import holds_arrays as _holds_arrays
 from ._arguments import is_iterator as _is_iterator
+from ._arguments import too_large_to_guard as _too_large_to_guard
 from ._arguments import is_unsupported_array as _is_unsupported_array
 from ._caller_state import ChangesCallerState, Saved, checked_output_spec, with_assigned
 from ._config import config
@@ -152,6 +153,11 @@ class CompiledFunction:
         if any(_is_unsupported_array(leaf) for leaf in leaves):
             self._note_break("an argument is an array kiln cannot read in place (dtype, byte "
                              "order, alignment or ndarray subclass)", location_of(self.fn))
+            return self.fn(*args, **kwargs)
+        if any(_too_large_to_guard(leaf) for leaf in leaves):
+            self._note_break("an argument, closure variable or global is a mutable container "
+                             "too large to check at each call (a change made to it in place "
+                             "would go unseen)", location_of(self.fn))
             return self.fn(*args, **kwargs)
         if any(_is_iterator(leaf) for leaf in leaves):
             self._note_break("an argument, closure variable or global is an iterator, which "

@@ -4,7 +4,8 @@
     labels = step(points, means)                # torch CUDA tensors (or CuPy arrays) in and out
 
 The function is traced with NumPy's semantics once per signature (each array argument's dtype,
-shape and strides; every other argument's value) and compiled for CUDA. A Python float or int
+shape and strides; every other argument's value, a list's, dict's or object's by a copy of its
+contents: kiln/_static_keys.py) and compiled for CUDA. A Python float or int
 argument whose value changes between calls (a learning rate, a step count) is a 0-d input from
 its first change on, as in kiln.compile, unless the trace needs its value (then it stays
 static). Array arguments are the
@@ -56,6 +57,7 @@ from ._graph_breaks import GraphBreakSignal
 from ._library_calls import JaxCall, TorchCall, jax_importer
 from ._environment import Environment, with_numpy_names
 from ._retrace import SEGMENT_LIMIT, NeedsStatic, Segments, _SegmentLimit, _TraceContext, held_output
+from ._static_keys import TOO_LARGE, immutable, static_key
 from ._tracing import location_of, with_loop_capture
 
 
@@ -157,7 +159,7 @@ def _environment_values(environment):
 
 def _environment_key(environment):
     """The part of a signature the environment's values decide (no arrays among them)."""
-    return tuple((type(v), v if v.__hash__ is not None else id(v)) for v in environment)
+    return tuple(static_key(v) for v in environment)
 
 
 def _host_copy(value):
@@ -286,9 +288,12 @@ class _Wrapped:
         device = [values[k] for k in arrays if _is_device_array(values[k])]
         stream = _stream_of(device[0]) if device else 0
         while True:
-            key = signature + (tuple((k, type(v), v if v.__hash__ is not None else id(v))
-                                     for k, v in enumerate(values)
+            key = signature + (tuple((k, static_key(v)) for k, v in enumerate(values)
                                      if k not in arrays and k not in dynamic), dynamic)
+            if any(part is TOO_LARGE for _, part in key[-2]):
+                return self._run_on_host(values, len(args), names, arrays,
+                                         "a static argument or global is a container too large "
+                                         "to check at each call")
             entry = self.compiled.get(key)
             if entry is _HOST:
                 return self._run_on_host(values, len(args), names, arrays)
@@ -323,7 +328,8 @@ class _Wrapped:
             importer = self._jax_importer(device[0], entry)
             results = [importer(r) for r in results]
             if (entry is not _RETRACE and not mutated and not dynamic and not names
-                    and len(arrays) == len(args) == len(device)):
+                    and len(arrays) == len(args) == len(device)
+                    and all(immutable(v) for v in environment)):
                 self.last_call = JaxCall(compiled, single, args, environment, importer)
         elif device:
             results = [_as_library_array(r, device[0]) for r in results]
@@ -348,8 +354,8 @@ class _Wrapped:
         Only arguments (values[:calls]); the globals' numbers stay static."""
         numbers = tuple(k for k, v in enumerate(values[:calls])
                         if k not in arrays and dynamic_number(v))
-        others = tuple((k, type(v), v if v.__hash__ is not None else id(v))
-                       for k, v in enumerate(values) if k not in arrays and k not in numbers)
+        others = tuple((k, static_key(v)) for k, v in enumerate(values)
+                       if k not in arrays and k not in numbers)
         base = signature + (others, tuple(type(values[k]) for k in numbers))
         first = self.first_numbers.setdefault(base, {k: values[k] for k in numbers})
         changed = {k for k in numbers if values[k] != first[k] or
@@ -410,7 +416,7 @@ class _Wrapped:
         key = (tuple((t.dtype, t.shape, t.stride(), t.device) for t in tensors),
                _environment_key(environment))
         call = self.torch_calls.get(key)
-        if call is _RETRACE:
+        if call is _RETRACE or TOO_LARGE in key[1]:
             return _RETRACE
         if call is None:
             values = list(tensors) + environment
@@ -433,7 +439,8 @@ class _Wrapped:
             call = self.torch_calls[key] = TorchCall(
                 torch, compiled, single, [getattr(torch, name) for name in dtype_names], tensors,
                 environment, mutated)
-        self.last_call = call
+        if all(immutable(v) for v in environment):  # (the fast path compares identities)
+            self.last_call = call
         return call(tensors)
 
     def _trace(self, values, positional, names, arrays, layouts, stream, retrace, dynamic=()):

@@ -148,23 +148,32 @@ inline bool is_other_mutable_sequence(PyObject* value) {
          PyObject_TypeCheck(value, reinterpret_cast<PyTypeObject*>(array));
 }
 
-// A snapshot of `value` (`budget`: the items it may still copy): a copy of a list, dict,
-// tuple, set or bytearray (of snapshots of their items; a subclass state for a list or dict
-// subclass, a deque or an array.array); `value` itself for anything else, or where it is too
-// big or deep. Arrays are held as they are: those the function reads are inputs, read at each
-// call.
-inline nb::object container_state(PyObject* value, int depth, Py_ssize_t& budget) {
-  auto held = [&] { return nb::borrow(value); };
+// The items a snapshot may still copy, and whether it held a mutable container as itself
+// (too big or too deep to copy: a change made to it in place would go unseen).
+struct SnapshotBudget {
+  Py_ssize_t items = kMostStateItems;
+  bool incomplete = false;
+};
+
+// A snapshot of `value`: a copy of a list, dict, tuple, set or bytearray (of snapshots of their
+// items; a subclass state for a list or dict subclass, a deque or an array.array); `value`
+// itself for anything else, or where it is too big or deep. Arrays are held as they are: those
+// the function reads are inputs, read at each call.
+inline nb::object container_state(PyObject* value, int depth, SnapshotBudget& budget) {
   const bool sequence = PyList_Check(value) || PyTuple_CheckExact(value) ||
                         is_other_mutable_sequence(value);
   const bool mapping = PyDict_Check(value);
-  if (depth <= 0 || !(sequence || mapping || PySet_CheckExact(value) ||
-                      PyByteArray_CheckExact(value)))
-    return held();
+  if (!(sequence || mapping || PySet_CheckExact(value) || PyByteArray_CheckExact(value)))
+    return nb::borrow(value);
+  auto held = [&] {
+    budget.incomplete = budget.incomplete || !PyTuple_CheckExact(value);
+    return nb::borrow(value);
+  };
+  if (depth <= 0) return held();
   Py_ssize_t size = PyObject_Size(value);
   if (size < 0) throw nb::python_error();
-  if (size > budget) return held();
-  budget -= size;
+  if (size > budget.items) return held();
+  budget.items -= size;
   if (!sequence && !mapping) {
     nb::object copy = nb::steal(PySet_CheckExact(value) ? PySet_New(value)
                                                         : PyByteArray_FromObject(value));
@@ -192,18 +201,25 @@ inline nb::object container_state(PyObject* value, int depth, Py_ssize_t& budget
 
 // A static's snapshot: container_state, or for an object with instance attributes (an
 // argument's settings object) a tuple (marker, the object, {name: container_state}).
-inline nb::object state_of(PyObject* value) {
-  Py_ssize_t budget = kMostStateItems;
+// `incomplete`: set where a mutable container in it was held as itself (snapshot_complete).
+inline nb::object state_of(PyObject* value, bool* incomplete = nullptr) {
+  SnapshotBudget budget;
   // A list or dict subclass (an OrderedDict) is compared by its items, not its attributes.
   nb::object attributes = PyList_Check(value) || PyDict_Check(value)
                               ? nb::object() : instance_attributes(value);
-  if (!attributes.is_valid()) return container_state(value, kStateDepth, budget);
-  nb::object states = container_state(attributes.ptr(), kStateDepth, budget);
-  if (states.ptr() == attributes.ptr()) {  // too many to copy: a shallow copy, as before
-    states = nb::steal(PyDict_Copy(attributes.ptr()));
-    if (!states.is_valid()) throw nb::python_error();
+  nb::object state;
+  if (!attributes.is_valid()) {
+    state = container_state(value, kStateDepth, budget);
+  } else {
+    nb::object states = container_state(attributes.ptr(), kStateDepth, budget);
+    if (states.ptr() == attributes.ptr()) {  // too many to copy: a shallow copy, as before
+      states = nb::steal(PyDict_Copy(attributes.ptr()));
+      if (!states.is_valid()) throw nb::python_error();
+    }
+    state = nb::steal(PyTuple_Pack(3, object_state_marker(), value, states.ptr()));
   }
-  return nb::steal(PyTuple_Pack(3, object_state_marker(), value, states.ptr()));
+  if (incomplete != nullptr) *incomplete = budget.incomplete;
+  return state;
 }
 
 inline bool same_state(PyObject* value, PyObject* state);

@@ -422,6 +422,17 @@ nb::object guarded_call(nb::handle cache, PyObject* args, PyObject* kwargs) {
 }
 
 void bind_guarded_cache(nb::module_& module) {
+  module.def(
+      "snapshot_complete",
+      [](nb::handle value) {
+        bool incomplete = false;
+        state_of(value.ptr(), &incomplete);
+        return !incomplete;
+      },
+      nb::arg("value"),
+      "Whether a guard's snapshot of this static value copies every mutable container in it "
+      "(python/guard_states.h); one too big or too deep is held as itself, and a change made "
+      "to it in place would go unseen.");
   nb::class_<RecordedGuard>(module, "RecordedGuard", "A guard recorded before its trace.");
   nb::class_<GuardedCache>(module, "GuardedCache",
                            "The in-process cache of one compiled function; guards in C++.",

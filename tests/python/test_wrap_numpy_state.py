@@ -206,3 +206,52 @@ def test_loops_and_assignments_on_the_general_path(cpu_stand_in):
         np.testing.assert_allclose(kiln.wrap_numpy(function)(*args), want, rtol=1e-12)
         for got, wanted in zip(args, expected):  # the caller's arrays assigned into
             np.testing.assert_allclose(got, wanted, rtol=1e-12, atol=1e-15)
+
+
+TABLE = [1.0, 2.0]
+SETTINGS = type("Settings", (), {})()
+SETTINGS.shift = 0.5
+BIG = list(range(300))
+
+
+def table_scaled(x, extra):
+    return x * TABLE[0] * extra["factor"] + SETTINGS.shift + len(BIG)
+
+
+def _after_each_change_in_place(check):
+    for value in (1.0, 3.0):
+        TABLE[0], SETTINGS.shift = value, value / 2
+        BIG.append(value)
+        check()
+
+
+def test_static_containers_changed_in_place_trace_anew_on_the_general_path(cpu_stand_in):
+    """A list, dict or object the function reads (an argument, a global) changed in place is
+    the same object: the signature keys it by a frozen copy of its contents (kiln/
+    _static_keys.py), as kiln.compile's guards compare snapshots; keyed by identity, a call
+    returned the first call's values. One too large to copy (BIG, 300 items) runs on host
+    copies, with a warning."""
+    wrapped = kiln.wrap_numpy(table_scaled)
+    x = np.linspace(-1, 1, 16)
+    extra = {"factor": 2.0}
+    BIG[:] = range(10)
+
+    def check():
+        extra["factor"] += 1
+        np.testing.assert_allclose(wrapped(x, extra), table_scaled(x, extra), rtol=1e-12)
+    _after_each_change_in_place(check)
+    BIG[:] = range(300)
+    with pytest.warns(RuntimeWarning, match="too large to check"):
+        _after_each_change_in_place(check)
+
+
+def test_static_containers_changed_in_place_on_the_torch_fast_path():
+    if not GPU:
+        return  # test_cuda.py: test_wrap_numpy_without_a_gpu_says_why
+    torch = pytest.importorskip("torch")
+    wrapped = kiln.wrap_numpy(lambda x: x * TABLE[0] + SETTINGS.shift)
+    x = torch.linspace(-1, 1, 64, device="cuda", dtype=torch.float64)
+    for value in (1.0, 3.0, -2.0):
+        TABLE[0], SETTINGS.shift = value, value / 2
+        np.testing.assert_allclose(wrapped(x).cpu().numpy(),
+                                   x.cpu().numpy() * value + value / 2, rtol=1e-12)
