@@ -138,3 +138,91 @@ def test_a_dynamic_batch_compiles_once(model, inputs, training, recompiles):
     log = recompiles()
     assert "variant 2" not in log and "compiles per size" not in log, log
 
+
+# ---- torch.nn's transformer layers, on PyTorch's inference fast path too ----
+
+def _padding(batch, length):
+    pad = torch.zeros(batch, length, dtype=torch.bool)
+    pad[1, -3:] = True
+    return pad
+
+
+class _Encoder(nn.Module):
+    def __init__(self, norm_first, activation):
+        super().__init__()
+        layer = nn.TransformerEncoderLayer(32, 4, 64, dropout=0.0, activation=activation,
+                                           batch_first=True, norm_first=norm_first)
+        self.encoder = nn.TransformerEncoder(layer, 2, enable_nested_tensor=False)
+
+    def forward(self, x, pad, causal):
+        mask = nn.Transformer.generate_square_subsequent_mask(x.shape[1]) if causal else None
+        return self.encoder(x, mask=mask, src_key_padding_mask=pad)
+
+
+@pytest.mark.parametrize("training", [False, True])
+@pytest.mark.parametrize("norm_first, activation, causal", [
+    (False, "relu", False), (True, "gelu", False), (False, "gelu", True)])
+def test_transformer_encoder_matches_eager(norm_first, activation, causal, training):
+    # in eval mode without gradients its layers run aten._transformer_encoder_layer_fwd, which
+    # ran in eager PyTorch (_fast_paths.py decomposes it)
+    torch.manual_seed(0)
+    inputs = (torch.randn(2, 7, 32), _padding(2, 7), causal)
+    _check_against_eager(_Encoder(norm_first, activation), inputs, training)
+
+
+def test_an_encoder_sample_of_padding_only_is_nan_as_on_eagers_fast_path():
+    # the fast path's softmax over keys that are all masked is NaN (_masked_softmax on the CPU)
+    torch.manual_seed(0)
+    model = _Encoder(False, "relu").eval()
+    pad = _padding(2, 7)
+    pad[0] = True
+    x = torch.randn(2, 7, 32)
+    with torch.no_grad():
+        want = model(x, pad, False)
+        got = torch.compile(model, backend="kiln", **WHOLE)(x, pad, False)
+    assert want[0].isnan().all() and want[1].isfinite().all()
+    torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-5, equal_nan=True)
+
+
+class _SelfAttention(nn.Module):
+    def __init__(self, need_weights, average):
+        super().__init__()
+        self.attention = nn.MultiheadAttention(32, 4, batch_first=True)
+        self.need_weights, self.average = need_weights, average
+
+    def forward(self, x, mask, pad):
+        out, weights = self.attention(x, x, x, attn_mask=mask, key_padding_mask=pad,
+                                      need_weights=self.need_weights,
+                                      average_attn_weights=self.average)
+        return (out, weights) if self.need_weights else out
+
+
+@pytest.mark.parametrize("training", [False, True])
+@pytest.mark.parametrize("need_weights, average, masks", [
+    (False, True, "padding"), (True, True, "both"), (True, False, "attention"),
+    (False, True, "none")])
+def test_multihead_self_attention_with_masks_matches_eager(need_weights, average, masks,
+                                                          training):
+    torch.manual_seed(0)
+    causal = torch.triu(torch.ones(6, 6, dtype=torch.bool), 1)
+    inputs = (torch.randn(2, 6, 32), causal if masks in ("attention", "both") else None,
+              _padding(2, 6) if masks in ("padding", "both") else None)
+    _check_against_eager(_SelfAttention(need_weights, average), inputs, training)
+
+
+def test_multihead_cross_attention_with_masks_matches_eager():
+    torch.manual_seed(0)
+    attention = nn.MultiheadAttention(32, 4, batch_first=True, kdim=24, vdim=24)
+
+    class Cross(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.attention = attention
+
+        def forward(self, x, memory, mask, pad):
+            return self.attention(x, memory, memory, attn_mask=mask, key_padding_mask=pad)
+    mask = torch.zeros(5, 7)
+    mask[:, -1] = float("-inf")  # a float (additive) mask
+    inputs = (torch.randn(2, 5, 32), torch.randn(2, 7, 24), mask, _padding(2, 7))
+    for training in (False, True):
+        _check_against_eager(Cross(), inputs, training)
