@@ -430,8 +430,8 @@ Tensor convolution_backward_input(const Tensor& grad_output, const Tensor& weigh
                                   std::vector<int64_t> dilation, int64_t groups, Where where) {
   Trace& trace = trace_for(grad_output, weight, "convolution_backward_input", where);
   return wrap(trace, trace.builder.convolution_backward_input(
-                         grad_output.id(), weight.id(), input_shape, std::move(strides),
-                         std::move(padding), std::move(dilation), groups));
+                         grad_output.id(), weight.id(), ir::from_ints(input_shape),
+                         std::move(strides), std::move(padding), std::move(dilation), groups));
 }
 
 Tensor convolution_backward_weight(const Tensor& grad_output, const Tensor& input,

@@ -74,9 +74,9 @@ class Builder {
   // grad_output: no op of its own. channels_last: grad_output, the input and the input's
   // gradient are (N, *spatial, C) (`input_shape` stays channels-first); the weight is not.
   // filters_last (with channels_last): the weight, and the weight's gradient, are
-  // (O, *kernel, C / groups) (`weight_shape` stays channels-first).
-  ValueId convolution_backward_input(ValueId grad_output, ValueId weight,
-                                     const std::vector<int64_t>& input_shape,
+  // (O, *kernel, C / groups) (`weight_shape` stays channels-first). The batch (dimension 0 of
+  // grad_output, the input and `input_shape`) may be symbolic; no other size.
+  ValueId convolution_backward_input(ValueId grad_output, ValueId weight, const Shape& input_shape,
                                      std::vector<int64_t> strides, std::vector<int64_t> padding,
                                      std::vector<int64_t> dilation, int64_t groups,
                                      bool channels_last = false, bool filters_last = false);

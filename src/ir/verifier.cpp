@@ -406,14 +406,24 @@ class NodeVerifier {
              "convolution gradient operands must share the result's float32 or float64 dtype");
     }
     const Attrs& attrs = node_.attrs;
+    // The activations (grad_output, the input or its gradient) share a batch, which may be
+    // symbolic (builder.h); the geometry is checked for a batch of 1.
+    const Shape& grad_output = input(0).shape;
+    const Shape& other_activation = for_input ? node_.shape : input(1).shape;
+    expect(!grad_output.empty() && !other_activation.empty() &&
+               grad_output[0] == other_activation[0],
+           "convolution gradient activations of different batches");
     // Channels-last: grad_output and the activation (the input or its gradient) are permuted.
-    auto activation = [&](const Shape& shape) {
+    auto activation = [&](Shape shape) {
+      shape[0] = Dim(1);
+      expect(is_static(shape), "convolution gradient sizes other than the batch are symbolic");
       std::vector<int64_t> ints = to_ints(shape);
       return attrs.channels_last ? permuted(ints, channels_first_order(ints.size())) : ints;
     };
     expect(!attrs.filters_last || attrs.channels_last,
            "channels-last filters need channels-last activations");
     auto filter = [&](const Shape& shape) {
+      expect(is_static(shape), "convolution gradient weight sizes are symbolic");
       std::vector<int64_t> ints = to_ints(shape);
       return attrs.filters_last ? permuted(ints, channels_first_order(ints.size())) : ints;
     };

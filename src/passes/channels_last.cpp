@@ -107,8 +107,8 @@ class ChannelsLast {
       const ir::Attrs& a = node.attrs;
       if (node.op == Op::convolution_backward_input) {
         last_[static_cast<size_t>(id)] = b_.convolution_backward_input(
-            last(node.inputs[0]), plain(node.inputs[1]), ir::to_ints(node.shape), a.strides,
-            a.padding, a.dilation, a.groups, /*channels_last=*/true);
+            last(node.inputs[0]), plain(node.inputs[1]), node.shape, a.strides, a.padding,
+            a.dilation, a.groups, /*channels_last=*/true);
       } else {
         plain_[static_cast<size_t>(id)] = b_.convolution_backward_weight(
             last(node.inputs[0]), last(node.inputs[1]), ir::to_ints(node.shape), a.strides,
@@ -219,8 +219,8 @@ ir::Graph channels_last_filters(const ir::Graph& graph) {
     } else if (node.op == Op::convolution_backward_input) {
       const std::vector<int64_t> shape = ir::permuted(
           ir::to_ints(node.shape), ir::channels_first_order(node.shape.size()));
-      out = b.convolution_backward_input(inputs[0], filter(node.inputs[1]), shape, a.strides,
-                                         a.padding, a.dilation, a.groups, true, true);
+      out = b.convolution_backward_input(inputs[0], filter(node.inputs[1]), ir::from_ints(shape),
+                                         a.strides, a.padding, a.dilation, a.groups, true, true);
     } else {
       ValueId gradient = b.convolution_backward_weight(
           inputs[0], inputs[1], ir::to_ints(node.shape), a.strides, a.padding, a.dilation,

@@ -4,6 +4,7 @@
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/vector.h>
 
+#include "api/trace.h"
 #include "kiln/tensor.h"
 #include "python/common.h"
 
@@ -24,17 +25,22 @@ void bind_convolution(nb::module_& module) {
       "*kernel), bias (O,) or None.");
   module.def(
       "convolution_backward_input",
-      [](const Tensor& grad_output, const Tensor& weight, std::vector<int64_t> input_shape,
+      [](const Tensor& grad_output, const Tensor& weight, nb::handle input_shape,
          std::vector<int64_t> strides, std::vector<int64_t> padding, std::vector<int64_t> dilation,
          int64_t groups) {
-        return kiln::convolution_backward_input(grad_output, weight, input_shape,
-                                                std::move(strides), std::move(padding),
-                                                std::move(dilation), groups, kNoWhere);
+        // input_shape may hold a symbolic batch (builder.h), which the Tensor API has no call for
+        ir::Shape shape = shape_from_object(input_shape);
+        detail::trace_for(grad_output, weight, "convolution_backward_input", kNoWhere);
+        return build_on(grad_output, [&](ir::Builder& b) {
+          return b.convolution_backward_input(grad_output.id(), weight.id(), shape,
+                                              std::move(strides), std::move(padding),
+                                              std::move(dilation), groups);
+        });
       },
       nb::arg("grad_output"), nb::arg("weight"), nb::arg("input_shape"), nb::arg("strides"),
       nb::arg("padding"), nb::arg("dilation"), nb::arg("groups"), Keep<>(),
-      "The gradient of that convolution with respect to its input (of input_shape), given "
-      "grad_output (N, O, *output).");
+      "The gradient of that convolution with respect to its input (of input_shape: ints, and a "
+      "kiln.Size for a dynamic batch), given grad_output (N, O, *output).");
   module.def(
       "convolution_backward_weight",
       [](const Tensor& grad_output, const Tensor& input, std::vector<int64_t> weight_shape,

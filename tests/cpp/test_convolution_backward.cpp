@@ -40,8 +40,8 @@ struct Attributes {
 
 ValueId gradient_of_input(ir::Builder& builder, ValueId grad_output, ValueId weight,
                           const std::vector<int64_t>& input_shape, const Attributes& a) {
-  return builder.convolution_backward_input(grad_output, weight, input_shape, a.strides, a.padding,
-                                            a.dilation, a.groups);
+  return builder.convolution_backward_input(grad_output, weight, ir::from_ints(input_shape),
+                                            a.strides, a.padding, a.dilation, a.groups);
 }
 
 ValueId gradient_of_weight(ir::Builder& builder, ValueId grad_output, ValueId input,
@@ -115,6 +115,26 @@ TEST_F(ConvolutionBackwardBuilder, UserErrorsNameTheOpAndLine) {
                ErrorKind::Value, {"convolution_backward_weight", "groups"});
   expect_error([&] { builder.convolution_backward_weight(dy, x, {6, 4, 3, 3}, {0}, {0}, {1}, 1); },
                ErrorKind::Value, {"strides"});
+}
+
+TEST_F(ConvolutionBackwardBuilder, ASymbolicBatchPassesThrough) {
+  // A dynamic batch (torch.compile(dynamic=True)) compiles once; the other sizes are numbers.
+  const ir::Dim batch = graph.add_symbol(3);
+  ValueId dy = builder.parameter(DType::Float32, {batch, 6, 4, 4});
+  ValueId w = builder.parameter(DType::Float32, {6, 2, 3, 3});
+  ValueId x = builder.parameter(DType::Float32, {batch, 4, 9, 10});
+  ValueId dx = builder.convolution_backward_input(dy, w, {batch, 4, 9, 10}, {2}, {1}, {2}, 2);
+  EXPECT_EQ(graph.node(dx).shape, (ir::Shape{batch, 4, 9, 10}));
+  ValueId dw = builder.convolution_backward_weight(dy, x, {6, 2, 3, 3}, {2}, {1}, {2}, 2);
+  EXPECT_EQ(shape_of(graph, dw), (std::vector<int64_t>{6, 2, 3, 3}));
+  graph.set_outputs({dx, dw});
+  EXPECT_NO_THROW(ir::verify(graph, "a test"));
+  expect_error([&] { builder.convolution_backward_input(dy, w, {2, 4, 9, 10}, {2}, {1}, {2}, 2); },
+               ErrorKind::Value, {"convolution_backward_input", "batch s0", "input's 2"});
+  ValueId wide = builder.parameter(DType::Float32, {batch, 4, batch, 10});
+  expect_error(
+      [&] { builder.convolution_backward_weight(dy, wide, {6, 2, 3, 3}, {2}, {1}, {2}, 2); },
+      ErrorKind::Unsupported, {"convolution_backward_weight", "fixed sizes"});
 }
 
 TEST(ConvolutionBackwardApi, ErrorsThroughTheTensorApiRaiseNotCrash) {
@@ -624,7 +644,8 @@ TEST(ConvolutionBackwardCompiled, ChannelsLastFiltersArePermutedOncePerWeight) {
 TEST(ConvolutionBackwardInterpreter, ChannelsLastIsThePermutedGradient) {
   ir::Graph graph;
   ir::Builder builder(graph);
-  const std::vector<int64_t> cf{2, 3, 6, 5}, cl{2, 6, 5, 3}, dy_cl{2, 2, 2, 4};
+  const ir::Shape cf{2, 3, 6, 5};
+  const std::vector<int64_t> cl{2, 6, 5, 3}, dy_cl{2, 2, 2, 4};
   ValueId dy = builder.parameter(DType::Float64, ir::from_ints(dy_cl));  // (N, H, W, O)
   ValueId w = builder.parameter(DType::Float64, ir::from_ints({4, 3, 3, 2}));
   ValueId x = builder.parameter(DType::Float64, ir::from_ints(cl));

@@ -19,15 +19,16 @@ _SUM, _MEAN, _MAX = 0, 1, 2
 
 def _bag_of_each(context, offsets, count, bags, what):
     """Each index's bag: how many of the bags' offsets are at or before it, less one (offsets
-    ascend; a last offset past the bags', include_last_offset's, is left out)."""
+    ascend; a last offset past the bags', include_last_offset's, is left out). `count` and
+    `bags` may be size symbols (a dynamic batch: one compilation for every batch size)."""
     starts = cast(offsets, torch.int64)
-    if offsets.shape[0] != bags:
-        starts = _kiln.slice(starts, [(0, bags, 1)])
+    if not offsets.shape[0] == bags:
+        starts = _slice_any(starts, [(0, bags, 1)])
     _kiln.check_index(starts, count + 1, 0, what, negative=False,
                       error="RuntimeError")
     marks = _kiln.index_put(context.full([count + 1], 0, torch.int64), starts,
                             context.full([bags], 1, torch.int64), 0, True, check_bounds=False)
-    bag = _kiln.subtract(_kiln.slice(_kiln.cumsum(marks, 0), [(0, count, 1)]),
+    bag = _kiln.subtract(_slice_any(_kiln.cumsum(marks, 0), [(0, count, 1)]),
                          context.full((), 1, torch.int64))
     _kiln.check_index(bag, bags, 0, f"{what} (offsets[0] must be 0)", negative=False,
                       error="RuntimeError")
@@ -41,10 +42,10 @@ def _kept(context, index, padding_idx):
     return _kiln.not_equal(index, context.full((), padding_idx, torch.int64))
 
 
-def _static_bags(indices, bags, width):
-    if indices.ndim != 1 or not all(isinstance(extent, int)
-                                    for extent in (indices.shape[0], bags, width)):
-        raise Unconvertible("embedding_bag of 2-d indices or dynamic sizes")
+def _index_count(indices):
+    """How many indices the bags hold (an int or a size symbol): 1-d indices only."""
+    if indices.ndim != 1:
+        raise Unconvertible("embedding_bag of 2-d indices")
     return indices.shape[0]
 
 
@@ -58,7 +59,7 @@ def _embedding_bag_backward(context, node, grad, indices, offsets, offset2bag, b
     if mode not in (_SUM, _MEAN) or sparse or scale_grad_by_freq:
         raise Unconvertible("embedding_bag's gradient of a max, sparse or scaled by frequency")
     bags, width = grad.shape
-    count = _static_bags(indices, bags, width)
+    count = _index_count(indices)
     if not isinstance(num_weights, int):
         raise Unconvertible("embedding_bag's gradient of a dynamic table size")
     dtype = computing_dtype(out_dtype(node))
@@ -89,7 +90,7 @@ def _embedding_bag_sample_weights_backward(context, node, grad, weight, indices,
     if mode != _SUM:
         raise Unconvertible("per-sample weights of a bag that is no sum")
     bags, width = grad.shape
-    count = _static_bags(indices, bags, width)
+    count = _index_count(indices)
     dtype = computing_dtype(out_dtype(node))
     index = cast(indices, torch.int64)
     bag = _bag_of_each(context, offsets, count, bags, "embedding_bag backward")
@@ -167,8 +168,6 @@ def _embedding_bag(context, node, weight, indices, offsets, scale_grad_by_freq=F
         raise Unconvertible("embedding_bag whose bag sizes a backward reads, off the CPU")
     count = indices.shape[0]
     bags, width = out_shape(context, node, 0)
-    if not all(isinstance(extent, int) for extent in (count, bags, width)):
-        raise Unconvertible("embedding_bag of dynamic sizes")
     index = cast(indices, torch.int64)
     bag = _bag_of_each(context, offsets, count, bags, "embedding_bag")
     _kiln.check_index(index, weight.shape[0], 0, "embedding_bag", negative=False,

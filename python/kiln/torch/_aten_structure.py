@@ -138,8 +138,13 @@ def _cat(context, node, tensors, dim=0):
 @lowers(aten.stack.default)
 def _stack(context, node, tensors, dim=0):
     dtype = out_dtype(node)
-    return _kiln.stack([cast(tensor, dtype) for tensor in tensors],
-                       axis(dim, tensors[0].ndim + 1))
+    dim = axis(dim, tensors[0].ndim + 1)
+    tensors = [cast(tensor, dtype) for tensor in tensors]
+    if not any(isinstance(extent, _kiln.Size) for extent in tensors[0].shape):
+        return _kiln.stack(tensors, dim)
+    # size symbols (a dynamic batch): each tensor with an axis of 1 inserted, concatenated
+    return _kiln.concatenate([_kiln.reshape(tensor, [*tensor.shape[:dim], 1, *tensor.shape[dim:]])
+                              for tensor in tensors], dim)
 
 
 @lowers(aten.flip.default)

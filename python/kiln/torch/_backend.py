@@ -22,6 +22,7 @@ from .. import _kiln
 from .._config import config
 from . import _warm_training
 from ._aten_table import TABLE
+from ._fast_paths import FAST_PATH_DECOMPOSITIONS
 from ._lowering import CompiledGraph
 from ._partition import compile_graph_module
 from ._saved_layouts import report_output_strides, saved_outputs
@@ -54,6 +55,7 @@ _CONVERTIBLE_DECOMPOSITIONS = [
 def _decompositions():
     table = dict(core_aten_decompositions())
     table.update(get_decompositions(_CONVERTIBLE_DECOMPOSITIONS))
+    table.update(FAST_PATH_DECOMPOSITIONS)
     return {op: function for op, function in table.items() if op not in TABLE}
 
 

@@ -37,11 +37,17 @@ def is_scalar_input(node):
             and isinstance(meta(node), (torch.SymFloat, torch.SymBool)))
 
 
-# Python's arithmetic on such floats (`math.sqrt(2.0 / math.pi)` in GELU), as 0-d float64 values.
+def _same(x):
+    return x
+
+
+# Python's arithmetic on such floats (`math.sqrt(2.0 / math.pi)` in GELU), as 0-d float64 values;
+# sym_float of a size symbol (interpolate's output size from a dynamic input's times its scale)
+# is the size as such a value.
 _FLOAT_ARITHMETIC = {operator.add: _kiln.add, operator.sub: _kiln.subtract,
                      operator.mul: _kiln.multiply, operator.truediv: _kiln.divide,
                      operator.neg: _kiln.negative, operator.pow: _kiln.power,
-                     torch._sym_sqrt: _kiln.sqrt}
+                     torch._sym_sqrt: _kiln.sqrt, torch.sym_float: _same}
 
 
 def is_float_arithmetic(node):
