@@ -1,6 +1,8 @@
-"""NumPy's rules for data-dependent errors and the values it stores, which kiln had replaced by
-answers of its own without an error: x.fill(nan) of an integer array gave zeros. Each must be
-NumPy's answer or NumPy's exception."""
+"""NumPy's rules for data-dependent errors, degrees of freedom, axis tuples and the values it
+stores, which kiln had replaced by answers of its own without an error: nanargmax of an all-NaN
+slice gave 0, np.expand_dims of a repeated axis gave an array, x.fill(nan) of an integer array
+gave zeros. Each must be NumPy's answer or its
+exception."""
 import warnings
 
 import numpy as np
@@ -31,6 +33,33 @@ def assert_same_outcome(function, *args):
     assert not isinstance(got, Exception), got
     np.testing.assert_array_equal(got, expected)
     assert np.asarray(got).dtype == np.asarray(expected).dtype
+
+
+GRID = np.arange(24.0).reshape(2, 3, 4)
+SOME_NAN = np.where(GRID % 5 == 0, np.nan, GRID)  # no slice along axis 2 is all NaN
+NAN_ROW = np.where(GRID > 10, np.nan, GRID)  # slices along axes 1 and 2 that are all NaN
+
+
+@pytest.mark.parametrize("function", [np.nanargmax, np.nanargmin])
+@pytest.mark.parametrize("data, axis", [(SOME_NAN, 2), (SOME_NAN, None), (NAN_ROW, 0),
+                                        (NAN_ROW, 1), (NAN_ROW, None), (GRID * np.nan, None)])
+def test_nan_arg_extrema_of_an_all_nan_slice_raise_as_numpy(function, data, axis):
+    compiled = kiln.compile(lambda x: function(x, axis=axis))
+    assert_same_outcome(lambda x: function(x, axis=axis), data)
+    # The check runs at every call: the same entry, data with and without all-NaN slices.
+    np.testing.assert_array_equal(compiled(GRID), function(GRID, axis=axis))
+    with pytest.raises(ValueError, match="All-NaN slice encountered"):
+        compiled(GRID * np.nan)
+
+
+@pytest.mark.parametrize("call", [
+    lambda x: np.expand_dims(x, (0, 0)), lambda x: np.expand_dims(x, (0, -4)),
+    lambda x: np.moveaxis(x, [0, -3], [0, 1]), lambda x: np.moveaxis(x, [0, 1], [2]),
+    lambda x: np.average(x, axis=(1, -2)), lambda x: np.gradient(x, axis=(0, 0)),
+    lambda x: np.expand_dims(x, (0, 1)), lambda x: np.moveaxis(x, [0, -1], [-1, 0]),
+    lambda x: np.moveaxis(x, [0, 1], [1, 1])])
+def test_repeated_or_mismatched_axes_are_numpys_error(call):
+    assert_same_outcome(call, np.arange(24.0).reshape(2, 3, 4))
 
 
 def fill(x, value):
