@@ -16,16 +16,30 @@ aten = torch.ops.aten
 def _slice_scatter(context, node, base, src, dim=0, start=None, end=None, step=1):
     """base with base[start:start + len(src)] along `dim` replaced by src (functionalised
     `x[:, 1:] = y`): the kept parts of base and src, concatenated."""
-    return _scatter_run(node, base, src, axis(dim, base.ndim), 0 if start is None else start,
-                        step)
+    dim = axis(dim, base.ndim)
+    size, count = base.shape[dim], src.shape[dim]
+    if all(type(v) is int for v in (size, count, step)) and all(
+            v is None or type(v) is int for v in (start, end)):
+        if len(range(*slice(start, end, step).indices(size))) != count:
+            _refuse_out_of_range("slice_scatter of a source whose length is not its slice's")
+    return _scatter_run(node, base, src, dim, 0 if start is None else start, step)
 
 
 @lowers(aten.select_scatter.default)
 def _select_scatter(context, node, base, src, dim, index):
     dim = axis(dim, base.ndim)
+    size = base.shape[dim]
+    if type(size) is int and type(index) is int and not -size <= index < size:
+        _refuse_out_of_range(f"select_scatter at index {index} of an axis of size {size}")
     shape = list(src.shape)
     shape.insert(dim, 1)
     return _scatter_run(node, base, _kiln.reshape(src, shape), dim, index, 1)
+
+
+def _refuse_out_of_range(what):
+    """Eager PyTorch raises for it (Dynamo's fake tensors let it through): the node is left to
+    eager, which raises its own error when the graph runs (kiln clamped the place instead)."""
+    raise Unconvertible(what + " (eager PyTorch's error)")
 
 
 @lowers(aten.index_copy.default)
