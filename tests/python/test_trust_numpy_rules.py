@@ -1,7 +1,7 @@
 """NumPy's rules for data-dependent errors, degrees of freedom, axis tuples and the values it
 stores, which kiln had replaced by answers of its own without an error: nanargmax of an all-NaN
-slice gave 0, np.expand_dims of a repeated axis gave an array, x.fill(nan) of an integer array
-gave zeros. Each must be NumPy's answer or its
+slice gave 0, var with ddof past the count gave NaN where NumPy (and torch) divide by zero, np.expand_dims of a repeated axis gave an
+array, x.fill(nan) of an integer array gave zeros. Each must be NumPy's answer or its
 exception."""
 import warnings
 
@@ -31,7 +31,7 @@ def assert_same_outcome(function, *args):
         assert str(expected) in str(got)
         return
     assert not isinstance(got, Exception), got
-    np.testing.assert_array_equal(got, expected)
+    np.testing.assert_allclose(got, expected, rtol=1e-6)  # float32 rounding; inf, nan in place
     assert np.asarray(got).dtype == np.asarray(expected).dtype
 
 
@@ -50,6 +50,33 @@ def test_nan_arg_extrema_of_an_all_nan_slice_raise_as_numpy(function, data, axis
     np.testing.assert_array_equal(compiled(GRID), function(GRID, axis=axis))
     with pytest.raises(ValueError, match="All-NaN slice encountered"):
         compiled(GRID * np.nan)
+
+
+@pytest.mark.parametrize("function", [np.var, np.std])
+@pytest.mark.parametrize("ddof", [2, 3, 5])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int64])
+def test_variance_with_no_degrees_of_freedom_left_divides_by_zero_as_numpy(function, ddof,
+                                                                             dtype):
+    data = np.array([[1, 2, 4], [3, 3, 3]], dtype=dtype)  # inf where values differ, else nan
+    assert_same_outcome(lambda x: function(x, axis=1, ddof=ddof), data)
+    assert_same_outcome(lambda x: function(x, ddof=6 + ddof), data)
+    where = np.array([[True, True, False], [True, False, True]])
+    assert_same_outcome(lambda x: function(x, axis=1, ddof=ddof, where=where), data)
+
+
+def test_torch_variance_with_no_degrees_of_freedom_left_is_torchs():
+    torch = pytest.importorskip("torch")
+    data = torch.tensor([[1.0, 2, 4], [3, 3, 3]])
+
+    def variances(x):
+        return (torch.var(x, dim=1, correction=3), torch.std(x, dim=1, correction=5),
+                torch.var_mean(x, dim=1, correction=4)[0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        expected = variances(data)
+        got = torch.compile(variances, backend="kiln")(data)
+    for g, e in zip(got, expected):
+        torch.testing.assert_close(g, e, equal_nan=True)
 
 
 @pytest.mark.parametrize("call", [
