@@ -1,8 +1,7 @@
 """Tracer implementations of NumPy's nan-reductions, average, diff, round, trace and diagonal.
 Each takes the TraceContext first, then NumPy's arguments. They follow NumPy's own Python code
 (numpy/lib/_nanfunctions_impl.py, _function_base_impl.py) composed from NumPy calls on tracers;
-its data-dependent errors are checks that raise when the graph runs (kiln._kiln.check_flag),
-but for np.average's."""
+its data-dependent errors are checks that raise when the graph runs (kiln._kiln.check_flag)."""
 import numpy as np
 
 from ._numpy_functions import _NO_VALUE, _as_traced, _k, _result, read_only_view
@@ -131,8 +130,11 @@ def average(context, a, axis=None, weights=None, returned=False, *, keepdims=Fal
         floats = ("f8",) if x.dtype.kind in "biu" else ()
         result_dtype = np.result_type(x.dtype, w.dtype, *floats)
         scale = np.sum(w, axis=axes, dtype=result_dtype, keepdims=keepdims)
-        # NumPy raises ZeroDivisionError when some weights sum to 0: that depends on the data,
-        # so kiln gives the quotient (inf or nan) there.
+        # NumPy's ZeroDivisionError for weights summing to 0 depends on the data: a check
+        # (kiln gave inf or nan there).
+        _k().check_flag(np.any(scale == 0).tensor, context.constant(0, np.int64, (0,)),
+                        "Weights sum to zero, can't be normalized", "", "average",
+                        error="ZeroDivisionError")
         result = np.sum(np.multiply(x, w, dtype=result_dtype), axis=axes,
                          keepdims=keepdims) / scale
         if returned and scale.shape != result.shape:

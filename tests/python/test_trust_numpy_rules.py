@@ -1,6 +1,7 @@
 """NumPy's rules for data-dependent errors, degrees of freedom, axis tuples and the values it
 stores, which kiln had replaced by answers of its own without an error: nanargmax of an all-NaN
-slice gave 0, var with ddof past the count gave NaN where NumPy (and torch) divide by zero, np.expand_dims of a repeated axis gave an
+slice gave 0, np.average of weights summing to zero gave inf or nan, var with ddof past the
+count gave NaN where NumPy (and torch) divide by zero, np.expand_dims of a repeated axis gave an
 array, x.fill(nan) of an integer array gave zeros. Each must be NumPy's answer or its
 exception."""
 import warnings
@@ -50,6 +51,14 @@ def test_nan_arg_extrema_of_an_all_nan_slice_raise_as_numpy(function, data, axis
     np.testing.assert_array_equal(compiled(GRID), function(GRID, axis=axis))
     with pytest.raises(ValueError, match="All-NaN slice encountered"):
         compiled(GRID * np.nan)
+
+
+@pytest.mark.parametrize("weights, axis", [(np.zeros(2), 0), (np.array([1.0, -1.0]), 0),
+                                           (np.array([[1.0, 0, 0], [-1, 0, 0]]), (0, 1)),
+                                           (np.ones(3), 1)])
+def test_average_of_weights_summing_to_zero_is_numpys_zero_division_error(weights, axis):
+    data = np.arange(24.0).reshape(2, 3, 4)
+    assert_same_outcome(lambda x, w: np.average(x, axis=axis, weights=w), data, weights)
 
 
 @pytest.mark.parametrize("function", [np.var, np.std])
