@@ -2,8 +2,8 @@
 stores, which kiln had replaced by answers of its own without an error: nanargmax of an all-NaN
 slice gave 0, np.average of weights summing to zero gave inf or nan, var with ddof past the
 count gave NaN where NumPy (and torch) divide by zero, np.expand_dims of a repeated axis gave an
-array, x.fill(nan) of an integer array gave zeros. Each must be NumPy's answer or its
-exception."""
+array, x.fill(nan) of an integer array gave zeros, ldexp(0, 2000) gave NaN. Each must be NumPy's
+answer or its exception."""
 import warnings
 
 import numpy as np
@@ -127,3 +127,18 @@ def test_float_scalars_stored_into_integer_arrays_follow_numpys_rules_for_each_s
     """x.fill(nan) gave zeros (NumPy: ValueError); a NumPy float scalar through a mask or index
     arrays, which NumPy casts unsafely, was an error."""
     assert_same_outcome(lambda x: store(x, value), np.arange(4, dtype=dtype))
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.float16])
+def test_ldexp_is_exact_where_two_to_the_exponent_alone_overflows_or_underflows(dtype):
+    """ldexp was x * 2**e: ldexp(0, 2000) gave 0 * inf = NaN, ldexp(1e-300, 1100) inf and
+    ldexp(1e300, -1100) 0, each finite in NumPy."""
+    info = np.finfo(dtype)
+    span = info.maxexp - info.minexp + info.nmant  # from the smallest subnormal to the largest
+    x = np.array([0.0, -0.0, info.smallest_subnormal, info.tiny, 1.5, -info.max, np.inf, np.nan,
+                  3.0], dtype=dtype)
+    for exponent in (span, span + 1, -span, -span - 1, -span - 7, info.maxexp + 3,
+                     info.minexp - 5, 2**40, -2**40, 0):
+        e = np.full(x.shape, exponent, dtype=np.int64)
+        assert_same_outcome(np.ldexp, x, e)
+    assert_same_outcome(np.ldexp, x, np.arange(-span, span, 2 * span // 9 + 1)[:9])
