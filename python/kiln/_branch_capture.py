@@ -14,6 +14,7 @@ branch(condition, then, otherwise, get, set, names, location):
 """
 import numpy as np
 
+from . import _random_state
 from ._graph_breaks import GraphBreakSignal
 from ._loop_types import (CaptureFailed, is_number as _is_number, python_type as _python_type,
                           type_of as _type_of)
@@ -41,6 +42,14 @@ def _plain(value):
 
 
 class BranchCapture:
+    def generator_states(self):
+        """The call's random generators (kiln._random_state, found by the driver) with their
+        states now: a loop body or branch side traced once that draws from one would keep
+        one draw for every iteration, or draw on both sides; such code is not captured, and
+        the generators get their states back for the Python code that runs instead."""
+        driver = self.context.driver
+        return _random_state.current(driver.random_states if driver is not None else ())
+
     def branch(self, condition, then, otherwise, get, set_, names, location, select=False,
                live=None):
         """live: the names assigned in the branch that are read outside it (None: all)."""
@@ -57,6 +66,7 @@ class BranchCapture:
         saved = {key: (array, array._tensor, array._scalar) for key, array in arrays.items()}
         predicate = cast(backend().reshape(condition.tensor, []), "bool")
         first_check = trace.check_count
+        generators = self.generator_states()
         try:
             sides = []
             for run in (then, otherwise):
@@ -65,9 +75,12 @@ class BranchCapture:
                               trace.check_count))
                 _restore(saved)
                 set_(before)
+            if _random_state.drew(generators):  # both sides ran: NumPy draws on one
+                raise CaptureFailed("a random generator draws in a side of the branch")
             merged = self._merge(predicate, names, before, arrays, sides, live)
         except (GraphBreakSignal, CaptureFailed, TypeError, ValueError, IndexError) as failure:
             _restore(saved)
+            _random_state.restore(generators)
             set_(before)
             if self.depth > 0:  # inside a captured loop: that loop cannot be captured
                 raise CaptureFailed(f"the branch at {location}: {failure}") from None

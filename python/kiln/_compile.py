@@ -373,6 +373,7 @@ class CompiledFunction:
         attach = getattr(tracer, "attach_driver", None)  # a stand-in tracer may have none
         capturing = attach(trace, context) if attach is not None else None
         started = time.perf_counter()
+        context.random_states = _random_state.snapshot(self.fn, leaves)
         stores = GlobalStores(self.environment.global_stores, attributes.copies,
                               self.environment.globals_ids, location_of(self.fn))
         try:
@@ -386,6 +387,9 @@ class CompiledFunction:
                 finally:
                     rebound = stores.changed()  # the module's globals hold no tracer after
                     rebound_cell = cell_stores.changed()
+                if _random_state.drew(context.random_states):
+                    context.opaque_call("a random generator draws new values on every call",
+                                        location_of(self.fn))
                 if rebound is not None:
                     raise ChangesCallerState(f"the function assigns the global '{rebound[0]}' "
                                              "(NumPy assigns it at every call)", rebound[1])

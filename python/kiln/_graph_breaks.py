@@ -64,6 +64,15 @@ def graph_break(reason):
     raise GraphBreakSignal(reason, user_location())
 
 
+def opaque_value(context, reason):
+    """Code the tracer cannot follow makes a value of this call (a random draw, a clock): the
+    driver traces the function again on every call; without one (a loop body being captured,
+    which no graph break may cut), the trace cannot go on."""
+    if context.driver is None:
+        graph_break(reason)
+    context.driver.opaque_call(reason, user_location())
+
+
 def materialize(value, reason):
     """The concrete ndarray of a tracer, from the driver (a graph break that continues)."""
     known = value._context.known.get(value.tensor.id) if value._selection is None else None

@@ -23,7 +23,7 @@ import sys
 
 import numpy as np
 
-from . import _loop_appends, _loop_extents, _windows
+from . import _loop_appends, _loop_extents, _random_state, _windows
 from ._branch_capture import BranchCapture, _plain, _restore, _Retype
 from ._graph_breaks import GraphBreakSignal
 from ._kiln import Unsupported
@@ -146,13 +146,24 @@ class LoopCapture(BranchCapture, ExpressionCapture):
                    for name in names))
 
     def _capture(self, bounds, span, body, get, set_, names, live, location, condition=None):
+        generators = self.generator_states()
+        try:
+            return self._capture_settled(bounds, span, body, get, set_, names, live, location,
+                                         condition, generators)
+        except CaptureFailed:
+            _random_state.restore(generators)  # the Python loop that runs instead draws them
+            raise
+
+    def _capture_settled(self, bounds, span, body, get, set_, names, live, location, condition,
+                         generators):
+        """_capture: the body traced until the carried variables' types settle."""
         before = _unshared_scalars(self.context, names, get(), set_, self.KEEP)
         types, mark = {}, len(self.pending)
         for attempt in range(3):
             del self.pending[mark:]  # records of an attempt that was traced again
             try:
                 return self._trace_once(bounds, span, body, get, set_, names, live, location,
-                                        before, types, condition)
+                                        before, types, condition, generators=generators)
             except _Retype as retype:
                 if span is None or condition is not None:  # the loop may run no iteration
                     changed = _changed_before(retype.types, dict(zip(names, before)))
@@ -164,7 +175,7 @@ class LoopCapture(BranchCapture, ExpressionCapture):
         raise CaptureFailed("the types of the carried variables do not settle")
 
     def _trace_once(self, bounds, span, body, get, set_, names, live, location, before, types,
-                    condition, side=False):
+                    condition, side=False, generators=()):
         """condition: a while loop's (test, its traced value before the loop); for loops: None,
         and the last name is the loop's target. side: one side of a branch, closed with
         end_cond_side; returns its slots and the variables after it, and restores them."""
@@ -260,6 +271,9 @@ class LoopCapture(BranchCapture, ExpressionCapture):
                 body(index)
             else:
                 body()
+            if _random_state.drew(generators):
+                raise CaptureFailed("a random generator draws in the body (each iteration "
+                                    "draws its own values)")
             after = get()
             results = self._results(dict(zip(names[:count], after[:count])), variables, slots,
                                     live, types, windows, by_value)

@@ -24,8 +24,8 @@ import types
 
 import numpy as np
 
-from . import _numpy_errors
-from ._graph_breaks import callee_instruction, is_internal, user_location
+from . import _impure_calls, _numpy_errors
+from ._graph_breaks import callee_instruction, is_internal, opaque_value, user_location
 from ._tracer import (SUPPORTED_DTYPES, TracedArray, backend, cast, check_dtype, context_of,
                       converted, default_float, dtype_name, has_tracer, materialize_all,
                       shape_entries, traced)
@@ -375,8 +375,8 @@ def _wrapper(name):
             context = _current_context()
             if context is not None and not is_internal(sys._getframe(1).f_code.co_filename):
                 # C code called from the user's (np.random's draws): a value of this call
-                context.driver.opaque_call(f"np.{name} called by C code the tracer cannot "
-                                           "follow (np.random?)", user_location())
+                opaque_value(context, f"np.{name} called by C code the tracer cannot follow "
+                                      "(np.random?)")
             return original(*args, **kwargs)
         if needs_traced_argument and args and _current_context() is not None:
             args = (converted(args[0]), *args[1:])  # an array-like: its __array__'s result
@@ -421,8 +421,7 @@ def _random_wrapper(original):
     def draw(*args, **kwargs):
         context = _current_context()
         if context is not None and not is_internal(sys._getframe(1).f_code.co_filename):
-            context.driver.opaque_call(f"np.random.{original.__name__} draws new values on "
-                                       "every call", user_location())
+            opaque_value(context, f"np.random.{original.__name__} draws new values on every call")
         return original(*args, **kwargs)
     return draw
 
@@ -489,9 +488,11 @@ def substitutes():
     return table
 
 
-# (namespace, its wrappers while a trace runs, its own functions)
+# (namespace, its wrappers while a trace runs, its own functions); Python's own sources of new
+# values too (kiln._impure_calls)
 _SWAPPED = ((np, _WRAPPERS, _ORIGINALS), (np.random, _RANDOM_WRAPPERS, _RANDOM_ORIGINALS),
-            (np, _numpy_errors.WRAPPERS, _numpy_errors.ORIGINALS))
+            (np, _numpy_errors.WRAPPERS, _numpy_errors.ORIGINALS),
+            *_impure_calls.swapped(_current_context))
 
 
 class capturing:

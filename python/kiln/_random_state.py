@@ -1,7 +1,7 @@
 """The states of the random generators a call can reach, kept from before its trace.
 
 A trace runs the function: a draw in it (rng.random(n), np.random.normal(...)) advances the
-generator. Where the trace is then given up (a graph break that cannot continue, a dynamic
+generator, and is this call's value: a trace that drew is traced again on every call (drew). Where the trace is then given up (a graph break that cannot continue, a dynamic
 float that must be static, a compile that fails) the call runs again, eagerly or traced
 anew: without the states put back it would draw twice, and its values and every later draw
 would differ from NumPy's. Generators are found among the call's leaves (arguments, and the
@@ -51,3 +51,25 @@ def restore(saved):
             generator.set_state(state)
         else:
             generator.state = state
+
+
+def _same(state, other):
+    """States compared as values: MT19937's key is an array."""
+    if isinstance(state, dict):
+        return (isinstance(other, dict) and state.keys() == other.keys()
+                and all(_same(state[key], other[key]) for key in state))
+    if isinstance(state, np.ndarray):
+        return isinstance(other, np.ndarray) and np.array_equal(state, other)
+    return state == other
+
+
+def drew(saved):
+    """Whether a generator of `saved` (snapshot's) drew since: a scalar draw in the trace
+    (rng.random(), rng.integers(10)) is a Python number the graph would keep as a constant, the
+    first call's value on every later call."""
+    return any(not _same(_generator_state(generator)[1], state) for generator, state in saved)
+
+
+def current(saved):
+    """The generators of `saved` with their states now."""
+    return [(generator, _generator_state(generator)[1]) for generator, _ in saved]

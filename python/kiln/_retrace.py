@@ -156,6 +156,9 @@ class _TraceContext:
         self.options = options
         self.fullgraph = fullgraph
         self.broke = False              # a break happened: values may depend on the data
+        # The random generators the call can reach and their states before the trace
+        # (kiln._random_state.snapshot): a trace that draws from one is this call's only.
+        self.random_states = []
         self.data_scalars = {}          # id -> Python scalar returned by float()/int()/.item()
         # What graph_break raised: NumPy swallows exceptions from the conversions it probes
         # (ndarray.__setitem__ calls float() on a tracer, then reports "setting an array element

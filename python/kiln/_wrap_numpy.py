@@ -48,7 +48,7 @@ import warnings
 
 import numpy as np
 
-from . import _kiln, _numpy_tracer, _pytree
+from . import _kiln, _numpy_tracer, _pytree, _random_state
 from ._arguments import DYNAMIC_DTYPES, dynamic_number
 from ._compile import compile as compile_for_host
 from ._config import config
@@ -466,10 +466,14 @@ class _Wrapped:
                 function = self.environment.rebuilt(traced[calls:])[0]
             function = with_loop_capture(self.fn, with_numpy_names(function, _numpy_tracer),
                                          _numpy_tracer, trace, self._note_loop)
+            context.random_states = _random_state.snapshot(self.fn, values)
             try:
                 with _numpy_tracer.attach_driver(trace, context):
                     result = function(*traced[:positional],
                                       **dict(zip(names, traced[positional:calls])))
+                if _random_state.drew(context.random_states):
+                    context.opaque_call("a random generator draws new values on every call",
+                                        location_of(self.fn))
             except Exception as error:
                 # A dynamic number is a 0-d tracer, not a float: whatever fails with it is
                 # retried with the numbers static (as kiln.compile does).

@@ -136,13 +136,27 @@ inline bool is_subclass_state(PyObject* value) {
          PyTuple_GET_ITEM(value, 0) == subclass_state_marker();
 }
 
+// Mutable sequences that are neither lists nor arrays, whose items a snapshot copies (as a
+// subclass state: their class and a plain list): collections.deque and array.array.
+inline bool is_other_mutable_sequence(PyObject* value) {
+  // (held for the process's life: types are never freed while their modules are imported)
+  static PyObject* const deque =
+      nb::object(nb::module_::import_("collections").attr("deque")).release().ptr();
+  static PyObject* const array =
+      nb::object(nb::module_::import_("array").attr("array")).release().ptr();
+  return PyObject_TypeCheck(value, reinterpret_cast<PyTypeObject*>(deque)) ||
+         PyObject_TypeCheck(value, reinterpret_cast<PyTypeObject*>(array));
+}
+
 // A snapshot of `value` (`budget`: the items it may still copy): a copy of a list, dict,
 // tuple, set or bytearray (of snapshots of their items; a subclass state for a list or dict
-// subclass); `value` itself for anything else, or where it is too big or deep. Arrays are
-// held as they are: those the function reads are inputs, read at each call.
+// subclass, a deque or an array.array); `value` itself for anything else, or where it is too
+// big or deep. Arrays are held as they are: those the function reads are inputs, read at each
+// call.
 inline nb::object container_state(PyObject* value, int depth, Py_ssize_t& budget) {
   auto held = [&] { return nb::borrow(value); };
-  const bool sequence = PyList_Check(value) || PyTuple_CheckExact(value);
+  const bool sequence = PyList_Check(value) || PyTuple_CheckExact(value) ||
+                        is_other_mutable_sequence(value);
   const bool mapping = PyDict_Check(value);
   if (depth <= 0 || !(sequence || mapping || PySet_CheckExact(value) ||
                       PyByteArray_CheckExact(value)))
@@ -234,6 +248,15 @@ inline bool same_state(PyObject* value, PyObject* state) {
   }
   if (PyDict_CheckExact(state)) return same_items(value, state);
   if (!PyList_CheckExact(state) && !PyTuple_CheckExact(state)) return same_static(value, state);
+  nb::object listed;  // a deque's or array.array's items, as a list (no user code sees it)
+  if (!PyList_Check(value) && !PyTuple_Check(value)) {
+    listed = nb::steal(PySequence_List(value));
+    if (!listed.is_valid()) {
+      PyErr_Clear();
+      return false;
+    }
+    value = listed.ptr();
+  }
   // A list (or list subclass) or tuple, item by item: its length checked again at each (an
   // __eq__ may change a list), each item held while it is compared.
   const bool list = PyList_Check(value);

@@ -123,3 +123,28 @@ def test_aliased_and_unsupported_arguments_fall_back_correctly(standin):
     result = f(long_double, long_double)
     assert result.dtype == long_double.dtype
     np.testing.assert_array_equal(result, 2 * long_double)
+
+
+SCALES = __import__("collections").deque([1.0, 2.0])
+WEIGHTS = __import__("array").array("d", [1.0, 2.0])
+
+
+def test_deques_and_python_arrays_changed_in_place_are_seen():
+    """A deque or an array.array the function reads (a global, an argument) is guarded by a
+    snapshot of its items (python/guard_states.h), as lists are: changed in place, the call
+    sees the new values (it returned the first call's)."""
+    from array import array
+    from collections import deque
+    scaled = kiln.compile(lambda x: x * SCALES[0] + WEIGHTS[1])
+    weighted = kiln.compile(lambda x, ws: x * ws[-1])
+    x = np.ones(3)
+    for value in (1.0, 3.0, -0.5):
+        SCALES[0], WEIGHTS[1] = value, 2 * value
+        np.testing.assert_array_equal(scaled(x), x * value + 2 * value)
+    for kind in (lambda items: deque(items), lambda items: array("d", items)):
+        ws = kind([1.0, 2.0])
+        for value in (2.0, 5.0):
+            ws[-1] = value
+            np.testing.assert_array_equal(weighted(x, ws), x * value)
+        ws.append(7.0)  # a new length, as a list's
+        np.testing.assert_array_equal(weighted(x, ws), x * 7.0)
