@@ -23,6 +23,9 @@ enum class ErrorKind {
   // An index out of bounds where eager torch raises IndexError or RuntimeError by the
   // tensor's layout (index_select): an exception that is both.
   IndexOrRuntime,
+  // A division by zero NumPy's Python code raises as ZeroDivisionError (np.average's weights
+  // that sum to zero), found while running.
+  ZeroDivision,
 };
 
 class Error : public std::runtime_error {

@@ -450,6 +450,22 @@ def _as_stored(value, dtype):
     return slot[0].item()
 
 
+def stored_scalar(value, dtype, advanced):
+    """`value` as NumPy stores a float scalar into an array of integer `dtype`: a Python float
+    (a traced one too: its value is needed) always, and a NumPy float scalar through a basic
+    index or ndarray.fill, by NumPy's own conversion (_as_stored: its errors); a NumPy float
+    scalar through an `advanced` index (a mask, index arrays) NumPy casts as an array, unsafely,
+    raising nothing (kiln's cast does so too)."""
+    if np.dtype(dtype).kind not in "iu":
+        return value
+    if isinstance(value, TracedArray) and value._weak is float:
+        value = float(value)  # NumPy's int() of a Python float, range-checked: needs its value
+    python_float = isinstance(value, float) and not isinstance(value, np.floating)
+    if python_float or isinstance(value, np.floating) and not advanced:
+        return _as_stored(value, np.dtype(dtype))
+    return value
+
+
 def setitem(x, key, value):
     key = _windows.unit_slices(_normal_key(key), x.shape)
     if _windows.has_moving_bounds(key):
@@ -458,11 +474,9 @@ def setitem(x, key, value):
             return setitem(fixed, Ellipsis, value)
         return _windows.setitem(x, key, value, getitem, setitem)
     context, shape = x._context, x.shape
-    if isinstance(value, TracedArray) and value._weak is float and x.dtype.kind in "iu":
-        value = float(value)  # NumPy's int() of a Python float, range-checked: needs its value
-    if isinstance(value, (float, np.floating)) and np.dtype(x.dtype).kind in "iu":
-        value = _as_stored(value, np.dtype(x.dtype))
     traced_mask = isinstance(key, TracedArray) and key.dtype == np.bool_
+    if traced_mask:
+        value = stored_scalar(value, x.dtype, advanced=True)
     if isinstance(value, TracedArray) and value._selection is not None and not traced_mask:
         value = value._materialized_selection()
     if traced_mask:
@@ -482,14 +496,16 @@ def setitem(x, key, value):
     if _has_bool_scalar(key):
         graph_break("assignment through a boolean scalar index")
     entries, split = _expand(key, shape)
+    scalar_indices = all(not _is_array(e) or isinstance(e, TracedArray) and e._scalar and
+                         e.ndim == 0 and e.dtype.kind in "iu" for e in entries if e is not None)
+    value = stored_scalar(value, x.dtype, advanced=not scalar_indices)
     new = to_tensor(context, value, x.dtype, "setitem")
     if not any(_is_array(e) for e in entries):
         x._assign(_set_basic(x.tensor, entries, shape, new))
         return
     if _mask_entry(entries) is not None:
         graph_break("x[..., mask, ...] = v with a traced mask among other indices")
-    if all(not _is_array(e) or isinstance(e, TracedArray) and e._scalar and e.ndim == 0
-           and e.dtype.kind in "iu" for e in entries if e is not None) and None not in entries:
+    if scalar_indices and None not in entries:
         x._assign(_set_indexed(x.tensor, entries, shape, new))
         return
     plan = _Advanced(x, entries, split)

@@ -8,6 +8,7 @@ from . import _kiln
 from ._tracer import (AxisError, TracedArray, backend, cast, check_dtype, check_fits,
                       materialize_all, normalize_axes, normalize_axis, shape_entries, to_tensor,
                       traced, user_location, weak_type)
+from ._tracer_types import normalize_axis_tuple
 
 _NO_VALUE = np._NoValue
 
@@ -225,10 +226,11 @@ def swapaxes(context, a, axis1, axis2):
 
 def moveaxis(context, a, source, destination):
     x = _as_traced(context, a)
-    sources = [normalize_axis(s, x.ndim, "moveaxis") for s in
-               (source if isinstance(source, (list, tuple)) else [source])]
-    destinations = [normalize_axis(d, x.ndim, "moveaxis") for d in
-                    (destination if isinstance(destination, (list, tuple)) else [destination])]
+    sources = normalize_axis_tuple(source, x.ndim, "moveaxis", "source")
+    destinations = normalize_axis_tuple(destination, x.ndim, "moveaxis", "destination")
+    if len(sources) != len(destinations):
+        raise ValueError("`source` and `destination` arguments must have the same number of "
+                         "elements")
     order = [d for d in range(x.ndim) if d not in sources]
     for dest, src in sorted(zip(destinations, sources)):
         order.insert(dest, src)
@@ -250,8 +252,7 @@ def squeeze(context, a, axis=None):
 def expand_dims(context, a, axis):
     x = _as_traced(context, a)
     axes = axis if isinstance(axis, (list, tuple)) else [axis]
-    ndim = x.ndim + len(axes)
-    positions = sorted(normalize_axis(d, ndim, "expand_dims") for d in axes)
+    positions = sorted(normalize_axis_tuple(axes, x.ndim + len(axes), "expand_dims"))
     shape = list(x.shape)
     for position in positions:
         shape.insert(position, 1)

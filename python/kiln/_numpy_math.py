@@ -13,7 +13,8 @@ import warnings
 import numpy as np
 
 from ._numpy_functions import _as_traced, _k, _result
-from ._tracer import TracedArray, cast, graph_break, has_tracer, materialize_all, normalize_axis
+from ._tracer import TracedArray, cast, graph_break, has_tracer, materialize_all
+from ._tracer_types import normalize_axis_tuple
 
 _NUMPY2 = np.lib.NumpyVersion(np.__version__) >= "2.0.0"
 
@@ -83,15 +84,6 @@ def _take(context, values, index):
     """values[index] for a 1-d tracer and int indices already within bounds."""
     tensor = _k().take(values.tensor, cast(index.tensor, np.int64), 0, check_bounds=False)
     return _result(context, tensor, scalar=False)
-
-
-def _axis_tuple(axis, ndim, name):
-    """NumPy's normalize_axis_tuple."""
-    axes = tuple(normalize_axis(operator.index(d), ndim, name)
-                 for d in (axis if isinstance(axis, (tuple, list)) else (axis,)))
-    if len(set(axes)) != len(axes):
-        raise ValueError("repeated axis")
-    return axes
 
 
 def _check_vector(value):
@@ -354,7 +346,7 @@ def _gradient_axis(context, f, axis, spacing, edge_order, otype):
 
 def gradient(context, f, *varargs, axis=None, edge_order=1):
     f = _as_traced(context, f)
-    axes = tuple(range(f.ndim)) if axis is None else _axis_tuple(axis, f.ndim, "gradient")
+    axes = tuple(range(f.ndim)) if axis is None else normalize_axis_tuple(axis, f.ndim, "gradient")
     if not varargs:
         spacings = [1.0] * len(axes)
     elif len(varargs) == 1 and np.ndim(varargs[0]) == 0:

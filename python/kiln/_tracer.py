@@ -640,6 +640,8 @@ class TracedArray:
         return result
 
     def fill(self, value):
+        # NumPy's conversion of a float into an integer array, with its errors (x.fill(nan))
+        value = _indexing.stored_scalar(value, self.dtype, advanced=False)
         self._assign(to_tensor(self._context, value, self.dtype, "fill"))
 
     def view(self, dtype=None):

@@ -54,6 +54,18 @@ def normalize_axis(axis, ndim, op_name="op"):
     return axis + ndim if axis < 0 else axis
 
 
+def normalize_axis_tuple(axis, ndim, op_name="op", argument=None):
+    """NumPy's normalize_axis_tuple: an axis or a sequence of them as a tuple of non-negative
+    axes in the order given; NumPy's ValueError for an axis given twice (as 0 and -ndim too),
+    naming the `argument` as NumPy does."""
+    axes = tuple(normalize_axis(a, ndim, op_name)
+                 for a in (axis if isinstance(axis, (tuple, list)) else (axis,)))
+    if len(set(axes)) != len(axes):
+        raise ValueError(f"repeated axis in `{argument}` argument" if argument else
+                         "repeated axis")
+    return axes
+
+
 def normalize_axes(axis, ndim, op_name="op"):
     """NumPy's axis argument (None, int or tuple) as a sorted list of non-negative axes."""
     if axis is None:

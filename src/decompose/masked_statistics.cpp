@@ -43,8 +43,10 @@ ValueId masked_variance(Builder& b, ValueId x, ValueId mask, const std::vector<i
   ValueId mean = b.binary(Op::div, total, sums.count);
   ValueId deviation = b.binary(Op::sub, x, mean);
   ValueId squares = b.where(sums.mask, b.binary(Op::mul, deviation, deviation), sums.zero);
-  ValueId denominator =
-      b.binary(Op::sub, sums.count, constant(b, static_cast<double>(ddof), dtype));
+  // max(count - ddof, 0), as NumPy divides: inf (not a negative variance) past the count.
+  ValueId denominator = b.binary(
+      Op::maximum, b.binary(Op::sub, sums.count, constant(b, static_cast<double>(ddof), dtype)),
+      sums.zero);
   ValueId variance = b.binary(Op::div, sum_over(b, squares, axes, true), denominator);
   return keepdims || axes.empty() ? variance : detail::drop_reduced_axes(b, variance, axes);
 }

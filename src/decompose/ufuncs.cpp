@@ -98,8 +98,18 @@ ValueId lcm(Builder& b, ValueId a, ValueId c) {
 }
 
 ValueId ldexp(Builder& b, ValueId x, ValueId exponent) {
+  // x * 2**e in three factors 2**(e/3): 2**e alone overflows or underflows where x * 2**e does
+  // not (ldexp(0, 2000) was 0 * inf = NaN, ldexp(1e-300, 1100) inf, ldexp(1e300, -1100) 0).
+  // Past +-bound the result is 0 or inf (or x's 0, inf, NaN) anyway; each factor stays finite.
   DType t = dtype_of(b, x);
-  return b.binary(Op::mul, x, b.unary(Op::exp2, detail::cast_to(b, exponent, t)));
+  const double bound = t == DType::Float64 ? 2100 : t == DType::Float16 ? 41 : 300;
+  ValueId e = b.binary(Op::maximum, detail::cast_to(b, exponent, t), constant(b, -bound, t));
+  e = b.binary(Op::minimum, e, constant(b, bound, t));
+  ValueId third = b.unary(Op::trunc, b.binary(Op::div, e, constant(b, 3, t)));
+  ValueId rest = b.binary(Op::sub, e, b.binary(Op::mul, third, constant(b, 2, t)));
+  ValueId scale = b.unary(Op::exp2, third);
+  return b.binary(Op::mul, b.binary(Op::mul, b.binary(Op::mul, x, scale), scale),
+                  b.unary(Op::exp2, rest));
 }
 
 ValueId signbit(Builder& b, ValueId x) {

@@ -470,11 +470,12 @@ template <class T, class U>
 KILN_FN kiln_welford<T> kiln_cascade_combine(kiln_welford<T> a, kiln_welford<U> b) {
   return kiln_welford_merge(a, b);
 }
-// m2 / (count - ddof); NaN when count - ddof <= 0 (NumPy warns and returns NaN).
+// m2 / max(count - ddof, 0), as NumPy and torch divide: with no degrees of freedom left, inf
+// where the values differ and NaN where they are all equal (0 / 0), never NaN for both.
 template <class T>
 KILN_FN T kiln_welford_variance(kiln_welford<T> w, long long ddof) {
   T divisor = w.count - T(ddof);
-  return kiln_select(divisor <= 0, T(kiln_quiet_nan()), w.m2 / divisor);
+  return w.m2 / kiln_select(divisor < 0, T(0), divisor);
 }
 
 // ---- Philox-4x32-10 (Salmon et al., Random123) ---------------------------------------------

@@ -72,19 +72,21 @@ void bind_indexing(nb::module_& module) {
       "check_flag",
       [](const Tensor& flag, const Tensor& values, const std::string& before,
          const std::string& after, const std::string& op, const std::string& error) {
-        if (error != "ValueError" && error != "IndexError")
+        ErrorKind kind = error == "ValueError"          ? ErrorKind::Value
+                         : error == "IndexError"        ? ErrorKind::Index
+                         : error == "ZeroDivisionError" ? ErrorKind::ZeroDivision
+                                                        : ErrorKind::Internal;
+        if (kind == ErrorKind::Internal)
           throw Error(ErrorKind::Value, "kiln: check_flag: unknown error '" + error + "'");
         detail::Trace& trace = detail::trace_for(flag, values, op, kNoWhere);
-        detail::check_flag(trace, flag.id(), values.id(),
-                           error == "ValueError" ? ErrorKind::Value : ErrorKind::Index, op,
-                           before, after);
+        detail::check_flag(trace, flag.id(), values.id(), kind, op, before, after);
       },
       nb::arg("flag"), nb::arg("values"), nb::arg("before"), nb::arg("after"), nb::arg("op"),
       nb::arg("error") = "ValueError",
-      "Raises `error` (ValueError or IndexError) when the graph runs if the bool 0-d `flag` "
-      "holds: `before`, the elements of `values` (0-d or 1-d) as NumPy's messages print them, "
-      "comma-separated, then `after` (NumPy's data-dependent errors: np.histogram's "
-      "autodetected range that is not finite).");
+      "Raises `error` (ValueError, IndexError or ZeroDivisionError) when the graph runs if the "
+      "bool 0-d `flag` holds: `before`, the elements of `values` (0-d or 1-d) as NumPy's "
+      "messages print them, comma-separated, then `after` (NumPy's data-dependent errors: "
+      "np.histogram's autodetected range that is not finite, np.average's zero weights).");
   module.def(
       "check_nonzero_divisor",
       [](const Tensor& divisor, const std::string& op) {

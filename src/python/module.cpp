@@ -86,6 +86,7 @@ void translate_kiln_error(const Error& error) {
     case ErrorKind::Index: PyErr_SetString(PyExc_IndexError, message); return;
     case ErrorKind::Runtime: PyErr_SetString(PyExc_RuntimeError, message); return;
     case ErrorKind::IndexOrRuntime: PyErr_SetString(index_or_runtime_error_type, message); return;
+    case ErrorKind::ZeroDivision: PyErr_SetString(PyExc_ZeroDivisionError, message); return;
     case ErrorKind::Memory: PyErr_SetString(PyExc_MemoryError, message); return;
     case ErrorKind::Overflow: PyErr_SetString(PyExc_OverflowError, message); return;
     case ErrorKind::Permission: PyErr_SetString(PyExc_PermissionError, message); return;

@@ -132,7 +132,7 @@ std::optional<Value> Generator::reduction(const Value& operand) {
     result.bound = std::pow(base, n);
     result.error = n * std::pow(base, n - 1) * in.error + 4 * n * epsilon * result.bound;
   } else {  // var
-    if (length - ddof <= 0) {  // NaN, as NumPy: an output, never an operand
+    if (length - ddof <= 0) {  // m2 / 0 (inf or NaN), as NumPy: an output, never an operand
       result.wild = true;
       result.exact = false;
       result.error = 0;

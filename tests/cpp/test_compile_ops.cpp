@@ -246,7 +246,7 @@ void add_reductions(GraphCase& graph, DType dtype) {
                    label(op, dtype, site.text), tolerance);
     }
   }
-  if (accepts(Op::var, dtype)) {  // ddof 1, and ddof == count (NaN, as NumPy)
+  if (accepts(Op::var, dtype)) {  // ddof 1, and ddof past the count (m2 / 0, as NumPy)
     graph.output(builder.reduce(Op::var, x, {2}, false, 1), label(Op::var, dtype, " ddof 1"),
                  tolerance);
     graph.output(builder.reduce(Op::var, x, {2}, false, 5), label(Op::var, dtype, " ddof 5"),

@@ -1,11 +1,12 @@
 """Conversion-table entries: writes into slices of a tensor, functionalised (`x[:, 1:] = y`,
 `x[:, 0] = y`, the gradients of slices and selects): pointwise work and concatenations, no
 scatter (see _aten_table.py); writes into an as_strided view of its memory, a scatter only where
-the view does not cover that memory in full."""
+the view does not cover that memory in full; index_copy and index_fill, scatters of slices at
+indices along an axis."""
 import torch
 
 from .. import _kiln
-from ._aten_structure import _slice_any, dense_memory_order, strided_places
+from ._aten_structure import _checked_index, _slice_any, dense_memory_order, strided_places
 from ._aten_table import Unconvertible, axis, cast, lowers, meta, out_dtype
 
 aten = torch.ops.aten
@@ -15,16 +16,61 @@ aten = torch.ops.aten
 def _slice_scatter(context, node, base, src, dim=0, start=None, end=None, step=1):
     """base with base[start:start + len(src)] along `dim` replaced by src (functionalised
     `x[:, 1:] = y`): the kept parts of base and src, concatenated."""
-    return _scatter_run(node, base, src, axis(dim, base.ndim), 0 if start is None else start,
-                        step)
+    dim = axis(dim, base.ndim)
+    size, count = base.shape[dim], src.shape[dim]
+    if all(type(v) is int for v in (size, count, step)) and all(
+            v is None or type(v) is int for v in (start, end)):
+        if len(range(*slice(start, end, step).indices(size))) != count:
+            _refuse_out_of_range("slice_scatter of a source whose length is not its slice's")
+    return _scatter_run(node, base, src, dim, 0 if start is None else start, step)
 
 
 @lowers(aten.select_scatter.default)
 def _select_scatter(context, node, base, src, dim, index):
     dim = axis(dim, base.ndim)
+    size = base.shape[dim]
+    if type(size) is int and type(index) is int and not -size <= index < size:
+        _refuse_out_of_range(f"select_scatter at index {index} of an axis of size {size}")
     shape = list(src.shape)
     shape.insert(dim, 1)
     return _scatter_run(node, base, _kiln.reshape(src, shape), dim, index, 1)
+
+
+def _refuse_out_of_range(what):
+    """Eager PyTorch raises for it (Dynamo's fake tensors let it through): the node is left to
+    eager, which raises its own error when the graph runs (kiln clamped the place instead)."""
+    raise Unconvertible(what + " (eager PyTorch's error)")
+
+
+@lowers(aten.index_copy.default)
+def _index_copy(context, node, x, dim, index, source):
+    """x with its slices at `index` along `dim` replaced by source's, functionally. torch's
+    IndexError for a negative index is a check: PyTorch's decomposition, an index_put, counted
+    one from the end (x.index_copy(0, tensor([-1]), s) wrote the last row where eager raises)."""
+    if x.ndim == 0 or index.ndim != 1:
+        raise Unconvertible("index_copy of a 0-d tensor or a 0-d index")
+    dim = axis(dim, x.ndim)
+    dtype = out_dtype(node)
+    return _kiln.index_put(cast(x, dtype), _checked_index(index, x, dim, "index_copy"),
+                           cast(source, dtype), dim, False, check_bounds=False)
+
+
+@lowers(aten.index_fill.int_Scalar, aten.index_fill.int_Tensor)
+def _index_fill(context, node, x, dim, index, value):
+    """x with its slices at `index` along `dim` set to `value`; a negative index counts from
+    the end, as torch's does (PyTorch's decomposition reaches index_copy, which refuses one)."""
+    if x.ndim == 0 or index.ndim > 1:
+        raise Unconvertible("index_fill of a 0-d tensor")
+    dim = axis(dim, x.ndim)
+    dtype = out_dtype(node)
+    index = _kiln.reshape(cast(index, torch.int64), [-1])
+    _kiln.check_index(index, x.shape[dim], dim, "index_fill", negative=True, error="IndexError")
+    shape = list(x.shape)
+    shape[dim] = index.shape[0]
+    fill = cast(value, dtype) if isinstance(value, _kiln.Tensor) else context.full((), value,
+                                                                                    dtype)
+    return _kiln.index_put(cast(x, dtype), index, _kiln.broadcast_to(fill, shape), dim, False,
+                           check_bounds=False)
 
 
 @lowers(aten.as_strided_scatter.default)

@@ -258,7 +258,7 @@ INDEX_ERRORS = {"gather": "RuntimeError", "scatter": "RuntimeError",
 
 def _checked_index(index, x, dim, what):
     """index as int64, each element checked to lie in [0, x.shape[dim]) when the graph runs:
-    torch's embedding, index_select and index_add raise for a negative index, which
+    torch's embedding, index_select, index_add and index_copy raise for a negative index, which
     kiln's take and index_put (NumPy's x[i]) would count from the end."""
     index = cast(index, torch.int64)
     _kiln.check_index(index, x.shape[dim], dim, what, negative=False,
@@ -280,8 +280,7 @@ def _index_select(context, node, x, dim, index):
 @lowers(aten.index_add.default)
 def _index_add(context, node, x, dim, index, source, alpha=1):
     """x with alpha * source added to its slices at `index` along `dim` (a repeated index adds
-    each), functionally. (index_copy stays torch's decomposition, an index_put that counts a
-    negative index from the end: index_fill's decomposition relies on it.)"""
+    each), functionally."""
     if x.ndim == 0 or index.ndim != 1:
         raise Unconvertible("index_add of a 0-d tensor or a 0-d index")
     dim = axis(dim, x.ndim)
