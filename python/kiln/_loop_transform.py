@@ -21,6 +21,7 @@ import os
 import textwrap
 import types
 
+from ._loop_jumps import jumps, stop_flag, without_jumps
 from ._loop_rewrite_parts import (HELPER, _at, _dotted_name, _helper_call, _list_names, _name,
                                   _parameters, _parse, _walk_scope, sequence_loop)
 
@@ -468,13 +469,20 @@ class _Rewriter:
             reason = "its target is not a plain name"
         elif node.orelse:
             reason = "it has an `else` clause"
+        elif jumps(node.body)[0] and self.live([node.target.id], node.body):
+            reason = "it breaks, and its index is read after it"
         else:
             node.body = [_as_appended(statement, self.local_names) for statement in node.body]
+            original = node
+            node, before = without_jumps(node, self.counter + 1)
             reason = _body_refusal(node.body)
+            if reason is not None:
+                node = original
         if reason is not None:
             return self.refuse(node, reason)
         self.counter += 1
         n, target = self.counter, node.target.id
+        stop = stop_flag(original, n)
         node.body = _with_traced_conversions([_as_effect(s) for s in node.body])
         body = self.statements(node.body)
         self.anchor = node
@@ -489,16 +497,23 @@ class _Rewriter:
         bounds = ast.Tuple(elts=iterator.args, ctx=ast.Load())
         call = _parse(
             f"{HELPER}.for_range(None, __kiln_body_{n}, __kiln_get_{n}, __kiln_set_{n}, "
-            f"{tuple(state)!r}, {tuple(live)!r}, {self.location(node)!r})")[0]
+            f"{tuple(state)!r}, {tuple(live)!r}, {self.location(node)!r}"
+            + (f", stop=lambda: {stop})" if stop else ")"))[0]
         call.value.args[0] = bounds
-        return definitions + [_at(call, node)]
+        return before + definitions + [_at(call, node)]
 
     def sequence_loop(self, node):
         """`for v in x:` and its enumerate/zip forms: kiln._loop_rewrite_parts.sequence_loop."""
         return sequence_loop(self, node)
 
     def while_loop(self, node):
-        reason = "it has an `else` clause" if node.orelse else _body_refusal(node.body)
+        before = []
+        if node.orelse:
+            reason = "it has an `else` clause"
+        else:
+            rewritten, before = without_jumps(node, self.counter + 1)
+            reason = _body_refusal(rewritten.body)
+            node = node if reason is not None else rewritten
         if reason is not None:
             return self.refuse(node, reason)
         self.counter += 1
@@ -520,7 +535,7 @@ class _Rewriter:
         call = _parse(f"{HELPER}.while_loop(__kiln_test_{n}, __kiln_body_{n}, __kiln_get_{n}, "
                       f"__kiln_set_{n}, {tuple(touched)!r}, {tuple(live)!r}, "
                       f"{self.location(node)!r})")[0]
-        return definitions + [_at(call, node)]
+        return before + definitions + [_at(call, node)]
 
     def refuse(self, loop, reason):
         """The loop stays as written (tracing unrolls it); its body is still rewritten, in a
