@@ -46,6 +46,26 @@ def _broke(flag):
     return flag is True or isinstance(flag, (np.bool_, bool)) and bool(flag)
 
 
+class _Unfollow(CaptureFailed):
+    """A view the body rebinds (`path = np.append(path, ...)`): traced again, carried by value."""
+
+    def __init__(self, name):
+        super().__init__(name)
+        self.name = name
+
+
+def _check_followers(followers, by_object, after):
+    """Views that follow their carried root: still the same views of the same root after an
+    iteration (NumPy's view of an array the body rebinds keeps the old array's memory)."""
+    for name, view in followers.items():
+        root_names = by_object[id(view._root)][1]
+        if any(after[root] is not view._root for root in root_names):
+            raise CaptureFailed(f"`{name}` is a view made before the loop, and the loop "
+                                f"rebinds its base")
+        if after[name] is not view:
+            raise _Unfollow(name)
+
+
 class _Marker:
     def __init__(self, name):
         self.name = name
@@ -182,12 +202,15 @@ class LoopCapture(BranchCapture, ExpressionCapture):
         """_capture: the body traced until the carried variables' types settle."""
         before = _unshared_scalars(self.context, names, get(), set_, self.KEEP)
         types, mark = {}, len(self.pending)
-        for attempt in range(3):
+        unfollowed = set()  # views the body rebinds: carried by value, not as their root's
+        for attempt in range(3 + len(names)):
             del self.pending[mark:]  # records of an attempt that was traced again
             try:
                 return self._trace_once(bounds, span, body, get, set_, names, live, location,
                                         before, types, condition, generators=generators,
-                                        indexed=indexed)
+                                        indexed=indexed, unfollowed=unfollowed)
+            except _Unfollow as unfollow:
+                unfollowed.add(unfollow.name)
             except _Retype as retype:
                 if span is None or condition is not None:  # the loop may run no iteration
                     changed = _changed_before(retype.types, dict(zip(names, before)))
@@ -199,7 +222,8 @@ class LoopCapture(BranchCapture, ExpressionCapture):
         raise CaptureFailed("the types of the carried variables do not settle")
 
     def _trace_once(self, bounds, span, body, get, set_, names, live, location, before, types,
-                    condition, side=False, generators=(), indexed=None):
+                    condition, side=False, generators=(), indexed=None,
+                    unfollowed=frozenset()):
         """condition: a while loop's (test, its traced value before the loop); for loops: None.
         indexed: the body takes the index and the last name is the loop's target (for loops,
         those with a condition too: a break's); by default where there is no condition.
@@ -209,14 +233,26 @@ class LoopCapture(BranchCapture, ExpressionCapture):
         indexed = condition is None if indexed is None else indexed
         count = len(names) - indexed
         variables = dict(zip(names[:count], before[:count]))
-        by_object = {}
+        by_object, followers = {}, {}
+        roots = {id(value) for value in variables.values() if _plain(value)}
         for name, value in variables.items():
             if isinstance(value, TracedArray):
                 if value._selection is not None:
                     raise CaptureFailed(f"`{name}` is a view or a masked selection made before "
                                         f"the loop")
+                if (value._root is not None and id(value._root) in roots and not side
+                        and name not in unfollowed):
+                    # a view of an array the loop carries follows it, writes through it
+                    # included (Rougier's Gray-Scott: u = U[1:-1, 1:-1], then u += ... each
+                    # step; carried by value, it unrolled the loop)
+                    followers[name] = value
+                    continue
                 by_object.setdefault(id(value), (value, []))[1].append(name)
         saved = {key: (array, array._tensor, array._scalar) for key, (array, _) in by_object.items()}
+        # each value before the loop, read before any placeholder stands in: a view's comes
+        # from its base, which may be carried too (read after, it was the base's placeholder,
+        # a body value used outside the loop: an internal error)
+        values_before = {key: array.tensor for key, (array, _) in by_object.items()}
         trace.location = location
         resized = {key: _loop_extents.initial(array, types[array_names[0]],  # before the body
                                               span if condition is None else None)
@@ -247,7 +283,7 @@ class LoopCapture(BranchCapture, ExpressionCapture):
                 kind = types.get(array_names[0])
                 if isinstance(kind, Resizing) or not _plain(array):  # names rebound
                     initial, placeholder, value = _loop_extents.by_value(
-                        context, resized.get(key, array.tensor), array, kind, index,
+                        context, resized.get(key, values_before[key]), array, kind, index,
                         span if condition is None else None, windows, by_value)
                     rebound.update((name, value) for name in array_names)
                     slots.append((array_names, None, initial, placeholder))
@@ -302,6 +338,7 @@ class LoopCapture(BranchCapture, ExpressionCapture):
                 raise CaptureFailed("a random generator draws in the body (each iteration "
                                     "draws its own values)")
             after = get()
+            _check_followers(followers, by_object, dict(zip(names[:count], after[:count])))
             results = self._results(dict(zip(names[:count], after[:count])), variables, slots,
                                     live, types, windows, by_value)
             initial = [slot[2] for slot in slots]
