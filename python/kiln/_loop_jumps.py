@@ -13,12 +13,12 @@ loop whose index is read after it is left as written.
 import ast
 import copy
 
+from ._loop_refusals import _loop_level_nodes
 from ._loop_rewrite_parts import _name
 
 
 def jumps(statements):
     """Which of break / continue `statements` hold at their loop's level (not a nested loop's)."""
-    from ._loop_transform import _loop_level_nodes
     kinds = {type(node) for node in _loop_level_nodes(statements)}
     return ast.Break in kinds, ast.Continue in kinds
 

@@ -9,10 +9,11 @@ loops, no trace), or one `loop` node / a select in the graph. The rewritten func
 user's function on its own globals and closure cells, plus one cell for the helper.
 
 Only statements whose effects the helper can see are rewritten: assignments (to names, and to
-subscripts of names: array updates), nested loops and branches, `pass`. A loop or branch holding
-anything else (return, break, continue, raise, try, with, del, expression statements other than
-calls, nested functions, global/nonlocal) stays as written and is unrolled by tracing, as
-before; each refusal is recorded with its reason and line (kiln.explain shows them).
+subscripts of names: array updates), nested loops and branches, `pass`, call statements; a
+loop's `break` and `continue` become flags (kiln._loop_jumps). A loop or branch holding anything
+else (return, raise, try, with, del, other expression statements, nested functions,
+global/nonlocal: kiln._loop_refusals) stays as written and is unrolled by tracing, as before;
+each refusal is recorded with its reason and line (kiln.explain shows them).
 """
 import ast
 import copy
@@ -22,6 +23,7 @@ import textwrap
 import types
 
 from ._loop_jumps import jumps, stop_flag, without_jumps
+from ._loop_refusals import _body_refusal
 from ._loop_rewrite_parts import (HELPER, _at, _dotted_name, _helper_call, _list_names, _name,
                                   _parameters, _parse, _walk_scope, sequence_loop)
 
@@ -332,54 +334,6 @@ def _loaded_names(definition):
     return counts
 
 
-_ALLOWED = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.For, ast.While, ast.If, ast.Pass)
-
-
-def _refusal(statements):
-    """Why these statements cannot be captured (None: they can)."""
-    for statement in statements:
-        if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant):
-            continue  # a docstring-like constant
-        if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call):
-            continue  # called through the helper, which checks the callee (_as_effect)
-        if isinstance(statement, ast.Expr):
-            return "an expression statement"
-        if not isinstance(statement, _ALLOWED):
-            return f"it contains a `{type(statement).__name__.lower()}` statement"
-        if isinstance(statement, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
-            targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
-            for target in targets:
-                reason = _target_refusal(target)
-                if reason:
-                    return reason
-            if isinstance(statement, ast.AnnAssign) and statement.value is None:
-                return "an annotation without a value"
-        if isinstance(statement, (ast.For, ast.While)):
-            if any(isinstance(node, (ast.Return, ast.Raise, ast.Try, ast.With, ast.Delete,
-                                     ast.FunctionDef, ast.ClassDef, ast.Lambda, ast.Import,
-                                     ast.ImportFrom, ast.Global, ast.Nonlocal))
-                   for node in ast.walk(statement)):
-                return "a nested loop returns, raises or defines something"
-            continue  # its own break/continue are its own; it runs as Python inside the body
-        if isinstance(statement, ast.If):
-            reason = _refusal(statement.body) or _refusal(statement.orelse)
-            if reason:
-                return reason
-        for node in ast.walk(statement):
-            if isinstance(node, (ast.Lambda, ast.NamedExpr)):
-                return "a lambda or `:=` inside"
-    return None
-
-
-def _body_refusal(statements):
-    """Why a loop or branch body cannot be captured (None: it can)."""
-    reason = _refusal(statements)
-    if reason is None and any(isinstance(n, (ast.Break, ast.Continue))
-                              for n in _loop_level_nodes(statements)):
-        reason = "it contains `break` or `continue`"
-    return reason
-
-
 def _as_appended(statement, local_names):
     """`items.append(value)`, a statement of a for loop's body, appending to a local list:
     `items = HELPER.appended(items, value)`, which appends (LoopCapture.appended), so that
@@ -408,20 +362,6 @@ def _as_effect(statement):
     helper = _helper_call("effect()", call)
     helper.args, helper.keywords = [call.func] + call.args, call.keywords
     return ast.copy_location(ast.Expr(helper), statement)
-
-
-def _target_refusal(target):
-    if isinstance(target, ast.Name):
-        return None
-    if isinstance(target, (ast.Tuple, ast.List)):
-        for item in target.elts:
-            reason = _target_refusal(item)
-            if reason:
-                return reason
-        return None
-    if isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name):
-        return None
-    return "an assignment to an attribute or a nested subscript"
 
 
 class _Rewriter:
@@ -610,14 +550,3 @@ class _Rewriter:
                          f"        {name} = values[{position}]\n")
         text += "    pass\n"
         return [_at(definition, self.anchor) for definition in _parse(text)]
-
-
-def _loop_level_nodes(statements):
-    """Nodes of `statements` outside nested loops (a nested loop's break is its own)."""
-    stack = list(statements)
-    while stack:
-        node = stack.pop()
-        yield node
-        for child in ast.iter_child_nodes(node):
-            if not isinstance(child, (ast.For, ast.While, ast.FunctionDef, ast.Lambda)):
-                stack.append(child)
