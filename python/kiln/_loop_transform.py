@@ -24,6 +24,7 @@ import types
 
 from ._loop_jumps import jumps, stop_flag, without_jumps
 from ._loop_refusals import _body_refusal
+from ._loop_returns import single_exit
 from ._loop_rewrite_parts import (HELPER, _at, _dotted_name, _helper_call, _list_names, _name,
                                   _parameters, _parse, _walk_scope, sequence_loop)
 
@@ -272,6 +273,7 @@ def _rewrite(fn, code):
            for node in _walk_scope(definition.body)):
         return None
     definition.decorator_list = []
+    definition.body = single_exit(definition.body)  # early returns (kiln._loop_returns)
     list_names = _list_names(definition)  # before loop bodies become functions of their own
     rewriter = _Rewriter(filename, _loaded_names(definition),
                          _parameters(definition) | set(_stored_names(definition.body)))
