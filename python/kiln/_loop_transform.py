@@ -93,12 +93,24 @@ class _ChoiceRewriter(_LogicRewriter):
         if not (isinstance(node.func, ast.Name) and node.func.id in ("min", "max")
                 and len(node.args) >= 2 and not node.keywords
                 and not any(isinstance(a, ast.Starred) for a in node.args)):
-            return self.scalar_call(node) or self.list_call(node)
+            return self.complex_call(node) or self.scalar_call(node) or self.list_call(node)
         self.found.append(self.location(node))
         call = _helper_call(f"extremum({self.location(node)!r})", node)
         call.args += [node.func] + node.args
         return ast.copy_location(call, node)
 
+
+    def complex_call(self, node):
+        """`complex(re, im)`: the helper's complex_number(complex, re, im), the complex number
+        traced where its parts are (Numba's mandel: c = complex(x, y)); None for other calls."""
+        if not (isinstance(node.func, ast.Name) and node.func.id == "complex"
+                and 1 <= len(node.args) <= 2 and not node.keywords
+                and not any(isinstance(a, ast.Starred) for a in node.args)):
+            return None
+        self.found.append(self.location(node))
+        call = _helper_call("complex_number(None)", node)
+        call.args = [node.func] + node.args
+        return ast.copy_location(call, node)
 
     def scalar_call(self, node):
         """`np.float32(x)`, `np.uint32(b)`: a NumPy scalar type called on a traced value was

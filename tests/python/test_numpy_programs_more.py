@@ -289,6 +289,14 @@ def create_fractal(min_x, max_x, min_y, max_y, image, iters):
     return image
 
 
+def mandel_of_points(C, max_iters):
+    """numba-examples' mandel, as written (a return in its escape loop), over traced points."""
+    out = np.zeros(C.shape, dtype=np.uint8)
+    for k in range(C.shape[0]):
+        out[k] = mandel(C[k].real, C[k].imag, max_iters)
+    return out
+
+
 def mandel_escape(C, max_iters):
     """The escape loop per pixel over traced points: a loop with an early exit per element."""
     out = np.empty(C.shape, dtype=np.int64)
@@ -675,6 +683,8 @@ CASES = {
                        lambda r: (-2.0, 1.0, -1.0, 1.0, np.zeros((6, 8), dtype=np.uint8), 20)),
     "mandel_escape": (mandel_escape, lambda r: ((r.random(40) * 3 - 2) + 1j * (r.random(40) * 2 - 1),
                                                 30)),
+    "mandel_of_points": (mandel_of_points,
+                         lambda r: ((r.random(30) * 3 - 2) + 1j * (r.random(30) * 2 - 1), 25)),
     "numba_histogram": (numba_histogram, lambda r: (r.random(12), np.linspace(0.1, 0.9, 5))),
     "sum2d": (sum2d, lambda r: (r.random((6, 7)),)),
     "logistic_regression": (logistic_regression, lambda r: (*_binary(r, 40, 4), 0.1, 30)),
@@ -715,7 +725,8 @@ def test_program_agrees_with_numpy(name):
     check_program(function, make(np.random.default_rng(7)))
 
 
-@pytest.mark.parametrize("name", ["mandel_escape", "maze_bellman_ford", "gray_scott",
+@pytest.mark.parametrize("name", ["mandel_escape", "mandel_of_points", "maze_bellman_ford",
+                                  "gray_scott",
                                   "heat_implicit", "linalg_inverse_and_determinant"])
 def test_programs_captured_whole(name):
     # each was a graph break per iteration or per call (a break, a view written through in a
