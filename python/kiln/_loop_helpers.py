@@ -11,6 +11,7 @@ packages stay as they are, as do helpers that rebind globals (their writes must 
 module) and ones with nothing to rewrite.
 """
 import dis
+import functools
 import sysconfig
 import types
 
@@ -41,6 +42,7 @@ def _is_user_function(value):
                 or filename.startswith(_LIBRARIES))
 
 
+@functools.lru_cache(maxsize=1024)
 def _rebinds_globals(code):
     return any(instruction.opname in ("STORE_GLOBAL", "DELETE_GLOBAL")
                for instruction in dis.get_instructions(code))
