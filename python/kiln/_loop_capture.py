@@ -212,7 +212,9 @@ class LoopCapture(BranchCapture, ExpressionCapture):
             except _Unfollow as unfollow:
                 unfollowed.add(unfollow.name)
             except _Retype as retype:
-                if span is None or condition is not None:  # the loop may run no iteration
+                # the loop may run no iteration (a static range's for loop, one that may
+                # break too, runs its first: it is long enough to be captured)
+                if span is None or condition is not None and not indexed:
                     changed = _changed_before(retype.types, dict(zip(names, before)))
                     if changed:
                         raise CaptureFailed(

@@ -70,7 +70,18 @@ def sweeps(x, most):
     return x, count
 
 
+def running_sum_until(x, limit):
+    # `s` starts a Python int and becomes a traced float: the loop runs its first iteration
+    s = 0
+    for i in range(x.shape[0]):
+        s = s + x[i]
+        if s > limit:
+            break
+    return s
+
+
 CASES = {
+    "running_sum_until": (running_sum_until, lambda r: (r.random(20), 3.0)),
     "escape_times": (escape_times, lambda r: ((r.random(30) * 3 - 2) + 1j * (r.random(30) * 2 - 1),
                                                25)),
     "until_settled": (until_settled, lambda r: (r.random(5) + 1, 0.5)),
