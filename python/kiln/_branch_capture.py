@@ -16,6 +16,7 @@ import numpy as np
 
 from . import _random_state
 from ._graph_breaks import GraphBreakSignal
+from ._loop_returns import RESULT
 from ._loop_types import (CaptureFailed, is_number as _is_number, python_type as _python_type,
                           type_of as _type_of)
 from ._tracer import TracedArray, backend, cast, to_tensor
@@ -175,6 +176,8 @@ class BranchCapture:
             if a is b:
                 values.append(a if a is not old else self.KEEP)
                 continue
+            if (a is self.UNBOUND) != (b is self.UNBOUND) and name == RESULT:
+                a, b = _returned_on_one_side(a, b, self.UNBOUND)
             if (a is self.UNBOUND or b is self.UNBOUND) and live is not None and name not in live:
                 # a temporary of one side (`if E >= w: t = ...; S += t`), read nowhere after
                 values.append(self.UNBOUND)
@@ -196,6 +199,20 @@ class BranchCapture:
             values.append(merged)
             rebound += int(np.prod(ta.shape))
         return merged_arrays, tuple(values), (rebound, updated)
+
+
+def _returned_on_one_side(a, b, unbound):
+    """An early return's result (kiln._loop_returns) set on one side only: zeros of its type on
+    the other, which reads it only where the returning side ran (its flag set)."""
+    bound = b if a is unbound else a
+    if isinstance(bound, TracedArray):
+        zero = np.zeros_like(bound)
+        zero._scalar, zero._weak = bound._scalar, bound._weak
+    elif _is_number(bound):
+        zero = type(bound)(0)
+    else:
+        return a, b
+    return (zero, b) if a is unbound else (a, zero)
 
 
 def _restore(saved):

@@ -40,6 +40,32 @@ from ._tracer import TracedArray, backend, cast, to_tensor
 UNROLL_AT_MOST = 2
 
 
+def _broke(flag):
+    """Whether a break's flag is set, as Python knows it: a traced flag (set in a branch on
+    traced values) leaves the remaining iterations to test it themselves."""
+    return flag is True or isinstance(flag, (np.bool_, bool)) and bool(flag)
+
+
+class _Unfollow(CaptureFailed):
+    """A view the body rebinds (`path = np.append(path, ...)`): traced again, carried by value."""
+
+    def __init__(self, name):
+        super().__init__(name)
+        self.name = name
+
+
+def _check_followers(followers, by_object, after):
+    """Views that follow their carried root: still the same views of the same root after an
+    iteration (NumPy's view of an array the body rebinds keeps the old array's memory)."""
+    for name, view in followers.items():
+        root_names = by_object[id(view._root)][1]
+        if any(after[root] is not view._root for root in root_names):
+            raise CaptureFailed(f"`{name}` is a view made before the loop, and the loop "
+                                f"rebinds its base")
+        if after[name] is not view:
+            raise _Unfollow(name)
+
+
 class _Marker:
     def __init__(self, name):
         self.name = name
@@ -91,26 +117,33 @@ class LoopCapture(BranchCapture, ExpressionCapture):
         """`items.append(value)` of a for loop's body (kiln._loop_appends)."""
         return _loop_appends.appended(items, value, self.depth)
 
-    def for_range(self, bounds, body, get, set_, names, live, location):
+    def for_range(self, bounds, body, get, set_, names, live, location, stop=None):
+        """stop: the flag a `break` of the body sets (kiln._loop_jumps), or None."""
         static = all(isinstance(b, (int, np.integer)) and not isinstance(b, (bool, np.bool_))
                      for b in bounds)
         if static:
             span = range(*(int(b) for b in bounds))
             if len(span) <= UNROLL_AT_MOST:
-                return self._run_python(span, body, set_, names)
+                return self._run_python(span, body, set_, names, stop)
         else:
             step = bounds[2] if len(bounds) == 3 else 1
             if not isinstance(step, (int, np.integer)) or int(step) == 0:
-                return self._run_python(range(*bounds), body, set_, names)
+                return self._run_python(range(*bounds), body, set_, names, stop)
             span = None
+        # A body that may break: a loop node that also stops at its flag (a bounded while
+        # loop), so a search or a convergence loop ends where Python's would.
+        condition = None if stop is None else (lambda: self._continues(stop()),
+                                               self._continues(False))
         try:
-            self._capture(bounds, span, body, get, set_, names, live, location)
+            self._capture(bounds, span, body, get, set_, names, live, location, condition,
+                          indexed=True)
             self.record("loop", location, "")
         except CaptureFailed as failure:
             self.record("unrolled", location, str(failure))
             if self.depth > 0:
                 raise  # inside a loop body being captured: the outer loop gives up too
-            self._run_python(span if span is not None else range(*bounds), body, set_, names)
+            self._run_python(span if span is not None else range(*bounds), body, set_, names,
+                             stop)
 
     def while_loop(self, test, body, get, set_, names, live, location):
         """`while test(): body()`: iterations run as Python while the test is a Python value;
@@ -137,35 +170,51 @@ class LoopCapture(BranchCapture, ExpressionCapture):
             while test():
                 body()
 
-    def _run_python(self, span, body, set_, names):
+    def _run_python(self, span, body, set_, names, stop=None):
         last = self.UNBOUND
         for index in span:
             body(index)
             last = index
+            if stop is not None and _broke(stop()):
+                break
         set_(tuple(last if name == names[-1] and last is not self.UNBOUND else self.KEEP
                    for name in names))
 
-    def _capture(self, bounds, span, body, get, set_, names, live, location, condition=None):
+    def _continues(self, flag):
+        """`not flag` of a break's flag, as a traced bool (a while loop's condition)."""
+        value = self.not_(flag)
+        if isinstance(value, TracedArray):
+            return value
+        return TracedArray(self.context, self.context.constant(bool(value), np.dtype(bool)))
+
+    def _capture(self, bounds, span, body, get, set_, names, live, location, condition=None,
+                 indexed=None):
         generators = self.generator_states()
         try:
             return self._capture_settled(bounds, span, body, get, set_, names, live, location,
-                                         condition, generators)
+                                         condition, generators, indexed)
         except CaptureFailed:
             _random_state.restore(generators)  # the Python loop that runs instead draws them
             raise
 
     def _capture_settled(self, bounds, span, body, get, set_, names, live, location, condition,
-                         generators):
+                         generators, indexed=None):
         """_capture: the body traced until the carried variables' types settle."""
         before = _unshared_scalars(self.context, names, get(), set_, self.KEEP)
         types, mark = {}, len(self.pending)
-        for attempt in range(3):
+        unfollowed = set()  # views the body rebinds: carried by value, not as their root's
+        for attempt in range(3 + len(names)):
             del self.pending[mark:]  # records of an attempt that was traced again
             try:
                 return self._trace_once(bounds, span, body, get, set_, names, live, location,
-                                        before, types, condition, generators=generators)
+                                        before, types, condition, generators=generators,
+                                        indexed=indexed, unfollowed=unfollowed)
+            except _Unfollow as unfollow:
+                unfollowed.add(unfollow.name)
             except _Retype as retype:
-                if span is None or condition is not None:  # the loop may run no iteration
+                # the loop may run no iteration (a static range's for loop, one that may
+                # break too, runs its first: it is long enough to be captured)
+                if span is None or condition is not None and not indexed:
                     changed = _changed_before(retype.types, dict(zip(names, before)))
                     if changed:
                         raise CaptureFailed(
@@ -175,21 +224,37 @@ class LoopCapture(BranchCapture, ExpressionCapture):
         raise CaptureFailed("the types of the carried variables do not settle")
 
     def _trace_once(self, bounds, span, body, get, set_, names, live, location, before, types,
-                    condition, side=False, generators=()):
-        """condition: a while loop's (test, its traced value before the loop); for loops: None,
-        and the last name is the loop's target. side: one side of a branch, closed with
-        end_cond_side; returns its slots and the variables after it, and restores them."""
+                    condition, side=False, generators=(), indexed=None,
+                    unfollowed=frozenset()):
+        """condition: a while loop's (test, its traced value before the loop); for loops: None.
+        indexed: the body takes the index and the last name is the loop's target (for loops,
+        those with a condition too: a break's); by default where there is no condition.
+        side: one side of a branch, closed with end_cond_side; returns its slots and the
+        variables after it, and restores them."""
         context, trace = self.context, self.context.trace
-        count = len(names) - (condition is None)
+        indexed = condition is None if indexed is None else indexed
+        count = len(names) - indexed
         variables = dict(zip(names[:count], before[:count]))
-        by_object = {}
+        by_object, followers = {}, {}
+        roots = {id(value) for value in variables.values() if _plain(value)}
         for name, value in variables.items():
             if isinstance(value, TracedArray):
                 if value._selection is not None:
                     raise CaptureFailed(f"`{name}` is a view or a masked selection made before "
                                         f"the loop")
+                if (value._root is not None and id(value._root) in roots and not side
+                        and name not in unfollowed):
+                    # a view of an array the loop carries follows it, writes through it
+                    # included (Rougier's Gray-Scott: u = U[1:-1, 1:-1], then u += ... each
+                    # step; carried by value, it unrolled the loop)
+                    followers[name] = value
+                    continue
                 by_object.setdefault(id(value), (value, []))[1].append(name)
         saved = {key: (array, array._tensor, array._scalar) for key, (array, _) in by_object.items()}
+        # each value before the loop, read before any placeholder stands in: a view's comes
+        # from its base, which may be carried too (read after, it was the base's placeholder,
+        # a body value used outside the loop: an internal error)
+        values_before = {key: array.tensor for key, (array, _) in by_object.items()}
         trace.location = location
         resized = {key: _loop_extents.initial(array, types[array_names[0]],  # before the body
                                               span if condition is None else None)
@@ -220,7 +285,7 @@ class LoopCapture(BranchCapture, ExpressionCapture):
                 kind = types.get(array_names[0])
                 if isinstance(kind, Resizing) or not _plain(array):  # names rebound
                     initial, placeholder, value = _loop_extents.by_value(
-                        context, resized.get(key, array.tensor), array, kind, index,
+                        context, resized.get(key, values_before[key]), array, kind, index,
                         span if condition is None else None, windows, by_value)
                     rebound.update((name, value) for name in array_names)
                     slots.append((array_names, None, initial, placeholder))
@@ -267,7 +332,7 @@ class LoopCapture(BranchCapture, ExpressionCapture):
                                             f"loop reads or writes through")
             for stack in stacks:
                 stack.position = _loop_appends.position(index, span)
-            if condition is None:
+            if indexed:
                 body(index)
             else:
                 body()
@@ -275,6 +340,7 @@ class LoopCapture(BranchCapture, ExpressionCapture):
                 raise CaptureFailed("a random generator draws in the body (each iteration "
                                     "draws its own values)")
             after = get()
+            _check_followers(followers, by_object, dict(zip(names[:count], after[:count])))
             results = self._results(dict(zip(names[:count], after[:count])), variables, slots,
                                     live, types, windows, by_value)
             initial = [slot[2] for slot in slots]
@@ -307,8 +373,8 @@ class LoopCapture(BranchCapture, ExpressionCapture):
             context.in_body -= 1
             context.driver = driver
         last = (self._last_index(start, stop, step, before[-1])
-                if condition is None and span is None else None)
-        self._apply(slots, values, names, after, set_, span, saved, condition is None, variables,
+                if indexed and span is None else None)
+        self._apply(slots, values, names, after, set_, span, saved, indexed, variables,
                     last, windows)
 
     def _results(self, after, variables, slots, live, types, windows, by_value):
@@ -377,7 +443,7 @@ class LoopCapture(BranchCapture, ExpressionCapture):
                 retype[name] = _type_of(value.tensor)
                 continue
             if _is_python_number(value) and _is_python_number(old):  # a counter: carried
-                retype[name] = (np.asarray(value if isinstance(value, float) else old).dtype.name, ())
+                retype[name] = (np.result_type(np.asarray(old), np.asarray(value)).name, ())
                 continue
             raise CaptureFailed(f"the loop changes the Python value of `{name}`")
         if retype:

@@ -8,11 +8,17 @@ import builtins
 import numpy as np
 
 from . import _numpy_sequences
-from ._tracer import TracedArray, cast, check_traced_int_fits
+from ._tracer import TracedArray, backend, cast, check_traced_int_fits, to_tensor
 
 # `for i in np.arange(3)`: a created array of known values this short iterates as Python, its
 # items known too (static indices: x[i] reads no index array, kiln._numpy_creation)
 _KNOWN_UNROLLED = 16
+
+
+def _is_real_number(value):
+    if isinstance(value, TracedArray):
+        return value.ndim == 0 and value.dtype.kind in "biuf"
+    return isinstance(value, (int, float, np.integer, np.floating))
 
 
 class ExpressionCapture:
@@ -83,6 +89,21 @@ class ExpressionCapture:
             best = self.choose(beats(operand, best), lambda o=operand: o, lambda b=best: b,
                                location)
         return best
+
+    def complex_number(self, function, *parts):
+        """`complex(re, im)` (kiln._loop_transform: complex_call) of traced real numbers
+        (Numba's mandel: c = complex(x, y)): the Python complex they make, traced, where
+        Python's complex() was a graph break; otherwise the call itself."""
+        if function is not builtins.complex or not any(
+                isinstance(part, TracedArray) for part in parts) or not all(
+                _is_real_number(part) for part in parts):
+            return function(*parts)
+        k, context = backend(), self.context
+        real, imaginary = (cast(k.reshape(to_tensor(context, part), []), "float64")
+                           for part in (parts + (0.0,))[:2])
+        result = TracedArray(context, k.complex(real, imaginary))
+        result._scalar, result._weak = True, complex
+        return result
 
     @staticmethod
     def scalar(kind, value):

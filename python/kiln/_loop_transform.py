@@ -9,10 +9,11 @@ loops, no trace), or one `loop` node / a select in the graph. The rewritten func
 user's function on its own globals and closure cells, plus one cell for the helper.
 
 Only statements whose effects the helper can see are rewritten: assignments (to names, and to
-subscripts of names: array updates), nested loops and branches, `pass`. A loop or branch holding
-anything else (return, break, continue, raise, try, with, del, expression statements other than
-calls, nested functions, global/nonlocal) stays as written and is unrolled by tracing, as
-before; each refusal is recorded with its reason and line (kiln.explain shows them).
+subscripts of names: array updates), nested loops and branches, `pass`, call statements; a
+loop's `break` and `continue` become flags (kiln._loop_jumps). A loop or branch holding anything
+else (return, raise, try, with, del, other expression statements, nested functions,
+global/nonlocal: kiln._loop_refusals) stays as written and is unrolled by tracing, as before;
+each refusal is recorded with its reason and line (kiln.explain shows them).
 """
 import ast
 import copy
@@ -21,6 +22,9 @@ import os
 import textwrap
 import types
 
+from ._loop_jumps import jumps, stop_flag, without_jumps
+from ._loop_refusals import _body_refusal
+from ._loop_returns import single_exit
 from ._loop_rewrite_parts import (HELPER, _at, _dotted_name, _helper_call, _list_names, _name,
                                   _parameters, _parse, _walk_scope, sequence_loop)
 
@@ -89,12 +93,24 @@ class _ChoiceRewriter(_LogicRewriter):
         if not (isinstance(node.func, ast.Name) and node.func.id in ("min", "max")
                 and len(node.args) >= 2 and not node.keywords
                 and not any(isinstance(a, ast.Starred) for a in node.args)):
-            return self.scalar_call(node) or self.list_call(node)
+            return self.complex_call(node) or self.scalar_call(node) or self.list_call(node)
         self.found.append(self.location(node))
         call = _helper_call(f"extremum({self.location(node)!r})", node)
         call.args += [node.func] + node.args
         return ast.copy_location(call, node)
 
+
+    def complex_call(self, node):
+        """`complex(re, im)`: the helper's complex_number(complex, re, im), the complex number
+        traced where its parts are (Numba's mandel: c = complex(x, y)); None for other calls."""
+        if not (isinstance(node.func, ast.Name) and node.func.id == "complex"
+                and 1 <= len(node.args) <= 2 and not node.keywords
+                and not any(isinstance(a, ast.Starred) for a in node.args)):
+            return None
+        self.found.append(self.location(node))
+        call = _helper_call("complex_number(None)", node)
+        call.args = [node.func] + node.args
+        return ast.copy_location(call, node)
 
     def scalar_call(self, node):
         """`np.float32(x)`, `np.uint32(b)`: a NumPy scalar type called on a traced value was
@@ -269,6 +285,7 @@ def _rewrite(fn, code):
            for node in _walk_scope(definition.body)):
         return None
     definition.decorator_list = []
+    definition.body = single_exit(definition.body)  # early returns (kiln._loop_returns)
     list_names = _list_names(definition)  # before loop bodies become functions of their own
     rewriter = _Rewriter(filename, _loaded_names(definition),
                          _parameters(definition) | set(_stored_names(definition.body)))
@@ -331,54 +348,6 @@ def _loaded_names(definition):
     return counts
 
 
-_ALLOWED = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.For, ast.While, ast.If, ast.Pass)
-
-
-def _refusal(statements):
-    """Why these statements cannot be captured (None: they can)."""
-    for statement in statements:
-        if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant):
-            continue  # a docstring-like constant
-        if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call):
-            continue  # called through the helper, which checks the callee (_as_effect)
-        if isinstance(statement, ast.Expr):
-            return "an expression statement"
-        if not isinstance(statement, _ALLOWED):
-            return f"it contains a `{type(statement).__name__.lower()}` statement"
-        if isinstance(statement, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
-            targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
-            for target in targets:
-                reason = _target_refusal(target)
-                if reason:
-                    return reason
-            if isinstance(statement, ast.AnnAssign) and statement.value is None:
-                return "an annotation without a value"
-        if isinstance(statement, (ast.For, ast.While)):
-            if any(isinstance(node, (ast.Return, ast.Raise, ast.Try, ast.With, ast.Delete,
-                                     ast.FunctionDef, ast.ClassDef, ast.Lambda, ast.Import,
-                                     ast.ImportFrom, ast.Global, ast.Nonlocal))
-                   for node in ast.walk(statement)):
-                return "a nested loop returns, raises or defines something"
-            continue  # its own break/continue are its own; it runs as Python inside the body
-        if isinstance(statement, ast.If):
-            reason = _refusal(statement.body) or _refusal(statement.orelse)
-            if reason:
-                return reason
-        for node in ast.walk(statement):
-            if isinstance(node, (ast.Lambda, ast.NamedExpr)):
-                return "a lambda or `:=` inside"
-    return None
-
-
-def _body_refusal(statements):
-    """Why a loop or branch body cannot be captured (None: it can)."""
-    reason = _refusal(statements)
-    if reason is None and any(isinstance(n, (ast.Break, ast.Continue))
-                              for n in _loop_level_nodes(statements)):
-        reason = "it contains `break` or `continue`"
-    return reason
-
-
 def _as_appended(statement, local_names):
     """`items.append(value)`, a statement of a for loop's body, appending to a local list:
     `items = HELPER.appended(items, value)`, which appends (LoopCapture.appended), so that
@@ -407,20 +376,6 @@ def _as_effect(statement):
     helper = _helper_call("effect()", call)
     helper.args, helper.keywords = [call.func] + call.args, call.keywords
     return ast.copy_location(ast.Expr(helper), statement)
-
-
-def _target_refusal(target):
-    if isinstance(target, ast.Name):
-        return None
-    if isinstance(target, (ast.Tuple, ast.List)):
-        for item in target.elts:
-            reason = _target_refusal(item)
-            if reason:
-                return reason
-        return None
-    if isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name):
-        return None
-    return "an assignment to an attribute or a nested subscript"
 
 
 class _Rewriter:
@@ -468,13 +423,20 @@ class _Rewriter:
             reason = "its target is not a plain name"
         elif node.orelse:
             reason = "it has an `else` clause"
+        elif jumps(node.body)[0] and self.live([node.target.id], node.body):
+            reason = "it breaks, and its index is read after it"
         else:
             node.body = [_as_appended(statement, self.local_names) for statement in node.body]
+            original = node
+            node, before = without_jumps(node, self.counter + 1)
             reason = _body_refusal(node.body)
+            if reason is not None:
+                node = original
         if reason is not None:
             return self.refuse(node, reason)
         self.counter += 1
         n, target = self.counter, node.target.id
+        stop = stop_flag(original, n)
         node.body = _with_traced_conversions([_as_effect(s) for s in node.body])
         body = self.statements(node.body)
         self.anchor = node
@@ -489,16 +451,23 @@ class _Rewriter:
         bounds = ast.Tuple(elts=iterator.args, ctx=ast.Load())
         call = _parse(
             f"{HELPER}.for_range(None, __kiln_body_{n}, __kiln_get_{n}, __kiln_set_{n}, "
-            f"{tuple(state)!r}, {tuple(live)!r}, {self.location(node)!r})")[0]
+            f"{tuple(state)!r}, {tuple(live)!r}, {self.location(node)!r}"
+            + (f", stop=lambda: {stop})" if stop else ")"))[0]
         call.value.args[0] = bounds
-        return definitions + [_at(call, node)]
+        return before + definitions + [_at(call, node)]
 
     def sequence_loop(self, node):
         """`for v in x:` and its enumerate/zip forms: kiln._loop_rewrite_parts.sequence_loop."""
         return sequence_loop(self, node)
 
     def while_loop(self, node):
-        reason = "it has an `else` clause" if node.orelse else _body_refusal(node.body)
+        before = []
+        if node.orelse:
+            reason = "it has an `else` clause"
+        else:
+            rewritten, before = without_jumps(node, self.counter + 1)
+            reason = _body_refusal(rewritten.body)
+            node = node if reason is not None else rewritten
         if reason is not None:
             return self.refuse(node, reason)
         self.counter += 1
@@ -520,7 +489,7 @@ class _Rewriter:
         call = _parse(f"{HELPER}.while_loop(__kiln_test_{n}, __kiln_body_{n}, __kiln_get_{n}, "
                       f"__kiln_set_{n}, {tuple(touched)!r}, {tuple(live)!r}, "
                       f"{self.location(node)!r})")[0]
-        return definitions + [_at(call, node)]
+        return before + definitions + [_at(call, node)]
 
     def refuse(self, loop, reason):
         """The loop stays as written (tracing unrolls it); its body is still rewritten, in a
@@ -595,14 +564,3 @@ class _Rewriter:
                          f"        {name} = values[{position}]\n")
         text += "    pass\n"
         return [_at(definition, self.anchor) for definition in _parse(text)]
-
-
-def _loop_level_nodes(statements):
-    """Nodes of `statements` outside nested loops (a nested loop's break is its own)."""
-    stack = list(statements)
-    while stack:
-        node = stack.pop()
-        yield node
-        for child in ast.iter_child_nodes(node):
-            if not isinstance(child, (ast.For, ast.While, ast.FunctionDef, ast.Lambda)):
-                stack.append(child)

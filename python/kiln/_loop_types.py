@@ -13,11 +13,14 @@ class CaptureFailed(Exception):
 
 
 def is_number(value):
-    return isinstance(value, (bool, int, float, np.bool_, np.integer, np.floating))
+    # complex too: an escape-time loop's `z = 0j` becomes a traced complex in its first
+    # iteration, as `s = 0.0` becomes a traced float
+    return isinstance(value, (bool, int, float, complex, np.bool_, np.integer, np.floating,
+                              np.complexfloating))
 
 
 def is_python_number(value):
-    return type(value) is int or type(value) is float
+    return type(value) is int or type(value) is float or type(value) is complex
 
 
 def python_type(value):

@@ -18,6 +18,7 @@ from ._numpy_creation import FUNCTIONS as _CREATION, array as _numpy_creation_ar
 from ._numpy_functions import FUNCTIONS as _CORE, _UFUNC_REDUCTIONS, _as_traced, product_dtype
 from ._numpy_functions import _result
 from ._numpy_layout import FUNCTIONS as _LAYOUT
+from ._numpy_linalg import FUNCTIONS as _LINALG
 from ._numpy_manipulation import FUNCTIONS as _MANIPULATION
 from ._numpy_binning import FUNCTIONS as _BINNING
 from ._numpy_math import FUNCTIONS as _MATH
@@ -561,4 +562,4 @@ def _table_array_functions():
 # fuller implementations win: np.round takes `decimals`).
 FUNCTIONS = {**_table_array_functions(), **_CORE, **_MOMENTS, **_CREATION, **_STATISTICS,
              **_MANIPULATION, **_SELECTION, **_LAYOUT, **_MATH, **_PRODUCTS, **_EINSUM,
-             **_BINNING, **_SORTING}
+             **_BINNING, **_SORTING, **_LINALG}

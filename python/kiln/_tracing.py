@@ -4,6 +4,7 @@ import os
 
 from . import _loop_transform
 from ._config import config
+from ._loop_helpers import with_rewritten_helpers
 
 
 def location_of(fn):
@@ -19,11 +20,13 @@ def with_loop_capture(original, function, tracer, trace, note_loop):
     rewritten for capture (kiln._loop_transform), under config.capture_loops;
     note_loop(kind, location, reason) hears of each loop and branch."""
     rewritten = _loop_transform.rewrite(original) if config.capture_loops else None
-    if rewritten is None:
-        return function
-    for location, reason in rewritten.refused:
+    for location, reason in rewritten.refused if rewritten is not None else ():
         note_loop("unrolled", location, reason)
     capture = getattr(tracer, "loop_capture", None)  # a stand-in tracer may have none
-    if rewritten.code is None or capture is None:
+    if not config.capture_loops or capture is None:
         return function
-    return rewritten.bind(function, capture(trace, note_loop))
+    helper = capture(trace, note_loop)
+    function = with_rewritten_helpers(function, helper, note_loop)  # (kiln._loop_helpers)
+    if rewritten is None or rewritten.code is None:
+        return function
+    return rewritten.bind(function, helper)

@@ -149,8 +149,45 @@ void drop_checks_in_range(Trace& trace, const std::vector<Tensor>& init,
   });
 }
 
+// Nodes of the closing body that vary from one iteration to the next: those depending on the
+// induction variable or on a carried value the body changes. Work on values a loop carries
+// unchanged (an array it only reads: every array a Python loop's body names is carried) is the
+// same in every iteration.
+std::vector<char> varying_nodes(const ir::Graph& graph, const Trace::Region& region,
+                                const std::vector<ValueId>& result_ids, bool while_loop) {
+  std::vector<ValueId> sources = {region.placeholders[0]};
+  for (size_t k = 0; k < result_ids.size(); ++k) {
+    ValueId placeholder = region.placeholders[k + 1];
+    if (result_ids[k] != placeholder || (while_loop && k == 0)) sources.push_back(placeholder);
+  }
+  std::sort(sources.begin(), sources.end());
+  std::vector<char> varying;
+  extend_dependence(graph, region.mark, sources, varying);
+  return varying;
+}
+
+// `id` (a node of the closing body that varies with no iteration) rebuilt after the body on the
+// initial values of the carried values it reads, which stand for them: loop-invariant work
+// computed once, outside the loop (a time loop that solved a fixed system factored its matrix
+// every step). `outside` maps body ids to their rebuilt values.
+ValueId rebuilt_outside(Trace& trace, const Trace::Region& region,
+                        const std::vector<char>& dependent, std::map<ValueId, ValueId>& outside,
+                        ValueId id) {
+  if (id < region.mark || !dependent[static_cast<size_t>(id)]) return id;
+  auto found = outside.find(id);
+  if (found != outside.end()) return found->second;
+  ir::Node node = trace.graph.node(id);  // a copy: building appends to the graph
+  std::vector<ValueId> inputs;
+  for (ValueId input : node.inputs)
+    inputs.push_back(rebuilt_outside(trace, region, dependent, outside, input));
+  trace.builder.set_location(node.location);
+  ValueId copy = trace.builder.copy_node(node, std::move(inputs));
+  outside[id] = copy;
+  return copy;
+}
+
 CutRegion cut_region(Trace& trace, const std::vector<Tensor>& init,
-                     const std::vector<Tensor>& results, bool while_loop) {
+                     const std::vector<Tensor>& results, bool while_loop, bool hoist_read_only) {
   if (!trace.regions.empty()) drop_checks_in_range(trace, init, results);
   Trace::Region region = open_region(trace, "end_loop");
   ir::Graph& graph = trace.graph;
@@ -187,13 +224,22 @@ CutRegion cut_region(Trace& trace, const std::vector<Tensor>& init,
     cut.carried_checks.push_back(c);
   }
   extend_dependence(graph, region.mark, region.placeholders, dependent);
+  std::vector<char> varying = hoist_read_only
+                                  ? varying_nodes(graph, region, result_ids, while_loop)
+                                  : dependent;
+  std::map<ValueId, ValueId> outside;
+  for (size_t k = 0; k < result_ids.size(); ++k)
+    if (!varying[static_cast<size_t>(region.placeholders[k + 1])])
+      outside[region.placeholders[k + 1]] = init_ids[k];
 
-  // The body: dependent nodes the results need. Other values it reads are invariants, except
-  // cheap constants (is_cheap_constant), which are copied in: the body's kernels compute them.
+  // The body: varying nodes the results need. Other values it reads are invariants (rebuilt
+  // outside where they read carried values: rebuilt_outside), except cheap constants
+  // (is_cheap_constant), which are copied in: the body's kernels compute them.
   std::vector<char> needed(static_cast<size_t>(graph.size()), 0);
   std::vector<ValueId>& invariants = cut.invariants;
   std::vector<ValueId> stack = result_ids;
   std::map<ValueId, ValueId> mapped;  // trace id -> body id
+  std::vector<std::pair<ValueId, ValueId>> hoisted;  // body id, its invariant rebuilt outside
   while (!stack.empty()) {
     ValueId id = stack.back();
     stack.pop_back();
@@ -203,12 +249,16 @@ CutRegion cut_region(Trace& trace, const std::vector<Tensor>& init,
     bool placeholder = std::find(region.placeholders.begin(), region.placeholders.end(), id) !=
                        region.placeholders.end();
     if (placeholder) continue;
-    if (!dependent[static_cast<size_t>(id)] && !is_cheap_constant(graph, id)) {
-      invariants.push_back(id);
+    if (!varying[static_cast<size_t>(id)] && !is_cheap_constant(graph, id)) {
+      ValueId invariant = rebuilt_outside(trace, region, dependent, outside, id);
+      invariants.push_back(invariant);
+      if (invariant != id) hoisted.emplace_back(id, invariant);
       continue;
     }
     stack.insert(stack.end(), node.inputs.begin(), node.inputs.end());
   }
+  needed.resize(static_cast<size_t>(graph.size()), 0);  // (rebuilding appended nodes)
+  builder.set_location(trace.default_location);
   std::sort(invariants.begin(), invariants.end());
 
   // Type checks first; a carried value the body leaves as it is becomes an invariant (its
@@ -237,6 +287,7 @@ CutRegion cut_region(Trace& trace, const std::vector<Tensor>& init,
   for (size_t k : cut.changed) add_parameter(region.placeholders[k + 1]);
   for (size_t k : cut.unchanged) add_parameter(region.placeholders[k + 1]);
   for (ValueId id : invariants) add_parameter(id);
+  for (auto [id, invariant] : hoisted) mapped[id] = mapped.at(invariant);
   for (ValueId id = 0; id < graph.size(); ++id) {
     if (!needed[static_cast<size_t>(id)] || mapped.count(id)) continue;
     const Node& node = graph.node(id);
@@ -313,7 +364,7 @@ std::vector<ValueId> cond_invariants(const CutRegion& cut, const std::vector<siz
 std::vector<Tensor> end_loop(Trace& trace, const Tensor& start, const Tensor& stop, int64_t step,
                              const std::vector<Tensor>& init, const std::vector<Tensor>& results,
                              bool while_loop) {
-  CutRegion cut = cut_region(trace, init, results, while_loop);
+  CutRegion cut = cut_region(trace, init, results, while_loop, true);
   std::vector<ValueId> loop_init, loop_invariants;
   for (size_t k : cut.changed) loop_init.push_back(cut.init_ids[k]);
   for (size_t k : cut.unchanged) loop_invariants.push_back(cut.init_ids[k]);
@@ -345,7 +396,8 @@ void end_cond_side(Trace& trace, const std::vector<Tensor>& init,
     throw Error(ErrorKind::Unsupported,
                 "kiln: a branch side with run-time checks runs as loops, not as one cond");
   }
-  trace.cond_sides.push_back(cut_region(trace, init, results, false));
+  // (a side's work on values it leaves as they are stays in it: only the side taken runs)
+  trace.cond_sides.push_back(cut_region(trace, init, results, false, false));
 }
 
 std::vector<Tensor> end_cond(Trace& trace, const Tensor& predicate) {

@@ -4,7 +4,8 @@
 // placeholders for the induction variable and the carried values; it may use any value traced
 // before (implicit capture). end_loop cuts the body out: nodes that depend on a placeholder
 // become the body graph, every other value it reads (values from before the loop, and
-// loop-invariant work traced inside it, which is thereby hoisted) becomes an invariant operand,
+// loop-invariant work traced inside it, which is thereby hoisted; work on carried values the
+// body leaves unchanged is rebuilt after it on their initial values) becomes an invariant operand,
 // and values made from scalar constants and iotas by cheap ops are copied in. The cut nodes stay
 // in the trace's graph, dead (dead-code elimination drops them); a value of the body used after
 // the loop is an error that names it. Runtime checks recorded inside the body (an index out of

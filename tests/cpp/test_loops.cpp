@@ -215,6 +215,35 @@ TEST(Loops, TracedBodyCapturesAndHoists) {
   expect_array_matches(run.outputs[0], expected[0], default_tolerance(DType::Float64), "u", inputs);
 }
 
+TEST(Loops, WorkOnValuesCarriedUnchangedIsHoisted) {
+  // The NumPy tracer carries every array a body names: one the body only reads (x) comes back
+  // as its own placeholder, and work on it alone is rebuilt before the loop on x's value.
+  detail::Trace trace;
+  Tensor u0 = trace.input(DType::Float64, {16});
+  Tensor x0 = trace.input(DType::Float64, {16});
+  Tensor i = detail::begin_loop_body(trace);
+  Tensor u = detail::loop_placeholder(trace, DType::Float64, {16});
+  Tensor x = detail::loop_placeholder(trace, DType::Float64, {16});
+  Tensor invariant = kiln::sqrt(kiln::abs(x));  // reads only x, which the body leaves as it is
+  Tensor next =
+      kiln::add(kiln::multiply(u, 0.25), kiln::multiply(invariant, i.astype(DType::Float64)));
+  Tensor start = Tensor(&trace, trace.builder.constant(Scalar::of_int(0), DType::Int64));
+  Tensor stop = Tensor(&trace, trace.builder.constant(Scalar::of_int(12), DType::Int64));
+  std::vector<Tensor> after = detail::end_loop(trace, start, stop, 1, {u0, x0}, {next, x});
+  ASSERT_EQ(after.size(), 2u);
+  ValueId loop = trace.graph.node(after[0].id()).inputs[0];
+  const ir::Graph& body = *trace.graph.node(loop).attrs.body;
+  for (const ir::Node& node : body.nodes()) EXPECT_NE(node.op, Op::sqrt) << ir::print_graph(body);
+
+  std::vector<Array> inputs{make_array(DType::Float64, {16}, pseudo_random(16, -1, 1, 1)),
+                            make_array(DType::Float64, {16}, pseudo_random(16, -1, 1, 2))};
+  trace.graph.set_outputs({after[0].id(), after[1].id()});
+  CompiledRun run = compile_and_run(trace.graph, inputs);
+  std::vector<Array> expected = ir::interpret(passes::eliminate_dead_code(trace.graph), inputs);
+  expect_array_matches(run.outputs[0], expected[0], default_tolerance(DType::Float64), "u", inputs);
+  expect_array_matches(run.outputs[1], inputs[1], default_tolerance(DType::Float64), "x", inputs);
+}
+
 TEST(Loops, BodyValueUsedAfterTheLoopIsAnError) {
   detail::Trace trace;
   Tensor u0 = trace.input(DType::Float64, {4});

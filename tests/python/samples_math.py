@@ -304,7 +304,26 @@ def bin_edges(rng):
     return [(edges, (sample_array(rng, dtype, (3, 5)),)) for dtype in DTYPES]
 
 
+def linear_systems(function):
+    """Square systems (kiln._numpy_linalg): well conditioned, of each dtype NumPy's linalg
+    takes, with one and several right-hand sides."""
+    def samples(rng):
+        cases = []
+        for dtype, n in [("float64", 5), ("float32", 3), ("int64", 4), ("float64", 1)]:
+            A = sample_array(rng, dtype, (n, n)) + (8 * np.eye(n)).astype(dtype)
+            b = sample_array(rng, "float64", (n,))
+            if function is np.linalg.solve:
+                cases += [(function, (A, b)), (function, (A, np.stack([b, -b, 2 * b], 1)))]
+            else:
+                cases.append((function, (A,)))
+        return cases
+    return samples
+
+
 SAMPLES = {
+    np.linalg.solve: linear_systems(np.linalg.solve),
+    np.linalg.inv: linear_systems(np.linalg.inv),
+    np.linalg.det: linear_systems(np.linalg.det),
     np.isclose: closeness,
     np.allclose: static_comparison(np.allclose, STATIC_PAIRS + [
         ((lambda d: np.ones(3), lambda d: np.full(3, 1 + 1e-6)), {"rtol": 1e-7}),

@@ -320,3 +320,19 @@ def test_numpy_scalar_types_of_traced_values_are_casts():
     if np.lib.NumpyVersion(np.__version__) >= "2.0.0":   # NumPy 2 refuses Python ints past
         with pytest.raises(OverflowError):                # the type's range
             kiln.compile(scalar_types)(x, 300)
+
+
+def complex_of_parts(re, im):
+    out = np.zeros(re.shape, dtype=np.complex128)
+    for k in range(re.shape[0]):
+        c = complex(re[k], im[k])      # Python's complex of traced reals: traced, not a break
+        out[k] = c * c + complex(re[k])
+    return out
+
+
+def test_complex_of_traced_parts_stays_in_the_loop():
+    re, im = np.linspace(-1, 1, 7), np.linspace(0, 2, 7)
+    report = kiln.explain(kiln.compile(complex_of_parts))(re, im)
+    assert report.graph_break_count == 0, report.break_reasons
+    np.testing.assert_allclose(report.result, complex_of_parts(re, im), rtol=1e-12)
+    np.testing.assert_allclose(kiln.compile(complex_of_parts)(re, im), complex_of_parts(re, im))

@@ -226,13 +226,13 @@ def inserts(x):  # (appends are captured: test_loop_appends.py)
     return np.stack(rows)
 
 
-def breaks(x):
+def breaks(x):  # (breaks are captured, test_loop_jumps.py, unless the index outlives them)
     total = x[0] * 0
     for i in range(x.shape[0]):
         if i == 3:
             break
         total = total + x[i]
-    return total
+    return total + i
 
 
 def python_counter(x):
@@ -245,7 +245,7 @@ def python_counter(x):
 
 @pytest.mark.parametrize("f, reason", [
     (inserts, "a call whose result is dropped"),
-    (breaks, "`break`"),
+    (breaks, "it breaks, and its index is read after it"),
 ])
 def test_loops_that_cannot_be_captured_are_unrolled_and_say_why(f, reason):
     x = np.arange(6.0)
@@ -687,3 +687,72 @@ def test_conditional_expressions_min_max_and_boolean_operators_are_captured(func
     break per iteration (tens of graphs, seconds of compiling). They select now: one loop."""
     compiled = kiln.compile(function, fullgraph=True)
     np.testing.assert_array_equal(compiled(*arguments), function(*arguments))
+
+
+def gray_scott(U, V, steps):
+    # Rougier's reaction-diffusion: u and v are views of U and V made before the loop, which
+    # updates them in place (carried by value, they made the loop unroll)
+    u, v = U[1:-1, 1:-1], V[1:-1, 1:-1]
+    for _ in range(steps):
+        Lu = U[0:-2, 1:-1] + U[1:-1, 0:-2] - 4 * U[1:-1, 1:-1] + U[1:-1, 2:] + U[2:, 1:-1]
+        Lv = V[0:-2, 1:-1] + V[1:-1, 0:-2] - 4 * V[1:-1, 1:-1] + V[1:-1, 2:] + V[2:, 1:-1]
+        uvv = u * v * v
+        u += 0.16 * Lu - uvv + 0.06 * (1 - u)
+        v += 0.08 * Lv + uvv - 0.122 * v
+    return u.sum(), v.mean()
+
+
+def rebinds_the_base(U, steps):
+    u = U[1:]
+    for _ in range(steps):
+        U = U + 1      # u keeps the first array's memory
+        u += 1
+    return U, u
+
+
+def test_views_of_carried_arrays_follow_them():
+    rng = np.random.default_rng(4)
+    U, V = rng.random((10, 10)), rng.random((10, 10)) * 0.3
+    mine_U, mine_V = U.copy(), V.copy()
+    report = explain(gray_scott, mine_U, mine_V, 15)
+    expected = gray_scott(U, V, 15)
+    np.testing.assert_allclose(report.result, expected, rtol=1e-12)
+    np.testing.assert_allclose(mine_U, U, rtol=1e-12)    # written through the views
+    np.testing.assert_allclose(mine_V, V, rtol=1e-12)
+    assert captured(report) and not captured(report, "unrolled"), str(report)
+    report = explain(rebinds_the_base, np.arange(4.0), 3)
+    assert "rebinds its base" in captured(report, "unrolled")[0].reason
+    for got, expected in zip(report.result, rebinds_the_base(np.arange(4.0), 3)):
+        np.testing.assert_allclose(got, expected)
+
+
+def draws_in_the_body(x, rng):
+    for _ in range(3):
+        x = x + rng.permutation(x.shape[0])
+    return x
+
+
+def test_a_random_draw_in_a_body_says_why_the_loop_unrolls():
+    # the draw's opaque call had no driver in an open body: an AttributeError was the reason
+    x = np.arange(4.0)
+    report = explain(draws_in_the_body, x, np.random.default_rng(0))
+    assert "np.random" in captured(report, "unrolled")[0].reason, str(report)
+    np.testing.assert_allclose(report.result, draws_in_the_body(x, np.random.default_rng(0)))
+
+
+def rebinds_a_view(U, steps):
+    u = U[1:]
+    for _ in range(steps):
+        u = u * 2           # carried by value: its value before the loop is read from U first
+        U[0] += u[0]
+    return U, u
+
+
+def test_a_view_the_loop_rebinds_starts_from_its_value_before_the_loop():
+    # it was read after U's stand-in replaced U: an internal error ("a value computed inside a
+    # loop body is used outside the loop")
+    U = np.arange(1.0, 6.0)
+    report = explain(rebinds_a_view, U.copy(), 4)
+    assert captured(report), str(report)
+    for got, expected in zip(report.result, rebinds_a_view(U.copy(), 4)):
+        np.testing.assert_allclose(got, expected)

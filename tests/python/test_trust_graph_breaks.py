@@ -24,9 +24,9 @@ def cholesky_solve(a, b):
 
 
 def branches(x):
-    if x.sum() > 0:
-        return np.sqrt(np.abs(x)) * 2
-    return x - 1
+    if x.sum() > 0:  # sides of different shapes: no select, a graph break (a guard clause of
+        return np.sqrt(np.abs(x)) * 2   # one shape is a branch in one graph: test_loop_returns)
+    return x[1:] - 1
 
 
 def scaled_by_float(x):

@@ -1,0 +1,79 @@
+"""What a loop or branch body may hold for kiln._loop_transform to rewrite it for capture:
+assignments (to names, and to subscripts of names), nested loops and branches, `pass`, call
+statements (the capture helper checks the callee) and, at the loop's own level, no `break` or
+`continue` left (kiln._loop_jumps turns them into flags first). Anything else leaves the loop
+as written, unrolled by tracing, with the reason these functions give."""
+import ast
+
+
+_ALLOWED = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.For, ast.While, ast.If, ast.Pass)
+
+
+def _refusal(statements):
+    """Why these statements cannot be captured (None: they can)."""
+    for statement in statements:
+        if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant):
+            continue  # a docstring-like constant
+        if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call):
+            continue  # called through the helper, which checks the callee (_as_effect)
+        if isinstance(statement, ast.Expr):
+            return "an expression statement"
+        if not isinstance(statement, _ALLOWED):
+            return f"it contains a `{type(statement).__name__.lower()}` statement"
+        if isinstance(statement, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+            targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
+            for target in targets:
+                reason = _target_refusal(target)
+                if reason:
+                    return reason
+            if isinstance(statement, ast.AnnAssign) and statement.value is None:
+                return "an annotation without a value"
+        if isinstance(statement, (ast.For, ast.While)):
+            if any(isinstance(node, (ast.Return, ast.Raise, ast.Try, ast.With, ast.Delete,
+                                     ast.FunctionDef, ast.ClassDef, ast.Lambda, ast.Import,
+                                     ast.ImportFrom, ast.Global, ast.Nonlocal))
+                   for node in ast.walk(statement)):
+                return "a nested loop returns, raises or defines something"
+            continue  # its own break/continue are its own; it runs as Python inside the body
+        if isinstance(statement, ast.If):
+            reason = _refusal(statement.body) or _refusal(statement.orelse)
+            if reason:
+                return reason
+        for node in ast.walk(statement):
+            if isinstance(node, (ast.Lambda, ast.NamedExpr)):
+                return "a lambda or `:=` inside"
+    return None
+
+
+def _body_refusal(statements):
+    """Why a loop or branch body cannot be captured (None: it can)."""
+    reason = _refusal(statements)
+    if reason is None and any(isinstance(n, (ast.Break, ast.Continue))
+                              for n in _loop_level_nodes(statements)):
+        reason = "it contains `break` or `continue`"
+    return reason
+
+
+def _target_refusal(target):
+    if isinstance(target, ast.Name):
+        return None
+    if isinstance(target, (ast.Tuple, ast.List)):
+        for item in target.elts:
+            reason = _target_refusal(item)
+            if reason:
+                return reason
+        return None
+    if isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name):
+        return None
+    return "an assignment to an attribute or a nested subscript"
+
+
+def _loop_level_nodes(statements):
+    """Nodes of `statements` outside nested loops (a nested loop's break is its own)."""
+    stack = list(statements)
+    while stack:
+        node = stack.pop()
+        yield node
+        for child in ast.iter_child_nodes(node):
+            if not isinstance(child, (ast.For, ast.While, ast.FunctionDef, ast.Lambda)):
+                stack.append(child)

@@ -1,0 +1,139 @@
+"""np.linalg.solve, inv and det of small float matrices, traced: an LU factorisation with
+partial pivoting (LAPACK's getrf: in each column the row of largest magnitude, the first of
+equal ones, swapped up) as one loop node, then the two triangular solves as loop nodes.
+
+They were graph breaks: the implicit heat equation, which solves its tridiagonal system every
+time step, ran a graph per step (100 steps of a 50-point rod: 1.7 s the first call, then
+35-50 ms against NumPy's 1.4 ms, until kiln gave up and ran it eagerly). The loops update
+whole rows and columns (positions outside the active block masked), O(n^3) per solve, which
+LAPACK's blocked kernels beat past MOST_ROWS: larger matrices, stacks of matrices, complex and
+other dtypes, and what NumPy rejects (shapes) run eagerly, as before. A singular matrix (an
+exact zero pivot, as LAPACK's info reports) raises ValueError "Singular matrix" when the graph
+runs (NumPy raises LinAlgError, a ValueError); det gives 0 there, as NumPy's does.
+"""
+import numpy as np
+
+from ._numpy_functions import _k
+from ._numpy_math import _eager, _scalar_result
+from ._tracer import TracedArray
+from ._ufunc_loops import _loop
+
+MOST_ROWS = 128
+
+
+def _float_dtype(*arrays):
+    """NumPy's linalg dtype for these operands (float32 only if all are float32; integers and
+    bools as float64), or None where kiln leaves the call to NumPy (complex, float16...)."""
+    dtype = np.result_type(*(a.dtype for a in arrays))
+    if dtype.kind in "biu":
+        return np.dtype(np.float64)
+    return dtype if dtype in (np.float32, np.float64) else None
+
+
+def _square(context, a, dtype):
+    """a as a traced (n, n) matrix of dtype, or None (eager) where kiln does not factor it."""
+    if a.ndim != 2 or a.shape[0] != a.shape[1] or not 1 <= a.shape[0] <= MOST_ROWS:
+        return None
+    if not isinstance(a, TracedArray):
+        a = context.lift(np.asarray(a))
+    return a.astype(dtype)  # a copy of its own: the factorisation updates it in place
+
+
+def _factor(context, a):
+    """(lu, permutation, sign of the permutation, singular flag) of the traced (n, n) matrix a:
+    L's multipliers below the diagonal (unit diagonal), U on and above it, rows permuted."""
+    n = a.shape[0]
+    rows = np.arange(n)
+
+    def step(k, state):
+        lu = state["lu"]
+        column = np.where(rows >= k, np.abs(lu[:, k]), -1.0)
+        p = np.argmax(column)
+        row_k, row_p = lu[k].copy(), lu[p].copy()
+        lu[p] = row_k
+        lu[k] = row_p
+        order = state["order"]
+        order_k, order_p = order[k].copy(), order[p].copy()
+        order[p] = order_k
+        order[k] = order_p
+        state["sign"] = np.where(p != k, -state["sign"], state["sign"])
+        pivot = lu[k, k]
+        state["singular"] = state["singular"] | (pivot == 0)
+        below = rows > k
+        factors = np.where(below, lu[:, k] / np.where(pivot == 0, 1, pivot), 0)
+        update = np.where(rows[None, :] > k, factors[:, None] * lu[k][None, :], 0)
+        lu[...] = np.where(below[:, None] & (rows[None, :] == k), factors[:, None], lu - update)
+
+    state = {"lu": a, "order": context.lift(np.arange(n)),
+             "sign": context.lift(np.asarray(1.0, a.dtype)),
+             "singular": context.lift(np.asarray(False))}
+    _loop(context, n, step, state)
+    return state["lu"], state["order"], state["sign"], state["singular"]
+
+
+def _substitute(context, lu, y):
+    """x with L U x = y (y: (n,) or (n, m)): forward then backward substitution, one loop each."""
+    n = lu.shape[0]
+    rows = np.arange(n)
+
+    def dot(weights, y):  # a fused reduction: a library product per step costs more
+        return np.sum(weights.reshape((n,) + (1,) * (y.ndim - 1)) * y, axis=0)
+
+    def forward(k, state):
+        state["y"][k] = state["y"][k] - dot(np.where(rows < k, lu[k], 0), state["y"])
+
+    def backward(i, state):
+        k = n - 1 - i
+        state["y"][k] = (state["y"][k] - dot(np.where(rows > k, lu[k], 0), state["y"])) \
+            / lu[k, k]
+
+    state = {"y": y}
+    _loop(context, n, forward, state)
+    _loop(context, n, backward, state)
+    return state["y"]
+
+
+def _check_singular(context, singular, op):
+    """NumPy's error for an exact zero pivot, raised when the graph runs."""
+    nothing = context.lift(np.zeros(0, np.int64))  # the message names no values
+    _k().check_flag(singular.tensor, nothing.tensor, "Singular matrix", "", op)
+
+
+def solve(context, a, b):
+    a_array, b_array = np.asarray(a) if not isinstance(a, TracedArray) else a, \
+        np.asarray(b) if not isinstance(b, TracedArray) else b
+    dtype = _float_dtype(a_array, b_array)
+    matrix = None if dtype is None else _square(context, a_array, dtype)
+    if matrix is None or b_array.ndim not in (1, 2) or b_array.shape[0] != matrix.shape[0]:
+        return _eager(np.linalg.solve, "np.linalg.solve of a large, batched or non-float "
+                      "system", a, b)
+    lu, order, _, singular = _factor(context, matrix)
+    _check_singular(context, singular, "linalg.solve")
+    rhs = b_array if isinstance(b_array, TracedArray) else context.lift(b_array)
+    return _substitute(context, lu, rhs.astype(dtype)[order])
+
+
+def inv(context, a):
+    a_array = np.asarray(a) if not isinstance(a, TracedArray) else a
+    dtype = _float_dtype(a_array)
+    matrix = None if dtype is None else _square(context, a_array, dtype)
+    if matrix is None:
+        return _eager(np.linalg.inv, "np.linalg.inv of a large, batched or non-float matrix", a)
+    lu, order, _, singular = _factor(context, matrix)
+    _check_singular(context, singular, "linalg.inv")
+    identity = context.lift(np.eye(matrix.shape[0], dtype=dtype))
+    return _substitute(context, lu, identity[order])
+
+
+def det(context, a):
+    a_array = np.asarray(a) if not isinstance(a, TracedArray) else a
+    dtype = _float_dtype(a_array)
+    matrix = None if dtype is None else _square(context, a_array, dtype)
+    if matrix is None:
+        return _eager(np.linalg.det, "np.linalg.det of a large, batched or non-float matrix", a)
+    lu, _, sign, singular = _factor(context, matrix)
+    # NumPy's det is sign * exp(logdet), +0.0 for a singular matrix whatever the sign
+    return _scalar_result(context, np.where(singular, 0, sign * np.prod(np.diagonal(lu))))
+
+
+FUNCTIONS = {np.linalg.solve: solve, np.linalg.inv: inv, np.linalg.det: det}
