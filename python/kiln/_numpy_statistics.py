@@ -6,7 +6,7 @@ import numpy as np
 
 from ._numpy_functions import _NO_VALUE, _as_traced, _k, _result, read_only_view
 from ._tracer import _UFuncOutputCastingError, normalize_axis
-from ._tracer_types import normalize_axis_tuple
+from ._tracer_types import normalize_axes, normalize_axis_tuple
 
 
 def _finish(context, value, out=None):
@@ -113,9 +113,19 @@ def nanstd(context, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, 
 
 # ---- average, diff ----
 
+# NumPy 1's average takes weights of a's shape or 1-D ones along one axis (NumPy 2 also N-D
+# weights along an axis tuple), and leaves a repeated axis to its sum's error.
+_NUMPY_1 = np.lib.NumpyVersion(np.__version__) < "2.0.0"
+
+
 def average(context, a, axis=None, weights=None, returned=False, *, keepdims=False):
     x = _as_traced(context, a)
-    axes = None if axis is None else normalize_axis_tuple(axis, x.ndim, "average", "axis")
+    if axis is None:
+        axes = None
+    elif _NUMPY_1:
+        axes = tuple(normalize_axes(axis, x.ndim, "average"))
+    else:
+        axes = normalize_axis_tuple(axis, x.ndim, "average", "axis")
     if weights is None:
         result = np.mean(x, axis=axes, keepdims=keepdims)
         # NumPy divides a.size by the result's size in Python (ZeroDivisionError when empty).
@@ -125,6 +135,8 @@ def average(context, a, axis=None, weights=None, returned=False, *, keepdims=Fal
         if w.shape != x.shape:
             if axes is None:
                 raise TypeError("Axis must be specified when shapes of a and weights differ.")
+            if _NUMPY_1 and w.ndim != 1:
+                raise TypeError("1D weights expected when shapes of a and weights differ.")
             if w.shape != tuple(x.shape[d] for d in axes):
                 raise ValueError("Shape of weights must be consistent with shape of a along "
                                  "specified axis.")
