@@ -3,10 +3,12 @@
 // the flat index, and the statistics and the normalisation share one kernel and one pass.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <functional>
 
 #include "ir/builder.h"
 #include "sched/kernel_builder.h"
+#include "sched/merge_loops.h"
 #include "sched/scheduler.h"
 
 namespace kiln::sched {
@@ -107,6 +109,39 @@ TEST(Scheduler, GroupNormIsOneKernelWithOneUndividedPassOverEachGroup) {
   Kernel copy = kernel;
   KernelBuilder builder(copy);
   EXPECT_EQ(builder.coefficient(load.operands[0], reduce.reduce_loops.back().variable), 1);
+}
+
+// Instance norm's statistics over (H, W) of contiguous data: one reduction loop of H * W on the
+// CPU, long enough for the SIMD lane split (each row of 12 refilled the lanes); a pooling
+// window's loops, whose weights differ, keep theirs.
+TEST(LoopPasses, ContiguousReductionLoopsMergeIntoOne) {
+  ir::Graph graph;
+  ir::Builder b(graph);
+  ir::ValueId x = b.parameter(DType::Float32, {2, 8, 12, 12});
+  ir::ValueId stats = b.reduce(Op::var, x, {2, 3}, true);
+  ir::ValueId window = b.reduce(Op::max, b.slice(x, {0, 0, 0, 0}, {2, 8, 12, 6}, {1, 1, 1, 1}),
+                                {2, 3}, false);
+  graph.set_outputs({b.binary(Op::sub, x, b.broadcast(stats, {2, 8, 12, 12})), window});
+  Program program = schedule(graph, {});
+  std::vector<size_t> loops_before, loops_after;
+  auto count_loops = [](const Kernel& kernel, std::vector<size_t>& counts) {
+    std::function<void(const std::vector<Stmt>&)> walk = [&](const std::vector<Stmt>& body) {
+      for (const Stmt& s : body) {
+        if (s.kind == StmtKind::Reduce) counts.push_back(s.reduce_loops.size());
+        walk(s.body);
+      }
+    };
+    walk(kernel.body);
+  };
+  target::Target target;
+  for (Kernel& kernel : program.kernels) {
+    count_loops(kernel, loops_before);
+    merge_reduction_loops(kernel, target);
+    count_loops(kernel, loops_after);
+  }
+  std::sort(loops_after.begin(), loops_after.end());
+  ASSERT_EQ(loops_before, (std::vector<size_t>{2, 2})) << print_program(program);
+  EXPECT_EQ(loops_after, (std::vector<size_t>{1, 2})) << print_program(program);
 }
 
 }  // namespace
