@@ -1,5 +1,6 @@
 #include "sched/kernel_builder.h"
 
+#include <algorithm>
 #include <limits>
 
 namespace kiln::sched {
@@ -168,6 +169,10 @@ ExprId KernelBuilder::substitute(ExprId id, const std::map<int32_t, ExprId>& sub
         case ExprKind::IndexMul: result = mul_index(e.operands[0], e.operands[1]); break;
         case ExprKind::IndexMin: result = minimum(e.operands[0], e.operands[1]); break;
         case ExprKind::IndexMax: result = maximum(e.operands[0], e.operands[1]); break;
+        case ExprKind::IndexFloorDiv:
+          result = floordiv(e.operands[0], expr(e.operands[1]).constant.i);
+          break;
+        case ExprKind::IndexMod: result = mod(e.operands[0], expr(e.operands[1]).constant.i); break;
         case ExprKind::IndexLess: result = less(e.operands[0], e.operands[1]); break;
         case ExprKind::Select: result = select(e.operands[0], e.operands[1], e.operands[2]); break;
         case ExprKind::Elementwise: result = elementwise(e.op, e.dtype, e.operands); break;
@@ -242,7 +247,51 @@ ExprId KernelBuilder::add(ExprId a, ExprId b) {
   Affine left = affine(a), right = affine(b);
   for (auto [atom, coefficient] : right.terms) left.terms[atom] += coefficient;
   left.constant += right.constant;
+  fold_division_pairs(left);
   return from_affine(left);
+}
+
+// d * (x // d) + x % d == x and d * ((x // d) % m) + x % d == x % (d * m), for any integer x
+// (floor division): the div/mod pairs a reshape leaves over a merged axis fold back into its
+// flat index where neither is exact on its own (NumPy's x.reshape(n, g, -1).mean(-1) of a
+// (n, c, h, w) array reads x at c * h * w + h * w + w of one reduction index over c * h * w).
+void KernelBuilder::fold_division_pairs(Affine& form) {
+  // x when `id` is x // d (wrap 0) or (x // d) % m (wrap m); else -1.
+  auto quotient_of = [&](ExprId id, int64_t d, int64_t* wrap) -> ExprId {
+    int64_t divisor = 0;
+    *wrap = 0;
+    if (expr(id).kind == ExprKind::IndexMod && is_constant(expr(id).operands[1], wrap))
+      id = expr(id).operands[0];
+    if (expr(id).kind != ExprKind::IndexFloorDiv ||
+        !is_constant(expr(id).operands[1], &divisor) || divisor != d)
+      return -1;
+    return expr(id).operands[0];
+  };
+  for (bool folded = true; folded;) {
+    folded = false;
+    for (auto [low, weight] : form.terms) {  // x % d, weighed `weight`
+      int64_t d = 0, high_weight = 0;
+      if (expr(low).kind != ExprKind::IndexMod || !is_constant(expr(low).operands[1], &d) ||
+          __builtin_mul_overflow(weight, d, &high_weight))
+        continue;
+      const ExprId x = expr(low).operands[0];
+      for (auto [high, other_weight] : form.terms) {
+        int64_t wrap = 0, d_times_wrap = 0;
+        if (other_weight != high_weight || quotient_of(high, d, &wrap) != x ||
+            __builtin_mul_overflow(d, wrap, &d_times_wrap))
+          continue;
+        const Affine whole = affine(wrap == 0 ? x : mod(x, d_times_wrap));
+        form.terms.erase(low);
+        form.terms.erase(high);
+        for (auto [atom, coefficient] : whole.terms) form.terms[atom] += coefficient * weight;
+        form.constant += whole.constant * weight;
+        std::erase_if(form.terms, [](const auto& term) { return term.second == 0; });
+        folded = true;
+        break;
+      }
+      if (folded) break;
+    }
+  }
 }
 
 ExprId KernelBuilder::mul(ExprId a, int64_t factor) {
@@ -290,8 +339,19 @@ ExprId KernelBuilder::floordiv(ExprId a, int64_t divisor) {
   if (r.known() && r.low >= 0 && r.high < divisor) return from_affine(quotient);
   Range whole = range(a);
   if (whole.known() && whole.low >= 0 && whole.high < divisor) return index_constant(0);
+  // Not exact, but the multiples of the divisor still come out: (d * q + r) // d == q + r // d.
+  // What is left divides only the terms that need it, and pairs with the modulo of the same
+  // remainder (fold_division_pairs). Only where no weight is negative: the ranges of the parts
+  // then add up to the range of the whole, which bounds checks and clamps are decided by.
+  const bool nonnegative = std::all_of(form.terms.begin(), form.terms.end(),
+                                       [](const auto& term) { return term.second >= 0; });
   Expr e;
   e.kind = ExprKind::IndexFloorDiv;
+  if (nonnegative && !quotient.terms.empty()) {
+    e.operands = {from_affine(remainder), index_constant(divisor)};
+    quotient.terms[intern(e)] += 1;
+    return from_affine(quotient);
+  }
   e.operands = {a, index_constant(divisor)};
   return intern(e);
 }

@@ -74,6 +74,7 @@ class KernelBuilder {
   };
   Affine affine(ExprId id) const;
   ExprId from_affine(const Affine& form);
+  void fold_division_pairs(Affine& form);
 
   Kernel& kernel_;
   std::unordered_map<size_t, std::vector<ExprId>> interned_;

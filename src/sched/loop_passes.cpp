@@ -24,6 +24,7 @@ const std::vector<LoopPass>& loop_passes(const target::Target& target) {
       {"fold_induction_clamps", nullptr, fold_induction_clamps},
       {"trim_loops", trim_loops},
       {"guard_reductions", guard_reductions},
+      {"merge_reduction_loops", merge_reduction_loops},
       {"peel_clamps", cpu::peel_clamps},
       {"interchange_reductions", cpu::interchange_reductions},
       {"mark_parallel", cpu::mark_parallel},

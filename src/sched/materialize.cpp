@@ -67,6 +67,23 @@ int64_t own_work(const Node& node) {
   return costly ? kCostlyWeight : 1;
 }
 
+// Whether broadcast `node` expands only dimensions after all of its operand's others (a group
+// norm's statistics (n, g, 1, 1) over each group's channels and pixels): a kernel over the
+// result reads the operand at the index of its outer loops, which is where lowering places a
+// reduction under it (once a row, sched/lowering.cpp), not once an element.
+bool expands_inner_dimensions(const ir::Graph& graph, const Node& node) {
+  const ir::Shape& from = graph.node(node.inputs[0]).shape;
+  const size_t skip = node.shape.size() - from.size();
+  bool expanded = false;
+  for (size_t d = 0; d < node.shape.size(); ++d) {
+    const bool unit = d < skip || (from[d - skip].is_constant() && from[d - skip].constant() == 1);
+    const bool grows = unit && !(node.shape[d].is_constant() && node.shape[d].constant() == 1);
+    if (!unit && expanded) return false;
+    expanded = expanded || grows;
+  }
+  return true;
+}
+
 void materialize_expensive_broadcasts(const ir::Graph& graph, int64_t elementwise,
                                       std::set<ValueId>& materialized) {
   std::vector<int64_t> work(static_cast<size_t>(graph.size()), 0);
@@ -81,8 +98,10 @@ void materialize_expensive_broadcasts(const ir::Graph& graph, int64_t elementwis
         reduction = reduction || reduces[static_cast<size_t>(input)];
       }
     work[static_cast<size_t>(id)] = total;
-    // A reduction read through a broadcast gets a buffer anyway (lowering requests it).
-    reduces[static_cast<size_t>(id)] = reduction && node.op != Op::broadcast;
+    // A reduction read through a broadcast gets a buffer anyway (lowering requests it), unless
+    // the broadcast only adds inner dimensions: the reduction is then placed once a row too.
+    reduces[static_cast<size_t>(id)] =
+        reduction && (node.op != Op::broadcast || expands_inner_dimensions(graph, node));
     if (node.op != Op::broadcast || materialized.count(id)) continue;
     ValueId source = node.inputs[0];
     int64_t from = std::max<int64_t>(ir::element_count(graph.node(source).shape), 1);

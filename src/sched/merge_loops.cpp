@@ -19,12 +19,13 @@ struct Form {
 
 class Merger {
  public:
-  explicit Merger(Kernel& kernel) : kernel_(kernel), builder_(kernel) {}
+  Merger(Kernel& kernel, bool reductions_only)
+      : kernel_(kernel), builder_(kernel), reductions_only_(reductions_only) {}
 
   bool statements(std::vector<Stmt>& body) {
     bool changed = false;
     for (Stmt& s : body) {
-      while (s.kind == StmtKind::Loop && s.body.size() == 1 && s.body[0].kind == StmtKind::Loop &&
+      while (!reductions_only_ && s.kind == StmtKind::Loop && s.body.size() == 1 && s.body[0].kind == StmtKind::Loop &&
              plain(s) && plain(s.body[0]) && merge(s.loop, s.body[0].loop)) {
         Stmt inner = std::move(s.body[0]);
         s = std::move(inner);
@@ -60,6 +61,7 @@ class Merger {
     if (!bounded(outer) || !bounded(inner) || outer.extent <= 0 || inner.extent <= 0 ||
         outer.extent > (int64_t{1} << 40) / inner.extent)
       return false;
+    if (reductions_only_ && outer.extent == 1) return true;  // no variable to rewrite (loop_var)
     outer_ = outer.variable, inner_ = inner.variable, inner_extent_ = inner.extent;
     forms_.assign(kernel_.exprs.size(), std::nullopt);
     mergeable_ = true;
@@ -137,12 +139,17 @@ class Merger {
   int64_t inner_extent_ = 0;
   std::vector<std::optional<Form>> forms_;
   bool mergeable_ = true;
+  const bool reductions_only_;
 };
 
 }  // namespace
 
 bool merge_loops(Kernel& kernel, const target::Target&) {
-  return Merger(kernel).statements(kernel.body);
+  return Merger(kernel, /*reductions_only=*/false).statements(kernel.body);
+}
+
+bool merge_reduction_loops(Kernel& kernel, const target::Target&) {
+  return Merger(kernel, /*reductions_only=*/true).statements(kernel.body);
 }
 
 }  // namespace kiln::sched

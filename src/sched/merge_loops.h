@@ -20,4 +20,9 @@ namespace kiln::sched {
 
 bool merge_loops(Kernel& kernel, const target::Target& target);
 
+// Only the neighbouring loops of each Reduce (run for the CPU too): a reduction over (H, W) of
+// contiguous data, an instance norm's statistics, becomes one loop of H * W, long enough for
+// the SIMD lane split and its blocks (the lanes of a 32-element loop were refilled per row).
+bool merge_reduction_loops(Kernel& kernel, const target::Target& target);
+
 }  // namespace kiln::sched

@@ -145,6 +145,27 @@ TEST(Emitter, FloatSumsOverShortRowsAreBlocked) {
   EXPECT_EQ(text.find("reduction(+:"), std::string::npos);
 }
 
+// A variance's SIMD lanes all take one element a step, so they share one count and its
+// reciprocal (one division a step, none an element), keep means and m2 in two arrays (no array
+// of structs to shuffle) and fold without a division; the 1000 - 960 elements after the last
+// full step go into the row's own Welford state, not into lane 0, whose count would differ.
+TEST(Emitter, WelfordLanesShareOneCountAndReciprocal) {
+  ir::Graph graph;
+  ir::Builder b(graph);
+  graph.set_outputs({b.reduce(Op::var, b.parameter(DType::Float32, {8, 1000}), {1}, false)});
+  sched::Program program = sched::schedule(graph, {});
+  target::Target wide = target::host_cpu(1);
+  wide.vector_bits = 512;
+  EXPECT_TRUE(sched::cpu::mark_reduction_lanes(program.kernels[0], wide));
+  std::string text = emit_cpp(program, Options{}, wide).text();
+  EXPECT_NE(text.find("_lanes_count += 1;"), std::string::npos) << text;
+  EXPECT_NE(text.find("_lanes_step = float(1) / acc"), std::string::npos) << text;
+  EXPECT_NE(text.find("_lanes_mean[lane] += "), std::string::npos) << text;
+  EXPECT_EQ(text.find("kiln_welford<float> acc"), std::string::npos) << text;  // no structs
+  EXPECT_EQ(count(text, "acc0 = kiln_welford_add("), 1) << text;  // the remainder: the row's
+  EXPECT_EQ(text.find("[0] = kiln_welford_add("), std::string::npos) << text;
+}
+
 // Pieces are packed in order, never cut; a piece larger than a unit is a unit of its own; one
 // unit is the plain text, with no #if.
 TEST(TranslationUnits, PiecesArePackedInOrderIntoBoundedUnits) {

@@ -79,6 +79,15 @@ class KernelEmitter : public CLikePrinter {
                          int64_t lanes);
   void lane_loop(const Stmt& s, const std::string& variable, const std::string& start,
                  int64_t lanes, const std::string& suffix);
+  void combine_remainder(const Stmt& s, const std::string& lanes_suffix,
+                         const std::string& own_suffix);
+  std::string lanes_total(const sched::Accumulation& a, const std::string& suffix);
+  Stmt without_split_welfords(const Stmt& s) const;
+  // Welford accumulations of the lane split being written (by local id), and its lanes: every
+  // lane takes one element a step, so they share one count and one reciprocal of it a step, in
+  // the float type, with means and m2 in two arrays (as shared_count_welfords_ below).
+  std::set<int32_t> split_welfords_;
+  int64_t split_lanes_ = 0;
   std::string finalized(const sched::Accumulation& a, const std::string& subscript);
   void lane_reduce(const Stmt& s);
 

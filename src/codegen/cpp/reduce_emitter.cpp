@@ -24,9 +24,10 @@ void KernelEmitter::declare_accumulators(const Stmt& s, const std::string& suffi
   for (const sched::Accumulation& a : s.accumulations) {
     const ir::OpInfo& info = ir::op_info(a.op);
     const bool welford = info.accumulator == ir::Accumulator::Welford;
-    const bool shared_count = count > 0 && shared_count_welfords_.count(a.local);
+    const bool split = count > 0 && split_welfords_.count(a.local);
+    const bool shared_count = count > 0 && (shared_count_welfords_.count(a.local) || split);
     const bool simd_lanes = count > 0 && !shared_count;
-    std::string t = welford && !simd_lanes ? kWelfordType : compute_type(a.dtype);
+    std::string t = welford && !simd_lanes && !split ? kWelfordType : compute_type(a.dtype);
     AccumulatorNames names = accumulator_names(a, suffix);
     std::string type = welford ? "kiln_welford<" + t + ">" : t;
     std::string init = info.accumulator == ir::Accumulator::Welford
@@ -72,10 +73,13 @@ void KernelEmitter::combine_elements(const Stmt& s, const std::string& suffix, c
              " < 0) { " + acc.value + " = " + x + "; " + acc.index + " = " + index_text(a.position) + "; }");
         break;
       case ir::Accumulator::Welford:
-        if (shared_count_welfords_.count(a.local)) {
+        if (shared_count_welfords_.count(a.local) ||
+            (split_welfords_.count(a.local) && subscript == "[lane]")) {
           const std::string base = accumulator_names(a, suffix).value, delta = base + "_delta";
           const std::string mean = base + "_mean" + subscript, m2 = base + "_m2" + subscript;
-          line("{ const " + std::string(kWelfordType) + " " + delta + " = " + x + " - " + mean + "; " +
+          const std::string t = split_welfords_.count(a.local) ? compute_type(a.dtype)
+                                                               : std::string(kWelfordType);
+          line("{ const " + t + " " + delta + " = " + x + " - " + mean + "; " +
                mean + " += " + delta + " * " + base + "_step; " + m2 + " += " + delta + " * (" +
                x + " - " + mean + "); }");
           break;
@@ -108,6 +112,11 @@ void KernelEmitter::merge_partials(const Stmt& s, const std::string& into, const
              " = " + part.index + "; }");
         break;
       case ir::Accumulator::Welford:
+        if (split_welfords_.count(a.local)) {  // from split lanes (mean and m2 arrays, a count)
+          line(acc.value + " = kiln_welford_merge(" + acc.value + ", " + lanes_total(a, from) +
+               ");");
+          break;
+        }
         line(acc.value + " = kiln_welford_merge(" + acc.value + ", " + part.value + ");");
         break;
       default:
@@ -116,15 +125,59 @@ void KernelEmitter::merge_partials(const Stmt& s, const std::string& into, const
   }
 }
 
-// One SIMD step of a lane split: element `start` + lane into accumulator lane `lane`.
+// One SIMD step of a lane split: element `start` + lane into accumulator lane `lane`. Every lane
+// takes one element a step (what is left after the last full step goes elsewhere:
+// combine_remainder), so the Welford lanes all hold one count: one reciprocal a step rather than
+// a division an element, which took most of a layer norm's statistics (4 vdivps a step of 64).
 void KernelEmitter::lane_loop(const Stmt& s, const std::string& variable, const std::string& start,
                               int64_t lanes, const std::string& suffix) {
+  for (const sched::Accumulation& a : s.accumulations) {
+    if (!split_welfords_.count(a.local)) continue;
+    const std::string name = accumulator_names(a, suffix).value, t = compute_type(a.dtype);
+    line(name + "_count += 1;");
+    line("const " + t + " " + name + "_step = " + t + "(1) / " + name + "_count;");
+  }
   line("#pragma omp simd");
   line("for (int64_t lane = 0; lane < " + std::to_string(lanes) + "; ++lane) {");
   open_block();
   line("const int64_t " + variable + " = " + start + " + lane;");
   combine_elements(s, suffix, "[lane]");
   close_block();
+}
+
+// The split lanes of a Welford accumulation folded pairwise into lane 0, as one state (text of
+// a kiln_welford). Lanes of one count merge without a division: the mean is the average, m2
+// gains delta**2 * count / 2, and the count doubles each level. The lanes are overwritten.
+std::string KernelEmitter::lanes_total(const sched::Accumulation& a, const std::string& suffix) {
+  const std::string name = accumulator_names(a, suffix).value, t = compute_type(a.dtype);
+  const std::string mean = name + "_mean", m2 = name + "_m2", count = name + "_count";
+  for (int64_t width = split_lanes_ / 2; width > 0; width /= 2) {
+    const std::string w = std::to_string(width);
+    line("#pragma omp simd");
+    line("for (int lane = 0; lane < " + w + "; ++lane) {");
+    open_block();
+    line("const " + t + " delta = " + mean + "[lane + " + w + "] - " + mean + "[lane];");
+    line(mean + "[lane] += delta * " + t + "(0.5);");
+    line(m2 + "[lane] += " + m2 + "[lane + " + w + "] + delta * delta * (" + count + " * " + t +
+         "(0.5));");
+    close_block();
+    line(count + " *= 2;");
+  }
+  return "kiln_welford<" + t + ">{" + count + ", " + mean + "[0], " + m2 + "[0]}";
+}
+
+// The elements after a lane split's last full step: into lane 0, but Welford states straight
+// into the reduction's own accumulator (`own_suffix`), so that the lanes keep one count.
+void KernelEmitter::combine_remainder(const Stmt& s, const std::string& lanes_suffix,
+                                      const std::string& own_suffix) {
+  auto welford = [](const sched::Accumulation& a) {
+    return ir::op_info(a.op).accumulator == ir::Accumulator::Welford;
+  };
+  Stmt lanes = s, own = s;
+  std::erase_if(lanes.accumulations, welford);
+  std::erase_if(own.accumulations, [&](const sched::Accumulation& a) { return !welford(a); });
+  combine_elements(lanes, lanes_suffix, "[0]");
+  combine_elements(own, own_suffix, "");
 }
 
 // The reduction loops with the body and the combine inside. A reduction whose innermost loop is
@@ -144,9 +197,22 @@ void KernelEmitter::reduce_loops(const Stmt& s, bool worksharing, const std::str
                   ir::op_info(a.op).accumulator == ir::Accumulator::Welford);
   // Blocked only where a lane would otherwise chain more than a block's worth of elements; a
   // last loop too short to split feeds one register of lanes (mark_reduction_lanes.h).
-  if (can_split && float_sums && s.blocked_sum && !trimmed)
-    return blocked_sum_loops(s, worksharing, suffix,
-                             split ? lanes : sched::cpu::short_pass_lanes(s, target_));
+  const bool blocked = can_split && float_sums && s.blocked_sum && !trimmed;
+  split_lanes_ = blocked && !split ? sched::cpu::short_pass_lanes(s, target_) : lanes;
+  // Welford lanes as arrays of means and m2 with one count (lane_loop, lanes_total), where they
+  // fold pairwise: an array of (count, mean, m2) structs made the SIMD loop shuffle them (a
+  // layer norm's rows of 768 took twice as long).
+  bool split_welfords = (blocked || split) && (split_lanes_ & (split_lanes_ - 1)) == 0;
+  for (const sched::Accumulation& a : s.accumulations)
+    split_welfords = split_welfords && ir::op_info(a.op).accumulator != ir::Accumulator::ArgIndex;
+  for (const sched::Accumulation& a : s.accumulations)
+    if (split_welfords && ir::op_info(a.op).accumulator == ir::Accumulator::Welford)
+      split_welfords_.insert(a.local);
+  if (blocked) {
+    blocked_sum_loops(s, worksharing, suffix, split_lanes_);
+    split_welfords_.clear();
+    return;
+  }
   // A reduction clause cannot name a thread's private partials, so a worksharing loop never
   // carries one: it shares out the blocks of the lane split, or runs as a plain loop.
   const bool share_last = worksharing && s.reduce_loops.size() == 1;
@@ -186,7 +252,7 @@ void KernelEmitter::reduce_loops(const Stmt& s, bool worksharing, const std::str
     if (share_last) line("#pragma omp single nowait");
     line("for (int64_t " + v + " = " + full + "; " + v + " < " + extent + "; ++" + v + ") {");
     open_block();
-    combine_elements(s, suffix + "_lanes", "[0]");
+    combine_remainder(s, suffix + "_lanes", suffix);
     close_block();
   } else {
     bool simd = simd_ok && clause_ok && s.body.empty() && !in_simd_loop_;
@@ -202,6 +268,15 @@ void KernelEmitter::reduce_loops(const Stmt& s, bool worksharing, const std::str
   }
   for (size_t k = 0; k + 1 < s.reduce_loops.size(); ++k) close_block();
   if (split) fold_lanes(s, suffix, lanes);
+  split_welfords_.clear();
+}
+
+// `s` without its split Welford accumulations (folded by lanes_total instead).
+Stmt KernelEmitter::without_split_welfords(const Stmt& s) const {
+  Stmt rest = s;
+  std::erase_if(rest.accumulations,
+                [&](const sched::Accumulation& a) { return split_welfords_.count(a.local) > 0; });
+  return rest;
 }
 
 // Merges the SIMD lanes into the accumulators. Pairwise, one SIMD loop per level: folded one
@@ -225,7 +300,7 @@ void KernelEmitter::fold_lanes(const Stmt& s, const std::string& suffix, int64_t
     line("#pragma omp simd");
     line("for (int lane = 0; lane < " + w + "; ++lane) {");
     open_block();
-    merge_partials(s, into, into, "[lane + " + w + "]", "[lane]");
+    merge_partials(without_split_welfords(s), into, into, "[lane + " + w + "]", "[lane]");
     close_block();
   }
   merge_partials(s, suffix, into, "[0]");
@@ -270,8 +345,11 @@ void KernelEmitter::blocked_sum_loops(const Stmt& s, bool worksharing, const std
   auto push_totals = [&](const std::string& from) {  // the lanes' total joins the cascade
     for (const sched::Accumulation& a : s.accumulations) {
       std::string name = accumulator_names(a, suffix).value;
-      line("kiln_cascade_push(" + name + "_levels, " + name + "_count, kiln_lanes_total(" +
-           accumulator_names(a, from).value + ", " + width + "));");
+      const std::string total = split_welfords_.count(a.local)
+                                    ? lanes_total(a, from)
+                                    : "kiln_lanes_total(" + accumulator_names(a, from).value +
+                                          ", " + width + ")";
+      line("kiln_cascade_push(" + name + "_levels, " + name + "_count, " + total + ");");
     }
   };
   if (full > 0) {
@@ -305,16 +383,23 @@ void KernelEmitter::blocked_sum_loops(const Stmt& s, bool worksharing, const std
       line("for (int64_t " + v + " = " + std::to_string(lane_end) + "; " + v + " < " +
            std::to_string(last.extent) + "; ++" + v + ") {");
       open_block();
-      combine_elements(s, suffix + "_rest", "[0]");
+      combine_remainder(s, suffix + "_rest", suffix);
       close_block();
     }
     if (short_passes) {
       line("if (++" + passes + " == " + std::to_string(passes_per_block) + ") {");
       open_block();
       push_totals(suffix + "_rest");
-      for (const sched::Accumulation& a : s.accumulations)
-        line("for (int lane = 0; lane < " + width + "; ++lane) " +
-             accumulator_names(a, suffix + "_rest").value + "[lane] = {};");
+      for (const sched::Accumulation& a : s.accumulations) {
+        const std::string rest = accumulator_names(a, suffix + "_rest").value;
+        if (!split_welfords_.count(a.local)) {
+          line("for (int lane = 0; lane < " + width + "; ++lane) " + rest + "[lane] = {};");
+          continue;
+        }
+        line("for (int lane = 0; lane < " + width + "; ++lane) " + rest + "_mean[lane] = " +
+             rest + "_m2[lane] = 0;");
+        line(rest + "_count = 0;");
+      }
       line(passes + " = 0;");
       close_block();
     } else {

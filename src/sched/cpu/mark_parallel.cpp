@@ -33,7 +33,12 @@ bool mark_parallel(Kernel& kernel, const target::Target& target) {
   size_t statements =
       kernel.ordered_from < 0 ? kernel.body.size() : static_cast<size_t>(kernel.ordered_from);
   for (size_t k = 0; k < kernel.body.size() && k < statements; ++k) {
-    Stmt& s = kernel.body[k];
+    // A loop of one iteration around the rest (torch's instance norm views (N, C, H, W) as
+    // (1, N * C, H, W)) is no loop to share: the choice is made on what it holds.
+    Stmt* unit = &kernel.body[k];
+    while (unit->kind == StmtKind::Loop && unit->loop.extent == 1 && unit->body.size() == 1)
+      unit = &unit->body[0];
+    Stmt& s = *unit;
     bool big = ir::size_choice(statement_work(s) >= target.parallel_threshold);
     if (s.kind == StmtKind::Reduce && big && !is_lanes_reduction(s)) s.parallel = true;
     if (s.kind == StmtKind::Loop && big) {
