@@ -11,12 +11,15 @@ import array
 import collections
 import types
 
+import numpy as np
+
 MOST_ITEMS = 256
 MOST_LEVELS = 4
 TOO_LARGE = object()
 
 _IMMUTABLE = (int, float, complex, bool, str, bytes, type(None), type, types.ModuleType,
-              types.FunctionType, types.BuiltinFunctionType, types.MethodType, range, slice)
+              types.FunctionType, types.BuiltinFunctionType, types.MethodType, types.CodeType,
+              range, slice, np.generic, np.dtype)
 _SEQUENCES = (list, tuple, collections.deque, array.array)
 
 
