@@ -30,6 +30,19 @@ def _float_dtype(*arrays):
     return dtype if dtype in (np.float32, np.float64) else None
 
 
+def _array(value):
+    """A traced array as it is, anything else as an ndarray."""
+    return value if isinstance(value, TracedArray) else np.asarray(value)
+
+
+def _one_matrix(context, a):
+    """(the traced square matrix of inv's and det's argument, its linalg dtype), or (None,
+    None) where kiln leaves the call to NumPy."""
+    a_array = _array(a)
+    dtype = _float_dtype(a_array)
+    return (None, None) if dtype is None else (_square(context, a_array, dtype), dtype)
+
+
 def _square(context, a, dtype):
     """a as a traced (n, n) matrix of dtype, or None (eager) where kiln does not factor it."""
     if a.ndim != 2 or a.shape[0] != a.shape[1] or not 1 <= a.shape[0] <= MOST_ROWS:
@@ -100,8 +113,7 @@ def _check_singular(context, singular, op):
 
 
 def solve(context, a, b):
-    a_array, b_array = np.asarray(a) if not isinstance(a, TracedArray) else a, \
-        np.asarray(b) if not isinstance(b, TracedArray) else b
+    a_array, b_array = _array(a), _array(b)
     dtype = _float_dtype(a_array, b_array)
     matrix = None if dtype is None else _square(context, a_array, dtype)
     if matrix is None or b_array.ndim not in (1, 2) or b_array.shape[0] != matrix.shape[0]:
@@ -114,9 +126,7 @@ def solve(context, a, b):
 
 
 def inv(context, a):
-    a_array = np.asarray(a) if not isinstance(a, TracedArray) else a
-    dtype = _float_dtype(a_array)
-    matrix = None if dtype is None else _square(context, a_array, dtype)
+    matrix, dtype = _one_matrix(context, a)
     if matrix is None:
         return _eager(np.linalg.inv, "np.linalg.inv of a large, batched or non-float matrix", a)
     lu, order, _, singular = _factor(context, matrix)
@@ -126,9 +136,7 @@ def inv(context, a):
 
 
 def det(context, a):
-    a_array = np.asarray(a) if not isinstance(a, TracedArray) else a
-    dtype = _float_dtype(a_array)
-    matrix = None if dtype is None else _square(context, a_array, dtype)
+    matrix, _ = _one_matrix(context, a)
     if matrix is None:
         return _eager(np.linalg.det, "np.linalg.det of a large, batched or non-float matrix", a)
     lu, _, sign, singular = _factor(context, matrix)
