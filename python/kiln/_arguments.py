@@ -28,6 +28,13 @@ def is_iterator(leaf):
     return isinstance(leaf, collections.abc.Iterator)
 
 
+def is_buffer_view(leaf):
+    """A memoryview: its bytes change with the buffer it views (a bytearray written), which
+    no guard reads (it is equal to itself), so a trace would fix them in the graph; such a call
+    runs eagerly."""
+    return type(leaf) is memoryview
+
+
 _SCALAR_LEAVES = (np.ndarray, float, int, bool, complex, str, bytes, type(None))
 
 

@@ -44,6 +44,7 @@ import numpy as np
 from . import _aliasing, _device, _kiln, _numpy_tracer, _pytree, _random_state
 from ._arguments import DYNAMIC_DTYPES, WEAK_PYTHON_NUMBERS, dynamic_number
 from ._arguments import holds_arrays as _holds_arrays
+from ._arguments import is_buffer_view as _is_buffer_view
 from ._arguments import is_iterator as _is_iterator
 from ._arguments import too_large_to_guard as _too_large_to_guard
 from ._arguments import is_unsupported_array as _is_unsupported_array
@@ -162,6 +163,10 @@ class CompiledFunction:
         if any(_is_iterator(leaf) for leaf in leaves):
             self._note_break("an argument, closure variable or global is an iterator, which "
                              "each call advances", location_of(self.fn))
+            return self.fn(*args, **kwargs)
+        if any(_is_buffer_view(leaf) for leaf in leaves):
+            self._note_break("an argument, closure variable or global is a memoryview, whose "
+                             "bytes change with the buffer it views", location_of(self.fn))
             return self.fn(*args, **kwargs)
         held_in_place = self.environment.in_place_arrays(environment)
         if held_in_place is not None:

@@ -278,6 +278,13 @@ class Environment:
                         add_self_read(attribute)
                 if _is_user_function(value):
                     self.links.append((globals_, name, value))
+                    # Attributes of the function named (`step.count`, `f.scale = 2` set
+                    # after): read at each call, in place (its clones copy them).
+                    named = [a for a in _names(function.__code__) if a in vars(value)]
+                    for attribute in named:
+                        add_read(vars(value), attribute, f"{name}.{attribute}")
+                    if named:
+                        self._read_in_place(value)
                     if id(value) not in seen:
                         seen.add(id(value))
                         pending.append(value)
@@ -611,6 +618,7 @@ def _function(fn, globals_, closure):
     function = types.FunctionType(fn.__code__, globals_, fn.__name__, fn.__defaults__, closure)
     function.__kwdefaults__ = fn.__kwdefaults__
     function.__qualname__ = fn.__qualname__
+    function.__dict__.update(fn.__dict__)  # its attributes (`fn.scale`), as fn's code reads them
     return function
 
 

@@ -4,13 +4,16 @@ A trace runs the function once and keeps what plain Python computed as constants
 `x + random.random()` or `x * time.time()` would return the first call's value on every later
 call, a wrong answer without an error. np.random's draws are caught by kiln._numpy_creation;
 these are the standard library's: the module-level functions of `random` (its shared
-generator), the clocks of `time`, os.urandom and uuid's random identifiers. While a trace runs
+generator), the clocks of `time` (and its calendar functions given no time: `time.localtime()`),
+datetime's `now()`, `utcnow()` and `today()`, os.urandom and uuid's random identifiers. While a
+trace runs
 they are swapped for wrappers (kiln._numpy_creation.capturing, as NumPy's creation functions
 are, and names bound to them with `from random import random` by with_numpy_names): called
 from the user's code they are a graph break of the driver's opaque kind (the function is traced
 again on every call; kiln.GraphBreak under fullgraph=True), and return the real value. Called
 from the standard library (logging's timestamps), NumPy or kiln they pass through: those do not
 make the traced values."""
+import datetime
 import functools
 import os
 import random
@@ -36,14 +39,52 @@ def _makes_traced_values(filename):
     return not path.startswith(_STANDARD_LIBRARY) or path.startswith(_INSTALLED)
 
 
-def _wrapper(label, original, current_context):
+def _wrapper(label, original, current_context, reads_clock=None, depth=1):
+    """`original` reporting an opaque value to the calling thread's trace when user code calls
+    it (`depth` frames up; and `reads_clock(args)` says this call reads the clock, where
+    given)."""
     @functools.wraps(original)
     def call(*args, **kwargs):
         context = current_context()
-        if context is not None and _makes_traced_values(sys._getframe(1).f_code.co_filename):
+        if (context is not None and (reads_clock is None or reads_clock(args, kwargs))
+                and _makes_traced_values(sys._getframe(depth).f_code.co_filename)):
             opaque_value(context, f"{label} gives a new value on every call")
         return original(*args, **kwargs)
     return call
+
+
+def _without_time(position):
+    """Whether a call of time's calendar functions has no time at `position` (`localtime()`,
+    `strftime("%H")`): it reads the clock."""
+    return lambda args, kwargs: len(args) <= position or args[position] is None
+
+
+_CALENDAR = {"localtime": 0, "gmtime": 0, "ctime": 0, "asctime": 0, "strftime": 1}
+
+
+def _clock_class(real, current_context):
+    """A subclass of datetime's `real` (datetime, date) whose now(), utcnow() and today() are
+    reported as _wrapper's are (a C type's methods cannot be wrapped in place); the class
+    itself otherwise: isinstance and issubclass answer for `real`, and calling it makes
+    `real`'s objects. (Only `type(d) is datetime.datetime` in traced code tells them apart.)"""
+    class Clock(type(real)):
+        def __instancecheck__(cls, instance):
+            return isinstance(instance, real)
+
+        def __subclasscheck__(cls, subclass):
+            return issubclass(subclass, real)
+
+        def __call__(cls, *args, **kwargs):
+            return real(*args, **kwargs)
+
+    def clock(name):
+        method = getattr(real, name)
+        wrapped = _wrapper(f"datetime.{real.__name__}.{name}", method, current_context, depth=2)
+        return classmethod(lambda cls, *args, **kwargs: wrapped(*args, **kwargs))
+
+    names = [name for name in ("now", "utcnow", "today") if hasattr(real, name)]
+    return Clock(real.__name__, (real,), {"__module__": real.__module__,
+                                          **{name: clock(name) for name in names}})
 
 
 _RANDOM_NAMES = [name for name in dir(random) if not name.startswith("_")
@@ -65,4 +106,11 @@ def swapped(current_context):
         wrappers = {name: _wrapper(f"{namespace.__name__}.{name}", original, current_context)
                     for name, original in originals.items()}
         result.append((namespace, wrappers, originals))
+    calendar = {name: getattr(time, name) for name in _CALENDAR if hasattr(time, name)}
+    result.append((time, {name: _wrapper(f"time.{name}", original, current_context,
+                                         _without_time(_CALENDAR[name]))
+                          for name, original in calendar.items()}, calendar))
+    classes = {"datetime": datetime.datetime, "date": datetime.date}
+    result.append((datetime, {name: _clock_class(real, current_context)
+                              for name, real in classes.items()}, classes))
     return tuple(result)

@@ -47,6 +47,8 @@ def _frozen(value, levels, budget):
     if immutable(value):
         return value
     kind = type(value)
+    if kind is memoryview:  # its bytes change with the buffer it views: no key holds them
+        raise _TooLarge()
     if isinstance(value, (*_SEQUENCES, dict, set, frozenset, bytearray)):
         budget[0] -= len(value)
         if levels == 0 or budget[0] < 0:

@@ -385,7 +385,10 @@ class Recorder {
       // inputs of their own (python/kiln/_environment.py): arguments, closure variables,
       // objects in self's or a global object's attributes (self.config.scale); the lists,
       // dicts and sets in those attributes are compared by their contents (state_of).
-      const bool global_object = item.path.rfind("global '", 0) == 0;
+      // (The global itself: an object inside a global's list or dict is read through no
+      // attribute of its own, `objs[1].get("a")`, and is compared by its attributes.)
+      const bool global_object = item.path.rfind("global '", 0) == 0 &&
+                                 item.path.find_first_of("[.", 8) == std::string::npos;
       if (!global_object && is_object_state(state.ptr()))
         item.attributes = nb::borrow(PyTuple_GET_ITEM(state.ptr(), 2));
     }

@@ -1,14 +1,17 @@
 """Sources of a new value on every call: Python's own (kiln/_impure_calls.py: random's module
-functions, time's clocks, os.urandom, uuid's identifiers) called from the traced function, and a
+functions, time's clocks and its calendar functions given no time, datetime's now() and
+today(), os.urandom, uuid's identifiers) called from the traced function, and a
 NumPy Generator's or a `random.Random` instance's scalar draws (kiln/_random_state.py: its state
 changed during the trace), are
 the call's values on every call (a graph break), never the first call's baked into the graph;
 a loop body or branch side that draws is not captured (one trace of it would draw once for
 every iteration, or on both sides). The standard library's own calls of them (logging's
 timestamps) do not break the graph."""
+import datetime
 import logging
 import random
 import time
+from datetime import date
 from random import random as draw
 
 import numpy as np
@@ -152,3 +155,40 @@ def test_a_reachable_python_random_that_does_not_draw_keeps_the_compiled_graph()
         return x * 2 if PYTHON_RNG is not None else x
     explained = kiln.explain(scaled)(np.ones(3))
     assert explained.graph_break_count == 0
+
+
+def microseconds_now(x):
+    stamp = datetime.datetime.now()
+    assert isinstance(stamp, datetime.datetime)
+    return x * 0 + stamp.microsecond + 1e6 * stamp.second
+
+
+def days_today(x):
+    return x * 0 + date.today().toordinal()
+
+
+def local_hour(x):
+    return x * 0 + time.localtime().tm_sec
+
+
+def epoch_hour(x):
+    return x * 0 + time.gmtime(3600.0).tm_hour  # a given time: a constant
+
+
+@pytest.mark.parametrize("fn", [microseconds_now, local_hour])
+def test_datetime_and_calendar_clocks_are_read_on_every_call(fn):
+    compiled = kiln.compile(fn)
+    values = set()
+    for _ in range(3):
+        values.add(float(compiled(np.zeros(1))[0]))
+        time.sleep(1.05 if fn is local_hour else 0.01)
+    assert len(values) == 3
+
+
+def test_a_given_time_and_datetimes_made_in_the_trace_stay_compiled():
+    assert kiln.explain(epoch_hour)(np.zeros(2)).graph_break_count == 0
+    np.testing.assert_array_equal(kiln.compile(epoch_hour)(np.zeros(2)), [1.0, 1.0])
+    explained = kiln.explain(days_today)(np.zeros(2))
+    assert explained.graph_break_count == 1
+    np.testing.assert_array_equal(kiln.compile(days_today)(np.zeros(2)),
+                                  days_today(np.zeros(2)))

@@ -136,3 +136,34 @@ def test_a_thread_locals_attributes_are_read_at_each_call():
     for scale in (1.0, 3.0, 4.0, 5.0):
         local.scale = scale
         np.testing.assert_array_equal(compiled(X), X * scale)
+
+
+def scaled_by_its_attribute(x):
+    return x * scaled_by_its_attribute.scale
+
+
+scaled_by_its_attribute.scale = 1.0
+settings_list = [Lookup(), Lookup()]
+buffer = bytearray(b"\x01\x02\x03\x04")
+view = memoryview(buffer)
+
+
+def reads_an_object_in_a_list(x):
+    return x * settings_list[1].get("a")
+
+
+def reads_a_memoryview(x):
+    return x * view[1]
+
+
+@pytest.mark.parametrize("fn, change", [
+    (scaled_by_its_attribute, lambda k: setattr(scaled_by_its_attribute, "scale", k + 2.0)),
+    (reads_an_object_in_a_list, lambda k: settings_list[1]._table.__setitem__("a", k + 2.0)),
+    (reads_a_memoryview, lambda k: buffer.__setitem__(1, k + 5)),
+])
+def test_function_attributes_objects_in_containers_and_memoryviews_are_read_at_each_call(
+        fn, change):
+    compiled = kiln.compile(fn)
+    for k in range(4):
+        change(k)
+        np.testing.assert_array_equal(compiled(X), fn(X))
