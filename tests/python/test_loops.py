@@ -525,6 +525,26 @@ def test_branch_test_with_or_and_not_is_captured():
                                clipped_update(x.copy(), 0.2))
 
 
+def spread_minimum_until_settled(x):
+    changed = True
+    while changed:  # a Python bool, then the traced one the body rebinds it to
+        new = np.minimum(x, np.roll(x, 1))
+        changed = np.any(new != x)
+        x = new
+    return x
+
+
+def test_a_while_test_the_body_rebinds_is_captured():
+    # the test's array (carried, a placeholder in the body) was read again for the loop's
+    # initial test after the body: a body value used outside the loop, an internal error
+    x = np.array([5, 3, 9, 1, 7, 8, 2])
+    report = explain(spread_minimum_until_settled, x)
+    assert report.graph_break_count == 0 and captured(report), str(report)
+    f = kiln.compile(spread_minimum_until_settled)
+    for other in (x, x[::-1].copy(), np.arange(7)):
+        np.testing.assert_array_equal(f(other), spread_minimum_until_settled(other))
+
+
 # ---- slices whose bounds move with the loop index (kiln._windows) ----
 
 def lu_in_place(a):
