@@ -745,3 +745,19 @@ def test_reduceat_at_indices_the_trace_knows():
         kiln.compile(lambda x: np.add.reduceat(x, [0, 9]))(x)
     indices = np.array([0, 3, 5])  # an argument: the trace does not know its values
     check_program(lambda x, i: np.add.reduceat(x, i), (x, indices))
+
+
+@pytest.mark.parametrize("function", [
+    lambda X, v: np.c_[np.ones((X.shape[0], 1)), X],
+    lambda X, v: np.r_[0, v / v[-1]],
+    lambda X, v: np.r_[v, 0:3, [7, 8], v.max()],
+    lambda X, v: np.c_[v, v * 2, X],
+    lambda X, v: np.r_[X, X[:1]],
+    lambda X, v: np.r_[(v * 8).astype(np.int8), 1],
+])
+def test_r_and_c_of_traced_arrays(function):
+    # NumPy's concatenators made each item an ndarray: a graph break at each
+    rng = np.random.default_rng(3)
+    arguments = (rng.random((5, 3)), rng.random(5))
+    check_program(function, arguments)
+    assert _breaks(function, *arguments) == (0, [])
