@@ -296,6 +296,26 @@ def test_a_branch_outside_loops_is_a_select_not_a_break():
         np.testing.assert_array_equal(report.result, sign_flip(x))
 
 
+def best_of_three(x, scale):
+    best = (np.inf, 0, (0.0, 0.0))
+    for j in range(3):
+        score = np.abs(x[j] * scale - 1.0)
+        if score < best[0]:  # a search keeps its best as a tuple (a decision stump's split)
+            best = (score, j, (x[j], x[j] * 2))
+    return best
+
+
+def test_a_branch_that_rebinds_a_tuple_selects_item_by_item():
+    # tuples on both sides were a graph break per iteration
+    for x in (np.array([0.1, 0.9, 0.5]), np.array([3.0, -2.0, 0.4])):
+        report = explain(best_of_three, x, 1.0)
+        assert report.graph_break_count == 0 and captured(report, "select"), str(report)
+        got, expected = kiln.compile(best_of_three)(x, 1.0), best_of_three(x, 1.0)
+        assert got[1] == expected[1] and type(got[1]) is type(expected[1])
+        np.testing.assert_array_equal(got[0], expected[0])
+        np.testing.assert_array_equal(got[2], expected[2])
+
+
 def test_a_branch_check_applies_only_where_the_branch_is_taken():
     def guarded(x, n):
         out = np.zeros_like(x)
