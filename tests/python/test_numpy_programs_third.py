@@ -746,6 +746,12 @@ def test_reduceat_at_indices_the_trace_knows():
     indices = np.array([0, 3, 5])  # an argument: the trace does not know its values
     check_program(lambda x, i: np.add.reduceat(x, i), (x, indices))
 
+    def uneven(x):  # 20 short segments and a long one: padded rows too big, eager
+        return np.add.reduceat(x, np.arange(20))
+    y = np.arange(200.0)
+    check_program(uneven, (y,))
+    assert _breaks(uneven, y)[0] == 1
+
 
 @pytest.mark.parametrize("function", [
     lambda X, v: np.c_[np.ones((X.shape[0], 1)), X],
