@@ -47,6 +47,7 @@ def _may_overlap(shape, steps):
 
 
 def _traced_as_strided(x, shape, strides, writeable):
+    x._check_plain("as_strided")  # x[mask], or a window in a loop: their size is the data's
     shape = tuple(x.shape) if shape is None else tuple(shape_entries(shape))
     strides = c_strides(x.shape, x.itemsize) if strides is None else tuple(
         shape_entries(strides))
