@@ -1,10 +1,11 @@
 """Tracer implementations of NumPy's sorts (sort, argsort, lexsort, partition, argpartition;
 ndarray.sort and ndarray.partition in _tracer_operators.py) and of the statistics read from
 sorted rows (median, quantile, percentile): kiln's sort ops, an extern sort kernel
-(src/extern/sort.h). NumPy's order: NaN after every number; ties keep their positions (a stable sort, whatever `kind`
-asks: NumPy leaves the order of ties to the kind). partition and argpartition are full sorts, a
-valid partition for every kth (NumPy promises only that the kth elements are in place and the
-rest on their sides). Structured `order=` and complex values run eagerly."""
+(src/extern/sort.h). NumPy's order: NaN after every number; ties keep their positions (a stable
+sort, whatever `kind` asks: NumPy leaves the order of ties to the kind). partition and
+argpartition are full sorts, a valid partition for every kth (NumPy promises only that the kth
+elements are in place and the rest on their sides). Structured `order=` and complex values run
+eagerly."""
 import operator
 
 import numpy as np
