@@ -67,7 +67,7 @@ def _flat_memory(low, high, dtype):
     return np.frombuffer(buffer, dtype=dtype, count=count)
 
 
-def _view_index(k, like, shape, offset, strides):
+def view_index(k, like, shape, offset, strides):
     """int64 tensor of `shape`: offset + sum(i_d * strides[d]), the flat element positions."""
     index = None
     for axis, (extent, stride) in enumerate(zip(shape, strides)):
@@ -133,11 +133,11 @@ def _trace_group(members, positions, trace, tracer, tracers):
         shape = list(member.shape)
 
         def forward(root, shape=shape, offset=offset, strides=strides):
-            index = _view_index(k, root, shape, offset, strides)
+            index = view_index(k, root, shape, offset, strides)
             return k.take(root, index, 0, check_bounds=False)
 
         def backward(root, value, shape=shape, offset=offset, strides=strides):
-            index = k.reshape(_view_index(k, root, shape, offset, strides), [-1])
+            index = k.reshape(view_index(k, root, shape, offset, strides), [-1])
             return k.index_put(root, index, k.reshape(value, [-1]), 0, False,
                                check_bounds=False)
 

@@ -184,21 +184,33 @@ class BranchCapture:
                 continue
             if a is self.UNBOUND or b is self.UNBOUND:
                 raise CaptureFailed(f"`{name}` is bound on one side of the branch only")
-            if not ((isinstance(a, TracedArray) or _is_number(a)) and
-                    (isinstance(b, TracedArray) or _is_number(b))):
-                raise CaptureFailed(f"`{name}` is not an array or a number on both sides")
-            ta, tb = (to_tensor(self.context, v) for v in (a, b))
-            if _type_of(ta) != _type_of(tb):
-                raise CaptureFailed(f"`{name}` has different dtypes or shapes on the two sides")
-            merged = TracedArray(self.context, k.where(predicate, ta, tb))
-            # a Python number on both sides stays one (weak in promotion: int8 + counter is
-            # int8), a NumPy scalar on both sides one
-            merged._scalar = all(_is_number(v) or v._scalar for v in (a, b))
-            weak = {_python_type(v) for v in (a, b)}
-            merged._weak = weak.pop() if len(weak) == 1 else None
+            merged, count = self._selected(predicate, name, a, b)
             values.append(merged)
-            rebound += int(np.prod(ta.shape))
+            rebound += count
         return merged_arrays, tuple(values), (rebound, updated)
+
+    def _selected(self, predicate, name, a, b):
+        """where(predicate, a, b) of one name's values, and its element count. Tuples of the
+        same length select item by item (a search's `best = (score, j, threshold)`)."""
+        if a is b:
+            return a, 0
+        if type(a) is tuple and type(b) is tuple and len(a) == len(b):
+            items = [self._selected(predicate, name, x, y) for x, y in zip(a, b)]
+            return tuple(item for item, _ in items), sum(count for _, count in items)
+        if not ((isinstance(a, TracedArray) or _is_number(a)) and
+                (isinstance(b, TracedArray) or _is_number(b))):
+            raise CaptureFailed(f"`{name}` is not an array, a number or a tuple of them on both "
+                                "sides")
+        ta, tb = (to_tensor(self.context, v) for v in (a, b))
+        if _type_of(ta) != _type_of(tb):
+            raise CaptureFailed(f"`{name}` has different dtypes or shapes on the two sides")
+        merged = TracedArray(self.context, backend().where(predicate, ta, tb))
+        # a Python number on both sides stays one (weak in promotion: int8 + counter is
+        # int8), a NumPy scalar on both sides one
+        merged._scalar = all(_is_number(v) or v._scalar for v in (a, b))
+        weak = {_python_type(v) for v in (a, b)}
+        merged._weak = weak.pop() if len(weak) == 1 else None
+        return merged, int(np.prod(ta.shape))
 
 
 def _returned_on_one_side(a, b, unbound):

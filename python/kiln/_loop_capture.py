@@ -255,6 +255,9 @@ class LoopCapture(BranchCapture, ExpressionCapture):
         # from its base, which may be carried too (read after, it was the base's placeholder,
         # a body value used outside the loop: an internal error)
         values_before = {key: array.tensor for key, (array, _) in by_object.items()}
+        # the test's value before the loop, read before too: the test's array is often one the
+        # loop carries (`while changed: ...; changed = np.any(new != x)`)
+        test_before = _truth(condition[1]) if condition is not None else None
         trace.location = location
         resized = {key: _loop_extents.initial(array, types[array_names[0]],  # before the body
                                               span if condition is None else None)
@@ -345,7 +348,7 @@ class LoopCapture(BranchCapture, ExpressionCapture):
                                     live, types, windows, by_value)
             initial = [slot[2] for slot in slots]
             if condition is not None:  # the test of the next iteration, on the new state
-                initial.insert(0, _truth(condition[1]))
+                initial.insert(0, test_before)
                 results.insert(0, _truth(condition[0]()))
             trace.location = location
             if side:

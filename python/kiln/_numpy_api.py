@@ -13,7 +13,7 @@ import operator
 
 import numpy as np
 
-from . import _indexing, _kiln, _ufunc_loops, _window_joins, _windows
+from . import _indexing, _kiln, _ufunc_loops, _ufunc_reduceat, _window_joins, _windows
 from ._numpy_creation import FUNCTIONS as _CREATION, array as _numpy_creation_array
 from ._numpy_functions import FUNCTIONS as _CORE, _UFUNC_REDUCTIONS, _as_traced, product_dtype
 from ._numpy_functions import _result
@@ -359,6 +359,10 @@ def apply_ufunc(ufunc, method, inputs, kwargs):
         return function(*inputs, **{"axis": 0, **kwargs})
     if method == "accumulate" and len(inputs) == 1 and set(kwargs) <= {"axis", "dtype", "out"}:
         result = _ufunc_loops.accumulate(ufunc, *inputs, **kwargs)
+        if result is not _ufunc_loops.UNSUPPORTED:
+            return result
+    if method == "reduceat":
+        result = _ufunc_reduceat.reduceat(ufunc, inputs, kwargs)
         if result is not _ufunc_loops.UNSUPPORTED:
             return result
     if method == "outer" and len(inputs) == 2:

@@ -24,7 +24,7 @@ import types
 
 import numpy as np
 
-from . import _impure_calls, _numpy_errors
+from . import _as_strided, _concatenators, _impure_calls, _numpy_errors
 from ._graph_breaks import callee_instruction, is_internal, opaque_value, user_location
 from ._tracer import (SUPPORTED_DTYPES, TracedArray, backend, cast, check_dtype, context_of,
                       converted, default_float, dtype_name, has_tracer, materialize_all,
@@ -492,6 +492,8 @@ def substitutes():
 # values too (kiln._impure_calls)
 _SWAPPED = ((np, _WRAPPERS, _ORIGINALS), (np.random, _RANDOM_WRAPPERS, _RANDOM_ORIGINALS),
             (np, _numpy_errors.WRAPPERS, _numpy_errors.ORIGINALS),
+            (np.lib.stride_tricks, _as_strided.WRAPPERS, _as_strided.ORIGINALS),
+            (np, _concatenators.WRAPPERS, _concatenators.ORIGINALS),
             *_impure_calls.swapped(_current_context))
 
 

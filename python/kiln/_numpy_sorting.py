@@ -1,10 +1,11 @@
-"""Tracer implementations of NumPy's sorts (sort, argsort, partition, argpartition; ndarray.sort
-and ndarray.partition in _tracer_operators.py) and of the statistics read from sorted rows
-(median, quantile, percentile): kiln's sort ops, an extern sort kernel (src/extern/sort.h).
-NumPy's order: NaN after every number; ties keep their positions (a stable sort, whatever `kind`
-asks: NumPy leaves the order of ties to the kind). partition and argpartition are full sorts, a
-valid partition for every kth (NumPy promises only that the kth elements are in place and the
-rest on their sides). Structured `order=` and complex values run eagerly."""
+"""Tracer implementations of NumPy's sorts (sort, argsort, lexsort, partition, argpartition;
+ndarray.sort and ndarray.partition in _tracer_operators.py) and of the statistics read from
+sorted rows (median, quantile, percentile): kiln's sort ops, an extern sort kernel
+(src/extern/sort.h). NumPy's order: NaN after every number; ties keep their positions (a stable
+sort, whatever `kind` asks: NumPy leaves the order of ties to the kind). partition and
+argpartition are full sorts, a valid partition for every kth (NumPy promises only that the kth
+elements are in place and the rest on their sides). Structured `order=` and complex values run
+eagerly."""
 import operator
 
 import numpy as np
@@ -61,6 +62,27 @@ def sort(context, a, axis=-1, kind=None, order=None, *, stable=None):
 def argsort(context, a, axis=-1, kind=None, order=None, *, stable=None):
     return _sorted(context, a, axis, kind, order, stable, np.argsort, _k().argsort,
                    lambda x: context.lift(np.zeros(x.shape, np.intp)))
+
+
+def lexsort(context, keys, axis=-1):
+    """The last key sorts first: stable sorts by each key from the first on, each of the
+    order so far (kiln's sorts are stable)."""
+    keys = [_as_traced(context, key) for key in (keys if isinstance(keys, (list, tuple)) else
+                                                  list(_as_traced(context, keys)))]
+    if not keys:
+        raise TypeError("need sequence of keys with len > 0 in lexsort")
+    if any(key.shape != keys[0].shape for key in keys):
+        raise ValueError("all keys need to be the same shape")
+    if axis is None or keys[0].ndim == 0 or any(not _sortable(key) for key in keys):
+        return _eager(np.lexsort, "np.lexsort of complex or 0-d keys or with axis=None", keys,
+                      axis=axis)
+    order = None
+    for key in keys:
+        if order is not None:
+            key = np.take_along_axis(key, order, axis)
+        step = np.argsort(key, axis=axis, kind="stable")
+        order = step if order is None else np.take_along_axis(order, step, axis)
+    return order
 
 
 def _check_kth(kth, extent):
@@ -189,7 +211,7 @@ def _quantiles(name, scale):
 
 
 FUNCTIONS = {
-    np.sort: sort, np.argsort: argsort, np.median: median,
+    np.sort: sort, np.argsort: argsort, np.lexsort: lexsort, np.median: median,
     np.quantile: _quantiles("quantile", 1), np.percentile: _quantiles("percentile", 100),
     np.partition: _partition(np.partition, "partition", False),
     np.argpartition: _partition(np.argpartition, "argpartition", True),

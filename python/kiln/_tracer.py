@@ -387,7 +387,7 @@ class TracedArray:
     __array_priority__ = 1000
     __slots__ = ("_context", "_tensor", "_version", "_root", "_root_version", "_root_shape",
                  "_forward", "_backward", "_argument", "_selection", "_scalar", "_weak", "_range", "_affine", "_read_only",
-                 "_bound", "__weakref__")
+                 "_bound", "_overlapping", "__weakref__")
     # (not `_mask`: np.ma reads any object's _mask as its MaskedArray mask)
 
     def __init__(self, context, tensor, mask=None):
@@ -408,6 +408,8 @@ class TracedArray:
         self._range = self._affine = None  # a captured loop's index (+- c, * c): bounds, form
         self._read_only = False      # an argument NumPy would refuse to write (and its views)
         self._bound = None           # non-negative integers at most this (argmin: np.bincount)
+        self._overlapping = False    # a view whose elements may share memory (as_strided):
+        #                              writes to it are a graph break
 
     # -- value and views --
 
@@ -430,7 +432,7 @@ class TracedArray:
         """A result that aliases self: writes to it update self (and self's own root)."""
         self._check_plain("taking a view")
         view = TracedArray(self._context, tensor)
-        view._read_only = self._read_only
+        view._read_only, view._overlapping = self._read_only, self._overlapping
         if self._scalar and len(self.tensor.shape) == 0:
             # A NumPy scalar is immutable: NumPy views a temporary array made from it.
             view._scalar = len(tensor.shape) == 0  # np.float64(1).T is a scalar
@@ -452,6 +454,8 @@ class TracedArray:
         if self._read_only:  # NumPy's error, at the user's line, before any write
             raise ValueError(f"kiln: assignment at {user_location()}: assignment destination "
                              "is read-only")
+        if self._overlapping:  # NumPy's result depends on the order it writes the elements in
+            graph_break("a write through an as_strided view whose elements share memory")
         old = self.tensor
         tensor = cast(tensor, old.dtype)
         if tuple(tensor.shape) != tuple(old.shape):

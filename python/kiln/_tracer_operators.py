@@ -3,6 +3,7 @@ ufunc NumPy's own ndarray uses, so the tracer's ufunc and function tables handle
 import numpy as np
 
 from . import _numpy_api
+from ._as_strided import c_strides
 from ._tracer import (TracedArray, backend, converted, materialize, to_tensor, user_location,
                       weak_type)
 
@@ -79,10 +80,13 @@ def _compress(self, condition, axis=None, out=None):
 # ndarray members without a traced form. Layout has no meaning for a traced value (kiln decides
 # it; NumPy's answer depends on how each intermediate was made): refused. Methods run eagerly on
 # the value, an in-place one's change written back (call_eagerly).
-_LAYOUT = frozenset(["flags", "strides", "base", "ctypes", "data", "setflags"])
+# Its strides are those of a C-contiguous array, the order kiln._as_strided addresses it in.
+_LAYOUT = frozenset(["flags", "base", "ctypes", "data", "setflags"])
 
 
 def _missing_member(self, name):
+    if name == "strides":
+        return c_strides(self.shape, self.itemsize)
     if name in _LAYOUT:
         raise TypeError(f"kiln: x.{name} at {user_location()} describes the memory layout, "
                         "which a traced array does not have: read it outside the compiled "

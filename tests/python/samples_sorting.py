@@ -39,6 +39,13 @@ def argsorts(rng):
                         lambda x: np.argsort(-np.arange(5.0) * x.shape[0])])
 
 
+def lexsorts(rng):
+    # lexsort is stable: ties (NaNs too) keep their order
+    return _cases(rng, [lambda x: np.lexsort(x), lambda x: np.lexsort((x[0], x[1])),
+                        lambda x: np.lexsort(x, axis=0),
+                        lambda x: np.lexsort((x[2], (x[0] > x[1]).astype(np.int8)))])
+
+
 def _sides(x, part, kth, axis):
     """What NumPy promises of a partition: the kth elements, then the sorted sides."""
     before = np.sort(np.take(part, range(kth), axis=axis), axis=axis)
@@ -83,6 +90,6 @@ def quantiles(function, scale):
     return samples
 
 
-SAMPLES = {np.sort: sorts, np.argsort: argsorts, np.partition: partitions,
+SAMPLES = {np.sort: sorts, np.argsort: argsorts, np.lexsort: lexsorts, np.partition: partitions,
            np.argpartition: argpartitions, np.median: medians,
            np.quantile: quantiles(np.quantile, 1), np.percentile: quantiles(np.percentile, 100)}

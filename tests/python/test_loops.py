@@ -296,6 +296,26 @@ def test_a_branch_outside_loops_is_a_select_not_a_break():
         np.testing.assert_array_equal(report.result, sign_flip(x))
 
 
+def best_of_three(x, scale):
+    best = (np.inf, 0, (0.0, 0.0))
+    for j in range(3):
+        score = np.abs(x[j] * scale - 1.0)
+        if score < best[0]:  # a search keeps its best as a tuple (a decision stump's split)
+            best = (score, j, (x[j], x[j] * 2))
+    return best
+
+
+def test_a_branch_that_rebinds_a_tuple_selects_item_by_item():
+    # tuples on both sides were a graph break per iteration
+    for x in (np.array([0.1, 0.9, 0.5]), np.array([3.0, -2.0, 0.4])):
+        report = explain(best_of_three, x, 1.0)
+        assert report.graph_break_count == 0 and captured(report, "select"), str(report)
+        got, expected = kiln.compile(best_of_three)(x, 1.0), best_of_three(x, 1.0)
+        assert got[1] == expected[1] and type(got[1]) is type(expected[1])
+        np.testing.assert_array_equal(got[0], expected[0])
+        np.testing.assert_array_equal(got[2], expected[2])
+
+
 def test_a_branch_check_applies_only_where_the_branch_is_taken():
     def guarded(x, n):
         out = np.zeros_like(x)
@@ -523,6 +543,26 @@ def test_branch_test_with_or_and_not_is_captured():
     assert report.graph_count == 1 and report.graph_break_count == 0, str(report)
     np.testing.assert_allclose(kiln.compile(clipped_update)(x.copy(), 0.2),
                                clipped_update(x.copy(), 0.2))
+
+
+def spread_minimum_until_settled(x):
+    changed = True
+    while changed:  # a Python bool, then the traced one the body rebinds it to
+        new = np.minimum(x, np.roll(x, 1))
+        changed = np.any(new != x)
+        x = new
+    return x
+
+
+def test_a_while_test_the_body_rebinds_is_captured():
+    # the test's array (carried, a placeholder in the body) was read again for the loop's
+    # initial test after the body: a body value used outside the loop, an internal error
+    x = np.array([5, 3, 9, 1, 7, 8, 2])
+    report = explain(spread_minimum_until_settled, x)
+    assert report.graph_break_count == 0 and captured(report), str(report)
+    f = kiln.compile(spread_minimum_until_settled)
+    for other in (x, x[::-1].copy(), np.arange(7)):
+        np.testing.assert_array_equal(f(other), spread_minimum_until_settled(other))
 
 
 # ---- slices whose bounds move with the loop index (kiln._windows) ----
