@@ -5,14 +5,14 @@ A trace runs the function once and keeps what plain Python computed as constants
 call, a wrong answer without an error. np.random's draws are caught by kiln._numpy_creation;
 these are the standard library's: the module-level functions of `random` (its shared
 generator), the clocks of `time` (and its calendar functions given no time: `time.localtime()`),
-datetime's `now()`, `utcnow()` and `today()`, os.urandom and uuid's random identifiers. While a
-trace runs
-they are swapped for wrappers (kiln._numpy_creation.capturing, as NumPy's creation functions
+datetime's `now()`, `utcnow()` and `today()`, os.environ, os.urandom and uuid's random
+identifiers. While a trace runs they are swapped for wrappers (kiln._numpy_creation.capturing, as NumPy's creation functions
 are, and names bound to them with `from random import random` by with_numpy_names): called
 from the user's code they are a graph break of the driver's opaque kind (the function is traced
 again on every call; kiln.GraphBreak under fullgraph=True), and return the real value. Called
 from the standard library (logging's timestamps), NumPy or kiln they pass through: those do not
 make the traced values."""
+import collections.abc
 import datetime
 import functools
 import os
@@ -97,6 +97,53 @@ _NAMESPACES = ((random, _RANDOM_NAMES), (time, _TIME_NAMES), (os, ["urandom"]),
                (uuid, ["uuid1", "uuid4"]))
 
 
+# The files of the code between a user's read of os.environ and its __getitem__ (frozen modules)
+_ENVIRONMENT_READERS = {collections.abc.Mapping.get.__code__.co_filename,
+                        os.getenv.__code__.co_filename}
+
+
+class _Environment(collections.abc.MutableMapping):
+    """os.environ while a trace runs: the process's environment, which user code reading or
+    writing it (`os.environ.get("SCALE")`, `os.getenv` reads it) is told to the trace as an
+    opaque value; everything else passes through to os.environ."""
+
+    def __init__(self, environ, current_context):
+        self._environ, self._current_context = environ, current_context
+
+    def _used(self):
+        context = self._current_context()
+        if context is None:
+            return
+        frame = sys._getframe(2)  # past the mapping's own methods (get, items) and os.getenv
+        while frame is not None and frame.f_code.co_filename in _ENVIRONMENT_READERS:
+            frame = frame.f_back
+        if frame is not None and _makes_traced_values(frame.f_code.co_filename):
+            opaque_value(context, "os.environ is the process's, read at every call")
+
+    def __getitem__(self, key):
+        self._used()
+        return self._environ[key]
+
+    def __setitem__(self, key, value):
+        self._used()
+        self._environ[key] = value
+
+    def __delitem__(self, key):
+        self._used()
+        del self._environ[key]
+
+    def __iter__(self):
+        self._used()
+        return iter(self._environ)
+
+    def __len__(self):
+        self._used()
+        return len(self._environ)
+
+    def __getattr__(self, name):  # copy(), encodekey and the rest of os._Environ's own
+        return getattr(self._environ, name)
+
+
 def swapped(current_context):
     """(namespace, its wrappers while a trace runs, its own functions) for each namespace, the
     wrappers asking `current_context()` for the trace of the calling thread."""
@@ -110,6 +157,8 @@ def swapped(current_context):
     result.append((time, {name: _wrapper(f"time.{name}", original, current_context,
                                          _without_time(_CALENDAR[name]))
                           for name, original in calendar.items()}, calendar))
+    result.append((os, {"environ": _Environment(os.environ, current_context)},
+                   {"environ": os.environ}))
     classes = {"datetime": datetime.datetime, "date": datetime.date}
     result.append((datetime, {name: _clock_class(real, current_context)
                               for name, real in classes.items()}, classes))

@@ -1,6 +1,7 @@
 """Sources of a new value on every call: Python's own (kiln/_impure_calls.py: random's module
 functions, time's clocks and its calendar functions given no time, datetime's now() and
-today(), os.urandom, uuid's identifiers) called from the traced function, and a
+today(), os.environ and os.getenv, os.urandom, uuid's identifiers) called from the traced
+function or its helpers, and a
 NumPy Generator's or a `random.Random` instance's scalar draws (kiln/_random_state.py: its state
 changed during the trace), are
 the call's values on every call (a graph break), never the first call's baked into the graph;
@@ -9,6 +10,7 @@ every iteration, or on both sides). The standard library's own calls of them (lo
 timestamps) do not break the graph."""
 import datetime
 import logging
+import os
 import random
 import time
 from datetime import date
@@ -192,3 +194,37 @@ def test_a_given_time_and_datetimes_made_in_the_trace_stay_compiled():
     assert explained.graph_break_count == 1
     np.testing.assert_array_equal(kiln.compile(days_today)(np.zeros(2)),
                                   days_today(np.zeros(2)))
+
+
+def helper_draw():
+    return draw()  # bound in this module by `from random import random as draw`
+
+
+def through_a_helper(x):
+    return x * 0 + helper_draw()
+
+
+def test_a_helpers_own_names_of_them_are_read_on_every_call():
+    compiled = kiln.compile(through_a_helper)
+    for seed in (1, 2, 3):
+        random.seed(seed)
+        expected = through_a_helper(np.zeros(1))
+        random.seed(seed)
+        np.testing.assert_array_equal(compiled(np.zeros(1)), expected)
+
+
+def scaled_by_the_environment(x):
+    scale = float(os.environ.get("KILN_TEST_SCALE", "1"))
+    return x * scale + float(os.getenv("KILN_TEST_SHIFT", "0"))
+
+
+def test_the_environment_is_read_on_every_call():
+    compiled = kiln.compile(scaled_by_the_environment)
+    try:
+        for scale, shift in (("2", "0"), ("3", "1"), ("4", "-1")):
+            os.environ["KILN_TEST_SCALE"], os.environ["KILN_TEST_SHIFT"] = scale, shift
+            np.testing.assert_array_equal(compiled(np.ones(2)),
+                                          scaled_by_the_environment(np.ones(2)))
+    finally:
+        os.environ.pop("KILN_TEST_SCALE", None)
+        os.environ.pop("KILN_TEST_SHIFT", None)
