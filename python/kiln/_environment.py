@@ -12,6 +12,7 @@ import collections
 import copy
 import dis
 import functools
+import inspect
 import sys
 import sysconfig
 import types
@@ -66,6 +67,35 @@ def _attributes_read(value, attributes, slots, code):
     every = list(attributes) + [a for a in slots
                                 if a not in attributes and hasattr(value, slots[a])]
     return every if len(every) <= _MOST_OBJECT_READS else named
+
+
+def _indirect_helpers(value, code):
+    """The user's functions `value` (a global `code` names) leads to other than by being one:
+    in a dict, list or tuple of them (OPS["f"]), a partial's function, a class's methods,
+    static and class methods and properties the code names (Util.s), a module's functions the
+    code names (mod.f), and a global object's (its methods the code names, its __call__ and
+    __getitem__). The trace calls them as they are, over their module's own globals."""
+    if isinstance(value, functools.partial):
+        found = [value.func]
+    elif type(value) in (dict, list, tuple) and len(value) <= _MOST_OBJECT_READS:
+        found = list(value.values() if type(value) is dict else value)
+        found += [item.func for item in found if isinstance(item, functools.partial)]
+    elif _is_user_module(value):
+        found = [vars(value).get(name) for name in _names(code)]
+    elif _is_user_class(value) or _is_user_class(type(value)):
+        klass = value if isinstance(value, type) else type(value)
+        names = _names(code) + ([] if klass is value else ["__call__", "__getitem__"])
+        found = []
+        for name in names:
+            member = inspect.getattr_static(klass, name, None)
+            if isinstance(member, (staticmethod, classmethod)):
+                member = member.__func__
+            elif isinstance(member, property):
+                member = member.fget
+            found.append(member)
+    else:
+        return []
+    return [f for f in map(_plain_function, found) if _is_user_function(f)]
 
 
 def _is_user_module(value):
@@ -250,8 +280,12 @@ class Environment:
             return True
 
         reads_self = self.attributes is not None or bool(self.slots)
+        unlinked = set()  # ids of helpers the trace calls as they are (_indirect_helpers)
+        reaches = {}      # id of a helper -> the helpers it reaches through its globals
+        processed = []
         while pending:
             function = pending.pop()
+            processed.append(function)
             # Its code is read at each call too: one replaced in place (IPython's autoreload
             # of an edited function) misses every entry compiled from the old (code_replaced).
             self.codes.append((function, function.__code__))
@@ -285,10 +319,16 @@ class Environment:
                         add_read(vars(value), attribute, f"{name}.{attribute}")
                     if named:
                         self._read_in_place(value)
+                    reaches.setdefault(id(function), []).append(value)
                     if id(value) not in seen:
                         seen.add(id(value))
                         pending.append(value)
                     continue
+                for helper in _indirect_helpers(value, function.__code__):
+                    unlinked.add(id(helper))
+                    if id(helper) not in seen:
+                        seen.add(id(helper))
+                        pending.append(helper)
                 if function is not fn and name in globals_:
                     # Every global a helper names is read as fn's own are: an array changed
                     # in place, a number or object rebound (EPS = 1e-3) is seen.
@@ -321,9 +361,28 @@ class Environment:
                 value = _plain_function(cell.cell_contents) if _pytree.cell_holds(cell) else None
                 if _is_user_function(value):
                     self.cell_helpers.add(id(value))
+                    reaches.setdefault(id(function), []).append(value)
                     if id(value) not in seen:
                         seen.add(id(value))
                         pending.append(value)
+        self._read_unlinked_in_place(processed, unlinked, reaches)
+
+    def _read_unlinked_in_place(self, processed, unlinked, reaches):
+        """The globals read by helpers the trace calls as they are (and by the helpers those
+        reach) are read in place: no copy of their module's globals holds tracers for them."""
+        pending = [f for f in processed if id(f) in unlinked]
+        while pending:
+            for helper in reaches.get(id(pending.pop()), ()):
+                if id(helper) not in unlinked:
+                    unlinked.add(id(helper))
+                    pending.append(helper)
+        for function in processed:
+            if id(function) in unlinked:
+                names = set(_names(function.__code__))
+                self.in_place_reads += [
+                    k for k, (holder, name, _) in enumerate(self.reads)
+                    if holder is function.__globals__ and name in names
+                    and k not in self.in_place_reads]
 
     def _read_namespace(self, function, globals_, name, value, add_read):
         """The attributes `function` names of a user's module or class (`config.scale`,

@@ -6,6 +6,7 @@ state, a threading.local's attributes. Each was fixed at the first trace (an arr
 baked into the graph; a guard on the object's identity), so a later change gave the old answer
 silently; each must be read at every call, as eager NumPy reads it."""
 import collections
+import functools
 import sys
 import threading
 import types
@@ -167,3 +168,55 @@ def test_function_attributes_objects_in_containers_and_memoryviews_are_read_at_e
     for k in range(4):
         change(k)
         np.testing.assert_array_equal(compiled(X), fn(X))
+
+
+SCALE = 1.0
+WEIGHTS = np.ones(4)
+OPERATIONS = {"scale": lambda v: v * SCALE}
+STEPS = [lambda v: v + SCALE]
+
+
+def scaled_helper(v, k):
+    return v * SCALE * k
+
+
+SCALED = functools.partial(scaled_helper, k=2.0)
+
+
+class Model:
+    def apply(self, v):
+        return v * SCALE
+
+    def __call__(self, v):
+        return v * WEIGHTS
+
+    @staticmethod
+    def shift(v):
+        return v + SCALE
+
+
+model = Model()
+
+
+def through_containers_and_partials(x):
+    return OPERATIONS["scale"](x) + STEPS[0](x) + SCALED(x)
+
+
+def through_methods(x):
+    return model.apply(x) + Model.shift(x) + model(x)
+
+
+@pytest.mark.parametrize("fn", [through_containers_and_partials, through_methods])
+def test_helpers_reached_through_values_read_their_globals_at_each_call(fn):
+    global SCALE, WEIGHTS
+    compiled = kiln.compile(fn)
+    try:
+        for scale in (1.0, 2.0, 3.0):
+            SCALE = scale
+            np.testing.assert_array_equal(compiled(X), fn(X))
+        WEIGHTS[1] = 7.0  # in place (the call runs eagerly: no tracer in the module)
+        np.testing.assert_array_equal(compiled(X), fn(X))
+        WEIGHTS = np.full(4, 3.0)
+        np.testing.assert_array_equal(compiled(X), fn(X))
+    finally:
+        SCALE, WEIGHTS = 1.0, np.ones(4)
