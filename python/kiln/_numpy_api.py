@@ -10,6 +10,7 @@ _numpy_samples.py. Anything missing here is a graph break, never a wrong answer.
 import functools
 import math
 import operator
+import warnings
 
 import numpy as np
 
@@ -259,6 +260,9 @@ def apply_function(context, function, args, kwargs):
         if reduced is not None:
             return reduced
     out = kwargs.get("out")
+    if implementation is not None and isinstance(out, tuple) and not masked:
+        out = _tuple_out(function, args, kwargs)
+        kwargs = {**kwargs, "out": out}
     foreign_out = out is not None and not isinstance(out, (TracedArray, tuple))
     if implementation is None or masked or foreign_out:
         name = getattr(function, "__name__", str(function))
@@ -269,6 +273,29 @@ def apply_function(context, function, args, kwargs):
         return call_eagerly(function, args, kwargs, reason)
     context.at()
     return implementation(context, *args, **kwargs)
+
+
+def _tuple_out(function, args, kwargs):
+    """out=(o,) as NumPy's `function` takes it: o where it hands out= to a ufunc (np.sum,
+    np.clip), else NumPy's TypeError (np.round, np.dot), which it raises on zero stand-ins of
+    the traced arguments. kiln's functions took the tuple for an array (an AttributeError) or
+    wrote o where NumPy raises (np.ptp)."""
+    def stand_in(value):
+        if isinstance(value, TracedArray):
+            return np.zeros(value.shape, value.dtype)
+        if isinstance(value, (list, tuple)):
+            return type(value)(stand_in(item) for item in value)
+        return value
+    out = kwargs["out"]
+    try:
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            function(*stand_in(args), **stand_in(kwargs))
+    except TypeError:
+        raise
+    except Exception:  # noqa: BLE001 - NumPy's other errors come from the traced call
+        pass
+    return out[0] if len(out) == 1 else out
 
 
 # Reductions that take where=: of x[mask] (whole, all its elements) each is the same reduction

@@ -1,0 +1,108 @@
+"""out= arguments as NumPy takes them, where kiln gave a wrong answer without an error: a tuple
+out= (`np.add(a, 1, out=(a,))`) became the stack of its arrays, written instead of a (the
+rewrite that stacks lists of traced arrays handed to NumPy took out= for an operand), and
+NumPy's functions took a tuple out= for an array. Each must be NumPy's answer, its writes into
+the arguments, or its exception class."""
+import warnings
+
+import numpy as np
+import pytest
+
+import kiln
+
+
+def outcome(function, arrays):
+    """(result or exception, the arguments' contents after the call) on copies of `arrays`."""
+    copies = [a.copy() for a in arrays]
+    try:
+        with warnings.catch_warnings(), np.errstate(all="ignore"):
+            warnings.simplefilter("ignore")
+            result = function(*copies)
+    except Exception as error:  # noqa: BLE001 - the class is compared
+        result = error
+    return result, copies
+
+
+def assert_same(function, *arrays):
+    (expected, theirs), (got, mine) = outcome(function, arrays), outcome(
+        kiln.compile(function), arrays)
+    if isinstance(expected, Exception):  # the user's `except` clause for NumPy's must catch it
+        assert isinstance(got, type(expected)), (expected, got)
+    else:
+        assert not isinstance(got, Exception), got
+        for g, e in zip(got if isinstance(got, tuple) else (got,),
+                        expected if isinstance(expected, tuple) else (expected,)):
+            assert np.asarray(g).dtype == np.asarray(e).dtype
+            np.testing.assert_array_equal(g, e)
+    for m, t in zip(mine, theirs):
+        np.testing.assert_array_equal(m, t)
+
+
+X = np.arange(6.0) * 1.25  # exact in binary: products and sums of it compare exactly
+M = np.arange(1.0, 7.0).reshape(2, 3) * 1.25
+
+
+def _add_tuple(a):
+    np.add(a, 1, out=(a,))
+    return a
+
+
+def _negative_named_tuple(a):
+    outputs = (a,)
+    np.negative(a, out=outputs)
+    return a
+
+
+def _divmod_pair(a):
+    q, r = np.zeros(6), np.zeros(6)
+    np.divmod(a, 4, out=(q, r))
+    return q, r
+
+
+def _positional_tuple(a):
+    np.add(a, 1, (a,))  # NumPy's TypeError: a positional output is an array
+    return a
+
+
+def _reduce_tuple(a):
+    o = np.zeros(3)
+    np.add.reduce(a.reshape(2, 3), 0, None, out=(o,))
+    return o
+
+
+def _clip_tuple(a):
+    np.clip(a, 2, 4, out=(a,))  # NumPy's clip is a ufunc: (a,) is a
+    return a
+
+
+def _sum_tuple(a):
+    o = np.zeros(3)
+    np.sum(a.reshape(2, 3), axis=0, out=(o,))
+    return o
+
+
+def _round_tuple(a):
+    np.round(a, 1, out=(a,))  # NumPy's TypeError
+    return a
+
+
+def _ptp_tuple(a):
+    o = np.zeros(3)
+    np.ptp(a.reshape(2, 3), axis=0, out=(o,))  # NumPy's TypeError
+    return o
+
+
+@pytest.mark.parametrize("function", [_add_tuple, _negative_named_tuple, _divmod_pair,
+                                      _positional_tuple, _reduce_tuple, _clip_tuple, _sum_tuple,
+                                      _round_tuple, _ptp_tuple])
+def test_a_tuple_out_is_its_arrays_not_their_stack(function):
+    assert_same(function, X)
+
+
+def test_a_tuple_out_handed_in_as_an_argument():
+    def function(a, outputs):
+        np.add(a, 1, out=outputs)
+        return a
+    x = X.copy()
+    kiln.compile(function)(x, (x,))
+    np.testing.assert_array_equal(x, X + 1)
