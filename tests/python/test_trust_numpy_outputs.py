@@ -1,8 +1,9 @@
 """out= arguments as NumPy takes them, where kiln gave a wrong answer without an error: a tuple
-out= (`np.add(a, 1, out=(a,))`) became the stack of its arrays, written instead of a (the
-rewrite that stacks lists of traced arrays handed to NumPy took out= for an operand), and
-NumPy's functions took a tuple out= for an array. Each must be NumPy's answer, its writes into
-the arguments, or its exception class."""
+out= (`np.add(a, 1, out=(a,))`) became the stack of its arrays, written instead of a; out= of a
+function run eagerly (np.median, np.quantile) was written into a copy; np.ptp dropped out=; out=
+of another shape was broadcast into and of another dtype cast into where NumPy raises (np.sum,
+np.std, np.round, np.clip, np.dot, np.einsum, np.concatenate's dtype= and casting=). Each must
+be NumPy's answer, its writes into the arguments, or its exception class."""
 import warnings
 
 import numpy as np
@@ -106,3 +107,62 @@ def test_a_tuple_out_handed_in_as_an_argument():
     x = X.copy()
     kiln.compile(function)(x, (x,))
     np.testing.assert_array_equal(x, X + 1)
+
+
+def _into(function, shape, dtype=np.float64):
+    """function(a, out=o) for a fresh o of `shape` and `dtype`, returning o."""
+    def run(a):
+        o = np.zeros(shape, dtype)
+        function(a, o)
+        return o
+    return run
+
+
+@pytest.mark.parametrize("function", [
+    _into(lambda a, o: np.median(a, axis=0, out=o), 3),
+    _into(lambda a, o: np.median(a, axis=0, out=o), 3, np.int32),
+    _into(lambda a, o: np.quantile(a, 0.25, axis=0, out=o), 3),
+    _into(lambda a, o: np.percentile(a, [10, 90], axis=1, out=o), (2, 2)),
+    _into(lambda a, o: np.ptp(a, axis=0, out=o), 3),
+])
+def test_out_of_a_function_is_written(function):
+    assert_same(function, M)
+
+
+@pytest.mark.parametrize("function", [
+    _into(lambda a, o: np.sum(a, axis=0, out=o), (2, 3)),  # no broadcast into out
+    _into(lambda a, o: np.mean(a, axis=0, out=o), (1, 3)),
+    _into(lambda a, o: np.cumsum(a, axis=1, out=o), (3, 2)),
+    _into(lambda a, o: np.sum(a, axis=0, out=o), 3, np.int32),  # reductions cast unsafely
+    _into(lambda a, o: np.var(a, axis=0, out=o), 3, np.int32),
+    _into(lambda a, o: np.std(a, axis=0, out=o), 3, np.int32),  # sqrt's same_kind: an error
+    _into(lambda a, o: np.std(a, axis=0, out=o), 3, np.float32),
+    _into(lambda a, o: np.nanstd(a, axis=0, out=o), 3, np.int32),
+    _into(lambda a, o: np.round(a, out=o), (2, 3), np.int32),
+    _into(lambda a, o: np.round(a, 1, out=o), (2, 3), np.int32),
+    _into(lambda a, o: np.clip(a, 2, 4, out=o), (2, 3), np.int32),
+    _into(lambda a, o: np.clip(a, 2, 4, out=o), (2, 2, 3)),  # a ufunc's out broadcasts
+    _into(lambda a, o: np.dot(a, a.T, out=o), (2, 2), np.float32),
+    _into(lambda a, o: np.dot(a, a.T, out=o), (2, 2)),
+    _into(lambda a, o: np.einsum("ij->j", a, out=o), 3, np.int32),
+    _into(lambda a, o: np.einsum("ij->j", a, out=o), 3, np.float32),
+    _into(lambda a, o: np.concatenate([a, a], out=o), (4, 3), np.int32),
+    _into(lambda a, o: np.concatenate([a, a], out=o, casting="unsafe"), (4, 3), np.int32),
+    _into(lambda a, o: np.stack([a, a], out=o), (2, 2, 3), np.int32),
+    _into(lambda a, o: np.stack([a, a], out=o), (2, 2, 3), np.float32),
+])
+def test_out_of_another_shape_or_dtype_follows_numpys_rule(function):
+    assert_same(function, M)
+
+
+@pytest.mark.parametrize("function", [
+    lambda a: np.concatenate([a, a], dtype=np.int32),
+    lambda a: np.concatenate([a, a], dtype=np.int32, casting="unsafe"),
+    lambda a: np.stack([a, a], dtype=np.int32),
+    lambda a: np.hstack([a, a], dtype=np.int32),
+    lambda a: np.vstack([a, a], dtype=np.int32, casting="unsafe"),
+    lambda a: np.concatenate([a.astype(np.int64), a], dtype=np.float32),
+    lambda a: np.einsum("ij->i", a, dtype=np.float32),
+])
+def test_a_dtype_follows_the_casting_rule(function):
+    assert_same(function, M)
