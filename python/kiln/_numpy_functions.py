@@ -469,7 +469,10 @@ def unstack(context, x, *, axis=0):
 def _triangle(lower):
     def triangle(context, m, k=0):
         x = _as_traced(context, m)
-        rows, columns = x.shape[-2:]
+        if x.ndim == 0:
+            raise TypeError("tri() missing 1 required positional argument: 'N'")  # NumPy's
+        # NumPy's tri(*m.shape[-2:]): a 1-d m is the rows of a square (kiln raised ValueError)
+        rows, columns = x.shape[-2:] if x.ndim >= 2 else (x.shape[0], x.shape[0])
         kiln = _k()
         row = kiln.reshape(kiln.arange(x.tensor, rows, "int64"), [rows, 1])
         column = kiln.reshape(kiln.arange(x.tensor, columns, "int64"), [1, columns])
