@@ -396,6 +396,19 @@ def _drops_out_of_range_bounds():
 
 
 _CLIP_DROPS_BOUNDS = _drops_out_of_range_bounds()
+# NumPy 1.x ignores a 0-d NaN bound of a float array (NumPy 2's result is NaN): kiln gave NaN.
+with np.errstate(invalid="ignore"):
+    _CLIP_IGNORES_NAN_SCALARS = bool(np.clip(np.ones(1), np.nan, None)[0] == 1)
+
+
+def _without_nan(bound, fill):
+    """A 0-d float bound, NaN ignored (None, or `fill` in the graph where it is traced)."""
+    dtype = bound.dtype if isinstance(bound, TracedArray) else np.asarray(bound).dtype
+    if bound is None or np.ndim(bound) != 0 or dtype.kind != "f":
+        return bound
+    if isinstance(bound, TracedArray):
+        return np.where(np.isnan(bound), fill, bound)
+    return None if np.isnan(bound) else bound
 
 
 def clip(context, a, a_min=_NO_VALUE, a_max=_NO_VALUE, out=None, *, min=_NO_VALUE,
@@ -407,6 +420,8 @@ def clip(context, a, a_min=_NO_VALUE, a_max=_NO_VALUE, out=None, *, min=_NO_VALU
         info = np.iinfo(dtype)
         low = None if type(low) is int and low <= info.min else low
         high = None if type(high) is int and high >= info.max else high
+    if _CLIP_IGNORES_NAN_SCALARS and dtype.kind == "f":
+        low, high = _without_nan(low, -np.inf), _without_nan(high, np.inf)
     result = a if low is not None or high is not None else np.positive(a)  # a copy
     if low is not None:
         result = np.maximum(result, low)
