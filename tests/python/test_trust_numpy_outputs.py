@@ -2,8 +2,10 @@
 out= (`np.add(a, 1, out=(a,))`) became the stack of its arrays, written instead of a; out= of a
 function run eagerly (np.median, np.quantile) was written into a copy; np.ptp dropped out=; out=
 of another shape was broadcast into and of another dtype cast into where NumPy raises (np.sum,
-np.std, np.round, np.clip, np.dot, np.einsum, np.concatenate's dtype= and casting=). Each must
-be NumPy's answer, its writes into the arguments, or its exception class."""
+np.std, np.round, np.clip, np.dot, np.einsum, np.concatenate's dtype= and casting=). And
+np.linalg's error for a singular matrix was a ValueError that a user's `except
+np.linalg.LinAlgError` missed. Each must be NumPy's answer, its writes into the arguments, or
+its exception class."""
 import warnings
 
 import numpy as np
@@ -166,3 +168,16 @@ def test_out_of_another_shape_or_dtype_follows_numpys_rule(function):
 ])
 def test_a_dtype_follows_the_casting_rule(function):
     assert_same(function, M)
+
+
+@pytest.mark.parametrize("function", [
+    lambda a: np.linalg.solve(a, a[0]),
+    lambda a: np.linalg.inv(a),
+    lambda a: np.linalg.solve(a.astype(np.float32), np.ones((2, 3), np.float32)),
+])
+def test_a_singular_matrix_raises_numpys_linalg_error(function):
+    compiled = kiln.compile(function)
+    regular = np.array([[2.0, 1.0], [1.0, 3.0]])
+    np.testing.assert_allclose(compiled(regular), function(regular))
+    with pytest.raises(np.linalg.LinAlgError, match="Singular matrix"):
+        compiled(np.array([[1.0, 2.0], [2.0, 4.0]]))  # the check runs at every call
