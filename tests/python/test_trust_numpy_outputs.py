@@ -4,7 +4,8 @@ function run eagerly (np.median, np.quantile) was written into a copy; np.ptp dr
 of another shape was broadcast into and of another dtype cast into where NumPy raises (np.sum,
 np.std, np.round, np.clip, np.dot, np.einsum, np.concatenate's dtype= and casting=). And
 np.linalg's error for a singular matrix was a ValueError that a user's `except
-np.linalg.LinAlgError` missed. Each must be NumPy's answer, its writes into the arguments, or
+np.linalg.LinAlgError` missed, and a runtime check's error (raised when the graph runs) escaped
+an `except` inside the function. Each must be NumPy's answer, its writes into the arguments, or
 its exception class."""
 import warnings
 
@@ -181,3 +182,40 @@ def test_a_singular_matrix_raises_numpys_linalg_error(function):
     np.testing.assert_allclose(compiled(regular), function(regular))
     with pytest.raises(np.linalg.LinAlgError, match="Singular matrix"):
         compiled(np.array([[1.0, 2.0], [2.0, 4.0]]))  # the check runs at every call
+
+
+def _solve_or_zeros(a, b):
+    try:
+        return np.linalg.solve(a, b)
+    except np.linalg.LinAlgError:
+        return np.zeros_like(b)
+
+
+def _gather_or_first(a, index):
+    a *= 2  # an update before the failing check: the eager run must see a as it was
+    try:
+        return a[index]
+    except IndexError:
+        return a[:1]
+
+
+@pytest.mark.parametrize("function, good, bad", [
+    (_solve_or_zeros, (np.eye(2) * 2, np.ones(2)), (np.zeros((2, 2)), np.ones(2))),
+    (_gather_or_first, (np.arange(5.0), np.array([1, 2])), (np.arange(5.0), np.array([9]))),
+])
+def test_a_runtime_check_inside_the_users_try_is_caught_there(function, good, bad):
+    """The check raises when the graph runs, outside the function's `except`: such a call runs
+    eagerly, on the first call (which compiles) and on later ones (the cached entry)."""
+    compiled = kiln.compile(function)
+    for arguments in (bad, good, bad):
+        mine = [a.copy() for a in arguments]
+        theirs = [a.copy() for a in arguments]
+        np.testing.assert_array_equal(compiled(*mine), function(*theirs))
+        for m, t in zip(mine, theirs):
+            np.testing.assert_array_equal(m, t)
+
+
+def test_a_runtime_check_outside_any_try_keeps_kilns_message():
+    compiled = kiln.compile(lambda a, index: a[index])
+    with pytest.raises(IndexError, match="kiln: index at"):
+        compiled(np.arange(5.0), np.array([9]))
