@@ -182,6 +182,13 @@ class CompiledFunction:
             self._note_break("an argument, closure variable or global is an iterator, which "
                              "each call advances", location_of(self.fn))
             return self.fn(*args, **kwargs)
+        held_in_place = self.environment.in_place_arrays(environment)
+        if held_in_place is not None:
+            self._note_break(f"{held_in_place} is an array read from its object itself (a "
+                             "class, a threading.local): it would be a constant of the graph, "
+                             "a change to it unseen",
+                             location_of(self.fn))
+            return self.fn(*args, **kwargs)
         # Objects whose attributes are inputs: global objects the function reads attributes of.
         read_through = {id(value) for _, _, value in self.environment.objects}
         if any(_holds_arrays(leaf) and id(leaf) not in read_through for leaf in leaves):
@@ -310,6 +317,11 @@ class CompiledFunction:
             return ()
         changed = self.cache.changed_numbers(args, kwargs) or []
         static = self.static_ints.get(key, set())
+        # Attributes the trace reads from their object itself (a class's: _environment.py):
+        # static, whatever changes (by identity: a number also passed as an argument stays too).
+        read_in_place = self.environment.in_place_values(self.cache.environment())
+        static = static | {index for index in changed
+                           if any(leaves[index] is value for value in read_in_place)}
         numbers = known | {index for index in changed if index not in static}
         self.dynamic_numbers[key] = numbers
         return tuple(index for index in sorted(numbers) if dynamic_number(leaves[index]))

@@ -1,15 +1,18 @@
 """What a compiled function reads besides its arguments: the globals its code names (nested
 code objects such as comprehensions and lambdas included), the arrays held by globals of the
-Python helper functions it reaches through them (transitively), and its closure cells.
+Python helper functions it reaches through them (transitively), the attributes it names of the
+user's modules and classes it reaches (`config.scale`, `Config.W`), and its closure cells.
 
 The C++ GuardedCache reads these at every call: arrays become graph inputs and other values
 guards, so an array rebound or mutated between calls is seen, as it would be by eager NumPy.
 To trace, the function and the helpers it reaches are rebuilt over copies of their globals in
 which those values are replaced by tracers (`rebuilt`).
 """
+import collections
 import copy
 import dis
 import functools
+import sys
 import sysconfig
 import types
 
@@ -47,6 +50,43 @@ def _is_user_function(value):
     filename = value.__code__.co_filename
     return not (is_internal(filename) or filename.startswith(_LIBRARY_DIRECTORIES))
 
+
+# The most attributes of a user's object read at each call (all of them: its methods,
+# properties and __getattr__ read what its code does not name).
+_MOST_OBJECT_READS = 64
+
+
+def _attributes_read(value, attributes, slots, code):
+    """The attributes of a global object read at each call: those `code` names (cfg.scale);
+    for an object of a user's class all of them, as its methods, properties and __getattr__
+    read its state where the code names none of it (`cfg.get("a")`, a UserDict's data)."""
+    named = [a for a in _names(code) if a in attributes or a in slots]
+    if not _is_user_class(type(value)) and not isinstance(value, _MAPPING_OBJECTS):
+        return named
+    every = list(attributes) + [a for a in slots
+                                if a not in attributes and hasattr(value, slots[a])]
+    return every if len(every) <= _MOST_OBJECT_READS else named
+
+
+def _is_user_module(value):
+    """A module of the user's (`import config`; one made at run time too): not the standard
+    library's, an installed package's, kiln's or a built-in one, whose attributes are constants
+    for the purposes of a trace."""
+    if not isinstance(value, types.ModuleType) or value.__name__ in sys.builtin_module_names:
+        return False
+    filename = getattr(value, "__file__", None) or ""
+    return not (is_internal(filename) or filename.startswith(_LIBRARY_DIRECTORIES))
+
+
+def _is_user_class(value):
+    """A class defined in a user's module (its attributes, `Config.scale`, read by getattr)."""
+    return isinstance(value, type) and _is_user_module(sys.modules.get(value.__module__))
+
+
+# The standard library's containers kept in instance attributes (a UserDict's data, a
+# ChainMap's maps), read through their own methods.
+_MAPPING_OBJECTS = (collections.UserDict, collections.UserList, collections.UserString,
+                    collections.ChainMap)
 
 _STORES = frozenset(("STORE_GLOBAL", "DELETE_GLOBAL"))
 _CELL_STORES = frozenset(("STORE_DEREF", "DELETE_DEREF"))
@@ -160,6 +200,7 @@ class Environment:
         self.links = []      # (globals dict, name, helper function) to rebind when tracing
         self.methods = []    # (name, function) of the methods of self reached
         self.objects = []    # (globals dict, name, object) whose attributes are read
+        self.in_place_reads = []  # indices in reads of attributes the trace reads in place
         self.cell_helpers = set()  # id() of user functions held in closure cells
         self.global_stores = []  # (globals dict, name, location) the code may rebind
         self.globals_ids = set()  # id() of the globals dicts of fn and its helpers
@@ -245,13 +286,14 @@ class Environment:
                     # Every global a helper names is read as fn's own are: an array changed
                     # in place, a number or object rebound (EPS = 1e-3) is seen.
                     add_read(globals_, name, f"global '{name}' of {function.__qualname__}()")
-                if _is_plain_object(value) or _has_slots(value):
+                if _is_user_module(value) or _is_user_class(value):
+                    self._read_namespace(function, globals_, name, value, add_read)
+                elif _is_plain_object(value) or _has_slots(value):
                     # cfg.scale, cfg.w of a global object: read like self's attributes
                     attributes = getattr(value, "__dict__", None)
                     attributes = attributes if isinstance(attributes, dict) else {}
                     slots = _slot_names(value)
-                    names = [a for a in _names(function.__code__)
-                             if a in attributes or a in slots]
+                    names = _attributes_read(value, attributes, slots, function.__code__)
                     for attribute in names:
                         if attribute in attributes:
                             add_read(attributes, attribute, f"{name}.{attribute}")
@@ -259,6 +301,12 @@ class Environment:
                             add_read(value, slots[attribute], f"{name}.{attribute}")
                     if names and all(o is not value for _, _, o in self.objects):
                         self.objects.append((globals_, name, value))
+                        own = getattr(value, "__dict__", None)
+                        set_slots = {slot: getattr(value, slot) for slot in slots.values()
+                                     if hasattr(value, slot)}
+                        if _stand_in(value, dict(own) if isinstance(own, dict) else None,
+                                     set_slots) is value:
+                            self._read_in_place(value)
             # Helpers held in closure cells (a decorator's wrapper calling the function it
             # wraps, `h = helper; lambda x: h(x)`): their globals are read too, and the trace
             # runs clones of them over the copies (rebuilt).
@@ -269,6 +317,48 @@ class Environment:
                     if id(value) not in seen:
                         seen.add(id(value))
                         pending.append(value)
+
+    def _read_namespace(self, function, globals_, name, value, add_read):
+        """The attributes `function` names of a user's module or class (`config.scale`,
+        `Config.W`), read at each call: one rebound, or an array in it changed in place, is
+        seen as a global's would be. A module's are read from its __dict__ and the trace runs
+        over a stand-in module holding tracers (rebuilt). A class's are read by getattr and the
+        trace runs over the class itself, where no tracer may go (other threads read it):
+        _read_in_place."""
+        attributes = vars(value)
+        names = [a for a in _names(function.__code__) if a in attributes]
+        for attribute in names:
+            label = f"{name}.{attribute}"
+            if isinstance(value, types.ModuleType):
+                add_read(attributes, attribute, label)
+            else:
+                add_read(value, attribute, label)
+        if not isinstance(value, types.ModuleType):
+            self._read_in_place(value)
+        if (names and isinstance(value, types.ModuleType)
+                and all(o is not value for _, _, o in self.objects)):
+            self.objects.append((globals_, name, value))
+
+    def _read_in_place(self, value):
+        """The reads of `value`'s attributes are made by the trace from `value` itself (a class,
+        an object no stand-in can be made for: a threading.local): its numbers stay static
+        (in_place_values) and a call where one holds an array runs eagerly (in_place_arrays),
+        where they would be constants of the graph."""
+        attributes = getattr(value, "__dict__", None)
+        self.in_place_reads += [k for k, (holder, _, _) in enumerate(self.reads)
+                                if (holder is value or holder is attributes)
+                                and k not in self.in_place_reads]
+
+    def in_place_arrays(self, values):
+        """The label of the first attribute read in place holding an array now, or None."""
+        for k in self.in_place_reads:
+            if _pytree.holds_array(values[k], lambda value: isinstance(value, np.ndarray)):
+                return self.reads[k][2]
+        return None
+
+    def in_place_values(self, values):
+        """The values of the attributes read in place among `values` (reads' order)."""
+        return [values[k] for k in self.in_place_reads]
 
     def code_replaced(self):
         """Whether fn's or a helper's __code__ is not the one this environment was found in:
@@ -385,7 +475,8 @@ class Attributes:
         self.saved = [(_attributes_of(caller), _attributes_of(traced),
                        dict(_attributes_of(traced).items()))
                       for caller, traced in objects
-                      if _is_plain_object(traced) or _has_slots(traced)]
+                      if _is_plain_object(traced) or _has_slots(traced)
+                      or isinstance(traced, types.ModuleType) and traced is not caller]
 
     def assigned(self):
         """[(the caller's attribute dict, name, the value the trace assigned)], or None where
@@ -488,6 +579,10 @@ def _stand_in(instance, attributes, slots=None):
     """An object of instance's class over `attributes` (the copy holding tracers) and the
     values of its __slots__ attributes in `slots`; the instance itself where its class cannot
     be made that way (its arrays are baked in)."""
+    if isinstance(instance, types.ModuleType):  # a module's __dict__ cannot be assigned
+        stand_in = types.ModuleType(instance.__name__, instance.__doc__)
+        stand_in.__dict__.update(attributes)
+        return stand_in
     if slots:
         try:
             stand_in = copy.copy(instance)

@@ -5,14 +5,25 @@ generator, and is this call's value: a trace that drew is traced again on every 
 float that must be static, a compile that fails) the call runs again, eagerly or traced
 anew: without the states put back it would draw twice, and its values and every later draw
 would differ from NumPy's. Generators are found among the call's leaves (arguments, and the
-globals the code names), its closure cells, a method's self, and np.random's global one."""
+globals the code names), its closure cells, a method's self, and np.random's global one; Python's
+own `random.Random` instances count too (the module's shared one is kiln._impure_calls').
+A `random.SystemRandom` has no state to compare: reachable, it counts as drawn on every trace."""
+import random
 import types
 
 import numpy as np
 
 
+_GENERATORS = (np.random.Generator, np.random.BitGenerator, np.random.RandomState, random.Random)
+
+
 def _generator_state(value):
-    """(object, its state) of a Generator, RandomState or BitGenerator; None for others."""
+    """(object, its state) of a Generator, RandomState, BitGenerator or random.Random; None for
+    others."""
+    if isinstance(value, random.SystemRandom):  # the OS's entropy: a new value every draw
+        return value, object()
+    if isinstance(value, random.Random):
+        return value, value.getstate()
     if isinstance(value, np.random.Generator):
         value = value.bit_generator
     if isinstance(value, np.random.BitGenerator):
@@ -39,15 +50,18 @@ def _candidates(fn, leaves):
 def snapshot(fn, leaves):
     saved = {}
     for value in _candidates(fn, leaves):
-        if isinstance(value, (np.random.Generator, np.random.BitGenerator,
-                              np.random.RandomState)) and id(value) not in saved:
+        if isinstance(value, _GENERATORS) and id(value) not in saved:
             saved[id(value)] = _generator_state(value)
     return list(saved.values())
 
 
 def restore(saved):
     for generator, state in saved:
-        if isinstance(generator, np.random.RandomState):
+        if isinstance(generator, random.SystemRandom):
+            continue
+        if isinstance(generator, random.Random):
+            generator.setstate(state)
+        elif isinstance(generator, np.random.RandomState):
             generator.set_state(state)
         else:
             generator.state = state

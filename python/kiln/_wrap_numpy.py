@@ -287,6 +287,12 @@ class _Wrapped:
         base, dynamic = self._dynamic_numbers(signature, values, arrays, len(args) + len(names))
         device = [values[k] for k in arrays if _is_device_array(values[k])]
         stream = _stream_of(device[0]) if device else 0
+        held_in_place = self.environment.in_place_arrays(environment)
+        if held_in_place is not None:
+            return self._run_on_host(values, len(args), names, arrays,
+                                     f"{held_in_place} is an array read from its object itself (a "
+                                     "class, a threading.local), which a trace would make a "
+                                     "constant of the graph")
         while True:
             key = signature + (tuple((k, static_key(v)) for k, v in enumerate(values)
                                      if k not in arrays and k not in dynamic), dynamic)

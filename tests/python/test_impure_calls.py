@@ -1,6 +1,7 @@
 """Sources of a new value on every call: Python's own (kiln/_impure_calls.py: random's module
 functions, time's clocks, os.urandom, uuid's identifiers) called from the traced function, and a
-NumPy Generator's scalar draws (kiln/_random_state.py: its state changed during the trace), are
+NumPy Generator's or a `random.Random` instance's scalar draws (kiln/_random_state.py: its state
+changed during the trace), are
 the call's values on every call (a graph break), never the first call's baked into the graph;
 a loop body or branch side that draws is not captured (one trace of it would draw once for
 every iteration, or on both sides). The standard library's own calls of them (logging's
@@ -109,3 +110,45 @@ def test_a_global_generators_draws_are_each_calls_own():
     GLOBAL_RNG.bit_generator.state = state
     for value in expected:
         np.testing.assert_allclose(compiled(np.ones(3)), value, rtol=1e-12)
+
+
+PYTHON_RNG = random.Random(5)
+
+
+def python_generator_global(x):
+    return x * PYTHON_RNG.random()
+
+
+def python_generator_argument(x, rng):
+    for _ in range(4):  # captured as a loop otherwise: one draw for all four iterations
+        x = x + rng.gauss(0.0, 1.0)
+    return x
+
+
+def test_a_python_random_instances_draws_are_each_calls_own():
+    compiled = kiln.compile(python_generator_global)
+    state = PYTHON_RNG.getstate()
+    expected = [python_generator_global(np.ones(3)) for _ in range(3)]
+    PYTHON_RNG.setstate(state)
+    for value in expected:
+        np.testing.assert_allclose(compiled(np.ones(3)), value, rtol=1e-12)
+    compiled = kiln.compile(python_generator_argument)
+    got_rng, expected_rng = random.Random(8), random.Random(8)
+    for _ in range(3):
+        np.testing.assert_allclose(compiled(np.zeros(2), got_rng),
+                                   python_generator_argument(np.zeros(2), expected_rng), rtol=1e-12)
+    assert got_rng.random() == expected_rng.random()  # drew exactly as many
+
+
+def test_a_system_random_is_read_on_every_call():
+    rng = random.SystemRandom()
+    compiled = kiln.compile(lambda x: x + rng.random())
+    values = {float(compiled(np.zeros(1))[0]) for _ in range(4)}
+    assert len(values) == 4
+
+
+def test_a_reachable_python_random_that_does_not_draw_keeps_the_compiled_graph():
+    def scaled(x):
+        return x * 2 if PYTHON_RNG is not None else x
+    explained = kiln.explain(scaled)(np.ones(3))
+    assert explained.graph_break_count == 0
