@@ -26,6 +26,9 @@ enum class ErrorKind {
   // A division by zero NumPy's Python code raises as ZeroDivisionError (np.average's weights
   // that sum to zero), found while running.
   ZeroDivision,
+  // np.linalg's error for a singular matrix, found while running (numpy.linalg.LinAlgError, a
+  // ValueError: a user's `except np.linalg.LinAlgError` must catch it).
+  LinAlg,
 };
 
 class Error : public std::runtime_error {

@@ -61,6 +61,24 @@ EAGER = _kiln.EAGER
 RETRACE = _kiln.RETRACE
 Unsupported = _kiln.Unsupported
 CompilerError = _kiln.CompilerError
+# What runtime checks raise when the graph runs (NumPy 1.x's LinAlgError is no ValueError).
+_CHECK_ERRORS = (IndexError, ValueError, OverflowError, RuntimeError, ZeroDivisionError,
+                 np.linalg.LinAlgError)
+
+
+def _handles_exceptions(fn):
+    """Whether `fn`'s code (or code nested in it) has exception handlers (try, with): a runtime
+    check of its graph raises at the call, outside them."""
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        return True  # a callable object: its handlers are not known
+    pending = [code]
+    while pending:
+        code = pending.pop()
+        if getattr(code, "co_exceptiontable", b"x"):
+            return True
+        pending.extend(c for c in code.co_consts if isinstance(c, types.CodeType))
+    return False
 
 
 # Entries one compiled function keeps in memory (each holds a loaded library, and every call
@@ -130,7 +148,8 @@ class CompiledFunction:
     def make_wrapper(self):
         """The callable kiln.compile returns: a C++ object whose call runs the guarded cache
         directly (src/python/compiled_call.cpp); misses come back to call_slow."""
-        compiled = _kiln.CompiledCall(self.cache, self.fn, self.call_slow, self.call_traced)
+        compiled = _kiln.CompiledCall(self.cache, self.fn, self.call_slow, self.call_traced,
+                                      _handles_exceptions(self.fn))
         functools.update_wrapper(compiled, self.fn)
         compiled._kiln_function = self
         return compiled
@@ -241,13 +260,21 @@ class CompiledFunction:
             return self.fn(*args, **kwargs)
         if traced is None:  # graph break without continuation: this call and its guards run eagerly
             return self.fn(*args, **kwargs)
-        if traced.retrace or traced.compiled is None:
-            return traced.run()
-        result = self.cache.call(args, kwargs)
-        if result is MISS or result is EAGER or result is RETRACE:
-            # The trace changed what the guards read (a dict entry the function increments):
-            # this call's graph runs on the arrays it traced; the next call traces again.
-            return traced.run()
+        try:
+            if traced.retrace or traced.compiled is None:
+                return traced.run()
+            result = self.cache.call(args, kwargs)
+            if result is MISS or result is EAGER or result is RETRACE:
+                # The trace changed what the guards read (a dict entry the function increments):
+                # this call's graph runs on the arrays it traced; the next call traces again.
+                return traced.run()
+        except _CHECK_ERRORS as error:
+            # a runtime check's error, raised before any result or write-back: a function with
+            # handlers runs eagerly, where its `except` sees NumPy's error (as the fast path
+            # does: src/python/compiled_call.cpp)
+            if isinstance(error, (CompilerError, Unsupported)) or not _handles_exceptions(self.fn):
+                raise
+            return self.fn(*args, **kwargs)
         return result
 
     def call_traced(self, args, kwargs):

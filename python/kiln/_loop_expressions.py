@@ -141,11 +141,11 @@ class ExpressionCapture:
         return min(len(s) for s in sequences)  # zip stops at the shortest
 
     @staticmethod
-    def listed(function, value):
-        """An argument of the traced function's call that may be a list of traced arrays
-        handed to NumPy (`np.mean([a, b], axis=0)`, `np.maximum.reduce(masks)`):
-        kiln._numpy_sequences."""
-        return _numpy_sequences.listed(function, value)
+    def listed(function, value, slot=None):
+        """An argument of the traced function's call (at `slot`, its position or keyword) that
+        may be a list of traced arrays handed to NumPy (`np.mean([a, b], axis=0)`,
+        `np.maximum.reduce(masks)`): kiln._numpy_sequences."""
+        return _numpy_sequences.listed(function, value, slot)
 
     # ---- float(x), int(x), bool(x), x.item() in loops (kiln._loop_transform) ----
 

@@ -134,14 +134,18 @@ class _ChoiceRewriter(_LogicRewriter):
         if not _dotted_name(node.func) or _dotted_name(node.func).split(".")[0] == HELPER:
             return node
         changed = False
+        starred = [isinstance(a, ast.Starred) for a in node.args]
         for holder, field in [(node.args, i) for i in range(len(node.args))] + [
                 (keyword, "value") for keyword in node.keywords]:
             value = holder[field] if isinstance(holder, list) else getattr(holder, field)
             if not (isinstance(value, (ast.List, ast.Tuple, ast.ListComp)) or
                     isinstance(value, ast.Name) and value.id in self.list_names):
                 continue
-            call = _helper_call("listed(None, None)", value)
-            call.args = [copy.deepcopy(node.func), value]
+            # its place: an output (out=) is never stacked; a position after *args is unknown
+            slot = (holder.arg if not isinstance(holder, list) else
+                    None if any(starred[:field + 1]) else field)
+            call = _helper_call("listed(None, None, None)", value)
+            call.args = [copy.deepcopy(node.func), value, ast.Constant(slot)]
             if isinstance(holder, list):
                 holder[field] = call
             else:

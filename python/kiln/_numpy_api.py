@@ -10,6 +10,7 @@ _numpy_samples.py. Anything missing here is a graph break, never a wrong answer.
 import functools
 import math
 import operator
+import warnings
 
 import numpy as np
 
@@ -28,9 +29,8 @@ from ._numpy_einsum import FUNCTIONS as _EINSUM
 from ._numpy_selection import FUNCTIONS as _SELECTION
 from ._numpy_sorting import FUNCTIONS as _SORTING
 from ._numpy_statistics import FUNCTIONS as _STATISTICS
-from ._tracer import (TracedArray, _UFuncOutputCastingError, _has_mask, as_operand, backend, cast,
-                      context_of, default_float, graph_break, materialize_all, to_tensor, traced,
-                      weak_type)
+from ._tracer import (TracedArray, _UFuncOutputCastingError, _has_mask, as_operand, backend,
+                      call_eagerly, cast, context_of, default_float, to_tensor, traced, weak_type)
 
 
 def _k():
@@ -199,47 +199,6 @@ def _fallback(function, inputs, kwargs, reason):
     return call_eagerly(function, inputs, kwargs, reason)
 
 
-def call_eagerly(function, args, kwargs, reason):
-    """A graph break: `function` runs on the tracers' ndarrays. A NumPy function that updates an
-    argument in place (np.add.at, np.put, np.copyto, out=) updates those ndarrays, copies of the
-    traced values: each one it changed is written back into its tracer (a functionalised
-    in-place update, through views), or the update would be lost."""
-    materialized = []  # (tracer, its ndarray, a copy from before the call)
-
-    def concrete(value):
-        if isinstance(value, TracedArray):
-            array = materialize_all(value, reason)
-            materialized.append((value, array, np.array(array, copy=True)))
-            return array
-        if isinstance(value, (list, tuple)):
-            return type(value)(concrete(item) for item in value)
-        if isinstance(value, dict):
-            return {key: concrete(item) for key, item in value.items()}
-        return value
-    args, kwargs = concrete(args), concrete(kwargs)
-    result = function(*args, **kwargs)
-    if _views_of(result, [array for _, array, _ in materialized]):
-        # NumPy's result views an argument (np.trim_zeros, np.require): writes through it
-        # must reach the argument, which the concrete copy cannot: the call runs eagerly.
-        name = getattr(function, "__name__", str(function))
-        graph_break(f"{name} (run eagerly) returns a writeable view of a traced array")
-    for tracer, array, before in materialized:
-        if array.shape == before.shape and array.tobytes() == before.tobytes():
-            continue
-        name = getattr(function, "__name__", str(function))
-        if tracer._selection is not None:
-            graph_break(f"{name} updates x[mask] in place (data-dependent shape)")
-        tracer._assign(to_tensor(tracer._context, np.array(array, copy=True), tracer.dtype, name))
-    return result
-
-
-def _views_of(result, arrays):
-    if isinstance(result, (list, tuple)):
-        return any(_views_of(item, arrays) for item in result)
-    return (isinstance(result, np.ndarray) and result.flags.writeable and result.size > 0
-            and any(np.may_share_memory(result, array) for array in arrays))
-
-
 def sequence_array(context, value):
     """np.asarray of a (nested) list or tuple holding traced arrays: their stack (_tracer)."""
     return _numpy_creation_array(context, value)
@@ -259,6 +218,9 @@ def apply_function(context, function, args, kwargs):
         if reduced is not None:
             return reduced
     out = kwargs.get("out")
+    if implementation is not None and isinstance(out, tuple) and not masked:
+        out = _tuple_out(function, args, kwargs)
+        kwargs = {**kwargs, "out": out}
     foreign_out = out is not None and not isinstance(out, (TracedArray, tuple))
     if implementation is None or masked or foreign_out:
         name = getattr(function, "__name__", str(function))
@@ -269,6 +231,29 @@ def apply_function(context, function, args, kwargs):
         return call_eagerly(function, args, kwargs, reason)
     context.at()
     return implementation(context, *args, **kwargs)
+
+
+def _tuple_out(function, args, kwargs):
+    """out=(o,) as NumPy's `function` takes it: o where it hands out= to a ufunc (np.sum,
+    np.clip), else NumPy's TypeError (np.round, np.dot), which it raises on zero stand-ins of
+    the traced arguments. kiln's functions took the tuple for an array (an AttributeError) or
+    wrote o where NumPy raises (np.ptp)."""
+    def stand_in(value):
+        if isinstance(value, TracedArray):
+            return np.zeros(value.shape, value.dtype)
+        if isinstance(value, (list, tuple)):
+            return type(value)(stand_in(item) for item in value)
+        return value
+    out = kwargs["out"]
+    try:
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            function(*stand_in(args), **stand_in(kwargs))
+    except TypeError:
+        raise
+    except Exception:  # noqa: BLE001 - NumPy's other errors come from the traced call
+        pass
+    return out[0] if len(out) == 1 else out
 
 
 # Reductions that take where=: of x[mask] (whole, all its elements) each is the same reduction

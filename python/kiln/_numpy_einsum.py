@@ -3,7 +3,8 @@ broadcasting, written out explicitly for the graph's einsum), np.tensordot and n
 takes the TraceContext first, then NumPy's arguments."""
 import numpy as np
 
-from ._numpy_functions import _as_traced, _k, _product, _result, product_dtype, ravel
+from ._numpy_functions import (_as_traced, _check_casting, _k, _product, _result, product_dtype,
+                               ravel)
 from ._tracer import cast, check_dtype
 
 
@@ -73,6 +74,7 @@ def einsum(context, subscripts, *operands, out=None, dtype=None, optimize=False,
         subscripts, values = _explicit_equation(subscripts, values)
     common = check_dtype(dtype) if dtype is not None else np.result_type(
         *[v.dtype for v in values])
+    _check_casting(values, common, out, kwargs.get("casting", "safe"))
     compute = product_dtype(common)
     tensor = _k().einsum(subscripts, [cast(v.tensor, compute) for v in values])
     return _result(context, cast(tensor, common), out)

@@ -5,10 +5,12 @@ import math
 import numpy as np
 
 from . import _kiln
-from ._tracer import (AxisError, TracedArray, backend, cast, check_dtype, check_fits,
-                      materialize_all, normalize_axes, normalize_axis, shape_entries, to_tensor,
-                      traced, user_location, weak_type)
+from ._tracer import (AxisError, TracedArray, _UFuncOutputCastingError, backend, cast,
+                      check_dtype, check_fits, materialize_all, normalize_axes, normalize_axis,
+                      shape_entries, to_tensor, traced, user_location, weak_type)
 from ._tracer_types import normalize_axis_tuple
+
+_NUMPY2 = np.lib.NumpyVersion(np.__version__) >= "2.0.0"
 
 _NO_VALUE = np._NoValue
 
@@ -21,10 +23,26 @@ def _as_traced(context, value):
     return value if isinstance(value, TracedArray) else context.lift(np.asarray(value))
 
 
-def _result(context, tensor, out=None, scalar=None):
+def _result(context, tensor, out=None, scalar=None, casting="unsafe", ufunc=None,
+            broadcast=False):
+    """`tensor` as the function's result: written into `out` where given, which NumPy's
+    functions take of the result's shape only (a ufunc's, `broadcast`, of a shape it broadcasts
+    to) and its dtype by `casting` (their reductions cast unsafely; a last step that is a ufunc,
+    std's sqrt, by its rule: pass the ufunc for NumPy's error class), else a new traced array.
+    kiln broadcast and cast into any out=, a wrong answer where NumPy raises."""
     if out is not None:
         if not isinstance(out, TracedArray):
             raise TypeError("kiln: out= must be a traced array inside a compiled function")
+        if tuple(out.shape) != tuple(tensor.shape) and not (broadcast and tuple(out.shape) == (
+                np.broadcast_shapes(tuple(out.shape), tuple(tensor.shape)))):
+            raise ValueError(f"out= has shape {tuple(out.shape)}, the result "
+                             f"{tuple(tensor.shape)} (NumPy does not broadcast it)")
+        dtype = np.dtype(tensor.dtype)
+        if not np.can_cast(dtype, out.dtype, casting):
+            if ufunc is not None:
+                raise _UFuncOutputCastingError(ufunc, casting, dtype, out.dtype, 0)
+            raise TypeError(f"Cannot cast array data from {dtype!r} to {out.dtype!r} according "
+                            f"to the rule {casting!r}")
         out._assign(tensor)
         return out
     value = traced(context, tensor)
@@ -123,8 +141,9 @@ def _scan(kind):
 
 
 def ptp(context, a, axis=None, out=None, keepdims=False):
+    # NumPy's subtract(max, min, out): out= was dropped (the caller's out kept its old values)
     return np.subtract(np.max(a, axis=axis, keepdims=keepdims),
-                       np.min(a, axis=axis, keepdims=keepdims))
+                       np.min(a, axis=axis, keepdims=keepdims), out=out)
 
 
 def count_nonzero(context, a, axis=None, *, keepdims=False):
@@ -273,8 +292,19 @@ def _common(context, arrays, dtype=None):
     return values, common
 
 
+def _check_casting(values, dtype, out, casting):
+    """NumPy's TypeError where an input does not cast to the result's dtype (dtype=, else
+    out's) by `casting`: kiln cast it regardless (floats truncated into an int32 out)."""
+    target = dtype if out is None or not isinstance(out, TracedArray) else out.dtype
+    for v in values:
+        if not np.can_cast(v.dtype, target, casting):
+            raise TypeError(f"Cannot cast array data from {v.dtype!r} to {np.dtype(target)!r} "
+                            f"according to the rule {casting!r}")
+
+
 def concatenate(context, arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
     values, common = _common(context, arrays, dtype)
+    _check_casting(values, common, out, casting)
     if axis is None:
         values, axis = [ravel(context, v) for v in values], 0
     axis = normalize_axis(axis, values[0].ndim, "concatenate")
@@ -284,6 +314,7 @@ def concatenate(context, arrays, axis=0, out=None, *, dtype=None, casting="same_
 
 def stack(context, arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
     values, common = _common(context, arrays, dtype)
+    _check_casting(values, common, out, casting)
     shapes = {v.shape for v in values}
     if len(shapes) != 1:
         raise ValueError("all input arrays must have the same shape")
@@ -312,11 +343,13 @@ def _at_least(rank):
 
 def hstack(context, tup, *, dtype=None, casting="same_kind"):
     values = [_at_least(1)(context, a) for a in tup]
-    return concatenate(context, values, 0 if values[0].ndim == 1 else 1, dtype=dtype)
+    return concatenate(context, values, 0 if values[0].ndim == 1 else 1, dtype=dtype,
+                       casting=casting)
 
 
 def vstack(context, tup, *, dtype=None, casting="same_kind"):
-    return concatenate(context, [_at_least(2)(context, a) for a in tup], 0, dtype=dtype)
+    return concatenate(context, [_at_least(2)(context, a) for a in tup], 0, dtype=dtype,
+                       casting=casting)
 
 
 def where(context, condition, x=_NO_VALUE, y=_NO_VALUE):
@@ -363,6 +396,19 @@ def _drops_out_of_range_bounds():
 
 
 _CLIP_DROPS_BOUNDS = _drops_out_of_range_bounds()
+# NumPy 1.x ignores a 0-d NaN bound of a float array (NumPy 2's result is NaN): kiln gave NaN.
+with np.errstate(invalid="ignore"):
+    _CLIP_IGNORES_NAN_SCALARS = bool(np.clip(np.ones(1), np.nan, None)[0] == 1)
+
+
+def _without_nan(bound, fill):
+    """A 0-d float bound, NaN ignored (None, or `fill` in the graph where it is traced)."""
+    dtype = bound.dtype if isinstance(bound, TracedArray) else np.asarray(bound).dtype
+    if bound is None or np.ndim(bound) != 0 or dtype.kind != "f":
+        return bound
+    if isinstance(bound, TracedArray):
+        return np.where(np.isnan(bound), fill, bound)
+    return None if np.isnan(bound) else bound
 
 
 def clip(context, a, a_min=_NO_VALUE, a_max=_NO_VALUE, out=None, *, min=_NO_VALUE,
@@ -374,14 +420,18 @@ def clip(context, a, a_min=_NO_VALUE, a_max=_NO_VALUE, out=None, *, min=_NO_VALU
         info = np.iinfo(dtype)
         low = None if type(low) is int and low <= info.min else low
         high = None if type(high) is int and high >= info.max else high
+    if _CLIP_IGNORES_NAN_SCALARS and dtype.kind == "f":
+        low, high = _without_nan(low, -np.inf), _without_nan(high, np.inf)
     result = a if low is not None or high is not None else np.positive(a)  # a copy
     if low is not None:
         result = np.maximum(result, low)
     if high is not None:
         result = np.minimum(result, high)
     if out is not None:
-        out._assign(result.tensor)
-        return out
+        # the ufunc's rule for out's dtype (NumPy 1.x cast unsafely, with a DeprecationWarning)
+        return _result(context, _as_traced(context, result).tensor, out,
+                       casting=kwargs.get("casting", "same_kind" if _NUMPY2 else "unsafe"),
+                       ufunc=np.clip, broadcast=True)
     return result if isinstance(result, TracedArray) else _as_traced(context, result)
 
 
@@ -434,7 +484,10 @@ def unstack(context, x, *, axis=0):
 def _triangle(lower):
     def triangle(context, m, k=0):
         x = _as_traced(context, m)
-        rows, columns = x.shape[-2:]
+        if x.ndim == 0:
+            raise TypeError("tri() missing 1 required positional argument: 'N'")  # NumPy's
+        # NumPy's tri(*m.shape[-2:]): a 1-d m is the rows of a square (kiln raised ValueError)
+        rows, columns = x.shape[-2:] if x.ndim >= 2 else (x.shape[0], x.shape[0])
         kiln = _k()
         row = kiln.reshape(kiln.arange(x.tensor, rows, "int64"), [rows, 1])
         column = kiln.reshape(kiln.arange(x.tensor, columns, "int64"), [1, columns])
@@ -463,6 +516,9 @@ def _product(name):
             return np.multiply(x, y)
         compute = product_dtype(common)
         tensor = getattr(_k(), name)(cast(x.tensor, compute), cast(y.tensor, compute))
+        if name == "dot" and out is not None and out.dtype != common:  # NumPy casts none
+            raise ValueError("output array is not acceptable (must have the right datatype, "
+                             "number of dimensions, and be a C-Array)")
         return _result(context, cast(tensor, common), out)
     return product
 

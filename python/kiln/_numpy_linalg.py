@@ -8,8 +8,9 @@ time step, ran a graph per step (100 steps of a 50-point rod: 1.7 s the first ca
 whole rows and columns (positions outside the active block masked), O(n^3) per solve, which
 LAPACK's blocked kernels beat past MOST_ROWS: larger matrices, stacks of matrices, complex and
 other dtypes, and what NumPy rejects (shapes) run eagerly, as before. A singular matrix (an
-exact zero pivot, as LAPACK's info reports) raises ValueError "Singular matrix" when the graph
-runs (NumPy raises LinAlgError, a ValueError); det gives 0 there, as NumPy's does.
+exact zero pivot, as LAPACK's info reports) raises NumPy's np.linalg.LinAlgError "Singular
+matrix" when the graph runs (a ValueError that was not a LinAlgError escaped the user's `except
+np.linalg.LinAlgError`); det gives 0 there, as NumPy's does.
 """
 import numpy as np
 
@@ -109,7 +110,8 @@ def _substitute(context, lu, y):
 def _check_singular(context, singular, op):
     """NumPy's error for an exact zero pivot, raised when the graph runs."""
     nothing = context.lift(np.zeros(0, np.int64))  # the message names no values
-    _k().check_flag(singular.tensor, nothing.tensor, "Singular matrix", "", op)
+    _k().check_flag(singular.tensor, nothing.tensor, "Singular matrix", "", op,
+                    error="LinAlgError")
 
 
 def solve(context, a, b):

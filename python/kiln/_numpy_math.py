@@ -13,7 +13,7 @@ import warnings
 import numpy as np
 
 from ._numpy_functions import _as_traced, _k, _result
-from ._tracer import TracedArray, cast, graph_break, has_tracer, materialize_all
+from ._tracer import TracedArray, call_eagerly, cast, graph_break, has_tracer
 from ._tracer_types import normalize_axis_tuple
 
 _NUMPY2 = np.lib.NumpyVersion(np.__version__) >= "2.0.0"
@@ -33,9 +33,9 @@ _CHECKS_TOLERANCES = _isclose_checks_tolerances()
 # ---- helpers ----
 
 def _eager(function, reason, *args, **kwargs):
-    """A graph break: NumPy's `function` on the tracers' values (its result, its errors)."""
-    args, kwargs = materialize_all((args, kwargs), reason)
-    return function(*args, **kwargs)
+    """A graph break: NumPy's `function` on the tracers' values (its result, its errors), and
+    what it writes into a traced argument (out=) written back into it."""
+    return call_eagerly(function, args, kwargs, reason)
 
 
 def _array(value):

@@ -45,6 +45,13 @@ def mean(context, a, axis=None, dtype=None, out=None, keepdims=False, *, where=T
     return _result(context, cast(np.true_divide(total, count).tensor, result_dtype), out)
 
 
+def _into(context, tensor, out, root):
+    """var's result, or std's (NumPy's last step, sqrt(ret, out=ret), casts by its rule)."""
+    if root:
+        return _result(context, tensor, out, casting="same_kind", ufunc=np.sqrt)
+    return _result(context, tensor, out)
+
+
 def var(context, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True,
         mean=_NO_VALUE, correction=_NO_VALUE, root=False):
     x = _as_traced(context, a)
@@ -57,22 +64,22 @@ def var(context, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, 
         real_dtype = None if dtype is None or np.dtype(dtype).kind == "c" else dtype
         total = sum(var(context, _result(context, part(x.tensor)), axis, real_dtype, None, ddof,
                         keepdims, where=where) for part in (k.real, k.imag))
-        return _result(context, (np.sqrt(total) if root else total).tensor, out)
+        return _into(context, (np.sqrt(total) if root else total).tensor, out, root)
     axes = normalize_axes(axis, x.ndim, "var")
     result_dtype = _mean_dtype(x.dtype, dtype)
     if result_dtype.kind in "biu":
-        return _result(context, _integer_var(context, x, axes, axis, result_dtype, ddof,
-                                             keepdims, where, root).tensor, out)
+        return _into(context, _integer_var(context, x, axes, axis, result_dtype, ddof,
+                                           keepdims, where, root).tensor, out, root)
     compute = np.dtype(np.float64) if x.dtype.kind in "biu" else result_dtype
     tensor = cast(x.tensor, compute)
     if where is True and axes:
         tensor = (k.std if root else k.var)(tensor, axes, bool(keepdims), int(ddof))
-        return _result(context, cast(tensor, result_dtype), out)
+        return _into(context, cast(tensor, result_dtype), out, root)
     mask = _mask(context, x, where) if where is not True else to_tensor(context, True, np.bool_)
     result = k.masked_var(tensor, mask, axes, bool(keepdims), int(ddof))
     if root:
         result = k.sqrt(result)
-    return _result(context, cast(result, result_dtype), out)
+    return _into(context, cast(result, result_dtype), out, root)
 
 
 def _var_about(context, x, mean, axis, dtype, out, ddof, keepdims, where, root):
@@ -95,7 +102,7 @@ def _var_about(context, x, mean, axis, dtype, out, ddof, keepdims, where, root):
         if result.ndim and result.dtype.kind in "biu":  # NumPy's sqrt(ret, out=ret)
             np.sqrt(np.zeros(1, result.dtype), out=np.zeros(1, result.dtype))
         result = np.sqrt(result).astype(result.dtype)
-    return _result(context, result.tensor, out)
+    return _into(context, result.tensor, out, root)
 
 
 def _integer_var(context, x, axes, axis, dtype, ddof, keepdims, where, root):

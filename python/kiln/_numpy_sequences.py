@@ -18,6 +18,9 @@ stays in the user's frame; a helper the function calls is not rewritten):
   an index);
 - any other callee gets the list itself.
 """
+import functools
+import inspect
+
 import numpy as np
 
 from . import _numpy_creation
@@ -58,19 +61,35 @@ _OF_SEQUENCES = {getattr(np, name) for name in (
 
 
 _UFUNC_METHODS = ("__call__", "reduce", "accumulate", "reduceat", "outer")  # not `at`'s key
+# The first positional place of each ufunc method's outputs (__call__'s is its nin).
+_OUT_POSITIONS = {"reduce": 3, "accumulate": 3, "reduceat": 4, "outer": 2}
 
 
-def listed(function, value):
+def listed(function, value, slot=None):
     """The argument `value` of a call of `function` in the traced function, as NumPy would take
     it: a list or tuple holding traced arrays is the stack for a ufunc or its methods, a Listed
     for a NumPy function that dispatches; any other value, or any other callee (the user's
-    helper may append to the list), gets the value itself."""
-    if type(value) not in (list, tuple) or not has_tracer(value):
+    helper may append to the list), gets the value itself. `slot` is the argument's place (its
+    position, its keyword, None where a *args before it hides it): an output's tuple
+    (`np.add(a, 1, out=(a,))`) is never stacked, whose stack NumPy would have written instead."""
+    if type(value) not in (list, tuple) or not has_tracer(value) or slot == "out":
         return value
     ufunc = function if isinstance(function, np.ufunc) else getattr(function, "__self__", None)
     if isinstance(ufunc, np.ufunc):
         name = "__call__" if ufunc is function else getattr(function, "__name__", None)
-        return _stacked(Listed(value)) if name in _UFUNC_METHODS else value
+        first_out = ufunc.nin if name == "__call__" else _OUT_POSITIONS.get(name)
+        output = isinstance(slot, int) and first_out is not None and slot >= first_out
+        return _stacked(Listed(value)) if name in _UFUNC_METHODS and not output else value
     if hasattr(function, "_implementation") and function not in _OF_SEQUENCES:
-        return _listed(value)
+        return value if slot is not None and slot == _out_position(function) else _listed(value)
     return value
+
+
+@functools.cache
+def _out_position(function):
+    """The position of the NumPy function's `out` parameter, or None."""
+    try:
+        names = list(inspect.signature(function).parameters)
+    except (TypeError, ValueError):
+        return None
+    return names.index("out") if "out" in names else None

@@ -9,9 +9,12 @@ from ._tracer import _UFuncOutputCastingError, normalize_axis
 from ._tracer_types import normalize_axes, normalize_axis_tuple
 
 
-def _finish(context, value, out=None):
-    """A tracer result as NumPy returns it: written into `out`, or a scalar when 0-d."""
-    return _result(context, value.tensor, out)
+def _finish(context, value, out=None, ufunc=None):
+    """A tracer result as NumPy returns it: written into `out`, or a scalar when 0-d. `ufunc`:
+    NumPy's last step, which casts into out by its rule (same_kind)."""
+    if ufunc is None:
+        return _result(context, value.tensor, out)
+    return _result(context, value.tensor, out, casting="same_kind", ufunc=ufunc)
 
 
 # ---- nan-reductions ----
@@ -108,7 +111,7 @@ def nanstd(context, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, 
            mean=_NO_VALUE, correction=_NO_VALUE):
     variance = nanvar(context, a, axis, dtype, None, ddof, keepdims, where=where, mean=mean,
                       correction=correction)
-    return _finish(context, np.sqrt(variance), out)
+    return _finish(context, np.sqrt(variance), out, np.sqrt)
 
 
 # ---- average, diff ----
@@ -198,7 +201,7 @@ def round_(context, a, decimals=0, out=None):
     if decimals >= 0 and integer:
         return _result(context, x.tensor, out)
     if decimals == 0:
-        return _finish(context, np.rint(x), out)
+        return _finish(context, np.rint(x), out, np.rint)
     first, second = (np.multiply, np.true_divide) if decimals > 0 else (np.true_divide,
                                                                        np.multiply)
     factor = 10.0 ** abs(decimals) if abs(decimals) <= 308 else np.inf  # as C's pow gives
@@ -207,7 +210,8 @@ def round_(context, a, decimals=0, out=None):
     if not np.can_cast(scaled.dtype, target, "same_kind"):  # bool: NumPy's own error
         raise _UFuncOutputCastingError(first, "same_kind", scaled.dtype, target, 0)
     rounded = second(np.rint(scaled), factor)
-    return _finish(context, rounded.astype(x.dtype) if integer else rounded, out)
+    return _finish(context, rounded.astype(x.dtype) if integer else rounded, out,
+                   None if integer else second)
 
 
 # ---- diagonal, trace ----

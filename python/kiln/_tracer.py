@@ -72,6 +72,47 @@ def materialize_all(value, reason):
     return value
 
 
+def call_eagerly(function, args, kwargs, reason):
+    """A graph break: `function` runs on the tracers' ndarrays. A NumPy function that updates an
+    argument in place (np.add.at, np.put, np.copyto, out=) updates those ndarrays, copies of the
+    traced values: each one it changed is written back into its tracer (a functionalised
+    in-place update, through views), or the update would be lost."""
+    materialized = []  # (tracer, its ndarray, a copy from before the call)
+
+    def concrete(value):
+        if isinstance(value, TracedArray):
+            array = materialize_all(value, reason)
+            materialized.append((value, array, np.array(array, copy=True)))
+            return array
+        if isinstance(value, (list, tuple)):
+            return type(value)(concrete(item) for item in value)
+        if isinstance(value, dict):
+            return {key: concrete(item) for key, item in value.items()}
+        return value
+    args, kwargs = concrete(args), concrete(kwargs)
+    result = function(*args, **kwargs)
+    if _views_of(result, [array for _, array, _ in materialized]):
+        # NumPy's result views an argument (np.trim_zeros, np.require): writes through it
+        # must reach the argument, which the concrete copy cannot: the call runs eagerly.
+        name = getattr(function, "__name__", str(function))
+        graph_break(f"{name} (run eagerly) returns a writeable view of a traced array")
+    for tracer, array, before in materialized:
+        if array.shape == before.shape and array.tobytes() == before.tobytes():
+            continue
+        name = getattr(function, "__name__", str(function))
+        if tracer._selection is not None:
+            graph_break(f"{name} updates x[mask] in place (data-dependent shape)")
+        tracer._assign(to_tensor(tracer._context, np.array(array, copy=True), tracer.dtype, name))
+    return result
+
+
+def _views_of(result, arrays):
+    if isinstance(result, (list, tuple)):
+        return any(_views_of(item, arrays) for item in result)
+    return (isinstance(result, np.ndarray) and result.flags.writeable and result.size > 0
+            and any(np.may_share_memory(result, array) for array in arrays))
+
+
 # ---- the trace ----
 
 class TraceContext:

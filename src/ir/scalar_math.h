@@ -243,7 +243,8 @@ KILN_FN T kiln_pow(T a, T b) {
 }
 
 // ---- comparisons ---------------------------------------------------------------------------
-// maximum/minimum propagate NaN (the first NaN operand is returned); fmax/fmin ignore it.
+// maximum/minimum propagate NaN (the first NaN operand is returned); fmax/fmin ignore it, and
+// of equal operands return the first, as NumPy's (fmax(-0.0, 0.0) is -0.0; maximum's is 0.0).
 template <class T>
 KILN_FN T kiln_maximum(T a, T b) {
   if constexpr (kiln_is_float<T>) return kiln_select((a > b) | (a != a), a, b);
@@ -256,12 +257,12 @@ KILN_FN T kiln_minimum(T a, T b) {
 }
 template <class T>
 KILN_FN T kiln_fmax(T a, T b) {
-  if constexpr (kiln_is_float<T>) return kiln_select((a > b) | (b != b), a, b);
+  if constexpr (kiln_is_float<T>) return kiln_select((a >= b) | (b != b), a, b);
   else return kiln_select(a > b, a, b);
 }
 template <class T>
 KILN_FN T kiln_fmin(T a, T b) {
-  if constexpr (kiln_is_float<T>) return kiln_select((a < b) | (b != b), a, b);
+  if constexpr (kiln_is_float<T>) return kiln_select((a <= b) | (b != b), a, b);
   else return kiln_select(a < b, a, b);
 }
 

@@ -90,7 +90,7 @@ void bind_cache_records(nb::module_& module) {
         std::vector<detail::Trace::Check> loaded;
         for (const auto& [flag, value, kind, before, after] : checks) {
           if (!detail::well_formed_check(graph, flag, value) || kind < 0 ||
-              kind > static_cast<int>(ErrorKind::ZeroDivision))
+              kind > static_cast<int>(ErrorKind::LinAlg))
             throw Error(ErrorKind::Value, "kiln: load_trace: a damaged runtime check");
           detail::Trace::Check check;
           check.flag = flag, check.value = value, check.kind = static_cast<ErrorKind>(kind);

@@ -16,7 +16,25 @@ struct CompiledCall {
   nb::object fn;       // the user's function: eager entries call it
   nb::object slow;     // driver(args, kwargs): a miss (trace, compile, call)
   nb::object retrace;  // driver(args, kwargs): an entry traced again on every call
+  // The function has exception handlers (try, with): an error a runtime check raises when the
+  // graph runs (an index out of bounds, a singular matrix) would escape its `except` clause,
+  // so such a call runs eagerly instead, where the handler sees NumPy's error.
+  bool eager_on_check_error = false;
 };
+
+// The errors of runtime checks (api/runtime_checks.h), raised before any result or write-back.
+bool is_check_error(ErrorKind kind) {
+  switch (kind) {
+    case ErrorKind::Index:
+    case ErrorKind::Value:
+    case ErrorKind::Overflow:
+    case ErrorKind::Runtime:
+    case ErrorKind::IndexOrRuntime:
+    case ErrorKind::ZeroDivision:
+    case ErrorKind::LinAlg: return true;
+    default: return false;
+  }
+}
 
 CompiledCall& self_of(PyObject* self) { return *nb::inst_ptr<CompiledCall>(self); }
 
@@ -43,6 +61,8 @@ PyObject* call_compiled(PyObject* self, PyObject* args, PyObject* kwargs) {
   } catch (nb::python_error& error) {
     error.restore();
   } catch (const Error& error) {
+    if (compiled.eager_on_check_error && is_check_error(error.kind()))
+      return PyObject_Call(compiled.fn.ptr(), args, kwargs);
     translate_kiln_error(error);
   } catch (const std::exception& error) {
     PyErr_SetString(PyExc_RuntimeError, error.what());
@@ -98,11 +118,12 @@ void bind_compiled_call(nb::module_& module) {
       .def(
           "__init__",
           [](CompiledCall* self, nb::object cache, nb::object fn, nb::object slow,
-             nb::object retrace) {
-            new (self)
-                CompiledCall{std::move(cache), std::move(fn), std::move(slow), std::move(retrace)};
+             nb::object retrace, bool eager_on_check_error) {
+            new (self) CompiledCall{std::move(cache), std::move(fn), std::move(slow),
+                                    std::move(retrace), eager_on_check_error};
           },
-          nb::arg("cache"), nb::arg("fn"), nb::arg("slow"), nb::arg("retrace"));
+          nb::arg("cache"), nb::arg("fn"), nb::arg("slow"), nb::arg("retrace"),
+          nb::arg("eager_on_check_error") = false);
 }
 
 }  // namespace kiln::python

@@ -66,6 +66,7 @@ void fill_dtype_table() {
 PyObject* unsupported_type = nullptr;
 PyObject* compiler_error_type = nullptr;  // Toolchain and Internal errors
 PyObject* axis_error_type = nullptr;
+PyObject* linalg_error_type = nullptr;  // numpy.linalg.LinAlgError
 PyObject* index_or_runtime_error_type = nullptr;  // ErrorKind::IndexOrRuntime
 
 }  // namespace
@@ -87,6 +88,7 @@ void translate_kiln_error(const Error& error) {
     case ErrorKind::Runtime: PyErr_SetString(PyExc_RuntimeError, message); return;
     case ErrorKind::IndexOrRuntime: PyErr_SetString(index_or_runtime_error_type, message); return;
     case ErrorKind::ZeroDivision: PyErr_SetString(PyExc_ZeroDivisionError, message); return;
+    case ErrorKind::LinAlg: PyErr_SetString(linalg_error_type, message); return;
     case ErrorKind::Memory: PyErr_SetString(PyExc_MemoryError, message); return;
     case ErrorKind::Overflow: PyErr_SetString(PyExc_OverflowError, message); return;
     case ErrorKind::Permission: PyErr_SetString(PyExc_PermissionError, message); return;
@@ -287,6 +289,8 @@ void bind_errors(nb::module_& module) {
                               ? numpy_exceptions.attr("AxisError")  // NumPy < 1.25
                               : numpy_exceptions.attr("exceptions").attr("AxisError");
   axis_error_type = axis_error.release().ptr();
+  nb::object linalg_error = numpy_exceptions.attr("linalg").attr("LinAlgError");
+  linalg_error_type = linalg_error.release().ptr();
   nb::register_exception_translator([](const std::exception_ptr& pointer, void*) {
     try {
       std::rethrow_exception(pointer);

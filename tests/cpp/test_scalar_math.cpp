@@ -94,6 +94,11 @@ TEST(ScalarMath, MaximumPropagatesNaNAndFmaxIgnoresIt) {
   EXPECT_EQ(kiln_fmax(1.0, kNaN), 1.0);
   EXPECT_EQ(kiln_fmin(kNaN, -1.0), -1.0);
   EXPECT_TRUE(std::isnan(kiln_fmax(kNaN, kNaN)));
+  // of equal operands the first, as NumPy's (fmax(-0.0, 0.0) is -0.0)
+  EXPECT_TRUE(std::signbit(kiln_fmax(-0.0, 0.0)));
+  EXPECT_FALSE(std::signbit(kiln_fmax(0.0, -0.0)));
+  EXPECT_TRUE(std::signbit(kiln_fmin(-0.0, 0.0)));
+  EXPECT_FALSE(std::signbit(kiln_fmin(0.0, -0.0)));
   EXPECT_EQ(kiln_maximum<int8_t>(-3, 2), 2);
   EXPECT_EQ(kiln_minimum<uint8_t>(200, 3), 3);
   EXPECT_EQ(kiln_maximum(true, false), true);

@@ -79,6 +79,20 @@ def test_negative_zero_constants_keep_their_sign():
                            1 / np.where(x > 0, x, -0.0), x / -0.0), x, fullgraph=True)
 
 
+def test_fmax_fmin_of_equal_zeros_are_the_first_as_numpy_2s():
+    """NumPy 2's fmax/fmin (and torch's) return the first of equal operands (fmax(-0.0, 0.0)
+    is -0.0), where maximum/minimum return the second; kiln's fmax returned the second (as
+    NumPy 1.x's does: kiln follows NumPy 2 there, as for promotion)."""
+    x, y = np.array([-0.0, 0.0, np.nan, 1.0]), np.array([0.0, -0.0, 0.0, np.nan])
+    results = kiln.compile(lambda x, y: (np.fmax(x, y), np.fmin(x, y), np.fmax(y, x),
+                                         np.maximum(x, y)))(x, y)
+    first, second = [True, False, False, False], [False, True, False, False]
+    for result, signs in zip(results[:3], (first, first, second)):
+        np.testing.assert_array_equal(result, [0.0, 0.0, 0.0, 1.0])
+        np.testing.assert_array_equal(np.signbit(result), signs)
+    np.testing.assert_array_equal(np.signbit(results[3][:2]), [False, True])
+
+
 def test_power_of_one_half_is_numpys_square_root():
     x = np.array([-np.inf, -0.0, 4.0, -np.inf, -np.inf, 2.0, 9.0])   # vector lanes and tail
     with np.errstate(invalid="ignore"):

@@ -64,3 +64,12 @@ def test_complex_op_kiln_does_not_lower_names_the_op_and_line_under_fullgraph():
     np.testing.assert_allclose(kiln.compile(lambda x: x * 1j, fullgraph=True)(np.arange(3.0)), z)
     with pytest.raises(kiln.Unsupported, match=r"max.*test_trust_numpy_edges.py:\d+.*complex"):
         kiln.compile(lambda x: np.max(x * 1j), fullgraph=True)(np.arange(3.0))
+
+
+@pytest.mark.parametrize("function", [np.triu, np.tril])
+@pytest.mark.parametrize("k", [-1, 0, 2])
+def test_triangle_of_a_vector_is_numpys_square(function, k):
+    """NumPy's tri(*m.shape[-2:]) makes a 1-d m the rows of a square; kiln raised ValueError."""
+    compiled, eager = both(lambda x: function(x, k), np.arange(1.0, 6.0))
+    np.testing.assert_array_equal(compiled, eager)
+    assert compiled.shape == eager.shape == (5, 5)

@@ -142,3 +142,15 @@ def test_ldexp_is_exact_where_two_to_the_exponent_alone_overflows_or_underflows(
         e = np.full(x.shape, exponent, dtype=np.int64)
         assert_same_outcome(np.ldexp, x, e)
     assert_same_outcome(np.ldexp, x, np.arange(-span, span, 2 * span // 9 + 1)[:9])
+
+
+@pytest.mark.parametrize("low, high", [(np.nan, 1.0), (0.0, np.nan), (np.nan, np.nan),
+                                       (np.float32(np.nan), None), (np.array(np.nan), 1.0),
+                                       (np.full(4, np.nan), 1.0)])
+def test_clip_with_a_nan_bound_is_the_installed_numpys(low, high):
+    """NumPy 2 gives NaN; NumPy 1.x ignores a 0-d NaN bound (an array of them gives NaN):
+    kiln gave NumPy 2's NaN on both."""
+    x = np.array([np.nan, -5.0, 0.5, 5.0])
+    assert_same_outcome(lambda a: np.clip(a, low, high), x)
+    if not isinstance(low, np.ndarray):  # NumPy 1.x's value-based promotion of 0-d arrays
+        assert_same_outcome(lambda a: np.clip(a, low, high), x.astype(np.float32))
