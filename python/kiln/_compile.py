@@ -50,7 +50,8 @@ from ._arguments import too_large_to_guard as _too_large_to_guard
 from ._arguments import is_unsupported_array as _is_unsupported_array
 from ._caller_state import ChangesCallerState, Saved, checked_output_spec, with_assigned
 from ._config import config
-from ._environment import CellStores, Environment, GlobalStores, with_numpy_names
+from ._environment import Environment, with_numpy_names
+from ._trace_stores import CellStores, GlobalStores
 from ._graph_breaks import GraphBreak, GraphBreakSignal, located
 from ._retrace import (SEGMENT_LIMIT, NeedsStatic, RetraceTimes, Segments, _SegmentLimit,
                        _TraceContext, _Traced, held_output)

@@ -9,8 +9,6 @@ To trace, the function and the helpers it reaches are rebuilt over copies of the
 which those values are replaced by tracers (`rebuilt`).
 """
 import collections
-import copy
-import dis
 import functools
 import inspect
 import sys
@@ -21,6 +19,9 @@ import numpy as np
 
 from . import _kiln, _pytree
 from ._graph_breaks import is_internal
+from ._stand_ins import (Attributes, _has_slots, _is_plain_object, _slot_names, _stand_in,
+                         _with_methods)
+from ._trace_stores import _global_stores
 
 # Library code (the standard library, installed packages) is not searched for helpers.
 _LIBRARY_DIRECTORIES = tuple(sorted({sysconfig.get_paths()[key] for key in
@@ -117,103 +118,6 @@ def _is_user_class(value):
 # ChainMap's maps), read through their own methods.
 _MAPPING_OBJECTS = (collections.UserDict, collections.UserList, collections.UserString,
                     collections.ChainMap)
-
-_STORES = frozenset(("STORE_GLOBAL", "DELETE_GLOBAL"))
-_CELL_STORES = frozenset(("STORE_DEREF", "DELETE_DEREF"))
-_MISSING = object()
-
-
-def _global_stores(code, opnames=_STORES):
-    """[(name, "file:line")] of the module globals `code` (and the code nested in it) rebinds
-    or deletes (`global G; G = ...`); with _CELL_STORES, of its cell variables."""
-    stores, line = [], code.co_firstlineno
-    for instruction in dis.get_instructions(code):
-        line = instruction.starts_line or line
-        if instruction.opname in opnames:
-            stores.append((instruction.argval, f"{code.co_filename}:{line}"))
-    for constant in code.co_consts:
-        if isinstance(constant, types.CodeType):
-            stores.extend(_global_stores(constant, opnames))
-    return stores
-
-
-class CellStores:
-    """The closure cells of the function a trace runs (the caller's, or fresh ones holding
-    tracers, Environment.rebuilt) as they were before it. A trace that rebinds one (`nonlocal
-    n; n += 1`) wrote a fresh cell the caller never sees, or the caller's once for every run
-    of the graph; NumPy rebinds it at every call, so such a trace runs eagerly (changed())."""
-
-    def __init__(self, function):
-        while isinstance(function, (functools.partial, types.MethodType)):
-            function = getattr(function, "func", None) or function.__func__
-        code = getattr(function, "__code__", None)
-        cells = getattr(function, "__closure__", None) or ()
-        self.code = code
-        self.saved = [(cell, name, _contents(cell))
-                      for cell, name in zip(cells, code.co_freevars if code else ())]
-
-    def changed(self):
-        """(name, location) of the first cell the trace rebound, or None; each is put back as
-        it was (the eager run that follows rebinds the caller's)."""
-        first = None
-        for cell, name, before in self.saved:
-            if _contents(cell) is before:
-                continue
-            if first is None:
-                stores = [where for stored, where in _global_stores(self.code, _CELL_STORES)
-                          if stored == name]
-                first = (name, stores[0] if stores else "")
-            if before is _MISSING:
-                del cell.cell_contents
-            else:
-                cell.cell_contents = before
-        return first
-
-
-def _contents(cell):
-    return cell.cell_contents if _pytree.cell_holds(cell) else _MISSING
-
-
-class GlobalStores:
-    """The module globals a trace may rebind, as they were before it. The trace runs over
-    copies of the globals (Environment.rebuilt), where a store is lost, or over the module's
-    own, where it leaves a tracer: either way NumPy's behaviour (the module's variable assigned
-    at each call) is not what the graph does, so such a trace runs eagerly (changed())."""
-
-    def __init__(self, stores, copies, globals_ids=(), location=""):
-        # (the module's dict, the dict the trace runs over, name, location, value before)
-        self.saved = []
-        for globals_, name, location_of_store in stores:
-            running = copies.get(id(globals_), globals_)
-            self.saved.append((globals_, running, name, location_of_store,
-                               running.get(name, _MISSING)))
-        # The globals' copies whole: a store no instruction names (`globals()["G"] = y`)
-        # changes one (not the copies of objects' attributes, which a trace may assign).
-        self.copies = [(copy, dict(copy)) for key, copy in copies.items() if key in globals_ids]
-        self.location = location
-
-    def changed(self):
-        """(name, location) of the first global the trace rebound, or None; the module's own
-        globals are put back as they were (the eager run that follows assigns them)."""
-        first = None
-        for globals_, running, name, location, before in self.saved:
-            if running.get(name, _MISSING) is before:
-                continue
-            first = first or (name, location)
-            if running is globals_:
-                if before is _MISSING:
-                    globals_.pop(name, None)
-                else:
-                    globals_[name] = before
-        for copy, before in self.copies:
-            if first is not None:
-                break
-            changed = [name for name in copy.keys() | before.keys()
-                       if copy.get(name, _MISSING) is not before.get(name, _MISSING)]
-            if changed:
-                first = (sorted(changed)[0], self.location)
-        return first
-
 
 class Environment:
     def __init__(self, fn):
@@ -526,151 +430,6 @@ class Environment:
         for name, method in self.methods:  # instance attributes shadow the class's functions
             stand_in.__dict__[name] = types.MethodType(clone_of(method), stand_in)
         return stand_in
-
-
-class Attributes:
-    """The attribute dicts of the objects a trace reads attributes of, self's and global
-    objects', as they were before it: `objects` pairs each caller's object with the one the
-    trace runs over (a stand-in over a copy of its attributes, or itself). What the trace
-    assigns (`self.t += dt`, `self.m = b1 * self.m + g`) reached a copy the caller never sees,
-    or left tracers in the caller's object: assigned() lists it, to be assigned by each run of
-    the graph (kiln._compile), and restore() undoes the trace's own changes."""
-
-    def __init__(self, objects, copies=None):
-        self.copies = copies or {}  # id(a globals dict) -> the copy the trace runs over
-        self.saved = [(_attributes_of(caller), _attributes_of(traced),
-                       dict(_attributes_of(traced).items()))
-                      for caller, traced in objects
-                      if _is_plain_object(traced) or _has_slots(traced)
-                      or isinstance(traced, types.ModuleType) and traced is not caller]
-
-    def assigned(self):
-        """[(the caller's attribute dict, name, the value the trace assigned)], or None where
-        the trace deleted an attribute."""
-        assignments = []
-        for target, current, before in self.saved:
-            if not current.keys() >= before.keys():
-                return None
-            assignments += [(target, name, value) for name, value in current.items()
-                            if name not in before or before[name] is not value]
-        return assignments
-
-    def restore(self):
-        for _, current, before in self.saved:
-            current.clear()
-            current.update(before)
-
-
-def _is_plain_object(value):
-    """An instance whose attributes live in its __dict__ (a config namespace, a user class's
-    object): not a module, class, function or array."""
-    return (isinstance(getattr(value, "__dict__", None), dict)
-            and not isinstance(value, (types.ModuleType, type, types.FunctionType,
-                                       types.MethodType, types.BuiltinFunctionType, np.ndarray)))
-
-
-def _has_slots(value):
-    """An object with __slots__ attributes (read by getattr): not a class, module or array."""
-    return (value is not None and bool(_slot_names(value))
-            and not isinstance(value, (types.ModuleType, type, np.ndarray, np.generic)))
-
-
-def _slot_names(value):
-    """{name as code spells it: name getattr reads} of the __slots__ of value's class."""
-    names = {}
-    for klass in type(value).__mro__:
-        slots = klass.__dict__.get("__slots__", ())
-        for slot in (slots,) if isinstance(slots, str) else slots:
-            if not isinstance(slot, str) or slot in ("__dict__", "__weakref__"):
-                continue
-            if slot.startswith("__") and not slot.endswith("__"):  # self.__w: mangled
-                slot = f"_{klass.__name__.lstrip('_')}{slot}"
-            names.setdefault(slot, slot)
-    return names
-
-
-def _attributes_of(value):
-    """vars(value), or for an object with __slots__ a dict-like view of them (and of its
-    __dict__, if it has one), as Attributes reads and assigns them."""
-    return _SlotView(value) if _has_slots(value) else vars(value)
-
-
-class _SlotView:
-    """The attributes of an object with __slots__ as a dict: items() the set ones, assignment
-    by setattr (object's, past a frozen class's __setattr__ as the stand-in's own are set)."""
-
-    def __init__(self, value):
-        self.value, self.slots = value, _slot_names(value)
-        dict_ = getattr(value, "__dict__", None)
-        self.dict = dict_ if isinstance(dict_, dict) else None
-
-    def items(self):
-        found = [(name, getattr(self.value, name)) for name in self.slots
-                 if hasattr(self.value, name)]
-        return found + list(self.dict.items() if self.dict is not None else ())
-
-    def keys(self):
-        return dict(self.items()).keys()
-
-    def __setitem__(self, name, value):
-        if name in self.slots or self.dict is None:
-            object.__setattr__(self.value, name, value)
-        else:
-            self.dict[name] = value
-
-    def clear(self):
-        for name in self.slots:
-            if hasattr(self.value, name):
-                object.__delattr__(self.value, name)
-        if self.dict is not None:
-            self.dict.clear()
-
-    def update(self, values):
-        for name, value in values.items():
-            self[name] = value
-
-
-def _with_methods(instance, methods):
-    """instance as an object of a subclass of its class whose methods are `methods` (a class
-    with __slots__ has no __dict__ for them)."""
-    subclass = type(type(instance).__name__, (type(instance),), {**methods, "__slots__": ()})
-    try:
-        instance.__class__ = subclass
-    except TypeError:
-        pass
-    return instance
-
-
-def _stand_in(instance, attributes, slots=None):
-    """An object of instance's class over `attributes` (the copy holding tracers) and the
-    values of its __slots__ attributes in `slots`; the instance itself where its class cannot
-    be made that way (its arrays are baked in)."""
-    if isinstance(instance, types.ModuleType):  # a module's __dict__ cannot be assigned
-        stand_in = types.ModuleType(instance.__name__, instance.__doc__)
-        stand_in.__dict__.update(attributes)
-        return stand_in
-    if slots:
-        try:
-            stand_in = copy.copy(instance)
-            if attributes is not None:
-                stand_in.__dict__ = attributes
-            for name, value in slots.items():
-                object.__setattr__(stand_in, name, value)
-            return stand_in
-        except Exception:  # noqa: BLE001 - any class may refuse to be copied
-            return instance
-    try:
-        stand_in = object.__new__(type(instance))
-        stand_in.__dict__ = attributes
-        return stand_in
-    except (TypeError, AttributeError):
-        pass
-    try:   # types.SimpleNamespace and others whose __dict__ cannot be set: a shallow copy
-        stand_in = copy.copy(instance)
-        stand_in.__dict__.update(attributes)
-        return stand_in
-    except Exception:  # noqa: BLE001 - any class may refuse to be copied
-        return instance
 
 
 def _function(fn, globals_, closure):
