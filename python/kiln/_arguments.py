@@ -58,6 +58,46 @@ def holds_arrays(leaf):
     return _pytree.holds_array(leaf, lambda value: isinstance(value, np.ndarray))
 
 
+# What makes a call run eagerly, about a leaf of its arguments and environment, and why.
+_EAGER_LEAVES = (
+    (is_unsupported_array, "an argument is an array kiln cannot read in place (dtype, byte "
+                           "order, alignment or ndarray subclass)"),
+    (too_large_to_guard, "an argument, closure variable or global is a mutable container too "
+                         "large to check at each call (a change made to it in place would go "
+                         "unseen)"),
+    (is_iterator, "an argument, closure variable or global is an iterator, which each call "
+                  "advances"),
+    (is_buffer_view, "an argument, closure variable or global is a memoryview, whose bytes "
+                     "change with the buffer it views"),
+)
+
+
+def eager_reason(leaves, environment, values):
+    """Why a kiln.compile call with these leaves (the flattened arguments and `values`, the
+    Environment's current values) must run eagerly, or None: a value no guard can watch, or
+    whose arrays would be constants of the graph."""
+    for is_unwatched, reason in _EAGER_LEAVES:
+        if any(is_unwatched(leaf) for leaf in leaves):
+            return reason
+    held_in_place = environment.in_place_arrays(values)
+    if held_in_place is not None:
+        return (f"{held_in_place} is an array read from its object itself (a class, a "
+                "threading.local, a helper's module): it would be a constant of the graph, a "
+                "change to it unseen")
+    # Objects whose attributes are inputs: global objects the function reads attributes of.
+    read_through = {id(value) for _, _, value in environment.objects}
+    if any(holds_arrays(leaf) and id(leaf) not in read_through for leaf in leaves):
+        # Its arrays would be constants of the graph, and its guard the object itself: an
+        # array changed in place, or one assigned to it, would go unseen.
+        return ("an argument, closure variable or attribute holds arrays in an object kiln "
+                "does not trace (an object reached twice or through itself, one with "
+                "__slots__ or computed attributes)")
+    if any(globals_.get(name) is not value for globals_, name, value in environment.objects):
+        # Those reads (made when kiln.compile ran) still name the old object's.
+        return "a global object the function reads attributes of was rebound"
+    return None
+
+
 # NumPy 2 promotes Python numbers as weak scalars whatever their value (NEP 50); NumPy 1.x by
 # value (float32 array * 1e300 is float64), so a number's value decides the graph there.
 WEAK_PYTHON_NUMBERS = np.lib.NumpyVersion(np.__version__) >= "2.0.0"

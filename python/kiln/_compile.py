@@ -43,11 +43,7 @@ import numpy as np
 
 from . import _aliasing, _device, _kiln, _numpy_tracer, _pytree, _random_state
 from ._arguments import DYNAMIC_DTYPES, WEAK_PYTHON_NUMBERS, dynamic_number
-from ._arguments import holds_arrays as _holds_arrays
-from ._arguments import is_buffer_view as _is_buffer_view
-from ._arguments import is_iterator as _is_iterator
-from ._arguments import too_large_to_guard as _too_large_to_guard
-from ._arguments import is_unsupported_array as _is_unsupported_array
+from ._arguments import eager_reason
 from ._caller_state import ChangesCallerState, Saved, checked_output_spec, with_assigned
 from ._config import config
 from ._environment import Environment, with_numpy_names
@@ -171,46 +167,9 @@ class CompiledFunction:
             # Called while another compiled function traces (a compiled helper, recursion,
             # kiln.compile of a compiled function): its ops join that trace, as an inlined call.
             return self.fn(*args, **kwargs)
-        if any(_is_unsupported_array(leaf) for leaf in leaves):
-            self._note_break("an argument is an array kiln cannot read in place (dtype, byte "
-                             "order, alignment or ndarray subclass)", location_of(self.fn))
-            return self.fn(*args, **kwargs)
-        if any(_too_large_to_guard(leaf) for leaf in leaves):
-            self._note_break("an argument, closure variable or global is a mutable container "
-                             "too large to check at each call (a change made to it in place "
-                             "would go unseen)", location_of(self.fn))
-            return self.fn(*args, **kwargs)
-        if any(_is_iterator(leaf) for leaf in leaves):
-            self._note_break("an argument, closure variable or global is an iterator, which "
-                             "each call advances", location_of(self.fn))
-            return self.fn(*args, **kwargs)
-        if any(_is_buffer_view(leaf) for leaf in leaves):
-            self._note_break("an argument, closure variable or global is a memoryview, whose "
-                             "bytes change with the buffer it views", location_of(self.fn))
-            return self.fn(*args, **kwargs)
-        held_in_place = self.environment.in_place_arrays(environment)
-        if held_in_place is not None:
-            self._note_break(f"{held_in_place} is an array read from its object itself (a "
-                             "class, a threading.local): it would be a constant of the graph, "
-                             "a change to it unseen",
-                             location_of(self.fn))
-            return self.fn(*args, **kwargs)
-        # Objects whose attributes are inputs: global objects the function reads attributes of.
-        read_through = {id(value) for _, _, value in self.environment.objects}
-        if any(_holds_arrays(leaf) and id(leaf) not in read_through for leaf in leaves):
-            # Its arrays would be constants of the graph, and its guard the object itself:
-            # an array changed in place, or one assigned to it, would go unseen.
-            self._note_break("an argument, closure variable or attribute holds arrays in an "
-                             "object kiln does not trace (an object reached twice or through "
-                             "itself, one with __slots__ or computed attributes)",
-                             location_of(self.fn))
-            return self.fn(*args, **kwargs)
-        if any(globals_.get(name) is not value
-               for globals_, name, value in self.environment.objects):
-            # A global object whose attributes the function reads was rebound: those reads
-            # (made when kiln.compile ran) still name the old object's.
-            self._note_break("a global object the function reads attributes of was rebound",
-                             location_of(self.fn))
+        reason = eager_reason(leaves, self.environment, environment)
+        if reason is not None:
+            self._note_break(reason, location_of(self.fn))
             return self.fn(*args, **kwargs)
         if len(self.cache) > 0:
             reason = self.cache.why_miss(args, kwargs)
