@@ -130,8 +130,8 @@
   X(constant, 0)       /* scalar attrs.scalar broadcast to the shape */                 \
   X(constant_array, 0) /* attrs.data, row-major */                                      \
   X(iota, 0)           /* index along attrs.axis */                                     \
-  X(random_uniform, 0) /* philox(attrs.seed) in [0, 1) */                               \
-  X(random_normal, 0)  /* philox(attrs.seed), Box-Muller */                             \
+  X(random_uniform, 1) /* philox(attrs.seed + inputs[0], a 0-d int64 key) in [0, 1) */   \
+  X(random_normal, 1)  /* philox(attrs.seed + inputs[0]), Box-Muller */                 \
   X(cast, 1)           /* to the node's dtype, NumPy's C-cast semantics */              \
   X(reshape, 1)        /* row-major reinterpretation */                                 \
   X(permute, 1)        /* attrs.permutation */                                          \

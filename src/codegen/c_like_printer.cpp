@@ -218,7 +218,14 @@ std::string CLikePrinter::value(ExprId id) {
       bool single = e.dtype != DType::Float64;
       std::string fn =
           e.op == ir::Op::random_uniform ? "kiln_philox_uniform_" : "kiln_philox_normal_";
-      text = fn + (single ? "f32" : "f64") + "(" + std::to_string(e.seed) + "ull, (uint64_t)(" +
+      // key = seed + the key operand (wrapping): a literal where the operand is a constant
+      // (NumPy's draws), else a value read when the kernel runs (torch.compile's per call)
+      const Expr& key = expr(e.operands[1]);
+      std::string seed =
+          key.kind == ExprKind::Constant
+              ? std::to_string(e.seed + static_cast<uint64_t>(key.constant.i)) + "ull"
+              : "(" + std::to_string(e.seed) + "ull + (uint64_t)" + operand(1) + ")";
+      text = fn + (single ? "f32" : "f64") + "(" + seed + ", (uint64_t)(" +
              index_text(e.operands[0]) + "))";
       break;
     }

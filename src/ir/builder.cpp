@@ -89,24 +89,31 @@ ValueId Builder::size(const Dim& extent, DType dtype) {
   return add(Op::size, dtype, {}, {}, std::move(attrs));
 }
 
-ValueId Builder::random(Op op, DType dtype, const Shape& shape, uint64_t seed) {
+ValueId Builder::random(Op op, DType dtype, const Shape& shape, uint64_t seed, ValueId key) {
   Checker checker(op, graph_, location_);
   checker.expect_valid_shape(shape);
   if (!is_float(dtype)) {
     checker.fail(ErrorKind::Type, "random values need a floating-point dtype, got " +
                                       std::string(dtype_name(dtype)));
   }
+  if (key < 0) {
+    key = constant(Scalar::of_int(0), DType::Int64);
+  } else if (graph_.node(key).dtype != DType::Int64 || !graph_.node(key).shape.empty()) {
+    checker.fail(ErrorKind::Type, "a random key must be a 0-d int64 value, got " +
+                                      std::string(dtype_name(graph_.node(key).dtype)) + " " +
+                                      shape_string(graph_.node(key).shape));
+  }
   Attrs attrs;
   attrs.seed = seed;
-  return add(op, dtype, shape, {}, std::move(attrs));
+  return add(op, dtype, shape, {key}, std::move(attrs));
 }
 
-ValueId Builder::random_uniform(DType dtype, const Shape& shape, uint64_t seed) {
-  return random(Op::random_uniform, dtype, shape, seed);
+ValueId Builder::random_uniform(DType dtype, const Shape& shape, uint64_t seed, ValueId key) {
+  return random(Op::random_uniform, dtype, shape, seed, key);
 }
 
-ValueId Builder::random_normal(DType dtype, const Shape& shape, uint64_t seed) {
-  return random(Op::random_normal, dtype, shape, seed);
+ValueId Builder::random_normal(DType dtype, const Shape& shape, uint64_t seed, ValueId key) {
+  return random(Op::random_normal, dtype, shape, seed, key);
 }
 
 // ---- elementwise ----

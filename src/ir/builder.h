@@ -27,8 +27,10 @@ class Builder {
   // A size's value as a 0-d integer: a number, or an expression in size symbols (a dynamic
   // length used as data: arange's start, an index bound).
   ValueId size(const Dim& extent, DType dtype = DType::Int64);
-  ValueId random_uniform(DType dtype, const Shape& shape, uint64_t seed);
-  ValueId random_normal(DType dtype, const Shape& shape, uint64_t seed);
+  // Philox draws keyed by seed + `key`, a 0-d int64 value (a graph input: each call's own
+  // numbers, torch.compile's dropout); without a key, by the seed alone (fixed when compiled).
+  ValueId random_uniform(DType dtype, const Shape& shape, uint64_t seed, ValueId key = -1);
+  ValueId random_normal(DType dtype, const Shape& shape, uint64_t seed, ValueId key = -1);
 
   // Elementwise ops broadcast their operands (NumPy rules) and require one shared dtype.
   ValueId unary(Op op, ValueId a);
@@ -117,7 +119,7 @@ class Builder {
   const Node& node(ValueId id) const { return graph_.node(id); }
 
  private:
-  ValueId random(Op op, DType dtype, const Shape& shape, uint64_t seed);
+  ValueId random(Op op, DType dtype, const Shape& shape, uint64_t seed, ValueId key);
   ValueId complex_part(Op op, ValueId value);
   ValueId sort_node(Op op, ValueId a, int64_t axis, bool descending, int64_t k);
   ValueId add(Op op, DType dtype, Shape shape, std::vector<ValueId> inputs, Attrs attrs = {});

@@ -149,11 +149,12 @@ Array evaluate_iota(const Node& node) {
   return output;
 }
 
-// Philox counter = the element's row-major index, so every backend draws the same numbers.
-Array evaluate_random(const Node& node) {
+// Philox counter = the element's row-major index, so every backend draws the same numbers;
+// key = attrs.seed + the 0-d int64 operand (wrapping), as the kernels compute it.
+Array evaluate_random(const Node& node, const Array& key) {
   Array output = Array::empty(node.dtype, to_ints(node.shape));
   bool normal = node.op == Op::random_normal;
-  uint64_t seed = node.attrs.seed;
+  uint64_t seed = node.attrs.seed + static_cast<uint64_t>(*key.data_as<int64_t>());
   auto fill = [&](auto traits) {
     using Traits = decltype(traits);
     auto* out = output.data_as<typename Traits::Storage>();
@@ -232,7 +233,7 @@ Array interpret_node(const Node& node, const std::vector<Array>& operands) {
     case Op::constant_array: return evaluate_constant_array(node);
     case Op::iota: return evaluate_iota(node);
     case Op::random_uniform:
-    case Op::random_normal: return evaluate_random(node);
+    case Op::random_normal: return evaluate_random(node, operands[0]);
     case Op::cast: return evaluate_cast(node, operands[0]);
     case Op::matmul:
       return evaluate_matmul(node, operands[0], operands[1],

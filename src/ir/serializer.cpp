@@ -8,7 +8,7 @@ namespace {
 
 constexpr uint32_t kGraphMagic = 0x4b475248;  // "HRGK"
 // 3: cond nodes (else_body); 4: convolution attrs; 5: channels-last convolution
-constexpr uint32_t kGraphVersion = 8;  // 8: argsort (Attrs::descending)
+constexpr uint32_t kGraphVersion = 9;  // 8: argsort (Attrs::descending); 9: random keys
 // Loop bodies nest; deeper nesting than this is refused (a crafted file must not exhaust the
 // stack).
 constexpr int kMaxLoopDepth = 64;

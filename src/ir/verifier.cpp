@@ -121,6 +121,7 @@ class NodeVerifier {
     bool same_dtype = node_.inputs.empty() || node_.op == Op::cast || node_.op == Op::loop || node_.op == Op::cond ||
                       node_.op == Op::loop_result || node_.op == Op::complex ||
                       node_.op == Op::real || node_.op == Op::imag || node_.op == Op::argsort ||
+                      node_.op == Op::random_uniform || node_.op == Op::random_normal ||
                       node_.dtype == input(0).dtype;
     expect(same_dtype, "result dtype differs from the operand's");
     switch (node_.op) {
@@ -137,7 +138,11 @@ class NodeVerifier {
         expect(attrs.extent.symbol_bound() <= symbol_count_, "a size's symbol is not the graph's");
         break;
       case Op::random_uniform:
-      case Op::random_normal: expect(is_float(node_.dtype), "random values must be floats"); break;
+      case Op::random_normal:
+        expect(is_float(node_.dtype), "random values must be floats");
+        expect(input(0).dtype == DType::Int64 && input(0).shape.empty(),
+               "a random key is a 0-d int64");
+        break;
       case Op::cast: expect(input(0).shape == node_.shape, "cast changes the shape"); break;
       case Op::reshape:
         expect(element_count_dim(input(0).shape) == element_count_dim(node_.shape),

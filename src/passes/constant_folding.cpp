@@ -97,7 +97,9 @@ ir::Graph fold_constants(const ir::Graph& graph) {
   for (ValueId id = 0; id < graph.size(); ++id) {
     const Node& node = graph.node(id);
     std::vector<ValueId> inputs;
-    bool constant_operands = !node.inputs.empty();
+    // (a random draw's constant key leaves it a draw: its values are computed where used)
+    bool constant_operands = !node.inputs.empty() && node.op != Op::random_uniform &&
+                             node.op != Op::random_normal;
     bool small = ir::element_count(node.shape) <= kMaxFoldedElements;
     int64_t most_operand = 0;
     bool moves_a_scalar = is_movement(node.op) && node.inputs.size() == 1;

@@ -563,20 +563,33 @@ void bind_linear_algebra_and_creation(nb::module_& module) {
       },
       nb::arg("like"), nb::arg("count"), nb::arg("dtype") = "int64", Keep<1>(),
       "0, 1, ..., count - 1; `count` an int or a kiln.Size.");
-  module.def(
-      "random_uniform",
-      [](const Tensor& like, std::vector<int64_t> shape, uint64_t seed, nb::handle dtype) {
-        return kiln::random_uniform(like, std::move(shape), seed, dtype_from_object(dtype),
-                                    kNoWhere);
-      },
-      nb::arg("like"), nb::arg("shape"), nb::arg("seed"), nb::arg("dtype") = "float64", Keep<1>());
-  module.def(
-      "random_normal",
-      [](const Tensor& like, std::vector<int64_t> shape, uint64_t seed, nb::handle dtype) {
-        return kiln::random_normal(like, std::move(shape), seed, dtype_from_object(dtype),
-                                   kNoWhere);
-      },
-      nb::arg("like"), nb::arg("shape"), nb::arg("seed"), nb::arg("dtype") = "float64", Keep<1>());
+  // `key`: a 0-d int64 tensor of the same trace (a graph input), added to the seed when the
+  // graph runs: every call draws its own numbers (torch.compile's dropout).
+  auto random = [](ir::Op op) {
+    return [op](const Tensor& like, std::vector<int64_t> shape, uint64_t seed, nb::handle dtype,
+                std::optional<Tensor> key) {
+      if (!key) {
+        return op == ir::Op::random_uniform
+                   ? kiln::random_uniform(like, std::move(shape), seed, dtype_from_object(dtype),
+                                          kNoWhere)
+                   : kiln::random_normal(like, std::move(shape), seed, dtype_from_object(dtype),
+                                         kNoWhere);
+      }
+      detail::trace_for(like, *key, std::string(ir::op_name(op)), kNoWhere);
+      return build_on(*key, [&](ir::Builder& b) {
+        ir::Shape extents = ir::from_ints(shape);
+        return op == ir::Op::random_uniform
+                   ? b.random_uniform(dtype_from_object(dtype), extents, seed, key->id())
+                   : b.random_normal(dtype_from_object(dtype), extents, seed, key->id());
+      });
+    };
+  };
+  module.def("random_uniform", random(ir::Op::random_uniform), nb::arg("like"), nb::arg("shape"),
+             nb::arg("seed"), nb::arg("dtype") = "float64", nb::arg("key") = nb::none(),
+             Keep<1>());
+  module.def("random_normal", random(ir::Op::random_normal), nb::arg("like"), nb::arg("shape"),
+             nb::arg("seed"), nb::arg("dtype") = "float64", nb::arg("key") = nb::none(),
+             Keep<1>());
 }
 
 }  // namespace

@@ -127,13 +127,13 @@ ExprId KernelBuilder::select(ExprId condition, ExprId if_true, ExprId if_false) 
   return intern(e);
 }
 
-ExprId KernelBuilder::random(Op op, DType dtype, uint64_t seed, ExprId flat_index) {
+ExprId KernelBuilder::random(Op op, DType dtype, uint64_t seed, ExprId flat_index, ExprId key) {
   Expr e;
   e.kind = ExprKind::Random;
   e.dtype = dtype;
   e.op = op;
   e.seed = seed;
-  e.operands = {flat_index};
+  e.operands = {flat_index, key};
   return intern(e);
 }
 

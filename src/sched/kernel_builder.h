@@ -35,7 +35,7 @@ class KernelBuilder {
   ExprId elementwise(Op op, DType dtype, std::vector<ExprId> operands);
   ExprId cast(ExprId value, DType dtype);
   ExprId select(ExprId condition, ExprId if_true, ExprId if_false);
-  ExprId random(Op op, DType dtype, uint64_t seed, ExprId flat_index);
+  ExprId random(Op op, DType dtype, uint64_t seed, ExprId flat_index, ExprId key);
   ExprId array_load(int32_t array, DType dtype, ExprId index);
   // A copy of `id` with loop variables replaced as `substitution` says (`memo`: results of
   // earlier calls with the same substitution, shared subexpressions rewritten once); index

@@ -33,7 +33,8 @@ std::string expr_text(const Kernel& k, ExprId id, int depth = 0) {
     case ExprKind::IndexMin: return "min(" + operand(0) + ", " + operand(1) + ")";
     case ExprKind::IndexMax: return "max(" + operand(0) + ", " + operand(1) + ")";
     case ExprKind::IndexLess: return "(" + operand(0) + " < " + operand(1) + ")";
-    case ExprKind::Random: return std::string(ir::op_name(e.op)) + "(" + operand(0) + ")";
+    case ExprKind::Random:
+      return std::string(ir::op_name(e.op)) + "(" + operand(0) + ", key " + operand(1) + ")";
     case ExprKind::ArrayLoad: return "h" + std::to_string(e.buffer) + "[" + operand(0) + "]";
   }
   return "?";

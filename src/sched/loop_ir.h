@@ -36,7 +36,8 @@ enum class ExprKind : uint8_t {
   Select,       // operands[0] ? operands[1] : operands[2]  (bounds checks, pad, concat)
   IndexAdd, IndexMul, IndexFloorDiv, IndexMod, IndexMin, IndexMax,  // int64 index arithmetic
   IndexLess,    // operands[0] < operands[1] (bool)
-  Random,       // philox(`seed`, operands[0] = flat element index), `op` random_uniform/normal
+  Random,       // philox(`seed` + operands[1] (an int64 key), operands[0] = flat element
+                // index), `op` random_uniform/normal
   ArrayLoad,    // local array `buffer` at operands[0] (a value hoisted out of a loop nest)
 };
 

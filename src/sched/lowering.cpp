@@ -119,7 +119,8 @@ ExprId Lowering::lower(ValueId id, const std::vector<ExprId>& index, bool comput
           ExprId flat = builder_.index_constant(0);
           for (size_t d = 0; d < index.size(); ++d)
             flat = builder_.add(flat, builder_.mul(index[d], strides[d]));
-          return builder_.random(node.op, node.dtype, node.attrs.seed, flat);
+          ExprId key = value(node.inputs[0], {});
+          return builder_.random(node.op, node.dtype, node.attrs.seed, flat, key);
         }
         case ir::Op::cast:
           return builder_.cast(value(node.inputs[0], index), node.dtype);

@@ -12,7 +12,7 @@ using ir::ByteWriter;
 
 constexpr uint32_t kProgramMagic = 0x4b505247;  // "GRPK"
 // 5: extern call parameters; 6: operand views; 7: convolution layout parameter
-constexpr uint32_t kProgramVersion = 8;
+constexpr uint32_t kProgramVersion = 9;  // 9: Random takes a key operand
 constexpr int kMaxNesting = 256;  // statements nest this deep at most (recursion bound)
 
 void put_expr(ByteWriter& out, const Expr& e) {
@@ -108,7 +108,6 @@ size_t operand_count(const Expr& e) {
       return 0;
     case ExprKind::Load:
     case ExprKind::Cast:
-    case ExprKind::Random:
     case ExprKind::ArrayLoad:
       return 1;
     case ExprKind::Select:
@@ -116,7 +115,7 @@ size_t operand_count(const Expr& e) {
     case ExprKind::Elementwise:
       return ir::is_elementwise(e.op) ? static_cast<size_t>(ir::op_info(e.op).arity) : SIZE_MAX;
     default:
-      return 2;  // index arithmetic and comparison
+      return 2;  // index arithmetic and comparison; Random's flat index and key
   }
 }
 

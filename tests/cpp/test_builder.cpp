@@ -347,6 +347,8 @@ TEST_F(BuilderTest, SourcesAndCast) {
   EXPECT_EQ(node(r).attrs.seed, 7u);
   expect_error([&] { builder.random_uniform(DType::Int32, {2}, 7); }, ErrorKind::Type,
                {"random_uniform", "int32"});
+  expect_error([&] { builder.random_normal(DType::Float32, {2}, 0, builder.parameter(DType::Int32, {})); },
+               ErrorKind::Type, {"random_normal", "0-d int64"});
   ValueId data = builder.constant_array(std::vector<uint8_t>(12), DType::Int32, {3});
   EXPECT_EQ(node(data).attrs.data->size(), 12u);
   expect_error([&] { builder.constant_array(std::vector<uint8_t>(8), DType::Int32, {3}); },

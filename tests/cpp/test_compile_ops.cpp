@@ -312,6 +312,8 @@ std::unique_ptr<GraphCase> structural_case() {
   graph->output(builder.iota(DType::Int32, {3, 4}, 1), "iota");
   graph->output(builder.random_uniform(DType::Float32, {10}, 42), "random_uniform");
   graph->output(builder.random_normal(DType::Float64, {10}, 43), "random_normal");
+  ValueId key = graph->input(make_array(DType::Int64, {}, {-40}));  // read when the graph runs
+  graph->output(builder.random_uniform(DType::Float32, {3, 4}, 42, key), "keyed random_uniform");
   std::vector<int32_t> data = {1, -2, 3, 2147483647};
   std::vector<uint8_t> bytes(sizeof(int32_t) * data.size());
   std::memcpy(bytes.data(), data.data(), bytes.size());

@@ -864,6 +864,29 @@ TEST(CudaEmitter, FuzzCorpusCompilesWithNvcc) {
   EXPECT_GT(warp_row_cases, 0) << "no warp-per-row reduction in the corpus";
 }
 
+// Dropout keyed by a graph input (torch.compile's per-call seed): the key is read when the
+// kernel runs and added to the op's own seed.
+TEST(CudaEmitter, RandomDrawsKeyedByAnInputCompile) {
+  ir::Graph graph;
+  ir::Builder b(graph);
+  ir::ValueId x = b.parameter(DType::Float32, {64, 100});
+  ir::ValueId key = b.parameter(DType::Int64, {});
+  ir::ValueId keep = b.binary(ir::Op::ge, b.random_uniform(DType::Float32, {64, 100}, 2, key),
+                              b.constant(ir::Scalar::of(0.1), DType::Float32, {64, 100}));
+  ir::ValueId kept = b.where(keep, b.binary(ir::Op::mul, x, b.constant(ir::Scalar::of(1 / 0.9), DType::Float32, {64, 100})),
+                             b.constant(ir::Scalar::of(0.0), DType::Float32, {64, 100}));
+  ir::ValueId noise = b.random_normal(DType::Float64, {64, 100}, 3, key);
+  graph.set_outputs({kept, keep, noise});
+  codegen::CudaSource source = emit(graph);
+  EXPECT_NE(source.text.find("kiln_philox_uniform_f32((2ull + (uint64_t)"), std::string::npos)
+      << source.text;
+  EXPECT_NE(source.text.find("kiln_philox_normal_f64((3ull + (uint64_t)"), std::string::npos)
+      << source.text;
+  auto [code, log] = compile_with_nvcc(source.text, "random_key");
+  EXPECT_EQ(code, 0) << log << "\n" << source.text;
+  EXPECT_GT(runtime::cuda::compile_cubin(source.text, "random_key.cu", 90).size(), 0u);
+}
+
 // A loop body storing a reduction into a carried array at the loop's index (`losses[epoch] =
 // np.mean(...)`): the store is an ordered statement after a top-level reduction, which feeds it
 // through a local; it ran in a launch of its own, where that local does not exist (NVRTC:

@@ -376,6 +376,18 @@ TEST_F(InterpreterTest, SourcesConstantIotaAndRandom) {
   EXPECT_EQ(first[3], kiln_philox_uniform_f64(7, 3));
 }
 
+// A key input (torch.compile's per-call seed) is added to the seed when the graph runs.
+TEST_F(InterpreterTest, RandomKeysAreAddedToTheSeed) {
+  ValueId key = builder.parameter(DType::Int64, {});
+  graph.set_outputs({builder.random_uniform(DType::Float32, {8}, 5, key)});
+  for (int64_t k : {int64_t{0}, int64_t{3}, int64_t{-6}}) {
+    Array input = Array::empty(DType::Int64, {});
+    *input.data_as<int64_t>() = k;
+    std::vector<double> drawn = values(interpret(graph, {input})[0]);
+    EXPECT_EQ(drawn[6], kiln_philox_uniform_f32(5 + static_cast<uint64_t>(k), 6)) << k;
+  }
+}
+
 TEST_F(InterpreterTest, ConstantArrayIsRowMajorBytes) {
   std::vector<int16_t> data = {-3, 7, 300, 0};
   std::vector<uint8_t> bytes(data.size() * sizeof(int16_t));

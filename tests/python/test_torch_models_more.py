@@ -231,9 +231,8 @@ def test_multihead_cross_attention_with_masks_matches_eager():
 
 def _without_dropout(config):
     """config with every dropout rate (and wav2vec2's masking and layer-drop chances) 0: a
-    training step then draws nothing at random, so kiln and eager agree. (kiln leaves dropout
-    itself, aten.native_dropout, to eager PyTorch: its random ops take their seed at compile
-    time.)"""
+    training step then draws nothing at random, so kiln and eager agree. (kiln's dropout draws
+    other masks than eager's: python/kiln/torch/_aten_random.py.)"""
     for key, value in list(vars(config).items()):
         if isinstance(value, float) and ("drop" in key or key.endswith("_prob")):
             setattr(config, key, 0.0)

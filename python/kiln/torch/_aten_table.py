@@ -6,7 +6,7 @@ by its kiln Tensor. Results are checked against the node's fake-tensor metadata 
 by the converter, so an entry may leave the final cast to the converter, never a wrong shape.
 The entries live in _aten_pointwise.py, _aten_structure.py, _aten_slice_writes.py,
 _aten_pooling.py, _aten_convolution.py, _aten_bags.py, _aten_sampling.py, _aten_attention.py,
-_aten_sorting.py and _aten_gradients.py; this module owns
+_aten_sorting.py, _aten_gradients.py and _aten_random.py; this module owns
 the table, the dtype mapping and the helpers they share.
 """
 import numpy as np
@@ -80,6 +80,18 @@ class LoweringContext:
         self.sizes = None  # SizeSymbols when the graph keeps its dynamic sizes symbolic
         self.mutations = []  # (copy_ node, new value) per input the graph mutates
         self._anchor = None
+        self.random_key = None  # the graph's random key input, once an entry draws (draw_key)
+        self._draws = 0
+
+    def draw_key(self):
+        """(key, seed) for one random op: the key is a 0-d int64 input after the FX graph's own
+        (placeholders come first in an FX graph), which each call of the compiled graph draws
+        from torch's generator (CompiledGraph._run); the seed is this op's own offset from it,
+        so two ops of a graph draw different numbers."""
+        if self.random_key is None:
+            self.random_key = self.trace.input("int64", [])
+        self._draws += 1
+        return self.random_key, self._draws - 1
 
     def anchor(self):
         """A tensor of this trace, for the builder calls that need one to know their trace."""

@@ -15,7 +15,7 @@ from .. import _kiln
 from .._device import torch_current_stream
 from .._result_pool import ResultPool
 from . import (_aten_attention, _aten_bags, _aten_convolution,  # noqa: F401 (fill the table)
-               _aten_gradients, _aten_pointwise, _aten_pooling, _aten_sampling,
+               _aten_gradients, _aten_pointwise, _aten_pooling, _aten_random, _aten_sampling,
                _aten_slice_writes, _aten_sorting, _aten_structure)
 from ._aten_table import (METADATA_ASSERTIONS, TABLE, LoweringContext, Unconvertible, cast,
                           kiln_dtype, meta, tensor_dtype_supported)
@@ -131,8 +131,9 @@ def _check_result_one(context, node, result, expected):
 def trace_graph(graph_module, on_refusal=None, symbolic=False, free_layouts=None,
                 fixed_sizes=None):
     """Records the FX graph in a new kiln Trace. Returns (trace, (outputs, output plan,
-    single)): the plan says per FX output whether it is kiln output k (with its torch dtype),
-    graph input k passed through or viewed (_output_views.py), or a constant.
+    single, draws)): the plan says per FX output whether it is kiln output k (with its torch dtype),
+    graph input k passed through or viewed (_output_views.py), or a constant; `draws`: the
+    graph draws random numbers, keyed by a last input each call draws (_aten_random.py).
 
     Without `on_refusal`, a node kiln cannot convert raises UnconvertibleNode. With it, the
     node is reported (`on_refusal(node, reason)`) and the trace goes on as if its result were
@@ -171,8 +172,9 @@ def trace_graph(graph_module, on_refusal=None, symbolic=False, free_layouts=None
                     context.sizes.check_bound([converted.get(p) for p in placeholders])
                 except Unconvertible as error:
                     raise UnconvertibleNode(None, str(error)) from None
-            return trace, None if on_refusal else output_plan(
-                context, node, converted, placeholders, free_layouts, context.mutations)
+            return trace, None if on_refusal else (*output_plan(
+                context, node, converted, placeholders, free_layouts, context.mutations),
+                context.random_key is not None)
         try:
             if node.op == "placeholder":
                 if context.sizes is None or not isinstance(meta(node), torch.SymInt):
@@ -300,6 +302,7 @@ def as_torch(array, dtype):
 
 
 _NOT_YET = object()
+_KEYS = 2 ** 63 - 1  # a random key is drawn from [0, _KEYS)
 
 
 def _view(results, index, shape, strides, offset):
@@ -344,7 +347,8 @@ class CompiledGraph:
         self._traced = None
         if symbolic:  # traced now (an entry may refuse a symbol); compiled on the first call,
             self._traced = self._trace()  # whose real tensors say their strides
-            self._set_plan(*self._traced[1][1:])
+            self._set_plan(*self._traced[1][1:3])
+            self.draws = self._traced[1][3]
             self.compiled = _NOT_YET
             # Input dimensions that are no symbol by itself (s1 - 2, 2*s0*s1:
             # SizeSymbols.bind_input_sizes) may be below the sizes kiln's symbols stand for.
@@ -372,16 +376,18 @@ class CompiledGraph:
         self._output_pool = None  # the ResultPool of the last call's compiled graph
         self._output_dtypes = self._output_orders = None  # by kiln output, from the plan
         self._lazy_positions = None  # _resolved: inputs with torch's conjugate or negative bit
+        self.draws = False  # a last input, the random key, drawn per call (_aten_random.py)
 
     @classmethod
     def from_record(cls, trace, outputs, strides, plan, single, tensor_positions, device,
-                    options, name):
+                    options, name, draws=False):
         """A graph compiled from a warm-start record (_warm_start.py): kiln's traced graph,
         with no FX graph behind it."""
         self = cls.__new__(cls)
         self._setup(None, options, name, device, tensor_positions)
         self.free_layouts, self._keep_record, self.record = None, False, None
         self._set_plan(plan, single)
+        self.draws = draws
         self.compiled = self._compile_traced(trace, outputs, strides)
         return self
 
@@ -402,7 +408,7 @@ class CompiledGraph:
             raise RuntimeError(f"kiln: torch graph {self.name}, loaded from a warm-start record, "
                                f"was called with input strides {strides} it was not traced for")
         self._note_input_layouts(inputs)
-        trace, (outputs, plan, single) = self._trace()
+        trace, (outputs, plan, single, self.draws) = self._trace()
         self._set_plan(plan, single)
         if self._keep_record and outputs:
             self.record = (*_kiln.serialize_trace(trace, outputs), strides)
@@ -509,6 +515,8 @@ class CompiledGraph:
         is mostly this function: it is kept short (sin + cos of a 0-d tensor on the CPU:
         __call__ 3.4 -> 2.5 us)."""
         tensors = [args[position] for position in self.tensor_positions]
+        if self.draws:  # this call's random key, from torch's generator (torch.manual_seed)
+            tensors.append(torch.randint(_KEYS, (), dtype=torch.int64, device=self.device))
         if self.on_cuda:
             if self._host_scalars is None:  # graph_devices: 0-d CPU inputs, found once
                 self._host_scalars = [k for k, tensor in enumerate(tensors) if not tensor.is_cuda]

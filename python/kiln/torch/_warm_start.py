@@ -100,7 +100,7 @@ def graph_record(compiled):
     graph, checks, strides = compiled.record
     header = {"format": _FORMAT, "plan": plan, "single": compiled.single, "strides": strides,
               "checks": checks, "tensor_positions": compiled.tensor_positions,
-              "device": str(compiled.device)}
+              "device": str(compiled.device), "draws": compiled.draws}
     compiled.record = None  # kept only until recorded
     return json.dumps(header).encode() + b"\n" + graph
 
@@ -191,7 +191,8 @@ def graph_from_record(record, input_count, options, name):
     positions = [int(position) for position in header["tensor_positions"]]
     _check_indices(plan, positions, strides, outputs, input_count)
     return CompiledGraph.from_record(trace, outputs, strides, plan, bool(header["single"]),
-                                     positions, device, options, name)
+                                     positions, device, options, name,
+                                     bool(header.get("draws", False)))
 
 
 RECORD_ERRORS = (ValueError, TypeError, KeyError, IndexError, AttributeError)

@@ -116,7 +116,7 @@ class Hoister {
       case ExprKind::Elementwise: return builder_.elementwise(e.op, e.dtype, e.operands);
       case ExprKind::Cast: return builder_.cast(e.operands[0], e.dtype);
       case ExprKind::Select: return builder_.select(e.operands[0], e.operands[1], e.operands[2]);
-      default: return builder_.random(e.op, e.dtype, e.seed, e.operands[0]);
+      default: return builder_.random(e.op, e.dtype, e.seed, e.operands[0], e.operands[1]);
     }
   }
 
