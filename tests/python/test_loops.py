@@ -677,6 +677,15 @@ def test_levinson_recursion():
     assert "unrolled" not in [loop.kind for loop in report.loops], str(report)
 
 
+def test_compiled_loops_inline_their_kernels(compile_logged):
+    # codegen/cpp/loop_driver.h: the loop function is flatten, so that the scalar kernels of
+    # levinson's inner loops are one loop nest, their 0-d values in registers.
+    r = np.exp(-np.arange(40) / 5.0)
+    log, got = compile_logged(levinson, (r,), "output_code")
+    assert "__attribute__((flatten)) void kiln_loop" in log, log
+    np.testing.assert_allclose(got, levinson(r), rtol=1e-9, atol=1e-12)
+
+
 def test_covariance_and_symmetric_rank_2k_updates():
     rng = np.random.default_rng(16)
     check(covariance, rng.random((50, 20)), rtol=1e-9)

@@ -176,7 +176,8 @@ std::string loop_driver_text(const sched::Program& program,
   size_t count = buffers.size();
   out << "// The loop of steps " << begin << ".." << program.steps[begin].loop.partner
       << ", whole (codegen/cpp/loop_driver.h).\n"
-      << "extern \"C\" void kiln_loop" << begin << "(char** kiln_args) {\n"
+      << "extern \"C\" __attribute__((flatten)) void kiln_loop" << begin
+      << "(char** kiln_args) {\n"
       << "  char* const kiln_threads = kiln_args[" << count << "];\n"
       << "  char* b[" << (count ? count : 1) << "];\n"
       << "  for (int j = 0; j < " << count << "; ++j) b[j] = kiln_args[j];\n"
