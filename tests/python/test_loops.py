@@ -686,6 +686,25 @@ def test_compiled_loops_inline_their_kernels(compile_logged):
     np.testing.assert_allclose(got, levinson(r), rtol=1e-9, atol=1e-12)
 
 
+def picked_bits(x, y):  # integer selects on a loop-carried value (crc32's shape), every width
+    for _ in range(3):
+        x = np.where(x & 1 == 1, (x >> 1) ^ y, x >> 1)
+        y = np.where(x > y, y, x - y)
+    return x, y
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8, np.int16, np.int32, np.uint32, np.int64,
+                                   np.uint64])
+def test_integer_selects_agree_with_numpy(dtype):
+    info = np.iinfo(dtype)
+    x = np.array([info.min, info.max, 0, 1, -1 if info.min < 0 else 2, 77], dtype=dtype)
+    y = np.array([info.max, info.min, 5, 0, 3, info.max // 3], dtype=dtype)
+    with np.errstate(over="ignore"):
+        expected = picked_bits(x, y)
+    for got, want in zip(kiln.compile(picked_bits)(x, y), expected):
+        assert got.dtype == want.dtype and np.array_equal(got, want), (got, want)
+
+
 def test_covariance_and_symmetric_rank_2k_updates():
     rng = np.random.default_rng(16)
     check(covariance, rng.random((50, 20)), rtol=1e-9)
