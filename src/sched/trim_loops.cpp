@@ -48,17 +48,29 @@ class Trimmer {
     std::set<int32_t> inner;  // a loop's bounds must not read it or the loops inside it
     for (const Loop* loop : nest) inner.insert(loop->variable);
     bool changed = false;
+    std::set<ExprId> used;  // the conjuncts that became bounds
     for (Loop* loop : nest) {
       if (loop->extent > 1 && loop->begin < 0 && loop->end < 0) {
         Bounds bounds;
-        condition(value.operands[0], loop->variable, inner, bounds);
+        condition(value.operands[0], loop->variable, inner, bounds, &used);
         loop->begin = bounds.begin;
         loop->end = bounds.end;
         changed = changed || bounds.any();
       }
       inner.erase(loop->variable);
     }
+    // Every conjunct of c a bound of the nest: c holds wherever the nest now runs, and the
+    // store is x[i] = new. Left as a where, the mask costs more than the update (LU's trailing
+    // block: 10x, its loop no longer vectorised).
+    if (changed && all_used(value.operands[0], used)) s->value = value.operands[1];
     return changed;
+  }
+
+  bool all_used(ExprId id, const std::set<ExprId>& used) const {
+    const Expr& e = expr(id);
+    if (e.kind == ExprKind::Elementwise && e.op == Op::logical_and)
+      return all_used(e.operands[0], used) && all_used(e.operands[1], used);
+    return used.count(id) != 0;
   }
 
   const Expr& expr(ExprId id) const { return kernel_.exprs[static_cast<size_t>(id)]; }
@@ -124,12 +136,14 @@ class Trimmer {
 
   // Narrows `bounds` by the conjuncts of `id` that compare `variable` with an invariant. Other
   // conjuncts only remove more positions, so leaving them out keeps the bounds wide enough.
-  void condition(ExprId id, int32_t variable, const std::set<int32_t>& inner,
-                 Bounds& bounds) const {
+  // `used` gets the conjuncts that the bounds decide exactly: integers compared with the loop
+  // variable itself (a float bound or a narrowing cast may differ from the bound as an index).
+  void condition(ExprId id, int32_t variable, const std::set<int32_t>& inner, Bounds& bounds,
+                 std::set<ExprId>* used = nullptr) const {
     const Expr e = expr(id);  // a copy: combine() below may grow the arena
     if (e.kind == ExprKind::Elementwise && e.op == Op::logical_and) {
-      condition(e.operands[0], variable, inner, bounds);
-      condition(e.operands[1], variable, inner, bounds);
+      condition(e.operands[0], variable, inner, bounds, used);
+      condition(e.operands[1], variable, inner, bounds, used);
       return;
     }
     bool compare = e.kind == ExprKind::IndexLess ||
@@ -151,6 +165,11 @@ class Trimmer {
       bounds.begin = bounds.begin < 0 ? other : combine(ExprKind::IndexMax, bounds.begin, other);
     if (op == Op::lt)
       bounds.end = bounds.end < 0 ? other : combine(ExprKind::IndexMin, bounds.end, other);
+    const Expr& side = expr(left_is_variable ? left : right);
+    bool exact = expr(other).dtype == DType::Int64 &&
+                 (side.kind == ExprKind::LoopVar ||
+                  (side.dtype == DType::Int64 && expr(side.operands[0]).kind == ExprKind::LoopVar));
+    if (used && exact && (op == Op::ge || op == Op::lt)) used->insert(id);
   }
 
   ExprId combine(ExprKind kind, ExprId a, ExprId b) const {

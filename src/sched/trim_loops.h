@@ -11,6 +11,8 @@
 // Likewise a loop nest around one store x[i] = where(c, new, x[i]) (a masked update made in
 // place, sched/in_place.h: LU's a[k+1:, k+1:] -= ...): outside c the store writes back what is
 // there, so each loop runs over the bounds c puts on it, and the update touches the window only.
+// When every conjunct of c became a bound, c holds wherever the nest runs: the store is then
+// x[i] = new, with no mask left to compute (nor to keep the loop from vectorising).
 //
 // Rules: sums (identity 0), products (1), any (false) and all (true); a value is guarded when it
 // is where(condition, x, identity) (x guarded itself when the condition is about other loops)

@@ -34,7 +34,38 @@ def test_the_trailing_update_is_made_in_place(compile_logged):
     log, got = compile_logged(lu, (SQUARE.copy(),), "schedule")
     assert "end loop; swap\n" in log and "<->" not in log, log
     assert log.count(" within [") >= 2, log  # sched/trim_loops.h: the window's rows and columns
+    # ... and inside the window the bounds decide the mask: the store is the update itself.
+    update = next(line for line in log.splitlines() if "mul(" in line and "sub(" in line)
+    assert "where(" not in update, log
     np.testing.assert_allclose(got, lu(SQUARE.copy()), rtol=1e-9, atol=1e-9)
+
+
+def window_updates(a):
+    # Windows whose bounds move with k, from each side, empty ones included (k = 0, k = n - 1).
+    a = a.copy()
+    n = a.shape[0]
+    for k in range(n):
+        a[k:, :k] += 1.0
+        a[:k, k + 1:] *= 0.5
+        a[k + 1:n - 1, 2:k + 3] -= 0.25 * a[k, 0]
+    return a
+
+
+def stepped_window(a):  # every other row: a condition the bounds do not decide
+    a = a.copy()
+    for k in range(a.shape[0]):
+        a[k::2, k:] += 1.0
+        a[-1:k:-1, :k] *= 0.5
+    return a
+
+
+@pytest.mark.parametrize("function", [window_updates, stepped_window])
+@pytest.mark.parametrize("n", [1, 2, 7, 16])
+def test_masked_updates_over_moving_windows_agree_with_numpy(function, n):
+    x = rng.standard_normal((n, n))
+    x[0, -1] = np.nan  # outside most windows: must stay where it is
+    np.testing.assert_allclose(kiln.compile(function)(x.copy()), function(x.copy()),
+                               rtol=1e-12, atol=1e-12)
 
 
 def self_reading_update(a):  # reads row and column k+1, which the update itself changes
