@@ -1,6 +1,7 @@
 #include "sched/induction_ranges.h"
 
 #include <algorithm>
+#include <climits>
 #include <cstdlib>
 
 #include "ir/loop.h"
@@ -35,6 +36,21 @@ AffineReader::AffineReader(const Kernel& kernel, const LoopControl& loop)
   v_high_ = std::max(loop.start_value, last);
 }
 
+void AffineReader::set_inner(const LoopControl& inner) {
+  if (inner.start >= 0 || inner.stop != induction_ || inner.step != 1) return;
+  // Only the iterations of v where the inner loop runs: v >= start + 1.
+  int64_t v_low = std::max(v_low_, inner.start_value + 1);
+  if (v_low > v_high_) return;
+  v_low_ = v_low;
+  inner_ = inner.induction;
+  w_low_ = inner.start_value;
+  known_.clear();
+}
+
+std::vector<std::pair<int64_t, int64_t>> AffineReader::corners() const {
+  return {{v_low_, w_low_}, {v_high_, w_low_}, {v_high_, v_high_ - 1}, {v_low_, v_low_ - 1}};
+}
+
 std::optional<Affine> AffineReader::affine(ExprId id) {
   auto found = known_.find(id);
   if (found != known_.end()) return found->second;
@@ -45,9 +61,12 @@ std::optional<Affine> AffineReader::affine(ExprId id) {
 
 ExprId AffineReader::decided_operand(ExprId id) {
   const Expr& e = kernel_.exprs[static_cast<size_t>(id)];
-  if (e.kind == ExprKind::Select) {
+  // where(k - j < 0, k - j + n, k - j): NumPy's wrap of a negative index, written by the user.
+  if (e.kind == ExprKind::Select || (e.kind == ExprKind::Elementwise && e.op == Op::where)) {
     std::optional<bool> taken = decide(e.operands[0]);
-    return taken ? e.operands[*taken ? 1 : 2] : -1;
+    if (!taken) return -1;
+    ExprId chosen = e.operands[*taken ? 1 : 2];
+    return kernel_.exprs[static_cast<size_t>(chosen)].dtype == e.dtype ? chosen : -1;
   }
   if (e.kind != ExprKind::IndexMin && e.kind != ExprKind::IndexMax) return -1;
   std::optional<Affine> a = affine(e.operands[0]), b = affine(e.operands[1]);
@@ -66,13 +85,14 @@ std::optional<Affine> AffineReader::compute(ExprId id) {
   switch (e.kind) {
     case ExprKind::Constant:
       if (!is_integer(e.dtype) || !e.constant.is_integer) return std::nullopt;
-      return Affine{0, e.constant.i, e.constant.i};
+      return Affine{0, e.constant.i, e.constant.i, 0};
     case ExprKind::LoopVar: {
       int64_t extent = kernel_.loop_extents[static_cast<size_t>(e.variable)];
-      return Affine{0, 0, std::max<int64_t>(extent - 1, 0)};
+      return Affine{0, 0, std::max<int64_t>(extent - 1, 0), 0};
     }
     case ExprKind::Load:
-      if (e.buffer == induction_) return Affine{1, 0, 0};
+      if (e.buffer == induction_) return Affine{1, 0, 0, 0};
+      if (e.buffer == inner_) return Affine{0, 0, 0, 1};
       return std::nullopt;
     case ExprKind::Cast:  // to int64 from an integer: a value of the range read
       if (e.dtype != DType::Int64) return std::nullopt;
@@ -90,6 +110,10 @@ std::optional<Affine> AffineReader::compute(ExprId id) {
     }
     case ExprKind::Elementwise:
       if (!is_integer(e.dtype)) return std::nullopt;
+      if (e.op == Op::where) {
+        ExprId chosen = decided_operand(id);
+        return chosen < 0 ? std::nullopt : affine(chosen);
+      }
       if (e.op == Op::add) return add(operand(0), operand(1), 1);
       if (e.op == Op::sub) return add(operand(0), operand(1), -1);
       if (e.op == Op::mul) return multiply(operand(0), operand(1));
@@ -99,19 +123,26 @@ std::optional<Affine> AffineReader::compute(ExprId id) {
   }
 }
 
-// The values `a` takes: coefficient * [v_low, v_high] + [low, high].
+// The values `a` takes: coefficient * v + inner * w over the corners, + [low, high].
 std::pair<int64_t, int64_t> AffineReader::range(const Affine& a) const {
-  int64_t first = a.coefficient * v_low_, last = a.coefficient * v_high_;  // checked by add()
-  return {std::min(first, last) + a.low, std::max(first, last) + a.high};
+  int64_t smallest = INT64_MAX, largest = INT64_MIN;
+  for (auto [v, w] : corners()) {  // checked by bounded()
+    int64_t value = a.coefficient * v + a.inner * w;
+    smallest = std::min(smallest, value);
+    largest = std::max(largest, value);
+  }
+  return {smallest + a.low, largest + a.high};
 }
 
 std::optional<Affine> AffineReader::bounded(const Affine& a) const {
   // Every value in range(a) fits an int64 with room: later comparisons cannot overflow.
   constexpr int64_t kLimit = int64_t(1) << 60;
-  std::optional<int64_t> first = checked_mul(a.coefficient, v_low_);
-  std::optional<int64_t> last = checked_mul(a.coefficient, v_high_);
-  if (!first || !last || a.low < -kLimit || a.high > kLimit) return std::nullopt;
-  if (std::max(std::abs(*first), std::abs(*last)) > kLimit) return std::nullopt;
+  if (a.low < -kLimit || a.high > kLimit || (a.inner != 0 && inner_ < 0)) return std::nullopt;
+  for (auto [v, w] : corners()) {
+    std::optional<int64_t> first = checked_mul(a.coefficient, v), second = checked_mul(a.inner, w);
+    if (!first || !second || std::abs(*first) > kLimit || std::abs(*second) > kLimit)
+      return std::nullopt;
+  }
   return a;
 }
 
@@ -119,35 +150,38 @@ std::optional<Affine> AffineReader::add(std::optional<Affine> a, std::optional<A
                                         int64_t sign) const {
   if (!a || !b) return std::nullopt;
   std::optional<int64_t> coefficient = checked_add(a->coefficient, sign * b->coefficient);
+  std::optional<int64_t> inner = checked_add(a->inner, sign * b->inner);
   std::optional<int64_t> low = checked_add(a->low, sign > 0 ? b->low : -b->high);
   std::optional<int64_t> high = checked_add(a->high, sign > 0 ? b->high : -b->low);
-  if (!coefficient || !low || !high) return std::nullopt;
-  return bounded({*coefficient, *low, *high});
+  if (!coefficient || !inner || !low || !high) return std::nullopt;
+  return bounded({*coefficient, *low, *high, *inner});
 }
 
 std::optional<Affine> AffineReader::multiply(std::optional<Affine> a,
                                              std::optional<Affine> b) const {
   if (!a || !b) return std::nullopt;
-  if (a->coefficient != 0) std::swap(a, b);
-  if (a->coefficient != 0) return std::nullopt;                       // v * v
-  if (b->coefficient != 0 && a->low != a->high) return std::nullopt;  // v * loop variable
+  auto indexed = [](const Affine& x) { return x.coefficient != 0 || x.inner != 0; };
+  if (indexed(*a)) std::swap(a, b);
+  if (indexed(*a)) return std::nullopt;                           // v * v, v * w
+  if (indexed(*b) && a->low != a->high) return std::nullopt;  // v * loop variable
   int64_t factor = a->low;
-  if (b->coefficient != 0 || a->low == a->high) {
+  if (indexed(*b) || a->low == a->high) {
     std::optional<int64_t> coefficient = checked_mul(b->coefficient, factor);
+    std::optional<int64_t> inner = checked_mul(b->inner, factor);
     std::optional<int64_t> first = checked_mul(b->low, factor), last = checked_mul(b->high, factor);
-    if (!coefficient || !first || !last) return std::nullopt;
-    return bounded({*coefficient, std::min(*first, *last), std::max(*first, *last)});
+    if (!coefficient || !inner || !first || !last) return std::nullopt;
+    return bounded({*coefficient, std::min(*first, *last), std::max(*first, *last), *inner});
   }
-  int64_t corners[4];
+  int64_t products[4];
   int k = 0;
   for (int64_t x : {a->low, a->high})
     for (int64_t y : {b->low, b->high}) {
       std::optional<int64_t> product = checked_mul(x, y);
       if (!product) return std::nullopt;
-      corners[k++] = *product;
+      products[k++] = *product;
     }
-  return bounded(
-      {0, *std::min_element(corners, corners + 4), *std::max_element(corners, corners + 4)});
+  return bounded({0, *std::min_element(products, products + 4),
+                  *std::max_element(products, products + 4), 0});
 }
 
 // A comparison's value when the ranges of its sides settle it.
@@ -168,6 +202,22 @@ std::optional<bool> AffineReader::decide(ExprId id) {
   return less ? *is_less : !*is_less;
 }
 
+namespace {
+
+// The LoopBegin of the innermost loop inside loop `begin` that holds step `s`, or -1.
+int64_t innermost_loop(const Program& program, size_t begin, size_t s) {
+  int64_t found = -1;
+  for (size_t b = begin + 1; b < s; ++b) {
+    const Step& step = program.steps[b];
+    if (step.kind != StepKind::LoopBegin) continue;
+    if (static_cast<size_t>(step.loop.partner) > s) found = static_cast<int64_t>(b);
+    else b = static_cast<size_t>(step.loop.partner);  // ends before s: skip its body
+  }
+  return found;
+}
+
+}  // namespace
+
 bool fold_induction_clamps(Program& program, const target::Target&) {
   bool changed = false;
   for (size_t begin = 0; begin < program.steps.size(); ++begin) {
@@ -177,6 +227,8 @@ bool fold_induction_clamps(Program& program, const target::Target&) {
       if (program.steps[s].kind != StepKind::Kernel) continue;
       Kernel& kernel = program.kernels[static_cast<size_t>(program.steps[s].kernel)];
       AffineReader reader(kernel, step.loop);
+      if (int64_t inner = innermost_loop(program, begin, s); inner >= 0)
+        reader.set_inner(program.steps[static_cast<size_t>(inner)].loop);
       // Operands come before their users, so a clamp of a folded wrap is decided next.
       for (size_t id = 0; id < kernel.exprs.size(); ++id) {
         ExprId operand = reader.decided_operand(static_cast<ExprId>(id));

@@ -686,6 +686,37 @@ def test_compiled_loops_inline_their_kernels(compile_logged):
     np.testing.assert_allclose(got, levinson(r), rtol=1e-9, atol=1e-12)
 
 
+def triangular_indices(x):
+    # Indices of both loops' indices in a triangular nest (j < k): some are never negative
+    # (their wraps and clamps fold away, sched/induction_ranges.h), some always or sometimes are.
+    n = x.shape[0]
+    out = np.zeros(n)
+    for k in range(2, n):
+        acc = 0.0
+        for j in range(1, k):
+            acc += x[k - j] * x[j - k] + x[k - j - 1] - x[-j] + x[j - 2]
+        out[k] = acc
+        for j in range(0, k):
+            out[j] += x[2 * k - j - n]
+    return out
+
+
+@pytest.mark.parametrize("n", [1, 3, 4, 9])
+def test_triangular_loop_indices_agree_with_numpy(n):
+    x = np.random.default_rng(n).standard_normal(n)
+    np.testing.assert_allclose(kiln.compile(triangular_indices)(x), triangular_indices(x),
+                               rtol=1e-12, atol=1e-12)
+
+
+def test_triangular_loop_indices_lose_their_wraps(compile_logged):
+    r = np.exp(-np.arange(30) / 5.0)
+    log, got = compile_logged(levinson, (r,), "schedule")
+    # r[k - j] and a[j] in the loops over j < k: never negative nor past the end.
+    loops = log[log.index("\nloop "):log.rindex("end loop")]
+    assert "min(max(" not in loops and "where(" not in loops and "< 0)" not in loops, log
+    np.testing.assert_allclose(got, levinson(r), rtol=1e-9, atol=1e-12)
+
+
 def picked_bits(x, y):  # integer selects on a loop-carried value (crc32's shape), every width
     for _ in range(3):
         x = np.where(x & 1 == 1, (x >> 1) ^ y, x >> 1)
