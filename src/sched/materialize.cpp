@@ -276,7 +276,8 @@ std::set<ValueId> initial_materialized(const ir::Graph& graph, int64_t elementwi
         for (int bound = 0; bound < 2; ++bound)
           if (graph.node(node.inputs[static_cast<size_t>(bound)]).op != ir::Op::constant)
             result.insert(node.inputs[static_cast<size_t>(bound)]);
-        result.insert(node.inputs.begin() + 2 + node.attrs.index, node.inputs.end());
+        for (size_t k = 2 + static_cast<size_t>(node.attrs.index); k < node.inputs.size(); ++k)
+          if (!reshaped_input(graph, node.inputs[k])) result.insert(node.inputs[k]);
         break;
       case ir::Op::loop_result:  // the loop's carried buffer (build_loop)
         result.insert(id);

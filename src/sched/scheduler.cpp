@@ -15,6 +15,7 @@
 #include "sched/kernel_groups.h"
 #include "sched/in_place.h"
 #include "sched/loop_schedule.h"
+#include "sched/strided_views.h"
 #include "sched/loop_nest.h"
 #include "sched/lowering.h"
 #include "sched/materialize.h"
@@ -425,8 +426,23 @@ void ProgramBuilder::build_loop(const Root& root) {
   std::vector<std::vector<int64_t>> strides(1 + carried);
   std::vector<int32_t> invariants, donated;  // each carried value is dead after the body
   for (size_t j = 2 + carried; j < node.inputs.size(); ++j) {
-    invariants.push_back(buffer_of_[static_cast<size_t>(node.inputs[j])]);
-    strides.push_back(program_.buffers[static_cast<size_t>(invariants.back())].strides);
+    ValueId input = node.inputs[j];
+    int32_t buffer = buffer_of_[static_cast<size_t>(input)];
+    if (buffer < 0) {  // reshapes of an input (materialize.cpp): its buffer, where strides can say it
+      int32_t base = buffer_of_[static_cast<size_t>(view_base(graph_, input))];
+      std::optional<StridedView> view =
+          strided_view(graph_, input, program_.buffers[static_cast<size_t>(base)].strides);
+      if (view && view->offset == 0) {
+        invariants.push_back(base);
+        strides.push_back(view->strides);
+        continue;
+      }
+      buffer = add_buffer(BufferRole::Intermediate, 0, graph_.node(input), "buf" + std::to_string(input));
+      build_pointwise_kernel({{input, buffer, false}});
+      buffer_of_[static_cast<size_t>(input)] = buffer;
+    }
+    invariants.push_back(buffer);
+    strides.push_back(program_.buffers[static_cast<size_t>(buffer)].strides);
   }
   for (size_t k = 0; k < carried; ++k) donated.push_back(static_cast<int32_t>(k + 1));
   Program body_program = schedule(body, strides, fusion_notes_, donated, hints_);

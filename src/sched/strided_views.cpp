@@ -106,6 +106,12 @@ std::optional<StridedView> strided_view(const ir::Graph& graph, ValueId id,
   return view;
 }
 
+bool reshaped_input(const ir::Graph& graph, ValueId id) {
+  if (graph.node(id).op != Op::reshape) return false;
+  while (graph.node(id).op == Op::reshape) id = graph.node(id).inputs[0];
+  return graph.node(id).op == Op::parameter;
+}
+
 bool needs_packed_operand(const Node& node, size_t k) {
   if (node.op == Op::matmul) return k == 2;  // a bias cuBLASLt reads as a packed vector
   return ir::is_convolution(node.op) && node.attrs.filters_last && k <= 1;  // not a bias

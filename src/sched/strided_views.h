@@ -26,6 +26,11 @@ ir::ValueId view_base(const ir::Graph& graph, ir::ValueId id);
 std::optional<StridedView> strided_view(const ir::Graph& graph, ir::ValueId id,
                                         const std::vector<int64_t>& base_strides);
 
+// Whether `id` is reshapes only (one or more) of a graph input: a loop reads such an invariant
+// in the input's buffer, with the strides strided_view() gives (sched/scheduler.cpp), rather
+// than from a copy (forward substitution's lower.reshape(-1)[i * n + i]: 8 MB per call).
+bool reshaped_input(const ir::Graph& graph, ir::ValueId id);
+
 // Whether operand `k` of extern call `node` must lie packed in its own (row-major) order: the
 // filter and the activations (or gradients) of a convolution computed channels-last with
 // channels-last filters (Attrs::filters_last: cuDNN's NHWC kernels), which cuDNN would reorder
