@@ -67,12 +67,14 @@ class Merger {
     mergeable_ = true;
     for_each_root(kernel_.body, [&](ExprId& id) { check_use(form(id)); });
     if (!mergeable_) return false;
-    const std::map<int32_t, ExprId> zero = {{outer_, builder_.index_constant(0)}};
-    std::unordered_map<ExprId, ExprId> rewritten;
-    for_each_root(kernel_.body, [&](ExprId& id) { id = builder_.substitute(id, zero, &rewritten); });
+    // The extents first: the substitution simplifies by them, and (i0 * 7 + i1) % 12 is
+    // i1 % 12 over the merged loop's 14 iterations, not i1 as over the inner loop's 7.
     inner.extent *= outer.extent;
     kernel_.loop_extents[static_cast<size_t>(inner_)] = inner.extent;
     kernel_.loop_extents[static_cast<size_t>(outer_)] = 1;
+    const std::map<int32_t, ExprId> zero = {{outer_, builder_.index_constant(0)}};
+    std::unordered_map<ExprId, ExprId> rewritten;
+    for_each_root(kernel_.body, [&](ExprId& id) { id = builder_.substitute(id, zero, &rewritten); });
     for (std::vector<int32_t>& loops : kernel_.local_dependencies)
       for (int32_t& loop : loops)
         if (loop == outer_) loop = inner_;
