@@ -101,8 +101,8 @@ def _indirect_helpers(value, code):
 
 def _is_user_module(value):
     """A module of the user's (`import config`; one made at run time too): not the standard
-    library's, an installed package's, kiln's or a built-in one, whose attributes are constants
-    for the purposes of a trace."""
+    library's, an installed package's, kiln's or a built-in one (whose attributes a trace takes
+    as constants)."""
     if not isinstance(value, types.ModuleType) or value.__name__ in sys.builtin_module_names:
         return False
     filename = getattr(value, "__file__", None) or ""
