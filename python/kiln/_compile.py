@@ -42,10 +42,11 @@ import weakref
 import numpy as np
 
 from . import _aliasing, _device, _kiln, _numpy_tracer, _pytree, _random_state
-from ._arguments import DYNAMIC_DTYPES, WEAK_PYTHON_NUMBERS, dynamic_number
+from ._arguments import DYNAMIC_DTYPES
 from ._arguments import eager_reason
 from ._caller_state import ChangesCallerState, Saved, checked_output_spec, with_assigned
 from ._config import config
+from ._dynamic_numbers import DynamicNumbers
 from ._environment import Environment, with_numpy_names
 from ._trace_stores import CellStores, GlobalStores
 from ._graph_breaks import GraphBreak, GraphBreakSignal, located
@@ -135,8 +136,7 @@ class CompiledFunction:
         # Automatic dynamic numbers: per call structure (repr of the pytree spec), the leaves of
         # Python floats and ints that changed between calls (graph inputs from then on), or
         # None once a trace needed the floats' values; the ints a trace needed stay static.
-        self.dynamic_numbers = {}
-        self.static_ints = {}
+        self.numbers = DynamicNumbers()
         self.retrace_times = {}  # (pytree spec, array shapes and dtypes) -> RetraceTimes
         self.records = None  # a list while kiln.explain records
         _all_functions.add(self)
@@ -185,7 +185,9 @@ class CompiledFunction:
                         RuntimeWarning, stacklevel=3)
                 return self.fn(*args, **kwargs)
             self.recompiles += counts
-            dynamic = self._dynamic_numbers(args, kwargs, leaves, spec)
+            dynamic = (() if self.dynamic is False else self.numbers.chosen(
+                spec, leaves, self.cache.changed_numbers(args, kwargs) or [],
+                self.environment.in_place_values(self.cache.environment())))
             if _kiln.log_enabled("recompiles"):
                 _kiln.log("recompiles", f"recompiling {self.name} ({location_of(self.fn)}): "
                           f"{reason}" + (f"; numbers {list(dynamic)} of the arguments' leaves "
@@ -205,7 +207,7 @@ class CompiledFunction:
                 except NeedsStatic:
                     if not dynamic:
                         raise
-                    dynamic = self._fewer_dynamic(leaves, spec, dynamic)
+                    dynamic = self.numbers.fewer(spec, leaves, dynamic)
         except _SegmentLimit:
             return self.fn(*args, **kwargs)
         except CompilerError as error:
@@ -269,40 +271,6 @@ class CompiledFunction:
         if times.choice is None:
             times.traced.append(time.perf_counter() - started)
         return result
-
-    def _dynamic_numbers(self, args, kwargs, leaves, spec):
-        """The leaves to trace as dynamic numbers, as Dynamo's automatic dynamic: Python floats
-        and ints whose values alone changed since the last entry (a learning rate, a step
-        count), and those that changed before; () with dynamic=False, and on NumPy 1.x (its
-        promotion depends on the values). A trace that needs a number's value (a shape, an
-        axis, a graph break) is retried with it static (_fewer_dynamic)."""
-        key = repr(spec)
-        known = self.dynamic_numbers.get(key, set())
-        if self.dynamic is False or known is None or not WEAK_PYTHON_NUMBERS:
-            return ()
-        changed = self.cache.changed_numbers(args, kwargs) or []
-        static = self.static_ints.get(key, set())
-        # Attributes the trace reads from their object itself (a class's: _environment.py):
-        # static, whatever changes (by identity: a number also passed as an argument stays too).
-        read_in_place = self.environment.in_place_values(self.cache.environment())
-        static = static | {index for index in changed
-                           if any(leaves[index] is value for value in read_in_place)}
-        numbers = known | {index for index in changed if index not in static}
-        self.dynamic_numbers[key] = numbers
-        return tuple(index for index in sorted(numbers) if dynamic_number(leaves[index]))
-
-    def _fewer_dynamic(self, leaves, spec, dynamic):
-        """After a trace with the numbers `dynamic` needed a value: the ints among them stay
-        static from now on (they size arrays and count loops more often than floats); without
-        ints, every number of this call structure does."""
-        key = repr(spec)
-        ints = {index for index in dynamic if type(leaves[index]) is int}
-        if not ints:
-            self.dynamic_numbers[key] = None
-            return ()
-        self.static_ints[key] = self.static_ints.get(key, set()) | ints
-        self.dynamic_numbers[key] = (self.dynamic_numbers.get(key) or set()) - ints
-        return tuple(index for index in dynamic if index not in ints)
 
     # ---- tracing ----
     def trace_and_compile(self, args, kwargs, leaves, spec, guard, dynamic=()):
@@ -455,7 +423,7 @@ class CompiledFunction:
         if dynamic and retrace:
             raise NeedsStatic()
         if context.broke:  # its numbers stay static: a dynamic trace would break, then retry
-            self.dynamic_numbers[repr(spec)] = None
+            self.numbers.keep_static(spec)
         if not outputs:
             # Nothing computed: the trace ran the function (its prints too), so its result is
             # this call's; running it again would repeat them. Later calls run it as it is, or
@@ -580,8 +548,7 @@ class CompiledFunction:
         self.cache.clear()
         self.segments.clear()
         self.warned_segments = False
-        self.dynamic_numbers.clear()
-        self.static_ints.clear()
+        self.numbers = DynamicNumbers()
         self.retrace_times.clear()
         self.recompiles = 0
         self.warned_limit = False

@@ -1,4 +1,4 @@
-"""Automatic dynamic ints (CompiledFunction._dynamic_numbers and _fewer_dynamic): a Python int
+"""Automatic dynamic ints (kiln._dynamic_numbers: DynamicNumbers.chosen and fewer): a Python int
 argument or global whose value changes between calls (a step count, an offset, a loop's trip
 count) is a 0-d int64 graph input from its first change, as Dynamo's automatic dynamic makes
 it a SymInt; an int the trace needs the value of (a shape, an axis, a slice, a branch) stays

@@ -1,4 +1,4 @@
-"""Automatic dynamic numbers (CompiledFunction._dynamic_numbers, the guard's Number items in
+"""Automatic dynamic numbers (kiln._dynamic_numbers, the guard's Number items in
 src/python/guard_items.h): a Python float or int whose value changes between calls (a learning
 rate, a tolerance, a step count) becomes a 0-d graph input after its first change, so later
 values reuse one graph; a function that needs the number's value (a shape, an axis, a graph
