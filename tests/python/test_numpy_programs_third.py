@@ -6,14 +6,13 @@ written in plain NumPy the way tutorials and course notes write them, signal and
 processing, and small simulations. Each runs through kiln.compile and must agree with NumPy on
 its first call (trace and compile) and a second (the cached graph), on results and on the
 arrays it updates in place; what kiln cannot capture runs eagerly, still NumPy's answer."""
-import copy
 
 import numpy as np
 import pytest
 from numpy.lib import stride_tricks
 
 import kiln
-from test_numpy_programs import check_program
+from test_numpy_programs import _breaks, check_program
 
 
 # -- "100 NumPy exercises" (rougier/numpy-100), the answers as written ------------------------
@@ -714,11 +713,6 @@ CASES = {
 def test_program_agrees_with_numpy(name):
     function, make = CASES[name]
     check_program(function, make(np.random.default_rng(7)))
-
-
-def _breaks(function, *arguments):
-    report = kiln.explain(kiln.compile(function))(*copy.deepcopy(arguments))
-    return report.graph_break_count, report.break_reasons
 
 
 @pytest.mark.parametrize("name", ["rolling_as_strided", "contiguous_blocks", "add_reduceat_blocks",
