@@ -242,13 +242,62 @@ std::optional<ValueId> select_of_same(const Match& match) {
   return match.if_same_type(match.inputs[1]);
 }
 
+// What a full-size operand broadcasts: the input of a broadcast, or nullopt.
+std::optional<ValueId> broadcast_source(const Builder& builder, ValueId value) {
+  const Node& node = builder.node(value);
+  if (node.op != Op::broadcast) return std::nullopt;
+  return node.inputs[0];
+}
+
+// An elementwise op of a select whose branch is a broadcast (and, for a binary op, whose
+// other operand is one too) computes that branch at its own size, once:
+//   f(where(c, a, broadcast(s)))                 -> where(c, f(a), broadcast(f(s)))
+//   g(where(c, a, broadcast(s)), broadcast(t))   -> where(c, g(a, broadcast(t)), broadcast(g(s, t)))
+// (either branch, either operand). Exact: a select commutes with elementwise ops. What it buys:
+// a masked-out branch (attention's -inf before the softmax's exp) no longer flows through the
+// full-size math, where libmvec's vector exp takes its slow scalar path for every lane of -inf.
+std::optional<ValueId> elementwise_through_select(const Match& match) {
+  ir::OpKind kind = ir::op_info(match.node.op).kind;
+  if (kind != ir::OpKind::Unary && kind != ir::OpKind::Binary) return std::nullopt;
+  Builder& b = match.builder;
+  for (size_t operand = 0; operand < match.inputs.size(); ++operand) {
+    Node select = match.input(operand);
+    if (select.op != Op::where) continue;
+    std::optional<ValueId> other_source;  // the binary op's other operand, at its own size
+    if (kind == ir::OpKind::Binary) {
+      other_source = broadcast_source(b, match.inputs[1 - operand]);
+      if (!other_source) continue;
+    }
+    for (size_t branch = 1; branch <= 2; ++branch) {
+      std::optional<ValueId> source = broadcast_source(b, select.inputs[branch]);
+      if (!source) continue;
+      ir::Shape small_shape = b.node(*source).shape;
+      if (other_source && !ir::broadcast_shapes(small_shape, b.node(*other_source).shape, small_shape))
+        continue;
+      if (small_shape.size() == match.node.shape.size() && small_shape == match.node.shape) continue;
+      auto apply = [&](ValueId value, std::optional<ValueId> other) {
+        if (!other) return b.unary(match.node.op, value);
+        return operand == 0 ? b.binary(match.node.op, value, *other) : b.binary(match.node.op, *other, value);
+      };
+      b.set_location(match.node.location);
+      ValueId small = b.broadcast(apply(*source, other_source), match.node.shape);
+      std::optional<ValueId> other_full;
+      if (other_source) other_full = match.inputs[1 - operand];
+      ValueId full = apply(select.inputs[3 - branch], other_full);
+      return branch == 1 ? b.where(select.inputs[0], small, full)
+                         : b.where(select.inputs[0], full, small);
+    }
+  }
+  return std::nullopt;
+}
+
 // Tried in order; the first rule that applies wins (the pipeline repeats the pass, so a
 // rewritten node is looked at again in the next round).
 constexpr Rule kRules[] = {
     add_zero,           subtract_zero,      multiply_one,       multiply_zero,
     divide_one,         double_negation,    cast_to_own_dtype,  identity_movement,
     reshape_of_reshape, permute_of_permute, broadcast_of_broadcast, constant_to_the_right,
-    select_of_scatters, select_of_same,
+    select_of_scatters, select_of_same,     elementwise_through_select,
 };
 
 }  // namespace

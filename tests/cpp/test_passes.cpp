@@ -124,6 +124,36 @@ TEST_F(PassTest, SelectBetweenOneValueIsThatValue) {
   EXPECT_EQ(output_node(result, 0).inputs[2], result.inputs()[2]) << ir::print_graph(result);
 }
 
+// A masked softmax's exp(where(mask, s, -inf) - max): the masked branch is computed per row
+// (the exp of -inf - max), never as -inf lanes of the full-size exp; values unchanged.
+TEST_F(PassTest, ElementwiseOpsComputeASelectsBroadcastBranchAtItsOwnSize) {
+  ValueId scores = builder.parameter(DType::Float32, {2, 4});
+  ValueId row_max = builder.parameter(DType::Float32, {2, 1});
+  ValueId keep = builder.binary(Op::le, builder.iota(DType::Int64, {2, 4}, 1),
+                                builder.iota(DType::Int64, {2, 4}, 0));
+  ValueId masked = builder.where(keep, scores, builder.constant(Scalar::of(-INFINITY), DType::Float32));
+  ValueId weights = builder.unary(Op::exp, builder.binary(Op::sub, masked, row_max));
+  // a binary op whose other operand is full-size stays as it is
+  ValueId other = builder.binary(Op::add, masked, scores);
+  graph.set_outputs({weights, other});
+  ir::Graph result = simplified();
+  const ir::Node& select = output_node(result, 0);
+  ASSERT_EQ(select.op, Op::where) << ir::print_graph(result);
+  EXPECT_EQ(result.node(select.inputs[1]).op, Op::exp);
+  const ir::Node& small = result.node(select.inputs[2]);
+  ASSERT_EQ(small.op, Op::broadcast);
+  const ir::Node& small_exp = result.node(small.inputs[0]);
+  EXPECT_EQ(small_exp.op, Op::exp);
+  EXPECT_EQ(small_exp.shape, (ir::Shape{2, 1}));
+  EXPECT_EQ(output_node(result, 1).op, Op::add);
+  Array s = Array::from_vector<float>({1, 2, 3, 4, -1, -2, -3, -4}, {2, 4});
+  Array m = Array::from_vector<float>({1, -1}, {2, 1});
+  std::vector<Array> before = ir::interpret(graph, {s, m}), after = ir::interpret(result, {s, m});
+  for (size_t k = 0; k < 2; ++k)
+    EXPECT_EQ(after[k].to_vector<float>(), before[k].to_vector<float>()) << k;
+  EXPECT_EQ(after[0].to_vector<float>()[1], 0.0f);  // masked out
+}
+
 TEST_F(PassTest, MovementChainsCollapse) {
   ValueId x = builder.parameter(DType::Float32, {2, 3, 4});
   ValueId reshaped = builder.reshape(builder.reshape(x, {6, 4}), {4, 6});

@@ -99,11 +99,19 @@ def _attention_rows(context, node, query, key, value, dropout_p, is_causal, attn
     groups = _key_groups(query, key, dropout_p)
     query, key, value = (cast(tensor, dtype) for tensor in (query, key, value))
     scores, _ = _scores(context, query, key, groups, is_causal, attn_mask, scale, dtype)
-    logsumexp = _masked_rows_zero(context, _kiln.logsumexp(scores, [3], True), dtype)
-    probabilities = _kiln.exp(_kiln.subtract(scores, logsumexp))
-    output = _kiln.matmul(_by_key_head(probabilities, groups), value)
-    return (_by_query_head(output, groups),
-            _kiln.reshape(logsumexp, list(query.shape[:3])))
+    # As flash attention does: the weights exp(S - max) once, their product with V, and the
+    # division by the row sums on that product (length x features, not length x length). A
+    # row that sees no key has sum 0 and output 0, as torch's ("safe softmax").
+    zero = context.full((), 0, dtype)
+    row_max = _kiln.max(scores, [3], True)
+    shift = _kiln.where(_kiln.isfinite(row_max), row_max, zero)
+    weights = _kiln.exp(_kiln.subtract(scores, shift))
+    total = _kiln.sum(weights, [3], True)
+    product = _by_query_head(_kiln.matmul(_by_key_head(weights, groups), value), groups)
+    no_key = _kiln.equal(total, zero)
+    output = _kiln.divide(product, _kiln.where(no_key, context.full((), 1, dtype), total))
+    logsumexp = _kiln.where(no_key, zero, _kiln.add(_kiln.log(total), shift))
+    return output, _kiln.reshape(logsumexp, list(query.shape[:3]))
 
 
 @lowers(aten._scaled_dot_product_flash_attention_for_cpu.default)

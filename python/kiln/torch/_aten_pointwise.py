@@ -171,14 +171,22 @@ def _power(context, node, base, exponent):
         raise Unconvertible("an integer tensor to a negative integer power")
     if isinstance(exponent, (int, float)) and isinstance(base, _kiln.Tensor):
         base = cast(base, dtype)
+        # torch's own kernel takes these exponents apart the same way (bit for bit): no
+        # vector pow, whose slow path a negative base takes in every lane (GPT-2's GELU, x**3)
         if exponent == 2:
             return _kiln.square(base)
         if exponent == 1:
             return base
+        if exponent == 3 and dtype.is_floating_point:
+            return _kiln.multiply(_kiln.multiply(base, base), base)
         if exponent == 0.5 and dtype.is_floating_point:
             return _kiln.sqrt(base)
+        if exponent == -0.5 and dtype.is_floating_point:
+            return _kiln.rsqrt(base)
         if exponent == -1 and dtype.is_floating_point:
             return _kiln.reciprocal(base)
+        if exponent == -2 and dtype.is_floating_point:
+            return _kiln.reciprocal(_kiln.multiply(base, base))
     base, exponent = _operands(context, node, (base, exponent), dtype)
     return _kiln.power(base, exponent)
 
