@@ -99,7 +99,7 @@ const CompileStats& Function::stats() const { return impl_->stats(); }
 std::string Function::source() const { return impl_->latest() ? impl_->latest()->source_text() : ""; }
 
 std::string Function::graph_text() const {
-  return impl_->latest() ? impl_->latest()->graph_text : "";
+  return impl_->latest() ? impl_->latest()->graph_text() : "";
 }
 
 }  // namespace kiln

@@ -217,6 +217,8 @@ std::string program_source(const sched::Program& program, const Options& options
 
 }  // namespace
 
+std::string CompiledGraph::graph_text() const { return ir::print_graph(graph); }
+
 std::string CompiledGraph::source_text() const {
   if (!source.empty() || source_path.empty()) return source;
   // The entry's copy, read as the cache reads its files: private, and bounded (kiln writes at
@@ -271,24 +273,35 @@ std::set<std::string> disabled_passes() {
 
 PreparedGraph prepare_graph(const ir::Graph& traced,
                             const std::vector<std::vector<int64_t>>& input_strides,
-                            const std::set<std::string>& disabled, bool verify_each_pass) {
+                            const std::set<std::string>& disabled, passes::PassRecord* record) {
   PreparedGraph prepared;
   // A trace that captured loops keeps the bodies' original nodes, dead (api/loop_trace.h).
   bool captured_loops = std::any_of(traced.nodes().begin(), traced.nodes().end(),
                                     [](const ir::Node& node) { return node.op == ir::Op::placeholder; });
-  const ir::Graph& live = captured_loops ? passes::eliminate_dead_code(traced) : traced;
-  run_stage("verify", [&] { ir::verify(live, "trace"); });
-  api::log(LogChannel::Graph, "traced graph:\n" + ir::print_graph(live, true));
+  std::optional<ir::Graph> pruned;
+  if (captured_loops) pruned = passes::eliminate_dead_code(traced);
+  const ir::Graph& live = pruned ? *pruned : traced;  // (a ?: of the two would copy `traced`)
+  // A replay's trace is another size of one the verifier passed (api/size_generic_graph.h)
+  if (!record || !record->replaying) run_stage("verify", [&] { ir::verify(live, "trace"); });
+  if (api::log_enabled(LogChannel::Graph))
+    api::log(LogChannel::Graph, "traced graph:\n" + ir::print_graph(live, true));
   // The scheduler runs loops: a cond's regions become loops of 0 or 1 iterations (ir/cond.h).
-  const ir::Graph looped =
-      run_stage("lower conditionals", [&] { return ir::lower_conditionals(live); });
-  const ir::Graph real = run_stage("lower complex", [&] { return ir::lower_complex(looped); });
+  // (Each lowering copies the graph: only where it has something to lower.)
+  std::optional<ir::Graph> looped, real;
+  const ir::Graph* lowered = &live;
+  if (ir::has_conditionals(*lowered)) {
+    looped = run_stage("lower conditionals", [&] { return ir::lower_conditionals(*lowered); });
+    lowered = &*looped;
+  }
+  if (ir::has_complex_values(*lowered)) {
+    real = run_stage("lower complex", [&] { return ir::lower_complex(*lowered); });
+    lowered = &*real;
+  }
   prepared.strides = real_input_strides(live, input_strides);
   prepared.graph =
       run_stage("graph passes",
-                [&] { return passes::run_graph_passes(real, disabled, verify_each_pass); });
+                [&] { return passes::run_graph_passes(*lowered, disabled, record); });
   ir::verify(prepared.graph, "graph passes");
-  prepared.graph_text = ir::print_graph(prepared.graph);
   if (ir::has_complex_values(live)) {
     for (ir::ValueId input : live.inputs())
       prepared.complex_inputs.push_back(is_complex(live.node(input).dtype));
@@ -411,9 +424,8 @@ std::unique_ptr<CompiledGraph> compile_graph_cuda(const ir::Graph& traced,
   auto result = std::make_unique<CompiledGraph>();
   PreparedGraph prepared = prepare_graph(traced, input_strides, disabled);
   result->graph = prepared.graph;
-  result->graph_text = prepared.graph_text;
   const std::string graph_key =
-      compile_key(result->graph_text, prepared.strides, options, target, disabled);
+      compile_key(ir::print_graph(prepared.graph), prepared.strides, options, target, disabled);
   runtime::DiskCache cache = runtime::DiskCache::open(options.cache_dir, options.disk_cache);
   const bool autotune = api::mode_settings(options.mode).autotune;
   std::optional<ir::Graph> tuned;  // max-autotune: library or generated matmuls
@@ -471,10 +483,9 @@ std::unique_ptr<CompiledGraph> compile_graph(const ir::Graph& traced,
 
   PreparedGraph prepared = prepare_graph(traced, input_strides, disabled);
   result->graph = prepared.graph;
-  result->graph_text = prepared.graph_text;
   const std::vector<std::vector<int64_t>>& real_strides = prepared.strides;
   const std::string key = run_stage("cache key", [&] {
-    return compile_key(result->graph_text, real_strides, options, target, disabled);
+    return compile_key(ir::print_graph(prepared.graph), real_strides, options, target, disabled);
   });
 
   std::optional<runtime::ExecutableImage> image;  // made here on a miss, read back on a hit

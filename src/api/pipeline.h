@@ -17,6 +17,7 @@
 
 #include "ir/graph.h"
 #include "kiln/compile.h"
+#include "passes/pipeline.h"
 #include "codegen/cpp/translation_units.h"
 #include "codegen/cuda/cuda_emitter.h"
 #include "runtime/disk_cache.h"
@@ -33,12 +34,12 @@ namespace kiln::detail {
 // Everything the pipeline produced for one input signature.
 struct CompiledGraph {
   ir::Graph graph;  // after the passes
-  std::string graph_text;
   std::string source;  // empty after a disk hit: source_text() reads the entry's copy
   std::string source_path;
   std::unique_ptr<runtime::Executable> executable;
 
   std::string source_text() const;
+  std::string graph_text() const;  // the graph, printed (made when asked: a new size skips it)
 };
 
 // The stages after tracing, usable on any graph (the Python frontend calls this too).
@@ -53,14 +54,14 @@ std::unique_ptr<CompiledGraph> compile_graph(const ir::Graph& traced,
 // (api/size_generic_graph.h).
 struct PreparedGraph {
   ir::Graph graph;  // lowered (conditionals, complex values) and through the graph passes
-  std::string graph_text;
   std::vector<std::vector<int64_t>> strides;  // of the lowered graph's inputs
   std::vector<bool> complex_inputs, complex_outputs;  // runtime::ExecutionSettings
 };
-// verify_each_pass: passes::run_graph_passes's verify_each.
+// record: passes::run_graph_passes's (a replay skips the trace's verification too).
 PreparedGraph prepare_graph(const ir::Graph& traced,
                             const std::vector<std::vector<int64_t>>& input_strides,
-                            const std::set<std::string>& disabled, bool verify_each_pass = true);
+                            const std::set<std::string>& disabled,
+                            passes::PassRecord* record = nullptr);
 // Scheduling and the target's loop passes: the Program the emitter prints. `decisions`: the
 // program of the same graph at other sizes, whose choices made on sizes (parallel and SIMD
 // loops, lane splits) this one keeps where their kernels have the same statements

@@ -88,10 +88,17 @@ SizeGenericGraph::Emitted SizeGenericGraph::emit_unscoped(const std::vector<int6
                                                           const sched::Program* decisions) {
   const std::set<std::string> disabled = on_gpu() ? disabled_passes() : cpu_disabled_passes();
   Emitted emitted;
-  emitted.prepared = prepare_graph(ir::specialize(graph_, sizes), input_strides_, disabled,
-                                   verify_each_pass_);
-  emitted.program = schedule_program(emitted.prepared.graph, emitted.prepared.strides, *target_,
-                                     disabled, decisions);
+  const ir::Graph specialized = ir::specialize(graph_, sizes);
+  emitted.prepared = prepare_graph(specialized, input_strides_, disabled, &pass_record_);
+  try {
+    emitted.program = schedule_program(emitted.prepared.graph, emitted.prepared.strides,
+                                       *target_, disabled, decisions);
+  } catch (const Error&) {
+    if (!pass_record_.replaying) throw;
+    emitted.prepared = prepare_graph(specialized, input_strides_, disabled);  // all the passes
+    emitted.program = schedule_program(emitted.prepared.graph, emitted.prepared.strides,
+                                       *target_, disabled, decisions);
+  }
   if (on_gpu())
     emitted.cuda_source = codegen::emit_cuda(emitted.program, options_, *target_);
   else
@@ -126,10 +133,6 @@ void SizeGenericGraph::record_size_choices() {
 void SizeGenericGraph::make_generic_source() {
   if (tried_generic_) return;
   tried_generic_ = true;
-  struct Verified {  // the passes of the first call's sizes: verified after each
-    bool& flag;
-    ~Verified() { flag = false; }
-  } verified{verify_each_pass_};
   if (!target_)
     target_ = options_.device == "cuda" ? cuda_target() : target::host_cpu(options_.num_threads);
   if (on_gpu() && api::mode_settings(options_.mode).autotune) {
@@ -148,6 +151,7 @@ void SizeGenericGraph::make_generic_source() {
     size_choices_.replay();
   }
   hint_program_ = hint_->program;  // the choices the other sizes follow
+  pass_record_.replaying = true;    // and the passes
   if (!on_gpu() && !sched::compiled_loops(hint_->program).empty()) {
     no_generic_ = "its loops run as whole compiled functions";
     return;
@@ -239,7 +243,6 @@ std::shared_ptr<CompiledGraph> SizeGenericGraph::on_generic_library(
   if (!table) return nullptr;
   auto result = std::make_shared<CompiledGraph>();
   result->graph = std::move(emitted.prepared.graph);
-  result->graph_text = std::move(emitted.prepared.graph_text);
   result->source_path = library_path_;
   if (on_gpu()) {
     runtime::ExecutionSettings settings =

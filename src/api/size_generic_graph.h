@@ -92,9 +92,9 @@ class SizeGenericGraph {
   std::optional<sched::Program> hint_program_;  // its choices on sizes are every size's
   ir::SizeChoices size_choices_{ir::SizeChoices::Mode::Record};
   std::vector<int64_t> choice_sizes_;  // where size_choices_ were recorded
-  // Whether the graph passes verify after each pass: for the first call's sizes; the later
-  // sizes' passes run on the structure those ran on (prepare_graph verifies their result).
-  bool verify_each_pass_ = true;
+  // The graph passes that changed the hints' graph: recorded, verified after each pass, until
+  // the hints' code is made; replayed on every later size (passes::PassRecord).
+  passes::PassRecord pass_record_;
   int compiles_ = 0;
 };
 

@@ -78,29 +78,46 @@ const std::vector<std::string>& graph_pass_names() {
 }
 
 ir::Graph run_graph_passes(const ir::Graph& input, const std::set<std::string>& disabled,
-                           bool verify_each) {
+                           PassRecord* record) {
   bool logging = api::log_enabled(api::LogChannel::Passes);
   bool timing = api::log_enabled(api::LogChannel::Perf);
+  auto run = [&](const NamedPass& pass, const ir::Graph& graph, const std::string& when) {
+    auto start = std::chrono::steady_clock::now();
+    const bool regions = std::any_of(graph.nodes().begin(), graph.nodes().end(),
+                                     [](const ir::Node& node) { return node.attrs.body; });
+    ir::Graph next = regions ? pass.run(ir::map_loop_bodies(graph, pass.run))  // bodies first
+                             : pass.run(graph);
+    if (timing)
+      api::log(api::LogChannel::Perf, pass.name + ": " + api::milliseconds_text(start) + " (" + when + ")");
+    return next;
+  };
+  if (record && record->replaying) {
+    ir::Graph graph;
+    const ir::Graph* current = &input;  // not copied: every pass makes a new graph
+    for (size_t index : record->changed) {
+      graph = run(pipeline()[index], *current, "replayed");
+      current = &graph;
+      if (logging)
+        api::log(api::LogChannel::Passes, pipeline()[index].name + " (replayed):\n" + ir::print_graph(graph));
+    }
+    return current == &input ? input : graph;
+  }
+  ir::Graph graph = input;
   const size_t enabled = static_cast<size_t>(std::count_if(
       pipeline().begin(), pipeline().end(),
       [&](const NamedPass& pass) { return !disabled.contains(pass.name); }));
-  ir::Graph graph = input;
+  if (record) record->changed.clear();
   size_t unchanged = 0;  // passes run since the graph last changed
   for (int round = 1; round <= kMaxRounds; ++round) {
-    for (const NamedPass& pass : pipeline()) {
+    for (size_t index = 0; index < pipeline().size(); ++index) {
+      const NamedPass& pass = pipeline()[index];
       // Every pass has seen this graph and left it: a fixed point.
       if (unchanged == enabled) return graph;
       if (disabled.contains(pass.name)) continue;
-      auto start = std::chrono::steady_clock::now();
-      const bool regions = std::any_of(graph.nodes().begin(), graph.nodes().end(),
-                                       [](const ir::Node& node) { return node.attrs.body; });
-      ir::Graph next = regions ? pass.run(ir::map_loop_bodies(graph, pass.run))  // bodies first
-                               : pass.run(graph);
-      if (timing)
-        api::log(api::LogChannel::Perf,
-                 pass.name + ": " + api::milliseconds_text(start) + " (round " + std::to_string(round) + ")");
-      if (verify_each) ir::verify(next, pass.name);
+      ir::Graph next = run(pass, graph, "round " + std::to_string(round));
+      ir::verify(next, pass.name);
       bool pass_changed = !same_graph(graph, next);
+      if (pass_changed && record) record->changed.push_back(index);
       if (logging) {
         std::string header = pass.name + " (round " + std::to_string(round) + ")";
         api::log(api::LogChannel::Passes, pass_changed ? header + ":\n" + ir::print_graph(next)

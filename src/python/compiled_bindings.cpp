@@ -327,7 +327,7 @@ void bind_compiled(nb::module_& module) {
       .def_prop_ro("op_count", [](const Compiled& c) { return c.op_count; })
       .def_prop_ro("source", [](const Compiled& c) { return c.graph->source_text(); })
       .def_prop_ro("source_path", [](const Compiled& c) { return c.graph->source_path; })
-      .def_prop_ro("graph_text", [](const Compiled& c) { return c.graph->graph_text; })
+      .def_prop_ro("graph_text", [](const Compiled& c) { return c.graph->graph_text(); })
       .def_prop_ro("compile_seconds", [](const Compiled& c) { return c.compile_seconds; })
 
       .def_prop_ro("output_count",
