@@ -1,5 +1,6 @@
 #include "sched/trim_loops.h"
 
+#include <limits>
 #include <optional>
 #include <set>
 
@@ -106,6 +107,10 @@ class Trimmer {
         return Scalar::of_int(0);
       case Op::all:
         return Scalar::of_int(1);
+      case Op::max:  // a masked maximum (attention's causal rows); integers' lowest is no float
+        return Scalar::of(-std::numeric_limits<double>::infinity());
+      case Op::min:
+        return Scalar::of(std::numeric_limits<double>::infinity());
       default:
         return std::nullopt;
     }
@@ -159,8 +164,17 @@ class Trimmer {
     if (reads(other, inner)) return;
     if (!left_is_variable)
       op = op == Op::lt ? Op::gt : op == Op::gt ? Op::lt : op == Op::le ? Op::ge : Op::le;
-    // variable >= x: begin x; variable < x: end x (> and <= need x + 1: left alone). Two of
-    // a kind: the tighter one, at run time.
+    // An integer x: variable <= x is variable < x' and variable > x is variable >= x', with
+    // x' = min(x, extent) + 1 (no overflow; the bounds are clamped to the loop anyway). A
+    // causal mask's `column <= row`.
+    if (op == Op::le || op == Op::gt) {
+      if (expr(other).dtype != DType::Int64) return;  // a float bound's next index: left alone
+      ExprId extent = index_constant(kernel_.loop_extents[static_cast<size_t>(variable)]);
+      other = combine(ExprKind::IndexAdd, combine(ExprKind::IndexMin, other, extent),
+                      index_constant(1));
+      op = op == Op::le ? Op::lt : Op::ge;
+    }
+    // variable >= x: begin x; variable < x: end x. Two of a kind: the tighter one, at run time.
     if (op == Op::ge)
       bounds.begin = bounds.begin < 0 ? other : combine(ExprKind::IndexMax, bounds.begin, other);
     if (op == Op::lt)
@@ -177,6 +191,15 @@ class Trimmer {
     e.kind = kind;
     e.dtype = DType::Int64;
     e.operands = {a, b};
+    kernel_.exprs.push_back(std::move(e));
+    return static_cast<ExprId>(kernel_.exprs.size() - 1);
+  }
+
+  ExprId index_constant(int64_t value) const {
+    Expr e;
+    e.kind = ExprKind::Constant;
+    e.dtype = DType::Int64;
+    e.constant = Scalar::of_int(value);
     kernel_.exprs.push_back(std::move(e));
     return static_cast<ExprId>(kernel_.exprs.size() - 1);
   }

@@ -14,8 +14,8 @@
 // When every conjunct of c became a bound, c holds wherever the nest runs: the store is then
 // x[i] = new, with no mask left to compute (nor to keep the loop from vectorising).
 //
-// Rules: sums (identity 0), products (1), any (false) and all (true); a value is guarded when it
-// is where(condition, x, identity) (x guarded itself when the condition is about other loops)
+// Rules: sums (identity 0), products (1), any (false), all (true), float maxima (-inf) and
+// minima (+inf); a value is guarded when it is where(condition, x, identity) (x guarded itself when the condition is about other loops)
 // or a cast of one, or, for sums, a product of two values
 // guarded by the same bounds (then both are 0 outside, so the product is 0 even where x is not
 // finite). Every accumulation of the statement must be guarded by the same bounds.

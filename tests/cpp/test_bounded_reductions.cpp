@@ -102,6 +102,37 @@ TEST(TrimLoops, TrimmedSumsMatchTheInterpreterForAnyBounds) {
   }
 }
 
+// A causal mask's maximum, max_k where(k <= i, x[i, k], -inf) (attention's scores), and the
+// minimum over k > i: each row runs over its own columns only, its values unchanged; NaN and
+// +-inf outside the bounds stay out.
+TEST(TrimLoops, CausalMaximaAndMinimaRunOverTheirRowsColumns) {
+  const int64_t rows = 37, columns = 70;
+  std::vector<double> values = pseudo_random(rows * columns, -1, 1, 7);
+  for (int64_t row = 0; row < rows; ++row) {
+    values[static_cast<size_t>(row * columns + columns - 1)] = kNaN;
+    if (row + 1 < columns) values[static_cast<size_t>(row * columns + row + 1)] = INFINITY;
+  }
+  for (Op reduction : {Op::max, Op::min}) {
+    GraphCase g;
+    ValueId x = g.input(make_array(DType::Float32, {rows, columns}, values));
+    ir::Builder& b = g.builder;
+    ValueId row = b.iota(DType::Int64, {rows, columns}, 0);
+    ValueId column = b.iota(DType::Int64, {rows, columns}, 1);
+    bool maximum = reduction == Op::max;
+    ValueId inside = b.binary(maximum ? Op::le : Op::gt, column, row);
+    ValueId outside = b.constant(Scalar::of(maximum ? -INFINITY : INFINITY), DType::Float32,
+                                 {rows, columns});
+    g.output(b.reduce(reduction, b.where(inside, x, outside), {1}, false),
+             maximum ? "causal row maxima" : "minima right of the diagonal");
+    g.check();
+    sched::Program program = sched::schedule(g.graph, {});
+    int trimmed = 0;
+    for (sched::Kernel& kernel : program.kernels)
+      trimmed += sched::trim_loops(kernel, target::Target{});
+    EXPECT_EQ(trimmed, 1) << sched::print_program(program);
+  }
+}
+
 // out[i] = where(lo <= i, 2 * sum_k x[i, k], old[i]): the row sums below lo are not computed.
 struct SelectedRowSums {
   ir::Graph graph;
