@@ -94,6 +94,11 @@ def make_cases(train_batch=16):
         Case("bert_8x128", "BERT-base (BertModel(BertConfig()), random weights), eval",
              torch_models.bert, _tokens(8, 128, 30522), "8x128 tokens",
              _quick_bert, _tokens(2, 16, 1000), "1 layer, width 64, 2x16 tokens"),
+        Case("gpt2_1x512", "GPT-2 small (GPT2Model(GPT2Config()), random weights), eval: a "
+             "causal prompt", torch_models.gpt2, _tokens(1, 512, 50257), "1x512 tokens",
+             lambda: torch_models.gpt2(n_embd=64, n_layer=1, n_head=4, vocab_size=1000,
+                                       n_positions=128),
+             _tokens(1, 64, 1000), "1 layer, width 64, 1x64 tokens"),
         Case("mlp_train", "MLP training step: forward, cross-entropy, backward, SGD step",
              torch_models.mlp, _normal(1024, 1024), "batch 1024",
              lambda: torch_models.mlp(64), _normal(16, 64), "width 64, batch 16",

@@ -83,6 +83,12 @@ def bert(**config):
     return BertModel(BertConfig(**config))
 
 
+def gpt2(**config):
+    """GPT-2 (GPT-2 small by default) without its key-value cache: a causal prompt's forward."""
+    from transformers import GPT2Config, GPT2Model
+    return GPT2Model(GPT2Config(use_cache=False, **config))
+
+
 # ---- what the examples (examples/torch_*.py) share ----------------------------------------
 
 def compile_with(model, backend, mode):

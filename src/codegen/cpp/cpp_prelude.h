@@ -49,7 +49,41 @@ typedef __UINT64_TYPE__ uint64_t;
   inline double kiln_##name##_float(double a, double b) { return name(a, b); }  \
   inline float kiln_##name##_float(float a, float b) { return name##f(a, b); }
 
-KILN_DECLARE_UNARY_MATH(exp)
+// float32 exp is kiln's own (below): libmvec's takes a scalar slow path for every lane out of
+// its range, and masked softmaxes are full of such lanes (-inf, or finfo.min: 6.5x and 18x
+// slower than in range, 1M floats).
+KILN_DECLARE_SIMD
+extern "C" double exp(double) noexcept;
+inline double kiln_exp(double a) { return exp(a); }
+// exp(x) = 2^k exp(r), k = rint(x / ln 2) (by the 1.5 * 2^23 shifter, whose low bits then hold
+// k), |r| <= ln 2 / 2 (Cody and Waite's two-part ln 2), exp(r) by its degree-7 Taylor polynomial
+// (truncation 5e-9), 2^k as 2^(k/2) 2^(k - k/2) so that a subnormal result is rounded once.
+// Branch-free: it vectorises in any SIMD loop, 1.2x libmvec's time in range and 6-17x faster
+// with masked lanes. Within 1 ulp of the correctly rounded exp on every float tried
+// (tests/cpp/test_scalar_math.cpp); below -104 it is 0 without computing a subnormal, NaN
+// flows through the arithmetic, and the exponent bits are unsigned arithmetic (no overflow).
+inline float kiln_exp(float x) {
+  const bool zero = x < -104.0f;
+  const float low = zero ? 0.0f : x;
+  const float clamped = low > 89.0f ? 89.0f : low;  // overflows to inf all the same
+  const float shifted = __builtin_fmaf(clamped, 1.44269504088896341f, 12582912.0f);
+  const float k = shifted - 12582912.0f;
+  float r = __builtin_fmaf(k, -0.693145751953125f, clamped);
+  r = __builtin_fmaf(k, -1.428606765330187045e-6f, r);
+  float p = 1.0f / 5040;
+  p = __builtin_fmaf(p, r, 1.0f / 720);
+  p = __builtin_fmaf(p, r, 1.0f / 120);
+  p = __builtin_fmaf(p, r, 1.0f / 24);
+  p = __builtin_fmaf(p, r, 1.0f / 6);
+  p = __builtin_fmaf(p, r, 0.5f);
+  p = __builtin_fmaf(p, r, 1.0f);
+  p = __builtin_fmaf(p, r, 1.0f);
+  const uint32_t n = __builtin_bit_cast(uint32_t, shifted) - 0x4B400000u;  // k
+  const uint32_t half = static_cast<uint32_t>(static_cast<int32_t>(n) >> 1);
+  const float scaled = p * __builtin_bit_cast(float, (half + 127u) << 23) *
+                       __builtin_bit_cast(float, (n - half + 127u) << 23);
+  return zero ? 0.0f : scaled;
+}
 KILN_DECLARE_UNARY_MATH(exp2)
 KILN_DECLARE_UNARY_MATH(expm1)
 KILN_DECLARE_UNARY_MATH(log)
