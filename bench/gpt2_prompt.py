@@ -1,6 +1,6 @@
-"""A causal prompt through GPT-2 (transformers, random weights) at several lengths: eager,
-torch.compile with Inductor and with kiln, per-call medians from one process, each checked
-against eager:
+"""A causal prompt through GPT-2 (transformers, random weights, no key-value cache: an additive
+mask of -inf) at several lengths: eager, torch.compile with Inductor and with kiln, per-call
+medians on new tokens each call, from one process, each checked against eager:
 
     python bench/gpt2_prompt.py                          # 2 layers, width 64: 100,500,1000 tokens
     python bench/gpt2_prompt.py --small --lengths 512    # GPT-2 small
@@ -22,9 +22,11 @@ def model_of(small):
                                     n_positions=1024, use_cache=False))
 
 
-def median_ms(function, tokens, device, repeat):
+def median_ms(function, draw, device, repeat):
+    """Median milliseconds of `function` on new tokens each call (drawn outside the timing)."""
     times = []
     for _ in range(repeat):
+        tokens = draw()
         start = time.perf_counter()
         function(tokens)
         if device == "cuda":
@@ -45,16 +47,18 @@ def main():
     vocabulary = model.config.vocab_size
     with torch.no_grad():
         for length in (int(word) for word in args.lengths.split(",")):
-            tokens = torch.randint(0, vocabulary, (1, length),
-                                   generator=torch.Generator().manual_seed(length))
-            tokens = tokens.to(args.device)
+            generator = torch.Generator().manual_seed(length)
+
+            def draw():
+                return torch.randint(0, vocabulary, (1, length), generator=generator).to(args.device)
+            tokens = draw()
             want = model(tokens).last_hidden_state
-            row = [f"{length} tokens: eager {median_ms(model, tokens, args.device, args.repeat):.3f} ms"]
+            row = [f"{length} tokens: eager {median_ms(model, draw, args.device, args.repeat):.3f} ms"]
             for backend in args.backends.split(","):
                 torch._dynamo.reset()
                 compiled = torch.compile(model, backend=backend)
                 error = (compiled(tokens).last_hidden_state - want).abs().max().item()
-                milliseconds = median_ms(compiled, tokens, args.device, args.repeat)
+                milliseconds = median_ms(compiled, draw, args.device, args.repeat)
                 row.append(f"{backend} {milliseconds:.3f} ms (max error {error:.1e})")
             print(", ".join(row), flush=True)
 

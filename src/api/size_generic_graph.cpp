@@ -18,7 +18,10 @@ namespace {
 
 using api::LogChannel;
 
-constexpr size_t kKeptSizes = 64;
+// The sizes a graph keeps compiled: a decoder's steps (a few MB each: GPT-2 small's) through a
+// few hundred tokens, and intermediates of at most 512 MiB in all (a long prompt's scores).
+constexpr size_t kKeptSizes = 256;
+constexpr int64_t kKeptArenaBytes = int64_t(512) << 20;
 
 // The probes' sizes: each differs from the hints in every symbol, by different amounts, so
 // that the integers that depend on the sizes differ from the hints' in at least one (one alone
@@ -271,7 +274,10 @@ std::shared_ptr<CompiledGraph> SizeGenericGraph::on_generic_library(
 std::shared_ptr<CompiledGraph> SizeGenericGraph::for_sizes(const std::vector<int64_t>& sizes) {
   std::lock_guard<std::mutex> lock(for_sizes_mutex_);
   auto known = by_sizes_.find(sizes);
-  if (known != by_sizes_.end()) return known->second;
+  if (known != by_sizes_.end()) {
+    known->second.last_use = ++uses_;
+    return known->second.compiled;
+  }
   make_generic_source();
   if (generic_ && !library_ && modules_.empty()) {
     // A generic source the compiler refuses (a table read where C++ wanted a constant that the
@@ -303,11 +309,23 @@ std::shared_ptr<CompiledGraph> SizeGenericGraph::for_sizes(const std::vector<int
     found = compile_graph(ir::specialize(graph_, sizes), input_strides_, options_, stats, checks_);
     compiles_ += stats.disk_misses;
   }
-  // Each size keeps its program and intermediates: a graph called at ever new sizes (a server's
-  // sequence lengths) drops some (rebuilt in milliseconds on the generic code when asked again).
-  if (by_sizes_.size() >= kKeptSizes) by_sizes_.erase(by_sizes_.begin());
-  by_sizes_[sizes] = found;
+  keep(sizes, found);
   return found;
+}
+
+void SizeGenericGraph::keep(const std::vector<int64_t>& sizes,
+                            std::shared_ptr<CompiledGraph> compiled) {
+  const int64_t bytes = compiled->executable ? compiled->executable->program().arena_bytes : 0;
+  while (!by_sizes_.empty() &&
+         (by_sizes_.size() >= kKeptSizes || kept_arena_bytes_ + bytes > kKeptArenaBytes)) {
+    auto oldest = std::min_element(by_sizes_.begin(), by_sizes_.end(), [](const auto& a, const auto& b) {
+      return a.second.last_use < b.second.last_use;
+    });
+    kept_arena_bytes_ -= oldest->second.arena_bytes;
+    by_sizes_.erase(oldest);
+  }
+  kept_arena_bytes_ += bytes;
+  by_sizes_[sizes] = Kept{std::move(compiled), bytes, ++uses_};
 }
 
 }  // namespace kiln::detail

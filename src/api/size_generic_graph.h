@@ -40,6 +40,8 @@ class SizeGenericGraph {
   std::shared_ptr<CompiledGraph> for_sizes(const std::vector<int64_t>& sizes);
   // Libraries the toolchain built for this graph (the size-generic one counts once).
   int compiles() const { return compiles_; }
+  // Whether these sizes' program is kept (a later call at them runs at once).
+  bool keeps(const std::vector<int64_t>& sizes) const { return by_sizes_.count(sizes) != 0; }
   // The first call's generic source (from the hints' code and the probes'), made if not yet,
   // or null with `why` saying why there is none. Nothing is compiled.
   const codegen::SizeGenericSource* generic_source(std::string& why);
@@ -78,7 +80,18 @@ class SizeGenericGraph {
   std::vector<std::vector<int64_t>> input_strides_;
   Options options_;
   std::vector<runtime::RuntimeCheck> checks_;
-  std::map<std::vector<int64_t>, std::shared_ptr<CompiledGraph>> by_sizes_;
+  // The sizes called so far, each with its program and intermediates (kept while they fit:
+  // size_generic_graph.cpp's kKeptSizes and kKeptArenaBytes), the least recently used
+  // dropped first (rebuilt in milliseconds on the generic code when asked again).
+  struct Kept {
+    std::shared_ptr<CompiledGraph> compiled;
+    int64_t arena_bytes = 0;
+    uint64_t last_use = 0;
+  };
+  std::map<std::vector<int64_t>, Kept> by_sizes_;
+  int64_t kept_arena_bytes_ = 0;
+  uint64_t uses_ = 0;
+  void keep(const std::vector<int64_t>& sizes, std::shared_ptr<CompiledGraph> compiled);
   bool tried_generic_ = false;
   std::string no_generic_;  // why there is no size-generic library
   std::string choices_at_hints_;

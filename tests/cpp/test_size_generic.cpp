@@ -73,6 +73,19 @@ TEST(SizeGeneric, ManySizesRunOnOneLibrary) {
   EXPECT_LE(compiled.compiles(), 1);  // one library (none when the disk cache had it)
 }
 
+// A decoder's steps, one size each: a few hundred are kept, the least recently used dropped.
+TEST(SizeGeneric, RecentlyUsedSizesAreKept) {
+  detail::SizeGenericGraph compiled(softmax_rows_graph(), {}, test_options(), {});
+  for (int64_t rows = 2; rows < 302; ++rows) {
+    compiled.for_sizes({rows});
+    if (rows % 10 == 0) compiled.for_sizes({5});  // used throughout
+  }
+  EXPECT_TRUE(compiled.keeps({5}));
+  EXPECT_TRUE(compiled.keeps({301}));
+  EXPECT_TRUE(compiled.keeps({100}));  // past the 64 sizes kept before session 45
+  EXPECT_FALSE(compiled.keeps({2}));   // least recently used
+}
+
 TEST(SizeGeneric, AnySizeIsRightOnTheGenericCodeOrItsOwn) {
   detail::SizeGenericGraph compiled(softmax_rows_graph(), {}, test_options(), {});
   for (int64_t rows : {200, 2, 3, 17, 65, 201, 1000}) expect_matches_interpreter(compiled, rows);
