@@ -420,6 +420,39 @@ TEST(CompileOps, LargeReductionsUseTheSplitPathCorrectly) {
   EXPECT_EQ(run.outputs[1].to_vector<double>(), std::vector<double>{9});
 }
 
+// The elements after a lane split's last full step (64 float32 lanes with AVX-512, 32 float64)
+// go into the lanes as one more partial SIMD step, and a blocked sum's tail likewise: every
+// kind of reduction over rows on both sides of the split (2 x lanes) and of the block
+// boundaries (64 steps of the lanes) agrees with the interpreter.
+TEST(CompileOps, ReductionRemaindersAgreeWithTheInterpreter) {
+  GraphCase graph;
+  ir::Builder& b = graph.builder;
+  const Tolerance sum32 = {1e-5, 1e-5, 4};  // sums of terms of both signs: absolute too
+  for (int64_t length : {1, 5, 31, 63, 64, 65, 100, 127, 128, 129, 150, 191, 192, 193, 200, 4096,
+                         4097, 4159, 4190}) {
+    const std::string at = " of rows of " + std::to_string(length);
+    std::vector<double> values = pseudo_random(static_cast<size_t>(3 * length), -3, 3, length);
+    values[static_cast<size_t>(3 * length - 1)] = 4;  // argmax in the last row's last element
+    ValueId x = graph.input(make_array(DType::Float32, {3, length}, values));
+    ValueId shifted = b.binary(Op::sub, x, b.reduce(Op::max, x, {1}, true));
+    ValueId e = b.unary(Op::exp, shifted);
+    graph.output(b.binary(Op::div, e, b.reduce(Op::sum, e, {1}, true)), "softmax" + at, sum32);
+    graph.output(b.reduce(Op::sum, b.unary(Op::tanh, x), {1}, false), "sum of tanh" + at, sum32);
+    graph.output(b.reduce(Op::min, x, {1}, false), "min" + at);
+    graph.output(b.reduce(Op::argmax, x, {1}, false), "argmax" + at);
+    graph.output(b.reduce(Op::var, x, {1}, false), "var" + at, sum32);
+    ValueId wide = graph.input(make_array(DType::Float64, {2, length}, values));
+    graph.output(b.reduce(Op::sum, b.unary(Op::exp, wide), {1}, false), "float64 sum" + at);
+    std::vector<int64_t> integers(static_cast<size_t>(2 * length));
+    for (size_t i = 0; i < integers.size(); ++i)
+      integers[i] = static_cast<int64_t>(i * 2654435761u);
+    ValueId n = graph.input(make_integer_array(DType::Int32, {2, length}, integers));
+    graph.output(b.reduce(Op::sum, n, {1}, false), "int32 sum" + at);
+    graph.output(b.reduce(Op::argmin, n, {1}, false), "int32 argmin" + at);
+  }
+  graph.check();
+}
+
 // Every op of the table appears in some graph above, or in kExcludedOps with a reason.
 TEST(CompileOps, EveryOpIsCompiledOrExcluded) {
   std::vector<std::function<std::unique_ptr<GraphCase>()>> builders = {

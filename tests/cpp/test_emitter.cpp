@@ -166,6 +166,32 @@ TEST(Emitter, WelfordLanesShareOneCountAndReciprocal) {
   EXPECT_EQ(text.find("[0] = kiln_welford_add("), std::string::npos) << text;
 }
 
+// The 500 - 448 elements of a row after its last full step of 64 lanes are one more SIMD step
+// over the first 52 lanes (element 448 + lane into lane `lane`), not a scalar loop into lane 0
+// whose exp ran as scalar libm calls; the bound keeps the loops' literals (size-generic code).
+// An argmax's remainder alike (in the same pass); a variance's still goes into the row's own
+// state (above).
+TEST(Emitter, LaneSplitRemaindersAreOnePartialSimdStep) {
+  ir::Graph graph;
+  ir::Builder b(graph);
+  ir::ValueId x = b.parameter(DType::Float32, {4, 500});
+  graph.set_outputs({b.reduce(Op::sum, b.unary(Op::exp, x), {1}, false),
+                     b.reduce(Op::argmax, x, {1}, false)});
+  sched::Program program = sched::schedule(graph, {});
+  target::Target wide = target::host_cpu(1);
+  wide.vector_bits = 512;
+  for (sched::Kernel& kernel : program.kernels)
+    EXPECT_TRUE(sched::cpu::mark_reduction_lanes(kernel, wide));
+  std::string text = emit_cpp(program, Options{}, wide).text();
+  EXPECT_EQ(count(text, "_block < 448; "), 1) << text;  // one pass computes both
+  EXPECT_EQ(count(text, "; lane < 500 - 448; ++lane) {"), 1) << text;
+  EXPECT_EQ(count(text, " = 448 + lane;"), 1) << text;
+  EXPECT_EQ(count(text, "acc0_lanes[lane] = kiln_combine_sum(acc0_lanes[lane], "), 2) << text;
+  EXPECT_EQ(count(text, "acc1_lanes_index[lane] = i1;"), 2) << text;
+  EXPECT_EQ(count(text, " = 448; "), 0) << text;  // no scalar tail
+  EXPECT_EQ(count(text, "_lanes[0] = "), 0) << text;
+}
+
 // Pieces are packed in order, never cut; a piece larger than a unit is a unit of its own; one
 // unit is the plain text, with no #if.
 TEST(TranslationUnits, PiecesArePackedInOrderIntoBoundedUnits) {

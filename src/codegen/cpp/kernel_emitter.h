@@ -78,8 +78,9 @@ class KernelEmitter : public CLikePrinter {
   void blocked_sum_loops(const Stmt& s, bool worksharing, const std::string& suffix,
                          int64_t lanes);
   void lane_loop(const Stmt& s, const std::string& variable, const std::string& start,
-                 int64_t lanes, const std::string& suffix);
-  void combine_remainder(const Stmt& s, const std::string& lanes_suffix,
+                 const std::string& lanes, const std::string& suffix);
+  void combine_remainder(const Stmt& s, const std::string& variable, const std::string& start,
+                         const std::string& end, const std::string& lanes_suffix,
                          const std::string& own_suffix);
   std::string lanes_total(const sched::Accumulation& a, const std::string& suffix);
   Stmt without_split_welfords(const Stmt& s) const;

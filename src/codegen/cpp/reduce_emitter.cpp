@@ -125,12 +125,13 @@ void KernelEmitter::merge_partials(const Stmt& s, const std::string& into, const
   }
 }
 
-// One SIMD step of a lane split: element `start` + lane into accumulator lane `lane`. Every lane
-// takes one element a step (what is left after the last full step goes elsewhere:
-// combine_remainder), so the Welford lanes all hold one count: one reciprocal a step rather than
-// a division an element, which took most of a layer norm's statistics (4 vdivps a step of 64).
+// One SIMD step of a lane split: element `start` + lane into accumulator lane `lane`, for the
+// first `lanes` lanes (text: all of them, or a remainder's count). Split Welford lanes take one
+// element each full step (combine_remainder leaves them out of the partial one), so they all
+// hold one count: one reciprocal a step rather than a division an element, which took most of
+// a layer norm's statistics (4 vdivps a step of 64).
 void KernelEmitter::lane_loop(const Stmt& s, const std::string& variable, const std::string& start,
-                              int64_t lanes, const std::string& suffix) {
+                              const std::string& lanes, const std::string& suffix) {
   for (const sched::Accumulation& a : s.accumulations) {
     if (!split_welfords_.count(a.local)) continue;
     const std::string name = accumulator_names(a, suffix).value, t = compute_type(a.dtype);
@@ -138,7 +139,7 @@ void KernelEmitter::lane_loop(const Stmt& s, const std::string& variable, const 
     line("const " + t + " " + name + "_step = " + t + "(1) / " + name + "_count;");
   }
   line("#pragma omp simd");
-  line("for (int64_t lane = 0; lane < " + std::to_string(lanes) + "; ++lane) {");
+  line("for (int64_t lane = 0; lane < " + lanes + "; ++lane) {");
   open_block();
   line("const int64_t " + variable + " = " + start + " + lane;");
   combine_elements(s, suffix, "[lane]");
@@ -166,9 +167,16 @@ std::string KernelEmitter::lanes_total(const sched::Accumulation& a, const std::
   return "kiln_welford<" + t + ">{" + count + ", " + mean + "[0], " + m2 + "[0]}";
 }
 
-// The elements after a lane split's last full step: into lane 0, but Welford states straight
-// into the reduction's own accumulator (`own_suffix`), so that the lanes keep one count.
-void KernelEmitter::combine_remainder(const Stmt& s, const std::string& lanes_suffix,
+// The elements [start, end) after a lane split's last full step, fewer than its lanes: one more
+// SIMD step over the first end - start lanes (element start + k into lane k, as a full step
+// would put it), so that vector math runs there too (a scalar tail of a softmax's exp over
+// rows of 500, 52 scalar expf calls a row, was 7% of GPT-2's profile). Welford states take them
+// one after another into the reduction's own accumulator (`own_suffix`): their lanes keep one
+// count. The bound is written as end - start, the literals of the loops around it, so that
+// size-generic code reads it from its table as it does those (codegen/size_parameters.h).
+void KernelEmitter::combine_remainder(const Stmt& s, const std::string& variable,
+                                      const std::string& start, const std::string& end,
+                                      const std::string& lanes_suffix,
                                       const std::string& own_suffix) {
   auto welford = [](const sched::Accumulation& a) {
     return ir::op_info(a.op).accumulator == ir::Accumulator::Welford;
@@ -176,8 +184,14 @@ void KernelEmitter::combine_remainder(const Stmt& s, const std::string& lanes_su
   Stmt lanes = s, own = s;
   std::erase_if(lanes.accumulations, welford);
   std::erase_if(own.accumulations, [&](const sched::Accumulation& a) { return !welford(a); });
-  combine_elements(lanes, lanes_suffix, "[0]");
+  if (!lanes.accumulations.empty())
+    lane_loop(lanes, variable, start, end + " - " + start, lanes_suffix);
+  if (own.accumulations.empty()) return;
+  line("for (int64_t " + variable + " = " + start + "; " + variable + " < " + end + "; ++" +
+       variable + ") {");
+  open_block();
   combine_elements(own, own_suffix, "");
+  close_block();
 }
 
 // The reduction loops with the body and the combine inside. A reduction whose innermost loop is
@@ -245,15 +259,17 @@ void KernelEmitter::reduce_loops(const Stmt& s, bool worksharing, const std::str
     if (share_last) line("#pragma omp for schedule(static) nowait");
     line("for (int64_t " + v + "_block = " + low + "; " + v + "_block < " + full + "; " + v + "_block += " + width + ") {");
     open_block();
-    lane_loop(s, v, v + "_block", lanes, suffix + "_lanes");
+    lane_loop(s, v, v + "_block", width, suffix + "_lanes");
     close_block();
     // The remainder, written even when it is empty (the compiler drops it then), so that the
     // code has one shape for every extent (size-generic code: codegen/size_parameters.h).
-    if (share_last) line("#pragma omp single nowait");
-    line("for (int64_t " + v + " = " + full + "; " + v + " < " + extent + "; ++" + v + ") {");
-    open_block();
-    combine_remainder(s, suffix + "_lanes", suffix);
-    close_block();
+    if (share_last) {
+      line("#pragma omp single nowait");
+      line("{");
+      open_block();
+    }
+    combine_remainder(s, v, full, extent, suffix + "_lanes", suffix);
+    if (share_last) close_block();
   } else {
     bool simd = simd_ok && clause_ok && s.body.empty() && !in_simd_loop_;
     if (share_last)
@@ -361,7 +377,7 @@ void KernelEmitter::blocked_sum_loops(const Stmt& s, bool worksharing, const std
     line("for (int64_t " + v + "_step = " + v + "_block; " + v + "_step < " + v + "_block + " +
          std::to_string(block) + "; " + v + "_step += " + width + ") {");
     open_block();
-    lane_loop(s, v, v + "_step", lanes, suffix + "_lanes");
+    lane_loop(s, v, v + "_step", width, suffix + "_lanes");
     close_block();
     push_totals(suffix + "_lanes");
     close_block();
@@ -376,16 +392,12 @@ void KernelEmitter::blocked_sum_loops(const Stmt& s, bool worksharing, const std
       line("for (int64_t " + v + "_step = " + std::to_string(full) + "; " + v + "_step < " +
            std::to_string(lane_end) + "; " + v + "_step += " + width + ") {");
       open_block();
-      lane_loop(s, v, v + "_step", lanes, suffix + "_rest");
+      lane_loop(s, v, v + "_step", width, suffix + "_rest");
       close_block();
     }
-    if (lane_end < last.extent) {
-      line("for (int64_t " + v + " = " + std::to_string(lane_end) + "; " + v + " < " +
-           std::to_string(last.extent) + "; ++" + v + ") {");
-      open_block();
-      combine_remainder(s, suffix + "_rest", suffix);
-      close_block();
-    }
+    if (lane_end < last.extent)
+      combine_remainder(s, v, std::to_string(lane_end), std::to_string(last.extent),
+                        suffix + "_rest", suffix);
     if (short_passes) {
       line("if (++" + passes + " == " + std::to_string(passes_per_block) + ") {");
       open_block();
