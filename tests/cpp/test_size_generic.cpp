@@ -303,6 +303,24 @@ TEST(SizeGeneric, RandomSizesOfManyKernelShapesMatchTheInterpreter) {
   }
 }
 
+// A softmax and an argmax over rows of s0 float32 (hint 500: 7 steps of 64 lanes and a partial
+// step over 52): the partial step's bound is end - start of the loops' own literals, so rows of
+// other lengths (other remainders, none) run on the one generic library, each right.
+TEST(SizeGeneric, LaneSplitRemaindersAreReadFromTheTable) {
+  ir::Graph graph;
+  Builder b(graph);
+  Dim length = graph.add_symbol(500);
+  ValueId x = b.parameter(DType::Float32, {4, length});
+  ValueId e = b.unary(Op::exp, b.binary(Op::sub, x, b.broadcast(b.reduce(Op::max, x, {1}, true),
+                                                                 {4, length})));
+  ValueId total = b.broadcast(b.reduce(Op::sum, e, {1}, true), {4, length});
+  graph.set_outputs({b.binary(Op::div, e, total), b.reduce(Op::argmax, x, {1}, false)});
+  detail::SizeGenericGraph compiled(graph, {}, test_options(), {});
+  for (int64_t size : {500, 437, 448, 600, 511, 300})
+    expect_sizes_match_interpreter(compiled, {size}, 5, 0);
+  EXPECT_LE(compiled.compiles(), 1);
+}
+
 // The graphs of the tests above, each with sizes to run it at besides its hints.
 struct SizedGraph {
   ir::Graph graph;
