@@ -21,8 +21,10 @@
 //              selection): Keep; MathFloat (integers and bool to the smallest float that
 //              holds them); Float64 (integers to float64: true division); BoolToFloat (only
 //              bool goes to float16: rounding keeps integers).
-//   cost:      Cheap (about one instruction) or Costly (division, roots, transcendental
-//              functions): what hoisting loop-invariant work weighs.
+//   cost:      Cheap (about one instruction), Costly (division, roots: a slow instruction or a
+//              few) or Call (transcendental functions, powers: a vector math library call,
+//              tens of instructions): what hoisting loop-invariant work weighs, and what
+//              decides a loop's threads (sched/cpu/mark_parallel.h).
 //   domain:    where the differential fuzzer draws float inputs of a unary op so the result
 //              stays finite and well conditioned: Real, Moderate (|x| <= 6), Positive
 //              (x >= 0.5), NonNegative, AboveOne (x >= 1.5), NonZero (|x| >= 0.5), Unit
@@ -35,30 +37,30 @@
   X(neg, NumericOrComplex, Same, -a, negative, Keep, Cheap, Real, none)                                  \
   X(abs, NumericOrComplex, Magnitude, kiln_abs(a), abs, Keep, Cheap, Real, none)                              \
   X(sign, Numeric, Same, kiln_sign(a), sign, Keep, Cheap, Real, none)                           \
-  X(exp, FloatOrComplex, Same, kiln_exp(a), exp, MathFloat, Costly, Moderate, none)                      \
-  X(exp2, Float, Same, kiln_exp2(a), exp2, MathFloat, Costly, Moderate, none)                   \
-  X(expm1, Float, Same, kiln_expm1(a), expm1, MathFloat, Costly, Moderate, none)                \
-  X(log, FloatOrComplex, Same, kiln_log(a), log, MathFloat, Costly, Positive, none)                      \
-  X(log2, FloatOrComplex, Same, kiln_log2(a), log2, MathFloat, Costly, Positive, none)                   \
-  X(log10, FloatOrComplex, Same, kiln_log10(a), log10, MathFloat, Costly, Positive, none)                \
-  X(log1p, Float, Same, kiln_log1p(a), log1p, MathFloat, Costly, NonNegative, none)             \
+  X(exp, FloatOrComplex, Same, kiln_exp(a), exp, MathFloat, Call, Moderate, none)                        \
+  X(exp2, Float, Same, kiln_exp2(a), exp2, MathFloat, Call, Moderate, none)                     \
+  X(expm1, Float, Same, kiln_expm1(a), expm1, MathFloat, Call, Moderate, none)                  \
+  X(log, FloatOrComplex, Same, kiln_log(a), log, MathFloat, Call, Positive, none)                        \
+  X(log2, FloatOrComplex, Same, kiln_log2(a), log2, MathFloat, Call, Positive, none)                     \
+  X(log10, FloatOrComplex, Same, kiln_log10(a), log10, MathFloat, Call, Positive, none)                  \
+  X(log1p, Float, Same, kiln_log1p(a), log1p, MathFloat, Call, NonNegative, none)               \
   X(sqrt, FloatOrComplex, Same, kiln_sqrt(a), sqrt, MathFloat, Costly, Positive, none)                   \
   X(rsqrt, Float, Same, 1 / kiln_sqrt(a), rsqrt, MathFloat, Costly, Positive, none)             \
-  X(cbrt, Float, Same, kiln_cbrt(a), cbrt, MathFloat, Costly, Positive, none)                   \
-  X(sin, FloatOrComplex, Same, kiln_sin(a), sin, MathFloat, Costly, Real, none)                          \
-  X(cos, FloatOrComplex, Same, kiln_cos(a), cos, MathFloat, Costly, Real, none)                          \
-  X(tan, Float, Same, kiln_tan(a), tan, MathFloat, Costly, Unit, none)                          \
-  X(asin, Float, Same, kiln_asin(a), arcsin, MathFloat, Costly, Unit, none)                     \
-  X(acos, Float, Same, kiln_acos(a), arccos, MathFloat, Costly, Unit, none)                     \
-  X(atan, Float, Same, kiln_atan(a), arctan, MathFloat, Costly, Real, none)                     \
-  X(sinh, FloatOrComplex, Same, kiln_sinh(a), sinh, MathFloat, Costly, Moderate, none)                   \
-  X(cosh, FloatOrComplex, Same, kiln_cosh(a), cosh, MathFloat, Costly, Moderate, none)                   \
-  X(tanh, Float, Same, kiln_tanh(a), tanh, MathFloat, Costly, Real, none)                       \
-  X(asinh, Float, Same, kiln_asinh(a), arcsinh, MathFloat, Costly, Real, none)                  \
-  X(acosh, Float, Same, kiln_acosh(a), arccosh, MathFloat, Costly, AboveOne, none)              \
-  X(atanh, Float, Same, kiln_atanh(a), arctanh, MathFloat, Costly, Unit, none)                  \
-  X(erf, Float, Same, kiln_erf(a), erf, MathFloat, Costly, Real, none)                          \
-  X(erfc, Float, Same, kiln_erfc(a), erfc, MathFloat, Costly, Real, none)                       \
+  X(cbrt, Float, Same, kiln_cbrt(a), cbrt, MathFloat, Call, Positive, none)                     \
+  X(sin, FloatOrComplex, Same, kiln_sin(a), sin, MathFloat, Call, Real, none)                            \
+  X(cos, FloatOrComplex, Same, kiln_cos(a), cos, MathFloat, Call, Real, none)                            \
+  X(tan, Float, Same, kiln_tan(a), tan, MathFloat, Call, Unit, none)                            \
+  X(asin, Float, Same, kiln_asin(a), arcsin, MathFloat, Call, Unit, none)                       \
+  X(acos, Float, Same, kiln_acos(a), arccos, MathFloat, Call, Unit, none)                       \
+  X(atan, Float, Same, kiln_atan(a), arctan, MathFloat, Call, Real, none)                       \
+  X(sinh, FloatOrComplex, Same, kiln_sinh(a), sinh, MathFloat, Call, Moderate, none)                     \
+  X(cosh, FloatOrComplex, Same, kiln_cosh(a), cosh, MathFloat, Call, Moderate, none)                     \
+  X(tanh, Float, Same, kiln_tanh(a), tanh, MathFloat, Call, Real, none)                         \
+  X(asinh, Float, Same, kiln_asinh(a), arcsinh, MathFloat, Call, Real, none)                    \
+  X(acosh, Float, Same, kiln_acosh(a), arccosh, MathFloat, Call, AboveOne, none)                \
+  X(atanh, Float, Same, kiln_atanh(a), arctanh, MathFloat, Call, Unit, none)                    \
+  X(erf, Float, Same, kiln_erf(a), erf, MathFloat, Call, Real, none)                            \
+  X(erfc, Float, Same, kiln_erfc(a), erfc, MathFloat, Call, Real, none)                         \
   X(floor, Numeric, Same, kiln_floor(a), floor, BoolToFloat, Cheap, Real, none)                 \
   X(ceil, Numeric, Same, kiln_ceil(a), ceil, BoolToFloat, Cheap, Real, none)                    \
   X(round, Numeric, Same, kiln_round_half_even(a), round, BoolToFloat, Cheap, Real, none)       \
@@ -69,7 +71,7 @@
   X(logical_not, AnyOrComplex, Bool, !a, logical_not, Keep, Cheap, Real, none)                           \
   X(bitwise_not, IntegerOrBool, Same, kiln_bitwise_not(a), bitwise_not, Keep, Cheap, Real, none) \
   X(reciprocal, FloatOrComplex, Same, 1 / a, reciprocal, MathFloat, Costly, NonZero, none)                \
-  X(sinc, Float, Same, kiln_sinc(a), sinc, MathFloat, Costly, Real, none)
+  X(sinc, Float, Same, kiln_sinc(a), sinc, MathFloat, Call, Real, none)
 
 #define KILN_BINARY_OPS(X)                                                                      \
   X(add, NumericOrComplex, Same, a + b, add, Keep, Cheap, Real, none)                                    \
@@ -78,13 +80,13 @@
   X(div, FloatOrComplex, Same, a / b, divide, Float64, Costly, NonZero, none)                            \
   X(floordiv, Numeric, Same, kiln_floordiv(a, b), floor_divide, Keep, Costly, NonZero, none)    \
   X(mod, Numeric, Same, kiln_mod(a, b), mod, Keep, Costly, NonZero, none)                       \
-  X(pow, NumericOrComplex, Same, kiln_pow(a, b), power, Keep, Costly, Moderate, none)                    \
+  X(pow, NumericOrComplex, Same, kiln_pow(a, b), power, Keep, Call, Moderate, none)                      \
   X(maximum, Any, Same, kiln_maximum(a, b), maximum, Keep, Cheap, Real, none)                   \
   X(minimum, Any, Same, kiln_minimum(a, b), minimum, Keep, Cheap, Real, none)                   \
   X(fmax, Any, Same, kiln_fmax(a, b), fmax, Keep, Cheap, Real, none)                            \
   X(fmin, Any, Same, kiln_fmin(a, b), fmin, Keep, Cheap, Real, none)                            \
-  X(atan2, Float, Same, kiln_atan2(a, b), arctan2, MathFloat, Costly, Real, none)               \
-  X(hypot, Float, Same, kiln_hypot(a, b), hypot, MathFloat, Costly, Real, none)                 \
+  X(atan2, Float, Same, kiln_atan2(a, b), arctan2, MathFloat, Call, Real, none)                 \
+  X(hypot, Float, Same, kiln_hypot(a, b), hypot, MathFloat, Call, Real, none)                   \
   X(copysign, Float, Same, kiln_copysign(a, b), copysign, MathFloat, Cheap, Real, none)         \
   X(eq, AnyOrComplex, Bool, a == b, equal, Keep, Cheap, Real, none)                                      \
   X(ne, AnyOrComplex, Bool, a != b, not_equal, Keep, Cheap, Real, none)                                  \

@@ -33,7 +33,7 @@ enum class ResultType : uint8_t { Same, Bool, Int64, Magnitude };
 enum class Accumulator : uint8_t { None, Plain, ArgIndex, Welford };
 // The op table's promotion, cost and domain columns (op_list.h says what each value means).
 enum class Promotion : uint8_t { Keep, MathFloat, Float64, BoolToFloat };
-enum class Cost : uint8_t { Cheap, Costly };
+enum class Cost : uint8_t { Cheap, Costly, Call };
 enum class FuzzDomain : uint8_t { Real, Moderate, Positive, NonNegative, AboveOne, NonZero, Unit };
 
 struct OpInfo {

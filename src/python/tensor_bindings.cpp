@@ -236,6 +236,7 @@ void bind_trace_and_tensor(nb::module_& module) {
 nb::list op_table() {
   static const char* kKinds[] = {"unary", "binary", "ternary", "reduce", "scan", "structural"};
   static const char* kPromotions[] = {"keep", "math_float", "float64", "bool_to_float"};
+  static const char* kCosts[] = {"cheap", "costly", "call"};
   static const char* kDomains[] = {"real", "moderate", "positive", "non_negative",
                                    "above_one", "non_zero", "unit"};
   nb::list rows;
@@ -244,7 +245,7 @@ nb::list op_table() {
     rows.append(nb::make_tuple(std::string(info.name), std::string(info.public_name),
                                kKinds[static_cast<int>(info.kind)],
                                kPromotions[static_cast<int>(info.promotion)],
-                               info.cost == ir::Cost::Cheap ? "cheap" : "costly",
+                               kCosts[static_cast<int>(info.cost)],
                                kDomains[static_cast<int>(info.domain)]));
   }
   return rows;

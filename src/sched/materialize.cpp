@@ -63,7 +63,7 @@ constexpr int64_t kLeastElementwiseSource = int64_t(1) << 16;
 int64_t own_work(const Node& node) {
   if (ir::op_info(node.op).kind == ir::OpKind::Structural) return 0;
   const bool costly = ir::is_reduction(node.op) ||
-                      (ir::is_elementwise(node.op) && ir::op_info(node.op).cost == ir::Cost::Costly);
+                      (ir::is_elementwise(node.op) && ir::op_info(node.op).cost != ir::Cost::Cheap);
   return costly ? kCostlyWeight : 1;
 }
 

@@ -6,6 +6,7 @@
 #include <cstdlib>
 
 #include "kiln/error.h"
+#include "runtime/environment_numbers.h"
 
 namespace kiln::target {
 namespace {
@@ -74,6 +75,11 @@ Target host_cpu(int threads) {
 #elif defined(__aarch64__)
   target.isa = "neon", target.vector_bits = 128;
 #endif
+  // Set to measure where a second thread pays (bench/parallel_cost.py), or for a machine whose
+  // threads wake faster or slower than the one measured.
+  target.parallel_threshold = runtime::environment_whole_number(
+      "KILN_PARALLEL_THRESHOLD", target.parallel_threshold, 1,
+      "is not a positive number of element operations");
   return target;
 }
 

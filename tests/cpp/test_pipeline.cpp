@@ -156,6 +156,21 @@ TEST(Target, HostCpuReadsThreadsAndVectorWidth) {
   EXPECT_THROW(target::host_cpu(-2), Error);
 }
 
+// KILN_PARALLEL_THRESHOLD sets the threshold (bench/parallel_cost.py measures with it); a value
+// that is not a positive whole number is an error naming it.
+TEST(Target, ParallelThresholdComesFromTheEnvironment) {
+  const int64_t fallback = target::Target{}.parallel_threshold;
+  ::unsetenv("KILN_PARALLEL_THRESHOLD");
+  EXPECT_EQ(target::host_cpu(2).parallel_threshold, fallback);
+  ::setenv("KILN_PARALLEL_THRESHOLD", "1000", 1);
+  EXPECT_EQ(target::host_cpu(2).parallel_threshold, 1000);
+  for (const char* bad : {"0", "-5", "lots"}) {
+    ::setenv("KILN_PARALLEL_THRESHOLD", bad, 1);
+    EXPECT_THROW(target::host_cpu(2), Error) << bad;
+  }
+  ::unsetenv("KILN_PARALLEL_THRESHOLD");
+}
+
 }  // namespace
 }  // namespace kiln::test
 

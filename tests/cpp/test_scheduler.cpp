@@ -275,6 +275,26 @@ TEST(LoopPasses, MarkParallelNeedsThreadsAndWork) {
   EXPECT_FALSE(cpu::mark_parallel(ordered, cpu(2)));
 }
 
+// Work is weighed by what an element computes (op_list.h's Cost column): a tanh over 500 x 256
+// elements, under the threshold's 2^17 as a count, runs on the threads; as many products or
+// divisions count one operation each, as before, and stay on one thread.
+TEST(LoopPasses, CostlyElementsReachTheParallelThresholdSooner) {
+  auto kernel_of = [](Op op) {
+    ir::Graph graph;
+    ir::Builder b(graph);
+    ir::ValueId x = b.parameter(DType::Float32, {500, 256});
+    graph.set_outputs({op == Op::tanh ? b.unary(op, x) : b.binary(op, x, x)});
+    return schedule(graph, {}).kernels.at(0);
+  };
+  Kernel costly = kernel_of(Op::tanh), cheap = kernel_of(Op::mul), quotient = kernel_of(Op::div);
+  ASSERT_LT(500 * 256, cpu(2).parallel_threshold);
+  EXPECT_EQ(cpu::statement_work(cheap, cheap.body.at(0)), 500 * 256);
+  EXPECT_EQ(cpu::statement_work(costly, costly.body.at(0)), 500 * 256 * (1 + cpu::kCallWork));
+  EXPECT_TRUE(cpu::mark_parallel(costly, cpu(2)));
+  EXPECT_FALSE(cpu::mark_parallel(cheap, cpu(2)));
+  EXPECT_FALSE(cpu::mark_parallel(quotient, cpu(2)));
+}
+
 // A scatter's one kernel through the CPU passes that mark it (parallel, its adds, SIMD).
 Program scatter_marked(const ir::Graph& graph) {
   Program program = schedule(graph, {});

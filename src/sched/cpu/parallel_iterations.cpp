@@ -21,10 +21,10 @@ bool parallel_iterations(Program& program, const target::Target& target) {
     if (!own) continue;
     int64_t private_bytes = 0, work = 0;
     for (int32_t b : *own) private_bytes += buffer_bytes(program.buffers[static_cast<size_t>(b)]);
-    for (size_t s = begin + 1; s < static_cast<size_t>(loop.partner); ++s)
-      for (const Stmt& statement :
-           program.kernels[static_cast<size_t>(program.steps[s].kernel)].body)
-        work += statement_work(statement);
+    for (size_t s = begin + 1; s < static_cast<size_t>(loop.partner); ++s) {
+      const Kernel& kernel = program.kernels[static_cast<size_t>(program.steps[s].kernel)];
+      for (const Stmt& statement : kernel.body) work += statement_work(kernel, statement);
+    }
     int64_t total_work;
     bool big = __builtin_mul_overflow(work, constant_trip_count(loop), &total_work) ||
                total_work >= target.parallel_threshold;

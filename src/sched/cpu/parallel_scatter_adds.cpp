@@ -12,7 +12,7 @@ bool parallel_scatter_adds(Program& program, const target::Target& target) {
     if (kernel.ordered_from < 0) continue;
     for (size_t k = static_cast<size_t>(kernel.ordered_from); k < kernel.body.size(); ++k) {
       Stmt& s = kernel.body[k];
-      if (s.kind == StmtKind::Loop && statement_work(s) >= target.parallel_threshold &&
+      if (s.kind == StmtKind::Loop && statement_work(kernel, s) >= target.parallel_threshold &&
           adds_in_any_order(s, program.buffers))
         s.parallel = marked = true;
     }
