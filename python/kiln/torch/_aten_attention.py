@@ -1,5 +1,5 @@
 """Scaled dot-product attention: PyTorch's CPU attention op and its backward, written with
-kiln's batched matmul, a log-sum-exp and pointwise ops that kiln's scheduler fuses.
+kiln's batched matmul, row reductions and pointwise ops that kiln's scheduler fuses.
 
 kiln lowers the op itself instead of taking PyTorch's decomposition: that decomposition returns
 the attention weights where the op returns the log-sum-exp, so a joint graph that keeps the
