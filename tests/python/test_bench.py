@@ -190,7 +190,7 @@ def test_models_quick_run_measures_every_case(models_quick_run):
     assert "vs Inductor" in output and "1st call (cold)" in output and "machine:" in output
     assert document["quick"] is True and document["backends"] == ["eager", "kiln"]
     cases = {entry["case"]: entry["variants"] for entry in document["results"]}
-    assert set(cases) == {"mlp", "resnet18", "bert_1x8", "bert_8x128", "mlp_train",
+    assert set(cases) == {"mlp", "resnet18", "bert_1x8", "bert_8x128", "gpt2_1x512", "mlp_train",
                           "resnet18_train", "sin_cos_0d"}
     for name, variants in cases.items():
         assert variants["eager"]["status"] == "ok"
