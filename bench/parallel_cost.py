@@ -13,15 +13,9 @@ import time
 import numpy as np
 import kiln
 
+from oversubscription import timeit  # bench/'s own timer
 
-def timeit(f, x, min_time=0.3):
-    f(x); f(x)
-    start = time.perf_counter()
-    times = []
-    while True:
-        t0 = time.perf_counter(); f(x); times.append(time.perf_counter() - t0)
-        if time.perf_counter() - start > min_time and len(times) >= 50: break
-    return float(np.median(times))
+
 
 
 KERNELS = {
@@ -48,7 +42,7 @@ def main():
             for log2 in sizes:  # a function per size: each compiled for its own
                 x = np.random.rand(2 ** log2).astype(np.float32) - 0.5
                 g = kiln.compile(f, dynamic=False, options={"num_threads": threads})
-                times[threads, name, log2] = timeit(g, x)
+                times[threads, name, log2] = timeit(g, x, min_time=0.3, least=50)
     for name in KERNELS:
         for log2 in sizes:
             t1, t2 = times[1, name, log2], times[2, name, log2]
