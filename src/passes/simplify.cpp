@@ -274,7 +274,7 @@ std::optional<ValueId> elementwise_through_select(const Match& match) {
       ir::Shape small_shape = b.node(*source).shape;
       if (other_source && !ir::broadcast_shapes(small_shape, b.node(*other_source).shape, small_shape))
         continue;
-      if (small_shape.size() == match.node.shape.size() && small_shape == match.node.shape) continue;
+      if (small_shape == match.node.shape) continue;  // no smaller after all
       auto apply = [&](ValueId value, std::optional<ValueId> other) {
         if (!other) return b.unary(match.node.op, value);
         return operand == 0 ? b.binary(match.node.op, value, *other) : b.binary(match.node.op, *other, value);

@@ -4,6 +4,8 @@
 #include <optional>
 #include <set>
 
+#include "sched/kernel_builder.h"
+
 namespace kiln::sched {
 namespace {
 
@@ -169,9 +171,9 @@ class Trimmer {
     // causal mask's `column <= row`.
     if (op == Op::le || op == Op::gt) {
       if (expr(other).dtype != DType::Int64) return;  // a float bound's next index: left alone
-      ExprId extent = index_constant(kernel_.loop_extents[static_cast<size_t>(variable)]);
-      other = combine(ExprKind::IndexAdd, combine(ExprKind::IndexMin, other, extent),
-                      index_constant(1));
+      KernelBuilder b(kernel_);  // (a loop index's min with the extent simplifies away)
+      other = b.add(b.minimum(other, b.index_constant(b.loop_extent(variable))),
+                    b.index_constant(1));
       op = op == Op::le ? Op::lt : Op::ge;
     }
     // variable >= x: begin x; variable < x: end x. Two of a kind: the tighter one, at run time.
@@ -191,15 +193,6 @@ class Trimmer {
     e.kind = kind;
     e.dtype = DType::Int64;
     e.operands = {a, b};
-    kernel_.exprs.push_back(std::move(e));
-    return static_cast<ExprId>(kernel_.exprs.size() - 1);
-  }
-
-  ExprId index_constant(int64_t value) const {
-    Expr e;
-    e.kind = ExprKind::Constant;
-    e.dtype = DType::Int64;
-    e.constant = Scalar::of_int(value);
     kernel_.exprs.push_back(std::move(e));
     return static_cast<ExprId>(kernel_.exprs.size() - 1);
   }
