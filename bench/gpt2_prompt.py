@@ -11,15 +11,15 @@ import statistics
 import time
 
 import torch
-import transformers as T
+
+from kiln.bench.torch_models import gpt2
 
 
 def model_of(small):
     torch.manual_seed(0)
     if small:
-        return T.GPT2Model(T.GPT2Config(use_cache=False))
-    return T.GPT2Model(T.GPT2Config(n_embd=64, n_layer=2, n_head=4, vocab_size=500,
-                                    n_positions=1024, use_cache=False))
+        return gpt2()
+    return gpt2(n_embd=64, n_layer=2, n_head=4, vocab_size=500, n_positions=1024)
 
 
 def median_ms(function, draw, device, repeat):
