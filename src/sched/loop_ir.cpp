@@ -54,6 +54,7 @@ void print_statements(std::ostringstream& out, const Kernel& k, const std::vecto
       case StmtKind::Reduce:
       case StmtKind::Scan: {
         out << pad << (s.kind == StmtKind::Scan ? "scan" : "reduce") << (s.parallel ? " parallel" : "");
+        if (s.split_lanes > 0) out << " lanes " << s.split_lanes;
         for (const Loop& l : s.reduce_loops) {
           out << " i" << l.variable << " in 0.." << l.extent;
           if (l.begin >= 0 || l.end >= 0)  // trimmed at run time (sched/trim_loops.h)

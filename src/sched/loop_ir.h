@@ -87,9 +87,9 @@ struct Stmt {
   Loop loop;
   bool parallel = false;   // run iterations on the thread pool
   bool vectorize = false;  // innermost loop worth SIMD
-  // Reduce: long enough to split across SIMD lanes, and (float sums) to add in blocks
-  // (sched/cpu/mark_reduction_lanes.h).
-  bool split_lanes = false;
+  // Reduce: the SIMD lanes its innermost loop is split across (0: not split), and (float sums)
+  // whether it adds in blocks (sched/cpu/mark_reduction_lanes.h).
+  int64_t split_lanes = 0;
   bool blocked_sum = false;
   // Reduce: loops over the reduction domain, `body` computed per iteration, then each
   // accumulation combined. parallel: split the outermost reduction loop across threads.

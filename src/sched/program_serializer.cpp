@@ -12,7 +12,7 @@ using ir::ByteWriter;
 
 constexpr uint32_t kProgramMagic = 0x4b505247;  // "GRPK"
 // 5: extern call parameters; 6: operand views; 7: convolution layout parameter
-constexpr uint32_t kProgramVersion = 9;  // 9: Random takes a key operand
+constexpr uint32_t kProgramVersion = 10;  // 10: a reduction's split is its lane count
 constexpr int kMaxNesting = 256;  // statements nest this deep at most (recursion bound)
 
 void put_expr(ByteWriter& out, const Expr& e) {
@@ -41,7 +41,7 @@ void put_stmt(ByteWriter& out, const Stmt& s) {
   out.put(s.guard);
   out.put<uint8_t>(s.parallel);
   out.put<uint8_t>(s.vectorize);
-  out.put<uint8_t>(s.split_lanes);
+  out.put<uint16_t>(static_cast<uint16_t>(s.split_lanes));
   out.put<uint8_t>(s.blocked_sum);
   out.put<uint64_t>(s.reduce_loops.size());
   for (const Loop& loop : s.reduce_loops) put_loop(out, loop);
@@ -304,7 +304,8 @@ class ProgramReader {
     s.guard = in_.get<int32_t>();
     s.parallel = flag();
     s.vectorize = flag();
-    s.split_lanes = flag();
+    s.split_lanes = in_.get_in_range<uint16_t>(0, 1025, "a lane count");
+    if (s.split_lanes & (s.split_lanes - 1)) in_.fail("a lane count that is not a power of two");
     s.blocked_sum = flag();
     for (uint64_t n = in_.count(12); n-- > 0;) s.reduce_loops.push_back(loop());
     for (uint64_t n = in_.count(20); n-- > 0;) {

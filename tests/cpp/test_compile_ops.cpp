@@ -420,16 +420,17 @@ TEST(CompileOps, LargeReductionsUseTheSplitPathCorrectly) {
   EXPECT_EQ(run.outputs[1].to_vector<double>(), std::vector<double>{9});
 }
 
-// The elements after a lane split's last full step (64 float32 lanes with AVX-512, 32 float64)
-// go into the lanes as one more partial SIMD step, and a blocked sum's tail likewise: every
-// kind of reduction over rows on both sides of the split (2 x lanes) and of the block
-// boundaries (64 steps of the lanes) agrees with the interpreter.
+// The elements after a lane split's last full step (64 float32 lanes with AVX-512, 32 float64;
+// rows shorter than two such steps: 32 or 16, or 16 or 8) go into the lanes as one more partial
+// SIMD step, and a blocked sum's tail likewise: every kind of reduction over rows on both sides
+// of each split (2 x lanes) and of the block boundaries (64 steps of the lanes) agrees with the
+// interpreter.
 TEST(CompileOps, ReductionRemaindersAgreeWithTheInterpreter) {
   GraphCase graph;
   ir::Builder& b = graph.builder;
   const Tolerance sum32 = {1e-5, 1e-5, 4};  // sums of terms of both signs: absolute too
-  for (int64_t length : {1, 5, 31, 63, 64, 65, 100, 127, 128, 129, 150, 191, 192, 193, 200, 4096,
-                         4097, 4159, 4190}) {
+  for (int64_t length : {1, 5, 15, 16, 17, 31, 32, 33, 47, 63, 64, 65, 100, 127, 128, 129, 150,
+                         191, 192, 193, 200, 4096, 4097, 4159, 4190}) {
     const std::string at = " of rows of " + std::to_string(length);
     std::vector<double> values = pseudo_random(static_cast<size_t>(3 * length), -3, 3, length);
     values[static_cast<size_t>(3 * length - 1)] = 4;  // argmax in the last row's last element

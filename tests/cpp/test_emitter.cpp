@@ -5,6 +5,7 @@
 #include "codegen/cpp/cpp_emitter.h"
 #include "codegen/cpp/translation_units.h"
 #include "ir/builder.h"
+#include "ir/size_choices.h"
 #include "sched/kernel_builder.h"
 #include "sched/cpu/mark_reduction_lanes.h"
 #include "sched/scheduler.h"
@@ -127,13 +128,68 @@ TEST(Emitter, ReductionLanesFollowTheTargetVectorWidth) {
   EXPECT_EQ(emit_cpp(program, options, wide).text().find("_lanes["), std::string::npos);
 }
 
-// A float sum over rows too short to split (64 < two splits of 64 lanes) is still blocked: its
-// passes share one register of lanes, whose totals join the pairwise cascade. Left to a SIMD
+// A short row is split across the most registers it fills twice: float32 rows of 100 take two
+// registers of 16 lanes with AVX-512, rows of 40 one, rows of 31 none (scalar code ran a
+// softmax's row maxima over 100 keys).
+TEST(Emitter, ShortRowsSplitAcrossTheRegistersTheyFillTwice) {
+  target::Target wide = target::host_cpu(1);
+  wide.vector_bits = 512;
+  for (auto [length, lanes] : {std::pair<int64_t, int64_t>{100, 32}, {64, 32}, {63, 16},
+                               {40, 16}, {32, 16}, {31, 0}}) {
+    ir::Graph graph;
+    ir::Builder b(graph);
+    graph.set_outputs({b.reduce(Op::max, b.parameter(DType::Float32, {8, length}), {1}, false)});
+    sched::Program program = sched::schedule(graph, {});
+    EXPECT_EQ(sched::cpu::mark_reduction_lanes(program.kernels[0], wide), lanes > 0);
+    std::string text = emit_cpp(program, Options{}, wide).text();
+    const std::string full = std::to_string(lanes > 0 ? length / lanes * lanes : 0);
+    if (lanes == 0) {
+      EXPECT_EQ(text.find("_lanes["), std::string::npos) << text;
+      continue;
+    }
+    EXPECT_NE(text.find("_lanes[" + std::to_string(lanes) + "]"), std::string::npos) << text;
+    EXPECT_NE(text.find("_block < " + full + "; "), std::string::npos) << text;
+  }
+}
+
+// The split is a size choice (ir/size_choices.h): a graph with size symbols records it at large
+// sizes, and rows of 30 (0 lanes on their own) or 40 (16) then split as rows of 1025 do (64),
+// so that every size's code differs in integers alone. Decided per size, a kernel whose
+// statements hoist_invariants changed after the split did not follow the recorded program,
+// and GPT-2's generate() compiled every cache length past 127 on its own.
+TEST(Emitter, LaneSplitsReplayTheRecordedSizesChoice) {
+  target::Target wide = target::host_cpu(1);
+  wide.vector_bits = 512;
+  auto lanes_at = [&](int64_t length) {
+    ir::Graph graph;
+    ir::Builder b(graph);
+    graph.set_outputs({b.reduce(Op::sum, b.parameter(DType::Float32, {8, length}), {1}, false)});
+    sched::Program program = sched::schedule(graph, {});
+    sched::cpu::mark_reduction_lanes(program.kernels[0], wide);
+    return program.kernels[0].body[0].body[0].split_lanes;
+  };
+  ir::SizeChoices choices(ir::SizeChoices::Mode::Record);
+  {
+    ir::SizeChoiceScope scope(&choices);
+    EXPECT_EQ(lanes_at(1025), 64);
+  }
+  for (int64_t length : {30, 40, 1025}) {
+    choices.replay();
+    ir::SizeChoiceScope scope(&choices);
+    EXPECT_EQ(lanes_at(length), 64) << length;
+    EXPECT_TRUE(choices.replayed_all()) << length;
+  }
+  EXPECT_EQ(lanes_at(30), 0);  // outside a scope, each size decides
+  EXPECT_EQ(lanes_at(40), 16);
+}
+
+// A float sum over rows too short to split (24 < two registers of 16 lanes) is still blocked:
+// its passes share one register of lanes, whose totals join the pairwise cascade. Left to a SIMD
 // reduction clause, each lane chained every row's addition (a (156250, 64) float32 sum 2% off).
 TEST(Emitter, FloatSumsOverShortRowsAreBlocked) {
   ir::Graph graph;
   ir::Builder b(graph);
-  ir::ValueId rows = b.parameter(DType::Float32, {4096, 64});
+  ir::ValueId rows = b.parameter(DType::Float32, {4096, 24});
   graph.set_outputs({b.reduce(Op::sum, rows, {0, 1}, false)});
   sched::Program program = sched::schedule(graph, {});
   target::Target wide = target::host_cpu(1);

@@ -297,6 +297,27 @@ def test_gpt2_decoding_with_past_key_values_matches_eager():
         _assert_close(g, w)
 
 
+def test_gpt2_decoding_runs_every_new_length_on_one_library(recompiles):
+    # Each token is a new cache length (25 to 134), across the rows a reduction splits into one,
+    # two and four registers of lanes (32, 64 and 128 float32 elements with AVX-512): every
+    # length runs the size-generic code, none compiles on its own.
+    transformers = pytest.importorskip("transformers")
+    torch.manual_seed(0)
+    model = transformers.GPT2LMHeadModel(transformers.GPT2Config(
+        n_embd=32, n_layer=1, n_head=2, vocab_size=100, n_positions=160, bos_token_id=0,
+        eos_token_id=0)).eval()
+    compiled = torch.compile(model, backend="kiln", **WHOLE)
+    with torch.no_grad():
+        prompt = torch.randint(0, 100, (1, 24))  # each run its own cache (updated in place)
+        out, want = model(prompt, use_cache=True), model(prompt, use_cache=True)
+        for step in range(110):
+            token = torch.randint(0, 100, (1, 1))
+            out = compiled(token, past_key_values=out.past_key_values, use_cache=True)
+            want = model(token, past_key_values=want.past_key_values, use_cache=True)
+            _assert_close(out.logits, want.logits)
+    assert "compiles for" not in recompiles()
+
+
 # ---- hand-written models ----
 
 class _RMSNorm(nn.Module):

@@ -195,13 +195,14 @@ void KernelEmitter::combine_remainder(const Stmt& s, const std::string& variable
 }
 
 // The reduction loops with the body and the combine inside. A reduction whose innermost loop is
-// long is split across `lanes` independent accumulators (four SIMD registers' worth), so
-// successive elements do not wait on one another; the lanes are merged at the end.
+// long enough is split across s.split_lanes independent accumulators (up to four SIMD
+// registers' worth), so successive elements do not wait on one another; the lanes are merged
+// at the end.
 void KernelEmitter::reduce_loops(const Stmt& s, bool worksharing, const std::string& suffix, bool simd_ok) {
   const sched::Loop& last = s.reduce_loops.back();
-  const int64_t lanes = sched::cpu::reduction_lanes(s, target_);  // four registers' worth
   const bool can_split = simd_ok && s.body.empty() && !in_simd_loop_;
-  const bool split = can_split && s.split_lanes;
+  const bool split = can_split && s.split_lanes > 0;
+  const int64_t lanes = s.split_lanes;
   // Bounds read at run time (sched/trim_loops.h): [low, high) within [0, extent).
   const bool trimmed = last.begin >= 0 || last.end >= 0;
   bool float_sums = true;  // float sums and Welford (mean/variance) states: blocked
@@ -246,13 +247,15 @@ void KernelEmitter::reduce_loops(const Stmt& s, bool worksharing, const std::str
     open_block();
   }
   std::string v = loop_name(last.variable), extent = std::to_string(last.extent), low = "0";
-  std::string width = std::to_string(lanes), full = std::to_string(last.extent / lanes * lanes);
+  const std::string width = std::to_string(lanes);
+  std::string full = split ? std::to_string(last.extent / lanes * lanes) : extent;
   if (trimmed) {
     auto [begin, end] = bounds_text(last);
     line("const int64_t " + v + "_low = " + begin + ";");
     line("const int64_t " + v + "_high = kiln_index_max(" + end + ", " + v + "_low);");
-    line("const int64_t " + v + "_full = " + v + "_low + (" + v + "_high - " + v + "_low) / " + width +
-         " * " + width + ";");
+    if (split)
+      line("const int64_t " + v + "_full = " + v + "_low + (" + v + "_high - " + v + "_low) / " +
+           width + " * " + width + ";");
     low = v + "_low", extent = v + "_high", full = v + "_full";
   }
   if (split) {

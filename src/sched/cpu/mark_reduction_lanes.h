@@ -1,8 +1,10 @@
-// Which reductions are long enough to split across SIMD lanes (Stmt::split_lanes: independent
-// accumulators, four registers' worth, merged at the end) and which float sums long enough to
-// add in blocks (Stmt::blocked_sum). A decision on sizes, made here rather than in the emitter
-// so that code for other sizes can follow the hints' (api/size_generic_graph.h); the emitter
-// splits where its code allows (no body statements, not inside a SIMD loop).
+// How many SIMD lanes each reduction is split across (Stmt::split_lanes: independent
+// accumulators, merged at the end) and which float sums add in blocks (Stmt::blocked_sum). A
+// row takes four registers' worth of lanes, or for a short row the most registers (four, two,
+// one) that it fills twice: a softmax over 100 keys runs two registers of float32 lanes, not
+// scalar code. A decision on sizes, made here rather than in the emitter so that code for other
+// sizes can follow the hints' (api/size_generic_graph.h); the emitter splits where its code
+// allows (no body statements, not inside a SIMD loop).
 #pragma once
 #include <cstdint>
 
@@ -14,7 +16,7 @@ namespace kiln::sched::cpu {
 // Float sums take kBlockSteps steps per lane in each block (codegen/cpp/reduce_emitter.cpp).
 constexpr int64_t kBlockSteps = 64;
 
-// The lanes of a reduction statement's split: four SIMD registers of its widest accumulator.
+// Four SIMD registers of a reduction statement's widest accumulator: a long row's split.
 int64_t reduction_lanes(const Stmt& s, const target::Target& target);
 
 // The lanes of a blocked sum whose last loop is too short to split (one register's worth): its
