@@ -382,6 +382,49 @@ TEST(CompileOps, SpotValuesAgreeWithNumPy) {
   EXPECT_EQ(run.outputs[5].to_vector<int64_t>(), (std::vector<int64_t>{0, -128, 0, 0}));
 }
 
+// The logarithms compute their special lanes (0, negatives, -inf, NaN) apart from libmvec,
+// whose slow path they took (C++ prelude): in SIMD loops, mixed with ordinary lanes, every
+// value is <cmath>'s (the same infinity, zero or NaN; ordinary ones within libmvec's 4 ulp),
+// in float32 and float64; exp and expm1 (libmvec's throughout) beside them.
+TEST(CompileOps, MathFunctionsSpecialLanesAreCmathsValues) {
+  const std::vector<double> values = {0.0, -0.0, -1.0, -1.5, kInf, -kInf, kNaN, 0.5, 1.0, 2.5,
+                                      1e-310, -745.5, -746.5, -800, 709.5, 710.5, 1e5, -0.999,
+                                      3.0, -20.0};
+  std::vector<double> lanes;  // each value among ordinary lanes, twice over a SIMD loop's width
+  for (int repeat = 0; repeat < 8; ++repeat)
+    for (double v : values) lanes.push_back(repeat % 2 ? v : 0.25 + 0.5 * repeat);
+  const std::vector<std::pair<Op, double (*)(double)>> functions = {
+      {Op::log, [](double v) { return std::log(v); }},
+      {Op::log2, [](double v) { return std::log2(v); }},
+      {Op::log10, [](double v) { return std::log10(v); }},
+      {Op::log1p, [](double v) { return std::log1p(v); }},
+      {Op::exp, [](double v) { return std::exp(v); }},
+      {Op::expm1, [](double v) { return std::expm1(v); }}};
+  for (DType dtype : {DType::Float32, DType::Float64}) {
+    GraphCase graph;
+    const int64_t count = static_cast<int64_t>(lanes.size());
+    ValueId x = graph.input(make_array(dtype, {count}, lanes));
+    for (const auto& [op, reference] : functions)
+      graph.output(graph.builder.unary(op, x), std::string(ir::op_name(op)));
+    CompiledRun run = graph.check();
+    for (size_t f = 0; f < functions.size(); ++f) {
+      const std::vector<double> got = run.outputs[f].to_vector<double>();
+      for (size_t i = 0; i < lanes.size(); ++i) {
+        const double x_i = dtype == DType::Float32 ? double(float(lanes[i])) : lanes[i];
+        double want = functions[f].second(x_i);
+        if (dtype == DType::Float32) want = double(float(want));
+        const std::string at = std::string(ir::op_name(functions[f].first)) + "(" +
+                               std::to_string(x_i) + ") in " + std::string(dtype_name(dtype));
+        if (std::isnan(want) || std::isinf(want) || want == 0 || std::isinf(x_i)) {
+          EXPECT_TRUE(std::isnan(want) ? std::isnan(got[i]) : got[i] == want) << at << ": " << got[i];
+          continue;
+        }
+        EXPECT_NEAR(got[i], want, std::abs(want) * (dtype == DType::Float32 ? 1e-6 : 1e-15)) << at;
+      }
+    }
+  }
+}
+
 // Large reductions (>= 100k elements) take the parallel split path; argmin's first-occurrence
 // rule must survive the split (the minimum appears twice, in different threads' ranges).
 TEST(CompileOps, LargeReductionsUseTheSplitPathCorrectly) {
