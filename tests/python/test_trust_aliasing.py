@@ -147,6 +147,32 @@ def test_an_argument_whose_elements_share_memory_is_written_as_numpy_writes_it(f
     assert_same(function, make)
 
 
+def test_a_global_and_an_attribute_whose_elements_share_memory_are_written_as_numpy_writes_them():
+    namespace = {"np": np}
+    exec("def add(y):\n"
+         "    G[...] += y\n"
+         "    return G.sum()\n", namespace)
+
+    class Model:
+        def __init__(self):
+            self.w = as_strided(np.zeros(5), (3, 3), (8, 8))
+
+        def step(self, y):
+            self.w += y
+            return self.w.sum()
+
+    y = np.arange(9.0).reshape(3, 3)
+    memories = []
+    for runner in (lambda f: f, kiln.compile):
+        memory = np.zeros(5)
+        namespace["G"] = as_strided(memory, (3, 3), (8, 8))
+        model = Model()
+        assert runner(namespace["add"])(y) == runner(model.step)(y) == 46.0  # not 36.0
+        memories.append((memory, model.w.copy()))
+    np.testing.assert_array_equal(memories[0][0], memories[1][0])
+    np.testing.assert_array_equal(memories[0][1], memories[1][1])
+
+
 def test_an_argument_whose_elements_share_memory_is_compiled_while_only_read():
     a = np.arange(12.0)
     windows = as_strided(a, (10, 3), (8, 8))  # writeable, as as_strided makes it
