@@ -2,9 +2,9 @@
 stores, which kiln had replaced by answers of its own without an error: nanargmax of an all-NaN
 slice gave 0, np.average of weights summing to zero gave inf or nan, var with ddof past the
 count gave NaN where NumPy (and torch) divide by zero, np.expand_dims of a repeated axis gave an
-array, x.fill(nan) of an integer array gave zeros, ldexp(0, 2000) gave NaN, np.cumsum of float16 kept
-float32 running values (500.0 where NumPy, rounding every step to float16, stops at 256.0). Each
-must be NumPy's answer or its exception."""
+array, x.fill(nan) of an integer array gave zeros, ldexp(0, 2000) gave NaN, np.cumsum of float16
+kept float32 running values (500.0 where NumPy, rounding every step to float16, stops at 256.0).
+Each must be NumPy's answer or its exception."""
 import warnings
 
 import numpy as np
