@@ -97,6 +97,15 @@ class Scaled:
         return x
 
 
+class Report:
+    def run(self, x):
+        for _ in range(2):
+            x = x + 1
+        label = """total:
+            rows"""  # the rewrite's source was dedented: this string lost 4 spaces
+        return x * len(label)
+
+
 def test_a_wrapper_named_as_the_function_it_wraps_runs_as_the_wrapper():
     # inspect.getsource follows __wrapped__: the wrapped function's loop was rewritten and run
     # in the wrapper's place ([3, 4, 5, 6] where the call gives [30, 40, 50, 60]).
@@ -108,10 +117,12 @@ def test_a_wrapper_named_as_the_function_it_wraps_runs_as_the_wrapper():
     assert kiln.compile(np.sum)(x) == 6.0
 
 
-def test_a_method_reading_private_attributes_in_a_loop():
+def test_methods_whose_source_compiled_alone_is_other_code():
     # Its source compiled outside the class read self.__scale unmangled: AttributeError.
     x = np.arange(4.0)
     np.testing.assert_array_equal(kiln.compile(Scaled().step)(x), Scaled().step(x))
+    # The dedented source of a method holds its multi-line strings dedented: 38.0 for 46.0.
+    np.testing.assert_array_equal(kiln.compile(Report().run)(x), Report().run(x))
 
 
 def test_a_function_whose_file_was_edited_after_its_definition_runs_as_defined(tmp_path,
