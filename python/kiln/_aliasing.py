@@ -8,6 +8,10 @@ view of it: reads gather, writes scatter back through the view (the tracer's vie
 so the write-back to the caller's memory happens once. A group that cannot be described that way
 (dtypes or offsets that do not line up) makes the call run eagerly: correct, never wrong.
 The C++ guard (GuardedCache, any_overlap) keeps aliased and independent calls apart.
+An array whose own elements share memory (as_strided with a zero or short stride) is read as
+independent elements, which is right while it is only read; a call that writes one
+(overlaps_itself, checked after the trace) runs eagerly: a later read of it must see what the
+last write to each address left, which the graph's elements do not (its strides are guarded).
 """
 import ctypes
 
@@ -32,6 +36,20 @@ def _extent(array):
         else:
             high += span
     return low, high + array.itemsize
+
+
+def overlaps_itself(array):
+    """Whether two elements of `array` may share memory (an as_strided view with a zero or
+    short stride). Conservative: with the axes sorted by stride, each stride must step past
+    all that the smaller ones span."""
+    if array.size == 0:
+        return False
+    reach = array.itemsize
+    for stride, extent in sorted((abs(s), n) for n, s in zip(array.shape, array.strides) if n > 1):
+        if stride < reach:
+            return True
+        reach += stride * (extent - 1)
+    return False
 
 
 def groups(arrays):

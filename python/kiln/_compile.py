@@ -417,6 +417,9 @@ class CompiledFunction:
             if current is not None and current.id != tensor.id:
                 mutations.append((position, len(outputs)))
                 outputs.append(current)
+        if any(_aliasing.overlaps_itself(real_arrays[position]) for position, _ in mutations):
+            return self._give_up(args, kwargs, "an array whose own elements share memory "
+                                 "(as_strided) is written", location_of(self.fn), guard)
         # After a graph break, or with arguments that share memory, the graph depends on more
         # than the guards: such calls are traced again each time, their graphs memoized.
         retrace = context.broke or aliased

@@ -27,6 +27,7 @@ from ._loop_refusals import _body_refusal
 from ._loop_returns import single_exit
 from ._loop_rewrite_parts import (HELPER, _at, _dotted_name, _helper_call, _list_names, _name,
                                   _parameters, _parse, _walk_scope, sequence_loop)
+from ._loop_source import compile_like, compiles_to, constant_code
 
 _REWRITTEN = "__kiln_rewritten"
 
@@ -278,13 +279,15 @@ def rewrite(fn):
 
 
 def _rewrite(fn, code):
-    source = textwrap.dedent(inspect.getsource(fn))
+    source = textwrap.dedent(inspect.getsource(code))  # fn's: it would follow __wrapped__
     tree = ast.parse(source)
     definition = tree.body[0]
     if not isinstance(definition, ast.FunctionDef) or definition.name != code.co_name:
         return None
     ast.increment_lineno(tree, code.co_firstlineno - 1)
     filename = code.co_filename
+    if not compiles_to(definition, filename, code):
+        return None
     if any(isinstance(node, (ast.Global, ast.Nonlocal, ast.Yield, ast.YieldFrom, ast.Await))
            for node in _walk_scope(definition.body)):
         return None
@@ -316,17 +319,13 @@ def _rewrite(fn, code):
         decorator_list=[], returns=None, type_comment=None)
     module = ast.Module(body=[factory], type_ignores=[])
     ast.fix_missing_locations(module)
-    compiled = compile(module, filename, "exec")
-    factory_code = _constant_code(compiled, "__kiln_factory")
-    rewritten = _constant_code(factory_code, _REWRITTEN)
+    compiled = compile_like(module, filename, code)
+    factory_code = constant_code(compiled, "__kiln_factory")
+    rewritten = constant_code(factory_code, _REWRITTEN)
     names = {"co_name": code.co_name}
     if hasattr(code, "co_qualname"):  # Python 3.11+
         names["co_qualname"] = code.co_qualname
     return Rewritten(rewritten.replace(**names), rewriter.captured, rewriter.refused)
-
-
-def _constant_code(code, name):
-    return next(c for c in code.co_consts if isinstance(c, types.CodeType) and c.co_name == name)
 
 
 def _stored_names(statements):

@@ -491,7 +491,7 @@ def substitutes():
 # (namespace, its wrappers while a trace runs, its own functions); Python's own sources of new
 # values too (kiln._impure_calls)
 _SWAPPED = ((np, _WRAPPERS, _ORIGINALS), (np.random, _RANDOM_WRAPPERS, _RANDOM_ORIGINALS),
-            (np, _numpy_errors.WRAPPERS, _numpy_errors.ORIGINALS),
+            *_numpy_errors.swapped(_current_context),
             (np.lib.stride_tricks, _as_strided.WRAPPERS, _as_strided.ORIGINALS),
             (np, _concatenators.WRAPPERS, _concatenators.ORIGINALS),
             *_impure_calls.swapped(_current_context))

@@ -5,9 +5,9 @@ import math
 import numpy as np
 
 from . import _kiln
-from ._tracer import (AxisError, TracedArray, _UFuncOutputCastingError, backend, cast,
-                      check_dtype, check_fits, materialize_all, normalize_axes, normalize_axis,
-                      shape_entries, to_tensor, traced, user_location, weak_type)
+from ._tracer import (AxisError, TracedArray, _UFuncOutputCastingError, backend, call_eagerly,
+                      cast, check_dtype, check_fits, materialize_all, normalize_axes,
+                      normalize_axis, shape_entries, to_tensor, traced, user_location, weak_type)
 from ._tracer_types import normalize_axis_tuple
 
 _NUMPY2 = np.lib.NumpyVersion(np.__version__) >= "2.0.0"
@@ -129,12 +129,17 @@ def _arg_reduction(kind):
 def _scan(kind):
     def scan(context, a, axis=None, dtype=None, out=None):
         x = _as_traced(context, a)
+        result_dtype = check_dtype(dtype) if dtype is not None else _accumulation_dtype(x.dtype)
+        if result_dtype == np.float16:
+            # NumPy's accumulate stores every step in float16 (np.cumsum of 5000 x 0.1 stops
+            # at 256.0); kiln's scans keep float32 running values, torch's rule.
+            return call_eagerly(getattr(np, kind), (a,), {"axis": axis, "dtype": dtype, "out": out},
+                                f"np.{kind} in float16 (NumPy rounds every step to float16)")
         tensor = x.tensor
         if axis is None:
             tensor, axis = _k().reshape(tensor, [-1]), 0
         else:
             axis = normalize_axis(axis, x.ndim, kind)
-        result_dtype = check_dtype(dtype) if dtype is not None else _accumulation_dtype(x.dtype)
         tensor = getattr(_k(), kind)(cast(tensor, result_dtype), axis)
         return _result(context, cast(tensor, result_dtype), out, scalar=False)
     return scan

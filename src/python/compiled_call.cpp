@@ -44,8 +44,9 @@ PyObject* call_compiled(PyObject* self, PyObject* args, PyObject* kwargs) {
     if (numpy_checks_errors()) {
       if (api::log_enabled(api::LogChannel::GraphBreaks))
         api::log(api::LogChannel::GraphBreaks,
-                 "NumPy's error state (np.errstate / np.seterr) raises, calls or logs on "
-                 "floating-point errors: " + std::string(nb::repr(compiled.fn).c_str()) +
+                 "NumPy's error state (np.errstate / np.seterr, or a warnings filter of "
+                 "'error') raises, calls or logs on floating-point errors: " +
+                     std::string(nb::repr(compiled.fn).c_str()) +
                      " runs eagerly");
       return PyObject_Call(compiled.fn.ptr(), args, kwargs);
     }

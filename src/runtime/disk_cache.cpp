@@ -241,12 +241,6 @@ std::string default_cache_dir() {
 
 namespace {
 
-// A private directory of this process, shared by every DiskCache that needs one.
-const std::string& process_private_directory() {
-  static const std::string path = make_private_temporary_directory();
-  return path;
-}
-
 void warn_once(const std::string& directory, const std::string& message) {
   static std::mutex mutex;
   static std::set<std::string> warned;

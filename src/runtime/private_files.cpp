@@ -2,6 +2,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -40,19 +41,30 @@ std::string not_private_reason(const struct stat& information) {
   return "";
 }
 
-// Directories removed at exit: the private temporary directories of this process. Never
-// destroyed, so that they outlive the atexit handler that reads them.
-std::mutex& exit_cleanup_mutex() {
-  static auto* mutex = new std::mutex;
-  return *mutex;
+// The private temporary directory of this process (process_private_directory) and the process
+// that made it: a forked child inherits both, and must neither build in the parent's directory
+// (the parent removes it at exit) nor remove it at its own exit (the parent builds there still).
+struct PrivateDirectory {
+  std::mutex mutex;
+  pid_t owner = 0;
+  std::string path;
+};
+// Never destroyed, so that it outlives the atexit handler that reads it. Locked across fork():
+// a child never inherits it locked by a thread that does not exist in the child.
+PrivateDirectory& private_directory() {
+  static auto* directory = [] {
+    auto* made = new PrivateDirectory;
+    pthread_atfork([] { private_directory().mutex.lock(); },
+                   [] { private_directory().mutex.unlock(); },
+                   [] { private_directory().mutex.unlock(); });
+    return made;
+  }();
+  return *directory;
 }
-std::vector<std::string>& exit_cleanup_list() {
-  static auto* list = new std::vector<std::string>;
-  return *list;
-}
-void remove_temporary_directories() {
-  std::lock_guard<std::mutex> lock(exit_cleanup_mutex());
-  for (const std::string& path : exit_cleanup_list()) remove_tree(path);
+void remove_private_directory() {
+  PrivateDirectory& directory = private_directory();
+  std::lock_guard<std::mutex> lock(directory.mutex);
+  if (directory.owner == getpid()) remove_tree(directory.path);
 }
 
 }  // namespace
@@ -73,6 +85,10 @@ void ensure_private_directory(const std::string& path) {
   if (path.empty() || path[0] != '/')
     throw Error(ErrorKind::Value, "kiln: cache directory must be an absolute path, got '" +
                                       path + "'");
+  // The system calls would read it up to the NUL: another directory than the one named.
+  if (path.find('\0') != std::string::npos)
+    throw Error(ErrorKind::Value, "kiln: cache directory must not contain a NUL character: '" +
+                                      path.substr(0, path.find('\0')) + "\\x00...'");
   // mkdir -p with 0700; EEXIST is fine (another process may be creating it too). chmod after
   // mkdir: the umask may have removed the owner's bits.
   for (size_t slash = path.find('/', 1);; slash = path.find('/', slash + 1)) {
@@ -216,20 +232,29 @@ bool make_private(const std::string& path, int mode, std::string* why) {
   return true;
 }
 
-std::string make_private_temporary_directory() {
+std::string process_private_directory() {
+  PrivateDirectory& directory = private_directory();
+  std::lock_guard<std::mutex> lock(directory.mutex);
+  if (directory.owner == getpid()) return directory.path;
+  // $TMPDIR, else /tmp: a TMPDIR that is gone (a finished batch job's) must not fail every
+  // compile, as it fails none of Python's tempfile.
   const char* base = getenv("TMPDIR");
-  std::string pattern = std::string(base != nullptr && base[0] == '/' ? base : "/tmp") +
-                        "/kiln-private-XXXXXX";
-  std::vector<char> buffer(pattern.begin(), pattern.end());
-  buffer.push_back('\0');
-  if (mkdtemp(buffer.data()) == nullptr) throw_file_error("create a temporary directory in",
-                                                          pattern);
-  std::string path(buffer.data());
-  std::lock_guard<std::mutex> lock(exit_cleanup_mutex());
-  static bool registered = (std::atexit(remove_temporary_directories), true);
+  std::vector<std::string> patterns;
+  if (base != nullptr && base[0] == '/')
+    patterns.push_back(std::string(base) + "/kiln-private-XXXXXX");
+  patterns.push_back("/tmp/kiln-private-XXXXXX");
+  std::vector<char> buffer;
+  for (const std::string& pattern : patterns) {
+    buffer.assign(pattern.begin(), pattern.end());
+    buffer.push_back('\0');
+    if (mkdtemp(buffer.data()) != nullptr) break;
+    if (&pattern == &patterns.back()) throw_file_error("create a temporary directory in", pattern);
+  }
+  static bool registered = (std::atexit(remove_private_directory), true);
   (void)registered;
-  exit_cleanup_list().push_back(path);
-  return path;
+  directory.owner = getpid();
+  directory.path = buffer.data();
+  return directory.path;
 }
 
 void remove_tree(const std::string& path) {

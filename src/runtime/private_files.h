@@ -72,9 +72,10 @@ std::string temporary_name(const std::string& final_path);
 // own regular file; false (with `why`) if not. Used on what the compiler wrote.
 bool make_private(const std::string& path, int mode, std::string* why = nullptr);
 
-// A new private directory under $TMPDIR (or /tmp), made by mkdtemp, removed with everything in
-// it when the process exits. For compiling without a usable disk cache.
-std::string make_private_temporary_directory();
+// This process's private directory under $TMPDIR (or /tmp), made by mkdtemp at the first call
+// and removed with everything in it when the process exits. For compiling without a usable
+// disk cache. A forked child gets a directory of its own: the one it inherited is its parent's.
+std::string process_private_directory();
 
 // Removes a directory tree (best effort; never follows symbolic links).
 void remove_tree(const std::string& path);

@@ -1,6 +1,8 @@
 """Arguments that share memory follow NumPy's sequential semantics: a write through one is seen
-by reads through the other, and the caller's arrays end as NumPy leaves them."""
+by reads through the other, and the caller's arrays end as NumPy leaves them. So do arguments
+whose own elements share memory (as_strided with a zero or short stride)."""
 import numpy as np
+from numpy.lib.stride_tricks import as_strided
 import pytest
 
 import kiln
@@ -111,3 +113,75 @@ def test_the_guard_switches_between_aliased_and_independent_calls():
             np.testing.assert_array_equal((a, b), (expected_a, expected_b))
         assert result == expected
     assert len(compiled._kiln_function.cache) == 2
+
+
+def increment_then_sum(x, y):
+    x += y
+    return x.sum()
+
+
+def assign_scaled(x, y):
+    x[...] = y * 2
+    return x
+
+
+def double_then_read(x):
+    x *= 2
+    return x + 0
+
+
+# (function, arguments over the memory): the written argument's elements share memory.
+OVERLAPPING_ITSELF = [
+    (increment_then_sum, lambda a: (as_strided(a, (5,), (0,)), np.arange(5.0))),
+    (increment_then_sum, lambda a: (as_strided(a, (4, 3), (0, 8)), np.ones((4, 3)))),
+    (assign_scaled, lambda a: (as_strided(a, (3, 3), (16, 8)), np.arange(9.0).reshape(3, 3))),
+    (double_then_read, lambda a: (as_strided(a[1:], (3, 4), (8, 8)),)),
+    (increment_both, lambda a: (as_strided(a, (4,), (0,)), a[:3])),
+]
+
+
+@pytest.mark.parametrize("function, make", OVERLAPPING_ITSELF)
+def test_an_argument_whose_elements_share_memory_is_written_as_numpy_writes_it(function, make):
+    # The graph saw its elements as independent: x.sum() after `x += y` on a zero-stride x
+    # summed the values computed, not the one address's last value (10.0 for NumPy's 20.0).
+    assert_same(function, make)
+
+
+def test_a_global_and_an_attribute_whose_elements_share_memory_are_written_as_numpy_writes_them():
+    namespace = {"np": np}
+    exec("def add(y):\n"
+         "    G[...] += y\n"
+         "    return G.sum()\n", namespace)
+
+    class Model:
+        def __init__(self):
+            self.w = as_strided(np.zeros(5), (3, 3), (8, 8))
+
+        def step(self, y):
+            self.w += y
+            return self.w.sum()
+
+    y = np.arange(9.0).reshape(3, 3)
+    memories = []
+    for runner in (lambda f: f, kiln.compile):
+        memory = np.zeros(5)
+        namespace["G"] = as_strided(memory, (3, 3), (8, 8))
+        model = Model()
+        assert runner(namespace["add"])(y) == runner(model.step)(y) == 46.0  # not 36.0
+        memories.append((memory, model.w.copy()))
+    np.testing.assert_array_equal(memories[0][0], memories[1][0])
+    np.testing.assert_array_equal(memories[0][1], memories[1][1])
+
+
+def test_an_argument_whose_elements_share_memory_is_compiled_while_only_read():
+    a = np.arange(12.0)
+    windows = as_strided(a, (10, 3), (8, 8))  # writeable, as as_strided makes it
+    report = kiln.explain(lambda w: w.sum(1))(windows)
+    np.testing.assert_array_equal(report.result, windows.sum(1))
+    assert not report.break_reasons and report.kernels
+
+
+def test_a_written_argument_whose_elements_share_memory_is_a_graph_break_under_fullgraph():
+    with pytest.raises(kiln.GraphBreak, match="share memory"):
+        kiln.compile(increment_then_sum, fullgraph=True)(
+            as_strided(np.zeros(1), (5,), (0,)), np.arange(5.0))

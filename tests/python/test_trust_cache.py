@@ -275,6 +275,16 @@ def test_disk_cache_false_writes_nothing_to_the_cache(fresh_kiln):
     assert not entry_files(fresh_kiln, "*")
 
 
+def test_a_cache_directory_with_a_nul_character_is_an_error(tmp_path):
+    # The system calls read the path up to the NUL: kiln used another directory (here tmp/a)
+    # than the one named, without a word.
+    (tmp_path / "a").mkdir(mode=0o700)
+    function = kiln.compile(lambda x: x * 5, options={"cache_dir": f"{tmp_path}/a\x00b"})
+    with pytest.raises(ValueError, match="NUL character"):
+        function(np.ones(2))
+    assert not entry_files(tmp_path / "a", "*")
+
+
 # /proc itself: root may write it by its mode (access says yes) but can create nothing there.
 @pytest.mark.parametrize("directory", ["/proc/kiln-cannot-create-this", "/proc"])
 def test_an_unusable_cache_directory_compiles_privately_with_a_warning(directory):

@@ -2,8 +2,9 @@
 stores, which kiln had replaced by answers of its own without an error: nanargmax of an all-NaN
 slice gave 0, np.average of weights summing to zero gave inf or nan, var with ddof past the
 count gave NaN where NumPy (and torch) divide by zero, np.expand_dims of a repeated axis gave an
-array, x.fill(nan) of an integer array gave zeros, ldexp(0, 2000) gave NaN. Each must be NumPy's
-answer or its exception."""
+array, x.fill(nan) of an integer array gave zeros, ldexp(0, 2000) gave NaN, np.cumsum of float16
+kept float32 running values (500.0 where NumPy, rounding every step to float16, stops at 256.0).
+Each must be NumPy's answer or its exception."""
 import warnings
 
 import numpy as np
@@ -154,3 +155,33 @@ def test_clip_with_a_nan_bound_is_the_installed_numpys(low, high):
     assert_same_outcome(lambda a: np.clip(a, low, high), x)
     if not isinstance(low, np.ndarray):  # NumPy 1.x's value-based promotion of 0-d arrays
         assert_same_outcome(lambda a: np.clip(a, low, high), x.astype(np.float32))
+
+
+def _cumsum_then_scale(x):
+    return np.cumsum(x * 1) * 2
+
+
+def _cumulative_product_of_rows(x):
+    return x.reshape(50, -1).cumprod(axis=1) + 0
+
+
+FLOAT16_ACCUMULATIONS = [
+    lambda x: np.cumsum(x), lambda x: np.add.accumulate(x), lambda x: np.nancumsum(x),
+    lambda x: x.cumsum(), _cumsum_then_scale, _cumulative_product_of_rows,
+    lambda x: np.cumsum(x.reshape(50, 100), axis=0),
+    lambda x: np.cumsum(x.astype(np.float32), dtype=np.float16),
+    lambda x: np.multiply.accumulate(x[:80] + 1),
+]
+
+
+@pytest.mark.parametrize("function", FLOAT16_ACCUMULATIONS)
+def test_float16_running_sums_and_products_round_every_step_as_numpys(function):
+    x = np.full(5000, 0.1, np.float16)
+    expected, got = both(function, x)
+    assert got.dtype == expected.dtype == np.float16
+    np.testing.assert_array_equal(got, expected)
+
+
+def test_float16_running_sums_name_the_graph_break_under_fullgraph():
+    with pytest.raises(kiln.GraphBreak, match="float16"):
+        kiln.compile(lambda x: np.cumsum(x), fullgraph=True)(np.ones(4, np.float16))

@@ -2,7 +2,8 @@
 torch's conjugate and negative bits (z.conj(), z.conj().imag) mark lazy views whose memory
 holds the values unconjugated, un-negated. kiln reads memory: the backend must read them
 resolved and update them (an in-place op on such an argument) as torch does; wrap_numpy, which
-reads memory as NumPy's .numpy() does, refuses them as it does."""
+reads memory as NumPy's .numpy() does, refuses them as it does, and writes a tensor whose
+elements share memory (expand) as NumPy writes its .numpy()."""
 import pytest
 
 import kiln
@@ -79,3 +80,17 @@ def test_wrap_numpy_refuses_lazy_views_and_differentiates_through_them():
     torch.testing.assert_close(result, doubled_sum(w.conj().imag))
     result.backward()
     torch.testing.assert_close(w.grad, torch.full((4,), -2j))
+
+
+def test_wrap_numpy_writes_an_expanded_tensor_as_numpy_writes_its_memory():
+    # x.expand(5) is one element seen five times (stride 0): NumPy's `x += y` on its .numpy()
+    # leaves the last write in that element and x.sum() reads it five times (20.0); the graph
+    # read the five values it computed as independent elements (10.0).
+    def add_then_sum(x, y):
+        x += y
+        return x.sum()
+    y = torch.arange(5.0)
+    expected, memory = torch.zeros(1), torch.zeros(1)
+    result = add_then_sum(expected.expand(5).numpy(), y.numpy())
+    assert kiln.wrap_numpy(add_then_sum)(memory.expand(5), y).item() == result == 20.0
+    torch.testing.assert_close(memory, expected)
