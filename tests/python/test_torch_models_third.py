@@ -89,9 +89,8 @@ class _MobileNetV3(nn.Module):
         self.features = nn.Sequential(
             _conv_bn(3, 16, 3, 2),
             _InvertedResidual(16, 16, 16, 3, 2, True, nn.ReLU),
-            _InvertedResidual(16, 64, 24, 3, 2, False, nn.ReLU),
-            _InvertedResidual(24, 72, 24, 3, 1, False, nn.ReLU),
-            _InvertedResidual(24, 96, 40, 5, 2, True, nn.Hardswish),
+            _InvertedResidual(16, 48, 16, 3, 1, False, nn.Hardswish),
+            _InvertedResidual(16, 64, 40, 5, 2, True, nn.Hardswish),
             _conv_bn(40, 96, 1))
         self.avgpool = nn.AdaptiveAvgPool2d(1)
         self.classifier = nn.Sequential(nn.Linear(96, 64), nn.Hardswish(inplace=True),
@@ -234,17 +233,18 @@ class _SuperResolution(nn.Module):
 
 
 class _Resize(nn.Module):
-    def __init__(self, mode, align_corners):
+    """F.interpolate up to a size and down by a scale, bilinear and bicubic, align_corners
+    both."""
+
+    def __init__(self):
         super().__init__()
         self.conv = nn.Conv2d(3, 4, 3, padding=1)
-        self.mode, self.align_corners = mode, align_corners
 
     def forward(self, x):
         h = self.conv(x)
-        up = F.interpolate(h, size=(11, 9), mode=self.mode, align_corners=self.align_corners)
-        down = F.interpolate(h, scale_factor=0.5, mode=self.mode,
-                             align_corners=self.align_corners)
-        return up, down
+        return [F.interpolate(h, **resize, mode=mode, align_corners=align)
+                for mode in ("bilinear", "bicubic") for align in (False, True)
+                for resize in ({"size": (11, 9)}, {"scale_factor": 0.5})]
 
 
 class _Norms(nn.Module):
@@ -266,17 +266,14 @@ def _image(batch=2, channels=3, size=16):
 
 CNNS = {
     "mobilenet_v3": (_MobileNetV3, lambda: _image(2, 3, 32)),
-    "efficientnet_block": (_MBConv, lambda: _image(2, 16, 8)),
+    "efficientnet_block": (lambda: _MBConv(p=0.0), lambda: _image(2, 16, 8)),
     "densenet_block": (_DenseBlock, lambda: _image(2, 8, 8)),
     "unet": (_UNet, lambda: _image(2, 3, 16)),
     "resnext_block": (_ResNeXtBlock, lambda: _image(2, 16, 8)),
     "conv1d": (_Conv1dNet, lambda: (torch.randn(2, 4, 32),)),
     "conv3d": (_Conv3dNet, lambda: (torch.randn(2, 2, 6, 6, 6),)),
     "pixel_shuffle": (_SuperResolution, lambda: _image(2, 3, 6)),
-    "bilinear": (lambda: _Resize("bilinear", False), lambda: _image(2, 3, 6)),
-    "bilinear_aligned": (lambda: _Resize("bilinear", True), lambda: _image(2, 3, 6)),
-    "bicubic": (lambda: _Resize("bicubic", False), lambda: _image(2, 3, 6)),
-    "bicubic_aligned": (lambda: _Resize("bicubic", True), lambda: _image(2, 3, 6)),
+    "interpolate": (_Resize, lambda: _image(2, 3, 6)),
     "group_instance_norm": (_Norms, lambda: _image(2, 4, 6)),
 }
 
@@ -287,6 +284,49 @@ def test_cnns_match_eager(name, training):
     torch.manual_seed(0)
     model, inputs = CNNS[name]
     _check(model(), inputs(), training)
+
+
+@pytest.mark.parametrize("name, training", [
+    ("mobilenet_v3", False), ("unet", True), ("resnext_block", True)])
+def test_channels_last_cnns_match_eager(name, training):
+    torch.manual_seed(0)
+    model, inputs = CNNS[name]
+    model = model().to(memory_format=torch.channels_last)
+    inputs = [x.to(memory_format=torch.channels_last) for x in inputs()]
+    compiled = _check(model, inputs, training)
+    with torch.no_grad():
+        out = compiled(*inputs)
+    assert out.stride() == model(*inputs).stride()
+
+
+def test_stochastic_depth_drops_whole_samples_in_training():
+    # kiln's draws are not eager's: each sample's residual branch is dropped (its output x) or
+    # kept and scaled by 1 / (1 - p); in eval the block is the branch plus x
+    torch.manual_seed(0)
+    model, x = _MBConv(p=0.5), torch.randn(16, 16, 4, 4)
+    compiled = torch.compile(copy.deepcopy(model), backend="kiln", **WHOLE)
+    with torch.no_grad():
+        _assert_close(compiled.eval()(x), model.eval()(x))
+        branch = model.train().block(x)
+        got = compiled.train()(x)
+    kept = (got - x).flatten(1).abs().sum(1) > 0
+    assert 0 < int(kept.sum()) < 16
+    _assert_close(got, x + branch * torch.where(kept, 2.0, 0.0)[:, None, None, None])
+
+
+@pytest.mark.parametrize("name, training", [
+    ("resnext_block", False), ("resnext_block", True), ("interpolate", False)])
+def test_dynamic_image_sizes_match_eager(name, training):
+    torch.manual_seed(0)
+    model, inputs = CNNS[name]
+    model = model().train(training)
+    mine = copy.deepcopy(model)
+    compiled = torch.compile(mine, backend="kiln", dynamic=True)
+    channels = inputs()[0].shape[1]
+    for side in (6, 9):
+        x = (torch.randn(2, channels, side, side + 2),)
+        for got, want in zip(_step(mine, compiled, x, training), _step(model, model, x, training)):
+            _assert_close(got, want)
 
 
 # ---- other workloads ----
@@ -633,3 +673,45 @@ def test_generate_greedy_and_sampling_matches_eager(name):
             torch.manual_seed(3)
             results.append(m.generate(prompt, max_new_tokens=6, min_new_tokens=6, **options))
         assert torch.equal(*results), options
+
+
+# ---- modes, float64, one thread ----
+
+@pytest.mark.parametrize("mode", ["reduce-overhead", "max-autotune"])
+@pytest.mark.parametrize("name", ["resnext_block", "lstm_cell"])
+def test_compile_modes_match_eager(name, mode):
+    # torch.compile hands kiln the mode; it takes no options beside one
+    model, inputs = {**CNNS, **OTHERS}[name]
+    for training in (False, True):
+        torch.manual_seed(0)
+        _check(model(), inputs(), training, whole=False, mode=mode)
+
+
+@pytest.mark.parametrize("name", ["conv1d", "gnn", "scan_cumsum", "gru_cell"])
+def test_float64_models_match_eager(name):
+    model, inputs = {**CNNS, **OTHERS}[name]
+    for training in (False, True):
+        torch.manual_seed(0)
+        model64 = model().double()
+        inputs64 = [x.double() if x.is_floating_point() else x for x in inputs()]
+        model64.train(training)
+        want = _step(model64, model64, inputs64, training)
+        mine = copy.deepcopy(model64)
+        got = _step(mine, torch.compile(mine, backend="kiln", **WHOLE), inputs64, training)
+        for g, w in zip(got, want):
+            assert g.dtype == torch.float64
+            torch.testing.assert_close(g, w, rtol=1e-10,
+                                       atol=1e-12 * max(1.0, float(w.abs().max())))
+
+
+def test_one_thread_matches_eager():
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        for name in ("resnext_block", "gnn"):
+            model, inputs = {**CNNS, **OTHERS}[name]
+            for training in (False, True):
+                torch.manual_seed(0)
+                _check(model(), inputs(), training)
+    finally:
+        torch.set_num_threads(threads)
