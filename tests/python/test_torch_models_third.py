@@ -23,7 +23,7 @@ import torch.nn.functional as F
 
 import kiln.torch  # noqa: F401
 from torch_fixtures import fresh_dynamo  # noqa: F401 (autouse)
-from test_torch_models_more import WHOLE, _assert_close, _step
+from test_torch_models_more import WHOLE, _assert_close, _step, recompiles  # noqa: F401
 
 
 def _check(model, inputs, training, scale=1e-5, whole=True, **compile_options):
@@ -487,6 +487,20 @@ def test_other_models_match_eager(name, training):
     torch.manual_seed(0)
     model, inputs = OTHERS[name]
     _check(model(), inputs(), training)
+
+
+def test_einsums_diagonal_with_dynamic_sizes_compiles_once(recompiles):
+    # "bii->bi" of an (n, n) product with n a size symbol: its places computed, not sliced
+    torch.manual_seed(0)
+    model = _Einsum()
+    mine = copy.deepcopy(model)
+    compiled = torch.compile(mine, backend="kiln", dynamic=True, **WHOLE)
+    for batch, length in ((2, 5), (3, 7), (1, 4)):
+        x = (torch.randn(batch, length, 16),)
+        for got, want in zip(_step(mine, compiled, x, True), _step(model, model, x, True)):
+            _assert_close(got, want)
+    log = recompiles()
+    assert "variant 2" not in log and "compiles per" not in log, log
 
 
 @pytest.mark.parametrize("training", [False, True])
