@@ -61,6 +61,13 @@ DIRECT_SAMPLES = {
                            [_floats(3, 5), torch.tensor([[0, 4], [3, 1], [2, 2]])]),
     "aten.index_add.default": (lambda x, index, source: aten.index_add(x, 1, index, source, alpha=2),
                                [_floats(3, 5), torch.tensor([4, 0, 4]), _floats(3, 3)]),
+    # interpolation's gathers and their gradients' scatters: unchecked, negatives from the end
+    "aten._unsafe_index.Tensor": (lambda x, i, j: aten._unsafe_index(x, [None, i, j]),
+                                  [_floats(2, 4, 5), torch.tensor([[3], [0]]),
+                                   torch.tensor([4, 0, -1])]),
+    "aten._unsafe_index_put.default": (
+        lambda x, i, v: aten._unsafe_index_put(x, [None, i], v, True),
+        [_floats(3, 5), torch.tensor([4, 0, -1]), _floats(3, 3)]),
     "aten.index_copy.default": (lambda x, index, source: aten.index_copy(x, 1, index, source),
                                 [_floats(3, 5), torch.tensor([4, 0]), _floats(3, 2)]),
     "aten.index_fill.int_Scalar": (lambda x, index: aten.index_fill(x, 0, index, -1.5),

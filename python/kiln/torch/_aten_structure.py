@@ -433,9 +433,11 @@ def _scatter(context, node, x, dim, index, src, reduce=None):
     return cast(_kiln.reshape(result, list(x.shape)), out_dtype(node))
 
 
-def _advanced_index(context, node, x, indices, what):
+def _advanced_index(context, node, x, indices, what, checked=True):
     """(first dim, merged extent, one flat int64 index) for index tensors on adjacent dims
-    (None elsewhere): the dims they index merge into one, as NumPy's advanced indexing does."""
+    (None elsewhere): the dims they index merge into one, as NumPy's advanced indexing does.
+    Each index is checked against its dim unless not `checked` (ATen's _unsafe_ ops: the
+    caller promises them in range); a negative one counts from the end."""
     positions = [dim for dim, index in enumerate(indices) if index is not None]
     if not positions or positions != list(range(positions[0], positions[-1] + 1)):
         raise Unconvertible("index tensors on dims that are not adjacent")
@@ -445,7 +447,8 @@ def _advanced_index(context, node, x, indices, what):
     flat = None
     for dim in positions:
         index = cast(indices[dim], torch.int64)
-        _kiln.check_index(index, x.shape[dim], dim, what)
+        if checked:
+            _kiln.check_index(index, x.shape[dim], dim, what)
         extent = context.full((), x.shape[dim], torch.int64)
         index = _kiln.where(_kiln.less(index, context.full((), 0, torch.int64)),
                             _kiln.add(index, extent), index)
@@ -460,25 +463,31 @@ def _merged(x, first, last, merged):
     return _kiln.reshape(x, list(x.shape[:first]) + [merged] + list(x.shape[last:]))
 
 
-@lowers(aten.index.Tensor)
+# _unsafe_index and _unsafe_index_put are what PyTorch's interpolation decompositions gather and
+# (in their gradients) scatter with: indices in range by construction, so no check (as
+# Inductor's); checking them cost a reduction kernel and two outputs per index every call.
+@lowers(aten.index.Tensor, aten._unsafe_index.Tensor)
 def _index(context, node, x, indices):
     """x[i0, i1, ...] with index tensors on adjacent dims."""
-    first, last, merged, flat = _advanced_index(context, node, x, indices, "index")
+    first, last, merged, flat = _advanced_index(context, node, x, indices, "index",
+                                                node.target is aten.index.Tensor)
     return _kiln.reshape(_kiln.take(_merged(x, first, last, merged), flat, first, False),
                          out_shape(context, node))
 
 
-@lowers(aten.index_put.default)
+@lowers(aten.index_put.default, aten._unsafe_index_put.default)
 def _index_put(context, node, x, indices, values, accumulate=False):
     """x[i0, i1, ...] = values (+= with accumulate: embedding's backward), functionally;
-    float16/bfloat16 accumulate in float32."""
+    float16/bfloat16 accumulate in float32. The flat index is in range once each of its parts
+    is: index_put checks none again."""
     dtype = computing_dtype(out_dtype(node))
-    first, last, merged, flat = _advanced_index(context, node, x, indices, "index_put")
+    first, last, merged, flat = _advanced_index(context, node, x, indices, "index_put",
+                                                node.target is aten.index_put.default)
     target = _merged(cast(x, dtype), first, last, merged)
     indexed_shape = list(target.shape[:first]) + list(flat.shape) + list(target.shape[first + 1:])
     values = _kiln.broadcast_to(cast(values, dtype), indexed_shape)
-    return _kiln.reshape(_kiln.index_put(target, flat, values, first, bool(accumulate)),
-                         out_shape(context, node))
+    return _kiln.reshape(_kiln.index_put(target, flat, values, first, bool(accumulate),
+                                         check_bounds=False), out_shape(context, node))
 
 
 # ---- linear algebra ----------------------------------------------------------------------
