@@ -5,6 +5,7 @@
 
 #include <omp.h>
 
+#include <bit>
 #include <cstring>
 #include <exception>
 
@@ -117,10 +118,55 @@ void multiply(DType dtype, const Matrix& a, const Matrix& b, char* out, int64_t 
 // the large products' rate that way.
 constexpr int64_t kSmallProduct = int64_t{1} << 21;
 
+// A bfloat16 operand widened into a dense float32 copy (`storage` holds it); others as they are.
+StridedOperand widened(const StridedOperand& x, std::vector<float>& storage) {
+  if (x.dtype != DType::BFloat16) return x;
+  const size_t rank = x.shape.size();
+  int64_t count = 1;
+  for (int64_t extent : x.shape) count *= extent;
+  storage.resize(static_cast<size_t>(count));
+  std::vector<int64_t> index(rank, 0), strides(rank, 1);
+  for (size_t d = rank; d-- > 1;) strides[d - 1] = strides[d] * x.shape[d];
+  const uint16_t* bits = static_cast<const uint16_t*>(x.data);
+  for (int64_t n = 0; n < count; ++n) {
+    int64_t offset = 0;
+    for (size_t d = 0; d < rank; ++d) offset += index[d] * x.strides[d];
+    storage[static_cast<size_t>(n)] = std::bit_cast<float>(uint32_t(bits[offset]) << 16);
+    for (size_t d = rank; d-- > 0;) {  // the next index, row-major
+      if (++index[d] < x.shape[d]) break;
+      index[d] = 0;
+    }
+  }
+  return {storage.data(), DType::Float32, x.shape, strides};
+}
+
+// A float32 product with bfloat16 operands, read in place through their casts
+// (sched/strided_views.h: a bfloat16 linear layer): oneDNN's bfloat16 kernels where both
+// operands are bfloat16 in a layout they take (each product of two bfloat16s is exact in
+// float32 and the sums are float32, as in the product of their float32 casts); otherwise the
+// bfloat16 operands are widened into float32 copies first.
+void bfloat16_matmul(const StridedOperand& a, const StridedOperand& b, float* out,
+                     const std::vector<int64_t>& out_shape) {
+  const MatmulProblem p = matmul_problem(a, b, out_shape);
+  bool done = a.dtype == DType::BFloat16 && b.dtype == DType::BFloat16 && p.m > 0 && p.n > 0 &&
+              p.k > 0;
+  for (int64_t t = 0; t < p.batches && done; ++t) {
+    const BatchEntryOffsets offsets = batch_entry_offsets(p, t);
+    done = onednn_matmul(static_cast<const uint16_t*>(a.data) + offsets.a, p.a_row, p.a_column,
+                         static_cast<const uint16_t*>(b.data) + offsets.b, p.b_row, p.b_column,
+                         out + t * p.m * p.n, p.m, p.n, p.k, /*bfloat16=*/true);
+  }
+  if (done) return;
+  std::vector<float> a_storage, b_storage;
+  matmul(widened(a, a_storage), widened(b, b_storage), out, out_shape);
+}
+
 }  // namespace
 
 void matmul(const StridedOperand& a, const StridedOperand& b, void* out,
             const std::vector<int64_t>& out_shape) {
+  if (a.dtype == DType::BFloat16 || b.dtype == DType::BFloat16)
+    return bfloat16_matmul(a, b, static_cast<float*>(out), out_shape);
   const MatmulProblem p = matmul_problem(a, b, out_shape);
   const int element = dtype_size(a.dtype);
   char* out_bytes = static_cast<char*>(out);

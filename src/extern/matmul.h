@@ -2,7 +2,8 @@
 // dimensions) on strided buffers. float32 goes to oneDNN's sgemm (a product of few rows by a
 // transposed weight to kiln's own kernel, skinny_matmul.h), float64 to OpenBLAS's dgemm (per
 // batch entry, small entries one per thread; transposed operands passed as such, no copy);
-// other dtypes use a plain triple loop.
+// other dtypes use a plain triple loop. bfloat16 operands (read through their casts to a
+// float32 product, sched/strided_views.h) go to oneDNN's bfloat16 kernels, result float32.
 #pragma once
 #include <cstdint>
 #include <vector>

@@ -13,10 +13,12 @@ namespace kiln::externs {
 // AVX-512 Xeon; products with n >= 1024, k <= n or m >= 4096 were as fast or faster in sgemm.
 bool prefers_matmul_primitive(int64_t m, int64_t n, int64_t k);
 
-// out (m, n, row-major) = a (m, k) x b (k, n), each operand given by element strides of its
-// rows and columns. False when the primitive would not be fast (`a` not dense row-major, `b`
+// out (m, n, row-major float32) = a (m, k) x b (k, n), each operand given by element strides
+// of its rows and columns, both float32 or (`bfloat16`) both bfloat16, multiplied exactly and
+// summed in float32. False when the primitive would not be fast (`a` not dense row-major, `b`
 // not dense) or oneDNN cannot run it: the caller falls back to sgemm.
-bool onednn_matmul(const float* a, int64_t a_row, int64_t a_column, const float* b, int64_t b_row,
-                   int64_t b_column, float* out, int64_t m, int64_t n, int64_t k);
+bool onednn_matmul(const void* a, int64_t a_row, int64_t a_column, const void* b, int64_t b_row,
+                   int64_t b_column, float* out, int64_t m, int64_t n, int64_t k,
+                   bool bfloat16 = false);
 
 }  // namespace kiln::externs

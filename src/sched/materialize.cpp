@@ -245,7 +245,8 @@ void materialize_long_chains(const ir::Graph& graph, std::set<ValueId>& material
 
 }  // namespace
 
-std::set<ValueId> initial_materialized(const ir::Graph& graph, int64_t elementwise_broadcast) {
+std::set<ValueId> initial_materialized(const ir::Graph& graph, int64_t elementwise_broadcast,
+                                       bool narrow_matmul_operands) {
   std::set<ValueId> result(graph.outputs().begin(), graph.outputs().end());
   for (ValueId id = 0; id < graph.size(); ++id) {
     const Node& node = graph.node(id);
@@ -263,7 +264,8 @@ std::set<ValueId> initial_materialized(const ir::Graph& graph, int64_t elementwi
       case ir::Op::sort:
         result.insert(id);
         for (size_t k = 0; k < node.inputs.size(); ++k) {
-          const ValueId base = view_base(graph, node.inputs[k]);
+          const ValueId base = view_base(graph, node.inputs[k],
+                                         reads_narrow_operand(node, k, narrow_matmul_operands));
           // An operand that must lie packed (a channels-last filter) permuting a weight the
           // graph computes (a scaled one) is computed itself, with the work under it in the
           // same kernel; one of an input stays a view where that is packed (scheduler.cpp).

@@ -10,7 +10,8 @@
 
 namespace kiln::sched {
 
-// elementwise_broadcast: ScheduleHints::elementwise_broadcast.
-std::set<ir::ValueId> initial_materialized(const ir::Graph& graph, int64_t elementwise_broadcast);
+// elementwise_broadcast, narrow_matmul_operands: ScheduleHints' fields of those names.
+std::set<ir::ValueId> initial_materialized(const ir::Graph& graph, int64_t elementwise_broadcast,
+                                           bool narrow_matmul_operands = false);
 
 }  // namespace kiln::sched

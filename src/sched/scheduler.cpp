@@ -209,8 +209,11 @@ Step ProgramBuilder::extern_step(const Node& node, int32_t output) {
     int32_t buffer = buffer_of_[static_cast<size_t>(input)];
     std::optional<StridedView> view;
     if (buffer < 0) {
-      buffer = buffer_of_[static_cast<size_t>(view_base(graph_, input))];
-      view = strided_view(graph_, input, program_.buffers[static_cast<size_t>(buffer)].strides);
+      const bool through_casts = reads_narrow_operand(node, step.call.inputs.size(),
+                                                      hints_.narrow_matmul_operands);
+      buffer = buffer_of_[static_cast<size_t>(view_base(graph_, input, through_casts))];
+      view = strided_view(graph_, input, program_.buffers[static_cast<size_t>(buffer)].strides,
+                          through_casts);
       if (!view || (needs_packed_operand(node, step.call.inputs.size()) && !packed_view(*view)))
         requests_.insert(input);
     }
@@ -555,13 +558,15 @@ void ProgramBuilder::finish_kernel(Kernel& kernel, const Lowering& lowering,
 ScheduleHints schedule_hints(const target::Target& target) {
   ScheduleHints hints;
   if (target.kind == target::DeviceKind::Cuda) hints.elementwise_broadcast = 4;
+  hints.narrow_matmul_operands = target.kind == target::DeviceKind::Cpu;
   return hints;
 }
 
 Program schedule(const ir::Graph& graph, const std::vector<std::vector<int64_t>>& input_strides,
                  std::vector<std::string>* fusion_notes, const std::vector<int32_t>& donated,
                  const ScheduleHints& hints) {
-  std::set<ValueId> materialized = initial_materialized(graph, hints.elementwise_broadcast);
+  std::set<ValueId> materialized =
+      initial_materialized(graph, hints.elementwise_broadcast, hints.narrow_matmul_operands);
   for (int round = 0; round < 256; ++round) {
     InPlacePlan in_place = plan_in_place(graph, materialized, donated);
     bool grew = false;

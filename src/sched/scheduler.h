@@ -27,6 +27,10 @@ struct ScheduleHints {
   // GPU thread per element recomputes what is inlined: one division is enough (numpy_fn's
   // normalised rows, broadcast against each other, were divided 409600 times per row).
   int64_t elementwise_broadcast = std::numeric_limits<int64_t>::max();
+  // The CPU's matmul reads bfloat16 operands of a float32 product in place (oneDNN's bfloat16
+  // kernels, extern/matmul.h): a bfloat16 linear layer's operands are not cast into float32
+  // buffers first (a 2048x512 weight, transposed, on every call: 11x eager's time).
+  bool narrow_matmul_operands = false;
 };
 ScheduleHints schedule_hints(const target::Target& target);
 

@@ -11,6 +11,14 @@ bool is_view(Op op) {
   return op == Op::permute || op == Op::slice || op == Op::broadcast || op == Op::reshape;
 }
 
+// A link of a chain strided_view() walks: a view op, or (through_casts) a widening cast of
+// bfloat16 to float32, which keeps the layout.
+bool is_link(const ir::Graph& graph, const Node& node, bool through_casts) {
+  return is_view(node.op) ||
+         (through_casts && node.op == Op::cast && node.dtype == DType::Float32 &&
+          graph.node(node.inputs[0]).dtype == DType::BFloat16);
+}
+
 // Strides for `view.shape` -> `shape` without moving data: walking from the innermost
 // dimension, each run of input dimensions that is one contiguous block in memory (a chunk) may
 // be split or merged freely; a new dimension boundary inside a non-contiguous step needs a copy.
@@ -82,6 +90,8 @@ bool apply(const Node& node, StridedView& view) {
       view.strides = std::move(*strides);
       return true;
     }
+    case Op::cast:  // a widening cast: the same elements (is_link)
+      return true;
     default:
       return false;
   }
@@ -89,15 +99,17 @@ bool apply(const Node& node, StridedView& view) {
 
 }  // namespace
 
-ValueId view_base(const ir::Graph& graph, ValueId id) {
-  while (is_view(graph.node(id).op)) id = graph.node(id).inputs[0];
+ValueId view_base(const ir::Graph& graph, ValueId id, bool through_casts) {
+  while (is_link(graph, graph.node(id), through_casts)) id = graph.node(id).inputs[0];
   return id;
 }
 
 std::optional<StridedView> strided_view(const ir::Graph& graph, ValueId id,
-                                        const std::vector<int64_t>& base_strides) {
+                                        const std::vector<int64_t>& base_strides,
+                                        bool through_casts) {
   std::vector<ValueId> chain;
-  for (ValueId at = id; is_view(graph.node(at).op); at = graph.node(at).inputs[0])
+  for (ValueId at = id; is_link(graph, graph.node(at), through_casts);
+       at = graph.node(at).inputs[0])
     chain.push_back(at);
   ValueId base = chain.empty() ? id : graph.node(chain.back()).inputs[0];
   StridedView view{0, ir::to_ints(graph.node(base).shape), base_strides};
@@ -115,6 +127,10 @@ bool reshaped_input(const ir::Graph& graph, ValueId id) {
 bool needs_packed_operand(const Node& node, size_t k) {
   if (node.op == Op::matmul) return k == 2;  // a bias cuBLASLt reads as a packed vector
   return ir::is_convolution(node.op) && node.attrs.filters_last && k <= 1;  // not a bias
+}
+
+bool reads_narrow_operand(const Node& node, size_t k, bool narrow_matmul_operands) {
+  return narrow_matmul_operands && node.op == Op::matmul && k < 2;
 }
 
 bool packed_view(const StridedView& view) {

@@ -19,12 +19,15 @@ struct StridedView {
 };
 
 // The value under the chain of view ops that ends at `id` (`id` itself when it is no view).
-ir::ValueId view_base(const ir::Graph& graph, ir::ValueId id);
+// `through_casts`: the chain may hold a cast of bfloat16 to float32 too, which the CPU's matmul
+// reads in place (extern/matmul.h; ScheduleHints::narrow_matmul_operands).
+ir::ValueId view_base(const ir::Graph& graph, ir::ValueId id, bool through_casts = false);
 
-// `id` as a view of `view_base(graph, id)`, whose buffer has `base_strides`; nullopt when a
-// reshape in the chain cannot be expressed with strides (it would need a copy).
+// `id` as a view of `view_base(graph, id, through_casts)`, whose buffer has `base_strides`;
+// nullopt when a reshape in the chain cannot be expressed with strides (it would need a copy).
 std::optional<StridedView> strided_view(const ir::Graph& graph, ir::ValueId id,
-                                        const std::vector<int64_t>& base_strides);
+                                        const std::vector<int64_t>& base_strides,
+                                        bool through_casts = false);
 
 // Whether `id` is reshapes only (one or more) of a graph input: a loop reads such an invariant
 // in the input's buffer, with the strides strided_view() gives (sched/scheduler.cpp), rather
@@ -38,6 +41,10 @@ bool reshaped_input(const ir::Graph& graph, ir::ValueId id);
 // fed to resnet18: 34 us of cuDNN's nchwToNhwc on an H200, twice in a training step), and a
 // matmul's bias, which cuBLASLt reads as a packed vector.
 bool needs_packed_operand(const ir::Node& node, size_t k);
+
+// Whether operand `k` of extern call `node` is read through a widening cast of bfloat16
+// (view_base's through_casts): a matmul's two factors, where `narrow_matmul_operands`.
+bool reads_narrow_operand(const ir::Node& node, size_t k, bool narrow_matmul_operands);
 // Whether `view` is packed row-major (extents of 1 aside).
 bool packed_view(const StridedView& view);
 

@@ -8,6 +8,8 @@
 #include <algorithm>
 
 #include "compile_test_util.h"
+#include "sched/scheduler.h"
+#include "target/target.h"
 
 namespace kiln::test {
 namespace {
@@ -237,6 +239,51 @@ TEST(CompileStructure, ExpressionsReadTwiceAtEveryLevelAreWalkedOnce) {
   graph.output(b.where(b.binary(Op::gt, d, b.constant(ir::Scalar::of(0), DType::Float64, {4})),
                        sums, d),
                "sums where the chain is positive");
+  graph.check();
+}
+
+// A bfloat16 product computed in float32 (torch's bfloat16 linear layer: both operands cast
+// to float32) reads its bfloat16 operands in place on the CPU, through the casts and the views
+// around them (sched/strided_views.h): no kernel casts them into float32 buffers, and oneDNN's
+// bfloat16 kernels, or float32 copies where they take no such layout, give the interpreter's
+// products of the float32 casts.
+TEST(CompileStructure, BFloat16ProductsReadTheirOperandsInPlace) {
+  {  // x (64, 96) @ w (80, 96)ᵀ, both bfloat16: one extern call on the bfloat16 buffers
+    ir::Graph graph;
+    ir::Builder b(graph);
+    ValueId x = b.parameter(DType::BFloat16, {64, 96});
+    ValueId w = b.parameter(DType::BFloat16, {80, 96});
+    graph.set_outputs({b.matmul(b.cast(x, DType::Float32),
+                                b.cast(b.permute(w, {1, 0}), DType::Float32))});
+    sched::Program program =
+        sched::schedule(graph, {}, nullptr, {}, sched::schedule_hints(target::host_cpu(1)));
+    EXPECT_TRUE(program.kernels.empty()) << sched::print_program(program);
+    ASSERT_EQ(program.steps.size(), 1u);
+    for (int32_t input : program.steps[0].call.inputs)
+      EXPECT_EQ(program.buffers[static_cast<size_t>(input)].dtype, DType::BFloat16);
+  }
+  GraphCase graph;
+  ir::Builder& b = graph.builder;
+  const Tolerance single = {1e-5, 1e-5, 4};
+  auto bfloat16 = [&](std::vector<int64_t> shape, uint64_t seed) {
+    int64_t count = 1;
+    for (int64_t extent : shape) count *= extent;
+    return graph.input(make_array(DType::BFloat16, shape,
+                                  pseudo_random(static_cast<size_t>(count), -1, 1, seed)));
+  };
+  auto wide = [&](ValueId v) { return b.cast(v, DType::Float32); };
+  ValueId x = bfloat16({64, 96}, 40), w = bfloat16({80, 96}, 41);
+  ValueId batch = bfloat16({2, 64, 96}, 42), column = bfloat16({64, 1}, 43);
+  ValueId row = bfloat16({1, 80}, 44);
+  ValueId plain = graph.input(make_array(DType::Float32, {96, 80}, pseudo_random(7680, -1, 1, 45)));
+  graph.output(b.matmul(wide(x), wide(b.permute(w, {1, 0}))), "x @ w.T", single);
+  graph.output(b.matmul(wide(x), b.permute(wide(w), {1, 0})), "x @ cast(w).T", single);
+  graph.output(b.matmul(wide(batch), wide(b.permute(w, {1, 0}))), "batch @ w.T", single);
+  graph.output(b.matmul(wide(x), plain), "bfloat16 @ float32", single);
+  graph.output(b.matmul(wide(b.unary(Op::tanh, x)), wide(b.permute(w, {1, 0}))),
+               "tanh(x) @ w.T", single);
+  graph.output(b.matmul(wide(column), wide(row)), "depth 1", single);
+  graph.output(b.matmul(wide(b.permute(x, {1, 0})), wide(x)), "x.T @ x", single);
   graph.check();
 }
 

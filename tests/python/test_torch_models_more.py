@@ -484,6 +484,29 @@ def test_training_steps_with_adamw_and_clipping_match_eager():
         assert (p - q).abs().median() < 1e-5
 
 
+def test_a_bfloat16_mlp_reads_its_weights_in_place(capfd):
+    # A bfloat16 model (not autocast): each linear layer's operands are cast to float32 for the
+    # product; kiln's matmul reads the bfloat16 weights and activations in place (no kernel
+    # writes float32 copies of the transposed weights on every call), as eager's oneDNN does.
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(96, 160), nn.GELU(), nn.Linear(160, 64)).eval()
+    model = model.to(torch.bfloat16)
+    x = torch.randn(48, 96, dtype=torch.bfloat16)
+    compiled = torch.compile(model, backend="kiln", **WHOLE)
+    kiln.set_logs("schedule")
+    try:
+        with torch.no_grad():
+            got, want = compiled(x), model(x)
+    finally:
+        kiln.set_logs("")
+    log = capfd.readouterr().err
+    assert got.dtype == torch.bfloat16
+    torch.testing.assert_close(got.float(), want.float(), rtol=2e-2,
+                               atol=2e-2 * float(want.float().abs().max()))
+    assert "extern matmul" in log and "permute_cast" not in log, log
+    assert "float32(160,96" not in log and "float32(96,160" not in log, log  # no f32 weights
+
+
 @pytest.mark.parametrize("training", [False, True])
 def test_bfloat16_autocast_matches_eager(training):
     torch.manual_seed(0)
