@@ -277,14 +277,6 @@ CNNS = {
 }
 
 
-@pytest.mark.parametrize("training", [False, True])
-@pytest.mark.parametrize("name", list(CNNS))
-def test_cnns_match_eager(name, training):
-    torch.manual_seed(0)
-    model, inputs = CNNS[name]
-    _check(model(), inputs(), training)
-
-
 @pytest.mark.parametrize("name, training", [
     ("mobilenet_v3", False), ("unet", True), ("resnext_block", True)])
 def test_channels_last_cnns_match_eager(name, training):
@@ -482,10 +474,10 @@ OTHERS = {
 
 
 @pytest.mark.parametrize("training", [False, True])
-@pytest.mark.parametrize("name", list(OTHERS))
-def test_other_models_match_eager(name, training):
+@pytest.mark.parametrize("name", list(CNNS) + list(OTHERS))
+def test_models_match_eager(name, training):
     torch.manual_seed(0)
-    model, inputs = OTHERS[name]
+    model, inputs = {**CNNS, **OTHERS}[name]
     _check(model(), inputs(), training)
 
 
