@@ -63,8 +63,9 @@ void copy_permuted(const char* source, const std::vector<int64_t>& shape,
 
 void run_matmul(const sched::ExternCall& call, const std::vector<sched::Buffer>& buffers,
                 char* const* table) {
-  matmul(extern_operand(call, buffers, table, 0), extern_operand(call, buffers, table, 1), table[call.output],
-         buffers[static_cast<size_t>(call.output)].shape);
+  const sched::Buffer& out = buffers[static_cast<size_t>(call.output)];
+  matmul(extern_operand(call, buffers, table, 0), extern_operand(call, buffers, table, 1),
+         table[call.output], out.shape, out.dtype);
 }
 
 void run_convolution(const sched::ExternCall& call, const std::vector<sched::Buffer>& buffers,

@@ -158,15 +158,19 @@ void bfloat16_matmul(const StridedOperand& a, const StridedOperand& b, float* ou
   }
   if (done) return;
   std::vector<float> a_storage, b_storage;
-  matmul(widened(a, a_storage), widened(b, b_storage), out, out_shape);
+  matmul(widened(a, a_storage), widened(b, b_storage), out, out_shape, DType::Float32);
 }
 
 }  // namespace
 
 void matmul(const StridedOperand& a, const StridedOperand& b, void* out,
-            const std::vector<int64_t>& out_shape) {
-  if (a.dtype == DType::BFloat16 || b.dtype == DType::BFloat16)
+            const std::vector<int64_t>& out_shape, DType out_dtype) {
+  if (out_dtype == DType::Float32 && (a.dtype == DType::BFloat16 || b.dtype == DType::BFloat16))
     return bfloat16_matmul(a, b, static_cast<float*>(out), out_shape);
+  if (a.dtype != out_dtype || b.dtype != out_dtype)
+    throw Error(ErrorKind::Internal, "kiln: matmul of " + std::string(dtype_name(a.dtype)) +
+                                         " and " + std::string(dtype_name(b.dtype)) + " into " +
+                                         std::string(dtype_name(out_dtype)));
   const MatmulProblem p = matmul_problem(a, b, out_shape);
   const int element = dtype_size(a.dtype);
   char* out_bytes = static_cast<char*>(out);

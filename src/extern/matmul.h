@@ -12,8 +12,9 @@
 
 namespace kiln::externs {
 
-// `out` is row-major with `out_shape`, the NumPy matmul result shape of a and b.
+// `out` is row-major with `out_shape`, the NumPy matmul result shape of a and b, and
+// `out_dtype`: the operands', or float32 for bfloat16 operands read through their casts.
 void matmul(const StridedOperand& a, const StridedOperand& b, void* out,
-            const std::vector<int64_t>& out_shape);
+            const std::vector<int64_t>& out_shape, DType out_dtype);
 
 }  // namespace kiln::externs
