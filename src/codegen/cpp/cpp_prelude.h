@@ -101,10 +101,10 @@ KILN_DECLARE_GLIBC_MATH(log1p)
 // with half the lanes 0 (a masked entropy's log), a logarithm of 64K floats took 6.7x its time
 // in range, float64s 4.8x. Such lanes' values need no computation: the logarithm runs on a
 // stand-in there (1, or -1 + ulp) and their values are set after; the other lanes' results are
-// the function's own (in the interpreter too). The stand-ins are chosen with integer max/min and masks on the bits: given
-// a `?:` or a float max, GCC calls the function on x itself where the result is not used, or
-// calls it once per branch. Cost in range: +26-29% of the call (cache-resident; nothing on
-// arrays streamed from memory).
+// the function's own (in the interpreter too). The stand-ins are chosen with integer max/min
+// and masks on the bits: given a `?:` or a float max, GCC calls the function on x itself where
+// the result is not used, or calls it once per branch. Cost in range: +26-29% of the call
+// cache-resident, 0-30% on 4M elements.
 template <class Float, class Int>
 inline Float kiln_positive_or_one_bits(Float x) {  // x > 0 (and +inf, +NaN) as is, else 1
   const Int bits = __builtin_bit_cast(Int, x);
