@@ -168,4 +168,9 @@
   /* extern: the operand's values in argsort's order (the same attrs and extent); where   */ \
   /* the graph also computes that argsort, they are read through it (passes/share_sorts). */ \
   X(sort, 1)                                                                            \
+  /* extern: softmax(q kᵀ + bias) v over (batch, heads, length, features), the scale in q, */ \
+  /* k and v with heads dividing q's (grouped queries); operands q, k, v[, bias: float or */ \
+  /* bool keep-mask, (batch, heads, L, S)]; attrs.causal: key j only for query i >= j. A  */ \
+  /* row that sees no key is 0 (torch's "safe softmax"). */                                 \
+  X(attention, -1)                                                                      \
   X(placeholder, 0)    /* a loop body's input while it is traced; never in a graph */

@@ -6,6 +6,7 @@
 #include <string>
 #include <utility>
 
+#include "extern/attention.h"
 #include "extern/convolution.h"
 #include "extern/convolution_backward.h"
 #include "extern/matmul.h"
@@ -137,10 +138,24 @@ void run_sort(const sched::ExternCall& call, const std::vector<sched::Buffer>& b
        call.op == ir::Op::argsort, table[call.output], out.shape, out.strides);
 }
 
+// attention: q, k, v[, bias]; parameters {causal}.
+void run_attention(const sched::ExternCall& call, const std::vector<sched::Buffer>& buffers,
+                   char* const* table) {
+  if (call.inputs.size() < 3 || call.inputs.size() > 4 || call.parameters.size() != 1)
+    throw Error(ErrorKind::Internal, "kiln: attention call with " +
+                                         std::to_string(call.inputs.size()) + " operands");
+  std::optional<StridedOperand> bias;
+  if (call.inputs.size() == 4) bias = extern_operand(call, buffers, table, 3);
+  attention(extern_operand(call, buffers, table, 0), extern_operand(call, buffers, table, 1),
+            extern_operand(call, buffers, table, 2), bias, call.parameters[0] != 0,
+            table[call.output]);
+}
+
 using ExternFunction = void (*)(const sched::ExternCall&, const std::vector<sched::Buffer>&,
                                 char* const*);
 
-constexpr std::array<std::pair<ir::Op, ExternFunction>, 6> kExternCalls = {{
+constexpr std::array<std::pair<ir::Op, ExternFunction>, 7> kExternCalls = {{
+    {ir::Op::attention, run_attention},
     {ir::Op::argsort, run_sort},
     {ir::Op::sort, run_sort},
     {ir::Op::matmul, run_matmul},

@@ -95,6 +95,9 @@ class Builder {
   // The values of `a` in that order (a graph that also computes the argsort reads them through
   // it: passes/share_sorts.cpp).
   ValueId sort(ValueId a, int64_t axis, bool descending, int64_t k = -1);
+  // softmax(q kᵀ + bias) v, torch's scaled dot-product attention with its scale already in q
+  // (builder_attention.cpp, ir/attention_shape.h): `causal` lets query i see keys j <= i.
+  ValueId attention(ValueId q, ValueId k, ValueId v, std::optional<ValueId> bias, bool causal);
   // a's elements at `indices` along `axis` and at their own index elsewhere (NumPy's
   // take_along_axis, indices of a's rank, in range): one gather through a flat index.
   ValueId take_along_axis(ValueId a, ValueId indices, int64_t axis);

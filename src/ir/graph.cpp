@@ -23,7 +23,7 @@ bool Attrs::operator==(const Attrs& other) const {
          scalar == other.scalar && ddof == other.ddof && seed == other.seed &&
          strides == other.strides && padding == other.padding && dilation == other.dilation &&
          groups == other.groups && channels_last == other.channels_last && relu == other.relu &&
-         descending == other.descending &&
+         descending == other.descending && causal == other.causal &&
          filters_last == other.filters_last && extent == other.extent &&
          same_data(data, other.data) && body == other.body &&
          else_body == other.else_body;

@@ -83,6 +83,7 @@ struct Attrs {
   // library applies as its epilogue (passes/matmul_epilogues.cpp).
   bool relu = false;
   bool descending = false;           // argsort: largest first (NaN first)
+  bool causal = false;               // attention: query i sees keys j <= i only
   Dim extent;                        // size: the size whose value the node is
   std::shared_ptr<const std::vector<uint8_t>> data;  // constant_array, row-major bytes
   std::shared_ptr<const Graph> body;       // loop: the body region (ir/loop.h); cond: then

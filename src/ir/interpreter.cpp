@@ -239,6 +239,7 @@ Array interpret_node(const Node& node, const std::vector<Array>& operands) {
       return evaluate_matmul(node, operands[0], operands[1],
                              operands.size() > 2 ? &operands[2] : nullptr);
     case Op::convolution: return evaluate_convolution(node, operands);
+    case Op::attention: return evaluate_attention(node, operands);
     case Op::argsort:
     case Op::sort: return evaluate_sort(node, operands[0]);
     case Op::convolution_backward_input:

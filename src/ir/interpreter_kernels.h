@@ -166,6 +166,8 @@ Array evaluate_convolution(const Node& node, const std::vector<Array>& operands)
 // argsort: the positions that sort each row along attrs.axis; sort: the values at them
 // (interpreter_sort.cpp).
 Array evaluate_sort(const Node& node, const Array& operand);
+// softmax(q kᵀ + bias) v per query row (interpreter_attention.cpp).
+Array evaluate_attention(const Node& node, const std::vector<Array>& operands);
 // `array` permuted by `order` (a permute op's permutation), as a view of its memory.
 Array permuted_view(const Array& array, const std::vector<int64_t>& order);
 // convolution_backward_input and convolution_backward_weight.

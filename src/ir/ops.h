@@ -88,6 +88,8 @@ inline bool is_convolution(Op op) {
 // An op computed by a library call on whole buffers (src/extern): never inlined into a kernel.
 // argsort (positions) or sort (values): the extern sort kernel (src/extern/sort.h).
 inline bool is_sort(Op op) { return op == Op::argsort || op == Op::sort; }
-inline bool is_extern(Op op) { return op == Op::matmul || is_convolution(op) || is_sort(op); }
+inline bool is_extern(Op op) {
+  return op == Op::matmul || op == Op::attention || is_convolution(op) || is_sort(op);
+}
 
 }  // namespace kiln::ir

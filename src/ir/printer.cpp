@@ -88,6 +88,7 @@ std::string print_attrs(const Node& node) {
   if (attrs.groups != defaults.groups) fields.push_back("groups=" + std::to_string(attrs.groups));
   if (attrs.relu) fields.push_back("relu");
   if (attrs.descending) fields.push_back("descending");
+  if (attrs.causal) fields.push_back("causal");
   if (attrs.extent != defaults.extent) fields.push_back("extent=" + attrs.extent.to_string());
   if (attrs.channels_last) fields.push_back("channels_last");
   if (attrs.filters_last) fields.push_back("filters_last");

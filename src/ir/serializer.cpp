@@ -8,7 +8,8 @@ namespace {
 
 constexpr uint32_t kGraphMagic = 0x4b475248;  // "HRGK"
 // 3: cond nodes (else_body); 4: convolution attrs; 5: channels-last convolution
-constexpr uint32_t kGraphVersion = 9;  // 8: argsort (Attrs::descending); 9: random keys
+// 8: argsort (Attrs::descending); 9: random keys; 10: attention (Attrs::causal)
+constexpr uint32_t kGraphVersion = 10;
 // Loop bodies nest; deeper nesting than this is refused (a crafted file must not exhaust the
 // stack).
 constexpr int kMaxLoopDepth = 64;
@@ -73,6 +74,7 @@ void put_attrs(ByteWriter& out, const Attrs& attrs) {
   out.put<uint8_t>(attrs.filters_last ? 2 : attrs.channels_last ? 1 : 0);
   out.put<uint8_t>(attrs.relu);
   out.put<uint8_t>(attrs.descending);
+  out.put<uint8_t>(attrs.causal);
   put_dim(out, attrs.extent);
   out.put<uint8_t>(attrs.data != nullptr);
   if (attrs.data) out.put_vector(*attrs.data);
@@ -109,6 +111,7 @@ Attrs get_attrs(ByteReader& in, int depth) {
   attrs.filters_last = layout == 2;
   attrs.relu = in.get_in_range<uint8_t>(0, 2, "a matmul's relu flag");
   attrs.descending = in.get_in_range<uint8_t>(0, 2, "an argsort's descending flag");
+  attrs.causal = in.get_in_range<uint8_t>(0, 2, "an attention's causal flag");
   attrs.extent = get_dim(in);
   if (in.get_in_range<uint8_t>(0, 2, "a data flag"))
     attrs.data = std::make_shared<const std::vector<uint8_t>>(in.get_vector<uint8_t>());

@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "ir/cond.h"
+#include "ir/attention_shape.h"
 #include "ir/convolution_shape.h"
 #include "ir/loop.h"
 #include "kiln/error.h"
@@ -162,6 +163,7 @@ class NodeVerifier {
       case Op::sort: verify_sort(); break;
       case Op::scatter: verify_scatter(); break;
       case Op::matmul: verify_matmul(); break;
+      case Op::attention: verify_attention(); break;
       case Op::convolution: verify_convolution(); break;
       case Op::convolution_backward_input:
       case Op::convolution_backward_weight: verify_convolution_backward(); break;
@@ -335,6 +337,15 @@ class NodeVerifier {
     Shape expected = source;
     expected[static_cast<size_t>(node_.attrs.axis)] = input(1).shape[0];
     expect(input(2).shape == expected && node_.shape == source, "scatter shapes do not fit");
+  }
+
+  void verify_attention() const {
+    expect(node_.inputs.size() == 3 || node_.inputs.size() == 4,
+           "attention takes q, k, v and an optional bias");
+    const std::string mismatch =
+        attention_mismatch(input(0), input(1), input(2), node_.inputs.size() == 4 ? &input(3) : nullptr);
+    expect(mismatch.empty(), "attention " + mismatch);
+    expect(node_.shape == attention_shape(input(0), input(2)), "attention's shape is wrong");
   }
 
   void verify_matmul() const {

@@ -175,7 +175,7 @@ Tensor build_on(const Tensor& x, const std::function<ir::ValueId(ir::Builder&)>&
 
 void bind_errors(nb::module_& module);
 void bind_tensor(nb::module_& module);
-void bind_convolution(nb::module_& module);  // part of bind_tensor
+void bind_library_ops(nb::module_& module);  // part of bind_tensor: convolution, attention
 void bind_indexing(nb::module_& module);     // part of bind_tensor
 void bind_compiled(nb::module_& module);
 void bind_cuda(nb::module_& module);

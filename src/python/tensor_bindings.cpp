@@ -603,7 +603,7 @@ void bind_tensor(nb::module_& module) {
   bind_movement(module);
   bind_indexing(module);
   bind_linear_algebra_and_creation(module);
-  bind_convolution(module);
+  bind_library_ops(module);
 }
 
 }  // namespace kiln::python

@@ -65,6 +65,7 @@ std::string fusion_refusal(const ir::Graph& graph, const std::vector<int32_t>& b
   const Node& node = graph.node(root);
   if (!copy) {
     if (node.op == ir::Op::matmul) return "matmul is an extern call (BLAS) on whole buffers";
+    if (node.op == ir::Op::attention) return "attention is an extern call on whole buffers";
     if (node.op == ir::Op::convolution)
       return "convolution is an extern call (oneDNN) on whole buffers";
     if (node.op == ir::Op::convolution_backward_input ||

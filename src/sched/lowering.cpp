@@ -125,6 +125,7 @@ ExprId Lowering::lower(ValueId id, const std::vector<ExprId>& index, bool comput
         case ir::Op::cast:
           return builder_.cast(value(node.inputs[0], index), node.dtype);
         case ir::Op::matmul:
+        case ir::Op::attention:
         case ir::Op::convolution:
         case ir::Op::convolution_backward_input:
         case ir::Op::convolution_backward_weight:

@@ -257,6 +257,7 @@ std::set<ValueId> initial_materialized(const ir::Graph& graph, int64_t elementwi
         result.insert(id);
         break;
       case ir::Op::matmul:  // extern: the result and what the operands view live in buffers
+      case ir::Op::attention:
       case ir::Op::convolution:
       case ir::Op::convolution_backward_input:
       case ir::Op::convolution_backward_weight:

@@ -31,6 +31,7 @@ std::vector<int64_t> extern_parameters(const Node& node) {
   // A matmul with an epilogue (a bias operand): whether a ReLU follows it.
   if (node.op == ir::Op::matmul) return node.inputs.size() > 2 ? std::vector<int64_t>{node.attrs.relu} : std::vector<int64_t>{};
   if (ir::is_sort(node.op)) return {node.attrs.axis, node.attrs.descending ? 1 : 0};
+  if (node.op == ir::Op::attention) return {node.attrs.causal ? 1 : 0};
   if (node.op != ir::Op::convolution && node.op != ir::Op::convolution_backward_input &&
       node.op != ir::Op::convolution_backward_weight)
     return {};

@@ -1,11 +1,14 @@
 """Scaled dot-product attention: PyTorch's CPU attention op and its backward, written with
-kiln's batched matmul, row reductions and pointwise ops that kiln's scheduler fuses.
+kiln's batched matmul, row reductions and pointwise ops that kiln's scheduler fuses; where the
+graph reads only the op's output (inference), kiln's attention kernel, whose scores never
+leave the cache (src/extern/attention.h).
 
 kiln lowers the op itself instead of taking PyTorch's decomposition: that decomposition returns
 the attention weights where the op returns the log-sum-exp, so a joint graph that keeps the
 op's own backward (AOTAutograd does) would feed that backward the wrong tensor.
 """
 import math
+import operator
 
 import torch
 
@@ -45,6 +48,8 @@ def _key_groups(query, key, dropout_p):
     if query.ndim != 4 or key.ndim != 4:
         raise Unconvertible("attention other than (batch, heads, length, features)")
     heads, key_heads = query.shape[1], key.shape[1]
+    if heads == key_heads:  # a dynamic head count too (one size symbol for both)
+        return 1
     if not isinstance(heads, int) or not isinstance(key_heads, int) or heads % key_heads:
         raise Unconvertible(f"attention with {heads} query heads over {key_heads} key heads")
     return heads // key_heads
@@ -67,13 +72,23 @@ def _by_query_head(tensor, groups):
                                   tensor.shape[3]])
 
 
+def _scale(context, query, scale, dtype):
+    """The scores' scale as a 0-d tensor: torch's default 1 / sqrt(features), of a dynamic
+    feature count too (then computed in the graph)."""
+    if scale is not None:
+        return context.full((), scale, dtype)
+    features = query.shape[-1]
+    if isinstance(features, int):
+        return context.full((), 1 / math.sqrt(features), dtype)
+    return _kiln.divide(context.full((), 1, dtype), _kiln.sqrt(context.full((), features, dtype)))
+
+
 def _scores(context, query, key, groups, is_causal, attn_mask, scale, dtype):
     """(Q Kᵀ · scale as (batch, heads, L, S) with the mask applied (-inf where a position is
-    masked out), scale)."""
-    if scale is None:
-        scale = 1 / math.sqrt(query.shape[-1])
+    masked out), the scale as a 0-d tensor)."""
+    scale = _scale(context, query, scale, dtype)
     products = _kiln.matmul(_by_key_head(query, groups), _kiln.transpose(key, _LAST_TWO_SWAPPED))
-    scores = _kiln.multiply(_by_query_head(products, groups), context.full((), scale, dtype))
+    scores = _kiln.multiply(_by_query_head(products, groups), scale)
     masked_out = context.full((), float("-inf"), dtype)
     if is_causal:  # torch's causal mask: tril(ones(L, S)), the diagonal kept
         rows = _kiln.reshape(_kiln.arange(context.anchor(), query.shape[-2], "int64"), [-1, 1])
@@ -114,11 +129,32 @@ def _attention_rows(context, node, query, key, value, dropout_p, is_causal, attn
     return output, _kiln.reshape(logsumexp, list(query.shape[:3]))
 
 
+def _reads_output_only(node):
+    """Whether the graph reads the attention op's output and nothing else: not the
+    log-sum-exp, which a training graph saves for the backward."""
+    return all(user.target is operator.getitem and user.args[1] == 0 for user in node.users)
+
+
+def _attention_kernel(context, node, query, key, value, dropout_p, is_causal, attn_mask, scale):
+    """(kiln's attention kernel's output, a log-sum-exp of zeros nothing reads)."""
+    dtype = computing_dtype(out_dtype(node, 0))
+    _key_groups(query, key, dropout_p)
+    query, key, value = (cast(tensor, dtype) for tensor in (query, key, value))
+    scaled = _kiln.multiply(query, _scale(context, query, scale, dtype))
+    bias = None
+    if attn_mask is not None:
+        scores = [*query.shape[:3], key.shape[2]]
+        bias = _kiln.broadcast_to(attn_mask if attn_mask.dtype == "bool" else cast(attn_mask, dtype),
+                                  scores)
+    output = _kiln.attention(scaled, key, value, bias, bool(is_causal))
+    return output, _kiln.broadcast_to(context.full((), 0, dtype), list(query.shape[:3]))
+
+
 @lowers(aten._scaled_dot_product_flash_attention_for_cpu.default)
 def _attention(context, node, query, key, value, dropout_p=0.0, is_causal=False, *,
                attn_mask=None, scale=None):
-    return _attention_rows(context, node, query, key, value, dropout_p, is_causal, attn_mask,
-                           scale)
+    rows = _attention_kernel if _reads_output_only(node) else _attention_rows
+    return rows(context, node, query, key, value, dropout_p, is_causal, attn_mask, scale)
 
 
 @lowers(aten._scaled_dot_product_flash_attention_for_cpu_backward.default)
@@ -142,11 +178,10 @@ def _attention_backward(context, node, grad_out, query, key, value, out, logsume
     grad_probabilities = _kiln.matmul(grouped_grad_out, _kiln.transpose(value, _LAST_TWO_SWAPPED))
     row_terms = _by_key_head(_kiln.sum(_kiln.multiply(grad_out, out), [3], True), groups)
     grad_scores = _kiln.multiply(probabilities, _kiln.subtract(grad_probabilities, row_terms))
-    scaled = context.full((), scale, dtype)
-    grad_query = _kiln.multiply(_by_query_head(_kiln.matmul(grad_scores, key), groups), scaled)
+    grad_query = _kiln.multiply(_by_query_head(_kiln.matmul(grad_scores, key), groups), scale)
     grad_key = _kiln.multiply(
         _kiln.matmul(_kiln.transpose(grad_scores, _LAST_TWO_SWAPPED), _by_key_head(query, groups)),
-        scaled)
+        scale)
     if with_scores:
         return grad_query, grad_key, grad_value, _by_query_head(grad_scores, groups)
     return grad_query, grad_key, grad_value

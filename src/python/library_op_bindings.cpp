@@ -1,5 +1,6 @@
-// The convolution functions of include/kiln/tensor.h: torch's aten.convolution forward and its
-// gradients. As in tensor_bindings.cpp: the location comes from `trace.location`, and the result
+// The library (extern) ops: the convolution functions of include/kiln/tensor.h, torch's
+// aten.convolution forward and its gradients, and the attention that the torch front end's
+// lowering of the CPU attention op builds. As in tensor_bindings.cpp: the location comes from `trace.location`, and the result
 // keeps its first tensor operand (and so the trace all operands share) alive.
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/vector.h>
@@ -10,7 +11,7 @@
 
 namespace kiln::python {
 
-void bind_convolution(nb::module_& module) {
+void bind_library_ops(nb::module_& module) {
   module.def(
       "convolution",
       [](const Tensor& input, const Tensor& weight, std::optional<Tensor> bias,
@@ -54,6 +55,24 @@ void bind_convolution(nb::module_& module) {
       nb::arg("padding"), nb::arg("dilation"), nb::arg("groups"), Keep<>(),
       "The gradient of that convolution with respect to its weight (of weight_shape), given "
       "grad_output (N, O, *output) and the forward's input.");
+  module.def(
+      "attention",
+      [](const Tensor& q, const Tensor& k, const Tensor& v, std::optional<Tensor> bias,
+         bool causal) {
+        detail::trace_for(q, k, "attention", kNoWhere);
+        detail::trace_for(q, v, "attention", kNoWhere);
+        if (bias) detail::trace_for(q, *bias, "attention", kNoWhere);
+        return build_on(q, [&](ir::Builder& b) {
+          return b.attention(q.id(), k.id(), v.id(),
+                             bias ? std::optional<ir::ValueId>(bias->id()) : std::nullopt, causal);
+        });
+      },
+      nb::arg("q"), nb::arg("k"), nb::arg("v"), nb::arg("bias").none(), nb::arg("causal"),
+      Keep<>(),
+      "softmax(q kᵀ + bias) v over (batch, heads, length, features), the scale already in q; k "
+      "and v may have fewer heads (dividing q's); bias (batch, heads, L, S) of q's dtype, or "
+      "bool (true keeps a score), or None; causal: query i sees keys j <= i. A CPU library "
+      "kernel (no CUDA one yet).");
 }
 
 }  // namespace kiln::python
