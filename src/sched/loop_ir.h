@@ -86,6 +86,9 @@ struct Stmt {
   // Loop
   Loop loop;
   bool parallel = false;   // run iterations on the thread pool
+  // parallel scatter-adds: its iterations add into disjoint elements, so no add is atomic
+  // (sched/cpu/parallel_scatter_adds.h).
+  bool disjoint_adds = false;
   bool vectorize = false;  // innermost loop worth SIMD
   // Reduce: the SIMD lanes its innermost loop is split across (0: not split), and (float sums)
   // whether it adds in blocks (sched/cpu/mark_reduction_lanes.h).

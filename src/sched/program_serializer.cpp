@@ -12,7 +12,8 @@ using ir::ByteWriter;
 
 constexpr uint32_t kProgramMagic = 0x4b505247;  // "GRPK"
 // 5: extern call parameters; 6: operand views; 7: convolution layout parameter
-constexpr uint32_t kProgramVersion = 10;  // 10: a reduction's split is its lane count
+// 10: a reduction's split is its lane count; 11: scatter-adds into disjoint slices
+constexpr uint32_t kProgramVersion = 11;
 constexpr int kMaxNesting = 256;  // statements nest this deep at most (recursion bound)
 
 void put_expr(ByteWriter& out, const Expr& e) {
@@ -40,6 +41,7 @@ void put_stmt(ByteWriter& out, const Stmt& s) {
   put_loop(out, s.loop);
   out.put(s.guard);
   out.put<uint8_t>(s.parallel);
+  out.put<uint8_t>(s.disjoint_adds);
   out.put<uint8_t>(s.vectorize);
   out.put<uint16_t>(static_cast<uint16_t>(s.split_lanes));
   out.put<uint8_t>(s.blocked_sum);
@@ -303,6 +305,7 @@ class ProgramReader {
     s.loop = loop();
     s.guard = in_.get<int32_t>();
     s.parallel = flag();
+    s.disjoint_adds = flag();
     s.vectorize = flag();
     s.split_lanes = in_.get_in_range<uint16_t>(0, 1025, "a lane count");
     if (s.split_lanes & (s.split_lanes - 1)) in_.fail("a lane count that is not a power of two");

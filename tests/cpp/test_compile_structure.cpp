@@ -175,6 +175,31 @@ TEST(CompileStructure, BigScatterAddsRunOnAllThreads) {
   EXPECT_NE(source.find("#pragma omp atomic"), std::string::npos) << source;
 }
 
+// A scatter-add along the last axis adds each plane's updates into that plane alone (index
+// plane * 512 + position, the position wrapped and clamped into 0..511), as an interpolation's
+// or a pooling's gradient does: its iterations add into disjoint slices (sched/disjoint_slices.h)
+// and run on all threads without atomics (the target is too large for a copy per thread, the
+// other way to avoid them). Values are small integers: any order is exact.
+TEST(CompileStructure, ScatterAddsIntoDisjointPlanesNeedNoAtomics) {
+  const int64_t planes = 64, size = 512, updates = 4096;
+  std::vector<double> positions(static_cast<size_t>(updates)), small(static_cast<size_t>(planes * updates));
+  for (int64_t k = 0; k < updates; ++k) positions[static_cast<size_t>(k)] = double((k * 37) % (2 * size) - size);
+  for (size_t k = 0; k < small.size(); ++k) small[k] = double(int64_t(k) % 7 - 3);
+  GraphCase graph;
+  ir::Builder& builder = graph.builder;
+  ValueId base = graph.input(make_array(DType::Float32, {planes, size},
+                                        pseudo_random(planes * size, -3, 3, 8)));
+  ValueId index = graph.input(make_array(DType::Int64, {updates}, positions));
+  ValueId values = graph.input(make_array(DType::Float32, {planes, updates}, small));
+  graph.output(builder.scatter(base, index, values, 1, ir::ScatterMode::Add), "plane scatter-add");
+  Options options = test_options();
+  options.num_threads = 2;
+  CompiledRun run = graph.check(options);
+  const std::string source = run.compiled->source_text();
+  EXPECT_NE(source.find("omp parallel for"), std::string::npos) << source;
+  EXPECT_EQ(source.find("#pragma omp atomic"), std::string::npos) << source;
+}
+
 TEST(CompileStructure, IotaRandomAndConstants) {
   GraphCase graph;
   ir::Builder& builder = graph.builder;

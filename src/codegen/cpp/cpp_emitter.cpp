@@ -54,6 +54,9 @@ bool KernelEmitter::before_loop(const Stmt& s) {
 
 std::string KernelEmitter::privatized_adds(const Stmt& loop) {
   constexpr int64_t kMostPrivatizedElements = int64_t{1} << 14;
+  privatized_.clear();
+  adds_unshared_ = loop.disjoint_adds;
+  if (adds_unshared_) return "";
   std::set<int32_t> added, read;
   std::function<void(const std::vector<Stmt>&)> walk = [&](const std::vector<Stmt>& body) {
     for (const Stmt& s : body) {
@@ -64,7 +67,6 @@ std::string KernelEmitter::privatized_adds(const Stmt& loop) {
   walk(loop.body);
   for (const Expr& e : kernel_.exprs)
     if (e.kind == ExprKind::Load) read.insert(e.buffer);  // read anywhere: not privatized
-  privatized_.clear();
   std::string clause;
   for (int32_t buffer : added) {
     const sched::Buffer& b = program_.buffers[static_cast<size_t>(buffer)];
@@ -80,7 +82,8 @@ std::string KernelEmitter::privatized_adds(const Stmt& loop) {
 void KernelEmitter::accumulate_store(int32_t buffer, const std::string& index,
                                      const std::string& value, DType from) {
   const DType dtype = program_.buffers[static_cast<size_t>(buffer)].dtype;
-  if (!in_parallel_loop_ || !sched::has_atomic_add(dtype) || privatized_.count(buffer))
+  if (!in_parallel_loop_ || adds_unshared_ || !sched::has_atomic_add(dtype) ||
+      privatized_.count(buffer))
     return CLikePrinter::accumulate_store(buffer, index, value, from);
   line("#pragma omp atomic");
   line(buffer_name(buffer) + "[" + index + "] += " + convert(value, from, dtype) + ";");

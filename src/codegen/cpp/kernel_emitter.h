@@ -53,7 +53,8 @@ class KernelEmitter : public CLikePrinter {
   std::map<std::string, std::string> constants_;  // name -> element type
   bool before_loop(const Stmt& s) override;
   // An add into a buffer that other threads add into (sched/cpu/parallel_scatter_adds.h) is
-  // an `omp atomic` update, unless the buffer is one of the parallel loop's `privatized_`.
+  // an `omp atomic` update, unless the buffer is one of the parallel loop's `privatized_` or
+  // the loop's iterations add into disjoint slices (Stmt::disjoint_adds).
   void accumulate_store(int32_t buffer, const std::string& index, const std::string& value,
                         DType from) override;
   // The small buffers a parallel loop only adds into (a histogram's 64 counts, np.bincount's):
@@ -62,6 +63,7 @@ class KernelEmitter : public CLikePrinter {
   // elements into 64 bins: 43 ms on two cores, NumPy's histogram 17).
   std::string privatized_adds(const Stmt& loop);
   std::set<int32_t> privatized_;
+  bool adds_unshared_ = false;  // the parallel loop's Stmt::disjoint_adds
   void reduce(const Stmt& s) override;
   std::string local_value(ExprId id) override;
 

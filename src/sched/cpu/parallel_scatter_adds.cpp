@@ -1,6 +1,7 @@
 #include "sched/cpu/parallel_scatter_adds.h"
 
 #include "sched/cpu/mark_parallel.h"
+#include "sched/disjoint_slices.h"
 #include "sched/scatter_adds.h"
 
 namespace kiln::sched::cpu {
@@ -13,8 +14,10 @@ bool parallel_scatter_adds(Program& program, const target::Target& target) {
     for (size_t k = static_cast<size_t>(kernel.ordered_from); k < kernel.body.size(); ++k) {
       Stmt& s = kernel.body[k];
       if (s.kind == StmtKind::Loop && statement_work(kernel, s) >= target.parallel_threshold &&
-          adds_in_any_order(s, program.buffers))
+          adds_in_any_order(s, program.buffers)) {
         s.parallel = marked = true;
+        s.disjoint_adds = adds_into_disjoint_slices(kernel, s);
+      }
     }
   }
   return marked;
