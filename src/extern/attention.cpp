@@ -102,8 +102,8 @@ __attribute__((always_inline)) inline T exponentiate_masked(T* scores, int64_t n
   }
   return exponentiate<T, Mask::None>(scores, n, mask, step, visible, maximum, correction);
 }
-// float32 rows in AVX-512 where the CPU has it (kiln is built for any x86-64).
-__attribute__((target_clones("arch=x86-64-v4", "default"))) float exponentiate_row(
+// float32 rows in AVX-512 or AVX2 where the CPU has them (kiln is built for any x86-64).
+__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"))) float exponentiate_row(
     float* scores, int64_t n, Mask mask_kind, const void* mask, int64_t step, int64_t visible,
     float& maximum, float& correction) {
   return exponentiate_masked(scores, n, mask_kind, mask, step, visible, maximum, correction);
