@@ -114,3 +114,35 @@ def test_training_keeps_the_form_whose_backward_reads_the_log_sum_exp(schedule):
     for g, w in zip(got, want):
         torch.testing.assert_close(g, w, rtol=1e-4, atol=1e-5)
     assert "extern attention" not in schedule()
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_random_attention_agrees_with_eager(seed, schedule):
+    """Random sizes (1-150 queries, 1-700 keys, 1-40 features), head groups, masks, causal
+    masks, layouts and dtypes against eager."""
+    rng = torch.Generator().manual_seed(seed)
+
+    def draw(low, high):
+        return int(torch.randint(low, high + 1, (), generator=rng))
+    batch, key_heads, groups = draw(1, 2), draw(1, 2), draw(1, 2)
+    heads, length, keys, features = key_heads * groups, draw(1, 150), draw(1, 700), draw(1, 40)
+    dtype = torch.float64 if seed % 4 == 3 else torch.float32
+    mask_kind = ["none", "bool", "float", "min"][seed % 4]
+    causal = mask_kind == "none" and seed % 3 == 0
+
+    def operand(heads, rows):
+        if seed % 2:  # (batch, rows, heads, features) seen as (batch, heads, rows, features)
+            return torch.randn(batch, rows, heads, features, generator=rng, dtype=dtype).transpose(1, 2)
+        return torch.randn(batch, heads, rows, features, generator=rng, dtype=dtype)
+    q, k, v = operand(heads, length), operand(key_heads, keys), operand(key_heads, keys)
+    mask = None if mask_kind == "none" else _mask(length, keys, mask_kind, dtype)
+    kwargs = {"is_causal": causal, "enable_gqa": groups > 1}
+
+    def attend(q, k, v, mask):
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, **kwargs)
+    with torch.no_grad():
+        want = attend(q, k, v, mask)
+        got = torch.compile(attend, backend="kiln", fullgraph=True)(q, k, v, mask)
+    tolerance = 1e-12 if dtype == torch.float64 else 3e-6
+    torch.testing.assert_close(got, want, rtol=tolerance * 10, atol=tolerance)
+    assert "extern attention" in schedule()
