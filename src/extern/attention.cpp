@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <limits>
 #include <vector>
 
@@ -103,9 +102,9 @@ __attribute__((always_inline)) inline T exponentiate_masked(T* scores, int64_t n
   return exponentiate<T, Mask::None>(scores, n, mask, step, visible, maximum, correction);
 }
 // float32 rows in AVX-512 or AVX2 where the CPU has them (kiln is built for any x86-64).
-__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"))) float exponentiate_row(
-    float* scores, int64_t n, Mask mask_kind, const void* mask, int64_t step, int64_t visible,
-    float& maximum, float& correction) {
+__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+float exponentiate_row(float* scores, int64_t n, Mask mask_kind, const void* mask, int64_t step,
+                       int64_t visible, float& maximum, float& correction) {
   return exponentiate_masked(scores, n, mask_kind, mask, step, visible, maximum, correction);
 }
 double exponentiate_row(double* scores, int64_t n, Mask mask_kind, const void* mask,
@@ -126,7 +125,8 @@ const T* rows_of(const StridedOperand& x, int64_t b, int64_t h, int64_t first, i
     return base;
   }
   for (int64_t r = 0; r < count; ++r)
-    for (int64_t c = 0; c < width; ++c) scratch[r * width + c] = base[r * x.strides[2] + c * x.strides[3]];
+    for (int64_t c = 0; c < width; ++c)
+      scratch[r * width + c] = base[r * x.strides[2] + c * x.strides[3]];
   leading = std::max<int64_t>(width, 1);
   return scratch;
 }
@@ -142,9 +142,10 @@ void attend(const StridedOperand& q, const StridedOperand& k, const StridedOpera
   const int64_t key_block = std::min(kKeyBlock, std::max<int64_t>(keys, 1));
   const int available = omp_get_max_threads();
   int64_t query_block = std::min(kScoreBlock / key_block, length);
-  while (query_block > 16 && batch * heads * ((length + query_block - 1) / query_block) < 2 * available)
+  const auto blocks_of = [&](int64_t rows) { return (length + rows - 1) / rows; };
+  while (query_block > 16 && batch * heads * blocks_of(query_block) < 2 * available)
     query_block /= 2;
-  const int64_t blocks = (length + query_block - 1) / query_block;
+  const int64_t blocks = blocks_of(query_block);
   const int64_t items = batch * heads * blocks;
   // Per thread: the scores, the outputs' sums, the rows' maxima and sums, packed operands.
   const int64_t packed = query_block * features + key_block * (features + width);

@@ -11,14 +11,14 @@ std::string attention_mismatch(const Node& q, const Node& k, const Node& v, cons
   if (k.dtype != q.dtype || v.dtype != q.dtype)
     return "q, k and v have dtypes " + std::string(dtype_name(q.dtype)) + ", " +
            std::string(dtype_name(k.dtype)) + " and " + std::string(dtype_name(v.dtype));
-  const std::string shapes =
-      "q " + shape_string(q.shape) + ", k " + shape_string(k.shape) + ", v " + shape_string(v.shape);
+  const std::string shapes = "q " + shape_string(q.shape) + ", k " + shape_string(k.shape) +
+                             ", v " + shape_string(v.shape);
   if (q.shape.size() != 4 || k.shape.size() != 4 || v.shape.size() != 4)
     return "takes (batch, heads, length, features) operands, got " + shapes;
   const Dim &heads = q.shape[1], &key_heads = k.shape[1];
-  const bool heads_fit =
-      heads == key_heads || (heads.is_constant() && key_heads.is_constant() &&
-                             key_heads.constant() > 0 && heads.constant() % key_heads.constant() == 0);
+  const bool divides = heads.is_constant() && key_heads.is_constant() &&
+                       key_heads.constant() > 0 && heads.constant() % key_heads.constant() == 0;
+  const bool heads_fit = heads == key_heads || divides;
   if (q.shape[0] != k.shape[0] || k.shape[0] != v.shape[0] || !heads_fit ||
       v.shape[1] != key_heads || q.shape[3] != k.shape[3] || k.shape[2] != v.shape[2])
     return "operand shapes do not fit: " + shapes;

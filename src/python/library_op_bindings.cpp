@@ -1,7 +1,8 @@
 // The library (extern) ops: the convolution functions of include/kiln/tensor.h, torch's
 // aten.convolution forward and its gradients, and the attention that the torch front end's
-// lowering of the CPU attention op builds. As in tensor_bindings.cpp: the location comes from `trace.location`, and the result
-// keeps its first tensor operand (and so the trace all operands share) alive.
+// lowering of the CPU attention op builds. As in tensor_bindings.cpp: the location comes from
+// `trace.location`, and the result keeps its first tensor operand (and so the trace all
+// operands share) alive.
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/vector.h>
 

@@ -37,8 +37,8 @@ class SliceReader {
         return {0, 0, kernel_.loop_extents[static_cast<size_t>(e.variable)] - 1};
       case ExprKind::IndexAdd: {
         const Slice a = operand(0), b = operand(1);
-        return {saturate(__int128(a.coefficient) + b.coefficient), saturate(__int128(a.low) + b.low),
-                saturate(__int128(a.high) + b.high)};
+        return {saturate(__int128(a.coefficient) + b.coefficient),
+                saturate(__int128(a.low) + b.low), saturate(__int128(a.high) + b.high)};
       }
       case ExprKind::IndexMul: {
         Slice a = operand(0), b = operand(1);
@@ -52,7 +52,8 @@ class SliceReader {
       case ExprKind::IndexMax: {
         const Slice a = operand(0), b = operand(1);
         if (a.coefficient != 0 || b.coefficient != 0) return {};
-        if (e.kind == ExprKind::IndexMin) return {0, std::min(a.low, b.low), std::min(a.high, b.high)};
+        if (e.kind == ExprKind::IndexMin)
+          return {0, std::min(a.low, b.low), std::min(a.high, b.high)};
         return {0, std::max(a.low, b.low), std::max(a.high, b.high)};
       }
       case ExprKind::Select: {
@@ -87,7 +88,8 @@ bool adds_into_disjoint_slices(const Kernel& kernel, const Stmt& loop) {
   std::map<int32_t, Slice> slices;  // by buffer: the union of its stores' slices
   for (const Stmt* add : adds) {
     const Slice slice = reader.read(add->index);
-    if (slice.coefficient == 0 || slice.low <= -kUnbounded || slice.high >= kUnbounded) return false;
+    if (slice.coefficient == 0 || slice.low <= -kUnbounded || slice.high >= kUnbounded)
+      return false;
     auto [known, fresh] = slices.try_emplace(add->buffer, slice);
     if (fresh) continue;
     if (known->second.coefficient != slice.coefficient) return false;

@@ -28,8 +28,9 @@ std::pair<ValueId, ValueId> build(GraphCase& graph, const AttentionCase& c) {
   ir::Builder& b = graph.builder;
   uint64_t seed = 40;
   auto operand = [&](int64_t heads, int64_t rows, int64_t columns) {
-    const std::vector<int64_t> stored = c.strided ? std::vector<int64_t>{c.batch, rows, heads, columns}
-                                                  : std::vector<int64_t>{c.batch, heads, rows, columns};
+    const std::vector<int64_t> stored =
+        c.strided ? std::vector<int64_t>{c.batch, rows, heads, columns}
+                  : std::vector<int64_t>{c.batch, heads, rows, columns};
     ValueId x = graph.input(make_array(c.dtype, stored, pseudo_random(
         static_cast<size_t>(c.batch * rows * heads * columns), -1.5, 1.5, seed++)));
     return c.strided ? b.permute(x, {0, 2, 1, 3}) : x;
@@ -56,7 +57,8 @@ std::pair<ValueId, ValueId> build(GraphCase& graph, const AttentionCase& c) {
   // The decomposition: scores, masked; softmax with 0 for rows without a key; product with v.
   const int64_t group = c.heads / c.key_heads;
   auto by_query_head = [&](ValueId x, int64_t columns) {  // (b, hk, s, n) -> (b, h, s, n)
-    ValueId wide = b.broadcast(b.reshape(x, ir::from_ints({c.batch, c.key_heads, 1, c.keys, columns})),
+    ValueId wide = b.broadcast(
+        b.reshape(x, ir::from_ints({c.batch, c.key_heads, 1, c.keys, columns})),
                                ir::from_ints({c.batch, c.key_heads, group, c.keys, columns}));
     return b.reshape(wide, ir::from_ints({c.batch, c.heads, c.keys, columns}));
   };
@@ -70,9 +72,11 @@ std::pair<ValueId, ValueId> build(GraphCase& graph, const AttentionCase& c) {
   }
   ValueId zero = b.constant(ir::Scalar::of(0), c.dtype);
   ValueId top = b.reduce(Op::max, s, {3}, true);
-  ValueId weights = b.unary(Op::exp, b.binary(Op::sub, s, b.where(b.unary(Op::isfinite, top), top, zero)));
+  ValueId shift = b.where(b.unary(Op::isfinite, top), top, zero);
+  ValueId weights = b.unary(Op::exp, b.binary(Op::sub, s, shift));
   ValueId total = b.reduce(Op::sum, weights, {3}, true);
-  ValueId divisor = b.where(b.binary(Op::eq, total, zero), b.constant(ir::Scalar::of(1), c.dtype), total);
+  ValueId one = b.constant(ir::Scalar::of(1), c.dtype);
+  ValueId divisor = b.where(b.binary(Op::eq, total, zero), one, total);
   ValueId decomposed = b.binary(Op::div, b.matmul(weights, by_query_head(v, c.width)), divisor);
   return {fused, decomposed};
 }

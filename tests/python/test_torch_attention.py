@@ -32,7 +32,8 @@ def _mask(length, keys, kind, dtype=torch.float32):
     if kind == "bool":
         return keep
     fill = torch.finfo(dtype).min if kind == "min" else float("-inf")
-    return torch.where(keep, ((rows + columns) % 4).to(dtype) * 0.25, torch.tensor(fill, dtype=dtype))
+    values = ((rows + columns) % 4).to(dtype) * 0.25
+    return torch.where(keep, values, torch.tensor(fill, dtype=dtype))
 
 
 CASES = {
@@ -132,7 +133,8 @@ def test_random_attention_agrees_with_eager(seed, schedule):
 
     def operand(heads, rows):
         if seed % 2:  # (batch, rows, heads, features) seen as (batch, heads, rows, features)
-            return torch.randn(batch, rows, heads, features, generator=rng, dtype=dtype).transpose(1, 2)
+            stored = torch.randn(batch, rows, heads, features, generator=rng, dtype=dtype)
+            return stored.transpose(1, 2)
         return torch.randn(batch, heads, rows, features, generator=rng, dtype=dtype)
     q, k, v = operand(heads, length), operand(key_heads, keys), operand(key_heads, keys)
     mask = None if mask_kind == "none" else _mask(length, keys, mask_kind, dtype)

@@ -144,8 +144,8 @@ def _attention_kernel(context, node, query, key, value, dropout_p, is_causal, at
     bias = None
     if attn_mask is not None:
         scores = [*query.shape[:3], key.shape[2]]
-        bias = _kiln.broadcast_to(attn_mask if attn_mask.dtype == "bool" else cast(attn_mask, dtype),
-                                  scores)
+        mask = attn_mask if attn_mask.dtype == "bool" else cast(attn_mask, dtype)
+        bias = _kiln.broadcast_to(mask, scores)
     output = _kiln.attention(scaled, key, value, bias, bool(is_causal))
     return output, _kiln.broadcast_to(context.full((), 0, dtype), list(query.shape[:3]))
 
