@@ -302,3 +302,27 @@ def test_foreach_decompositions_match_the_ops(op):
     assert len(got) == len(want)
     for g, w in zip(got, want):
         torch.testing.assert_close(g, w, equal_nan=True)
+
+
+# ---- modules ----
+
+class _Embeddings(nn.Module):
+    def __init__(self, norm_type=2.0):
+        super().__init__()
+        self.padded = nn.Embedding(20, 8, padding_idx=0)
+        self.bounded = nn.Embedding(20, 8, max_norm=1.0, norm_type=norm_type)
+        self.mean_bag = nn.EmbeddingBag(20, 8, mode="mean")
+        self.sum_bag = nn.EmbeddingBag(20, 8, mode="sum", padding_idx=1)
+
+    def forward(self, ids, flat, offsets):
+        return (self.padded(ids).sum(1) + self.bounded(ids).sum(1) + self.mean_bag(ids)
+                + self.sum_bag(flat, offsets)[:2])
+
+
+@pytest.mark.parametrize("norm_type", [2.0, 1.0])
+def test_embeddings_with_padding_max_norm_and_bags_train_whole(norm_type):
+    # max_norm renormalises the looked-up rows in place (aten.embedding_renorm_): it ran in
+    # eager PyTorch before each lookup
+    inputs = [torch.tensor([[0, 3, 5], [3, 0, 9]]), torch.tensor([1, 4, 6, 1, 8, 2]),
+              torch.tensor([0, 2, 5])]
+    _train(lambda: _Embeddings(norm_type), inputs, optimizer=torch.optim.SGD)
