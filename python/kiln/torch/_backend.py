@@ -22,6 +22,7 @@ from .._config import config
 from . import _warm_training
 from ._aten_table import TABLE
 from ._fast_paths import FAST_PATH_DECOMPOSITIONS
+from ._cdist import CDIST_DECOMPOSITIONS
 from ._embedding_renorm import EMBEDDING_RENORM_DECOMPOSITIONS
 from ._foreach import FOREACH_DECOMPOSITIONS
 from ._lowering import CompiledGraph
@@ -60,6 +61,7 @@ def _decompositions():
     table.update(FAST_PATH_DECOMPOSITIONS)
     table.update(FOREACH_DECOMPOSITIONS)  # PyTorch has none: Inductor lowers them itself
     table.update(EMBEDDING_RENORM_DECOMPOSITIONS)
+    table.update(CDIST_DECOMPOSITIONS)
     return {op: function for op, function in table.items() if op not in TABLE}
 
 
