@@ -163,23 +163,39 @@ def test_training_steps_match_eager(make, inputs):
     _train(make, inputs)
 
 
-def test_a_buffer_the_forward_mutates_is_read_before_the_write_by_the_backward():
-    class Scaled(nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.linear = nn.Linear(3, 2)
-            self.register_buffer("n", torch.zeros(()))
+class _ScaledByCalls(nn.Module):
+    """The output scaled by a count of calls the forward updates: the backward recomputed
+    `calls + 1` from the (mutated) input."""
 
-        def forward(self, x):
-            self.n += 1
-            return self.linear(x) * self.n
-    model = Scaled()
-    compiled = torch.compile(copy.deepcopy(model), backend="kiln", **WHOLE)
-    x = torch.ones(4, 3)
-    for calls in (1, 2, 3):
-        compiled._orig_mod.zero_grad()
-        compiled(x).sum().backward()
-        torch.testing.assert_close(compiled._orig_mod.linear.bias.grad, torch.full((2,), 4.0 * calls))
+    def __init__(self):
+        super().__init__()
+        self.linear = nn.Linear(3, 2)
+        self.register_buffer("calls", torch.zeros(()))
+
+    def forward(self, x):
+        self.calls += 1
+        return self.linear(x) * self.calls
+
+
+class _ScaledBeforeDoubling(nn.Module):
+    """A copy of a buffer read before the forward doubles it: the backward read the input,
+    doubled, for the copy."""
+
+    def __init__(self):
+        super().__init__()
+        self.linear = nn.Linear(3, 2)
+        self.register_buffer("scale", torch.full((2,), 1.5))
+
+    def forward(self, x):
+        y = self.linear(x) * self.scale.clone()
+        self.scale.mul_(2)
+        return y
+
+
+@pytest.mark.parametrize("make", [_ScaledByCalls, _ScaledBeforeDoubling])
+def test_the_backward_reads_a_buffer_as_it_was_before_the_forwards_write(make):
+    # Inductor and aot_eager read it after (pytorch/pytorch#197039)
+    _train(make, [torch.ones(4, 3)], optimizer=torch.optim.SGD)
 
 
 def test_gradient_accumulation_clipping_and_a_compiled_sgd_step_match_eager():
