@@ -287,6 +287,19 @@ def test_an_ema_of_the_weights_by_foreach_ops_matches_eager(capfd):
     assert "runs in eager" not in capfd.readouterr().err
 
 
+def test_foreach_ops_with_gradients_compile_whole():
+    def f(xs, ys):
+        grown = torch._foreach_exp(torch._foreach_add(torch._foreach_mul(xs, ys), xs, alpha=0.5))
+        return sum(t.sum() for t in grown) + sum(torch._foreach_norm(grown))
+    data = torch.Generator().manual_seed(12)
+    tensors = [torch.randn(3, 4, generator=data, requires_grad=True) for _ in range(6)]
+    want = f(tensors[:3], tensors[3:])
+    got = torch.compile(f, backend="kiln", **WHOLE)(tensors[:3], tensors[3:])
+    _assert_close(got, want)
+    for g, w in zip(torch.autograd.grad(got, tensors), torch.autograd.grad(want, tensors)):
+        _assert_close(g, w)
+
+
 def _foreach_arguments(op):
     """Arguments for a foreach overload: lists of 3 tensors (or numbers), shared scalars."""
     data = torch.Generator().manual_seed(4)
