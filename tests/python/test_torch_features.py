@@ -100,6 +100,24 @@ class _Checkpointed(nn.Module):
         return self.head(torch.utils.checkpoint.checkpoint(self.inner, x, use_reentrant=False))
 
 
+def test_a_checkpointed_dropout_recomputes_the_forwards_mask():
+    # the backward's recomputation draws the forward's numbers (AOTAutograd's
+    # run_and_save_rng_state / run_with_rng_state around the dropout: they run in eager PyTorch)
+    weight = torch.full((1000,), 2.0, requires_grad=True)
+
+    def masked(x):
+        return F.dropout(x, 0.5, training=True) * weight
+    compiled = torch.compile(
+        lambda x: torch.utils.checkpoint.checkpoint(masked, x, use_reentrant=False),
+        backend="kiln")
+    for _ in range(2):
+        weight.grad = None
+        out = compiled(torch.ones(1000))
+        out.sum().backward()
+        torch.testing.assert_close(weight.grad, out.detach() / 2, rtol=0, atol=0)
+        assert 300 < int((out != 0).sum()) < 700
+
+
 class _Frozen(nn.Module):
     def __init__(self):
         super().__init__()
