@@ -1,15 +1,17 @@
 """torch.compile(backend="kiln") on PyTorch features as users combine them, each against eager
 PyTorch to float32 tolerance (outputs, gradients, and parameters after optimizer steps):
-- training machinery: bfloat16 autocast, activation checkpointing, gradient accumulation with
-  clip_grad_norm_ and OneCycleLR, compiled optimizer steps (SGD, Adam, AdamW, foreach too) with
-  a tensor learning rate that changes every step (compiled once), frozen layers, tied
-  embeddings, weight_norm and spectral_norm, buffers updated in forward, an EMA of the weights
-  by _foreach ops;
+- training machinery: bfloat16 autocast, activation checkpointing (a dropout's mask recomputed
+  too), gradient accumulation with clip_grad_norm_ and OneCycleLR, compiled optimizer steps
+  (SGD, Adam, AdamW, foreach too) with a tensor learning rate that changes every step (compiled
+  once), frozen layers, tied embeddings, weight_norm and spectral_norm, buffers updated in
+  forward (read by the backward as they were before the write), an EMA of the weights by
+  _foreach ops (kiln's decompositions of every foreach overload checked against the op);
 - autograd: torch.autograd.grad with create_graph (a gradient penalty), custom
   autograd.Function, detach mixes, tensor hooks, retain_graph, torch.func transforms;
-- scientific code: heat and wave equations in a Python loop, an N-body step, a seeded Monte
-  Carlo integral, torch.linalg, complex numbers and torch.fft, data-dependent sizes (bincount,
-  unique: graph breaks by Dynamo, correct);
+- scientific code: heat and wave equations in a Python loop, an N-body step (cdist and its
+  gradient, every p), a seeded Monte Carlo integral, torch.linalg and complex numbers with
+  torch.fft (eager PyTorch, correct), data-dependent sizes (bincount, unique: graph breaks by
+  Dynamo, correct);
 - modules: nn.MultiheadAttention, nn.Transformer*, LSTM/GRU (packed too), Embedding with
   padding_idx and max_norm, EmbeddingBag, a torch.jit.script'ed submodule.
 """
