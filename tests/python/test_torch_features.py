@@ -241,6 +241,32 @@ def test_gradient_accumulation_clipping_and_a_compiled_sgd_step_match_eager():
         _assert_close(got, want)
 
 
+def test_a_whole_compiled_training_step_matches_eager():
+    # forward, backward, SGD's step and zero_grad in one compiled function (Dynamo breaks the
+    # graph at backward), batch norm's cumulative running statistics (momentum=None)
+    results = []
+    for compiled in (False, True):
+        torch.manual_seed(0)
+        model = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.BatchNorm1d(16, momentum=None),
+                              nn.Linear(16, 4))
+        opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9, weight_decay=0.1)
+
+        def step(x, target):
+            loss = F.mse_loss(model(x), target)
+            loss.backward()
+            opt.step()
+            opt.zero_grad()
+            return loss.detach()
+        run = torch.compile(step, backend="kiln") if compiled else step
+        data = torch.Generator().manual_seed(1)
+        losses = [run(torch.randn(6, 8, generator=data), torch.randn(6, 4, generator=data))
+                  for _ in range(3)]
+        results.append(losses + [p.detach().clone() for p in model.parameters()]
+                       + [b.clone() for b in model.buffers()])
+    for got, want in zip(results[1], results[0]):
+        _assert_close(got, want)
+
+
 @pytest.mark.parametrize("optimizer, options", [
     (torch.optim.SGD, {"momentum": 0.9}),
     (torch.optim.SGD, {"momentum": 0.9, "foreach": True}),
