@@ -622,6 +622,28 @@ def test_torch_func_transforms_compile_whole(transform, inputs):
     _both(transform, *inputs)
 
 
+def test_a_vmapped_ensemble_and_a_maml_step_compile_whole():
+    # model ensembling (stack_module_state, vmap over functional_call) and MAML's inner step
+    # (torch.func.grad of functional_call, the adapted parameters' loss)
+    torch.manual_seed(0)
+    models = [nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 2)) for _ in range(3)]
+    params, buffers = torch.func.stack_module_state(models)
+    base = copy.deepcopy(models[0]).to("meta")
+
+    def ensemble(params, buffers, x):
+        return torch.vmap(lambda p, b: torch.func.functional_call(base, (p, b), (x,)))(
+            params, buffers)
+    _both(ensemble, params, buffers, _XS[:, :4])
+
+    def loss(p, x, y):
+        return F.mse_loss(torch.func.functional_call(models[0], p, (x,)), y)
+
+    def adapted(p, x, y):
+        grads = torch.func.grad(loss)(p, x, y)
+        return loss({k: p[k] - 0.1 * grads[k] for k in p}, x, y)
+    _both(adapted, {k: v.detach() for k, v in models[0].named_parameters()}, _XS, _TARGETS)
+
+
 # ---- scientific code ----
 
 def _heat(u, steps: int = 50, rate: float = 0.1):
