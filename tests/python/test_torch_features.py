@@ -24,7 +24,7 @@ import torch.nn.functional as F
 import torch.utils.checkpoint
 
 import kiln.torch  # noqa: F401
-from kiln.torch._foreach import FOREACH_DECOMPOSITIONS
+from kiln.torch._foreach import foreach_decompositions
 from torch_fixtures import fresh_dynamo  # noqa: F401 (autouse)
 from test_torch_models_more import WHOLE, _assert_close
 
@@ -368,12 +368,12 @@ def _foreach_arguments(op):
     return arguments
 
 
-@pytest.mark.parametrize("op", sorted(FOREACH_DECOMPOSITIONS, key=str), ids=str)
+@pytest.mark.parametrize("op", sorted(foreach_decompositions(), key=str), ids=str)
 def test_foreach_decompositions_match_the_ops(op):
     arguments = _foreach_arguments(op)
     keywords = {"alpha": 0.5} if any(a.name == "alpha" for a in op._schema.arguments) else {}
     want = op(*arguments, **keywords)
-    got = FOREACH_DECOMPOSITIONS[op](*arguments, **keywords)
+    got = foreach_decompositions()[op](*arguments, **keywords)
     assert len(got) == len(want)
     for g, w in zip(got, want):
         torch.testing.assert_close(g, w, equal_nan=True)

@@ -24,7 +24,7 @@ from ._aten_table import TABLE
 from ._fast_paths import FAST_PATH_DECOMPOSITIONS
 from ._cdist import CDIST_DECOMPOSITIONS
 from ._embedding_renorm import EMBEDDING_RENORM_DECOMPOSITIONS
-from ._foreach import FOREACH_DECOMPOSITIONS
+from ._foreach import foreach_decompositions
 from ._lowering import CompiledGraph
 from ._mutated_saves import partition_reading_inputs_before_mutation
 from ._partition import compile_graph_module
@@ -59,7 +59,7 @@ def _decompositions():
     table = dict(core_aten_decompositions())
     table.update(get_decompositions(_CONVERTIBLE_DECOMPOSITIONS))
     table.update(FAST_PATH_DECOMPOSITIONS)
-    table.update(FOREACH_DECOMPOSITIONS)  # PyTorch has none: Inductor lowers them itself
+    table.update(foreach_decompositions())  # PyTorch has none: Inductor lowers them itself
     table.update(EMBEDDING_RENORM_DECOMPOSITIONS)
     table.update(CDIST_DECOMPOSITIONS)
     return {op: function for op, function in table.items() if op not in TABLE}
