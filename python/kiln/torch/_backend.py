@@ -13,7 +13,6 @@ import torch
 from torch._decomp import core_aten_decompositions, get_decompositions
 from torch._dynamo.backends.common import aot_autograd
 from torch._functorch.aot_autograd import aot_export_joint_simple
-from torch._functorch.partitioners import min_cut_rematerialization_partition
 from torch._guards import TracingContext, detect_fake_mode
 from torch._subclasses.fake_tensor import FakeTensor
 from torch.utils._python_dispatch import is_traceable_wrapper_subclass
@@ -23,7 +22,11 @@ from .._config import config
 from . import _warm_training
 from ._aten_table import TABLE
 from ._fast_paths import FAST_PATH_DECOMPOSITIONS
+from ._cdist import CDIST_DECOMPOSITIONS
+from ._embedding_renorm import EMBEDDING_RENORM_DECOMPOSITIONS
+from ._foreach import foreach_decompositions
 from ._lowering import CompiledGraph
+from ._mutated_saves import partition_reading_inputs_before_mutation
 from ._partition import compile_graph_module
 from ._saved_layouts import report_output_strides, saved_outputs
 from ._warm_start import recall, record_key, remember
@@ -56,6 +59,9 @@ def _decompositions():
     table = dict(core_aten_decompositions())
     table.update(get_decompositions(_CONVERTIBLE_DECOMPOSITIONS))
     table.update(FAST_PATH_DECOMPOSITIONS)
+    table.update(foreach_decompositions())  # PyTorch has none: Inductor lowers them itself
+    table.update(EMBEDDING_RENORM_DECOMPOSITIONS)
+    table.update(CDIST_DECOMPOSITIONS)
     return {op: function for op, function in table.items() if op not in TABLE}
 
 
@@ -203,7 +209,7 @@ def backend(graph_module, example_inputs, mode=None, options=None):
     compile_with_aot_autograd = aot_autograd(
         fw_compiler=compiler("forward"), bw_compiler=compiler("backward"),
         inference_compiler=compiler("inference"), decompositions=decompositions(),
-        partition_fn=min_cut_rematerialization_partition, keep_inference_input_mutations=True)
+        partition_fn=partition_reading_inputs_before_mutation, keep_inference_input_mutations=True)
     with _onednn_off_while_tracing():
         if training_key is None:
             return compile_with_aot_autograd(graph_module, example_inputs)
