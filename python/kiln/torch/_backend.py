@@ -22,6 +22,7 @@ from .. import _kiln
 from .._config import config
 from . import _warm_training
 from ._aten_table import TABLE
+from ._eager_refusals import refuses as eager_refuses
 from ._fast_paths import FAST_PATH_DECOMPOSITIONS
 from ._lowering import CompiledGraph
 from ._partition import compile_graph_module
@@ -56,7 +57,18 @@ def _decompositions():
     table = dict(core_aten_decompositions())
     table.update(get_decompositions(_CONVERTIBLE_DECOMPOSITIONS))
     table.update(FAST_PATH_DECOMPOSITIONS)
-    return {op: function for op, function in table.items() if op not in TABLE}
+    return {op: _unless_eager_refuses(op, function) for op, function in table.items()
+            if op not in TABLE}
+
+
+def _unless_eager_refuses(op, decomposition):
+    """The decomposition, except for arguments of a dtype eager's kernel refuses (hardswish of
+    integers): then the op stays whole (NotImplemented), runs in eager PyTorch and raises."""
+    def decompose(*args, **kwargs):
+        if eager_refuses(op, args, kwargs):
+            return NotImplemented
+        return decomposition(*args, **kwargs)
+    return functools.wraps(decomposition)(decompose)
 
 
 @contextlib.contextmanager

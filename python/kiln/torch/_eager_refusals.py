@@ -1,0 +1,82 @@
+"""Dtypes eager PyTorch's CPU kernels refuse where kiln would compute a value.
+
+Fake tensors' shape rules do not check dtypes the way the eager kernels do: argmax of a bool
+tensor, gelu or silu of integers, floor of bools, avg_pool3d of float16 all trace, and kiln's
+table (or PyTorch's decomposition into ops kiln has) computed an answer where eager torch raises
+NotImplementedError or RuntimeError. Such an op is left whole in the graph, outside kiln: it
+runs in eager PyTorch, which raises its own error.
+
+Whether eager refuses is asked of eager itself, once per op and argument signature: the op runs
+on zero tensors of the signature's shapes and dtypes. Only a dtype refusal counts (another
+error of zeros, an index or a division, is not about the dtype); float32 and float64 arguments,
+which every CPU kernel takes, ask nothing, and neither do ops outside aten nor ones whose
+arguments or results (sized on the meta device first) pass SIZE_LIMIT elements: a refusal
+missed there is kiln's value, as before. A wrong "refused" costs speed only: the op runs in
+eager PyTorch, which computes it.
+"""
+import re
+
+import torch
+from torch.utils._python_dispatch import _disable_current_modes
+
+SIZE_LIMIT = 1 << 16
+_ALWAYS_TAKEN = (torch.float32, torch.float64)
+# Words of eager's dtype refusals: AT_DISPATCH's NotImplementedError ("'gelu' not implemented
+# for 'Long'"), and RuntimeErrors ("argmax(): does not support bool input", "Boolean inputs not
+# supported for relu", "Integer division with addcdiv is no longer supported", "result type
+# Float can't be cast to the desired output type Long").
+_DTYPE_WORDS = re.compile(r"\b(bool|Bool|Boolean|Byte|Char|Short|Int|Long|Half|BFloat16|Float|"
+                          r"Double|dtypes?|Integer|integer)\b")
+_memo = {}
+
+
+def refuses(op, args, kwargs):
+    """Whether eager PyTorch's CPU kernel of `op` raises for the dtypes of these arguments
+    (tensors: real or fake ones, or FX nodes' recorded values)."""
+    tensors = [value for value in torch.utils._pytree.tree_leaves((args, kwargs))
+               if isinstance(value, torch.Tensor)]
+    if all(t.dtype in _ALWAYS_TAKEN for t in tensors) or not _askable(op, tensors):
+        return False
+    key = (op, _signature((args, kwargs)))
+    if key not in _memo:
+        _memo[key] = _ask_eager(op, args, kwargs)
+    return _memo[key]
+
+
+def _askable(op, tensors):
+    return (getattr(op, "namespace", None) == "aten" and tensors
+            and all(t.device.type == "cpu" and t.layout == torch.strided
+                    and all(type(extent) is int for extent in t.shape) for t in tensors)
+            and sum(t.numel() for t in tensors) <= SIZE_LIMIT)
+
+
+def _signature(tree):
+    leaves, spec = torch.utils._pytree.tree_flatten(tree)
+    return str(spec), tuple((tuple(leaf.shape), leaf.dtype) if isinstance(leaf, torch.Tensor)
+                            else repr(leaf) for leaf in leaves)
+
+
+def _ask_eager(op, args, kwargs):
+    def zeros(device):
+        return lambda value: torch.zeros(tuple(value.shape), dtype=value.dtype, device=device) \
+            if isinstance(value, torch.Tensor) else value
+    with _disable_current_modes(), torch._subclasses.fake_tensor.unset_fake_temporarily(), \
+            torch.no_grad():
+        try:  # the results' sizes first, on the meta device: nothing huge is computed
+            meta_args, meta_kwargs = torch.utils._pytree.tree_map(zeros("meta"), (args, kwargs))
+            results = op(*meta_args, **meta_kwargs)
+        except Exception:  # noqa: BLE001  no meta kernel, or refused there: eager's own
+            return False
+        if sum(value.numel() for value in torch.utils._pytree.tree_leaves(results)
+               if isinstance(value, torch.Tensor)) > SIZE_LIMIT:
+            return False
+        args, kwargs = torch.utils._pytree.tree_map(zeros("cpu"), (args, kwargs))
+        try:
+            op(*args, **kwargs)
+        except NotImplementedError:
+            return True
+        except (RuntimeError, TypeError) as error:
+            return bool(_DTYPE_WORDS.search(str(error).split("\n")[0]))
+        except Exception:  # noqa: BLE001  a value error of zeros: not the dtype's
+            return False
+    return False
