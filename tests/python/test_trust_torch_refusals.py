@@ -9,6 +9,7 @@ import torch.nn.functional as F
 from torch.fx.experimental.proxy_tensor import make_fx
 
 import kiln.torch
+from kiln.torch._overlapping_writes import overlapping_write
 from kiln.torch._partition import refused_nodes
 from torch_fixtures import fresh_dynamo  # noqa: F401 (autouse)
 
@@ -74,3 +75,73 @@ def test_a_loss_target_out_of_range_is_eagers_index_error(loss, bad, grad):
     # ignore_index may lie outside the classes: those targets are skipped, not checked
     torch.testing.assert_close(compiled(x, torch.tensor([0, 1, -100, 2])),
                                loss(x, torch.tensor([0, 1, -100, 2])))
+
+
+def _shifted_add(x):
+    x[1:].add_(x[:-1])
+    return x * 2
+
+
+def _shifted_copy(x):
+    x[1:].copy_(x[:-1])
+    return x * 2
+
+
+def _shifted_store(x):
+    x[1:] = x[:-1]
+    return x * 2
+
+
+def _augmented_store(x):
+    x[:3] += x[2:5]
+    return x * 2
+
+
+def _transposed_add(x):
+    x.view(2, 3)[:, :2].t().mul_(3)  # its own elements, in another order: no overlap
+    y = x[:4].view(2, 2)
+    y.t().add_(y)
+    return x * 2
+
+
+def _out_overlapping(x):
+    torch.add(x[:3], 1, out=x[1:4])
+    return x * 2
+
+
+def _expanded_add(x):
+    x[:1].expand(3).add_(1)
+    return x * 2
+
+
+@pytest.mark.parametrize("function", [_shifted_add, _shifted_copy, _shifted_store,
+                                      _augmented_store, _transposed_add, _out_overlapping,
+                                      _expanded_add])
+def test_an_in_place_write_overlapping_its_operands_raises_as_eager(function):
+    with pytest.raises(RuntimeError, match="unsupported operation") as eager:
+        function(torch.arange(6.0))
+    x = torch.arange(6.0)
+    with pytest.raises(RuntimeError, match="unsupported operation") as raised:
+        torch.compile(function, backend="kiln")(x)
+    assert str(raised.value) == str(eager.value)
+
+
+def _disjoint_writes(x):
+    x[:3].add_(x[3:])  # other elements of one tensor
+    x.add_(x)  # the same elements
+    x[::2].add_(x[1::2])  # not dense: eager's test is "too hard", it computes
+    x[1:] = x[:-1].clone()
+    return x * 2
+
+
+def test_in_place_writes_eager_takes_still_compile():
+    x = torch.arange(6.0)
+    torch.testing.assert_close(torch.compile(_disjoint_writes, backend="kiln")(x.clone()),
+                               _disjoint_writes(x.clone()))
+    refused = []
+
+    def backend(graph_module, example_inputs):
+        refused.append(overlapping_write(graph_module))
+        return graph_module.forward
+    torch.compile(_disjoint_writes, backend=backend)(x.clone())
+    assert refused == [None]

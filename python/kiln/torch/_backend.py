@@ -25,6 +25,7 @@ from ._aten_table import TABLE
 from ._eager_refusals import refuses as eager_refuses
 from ._fast_paths import FAST_PATH_DECOMPOSITIONS
 from ._lowering import CompiledGraph
+from ._overlapping_writes import overlapping_write
 from ._partition import compile_graph_module
 from ._saved_layouts import report_output_strides, saved_outputs
 from ._warm_start import recall, record_key, remember
@@ -168,6 +169,12 @@ def backend(graph_module, example_inputs, mode=None, options=None):
     """The torch.compile backend (also registered under the name "kiln")."""
     kiln_options, unsupported_ops = _settings(mode, options)
     number = next(_graph_numbers)
+    refused = overlapping_write(graph_module)
+    if refused is not None:  # eager raises its error (kiln computed a value)
+        if _kiln.log_enabled("graph_breaks"):
+            _kiln.log("graph_breaks", f"{refused.target}: an in-place write whose operands "
+                      "overlap the written tensor (eager torch refuses it): runs eagerly")
+        return graph_module.forward
     if not _needs_autograd(example_inputs):
         key = record_key(graph_module, example_inputs, kiln_options, unsupported_ops)
         recorded = (recall(key, example_inputs, kiln_options, f"inference{number}")

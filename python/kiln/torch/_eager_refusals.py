@@ -63,20 +63,25 @@ def _ask_eager(op, args, kwargs):
     with _disable_current_modes(), torch._subclasses.fake_tensor.unset_fake_temporarily(), \
             torch.no_grad():
         try:  # the results' sizes first, on the meta device: nothing huge is computed
-            meta_args, meta_kwargs = torch.utils._pytree.tree_map(zeros("meta"), (args, kwargs))
-            results = op(*meta_args, **meta_kwargs)
-        except Exception:  # noqa: BLE001  no meta kernel, or refused there: eager's own
-            return False
+            results = op(*torch.utils._pytree.tree_map(zeros("meta"), args),
+                         **torch.utils._pytree.tree_map(zeros("meta"), kwargs))
+        except Exception as error:  # noqa: BLE001  some meta kernels refuse the dtype too
+            return _about_the_dtype(error, on_meta=True)
         if sum(value.numel() for value in torch.utils._pytree.tree_leaves(results)
                if isinstance(value, torch.Tensor)) > SIZE_LIMIT:
             return False
-        args, kwargs = torch.utils._pytree.tree_map(zeros("cpu"), (args, kwargs))
         try:
-            op(*args, **kwargs)
-        except NotImplementedError:
-            return True
-        except (RuntimeError, TypeError) as error:
-            return bool(_DTYPE_WORDS.search(str(error).split("\n")[0]))
-        except Exception:  # noqa: BLE001  a value error of zeros: not the dtype's
-            return False
+            op(*torch.utils._pytree.tree_map(zeros("cpu"), args),
+               **torch.utils._pytree.tree_map(zeros("cpu"), kwargs))
+        except Exception as error:  # noqa: BLE001  a value error of zeros: not the dtype's
+            return _about_the_dtype(error, on_meta=False)
     return False
+
+
+def _about_the_dtype(error, on_meta):
+    """Whether an op's error refuses its arguments' dtype. A NotImplementedError is one on the
+    CPU (AT_DISPATCH's); on the meta device it may be a kernel the meta device lacks."""
+    if isinstance(error, NotImplementedError) and not on_meta:
+        return True
+    return isinstance(error, (RuntimeError, TypeError, NotImplementedError)) and bool(
+        _DTYPE_WORDS.search(str(error).split("\n")[0]))
