@@ -33,10 +33,11 @@ _memo = {}
 def refuses(op, args, kwargs):
     """Whether eager PyTorch's CPU kernel of `op` raises for the dtypes of these arguments
     (tensors: real or fake ones, or FX nodes' recorded values)."""
-    tensors = [value for value in torch.utils._pytree.tree_leaves((args, kwargs))
-               if isinstance(value, torch.Tensor)]
-    if all(t.dtype in _ALWAYS_TAKEN for t in tensors) or not _askable(op, tensors):
-        return False
+    leaves = torch.utils._pytree.tree_leaves((args, kwargs))
+    tensors = [value for value in leaves if isinstance(value, torch.Tensor)]
+    if all(t.dtype in _ALWAYS_TAKEN for t in tensors) or not _askable(op, tensors) or any(
+            isinstance(value, (torch.SymInt, torch.SymFloat, torch.SymBool)) for value in leaves):
+        return False  # (a symbolic size read by eager would add a guard: it is not asked)
     key = (op, _signature((args, kwargs)))
     if key not in _memo:
         _memo[key] = _ask_eager(op, args, kwargs)

@@ -32,8 +32,13 @@ def overlapping_write(graph_module):
 
 
 def _value(argument):
+    """The tensor Dynamo recorded for an FX node, where its sizes and strides are numbers
+    (reading symbolic ones would add guards to the graph)."""
     value = argument.meta.get("example_value") if isinstance(argument, torch.fx.Node) else None
-    return value if isinstance(value, torch.Tensor) else None
+    if not isinstance(value, torch.Tensor) or value.layout != torch.strided:
+        return None
+    return value if all(type(number) is int for number in
+                        (*value.shape, *value.stride(), value.storage_offset())) else None
 
 
 def _write_of(node):
@@ -71,16 +76,13 @@ def _indexed(tensor, index):
 
 
 def _dense(tensor):
-    return all(type(number) is int for number in
-               (*tensor.shape, *tensor.stride(), tensor.storage_offset())) and \
-        torch._prims_common.is_non_overlapping_and_dense_or_false(tensor)
+    return torch._prims_common.is_non_overlapping_and_dense_or_false(tensor)
 
 
 def _internal_overlap(tensor):
     """ATen's has_internal_overlap == YES: a stride 0 along an extent past 1."""
-    return not _dense(tensor) and any(
-        type(step) is int and type(extent) is int and step == 0 and extent > 1
-        for step, extent in zip(tensor.stride(), tensor.shape))
+    return not _dense(tensor) and any(step == 0 and extent > 1
+                                      for step, extent in zip(tensor.stride(), tensor.shape))
 
 
 def _partial_overlap(a, b):
