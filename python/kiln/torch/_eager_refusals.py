@@ -27,7 +27,8 @@ _ALWAYS_TAKEN = (torch.float32, torch.float64)
 # Float can't be cast to the desired output type Long").
 _DTYPE_WORDS = re.compile(r"\b(bool|Bool|Boolean|Byte|Char|Short|Int|Long|Half|BFloat16|Float|"
                           r"Double|dtypes?|Integer|integer)\b")
-_memo = {}
+_memo = {}  # (op, argument signature) -> whether eager refuses
+_MEMO_LIMIT = 4096
 
 
 def refuses(op, args, kwargs):
@@ -40,6 +41,8 @@ def refuses(op, args, kwargs):
         return False  # (a symbolic size read by eager would add a guard: it is not asked)
     key = (op, _signature((args, kwargs)))
     if key not in _memo:
+        if len(_memo) >= _MEMO_LIMIT:  # a long run of new shapes: a bounded memo
+            _memo.clear()
         _memo[key] = _ask_eager(op, args, kwargs)
     return _memo[key]
 
