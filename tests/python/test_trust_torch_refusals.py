@@ -145,3 +145,20 @@ def test_in_place_writes_eager_takes_still_compile():
         return graph_module.forward
     torch.compile(_disjoint_writes, backend=backend)(x.clone())
     assert refused == [None]
+
+
+def _full_past_int8(x):
+    return torch.full((2,), 300, dtype=torch.int8) + x
+
+
+def _fill_past_int8(x):
+    return x.clone().fill_(300) + 1
+
+
+@pytest.mark.parametrize("function", [_full_past_int8, _fill_past_int8])
+def test_a_number_the_dtype_cannot_hold_is_eagers_error(function):
+    x = torch.ones(2, dtype=torch.int8)
+    with pytest.raises(RuntimeError, match="overflow"):
+        function(x)
+    with pytest.raises(RuntimeError, match="overflow"):
+        torch.compile(function, backend="kiln")(x)

@@ -24,9 +24,11 @@ _ALWAYS_TAKEN = (torch.float32, torch.float64)
 # Words of eager's dtype refusals: AT_DISPATCH's NotImplementedError ("'gelu' not implemented
 # for 'Long'"), and RuntimeErrors ("argmax(): does not support bool input", "Boolean inputs not
 # supported for relu", "Integer division with addcdiv is no longer supported", "result type
-# Float can't be cast to the desired output type Long").
+# Float can't be cast to the desired output type Long"), and a number the dtype cannot hold
+# (torch.full((2,), 300, dtype=torch.int8): "value cannot be converted to type int8_t without
+# overflow").
 _DTYPE_WORDS = re.compile(r"\b(bool|Bool|Boolean|Byte|Char|Short|Int|Long|Half|BFloat16|Float|"
-                          r"Double|dtypes?|Integer|integer)\b")
+                          r"Double|dtypes?|Integer|integer|overflow)\b")
 _memo = {}  # (op, argument signature) -> whether eager refuses
 _MEMO_LIMIT = 4096
 
@@ -36,9 +38,12 @@ def refuses(op, args, kwargs):
     (tensors: real or fake ones, or FX nodes' recorded values)."""
     leaves = torch.utils._pytree.tree_leaves((args, kwargs))
     tensors = [value for value in leaves if isinstance(value, torch.Tensor)]
-    if all(t.dtype in _ALWAYS_TAKEN for t in tensors) or not _askable(op, tensors) or any(
-            isinstance(value, (torch.SymInt, torch.SymFloat, torch.SymBool)) for value in leaves):
-        return False  # (a symbolic size read by eager would add a guard: it is not asked)
+    dtypes = [t.dtype for t in tensors] + [v for v in leaves if isinstance(v, torch.dtype)]
+    devices = [t.device for t in tensors] + [v for v in leaves if isinstance(v, torch.device)]
+    if all(dtype in _ALWAYS_TAKEN for dtype in dtypes) or not _askable(op, tensors, devices):
+        return False
+    if any(isinstance(value, (torch.SymInt, torch.SymFloat, torch.SymBool)) for value in leaves):
+        return False  # a symbolic size read by eager would add a guard: it is not asked
     key = (op, _signature((args, kwargs)))
     if key not in _memo:
         if len(_memo) >= _MEMO_LIMIT:  # a long run of new shapes: a bounded memo
@@ -47,9 +52,10 @@ def refuses(op, args, kwargs):
     return _memo[key]
 
 
-def _askable(op, tensors):
-    return (getattr(op, "namespace", None) == "aten" and tensors
-            and all(t.device.type == "cpu" and t.layout == torch.strided
+def _askable(op, tensors, devices):
+    return (getattr(op, "namespace", None) == "aten"
+            and all(device.type == "cpu" for device in devices)
+            and all(t.layout == torch.strided
                     and all(type(extent) is int for extent in t.shape) for t in tensors)
             and sum(t.numel() for t in tensors) <= SIZE_LIMIT)
 
@@ -61,9 +67,12 @@ def _signature(tree):
 
 
 def _ask_eager(op, args, kwargs):
-    def zeros(device):
-        return lambda value: torch.zeros(tuple(value.shape), dtype=value.dtype, device=device) \
-            if isinstance(value, torch.Tensor) else value
+    def zeros(device):  # tensors as zeros on `device`, and factory functions' device= too
+        def made(value):
+            if isinstance(value, torch.Tensor):
+                return torch.zeros(tuple(value.shape), dtype=value.dtype, device=device)
+            return torch.device(device) if isinstance(value, torch.device) else value
+        return made
     with _disable_current_modes(), torch._subclasses.fake_tensor.unset_fake_temporarily(), \
             torch.no_grad():
         try:  # the results' sizes first, on the meta device: nothing huge is computed
