@@ -79,7 +79,7 @@ def _ask_eager(op, args, kwargs):
             results = op(*torch.utils._pytree.tree_map(zeros("meta"), args),
                          **torch.utils._pytree.tree_map(zeros("meta"), kwargs))
         except Exception as error:  # noqa: BLE001  some meta kernels refuse the dtype too
-            return _about_the_dtype(error, on_meta=True)
+            return _about_the_dtype(error)
         if sum(value.numel() for value in torch.utils._pytree.tree_leaves(results)
                if isinstance(value, torch.Tensor)) > SIZE_LIMIT:
             return False
@@ -87,14 +87,15 @@ def _ask_eager(op, args, kwargs):
             op(*torch.utils._pytree.tree_map(zeros("cpu"), args),
                **torch.utils._pytree.tree_map(zeros("cpu"), kwargs))
         except Exception as error:  # noqa: BLE001  a value error of zeros: not the dtype's
-            return _about_the_dtype(error, on_meta=False)
+            return _about_the_dtype(error)
     return False
 
 
-def _about_the_dtype(error, on_meta):
-    """Whether an op's error refuses its arguments' dtype. A NotImplementedError is one on the
-    CPU (AT_DISPATCH's); on the meta device it may be a kernel the meta device lacks."""
-    if isinstance(error, NotImplementedError) and not on_meta:
-        return True
-    return isinstance(error, (RuntimeError, TypeError, NotImplementedError)) and bool(
-        _DTYPE_WORDS.search(str(error).split("\n")[0]))
+def _about_the_dtype(error):
+    """Whether an op's error refuses its arguments' dtype (AT_DISPATCH's NotImplementedError
+    names it: "'abs_cpu' not implemented for 'Bool'"), not the device: an op with no kernel for
+    the CPU or the meta device ("Could not run 'aten::...' with arguments from the 'CPU'
+    backend": a CUDA-only attention) is not refused for its dtype."""
+    message = str(error).split("\n")[0]
+    return (isinstance(error, (RuntimeError, TypeError, NotImplementedError))
+            and "Could not run" not in message and bool(_DTYPE_WORDS.search(message)))
