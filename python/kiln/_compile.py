@@ -64,6 +64,11 @@ _CHECK_ERRORS = (IndexError, ValueError, OverflowError, RuntimeError, ZeroDivisi
                  np.linalg.LinAlgError)
 
 
+_LEAKED = "the function raised after storing a traced value where the caller sees it"
+# NumPy's error for an __array__ that returned something else than an ndarray (a traced one).
+_NOT_AN_ARRAY = "__array__ method not producing an array"
+
+
 def _handles_exceptions(fn):
     """Whether `fn`'s code (or code nested in it) has exception handlers (try, with): a runtime
     check of its graph raises at the call, outside them."""
@@ -139,6 +144,8 @@ class CompiledFunction:
         self.numbers = DynamicNumbers()
         self.retrace_times = {}  # (pytree spec, array shapes and dtypes) -> RetraceTimes
         self.records = None  # a list while kiln.explain records
+        self.wrappers = weakref.WeakSet()  # the CompiledCalls of this function (make_wrapper)
+        self.writes_arguments = False  # an entry writes the caller's arrays (mutations)
         _all_functions.add(self)
 
     # ---- the call path ----
@@ -146,10 +153,20 @@ class CompiledFunction:
         """The callable kiln.compile returns: a C++ object whose call runs the guarded cache
         directly (src/python/compiled_call.cpp); misses come back to call_slow."""
         compiled = _kiln.CompiledCall(self.cache, self.fn, self.call_slow, self.call_traced,
-                                      _handles_exceptions(self.fn))
+                                      self.writes_arguments or _handles_exceptions(self.fn))
         functools.update_wrapper(compiled, self.fn)
         compiled._kiln_function = self
+        self.wrappers.add(compiled)
         return compiled
+
+    def _note_writes_arguments(self):
+        """An entry writes the caller's arrays: a runtime check's error (raised before any
+        write-back) reruns the call eagerly, where NumPy makes the writes before the failing
+        op raises (`x += 1; x[i]` with i out of bounds left x as it was)."""
+        if not self.writes_arguments:
+            self.writes_arguments = True
+            for wrapper in self.wrappers:
+                wrapper.eager_on_check_error = True
 
     def call_slow(self, args, kwargs):
         if self.environment.code_replaced():
@@ -231,13 +248,18 @@ class CompiledFunction:
                 # this call's graph runs on the arrays it traced; the next call traces again.
                 return traced.run()
         except _CHECK_ERRORS as error:
-            # a runtime check's error, raised before any result or write-back: a function with
-            # handlers runs eagerly, where its `except` sees NumPy's error (as the fast path
-            # does: src/python/compiled_call.cpp)
-            if isinstance(error, (CompilerError, Unsupported)) or not _handles_exceptions(self.fn):
+            if not self._reruns_on(error, traced):
                 raise
             return self.fn(*args, **kwargs)
         return result
+
+    def _reruns_on(self, error, traced):
+        """Whether the call that raised `error` running `traced` runs again eagerly: a runtime
+        check's error, raised before any result or write-back, in a function with handlers
+        (its `except` sees NumPy's error) or one that writes its arguments (NumPy writes them
+        before the failing op), as the fast path does (src/python/compiled_call.cpp)."""
+        return not isinstance(error, (CompilerError, Unsupported)) and bool(
+            traced.mutations or _handles_exceptions(self.fn))
 
     def call_traced(self, args, kwargs):
         """A call that matches a retrace entry: the function runs again with tracers; each graph
@@ -267,7 +289,12 @@ class CompiledFunction:
             return self.fn(*args, **kwargs)
         if traced is None:
             return self.fn(*args, **kwargs)
-        result = traced.run()
+        try:
+            result = traced.run()
+        except _CHECK_ERRORS as error:
+            if not self._reruns_on(error, traced):
+                raise
+            return self.fn(*args, **kwargs)
         if times.choice is None:
             times.traced.append(time.perf_counter() - started)
         return result
@@ -354,6 +381,15 @@ class CompiledFunction:
         context.random_states = _random_state.snapshot(self.fn, leaves)
         stores = GlobalStores(self.environment.global_stores, attributes.copies,
                               self.environment.globals_ids, location_of(self.fn))
+
+        def leaked():
+            """Whether the caller's objects hold traced values (`o.val = x.sum()` before the
+            function raised): NumPy's call, run eagerly after the caller's state is put back
+            (the trace is given up), raises with them holding values. Not under fullgraph,
+            where the user's exception goes on as it is."""
+            return not self.fullgraph and _pytree.changed_copies(
+                spec, traced_leaves, traced_tree, original,
+                lambda value: tracer.unwrap(value) is not None)
         try:
             try:
                 try:
@@ -404,12 +440,28 @@ class CompiledFunction:
                 raise
             return self._give_up(args, kwargs, f"unsupported: {error}", "", guard)
         except (ValueError, TypeError, IndexError) as error:
+            if type(error) is ValueError and _NOT_AN_ARRAY in str(error):
+                # NumPy's C code called an object's __array__ (np.add(o, 1), no traced operand
+                # to dispatch on), which returned a traced array (o's array, an input): eager
+                return self._give_up(args, kwargs, "NumPy converted an object whose __array__ "
+                                     "returns an array the trace holds", location_of(self.fn),
+                                     guard)
+            if leaked():
+                return self._give_up(args, kwargs, _LEAKED, location_of(self.fn), None)
+            self._write_back_before_raising(context, tracer, inputs)
             if context.pending is not None:  # ours, swallowed and replaced by NumPy
                 raise context.pending from None
             named = located(error)
             if named is None:
                 raise
             raise named.with_traceback(error.__traceback__) from None
+        except (NeedsStatic, _SegmentLimit, CompilerError, GraphBreak):
+            raise
+        except Exception:  # the user's code raised (ZeroDivisionError, its own exception)
+            if leaked():
+                return self._give_up(args, kwargs, _LEAKED, location_of(self.fn), None)
+            self._write_back_before_raising(context, tracer, inputs)
+            raise
 
         mutations = []  # (graph input, output): written back into the caller's memory
         for position, (tensor, tracer_object) in enumerate(inputs):
@@ -448,6 +500,8 @@ class CompiledFunction:
                 warnings.warn(f"kiln: {self.name} ({location_of(self.fn)}) runs eagerly: "
                               f"{error}", RuntimeWarning, stacklevel=4)
             return self._give_up(args, kwargs, str(error), location_of(self.fn), guard)
+        if mutations:
+            self._note_writes_arguments()
         if guard is not None:
             guards = self.cache.add(guard, args, kwargs, None if retrace else compiled,
                                     output_spec, mutations, retrace)
@@ -456,6 +510,33 @@ class CompiledFunction:
                 _kiln.log("guards", f"guards of {self.name} ({location_of(self.fn)}), entry "
                           f"{len(self.cache)}:\n{guards}")
         return _Traced(compiled, context.real_arrays, output_spec, mutations, retrace, reads)
+
+    def _write_back_before_raising(self, context, tracer, inputs):
+        """The function raised part-way through its trace: eager NumPy had written the caller's
+        arrays the trace updated before the exception, so the graph of those writes runs (into
+        the caller's arrays), then the exception goes on. Without it the arrays were left as
+        they were before the call (`x += 1; x[10]` raised with x unchanged). An earlier
+        runtime check that fails raises its error instead, as NumPy's would come first."""
+        outputs, mutations = [], []
+        for position, (tensor, tracer_object) in enumerate(inputs):
+            current = tracer.unwrap(tracer_object)
+            if current is not None and current.id != tensor.id:
+                mutations.append((position, len(outputs)))
+                outputs.append(current)
+        if not mutations or any(_aliasing.overlaps_itself(context.real_arrays[position])
+                                for position, _ in mutations):
+            return
+        _, output_spec = self._outputs(context, tracer, None)
+        try:
+            if context.broke:
+                compiled, _, reads = self._compile_segment(context, outputs)
+            else:
+                compiled, reads = _kiln.compile_graph(context.trace, outputs, context.strides,
+                                                      context.options), None
+        except (Unsupported, CompilerError, _SegmentLimit):
+            return  # kiln's own limits: the exception goes on without the writes
+        _Traced(compiled, context.real_arrays, output_spec, mutations, context.broke,
+                reads).run()
 
     def _compile_segment(self, context, outputs):
         """The compiled segment of the trace with these outputs, from the memo: (compiled,

@@ -166,7 +166,11 @@ def changed_copies(spec, leaves, traced, original, is_traced):
 
 def _changed(spec, leaves, traced, original, is_traced):
     if spec[0] == _LEAF:
-        return next(leaves) is not traced
+        # An object kept as it is (a static): one the trace stored a traced value into
+        # (`o.val = x.sum()`) would hand the caller a tracer.
+        return next(leaves) is not traced or (
+            not is_traced(traced) and not isinstance(traced, _PLAIN_LEAVES)
+            and holds_array(traced, is_traced))
     if traced is original:  # the caller's own container: changes are Python's, but no tracer
         _skip(spec, leaves)
         return holds_array(traced, is_traced)
@@ -276,6 +280,9 @@ def _assign(targets, parts):
 
 
 _LAZY_CODE = (types.GeneratorType, types.CoroutineType, types.AsyncGeneratorType)
+# Leaves no traced value can be stored into (a generator's frame is the caller's own).
+_PLAIN_LEAVES = (np.ndarray, np.generic, int, float, complex, str, bytes, type(None), type,
+                 types.ModuleType, *_LAZY_CODE)
 
 
 def cell_holds(cell):

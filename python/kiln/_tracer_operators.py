@@ -161,11 +161,37 @@ def _python_int_power(base, exponent):
     return int(base) ** int(exponent)
 
 
+_PYTHON_NUMBERS = (int, float, complex)
+_DIVISIONS = (np.true_divide, np.floor_divide, np.remainder)
+
+
+def _check_python_divisor(ufunc, numerator, divisor):
+    """Python's / // % of Python numbers raise ZeroDivisionError for a zero divisor, where
+    NumPy's ufuncs give inf, nan or 0 (a dynamic int `n` made `1 // n` 0 for n == 0): a
+    traced Python number as the divisor is checked when the graph runs, a zero one raises."""
+    if ufunc not in _DIVISIONS or not all(  # (dtype('float64') == float: `is`)
+            any(weak_type(value) is kind for kind in _PYTHON_NUMBERS)
+            for value in (numerator, divisor)):
+        return
+    if not isinstance(divisor, TracedArray):
+        if divisor == 0:
+            raise ZeroDivisionError("division by zero")
+        return
+    low, high = divisor._range or (0, 0)
+    if low > 0 or high < 0:  # a loop's counter that is never zero
+        return
+    context = divisor._context
+    backend().check_flag(np.equal(divisor, 0).tensor,
+                         context.lift(np.zeros(0, np.int64)).tensor, "division by zero", "",
+                         ufunc.__name__, error="ZeroDivisionError")
+
+
 def _binary_operator(ufunc):
     def forward(self, other):
         if not _is_operand(self, other):
             return NotImplemented
         other = converted(other)
+        _check_python_divisor(ufunc, self, other)
         if ufunc is np.power:
             python = _python_int_power(self, other)
             if python is not None:
@@ -181,6 +207,7 @@ def _binary_operator(ufunc):
         if not _is_operand(self, other):
             return NotImplemented
         other = converted(other)
+        _check_python_divisor(ufunc, other, self)
         if ufunc is np.power:
             python = _python_int_power(other, self)
             if python is not None:
@@ -207,11 +234,14 @@ def _is_operand(self, value):
         return self._weak is None
     if isinstance(value, (TracedArray, bool, int, float, complex, np.ndarray, np.generic)):
         return True
+    # An object with its own __array_ufunc__: ndarray's operator calls the ufunc, which hands
+    # it to that __array_ufunc__ (None: the operator defers to the object's reflected one).
     # An array-like that does not take part in NumPy's dispatch: ndarray's operator calls the
     # ufunc, which converts it by its __array__ (to_tensor's `converted`).
     kind = type(value)
-    return (hasattr(kind, "__array__") and not hasattr(kind, "__array_ufunc__")
-            and not hasattr(kind, "__array_priority__"))
+    if hasattr(kind, "__array_ufunc__"):
+        return kind.__array_ufunc__ is not None
+    return hasattr(kind, "__array__") and not hasattr(kind, "__array_priority__")
 
 
 for _name, _ufunc in [("add", np.add), ("sub", np.subtract), ("mul", np.multiply),
@@ -235,11 +265,17 @@ for _name, _ufunc in [("neg", np.negative), ("pos", np.positive), ("abs", np.abs
 
 
 def _divmod(self, other):
-    return np.divmod(self, other) if _is_operand(self, other) else NotImplemented
+    if not _is_operand(self, other):
+        return NotImplemented
+    _check_python_divisor(np.floor_divide, self, other)
+    return np.divmod(self, other)
 
 
 def _rdivmod(self, other):
-    return np.divmod(other, self) if _is_operand(self, other) else NotImplemented
+    if not _is_operand(self, other):
+        return NotImplemented
+    _check_python_divisor(np.floor_divide, other, self)
+    return np.divmod(other, self)
 
 
 TracedArray.__divmod__ = _divmod

@@ -18,7 +18,9 @@ struct CompiledCall {
   nb::object retrace;  // driver(args, kwargs): an entry traced again on every call
   // The function has exception handlers (try, with): an error a runtime check raises when the
   // graph runs (an index out of bounds, a singular matrix) would escape its `except` clause,
-  // so such a call runs eagerly instead, where the handler sees NumPy's error.
+  // so such a call runs eagerly instead, where the handler sees NumPy's error. So does a
+  // function that writes its arguments (the driver sets it when it adds such an entry): the
+  // check raises before any write-back, and NumPy had made the writes before the failing op.
   bool eager_on_check_error = false;
 };
 
@@ -124,7 +126,8 @@ void bind_compiled_call(nb::module_& module) {
                                     std::move(retrace), eager_on_check_error};
           },
           nb::arg("cache"), nb::arg("fn"), nb::arg("slow"), nb::arg("retrace"),
-          nb::arg("eager_on_check_error") = false);
+          nb::arg("eager_on_check_error") = false)
+      .def_rw("eager_on_check_error", &CompiledCall::eager_on_check_error);
 }
 
 }  // namespace kiln::python

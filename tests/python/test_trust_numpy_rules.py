@@ -185,3 +185,43 @@ def test_float16_running_sums_and_products_round_every_step_as_numpys(function):
 def test_float16_running_sums_name_the_graph_break_under_fullgraph():
     with pytest.raises(kiln.GraphBreak, match="float16"):
         kiln.compile(lambda x: np.cumsum(x), fullgraph=True)(np.ones(4, np.float16))
+
+
+def _floor_divided(x, n):
+    return x * (1 // n)
+
+
+def _divided(x, n):
+    return x * (2.0 / n)
+
+
+def _modulo(x, n):
+    return x * (7 % n)
+
+
+def _divmod(x, n):
+    return x * divmod(7, n)[1]
+
+
+def _loop_counter_divisor(x, n):
+    s = 0.0
+    for i in range(n, 4):
+        s += 1 / i
+    return x * s
+
+
+@pytest.mark.parametrize("function", [_floor_divided, _divided, _modulo, _divmod,
+                                      _loop_counter_divisor])
+def test_python_numbers_divided_by_a_traced_zero_raise_pythons_error(function):
+    """A Python number the graph takes as an input (a dynamic int or float) or a loop's
+    counter, dividing a Python number: Python raises ZeroDivisionError for zero, where NumPy's
+    ufuncs gave kiln 0, inf or nan."""
+    compiled = kiln.compile(function)
+    x = np.arange(3.0)
+    for n in (1, 2, 3):  # the number changes between calls: a graph input
+        np.testing.assert_array_equal(compiled(x, n), function(x, n))
+    with pytest.raises(ZeroDivisionError):
+        function(x, 0)
+    with pytest.raises(ZeroDivisionError):
+        compiled(x, 0)
+    np.testing.assert_array_equal(compiled(x, 2), function(x, 2))

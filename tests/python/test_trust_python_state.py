@@ -221,6 +221,50 @@ def test_array_likes_whose_array_method_makes_arrays_convert_as_in_numpy():
                 assert mine.dtype == theirs.dtype
 
 
+class Deferring:
+    """An object with its own __array_ufunc__ (pint, xarray): ndarray's operators hand it the
+    ufunc; with __array_ufunc__ = None they defer to its reflected operator."""
+
+    def __init__(self, value):
+        self.value = value
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        return ("ufunc", ufunc.__name__, self.value)
+
+    def __radd__(self, other):
+        return ("radd", self.value)
+
+
+class Refusing(Deferring):
+    __array_ufunc__ = None
+
+
+def test_array_likes_numpy_converts_without_a_traced_operand_and_ufunc_overrides():
+    # np.add(o, 1), np.sum(o): no traced operand, NumPy's C code ran o.__array__, which
+    # returned o's traced array: ValueError "object __array__ method not producing an array".
+    # x + o with o's own __array_ufunc__: TypeError, where NumPy calls np.add(x, o), o's.
+    def converts(o):
+        return np.add(o, 1), np.sum(o)
+
+    def operators(x, o):
+        return x + o, x * o
+    for function, make in ((converts, lambda v: (Holding(v),)),
+                           (operators, lambda v: (np.ones(3), Deferring(v))),
+                           (operators, lambda v: (np.ones(3), Refusing(v)))):
+        compiled = kiln.compile(function)
+        for value in (2.0, 5.0):
+            try:
+                want = function(*make(value))
+            except TypeError as error:
+                with pytest.raises(TypeError, match="unsupported operand"):
+                    compiled(*make(value))
+                assert "unsupported operand" in str(error)
+                continue
+            got = compiled(*make(value))
+            for mine, theirs in zip(got, want):
+                np.testing.assert_array_equal(mine, theirs)
+
+
 def scaled_by_entry(x, table):
     return x * table["scale"] * len(table)
 

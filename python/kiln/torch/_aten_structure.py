@@ -254,6 +254,18 @@ def _triangle_indices(context, node, row, col, offset=0, **kwargs):
 INDEX_ERRORS = {"gather": "RuntimeError", "scatter": "RuntimeError",
                 "scatter_reduce": "RuntimeError", "index_add": "RuntimeError",
                 "index_select": "either"}
+# Ops whose decomposition gathers by an index their eager kernel checks itself, raising another
+# exception than the gather's: a loss's target out of range is IndexError, the gather's
+# RuntimeError. (name, exception) by the op decomposed (LoweringContext.original), by name: a
+# node's meta holds copies of the OpOverload (equal only by name).
+DECOMPOSED_INDEX_ERRORS = {"aten.nll_loss_forward.default": ("nll_loss", "IndexError"),
+                           "aten.nll_loss2d_forward.default": ("nll_loss2d", "IndexError")}
+
+
+def _index_error(context, what):
+    """(the op's name, the exception its eager kernel raises) for an index out of bounds."""
+    return DECOMPOSED_INDEX_ERRORS.get(str(context.original),
+                                       (what, INDEX_ERRORS.get(what, "IndexError")))
 
 
 def _checked_index(index, x, dim, what):
@@ -381,8 +393,9 @@ def _flat_along(context, x, dim, index, what):
     """(flat int64 index into x of index's shape, x's element count) for index[i] at `dim` and
     i elsewhere: what gather reads and scatter writes (NumPy's take_along_axis)."""
     index = cast(index, torch.int64)
+    what, error = _index_error(context, what)
     _kiln.check_index(index, x.shape[dim] if x.ndim else 1, dim, what, negative=False,
-                      error=INDEX_ERRORS.get(what, "IndexError"))
+                      error=error)
     shape = list(index.shape)
     flat, stride = None, 1
     for d in reversed(range(x.ndim)):
@@ -403,8 +416,8 @@ def _gather(context, node, x, dim, index, sparse_grad=False):
     """out[i] = x[i with index[i] at `dim`]: one flat index into x."""
     dim = axis(dim, x.ndim)
     if x.ndim == 0:
-        _kiln.check_index(cast(index, torch.int64), 1, dim, "gather", negative=False,
-                          error="RuntimeError")
+        what, error = _index_error(context, "gather")
+        _kiln.check_index(cast(index, torch.int64), 1, dim, what, negative=False, error=error)
         return x
     flat, count = _flat_along(context, x, dim, index, "gather")
     return _kiln.take(_kiln.reshape(x, [count]), flat, 0, False)

@@ -79,6 +79,9 @@ class LoweringContext:
         self.trace = trace
         self.sizes = None  # SizeSymbols when the graph keeps its dynamic sizes symbolic
         self.mutations = []  # (copy_ node, new value) per input the graph mutates
+        # The op PyTorch's decomposition took apart into the node being lowered, if any
+        # (node.meta["original_aten"]): its eager kernel's errors are the user's.
+        self.original = None
         self._anchor = None
         self.random_key = None  # the graph's random key input, once an entry draws (draw_key)
         self._draws = 0

@@ -21,12 +21,14 @@ from .. import _kiln
 from .._config import config
 from . import _warm_training
 from ._aten_table import TABLE
+from ._eager_refusals import refuses as eager_refuses
 from ._fast_paths import FAST_PATH_DECOMPOSITIONS
 from ._cdist import CDIST_DECOMPOSITIONS
 from ._embedding_renorm import EMBEDDING_RENORM_DECOMPOSITIONS
 from ._foreach import foreach_decompositions
 from ._lowering import CompiledGraph
 from ._mutated_saves import partition_reading_inputs_before_mutation
+from ._overlapping_writes import overlapping_write
 from ._partition import compile_graph_module
 from ._saved_layouts import report_output_strides, saved_outputs
 from ._warm_start import recall, record_key, remember
@@ -62,7 +64,18 @@ def _decompositions():
     table.update(foreach_decompositions())  # PyTorch has none: Inductor lowers them itself
     table.update(EMBEDDING_RENORM_DECOMPOSITIONS)
     table.update(CDIST_DECOMPOSITIONS)
-    return {op: function for op, function in table.items() if op not in TABLE}
+    return {op: _unless_eager_refuses(op, function) for op, function in table.items()
+            if op not in TABLE}
+
+
+def _unless_eager_refuses(op, decomposition):
+    """The decomposition, except for arguments of a dtype eager's kernel refuses (hardswish of
+    integers): then the op stays whole (NotImplemented), runs in eager PyTorch and raises."""
+    def decompose(*args, **kwargs):
+        if eager_refuses(op, args, kwargs):
+            return NotImplemented
+        return decomposition(*args, **kwargs)
+    return functools.wraps(decomposition)(decompose)
 
 
 @contextlib.contextmanager
@@ -162,6 +175,12 @@ def backend(graph_module, example_inputs, mode=None, options=None):
     """The torch.compile backend (also registered under the name "kiln")."""
     kiln_options, unsupported_ops = _settings(mode, options)
     number = next(_graph_numbers)
+    refused = overlapping_write(graph_module)
+    if refused is not None:  # eager raises its error (kiln computed a value)
+        if _kiln.log_enabled("graph_breaks"):
+            _kiln.log("graph_breaks", f"{refused.target}: an in-place write whose operands "
+                      "overlap the written tensor (eager torch refuses it): runs eagerly")
+        return graph_module.forward
     if not _needs_autograd(example_inputs):
         key = record_key(graph_module, example_inputs, kiln_options, unsupported_ops)
         recorded = (recall(key, example_inputs, kiln_options, f"inference{number}")

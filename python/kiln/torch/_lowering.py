@@ -19,6 +19,7 @@ from . import (_aten_attention, _aten_bags, _aten_convolution,  # noqa: F401 (fi
                _aten_sampling, _aten_slice_writes, _aten_sorting, _aten_structure)
 from ._aten_table import (METADATA_ASSERTIONS, TABLE, LoweringContext, Unconvertible, cast,
                           kiln_dtype, meta, tensor_dtype_supported)
+from ._eager_refusals import refuses as eager_refuses
 from ._graph_values import (float_arithmetic, is_float_arithmetic, is_scalar_input,
                             tensor_constant)
 from ._output_plan import inverse_permutation, output_plan
@@ -82,7 +83,16 @@ def node_supported(node):
     if not all(isinstance(value, torch.Tensor) and tensor_dtype_supported(value)
                and static_sizes(value) for value in outputs):
         return False
-    return all(tensor_dtype_supported(meta(operand)) for operand in node.all_input_nodes)
+    if not all(tensor_dtype_supported(meta(operand)) for operand in node.all_input_nodes):
+        return False
+    # a dtype eager's kernel refuses (argmax of bools): eager runs it, and raises
+    return not eager_refuses(node.target, *_map_arguments((node.args, node.kwargs), _Metas()))
+
+
+class _Metas:
+    """FX nodes -> the values recorded for them (_map_arguments' `converted`)."""
+    def __getitem__(self, node):
+        return meta(node)
 
 
 class UnconvertibleNode(Exception):
@@ -274,6 +284,7 @@ def _input(context, node):
 
 def _lower(context, node, converted):
     context.trace.location = source_line(node)
+    context.original = node.meta.get("original_aten")
     args = _map_arguments(node.args, converted)
     kwargs = _map_arguments(node.kwargs, converted)
     if node.target is operator.getitem:

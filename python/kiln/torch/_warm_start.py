@@ -56,13 +56,23 @@ def record_key(graph_module, example_inputs, options, unsupported_ops, extra=())
     `extra`: more fields that decide the record (a training record's)."""
     fields = [f"format {_FORMAT}", torch.__version__, _front_end_digest(), graph_module.code,
               json.dumps(options, sort_keys=True, default=str), unsupported_ops,
-              f"grad {torch.is_grad_enabled()}", *extra]
+              f"grad {torch.is_grad_enabled()}", _global_state(), *extra]
     for value in example_inputs:
         if not plain_tensor(value):
             return None
         fields.append(f"{value.dtype} {tuple(value.shape)} {value.stride()} {value.device} "
                       f"{value.requires_grad}")
     return _kiln.cache_record_key(fields)
+
+
+def _global_state():
+    """Global torch state the ATen graph of one Dynamo graph depends on while its code does
+    not show it (Dynamo guards on it, and hands the same code over again): the default dtype of
+    factory functions (torch.ones(3)) and autocast outside the graph. Without it a record made
+    under float32 answered a call under float64 (float32 results, no error)."""
+    return f"default dtype {torch.get_default_dtype()}; autocast " + ", ".join(
+        f"{device} {torch.is_autocast_enabled(device)} {torch.get_autocast_dtype(device)}"
+        for device in ("cpu", "cuda"))
 
 
 def _plan_entry(kind, value):
