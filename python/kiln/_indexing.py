@@ -382,14 +382,38 @@ def _scatter(tensor, plan, value, axis):
     inner = value
     if any(p is not None for p in plan[axis + 1:]):
         part = k.take(tensor, index, axis, check_bounds=False)  # slice positions: in range
-        inner = _scatter(part, plan, value, axis + 1)
+        if all(p is None or p[1] == 1 for p in plan[axis + 1:]):
+            inner = _masked_positions(part, plan, value, axis + 1)
+        else:
+            inner = _scatter(part, plan, value, axis + 1)
     return k.index_put(tensor, index, inner, axis, False, check_bounds=False)
+
+
+def _masked_positions(part, plan, value, axis):
+    """part with value written where each axis from `axis` on is at its one position (x[i, j]
+    = v, i and j traced: the row x[i] with v at column j): where(column == j, v, row), an update
+    of the row at each element's own position that the scheduler makes in place and trims to
+    the positions (sched/trim_loops.h), where a scatter into the row would copy the row first
+    and then copy it back."""
+    k = _k()
+    shape = list(part.shape)
+    mask = None
+    for b in range(axis, len(plan)):
+        if plan[b] is None:
+            continue
+        start = plan[b][0]
+        positions = k.arange(part, shape[b], "int64")
+        here = k.equal(positions, float(start) if isinstance(start, (int, np.integer)) else start)
+        here = k.reshape(here, [1] * b + [shape[b]] + [1] * (len(shape) - b - 1))
+        mask = here if mask is None else k.logical_and(mask, here)
+    return k.where(k.broadcast_to(mask, shape), k.broadcast_to(value, shape), part)
 
 
 def _set_indexed(tensor, entries, shape, value):
     """tensor[entries] = value for ints, slices and traced integer scalars (x[i, j] = v in a
-    loop): one scatter per indexed axis into a part of the array, the outermost into the array
-    itself, which the scheduler updates in place; not a scatter into a flattened copy."""
+    loop): one scatter per indexed axis into a part of the array (single positions after the
+    first: a where, _masked_positions), the outermost into the array itself, which the scheduler
+    updates in place; not a scatter into a flattened copy."""
     plan, target, axis = [], [], 0
     for entry in entries:
         size = shape[axis]
