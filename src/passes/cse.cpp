@@ -1,10 +1,12 @@
 // Common-subexpression elimination: two nodes with the same op, dtype, shape, operands and
 // attributes compute the same value (every op is pure; random ops are a function of their
 // seed), so the later one is replaced by the earlier. Operands are rewritten first, so whole
-// identical subtrees merge in one pass.
+// identical subtrees merge in one pass. A loop given one value as two invariants gets it once.
 #include <cstring>
 #include <limits>
+#include <memory>
 #include <unordered_map>
+#include <vector>
 
 #include "ir/builder.h"
 #include "passes/passes.h"
@@ -50,6 +52,60 @@ size_t node_hash(const Node& node, const std::vector<ValueId>& inputs) {
   return seed;
 }
 
+// A loop given one value as two of its invariants (its body read the value twice, each read
+// rebuilt outside the loop, the copies merged here) gets it once, `inputs` losing the repeats:
+// its body reads one parameter, so that what the body derives from it is seen to be the same
+// (a gather and a scatter at one index, sched/in_place.h).
+void merge_repeated_invariants(Node& loop, std::vector<ValueId>& inputs) {
+  const size_t first = 2 + static_cast<size_t>(loop.attrs.index);  // start, stop, carried values
+  std::vector<int64_t> kept_as(inputs.size() - first, -1);          // by invariant: the one kept
+  bool any = false;
+  for (size_t j = 0; j < kept_as.size(); ++j)
+    for (size_t earlier = 0; earlier < j && kept_as[j] < 0; ++earlier)
+      if (kept_as[earlier] < 0 && inputs[first + j] == inputs[first + earlier]) {
+        kept_as[j] = static_cast<int64_t>(earlier);
+        any = true;
+      }
+  if (!any) return;
+  const ir::Graph& old_body = *loop.attrs.body;
+  auto body = std::make_shared<ir::Graph>();
+  ir::Builder builder(*body);
+  std::vector<ValueId> mapped(static_cast<size_t>(old_body.size()), -1);
+  std::vector<ValueId> parameter_at(first + kept_as.size(), -1);  // body parameter -> new value
+  std::vector<ValueId> kept_inputs(inputs.begin(), inputs.begin() + static_cast<int64_t>(first));
+  // Body parameters: the induction variable, the carried values, then the invariants.
+  const int64_t invariant_parameter = loop.attrs.index + 1;
+  for (ValueId id : old_body.inputs()) {
+    const Node& node = old_body.node(id);
+    int64_t position = node.attrs.index;
+    int64_t j = position - invariant_parameter;
+    if (j >= 0 && kept_as[static_cast<size_t>(j)] >= 0) continue;
+    Node copy = node;
+    copy.attrs.index = static_cast<int64_t>(body->inputs().size());
+    if (j >= 0) kept_inputs.push_back(inputs[first + static_cast<size_t>(j)]);
+    mapped[static_cast<size_t>(id)] = parameter_at[static_cast<size_t>(position)] =
+        builder.copy_node(copy, {});
+  }
+  for (ValueId id : old_body.inputs()) {
+    int64_t j = old_body.node(id).attrs.index - invariant_parameter;
+    if (j >= 0 && kept_as[static_cast<size_t>(j)] >= 0)
+      mapped[static_cast<size_t>(id)] =
+          parameter_at[static_cast<size_t>(invariant_parameter + kept_as[static_cast<size_t>(j)])];
+  }
+  for (ValueId id = 0; id < old_body.size(); ++id) {
+    if (mapped[static_cast<size_t>(id)] >= 0) continue;
+    const Node& node = old_body.node(id);
+    std::vector<ValueId> body_inputs;
+    for (ValueId input : node.inputs) body_inputs.push_back(mapped[static_cast<size_t>(input)]);
+    mapped[static_cast<size_t>(id)] = builder.copy_node(node, std::move(body_inputs));
+  }
+  std::vector<ValueId> outputs;
+  for (ValueId output : old_body.outputs()) outputs.push_back(mapped[static_cast<size_t>(output)]);
+  body->set_outputs(std::move(outputs));
+  loop.attrs.body = std::make_shared<const ir::Graph>(eliminate_common_subexpressions(*body));
+  inputs = std::move(kept_inputs);
+}
+
 bool same_node(const Node& a, const Node& b) {
   return a.op == b.op && a.dtype == b.dtype && a.shape == b.shape && a.inputs == b.inputs &&
          a.attrs == b.attrs;
@@ -66,8 +122,9 @@ ir::Graph eliminate_common_subexpressions(const ir::Graph& graph) {
     const Node& node = graph.node(id);
     std::vector<ValueId> inputs;
     for (ValueId input : node.inputs) inputs.push_back(replacement[static_cast<size_t>(input)]);
-    std::vector<ValueId>& candidates = seen[node_hash(node, inputs)];
     Node candidate = node;
+    if (node.op == ir::Op::loop) merge_repeated_invariants(candidate, inputs);
+    std::vector<ValueId>& candidates = seen[node_hash(candidate, inputs)];
     candidate.inputs = inputs;
     ValueId found = -1;
     for (ValueId earlier : candidates) {
@@ -77,7 +134,7 @@ ir::Graph eliminate_common_subexpressions(const ir::Graph& graph) {
       }
     }
     if (found < 0) {
-      found = builder.copy_node(node, std::move(inputs));
+      found = builder.copy_node(candidate, std::move(inputs));
       candidates.push_back(found);
     }
     replacement[static_cast<size_t>(id)] = found;

@@ -15,8 +15,8 @@ using ir::ValueId;
 // The values computed from `base` (through any ops) that must be computed into buffers of their
 // own before `scatter` overwrites base's buffer: those read after the scatter (by a later node
 // or as outputs: the later node must not recompute them from the overwritten buffer) and the
-// scatter's own index and values (read while it writes). False when a node after the scatter
-// reads base itself.
+// scatter's own index (read while it writes; its values: scatter_value_reads). False when a node
+// after the scatter reads base itself.
 bool compute_before(const ir::Graph& graph, const std::vector<std::vector<ValueId>>& users,
                     const std::set<ValueId>& outputs, ValueId base, ValueId scatter,
                     std::vector<ValueId>& first, std::set<ValueId>& derived) {
@@ -38,9 +38,7 @@ bool compute_before(const ir::Graph& graph, const std::vector<std::vector<ValueI
     if (read_later) first.push_back(value);
   }
   const Node& node = graph.node(scatter);
-  if (node.op == Op::scatter)
-    for (size_t input = 1; input < 3; ++input)
-      if (derived.count(node.inputs[input])) first.push_back(node.inputs[input]);
+  if (node.op == Op::scatter && derived.count(node.inputs[1])) first.push_back(node.inputs[1]);
   return true;
 }
 
@@ -66,6 +64,45 @@ void masked_update_reads(const ir::Graph& graph, const std::set<ValueId>& derive
     const Node& node = graph.node(value);
     if (elementwise(node) && node.shape == where.shape) {
       pending.insert(pending.end(), node.inputs.begin(), node.inputs.end());
+      continue;
+    }
+    while ((graph.node(value).op == Op::broadcast || graph.node(value).op == Op::reshape) &&
+           derived.count(graph.node(value).inputs[0]))
+      value = graph.node(value).inputs[0];
+    first.push_back(value);
+  }
+}
+
+// A scatter's values (read while it writes): each element may read the base at the position it
+// is stored to, a gather of the base along the scatter's axis at the scatter's own index of one
+// position (x[i, j] = v puts row i back as where(column == j, v, x[i]), kiln/_indexing.py), through
+// elementwise ops of the values' shape: inlined, it reads before it writes, and the store is a
+// masked update that trim_loops shrinks to column j. Every other read of the base in the values
+// (another row, a reduction of it) is computed first.
+void scatter_value_reads(const ir::Graph& graph, const std::set<ValueId>& derived,
+                         ValueId scatter, std::vector<ValueId>& first) {
+  const Node& node = graph.node(scatter);
+  ValueId values = node.inputs[2];
+  const ir::Shape& index_shape = graph.node(node.inputs[1]).shape;
+  bool one_position = index_shape.size() == 1 && index_shape[0] == ir::Dim(1);
+  if (!one_position || node.attrs.scatter_mode != ir::ScatterMode::Set) {
+    if (derived.count(values)) first.push_back(values);
+    return;
+  }
+  const ir::Shape& shape = graph.node(values).shape;
+  std::vector<ValueId> pending{values};
+  std::set<ValueId> seen;
+  while (!pending.empty()) {
+    ValueId value = pending.back();
+    pending.pop_back();
+    if (!derived.count(value) || !seen.insert(value).second) continue;
+    const Node& read = graph.node(value);
+    bool own_position = read.op == Op::gather && read.inputs[0] == node.inputs[0] &&
+                        read.inputs[1] == node.inputs[1] && read.attrs.axis == node.attrs.axis &&
+                        read.shape == shape;
+    if (own_position) continue;
+    if (elementwise(read) && read.shape == shape) {
+      pending.insert(pending.end(), read.inputs.begin(), read.inputs.end());
       continue;
     }
     while ((graph.node(value).op == Op::broadcast || graph.node(value).op == Op::reshape) &&
@@ -110,6 +147,7 @@ InPlacePlan plan_in_place(const ir::Graph& graph, const std::set<ValueId>& mater
     std::set<ValueId> derived;
     if (!compute_before(graph, users, outputs, base, id, first, derived)) continue;
     if (masked_update) masked_update_reads(graph, derived, id, first);
+    if (node.op == Op::scatter) scatter_value_reads(graph, derived, id, first);
     int64_t elements = 0;  // extra work: what gets a buffer only because of the write
     for (ValueId value : first)
       if (!materialized.count(value)) elements += ir::element_count(graph.node(value).shape);

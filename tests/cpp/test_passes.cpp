@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <string>
 
 #include "api/logging.h"
@@ -253,6 +254,37 @@ TEST_F(PassTest, CseKeepsDifferentAttributesApart) {
   ir::Graph result = eliminate_common_subexpressions(graph);
   EXPECT_EQ(count_ops(result, Op::sum), 2);
   EXPECT_EQ(count_ops(result, Op::constant), 2);  // 0.0 and -0.0 differ
+}
+
+TEST_F(PassTest, CseGivesALoopAValuePassedTwiceOnce) {
+  // The tracer rebuilds each read of an outside value for the body (x[i, j] = v reads i as the
+  // row it takes and as the row it puts back): after CSE one value, passed once, so that the
+  // body's gather and scatter share their index (sched/in_place.h).
+  ValueId u0 = builder.parameter(DType::Float64, {4});
+  ValueId x = builder.parameter(DType::Float64, {4});
+  ValueId twice = builder.unary(Op::neg, x), again = builder.unary(Op::neg, x);
+  auto body = std::make_shared<ir::Graph>();
+  ir::Builder b(*body);
+  b.parameter(DType::Int64, {});
+  ValueId u = b.parameter(DType::Float64, {4});
+  ValueId first = b.parameter(DType::Float64, {4}), second = b.parameter(DType::Float64, {4});
+  body->set_outputs({b.binary(Op::add, b.binary(Op::mul, u, first), second)});
+  ValueId start = builder.constant(Scalar::of_int(0), DType::Int64);
+  ValueId stop = builder.constant(Scalar::of_int(3), DType::Int64);
+  ValueId loop = builder.loop(start, stop, 1, {u0}, {twice, again}, body);
+  finish(builder.loop_result(loop, 0));
+  ir::Graph result = eliminate_common_subexpressions(graph);
+  const ir::Node* merged = nullptr;
+  for (const ir::Node& node : result.nodes())
+    if (node.op == Op::loop) merged = &node;
+  ASSERT_NE(merged, nullptr);
+  EXPECT_EQ(merged->inputs.size(), 4u);  // start, stop, u0, -x
+  EXPECT_EQ(merged->attrs.body->inputs().size(), 3u) << ir::print_graph(result);
+  EXPECT_NO_THROW(ir::verify(result, "cse")) << ir::print_graph(result);
+  Array u_values = Array::from_vector<double>({1, 2, 3, 4}, {4});
+  Array x_values = Array::from_vector<double>({0.5, -1, 2, 0.25}, {4});
+  EXPECT_EQ(ir::interpret(result, {u_values, x_values})[0].to_vector<double>(),
+            ir::interpret(graph, {u_values, x_values})[0].to_vector<double>());
 }
 
 TEST_F(PassTest, DceDropsUnusedNodesButKeepsParameters) {

@@ -1120,8 +1120,11 @@ def test_a_row_set_in_a_loop_nest_is_one_scatter_of_its_slab(compile_logged):
     # put back as the slab: a scatter into a copy of the slab, then scattered back, shared one
     # kernel with the product's sum and kept it from vectorising (8x NumPy's time)
     arguments = CASES["doitgen"][1](np.random.default_rng(11))
-    log, _ = compile_logged(doitgen, copy.deepcopy(arguments), "graph")
+    log, _ = compile_logged(doitgen, copy.deepcopy(arguments), "graph,schedule")
     assert log.count("= scatter(") == 1, log
+    # the where is computed as the scatter writes, in place: each element reads the array
+    # where it is stored (no slab computed into a buffer first and copied in: 2x the time)
+    assert re.search(r"(b\d+)\[.*\] = where\(.*\1\[", log), log
     check_program(doitgen, arguments)
 
 
