@@ -155,7 +155,8 @@ class Trimmer {
     }
     bool compare = e.kind == ExprKind::IndexLess ||
                    (e.kind == ExprKind::Elementwise &&
-                    (e.op == Op::ge || e.op == Op::lt || e.op == Op::gt || e.op == Op::le));
+                    (e.op == Op::ge || e.op == Op::lt || e.op == Op::gt || e.op == Op::le ||
+                     e.op == Op::eq));
     if (!compare) return;
     Op op = e.kind == ExprKind::IndexLess ? Op::lt : e.op;
     ExprId left = e.operands[0], right = e.operands[1];
@@ -164,6 +165,22 @@ class Trimmer {
     if (left_is_variable == right_is_variable) return;
     ExprId other = left_is_variable ? right : left;
     if (reads(other, inner)) return;
+    // variable == x, an integer x (x[i, j] = v set as where(column == j, v, x[i])): variable >=
+    // x and variable < x', x' = min(x, extent) + 1 as for <= below.
+    if (op == Op::eq) {
+      if (expr(other).dtype != DType::Int64) return;
+      KernelBuilder b(kernel_);
+      ExprId next = b.add(b.minimum(other, b.index_constant(b.loop_extent(variable))),
+                          b.index_constant(1));
+      bounds.begin = bounds.begin < 0 ? other : combine(ExprKind::IndexMax, bounds.begin, other);
+      bounds.end = bounds.end < 0 ? next : combine(ExprKind::IndexMin, bounds.end, next);
+      const Expr& side = expr(left_is_variable ? left : right);
+      bool exact = side.kind == ExprKind::LoopVar ||
+                   (side.dtype == DType::Int64 &&
+                    expr(side.operands[0]).kind == ExprKind::LoopVar);
+      if (used && exact) used->insert(id);
+      return;
+    }
     if (!left_is_variable)
       op = op == Op::lt ? Op::gt : op == Op::gt ? Op::lt : op == Op::le ? Op::ge : Op::le;
     // An integer x: variable <= x is variable < x' and variable > x is variable >= x', with

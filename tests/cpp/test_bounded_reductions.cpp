@@ -102,6 +102,36 @@ TEST(TrimLoops, TrimmedSumsMatchTheInterpreterForAnyBounds) {
   }
 }
 
+// where(k == at, x, 0) (x[i, j] = v written as where(column == j, v, row), kiln/_indexing.py):
+// its loop runs over [at, at + 1) clamped to the extent; positions outside it give empty loops.
+TEST(TrimLoops, AnEqualityTrimsItsLoopToOnePosition) {
+  {
+    ir::Graph graph;
+    ir::Builder b(graph);
+    ValueId x = b.parameter(DType::Float64, {48});
+    ValueId at = b.parameter(DType::Int64, {});
+    ValueId here = b.binary(Op::eq, b.iota(DType::Int64, {48}, 0), b.broadcast(at, {48}));
+    graph.set_outputs({b.reduce(Op::sum, masked(b, x, here), {}, false)});
+    sched::Program program = sched::schedule(graph, {});
+    ASSERT_EQ(program.kernels.size(), 1u);
+    EXPECT_TRUE(sched::trim_loops(program.kernels[0], target::Target{}))
+        << sched::print_program(program);
+  }
+  std::vector<double> values = pseudo_random(40 * 70, -1, 1, 6);
+  for (size_t row = 0; row < 40; ++row)
+    for (size_t column : {1, 2, 66}) values[row * 70 + column] = kNaN;
+  for (int64_t position : {0, 3, 69, 70, -2, 500}) {
+    GraphCase g;
+    ValueId matrix = g.input(make_array(DType::Float64, {40, 70}, values));
+    ValueId at = g.input(make_array(DType::Int64, {}, {static_cast<double>(position)}));
+    ir::Builder& b = g.builder;
+    ValueId here =
+        b.binary(Op::eq, b.iota(DType::Int64, {40, 70}, 1), b.broadcast(at, {40, 70}));
+    g.output(b.reduce(Op::sum, masked(b, matrix, here), {1}, false), "the column at `at`");
+    g.check();
+  }
+}
+
 // A causal mask's maximum, max_k where(k <= i, x[i, k], -inf) (attention's scores), and the
 // minimum over k > i: each row runs over its own columns only, its values unchanged; NaN and
 // +-inf outside the bounds stay out.
