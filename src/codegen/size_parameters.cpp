@@ -80,6 +80,7 @@ class Temporaries {
  public:
   // The prefix of `token` when it names a temporary, or an empty view.
   static std::string_view prefix(std::string_view token) {
+    if (token.empty() || (token[0] != 't' && token[0] != 'k')) return {};  // most tokens
     for (std::string_view prefix : {std::string_view("t"), std::string_view("kiln_v")}) {
       if (token.size() > prefix.size() && token.starts_with(prefix) &&
           std::all_of(token.begin() + static_cast<long>(prefix.size()), token.end(),
