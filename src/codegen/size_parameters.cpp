@@ -2,92 +2,125 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <map>
 #include <string_view>
+#include <unordered_map>
 
 #include "sched/cpu/hoist_invariants.h"
 
 namespace kiln::codegen {
 namespace {
 
-bool is_identifier_start(char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_'; }
-bool is_identifier_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
-bool is_space(char c) { return std::isspace(static_cast<unsigned char>(c)) != 0; }
+// Generated source is ASCII; tested inline, not through the C library's locale (every new
+// size's source is scanned: size_table).
+bool is_digit(char c) { return c >= '0' && c <= '9'; }
+bool is_identifier_start(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+}
+bool is_identifier_char(char c) { return is_identifier_start(c) || is_digit(c); }
+bool is_space(char c) { return c == ' ' || (c >= '\t' && c <= '\r'); }
 
-// C++ tokens of generated source: identifiers, pp-numbers, string and character literals, runs
-// of whitespace (kept, so that the tokens spell the text again) and single punctuation
-// characters. Comments are dropped: they quote the graph, shapes included.
+// The end of the C++ token of generated source at text[i]: an identifier, a pp-number, a
+// string or character literal, a run of whitespace (kept, so that the tokens spell the text
+// again) or a single punctuation character. `comment` is set for a comment, which is no token:
+// comments quote the graph, shapes included.
+size_t token_end(std::string_view text, size_t i, bool& comment) {
+  const size_t n = text.size();
+  const char c = text[i];
+  comment = c == '/' && i + 1 < n && (text[i + 1] == '/' || text[i + 1] == '*');
+  if (comment && text[i + 1] == '/') {
+    while (i < n && text[i] != '\n') ++i;
+  } else if (comment) {
+    size_t end = text.find("*/", i + 2);
+    i = end == std::string_view::npos ? n : end + 2;
+  } else if (is_space(c)) {
+    while (i < n && is_space(text[i])) ++i;
+  } else if (is_identifier_start(c)) {
+    while (i < n && is_identifier_char(text[i])) ++i;
+  } else if (is_digit(c) ||
+             (c == '.' && i + 1 < n && is_digit(text[i + 1]))) {
+    ++i;
+    while (i < n && (is_identifier_char(text[i]) || text[i] == '.' ||
+                     ((text[i] == '+' || text[i] == '-') &&
+                      std::string_view("eEpP").find(text[i - 1]) != std::string_view::npos))) {
+      ++i;
+    }
+  } else if (c == '"' || c == '\'') {
+    ++i;
+    while (i < n && text[i] != c) i += text[i] == '\\' ? 2 : 1;
+    i = std::min(i + 1, n);
+  } else {
+    ++i;
+  }
+  return i;
+}
+
+// Calls visit(token) on each token of `text` (views into it), in order.
+template <class Visit>
+void for_each_token(std::string_view text, Visit&& visit) {
+  bool comment = false;
+  for (size_t i = 0, end = 0; i < text.size(); i = end) {
+    end = token_end(text, i, comment);
+    if (!comment) visit(text.substr(i, end - i));
+  }
+}
+
 std::vector<std::string> tokenize(const std::string& text) {
   std::vector<std::string> tokens;
-  size_t i = 0, n = text.size();
-  while (i < n) {
-    size_t start = i;
-    char c = text[i];
-    if (c == '/' && i + 1 < n && text[i + 1] == '/') {
-      while (i < n && text[i] != '\n') ++i;
-      continue;
-    }
-    if (c == '/' && i + 1 < n && text[i + 1] == '*') {
-      size_t end = text.find("*/", i + 2);
-      i = end == std::string::npos ? n : end + 2;
-      continue;
-    }
-    if (is_space(c)) {
-      while (i < n && is_space(text[i])) ++i;
-    } else if (is_identifier_start(c)) {
-      while (i < n && is_identifier_char(text[i])) ++i;
-    } else if (std::isdigit(static_cast<unsigned char>(c)) ||
-               (c == '.' && i + 1 < n && std::isdigit(static_cast<unsigned char>(text[i + 1])))) {
-      ++i;
-      while (i < n && (is_identifier_char(text[i]) || text[i] == '.' ||
-                       ((text[i] == '+' || text[i] == '-') &&
-                        std::string("eEpP").find(text[i - 1]) != std::string::npos))) {
-        ++i;
-      }
-    } else if (c == '"' || c == '\'') {
-      ++i;
-      while (i < n && text[i] != c) i += text[i] == '\\' ? 2 : 1;
-      i = std::min(i + 1, n);
-    } else {
-      ++i;
-    }
-    tokens.push_back(text.substr(start, i - start));
-  }
+  for_each_token(text, [&](std::string_view token) { tokens.emplace_back(token); });
   return tokens;
 }
 
-// The tokens of a definition, its temporaries (t<id>, and the CUDA emitter's vectors
-// kiln_v<id>, numbered by the loop IR's values, whose count before a kernel can vary with the
-// sizes) renamed t0, t1, ... (kiln_v0, ...) in order of appearance: two definitions alike up
-// to those names compare equal, and the renamed one is the same code.
-std::vector<std::string> piece_tokens(const std::string& piece) {
-  std::vector<std::string> tokens = tokenize(piece);
-  std::map<std::string, std::string> names;
-  std::map<std::string, size_t> counts;  // by prefix
-  for (std::string& token : tokens) {
+// A definition's temporaries (t<id>, and the CUDA emitter's vectors kiln_v<id>, numbered by the
+// loop IR's values, whose count before a kernel can vary with the sizes) renamed t0, t1, ...
+// (kiln_v0, ...) in order of appearance: two definitions alike up to those names compare
+// equal, and the renamed one is the same code. The names are views into the definition.
+class Temporaries {
+ public:
+  // The prefix of `token` when it names a temporary, or an empty view.
+  static std::string_view prefix(std::string_view token) {
+    if (token.empty() || (token[0] != 't' && token[0] != 'k')) return {};  // most tokens
     for (std::string_view prefix : {std::string_view("t"), std::string_view("kiln_v")}) {
-      if (token.size() <= prefix.size() || !token.starts_with(prefix) ||
-          !std::all_of(token.begin() + static_cast<long>(prefix.size()), token.end(),
-                       [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }))
-        continue;
-      auto found = names.find(token);
-      if (found == names.end()) {
-        const std::string name(prefix);
-        found = names.emplace(token, name + std::to_string(counts[name]++)).first;
-      }
-      token = found->second;
-      break;
+      if (token.size() > prefix.size() && token.starts_with(prefix) &&
+          std::all_of(token.begin() + static_cast<long>(prefix.size()), token.end(),
+                      [](char c) { return is_digit(c); }))
+        return prefix;
     }
+    return {};
   }
+  // The number temporary `token` (of that prefix) is renamed to.
+  size_t number(std::string_view token, std::string_view prefix) {
+    auto found = numbers_.find(token);
+    if (found == numbers_.end())
+      found = numbers_.emplace(token, counts_[prefix.size() == 1 ? 0 : 1]++).first;
+    return found->second;
+  }
+  // `token` renamed (itself when it is no temporary).
+  std::string renamed(std::string_view token) {
+    std::string_view of = prefix(token);
+    return of.empty() ? std::string(token) : std::string(of) + std::to_string(number(token, of));
+  }
+
+ private:
+  std::unordered_map<std::string_view, size_t> numbers_;
+  size_t counts_[2] = {0, 0};
+};
+
+// The tokens of a definition, its temporaries renamed (Temporaries).
+std::vector<std::string> piece_tokens(const std::string& piece) {
+  std::vector<std::string> tokens;
+  Temporaries names;
+  for_each_token(piece, [&](std::string_view token) { tokens.push_back(names.renamed(token)); });
   return tokens;
 }
 
 // Digits, and the `ll` suffix the printer gives an int64 constant (`(int64_t)-3ll`).
-bool is_integer_literal(const std::string& token) {
+bool is_integer_literal(std::string_view token) {
   const size_t digits = token.size() > 2 && token.ends_with("ll") ? token.size() - 2 : token.size();
   if (digits == 0 || digits > 18) return false;  // fits int64
   for (size_t k = 0; k < digits; ++k)
-    if (!std::isdigit(static_cast<unsigned char>(token[k]))) return false;
+    if (!is_digit(token[k])) return false;
   return true;
 }
 
@@ -142,7 +175,7 @@ bool is_local_array_bound(const std::vector<std::string>& tokens, size_t t) {
   while (first < t && is_whitespace(tokens[first])) ++first;
   const std::string name = token_at(tokens, previous(tokens, t, 1));
   return tokens[first] == "alignas" && token_at(tokens, previous(tokens, t, 0)) == "[" &&
-         name.size() > 1 && name[0] == 'h' && std::isdigit(static_cast<unsigned char>(name[1]));
+         name.size() > 1 && name[0] == 'h' && is_digit(name[1]);
 }
 
 // The line of token `t`.
@@ -358,6 +391,8 @@ std::optional<SizeGenericSource> size_generic_source(const SourcePieces& hint,
   return generic;
 }
 
+// Checked on every call of a new size (a decoder's every token): the source's tokens are
+// compared as they are scanned, as views, without a copy of each.
 std::optional<std::vector<int64_t>> size_table(const SizeGenericSource& generic,
                                                const SourcePieces& source, std::string& why) {
   if (source.form != generic.form || source.prefix != generic.prefix || source.pieces.size() != generic.tokens.size()) {
@@ -368,37 +403,54 @@ std::optional<std::vector<int64_t>> size_table(const SizeGenericSource& generic,
   table.reserve(generic.parameters.size());
   size_t next = 0, next_capacity = 0;  // the next parameter and capacity, in (piece, token) order
   for (size_t p = 0; p < generic.tokens.size(); ++p) {
-    std::vector<std::string> tokens = piece_tokens(source.pieces[p]);
     const std::vector<std::string>& expected = generic.tokens[p];
-    if (tokens.size() != expected.size()) {
-      why = "the schedule for these sizes has another shape: " + first_difference(expected, tokens);
-      return std::nullopt;
-    }
-    for (size_t t = 0; t < tokens.size(); ++t) {
-      bool parameter = next < generic.parameters.size() && generic.parameters[next].piece == p &&
-                       generic.parameters[next].token == t;
-      bool capacity = next_capacity < generic.capacities.size() &&
-                      generic.capacities[next_capacity].piece == p &&
-                      generic.capacities[next_capacity].token == t;
+    Temporaries names;
+    size_t t = 0;
+    bool same = true;  // so far
+    for_each_token(source.pieces[p], [&](std::string_view token) {
+      if (!same) return;
+      if (t == expected.size()) {
+        same = false;
+        why = "the schedule for these sizes has another shape: " +
+              first_difference(expected, piece_tokens(source.pieces[p]));
+        return;
+      }
+      const bool parameter = next < generic.parameters.size() &&
+                             generic.parameters[next].piece == p &&
+                             generic.parameters[next].token == t;
+      const bool capacity = next_capacity < generic.capacities.size() &&
+                            generic.capacities[next_capacity].piece == p &&
+                            generic.capacities[next_capacity].token == t;
+      int64_t value = 0;
+      const bool integer = is_integer_literal(token);
+      if (integer) std::from_chars(token.data(), token.data() + token.size(), value);
       if (capacity) {
-        if (!is_integer_literal(tokens[t]) || std::stoll(tokens[t]) > sched::cpu::kMaxHoistedElements) {
-          why = "a local array of these sizes is larger than the generic code's";
-          return std::nullopt;
-        }
+        same = integer && value <= sched::cpu::kMaxHoistedElements;
+        if (!same) why = "a local array of these sizes is larger than the generic code's";
         ++next_capacity;
       } else if (parameter) {
-        if (!is_integer_literal(tokens[t])) {
-          why = "the code for these sizes differs in more than integers";
-          return std::nullopt;
-        }
-        table.push_back(std::stoll(tokens[t]));
+        same = integer;
+        if (!same) why = "the code for these sizes differs in more than integers";
+        table.push_back(value);
         ++next;
-      } else if (tokens[t] != expected[t]) {
-        why = "the code for these sizes differs where the generic code has '" + expected[t] +
-              "' (here '" + tokens[t] + "')";
-        return std::nullopt;
+      } else {
+        const std::string_view of = Temporaries::prefix(token);
+        const std::string_view wanted = expected[t];
+        same = of.empty() ? token == wanted
+                          : wanted.starts_with(of) &&
+                                wanted.substr(of.size()) == std::to_string(names.number(token, of));
+        if (!same)
+          why = "the code for these sizes differs where the generic code has '" + expected[t] +
+                "' (here '" + names.renamed(token) + "')";
       }
+      ++t;
+    });
+    if (same && t != expected.size()) {
+      same = false;
+      why = "the schedule for these sizes has another shape: " +
+            first_difference(expected, piece_tokens(source.pieces[p]));
     }
+    if (!same) return std::nullopt;
   }
   return table;
 }

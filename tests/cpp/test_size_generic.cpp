@@ -506,6 +506,40 @@ TEST(SizeParameters, TemporariesRenumberedAreTheSameCode) {
                    .has_value());
 }
 
+// size_table reads a size's source as size_generic_source read the hint's: comments are no
+// code, temporaries of either kind are renumbered, and any other token must be the generic
+// code's (a missing or extra token, a name where a literal is read, a literal where a name is).
+TEST(SizeParameters, ASizesTableIsReadFromItsOwnTokens) {
+  std::string why;
+  // `a = b * c;` after a declaration that reads element n, each line after a comment.
+  auto body = [](const std::string& t, const std::string& n, const std::string& a,
+                 const std::string& b, const std::string& c, const std::string& comment) {
+    return "  // " + comment + "\n  const double " + t + " = a0[" + n + "]; /* " + comment +
+           " */\n  " + a + " = " + b + " * " + c + ";\n";
+  };
+  std::optional<SizeGenericSource> generic = size_generic_source(
+      kernel_source(body("t75", "8", "kiln_v76", "t75", "t75", "8")),
+      {kernel_source(body("t78", "9", "kiln_v79", "t78", "t78", "9"))}, why);
+  ASSERT_TRUE(generic.has_value()) << why;
+  std::optional<std::vector<int64_t>> table = size_table(
+      *generic, kernel_source(body("t3", "12", "kiln_v4", "t3", "t3", "other (words) [12]")), why);
+  ASSERT_TRUE(table.has_value()) << why;
+  EXPECT_EQ(*table, std::vector<int64_t>{12});
+  auto refuses = [&](const std::string& source_body) {
+    return !size_table(*generic, kernel_source(source_body), why).has_value();
+  };
+  EXPECT_FALSE(refuses(body("t1", "12", "kiln_v2", "t1", "t1", ""))) << why;
+  EXPECT_TRUE(refuses(body("t1", "12", "kiln_v2", "t1", "t1", "") + "  y;\n"));
+  EXPECT_TRUE(refuses(body("t1", "12", "kiln_v2", "t1", "t1", "").substr(0, 60)));
+  EXPECT_TRUE(refuses(body("t1", "t2", "kiln_v2", "t1", "t1", "")));
+  EXPECT_TRUE(refuses(body("t1", "12", "kiln_v2", "t1", "3", "")));
+  EXPECT_TRUE(refuses(body("t1", "12", "kiln_v2", "t1", "t2", "")));
+  EXPECT_TRUE(refuses(body("t1", "12", "kiln_v2", "t1", "kiln_v2", "")));
+  EXPECT_TRUE(refuses(body("t1", "12", "t2", "t1", "t1", "")));
+  EXPECT_NE(why.find("differs where the generic code has 'kiln_v0' (here 't1')"), std::string::npos)
+      << why;
+}
+
 TEST(SizeParameters, ConstantsCppNeedsAndOtherDifferencesRefuse) {
   std::string why;
   auto refuses = [&](const std::string& a, const std::string& b) {
