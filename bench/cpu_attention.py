@@ -4,12 +4,18 @@ calls each, from one process, each checked against eager:
 
     python bench/cpu_attention.py
     python bench/cpu_attention.py --backends kiln --repeat 50
+    python bench/cpu_attention.py --one-thread   # CPU time of one thread: steadier when loaded
 """
 import argparse
+import os
+import sys
 import time
 
-import torch
-import torch.nn.functional as F
+if "--one-thread" in sys.argv:  # before torch and kiln start their thread pools
+    os.environ["OMP_NUM_THREADS"] = "1"
+
+import torch  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
 
 # name: (batch, heads, length, features, causal, masked)
 SHAPES = {
@@ -20,13 +26,13 @@ SHAPES = {
 }
 
 
-def best_ms(function, arguments, repeat):
+def best_ms(function, arguments, repeat, clock):
     function(*arguments)
     times = []
     for _ in range(repeat):
-        start = time.perf_counter()
+        start = clock()
         function(*arguments)
-        times.append(time.perf_counter() - start)
+        times.append(clock() - start)
     return min(times) * 1e3
 
 
@@ -34,7 +40,13 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--backends", default="kiln,inductor")
     parser.add_argument("--repeat", type=int, default=20)
+    parser.add_argument("--one-thread", action="store_true",
+                        help="one thread each, timed by the process's CPU time")
     args = parser.parse_args()
+    clock = time.perf_counter
+    if args.one_thread:
+        torch.set_num_threads(1)
+        clock = time.process_time
     torch.manual_seed(0)
     with torch.no_grad():
         for name, (batch, heads, length, features, causal, masked) in SHAPES.items():
@@ -44,12 +56,12 @@ def main():
             def attend(q, k, v, mask):
                 return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, is_causal=causal)
             want = attend(q, k, v, mask)
-            row = [f"{name}: eager {best_ms(attend, (q, k, v, mask), args.repeat):.3f} ms"]
+            row = [f"{name}: eager {best_ms(attend, (q, k, v, mask), args.repeat, clock):.3f} ms"]
             for backend in args.backends.split(","):
                 torch._dynamo.reset()
                 compiled = torch.compile(attend, backend=backend)
                 error = (compiled(q, k, v, mask) - want).abs().max().item()
-                row.append(f"{backend} {best_ms(compiled, (q, k, v, mask), args.repeat):.3f} ms "
+                row.append(f"{backend} {best_ms(compiled, (q, k, v, mask), args.repeat, clock):.3f} ms "
                            f"(max error {error:.1e})")
             print(", ".join(row), flush=True)
 
