@@ -26,7 +26,8 @@ Graph breaks (a value the trace cannot know: bool(), float(), .item(), an unsupp
 Either way the break is logged (KILN_LOGS=graph_breaks) and counted by kiln.explain.
 
 Mutation: the tracer rebinds a tracer's tensor on an in-place update; an input whose tensor
-changed is an extra graph output that the C++ call path copies back into the caller's array.
+changed is an extra graph output that the C++ call path copies back into the caller's array
+(and a call that raises leaves what NumPy's would: kiln._raising_calls).
 Globals, closures, self (kiln._environment): arrays and static values read through the
 function's globals and closure cells, arrays in the globals of the helper functions it calls,
 and, for a bound method, the attributes of self it and the methods it calls name, are
@@ -46,6 +47,8 @@ from ._arguments import DYNAMIC_DTYPES
 from ._arguments import eager_reason
 from ._caller_state import ChangesCallerState, Saved, checked_output_spec, with_assigned
 from ._config import config
+from ._raising_calls import (CHECK_ERRORS, LEAKED, NOT_AN_ARRAY, RaisingCalls, handles_exceptions,
+                             written_inputs)
 from ._dynamic_numbers import DynamicNumbers
 from ._environment import Environment, with_numpy_names
 from ._trace_stores import CellStores, GlobalStores
@@ -59,30 +62,6 @@ EAGER = _kiln.EAGER
 RETRACE = _kiln.RETRACE
 Unsupported = _kiln.Unsupported
 CompilerError = _kiln.CompilerError
-# What runtime checks raise when the graph runs (NumPy 1.x's LinAlgError is no ValueError).
-_CHECK_ERRORS = (IndexError, ValueError, OverflowError, RuntimeError, ZeroDivisionError,
-                 np.linalg.LinAlgError)
-
-
-_LEAKED = "the function raised after storing a traced value where the caller sees it"
-# NumPy's error for an __array__ that returned something else than an ndarray (a traced one).
-_NOT_AN_ARRAY = "__array__ method not producing an array"
-
-
-def _handles_exceptions(fn):
-    """Whether `fn`'s code (or code nested in it) has exception handlers (try, with): a runtime
-    check of its graph raises at the call, outside them."""
-    code = getattr(fn, "__code__", None)
-    if code is None:
-        return True  # a callable object: its handlers are not known
-    pending = [code]
-    while pending:
-        code = pending.pop()
-        if getattr(code, "co_exceptiontable", b"x"):
-            return True
-        pending.extend(c for c in code.co_consts if isinstance(c, types.CodeType))
-    return False
-
 
 # Entries one compiled function keeps in memory (each holds a loaded library, and every call
 # walks their guards): past it, the least recently matched is dropped and rebuilt from the disk
@@ -110,12 +89,11 @@ def _reduce_compiled(compiled):
 
 
 _kiln.CompiledCall.__reduce__ = _reduce_compiled
-
 # Every live compiled function, for kiln.reset().
 _all_functions = weakref.WeakSet()
 
 
-class CompiledFunction:
+class CompiledFunction(RaisingCalls):
     """The state behind one kiln.compile(fn): its GuardedCache, counters and explain records."""
 
     def __init__(self, fn, mode, fullgraph, options, dynamic=None):
@@ -153,20 +131,11 @@ class CompiledFunction:
         """The callable kiln.compile returns: a C++ object whose call runs the guarded cache
         directly (src/python/compiled_call.cpp); misses come back to call_slow."""
         compiled = _kiln.CompiledCall(self.cache, self.fn, self.call_slow, self.call_traced,
-                                      self.writes_arguments or _handles_exceptions(self.fn))
+                                      self.writes_arguments or handles_exceptions(self.fn))
         functools.update_wrapper(compiled, self.fn)
         compiled._kiln_function = self
         self.wrappers.add(compiled)
         return compiled
-
-    def _note_writes_arguments(self):
-        """An entry writes the caller's arrays: a runtime check's error (raised before any
-        write-back) reruns the call eagerly, where NumPy makes the writes before the failing
-        op raises (`x += 1; x[i]` with i out of bounds left x as it was)."""
-        if not self.writes_arguments:
-            self.writes_arguments = True
-            for wrapper in self.wrappers:
-                wrapper.eager_on_check_error = True
 
     def call_slow(self, args, kwargs):
         if self.environment.code_replaced():
@@ -247,19 +216,11 @@ class CompiledFunction:
                 # The trace changed what the guards read (a dict entry the function increments):
                 # this call's graph runs on the arrays it traced; the next call traces again.
                 return traced.run()
-        except _CHECK_ERRORS as error:
+        except CHECK_ERRORS as error:
             if not self._reruns_on(error, traced):
                 raise
             return self.fn(*args, **kwargs)
         return result
-
-    def _reruns_on(self, error, traced):
-        """Whether the call that raised `error` running `traced` runs again eagerly: a runtime
-        check's error, raised before any result or write-back, in a function with handlers
-        (its `except` sees NumPy's error) or one that writes its arguments (NumPy writes them
-        before the failing op), as the fast path does (src/python/compiled_call.cpp)."""
-        return not isinstance(error, (CompilerError, Unsupported)) and bool(
-            traced.mutations or _handles_exceptions(self.fn))
 
     def call_traced(self, args, kwargs):
         """A call that matches a retrace entry: the function runs again with tracers; each graph
@@ -291,7 +252,7 @@ class CompiledFunction:
             return self.fn(*args, **kwargs)
         try:
             result = traced.run()
-        except _CHECK_ERRORS as error:
+        except CHECK_ERRORS as error:
             if not self._reruns_on(error, traced):
                 raise
             return self.fn(*args, **kwargs)
@@ -381,15 +342,7 @@ class CompiledFunction:
         context.random_states = _random_state.snapshot(self.fn, leaves)
         stores = GlobalStores(self.environment.global_stores, attributes.copies,
                               self.environment.globals_ids, location_of(self.fn))
-
-        def leaked():
-            """Whether the caller's objects hold traced values (`o.val = x.sum()` before the
-            function raised): NumPy's call, run eagerly after the caller's state is put back
-            (the trace is given up), raises with them holding values. Not under fullgraph,
-            where the user's exception goes on as it is."""
-            return not self.fullgraph and _pytree.changed_copies(
-                spec, traced_leaves, traced_tree, original,
-                lambda value: tracer.unwrap(value) is not None)
+        leaked = functools.partial(self._leaked, spec, traced_leaves, traced_tree, original, tracer)
         try:
             try:
                 try:
@@ -440,15 +393,13 @@ class CompiledFunction:
                 raise
             return self._give_up(args, kwargs, f"unsupported: {error}", "", guard)
         except (ValueError, TypeError, IndexError) as error:
-            if type(error) is ValueError and _NOT_AN_ARRAY in str(error):
+            if type(error) is ValueError and NOT_AN_ARRAY in str(error):
                 # NumPy's C code called an object's __array__ (np.add(o, 1), no traced operand
                 # to dispatch on), which returned a traced array (o's array, an input): eager
-                return self._give_up(args, kwargs, "NumPy converted an object whose __array__ "
-                                     "returns an array the trace holds", location_of(self.fn),
-                                     guard)
-            if leaked():
-                return self._give_up(args, kwargs, _LEAKED, location_of(self.fn), None)
-            self._write_back_before_raising(context, tracer, inputs)
+                return self._give_up(args, kwargs, "NumPy converted an object whose __array__ returns "
+                                     "an array the trace holds", location_of(self.fn), guard)
+            if self._gives_up_raising(leaked, context, tracer, inputs):
+                return self._give_up(args, kwargs, LEAKED, location_of(self.fn), None)
             if context.pending is not None:  # ours, swallowed and replaced by NumPy
                 raise context.pending from None
             named = located(error)
@@ -458,17 +409,11 @@ class CompiledFunction:
         except (NeedsStatic, _SegmentLimit, CompilerError, GraphBreak):
             raise
         except Exception:  # the user's code raised (ZeroDivisionError, its own exception)
-            if leaked():
-                return self._give_up(args, kwargs, _LEAKED, location_of(self.fn), None)
-            self._write_back_before_raising(context, tracer, inputs)
+            if self._gives_up_raising(leaked, context, tracer, inputs):
+                return self._give_up(args, kwargs, LEAKED, location_of(self.fn), None)
             raise
 
-        mutations = []  # (graph input, output): written back into the caller's memory
-        for position, (tensor, tracer_object) in enumerate(inputs):
-            current = tracer.unwrap(tracer_object)
-            if current is not None and current.id != tensor.id:
-                mutations.append((position, len(outputs)))
-                outputs.append(current)
+        mutations = written_inputs(tracer, inputs, outputs)
         if any(_aliasing.overlaps_itself(real_arrays[position]) for position, _ in mutations):
             return self._give_up(args, kwargs, "an array whose own elements share memory "
                                  "(as_strided) is written", location_of(self.fn), guard)
@@ -510,33 +455,6 @@ class CompiledFunction:
                 _kiln.log("guards", f"guards of {self.name} ({location_of(self.fn)}), entry "
                           f"{len(self.cache)}:\n{guards}")
         return _Traced(compiled, context.real_arrays, output_spec, mutations, retrace, reads)
-
-    def _write_back_before_raising(self, context, tracer, inputs):
-        """The function raised part-way through its trace: eager NumPy had written the caller's
-        arrays the trace updated before the exception, so the graph of those writes runs (into
-        the caller's arrays), then the exception goes on. Without it the arrays were left as
-        they were before the call (`x += 1; x[10]` raised with x unchanged). An earlier
-        runtime check that fails raises its error instead, as NumPy's would come first."""
-        outputs, mutations = [], []
-        for position, (tensor, tracer_object) in enumerate(inputs):
-            current = tracer.unwrap(tracer_object)
-            if current is not None and current.id != tensor.id:
-                mutations.append((position, len(outputs)))
-                outputs.append(current)
-        if not mutations or any(_aliasing.overlaps_itself(context.real_arrays[position])
-                                for position, _ in mutations):
-            return
-        _, output_spec = self._outputs(context, tracer, None)
-        try:
-            if context.broke:
-                compiled, _, reads = self._compile_segment(context, outputs)
-            else:
-                compiled, reads = _kiln.compile_graph(context.trace, outputs, context.strides,
-                                                      context.options), None
-        except (Unsupported, CompilerError, _SegmentLimit):
-            return  # kiln's own limits: the exception goes on without the writes
-        _Traced(compiled, context.real_arrays, output_spec, mutations, context.broke,
-                reads).run()
 
     def _compile_segment(self, context, outputs):
         """The compiled segment of the trace with these outputs, from the memo: (compiled,

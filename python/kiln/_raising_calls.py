@@ -1,0 +1,119 @@
+"""What a compiled call leaves behind when it raises: NumPy's state. NumPy runs a function line
+by line, so an exception leaves the caller's arrays written up to the failing line and lets the
+function's own `except` see NumPy's error; a compiled graph checks and writes at its end. Each
+way a call can raise is answered here, as a part of CompiledFunction (kiln._compile):
+- a runtime check's error (an index out of bounds) in a function with handlers or one that
+  writes its arguments: the call runs again eagerly (`_reruns_on`; the C++ fast path the same,
+  src/python/compiled_call.cpp, once `_note_writes_arguments` set it);
+- an exception while tracing (the user's `raise`, shapes that do not broadcast): the writes the
+  trace made before it run into the caller's arrays first (`_write_back_before_raising`);
+- a traced value stored where the caller sees it before the raise: the trace is given up
+  (LEAKED, kiln._compile).
+"""
+import types
+
+import numpy as np
+
+from . import _aliasing, _kiln, _pytree
+from ._retrace import _SegmentLimit, _Traced
+
+Unsupported = _kiln.Unsupported
+CompilerError = _kiln.CompilerError
+
+# What runtime checks raise when the graph runs (NumPy 1.x's LinAlgError is no ValueError).
+CHECK_ERRORS = (IndexError, ValueError, OverflowError, RuntimeError, ZeroDivisionError,
+                np.linalg.LinAlgError)
+
+
+LEAKED = "the function raised after storing a traced value where the caller sees it"
+# NumPy's error for an __array__ that returned something else than an ndarray (a traced one).
+NOT_AN_ARRAY = "__array__ method not producing an array"
+
+
+def handles_exceptions(fn):
+    """Whether `fn`'s code (or code nested in it) has exception handlers (try, with): a runtime
+    check of its graph raises at the call, outside them."""
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        return True  # a callable object: its handlers are not known
+    pending = [code]
+    while pending:
+        code = pending.pop()
+        if getattr(code, "co_exceptiontable", b"x"):
+            return True
+        pending.extend(c for c in code.co_consts if isinstance(c, types.CodeType))
+    return False
+
+
+def written_inputs(tracer, inputs, outputs):
+    """The (graph input, output) pairs of the inputs the trace wrote (their tensor rebound), each
+    value appended to `outputs`: what is written back into the caller's arrays."""
+    mutations = []
+    for position, (tensor, tracer_object) in enumerate(inputs):
+        current = tracer.unwrap(tracer_object)
+        if current is not None and current.id != tensor.id:
+            mutations.append((position, len(outputs)))
+            outputs.append(current)
+    return mutations
+
+
+class RaisingCalls:
+    """CompiledFunction's answers to a call that raises (its fn, wrappers, writes_arguments,
+    _outputs and _compile_segment)."""
+
+    def _note_writes_arguments(self):
+        """An entry writes the caller's arrays: a runtime check's error (raised before any
+        write-back) reruns the call eagerly, where NumPy makes the writes before the failing
+        op raises (`x += 1; x[i]` with i out of bounds left x as it was)."""
+        if not self.writes_arguments:
+            self.writes_arguments = True
+            for wrapper in self.wrappers:
+                wrapper.eager_on_check_error = True
+
+    def _leaked(self, spec, traced_leaves, traced_tree, original, tracer):
+        """Whether the caller's objects hold traced values (`o.val = x.sum()` before the
+        function raised): NumPy's call, run eagerly after the caller's state is put back (the
+        trace is given up), raises with them holding values. Not under fullgraph, where the
+        user's exception goes on as it is."""
+        return not self.fullgraph and _pytree.changed_copies(
+            spec, traced_leaves, traced_tree, original,
+            lambda value: tracer.unwrap(value) is not None)
+
+    def _reruns_on(self, error, traced):
+        """Whether the call that raised `error` running `traced` runs again eagerly: a runtime
+        check's error, raised before any result or write-back, in a function with handlers
+        (its `except` sees NumPy's error) or one that writes its arguments (NumPy writes them
+        before the failing op), as the fast path does (src/python/compiled_call.cpp)."""
+        return not isinstance(error, (CompilerError, Unsupported)) and bool(
+            traced.mutations or handles_exceptions(self.fn))
+
+    def _gives_up_raising(self, leaked, context, tracer, inputs):
+        """Before an exception of the trace goes on: whether the trace is given up (`leaked()`:
+        the call then runs eagerly), else the writes it made before the exception run."""
+        if leaked():
+            return True
+        self._write_back_before_raising(context, tracer, inputs)
+        return False
+
+    def _write_back_before_raising(self, context, tracer, inputs):
+        """The function raised part-way through its trace: eager NumPy had written the caller's
+        arrays the trace updated before the exception, so the graph of those writes runs (into
+        the caller's arrays), then the exception goes on. Without it the arrays were left as
+        they were before the call (`x += 1; x[10]` raised with x unchanged). An earlier
+        runtime check that fails raises its error instead, as NumPy's would come first."""
+        outputs = []
+        mutations = written_inputs(tracer, inputs, outputs)
+        if not mutations or any(_aliasing.overlaps_itself(context.real_arrays[position])
+                                for position, _ in mutations):
+            return
+        _, output_spec = self._outputs(context, tracer, None)
+        try:
+            if context.broke:
+                compiled, _, reads = self._compile_segment(context, outputs)
+            else:
+                compiled, reads = _kiln.compile_graph(context.trace, outputs, context.strides,
+                                                      context.options), None
+        except (Unsupported, CompilerError, _SegmentLimit):
+            return  # kiln's own limits: the exception goes on without the writes
+        _Traced(compiled, context.real_arrays, output_spec, mutations, context.broke,
+                reads).run()
