@@ -4,7 +4,7 @@ extern convolution ops (oneDNN; OpenBLAS in float64). Their gradients are in _at
 import torch
 
 from .. import _kiln
-from ._aten_structure import _computing_float
+from ._aten_linear import _computing_float
 from ._aten_table import Unconvertible, cast, lowers, out_dtype, out_shape
 
 aten = torch.ops.aten

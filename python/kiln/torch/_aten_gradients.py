@@ -6,7 +6,7 @@ import torch
 
 from .. import _kiln
 from ._aten_convolution import transposed_convolution_fits
-from ._aten_structure import _computing_float
+from ._aten_linear import _computing_float
 from ._aten_table import Unconvertible, axis, cast, computing_dtype, lowers, meta, out_dtype
 
 aten = torch.ops.aten
