@@ -27,6 +27,10 @@ struct Options {
   int num_threads = 0;           // 0: OpenMP's default
   bool allow_reassociation = true;  // vectorised float reductions (DESIGN §3)
   std::string device = "cpu";       // cpu | cuda (needs an NVIDIA GPU and its driver)
+  // By output: the input whose memory it may be written into, or -1 (JAX's donation). The
+  // caller gives that input up: after a run it holds the output, or anything (a run returns
+  // the output as that input's array where kiln wrote it there, sched/donated_outputs.h).
+  std::vector<int32_t> donated;
 };
 
 // Text of the settings each mode selects and of every option, as kiln.list_* print them.

@@ -438,7 +438,11 @@ class CompiledFunction(RaisingCalls):
             if retrace:
                 compiled, _, reads = self._compile_segment(context, outputs)
             else:
-                compiled = _kiln.compile_graph(trace, outputs, strides, options)
+                # the arrays the function writes: kiln may write their new values into them
+                donated = [-1] * len(outputs)
+                for position, output in mutations:
+                    donated[output] = position
+                compiled = _kiln.compile_graph(trace, outputs, strides, options, donated=donated)
                 self._note_graph(compiled)
         except Unsupported as error:  # past kiln's bounds on compile work: eager, and why
             if not self.fullgraph:

@@ -47,6 +47,26 @@ class PooledResult:
                 and self.storage.nbytes() == self.nbytes)
 
 
+class _Absent:
+    """The pool's place for a result kiln writes into an input donated to it (no tensor of
+    its own: address 0, and the call returns the input)."""
+    __slots__ = ()
+    address = 0
+
+    @property
+    def tensor(self):
+        return self
+
+    def detach(self):
+        return None
+
+    def only_pool_holds(self):
+        return True
+
+
+_ABSENT = _Absent()
+
+
 def _use_count(torch):
     """A storage's use count by its address; torch builds without the counter: never free,
     every call a new tensor."""
@@ -55,7 +75,7 @@ def _use_count(torch):
 
 class ResultPool:
     """The pools of one compiled graph's results: `specs` (shape, torch dtype[, order]) per
-    result, where an order is the permutation callers see the row-major result through (a
+    result (None: none, kiln writes it into an input), where an order is the permutation callers see the row-major result through (a
     channels-last activation returned in its logical (N, C, ...) order): the pooled tensor has
     the permuted shape and strides over that row-major memory, so a call returns it with no
     permute."""
@@ -86,6 +106,9 @@ class ResultPool:
                 return taken
         taken = []
         for pooled, spec in zip(self.pools, self.specs):
+            if spec is None:  # written into its input
+                taken.append(_ABSENT)
+                continue
             for free in pooled:
                 if free.only_pool_holds():
                     break

@@ -20,6 +20,7 @@
 #include "ir/complex_lowering.h"
 #include "ir/cond.h"
 #include "ir/printer.h"
+#include "ir/shape.h"
 #include "ir/verifier.h"
 #include "passes/passes.h"
 #include "passes/pipeline.h"
@@ -31,6 +32,7 @@
 #include "runtime/executable_image.h"
 #include "runtime/private_files.h"
 #include "runtime/toolchain.h"
+#include "sched/donated_outputs.h"
 #include "sched/loop_passes.h"
 #include "sched/scheduler.h"
 #include "target/target.h"
@@ -61,13 +63,14 @@ std::string compile_key(const std::string& graph_text,
                         const std::vector<std::vector<int64_t>>& input_strides,
                         const Options& options, const target::Target& target,
                         const std::set<std::string>& disabled) {
-  std::ostringstream layouts, passes_off;
+  std::ostringstream layouts, passes_off, donated;
   for (const auto& strides : input_strides) {
     for (int64_t s : strides) layouts << s << ",";
     layouts << ";";
   }
   for (const std::string& name : disabled) passes_off << name << ",";
-  return runtime::cache_key({graph_text, layouts.str(), options.mode,
+  for (int32_t input : options.donated) donated << input << ",";
+  return runtime::cache_key({graph_text, layouts.str(), "donated " + donated.str(), options.mode,
                              options.allow_reassociation ? "reassociate" : "strict", target.key(),
                              passes_off.str(), runtime::Toolchain::system().identity(),
                              runtime::build_identity()});
@@ -103,17 +106,61 @@ void follow_decisions(sched::Program& program, const sched::Program& decisions) 
   }
 }
 
+// `donated` (by output: the input it may overwrite, or -1) where the output may live in that
+// input's memory: an input given once, of the output's dtype and shape, row-major, in a graph
+// without loops. Empty when none may.
+std::vector<int32_t> usable_donations(const ir::Graph& graph,
+                                      const std::vector<std::vector<int64_t>>& input_strides,
+                                      const std::vector<int32_t>& donated) {
+  // A graph loop's steps repeat; its carried values have their own in-place rules
+  // (sched/in_place.h), made for loop bodies.
+  if (std::any_of(graph.nodes().begin(), graph.nodes().end(),
+                  [](const ir::Node& node) { return node.op == ir::Op::loop; }))
+    return {};
+  std::vector<int32_t> usable(std::min(donated.size(), graph.outputs().size()), -1);
+  std::set<int32_t> given;
+  bool any = false;
+  for (size_t k = 0; k < usable.size(); ++k) {
+    const int32_t j = donated[k];
+    if (j < 0 || static_cast<size_t>(j) >= graph.inputs().size() || !given.insert(j).second)
+      continue;
+    const ir::Node &output = graph.node(graph.outputs()[k]),
+                   &input = graph.node(graph.inputs()[static_cast<size_t>(j)]);
+    if (output.dtype != input.dtype || output.shape != input.shape || !ir::is_static(input.shape))
+      continue;
+    if (static_cast<size_t>(j) < input_strides.size() && !input_strides[static_cast<size_t>(j)].empty()) {
+      const std::vector<int64_t>& strides = input_strides[static_cast<size_t>(j)];
+      const std::vector<int64_t> row_major = ir::contiguous_strides(input.shape);
+      bool same = strides.size() == row_major.size();
+      for (size_t d = 0; same && d < strides.size(); ++d)
+        same = input.shape[d].constant() == 1 || strides[d] == row_major[d];
+      if (!same) continue;
+    }
+    usable[k] = j;
+    any = true;
+  }
+  if (!any) usable.clear();
+  return usable;
+}
+
 }  // namespace
 
 sched::Program schedule_program(const ir::Graph& graph,
                                 const std::vector<std::vector<int64_t>>& input_strides,
                                 const target::Target& target,
                                 const std::set<std::string>& disabled,
+                                const std::vector<int32_t>& donated, size_t checks,
                                 const sched::Program* decisions) {
   std::vector<std::string> fusion_notes;
+  // A GPU run tests its checks after the call (cuda_executable.h): a failed one would leave the
+  // donated inputs written by a call that raised.
+  const std::vector<int32_t> usable =
+      checks > 0 && target.kind != target::DeviceKind::Cpu
+          ? std::vector<int32_t>{}
+          : usable_donations(graph, input_strides, donated);
   sched::Program program =
       run_stage("schedule", [&] {
-        return sched::schedule(graph, input_strides, &fusion_notes, {},
+        return sched::schedule(graph, input_strides, &fusion_notes, usable,
                                sched::schedule_hints(target));
       });
   for (const std::string& note : fusion_notes) api::log(LogChannel::Schedule, "not fused: " + note);
@@ -131,6 +178,17 @@ sched::Program schedule_program(const ir::Graph& graph,
       api::log(LogChannel::Passes,
                pass.name + (changed ? ":\n" + sched::print_program(program) : ": unchanged"));
   }
+  // Last: it reorders the stores of the kernels it changes and reads their final indices.
+  if (!usable.empty()) {
+    bool changed = run_stage("write_donated_outputs",
+                             [&] { return sched::write_donated_outputs(program, usable); });
+    if (api::log_enabled(LogChannel::Passes))
+      api::log(LogChannel::Passes, std::string("write_donated_outputs") +
+                                       (changed ? ":\n" + sched::print_program(program)
+                                                : ": unchanged"));
+  }
+  if (!usable.empty() && !sched::checks_precede_input_writes(program, checks))
+    return schedule_program(graph, input_strides, target, disabled, {}, checks, decisions);
   if (api::log_enabled(LogChannel::Schedule))
     api::log(LogChannel::Schedule,
              "program for " + target.description() + ":\n" + sched::print_program(program));
@@ -448,7 +506,8 @@ std::unique_ptr<CompiledGraph> compile_graph_cuda(const ir::Graph& traced,
     }
   }
   sched::Program program =
-      schedule_program(tuned ? *tuned : result->graph, prepared.strides, target, disabled);
+      schedule_program(tuned ? *tuned : result->graph, prepared.strides, target, disabled,
+                       options.donated, checks.size());
   codegen::CudaSource source = run_stage(
       "emit", [&] { return codegen::emit_cuda(program, options, target, autotune); });
   CudaModules built =
@@ -502,7 +561,8 @@ std::unique_ptr<CompiledGraph> compile_graph(const ir::Graph& traced,
                             [&] { return choose_matmul_kernels(result->graph, options, choices); });
         }
         image->program =
-            schedule_program(tuned ? *tuned : result->graph, real_strides, target, disabled);
+            schedule_program(tuned ? *tuned : result->graph, real_strides, target, disabled,
+                             options.donated, checks.size());
         result->source = program_source(image->program, options, target, key, &result->graph,
                                         &image->kernels, &units);
         return result->source;

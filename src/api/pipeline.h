@@ -62,7 +62,10 @@ PreparedGraph prepare_graph(const ir::Graph& traced,
                             const std::vector<std::vector<int64_t>>& input_strides,
                             const std::set<std::string>& disabled,
                             passes::PassRecord* record = nullptr);
-// Scheduling and the target's loop passes: the Program the emitter prints. `decisions`: the
+// Scheduling and the target's loop passes: the Program the emitter prints; outputs written into
+// the inputs `donated` to them where they can be (Options::donated): where the graph's last
+// `checks` output pairs are runtime checks, on the CPU, when every check is computed before
+// the first write into an input (the run tests them there). `decisions`: the
 // program of the same graph at other sizes, whose choices made on sizes (parallel and SIMD
 // loops, lane splits) this one keeps where their kernels have the same statements
 // (size-generic code, api/size_generic_graph.h: a loop parallel at the hints stays parallel
@@ -71,6 +74,7 @@ sched::Program schedule_program(const ir::Graph& graph,
                                 const std::vector<std::vector<int64_t>>& input_strides,
                                 const target::Target& target,
                                 const std::set<std::string>& disabled,
+                                const std::vector<int32_t>& donated = {}, size_t checks = 0,
                                 const sched::Program* decisions = nullptr);
 // Canonical graph (or source) text + input layouts + options + target + passes + toolchain +
 // kiln's build: all that decides the generated code, so a hit may skip scheduling and emission.

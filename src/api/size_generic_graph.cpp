@@ -95,12 +95,14 @@ SizeGenericGraph::Emitted SizeGenericGraph::emit_unscoped(const std::vector<int6
   emitted.prepared = prepare_graph(specialized, input_strides_, disabled, &pass_record_);
   try {
     emitted.program = schedule_program(emitted.prepared.graph, emitted.prepared.strides,
-                                       *target_, disabled, decisions);
+                                       *target_, disabled, options_.donated, checks_.size(),
+                                       decisions);
   } catch (const Error&) {
     if (!pass_record_.replaying) throw;
     emitted.prepared = prepare_graph(specialized, input_strides_, disabled);  // all the passes
     emitted.program = schedule_program(emitted.prepared.graph, emitted.prepared.strides,
-                                       *target_, disabled, decisions);
+                                       *target_, disabled, options_.donated, checks_.size(),
+                                       decisions);
   }
   if (on_gpu())
     emitted.cuda_source = codegen::emit_cuda(emitted.program, options_, *target_);

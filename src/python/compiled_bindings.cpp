@@ -6,6 +6,7 @@
 #include <shared_mutex>
 
 #include <nanobind/stl/shared_ptr.h>
+#include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
@@ -92,7 +93,8 @@ Array borrow_cpu_tensor(nb::handle tensor, DType dtype, size_t position) {
 }
 
 std::shared_ptr<Compiled> compile(detail::Trace& trace, const std::vector<Tensor>& outputs,
-                                  nb::handle input_strides, nb::handle options, bool segment) {
+                                  nb::handle input_strides, nb::handle options, bool segment,
+                                  const std::vector<int32_t>& donated) {
   auto start = std::chrono::steady_clock::now();
   std::vector<std::vector<int64_t>> strides;
   if (!input_strides.is_none())
@@ -122,7 +124,8 @@ std::shared_ptr<Compiled> compile(detail::Trace& trace, const std::vector<Tensor
   // leaked tracer could still add nodes to the trace's), the options converted first.
   ir::Graph graph = segment ? std::move(part.graph) : trace.graph;
   std::vector<runtime::RuntimeCheck> checks = std::move(part.checks);
-  const Options compile_options = options_from_dict(options);
+  Options compile_options = options_from_dict(options);
+  compile_options.donated = donated;
   {
     GilReleased released;
     CompileSection section;
@@ -249,10 +252,13 @@ Array borrow_tensor(nb::handle tensor, const sched::Buffer& buffer, Device devic
 }
 
 // An output given by its address (the torch front end's pooled results, which it allocates
-// row-major from output_shapes, as the program's output buffers are laid out).
+// row-major from output_shapes, as the program's output buffers are laid out); 0: none (an
+// output written into its input, Compiled.in_place_outputs).
 Array borrow_address(nb::handle address, const sched::Buffer& buffer, Device device) {
-  return Array::borrow(reinterpret_cast<void*>(nb::cast<uintptr_t>(address)), buffer.dtype,
-                       buffer.shape, buffer.strides, nullptr, device);
+  const auto pointer = nb::cast<uintptr_t>(address);
+  if (pointer == 0) return Array();
+  return Array::borrow(reinterpret_cast<void*>(pointer), buffer.dtype, buffer.shape,
+                       buffer.strides, nullptr, device);
 }
 
 // The torch front end's call (the backend's, and wrap_numpy's on CUDA tensors): inputs read in
@@ -322,6 +328,10 @@ void bind_compiled(nb::module_& module) {
            "(tensors, or addresses of row-major blocks), allocated by the caller with "
            "output_shapes; on CUDA on `stream`, the TF32 flags torch's.")
       .def_prop_ro("output_shapes", &output_shapes)
+      .def_prop_ro("in_place_outputs",
+                   [](const Compiled& c) { return c.graph->executable->in_place_outputs(); },
+                   "(output, input) pairs: outputs written into the input donated to them; a run "
+                   "leaves such an output in its input (run_tensors writes no given tensor).")
       .def_prop_ro("kernels", [](const Compiled& c) { return c.kernel_names; })
       .def_prop_ro("kernel_count", [](const Compiled& c) { return c.kernel_names.size(); })
       .def_prop_ro("op_count", [](const Compiled& c) { return c.op_count; })
@@ -360,9 +370,11 @@ void bind_compiled(nb::module_& module) {
       "architecture and multiprocessor count, with no GPU needed (for reading the kernels).");
   module.def("compile_graph", &compile, nb::arg("trace"), nb::arg("outputs"),
              nb::arg("input_strides").none() = nb::none(), nb::arg("options").none() = nb::none(),
-             nb::arg("segment") = false,
+             nb::arg("segment") = false, nb::arg("donated") = std::vector<int32_t>{},
              "Runs the passes, the scheduler, codegen and the toolchain (or the disk cache) on "
              "the traced graph. input_strides: element strides per input, [] for contiguous. "
+             "donated: by output, the input whose memory it may be written into, or -1 "
+             "(Compiled.in_place_outputs says which were). "
              "segment: only what the outputs reach, run on the inputs segment_of names "
              "(python/graph_segments.h).");
 }

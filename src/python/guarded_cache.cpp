@@ -369,9 +369,21 @@ class GuardedCache {
         throw nb::value_error("kiln: assignment destination is read-only (an argument the "
                               "compiled function writes); nothing was written");
     std::vector<Array> outputs = compiled.run(inputs);
+    // The new values kiln wrote into the arguments themselves (sched/donated_outputs.h): the
+    // argument is the result, nothing to copy.
+    std::vector<int32_t> written_into(outputs.size(), -1);
+    for (const auto& [leaf, output] : mutations)
+      if (outputs[size_t(output)].data() != nullptr &&
+          outputs[size_t(output)].data() ==
+              PyArray_DATA(reinterpret_cast<PyArrayObject*>(arrays[size_t(leaf)].ptr())))
+        written_into[size_t(output)] = leaf;
     std::vector<nb::object> results;
     results.reserve(outputs.size());
     for (size_t i = 0; i < outputs.size(); ++i) {
+      if (written_into[i] >= 0) {
+        results.push_back(arrays[size_t(written_into[i])]);
+        continue;
+      }
       bool scalar = scalar_outputs != nullptr && i < scalar_outputs->size() &&
                     (*scalar_outputs)[i] && outputs[i].ndim() == 0;
       PyObject* converted = scalar ? to_numpy_scalar(outputs[i]) : to_numpy(std::move(outputs[i]));
@@ -379,6 +391,7 @@ class GuardedCache {
       results.push_back(nb::steal(converted));
     }
     for (const auto& [leaf, output] : mutations) {
+      if (written_into[size_t(output)] == leaf) continue;
       if (PyArray_CopyInto(reinterpret_cast<PyArrayObject*>(arrays[size_t(leaf)].ptr()),
                            reinterpret_cast<PyArrayObject*>(results[size_t(output)].ptr())) < 0)
         throw nb::python_error();

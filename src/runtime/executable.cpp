@@ -19,6 +19,7 @@
 #include "runtime/output_pool.h"
 #include "runtime/private_files.h"
 #include "runtime/thread_budget.h"
+#include "sched/donated_outputs.h"
 
 namespace kiln::runtime {
 namespace {
@@ -155,6 +156,12 @@ Executable::Executable(sched::Program program, std::vector<RuntimeCheck> checks,
     if (buffer.role == sched::BufferRole::Input || buffer.role == sched::BufferRole::Output)
       io_bytes_ += sched::buffer_bytes(buffer);
   }
+  for (size_t k = 0; k < program_.output_buffers.size(); ++k) {
+    const sched::Buffer& buffer = program_.buffers[static_cast<size_t>(program_.output_buffers[k])];
+    if (buffer.role == sched::BufferRole::Input)
+      in_place_outputs_.emplace_back(k, static_cast<size_t>(buffer.number));
+  }
+  first_input_write_ = sched::first_input_write(program_);
   ForkGuard& guard = ForkGuard::instance();
   std::lock_guard<std::mutex> lock(guard.mutex);
   guard.live.insert(this);
@@ -348,6 +355,16 @@ void Executable::check_output(const sched::Buffer& buffer, const Array& out) con
                                       " array of the result's shape");
 }
 
+void Executable::test_checks_before(size_t k, char* const* table) const {
+  if (k != first_input_write_) return;
+  for (const RuntimeCheck& check : checks_) {
+    const auto flag = static_cast<size_t>(program_.output_buffers[static_cast<size_t>(check.flag_output)]);
+    if (!*reinterpret_cast<const bool*>(table[flag])) continue;
+    const auto value = static_cast<size_t>(program_.output_buffers[static_cast<size_t>(check.value_output)]);
+    throw Error(check.kind, check.message(table[value]));
+  }
+}
+
 std::string RuntimeCheck::message(const void* values) const {
   std::string text = before;
   for (int64_t k = 0; k < value_count; ++k) {
@@ -359,7 +376,9 @@ std::string RuntimeCheck::message(const void* values) const {
   return text + after;
 }
 
-void Executable::finish_outputs(std::vector<Array>& outputs) const {
+void Executable::finish_outputs(const std::vector<Array>& inputs,
+                                std::vector<Array>& outputs) const {
+  for (const auto& [output, input] : in_place_outputs_) outputs[output] = inputs[input];
   for (const RuntimeCheck& check : checks_) {
     if (!*outputs[static_cast<size_t>(check.flag_output)].data_as<bool>()) continue;
     throw Error(check.kind, check.message(outputs[static_cast<size_t>(check.value_output)].data()));
@@ -397,7 +416,7 @@ void HostExecutable::run_real(const std::vector<Array>& inputs, std::vector<Arra
   if (settings_.autotune && !tuned_) autotune(table_.data());
   // The free-core budget only matters to parallel regions (and costs a clock read per call).
   run_steps(table_.data(), any_parallel_ ? thread_budget(settings_.threads) : 1);
-  finish_outputs(outputs);
+  finish_outputs(inputs, outputs);
 }
 
 void HostExecutable::run_kernel(size_t kernel, char* const* table, int threads) {
@@ -431,6 +450,7 @@ void HostExecutable::walk(char** table, int threads, Visit&& visit) {
 
 void HostExecutable::run_steps(char** table, int budget) {
   walk(table, std::min(settings_.threads, budget), [&](size_t k) {
+    test_checks_before(k, table);
     const sched::Step& step = program_.steps[k];
     if (step.kind == sched::StepKind::Kernel)
       run_kernel(static_cast<size_t>(step.kernel), table, std::min(step_threads_[k], budget));
@@ -445,7 +465,18 @@ void HostExecutable::run_steps(char** table, int budget) {
 // each, after the steps before it have produced its inputs (the first time it runs, inside a
 // loop); one thread is kept only when its best time beats all threads' by 10% (the
 // scheduler's choice stands on a tie, and timing noise must not flip it). Kernels only read
-// their inputs and write their outputs, so running one again gives the same result.
+// their inputs and write their outputs, so running one again gives the same result; but one
+// that writes into a donated input (sched/donated_outputs.h) reads what it wrote: not timed.
+namespace {
+
+bool writes_input(const sched::Program& program, const sched::Kernel& kernel) {
+  return std::any_of(kernel.buffers_written.begin(), kernel.buffers_written.end(), [&](int32_t b) {
+    return program.buffers[static_cast<size_t>(b)].role == sched::BufferRole::Input;
+  });
+}
+
+}  // namespace
+
 void HostExecutable::autotune(char** table) {
   using Clock = std::chrono::steady_clock;
   auto seconds = [&](size_t kernel, int threads) {
@@ -455,13 +486,15 @@ void HostExecutable::autotune(char** table) {
   };
   std::vector<bool> timed(program_.steps.size(), false);
   walk(table, settings_.threads, [&](size_t k) {
+    test_checks_before(k, table);
     const sched::Step& step = program_.steps[k];
     if (step.kind != sched::StepKind::Kernel) {
       externs::run_extern_call(step.call, program_.buffers, table);
       return;
     }
     size_t kernel = static_cast<size_t>(step.kernel);
-    if (!timed[k] && settings_.threads > 1 && has_parallel_region(program_.kernels[kernel].body)) {
+    if (!timed[k] && settings_.threads > 1 && has_parallel_region(program_.kernels[kernel].body) &&
+        !writes_input(program_, program_.kernels[kernel])) {
       run_kernel(kernel, table, settings_.threads);  // warm: caches, the thread team
       double one = 1e30, all = 1e30;
       for (int repeat = 0; repeat < 3; ++repeat) {

@@ -5,6 +5,7 @@
 // library on the CPU; runtime/cuda/cuda_executable.h runs CUDA modules.
 // Safe to run from several threads: runs of one Executable take turns (they share the arena).
 #pragma once
+#include <algorithm>
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -74,6 +75,13 @@ class Executable {
   const sched::Program& program() const { return program_; }
   const std::vector<int32_t>& input_buffers() const { return input_buffers_; }  // by input
   size_t output_count() const { return program_.output_buffers.size() - 2 * checks_.size(); }
+  // (output, input) for each output written into the memory of the input donated to it
+  // (sched/donated_outputs.h): a run returns that input's array as the output.
+  const std::vector<std::pair<size_t, size_t>>& in_place_outputs() const { return in_place_outputs_; }
+  bool written_in_place(size_t output) const {
+    return std::any_of(in_place_outputs_.begin(), in_place_outputs_.end(),
+                       [&](const auto& pair) { return pair.first == output; });
+  }
   // Threads each step runs its parallel regions on (the CPU's), before the busy-machine budget
   // (after autotuning: what it chose); empty on other devices.
   const std::vector<int>& step_threads() const { return step_threads_; }
@@ -87,13 +95,21 @@ class Executable {
   // array must be contiguous and match.
   Array allocate_output(const sched::Buffer& buffer);
   void check_output(const sched::Buffer& buffer, const Array& out) const;
-  // Throws the first failed RuntimeCheck's error; then drops the checks' outputs.
-  void finish_outputs(std::vector<Array>& outputs) const;
+  // The outputs written in place are their inputs' arrays; throws the first failed
+  // RuntimeCheck's error; then drops the checks' outputs.
+  void finish_outputs(const std::vector<Array>& inputs, std::vector<Array>& outputs) const;
 
   sched::Program program_;
   std::vector<RuntimeCheck> checks_;
   ExecutionSettings settings_;
   std::vector<int32_t> input_buffers_;  // by input number
+  std::vector<std::pair<size_t, size_t>> in_place_outputs_;
+  // The first step that writes an input (sched/donated_outputs.h): a run with checks tests
+  // them before it (test_checks_before).
+  size_t first_input_write_ = 0;
+  // Throws the first failed check's error when step `k` is the first write into an input,
+  // the checks' flags and values read where the run wrote them.
+  void test_checks_before(size_t k, char* const* table) const;
   std::vector<int> step_threads_;       // by step
   std::shared_ptr<OutputPool> output_pool_;  // reduce-overhead only
   std::mutex run_mutex_;

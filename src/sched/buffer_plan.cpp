@@ -9,31 +9,6 @@ namespace {
 
 constexpr int64_t kAlignment = 64;
 
-std::vector<int32_t> step_buffers(const Program& program, const Step& step, bool written) {
-  switch (step.kind) {
-    case StepKind::Kernel: {
-      const Kernel& k = program.kernels[static_cast<size_t>(step.kernel)];
-      return written ? k.buffers_written : k.buffers_read;
-    }
-    case StepKind::Extern:
-      return written ? std::vector<int32_t>{step.call.output} : step.call.inputs;
-    case StepKind::LoopBegin: {
-      if (written) return {step.loop.induction};
-      std::vector<int32_t> read;
-      for (int32_t b : {step.loop.start, step.loop.stop, step.loop.condition})
-        if (b >= 0) read.push_back(b);
-      return read;
-    }
-    case StepKind::LoopEnd: {
-      std::vector<int32_t> swapped{step.loop.induction};
-      for (const auto& [carried, next] : step.loop.swaps)
-        swapped.insert(swapped.end(), {carried, next});
-      return swapped;
-    }
-  }
-  return {};
-}
-
 // Inside a loop every iteration runs the body again: a buffer used in the body and also before
 // it stays live to the loop's end, and the two buffers of a swap share one live range (after
 // the loop either may hold the result).

@@ -83,6 +83,31 @@ void print_statements(std::ostringstream& out, const Kernel& k, const std::vecto
 
 }  // namespace
 
+std::vector<int32_t> step_buffers(const Program& program, const Step& step, bool written) {
+  switch (step.kind) {
+    case StepKind::Kernel: {
+      const Kernel& k = program.kernels[static_cast<size_t>(step.kernel)];
+      return written ? k.buffers_written : k.buffers_read;
+    }
+    case StepKind::Extern:
+      return written ? std::vector<int32_t>{step.call.output} : step.call.inputs;
+    case StepKind::LoopBegin: {
+      if (written) return {step.loop.induction};
+      std::vector<int32_t> read;
+      for (int32_t b : {step.loop.start, step.loop.stop, step.loop.condition})
+        if (b >= 0) read.push_back(b);
+      return read;
+    }
+    case StepKind::LoopEnd: {
+      std::vector<int32_t> swapped{step.loop.induction};
+      for (const auto& [carried, next] : step.loop.swaps)
+        swapped.insert(swapped.end(), {carried, next});
+      return swapped;
+    }
+  }
+  return {};
+}
+
 bool same_expr(const Kernel& kernel, ExprId a, ExprId b) {
   if (a == b) return true;
   if (a < 0 || b < 0) return false;

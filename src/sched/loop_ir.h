@@ -207,6 +207,9 @@ struct Program {
 // Bytes of `buffer`'s elements (shape times element size).
 int64_t buffer_bytes(const Buffer& buffer);
 
+// The buffers `step` writes (written) or reads: a kernel's, an extern call's operands or result,
+// a graph loop's bounds, induction variable and swapped buffers.
+std::vector<int32_t> step_buffers(const Program& program, const Step& step, bool written);
 // Whether two expressions of `kernel` compute the same thing, whatever their ids.
 bool same_expr(const Kernel& kernel, ExprId a, ExprId b);
 // Whether `test` holds for `root` or an expression it reads, each visited once: expressions are

@@ -129,6 +129,33 @@ def test_training_steps_match_eager(make, mode, exact_float32):
     expect_same_training(make, {**STRICT, "mode": mode}, 7, (1e-4, 1e-5), (1e-3, 1e-4))
 
 
+@pytest.mark.parametrize("mode", ["default", "reduce-overhead"])
+@pytest.mark.parametrize("capturable", [False, True])
+def test_compiled_adam_steps_write_in_place_on_the_gpu(mode, capturable):
+    """Parameters and moments written where they live (sched/donated_outputs.h), replayed
+    graphs included; with capturable=False the step counts are CPU tensors, copied in each
+    call, and keep the copy back."""
+    def parameters():
+        torch.manual_seed(5)
+        params = [torch.randn(65, 33, device="cuda"), torch.randn(1000, device="cuda")]
+        for p in params:
+            p.grad = torch.randn_like(p)
+        return params
+
+    params, eager_params = parameters(), parameters()
+    optimizer = torch.optim.Adam(params, lr=1e-2, capturable=capturable)
+    eager = torch.optim.Adam(eager_params, lr=1e-2, capturable=capturable)
+    step = torch.compile(optimizer.step, backend="kiln", mode=mode)
+    for _ in range(6):
+        step()
+        eager.step()
+    for p, q in zip(params, eager_params):
+        torch.testing.assert_close(p, q)
+    for state, eager_state in zip(optimizer.state.values(), eager.state.values()):
+        for key in state:
+            torch.testing.assert_close(state[key], eager_state[key])
+
+
 def test_cnn_training_with_tf32():
     """torch's default TF32 convolutions: channels-last activations and gradients, and
     channels-first weights, which cuDNN reorders (its fallback stages what it has no algorithm

@@ -502,9 +502,9 @@ def test_merged_loops_keep_a_wrap_of_their_index(monkeypatch):
     sources = []
     real = kiln._compile._kiln.compile_graph
 
-    def with_source(trace, outputs, strides, options):
+    def with_source(trace, outputs, strides, options, **kwargs):
         sources.append(kiln._kiln.cuda_source(trace, outputs, strides))
-        return real(trace, outputs, strides, options)
+        return real(trace, outputs, strides, options, **kwargs)
 
     monkeypatch.setattr(kiln._compile._kiln, "compile_graph", with_source)
     x = np.arange(12.0).reshape(3, 4)

@@ -177,10 +177,11 @@ def test_inference_graphs_skip_aotautograds_wrappers_only_when_nothing_needs_the
     assert len(used_general) == 3
 
 
-def test_mutated_inputs_are_copied_into_with_one_copy_per_dtype(monkeypatch):
+def test_mutated_inputs_are_written_in_place_with_no_copy(monkeypatch):
     """Batch norm's running statistics in a training step (and an input a no-grad function
-    updates in place) are written by kiln's graph, one _foreach_copy_ per dtype a call, not by
-    AOTAutograd's wrapper one copy_ each: the statistics as eager PyTorch's after each step."""
+    updates in place) are written by kiln's graph where they live (sched/donated_outputs.h),
+    not copied in by a _foreach_copy_ per dtype (where kiln cannot write in place): the
+    statistics as eager PyTorch's after each step."""
     copies = []
     foreach_copy = torch._foreach_copy_
     monkeypatch.setattr(torch, "_foreach_copy_",
@@ -197,8 +198,6 @@ def test_mutated_inputs_are_copied_into_with_one_copy_per_dtype(monkeypatch):
         reference(x).square().mean().backward()
         for name, value in reference.state_dict().items():
             torch.testing.assert_close(model.state_dict()[name], value, msg=name)
-    # a step: the two norms' means and variances (float32), their batch counts (int64)
-    assert [sorted(copies[k:k + 2]) for k in (0, 2, 4)] == [[2, 4]] * 3
 
     def accumulate(t, total):
         total.add_(t.sum(0))
@@ -207,7 +206,7 @@ def test_mutated_inputs_are_copied_into_with_one_copy_per_dtype(monkeypatch):
         total = torch.zeros(6)
         torch.compile(accumulate, backend="kiln")(torch.ones(4, 6), total)
     torch.testing.assert_close(total, torch.full((6,), 4.0))
-    assert copies[6:] == [1]
+    assert copies == []
 
 
 @pytest.mark.parametrize("mask", ["causal", "bool", "float"])

@@ -255,9 +255,9 @@ def test_saved_activations_stay_channels_last_and_the_backward_compiles_once(mon
     compiled_strides = []
     compile_graph = _kiln.compile_graph
 
-    def recording(trace, outputs, strides, options):
+    def recording(trace, outputs, strides, options, **kwargs):
         compiled_strides.append(strides)
-        return compile_graph(trace, outputs, strides, options)
+        return compile_graph(trace, outputs, strides, options, **kwargs)
     monkeypatch.setattr(_kiln, "compile_graph", recording)
     torch.manual_seed(0)
     model = SmallNet()

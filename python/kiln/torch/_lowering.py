@@ -20,6 +20,7 @@ from . import (_aten_attention, _aten_bags, _aten_convolution,  # noqa: F401 (fi
 from ._aten_table import (METADATA_ASSERTIONS, TABLE, LoweringContext, Unconvertible, cast,
                           kiln_dtype, meta, tensor_dtype_supported)
 from ._eager_refusals import refuses as eager_refuses
+from ._input_mutations import donations, write_mutations
 from ._graph_values import (float_arithmetic, is_float_arithmetic, is_scalar_input,
                             tensor_constant)
 from ._output_plan import inverse_permutation, output_plan
@@ -322,19 +323,6 @@ def _view(results, index, shape, strides, offset):
     return owner.as_strided(shape, strides, owner.storage_offset() + offset)
 
 
-def _copy_into(targets, values):
-    """targets[k].copy_(values[k]) for every k, one _foreach_copy_ per dtype: a list of mixed
-    dtypes (batch norm's float statistics and int64 batch counts) takes torch's slow path, a
-    copy_ each (60 a resnet18 training step, 0.45 ms of host time on a GPU)."""
-    by_dtype = {}
-    for target, value in zip(targets, values):
-        group = by_dtype.setdefault((target.dtype, value.dtype), ([], []))
-        group[0].append(target)
-        group[1].append(value)
-    for group_targets, group_values in by_dtype.values():
-        torch._foreach_copy_(group_targets, group_values)
-
-
 class CompiledGraph:
     """An FX graph compiled by kiln. Called with a list of torch tensors (AOTAutograd's boxed
     convention: `_boxed_call`), returns a list of torch tensors."""
@@ -385,6 +373,7 @@ class CompiledGraph:
         self._shifted = ()  # (input position, dimension) that must be >= 2 (symbolic graphs)
         self.layouts = {}  # input strides -> Compiled
         self._output_pool = None  # the ResultPool of the last call's compiled graph
+        self._in_place = ()  # its (kiln output, input position) written into the input
         self._output_dtypes = self._output_orders = None  # by kiln output, from the plan
         self._lazy_positions = None  # _resolved: inputs with torch's conjugate or negative bit
         self.draws = False  # a last input, the random key, drawn per call (_aten_random.py)
@@ -423,13 +412,22 @@ class CompiledGraph:
         self._set_plan(plan, single)
         if self._keep_record and outputs:
             self.record = (*_kiln.serialize_trace(trace, outputs), strides)
-        return self._compile_traced(trace, outputs, strides)
+        return self._compile_traced(trace, outputs, strides, inputs)
 
-    def _compile_traced(self, trace, outputs, strides):
+    def _donations(self, count, inputs):
+        """donations() of this graph's mutations: none with size symbols (a size's run returns
+        new arrays), nor on a GPU where the inputs are unknown (a warm-start record)."""
+        if self.symbolic or (self.on_cuda and inputs is None):
+            return [-1] * count
+        return donations(count, self._mutations, self.tensor_positions,
+                         inputs if self.on_cuda else None)
+
+    def _compile_traced(self, trace, outputs, strides, inputs=None):
         if not outputs:  # only inputs and constants come out: nothing for kiln to run
             compiled = None
         else:
-            compiled = _kiln.compile_graph(trace, outputs, strides, self.options)
+            compiled = _kiln.compile_graph(trace, outputs, strides, self.options,
+                                           donated=self._donations(len(outputs), inputs))
             if _kiln.log_enabled("perf"):
                 _kiln.log("perf", f"torch graph {self.name}: {compiled.op_count} ops, "
                           f"{compiled.kernel_count} kernels, compiled in "
@@ -499,14 +497,8 @@ class CompiledGraph:
         outputs = [results[value] if kind == 0 else args[value] if kind == 1 else
                    int(results[value]) if kind == 3 else _view(results, *value) if kind == 4
                    else value(args) if kind == 5 else value for kind, value in self._outputs]
-        if self._mutations:  # a _foreach_copy_ per dtype
-            lazy = self._lazy_positions  # _foreach_copy_ refuses negated targets: copy_ each
-            _copy_into([args[position] for _, position in self._mutations if position not in lazy],
-                       [results[index] for index, position in self._mutations
-                        if position not in lazy])
-            for index, position in self._mutations:
-                if position in lazy:
-                    args[position].copy_(results[index])
+        if self._mutations:
+            write_mutations(self._mutations, self._in_place, self._lazy_positions, args, results)
         return outputs
 
     def _run_eagerly(self, args):
@@ -539,6 +531,8 @@ class CompiledGraph:
                 if self.symbolic:
                     return self._run_symbolic(compiled, tensors)
                 pool = self._output_pool = self._result_pool(compiled)
+                self._in_place = [(index, self.tensor_positions[k])
+                                  for index, k in compiled.in_place_outputs]
             outputs, results = pool.take()
             addresses = [output.address for output in outputs]
             if self.on_cuda:
@@ -551,6 +545,8 @@ class CompiledGraph:
             if "strides" not in str(error):
                 raise
             return self._run(self._compile(args), args)
+        for index, position in self._in_place:  # written into the input itself
+            results[index] = args[position]
         return results
 
     def _output_dtype(self, index):
@@ -569,7 +565,9 @@ class CompiledGraph:
         return self._output_orders.get(index)
 
     def _result_pool(self, compiled):
-        specs = [(shape, self._output_dtype(index), self._output_order(index))
+        in_place = {index for index, _ in compiled.in_place_outputs}
+        specs = [None if index in in_place else
+                 (shape, self._output_dtype(index), self._output_order(index))
                  for index, shape in enumerate(compiled.output_shapes)]
         return ResultPool(torch, compiled, specs, self.device)
 

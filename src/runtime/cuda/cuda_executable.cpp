@@ -313,6 +313,19 @@ void CudaExecutable::run_real(const std::vector<Array>& inputs, std::vector<Arra
       cuda::copy_to_device(base, static_cast<const char*>(input.data()) + low * size, bytes, stream);
     entry = base - low * size;
   }
+  // An output written into a host input's device copy goes back into the input.
+  auto copy_back_in_place = [&] {
+    for (const auto& [output, k] : in_place_outputs_) {
+      const Array& input = inputs[k];
+      if (on_device_memory(k, input.data())) continue;
+      int64_t size = dtype_size(input.dtype());
+      auto [low, high] = element_span(input.shape(), input.strides());
+      if (high >= low)
+        cuda::copy_to_host(const_cast<char*>(static_cast<const char*>(input.data())) + low * size,
+                           table[static_cast<size_t>(input_buffers_[k])] + low * size,
+                           (high - low + 1) * size, stream);
+    }
+  };
   outputs.resize(program_.output_buffers.size());
   std::vector<int32_t> output_buffer(outputs.size(), -1);
   std::vector<std::shared_ptr<void>> device_outputs(outputs.size());  // host mode: copied back
@@ -364,7 +377,9 @@ void CudaExecutable::run_real(const std::vector<Array>& inputs, std::vector<Arra
   }
   // Host outputs are copied back; an output may be a loop's carried value, whose buffer the loop
   // swapped: read the table.
+  copy_back_in_place();
   for (size_t n = 0; n < outputs.size(); ++n) {
+    if (output_buffer[n] < 0) continue;  // written into its input (finish_outputs)
     size_t b = static_cast<size_t>(output_buffer[n]);
     if (check_block && check_offset_[n] >= 0) continue;
     if (output_on_device[n]) {
@@ -393,7 +408,7 @@ void CudaExecutable::run_real(const std::vector<Array>& inputs, std::vector<Arra
       }
   }
   if (!on_device) cuda::synchronize(stream);
-  finish_outputs(outputs);
+  finish_outputs(inputs, outputs);
 }
 
 namespace {

@@ -41,11 +41,13 @@ std::vector<bool> CudaExecutable::wanted_in_place(const std::vector<const void*>
     wanted[s] = addresses[s] != nullptr &&
                 (addresses[s] == last_addresses_[s] ||
                  (s >= inputs && addresses[s] == earlier_addresses_[s]));
+  for (const auto& [output, input] : in_place_outputs_) wanted[input] = addresses[input] != nullptr;
   return wanted;
 }
 
 // A captured graph that can serve a call with these addresses (every slot it bakes in is at
-// that address), the one baking the most in, preferring one that bakes in every wanted slot;
+// that address, and it bakes in the inputs that outputs are written into: a staged copy would
+// take the write), the one baking the most in, preferring one that bakes in every wanted slot;
 // null when none can.
 CudaExecutable::CapturedGraph* CudaExecutable::usable_graph(
     const std::vector<const void*>& addresses, const std::vector<bool>& wanted, bool& complete) {
@@ -61,6 +63,8 @@ CudaExecutable::CapturedGraph* CudaExecutable::usable_graph(
       in_place += baked != nullptr;
       all_wanted = all_wanted && (baked != nullptr || !wanted[s]);
     }
+    for (const auto& [output, input] : in_place_outputs_)
+      usable = usable && graph->in_place[input] != nullptr;
     if (!usable || (best && (complete > all_wanted ||
                              (complete == all_wanted && in_place <= best_in_place))))
       continue;
@@ -96,7 +100,10 @@ bool CudaExecutable::run_graph(const std::vector<Array>& inputs, std::vector<Arr
   bool complete = false;
   CapturedGraph* graph = usable_graph(addresses, wanted, complete);
   if (graph == nullptr || (!complete && captures_ < kMostCaptures)) {
-    if (captures_ >= kMostCaptures) wanted.assign(wanted.size(), false);
+    if (captures_ >= kMostCaptures) {
+      if (!in_place_outputs_.empty()) return false;  // its inputs cannot be staged
+      wanted.assign(wanted.size(), false);
+    }
     auto state = std::make_unique<CapturedGraph>();
     std::vector<char*> table = table_;
     state->in_place.assign(addresses.size(), nullptr);
@@ -117,6 +124,7 @@ bool CudaExecutable::run_graph(const std::vector<Array>& inputs, std::vector<Arr
     if (checks_in_block()) state->checks = cuda::allocate(check_bytes_);
     for (size_t n = 0; n < output_buffer.size(); ++n) {
       const int32_t b = output_buffer[n];
+      if (b < 0 && written_in_place(n)) continue;  // the input's buffer, baked in above
       if (b < 0) return false;  // an output that is not the program's own buffer
       if (state->checks && check_offset_[n] >= 0) {
         table[static_cast<size_t>(b)] = static_cast<char*>(state->checks.get()) + check_offset_[n];
@@ -185,7 +193,7 @@ bool CudaExecutable::run_graph(const std::vector<Array>& inputs, std::vector<Arr
     probe_.stage = HostBoundProbe::Stage::Judging;
   }
   defer_checks(outputs, graph->checks.get(), stream);
-  finish_outputs(outputs);
+  finish_outputs(inputs, outputs);
   return true;
 }
 

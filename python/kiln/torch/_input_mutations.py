@@ -1,0 +1,54 @@
+"""The inputs a torch graph mutates (an optimizer's parameters and moments, batch norm's running
+statistics, a cache's index_copy_): AOTAutograd keeps the mutation in the graph
+(keep_inference_input_mutations), whose extra outputs are the new values. kiln writes a new
+value into its input where it can (the input donated to it: sched/donated_outputs.h) and copies
+the others in after the run."""
+import torch
+
+
+def donations(count, mutations, tensor_positions, gpu_inputs=None):
+    """By kiln output (`count` of them): the kiln input whose memory it may be written into,
+    the input it is the new value of (`mutations`: (kiln output, FX input position)), or -1.
+    `gpu_inputs`: a GPU graph's inputs, whose CPU tensors (copied in each call) donate nothing."""
+    donated = [-1] * count
+    kiln_input = {position: k for k, position in enumerate(tensor_positions)}
+    for index, position in mutations:
+        k = kiln_input.get(position)
+        if k is not None and (gpu_inputs is None or gpu_inputs[k].device.type == "cuda"):
+            donated[index] = k
+    return donated
+
+
+def write_mutations(mutations, in_place, lazy, args, results):
+    """The new values of the mutated inputs written into them: a _foreach_copy_ per dtype,
+    none where kiln wrote into the input itself (`in_place`: (kiln output, position); the
+    resolved copy of a negated or conjugated input (`lazy` positions) is copied back with
+    copy_, which _foreach_copy_ refuses); those get their version counters bumped, as copy_
+    would (autograd's check of the tensors it saved)."""
+    targets, values = [], []
+    for index, position in mutations:
+        target, value = args[position], results[index]
+        if value is target:
+            continue
+        if position in lazy:
+            target.copy_(value)
+        else:
+            targets.append(target)
+            values.append(value)
+    if targets:
+        _copy_into(targets, values)
+    if in_place:
+        torch._C._increment_version([args[position] for _, position in in_place])
+
+
+def _copy_into(targets, values):
+    """targets[k].copy_(values[k]) for every k, one _foreach_copy_ per dtype: a list of mixed
+    dtypes (batch norm's float statistics and int64 batch counts) takes torch's slow path, a
+    copy_ each (60 a resnet18 training step, 0.45 ms of host time on a GPU)."""
+    by_dtype = {}
+    for target, value in zip(targets, values):
+        group = by_dtype.setdefault((target.dtype, value.dtype), ([], []))
+        group[0].append(target)
+        group[1].append(value)
+    for group_targets, group_values in by_dtype.values():
+        torch._foreach_copy_(group_targets, group_values)
