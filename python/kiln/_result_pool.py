@@ -47,26 +47,6 @@ class PooledResult:
                 and self.storage.nbytes() == self.nbytes)
 
 
-class _Absent:
-    """The pool's place for a result kiln writes into an input donated to it (no tensor of
-    its own: address 0, and the call returns the input)."""
-    __slots__ = ()
-    address = 0
-
-    @property
-    def tensor(self):
-        return self
-
-    def detach(self):
-        return None
-
-    def only_pool_holds(self):
-        return True
-
-
-_ABSENT = _Absent()
-
-
 def _use_count(torch):
     """A storage's use count by its address; torch builds without the counter: never free,
     every call a new tensor."""
@@ -75,13 +55,20 @@ def _use_count(torch):
 
 class ResultPool:
     """The pools of one compiled graph's results: `specs` (shape, torch dtype[, order]) per
-    result (None: none, kiln writes it into an input), where an order is the permutation callers see the row-major result through (a
-    channels-last activation returned in its logical (N, C, ...) order): the pooled tensor has
-    the permuted shape and strides over that row-major memory, so a call returns it with no
-    permute."""
-    __slots__ = ("torch", "compiled", "specs", "device", "pools", "recent", "lock")
+    result (None: no tensor, kiln writes that result into an input), where an order is the
+    permutation callers see the row-major result through (a channels-last activation returned
+    in its logical (N, C, ...) order): the pooled tensor has the permuted shape and strides
+    over that row-major memory, so a call returns it with no permute."""
+    __slots__ = ("torch", "compiled", "specs", "device", "pools", "recent", "lock", "places",
+                 "count")
 
     def __init__(self, torch, compiled, specs, device):
+        self.count = len(specs)
+        # the results with tensors, by position among all (None: every one has)
+        self.places = [k for k, spec in enumerate(specs) if spec is not None]
+        if len(self.places) == self.count:
+            self.places = None
+        specs = [spec for spec in specs if spec is not None]
         self.torch, self.compiled, self.specs, self.device = torch, compiled, specs, device
         self.pools = [[] for _ in specs]
         # The last two calls' takes (lists of PooledResults): a training step's forward takes
@@ -99,6 +86,17 @@ class ResultPool:
             taken = self._take()
             return taken, [free.tensor.detach() for free in taken]
 
+    def take_all(self):
+        """take() laid out over all the results: (addresses, tensors), 0 and None for those
+        with no tensor (written into an input)."""
+        taken, results = self.take()
+        if self.places is None:
+            return [free.address for free in taken], results
+        addresses, every = [0] * self.count, [None] * self.count
+        for place, free, result in zip(self.places, taken, results):
+            addresses[place], every[place] = free.address, result
+        return addresses, every
+
     def _take(self):
         for taken in self.recent:  # one pass over the storages, not a pool walk each
             if all(free.only_pool_holds() for free in taken):
@@ -106,9 +104,6 @@ class ResultPool:
                 return taken
         taken = []
         for pooled, spec in zip(self.pools, self.specs):
-            if spec is None:  # written into its input
-                taken.append(_ABSENT)
-                continue
             for free in pooled:
                 if free.only_pool_holds():
                     break

@@ -19,26 +19,26 @@ def donations(count, mutations, tensor_positions, gpu_inputs=None):
     return donated
 
 
-def write_mutations(mutations, in_place, lazy, args, results):
-    """The new values of the mutated inputs written into them: a _foreach_copy_ per dtype,
-    none where kiln wrote into the input itself (`in_place`: (kiln output, position); the
-    resolved copy of a negated or conjugated input (`lazy` positions) is copied back with
-    copy_, which _foreach_copy_ refuses); those get their version counters bumped, as copy_
-    would (autograd's check of the tensors it saved)."""
+def write_mutations(copied, in_place, lazy, args, inputs, results):
+    """The new values of the mutated inputs written into them: those `copied` ((kiln output,
+    input position)) by a _foreach_copy_ per dtype (the `lazy` positions, negated or
+    conjugated inputs read through resolved copies `inputs`, by copy_, which _foreach_copy_
+    refuses); those kiln wrote `in_place` get their version counters bumped as copy_ would
+    (autograd's check of the tensors it saved), a lazy one its resolved copy copied back."""
     targets, values = [], []
-    for index, position in mutations:
-        target, value = args[position], results[index]
-        if value is target:
-            continue
+    for index, position in copied:
         if position in lazy:
-            target.copy_(value)
+            args[position].copy_(results[index])
         else:
-            targets.append(target)
-            values.append(value)
+            targets.append(args[position])
+            values.append(results[index])
     if targets:
         _copy_into(targets, values)
     if in_place:
         torch._C._increment_version([args[position] for _, position in in_place])
+        for _, position in in_place if lazy else ():
+            if position in lazy:
+                args[position].copy_(inputs[position])
 
 
 def _copy_into(targets, values):

@@ -373,7 +373,6 @@ class CompiledGraph:
         self._shifted = ()  # (input position, dimension) that must be >= 2 (symbolic graphs)
         self.layouts = {}  # input strides -> Compiled
         self._output_pool = None  # the ResultPool of the last call's compiled graph
-        self._in_place = ()  # its (kiln output, input position) written into the input
         self._output_dtypes = self._output_orders = None  # by kiln output, from the plan
         self._lazy_positions = None  # _resolved: inputs with torch's conjugate or negative bit
         self.draws = False  # a last input, the random key, drawn per call (_aten_random.py)
@@ -466,6 +465,8 @@ class CompiledGraph:
                          (5, value) if kind == "input view" else (2, value)
                          for kind, value in plan if kind != "mutation"]
         self._mutations = [(value[0], value[2]) for kind, value in plan if kind == "mutation"]
+        self._copied_mutations, self._in_place = self._mutations, ()  # _note_in_place
+        self._output_pool = None  # its results are this plan's
 
     def _resolved(self, args):
         """`args` with the tensors torch marks conjugated or negated (z.conj(), z.conj().imag:
@@ -498,7 +499,8 @@ class CompiledGraph:
                    int(results[value]) if kind == 3 else _view(results, *value) if kind == 4
                    else value(args) if kind == 5 else value for kind, value in self._outputs]
         if self._mutations:
-            write_mutations(self._mutations, self._in_place, self._lazy_positions, args, results)
+            write_mutations(self._copied_mutations, self._in_place, self._lazy_positions, args,
+                            inputs, results)
         return outputs
 
     def _run_eagerly(self, args):
@@ -531,10 +533,8 @@ class CompiledGraph:
                 if self.symbolic:
                     return self._run_symbolic(compiled, tensors)
                 pool = self._output_pool = self._result_pool(compiled)
-                self._in_place = [(index, self.tensor_positions[k])
-                                  for index, k in compiled.in_place_outputs]
-            outputs, results = pool.take()
-            addresses = [output.address for output in outputs]
+                self._note_in_place(compiled)
+            addresses, results = pool.take_all()
             if self.on_cuda:
                 compiled.run_tensors(tensors, addresses, torch_current_stream(torch, self.device),
                                      torch.backends.cuda.matmul.allow_tf32,
@@ -545,8 +545,6 @@ class CompiledGraph:
             if "strides" not in str(error):
                 raise
             return self._run(self._compile(args), args)
-        for index, position in self._in_place:  # written into the input itself
-            results[index] = args[position]
         return results
 
     def _output_dtype(self, index):
@@ -563,6 +561,14 @@ class CompiledGraph:
         activation in its logical order), or None."""
         self._output_dtype(index)
         return self._output_orders.get(index)
+
+    def _note_in_place(self, compiled):
+        """The mutations `compiled` writes into their inputs (_in_place: (kiln output, input
+        position)) and those copied in after the run (_copied_mutations)."""
+        self._in_place = [(index, self.tensor_positions[k])
+                          for index, k in compiled.in_place_outputs]
+        written = {index for index, _ in self._in_place}
+        self._copied_mutations = [pair for pair in self._mutations if pair[0] not in written]
 
     def _result_pool(self, compiled):
         in_place = {index for index, _ in compiled.in_place_outputs}
