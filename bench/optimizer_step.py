@@ -4,6 +4,7 @@ interleaved repetitions, each backend's parameters checked against eager's after
 
     python bench/optimizer_step.py [--models mlp,resnet18] [--optimizers adam,adamw,sgd]
                                    [--backends kiln,inductor] [--repeat 30] [--device cpu]
+                                   [--mode default|reduce-overhead]
 """
 import argparse
 import statistics
@@ -30,11 +31,11 @@ def parameters(make_model, device):
     return params
 
 
-def step_function(optimizer, backend):
+def step_function(optimizer, backend, mode):
     if backend == "eager":
         return optimizer.step
     torch._dynamo.reset()
-    return torch.compile(optimizer.step, backend=backend)
+    return torch.compile(optimizer.step, backend=backend, mode=mode)
 
 
 def synchronize(device):
@@ -49,8 +50,10 @@ def main():
     parser.add_argument("--backends", default="kiln,inductor")
     parser.add_argument("--repeat", type=int, default=30)
     parser.add_argument("--device", default="cpu")
+    parser.add_argument("--mode", default="default")
     args = parser.parse_args()
     backends = ["eager"] + args.backends.split(",")
+    print(f"mode {args.mode}, device {args.device}")
     print(f"{'model':10} {'optimizer':9} " + " ".join(f"{b + ' ms':>12}" for b in backends)
           + "   first call s (" + ", ".join(backends[1:]) + ")")
     for model in args.models.split(","):
@@ -58,7 +61,7 @@ def main():
             runs, firsts, params_of = {}, {}, {}
             for backend in backends:
                 params = parameters(MODELS[model], args.device)
-                step = step_function(OPTIMIZERS[name](params), backend)
+                step = step_function(OPTIMIZERS[name](params), backend, args.mode)
                 start = time.perf_counter()
                 step()
                 synchronize(args.device)
