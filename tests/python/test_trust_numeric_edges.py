@@ -29,11 +29,11 @@ def assert_same(compiled, function, *arguments):
     expected, expected_arguments = outcome(function, *arguments)
     if isinstance(expected, type):
         assert got is expected, (got, expected, arguments)
-        return
-    assert not isinstance(got, type), (got, expected, arguments)
-    np.testing.assert_array_equal(got, expected)
-    assert np.asarray(got).dtype == np.asarray(expected).dtype
-    for mine, theirs in zip(got_arguments, expected_arguments):
+    else:
+        assert not isinstance(got, type), (got, expected, arguments)
+        np.testing.assert_array_equal(got, expected)
+        assert np.asarray(got).dtype == np.asarray(expected).dtype
+    for mine, theirs in zip(got_arguments, expected_arguments):  # the writes before an error
         np.testing.assert_array_equal(mine, theirs)
 
 
