@@ -34,7 +34,7 @@
 
 // X(name, accepts, result, expression, public, promotion, cost, domain, derivative)
 #define KILN_UNARY_OPS(X)                                                                       \
-  X(neg, NumericOrComplex, Same, -a, negative, Keep, Cheap, Real, none)                                  \
+  X(neg, NumericOrComplex, Same, kiln_neg(a), negative, Keep, Cheap, Real, none)                                  \
   X(abs, NumericOrComplex, Magnitude, kiln_abs(a), abs, Keep, Cheap, Real, none)                              \
   X(sign, Numeric, Same, kiln_sign(a), sign, Keep, Cheap, Real, none)                           \
   X(exp, FloatOrComplex, Same, kiln_exp(a), exp, MathFloat, Call, Moderate, none)                        \
@@ -74,9 +74,9 @@
   X(sinc, Float, Same, kiln_sinc(a), sinc, MathFloat, Call, Real, none)
 
 #define KILN_BINARY_OPS(X)                                                                      \
-  X(add, NumericOrComplex, Same, a + b, add, Keep, Cheap, Real, none)                                    \
-  X(sub, NumericOrComplex, Same, a - b, subtract, Keep, Cheap, Real, none)                               \
-  X(mul, NumericOrComplex, Same, a * b, multiply, Keep, Cheap, Real, none)                               \
+  X(add, NumericOrComplex, Same, kiln_add(a, b), add, Keep, Cheap, Real, none)                                    \
+  X(sub, NumericOrComplex, Same, kiln_sub(a, b), subtract, Keep, Cheap, Real, none)                               \
+  X(mul, NumericOrComplex, Same, kiln_mul(a, b), multiply, Keep, Cheap, Real, none)                               \
   X(div, FloatOrComplex, Same, a / b, divide, Float64, Costly, NonZero, none)                            \
   X(floordiv, Numeric, Same, kiln_floordiv(a, b), floor_divide, Keep, Costly, NonZero, none)    \
   X(mod, Numeric, Same, kiln_mod(a, b), mod, Keep, Costly, NonZero, none)                       \
@@ -111,8 +111,8 @@
 // Accumulator Plain: one value of the result dtype. ArgIndex: (value, int64 index), first
 // occurrence wins. Welford: (count, mean, m2), result m2 / (count - ddof).
 #define KILN_REDUCE_OPS(X)                                                               \
-  X(sum, NumericOrComplex, Same, Plain, kiln_zero<T>(), acc + x, none)                            \
-  X(prod, Numeric, Same, Plain, kiln_one<T>(), acc * x, none)                            \
+  X(sum, NumericOrComplex, Same, Plain, kiln_zero<T>(), kiln_add(acc, x), none)                            \
+  X(prod, Numeric, Same, Plain, kiln_one<T>(), kiln_mul(acc, x), none)                            \
   X(max, Any, Same, Plain, kiln_lowest<T>(), kiln_maximum(acc, x), none)                 \
   X(min, Any, Same, Plain, kiln_highest<T>(), kiln_minimum(acc, x), none)                \
   X(any, AnyOrComplex, Bool, Plain, false, acc || (x != 0), none)                                 \
@@ -123,8 +123,8 @@
 
 // Inclusive scans along attrs.axis.  X(name, accepts, identity, combine, derivative)
 #define KILN_SCAN_OPS(X)                                                                 \
-  X(cumsum, NumericOrComplex, kiln_zero<T>(), acc + x, none)                                      \
-  X(cumprod, Numeric, kiln_one<T>(), acc * x, none)
+  X(cumsum, NumericOrComplex, kiln_zero<T>(), kiln_add(acc, x), none)                                      \
+  X(cumprod, Numeric, kiln_one<T>(), kiln_mul(acc, x), none)
 
 // Everything that is not a scalar expression. X(name, arity)  (-1: variadic)
 #define KILN_STRUCTURAL_OPS(X)                                                          \

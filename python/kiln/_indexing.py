@@ -7,13 +7,12 @@ shape: a graph break)."""
 import collections.abc
 import math
 import operator
-import warnings
 
 import numpy as np
 
 from . import _window_indexing, _windows
-from ._tracer import (TracedArray, backend, cast, graph_break, materialize_all, to_tensor,
-                      user_location)
+from ._stored_scalars import stored_scalar
+from ._tracer import TracedArray, backend, cast, graph_break, materialize_all, to_tensor
 
 
 def _k():
@@ -458,36 +457,6 @@ def _fit_value(value, shape):
         raise ValueError(f"shape mismatch: value array of shape {_shape_text(value_shape)} could "
                          f"not be broadcast to indexing result of shape {_shape_text(shape)}")
     return _k().reshape(value, list(stripped)) if stripped != value_shape else value
-
-
-def _as_stored(value, dtype):
-    """A float scalar as NumPy stores it into an integer array: NumPy itself does it (its rules
-    differ between Python floats, NumPy float scalars, signed and unsigned dtypes), raising
-    where NumPy raises (NaN: ValueError; too big: OverflowError)."""
-    slot = np.zeros(1, dtype)
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)
-            slot[0] = value
-    except OverflowError as error:
-        raise OverflowError(f"{error} (in setitem at {user_location()})") from None
-    return slot[0].item()
-
-
-def stored_scalar(value, dtype, advanced):
-    """`value` as NumPy stores a float scalar into an array of integer `dtype`: a Python float
-    (a traced one too: its value is needed) always, and a NumPy float scalar through a basic
-    index or ndarray.fill, by NumPy's own conversion (_as_stored: its errors); a NumPy float
-    scalar through an `advanced` index (a mask, index arrays) NumPy casts as an array, unsafely,
-    raising nothing (kiln's cast does so too)."""
-    if np.dtype(dtype).kind not in "iu":
-        return value
-    if isinstance(value, TracedArray) and value._weak is float:
-        value = float(value)  # NumPy's int() of a Python float, range-checked: needs its value
-    python_float = isinstance(value, float) and not isinstance(value, np.floating)
-    if python_float or isinstance(value, np.floating) and not advanced:
-        return _as_stored(value, np.dtype(dtype))
-    return value
 
 
 def setitem(x, key, value):

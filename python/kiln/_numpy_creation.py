@@ -97,10 +97,12 @@ def arange(context, start_or_stop, stop=None, step=None, dtype=None, **kwargs):
         raise OverflowError(f"{error} (in np.arange at {user_location()})") from None
     compute = dtype if dtype.kind != "b" else np.dtype(np.int64)
     values = _iota(context, count, compute)
+    # Integers as constants of their own dtype: a double rounds them past 2**53.
+    number = ((lambda v: context.constant(int(v), compute)) if compute.kind in "iu" else float)
     if delta != 1:
-        values = k.multiply(values, float(delta))
+        values = k.multiply(values, number(delta))
     if first != 0:
-        values = k.add(values, float(first))
+        values = k.add(values, number(first))
     return traced(context, cast(values, dtype))
 
 

@@ -189,8 +189,10 @@ def _pad_constant(context, x, widths, values):
     flat = [v for pair in values for v in pair]
     if not has_tracer(flat):
         fills = {_fill_value(v, dtype) for v in flat}
-        if len(fills) <= 1:  # one value everywhere: one pad node
-            fill = fills.pop() if fills else 0
+        fill = next(iter(fills), 0)
+        # One value everywhere: one pad node, whose fill is a double (integers past 2**53 are
+        # blocks of their own dtype instead).
+        if len(fills) <= 1 and (dtype.kind not in "iu" or float(fill) == fill):
             return k.pad(x.tensor, [tuple(w) for w in widths], "constant", float(fill))
     tensor = x.tensor
     for axis, ((before, after), (low, high)) in enumerate(zip(widths, values)):

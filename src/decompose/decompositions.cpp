@@ -277,7 +277,9 @@ ValueId sigmoid(Builder& b, ValueId x) {
 }
 
 ValueId relu(Builder& b, ValueId x) {
-  return b.binary(Op::maximum, x, constant(b, 0, b.node(x).dtype));
+  // 0 first: maximum returns its second operand where both are equal, and relu(-0.0) is -0.0
+  // (torch's: x unless it is below 0).
+  return b.binary(Op::maximum, constant(b, 0, b.node(x).dtype), x);
 }
 
 ValueId gelu(Builder& b, ValueId x, bool tanh_approximation) {

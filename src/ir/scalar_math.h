@@ -66,6 +66,58 @@ KILN_FN constexpr T kiln_lowest() {
   }
 }
 
+// ---- wrapping arithmetic ------------------------------------------------------------------
+// + - * and negation wrap for signed integers, as NumPy's and torch's do. C++ leaves signed
+// overflow undefined: the C++ target compiles with -fwrapv, but NVRTC has no such option and
+// folds `x + 1 > x` to true, so the int and wider types compute in their unsigned type. Every
+// other type (floats, bool, the 8- and 16-bit types, which promote to int) keeps the plain
+// operator and its result type.
+template <class T> inline constexpr bool kiln_wraps = false;
+template <> inline constexpr bool kiln_wraps<int> = true;
+template <> inline constexpr bool kiln_wraps<long> = true;
+template <> inline constexpr bool kiln_wraps<long long> = true;
+
+template <class A, class B>
+KILN_FN auto kiln_add(A a, B b) {
+  typedef decltype(a + b) R;
+  if constexpr (kiln_wraps<R>) {
+    typedef typename kiln_unsigned_of<R>::type U;
+    return R(U(R(a)) + U(R(b)));
+  } else {
+    return a + b;
+  }
+}
+template <class A, class B>
+KILN_FN auto kiln_sub(A a, B b) {
+  typedef decltype(a - b) R;
+  if constexpr (kiln_wraps<R>) {
+    typedef typename kiln_unsigned_of<R>::type U;
+    return R(U(R(a)) - U(R(b)));
+  } else {
+    return a - b;
+  }
+}
+template <class A, class B>
+KILN_FN auto kiln_mul(A a, B b) {
+  typedef decltype(a * b) R;
+  if constexpr (kiln_wraps<R>) {
+    typedef typename kiln_unsigned_of<R>::type U;
+    return R(U(R(a)) * U(R(b)));
+  } else {
+    return a * b;
+  }
+}
+template <class A>
+KILN_FN auto kiln_neg(A a) {
+  typedef decltype(-a) R;
+  if constexpr (kiln_wraps<R>) {
+    typedef typename kiln_unsigned_of<R>::type U;
+    return R(U(0) - U(R(a)));
+  } else {
+    return -a;
+  }
+}
+
 // ---- branch-free select ----------------------------------------------------------------------
 // `condition ? x : y` through bit masks. GCC 12 refuses to if-convert (and so to vectorise) any
 // loop that also calls a function, libmvec's vector math included: a plain ?: next to a kiln_exp
@@ -400,7 +452,7 @@ KILN_FN uint32_t kiln_half_to_uint32(float value) { return uint32_t(kiln_truncat
 // log2(blocks) combinations (pairwise). Sums add; Welford states merge (see kiln_welford).
 template <class T>
 KILN_FN T kiln_cascade_combine(T a, T b) {
-  return a + b;
+  return T(kiln_add(a, b));
 }
 template <class T>
 KILN_FN void kiln_cascade_push(T* levels, uint64_t& count, T value) {

@@ -76,6 +76,7 @@ void bind_indexing(nb::module_& module) {
                          : error == "IndexError"        ? ErrorKind::Index
                          : error == "ZeroDivisionError" ? ErrorKind::ZeroDivision
                          : error == "LinAlgError"       ? ErrorKind::LinAlg
+                         : error == "OverflowError"     ? ErrorKind::Overflow
                                                         : ErrorKind::Internal;
         if (kind == ErrorKind::Internal)
           throw Error(ErrorKind::Value, "kiln: check_flag: unknown error '" + error + "'");
@@ -84,8 +85,8 @@ void bind_indexing(nb::module_& module) {
       },
       nb::arg("flag"), nb::arg("values"), nb::arg("before"), nb::arg("after"), nb::arg("op"),
       nb::arg("error") = "ValueError",
-      "Raises `error` (ValueError, IndexError, ZeroDivisionError or LinAlgError, NumPy's "
-      "numpy.linalg.LinAlgError) when the graph runs if the "
+      "Raises `error` (ValueError, IndexError, ZeroDivisionError, OverflowError or LinAlgError, "
+      "NumPy's numpy.linalg.LinAlgError) when the graph runs if the "
       "bool 0-d `flag` holds: `before`, the elements of `values` (0-d or 1-d) as NumPy's "
       "messages print them, comma-separated, then `after` (NumPy's data-dependent errors: "
       "np.histogram's autodetected range that is not finite, np.average's zero weights).");

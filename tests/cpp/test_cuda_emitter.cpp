@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <set>
 #include <tuple>
 
@@ -59,6 +60,22 @@ std::pair<int, std::string> compile_with_nvcc(const std::string& source, const s
   int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   if (code == 0) std::filesystem::remove_all(dir);
   return {code, text + "(source: " + (dir / (stem + ".cu")).string() + ")"};
+}
+
+// nvcc's PTX for `source` (empty if it does not compile; the log then names the file).
+std::string ptx_with_nvcc(const std::string& source, const std::string& stem) {
+  std::filesystem::path dir = std::filesystem::temp_directory_path() /
+                              ("kiln_cuda_ptx_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / (stem + ".cu")) << source;
+  std::string command = find_nvcc() + " -arch=sm_90 -std=c++17 -diag-suppress 177 -ptx -o " +
+                        (dir / (stem + ".ptx")).string() + " " + (dir / (stem + ".cu")).string() +
+                        " > /dev/null 2>&1";
+  if (std::system(command.c_str()) != 0) return "";
+  std::ifstream file(dir / (stem + ".ptx"));
+  std::string ptx((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  std::filesystem::remove_all(dir);
+  return ptx;
 }
 
 // A row softmax: the rows go to blocks, each row's max and sum are combined across the block.
@@ -862,6 +879,38 @@ TEST(CudaEmitter, FuzzCorpusCompilesWithNvcc) {
   EXPECT_GT(split_launches, 0) << "no split reduction in the corpus: the check above missed them";
   EXPECT_GT(alternatives, 0u) << "no launch alternatives in the corpus";
   EXPECT_GT(warp_row_cases, 0) << "no warp-per-row reduction in the corpus";
+}
+
+// NumPy and torch wrap signed integers; C++ leaves their overflow undefined, and NVRTC, which
+// has no -fwrapv, folded `x + 1 > x` to true and `(x * 2) / 2 == x` too. The op table's + - *
+// and negation compute in the unsigned type: each comparison survives into the PTX (a setp).
+TEST(CudaEmitter, SignedIntegerArithmeticWrapsAsNumPys) {
+  ASSERT_FALSE(find_nvcc().empty()) << "nvcc not found (set KILN_NVCC)";
+  ir::Graph graph;
+  ir::Builder b(graph);
+  graph.set_outputs({b.binary(ir::Op::add, b.parameter(DType::Int32, {64}),
+                              b.constant(ir::Scalar::of_int(1), DType::Int32))});
+  std::string text = emit(graph).text;  // its prelude holds the op table's functions
+  const std::vector<std::pair<std::string, std::string>> probes = {
+      {"add32", "kiln_op_gt(kiln_op_add(x32[0], 1), x32[0])"},
+      {"add64", "kiln_op_gt(kiln_op_add(x64[0], (int64_t)1), x64[0])"},
+      {"sub64", "kiln_op_lt(kiln_op_sub(x64[0], (int64_t)1), x64[0])"},
+      {"mul32", "kiln_op_eq(kiln_op_mul(x32[0], 2) / 2, x32[0])"},
+      {"neg32", "kiln_op_lt(kiln_op_neg(x32[0]), 0) == kiln_op_gt(x32[0], 0)"},
+      {"sum32", "kiln_op_gt(kiln_combine_sum<int32_t>(x32[0], 1), x32[0])"},
+      {"cumsum64", "kiln_op_gt(kiln_combine_cumsum<int64_t>(x64[0], (int64_t)1), x64[0])"},
+  };
+  for (const auto& [name, expression] : probes)
+    text += "extern \"C\" __global__ void kiln_probe_" + name +
+            "(const int32_t* x32, const int64_t* x64, bool* out) { out[0] = " + expression + "; }\n";
+  const std::string ptx = ptx_with_nvcc(text, "wrapping");
+  ASSERT_FALSE(ptx.empty()) << "the probes do not compile";
+  for (const auto& [name, expression] : probes) {
+    const size_t begin = ptx.find("kiln_probe_" + name + "(");
+    ASSERT_NE(begin, std::string::npos) << name;
+    const std::string body = ptx.substr(begin, ptx.find("ret;", begin) - begin);
+    EXPECT_NE(body.find("setp"), std::string::npos) << expression << " was folded:\n" << body;
+  }
 }
 
 // Dropout keyed by a graph input (torch.compile's per-call seed): the key is read when the

@@ -99,12 +99,21 @@ def _checked_divisor(builder, name):
 
 _INTEGER_KINDS = {"int8", "int16", "int32", "int64", "uint8"}
 
+
+def _remainder(a, b):
+    """torch.remainder: kiln's (NumPy's) mod, except that a zero result keeps fmod's sign, the
+    dividend's (torch.remainder(-4.0, 2.0) is -0.0; NumPy's is 0.0, the divisor's)."""
+    result = _kiln.mod(a, b)
+    if "float" not in result.dtype:
+        return result
+    return _kiln.where(_kiln.equal(result, 0.0), _kiln.copysign(result, a), result)
+
 _register_elementwise([
     ((aten.mul.Tensor, aten.mul.Scalar), _kiln.multiply),
     ((aten.div.Tensor, aten.div.Scalar, aten.true_divide.Tensor), _kiln.divide),
     ((aten.maximum.default,), _kiln.maximum), ((aten.minimum.default,), _kiln.minimum),
     ((aten.atan2.default,), _kiln.arctan2),
-    ((aten.remainder.Tensor, aten.remainder.Scalar), _checked_divisor(_kiln.mod, "remainder")),
+    ((aten.remainder.Tensor, aten.remainder.Scalar), _checked_divisor(_remainder, "remainder")),
     ((aten.fmod.Tensor, aten.fmod.Scalar), _checked_divisor(_kiln.fmod, "fmod")),
     ((aten.eq.Tensor, aten.eq.Scalar), _kiln.equal),
     ((aten.ne.Tensor, aten.ne.Scalar), _kiln.not_equal),
@@ -226,10 +235,18 @@ def _clamp(context, node, x, low=None, high=None):
         low, high = None, low
     dtype = out_dtype(node)
     result = cast(x, dtype)
+    # maximum/minimum return their second operand where both are equal. Eager torch keeps the
+    # value there for a number as bound (clamp(-0.0, min=0.0) is -0.0): the bound goes first.
+    # (For tensor bounds its vector loops return the bound, its scalar tail the value.)
+    bound_first = node.target != aten.clamp.Tensor
+
+    def limit(extremum, bound):
+        bound = context.as_tensor(bound, dtype)
+        return extremum(bound, result) if bound_first else extremum(result, bound)
     if low is not None:
-        result = _kiln.maximum(result, context.as_tensor(low, dtype))
+        result = limit(_kiln.maximum, low)
     if high is not None:
-        result = _kiln.minimum(result, context.as_tensor(high, dtype))
+        result = limit(_kiln.minimum, high)
     return result
 
 
