@@ -10,7 +10,7 @@
 namespace kiln::passes {
 
 // Algebraic simplification and canonicalisation by rewrite rules: x+0, x*1, x*0 (integers),
-// double negation, cast to the same dtype, reshape/permute/broadcast chains collapsed,
+// double negation, cast to the same dtype, reshape/permute/broadcast/slice chains collapsed,
 // identity slices/permutes/reshapes removed, constant operands moved right for commutative ops.
 ir::Graph simplify(const ir::Graph& graph);
 // Common-subexpression elimination: identical (op, dtype, shape, inputs, attrs) nodes merged.

@@ -1,5 +1,6 @@
 // A sort or argsort that the graph reads only at one end of its rows becomes a top-k of that
-// end: `np.argsort(x)[-n:]`, `np.sort(x)[:n]`, argpartition's first n. The extern selects the
+// end: `np.argsort(x)[-n:]`, `np.sort(x)[:n]`, argpartition's first n, `np.argsort(x)[::-1][:n]`
+// (the last n backwards: simplify composes the two slices). The extern selects the
 // first k of a row through a heap (src/extern/sort.h) instead of sorting all of it, so this
 // applies where that heap does: k at most a 16th of the row. The last k of a row are the first
 // k of the row reversed, sorted the other way: a stable sort orders ties by position, and
@@ -23,24 +24,32 @@ namespace {
 
 constexpr int64_t kHeapFactor = 16;  // extern/sort.cpp selects through its heap up to n / 16
 
-// The end of the row a slice of a sort keeps: its extent along the sort's axis, and whether it
-// is the row's last elements; nullopt for any other slice (a step, another axis cut).
+// The end of the row a slice of a sort keeps: its extent along the sort's axis, whether it is
+// the row's last elements, and whether it reads them backwards (step -1 from the last);
+// nullopt for any other slice (another step, another axis cut).
 struct End {
   int64_t extent;
   bool last;
+  bool backwards = false;
 };
 std::optional<End> slice_end(const Node& slice, const Node& sorted) {
   if (slice.op != ir::Op::slice) return std::nullopt;
   const auto axis = static_cast<size_t>(sorted.attrs.axis);
   for (size_t d = 0; d < slice.shape.size(); ++d) {
-    if (slice.attrs.steps[d] != 1) return std::nullopt;
+    if (slice.attrs.steps[d] != 1 && (d != axis || slice.attrs.steps[d] != -1))
+      return std::nullopt;
     if (d != axis && (slice.attrs.starts[d] != 0 || slice.shape[d] != sorted.shape[d]))
       return std::nullopt;
   }
   if (!slice.shape[axis].is_constant()) return std::nullopt;
   const int64_t extent = slice.shape[axis].constant(), n = sorted.shape[axis].constant();
-  if (slice.attrs.starts[axis] == 0) return End{extent, false};
-  if (slice.attrs.starts[axis] + extent == n) return End{extent, true};
+  const int64_t start = slice.attrs.starts[axis];
+  if (slice.attrs.steps[axis] == -1) {
+    if (start == n - 1) return End{extent, true, true};
+    return std::nullopt;
+  }
+  if (start == 0) return End{extent, false};
+  if (start + extent == n) return End{extent, true};
   return std::nullopt;
 }
 
@@ -82,6 +91,7 @@ ir::Graph sort_ends(const ir::Graph& graph) {
   result.set_symbol_hints(graph.symbol_hints());
   ir::Builder builder(result);
   std::vector<ValueId> replacement(static_cast<size_t>(graph.size()), -1);
+  std::map<ValueId, ValueId> backwards;  // a last end's top-k, before it is flipped back
   for (ValueId id = 0; id < graph.size(); ++id) {
     const Node& node = graph.node(id);
     std::vector<ValueId> inputs;
@@ -107,17 +117,21 @@ ir::Graph sort_ends(const ir::Graph& graph) {
         top = builder.binary(ir::Op::sub, builder.constant(ir::Scalar::of_int(n - 1),
                                                            DType::Int64), top);
       }
+      backwards[id] = top;  // dce drops the flip where only backward reads remain
       replacement[static_cast<size_t>(id)] = builder.flip(top, {axis});
     } else if (sorted != ends.end()) {
-      // A slice of the sort's end: the same extent of the top-k, from its start or its end.
+      // A slice of the sort's end: the same extent of the top-k, from its start or its end,
+      // or from the start of the unflipped top-k for a backward read.
       const Node& whole = graph.node(node.inputs[0]);
       const auto axis = static_cast<size_t>(whole.attrs.axis);
       const int64_t k = sorted->second.extent, extent = node.shape[axis].constant();
+      const bool backward = node.attrs.steps[axis] == -1;
       std::vector<int64_t> starts(node.shape.size(), 0), steps(node.shape.size(), 1);
-      starts[axis] = sorted->second.last ? k - extent : 0;
+      starts[axis] = sorted->second.last && !backward ? k - extent : 0;
       ir::Shape stops = node.shape;
       stops[axis] = ir::Dim(starts[axis] + extent);
-      replacement[static_cast<size_t>(id)] = builder.slice_to(inputs[0], starts, stops, steps);
+      const ValueId source = backward ? backwards.at(node.inputs[0]) : inputs[0];
+      replacement[static_cast<size_t>(id)] = builder.slice_to(source, starts, stops, steps);
     } else {
       replacement[static_cast<size_t>(id)] = builder.copy_node(node, std::move(inputs));
     }

@@ -67,12 +67,13 @@ def test_sort_and_argsort_are_one_sort_in_one_graph():
 
 def test_ends_of_long_sorts_are_top_k_selections():
     # passes/sort_ends.cpp: a sort read only at one end of its rows selects that end (the last
-    # k through the row flipped, sorted the other way); ties, NaN and -0.0 keep a full stable
-    # sort's order, bit for bit
+    # k through the row flipped, sorted the other way; read backwards too, [::-1][:k]); ties,
+    # NaN and -0.0 keep a full stable sort's order, bit for bit
     def f(x, y):
         return (x[np.argsort(x, kind="stable")[-5:]], np.argsort(x, kind="stable")[-5:],
                 np.sort(x)[:7], np.argpartition(-x, 4)[:4], np.sort(y, axis=1)[:, -3:],
-                np.argsort(y, axis=0, kind="stable")[-4:])
+                np.argsort(y, axis=0, kind="stable")[-4:], np.argsort(x, kind="stable")[::-1][:6],
+                np.sort(y, axis=1)[:, ::-1][:, :2])
     x = np.round(RNG.uniform(-20, 20, 20_000))  # many ties
     x[RNG.random(x.shape) < 0.01] = np.nan
     x[RNG.random(x.shape) < 0.01] = -0.0
