@@ -9,6 +9,8 @@
 //   product's own wrapping arithmetic, where the extern call was one plain triple loop.
 // - A batched product whose right operand is one matrix ((NR, NQ, M, K) @ (K, N)) becomes one
 //   GEMM over the merged batch rows ((NR * NQ * M, K) @ (K, N)), not one small GEMM per batch.
+#include <algorithm>
+
 #include "ir/builder.h"
 #include "ir/size_choices.h"
 #include "passes/passes.h"
@@ -52,19 +54,49 @@ ir::Graph rewrite_matmuls(const ir::Graph& graph, Rewrite&& rewrite) {
   return result;
 }
 
+// The dimensions K is made of: those a reshape of the left operand merged into it (a
+// tensordot's (j, i, k) -> (j, i * k)), else K alone. Summed over one by one, each loop reads
+// with its own stride; over the merged K, every element read computed i // n and i % n.
+ir::Shape depth_dimensions(const ir::Builder& b, ValueId left) {
+  const Node& node = b.node(left);
+  const ir::Shape whole{node.shape.back()};
+  if (node.op != Op::reshape || !node.shape.back().is_constant()) return whole;
+  const ir::Shape& source = b.node(node.inputs[0]).shape;
+  const size_t kept = node.shape.size() - 1;  // [batch.., M] stay as they are
+  if (source.size() < kept + 2 || !std::equal(node.shape.begin(), node.shape.end() - 1,
+                                              source.begin()))
+    return whole;
+  int64_t product = 1;
+  for (size_t d = kept; d < source.size(); ++d) {
+    if (!source[d].is_constant()) return whole;
+    product *= source[d].constant();
+  }
+  if (product != node.shape.back().constant()) return whole;
+  return ir::Shape(source.begin() + static_cast<std::ptrdiff_t>(kept), source.end());
+}
+
 }  // namespace
 
-// a [.., M, K] @ b [.., K, N] as sum_k a[.., M, K, 1] * b[.., 1, K, N].
+// a [.., M, K] @ b [.., K, N] as sum_k a[.., M, K, 1] * b[.., 1, K, N] (K as the dimensions a
+// reshape merged into it, where it did).
 ValueId inline_product(ir::Builder& b, const ir::Shape& result_shape, ValueId left,
                        ValueId right) {
+  const ir::Shape depth = depth_dimensions(b, left);
   ir::Shape left_shape = b.node(left).shape, right_shape = b.node(right).shape;
+  left_shape.pop_back();
+  left_shape.insert(left_shape.end(), depth.begin(), depth.end());
   left_shape.push_back(ir::Dim(1));
-  right_shape.insert(right_shape.end() - 2, ir::Dim(1));
-  ir::Shape full = result_shape;  // [batch.., M, N] -> [batch.., M, K, N]
-  full.insert(full.end() - 1, b.node(left).shape.back());
+  right_shape.erase(right_shape.end() - 2);
+  right_shape.insert(right_shape.end() - 1, ir::Dim(1));
+  right_shape.insert(right_shape.end() - 1, depth.begin(), depth.end());
+  ir::Shape full = result_shape;  // [batch.., M, N] -> [batch.., M, K.., N]
+  full.insert(full.end() - 1, depth.begin(), depth.end());
   ValueId product = b.binary(Op::mul, b.broadcast(b.reshape(left, left_shape), full),
                              b.broadcast(b.reshape(right, right_shape), full));
-  return b.reduce(Op::sum, product, {static_cast<int64_t>(full.size()) - 2}, false);
+  std::vector<int64_t> axes;
+  for (size_t k = 0; k < depth.size(); ++k)
+    axes.push_back(static_cast<int64_t>(full.size() - 1 - depth.size() + k));
+  return b.reduce(Op::sum, product, axes, false);
 }
 
 ir::Graph canonicalize_matmul(const ir::Graph& graph) {

@@ -10,7 +10,7 @@
 namespace kiln::passes {
 
 // Algebraic simplification and canonicalisation by rewrite rules: x+0, x*1, x*0 (integers),
-// double negation, cast to the same dtype, reshape/permute/broadcast chains collapsed,
+// double negation, cast to the same dtype, reshape/permute/broadcast/slice chains collapsed,
 // identity slices/permutes/reshapes removed, constant operands moved right for commutative ops.
 ir::Graph simplify(const ir::Graph& graph);
 // Common-subexpression elimination: identical (op, dtype, shape, inputs, attrs) nodes merged.
@@ -20,6 +20,9 @@ ir::Graph eliminate_dead_code(const ir::Graph& graph);
 // A sort's values read at the positions of an argsort of the same operand, axis, direction and
 // extent (one sort where a graph uses both results).
 ir::Graph share_sorts(const ir::Graph& graph);
+// A sort or argsort read only at one end of its rows (np.argsort(x)[-n:], argpartition's first
+// n) as a top-k of that end.
+ir::Graph sort_ends(const ir::Graph& graph);
 // Constant folding: nodes whose operands are all constants and whose result is small
 // (<= 4096 elements) are evaluated by the interpreter and replaced by constants.
 ir::Graph fold_constants(const ir::Graph& graph);

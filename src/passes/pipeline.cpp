@@ -36,6 +36,7 @@ const std::vector<NamedPass>& pipeline() {
       {"cse", eliminate_common_subexpressions},
       {"fold", fold_constants},
       {"dce", eliminate_dead_code},
+      {"sort_ends", sort_ends},      // after dce: only the reads left, before share_sorts
       {"share_sorts", share_sorts},  // after dce: an argsort nothing reads is gone
   };
   return passes;

@@ -169,6 +169,23 @@ std::optional<ValueId> broadcast_of_broadcast(const Match& match) {
   return match.builder.broadcast(operand.inputs[0], match.node.shape);
 }
 
+// slice(slice(x)) -> slice(x): element i of the outer slice is element start + i * step of the
+// inner one, so starts and steps compose (`x[::-1][:k]`, one slice: passes/sort_ends.cpp reads
+// it as the last k of a sort, backwards).
+std::optional<ValueId> slice_of_slice(const Match& match) {
+  if (match.node.op != Op::slice) return std::nullopt;
+  Node operand = match.input(0);
+  if (operand.op != Op::slice) return std::nullopt;
+  Node composed = match.node;
+  for (const ir::Dim& extent : composed.shape)  // an empty slice's start may lie past the end
+    if (extent.is_constant() && extent.constant() == 0) return std::nullopt;
+  for (size_t d = 0; d < composed.shape.size(); ++d) {
+    composed.attrs.starts[d] = operand.attrs.starts[d] + match.node.attrs.starts[d] * operand.attrs.steps[d];
+    composed.attrs.steps[d] = operand.attrs.steps[d] * match.node.attrs.steps[d];
+  }
+  return match.builder.copy_node(composed, {operand.inputs[0]});
+}
+
 bool is_commutative(Op op) {
   switch (op) {
     case Op::add: case Op::mul: case Op::eq: case Op::ne: case Op::logical_and:
@@ -296,7 +313,8 @@ std::optional<ValueId> elementwise_through_select(const Match& match) {
 constexpr Rule kRules[] = {
     add_zero,           subtract_zero,      multiply_one,       multiply_zero,
     divide_one,         double_negation,    cast_to_own_dtype,  identity_movement,
-    reshape_of_reshape, permute_of_permute, broadcast_of_broadcast, constant_to_the_right,
+    reshape_of_reshape, permute_of_permute, broadcast_of_broadcast, slice_of_slice,
+    constant_to_the_right,
     select_of_scatters, select_of_same,     elementwise_through_select,
 };
 

@@ -1130,6 +1130,18 @@ def test_a_row_set_in_a_loop_nest_is_one_scatter_of_its_slab(compile_logged):
     check_program(doitgen, arguments)
 
 
+def test_row_and_column_products_of_one_matrix_keep_their_own_loops(compile_logged):
+    # mvt: A @ y1 (along A's rows) and y2 @ A (down its columns) share one pass over A; the
+    # column sums' interchange (sched/cpu/interchange_reductions.h) made the row products lanes
+    # too, each reading down a column (2.5x NumPy's time): they keep their own loop now
+    rng = np.random.default_rng(5)
+    arguments = (*[rng.random(100) for _ in range(4)], rng.random((100, 100)))
+    log, _ = compile_logged(mvt, copy.deepcopy(arguments), "schedule")
+    reductions = [line for line in log.splitlines() if line.lstrip().startswith("reduce")]
+    assert len(reductions) == 2 and all(line.count("sum(") == 1 for line in reductions), log
+    check_program(mvt, arguments)
+
+
 def mean_where(x, low):
     inside = (x >= low) & (x < low + 0.25)
     return np.mean(x, where=inside), x[inside].mean(), np.mean(x.astype(np.float32), axis=0,

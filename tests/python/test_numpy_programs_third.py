@@ -761,3 +761,15 @@ def test_r_and_c_of_traced_arrays(function):
     arguments = (rng.random((5, 3)), rng.random(5))
     check_program(function, arguments)
     assert _breaks(function, *arguments) == (0, [])
+
+
+def test_a_tensordot_sums_over_the_axes_it_merged(compile_logged):
+    # passes/canonicalize_matmul.cpp: tensordot's matrix-vector product reduced over the merged
+    # (p, k) axis, reading M at i // n and i % n (3x NumPy's time at 50x100x100); it sums over
+    # p and k as loops of their own now, the inner one with stride 1
+    rng = np.random.default_rng(8)
+    arguments = (rng.random((6, 20, 30)), rng.random((6, 30, 1)))
+    log, _ = compile_logged(sum_of_products, arguments, "schedule")
+    reductions = [line for line in log.splitlines() if line.lstrip().startswith("reduce")]
+    assert reductions and not any("//" in line or "%" in line for line in reductions), log
+    check_program(sum_of_products, arguments)

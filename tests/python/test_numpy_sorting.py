@@ -65,6 +65,33 @@ def test_sort_and_argsort_are_one_sort_in_one_graph():
         np.testing.assert_array_equal(value, reference)
 
 
+def test_ends_of_long_sorts_are_top_k_selections():
+    # passes/sort_ends.cpp: a sort read only at one end of its rows selects that end (the last
+    # k through the row flipped, sorted the other way; read backwards too, [::-1][:k]); ties,
+    # NaN and -0.0 keep a full stable sort's order, bit for bit
+    def f(x, y):
+        return (x[np.argsort(x, kind="stable")[-5:]], np.argsort(x, kind="stable")[-5:],
+                np.sort(x)[:7], np.argpartition(-x, 4)[:4], np.sort(y, axis=1)[:, -3:],
+                np.argsort(y, axis=0, kind="stable")[-4:], np.argsort(x, kind="stable")[::-1][:6],
+                np.sort(y, axis=1)[:, ::-1][:, :2])
+    x = np.round(RNG.uniform(-20, 20, 20_000))  # many ties
+    x[RNG.random(x.shape) < 0.01] = np.nan
+    x[RNG.random(x.shape) < 0.01] = -0.0
+    x[:9] = 20.0
+    y = np.round(RNG.uniform(-5, 5, (200, 400)))
+    y[RNG.random(y.shape) < 0.05] = -0.0
+    y[RNG.random(y.shape) < 0.05] = np.nan
+    text = kiln.explain(f)(x, y).graphs[0].graph_text
+    sorts = [line for line in text.splitlines() if "sort(" in line]
+    assert sorts and not any("20000,)" in line or "(200, 400)" in line for line in sorts), sorts
+    got, want = compiled(f)(x, y), f(x, y)
+    for k, (value, reference) in enumerate(zip(got, want)):
+        if k == 3:  # argpartition: NumPy leaves the order of ties (x's maxima) to its kind
+            value, reference = np.sort(value), np.flatnonzero(x == 20.0)[:4]
+        np.testing.assert_array_equal(value, reference)
+        assert np.array_equal(np.signbit(value), np.signbit(reference)), k
+
+
 def test_ndarray_sort_updates_arguments_and_intermediates_in_place():
     def f(a, b):
         a.sort(axis=0)

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 #include <utility>
 
@@ -73,6 +74,104 @@ int64_t choose_block_count(int64_t extent) {
   return 0;
 }
 
+// The Local ids (reduce results) that `id` reads.
+void locals_read(const KernelBuilder& builder, ExprId id, std::set<int32_t>& locals) {
+  if (id < 0) return;
+  const Expr& e = builder.expr(id);
+  if (e.kind == ExprKind::Local) locals.insert(e.variable);
+  for (ExprId operand : e.operands) locals_read(builder, operand, locals);
+}
+
+// What statement `s` (a store, or a loop of stores) reads and writes: Local ids, the
+// expressions it computes, and buffers.
+void statement_uses(const KernelBuilder& builder, const Stmt& s, std::set<int32_t>& locals,
+                    std::vector<ExprId>& computed, std::set<int32_t>& written) {
+  if (s.kind == StmtKind::Store) {
+    locals_read(builder, s.index, locals);
+    locals_read(builder, s.value, locals);
+    computed.insert(computed.end(), {s.index, s.value});
+    written.insert(s.buffer);
+  }
+  for (const Stmt& inner : s.body) statement_uses(builder, inner, locals, computed, written);
+}
+
+bool loads_any(const KernelBuilder& builder, ExprId id, const std::set<int32_t>& buffers) {
+  if (id < 0) return false;
+  const Expr& e = builder.expr(id);
+  if (e.kind == ExprKind::Load && buffers.count(e.buffer)) return true;
+  for (ExprId operand : e.operands)
+    if (loads_any(builder, operand, buffers)) return true;
+  return false;
+}
+
+// Reductions merged into one pass (merge_reduction_loops) where only some read across the
+// outputs (mvt: A @ y reads along its row, y @ A down a column): the others, which the lanes
+// would make read down a column each, and the stores that read only them, move out into a loop
+// of their own over the same outputs, left as it was; `outer` keeps the rest and `reduces`
+// their count. nullopt where a store or a reduction reads both kinds, or a load reads what the
+// kernel stores (two loops would reorder them).
+std::optional<Stmt> split_along(KernelBuilder& builder, Stmt& outer, size_t& reduces,
+                                const std::set<int32_t>& across) {
+  // Whether these locals are all of one kind; `is_across` set to theirs (none: false).
+  auto one_kind = [&](const std::set<int32_t>& locals, bool& is_across) {
+    const auto n = std::count_if(locals.begin(), locals.end(),
+                                 [&](int32_t local) { return across.count(local) > 0; });
+    is_across = n > 0;
+    return n == 0 || n == static_cast<std::ptrdiff_t>(locals.size());
+  };
+  std::set<int32_t> written;
+  std::vector<ExprId> computed;
+  std::vector<bool> plain_store(outer.body.size(), false);
+  for (size_t k = reduces; k < outer.body.size(); ++k) {
+    std::set<int32_t> locals;
+    statement_uses(builder, outer.body[k], locals, computed, written);
+    bool is_across = false;
+    if (!one_kind(locals, is_across)) return std::nullopt;
+    plain_store[k] = !locals.empty() && !is_across;
+  }
+  for (size_t k = 0; k < reduces; ++k) {
+    std::set<int32_t> guard_locals;
+    locals_read(builder, outer.body[k].guard, guard_locals);
+    if (!guard_locals.empty()) return std::nullopt;
+    computed.push_back(outer.body[k].guard);
+    for (const Accumulation& acc : outer.body[k].accumulations) {
+      std::set<int32_t> locals{acc.local};
+      locals_read(builder, acc.value, locals);
+      locals_read(builder, acc.position, locals);
+      bool is_across = false;
+      if (!one_kind(locals, is_across)) return std::nullopt;
+      computed.insert(computed.end(), {acc.value, acc.position});
+    }
+  }
+  for (ExprId id : computed)
+    if (loads_any(builder, id, written)) return std::nullopt;
+  Stmt plain = outer;
+  plain.body.clear();
+  std::vector<Stmt> kept;
+  size_t kept_reduces = 0;
+  for (size_t k = 0; k < outer.body.size(); ++k) {
+    Stmt& s = outer.body[k];
+    if (k >= reduces) {
+      (plain_store[k] ? plain.body : kept).push_back(std::move(s));
+      continue;
+    }
+    Stmt along_part = s;
+    along_part.accumulations.clear();
+    s.accumulations.erase(std::remove_if(s.accumulations.begin(), s.accumulations.end(),
+                                         [&](const Accumulation& acc) {
+                                           if (across.count(acc.local)) return false;
+                                           along_part.accumulations.push_back(acc);
+                                           return true;
+                                         }),
+                          s.accumulations.end());
+    if (!along_part.accumulations.empty()) plain.body.push_back(std::move(along_part));
+    if (!s.accumulations.empty()) kept.push_back(std::move(s)), ++kept_reduces;
+  }
+  outer.body = std::move(kept);
+  reduces = kept_reduces;
+  return plain;
+}
+
 }  // namespace
 
 bool interchange_reductions(Kernel& kernel, const target::Target&) {
@@ -97,13 +196,22 @@ bool interchange_reductions(Kernel& kernel, const target::Target&) {
   }
   KernelBuilder builder(kernel);
   const int32_t a = outer.loop.variable;
-  bool strided = false;
+  std::set<int32_t> across;  // the accumulations (Local ids) the interchange is for
+  bool along = false;
   for (size_t k = 0; k < reduces; ++k)
-    for (const Accumulation& acc : outer.body[k].accumulations)
-      strided = strided || reads_across(builder, acc.value, a, outer.body[k].reduce_loops.back().variable);
-  if (!strided) return false;
+    for (const Accumulation& acc : outer.body[k].accumulations) {
+      if (reads_across(builder, acc.value, a, outer.body[k].reduce_loops.back().variable))
+        across.insert(acc.local);
+      else
+        along = true;
+    }
+  if (across.empty()) return false;
   const int64_t blocks = choose_block_count(extent);
   if (blocks == 0) return false;
+  // Not inside wrapping loops of one iteration: they would hold both loops, and mark_parallel
+  // looks through a wrapper of one statement only.
+  std::optional<Stmt> plain;
+  if (along && &outer == &kernel.body[0]) plain = split_along(builder, outer, reduces, across);
   const int64_t width = extent / blocks;
 
   int32_t block_loop = builder.new_loop(blocks), lane_loop = builder.new_loop(width);
@@ -143,6 +251,7 @@ bool interchange_reductions(Kernel& kernel, const target::Target&) {
   }
   block.body.push_back(std::move(stores));
   outer = std::move(block);
+  if (plain) kernel.body.insert(kernel.body.begin(), std::move(*plain));
   return true;
 }
 

@@ -3,6 +3,8 @@
 //   for each block of a (in parallel): acc[a] = 0; for i: for a in block (SIMD): acc[a] += x[i, a];
 //   for a in block: out[a] = acc[a]
 // so the inner loop walks rows with stride 1 and vectorises, and each row is read once.
+// Reductions merged with those that read along their own rows (mvt's A @ y beside y @ A) keep
+// their form, in a loop of their own before the lanes: as lanes, they would read down columns.
 #pragma once
 #include "sched/loop_ir.h"
 #include "target/target.h"
