@@ -35,6 +35,7 @@
 #include "sched/donated_outputs.h"
 #include "sched/loop_passes.h"
 #include "sched/scheduler.h"
+#include "sched/strided_views.h"
 #include "target/target.h"
 
 namespace kiln::detail {
@@ -128,14 +129,10 @@ std::vector<int32_t> usable_donations(const ir::Graph& graph,
                    &input = graph.node(graph.inputs()[static_cast<size_t>(j)]);
     if (output.dtype != input.dtype || output.shape != input.shape || !ir::is_static(input.shape))
       continue;
-    if (static_cast<size_t>(j) < input_strides.size() && !input_strides[static_cast<size_t>(j)].empty()) {
-      const std::vector<int64_t>& strides = input_strides[static_cast<size_t>(j)];
-      const std::vector<int64_t> row_major = ir::contiguous_strides(input.shape);
-      bool same = strides.size() == row_major.size();
-      for (size_t d = 0; same && d < strides.size(); ++d)
-        same = input.shape[d].constant() == 1 || strides[d] == row_major[d];
-      if (!same) continue;
-    }
+    const auto position = static_cast<size_t>(j);
+    if (position < input_strides.size() && !input_strides[position].empty() &&
+        !sched::row_major(ir::to_ints(input.shape), input_strides[position]))
+      continue;
     usable[k] = j;
     any = true;
   }

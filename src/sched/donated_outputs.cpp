@@ -4,16 +4,13 @@
 #include <optional>
 #include <set>
 
+#include "sched/strided_views.h"
+
 namespace kiln::sched {
 namespace {
 
 bool row_major(const Buffer& buffer) {
-  int64_t expected = 1;
-  for (size_t i = buffer.strides.size(); i-- > 0;) {
-    if (buffer.shape[i] != 1 && buffer.strides[i] != expected) return false;
-    expected *= buffer.shape[i];
-  }
-  return true;
+  return buffer.strides.empty() || sched::row_major(buffer.shape, buffer.strides);
 }
 
 int64_t element_count(const Buffer& buffer) {
@@ -50,6 +47,39 @@ void find_stores(std::vector<Stmt>& body, int32_t buffer, std::vector<const Stmt
   }
 }
 
+// Every expression statement `s` (its bounds, guard, index, value, accumulations and nested
+// statements) refers to directly.
+template <class Visit>
+void for_each_root(const Stmt& s, const Visit& visit) {
+  for (ExprId id : {s.loop.begin, s.loop.end, s.lanes_loop.begin, s.lanes_loop.end, s.guard,
+                    s.index, s.value})
+    visit(id);
+  for (const Loop& loop : s.reduce_loops) visit(loop.begin), visit(loop.end);
+  for (const Accumulation& a : s.accumulations) visit(a.value), visit(a.position);
+  for (const Stmt& inner : s.body) for_each_root(inner, visit);
+}
+
+// Each load the kernel's statements make, once (the arena also holds expressions that passes
+// replaced).
+template <class Visit>
+void for_each_load(const Kernel& kernel, const Visit& visit) {
+  std::vector<uint8_t> seen(kernel.exprs.size(), 0);
+  std::vector<ExprId> stack;
+  for (const Stmt& s : kernel.body)
+    for_each_root(s, [&](ExprId id) {
+      if (id >= 0) stack.push_back(id);
+    });
+  while (!stack.empty()) {
+    const ExprId id = stack.back();
+    stack.pop_back();
+    if (seen[static_cast<size_t>(id)]) continue;
+    seen[static_cast<size_t>(id)] = 1;
+    const Expr& e = kernel.exprs[static_cast<size_t>(id)];
+    if (e.kind == ExprKind::Load) visit(e);
+    stack.insert(stack.end(), e.operands.begin(), e.operands.end());
+  }
+}
+
 // The index every store of `output` in `kernel` writes at, when each element of the output is
 // written once and the kernel reads `input` there only (and `output` nowhere); else -1.
 ExprId common_index(Kernel& kernel, int32_t output, int32_t input, int64_t elements,
@@ -76,12 +106,12 @@ ExprId common_index(Kernel& kernel, int32_t output, int32_t input, int64_t eleme
     iterations *= s->loop.extent;
   }
   if (iterations != elements) return -1;
-  for (const Expr& e : kernel.exprs) {
-    if (e.kind != ExprKind::Load) continue;
-    if (e.buffer == output || (e.buffer == input && !same_expr(kernel, e.operands[0], index)))
-      return -1;
-  }
-  return index;
+  bool usable = true;
+  for_each_load(kernel, [&](const Expr& load) {
+    if (load.buffer == output || (load.buffer == input && !same_expr(kernel, load.operands[0], index)))
+      usable = false;
+  });
+  return usable ? index : -1;
 }
 
 bool touches(const Program& program, const Step& step, int32_t buffer) {
@@ -177,18 +207,13 @@ std::optional<Candidate> candidate(Program& program, size_t k, int32_t input) {
 
 // Whether statement `s` (its expressions, bounds and nested statements) reads `buffer`.
 bool reads(const Kernel& kernel, const Stmt& s, int32_t buffer) {
-  auto loads = [&](ExprId root) {
-    return root >= 0 && any_subexpr(kernel, root, [&](const Expr& e) {
-             return e.kind == ExprKind::Load && e.buffer == buffer;
-           });
-  };
-  std::vector<ExprId> roots{s.value, s.index, s.guard, s.loop.begin, s.loop.end,
-                            s.lanes_loop.begin, s.lanes_loop.end};
-  for (const Loop& loop : s.reduce_loops) roots.insert(roots.end(), {loop.begin, loop.end});
-  for (const Accumulation& a : s.accumulations) roots.insert(roots.end(), {a.value, a.position});
-  return std::any_of(roots.begin(), roots.end(), loads) ||
-         std::any_of(s.body.begin(), s.body.end(),
-                     [&](const Stmt& inner) { return reads(kernel, inner, buffer); });
+  bool found = false;
+  for_each_root(s, [&](ExprId root) {
+    found = found || (root >= 0 && any_subexpr(kernel, root, [&](const Expr& e) {
+                        return e.kind == ExprKind::Load && e.buffer == buffer;
+                      }));
+  });
+  return found;
 }
 
 // Reorders the body of `taken` (candidates whose stores share one body) so that each iteration

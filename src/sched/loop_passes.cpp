@@ -25,6 +25,7 @@ const std::vector<LoopPass>& loop_passes(const target::Target& target) {
       {"trim_loops", trim_loops},
       {"guard_reductions", guard_reductions},
       {"merge_reduction_loops", merge_reduction_loops},
+      {"merge_short_inner_loops", merge_short_inner_loops},
       {"peel_clamps", cpu::peel_clamps},
       {"interchange_reductions", cpu::interchange_reductions},
       {"mark_parallel", cpu::mark_parallel},

@@ -1,9 +1,11 @@
 #include "sched/merge_loops.h"
 
+#include <algorithm>
 #include <map>
 #include <optional>
 #include <unordered_map>
 
+#include "ir/size_choices.h"
 #include "sched/kernel_builder.h"
 
 namespace kiln::sched {
@@ -21,6 +23,23 @@ class Merger {
  public:
   Merger(Kernel& kernel, bool reductions_only)
       : kernel_(kernel), builder_(kernel), reductions_only_(reductions_only) {}
+
+  // Innermost loops of stores shorter than `shortest`, merged with the loop around them (from
+  // the inside out) until they are not.
+  bool short_inner_loops(std::vector<Stmt>& body, int64_t shortest) {
+    bool changed = false;
+    for (Stmt& s : body) {
+      changed = short_inner_loops(s.body, shortest) || changed;
+      while (s.kind == StmtKind::Loop && s.body.size() == 1 && innermost_of_stores(s.body[0]) &&
+             plain(s) && plain(s.body[0]) && ir::size_choice(s.body[0].loop.extent < shortest) &&
+             merge(s.loop, s.body[0].loop)) {
+        Stmt inner = std::move(s.body[0]);
+        s = std::move(inner);
+        changed = true;
+      }
+    }
+    return changed;
+  }
 
   bool statements(std::vector<Stmt>& body) {
     bool changed = false;
@@ -49,6 +68,13 @@ class Merger {
 
  private:
   const Expr& expr(ExprId id) const { return kernel_.exprs[static_cast<size_t>(id)]; }
+
+  static bool innermost_of_stores(const Stmt& s) {
+    return s.kind == StmtKind::Loop &&
+           std::all_of(s.body.begin(), s.body.end(), [](const Stmt& inner) {
+             return inner.kind == StmtKind::Store && !inner.accumulate && !inner.to_local_array;
+           });
+  }
 
   // Loops with constant bounds and nothing marked on them (the CPU's parallel and SIMD loops
   // are decided on the loops as they are).
@@ -152,6 +178,11 @@ bool merge_loops(Kernel& kernel, const target::Target&) {
 
 bool merge_reduction_loops(Kernel& kernel, const target::Target&) {
   return Merger(kernel, /*reductions_only=*/true).statements(kernel.body);
+}
+
+bool merge_short_inner_loops(Kernel& kernel, const target::Target& target) {
+  const int64_t shortest = 4 * std::max<int64_t>(target.lanes(DType::Float32), 1);
+  return Merger(kernel, /*reductions_only=*/false).short_inner_loops(kernel.body, shortest);
 }
 
 }  // namespace kiln::sched

@@ -25,4 +25,9 @@ bool merge_loops(Kernel& kernel, const target::Target& target);
 // the SIMD lane split and its blocks (the lanes of a 32-element loop were refilled per row).
 bool merge_reduction_loops(Kernel& kernel, const target::Target& target);
 
+// Only innermost loops of stores shorter than 4 vectors (run for the CPU): a pointwise kernel
+// over a conv weight (64, 3, 7, 7) or a 7x7 activation ran its SIMD loop over 7 or 3 elements
+// (resnet18's Adam step 3x Inductor's time); merged, over 147 or 49.
+bool merge_short_inner_loops(Kernel& kernel, const target::Target& target);
+
 }  // namespace kiln::sched

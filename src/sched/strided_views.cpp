@@ -133,11 +133,14 @@ bool reads_narrow_operand(const Node& node, size_t k, bool narrow_matmul_operand
   return narrow_matmul_operands && node.op == Op::matmul && k < 2;
 }
 
-bool packed_view(const StridedView& view) {
+bool packed_view(const StridedView& view) { return row_major(view.shape, view.strides); }
+
+bool row_major(const std::vector<int64_t>& shape, const std::vector<int64_t>& strides) {
+  if (strides.size() != shape.size()) return false;
   int64_t expected = 1;
-  for (size_t d = view.shape.size(); d-- > 0;) {
-    if (view.shape[d] != 1 && view.strides[d] != expected) return false;
-    expected *= view.shape[d];
+  for (size_t d = shape.size(); d-- > 0;) {
+    if (shape[d] != 1 && strides[d] != expected) return false;
+    expected *= shape[d];
   }
   return true;
 }

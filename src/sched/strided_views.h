@@ -47,5 +47,7 @@ bool needs_packed_operand(const ir::Node& node, size_t k);
 bool reads_narrow_operand(const ir::Node& node, size_t k, bool narrow_matmul_operands);
 // Whether `view` is packed row-major (extents of 1 aside).
 bool packed_view(const StridedView& view);
+// Whether `strides` lay `shape` out row-major (dimensions of extent 1 may have any stride).
+bool row_major(const std::vector<int64_t>& shape, const std::vector<int64_t>& strides);
 
 }  // namespace kiln::sched

@@ -469,5 +469,22 @@ TEST(CompileStructure, TensorApiFunctions) {
   for (double value : outputs[0].to_vector<double>()) EXPECT_FALSE(std::isnan(value));
 }
 
+// A pointwise kernel over a conv weight's shape runs one SIMD loop over its 7x7 and 3 planes
+// (merge_short_inner_loops), not a loop of 7 per row.
+TEST(CompileStructure, ShortInnerLoopsOfPointwiseKernelsMerge) {
+  GraphCase graph;
+  ir::Builder& builder = graph.builder;
+  ValueId x = graph.input(make_array(DType::Float32, {64, 3, 7, 7}, pseudo_random(9408, -1, 1, 3)));
+  ValueId y = graph.input(make_array(DType::Float32, {64, 3, 7, 7}, pseudo_random(9408, -1, 1, 4)));
+  graph.output(builder.binary(Op::add, builder.binary(Op::mul, x, y), x), "x * y + x");
+  CompiledRun run = graph.check();
+  const sched::Program& program = run.compiled->executable->program();
+  ASSERT_EQ(program.kernels.size(), 1u);
+  const sched::Stmt* innermost = &program.kernels[0].body.at(0);
+  while (!innermost->body.empty() && innermost->body[0].kind == sched::StmtKind::Loop)
+    innermost = &innermost->body[0];
+  EXPECT_GE(innermost->loop.extent, 147) << sched::print_program(program);
+}
+
 }  // namespace
 }  // namespace kiln::test

@@ -27,7 +27,7 @@ TEST(Ops, ElementwiseEntries) {
   EXPECT_EQ(add.kind, OpKind::Binary);
   EXPECT_EQ(add.arity, 2);
   EXPECT_EQ(add.accepts, Accepts::NumericOrComplex);
-  EXPECT_EQ(add.expression, "a + b");
+  EXPECT_EQ(add.expression, "kiln_add(a, b)");  // wraps signed overflow on every target
   EXPECT_EQ(op_info(Op::floordiv).expression, "kiln_floordiv(a, b)");
   EXPECT_EQ(op_info(Op::exp).arity, 1);
   EXPECT_EQ(op_info(Op::exp).accepts, Accepts::FloatOrComplex);
@@ -47,7 +47,7 @@ TEST(Ops, ReductionScanAndStructuralEntries) {
   EXPECT_EQ(sum.arity, 1);
   EXPECT_EQ(sum.accumulator, Accumulator::Plain);
   EXPECT_EQ(sum.identity, "kiln_zero<T>()");
-  EXPECT_EQ(sum.expression, "acc + x");
+  EXPECT_EQ(sum.expression, "kiln_add(acc, x)");
   EXPECT_EQ(op_info(Op::argmax).result, ResultType::Int64);
   EXPECT_EQ(op_info(Op::argmax).accumulator, Accumulator::ArgIndex);
   EXPECT_EQ(op_info(Op::var).accumulator, Accumulator::Welford);
