@@ -47,8 +47,8 @@ from ._arguments import DYNAMIC_DTYPES
 from ._arguments import eager_reason
 from ._caller_state import ChangesCallerState, Saved, checked_output_spec, with_assigned
 from ._config import config
-from ._raising_calls import (CHECK_ERRORS, LEAKED, NOT_AN_ARRAY, RaisingCalls, handles_exceptions,
-                             written_inputs)
+from ._raising_calls import (CHECK_ERRORS, LEAKED, NOT_AN_ARRAY, RaisingCalls, donated,
+                             handles_exceptions, written_inputs)
 from ._dynamic_numbers import DynamicNumbers
 from ._environment import Environment, with_numpy_names
 from ._trace_stores import CellStores, GlobalStores
@@ -438,11 +438,8 @@ class CompiledFunction(RaisingCalls):
             if retrace:
                 compiled, _, reads = self._compile_segment(context, outputs)
             else:
-                # the arrays the function writes: kiln may write their new values into them
-                donated = [-1] * len(outputs)
-                for position, output in mutations:
-                    donated[output] = position
-                compiled = _kiln.compile_graph(trace, outputs, strides, options, donated=donated)
+                compiled = _kiln.compile_graph(trace, outputs, strides, options,
+                                               donated=donated(mutations, len(outputs)))
                 self._note_graph(compiled)
         except Unsupported as error:  # past kiln's bounds on compile work: eager, and why
             if not self.fullgraph:

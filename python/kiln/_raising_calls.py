@@ -57,6 +57,15 @@ def written_inputs(tracer, inputs, outputs):
     return mutations
 
 
+def donated(mutations, count):
+    """By graph output (`count`): the input whose memory kiln may write it into, the argument
+    it is the new value of (written_inputs' pairs), or -1."""
+    inputs = [-1] * count
+    for position, output in mutations:
+        inputs[output] = position
+    return inputs
+
+
 class RaisingCalls:
     """CompiledFunction's answers to a call that raises (its fn, wrappers, writes_arguments,
     _outputs and _compile_segment)."""

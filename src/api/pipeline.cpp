@@ -35,7 +35,6 @@
 #include "sched/donated_outputs.h"
 #include "sched/loop_passes.h"
 #include "sched/scheduler.h"
-#include "sched/strided_views.h"
 #include "target/target.h"
 
 namespace kiln::detail {
@@ -107,39 +106,6 @@ void follow_decisions(sched::Program& program, const sched::Program& decisions) 
   }
 }
 
-// `donated` (by output: the input it may overwrite, or -1) where the output may live in that
-// input's memory: an input given once, of the output's dtype and shape, row-major, in a graph
-// without loops. Empty when none may.
-std::vector<int32_t> usable_donations(const ir::Graph& graph,
-                                      const std::vector<std::vector<int64_t>>& input_strides,
-                                      const std::vector<int32_t>& donated) {
-  // A graph loop's steps repeat; its carried values have their own in-place rules
-  // (sched/in_place.h), made for loop bodies.
-  if (std::any_of(graph.nodes().begin(), graph.nodes().end(),
-                  [](const ir::Node& node) { return node.op == ir::Op::loop; }))
-    return {};
-  std::vector<int32_t> usable(std::min(donated.size(), graph.outputs().size()), -1);
-  std::set<int32_t> given;
-  bool any = false;
-  for (size_t k = 0; k < usable.size(); ++k) {
-    const int32_t j = donated[k];
-    if (j < 0 || static_cast<size_t>(j) >= graph.inputs().size() || !given.insert(j).second)
-      continue;
-    const ir::Node &output = graph.node(graph.outputs()[k]),
-                   &input = graph.node(graph.inputs()[static_cast<size_t>(j)]);
-    if (output.dtype != input.dtype || output.shape != input.shape || !ir::is_static(input.shape))
-      continue;
-    const auto position = static_cast<size_t>(j);
-    if (position < input_strides.size() && !input_strides[position].empty() &&
-        !sched::row_major(ir::to_ints(input.shape), input_strides[position]))
-      continue;
-    usable[k] = j;
-    any = true;
-  }
-  if (!any) usable.clear();
-  return usable;
-}
-
 }  // namespace
 
 sched::Program schedule_program(const ir::Graph& graph,
@@ -154,7 +120,7 @@ sched::Program schedule_program(const ir::Graph& graph,
   const std::vector<int32_t> usable =
       checks > 0 && target.kind != target::DeviceKind::Cpu
           ? std::vector<int32_t>{}
-          : usable_donations(graph, input_strides, donated);
+          : sched::usable_donations(graph, input_strides, donated);
   sched::Program program =
       run_stage("schedule", [&] {
         return sched::schedule(graph, input_strides, &fusion_notes, usable,

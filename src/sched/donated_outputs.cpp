@@ -4,6 +4,7 @@
 #include <optional>
 #include <set>
 
+#include "ir/shape.h"
 #include "sched/strided_views.h"
 
 namespace kiln::sched {
@@ -257,6 +258,34 @@ std::vector<Candidate> order_stores(const Kernel& kernel, std::vector<Candidate>
 }
 
 }  // namespace
+
+std::vector<int32_t> usable_donations(const ir::Graph& graph,
+                                      const std::vector<std::vector<int64_t>>& input_strides,
+                                      const std::vector<int32_t>& donated) {
+  if (std::any_of(graph.nodes().begin(), graph.nodes().end(),
+                  [](const ir::Node& node) { return node.op == ir::Op::loop; }))
+    return {};
+  std::vector<int32_t> usable(std::min(donated.size(), graph.outputs().size()), -1);
+  std::set<int32_t> given;
+  bool any = false;
+  for (size_t k = 0; k < usable.size(); ++k) {
+    const int32_t j = donated[k];
+    if (j < 0 || static_cast<size_t>(j) >= graph.inputs().size() || !given.insert(j).second)
+      continue;
+    const ir::Node &output = graph.node(graph.outputs()[k]),
+                   &input = graph.node(graph.inputs()[static_cast<size_t>(j)]);
+    if (output.dtype != input.dtype || output.shape != input.shape || !ir::is_static(input.shape))
+      continue;
+    const auto position = static_cast<size_t>(j);
+    if (position < input_strides.size() && !input_strides[position].empty() &&
+        !row_major(ir::to_ints(input.shape), input_strides[position]))
+      continue;
+    usable[k] = j;
+    any = true;
+  }
+  if (!any) usable.clear();
+  return usable;
+}
 
 bool write_donated_outputs(Program& program, const std::vector<int32_t>& donated) {
   if (std::any_of(program.steps.begin(), program.steps.end(), [](const Step& step) {

@@ -19,9 +19,18 @@
 #include <cstdint>
 #include <vector>
 
+#include "ir/graph.h"
 #include "sched/loop_ir.h"
 
 namespace kiln::sched {
+
+// `donated` (by output: the input it may take, or -1) where output and input may share memory:
+// an input given once, of the output's dtype and static shape, row-major (`input_strides`: []
+// for contiguous), in a graph without loops (their steps repeat; loop bodies have their own
+// in-place rules). Empty when none may.
+std::vector<int32_t> usable_donations(const ir::Graph& graph,
+                                      const std::vector<std::vector<int64_t>>& input_strides,
+                                      const std::vector<int32_t>& donated);
 
 // donated[k]: the input number output k may be written into, or -1. Returns whether any was.
 bool write_donated_outputs(Program& program, const std::vector<int32_t>& donated);

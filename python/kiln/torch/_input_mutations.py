@@ -6,17 +6,28 @@ the others in after the run."""
 import torch
 
 
-def donations(count, mutations, tensor_positions, gpu_inputs=None):
-    """By kiln output (`count` of them): the kiln input whose memory it may be written into,
-    the input it is the new value of (`mutations`: (kiln output, FX input position)), or -1.
-    `gpu_inputs`: a GPU graph's inputs, whose CPU tensors (copied in each call) donate nothing."""
+def donations(count, graph, inputs=None):
+    """By kiln output (`count` of them) of `graph` (a CompiledGraph): the kiln input whose
+    memory it may be written into, the input it is the new value of, or -1. None with size
+    symbols (a size's run returns new arrays), nor for a GPU graph's CPU tensors (copied in each
+    call) or where a GPU graph's `inputs` are unknown (a warm-start record)."""
     donated = [-1] * count
-    kiln_input = {position: k for k, position in enumerate(tensor_positions)}
-    for index, position in mutations:
+    if graph.symbolic or (graph.on_cuda and inputs is None):
+        return donated
+    kiln_input = {position: k for k, position in enumerate(graph.tensor_positions)}
+    for index, position in graph._mutations:
         k = kiln_input.get(position)
-        if k is not None and (gpu_inputs is None or gpu_inputs[k].device.type == "cuda"):
+        if k is not None and (not graph.on_cuda or inputs[k].device.type == "cuda"):
             donated[index] = k
     return donated
+
+
+def split_mutations(graph, compiled):
+    """`graph`'s mutations as `compiled` makes them: ((kiln output, input position) written
+    into the input, those copied in after the run)."""
+    in_place = [(index, graph.tensor_positions[k]) for index, k in compiled.in_place_outputs]
+    written = {index for index, _ in in_place}
+    return in_place, [pair for pair in graph._mutations if pair[0] not in written]
 
 
 def write_mutations(copied, in_place, lazy, args, inputs, results):

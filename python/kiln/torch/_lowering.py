@@ -20,7 +20,7 @@ from . import (_aten_attention, _aten_bags, _aten_convolution,  # noqa: F401 (fi
 from ._aten_table import (METADATA_ASSERTIONS, TABLE, LoweringContext, Unconvertible, cast,
                           kiln_dtype, meta, tensor_dtype_supported)
 from ._eager_refusals import refuses as eager_refuses
-from ._input_mutations import donations, write_mutations
+from ._input_mutations import donations, split_mutations, write_mutations
 from ._graph_values import (float_arithmetic, is_float_arithmetic, is_scalar_input,
                             tensor_constant)
 from ._output_plan import inverse_permutation, output_plan
@@ -413,20 +413,12 @@ class CompiledGraph:
             self.record = (*_kiln.serialize_trace(trace, outputs), strides)
         return self._compile_traced(trace, outputs, strides, inputs)
 
-    def _donations(self, count, inputs):
-        """donations() of this graph's mutations: none with size symbols (a size's run returns
-        new arrays), nor on a GPU where the inputs are unknown (a warm-start record)."""
-        if self.symbolic or (self.on_cuda and inputs is None):
-            return [-1] * count
-        return donations(count, self._mutations, self.tensor_positions,
-                         inputs if self.on_cuda else None)
-
     def _compile_traced(self, trace, outputs, strides, inputs=None):
         if not outputs:  # only inputs and constants come out: nothing for kiln to run
             compiled = None
         else:
             compiled = _kiln.compile_graph(trace, outputs, strides, self.options,
-                                           donated=self._donations(len(outputs), inputs))
+                                           donated=donations(len(outputs), self, inputs))
             if _kiln.log_enabled("perf"):
                 _kiln.log("perf", f"torch graph {self.name}: {compiled.op_count} ops, "
                           f"{compiled.kernel_count} kernels, compiled in "
@@ -465,7 +457,7 @@ class CompiledGraph:
                          (5, value) if kind == "input view" else (2, value)
                          for kind, value in plan if kind != "mutation"]
         self._mutations = [(value[0], value[2]) for kind, value in plan if kind == "mutation"]
-        self._copied_mutations, self._in_place = self._mutations, ()  # _note_in_place
+        self._copied_mutations, self._in_place = self._mutations, ()  # split_mutations
         self._output_pool = None  # its results are this plan's
 
     def _resolved(self, args):
@@ -533,7 +525,7 @@ class CompiledGraph:
                 if self.symbolic:
                     return self._run_symbolic(compiled, tensors)
                 pool = self._output_pool = self._result_pool(compiled)
-                self._note_in_place(compiled)
+                self._in_place, self._copied_mutations = split_mutations(self, compiled)
             addresses, results = pool.take_all()
             if self.on_cuda:
                 compiled.run_tensors(tensors, addresses, torch_current_stream(torch, self.device),
@@ -561,14 +553,6 @@ class CompiledGraph:
         activation in its logical order), or None."""
         self._output_dtype(index)
         return self._output_orders.get(index)
-
-    def _note_in_place(self, compiled):
-        """The mutations `compiled` writes into their inputs (_in_place: (kiln output, input
-        position)) and those copied in after the run (_copied_mutations)."""
-        self._in_place = [(index, self.tensor_positions[k])
-                          for index, k in compiled.in_place_outputs]
-        written = {index for index, _ in self._in_place}
-        self._copied_mutations = [pair for pair in self._mutations if pair[0] not in written]
 
     def _result_pool(self, compiled):
         in_place = {index for index, _ in compiled.in_place_outputs}
