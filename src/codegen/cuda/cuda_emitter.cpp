@@ -9,6 +9,7 @@
 
 #include "codegen/cpp/cpp_emitter.h"
 #include "codegen/cuda/kernel_emitter.h"
+#include "codegen/cuda/uniform_values.h"
 #include "ir/ops.h"
 #include "kiln/error.h"
 #include "prelude_text.h"
@@ -42,6 +43,7 @@ constexpr const char* kWelfordShuffle =
 void CudaKernelEmitter::body() {
   const std::vector<Stmt> statements_of_launch(kernel_.body.begin() + plan_.first,
                                                kernel_.body.begin() + plan_.last);
+  for (ExprId id : uniform_values(program_, kernel_, statements_of_launch)) value(id);
   // 16-byte accesses (LaunchPlan::vector_lanes) where every buffer they touch is 16-byte
   // aligned, checked at run time; the scalar copy of the launch otherwise.
   auto aligned_or_not = [&](const std::function<void(int)>& print) {
