@@ -1,6 +1,6 @@
 #include "codegen/cuda/uniform_values.h"
 
-#include <algorithm>
+#include <set>
 
 #include "ir/ops.h"
 
@@ -29,10 +29,20 @@ void for_each_root(const Stmt& s, const Visit& visit) {
 
 enum class Uniform : uint8_t { Unknown, No, Yes, Costly };  // Costly: uniform, with a slow op
 
+// The buffers `s` stores into (not its local arrays).
+void add_written(const Stmt& s, std::set<int32_t>& written) {
+  if ((s.kind == sched::StmtKind::Store || s.kind == sched::StmtKind::Scan) && !s.to_local_array)
+    written.insert(s.buffer);
+  for (const Stmt& inner : s.body) add_written(inner, written);
+}
+
 class Classifier {
  public:
-  Classifier(const sched::Program& program, const Kernel& kernel)
-      : program_(program), kernel_(kernel), state_(kernel.exprs.size(), Uniform::Unknown) {}
+  Classifier(const sched::Program& program, const Kernel& kernel,
+             const std::vector<Stmt>& statements)
+      : program_(program), kernel_(kernel), state_(kernel.exprs.size(), Uniform::Unknown) {
+    for (const Stmt& s : statements) add_written(s, written_);
+  }
 
   Uniform classify(ExprId root) {
     // Post-order without recursion: a graph unrolled from a Python loop nests deeply.
@@ -76,12 +86,11 @@ class Classifier {
     }
   }
 
-  // A load every thread may make before its loops: of a buffer the kernel does not write, at a
-  // constant position inside it (a thread with no iterations reads it too).
+  // A load every thread may make before its loops: of a buffer the launch does not write (an
+  // earlier launch of the kernel may: a step count's increment), at a constant position inside
+  // it (a thread with no iterations reads it too).
   bool readable_everywhere(const Expr& load) const {
-    if (std::find(kernel_.buffers_written.begin(), kernel_.buffers_written.end(), load.buffer) !=
-        kernel_.buffers_written.end())
-      return false;
+    if (written_.count(load.buffer)) return false;
     const Expr& index = kernel_.exprs[static_cast<size_t>(load.operands[0])];
     if (index.kind != ExprKind::Constant) return false;
     const sched::Buffer& buffer = program_.buffers[static_cast<size_t>(load.buffer)];
@@ -94,13 +103,14 @@ class Classifier {
   const sched::Program& program_;
   const Kernel& kernel_;
   std::vector<Uniform> state_;
+  std::set<int32_t> written_;  // by the launch's statements
 };
 
 }  // namespace
 
 std::vector<ExprId> uniform_values(const sched::Program& program, const Kernel& kernel,
                                    const std::vector<Stmt>& statements) {
-  Classifier classifier(program, kernel);
+  Classifier classifier(program, kernel, statements);
   std::vector<ExprId> found;
   std::vector<uint8_t> seen(kernel.exprs.size(), 0);
   std::vector<ExprId> stack;
