@@ -33,6 +33,7 @@
 #include "runtime/private_files.h"
 #include "runtime/toolchain.h"
 #include "sched/donated_outputs.h"
+#include "sched/independent_kernels.h"
 #include "sched/loop_passes.h"
 #include "sched/scheduler.h"
 #include "target/target.h"
@@ -141,17 +142,24 @@ sched::Program schedule_program(const ir::Graph& graph,
       api::log(LogChannel::Passes,
                pass.name + (changed ? ":\n" + sched::print_program(program) : ": unchanged"));
   }
-  // Last: it reorders the stores of the kernels it changes and reads their final indices.
-  if (!usable.empty()) {
-    bool changed = run_stage("write_donated_outputs",
-                             [&] { return sched::write_donated_outputs(program, usable); });
+  auto program_pass = [&](const std::string& name, const auto& pass) {
+    if (disabled.count(name)) return;
+    bool changed = run_stage(name, pass);
     if (api::log_enabled(LogChannel::Passes))
-      api::log(LogChannel::Passes, std::string("write_donated_outputs") +
-                                       (changed ? ":\n" + sched::print_program(program)
-                                                : ": unchanged"));
-  }
+      api::log(LogChannel::Passes,
+               name + (changed ? ":\n" + sched::print_program(program) : ": unchanged"));
+  };
+  // After the loop passes: it reorders the stores of the kernels it changes and reads their
+  // final indices.
+  if (!usable.empty())
+    program_pass("write_donated_outputs",
+                 [&] { return sched::write_donated_outputs(program, usable); });
   if (!usable.empty() && !sched::checks_precede_input_writes(program, checks))
     return schedule_program(graph, input_strides, target, disabled, {}, checks, decisions);
+  // Last, on a GPU: parts of one kernel are one launch (codegen/cuda: combined launches).
+  if (target.kind == target::DeviceKind::Cuda)
+    program_pass("join_independent_kernels",
+                 [&] { return sched::join_independent_kernels(program); });
   if (api::log_enabled(LogChannel::Schedule))
     api::log(LogChannel::Schedule,
              "program for " + target.description() + ":\n" + sched::print_program(program));

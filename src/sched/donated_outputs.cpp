@@ -48,18 +48,6 @@ void find_stores(std::vector<Stmt>& body, int32_t buffer, std::vector<const Stmt
   }
 }
 
-// Every expression statement `s` (its bounds, guard, index, value, accumulations and nested
-// statements) refers to directly.
-template <class Visit>
-void for_each_root(const Stmt& s, const Visit& visit) {
-  for (ExprId id : {s.loop.begin, s.loop.end, s.lanes_loop.begin, s.lanes_loop.end, s.guard,
-                    s.index, s.value})
-    visit(id);
-  for (const Loop& loop : s.reduce_loops) visit(loop.begin), visit(loop.end);
-  for (const Accumulation& a : s.accumulations) visit(a.value), visit(a.position);
-  for (const Stmt& inner : s.body) for_each_root(inner, visit);
-}
-
 // Each load the kernel's statements make, once (the arena also holds expressions that passes
 // replaced).
 template <class Visit>

@@ -212,6 +212,17 @@ int64_t buffer_bytes(const Buffer& buffer);
 std::vector<int32_t> step_buffers(const Program& program, const Step& step, bool written);
 // Whether two expressions of `kernel` compute the same thing, whatever their ids.
 bool same_expr(const Kernel& kernel, ExprId a, ExprId b);
+// Every expression statement `s` (its bounds, guard, index, value, accumulations and nested
+// statements) refers to directly; -1 for a part it does not have.
+template <class Visit>
+void for_each_root(const Stmt& s, const Visit& visit) {
+  for (ExprId id : {s.loop.begin, s.loop.end, s.lanes_loop.begin, s.lanes_loop.end, s.guard,
+                    s.index, s.value})
+    visit(id);
+  for (const Loop& loop : s.reduce_loops) visit(loop.begin), visit(loop.end);
+  for (const Accumulation& a : s.accumulations) visit(a.value), visit(a.position);
+  for (const Stmt& inner : s.body) for_each_root(inner, visit);
+}
 // Whether `test` holds for `root` or an expression it reads, each visited once: expressions are
 // a DAG (a value read twice is one node), and a tree walk of a graph unrolled from a Python loop
 // takes time exponential in its iterations.

@@ -1067,5 +1067,37 @@ TEST(CudaEmitter, UniformValuesAreComputedOnceBeforeTheLoops) {
   EXPECT_EQ(code, 0) << log;
 }
 
+// Horizontal fusion (sched/independent_kernels.h, combined_launches.cpp): independent
+// elementwise updates of different shapes (an optimizer step's parameters) become one kernel
+// with one launch whose blocks the parts split; a kernel that reads another's result keeps its
+// own launch after it.
+TEST(CudaEmitter, IndependentUpdatesShareOneLaunch) {
+  ir::Graph graph;
+  ir::Builder b(graph);
+  std::vector<ir::ValueId> outputs;
+  for (const ir::Shape& shape : {ir::Shape{64}, ir::Shape{512, 4608}, ir::Shape{64, 64, 3, 3}}) {
+    ir::ValueId x = b.parameter(DType::Float32, shape), g = b.parameter(DType::Float32, shape);
+    outputs.push_back(b.binary(ir::Op::sub, x, b.binary(ir::Op::mul, g, b.constant(ir::Scalar::of(0.1), DType::Float32, shape))));
+  }
+  ir::ValueId y = b.parameter(DType::Float32, {1000});
+  ir::ValueId e = b.unary(ir::Op::exp, y);
+  outputs.push_back(e);
+  outputs.push_back(b.binary(ir::Op::add, b.flip(e, {0}), e));  // reads e at other elements
+  graph.set_outputs(outputs);
+  detail::PreparedGraph prepared = detail::prepare_graph(graph, {}, {});
+  sched::Program program = detail::schedule_program(prepared.graph, prepared.strides, kH100, {});
+  ASSERT_EQ(program.kernels.size(), 2u) << sched::print_program(program);
+  codegen::CudaSource source = codegen::emit_cuda(program, Options{}, kH100, false);
+  ASSERT_EQ(source.kernels.size(), 2u);
+  ASSERT_EQ(source.kernels[0].launches.size(), 1u) << source.text;
+  EXPECT_EQ(count(source.text, "kiln_grid = "), 4u) << "the three updates and exp(y)";
+  EXPECT_EQ(source.kernels[1].launches.size(), 1u);
+  auto [code, log] = compile_with_nvcc(source.text, "combined");
+  EXPECT_EQ(code, 0) << log;
+  sched::Program apart = detail::schedule_program(prepared.graph, prepared.strides, kH100,
+                                                  {"join_independent_kernels"});
+  EXPECT_EQ(apart.kernels.size(), 5u) << sched::print_program(apart);
+}
+
 }  // namespace
 }  // namespace kiln

@@ -43,6 +43,7 @@ constexpr const char* kWelfordShuffle =
 void CudaKernelEmitter::body() {
   const std::vector<Stmt> statements_of_launch(kernel_.body.begin() + plan_.first,
                                                kernel_.body.begin() + plan_.last);
+  if (!parts_.empty()) return combined_body();
   for (ExprId id : uniform_values(program_, kernel_, statements_of_launch)) value(id);
   // 16-byte accesses (LaunchPlan::vector_lanes) where every buffer they touch is 16-byte
   // aligned, checked at run time; the scalar copy of the launch otherwise.
@@ -298,6 +299,49 @@ std::string constant_array_definition(const sched::Buffer& buffer) {
 
 namespace {
 
+// The grid and block of `plan`'s launch, and its scratch.
+runtime::CudaLaunch launch_geometry(const cuda_detail::LaunchPlan& plan, int64_t most_blocks) {
+  using namespace cuda_detail;
+  runtime::CudaLaunch launch;
+  launch.threads = plan.threads;
+  switch (plan.kind) {
+    case LaunchKind::ThreadPerIteration: {
+      int64_t per_block =
+          int64_t(plan.threads) * plan.unroll * plan.vector_lanes * serial_iterations(plan);
+      launch.blocks = std::min(kMostRunBlocks, (plan.iterations + per_block - 1) / per_block);
+      break;
+    }
+    case LaunchKind::BlockPerIteration: {
+      // A block a row, all at once: a grid-stride walk of the rows by 8 blocks a
+      // multiprocessor left the last wave's blocks running alone (H200, softmax of 4096 rows
+      // of 1024 floats: 12.5 -> 11.5 us). Warps a row keep the walk (BERT's short rows).
+      const int64_t per_block = plan.warp_iterations ? plan.threads / kWarp : 1;
+      const int64_t blocks = (plan.iterations + per_block - 1) / per_block;
+      launch.blocks = plan.block_splits > 1  ? plan.iterations * plan.block_splits
+                      : plan.warp_iterations ? std::min(most_blocks, blocks)
+                                             : std::min(kMostRunBlocks, blocks);
+      break;
+    }
+    case LaunchKind::SplitReduce:
+      launch.blocks = std::min(most_blocks, (plan.split_work + plan.threads - 1) / plan.threads);
+      launch.scratch_bytes = 16 + 8 * plan.state_fields * launch.blocks;
+      break;
+    case LaunchKind::ColumnTiles:
+      launch.blocks = plan.block_splits > 1 ? plan.column_tiles * plan.block_splits
+                                             : std::min(most_blocks, plan.column_tiles);
+      break;
+    case LaunchKind::ScanTiles:
+      launch.blocks = scan_tile_count(plan);
+      launch.scratch_bytes = scan_scratch_bytes(plan);
+      break;
+    default:
+      launch.blocks = 1;
+  }
+  launch.blocks = std::max<int64_t>(launch.blocks, 1);
+  if (plan.block_splits > 1) launch.scratch_bytes = split_scratch_bytes(plan);
+  return launch;
+}
+
 // The launches of `kernel` planned for `target`, their functions' code appended to `text`,
 // each named `kernel.name`_<launch><suffix>.
 std::vector<runtime::CudaLaunch> emit_launches(const Program& program, const Kernel& kernel,
@@ -308,48 +352,23 @@ std::vector<runtime::CudaLaunch> emit_launches(const Program& program, const Ker
   const int64_t most_blocks = kBlocksPerMultiprocessor * std::max(1, target.multiprocessors);
   std::vector<runtime::CudaLaunch> launches;
   std::vector<LaunchPlan> plans = plan_launches(program, kernel, target);
-  for (size_t k = 0; k < plans.size(); ++k) {
-    const LaunchPlan& plan = plans[k];
-    if (plan.iterations == 0) continue;  // an empty output: nothing to launch
-    runtime::CudaLaunch launch;
-    launch.symbol = kernel.name + "_" + std::to_string(k) + suffix;
-    launch.threads = plan.threads;
-    switch (plan.kind) {
-      case LaunchKind::ThreadPerIteration: {
-        int64_t per_block =
-            int64_t(plan.threads) * plan.unroll * plan.vector_lanes * serial_iterations(plan);
-        launch.blocks = std::min(kMostRunBlocks, (plan.iterations + per_block - 1) / per_block);
-        break;
+  for (const std::vector<size_t>& group : combined_launches(program, kernel, plans)) {
+    const LaunchPlan& plan = plans[*std::max_element(
+        group.begin(), group.end(),
+        [&](size_t a, size_t b) { return plans[a].threads < plans[b].threads; })];
+    runtime::CudaLaunch launch = launch_geometry(plan, most_blocks);
+    launch.symbol = kernel.name + "_" + std::to_string(group.front()) + suffix;
+    CudaKernelEmitter emitter(program, kernel, options, target, arguments, plan);
+    if (group.size() > 1) {
+      std::vector<CudaKernelEmitter::Part> parts;
+      launch.blocks = 0;
+      for (size_t k : group) {
+        parts.push_back({&plans[k], launch_geometry(plans[k], most_blocks).blocks});
+        launch.blocks += parts.back().blocks;
       }
-      case LaunchKind::BlockPerIteration: {
-        // A block a row, all at once: a grid-stride walk of the rows by 8 blocks a
-        // multiprocessor left the last wave's blocks running alone (H200, softmax of 4096 rows
-        // of 1024 floats: 12.5 -> 11.5 us). Warps a row keep the walk (BERT's short rows).
-        const int64_t per_block = plan.warp_iterations ? plan.threads / kWarp : 1;
-        const int64_t blocks = (plan.iterations + per_block - 1) / per_block;
-        launch.blocks = plan.block_splits > 1  ? plan.iterations * plan.block_splits
-                        : plan.warp_iterations ? std::min(most_blocks, blocks)
-                                               : std::min(kMostRunBlocks, blocks);
-        break;
-      }
-      case LaunchKind::SplitReduce:
-        launch.blocks = std::min(most_blocks, (plan.split_work + plan.threads - 1) / plan.threads);
-        launch.scratch_bytes = 16 + 8 * plan.state_fields * launch.blocks;
-        break;
-      case LaunchKind::ColumnTiles:
-        launch.blocks = plan.block_splits > 1 ? plan.column_tiles * plan.block_splits
-                                               : std::min(most_blocks, plan.column_tiles);
-        break;
-      case LaunchKind::ScanTiles:
-        launch.blocks = scan_tile_count(plan);
-        launch.scratch_bytes = scan_scratch_bytes(plan);
-        break;
-      default:
-        launch.blocks = 1;
+      emitter.combine(std::move(parts));
     }
-    launch.blocks = std::max<int64_t>(launch.blocks, 1);
-    if (plan.block_splits > 1) launch.scratch_bytes = split_scratch_bytes(plan);
-    std::string code = CudaKernelEmitter(program, kernel, options, target, arguments, plan).emit();
+    std::string code = emitter.emit();
     code.replace(code.find("KILN_KERNEL_NAME"), std::strlen("KILN_KERNEL_NAME"), launch.symbol);
     text += code + "\n";
     launches.push_back(launch);

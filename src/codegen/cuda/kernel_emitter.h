@@ -198,6 +198,14 @@ void plan_row_vectors(const Program& program, const Kernel& kernel, LaunchPlan& 
 // launch_plans.cpp: the launches of a kernel, in order.
 std::vector<LaunchPlan> plan_launches(const Program& program, const Kernel& kernel,
                                       const target::Target& target);
+
+// combined_launches.cpp: consecutive launches of a kernel that may run as one, by index into
+// `plans`: ThreadPerIteration launches of loops of stores that share no buffer one of them
+// writes (the parts a kernel took in from others: sched/independent_kernels.h). Each group of
+// more than one is one function whose blocks are split between the parts, in order, of the
+// parts' largest block (a part planned for fewer threads leaves the others idle).
+std::vector<std::vector<size_t>> combined_launches(const Program& program, const Kernel& kernel,
+                                                   const std::vector<LaunchPlan>& plans);
 // skinny_matmul.cpp: generated kernels for the Program's extern matmuls of few rows (their
 // device code added to the header, their functions and calls appended, each replacing its step).
 void add_skinny_matmuls(const Program& program, CudaSource& source);
@@ -213,7 +221,23 @@ class CudaKernelEmitter : public CLikePrinter {
                     const LaunchPlan& plan)
       : CLikePrinter(program, kernel, options, target, std::move(arguments)), plan_(plan) {}
 
+  // A combined launch (combined_launches): each part's plan, and the grid's blocks it takes,
+  // the next ones after the part before it. The emitter's own plan is the part of the most
+  // threads (the launch's block).
+  struct Part {
+    const LaunchPlan* plan;
+    int64_t blocks;
+  };
+  void combine(std::vector<Part> parts) { parts_ = std::move(parts); }
+
  private:
+  std::vector<Part> parts_;
+  bool in_part_ = false;
+  // The block's index in the grid, and the grid's blocks: a part's own range of them.
+  std::string block_index() const { return in_part_ ? "kiln_block" : "blockIdx.x"; }
+  std::string grid_blocks() const { return in_part_ ? "kiln_grid" : "gridDim.x"; }
+  void combined_body();
+
   std::string function_header() const override {
     size_t table = arguments_.size() + (has_scratch() ? 1 : 0);
     return "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(plan_.threads) +

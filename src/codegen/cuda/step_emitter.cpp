@@ -20,8 +20,8 @@ void CudaKernelEmitter::thread_per_iteration(int lanes) {
   const std::string total =
       std::to_string(plan_.iterations / serial_iterations(plan_) / lanes / along);
   const std::string run = std::to_string(int64_t(plan_.threads) * plan_.unroll / along);
-  line("for (int64_t kiln_run = blockIdx.x * (int64_t)" + run + "; kiln_run < " + total +
-       "; kiln_run += (int64_t)gridDim.x * " + run + ") {");
+  line("for (int64_t kiln_run = " + block_index() + " * (int64_t)" + run + "; kiln_run < " +
+       total + "; kiln_run += (int64_t)" + grid_blocks() + " * " + run + ") {");
   open_block();
   prefetched_vectors_.clear();
   // Registers by address, numbered in order: the text must not name expression ids, which

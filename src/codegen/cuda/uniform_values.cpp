@@ -17,16 +17,6 @@ namespace {
 // The most values hoisted a launch: each holds a register for the whole kernel.
 constexpr size_t kMostUniformValues = 8;
 
-template <class Visit>
-void for_each_root(const Stmt& s, const Visit& visit) {
-  for (ExprId id : {s.loop.begin, s.loop.end, s.lanes_loop.begin, s.lanes_loop.end, s.guard,
-                    s.index, s.value})
-    visit(id);
-  for (const sched::Loop& loop : s.reduce_loops) visit(loop.begin), visit(loop.end);
-  for (const sched::Accumulation& a : s.accumulations) visit(a.value), visit(a.position);
-  for (const Stmt& inner : s.body) for_each_root(inner, visit);
-}
-
 enum class Uniform : uint8_t { Unknown, No, Yes, Costly };  // Costly: uniform, with a slow op
 
 // The buffers `s` stores into (not its local arrays).
@@ -115,7 +105,7 @@ std::vector<ExprId> uniform_values(const sched::Program& program, const Kernel& 
   std::vector<uint8_t> seen(kernel.exprs.size(), 0);
   std::vector<ExprId> stack;
   for (const Stmt& s : statements)
-    for_each_root(s, [&](ExprId id) {
+    sched::for_each_root(s, [&](ExprId id) {
       if (id >= 0) stack.push_back(id);
     });
   // From the statements down: the first uniform expression met on each path is the largest.

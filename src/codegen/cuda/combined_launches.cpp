@@ -1,0 +1,119 @@
+// Combined launches (kernel_emitter.h): independent ThreadPerIteration launches of one kernel
+// as one function, each part taking its own range of the grid's blocks (Inductor's combo
+// kernels): a compiled optimizer step's 46 small updates were 46 launches.
+#include <functional>
+#include <set>
+
+#include "codegen/cuda/kernel_emitter.h"
+#include "sched/independent_kernels.h"
+
+namespace kiln::codegen::cuda_detail {
+
+namespace {
+
+// The buffers statements [first, last) of `kernel` load from and store into.
+struct LaunchBuffers {
+  std::set<int32_t> read, written;
+};
+
+LaunchBuffers launch_buffers(const Kernel& kernel, const LaunchPlan& plan) {
+  LaunchBuffers buffers;
+  std::vector<ExprId> stack;
+  std::function<void(const Stmt&)> stores = [&](const Stmt& s) {
+    if (s.kind == StmtKind::Store) buffers.written.insert(s.buffer);
+    for (const Stmt& inner : s.body) stores(inner);
+  };
+  for (size_t k = plan.first; k < plan.last; ++k) {
+    stores(kernel.body[k]);
+    sched::for_each_root(kernel.body[k], [&](ExprId id) {
+      if (id >= 0) stack.push_back(id);
+    });
+  }
+  std::vector<uint8_t> seen(kernel.exprs.size(), 0);
+  while (!stack.empty()) {
+    const ExprId id = stack.back();
+    stack.pop_back();
+    if (seen[static_cast<size_t>(id)]) continue;
+    seen[static_cast<size_t>(id)] = 1;
+    const sched::Expr& e = kernel.exprs[static_cast<size_t>(id)];
+    if (e.kind == ExprKind::Load) buffers.read.insert(e.buffer);
+    stack.insert(stack.end(), e.operands.begin(), e.operands.end());
+  }
+  return buffers;
+}
+
+bool shares_written(const LaunchBuffers& a, const LaunchBuffers& b) {
+  for (int32_t buffer : a.written)
+    if (b.read.count(buffer) || b.written.count(buffer)) return true;
+  for (int32_t buffer : b.written)
+    if (a.read.count(buffer)) return true;
+  return false;
+}
+
+bool combinable(const Kernel& kernel, const LaunchPlan& plan) {
+  if (plan.kind != LaunchKind::ThreadPerIteration || plan.iterations == 0) return false;
+  const std::vector<Stmt> statements(kernel.body.begin() + plan.first,
+                                     kernel.body.begin() + plan.last);
+  return sched::elementwise(statements);
+}
+
+}  // namespace
+
+std::vector<std::vector<size_t>> combined_launches(const Program&, const Kernel& kernel,
+                                                   const std::vector<LaunchPlan>& plans) {
+  std::vector<std::vector<size_t>> groups;
+  std::vector<LaunchBuffers> group_buffers;
+  bool open = false;  // whether the last group takes more parts
+  for (size_t k = 0; k < plans.size(); ++k) {
+    const LaunchPlan& plan = plans[k];
+    if (plan.iterations == 0) continue;  // an empty output: nothing to launch
+    if (!combinable(kernel, plan)) {
+      groups.push_back({k});
+      open = false;
+      continue;
+    }
+    LaunchBuffers buffers = launch_buffers(kernel, plan);
+    bool joins = open && groups.back().size() < sched::kMostJoinedKernels;
+    for (size_t p = 0; joins && p < group_buffers.size(); ++p)
+      joins = !shares_written(group_buffers[p], buffers);
+    if (!joins) {
+      groups.push_back({});
+      group_buffers.clear();
+    }
+    groups.back().push_back(k);
+    group_buffers.push_back(std::move(buffers));
+    open = true;
+  }
+  return groups;
+}
+
+// The parts one after another, each in the blocks after the last part's: a part's code is the
+// launch's own with its block index and grid size those of its range.
+void CudaKernelEmitter::combined_body() {
+  int64_t first = 0;
+  for (size_t p = 0; p < parts_.size(); ++p) {
+    const Part& part = parts_[p];
+    const int64_t end = first + part.blocks;
+    const std::string test = "if (blockIdx.x < " + std::to_string(end) + ") {";
+    line(p == 0 ? test : p + 1 < parts_.size() ? "else " + test : "else {");
+    open_block();
+    line("const int64_t kiln_block = (int64_t)blockIdx.x - " + std::to_string(first) +
+         ", kiln_grid = " + std::to_string(part.blocks) + ";");
+    // A part planned for fewer threads than the launch's block leaves the others idle.
+    const bool fewer = part.plan->threads < plan_.threads;
+    if (fewer) {
+      line("if (threadIdx.x < " + std::to_string(part.plan->threads) + ") {");
+      open_block();
+    }
+    CudaKernelEmitter own(program_, kernel_, options_, target_, arguments_, *part.plan);
+    own.in_part_ = true;
+    own.depth_ = depth_;
+    own.body();
+    out_ << own.out_.str();
+    if (fewer) close_block();
+    close_block();
+    first = end;
+  }
+}
+
+}  // namespace kiln::codegen::cuda_detail
