@@ -8,42 +8,45 @@ namespace kiln::sched {
 
 namespace {
 
+// Each top-level store of `kernel` (a 0-d value: an optimizer's step count) as a loop of one
+// iteration: the CUDA emitter runs a kernel with a statement that is not a loop as one block
+// (its reductions feed the statements after them), which would take in every part.
+void wrap_top_level_stores(Kernel& kernel) {
+  for (Stmt& s : kernel.body) {
+    if (s.kind != StmtKind::Store) continue;
+    Stmt loop;
+    loop.kind = StmtKind::Loop;
+    loop.loop.variable = static_cast<int32_t>(kernel.loop_extents.size());
+    loop.loop.extent = 1;
+    kernel.loop_extents.push_back(1);
+    loop.body.push_back(std::move(s));
+    s = std::move(loop);
+  }
+}
+
 bool joinable(const Kernel& kernel) {
   return kernel.ordered_from < 0 && kernel.local_arrays.empty() &&
          kernel.local_dependencies.empty() && elementwise(kernel.body);
 }
 
-// The bytes of the arena buffer `b` covers, or an empty range for one outside it.
-std::pair<int64_t, int64_t> arena_bytes(const Program& program, int32_t b) {
-  const Buffer& buffer = program.buffers[static_cast<size_t>(b)];
-  if (buffer.role != BufferRole::Intermediate || buffer.arena_offset < 0) return {0, 0};
-  return {buffer.arena_offset, buffer.arena_offset + buffer_bytes(buffer)};
-}
-
-// What the steps from a head on use: buffers read and written, and the arena bytes of both.
+// What the steps from a head on use.
 struct Used {
   std::set<int32_t> read, written;
-  std::vector<std::pair<int64_t, int64_t>> bytes;
 
   void add(const Program& program, const Step& step) {
     for (bool writes : {false, true})
-      for (int32_t b : step_buffers(program, step, writes)) {
-        (writes ? written : read).insert(b);
-        auto range = arena_bytes(program, b);
-        if (range.first < range.second) bytes.push_back(range);
-      }
+      for (int32_t b : step_buffers(program, step, writes)) (writes ? written : read).insert(b);
   }
 
   // Whether `kernel` can run before these steps with the same results.
-  bool independent(const Program& program, const Kernel& kernel) const {
+  bool independent(const Kernel& kernel, const SharedMemory& shared) const {
+    auto meets = [&](int32_t b, const std::set<int32_t>& buffers) {
+      return std::any_of(buffers.begin(), buffers.end(), [&](int32_t o) { return shared(b, o); });
+    };
     for (int32_t b : kernel.buffers_read)
-      if (written.count(b)) return false;
-    for (int32_t b : kernel.buffers_written) {
-      if (read.count(b) || written.count(b)) return false;
-      auto [low, high] = arena_bytes(program, b);
-      for (auto [other_low, other_high] : bytes)
-        if (low < other_high && other_low < high) return false;
-    }
+      if (meets(b, written)) return false;
+    for (int32_t b : kernel.buffers_written)
+      if (meets(b, read) || meets(b, written)) return false;
     return true;
   }
 };
@@ -57,6 +60,36 @@ void remap_statements(std::vector<Stmt>& body, const Remap& remap) {
 }
 
 }  // namespace
+
+SharedMemory::SharedMemory(const Program& program) : bytes_(program.buffers.size()) {
+  std::vector<int32_t> root(program.buffers.size());
+  for (size_t b = 0; b < root.size(); ++b) root[b] = static_cast<int32_t>(b);
+  auto find = [&](int32_t b) {
+    while (root[static_cast<size_t>(b)] != b) b = root[static_cast<size_t>(b)];
+    return b;
+  };
+  for (const Step& step : program.steps)
+    if (step.kind == StepKind::LoopEnd)
+      for (const auto& [carried, next] : step.loop.swaps)
+        root[static_cast<size_t>(find(carried))] = find(next);
+  std::vector<std::vector<std::pair<int64_t, int64_t>>> of_root(root.size());
+  for (size_t b = 0; b < root.size(); ++b) {
+    const Buffer& buffer = program.buffers[b];
+    if (buffer.role == BufferRole::Intermediate && buffer.arena_offset >= 0)
+      of_root[static_cast<size_t>(find(static_cast<int32_t>(b)))].push_back(
+          {buffer.arena_offset, buffer.arena_offset + buffer_bytes(buffer)});
+  }
+  for (size_t b = 0; b < root.size(); ++b)
+    bytes_[b] = of_root[static_cast<size_t>(find(static_cast<int32_t>(b)))];
+}
+
+bool SharedMemory::operator()(int32_t a, int32_t b) const {
+  if (a == b) return true;
+  for (auto [low, high] : bytes_[static_cast<size_t>(a)])
+    for (auto [other_low, other_high] : bytes_[static_cast<size_t>(b)])
+      if (low < other_high && other_low < high) return true;
+  return false;
+}
 
 bool elementwise(const std::vector<Stmt>& body) {
   for (const Stmt& s : body) {
@@ -116,43 +149,60 @@ bool join_independent_kernels(Program& program) {
   for (const Step& step : program.steps)
     if (step.kind == StepKind::Kernel) ++runs[static_cast<size_t>(step.kernel)];
   std::vector<bool> joined(program.steps.size(), false);
-  size_t head = SIZE_MAX, parts = 0;
+  // The kernels others may join, in step order, each with what the steps after it use (a step
+  // that joins one moves before the heads after it, and is no longer in their way).
+  struct Head {
+    size_t step, parts;
+    Used used;
+  };
+  std::vector<Head> heads;
   int depth = 0;  // of graph loops: their steps run per iteration, and stay where they are
-  Used used;
+  const SharedMemory shared(program);
   for (size_t s = 0; s < program.steps.size(); ++s) {
     const Step& step = program.steps[s];
     if (step.kind == StepKind::LoopBegin || step.kind == StepKind::LoopEnd) {
       depth += step.kind == StepKind::LoopBegin ? 1 : -1;
-      head = SIZE_MAX;
+      heads.clear();
       continue;
     }
     const bool candidate = depth == 0 && step.kind == StepKind::Kernel &&
                            runs[static_cast<size_t>(step.kernel)] == 1 &&
                            joinable(program.kernels[static_cast<size_t>(step.kernel)]);
-    if (candidate && head != SIZE_MAX && parts < kMostJoinedKernels) {
-      Kernel& into = program.kernels[static_cast<size_t>(program.steps[head].kernel)];
+    size_t into = heads.size();
+    if (candidate) {
       const Kernel& kernel = program.kernels[static_cast<size_t>(step.kernel)];
-      if (used.independent(program, kernel)) {
-        append_kernel(into, kernel);
+      for (size_t h = 0; h < heads.size() && into == heads.size(); ++h)
+        if (heads[h].parts < kMostJoinedKernels && heads[h].used.independent(kernel, shared))
+          into = h;
+      if (into < heads.size()) {
+        Kernel& head = program.kernels[static_cast<size_t>(program.steps[heads[into].step].kernel)];
+        append_kernel(head, kernel);
+        wrap_top_level_stores(head);
         joined[s] = true;
-        ++parts;
-        used.add(program, step);  // it runs beside the head's parts now
-        continue;
+        ++heads[into].parts;
       }
     }
-    if (candidate && (head == SIZE_MAX || parts >= kMostJoinedKernels)) {
-      head = s, parts = 1, used = Used();
+    for (size_t h = 0; h < heads.size() && (!joined[s] || h <= into); ++h)
+      heads[h].used.add(program, step);
+    if (candidate && !joined[s]) {
+      heads.push_back({s, 1, Used()});
+      heads.back().used.add(program, step);
+      if (heads.size() > kMostOpenHeads) heads.erase(heads.begin());
     }
-    if (head != SIZE_MAX) used.add(program, step);
   }
   if (std::find(joined.begin(), joined.end(), true) == joined.end()) return false;
-  // Drop the joined kernels and their steps; renumber the kernels the steps run.
-  std::vector<int32_t> renumbered(program.kernels.size(), -1);
+  // Drop the joined kernels and their steps; renumber the kernels the steps run, and the steps
+  // a graph loop's ends name as their partners.
+  std::vector<int32_t> renumbered(program.kernels.size(), -1), step_number(program.steps.size());
+  for (size_t s = 0, kept = 0; s < program.steps.size(); ++s)
+    step_number[s] = static_cast<int32_t>(joined[s] ? kept : kept++);
   std::vector<Kernel> kernels;
   std::vector<Step> steps;
   for (size_t s = 0; s < program.steps.size(); ++s) {
     if (joined[s]) continue;
     Step step = program.steps[s];
+    if (step.kind == StepKind::LoopBegin || step.kind == StepKind::LoopEnd)
+      step.loop.partner = step_number[static_cast<size_t>(step.loop.partner)];
     if (step.kind == StepKind::Kernel) {
       int32_t& number = renumbered[static_cast<size_t>(step.kernel)];
       if (number < 0) {

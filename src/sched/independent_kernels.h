@@ -4,11 +4,11 @@
 // another, most too small to fill the GPU; as parts of one kernel, the CUDA emitter gives them
 // one launch whose blocks are split between them (codegen/cuda: combined launches).
 //
-// A kernel joins an earlier one (the head) when both are loops of plain stores (no reductions,
-// scans, scatter-adds or ordered stores) and moving it up to the head's place changes nothing:
-// it reads nothing that the head or a step between writes, writes nothing they read or write,
-// and the arena bytes it writes are not those of a buffer they use (the buffer plan may have
-// given a buffer that dies between them the same bytes). Graph loops end the search.
+// A kernel joins the earliest of the last few kernels (heads) when both are loops of plain
+// stores (no reductions, scans, scatter-adds or ordered stores) and moving it up to the head's
+// place changes nothing: it reads no memory that the head or a step between writes, and writes
+// no memory they read or write (SharedMemory: the buffer plan may have given a buffer that dies
+// between them the same arena bytes). Graph loops end the search.
 #pragma once
 #include "sched/loop_ir.h"
 
@@ -16,6 +16,22 @@ namespace kiln::sched {
 
 // The most kernels one kernel takes in: each a part of its launch's code.
 constexpr size_t kMostJoinedKernels = 64;
+// The most kernels a later one may join at a time, the latest ones (an optimizer step's
+// parameter updates read the step counts that an earlier kernel increments: they join one
+// another, after it).
+constexpr size_t kMostOpenHeads = 8;
+
+// Whether two buffers may share memory: the same buffer, or arena buffers whose bytes meet,
+// a graph loop's swapped buffers counted as either's bytes (after the loop a carried value's
+// buffer points at whichever of the two its last iteration wrote).
+class SharedMemory {
+ public:
+  explicit SharedMemory(const Program& program);
+  bool operator()(int32_t a, int32_t b) const;
+
+ private:
+  std::vector<std::vector<std::pair<int64_t, int64_t>>> bytes_;  // by buffer
+};
 
 // Whether `body` is loops of plain stores only (no reductions, scans, scatter-adds).
 bool elementwise(const std::vector<Stmt>& body);

@@ -19,6 +19,7 @@
 #include "api/pipeline.h"
 #include "compile_test_util.h"
 #include "codegen/cuda/cuda_emitter.h"
+#include "sched/independent_kernels.h"
 #include "fuzz_graph_generator.h"
 #include "ir/builder.h"
 #include "runtime/cuda/cuda_driver.h"
@@ -1068,9 +1069,9 @@ TEST(CudaEmitter, UniformValuesAreComputedOnceBeforeTheLoops) {
 }
 
 // Horizontal fusion (sched/independent_kernels.h, combined_launches.cpp): independent
-// elementwise updates of different shapes (an optimizer step's parameters) become one kernel
-// with one launch whose blocks the parts split; a kernel that reads another's result keeps its
-// own launch after it.
+// elementwise updates of different shapes (an optimizer step's parameters and its step count)
+// become one kernel with one launch whose blocks the parts split; a kernel that reads
+// another's result keeps its own launch after it.
 TEST(CudaEmitter, IndependentUpdatesShareOneLaunch) {
   ir::Graph graph;
   ir::Builder b(graph);
@@ -1082,6 +1083,8 @@ TEST(CudaEmitter, IndependentUpdatesShareOneLaunch) {
   ir::ValueId y = b.parameter(DType::Float32, {1000});
   ir::ValueId e = b.unary(ir::Op::exp, y);
   outputs.push_back(e);
+  ir::ValueId steps = b.parameter(DType::Float32, {});  // a step count's increment: one block
+  outputs.push_back(b.binary(ir::Op::add, steps, b.constant(ir::Scalar::of(1), DType::Float32, {})));
   outputs.push_back(b.binary(ir::Op::add, b.flip(e, {0}), e));  // reads e at other elements
   graph.set_outputs(outputs);
   detail::PreparedGraph prepared = detail::prepare_graph(graph, {}, {});
@@ -1090,13 +1093,121 @@ TEST(CudaEmitter, IndependentUpdatesShareOneLaunch) {
   codegen::CudaSource source = codegen::emit_cuda(program, Options{}, kH100, false);
   ASSERT_EQ(source.kernels.size(), 2u);
   ASSERT_EQ(source.kernels[0].launches.size(), 1u) << source.text;
-  EXPECT_EQ(count(source.text, "kiln_grid = "), 4u) << "the three updates and exp(y)";
+  EXPECT_EQ(count(source.text, "kiln_grid = "), 5u) << "the three updates, exp(y), the count";
   EXPECT_EQ(source.kernels[1].launches.size(), 1u);
   auto [code, log] = compile_with_nvcc(source.text, "combined");
   EXPECT_EQ(code, 0) << log;
   sched::Program apart = detail::schedule_program(prepared.graph, prepared.strides, kH100,
                                                   {"join_independent_kernels"});
-  EXPECT_EQ(apart.kernels.size(), 5u) << sched::print_program(apart);
+  EXPECT_EQ(apart.kernels.size(), 6u) << sched::print_program(apart);
+}
+
+// After a graph loop its carried value's buffer points at the bytes of whichever of its two
+// swapped buffers the last iteration wrote (sched/independent_kernels.h: SharedMemory): a
+// kernel writing an arena buffer in the other one's bytes must not join a kernel that reads the
+// loop's result (np.linalg.solve on the GPU read its pivot order overwritten by floats).
+// u <- u / 2 + x, 7 times, read at two elements after the loop (r * flip(r)); and exp(y), a
+// product's operand, computed before the loop or after it.
+ir::Graph loop_and_product(bool product_first) {
+  ir::Graph graph;
+  ir::Builder b(graph);
+  const ir::Shape shape{1024};
+  auto body = std::make_shared<ir::Graph>();
+  {
+    ir::Builder inner(*body);
+    inner.parameter(DType::Int64, {});
+    ir::ValueId u = inner.parameter(DType::Float64, shape), x = inner.parameter(DType::Float64, shape);
+    ir::ValueId half = inner.constant(ir::Scalar::of(0.5), DType::Float64, shape);
+    body->set_outputs({inner.binary(ir::Op::add, inner.binary(ir::Op::mul, u, half), x)});
+  }
+  ir::ValueId u0 = b.parameter(DType::Float64, shape), x = b.parameter(DType::Float64, shape);
+  ir::ValueId y = b.parameter(DType::Float64, {32, 40});
+  ir::ValueId t = product_first ? b.unary(ir::Op::exp, y) : -1;
+  ir::ValueId loop = b.loop(b.constant(ir::Scalar::of_int(0), DType::Int64),
+                            b.constant(ir::Scalar::of_int(7), DType::Int64), 1, {u0}, {x}, body);
+  ir::ValueId r = b.loop_result(loop, 0);
+  ir::ValueId reads_result = b.binary(ir::Op::mul, r, b.flip(r, {0}));
+  if (!product_first) t = b.unary(ir::Op::exp, y);
+  graph.set_outputs({reads_result, b.matmul(t, b.permute(t, {1, 0}))});
+  return graph;
+}
+
+TEST(CudaEmitter, KernelsWritingALoopsSwappedBytesDoNotJoinItsReaders) {
+  detail::PreparedGraph prepared = detail::prepare_graph(loop_and_product(false), {}, {});
+  const sched::Program apart = detail::schedule_program(prepared.graph, prepared.strides, kH100,
+                                                        {"join_independent_kernels"});
+  auto buffer = [&](const std::string& name) {
+    for (size_t k = 0; k < apart.buffers.size(); ++k)
+      if (apart.buffers[k].name.rfind(name, 0) == 0) return k;
+    ADD_FAILURE() << name << "\n" << sched::print_program(apart);
+    return size_t{0};
+  };
+  const sched::Kernel& last = apart.kernels.back();
+  ASSERT_NE(last.name.find("exp"), std::string::npos) << sched::print_program(apart);
+  const size_t written = static_cast<size_t>(last.buffers_written.at(0));
+  for (const auto& [offset, joins] : {std::pair{apart.buffers[buffer("next")].arena_offset, false},
+                                      std::pair{int64_t{1} << 20, true}}) {
+    sched::Program program = apart;
+    program.buffers[written].arena_offset = offset;
+    EXPECT_EQ(sched::join_independent_kernels(program), joins)
+        << "t at arena offset " << offset << "\n" << sched::print_program(program);
+  }
+
+  (void)buffer("carried");
+}
+
+// Kernels joined before a graph loop (the copy of its initial value, a product's operand):
+// the loop's two ends, which name each other by step, still do.
+TEST(CudaEmitter, LoopEndsNameEachOtherAfterKernelsJoin) {
+  detail::PreparedGraph prepared = detail::prepare_graph(loop_and_product(true), {}, {});
+  const sched::Program apart = detail::schedule_program(prepared.graph, prepared.strides, kH100,
+                                                        {"join_independent_kernels"});
+  const sched::Program joined = detail::schedule_program(prepared.graph, prepared.strides, kH100, {});
+  ASSERT_LT(joined.steps.size(), apart.steps.size()) << sched::print_program(joined);
+  size_t loops = 0;
+  for (size_t s = 0; s < joined.steps.size(); ++s) {
+    const sched::Step& step = joined.steps[s];
+    if (step.kind != sched::StepKind::LoopBegin) continue;
+    ++loops;
+    const auto end = static_cast<size_t>(step.loop.partner);
+    ASSERT_LT(end, joined.steps.size());
+    EXPECT_EQ(joined.steps[end].kind, sched::StepKind::LoopEnd);
+    EXPECT_EQ(static_cast<size_t>(joined.steps[end].loop.partner), s);
+  }
+  EXPECT_EQ(loops, 1u);
+}
+
+// An optimizer step (sched/independent_kernels.h): each parameter's step count incremented in
+// place, then its update reading the new count. The increments join one kernel, the updates
+// (which read them) another after it: two launches, whatever the order the scheduler left them in.
+TEST(CudaEmitter, OptimizerStepsTakeTwoLaunches) {
+  ir::Graph graph;
+  ir::Builder b(graph);
+  std::vector<ir::ValueId> outputs;
+  std::vector<int32_t> donated;
+  for (const ir::Shape& shape : {ir::Shape{64}, ir::Shape{512, 4608}, ir::Shape{64, 64, 3, 3}}) {
+    auto constant = [&](double v, const ir::Shape& s) {
+      return b.constant(ir::Scalar::of(v), DType::Float32, s);
+    };
+    ir::ValueId p = b.parameter(DType::Float32, shape), g = b.parameter(DType::Float32, shape);
+    ir::ValueId step = b.parameter(DType::Float32, {});
+    ir::ValueId next = b.binary(ir::Op::add, step, constant(1, {}));
+    ir::ValueId rate = b.broadcast(b.binary(ir::Op::div, constant(0.1, {}), next), shape);
+    donated.push_back(static_cast<int32_t>(graph.inputs().size()) - 1);
+    donated.push_back(static_cast<int32_t>(graph.inputs().size()) - 3);
+    outputs.push_back(next);
+    outputs.push_back(b.binary(ir::Op::sub, p, b.binary(ir::Op::mul, rate, g)));
+  }
+  graph.set_outputs(outputs);
+  detail::PreparedGraph prepared = detail::prepare_graph(graph, {}, {});
+  sched::Program program =
+      detail::schedule_program(prepared.graph, prepared.strides, kH100, {}, donated);
+  EXPECT_EQ(program.kernels.size(), 2u) << sched::print_program(program);
+  codegen::CudaSource source = codegen::emit_cuda(program, Options{}, kH100, false);
+  for (const runtime::CudaKernelCall& kernel : source.kernels)
+    EXPECT_EQ(kernel.launches.size(), 1u) << source.text;
+  auto [code, log] = compile_with_nvcc(source.text, "optimizer_step");
+  EXPECT_EQ(code, 0) << log;
 }
 
 }  // namespace

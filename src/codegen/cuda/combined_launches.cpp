@@ -2,6 +2,7 @@
 // as one function, each part taking its own range of the grid's blocks (Inductor's combo
 // kernels): a compiled optimizer step's 46 small updates were 46 launches.
 #include <functional>
+#include <optional>
 #include <set>
 
 #include "codegen/cuda/kernel_emitter.h"
@@ -42,12 +43,15 @@ LaunchBuffers launch_buffers(const Kernel& kernel, const LaunchPlan& plan) {
   return buffers;
 }
 
-bool shares_written(const LaunchBuffers& a, const LaunchBuffers& b) {
-  for (int32_t buffer : a.written)
-    if (b.read.count(buffer) || b.written.count(buffer)) return true;
-  for (int32_t buffer : b.written)
-    if (a.read.count(buffer)) return true;
-  return false;
+bool shares_written(const LaunchBuffers& a, const LaunchBuffers& b,
+                    const sched::SharedMemory& shared) {
+  auto meets = [&](const std::set<int32_t>& some, const std::set<int32_t>& others) {
+    for (int32_t buffer : some)
+      for (int32_t other : others)
+        if (shared(buffer, other)) return true;
+    return false;
+  };
+  return meets(a.written, b.read) || meets(a.written, b.written) || meets(b.written, a.read);
 }
 
 bool combinable(const Kernel& kernel, const LaunchPlan& plan) {
@@ -59,8 +63,9 @@ bool combinable(const Kernel& kernel, const LaunchPlan& plan) {
 
 }  // namespace
 
-std::vector<std::vector<size_t>> combined_launches(const Program&, const Kernel& kernel,
+std::vector<std::vector<size_t>> combined_launches(const Program& program, const Kernel& kernel,
                                                    const std::vector<LaunchPlan>& plans) {
+  std::optional<sched::SharedMemory> shared;  // made when two launches might combine
   std::vector<std::vector<size_t>> groups;
   std::vector<LaunchBuffers> group_buffers;
   bool open = false;  // whether the last group takes more parts
@@ -74,8 +79,9 @@ std::vector<std::vector<size_t>> combined_launches(const Program&, const Kernel&
     }
     LaunchBuffers buffers = launch_buffers(kernel, plan);
     bool joins = open && groups.back().size() < sched::kMostJoinedKernels;
+    if (joins && !shared) shared.emplace(program);
     for (size_t p = 0; joins && p < group_buffers.size(); ++p)
-      joins = !shares_written(group_buffers[p], buffers);
+      joins = !shares_written(group_buffers[p], buffers, *shared);
     if (!joins) {
       groups.push_back({});
       group_buffers.clear();
