@@ -109,6 +109,9 @@ void follow_decisions(sched::Program& program, const sched::Program& decisions) 
 
 }  // namespace
 
+// The passes over a whole scheduled program, after the loop passes (schedule_program).
+constexpr const char* kProgramPasses[] = {"write_donated_outputs", "join_independent_kernels"};
+
 sched::Program schedule_program(const ir::Graph& graph,
                                 const std::vector<std::vector<int64_t>>& input_strides,
                                 const target::Target& target,
@@ -267,6 +270,7 @@ std::set<std::string> cpu_disabled_passes() {
 
 std::vector<std::string> switchable_pass_names() {
   std::vector<std::string> names = passes::graph_pass_names();
+  names.insert(names.end(), std::begin(kProgramPasses), std::end(kProgramPasses));
   for (const target::Target& target : {target::Target{}, target::cuda_device(90, 1)})
     for (const sched::LoopPass& pass : sched::loop_passes(target))
       if (std::find(names.begin(), names.end(), pass.name) == names.end())
