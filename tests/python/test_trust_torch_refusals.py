@@ -1,8 +1,9 @@
 """What eager torch refuses, backend="kiln" refuses with eager's exception: dtypes its CPU
 kernels do not take (argmax of bools, gelu of integers, avg_pool3d of float16: fake tensors
 trace them, and kiln computed a value), both for ops kiln's table lowers and for ops PyTorch's
-decompositions take apart (hardswish, lerp); and a loss's target out of range, which eager
-reports as IndexError where the decomposition's gather raised RuntimeError."""
+decompositions take apart (hardswish, lerp); in-place writes overlapping what they read (for
+scatters and indexed stores, `x[p] = x`, the same elements too); and a loss's target out of
+range, which eager reports as IndexError where the decomposition's gather raised RuntimeError."""
 import pytest
 import torch
 import torch.nn.functional as F
@@ -114,9 +115,48 @@ def _expanded_add(x):
     return x * 2
 
 
+def _index_put_of_itself(x):
+    x.index_put_((torch.tensor([1, 2, 3, 4, 5, 0]),), x)  # the same elements: refused too
+    return x * 2
+
+
+def _indexed_store_of_itself(x):
+    x[torch.tensor([1, 2, 3, 4, 5, 0])] = x
+    return x * 2
+
+
+def _indexed_store_of_a_view(x):
+    x.view(2, 3)[0, torch.tensor([1, 0])] = x.view(2, 3)[0, 1:]  # within row 0
+    return x * 2
+
+
+def _index_copy_of_a_view_of_itself(x):
+    x.index_copy_(0, torch.tensor([1, 2, 3, 4, 5, 0]), x.view(6))
+    return x * 2
+
+
+def _scatter_add_of_itself(x):
+    x.scatter_add_(0, torch.tensor([1, 2, 3, 4, 5, 0]), x)
+    return x * 2
+
+
+def _index_put_function_of_a_part(x):
+    torch.index_put_(x, (torch.tensor([1, 0, 2]),), x[:3])
+    return x * 2
+
+
+def _index_select_into_its_source(x):
+    torch.index_select(x[:3], 0, torch.tensor([1, 0, 2]), out=x[:3])
+    return x * 2
+
+
 @pytest.mark.parametrize("function", [_shifted_add, _shifted_copy, _shifted_store,
                                       _augmented_store, _transposed_add, _out_overlapping,
-                                      _expanded_add])
+                                      _expanded_add, _index_put_of_itself,
+                                      _indexed_store_of_itself, _indexed_store_of_a_view,
+                                      _index_copy_of_a_view_of_itself, _scatter_add_of_itself,
+                                      _index_put_function_of_a_part,
+                                      _index_select_into_its_source])
 def test_an_in_place_write_overlapping_its_operands_raises_as_eager(function):
     with pytest.raises(RuntimeError, match="unsupported operation") as eager:
         function(torch.arange(6.0))
@@ -131,6 +171,10 @@ def _disjoint_writes(x):
     x.add_(x)  # the same elements
     x[::2].add_(x[1::2])  # not dense: eager's test is "too hard", it computes
     x[1:] = x[:-1].clone()
+    p = torch.tensor([1, 0])
+    x.view(2, 3)[0, p] = x.view(2, 3)[1, :2]  # row 1 into row 0
+    x[:3].index_add_(0, p, x[3:5])
+    x.index_fill_(0, p, x[5])  # index_fill_ reads its value before it writes
     return x * 2
 
 
