@@ -130,6 +130,11 @@ def _indexed_store_of_a_view(x):
     return x * 2
 
 
+def _indexed_store_by_a_list(x):
+    x[[1, 0]] = x[:2]  # a list index is an index tensor to eager
+    return x * 2
+
+
 def _index_copy_of_a_view_of_itself(x):
     x.index_copy_(0, torch.tensor([1, 2, 3, 4, 5, 0]), x.view(6))
     return x * 2
@@ -154,6 +159,7 @@ def _index_select_into_its_source(x):
                                       _augmented_store, _transposed_add, _out_overlapping,
                                       _expanded_add, _index_put_of_itself,
                                       _indexed_store_of_itself, _indexed_store_of_a_view,
+                                      _indexed_store_by_a_list,
                                       _index_copy_of_a_view_of_itself, _scatter_add_of_itself,
                                       _index_put_function_of_a_part,
                                       _index_select_into_its_source])
@@ -173,6 +179,7 @@ def _disjoint_writes(x):
     x[1:] = x[:-1].clone()
     p = torch.tensor([1, 0])
     x.view(2, 3)[0, p] = x.view(2, 3)[1, :2]  # row 1 into row 0
+    x.view(2, 3)[1, [1, 0]] = x.view(2, 3)[0, 1:]
     x[:3].index_add_(0, p, x[3:5])
     x.index_fill_(0, p, x[5])  # index_fill_ reads its value before it writes
     return x * 2

@@ -90,25 +90,30 @@ def _indexed(tensor, index):
     parts = index if isinstance(index, tuple) else (index,)
     if tensor is None or not all(
             part is None or part is Ellipsis or isinstance(part, torch.fx.Node)
-            or type(part) in (int, slice) and all(
+            or _number_list(part) or type(part) in (int, slice) and all(
                 type(bound) in (int, type(None)) for bound in
                 ((part.start, part.stop, part.step) if type(part) is slice else ()))
             for part in parts):
         return None, False
     basic = []
-    for part in parts:  # an index tensor keeps the dimensions it indexes
+    for part in parts:  # an index tensor (or list) keeps the dimensions it indexes
         value = _value(part) if isinstance(part, torch.fx.Node) else part
         if isinstance(part, torch.fx.Node) and not isinstance(value, torch.Tensor):
             return None, False  # a SymInt
         if isinstance(value, torch.Tensor):
             basic.extend([slice(None)] * (value.ndim if value.dtype == torch.bool else 1))
         else:
-            basic.append(value)
-    advanced = any(isinstance(part, torch.fx.Node) for part in parts)
+            basic.append(slice(None) if _number_list(part) else value)
+    advanced = any(isinstance(part, torch.fx.Node) or _number_list(part) for part in parts)
     if advanced and all(part == slice(None) for part in basic):
         return tensor, True  # the tensor itself (its own TensorImpl: eager's identity test)
     with getattr(tensor, "fake_mode", None) or contextlib.nullcontext():
         return tensor[tuple(basic)], advanced
+
+
+def _number_list(part):
+    """x[[1, 0]]: a list of numbers, an index tensor to eager torch."""
+    return isinstance(part, list) and bool(part) and all(type(n) in (int, bool) for n in part)
 
 
 def _dense(tensor):
