@@ -158,6 +158,11 @@ def _index_select_into_its_source(x):
     return x * 2
 
 
+def _take_into_its_source(x):
+    torch.take(x, torch.tensor([1, 0, 2, 3, 5, 4]), out=x)  # the same tensor
+    return x * 2
+
+
 @pytest.mark.parametrize("function", [_shifted_add, _shifted_copy, _shifted_store,
                                       _augmented_store, _transposed_add, _out_overlapping,
                                       _expanded_add, _index_put_of_itself,
@@ -165,7 +170,7 @@ def _index_select_into_its_source(x):
                                       _indexed_store_by_a_list,
                                       _index_copy_of_a_view_of_itself, _scatter_add_of_itself,
                                       _index_put_function_of_a_part,
-                                      _index_select_into_its_source])
+                                      _index_select_into_its_source, _take_into_its_source])
 def test_an_in_place_write_overlapping_its_operands_raises_as_eager(function):
     with pytest.raises(RuntimeError, match="unsupported operation") as eager:
         function(torch.arange(6.0))

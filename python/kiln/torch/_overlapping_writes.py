@@ -78,9 +78,10 @@ def _write_of(node):
     out = _value(node.kwargs.get("out"))
     if out is None:
         return None, (), False
-    return out, [value for value in map(_value, torch.utils._pytree.tree_leaves(
-        (node.args, node.kwargs))) if value is not None and value is not out], \
-        name in _NO_OVERLAP_OUT
+    same_refused = name in _NO_OVERLAP_OUT  # else out= may be an operand itself (add(x, 1, out=x))
+    read = (node.args, {key: value for key, value in node.kwargs.items() if key != "out"})
+    return out, [value for value in map(_value, torch.utils._pytree.tree_leaves(read))
+                 if value is not None and (same_refused or value is not out)], same_refused
 
 
 def _indexed(tensor, index):
