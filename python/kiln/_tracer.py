@@ -76,7 +76,10 @@ def call_eagerly(function, args, kwargs, reason):
     """A graph break: `function` runs on the tracers' ndarrays. A NumPy function that updates an
     argument in place (np.add.at, np.put, np.copyto, out=) updates those ndarrays, copies of the
     traced values: each one it changed is written back into its tracer (a functionalised
-    in-place update, through views), or the update would be lost."""
+    in-place update, through views), or the update would be lost. Arguments that are one array
+    or views of one (np.place(a, m, a)) are copies that share nothing, where NumPy's call may
+    read what it has written (np.place copies a value array that is not contiguous, reads a
+    contiguous one as it writes): a call that writes one of them runs eagerly."""
     materialized = []  # (tracer, its ndarray, a copy from before the call)
 
     def concrete(value):
@@ -91,19 +94,28 @@ def call_eagerly(function, args, kwargs, reason):
         return value
     args, kwargs = concrete(args), concrete(kwargs)
     result = function(*args, **kwargs)
+    name = getattr(function, "__name__", str(function))
     if _views_of(result, [array for _, array, _ in materialized]):
         # NumPy's result views an argument (np.trim_zeros, np.require): writes through it
         # must reach the argument, which the concrete copy cannot: the call runs eagerly.
-        name = getattr(function, "__name__", str(function))
         graph_break(f"{name} (run eagerly) returns a writeable view of a traced array")
-    for tracer, array, before in materialized:
-        if array.shape == before.shape and array.tobytes() == before.tobytes():
-            continue
-        name = getattr(function, "__name__", str(function))
+    written = [(tracer, array) for tracer, array, before in materialized
+               if array.shape != before.shape or array.tobytes() != before.tobytes()]
+    roots = [id(_root_of(tracer)) for tracer, _, _ in materialized]
+    if written and len(set(roots)) < len(roots):
+        graph_break(f"{name} (run eagerly) writes an argument that shares memory with another")
+    for tracer, array in written:
         if tracer._selection is not None:
             graph_break(f"{name} updates x[mask] in place (data-dependent shape)")
         tracer._assign(to_tensor(tracer._context, np.array(array, copy=True), tracer.dtype, name))
     return result
+
+
+def _root_of(tracer):
+    """The array `tracer` is a view of (through views of views), or itself."""
+    while tracer._root is not None:
+        tracer = tracer._root
+    return tracer
 
 
 def _views_of(result, arrays):

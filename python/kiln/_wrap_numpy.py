@@ -259,6 +259,14 @@ class _Wrapped:
         self.first_numbers, self.dynamic_numbers, self.static_numbers = {}, {}, {}
 
     def __call__(self, *args, **kwargs):
+        torch = sys.modules.get("torch")
+        if torch is not None and torch.compiler.is_compiling():
+            # Inside a torch.compile trace: a graph break, the call run as outside it (Dynamo
+            # traced kiln's own code, and called a bound C++ method without its object).
+            return torch._dynamo.disable(self._call)(*args, **kwargs)
+        return self._call(*args, **kwargs)
+
+    def _call(self, *args, **kwargs):
         environment = _environment_values(self.environment)
         last = self.last_call  # a loop's calls: the same signature again
         if last is not None and not kwargs and last.matches(args, environment):

@@ -139,6 +139,11 @@ InPlacePlan plan_in_place(const ir::Graph& graph, const std::set<ValueId>& mater
                           ? donated_inputs.count(base_node.attrs.index) != 0
                           : base_node.op != Op::constant_array && base_node.op != Op::loop_result;
     if (!own_buffer || !materialized.count(base) || outputs.count(base)) continue;
+    // A scatter reading the base itself as its index or values (`a[p] = a`, add.at(a, p, a))
+    // would read elements it has overwritten; the base has no other buffer to read them from.
+    if (node.op == Op::scatter &&
+        std::find(node.inputs.begin() + 1, node.inputs.end(), base) != node.inputs.end())
+      continue;
     // What is computed from the base and needed after the write gets a buffer first (its
     // later readers must not recompute it from the overwritten buffer). When that is most of
     // the array (a stencil's interior), one pass into a new buffer is cheaper than in place;

@@ -145,5 +145,22 @@ TEST(DonatedOutputs, ScatterIntoDonatedInput) {
   EXPECT_EQ(in_place(run), (std::vector<std::pair<size_t, size_t>>{{0, 0}}));
 }
 
+// A scatter whose values or index is its own base (`a[p] = a`, np.add.at(a, p, a)) reads the
+// old values while it writes: it keeps a buffer of its own, never written into the input.
+TEST(DonatedOutputs, ScatterOfTheInputIntoItselfKeepsItsOwnBuffer) {
+  for (ir::ScatterMode mode : {ir::ScatterMode::Set, ir::ScatterMode::Add}) {
+    GraphCase graph;
+    ir::Builder& b = graph.builder;
+    ValueId x = graph.input(make_array(DType::Int64, {8}, {1, 2, 3, 4, 5, 6, 7, 0}));
+    ValueId p = graph.input(make_array(DType::Int64, {8}, {1, 2, 3, 4, 5, 6, 7, 0}));
+    graph.output(b.scatter(x, p, x, 0, mode), "x[p] = x");
+    graph.output(b.scatter(p, p, x, 0, mode), "p[p] = x");
+    Options options = test_options();
+    options.donated = {0, 1};
+    CompiledRun run = graph.check(options);
+    EXPECT_TRUE(in_place(run).empty());
+  }
+}
+
 }  // namespace
 }  // namespace kiln::test

@@ -1,7 +1,8 @@
 """Indices the torch backend hands kiln's index_put, which counts a negative index from the end
 as NumPy's x[i] = v does: torch's index_copy raises IndexError for one (PyTorch's decomposition,
 an index_put, wrote the last row instead), while index_fill counts it from the end; and places
-of select_scatter / slice_scatter outside the axis, which eager refuses and kiln clamped. Each
+of select_scatter / slice_scatter outside the axis, which eager refuses and kiln clamped; an
+index_add_ of a 1-d tensor out of range, IndexError in eager (RuntimeError for more dims). Each
 must be eager's answer or eager's exception."""
 import pytest
 
@@ -86,3 +87,17 @@ def test_slice_scatter_of_a_source_that_does_not_fit_is_eagers_error(start, end,
         assert isinstance(got, type(expected)) and str(expected) in str(got), got
     else:
         torch.testing.assert_close(got, expected)
+
+
+def add_rows_in_place(x, index):
+    x.index_add_(0, index, torch.ones((2,) + tuple(x.shape[1:])))
+    return x * 2
+
+
+@pytest.mark.parametrize("shape", [(5,), (5, 3)])
+def test_index_add_out_of_range_is_eagers_exception_for_its_shape(shape):
+    # Eager's 1-d kernel raises IndexError, its kernel for more dims RuntimeError.
+    x, index = torch.zeros(shape), torch.tensor([1, 7])
+    expected, got = outcome(add_rows_in_place, x, index), outcome(compiled(add_rows_in_place),
+                                                                  x, index)
+    assert type(got) is type(expected), (got, expected)

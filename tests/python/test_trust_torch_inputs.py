@@ -3,7 +3,8 @@ torch's conjugate and negative bits (z.conj(), z.conj().imag) mark lazy views wh
 holds the values unconjugated, un-negated. kiln reads memory: the backend must read them
 resolved and update them (an in-place op on such an argument) as torch does; wrap_numpy, which
 reads memory as NumPy's .numpy() does, refuses them as it does, and writes a tensor whose
-elements share memory (expand) as NumPy writes its .numpy()."""
+elements share memory (expand) as NumPy writes its .numpy(). A wrap_numpy function called
+inside torch.compile runs as outside it (its first call raised a TypeError)."""
 import pytest
 
 import kiln
@@ -94,3 +95,21 @@ def test_wrap_numpy_writes_an_expanded_tensor_as_numpy_writes_its_memory():
     result = add_then_sum(expected.expand(5).numpy(), y.numpy())
     assert kiln.wrap_numpy(add_then_sum)(memory.expand(5), y).item() == result == 20.0
     torch.testing.assert_close(memory, expected)
+
+
+def test_a_wrap_numpy_call_inside_torch_compile_runs_as_it_does_outside():
+    # Dynamo traced into the wrapper's own code and called a compiled function's cache method
+    # without its object (TypeError) on a function's first call; it runs outside the trace.
+    def shift_into(x, y):
+        x += y[::-1]
+        return x.sum()
+    wrapped = kiln.wrap_numpy(shift_into)
+    for backend in ("eager", "kiln"):
+        torch._dynamo.reset()
+        compiled = torch.compile(lambda x, y: wrapped(x, y) * 2, backend=backend)
+        for make in (lambda: (torch.arange(6.0), torch.ones(6)),
+                     lambda: (lambda t: (t[1:], t[:-1]))(torch.arange(7.0))):
+            got, want = make(), make()
+            expected = torch.as_tensor(shift_into(want[0].numpy(), want[1].numpy())) * 2
+            torch.testing.assert_close(compiled(*got), expected)
+            torch.testing.assert_close(got[0], want[0])

@@ -1,14 +1,18 @@
 """What eager torch refuses, backend="kiln" refuses with eager's exception: dtypes its CPU
 kernels do not take (argmax of bools, gelu of integers, avg_pool3d of float16: fake tensors
 trace them, and kiln computed a value), both for ops kiln's table lowers and for ops PyTorch's
-decompositions take apart (hardswish, lerp); and a loss's target out of range, which eager
-reports as IndexError where the decomposition's gather raised RuntimeError."""
+decompositions take apart (hardswish, lerp); in-place writes overlapping what they read (for
+scatters and indexed stores, `x[p] = x`, the same elements too) and in-place arithmetic whose
+result the written tensor cannot hold (`x.mul_(y)` of integers by floats: kiln wrote the
+truncated values); and a loss's target out of range, which eager reports as IndexError where the
+decomposition's gather raised RuntimeError."""
 import pytest
 import torch
 import torch.nn.functional as F
 from torch.fx.experimental.proxy_tensor import make_fx
 
 import kiln.torch
+from kiln.torch._in_place_casts import uncastable_write
 from kiln.torch._overlapping_writes import overlapping_write
 from kiln.torch._partition import refused_nodes
 from torch_fixtures import fresh_dynamo  # noqa: F401 (autouse)
@@ -114,9 +118,59 @@ def _expanded_add(x):
     return x * 2
 
 
+def _index_put_of_itself(x):
+    x.index_put_((torch.tensor([1, 2, 3, 4, 5, 0]),), x)  # the same elements: refused too
+    return x * 2
+
+
+def _indexed_store_of_itself(x):
+    x[torch.tensor([1, 2, 3, 4, 5, 0])] = x
+    return x * 2
+
+
+def _indexed_store_of_a_view(x):
+    x.view(2, 3)[0, torch.tensor([1, 0])] = x.view(2, 3)[0, 1:]  # within row 0
+    return x * 2
+
+
+def _indexed_store_by_a_list(x):
+    x[[1, 0]] = x[:2]  # a list index is an index tensor to eager
+    return x * 2
+
+
+def _index_copy_of_a_view_of_itself(x):
+    x.index_copy_(0, torch.tensor([1, 2, 3, 4, 5, 0]), x.view(6))
+    return x * 2
+
+
+def _scatter_add_of_itself(x):
+    x.scatter_add_(0, torch.tensor([1, 2, 3, 4, 5, 0]), x)
+    return x * 2
+
+
+def _index_put_function_of_a_part(x):
+    torch.index_put_(x, (torch.tensor([1, 0, 2]),), x[:3])
+    return x * 2
+
+
+def _index_select_into_its_source(x):
+    torch.index_select(x[:3], 0, torch.tensor([1, 0, 2]), out=x[:3])
+    return x * 2
+
+
+def _take_into_its_source(x):
+    torch.take(x, torch.tensor([1, 0, 2, 3, 5, 4]), out=x)  # the same tensor
+    return x * 2
+
+
 @pytest.mark.parametrize("function", [_shifted_add, _shifted_copy, _shifted_store,
                                       _augmented_store, _transposed_add, _out_overlapping,
-                                      _expanded_add])
+                                      _expanded_add, _index_put_of_itself,
+                                      _indexed_store_of_itself, _indexed_store_of_a_view,
+                                      _indexed_store_by_a_list,
+                                      _index_copy_of_a_view_of_itself, _scatter_add_of_itself,
+                                      _index_put_function_of_a_part,
+                                      _index_select_into_its_source, _take_into_its_source])
 def test_an_in_place_write_overlapping_its_operands_raises_as_eager(function):
     with pytest.raises(RuntimeError, match="unsupported operation") as eager:
         function(torch.arange(6.0))
@@ -131,6 +185,11 @@ def _disjoint_writes(x):
     x.add_(x)  # the same elements
     x[::2].add_(x[1::2])  # not dense: eager's test is "too hard", it computes
     x[1:] = x[:-1].clone()
+    p = torch.tensor([1, 0])
+    x.view(2, 3)[0, p] = x.view(2, 3)[1, :2]  # row 1 into row 0
+    x.view(2, 3)[1, [1, 0]] = x.view(2, 3)[0, 1:]
+    x[:3].index_add_(0, p, x[3:5])
+    x.index_fill_(0, p, x[5])  # index_fill_ reads its value before it writes
     return x * 2
 
 
@@ -144,6 +203,63 @@ def test_in_place_writes_eager_takes_still_compile():
         refused.append(overlapping_write(graph_module))
         return graph_module.forward
     torch.compile(_disjoint_writes, backend=backend)(x.clone())
+    assert refused == [None]
+
+
+def _times_a_float_tensor(x):
+    x.mul_(torch.full((6,), 1.5))
+    return x * 2
+
+
+def _times_a_0_d_float(x):
+    x.mul_(torch.tensor(1.5))
+    return x * 2
+
+
+def _addcmul_of_floats(x):
+    x.addcmul_(torch.ones(6), torch.full((6,), 1.5))
+    return x * 2
+
+
+def _float_times_complex(x):
+    y = x.float()
+    y.mul_(torch.full((6,), 1j))
+    return y * 2
+
+
+@pytest.mark.parametrize("function", [_times_a_float_tensor, _times_a_0_d_float,
+                                      _addcmul_of_floats, _float_times_complex])
+def test_in_place_arithmetic_the_written_dtype_cannot_hold_raises_as_eager(function):
+    with pytest.raises(RuntimeError, match="can't be cast") as eager:
+        function(torch.arange(6))
+    x = torch.arange(6)
+    with pytest.raises(RuntimeError, match="can't be cast") as raised:
+        torch.compile(function, backend="kiln")(x)
+    assert str(raised.value) == str(eager.value)
+    torch.testing.assert_close(x, torch.arange(6))
+
+
+def _casts_eager_takes(x):
+    x.mul_(2)
+    y = x.int()
+    y.add_(torch.arange(6))  # int64 into int32: same kind
+    z = x.half()
+    z.mul_(torch.full((6,), 1.5))  # float32 into float16
+    w = x.float()
+    w.mul_(torch.tensor(2, dtype=torch.int64)).add_(1.5)
+    return y * 2 + z + w
+
+
+def test_in_place_arithmetic_eager_takes_still_compiles():
+    x = torch.arange(6)
+    torch.testing.assert_close(torch.compile(_casts_eager_takes, backend="kiln")(x.clone()),
+                               _casts_eager_takes(x.clone()))
+    refused = []
+
+    def backend(graph_module, example_inputs):
+        refused.append(uncastable_write(graph_module))
+        return graph_module.forward
+    torch.compile(_casts_eager_takes, backend=backend)(x.clone())
     assert refused == [None]
 
 

@@ -250,7 +250,8 @@ def _triangle_indices(context, node, row, col, offset=0, **kwargs):
 
 # The exception eager torch raises for an index out of bounds, by op (IndexError for
 # embedding and indexing; index_select's depends on the tensor's layout: kiln.IndexOutOfRange,
-# both): a user's except clause catches the same in both.
+# both; index_add's on its rank, _checked_index): a user's except clause catches the same in
+# both.
 INDEX_ERRORS = {"gather": "RuntimeError", "scatter": "RuntimeError",
                 "scatter_reduce": "RuntimeError", "index_add": "RuntimeError",
                 "index_select": "either"}
@@ -273,8 +274,9 @@ def _checked_index(index, x, dim, what):
     torch's embedding, index_select, index_add and index_copy raise for a negative index, which
     kiln's take and index_put (NumPy's x[i]) would count from the end."""
     index = cast(index, torch.int64)
+    one_d_add = what == "index_add" and x.ndim == 1  # eager's 1-d kernel: IndexError
     _kiln.check_index(index, x.shape[dim], dim, what, negative=False,
-                      error=INDEX_ERRORS.get(what, "IndexError"))
+                      error="IndexError" if one_d_add else INDEX_ERRORS.get(what, "IndexError"))
     return index
 
 

@@ -28,6 +28,7 @@ from ._embedding_renorm import EMBEDDING_RENORM_DECOMPOSITIONS
 from ._foreach import foreach_decompositions
 from ._lowering import CompiledGraph
 from ._mutated_saves import partition_reading_inputs_before_mutation
+from ._in_place_casts import uncastable_write
 from ._overlapping_writes import overlapping_write
 from ._partition import compile_graph_module
 from ._saved_layouts import report_output_strides, saved_outputs
@@ -175,11 +176,13 @@ def backend(graph_module, example_inputs, mode=None, options=None):
     """The torch.compile backend (also registered under the name "kiln")."""
     kiln_options, unsupported_ops = _settings(mode, options)
     number = next(_graph_numbers)
-    refused = overlapping_write(graph_module)
+    refused, why = overlapping_write(graph_module), "whose operands overlap the written tensor"
+    if refused is None:
+        refused, why = uncastable_write(graph_module), "of a dtype the written tensor cannot hold"
     if refused is not None:  # eager raises its error (kiln computed a value)
         if _kiln.log_enabled("graph_breaks"):
-            _kiln.log("graph_breaks", f"{refused.target}: an in-place write whose operands "
-                      "overlap the written tensor (eager torch refuses it): runs eagerly")
+            _kiln.log("graph_breaks", f"{refused.target}: an in-place write {why} (eager torch "
+                      "refuses it): runs eagerly")
         return graph_module.forward
     if not _needs_autograd(example_inputs):
         key = record_key(graph_module, example_inputs, kiln_options, unsupported_ops)
