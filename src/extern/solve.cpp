@@ -49,9 +49,11 @@ void solve_systems(const StridedOperand& a, const StridedOperand& b, T* out) {
     const T* pa = static_cast<const T*>(a.data) + batch_offset(a, t);
     const T* pb = static_cast<const T*>(b.data) + batch_offset(b, t);
     for (int64_t j = 0; j < n; ++j)  // column-major: element (i, j) at i + j * n
-      for (int64_t i = 0; i < n; ++i) matrix[static_cast<size_t>(i + j * n)] = pa[i * a_row + j * a_column];
+      for (int64_t i = 0; i < n; ++i)
+        matrix[static_cast<size_t>(i + j * n)] = pa[i * a_row + j * a_column];
     for (int64_t j = 0; j < k; ++j)
-      for (int64_t i = 0; i < n; ++i) right[static_cast<size_t>(i + j * n)] = pb[i * b_row + j * b_column];
+      for (int64_t i = 0; i < n; ++i)
+        right[static_cast<size_t>(i + j * n)] = pb[i * b_row + j * b_column];
     int info = 0;
     if constexpr (std::is_same_v<T, double>)
       dgesv_(&size, &columns, matrix.data(), &size, pivots.data(), right.data(), &size, &info);

@@ -39,8 +39,10 @@ bool eliminate(double* a, double* b, int64_t n, int64_t k) {
     for (int64_t row = column + 1; row < n; ++row)
       if (std::fabs(a[row * n + column]) > std::fabs(a[pivot * n + column])) pivot = row;
     if (a[pivot * n + column] == 0) return false;
-    for (int64_t j = 0; j < n && pivot != column; ++j) std::swap(a[pivot * n + j], a[column * n + j]);
-    for (int64_t j = 0; j < k && pivot != column; ++j) std::swap(b[pivot * k + j], b[column * k + j]);
+    if (pivot != column) {
+      for (int64_t j = 0; j < n; ++j) std::swap(a[pivot * n + j], a[column * n + j]);
+      for (int64_t j = 0; j < k; ++j) std::swap(b[pivot * k + j], b[column * k + j]);
+    }
     for (int64_t row = column + 1; row < n; ++row) {
       const double factor = a[row * n + column] / a[column * n + column];
       for (int64_t j = column; j < n; ++j) a[row * n + j] -= factor * a[column * n + j];
