@@ -415,7 +415,7 @@ Tensor solve(const Tensor& a, const Tensor& b, Where where) {
   ir::Builder& builder = trace.builder;
   DType dtype = promote_types(a.dtype(), b.dtype());
   if (dtype == DType::Bool || is_integer(dtype)) dtype = DType::Float64;  // NumPy's linalg type
-  const ir::Shape& matrix = builder.graph().node(a.id()).shape;
+  const ir::Shape matrix = builder.graph().node(a.id()).shape;  // a copy: nodes are added below
   ir::Shape right = builder.graph().node(b.id()).shape;
   if (matrix.size() < 2 || right.empty())
     fail(ErrorKind::Value, "linalg.solve", where,
