@@ -173,4 +173,8 @@
   /* bool keep-mask, (batch, heads, L, S)]; attrs.causal: key j only for query i >= j. A  */ \
   /* row that sees no key is 0 (torch's "safe softmax"). */                                 \
   X(attention, -1)                                                                      \
+  /* extern: x with a x = b, a (.., n, n), b (.., n, k) of one float dtype and batch shape  */ \
+  /* (LAPACK's gesv: LU with partial pivoting); an exact zero pivot raises kiln's LinAlg   */ \
+  /* error "Singular matrix" when the graph runs (NumPy's numpy.linalg.LinAlgError).       */ \
+  X(solve, 2)                                                                           \
   X(placeholder, 0)    /* a loop body's input while it is traced; never in a graph */

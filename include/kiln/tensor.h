@@ -179,6 +179,10 @@ Tensor matmul(const Tensor& a, const Tensor& b, KILN_WHERE);
 Tensor dot(const Tensor& a, const Tensor& b, KILN_WHERE);
 Tensor inner(const Tensor& a, const Tensor& b, KILN_WHERE);
 Tensor outer(const Tensor& a, const Tensor& b, KILN_WHERE);
+// np.linalg.solve: x with a x = b, a (.., n, n), b (n,) or (.., n, k), batch dimensions
+// broadcast; integers as float64, float32 when both are (LAPACK's gesv, an extern op). A
+// singular matrix raises kiln::Error(LinAlg, "Singular matrix") when the graph runs.
+Tensor solve(const Tensor& a, const Tensor& b, KILN_WHERE);
 Tensor tensordot(const Tensor& a, const Tensor& b, Axes a_axes, Axes b_axes, KILN_WHERE);
 Tensor einsum(const std::string& equation, const std::vector<Tensor>& operands, KILN_WHERE);
 // torch's aten.convolution forward (not transposed), run by oneDNN: input (N, C, *spatial) with

@@ -1,20 +1,26 @@
-"""np.linalg.solve, inv and det of small float matrices, traced: an LU factorisation with
-partial pivoting (LAPACK's getrf: in each column the row of largest magnitude, the first of
-equal ones, swapped up) as one loop node, then the two triangular solves as loop nodes.
+"""np.linalg.solve, inv and det of float matrices, traced.
 
-They were graph breaks: the implicit heat equation, which solves its tridiagonal system every
-time step, ran a graph per step (100 steps of a 50-point rod: 1.7 s the first call, then
-35-50 ms against NumPy's 1.4 ms, until kiln gave up and ran it eagerly). The loops update
-whole rows and columns (positions outside the active block masked), O(n^3) per solve, which
-LAPACK's blocked kernels beat past MOST_ROWS: larger matrices, stacks of matrices, complex and
-other dtypes, and what NumPy rejects (shapes) run eagerly, as before. A singular matrix (an
-exact zero pivot, as LAPACK's info reports) raises NumPy's np.linalg.LinAlgError "Singular
-matrix" when the graph runs (a ValueError that was not a LinAlgError escaped the user's `except
-np.linalg.LinAlgError`); det gives 0 there, as NumPy's does.
+On the CPU, solve and inv are the graph's solve op: LAPACK's gesv (src/extern/solve.h), on
+column-major copies as NumPy's own call makes them, any size, batched over leading dimensions as
+NumPy is (b a vector only where it is 1-D, NumPy 2's rule). Before, they were the loops below,
+and eager past MOST_ROWS rows: heat_implicit's 300-point rod ran a graph per time step.
+
+det, and solve and inv on a GPU (no LAPACK there), are an LU factorisation with partial pivoting
+(LAPACK's getrf: in each column the row of largest magnitude, the first of equal ones, swapped
+up) as one loop node, then the two triangular solves as loop nodes. They were graph breaks: the
+implicit heat equation, which solves its tridiagonal system every time step, ran a graph per
+step (100 steps of a 50-point rod: 1.7 s the first call, then 35-50 ms against NumPy's 1.4 ms,
+until kiln gave up and ran it eagerly). The loops update whole rows and columns (positions
+outside the active block masked), O(n^3) per solve, which LAPACK's blocked kernels beat past
+MOST_ROWS: larger matrices, stacks of matrices, complex and other dtypes, and what NumPy rejects
+(shapes) run eagerly, as before. A singular matrix (an exact zero pivot, as LAPACK's info
+reports) raises NumPy's np.linalg.LinAlgError "Singular matrix" when the graph runs (a
+ValueError that was not a LinAlgError escaped the user's `except np.linalg.LinAlgError`); det
+gives 0 there, as NumPy's does.
 """
 import numpy as np
 
-from ._numpy_functions import _k
+from ._numpy_functions import _as_traced, _k, _result
 from ._numpy_math import _eager, _scalar_result
 from ._tracer import TracedArray
 from ._ufunc_loops import _loop
@@ -114,9 +120,41 @@ def _check_singular(context, singular, op):
                     error="LinAlgError")
 
 
+def _on_cpu(context):
+    """Whether the graph runs on the CPU, where LAPACK computes the solve op."""
+    driver = context.driver
+    return driver is not None and getattr(driver, "options", {}).get("device", "cpu") == "cpu"
+
+
+def _systems(a, b=None):
+    """Whether a (.., n, n), n >= 1, and b ((n,) or (.., n, k), k >= 1, batch dimensions that
+    broadcast with a's) are systems the solve op takes as NumPy would."""
+    if a.ndim < 2 or a.shape[-1] != a.shape[-2] or a.shape[-1] == 0:
+        return False
+    if b is None:
+        return True
+    if b.ndim == 1:
+        return b.shape[0] == a.shape[-1]
+    if b.shape[-2] != a.shape[-1] or b.shape[-1] == 0:
+        return False
+    try:
+        np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    except ValueError:
+        return False
+    return True
+
+
+def _library_solve(context, a, b):
+    """x with a x = b by the solve op (LAPACK's gesv)."""
+    a, b = _as_traced(context, a), _as_traced(context, b)
+    return _result(context, _k().solve(a.tensor, b.tensor), scalar=False)
+
+
 def solve(context, a, b):
     a_array, b_array = _array(a), _array(b)
     dtype = _float_dtype(a_array, b_array)
+    if dtype is not None and _on_cpu(context) and _systems(a_array, b_array):
+        return _library_solve(context, a_array, b_array)
     matrix = None if dtype is None else _square(context, a_array, dtype)
     if matrix is None or b_array.ndim not in (1, 2) or b_array.shape[0] != matrix.shape[0]:
         return _eager(np.linalg.solve, "np.linalg.solve of a large, batched or non-float "
@@ -128,6 +166,10 @@ def solve(context, a, b):
 
 
 def inv(context, a):
+    a_array = _array(a)
+    dtype = _float_dtype(a_array)
+    if dtype is not None and _on_cpu(context) and _systems(a_array):
+        return _library_solve(context, a_array, np.eye(a_array.shape[-1], dtype=dtype))
     matrix, dtype = _one_matrix(context, a)
     if matrix is None:
         return _eager(np.linalg.inv, "np.linalg.inv of a large, batched or non-float matrix", a)

@@ -410,6 +410,41 @@ Tensor matmul(const Tensor& a, const Tensor& b, Where where) {
                                           cast_to(trace.builder, b.id(), dtype)));
 }
 
+Tensor solve(const Tensor& a, const Tensor& b, Where where) {
+  Trace& trace = trace_for(a, b, "linalg.solve", where);
+  ir::Builder& builder = trace.builder;
+  DType dtype = promote_types(a.dtype(), b.dtype());
+  if (dtype == DType::Bool || is_integer(dtype)) dtype = DType::Float64;  // NumPy's linalg type
+  const ir::Shape matrix = builder.graph().node(a.id()).shape;  // a copy: nodes are added below
+  ir::Shape right = builder.graph().node(b.id()).shape;
+  if (matrix.size() < 2 || right.empty())
+    fail(ErrorKind::Value, "linalg.solve", where,
+         "takes a (.., n, n) matrix and a (n,) or (.., n, k) right-hand side, got " +
+             ir::shape_string(matrix) + " and " + ir::shape_string(right));
+  const bool vector = right.size() == 1;  // NumPy 2: a vector only where b is 1-D
+  ValueId rhs = cast_to(builder, b.id(), dtype);
+  if (vector) rhs = builder.reshape(rhs, right = {right[0], ir::Dim(1)});
+  ir::Shape batch;
+  if (!ir::broadcast_shapes(ir::Shape(matrix.begin(), matrix.end() - 2),
+                            ir::Shape(right.begin(), right.end() - 2), batch))
+    fail(ErrorKind::Value, "linalg.solve", where,
+         "batch dimensions could not be broadcast together with shapes " +
+             ir::shape_string(matrix) + " " + ir::shape_string(right));
+  auto with_batch = [&](ValueId value, const ir::Shape& shape) {
+    ir::Shape full = batch;
+    full.insert(full.end(), shape.end() - 2, shape.end());
+    return full == shape ? value : builder.broadcast(value, full);
+  };
+  ValueId x = builder.solve(with_batch(cast_to(builder, a.id(), dtype), matrix),
+                            with_batch(rhs, right));
+  if (vector) {
+    ir::Shape shape = builder.graph().node(x).shape;
+    shape.pop_back();
+    x = builder.reshape(x, shape);
+  }
+  return wrap(trace, x);
+}
+
 Tensor convolution(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
                    std::vector<int64_t> strides, std::vector<int64_t> padding,
                    std::vector<int64_t> dilation, int64_t groups, Where where) {

@@ -10,6 +10,7 @@
 #include "extern/convolution.h"
 #include "extern/convolution_backward.h"
 #include "extern/matmul.h"
+#include "extern/solve.h"
 #include "extern/sort.h"
 #include "kiln/error.h"
 
@@ -151,13 +152,24 @@ void run_attention(const sched::ExternCall& call, const std::vector<sched::Buffe
             table[call.output]);
 }
 
+// solve: a, b; no parameters.
+void run_solve(const sched::ExternCall& call, const std::vector<sched::Buffer>& buffers,
+               char* const* table) {
+  if (call.inputs.size() != 2)
+    throw Error(ErrorKind::Internal, "kiln: solve call with " +
+                                         std::to_string(call.inputs.size()) + " operands");
+  solve(extern_operand(call, buffers, table, 0), extern_operand(call, buffers, table, 1),
+        table[call.output]);
+}
+
 using ExternFunction = void (*)(const sched::ExternCall&, const std::vector<sched::Buffer>&,
                                 char* const*);
 
-constexpr std::array<std::pair<ir::Op, ExternFunction>, 7> kExternCalls = {{
+constexpr std::array<std::pair<ir::Op, ExternFunction>, 8> kExternCalls = {{
     {ir::Op::attention, run_attention},
     {ir::Op::argsort, run_sort},
     {ir::Op::sort, run_sort},
+    {ir::Op::solve, run_solve},
     {ir::Op::matmul, run_matmul},
     {ir::Op::convolution, run_convolution},
     {ir::Op::convolution_backward_input, run_convolution_backward},

@@ -5,6 +5,7 @@
 
 #include <omp.h>
 
+#include <algorithm>
 #include <bit>
 #include <cstring>
 #include <exception>
@@ -54,6 +55,40 @@ bool blas_layout(const Matrix& x, int64_t rows, int64_t columns, CBLAS_TRANSPOSE
   return false;
 }
 
+// A matrix-vector product (m or n is 1: passes/canonicalize_matmul.cpp leaves large ones whose
+// matrix is an input) as BLAS's gemv: OpenBLAS 0.3.21's gemm forwards nothing to it, and runs
+// such a product through its packing GEMM kernels. out = matrix x vector, the matrix a (m x k)
+// when n is 1, b seen transposed (n x k) when m is 1. False (nothing done) where the matrix
+// has neither unit stride, or the vector is a broadcast (BLAS takes no zero increment).
+template <class T>
+bool gemv(const Matrix& a, const Matrix& b, T* out, int64_t m, int64_t n, int64_t k) {
+  const bool one_column = n == 1;
+  const Matrix matrix = one_column ? a : Matrix{b.data, b.column_stride, b.row_stride};
+  const T* vector = reinterpret_cast<const T*>(one_column ? b.data : a.data);
+  const int64_t rows = one_column ? m : n, increment = one_column ? b.row_stride : a.column_stride;
+  if (increment <= 0 && k > 1) return false;
+  CBLAS_ORDER order;
+  int64_t leading;
+  if (matrix.column_stride == 1 && (rows == 1 || matrix.row_stride >= k)) {
+    order = CblasRowMajor;
+    leading = std::max<int64_t>({matrix.row_stride, k, 1});
+  } else if (matrix.row_stride == 1 && (k == 1 || matrix.column_stride >= rows)) {
+    order = CblasColMajor;
+    leading = std::max<int64_t>({matrix.column_stride, rows, 1});
+  } else {
+    return false;
+  }
+  const T* data = reinterpret_cast<const T*>(matrix.data);
+  const int step = int(std::max<int64_t>(increment, 1));
+  if constexpr (std::is_same_v<T, double>)
+    cblas_dgemv(order, CblasNoTrans, int(rows), int(k), 1.0, data, int(leading), vector, step,
+                0.0, out, 1);
+  else
+    cblas_sgemv(order, CblasNoTrans, int(rows), int(k), 1.0f, data, int(leading), vector, step,
+                0.0f, out, 1);
+  return true;
+}
+
 // Below this depth a product of few rows is too small for its streaming to matter.
 constexpr int64_t kSkinnyMinimumDepth = 64;
 
@@ -65,6 +100,7 @@ void gemm(const Matrix& a, const Matrix& b, T* out, int64_t m, int64_t n, int64_
     std::memset(out, 0, sizeof(T) * static_cast<size_t>(m * n));
     return;
   }
+  if ((m == 1 || n == 1) && gemv(a, b, out, m, n, k)) return;
   CBLAS_TRANSPOSE ta, tb;
   int64_t lda, ldb;
   if (!blas_layout<T>(a, m, k, ta, lda) || !blas_layout<T>(b, k, n, tb, ldb)) {

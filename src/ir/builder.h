@@ -95,6 +95,9 @@ class Builder {
   // The values of `a` in that order (a graph that also computes the argsort reads them through
   // it: passes/share_sorts.cpp).
   ValueId sort(ValueId a, int64_t axis, bool descending, int64_t k = -1);
+  // x with a x = b (builder_solve.cpp): a (.., n, n), b (.., n, k), one float dtype
+  // (float32 or float64) and one batch shape (callers broadcast first).
+  ValueId solve(ValueId a, ValueId b);
   // softmax(q kᵀ + bias) v, torch's scaled dot-product attention with its scale already in q
   // (builder_attention.cpp, ir/attention_shape.h): `causal` lets query i see keys j <= i.
   ValueId attention(ValueId q, ValueId k, ValueId v, std::optional<ValueId> bias, bool causal);

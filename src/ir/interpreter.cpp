@@ -240,6 +240,7 @@ Array interpret_node(const Node& node, const std::vector<Array>& operands) {
                              operands.size() > 2 ? &operands[2] : nullptr);
     case Op::convolution: return evaluate_convolution(node, operands);
     case Op::attention: return evaluate_attention(node, operands);
+    case Op::solve: return evaluate_solve(node, operands[0], operands[1]);
     case Op::argsort:
     case Op::sort: return evaluate_sort(node, operands[0]);
     case Op::convolution_backward_input:

@@ -168,6 +168,9 @@ Array evaluate_convolution(const Node& node, const std::vector<Array>& operands)
 Array evaluate_sort(const Node& node, const Array& operand);
 // softmax(q kᵀ + bias) v per query row (interpreter_attention.cpp).
 Array evaluate_attention(const Node& node, const std::vector<Array>& operands);
+// x with a x = b per system, in double (interpreter_solve.cpp); a singular system throws
+// kiln's LinAlg error.
+Array evaluate_solve(const Node& node, const Array& matrix, const Array& right);
 // `array` permuted by `order` (a permute op's permutation), as a view of its memory.
 Array permuted_view(const Array& array, const std::vector<int64_t>& order);
 // convolution_backward_input and convolution_backward_weight.

@@ -85,11 +85,13 @@ inline bool is_convolution(Op op) {
          op == Op::convolution_backward_weight;
 }
 
-// An op computed by a library call on whole buffers (src/extern): never inlined into a kernel.
 // argsort (positions) or sort (values): the extern sort kernel (src/extern/sort.h).
 inline bool is_sort(Op op) { return op == Op::argsort || op == Op::sort; }
+// An op computed by a library call on whole buffers (src/extern): never inlined into a kernel
+// (solve: LAPACK's gesv, src/extern/solve.h).
 inline bool is_extern(Op op) {
-  return op == Op::matmul || op == Op::attention || is_convolution(op) || is_sort(op);
+  return op == Op::matmul || op == Op::attention || is_convolution(op) || is_sort(op) ||
+         op == Op::solve;
 }
 
 }  // namespace kiln::ir

@@ -164,6 +164,7 @@ class NodeVerifier {
       case Op::scatter: verify_scatter(); break;
       case Op::matmul: verify_matmul(); break;
       case Op::attention: verify_attention(); break;
+      case Op::solve: verify_solve(); break;
       case Op::convolution: verify_convolution(); break;
       case Op::convolution_backward_input:
       case Op::convolution_backward_weight: verify_convolution_backward(); break;
@@ -346,6 +347,18 @@ class NodeVerifier {
         attention_mismatch(input(0), input(1), input(2), node_.inputs.size() == 4 ? &input(3) : nullptr);
     expect(mismatch.empty(), "attention " + mismatch);
     expect(node_.shape == attention_shape(input(0), input(2)), "attention's shape is wrong");
+  }
+
+  void verify_solve() const {
+    const Shape& a = input(0).shape;
+    const Shape& b = input(1).shape;
+    expect((node_.dtype == DType::Float32 || node_.dtype == DType::Float64) &&
+               input(0).dtype == node_.dtype && input(1).dtype == node_.dtype,
+           "solve takes float32 or float64 operands of its dtype");
+    expect(a.size() >= 2 && a[a.size() - 1] == a[a.size() - 2] && b.size() == a.size() &&
+               b[b.size() - 2] == a.back() && std::equal(a.begin(), a.end() - 2, b.begin()) &&
+               node_.shape == b,
+           "solve takes a (.., n, n) and a (.., n, k) of one batch shape, to b's shape");
   }
 
   void verify_matmul() const {

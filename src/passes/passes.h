@@ -27,8 +27,12 @@ ir::Graph sort_ends(const ir::Graph& graph);
 // (<= 4096 elements) are evaluated by the interpreter and replaced by constants.
 ir::Graph fold_constants(const ir::Graph& graph);
 // Matmul canonicalisation: matrix-vector, dot, tiny and integer products as a generated
-// multiply-sum; a batch of products with one right matrix as one GEMM over the merged rows.
+// multiply-sum (but large float matrix-vector products of an input matrix: BLAS's gemv); a
+// batch of products with one right matrix as one GEMM over the merged rows.
 ir::Graph canonicalize_matmul(const ir::Graph& graph);
+// Every matrix-vector product as a generated multiply-sum (GPU only: the generated reductions
+// stream the matrix there; the CPU keeps canonicalize_matmul's gemv calls).
+ir::Graph inline_matrix_vector_products(const ir::Graph& graph);
 // a [.., M, K] @ b [.., K, N] as a multiply and a sum over K (a generated reduction).
 ir::ValueId inline_product(ir::Builder& b, const ir::Shape& result_shape, ir::ValueId left,
                            ir::ValueId right);

@@ -28,6 +28,7 @@ const std::vector<NamedPass>& pipeline() {
   static const std::vector<NamedPass> passes = {
       {"simplify", simplify},
       {"canonicalize_matmul", canonicalize_matmul},
+      {"matrix_vector_inline", inline_matrix_vector_products},  // GPU only
       {"matmul_operand_order", order_matmul_operands},
       {"channels_last", channels_last},
       {"channels_last_gradients", channels_last_gradients},

@@ -500,7 +500,7 @@ void bind_linear_algebra_and_creation(nb::module_& module) {
   module.def(#name, [](const Tensor& a, const Tensor& b) { return kiln::name(a, b, kNoWhere); }, \
              Keep<1>());
   KILN_BIND_TENSOR_PAIR(matmul) KILN_BIND_TENSOR_PAIR(dot) KILN_BIND_TENSOR_PAIR(inner)
-  KILN_BIND_TENSOR_PAIR(outer)
+  KILN_BIND_TENSOR_PAIR(outer) KILN_BIND_TENSOR_PAIR(solve)
 #undef KILN_BIND_TENSOR_PAIR
   module.def(
       "tensordot",

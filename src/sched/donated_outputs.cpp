@@ -322,10 +322,17 @@ size_t first_input_write(const Program& program) {
 
 bool checks_precede_input_writes(const Program& program, size_t checks) {
   const size_t first = first_input_write(program);
-  if (checks == 0 || first == program.steps.size()) return true;
+  auto raises = [](const Step& step) {
+    return step.kind == StepKind::Extern && step.call.op == ir::Op::solve;
+  };
+  const bool raising = std::any_of(program.steps.begin(), program.steps.end(), raises);
+  if ((checks == 0 && !raising) || first == program.steps.size()) return true;
   if (std::any_of(program.steps.begin(), program.steps.end(), [](const Step& step) {
         return step.kind == StepKind::LoopBegin;
       }))
+    return false;
+  if (std::any_of(program.steps.begin() + static_cast<std::ptrdiff_t>(first), program.steps.end(),
+                  raises))
     return false;
   const size_t outputs = program.output_buffers.size();
   for (size_t k = outputs - std::min(outputs, 2 * checks); k < outputs; ++k)

@@ -39,7 +39,8 @@ bool write_donated_outputs(Program& program, const std::vector<int32_t>& donated
 size_t first_input_write(const Program& program);
 // Whether the runtime checks of the program's last `checks` output pairs (api/runtime_checks.h)
 // are all computed before its first write into an input, in a program without graph loops: a
-// run tests them there and raises before the caller's arrays change, as eager code would.
+// run tests them there and raises before the caller's arrays change, as eager code would. An
+// extern call that raises as it runs (solve's singular matrix) is such a check too.
 bool checks_precede_input_writes(const Program& program, size_t checks);
 
 }  // namespace kiln::sched

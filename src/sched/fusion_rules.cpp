@@ -73,6 +73,7 @@ std::string fusion_refusal(const ir::Graph& graph, const std::vector<int32_t>& b
       return std::string(ir::op_name(node.op)) + " is an extern call (oneDNN) on whole buffers";
     if (ir::is_sort(node.op))
       return std::string(ir::op_name(node.op)) + " is an extern call (a sort) on whole buffers";
+    if (node.op == ir::Op::solve) return "solve is an extern call (LAPACK) on whole buffers";
     if (node.op == ir::Op::scatter) return "a scatter writes its updates in order, in its own kernel";
     if (node.op == ir::Op::loop) return "a loop runs the kernels of its body";
     if (ir::is_scan(node.op)) return std::string(ir::op_name(node.op)) + " is a scan, in its own kernel";

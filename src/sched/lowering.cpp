@@ -131,6 +131,7 @@ ExprId Lowering::lower(ValueId id, const std::vector<ExprId>& index, bool comput
         case ir::Op::convolution_backward_weight:
         case ir::Op::argsort:
         case ir::Op::sort:
+        case ir::Op::solve:
         case ir::Op::scatter:
         case ir::Op::loop:
         case ir::Op::loop_result:

@@ -263,6 +263,7 @@ std::set<ValueId> initial_materialized(const ir::Graph& graph, int64_t elementwi
       case ir::Op::convolution_backward_weight:
       case ir::Op::argsort:
       case ir::Op::sort:
+      case ir::Op::solve:
         result.insert(id);
         for (size_t k = 0; k < node.inputs.size(); ++k) {
           const ValueId base = view_base(graph, node.inputs[k],

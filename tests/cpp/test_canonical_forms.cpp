@@ -46,6 +46,34 @@ TEST(CanonicalForms, MatrixVectorAndDotProductsAreGeneratedInline) {
   g.check();
 }
 
+// A large float matrix-vector product of an input matrix BLAS reads in place (as it is,
+// transposed, sliced) stays a matmul, BLAS's gemv on the CPU; a computed matrix, whose
+// producer fuses into the generated reduction, does not, nor any on the GPU
+// (inline_matrix_vector_products).
+TEST(CanonicalForms, LargeMatrixVectorProductsOfInputsStayWithBlas) {
+  GraphCase g;
+  ValueId m = g.input(make_array(DType::Float64, {600, 400}, pseudo_random(240000, -1, 1, 8)));
+  ValueId v = g.input(make_array(DType::Float64, {400}, pseudo_random(400, -1, 1, 9)));
+  ValueId w = g.input(make_array(DType::Float64, {600}, pseudo_random(600, -1, 1, 10)));
+  g.output(g.builder.matmul(m, v), "m @ v");
+  g.output(g.builder.matmul(w, m), "w @ m");
+  g.output(g.builder.matmul(g.builder.permute(m, {1, 0}), w), "m.T @ w");
+  ValueId part = g.builder.slice(m, {0, 50}, {600, 400}, {1, 1});
+  g.output(g.builder.matmul(w, part), "w @ m[:, 50:]");
+  g.output(g.builder.matmul(g.builder.binary(Op::mul, m, m), v), "(m * m) @ v");
+  // a reshape of a transpose is no strided view (it would be copied): generated too
+  ValueId merged = g.builder.reshape(g.builder.permute(m, {1, 0}), ir::from_ints({200, 1200}));
+  ValueId long_vector = g.builder.reshape(g.builder.slice(m, {0, 0}, {3, 400}, {1, 1}),
+                                          ir::from_ints({1200}));
+  g.output(g.builder.matmul(merged, long_vector), "m.T.reshape(200, 1200) @ m[:3].ravel()");
+  g.graph.set_outputs(g.outputs);
+  ir::Graph canonical = passes::canonicalize_matmul(g.graph);
+  EXPECT_EQ(count_ops(canonical, Op::matmul), 4) << ir::print_graph(canonical);
+  expect_same_values(g.graph, canonical, g.inputs);
+  EXPECT_EQ(count_ops(passes::inline_matrix_vector_products(canonical), Op::matmul), 0);
+  g.check();  // the CPU's gemv calls against the interpreter
+}
+
 TEST(CanonicalForms, BatchAgainstOneMatrixIsOneGemm) {
   GraphCase g;
   ValueId x = g.input(make_array(DType::Float32, {6, 5, 3, 40}, pseudo_random(3600, -1, 1, 4)));

@@ -31,6 +31,7 @@ const std::map<Op, const char*> kExcludedOps = {
     {Op::real, "complex numbers: lowered to real pairs first, compiled in test_complex.cpp"},
     {Op::imag, "complex numbers: lowered to real pairs first, compiled in test_complex.cpp"},
     {Op::attention, "compiled against the interpreter by the graphs of test_attention.cpp"},
+    {Op::solve, "compiled against the interpreter by the graphs of test_solve.cpp"},
     {Op::size, "a size symbol's value: specialising makes it a constant before anything "
                "compiles (test_size_symbols.cpp; compiled by test_torch_backend.py)"},
 };

@@ -1,6 +1,7 @@
-"""np.linalg.solve, inv and det traced (kiln._numpy_linalg: LU with partial pivoting as loop
-nodes): NumPy's values and dtypes, no graph break, a singular matrix's error, and the calls kiln
-leaves to LAPACK (large, batched, complex) still NumPy's."""
+"""np.linalg.solve, inv and det traced (kiln._numpy_linalg: on the CPU solve and inv are the
+solve op, LAPACK's gesv; det is LU with partial pivoting as loop nodes): NumPy's values and
+dtypes, no graph break, a singular matrix's error, batches and broadcasting as NumPy's, and the
+calls kiln leaves to NumPy (complex) still NumPy's."""
 import numpy as np
 import pytest
 
@@ -68,8 +69,37 @@ def test_a_time_loop_solving_a_system_each_step_is_one_loop():
     assert report.loops and all(loop.kind == "loop" for loop in report.loops), report.loops
 
 
+SYSTEMS = [((MOST_ROWS + 22, MOST_ROWS + 22), (MOST_ROWS + 22,)),  # large: once a loop's size
+           ((5, 5), (5, 3)), ((2, 3, 3), (2, 3, 4)),                     # several right-hand sides
+           ((2, 1, 4, 4), (3, 4, 2)),                                    # batches broadcast
+           ((3, 6, 6), (6,))]                                            # NumPy 2: b a vector
+
+
+@pytest.mark.parametrize("shapes", SYSTEMS, ids=str)
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_systems_of_any_size_and_batch_are_one_lapack_call(compile_logged, shapes, dtype):
+    rng = np.random.default_rng(len(shapes[0]))
+    n = shapes[0][-1]
+    A = (rng.random(shapes[0]) + n * np.eye(n)).astype(dtype)
+    b = rng.random(shapes[1]).astype(dtype)
+    report = _check(lambda A, b: (np.linalg.solve(A, b), np.linalg.inv(A)), A, b,
+                    rtol=1e-4 if dtype == np.float32 else 1e-9)
+    assert report.graph_break_count == 0, report.break_reasons
+    log, _ = compile_logged(lambda A, b: np.linalg.solve(A, b), (A, b), "schedule")
+    assert log.count("extern solve") == 1, log
+
+
+def test_operands_promote_as_numpy_and_a_singular_system_in_a_batch_raises():
+    A = np.stack([np.eye(3) * 2, np.eye(3) * 3]).astype(np.float32)
+    _check(lambda A, b: np.linalg.solve(A, b), A, np.arange(6).reshape(2, 3, 1), rtol=1e-6)
+    _check(lambda A, b: np.linalg.solve(A, b), A, np.ones(3), rtol=1e-6)
+    A[1, 2] = 0
+    with pytest.raises(np.linalg.LinAlgError, match="Singular matrix"):
+        kiln.compile(lambda A, b: np.linalg.solve(A, b))(A, np.ones((2, 3, 1), np.float32))
+
+
 @pytest.mark.parametrize("A", [
-    np.eye(MOST_ROWS + 1) * 2 + 0.01,                               # large: LAPACK's blocked LU
+    np.eye(MOST_ROWS + 1) * 2 + 0.01,                               # det: LAPACK's blocked LU
     np.stack([np.eye(3) * 2, np.eye(3) * 3]) + 0.1,                 # a stack of matrices
     (np.eye(3) * 2 + 1j).astype(np.complex128),                    # complex
 ])
