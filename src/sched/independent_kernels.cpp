@@ -127,14 +127,17 @@ void append_kernel(Kernel& into, const Kernel& from) {
     expr(s.guard), expr(s.index), expr(s.value);
     if (s.kind == StmtKind::LocalArray || s.to_local_array) s.buffer += arrays;
   });
-  into.body.insert(into.body.end(), body.begin(), body.end());
-  into.loop_extents.insert(into.loop_extents.end(), from.loop_extents.begin(), from.loop_extents.end());
+  auto append = [](auto& list, const auto& more) {
+    list.insert(list.end(), more.begin(), more.end());
+  };
+  append(into.body, body);
+  append(into.loop_extents, from.loop_extents);
   for (std::vector<int32_t> dependencies : from.local_dependencies) {
     for (int32_t& l : dependencies) l += loops;
     into.local_dependencies.push_back(std::move(dependencies));
   }
-  into.local_arrays.insert(into.local_arrays.end(), from.local_arrays.begin(), from.local_arrays.end());
-  into.comments.insert(into.comments.end(), from.comments.begin(), from.comments.end());
+  append(into.local_arrays, from.local_arrays);
+  append(into.comments, from.comments);
   for (auto [list, more] : {std::pair{&into.buffers_read, &from.buffers_read},
                             std::pair{&into.buffers_written, &from.buffers_written}}) {
     std::set<int32_t> all(list->begin(), list->end());

@@ -1057,7 +1057,8 @@ TEST(CudaEmitter, UniformValuesAreComputedOnceBeforeTheLoops) {
       b.binary(ir::Op::sub, constant(1, {}), b.binary(ir::Op::pow, constant(0.9, {}), step));
   ir::ValueId size = b.broadcast(b.binary(ir::Op::div, constant(1e-3, {}), correction), shape);
   ir::ValueId root = b.broadcast(b.unary(ir::Op::sqrt, correction), shape);
-  graph.set_outputs({b.binary(ir::Op::sub, p, b.binary(ir::Op::mul, size, b.binary(ir::Op::div, m, root)))});
+  ir::ValueId step_size = b.binary(ir::Op::mul, size, b.binary(ir::Op::div, m, root));
+  graph.set_outputs({b.binary(ir::Op::sub, p, step_size)});
   codegen::CudaSource source = emit(graph);
   const std::string kernel = source.text.substr(source.text.find("__global__"));
   EXPECT_EQ(count(kernel, "kiln_op_pow("), 1u) << kernel;
@@ -1078,13 +1079,15 @@ TEST(CudaEmitter, IndependentUpdatesShareOneLaunch) {
   std::vector<ir::ValueId> outputs;
   for (const ir::Shape& shape : {ir::Shape{64}, ir::Shape{512, 4608}, ir::Shape{64, 64, 3, 3}}) {
     ir::ValueId x = b.parameter(DType::Float32, shape), g = b.parameter(DType::Float32, shape);
-    outputs.push_back(b.binary(ir::Op::sub, x, b.binary(ir::Op::mul, g, b.constant(ir::Scalar::of(0.1), DType::Float32, shape))));
+    ir::ValueId rate = b.constant(ir::Scalar::of(0.1), DType::Float32, shape);
+    outputs.push_back(b.binary(ir::Op::sub, x, b.binary(ir::Op::mul, g, rate)));
   }
   ir::ValueId y = b.parameter(DType::Float32, {1000});
   ir::ValueId e = b.unary(ir::Op::exp, y);
   outputs.push_back(e);
   ir::ValueId steps = b.parameter(DType::Float32, {});  // a step count's increment: one block
-  outputs.push_back(b.binary(ir::Op::add, steps, b.constant(ir::Scalar::of(1), DType::Float32, {})));
+  outputs.push_back(
+      b.binary(ir::Op::add, steps, b.constant(ir::Scalar::of(1), DType::Float32, {})));
   outputs.push_back(b.binary(ir::Op::add, b.flip(e, {0}), e));  // reads e at other elements
   graph.set_outputs(outputs);
   detail::PreparedGraph prepared = detail::prepare_graph(graph, {}, {});
@@ -1116,7 +1119,8 @@ ir::Graph loop_and_product(bool product_first) {
   {
     ir::Builder inner(*body);
     inner.parameter(DType::Int64, {});
-    ir::ValueId u = inner.parameter(DType::Float64, shape), x = inner.parameter(DType::Float64, shape);
+    ir::ValueId u = inner.parameter(DType::Float64, shape);
+    ir::ValueId x = inner.parameter(DType::Float64, shape);
     ir::ValueId half = inner.constant(ir::Scalar::of(0.5), DType::Float64, shape);
     body->set_outputs({inner.binary(ir::Op::add, inner.binary(ir::Op::mul, u, half), x)});
   }
@@ -1162,7 +1166,8 @@ TEST(CudaEmitter, LoopEndsNameEachOtherAfterKernelsJoin) {
   detail::PreparedGraph prepared = detail::prepare_graph(loop_and_product(true), {}, {});
   const sched::Program apart = detail::schedule_program(prepared.graph, prepared.strides, kH100,
                                                         {"join_independent_kernels"});
-  const sched::Program joined = detail::schedule_program(prepared.graph, prepared.strides, kH100, {});
+  const sched::Program joined =
+      detail::schedule_program(prepared.graph, prepared.strides, kH100, {});
   ASSERT_LT(joined.steps.size(), apart.steps.size()) << sched::print_program(joined);
   size_t loops = 0;
   for (size_t s = 0; s < joined.steps.size(); ++s) {
