@@ -126,13 +126,19 @@ def _on_cpu(context):
     return driver is not None and getattr(driver, "options", {}).get("device", "cpu") == "cpu"
 
 
+_NUMPY_1 = np.lib.NumpyVersion(np.__version__) < "2.0.0"
+
+
 def _systems(a, b=None):
     """Whether a (.., n, n), n >= 1, and b ((n,) or (.., n, k), k >= 1, batch dimensions that
-    broadcast with a's) are systems the solve op takes as NumPy would."""
+    broadcast with a's) are systems the solve op takes as NumPy would (NumPy 2's rule: a 1-D b
+    is a vector; on NumPy 1.x the calls its rule reads otherwise are left to it)."""
     if a.ndim < 2 or a.shape[-1] != a.shape[-2] or a.shape[-1] == 0:
         return False
     if b is None:
         return True
+    if _NUMPY_1 and (b.ndim == a.ndim - 1) != (b.ndim == 1):
+        return False  # NumPy 1.x reads b as vectors iff b.ndim == a.ndim - 1: its own call
     if b.ndim == 1:
         return b.shape[0] == a.shape[-1]
     if b.shape[-2] != a.shape[-1] or b.shape[-1] == 0:

@@ -26,6 +26,20 @@ def _check(function, *arguments, rtol):
     return kiln.explain(kiln.compile(function))(*arguments)
 
 
+def _numpy_1_refuses(A, b):
+    """Whether the installed NumPy is 1.x and, reading b as vectors only where b.ndim is
+    A.ndim - 1, raises for these operands (NumPy 2 reads a 1-D b as a vector): then kiln, which
+    leaves such calls to it, raises its error too."""
+    if np.lib.NumpyVersion(np.__version__) >= "2.0.0" or (b.ndim == A.ndim - 1) == (b.ndim == 1):
+        return False
+    solve = kiln.compile(lambda A, b: np.linalg.solve(A, b))
+    with pytest.raises(ValueError) as expected:
+        np.linalg.solve(A, b)
+    with pytest.raises(ValueError, match=str(expected.value).split(":")[0]):
+        solve(A, b)
+    return True
+
+
 @pytest.mark.parametrize("n", [1, 2, 7, 20])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int64])
 def test_solve_inv_det_agree_with_numpy_without_a_graph_break(n, dtype):
@@ -82,6 +96,8 @@ def test_systems_of_any_size_and_batch_are_one_lapack_call(compile_logged, shape
     n = shapes[0][-1]
     A = (rng.random(shapes[0]) + n * np.eye(n)).astype(dtype)
     b = rng.random(shapes[1]).astype(dtype)
+    if _numpy_1_refuses(A, b):
+        return
     report = _check(lambda A, b: (np.linalg.solve(A, b), np.linalg.inv(A)), A, b,
                     rtol=1e-4 if dtype == np.float32 else 1e-9)
     assert report.graph_break_count == 0, report.break_reasons
@@ -92,7 +108,8 @@ def test_systems_of_any_size_and_batch_are_one_lapack_call(compile_logged, shape
 def test_operands_promote_as_numpy_and_a_singular_system_in_a_batch_raises():
     A = np.stack([np.eye(3) * 2, np.eye(3) * 3]).astype(np.float32)
     _check(lambda A, b: np.linalg.solve(A, b), A, np.arange(6).reshape(2, 3, 1), rtol=1e-6)
-    _check(lambda A, b: np.linalg.solve(A, b), A, np.ones(3), rtol=1e-6)
+    if not _numpy_1_refuses(A, np.ones(3)):
+        _check(lambda A, b: np.linalg.solve(A, b), A, np.ones(3), rtol=1e-6)
     A[1, 2] = 0
     with pytest.raises(np.linalg.LinAlgError, match="Singular matrix"):
         kiln.compile(lambda A, b: np.linalg.solve(A, b))(A, np.ones((2, 3, 1), np.float32))
