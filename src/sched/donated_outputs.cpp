@@ -48,27 +48,6 @@ void find_stores(std::vector<Stmt>& body, int32_t buffer, std::vector<const Stmt
   }
 }
 
-// Each load the kernel's statements make, once (the arena also holds expressions that passes
-// replaced).
-template <class Visit>
-void for_each_load(const Kernel& kernel, const Visit& visit) {
-  std::vector<uint8_t> seen(kernel.exprs.size(), 0);
-  std::vector<ExprId> stack;
-  for (const Stmt& s : kernel.body)
-    for_each_root(s, [&](ExprId id) {
-      if (id >= 0) stack.push_back(id);
-    });
-  while (!stack.empty()) {
-    const ExprId id = stack.back();
-    stack.pop_back();
-    if (seen[static_cast<size_t>(id)]) continue;
-    seen[static_cast<size_t>(id)] = 1;
-    const Expr& e = kernel.exprs[static_cast<size_t>(id)];
-    if (e.kind == ExprKind::Load) visit(e);
-    stack.insert(stack.end(), e.operands.begin(), e.operands.end());
-  }
-}
-
 // The index every store of `output` in `kernel` writes at, when each element of the output is
 // written once and the kernel reads `input` there only (and `output` nowhere); else -1.
 ExprId common_index(Kernel& kernel, int32_t output, int32_t input, int64_t elements,
@@ -96,7 +75,7 @@ ExprId common_index(Kernel& kernel, int32_t output, int32_t input, int64_t eleme
   }
   if (iterations != elements) return -1;
   bool usable = true;
-  for_each_load(kernel, [&](const Expr& load) {
+  for_each_load(kernel, kernel.body, [&](const Expr& load) {
     if (load.buffer == output || (load.buffer == input && !same_expr(kernel, load.operands[0], index)))
       usable = false;
   });

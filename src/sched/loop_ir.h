@@ -223,6 +223,26 @@ void for_each_root(const Stmt& s, const Visit& visit) {
   for (const Accumulation& a : s.accumulations) visit(a.value), visit(a.position);
   for (const Stmt& inner : s.body) for_each_root(inner, visit);
 }
+// Each load `statements` of `kernel` make, once (the arena also holds expressions that passes
+// replaced).
+template <class Visit>
+void for_each_load(const Kernel& kernel, const std::vector<Stmt>& statements, const Visit& visit) {
+  std::vector<uint8_t> seen(kernel.exprs.size(), 0);
+  std::vector<ExprId> stack;
+  for (const Stmt& s : statements)
+    for_each_root(s, [&](ExprId id) {
+      if (id >= 0) stack.push_back(id);
+    });
+  while (!stack.empty()) {
+    const ExprId id = stack.back();
+    stack.pop_back();
+    if (seen[static_cast<size_t>(id)]) continue;
+    seen[static_cast<size_t>(id)] = 1;
+    const Expr& e = kernel.exprs[static_cast<size_t>(id)];
+    if (e.kind == ExprKind::Load) visit(e);
+    stack.insert(stack.end(), e.operands.begin(), e.operands.end());
+  }
+}
 // Whether `test` holds for `root` or an expression it reads, each visited once: expressions are
 // a DAG (a value read twice is one node), and a tree walk of a graph unrolled from a Python loop
 // takes time exponential in its iterations.

@@ -12,34 +12,20 @@ namespace kiln::codegen::cuda_detail {
 
 namespace {
 
-// The buffers statements [first, last) of `kernel` load from and store into.
+// The buffers statements of `kernel` load from and store into.
 struct LaunchBuffers {
   std::set<int32_t> read, written;
 };
 
-LaunchBuffers launch_buffers(const Kernel& kernel, const LaunchPlan& plan) {
+LaunchBuffers launch_buffers(const Kernel& kernel, const std::vector<Stmt>& statements) {
   LaunchBuffers buffers;
-  std::vector<ExprId> stack;
   std::function<void(const Stmt&)> stores = [&](const Stmt& s) {
     if (s.kind == StmtKind::Store) buffers.written.insert(s.buffer);
     for (const Stmt& inner : s.body) stores(inner);
   };
-  for (size_t k = plan.first; k < plan.last; ++k) {
-    stores(kernel.body[k]);
-    sched::for_each_root(kernel.body[k], [&](ExprId id) {
-      if (id >= 0) stack.push_back(id);
-    });
-  }
-  std::vector<uint8_t> seen(kernel.exprs.size(), 0);
-  while (!stack.empty()) {
-    const ExprId id = stack.back();
-    stack.pop_back();
-    if (seen[static_cast<size_t>(id)]) continue;
-    seen[static_cast<size_t>(id)] = 1;
-    const sched::Expr& e = kernel.exprs[static_cast<size_t>(id)];
-    if (e.kind == ExprKind::Load) buffers.read.insert(e.buffer);
-    stack.insert(stack.end(), e.operands.begin(), e.operands.end());
-  }
+  for (const Stmt& s : statements) stores(s);
+  sched::for_each_load(kernel, statements,
+                       [&](const sched::Expr& load) { buffers.read.insert(load.buffer); });
   return buffers;
 }
 
@@ -56,9 +42,7 @@ bool shares_written(const LaunchBuffers& a, const LaunchBuffers& b,
 
 bool combinable(const Kernel& kernel, const LaunchPlan& plan) {
   if (plan.kind != LaunchKind::ThreadPerIteration || plan.iterations == 0) return false;
-  const std::vector<Stmt> statements(kernel.body.begin() + plan.first,
-                                     kernel.body.begin() + plan.last);
-  return sched::elementwise(statements);
+  return sched::elementwise(launch_statements(kernel, plan));
 }
 
 }  // namespace
@@ -77,7 +61,7 @@ std::vector<std::vector<size_t>> combined_launches(const Program& program, const
       open = false;
       continue;
     }
-    LaunchBuffers buffers = launch_buffers(kernel, plan);
+    LaunchBuffers buffers = launch_buffers(kernel, launch_statements(kernel, plan));
     bool joins = open && groups.back().size() < sched::kMostJoinedKernels;
     if (joins && !shared) shared.emplace(program);
     for (size_t p = 0; joins && p < group_buffers.size(); ++p)

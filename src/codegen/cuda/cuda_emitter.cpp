@@ -41,8 +41,7 @@ constexpr const char* kWelfordShuffle =
 }  // namespace
 
 void CudaKernelEmitter::body() {
-  const std::vector<Stmt> statements_of_launch(kernel_.body.begin() + plan_.first,
-                                               kernel_.body.begin() + plan_.last);
+  const std::vector<Stmt> statements_of_launch = launch_statements(kernel_, plan_);
   if (!parts_.empty()) return combined_body();
   for (ExprId id : uniform_values(program_, kernel_, statements_of_launch)) value(id);
   // 16-byte accesses (LaunchPlan::vector_lanes) where every buffer they touch is 16-byte

@@ -146,6 +146,12 @@ bool index_of_variables(const Kernel& kernel, ExprId id, const std::set<int32_t>
 void plan_shared_loads(const Program& program, const Kernel& kernel, LaunchPlan& plan);
 void plan_row_registers(const Program& program, const Kernel& kernel, LaunchPlan& plan);
 
+// The statements of `kernel` that `plan` launches: body[first, last).
+inline std::vector<Stmt> launch_statements(const Kernel& kernel, const LaunchPlan& plan) {
+  return {kernel.body.begin() + static_cast<std::ptrdiff_t>(plan.first),
+          kernel.body.begin() + static_cast<std::ptrdiff_t>(plan.last)};
+}
+
 // The iterations a thread of a ThreadPerIteration plan runs in sequence (LaunchPlan::serial).
 inline int64_t serial_iterations(const LaunchPlan& plan) {
   int64_t iterations = 1;
