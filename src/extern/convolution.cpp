@@ -432,6 +432,24 @@ ConvolutionCounters convolution_counters() {
 
 void count_winograd_gradient() { counters.winograd_gradients++; }
 
+bool winograd_available() {
+  static const bool available = [] {
+    const memory::desc activations({1, 64, 14, 14}, memory::data_type::f32,
+                                   memory::format_tag::any);
+    const memory::desc weights({64, 64, 3, 3}, memory::data_type::f32, memory::format_tag::any);
+    try {
+      const dnnl::convolution_forward::desc desc(
+          dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_winograd, activations,
+          weights, activations, {1, 1}, {0, 0}, {1, 1}, {1, 1});
+      dnnl::convolution_forward::primitive_desc(desc, Cache::instance().engine());
+      return true;
+    } catch (const dnnl::error&) {
+      return false;
+    }
+  }();
+  return available;
+}
+
 ConvolutionParameters convolution_parameters(const std::vector<int64_t>& packed,
                                              size_t spatial_rank) {
   if (packed.size() != 3 * spatial_rank + 2)

@@ -51,5 +51,8 @@ struct ConvolutionCounters {
 // Counts a gradient's call of Winograd's algorithm.
 void count_winograd_gradient();
 ConvolutionCounters convolution_counters();
+// Whether oneDNN has Winograd's kernels on this CPU (its AVX-512 cores only): elsewhere the
+// problems that suit them run the direct algorithm.
+bool winograd_available();
 
 }  // namespace kiln::externs

@@ -23,7 +23,9 @@ namespace {
 using ir::Op;
 using ir::ValueId;
 
-const Tolerance kSingle = {1e-4, 1e-5, 4};  // float32 sums of a few hundred products
+// float32 sums of a few hundred products, reaching 30, in the order of oneDNN's kernel for the
+// CPU (AVX2's direct kernel: 1.1e-5 off on a 3x3x64 sum)
+const Tolerance kSingle = {1e-4, 5e-5, 4};
 // Winograd's F(4x4, 3x3) in float32: its transforms spread each tile's rounding over the tile
 // (2.5e-5 on outputs of 30), more so on one thread than on two (oneDNN's blocking follows the
 // team kiln gives it, the free cores).
@@ -343,7 +345,8 @@ TEST(ConvolutionCompiled, KeptWeightsFollowTheirContents) {
   conv.call(44, {weights, biases}, kWinograd, "third call, same weights");
   conv.call(41, {weights, biases}, kWinograd, "fourth call, same weights");
   const externs::ConvolutionCounters repeated = externs::convolution_counters();
-  EXPECT_EQ(repeated.winograd_calls - start.winograd_calls, 2);
+  // (Without Winograd's kernels on this CPU every call runs the direct algorithm.)
+  EXPECT_EQ(repeated.winograd_calls - start.winograd_calls, externs::winograd_available() ? 2 : 0);
   EXPECT_EQ(repeated.kept_weight_hits - start.kept_weight_hits, 2);
   weights.data_as<float>()[5 * 64 * 9 + 4] += 0.5f;  // one tap of output channel 5
   conv.call(45, {weights, biases}, kSingle, "a weight changed in place");
@@ -366,7 +369,8 @@ TEST(ConvolutionCompiled, ChangingWeightsRunWinogradsTrainingForm) {
     conv.set_weights(weights, 61 + step);
     conv.call(70 + step, {weights}, kWinograd, "call " + std::to_string(step));
   }
-  EXPECT_EQ(externs::convolution_counters().winograd_calls - start, 4);
+  EXPECT_EQ(externs::convolution_counters().winograd_calls - start,
+            externs::winograd_available() ? 4 : 0);
 }
 
 TEST(ConvolutionCompiled, EmptyBatch) {

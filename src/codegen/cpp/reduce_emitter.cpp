@@ -4,6 +4,7 @@
 
 #include "codegen/cpp/kernel_emitter.h"
 #include "ir/ops.h"
+#include "ir/size_choices.h"
 #include "sched/cpu/mark_reduction_lanes.h"
 
 namespace kiln::codegen::cpp_detail {
@@ -346,7 +347,10 @@ void KernelEmitter::blocked_sum_loops(const Stmt& s, bool worksharing, const std
   const int64_t full = last.extent / block * block;
   // A last loop shorter than a block (a sum over several loops): its passes share lanes until
   // they hold about a block, so the cascade is fed per block, not per pass.
-  const bool short_passes = full == 0;
+  // Every part below is written whatever the extent (one that has no elements here runs no
+  // iteration, and pushes identities), and where the passes' lanes live is a size choice
+  // (ir/size_choices.h): every size of a graph with size symbols has one shape of code.
+  const bool short_passes = ir::size_choice(full == 0);
   const int64_t passes_per_block = std::max<int64_t>(1, block / last.extent);
   const std::string passes = v + "_passes";
   if (short_passes) {
@@ -371,7 +375,7 @@ void KernelEmitter::blocked_sum_loops(const Stmt& s, bool worksharing, const std
       line("kiln_cascade_push(" + name + "_levels, " + name + "_count, " + total + ");");
     }
   };
-  if (full > 0) {
+  {  // the blocks
     if (share_last) line("#pragma omp for schedule(static) nowait");
     line("for (int64_t " + v + "_block = 0; " + v + "_block < " + std::to_string(full) + "; " +
          v + "_block += " + std::to_string(block) + ") {");
@@ -385,22 +389,19 @@ void KernelEmitter::blocked_sum_loops(const Stmt& s, bool worksharing, const std
     push_totals(suffix + "_lanes");
     close_block();
   }
-  if (full < last.extent) {  // the remainder, shorter than a block: SIMD lanes, then a tail
+  {  // the remainder, shorter than a block: SIMD lanes, then a tail
     const int64_t lane_end = full + (last.extent - full) / lanes * lanes;
     if (share_last) line("#pragma omp single nowait");
     line("{");
     open_block();
     if (!short_passes) declare_accumulators(s, suffix + "_rest", lanes);
-    if (lane_end > full) {
-      line("for (int64_t " + v + "_step = " + std::to_string(full) + "; " + v + "_step < " +
-           std::to_string(lane_end) + "; " + v + "_step += " + width + ") {");
-      open_block();
-      lane_loop(s, v, v + "_step", width, suffix + "_rest");
-      close_block();
-    }
-    if (lane_end < last.extent)
-      combine_remainder(s, v, std::to_string(lane_end), std::to_string(last.extent),
-                        suffix + "_rest", suffix);
+    line("for (int64_t " + v + "_step = " + std::to_string(full) + "; " + v + "_step < " +
+         std::to_string(lane_end) + "; " + v + "_step += " + width + ") {");
+    open_block();
+    lane_loop(s, v, v + "_step", width, suffix + "_rest");
+    close_block();
+    combine_remainder(s, v, std::to_string(lane_end), std::to_string(last.extent),
+                      suffix + "_rest", suffix);
     if (short_passes) {
       line("if (++" + passes + " == " + std::to_string(passes_per_block) + ") {");
       open_block();
