@@ -333,22 +333,29 @@ std::string CLikePrinter::buffer_name(int32_t buffer) {
   if (found == arguments_.end())
     throw Error(ErrorKind::Internal, "kiln: emitter: " + kernel_.name + " uses buffer " + b.name +
                                          ", which is not among its arguments");
-  return "a" + std::to_string(found - arguments_.begin());
+  const size_t k = static_cast<size_t>(found - arguments_.begin());
+  used_arguments_.insert(k);
+  return "a" + std::to_string(k);
+}
+
+std::string CLikePrinter::argument_declarations(const std::set<size_t>& which) const {
+  std::set<int32_t> written(kernel_.buffers_written.begin(), kernel_.buffers_written.end());
+  std::ostringstream code;
+  for (size_t k : which) {
+    const sched::Buffer& buffer = program_.buffers[static_cast<size_t>(arguments_[k])];
+    std::string t = storage_type(buffer.dtype);
+    std::string qualifier = written.count(arguments_[k]) ? "" : "const ";
+    code << indent() << qualifier << t << "* KILN_RESTRICT a" << k << " = (" << qualifier << t
+         << "*)kiln_args[" << k << "];\n";
+  }
+  return code.str();
 }
 
 std::string CLikePrinter::emit() {
   body();
-  std::set<int32_t> written(kernel_.buffers_written.begin(), kernel_.buffers_written.end());
   std::ostringstream code;
-  code << function_header() << " {\n";
-  for (size_t k = 0; k < arguments_.size(); ++k) {
-    const sched::Buffer& buffer = program_.buffers[static_cast<size_t>(arguments_[k])];
-    std::string t = storage_type(buffer.dtype);
-    std::string qualifier = written.count(arguments_[k]) ? "" : "const ";
-    code << "  " << qualifier << t << "* KILN_RESTRICT a" << k << " = (" << qualifier << t
-         << "*)kiln_args[" << k << "];\n";
-  }
-  code << extra_arguments() << out_.str() << "}\n";
+  code << function_header() << " {\n" << argument_declarations(used_arguments_)
+       << extra_arguments() << out_.str() << "}\n";
   return code.str();
 }
 

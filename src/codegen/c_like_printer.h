@@ -93,6 +93,9 @@ class CLikePrinter {
   std::string indent() const { return std::string(2 * depth_, ' '); }
   void line(const std::string& text) { out_ << indent() << text << "\n"; }
   std::string buffer_name(int32_t buffer);  // a<k>, or a constant array's own name
+  // The declarations of the arguments a<k> of `which` (their pointers from kiln_args), one per
+  // line at the current indent.
+  std::string argument_declarations(const std::set<size_t>& which) const;
   std::string value(ExprId id);             // name or inline text, emitting temporaries as needed
   std::string index_text(ExprId id);
   // The C text of [begin, end) of `loop`: its run-time bounds clamped to [0, extent), or 0 and
@@ -123,6 +126,9 @@ class CLikePrinter {
   const Options& options_;
   const target::Target& target_;
   std::vector<int32_t> arguments_;
+  // The arguments the body names: only those are declared, where they are used (a combined
+  // launch's parts each declare theirs, or the compiler keeps every part's pointers live).
+  std::set<size_t> used_arguments_;
   std::ostringstream out_;  // the body
   int depth_ = 1;
   bool in_simd_loop_ = false;  // inside a loop whose iterations are SIMD lanes

@@ -8,22 +8,6 @@ namespace kiln::sched {
 
 namespace {
 
-// Each top-level store of `kernel` (a 0-d value: an optimizer's step count) as a loop of one
-// iteration: the CUDA emitter runs a kernel with a statement that is not a loop as one block
-// (its reductions feed the statements after them), which would take in every part.
-void wrap_top_level_stores(Kernel& kernel) {
-  for (Stmt& s : kernel.body) {
-    if (s.kind != StmtKind::Store) continue;
-    Stmt loop;
-    loop.kind = StmtKind::Loop;
-    loop.loop.variable = static_cast<int32_t>(kernel.loop_extents.size());
-    loop.loop.extent = 1;
-    kernel.loop_extents.push_back(1);
-    loop.body.push_back(std::move(s));
-    s = std::move(loop);
-  }
-}
-
 bool joinable(const Kernel& kernel) {
   return kernel.ordered_from < 0 && kernel.local_arrays.empty() &&
          kernel.local_dependencies.empty() && elementwise(kernel.body);
@@ -60,6 +44,19 @@ void remap_statements(std::vector<Stmt>& body, const Remap& remap) {
 }
 
 }  // namespace
+
+void wrap_top_level_stores(Kernel& kernel) {
+  for (Stmt& s : kernel.body) {
+    if (s.kind != StmtKind::Store) continue;
+    Stmt loop;
+    loop.kind = StmtKind::Loop;
+    loop.loop.variable = static_cast<int32_t>(kernel.loop_extents.size());
+    loop.loop.extent = 1;
+    kernel.loop_extents.push_back(1);
+    loop.body.push_back(std::move(s));
+    s = std::move(loop);
+  }
+}
 
 SharedMemory::SharedMemory(const Program& program) : bytes_(program.buffers.size()) {
   std::vector<int32_t> root(program.buffers.size());

@@ -39,6 +39,12 @@ bool elementwise(const std::vector<Stmt>& body);
 // Returns whether any kernel joined another.
 bool join_independent_kernels(Program& program);
 
+// Each top-level store of `kernel` (a 0-d value: an optimizer's step count) as a loop of one
+// iteration: the CUDA emitter runs a kernel with a statement that is not a loop as one block,
+// statement after statement (its reductions feed the statements after them); as loops,
+// independent stores are parts of one combined launch.
+void wrap_top_level_stores(Kernel& kernel);
+
 // Appends `from`'s statements to `into`'s, its expressions, loops, reductions and local arrays
 // renumbered after `into`'s.
 void append_kernel(Kernel& into, const Kernel& from);

@@ -20,17 +20,20 @@ struct Grouping {
   const ir::Graph& graph;
   const std::vector<int32_t>& buffer_of;
   const std::vector<ValueId>& base_of;
+  const std::vector<bool>& in_arena;
   std::vector<int32_t> buffer_values;  // how many values share each buffer (in-place chains)
   int32_t values(int32_t buffer) const { return buffer_values[static_cast<size_t>(buffer)]; }
 };
 
 // The latest kernel group that `root`, refused by the last one, can join instead: one
 // after the groups computing what root reads, whose roots fusion_refusal lets root join. Only a
-// root of few bytes whose buffer and every buffer it reads belong to one value alone (no
-// in-place chain shares them), so that computing it earlier reads no buffer before its last
-// write and holds little memory longer: a batch norm's weight gradient joins the kernel of its
-// reductions, resnet18's 20 running-count increments one kernel. Looks back a bounded number of
-// groups (a graph unrolled from a Python loop has thousands). -1 when none.
+// root whose buffer and every buffer it reads belong to one value alone (no in-place chain
+// shares them), so that computing it earlier reads no buffer before its last write; and one
+// that holds little memory longer: of few bytes, or computed into an output (not the arena's
+// memory): a batch norm's weight gradient joins the kernel of its reductions, resnet18's 20
+// running-count increments one kernel, an optimizer's new moments and parameter of one tensor
+// one loop (foreach updates list every tensor's moments before any parameter). Looks back a
+// bounded number of groups (a graph unrolled from a Python loop has thousands). -1 when none.
 int32_t earlier_group(const Grouping& in, const std::vector<KernelGroup>& groups,
                       const std::vector<int32_t>& group_of, const Root& root) {
   constexpr int64_t kMostHoistedBytes = 64 << 10;
@@ -42,7 +45,8 @@ int32_t earlier_group(const Grouping& in, const std::vector<KernelGroup>& groups
     return -1;
   // A threshold on sizes: every size of a graph with size symbols makes its choice
   // (ir/size_choices.h), or a small size's kernels would have another shape than a large one's.
-  if (!ir::size_choice(*bytes <= kMostHoistedBytes)) return -1;
+  const bool in_arena = in.in_arena[static_cast<size_t>(root.buffer)];
+  if (in_arena && !ir::size_choice(*bytes <= kMostHoistedBytes)) return -1;
   int32_t ready = -1;  // the last group computing a value root reads
   std::vector<ValueId> stack(node.inputs.begin(), node.inputs.end());
   std::set<ValueId> seen;
@@ -111,10 +115,11 @@ int64_t inlined_ops(const Grouping& in, ValueId root) {
 }  // namespace
 
 std::vector<KernelGroup> group_roots(const ir::Graph& graph, const std::vector<int32_t>& buffer_of,
-                                     const std::vector<ValueId>& base_of, size_t buffers,
+                                     const std::vector<ValueId>& base_of,
+                                     const std::vector<bool>& in_arena,
                                      const std::vector<Root>& roots,
                                      std::vector<std::string>& notes) {
-  Grouping in{graph, buffer_of, base_of, std::vector<int32_t>(buffers, 0)};
+  Grouping in{graph, buffer_of, base_of, in_arena, std::vector<int32_t>(in_arena.size(), 0)};
   for (int32_t buffer : buffer_of)
     if (buffer >= 0) ++in.buffer_values[static_cast<size_t>(buffer)];
   std::vector<KernelGroup> groups;

@@ -34,10 +34,12 @@ struct KernelGroup {
 };
 
 // `roots` in schedule order, grouped. buffer_of[value]: its buffer (-1 inlined); base_of[value]:
-// the base an in-place update overwrites (-1 none); `buffers`: how many buffers there are. Each
+// the base an in-place update overwrites (-1 none); in_arena[buffer]: whether the buffer is an
+// intermediate (memory of the arena, which the buffer plan reuses), for every buffer. Each
 // refusal between neighbouring roots goes to `notes` (KILN_LOGS=schedule).
 std::vector<KernelGroup> group_roots(const ir::Graph& graph, const std::vector<int32_t>& buffer_of,
-                                     const std::vector<ir::ValueId>& base_of, size_t buffers,
+                                     const std::vector<ir::ValueId>& base_of,
+                                     const std::vector<bool>& in_arena,
                                      const std::vector<Root>& roots,
                                      std::vector<std::string>& notes);
 

@@ -12,6 +12,7 @@
 #include "sched/guard_reductions.h"
 #include "sched/induction_ranges.h"
 #include "sched/merge_loops.h"
+#include "sched/split_wide_loops.h"
 #include "sched/trim_loops.h"
 
 namespace kiln::sched {
@@ -39,6 +40,7 @@ const std::vector<LoopPass>& loop_passes(const target::Target& target) {
   // The GPU's emitter decides threads, vectors and splits itself, from the loops as merged.
   static const std::vector<LoopPass> cuda = {
       {"merge_loops", merge_loops},
+      {"split_wide_loops", split_wide_loops},
   };
   return target.kind == target::DeviceKind::Cpu ? cpu : cuda;
 }

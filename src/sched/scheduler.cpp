@@ -145,8 +145,11 @@ Program ProgramBuilder::build(const std::vector<std::vector<int64_t>>& input_str
     roots.push_back({id, buffer_of_[static_cast<size_t>(id)], false});
   }
   roots.insert(roots.end(), copies.begin(), copies.end());
-  const std::vector<KernelGroup> groups = group_roots(
-      graph_, buffer_of_, base_of_, program_.buffers.size(), roots, *fusion_notes_);
+  std::vector<bool> in_arena;
+  for (const Buffer& buffer : program_.buffers)
+    in_arena.push_back(buffer.role == BufferRole::Intermediate);
+  const std::vector<KernelGroup> groups =
+      group_roots(graph_, buffer_of_, base_of_, in_arena, roots, *fusion_notes_);
   for (const KernelGroup& group : groups) {
     const Root& root = group.roots.front();
     const Node& node = graph_.node(root.node);

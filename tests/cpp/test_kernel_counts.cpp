@@ -143,5 +143,42 @@ TEST(KernelCounts, IdenticalLoopIterationsShareOneKernelFunction) {
   EXPECT_EQ(kernel_functions(function.source()), 1) << function.source();
 }
 
+// A foreach optimizer step (PyTorch's multi-tensor Adam) lists every tensor's new first moment,
+// then every new second moment, then every new parameter, each an output. The three updates of
+// one tensor join one loop (sched/kernel_groups.cpp: an output holds no arena memory longer
+// when computed earlier, whatever its size): one kernel a tensor, each moment stored once and
+// the parameter update reading them in the same iteration, not 9 kernels reading them back.
+TEST(KernelCounts, ForeachUpdatesOfOneTensorShareOneKernel) {
+  const std::vector<std::vector<int64_t>> shapes{{40000}, {300, 200}, {128, 512}};
+  auto adam = [](std::vector<Tensor> in) {  // per tensor: parameter, gradient, moments
+    std::vector<Tensor> first, second, parameters;
+    for (size_t k = 0; k < in.size(); k += 4)
+      first.push_back(in[k + 2] + (in[k + 1] - in[k + 2]) * 0.1f);
+    for (size_t k = 0; k < in.size(); k += 4)
+      second.push_back(in[k + 3] * 0.999f + in[k + 1] * in[k + 1] * 0.001f);
+    for (size_t k = 0; k < first.size(); ++k)
+      parameters.push_back(in[4 * k] - first[k] * 0.01f / (sqrt(second[k]) + 1e-8f));
+    std::vector<Tensor> outputs = first;
+    outputs.insert(outputs.end(), second.begin(), second.end());
+    outputs.insert(outputs.end(), parameters.begin(), parameters.end());
+    return outputs;
+  };
+  std::vector<Array> inputs;
+  uint64_t seed = 20;
+  for (const std::vector<int64_t>& shape : shapes) {
+    const int64_t n = shape.size() == 1 ? shape[0] : shape[0] * shape[1];
+    for (int k = 0; k < 4; ++k)
+      inputs.push_back(make_array(DType::Float32, shape, pseudo_random(n, k == 3 ? 0.1 : -1,
+                                                                       1, seed++)));
+  }
+  auto program = [&](Tensor p0, Tensor g0, Tensor m0, Tensor v0, Tensor p1, Tensor g1, Tensor m1,
+                     Tensor v1, Tensor p2, Tensor g2, Tensor m2, Tensor v2) {
+    return adam({p0, g0, m0, v0, p1, g1, m1, v1, p2, g2, m2, v2});
+  };
+  Function function = compile(program, test_options());
+  expect_function_matches(function, program, inputs, {1e-5, 1e-6, 4}, "foreach adam");
+  EXPECT_EQ(function.stats().kernels, 3) << function.source();
+}
+
 }  // namespace
 }  // namespace kiln::test

@@ -99,7 +99,7 @@ void CudaKernelEmitter::combined_body() {
     own.in_part_ = true;
     own.depth_ = depth_;
     own.body();
-    out_ << own.out_.str();
+    out_ << own.argument_declarations(own.used_arguments_) << own.out_.str();
     if (fewer) close_block();
     close_block();
     first = end;
