@@ -339,6 +339,8 @@ class CompiledFunction(RaisingCalls):
         context = _TraceContext(self, trace, list(real_arrays), strides, options, self.fullgraph,
                                 bool(dynamic))
         contexts.append(context)
+        context.attribute_dicts = (attributes.traced_dicts()  # loop bodies' changes to them
+                                   + _pytree.object_dicts(spec, traced_tree))
         held = getattr(tracer, "held_tensors", None)  # a stand-in tracer may have none
         if held is not None:
             context.held = functools.partial(held, trace)

@@ -155,6 +155,23 @@ def _children(spec, node):
     return children
 
 
+def object_dicts(spec, tree):
+    """The attribute dicts of the objects that are containers of `tree` (kiln._loop_escapes)."""
+    found = []
+
+    def walk(spec, node):
+        if spec[0] == _OBJECT:
+            found.append(vars(node))
+        if spec[0] != _LEAF:
+            for child, value in zip(spec[-1], _children(spec, node)):
+                walk(child, value)
+    try:
+        walk(spec, tree)
+    except (KeyError, IndexError, TypeError):  # changed since flattened
+        pass
+    return found
+
+
 def changed_copies(spec, leaves, traced, original, is_traced):
     """After a trace over `traced` (unflatten_keeping(spec, leaves, original)): whether the
     function changed a container kiln gave it in place of the caller's (a copy holding tracers:
