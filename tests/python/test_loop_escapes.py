@@ -3,7 +3,8 @@ made before the loop that it writes in place through an alias bound in the body 
 method of self, or an attribute a method assigns. The loop carried its variables only: the
 first left a value of the body in the array (an internal error after the trace), the second made
 every iteration read the value from before the loop (a wrong answer). Such a loop runs as
-Python now, with NumPy's answer."""
+Python now, with NumPy's answer; updates through `self.h[...]` in the loop's own code are
+carried (kiln._loop_attribute_targets)."""
 import numpy as np
 
 import kiln
@@ -42,6 +43,13 @@ class Recurrence:
             total = total + self.h[:, t]
         return total, self.h
 
+    def in_its_own_code(self, X):
+        self.h = np.zeros((4, 6))
+        for t in range(6):
+            self.h[:, t] = np.tanh(self.w @ self.h[:, t - 1] + X[:, t])
+            self.h[:, t] *= 0.5
+        return self.h
+
 
 def _check(method):
     compiled = kiln.compile(getattr(Recurrence(), method))
@@ -66,3 +74,8 @@ def test_a_write_through_a_method_runs_the_loop_as_python():
 
 def test_an_attribute_a_method_assigns_in_the_body_gives_numpys_answer():
     _check("rebinding_in_a_method")   # each iteration read the array from before the loop
+
+
+def test_updates_through_an_attribute_in_the_loops_own_code_are_carried():
+    report = _check("in_its_own_code")  # unrolled: "an assignment to an attribute ..."
+    assert [loop.kind for loop in report.loops] == ["loop"], report.loops

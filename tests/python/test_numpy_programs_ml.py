@@ -674,3 +674,11 @@ def test_kernel_matrix_loops_are_captured():
     report = kiln.explain(kiln.compile(kernel_matrix))(X, rbf_kernel(0.5))
     assert report.graph_break_count == 0, report.break_reasons
     assert [loop.kind for loop in report.loops] == ["loop", "loop"]
+
+
+def test_the_rnn_time_loop_is_one_loop():
+    # its body writes self.state_input[:, t], self.states[:, t] and self.outputs[:, t]: the
+    # loop was unrolled, a graph of 474 ops for 20 steps (kiln._loop_attribute_targets)
+    layer = RNN(6, (5, 4), np.random.default_rng(7))
+    report = kiln.explain(kiln.compile(layer.forward_pass))(np.ones((3, 5, 4)))
+    assert [loop.kind for loop in report.loops] == ["loop"], report.loops
