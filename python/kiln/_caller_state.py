@@ -14,6 +14,26 @@ class ChangesCallerState(GraphBreakSignal):
     eagerly, whatever its numbers (no retry with them static)."""
 
 
+class CallerStateChanges:
+    """Call structures (repr of the pytree spec) whose traces changed the caller's state: after
+    TRACES_AT_MOST of them, a call of that structure runs eagerly without a trace. Its static
+    values change on every call where the function records its progress in the object it is
+    handed (Regression.fit appending each step's loss to self.training_errors): each call
+    missed the guards, traced the whole fit, gave up and ran it eagerly anyway, about ten times
+    NumPy's time until config.recompile_limit."""
+    TRACES_AT_MOST = 2
+
+    def __init__(self):
+        self.counts = {}
+
+    def note(self, spec):
+        key = repr(spec)
+        self.counts[key] = self.counts.get(key, 0) + 1
+
+    def settled(self, spec):
+        return self.counts.get(repr(spec), 0) >= self.TRACES_AT_MOST
+
+
 class Saved:
     """The caller's lists, dicts and objects before a trace (the tree its guards read, and the
     attributes of self and global objects): restore() puts them back for the eager run or the

@@ -45,7 +45,8 @@ import numpy as np
 from . import _aliasing, _device, _kiln, _numpy_tracer, _pytree, _random_state
 from ._arguments import DYNAMIC_DTYPES
 from ._arguments import eager_reason
-from ._caller_state import ChangesCallerState, Saved, checked_output_spec, with_assigned
+from ._caller_state import (CallerStateChanges, ChangesCallerState, Saved, checked_output_spec,
+                            with_assigned)
 from ._config import config
 from ._raising_calls import (CHECK_ERRORS, LEAKED, NOT_AN_ARRAY, RaisingCalls, donated,
                              handles_exceptions, written_inputs)
@@ -115,6 +116,7 @@ class CompiledFunction(RaisingCalls):
         self.warned_limit = False
         self.warned_code = False
         self.segments = Segments()  # the graphs of retraced calls (graph breaks)
+        self.caller_state_changes = CallerStateChanges()
         self.warned_segments = False
         # Automatic dynamic numbers: per call structure (repr of the pytree spec), the leaves of
         # Python floats and ints that changed between calls (graph inputs from then on), or
@@ -156,6 +158,10 @@ class CompiledFunction(RaisingCalls):
         reason = eager_reason(leaves, self.environment, environment)
         if reason is not None:
             self._note_break(reason, location_of(self.fn))
+            return self.fn(*args, **kwargs)
+        if self.caller_state_changes.settled(spec):
+            self._note_break("its traces change the caller's state (runs eagerly)",
+                             location_of(self.fn))
             return self.fn(*args, **kwargs)
         if len(self.cache) > 0:
             reason = self.cache.why_miss(args, kwargs)
@@ -333,6 +339,8 @@ class CompiledFunction(RaisingCalls):
         context = _TraceContext(self, trace, list(real_arrays), strides, options, self.fullgraph,
                                 bool(dynamic))
         contexts.append(context)
+        context.attribute_dicts = (attributes.traced_dicts()  # loop bodies' changes to them
+                                   + _pytree.object_dicts(spec, traced_tree))
         held = getattr(tracer, "held_tensors", None)  # a stand-in tracer may have none
         if held is not None:
             context.held = functools.partial(held, trace)
@@ -385,6 +393,8 @@ class CompiledFunction(RaisingCalls):
         except GraphBreakSignal as signal:
             if dynamic and not isinstance(signal, ChangesCallerState):
                 raise NeedsStatic() from None
+            if isinstance(signal, ChangesCallerState):
+                self.caller_state_changes.note(spec)
             return self._give_up(args, kwargs, signal.reason, signal.location, guard)
         except Unsupported as error:
             if dynamic:
@@ -550,6 +560,7 @@ class CompiledFunction(RaisingCalls):
     def reset(self):
         self.cache.clear()
         self.segments.clear()
+        self.caller_state_changes = CallerStateChanges()
         self.warned_segments = False
         self.numbers = DynamicNumbers()
         self.retrace_times.clear()

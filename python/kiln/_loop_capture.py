@@ -28,6 +28,7 @@ from ._branch_capture import BranchCapture, _plain, _restore, _Retype
 from ._graph_breaks import GraphBreakSignal
 from ._kiln import Unsupported
 from ._loop_appends import Appended, Stack, Stacked
+from ._loop_escapes import Escapes
 from ._loop_extents import Resizing
 from ._loop_expressions import ExpressionCapture
 from ._loop_types import (CaptureFailed, changed_before as _changed_before,
@@ -273,6 +274,7 @@ class LoopCapture(BranchCapture, ExpressionCapture):
         self.depth += 1
         context.in_body += 1  # arrays made in the body are its own, never a break's to cut
         slots = []  # (names, array before or None, initial tensor, placeholder)
+        escapes = None  # state the body may change without a variable (kiln._loop_escapes)
         windows, by_value = {}, {}  # slots carried by value, by placeholder id (_loop_extents)
         try:
             index = TracedArray(context, index_tensor)
@@ -333,6 +335,8 @@ class LoopCapture(BranchCapture, ExpressionCapture):
                     if now[name] is not value:  # only names the body assigns can be rebound
                         raise CaptureFailed(f"`{name}` is a view made before the loop that the "
                                             f"loop reads or writes through")
+            escapes = Escapes(context, set(by_object) | {id(view) for view in followers.values()},
+                              getattr(driver, "attribute_dicts", ()))
             for stack in stacks:
                 stack.position = _loop_appends.position(index, span)
             if indexed:
@@ -342,6 +346,7 @@ class LoopCapture(BranchCapture, ExpressionCapture):
             if _random_state.drew(generators):
                 raise CaptureFailed("a random generator draws in the body (each iteration "
                                     "draws its own values)")
+            escapes.check()
             after = get()
             _check_followers(followers, by_object, dict(zip(names[:count], after[:count])))
             results = self._results(dict(zip(names[:count], after[:count])), variables, slots,
@@ -359,17 +364,17 @@ class LoopCapture(BranchCapture, ExpressionCapture):
             values = trace.end_loop(start, stop, step, initial, results, condition is not None)
             values = values[1:] if condition is not None else values
         except (CaptureFailed, _Retype):
-            self._abandon(saved, set_, before)
+            self._abandon(saved, set_, before, escapes)
             raise
         except GraphBreakSignal as signal:
-            self._abandon(saved, set_, before)
+            self._abandon(saved, set_, before, escapes)
             raise CaptureFailed(f"{signal.reason} at {signal.location}") from None
         except Unsupported as error:  # end_cond_side: a side with run-time checks
             _restore(saved)
             set_(before)
             raise CaptureFailed(str(error)) from None
         except Exception as error:  # the unrolled loop meets it again, where it belongs
-            self._abandon(saved, set_, before)
+            self._abandon(saved, set_, before, escapes)
             raise CaptureFailed(f"{type(error).__name__}: {error}") from None
         finally:
             self.depth -= 1
@@ -483,9 +488,11 @@ class LoopCapture(BranchCapture, ExpressionCapture):
         return (cast(to_tensor(context, start), "int64"), cast(to_tensor(context, stop), "int64"),
                 int(step))
 
-    def _abandon(self, saved, set_, before):
+    def _abandon(self, saved, set_, before, escapes=None):
         self.context.trace.abandon_loop_body()
         _restore(saved)
+        if escapes is not None:
+            escapes.restore()
         set_(before)
 
     def _apply(self, slots, values, names, after, set_, span, saved, has_target, variables,

@@ -22,6 +22,7 @@ import os
 import textwrap
 import types
 
+from ._loop_attribute_targets import attribute_targets_through_names
 from ._loop_jumps import jumps, stop_flag, without_jumps
 from ._loop_refusals import _body_refusal
 from ._loop_returns import single_exit
@@ -293,6 +294,8 @@ def _rewrite(fn, code):
         return None
     definition.decorator_list = []
     definition.body = single_exit(definition.body)  # early returns (kiln._loop_returns)
+    definition.body = attribute_targets_through_names(  # `self.h[:, t] = v` in loops
+        definition.body, _parameters(definition) - set(_stored_names(definition.body)))
     list_names = _list_names(definition)  # before loop bodies become functions of their own
     rewriter = _Rewriter(filename, _loaded_names(definition),
                          _parameters(definition) | set(_stored_names(definition.body)))

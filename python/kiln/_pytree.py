@@ -155,6 +155,23 @@ def _children(spec, node):
     return children
 
 
+def object_dicts(spec, tree):
+    """The attribute dicts of the objects that are containers of `tree` (kiln._loop_escapes)."""
+    found = []
+
+    def walk(spec, node):
+        if spec[0] == _OBJECT:
+            found.append(vars(node))
+        if spec[0] != _LEAF:
+            for child, value in zip(spec[-1], _children(spec, node)):
+                walk(child, value)
+    try:
+        walk(spec, tree)
+    except (KeyError, IndexError, TypeError):  # changed since flattened
+        pass
+    return found
+
+
 def changed_copies(spec, leaves, traced, original, is_traced):
     """After a trace over `traced` (unflatten_keeping(spec, leaves, original)): whether the
     function changed a container kiln gave it in place of the caller's (a copy holding tracers:
@@ -188,7 +205,7 @@ class Contents:
     (the eager run that follows changes them again)."""
 
     def __init__(self, spec, tree):
-        self.saved = []
+        self.saved, self.seen = [], set()
         try:
             self._save(spec, tree)
         except (KeyError, IndexError, TypeError):  # changed since flattened: nothing to keep
@@ -197,6 +214,7 @@ class Contents:
     def _save(self, spec, node):
         kind = spec[0]
         if kind == _LEAF:
+            self._save_held(node, _HELD_DEPTH)
             return
         if kind == _LIST:
             self.saved.append((node, list(node)))
@@ -205,6 +223,29 @@ class Contents:
             self.saved.append((mapping, dict(mapping)))
         for child, value in zip(spec[-1], _children(spec, node)):
             self._save(child, value)
+
+    def _save_held(self, value, depth):
+        """What an object kept as it is (a leaf) holds, as holds_array walks it: its attributes,
+        items and elements to `depth` levels. A trace that stores a traced value into one (`o.m =
+        np.zeros(n)` under `if o.m is None`) is given up, and the eager run after it must find
+        the caller's None there, not the tracer (it would skip the branch and compute with it)."""
+        if (depth == 0 or isinstance(value, _PLAIN_LEAVES) or id(value) in self.seen
+                or len(self.seen) >= _MOST_HELD):
+            return
+        self.seen.add(id(value))
+        if isinstance(value, (list, dict, set)):
+            parts = list(value.values() if isinstance(value, dict) else value)
+            self.saved.append((value, list(value) if isinstance(value, list) else value.copy()))
+        elif isinstance(value, (tuple, frozenset)):
+            parts = list(value)
+        else:
+            state = getattr(value, "__dict__", None)
+            if type(state) is not dict:  # a class's mappingproxy, or none
+                return
+            parts = list(state.values())
+            self.saved.append((state, dict(state)))
+        for part in parts[:_MOST_HELD]:
+            self._save_held(part, depth - 1)
 
     def restore(self):
         for container, content in self.saved:
@@ -281,6 +322,8 @@ def _assign(targets, parts):
 
 _LAZY_CODE = (types.GeneratorType, types.CoroutineType, types.AsyncGeneratorType)
 # Leaves no traced value can be stored into (a generator's frame is the caller's own).
+# Leaves' contents Contents keeps: holds_array's depth, and at most this many objects.
+_HELD_DEPTH, _MOST_HELD = 16, 4096
 _PLAIN_LEAVES = (np.ndarray, np.generic, int, float, complex, str, bytes, type(None), type,
                  types.ModuleType, *_LAZY_CODE)
 

@@ -34,6 +34,10 @@ class Attributes:
                             if name not in before or before[name] is not value]
         return assignments
 
+    def traced_dicts(self):
+        """The attribute dicts the trace runs over (a loop body's changes: kiln._loop_escapes)."""
+        return [current for _, current, _ in self.saved if type(current) is dict]
+
     def restore(self):
         for _, current, before in self.saved:
             current.clear()

@@ -172,3 +172,35 @@ def test_state_a_trace_changes_is_read_again_on_the_next_call():
         np.testing.assert_array_equal(compiled(np.ones(2), counts),
                                       increments(np.ones(2), expected))
         assert counts == expected
+
+
+class GradientDescent:
+    """ML-From-Scratch's Regression.fit: weights and a history of the losses, in the object."""
+
+    def fit(self, X, y, steps=5):
+        self.w = np.zeros(X.shape[1])
+        self.errors = []
+        for _ in range(steps):
+            residual = y - X @ self.w
+            self.errors.append(np.mean(residual ** 2))   # np.float64: a static of the guards
+            self.w = self.w + 0.01 * residual @ X
+        return self.w
+
+
+def test_a_call_structure_whose_traces_change_the_caller_runs_eagerly_without_tracing(
+        monkeypatch):
+    # Each fit left new losses in model.errors, so every call missed the guards, traced the
+    # whole fit, gave up (the trace assigns the model's attributes) and ran eagerly anyway
+    X, y = np.random.default_rng(1).normal(size=(20, 3)), np.arange(20.0)
+    mine, theirs = GradientDescent(), GradientDescent()
+    compiled = kiln.compile(lambda model, X, y: model.fit(X, y))
+    function = compiled._kiln_function
+    traces = []
+    trace_once = function._trace_once
+    monkeypatch.setattr(function, "_trace_once", lambda *a: traces.append(1) or trace_once(*a))
+    for call in range(6):
+        y = y + 1.0   # new data each call: new losses
+        np.testing.assert_allclose(compiled(mine, X, y), theirs.fit(X, y), rtol=1e-12)
+        np.testing.assert_allclose(mine.errors, theirs.errors, rtol=1e-12)
+    # the first structure (no weights yet) once; the next twice, then eager without a trace
+    assert len(traces) == 3

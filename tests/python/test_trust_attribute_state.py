@@ -229,3 +229,40 @@ def test_attributes_a_decorated_method_reads_are_read_at_each_call():
     layer.w[:] = 3.0
     layer.s = 5.0
     np.testing.assert_array_equal(compiled(X), X * 15)
+
+
+class LazyMomentum:
+    """An optimizer whose state is None until its first step (ML-From-Scratch's optimizers)."""
+
+    def __init__(self):
+        self.velocity = None
+
+
+class Holder:
+    def __init__(self):
+        self.optimizer = LazyMomentum()
+
+
+def lazy_step(state, w, g):
+    if state.velocity is None:
+        state.velocity = np.zeros(np.shape(w))
+    state.velocity = 0.9 * state.velocity + g
+    return w - 0.1 * state.velocity
+
+
+def test_an_argument_object_the_trace_stores_into_is_as_it_was_for_the_eager_run():
+    # The object holds no array, so the trace runs over it, not a copy, and stored its traced
+    # array there; the call then ran eagerly but found that tracer, not None: it skipped the
+    # branch and handed the caller tracers (as the result and in the object).
+    w, g = np.ones(3), np.full(3, 2.0)
+    for make, state_of in ((LazyMomentum, lambda o: o), (Holder, lambda o: o.optimizer)):
+        for function in (lazy_step, lambda o, w, g: lazy_step(state_of(o), w, g)):
+            if make is Holder and function is lazy_step:
+                continue
+            mine, theirs = make(), make()
+            compiled = kiln.compile(function)
+            for _ in range(3):
+                got, expected = compiled(mine, w, g), function(theirs, w, g)
+                assert type(got) is np.ndarray and type(state_of(mine).velocity) is np.ndarray
+                np.testing.assert_allclose(got, expected)
+                np.testing.assert_allclose(state_of(mine).velocity, state_of(theirs).velocity)
