@@ -310,7 +310,7 @@ def test_word_language_model_rnn_training_loop(rnn_type):
     torch.manual_seed(0)
     ntokens, bptt, batch = 20, 4, 3
     train_data = torch.randint(0, ntokens, (13, batch))
-    base = _RNNModel(rnn_type, ntokens, 8, 8, 2, tie_weights=True)
+    base = _RNNModel(rnn_type, ntokens, 8, 8, 1, tie_weights=True)
 
     def train(model, compiled):
         run = torch.compile(model, backend="kiln") if compiled else model
