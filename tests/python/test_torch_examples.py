@@ -313,7 +313,7 @@ def test_word_language_model_rnn_training_loop(rnn_type):
     base = _RNNModel(rnn_type, ntokens, 8, 8, 1, tie_weights=True)
 
     def train(model, compiled):
-        run = torch.compile(model, backend="kiln") if compiled else model
+        run = torch.compile(model, backend="kiln", **WHOLE) if compiled else model
         hidden, results = model.init_hidden(batch), []
         for i in range(0, train_data.size(0) - 1, bptt):
             seq_len = min(bptt, len(train_data) - 1 - i)
