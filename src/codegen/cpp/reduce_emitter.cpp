@@ -249,7 +249,10 @@ void KernelEmitter::reduce_loops(const Stmt& s, bool worksharing, const std::str
   }
   std::string v = loop_name(last.variable), extent = std::to_string(last.extent), low = "0";
   const std::string width = std::to_string(lanes);
-  std::string full = split ? std::to_string(last.extent / lanes * lanes) : extent;
+  // The whole lanes' end as arithmetic of the extent, which the C++ compiler folds: size-generic
+  // code (codegen/size_parameters.h) then reads it from the extent's parameter, where a literal
+  // end equal at every probed size (0 below one register's lanes) stayed a constant.
+  std::string full = split ? "(" + extent + " / " + width + " * " + width + ")" : extent;
   if (trimmed) {
     auto [begin, end] = bounds_text(last);
     line("const int64_t " + v + "_low = " + begin + ";");
@@ -345,6 +348,9 @@ void KernelEmitter::blocked_sum_loops(const Stmt& s, bool worksharing, const std
   }
   std::string v = loop_name(last.variable), width = std::to_string(lanes);
   const int64_t full = last.extent / block * block;
+  // The ends as arithmetic of the extent (reduce_loops says why).
+  const std::string full_text = "(" + std::to_string(last.extent) + " / " +
+                                std::to_string(block) + " * " + std::to_string(block) + ")";
   // A last loop shorter than a block (a sum over several loops): its passes share lanes until
   // they hold about a block, so the cascade is fed per block, not per pass.
   // Every part below is written whatever the extent (one that has no elements here runs no
@@ -377,8 +383,8 @@ void KernelEmitter::blocked_sum_loops(const Stmt& s, bool worksharing, const std
   };
   {  // the blocks
     if (share_last) line("#pragma omp for schedule(static) nowait");
-    line("for (int64_t " + v + "_block = 0; " + v + "_block < " + std::to_string(full) + "; " +
-         v + "_block += " + std::to_string(block) + ") {");
+    line("for (int64_t " + v + "_block = 0; " + v + "_block < " + full_text + "; " + v +
+         "_block += " + std::to_string(block) + ") {");
     open_block();
     declare_accumulators(s, suffix + "_lanes", lanes);
     line("for (int64_t " + v + "_step = " + v + "_block; " + v + "_step < " + v + "_block + " +
@@ -390,18 +396,18 @@ void KernelEmitter::blocked_sum_loops(const Stmt& s, bool worksharing, const std
     close_block();
   }
   {  // the remainder, shorter than a block: SIMD lanes, then a tail
-    const int64_t lane_end = full + (last.extent - full) / lanes * lanes;
+    const std::string lane_end = "(" + full_text + " + (" + std::to_string(last.extent) + " - " +
+                                 full_text + ") / " + width + " * " + width + ")";
     if (share_last) line("#pragma omp single nowait");
     line("{");
     open_block();
     if (!short_passes) declare_accumulators(s, suffix + "_rest", lanes);
-    line("for (int64_t " + v + "_step = " + std::to_string(full) + "; " + v + "_step < " +
-         std::to_string(lane_end) + "; " + v + "_step += " + width + ") {");
+    line("for (int64_t " + v + "_step = " + full_text + "; " + v + "_step < " + lane_end + "; " +
+         v + "_step += " + width + ") {");
     open_block();
     lane_loop(s, v, v + "_step", width, suffix + "_rest");
     close_block();
-    combine_remainder(s, v, std::to_string(lane_end), std::to_string(last.extent),
-                      suffix + "_rest", suffix);
+    combine_remainder(s, v, lane_end, std::to_string(last.extent), suffix + "_rest", suffix);
     if (short_passes) {
       line("if (++" + passes + " == " + std::to_string(passes_per_block) + ") {");
       open_block();
