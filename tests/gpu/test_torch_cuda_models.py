@@ -237,15 +237,28 @@ def test_a_decoder_with_dynamic_lengths_on_the_gpu(mode, exact_float32, capfd):
     assert "compiles for" not in err and "keeps no size symbols" not in err, err
 
 
-def test_a_dynamic_graph_mixing_devices_runs_eagerly():
-    """A graph with size symbols that moves a CPU tensor to the GPU runs in eager PyTorch, as a
-    static one does (it was compiled for the CPU and read the GPU's tensors as NumPy's)."""
+@pytest.mark.parametrize("dynamic", [False, True], ids=["static", "dynamic"])
+def test_graphs_mixing_cpu_tensors_with_the_gpus_compile_for_the_gpu(dynamic):
+    """The CPU tensors torch lets mix with a GPU's: a table `arange` builds on the CPU that
+    indexes a GPU tensor (mvit's relative positions), a slice filled with a Python number (a
+    0-d CPU constant: swin's attention mask), a CPU result. kiln computes them on the GPU and
+    returns CPU results on the CPU (such graphs ran wholly in eager PyTorch: STRICT refuses
+    that)."""
+    table = torch.randn(9, 4, device="cuda")
+
     def f(x):
-        return x + torch.arange(x.shape[1]).to(x.device)
-    compiled = torch.compile(f, backend="kiln", dynamic=True)
-    for length in (5, 9, 12):
-        x = torch.randn(2, length, device="cuda")
-        torch.testing.assert_close(compiled(x), f(x))
+        n = x.shape[1]
+        distance = torch.arange(n)[:, None] - torch.arange(n)[None, :] + (n - 1)
+        mask = x.new_zeros(n, n)
+        mask[: n // 2, : n // 2] = 3.0
+        return x + mask + table[distance].sum(-1), torch.arange(n) * 2.0
+    compiled = torch.compile(f, backend="kiln", dynamic=dynamic, options=STRICT)
+    for length in (3, 4, 5):
+        x = torch.randn(length, length, device="cuda")
+        got, want = compiled(x), f(x)
+        assert [t.device for t in got] == [t.device for t in want]
+        for mine, theirs in zip(got, want):
+            torch.testing.assert_close(mine, theirs)
 
 
 def test_warm_start_on_the_gpu(tmp_path):

@@ -214,7 +214,8 @@ RANDOM_DRAWS = {
 }
 
 # Entries for ops with no CPU kernel, each checked against its CPU counterpart by its own test.
-CUDA_ONLY = {  # test_cuda_attention_entries_match_the_math_attention
+CUDA_ONLY = {  # test_cuda_attention_entries_match_the_math_attention, test_cudnn_grid_sampler...
+    "aten.cudnn_grid_sampler.default",
     "aten._scaled_dot_product_efficient_attention.default",
     "aten._scaled_dot_product_efficient_attention_backward.default",
 }
@@ -499,6 +500,23 @@ def test_every_table_entry_is_exercised():
                   | RANDOM_DRAWS)
     missing = sorted(str(op) for op in TABLE if str(op) not in exercised)
     assert not missing, f"table entries no sample exercised: {missing}"
+
+
+def test_cudnn_grid_sampler_samples_as_grid_sample_with_align_corners():
+    # What F.grid_sample becomes for CUDA tensors where cuDNN takes it (no CPU kernel, no fake
+    # one on the CPU build): its graph, traced as grid_sampler_2d and renamed, on the CPU
+    # against bilinear sampling with zeros outside and align_corners=True; grid points past
+    # the edges included.
+    x = _floats(2, 3, 5, 6)
+    grid = torch.rand(2, 4, 3, 2, generator=torch.Generator().manual_seed(3)) * 2.4 - 1.2
+    graph = _aten_graph(lambda a, g: aten.grid_sampler_2d(a, g, 0, 0, True), [x, grid])
+    for node in graph.graph.nodes:
+        if node.target is aten.grid_sampler_2d.default:
+            node.target, node.args = aten.cudnn_grid_sampler.default, node.args[:2]
+    graph.recompile()
+    (got,) = _compiled_results(graph, [x, grid])
+    want = torch.nn.functional.grid_sample(x, grid, align_corners=True)
+    torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-6)
 
 
 @pytest.mark.parametrize("bias_heads", [1, 4])

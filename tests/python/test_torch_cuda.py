@@ -36,10 +36,21 @@ def test_cuda_graphs_compile_for_cuda_or_say_why_not():
             compile_graph_module(graph, [x, w], {}, "error", "fake")
 
 
-def test_graphs_mixing_devices_run_eagerly_or_are_refused():
+def test_cpu_tensors_beside_a_gpus_compile_for_the_gpu_and_two_gpus_are_refused():
+    """CPU tensors beside a GPU's (torch lets 0-d numbers and index tensors mix; a table
+    `arange` builds on the CPU) are computed on the GPU, CPU results returned to the CPU (the
+    models with them are in tests/gpu); tensors of two GPUs are several devices: eager."""
+    from kiln.torch._lowering import graph_devices, host_outputs
     with FakeTensorMode():
         x, y = torch.empty(4, device="cuda"), torch.empty(4)
         graph = make_fx(lambda a, b: (a.sin(), b.cos()))(x, y)
+        assert graph_devices(graph) == {str(x.device)} and x.device.type == "cuda"
+        assert host_outputs(graph) == [1]
+        if not GPU:
+            with pytest.raises(kiln._kiln.Unsupported, match='device="cuda"'):
+                compile_graph_module(graph, [x, y], {}, "error", "mixed")
+        other = torch.empty(4, device="cuda:1")
+        graph = make_fx(lambda a, b: (a.sin(), b.cos()))(x, other)
         with pytest.raises(kiln._kiln.Unsupported, match="several devices"):
-            compile_graph_module(graph, [x, y], {}, "error", "mixed")
-        assert compile_graph_module(graph, [x, y], {}, "eager", "mixed")._boxed_call
+            compile_graph_module(graph, [x, other], {}, "error", "mixed")
+        assert compile_graph_module(graph, [x, other], {}, "eager", "mixed")._boxed_call

@@ -13,12 +13,13 @@ from ._aten_table import Unconvertible, cast, computing_dtype, lowers, out_dtype
 aten = torch.ops.aten
 
 
-def _window_views(context, x, kernel, stride, padding, dilation, pad_value):
+def _window_views(context, x, kernel, stride, widths, dilation, pad_value):
     """The kernel's shifted strided views of x's spatial dims (one per kernel position), and
-    the output's spatial extents: pooling as pointwise work over these views."""
+    the output's spatial extents: pooling as pointwise work over these views. `widths`: the
+    padding (before, after) of each spatial dim."""
     spatial = len(kernel)
-    widths = [(0, 0)] * (x.ndim - spatial) + [(p, p) for p in padding]
-    padded = _kiln.pad(x, widths, "constant", pad_value) if any(padding) else x
+    padded = (_kiln.pad(x, [(0, 0)] * (x.ndim - spatial) + list(widths), "constant", pad_value)
+              if any(before or after for before, after in widths) else x)
     sizes = padded.shape[x.ndim - spatial:]
     extents = [(size - dilation[d] * (kernel[d] - 1) - 1) // stride[d] + 1
                for d, size in enumerate(sizes)]
@@ -30,6 +31,19 @@ def _window_views(context, x, kernel, stride, padding, dilation, pad_value):
             slices.append((begin, begin + (extents[d] - 1) * stride[d] + 1, stride[d]))
         views.append((offset, _slice_any(padded, slices)))
     return views, extents
+
+
+def _window_widths(sizes, outs, kernel, stride, padding, dilation):
+    """Each spatial dim's padding (before, after): `padding` both sides, and after it the
+    overhang ceil_mode's last window reaches past it (torch's windows there hold fewer
+    places; the output extents `outs` are torch's, a window never starting in the overhang)."""
+    widths = []
+    for size, out, k, step, pad, dil in zip(sizes, outs, kernel, stride, padding, dilation):
+        if not all(isinstance(extent, int) for extent in (size, out)):
+            raise Unconvertible("pooling with ceil_mode=True over dynamic sizes")
+        reach = (out - 1) * step + dil * (k - 1) + 1
+        widths.append((pad, pad + max(0, reach - (size + 2 * pad))))
+    return widths
 
 
 def _positions(kernel):
@@ -49,13 +63,14 @@ def _pool_arguments(x, kernel, stride, padding, dilation, spatial):
 
 @lowers(aten.max_pool2d_with_indices.default, aten.max_pool3d_with_indices.default)
 def _max_pool(context, node, x, kernel, stride=(), padding=0, dilation=1, ceil_mode=False):
-    if ceil_mode:
-        raise Unconvertible("max pooling with ceil_mode=True")
     spatial = 3 if node.target is aten.max_pool3d_with_indices.default else 2
     kernel, stride, padding, dilation = _pool_arguments(
         x, kernel, stride, [padding] if isinstance(padding, int) else padding,
         [dilation] if isinstance(dilation, int) else dilation, spatial)
-    views, _ = _window_views(context, x, kernel, stride, padding, dilation, float("-inf"))
+    widths = ([(pad, pad) for pad in padding] if not ceil_mode else _window_widths(
+        x.shape[-spatial:], out_shape(context, node, 0)[-spatial:], kernel, stride, padding,
+        dilation))
+    views, _ = _window_views(context, x, kernel, stride, widths, dilation, float("-inf"))
     best = views[0][1]
     index = None
     if len(node.users) and any(user.args[1] == 1 for user in node.users
@@ -92,50 +107,67 @@ def _flat_index(context, node, x, offset, stride, padding, dilation):
     return flat
 
 
-def _divisor(kernel, divisor_override):
+def _avg_pool_window(context, node, x, outs, kernel, stride, padding, ceil_mode,
+                     count_include_pad, divisor_override, dtype):
+    """The average pool's kernel, stride, padding widths (_window_widths) and divisor: a
+    number, or where windows hold different counts (count_include_pad=False over padding,
+    ceil_mode's shorter last windows) each window's count as torch takes it."""
+    spatial = len(outs)
+    kernel, stride, padding, _ = _pool_arguments(
+        x, kernel, stride, [padding] if isinstance(padding, int) else padding, [1], spatial)
+    sizes, ones = list(x.shape[-spatial:]), [1] * spatial
+    widths = ([(pad, pad) for pad in padding] if not ceil_mode else
+              _window_widths(sizes, outs, kernel, stride, padding, ones))
     if divisor_override:
-        return divisor_override
+        return kernel, stride, widths, context.full((), divisor_override, dtype)
+    overhang = any(after > before for before, after in widths)
+    if not overhang and (count_include_pad or not any(padding)):
+        return kernel, stride, widths, context.full((), _count(kernel), dtype)
+    # places counted: the input's, the padding's with count_include_pad, never the overhang's
+    counted = context.full(sizes, 1, dtype)
+    if any(padding):
+        counted = _kiln.pad(counted, [(pad, pad) for pad in padding], "constant",
+                            1.0 if count_include_pad else 0.0)
+    views, _ = _window_views(context, counted, kernel, stride,
+                             [(0, after - before) for before, after in widths], ones, 0.0)
+    return kernel, stride, widths, _window_total(views)
+
+
+def _count(kernel):
     count = 1
     for extent in kernel:
         count *= extent
     return count
 
 
-def _avg_pool_window(node, x, kernel, stride, padding, ceil_mode, count_include_pad,
-                     divisor_override):
-    """The average pool's kernel, stride and padding, each one per spatial dimension; refuses
-    the windows whose divisor varies (count_include_pad=False over padding, ceil_mode)."""
-    spatial = 3 if node.target in (aten.avg_pool3d.default, aten.avg_pool3d_backward.default) else 2
-    if ceil_mode:
-        raise Unconvertible("average pooling with ceil_mode=True")
-    kernel, stride, padding, _ = _pool_arguments(
-        x, kernel, stride, [padding] if isinstance(padding, int) else padding, [1], spatial)
-    if any(padding) and not count_include_pad and divisor_override is None:
-        raise Unconvertible("average pooling with count_include_pad=False over padding")
-    return kernel, stride, padding
+def _window_total(views):
+    total = views[0][1]
+    for _, view in views[1:]:
+        total = _kiln.add(total, view)
+    return total
 
 
 @lowers(aten.avg_pool2d.default, aten.avg_pool3d.default)
 def _avg_pool(context, node, x, kernel, stride=(), padding=0, ceil_mode=False,
               count_include_pad=True, divisor_override=None):
-    kernel, stride, padding = _avg_pool_window(node, x, kernel, stride, padding, ceil_mode,
-                                               count_include_pad, divisor_override)
-    views, _ = _window_views(context, x, kernel, stride, padding, [1] * len(kernel), 0.0)
-    total = views[0][1]
-    for _, view in views[1:]:
-        total = _kiln.add(total, view)
-    return _kiln.divide(total, context.full((), _divisor(kernel, divisor_override),
-                                            out_dtype(node)))
+    outs = out_shape(context, node)[-(3 if node.target is aten.avg_pool3d.default else 2):]
+    kernel, stride, widths, divisor = _avg_pool_window(
+        context, node, x, outs, kernel, stride, padding, ceil_mode, count_include_pad,
+        divisor_override, out_dtype(node))
+    views, _ = _window_views(context, x, kernel, stride, widths, [1] * len(kernel), 0.0)
+    return _kiln.divide(_window_total(views), divisor)
 
 
 @lowers(aten.avg_pool2d_backward.default, aten.avg_pool3d_backward.default)
 def _avg_pool_backward(context, node, grad_output, x, kernel, stride, padding, ceil_mode,
                        count_include_pad, divisor_override):
-    kernel, stride, padding = _avg_pool_window(node, x, kernel, stride, padding, ceil_mode,
-                                               count_include_pad, divisor_override)
     dtype = computing_dtype(out_dtype(node))
-    total = _window_sums_back(cast(grad_output, dtype), list(x.shape), kernel, stride, padding)
-    return _kiln.divide(total, context.full((), _divisor(kernel, divisor_override), dtype))
+    spatial = 3 if node.target is aten.avg_pool3d_backward.default else 2
+    kernel, stride, widths, divisor = _avg_pool_window(
+        context, node, x, list(grad_output.shape[-spatial:]), kernel, stride, padding,
+        ceil_mode, count_include_pad, divisor_override, dtype)
+    return _window_sums_back(_kiln.divide(cast(grad_output, dtype), divisor), list(x.shape),
+                             kernel, stride, [before for before, _ in widths])
 
 
 def _window_sums_back(gradient, input_shape, kernel, stride, padding):
@@ -187,11 +219,8 @@ def _adaptive_avg_pool(context, node, x, output_size):
     kernel = _adaptive_kernel(node, x, out_sizes)
     if all(out == 1 for out in out_sizes):
         return _kiln.mean(x, list(range(x.ndim - spatial, x.ndim)), True)
-    views, _ = _window_views(context, x, kernel, kernel, [0] * spatial, [1] * spatial, 0.0)
-    total = views[0][1]
-    for _, view in views[1:]:
-        total = _kiln.add(total, view)
-    return _kiln.divide(total, context.full((), _divisor(kernel, None), out_dtype(node)))
+    views, _ = _window_views(context, x, kernel, kernel, [(0, 0)] * spatial, [1] * spatial, 0.0)
+    return _kiln.divide(_window_total(views), context.full((), _count(kernel), out_dtype(node)))
 
 
 @lowers(aten._adaptive_avg_pool2d_backward.default, aten._adaptive_avg_pool3d_backward.default)
@@ -203,4 +232,4 @@ def _adaptive_avg_pool_backward(context, node, grad_output, x):
     dtype = computing_dtype(out_dtype(node))
     total = _window_sums_back(cast(grad_output, dtype), list(x.shape), kernel, kernel,
                               [0] * spatial)
-    return _kiln.divide(total, context.full((), _divisor(kernel, None), dtype))
+    return _kiln.divide(total, context.full((), _count(kernel), dtype))

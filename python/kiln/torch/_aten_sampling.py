@@ -16,6 +16,13 @@ _BILINEAR, _NEAREST = 0, 1
 _ZEROS, _BORDER = 0, 1
 
 
+@lowers(aten.cudnn_grid_sampler.default)
+def _cudnn_grid_sampler(context, node, x, grid):
+    """F.grid_sample on a GPU where cuDNN takes it: bilinear, zeros, align_corners=True (RAFT's
+    warps ran eagerly between kiln's parts)."""
+    return _grid_sampler_2d(context, node, x, grid, _BILINEAR, _ZEROS, True)
+
+
 @lowers(aten.grid_sampler_2d.default)
 def _grid_sampler_2d(context, node, x, grid, interpolation, padding, align_corners):
     if interpolation not in (_BILINEAR, _NEAREST):

@@ -45,20 +45,28 @@ def describe(node):
 
 
 def graph_devices(graph_module):
-    """The devices of the tensors an FX graph reads and computes ({"cpu"}, {"cuda:0"}, ...).
-    A 0-d CPU input beside a GPU's tensors is a number, as torch takes it (the floats Dynamo
-    passes in as tensors under dynamic=True): CompiledGraph copies it to the device."""
-    devices, host_scalars = set(), False
+    """The devices an FX graph computes on: its accelerators' ({"cuda:0"}; more than one is
+    several devices), else {"cpu"} (empty: no tensors). CPU tensors beside an accelerator's are
+    what torch lets mix with them (0-d numbers, index tensors, a position table `arange` builds
+    on the CPU): the kiln graph computes them on the accelerator, CompiledGraph copies CPU
+    inputs there and returns CPU outputs to the CPU (mvit, swin and raft ran wholly eagerly)."""
+    devices = set()
     for node in graph_module.graph.nodes:
-        values = meta(node) if node.op in ("placeholder", "call_function") else None
+        values = meta(node) if node.op in ("placeholder", "call_function", "get_attr") else None
         for value in values if isinstance(values, (tuple, list)) else [values]:
-            if not isinstance(value, torch.Tensor):
-                continue
-            if node.op == "placeholder" and value.dim() == 0 and value.device.type == "cpu":
-                host_scalars = True
-            else:
+            if isinstance(value, torch.Tensor) and value.device.type != "meta":
                 devices.add(str(value.device))
-    return devices or ({"cpu"} if host_scalars else set())
+    accelerators = devices - {"cpu"}
+    return accelerators or devices
+
+
+def host_outputs(graph_module):
+    """The positions of an FX graph's outputs that are CPU tensors (see graph_devices)."""
+    output = next(node for node in graph_module.graph.nodes if node.op == "output").args[0]
+    results = output if isinstance(output, (tuple, list)) else [output]
+    return [position for position, result in enumerate(results)
+            if isinstance(result, torch.fx.Node) and isinstance(meta(result), torch.Tensor)
+            and meta(result).device.type == "cpu"]
 
 
 def static_sizes(value):
@@ -343,6 +351,9 @@ class CompiledGraph:
         # in a later process (_warm_start.py).
         self._keep_record = keep_record and not symbolic
         self.record = None
+        if self.on_cuda:  # outputs torch computes on the CPU beside the GPU's (graph_devices)
+            self._host_outputs = host_outputs(graph_module)
+            self._keep_record = self._keep_record and not self._host_outputs
         self._traced = None
         if symbolic:  # traced now (an entry may refuse a symbol); compiled on the first call,
             self._traced = self._trace()  # whose real tensors say their strides
@@ -368,7 +379,8 @@ class CompiledGraph:
         self.device = device
         self.on_cuda = device.type == "cuda"
         self.tensor_positions = tensor_positions
-        self._host_scalars = None  # _run: positions of 0-d CPU tensors a GPU graph reads
+        self._host_scalars = None  # _run: positions of CPU tensors a GPU graph reads
+        self._host_outputs = ()  # __call__: positions of CPU tensors a GPU graph returns
         self.symbolic, self.fixed_sizes = False, None
         self._shifted = ()  # (input position, dimension) that must be >= 2 (symbolic graphs)
         self.layouts = {}  # input strides -> Compiled
@@ -485,7 +497,7 @@ class CompiledGraph:
             self.compiled = self._compile(inputs)
         compiled = self.compiled
         results = [] if compiled is None else self._run(compiled, inputs)
-        if self.results_are_outputs and len(results) == len(self.plan):
+        if self.results_are_outputs and len(results) == len(self.plan) and not self._host_outputs:
             return results  # (a runtime check's outputs come after the plan's: the loop drops them)
         outputs = [results[value] if kind == 0 else args[value] if kind == 1 else
                    int(results[value]) if kind == 3 else _view(results, *value) if kind == 4
@@ -493,6 +505,8 @@ class CompiledGraph:
         if self._mutations:
             write_mutations(self._copied_mutations, self._in_place, self._lazy_positions, args,
                             inputs, results)
+        for position in self._host_outputs:
+            outputs[position] = outputs[position].cpu()
         return outputs
 
     def _run_eagerly(self, args):
@@ -515,7 +529,7 @@ class CompiledGraph:
         if self.draws:  # this call's random key, from torch's generator (torch.manual_seed)
             tensors.append(torch.randint(_KEYS, (), dtype=torch.int64, device=self.device))
         if self.on_cuda:
-            if self._host_scalars is None:  # graph_devices: 0-d CPU inputs, found once
+            if self._host_scalars is None:  # graph_devices: CPU inputs, found once
                 self._host_scalars = [k for k, tensor in enumerate(tensors) if not tensor.is_cuda]
             for k in self._host_scalars:
                 tensors[k] = tensors[k].to(self.device, non_blocking=True)
