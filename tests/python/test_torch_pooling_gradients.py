@@ -1,7 +1,7 @@
 """3-d pooling (max with indices, average, adaptive average: video and volumetric CNNs) and the
-average pools' gradients (2-d and 3-d; avg_pool1d is a 2-d one; ceil_mode, count_include_pad),
-compiled by kiln against eager PyTorch, forward and gradients, with nothing left to eager
-PyTorch; the windows kiln refuses (adaptive windows of unequal sizes) stay eager and match."""
+average pools' gradients (2-d and 3-d; avg_pool1d is a 2-d one; ceil_mode, count_include_pad,
+adaptive windows of unequal sizes), compiled by kiln against eager PyTorch, forward and
+gradients, with nothing left to eager PyTorch."""
 import pytest
 import torch
 import torch.nn.functional as F
@@ -56,6 +56,12 @@ CASES = {
     "avg3d without padding's places": (lambda x: F.avg_pool3d(x, 3, padding=1,
                                                               count_include_pad=False), VOLUME),
     "avg1d ceil_mode": (lambda x: F.avg_pool1d(x, 2, ceil_mode=True), SIGNAL),
+    # adaptive windows of unequal sizes (overlapping where a side is no multiple of the
+    # output's), and more outputs than inputs
+    "adaptive3d unequal windows": (lambda x: F.adaptive_avg_pool3d(x, (4, 3, 5)), VOLUME),
+    "adaptive2d unequal windows": (lambda x: F.adaptive_avg_pool2d(x, (7, 4)), IMAGE),
+    "adaptive2d upsampling": (lambda x: F.adaptive_avg_pool2d(x, (13, 3)), IMAGE),
+    "adaptive1d unequal windows": (lambda x: F.adaptive_avg_pool1d(x, 5), SIGNAL),
 }
 
 
@@ -63,10 +69,6 @@ CASES = {
 def test_pools_and_their_gradients_compile_and_match_eager(case):
     f, shape = CASES[case]
     _matches_eager(f, torch.randn(*shape), options={"unsupported_ops": "error"})
-
-
-def test_a_pool_kiln_refuses_stays_eager_and_matches():
-    _matches_eager(lambda x: F.adaptive_avg_pool3d(x, (4, 3, 3)), torch.randn(*VOLUME))
 
 
 class _VolumeNet(torch.nn.Module):

@@ -4,6 +4,7 @@ views (see _aten_table.py).
 """
 import operator
 
+import numpy as np
 import torch
 
 from .. import _kiln
@@ -206,10 +207,57 @@ def _window_sums_back(gradient, input_shape, kernel, stride, padding):
 
 
 def _adaptive_kernel(node, x, out_sizes):
+    """The window of adaptive pooling where every window has one size (the input's sides
+    multiples of the output's), else None."""
     sizes = x.shape[x.ndim - len(out_sizes):]
     if any(size % out for size, out in zip(sizes, out_sizes)):
-        raise Unconvertible("adaptive pooling with windows of unequal sizes")
+        return None
     return [size // out for size, out in zip(sizes, out_sizes)]
+
+
+def _adaptive_windows(size, out):
+    """torch's adaptive windows along one dim: output i averages [floor(i*size/out),
+    ceil((i+1)*size/out))."""
+    return [(i * size // out, -(-(i + 1) * size // out)) for i in range(out)]
+
+
+def _weighted_taps(context, x, axis, taps, dtype):
+    """sum over taps of take(x, indices, axis) * weights (each weight one per taken place)."""
+    total = None
+    shape = [1] * x.ndim
+    for indices, weights in taps:
+        shape[axis] = len(weights)
+        taken = _kiln.take(x, context.trace.constant(np.asarray(indices, np.int64)), axis, False)
+        term = _kiln.multiply(taken, _kiln.reshape(
+            cast(context.trace.constant(np.asarray(weights, np.float64)), dtype), list(shape)))
+        total = term if total is None else _kiln.add(total, term)
+    return total
+
+
+def _unequal_adaptive(context, x, sizes, out_sizes, dtype, backward):
+    """Adaptive average pooling (or its gradient) over windows of unequal sizes, one spatial dim
+    after another (a box's mean is the mean of its rows' means): each output gathers its
+    window's places, weighted 1/count; the gradient gathers, for each input place, the outputs
+    whose windows hold it."""
+    spatial = len(sizes)
+    if not all(isinstance(extent, int) for extent in list(sizes) + list(out_sizes)):
+        raise Unconvertible("adaptive pooling of windows of unequal sizes over dynamic sizes")
+    for d, (size, out) in enumerate(zip(sizes, out_sizes)):
+        windows = _adaptive_windows(size, out)
+        if not backward:  # output i: places start_i + j of its window
+            longest = max(end - start for start, end in windows)
+            taps = [([min(start + j, end - 1) for start, end in windows],
+                     [1 / (end - start) if start + j < end else 0.0 for start, end in windows])
+                    for j in range(longest)]
+        else:  # input place p: the outputs holding it, first_p + m
+            holders = [[i for i, (start, end) in enumerate(windows) if start <= p < end]
+                       for p in range(size)]
+            most = max(len(held) for held in holders)
+            taps = [([held[min(m, len(held) - 1)] for held in holders],
+                     [1 / (windows[held[m]][1] - windows[held[m]][0]) if m < len(held) else 0.0
+                      for held in holders]) for m in range(most)]
+        x = _weighted_taps(context, x, x.ndim - spatial + d, taps, dtype)
+    return x
 
 
 @lowers(aten._adaptive_avg_pool2d.default, aten._adaptive_avg_pool3d.default)
@@ -219,17 +267,23 @@ def _adaptive_avg_pool(context, node, x, output_size):
     kernel = _adaptive_kernel(node, x, out_sizes)
     if all(out == 1 for out in out_sizes):
         return _kiln.mean(x, list(range(x.ndim - spatial, x.ndim)), True)
+    if kernel is None:
+        return _unequal_adaptive(context, x, x.shape[-spatial:], out_sizes, out_dtype(node), False)
     views, _ = _window_views(context, x, kernel, kernel, [(0, 0)] * spatial, [1] * spatial, 0.0)
     return _kiln.divide(_window_total(views), context.full((), _count(kernel), out_dtype(node)))
 
 
 @lowers(aten._adaptive_avg_pool2d_backward.default, aten._adaptive_avg_pool3d_backward.default)
 def _adaptive_avg_pool_backward(context, node, grad_output, x):
-    """Windows of equal sizes (the input's sides multiples of the output's): an average pool's
-    gradient with the window as its stride, each input in one window."""
+    """The input's gradient: with windows of one size an average pool's gradient with the
+    window as its stride, each input in one window; else _unequal_adaptive's."""
     spatial = 3 if node.target is aten._adaptive_avg_pool3d_backward.default else 2
-    kernel = _adaptive_kernel(node, x, list(grad_output.shape[-spatial:]))
+    out_sizes = list(grad_output.shape[-spatial:])
+    kernel = _adaptive_kernel(node, x, out_sizes)
     dtype = computing_dtype(out_dtype(node))
+    if kernel is None:
+        return _unequal_adaptive(context, cast(grad_output, dtype), x.shape[-spatial:], out_sizes,
+                                 dtype, True)
     total = _window_sums_back(cast(grad_output, dtype), list(x.shape), kernel, kernel,
                               [0] * spatial)
     return _kiln.divide(total, context.full((), _count(kernel), dtype))
