@@ -45,6 +45,17 @@ def _attention_backward(grad, q, k, v, mask):
 
 
 DIRECT_SAMPLES = {
+    # (op_db's adaptive max pool samples have windows of unequal sizes, which kiln refuses)
+    "aten.adaptive_max_pool2d.default": (lambda x: aten.adaptive_max_pool2d(x, [3, 5]),
+                                         [_floats(2, 3, 9, 10)]),
+    "aten.adaptive_max_pool2d_backward.default": (
+        lambda g, x: aten.adaptive_max_pool2d_backward(
+            g, x, aten.adaptive_max_pool2d(x, [1, 1])[1]),
+        [_floats(2, 3, 1, 1), _floats(2, 3, 9, 10)]),
+    "aten.adaptive_max_pool3d_backward.default": (
+        lambda g, x: aten.adaptive_max_pool3d_backward(
+            g, x, aten.adaptive_max_pool3d(x, [3, 7, 2])[1]),
+        [_floats(2, 3, 3, 7, 2), _floats(2, 3, 6, 7, 8)]),
     "aten._scaled_dot_product_flash_attention_for_cpu.default": (
         lambda q, k, v: aten._scaled_dot_product_flash_attention_for_cpu(q, k, v, is_causal=True),
         [_floats(2, 3, 5, 4), _floats(2, 3, 6, 4), _floats(2, 3, 6, 4)]),

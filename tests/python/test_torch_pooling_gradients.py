@@ -62,6 +62,12 @@ CASES = {
     "adaptive2d unequal windows": (lambda x: F.adaptive_avg_pool2d(x, (7, 4)), IMAGE),
     "adaptive2d upsampling": (lambda x: F.adaptive_avg_pool2d(x, (13, 3)), IMAGE),
     "adaptive1d unequal windows": (lambda x: F.adaptive_avg_pool1d(x, 5), SIGNAL),
+    # adaptive max pools: global (CBAM's channel attention), and windows of one size
+    "adaptive max2d global": (lambda x: F.adaptive_max_pool2d(x, 1), IMAGE),
+    "adaptive max3d global": (lambda x: F.adaptive_max_pool3d(x, 1), VOLUME),
+    "adaptive max2d": (lambda x: F.adaptive_max_pool2d(x, (3, 5)), IMAGE),
+    "adaptive max3d": (lambda x: F.adaptive_max_pool3d(x, (3, 7, 2)), VOLUME),
+    "adaptive max1d": (lambda x: F.adaptive_max_pool1d(x, 1), SIGNAL),
 }
 
 

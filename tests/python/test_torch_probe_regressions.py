@@ -229,7 +229,7 @@ def test_log_softmax_of_rows_holding_infinities_as_eager():
 
 @pytest.mark.parametrize("needs_grad", [False, True], ids=["inference", "training"])
 def test_a_parts_output_over_a_tensor_another_part_computed_as_eager(needs_grad):
-    # adaptive_max_pool2d (not in kiln's table) runs in eager between two kiln parts; the second part's
+    # adaptive_max_pool2d over windows of unequal sizes runs in eager between two kiln parts; the second part's
     # w.transpose(1, 2) was made a view of its input w with the strides torch recorded for the
     # permuted view, over the contiguous tensor the first part returned (HF Funnel trained 7%
     # off)

@@ -44,6 +44,12 @@ def _convolution_backward(context, node, grad_output, x, weight, bias_sizes, str
     return grad_input, grad_weight, grad_bias
 
 
+@lowers(aten.adaptive_max_pool2d_backward.default, aten.adaptive_max_pool3d_backward.default)
+def _adaptive_max_pool_backward(context, node, grad_output, x, indices):
+    return _max_pool_backward(context, node, grad_output, x, None, None, None, None, None,
+                              indices)
+
+
 @lowers(aten.max_pool2d_with_indices_backward.default,
         aten.max_pool3d_with_indices_backward.default)
 def _max_pool_backward(context, node, grad_output, x, kernel, stride, padding, dilation,
@@ -54,7 +60,8 @@ def _max_pool_backward(context, node, grad_output, x, kernel, stride, padding, d
     (Pulling the gradient through one strided view per kernel offset instead is a pointwise
     kernel, but does kernel-size times the input's size in work: 15x slower at resnet18's
     size.)"""
-    spatial = 3 if node.target is aten.max_pool3d_with_indices_backward.default else 2
+    spatial = 3 if node.target in (aten.max_pool3d_with_indices_backward.default,
+                                   aten.adaptive_max_pool3d_backward.default) else 2
     dtype = computing_dtype(out_dtype(node))
     saved = meta(node.args[1])
     channels_last = torch.channels_last if spatial == 2 else torch.channels_last_3d

@@ -71,6 +71,12 @@ def _max_pool(context, node, x, kernel, stride=(), padding=0, dilation=1, ceil_m
     widths = ([(pad, pad) for pad in padding] if not ceil_mode else _window_widths(
         x.shape[-spatial:], out_shape(context, node, 0)[-spatial:], kernel, stride, padding,
         dilation))
+    return _window_maxima(context, node, x, kernel, stride, padding, dilation, widths)
+
+
+def _window_maxima(context, node, x, kernel, stride, padding, dilation, widths):
+    """Each window's maximum and its flat input position (_flat_index), as torch's max pools
+    return them."""
     views, _ = _window_views(context, x, kernel, stride, widths, dilation, float("-inf"))
     best = views[0][1]
     index = None
@@ -89,6 +95,31 @@ def _max_pool(context, node, x, kernel, stride=(), padding=0, dilation=1, ceil_m
     if index is None:
         index = context.full(out_shape(context, node, 1), 0, torch.int64)
     return best, _kiln.broadcast_to(index, out_shape(context, node, 1))
+
+
+# An adaptive max pool's windows as strided views: at most this many kernel positions (one
+# view each); a global pool is a reduction whatever its size.
+_MOST_WINDOW_VIEWS = 64
+
+
+@lowers(aten.adaptive_max_pool2d.default, aten.adaptive_max_pool3d.default)
+def _adaptive_max_pool(context, node, x, output_size):
+    """Adaptive max pooling of windows of one size (CBAM's and SPP's global pools included):
+    a max pool with the window as its stride; a global one the planes' maxima and argmaxima."""
+    spatial = 3 if node.target is aten.adaptive_max_pool3d.default else 2
+    out_sizes = out_shape(context, node, 0)[-spatial:]
+    if all(out == 1 for out in out_sizes):
+        lead = list(x.shape[:-spatial])
+        plane = _kiln.reshape(x, lead + [-1])
+        return (_kiln.max(x, list(range(x.ndim - spatial, x.ndim)), True),
+                _kiln.reshape(_kiln.argmax(plane, len(lead), False), lead + [1] * spatial))
+    kernel = _adaptive_kernel(node, x, out_sizes)
+    if kernel is None:
+        raise Unconvertible("adaptive max pooling over windows of unequal sizes")
+    if _count(kernel) > _MOST_WINDOW_VIEWS:
+        raise Unconvertible(f"adaptive max pooling of windows of {_count(kernel)} places")
+    ones, zeros = [1] * spatial, [0] * spatial
+    return _window_maxima(context, node, x, kernel, kernel, zeros, ones, [(0, 0)] * spatial)
 
 
 def _flat_index(context, node, x, offset, stride, padding, dilation):
