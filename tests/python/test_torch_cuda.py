@@ -40,7 +40,7 @@ def test_cpu_tensors_beside_a_gpus_compile_for_the_gpu_and_two_gpus_are_refused(
     """CPU tensors beside a GPU's (torch lets 0-d numbers and index tensors mix; a table
     `arange` builds on the CPU) are computed on the GPU, CPU results returned to the CPU (the
     models with them are in tests/gpu); tensors of two GPUs are several devices: eager."""
-    from kiln.torch._lowering import graph_devices, host_outputs
+    from kiln.torch._graph_devices import graph_devices, host_outputs
     with FakeTensorMode():
         x, y = torch.empty(4, device="cuda"), torch.empty(4)
         graph = make_fx(lambda a, b: (a.sin(), b.cos()))(x, y)

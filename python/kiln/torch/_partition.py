@@ -15,8 +15,9 @@ from .. import _kiln
 from ._aten_table import VIEW_OPS, meta
 from ._dynamic_sizes import (PartlySizedGraph, SizeSpecializedGraph, drop_padding_sliced_away,
                              has_dynamic_sizes, locate_sizes, symbol_hint, symbols_to_fix)
+from ._graph_devices import graph_devices
 from ._output_views import COMPUTED_INPUT
-from ._lowering import CompiledGraph, UnconvertibleNode, describe, graph_devices, trace_graph
+from ._lowering import CompiledGraph, UnconvertibleNode, describe, trace_graph
 
 
 class _Convertible(OperatorSupportBase):
