@@ -265,6 +265,7 @@ std::set<std::string> cpu_disabled_passes() {
   std::set<std::string> names = disabled_passes();
   names.insert("channels_last_filters");
   names.insert("matmul_epilogues");
+  names.insert("depthwise_convolutions");  // oneDNN has depthwise kernels of any rank
   names.insert("matrix_vector_inline");  // the CPU runs large matrix-vector products as gemv
   return names;
 }

@@ -41,6 +41,9 @@ ir::Graph inline_matmuls(const ir::Graph& graph, const std::set<ir::ValueId>& ch
 // Pointwise work on a transposed value that only a matmul operand reads (attention's kᵀ · s)
 // computed in its operands' order, the matmul reading the result transposed.
 ir::Graph order_matmul_operands(const ir::Graph& graph);
+// Depthwise convolutions of three spatial dimensions as a sum of the kernel's taps over strided
+// views (GPU only: cuDNN runs grouped 3-d convolutions one group at a time).
+ir::Graph depthwise_convolutions(const ir::Graph& graph);
 // Channels-last convolutions: float32 convolutions compute in (N, *spatial, C), oneDNN's
 // layout, and the pointwise work, pooling windows and reductions after them follow it, so that
 // activations pass from one convolution to the next without reorders.

@@ -30,6 +30,7 @@ const std::vector<NamedPass>& pipeline() {
       {"canonicalize_matmul", canonicalize_matmul},
       {"matrix_vector_inline", inline_matrix_vector_products},  // GPU only
       {"matmul_operand_order", order_matmul_operands},
+      {"depthwise_convolutions", depthwise_convolutions},  // GPU only; before channels_last
       {"channels_last", channels_last},
       {"channels_last_gradients", channels_last_gradients},
       {"channels_last_filters", channels_last_filters},

@@ -15,6 +15,7 @@
 #include "extern/convolution.h"
 #include "ir/convolution_shape.h"
 #include "ir/printer.h"
+#include "passes/passes.h"
 #include "passes/pipeline.h"
 
 namespace kiln::test {
@@ -159,6 +160,40 @@ TEST(ConvolutionInterpreter, GroupsKeepChannelsApart) {
       ir::interpret(graph, {make_array(DType::Float64, {1, 2, 1, 2}, {1, 2, 3, 4}),
                             make_array(DType::Float64, {2, 1, 1, 1}, {10, 100})});
   EXPECT_EQ(results[0].to_vector<double>(), (std::vector<double>{10, 20, 300, 400}));
+}
+
+// The GPU's depthwise 3-d convolutions (passes/depthwise_convolutions.cpp): the taps' sums the
+// pass builds against the interpreter's convolutions (strided, padded, dilated, with a bias and
+// without); a 2-d depthwise convolution and a grouped 3-d one of two channels a group stay
+// convolutions, the library's.
+TEST(DepthwiseConvolutions, ThreeDimensionalOnesBecomeTapSumsEqualToTheConvolution) {
+  ir::Graph graph;
+  ir::Builder b(graph);
+  const DType f64 = DType::Float64;
+  const std::vector<std::vector<int64_t>> shapes = {
+      {2, 4, 5, 6, 7}, {4, 1, 3, 3, 3}, {4}, {2, 4, 6, 7}, {4, 1, 3, 3}, {4, 2, 3, 2, 3}};
+  std::vector<ValueId> p;
+  for (const auto& shape : shapes) p.push_back(b.parameter(f64, ir::Shape(shape.begin(), shape.end())));
+  graph.set_outputs({
+      b.convolution(p[0], p[1], p[2], {1, 2, 2}, {1, 1, 1}, {1, 1, 1}, 4),
+      b.convolution(p[0], p[1], std::nullopt, {2, 1, 3}, {0, 2, 1}, {1, 2, 1}, 4),
+      b.convolution(p[3], p[4], std::nullopt, {1, 1}, {1, 1}, {1, 1}, 4),
+      b.convolution(p[0], p[5], std::nullopt, {1, 1, 1}, {1, 0, 1}, {1, 1, 1}, 2)});
+  const ir::Graph rewritten = passes::depthwise_convolutions(graph);
+  int convolutions = 0;
+  for (const ir::Node& node : rewritten.nodes()) convolutions += node.op == Op::convolution;
+  EXPECT_EQ(convolutions, 2) << ir::print_graph(rewritten);
+  std::vector<Array> inputs;
+  for (size_t k = 0; k < shapes.size(); ++k) {
+    size_t count = 1;
+    for (int64_t extent : shapes[k]) count *= static_cast<size_t>(extent);
+    inputs.push_back(make_array(f64, shapes[k], pseudo_random(count, -1, 1, 30 + k)));
+  }
+  const std::vector<Array> want = ir::interpret(graph, inputs);
+  const std::vector<Array> got = ir::interpret(rewritten, inputs);
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t k = 0; k < want.size(); ++k)
+    expect_array_matches(got[k], want[k], {1e-12, 1e-12}, "output " + std::to_string(k));
 }
 
 // ---- compiled against the interpreter -----------------------------------------------------------
