@@ -20,6 +20,7 @@
 #include "ir/builder.h"
 #include "ir/size_choices.h"
 #include "passes/passes.h"
+#include "passes/rewrite_nodes.h"
 
 namespace kiln::passes {
 
@@ -42,26 +43,11 @@ int64_t extent(const ir::Shape& shape, size_t from_end) {
 // `graph` with each matmul replaced by what `rewrite` builds from its (mapped) operands.
 template <class Rewrite>
 ir::Graph rewrite_matmuls(const ir::Graph& graph, Rewrite&& rewrite) {
-  ir::Graph result;
-  ir::Builder b(result);
-  std::vector<ValueId> replacement(static_cast<size_t>(graph.size()), -1);
-  for (ValueId id = 0; id < graph.size(); ++id) {
-    const Node& node = graph.node(id);
-    std::vector<ValueId> inputs;
-    for (ValueId input : node.inputs) inputs.push_back(replacement[static_cast<size_t>(input)]);
-    ValueId& mapped = replacement[static_cast<size_t>(id)];
-    if (node.op != Op::matmul || node.inputs.size() != 2) {  // with an epilogue: as it is
-      mapped = b.copy_node(node, std::move(inputs));
-      continue;
-    }
-    b.set_location(node.location);
-    mapped = rewrite(b, id, node, std::move(inputs));
-  }
-  std::vector<ValueId> outputs;
-  for (ValueId output : graph.outputs())
-    outputs.push_back(replacement[static_cast<size_t>(output)]);
-  result.set_outputs(std::move(outputs));
-  return result;
+  return rewrite_nodes(graph, [&](ir::Builder& b, ValueId id, const Node& node,
+                                  std::vector<ValueId> inputs) -> std::optional<ValueId> {
+    if (node.op != Op::matmul || node.inputs.size() != 2) return std::nullopt;  // an epilogue's
+    return rewrite(b, id, node, std::move(inputs));
+  });
 }
 
 // The dimensions K is made of: those a reshape of the left operand merged into it (a

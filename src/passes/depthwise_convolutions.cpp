@@ -6,6 +6,7 @@
 // took 0.5 ms. Two spatial dimensions stay cuDNN's, which has depthwise kernels for them.
 #include "ir/builder.h"
 #include "passes/passes.h"
+#include "passes/rewrite_nodes.h"
 
 namespace kiln::passes {
 
@@ -76,23 +77,11 @@ ValueId tap_sum(ir::Builder& b, const Node& node, const std::vector<ValueId>& in
 }  // namespace
 
 ir::Graph depthwise_convolutions(const ir::Graph& graph) {
-  ir::Graph result;
-  ir::Builder b(result);
-  std::vector<ValueId> replacement(static_cast<size_t>(graph.size()), -1);
-  for (ValueId id = 0; id < graph.size(); ++id) {
-    const Node& node = graph.node(id);
-    std::vector<ValueId> inputs;
-    for (ValueId input : node.inputs) inputs.push_back(replacement[static_cast<size_t>(input)]);
-    ValueId& mapped = replacement[static_cast<size_t>(id)];
-    b.set_location(node.location);
-    mapped = is_depthwise_3d(graph, node) ? tap_sum(b, node, inputs)
-                                      : b.copy_node(node, std::move(inputs));
-  }
-  std::vector<ValueId> outputs;
-  for (ValueId output : graph.outputs())
-    outputs.push_back(replacement[static_cast<size_t>(output)]);
-  result.set_outputs(std::move(outputs));
-  return result;
+  return rewrite_nodes(graph, [&](ir::Builder& b, ValueId, const Node& node,
+                                  const std::vector<ValueId>& inputs) -> std::optional<ValueId> {
+    if (!is_depthwise_3d(graph, node)) return std::nullopt;
+    return tap_sum(b, node, inputs);
+  });
 }
 
 }  // namespace kiln::passes
