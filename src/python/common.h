@@ -177,6 +177,8 @@ void bind_errors(nb::module_& module);
 void bind_tensor(nb::module_& module);
 void bind_library_ops(nb::module_& module);  // part of bind_tensor: convolution, attention
 void bind_indexing(nb::module_& module);     // part of bind_tensor
+// part of bind_tensor: products and creation
+void bind_linear_algebra_and_creation(nb::module_& module);
 void bind_compiled(nb::module_& module);
 void bind_cuda(nb::module_& module);
 // An object exporting __cuda_array_interface__, or __dlpack__ on a CUDA device, as a borrowed
