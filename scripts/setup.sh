@@ -9,15 +9,16 @@ cd "$repo_root"
 
 build_dir="${KILN_BUILD_DIR:-build}"
 # What the Python side needs: the test runner, and the build backend of the package itself
-# (pip install --no-build-isolation below uses these instead of downloading them per build).
+# (pip install --no-build-isolation below uses these instead of downloading them per build);
+# pytest-xdist runs the test files on every core (scripts/test.sh).
 # matplotlib: the benchmark's chart, which the tests check. torch (pinned: the CPU wheel that
 # lies on this machine; a plain `torch` pulls the multi-GB CUDA build), transformers (BERT from
 # its config) and expecttest (torch's OpInfo samples import it): the PyTorch front end.
 # nvidia-cuda-nvrtc (CUDA 13.0's runtime compiler, which needs no GPU): the tests compile the
 # CUDA emitter's output with it, as kiln does on a GPU (tests/cpp/test_cuda_emitter.cpp).
-python_packages=(numpy pytest nanobind scikit-build-core matplotlib torch==2.13.0 transformers
+python_packages=(numpy pytest pytest-xdist nanobind scikit-build-core matplotlib torch==2.13.0 transformers
   expecttest "nvidia-cuda-nvrtc==13.0.*")
-python_check='import numpy, pytest, nanobind, scikit_build_core, matplotlib, torch, transformers, expecttest, nvidia.cu13'
+python_check='import numpy, pytest, xdist, nanobind, scikit_build_core, matplotlib, torch, transformers, expecttest, nvidia.cu13'
 
 say() { echo "setup: $*"; }
 

@@ -15,10 +15,12 @@ step() {
   local name="$1"
   shift
   echo "==== $name"
+  local started=$SECONDS
   if ! "$@"; then
     echo "==== $name: FAILED" >&2
     failed_steps+=("$name")
   fi
+  echo "==== $name: $(( SECONDS - started )) s"   # the suite should stay near 30 minutes
 }
 
 # Without a built tree nothing below means anything: stop here.
@@ -39,7 +41,7 @@ step "C++ tests" ctest --test-dir "$build_dir" --output-on-failure -j2
 python_tests() {
   # pytest's exit code 5 means "no tests collected": not a failure while the suite is empty.
   local status=0
-  .venv/bin/python -m pytest -q tests/python || status=$?
+  .venv/bin/python -m pytest -q $(bash scripts/pytest_workers.sh) tests/python || status=$?
   [ "$status" -eq 0 ] || [ "$status" -eq 5 ]
 }
 python_test_files="$(find tests/python -name 'test_*.py' -o -name '*_test.py' 2>/dev/null)"

@@ -10,8 +10,8 @@ venv=.venv-numpy1
 if [ ! -x "$venv/bin/python" ]; then
   python3 -m venv "$venv"
 fi
-"$venv/bin/python" -c 'import numpy, pytest; assert numpy.__version__.startswith("1.24")' \
-  2>/dev/null || "$venv/bin/pip" install -q "numpy==1.24.*" pytest
+"$venv/bin/python" -c 'import numpy, pytest, xdist; assert numpy.__version__.startswith("1.24")' \
+  2>/dev/null || "$venv/bin/pip" install -q "numpy==1.24.*" pytest pytest-xdist
 
 site=$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
 installed=$(.venv/bin/python -c 'import kiln, os; print(os.path.dirname(kiln.__file__))')
@@ -23,7 +23,8 @@ cp -r "$installed" "$site/kiln"
 # torch: both live in .venv only (they run in the main suite). The
 # fuzzer and its regressions expect NumPy 2's promotion (NEP 50): on NumPy 1.x, 0-d operands
 # promote by value, which kiln does not follow (a known difference, README "Limits").
-"$venv/bin/python" -m pytest -q -p no:cacheprovider tests/python --ignore=tests/python/test_bench.py \
+"$venv/bin/python" -m pytest -q -p no:cacheprovider $(bash scripts/pytest_workers.sh) \
+  tests/python --ignore=tests/python/test_bench.py \
   --ignore-glob='tests/python/test_torch_*' --ignore-glob='tests/python/test_trust_torch_*' \
   --ignore=tests/python/test_norm_kernels.py \
   --ignore=tests/python/test_fuzz_numpy.py \

@@ -143,23 +143,31 @@ def instructions(code):
     return tuple(dis.get_instructions(code))
 
 
+# Instructions of a call that share its source span's start but do not produce the callee.
+_CALL_PARTS = {"PRECALL", "KW_NAMES", "PUSH_NULL", "CACHE", "EXTENDED_ARG"}
+
+
 @functools.lru_cache(maxsize=4096)
 def callee_instruction(code, offset):
     """The instruction that loads what the call at `offset` calls (`zeros` of np.zeros(3), `z`
-    of z(3)): of the name loads that start where the call's source span starts, the last one
-    before it; None when the callee is no name or attribute (OPS["z"](3)) or has no position."""
-    start, callee = None, None
-    for instruction in reversed(instructions(code)):
+    of z(3)); None when the callee is no name or attribute (OPS["z"](3), f(x)(y)) or has no
+    position. `offset` may point into the call's inline caches (a frame's f_lasti does): the
+    call is the last instruction at or before it. The callee is the value computed last before
+    the call's arguments among the instructions whose span starts where the call's does."""
+    listing = instructions(code)
+    at = max((i for i, instruction in enumerate(listing) if instruction.offset <= offset),
+             default=None)
+    start = at is not None and listing[at].positions
+    if not start or start.lineno is None:
+        return None
+    start = (start.lineno, start.col_offset)
+    for instruction in reversed(listing[:at]):
         position = instruction.positions
-        if instruction.offset == offset:
-            start = position and (position.lineno, position.col_offset)
-        elif (start is not None and instruction.offset < offset and position is not None
-              and (position.lineno, position.col_offset) == start):
-            if instruction.opname in _NAME_LOADS:
-                return instruction
-            if callee is None and instruction.opname.startswith("CALL"):
-                return None   # the callee is itself a call's result
-    return callee
+        if (position is None or (position.lineno, position.col_offset) != start
+                or instruction.opname in _CALL_PARTS):
+            continue
+        return instruction if instruction.opname in _NAME_LOADS else None
+    return None
 
 
 def called_by_a_shuffle():
@@ -172,8 +180,5 @@ def called_by_a_shuffle():
         frame = frame.f_back   # np.random.shuffle is kiln's wrapper while tracing
     if frame is None:
         return False
-    # f_lasti may point into the call's inline caches: the call is the last instruction before
-    call = max((i.offset for i in instructions(frame.f_code) if i.offset <= frame.f_lasti),
-               default=None)
-    callee = callee_instruction(frame.f_code, call) if call is not None else None
+    callee = callee_instruction(frame.f_code, frame.f_lasti)
     return callee is not None and callee.argval == "shuffle"
