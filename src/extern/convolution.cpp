@@ -15,6 +15,7 @@
 #include "extern/blas_kernels.h"
 #include "extern/onednn_memory.h"
 #include "extern/prepared_weights.h"
+#include "extern/winograd_convolution.h"
 #include "ir/shape.h"
 #include "kiln/error.h"
 
@@ -192,10 +193,14 @@ struct Primitives {
   // the activations outweigh the weights (at least 8 output positions per input channel:
   // resnet18's layers 1-3 at batch 16, 1.3-1.4x faster than direct with the reorders; its
   // layer 4, 0.9x, is not).
+  // Where oneDNN has no Winograd kernels (winograd_available), kiln's own run these forms
+  // (extern/winograd_convolution.h): `changing_transform` holds the transform of weights that
+  // change, `scratch` the threads' blocks.
   bool winograd_suits = false, winograd_changing_suits = false;
   bool kept_tried = false, changing_tried = false;
   std::optional<Algorithm> winograd_kept, winograd_changing;
   PreparedWeights weights;  // forms: 0 the direct algorithm's, 1 Winograd's
+  std::vector<float> changing_transform, scratch;
 };
 
 using Cache = PrimitiveCache<Primitives>;
@@ -266,8 +271,7 @@ std::shared_ptr<Primitives> create_primitives(dnnl::engine& engine, const Stride
   p->direct = create_algorithm(engine, *p, dnnl::prop_kind::forward_inference,
                                dnnl::algorithm::convolution_direct, bool(bias), g);
   p->winograd_suits = winograd_suits(g);
-  p->winograd_changing_suits =
-      p->winograd_suits && g.batch * g.output_size[0] * g.output_size[1] >= 8 * g.in_channels;
+  p->winograd_changing_suits = winograd_changing_suits(g);
   return p;
 }
 
@@ -326,6 +330,38 @@ std::optional<memory> weights_for(Primitives& p, Algorithm& algorithm, size_t fo
   return algorithm.weight_memory;
 }
 
+// kiln's Winograd (extern/winograd_convolution.h) for a problem that suits it where oneDNN
+// has none: the weights' transform kept in `entry` when they repeat, made afresh where they
+// change and the activations outweigh them; false (nothing written): the direct algorithm's.
+bool kiln_winograd(Primitives& p, PreparedWeights::Entry* entry, const StridedOperand& input,
+                   const StridedOperand& weight, const std::optional<StridedOperand>& bias,
+                   const ConvolutionGeometry& g, void* out, const std::vector<int64_t>& out_strides) {
+  const float* transformed = nullptr;
+  if (entry != nullptr && entry->repeated) {
+    const memory::desc desc({winograd_weight_size(g)}, memory::data_type::f32,
+                            memory::format_tag::a);
+    if (!entry->forms[1] && p.weights.allocate(*entry, 1, desc, Cache::instance().engine()))
+      winograd_transform_weights(weight, static_cast<float*>(entry->forms[1].get_data_handle()));
+    if (entry->forms[1]) {
+      transformed = static_cast<const float*>(entry->forms[1].get_data_handle());
+      p.weights.release(*entry, 0);
+    }
+  }
+  if (transformed == nullptr) {
+    if (!p.winograd_changing_suits) return false;
+    p.changing_transform.resize(static_cast<size_t>(winograd_weight_size(g)));
+    winograd_transform_weights(weight, p.changing_transform.data());
+    transformed = p.changing_transform.data();
+  }
+  winograd_convolution(g, input, transformed,
+                       bias ? static_cast<const float*>(bias->data) : nullptr,
+                       bias ? bias->strides[0] : 0, static_cast<float*>(out), out_strides,
+                       p.scratch);
+  counters.winograd_calls++;
+  if (entry != nullptr && entry->repeated) counters.kept_weight_hits++;
+  return true;
+}
+
 void convolution_onednn(StridedOperand input, StridedOperand weight,
                         std::optional<StridedOperand> bias, const ConvolutionGeometry& g,
                         void* out, const std::vector<int64_t>& out_strides) {
@@ -348,6 +384,9 @@ void convolution_onednn(StridedOperand input, StridedOperand weight,
       weight_bytes > 0 && (p->direct.weight_reorder || p->winograd_suits)
           ? p->weights.find(weight.data, weight_bytes)
           : nullptr;
+  if (p->winograd_suits && !winograd_available() &&
+      kiln_winograd(*p, entry, input, weight, bias, g, out, out_strides))
+    return;
   Algorithm* algorithm = &p->direct;
   std::optional<memory> weights;
   Algorithm* kept = p->winograd_suits && entry != nullptr && entry->repeated
@@ -423,6 +462,10 @@ bool winograd_suits(const ConvolutionGeometry& g) {
       return false;
   const int64_t positions = g.batch * g.output_size[0] * g.output_size[1];
   return g.in_channels >= 64 && g.out_channels >= 64 && positions >= 196;
+}
+
+bool winograd_changing_suits(const ConvolutionGeometry& g) {
+  return winograd_suits(g) && g.batch * g.output_size[0] * g.output_size[1] >= 8 * g.in_channels;
 }
 
 ConvolutionCounters convolution_counters() {

@@ -13,6 +13,7 @@
 #include "extern/convolution.h"
 #include "extern/convolution_backward_float64.h"
 #include "extern/onednn_memory.h"
+#include "extern/winograd_convolution.h"
 #include "ir/convolution_shape.h"
 #include "ir/shape.h"
 #include "kiln/error.h"
@@ -210,6 +211,49 @@ void gradient_onednn(Gradient gradient, StridedOperand grad_output, StridedOpera
   if (p->winograd) count_winograd_gradient();
 }
 
+// ---- kiln's Winograd (float32, where oneDNN has none) -----------------------------------------
+
+// A problem's buffers: the weights' transform (made on every call: training changes them) and
+// the threads' blocks.
+struct WinogradBuffers {
+  std::mutex mutex;
+  std::vector<float> transform, scratch;
+};
+
+// The input gradient as kiln's Winograd convolution (extern/winograd_convolution.h), where the
+// problem suits it and oneDNN has no Winograd kernels: grad_output convolved with the weights'
+// channels swapped and taps flipped, padded by 2 - p. false (nothing written) otherwise.
+bool input_gradient_winograd(const StridedOperand& grad_output, const StridedOperand& weight,
+                             const ConvolutionGeometry& g, bool channels_last_result, void* out) {
+  if (winograd_available() || !winograd_suits(g)) return false;
+  const std::vector<int64_t>& w = weight.strides;
+  const StridedOperand flipped{static_cast<const float*>(weight.data) + 2 * w[2] + 2 * w[3],
+                               DType::Float32,
+                               {g.in_channels, g.out_channels, 3, 3},
+                               {w[1], w[0], -w[2], -w[3]}};
+  ConvolutionGeometry transposed;
+  const std::vector<int64_t> padding{2 - g.padding[0], 2 - g.padding[1]};
+  if (!ir::convolution_geometry(grad_output.shape, flipped.shape, std::nullopt, {1, 1}, padding,
+                                {1, 1}, 1, transposed).empty() ||
+      transposed.output_size != g.input_size || !winograd_changing_suits(transposed))
+    return false;
+  const int64_t C = g.in_channels, H = g.input_size[0], W = g.input_size[1];
+  const std::vector<int64_t> out_strides =
+      channels_last_result ? std::vector<int64_t>{H * W * C, 1, W * C, C}
+                           : std::vector<int64_t>{C * H * W, H * W, W, 1};
+  std::vector<int64_t> key = grad_output.shape;
+  key.insert(key.end(), {C, g.padding[0], g.padding[1]});
+  std::shared_ptr<WinogradBuffers> buffers = PrimitiveCache<WinogradBuffers>::instance().find(
+      key, [](const dnnl::engine&) { return std::make_shared<WinogradBuffers>(); });
+  std::lock_guard<std::mutex> lock(buffers->mutex);
+  buffers->transform.resize(static_cast<size_t>(winograd_weight_size(transposed)));
+  winograd_transform_weights(flipped, buffers->transform.data());
+  winograd_convolution(transposed, grad_output, buffers->transform.data(), nullptr, 0,
+                       static_cast<float*>(out), out_strides, buffers->scratch);
+  count_winograd_gradient();
+  return true;
+}
+
 // ---- dispatch ---------------------------------------------------------------------------------
 
 int64_t element_count(const std::vector<int64_t>& shape) {
@@ -240,6 +284,9 @@ void compute_gradient(Gradient gradient, const StridedOperand& grad_output,
   }
   switch (grad_output.dtype) {
     case DType::Float32:
+      if (for_input && input_gradient_winograd(grad_output, operand, g,
+                                               parameters.channels_last, out))
+        return;
       try {
         return gradient_onednn(gradient, grad_output, operand, g,
                                for_input && parameters.channels_last, out);

@@ -13,6 +13,7 @@
 
 #include "compile_test_util.h"
 #include "extern/convolution.h"
+#include "extern/winograd_convolution.h"
 #include "ir/convolution_shape.h"
 #include "ir/printer.h"
 #include "passes/passes.h"
@@ -380,8 +381,8 @@ TEST(ConvolutionCompiled, KeptWeightsFollowTheirContents) {
   conv.call(44, {weights, biases}, kWinograd, "third call, same weights");
   conv.call(41, {weights, biases}, kWinograd, "fourth call, same weights");
   const externs::ConvolutionCounters repeated = externs::convolution_counters();
-  // (Without Winograd's kernels on this CPU every call runs the direct algorithm.)
-  EXPECT_EQ(repeated.winograd_calls - start.winograd_calls, externs::winograd_available() ? 2 : 0);
+  // (oneDNN's Winograd where the CPU has AVX-512, kiln's own elsewhere.)
+  EXPECT_EQ(repeated.winograd_calls - start.winograd_calls, 2);
   EXPECT_EQ(repeated.kept_weight_hits - start.kept_weight_hits, 2);
   weights.data_as<float>()[5 * 64 * 9 + 4] += 0.5f;  // one tap of output channel 5
   conv.call(45, {weights, biases}, kSingle, "a weight changed in place");
@@ -404,8 +405,63 @@ TEST(ConvolutionCompiled, ChangingWeightsRunWinogradsTrainingForm) {
     conv.set_weights(weights, 61 + step);
     conv.call(70 + step, {weights}, kWinograd, "call " + std::to_string(step));
   }
-  EXPECT_EQ(externs::convolution_counters().winograd_calls - start,
-            externs::winograd_available() ? 4 : 0);
+  EXPECT_EQ(externs::convolution_counters().winograd_calls - start, 4);
+}
+
+// kiln's own Winograd (extern/winograd_convolution.h), which CPUs without oneDNN's kernels run,
+// against the definition in double: channel counts that are no multiple of its 8 lanes,
+// images that are no multiple of its 4x4 tiles, both paddings, channels-first and -last
+// operands, a strided bias and a result at wider strides.
+TEST(ConvolutionWinograd, MatchesTheDefinitionAtAnyLayout) {
+  struct Case { int64_t batch, in, out, height, width, padding; bool channels_last; };
+  for (const Case& c : {Case{2, 5, 7, 9, 11, 1, true}, Case{1, 13, 9, 6, 7, 0, false},
+                        Case{3, 16, 24, 8, 8, 1, false}, Case{2, 17, 33, 13, 5, 1, true},
+                        Case{1, 64, 64, 14, 14, 1, true}, Case{2, 3, 8, 4, 4, 0, true}}) {
+    const int64_t oh = c.height + 2 * c.padding - 2, ow = c.width + 2 * c.padding - 2;
+    std::vector<double> x = pseudo_random(size_t(c.batch * c.in * c.height * c.width), -1, 1, 80);
+    std::vector<double> w = pseudo_random(size_t(c.out * c.in * 9), -1, 1, 81);
+    std::vector<double> b = pseudo_random(size_t(2 * c.out), -1, 1, 82);
+    std::vector<float> xf(x.begin(), x.end()), wf(w.begin(), w.end()), bf(b.begin(), b.end());
+    auto strides = [&](int64_t channels, int64_t h, int64_t width, int64_t pixel_gap) {
+      return c.channels_last ? std::vector<int64_t>{h * width * pixel_gap, 1, width * pixel_gap, pixel_gap}
+                             : std::vector<int64_t>{channels * h * width, h * width, width, 1};
+    };
+    const std::vector<int64_t> xs = strides(c.in, c.height, c.width, c.in);
+    // the result channels-last with a gap of 3 after each pixel's channels
+    const std::vector<int64_t> os = strides(c.out, oh, ow, c.out + 3);
+    externs::StridedOperand input{xf.data(), DType::Float32, {c.batch, c.in, c.height, c.width}, xs};
+    externs::StridedOperand weight{wf.data(), DType::Float32, {c.out, c.in, 3, 3}, {c.in * 9, 9, 3, 1}};
+    ir::ConvolutionGeometry g;
+    ASSERT_EQ(ir::convolution_geometry(input.shape, weight.shape, std::vector<int64_t>{c.out},
+                                       {1, 1}, {c.padding, c.padding}, {1, 1}, 1, g), "");
+    std::vector<float> transformed(size_t(externs::winograd_weight_size(g))), scratch;
+    std::vector<float> out(size_t(c.batch * os[0] + 1), -7.0f);
+    externs::winograd_transform_weights(weight, transformed.data());
+    externs::winograd_convolution(g, input, transformed.data(), bf.data(), 2, out.data(), os,
+                                  scratch);
+    double worst = 0;
+    for (int64_t n = 0; n < c.batch; ++n)
+      for (int64_t o = 0; o < c.out; ++o)
+        for (int64_t y = 0; y < oh; ++y)
+          for (int64_t z = 0; z < ow; ++z) {
+            double sum = b[size_t(2 * o)];
+            for (int64_t i = 0; i < c.in; ++i)
+              for (int64_t ky = 0; ky < 3; ++ky)
+                for (int64_t kx = 0; kx < 3; ++kx) {
+                  const int64_t iy = y - c.padding + ky, ix = z - c.padding + kx;
+                  if (iy >= 0 && iy < c.height && ix >= 0 && ix < c.width)
+                    sum += x[size_t(n * xs[0] + i * xs[1] + iy * xs[2] + ix * xs[3])] *
+                           w[size_t(((o * c.in + i) * 3 + ky) * 3 + kx)];
+                }
+            const float got = out[size_t(n * os[0] + o * os[1] + y * os[2] + z * os[3])];
+            worst = std::max(worst, std::abs(double(got) - sum));
+          }
+    // float32 transforms of sums of up to 576 products of values in [-1, 1]
+    EXPECT_LT(worst, 2e-6 * double(c.in * 9) + 1e-5) << c.in << " channels " << c.height << "x" << c.width;
+    if (c.channels_last) {  // the gaps between pixels keep what they held
+      EXPECT_EQ(out[size_t(c.out)], -7.0f);
+    }
+  }
 }
 
 TEST(ConvolutionCompiled, EmptyBatch) {
