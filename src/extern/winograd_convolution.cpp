@@ -211,17 +211,18 @@ constexpr int64_t kPanel = 2 * kLanes;
 
 int64_t padded_outputs(int64_t O) { return (O + kPanel - 1) / kPanel * kPanel; }
 
+// Output channels [o, o + 8) of every input channel: successive input channels are the
+// successive rows of each point's panel, so that the 36 points' stores each run on in order.
 KILN_WINOGRAD_TARGETS
-void transform_filters(const StridedOperand& weight, int64_t c, float* transformed) {
+void transform_filters(const StridedOperand& weight, int64_t o, float* transformed) {
   const int64_t O = weight.shape[0], C = weight.shape[1], panels = padded_outputs(O) / kPanel;
   const int64_t* s = weight.strides.data();
-  const float* w = static_cast<const float*>(weight.data) + c * s[1];
-  for (int64_t o = 0; o < panels * kPanel; o += kLanes) {
-    const int64_t lanes = std::clamp<int64_t>(O - o, 0, kLanes);  // 0: the padding's zeros
+  const int64_t lanes = std::clamp<int64_t>(O - o, 0, kLanes);  // 0: the padding's zeros
+  for (int64_t c = 0; c < C; ++c) {
+    const float* w = static_cast<const float*>(weight.data) + o * s[0] + c * s[1];
     Lanes filter[3][3], rows[3][6];  // g, then g G^T
     for (int64_t i = 0; i < 3; ++i) {
-      for (int64_t j = 0; j < 3; ++j)
-        filter[i][j] = load(w + o * s[0] + i * s[2] + j * s[3], s[0], lanes);
+      for (int64_t j = 0; j < 3; ++j) filter[i][j] = load(w + i * s[2] + j * s[3], s[0], lanes);
       filter_points(filter[i], 1, rows[i], 1);
     }
     float* panel = transformed + (o / kPanel * C + c) * kPanel + o % kPanel;
@@ -312,9 +313,9 @@ int64_t winograd_weight_size(const ir::ConvolutionGeometry& g) {
 }
 
 void winograd_transform_weights(const StridedOperand& weight, float* transformed) {
-  const int64_t C = weight.shape[1];
+  const int64_t padded = padded_outputs(weight.shape[0]);
   #pragma omp parallel for schedule(static)
-  for (int64_t c = 0; c < C; ++c) transform_filters(weight, c, transformed);
+  for (int64_t o = 0; o < padded; o += kLanes) transform_filters(weight, o, transformed);
 }
 
 void winograd_convolution(const ir::ConvolutionGeometry& g, const StridedOperand& input,
