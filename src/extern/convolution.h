@@ -37,7 +37,8 @@ void convolution(const StridedOperand& input, const StridedOperand& weight,
 // Whether a float32 convolution runs Winograd's F(4x4, 3x3): 2-d, 3x3, stride 1, no dilation
 // or groups, padding at most 1, at least 64 channels each way and 196 output positions. The
 // forward runs it on weights that repeat (their transform is kept), and on weights that change
-// where the activations outweigh them; the gradients always where oneDNN has the kernels.
+// where the activations outweigh them; the gradients always where oneDNN has the kernels, and
+// where the activations outweigh the weights with kiln's own (extern/winograd_convolution.h).
 bool winograd_suits(const ir::ConvolutionGeometry& g);
 // Whether it also suits weights that change on every call (training): where the activations
 // outweigh the weights, at least 8 output positions per input channel.
@@ -55,7 +56,7 @@ struct ConvolutionCounters {
 void count_winograd_gradient();
 ConvolutionCounters convolution_counters();
 // Whether oneDNN has Winograd's kernels on this CPU (its AVX-512 cores only): elsewhere the
-// forward problems that suit them run kiln's own (extern/winograd_convolution.h).
+// problems that suit them run kiln's own (extern/winograd_convolution.h).
 bool winograd_available();
 
 }  // namespace kiln::externs

@@ -220,6 +220,15 @@ struct WinogradBuffers {
   std::vector<float> transform, scratch;
 };
 
+std::shared_ptr<WinogradBuffers> winograd_buffers(Gradient gradient,
+                                                  const StridedOperand& grad_output,
+                                                  const ConvolutionGeometry& g) {
+  std::vector<int64_t> key = grad_output.shape;
+  key.insert(key.end(), {static_cast<int64_t>(gradient), g.in_channels, g.padding[0], g.padding[1]});
+  return PrimitiveCache<WinogradBuffers>::instance().find(
+      key, [](const dnnl::engine&) { return std::make_shared<WinogradBuffers>(); });
+}
+
 // The input gradient as kiln's Winograd convolution (extern/winograd_convolution.h), where the
 // problem suits it and oneDNN has no Winograd kernels: grad_output convolved with the weights'
 // channels swapped and taps flipped, padded by 2 - p. false (nothing written) otherwise.
@@ -241,15 +250,25 @@ bool input_gradient_winograd(const StridedOperand& grad_output, const StridedOpe
   const std::vector<int64_t> out_strides =
       channels_last_result ? std::vector<int64_t>{H * W * C, 1, W * C, C}
                            : std::vector<int64_t>{C * H * W, H * W, W, 1};
-  std::vector<int64_t> key = grad_output.shape;
-  key.insert(key.end(), {C, g.padding[0], g.padding[1]});
-  std::shared_ptr<WinogradBuffers> buffers = PrimitiveCache<WinogradBuffers>::instance().find(
-      key, [](const dnnl::engine&) { return std::make_shared<WinogradBuffers>(); });
+  std::shared_ptr<WinogradBuffers> buffers = winograd_buffers(Gradient::Input, grad_output, g);
   std::lock_guard<std::mutex> lock(buffers->mutex);
   buffers->transform.resize(static_cast<size_t>(winograd_weight_size(transposed)));
   winograd_transform_weights(flipped, buffers->transform.data());
   winograd_convolution(transposed, grad_output, buffers->transform.data(), nullptr, 0,
                        static_cast<float*>(out), out_strides, buffers->scratch);
+  count_winograd_gradient();
+  return true;
+}
+
+// The weight gradient as kiln's Winograd (winograd_weight_gradient), where the problem suits it
+// and the activations outweigh the weights, and oneDNN has no Winograd kernels; false (nothing
+// written) otherwise.
+bool weight_gradient_winograd(const StridedOperand& grad_output, const StridedOperand& input,
+                              const ConvolutionGeometry& g, void* out) {
+  if (winograd_available() || !winograd_changing_suits(g)) return false;
+  std::shared_ptr<WinogradBuffers> buffers = winograd_buffers(Gradient::Weight, grad_output, g);
+  std::lock_guard<std::mutex> lock(buffers->mutex);
+  winograd_weight_gradient(g, input, grad_output, static_cast<float*>(out), buffers->scratch);
   count_winograd_gradient();
   return true;
 }
@@ -284,8 +303,8 @@ void compute_gradient(Gradient gradient, const StridedOperand& grad_output,
   }
   switch (grad_output.dtype) {
     case DType::Float32:
-      if (for_input && input_gradient_winograd(grad_output, operand, g,
-                                               parameters.channels_last, out))
+      if (for_input ? input_gradient_winograd(grad_output, operand, g, parameters.channels_last, out)
+                    : weight_gradient_winograd(grad_output, operand, g, out))
         return;
       try {
         return gradient_onednn(gradient, grad_output, operand, g,

@@ -1,7 +1,8 @@
 // Extern convolution gradients (op_list.h: convolution_backward_input and
 // convolution_backward_weight) on strided buffers, for the forward's parameters
 // (extern/convolution.h). float32 runs on oneDNN's backward-data and backward-weights
-// primitives, created once per problem and cached like the forward's; float64 becomes matrix
+// primitives, created once per problem and cached like the forward's (3x3 stride-1 problems
+// where oneDNN has no Winograd kernels: kiln's, extern/winograd_convolution.h); float64 becomes matrix
 // products on OpenBLAS (the input gradient as W^T dY scattered back by col2im, the weight
 // gradient as dY times the im2col of the input). The bias gradient is a sum of grad_output,
 // which the graph computes with its own reduction.

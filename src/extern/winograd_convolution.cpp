@@ -73,6 +73,38 @@ __attribute__((always_inline)) inline void output_points(const Lanes* m, int64_t
   out[3 * out_step] = difference12 + 8 * difference34 + m[5 * in_step];
 }
 
+// The weight gradient's two: A dy A^T of a 4x4 tile of the output's gradient dy (6x6), and
+// G^T du G of the transformed filter's gradient du (3x3).
+__attribute__((always_inline)) inline void gradient_points(const Lanes* y, int64_t in_step,
+                                                           Lanes* out, int64_t out_step) {
+  const Lanes y0 = y[0], y1 = y[in_step], y2 = y[2 * in_step], y3 = y[3 * in_step];
+  const Lanes even = y0 + 4 * y2, odd = 2 * y1 + 8 * y3;
+  out[0] = y0;
+  out[out_step] = y0 + y1 + y2 + y3;
+  out[2 * out_step] = y0 - y1 + y2 - y3;
+  out[3 * out_step] = even + odd;
+  out[4 * out_step] = even - odd;
+  out[5 * out_step] = y3;
+}
+
+__attribute__((always_inline)) inline void filter_gradient_points(const Lanes* u,
+                                                                  int64_t in_step, Lanes* out,
+                                                                  int64_t out_step) {
+  const Lanes sum12 = u[in_step] + u[2 * in_step], sum34 = u[3 * in_step] + u[4 * in_step];
+  const Lanes difference = u[3 * in_step] - u[4 * in_step];
+  out[0] = u[0] * (1.0f / 4) - sum12 * (1.0f / 6) + sum34 * (1.0f / 24);
+  out[out_step] = (u[2 * in_step] - u[in_step]) * (1.0f / 6) + difference * (1.0f / 12);
+  out[2 * out_step] = (sum34 - sum12) * (1.0f / 6) + u[5 * in_step];
+}
+
+// The transformed weights are packed as the products read them: per point, panels of kPanel
+// output channels, each (C, kPanel) contiguous (the last panel padded with zeros). Read in
+// place from (C, O) rows instead, a panel's rows lay O floats apart, and at 256 or 512 channels
+// (1-2 KB apart) they fell into a few sets of the L1 cache and evicted one another.
+constexpr int64_t kPanel = 2 * kLanes;
+
+int64_t padded_outputs(int64_t O) { return (O + kPanel - 1) / kPanel * kPanel; }
+
 // The problem in tiles: 4x4 output tiles, tile k of image n at (k / across, k % across).
 struct Tiling {
   int64_t channels, outputs, height, width, out_height, out_width, pad_y, pad_x;
@@ -203,13 +235,40 @@ void transform_outputs(const Tiling& t, const float* products, int64_t point_str
   }
 }
 
-// The transformed weights are packed as the products read them: per point, panels of kPanel
-// output channels, each (C, kPanel) contiguous (the last panel padded with zeros). Read in
-// place from (C, O) rows instead, a panel's rows lay O floats apart, and at 256 or 512 channels
-// (1-2 KB apart) they fell into a few sets of the L1 cache and evicted one another.
-constexpr int64_t kPanel = 2 * kLanes;
-
-int64_t padded_outputs(int64_t O) { return (O + kPanel - 1) / kPanel * kPanel; }
+// The output gradient's tiles [first, first + count) (4x4, zeros past the image's edge; `dy` at
+// the tiling's out_strides) transformed into `points`: 36 matrices `point_stride` apart, each
+// in panels of kPanel channels, (count, kPanel) contiguous, as gradient_product reads them.
+KILN_WINOGRAD_TARGETS
+void transform_gradients(const Tiling& t, const float* dy, int64_t first, int64_t count,
+                         float* points, int64_t point_stride) {
+  const int64_t channel_stride = t.out_strides[1], O = t.outputs, padded = padded_outputs(O);
+  for (int64_t k = 0; k < count; ++k) {
+    const int64_t tile = first + k, n = tile / t.per_image, within = tile % t.per_image;
+    const int64_t y0 = within / t.across * 4, x0 = within % t.across * 4;
+    const int64_t rows_inside = std::min<int64_t>(4, t.out_height - y0);
+    const int64_t columns = std::min<int64_t>(4, t.out_width - x0);
+    const float* corner = dy + n * t.out_strides[0] + y0 * t.out_strides[2] + x0 * t.out_strides[3];
+    for (int64_t o = 0; o < padded; o += kLanes) {
+      const int64_t lanes = std::clamp<int64_t>(O - o, 0, kLanes);  // 0: the padding's zeros
+      Lanes tile_values[4][4], rows[4][6];  // dy, then dy A^T
+      for (int64_t i = 0; i < 4; ++i) {
+        for (int64_t j = 0; j < 4; ++j)
+          tile_values[i][j] =
+              i < rows_inside && j < columns
+                  ? load(corner + o * channel_stride + i * t.out_strides[2] + j * t.out_strides[3],
+                         channel_stride, lanes)
+                  : Lanes{};
+        gradient_points(tile_values[i], 1, rows[i], 1);
+      }
+      float* panel = points + (o / kPanel * count + k) * kPanel + o % kPanel;
+      for (int64_t j = 0; j < 6; ++j) {
+        Lanes column[6];  // A (dy A^T)'s column j
+        gradient_points(&rows[0][j], 6, column, 1);
+        for (int64_t i = 0; i < 6; ++i) store(panel + (i * 6 + j) * point_stride, 1, kLanes, column[i]);
+      }
+    }
+  }
+}
 
 // Output channels [o, o + 8) of every input channel: successive input channels are the
 // successive rows of each point's panel, so that the 36 points' stores each run on in order.
@@ -242,10 +301,12 @@ void transform_filters(const StridedOperand& weight, int64_t o, float* transform
 // block of results accumulates in 12 registers.
 constexpr int64_t kDepth = 256;
 
-// kRows x kPanel results, of which `columns` are stored.
+// kRows x kPanel results, of which `columns` are stored (rows `m_stride` apart): row r, depth k
+// of the left operand is v[r * row_step + k * depth_step].
 template <int64_t kRows>
-__attribute__((always_inline)) inline void product_block(const float* v, int64_t C,
-                                                         const float* panel, float* m, int64_t O,
+__attribute__((always_inline)) inline void product_block(const float* v, int64_t row_step,
+                                                         int64_t depth_step, const float* panel,
+                                                         float* m, int64_t m_stride,
                                                          int64_t depth, int64_t columns,
                                                          bool accumulate) {
   Lanes sums[kRows][2];
@@ -254,7 +315,7 @@ __attribute__((always_inline)) inline void product_block(const float* v, int64_t
     const Lanes low = *reinterpret_cast<const LanesInMemory*>(panel + k * kPanel);
     const Lanes high = *reinterpret_cast<const LanesInMemory*>(panel + k * kPanel + kLanes);
     for (int64_t r = 0; r < kRows; ++r) {
-      const float value = v[r * C + k];
+      const float value = v[r * row_step + k * depth_step];
       sums[r][0] += value * low;
       sums[r][1] += value * high;
     }
@@ -262,33 +323,71 @@ __attribute__((always_inline)) inline void product_block(const float* v, int64_t
   const int64_t widths[2] = {std::min(columns, kLanes), std::max<int64_t>(columns - kLanes, 0)};
   for (int64_t r = 0; r < kRows; ++r)
     for (int64_t q = 0; q < 2 && widths[q] > 0; ++q) {
-      float* result = m + r * O + q * kLanes;
+      float* result = m + r * m_stride + q * kLanes;
       if (accumulate) sums[r][q] += load(result, 1, widths[q]);
       store(result, 1, widths[q], sums[r][q]);
     }
+}
+
+// `rows` rows of the left operand times one panel: 6 at a time, then the rest.
+__attribute__((always_inline)) inline void product_panel(const float* v, int64_t rows,
+                                                         int64_t row_step, int64_t depth_step,
+                                                         const float* panel, float* m,
+                                                         int64_t m_stride, int64_t depth,
+                                                         int64_t columns, bool accumulate) {
+  int64_t r = 0;
+  for (; r + 6 <= rows; r += 6)
+    product_block<6>(v + r * row_step, row_step, depth_step, panel, m + r * m_stride, m_stride,
+                     depth, columns, accumulate);
+  v += r * row_step;
+  m += r * m_stride;
+  switch (rows - r) {
+    case 5: return product_block<5>(v, row_step, depth_step, panel, m, m_stride, depth, columns, accumulate);
+    case 4: return product_block<4>(v, row_step, depth_step, panel, m, m_stride, depth, columns, accumulate);
+    case 3: return product_block<3>(v, row_step, depth_step, panel, m, m_stride, depth, columns, accumulate);
+    case 2: return product_block<2>(v, row_step, depth_step, panel, m, m_stride, depth, columns, accumulate);
+    case 1: return product_block<1>(v, row_step, depth_step, panel, m, m_stride, depth, columns, accumulate);
+    default: return;
+  }
 }
 
 KILN_WINOGRAD_TARGETS
 void product(const float* v, const float* u, float* m, int64_t count, int64_t C, int64_t O) {
   for (int64_t k = 0; k < C; k += kDepth) {
     const int64_t depth = std::min(kDepth, C - k);
-    for (int64_t o = 0; o < O; o += kPanel) {
-      const int64_t columns = std::min(kPanel, O - o);
-      const float* panel = u + (o / kPanel * C + k) * kPanel;
-      const bool accumulate = k > 0;
-      int64_t r = 0;
-      for (; r + 6 <= count; r += 6)
-        product_block<6>(v + r * C + k, C, panel, m + r * O + o, O, depth, columns, accumulate);
-      const float* rest = v + r * C + k;
-      float* out = m + r * O + o;
-      switch (count - r) {
-        case 5: product_block<5>(rest, C, panel, out, O, depth, columns, accumulate); break;
-        case 4: product_block<4>(rest, C, panel, out, O, depth, columns, accumulate); break;
-        case 3: product_block<3>(rest, C, panel, out, O, depth, columns, accumulate); break;
-        case 2: product_block<2>(rest, C, panel, out, O, depth, columns, accumulate); break;
-        case 1: product_block<1>(rest, C, panel, out, O, depth, columns, accumulate); break;
-        default: break;
-      }
+    for (int64_t o = 0; o < O; o += kPanel)
+      product_panel(v + k, count, C, 1, u + (o / kPanel * C + k) * kPanel, m + o, O, depth,
+                    std::min(kPanel, O - o), k > 0);
+  }
+}
+
+// The transformed filters' gradient, summed over a block's tiles: du (C, padded O) +=
+// V^T (C, count) x dY (count, padded O), dY in panels (transform_gradients).
+KILN_WINOGRAD_TARGETS
+void gradient_product(const float* v, const float* dy, float* du, int64_t count, int64_t C,
+                      int64_t padded) {
+  for (int64_t k = 0; k < count; k += kDepth)
+    for (int64_t o = 0; o < padded; o += kPanel)
+      product_panel(v + k * C, C, 1, C, dy + (o / kPanel * count + k) * kPanel, du + o, padded,
+                    std::min(kDepth, count - k), kPanel, true);
+}
+
+// The filters' gradient for output channels [o, o + 8) from the transformed one (36 (C, padded
+// O) matrices in `du`), written to `out` (O, C, 3, 3), row-major.
+KILN_WINOGRAD_TARGETS
+void transform_filter_gradients(const float* du, int64_t C, int64_t O, int64_t o, float* out) {
+  const int64_t padded = padded_outputs(O), lanes = std::min(kLanes, O - o);
+  for (int64_t c = 0; c < C; ++c) {
+    Lanes points[6][6], rows[6][3];  // du, then du G
+    for (int64_t i = 0; i < 6; ++i) {
+      for (int64_t j = 0; j < 6; ++j)
+        points[i][j] = *reinterpret_cast<const LanesInMemory*>(du + ((i * 6 + j) * C + c) * padded + o);
+      filter_gradient_points(points[i], 1, rows[i], 1);
+    }
+    for (int64_t j = 0; j < 3; ++j) {
+      Lanes column[3];  // G^T (du G)'s column j
+      filter_gradient_points(&rows[0][j], 3, column, 1);
+      for (int64_t i = 0; i < 3; ++i) store(out + (o * C + c) * 9 + i * 3 + j, C * 9, lanes, column[i]);
     }
   }
 }
@@ -377,6 +476,48 @@ void winograd_convolution(const ir::ConvolutionGeometry& g, const StridedOperand
                 products + point * products_stride, count, C, O);
       transform_outputs(t, products, products_stride, first, count, bias, bias_stride, out);
     }
+  }
+}
+
+void winograd_weight_gradient(const ir::ConvolutionGeometry& g, const StridedOperand& input,
+                              const StridedOperand& grad_output, float* out,
+                              std::vector<float>& scratch) {
+  const Tiling t = tiling(g, input, grad_output.strides);
+  const int threads = omp_get_max_threads();
+  const int64_t C = t.channels, O = t.outputs, padded = padded_outputs(O);
+  const int64_t block = block_tiles(t, threads), blocks = (t.tiles + block - 1) / block;
+  // Per thread: a block's transformed tiles (a cache line past a multiple of 4 KB apart, as in
+  // the forward) and the thread's own sum of the transformed filters' gradient.
+  const int64_t points_stride = block * C + 16, gradients_stride = block * padded + 16;
+  const int64_t sum_size = 36 * C * padded;
+  const int64_t per_thread = 36 * (points_stride + gradients_stride) + sum_size;
+  if (scratch.size() < static_cast<size_t>(per_thread * threads))
+    scratch.resize(static_cast<size_t>(per_thread * threads));
+  const float* in = static_cast<const float*>(input.data);
+  const float* dy = static_cast<const float*>(grad_output.data);
+  float* const base = scratch.data();
+  #pragma omp parallel num_threads(threads)
+  {
+    const int team = omp_get_num_threads();
+    float* points = base + omp_get_thread_num() * per_thread;
+    float* gradients = points + 36 * points_stride;
+    float* sum = gradients + 36 * gradients_stride;
+    std::fill(sum, sum + sum_size, 0.0f);
+    #pragma omp for schedule(dynamic)
+    for (int64_t b = 0; b < blocks; ++b) {
+      const int64_t first = b * block, count = std::min(block, t.tiles - first);
+      transform_inputs(t, in, first, count, points, points_stride);
+      transform_gradients(t, dy, first, count, gradients, gradients_stride);
+      for (int64_t point = 0; point < 36; ++point)
+        gradient_product(points + point * points_stride, gradients + point * gradients_stride,
+                         sum + point * C * padded, count, C, padded);
+    }
+    float* total = base + 36 * (points_stride + gradients_stride);  // the first thread's sum
+    #pragma omp for schedule(static)
+    for (int64_t e = 0; e < sum_size; ++e)
+      for (int other = 1; other < team; ++other) total[e] += total[other * per_thread + e];
+    #pragma omp for schedule(static)
+    for (int64_t o = 0; o < O; o += kLanes) transform_filter_gradients(total, C, O, o, out);
   }
 }
 

@@ -32,4 +32,12 @@ void winograd_convolution(const ir::ConvolutionGeometry& g, const StridedOperand
                           float* out, const std::vector<int64_t>& out_strides,
                           std::vector<float>& scratch);
 
+// The gradient of the convolution `g` (as above) with respect to its weights, from its
+// `input` and `grad_output` (N, O, OH, OW at any strides): `out` (O, C, 3, 3), row-major. Each
+// thread sums its blocks' 36 products V^T dY into a transformed gradient of its own; their
+// total is transformed back (G^T du G).
+void winograd_weight_gradient(const ir::ConvolutionGeometry& g, const StridedOperand& input,
+                              const StridedOperand& grad_output, float* out,
+                              std::vector<float>& scratch);
+
 }  // namespace kiln::externs

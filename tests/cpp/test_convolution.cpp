@@ -490,6 +490,52 @@ TEST(ConvolutionCompiled, TensorApiMatchesTheInterpreter) {
   expect_function_matches(compiled, function, inputs, kSingle, "conv + relu");
 }
 
+// kiln's Winograd weight gradient (extern/winograd_convolution.h) against the definition in
+// double, over the same kinds of shapes and layouts as the forward's.
+TEST(ConvolutionWinograd, WeightGradientMatchesTheDefinition) {
+  struct Case { int64_t batch, in, out, height, width, padding; bool channels_last; };
+  for (const Case& c : {Case{2, 5, 7, 9, 11, 1, true}, Case{1, 13, 9, 6, 7, 0, false},
+                        Case{3, 16, 24, 8, 8, 1, false}, Case{2, 17, 33, 13, 5, 1, true},
+                        Case{4, 64, 64, 14, 14, 1, true}}) {
+    const int64_t oh = c.height + 2 * c.padding - 2, ow = c.width + 2 * c.padding - 2;
+    auto strides = [&](int64_t channels, int64_t h, int64_t w) {
+      return c.channels_last ? std::vector<int64_t>{h * w * channels, 1, w * channels, channels}
+                             : std::vector<int64_t>{channels * h * w, h * w, w, 1};
+    };
+    const std::vector<int64_t> xs = strides(c.in, c.height, c.width), ys = strides(c.out, oh, ow);
+    std::vector<double> x = pseudo_random(size_t(c.batch * c.in * c.height * c.width), -1, 1, 83);
+    std::vector<double> dy = pseudo_random(size_t(c.batch * c.out * oh * ow), -1, 1, 84);
+    std::vector<float> xf(x.begin(), x.end()), dyf(dy.begin(), dy.end());
+    externs::StridedOperand input{xf.data(), DType::Float32, {c.batch, c.in, c.height, c.width}, xs};
+    externs::StridedOperand grad{dyf.data(), DType::Float32, {c.batch, c.out, oh, ow}, ys};
+    ir::ConvolutionGeometry g;
+    ASSERT_EQ(ir::convolution_geometry(input.shape, {c.out, c.in, 3, 3}, std::nullopt, {1, 1},
+                                       {c.padding, c.padding}, {1, 1}, 1, g), "");
+    std::vector<float> out(size_t(c.out * c.in * 9), -7.0f), scratch;
+    externs::winograd_weight_gradient(g, input, grad, out.data(), scratch);
+    double worst = 0, largest = 0;
+    for (int64_t o = 0; o < c.out; ++o)
+      for (int64_t i = 0; i < c.in; ++i)
+        for (int64_t ky = 0; ky < 3; ++ky)
+          for (int64_t kx = 0; kx < 3; ++kx) {
+            double sum = 0;
+            for (int64_t n = 0; n < c.batch; ++n)
+              for (int64_t y = 0; y < oh; ++y)
+                for (int64_t z = 0; z < ow; ++z) {
+                  const int64_t iy = y - c.padding + ky, ix = z - c.padding + kx;
+                  if (iy >= 0 && iy < c.height && ix >= 0 && ix < c.width)
+                    sum += dy[size_t(n * ys[0] + o * ys[1] + y * ys[2] + z * ys[3])] *
+                           x[size_t(n * xs[0] + i * xs[1] + iy * xs[2] + ix * xs[3])];
+                }
+            worst = std::max(worst, std::abs(double(out[size_t(((o * c.in + i) * 3 + ky) * 3 + kx)]) - sum));
+            largest = std::max(largest, std::abs(sum));
+          }
+    // float32 transforms of sums over up to 4 x 14 x 14 positions of values in [-1, 1]
+    EXPECT_LT(worst, 2e-6 * double(c.batch * oh * ow) + 1e-5)
+        << c.in << " channels " << c.height << "x" << c.width << " (largest " << largest << ")";
+  }
+}
+
 // ---- channels-last convolutions (passes/channels_last.cpp) -------------------------------------
 
 TEST(ConvolutionInterpreter, ChannelsLastIsThePermutedConvolution) {

@@ -389,8 +389,8 @@ void add_two_dimensional_variants(GraphCase& graph, DType dtype) {
 }
 
 // 3x3 stride-1 gradients of 64 channels run Winograd's algorithm (extern/convolution.h:
-// winograd_suits; where oneDNN has no Winograd kernels, kiln's runs the input's gradient where
-// the activations outweigh the weights: 2 x 28 x 28 positions over 64 channels), within
+// winograd_suits; where oneDNN has no Winograd kernels, kiln's runs both where the
+// activations outweigh the weights: 2 x 28 x 28 positions over 64 channels), within
 // float32 rounding of the interpreter's double sums relative to the largest gradient (its
 // transform spreads each tile's rounding over the tile).
 TEST(ConvolutionBackwardCompiled, WinogradGradientsMatchTheInterpreter) {
@@ -405,8 +405,7 @@ TEST(ConvolutionBackwardCompiled, WinogradGradientsMatchTheInterpreter) {
   graph.output(gradient_of_weight(graph.builder, dy, x, weight_shape, same), "weight", loose);
   const int64_t before = externs::convolution_counters().winograd_gradients;
   graph.check();
-  EXPECT_GE(externs::convolution_counters().winograd_gradients - before,
-            externs::winograd_available() ? 2 : 1);
+  EXPECT_GE(externs::convolution_counters().winograd_gradients - before, 2);
 }
 
 TEST(ConvolutionBackwardCompiled, TwoDimensionalVariantsFloat32) {
