@@ -133,9 +133,9 @@ Tiling tiling(const ir::ConvolutionGeometry& g, const StridedOperand& input,
   return t;
 }
 
-// Asks for the `size` x `size` pixels (`channels` floats each, contiguous) at (y0, x0) of image
-// n (clipped to the image) ahead of their use: a tile's pixels lie in 4-6 rows far apart, a
-// pattern the hardware's prefetchers do not follow, and every miss went to memory in turn.
+// Asks for the `size` x `size` pixels (`channels` floats each, contiguous) at (y0, x0) of the
+// image at `image` (clipped to it) ahead of their use: a tile's pixels lie in 4-6 rows far
+// apart, a pattern the hardware's prefetchers do not follow.
 __attribute__((always_inline)) inline void prefetch_pixels(const float* image, int64_t y0,
                                                            int64_t x0, int64_t size,
                                                            int64_t height, int64_t width,
