@@ -405,6 +405,13 @@ int64_t block_tiles(const Tiling& t, int threads) {
   return std::max<int64_t>(1, (t.tiles + blocks - 1) / blocks);
 }
 
+// `scratch` grown to at least `floats` (kept between calls). Allocated before a parallel region:
+// an exception may leave here, none may leave the region.
+float* reserved(std::vector<float>& scratch, int64_t floats) {
+  if (scratch.size() < static_cast<size_t>(floats)) scratch.resize(static_cast<size_t>(floats));
+  return scratch.data();
+}
+
 }  // namespace
 
 int64_t winograd_weight_size(const ir::ConvolutionGeometry& g) {
@@ -427,18 +434,13 @@ void winograd_convolution(const ir::ConvolutionGeometry& g, const StridedOperand
   const float* in = static_cast<const float*>(input.data);
   // A point's matrices lie a cache line more than a multiple of their size apart: at a multiple
   // of 4 KB (64 channels, 64 tiles: 16 KB) the 36 points a tile reads or writes fell into the
-  // same few sets of the L1 cache and evicted one another. The scratch is allocated here, where
-  // an exception may leave (none may leave a parallel region).
-  auto reserve = [&](int64_t floats) {
-    if (scratch.size() < static_cast<size_t>(floats)) scratch.resize(static_cast<size_t>(floats));
-    return scratch.data();
-  };
+  // same few sets of the L1 cache and evicted one another.
   if (point_weights > t.tiles * (C + O)) {
     // The weights' transform outweighs the transformed tiles (resnet's last layers): each is
     // read once, by the thread that computes its point's products for all tiles, between the
     // transforms of all tiles.
     const int64_t points_stride = t.tiles * C + 16, products_stride = t.tiles * O + 16;
-    float* points = reserve(36 * (points_stride + products_stride));
+    float* points = reserved(scratch, 36 * (points_stride + products_stride));
     float* products = points + 36 * points_stride;
     const int64_t chunk = (t.tiles + 4 * threads - 1) / (4 * threads);
     #pragma omp parallel num_threads(threads)
@@ -462,7 +464,7 @@ void winograd_convolution(const ir::ConvolutionGeometry& g, const StridedOperand
   const int64_t blocks = (t.tiles + block - 1) / block;
   const int64_t points_stride = block * C + 16, products_stride = block * O + 16;
   const int64_t per_thread = 36 * (points_stride + products_stride);
-  float* blocks_scratch = reserve(per_thread * threads);
+  float* blocks_scratch = reserved(scratch, per_thread * threads);
   #pragma omp parallel num_threads(threads)
   {
     float* points = blocks_scratch + omp_get_thread_num() * per_thread;
@@ -491,11 +493,9 @@ void winograd_weight_gradient(const ir::ConvolutionGeometry& g, const StridedOpe
   const int64_t points_stride = block * C + 16, gradients_stride = block * padded + 16;
   const int64_t sum_size = 36 * C * padded;
   const int64_t per_thread = 36 * (points_stride + gradients_stride) + sum_size;
-  if (scratch.size() < static_cast<size_t>(per_thread * threads))
-    scratch.resize(static_cast<size_t>(per_thread * threads));
+  float* const base = reserved(scratch, per_thread * threads);
   const float* in = static_cast<const float*>(input.data);
   const float* dy = static_cast<const float*>(grad_output.data);
-  float* const base = scratch.data();
   #pragma omp parallel num_threads(threads)
   {
     const int team = omp_get_num_threads();
