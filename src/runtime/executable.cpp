@@ -413,9 +413,10 @@ void HostExecutable::run_real(const std::vector<Array>& inputs, std::vector<Arra
       table_[b] = static_cast<char*>(out.data());
     }
   }
-  if (settings_.autotune && !tuned_) autotune(table_.data());
-  // The free-core budget only matters to parallel regions (and costs a clock read per call).
-  run_steps(table_.data(), any_parallel_ ? thread_budget(settings_.threads) : 1);
+  if (settings_.autotune && !tuned_)
+    autotune(table_.data());  // this call's run: the steps once, each timed kernel run again
+  else  // The free-core budget only matters to parallel regions (and costs a clock read per call).
+    run_steps(table_.data(), any_parallel_ ? thread_budget(settings_.threads) : 1);
   finish_outputs(inputs, outputs);
 }
 
@@ -461,12 +462,14 @@ void HostExecutable::run_steps(char** table, int budget) {
   });
 }
 
-// Each kernel with a parallel region runs alternately on one thread and on all, three times
-// each, after the steps before it have produced its inputs (the first time it runs, inside a
-// loop); one thread is kept only when its best time beats all threads' by 10% (the
-// scheduler's choice stands on a tie, and timing noise must not flip it). Kernels only read
-// their inputs and write their outputs, so running one again gives the same result; but one
-// that writes into a donated input (sched/donated_outputs.h) reads what it wrote: not timed.
+// The first call's run, with each kernel with a parallel region run alternately on one thread
+// and on all, three times each, after the steps before it have produced its inputs (the first
+// time it runs, inside a loop); one thread is kept only when its best time beats all threads'
+// by 10% (the scheduler's choice stands on a tie, and timing noise must not flip it). Kernels
+// only read their inputs and write their outputs, so running one again gives the same result;
+// but one that writes into a donated input (sched/donated_outputs.h) reads what it wrote: not
+// timed. Every step runs once more than its timing runs: the call's own run (a second pass
+// over the program would apply an input's in-place update twice).
 namespace {
 
 bool writes_input(const sched::Program& program, const sched::Kernel& kernel) {

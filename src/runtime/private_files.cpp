@@ -27,16 +27,58 @@ namespace {
               "kiln: cache: cannot " + what + " " + path + ": " + strerror(errno));
 }
 
+std::string mode_text(mode_t mode);
+
 // Why `information` (of a directory or file) is not private, or "" if it is.
 std::string not_private_reason(const struct stat& information) {
   if (information.st_uid != geteuid())
     return "it is owned by uid " + std::to_string(information.st_uid) + ", not by you (uid " +
            std::to_string(geteuid()) + ")";
-  if ((information.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
-    char mode[8];
-    snprintf(mode, sizeof mode, "%03o", static_cast<unsigned>(information.st_mode & 0777));
+  if ((information.st_mode & (S_IWGRP | S_IWOTH)) != 0)
     return std::string("it is writable by ") +
-           ((information.st_mode & S_IWOTH) ? "others" : "its group") + " (mode " + mode + ")";
+           ((information.st_mode & S_IWOTH) ? "others" : "its group") + " (mode " +
+           mode_text(information.st_mode) + ")";
+  return "";
+}
+
+std::string mode_text(mode_t mode) {
+  char text[8];
+  snprintf(text, sizeof text, "%03o", static_cast<unsigned>(mode & 0777));
+  return text;
+}
+
+bool trusted_owner(uid_t owner) { return owner == 0 || owner == geteuid(); }
+
+// Why a directory above `path` lets another user rename, replace or redirect what kiln reads
+// under it (a swap of the cache root in the middle of a compile loaded their code), or "".
+// OpenSSH's StrictModes rule, on the path as given and as resolved (a link's target too):
+// each directory above it belongs to root or to you and is writable by no one else, unless
+// it is sticky (/tmp), where no one renames what they do not own: then the entry kiln uses
+// in it must be yours (or root's), not one another user made first (/tmp/$USER).
+std::string unsafe_ancestor_reason(const std::string& path) {
+  std::vector<std::string> forms{path};
+  if (char* resolved = realpath(path.c_str(), nullptr)) {
+    if (path != resolved) forms.emplace_back(resolved);
+    free(resolved);
+  }
+  for (const std::string& form : forms) {
+    for (size_t end = form.rfind('/'); end != std::string::npos && end > 0;
+         end = form.rfind('/', end - 1)) {
+      const std::string above = form.substr(0, end), entry = form.substr(0, form.find('/', end + 1));
+      struct stat information, entry_information;
+      if (stat(above.c_str(), &information) != 0) return above + ": " + strerror(errno);
+      if (!trusted_owner(information.st_uid))
+        return above + " (above it) is owned by uid " + std::to_string(information.st_uid);
+      if ((information.st_mode & (S_IWGRP | S_IWOTH)) == 0) continue;
+      if ((information.st_mode & S_ISVTX) == 0)
+        return above + " (above it) is writable by " +
+               ((information.st_mode & S_IWOTH) ? "others" : "its group") + " (mode " +
+               mode_text(information.st_mode) + ")";
+      if (lstat(entry.c_str(), &entry_information) != 0) return entry + ": " + strerror(errno);
+      if (!trusted_owner(entry_information.st_uid))
+        return entry + " (in the shared directory " + above + ") is owned by uid " +
+               std::to_string(entry_information.st_uid);
+    }
   }
   return "";
 }
@@ -116,6 +158,13 @@ void ensure_private_directory(const std::string& path) {
                 "kiln: refusing the kernel cache directory " + path + ": " + reason +
                     ". kiln loads code from it, so it must be yours and writable only by you "
                     "(chmod 700 it, or set KILN_CACHE_DIR / options cache_dir to another one)");
+  reason = unsafe_ancestor_reason(path);
+  if (!reason.empty())
+    throw Error(ErrorKind::Permission,
+                "kiln: refusing the kernel cache directory " + path + ": " + reason +
+                    ". kiln loads code from it, so no one else may be able to rename or "
+                    "replace it or a directory above it (set KILN_CACHE_DIR / options "
+                    "cache_dir to a directory under your home)");
   if (access(path.c_str(), W_OK) != 0) throw_file_error("write to directory", path);
 }
 

@@ -124,8 +124,10 @@ bool read_probe_memo(const std::string& path, bool& has_mvec, std::string& ident
 
 void write_probe_memo(const std::string& directory, const std::string& path, bool has_mvec,
                       const std::string& identity) {
+  // Into the default cache as kiln left it, never creating it: a process with the disk cache
+  // off, or with its cache elsewhere, writes nothing under the user's home.
+  if (!is_private_directory(directory)) return;
   try {
-    ensure_private_directory(directory);
     write_private_file(path, std::string(kMemoHeader) + (has_mvec ? "mvec 1\n" : "mvec 0\n") +
                                  identity);
   } catch (const Error&) {

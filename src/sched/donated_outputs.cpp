@@ -68,9 +68,9 @@ ExprId common_index(Kernel& kernel, int32_t output, int32_t input, int64_t eleme
   });
   int64_t iterations = 1;
   for (const Stmt* s : stores.enclosing) {
-    if (s->kind != StmtKind::Loop || s->loop.begin >= 0 || s->loop.end >= 0 ||
-        !variables.count(s->loop.variable))
-      return -1;
+    if (s->kind != StmtKind::Loop || s->loop.begin >= 0 || s->loop.end >= 0) return -1;
+    // a loop over an extent-1 dimension runs once, whatever its index leaves it out
+    if (!variables.count(s->loop.variable) && s->loop.extent != 1) return -1;
     iterations *= s->loop.extent;
   }
   if (iterations != elements) return -1;

@@ -6,8 +6,9 @@
 //
 // Output k may go into donated input j (same dtype and shape, both row-major) when:
 //   - one kernel writes the output, with plain stores at one index I, in a nest of loops with
-//     no run-time bounds whose variables I all uses and whose iterations are as many as the
-//     output's elements: each element is written once;
+//     no run-time bounds whose variables I all uses (but for loops of one iteration: an
+//     extent-1 dimension, as a 1x1 convolution's weight has) and whose iterations are as many
+//     as the output's elements: each element is written once;
 //   - that kernel reads the input only at I and never reads the output;
 //   - no later step touches the input (nothing else needs its old values);
 //   - the program has no graph loops (their steps repeat).

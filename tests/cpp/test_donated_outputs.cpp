@@ -25,14 +25,15 @@ std::vector<std::pair<size_t, size_t>> in_place(const CompiledRun& run) {
 
 // An Adam-like step: three outputs, each the new value of the input donated to it, computed in
 // one kernel that reads all four inputs element by element.
-void check_adam_step(DType dtype, int64_t rows, int threads) {
+void check_adam_step(DType dtype, const std::vector<int64_t>& shape, int threads) {
   GraphCase graph;
   ir::Builder& b = graph.builder;
-  const int64_t n = rows * 100;
-  ValueId p = graph.input(make_array(dtype, {rows, 100}, pseudo_random(n, -1, 1, 1)));
-  ValueId g = graph.input(make_array(dtype, {rows, 100}, pseudo_random(n, -1, 1, 2)));
-  ValueId m = graph.input(make_array(dtype, {rows, 100}, pseudo_random(n, -1, 1, 3)));
-  ValueId v = graph.input(make_array(dtype, {rows, 100}, pseudo_random(n, 0, 1, 4)));
+  int64_t n = 1;
+  for (int64_t extent : shape) n *= extent;
+  ValueId p = graph.input(make_array(dtype, shape, pseudo_random(n, -1, 1, 1)));
+  ValueId g = graph.input(make_array(dtype, shape, pseudo_random(n, -1, 1, 2)));
+  ValueId m = graph.input(make_array(dtype, shape, pseudo_random(n, -1, 1, 3)));
+  ValueId v = graph.input(make_array(dtype, shape, pseudo_random(n, 0, 1, 4)));
   ValueId m_next = plus(b, scaled(b, m, 0.9), scaled(b, g, 0.1));
   ValueId v_next = plus(b, scaled(b, v, 0.999), scaled(b, b.binary(Op::mul, g, g), 0.001));
   ValueId step = b.binary(Op::div, m_next, plus(b, b.unary(Op::sqrt, v_next), scaled(b, v, 0.0)));
@@ -53,9 +54,13 @@ void check_adam_step(DType dtype, int64_t rows, int threads) {
 }
 
 TEST(DonatedOutputs, AdamStepWritesEachResultIntoItsInput) {
-  check_adam_step(DType::Float32, 3, 1);
-  check_adam_step(DType::Float32, 400, 2);  // parallel and SIMD loops
-  check_adam_step(DType::Float64, 257, 2);
+  check_adam_step(DType::Float32, {3, 100}, 1);
+  check_adam_step(DType::Float32, {400, 100}, 2);  // parallel and SIMD loops
+  check_adam_step(DType::Float64, {257, 100}, 2);
+  // dimensions of extent 1 (a 1x1 convolution's weight): loops whose index leaves them out
+  check_adam_step(DType::Float32, {64, 32, 1, 1}, 2);
+  check_adam_step(DType::Float32, {1, 300}, 1);
+  check_adam_step(DType::Float64, {7, 1, 100}, 2);
 }
 
 // Where the old values are still needed the output gets its own memory: read at another

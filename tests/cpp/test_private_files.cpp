@@ -71,6 +71,39 @@ TEST_F(PrivateFilesTest, DirectoriesOthersCanWriteAreRefused) {
   }
 }
 
+// A directory above the cache that another user can write lets them swap the cache for a tree
+// of their own while kiln compiles (the linker then read their object): refused, through a
+// symbolic link too. A sticky one (/tmp) is fine when the entry in it is the user's own.
+TEST_F(PrivateFilesTest, DirectoriesAboveTheCacheOthersCanWriteAreRefused) {
+  for (int mode : {0777, 0770, 0757}) {
+    std::string above = root_ + "/open" + std::to_string(mode);
+    ASSERT_EQ(mkdir(above.c_str(), 0700), 0);
+    ASSERT_EQ(chmod(above.c_str(), static_cast<mode_t>(mode)), 0);
+    std::string link = root_ + "/link" + std::to_string(mode);
+    ASSERT_EQ(symlink((above + "/cache").c_str(), link.c_str()), 0);
+    for (const std::string& cache : {above + "/cache", link}) {
+      try {
+        ensure_private_directory(cache);
+        ADD_FAILURE() << cache << " under mode " << mode << " was accepted";
+      } catch (const kiln::Error& error) {
+        EXPECT_EQ(error.kind(), kiln::ErrorKind::Permission);
+        EXPECT_NE(std::string(error.what()).find("(above it) is writable by"), std::string::npos)
+            << error.what();
+      }
+    }
+  }
+  std::string sticky = root_ + "/sticky";
+  ASSERT_EQ(mkdir(sticky.c_str(), 0700), 0);
+  ASSERT_EQ(chmod(sticky.c_str(), 01777), 0);
+  ensure_private_directory(sticky + "/mine/cache");  // the entry in it is the user's own
+  if (geteuid() == 0) {  // an entry another user made first in the sticky directory
+    std::string theirs = sticky + "/theirs";
+    ASSERT_EQ(mkdir(theirs.c_str(), 0777), 0);
+    ASSERT_EQ(chown(theirs.c_str(), 12345, 12345), 0);
+    EXPECT_THROW(ensure_private_directory(theirs + "/cache"), kiln::Error);
+  }
+}
+
 TEST_F(PrivateFilesTest, ReadBackFilesMustBePrivateRegularFilesNotLinks) {
   write_private_file(root_ + "/good", "ok");
   EXPECT_TRUE(open_private_file(root_ + "/good").valid());

@@ -4,6 +4,7 @@
 
 #include "ir/builder.h"
 #include "sched/cpu/block_scatter_adds.h"
+#include "sched/cpu/hoist_invariants.h"
 #include "sched/cpu/interchange_reductions.h"
 #include "sched/cpu/mark_parallel.h"
 #include "sched/cpu/mark_vector_loops.h"
@@ -369,6 +370,37 @@ TEST(LoopPasses, ScatterAddsComputeTheirIndicesInSimdBlocks) {
     EXPECT_FALSE(rest.parallel);
     EXPECT_FALSE(cpu::block_scatter_adds(kernel, cpu(2)));  // blocked already
   }
+}
+
+// exp(z) in out[i, j] = y[i, j] + exp(z[j]) is computed once into a local array before the
+// loop over i, unless that loop runs once (an extent-1 dimension: nothing to save).
+TEST(LoopPasses, HoistInvariantsSkipsLoopsOfOneIteration) {
+  for (int64_t rows : {4, 1}) {
+    ir::Graph graph;
+    ir::Builder b(graph);
+    ir::ValueId y = b.parameter(DType::Float32, {rows, 300});
+    ir::ValueId z = b.parameter(DType::Float32, {300});
+    graph.set_outputs({b.binary(Op::add, y, b.unary(Op::exp, b.unary(Op::exp, z)))});
+    Program program = schedule(graph, {}, nullptr);
+    ASSERT_EQ(program.kernels.size(), 1u);
+    EXPECT_EQ(cpu::hoist_invariants(program.kernels[0], cpu(1)), rows > 1) << rows << " rows";
+  }
+}
+
+// A (64, 32, 1, 1) array's innermost loops run once: the SIMD loop is the one over 32.
+TEST(LoopPasses, MarkVectorLoopsLooksThroughLoopsOfOneIteration) {
+  ir::Graph graph;
+  ir::Builder b(graph);
+  ir::ValueId x = b.parameter(DType::Float32, {64, 32, 1, 1});
+  graph.set_outputs({b.unary(Op::exp, x)});
+  Program program = schedule(graph, {}, nullptr);
+  ASSERT_EQ(program.kernels.size(), 1u);
+  Kernel& kernel = program.kernels[0];
+  EXPECT_TRUE(cpu::mark_vector_loops(kernel, cpu(1)));
+  const Stmt* loop = &kernel.body[0];
+  while (loop->kind != StmtKind::Loop || loop->loop.extent != 32) loop = &loop->body[0];
+  EXPECT_TRUE(loop->vectorize);
+  EXPECT_FALSE(loop->body[0].vectorize);  // the loops of one iteration inside it
 }
 
 TEST(LoopPasses, MarkVectorLoopsMarksTheInnermostStoreLoop) {

@@ -2,6 +2,8 @@
 parameters and moments, batch norm's running statistics, a cache updated by index. Each case
 against eager PyTorch, and whether kiln wrote into the inputs (no result of its own, no copy)."""
 
+import copy
+
 import pytest
 import torch
 
@@ -30,7 +32,9 @@ def _in_place_outputs(graphs):
 
 def _parameters(seed):
     torch.manual_seed(seed)
-    params = [torch.randn(33, 17), torch.randn(257), torch.randn(4, 8, 8)]
+    # (8, 4, 1, 1): a 1x1 convolution's weight (dimensions of extent 1 were copied back)
+    params = [torch.randn(33, 17), torch.randn(257), torch.randn(4, 8, 8), torch.randn(8, 4, 1, 1),
+              torch.randn(1, 5, 1)]
     for p in params:
         p.grad = torch.randn_like(p)
     return params
@@ -141,3 +145,25 @@ def test_an_index_out_of_range_raises_before_the_cache_changes():
         eager(torch.tensor([3, 16]), torch.ones(2, 8))
     torch.testing.assert_close(module.keys, keys)
     torch.testing.assert_close(module.total, total)
+
+
+@pytest.mark.parametrize("mode", ["default", "reduce-overhead", "max-autotune"])
+def test_in_place_updates_happen_once_in_every_mode(mode):
+    # max-autotune's first call ran the program once to time it, then again
+    def bump(x, y):
+        x.add_(1)
+        return y * 2
+    x = torch.zeros(3)
+    torch.compile(bump, backend="kiln", mode=mode)(x, torch.ones(3))
+    assert x.tolist() == [1.0, 1.0, 1.0]
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Conv2d(3, 4, 3, bias=False), torch.nn.BatchNorm2d(4))
+    eager = copy.deepcopy(model)
+    compiled = torch.compile(model, backend="kiln", mode=mode)
+    images = torch.randn(4, 3, 8, 8)
+    with torch.no_grad():
+        for _ in range(2):
+            torch.testing.assert_close(compiled(images), eager(images))
+    assert model[1].num_batches_tracked.item() == 2
+    torch.testing.assert_close(model[1].running_var, eager[1].running_var)
+    torch.testing.assert_close(model[1].running_mean, eager[1].running_mean)

@@ -160,3 +160,18 @@ def test_bert_training_step_is_one_forward_and_one_backward_graph(dropout, capfd
         assert within(kept.double().mean().item(), dropout, kept.numel())
         whole = embeddings.eval()(tokens) / (1 - dropout)
         torch.testing.assert_close(dropped[kept], whole[kept], rtol=1e-4, atol=1e-5)
+
+
+def test_a_literal_beside_a_draw_reaches_the_op_left_to_eager_torch():
+    # The partition's literal was lowered after the draw, so the random key, which each call
+    # passes last, was read as the literal (garbage, or a RecursionError on its strides).
+    def draw_and_invert(x, y):
+        return (torch.rand_like(x), torch.linalg.inv(torch.tensor([[2.0, 0.0], [0.0, 4.0]])),
+                torch.linalg.inv(torch.linalg.inv(y).clone()))
+    y = torch.tensor([[2.0, 1.0], [0.0, 4.0]])
+    f = torch.compile(draw_and_invert, backend="kiln")
+    for _ in range(2):
+        noise, inverse, twice = f(torch.ones(3), y)
+        assert noise.shape == (3,)
+        torch.testing.assert_close(inverse, torch.tensor([[0.5, 0.0], [0.0, 0.25]]))
+        torch.testing.assert_close(twice, y)

@@ -272,3 +272,19 @@ def test_a_damaged_or_foreign_training_record_is_a_miss(tmp_path):
     assert "warm-start record unusable" in foreign and "system" in foreign
     assert not (tmp_path / "ran").exists()
     assert_same_training(tmp_path / "cold.pt", tmp_path / "foreign.pt")
+
+
+@pytest.mark.parametrize("name", [
+    "torch.ctypes.CDLL",  # a dotted name: pickle follows it through the module's attributes
+    "partial",            # a class the module imported: functools', callable with anything
+])
+def test_a_training_record_names_only_classes_its_modules_define(name):
+    import io
+    import pickle
+    from kiln.torch import _warm_training
+    module = "torch._functorch._aot_autograd.utils"
+    # GLOBAL module name, then REDUCE with ("/nonexistent.so",) as CDLL's or partial's call
+    data = (b"\x80\x04\x8c" + bytes([len(module)]) + module.encode() + b"\x8c"
+            + bytes([len(name)]) + name.encode() + b"\x93\x8c\x10/nonexistent.so\x85R.")
+    with pytest.raises(pickle.UnpicklingError, match="not part of an AOTAutograd entry"):
+        _warm_training._EntryUnpickler(io.BytesIO(data)).load()

@@ -36,6 +36,14 @@ def compile_and_run(offset=1.0):
     return kiln.compile(lambda x: np.sin(x) + offset)(np.ones(3))
 
 
+def existing_cache(tmp_path):
+    """A cache directory that exists before the first process: the toolchain memo is written
+    only into one kiln already uses."""
+    cache_dir = tmp_path / "cache"
+    cache_dir.mkdir(mode=0o700)
+    return cache_dir
+
+
 def entry_files(cache_dir, pattern):
     return glob.glob(os.path.join(str(cache_dir), "??", "*", pattern))
 
@@ -193,7 +201,7 @@ def test_an_entry_planted_under_another_key_is_rebuilt(tmp_path):
 @pytest.mark.parametrize("planted", ["object", "meta.txt", "toolchain memo"])
 def test_a_huge_planted_file_is_a_miss_never_read(tmp_path, planted):
     # 100 GiB (sparse: no disk) where kiln reads a file whole: refused by its size, rebuilt.
-    cache_dir = tmp_path / "cache"
+    cache_dir = existing_cache(tmp_path)
     program = "import numpy as np, kiln; print(kiln.compile(lambda x: x * 3 + 1)(np.ones(2)))"
     assert run_python(program, {"KILN_CACHE_DIR": str(cache_dir)}).returncode == 0
     (path,) = {"object": entry_files(cache_dir, "kernel-*.so"),
@@ -207,7 +215,7 @@ def test_a_huge_planted_file_is_a_miss_never_read(tmp_path, planted):
 
 
 def test_a_planted_toolchain_memo_runs_nothing(tmp_path):
-    cache_dir = tmp_path / "cache"
+    cache_dir = existing_cache(tmp_path)
     marker = tmp_path / "wrapper-ran"
     wrapper = tmp_path / "wrapper.sh"
     wrapper.write_text(f"#!/bin/sh\necho ran > {marker}\nexec \"$@\"\n")
@@ -230,7 +238,7 @@ def test_a_planted_toolchain_memo_runs_nothing(tmp_path):
 
 
 def test_a_symlink_planted_at_the_memo_is_not_followed(tmp_path):
-    cache_dir = tmp_path / "cache"
+    cache_dir = existing_cache(tmp_path)
     victim = tmp_path / "victim.txt"
     victim.write_text("precious")
     program = "import numpy as np, kiln; print(kiln.compile(lambda x: x + 5)(np.ones(2)))"
@@ -273,6 +281,18 @@ def test_disk_cache_false_writes_nothing_to_the_cache(fresh_kiln):
     function = kiln.compile(lambda x: np.tan(x) - 1, options={"disk_cache": False})
     np.testing.assert_allclose(function(np.ones(3)), np.tan(1.0) - 1)
     assert not entry_files(fresh_kiln, "*")
+
+
+@pytest.mark.parametrize("options", ["{'disk_cache': False}", "{'cache_dir': %r}"])
+def test_a_process_that_caches_elsewhere_or_not_at_all_leaves_the_default_be(tmp_path, options):
+    default, elsewhere = tmp_path / "default", tmp_path / "elsewhere"
+    result = run_python(f"""
+        import numpy as np, kiln
+        options = {options.replace("%r", repr(str(elsewhere)))}
+        print(kiln.compile(lambda x: x * 5, options=options)(np.ones(2)))
+    """, {"KILN_CACHE_DIR": str(default)})
+    assert result.returncode == 0 and "[5. 5.]" in result.stdout, result.stderr
+    assert not default.exists()  # the toolchain's memo made it
 
 
 def test_a_cache_directory_with_a_nul_character_is_an_error(tmp_path):

@@ -88,7 +88,7 @@ class LoweringContext:
 
     def draw_key(self):
         """(key, seed) for one random op: the key is a 0-d int64 input after the FX graph's own
-        (placeholders come first in an FX graph), which each call of the compiled graph draws
+        (lower_graph converts the placeholders first), which each call of the compiled graph draws
         from torch's generator (CompiledGraph._run); the seed is this op's own offset from it,
         so two ops of a graph draw different numbers."""
         if self.random_key is None:

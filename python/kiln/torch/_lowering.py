@@ -152,7 +152,10 @@ def trace_graph(graph_module, on_refusal=None, symbolic=False, free_layouts=None
         context.sizes.bind_input_sizes([extent for node in placeholders
                                     if isinstance(meta(node), torch.Tensor)
                                     for extent in meta(node).shape])
-    for node in graph_module.graph.nodes:
+    # The placeholders first, wherever a partition put them: the random key (draw_key) is the
+    # trace's last input, as each call passes it (CompiledGraph._run)
+    for node in [*placeholders, *(node for node in graph_module.graph.nodes
+                                  if node.op != "placeholder")]:
         if node.op == "output":  # a tolerant trace is only for its refusals: no outputs
             for result in node.all_input_nodes:
                 size = context.sizes is not None and isinstance(meta(result), torch.SymInt)
@@ -494,7 +497,7 @@ class CompiledGraph:
         outputs = self.graph_module(*args)
         return [outputs] if self.single else list(outputs)
 
-    def _run(self, compiled, args):
+    def _run(self, compiled, args, recompiled=False):
         """Inputs read in place, results written into pooled tensors (kiln/_result_pool.py:
         reused once nothing holds them, the caller given detached aliases); on CUDA the work
         queued on torch's current stream, torch's TF32 flags applying. A graph with dynamic
@@ -524,9 +527,9 @@ class CompiledGraph:
             else:
                 compiled.run_tensors(tensors, addresses)
         except ValueError as error:  # other strides than compiled for: that layout's graph
-            if "strides" not in str(error):
+            if "strides" not in str(error) or recompiled:
                 raise
-            return self._run(self._compile(args), args)
+            return self._run(self._compile(args), args, recompiled=True)
         return results
 
     def _output_dtype(self, index):

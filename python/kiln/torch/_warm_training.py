@@ -197,9 +197,12 @@ class _EntryUnpickler(pickle.Unpickler):
     def find_class(self, module, name):
         if (module, name) in _ALLOWED:
             return super().find_class(module, name)
-        if module.startswith(_CLASS_MODULES):
+        # A class those modules define, by its own name: pickle follows dotted names through
+        # attributes ("torch.ctypes.CDLL" of an AOTAutograd module is ctypes.CDLL), and a name
+        # a module imported (operator.methodcaller) is another module's.
+        if module.startswith(_CLASS_MODULES) and "." not in name:
             found = super().find_class(module, name)
-            if isinstance(found, type):
+            if isinstance(found, type) and found.__module__ == module:
                 return found
         if module == "torch" and isinstance(getattr(torch, name, None), torch.dtype):
             return getattr(torch, name)

@@ -127,8 +127,12 @@ class Hoister {
     for (int32_t loop : deps)
       if (std::none_of(chain_.begin(), chain_.end(), [&](const ChainLoop& c) { return c.loop == loop; }))
         return -1;
+    // The outermost loop it does not depend on that runs more than once: hoisting out of a
+    // loop of one iteration (an extent-1 dimension) saves nothing and adds a local array.
     size_t missing = 0;
-    while (missing < chain_.size() && deps.count(chain_[missing].loop)) ++missing;
+    while (missing < chain_.size() &&
+           (deps.count(chain_[missing].loop) || ir::size_choice(chain_[missing].extent == 1)))
+      ++missing;
     if (missing == chain_.size() || !chain_[missing].first_of_statement) return -1;
     std::vector<ChainLoop> inner;
     int64_t size = 1;

@@ -10,12 +10,19 @@ namespace {
 // Reductions up to this many elements per iteration are unrolled by the C++ compiler.
 constexpr int64_t kUnrolledReduction = 16;
 
+// A loop of one iteration (an extent-1 dimension, as in a (64, 32, 1, 1) array): no lanes of
+// its own, and its body is its enclosing loop's (the C++ compiler removes it).
+bool runs_once(const Stmt& s) {
+  return s.kind == StmtKind::Loop && s.loop.begin < 0 && s.loop.end < 0 &&
+         ir::size_choice(s.loop.extent == 1);
+}
+
 // Work inside a statement's reductions and scans per iteration of its enclosing loop, or -1
 // when it holds loops of its own (then it is not a SIMD candidate).
 int64_t inner_reduction_work(const std::vector<Stmt>& body) {
   int64_t work = 1;
   for (const Stmt& s : body) {
-    if (s.kind == StmtKind::Loop || s.kind == StmtKind::LocalArray) return -1;
+    if ((s.kind == StmtKind::Loop && !runs_once(s)) || s.kind == StmtKind::LocalArray) return -1;
     int64_t inner = inner_reduction_work(s.body);
     if (inner < 0) return -1;
     for (const Loop& l : s.reduce_loops) inner *= l.extent;
@@ -27,7 +34,7 @@ int64_t inner_reduction_work(const std::vector<Stmt>& body) {
 bool mark(std::vector<Stmt>& body) {
   bool marked = false;
   for (Stmt& s : body) {
-    if (s.kind == StmtKind::Loop && !s.vectorize) {
+    if (s.kind == StmtKind::Loop && !s.vectorize && !runs_once(s)) {
       int64_t work = inner_reduction_work(s.body);
       if (work >= 0 && ir::size_choice(work <= kUnrolledReduction)) s.vectorize = marked = true;
     }
