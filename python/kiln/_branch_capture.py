@@ -10,12 +10,16 @@ branch(condition, then, otherwise, get, set, names, location):
     Sides that rebind names to big arrays become two loops of 0 or 1 iterations (the side's
     condition as trip count): only the side taken runs, an `if` in the compiled code. If the
     sides disagree (a variable bound on one side only, different dtypes), the condition is
-    evaluated as before (a graph break) and one side runs.
+    evaluated as before (a graph break) and one side runs. So it is where a side changes Python
+    state (appends to a list, `d[k] = v`, prints, draws a random number: both sides run while
+    traced), and a side that traces an op raising on data as the graph runs (np.linalg.solve or
+    inv's singular matrix: TraceContext.raising_ops) runs only when taken, never as a select.
 """
 import numpy as np
 
 from . import _random_state
 from ._graph_breaks import GraphBreakSignal
+from ._loop_escapes import Containers
 from ._loop_returns import RESULT
 from ._loop_types import (CaptureFailed, is_number as _is_number, python_type as _python_type,
                           type_of as _type_of)
@@ -43,13 +47,14 @@ def _plain(value):
 
 
 class BranchCapture:
-    def generator_states(self):
-        """The call's random generators (kiln._random_state, found by the driver) with their
-        states now: a loop body or branch side traced once that draws from one would keep
-        one draw for every iteration, or draw on both sides; such code is not captured, and
-        the generators get their states back for the Python code that runs instead."""
+    def generator_states(self, values):
+        """The call's random generators (kiln._random_state, found by the driver) and those
+        among `values` (the loop's or branch's variables) with their states now: a loop body
+        or branch side traced once that draws from one would keep one draw for every
+        iteration, or draw on both sides; such code is not captured, and the generators get
+        their states back for the Python code that runs instead."""
         driver = self.context.driver
-        return _random_state.current(driver.random_states if driver is not None else ())
+        return _random_state.current(driver.random_states if driver is not None else (), values)
 
     def branch(self, condition, then, otherwise, get, set_, names, location, select=False,
                live=None):
@@ -66,12 +71,18 @@ class BranchCapture:
                 arrays[id(root)] = root
         saved = {key: (array, array._tensor, array._scalar) for key, array in arrays.items()}
         predicate = cast(backend().reshape(condition.tensor, []), "bool")
-        first_check = trace.check_count
-        generators = self.generator_states()
+        first_check, raising_before = trace.check_count, self.context.raising_ops
+        generators = self.generator_states(before)
+        containers = Containers(before)  # both sides run: neither may change Python state
         try:
             sides = []
             for run in (then, otherwise):
-                run()
+                self.sides += 1
+                try:
+                    run()
+                finally:
+                    self.sides -= 1
+                containers.check()
                 sides.append((get(), {key: a._tensor for key, a in arrays.items()},
                               trace.check_count))
                 _restore(saved)
@@ -81,15 +92,16 @@ class BranchCapture:
             merged = self._merge(predicate, names, before, arrays, sides, live)
         except (GraphBreakSignal, CaptureFailed, TypeError, ValueError, IndexError) as failure:
             _restore(saved)
+            containers.restore()
             _random_state.restore(generators)
             set_(before)
-            if self.depth > 0:  # inside a captured loop: that loop cannot be captured
-                raise CaptureFailed(f"the branch at {location}: {failure}") from None
-            return then() if condition else otherwise()
+            return self._not_captured(condition, then, otherwise, location, failure)
         k = backend()
         rebound, updated = merged[2]
+        raising = self.context.raising_ops != raising_before  # never a select: see TraceContext
         big = rebound > SELECT_AT_MOST and updated <= SELECT_AT_MOST
-        if not select and (BRANCH_FORM == "loops" or (big and BRANCH_FORM != "select")):
+        if raising or (not select and (BRANCH_FORM == "loops" or
+                                       (big and BRANCH_FORM != "select"))):
             # Big sides: each runs only when taken (a loop of 0 or 1 iterations per side).
             _restore(saved)
             set_(before)
@@ -110,9 +122,11 @@ class BranchCapture:
                                   location)
                 self.record("branch", location, "")
                 return
-            except CaptureFailed:  # select after all
+            except CaptureFailed as failure:  # select after all
                 _restore(saved)
                 set_(before)
+                if raising:
+                    return self._not_captured(condition, then, otherwise, location, failure)
                 return self.branch(condition, then, otherwise, get, set_, names, location, True,
                                    live)
         trace.condition_checks(first_check, predicate)
@@ -121,6 +135,13 @@ class BranchCapture:
             arrays[key]._tensor, arrays[key]._version = tensor, arrays[key]._version + 1
         set_(merged[1])
         self.record("select", location, "")
+
+    def _not_captured(self, condition, then, otherwise, location, failure):
+        """The branch as Python's `if` (a graph break at its condition); inside a captured loop,
+        that loop cannot be captured."""
+        if self.depth > 0:
+            raise CaptureFailed(f"the branch at {location}: {failure}") from None
+        return then() if condition else otherwise()
 
     def _capture_cond(self, predicate, then, otherwise, get, set_, names, location):
         """The branch as one cond node (ir/cond.h): each side traced as a body on the same
@@ -201,6 +222,14 @@ class BranchCapture:
                 (isinstance(b, TracedArray) or _is_number(b))):
             raise CaptureFailed(f"`{name}` is not an array, a number or a tuple of them on both "
                                 "sides")
+        if _views_of_one_array(a, b):
+            return _merged_view(self.context, predicate, a, b), int(np.prod(a.tensor.shape))
+        for value in (a, b):
+            if isinstance(value, TracedArray) and not _plain(value):
+                # where(p, a, b) would be neither a view (writes through it were lost) nor a
+                # selection (x[mask] stood for all of x)
+                raise CaptureFailed(f"`{name}` is a view, a masked selection or a slice with a "
+                                    "loop-varying bound on a side of the branch")
         ta, tb = (to_tensor(self.context, v) for v in (a, b))
         if _type_of(ta) != _type_of(tb):
             raise CaptureFailed(f"`{name}` has different dtypes or shapes on the two sides")
@@ -211,6 +240,29 @@ class BranchCapture:
         weak = {_python_type(v) for v in (a, b)}
         merged._weak = weak.pop() if len(weak) == 1 else None
         return merged, int(np.prod(ta.shape))
+
+
+def _views_of_one_array(a, b):
+    return (isinstance(a, TracedArray) and isinstance(b, TracedArray)
+            and a._root is not None and a._root is b._root and a._root_shape == b._root_shape
+            and a._selection is None and b._selection is None and not (a._scalar or b._scalar)
+            and _type_of(a.tensor) == _type_of(b.tensor))
+
+
+def _merged_view(context, predicate, a, b):
+    """where(predicate, a, b) of two views of one array (`v = y[:3] if c else y[-3:]`), itself a
+    view of it: it reads the chosen side's elements, and a write through it goes where that
+    side's view would have written."""
+    k, root = backend(), a._root
+    (forward_a, backward_a), (forward_b, backward_b) = (a._forward, a._backward), (b._forward, b._backward)
+    merged = TracedArray(context, k.where(predicate, a.tensor, b.tensor))
+    merged._root, merged._root_shape, merged._root_version = root, a._root_shape, root._version
+    merged._forward = lambda whole: k.where(predicate, forward_a(whole), forward_b(whole))
+    merged._backward = lambda whole, value: k.where(predicate, backward_a(whole, value),
+                                                    backward_b(whole, value))
+    merged._read_only = a._read_only or b._read_only
+    merged._overlapping = a._overlapping or b._overlapping
+    return merged
 
 
 def _returned_on_one_side(a, b, unbound):

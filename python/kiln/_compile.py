@@ -54,8 +54,8 @@ from ._dynamic_numbers import DynamicNumbers
 from ._environment import Environment, with_numpy_names
 from ._trace_stores import CellStores, GlobalStores
 from ._graph_breaks import GraphBreak, GraphBreakSignal, located
-from ._retrace import (SEGMENT_LIMIT, NeedsStatic, RetraceTimes, Segments, _SegmentLimit,
-                       _TraceContext, _Traced, held_output)
+from ._retrace import (SEGMENT_LIMIT, SEGMENT_SECONDS, NeedsStatic, RetraceTimes, Segments,
+                       _SegmentLimit, _TraceContext, _Traced, held_output)
 from ._tracing import location_of, with_loop_capture
 
 MISS = _kiln.MISS
@@ -200,7 +200,9 @@ class CompiledFunction(RaisingCalls):
                     if not dynamic:
                         raise
                     dynamic = self.numbers.fewer(spec, leaves, dynamic)
-        except _SegmentLimit:
+        except _SegmentLimit:  # these guards run eagerly from now on, never traced again
+            if guard is not None:
+                self.cache.add(guard, args, kwargs, None, None, [], False)
             return self.fn(*args, **kwargs)
         except CompilerError as error:
             if not config.suppress_errors or self.fullgraph:
@@ -252,7 +254,8 @@ class CompiledFunction(RaisingCalls):
         started = time.perf_counter()
         try:
             traced = self.trace_and_compile(args, kwargs, leaves, spec, guard=None)
-        except _SegmentLimit:
+        except _SegmentLimit:  # it would trace into the limit again: eager from now on
+            times.choice = "eager"
             return self.fn(*args, **kwargs)
         if traced is None:
             return self.fn(*args, **kwargs)
@@ -478,16 +481,26 @@ class CompiledFunction(RaisingCalls):
     def _warn_segment_limit(self):
         if not self.warned_segments:
             self.warned_segments = True
-            warnings.warn(f"kiln: {self.name} ({location_of(self.fn)}) built {SEGMENT_LIMIT} "
-                          f"distinct graphs around its graph breaks; new ones run eagerly",
-                          RuntimeWarning, stacklevel=6)
+            warnings.warn(f"kiln: {self.name} ({location_of(self.fn)}) built "
+                          f"{len(self.segments)} distinct graphs around its graph breaks "
+                          f"({self.segments.seconds:.1f} s of compiling; at most "
+                          f"{SEGMENT_LIMIT} graphs or {SEGMENT_SECONDS:.0f} s): its calls that "
+                          f"need a new one run eagerly", RuntimeWarning, stacklevel=6)
 
     def _outputs(self, context, tracer, result):
         """Graph outputs and the C++ output spec for the function's result pytree."""
         outputs = []
         is_scalar = getattr(tracer, "is_scalar_result", None)
+        converted = {}  # id(leaf) -> its spec: an array returned twice is one array, as in NumPy
 
         def convert(leaf):
+            if isinstance(leaf, (bool, int, float, complex, str, np.generic)) or leaf is None:
+                return convert_once(leaf)
+            if id(leaf) not in converted:  # (the leaf held: its id stays its own)
+                converted[id(leaf)] = (leaf, convert_once(leaf))
+            return converted[id(leaf)][1]
+
+        def convert_once(leaf):
             tensor = tracer.unwrap(leaf)
             if (tensor is None and type(leaf) is np.ndarray
                     and not getattr(tracer, "holds_dtype", bool)(leaf.dtype)):

@@ -82,7 +82,7 @@ def materialize(value, reason):
     location = user_location()
     if driver is None:  # traced without a driver that can run the graph so far
         raise GraphBreakSignal(reason, location)
-    full = np.asarray(driver.graph_break(value.tensor, reason, location))
+    full = np.asarray(driver.graph_break(value._unmasked(), reason, location))
     if value._selection is None:
         return full
     mask = np.asarray(driver.graph_break(value._selection.tensor, reason, location))

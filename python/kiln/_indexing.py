@@ -168,7 +168,8 @@ def getitem(x, key):
     if isinstance(key, TracedArray) and key.dtype == np.bool_:
         if key.shape != shape[:key.ndim]:
             raise IndexError("boolean index did not match indexed array")
-        return TracedArray(x._context, x.tensor, mask=key)
+        # the mask as it is now: a later write to it (keep &= ...) leaves this selection be
+        return TracedArray(x._context, x.tensor, mask=TracedArray(key._context, key.tensor))
     if _has_bool_scalar(key):
         values = materialize_all((x, key), "indexing with a boolean scalar")
         return values[0][values[1]]
@@ -476,9 +477,9 @@ def setitem(x, key, value):
         mask = _expand_mask(key, x)
         if isinstance(value, TracedArray) and value._selection is not None:
             if (not context.same_mask(value._selection.tensor, key.tensor)
-                    or value.tensor.shape != x.tensor.shape):
+                    or value._unmasked().shape != x.tensor.shape):
                 graph_break("x[mask] = y[other_mask]: the values' placement depends on the masks")
-            new = value.tensor  # x[m] = y[m]: where(m, y, x)
+            new = value._unmasked()  # x[m] = y[m]: where(m, y, x)
         elif isinstance(value, TracedArray) or np.ndim(value) == 0:
             new = to_tensor(context, _mask_broadcast(value, x.ndim - key.ndim), x.dtype,
                             "setitem")

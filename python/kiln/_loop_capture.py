@@ -85,6 +85,7 @@ class LoopCapture(BranchCapture, ExpressionCapture):
         self.depth = 0          # loop bodies being traced
         self.pending = []       # records inside the outermost body, kept once it is captured
         self.converting = 0     # while bodies run before their capture (to_python)
+        self.sides = 0          # branch sides being traced for a select (both of them run)
 
     def record(self, kind, location, reason):
         if self.depth > 0:
@@ -106,9 +107,10 @@ class LoopCapture(BranchCapture, ExpressionCapture):
 
     def effect(self, function, *args, **kwargs):
         """A call statement of a loop body or branch (kiln._loop_transform._as_effect). In a
-        body traced once for every iteration, a call whose effects the trace cannot repeat
-        (print, a list's or dict's method, random draws) gives the loop up, as before."""
-        if self.depth > 0:
+        body traced once for every iteration, or a branch side traced whether taken or not, a
+        call whose effects the trace cannot repeat or undo (print, a list's or dict's method,
+        random draws) gives the loop or branch up, as before."""
+        if self.depth > 0 or self.sides > 0:
             reason = _untraced_effect(function)
             if reason is not None:
                 raise CaptureFailed(reason)
@@ -136,6 +138,9 @@ class LoopCapture(BranchCapture, ExpressionCapture):
         condition = None if stop is None else (lambda: self._continues(stop()),
                                                self._continues(False))
         try:
+            if span is None and names[-1] in live and get()[-1] is self.UNBOUND:
+                raise CaptureFailed(f"`{names[-1]}` is read after the loop, which may run no "
+                                    f"iteration (Python's UnboundLocalError then)")
             self._capture(bounds, span, body, get, set_, names, live, location, condition,
                           indexed=True)
             self.record("loop", location, "")
@@ -190,7 +195,7 @@ class LoopCapture(BranchCapture, ExpressionCapture):
 
     def _capture(self, bounds, span, body, get, set_, names, live, location, condition=None,
                  indexed=None):
-        generators = self.generator_states()
+        generators = self.generator_states(get())
         try:
             return self._capture_settled(bounds, span, body, get, set_, names, live, location,
                                          condition, generators, indexed)
@@ -336,7 +341,7 @@ class LoopCapture(BranchCapture, ExpressionCapture):
                         raise CaptureFailed(f"`{name}` is a view made before the loop that the "
                                             f"loop reads or writes through")
             escapes = Escapes(context, set(by_object) | {id(view) for view in followers.values()},
-                              getattr(driver, "attribute_dicts", ()))
+                              getattr(driver, "attribute_dicts", ()), before)
             for stack in stacks:
                 stack.position = _loop_appends.position(index, span)
             if indexed:
@@ -397,6 +402,10 @@ class LoopCapture(BranchCapture, ExpressionCapture):
                     and (name in live or name in carried) and name not in resizing):
                 raise CaptureFailed(f"`{name}`, a slice with a loop-varying bound, outlives its "
                                     f"iteration")
+            if (isinstance(value, TracedArray) and value._masked()
+                    and (name in live or name in carried)):  # carried, it was all of x
+                raise CaptureFailed(f"`{name}`, an x[mask] selection (of a data-dependent "
+                                    f"shape), outlives its iteration")
         for array_names, array, initial, placeholder in list(slots):
             values = [after[name] for name in array_names]
             new = values[0]

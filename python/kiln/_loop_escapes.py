@@ -4,19 +4,29 @@ handed (an RNN layer's `self.states[:, t] = h` through a local name, a method's 
 self.s * 0.5`). The loop carries its variables only: such a write left a value of the body in
 the array or attribute, used after the loop (an internal error) or read stale by the next
 iteration (a wrong answer). The body is checked after its trace; a loop that changed such state
-runs as Python, everything put back as it was."""
+runs as Python, everything put back as it was.
+
+Python containers (lists, dicts, sets) the body can reach are such state too: the trace runs the
+body once, so `c[0] = c[0] + 1`, `d["n"] += v` or a helper's `items.append(v)` happened once
+instead of once per iteration (and on both sides of a branch, which traces both)."""
+import collections
+
+from ._loop_helpers import _is_user_function
 from ._loop_types import CaptureFailed
 
 
 class Escapes:
-    def __init__(self, context, carried, attribute_dicts):
+    def __init__(self, context, carried, attribute_dicts, values=()):
         """carried: the ids of the arrays the loop carries; attribute_dicts: the attribute dicts
-        of self, global objects and the objects among the arguments (the trace's copies)."""
+        of self, global objects and the objects among the arguments (the trace's copies);
+        values: those of the names the body reads or assigns, before it."""
         arrays = (reference() for reference in context.arrays)
         # Views write through to their roots, which are listed.
         self.arrays = [(array, array._tensor, array._scalar) for array in arrays
                        if array is not None and array._root is None and id(array) not in carried]
         self.attributes = [(attributes, dict(attributes)) for attributes in attribute_dicts]
+        self.containers = Containers([*values, *(value for attributes in attribute_dicts
+                                                 for value in attributes.values())])
 
     def check(self):
         if any(array._tensor is not tensor for array, tensor, _ in self.arrays):
@@ -27,6 +37,7 @@ class Escapes:
                     attributes[name] is not value for name, value in before.items()):
                 raise CaptureFailed("the body assigns an attribute (of self or of an object "
                                     "it was handed)")
+        self.containers.check()
 
     def restore(self):
         for array, tensor, scalar in self.arrays:
@@ -36,3 +47,76 @@ class Escapes:
             if attributes != before:
                 attributes.clear()
                 attributes.update(before)
+        self.containers.restore()
+
+
+_SEQUENCES = (list, set, collections.deque)
+
+
+class Containers:
+    """The lists, dicts, sets and deques reachable from `values` (through containers, tuples, and
+    the globals and closure cells of the user's functions among them: a helper's own list),
+    with their items, to tell whether a body or a branch side changed them."""
+
+    def __init__(self, values):
+        self.saved, seen, pending = [], set(), list(values)
+        while pending:
+            value = pending.pop()
+            if id(value) in seen:
+                continue
+            seen.add(id(value))
+            if isinstance(value, dict):
+                self.saved.append((value, list(value.items())))
+                pending.extend(value.values())
+            elif isinstance(value, _SEQUENCES):
+                self.saved.append((value, list(value)))
+                pending.extend(value)
+            elif isinstance(value, tuple):
+                pending.extend(value)
+            elif _is_user_function(value):
+                pending.extend(_reachable_from(value))
+
+    def changed(self):
+        return [(container, items) for container, items in self.saved
+                if _changed(container, items)]
+
+    def check(self):
+        if self.changed():
+            raise CaptureFailed("a Python list, dict or set changes (traced once, a loop body "
+                                "would change it once, not once per iteration; a branch on "
+                                "both sides, not on the one taken)")
+
+    def restore(self):
+        for container, items in self.changed():
+            if isinstance(container, list):
+                container[:] = items
+                continue
+            container.clear()
+            if isinstance(container, collections.deque):
+                container.extend(items)
+            else:
+                container.update(items)  # a dict's (key, value) pairs, or a set's items
+
+
+def _changed(container, items):
+    if isinstance(container, set):  # unordered: the same objects, by identity
+        return (len(container) != len(items)
+                or {id(item) for item in container} != {id(item) for item in items})
+    now = list(container.items()) if isinstance(container, dict) else list(container)
+    if len(now) != len(items):
+        return True
+    if isinstance(container, dict):
+        return any(key is not old_key or value is not old_value
+                   for (key, value), (old_key, old_value) in zip(now, items))
+    return any(value is not old for value, old in zip(now, items))
+
+
+def _reachable_from(function):
+    """The globals a user's function names and its closure cells' values."""
+    globals_ = function.__globals__
+    yield from (globals_[name] for name in function.__code__.co_names if name in globals_)
+    for cell in function.__closure__ or ():
+        try:
+            yield cell.cell_contents
+        except ValueError:  # an empty cell
+            pass

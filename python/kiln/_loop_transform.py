@@ -24,7 +24,7 @@ import types
 
 from ._loop_attribute_targets import attribute_targets_through_names
 from ._loop_jumps import jumps, stop_flag, without_jumps
-from ._loop_refusals import _body_refusal
+from ._loop_refusals import _body_refusal, calls_solve_or_inv
 from ._loop_returns import single_exit
 from ._loop_rewrite_parts import (HELPER, _at, _dotted_name, _helper_call, _list_names, _name,
                                   _parameters, _parse, _walk_scope, sequence_loop)
@@ -69,6 +69,8 @@ class _ChoiceRewriter(_LogicRewriter):
 
     def visit_IfExp(self, node):
         self.generic_visit(node)
+        if calls_solve_or_inv([node.body, node.orelse]):
+            return node  # a select computes both: the value not chosen would raise
         self.found.append(self.location(node))
         call = _helper_call(f"choose(None, None, None, {self.location(node)!r})", node)
         call.args[:3] = [node.test, _thunk(node.body), _thunk(node.orelse)]
@@ -298,7 +300,8 @@ def _rewrite(fn, code):
         definition.body, _parameters(definition) - set(_stored_names(definition.body)))
     list_names = _list_names(definition)  # before loop bodies become functions of their own
     rewriter = _Rewriter(filename, _loaded_names(definition),
-                         _parameters(definition) | set(_stored_names(definition.body)))
+                         _parameters(definition) | set(_stored_names(definition.body)),
+                         _index_reads(definition))
     definition.body = rewriter.statements(definition.body)
     choices = _ChoiceRewriter(rewriter.location, list_names)
     definition.body = [choices.visit(statement) for statement in definition.body]
@@ -354,6 +357,22 @@ def _loaded_names(definition):
     return counts
 
 
+def _index_reads(definition):
+    """How often each name is read outside the bodies of the for loops it is the index of (a
+    loop's own reads, and those of a later loop over the same name, follow a binding)."""
+    bound = set()
+    for node in ast.walk(definition):
+        if isinstance(node, ast.For) and isinstance(node.target, ast.Name):
+            bound.update(id(read) for statement in node.body for read in ast.walk(statement)
+                         if isinstance(read, ast.Name) and read.id == node.target.id)
+    counts = {}
+    for node in ast.walk(definition):
+        if (isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)
+                and id(node) not in bound):
+            counts[node.id] = counts.get(node.id, 0) + 1
+    return counts
+
+
 def _as_appended(statement, local_names):
     """`items.append(value)`, a statement of a for loop's body, appending to a local list:
     `items = HELPER.appended(items, value)`, which appends (LoopCapture.appended), so that
@@ -385,9 +404,10 @@ def _as_effect(statement):
 
 
 class _Rewriter:
-    def __init__(self, filename, loaded, local_names):
+    def __init__(self, filename, loaded, local_names, index_reads):
         self.filename = filename
         self.loaded = loaded
+        self.index_reads = index_reads  # _index_reads: an index read after its loop
         self.local_names = local_names  # the function's own (parameters and assigned names)
         self.captured, self.refused = [], []
         self.nonlocal_names = set()
@@ -432,7 +452,8 @@ class _Rewriter:
         elif jumps(node.body)[0] and self.live([node.target.id], node.body):
             reason = "it breaks, and its index is read after it"
         else:
-            node.body = [_as_appended(statement, self.local_names) for statement in node.body]
+            if not any(jumps(node.body)):  # a jump would skip appends the array stacks anyway
+                node.body = [_as_appended(statement, self.local_names) for statement in node.body]
             original = node
             node, before = without_jumps(node, self.counter + 1)
             reason = _body_refusal(node.body)
@@ -450,6 +471,8 @@ class _Rewriter:
         touched = sorted(set(assigned) | set(_read_names(node.body)) - {target})
         self.nonlocal_names.update(assigned + [target])
         live = self.live(assigned, node.body)
+        if self.index_reads.get(target, 0):  # read after the loop: unbound if it ran no iteration
+            live.append(target)
         self.captured.append(self.location(node))
         state = touched + [target]
         definitions = self.body_function(f"__kiln_body_{n}", [target], assigned, body)

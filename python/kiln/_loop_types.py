@@ -109,8 +109,8 @@ def unshared_scalars(context, names, values, set_, keep):
 def untraced_effect(function):
     """Why a call statement's effects would not repeat on every iteration of a captured loop
     (None: they are traced): Python functions and methods (their array updates are traced;
-    what else they change is fixed at the trace, as for a call whose result is assigned),
-    NumPy's functions and ufunc methods, and a traced array's methods are."""
+    a list, dict or set they change makes the loop run as Python, kiln._loop_escapes), NumPy's
+    functions and ufunc methods, and a traced array's methods are."""
     owner = getattr(function, "__self__", None)
     if isinstance(owner, (TracedArray, np.ufunc)) or isinstance(function, np.ufunc):
         return None

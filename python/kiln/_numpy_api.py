@@ -195,6 +195,15 @@ def _value_based_loop(ufunc, operands, casting):
     return tuple(np.dtype(d) for d in loop)
 
 
+def _ufunc_keywords(out, where, dtype, casting, **more):
+    """A ufunc call's keywords for its eager run: `where` only where given (a gufunc such as
+    np.matmul takes none)."""
+    keywords = dict(out=out, dtype=dtype, casting=casting, **more)
+    if where is not True:
+        keywords["where"] = where
+    return keywords
+
+
 def _fallback(function, inputs, kwargs, reason):
     return call_eagerly(function, inputs, kwargs, reason)
 
@@ -278,7 +287,7 @@ def _masked_reduction(function, args, kwargs):
     axis = args[1] if len(args) == 2 else kwargs.get("axis")
     mask = x._selection
     masked_axes = mask.ndim
-    selection_ndim = 1 + len(x.tensor.shape) - masked_axes   # x[mask]: one axis for the mask's
+    selection_ndim = 1 + len(x._unmasked().shape) - masked_axes   # x[mask]: one axis for the mask's
     if axis is not None:   # the selection's axis 0 is x's masked axes, axis a > 0 x's a + m - 1
         try:
             axes = [a % selection_ndim if -selection_ndim <= a < selection_ndim else None
@@ -289,7 +298,7 @@ def _masked_reduction(function, args, kwargs):
             return None   # NumPy's AxisError; a result that keeps the selection's count
         axis = tuple(sorted(n for a in axes for n in (
             range(masked_axes) if a == 0 else (a + masked_axes - 1,))))
-    whole = TracedArray(x._context, x.tensor)
+    whole = TracedArray(x._context, x._unmasked())
     where = _indexing.mask_over(mask, whole)
     options = {name: value for name, value in kwargs.items() if name != "axis"}
     return function(whole, axis=axis, where=where, **options)
@@ -336,9 +345,9 @@ def apply_ufunc(ufunc, method, inputs, kwargs):
             return _fallback(getattr(ufunc, method), inputs, kwargs,
                              f"{ufunc.__name__}.{method} with out= a NumPy array (not traced)")
         kwargs = {**kwargs, "out": out}
-    if method == "reduce" and ufunc in _UFUNC_REDUCTIONS:
-        return FUNCTIONS[_UFUNC_REDUCTIONS[ufunc]](context_of(inputs), *inputs,
-                                                   **{"axis": 0, **kwargs})
+    if method == "reduce" and ufunc in _UFUNC_REDUCTIONS:  # as np.sum etc. (x[mask] included)
+        return apply_function(context_of(inputs), _UFUNC_REDUCTIONS[ufunc], inputs,
+                              {"axis": 0, **kwargs})
     if method == "accumulate" and ufunc in (np.add, np.multiply):
         function = np.cumsum if ufunc is np.add else np.cumprod
         return function(*inputs, **{"axis": 0, **kwargs})
@@ -418,7 +427,7 @@ def call_ufunc(ufunc, inputs, out=None, where=True, dtype=None, casting="same_ki
         ufunc, inputs = np.sqrt, inputs[:1]
     implementation = UFUNCS.get(ufunc)
     if implementation is None or unknown or signature is not None:
-        return _fallback(ufunc, inputs, dict(out=out, where=where, dtype=dtype, casting=casting,
+        return _fallback(ufunc, inputs, _ufunc_keywords(out, where, dtype, casting,
                                              **unknown),
                          f"ufunc {ufunc.__name__} is not supported by kiln")
     if out is not None and not isinstance(out, tuple):
@@ -432,7 +441,7 @@ def call_ufunc(ufunc, inputs, out=None, where=True, dtype=None, casting="same_ki
     if masks:
         return _masked_ufunc(ufunc, inputs, out, masks[0], where, dtype, casting)
     if out is not None and any(o is not None and not isinstance(o, TracedArray) for o in out):
-        return _fallback(ufunc, inputs, dict(out=out, where=where, dtype=dtype, casting=casting),
+        return _fallback(ufunc, inputs, _ufunc_keywords(out, where, dtype, casting),
                          f"{ufunc.__name__} with out= a NumPy array (not traced)")
     types = tuple(weak_type(x) for x in inputs)
     loop = _resolve(ufunc, types, dtype, casting)
@@ -506,12 +515,14 @@ def _masked_ufunc(ufunc, inputs, out, mask, where, dtype, casting):
     """x[mask] op scalar, elementwise: computed on all of x, selected again by the mask."""
     def is_small(x):
         return not isinstance(x, TracedArray) and np.ndim(x) == 0 or (
-            isinstance(x, TracedArray) and (x._selection is mask or len(x.tensor.shape) == 0))
+            isinstance(x, TracedArray) and (
+                x._masked() and x._context.same_mask(x._selection.tensor, mask.tensor)
+                or len(x._unmasked().shape) == 0))
     if ufunc.signature is not None or where is not True or not all(map(is_small, inputs)):
-        return _fallback(ufunc, inputs, dict(out=out, where=where, dtype=dtype, casting=casting),
+        return _fallback(ufunc, inputs, _ufunc_keywords(out, where, dtype, casting),
                          "boolean mask indexing has a data-dependent shape")
     context = context_of(inputs)
-    full = [traced(context, x.tensor) if isinstance(x, TracedArray) else x for x in inputs]
+    full = [traced(context, x._unmasked()) if isinstance(x, TracedArray) else x for x in inputs]
     result = call_ufunc(ufunc, tuple(full), dtype=dtype, casting=casting)
     results = result if isinstance(result, tuple) else (result,)
     wrapped = []

@@ -153,6 +153,7 @@ def _systems(a, b=None):
 def _library_solve(context, a, b):
     """x with a x = b by the solve op (LAPACK's gesv)."""
     a, b = _as_traced(context, a), _as_traced(context, b)
+    context.raising_ops += 1  # LAPACK's singular matrix, as the graph runs
     return _result(context, _k().solve(a.tensor, b.tensor), scalar=False)
 
 

@@ -84,6 +84,14 @@ def drew(saved):
     return any(not _same(_generator_state(generator)[1], state) for generator, state in saved)
 
 
-def current(saved):
-    """The generators of `saved` with their states now."""
-    return [(generator, _generator_state(generator)[1]) for generator, _ in saved]
+def current(saved, values=()):
+    """The generators of `saved`, and those among `values` (a loop's or branch's variables: a
+    generator the function made itself, `rng = np.random.default_rng(seed)`, and a bound
+    draw, `draw = rng.normal`), with their states now."""
+    found = {id(generator): generator for generator, _ in saved}
+    for value in values:
+        owner = getattr(value, "__self__", value) if callable(value) else value
+        if isinstance(owner, _GENERATORS):
+            generator = _generator_state(owner)[0]  # a Generator's state is its bit generator's
+            found.setdefault(id(generator), generator)
+    return [(generator, _generator_state(generator)[1]) for generator in found.values()]

@@ -13,8 +13,10 @@ from . import _kiln
 from ._graph_breaks import GraphBreak
 
 # Distinct graphs one retraced function may compile (paths through its breaks) before its new
-# paths run eagerly, with a warning.
+# paths run eagerly, with a warning; and the seconds their compiles may take in all (a pivoting
+# elimination's thirty pivot patterns compiled for half a minute on its first call).
 SEGMENT_LIMIT = 64
+SEGMENT_SECONDS = 5.0
 
 
 class _SegmentLimit(Exception):
@@ -77,20 +79,23 @@ class Segments(dict):
     each compiled once: keyed by the segment's text (what was traced since the last break's
     cut, python/graph_segments.h) and its input layouts."""
 
+    seconds = 0.0  # spent compiling them
+
     def compiled(self, context, outputs, at_limit):
         """(Compiled, whether it was compiled now, the positions of the trace's inputs it reads)
-        for the segment of the trace these outputs make; past SEGMENT_LIMIT graphs, at_limit()
-        and _SegmentLimit."""
+        for the segment of the trace these outputs make; past SEGMENT_LIMIT graphs or
+        SEGMENT_SECONDS of compiling, at_limit() and _SegmentLimit."""
         text, inputs = _kiln.segment_of(context.trace, outputs)
         key = (text, tuple(tuple(context.strides[k]) for k in inputs))
         compiled = self.get(key)
         if compiled is not None:
             return compiled, False, inputs
-        if len(self) >= SEGMENT_LIMIT:
+        if len(self) >= SEGMENT_LIMIT or self.seconds >= SEGMENT_SECONDS:
             at_limit()
             raise _SegmentLimit()
         compiled = self[key] = _kiln.compile_graph(context.trace, outputs, context.strides,
                                                    context.options, segment=True)
+        self.seconds += compiled.compile_seconds
         return compiled, True, inputs
 
 

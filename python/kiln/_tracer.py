@@ -141,6 +141,10 @@ class TraceContext:
         self.arrays = []
         self.in_body = 0  # loop bodies being captured: their values exist only inside
         self.driver = None  # the driver of this call (kiln._retrace); None: breaks end the trace
+        # Ops traced so far that raise on data as the graph runs (the solve op's singular
+        # matrix), not through a check a branch can make conditional: no select computes them
+        # on a side not taken (kiln._branch_capture).
+        self.raising_ops = 0
 
     def data_input(self, array):
         """After a graph break, data reaching the trace is a graph input (None: a constant)."""
@@ -468,6 +472,8 @@ class TracedArray:
 
     @property
     def tensor(self):
+        if isinstance(self._selection, TracedArray):
+            self._settle_selection()
         root = self._root
         if root is not None and self._root_version != root._version:
             self._tensor = self._forward(self._root_tensor())
@@ -539,19 +545,35 @@ class TracedArray:
     def _materialized_selection(self):
         return materialize(self, "boolean mask indexing has a data-dependent shape")
 
+    def _masked(self):
+        """Whether this is an x[mask] selection (held lazily as x and the mask)."""
+        return isinstance(self._selection, TracedArray)
+
+    def _unmasked(self):
+        """An x[mask] selection's x, the mask not applied, for the code that computes under
+        the mask (_numpy_api's masked ufuncs and reductions, x[m] = y[m]); any other tracer's
+        tensor."""
+        return self._tensor if self._masked() else self.tensor
+
+    def _settle_selection(self):
+        """x[mask] read as an array by code that does not know the mask: its elements, fetched
+        at a graph break (their count depends on the data), and from then on a plain array,
+        as NumPy's x[mask] is a copy. (Its raw x read as its value gave wrong answers.)"""
+        concrete = self._materialized_selection()
+        self._tensor = self._context.lift(concrete).tensor
+        self._selection = None
+
     # -- attributes --
 
     @property
     def dtype(self):
-        return np.dtype(self.tensor.dtype)
+        return np.dtype(self._unmasked().dtype)
 
     @property
     def shape(self):
         if self._windowed():
             self._check_plain("the shape")
-        if self._selection is not None:
-            return self._materialized_selection().shape
-        return tuple(self.tensor.shape)
+        return tuple(self.tensor.shape)  # an x[mask] selection's, at a graph break
 
     @property
     def ndim(self):
@@ -597,7 +619,8 @@ class TracedArray:
         return (self[i] for i in range(self.shape[0]))
 
     def __repr__(self):
-        return f"TracedArray(shape={self.tensor.shape}, dtype={self.tensor.dtype})"
+        tensor = self._unmasked()
+        return f"TracedArray(shape={tensor.shape}, dtype={tensor.dtype})"
 
     @property
     def __class__(self):
@@ -620,6 +643,14 @@ class TracedArray:
 
     def __int__(self):
         return self._context.note_data_scalar(int(materialize(self, "int() of a traced array")))
+
+    def __round__(self, ndigits=None):
+        if not self._scalar:
+            raise TypeError("type numpy.ndarray doesn't define __round__ method")
+        if ndigits is None:  # a NumPy scalar's round() is a Python int
+            value = materialize(self, "round() of a traced array")[()]
+            return self._context.note_data_scalar(round(value))
+        return np.round(self, ndigits)  # of its own type, as NumPy's scalars round
 
     def __index__(self):
         return operator.index(materialize(self, "a traced array used as a Python integer")[()])
@@ -680,7 +711,7 @@ class TracedArray:
                             f"according to the rule {casting!r}")
         if not copy and dtype == self.dtype and order in ("K", "A"):
             return self  # NumPy's astype(copy=False) to the same dtype is the array itself
-        result = traced(self._context, backend().astype(self.tensor, dtype.name))
+        result = traced(self._context, backend().astype(self._unmasked(), dtype.name))
         result._scalar = self._scalar  # a NumPy scalar's astype gives a NumPy scalar
         result._selection = self._selection  # elementwise: of x[mask] or a window, the same
         if self._bound is not None and dtype.kind in "iu" and self._bound <= np.iinfo(dtype).max:

@@ -257,3 +257,38 @@ def test_results_of_dtypes_no_graph_holds_run_eagerly():
         got, expected = kiln.compile(_labels)(x), _labels(x)
         np.testing.assert_array_equal(got[0], expected[0])
         assert got[1] == expected[1] and got[2].tolist() == expected[2].tolist()
+
+
+def _eliminated_with_pivoting(a):
+    a = a.copy()
+    for k in range(a.shape[0] - 1):
+        pivot = int(np.argmax(np.abs(a[k:, k]))) + k  # a graph break per column
+        a[[k, pivot]] = a[[pivot, k]]
+        a[k + 1:] -= np.outer(a[k + 1:, k] / a[k, k], a[k])
+    return a
+
+
+@pytest.mark.parametrize("budget", ["graphs", "seconds"])
+def test_a_function_past_its_graph_budget_runs_eagerly_and_is_not_traced_again(monkeypatch,
+                                                                                  budget):
+    # Each pivot pattern is a path through the breaks: a 30x30 elimination compiled ~30 graphs
+    # for half a minute on its first call, then traced every call into the same limit.
+    monkeypatch.setattr(kiln._retrace, "SEGMENT_LIMIT" if budget == "graphs" else
+                        "SEGMENT_SECONDS", 2 if budget == "graphs" else 0.0)
+    traces = []
+    original = kiln._compile.CompiledFunction.trace_and_compile
+
+    def counted(self, *args, **kwargs):
+        traces.append(1)
+        return original(self, *args, **kwargs)
+    monkeypatch.setattr(kiln._compile.CompiledFunction, "trace_and_compile", counted)
+    rng = np.random.default_rng(0)
+    compiled = kiln.compile(_eliminated_with_pivoting)
+    with pytest.warns(RuntimeWarning, match="distinct graphs around its graph breaks"):
+        first = rng.standard_normal((6, 6))
+        np.testing.assert_allclose(compiled(first), _eliminated_with_pivoting(first))
+    settled = len(traces)
+    for _ in range(3):
+        a = rng.standard_normal((6, 6))
+        np.testing.assert_allclose(compiled(a), _eliminated_with_pivoting(a))
+    assert len(traces) == settled

@@ -225,3 +225,20 @@ def test_python_numbers_divided_by_a_traced_zero_raise_pythons_error(function):
     with pytest.raises(ZeroDivisionError):
         compiled(x, 0)
     np.testing.assert_array_equal(compiled(x, 2), function(x, 2))
+
+
+def test_round_of_an_element_is_numpys():
+    # round(x[i]) raised a TypeError: a NumPy scalar's round() is a Python int, with digits
+    # its own type
+    def rounded(x):
+        out = np.empty_like(x)
+        for i in range(x.shape[0]):
+            out[i] = round(x[i])
+        return out, round(x[0]), round(x[1], 1), round(np.float32(x[1]), 2), \
+            round(x.astype(np.int64)[2], -1)
+    x = np.array([2.5, 3.567, 17.2, -1.5])
+    compiled = kiln.compile(rounded)
+    for _ in range(2):
+        for value, expected in zip(compiled(x), rounded(x)):
+            assert type(value) is type(expected)
+            np.testing.assert_array_equal(value, expected)
