@@ -63,9 +63,12 @@ def _target_refusal(target):
             if reason:
                 return reason
         return None
-    if isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name):
+    base = target
+    while isinstance(base, ast.Subscript):  # D[i][j] = v: D[i] is a view of D, written through
+        base = base.value
+    if base is not target and isinstance(base, ast.Name):
         return None
-    return "an assignment to an attribute or a nested subscript"
+    return "an assignment to an attribute or a subscript of one"
 
 
 def _loop_level_nodes(statements):
