@@ -254,7 +254,7 @@ def _merged_view(context, predicate, a, b):
     view of it: it reads the chosen side's elements, and a write through it goes where that
     side's view would have written."""
     k, root = backend(), a._root
-    (forward_a, backward_a), (forward_b, backward_b) = (a._forward, a._backward), (b._forward, b._backward)
+    forward_a, backward_a, forward_b, backward_b = a._forward, a._backward, b._forward, b._backward
     merged = TracedArray(context, k.where(predicate, a.tensor, b.tensor))
     merged._root, merged._root_shape, merged._root_version = root, a._root_shape, root._version
     merged._forward = lambda whole: k.where(predicate, forward_a(whole), forward_b(whole))

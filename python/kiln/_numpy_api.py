@@ -287,7 +287,8 @@ def _masked_reduction(function, args, kwargs):
     axis = args[1] if len(args) == 2 else kwargs.get("axis")
     mask = x._selection
     masked_axes = mask.ndim
-    selection_ndim = 1 + len(x._unmasked().shape) - masked_axes   # x[mask]: one axis for the mask's
+    # x[mask]: one axis for the mask's
+    selection_ndim = 1 + len(x._unmasked().shape) - masked_axes
     if axis is not None:   # the selection's axis 0 is x's masked axes, axis a > 0 x's a + m - 1
         try:
             axes = [a % selection_ndim if -selection_ndim <= a < selection_ndim else None
@@ -427,8 +428,7 @@ def call_ufunc(ufunc, inputs, out=None, where=True, dtype=None, casting="same_ki
         ufunc, inputs = np.sqrt, inputs[:1]
     implementation = UFUNCS.get(ufunc)
     if implementation is None or unknown or signature is not None:
-        return _fallback(ufunc, inputs, _ufunc_keywords(out, where, dtype, casting,
-                                             **unknown),
+        return _fallback(ufunc, inputs, _ufunc_keywords(out, where, dtype, casting, **unknown),
                          f"ufunc {ufunc.__name__} is not supported by kiln")
     if out is not None and not isinstance(out, tuple):
         out = (out,)

@@ -868,7 +868,8 @@ def edit_distance_chained(a, b):
         D[0][j] = j
     for i in range(1, n + 1):
         for j in range(1, m + 1):
-            D[i][j] = min(D[i - 1][j] + 1, D[i][j - 1] + 1, D[i - 1][j - 1] + (a[i - 1] != b[j - 1]))
+            D[i][j] = min(D[i - 1][j] + 1, D[i][j - 1] + 1,
+                          D[i - 1][j - 1] + (a[i - 1] != b[j - 1]))
     return D[n][m]
 
 
