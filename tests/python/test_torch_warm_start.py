@@ -202,7 +202,9 @@ else:
     model = torch.nn.Sequential(torch.nn.Linear(32, 64), torch.nn.ReLU(), torch.nn.Linear(64, 10))
     x = torch.randn(8, 32)
 target = torch.randint(0, 10, (x.shape[0],))
-compiled = torch.compile(model.train(), backend="kiln")
+# One thread: on a busy machine kiln gives the libraries only the free cores (thread_budget.h),
+# and oneDNN's gradient sums split by thread: two processes' runs would differ in their last bits.
+compiled = torch.compile(model.train(), backend="kiln", options={"num_threads": 1})
 optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
 losses, grads = [], []
 for step in range(3):
