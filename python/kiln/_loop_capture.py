@@ -36,6 +36,7 @@ from ._loop_types import (CaptureFailed, changed_before as _changed_before,
                           retyped as _retyped, truth as _truth,
                           type_of as _type_of, unshared_scalars as _unshared_scalars,
                           untraced_effect as _untraced_effect, widened as _widened)
+from ._loop_view_bases import with_view_bases
 from ._tracer import TracedArray, backend, cast, to_tensor
 
 UNROLL_AT_MOST = 2
@@ -196,6 +197,8 @@ class LoopCapture(BranchCapture, ExpressionCapture):
     def _capture(self, bounds, span, body, get, set_, names, live, location, condition=None,
                  indexed=None):
         generators = self.generator_states(get())
+        target = int(condition is None if indexed is None else indexed)  # the last name's
+        names, get, set_ = with_view_bases(names, get, set_, len(names) - target)
         try:
             return self._capture_settled(bounds, span, body, get, set_, names, live, location,
                                          condition, generators, indexed)
