@@ -23,7 +23,7 @@ import sys
 
 import numpy as np
 
-from . import _loop_appends, _loop_extents, _random_state, _windows
+from . import _loop_appends, _loop_extents, _loop_numpy_arrays, _random_state, _windows
 from ._branch_capture import BranchCapture, _plain, _restore, _Retype
 from ._graph_breaks import GraphBreakSignal
 from ._kiln import Unsupported
@@ -199,16 +199,30 @@ class LoopCapture(BranchCapture, ExpressionCapture):
         generators = self.generator_states(get())
         target = int(condition is None if indexed is None else indexed)  # the last name's
         names, get, set_ = with_view_bases(names, get, set_, len(names) - target)
+        arguments = (bounds, span, body, get, set_, names, live, location, condition,
+                     generators, indexed)
+        lifted = _loop_numpy_arrays.lift(self.context, names, get, set_, self.KEEP,
+                                         len(names) - target)
         try:
-            return self._capture_settled(bounds, span, body, get, set_, names, live, location,
-                                         condition, generators, indexed)
-        except CaptureFailed:
+            return self._capture_settled(*arguments, stand_ins={
+                id(traced): name for name, (_, traced) in lifted.items()})
+        except CaptureFailed as failure:
             _random_state.restore(generators)  # the Python loop that runs instead draws them
-            raise
+            if not lifted:
+                raise
+            first = failure
+        finally:
+            _loop_numpy_arrays.restore(lifted, names, get, set_, self.KEEP)
+        try:  # the NumPy arrays as they are (a use of them the trace cannot follow)
+            return self._capture_settled(*arguments)
+        except CaptureFailed:
+            _random_state.restore(generators)
+            raise first from None  # the obstacle that remains with them read as graph values
 
     def _capture_settled(self, bounds, span, body, get, set_, names, live, location, condition,
-                         generators, indexed=None):
-        """_capture: the body traced until the carried variables' types settle."""
+                         generators, indexed=None, stand_ins=None):
+        """_capture: the body traced until the carried variables' types settle. stand_ins:
+        {id: name} of the NumPy arrays read as graph values (kiln._loop_numpy_arrays)."""
         before = _unshared_scalars(self.context, names, get(), set_, self.KEEP)
         types, mark = {}, len(self.pending)
         unfollowed = set()  # views the body rebinds: carried by value, not as their root's
@@ -217,7 +231,8 @@ class LoopCapture(BranchCapture, ExpressionCapture):
             try:
                 return self._trace_once(bounds, span, body, get, set_, names, live, location,
                                         before, types, condition, generators=generators,
-                                        indexed=indexed, unfollowed=unfollowed)
+                                        indexed=indexed, unfollowed=unfollowed,
+                                        stand_ins=stand_ins or {})
             except _Unfollow as unfollow:
                 unfollowed.add(unfollow.name)
             except _Retype as retype:
@@ -234,7 +249,7 @@ class LoopCapture(BranchCapture, ExpressionCapture):
 
     def _trace_once(self, bounds, span, body, get, set_, names, live, location, before, types,
                     condition, side=False, generators=(), indexed=None,
-                    unfollowed=frozenset()):
+                    unfollowed=frozenset(), stand_ins=None):
         """condition: a while loop's (test, its traced value before the loop); for loops: None.
         indexed: the body takes the index and the last name is the loop's target (for loops,
         those with a condition too: a break's); by default where there is no condition.
@@ -356,6 +371,8 @@ class LoopCapture(BranchCapture, ExpressionCapture):
                                     "draws its own values)")
             escapes.check()
             after = get()
+            _loop_numpy_arrays.check_unshared(stand_ins or {}, slots, names[:count],
+                                              after[:count])
             _check_followers(followers, by_object, dict(zip(names[:count], after[:count])))
             results = self._results(dict(zip(names[:count], after[:count])), variables, slots,
                                     live, types, windows, by_value)

@@ -476,7 +476,8 @@ class _Rewriter:
         self.captured.append(self.location(node))
         state = touched + [target]
         definitions = self.body_function(f"__kiln_body_{n}", [target], assigned, body)
-        definitions += self.accessors(n, state, assigned + [target])
+        definitions += self.accessors(n, state, assigned + [target] + self.read_locals(
+            touched, assigned))
         bounds = ast.Tuple(elts=iterator.args, ctx=ast.Load())
         call = _parse(
             f"{HELPER}.for_range(None, __kiln_body_{n}, __kiln_get_{n}, __kiln_set_{n}, "
@@ -514,7 +515,8 @@ class _Rewriter:
         test = _at(_parse(f"def __kiln_test_{n}():\n    return None\n")[0], node)
         test.body[0].value = _traceable_logic(node.test)
         definitions = [test] + self.body_function(f"__kiln_body_{n}", [], assigned, body)
-        definitions += self.accessors(n, touched, assigned)
+        definitions += self.accessors(n, touched, assigned + self.read_locals(touched,
+                                                                              assigned))
         call = _parse(f"{HELPER}.while_loop(__kiln_test_{n}, __kiln_body_{n}, __kiln_get_{n}, "
                       f"__kiln_set_{n}, {tuple(touched)!r}, {tuple(live)!r}, "
                       f"{self.location(node)!r})")[0]
@@ -565,6 +567,12 @@ class _Rewriter:
                       f"live={tuple(live)!r})")[0]
         call.value.args[0] = _traceable_logic(node.test)
         return definitions + [_at(call, node)]
+
+    def read_locals(self, touched, assigned):
+        """The function's own names a loop body reads and does not assign: its setter may
+        rebind them for the body's trace (a NumPy array the function made, read as a graph
+        value: kiln._loop_numpy_arrays), and back."""
+        return [name for name in touched if name in self.local_names and name not in assigned]
 
     def body_function(self, name, parameters, assigned, body):
         text = f"def {name}({', '.join(parameters)}):\n"
