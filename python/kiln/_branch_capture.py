@@ -9,16 +9,17 @@ branch(condition, then, otherwise, get, set, names, location):
     runtime checks of one side (an index out of bounds) only apply where that side is taken.
     Sides that rebind names to big arrays become two loops of 0 or 1 iterations (the side's
     condition as trip count): only the side taken runs, an `if` in the compiled code. If the
-    sides disagree (a variable bound on one side only, different dtypes), the condition is
-    evaluated as before (a graph break) and one side runs. So it is where a side changes Python
-    state (appends to a list, `d[k] = v`, prints, draws a random number: both sides run while
-    traced), and a side that traces an op raising on data as the graph runs (np.linalg.solve or
-    inv's singular matrix: TraceContext.raising_ops) runs only when taken, never as a select.
+    sides disagree (a variable bound on one side only, different dtypes) or a side raises as it
+    is traced, the condition is evaluated as before (a graph break) and one side runs; nothing
+    traced for the sides is computed or checked then (_not_captured). So it is where a side
+    changes Python state (appends to a list, `d[k] = v`, prints, draws a random number: both
+    sides run while traced), and a side that traces an op raising on data as the graph runs
+    (np.linalg.solve or inv's singular matrix: TraceContext.raising_ops) runs only when taken,
+    never as a select; `a if c else b` (kiln._loop_expressions.choose) alike.
 """
 import numpy as np
 
 from . import _random_state
-from ._graph_breaks import GraphBreakSignal
 from ._loop_escapes import Containers
 from ._loop_returns import RESULT
 from ._loop_types import (CaptureFailed, is_number as _is_number, python_type as _python_type,
@@ -75,27 +76,20 @@ class BranchCapture:
         generators = self.generator_states(before)
         containers = Containers(before)  # both sides run: neither may change Python state
         try:
-            sides = []
-            for run in (then, otherwise):
-                self.sides += 1
-                try:
-                    run()
-                finally:
-                    self.sides -= 1
-                containers.check()
-                sides.append((get(), {key: a._tensor for key, a in arrays.items()},
-                              trace.check_count))
-                _restore(saved)
-                set_(before)
-            if _random_state.drew(generators):  # both sides ran: NumPy draws on one
-                raise CaptureFailed("a random generator draws in a side of the branch")
-            merged = self._merge(predicate, names, before, arrays, sides, live)
-        except (GraphBreakSignal, CaptureFailed, TypeError, ValueError, IndexError) as failure:
+            merged, then_checks = self._traced_sides(then, otherwise, get, set_, names, before,
+                                                     arrays, saved, predicate, containers,
+                                                     generators, live)
+        except Exception as failure:  # Python's `if` meets it again where it belongs (a side
+            # not taken may raise: `t * 2 if ok else 0.0` where t is bound where ok holds)
             _restore(saved)
             containers.restore()
             _random_state.restore(generators)
             set_(before)
-            return self._not_captured(condition, then, otherwise, location, failure)
+            reason = str(failure)
+        else:
+            reason = None
+        if reason is not None:  # out of the except: the failure's traceback holds the sides
+            return self._not_captured(condition, then, otherwise, location, reason, first_check)
         k = backend()
         rebound, updated = merged[2]
         raising = self.context.raising_ops != raising_before  # never a select: see TraceContext
@@ -103,6 +97,7 @@ class BranchCapture:
         if raising or (not select and (BRANCH_FORM == "loops" or
                                        (big and BRANCH_FORM != "select"))):
             # Big sides: each runs only when taken (a loop of 0 or 1 iterations per side).
+            merged = None  # nothing may hold the sides traced for a select (_not_captured)
             _restore(saved)
             set_(before)
             trace.condition_checks(first_check, self.context.constant(False, np.dtype(bool)))
@@ -116,32 +111,64 @@ class BranchCapture:
             try:
                 for run, taken in ((then, predicate), (otherwise, k.logical_not(predicate))):
                     stop = TracedArray(self.context, cast(taken, "int64"))
+                    mark = trace.check_count
                     self._capture((0, stop), None, lambda index, run=run: run(),
                                   lambda: get() + (self.UNBOUND,),
                                   lambda values: set_(values[:-1]), names + ("",), names,
                                   location)
+                    # a check of work the side's loop hoisted (it reads no carried value:
+                    # `solve(A, b) if ok else b`) is outside the loop: it applies where taken
+                    trace.condition_checks(mark, taken)
                 self.record("branch", location, "")
                 return
             except CaptureFailed as failure:  # select after all
                 _restore(saved)
                 set_(before)
-                if raising:
-                    return self._not_captured(condition, then, otherwise, location, failure)
-                return self.branch(condition, then, otherwise, get, set_, names, location, True,
-                                   live)
+                reason = str(failure)
+            if raising:  # out of the except, as above
+                return self._not_captured(condition, then, otherwise, location, reason,
+                                          first_check)
+            return self.branch(condition, then, otherwise, get, set_, names, location, True,
+                               live)
         trace.condition_checks(first_check, predicate)
-        trace.condition_checks(sides[0][2], k.logical_not(predicate))
+        trace.condition_checks(then_checks, k.logical_not(predicate))
         for key, tensor in merged[0].items():
             arrays[key]._tensor, arrays[key]._version = tensor, arrays[key]._version + 1
         set_(merged[1])
         self.record("select", location, "")
 
-    def _not_captured(self, condition, then, otherwise, location, failure):
+    def _not_captured(self, condition, then, otherwise, location, reason, first_check):
         """The branch as Python's `if` (a graph break at its condition); inside a captured loop,
-        that loop cannot be captured."""
+        that loop cannot be captured. What was traced for it since `first_check` is dropped: its
+        checks never fire, and, as its caller holds none of the sides' values, the graph break
+        computes only what Python's `if` needs (the side not taken may solve a singular system,
+        which NumPy never does: `np.linalg.solve(A, b) if ok else b`)."""
+        self.context.trace.condition_checks(first_check,
+                                            self.context.constant(False, np.dtype(bool)))
         if self.depth > 0:
-            raise CaptureFailed(f"the branch at {location}: {failure}") from None
+            raise CaptureFailed(f"the branch at {location}: {reason}")
         return then() if condition else otherwise()
+
+    def _traced_sides(self, then, otherwise, get, set_, names, before, arrays, saved,
+                      predicate, containers, generators, live):
+        """Both sides traced on the state `before`, each undone after it, and merged (_merge):
+        (the merge, the check count after the then side). The sides' values live in this frame
+        only: a failure leaves nothing that holds them (_not_captured)."""
+        trace, sides = self.context.trace, []
+        for run in (then, otherwise):
+            self.sides += 1
+            try:
+                run()
+            finally:
+                self.sides -= 1
+            containers.check()
+            sides.append((get(), {key: a._tensor for key, a in arrays.items()},
+                          trace.check_count))
+            _restore(saved)
+            set_(before)
+        if _random_state.drew(generators):  # both sides ran: NumPy draws on one
+            raise CaptureFailed("a random generator draws in a side of the branch")
+        return self._merge(predicate, names, before, arrays, sides, live), sides[0][2]
 
     def _capture_cond(self, predicate, then, otherwise, get, set_, names, location):
         """The branch as one cond node (ir/cond.h): each side traced as a body on the same

@@ -81,17 +81,3 @@ def _loop_level_nodes(statements):
             if not isinstance(child, (ast.For, ast.While, ast.FunctionDef, ast.Lambda)):
                 stack.append(child)
 
-
-def calls_solve_or_inv(nodes):
-    """Whether `nodes` (expressions) call a function named solve or inv, however reached
-    (`np.linalg.solve`, `la.inv`). Their traced call raises on data as the graph runs (a
-    singular matrix), so `a if c else b` over them stays Python's: the select that captures it
-    computes both. (An if statement finds such calls as it traces its sides: raising_ops.)"""
-    for node in (n for top in nodes for n in ast.walk(top)):
-        if isinstance(node, ast.Call):
-            called = node.func
-            name = (called.attr if isinstance(called, ast.Attribute) else
-                    called.id if isinstance(called, ast.Name) else None)
-            if name in ("solve", "inv"):
-                return True
-    return False

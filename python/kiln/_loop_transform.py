@@ -24,7 +24,7 @@ import types
 
 from ._loop_attribute_targets import attribute_targets_through_names
 from ._loop_jumps import jumps, stop_flag, without_jumps
-from ._loop_refusals import _body_refusal, calls_solve_or_inv
+from ._loop_refusals import _body_refusal
 from ._loop_returns import single_exit
 from ._loop_rewrite_parts import (HELPER, _at, _dotted_name, _helper_call, _list_names, _name,
                                   _parameters, _parse, _walk_scope, sequence_loop)
@@ -69,8 +69,6 @@ class _ChoiceRewriter(_LogicRewriter):
 
     def visit_IfExp(self, node):
         self.generic_visit(node)
-        if calls_solve_or_inv([node.body, node.orelse]):
-            return node  # a select computes both: the value not chosen would raise
         self.found.append(self.location(node))
         call = _helper_call(f"choose(None, None, None, {self.location(node)!r})", node)
         call.args[:3] = [node.test, _thunk(node.body), _thunk(node.orelse)]

@@ -305,6 +305,95 @@ def test_a_guarded_solve_does_not_raise_on_the_side_not_taken():
     _same(_guarded_in_a_loop, (REGULAR, b, 5), (REGULAR, b, 6))
 
 
+
+# What a branch traces for a select and then gives up (sides that alias, of different dtypes, a
+# name bound on one side only) runs as Python's `if`: nothing traced for it may raise either.
+# `ok` is an array: the condition is data (a Python or NumPy scalar argument would be static).
+
+def _solve_if_ok(A, b, ok):
+    return np.linalg.solve(A, b) if ok[0] > 0 else b
+
+
+def _inverse_if_ok(A, ok):
+    return np.linalg.inv(A) if ok[0] > 0 else A
+
+
+def _solve_if_ok_statement(A, b, ok):
+    if ok[0] > 0:
+        x = np.linalg.solve(A, b)
+    else:
+        x = b
+    return x
+
+
+def _solve_if_ok_aliased(A, b, ok):  # x is b: the branch is not captured (Python's `if`)
+    x = b
+    if ok[0] > 0:
+        x = np.linalg.solve(A, b)
+    return x
+
+
+def _solve_if_ok_or_integers(A, b, ok):  # sides of different dtypes: Python's `if` too
+    return np.linalg.solve(A, b) if ok[0] > 0 else np.arange(2)
+
+
+def _solve_if_ok_in_a_loop(A, b, oks):
+    out = np.zeros((oks.shape[0], 2))
+    for i in range(oks.shape[0]):
+        M = A * (i % 2)  # singular where i is even, where oks says no
+        out[i] = np.linalg.solve(M, b) if oks[i] > 0 else b
+    return out
+
+
+def _solve_if_ok_statement_in_a_loop(A, b, oks):
+    out = np.zeros((oks.shape[0], 2))
+    for i in range(oks.shape[0]):
+        M = A * (i % 2)
+        if oks[i] > 0:
+            out[i] = np.linalg.solve(M, b)
+        else:
+            out[i] = b
+    return out
+
+
+def _element_if_ok(x, k, ok):  # t is read after the branch: bound on one side only
+    if ok[0] > 0:
+        t = x[k[0]]
+    return t * 2 if ok[0] > 0 else 0.0
+
+
+OK, NOT_OK = np.array([1.0]), np.array([-1.0])
+OKS = np.array([-1.0, 1.0, -1.0, 1.0, -1.0, 1.0])
+
+
+@pytest.mark.parametrize("function", [_solve_if_ok, _solve_if_ok_statement,
+                                      _solve_if_ok_aliased, _solve_if_ok_or_integers])
+def test_a_solve_on_the_side_not_taken_never_raises(function):
+    b = np.array([1.0, 2.0])
+    _same(function, (SINGULAR, b, NOT_OK), (REGULAR, b, OK), (SINGULAR, b, OK),
+          (SINGULAR, b, NOT_OK))
+    _same(_inverse_if_ok, (SINGULAR, NOT_OK), (REGULAR, OK), (SINGULAR, OK))
+
+
+def test_a_choice_over_a_solve_is_captured():
+    # it stayed Python's by the callee's name (a graph break) lest its select run the solve
+    b = np.array([1.0, 2.0])
+    for function, args in ((_solve_if_ok, (REGULAR, b, OK)), (_inverse_if_ok, (REGULAR, OK))):
+        assert [loop.kind for loop in kiln.explain(function)(*args).loops] == ["branch"]
+
+
+@pytest.mark.parametrize("function", [_solve_if_ok_in_a_loop, _solve_if_ok_statement_in_a_loop])
+def test_a_solve_on_the_side_not_taken_in_a_loop_never_raises(function):
+    b = np.array([1.0, 2.0])
+    _same(function, (REGULAR, b, OKS), (REGULAR, b, -OKS))
+    assert "loop" in {loop.kind for loop in kiln.explain(function)(REGULAR, b, OKS).loops}
+
+
+def test_an_index_on_the_side_not_taken_never_raises():
+    x = np.arange(4.0)
+    _same(_element_if_ok, (x, np.array([9]), NOT_OK), (x, np.array([2]), OK),
+          (x, np.array([9]), OK))
+
 # ---- 7. the index of a loop that ran no iteration ----
 
 def _last_index(x, n):
