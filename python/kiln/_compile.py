@@ -54,8 +54,8 @@ from ._dynamic_numbers import DynamicNumbers
 from ._environment import Environment, with_numpy_names
 from ._trace_stores import CellStores, GlobalStores
 from ._graph_breaks import GraphBreak, GraphBreakSignal, located
-from ._retrace import (SEGMENT_LIMIT, SEGMENT_SECONDS, NeedsStatic, RetraceTimes, Segments,
-                       _SegmentLimit, _TraceContext, _Traced, held_output)
+from ._retrace import (SEGMENT_LIMIT, SEGMENT_SECONDS, NeedsStatic, RerunEagerly, RetraceTimes,
+                       Segments, _SegmentLimit, _TraceContext, _Traced, held_output)
 from ._tracing import location_of, with_loop_capture
 
 MISS = _kiln.MISS
@@ -126,6 +126,7 @@ class CompiledFunction(RaisingCalls):
         self.records = None  # a list while kiln.explain records
         self.wrappers = weakref.WeakSet()  # the CompiledCalls of this function (make_wrapper)
         self.writes_arguments = False  # an entry writes the caller's arrays (mutations)
+        self.reruns_on_checks = False  # a check's error reruns the call eagerly (any entry's)
         _all_functions.add(self)
 
     # ---- the call path ----
@@ -133,7 +134,8 @@ class CompiledFunction(RaisingCalls):
         """The callable kiln.compile returns: a C++ object whose call runs the guarded cache
         directly (src/python/compiled_call.cpp); misses come back to call_slow."""
         compiled = _kiln.CompiledCall(self.cache, self.fn, self.call_slow, self.call_traced,
-                                      self.writes_arguments or handles_exceptions(self.fn))
+                                      self.writes_arguments or self.reruns_on_checks
+                                      or handles_exceptions(self.fn))
         functools.update_wrapper(compiled, self.fn)
         compiled._kiln_function = self
         self.wrappers.add(compiled)
@@ -200,6 +202,8 @@ class CompiledFunction(RaisingCalls):
                     if not dynamic:
                         raise
                     dynamic = self.numbers.fewer(spec, leaves, dynamic)
+        except RerunEagerly:  # this call only
+            return self.fn(*args, **kwargs)
         except _SegmentLimit:  # these guards run eagerly from now on, never traced again
             if guard is not None:
                 self.cache.add(guard, args, kwargs, None, None, [], False)
@@ -257,6 +261,8 @@ class CompiledFunction(RaisingCalls):
         except _SegmentLimit:  # it would trace into the limit again: eager from now on
             times.choice = "eager"
             return self.fn(*args, **kwargs)
+        except RerunEagerly:
+            return self.fn(*args, **kwargs)
         if traced is None:
             return self.fn(*args, **kwargs)
         try:
@@ -279,7 +285,7 @@ class CompiledFunction(RaisingCalls):
         saved = Saved(spec, (args, kwargs, self.cache.environment()), self.environment)
         try:
             traced = self._trace_and_compile(args, kwargs, leaves, spec, guard, dynamic)
-        except (NeedsStatic, _SegmentLimit, CompilerError, GraphBreak):
+        except (NeedsStatic, _SegmentLimit, CompilerError, GraphBreak, RerunEagerly):
             _random_state.restore(states)
             saved.restore()
             raise

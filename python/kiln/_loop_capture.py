@@ -12,7 +12,8 @@ for_range(bounds, body, get, set, names, live, location):
     count, a while loop) and an array's dtype or shape changes: NumPy's would keep its type.
     An array whose shape changes by the same amount every iteration (`v = p * v[:-1] +
     q * v[1:]`, `x = np.append(x, y)`) is carried at its largest shape, as a window
-    (kiln._loop_extents).
+    (kiln._loop_extents). A name the body binds first and code after the loop reads is
+    carried too (kiln._loop_first_bindings).
     When the body cannot be captured (a graph break, a Python number that changes, an array
     made before the loop that the body writes through a view, ...) the trace of the body is
     dropped, every variable restored, and the loop runs as Python; the reason is recorded
@@ -23,13 +24,15 @@ import sys
 
 import numpy as np
 
-from . import _loop_appends, _loop_extents, _loop_numpy_arrays, _random_state, _windows
+from . import (_loop_appends, _loop_extents, _loop_first_bindings, _loop_numpy_arrays,
+               _random_state, _windows)
 from ._branch_capture import BranchCapture, _plain, _restore, _Retype
 from ._graph_breaks import GraphBreakSignal
 from ._kiln import Unsupported
 from ._loop_appends import Appended, Stack, Stacked
 from ._loop_escapes import Escapes
 from ._loop_extents import Resizing
+from ._loop_first_bindings import BoundInBody
 from ._loop_expressions import ExpressionCapture
 from ._loop_types import (CaptureFailed, changed_before as _changed_before,
                           is_number as _is_number, is_python_number as _is_python_number,
@@ -139,9 +142,9 @@ class LoopCapture(BranchCapture, ExpressionCapture):
         condition = None if stop is None else (lambda: self._continues(stop()),
                                                self._continues(False))
         try:
-            if span is None and names[-1] in live and get()[-1] is self.UNBOUND:
-                raise CaptureFailed(f"`{names[-1]}` is read after the loop, which may run no "
-                                    f"iteration (Python's UnboundLocalError then)")
+            if span is None and _loop_first_bindings.for_loop_runs_none(self, bounds, names,
+                                                                          get(), live):
+                return  # no iteration: what it binds stays unbound, as in Python
             self._capture(bounds, span, body, get, set_, names, live, location, condition,
                           indexed=True)
             self.record("loop", location, "")
@@ -158,7 +161,10 @@ class LoopCapture(BranchCapture, ExpressionCapture):
         while True:
             condition = test()
             if isinstance(condition, TracedArray) and condition.size == 1:
-                break
+                if not _loop_first_bindings.runs_none(self, lambda: condition, names, get(),
+                                                      live):
+                    break
+                return  # no iteration: what it binds stays unbound, as in Python
             if not condition:
                 return
             self.converting += 1  # `err = x.item()` makes the test traced: the rest is captured
@@ -334,6 +340,10 @@ class LoopCapture(BranchCapture, ExpressionCapture):
                     stacks.append(stack)
                     slots.append(([name], None, initial, placeholder))
                     continue
+                if isinstance(kind, BoundInBody):  # bound by the first iteration
+                    initial, placeholder, rebound[name] = kind.carried(context)
+                    slots.append(([name], None, initial, placeholder))
+                    continue
                 if isinstance(kind, Resizing):
                     continue
                 dtype, shape = kind
@@ -375,7 +385,7 @@ class LoopCapture(BranchCapture, ExpressionCapture):
                                               after[:count])
             _check_followers(followers, by_object, dict(zip(names[:count], after[:count])))
             results = self._results(dict(zip(names[:count], after[:count])), variables, slots,
-                                    live, types, windows, by_value)
+                                    live, types, windows, by_value, side)
             initial = [slot[2] for slot in slots]
             if condition is not None:  # the test of the next iteration, on the new state
                 initial.insert(0, test_before)
@@ -410,11 +420,12 @@ class LoopCapture(BranchCapture, ExpressionCapture):
         self._apply(slots, values, names, after, set_, span, saved, indexed, variables,
                     last, windows)
 
-    def _results(self, after, variables, slots, live, types, windows, by_value):
+    def _results(self, after, variables, slots, live, types, windows, by_value, side=False):
         """The tensor each slot holds after one iteration (new slots for temporaries that are
-        read after the loop); raises _Retype for a slot whose type changed."""
-        trace = self.context.trace
-        results, retype = [], {}
+        read after the loop); raises _Retype for a slot whose type changed. A name first bound
+        in a loop's body starts bound where the body is traced again (kiln._loop_first_bindings;
+        not a branch's side: the other side may leave it unbound)."""
+        results, retype, first_bound = [], {}, {}
         carried = {name for slot in slots for name in slot[0]}
         resizing = {name for slot in slots if slot[3].id in windows for name in slot[0]}
         for name, value in after.items():
@@ -453,8 +464,11 @@ class LoopCapture(BranchCapture, ExpressionCapture):
                 continue
             tensor = new.tensor if isinstance(new, TracedArray) else to_tensor(self.context, new)
             if _type_of(tensor) != _type_of(placeholder):
-                retype[array_names[0]] = (_loop_extents.resizing(placeholder, new) or
-                                          _widened(placeholder, tensor, array_names[0]))
+                kind = (_loop_extents.resizing(placeholder, new) or
+                        _widened(placeholder, tensor, array_names[0]))
+                if isinstance(types.get(array_names[0]), BoundInBody):
+                    kind = BoundInBody.of(self.context, new, kind, array_names[0])
+                retype[array_names[0]] = kind
             results.append(tensor)
         for name, value in after.items():
             old = variables.get(name, self.UNBOUND)
@@ -470,10 +484,10 @@ class LoopCapture(BranchCapture, ExpressionCapture):
                 continue  # a temporary of the body (an inner loop's target), not read after
             if isinstance(value, TracedArray) and (old is self.UNBOUND or _is_number(old)):
                 if old is self.UNBOUND:  # first bound in the body: carried from zeros
-                    dtype, shape = _type_of(value.tensor)
-                    initial = backend().broadcast_to(
-                        self.context.constant(0, np.dtype(dtype)), list(shape))
-                    placeholder = trace.loop_placeholder(dtype, shape)
+                    kind = BoundInBody.of(self.context, value)
+                    if not side:
+                        first_bound[name] = kind
+                    initial, placeholder, _ = kind.carried(self.context)
                     slots.append(([name], None, initial, placeholder))
                     results.append(value.tensor)
                     continue
@@ -484,7 +498,7 @@ class LoopCapture(BranchCapture, ExpressionCapture):
                 continue
             raise CaptureFailed(f"the loop changes the Python value of `{name}`")
         if retype:
-            raise _Retype(retype)
+            raise _Retype({**first_bound, **retype})
         return results
 
     def _last_index(self, start, stop, step, before):

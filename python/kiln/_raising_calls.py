@@ -4,7 +4,9 @@ function's own `except` see NumPy's error; a compiled graph checks and writes at
 way a call can raise is answered here, as a part of CompiledFunction (kiln._compile):
 - a runtime check's error (an index out of bounds) in a function with handlers or one that
   writes its arguments: the call runs again eagerly (`_reruns_on`; the C++ fast path the same,
-  src/python/compiled_call.cpp, once `_note_writes_arguments` set it);
+  src/python/compiled_call.cpp, once `_note_writes_arguments` set it); so does any check's
+  error in a function whose checks stand for errors Python raises elsewhere, or never
+  (`_note_reruns_on_checks`: a name a loop that ran no iteration left unbound);
 - an exception while tracing (the user's `raise`, shapes that do not broadcast): the writes the
   trace made before it run into the caller's arrays first (`_write_back_before_raising`);
 - a traced value stored where the caller sees it before the raise: the trace is given up
@@ -12,17 +14,11 @@ way a call can raise is answered here, as a part of CompiledFunction (kiln._comp
 """
 import types
 
-import numpy as np
-
 from . import _aliasing, _kiln, _pytree
-from ._retrace import _SegmentLimit, _Traced
+from ._retrace import CHECK_ERRORS, _SegmentLimit, _Traced  # CHECK_ERRORS: kiln._compile's
 
 Unsupported = _kiln.Unsupported
 CompilerError = _kiln.CompilerError
-
-# What runtime checks raise when the graph runs (NumPy 1.x's LinAlgError is no ValueError).
-CHECK_ERRORS = (IndexError, ValueError, OverflowError, RuntimeError, ZeroDivisionError,
-                np.linalg.LinAlgError)
 
 
 LEAKED = "the function raised after storing a traced value where the caller sees it"
@@ -79,6 +75,16 @@ class RaisingCalls:
             for wrapper in self.wrappers:
                 wrapper.eager_on_check_error = True
 
+    def _note_reruns_on_checks(self):
+        """An entry's graph has a check that stands for an error Python raises elsewhere, or
+        never (kiln._loop_first_bindings: a name that a loop running no iteration leaves
+        unbound is read after it, or not, as NumPy's run goes on): a check's error reruns the
+        call eagerly, which raises Python's error where it does."""
+        if not self.reruns_on_checks:
+            self.reruns_on_checks = True
+            for wrapper in self.wrappers:
+                wrapper.eager_on_check_error = True
+
     def _leaked(self, spec, traced_leaves, traced_tree, original, tracer):
         """Whether the caller's objects hold traced values (`o.val = x.sum()` before the
         function raised): NumPy's call, run eagerly after the caller's state is put back (the
@@ -94,7 +100,7 @@ class RaisingCalls:
         (its `except` sees NumPy's error) or one that writes its arguments (NumPy writes them
         before the failing op), as the fast path does (src/python/compiled_call.cpp)."""
         return not isinstance(error, (CompilerError, Unsupported)) and bool(
-            traced.mutations or handles_exceptions(self.fn))
+            traced.mutations or self.reruns_on_checks or handles_exceptions(self.fn))
 
     def _gives_up_raising(self, leaked, context, tracer, inputs):
         """Before an exception of the trace goes on: whether the trace is given up (`leaked()`:

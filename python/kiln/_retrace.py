@@ -23,6 +23,17 @@ class _SegmentLimit(Exception):
     """A retraced call would compile past SEGMENT_LIMIT graphs: it runs eagerly."""
 
 
+# What runtime checks raise when the graph runs (NumPy 1.x's LinAlgError is no ValueError).
+CHECK_ERRORS = (IndexError, ValueError, OverflowError, RuntimeError, ZeroDivisionError,
+                np.linalg.LinAlgError)
+
+
+class RerunEagerly(BaseException):
+    """A check of a graph break's segment failed in a function whose checks' errors rerun the
+    call eagerly (CompiledFunction.reruns_on_checks): the trace ends and this call runs as
+    NumPy. A BaseException, so that neither the user's handlers nor the tracer's take it."""
+
+
 class NeedsStatic(Exception):
     """A trace with dynamic numbers needed one's value (a graph break, a shape, aliasing, a
     Python float method): the call is traced again with them static."""
@@ -205,7 +216,12 @@ class _TraceContext:
         if new:
             function._note_break(reason, location)
         self.broke = True
-        values = compiled.run([self.real_arrays[k] for k in reads], stream=self.stream)
+        try:
+            values = compiled.run([self.real_arrays[k] for k in reads], stream=self.stream)
+        except CHECK_ERRORS:
+            if getattr(function, "reruns_on_checks", False):
+                raise RerunEagerly() from None
+            raise
         by_id = {value.id: result for value, result in zip(outputs, values)}
         _kiln.cut_trace(self.trace, cut)
         for value in cut:
