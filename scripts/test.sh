@@ -41,7 +41,9 @@ step "C++ tests" ctest --test-dir "$build_dir" --output-on-failure -j2
 python_tests() {
   # pytest's exit code 5 means "no tests collected": not a failure while the suite is empty.
   local status=0
-  .venv/bin/python -m pytest -q $(bash scripts/pytest_workers.sh) tests/python || status=$?
+  # --durations: the slowest tests in the log, to keep the suite near its budget.
+  .venv/bin/python -m pytest -q --durations=25 $(bash scripts/pytest_workers.sh) tests/python \
+    || status=$?
   [ "$status" -eq 0 ] || [ "$status" -eq 5 ]
 }
 python_test_files="$(find tests/python -name 'test_*.py' -o -name '*_test.py' 2>/dev/null)"
@@ -54,8 +56,8 @@ step "Python tests on NumPy 1.24" bash scripts/test_numpy1.sh
 
 step "install and build examples/cpp" bash scripts/test_install.sh
 
-# The harnesses must not rot: one smoke run of each (small sizes, one repetition).
-step "quick benchmark (Python harness)" .venv/bin/python -m kiln.bench --quick
+# The harnesses must not rot: one smoke run of each (small sizes, one repetition; the Python
+# harness's `--quick` run is tests/python/test_bench.py's).
 step "quick benchmark (C++ seed programs)" "$build_dir/bench_seed" --quick
 step "transformers zoo (two models)" .venv/bin/python bench/transformers_zoo.py train vit gpt2
 
