@@ -23,7 +23,7 @@ cp -r "$installed" "$site/kiln"
 # torch: both live in .venv only (they run in the main suite). The
 # fuzzer and its regressions expect NumPy 2's promotion (NEP 50): on NumPy 1.x, 0-d operands
 # promote by value, which kiln does not follow (a known difference, README "Limits").
-"$venv/bin/python" -m pytest -q -p no:cacheprovider $(bash scripts/pytest_workers.sh) \
+"$venv/bin/python" -m pytest -q -p no:cacheprovider --durations=15 $(bash scripts/pytest_workers.sh) \
   tests/python --ignore=tests/python/test_bench.py \
   --ignore-glob='tests/python/test_torch_*' --ignore-glob='tests/python/test_trust_torch_*' \
   --ignore=tests/python/test_norm_kernels.py \
