@@ -219,8 +219,13 @@ def _gives_scalar(key, entries, shape):
 def _position(index, size, axis, check=True):
     """A traced integer index as int64 positions in [0, size): negative ones wrapped, and
     NumPy's IndexError raised at run time for the rest (not needed for a captured loop's index
-    whose bounds are known to fit)."""
+    whose bounds are known to fit, or a narrow integer dtype's: a uint8 image indexing a
+    256-entry table)."""
     known = index._range
+    if index.dtype.kind in "iu":
+        info = np.iinfo(index.dtype)
+        low, high = known if known is not None else (int(info.min), int(info.max))
+        known = (max(low, int(info.min)), min(high, int(info.max)))
     index = index.astype(np.int64)
     inside = known is not None and -size <= known[0] and known[1] < size
     if check and not inside:

@@ -287,6 +287,19 @@ bool Lowering::uses_local(ExprId id, const std::set<int32_t>& locals) {
   return false;
 }
 
+bool Lowering::statements_use_local(const std::vector<Stmt>& statements,
+                                    const std::set<int32_t>& locals) {
+  for (const Stmt& s : statements) {
+    for (ExprId e : {s.guard, s.index, s.value})
+      if (e >= 0 && uses_local(e, locals)) return true;
+    for (const Accumulation& a : s.accumulations)
+      for (ExprId e : {a.value, a.position})
+        if (e >= 0 && uses_local(e, locals)) return true;
+    if (statements_use_local(s.body, locals)) return true;
+  }
+  return false;
+}
+
 ExprId Lowering::reduction(ValueId id, const std::vector<ExprId>& index) {
   const Node& node = graph_.node(id);
 
@@ -397,10 +410,12 @@ ExprId Lowering::place_reduction(ValueId id, const std::vector<ExprId>& index,
       lower_element(loops, trial, accumulation.value, accumulation.position);
       // Read the candidate's locals after lowering: a reduction this element needs (the max of
       // sum(x - max(x))) may itself have joined the candidate just now, and must not be read
-      // inside the pass that computes it.
+      // inside the pass that computes it, by the element or by a reduction nested in it (the
+      // matrix-vector product in sum(A @ (v * sum(v)))).
       for (const Accumulation& a : statements.back().accumulations)
         candidate_locals.insert(a.local);
-      if (statements.size() == count_before && !uses_local(accumulation.value, candidate_locals)) {
+      if (statements.size() == count_before && !uses_local(accumulation.value, candidate_locals) &&
+          !statements_use_local(trial, candidate_locals)) {
         Stmt& target = statements.back();
         for (Stmt& s : trial) target.body.push_back(std::move(s));
         target.accumulations.push_back(accumulation);

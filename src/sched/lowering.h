@@ -54,6 +54,9 @@ class Lowering {
                          const std::set<int32_t>& needed);
   ExprId movement(const ir::Node& node, const std::vector<ExprId>& index);
   bool uses_local(ExprId id, const std::set<int32_t>& locals);
+  // Whether any expression of the statements (nested ones included) reads one of `locals`.
+  bool statements_use_local(const std::vector<Stmt>& statements,
+                            const std::set<int32_t>& locals);
   // A shared value (several uses) inlined at many different indices (a time-step loop of
   // stencils, each step reading the last at several offsets) is computed once per index: past
   // a bound it is materialized instead, or the inlined code would grow with the square of the

@@ -102,6 +102,20 @@ void materialize_expensive_broadcasts(const ir::Graph& graph, int64_t elementwis
     // the broadcast only adds inner dimensions: the reduction is then placed once a row too.
     reduces[static_cast<size_t>(id)] =
         reduction && (node.op != Op::broadcast || expands_inner_dimensions(graph, node));
+    // A gather reading a computed table at more places than it has entries (a lookup table
+    // t[img] of a uint8 image: t's pow per pixel, not per entry) is a broadcast whose indices
+    // come from data: its table is computed once where it costs more than a load.
+    if (node.op == Op::gather && !materialized.count(node.inputs[0])) {
+      const ValueId table = node.inputs[0];
+      const int64_t entries = std::max<int64_t>(ir::element_count(graph.node(table).shape), 1);
+      if (ir::size_choice(ir::element_count(node.shape) >= kBroadcastFactor * entries &&
+                          work[static_cast<size_t>(table)] >= kCostlyWeight)) {
+        materialized.insert(table);
+        const ValueId index = node.inputs[1];
+        work[static_cast<size_t>(id)] =
+            own_work(node) + (materialized.count(index) ? 0 : work[static_cast<size_t>(index)]);
+      }
+    }
     if (node.op != Op::broadcast || materialized.count(id)) continue;
     ValueId source = node.inputs[0];
     int64_t from = std::max<int64_t>(ir::element_count(graph.node(source).shape), 1);

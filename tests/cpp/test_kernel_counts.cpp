@@ -3,6 +3,8 @@
 // A regression in fusion shows up here as a changed count, not only as a slower benchmark.
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include "../../bench/seed_programs.h"
 #include "compile_test_util.h"
 
@@ -90,6 +92,24 @@ TEST(KernelCounts, SiblingReductionsShareOnePass) {
   expect_function_matches(function, statistics, {x}, {1e-5, 1e-5, 4}, "sum/max/var");
   EXPECT_EQ(function.stats().kernels, 1);
   EXPECT_EQ(kernel_functions(function.source()), 1);
+}
+
+// A lookup table the program computes, read at more places than it has entries (t[img] of a
+// uint8 image): the table is computed once, in a kernel of its own, not its math per lookup.
+// Read at as many places as it has entries, it stays inlined.
+TEST(KernelCounts, ATableLookedUpMoreOftenThanItHasEntriesIsComputedOnce) {
+  auto lookup = [](Tensor x, Tensor indices) { return take(exp(sin(x)) * 3.0, indices, 0); };
+  Array x = make_array(DType::Float64, {256}, pseudo_random(256, -2, 2, 5));
+  std::map<int64_t, int64_t> kernels;  // by the number of lookups (take's bounds check: one more)
+  for (int64_t lookups : {4096, 256}) {
+    std::vector<double> positions(static_cast<size_t>(lookups));
+    for (size_t k = 0; k < positions.size(); ++k) positions[k] = double((k * 37) % 256);
+    Array indices = make_array(DType::Int64, {lookups}, positions);
+    Function function = compile(lookup, test_options());
+    expect_function_matches(function, lookup, {x, indices}, {1e-12}, "table lookup");
+    kernels[lookups] = function.stats().kernels;
+  }
+  EXPECT_EQ(kernels[4096], kernels[256] + 1);
 }
 
 // A batch norm's training statistics over the (N, H, W) positions of channels-last activations:

@@ -79,5 +79,35 @@ TEST(Lowering, ConcatenatedReductionsSharingPassesMatchTheInterpreter) {
   }
 }
 
+// z = A @ (v * sum(v)); z * sum(z): sum(z) is over n as sum(v) is, so it may join sum(v)'s
+// pass, but its element is a product whose own reduction reads sum(v): the join must be refused
+// (the nested Reduce read sum(v) inside the pass computing it: C++ that did not compile).
+ValueId scaled_product_scaled_by_its_sum(ir::Builder& b, ValueId A, ValueId v, int64_t n) {
+  ValueId u = b.binary(Op::mul, v, b.broadcast(b.reduce(Op::sum, v, {0}, true), {n}));
+  ValueId z = b.reduce(Op::sum, b.binary(Op::mul, A, b.broadcast(b.reshape(u, {1, n}), {n, n})),
+                       {1}, false);
+  return b.binary(Op::mul, z, b.broadcast(b.reduce(Op::sum, z, {0}, true), {n}));
+}
+
+TEST(Lowering, AReductionWhoseNestedReductionReadsASiblingDoesNotJoinIt) {
+  for (int64_t n : {2, 5, 8}) {
+    ir::Graph graph;
+    ir::Builder b(graph);
+    graph.set_outputs({scaled_product_scaled_by_its_sum(
+        b, b.parameter(DType::Float64, {n, n}), b.parameter(DType::Float64, {n}), n)});
+    sched::Program program = sched::schedule(graph, {});
+    for (const sched::Kernel& kernel : program.kernels)
+      EXPECT_TRUE(locals_read_out_of_scope(kernel).empty()) << sched::print_program(program);
+  }
+  for (int64_t n : {2, 5, 16}) {
+    GraphCase g;
+    const size_t count = static_cast<size_t>(n);
+    ValueId A = g.input(make_array(DType::Float64, {n, n}, pseudo_random(count * count, -1, 1, 3)));
+    ValueId v = g.input(make_array(DType::Float64, {n}, pseudo_random(count, -1, 1, 4)));
+    g.output(scaled_product_scaled_by_its_sum(g.builder, A, v, n), "n=" + std::to_string(n));
+    g.check();
+  }
+}
+
 }  // namespace
 }  // namespace kiln::test

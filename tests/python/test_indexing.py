@@ -375,3 +375,22 @@ def test_an_index_into_an_empty_axis_is_numpys_index_error(key):
         empty[key]
     with pytest.raises(IndexError, match="test_indexing.py"):
         kiln.compile(lambda x: x[key] * 2)(empty)
+
+
+def test_narrow_integer_indices_that_always_fit_are_not_checked(rng):
+    """A uint8 index into an axis of 256 or more (a lookup table t[img]) can never be out of
+    bounds or negative: no bounds check, no wrap in the graph. Narrower axes, and signed
+    indices, keep NumPy's IndexError and negative wrap."""
+    table = rng.random(256)
+
+    def lookup(t, image):
+        return t[image]
+
+    image = rng.integers(0, 256, (64, 64)).astype(np.uint8)
+    report = kiln.explain(lookup)(table, image)
+    np.testing.assert_array_equal(report.result, lookup(table, image))
+    assert " lt(" not in report.graphs[0].graph_text and " any(" not in report.graphs[0].graph_text
+    signed = np.array([-128, -1, 0, 127], np.int8)
+    np.testing.assert_array_equal(kiln.compile(lookup)(table, signed), table[signed])
+    with pytest.raises(IndexError, match="index 200 is out of bounds for axis 0 with size 100"):
+        kiln.compile(lookup)(table[:100].copy(), np.array([3, 200], np.uint8))
