@@ -12,7 +12,8 @@ import numpy as np
 
 from . import _window_indexing, _windows
 from ._stored_scalars import stored_scalar
-from ._tracer import TracedArray, backend, cast, graph_break, materialize_all, to_tensor
+from ._tracer import (TracedArray, as_operand, backend, cast, graph_break, has_tracer,
+                      materialize_all, to_tensor)
 
 
 def _k():
@@ -50,7 +51,9 @@ def _expand(key, shape):
     entries = []
     masks = {}  # id of a concrete mask's first index array -> the mask's shape
     for item in key:
-        if isinstance(item, (list, np.ndarray)):
+        if isinstance(item, list) and has_tracer(item):
+            item = as_operand(item)  # A[[k, p]] of traced ints: their stack, traced
+        elif isinstance(item, (list, np.ndarray)):
             empty_list = isinstance(item, list) and np.size(item) == 0
             item = np.asarray(item, np.intp) if empty_list else np.asarray(item)
             if item.dtype == np.bool_:

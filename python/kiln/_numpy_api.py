@@ -14,7 +14,8 @@ import warnings
 
 import numpy as np
 
-from . import _indexing, _kiln, _ufunc_loops, _ufunc_reduceat, _window_joins, _windows
+from . import (_indexing, _kiln, _ufunc_loops, _ufunc_reduceat, _window_arg_reductions,
+               _window_joins, _windows)
 from ._numpy_creation import FUNCTIONS as _CREATION, array as _numpy_creation_array
 from ._numpy_functions import FUNCTIONS as _CORE, _UFUNC_REDUCTIONS, _as_traced, product_dtype
 from ._numpy_functions import _result
@@ -213,14 +214,17 @@ def sequence_array(context, value):
     return _numpy_creation_array(context, value)
 
 
+_WINDOW_FUNCTIONS = {**_window_joins.FUNCTIONS, **_window_arg_reductions.FUNCTIONS}
+
+
 def apply_function(context, function, args, kwargs):
     """TracedArray.__array_function__: FUNCTIONS' entry, windows' (kiln._windows), or eager."""
     implementation = FUNCTIONS.get(function)
     masked = _has_mask((args, kwargs))
     if masked and _has_window((args, kwargs)):
         context.at()
-        if function in _window_joins.FUNCTIONS:  # x = np.append(x, v) in a loop
-            return _window_joins.FUNCTIONS[function](*args, **kwargs)
+        if function in _WINDOW_FUNCTIONS:  # x = np.append(x, v), np.argmax(x[k:]) in a loop
+            return _WINDOW_FUNCTIONS[function](*args, **kwargs)
         return _windows.function(function, args, kwargs)
     if masked and implementation is not None:
         reduced = _masked_reduction(function, args, kwargs)
