@@ -89,6 +89,7 @@ class LoopCapture(BranchCapture, ExpressionCapture):
         self.depth = 0          # loop bodies being traced
         self.pending = []       # records inside the outermost body, kept once it is captured
         self.converting = 0     # while bodies run before their capture (to_python)
+        self.testing = 0        # while tests run before their capture
         self.sides = 0          # branch sides being traced for a select (both of them run)
 
     def record(self, kind, location, reason):
@@ -159,7 +160,11 @@ class LoopCapture(BranchCapture, ExpressionCapture):
         """`while test(): body()`: iterations run as Python while the test is a Python value;
         once it is a traced one, the rest of the loop is captured as a while loop node."""
         while True:
-            condition = test()
+            self.testing += 1  # `while not np.array_equal(a, b)`: a traced test is captured
+            try:
+                condition = test()
+            finally:
+                self.testing -= 1
             if isinstance(condition, TracedArray) and condition.size == 1:
                 if not _loop_first_bindings.runs_none(self, lambda: condition, names, get(),
                                                       live):

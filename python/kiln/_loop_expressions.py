@@ -158,6 +158,12 @@ class ExpressionCapture:
             number._weak = builtins.bool
         return number
 
+    def keeps_truths_traced(self):
+        """Whether a Python bool that NumPy computes of traced arrays (np.array_equal,
+        np.allclose: kiln._numpy_math) stays a traced bool here, as bool(x) does (to_python):
+        in a loop body being captured, and in a while loop's test or body before its capture."""
+        return bool(self.depth or self.converting or self.testing)
+
     def to_python(self, function, value, in_test):
         """`function(value)` (`value.item()` when function is None). In a loop being captured,
         in a while loop's test, or in its body before the test is traced, a traced single

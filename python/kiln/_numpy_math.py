@@ -129,32 +129,65 @@ def isclose(context, a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
     return _scalar_result(context, result)
 
 
+def _truth(context, value):
+    """NumPy's Python bool of a traced 0-d bool (array_equal, array_equiv, allclose). Where a
+    captured loop reads it (its body, a while loop's test) it stays traced, as bool(x) there
+    does (kiln._loop_expressions): `if np.array_equal(new, g): break` is the loop's flag, where
+    NumPy's own bool() was a graph break that left the loop uncaptured. Elsewhere Python's
+    bool() of it: a graph break, as in NumPy."""
+    capture = context.loop_capture
+    if capture is not None and capture.keeps_truths_traced():
+        return value
+    return bool(value)
+
+
 def allclose(context, a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
     known = [_known(context, v) for v in (a, b, rtol, atol)]
     if all(v is not None for v in known):  # static values: no graph break
         return np.allclose(*known, equal_nan=equal_nan)
-    # A Python bool: bool() of a tracer (a graph break that continues, as for any tracer).
-    return bool(np.all(isclose(context, a, b, rtol, atol, equal_nan)))
+    return _truth(context, np.all(isclose(context, a, b, rtol, atol, equal_nan)))
+
+
+def _both_traced(context, a1, a2):
+    """(a1, a2) as tracers, or None where NumPy's asarray refuses one (then not equal)."""
+    try:
+        values = [_array(v) for v in (a1, a2)]
+    except Exception:  # noqa: BLE001 (NumPy's rule: what asarray refuses is not equal)
+        return None
+    return tuple(_as_traced(context, v) for v in values)
 
 
 def array_equal(context, a1, a2, equal_nan=False):
     known = [_known(context, v) for v in (a1, a2)]
     if all(v is not None for v in known):
         return np.array_equal(*known, equal_nan=equal_nan)
-    try:
-        values = [_array(v) for v in (a1, a2)]
-    except Exception:  # noqa: BLE001 (NumPy's rule: what asarray refuses is not equal)
-        return False
-    x, y = (_as_traced(context, v) for v in values)
-    if x.shape != y.shape:
-        return False
+    both = _both_traced(context, a1, a2)
+    if both is None or both[0].shape != both[1].shape:
+        return False  # known at the trace: shapes are static
+    x, y = both
     if not equal_nan:
-        return bool(np.all(x == y))
+        return _truth(context, np.all(x == y))
     if a1 is a2:
         return True
+    if not any(v.dtype.kind in "fc" for v in both):  # no NaN to hold
+        return _truth(context, np.all(x == y))
     # NumPy's two tests (NaNs at the same places, the rest equal) as one truth value.
     x_nan, y_nan = np.isnan(x), np.isnan(y)
-    return bool(np.all(x_nan == y_nan) & np.all(x_nan | (x == y)))
+    return _truth(context, np.all(x_nan == y_nan) & np.all(x_nan | (x == y)))
+
+
+def array_equiv(context, a1, a2):
+    known = [_known(context, v) for v in (a1, a2)]
+    if all(v is not None for v in known):
+        return np.array_equiv(*known)
+    both = _both_traced(context, a1, a2)
+    if both is None:
+        return False
+    try:
+        np.broadcast_shapes(both[0].shape, both[1].shape)
+    except ValueError:
+        return False  # known at the trace, as array_equal's shapes
+    return _truth(context, np.all(both[0] == both[1]))
 
 
 def _infinity_test(negative):
@@ -429,6 +462,7 @@ def unwrap(context, p, discont=None, axis=-1, *, period=2 * np.pi):
 
 FUNCTIONS = {
     np.isclose: isclose, np.allclose: allclose, np.array_equal: array_equal,
+    np.array_equiv: array_equiv,
     np.isposinf: _infinity_test(False), np.isneginf: _infinity_test(True), np.fix: fix,
     np.nan_to_num: nan_to_num, np.polyval: polyval, np.ediff1d: ediff1d,
     np.gradient: gradient, np.unwrap: unwrap,

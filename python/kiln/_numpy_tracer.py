@@ -39,7 +39,9 @@ def held_tensors(trace):
 def loop_capture(trace, record):
     """The helper a function rewritten by kiln._loop_transform calls while `trace` is traced:
     it captures loops and branches (kiln._loop_capture); record(kind, location, reason)."""
-    return _loop_capture.LoopCapture(_tracer.context_for(trace), record)
+    context = _tracer.context_for(trace)
+    context.loop_capture = _loop_capture.LoopCapture(context, record)
+    return context.loop_capture
 
 
 def holds_dtype(dtype):

@@ -141,6 +141,7 @@ class TraceContext:
         self.arrays = []
         self.in_body = 0  # loop bodies being captured: their values exist only inside
         self.driver = None  # the driver of this call (kiln._retrace); None: breaks end the trace
+        self.loop_capture = None  # the user's loops' and branches' (kiln._loop_capture), if any
         # Ops traced so far that raise on data as the graph runs (the solve op's singular
         # matrix), not through a check a branch can make conditional: no select computes them
         # on a side not taken (kiln._branch_capture).

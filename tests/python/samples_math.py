@@ -331,6 +331,11 @@ SAMPLES = {
     np.array_equal: static_comparison(np.array_equal, STATIC_PAIRS + [
         ((lambda d: np.ones(3, d), lambda d: np.ones(2, d)), {})],
         traced=lambda x: (np.array_equal(x, x[:1]), np.array_equal(x, x.T, equal_nan=True))),
+    np.array_equiv: static_comparison(np.array_equiv, [
+        pair for pair in STATIC_PAIRS if not pair[1]] + [
+        ((lambda d: np.ones(3, d), lambda d: np.ones((2, 3), d)), {}),
+        ((lambda d: np.ones(3, d), lambda d: np.ones((3, 2), d)), {})],
+        traced=lambda x: (np.array_equiv(x, x[:2]), np.array_equiv(x[:, :1], x[:2]))),
     np.nan_to_num: replacing_nans,
     np.fix: varied(lambda x: (np.fix(x), np.fix(x, out=np.zeros(x.shape, np.float64)))),
     np.isposinf: infinities(np.isposinf),
