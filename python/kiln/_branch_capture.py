@@ -7,8 +7,9 @@ branch(condition, then, otherwise, get, set, names, location):
     When they rebind names to few elements (SELECT_AT_MOST), or update arrays in place, the
     branch selects, per variable, where(condition, then-value, else-value), computing both;
     runtime checks of one side (an index out of bounds) only apply where that side is taken.
-    Sides that rebind names to big arrays become two loops of 0 or 1 iterations (the side's
-    condition as trip count): only the side taken runs, an `if` in the compiled code. If the
+    Sides that rebind names to big arrays, or that hold loops, become two loops of 0 or 1
+    iterations (the side's condition as trip count): only the side taken runs, an `if` in the
+    compiled code. If the
     sides disagree (a variable bound on one side only, different dtypes) or a side raises as it
     is traced, the condition is evaluated as before (a graph break) and one side runs; nothing
     traced for the sides is computed or checked then (_not_captured). So it is where a side
@@ -75,12 +76,15 @@ class BranchCapture:
         first_check, raising_before = trace.check_count, self.context.raising_ops
         generators = self.generator_states(before)
         containers = Containers(before)  # both sides run: neither may change Python state
+        loop_bodies = self.loop_bodies
+        records = len(self.pending)  # the sides' loops, recorded again when traced again
         try:
             merged, then_checks = self._traced_sides(then, otherwise, get, set_, names, before,
                                                      arrays, saved, predicate, containers,
                                                      generators, live)
         except Exception as failure:  # Python's `if` meets it again where it belongs (a side
             # not taken may raise: `t * 2 if ok else 0.0` where t is bound where ok holds)
+            del self.pending[records:]
             _restore(saved)
             containers.restore()
             _random_state.restore(generators)
@@ -93,11 +97,15 @@ class BranchCapture:
         k = backend()
         rebound, updated = merged[2]
         raising = self.context.raising_ops != raising_before  # never a select: see TraceContext
-        big = rebound > SELECT_AT_MOST and updated <= SELECT_AT_MOST
+        # A side holding a loop runs only when taken: a select ran it on every pass (a
+        # sieve's inner loop for every i, not only the primes).
+        big = (rebound > SELECT_AT_MOST and updated <= SELECT_AT_MOST
+               or self.loop_bodies != loop_bodies)
         if raising or (not select and (BRANCH_FORM == "loops" or
                                        (big and BRANCH_FORM != "select"))):
             # Big sides: each runs only when taken (a loop of 0 or 1 iterations per side).
             merged = None  # nothing may hold the sides traced for a select (_not_captured)
+            del self.pending[records:]
             _restore(saved)
             set_(before)
             trace.condition_checks(first_check, self.context.constant(False, np.dtype(bool)))
@@ -109,6 +117,7 @@ class BranchCapture:
                 _restore(saved)
                 set_(before)
             try:
+                del self.pending[records:]
                 for run, taken in ((then, predicate), (otherwise, k.logical_not(predicate))):
                     stop = TracedArray(self.context, cast(taken, "int64"))
                     mark = trace.check_count
@@ -122,6 +131,7 @@ class BranchCapture:
                 self.record("branch", location, "")
                 return
             except CaptureFailed as failure:  # select after all
+                del self.pending[records:]
                 _restore(saved)
                 set_(before)
                 reason = str(failure)
@@ -176,8 +186,9 @@ class BranchCapture:
         trace = self.context.trace
         before, types = get(), {}
         variables = dict(zip(names, before))
-        mark = trace.cond_side_count
+        mark, records = trace.cond_side_count, len(self.pending)
         for attempt in range(3):
+            del self.pending[records:]  # the sides' loops of the attempt before
             try:
                 sides = []
                 for run in (then, otherwise):

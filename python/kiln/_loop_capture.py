@@ -25,7 +25,7 @@ import sys
 import numpy as np
 
 from . import (_loop_appends, _loop_extents, _loop_first_bindings, _loop_numpy_arrays,
-               _random_state, _windows)
+               _loop_strides, _random_state, _windows)
 from ._branch_capture import BranchCapture, _plain, _restore, _Retype
 from ._graph_breaks import GraphBreakSignal
 from ._kiln import Unsupported
@@ -91,9 +91,10 @@ class LoopCapture(BranchCapture, ExpressionCapture):
         self.converting = 0     # while bodies run before their capture (to_python)
         self.testing = 0        # while tests run before their capture
         self.sides = 0          # branch sides being traced for a select (both of them run)
+        self.loop_bodies = 0    # loop bodies traced so far (a branch's sides holding loops)
 
     def record(self, kind, location, reason):
-        if self.depth > 0:
+        if self.depth > 0 or self.sides > 0:  # kept once what holds it is captured
             self.pending.append((kind, location, reason))
             return
         for pending in self.pending:
@@ -129,13 +130,15 @@ class LoopCapture(BranchCapture, ExpressionCapture):
         """stop: the flag a `break` of the body sets (kiln._loop_jumps), or None."""
         static = all(isinstance(b, (int, np.integer)) and not isinstance(b, (bool, np.bool_))
                      for b in bounds)
+        strided = False
         if static:
             span = range(*(int(b) for b in bounds))
             if len(span) <= UNROLL_AT_MOST:
                 return self._run_python(span, body, set_, names, stop)
         else:
             step = bounds[2] if len(bounds) == 3 else 1
-            if not isinstance(step, (int, np.integer)) or int(step) == 0:
+            strided = _loop_strides.is_traced_step(step)  # range(i * i, n, i)
+            if not strided and (not isinstance(step, (int, np.integer)) or int(step) == 0):
                 return self._run_python(range(*bounds), body, set_, names, stop)
             span = None
         # A body that may break: a loop node that also stops at its flag (a bounded while
@@ -143,11 +146,20 @@ class LoopCapture(BranchCapture, ExpressionCapture):
         condition = None if stop is None else (lambda: self._continues(stop()),
                                                self._continues(False))
         try:
-            if span is None and _loop_first_bindings.for_loop_runs_none(self, bounds, names,
-                                                                          get(), live):
-                return  # no iteration: what it binds stays unbound, as in Python
-            self._capture(bounds, span, body, get, set_, names, live, location, condition,
-                          indexed=True)
+            if strided:  # its trip count is computed in the graph: Python's zero too
+                unbound = [name for name, value in zip(names, get())
+                           if name in live and value is self.UNBOUND]
+                if unbound:
+                    raise CaptureFailed(f"`{unbound[0]}` is read after the loop, which may run "
+                                        f"no iteration (Python's UnboundLocalError then)")
+                _loop_strides.capture(self, bounds, body, get, set_, names, live, location,
+                                      condition)
+            else:
+                if span is None and _loop_first_bindings.for_loop_runs_none(
+                        self, bounds, names, get(), live):
+                    return  # no iteration: what it binds stays unbound, as in Python
+                self._capture(bounds, span, body, get, set_, names, live, location, condition,
+                              indexed=True)
             self.record("loop", location, "")
         except CaptureFailed as failure:
             self.record("unrolled", location, str(failure))
@@ -304,6 +316,7 @@ class LoopCapture(BranchCapture, ExpressionCapture):
             start, stop, step = self._bounds(bounds, span)  # outside the body: its values may
             index_tensor = trace.begin_loop_body(start, stop, step)  # be among those replaced
         flag = trace.loop_placeholder("bool", []) if condition else None  # carried value 0
+        self.loop_bodies += not side
         driver, context.driver = context.driver, None  # no graph break may run the open body
         self.depth += 1
         context.in_body += 1  # arrays made in the body are its own, never a break's to cut

@@ -177,8 +177,8 @@ def index_range(bounds):
         if _windows.is_int(bound):
             return int(bound), int(bound)
         form = bound._affine if isinstance(bound, TracedArray) else None
-        if form is None:
-            return None
+        if form is None:  # i * i: the range its operands' give it (_numpy_api._index_range)
+            return bound._range if isinstance(bound, TracedArray) else None
         return (form.offset, form.offset) if not form.scale else form.span()
     spans = span(start), span(stop)
     if None in spans or not _windows.is_int(step):

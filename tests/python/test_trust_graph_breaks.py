@@ -1,5 +1,6 @@
 """Graph breaks never memorise the data: with new data on every call the results follow NumPy and
 nothing compiles again after the first call of each path (retrace entries, segment memo)."""
+import operator
 import random
 import warnings
 
@@ -262,7 +263,8 @@ def test_results_of_dtypes_no_graph_holds_run_eagerly():
 def _eliminated_with_pivoting(a):
     a = a.copy()
     for k in range(a.shape[0] - 1):
-        pivot = int(np.argmax(np.abs(a[k:, k]))) + k  # a graph break per column
+        # a graph break per column (int() there, argmax of the moving slice, are captured)
+        pivot = operator.index(np.argmax(np.abs(a[k:, k]))) + k
         a[[k, pivot]] = a[[pivot, k]]
         a[k + 1:] -= np.outer(a[k + 1:, k] / a[k, k], a[k])
     return a
