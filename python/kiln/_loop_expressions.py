@@ -184,8 +184,8 @@ class ExpressionCapture:
             if dtype is not None and exact:
                 number = TracedArray(self.context,
                                      cast(np.reshape(value, ()).tensor, np.dtype(dtype)))
-                # a bool is the lowest type: strong and weak agree
+                # (a Python bool: NumPy's bool in promotion, an int in Python's arithmetic)
                 number._scalar = True
-                number._weak = None if function is builtins.bool else function
+                number._weak = function
                 return number
         return value.item() if function is None else function(value)

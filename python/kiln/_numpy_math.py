@@ -137,6 +137,7 @@ def _truth(context, value):
     bool() of it: a graph break, as in NumPy."""
     capture = context.loop_capture
     if capture is not None and capture.keeps_truths_traced():
+        value._weak = bool  # Python's bool (True + True is 2), after the loop too
         return value
     return bool(value)
 

@@ -345,8 +345,8 @@ def cast(tensor, dtype):
 
 def weak_type(value):
     """What NumPy's dtype resolution sees for an operand: a dtype, or int/float (weak)."""
-    if isinstance(value, TracedArray):
-        return value._weak or value.dtype
+    if isinstance(value, TracedArray):  # (a Python bool is NumPy's bool: the lowest kind)
+        return value.dtype if value._weak is None or value._weak is bool else value._weak
     if isinstance(value, np.generic):   # np.float64 is a float, yet strongly typed (NEP 50)
         return value.dtype
     if isinstance(value, (bool, np.bool_)):

@@ -137,14 +137,42 @@ for _name in ["sum", "prod", "max", "min", "mean", "std", "var", "argmax", "argm
 
 # -- operators: each is the ufunc NumPy's ndarray maps it to --
 
+def _is_python_bool(value):
+    return type(value) is bool or isinstance(value, TracedArray) and value._weak is bool
+
+
+def _is_python_number(value):
+    kind = weak_type(value)  # (dtype('float64') == float: `is`)
+    return kind is int or kind is float or kind is complex or _is_python_bool(value)
+
+
+def _python_bools(ufunc, operands):
+    """The operands of Python's operator on Python numbers: traced Python bools (bool(x) and
+    np.array_equal in a loop, comparisons of Python numbers) as the ints Python computes with
+    (True + True is 2, -True is -1, where NumPy's bools give True and refuse negation); & | ^
+    of two bools and comparisons keep them. With a NumPy operand, NumPy's operation as it is."""
+    if not any(isinstance(v, TracedArray) and v._weak is bool for v in operands) or not all(
+            map(_is_python_number, operands)):
+        return operands
+    if ufunc in _COMPARISONS or ufunc in _BITWISE and all(map(_is_python_bool, operands)):
+        return operands
+    return tuple(_as_python_int(v) if _is_python_bool(v) else v for v in operands)
+
+
+def _as_python_int(value):
+    if not isinstance(value, TracedArray):
+        return int(value)
+    number = value.astype(np.int64)
+    number._scalar, number._weak = True, int
+    return number
+
+
 def _python_arithmetic(result, *operands):
     """`result` of an operator: Python's operators on Python numbers (traced ones: a dynamic
     float, a loop's counter, float(x) in a loop) give Python numbers, weak in later promotion;
     NumPy's functions called on them (np.sqrt(lr)) give strong NumPy scalars."""
-    kinds = [weak_type(value) for value in operands]  # (dtype('float64') == float: `is`)
-    if isinstance(result, TracedArray) and all(kind is int or kind is float or kind is complex
-                                               for kind in kinds):
-        result._weak = {"i": int, "f": float, "c": complex}.get(result.dtype.kind)
+    if isinstance(result, TracedArray) and all(map(_is_python_number, operands)):
+        result._weak = {"i": int, "f": float, "c": complex, "b": bool}.get(result.dtype.kind)
     return result
 
 
@@ -162,6 +190,8 @@ def _python_int_power(base, exponent):
 
 
 _PYTHON_NUMBERS = (int, float, complex)
+_COMPARISONS = (np.equal, np.not_equal, np.less, np.less_equal, np.greater, np.greater_equal)
+_BITWISE = (np.bitwise_and, np.bitwise_or, np.bitwise_xor)
 _DIVISIONS = (np.true_divide, np.floor_divide, np.remainder)
 
 
@@ -190,7 +220,7 @@ def _binary_operator(ufunc):
     def forward(self, other):
         if not _is_operand(self, other):
             return NotImplemented
-        other = converted(other)
+        self, other = _python_bools(ufunc, (self, converted(other)))
         _check_python_divisor(ufunc, self, other)
         if ufunc is np.power:
             python = _python_int_power(self, other)
@@ -206,7 +236,7 @@ def _binary_operator(ufunc):
     def reflected(self, other):
         if not _is_operand(self, other):
             return NotImplemented
-        other = converted(other)
+        other, self = _python_bools(ufunc, (converted(other), self))
         _check_python_divisor(ufunc, other, self)
         if ufunc is np.power:
             python = _python_int_power(other, self)
@@ -258,10 +288,16 @@ for _name, _ufunc in [("eq", np.equal), ("ne", np.not_equal), ("lt", np.less),
                       ("le", np.less_equal), ("gt", np.greater), ("ge", np.greater_equal)]:
     setattr(TracedArray, f"__{_name}__", _binary_operator(_ufunc)[0])
 
+def _unary_operator(ufunc):
+    def operator(self):
+        operand, = _python_bools(ufunc, (self,))
+        return _python_arithmetic(ufunc(operand), operand)
+    return operator
+
+
 for _name, _ufunc in [("neg", np.negative), ("pos", np.positive), ("abs", np.absolute),
                       ("invert", np.invert)]:
-    setattr(TracedArray, f"__{_name}__",
-            lambda self, _ufunc=_ufunc: _python_arithmetic(_ufunc(self), self))
+    setattr(TracedArray, f"__{_name}__", _unary_operator(_ufunc))
 
 
 def _divmod(self, other):

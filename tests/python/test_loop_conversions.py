@@ -106,6 +106,28 @@ def test_bool_and_int_of_traced_tests_in_a_loop_body():
     assert kiln.compile(count_positive_prefixes)(-x) == count_positive_prefixes(-x)
 
 
+def bool_arithmetic(x):
+    # Python's bools compute as ints (True + True is 2, -True is -1), & | ^ of two stay bools,
+    # and a comparison of Python numbers is a bool: NumPy's bools gave True and refused `-`.
+    out = np.zeros(x.shape[0])
+    both = 0
+    for i in range(1, x.shape[0]):
+        a, b = bool(x[i] > x[i - 1]), bool(x[i] > 0)
+        both = a + b
+        out[i] = (a + b) * 10 + (a & b) - (a | b) + (a ^ b) + (-a) + ~b + a / 2 + b ** 2
+        out[i] += abs(a) + (a == b) + (i < 3) * 100 + ((i < 3) + (i < 4)) * 1000
+    return out, both, a, i > 2
+
+
+def test_python_bools_in_a_loop_are_pythons():
+    x = np.array([3.0, -1.0, 2.0, 5.0, -4.0, 0.5])
+    report = kiln.explain(bool_arithmetic)(x)
+    one_loop(report)
+    got, expected = kiln.compile(bool_arithmetic)(x), bool_arithmetic(x)
+    np.testing.assert_array_equal(got[0], expected[0])
+    assert got[1:] == expected[1:] and [type(v) for v in got[1:]] == [int, bool, bool], got
+
+
 def truncating(x):
     total = 0
     for i in range(x.shape[0]):

@@ -111,3 +111,19 @@ def test_outside_loops_the_results_are_pythons_bools():
     for y in (x.copy(), x + 1):
         got, expected = kiln.compile(outside_loops)(x, y), outside_loops(x, y)
         assert got == expected and all(type(v) is bool for v in got), got
+
+
+def equal_neighbours(x):
+    count, same = 0, False
+    for i in range(1, x.shape[0]):
+        same = np.array_equal(x[i], x[i - 1])
+        count += same + np.array_equiv(x[i], x[i - 1])   # Python's bools add as ints
+    return count, same
+
+
+def test_results_in_a_loop_are_pythons_bools_after_it():
+    for x in (np.array([[1, 2], [1, 2], [3, 4], [3, 4], [3, 5]]), np.ones((4, 2))):
+        result = report(equal_neighbours, x)
+        assert [loop.kind for loop in result.loops] == ["loop"], result.loops
+        got, expected = kiln.compile(equal_neighbours)(x), equal_neighbours(x)
+        assert got == expected and [type(v) for v in got] == [int, bool], got
