@@ -9,14 +9,14 @@ branch(condition, then, otherwise, get, set, names, location):
     runtime checks of one side (an index out of bounds) only apply where that side is taken.
     Sides that rebind names to big arrays, or that hold loops, become two loops of 0 or 1
     iterations (the side's condition as trip count): only the side taken runs, an `if` in the
-    compiled code. If the
-    sides disagree (a variable bound on one side only, different dtypes) or a side raises as it
-    is traced, the condition is evaluated as before (a graph break) and one side runs; nothing
-    traced for the sides is computed or checked then (_not_captured). So it is where a side
-    changes Python state (appends to a list, `d[k] = v`, prints, draws a random number: both
-    sides run while traced), and a side that traces an op raising on data as the graph runs
-    (np.linalg.solve or inv's singular matrix: TraceContext.raising_ops) runs only when taken,
-    never as a select; `a if c else b` (kiln._loop_expressions.choose) alike.
+    compiled code. If the sides disagree (a variable bound on one side only, different
+    dtypes) or a side raises as it is traced, the condition is evaluated as before (a graph
+    break) and one side runs; nothing traced for the sides is computed or checked then
+    (_not_captured). So it is where a side changes Python state (appends to a list, `d[k] = v`,
+    prints, draws a random number: both sides run while traced), and a side that traces an op
+    raising on data as the graph runs (np.linalg.solve or inv's singular matrix:
+    TraceContext.raising_ops) runs only when taken, never as a select; `a if c else b`
+    (kiln._loop_expressions.choose) alike.
 """
 import numpy as np
 
