@@ -373,11 +373,12 @@ class LoopCapture(BranchCapture, ExpressionCapture):
                 initial = _retyped(context, to_tensor(context, value), dtype, shape)
                 placeholder = trace.loop_placeholder(dtype, shape)
                 rebound[name] = TracedArray(context, placeholder)
-                if _is_python_number(value):  # still weak, as Python numbers are in NumPy
-                    # of the carried type: `s = 0` that the body makes a float is a float
+                if _is_python_number(value) or type(value) is bool:  # still weak, as Python
+                    # numbers are in NumPy, of the carried type: `s = 0` that the body makes
+                    # a float is a float; `same = False` a Python bool (True + True is 2)
                     rebound[name]._scalar = True
-                    rebound[name]._weak = {"i": int, "f": float, "c": complex}.get(
-                        np.dtype(dtype).kind)
+                    rebound[name]._weak = {"i": int, "f": float, "c": complex,
+                                           "b": bool}.get(np.dtype(dtype).kind)
                 slots.append(([name], None, initial, placeholder))
             if rebound:
                 set_(tuple(rebound.get(name, self.KEEP) for name in names))

@@ -116,6 +116,7 @@ def test_outside_loops_the_results_are_pythons_bools():
 def equal_neighbours(x):
     count, same = 0, False
     for i in range(1, x.shape[0]):
+        count = count + same                              # the iteration before's, carried
         same = np.array_equal(x[i], x[i - 1])
         count += same + np.array_equiv(x[i], x[i - 1])   # Python's bools add as ints
     return count, same
