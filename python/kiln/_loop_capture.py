@@ -34,8 +34,10 @@ from ._loop_escapes import Escapes
 from ._loop_extents import Resizing
 from ._loop_first_bindings import BoundInBody
 from ._loop_expressions import ExpressionCapture
-from ._loop_types import (CaptureFailed, changed_before as _changed_before,
+from ._loop_types import (CaptureFailed, carried_flags as _carried_flags,
+                          changed_before as _changed_before,
                           is_number as _is_number, is_python_number as _is_python_number,
+                          python_type as _python_type,
                           retyped as _retyped, truth as _truth,
                           type_of as _type_of, unshared_scalars as _unshared_scalars,
                           untraced_effect as _untraced_effect, widened as _widened)
@@ -373,12 +375,7 @@ class LoopCapture(BranchCapture, ExpressionCapture):
                 initial = _retyped(context, to_tensor(context, value), dtype, shape)
                 placeholder = trace.loop_placeholder(dtype, shape)
                 rebound[name] = TracedArray(context, placeholder)
-                if _is_python_number(value) or type(value) is bool:  # still weak, as Python
-                    # numbers are in NumPy, of the carried type: `s = 0` that the body makes
-                    # a float is a float; `same = False` a Python bool (True + True is 2)
-                    rebound[name]._scalar = True
-                    rebound[name]._weak = {"i": int, "f": float, "c": complex,
-                                           "b": bool}.get(np.dtype(dtype).kind)
+                rebound[name]._scalar, rebound[name]._weak = _carried_flags(value, dtype, shape)
                 slots.append(([name], None, initial, placeholder))
             if rebound:
                 set_(tuple(rebound.get(name, self.KEEP) for name in names))
@@ -610,12 +607,12 @@ class LoopCapture(BranchCapture, ExpressionCapture):
                     source = numbers.get(new.tensor.id)
                 rules.append((new._scalar, new._weak) if source is None else source)
             else:
-                rules.append((_is_number(new), type(new) if _is_python_number(new) else None))
+                rules.append((_is_number(new), _python_type(new)))
             if array is not None:
                 state.append((saved[id(array)][2], array._weak))
             else:
                 old = variables.get(array_names[0])
-                state.append((_is_number(old), type(old) if _is_python_number(old) else None))
+                state.append((_is_number(old), _python_type(old)))
         copies = [i for i, rule in enumerate(rules) if isinstance(rule, int)]
         if not copies:
             return rules

@@ -54,7 +54,13 @@ class ExpressionCapture:
 
     @staticmethod
     def not_(value):
-        return np.logical_not(value) if isinstance(value, TracedArray) else not value
+        """`not value`: Python's bool, traced for a traced value (a flag `p = not p`)."""
+        if not isinstance(value, TracedArray):
+            return not value
+        result = np.logical_not(value)
+        if isinstance(result, TracedArray) and result.ndim == 0:
+            result._scalar, result._weak = True, builtins.bool
+        return result
 
     def choose(self, condition, then, otherwise, location):
         """`then() if condition else otherwise()`: a branch binding one value (a select)."""
@@ -151,12 +157,9 @@ class ExpressionCapture:
 
     def returned(self, function, value):
         """A conversion that is (an element of) the function's returned value
-        (kiln._loop_transform._returned_conversions): traced as to_python makes it; a bool is
-        marked as Python's too (the result's type; nothing else reads it)."""
-        number = self.to_python(function, value, True)
-        if isinstance(number, TracedArray) and number._weak is None and number.dtype == np.bool_:
-            number._weak = builtins.bool
-        return number
+        (kiln._loop_transform._returned_conversions): traced as to_python makes it, the
+        Python number or bool it stands for."""
+        return self.to_python(function, value, True)
 
     def keeps_truths_traced(self):
         """Whether a Python bool that NumPy computes of traced arrays (np.array_equal,

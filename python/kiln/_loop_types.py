@@ -24,10 +24,11 @@ def is_python_number(value):
 
 
 def python_type(value):
-    """int or float where `value` is (or, traced, stands for) a Python number, else None."""
+    """int, float, complex or bool where `value` is (or, traced, stands for) a Python number
+    or bool, else None (a NumPy scalar or an array)."""
     if isinstance(value, TracedArray):
         return value._weak
-    return type(value) if is_python_number(value) else None
+    return type(value) if is_python_number(value) or type(value) is bool else None
 
 
 def type_of(tensor):
@@ -76,6 +77,20 @@ def retyped(context, tensor, dtype, shape):
     if tuple(tensor.shape) != tuple(shape):
         tensor = backend().broadcast_to(tensor, list(shape))
     return tensor
+
+
+def carried_flags(value, dtype, shape):
+    """(NumPy scalar?, weak type) of the placeholder that carries `value`, a number before the
+    loop, at (dtype, shape): what the body's next iteration sees in NumPy. A Python number
+    or bool stays Python's (`s = 0` that the body makes a float is a float; `found = False`
+    that a branch sets True is a bool, not np.True_), a NumPy scalar stays one
+    (`s += v` rebinds it: in place on a 0-d array, the result was an ndarray); an array
+    (`s = s + x[i:i+3]`) is neither."""
+    if tuple(shape):
+        return False, None
+    if is_python_number(value) or type(value) is bool:
+        return True, {"i": int, "f": float, "c": complex, "b": bool}.get(np.dtype(dtype).kind)
+    return True, None
 
 
 def truth(value):

@@ -462,7 +462,8 @@ class TracedArray:
         self._argument = False       # a graph input: its caller holds the array
         self._selection = mask       # set for x[bool_mask] selections (see __getitem__)
         self._scalar = False         # eager NumPy would give a NumPy scalar here
-        self._weak = None            # int/float: stands for a Python number (NEP 50 weak)
+        self._weak = None            # int/float/complex: stands for a Python number (NEP 50
+                                     # weak); bool: a Python bool (its type after the call)
         self._range = self._affine = None  # a captured loop's index (+- c, * c): bounds, form
         self._read_only = False      # an argument NumPy would refuse to write (and its views)
         self._bound = None           # non-negative integers at most this (argmin: np.bincount)
