@@ -3,7 +3,8 @@ body rebinds (`s = np.float32(0); s += x[i] * 0.5`) stays a NumPy scalar of its 
 bool flag that only Python bools set stays a Python bool (`found = False; if ...: found = True`),
 and one the body makes a NumPy bool (`neg = neg or x[i] < 0`) is np.bool_; in for and while
 loops, loops of a count known only when they run, nested loops, through selects and breaks.
-They came back as 0-d arrays (kiln._loop_types.carried_flags)."""
+They came back as 0-d arrays (kiln._loop_types.carried_flags). Python's operators on such
+bools (and on comparisons of Python numbers) are Python's: True + True is 2, not NumPy's True."""
 import numpy as np
 import pytest
 
@@ -192,3 +193,35 @@ def test_carried_scalars_of_loops_of_a_count_known_when_they_run(function):
     x = np.arange(8, dtype=np.float32) / 4
     for n in (5, 0, 3):
         same(compiled(x, n), function(x, n))
+
+
+def counted_by_bools(x):
+    c = 0
+    for i in range(len(x)):
+        c += bool(x[i] > 0)
+    return c
+
+
+def counted_by_comparisons(x):
+    n = 0
+    for i in range(len(x)):
+        n = n + (i < 3)
+    return n, n > 2, 3 < n
+
+
+def flag_arithmetic(x):
+    f = False
+    for i in range(len(x)):
+        if x[i] < 0:
+            f = True
+    return (f + f, -f, f * 2.5, f / True, f & True, f | False, f ^ f, f == 1,
+            np.int8(3) + f, np.float32(1) * f, x + f)
+
+
+@pytest.mark.parametrize("function", [counted_by_bools, counted_by_comparisons,
+                                      flag_arithmetic])
+def test_python_bools_in_pythons_arithmetic(function):
+    compiled = kiln.compile(function)
+    for x in (np.array([1.0, -2.0, 3.0, 0.5]), np.array([1.0, 2.0, 3.0, 0.5])):
+        same(compiled(x), function(x))
+    assert all(loop.kind in ("loop", "select") for loop in kiln.explain(function)(x).loops)
