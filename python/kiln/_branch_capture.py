@@ -21,7 +21,7 @@ branch(condition, then, otherwise, get, set, names, location):
 import numpy as np
 
 from . import _random_state
-from ._loop_escapes import Containers
+from ._loop_escapes import Containers, settle_rows
 from ._loop_returns import RESULT
 from ._loop_types import (CaptureFailed, is_number as _is_number, python_type as _python_type,
                           type_of as _type_of)
@@ -65,6 +65,8 @@ class BranchCapture:
             return then() if condition else otherwise()
         trace = self.context.trace
         before = get()
+        settle_rows(before, self.context.in_body,
+                    getattr(self.context.driver, "attribute_dicts", ()))
         # Every array a side may update: those the names hold, and the arrays views write to.
         arrays = {}
         for value in before:

@@ -497,6 +497,7 @@ class CompiledFunction(RaisingCalls):
         """Graph outputs and the C++ output spec for the function's result pytree."""
         outputs = []
         is_scalar = getattr(tracer, "is_scalar_result", None)
+        stacked_row = getattr(tracer, "stacked_row", lambda leaf: None)
         converted = {}  # id(leaf) -> its spec: an array returned twice is one array, as in NumPy
 
         def convert(leaf):
@@ -507,6 +508,10 @@ class CompiledFunction(RaisingCalls):
             return converted[id(leaf)][1]
 
         def convert_once(leaf):
+            row = stacked_row(leaf)
+            if row is not None:  # a row of a loop's appends: its stack is the output, once
+                stack, row_value = row
+                return _pytree.Rebuilt(row_value, convert(stack))
             tensor = tracer.unwrap(leaf)
             if (tensor is None and type(leaf) is np.ndarray
                     and not getattr(tracer, "holds_dtype", bool)(leaf.dtype)):
@@ -535,7 +540,9 @@ class CompiledFunction(RaisingCalls):
                                   "dataclasses)")
             return leaf
 
-        return outputs, _pytree.output_spec(convert, result)
+        spec = _pytree.output_spec(convert, result)
+        compact = getattr(tracer, "compact_rows", None)  # lists of a loop's appends
+        return outputs, spec if compact is None else compact(spec)
 
     def _with_environment(self, environment):
         """(The function over globals/closure cells whose arrays are replaced by tracers, the

@@ -3,10 +3,12 @@ it to `items = HELPER.appended(items, value)`): the values are stacked. The body
 once; its first trace finds what each iteration appends (Appended: dtype, shape, Python
 type), and the next one carries a (count, *shape) array in which iteration k writes row k
 (Stack). After the loop the list holds its rows, as eager appends would have made it
-(_loop_capture.LoopCapture._apply). A loop whose count is known only when it runs, a list
-appended to twice in an iteration, or used otherwise in the body, runs as Python."""
+(_loop_capture.LoopCapture._apply), each taken from the stack when read (kiln._stacked_rows).
+A loop whose count is known only when it runs, a list appended to twice in an iteration, or
+used otherwise in the body, runs as Python."""
 import numpy as np
 
+from . import _stacked_rows
 from ._loop_types import CaptureFailed
 from ._tracer import TracedArray, backend
 
@@ -81,14 +83,9 @@ def stack_slot(context, trace, items, stacked, count, depth):
 
 def rows(context, stack, tensor):
     """The values the loop appended: rows of its final stack, as the appends made them (a
-    Python float of float(x) stays a Python float in the result)."""
-    array = TracedArray(context, tensor)
-    values = []
-    for row in range(int(tensor.shape[0])):
-        value = array[row]
-        value._scalar, value._weak = stack.stacked.flags
-        values.append(value)
-    return values
+    Python float of float(x) stays a Python float in the result), each read when first used
+    (kiln._stacked_rows)."""
+    return _stacked_rows.rows(context, tensor, stack.stacked.flags)
 
 
 def position(index, span):

@@ -30,7 +30,7 @@ from ._branch_capture import BranchCapture, _plain, _restore, _Retype
 from ._graph_breaks import GraphBreakSignal
 from ._kiln import Unsupported
 from ._loop_appends import Appended, Stack, Stacked
-from ._loop_escapes import Escapes
+from ._loop_escapes import Escapes, settle_rows
 from ._loop_extents import Resizing
 from ._loop_first_bindings import BoundInBody
 from ._loop_expressions import ExpressionCapture
@@ -281,6 +281,7 @@ class LoopCapture(BranchCapture, ExpressionCapture):
         side: one side of a branch, closed with end_cond_side; returns its slots and the
         variables after it, and restores them."""
         context, trace = self.context, self.context.trace
+        settle_rows(before, context.in_body, getattr(context.driver, "attribute_dicts", ()))
         indexed = condition is None if indexed is None else indexed
         count = len(names) - indexed
         variables = dict(zip(names[:count], before[:count]))

@@ -13,6 +13,7 @@ import collections
 
 from ._loop_helpers import _is_user_function
 from ._loop_types import CaptureFailed
+from ._tracer import TracedArray
 
 
 class Escapes:
@@ -59,22 +60,8 @@ class Containers:
     with their items, to tell whether a body or a branch side changed them."""
 
     def __init__(self, values):
-        self.saved, seen, pending = [], set(), list(values)
-        while pending:
-            value = pending.pop()
-            if id(value) in seen:
-                continue
-            seen.add(id(value))
-            if isinstance(value, dict):
-                self.saved.append((value, list(value.items())))
-                pending.extend(value.values())
-            elif isinstance(value, _SEQUENCES):
-                self.saved.append((value, list(value)))
-                pending.extend(value)
-            elif isinstance(value, tuple):
-                pending.extend(value)
-            elif _is_user_function(value):
-                pending.extend(_reachable_from(value))
+        self.saved = [(value, list(value.items()) if isinstance(value, dict) else list(value))
+                      for value in reachable(values) if isinstance(value, (dict, *_SEQUENCES))]
 
     def changed(self):
         return [(container, items) for container, items in self.saved
@@ -96,6 +83,41 @@ class Containers:
                 container.extend(items)
             else:
                 container.update(items)  # a dict's (key, value) pairs, or a set's items
+
+
+def reachable(values):
+    """`values` and what they reach: the items of lists, dicts (their values), sets, deques and
+    tuples, and the globals and closure cells of the user's functions among them; each once."""
+    seen, pending = set(), list(values)
+    while pending:
+        value = pending.pop()
+        if id(value) in seen:
+            continue
+        seen.add(id(value))
+        yield value
+        if isinstance(value, dict):
+            pending.extend(value.values())
+        elif isinstance(value, (*_SEQUENCES, tuple)):
+            pending.extend(value)
+        elif _is_user_function(value):
+            pending.extend(_reachable_from(value))
+
+
+def settle_rows(values, in_body, attribute_dicts=()):
+    """Before a loop or branch capture traces its body on `values` (its variables) and the
+    attributes it may read: the rows of lists loops appended to (kiln._stacked_rows) they reach
+    are read now, outside bodies, as values of the graph a body may use; inside a body (a
+    nested capture), a row not read yet that is itself a variable has no value to carry."""
+    if not in_body:
+        for value in reachable([*values, *(value for attributes in attribute_dicts
+                                           for value in attributes.values())]):
+            if isinstance(value, TracedArray) and value._tensor is None:
+                value.tensor  # noqa: B018 (reads it: the row's slice)
+        return
+    for value in values:
+        if isinstance(value, TracedArray) and value._tensor is None:
+            raise CaptureFailed("a row of a list a loop appended to, not read before the loop or "
+                                "branch that uses it")
 
 
 def _changed(container, items):

@@ -7,7 +7,7 @@ import builtins
 
 import numpy as np
 
-from . import _numpy_sequences
+from . import _numpy_sequences, _stacked_rows
 from ._tracer import TracedArray, backend, cast, check_traced_int_fits, to_tensor
 
 # `for i in np.arange(3)`: a created array of known values this short iterates as Python, its
@@ -136,11 +136,13 @@ class ExpressionCapture:
     def sequence(value, reads_only):
         """A sequence a `for` iterates (kiln._loop_rewrite_parts.sequence_loop): a traced view
         is copied where the loop's body stores into names only (nothing it does can change
-        it), so that the loop, which cannot carry a view made before it, is captured."""
+        it), so that the loop, which cannot carry a view made before it, is captured; so is a
+        list of a loop's appends (kiln._stacked_rows.iterated: their stack, indexed)."""
         if (reads_only and isinstance(value, TracedArray) and value.ndim >= 1
                 and value._root is not None and value._selection is None):
             return value.copy()
-        return value
+        stacked = _stacked_rows.iterated(value, reads_only)
+        return value if stacked is None else stacked  # a loop's appends: their stack
 
     @staticmethod
     def sequence_length(*sequences):

@@ -24,7 +24,7 @@ import types
 
 import numpy as np
 
-from . import _as_strided, _concatenators, _impure_calls, _numpy_errors
+from . import _as_strided, _concatenators, _impure_calls, _numpy_errors, _stacked_rows
 from ._graph_breaks import callee_instruction, is_internal, opaque_value, user_location
 from ._tracer import (SUPPORTED_DTYPES, TracedArray, backend, cast, check_dtype, context_of,
                       converted, default_float, dtype_name, has_tracer, materialize_all,
@@ -170,6 +170,8 @@ def array(context, obj, dtype=None, *, copy=True, ndmin=0, **kwargs):
     """np.array of tracers, or of (nested) lists mixing tracers and scalars: a stack. With
     copy=None (or False) a tracer of the dtype asked for is itself, as NumPy's array is (writes
     through the result reach it); ndmin puts ones in front (a view)."""
+    if isinstance(obj, TracedArray) and (obj._scalar or obj._weak is not None) and obj.ndim == 0:
+        obj = TracedArray(context, obj.tensor)  # a NumPy scalar's or Python number's: 0-d array
     if isinstance(obj, TracedArray):
         same = dtype is None or np.dtype(dtype) == obj.dtype
         if copy:
@@ -181,16 +183,43 @@ def array(context, obj, dtype=None, *, copy=True, ndmin=0, **kwargs):
         else:
             result = obj.astype(dtype)
     else:
-        try:  # NumPy's conversion of the plain items to the dtype asked for (its OverflowError)
-            items = [array(context, item) if has_tracer(item) else np.asarray(item, dtype)
-                     for item in obj]
-        except OverflowError as error:
-            raise OverflowError(f"{error} (in np.array at {user_location()})") from None
-        common = np.result_type(*[item.dtype for item in items]) if dtype is None else dtype
-        result = np.stack([item.astype(common) for item in items])
+        result = _with_stacks(context, obj, dtype)
+        if result is None:
+            items = _items(context, obj, dtype)
+            common = np.result_type(*[item.dtype for item in items]) if dtype is None else dtype
+            result = np.stack([item.astype(common) for item in items])
     if result.ndim < ndmin:
         result = result.reshape((1,) * (ndmin - result.ndim) + tuple(result.shape))
     return result
+
+
+def _items(context, obj, dtype):
+    """The items of a (nested) list as arrays: tracers' np.array, the others NumPy's."""
+    try:  # NumPy's conversion of the plain items to the dtype asked for (its OverflowError)
+        return [array(context, item) if has_tracer(item) else np.asarray(item, dtype)
+                for item in obj]
+    except OverflowError as error:
+        raise OverflowError(f"{error} (in np.array at {user_location()})") from None
+
+
+def _with_stacks(context, obj, dtype):
+    """np.array of a list holding the rows of a loop's appends, whole (`np.array(losses)`):
+    each such stack as it is, the other items one row each (a stack of its rows was a slice per
+    row and a concat). None where there is no such stack or the items' shapes differ (NumPy's
+    error, from the stack of every item)."""
+    pieces = _stacked_rows.blocks(obj)
+    if pieces is None:
+        return None
+    stacks = [piece.stacked() if isinstance(piece, _stacked_rows.Rows) else None
+              for piece in pieces]
+    items = _items(context, [piece for piece, stack in zip(pieces, stacks) if stack is None],
+                   dtype)
+    parts = [stack if stack is not None else np.expand_dims(items.pop(0), 0) for stack in stacks]
+    if len({tuple(part.shape[1:]) for part in parts}) != 1:
+        return None
+    common = np.result_type(*[part.dtype for part in parts]) if dtype is None else dtype
+    parts = [part.astype(common) for part in parts]
+    return parts[0] if len(parts) == 1 else np.concatenate(parts)
 
 
 def asarray(context, a, dtype=None, order=None, *, copy=None, **kwargs):

@@ -4,7 +4,7 @@ import math
 
 import numpy as np
 
-from . import _kiln
+from . import _kiln, _stacked_rows
 from ._tracer import (AxisError, TracedArray, _UFuncOutputCastingError, backend, call_eagerly,
                       cast, check_dtype, check_fits, materialize_all, normalize_axes,
                       normalize_axis, shape_entries, to_tensor, traced, user_location, weak_type)
@@ -308,6 +308,8 @@ def _check_casting(values, dtype, out, casting):
 
 
 def concatenate(context, arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
+    if axis is not None:  # the rows of a loop's appends, whole: their stack, reshaped
+        arrays = _stacked_rows.gathered(arrays, tuple, axis) or arrays
     values, common = _common(context, arrays, dtype)
     _check_casting(values, common, out, casting)
     if axis is None:
@@ -318,6 +320,9 @@ def concatenate(context, arrays, axis=0, out=None, *, dtype=None, casting="same_
 
 
 def stack(context, arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
+    parts = _stacked_rows.stacked_along(arrays, axis, lambda a, at: expand_dims(context, a, at))
+    if parts is not None:  # the rows of a loop's appends, whole: their stack, its axis moved
+        return concatenate(context, *parts, out, dtype=dtype, casting=casting)
     values, common = _common(context, arrays, dtype)
     _check_casting(values, common, out, casting)
     shapes = {v.shape for v in values}
@@ -328,31 +333,42 @@ def stack(context, arrays, axis=0, out=None, *, dtype=None, casting="same_kind")
     return _result(context, tensor, out, scalar=False)
 
 
+def _at_least_shape(rank, shape):
+    """The shape np.atleast_2d / np.atleast_3d (rank 2, 3; 1: np.atleast_1d) give `shape`."""
+    shape = list(shape)
+    if len(shape) < rank:
+        if rank == 3 and len(shape) == 2:
+            shape = shape + [1]
+        elif rank == 3 and len(shape) == 1:
+            shape = [1] + shape + [1]
+        else:
+            shape = [1] * (rank - len(shape)) + shape
+    return shape
+
+
 def _at_least(rank):
     def at_least(context, *arrays):
         results = []
         for a in arrays:
             x = _as_traced(context, a)
-            shape = list(x.shape)
-            if len(shape) < rank:
-                if rank == 3 and len(shape) == 2:
-                    shape = shape + [1]
-                elif rank == 3 and len(shape) == 1:
-                    shape = [1] + shape + [1]
-                else:
-                    shape = [1] * (rank - len(shape)) + shape
+            shape = _at_least_shape(rank, x.shape)
             results.append(reshape(context, x, shape) if len(shape) != x.ndim else x)
         return results[0] if len(results) == 1 else results
     return at_least
 
 
 def hstack(context, tup, *, dtype=None, casting="same_kind"):
+    rows = _stacked_rows.row_shape(tup)
+    if rows is not None:  # concatenated along 0 or 1, as the items' rank makes it
+        tup = _stacked_rows.gathered(tup, lambda shape: _at_least_shape(1, shape),
+                                     0 if len(rows) <= 1 else 1) or tup
     values = [_at_least(1)(context, a) for a in tup]
     return concatenate(context, values, 0 if values[0].ndim == 1 else 1, dtype=dtype,
                        casting=casting)
 
 
 def vstack(context, tup, *, dtype=None, casting="same_kind"):
+    tup = _stacked_rows.gathered(tup, lambda shape: _at_least_shape(2, shape), 0) or tup
     return concatenate(context, [_at_least(2)(context, a) for a in tup], 0, dtype=dtype,
                        casting=casting)
 

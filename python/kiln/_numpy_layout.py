@@ -8,8 +8,9 @@ import operator
 
 import numpy as np
 
-from ._numpy_functions import (_as_traced, _at_least, _k, concatenate, ravel, read_only_view,
-                               reshape, swapaxes, transpose)
+from . import _stacked_rows
+from ._numpy_functions import (_as_traced, _at_least, _at_least_shape, _k, concatenate, ravel,
+                               read_only_view, reshape, swapaxes, transpose)
 from ._numpy_manipulation import _join, _new, _range
 from ._numpy_selection import (_LEGACY, _SEQUENCE, _concrete, _fitted, _flat_or_axis, _flip,
                                _gather, _typed, broadcast_arrays)
@@ -132,6 +133,8 @@ def _split_along(name, rank, axis):
 # ---- stacking, append, insert, delete, resize ----
 
 def column_stack(context, tup):
+    tup = _stacked_rows.gathered(tup, lambda shape: (*shape, 1) if len(shape) == 1 else
+                                 _at_least_shape(2, shape), 1) or tup
     arrays = []
     for value in tup:
         x = _as_traced(context, value)
@@ -142,6 +145,7 @@ def column_stack(context, tup):
 
 
 def dstack(context, tup):
+    tup = _stacked_rows.gathered(tup, lambda shape: _at_least_shape(3, shape), 2) or tup
     return concatenate(context, [_at_least(3)(context, a) for a in tup], 2)
 
 

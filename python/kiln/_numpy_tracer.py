@@ -11,8 +11,8 @@ creation_substitutes() for NumPy functions the user's names hold.
 """
 import weakref
 
-from . import (_indexing, _loop_capture, _numpy_api, _numpy_creation, _tracer,  # noqa: F401
-               _tracer_operators)
+from . import (_indexing, _loop_capture, _numpy_api, _numpy_creation, _pytree,  # noqa: F401
+               _stacked_rows, _tracer, _tracer_operators)
 from ._tracer import as_output, is_scalar_result, mark_read_only, unwrap, wrap  # noqa: F401
 
 _tracer.install(_numpy_api, _indexing)
@@ -33,7 +33,19 @@ def held_tensors(trace):
     context = _tracer.context_for(trace)
     live = [array for array in (reference() for reference in context.arrays) if array is not None]
     context.arrays = [weakref.ref(array) for array in live]
-    return [array._tensor for array in live if array._root is None]
+    # (a row of a loop's appends not read yet has none: its stack is among them)
+    return [array._tensor for array in live if array._root is None and array._tensor is not None]
+
+
+def stacked_row(leaf):
+    """(the stack, a function of its output giving the row) where the result leaf is an
+    unchanged row of a loop's appends (kiln._stacked_rows); else None."""
+    return _stacked_rows.output_row(leaf)
+
+
+def compact_rows(spec):
+    """The output spec with each list or tuple of a whole stack's rows built at once."""
+    return _stacked_rows.compact(spec, _pytree.Rebuilt)
 
 
 def loop_capture(trace, record):

@@ -445,7 +445,7 @@ class TracedArray:
     __array_priority__ = 1000
     __slots__ = ("_context", "_tensor", "_version", "_root", "_root_version", "_root_shape",
                  "_forward", "_backward", "_argument", "_selection", "_scalar", "_weak", "_range", "_affine", "_read_only",
-                 "_bound", "_overlapping", "__weakref__")
+                 "_bound", "_overlapping", "_lazy", "__weakref__")
     # (not `_mask`: np.ma reads any object's _mask as its MaskedArray mask)
 
     def __init__(self, context, tensor, mask=None):
@@ -469,11 +469,15 @@ class TracedArray:
         self._bound = None           # non-negative integers at most this (argmin: np.bincount)
         self._overlapping = False    # a view whose elements may share memory (as_strided):
         #                              writes to it are a graph break
+        self._lazy = None            # (Rows, index): a row of a loop's stacked appends, its
+        #                              tensor None until read (kiln._stacked_rows)
 
     # -- value and views --
 
     @property
     def tensor(self):
+        if self._tensor is None:  # a row of a loop's appends, read now
+            return self._lazy[0].row_tensor(self, self._lazy[1])
         if isinstance(self._selection, TracedArray):
             self._settle_selection()
         root = self._root
