@@ -65,8 +65,7 @@ class BranchCapture:
             return then() if condition else otherwise()
         trace = self.context.trace
         before = get()
-        settle_rows(before, self.context.in_body,
-                    getattr(self.context.driver, "attribute_dicts", ()))
+        settle_rows(before, self.context.in_body, reached=False)
         # Every array a side may update: those the names hold, and the arrays views write to.
         arrays = {}
         for value in before:

@@ -103,14 +103,16 @@ def reachable(values):
             pending.extend(_reachable_from(value))
 
 
-def settle_rows(values, in_body, attribute_dicts=()):
+def settle_rows(values, in_body, attribute_dicts=(), reached=True):
     """Before a loop or branch capture traces its body on `values` (its variables) and the
     attributes it may read: the rows of lists loops appended to (kiln._stacked_rows) they reach
-    are read now, outside bodies, as values of the graph a body may use; inside a body (a
-    nested capture), a row not read yet that is itself a variable has no value to carry."""
+    are read now, outside bodies, as values of the graph a body may use (`reached` False: the
+    variables' own only, for a select's sides, which read the others outside bodies); inside a
+    body (a nested capture), a row not read yet that is itself a variable has no value."""
     if not in_body:
-        for value in reachable([*values, *(value for attributes in attribute_dicts
-                                           for value in attributes.values())]):
+        values = [*values, *(value for attributes in attribute_dicts
+                             for value in attributes.values())]
+        for value in reachable(values) if reached else values:
             if isinstance(value, TracedArray) and value._tensor is None:
                 value.tensor  # noqa: B018 (reads it: the row's slice)
         return

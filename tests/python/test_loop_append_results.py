@@ -272,6 +272,27 @@ def test_np_array_of_a_scalar_is_a_zero_d_array(value):
     same(kiln.compile(of)(x, value), of(x, value))
 
 
+def chosen_by_a_branch(x):
+    res = []
+    for i in range(len(x)):
+        res.append(x[i] * 2 + 1)
+    if x.sum() > 0:
+        out, first = np.array(res), res[0]
+    else:
+        out, first = -np.array(res), res[1]
+    return out, first
+
+
+def test_a_branch_after_the_loop_reads_only_the_rows_it_uses():
+    compiled = kiln.compile(chosen_by_a_branch)
+    for seed in (0, 1, 2):
+        x = np.random.default_rng(seed).standard_normal(300)
+        same(compiled(x), chosen_by_a_branch(x))
+    report = kiln.explain(chosen_by_a_branch)(x)
+    assert [loop.kind for loop in report.loops] == ["loop", "select"], str(report)
+    assert report.op_count < 40, str(report)
+
+
 @pytest.mark.parametrize("function", [iterated, iterated_rows])
 def test_a_for_over_the_appended_list_is_a_loop_over_its_stack(function):
     report = kiln.explain(function)(np.random.default_rng(3).standard_normal(200))
