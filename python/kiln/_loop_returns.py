@@ -6,7 +6,12 @@ does it: each return assigns the result, what follows an `if` whose body returns
 becomes its `else`, and the function returns the result once, at its end; the `if` is then a
 branch the capture helper selects or runs on the side taken (kiln._branch_capture), and on a
 Python test it runs as before. A loop whose body returns sets the result and a flag and breaks
-(kiln._loop_jumps), and what follows it runs where the flag is not set. Returns in nested
+(kiln._loop_jumps), and what follows it runs where the flag is not set; a `while True:` loop
+that no `break` leaves has nothing after it, so a single return in it is merged too. Where every
+return gives a tuple, list or dict display of one form (`return x_new, it` in a solver's loop,
+`return x, it` after it), each element is a result of its own (RESULT_0, RESULT_1, ...: a loop
+carries each as it carries a single array, and a Python counter stays a Python number) and the
+exit builds the container from them. Returns in nested
 loops, `with` or `try` blocks, in an `if` whose body may fall through, and returned conversions
 (`return float(loss)`: kiln._loop_transform keeps those Python numbers) leave the function as
 written.
@@ -19,38 +24,105 @@ from ._loop_rewrite_parts import _name, _walk_scope
 RESULT = "__kiln_result"
 
 
+def is_result(name):
+    """Whether `name` holds (an element of) the merged result."""
+    return name == RESULT or name.startswith(RESULT + "_")
+
+
 def single_exit(statements):
     """The function body `statements` with its returns merged into one, or `statements` itself
     where they take another form or there is no early return."""
     returns = [node for node in _walk_scope(statements) if isinstance(node, ast.Return)]
-    if len(returns) < 2 or any(_converts(node.value) for node in returns):
+    if (not returns or len(returns) < 2 and not _in_a_loop(statements)
+            or any(_converts(node.value) for node in returns)):
         return statements
     body = list(statements)
-    if not isinstance(body[-1], ast.Return):  # falling off the end returns None
+    if not isinstance(body[-1], ast.Return) and not _only_returns_leave(body[-1]):
+        # falling off the end returns None (nothing follows a `while True:` only returns leave)
         body.append(ast.copy_location(ast.Return(value=None), body[-1]))
-    merged = _terminal(body)
+    returns = [node for node in _walk_scope(body) if isinstance(node, ast.Return)]
+    form = _Container.of(returns)
+    merged = _terminal(body, form)
     if merged is None:
         return statements
-    exit_ = ast.copy_location(ast.Return(value=_name(RESULT)), returns[-1])
+    exit_ = ast.copy_location(ast.Return(value=form.rebuilt() if form else _name(RESULT)),
+                              returns[-1])
     return [ast.fix_missing_locations(statement) for statement in merged + [exit_]]
 
 
-def _terminal(statements):
+def _in_a_loop(statements):
+    """Whether a return is in a loop's body (one return there is an early one)."""
+    return any(isinstance(node, ast.Return) for loop in _walk_scope(statements)
+               if isinstance(loop, (ast.For, ast.While)) for node in _walk_scope(loop.body))
+
+
+class _Container:
+    """The form every return shares: a tuple, list or dict display (no `*x`, `**d`; a dict's
+    keys constants, the same in the same order) of `size` elements; their values become
+    RESULT_0, RESULT_1, ... and the exit builds the container again (`return x_new, it`)."""
+
+    def __init__(self, kind, keys, size):
+        self.kind, self.keys, self.size = kind, keys, size
+
+    @classmethod
+    def of(cls, returns):
+        forms = {cls._form(node.value) for node in returns}
+        if len(forms) != 1:
+            return None
+        form = forms.pop()
+        return cls(*form) if form is not None else None
+
+    @staticmethod
+    def _form(value):
+        if isinstance(value, (ast.Tuple, ast.List)) and value.elts and not any(
+                isinstance(element, ast.Starred) for element in value.elts):
+            return type(value), None, len(value.elts)
+        if isinstance(value, ast.Dict) and value.keys and all(
+                isinstance(key, ast.Constant) for key in value.keys):
+            keys = tuple((type(key.value), key.value) for key in value.keys)
+            if len(set(keys)) == len(keys):
+                return ast.Dict, keys, len(keys)
+        return None
+
+    def names(self, context):
+        return [_name(f"{RESULT}_{index}", context) for index in range(self.size)]
+
+    def elements(self, value):
+        return list(value.values if isinstance(value, ast.Dict) else value.elts)
+
+    def rebuilt(self):
+        if self.kind is ast.Dict:
+            return ast.Dict(keys=[ast.Constant(value=key) for _, key in self.keys],
+                            values=self.names(ast.Load()))
+        return self.kind(elts=self.names(ast.Load()), ctx=ast.Load())
+
+
+def _assign_result(value, form, at):
+    """`RESULT = value`, or with a container form `RESULT_0, RESULT_1, ... = elements`."""
+    if value is None:
+        value = ast.Constant(value=None)
+    if form is None:
+        assign = ast.Assign(targets=[_name(RESULT, ast.Store())], value=value)
+    else:
+        assign = ast.Assign(targets=[ast.Tuple(elts=form.names(ast.Store()), ctx=ast.Store())],
+                            value=ast.Tuple(elts=form.elements(value), ctx=ast.Load()))
+    return ast.copy_location(assign, at)
+
+
+def _terminal(statements, form):
     """`statements`, which return on every path, with each return assigning RESULT instead;
     None where a return is in another form."""
     for position, statement in enumerate(statements):
         if isinstance(statement, ast.Return):
-            value = statement.value if statement.value is not None else ast.Constant(value=None)
-            assign = ast.Assign(targets=[_name(RESULT, ast.Store())], value=value)
-            return statements[:position] + [ast.copy_location(assign, statement)]
+            return statements[:position] + [_assign_result(statement.value, form, statement)]
         if not any(isinstance(node, ast.Return) for node in _walk_scope([statement])):
             continue
         if isinstance(statement, (ast.For, ast.While)):
-            return _loop_exit(statements, position)
+            return _loop_exit(statements, position, form)
         if not isinstance(statement, ast.If):
             return None  # a return in a `with` or a `try`
-        then = _terminal(statement.body)
-        otherwise = _terminal(statement.orelse + statements[position + 1:])
+        then = _terminal(statement.body, form)
+        otherwise = _terminal(statement.orelse + statements[position + 1:], form)
         if then is None or otherwise is None:
             return None
         merged = copy.copy(statement)
@@ -59,40 +131,64 @@ def _terminal(statements):
     return None  # a path that falls through
 
 
-def _loop_exit(statements, position):
+def _loop_exit(statements, position, form):
     """statements[position], a loop whose body returns (`for i in range(n): ... if escaped:
     return i`, Numba's Mandelbrot), as one that sets the result and a flag and breaks
     (kiln._loop_jumps makes the break a flag too); what follows it runs where the flag is
-    not set. None for returns in its nested loops or a loop with an `else`."""
+    not set, and nothing follows a `while True:` that only its returns leave. None for
+    returns in its nested loops or a loop with an `else`."""
     loop = statements[position]
     if loop.orelse or any(isinstance(node, ast.Return) for inner in _walk_scope(loop.body)
                           if isinstance(inner, (ast.For, ast.While))
                           for node in _walk_scope(inner.body + inner.orelse)):
         return None
-    rest = _terminal(statements[position + 1:])
-    if rest is None:
-        return None
     returned = f"__kiln_returned_{loop.lineno}_{loop.col_offset}"
-    loop = copy.copy(loop)
-    loop.body = [_ReturnsAsBreaks(returned).visit(statement) for statement in loop.body]
     start = ast.copy_location(ast.Assign(targets=[_name(returned, ast.Store())],
                                          value=ast.Constant(value=False)), loop)
-    after = ast.copy_location(ast.If(test=_name(returned), body=[ast.Pass()], orelse=rest), loop)
-    return statements[:position] + [start, loop, after]
+    exits = [start]
+    if not _only_returns_leave(loop):
+        rest = _terminal(statements[position + 1:], form)
+        if rest is None:
+            return None
+        exits.append(ast.copy_location(ast.If(test=_name(returned), body=[ast.Pass()],
+                                              orelse=rest), loop))
+    loop = copy.copy(loop)
+    loop.body = [_ReturnsAsBreaks(returned, form).visit(statement) for statement in loop.body]
+    return statements[:position] + [start, loop] + exits[1:]
+
+
+def _only_returns_leave(loop):
+    """`while True:` (any truthy constant) without a `break` of its own."""
+    return (isinstance(loop, ast.While) and isinstance(loop.test, ast.Constant)
+            and bool(loop.test.value) and not _breaks(loop.body))
+
+
+def _breaks(statements):
+    """Whether `statements` hold a `break` of their own loop (not one of a nested loop's)."""
+    for node in statements:
+        if isinstance(node, ast.Break):
+            return True
+        if isinstance(node, (ast.For, ast.While, ast.AsyncFor, ast.FunctionDef,
+                             ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        if _breaks([child for child in ast.iter_child_nodes(node)
+                    if isinstance(child, (ast.stmt, ast.excepthandler, ast.match_case))]):
+            return True
+    return False
 
 
 class _ReturnsAsBreaks(ast.NodeTransformer):
     """`return e` at a loop's level: `RESULT = e; returned = True; break`."""
 
-    def __init__(self, returned):
-        self.returned = returned
+    def __init__(self, returned, form):
+        self.returned, self.form = returned, form
 
     def visit_Return(self, node):
-        value = node.value if node.value is not None else ast.Constant(value=None)
-        return [ast.copy_location(statement, node) for statement in (
-            ast.Assign(targets=[_name(RESULT, ast.Store())], value=value),
-            ast.Assign(targets=[_name(self.returned, ast.Store())], value=ast.Constant(True)),
-            ast.Break())]
+        return [_assign_result(node.value, self.form, node)] + [
+            ast.copy_location(statement, node) for statement in (
+                ast.Assign(targets=[_name(self.returned, ast.Store())],
+                           value=ast.Constant(True)),
+                ast.Break())]
 
     def visit_For(self, node):  # a nested loop's own statements (no return in it: checked)
         return node

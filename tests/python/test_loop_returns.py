@@ -87,6 +87,75 @@ def in_a_nested_loop(x):
     return x[0]
 
 
+def newton(x, tol, maxit):        # the result and the iteration count, from inside the loop
+    it = 0
+    while it < maxit:
+        x_new = 0.5 * (x + 2.0 / x)
+        if np.abs(x_new - x).max() < tol:
+            return x_new, it
+        x = x_new
+        it += 1
+    return x, it
+
+
+def newton_for(x, tol, maxit):
+    for it in range(maxit):
+        x_new = 0.5 * (x + 2.0 / x)
+        if np.abs(x_new - x).max() < tol:
+            return [x_new, it, x_new.sum()]   # a list: a Python int, an array, a NumPy scalar
+        x = x_new
+    return [x, maxit, x.sum()]
+
+
+def newton_dict(x, tol, maxit):
+    it = 0
+    while it < maxit:
+        x_new = 0.5 * (x + 2.0 / x)
+        if np.abs(x_new - x).max() < tol:
+            return {"x": x_new, "iterations": it}
+        x = x_new
+        it += 1
+    return {"x": x, "iterations": it}
+
+
+def fixed_point(x, tol):          # a single return in `while True:`: nothing follows the loop
+    while True:
+        x_new = np.cos(x)
+        if np.abs(x_new - x).max() < tol:
+            return x_new
+        x = x_new
+
+
+def fixed_point_count(x, tol, maxit):   # `while True:` with a break as well
+    it = 0
+    while True:
+        x_new = np.cos(x)
+        if np.abs(x_new - x).max() < tol:
+            return x_new, it
+        it += 1
+        if it >= maxit:
+            break
+        x = x_new
+    return x, -1
+
+
+def tuples_of_two_lengths(x, tol):
+    for it in range(40):
+        x_new = np.cos(x)
+        if np.abs(x_new - x).max() < tol:
+            return x_new, it, 0   # no shared form: one result, still NumPy's values
+        x = x_new
+    return x, 40
+
+
+X = np.linspace(1.0, 2.0, 5)
+Y = np.linspace(0.1, 0.9, 5)
+CONTAINERS = [(newton, [(X, 1e-10, 300), (X, -1.0, 30)]),
+              (newton_for, [(X, 1e-10, 300), (X, -1.0, 30)]),
+              (newton_dict, [(X, 1e-10, 300), (X, -1.0, 30)]),
+              (fixed_point, [(Y, 1e-12)]),
+              (fixed_point_count, [(Y, 1e-9, 500), (Y, 1e-9, 5)])]
+
 MERGED = [(safe_normalize, [(np.array([3.0, 4.0]),), (np.zeros(2),)]),
           (classify, [(np.full(3, 4.0),), (np.full(3, 2.0),), (np.full(3, 1.0),),
                       (np.full(3, -1.0),)]),
@@ -116,6 +185,40 @@ def test_guard_clauses_on_traced_tests_are_one_graph(function, cases):
     for arguments in cases:
         report = kiln.explain(kiln.compile(function))(*arguments)
         assert report.graph_break_count == 0, report.break_reasons
+
+
+def _same(got, expected):
+    """Equal values of the same types, element by element in containers."""
+    assert type(got) is type(expected)
+    if isinstance(expected, dict):
+        assert list(got) == list(expected)
+        for key in expected:
+            _same(got[key], expected[key])
+    elif isinstance(expected, (tuple, list)):
+        assert len(got) == len(expected)
+        for a, b in zip(got, expected):
+            _same(a, b)
+    else:
+        assert np.asarray(got).dtype == np.asarray(expected).dtype
+        np.testing.assert_allclose(got, expected, rtol=1e-12)
+
+
+@pytest.mark.parametrize("function, cases", CONTAINERS, ids=lambda v: getattr(v, "__name__", ""))
+def test_loops_returning_containers_or_from_while_true_are_one_loop(function, cases):
+    compiled = kiln.compile(function)
+    for arguments in cases * 2:
+        _same(compiled(*arguments), function(*arguments))
+    for arguments in cases:
+        report = kiln.explain(kiln.compile(function))(*arguments)
+        assert report.graph_break_count == 0, report.break_reasons
+        assert "loop" in {loop.kind for loop in report.loops}
+        assert "unrolled" not in {loop.kind for loop in report.loops}, report.loops
+
+
+def test_returns_of_no_shared_form_agree_with_numpy():
+    compiled = kiln.compile(tuples_of_two_lengths)
+    for arguments in [(Y, 1e-9), (Y, -1.0)] * 2:
+        _same(compiled(*arguments), tuples_of_two_lengths(*arguments))
 
 
 @pytest.mark.parametrize("function, cases", AS_WRITTEN, ids=lambda v: getattr(v, "__name__", ""))
