@@ -73,6 +73,10 @@ def _check_followers(followers, by_object, after):
             raise _Unfollow(name)
 
 
+class _WindowMismatch(CaptureFailed):
+    """A graph break of a window's rule (kiln._windows): a carried array may shrink (probed)."""
+
+
 class _Marker:
     def __init__(self, name):
         self.name = name
@@ -251,6 +255,7 @@ class LoopCapture(BranchCapture, ExpressionCapture):
         before = _unshared_scalars(self.context, names, get(), set_, self.KEEP)
         types, mark = {}, len(self.pending)
         unfollowed = set()  # views the body rebinds: carried by value, not as their root's
+        was_probed = False
         for attempt in range(3 + len(names)):
             del self.pending[mark:]  # records of an attempt that was traced again
             try:
@@ -260,6 +265,16 @@ class LoopCapture(BranchCapture, ExpressionCapture):
                                         stand_ins=stand_ins or {})
             except _Unfollow as unfollow:
                 unfollowed.add(unfollow.name)
+            except _WindowMismatch as failure:  # a shrinking array not yet known as one
+                resizing = None if was_probed or span is None or not indexed else (
+                    _loop_extents.probed(lambda: self._trace_once(
+                        bounds, span, body, get, set_, names, live, location, before, types,
+                        condition, generators=generators, indexed=True, unfollowed=unfollowed,
+                        stand_ins=stand_ins or {}, probe=span[0])))
+                if not resizing:
+                    raise CaptureFailed(str(failure)) from None
+                was_probed = True
+                types.update(resizing)
             except _Retype as retype:
                 # the loop may run no iteration (a static range's for loop, one that may
                 # break too, runs its first: it is long enough to be captured)
@@ -274,12 +289,13 @@ class LoopCapture(BranchCapture, ExpressionCapture):
 
     def _trace_once(self, bounds, span, body, get, set_, names, live, location, before, types,
                     condition, side=False, generators=(), indexed=None,
-                    unfollowed=frozenset(), stand_ins=None):
+                    unfollowed=frozenset(), stand_ins=None, probe=None):
         """condition: a while loop's (test, its traced value before the loop); for loops: None.
         indexed: the body takes the index and the last name is the loop's target (for loops,
         those with a condition too: a break's); by default where there is no condition.
         side: one side of a branch, closed with end_cond_side; returns its slots and the
-        variables after it, and restores them."""
+        variables after it, and restores them. probe: a Python int the body takes as its
+        index, for the types one iteration gives (kiln._loop_extents.probed): never kept."""
         context, trace = self.context, self.context.trace
         settle_rows(before, context.in_body, getattr(context.driver, "attribute_dicts", ()))
         indexed = condition is None if indexed is None else indexed
@@ -390,7 +406,7 @@ class LoopCapture(BranchCapture, ExpressionCapture):
             for stack in stacks:
                 stack.position = _loop_appends.position(index, span)
             if indexed:
-                body(index)
+                body(index if probe is None else probe)
             else:
                 body()
             if _random_state.drew(generators):
@@ -403,6 +419,8 @@ class LoopCapture(BranchCapture, ExpressionCapture):
             _check_followers(followers, by_object, dict(zip(names[:count], after[:count])))
             results = self._results(dict(zip(names[:count], after[:count])), variables, slots,
                                     live, types, windows, by_value, side)
+            if probe is not None:
+                raise CaptureFailed("the probe's types are those from before")
             initial = [slot[2] for slot in slots]
             if condition is not None:  # the test of the next iteration, on the new state
                 initial.insert(0, test_before)
@@ -420,7 +438,9 @@ class LoopCapture(BranchCapture, ExpressionCapture):
             raise
         except GraphBreakSignal as signal:
             self._abandon(saved, set_, before, escapes)
-            raise CaptureFailed(f"{signal.reason} at {signal.location}") from None
+            failure = (_WindowMismatch if _windows.is_window_reason(signal.reason) else
+                       CaptureFailed)
+            raise failure(f"{signal.reason} at {signal.location}") from None
         except Unsupported as error:  # end_cond_side: a side with run-time checks
             _restore(saved)
             set_(before)

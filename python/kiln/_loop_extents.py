@@ -15,6 +15,7 @@ while no extent goes below zero (the affine extents would no longer be NumPy's).
 import numpy as np
 
 from . import _windows
+from ._branch_capture import _Retype
 from ._loop_types import CaptureFailed, retyped, type_of
 from ._tracer import TracedArray, backend, cast, traced
 
@@ -38,6 +39,22 @@ class Resizing:
         """The shape it is carried at over a loop of `span`: each axis's largest extent."""
         return tuple(max(size, size + change * len(span))
                      for size, change in zip(self.shape, self.change))
+
+
+def probed(trace_at_first_index):
+    """The carried variables' kinds after one iteration traced at the loop's first index (a
+    Python int; its trace dropped), where they show an array that changes shape; else None.
+    A carried array that shrinks (`V = p * V[1:] + ...`) is a window once an iteration has
+    shown it (a retype), but a window of the body (`S[:i + 1]`, `np.arange(i + 1)`) met it
+    as a fixed-size array before: a graph break. The retrace with these kinds decides."""
+    try:
+        trace_at_first_index()
+    except _Retype as retype:
+        if any(isinstance(kind, Resizing) for kind in retype.types.values()):
+            return dict(retype.types)
+    except CaptureFailed:
+        pass
+    return None
 
 
 def initial(array, kind, span):

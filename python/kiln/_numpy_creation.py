@@ -24,7 +24,8 @@ import types
 
 import numpy as np
 
-from . import _as_strided, _concatenators, _impure_calls, _numpy_errors, _stacked_rows
+from . import (_as_strided, _concatenators, _impure_calls, _numpy_errors, _stacked_rows,
+               _window_ranges)
 from ._graph_breaks import callee_instruction, is_internal, opaque_value, user_location
 from ._tracer import (SUPPORTED_DTYPES, TracedArray, backend, cast, check_dtype, context_of,
                       converted, default_float, dtype_name, has_tracer, materialize_all,
@@ -78,6 +79,9 @@ def arange(context, start_or_stop, stop=None, step=None, dtype=None, **kwargs):
     start, stop = (0, start_or_stop) if stop is None else (start_or_stop, stop)
     step = 1 if step is None else step
     if has_tracer([start, stop, step]):
+        window = _window_ranges.arange(context, start, stop, step, dtype)
+        if window is not None:  # bounds that follow a captured loop's index
+            return window
         return _eager("arange", context, start, stop, step, dtype=dtype)
     if step == 0:
         raise ZeroDivisionError("division by zero in arange: step must not be 0")

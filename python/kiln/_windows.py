@@ -125,6 +125,11 @@ class Window:
         return np.broadcast_to(result, tuple(shape))
 
 
+def is_window_reason(reason):
+    """Whether a graph break's reason is one of the windows' rules (they all name them so)."""
+    return "loop-varying" in reason
+
+
 def _linear(value):
     return value if isinstance(value, Affine) else Affine(None, int(value), 0)
 
