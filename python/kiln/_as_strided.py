@@ -46,6 +46,18 @@ def _may_overlap(shape, steps):
     return False
 
 
+def write_positions(tensor, shape, steps, value):
+    """`tensor` with `value` (of `shape`) written at the flat positions sum(i_d * steps[d]): a
+    strided view's write back into the array it views."""
+    if not math.prod(shape):
+        return tensor
+    k, size = backend(), math.prod(tensor.shape)
+    index = k.reshape(view_index(k, tensor, shape, 0, steps), [-1])
+    flat = k.index_put(k.reshape(tensor, [size]), index, k.reshape(value, [-1]), 0, False,
+                       check_bounds=False)
+    return k.reshape(flat, list(tensor.shape))
+
+
 def _traced_as_strided(x, shape, strides, writeable):
     x._check_plain("as_strided")  # x[mask], or a window in a loop: their size is the data's
     shape = tuple(x.shape) if shape is None else tuple(shape_entries(shape))
@@ -63,7 +75,7 @@ def _traced_as_strided(x, shape, strides, writeable):
             or sum(max(0, (n - 1) * s) for n, s in zip(shape, steps)) >= x.size):
         graph_break("as_strided reaches outside the array's elements (NumPy reads the memory "
                     "around it)")
-    k, size, source_shape = backend(), x.size, list(x.shape)
+    k, size = backend(), x.size
 
     def forward(tensor):
         if not math.prod(shape):  # no element: nothing to read
@@ -72,12 +84,7 @@ def _traced_as_strided(x, shape, strides, writeable):
         return k.take(flat, view_index(k, flat, shape, 0, steps), 0, check_bounds=False)
 
     def backward(tensor, value):
-        if not math.prod(shape):
-            return tensor
-        index = k.reshape(view_index(k, tensor, shape, 0, steps), [-1])
-        flat = k.index_put(k.reshape(tensor, [size]), index, k.reshape(value, [-1]), 0, False,
-                           check_bounds=False)
-        return k.reshape(flat, source_shape)
+        return write_positions(tensor, shape, steps, value)
 
     view = x._make_view(forward(x.tensor), forward, backward)
     view._scalar = False

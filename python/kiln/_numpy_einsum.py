@@ -3,8 +3,9 @@ broadcasting, written out explicitly for the graph's einsum), np.tensordot and n
 takes the TraceContext first, then NumPy's arguments."""
 import numpy as np
 
+from ._as_strided import c_strides, write_positions
 from ._numpy_functions import (_as_traced, _check_casting, _k, _product, _result, product_dtype,
-                               ravel)
+                               ravel, transpose)
 from ._tracer import cast, check_dtype
 
 
@@ -66,12 +67,46 @@ def _explicit_equation(equation, values):
     return ",".join(terms) + "->" + output, broadcast
 
 
+def _relabelling_view(context, equation, x):
+    """NumPy's result for one operand without out= whose every label is in the output (a
+    transpose, 'ij->ji'; a diagonal, 'ii->i'; both, '...ii->...i'): a writeable view of the
+    operand in its own dtype (NumPy ignores dtype= there), so writes through it change the
+    operand ("np.einsum('ii->i', A)[:] += lam" adds to A's diagonal). None elsewhere (a sum, a
+    0-d result: NumPy computes a new array or scalar)."""
+    inputs, arrow, output = equation.replace(" ", "").partition("->")
+    if not arrow:  # implicit: the labels seen once, in order (a repeated one is summed)
+        output = "".join(sorted(c for c in inputs if inputs.count(c) == 1))
+    if (not output or "," in inputs or "." in inputs + output or len(inputs) != x.ndim
+            or set(inputs) != set(output) or len(set(output)) != len(output)):
+        return None
+    axes_of = {c: [d for d, label in enumerate(inputs) if label == c] for c in output}
+    if any(len({x.shape[d] for d in axes}) > 1 for axes in axes_of.values()):
+        return None  # NumPy's error for unequal diagonal axes: the graph's einsum raises it
+    if len(inputs) == len(output):  # no label repeats: a transpose, NumPy's view of its own
+        return transpose(context, x, [inputs.index(c) for c in output])
+    shape = [x.shape[axes_of[c][0]] for c in output]
+    element_strides = [s // x.itemsize for s in c_strides(x.shape, x.itemsize)]
+    steps = [sum(element_strides[d] for d in axes_of[c]) for c in output]
+    compute = product_dtype(x.dtype)
+
+    def forward(root):
+        return cast(_k().einsum(f"{inputs}->{output}", [cast(root, compute)]), x.dtype)
+    view = x._make_view(forward(x.tensor), forward,
+                        lambda root, value: write_positions(root, shape, steps, value))
+    view._scalar = False
+    return view
+
+
 def einsum(context, subscripts, *operands, out=None, dtype=None, optimize=False, **kwargs):
     if not isinstance(subscripts, str):
         subscripts, operands = _sublist_equation(subscripts, operands)
     values = [_as_traced(context, o) for o in operands]
     if "..." in subscripts or any(v.ndim and 1 in v.shape for v in values):
         subscripts, values = _explicit_equation(subscripts, values)
+    if len(values) == 1 and out is None:
+        view = _relabelling_view(context, subscripts, values[0])
+        if view is not None:
+            return view
     common = check_dtype(dtype) if dtype is not None else np.result_type(
         *[v.dtype for v in values])
     _check_casting(values, common, out, kwargs.get("casting", "safe"))
