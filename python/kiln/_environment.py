@@ -9,6 +9,7 @@ To trace, the function and the helpers it reaches are rebuilt over copies of the
 which those values are replaced by tracers (`rebuilt`).
 """
 import collections
+import dis
 import functools
 import inspect
 import sys
@@ -35,6 +36,23 @@ def _names(code):
         if isinstance(constant, types.CodeType):
             names.extend(_names(constant))
     return list(dict.fromkeys(names))
+
+
+# The instructions that read or bind a module global (LOAD_NAME: class bodies, module code).
+_GLOBAL_OPS = frozenset(("LOAD_GLOBAL", "LOAD_NAME", "STORE_GLOBAL", "DELETE_GLOBAL",
+                         "STORE_NAME", "DELETE_NAME", "LOAD_FROM_DICT_OR_GLOBALS"))
+
+
+@functools.lru_cache(maxsize=4096)
+def _global_names(code):
+    """The module globals `code` and the code objects nested in it name: not the attributes
+    it reads (`np.exp` names no global `exp`, `A.T` no global `T`; co_names holds both), whose
+    same-named globals were guarded, an unrelated script variable `T` recompiling."""
+    names = [i.argval for i in dis.get_instructions(code) if i.opname in _GLOBAL_OPS]
+    for constant in code.co_consts:
+        if isinstance(constant, types.CodeType):
+            names.extend(_global_names(constant))
+    return tuple(dict.fromkeys(names))
 
 
 def _plain_function(value):
@@ -144,7 +162,7 @@ class Environment:
             self.cells, self.cell_names = None, []
             return
         self.cells, self.cell_names = fn.__closure__, list(code.co_freevars)
-        self.reads = [(globals_, name, f"global '{name}'") for name in _names(code)]
+        self.reads = [(globals_, name, f"global '{name}'") for name in _global_names(code)]
         if self.partial is not None:
             self.reads += [(self.partial, "args", "the partial's arguments"),
                            (self.partial, "keywords", "the partial's keywords")]
@@ -198,8 +216,8 @@ class Environment:
             self.global_stores += [(globals_, name, location)
                                    for name, location in _global_stores(function.__code__)]
             self.globals_ids.add(id(globals_))
-            for name in _names(function.__code__):
-                value = _plain_function(globals_.get(name))
+            global_names = _global_names(function.__code__)
+            for name in _names(function.__code__):  # self's attributes and methods by name
                 method = getattr(owner, name, None) if reads_self else None
                 if add_self_read(name):
                     pass
@@ -214,6 +232,9 @@ class Environment:
                     seen.add(id(method.fget))
                     for attribute in _names(method.fget.__code__):
                         add_self_read(attribute)
+                if name not in global_names:
+                    continue
+                value = _plain_function(globals_.get(name))
                 if _is_user_function(value):
                     self.links.append((globals_, name, value))
                     # Attributes of the function named (`step.count`, `f.scale = 2` set
@@ -282,7 +303,7 @@ class Environment:
                     pending.append(helper)
         for function in processed:
             if id(function) in unlinked:
-                names = set(_names(function.__code__))
+                names = set(_global_names(function.__code__))
                 self.in_place_reads += [
                     k for k, (holder, name, _) in enumerate(self.reads)
                     if holder is function.__globals__ and name in names
@@ -475,7 +496,8 @@ def with_numpy_names(function, tracer, memo=None):
                 memo[id(value)] = with_numpy_names(value, tracer, memo)
             return memo[id(value)]
         return value
-    changes = {name: swapped(globals_[name]) for name in names if name in globals_}
+    changes = {name: swapped(globals_[name]) for name in _global_names(code)
+               if name in globals_}
     changes = {name: value for name, value in changes.items() if value is not globals_[name]}
     cells = fn.__closure__ or ()
     new_cells = tuple(types.CellType(swapped(cell.cell_contents)) if _pytree.cell_holds(cell) and

@@ -249,6 +249,36 @@ def test_globals_and_closures_are_read_at_call_time(standin):
     assert len(f._kiln_function.cache) == 1
 
 
+def _gram(A):
+    return np.exp(-(A.T @ A))
+
+
+FACTOR = 2.0
+
+
+def _nested_factor(x):
+    return sum(x * FACTOR for _ in range(1))  # FACTOR: a global of the generator's code
+
+
+def test_globals_named_like_attributes_the_code_reads_are_not_guarded():
+    """`np.exp` and `A.T` name no globals `exp` and `T` (co_names holds attribute names too):
+    a script variable of that name, defined or changed, recompiled twice. Globals the code
+    loads, nested code's included, are still read at each call."""
+    global T, exp, FACTOR
+    f, nested = kiln.compile(_gram), kiln.compile(_nested_factor)
+    A, x = np.arange(6.0).reshape(2, 3) / 10, np.ones(3)
+    f(A)
+    try:
+        for value in (0.5, 1.0, 2.0):
+            T = exp = FACTOR = value  # noqa: F841
+            np.testing.assert_allclose(f(A), _gram(A))
+            np.testing.assert_allclose(nested(x), _nested_factor(x))
+    finally:
+        del T, exp
+        FACTOR = 2.0
+    assert len(f._kiln_function.cache) == 1
+
+
 WEIGHTS = np.array([1.0, 2.0, 3.0])
 
 
