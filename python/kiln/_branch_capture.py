@@ -16,7 +16,8 @@ branch(condition, then, otherwise, get, set, names, location):
     prints, draws a random number: both sides run while traced), and a side that traces an op
     raising on data as the graph runs (np.linalg.solve or inv's singular matrix:
     TraceContext.raising_ops) runs only when taken, never as a select; `a if c else b`
-    (kiln._loop_expressions.choose) alike.
+    (kiln._loop_expressions.choose) alike, and the later operands of `a and b` / `a or b`,
+    sides taken where the earlier ones do not decide (kiln._loop_short_circuit).
 """
 import numpy as np
 
@@ -59,8 +60,10 @@ class BranchCapture:
         return _random_state.current(driver.random_states if driver is not None else (), values)
 
     def branch(self, condition, then, otherwise, get, set_, names, location, select=False,
-               live=None):
-        """live: the names assigned in the branch that are read outside it (None: all)."""
+               live=None, listed=True):
+        """live: the names assigned in the branch that are read outside it (None: all).
+        listed: whether kiln.explain lists it (a test's `and` is part of its test's branch
+        or loop: kiln._loop_short_circuit)."""
         if not isinstance(condition, TracedArray) or condition.size != 1:
             return then() if condition else otherwise()
         trace = self.context.trace
@@ -112,7 +115,7 @@ class BranchCapture:
             trace.condition_checks(first_check, self.context.constant(False, np.dtype(bool)))
             try:
                 self._capture_cond(predicate, then, otherwise, get, set_, names, location)
-                self.record("branch", location, "")
+                self._listed(listed, "branch", location)
                 return
             except CaptureFailed:  # sides that carry different things: a loop per side
                 _restore(saved)
@@ -129,7 +132,7 @@ class BranchCapture:
                     # a check of work the side's loop hoisted (it reads no carried value:
                     # `solve(A, b) if ok else b`) is outside the loop: it applies where taken
                     trace.condition_checks(mark, taken)
-                self.record("branch", location, "")
+                self._listed(listed, "branch", location)
                 return
             except CaptureFailed as failure:  # select after all
                 del self.pending[records:]
@@ -140,13 +143,17 @@ class BranchCapture:
                 return self._not_captured(condition, then, otherwise, location, reason,
                                           first_check)
             return self.branch(condition, then, otherwise, get, set_, names, location, True,
-                               live)
+                               live, listed)
         trace.condition_checks(first_check, predicate)
         trace.condition_checks(then_checks, k.logical_not(predicate))
         for key, tensor in merged[0].items():
             arrays[key]._tensor, arrays[key]._version = tensor, arrays[key]._version + 1
         set_(merged[1])
-        self.record("select", location, "")
+        self._listed(listed, "select", location)
+
+    def _listed(self, listed, kind, location):
+        if listed:
+            self.record(kind, location, "")
 
     def _not_captured(self, condition, then, otherwise, location, reason, first_check):
         """The branch as Python's `if` (a graph break at its condition); inside a captured loop,

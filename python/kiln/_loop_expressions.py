@@ -15,6 +15,14 @@ from ._tracer import TracedArray, backend, cast, check_traced_int_fits, to_tenso
 _KNOWN_UNROLLED = 16
 
 
+def _truth(value):
+    """A traced single element as its truth, a bool 0-d array (bool(nan) is True); anything
+    else as it is (Python asks bool() of it, or raises as NumPy does for several elements)."""
+    if isinstance(value, TracedArray) and value.size == 1:
+        return TracedArray(value._context, cast(backend().reshape(value.tensor, []), "bool"))
+    return value
+
+
 def _is_real_number(value):
     if isinstance(value, TracedArray):
         return value.ndim == 0 and value.dtype.kind in "biuf"
@@ -22,35 +30,21 @@ def _is_real_number(value):
 
 
 class ExpressionCapture:
-    # ---- `and`, `or`, `not` in tests (kiln._loop_transform._LogicRewriter) ----
+    # ---- `and`, `or`, `not`, conditional expressions (kiln._loop_short_circuit) ----
 
-    @staticmethod
-    def all_of(*operands):
-        """`a and b and ...`: Python's value for concrete operands; traced ones are combined
-        with logical_and (a traced test cannot short-circuit)."""
-        result = True
-        for operand in operands:
-            value = operand()
-            if isinstance(value, TracedArray) or isinstance(result, TracedArray):
-                result = value if result is True else np.logical_and(result, value)
-            elif not value:
-                return value
-            else:
-                result = value
-        return result
-
-    @staticmethod
-    def any_of(*operands):
-        result = False
-        for operand in operands:
-            value = operand()
-            if isinstance(value, TracedArray) or isinstance(result, TracedArray):
-                result = value if result is False else np.logical_or(result, value)
-            elif value:
-                return value
-            else:
-                result = value
-        return result
+    def short_circuit(self, first, rest, conjunction, in_test, location, names, reads):
+        """`first and rest()` (conjunction) or `first or rest()`: Python's value. On a traced
+        `first`, a branch (choose) whose side evaluating rest() is taken where `first` does not
+        decide: rest's checks apply only there, and a rest that draws, changes a list or
+        raises on data is Python's. in_test: the operands stand as their truth (a test reads
+        nothing else), so that traced ones of different dtypes still make one bool."""
+        if in_test:
+            first, later = _truth(first), lambda: _truth(rest())
+        else:
+            later = rest
+        decided = lambda: first  # noqa: E731
+        then, otherwise = (later, decided) if conjunction else (decided, later)
+        return self.choose(first, then, otherwise, location, names, reads, not in_test)
 
     @staticmethod
     def not_(value):
@@ -62,16 +56,18 @@ class ExpressionCapture:
             result._scalar, result._weak = True, builtins.bool
         return result
 
-    def choose(self, condition, then, otherwise, location):
-        """`then() if condition else otherwise()`: a branch binding one value (a select)."""
+    def choose(self, condition, then, otherwise, location, names=(), reads=None, listed=True):
+        """`then() if condition else otherwise()`: a branch binding one value (a select).
+        names, reads(): the names the sides read and their values, the branch's state.
+        listed: whether kiln.explain lists the branch (BranchCapture.branch)."""
         if not isinstance(condition, TracedArray) or condition.size != 1:
             return then() if condition else otherwise()
         box = {}
 
         def get():
-            return (box.get("value", self.UNBOUND),)
+            return (box.get("value", self.UNBOUND),) + (reads() if reads is not None else ())
 
-        def set_(values):
+        def set_(values):  # the sides rebind no name they read
             if values[0] is self.UNBOUND:
                 box.pop("value", None)
             elif values[0] is not self.KEEP:
@@ -79,8 +75,8 @@ class ExpressionCapture:
 
         def side(run):
             return lambda: box.__setitem__("value", run())
-        self.branch(condition, side(then), side(otherwise), get, set_, ("value",), location,
-                    select=True)
+        self.branch(condition, side(then), side(otherwise), get, set_, ("<value>",) + names,
+                    location, select=True, listed=listed)
         return box["value"]
 
     def extremum(self, location, function, *operands):

@@ -26,6 +26,7 @@ from ._loop_attribute_targets import attribute_targets_through_names
 from ._loop_jumps import jumps, stop_flag, without_jumps
 from ._loop_refusals import _body_refusal
 from ._loop_returns import single_exit
+from ._loop_short_circuit import choice, short_circuit
 from ._loop_rewrite_parts import (HELPER, _at, _dotted_name, _helper_call, _list_names, _name,
                                   _parameters, _parse, _walk_scope, sequence_loop)
 from ._loop_source import compile_like, compiles_to, constant_code
@@ -36,15 +37,18 @@ _REWRITTEN = "__kiln_rewritten"
 
 class _LogicRewriter(ast.NodeTransformer):
     """`a and b`, `a or b`, `not a` in a loop's or branch's test: Python asks bool() of each
-    operand, which a traced value cannot answer; the helper's all_of / any_of / not_ keep
-    Python's short-circuit on concrete values and combine traced ones elementwise."""
+    operand, which a traced value cannot answer. The helper's short_circuit keeps Python's
+    short-circuit on concrete operands and, on traced ones, traces each later operand as a
+    branch side (kiln._loop_short_circuit); not_ negates traced values elementwise."""
+
+    in_test = True
+
+    def __init__(self, location):
+        self.location = location
 
     def visit_BoolOp(self, node):
         self.generic_visit(node)
-        helper = "all_of" if isinstance(node.op, ast.And) else "any_of"
-        call = _helper_call(f"{helper}()", node)
-        call.args = [_thunk(value) for value in node.values]
-        return ast.copy_location(call, node)
+        return short_circuit(node, self.location(node), self.in_test)
 
     def visit_UnaryOp(self, node):
         self.generic_visit(node)
@@ -62,33 +66,22 @@ class _ChoiceRewriter(_LogicRewriter):
     concrete operands and select (both sides computed, each side's checks where it is taken)
     on traced ones."""
 
+    in_test = False
+
     def __init__(self, location, list_names=frozenset()):
-        self.location = location
+        super().__init__(location)
         self.found = []
         self.list_names = list_names  # names that may hold lists (_list_names)
 
     def visit_IfExp(self, node):
         self.generic_visit(node)
         self.found.append(self.location(node))
-        call = _helper_call(f"choose(None, None, None, {self.location(node)!r})", node)
-        call.args[:3] = [node.test, _thunk(node.body), _thunk(node.orelse)]
-        return ast.copy_location(call, node)
+        return choice(node, self.location(node))
 
     def visit_BoolOp(self, node):
         """`a and b` is b if a is true, else a (`or`: a if true, else b): Python's values."""
-        self.generic_visit(node)
         self.found.append(self.location(node))
-        result = node.values[-1]
-        for value in reversed(node.values[:-1]):
-            name = f"__kiln_operand{len(self.found)}_{id(value)}"
-            taken, other = (_thunk(result), _thunk(_name(name))) if isinstance(
-                node.op, ast.And) else (_thunk(_name(name)), _thunk(result))
-            call = _helper_call(f"choose(None, None, None, {self.location(node)!r})", node)
-            # the operand, evaluated once: (name := value) as the test, name in the sides
-            call.args[:3] = [ast.NamedExpr(target=_name(name, ast.Store()), value=value),
-                             taken, other]
-            result = call
-        return ast.copy_location(result, node)
+        return super().visit_BoolOp(node)
 
     def visit_Call(self, node):
         self.generic_visit(node)
@@ -230,12 +223,8 @@ def _with_traced_conversions(statements, in_test=False):
     return [ast.fix_missing_locations(rewriter.visit(statement)) for statement in statements]
 
 
-def _thunk(expression):
-    return ast.Lambda(args=_parse("lambda: 0")[0].value.args, body=expression)
-
-
-def _traceable_logic(test):
-    return ast.fix_missing_locations(_LogicRewriter().visit(test))
+def _traceable_logic(test, location):
+    return ast.fix_missing_locations(_LogicRewriter(location).visit(test))
 
 class Rewritten:
     """The rewritten code of one function, and what the rewriting found."""
@@ -511,7 +500,7 @@ class _Rewriter:
         live = self.live(assigned, with_test)
         self.captured.append(self.location(node))
         test = _at(_parse(f"def __kiln_test_{n}():\n    return None\n")[0], node)
-        test.body[0].value = _traceable_logic(node.test)
+        test.body[0].value = _traceable_logic(node.test, self.location)
         definitions = [test] + self.body_function(f"__kiln_body_{n}", [], assigned, body)
         definitions += self.accessors(n, touched, assigned + self.read_locals(touched,
                                                                               assigned))
@@ -563,7 +552,7 @@ class _Rewriter:
         call = _parse(f"{HELPER}.branch(None, __kiln_then_{n}, __kiln_else_{n}, __kiln_get_{n}, "
                       f"__kiln_set_{n}, {tuple(touched)!r}, {self.location(node)!r}, "
                       f"live={tuple(live)!r})")[0]
-        call.value.args[0] = _traceable_logic(node.test)
+        call.value.args[0] = _traceable_logic(node.test, self.location)
         return definitions + [_at(call, node)]
 
     def read_locals(self, touched, assigned):

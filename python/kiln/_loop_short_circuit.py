@@ -1,0 +1,59 @@
+"""`a and b`, `a or b` and `a if c else b` rewritten as branches (kiln._loop_transform).
+
+Python evaluates `b` in `a and b` only where `a` is true (`a or b`: false), so `b` is a branch
+side, as `a if c else b`'s are: on a traced `a` the helper's short_circuit / choose
+(kiln._loop_expressions) trace it as one (kiln._branch_capture): its runtime checks apply
+only where it is taken (`j < n and x[j] < key`: x[j]'s index check where j < n), and a side
+that changes Python state (`rng.random()`, `log.append(...)`) or traces an op that raises on
+data (np.linalg.solve) is Python's again, as an `if` side is. Each side comes with the names it
+reads, so that the branch can tell whether it changed what they hold.
+
+    a and b and c  ->  HELPER.short_circuit(a, lambda: HELPER.short_circuit(b, lambda: c,
+                           True, in_test, loc, names, reads), True, in_test, loc, names, reads)
+"""
+import ast
+
+from ._loop_rewrite_parts import HELPER, _helper_call, _parse
+
+
+def short_circuit(node, location, in_test):
+    """The helper's short_circuit chain of the BoolOp `node`: each operand after the first is
+    a side that runs where the operands before it do not decide. in_test: only the truth of
+    the result is read (an `if`'s or `while`'s test), so traced operands stand as bools."""
+    conjunction = isinstance(node.op, ast.And)
+    result = node.values[-1]
+    for position in range(len(node.values) - 2, -1, -1):
+        later = node.values[position + 1:]
+        call = _helper_call(f"short_circuit(None, None, {conjunction}, {in_test}, "
+                            f"{location!r}, None, None)", node)
+        call.args[0], call.args[1] = node.values[position], _thunk(result)
+        call.args[5:7] = _reads(later, node)
+        result = ast.copy_location(call, node)
+    return result
+
+
+def choice(node, location):
+    """`body if test else orelse`: the helper's choose with both sides as thunks."""
+    call = _helper_call(f"choose(None, None, None, {location!r}, None, None)", node)
+    call.args[:3] = [node.test, _thunk(node.body), _thunk(node.orelse)]
+    call.args[4:6] = _reads([node.body, node.orelse], node)
+    return ast.copy_location(call, node)
+
+
+def _reads(expressions, node):
+    """(names, getter) of the names `expressions` read: a branch side's state, which it must
+    leave as it was (kiln._loop_escapes.Containers: a list it appends to, a generator's draw)."""
+    names = sorted({n.id for e in expressions for n in ast.walk(e)
+                    if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
+                    and not n.id.startswith("__kiln")})
+    getter = _parse("lambda: (" + "".join(f"{HELPER}.read(lambda: {name}), " for name in names)
+                    + ")")[0].value
+    for part in ast.walk(getter):
+        ast.copy_location(part, node)
+    names_node = ast.copy_location(ast.Tuple(elts=[ast.Constant(n) for n in names],
+                                             ctx=ast.Load()), node)
+    return [names_node, getter]
+
+
+def _thunk(expression):
+    return ast.Lambda(args=_parse("lambda: 0")[0].value.args, body=expression)
