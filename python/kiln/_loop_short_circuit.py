@@ -6,7 +6,8 @@ side, as `a if c else b`'s are: on a traced `a` the helper's short_circuit / cho
 only where it is taken (`j < n and x[j] < key`: x[j]'s index check where j < n), and a side
 that changes Python state (`rng.random()`, `log.append(...)`) or traces an op that raises on
 data (np.linalg.solve) is Python's again, as an `if` side is. Each side comes with the names it
-reads, so that the branch can tell whether it changed what they hold.
+reads, so that the branch can tell whether it changed what they hold. A side that binds a name
+(`:=`) stays as written: in a thunk the name would be the thunk's own.
 
     a and b and c  ->  HELPER.short_circuit(a, lambda: HELPER.short_circuit(b, lambda: c,
                            True, in_test, loc, names, reads), True, in_test, loc, names, reads)
@@ -20,6 +21,8 @@ def short_circuit(node, location, in_test):
     """The helper's short_circuit chain of the BoolOp `node`: each operand after the first is
     a side that runs where the operands before it do not decide. in_test: only the truth of
     the result is read (an `if`'s or `while`'s test), so traced operands stand as bools."""
+    if _binds(node.values[1:]):
+        return node
     conjunction = isinstance(node.op, ast.And)
     result = node.values[-1]
     for position in range(len(node.values) - 2, -1, -1):
@@ -34,6 +37,8 @@ def short_circuit(node, location, in_test):
 
 def choice(node, location):
     """`body if test else orelse`: the helper's choose with both sides as thunks."""
+    if _binds([node.body, node.orelse]):
+        return node
     call = _helper_call(f"choose(None, None, None, {location!r}, None, None)", node)
     call.args[:3] = [node.test, _thunk(node.body), _thunk(node.orelse)]
     call.args[4:6] = _reads([node.body, node.orelse], node)
@@ -53,6 +58,10 @@ def _reads(expressions, node):
     names_node = ast.copy_location(ast.Tuple(elts=[ast.Constant(n) for n in names],
                                              ctx=ast.Load()), node)
     return [names_node, getter]
+
+
+def _binds(expressions):
+    return any(isinstance(n, ast.NamedExpr) for e in expressions for n in ast.walk(e))
 
 
 def _thunk(expression):

@@ -481,6 +481,8 @@ class _Rewriter:
         before = []
         if node.orelse:
             reason = "it has an `else` clause"
+        elif any(isinstance(n, ast.NamedExpr) for n in ast.walk(node.test)):
+            reason = "its test binds a name (`:=`)"  # in the test's function, not the user's
         else:
             rewritten, before = without_jumps(node, self.counter + 1)
             reason = _body_refusal(rewritten.body)

@@ -251,3 +251,56 @@ def test_comparisons_joined_by_and_or_stay_selects():
     _same(_local_max, (x,))
     breaks, kinds = _kinds(_local_max, x)
     assert breaks == 0 and kinds.count("loop") == 1 and "select" in kinds, kinds
+
+
+# ---- 3. Python operands, and names bound by `:=` ----
+
+def _next_greater(x):  # monotonic stack: a list as the first operand, a traced test after it
+    out = np.full(len(x), -1.0)
+    stack = []
+    for i in range(len(x)):
+        while stack and x[stack[-1]] < x[i]:
+            out[stack.pop()] = x[i]
+        stack.append(i)
+    return out
+
+
+def _count_where_flag(x, flag):
+    c = 0
+    for i in range(len(x)):
+        if x[i] > 0 and flag:
+            c += 1
+    return c
+
+
+def test_python_operands_among_traced_ones():
+    # the list's truth combined elementwise with a traced bool raised "ambiguous" before
+    _same(_next_greater, (np.array([3.0, 1, 4, 1, 5, 9, 2, 6]),))
+    _same(_count_where_flag, (np.array([1.0, -1, 2]), True), (np.array([1.0, -1, 2]), False))
+
+
+def _bound_in_the_later_operand(x):
+    m = -1.0
+    if x[0] > 0 and (m := x[1]) > 0:
+        return m * 2
+    return m
+
+
+def _bound_in_a_choice(x):
+    m = -1.0
+    y = (m := x[1]) if x[0] > 0 else 0.0
+    return m, y
+
+
+def _bound_in_a_while_test(x):
+    i, v = 0, 0.0
+    while (v := x[i]) > 0:
+        i += 1
+    return i, v
+
+
+@pytest.mark.parametrize("function", [_bound_in_the_later_operand, _bound_in_a_choice,
+                                      _bound_in_a_while_test])
+def test_a_name_bound_by_walrus_is_the_functions(function):
+    # the operand, side or test became a function of its own, which bound the name instead
+    _same(function, (np.array([1.0, 2.0, -1.0]),), (np.array([-1.0, 2.0, -3.0]),))
