@@ -16,11 +16,14 @@ _KNOWN_UNROLLED = 16
 
 
 def _truth(value):
-    """A traced single element as its truth, a bool 0-d array (bool(nan) is True); anything
-    else as it is (Python asks bool() of it, or raises as NumPy does for several elements)."""
-    if isinstance(value, TracedArray) and value.size == 1:
+    """An operand of a test's `and`/`or` as its truth: a traced single element as a bool 0-d
+    array (bool(nan) is True), other traced arrays as they are (bool() raises as NumPy's for
+    several elements), anything else as Python's bool() (a list: `while stack and ...`)."""
+    if isinstance(value, TracedArray):
+        if value.size != 1:
+            return value
         return TracedArray(value._context, cast(backend().reshape(value.tensor, []), "bool"))
-    return value
+    return bool(value)
 
 
 def _is_real_number(value):

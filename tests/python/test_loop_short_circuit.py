@@ -273,10 +273,21 @@ def _count_where_flag(x, flag):
     return c
 
 
+def _count_while_pending(x):
+    pending = [1, 2]
+    c = 0
+    for i in range(len(x)):
+        if x[i] > 0 and pending:  # the list's truth, not the list
+            c += 1
+    return c
+
+
 def test_python_operands_among_traced_ones():
-    # the list's truth combined elementwise with a traced bool raised "ambiguous" before
+    # a list combined elementwise with a traced bool raised "ambiguous" before
     _same(_next_greater, (np.array([3.0, 1, 4, 1, 5, 9, 2, 6]),))
+    _same(_count_while_pending, (np.array([1.0, -1, 2]),))
     _same(_count_where_flag, (np.array([1.0, -1, 2]), True), (np.array([1.0, -1, 2]), False))
+    assert _kinds(_count_while_pending, np.arange(-3.0, 5))[1].count("loop") == 1
 
 
 def _bound_in_the_later_operand(x):
