@@ -21,11 +21,11 @@ branch(condition, then, otherwise, get, set, names, location):
 """
 import numpy as np
 
-from . import _random_state
+from . import _assumed_numbers, _random_state
 from ._loop_escapes import Containers, settle_rows
 from ._loop_returns import is_result
 from ._loop_types import (CaptureFailed, is_number as _is_number, python_type as _python_type,
-                          type_of as _type_of)
+                          rerun_note, type_of as _type_of)
 from ._tracer import TracedArray, backend, cast, to_tensor
 
 # A branch on a traced value whose sides rebind names to at most this many elements is a select
@@ -83,9 +83,8 @@ class BranchCapture:
         loop_bodies = self.loop_bodies
         records = len(self.pending)  # the sides' loops, recorded again when traced again
         try:
-            merged, then_checks = self._traced_sides(then, otherwise, get, set_, names, before,
-                                                     arrays, saved, predicate, containers,
-                                                     generators, live)
+            merged = self._traced_sides(then, otherwise, get, set_, names, before, arrays, saved,
+                                        predicate, containers, generators, live)
         except Exception as failure:  # Python's `if` meets it again where it belongs (a side
             # not taken may raise: `t * 2 if ok else 0.0` where t is bound where ok holds)
             del self.pending[records:]
@@ -144,8 +143,6 @@ class BranchCapture:
                                           first_check)
             return self.branch(condition, then, otherwise, get, set_, names, location, True,
                                live, listed)
-        trace.condition_checks(first_check, predicate)
-        trace.condition_checks(then_checks, k.logical_not(predicate))
         for key, tensor in merged[0].items():
             arrays[key]._tensor, arrays[key]._version = tensor, arrays[key]._version + 1
         set_(merged[1])
@@ -169,16 +166,23 @@ class BranchCapture:
 
     def _traced_sides(self, then, otherwise, get, set_, names, before, arrays, saved,
                       predicate, containers, generators, live):
-        """Both sides traced on the state `before`, each undone after it, and merged (_merge):
-        (the merge, the check count after the then side). The sides' values live in this frame
-        only: a failure leaves nothing that holds them (_not_captured)."""
+        """Both sides traced on the state `before`, each undone after it, and merged (_merge).
+        Each side's checks apply where it is taken (condition_checks conditions every check
+        from a mark on: a side's, as soon as it is traced; the else side's never fired). The
+        sides' values live in this frame only: a failure leaves nothing that holds them
+        (_not_captured)."""
         trace, sides = self.context.trace, []
-        for run in (then, otherwise):
+        mark = trace.check_count
+        for run, taken in ((then, predicate), (otherwise, backend().logical_not(predicate))):
             self.sides += 1
+            self.context.branch_sides += 1
             try:
                 run()
             finally:
                 self.sides -= 1
+                self.context.branch_sides -= 1
+            trace.condition_checks(mark, taken)
+            mark = trace.check_count
             containers.check()
             sides.append((get(), {key: a._tensor for key, a in arrays.items()},
                           trace.check_count))
@@ -186,7 +190,7 @@ class BranchCapture:
             set_(before)
         if _random_state.drew(generators):  # both sides ran: NumPy draws on one
             raise CaptureFailed("a random generator draws in a side of the branch")
-        return self._merge(predicate, names, before, arrays, sides, live), sides[0][2]
+        return self._merge(predicate, names, before, arrays, sides, live)
 
     def _capture_cond(self, predicate, then, otherwise, get, set_, names, location):
         """The branch as one cond node (ir/cond.h): each side traced as a body on the same
@@ -258,7 +262,9 @@ class BranchCapture:
 
     def _selected(self, predicate, name, a, b):
         """where(predicate, a, b) of one name's values, and its element count. Tuples of the
-        same length select item by item (a search's `best = (score, j, threshold)`)."""
+        same length select item by item (a search's `best = (score, j, threshold)`). Numbers
+        of different types, a Python number written in the code and a NumPy scalar, are an
+        AssumedNumber (kiln._assumed_numbers)."""
         if a is b:
             return a, 0
         if type(a) is tuple and type(b) is tuple and len(a) == len(b):
@@ -277,15 +283,33 @@ class BranchCapture:
                 raise CaptureFailed(f"`{name}` is a view, a masked selection or a slice with a "
                                     "loop-varying bound on a side of the branch")
         ta, tb = (to_tensor(self.context, v) for v in (a, b))
-        if _type_of(ta) != _type_of(tb):
-            raise CaptureFailed(f"`{name}` has different dtypes or shapes on the two sides")
+        if _type_of(ta) != _type_of(tb) or _python_type(a) != _python_type(b):
+            side = self._numpy_side(a, b, ta, tb)
+            if side is None:
+                raise CaptureFailed(f"`{name}` has different dtypes or shapes on the two sides")
+            taken = TracedArray(self.context, predicate if side is a else
+                                backend().logical_not(predicate))
+            return _assumed_numbers.select(self.context, taken, side, b if side is a else a), 1
         merged = TracedArray(self.context, backend().where(predicate, ta, tb))
         # a Python number on both sides stays one (weak in promotion: int8 + counter is
         # int8), a NumPy scalar on both sides one
         merged._scalar = all(_is_number(v) or v._scalar for v in (a, b))
-        weak = {_python_type(v) for v in (a, b)}
-        merged._weak = weak.pop() if len(weak) == 1 else None
+        merged._weak = _python_type(a)
         return merged, int(np.prod(ta.shape))
+
+    def _numpy_side(self, a, b, ta, tb):
+        """Of two single numbers whose types differ, one a Python number written in the code
+        (`max(hi - lo, 1)`: a NumPy float64 or the int 1), the other side: the branch's value
+        is then an AssumedNumber, of that side's type until a use tells them apart, which
+        reruns the call eagerly where the Python number's side is taken. None where no call
+        reruns, or where the Python number is traced (a loop's carried `best = 0`, whose type
+        the body changes: the check would fail in most iterations)."""
+        if ta.shape or tb.shape or rerun_note(self.context) is None:
+            return None
+        written = [v for v in (a, b) if not isinstance(v, TracedArray) and _python_type(v)]
+        if len(written) != 1:
+            return None
+        return b if written[0] is a else a
 
 
 def _views_of_one_array(a, b):

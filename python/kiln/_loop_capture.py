@@ -336,6 +336,7 @@ class LoopCapture(BranchCapture, ExpressionCapture, LoopResults):
         flag = trace.loop_placeholder("bool", []) if condition else None  # carried value 0
         self.loop_bodies += not side
         driver, context.driver = context.driver, None  # no graph break may run the open body
+        context.body_driver = driver or context.body_driver
         self.depth += 1
         context.in_body += 1  # arrays made in the body are its own, never a break's to cut
         slots = []  # (names, array before or None, initial tensor, placeholder)

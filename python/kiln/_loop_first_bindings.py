@@ -20,7 +20,8 @@ has no such check: the enclosing loop runs as Python.
 """
 import numpy as np
 
-from ._loop_types import CaptureFailed, is_number, python_type, type_of
+from ._loop_types import (CaptureFailed, is_number, python_type, rerun_note, rerun_where,
+                          type_of)
 from ._tracer import TracedArray, backend, to_tensor
 
 
@@ -75,13 +76,9 @@ def runs_none(capture, runs, names, values, live):
     if capture.depth > 0:
         raise CaptureFailed(message)
     context = capture.context
-    reruns = getattr(getattr(context.driver, "function", None), "_note_reruns_on_checks", None)
-    if reruns is None:
+    if rerun_note(context) is None:
         return not bool(runs())
-    reruns()
-    nothing = context.lift(np.zeros(0, np.int64))  # the message names no values
-    none = np.reshape(np.logical_not(runs()), ())
-    backend().check_flag(none.tensor, nothing.tensor, message, "", "loop")
+    rerun_where(context, np.reshape(np.logical_not(runs()), ()).tensor, message, "loop")
     return False
 
 

@@ -93,6 +93,21 @@ def carried_flags(value, dtype, shape):
     return True, None
 
 
+def rerun_note(context):
+    """The traced function's note that a check's error reruns the call eagerly
+    (kiln._raising_calls); None where no call reruns (kiln.wrap_numpy's)."""
+    driver = context.driver or context.body_driver  # a check in a loop body: carried
+    return getattr(getattr(driver, "function", None), "_note_reruns_on_checks", None)
+
+
+def rerun_where(context, flag, message, op):
+    """A check that reruns the call eagerly where the bool 0-d tensor `flag` holds when the
+    graph runs: the trace assumed what Python's run does not (rerun_note must not be None)."""
+    rerun_note(context)()
+    nothing = context.lift(np.zeros(0, np.int64))  # the message names no values
+    backend().check_flag(flag, nothing.tensor, message, "", op)
+
+
 def truth(value):
     """A while loop's test as a bool 0-d tensor (NumPy's truth value of a size-1 array)."""
     if not isinstance(value, TracedArray) or value.size != 1:

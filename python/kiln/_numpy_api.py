@@ -14,8 +14,8 @@ import warnings
 
 import numpy as np
 
-from . import (_indexing, _kiln, _ufunc_loops, _ufunc_reduceat, _window_arg_reductions,
-               _window_joins, _windows)
+from . import (_assumed_numbers, _indexing, _kiln, _ufunc_loops, _ufunc_reduceat,
+               _window_arg_reductions, _window_joins, _windows)
 from ._numpy_creation import FUNCTIONS as _CREATION, array as _numpy_creation_array
 from ._numpy_functions import FUNCTIONS as _CORE, _UFUNC_REDUCTIONS, _as_traced, product_dtype
 from ._numpy_functions import _result
@@ -447,6 +447,9 @@ def call_ufunc(ufunc, inputs, out=None, where=True, dtype=None, casting="same_ki
     if out is not None and any(o is not None and not isinstance(o, TracedArray) for o in out):
         return _fallback(ufunc, inputs, _ufunc_keywords(out, where, dtype, casting),
                          f"{ufunc.__name__} with out= a NumPy array (not traced)")
+    # a number of a branch typed by the data: read as its NumPy side where both give one loop
+    inputs = _assumed_numbers.settled(inputs, lambda types: _resolve(ufunc, types, dtype,
+                                                                     casting))
     types = tuple(weak_type(x) for x in inputs)
     loop = _resolve(ufunc, types, dtype, casting)
     if _VALUE_BASED and dtype is None and any(type(x) in (int, float, complex) for x in inputs):

@@ -142,6 +142,8 @@ class TraceContext:
         self.in_body = 0  # loop bodies being captured: their values exist only inside
         self.driver = None  # the driver of this call (kiln._retrace); None: breaks end the trace
         self.loop_capture = None  # the user's loops' and branches' (kiln._loop_capture), if any
+        self.body_driver = None  # the driver while loop bodies are captured (driver is None)
+        self.branch_sides = 0  # branch sides being traced (their checks apply where taken)
         # Ops traced so far that raise on data as the graph runs (the solve op's singular
         # matrix), not through a check a branch can make conditional: no select computes them
         # on a side not taken (kiln._branch_capture).

@@ -2,7 +2,7 @@
 ufunc NumPy's own ndarray uses, so the tracer's ufunc and function tables handle them."""
 import numpy as np
 
-from . import _numpy_api
+from . import _assumed_numbers, _numpy_api
 from ._as_strided import c_strides
 from ._tracer import (TracedArray, backend, converted, materialize, to_tensor, user_location,
                       weak_type)
@@ -216,11 +216,19 @@ def _check_python_divisor(ufunc, numerator, divisor):
                          ufunc.__name__, error="ZeroDivisionError")
 
 
+def _resolve(ufunc):
+    """NumPy's loop of an operator's ufunc for operand types (weak_type()s)."""
+    return lambda types: _numpy_api._resolve(ufunc, types, None, "same_kind")
+
+
 def _binary_operator(ufunc):
     def forward(self, other):
         if not _is_operand(self, other):
             return NotImplemented
         self, other = _python_bools(ufunc, (self, converted(other)))
+        settled = _assumed_numbers.operator(ufunc, (self, other), forward, _resolve(ufunc))
+        if settled is not None:
+            return settled
         _check_python_divisor(ufunc, self, other)
         if ufunc is np.power:
             python = _python_int_power(self, other)
@@ -237,6 +245,10 @@ def _binary_operator(ufunc):
         if not _is_operand(self, other):
             return NotImplemented
         other, self = _python_bools(ufunc, (converted(other), self))
+        settled = _assumed_numbers.operator(ufunc, (other, self),
+                                            lambda a, b: reflected(b, a), _resolve(ufunc))
+        if settled is not None:
+            return settled
         _check_python_divisor(ufunc, other, self)
         if ufunc is np.power:
             python = _python_int_power(other, self)
@@ -248,7 +260,8 @@ def _binary_operator(ufunc):
         if not _is_operand(self, other):
             return NotImplemented
         other = converted(other)
-        if (self._scalar or self._weak is not None) and len(self.tensor.shape) == 0:
+        if _assumed_numbers.is_open(self) or (
+                (self._scalar or self._weak is not None) and len(self.tensor.shape) == 0):
             # `s += 1` rebinds a NumPy scalar or a Python number (a loop's carried `s = 0.0`
             # too): aliases keep the old value, and `s` takes the sum's type
             return forward(self, other)

@@ -146,3 +146,28 @@ def test_arrays_stored_into_integer_arrays_cast_like_numpy():
         return a
     assert_same(store, np.zeros(3, np.int64), np.array([1e300, 2.0]))
     assert_same(lambda a: np.full(3, 1e300, dtype=np.int64) + a, np.zeros(3, np.int64))
+
+
+def index_on_the_then_side(x, i):
+    if x[1] < 0:
+        v = x[i[0]]
+    else:
+        v = x[0]
+    return v
+
+
+def index_on_the_else_side(x, i):  # its check never fired: kiln returned a clamped x[5]
+    if x[1] > 0:
+        v = x[0]
+    else:
+        v = x[i[0]]
+    return v
+
+
+@pytest.mark.parametrize("function", [index_on_the_then_side, index_on_the_else_side])
+@pytest.mark.parametrize("second", [1.0, -1.0])
+def test_a_selects_sides_check_their_indices_where_taken(function, second):
+    x, i = np.array([1.0, second]), np.array([5])
+    assert kiln.explain(function)(x, np.array([0])).graph_break_count == 0
+    assert_same(function, x, i)
+    assert_same(function, x, np.array([1]))

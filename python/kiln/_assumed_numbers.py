@@ -1,0 +1,174 @@
+"""Numbers whose Python type depends on the data: a branch between a traced NumPy scalar and a
+Python number written in the code (`max(hi - lo, 1)`, `if d < 1: d = 1`, `x[j] if ok else -1.0`)
+gives a NumPy float64 on one side and Python's int 1 on the other. One tensor of the NumPy
+side's dtype holds both values (a select), but what NumPy makes of the value next depends on
+its type (NEP 50: a Python number is weak, `x32 * 1` is float32 and `x32 * np.float64(1)`
+float64), and so does the type the function returns. Such a branch was a graph break.
+
+An AssumedNumber is that select, typed as the NumPy side. The ops that know it, NumPy's ufuncs
+and the operators (kiln._numpy_api.call_ufunc, kiln._tracer_operators), resolve NumPy's loop for
+both types: where it is the same, so is the value, and the result holds for either
+(`(img - lo) * 255.0 / max(hi - lo, 1)` is float64 either way); a result that would be a Python
+number on the Python side stays an AssumedNumber. Any other use reads its tensor (a return, a
+loop carrying it, `x32 * max(s, 1)` whose loops differ): that commits the assumption, a check
+that reruns the call eagerly where the Python number's side is taken
+(kiln._loop_types.rerun_where), so that NumPy's own run gives the type.
+"""
+import itertools
+
+import numpy as np
+
+from ._graph_breaks import graph_break
+from ._loop_types import rerun_where
+from ._tracer import TracedArray, backend, cast, to_tensor, weak_type
+
+_DIVISIONS = (np.true_divide, np.floor_divide, np.remainder, np.divmod)
+
+
+class AssumedNumber(TracedArray):
+    """A traced number that is a NumPy scalar where `_taken` holds and the Python number of
+    type `_python` elsewhere (the same value in this dtype)."""
+
+    __slots__ = ("_taken", "_python", "_committed", "_depth")
+
+    @property
+    def tensor(self):
+        commit(self)
+        return self._tensor
+
+
+def _assumed(context, tensor, taken, python):
+    number = AssumedNumber(context, tensor)
+    number._scalar = True
+    number._taken, number._python, number._committed = taken, python, False
+    number._depth = context.in_body  # the loop bodies its condition is computed in
+    return number
+
+
+def select(context, taken, numpy_side, python_side):
+    """The branch's value: `numpy_side` (a traced or NumPy scalar) where the bool 0-d traced
+    `taken` holds, the Python number `python_side` elsewhere. Committed at once where one
+    tensor cannot hold both values exactly (0.5 beside a uint8), or where the NumPy side is a
+    0-d array (NumPy's result type would be another still)."""
+    k = backend()
+    numpy_tensor = to_tensor(context, numpy_side)
+    dtype = np.dtype(numpy_tensor.dtype)
+    exact = dtype.kind in "iuf" and _holds(dtype, python_side) and (
+        not isinstance(numpy_side, TracedArray) or numpy_side._scalar)
+    python_tensor = context.constant(python_side if exact else 0, dtype)
+    number = _assumed(context, k.where(cast(taken.tensor, "bool"), numpy_tensor, python_tensor),
+                      taken, type(python_side))
+    if not exact:
+        commit(number)
+    return number
+
+
+def _holds(dtype, value):
+    """Whether `dtype` holds the Python number `value` exactly."""
+    if isinstance(value, complex):
+        return False
+    try:
+        with np.errstate(all="ignore"):
+            stored = dtype.type(value)
+    except (OverflowError, ValueError):
+        return False
+    return bool(stored == value) and (dtype.kind == "f" or float(value).is_integer())
+
+
+def is_open(value):
+    """An AssumedNumber not committed yet (None: only in the loop body it was made in)."""
+    return isinstance(value, AssumedNumber) and value._committed is False
+
+
+def commit(number):
+    """The assumption becomes a check (the NumPy side was taken), once for the whole call
+    where it is recorded outside loop bodies and branch sides (whose checks apply where they
+    run): elsewhere at each use."""
+    if number._committed:
+        return
+    context = number._context
+    if context.in_body < number._depth:
+        # read after the loop body it was made in (the loop's own bookkeeping): the body
+        # carried it out of the loop, which read it there (a check of the body's)
+        if number._committed is None:
+            number._committed = True
+            return
+        graph_break("a number whose type depends on a branch in a loop body, used after it")
+    rerun_where(context, backend().logical_not(cast(number._taken.tensor, "bool")),
+                "a branch took the side of a Python number, whose type the trace did not "
+                "assume (the call runs again eagerly)", "select")
+    if not context.in_body and not context.branch_sides:
+        number._committed = True
+    elif context.in_body == number._depth:
+        number._committed = None  # checked in its body: not yet outside it
+
+
+def _strong(number):
+    """The NumPy side's reading of an AssumedNumber: a NumPy scalar of its tensor."""
+    value = TracedArray(number._context, number._tensor)
+    value._scalar = True
+    return value
+
+
+def _readings(inputs):
+    """The types `inputs` have under each choice of their open AssumedNumbers' sides (one
+    choice per distinct condition, the NumPy sides' first): lists of weak_type()s."""
+    open_numbers = [x for x in inputs if is_open(x)]
+    conditions = list({id(x._taken): x._taken for x in open_numbers}.values())
+    for choice in itertools.product((False, True), repeat=len(conditions)):
+        python = {id(c) for c, side in zip(conditions, choice) if side}
+        yield [(x._python if id(x._taken) in python else np.dtype(x._tensor.dtype))
+               if is_open(x) else weak_type(x) for x in inputs]
+
+
+def settled(inputs, resolve):
+    """A ufunc's inputs with open AssumedNumbers read as NumPy scalars where NumPy's loop
+    (resolve(types)) is the same under every reading; as they are (committed when read)
+    otherwise."""
+    if not any(is_open(x) for x in inputs):
+        return inputs
+    try:
+        loops = {resolve(tuple(types)) for types in _readings(inputs)}
+    except Exception:  # NumPy has no loop for one reading: commit
+        return inputs
+    if len(loops) != 1:
+        return inputs
+    return tuple(_strong(x) if is_open(x) else x for x in inputs)
+
+
+def operator(ufunc, operands, run, resolve):
+    """An operator (`a / b`: run(a, b)) with open AssumedNumbers of one condition among its
+    `operands` (in the ufunc's order): its result where NumPy's loop is the same under both
+    readings of them, an AssumedNumber again where Python's operator gives a Python number on
+    the Python side (`255.0 / max(hi - lo, 1)`), whose division by zero raises there (a
+    check); None where the operator commits them (loops that differ, `**`)."""
+    numbers = [x for x in operands if is_open(x)]
+    if not numbers or ufunc is np.power or len({id(x._taken) for x in numbers}) != 1:
+        return None
+    strong, python = _readings(operands)
+    try:
+        if resolve(tuple(strong)) != resolve(tuple(python)):
+            return None
+    except Exception:  # NumPy has no loop for one reading
+        return None
+    taken = numbers[0]._taken
+    plain = [_strong(x) if is_open(x) else x for x in operands]
+    python_numbers = all(t is int or t is float or t is complex for t in python)
+    if python_numbers and ufunc in _DIVISIONS:
+        divisor = plain[1]
+        if isinstance(divisor, TracedArray) or divisor == 0:
+            # Python's ZeroDivisionError, where the Python side is taken (NumPy's inf else)
+            context = taken._context
+            zero = backend().logical_and(
+                backend().logical_not(cast(taken.tensor, "bool")),
+                cast(np.equal(divisor, 0).tensor if isinstance(divisor, TracedArray)
+                     else context.constant(True, np.dtype(bool)), "bool"))
+            backend().check_flag(zero, context.lift(np.zeros(0, np.int64)).tensor,
+                                 "division by zero", "", ufunc.__name__,
+                                 error="ZeroDivisionError")
+    result = run(*plain)
+    if (python_numbers and isinstance(result, TracedArray) and result.ndim == 0
+            and result.dtype.kind in "ifc"):
+        return _assumed(result._context, result.tensor, taken,
+                        {"i": int, "f": float, "c": complex}[result.dtype.kind])
+    return result

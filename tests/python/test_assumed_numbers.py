@@ -1,0 +1,139 @@
+"""A branch between a traced NumPy scalar and a Python number written in the code
+(`max(hi - lo, 1)`, `min(x, 0.5)`, `if d < 1: d = 1`, `x[j] if ok else -1.0`) is captured
+(kiln._assumed_numbers): it was a graph break ("bool() of a traced array") when the types
+differed, and a NumPy scalar where NumPy gives the Python float (`x32 * max(s, 1.0)` was float64,
+NumPy's float32). Each case runs on data that takes either side and must give NumPy's values,
+dtypes and Python types; a division by the Python side's zero raises Python's error."""
+
+import numpy as np
+import pytest
+
+import kiln
+
+
+def normalise(img):
+    lo, hi = img.min(), img.max()
+    return ((img - lo) * 255.0 / max(hi - lo, 1)).astype(np.uint8)
+
+
+def clamped_range(x):
+    d = x.max() - x.min()
+    if d < 1:
+        d = 1
+    return x / d, d
+
+
+def scale_of(x):
+    scale = 255.0 / max(x.max() - x.min(), 1)
+    return x * scale, scale
+
+
+def float32_times(x32, s):
+    m = max(s.max(), 1.0)
+    k = min(s.min(), 1)
+    return x32 * m, x32 * k, m, k
+
+
+def mixed(x):
+    return min(x[0], 0.5), max(x[1], 1), max(max(x[2], 1), 2), min(x[0], 0.1)
+
+
+def sentinel(x):
+    j = np.argmax(x)
+    nxt = x[j + 1] if j + 1 < len(x) else -1.0
+    return nxt, x * nxt
+
+
+def uint8_bound(u):
+    lo = max(u.min(), 300)    # uint8 does not hold 300: NumPy's int 300
+    hi = max(u.max(), 1)
+    return lo, hi, u * hi
+
+
+def in_loops(x):
+    out = x.copy()
+    for _ in range(3):
+        out = out / max(out.max(), 1)
+    t = 0
+    for i in range(len(x)):
+        t = t + max(x[i], 1)
+    return out, t
+
+
+def per_tile(img, t):
+    out = np.empty_like(img)
+    for i in range(0, img.shape[0], t):
+        for j in range(0, img.shape[1], t):
+            tile = img[i:i + t, j:j + t]
+            lo, hi = tile.min(), tile.max()
+            out[i:i + t, j:j + t] = ((tile - lo) * 255.0 / max(hi - lo, 1)).astype(np.uint8)
+    return out
+
+
+def compared_later(x):
+    d = max(x.max() - x.min(), 1)
+    return 2 * d if d > 1 else d
+
+
+_DATA = {
+    "small range": lambda rng: (rng.random(6),),          # hi - lo < 1: the Python side
+    "wide range": lambda rng: (rng.random(6) * 10,),      # the NumPy side
+    "constant": lambda rng: (np.full(6, 3.0),),
+    "increasing": lambda rng: (np.arange(6.0),),         # the sentinel's side
+}
+_CASES = [normalise, clamped_range, scale_of, mixed, sentinel, in_loops, compared_later]
+
+
+def _same(got, expected):
+    assert type(got) is type(expected), (got, expected)
+    if isinstance(expected, (tuple, list)):
+        assert len(got) == len(expected)
+        for g, e in zip(got, expected):
+            _same(g, e)
+        return
+    assert np.asarray(got).dtype == np.asarray(expected).dtype, (got, expected)
+    np.testing.assert_allclose(got, expected, rtol=1e-12)
+
+
+@pytest.mark.parametrize("data", list(_DATA), ids=list(_DATA))
+@pytest.mark.parametrize("function", _CASES, ids=[f.__name__ for f in _CASES])
+def test_numbers_of_either_side_have_numpys_type(function, data):
+    rng = np.random.default_rng(1)
+    compiled = kiln.compile(function)
+    for _ in range(2):
+        args = _DATA[data](rng)
+        _same(compiled(*args), function(*args))
+
+
+def test_python_numbers_beside_other_dtypes():
+    rng = np.random.default_rng(2)
+    for s in (np.array([0.25, 0.5]), np.array([2.0, 4.0])):
+        x32 = rng.random(4).astype(np.float32)
+        _same(kiln.compile(float32_times)(x32, s), float32_times(x32, s))
+    for u in (np.array([0, 0], np.uint8), np.array([3, 200], np.uint8)):
+        _same(kiln.compile(uint8_bound)(u), uint8_bound(u))
+
+
+@pytest.mark.parametrize("function, args", [
+    (normalise, (np.arange(12.0).reshape(3, 4) / 20,)),
+    (clamped_range, (np.arange(4.0),)),
+    (in_loops, (np.arange(4.0),)),
+    (per_tile, (np.arange(64, dtype=np.uint8).reshape(8, 8), 4)),
+], ids=["normalise", "clamped_range", "in_loops", "per_tile"])
+def test_python_number_branches_are_captured(function, args):
+    explained = kiln.explain(function)(*args)
+    assert explained.graph_break_count == 0, explained.break_reasons
+    assert all(loop.kind in ("loop", "select") for loop in explained.loops), explained.loops
+    _same(kiln.compile(function)(*args), function(*args))
+
+
+def test_division_by_the_python_sides_zero_raises_pythons_error():
+    def inverse(x):
+        return 1.0 / min(x.max(), 0)
+
+    compiled = kiln.compile(inverse)
+    _same(compiled(np.array([-2.0, -4.0])), inverse(np.array([-2.0, -4.0])))
+    with pytest.raises(ZeroDivisionError):
+        inverse(np.array([2.0]))
+    with pytest.raises(ZeroDivisionError):
+        compiled(np.array([2.0]))
