@@ -283,7 +283,8 @@ class BranchCapture:
                 raise CaptureFailed(f"`{name}` is a view, a masked selection or a slice with a "
                                     "loop-varying bound on a side of the branch")
         ta, tb = (to_tensor(self.context, v) for v in (a, b))
-        if _type_of(ta) != _type_of(tb) or _python_type(a) != _python_type(b):
+        if _type_of(ta) != _type_of(tb) or _python_type(a) != _python_type(b) and any(
+                _written_number(v) for v in (a, b)):
             side = self._numpy_side(a, b, ta, tb)
             if side is None:
                 raise CaptureFailed(f"`{name}` has different dtypes or shapes on the two sides")
@@ -294,7 +295,10 @@ class BranchCapture:
         # a Python number on both sides stays one (weak in promotion: int8 + counter is
         # int8), a NumPy scalar on both sides one
         merged._scalar = all(_is_number(v) or v._scalar for v in (a, b))
-        merged._weak = _python_type(a)
+        # (a loop's carried Python number and a NumPy scalar: a NumPy scalar, README's
+        # differences item 1)
+        weak = {_python_type(v) for v in (a, b)}
+        merged._weak = weak.pop() if len(weak) == 1 else None
         return merged, int(np.prod(ta.shape))
 
     def _numpy_side(self, a, b, ta, tb):
@@ -306,10 +310,15 @@ class BranchCapture:
         the body changes: the check would fail in most iterations)."""
         if ta.shape or tb.shape or rerun_note(self.context) is None:
             return None
-        written = [v for v in (a, b) if not isinstance(v, TracedArray) and _python_type(v)]
+        written = [v for v in (a, b) if _written_number(v)]
         if len(written) != 1:
             return None
         return b if written[0] is a else a
+
+
+def _written_number(value):
+    """A Python number itself (not one traced: a loop's carried `s = 0.0`, a dynamic float)."""
+    return not isinstance(value, TracedArray) and _python_type(value) is not None
 
 
 def _views_of_one_array(a, b):

@@ -123,6 +123,9 @@ class CompiledFunction(RaisingCalls):
         # None once a trace needed the floats' values; the ints a trace needed stay static.
         self.numbers = DynamicNumbers()
         self.retrace_times = {}  # (pytree spec, array shapes and dtypes) -> RetraceTimes
+        # Retrace entries added, and the signatures that settled on running eagerly: once
+        # every entry's have, a retraced call goes straight to the function (call_traced)
+        self.retrace_entries, self.eager_signatures = 0, set()
         self.records = None  # a list while kiln.explain records
         self.wrappers = weakref.WeakSet()  # the CompiledCalls of this function (make_wrapper)
         self.writes_arguments = False  # an entry writes the caller's arrays (mutations)
@@ -239,7 +242,10 @@ class CompiledFunction(RaisingCalls):
         it builds comes from the memo (compiled on its first appearance). Such a call pays the
         Python trace each time: where that costs more than running the function eagerly (a loop
         over small arrays with a break in its body), the function runs eagerly, as measured
-        (RetraceTimes)."""
+        (RetraceTimes). Once every retrace entry's calls run eagerly, nothing else is looked
+        at (an entry matches one signature; a wrong guess would only run NumPy's way)."""
+        if 0 < self.retrace_entries <= len(self.eager_signatures):
+            return self.fn(*args, **kwargs)
         environment = self.cache.environment()
         leaves, spec = _pytree.flatten_call(args, kwargs, environment,
                                             self.environment.object_values)
@@ -251,15 +257,19 @@ class CompiledFunction(RaisingCalls):
         if times.choice is None and len(times.traced) >= RetraceTimes.CALLS:
             started = time.perf_counter()
             result = self.fn(*args, **kwargs)
-            if times.add_eager(time.perf_counter() - started) and _kiln.log_enabled("perf"):
-                _kiln.log("perf", f"{self.name} ({location_of(self.fn)}) retraced each call: "
-                          f"{times}: runs {times.choice}")
+            if times.add_eager(time.perf_counter() - started):
+                if times.choice == "eager":
+                    self.eager_signatures.add(signature)
+                if _kiln.log_enabled("perf"):
+                    _kiln.log("perf", f"{self.name} ({location_of(self.fn)}) retraced each "
+                              f"call: {times}: runs {times.choice}")
             return result
         started = time.perf_counter()
         try:
             traced = self.trace_and_compile(args, kwargs, leaves, spec, guard=None)
         except _SegmentLimit:  # it would trace into the limit again: eager from now on
             times.choice = "eager"
+            self.eager_signatures.add(signature)
             return self.fn(*args, **kwargs)
         except RerunEagerly:
             return self.fn(*args, **kwargs)
@@ -449,6 +459,7 @@ class CompiledFunction(RaisingCalls):
             # retrace it after a break (its prints and data-dependent results are per call).
             if guard is not None:
                 self.cache.add(guard, args, kwargs, None, None, [], context.broke)
+                self.retrace_entries += context.broke
             for target, name, value in assigned:  # constants; later calls run eagerly
                 target[name] = value
             return _Traced(None, None, None, [], context.broke, result=result)
@@ -470,6 +481,7 @@ class CompiledFunction(RaisingCalls):
         if guard is not None:
             guards = self.cache.add(guard, args, kwargs, None if retrace else compiled,
                                     output_spec, mutations, retrace)
+            self.retrace_entries += retrace
             self.cache.evict_to(MOST_ENTRIES)
             if _kiln.log_enabled("guards"):
                 _kiln.log("guards", f"guards of {self.name} ({location_of(self.fn)}), entry "
@@ -590,6 +602,7 @@ class CompiledFunction(RaisingCalls):
         self.warned_segments = False
         self.numbers = DynamicNumbers()
         self.retrace_times.clear()
+        self.retrace_entries, self.eager_signatures = 0, set()
         self.recompiles = 0
         self.warned_limit = False
 
