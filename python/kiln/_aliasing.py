@@ -118,6 +118,9 @@ def trace_inputs(arrays, trace, tracer):
             tensor = trace.input(array.dtype.name, list(array.shape))
             tracers[index] = tracer.wrap(tensor, trace)
             _keep_read_only(array, tracers[index], tracer)
+            note = getattr(tracer, "note_layout", None)  # a stand-in tracer may have none
+            if note is not None:
+                note(tracers[index], array)
             graph_arrays.append(array)
             graph_inputs.append((tensor, tracers[index]))
         elif index == group[0]:
@@ -159,7 +162,8 @@ def _trace_group(members, positions, trace, tracer, tracers):
             return k.index_put(root, index, k.reshape(value, [-1]), 0, False,
                                check_bounds=False)
 
-        tracers[position] = base._make_view(forward(base.tensor), forward, backward)
+        tracers[position] = base._make_view(forward(base.tensor), forward, backward,
+                                            tuple(strides))
         tracers[position]._argument = True
         # The shared memory is traced as one writable array: a member NumPy would refuse to
         # write still refuses.

@@ -86,7 +86,7 @@ def _traced_as_strided(x, shape, strides, writeable):
     def backward(tensor, value):
         return write_positions(tensor, shape, steps, value)
 
-    view = x._make_view(forward(x.tensor), forward, backward)
+    view = x._make_view(forward(x.tensor), forward, backward, tuple(steps))
     view._scalar = False
     view._overlapping = _may_overlap(shape, steps)
     if not writeable:

@@ -10,7 +10,7 @@ import operator
 
 import numpy as np
 
-from . import _window_indexing, _windows
+from . import _memory_layout, _window_indexing, _windows
 from ._stored_scalars import stored_scalar
 from ._tracer import (TracedArray, as_operand, backend, cast, graph_break, has_tracer,
                       materialize_all, to_tensor)
@@ -187,7 +187,8 @@ def getitem(x, key):
             return result
         result = x._make_view(_basic(x.tensor, entries, shape),
                               lambda root: _basic(root, entries, shape),
-                              lambda root, value: _set_basic(root, entries, shape, value))
+                              lambda root, value: _set_basic(root, entries, shape, value),
+                              _memory_layout.indexed(x, entries, shape))
         return result
     plan = _Advanced(x, entries, split)
     if plan.empty:

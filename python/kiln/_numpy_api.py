@@ -14,7 +14,7 @@ import warnings
 
 import numpy as np
 
-from . import (_assumed_numbers, _indexing, _kiln, _ufunc_loops, _ufunc_reduceat,
+from . import (_assumed_numbers, _indexing, _kiln, _memory_layout, _ufunc_loops, _ufunc_reduceat,
                _window_arg_reductions, _window_joins, _windows)
 from ._numpy_creation import FUNCTIONS as _CREATION, array as _numpy_creation_array
 from ._numpy_functions import FUNCTIONS as _CORE, _UFUNC_REDUCTIONS, _as_traced, product_dtype
@@ -480,6 +480,7 @@ def call_ufunc(ufunc, inputs, out=None, where=True, dtype=None, casting="same_ki
             value._weak = None  # a NumPy scalar; Python's operators make Python numbers
             value._range = _index_range(ufunc, inputs)
             value._affine = _windows.affine_result(ufunc, inputs)
+            value._strides = _memory_layout.follows(inputs, result.shape)  # order="K"
         else:
             if not np.can_cast(np.dtype(result.dtype), target.dtype, casting):
                 raise _UFuncOutputCastingError(

@@ -24,8 +24,8 @@ import types
 
 import numpy as np
 
-from . import (_as_strided, _concatenators, _impure_calls, _numpy_errors, _stacked_rows,
-               _window_ranges)
+from . import (_as_strided, _concatenators, _impure_calls, _memory_layout, _numpy_errors,
+               _stacked_rows, _window_ranges)
 from ._graph_breaks import callee_instruction, is_internal, opaque_value, user_location
 from ._tracer import (SUPPORTED_DTYPES, TracedArray, backend, cast, check_dtype, context_of,
                       converted, default_float, dtype_name, has_tracer, materialize_all,
@@ -264,8 +264,11 @@ def _full_like(value_default):
         fill_value = args[0] if value_default is None else value_default
         x = a if isinstance(a, TracedArray) else context.lift(np.asarray(a))
         dtype = check_dtype(dtype if dtype is not None else x.dtype)
-        shape = list(x.shape) if shape is None else _shape(shape)
-        return full(context, shape, fill_value, dtype)
+        result = full(context, list(x.shape) if shape is None else _shape(shape), fill_value,
+                      dtype)
+        if shape is None and order in ("K", "A") and isinstance(result, TracedArray):
+            result._strides = _memory_layout.follows([x], x.shape)  # order="K"
+        return result
     return full_like
 
 

@@ -4,6 +4,7 @@ takes the TraceContext first, then NumPy's arguments."""
 import numpy as np
 
 from ._as_strided import c_strides, write_positions
+from ._memory_layout import strides_of
 from ._numpy_functions import (_as_traced, _check_casting, _k, _product, _result, product_dtype,
                                ravel, transpose)
 from ._tracer import cast, check_dtype
@@ -91,8 +92,11 @@ def _relabelling_view(context, equation, x):
 
     def forward(root):
         return cast(_k().einsum(f"{inputs}->{output}", [cast(root, compute)]), x.dtype)
+    own = strides_of(x)  # NumPy's strides of the view: of x's axes with each label
     view = x._make_view(forward(x.tensor), forward,
-                        lambda root, value: write_positions(root, shape, steps, value))
+                        lambda root, value: write_positions(root, shape, steps, value),
+                        None if own is None else tuple(sum(own[d] for d in axes_of[c])
+                                                       for c in output))
     view._scalar = False
     return view
 

@@ -4,7 +4,7 @@ import math
 
 import numpy as np
 
-from . import _kiln, _stacked_rows
+from . import _kiln, _memory_layout, _stacked_rows
 from ._tracer import (AxisError, TracedArray, _UFuncOutputCastingError, backend, call_eagerly,
                       cast, check_dtype, check_fits, materialize_all, normalize_axes,
                       normalize_axis, shape_entries, to_tensor, traced, user_location, weak_type)
@@ -157,18 +157,18 @@ def count_nonzero(context, a, axis=None, *, keepdims=False):
 
 # ---- manipulation ----
 
-def _view(x, tensor, forward, backward):
-    return x._make_view(tensor, forward, backward)
+def _view(x, tensor, forward, backward, strides=None, maybe_copy=False):
+    return x._make_view(tensor, forward, backward, strides, maybe_copy)
 
 
 def _read_only(root, value):
     raise ValueError("assignment destination is read-only")
 
 
-def read_only_view(x, forward):
+def read_only_view(x, forward, strides=None):
     """forward(x): a view that follows later writes to x and refuses writes, like NumPy's
     read-only views (np.diagonal, np.broadcast_to)."""
-    view = x._make_view(forward(x.tensor), forward, _read_only)
+    view = x._make_view(forward(x.tensor), forward, _read_only, strides)
     view._scalar = False
     return view
 
@@ -189,20 +189,32 @@ def _resolve_shape(shape, size):
     return shape
 
 
-def reshape(context, a, shape=None, order="C", *, newshape=None, copy=None):
+def reshape(context, a, shape=None, order="C", *, newshape=None, copy=None, ravel=False):
+    """A view where NumPy's is one, a copy where NumPy copies (a transpose's ravel: its
+    writes reached the array), either where the layout is not known (kiln._memory_layout)."""
     x = _as_traced(context, a)
-    original = list(x.shape)
     target = _resolve_shape(shape if shape is not None else newshape, x.size)
     if _index_order(x, order, "reshape") == "F":
-        # The first index varies fastest: reversed axes reshaped in C order, reversed back. A
-        # copy, as NumPy's is for the C-ordered arrays it makes (never a view written through).
-        reversed_axes = _k().transpose(x.tensor, list(range(x.ndim))[::-1])
-        flat = _k().reshape(reversed_axes, target[::-1])
-        return _result(context, _k().transpose(flat, list(range(len(target)))[::-1]),
-                       scalar=False)
-    k = _k()
+        # The first index varies fastest: reversed axes reshaped in C order, reversed back
+        # (views where NumPy's F-order reshape is one: of a Fortran-ordered array)
+        flat = reshape(context, transpose(context, x), target[::-1], copy=copy, ravel=ravel)
+        return transpose(context, flat)
+    if copy:
+        return _result(context, _k().reshape(x.tensor, target), scalar=False)
+    kind, strides = _memory_layout.reshaped(x, target, ravel)
+    if kind == "copy":
+        if copy is False:
+            raise ValueError("Unable to avoid creating a copy while reshaping.")
+        return _result(context, _k().reshape(x.tensor, target), scalar=False)
+    return reshape_view(x, target, strides, maybe_copy=kind == "either")
+
+
+def reshape_view(x, target, strides=None, maybe_copy=False):
+    """x's elements in C order under the shape `target`, a view of x (x.flat's, NumPy's
+    reshape where it views)."""
+    k, original = _k(), list(x.shape)
     return _view(x, k.reshape(x.tensor, target), lambda root: k.reshape(root, target),
-                 lambda root, value: k.reshape(value, original))
+                 lambda root, value: k.reshape(value, original), strides, maybe_copy)
 
 
 def _index_order(x, order, op):
@@ -223,7 +235,9 @@ def _index_order(x, order, op):
 
 
 def ravel(context, a, order="C"):
-    return reshape(context, a, -1, order=_index_order(_as_traced(context, a), order, "ravel"))
+    """A view of a C-contiguous array (Fortran-ordered for order="F"), else a copy."""
+    return reshape(context, a, -1, order=_index_order(_as_traced(context, a), order, "ravel"),
+                   ravel=True)
 
 
 def transpose(context, a, axes=None):
@@ -237,7 +251,8 @@ def transpose(context, a, axes=None):
     inverse = list(np.argsort(permutation))
     return _view(x, k.transpose(x.tensor, permutation),
                  lambda root: k.transpose(root, permutation),
-                 lambda root, value: k.transpose(value, [int(d) for d in inverse]))
+                 lambda root, value: k.transpose(value, [int(d) for d in inverse]),
+                 _memory_layout.permuted(x, permutation))
 
 
 def swapaxes(context, a, axis1, axis2):
@@ -287,7 +302,11 @@ def broadcast_to(context, array, shape, subok=False):
     x = _as_traced(context, array)
     shape = shape_entries(shape)
     np.broadcast_shapes(tuple(x.shape), tuple(shape))  # NumPy's error for incompatible shapes
-    return read_only_view(x, lambda root: _k().broadcast_to(root, shape))
+    own = _memory_layout.strides_of(x)
+    strides = None if own is None else tuple(  # a broadcast axis: stride 0
+        0 for _ in range(len(shape) - x.ndim)) + tuple(
+        s if n == m else 0 for s, n, m in zip(own, x.shape, shape[len(shape) - x.ndim:]))
+    return read_only_view(x, lambda root: _k().broadcast_to(root, shape), strides)
 
 
 def _common(context, arrays, dtype=None):
@@ -461,7 +480,11 @@ def astype(context, x, dtype, /, *, copy=True, device=None):
 
 
 def copy(context, a, order="K", subok=False):
-    return traced(context, _as_traced(context, a).tensor)
+    x = _as_traced(context, a)
+    result = traced(context, x.tensor)
+    result._strides = (_memory_layout.follows([x], x.shape) if order in ("K", "A")
+                       else "C")
+    return result
 
 
 def flip(context, m, axis=None):

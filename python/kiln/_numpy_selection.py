@@ -13,7 +13,7 @@ import operator
 import numpy as np
 
 from ._indexing import _fit_value, _shape_text, stripped_to_fit
-from ._numpy_functions import _as_traced, _k, _result, ravel, reshape
+from ._numpy_functions import _as_traced, _k, _result, ravel, reshape, reshape_view
 from ._numpy_manipulation import _join, _new, _range
 from ._tracer import TracedArray, cast, graph_break, materialize_all, normalize_axis
 
@@ -231,7 +231,7 @@ def put(context, a, ind, v, mode="raise"):
     values = _cycled(v, count, x.dtype, lambda holder, value: np.put(holder, np.arange(count),
                                                                       value))
     if values is not None:
-        flat = reshape(context, x, -1)  # a view: the writes reach x
+        flat = reshape_view(x, [x.size])  # the writes reach x, whatever its layout
         flat[_in_range(index, x.size, mode)] = values
     return None
 
@@ -399,7 +399,7 @@ def fill_diagonal(context, a, val, wrap=False):
     count = len(range(*slice(None, end, step).indices(x.size)))
     values = _cycled(val, count, x.dtype, _assign_flat)
     if values is not None:
-        flat = reshape(context, x, -1)  # a view: the writes reach x
+        flat = reshape_view(x, [x.size])  # the writes reach x, whatever its layout
         flat[:end:step] = values
 
 

@@ -13,7 +13,8 @@ import weakref
 
 from . import (_indexing, _loop_capture, _numpy_api, _numpy_creation, _pytree,  # noqa: F401
                _stacked_rows, _tracer, _tracer_operators)
-from ._tracer import as_output, is_scalar_result, mark_read_only, unwrap, wrap  # noqa: F401
+from ._tracer import (as_output, is_scalar_result, mark_read_only, note_layout,  # noqa: F401
+                      unwrap, wrap)
 
 _tracer.install(_numpy_api, _indexing)
 

@@ -56,6 +56,8 @@ def install(numpy_api, indexing):
 from ._graph_breaks import (called_by_a_shuffle, graph_break, is_kiln_code,  # noqa: E402,F401
                            materialize, user_location)
 from ._integer_ranges import check_fits, check_traced_int_fits  # noqa: E402,F401
+from . import _memory_layout  # noqa: E402
+from ._memory_layout import layout_of, strides_of  # noqa: E402
 from ._tracer_types import (SUPPORTED_DTYPES, AxisError, check_dtype,  # noqa: E402,F401
                             default_float, dtype_name, normalize_axes, normalize_axis,
                             shape_entries)
@@ -248,6 +250,7 @@ class TraceContext:
         else:
             graph_break("a NumPy array constant (the driver did not pass the Trace to wrap)")
         traced = TracedArray(self, tensor)
+        traced._strides = layout_of(array)
         self._lifted[id(array)] = (array, traced)
         return traced
 
@@ -283,6 +286,11 @@ def wrap(tensor, trace=None):
 def mark_read_only(value):
     """The tracer of an argument that is not writeable: writes to it or its views raise."""
     value._read_only = True
+
+
+def note_layout(value, array):
+    """The tracer of the argument `array`: NumPy's layout of it (kiln._memory_layout)."""
+    value._strides = layout_of(array)
 
 
 def unwrap(value):
@@ -447,7 +455,8 @@ class TracedArray:
     __array_priority__ = 1000
     __slots__ = ("_context", "_tensor", "_version", "_root", "_root_version", "_root_shape",
                  "_forward", "_backward", "_argument", "_selection", "_scalar", "_weak", "_range", "_affine", "_read_only",
-                 "_bound", "_overlapping", "_lazy", "__weakref__")
+                 "_bound", "_overlapping", "_lazy", "_strides", "_maybe_copy", "_maybe_copies",
+                 "__weakref__")
     # (not `_mask`: np.ma reads any object's _mask as its MaskedArray mask)
 
     def __init__(self, context, tensor, mask=None):
@@ -473,6 +482,9 @@ class TracedArray:
         #                              writes to it are a graph break
         self._lazy = None            # (Rows, index): a row of a loop's stacked appends, its
         #                              tensor None until read (kiln._stacked_rows)
+        self._strides = "C"          # NumPy's layout, as far as known (kiln._memory_layout)
+        self._maybe_copy = False     # a reshape NumPy may have copied (layout not known)
+        self._maybe_copies = None    # weak references to such reshapes of this root
 
     # -- value and views --
 
@@ -495,11 +507,15 @@ class TracedArray:
             tensor = backend().reshape(tensor, list(self._root_shape))
         return tensor
 
-    def _make_view(self, tensor, forward, backward):
-        """A result that aliases self: writes to it update self (and self's own root)."""
+    def _make_view(self, tensor, forward, backward, strides=None, maybe_copy=False):
+        """A result that aliases self: writes to it update self (and self's own root).
+        strides: NumPy's (kiln._memory_layout; None: not known). maybe_copy: NumPy may have
+        copied instead (a reshape of an array of unknown layout): writes through it, or to
+        its root while it lives, are a graph break."""
         self._check_plain("taking a view")
         view = TracedArray(self._context, tensor)
         view._read_only, view._overlapping = self._read_only, self._overlapping
+        view._strides, view._maybe_copy = strides, maybe_copy or self._maybe_copy
         if self._scalar and len(self.tensor.shape) == 0:
             # A NumPy scalar is immutable: NumPy views a temporary array made from it.
             view._scalar = len(tensor.shape) == 0  # np.float64(1).T is a scalar
@@ -514,10 +530,19 @@ class TracedArray:
             view._backward = lambda root, value: inner_backward(
                 root, backward(inner_forward(root), value))
         view._root_version = view._root._version
+        if view._maybe_copy:
+            root = view._root
+            root._maybe_copies = [r for r in root._maybe_copies or () if r() is not None]
+            root._maybe_copies.append(weakref.ref(view))
         return view
 
     def _assign(self, tensor):
         """Functionalised in-place update: rebinds self (and writes through to its root)."""
+        if self._maybe_copy or self._maybe_copies and any(
+                r() is not None for r in self._maybe_copies):  # (a copy may be writeable)
+            graph_break("a write into a reshape, or into an array a reshape of it lives on, "
+                        "whose memory layout kiln does not know: NumPy's reshape copies or "
+                        "views depending on it")
         if self._read_only:  # NumPy's error, at the user's line, before any write
             raise ValueError(f"kiln: assignment at {user_location()}: assignment destination "
                              "is read-only")
@@ -720,6 +745,8 @@ class TracedArray:
         if not copy and dtype == self.dtype and order in ("K", "A"):
             return self  # NumPy's astype(copy=False) to the same dtype is the array itself
         result = traced(self._context, backend().astype(self._unmasked(), dtype.name))
+        if order in ("K", "A") and self._selection is None:
+            result._strides = _memory_layout.follows([self], self.shape)
         result._scalar = self._scalar  # a NumPy scalar's astype gives a NumPy scalar
         result._selection = self._selection  # elementwise: of x[mask] or a window, the same
         if self._bound is not None and dtype.kind in "iu" and self._bound <= np.iinfo(dtype).max:
@@ -743,4 +770,5 @@ class TracedArray:
     def view(self, dtype=None):
         if dtype is not None and np.dtype(dtype) != self.dtype:
             graph_break("ndarray.view with another dtype (bit reinterpretation)")
-        return self._make_view(self.tensor, lambda root: root, lambda root, value: value)
+        return self._make_view(self.tensor, lambda root: root, lambda root, value: value,
+                               strides_of(self))

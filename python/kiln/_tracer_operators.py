@@ -2,10 +2,10 @@
 ufunc NumPy's own ndarray uses, so the tracer's ufunc and function tables handle them."""
 import numpy as np
 
-from . import _assumed_numbers, _numpy_api
+from . import _assumed_numbers, _numpy_api, _numpy_functions
 from ._as_strided import c_strides
-from ._tracer import (TracedArray, backend, converted, materialize, to_tensor, user_location,
-                      weak_type)
+from ._tracer import (TracedArray, backend, converted, graph_break, materialize, to_tensor,
+                      user_location, weak_type)
 
 
 def _method(function_name):
@@ -112,14 +112,17 @@ class _FlatView:
     def __len__(self):
         return self._array.size
 
+    def _flat(self):  # a view whatever the layout: x.flat indexes x's own elements
+        return _numpy_functions.reshape_view(self._array, [self._array.size])
+
     def __iter__(self):
-        return iter(self._array.reshape(-1))
+        return iter(self._flat())
 
     def __getitem__(self, key):
-        return self._array.reshape(-1)[key]
+        return self._flat()[key]
 
     def __setitem__(self, key, value):
-        self._array.reshape(-1)[key] = value   # reshape is a view: written back to the array
+        self._flat()[key] = value   # written back to the array
 
 
 TracedArray.sort, TracedArray.partition = _sort, _partition
@@ -342,7 +345,15 @@ def _set_shape(self, value):
                         "an argument (its caller's array) in place, which a compiled function "
                         "cannot: use x = x.reshape(...)")
     old_shape = list(self.tensor.shape)
-    tensor = self.reshape(value).tensor   # NumPy's errors (sizes, several -1)
+    reshaped = self.reshape(value)   # NumPy's errors (sizes, several -1)
+    if reshaped._maybe_copy:
+        graph_break("x.shape = ... of an array whose memory layout kiln does not know (NumPy "
+                    "refuses where a reshape would copy)")
+    if reshaped._root is not self and reshaped._root is not self._root:  # a copy: NumPy's
+        raise AttributeError("Incompatible shape for in-place modification. Use `.reshape()` "
+                             "to make a copy with the desired shape.")
+    tensor = reshaped.tensor
+    self._strides = reshaped._strides if self._root is not None else self._strides
     k = backend()
     if self._root is not None:
         forward, backward = self._forward, self._backward

@@ -1,0 +1,155 @@
+"""NumPy's memory layout of traced arrays, as far as kiln knows it, for what depends on it: a
+reshape or ravel is a view where NumPy's is, and a copy where NumPy copies (`A.T.ravel()`, whose
+writes reached A: README differences item 8).
+
+A traced array's `_strides` (in elements) is "C" for an array kiln made (C-contiguous, as NumPy
+makes the results of C-contiguous inputs), a tuple for a view whose strides follow from its
+base's (a transpose, a slice, a reshape; an argument that is not C-contiguous), or None where
+NumPy's layout is not known: a view kiln does not follow, or the result of an op that keeps its
+input's memory order (order="K": `A.T * 2` is Fortran-ordered) when that input is not
+C-contiguous. A reshape of an array of unknown layout may be either in NumPy: it is a view whose
+writes, and writes to its base while it lives, are a graph break (_tracer's `_maybe_copy`).
+"""
+
+
+def c_strides(shape):
+    strides, step = [], 1
+    for extent in reversed(shape):
+        strides.append(step)
+        step *= max(int(extent), 1)
+    return tuple(reversed(strides))
+
+
+def strides_of(x):
+    """NumPy's element strides of the traced array `x`, None where not known."""
+    if x._strides == "C":
+        return c_strides(x.shape) if x._root is None else None  # a view made by hand
+    return x._strides
+
+
+def c_contiguous(shape, strides):
+    """NumPy's C_CONTIGUOUS flag (axes of length 1 have any stride; an empty array is)."""
+    if any(extent == 0 for extent in shape):
+        return True
+    expected = 1
+    for extent, stride in zip(reversed(shape), reversed(strides)):
+        if extent != 1:
+            if stride != expected:
+                return False
+            expected *= extent
+    return True
+
+
+def layout_of(array):
+    """The `_strides` of a traced array standing for the ndarray `array`."""
+    if array.flags.c_contiguous:
+        return "C"
+    if any(s % array.itemsize for s in array.strides):
+        return None
+    return tuple(s // array.itemsize for s in array.strides)
+
+
+def nocopy_reshape(shape, strides, target):
+    """NumPy's strides of `shape`/`strides` reshaped to `target` in C order without a copy
+    (_attempt_nocopy_reshape of numpy/_core/src/multiarray/shape.c), None where it copies."""
+    old = [(n, s) for n, s in zip(shape, strides) if n != 1]
+    dims, steps = [n for n, _ in old], [s for _, s in old]
+    new = [0] * len(target)
+    oi, oj, ni, nj = 0, 1, 0, 1
+    while ni < len(target) and oi < len(dims):
+        np_, op = target[ni], dims[oi]
+        while np_ != op:
+            if np_ < op:
+                np_ *= target[nj]
+                nj += 1
+            else:
+                op *= dims[oj]
+                oj += 1
+        for ok in range(oi, oj - 1):
+            if steps[ok] != dims[ok + 1] * steps[ok + 1]:
+                return None
+        new[nj - 1] = steps[oj - 1]
+        for nk in range(nj - 1, ni, -1):
+            new[nk - 1] = new[nk] * target[nk]
+        ni, oi = nj, oj
+        nj, oj = nj + 1, oj + 1
+    last = new[ni - 1] if ni >= 1 else 1
+    for nk in range(ni, len(target)):
+        new[nk] = last
+    return tuple(new)
+
+
+def reshaped(x, target, ravel=False):
+    """How NumPy reshapes `x` to `target` in C order: ("view", strides), ("copy", None) or
+    ("either", None) where x's layout is not known. ravel views only a C-contiguous array
+    (x[::2].ravel() copies, x[::2].reshape(-1) does not)."""
+    shape = tuple(x.shape)
+    squeezed = [n for n in shape if n != 1] == [n for n in target if n != 1]
+    if (squeezed and not ravel) or x.size <= 1:
+        strides = strides_of(x)  # only axes of length 1 come or go: always a view
+        return "view", (None if strides is None else nocopy_reshape(shape, strides, target))
+    strides = strides_of(x)
+    if strides is None:
+        return "either", None
+    if c_contiguous(shape, strides):
+        return "view", c_strides(target) if x._strides == "C" else nocopy_reshape(
+            shape, strides, target)
+    if ravel:
+        return "copy", None
+    new = nocopy_reshape(shape, strides, target)
+    return ("copy", None) if new is None else ("view", new)
+
+
+def permuted(x, permutation):
+    strides = strides_of(x)
+    return None if strides is None else tuple(strides[d] for d in permutation)
+
+
+def indexed(x, entries, shape):
+    """The strides of x[entries] (ints, slices and None: basic indexing, kiln._indexing)."""
+    strides = strides_of(x)
+    if strides is None:
+        return None
+    result, axis = [], 0
+    for entry in entries:
+        if entry is None:
+            result.append(0)
+            continue
+        if isinstance(entry, slice):
+            result.append(strides[axis] * entry.indices(shape[axis])[2])
+        elif not isinstance(entry, int):
+            return None
+        axis += 1
+    return tuple(result)
+
+
+def follows(inputs, shape):
+    """The layout of a result of `shape` NumPy lays out as its inputs (order="K": elementwise
+    ops, astype, np.copy, np.zeros_like): "C" where every traced array input of two axes or
+    more is C-contiguous; their common memory order where they agree on one (`A.T * 2` is
+    Fortran-ordered); None otherwise."""
+    shape, orders = tuple(shape), set()
+    for value in inputs:
+        if not hasattr(value, "_strides") or value.ndim <= 1:
+            continue  # (a broadcast axis has no order)
+        strides = strides_of(value)
+        if strides is None:
+            return None
+        contiguous = c_contiguous(value.shape, strides)
+        if tuple(value.shape) != shape:
+            if contiguous:
+                continue
+            return None  # NumPy weighs every operand's strides
+        if contiguous:
+            orders.add(tuple(range(len(shape))))
+        elif any(s <= 0 for n, s in zip(shape, strides) if n > 1):
+            return None
+        else:
+            orders.add(tuple(sorted(range(len(shape)), key=lambda d: -strides[d])))
+    if not orders or orders == {tuple(range(len(shape)))}:
+        return "C"
+    if len(orders) > 1:
+        return None
+    (order,) = orders
+    packed = dict(zip(order, c_strides([shape[d] for d in order])))
+    return tuple(packed[d] for d in range(len(shape)))
