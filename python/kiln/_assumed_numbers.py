@@ -64,15 +64,17 @@ def select(context, taken, numpy_side, python_side):
 
 
 def _holds(dtype, value):
-    """Whether `dtype` holds the Python number `value` exactly."""
+    """Whether `dtype` holds the Python number `value` exactly (2**60 + 1 is no float64)."""
     if isinstance(value, complex):
         return False
     try:
         with np.errstate(all="ignore"):
             stored = dtype.type(value)
+        if dtype.kind in "iu" or isinstance(value, int):  # (int(inf): OverflowError)
+            return float(value).is_integer() and int(stored) == value
+        return float(stored) == value  # exactly (NEP 50 compares 0.1 as a float32; NaN: no)
     except (OverflowError, ValueError):
         return False
-    return bool(stored == value) and (dtype.kind == "f" or float(value).is_integer())
 
 
 def is_open(value):

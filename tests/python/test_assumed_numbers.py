@@ -34,6 +34,10 @@ def float32_times(x32, s):
     return x32 * m, x32 * k, m, k
 
 
+def float32_beside_a_tenth(x64, s32):
+    return x64 * min(s32.max(), 0.1)   # 0.1 is no float32: the Python side's value is 0.1
+
+
 def mixed(x):
     return min(x[0], 0.5), max(x[1], 1), max(max(x[2], 1), 2), min(x[0], 0.1)
 
@@ -110,6 +114,9 @@ def test_python_numbers_beside_other_dtypes():
     for s in (np.array([0.25, 0.5]), np.array([2.0, 4.0])):
         x32 = rng.random(4).astype(np.float32)
         _same(kiln.compile(float32_times)(x32, s), float32_times(x32, s))
+    for s32 in (np.array([0.5], np.float32), np.array([0.0625], np.float32)):
+        x64 = rng.random(3)
+        _same(kiln.compile(float32_beside_a_tenth)(x64, s32), float32_beside_a_tenth(x64, s32))
     for u in (np.array([0, 0], np.uint8), np.array([3, 200], np.uint8)):
         _same(kiln.compile(uint8_bound)(u), uint8_bound(u))
 
