@@ -105,6 +105,33 @@ def commit(number):
         number._committed = None  # checked in its body: not yet outside it
 
 
+def as_index(key):
+    """An index key with its open AssumedNumbers of Python's int and an integer dtype read as
+    NumPy's integers: they index alike (`x[max(j - 1, 0)]`)."""
+    def index(item):
+        return _strong(item) if (is_open(item) and item._python is int
+                                 and np.dtype(item._tensor.dtype).kind in "iu") else item
+    return tuple(index(item) for item in key) if isinstance(key, tuple) else index(key)
+
+
+def reselect(context, predicate, a, b):
+    """`a if predicate else b` where one side is an open AssumedNumber and the other a Python
+    number of its Python type that its dtype holds (`min(max(v, 0.0), 1.0)`): an
+    AssumedNumber again, its NumPy side taken where the predicate picks that one's and it
+    was; None otherwise (the number is committed, as any other use)."""
+    k = backend()
+    for number, other, picks in ((a, b, predicate), (b, a, k.logical_not(predicate))):
+        if not (is_open(number) and type(other) is number._python):
+            continue
+        dtype = np.dtype(number._tensor.dtype)
+        if not _holds(dtype, other):
+            return None
+        taken = TracedArray(context, k.logical_and(picks, cast(number._taken.tensor, "bool")))
+        tensor = k.where(picks, number._tensor, context.constant(other, dtype))
+        return _assumed(context, tensor, taken, number._python)
+    return None
+
+
 def _strong(number):
     """The NumPy side's reading of an AssumedNumber: a NumPy scalar of its tensor."""
     value = TracedArray(number._context, number._tensor)

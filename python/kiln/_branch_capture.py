@@ -282,6 +282,9 @@ class BranchCapture:
                 # selection (x[mask] stood for all of x)
                 raise CaptureFailed(f"`{name}` is a view, a masked selection or a slice with a "
                                     "loop-varying bound on a side of the branch")
+        reselected = _assumed_numbers.reselect(self.context, predicate, a, b)
+        if reselected is not None:
+            return reselected, 1
         ta, tb = (to_tensor(self.context, v) for v in (a, b))
         if _type_of(ta) != _type_of(tb) or _python_type(a) != _python_type(b) and any(
                 _written_number(v) for v in (a, b)):

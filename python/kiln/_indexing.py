@@ -10,7 +10,7 @@ import operator
 
 import numpy as np
 
-from . import _memory_layout, _window_indexing, _windows
+from . import _assumed_numbers, _memory_layout, _window_indexing, _windows
 from ._stored_scalars import stored_scalar
 from ._tracer import (TracedArray, as_operand, backend, cast, graph_break, has_tracer,
                       materialize_all, to_tensor)
@@ -160,6 +160,7 @@ def _mask_entry(entries):
 
 
 def getitem(x, key):
+    key = _assumed_numbers.as_index(key)
     if isinstance(x._selection, _windows.Window):  # v[:-1] of a window (a shrinking loop)
         return _window_indexing.index_window(x, _normal_key(key), getitem)
     x._check_plain("indexing")
@@ -470,6 +471,7 @@ def _fit_value(value, shape):
 
 
 def setitem(x, key, value):
+    key = _assumed_numbers.as_index(key)
     key = _windows.unit_slices(_normal_key(key), x.shape)
     if _windows.has_moving_bounds(key):
         fixed = _window_indexing.fixed_extents(x, key, getitem)

@@ -199,7 +199,8 @@ class TraceContext:
         by that value, so that they index statically."""
         def concrete(item):
             if isinstance(item, TracedArray) and item._selection is None:
-                known = self.known.get(item.tensor.id)
+                # (a root's _tensor: reading an AssumedNumber's tensor commits its type)
+                known = self.known.get((item._tensor if item._root is None else item.tensor).id)
                 if known is not None:
                     value = known()  # a NumPy scalar stays one; a 0-d array (copies) too
                     return value[()] if value.ndim == 0 and item._scalar else value

@@ -34,6 +34,17 @@ def float32_times(x32, s):
     return x32 * m, x32 * k, m, k
 
 
+def clamped(x):
+    v = x.mean() * 3 - 1
+    c = min(max(v, 0.0), 1.0)          # a Python float at either bound, else NumPy's
+    return c, x * c
+
+
+def previous_of_peak(x):
+    j = np.argmax(x)
+    return x[max(j - 1, 0)], min(j + 1, len(x) - 1)
+
+
 def float32_beside_a_tenth(x64, s32):
     return x64 * min(s32.max(), 0.1)   # 0.1 is no float32: the Python side's value is 0.1
 
@@ -84,8 +95,10 @@ _DATA = {
     "wide range": lambda rng: (rng.random(6) * 10,),      # the NumPy side
     "constant": lambda rng: (np.full(6, 3.0),),
     "increasing": lambda rng: (np.arange(6.0),),         # the sentinel's side
+    "peak first": lambda rng: (np.arange(6.0)[::-1] - 3,),
 }
-_CASES = [normalise, clamped_range, scale_of, mixed, sentinel, in_loops, compared_later]
+_CASES = [normalise, clamped_range, scale_of, mixed, sentinel, in_loops, compared_later, clamped,
+          previous_of_peak]
 
 
 def _same(got, expected):
