@@ -36,6 +36,10 @@ class AssumedNumber(TracedArray):
         commit(self)
         return self._tensor
 
+    @property
+    def shape(self):  # () either way: no commit (min/max ask for the size)
+        return tuple(self._tensor.shape)
+
 
 def _assumed(context, tensor, taken, python):
     number = AssumedNumber(context, tensor)

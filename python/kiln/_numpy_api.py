@@ -382,7 +382,7 @@ def _known_result(ufunc, inputs, kwargs, result):
         if not isinstance(x, TracedArray):
             values.append(lambda x=x: x)
             continue
-        known = context.known.get(x.tensor.id) if x._selection is None else None
+        known = context.known.get(x._tensor_id()) if x._selection is None else None
         if known is None:
             return
         values.append(known)

@@ -76,7 +76,7 @@ def _known(context, value):
     tracer made by a creation function from static arguments; else None."""
     if not isinstance(value, TracedArray):
         return value
-    known = context.known.get(value.tensor.id) if value._selection is None else None
+    known = context.known.get(value._tensor_id()) if value._selection is None else None
     return None if known is None else np.asarray(known())
 
 

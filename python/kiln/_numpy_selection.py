@@ -47,7 +47,7 @@ def _known(value):
     """A tracer whose value the trace knows (made by np.zeros, np.arange... of static arguments)
     as that ndarray, with no graph break; anything else as it is."""
     if isinstance(value, TracedArray) and value._selection is None:
-        known = value._context.known.get(value.tensor.id)
+        known = value._context.known.get(value._tensor_id())
         if known is not None:
             return np.asarray(known())
     return value

@@ -167,7 +167,7 @@ class TraceContext:
         parts = []
         for x in inputs:
             if isinstance(x, TracedArray) and x._selection is None:
-                parts.append(x.tensor.id)
+                parts.append(x._tensor_id())
             elif (type(x) in (bool, int, float) or
                   isinstance(x, np.generic) and x.dtype.kind in "biuf"):
                 parts.append((type(x), x.item() if isinstance(x, np.generic) else x))
@@ -199,8 +199,7 @@ class TraceContext:
         by that value, so that they index statically."""
         def concrete(item):
             if isinstance(item, TracedArray) and item._selection is None:
-                # (a root's _tensor: reading an AssumedNumber's tensor commits its type)
-                known = self.known.get((item._tensor if item._root is None else item.tensor).id)
+                known = self.known.get(item._tensor_id())
                 if known is not None:
                     value = known()  # a NumPy scalar stays one; a 0-d array (copies) too
                     return value[()] if value.ndim == 0 and item._scalar else value
@@ -500,6 +499,11 @@ class TracedArray:
             self._tensor = self._forward(self._root_tensor())
             self._root_version = root._version
         return self._tensor
+
+    def _tensor_id(self):
+        """The id of the tensor it holds now, for bookkeeping (the values the trace knows): a
+        root's read as it is (reading an AssumedNumber's tensor commits its type)."""
+        return (self._tensor if self._root is None else self.tensor).id
 
     def _root_tensor(self):
         """The root's value in the shape this view's functions take (root.shape = ... since)."""
