@@ -84,11 +84,12 @@ def reshaped(x, target, ravel=False):
     ("either", None) where x's layout is not known. ravel views only a C-contiguous array
     (x[::2].ravel() copies, x[::2].reshape(-1) does not)."""
     shape = tuple(x.shape)
-    squeezed = [n for n in shape if n != 1] == [n for n in target if n != 1]
-    if (squeezed and not ravel) or x.size <= 1:
-        strides = strides_of(x)  # only axes of length 1 come or go: always a view
-        return "view", (None if strides is None else nocopy_reshape(shape, strides, target))
+    if x.size <= 1:  # C-contiguous, whatever its strides
+        return "view", c_strides(target)
     strides = strides_of(x)
+    if not ravel and [n for n in shape if n != 1] == [n for n in target if n != 1]:
+        # only axes of length 1 come or go: always a view
+        return "view", (None if strides is None else nocopy_reshape(shape, strides, target))
     if strides is None:
         return "either", None
     if c_contiguous(shape, strides):

@@ -66,6 +66,13 @@ def shape_assignment_of_a_transpose(A):
     return x
 
 
+def empty_and_single(A):
+    e = A[:0].T.reshape(0, 4)     # no element: C-contiguous whatever its strides
+    one = A[:1, 2:3].T.ravel()    # one element: the same
+    one[0] = -5.0
+    return e, A.sum(), one
+
+
 A = np.arange(12.0).reshape(3, 4)
 _CASES = [
     (transposed_ravel, A), (transposed_reshape, A), (contiguous_reshape, A),
@@ -75,7 +82,7 @@ _CASES = [
     (copy_keeps_old_values, A), (view_sees_new_values, A), (expand_dims_of_a_transpose, A),
     (einsum_diagonal, A), (broadcast_reshape, np.arange(4.0)), (astype_of_a_transpose, A),
     (zeros_like_a_transpose, A), (split_axis_of_a_transpose, A), (swapped_axes, A),
-    (flatten_of_a_transpose, A), (shape_assignment_of_a_transpose, A),
+    (flatten_of_a_transpose, A), (shape_assignment_of_a_transpose, A), (empty_and_single, A),
 ]
 
 
