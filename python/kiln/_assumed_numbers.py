@@ -15,6 +15,7 @@ that reruns the call eagerly where the Python number's side is taken
 (kiln._loop_types.rerun_where), so that NumPy's own run gives the type.
 """
 import itertools
+import warnings
 
 import numpy as np
 
@@ -72,7 +73,8 @@ def _holds(dtype, value):
     if isinstance(value, complex):
         return False
     try:
-        with np.errstate(all="ignore"):
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)  # NumPy 1.x wraps 300 to 44
             stored = dtype.type(value)
         if dtype.kind in "iu" or isinstance(value, int):  # (int(inf): OverflowError)
             return float(value).is_integer() and int(stored) == value
