@@ -187,6 +187,64 @@ def test_python_numbers_keep_their_types_through_branches_and_numpy_functions(fu
                 assert g == pytest.approx(w, rel=1e-12)
 
 
+def next_after_peak(x):
+    j = np.argmax(x)
+    if j + 1 < len(x):
+        nxt = x[j + 1]
+    else:
+        nxt = -1.0
+    return nxt
+
+
+def next_after_peak_chosen(x):
+    j = np.argmax(x)
+    return x[j + 1] if j + 1 < len(x) else -1.0
+
+
+def chosen_then_scaled(x):
+    j = np.argmax(x)
+    v = x[j + 1] if j + 1 < len(x) else -1.0
+    return v, v * 2, -v, [v + 1]
+
+
+def chained_choice(x):
+    j = np.argmax(x)
+    if j == 0:
+        v = 1.0
+    elif j == 1:
+        v = x[0]
+    else:
+        v = 2.0
+    return v
+
+
+def integer_sentinel(x):
+    j = np.argmax(x)
+    return x[j + 1] if j + 1 < len(x) else -1
+
+
+@pytest.mark.parametrize("function, calls", [
+    (next_after_peak, ([1.0, 5.0], [5.0, 1.0])),
+    (next_after_peak_chosen, ([1.0, 5.0], [5.0, 1.0])),
+    (chosen_then_scaled, ([1.0, 5.0], [5.0, 1.0])),
+    (chained_choice, ([5.0, 1.0, 0.0], [1.0, 5.0, 0.0], [0.0, 1.0, 5.0])),
+    (integer_sentinel, ([1, 5], [5, 1])),
+])
+def test_a_choice_between_an_element_and_a_python_number_has_the_type_of_the_side_taken(
+        function, calls):
+    """`x[j + 1] if j + 1 < len(x) else -1.0`: NumPy's result is the Python float where the
+    float's side runs, a NumPy scalar elsewhere (it was np.float64 on both), and so is
+    arithmetic on it whose value is the same either way."""
+    compiled = kiln.compile(function)
+    for x in calls:
+        x = np.array(x)
+        for _ in range(2):
+            got, want = compiled(x), function(x)
+            assert repr(got) == repr(want)
+    assert [loop.kind for loop in kiln.explain(function)(np.array(calls[0])).loops].count(
+        "select") >= 1
+
+
 def int_start_becomes_float(x):
     total = 0  # a Python int that the first iteration makes a float: weak float from then on
     for i in range(x.shape[0]):
