@@ -4,7 +4,7 @@ operators (_tracer_operators). The driver (kiln._compile) imports only this modu
 below import each other in one direction (_graph_breaks <- _tracer <- the tables), so the
 package has no import cycle and no imports inside functions.
 
-The driver's interface: wrap, unwrap, is_scalar_result, as_output (see _tracer's doc), and
+The driver's interface: wrap, unwrap, is_scalar_result, as_output (_trace_context), and
 attach_driver(trace, driver) -> a context manager to trace inside, and loop_capture(trace,
 record) -> the helper of functions whose loops kiln._loop_transform rewrote, and
 creation_substitutes() for NumPy functions the user's names hold.
@@ -13,8 +13,8 @@ import weakref
 
 from . import (_indexing, _loop_capture, _numpy_api, _numpy_creation, _pytree,  # noqa: F401
                _stacked_rows, _tracer, _tracer_operators)
-from ._tracer import (as_output, is_scalar_result, mark_read_only, note_layout,  # noqa: F401
-                      unwrap, wrap)
+from ._trace_context import (as_output, context_for, is_scalar_result,  # noqa: F401
+                             mark_read_only, note_layout, unwrap, wrap)
 
 _tracer.install(_numpy_api, _indexing)
 
@@ -23,7 +23,7 @@ def attach_driver(trace, driver):
     """Tracing `trace` for `driver` (graph breaks, data inputs reach it through the trace
     context); returns the context manager under which the user's function runs: NumPy's
     creation functions then build nodes in this trace."""
-    context = _tracer.context_for(trace)
+    context = context_for(trace)
     context.driver = driver
     return _numpy_creation.capturing(context)
 
@@ -31,7 +31,7 @@ def attach_driver(trace, driver):
 def held_tensors(trace):
     """The tensors of `trace` that its live traced arrays hold (a view's comes from its root):
     what a graph break's cut keeps (kiln._compile)."""
-    context = _tracer.context_for(trace)
+    context = context_for(trace)
     live = [array for array in (reference() for reference in context.arrays) if array is not None]
     context.arrays = [weakref.ref(array) for array in live]
     # (a row of a loop's appends not read yet has none: its stack is among them)
@@ -52,7 +52,7 @@ def compact_rows(spec):
 def loop_capture(trace, record):
     """The helper a function rewritten by kiln._loop_transform calls while `trace` is traced:
     it captures loops and branches (kiln._loop_capture); record(kind, location, reason)."""
-    context = _tracer.context_for(trace)
+    context = context_for(trace)
     context.loop_capture = _loop_capture.LoopCapture(context, record)
     return context.loop_capture
 
