@@ -17,7 +17,7 @@ import numpy as np
 from . import (_assumed_numbers, _indexing, _kiln, _memory_layout, _ufunc_loops, _ufunc_reduceat,
                _window_arg_reductions, _window_joins, _windows)
 from ._numpy_creation import FUNCTIONS as _CREATION, array as _numpy_creation_array
-from ._numpy_functions import FUNCTIONS as _CORE, _UFUNC_REDUCTIONS, _as_traced, product_dtype
+from ._numpy_functions import FUNCTIONS as _CORE, _as_traced, product_dtype
 from ._numpy_functions import _result
 from ._numpy_layout import FUNCTIONS as _LAYOUT
 from ._numpy_linalg import FUNCTIONS as _LINALG
@@ -26,6 +26,7 @@ from ._numpy_binning import FUNCTIONS as _BINNING
 from ._numpy_math import FUNCTIONS as _MATH
 from ._numpy_moments import FUNCTIONS as _MOMENTS
 from ._numpy_products import FUNCTIONS as _PRODUCTS
+from ._numpy_reductions import FUNCTIONS as _REDUCTIONS, _UFUNC_REDUCTIONS
 from ._numpy_einsum import FUNCTIONS as _EINSUM
 from ._numpy_selection import FUNCTIONS as _SELECTION
 from ._numpy_sorting import FUNCTIONS as _SORTING
@@ -568,6 +569,6 @@ def _table_array_functions():
 
 # The NumPy functions the tracer implements: the op table's, then one table per family (whose
 # fuller implementations win: np.round takes `decimals`).
-FUNCTIONS = {**_table_array_functions(), **_CORE, **_MOMENTS, **_CREATION, **_STATISTICS,
-             **_MANIPULATION, **_SELECTION, **_LAYOUT, **_MATH, **_PRODUCTS, **_EINSUM,
-             **_BINNING, **_SORTING, **_LINALG}
+FUNCTIONS = {**_table_array_functions(), **_CORE, **_REDUCTIONS, **_MOMENTS, **_CREATION,
+             **_STATISTICS, **_MANIPULATION, **_SELECTION, **_LAYOUT, **_MATH, **_PRODUCTS,
+             **_EINSUM, **_BINNING, **_SORTING, **_LINALG}

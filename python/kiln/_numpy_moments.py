@@ -4,7 +4,8 @@ import math
 
 import numpy as np
 
-from ._numpy_functions import _NO_VALUE, _as_traced, _k, _reduction, _result
+from ._numpy_functions import _NO_VALUE, _as_traced, _k, _result
+from ._numpy_reductions import _reduction
 from ._tracer import cast, check_dtype, normalize_axes, to_tensor
 
 

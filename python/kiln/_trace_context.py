@@ -4,8 +4,8 @@ the trace cannot know), and the driver's entry points: wrap() a graph input, unw
 tracer's current tensor, as_output() a result leaf (kiln._numpy_tracer re-exports them)."""
 import numpy as np
 
-from ._tracer import (TracedArray, backend, check_dtype, graph_break, layout_of,
-                      user_location)
+from ._memory_layout import layout_of
+from ._tracer import TracedArray, backend, check_dtype, graph_break, user_location
 
 
 class TraceContext:

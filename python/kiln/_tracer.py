@@ -57,7 +57,7 @@ from ._graph_breaks import (called_by_a_shuffle, graph_break, is_kiln_code,  # n
                            materialize, user_location)
 from ._integer_ranges import check_fits, check_traced_int_fits  # noqa: E402,F401
 from . import _memory_layout  # noqa: E402
-from ._memory_layout import layout_of, strides_of  # noqa: E402
+from ._memory_layout import strides_of  # noqa: E402
 from ._tracer_types import (SUPPORTED_DTYPES, AxisError, check_dtype,  # noqa: E402,F401
                             default_float, dtype_name, normalize_axes, normalize_axis,
                             shape_entries)

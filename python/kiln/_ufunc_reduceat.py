@@ -10,7 +10,7 @@ that the padded rows hold more than PADDING_AT_MOST times x's elements run eager
 (UNSUPPORTED)."""
 import numpy as np
 
-from ._numpy_functions import _UFUNC_REDUCTIONS
+from ._numpy_reductions import _UFUNC_REDUCTIONS
 from ._numpy_math import _known
 from ._tracer import TracedArray, context_of, normalize_axis
 from ._ufunc_loops import UNSUPPORTED
