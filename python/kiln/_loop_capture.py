@@ -24,8 +24,8 @@ import sys
 
 import numpy as np
 
-from . import (_loop_appends, _loop_extents, _loop_first_bindings, _loop_numpy_arrays,
-               _loop_strides, _random_state, _windows)
+from . import (_affine_indices, _loop_appends, _loop_extents, _loop_first_bindings,
+               _loop_numpy_arrays, _loop_strides, _random_state, _windows)
 from ._branch_capture import BranchCapture, _plain, _restore, _Retype
 from ._graph_breaks import GraphBreakSignal
 from ._kiln import Unsupported
@@ -349,7 +349,7 @@ class LoopCapture(BranchCapture, ExpressionCapture, LoopResults):
                 index._range = (min(span[0], span[-1]), max(span[0], span[-1]))
             elif condition is None and not side:
                 index._range = _loop_extents.index_range(bounds)
-            index._affine = _windows.Affine(index, 0, 1)
+            index._affine = _affine_indices.Affine(index, 0, 1)
             rebound, stacks = {}, []
             for key, (array, array_names) in by_object.items():
                 initial = array._tensor

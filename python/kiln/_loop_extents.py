@@ -15,6 +15,7 @@ while no extent goes below zero (the affine extents would no longer be NumPy's).
 import numpy as np
 
 from . import _windows
+from ._affine_indices import Affine, difference, extent, is_int
 from ._branch_capture import _Retype
 from ._loop_types import CaptureFailed, retyped, type_of
 from ._tracer import TracedArray, backend, cast, traced
@@ -129,15 +130,14 @@ def _window(kind, index, span):
             raise CaptureFailed("an array changes shape by an amount that is not a multiple of "
                                 "the loop's step")
         scale = change // span.step
-        bounds.append((0, _windows.Affine(index, size - scale * span.start, scale)))
+        bounds.append((0, Affine(index, size - scale * span.start, scale)))
     return _windows.Window(bounds)
 
 
 def _following(window, kind):
     """The Window of the next iteration."""
     return _windows.Window([None if bound is None else
-                            (0, _windows.Affine(bound[1].index, bound[1].offset + change,
-                                                bound[1].scale))
+                            (0, Affine(bound[1].index, bound[1].offset + change, bound[1].scale))
                             for bound, change in zip(window.bounds, kind.change)])
 
 
@@ -167,10 +167,10 @@ def _moved(context, value, window, shape):
             if bound is not target or whole.tensor.shape[axis] != shape[axis]:
                 return None
             continue
-        extent = _windows.extent(bound)
-        if extent is None or _windows.extent(target) != extent:
+        count = extent(bound)
+        if count is None or extent(target) != count:
             return None
-        whole = _windows.shifted(context, whole, axis, _windows.difference(bound[0], target[0]))
+        whole = _windows.shifted(context, whole, axis, difference(bound[0], target[0]))
         whole = _windows.resized(context, whole, axis, shape[axis])
     return whole
 
@@ -191,14 +191,14 @@ def index_range(bounds):
         bounds[0], bounds[1], bounds[2] if len(bounds) == 3 else 1)
 
     def span(bound):
-        if _windows.is_int(bound):
+        if is_int(bound):
             return int(bound), int(bound)
         form = bound._affine if isinstance(bound, TracedArray) else None
         if form is None:  # i * i: the range its operands' give it (_numpy_api._index_range)
             return bound._range if isinstance(bound, TracedArray) else None
         return (form.offset, form.offset) if not form.scale else form.span()
     spans = span(start), span(stop)
-    if None in spans or not _windows.is_int(step):
+    if None in spans or not is_int(step):
         return None
     low, high = ((spans[0][0], spans[1][1] - 1) if int(step) > 0 else
                  (spans[1][0] + 1, spans[0][1]))

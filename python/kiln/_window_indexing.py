@@ -7,7 +7,8 @@ and the loop is unrolled). And x[i:i+K] of a plain array: a view of fixed shape,
 import numpy as np
 
 from ._tracer import TracedArray, backend, graph_break, traced
-from ._windows import Affine, Window, difference, extent, is_int, lowest, total
+from ._affine_indices import Affine, difference, extent, is_int, lowest, total
+from ._windows import Window
 
 
 def _position(item, start, stop, default):

@@ -7,7 +7,8 @@ graph break (the loop is unrolled)."""
 import numpy as np
 
 from ._tracer import TracedArray, backend, graph_break, to_tensor, traced
-from ._windows import Window, _parts, difference, extent, lowest, resized, shifted, total
+from ._affine_indices import difference, extent, lowest, total
+from ._windows import Window, _parts, resized, shifted
 
 
 def concatenate(arrays, axis=0):

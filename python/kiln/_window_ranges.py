@@ -12,7 +12,8 @@ index cancels (np.arange(i, i + 3)) it is a plain array of its fixed length. Els
 the trace; a dtype= or a float bound) None: np.arange runs as before.
 """
 from ._tracer import TracedArray, backend, traced
-from ._windows import Affine, Window, difference, is_int
+from ._affine_indices import Affine, difference, is_int
+from ._windows import Window
 
 
 def _form(value):
