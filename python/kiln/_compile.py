@@ -54,8 +54,10 @@ from ._dynamic_numbers import DynamicNumbers
 from ._environment import Environment, with_numpy_names
 from ._trace_stores import CellStores, GlobalStores
 from ._graph_breaks import GraphBreak, GraphBreakSignal, located
-from ._retrace import (SEGMENT_LIMIT, SEGMENT_SECONDS, NeedsStatic, RerunEagerly, RetraceTimes,
-                       Segments, _SegmentLimit, _TraceContext, _Traced, held_output)
+from . import _retrace
+from ._retrace import (SEGMENT_LIMIT, SEGMENT_SECONDS, EagerIsCheaper, NeedsStatic, RerunEagerly,
+                       RetraceTimes, Segments, TimeEagerly, _SegmentLimit, _TraceContext, _Traced,
+                       held_output)
 from ._tracing import location_of, with_loop_capture
 
 MISS = _kiln.MISS
@@ -192,6 +194,7 @@ class CompiledFunction(RaisingCalls):
         else:
             dynamic = ()
         guard = None
+        signature, times, bounds = self._retrace_times(spec, leaves)
         try:
             while True:
                 # Recorded before the trace: the values it reads, whatever it changes.
@@ -199,7 +202,7 @@ class CompiledFunction(RaisingCalls):
                 try:
                     with held_output(bool(dynamic)):  # a retried trace prints once
                         traced = self.trace_and_compile(args, kwargs, leaves, spec, guard,
-                                                        dynamic=dynamic)
+                                                        dynamic=dynamic, times=bounds)
                     break
                 except NeedsStatic:
                     if not dynamic:
@@ -207,6 +210,11 @@ class CompiledFunction(RaisingCalls):
                     dynamic = self.numbers.fewer(spec, leaves, dynamic)
         except RerunEagerly:  # this call only
             return self.fn(*args, **kwargs)
+        except TimeEagerly as cut:  # a retrace entry, its first graph not compiled: timed eagerly
+            self.cache.add(guard, args, kwargs, None, None, [], True)
+            self.retrace_entries += 1
+            self.retrace_times[signature] = times
+            return self._timed_eagerly(times, signature, args, kwargs, cut.seconds)
         except _SegmentLimit:  # these guards run eagerly from now on, never traced again
             if guard is not None:
                 self.cache.add(guard, args, kwargs, None, None, [], False)
@@ -249,31 +257,29 @@ class CompiledFunction(RaisingCalls):
         environment = self.cache.environment()
         leaves, spec = _pytree.flatten_call(args, kwargs, environment,
                                             self.environment.object_values)
-        signature = (repr(spec), tuple((leaf.shape, leaf.dtype.str) for leaf in leaves
-                                       if type(leaf) is np.ndarray))
-        times = self.retrace_times.setdefault(signature, RetraceTimes())
+        signature, times, bounds = self._retrace_times(spec, leaves)
+        self.retrace_times[signature] = times
         if times.choice == "eager":
             return self.fn(*args, **kwargs)
         if times.choice is None and len(times.traced) >= RetraceTimes.CALLS:
-            started = time.perf_counter()
-            result = self.fn(*args, **kwargs)
-            if times.add_eager(time.perf_counter() - started):
-                if times.choice == "eager":
-                    self.eager_signatures.add(signature)
-                if _kiln.log_enabled("perf"):
-                    _kiln.log("perf", f"{self.name} ({location_of(self.fn)}) retraced each "
-                              f"call: {times}: runs {times.choice}")
-            return result
-        started = time.perf_counter()
+            return self._timed_eagerly(times, signature, args, kwargs)
+        started, compiling = time.perf_counter(), times.compile_seconds
         try:
-            traced = self.trace_and_compile(args, kwargs, leaves, spec, guard=None)
-        except _SegmentLimit:  # it would trace into the limit again: eager from now on
+            traced = self.trace_and_compile(args, kwargs, leaves, spec, guard=None, times=bounds)
+        except TimeEagerly as cut:
+            return self._timed_eagerly(times, signature, args, kwargs, cut.seconds)
+        except _SegmentLimit as limit:  # it would trace into the limit again: eager from now on
             times.choice = "eager"
             self.eager_signatures.add(signature)
+            if isinstance(limit, EagerIsCheaper):
+                self._log_choice(times, f"compiling costs more than "
+                                 f"{_retrace.COMPILE_EAGER_CALLS} eager calls")
             return self.fn(*args, **kwargs)
         except RerunEagerly:
             return self.fn(*args, **kwargs)
-        if traced is None:
+        if traced is None:  # given up (call_slow's guards would run eagerly from now on)
+            times.choice = "eager"
+            self.eager_signatures.add(signature)
             return self.fn(*args, **kwargs)
         try:
             result = traced.run()
@@ -281,12 +287,38 @@ class CompiledFunction(RaisingCalls):
             if not self._reruns_on(error, traced):
                 raise
             return self.fn(*args, **kwargs)
-        if times.choice is None:
-            times.traced.append(time.perf_counter() - started)
+        if times.choice is None and times.add_traced(
+                time.perf_counter() - started - (times.compile_seconds - compiling)):
+            self.eager_signatures.add(signature)
+            self._log_choice(times, f"a traced call is over {RetraceTimes.SLOWER}x slower")
         return result
 
+    def _retrace_times(self, spec, leaves):
+        """(The signature of a call's kind of arguments, its RetraceTimes, the RetraceTimes that
+        bound its trace's compiles: None for kiln.explain's call, which compiles what it
+        meets, to show it)."""
+        signature = (repr(spec), tuple((leaf.shape, leaf.dtype.str) for leaf in leaves
+                                       if type(leaf) is np.ndarray))
+        times = self.retrace_times.get(signature) or RetraceTimes()
+        return signature, times, (times if self.records is None else None)
+
+    def _timed_eagerly(self, times, signature, args, kwargs, partial_trace=0.0):
+        """A retraced call of this kind of arguments, run eagerly and timed (RetraceTimes)."""
+        started = time.perf_counter()
+        result = self.fn(*args, **kwargs)
+        if times.add_eager(time.perf_counter() - started, partial_trace):
+            if times.choice == "eager":
+                self.eager_signatures.add(signature)
+            self._log_choice(times, "timed")
+        return result
+
+    def _log_choice(self, times, why):
+        if _kiln.log_enabled("perf"):
+            _kiln.log("perf", f"{self.name} ({location_of(self.fn)}) retraced each call: "
+                      f"{times}: runs {times.choice} ({why})")
+
     # ---- tracing ----
-    def trace_and_compile(self, args, kwargs, leaves, spec, guard, dynamic=()):
+    def trace_and_compile(self, args, kwargs, leaves, spec, guard, dynamic=(), times=None):
         """_trace_and_compile; where the trace is given up (None, or an exception after which
         the caller runs the call again), the random generators it drew from get their states
         back, so that the run that follows draws what NumPy's would, and so do the caller's
@@ -294,7 +326,7 @@ class CompiledFunction(RaisingCalls):
         states = _random_state.snapshot(self.fn, leaves)
         saved = Saved(spec, (args, kwargs, self.cache.environment()), self.environment)
         try:
-            traced = self._trace_and_compile(args, kwargs, leaves, spec, guard, dynamic)
+            traced = self._trace_and_compile(args, kwargs, leaves, spec, guard, dynamic, times)
         except (NeedsStatic, _SegmentLimit, CompilerError, GraphBreak, RerunEagerly):
             _random_state.restore(states)
             saved.restore()
@@ -304,17 +336,17 @@ class CompiledFunction(RaisingCalls):
             saved.restore()
         return traced
 
-    def _trace_and_compile(self, args, kwargs, leaves, spec, guard, dynamic=()):
+    def _trace_and_compile(self, args, kwargs, leaves, spec, guard, dynamic=(), times=None):
         """_trace_once; its trace context ends with it: a traced array that code run during
         the trace kept (a finalizer's store, a signal handler's) cannot run a graph after."""
         contexts = []
         try:
-            return self._trace_once(args, kwargs, leaves, spec, guard, dynamic, contexts)
+            return self._trace_once(args, kwargs, leaves, spec, guard, dynamic, contexts, times)
         finally:
             for context in contexts:
                 context.finished = True
 
-    def _trace_once(self, args, kwargs, leaves, spec, guard, dynamic, contexts):
+    def _trace_once(self, args, kwargs, leaves, spec, guard, dynamic, contexts, times=None):
         """Traces one call and compiles its graph; with a `guard` (GuardedCache.record, made
         before the trace), adds the cache entry for it. Returns a _Traced, or None where the
         call must run eagerly. `dynamic`: leaves (Python floats and ints) traced as 0-d graph
@@ -358,6 +390,7 @@ class CompiledFunction(RaisingCalls):
         context = _TraceContext(self, trace, list(real_arrays), strides, options, self.fullgraph,
                                 bool(dynamic))
         contexts.append(context)
+        context.retrace_times = times
         context.attribute_dicts = (attributes.traced_dicts()  # loop bodies' changes to them
                                    + _pytree.object_dicts(spec, traced_tree))
         held = getattr(tracer, "held_tensors", None)  # a stand-in tracer may have none

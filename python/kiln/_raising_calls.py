@@ -15,7 +15,8 @@ way a call can raise is answered here, as a part of CompiledFunction (kiln._comp
 import types
 
 from . import _aliasing, _kiln, _pytree
-from ._retrace import CHECK_ERRORS, _SegmentLimit, _Traced  # CHECK_ERRORS: kiln._compile's
+# CHECK_ERRORS: kiln._compile's
+from ._retrace import CHECK_ERRORS, EagerIsCheaper, TimeEagerly, _SegmentLimit, _Traced
 
 Unsupported = _kiln.Unsupported
 CompilerError = _kiln.CompilerError
@@ -128,6 +129,8 @@ class RaisingCalls:
             else:
                 compiled, reads = _kiln.compile_graph(context.trace, outputs, context.strides,
                                                       context.options), None
+        except (TimeEagerly, EagerIsCheaper):
+            raise  # the call runs eagerly (kiln._retrace.RetraceTimes): NumPy's writes, its error
         except (Unsupported, CompilerError, _SegmentLimit):
             return  # kiln's own limits: the exception goes on without the writes
         _Traced(compiled, context.real_arrays, output_spec, mutations, context.broke,

@@ -6,6 +6,7 @@ a function eagerly where that is faster (RetraceTimes)."""
 import contextlib
 import sys
 import threading
+import time
 
 import numpy as np
 
@@ -17,10 +18,35 @@ from ._graph_breaks import GraphBreak
 # elimination's thirty pivot patterns compiled for half a minute on its first call).
 SEGMENT_LIMIT = 64
 SEGMENT_SECONDS = 5.0
+# A retraced call pays the Python trace every time, so its graphs pay off only where the eager
+# call costs more: before the first graph of a kind of arguments compiles, RetraceTimes.PROBES
+# calls run eagerly, timed (the first pays NumPy's own first-call costs: 29 ms against 0.5 ms
+# for a decision stump), and their graphs compile only while their compile time stays under
+# what COMPILE_EAGER_CALLS such eager calls cost (a flood fill NumPy runs in 20 us compiled 15
+# graphs for 4 s on its first call). None: no such bound (as for kiln.explain's call).
+COMPILE_EAGER_CALLS = 50
+# What a compile is taken to cost before the function has compiled one (each bound is checked
+# before a compile starts, so that it is not overshot by one compile).
+FIRST_COMPILE_SECONDS = 0.25
 
 
 class _SegmentLimit(Exception):
     """A retraced call would compile past SEGMENT_LIMIT graphs: it runs eagerly."""
+
+
+class TimeEagerly(_SegmentLimit):
+    """A retraced call needs a new graph before RetraceTimes.PROBES eager calls of its kind of
+    arguments were timed: it runs eagerly, timed (RetraceTimes.may_compile). `seconds`: what
+    its trace took until then, a bound below any traced call's time."""
+
+    def __init__(self, seconds):
+        super().__init__()
+        self.seconds = seconds
+
+
+class EagerIsCheaper(_SegmentLimit):
+    """A new graph would take the compiles of a kind of arguments past COMPILE_EAGER_CALLS
+    eager calls' time: those arguments run eagerly from now on."""
 
 
 # What runtime checks raise when the graph runs (NumPy 1.x's LinAlgError is no ValueError).
@@ -94,42 +120,84 @@ class Segments(dict):
 
     def compiled(self, context, outputs, at_limit):
         """(Compiled, whether it was compiled now, the positions of the trace's inputs it reads)
-        for the segment of the trace these outputs make; past SEGMENT_LIMIT graphs or
-        SEGMENT_SECONDS of compiling, at_limit() and _SegmentLimit."""
+        for the segment of the trace these outputs make. A new one is compiled only within the
+        bounds of its call's kind of arguments (context.retrace_times: TimeEagerly,
+        EagerIsCheaper) and of the function (SEGMENT_LIMIT graphs, SEGMENT_SECONDS of
+        compiling: at_limit() and _SegmentLimit), each checked before the compile."""
         text, inputs = _kiln.segment_of(context.trace, outputs)
         key = (text, tuple(tuple(context.strides[k]) for k in inputs))
         compiled = self.get(key)
         if compiled is not None:
             return compiled, False, inputs
-        if len(self) >= SEGMENT_LIMIT or self.seconds >= SEGMENT_SECONDS:
+        estimate = self.seconds / len(self) if self else FIRST_COMPILE_SECONDS
+        times = context.retrace_times
+        if times is not None:
+            times.may_compile(estimate, time.perf_counter() - context.started)
+        if len(self) >= SEGMENT_LIMIT or self.seconds + estimate > SEGMENT_SECONDS:
             at_limit()
             raise _SegmentLimit()
         compiled = self[key] = _kiln.compile_graph(context.trace, outputs, context.strides,
                                                    context.options, segment=True)
         self.seconds += compiled.compile_seconds
+        if times is not None:
+            times.compile_seconds += compiled.compile_seconds
         return compiled, True, inputs
 
 
 class RetraceTimes:
     """Calls of a function traced again each time (graph breaks), with arguments of one kind
     (structure, shapes, dtypes), timed against eager calls: CALLS of each, then the faster way
-    runs from then on."""
+    runs from then on. PROBES eager calls are timed before their first graph compiles, and
+    bound their compiles (may_compile); a traced call (its compiles aside) SLOWER times slower
+    than the fastest eager one settles the choice at once (a decision stump's trace took 170
+    ms, NumPy 1 ms)."""
     CALLS = 3
+    SLOWER = 10
+    PROBES = 2
 
     def __init__(self):
         self.traced, self.eager, self.choice = [], [], None
+        self.compile_seconds = 0.0  # spent compiling the graphs of their traces
+        self.partial_trace = 0.0  # the longest trace cut short by TimeEagerly
 
-    def add_eager(self, seconds):
-        """Records an eager call; True when that settles the choice."""
+    def may_compile(self, estimate, traced):
+        """Before a compile of `estimate` seconds for a traced call of this kind, `traced`
+        seconds into its trace: TimeEagerly until PROBES eager calls were timed,
+        EagerIsCheaper past COMPILE_EAGER_CALLS of them. Once traced calls were measured
+        faster, only the function's bounds apply."""
+        if COMPILE_EAGER_CALLS is None or self.choice == "traced":
+            return
+        if len(self.eager) < self.PROBES:
+            raise TimeEagerly(traced)
+        if self.compile_seconds + estimate > COMPILE_EAGER_CALLS * min(self.eager):
+            raise EagerIsCheaper()
+
+    def add_traced(self, seconds):
+        """Records a traced call (without its compiles); True when that settles the choice."""
+        self.traced.append(seconds)
+        if self.eager and seconds > self.SLOWER * min(self.eager):
+            self.choice = "eager"
+            return True
+        return False
+
+    def add_eager(self, seconds, partial_trace=0.0):
+        """Records an eager call (after a trace cut short at `partial_trace` seconds); True
+        when that settles the choice (minibatch SGD's unrolled batches traced for 5 s, NumPy
+        20 ms: eager at once)."""
         self.eager.append(seconds)
-        if len(self.eager) < self.CALLS:
+        self.partial_trace = max(self.partial_trace, partial_trace)
+        if self.partial_trace > self.SLOWER * min(self.eager):
+            self.choice = "eager"
+            return True
+        if len(self.eager) < self.CALLS or len(self.traced) < self.CALLS:
             return False
         self.choice = "eager" if min(self.eager) < min(self.traced) else "traced"
         return True
 
     def __str__(self):
-        return (f"traced {min(self.traced) * 1e3:.3f} ms, eager {min(self.eager) * 1e3:.3f} ms"
-                if self.traced and self.eager else "not measured")
+        measured = (("traced", self.traced), ("eager", self.eager))
+        return ", ".join(f"{way} {min(times) * 1e3:.3f} ms" for way, times in measured
+                         if times) or "not measured"
 
 
 class _Traced:
@@ -171,6 +239,8 @@ class _TraceContext:
         self.strides = strides
         self.options = options
         self.fullgraph = fullgraph
+        self.started = time.perf_counter()
+        self.retrace_times = None  # the RetraceTimes of the call's kind of arguments, if bounded
         self.broke = False              # a break happened: values may depend on the data
         # The random generators the call can reach and their states before the trace
         # (kiln._random_state.snapshot): a trace that draws from one is this call's only.
@@ -211,6 +281,8 @@ class _TraceContext:
         try:
             compiled, new, reads = function._compile_segment(self, outputs)
         except _SegmentLimit as limit:
+            if isinstance(limit, TimeEagerly):  # (no graph shows it: the log and explain do)
+                function._note_break(reason, location)
             self.pending = limit
             raise
         if new:

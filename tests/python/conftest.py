@@ -11,16 +11,31 @@ import kiln
 from kiln import _compile, _kiln
 
 
+# The tests check the graphs kiln builds around graph breaks on tiny arrays, which NumPy runs in
+# microseconds: kiln would time them eagerly and never compile them (kiln._retrace
+# COMPILE_EAGER_CALLS). They compile what they meet; test_retrace_first_calls.py turns the bound
+# on (the `eager_time_bounds` fixture).
+COMPILE_EAGER_CALLS = getattr(kiln._retrace, "COMPILE_EAGER_CALLS", None)
+
+
 @pytest.fixture(autouse=True)
 def fresh_kiln(tmp_path, monkeypatch):
     cache_dir = tmp_path / "kiln-cache"
     monkeypatch.setenv("KILN_CACHE_DIR", str(cache_dir))
+    monkeypatch.setattr(kiln._retrace, "COMPILE_EAGER_CALLS", None, raising=False)
     kiln.reset()
     kiln.set_logs("")
     with kiln.config.patch(cache_dir=str(cache_dir)):
         yield cache_dir
     kiln.set_logs("")
     _compile.set_tracer(None)
+
+
+@pytest.fixture
+def eager_time_bounds(monkeypatch):
+    """kiln's own bound on the compiles of retraced calls by their eager time."""
+    monkeypatch.setattr(kiln._retrace, "COMPILE_EAGER_CALLS", COMPILE_EAGER_CALLS or 50,
+                        raising=False)
 
 
 @pytest.fixture

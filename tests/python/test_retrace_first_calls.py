@@ -1,0 +1,153 @@
+"""The first calls of a function that breaks on data (kiln._retrace.RetraceTimes.may_compile):
+its graphs compile only where that can pay off. A flood fill or a decision stump that NumPy runs
+in microseconds compiled a dozen graphs for 3-5 s on its first call; now its first calls run
+eagerly, timed, and its graphs compile only within COMPILE_EAGER_CALLS eager calls' time (the
+counts below are of graphs compiled, never of seconds). Results are NumPy's either way."""
+import numpy as np
+import pytest
+
+import kiln
+
+pytestmark = pytest.mark.usefixtures("eager_time_bounds")
+
+
+def flood_fill(img, sr, sc, new):
+    h, w = img.shape
+    old = img[sr, sc]
+    if old == new:
+        return img
+    stack = [(sr, sc)]
+    while stack:
+        r, c = stack.pop()
+        if 0 <= r < h and 0 <= c < w and img[r, c] == old:
+            img[r, c] = new
+            stack.extend([(r + 1, c), (r - 1, c), (r, c + 1), (r, c - 1)])
+    return img
+
+
+def stump(X, y, w):
+    best = (np.inf, 0, 0.0, 1)
+    n, d = X.shape
+    for j in range(d):
+        for t in np.unique(X[:, j]):
+            for s in (1, -1):
+                pred = np.where(X[:, j] <= t, s, -s)
+                err = w[pred != y].sum()
+                if err < best[0]:
+                    best = (err, j, t, s)
+    return best
+
+
+def _image(seed):
+    return (np.random.default_rng(seed).random((8, 8)) > 0.4).astype(np.int64)
+
+
+def test_a_flood_fill_numpy_runs_in_microseconds_compiles_nothing():
+    compiled = kiln.compile(flood_fill)
+    function = compiled._kiln_function
+    for call in range(8):
+        mine, theirs = _image(call), _image(call)
+        np.testing.assert_array_equal(compiled(mine, 0, 0, 7), flood_fill(theirs, 0, 0, 7))
+        np.testing.assert_array_equal(mine, theirs)
+        assert len(function.segments) == 0, f"call {call} compiled a graph"
+    (times,) = function.retrace_times.values()
+    assert times.choice == "eager"
+
+
+def test_a_decision_stump_settles_on_eager_without_compiling():
+    rng = np.random.default_rng(7)
+    compiled = kiln.compile(stump)
+    function = compiled._kiln_function
+    for call in range(8):
+        X = np.round(rng.standard_normal((20, 3)), 1)
+        y = np.where(rng.integers(0, 3, 20) > 0, 1, -1)
+        w = np.full(20, 1 / 20)
+        assert compiled(X, y, w) == stump(X, y, w)
+    assert len(function.segments) == 0
+    assert [times.choice for times in function.retrace_times.values()] == ["eager"]
+
+
+def test_a_function_whose_eager_calls_cost_more_than_its_compiles_compiles(monkeypatch):
+    # (as if NumPy took seconds a call: the bound is COMPILE_EAGER_CALLS eager calls' time,
+    # and a trace SLOWER times longer than an eager call settles on eager)
+    monkeypatch.setattr(kiln._retrace, "COMPILE_EAGER_CALLS", 1e12)
+    monkeypatch.setattr(kiln._retrace.RetraceTimes, "SLOWER", 1e12, raising=False)
+    compiled = kiln.compile(flood_fill)
+    function = compiled._kiln_function
+    for call in range(5):
+        mine, theirs = _image(1), _image(1)
+        np.testing.assert_array_equal(compiled(mine, 0, 0, 7), flood_fill(theirs, 0, 0, 7))
+        np.testing.assert_array_equal(mine, theirs)
+        probing = call < kiln._retrace.RetraceTimes.PROBES
+        assert (len(function.segments) == 0) == probing, (call, len(function.segments))
+    report = kiln.explain(flood_fill)(_image(1), 0, 0, 7)  # explain shows the graphs at once
+    assert report.graph_count > 0 and report.graph_break_count > 0
+
+
+def test_kiln_explain_compiles_what_a_tiny_function_meets():
+    report = kiln.explain(stump)(np.round(np.random.default_rng(1).standard_normal((6, 2)), 1),
+                                 np.array([1, -1, 1, 1, -1, 1]), np.full(6, 1 / 6))
+    assert report.graph_count > 0
+    assert any("numpy.unique" in reason.reason for reason in report.break_reasons)
+
+
+def test_the_budget_of_seconds_is_checked_before_a_compile_starts(monkeypatch):
+    # It was checked after each compile: a function went on compiling until past it (5.3-6 s
+    # against the 5 s bound); a compile now starts only if the one expected fits.
+    monkeypatch.setattr(kiln._retrace, "COMPILE_EAGER_CALLS", None)
+    monkeypatch.setattr(kiln._retrace, "FIRST_COMPILE_SECONDS", 2.0, raising=False)
+    monkeypatch.setattr(kiln._retrace, "SEGMENT_SECONDS", 1.0)
+    compiled = kiln.compile(flood_fill)
+    with pytest.warns(RuntimeWarning, match="distinct graphs around its graph breaks"):
+        mine, theirs = _image(2), _image(2)
+        np.testing.assert_array_equal(compiled(mine, 0, 0, 7), flood_fill(theirs, 0, 0, 7))
+    assert len(compiled._kiln_function.segments) == 0
+
+
+def test_a_retraced_call_that_gives_up_runs_eagerly_from_then_on(monkeypatch):
+    # Its compile past kiln's bounds (minibatch SGD's unrolled batches: 32 MiB of source) was
+    # given up by a retraced call, which has no guards to mark: every later call traced (5 s)
+    # and gave up again.
+    monkeypatch.setattr(kiln._retrace, "COMPILE_EAGER_CALLS", 1e12)
+    monkeypatch.setattr(kiln._retrace.RetraceTimes, "SLOWER", 1e12, raising=False)
+
+    def refused(*args, **kwargs):
+        raise kiln._kiln.Unsupported("a graph past kiln's bounds (refused by the test)")
+    monkeypatch.setattr(kiln._kiln, "compile_graph", refused)
+    traces = []
+    original = kiln._compile.CompiledFunction.trace_and_compile
+
+    def counted(self, *args, **kwargs):
+        traces.append(1)
+        return original(self, *args, **kwargs)
+    monkeypatch.setattr(kiln._compile.CompiledFunction, "trace_and_compile", counted)
+    compiled = kiln.compile(flood_fill)
+    for _ in range(kiln._retrace.RetraceTimes.PROBES + 1):
+        mine, theirs = _image(3), _image(3)
+        np.testing.assert_array_equal(compiled(mine, 0, 0, 7), flood_fill(theirs, 0, 0, 7))
+    settled = len(traces)
+    for _ in range(3):
+        mine, theirs = _image(4), _image(4)
+        np.testing.assert_array_equal(compiled(mine, 0, 0, 7), flood_fill(theirs, 0, 0, 7))
+    assert len(traces) == settled
+
+
+def _writes_then_raises(x):
+    x += 1
+    if x.sum() > 0:  # a break on data
+        x *= 2
+    return x[100]
+
+
+def test_a_call_that_raises_after_its_writes_leaves_numpys_writes():
+    # Its trace raised before its first graph compiled: the call runs eagerly (timed), so the
+    # writes NumPy makes before its IndexError are made (they were dropped as kiln's limits'
+    # are).
+    compiled = kiln.compile(_writes_then_raises)
+    for _ in range(3):
+        mine, theirs = np.arange(4.0), np.arange(4.0)
+        with pytest.raises(IndexError):
+            _writes_then_raises(theirs)
+        with pytest.raises(IndexError):
+            compiled(mine)
+        np.testing.assert_array_equal(mine, theirs)
