@@ -19,7 +19,9 @@ Graph breaks (a value the trace cannot know: bool(), float(), .item(), an unsupp
   where that costs more than running the function eagerly, it runs eagerly (timed on a few
   calls). After a break, concrete arrays that reach the trace (the result of np.histogram on
   the concrete value) and scalars returned by float()/int()/.item() and used as operands are
-  graph *inputs*, not constants, so the graph's text does not depend on the data.
+  graph *inputs*, not constants, so the graph's text does not depend on the data. Before the
+  first graph of a kind of arguments compiles, a few calls run eagerly, timed: they bound what
+  its compiles may cost (kiln._retrace.RetraceTimes).
 - Or the tracer raises `GraphBreakSignal(reason, location)` (it cannot continue): the call, and
   every later call with the same guards, runs the function eagerly.
 - With fullgraph=True both raise kiln.GraphBreak naming the reason and file:line.
@@ -200,7 +202,9 @@ class CompiledFunction(RaisingCalls):
                 # Recorded before the trace: the values it reads, whatever it changes.
                 guard = self.cache.record(args, kwargs, spec, list(dynamic))
                 try:
-                    with held_output(bool(dynamic)):  # a retried trace prints once
+                    # a retried trace prints once, and so does one given up to time the call
+                    with held_output(bool(dynamic) or (bounds is not None
+                                                       and bounds.may_end_trace())):
                         traced = self.trace_and_compile(args, kwargs, leaves, spec, guard,
                                                         dynamic=dynamic, times=bounds)
                     break
@@ -265,7 +269,9 @@ class CompiledFunction(RaisingCalls):
             return self._timed_eagerly(times, signature, args, kwargs)
         started, compiling = time.perf_counter(), times.compile_seconds
         try:
-            traced = self.trace_and_compile(args, kwargs, leaves, spec, guard=None, times=bounds)
+            with held_output(bounds is not None and bounds.may_end_trace()):
+                traced = self.trace_and_compile(args, kwargs, leaves, spec, guard=None,
+                                                times=bounds)
         except TimeEagerly as cut:
             return self._timed_eagerly(times, signature, args, kwargs, cut.seconds)
         except _SegmentLimit as limit:  # it would trace into the limit again: eager from now on

@@ -88,9 +88,11 @@ class _HeldStream:
 
 @contextlib.contextmanager
 def held_output(active):
-    """With `active` (a trace with dynamic numbers), what the function prints is shown when
-    the trace stands or fails, and dropped when it is retried with the numbers static
-    (NeedsStatic): a print before `np.zeros(n)` shows once, not once per attempt."""
+    """With `active` (a trace with dynamic numbers, or one that may be given up for the call
+    to run eagerly: RetraceTimes.may_end_trace), what the function prints is shown when the
+    trace stands or fails, and dropped when it is retried with the numbers static
+    (NeedsStatic) or the call runs eagerly (_SegmentLimit): a print before `np.zeros(n)`
+    shows once, not once per attempt."""
     if not active:
         yield
         return
@@ -100,7 +102,7 @@ def held_output(active):
     shown = True
     try:
         yield
-    except NeedsStatic:
+    except (NeedsStatic, _SegmentLimit):
         shown = False
         raise
     finally:
@@ -165,12 +167,21 @@ class RetraceTimes:
         seconds into its trace: TimeEagerly until PROBES eager calls were timed,
         EagerIsCheaper past COMPILE_EAGER_CALLS of them. Once traced calls were measured
         faster, only the function's bounds apply."""
+        if self.probing():
+            raise TimeEagerly(traced)
         if COMPILE_EAGER_CALLS is None or self.choice == "traced":
             return
-        if len(self.eager) < self.PROBES:
-            raise TimeEagerly(traced)
         if self.compile_seconds + estimate > COMPILE_EAGER_CALLS * min(self.eager):
             raise EagerIsCheaper()
+
+    def probing(self):
+        """Whether a trace of this kind of arguments ends at its first new graph (TimeEagerly)."""
+        return self.may_end_trace() and len(self.eager) < self.PROBES
+
+    def may_end_trace(self):
+        """Whether a trace of this kind of arguments may end at a new graph for the call to run
+        eagerly (TimeEagerly, EagerIsCheaper)."""
+        return COMPILE_EAGER_CALLS is not None and self.choice != "traced"
 
     def add_traced(self, seconds):
         """Records a traced call (without its compiles); True when that settles the choice."""

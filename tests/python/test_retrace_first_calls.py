@@ -54,7 +54,10 @@ def test_a_flood_fill_numpy_runs_in_microseconds_compiles_nothing():
     assert times.choice == "eager"
 
 
-def test_a_decision_stump_settles_on_eager_without_compiling():
+def test_a_decision_stump_settles_on_eager_without_compiling_its_paths():
+    # It compiled 11 graphs (3-5 s) on its first call. Its first calls run eagerly; then the
+    # bound (50 eager calls: 25-50 ms, more on a loaded machine) leaves room for a graph or two
+    # at most before it settles on eager.
     rng = np.random.default_rng(7)
     compiled = kiln.compile(stump)
     function = compiled._kiln_function
@@ -63,7 +66,9 @@ def test_a_decision_stump_settles_on_eager_without_compiling():
         y = np.where(rng.integers(0, 3, 20) > 0, 1, -1)
         w = np.full(20, 1 / 20)
         assert compiled(X, y, w) == stump(X, y, w)
-    assert len(function.segments) == 0
+        if call < kiln._retrace.RetraceTimes.PROBES:
+            assert len(function.segments) == 0
+    assert len(function.segments) <= 2
     assert [times.choice for times in function.retrace_times.values()] == ["eager"]
 
 
@@ -151,3 +156,20 @@ def test_a_call_that_raises_after_its_writes_leaves_numpys_writes():
         with pytest.raises(IndexError):
             compiled(mine)
         np.testing.assert_array_equal(mine, theirs)
+
+
+def _prints_then_breaks(x):
+    print("start", x.shape)
+    if x.sum().item() > 0:  # a break: the trace is given up here to time the call eagerly
+        x = x * 2
+    print("end")
+    return x
+
+
+def test_what_a_call_timed_eagerly_prints_shows_once(capsys):
+    compiled = kiln.compile(_prints_then_breaks)
+    for _ in range(4):  # timed eagerly, then settled (eager, or traced)
+        np.testing.assert_array_equal(compiled(np.arange(3.0)),
+                                      _prints_then_breaks(np.arange(3.0)))
+        out = capsys.readouterr().out
+        assert out == "start (3,)\nend\n" * 2, out
