@@ -132,7 +132,9 @@ class Segments(dict):
         if compiled is not None:
             return compiled, False, inputs
         estimate = self.seconds / len(self) if self else FIRST_COMPILE_SECONDS
-        times = context.retrace_times
+        # A trace that made an opaque call (random.random(), time.time()) is never given up for
+        # the call to run eagerly: it would draw twice where the state is not put back.
+        times = None if context.opaque else context.retrace_times
         if times is not None:
             times.may_compile(estimate, time.perf_counter() - context.started)
         if len(self) >= SEGMENT_LIMIT or self.seconds + estimate > SEGMENT_SECONDS:
@@ -252,6 +254,7 @@ class _TraceContext:
         self.fullgraph = fullgraph
         self.started = time.perf_counter()
         self.retrace_times = None  # the RetraceTimes of the call's kind of arguments, if bounded
+        self.opaque = False  # an opaque call was made (opaque_call)
         self.broke = False              # a break happened: values may depend on the data
         # The random generators the call can reach and their states before the trace
         # (kiln._random_state.snapshot): a trace that draws from one is this call's only.
@@ -323,7 +326,7 @@ class _TraceContext:
         self._refuse_under_fullgraph(reason, location)
         if not self.broke:
             self.function._note_break(reason, location)
-        self.broke = True
+        self.broke = self.opaque = True
 
     def _refuse_dynamic(self):
         if self.dynamic:
