@@ -3,6 +3,8 @@ its graphs compile only where that can pay off. A flood fill or a decision stump
 in microseconds compiled a dozen graphs for 3-5 s on its first call; now its first calls run
 eagerly, timed, and its graphs compile only within COMPILE_EAGER_CALLS eager calls' time (the
 counts below are of graphs compiled, never of seconds). Results are NumPy's either way."""
+import random
+
 import numpy as np
 import pytest
 
@@ -173,3 +175,20 @@ def test_what_a_call_timed_eagerly_prints_shows_once(capsys):
                                       _prints_then_breaks(np.arange(3.0)))
         out = capsys.readouterr().out
         assert out == "start (3,)\nend\n" * 2, out
+
+
+def _plus_draws(x):
+    shift = random.random()  # an opaque call: the call is traced again each time
+    if x.sum().item() > 0:
+        x = x + random.random()
+    return x + shift
+
+
+def test_a_trace_that_drew_from_python_random_is_not_given_up_to_time_it():
+    # Given up, the call would draw again eagerly: other values than NumPy's
+    compiled = kiln.compile(_plus_draws)
+    for seed in (1, 2, 1, 3):
+        random.seed(seed)
+        expected = _plus_draws(np.arange(3.0))
+        random.seed(seed)
+        np.testing.assert_array_equal(compiled(np.arange(3.0)), expected)
