@@ -177,8 +177,12 @@ class RetraceTimes:
             raise EagerIsCheaper()
 
     def probing(self):
-        """Whether a trace of this kind of arguments ends at its first new graph (TimeEagerly)."""
-        return self.may_end_trace() and len(self.eager) < self.PROBES
+        """Whether a trace of this kind of arguments ends at its first new graph (TimeEagerly):
+        until PROBES eager calls, or one whose time alone would pay for the function's whole
+        SEGMENT_SECONDS (NumPy's first-call costs are milliseconds; a call of 3 s compiles on
+        the second call)."""
+        return self.may_end_trace() and len(self.eager) < self.PROBES and not (
+            self.eager and COMPILE_EAGER_CALLS * min(self.eager) >= SEGMENT_SECONDS)
 
     def may_end_trace(self):
         """Whether a trace of this kind of arguments may end at a new graph for the call to run
