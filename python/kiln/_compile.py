@@ -44,47 +44,24 @@ import weakref
 
 import numpy as np
 
-from . import _aliasing, _device, _kiln, _numpy_tracer, _pytree, _random_state
-from ._arguments import DYNAMIC_DTYPES
+from . import _device, _kiln, _pytree, _retrace
 from ._arguments import eager_reason
-from ._caller_state import (CallerStateChanges, ChangesCallerState, Saved, checked_output_spec,
-                            with_assigned)
+from ._call_tracing import CallTracing, _tracer, set_tracer  # noqa: F401 (set_tracer: tests)
+from ._caller_state import CallerStateChanges
 from ._config import config
-from ._raising_calls import (CHECK_ERRORS, LEAKED, NOT_AN_ARRAY, RaisingCalls, donated,
-                             handles_exceptions, written_inputs)
+from ._raising_calls import CHECK_ERRORS, RaisingCalls, handles_exceptions
 from ._dynamic_numbers import DynamicNumbers
-from ._environment import Environment, with_numpy_names
-from ._trace_stores import CellStores, GlobalStores
-from ._graph_breaks import GraphBreak, GraphBreakSignal, located
-from . import _retrace
-from ._retrace import (SEGMENT_LIMIT, SEGMENT_SECONDS, EagerIsCheaper, NeedsStatic, RerunEagerly,
-                       RetraceTimes, Segments, TimeEagerly, _SegmentLimit, _TraceContext, _Traced,
-                       held_output)
-from ._tracing import location_of, with_loop_capture
+from ._environment import Environment
+from ._graph_breaks import GraphBreak
+from ._retrace import (EagerIsCheaper, NeedsStatic, RerunEagerly, RetraceTimes, Segments,
+                       TimeEagerly, _SegmentLimit, held_output)
+from ._tracing import location_of
 
 MISS = _kiln.MISS
 EAGER = _kiln.EAGER
 RETRACE = _kiln.RETRACE
 Unsupported = _kiln.Unsupported
 CompilerError = _kiln.CompilerError
-
-# Entries one compiled function keeps in memory (each holds a loaded library, and every call
-# walks their guards): past it, the least recently matched is dropped and rebuilt from the disk
-# cache if its arguments come back. dynamic=True with a new shape per call stays bounded.
-MOST_ENTRIES = 64
-
-_tracer_override = None
-
-
-def set_tracer(module):
-    """Uses `module` (wrap/unwrap[/is_scalar_result]) instead of kiln._tracer; None restores."""
-    global _tracer_override
-    _tracer_override = module
-
-
-def _tracer():
-    return _tracer_override if _tracer_override is not None else _numpy_tracer
-
 
 def _reduce_compiled(compiled):
     """Pickled by reference, as a plain function is: `@kiln.compile` at module level loads as
@@ -98,7 +75,7 @@ _kiln.CompiledCall.__reduce__ = _reduce_compiled
 _all_functions = weakref.WeakSet()
 
 
-class CompiledFunction(RaisingCalls):
+class CompiledFunction(RaisingCalls, CallTracing):
     """The state behind one kiln.compile(fn): its GuardedCache, counters and explain records."""
 
     def __init__(self, fn, mode, fullgraph, options, dynamic=None):
@@ -324,277 +301,6 @@ class CompiledFunction(RaisingCalls):
                       f"{times}: runs {times.choice} ({why})")
 
     # ---- tracing ----
-    def trace_and_compile(self, args, kwargs, leaves, spec, guard, dynamic=(), times=None):
-        """_trace_and_compile; where the trace is given up (None, or an exception after which
-        the caller runs the call again), the random generators it drew from get their states
-        back, so that the run that follows draws what NumPy's would, and so do the caller's
-        containers and objects the trace changed."""
-        states = _random_state.snapshot(self.fn, leaves)
-        saved = Saved(spec, (args, kwargs, self.cache.environment()), self.environment)
-        try:
-            traced = self._trace_and_compile(args, kwargs, leaves, spec, guard, dynamic, times)
-        except (NeedsStatic, _SegmentLimit, CompilerError, GraphBreak, RerunEagerly):
-            _random_state.restore(states)
-            saved.restore()
-            raise
-        if traced is None:
-            _random_state.restore(states)
-            saved.restore()
-        return traced
-
-    def _trace_and_compile(self, args, kwargs, leaves, spec, guard, dynamic=(), times=None):
-        """_trace_once; its trace context ends with it: a traced array that code run during
-        the trace kept (a finalizer's store, a signal handler's) cannot run a graph after."""
-        contexts = []
-        try:
-            return self._trace_once(args, kwargs, leaves, spec, guard, dynamic, contexts, times)
-        finally:
-            for context in contexts:
-                context.finished = True
-
-    def _trace_once(self, args, kwargs, leaves, spec, guard, dynamic, contexts, times=None):
-        """Traces one call and compiles its graph; with a `guard` (GuardedCache.record, made
-        before the trace), adds the cache entry for it. Returns a _Traced, or None where the
-        call must run eagerly. `dynamic`: leaves (Python floats and ints) traced as 0-d graph
-        inputs; NeedsStatic where the trace needs their values."""
-        tracer = _tracer()
-        trace = _kiln.Trace()
-        trace.location = location_of(self.fn)
-        if dynamic:
-            leaves = list(leaves)
-            for index in dynamic:
-                leaves[index] = np.array(leaves[index], DYNAMIC_DTYPES[type(leaves[index])])
-        array_leaves = [index for index, leaf in enumerate(leaves) if type(leaf) is np.ndarray]
-        try:
-            real_arrays, inputs, wrapped, aliased = _aliasing.trace_inputs(
-                [leaves[index] for index in array_leaves], trace, tracer)
-        except _aliasing.AliasingUnsupported as error:
-            return self._give_up(args, kwargs, str(error), location_of(self.fn), guard)
-        strides = [[] if array.flags.c_contiguous else [s // array.itemsize for s in array.strides]
-                   for array in real_arrays]
-        traced_leaves = list(leaves)
-        for index, tracer_object in zip(array_leaves, wrapped):
-            traced_leaves[index] = tracer_object
-        for index in dynamic:  # stands for a Python number: weak in NumPy's promotion
-            traced_leaves[index]._scalar = True
-            traced_leaves[index]._weak = float if leaves[index].dtype.kind == "f" else int
-        original = (args, kwargs, self.cache.environment())
-        traced_tree = _pytree.unflatten_keeping(spec, traced_leaves, original)
-        traced_args, traced_kwargs, traced_environment = traced_tree
-        function, attributes = self._with_environment(traced_environment)
-        cell_stores = CellStores(function)
-        function = with_loop_capture(self.fn, with_numpy_names(function, tracer), tracer, trace,
-                                     self._note_loop)
-        options = dict(self.options)
-        options.setdefault("device", _device.current_device())
-        if options["device"] == "cuda" and _kiln.cuda_unavailable_reason():
-            # Asked for by name: an error, not the eager fallback of what kiln cannot compile.
-            raise RuntimeError(f"kiln: {self.name}: device='cuda': "
-                               f"{_kiln.cuda_unavailable_reason()}")
-        if config.cache_dir is not None:
-            options.setdefault("cache_dir", str(config.cache_dir))
-        context = _TraceContext(self, trace, list(real_arrays), strides, options, self.fullgraph,
-                                bool(dynamic))
-        contexts.append(context)
-        context.retrace_times = times
-        context.attribute_dicts = (attributes.traced_dicts()  # loop bodies' changes to them
-                                   + _pytree.object_dicts(spec, traced_tree))
-        held = getattr(tracer, "held_tensors", None)  # a stand-in tracer may have none
-        if held is not None:
-            context.held = functools.partial(held, trace)
-        attach = getattr(tracer, "attach_driver", None)  # a stand-in tracer may have none
-        capturing = attach(trace, context) if attach is not None else None
-        started = time.perf_counter()
-        context.random_states = _random_state.snapshot(self.fn, leaves)
-        stores = GlobalStores(self.environment.global_stores, attributes.copies,
-                              self.environment.globals_ids, location_of(self.fn))
-        leaked = functools.partial(self._leaked, spec, traced_leaves, traced_tree, original, tracer)
-        try:
-            try:
-                try:
-                    if capturing is None:
-                        result = function(*traced_args, **traced_kwargs)
-                    else:
-                        with capturing:
-                            result = function(*traced_args, **traced_kwargs)
-                finally:
-                    rebound = stores.changed()  # the module's globals hold no tracer after
-                    rebound_cell = cell_stores.changed()
-                if _random_state.drew(context.random_states):
-                    context.opaque_call("a random generator draws new values on every call",
-                                        location_of(self.fn))
-                if rebound is not None:
-                    raise ChangesCallerState(f"the function assigns the global '{rebound[0]}' "
-                                             "(NumPy assigns it at every call)", rebound[1])
-                if rebound_cell is not None:
-                    raise ChangesCallerState(
-                        f"the function assigns the closure variable '{rebound_cell[0]}' "
-                        "(NumPy assigns it at every call)", rebound_cell[1])
-                # Attributes of self and of global objects the trace assigned: each run of the
-                # graph assigns them (the values outputs of the graph, or constants).
-                assigned = attributes.assigned()
-                outputs, output_spec = self._outputs(context, tracer,
-                                                     with_assigned(result, assigned))
-            except Exception as error:
-                # A dynamic number is a 0-d tracer, not a float: whatever fails with it
-                # (round(lr), lr.is_integer(), a break) is retried with the numbers static.
-                if dynamic and not isinstance(error, NeedsStatic):
-                    raise NeedsStatic() from None
-                raise
-            output_spec = checked_output_spec(
-                output_spec, assigned, attributes, _pytree.changed_copies(
-                    spec, traced_leaves, traced_tree, original,
-                    lambda value: tracer.unwrap(value) is not None), location_of(self.fn))
-            if _kiln.log_enabled("perf"):
-                _kiln.log("perf", f"trace of {self.name}: "
-                          f"{(time.perf_counter() - started) * 1e3:.3f} ms, {trace.node_count} nodes")
-        except GraphBreakSignal as signal:
-            if dynamic and not isinstance(signal, ChangesCallerState):
-                raise NeedsStatic() from None
-            if isinstance(signal, ChangesCallerState):
-                self.caller_state_changes.note(spec)
-            return self._give_up(args, kwargs, signal.reason, signal.location, guard)
-        except Unsupported as error:
-            if dynamic:
-                raise NeedsStatic() from None
-            if self.fullgraph:
-                raise
-            return self._give_up(args, kwargs, f"unsupported: {error}", "", guard)
-        except (ValueError, TypeError, IndexError) as error:
-            if type(error) is ValueError and NOT_AN_ARRAY in str(error):
-                # NumPy's C code called an object's __array__ (np.add(o, 1), no traced operand
-                # to dispatch on), which returned a traced array (o's array, an input): eager
-                return self._give_up(args, kwargs, "NumPy converted an object whose __array__ returns "
-                                     "an array the trace holds", location_of(self.fn), guard)
-            if self._gives_up_raising(leaked, context, tracer, inputs):
-                return self._give_up(args, kwargs, LEAKED, location_of(self.fn), None)
-            if context.pending is not None:  # ours, swallowed and replaced by NumPy
-                raise context.pending from None
-            named = located(error)
-            if named is None:
-                raise
-            raise named.with_traceback(error.__traceback__) from None
-        except (NeedsStatic, _SegmentLimit, CompilerError, GraphBreak):
-            raise
-        except Exception:  # the user's code raised (ZeroDivisionError, its own exception)
-            if self._gives_up_raising(leaked, context, tracer, inputs):
-                return self._give_up(args, kwargs, LEAKED, location_of(self.fn), None)
-            raise
-
-        mutations = written_inputs(tracer, inputs, outputs)
-        if any(_aliasing.overlaps_itself(real_arrays[position]) for position, _ in mutations):
-            return self._give_up(args, kwargs, "an array whose own elements share memory "
-                                 "(as_strided) is written", location_of(self.fn), guard)
-        # After a graph break, or with arguments that share memory, the graph depends on more
-        # than the guards: such calls are traced again each time, their graphs memoized.
-        retrace = context.broke or aliased
-        if dynamic and retrace:
-            raise NeedsStatic()
-        if context.broke:  # its numbers stay static: a dynamic trace would break, then retry
-            self.numbers.keep_static(spec)
-        if not outputs:
-            # Nothing computed: the trace ran the function (its prints too), so its result is
-            # this call's; running it again would repeat them. Later calls run it as it is, or
-            # retrace it after a break (its prints and data-dependent results are per call).
-            if guard is not None:
-                self.cache.add(guard, args, kwargs, None, None, [], context.broke)
-                self.retrace_entries += context.broke
-            for target, name, value in assigned:  # constants; later calls run eagerly
-                target[name] = value
-            return _Traced(None, None, None, [], context.broke, result=result)
-        reads = None
-        try:
-            if retrace:
-                compiled, _, reads = self._compile_segment(context, outputs)
-            else:
-                compiled = _kiln.compile_graph(trace, outputs, strides, options,
-                                               donated=donated(mutations, len(outputs)))
-                self._note_graph(compiled)
-        except Unsupported as error:  # past kiln's bounds on compile work: eager, and why
-            if not self.fullgraph:
-                warnings.warn(f"kiln: {self.name} ({location_of(self.fn)}) runs eagerly: "
-                              f"{error}", RuntimeWarning, stacklevel=4)
-            return self._give_up(args, kwargs, str(error), location_of(self.fn), guard)
-        if mutations:
-            self._note_writes_arguments()
-        if guard is not None:
-            guards = self.cache.add(guard, args, kwargs, None if retrace else compiled,
-                                    output_spec, mutations, retrace)
-            self.retrace_entries += retrace
-            self.cache.evict_to(MOST_ENTRIES)
-            if _kiln.log_enabled("guards"):
-                _kiln.log("guards", f"guards of {self.name} ({location_of(self.fn)}), entry "
-                          f"{len(self.cache)}:\n{guards}")
-        return _Traced(compiled, context.real_arrays, output_spec, mutations, retrace, reads)
-
-    def _compile_segment(self, context, outputs):
-        """The compiled segment of the trace with these outputs, from the memo: (compiled,
-        whether it was compiled now, the positions of the trace's inputs it reads)."""
-        compiled, new, reads = self.segments.compiled(context, outputs, self._warn_segment_limit)
-        if new:
-            self._note_graph(compiled)
-        return compiled, new, reads
-
-    def _warn_segment_limit(self):
-        if not self.warned_segments:
-            self.warned_segments = True
-            warnings.warn(f"kiln: {self.name} ({location_of(self.fn)}) built "
-                          f"{len(self.segments)} distinct graphs around its graph breaks "
-                          f"({self.segments.seconds:.1f} s of compiling; at most "
-                          f"{SEGMENT_LIMIT} graphs or {SEGMENT_SECONDS:.0f} s): its calls that "
-                          f"need a new one run eagerly", RuntimeWarning, stacklevel=6)
-
-    def _outputs(self, context, tracer, result):
-        """Graph outputs and the C++ output spec for the function's result pytree."""
-        outputs = []
-        is_scalar = getattr(tracer, "is_scalar_result", None)
-        stacked_row = getattr(tracer, "stacked_row", lambda leaf: None)
-        converted = {}  # id(leaf) -> its spec: an array returned twice is one array, as in NumPy
-
-        def convert(leaf):
-            if isinstance(leaf, (bool, int, float, complex, str, np.generic)) or leaf is None:
-                return convert_once(leaf)
-            if id(leaf) not in converted:  # (the leaf held: its id stays its own)
-                converted[id(leaf)] = (leaf, convert_once(leaf))
-            return converted[id(leaf)][1]
-
-        def convert_once(leaf):
-            row = stacked_row(leaf)
-            if row is not None:  # a row of a loop's appends: its stack is the output, once
-                stack, row_value = row
-                return _pytree.Rebuilt(row_value, convert(stack))
-            tensor = tracer.unwrap(leaf)
-            if (tensor is None and type(leaf) is np.ndarray
-                    and not getattr(tracer, "holds_dtype", bool)(leaf.dtype)):
-                # strings, objects, datetimes: no graph holds them (the trace-time value may
-                # come from the data): these guards run eagerly (a TypeError crashed the call)
-                raise Unsupported(f"{self.name} returns an array of dtype {leaf.dtype}")
-            if tensor is None and type(leaf) is np.ndarray:
-                # A fresh copy per call, as eager NumPy returns; after a graph break the array
-                # may come from the data, so it is an input, not part of the graph's text.
-                tensor = context.data_input(leaf)
-                if tensor is None:
-                    tensor = context.trace.constant(leaf)
-            if tensor is not None:
-                outputs.append(tensor)
-                slot = len(outputs) - 1
-                python_type = getattr(leaf, "_weak", None)
-                if python_type is not None and len(tensor.shape) == 0:
-                    # a traced Python number (a dynamic float, a loop's counter): Python's type
-                    return _pytree.Rebuilt(python_type, -(slot + 1))
-                return -(slot + 1) if is_scalar is not None and is_scalar(leaf) else slot
-            if type(leaf) is int:
-                return _pytree.Constant(leaf)
-            if _pytree.holds_array(leaf, lambda value: tracer.unwrap(value) is not None):
-                raise Unsupported(f"{self.name} returns a {type(leaf).__name__} holding traced "
-                                  "arrays (kiln rebuilds tuples, lists, dicts, namedtuples and "
-                                  "dataclasses)")
-            return leaf
-
-        spec = _pytree.output_spec(convert, result)
-        compact = getattr(tracer, "compact_rows", None)  # lists of a loop's appends
-        return outputs, spec if compact is None else compact(spec)
-
     def _with_environment(self, environment):
         """(The function over globals/closure cells whose arrays are replaced by tracers, the
         Attributes of the objects it reads attributes of: self, global objects)."""

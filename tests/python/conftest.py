@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import kiln
-from kiln import _compile, _kiln
+from kiln import _compile, _graph_breaks, _kiln
 
 
 # The tests check the graphs kiln builds around graph breaks on tiny arrays, which NumPy runs in
@@ -133,7 +133,7 @@ class StandIn:
         return bool(value)
 
     def item(self):
-        raise _compile.GraphBreakSignal("item() of a traced array", _user_location())
+        raise _graph_breaks.GraphBreakSignal("item() of a traced array", _user_location())
 
 
 def kiln_trace_location(tracer):

@@ -118,7 +118,7 @@ def test_a_long_unrolled_loop_of_shared_values_compiles_as_bounded_kernels(unrol
 def test_a_new_shape_per_call_keeps_a_bounded_number_of_entries(monkeypatch):
     # dynamic=True lifts recompile_limit for shapes: every entry (a loaded library, guards
     # every call walks) was kept, without bound. The least recently used go; they come back.
-    monkeypatch.setattr(kiln._compile, "MOST_ENTRIES", 4, raising=False)
+    monkeypatch.setattr(kiln._call_tracing, "MOST_ENTRIES", 4)
     compiled = kiln.compile(lambda x: np.sin(x) * 2 + x.sum(), dynamic=True)
     for n in [1, 2, 3, 4, 5, 6, 7, 8, 1, 2, 3, 9, 1, 8]:
         x = np.linspace(0, 1, n)
