@@ -127,16 +127,17 @@ void run_convolution_backward(const sched::ExternCall& call,
   }
 }
 
-// argsort and sort: parameters {axis, descending}; the result buffer holds the first k
-// positions or values.
+// argsort and sort: parameters {axis, descending, picks...}; the result buffer holds the first
+// k positions or values, or those at the picked positions of the sorted rows.
 void run_sort(const sched::ExternCall& call, const std::vector<sched::Buffer>& buffers,
               char* const* table) {
-  if (call.inputs.size() != 1 || call.parameters.size() != 2)
+  if (call.inputs.size() != 1 || call.parameters.size() < 2)
     throw Error(ErrorKind::Internal, "kiln: " + std::string(ir::op_name(call.op)) + " call with " +
                                          std::to_string(call.inputs.size()) + " operands");
   const sched::Buffer& out = buffers[static_cast<size_t>(call.output)];
   sort(extern_operand(call, buffers, table, 0), call.parameters[0], call.parameters[1] != 0,
-       call.op == ir::Op::argsort, table[call.output], out.shape, out.strides);
+       call.op == ir::Op::argsort, table[call.output], out.shape, out.strides, 0,
+       std::vector<int64_t>(call.parameters.begin() + 2, call.parameters.end()));
 }
 
 // attention: q, k, v[, bias]; parameters {causal}.

@@ -232,6 +232,22 @@ void sort_items(std::vector<T>& items, std::vector<T>& scratch, std::vector<uint
   }
 }
 
+// Puts at each of `picks` (ascending positions) the item a sort puts there, everything before it
+// before it: one nth_element each over what lies past the last pick (introselect, linear time),
+// where a pick follows the last one directly only the least of the rest moves there, to the
+// last place only the largest (median's NaN check).
+template <class T>
+void select_items(std::vector<T>& items, const std::vector<int64_t>& picks) {
+  auto begin = items.begin();
+  for (int64_t pick : picks) {
+    const auto at = items.begin() + pick;
+    if (at == begin) std::iter_swap(at, std::min_element(at, items.end()));
+    else if (at + 1 == items.end()) std::iter_swap(at, std::max_element(begin, items.end()));
+    else std::nth_element(begin, at, items.end());
+    begin = at + 1;
+  }
+}
+
 // ---- rows ----------------------------------------------------------------------------------
 
 // What one dtype sorts: its keys (Bits wide), the items sorted, and how a row is loaded and
@@ -308,6 +324,38 @@ struct RowSorter {
       } else {  // the element itself
         const Bits bits = load_raw<Bits>(data, base + position * step);
         std::memcpy(out + j * out_step * static_cast<int64_t>(sizeof(Bits)), &bits, sizeof(Bits));
+      }
+    }
+  }
+
+  // After select_items: the items at `picks`, to out[j * step]. A value whose key is zero's or
+  // NaN's is the m-th of those bits, m the count of its key before it (the selection leaves
+  // exactly the items a sort puts first there, and a stable sort keeps equal keys in order).
+  void store_picks(char* out, int64_t step, const std::vector<int64_t>& picks) {
+    for (size_t j = 0; j < picks.size(); ++j) {
+      const T& item = items[static_cast<size_t>(picks[j])];
+      constexpr int64_t kElement = kPositions ? 8 : static_cast<int64_t>(sizeof(Bits));
+      char* place = out + static_cast<int64_t>(j) * step * kElement;
+      if constexpr (kPositions) {
+        int64_t position;
+        if constexpr (kPacked) position = static_cast<int64_t>(item & 0xffffffffu);
+        else position = static_cast<int64_t>(item.position);
+        std::memcpy(place, &position, 8);
+      } else {
+        const Bits key = descending ? static_cast<Bits>(~item) : item;
+        Bits bits;
+        if constexpr (K::kFloat) {
+          if (key == K::kZeroKey || key == K::kNaNKey) {
+            const auto m = static_cast<size_t>(
+                std::count(items.begin(), items.begin() + picks[j], item));
+            bits = key == K::kZeroKey ? zeros[m] : nans[m];
+          } else {
+            bits = K::bits(key);
+          }
+        } else {
+          bits = K::bits(key);
+        }
+        std::memcpy(place, &bits, sizeof(Bits));
       }
     }
   }
@@ -414,7 +462,7 @@ void sort_long_row(const StridedOperand& input, size_t axis, bool descending, ch
 template <DType D, bool kPositions>
 void sort_rows(const StridedOperand& input, size_t axis, bool descending, char* out,
                const std::vector<int64_t>& out_shape, const std::vector<int64_t>& out_strides,
-               int most) {
+               int most, const std::vector<int64_t>& picks) {
   using Sorter = RowSorter<D, kPositions>;
   const int64_t n = input.shape[axis];
   const int64_t k = out_shape[axis];
@@ -424,7 +472,7 @@ void sort_rows(const StridedOperand& input, size_t axis, bool descending, char* 
   row_starts(input, axis, out_strides, in_rows, out_rows);
   const auto rows = static_cast<int64_t>(in_rows.size());
   const int64_t element = kPositions ? 8 : dtype_size(input.dtype);
-  if (rows == 1 && k == n && n >= kChunkedFrom && most > 1) {
+  if (rows == 1 && k == n && n >= kChunkedFrom && most > 1 && picks.empty()) {
     sort_long_row<D, kPositions>(input, axis, descending, out + out_rows[0] * element,
                                  out_strides[axis], k, most);
     return;
@@ -437,6 +485,13 @@ void sort_rows(const StridedOperand& input, size_t axis, bool descending, char* 
     sorter.items.reserve(static_cast<size_t>(n));
     #pragma omp for schedule(static)
     for (int64_t r = 0; r < rows; ++r) {
+      if (!picks.empty()) {
+        sorter.load(data, in_rows[static_cast<size_t>(r)], input.strides[axis], n, 0);
+        select_items(sorter.items, picks);
+        sorter.store_picks(out + out_rows[static_cast<size_t>(r)] * element, out_strides[axis],
+                           picks);
+        continue;
+      }
       if (k > 0 && k * kHeapFactor <= n && n > kNetworkUpTo) {
         sorter.select(data, in_rows[static_cast<size_t>(r)], input.strides[axis], n, k,
                       out + out_rows[static_cast<size_t>(r)] * element, out_strides[axis]);
@@ -452,12 +507,12 @@ void sort_rows(const StridedOperand& input, size_t axis, bool descending, char* 
 template <bool kPositions>
 void sort_dtype(const StridedOperand& input, size_t axis, bool descending, char* out,
                 const std::vector<int64_t>& out_shape, const std::vector<int64_t>& out_strides,
-                int threads) {
+                int threads, const std::vector<int64_t>& picks) {
   switch (input.dtype) {
 #define KILN_SORT_CASE(name) \
   case DType::name:          \
     return sort_rows<DType::name, kPositions>(input, axis, descending, out, out_shape, \
-                                              out_strides, threads);
+                                              out_strides, threads, picks);
     KILN_SORT_CASE(Bool)
     KILN_SORT_CASE(Int8)
     KILN_SORT_CASE(Int16)
@@ -482,19 +537,27 @@ void sort_dtype(const StridedOperand& input, size_t axis, bool descending, char*
 
 void sort(const StridedOperand& input, int64_t axis, bool descending, bool positions, void* out,
           const std::vector<int64_t>& out_shape, const std::vector<int64_t>& out_strides,
-          int threads) {
+          int threads, const std::vector<int64_t>& picks) {
   const auto along = static_cast<size_t>(axis);
   if (along >= input.shape.size() || out_shape.size() != input.shape.size() ||
       out_shape[along] > input.shape[along])
     throw Error(ErrorKind::Internal, "kiln: sort call with mismatched shapes");
+  if (!picks.empty()) {
+    bool fits = static_cast<int64_t>(picks.size()) == out_shape[along];
+    for (size_t j = 0; fits && j < picks.size(); ++j)
+      fits = picks[j] >= (j == 0 ? 0 : picks[j - 1] + 1) && picks[j] < input.shape[along];
+    if (!fits) throw Error(ErrorKind::Internal, "kiln: sort call with positions that do not fit");
+  }
   for (int64_t extent : out_shape)
     if (extent == 0) return;
   // The free cores only (runtime/thread_budget.h): on a busy machine a second thread's chunk
   // waits descheduled, and the chunked sort of one row ran 1.6x slower on two threads than one.
   if (threads <= 0) threads = runtime::thread_budget(omp_get_max_threads());
   char* bytes = static_cast<char*>(out);
-  if (positions) sort_dtype<true>(input, along, descending, bytes, out_shape, out_strides, threads);
-  else sort_dtype<false>(input, along, descending, bytes, out_shape, out_strides, threads);
+  if (positions)
+    sort_dtype<true>(input, along, descending, bytes, out_shape, out_strides, threads, picks);
+  else
+    sort_dtype<false>(input, along, descending, bytes, out_shape, out_strides, threads, picks);
 }
 
 }  // namespace kiln::externs

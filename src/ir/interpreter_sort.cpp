@@ -48,7 +48,8 @@ Array positions(const Node& node, const Array& operand, Array* values) {
       std::stable_sort(order.begin(), order.end(), before);
       for (int64_t j = 0; j < k; ++j) {
         const int64_t place = walker.offset(1) + j * out_strides[axis];
-        out[place] = order[static_cast<size_t>(j)];
+        const auto& picks = node.attrs.starts;  // picked positions (passes/sort_picks.cpp)
+        out[place] = order[static_cast<size_t>(picks.empty() ? j : picks[static_cast<size_t>(j)])];
         if (values != nullptr)  // the element itself: -0.0 and NaN keep their bits
           std::memcpy(static_cast<char*>(values->data()) + place * element,
                       in.data + (walker.offset(0) + out[place] * in.strides[axis]) * element,

@@ -327,6 +327,17 @@ class NodeVerifier {
                        : node_.shape[d] == source[d];
     expect(fits, "the sort's shape " + shape_string(node_.shape) + " does not fit its operand's " +
                      shape_string(source));
+    // picked positions (passes/sort_picks.cpp): ascending, inside the row, one per element
+    const std::vector<int64_t>& picks = node_.attrs.starts;
+    bool picks_fit = picks.empty() || (node_.shape[axis].is_constant() &&
+                                       node_.shape[axis].constant() ==
+                                           static_cast<int64_t>(picks.size()) &&
+                                       source[axis].is_constant());
+    for (size_t j = 0; picks_fit && j < picks.size(); ++j)
+      picks_fit = picks[j] >= (j == 0 ? 0 : picks[j - 1] + 1) &&
+                  picks[j] < source[axis].constant();
+    expect(picks_fit, "the sort's picked positions " + std::to_string(picks.size()) +
+                          " do not fit its row");
   }
 
   void verify_scatter() const {

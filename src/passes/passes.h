@@ -23,6 +23,9 @@ ir::Graph share_sorts(const ir::Graph& graph);
 // A sort or argsort read only at one end of its rows (np.argsort(x)[-n:], argpartition's first
 // n) as a top-k of that end.
 ir::Graph sort_ends(const ir::Graph& graph);
+// A sort or argsort read only at a few single positions of its rows (np.median, np.quantile,
+// np.partition(x, k)[k]) as a selection of those positions (nth_element, not a full sort).
+ir::Graph sort_picks(const ir::Graph& graph);
 // Constant folding: nodes whose operands are all constants and whose result is small
 // (<= 4096 elements) are evaluated by the interpreter and replaced by constants.
 ir::Graph fold_constants(const ir::Graph& graph);

@@ -6,6 +6,7 @@
 #include <map>
 #include <string>
 #include <tuple>
+#include <vector>
 
 #include "ir/builder.h"
 #include "passes/passes.h"
@@ -16,11 +17,12 @@ using ir::Node;
 using ir::ValueId;
 
 ir::Graph share_sorts(const ir::Graph& graph) {
-  using Key = std::tuple<ValueId, int64_t, bool, std::string>;
-  std::map<Key, ValueId> positions;  // argsort nodes by (operand, axis, descending, shape)
+  using Key = std::tuple<ValueId, int64_t, bool, std::string, std::vector<int64_t>>;
+  // argsort nodes by (operand, axis, descending, shape, picked positions)
+  std::map<Key, ValueId> positions;
   auto key = [](const Node& node) {
     return Key{node.inputs[0], node.attrs.axis, node.attrs.descending,
-               ir::shape_string(node.shape)};
+               ir::shape_string(node.shape), node.attrs.starts};
   };
   for (ValueId id = 0; id < graph.size(); ++id)
     if (graph.node(id).op == ir::Op::argsort) positions.emplace(key(graph.node(id)), id);

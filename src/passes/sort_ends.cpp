@@ -61,7 +61,7 @@ std::map<ValueId, End> sorts_read_at_one_end(const ir::Graph& graph) {
   std::map<ValueId, End> result;
   for (ValueId id = 0; id < graph.size(); ++id) {
     const Node& node = graph.node(id);
-    if (node.op != ir::Op::sort && node.op != ir::Op::argsort) continue;
+    if (!ir::is_sort(node.op) || !node.attrs.starts.empty()) continue;  // not a pick of one
     const ir::Dim& n = graph.node(node.inputs[0]).shape[static_cast<size_t>(node.attrs.axis)];
     const auto& users = readers[static_cast<size_t>(id)];
     if (!n.is_constant() || node.shape[static_cast<size_t>(node.attrs.axis)] != n ||

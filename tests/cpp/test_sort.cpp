@@ -3,7 +3,8 @@
 // interpreter on every real dtype's special values, every axis, strided operands, top-k, long
 // rows (the radix passes; a row sorted in chunks and merged) and many short rows, sort's values
 // bit for bit (zeros' signs and NaNs' payloads in a stable sort's order), the share_sorts pass,
-// the builder's errors and the serializer's descending flag.
+// selections of single positions (the sort_picks pass and the kernel's picks), the builder's
+// errors and the serializer's descending flag.
 #include <gtest/gtest.h>
 
 #include "compile_test_util.h"
@@ -233,6 +234,88 @@ TEST(Sort, ShareSortsReadsValuesThroughAnArgsortOfTheSameOperand) {
   ir::Graph kept = passes::run_graph_passes(alone, {});
   EXPECT_EQ(count(kept, Op::sort), 1);
   EXPECT_EQ(count(kept, Op::argsort), 0);
+}
+
+// Picked positions (passes/sort_picks.cpp): the kernel selects each row's elements at a few
+// positions of its sorted order, bit for bit what the full sort puts there (ties by position,
+// zeros' signs and NaNs' payloads in stable order), positions and values, both ways, one long
+// row and many short ones, adjacent picks and the last one (median's).
+TEST(Sort, PickedPositionsMatchTheFullSortBitForBit) {
+  std::vector<double> values = pseudo_random(60000, -20, 20, 11);
+  for (size_t i = 0; i < values.size(); i += 2) values[i] = std::round(values[i]);  // ties
+  for (size_t i = 0; i < values.size(); i += 97) values[i] = kNaN;
+  for (size_t i = 0; i < values.size(); i += 13) values[i] = i % 2 ? -0.0 : 0.0;
+  const std::vector<int64_t> picks_long = {0, 4000, 29999, 30000, 31234, 59999};
+  const std::vector<int64_t> picks_short = {1, 24, 25, 59};
+  for (DType dtype : {DType::Float32, DType::Float64, DType::Float16})
+    for (const auto& [shape, axis, picks] :
+         {std::tuple{std::vector<int64_t>{60000}, int64_t{0}, picks_long},
+          std::tuple{std::vector<int64_t>{60, 1000}, int64_t{0}, picks_short}})
+      for (bool descending : {false, true})
+        for (Op op : {Op::argsort, Op::sort}) {
+          const Array x = make_array(dtype, shape, values);
+          ir::Graph graph;
+          ir::Builder b(graph);
+          ValueId input = b.parameter(dtype, ir::from_ints(shape));
+          graph.set_outputs({op == Op::argsort ? b.argsort(input, axis, descending)
+                                               : b.sort(input, axis, descending)});
+          const Array sorted = ir::interpret(graph, {x})[0].contiguous();
+          std::vector<int64_t> out_shape = shape;
+          out_shape[static_cast<size_t>(axis)] = static_cast<int64_t>(picks.size());
+          Array got = Array::empty(sorted.dtype(), out_shape);
+          const std::vector<int64_t> strides = shape.size() == 1 ? std::vector<int64_t>{1}
+                                                                 : std::vector<int64_t>{1000, 1};
+          const std::vector<int64_t> out_strides =
+              shape.size() == 1 ? std::vector<int64_t>{1} : std::vector<int64_t>{1000, 1};
+          externs::sort({x.data(), dtype, shape, strides}, axis, descending, op == Op::argsort,
+                        got.data(), out_shape, out_strides, 0, picks);
+          const int64_t element = dtype_size(sorted.dtype());
+          const int64_t columns = shape.size() == 1 ? 1 : 1000;
+          for (size_t j = 0; j < picks.size(); ++j)
+            for (int64_t c = 0; c < columns; ++c) {
+              const char* want = static_cast<const char*>(sorted.data()) +
+                                 (picks[j] * columns + c) * element;
+              const char* have = static_cast<const char*>(got.data()) +
+                                 (static_cast<int64_t>(j) * columns + c) * element;
+              ASSERT_EQ(std::memcmp(want, have, static_cast<size_t>(element)), 0)
+                  << dtype_name(dtype) << " " << ir::op_name(op) << " pick " << picks[j]
+                  << " column " << c << (descending ? " descending" : "");
+            }
+        }
+}
+
+// A sort read only at single positions (median's middle and last) becomes one sort picking
+// them; one read of a range keeps the full sort; results match the interpreter's full sort.
+TEST(Sort, SortPicksSelectsWhatIsReadAtSinglePositions) {
+  auto sorts = [](const ir::Graph& graph) {
+    std::vector<ir::Node> nodes;
+    for (const ir::Node& node : graph.nodes())
+      if (ir::is_sort(node.op)) nodes.push_back(node);
+    return nodes;
+  };
+  GraphCase graph;
+  ir::Builder& b = graph.builder;
+  std::vector<double> values = pseudo_random(8 * 3000, -9, 9, 12);
+  for (double& value : values) value = std::floor(value);  // ties
+  ValueId x = graph.input(make_array(DType::Float64, {8, 3000}, values));
+  ValueId sorted = b.sort(x, 1, false);
+  auto column = [&](ValueId of, int64_t i) { return b.slice(of, {0, i}, {8, i + 1}, {1, 1}); };
+  graph.output(b.binary(Op::add, column(sorted, 1499), column(sorted, 1500)), "middle two");
+  graph.output(column(sorted, 2999), "last");
+  ValueId order = b.argsort(x, 1, false);
+  graph.output(column(order, 5), "argsort column 5");
+  ValueId kept = b.sort(x, 1, true);
+  graph.output(column(kept, 7), "a single position");
+  graph.output(b.slice(kept, {0, 10}, {8, 12}, {1, 1}), "a range keeps the sort");
+  graph.check();
+  const std::vector<ir::Node> after = sorts(passes::run_graph_passes(graph.graph, {}));
+  ASSERT_EQ(after.size(), 3u);
+  EXPECT_EQ(after[0].attrs.starts, (std::vector<int64_t>{1499, 1500, 2999}));
+  EXPECT_EQ(after[0].shape, ir::from_ints({8, 3}));
+  EXPECT_EQ(after[1].attrs.starts, (std::vector<int64_t>{5}));
+  EXPECT_EQ(after[1].shape, ir::from_ints({8, 1}));
+  EXPECT_TRUE(after[2].attrs.starts.empty());
+  EXPECT_EQ(after[2].shape, ir::from_ints({8, 3000}));
 }
 
 }  // namespace

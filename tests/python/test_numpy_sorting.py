@@ -166,6 +166,37 @@ def test_median_is_one_sort_and_empty_slices_run_eagerly():
     np.testing.assert_array_equal(got, np.full(301, np.nan))
 
 
+def test_single_positions_of_long_sorts_are_selections():
+    # passes/sort_picks.cpp: a sort read only at a few positions (median's middle and last,
+    # quantiles' neighbours, partition(x, k)[k]) selects them (nth_element), no full sort in
+    # the graph; the picked elements are a stable sort's, bit for bit (ties by position, the
+    # signs of zeros and NaN's payloads as np.sort(kind="stable") orders them)
+    def f(x, y):
+        return (np.median(x), np.median(y, axis=1), np.percentile(x, [10, 50, 90]),
+                np.partition(x, 1000)[1000], np.sort(x)[12345],
+                np.argsort(x, kind="stable")[15_000], np.quantile(y, 0.25, axis=0))
+    x = np.round(RNG.uniform(-20, 20, 20_001))  # many ties
+    x[RNG.random(x.shape) < 0.2] = -0.0
+    x[RNG.random(x.shape) < 0.2] = 0.0
+    y = RNG.standard_normal((300, 400))
+    y[7, 3] = np.nan  # a NaN row and column: NaN
+    text = kiln.explain(f)(x, y).graphs[0].graph_text
+    sorts = [line for line in text.splitlines() if "sort(" in line]
+    assert sorts and not any("20001)" in line or "300, 400)" in line or "400, 300)" in line
+                             for line in sorts), sorts
+    got, want = compiled(f)(x, y), f(x, y)
+    for value, reference in zip(got, want):
+        assert value.dtype == reference.dtype and value.shape == reference.shape
+        np.testing.assert_array_equal(value, reference)
+    stable = np.sort(x, kind="stable")
+    for k in (9_999, 10_000, 12_345):  # zeros of both signs at the middle
+        picked = compiled(lambda x: np.sort(x)[k])(x)
+        assert picked == stable[k] and np.signbit(picked) == np.signbit(stable[k]), k
+    nan = x.copy()
+    nan[5] = np.nan
+    assert np.isnan(compiled(np.median)(nan))
+
+
 def test_percentiles_of_long_rows_and_numpys_errors():
     x = RNG.standard_normal((30, 1001)).astype(np.float32)
     x[4, 9] = np.nan

@@ -209,8 +209,8 @@ void run_sort(const sched::ExternCall& call, const std::vector<sched::Buffer>& b
                  std::vector<std::shared_ptr<void>>*, int) {
   StridedOperand in = extern_operand(call, buffers, table, 0);
   const sched::Buffer& out = buffers[static_cast<size_t>(call.output)];
-  if (call.parameters.size() != 2)
-    throw Error(ErrorKind::Internal, where(call, buffers) + "parameters {axis, descending}");
+  if (call.parameters.size() < 2)
+    throw Error(ErrorKind::Internal, where(call, buffers) + "parameters {axis, descending, picks...}");
   int64_t low = 0, out_low = 0;
   const int64_t span = view_span(in.shape, in.strides, low);
   const int64_t out_span = view_span(out.shape, out.strides, out_low);
@@ -223,7 +223,8 @@ void run_sort(const sched::ExternCall& call, const std::vector<sched::Buffer>& b
   const int64_t out_element = dtype_size(out.dtype);
   std::vector<char> result(static_cast<size_t>(out_span * out_element));
   externs::sort(in, call.parameters[0], call.parameters[1] != 0, call.op == ir::Op::argsort,
-                result.data() - out_low * out_element, out.shape, out.strides);
+                result.data() - out_low * out_element, out.shape, out.strides, 0,
+                std::vector<int64_t>(call.parameters.begin() + 2, call.parameters.end()));
   cuda::copy_to_device(table[call.output] + out_low * out_element, result.data(),
                        out_span * out_element, stream);
 }
