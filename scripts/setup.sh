@@ -49,8 +49,9 @@ missing_packages=()
 command -v g++ >/dev/null 2>&1 || missing_packages+=(g++)
 command -v make >/dev/null 2>&1 || command -v ninja >/dev/null 2>&1 || missing_packages+=(make)
 # ocl-icd-opencl-dev: Debian's oneDNN is built with the OpenCL GPU runtime, and its CMake config
-# stops configuring when OpenCL's headers and library are absent.
-for package in libgtest-dev libopenblas-dev libopenblas0-openmp libdnnl-dev ocl-icd-opencl-dev; do
+# stops configuring when OpenCL's headers and library are absent. libhwy-dev (Highway's vqsort) is
+# optional: without it the sort kernel keeps its radix passes (CMakeLists.txt).
+for package in libgtest-dev libopenblas-dev libopenblas0-openmp libdnnl-dev ocl-icd-opencl-dev libhwy-dev; do
   debian_package_installed "$package" || missing_packages+=("$package")
 done
 # Debian's own python3 needs python3-venv for `python3 -m venv`; pyenv's Python has it built in.

@@ -4,6 +4,7 @@
 // with their positions, sort sorts the keys alone and turns them back into values (zeros and
 // NaNs, equal keys of several bit patterns, are written back in their original order: a stable
 // sort's). Rows of at most 32 elements go through a bitonic sorting network, longer ones through
+// Highway's vqsort where kiln is built with it (libhwy-dev), else (and 1-byte keys) through
 // LSD radix passes over the key (8-bit digits; a pass where every key has the same digit is
 // skipped), a top-k of a small part of its row through a heap of the k
 // smallest, other top-k through nth_element then std::sort, a few single positions of each row
