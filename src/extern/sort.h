@@ -9,7 +9,7 @@
 // skipped), a top-k of a small part of its row through a heap of the k
 // smallest, other top-k through nth_element then std::sort, a few single positions of each row
 // (median, quantiles) through nth_element alone. Rows run in parallel; a single long
-// row is sorted in one chunk per thread, then merged.
+// row that the radix passes sort is sorted in one chunk per thread, then merged.
 #pragma once
 #include <cstdint>
 #include <vector>
