@@ -189,6 +189,20 @@ def test_histogram_edges_and_corrections():
                         np.array([-3, 5, 4, 2, 1, 0, 1], np.int8))])
 
 
+def test_histogram_index_is_int32_where_the_bins_fit():
+    """Each value's bin number is computed in int32 (AVX2 converts float64 to and from int32 a
+    vector at a time, not int64: an intp index left the loop scalar), the same counts as
+    NumPy's, values on the edges and outside a range included."""
+    def f(x):
+        return np.histogram(x, bins=64)[0], np.histogram(x, 1000, range=(-0.5, 0.75))[0]
+    x = np.concatenate([np.linspace(-1, 1, 64 * 1000 + 1), np.random.default_rng(5).random(9999)])
+    text = kiln.explain(f)(x).graphs[0].graph_text
+    assert any("= cast(" in line and ": int32(74000,)" in line for line in text.splitlines())
+    for got, want in zip(kiln.compile(f, fullgraph=True)(x), f(x)):
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(got, want)
+
+
 def test_histogram_of_the_datas_range():
     """Without range=, the edges come from the data's traced minimum and maximum, for floats
     of both widths and 64-bit integers too (once graph breaks), with weights and density, data
