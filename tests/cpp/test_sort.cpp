@@ -1,7 +1,7 @@
 // argsort and sort (extern ops: src/extern/sort.h): the reference interpreter against
 // hand-checked orders (NaN, -0.0, ties, descending), then the compiled CPU kernel against the
 // interpreter on every real dtype's special values, every axis, strided operands, top-k, long
-// rows (the radix passes; a row sorted in chunks and merged) and many short rows, sort's values
+// rows (vqsort or the radix passes; a row sorted in chunks and merged) and many short rows, sort's values
 // bit for bit (zeros' signs and NaNs' payloads in a stable sort's order), the share_sorts pass,
 // selections of single positions (the sort_picks pass and the kernel's picks), the builder's
 // errors and the serializer's descending flag.
@@ -157,7 +157,8 @@ TEST(Sort, CompiledLongRowsMatchTheInterpreter) {
 }
 
 // The kernel itself on a row sorted in chunks by three threads (the odd chunk merged a level
-// later), positions and values both ways, against the interpreter.
+// later; built with vqsort, the row is sorted whole), positions and values both ways, against
+// the interpreter.
 TEST(Sort, ChunkedLongRowMatchesTheInterpreter) {
   std::vector<double> values = pseudo_random(1100000, -50, 50, 10);
   for (size_t i = 0; i < values.size(); i += 3) values[i] = std::round(values[i]);  // ties
