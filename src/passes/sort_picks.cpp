@@ -107,7 +107,8 @@ ir::Graph sort_picks(const ir::Graph& graph) {
     }
   }
   std::vector<ValueId> outputs;
-  for (ValueId output : graph.outputs()) outputs.push_back(replacement[static_cast<size_t>(output)]);
+  for (ValueId output : graph.outputs())
+    outputs.push_back(replacement[static_cast<size_t>(output)]);
   result.set_outputs(std::move(outputs));
   return result;
 }

@@ -30,7 +30,8 @@ using ir::ValueId;
 std::vector<int64_t> extern_parameters(const Node& node) {
   // A matmul with an epilogue (a bias operand): whether a ReLU follows it.
   if (node.op == ir::Op::matmul) return node.inputs.size() > 2 ? std::vector<int64_t>{node.attrs.relu} : std::vector<int64_t>{};
-  if (ir::is_sort(node.op)) {  // {axis, descending, the positions it picks (passes/sort_picks.cpp)}
+  // sorts: {axis, descending, the positions it picks (passes/sort_picks.cpp)}
+  if (ir::is_sort(node.op)) {
     std::vector<int64_t> parameters{node.attrs.axis, node.attrs.descending ? 1 : 0};
     parameters.insert(parameters.end(), node.attrs.starts.begin(), node.attrs.starts.end());
     return parameters;

@@ -1,10 +1,10 @@
 // argsort and sort (extern ops: src/extern/sort.h): the reference interpreter against
 // hand-checked orders (NaN, -0.0, ties, descending), then the compiled CPU kernel against the
 // interpreter on every real dtype's special values, every axis, strided operands, top-k, long
-// rows (vqsort or the radix passes; a row sorted in chunks and merged) and many short rows, sort's values
-// bit for bit (zeros' signs and NaNs' payloads in a stable sort's order), the share_sorts pass,
-// selections of single positions (the sort_picks pass and the kernel's picks), the builder's
-// errors and the serializer's descending flag.
+// rows (vqsort or the radix passes; a row sorted in chunks and merged) and many short rows,
+// sort's values bit for bit (zeros' signs and NaNs' payloads in a stable sort's order), the
+// share_sorts pass, selections of single positions (the sort_picks pass and the kernel's picks),
+// the builder's errors and the serializer's descending flag.
 #include <gtest/gtest.h>
 
 #include "compile_test_util.h"

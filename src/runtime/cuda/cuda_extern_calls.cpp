@@ -210,7 +210,8 @@ void run_sort(const sched::ExternCall& call, const std::vector<sched::Buffer>& b
   StridedOperand in = extern_operand(call, buffers, table, 0);
   const sched::Buffer& out = buffers[static_cast<size_t>(call.output)];
   if (call.parameters.size() < 2)
-    throw Error(ErrorKind::Internal, where(call, buffers) + "parameters {axis, descending, picks...}");
+    throw Error(ErrorKind::Internal,
+                where(call, buffers) + "parameters {axis, descending, picks...}");
   int64_t low = 0, out_low = 0;
   const int64_t span = view_span(in.shape, in.strides, low);
   const int64_t out_span = view_span(out.shape, out.strides, out_low);
