@@ -25,6 +25,10 @@ def check_dtype(dtype):
     dtype = np.dtype(dtype)
     if dtype_name(dtype) not in SUPPORTED_DTYPES:
         graph_break(f"dtype {dtype_name(dtype)} is not supported by kiln")
+    if not dtype.isnative:
+        # '>f4' is named float32: taken as the native one, its bytes (tobytes, view) and dtype
+        # would be the host's order, not the big-endian file format asked for
+        graph_break(f"dtype {dtype.str} is not in the machine's byte order")
     return dtype
 
 
