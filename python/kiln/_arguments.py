@@ -76,6 +76,8 @@ def eager_reason(leaves, environment, values):
     """Why a kiln.compile call with these leaves (the flattened arguments and `values`, the
     Environment's current values) must run eagerly, or None: a value no guard can watch, or
     whose arrays would be constants of the graph."""
+    if environment.unwatched_read is not None:
+        return environment.unwatched_read
     for is_unwatched, reason in _EAGER_LEAVES:
         if any(is_unwatched(leaf) for leaf in leaves):
             return reason

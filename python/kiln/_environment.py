@@ -55,6 +55,47 @@ def _global_names(code):
     return tuple(dict.fromkeys(names))
 
 
+# Builtins that read attributes by a name computed at run time (getattr(self, name),
+# vars(cfg)[key]), as `__dict__` does (self.__dict__[key]): the names the code spells do not
+# say which attributes it reads.
+_COMPUTED_NAME_READERS = frozenset(("getattr", "hasattr", "vars"))
+# Builtins that read a module's globals by a computed name (globals()[name], eval("G")).
+_NAMESPACE_READERS = ("globals", "eval", "exec")
+
+
+@functools.lru_cache(maxsize=4096)
+def _reads_computed_names(code):
+    """Whether `code` (or code nested in it) may read attributes by names it does not spell:
+    then every attribute of the objects it reads is read at each call, not only those named
+    (a trace read the others once: the first call's values, whatever changed since)."""
+    return (not _COMPUTED_NAME_READERS.isdisjoint(_global_names(code))
+            or "__dict__" in _names(code))
+
+
+def _public_names(namespace):
+    return [name for name in namespace if not (name.startswith("__") and name.endswith("__"))]
+
+
+def _names_read(code, namespace):
+    """The names of `namespace` (a dict or the like) that `code` may read: those it names, or
+    every one but the dunders where it reads by computed names."""
+    if _reads_computed_names(code):
+        return _public_names(namespace)
+    return [name for name in _names(code) if name in namespace]
+
+
+def _unwatched_namespace_read(code, globals_):
+    """Why `code` reads module globals by names no guard can know (globals()[name], eval,
+    exec, sys.modules[__name__].G), or None."""
+    names = _global_names(code)
+    for name in _NAMESPACE_READERS:
+        if name in names and name not in globals_:
+            return f"it calls {name}(), which reads module globals by names known only then"
+    if "modules" in _names(code) and any(globals_.get(name) is sys for name in names):
+        return "it reads sys.modules, whose modules' globals it reads by names known only then"
+    return None
+
+
 def _plain_function(value):
     """The Python function behind a kiln.compile'd one (its globals are read like a helper's,
     and a trace calls it inlined); anything else as it is."""
@@ -81,6 +122,9 @@ def _attributes_read(value, attributes, slots, code):
     for an object of a user's class all of them, as its methods, properties and __getattr__
     read its state where the code names none of it (`cfg.get("a")`, a UserDict's data)."""
     named = [a for a in _names(code) if a in attributes or a in slots]
+    if _reads_computed_names(code):
+        return _public_names(list(attributes) + [a for a in slots if a not in attributes
+                                                 and hasattr(value, slots[a])])
     if not _is_user_class(type(value)) and not isinstance(value, _MAPPING_OBJECTS):
         return named
     every = list(attributes) + [a for a in slots
@@ -100,10 +144,11 @@ def _indirect_helpers(value, code):
         found = list(value.values() if type(value) is dict else value)
         found += [item.func for item in found if isinstance(item, functools.partial)]
     elif _is_user_module(value):
-        found = [vars(value).get(name) for name in _names(code)]
+        found = [vars(value).get(name) for name in _names_read(code, vars(value))]
     elif _is_user_class(value) or _is_user_class(type(value)):
         klass = value if isinstance(value, type) else type(value)
-        names = _names(code) + ([] if klass is value else ["__call__", "__getitem__"])
+        names = (_names_read(code, _class_names(klass))
+                 + ([] if klass is value else ["__call__", "__getitem__"]))
         found = []
         for name in names:
             member = inspect.getattr_static(klass, name, None)
@@ -115,6 +160,11 @@ def _indirect_helpers(value, code):
     else:
         return []
     return [f for f in map(_plain_function, found) if _is_user_function(f)]
+
+
+def _class_names(klass):
+    """The attribute names of a class and its bases (object's aside)."""
+    return list(dict.fromkeys(name for base in klass.__mro__[:-1] for name in vars(base)))
 
 
 def _is_user_module(value):
@@ -157,6 +207,7 @@ class Environment:
         self.global_stores = []  # (globals dict, name, location) the code may rebind
         self.globals_ids = set()  # id() of the globals dicts of fn and its helpers
         self.codes = []  # (function, its __code__) of fn and the helpers it reaches
+        self.unwatched_read = None  # why fn reads module globals no guard can watch
         code, globals_ = getattr(fn, "__code__", None), getattr(fn, "__globals__", None)
         if code is None or globals_ is None:  # builtins, callable objects: arguments only
             self.cells, self.cell_names = None, []
@@ -217,7 +268,15 @@ class Environment:
                                    for name, location in _global_stores(function.__code__)]
             self.globals_ids.add(id(globals_))
             global_names = _global_names(function.__code__)
-            for name in _names(function.__code__):  # self's attributes and methods by name
+            self.unwatched_read = (self.unwatched_read
+                                   or _unwatched_namespace_read(function.__code__, globals_))
+            names = _names(function.__code__)
+            if reads_self and _reads_computed_names(function.__code__):
+                # getattr(self, name): every attribute and method of self may be read
+                names = list(dict.fromkeys(
+                    names + _public_names(self.attributes or {}) + list(self.slots)
+                    + _public_names(_class_names(owner))))
+            for name in names:  # self's attributes and methods by name
                 method = getattr(owner, name, None) if reads_self else None
                 if add_self_read(name):
                     pass
@@ -239,7 +298,7 @@ class Environment:
                     self.links.append((globals_, name, value))
                     # Attributes of the function named (`step.count`, `f.scale = 2` set
                     # after): read at each call, in place (its clones copy them).
-                    named = [a for a in _names(function.__code__) if a in vars(value)]
+                    named = _names_read(function.__code__, vars(value))
                     for attribute in named:
                         add_read(vars(value), attribute, f"{name}.{attribute}")
                     if named:
@@ -317,7 +376,11 @@ class Environment:
         trace runs over the class itself, where no tracer may go (other threads read it):
         _read_in_place."""
         attributes = vars(value)
-        names = [a for a in _names(function.__code__) if a in attributes]
+        names = _names_read(function.__code__, attributes)
+        if _reads_computed_names(function.__code__) and not isinstance(value, types.ModuleType):
+            # a class's methods are code, not state (a classmethod is a new object each read)
+            names = [a for a in names if not isinstance(
+                attributes[a], (types.FunctionType, classmethod, staticmethod, property))]
         for attribute in names:
             label = f"{name}.{attribute}"
             if isinstance(value, types.ModuleType):

@@ -233,6 +233,9 @@ class _Wrapped:
         base, dynamic = self._dynamic_numbers(signature, values, arrays, len(args) + len(names))
         device = [values[k] for k in arrays if _is_device_array(values[k])]
         stream = _stream_of(device[0]) if device else 0
+        if self.environment.unwatched_read is not None:
+            return self._run_on_host(values, len(args), names, arrays,
+                                     self.environment.unwatched_read)
         held_in_place = self.environment.in_place_arrays(environment)
         if held_in_place is not None:
             return self._run_on_host(values, len(args), names, arrays,
