@@ -55,10 +55,11 @@ def _global_names(code):
     return tuple(dict.fromkeys(names))
 
 
-# Builtins that read attributes by a name computed at run time (getattr(self, name),
-# vars(cfg)[key]), as `__dict__` does (self.__dict__[key]): the names the code spells do not
-# say which attributes it reads.
+# Builtins (and attributes: self.__dict__[key], operator.attrgetter(name)) that read
+# attributes by a name computed at run time (getattr(self, name), vars(cfg)[key]): the names
+# the code spells do not say which attributes it reads.
 _COMPUTED_NAME_READERS = frozenset(("getattr", "hasattr", "vars"))
+_COMPUTED_NAME_ATTRIBUTES = frozenset(("__dict__", "__getattribute__", "attrgetter"))
 # Builtins that read a module's globals by a computed name (globals()[name], eval("G")).
 _NAMESPACE_READERS = ("globals", "eval", "exec")
 
@@ -69,7 +70,7 @@ def _reads_computed_names(code):
     then every attribute of the objects it reads is read at each call, not only those named
     (a trace read the others once: the first call's values, whatever changed since)."""
     return (not _COMPUTED_NAME_READERS.isdisjoint(_global_names(code))
-            or "__dict__" in _names(code))
+            or not _COMPUTED_NAME_ATTRIBUTES.isdisjoint(_names(code)))
 
 
 def _public_names(namespace):
@@ -167,6 +168,17 @@ def _class_names(klass):
     return list(dict.fromkeys(name for base in klass.__mro__[:-1] for name in vars(base)))
 
 
+def _class_data(klass, name):
+    """Whether `name` is a data attribute of `klass` or of its bases (object's aside): state
+    a method reads through self or cls, not a method, property or other descriptor."""
+    if name.startswith("__") and name.endswith("__"):
+        return False
+    for base in klass.__mro__[:-1]:
+        if name in vars(base):
+            return not hasattr(type(vars(base)[name]), "__get__")
+    return False
+
+
 def _is_user_module(value):
     """A module of the user's (`import config`; one made at run time too): not the standard
     library's, an installed package's, kiln's or a built-in one (whose attributes a trace takes
@@ -243,11 +255,19 @@ class Environment:
                 read.add((id(globals_), name))
                 self.reads.append((globals_, name, label))
 
+        klass = (self.bound_to if isinstance(self.bound_to, type) else type(self.bound_to))
+        reads_class = self.bound_to is not None and _is_user_class(klass)
+
         def add_self_read(name):
             if self.attributes is not None and name in self.attributes:
                 add_read(self.attributes, name, f"self.{name}")
             elif name in self.slots:
                 add_read(self.bound_to, self.slots[name], f"self.{name}")
+            elif reads_class and _class_data(klass, name):
+                # self.eps, type(self).table, cls.scale: a class attribute, read from the
+                # class itself as Config.scale is (a trace read it once: later calls kept it)
+                add_read(klass, name, f"{klass.__name__}.{name}")
+                self._read_in_place(klass)
             else:
                 return False
             return True

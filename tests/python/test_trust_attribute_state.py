@@ -266,3 +266,48 @@ def test_an_argument_object_the_trace_stores_into_is_as_it_was_for_the_eager_run
                 assert type(got) is np.ndarray and type(state_of(mine).velocity) is np.ndarray
                 np.testing.assert_allclose(got, expected)
                 np.testing.assert_allclose(state_of(mine).velocity, state_of(theirs).velocity)
+
+
+class ClassState:
+    eps = 1.0
+    table = np.ones(4)
+
+    def through_self(self, x):
+        return x * self.eps + self.table
+
+    def through_type(self, x):
+        return x * type(self).eps + self.__class__.eps
+
+    @classmethod
+    def through_cls(cls, x):
+        return x * cls.eps
+
+
+def test_class_attributes_read_through_self_or_cls_are_read_at_each_call():
+    # self.eps of a class attribute was read by the first trace only: ClassState.eps = 3
+    # (or the class's table changed in place) went unseen
+    instance = ClassState()
+    for method in ("through_self", "through_type", "through_cls"):
+        compiled = kiln.compile(getattr(instance, method))
+        try:
+            for value in (1.0, 3.0, 5.0):
+                ClassState.eps = value
+                ClassState.table[0] = value
+                np.testing.assert_array_equal(compiled(X), getattr(instance, method)(X))
+        finally:
+            ClassState.eps, ClassState.table = 1.0, np.ones(4)
+
+
+def test_an_instance_attribute_still_shadows_the_class_one():
+    instance = ClassState()
+    instance.eps = 7.0
+    compiled = kiln.compile(instance.through_type)
+    ClassState.eps = 2.0
+    try:
+        np.testing.assert_array_equal(compiled(X), instance.through_type(X))
+        compiled_self = kiln.compile(instance.through_self)
+        np.testing.assert_array_equal(compiled_self(X), instance.through_self(X))
+        instance.eps = 9.0
+        np.testing.assert_array_equal(compiled_self(X), instance.through_self(X))
+    finally:
+        ClassState.eps = 1.0

@@ -130,3 +130,24 @@ def test_a_registry_of_functions_by_name_sees_a_rebound_entry():
         _agree(by_registry, compiled, X - 1, "negate")
     finally:
         act_relu = original
+
+
+def test_attrgetter_and_getattribute_read_at_every_call():
+    import operator
+
+    class Holder:
+        def __init__(self):
+            self.w = 2.0
+
+        def by_attrgetter(self, x):
+            return x * operator.attrgetter("w")(self)
+
+        def by_getattribute(self, x):
+            return x * self.__getattribute__("w")
+
+    holder = Holder()
+    for method in ("by_attrgetter", "by_getattribute"):
+        compiled = kiln.compile(getattr(holder, method))
+        for value in (2.0, 3.0):
+            holder.w = value
+            _agree(getattr(holder, method), compiled, X)
