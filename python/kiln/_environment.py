@@ -22,7 +22,7 @@ from . import _kiln, _pytree
 from ._graph_breaks import is_internal
 from ._stand_ins import (Attributes, _has_slots, _is_plain_object, _slot_names, _stand_in,
                          _with_methods)
-from ._trace_stores import _global_stores
+from ._trace_stores import _CELL_STORES, _global_stores
 
 # Library code (the standard library, installed packages) is not searched for helpers.
 _LIBRARY_DIRECTORIES = tuple(sorted({sysconfig.get_paths()[key] for key in
@@ -358,18 +358,42 @@ class Environment:
                         if _stand_in(value, dict(own) if isinstance(own, dict) else None,
                                      set_slots) is value:
                             self._read_in_place(value)
+                    self._read_class_data(value, function.__code__, add_read)
             # Helpers held in closure cells (a decorator's wrapper calling the function it
             # wraps, `h = helper; lambda x: h(x)`): their globals are read too, and the trace
             # runs clones of them over the copies (rebuilt).
-            for cell in function.__closure__ or ():
+            rebound = {name for name, _ in _global_stores(function.__code__, _CELL_STORES)}
+            for cell, free_name in zip(function.__closure__ or (), function.__code__.co_freevars):
                 value = _plain_function(cell.cell_contents) if _pytree.cell_holds(cell) else None
+                if _pytree.cell_holds(cell) and _is_plain_object(cell.cell_contents):
+                    self._read_class_data(cell.cell_contents, function.__code__, add_read)
                 if _is_user_function(value):
                     self.cell_helpers.add(id(value))
                     reaches.setdefault(id(function), []).append(value)
                     if id(value) not in seen:
                         seen.add(id(value))
                         pending.append(value)
+                elif (function is not fn and _pytree.cell_holds(cell)
+                      and free_name not in rebound):
+                    # A helper's own closure variable (`act = make_act(alpha)`, a loss made
+                    # over weights): read at each call as fn's are, the clone a fresh cell
+                    # holding it (rebuilt); one the helper rebinds stays the caller's cell.
+                    add_read(cell, "cell_contents",
+                             f"{function.__qualname__}'s closure variable '{free_name}'")
         self._read_unlinked_in_place(processed, unlinked, reaches)
+
+    def _read_class_data(self, value, code, add_read):
+        """The class attributes `code` names of a user's object (cfg.eps where eps is its
+        class's, not its own): read at each call from the class, as Config.scale is (a trace
+        read them once)."""
+        klass = type(value)
+        if not _is_user_class(klass):
+            return
+        own = getattr(value, "__dict__", None) or {}
+        for name in _names(code):
+            if name not in own and _class_data(klass, name):
+                add_read(klass, name, f"{klass.__name__}.{name}")
+                self._read_in_place(klass)
 
     def _read_unlinked_in_place(self, processed, unlinked, reaches):
         """The globals read by helpers the trace calls as they are (and by the helpers those
@@ -383,10 +407,11 @@ class Environment:
         for function in processed:
             if id(function) in unlinked:
                 names = set(_global_names(function.__code__))
+                cells = {id(cell) for cell in function.__closure__ or ()}
                 self.in_place_reads += [
                     k for k, (holder, name, _) in enumerate(self.reads)
-                    if holder is function.__globals__ and name in names
-                    and k not in self.in_place_reads]
+                    if (holder is function.__globals__ and name in names
+                        or id(holder) in cells) and k not in self.in_place_reads]
 
     def _read_namespace(self, function, globals_, name, value, add_read):
         """The attributes `function` names of a user's module or class (`config.scale`,
@@ -467,13 +492,16 @@ class Environment:
             if id(helper) not in clones:
                 closure = helper.__closure__ or ()
                 # New cells for the helpers it holds (filled once it is registered: a closure
-                # may reach itself), its other cells shared with the original.
-                fresh = tuple(types.CellType() if is_cell_helper(cell) else cell
+                # may reach itself) and for its closure variables read at each call (holding
+                # this call's values), its other cells shared with the original.
+                fresh = tuple(types.CellType() if is_cell_helper(cell)
+                              else types.CellType(got[id(cell)]["cell_contents"])
+                              if "cell_contents" in got.get(id(cell), {}) else cell
                               for cell in closure)
                 clones[id(helper)] = _function(helper, copy_of(helper.__globals__),
                                                fresh or None)
                 for new, old in zip(fresh, closure):
-                    if new is not old:
+                    if is_cell_helper(old):
                         new.cell_contents = clone_of(_plain_function(old.cell_contents))
             return clones[id(helper)]
 

@@ -311,3 +311,57 @@ def test_an_instance_attribute_still_shadows_the_class_one():
         np.testing.assert_array_equal(compiled_self(X), instance.through_self(X))
     finally:
         ClassState.eps = 1.0
+
+
+def make_scaled(weights):
+    def scaled(x):
+        return x * weights
+    return scaled
+
+
+def make_adjustable(scale):
+    def adjusted(x):
+        return x * scale
+
+    def set_scale(value):
+        nonlocal scale
+        scale = value
+    return adjusted, set_scale
+
+
+WEIGHTS = np.ones(4)
+SCALED = make_scaled(WEIGHTS)
+ADJUSTED, SET_SCALE = make_adjustable(2.0)
+
+
+def test_closure_variables_of_helpers_are_read_at_each_call():
+    # a helper made by a factory (`loss = make_loss(weights)`) read its closure variables at
+    # the first trace only: its weights changed in place, or rebound by a setter, went unseen
+    def uses_both(x):
+        return SCALED(x) + ADJUSTED(x)
+    compiled = kiln.compile(uses_both)
+    try:
+        for value in (1.0, 2.0, 3.0):
+            WEIGHTS[:] = value
+            SET_SCALE(value * 10)
+            np.testing.assert_array_equal(compiled(X), uses_both(X))
+    finally:
+        WEIGHTS[:] = 1.0
+        SET_SCALE(2.0)
+
+
+GLOBAL_STATE = ClassState()
+
+
+def test_class_attributes_of_global_and_closure_objects_are_read_at_each_call():
+    local_state = ClassState()
+
+    def reads_both(x):
+        return x * GLOBAL_STATE.eps + local_state.eps
+    compiled = kiln.compile(reads_both)
+    try:
+        for value in (1.0, 3.0):
+            ClassState.eps = value
+            np.testing.assert_array_equal(compiled(X), reads_both(X))
+    finally:
+        ClassState.eps = 1.0
