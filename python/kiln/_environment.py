@@ -217,6 +217,7 @@ class Environment:
         self.in_place_reads = []  # indices in reads of attributes the trace reads in place
         self.cell_helpers = set()  # id() of user functions held in closure cells
         self.global_stores = []  # (globals dict, name, location) the code may rebind
+        self.partials = []  # (globals dict, name, partial) whose arguments are read
         self.globals_ids = set()  # id() of the globals dicts of fn and its helpers
         self.codes = []  # (function, its __code__) of fn and the helpers it reaches
         self.unwatched_read = None  # why fn reads module globals no guard can watch
@@ -328,6 +329,13 @@ class Environment:
                         seen.add(id(value))
                         pending.append(value)
                     continue
+                if type(value) is functools.partial and all(
+                        p is not value for _, _, p in self.partials):
+                    # scale = partial(np.multiply, W): its arguments read at each call, as a
+                    # compiled partial's are (W changed in place, keywords set)
+                    add_read(value, "args", f"{name}'s arguments")
+                    add_read(value, "keywords", f"{name}'s keywords")
+                    self.partials.append((globals_, name, value))
                 for helper in _indirect_helpers(value, function.__code__):
                     unlinked.add(id(helper))
                     if id(helper) not in seen:
@@ -511,6 +519,11 @@ class Environment:
 
         for globals_, name, helper in self.links:
             copy_of(globals_)[name] = clone_of(helper)
+        for globals_, name, partial in self.partials:
+            bound = got.get(id(partial), {})
+            copy_of(globals_)[name] = functools.partial(
+                partial.func, *bound.get("args", partial.args),
+                **bound.get("keywords", partial.keywords))
         objects = []  # (the caller's object, the one the trace runs over)
         for globals_, name, value in self.objects:
             attributes = getattr(value, "__dict__", None)

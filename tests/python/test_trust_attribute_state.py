@@ -365,3 +365,30 @@ def test_class_attributes_of_global_and_closure_objects_are_read_at_each_call():
             np.testing.assert_array_equal(compiled(X), reads_both(X))
     finally:
         ClassState.eps = 1.0
+
+
+PARTIAL_WEIGHTS = np.ones(4)
+SCALE_BY_WEIGHTS = functools.partial(np.multiply, PARTIAL_WEIGHTS)
+
+
+def shifted(x, shift):
+    return x + shift
+
+
+SHIFT = functools.partial(shifted, shift=1.0)
+
+
+def test_the_arguments_of_a_global_partial_are_read_at_each_call():
+    # a partial the function calls (not the compiled one) was called as the trace found it:
+    # its array changed in place, or a keyword set, went unseen
+    def uses_partials(x):
+        return SCALE_BY_WEIGHTS(x) + SHIFT(x)
+    compiled = kiln.compile(uses_partials)
+    try:
+        for value in (1.0, 2.0, 3.0):
+            PARTIAL_WEIGHTS[:] = value
+            SHIFT.keywords["shift"] = value
+            np.testing.assert_array_equal(compiled(X), uses_partials(X))
+    finally:
+        PARTIAL_WEIGHTS[:] = 1.0
+        SHIFT.keywords["shift"] = 1.0
