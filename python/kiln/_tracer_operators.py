@@ -39,7 +39,8 @@ TracedArray.__hash__ = _hash
 # -- methods that take NumPy's function's arguments another way --
 
 def _reshape(self, *shape, order="C", copy=None):
-    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+    if len(shape) == 1 and (isinstance(shape[0], (tuple, list))
+                            or getattr(shape[0], "ndim", None) == 1):  # x.reshape(shape_array)
         shape = tuple(shape[0])
     return np.reshape(self, shape, order=order)
 

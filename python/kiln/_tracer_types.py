@@ -42,7 +42,8 @@ def shape_entries(shape):
     """NumPy's reading of a shape: an integer or a sequence of them, each taken by
     operator.index (a float is NumPy's TypeError; int() truncated np.full(2.5, 1) to 2
     elements)."""
-    if isinstance(shape, (tuple, list)):
+    if isinstance(shape, (tuple, list)) or getattr(shape, "ndim", None) == 1:
+        # an integer array too (np.zeros(shape_array)), as NumPy reads any sequence
         return [operator.index(n) for n in shape]
     try:
         return [operator.index(shape)]

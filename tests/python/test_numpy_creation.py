@@ -187,3 +187,19 @@ def test_arrays_of_plain_data_are_traced_constants():
         np.testing.assert_array_equal(got[0], expected[0])
         assert got[1] == expected[1]
     assert kiln.compile(lambda x: np.array(["a", "b"])[x])(np.array([1, 0])).tolist() == ["b", "a"]
+
+
+@pytest.mark.parametrize("shape", [np.array([2, 3]), np.array([6], np.int32), np.array([-1, 2])])
+def test_an_integer_array_as_a_shape(shape):
+    # NumPy reads any sequence of integers as a shape; an array argument (or a global array)
+    # raised TypeError "expected a sequence of integers" (x.reshape: "only integer scalar
+    # arrays can be converted to a scalar index")
+    def fn(x, s):
+        fixed = s if s.min() > 0 else np.abs(s) * 3
+        return np.zeros(fixed), x.reshape(s), np.full(fixed, 2.0), np.reshape(x, s)
+    compiled = kiln.compile(fn)
+    x = np.arange(6.0)
+    for _ in range(2):
+        for expected, got in zip(fn(x, shape), compiled(x, shape)):
+            assert got.shape == expected.shape and got.dtype == expected.dtype
+            np.testing.assert_array_equal(got, expected)
