@@ -284,6 +284,13 @@ class Environment:
             # of an edited function) misses every entry compiled from the old (code_replaced).
             self.codes.append((function, function.__code__))
             add_read(function, "__code__", f"{function.__qualname__}'s code")
+            if function is not fn:
+                # a helper's default values too (`def helper(x, w=W)`, W changed in place),
+                # which its clone takes from this call's (rebuilt), as fn's are read
+                for attribute, label in (("__defaults__", "default arguments"),
+                                         ("__kwdefaults__", "keyword-only defaults")):
+                    if getattr(function, attribute) is not None:
+                        add_read(function, attribute, f"{function.__qualname__}'s {label}")
             globals_ = function.__globals__
             self.global_stores += [(globals_, name, location)
                                    for name, location in _global_stores(function.__code__)]
@@ -419,7 +426,8 @@ class Environment:
                 self.in_place_reads += [
                     k for k, (holder, name, _) in enumerate(self.reads)
                     if (holder is function.__globals__ and name in names
-                        or id(holder) in cells) and k not in self.in_place_reads]
+                        or id(holder) in cells or holder is function)
+                    and k not in self.in_place_reads]
 
     def _read_namespace(self, function, globals_, name, value, add_read):
         """The attributes `function` names of a user's module or class (`config.scale`,
@@ -506,8 +514,11 @@ class Environment:
                               else types.CellType(got[id(cell)]["cell_contents"])
                               if "cell_contents" in got.get(id(cell), {}) else cell
                               for cell in closure)
-                clones[id(helper)] = _function(helper, copy_of(helper.__globals__),
-                                               fresh or None)
+                clones[id(helper)] = clone = _function(helper, copy_of(helper.__globals__),
+                                                       fresh or None)
+                defaults = got.get(id(helper), {})
+                clone.__defaults__ = defaults.get("__defaults__", clone.__defaults__)
+                clone.__kwdefaults__ = defaults.get("__kwdefaults__", clone.__kwdefaults__)
                 for new, old in zip(fresh, closure):
                     if is_cell_helper(old):
                         new.cell_contents = clone_of(_plain_function(old.cell_contents))

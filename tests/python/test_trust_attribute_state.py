@@ -392,3 +392,38 @@ def test_the_arguments_of_a_global_partial_are_read_at_each_call():
     finally:
         PARTIAL_WEIGHTS[:] = 1.0
         SHIFT.keywords["shift"] = 1.0
+
+
+DEFAULT_WEIGHTS = np.ones(4)
+
+
+def weighted(x, w=DEFAULT_WEIGHTS, k=2.0, *, shift=0.0):
+    return x * w * k + shift
+
+
+class WithDefaults:
+    def scaled(self, x, s=1.0):
+        return x * s
+
+    def run(self, x):
+        return self.scaled(x) + weighted(x)
+
+
+def test_default_values_of_helpers_and_methods_are_read_at_each_call():
+    # a helper's defaults were fixed at the trace: its default array changed in place, a
+    # keyword-only default set, __defaults__ assigned went unseen
+    instance = WithDefaults()
+    compiled = kiln.compile(instance.run)
+    saved = weighted.__defaults__, dict(weighted.__kwdefaults__), WithDefaults.scaled.__defaults__
+    try:
+        for value in (1.0, 2.0, 3.0):
+            DEFAULT_WEIGHTS[:] = value
+            weighted.__kwdefaults__["shift"] = value
+            WithDefaults.scaled.__defaults__ = (value,)
+            if value == 3.0:
+                weighted.__defaults__ = (np.full(4, 7.0), 5.0)
+            np.testing.assert_array_equal(compiled(X), instance.run(X))
+    finally:
+        DEFAULT_WEIGHTS[:] = 1.0
+        weighted.__defaults__, WithDefaults.scaled.__defaults__ = saved[0], saved[2]
+        weighted.__kwdefaults__ = saved[1]
