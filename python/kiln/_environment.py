@@ -308,10 +308,19 @@ class Environment:
                 method = getattr(owner, name, None) if reads_self else None
                 if add_self_read(name):
                     pass
-                elif _is_user_function(method) and id(method) not in seen:
-                    seen.add(id(method))
-                    pending.append(method)
-                    self.methods.append((name, method))
+                elif _is_user_function(method):
+                    if id(method) not in seen:
+                        seen.add(id(method))
+                        pending.append(method)
+                        self.methods.append((name, method))
+                    # the bases' methods of that name (super().f(x)), which the trace calls
+                    # as they are: the attributes of self and globals they read too
+                    for base in owner.__mro__[1:-1]:
+                        overridden = vars(base).get(name)
+                        if _is_user_function(overridden) and id(overridden) not in seen:
+                            seen.add(id(overridden))
+                            pending.append(overridden)
+                            unlinked.add(id(overridden))
                 elif (isinstance(method, property) and _is_user_function(method.fget)
                       and id(method.fget) not in seen):
                     # self.scale of `return self._scale`: the getter runs on the stand-in for

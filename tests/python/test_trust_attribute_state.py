@@ -427,3 +427,34 @@ def test_default_values_of_helpers_and_methods_are_read_at_each_call():
         DEFAULT_WEIGHTS[:] = 1.0
         weighted.__defaults__, WithDefaults.scaled.__defaults__ = saved[0], saved[2]
         weighted.__kwdefaults__ = saved[1]
+
+
+BASE_OFFSET = 1.0
+
+
+class Base:
+    def forward(self, x):
+        return x * self.scale + BASE_OFFSET
+
+
+class Derived(Base):
+    def __init__(self):
+        self.scale, self.gain = 2.0, 1.0
+
+    def forward(self, x):
+        return super().forward(x) * self.gain
+
+
+def test_what_a_base_method_reads_through_super_is_read_at_each_call():
+    # super().forward(x): the base's method was not searched, so the attributes of self and
+    # the globals it reads were read once by the trace
+    global BASE_OFFSET
+    model = Derived()
+    compiled = kiln.compile(model.forward)
+    try:
+        for value in (2.0, 3.0, 4.0):
+            model.scale = value
+            BASE_OFFSET = value
+            np.testing.assert_array_equal(compiled(X), model.forward(X))
+    finally:
+        BASE_OFFSET = 1.0
