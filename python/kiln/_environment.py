@@ -9,7 +9,6 @@ To trace, the function and the helpers it reaches are rebuilt over copies of the
 which those values are replaced by tracers (`rebuilt`).
 """
 import collections
-import dis
 import functools
 import inspect
 import sys
@@ -22,79 +21,13 @@ from . import _kiln, _pytree
 from ._graph_breaks import is_internal
 from ._stand_ins import (Attributes, _has_slots, _is_plain_object, _slot_names, _stand_in,
                          _with_methods)
+from ._code_names import (_class_data, _class_names, _global_names, _names, _names_read,
+                          _public_names, _reads_computed_names, _unwatched_namespace_read)
 from ._trace_stores import _CELL_STORES, _global_stores
 
 # Library code (the standard library, installed packages) is not searched for helpers.
 _LIBRARY_DIRECTORIES = tuple(sorted({sysconfig.get_paths()[key] for key in
                                      ("stdlib", "platstdlib", "purelib", "platlib")}))
-
-
-def _names(code):
-    """The global and attribute names of `code` and of the code objects nested in it."""
-    names = list(code.co_names)
-    for constant in code.co_consts:
-        if isinstance(constant, types.CodeType):
-            names.extend(_names(constant))
-    return list(dict.fromkeys(names))
-
-
-# The instructions that read or bind a module global (LOAD_NAME: class bodies, module code).
-_GLOBAL_OPS = frozenset(("LOAD_GLOBAL", "LOAD_NAME", "STORE_GLOBAL", "DELETE_GLOBAL",
-                         "STORE_NAME", "DELETE_NAME", "LOAD_FROM_DICT_OR_GLOBALS"))
-
-
-@functools.lru_cache(maxsize=4096)
-def _global_names(code):
-    """The module globals `code` and the code objects nested in it name: not the attributes
-    it reads (`np.exp` names no global `exp`, `A.T` no global `T`; co_names holds both), whose
-    same-named globals were guarded, an unrelated script variable `T` recompiling."""
-    names = [i.argval for i in dis.get_instructions(code) if i.opname in _GLOBAL_OPS]
-    for constant in code.co_consts:
-        if isinstance(constant, types.CodeType):
-            names.extend(_global_names(constant))
-    return tuple(dict.fromkeys(names))
-
-
-# Builtins (and attributes: self.__dict__[key], operator.attrgetter(name)) that read
-# attributes by a name computed at run time (getattr(self, name), vars(cfg)[key]): the names
-# the code spells do not say which attributes it reads.
-_COMPUTED_NAME_READERS = frozenset(("getattr", "hasattr", "vars"))
-_COMPUTED_NAME_ATTRIBUTES = frozenset(("__dict__", "__getattribute__", "attrgetter"))
-# Builtins that read a module's globals by a computed name (globals()[name], eval("G")).
-_NAMESPACE_READERS = ("globals", "eval", "exec")
-
-
-@functools.lru_cache(maxsize=4096)
-def _reads_computed_names(code):
-    """Whether `code` (or code nested in it) may read attributes by names it does not spell:
-    then every attribute of the objects it reads is read at each call, not only those named
-    (a trace read the others once: the first call's values, whatever changed since)."""
-    return (not _COMPUTED_NAME_READERS.isdisjoint(_global_names(code))
-            or not _COMPUTED_NAME_ATTRIBUTES.isdisjoint(_names(code)))
-
-
-def _public_names(namespace):
-    return [name for name in namespace if not (name.startswith("__") and name.endswith("__"))]
-
-
-def _names_read(code, namespace):
-    """The names of `namespace` (a dict or the like) that `code` may read: those it names, or
-    every one but the dunders where it reads by computed names."""
-    if _reads_computed_names(code):
-        return _public_names(namespace)
-    return [name for name in _names(code) if name in namespace]
-
-
-def _unwatched_namespace_read(code, globals_):
-    """Why `code` reads module globals by names no guard can know (globals()[name], eval,
-    exec, sys.modules[__name__].G), or None."""
-    names = _global_names(code)
-    for name in _NAMESPACE_READERS:
-        if name in names and name not in globals_:
-            return f"it calls {name}(), which reads module globals by names known only then"
-    if "modules" in _names(code) and any(globals_.get(name) is sys for name in names):
-        return "it reads sys.modules, whose modules' globals it reads by names known only then"
-    return None
 
 
 def _plain_function(value):
@@ -161,22 +94,6 @@ def _indirect_helpers(value, code):
     else:
         return []
     return [f for f in map(_plain_function, found) if _is_user_function(f)]
-
-
-def _class_names(klass):
-    """The attribute names of a class and its bases (object's aside)."""
-    return list(dict.fromkeys(name for base in klass.__mro__[:-1] for name in vars(base)))
-
-
-def _class_data(klass, name):
-    """Whether `name` is a data attribute of `klass` or of its bases (object's aside): state
-    a method reads through self or cls, not a method, property or other descriptor."""
-    if name.startswith("__") and name.endswith("__"):
-        return False
-    for base in klass.__mro__[:-1]:
-        if name in vars(base):
-            return not hasattr(type(vars(base)[name]), "__get__")
-    return False
 
 
 def _is_user_module(value):
