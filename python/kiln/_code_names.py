@@ -90,3 +90,14 @@ def _class_data(klass, name):
         if name in vars(base):
             return not hasattr(type(vars(base)[name]), "__get__")
     return False
+
+
+@functools.lru_cache(maxsize=4096)
+def _imported_names(code):
+    """The modules `code` (or code nested in it) imports as it runs (`import config` inside a
+    function): what it reads of them is read when it runs, as a global module's is."""
+    names = [i.argval for i in dis.get_instructions(code) if i.opname == "IMPORT_NAME"]
+    for constant in code.co_consts:
+        if isinstance(constant, types.CodeType):
+            names.extend(_imported_names(constant))
+    return tuple(dict.fromkeys(names))

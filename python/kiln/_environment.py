@@ -21,8 +21,9 @@ from . import _kiln, _pytree
 from ._graph_breaks import is_internal
 from ._stand_ins import (Attributes, _has_slots, _is_plain_object, _slot_names, _stand_in,
                          _with_methods)
-from ._code_names import (_class_data, _class_names, _global_names, _names, _names_read,
-                          _public_names, _reads_computed_names, _unwatched_namespace_read)
+from ._code_names import (_class_data, _class_names, _global_names, _imported_names, _names,
+                          _names_read, _public_names, _reads_computed_names,
+                          _unwatched_namespace_read)
 from ._trace_stores import _CELL_STORES, _global_stores
 
 # Library code (the standard library, installed packages) is not searched for helpers.
@@ -303,11 +304,17 @@ class Environment:
             # Helpers held in closure cells (a decorator's wrapper calling the function it
             # wraps, `h = helper; lambda x: h(x)`): their globals are read too, and the trace
             # runs clones of them over the copies (rebuilt).
+            for module_name in _imported_names(function.__code__):
+                module = sys.modules.get(module_name)
+                if _is_user_module(module):  # `import config` in the function's body
+                    self._read_held_namespace(function, module, add_read)
             rebound = {name for name, _ in _global_stores(function.__code__, _CELL_STORES)}
             for cell, free_name in zip(function.__closure__ or (), function.__code__.co_freevars):
                 value = _plain_function(cell.cell_contents) if _pytree.cell_holds(cell) else None
                 if _pytree.cell_holds(cell) and _is_plain_object(cell.cell_contents):
                     self._read_class_data(cell.cell_contents, function.__code__, add_read)
+                if _is_user_module(value) or _is_user_class(value):  # a closure's config module
+                    self._read_held_namespace(function, value, add_read)
                 if _is_user_function(value):
                     self.cell_helpers.add(id(value))
                     reaches.setdefault(id(function), []).append(value)
@@ -322,6 +329,19 @@ class Environment:
                     add_read(cell, "cell_contents",
                              f"{function.__qualname__}'s closure variable '{free_name}'")
         self._read_unlinked_in_place(processed, unlinked, reaches)
+
+    def _read_held_namespace(self, function, value, add_read):
+        """The attributes `function` reads of a user's module or class it holds in a closure
+        cell or imports as it runs: read at each call from the module or class itself, as a
+        class's are (_read_namespace): no copy of them holds tracers."""
+        attributes = vars(value)
+        is_module = isinstance(value, types.ModuleType)
+        for attribute in _names_read(function.__code__, attributes):
+            if is_module or not isinstance(attributes[attribute], (
+                    types.FunctionType, classmethod, staticmethod, property)):
+                add_read(attributes if is_module else value, attribute,
+                         f"{value.__name__}.{attribute}")
+        self._read_in_place(value)
 
     def _read_class_data(self, value, code, add_read):
         """The class attributes `code` names of a user's object (cfg.eps where eps is its

@@ -220,3 +220,38 @@ def test_helpers_reached_through_values_read_their_globals_at_each_call(fn):
         np.testing.assert_array_equal(compiled(X), fn(X))
     finally:
         SCALE, WEIGHTS = 1.0, np.ones(4)
+
+
+lazy_config = types.ModuleType("kiln_test_lazy_config")  # imported inside the functions below
+lazy_config.G = 1.0
+sys.modules[lazy_config.__name__] = lazy_config
+
+
+def imports_as_it_runs(x):
+    import kiln_test_lazy_config
+    return x * kiln_test_lazy_config.G
+
+
+def imports_a_name_as_it_runs(x):
+    from kiln_test_lazy_config import G
+    return x * G
+
+
+def holds_a_module(module):
+    def reads(x):
+        return x * module.G
+    return reads
+
+
+@pytest.mark.parametrize("fn", [imports_as_it_runs, imports_a_name_as_it_runs,
+                                holds_a_module(lazy_config)])
+def test_a_module_imported_in_the_body_or_held_in_a_closure_is_read_at_each_call(fn):
+    # the trace read `config.G` of a module imported inside the function (or held in a
+    # closure cell) once: a later change to it went unseen
+    compiled = kiln.compile(fn)
+    try:
+        for value in (1.0, 2.0, 3.0):
+            lazy_config.G = value
+            np.testing.assert_array_equal(compiled(X), fn(X))
+    finally:
+        lazy_config.G = 1.0
