@@ -318,17 +318,17 @@ for _name, _ufunc in [("neg", np.negative), ("pos", np.positive), ("abs", np.abs
 
 
 def _divmod(self, other):
+    # through // and %, NumPy's divmod's halves: a traced Python number (a dynamic int) keeps
+    # Python's types there (divmod(n, m) of two ints is two ints, not np.int64s)
     if not _is_operand(self, other):
         return NotImplemented
-    _check_python_divisor(np.floor_divide, self, other)
-    return np.divmod(self, other)
+    return self // other, self % other
 
 
 def _rdivmod(self, other):
     if not _is_operand(self, other):
         return NotImplemented
-    _check_python_divisor(np.floor_divide, other, self)
-    return np.divmod(other, self)
+    return other // self, other % self
 
 
 TracedArray.__divmod__ = _divmod

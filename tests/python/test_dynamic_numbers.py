@@ -155,3 +155,18 @@ def test_a_dynamic_float_stored_into_an_integer_array_is_range_checked():
             f(np.arange(3, dtype=np.uint8), 300.5)
     else:
         np.testing.assert_array_equal(f(np.arange(3, dtype=np.uint8), 300.5), want)
+
+
+@pytest.mark.parametrize("pairs", [[(7, 2), (-7, 2), (9, -4)], [(7.5, 2.0), (-7.5, 2.0), (-0.0, 3.0)],
+                                   [(7, 2.0), (-7, 2.5), (9, -4.0)]])
+def test_divmod_of_dynamic_numbers_gives_python_numbers(pairs):
+    # divmod of numbers that became graph inputs went through np.divmod: (np.int64(-4), 1)
+    # where Python gives (-4, 1)
+    fn = lambda n, m: (divmod(n, m), divmod(n, 3), divmod(10, m))  # noqa: E731
+    compiled = kiln.compile(fn)
+    for n, m in pairs:
+        expected, got = fn(n, m), compiled(n, m)
+        for e_pair, g_pair in zip(expected, got):
+            for e, g in zip(e_pair, g_pair):
+                assert type(g) is type(e) and (g == e or (e != e and g != g))
+                assert math.copysign(1, g) == math.copysign(1, e)
