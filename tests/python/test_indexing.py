@@ -40,7 +40,7 @@ KEYS_2D = [
     ([0], Ellipsis, [1]),                  # an empty Ellipsis still splits them
     ([], []),
     ([],),
-    (np.array([True, False, True]), [0, 3]),
+    ([True, False, True], [0, 3]),          # a mask (a list: an array default is an input)
     (slice(None, None, -1), [0, 2, 2]),
     ([2, 0], slice(1, None, 2)),
 ]
