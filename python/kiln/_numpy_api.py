@@ -354,6 +354,9 @@ def apply_ufunc(ufunc, method, inputs, kwargs):
     if method == "reduce" and ufunc in _UFUNC_REDUCTIONS:  # as np.sum etc. (x[mask] included)
         return apply_function(context_of(inputs), _UFUNC_REDUCTIONS[ufunc], inputs,
                               {"axis": 0, **kwargs})
+    if method == "accumulate" and len(inputs) == 1 and np.ndim(inputs[0]) == 0 and (
+            not isinstance(kwargs.get("axis"), tuple)):  # np.cumsum, below, takes a 0-d array
+        raise TypeError("cannot accumulate on a scalar")
     if method == "accumulate" and ufunc in (np.add, np.multiply):
         function = np.cumsum if ufunc is np.add else np.cumprod
         return function(*inputs, **{"axis": 0, **kwargs})

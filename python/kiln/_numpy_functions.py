@@ -23,6 +23,14 @@ def _as_traced(context, value):
     return value if isinstance(value, TracedArray) else context.lift(np.asarray(value))
 
 
+def axis_operand(context, a, axis):
+    """NumPy's PyArray_CheckAxis (argmax, argmin, cumsum, cumprod, argsort, argpartition, take,
+    compress): `a` as a traced array, seen as 1-d when it is 0-d and an axis is given, so axis 0
+    and -1 of a 0-d array are accepted (np.cumsum(np.array(5.), axis=0) is array([5.]))."""
+    x = _as_traced(context, a)
+    return ravel(context, x) if axis is not None and x.ndim == 0 else x
+
+
 def _result(context, tensor, out=None, scalar=None, casting="unsafe", ufunc=None,
             broadcast=False):
     """`tensor` as the function's result: written into `out` where given, which NumPy's

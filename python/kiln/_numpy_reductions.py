@@ -3,8 +3,9 @@ ptp, count_nonzero) for _numpy_api.FUNCTIONS. Each takes the TraceContext first,
 arguments."""
 import numpy as np
 
-from ._numpy_functions import _NO_VALUE, _as_traced, _k, _result
-from ._tracer import call_eagerly, cast, check_dtype, normalize_axes, normalize_axis, to_tensor
+from ._numpy_functions import _NO_VALUE, _as_traced, _k, _result, axis_operand
+from ._tracer import call_eagerly, cast, check_dtype, normalize_axis, to_tensor
+from ._tracer_types import normalize_reduce_axes
 
 
 def _accumulation_dtype(dtype):
@@ -25,7 +26,7 @@ def _reduction(kind):
                where=True):
         x = _as_traced(context, a)
         k, shape = _k(), x.shape
-        axes = normalize_axes(axis, len(shape), kind)
+        axes = normalize_reduce_axes(axis, len(shape), kind)
         if kind in ("sum", "prod"):
             result_dtype = check_dtype(dtype) if dtype is not None else _accumulation_dtype(
                 x.dtype)
@@ -67,7 +68,9 @@ def _reduction(kind):
 
 def _arg_reduction(kind):
     def reduce(context, a, axis=None, out=None, *, keepdims=False):
-        x = _as_traced(context, a)
+        # of a 0-d array NumPy's result is 0-d, kept dims or not
+        keepdims = keepdims and _as_traced(context, a).ndim > 0
+        x = axis_operand(context, a, axis)
         if axis is not None:
             axis = normalize_axis(axis, x.ndim, kind)
         # Only the reduced axis must be non-empty: argmax(zeros((0, 3)), axis=1) is fine.
@@ -83,7 +86,7 @@ def _arg_reduction(kind):
 
 def _scan(kind):
     def scan(context, a, axis=None, dtype=None, out=None):
-        x = _as_traced(context, a)
+        x = axis_operand(context, a, axis)
         result_dtype = check_dtype(dtype) if dtype is not None else _accumulation_dtype(x.dtype)
         if result_dtype == np.float16:
             # NumPy's accumulate stores every step in float16 (np.cumsum of 5000 x 0.1 stops

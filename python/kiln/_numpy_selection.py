@@ -13,7 +13,7 @@ import operator
 import numpy as np
 
 from ._indexing import _fit_value, _shape_text, stripped_to_fit
-from ._numpy_functions import _as_traced, _k, _result, ravel, reshape, reshape_view
+from ._numpy_functions import _as_traced, _k, _result, axis_operand, ravel, reshape, reshape_view
 from ._numpy_manipulation import _join, _new, _range
 from ._tracer import TracedArray, cast, graph_break, materialize_all, normalize_axis
 
@@ -194,7 +194,7 @@ def _flat_or_axis(context, arr, axis, name):
 
 def take(context, a, indices, axis=None, out=None, mode="raise"):
     mode = _mode(mode)
-    x = _as_traced(context, a)
+    x = axis_operand(context, a, axis)
     if axis is None:
         x, axis = ravel(context, x), 0
     else:

@@ -10,7 +10,7 @@ import operator
 
 import numpy as np
 
-from ._numpy_functions import _as_traced, _k, _result
+from ._numpy_functions import _as_traced, _k, _result, axis_operand
 from ._numpy_math import _eager, _known
 from ._tracer import TracedArray, cast, normalize_axes, normalize_axis
 
@@ -36,6 +36,8 @@ def _prepare(context, a, axis, name):
     x = _as_traced(context, a)
     if axis is None:
         return np.reshape(x, -1), 0
+    if name.startswith("arg"):  # argsort/argpartition see a 0-d array as 1-d; sort does not
+        x = axis_operand(context, x, axis)
     return x, normalize_axis(operator.index(axis), x.ndim, name)
 
 

@@ -71,6 +71,16 @@ def normalize_axis_tuple(axis, ndim, op_name="op", argument=None):
     return axes
 
 
+def normalize_reduce_axes(axis, ndim, op_name="op"):
+    """normalize_axes for NumPy's ufunc reductions (sum, prod, max, min, any, all and what is
+    built on them): NumPy's reduce takes an integer axis 0 or -1 of a 0-d array, which reduces
+    nothing (np.max(np.array(5.), axis=0) is 5.0); a tuple (0,) is out of bounds there too."""
+    if ndim == 0 and axis is not None and not isinstance(axis, (tuple, list)) and (
+            operator.index(axis) in (0, -1)):
+        return []
+    return normalize_axes(axis, ndim, op_name)
+
+
 def normalize_axes(axis, ndim, op_name="op"):
     """NumPy's axis argument (None, int or tuple) as a sorted list of non-negative axes."""
     if axis is None:
