@@ -87,7 +87,7 @@ class TraceContext:
 
     def constant(self, value, dtype, shape=()):
         """A tensor of `shape` filled with the Python scalar `value`."""
-        dtype = np.dtype(dtype)
+        dtype = check_dtype(dtype)  # an object fill (np.full(3, 2**70)) is a graph break
         if dtype.kind in "iu" and isinstance(value, (int, np.integer)) and not isinstance(
                 value, (bool, np.bool_)):
             value = int(value)  # exactly: a double would round integers past 2**53

@@ -1,11 +1,13 @@
 """TracedArray's ndarray methods and Python operators: each forwards to the NumPy function or
 ufunc NumPy's own ndarray uses, so the tracer's ufunc and function tables handle them."""
+import operator
+
 import numpy as np
 
 from . import _assumed_numbers, _numpy_api, _numpy_functions
 from ._as_strided import c_strides
-from ._tracer import (TracedArray, backend, converted, graph_break, materialize, to_tensor,
-                      user_location, weak_type)
+from ._tracer import (TracedArray, backend, call_eagerly, converted, graph_break, materialize,
+                      to_tensor, user_location, weak_type)
 
 
 def _method(function_name):
@@ -18,8 +20,9 @@ def _method(function_name):
 # -- values the trace cannot know: print(x), f"{x:.3f}" and hash(s) show eager NumPy's value on
 # every call (a graph break: the function is traced, and so prints, again on each call) --
 
-def _printable(self):
-    value = materialize(self, "printing or formatting a traced value")
+def _printable(self, reason="printing or formatting a traced value"):
+    """The value the user's code would hold: an ndarray, a NumPy scalar or a Python number."""
+    value = materialize(self, reason)
     if self._weak is not None:  # a Python number: repr(0.5), not np.float64(0.5)
         return self._weak(value[()])
     return value[()] if self._scalar else value
@@ -225,9 +228,33 @@ def _resolve(ufunc):
     return lambda types: _numpy_api._resolve(ufunc, types, None, "same_kind")
 
 
-def _binary_operator(ufunc):
+def _runs_elementwise(value):
+    """Whether NumPy's operator takes `value` as an object scalar: of a type that has no part in
+    NumPy's dispatch (no __array_ufunc__, __array__ or __array_priority__), a Fraction, a
+    Decimal, a user's class. NumPy's ufunc then runs Python's operator per element: an object
+    array (x * Fraction(1, 3)), the element's TypeError (x + Decimal(1)) or the object's
+    reflected operator; a Python number hands it to that reflected operator too."""
+    kind = type(value)
+    return not isinstance(value, (list, tuple)) and not any(
+        hasattr(kind, name) for name in ("__array_ufunc__", "__array__", "__array_priority__"))
+
+
+def _eager_operator(python_operator, self, other, reflected=False):
+    """`python_operator` of the concrete value and `other`, run by NumPy/Python (a graph
+    break)."""
+    name = python_operator.__name__.strip("_")
+    value = _printable(self, f"the {name} operator with a {type(other).__name__} "
+                             "(NumPy runs it on Python objects, element by element)")
+    return python_operator(other, value) if reflected else python_operator(value, other)
+
+
+def _binary_operator(ufunc, operator_name):
+    python_operator = getattr(operator, f"__{operator_name}__")
+
     def forward(self, other):
         if not _is_operand(self, other):
+            if _runs_elementwise(other):
+                return _eager_operator(python_operator, self, other)
             return NotImplemented
         self, other = _python_bools(ufunc, (self, converted(other)))
         settled = _assumed_numbers.operator(ufunc, (self, other), forward, _resolve(ufunc))
@@ -247,6 +274,8 @@ def _binary_operator(ufunc):
 
     def reflected(self, other):
         if not _is_operand(self, other):
+            if _runs_elementwise(other):
+                return _eager_operator(python_operator, self, other, reflected=True)
             return NotImplemented
         other, self = _python_bools(ufunc, (converted(other), self))
         settled = _assumed_numbers.operator(ufunc, (other, self),
@@ -262,6 +291,9 @@ def _binary_operator(ufunc):
 
     def inplace(self, other):
         if not _is_operand(self, other):
+            if _runs_elementwise(other):  # NumPy's ufunc(x, other, out=x), run eagerly
+                return call_eagerly(ufunc, (self, other), {"out": (self,)},
+                                    f"{ufunc.__name__} in place with a {type(other).__name__}")
             return NotImplemented
         other = converted(other)
         if _assumed_numbers.is_open(self) or (
@@ -296,14 +328,14 @@ for _name, _ufunc in [("add", np.add), ("sub", np.subtract), ("mul", np.multiply
                       ("mod", np.remainder), ("pow", np.power), ("matmul", np.matmul),
                       ("and", np.bitwise_and), ("or", np.bitwise_or), ("xor", np.bitwise_xor),
                       ("lshift", np.left_shift), ("rshift", np.right_shift)]:
-    _forward, _reflected, _inplace = _binary_operator(_ufunc)
+    _forward, _reflected, _inplace = _binary_operator(_ufunc, _name)
     setattr(TracedArray, f"__{_name}__", _forward)
     setattr(TracedArray, f"__r{_name}__", _reflected)
     setattr(TracedArray, f"__i{_name}__", _inplace)
 
 for _name, _ufunc in [("eq", np.equal), ("ne", np.not_equal), ("lt", np.less),
                       ("le", np.less_equal), ("gt", np.greater), ("ge", np.greater_equal)]:
-    setattr(TracedArray, f"__{_name}__", _binary_operator(_ufunc)[0])
+    setattr(TracedArray, f"__{_name}__", _binary_operator(_ufunc, _name)[0])
 
 def _unary_operator(ufunc):
     def operator(self):
