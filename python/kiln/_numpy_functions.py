@@ -8,7 +8,7 @@ from . import _kiln, _memory_layout, _stacked_rows
 from ._tracer import (AxisError, TracedArray, _UFuncOutputCastingError, backend, cast,
                       check_dtype, check_fits, materialize_all, normalize_axes, normalize_axis,
                       shape_entries, to_tensor, traced, user_location, weak_type)
-from ._tracer_types import normalize_axis_tuple
+from ._tracer_types import check_axis_type, normalize_axis_tuple
 
 _NUMPY2 = np.lib.NumpyVersion(np.__version__) >= "2.0.0"
 
@@ -182,6 +182,7 @@ def moveaxis(context, a, source, destination):
 def squeeze(context, a, axis=None):
     x = _as_traced(context, a)
     shape = x.shape
+    check_axis_type(axis)
     axes = ([d for d, n in enumerate(shape) if n == 1] if axis is None
             else normalize_axes(axis, x.ndim, "squeeze"))
     for d in axes:
@@ -502,6 +503,11 @@ def norm(context, x, ord=None, axis=None, keepdims=False):
         value = _result(context, _k().abs(value.tensor))
     # No axis: with no ord the 2-norm of the flattened array (empty axes); with an ord a vector
     # or matrix norm over all axes (NumPy's ord=2 on a matrix is its spectral norm).
+    if axis is not None and not isinstance(axis, tuple):  # NumPy's int(axis): a list refused
+        try:
+            axis = int(axis)
+        except Exception:  # noqa: BLE001 - NumPy's TypeError for any failure
+            raise TypeError("'axis' must be None, an integer or a tuple of integers") from None
     axes = normalize_axes(axis, value.ndim, "norm") if axis is not None or ord is not None else []
     if ord is None:
         order = "fro" if len(axes) == 2 else "2"

@@ -7,6 +7,7 @@ import numpy as np
 from ._numpy_functions import _NO_VALUE, _as_traced, _k, _result
 from ._numpy_reductions import _reduction
 from ._tracer import cast, check_dtype, normalize_axes, to_tensor
+from ._tracer_types import check_axis_type
 
 
 def _mean_dtype(dtype, requested):
@@ -22,6 +23,7 @@ def _mask(context, x, where):
 def mean(context, a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
     x = _as_traced(context, a)
     k = _k()
+    check_axis_type(axis)
     axes = normalize_axes(axis, x.ndim, "mean")
     result_dtype = _mean_dtype(x.dtype, dtype)
     if result_dtype.kind in "biu":
@@ -67,6 +69,7 @@ def var(context, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, 
                         keepdims, where=where) for part in (k.real, k.imag))
         return _into(context, (np.sqrt(total) if root else total).tensor, out, root)
     axes = normalize_axes(axis, x.ndim, "var")
+    check_axis_type(axis)
     result_dtype = _mean_dtype(x.dtype, dtype)
     if result_dtype.kind in "biu":
         return _into(context, _integer_var(context, x, axes, axis, result_dtype, ddof,
@@ -88,6 +91,7 @@ def _var_about(context, x, mean, axis, dtype, out, ddof, keepdims, where, root):
     NumPy's promotion: a float64 mean of float32 data gives float64), summed in `dtype` (float64
     for integer and bool data), over the count less ddof; the result keeps the sum's dtype."""
     normalize_axes(axis, x.ndim, "var")
+    check_axis_type(axis)
     if dtype is None and x.dtype.kind in "biu":
         dtype = np.dtype(np.float64)
     deviation = np.subtract(x, mean)

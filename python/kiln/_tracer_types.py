@@ -71,10 +71,18 @@ def normalize_axis_tuple(axis, ndim, op_name="op", argument=None):
     return axes
 
 
+def check_axis_type(axis):
+    """NumPy's C functions (ufunc reductions, mean/std/var, squeeze) take an axis as an integer
+    or a tuple of them; a list is their TypeError (np.flip, np.median, ... take one)."""
+    if isinstance(axis, list):
+        raise TypeError("'list' object cannot be interpreted as an integer")
+
+
 def normalize_reduce_axes(axis, ndim, op_name="op"):
     """normalize_axes for NumPy's ufunc reductions (sum, prod, max, min, any, all and what is
     built on them): NumPy's reduce takes an integer axis 0 or -1 of a 0-d array, which reduces
     nothing (np.max(np.array(5.), axis=0) is 5.0); a tuple (0,) is out of bounds there too."""
+    check_axis_type(axis)
     if ndim == 0 and axis is not None and not isinstance(axis, (tuple, list)) and (
             operator.index(axis) in (0, -1)):
         return []
