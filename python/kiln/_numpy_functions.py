@@ -6,8 +6,9 @@ import numpy as np
 
 from . import _kiln, _memory_layout, _stacked_rows
 from ._tracer import (AxisError, TracedArray, _UFuncOutputCastingError, backend, cast,
-                      check_dtype, check_fits, materialize_all, normalize_axes, normalize_axis,
-                      shape_entries, to_tensor, traced, user_location, weak_type)
+                      check_dtype, check_fits, graph_break, materialize_all, normalize_axes,
+                      normalize_axis, shape_entries, to_tensor, traced, user_location,
+                      weak_type)
 from ._tracer_types import check_axis_type, normalize_axis_tuple
 
 _NUMPY2 = np.lib.NumpyVersion(np.__version__) >= "2.0.0"
@@ -456,6 +457,18 @@ def product_dtype(dtype):
         np.dtype(dtype).name, np.dtype(dtype))
 
 
+def _check_dot_out(out, dtype):
+    """np.dot writes only an out= of the result's dtype (it casts none) that is C-contiguous;
+    of another layout (out[:, ::2]) NumPy's ValueError (kiln wrote it)."""
+    strides = _memory_layout.strides_of(out)
+    if strides is None:
+        graph_break("np.dot with out= of a layout kiln does not know (NumPy refuses one that is "
+                    "not C-contiguous)")
+    if out.dtype != dtype or not _memory_layout.c_contiguous(out.shape, strides):
+        raise ValueError("output array is not acceptable (must have the right datatype, "
+                         "number of dimensions, and be a C-Array)")
+
+
 def _product(name):
     def product(context, a, b, out=None):
         x, y = _as_traced(context, a), _as_traced(context, b)
@@ -464,9 +477,8 @@ def _product(name):
             return np.multiply(x, y)
         compute = product_dtype(common)
         tensor = getattr(_k(), name)(cast(x.tensor, compute), cast(y.tensor, compute))
-        if name == "dot" and out is not None and out.dtype != common:  # NumPy casts none
-            raise ValueError("output array is not acceptable (must have the right datatype, "
-                             "number of dimensions, and be a C-Array)")
+        if name == "dot" and out is not None:
+            _check_dot_out(out, common)
         return _result(context, cast(tensor, common), out)
     return product
 

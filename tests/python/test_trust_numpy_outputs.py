@@ -158,6 +158,26 @@ def test_out_of_another_shape_or_dtype_follows_numpys_rule(function):
     assert_same(function, M)
 
 
+def _dot_into(make_out):
+    def function(a):
+        buffer = np.zeros((4, 4))
+        out = make_out(buffer)
+        np.dot(a, a.T, out=out)
+        return buffer
+    return function
+
+
+@pytest.mark.parametrize("make_out", [
+    lambda b: b[:2, ::2],     # strided: NumPy's ValueError (kiln wrote it)
+    lambda b: b[:2, :2].T,    # Fortran-ordered: the same
+    lambda b: b[:2, :2],      # not contiguous: the same
+    lambda b: b.reshape(8, 2)[1:3],  # C-contiguous: written
+    lambda b: b[2].reshape(2, 2),
+])
+def test_dot_writes_only_a_c_contiguous_out(make_out):
+    assert_same(_dot_into(make_out), M[:, :2])
+
+
 @pytest.mark.parametrize("function", [
     lambda a: np.concatenate([a, a], dtype=np.int32),
     lambda a: np.concatenate([a, a], dtype=np.int32, casting="unsafe"),
