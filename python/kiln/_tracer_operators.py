@@ -1,5 +1,6 @@
 """TracedArray's ndarray methods and Python operators: each forwards to the NumPy function or
 ufunc NumPy's own ndarray uses, so the tracer's ufunc and function tables handle them."""
+import numbers
 import operator
 
 import numpy as np
@@ -228,13 +229,17 @@ def _resolve(ufunc):
     return lambda types: _numpy_api._resolve(ufunc, types, None, "same_kind")
 
 
-def _runs_elementwise(value):
+def _runs_elementwise(value, ufunc):
     """Whether NumPy's operator takes `value` as an object scalar: of a type that has no part in
     NumPy's dispatch (no __array_ufunc__, __array__ or __array_priority__), a Fraction, a
     Decimal, a user's class. NumPy's ufunc then runs Python's operator per element: an object
     array (x * Fraction(1, 3)), the element's TypeError (x + Decimal(1)) or the object's
-    reflected operator; a Python number hands it to that reflected operator too."""
+    reflected operator; a Python number hands it to that reflected operator too. == and != only
+    of numbers (Fraction, Decimal): Python's `tracer in (None, "fro", sentinel)` (kiln's and
+    NumPy's own code) asks them of other objects, and takes the identity's answer."""
     kind = type(value)
+    if ufunc in (np.equal, np.not_equal) and not isinstance(value, numbers.Number):
+        return False
     return not isinstance(value, (list, tuple)) and not any(
         hasattr(kind, name) for name in ("__array_ufunc__", "__array__", "__array_priority__"))
 
@@ -253,7 +258,7 @@ def _binary_operator(ufunc, operator_name):
 
     def forward(self, other):
         if not _is_operand(self, other):
-            if _runs_elementwise(other):
+            if _runs_elementwise(other, ufunc):
                 return _eager_operator(python_operator, self, other)
             return NotImplemented
         self, other = _python_bools(ufunc, (self, converted(other)))
@@ -274,7 +279,7 @@ def _binary_operator(ufunc, operator_name):
 
     def reflected(self, other):
         if not _is_operand(self, other):
-            if _runs_elementwise(other):
+            if _runs_elementwise(other, ufunc):
                 return _eager_operator(python_operator, self, other, reflected=True)
             return NotImplemented
         other, self = _python_bools(ufunc, (converted(other), self))
@@ -291,7 +296,7 @@ def _binary_operator(ufunc, operator_name):
 
     def inplace(self, other):
         if not _is_operand(self, other):
-            if _runs_elementwise(other):  # NumPy's ufunc(x, other, out=x), run eagerly
+            if _runs_elementwise(other, ufunc):  # NumPy's ufunc(x, other, out=x), run eagerly
                 return call_eagerly(ufunc, (self, other), {"out": (self,)},
                                     f"{ufunc.__name__} in place with a {type(other).__name__}")
             return NotImplemented

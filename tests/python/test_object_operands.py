@@ -1,5 +1,5 @@
 """Values NumPy computes with as Python objects: a Python int past int64 (np.full(3, 2**70) is
-an object array) and operands of no NumPy type (Fraction, Decimal, a user's class, None),
+an object array) and operands of no NumPy type (Fraction, Decimal, a user's class),
 which NumPy's operators hand to Python element by element. kiln runs such a call eagerly (a
 graph break that says why), with NumPy's result or NumPy's error; it raised TypeErrors of its
 own ("unknown dtype 'object'", "unsupported operand type(s) for *: 'TracedArray' ...")."""
@@ -32,7 +32,7 @@ _CASES = {
     "python_int_argument_times_a_fraction": (lambda x, n: n * Fraction(1, 3), (3,)),
     "python_float_argument_plus_a_fraction": (lambda x, n: n + Fraction(1, 3), (2.5,)),
     "times_a_users_object": (lambda x: x * _Scaled(), ()),
-    "equal_to_none": (lambda x: x == None, ()),  # noqa: E711 - NumPy's elementwise answer
+    "equal_to_a_fraction": (lambda x: x == Fraction(2, 1), ()),
 }
 
 
