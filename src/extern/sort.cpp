@@ -70,7 +70,6 @@ template <> struct Keys<DType::Float64>
 
 // ---- sorting one row's items -------------------------------------------------------------
 
-
 // A 64-bit key with its position (argsort of 64-bit dtypes), laid out as Highway's uint128_t
 // {lo, hi} (the key high). Keys of at most 32 bits share one uint64 with a 32-bit position
 // instead (key high), and sort's items are the keys alone: in both, comparing the integers
