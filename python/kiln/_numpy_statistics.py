@@ -6,7 +6,7 @@ import numpy as np
 
 from ._numpy_functions import _NO_VALUE, _as_traced, _k, _result, read_only_view
 from ._tracer import _UFuncOutputCastingError, normalize_axis
-from ._tracer_types import normalize_axes, normalize_axis_tuple
+from ._tracer_types import check_axis_type, normalize_axes, normalize_axis_tuple
 
 
 def _finish(context, value, out=None, ufunc=None):
@@ -125,7 +125,8 @@ def average(context, a, axis=None, weights=None, returned=False, *, keepdims=Fal
     x = _as_traced(context, a)
     if axis is None:
         axes = None
-    elif _NUMPY_1:
+    elif _NUMPY_1:  # whose average hands a list axis to mean's C code: its TypeError
+        check_axis_type(axis)
         axes = tuple(normalize_axes(axis, x.ndim, "average"))
     else:
         axes = normalize_axis_tuple(axis, x.ndim, "average", "axis")
