@@ -32,6 +32,19 @@ def fresh_kiln(tmp_path, monkeypatch):
 
 
 @pytest.fixture
+def traces(monkeypatch):
+    """A list that gets an item for every call kiln traces (CompiledFunction.trace_and_compile)."""
+    counted = []
+    original = _compile.CompiledFunction.trace_and_compile
+
+    def counting(self, *args, **kwargs):
+        counted.append(1)
+        return original(self, *args, **kwargs)
+    monkeypatch.setattr(_compile.CompiledFunction, "trace_and_compile", counting)
+    return counted
+
+
+@pytest.fixture
 def eager_time_bounds(monkeypatch):
     """kiln's own bound on the compiles of retraced calls by their eager time."""
     monkeypatch.setattr(kiln._retrace, "COMPILE_EAGER_CALLS", COMPILE_EAGER_CALLS or 50,

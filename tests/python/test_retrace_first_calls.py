@@ -111,7 +111,7 @@ def test_the_budget_of_seconds_is_checked_before_a_compile_starts(monkeypatch):
     assert len(compiled._kiln_function.segments) == 0
 
 
-def test_a_retraced_call_that_gives_up_runs_eagerly_from_then_on(monkeypatch):
+def test_a_retraced_call_that_gives_up_runs_eagerly_from_then_on(monkeypatch, traces):
     # Its compile past kiln's bounds (minibatch SGD's unrolled batches: 32 MiB of source) was
     # given up by a retraced call, which has no guards to mark: every later call traced (5 s)
     # and gave up again.
@@ -121,13 +121,6 @@ def test_a_retraced_call_that_gives_up_runs_eagerly_from_then_on(monkeypatch):
     def refused(*args, **kwargs):
         raise kiln._kiln.Unsupported("a graph past kiln's bounds (refused by the test)")
     monkeypatch.setattr(kiln._kiln, "compile_graph", refused)
-    traces = []
-    original = kiln._compile.CompiledFunction.trace_and_compile
-
-    def counted(self, *args, **kwargs):
-        traces.append(1)
-        return original(self, *args, **kwargs)
-    monkeypatch.setattr(kiln._compile.CompiledFunction, "trace_and_compile", counted)
     compiled = kiln.compile(flood_fill)
     for _ in range(kiln._retrace.RetraceTimes.PROBES + 1):
         mine, theirs = _image(3), _image(3)

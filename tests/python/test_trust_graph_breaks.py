@@ -271,19 +271,12 @@ def _eliminated_with_pivoting(a):
 
 
 @pytest.mark.parametrize("budget", ["graphs", "seconds"])
-def test_a_function_past_its_graph_budget_runs_eagerly_and_is_not_traced_again(monkeypatch,
-                                                                                  budget):
+def test_a_function_past_its_graph_budget_runs_eagerly_and_is_not_traced_again(
+        monkeypatch, traces, budget):
     # Each pivot pattern is a path through the breaks: a 30x30 elimination compiled ~30 graphs
     # for half a minute on its first call, then traced every call into the same limit.
     monkeypatch.setattr(kiln._retrace, "SEGMENT_LIMIT" if budget == "graphs" else
                         "SEGMENT_SECONDS", 2 if budget == "graphs" else 0.0)
-    traces = []
-    original = kiln._compile.CompiledFunction.trace_and_compile
-
-    def counted(self, *args, **kwargs):
-        traces.append(1)
-        return original(self, *args, **kwargs)
-    monkeypatch.setattr(kiln._compile.CompiledFunction, "trace_and_compile", counted)
     rng = np.random.default_rng(0)
     compiled = kiln.compile(_eliminated_with_pivoting)
     with pytest.warns(RuntimeWarning, match="distinct graphs around its graph breaks"):
