@@ -15,7 +15,7 @@ import torch
 
 # Every worker: its rank's process group, one thread, and kiln's backend counting its graphs.
 PREAMBLE = r'''
-import sys, torch, torch.distributed as dist
+import os, sys, torch, torch.distributed as dist
 import kiln.torch
 
 rank, world, port, out = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4]
@@ -28,6 +28,19 @@ graphs = []
 def counting_kiln(graph_module, example_inputs, **kwargs):
     graphs.append(graph_module)
     return kiln.torch.backend(graph_module, example_inputs, **kwargs)
+
+
+def finish(results):
+    """Saves this rank's results and leaves with the other rank. os._exit: the interpreter's
+    finalization could abort in gloo's threads ("terminate called without an active
+    exception", once in CI's FSDP2 run, with no Python error), which is torch's
+    teardown, not what these tests check."""
+    torch.save(results, f"{out}/rank{rank}.pt")
+    dist.barrier()
+    dist.destroy_process_group()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
 
 
 def train_steps(forward, opt, steps):
@@ -65,8 +78,7 @@ def train(compiled):
 
 
 compiled, eager = train(True), train(False)
-torch.save({"compiled": compiled, "eager": eager, "graphs": len(graphs)}, f"{out}/rank{rank}.pt")
-dist.destroy_process_group()
+finish({"compiled": compiled, "eager": eager, "graphs": len(graphs)})
 '''
 
 
@@ -129,8 +141,7 @@ def train(compiled):
 
 
 compiled, eager = train(True), train(False)
-torch.save({"compiled": compiled, "eager": eager, "graphs": len(graphs)}, f"{out}/rank{rank}.pt")
-dist.destroy_process_group()
+finish({"compiled": compiled, "eager": eager, "graphs": len(graphs)})
 '''
 
 
@@ -170,8 +181,7 @@ for name, forward in (("compiled", torch.compile(model, backend=counting_kiln)),
     y.sum().backward()
     results[name] = (y.detach(), [p.grad.clone() for p in model.parameters()])
 results["graphs"] = len(graphs)
-torch.save(results, f"{out}/rank{rank}.pt")
-dist.destroy_process_group()
+finish(results)
 '''
 
 
