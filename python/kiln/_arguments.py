@@ -8,6 +8,7 @@ import types
 import numpy as np
 
 from . import _kiln, _pytree
+from ._argument_reads import arrays_read
 from ._tracer import SUPPORTED_DTYPES  # (longdouble's kind and itemsize look like complex128's)
 
 
@@ -72,15 +73,20 @@ _EAGER_LEAVES = (
 )
 
 
-def eager_reason(leaves, environment, values):
+def eager_reason(leaves, environment, values, reads):
     """Why a kiln.compile call with these leaves (the flattened arguments and `values`, the
-    Environment's current values) must run eagerly, or None: a value no guard can watch, or
-    whose arrays would be constants of the graph."""
+    Environment's current values; `reads`, what argument leaves read beyond themselves:
+    _argument_reads) must run eagerly, or None: a value no guard can watch, or whose arrays
+    would be constants of the graph."""
     if environment.unwatched_read is not None:
         return environment.unwatched_read
     for is_unwatched, reason in _EAGER_LEAVES:
         if any(is_unwatched(leaf) for leaf in leaves):
             return reason
+    read_array = arrays_read(reads)
+    if read_array is not None:
+        return (f"{read_array}, read by a function or object passed as an argument, holds an "
+                "array: it would be a constant of the graph, a change to it unseen")
     held_in_place = environment.in_place_arrays(values)
     if held_in_place is not None:
         return (f"{held_in_place} is an array read from its object itself (a class, a "

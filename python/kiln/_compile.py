@@ -45,6 +45,7 @@ import weakref
 import numpy as np
 
 from . import _device, _kiln, _pytree, _retrace
+from ._argument_reads import argument_reads
 from ._arguments import eager_reason
 from ._call_tracing import CallTracing, _tracer, set_tracer  # noqa: F401 (set_tracer: tests)
 from ._caller_state import CallerStateChanges
@@ -141,7 +142,8 @@ class CompiledFunction(RaisingCalls, CallTracing):
             # Called while another compiled function traces (a compiled helper, recursion,
             # kiln.compile of a compiled function): its ops join that trace, as an inlined call.
             return self.fn(*args, **kwargs)
-        reason = eager_reason(leaves, self.environment, environment)
+        reads = argument_reads(leaves, spec, [code for _, code in self.environment.codes])
+        reason = eager_reason(leaves, self.environment, environment, reads)
         if reason is not None:
             self._note_break(reason, location_of(self.fn))
             return self.fn(*args, **kwargs)
@@ -177,7 +179,7 @@ class CompiledFunction(RaisingCalls, CallTracing):
         try:
             while True:
                 # Recorded before the trace: the values it reads, whatever it changes.
-                guard = self.cache.record(args, kwargs, spec, list(dynamic))
+                guard = self.cache.record(args, kwargs, spec, list(dynamic), reads)
                 try:
                     # a retried trace prints once, and so does one given up to time the call
                     with held_output(bool(dynamic) or (bounds is not None

@@ -32,6 +32,9 @@ struct GuardItem {
   // (guard_states.h). The same object is equal to itself whatever was assigned to its
   // attributes since, so the guard also compares them (same_attribute_states).
   nb::object attributes;
+  // A static argument's reads beyond itself (states_of_reads): a callback's globals and
+  // closure, a settings object's class attributes; null where it has none.
+  nb::object reads;
   bool is_float = false;                // numbers: float (else int)
 };
 
@@ -129,10 +132,12 @@ class Matcher {
       }
       case ItemKind::Static:
         if (same_state(object, item.value.ptr())) {
-          if (!item.attributes.is_valid() ||
-              same_attribute_states(object, item.attributes.ptr()))
-            return true;
-          return fail([&] { return "an attribute of " + item.path + " changed"; });
+          if (item.attributes.is_valid() && !same_attribute_states(object, item.attributes.ptr()))
+            return fail([&] { return "an attribute of " + item.path + " changed"; });
+          PyObject* changed = item.reads.is_valid() ? changed_read(item.reads.ptr()) : nullptr;
+          return changed == nullptr || fail([&] {
+            return text_of(changed, false) + " (read by " + item.path + ") changed";
+          });
         }
         if (changed_ != nullptr && is_number(object) && is_number(item.value.ptr()) &&
             Py_TYPE(object) == Py_TYPE(item.value.ptr())) {
@@ -277,8 +282,10 @@ enum SpecKind : long { kSpecTuple = 0, kSpecList, kSpecDict, kSpecLeaf, kSpecNam
 class Recorder {
  public:
   // dynamic: leaf indices (flatten order) of numbers that are graph inputs, not statics.
-  Recorder(std::vector<GuardItem>& items, const std::vector<size_t>& dynamic)
-      : items_(items), dynamic_(dynamic) {}
+  // reads: {leaf index: [(holder, name, label), ...]}, what static argument leaves read beyond
+  // themselves (python/kiln/_argument_reads.py), or None.
+  Recorder(std::vector<GuardItem>& items, const std::vector<size_t>& dynamic, nb::handle reads)
+      : items_(items), dynamic_(dynamic), reads_(reads) {}
 
   void record(PyObject* object, std::string path, PyObject* spec) {
     if (!PyTuple_Check(spec) || PyTuple_GET_SIZE(spec) < 1)
@@ -353,7 +360,8 @@ class Recorder {
   void record_leaf(PyObject* object, std::string path) {
     GuardItem item;
     item.path = std::move(path);
-    const bool dynamic = std::find(dynamic_.begin(), dynamic_.end(), leaves_++) != dynamic_.end();
+    const size_t leaf = leaves_++;
+    const bool dynamic = std::find(dynamic_.begin(), dynamic_.end(), leaf) != dynamic_.end();
     if (dynamic && object != nullptr && number_array(object, PyFloat_CheckExact(object)).is_valid()) {
       item.kind = ItemKind::Number;
       item.is_float = PyFloat_CheckExact(object);
@@ -391,12 +399,19 @@ class Recorder {
                                  item.path.find_first_of("[.", 8) == std::string::npos;
       if (!global_object && is_object_state(state.ptr()))
         item.attributes = nb::borrow(PyTuple_GET_ITEM(state.ptr(), 2));
+      if (PyDict_Check(reads_.ptr())) {
+        nb::object key = nb::int_(leaf);
+        PyObject* leaf_reads = PyDict_GetItemWithError(reads_.ptr(), key.ptr());
+        if (leaf_reads == nullptr && PyErr_Occurred()) throw nb::python_error();
+        if (leaf_reads != nullptr) item.reads = states_of_reads(leaf_reads);
+      }
     }
     items_.push_back(std::move(item));
   }
 
   std::vector<GuardItem>& items_;
   const std::vector<size_t>& dynamic_;
+  nb::handle reads_;
   size_t leaves_ = 0;
 };
 

@@ -287,4 +287,57 @@ inline bool same_state(PyObject* value, PyObject* state) {
   }
 }
 
+// What a static argument reads beyond itself (python/kiln/_argument_reads.py): a callback's
+// globals, closure variables and defaults, a settings object's class attributes. The argument
+// is equal to itself whatever changed in them, so each is a (holder, name, state, label) read
+// again at every call: a dict's item, else the holder's attribute (a cell's cell_contents, a
+// class's data attribute, a function's __defaults__).
+// The state of a read that found nothing (an unset cell, a deleted attribute).
+inline PyObject* absent_marker() {
+  static PyObject* marker = PyUnicode_InternFromString("<kiln: absent>");
+  return marker;
+}
+
+inline nb::object read_from(PyObject* holder, PyObject* name) {
+  nb::object value = PyDict_Check(holder)
+                         ? nb::borrow(PyDict_GetItemWithError(holder, name))
+                         : nb::steal(PyObject_GetAttr(holder, name));
+  if (!value.is_valid() && PyErr_Occurred()) PyErr_Clear();  // gone: no longer the same
+  return value;
+}
+
+// The reads (a list of (holder, name, label)) with a snapshot of each value now: a tuple of
+// (holder, name, state, label).
+inline nb::object states_of_reads(PyObject* reads) {
+  nb::object items = nb::steal(PySequence_Tuple(reads));
+  if (!items.is_valid()) throw nb::python_error();
+  nb::list recorded;
+  for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(items.ptr()); ++i) {
+    PyObject* read = PyTuple_GET_ITEM(items.ptr(), i);
+    if (!PyTuple_Check(read) || PyTuple_GET_SIZE(read) != 3)
+      throw nb::type_error("kiln: a read is (holder, name, label)");
+    PyObject* holder = PyTuple_GET_ITEM(read, 0);
+    PyObject* name = PyTuple_GET_ITEM(read, 1);
+    nb::object value = read_from(holder, name);
+    nb::object state = value.is_valid() ? state_of(value.ptr()) : nb::borrow(absent_marker());
+    recorded.append(nb::make_tuple(nb::handle(holder), nb::handle(name), state,
+                                   nb::handle(PyTuple_GET_ITEM(read, 2))));
+  }
+  return nb::tuple(recorded);
+}
+
+// The label of the first read (states_of_reads) whose value is no longer the one recorded;
+// null when every one is.
+inline PyObject* changed_read(PyObject* reads) {
+  for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(reads); ++i) {
+    PyObject* read = PyTuple_GET_ITEM(reads, i);
+    nb::object value = read_from(PyTuple_GET_ITEM(read, 0), PyTuple_GET_ITEM(read, 1));
+    PyObject* state = PyTuple_GET_ITEM(read, 2);
+    const bool same = value.is_valid() ? state != absent_marker() && same_state(value.ptr(), state)
+                                       : state == absent_marker();
+    if (!same) return PyTuple_GET_ITEM(read, 3);
+  }
+  return nullptr;
+}
+
 }  // namespace kiln::python

@@ -119,7 +119,7 @@ class GuardedCache {
   // reads them: `spec` is how the driver flattened them (_pytree.flatten_call), `dynamic` the
   // leaves that are dynamic numbers.
   RecordedGuard record(nb::handle args, nb::handle kwargs, nb::handle spec,
-                       std::vector<size_t> dynamic) {
+                       std::vector<size_t> dynamic, nb::handle reads) {
     RecordedGuard guard;
     // Item 0: the argument count and keyword names, one comparison on the fast path.
     GuardItem header;
@@ -127,7 +127,7 @@ class GuardedCache {
     header.path = "the call's arguments";
     header.value = call_shape(args, kwargs);
     guard.items.push_back(std::move(header));
-    Recorder recorder(guard.items, dynamic);
+    Recorder recorder(guard.items, dynamic, reads);
     record_arguments(recorder, args, kwargs, spec);
     return guard;
   }
@@ -201,6 +201,8 @@ class GuardedCache {
       for (const GuardItem& item : entry->items) {
         Py_VISIT(item.value.ptr());
         Py_VISIT(item.keys.ptr());
+        Py_VISIT(item.attributes.ptr());
+        Py_VISIT(item.reads.ptr());
       }
     }
     return 0;
@@ -462,7 +464,10 @@ void bind_guarded_cache(nb::module_& module) {
            "Leaf indices of the Python numbers whose values alone differ from the latest entry.")
       .def("record", &GuardedCache::record, nb::arg("args"), nb::arg("kwargs").none(),
            nb::arg("spec"), nb::arg("dynamic") = std::vector<size_t>(),
-           "The guard of these arguments and the environment now, following their pytree spec.")
+           nb::arg("reads").none() = nb::none(),
+           "The guard of these arguments and the environment now, following their pytree spec; "
+           "reads: {leaf index: [(holder, name, label)]}, what static arguments read beyond "
+           "themselves, read again at each call.")
       .def("add", &GuardedCache::add, nb::arg("guard"), nb::arg("args"), nb::arg("kwargs").none(),
            nb::arg("compiled").none(), nb::arg("output_spec").none(), nb::arg("mutations"),
            nb::arg("retrace") = false)

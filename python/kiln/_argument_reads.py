@@ -1,0 +1,143 @@
+"""What a function or object passed as an argument reads besides itself: a callback's globals,
+closure variables and default values (`integrate(f, y)` where f reads a global SCALE, or a
+`make_loss(weights)` closure), the helpers it calls and what they read, and the class
+attributes of a settings object (`cfg.eps` where eps is Cfg's). The guard holds the argument
+itself, which is equal to itself whatever changed in what it reads, so these are read again at
+every call (src/python/guard_states.h: changed_read); an array among them, which the trace
+would make a constant of the graph, makes the call run eagerly (eager_reason)."""
+import functools
+import inspect
+import types
+
+import numpy as np
+
+from . import _pytree
+from ._code_names import _class_data, _class_names, _global_names, _names, _names_read
+from ._environment import _is_user_class, _is_user_function, _is_user_module, _plain_function
+
+# The most values read for one call's arguments: past it the rest stay fixed at the trace.
+_MOST_READS = 256
+
+
+def argument_reads(leaves, spec, codes):
+    """{leaf index: [(holder, name, label), ...]} for the argument leaves (not the
+    environment's: _environment.py reads the function's own) that read state beyond
+    themselves; empty when none does. `codes`: the code objects of the compiled function and
+    its helpers (the methods of an argument object they name are walked)."""
+    count = _leaf_count(spec[1][0]) + _leaf_count(spec[1][1])
+    reads, seen = {}, set()
+    names = None
+    for index, leaf in enumerate(leaves[:count]):
+        if names is None and _is_user_class(type(leaf)):
+            names = {name for code in codes for name in _names(code)} | {"__call__"}
+        found = _Reads(seen)
+        found.argument(leaf, names)
+        if found.reads:
+            reads[index] = found.reads[:_MOST_READS]
+    return reads
+
+
+def arrays_read(reads):
+    """The label of the first read (argument_reads) whose value holds an array now, or None."""
+    for leaf_reads in reads.values():
+        for holder, name, label in leaf_reads:
+            value = holder.get(name) if isinstance(holder, dict) else getattr(holder, name, None)
+            if _pytree.holds_array(value, lambda v: isinstance(v, np.ndarray)):
+                return label
+    return None
+
+
+def _leaf_count(spec):
+    return 1 if spec[0] == _pytree._LEAF else sum(_leaf_count(child) for child in spec[-1])
+
+
+class _Reads:
+    def __init__(self, seen):
+        self.reads = []
+        self.seen = seen  # ids of the functions and objects walked (over all arguments)
+
+    def add(self, holder, name, label):
+        self.reads.append((holder, name, label))
+
+    def argument(self, value, names):
+        if isinstance(value, (types.FunctionType, types.MethodType, functools.partial)):
+            self.reached(value, None, "the argument")
+        elif _is_user_class(type(value)) and id(value) not in self.seen:
+            self.seen.add(id(value))
+            # Which of them its methods or the function read is not known here: all of them.
+            klass = type(value)
+            own = getattr(value, "__dict__", None) or {}
+            for name in _class_names(klass):
+                if name not in own and _class_data(klass, name):
+                    self.add(klass, name, f"{klass.__name__}.{name}")
+            # The methods the function names (cfg.scale_of(x)), and __call__: what they read.
+            for name in names:
+                member = inspect.getattr_static(klass, name, None)
+                if isinstance(member, (staticmethod, classmethod)):
+                    member = member.__func__
+                elif isinstance(member, property):
+                    member = member.fget
+                if _is_user_function(member) and id(member) not in self.seen:
+                    self.seen.add(id(member))
+                    self.function(member)
+
+    def reached(self, value, code, where):
+        """A value a callback's code (None: the argument itself) reaches."""
+        value = _plain_function(value)
+        if id(value) in self.seen or len(self.reads) >= _MOST_READS:
+            return
+        if isinstance(value, types.MethodType):
+            self.seen.add(id(value))
+            # its object's own attributes are compared by the object's snapshot
+            self.add(value, "__self__", f"the object of {where}")
+            self.reached(value.__func__, code, where)
+            self.class_data(value.__self__, value.__func__.__code__)
+        elif isinstance(value, functools.partial):
+            self.seen.add(id(value))
+            self.add(value, "args", f"the arguments of the partial {where}")
+            self.add(value, "keywords", f"the keywords of the partial {where}")
+            self.reached(value.func, code, where)
+        elif _is_user_function(value):
+            self.seen.add(id(value))
+            self.function(value)
+        elif code is None:
+            return
+        elif _is_user_module(value) or _is_user_class(value):
+            self.seen.add(id(value))
+            attributes = vars(value)
+            for name in _names_read(code, attributes):
+                if isinstance(value, types.ModuleType):
+                    self.add(attributes, name, f"{value.__name__}.{name}")
+                    self.reached(attributes[name], code, f"{value.__name__}.{name}")
+                elif _class_data(value, name):
+                    self.add(value, name, f"{value.__name__}.{name}")
+        else:
+            self.class_data(value, code)
+
+    def class_data(self, value, code):
+        """The class attributes `code` names of a user's object (cfg.eps, eps its class's)."""
+        klass = type(value)
+        if not _is_user_class(klass):
+            return
+        own = getattr(value, "__dict__", None) or {}
+        for name in _names(code):
+            if name not in own and _class_data(klass, name):
+                self.add(klass, name, f"{klass.__name__}.{name}")
+
+    def function(self, fn):
+        """A user's function's default values, closure variables and the globals it names,
+        and what the functions, modules and objects among them read."""
+        code, qualname = fn.__code__, fn.__qualname__
+        for attribute, label in (("__defaults__", "default arguments"),
+                                 ("__kwdefaults__", "keyword-only defaults")):
+            if getattr(fn, attribute) is not None:
+                self.add(fn, attribute, f"{qualname}'s {label}")
+        for cell, name in zip(fn.__closure__ or (), code.co_freevars):
+            if _pytree.cell_holds(cell):
+                self.add(cell, "cell_contents", f"{qualname}'s closure variable '{name}'")
+                self.reached(cell.cell_contents, code, f"{qualname}'s '{name}'")
+        globals_ = fn.__globals__
+        for name in _global_names(code):
+            if name in globals_:
+                self.add(globals_, name, f"global '{name}' of {qualname}()")
+                self.reached(globals_[name], code, f"global '{name}'")

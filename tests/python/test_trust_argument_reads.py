@@ -1,0 +1,197 @@
+"""State read through a function or object passed as an argument: a callback's globals, closure
+variables, default values and the helpers it calls (`integrate(f, y)`), a bound method's object,
+a partial's arguments, and a settings object's class attributes (`cfg.eps` where eps is the
+class's). The guard held the argument itself, equal to itself whatever changed in what it
+reads, so a later change gave the first trace's answer silently; each must be read at every
+call, as eager NumPy reads it, and an array among them (a constant of the graph) must make the
+call run eagerly."""
+import functools
+
+import numpy as np
+
+import kiln
+
+X = np.arange(4.0)
+SCALE = 2.0
+TABLE = np.arange(4.0)
+
+
+def apply(x, fn):
+    return fn(x) + 1.0
+
+
+def scaled(v):
+    return v * SCALE
+
+
+def twice_scaled(v):
+    return scaled(v) * 2.0
+
+
+def check_each_change(compiled, fn, args, changes):
+    for change in (lambda: None, *changes):
+        change()
+        np.testing.assert_array_equal(compiled(*args), fn(*args))
+
+
+def test_a_callbacks_globals_are_read_at_each_call(traces):
+    global SCALE
+    compiled = kiln.compile(apply)
+
+    def set_scale(value):
+        global SCALE
+        SCALE = value
+    try:
+        check_each_change(compiled, apply, (X, scaled), [lambda: set_scale(5.0)])
+        # and through a helper the callback calls
+        check_each_change(compiled, apply, (X, twice_scaled), [lambda: set_scale(7.0)])
+    finally:
+        SCALE = 2.0
+    calls = len(traces)
+    compiled(X, scaled)
+    compiled(X, scaled)
+    assert len(traces) == calls  # nothing changed: the entry is used, no trace
+
+
+def make_scaler(factor):
+    def scale(v):
+        return v * factor[0]
+    return scale
+
+
+def test_a_callbacks_closure_and_defaults_are_read_at_each_call():
+    compiled = kiln.compile(apply)
+    factor = [2.0]
+    check_each_change(compiled, apply, (X, make_scaler(factor)),
+                      [lambda: factor.__setitem__(0, 7.0)])
+
+    def with_default(v, k=3.0):
+        return v * k
+    check_each_change(compiled, apply, (X, with_default),
+                      [lambda: setattr(with_default, "__defaults__", (9.0,))])
+    lambda_over = {"k": 1.5}
+    check_each_change(compiled, apply, (X, lambda v: v * lambda_over["k"]),
+                      [lambda: lambda_over.__setitem__("k", -2.0)])
+
+
+class Scaler:
+    offset = 1.0
+
+    def __init__(self):
+        self.factor = 2.0
+
+    def __call__(self, v):
+        return v * self.factor + self.offset
+
+    def scale(self, v):
+        return v * self.factor + self.offset
+
+
+def test_a_bound_methods_object_and_class_are_read_at_each_call():
+    compiled = kiln.compile(apply)
+    scaler = Scaler()
+    try:
+        check_each_change(compiled, apply, (X, scaler.scale),
+                          [lambda: setattr(scaler, "factor", 4.0),
+                           lambda: setattr(Scaler, "offset", 10.0)])
+    finally:
+        Scaler.offset = 1.0
+
+
+class GlobalScaler:
+    def __call__(self, v):
+        return v * SCALE
+
+    def scale_of(self, v):
+        return v + SCALE
+
+
+def calls_scale_of(x, scaler):
+    return scaler.scale_of(x) * 2.0
+
+
+def test_what_an_argument_objects_methods_read_is_read_at_each_call():
+    global SCALE
+    try:
+        for fn in (apply, calls_scale_of):
+            SCALE = 2.0
+            check_each_change(kiln.compile(fn), fn, (X, GlobalScaler()),
+                              [lambda: globals().__setitem__("SCALE", 6.0)])
+    finally:
+        SCALE = 2.0
+
+
+def test_a_partials_arguments_are_read_at_each_call():
+    compiled = kiln.compile(apply)
+    keywords = functools.partial(np.multiply, 2.0)
+    check_each_change(compiled, apply, (X, keywords), [])
+
+    def power(v, p):
+        return v ** p
+    partial = functools.partial(power, p=2.0)
+    check_each_change(compiled, apply, (X, partial),
+                      [lambda: partial.keywords.__setitem__("p", 3.0)])
+
+
+class Settings:
+    eps = 1.0
+    clip = 5.0
+
+
+def uses_settings(x, cfg):
+    return np.minimum(x * cfg.eps, cfg.clip)
+
+
+def test_class_attributes_read_through_an_argument_are_read_at_each_call():
+    compiled = kiln.compile(uses_settings)
+    settings = Settings()
+    try:
+        check_each_change(compiled, uses_settings, (X, settings),
+                          [lambda: setattr(Settings, "eps", 3.0),
+                           lambda: setattr(Settings, "clip", 2.5),
+                           lambda: setattr(settings, "eps", 0.5),  # now its own
+                           lambda: delattr(settings, "eps")])
+    finally:
+        Settings.eps, Settings.clip = 1.0, 5.0
+
+
+class WithTable:
+    table = np.arange(4.0)
+
+
+def adds_table(x, holder):
+    return x + holder.table
+
+
+def adds_global_table(v):
+    return v + TABLE
+
+
+def test_an_array_read_through_an_argument_runs_eagerly(compile_logged):
+    logged, _ = compile_logged(adds_table, (X, WithTable()), "graph_breaks")
+    assert "WithTable.table" in logged and "constant of the graph" in logged
+    compiled = kiln.compile(adds_table)
+    holder = WithTable()
+    old = WithTable.table.copy()
+    try:
+        check_each_change(compiled, adds_table, (X, holder),
+                          [lambda: WithTable.table.__setitem__(0, 100.0),
+                           lambda: setattr(WithTable, "table", np.full(4, 3.0))])
+    finally:
+        WithTable.table = old
+    compiled = kiln.compile(apply)
+    check_each_change(compiled, apply, (X, adds_global_table),
+                      [lambda: TABLE.__setitem__(1, 50.0)])
+    TABLE[1] = 1.0
+    weights = np.ones(4)
+    check_each_change(compiled, apply, (X, lambda v: v @ weights * v),
+                      [lambda: weights.__setitem__(2, 9.0)])
+
+
+def test_numpy_functions_as_arguments_still_compile(traces):
+    compiled = kiln.compile(apply)
+    for fn in (np.sin, np.exp, np.sqrt):
+        np.testing.assert_allclose(compiled(X, fn), apply(X, fn))
+    calls = len(traces)
+    compiled(X, np.sin)
+    assert len(traces) == calls
