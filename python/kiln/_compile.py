@@ -176,6 +176,7 @@ class CompiledFunction(RaisingCalls, CallTracing):
             dynamic = ()
         guard = None
         signature, times, bounds = self._retrace_times(spec, leaves)
+        started, compiling = time.perf_counter(), self.segments.seconds
         try:
             while True:
                 # Recorded before the trace: the values it reads, whatever it changes.
@@ -215,6 +216,14 @@ class CompiledFunction(RaisingCalls, CallTracing):
         if traced is None:  # graph break without continuation: this call and its guards run eagerly
             return self.fn(*args, **kwargs)
         try:
+            if traced.retrace and bounds is not None:
+                # A retrace entry's first call (its compiles aside): timed against the eager
+                # calls to come (an opaque trace's are timed next: call_traced).
+                result = traced.run()
+                self.retrace_times[signature] = times
+                times.add_traced(time.perf_counter() - started
+                                 - (self.segments.seconds - compiling))
+                return result
             if traced.retrace or traced.compiled is None:
                 return traced.run()
             result = self.cache.call(args, kwargs)
@@ -244,7 +253,8 @@ class CompiledFunction(RaisingCalls, CallTracing):
         self.retrace_times[signature] = times
         if times.choice == "eager":
             return self.fn(*args, **kwargs)
-        if times.choice is None and len(times.traced) >= RetraceTimes.CALLS:
+        if times.choice is None and (len(times.traced) >= RetraceTimes.CALLS
+                                     or times.opaque and times.probing()):
             return self._timed_eagerly(times, signature, args, kwargs)
         started, compiling = time.perf_counter(), times.compile_seconds
         try:

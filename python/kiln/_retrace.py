@@ -163,6 +163,9 @@ class RetraceTimes:
         self.traced, self.eager, self.choice = [], [], None
         self.compile_seconds = 0.0  # spent compiling the graphs of their traces
         self.partial_trace = 0.0  # the longest trace cut short by TimeEagerly
+        # Their traces drew from a generator or read the clock (opaque_call): such a trace is
+        # never cut short, so eager calls are timed before the next one (call_traced).
+        self.opaque = False
 
     def may_compile(self, estimate, traced):
         """Before a compile of `estimate` seconds for a traced call of this kind, `traced`
@@ -203,7 +206,7 @@ class RetraceTimes:
         20 ms: eager at once)."""
         self.eager.append(seconds)
         self.partial_trace = max(self.partial_trace, partial_trace)
-        if self.partial_trace > self.SLOWER * min(self.eager):
+        if max(self.partial_trace, min(self.traced, default=0.0)) > self.SLOWER * min(self.eager):
             self.choice = "eager"
             return True
         if len(self.eager) < self.CALLS or len(self.traced) < self.CALLS:
@@ -331,6 +334,8 @@ class _TraceContext:
         if not self.broke:
             self.function._note_break(reason, location)
         self.broke = self.opaque = True
+        if self.retrace_times is not None:
+            self.retrace_times.opaque = True
 
     def _refuse_dynamic(self):
         if self.dynamic:

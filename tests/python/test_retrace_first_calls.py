@@ -185,3 +185,30 @@ def test_a_trace_that_drew_from_python_random_is_not_given_up_to_time_it():
         expected = _plus_draws(np.arange(3.0))
         random.seed(seed)
         np.testing.assert_array_equal(compiled(np.arange(3.0)), expected)
+
+
+def minibatch_sgd(X, y, epochs, batch):
+    rng = np.random.default_rng(0)  # its own generator: every trace draws
+    w = np.zeros(X.shape[1])
+    for _ in range(epochs):
+        order = rng.permutation(len(X))
+        for start in range(0, len(X), batch):
+            rows = order[start:start + batch]
+            w = w - 0.05 * X[rows].T @ (X[rows] @ w - y[rows]) / len(rows)
+    return w
+
+
+def test_a_trace_that_draws_settles_on_eager_after_two_timed_calls(traces):
+    # A trace that drew is never cut short (it would draw twice), so the first call traces
+    # and compiles its unrolled batches; it was traced again on each of the next three calls
+    # (60-140 ms each, NumPy 1 ms) before the eager calls were timed. Now the next two calls
+    # run eagerly, timed against the first, and the choice is made.
+    X = np.random.default_rng(1).standard_normal((200, 4))
+    y = X @ np.arange(4.0)
+    compiled = kiln.compile(minibatch_sgd)
+    for _ in range(6):
+        np.testing.assert_allclose(compiled(X, y, 2, 20), minibatch_sgd(X, y, 2, 20),
+                                   rtol=1e-12)
+    assert len(traces) == 1
+    (times,) = compiled._kiln_function.retrace_times.values()
+    assert times.opaque and times.choice == "eager"
