@@ -4,14 +4,15 @@ closure variables and default values (`integrate(f, y)` where f reads a global S
 attributes of a settings object (`cfg.eps` where eps is Cfg's). The guard holds the argument
 itself, which is equal to itself whatever changed in what it reads, so these are read again at
 every call (src/python/guard_states.h: changed_read); an array among them, which the trace
-would make a constant of the graph, makes the call run eagerly (eager_reason)."""
+would make a constant of the graph, or a container too large to check, makes the call run
+eagerly (eager_reason)."""
 import functools
 import inspect
 import types
 
 import numpy as np
 
-from . import _pytree
+from . import _kiln, _pytree
 from ._code_names import _class_data, _class_names, _global_names, _names, _names_read
 from ._environment import _is_user_class, _is_user_function, _is_user_module, _plain_function
 
@@ -37,13 +38,17 @@ def argument_reads(leaves, spec, codes):
     return reads
 
 
-def arrays_read(reads):
-    """The label of the first read (argument_reads) whose value holds an array now, or None."""
+def unwatched_read(reads):
+    """Why a read (argument_reads) cannot be watched by its guard, or None: its value holds an
+    array (a constant of the graph), or a mutable container too large to snapshot (held as
+    itself: src/python/guard_states.h), a change to either unseen."""
     for leaf_reads in reads.values():
         for holder, name, label in leaf_reads:
             value = holder.get(name) if isinstance(holder, dict) else getattr(holder, name, None)
             if _pytree.holds_array(value, lambda v: isinstance(v, np.ndarray)):
-                return label
+                return f"{label} holds an array: it would be a constant of the graph"
+            if not _kiln.snapshot_complete(value):
+                return f"{label} is a mutable container too large to check at each call"
     return None
 
 

@@ -8,7 +8,7 @@ import types
 import numpy as np
 
 from . import _kiln, _pytree
-from ._argument_reads import arrays_read
+from ._argument_reads import unwatched_read
 from ._tracer import SUPPORTED_DTYPES  # (longdouble's kind and itemsize look like complex128's)
 
 
@@ -83,10 +83,10 @@ def eager_reason(leaves, environment, values, reads):
     for is_unwatched, reason in _EAGER_LEAVES:
         if any(is_unwatched(leaf) for leaf in leaves):
             return reason
-    read_array = arrays_read(reads)
-    if read_array is not None:
-        return (f"{read_array}, read by a function or object passed as an argument, holds an "
-                "array: it would be a constant of the graph, a change to it unseen")
+    unwatched = unwatched_read(reads)
+    if unwatched is not None:
+        return (f"a function or object passed as an argument reads {unwatched}, a change "
+                "to it unseen")
     held_in_place = environment.in_place_arrays(values)
     if held_in_place is not None:
         return (f"{held_in_place} is an array read from its object itself (a class, a "

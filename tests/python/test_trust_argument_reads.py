@@ -169,7 +169,7 @@ def adds_global_table(v):
 
 def test_an_array_read_through_an_argument_runs_eagerly(compile_logged):
     logged, _ = compile_logged(adds_table, (X, WithTable()), "graph_breaks")
-    assert "WithTable.table" in logged and "constant of the graph" in logged
+    assert "WithTable.table holds an array" in logged and "constant of the graph" in logged
     compiled = kiln.compile(adds_table)
     holder = WithTable()
     old = WithTable.table.copy()
@@ -195,3 +195,20 @@ def test_numpy_functions_as_arguments_still_compile(traces):
     calls = len(traces)
     compiled(X, np.sin)
     assert len(traces) == calls
+
+
+BIG = {f"k{i}": float(i) for i in range(300)}
+
+
+def reads_big(v):
+    return v * BIG["k3"]
+
+
+def test_a_large_container_read_through_an_argument_runs_eagerly(compile_logged):
+    logged, _ = compile_logged(apply, (X, reads_big), "graph_breaks")
+    assert "global 'BIG' of reads_big() is a mutable container too large" in logged
+    compiled = kiln.compile(apply)
+    try:
+        check_each_change(compiled, apply, (X, reads_big), [lambda: BIG.__setitem__("k3", 9.0)])
+    finally:
+        BIG["k3"] = 3.0
