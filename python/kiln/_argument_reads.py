@@ -29,7 +29,8 @@ def argument_reads(leaves, spec, codes):
     reads, seen = {}, set()
     names = None
     for index, leaf in enumerate(leaves[:count]):
-        if names is None and _is_user_class(type(leaf)):
+        if names is None and (_is_user_class(type(leaf)) or _is_user_class(leaf)
+                              or _is_user_module(leaf)):
             names = {name for code in codes for name in _names(code)} | {"__call__"}
         found = _Reads(seen)
         found.argument(leaf, names)
@@ -67,11 +68,19 @@ class _Reads:
     def argument(self, value, names):
         if isinstance(value, (types.FunctionType, types.MethodType, functools.partial)):
             self.reached(value, None, "the argument")
-        elif _is_user_class(type(value)) and id(value) not in self.seen:
+        elif id(value) in self.seen:
+            return
+        elif _is_user_module(value):  # f(x, config): the attributes the code names
+            self.seen.add(id(value))
+            attributes = vars(value)
+            for name in names & attributes.keys():
+                self.add(attributes, name, f"{value.__name__}.{name}")
+                self.reached(attributes[name], None, f"{value.__name__}.{name}")
+        elif _is_user_class(value) or _is_user_class(type(value)):
             self.seen.add(id(value))
             # Which of them its methods or the function read is not known here: all of them.
-            klass = type(value)
-            own = getattr(value, "__dict__", None) or {}
+            klass = value if isinstance(value, type) else type(value)
+            own = {} if klass is value else getattr(value, "__dict__", None) or {}
             for name in _class_names(klass):
                 if name not in own and _class_data(klass, name):
                     self.add(klass, name, f"{klass.__name__}.{name}")

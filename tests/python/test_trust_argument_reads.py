@@ -6,6 +6,7 @@ reads, so a later change gave the first trace's answer silently; each must be re
 call, as eager NumPy reads it, and an array among them (a constant of the graph) must make the
 call run eagerly."""
 import functools
+import types
 
 import numpy as np
 
@@ -212,3 +213,27 @@ def test_a_large_container_read_through_an_argument_runs_eagerly(compile_logged)
         check_each_change(compiled, apply, (X, reads_big), [lambda: BIG.__setitem__("k3", 9.0)])
     finally:
         BIG["k3"] = 3.0
+
+
+def uses_a_class(x, klass):
+    return x * klass.eps + klass.clip
+
+
+def uses_a_module(x, module):
+    return x * module.k + module.helper(x)
+
+
+def test_a_class_or_module_passed_as_an_argument_is_read_at_each_call():
+    compiled = kiln.compile(uses_a_class)
+    try:
+        check_each_change(compiled, uses_a_class, (X, Settings),
+                          [lambda: setattr(Settings, "eps", 3.0),
+                           lambda: setattr(Settings, "clip", -1.0)])
+    finally:
+        Settings.eps, Settings.clip = 1.0, 5.0
+    module = types.ModuleType("kiln_test_argument_module")  # a user's module (no file)
+    module.k, module.SHIFT = 2.0, 1.0
+    exec("def helper(v):\n    return v + SHIFT\n", vars(module))
+    compiled = kiln.compile(uses_a_module)
+    check_each_change(compiled, uses_a_module, (X, module),
+                      [lambda: setattr(module, "k", 5.0), lambda: setattr(module, "SHIFT", 7.0)])
