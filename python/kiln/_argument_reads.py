@@ -13,30 +13,51 @@ import types
 import numpy as np
 
 from . import _kiln, _pytree
-from ._code_names import _class_data, _class_names, _global_names, _names, _names_read
+from ._code_names import (_COMPUTED_NAME_ATTRIBUTES, _COMPUTED_NAME_READERS, _class_data,
+                          _class_names, _global_names, _names, _names_read)
 from ._environment import _is_user_class, _is_user_function, _is_user_module, _plain_function
 
 # The most values read for one call's arguments: past it the rest stay fixed at the trace.
 _MOST_READS = 256
+_COMPUTED_NAMES = _COMPUTED_NAME_READERS | _COMPUTED_NAME_ATTRIBUTES
 
 
-def argument_reads(leaves, spec, codes):
-    """{leaf index: [(holder, name, label), ...]} for the argument leaves (not the
-    environment's: _environment.py reads the function's own) that read state beyond
-    themselves; empty when none does. `codes`: the code objects of the compiled function and
+def argument_reads(args, kwargs, leaves, spec, codes):
+    """{leaf index or ("object", n): [(holder, name, label), ...]} for the argument leaves and
+    object containers (not the environment's: _environment.py reads the function's own) that
+    read state beyond themselves; empty when none does. `codes`: the code objects of the compiled function and
     its helpers (the methods of an argument object they name are walked)."""
     count = _leaf_count(spec[1][0]) + _leaf_count(spec[1][1])
+    objects = []  # the objects made containers (a dataclass of arrays), in flatten order
+    _find_objects(spec[1][0], args, objects)
+    _find_objects(spec[1][1], kwargs or {}, objects)
     reads, seen = {}, set()
     names = None
-    for index, leaf in enumerate(leaves[:count]):
-        if names is None and (_is_user_class(type(leaf)) or _is_user_class(leaf)
-                              or _is_user_module(leaf)):
+    for key, value in [*enumerate(leaves[:count]),
+                       *((("object", n), value) for n, value in enumerate(objects))]:
+        if names is None and (_is_user_class(type(value)) or _is_user_class(value)
+                              or _is_user_module(value)):
             names = {name for code in codes for name in _names(code)} | {"__call__"}
         found = _Reads(seen)
-        found.argument(leaf, names)
+        found.argument(value, names)
         if found.reads:
-            reads[index] = found.reads[:_MOST_READS]
+            reads[key] = found.reads[:_MOST_READS]
     return reads
+
+
+def _find_objects(spec, node, found):
+    """The objects among `node` that its spec made containers, in the order the C++ guard
+    records them (depth first)."""
+    kind = spec[0]
+    if kind == _pytree._LEAF:
+        return
+    if kind == _pytree._OBJECT:
+        found.append(node)
+        children = list(vars(node).values())
+    else:
+        children = list(node.values() if kind == _pytree._DICT else node)
+    for child_spec, child in zip(spec[-1], children):
+        _find_objects(child_spec, child, found)
 
 
 def unwatched_read(reads):
@@ -78,22 +99,28 @@ class _Reads:
                 self.reached(attributes[name], None, f"{value.__name__}.{name}")
         elif _is_user_class(value) or _is_user_class(type(value)):
             self.seen.add(id(value))
-            # Which of them its methods or the function read is not known here: all of them.
             klass = value if isinstance(value, type) else type(value)
-            own = {} if klass is value else getattr(value, "__dict__", None) or {}
-            for name in _class_names(klass):
-                if name not in own and _class_data(klass, name):
-                    self.add(klass, name, f"{klass.__name__}.{name}")
             # The methods the function names (cfg.scale_of(x)), and __call__: what they read.
+            read = set(names)
             for name in names:
                 member = inspect.getattr_static(klass, name, None)
                 if isinstance(member, (staticmethod, classmethod)):
                     member = member.__func__
                 elif isinstance(member, property):
                     member = member.fget
-                if _is_user_function(member) and id(member) not in self.seen:
-                    self.seen.add(id(member))
-                    self.function(member)
+                if _is_user_function(member):
+                    read.update(_names(member.__code__))
+                    if id(member) not in self.seen:
+                        self.seen.add(id(member))
+                        self.function(member)
+            # The class attributes they name (all of them where one reads by computed names:
+            # getattr(cfg, name)), where the object has no attribute of its own of that name.
+            if not _COMPUTED_NAMES.isdisjoint(read):
+                read = set(_class_names(klass))
+            own = {} if klass is value else getattr(value, "__dict__", None) or {}
+            for name in _class_names(klass):
+                if name in read and name not in own and _class_data(klass, name):
+                    self.add(klass, name, f"{klass.__name__}.{name}")
 
     def reached(self, value, code, where):
         """A value a callback's code (None: the argument itself) reaches."""

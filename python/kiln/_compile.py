@@ -142,7 +142,8 @@ class CompiledFunction(RaisingCalls, CallTracing):
             # Called while another compiled function traces (a compiled helper, recursion,
             # kiln.compile of a compiled function): its ops join that trace, as an inlined call.
             return self.fn(*args, **kwargs)
-        reads = argument_reads(leaves, spec, [code for _, code in self.environment.codes])
+        reads = argument_reads(args, kwargs, leaves, spec,
+                               [code for _, code in self.environment.codes])
         reason = eager_reason(leaves, self.environment, environment, reads)
         if reason is not None:
             self._note_break(reason, location_of(self.fn))

@@ -134,10 +134,7 @@ class Matcher {
         if (same_state(object, item.value.ptr())) {
           if (item.attributes.is_valid() && !same_attribute_states(object, item.attributes.ptr()))
             return fail([&] { return "an attribute of " + item.path + " changed"; });
-          PyObject* changed = item.reads.is_valid() ? changed_read(item.reads.ptr()) : nullptr;
-          return changed == nullptr || fail([&] {
-            return text_of(changed, false) + " (read by " + item.path + ") changed";
-          });
+          return reads_hold(item);
         }
         if (changed_ != nullptr && is_number(object) && is_number(item.value.ptr()) &&
             Py_TYPE(object) == Py_TYPE(item.value.ptr())) {
@@ -186,10 +183,18 @@ class Matcher {
           return fail_type(item, object);
         nb::object attributes = instance_attributes(object);
         if (!attributes.is_valid()) return fail_type(item, object);
-        return match_dict(item, attributes.ptr());
+        return match_dict(item, attributes.ptr()) && reads_hold(item);
       }
     }
     return false;
+  }
+
+  // Whether what an argument reads beyond itself (GuardItem::reads) is as recorded.
+  bool reads_hold(const GuardItem& item) {
+    PyObject* changed = item.reads.is_valid() ? changed_read(item.reads.ptr()) : nullptr;
+    return changed == nullptr || fail([&] {
+      return text_of(changed, false) + " (read by " + item.path + ") changed";
+    });
   }
 
  private:
@@ -282,8 +287,9 @@ enum SpecKind : long { kSpecTuple = 0, kSpecList, kSpecDict, kSpecLeaf, kSpecNam
 class Recorder {
  public:
   // dynamic: leaf indices (flatten order) of numbers that are graph inputs, not statics.
-  // reads: {leaf index: [(holder, name, label), ...]}, what static argument leaves read beyond
-  // themselves (python/kiln/_argument_reads.py), or None.
+  // reads: {leaf index or ("object", n): [(holder, name, label), ...]}, what static argument
+  // leaves and object containers read beyond themselves (python/kiln/_argument_reads.py), or
+  // None.
   Recorder(std::vector<GuardItem>& items, const std::vector<size_t>& dynamic, nb::handle reads)
       : items_(items), dynamic_(dynamic), reads_(reads) {}
 
@@ -326,6 +332,7 @@ class Recorder {
     nb::object mapping = is_object ? instance_attributes(object) : nb::borrow(object);
     if (!mapping.is_valid()) changed(item.path);
     item.kind = is_object ? ItemKind::Object : ItemKind::Dict;
+    if (is_object) attach_reads(item, nb::make_tuple("object", objects_++));
     // A snapshot: repr() of a key runs user code, which may change the dict.
     nb::object pairs = nb::steal(PyDict_Items(mapping.ptr()));
     if (!pairs.is_valid()) throw nb::python_error();
@@ -352,6 +359,14 @@ class Recorder {
   }
 
  private:
+  // The reads given for this leaf index or ("object", n), the n-th object container.
+  void attach_reads(GuardItem& item, nb::handle key) {
+    if (!PyDict_Check(reads_.ptr())) return;
+    PyObject* reads = PyDict_GetItemWithError(reads_.ptr(), key.ptr());
+    if (reads == nullptr && PyErr_Occurred()) throw nb::python_error();
+    if (reads != nullptr) item.reads = states_of_reads(reads);
+  }
+
   [[noreturn]] static void changed(const std::string& path) {
     throw Error(ErrorKind::Internal,
                 "kiln: " + path + " changed while kiln read the arguments (user code ran)");
@@ -399,12 +414,7 @@ class Recorder {
                                  item.path.find_first_of("[.", 8) == std::string::npos;
       if (!global_object && is_object_state(state.ptr()))
         item.attributes = nb::borrow(PyTuple_GET_ITEM(state.ptr(), 2));
-      if (PyDict_Check(reads_.ptr())) {
-        nb::object key = nb::int_(leaf);
-        PyObject* leaf_reads = PyDict_GetItemWithError(reads_.ptr(), key.ptr());
-        if (leaf_reads == nullptr && PyErr_Occurred()) throw nb::python_error();
-        if (leaf_reads != nullptr) item.reads = states_of_reads(leaf_reads);
-      }
+      attach_reads(item, nb::int_(leaf));
     }
     items_.push_back(std::move(item));
   }
@@ -412,7 +422,7 @@ class Recorder {
   std::vector<GuardItem>& items_;
   const std::vector<size_t>& dynamic_;
   nb::handle reads_;
-  size_t leaves_ = 0;
+  size_t leaves_ = 0, objects_ = 0;
 };
 
 inline std::string describe(const GuardItem& item) {

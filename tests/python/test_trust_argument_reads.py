@@ -237,3 +237,36 @@ def test_a_class_or_module_passed_as_an_argument_is_read_at_each_call():
     compiled = kiln.compile(uses_a_module)
     check_each_change(compiled, uses_a_module, (X, module),
                       [lambda: setattr(module, "k", 5.0), lambda: setattr(module, "SHIFT", 7.0)])
+
+
+class Layer:
+    """An object holding arrays (a container of the call: its arrays are inputs) whose class
+    attributes and methods read state of their own."""
+    gain = 2.0
+    unused = np.zeros(3)  # a class array the code never names: no reason to run eagerly
+
+    def __init__(self):
+        self.w = np.full(4, 0.5)
+
+    def activation(self, v):
+        return np.maximum(v, 0.0) * SCALE
+
+
+def forward(layer, x):
+    return layer.activation(x * layer.w) * layer.gain
+
+
+def test_an_argument_holding_arrays_has_its_class_and_methods_read_at_each_call(traces):
+    global SCALE
+    compiled = kiln.compile(forward)
+    layer = Layer()
+    try:
+        check_each_change(compiled, forward, (layer, X),
+                          [lambda: setattr(Layer, "gain", 3.0),
+                           lambda: globals().__setitem__("SCALE", 5.0),
+                           lambda: layer.w.__setitem__(0, 9.0)])
+    finally:
+        Layer.gain, SCALE = 2.0, 2.0
+    calls = len(traces)
+    compiled(layer, X)
+    assert len(traces) == calls  # traced, not eager, and the entry is used
