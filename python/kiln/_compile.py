@@ -152,6 +152,14 @@ class CompiledFunction(RaisingCalls, CallTracing):
             self._note_break("its traces change the caller's state (runs eagerly)",
                              location_of(self.fn))
             return self.fn(*args, **kwargs)
+        signature, times, bounds = self._retrace_times(spec, leaves)
+        if bounds is not None and times.opaque and times.choice != "traced":
+            # Its traces drew (a new seed is a new guard, not a new kind of call): every call
+            # traces again anyway, so its kind's timed choice holds here too (call_traced).
+            if times.choice == "eager":
+                return self.fn(*args, **kwargs)
+            if times.probing() or len(times.traced) >= RetraceTimes.CALLS:
+                return self._timed_eagerly(times, signature, args, kwargs)
         if len(self.cache) > 0:
             reason = self.cache.why_miss(args, kwargs)
             # dynamic=True: the user expects many shapes; each compiles once, none counts.
@@ -176,7 +184,6 @@ class CompiledFunction(RaisingCalls, CallTracing):
         else:
             dynamic = ()
         guard = None
-        signature, times, bounds = self._retrace_times(spec, leaves)
         started, compiling = time.perf_counter(), self.segments.seconds
         try:
             while True:

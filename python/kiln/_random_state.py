@@ -1,13 +1,15 @@
 """The states of the random generators a call can reach, kept from before its trace.
 
 A trace runs the function: a draw in it (rng.random(n), np.random.normal(...)) advances the
-generator, and is this call's value: a trace that drew is traced again on every call (drew). Where the trace is then given up (a graph break that cannot continue, a dynamic
-float that must be static, a compile that fails) the call runs again, eagerly or traced
-anew: without the states put back it would draw twice, and its values and every later draw
-would differ from NumPy's. Generators are found among the call's leaves (arguments, and the
-globals the code names), its closure cells, a method's self, and np.random's global one; Python's
-own `random.Random` instances count too (the module's shared one is kiln._impure_calls').
-A `random.SystemRandom` has no state to compare: reachable, it counts as drawn on every trace."""
+generator, and is this call's value: a trace that drew is traced again on every call (drew).
+Where the trace is then given up (a graph break that cannot continue, a dynamic float that
+must be static, a compile that fails or would cost more than eager calls: _retrace.py) the
+call runs again, eagerly or traced anew: without the states put back it would draw twice, and
+its values and every later draw would differ from NumPy's. Generators are found among the
+call's leaves (arguments, and the globals the code names) and their objects' attributes, its
+closure cells, a method's self, and np.random's and the random module's global ones; Python's
+own `random.Random` instances count too. A `random.SystemRandom` has no state to compare:
+reachable, it counts as drawn on every trace."""
 import random
 import types
 
@@ -35,7 +37,12 @@ def _generator_state(value):
 
 def _candidates(fn, leaves):
     yield np.random.mtrand._rand
+    yield random._inst  # the random module's functions' (random.random())
     yield from leaves
+    for leaf in leaves:  # an argument object's generator (cfg.rng)
+        attributes = getattr(leaf, "__dict__", None)
+        if type(attributes) is dict and not isinstance(leaf, (type, types.ModuleType)):
+            yield from list(attributes.values())
     bound_to = fn.__self__ if isinstance(fn, types.MethodType) else None
     if bound_to is not None:
         yield from getattr(bound_to, "__dict__", {}).values()

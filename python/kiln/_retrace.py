@@ -132,9 +132,7 @@ class Segments(dict):
         if compiled is not None:
             return compiled, False, inputs
         estimate = self.seconds / len(self) if self else FIRST_COMPILE_SECONDS
-        # A trace that made an opaque call (random.random(), time.time()) is never given up for
-        # the call to run eagerly: it would draw twice where the state is not put back.
-        times = None if context.opaque else context.retrace_times
+        times = context.retrace_times
         if times is not None:
             times.may_compile(estimate, time.perf_counter() - context.started)
         if len(self) >= SEGMENT_LIMIT or self.seconds + estimate > SEGMENT_SECONDS:

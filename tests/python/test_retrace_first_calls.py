@@ -177,8 +177,9 @@ def _plus_draws(x):
     return x + shift
 
 
-def test_a_trace_that_drew_from_python_random_is_not_given_up_to_time_it():
-    # Given up, the call would draw again eagerly: other values than NumPy's
+def test_a_trace_given_up_after_python_random_draws_puts_its_state_back():
+    # Given up to time the call eagerly, it draws again: the random module's state is put
+    # back first, so the eager call draws NumPy's values
     compiled = kiln.compile(_plus_draws)
     for seed in (1, 2, 1, 3):
         random.seed(seed)
@@ -198,17 +199,43 @@ def minibatch_sgd(X, y, epochs, batch):
     return w
 
 
-def test_a_trace_that_draws_settles_on_eager_after_two_timed_calls(traces):
-    # A trace that drew is never cut short (it would draw twice), so the first call traces
-    # and compiles its unrolled batches; it was traced again on each of the next three calls
-    # (60-140 ms each, NumPy 1 ms) before the eager calls were timed. Now the next two calls
-    # run eagerly, timed against the first, and the choice is made.
+def test_a_trace_that_draws_runs_eagerly_from_its_first_call(traces):
+    # Its batches are unrolled (a loop body that draws is not captured). A trace that drew
+    # was never cut short: the first call compiled the unrolled graph (1.3 s; a random walk of
+    # 2,000 steps 6-7 s), and each later call traced again (60-140 ms, NumPy 1 ms). Now its
+    # first compile is timed against eager calls as any retraced call's is: the generator's
+    # state is put back and the call runs eagerly, compiling nothing.
     X = np.random.default_rng(1).standard_normal((200, 4))
     y = X @ np.arange(4.0)
     compiled = kiln.compile(minibatch_sgd)
     for _ in range(6):
         np.testing.assert_allclose(compiled(X, y, 2, 20), minibatch_sgd(X, y, 2, 20),
                                    rtol=1e-12)
-    assert len(traces) == 1
+    assert len(traces) == 1 and len(compiled._kiln_function.segments) == 0
     (times,) = compiled._kiln_function.retrace_times.values()
     assert times.opaque and times.choice == "eager"
+
+
+class Walker:
+    def __init__(self, seed):
+        self.rng = np.random.default_rng(seed)
+        self.step = 0.5
+
+
+def walk(start, walker, n):
+    x = start
+    for _ in range(n):
+        x = x + walker.step * walker.rng.standard_normal(start.shape)
+    return x
+
+
+def test_a_generator_in_an_argument_objects_attribute_draws_as_numpy_does():
+    # The trace draws from walker.rng, then is given up (its compile would cost more than
+    # eager calls): the generator's state is put back first, so the eager call draws what
+    # NumPy's does, and so does every later call.
+    compiled = kiln.compile(walk)
+    mine, theirs = Walker(3), Walker(3)
+    for n in (50, 50, 80):
+        np.testing.assert_array_equal(compiled(np.zeros(3), mine, n),
+                                      walk(np.zeros(3), theirs, n))
+        assert mine.rng.bit_generator.state == theirs.rng.bit_generator.state
