@@ -102,7 +102,8 @@ def test_retraced_calls_are_timed_against_eager_ones_and_stay_right():
         assert got == pytest.approx(want, rel=1e-12) and got_printed == want_printed
         np.testing.assert_array_equal(x, y)
     (times,) = compiled._kiln_function.retrace_times.values()
-    assert times.choice in ("eager", "traced") and len(times.eager) == times.CALLS
+    # (a traced call over SLOWER times the fastest eager one settles it before CALLS of them)
+    assert times.choice in ("eager", "traced") and 1 <= len(times.eager) <= times.CALLS
     for _ in range(2):  # another shape (compiled on its first call): measured on its own
         outputs_of(compiled, np.arange(5.0))
     assert len(compiled._kiln_function.retrace_times) == 2
