@@ -7,14 +7,13 @@ every call (src/python/guard_states.h: changed_read); an array among them, which
 would make a constant of the graph, or a container too large to check, makes the call run
 eagerly (eager_reason)."""
 import functools
-import inspect
 import types
 
 import numpy as np
 
 from . import _kiln, _pytree
 from ._code_names import (_COMPUTED_NAME_ATTRIBUTES, _COMPUTED_NAME_READERS, _class_data,
-                          _class_names, _global_names, _names, _names_read)
+                          _class_names, _global_names, _member_function, _names, _names_read)
 from ._environment import _is_user_class, _is_user_function, _is_user_module, _plain_function
 
 # The most values read for one call's arguments: past it the rest stay fixed at the trace.
@@ -103,11 +102,7 @@ class _Reads:
             # The methods the function names (cfg.scale_of(x)), and __call__: what they read.
             read = set(names)
             for name in names:
-                member = inspect.getattr_static(klass, name, None)
-                if isinstance(member, (staticmethod, classmethod)):
-                    member = member.__func__
-                elif isinstance(member, property):
-                    member = member.fget
+                member = _member_function(klass, name)
                 if _is_user_function(member):
                     read.update(_names(member.__code__))
                     if id(member) not in self.seen:

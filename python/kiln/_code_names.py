@@ -4,6 +4,7 @@ reads by names it does not spell (getattr(self, name), vars(cfg)[key], globals()
 the names it spells do not say what it reads."""
 import dis
 import functools
+import inspect
 import sys
 import types
 
@@ -90,6 +91,17 @@ def _class_data(klass, name):
         if name in vars(base):
             return not hasattr(type(vars(base)[name]), "__get__")
     return False
+
+
+def _member_function(klass, name):
+    """The function behind a class's member (a method, a static or class method's function, a
+    property's getter), or the member as it is; None where there is none."""
+    member = inspect.getattr_static(klass, name, None)
+    if isinstance(member, (staticmethod, classmethod)):
+        return member.__func__
+    if isinstance(member, property):
+        return member.fget
+    return member
 
 
 @functools.lru_cache(maxsize=4096)

@@ -10,7 +10,6 @@ which those values are replaced by tracers (`rebuilt`).
 """
 import collections
 import functools
-import inspect
 import sys
 import sysconfig
 import types
@@ -21,9 +20,9 @@ from . import _kiln, _pytree
 from ._graph_breaks import is_internal
 from ._stand_ins import (Attributes, _has_slots, _is_plain_object, _slot_names, _stand_in,
                          _with_methods)
-from ._code_names import (_class_data, _class_names, _global_names, _imported_names, _names,
-                          _names_read, _public_names, _reads_computed_names,
-                          _unwatched_namespace_read)
+from ._code_names import (_class_data, _class_names, _global_names, _imported_names,
+                          _member_function, _names, _names_read, _public_names,
+                          _reads_computed_names, _unwatched_namespace_read)
 from ._trace_stores import _CELL_STORES, _global_stores
 
 # Library code (the standard library, installed packages) is not searched for helpers.
@@ -84,14 +83,7 @@ def _indirect_helpers(value, code):
         klass = value if isinstance(value, type) else type(value)
         names = (_names_read(code, _class_names(klass))
                  + ([] if klass is value else ["__call__", "__getitem__"]))
-        found = []
-        for name in names:
-            member = inspect.getattr_static(klass, name, None)
-            if isinstance(member, (staticmethod, classmethod)):
-                member = member.__func__
-            elif isinstance(member, property):
-                member = member.fget
-            found.append(member)
+        found = [_member_function(klass, name) for name in names]
     else:
         return []
     return [f for f in map(_plain_function, found) if _is_user_function(f)]
