@@ -212,8 +212,9 @@ def test_a_trace_that_draws_runs_eagerly_from_its_first_call(traces):
         np.testing.assert_allclose(compiled(X, y, 2, 20), minibatch_sgd(X, y, 2, 20),
                                    rtol=1e-12)
     assert len(traces) == 1 and len(compiled._kiln_function.segments) == 0
-    (times,) = compiled._kiln_function.retrace_times.values()
-    assert times.opaque and times.choice == "eager"
+    # (on NumPy 1.x the generator's C code makes a break that ends the trace: eager too)
+    for times in compiled._kiln_function.retrace_times.values():
+        assert times.opaque and times.choice == "eager"
 
 
 class Walker:
