@@ -226,7 +226,7 @@ class CompiledFunction(RaisingCalls, CallTracing):
         try:
             if traced.retrace and bounds is not None:
                 # A retrace entry's first call (its compiles aside): timed against the eager
-                # calls to come (an opaque trace's are timed next: call_traced).
+                # calls to come.
                 result = traced.run()
                 self.retrace_times[signature] = times
                 times.add_traced(time.perf_counter() - started
@@ -261,8 +261,7 @@ class CompiledFunction(RaisingCalls, CallTracing):
         self.retrace_times[signature] = times
         if times.choice == "eager":
             return self.fn(*args, **kwargs)
-        if times.choice is None and (len(times.traced) >= RetraceTimes.CALLS
-                                     or times.opaque and times.probing()):
+        if times.choice is None and len(times.traced) >= RetraceTimes.CALLS:
             return self._timed_eagerly(times, signature, args, kwargs)
         started, compiling = time.perf_counter(), times.compile_seconds
         try:

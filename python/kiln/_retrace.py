@@ -161,8 +161,9 @@ class RetraceTimes:
         self.traced, self.eager, self.choice = [], [], None
         self.compile_seconds = 0.0  # spent compiling the graphs of their traces
         self.partial_trace = 0.0  # the longest trace cut short by TimeEagerly
-        # Their traces drew from a generator or read the clock (opaque_call): such a trace is
-        # never cut short, so eager calls are timed before the next one (call_traced).
+        # Their traces drew from a generator or read the clock (opaque_call): every call traces
+        # again whatever its guards, so one with new static arguments (a new seed) follows
+        # this kind's timed choice (call_slow).
         self.opaque = False
 
     def may_compile(self, estimate, traced):
