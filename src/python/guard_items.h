@@ -189,6 +189,7 @@ class Matcher {
     return false;
   }
 
+ private:
   // Whether what an argument reads beyond itself (GuardItem::reads) is as recorded.
   bool reads_hold(const GuardItem& item) {
     PyObject* changed = item.reads.is_valid() ? changed_read(item.reads.ptr()) : nullptr;
@@ -197,7 +198,6 @@ class Matcher {
     });
   }
 
- private:
   bool match_array(const GuardItem& item, PyObject* object) {
     if (object == nullptr || !PyArray_CheckExact(object)) return fail_type(item, object);
     auto* array = reinterpret_cast<PyArrayObject*>(object);

@@ -287,17 +287,17 @@ inline bool same_state(PyObject* value, PyObject* state) {
   }
 }
 
-// What a static argument reads beyond itself (python/kiln/_argument_reads.py): a callback's
-// globals, closure variables and defaults, a settings object's class attributes. The argument
-// is equal to itself whatever changed in them, so each is a (holder, name, state, label) read
-// again at every call: a dict's item, else the holder's attribute (a cell's cell_contents, a
-// class's data attribute, a function's __defaults__).
-// The state of a read that found nothing (an unset cell, a deleted attribute).
+// The state of a read (below) that found nothing: an unset cell, a deleted attribute.
 inline PyObject* absent_marker() {
   static PyObject* marker = PyUnicode_InternFromString("<kiln: absent>");
   return marker;
 }
 
+// What a static argument reads beyond itself (python/kiln/_argument_reads.py): a callback's
+// globals, closure variables and defaults, a settings object's class attributes. The argument
+// is equal to itself whatever changed in them, so each is a (holder, name, state, label) read
+// again at every call: a dict's item, else the holder's attribute (a cell's cell_contents, a
+// class's data attribute, a function's __defaults__).
 inline nb::object read_from(PyObject* holder, PyObject* name) {
   nb::object value = PyDict_Check(holder)
                          ? nb::borrow(PyDict_GetItemWithError(holder, name))
