@@ -16,6 +16,7 @@
 #include "sched/in_place.h"
 #include "sched/loop_schedule.h"
 #include "sched/strided_views.h"
+#include "sched/loop_in_place.h"
 #include "sched/loop_nest.h"
 #include "sched/lowering.h"
 #include "sched/materialize.h"
@@ -511,14 +512,14 @@ void ProgramBuilder::build_loop(const Root& root) {
   append_loop(program_, body_program, binding, "kiln_const" + suffix + "_");
 }
 
-// A loop nested in a loop body, updating in place a carried value of that body: when the value
-// is the body's parameter, read by this loop alone, and the body returns the loop's result as
-// the output donated that parameter, the loop updates the parameter's buffer itself: the output
-// number (else -1). The enclosing loop is then in place too; before, every outer iteration
-// copied the whole array in and back out (npbench doitgen: 4x NumPy's time).
+// A loop nested in a loop body, updating in place a carried value of that body: when it is the
+// body's parameter, read by this loop alone or before it (loop_in_place.h), and the body returns
+// the loop's result as the output donated that parameter, the loop updates that buffer itself:
+// the output number (else -1). Else each outer iteration copied the array in and out (doitgen).
 int32_t ProgramBuilder::reusable_output(ValueId init, ValueId result) const {
   const Node& source = graph_.node(init);
-  if (result < 0 || source.op != ir::Op::parameter || uses_[static_cast<size_t>(init)] != 1)
+  if (result < 0 || source.op != ir::Op::parameter || (uses_[static_cast<size_t>(init)] != 1 &&
+      !read_only_before_loop(graph_, init, graph_.node(result).inputs[0])))
     return -1;
   for (size_t o = 0; o < graph_.outputs().size(); ++o)
     if (graph_.outputs()[o] == result && o < donated_.size() &&

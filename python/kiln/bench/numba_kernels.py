@@ -288,4 +288,5 @@ def covariance(data):  # Numba's mean takes no axis: the column means by hand, t
         cov[i:, i] = cov[i, i:]
     return cov / (data.shape[0] - 1)
 crc32 = njit(_workloads.crc32)
+sieve = njit(_workloads.sieve)
 levinson = njit(_workloads.levinson)

@@ -271,6 +271,18 @@ def crc32(data):
     return crc ^ np.uint32(0xFFFFFFFF)
 
 
+def sieve(flags):
+    # The sieve of Eratosthenes as loops: an inner range stepped by the outer index, entered
+    # where the flag the outer index reads is still set.
+    s = flags.copy()
+    n = s.shape[0]
+    for i in range(2, n):
+        if s[i]:
+            for j in range(i * i, n, i):
+                s[j] = False
+    return s.sum()
+
+
 def levinson(r):
     # Levinson-Durbin recursion: inner loops bounded by the outer index, a rebound copy.
     order = r.shape[0] - 1
@@ -528,6 +540,9 @@ WORKLOADS = [
              rtol=1e-9),
     Workload("crc32", "CRC-32 over bytes, bit by bit with a branch (uint32, exact)",
              crc32, lambda rng, n: (rng.integers(0, 256, n, dtype=np.uint32),), 20_000, 64,
+             loop=True),
+    Workload("sieve", "sieve of Eratosthenes as loops, range(i * i, n, i) under if s[i] "
+             "(bool)", sieve, lambda rng, n: (rng.random(n) > 0.01,), 100_000, 1_000,
              loop=True),
     Workload("levinson", "Levinson-Durbin recursion of order n-1 (float64)",
              levinson, lambda rng, n: (_autocorrelation(rng, n),), 200, 16, loop=True, rtol=1e-7),
