@@ -12,6 +12,11 @@ class CaptureFailed(Exception):
     """The loop or branch cannot be captured: it runs as Python (the reason is recorded)."""
 
 
+class DrawsInBody(CaptureFailed):
+    """A loop's body drew from a random generator: the loop is unrolled, and the call's trace
+    is this call's only (the driver's opaque_call)."""
+
+
 def is_number(value):
     # complex too: an escape-time loop's `z = 0j` becomes a traced complex in its first
     # iteration, as `s = 0.0` becomes a traced float

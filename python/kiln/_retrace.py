@@ -175,8 +175,16 @@ class RetraceTimes:
             raise TimeEagerly(traced)
         if COMPILE_EAGER_CALLS is None or self.choice == "traced":
             return
+        if self.too_slow(traced):
+            raise EagerIsCheaper()
         if self.compile_seconds + estimate > COMPILE_EAGER_CALLS * min(self.eager):
             raise EagerIsCheaper()
+
+    def too_slow(self, traced):
+        """Whether a trace `traced` seconds long already loses to the eager calls of its kind
+        (add_traced would settle on eager once it ended, its compiles paid for nothing)."""
+        return (self.may_end_trace() and bool(self.eager)
+                and traced > self.SLOWER * min(self.eager))
 
     def probing(self):
         """Whether a trace of this kind of arguments ends at its first new graph (TimeEagerly):
@@ -333,8 +341,24 @@ class _TraceContext:
         if not self.broke:
             self.function._note_break(reason, location)
         self.broke = self.opaque = True
-        if self.retrace_times is not None:
-            self.retrace_times.opaque = True
+        times = self.retrace_times
+        if times is not None:
+            times.opaque = True
+            if times.probing():
+                # Its first graph would end it for eager calls to be timed (TimeEagerly), and
+                # every call traces again: it ends now, the rest of its trace not paid for.
+                self.pending = TimeEagerly(time.perf_counter() - self.started)
+                raise self.pending
+        self.check_time()
+
+    def check_time(self):
+        """Ends a trace that already loses to eager calls of its kind (RetraceTimes.too_slow):
+        called at its draws and at each iteration of a loop it unrolls (a random walk's 500
+        steps traced for 0.5 s and compiled one graph for 5 s; NumPy took 15 ms)."""
+        times = self.retrace_times
+        if times is not None and times.too_slow(time.perf_counter() - self.started):
+            self.pending = EagerIsCheaper()
+            raise self.pending
 
     def _refuse_dynamic(self):
         if self.dynamic:

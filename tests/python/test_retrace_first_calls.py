@@ -204,14 +204,15 @@ def test_a_trace_that_draws_runs_eagerly_from_its_first_call(traces):
     # was never cut short: the first call compiled the unrolled graph (1.3 s; a random walk of
     # 2,000 steps 6-7 s), and each later call traced again (60-140 ms, NumPy 1 ms). Now its
     # first compile is timed against eager calls as any retraced call's is: the generator's
-    # state is put back and the call runs eagerly, compiling nothing.
+    # state is put back and the call runs eagerly, compiling nothing. Its first trace ends at
+    # the loop's first draw, and the one after the eager calls once it is SLOWER times theirs.
     X = np.random.default_rng(1).standard_normal((200, 4))
     y = X @ np.arange(4.0)
     compiled = kiln.compile(minibatch_sgd)
     for _ in range(6):
         np.testing.assert_allclose(compiled(X, y, 2, 20), minibatch_sgd(X, y, 2, 20),
                                    rtol=1e-12)
-    assert len(traces) == 1 and len(compiled._kiln_function.segments) == 0
+    assert len(traces) <= 2 and len(compiled._kiln_function.segments) == 0
     # (on NumPy 1.x the generator's C code makes a break that ends the trace: eager too)
     for times in compiled._kiln_function.retrace_times.values():
         assert times.opaque and times.choice == "eager"
@@ -240,3 +241,56 @@ def test_a_generator_in_an_argument_objects_attribute_draws_as_numpy_does():
         np.testing.assert_array_equal(compiled(np.zeros(3), mine, n),
                                       walk(np.zeros(3), theirs, n))
         assert mine.rng.bit_generator.state == theirs.rng.bit_generator.state
+
+
+def metropolis(rng, n, step):
+    x, accepted = 0.0, 0
+    chain = np.empty(n)
+    for i in range(n):
+        proposal = x + step * rng.normal()  # a scalar draw: the loop is unrolled
+        if np.log(rng.random()) < -0.5 * (proposal * proposal - x * x):
+            x, accepted = proposal, accepted + 1
+        chain[i] = x
+    return chain.mean(), accepted
+
+
+def test_a_first_trace_ends_where_a_loop_body_draws(monkeypatch):
+    # The draw makes every call trace again and the first call run eagerly (timed): the trace
+    # ended only after unrolling the whole loop (2,000 steps: 1 s, NumPy 8 ms). It ends at
+    # the body's draw now; the call's draws are NumPy's.
+    unrolled = []
+    original = kiln._loop_capture.LoopCapture._run_python
+    monkeypatch.setattr(kiln._loop_capture.LoopCapture, "_run_python",
+                        lambda self, *a, **k: unrolled.append(1) or original(self, *a, **k))
+    compiled = kiln.compile(metropolis)
+    mine, theirs = np.random.default_rng(5), np.random.default_rng(5)
+    assert compiled(mine, 300, 1.0) == metropolis(theirs, 300, 1.0)
+    assert unrolled == []
+    for _ in range(4):
+        assert compiled(mine, 300, 1.0) == metropolis(theirs, 300, 1.0)
+    assert mine.bit_generator.state == theirs.bit_generator.state
+
+
+def walk_2d(n):
+    position, returns = np.zeros(2), 0
+    for _ in range(n):
+        position += np.random.choice([-1, 1], size=2)  # np.random's global state
+        if np.all(position == 0):
+            returns += 1
+    return returns
+
+
+def test_a_trace_slower_than_eager_calls_ends_before_it_compiles(traces):
+    # After its eager calls were timed, a call traced again unrolled its 500 steps (0.5 s,
+    # NumPy 15 ms) and compiled their graph for 5 s before its time settled on eager: a
+    # trace already SLOWER times an eager call's ends where it stands (RetraceTimes.too_slow)
+    compiled = kiln.compile(walk_2d)
+    for seed in range(5):
+        np.random.seed(seed)
+        expected = walk_2d(500), np.random.get_state()[1]
+        np.random.seed(seed)
+        assert compiled(500) == expected[0]
+        np.testing.assert_array_equal(np.random.get_state()[1], expected[1])
+    assert len(compiled._kiln_function.segments) == 0
+    (times,) = compiled._kiln_function.retrace_times.values()
+    assert times.choice == "eager"
