@@ -113,6 +113,12 @@ class _Reads:
             if not _COMPUTED_NAMES.isdisjoint(read):
                 read = set(_class_names(klass))
             own = {} if klass is value else getattr(value, "__dict__", None) or {}
+            if not isinstance(own, dict):
+                own = {}
+            # Callbacks it holds that the code names (problem.rhs(t, y), rhs reading a
+            # global): what they read (the object's snapshot compares only themselves).
+            for name in names & own.keys():
+                self.reached(own[name], None, f"{klass.__name__}'s '{name}'")
             for name in _class_names(klass):
                 if name in read and name not in own and _class_data(klass, name):
                     self.add(klass, name, f"{klass.__name__}.{name}")

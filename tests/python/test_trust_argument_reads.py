@@ -270,3 +270,35 @@ def test_an_argument_holding_arrays_has_its_class_and_methods_read_at_each_call(
     calls = len(traces)
     compiled(layer, X)
     assert len(traces) == calls  # traced, not eager, and the entry is used
+
+
+class Problem:
+    """An ODE problem object holding its right-hand side (solve_ivp-style code)."""
+
+    def __init__(self, rhs, y0=None):
+        self.rhs = rhs
+        if y0 is not None:
+            self.y0 = y0
+
+
+def euler(problem, y, h, steps):
+    for _ in range(steps):
+        y = y + h * problem.rhs(y)
+    return y
+
+
+def test_a_callback_held_by_an_argument_object_has_what_it_reads_read_at_each_call(traces):
+    # problem.rhs reads the global SCALE: the object's snapshot compared the callback only
+    global SCALE
+    compiled = kiln.compile(euler)
+    plain, holding = Problem(scaled), Problem(scaled, y0=np.ones(4))  # (a container of arrays)
+    try:
+        for problem in (plain, holding):
+            check_each_change(compiled, euler, (problem, X, 0.1, 3),
+                              [lambda: globals().__setitem__("SCALE", 5.0),
+                               lambda: globals().__setitem__("SCALE", -1.0)])
+    finally:
+        SCALE = 2.0
+    calls = len(traces)
+    compiled(plain, X, 0.1, 3)
+    assert len(traces) == calls  # no change: no new trace
