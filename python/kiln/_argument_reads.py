@@ -73,6 +73,20 @@ def unwatched_read(reads):
     return None
 
 
+def _class_value(klass, name):
+    """A class attribute read at each call: data (_class_data), or a method (`__call__` of
+    the dunders), whose identity says whether it was replaced on the class between calls
+    (`Model.rhs = other`: the trace ran the old one)."""
+    if _class_data(klass, name):
+        return True
+    if name != "__call__" and name.startswith("__") and name.endswith("__"):
+        return False
+    for base in klass.__mro__[:-1]:
+        if name in vars(base):
+            return isinstance(vars(base)[name], types.FunctionType)
+    return False
+
+
 def _leaf_count(spec):
     return 1 if spec[0] == _pytree._LEAF else sum(_leaf_count(child) for child in spec[-1])
 
@@ -120,7 +134,7 @@ class _Reads:
             for name in names & own.keys():
                 self.reached(own[name], None, f"{klass.__name__}'s '{name}'")
             for name in _class_names(klass):
-                if name in read and name not in own and _class_data(klass, name):
+                if name in read and name not in own and _class_value(klass, name):
                     self.add(klass, name, f"{klass.__name__}.{name}")
 
     def reached(self, value, code, where):
@@ -163,7 +177,7 @@ class _Reads:
             return
         own = getattr(value, "__dict__", None) or {}
         for name in _names(code):
-            if name not in own and _class_data(klass, name):
+            if name not in own and _class_value(klass, name):
                 self.add(klass, name, f"{klass.__name__}.{name}")
 
     def function(self, fn):

@@ -302,3 +302,35 @@ def test_a_callback_held_by_an_argument_object_has_what_it_reads_read_at_each_ca
     calls = len(traces)
     compiled(plain, X, 0.1, 3)
     assert len(traces) == calls  # no change: no new trace
+
+
+class Oscillator:
+    def __init__(self, k):
+        self.k = k
+
+    def rhs(self, y):
+        return -self.k * y
+
+    def __call__(self, y):
+        return self.rhs(y)
+
+
+def step_with(model, y):
+    return y + 0.1 * model(y) + model.rhs(y)
+
+
+def test_a_method_replaced_on_an_argument_objects_class_is_seen(traces):
+    # The trace ran the old method: the object's snapshot and its class's data were the same
+    original_rhs, original_call = Oscillator.rhs, Oscillator.__call__
+    compiled = kiln.compile(step_with)
+    model = Oscillator(2.0)
+    try:
+        check_each_change(compiled, step_with, (model, X), [
+            lambda: setattr(Oscillator, "rhs", lambda self, y: self.k * y * 10),
+            lambda: setattr(Oscillator, "__call__", lambda self, y: self.rhs(y) * 100)])
+    finally:
+        Oscillator.rhs, Oscillator.__call__ = original_rhs, original_call
+    compiled(model, X)
+    calls = len(traces)
+    compiled(model, X)
+    assert len(traces) == calls  # no change: no new trace
