@@ -16,6 +16,8 @@ from ._code_names import (_COMPUTED_NAME_ATTRIBUTES, _COMPUTED_NAME_READERS, _cl
                           _class_names, _global_names, _member_function, _names, _names_read)
 from ._environment import _is_user_class, _is_user_function, _is_user_module, _plain_function
 
+# What calling a user's class passed as an argument runs besides __call__'s of its objects.
+_CONSTRUCTORS = frozenset(("__new__", "__init__", "__post_init__"))
 # The most values read for one call's arguments: past it the rest stay fixed at the trace.
 _MOST_READS = 256
 _COMPUTED_NAMES = _COMPUTED_NAME_READERS | _COMPUTED_NAME_ATTRIBUTES
@@ -100,6 +102,7 @@ class _Reads:
         self.reads.append((holder, name, label))
 
     def argument(self, value, names):
+        value = _plain_function(value)  # a kiln.compile'd callback: its function's reads
         if isinstance(value, (types.FunctionType, types.MethodType, functools.partial)):
             self.reached(value, None, "the argument")
         elif id(value) in self.seen:
@@ -113,9 +116,11 @@ class _Reads:
         elif _is_user_class(value) or _is_user_class(type(value)):
             self.seen.add(id(value))
             klass = value if isinstance(value, type) else type(value)
-            # The methods the function names (cfg.scale_of(x)), and __call__: what they read.
-            read = set(names)
-            for name in names:
+            # The methods the function names (cfg.scale_of(x)), and __call__: what they read;
+            # a class called (make(Layer, x)) runs its constructor's.
+            called = names | (_CONSTRUCTORS if klass is value else frozenset())
+            read = set(called)
+            for name in called:
                 member = _member_function(klass, name)
                 if _is_user_function(member):
                     read.update(_names(member.__code__))

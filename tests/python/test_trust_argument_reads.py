@@ -334,3 +334,30 @@ def test_a_method_replaced_on_an_argument_objects_class_is_seen(traces):
     calls = len(traces)
     compiled(model, X)
     assert len(traces) == calls  # no change: no new trace
+
+
+class Scaled:
+    def __init__(self, v):
+        self.v = v * SCALE  # a global the constructor reads
+
+
+def construct(cls, x):
+    return cls(x).v + 1.0
+
+
+def test_a_compiled_callback_and_a_class_called_have_what_they_read_read_at_each_call(traces):
+    # A kiln.compile'd callback's globals, and a class's constructor's, were read at the trace
+    global SCALE
+    compiled_apply, compiled_construct = kiln.compile(apply), kiln.compile(construct)
+    compiled_scaled = kiln.compile(scaled)
+    try:
+        check_each_change(compiled_apply, apply, (X, compiled_scaled),
+                          [lambda: globals().__setitem__("SCALE", 5.0)])
+        check_each_change(compiled_construct, construct, (Scaled, X),
+                          [lambda: globals().__setitem__("SCALE", -1.0)])
+    finally:
+        SCALE = 2.0
+    compiled_construct(Scaled, X)
+    calls = len(traces)
+    compiled_construct(Scaled, X)
+    assert len(traces) == calls
