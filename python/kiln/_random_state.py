@@ -13,6 +13,7 @@ np.random's and the random module's global ones; Python's own `random.Random` in
 too, and a Generator's seed sequence (rng.spawn counts its children). A `random.SystemRandom`
 has no state to compare:
 reachable, it counts as drawn on every trace."""
+import collections
 import functools
 import itertools
 import random
@@ -74,9 +75,10 @@ def _set_children_spawned(seed_sequence, count):
     return seed_sequence.n_children_spawned == count
 
 
-# The most objects walked looking for generators (a call's leaves, what they hold, what
-# callbacks and objects reach): past it the rest are not looked at.
-_MOST_WALKED = 4096
+# The most objects looked at for generators (a call's leaves, what they hold, what callbacks
+# and objects reach), and the most items of one container: past them the rest are not.
+_MOST_LOOKED = 8192
+_MOST_ITEMS = 4096
 # How deep the walk goes from a leaf or the function (sim.cfg.rng is 2 attributes deep).
 _DEEPEST = 6
 _ATOMS = (np.ndarray, np.generic, int, float, complex, str, bytes, bool, type(None))
@@ -91,18 +93,24 @@ def _candidates(fn, leaves):
     read through any of these draw in the trace as in the call that follows it."""
     yield np.random.mtrand._rand
     yield random._inst  # the random module's functions' (random.random())
-    seen, stack = set(), [(value, 0) for value in reversed([fn, *leaves])]
-    while stack and len(seen) < _MOST_WALKED:
-        value, depth = stack.pop()
-        if isinstance(value, _ATOMS) or id(value) in seen:
+    # Breadth first: a generator an attribute holds (h.rng) is found before what a long list
+    # beside it holds; numbers and arrays are never queued.
+    seen, queue = set(), collections.deque((value, 0) for value in [fn, *leaves])
+    looked = 0  # objects and the items of containers, numbers too (a list of lists of floats)
+    while queue and looked < _MOST_LOOKED:
+        value, depth = queue.popleft()
+        looked += 1
+        if id(value) in seen or isinstance(value, _ATOMS):
             continue
         seen.add(id(value))
         if isinstance(value, _GENERATORS) or isinstance(value, np.random.SeedSequence):
             yield from _stateful(value)
             continue
-        if depth >= _DEEPEST:
-            continue
-        stack.extend((child, depth + 1) for child in reversed(_held(value)))
+        if depth < _DEEPEST:
+            children = _held(value)
+            looked += len(children)
+            queue.extend((child, depth + 1) for child in children
+                         if not isinstance(child, _ATOMS))
 
 
 def _held(value):
@@ -112,9 +120,9 @@ def _held(value):
     from ._environment import _is_user_class, _is_user_function, _is_user_module, _plain_function
     value = _plain_function(value)
     if isinstance(value, (list, tuple, set, frozenset)):
-        return list(itertools.islice(value, _MOST_WALKED))
+        return list(itertools.islice(value, _MOST_ITEMS))
     if isinstance(value, dict):
-        return list(itertools.islice(value.values(), _MOST_WALKED))
+        return list(itertools.islice(value.values(), _MOST_ITEMS))
     if isinstance(value, types.MethodType):
         return [value.__self__, value.__func__]
     if isinstance(value, types.BuiltinMethodType):  # g.random: its object is the generator
