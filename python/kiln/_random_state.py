@@ -11,8 +11,7 @@ containers, objects' and classes' attributes, callbacks' closure cells, defaults
 a bound method's object, a partial's arguments, a user's module passed as an argument, and
 np.random's and the random module's global ones; Python's own `random.Random` instances count
 too, and a Generator's seed sequence (rng.spawn counts its children). A `random.SystemRandom`
-has no state to compare:
-reachable, it counts as drawn on every trace."""
+has no state to compare: reachable, it counts as drawn on every trace."""
 import collections
 import functools
 import itertools
@@ -20,6 +19,9 @@ import random
 import types
 
 import numpy as np
+
+from ._code_names import _global_names
+from ._environment import _is_user_class, _is_user_function, _is_user_module, _plain_function
 
 
 _GENERATORS = (np.random.Generator, np.random.BitGenerator, np.random.RandomState, random.Random)
@@ -116,8 +118,6 @@ def _candidates(fn, leaves):
 def _held(value):
     """What `value` holds that the walk follows (nothing for a library's objects and
     functions: np.sin's module is not walked)."""
-    from ._code_names import _global_names
-    from ._environment import _is_user_class, _is_user_function, _is_user_module, _plain_function
     value = _plain_function(value)
     if isinstance(value, (list, tuple, set, frozenset)):
         return list(itertools.islice(value, _MOST_ITEMS))
