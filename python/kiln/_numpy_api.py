@@ -15,7 +15,8 @@ import warnings
 import numpy as np
 
 from . import (_affine_indices, _assumed_numbers, _indexing, _kiln, _memory_layout,
-               _ufunc_loops, _ufunc_reduceat, _window_arg_reductions, _window_joins, _windows)
+               _object_operands, _ufunc_loops, _ufunc_reduceat, _window_arg_reductions,
+               _window_joins, _windows)
 from ._numpy_creation import FUNCTIONS as _CREATION, array as _numpy_creation_array
 from ._numpy_functions import FUNCTIONS as _CORE, _as_traced, product_dtype
 from ._numpy_functions import _result
@@ -333,6 +334,10 @@ def apply_ufunc(ufunc, method, inputs, kwargs):
     if method == "at" and len(inputs) in (2, 3) and not kwargs:
         result = _ufunc_loops.at(ufunc, *inputs)
         if result is not _ufunc_loops.UNSUPPORTED:
+            return result
+    if method == "__call__" and not kwargs:  # np.equal(x, None): NumPy's, where types decide
+        result = _object_operands.ufunc_call(ufunc, inputs)
+        if result is not _object_operands.NOT_VALUE_FREE:
             return result
     inputs = tuple(as_operand(x) for x in inputs)
     if method == "__call__":

@@ -1,11 +1,10 @@
 """TracedArray's ndarray methods and Python operators: each forwards to the NumPy function or
 ufunc NumPy's own ndarray uses, so the tracer's ufunc and function tables handle them."""
-import numbers
 import operator
 
 import numpy as np
 
-from . import _assumed_numbers, _numpy_api, _numpy_functions
+from . import _assumed_numbers, _numpy_api, _numpy_functions, _object_operands
 from ._as_strided import c_strides
 from ._tracer import (TracedArray, backend, call_eagerly, converted, graph_break, materialize,
                       to_tensor, user_location, weak_type)
@@ -229,38 +228,44 @@ def _resolve(ufunc):
     return lambda types: _numpy_api._resolve(ufunc, types, None, "same_kind")
 
 
-def _runs_elementwise(value, ufunc):
-    """Whether NumPy's operator takes `value` as an object scalar: of a type that has no part in
-    NumPy's dispatch (no __array_ufunc__, __array__ or __array_priority__), a Fraction, a
-    Decimal, a user's class. NumPy's ufunc then runs Python's operator per element: an object
-    array (x * Fraction(1, 3)), the element's TypeError (x + Decimal(1)) or the object's
-    reflected operator; a Python number hands it to that reflected operator too. == and != only
-    of numbers (Fraction, Decimal): Python's `tracer in (None, "fro", sentinel)` (kiln's and
-    NumPy's own code) asks them of other objects, and takes the identity's answer."""
-    kind = type(value)
-    if ufunc in (np.equal, np.not_equal) and not isinstance(value, numbers.Number):
-        return False
-    return not isinstance(value, (list, tuple)) and not any(
-        hasattr(kind, name) for name in ("__array_ufunc__", "__array__", "__array_priority__"))
-
-
 def _eager_operator(python_operator, self, other, reflected=False):
     """`python_operator` of the concrete value and `other`, run by NumPy/Python (a graph
-    break)."""
+    break): `other`'s own code (its __eq__, __rmul__, __array_ufunc__, a Fraction's) gets what
+    NumPy gives it, an ndarray or each element as a Python number."""
     name = python_operator.__name__.strip("_")
     value = _printable(self, f"the {name} operator with a {type(other).__name__} "
-                             "(NumPy runs it on Python objects, element by element)")
+                             "(NumPy hands it to the object's own Python code)")
     return python_operator(other, value) if reflected else python_operator(value, other)
+
+
+def _object_operand(self, other, ufunc, python_operator, reflected=False):
+    """An operator with an operand NumPy takes no numbers from (kiln._object_operands): NumPy's
+    answer where types and shapes decide it, else run eagerly; Python's own operators where
+    `self` stands for a Python number and `other` is a list or tuple."""
+    if self._weak is not None and isinstance(other, (list, tuple)):
+        return NotImplemented  # `[0] * n` repeats the list (Python then needs n's value)
+    if _object_operands.is_value_free(self, other, ufunc):
+        result = _object_operands.value_free(self, lambda stand_in: (
+            python_operator(other, stand_in) if reflected else python_operator(stand_in, other)))
+        if result is not _object_operands.NOT_VALUE_FREE:
+            return result
+    return _eager_operator(python_operator, self, other, reflected)
+
+
+def _rebinds(self):
+    """Whether `self op= other` rebinds the name instead of writing an array: `s += 1` of a
+    NumPy scalar or a Python number (a loop's carried `s = 0.0` too), whose aliases keep the
+    old value and which takes the result's type."""
+    return _assumed_numbers.is_open(self) or (
+        (self._scalar or self._weak is not None) and len(self.tensor.shape) == 0)
 
 
 def _binary_operator(ufunc, operator_name):
     python_operator = getattr(operator, f"__{operator_name}__")
 
     def forward(self, other):
-        if not _is_operand(self, other):
-            if _runs_elementwise(other, ufunc):
-                return _eager_operator(python_operator, self, other)
-            return NotImplemented
+        if not _is_operand(self, other) or _object_operands.takes_no_numbers(self, other):
+            return _object_operand(self, other, ufunc, python_operator)
         self, other = _python_bools(ufunc, (self, converted(other)))
         settled = _assumed_numbers.operator(ufunc, (self, other), forward, _resolve(ufunc))
         if settled is not None:
@@ -278,10 +283,10 @@ def _binary_operator(ufunc, operator_name):
         return _python_arithmetic(ufunc(self, other), self, other)
 
     def reflected(self, other):
-        if not _is_operand(self, other):
-            if _runs_elementwise(other, ufunc):
-                return _eager_operator(python_operator, self, other, reflected=True)
-            return NotImplemented
+        if (not _is_operand(self, other) or _object_operands.takes_no_numbers(self, other)
+                or _object_operands.has_own_array_ufunc(other)):
+            # (NumPy's ufunc hands an ndarray to the __array_ufunc__ of an object on the left)
+            return _object_operand(self, other, ufunc, python_operator, reflected=True)
         other, self = _python_bools(ufunc, (converted(other), self))
         settled = _assumed_numbers.operator(ufunc, (other, self),
                                             lambda a, b: reflected(b, a), _resolve(ufunc))
@@ -296,15 +301,13 @@ def _binary_operator(ufunc, operator_name):
 
     def inplace(self, other):
         if not _is_operand(self, other):
-            if _runs_elementwise(other, ufunc):  # NumPy's ufunc(x, other, out=x), run eagerly
-                return call_eagerly(ufunc, (self, other), {"out": (self,)},
-                                    f"{ufunc.__name__} in place with a {type(other).__name__}")
-            return NotImplemented
+            if _rebinds(self) or _object_operands.defers_in_place(other):
+                return NotImplemented  # Python's `x = x op other`, by the operators above
+            # NumPy's ufunc(x, other, out=x), run eagerly
+            return call_eagerly(ufunc, (self, other), {"out": (self,)},
+                                f"{ufunc.__name__} in place with a {type(other).__name__}")
         other = converted(other)
-        if _assumed_numbers.is_open(self) or (
-                (self._scalar or self._weak is not None) and len(self.tensor.shape) == 0):
-            # `s += 1` rebinds a NumPy scalar or a Python number (a loop's carried `s = 0.0`
-            # too): aliases keep the old value, and `s` takes the sum's type
+        if _rebinds(self):
             return forward(self, other)
         return ufunc(self, other, out=(self,))
     return forward, reflected, inplace
@@ -358,13 +361,13 @@ def _divmod(self, other):
     # through // and %, NumPy's divmod's halves: a traced Python number (a dynamic int) keeps
     # Python's types there (divmod(n, m) of two ints is two ints, not np.int64s)
     if not _is_operand(self, other):
-        return NotImplemented
+        return _object_operand(self, other, np.divmod, divmod)
     return self // other, self % other
 
 
 def _rdivmod(self, other):
     if not _is_operand(self, other):
-        return NotImplemented
+        return _object_operand(self, other, np.divmod, divmod, reflected=True)
     return other // self, other % self
 
 
