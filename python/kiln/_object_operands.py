@@ -14,9 +14,12 @@ Ellipsis, a sentinel object(), a user's object, a list of strings. NumPy's answe
 Python's comparison of such an object with kiln's tracer (before: `x == None` was Python's
 identity answer, False) never decides it."""
 import functools
+import sys
+import warnings
 
 import numpy as np
 
+from ._graph_breaks import is_internal
 from ._tracer import TracedArray
 
 # Members by which a class takes part in NumPy's conversion or dispatch (an array-like, a
@@ -88,17 +91,30 @@ def is_value_free(self, other, ufunc):
     array = np.asarray(array)
     if array.dtype.kind in "SU":
         return ufunc in _COMPARISONS or not (self._scalar or self._weak is not None)
+    if array.dtype.kind in "Mm":  # dates: where NumPy has no loop with x's numbers
+        return (ufunc in _COMPARISONS or not (self._scalar or self._weak is not None)) and (
+            not _has_loop(ufunc, self.dtype, array.dtype))
     return array.dtype.kind == "O" and all(_inert(item, methods) for item in array.flat)
 
 
+def _has_loop(ufunc, first, second):
+    try:
+        ufunc.resolve_dtypes((first, second, None))
+    except Exception:  # noqa: BLE001 - NumPy's no-loop and promotion errors
+        return False
+    return True
+
+
 def takes_no_numbers(self, other):
-    """A list, tuple or array operand of strings or Python objects (`x == ["a", "b"]`,
+    """A list, tuple or array operand of strings, dates or Python objects (`x == ["a", "b"]`,
     `x + [None, 1]`), which kiln's operators would take as an array of numbers: NumPy's answer
-    where types decide it, else eager NumPy's (a NumPy integer's * repeats a list of them)."""
-    if self._weak is not None or not isinstance(other, (list, tuple, np.ndarray, np.generic)):
+    where types decide it, else eager NumPy's (a NumPy integer's * repeats a list of them).
+    A Python number leaves lists and tuples to Python (kiln._tracer_operators' _is_operand)."""
+    if not isinstance(other, (np.ndarray, np.generic)) and not (
+            isinstance(other, (list, tuple)) and self._weak is None):
         return False
     array = _array_of(other)
-    return array is not None and np.asarray(array).dtype.kind in "SUO"
+    return array is not None and np.asarray(array).dtype.kind in "SUOMm"
 
 
 def _stand_in(self):
@@ -117,7 +133,7 @@ def value_free(self, run):
     or NumPy scalar, or its bool array as a constant the trace knows the value of (Python
     control flow on it needs no graph break). NOT_VALUE_FREE where NumPy's answer is another
     array after all (the empty object array of zeros(0) + None)."""
-    result = run(_stand_in(self))
+    result = _warning_at_users_line(run, _stand_in(self))
     if not isinstance(result, np.ndarray):
         return result
     if result.dtype != np.bool_ or result.size and result.any() != result.all():
@@ -127,6 +143,27 @@ def value_free(self, run):
     constant = TracedArray(context, context.constant(fill, np.dtype(bool), result.shape))
     context.known[constant.tensor.id] = functools.partial(np.full, result.shape, fill)
     return constant
+
+
+def _warning_at_users_line(run, stand_in):
+    """run(stand_in), NumPy's warnings (NumPy 1.x's FutureWarning for `x == "a"`) given at the
+    line of the user's code, as eager NumPy's are, not at kiln's."""
+    error = None
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            result = run(stand_in)
+        except Exception as raised:  # noqa: BLE001 - NumPy's error, after its warnings
+            error = raised
+    frame = sys._getframe(1)
+    while frame.f_back is not None and is_internal(frame.f_code.co_filename):
+        frame = frame.f_back
+    for warning in caught:
+        warnings.warn_explicit(warning.message, warning.category, frame.f_code.co_filename,
+                               frame.f_lineno)
+    if error is not None:
+        raise error
+    return result
 
 
 def ufunc_call(ufunc, inputs):

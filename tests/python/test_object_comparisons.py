@@ -76,6 +76,7 @@ _OPERANDS = {
     "list_of_strings": ["a", "b", "c"], "array_of_strings": np.array(["a", "b", "c"]),
     "short_list_of_strings": ["a", "b"],  # NumPy 2: a broadcast error; 1.x: False
     "list_of_nones": [None, None, None], "list_with_none": [None, 1.0, 2.0],
+    "date": np.datetime64("2020-01-01"), "time_delta": np.timedelta64(1),
 }
 
 _SUBJECTS = {  # what the traced function compares: x is a (2, 3) float64 array
@@ -145,8 +146,16 @@ def test_other_operators_with_objects_are_numpys(operand, name, subject):
 
 
 def test_a_python_number_argument_compares_as_python():
-    _assert_like_numpy(lambda x, s: (s == None, s != "a", None != s, s == Plain()), 2.5)  # noqa: E711
+    """A Python number that changes between calls is traced (kiln._dynamic_numbers): Python's
+    comparisons of it, NumPy's of it with an array of strings."""
+    def function(x, s):
+        return (s * x, s == None, s != "a", None != s, s == Plain(),  # noqa: E711
+                s == np.array(["a", "b"]), s != np.str_("a"), s < 3)
+    compiled, x = kiln.compile(function), np.ones(3)
+    for s in (2.5, 3.5, 4.5, 1.5):
+        _assert_same(_run(compiled, x, s), _run(function, x, s))
     _assert_like_numpy(lambda x, s: s < None, 2.5)
+    _assert_like_numpy(lambda x, n: (n * "ab", n * ["a"], n == ["a"]), 2)
 
 
 @pytest.mark.parametrize("value", [None, ..., Plain(), "a", [None, None, None]])
@@ -157,7 +166,8 @@ def test_numpy_equal_and_not_equal_are_numpys(value):
 
 def test_comparisons_numpy_decides_by_types_stay_in_the_graph():
     def function(x):
-        return x == None, x != "a", None != x, np.equal(x, ...), x[0] == ["a", "b", "c"]  # noqa: E711
+        return (x == None, x != "a", None != x,  # noqa: E711
+                np.equal(x, ...), x[0] == ["a", "b", "c"])
     report = kiln.explain(function)(np.arange(6.0).reshape(2, 3))
     assert report.graph_break_count == 0, str(report)
     _assert_like_numpy(function)
@@ -234,3 +244,16 @@ def _times_in_place(value):
                          ids=["deferring", "no_ufuncs", "none", "string"])
 def test_in_place_operators_with_objects_are_numpys(value):
     _assert_like_numpy(_times_in_place(value))
+
+
+def test_numpys_warnings_come_at_the_users_line():
+    """NumPy 1.x's FutureWarning for `x == "a"` (NumPy 2 gives none), when kiln traces."""
+    def function(x):
+        return x == "a", x != b"a"
+
+    def warnings_of(f):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            f(np.ones(3))
+        return [(w.category, w.filename, w.lineno) for w in caught]
+    assert warnings_of(kiln.compile(function)) == warnings_of(function)
