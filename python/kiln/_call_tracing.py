@@ -50,6 +50,10 @@ class CallTracing:
         back, so that the run that follows draws what NumPy's would, and so do the caller's
         containers and objects the trace changed."""
         states = _random_state.snapshot(self.fn, leaves)
+        if not _random_state.restorable(states):
+            # A trace given up after spawning from it would leave its count advanced: the
+            # call runs eagerly instead (this call only).
+            raise RerunEagerly()
         saved = Saved(spec, (args, kwargs, self.cache.environment()), self.environment)
         try:
             traced = self._trace_and_compile(args, kwargs, leaves, spec, guard, dynamic, times)

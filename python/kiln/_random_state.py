@@ -165,6 +165,13 @@ def snapshot(fn, leaves):
     return list(saved.values())
 
 
+def restorable(saved):
+    """Whether every state of `saved` can be put back: a SeedSequence's child count only where
+    this NumPy pickles its state (NumPy 1.x's has no __setstate_cython__)."""
+    return all(not isinstance(generator, np.random.SeedSequence)
+               or hasattr(generator, "__setstate_cython__") for generator, _ in saved)
+
+
 def restore(saved):
     for generator, state in saved:
         if isinstance(generator, random.SystemRandom):

@@ -212,7 +212,10 @@ def test_a_trace_that_draws_runs_eagerly_from_its_first_call(traces):
     for _ in range(6):
         np.testing.assert_allclose(compiled(X, y, 2, 20), minibatch_sgd(X, y, 2, 20),
                                    rtol=1e-12)
-    assert len(traces) <= 2 and len(compiled._kiln_function.segments) == 0
+    # (a trace for each of its PROBES eager calls, each cut at its first draw, and one after
+    # them, ended once it is SLOWER times theirs or at its compile: fewer where one settles it)
+    assert len(traces) <= kiln._retrace.RetraceTimes.PROBES + 1
+    assert len(compiled._kiln_function.segments) == 0
     # (on NumPy 1.x the generator's C code makes a break that ends the trace: eager too)
     for times in compiled._kiln_function.retrace_times.values():
         assert times.opaque and times.choice == "eager"
