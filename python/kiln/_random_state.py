@@ -52,7 +52,9 @@ def _stateful(value):
         value = value.bit_generator
     found = [value]
     if isinstance(value, np.random.BitGenerator):
-        seed_sequence = getattr(value, "seed_seq", None) or getattr(value, "_seed_seq", None)
+        # (public, and spawned from by Generator.spawn, since NumPy 1.25; 1.x's private
+        # _seed_seq is spawned from by nothing a user calls, and its count cannot be put back)
+        seed_sequence = getattr(value, "seed_seq", None)
         if isinstance(seed_sequence, np.random.SeedSequence):
             found.append(seed_sequence)
     return found
