@@ -26,8 +26,9 @@ _COMPUTED_NAMES = _COMPUTED_NAME_READERS | _COMPUTED_NAME_ATTRIBUTES
 def argument_reads(args, kwargs, leaves, spec, codes):
     """{leaf index or ("object", n): [(holder, name, label), ...]} for the argument leaves and
     object containers (not the environment's: _environment.py reads the function's own) that
-    read state beyond themselves; empty when none does. `codes`: the code objects of the compiled function and
-    its helpers (the methods of an argument object they name are walked)."""
+    read state beyond themselves; empty when none does. `codes`: the code objects of the
+    compiled function and its helpers (the methods of an argument object they name are
+    walked)."""
     count = _leaf_count(spec[1][0]) + _leaf_count(spec[1][1])
     objects = []  # the objects made containers (a dataclass of arrays), in flatten order
     _find_objects(spec[1][0], args, objects)
