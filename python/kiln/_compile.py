@@ -207,9 +207,13 @@ class CompiledFunction(RaisingCalls, CallTracing):
             self.retrace_entries += 1
             self.retrace_times[signature] = times
             return self._timed_eagerly(times, signature, args, kwargs, cut.seconds)
-        except _SegmentLimit:  # these guards run eagerly from now on, never traced again
+        except _SegmentLimit as limit:  # these guards run eagerly from now on, never traced again
             if guard is not None:
                 self.cache.add(guard, args, kwargs, None, None, [], False)
+            if isinstance(limit, EagerIsCheaper) and bounds is not None:
+                # its kind loses to eager calls: so do its new guards' (a new seed's) calls
+                times.choice = "eager"
+                self.retrace_times[signature] = times
             return self.fn(*args, **kwargs)
         except CompilerError as error:
             if not config.suppress_errors or self.fullgraph:
