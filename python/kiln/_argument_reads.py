@@ -13,7 +13,8 @@ import numpy as np
 
 from . import _kiln, _pytree
 from ._code_names import (_COMPUTED_NAME_ATTRIBUTES, _COMPUTED_NAME_READERS, _class_data,
-                          _class_names, _global_names, _member_function, _names, _names_read)
+                          _class_names, _class_reads, _class_value, _global_names,
+                          _member_function, _names, _names_read)
 from ._environment import _is_user_class, _is_user_function, _is_user_module, _plain_function
 
 # What calling a user's class passed as an argument runs besides __call__'s of its objects.
@@ -74,20 +75,6 @@ def unwatched_read(reads):
             if not _kiln.snapshot_complete(value):
                 return f"{label} is a mutable container too large to check at each call"
     return None
-
-
-def _class_value(klass, name):
-    """A class attribute read at each call: data (_class_data), or a method (`__call__` of
-    the dunders), whose identity says whether it was replaced on the class between calls
-    (`Model.rhs = other`: the trace ran the old one)."""
-    if _class_data(klass, name):
-        return True
-    if name != "__call__" and name.startswith("__") and name.endswith("__"):
-        return False
-    for base in klass.__mro__[:-1]:
-        if name in vars(base):
-            return isinstance(vars(base)[name], types.FunctionType)
-    return False
 
 
 def _leaf_count(spec):
@@ -179,11 +166,8 @@ class _Reads:
     def class_data(self, value, code):
         """The class attributes `code` names of a user's object (cfg.eps, eps its class's)."""
         klass = type(value)
-        if not _is_user_class(klass):
-            return
-        own = getattr(value, "__dict__", None) or {}
-        for name in _names(code):
-            if name not in own and _class_value(klass, name):
+        if _is_user_class(klass):
+            for name in _class_reads(value, code):
                 self.add(klass, name, f"{klass.__name__}.{name}")
 
     def function(self, fn):

@@ -93,6 +93,42 @@ def _class_data(klass, name):
     return False
 
 
+def _class_value(klass, name):
+    """Whether class attribute `name` is read at each call: data (_class_data), or a method
+    (`__call__` of the dunders), whose identity says whether it was replaced on the class
+    between calls (`Model.rhs = other`: the trace ran the old one)."""
+    if _class_data(klass, name):
+        return True
+    if name != "__call__" and name.startswith("__") and name.endswith("__"):
+        return False
+    for base in klass.__mro__[:-1]:
+        if name in vars(base):
+            return isinstance(vars(base)[name], types.FunctionType)
+    return False
+
+
+def _class_reads(value, code):
+    """The class attributes of `value` (an object of a user's class) that `code` names and
+    that are read at each call from its class (_class_value): those the object has no
+    attribute of its own for (cfg.eps where eps is Cfg's, cfg.act() where act is Cfg's)."""
+    own = getattr(value, "__dict__", None)
+    own = own if isinstance(own, dict) else {}
+    klass = type(value)
+    return [name for name in _names(code) if name not in own and _class_value(klass, name)]
+
+
+def _instance_overrides(value, code):
+    """The methods of `value`'s class that `code` names and `value` has no attribute of its
+    own for: read at each call from the object's __dict__ (absent now), where setting one
+    (`cfg.act = other`) would shadow the method the trace called."""
+    own = getattr(value, "__dict__", None)
+    if not isinstance(own, dict):
+        return []
+    klass = type(value)
+    return [name for name in _names(code) if name not in own and not _class_data(klass, name)
+            and _class_value(klass, name)]
+
+
 def _member_function(klass, name):
     """The function behind a class's member (a method, a static or class method's function, a
     property's getter), or the member as it is; None where there is none."""

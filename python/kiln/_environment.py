@@ -20,9 +20,10 @@ from . import _kiln, _pytree
 from ._graph_breaks import is_internal
 from ._stand_ins import (Attributes, _has_slots, _is_plain_object, _slot_names, _stand_in,
                          _with_methods)
-from ._code_names import (_class_data, _class_names, _global_names, _imported_names,
-                          _member_function, _names, _names_read, _public_names,
-                          _reads_computed_names, _unwatched_namespace_read)
+from ._code_names import (_class_data, _class_names, _class_reads, _class_value, _global_names,
+                          _imported_names, _instance_overrides, _member_function, _names,
+                          _names_read, _public_names, _reads_computed_names,
+                          _unwatched_namespace_read)
 from ._trace_stores import _CELL_STORES, _global_stores
 
 # Library code (the standard library, installed packages) is not searched for helpers.
@@ -219,6 +220,13 @@ class Environment:
                 if add_self_read(name):
                     pass
                 elif _is_user_function(method):
+                    # read at each call: the method on the class (`Model.step = other`) and
+                    # self's own attribute that would shadow it (`model.step = other`)
+                    if _class_value(owner, name):
+                        add_read(owner, name, f"{owner.__name__}.{name}")
+                        self._read_in_place(owner)
+                    if self.attributes is not None:
+                        add_read(self.attributes, name, f"self.{name}")
                     if id(method) not in seen:
                         seen.add(id(method))
                         pending.append(method)
@@ -292,7 +300,7 @@ class Environment:
                         if _stand_in(value, dict(own) if isinstance(own, dict) else None,
                                      set_slots) is value:
                             self._read_in_place(value)
-                    self._read_class_data(value, function.__code__, add_read)
+                    self._read_class_members(value, function.__code__, add_read, name)
             # Helpers held in closure cells (a decorator's wrapper calling the function it
             # wraps, `h = helper; lambda x: h(x)`): their globals are read too, and the trace
             # runs clones of them over the copies (rebuilt).
@@ -304,7 +312,7 @@ class Environment:
             for cell, free_name in zip(function.__closure__ or (), function.__code__.co_freevars):
                 value = _plain_function(cell.cell_contents) if _pytree.cell_holds(cell) else None
                 if _pytree.cell_holds(cell) and _is_plain_object(cell.cell_contents):
-                    self._read_class_data(cell.cell_contents, function.__code__, add_read)
+                    self._read_class_members(cell.cell_contents, function.__code__, add_read)
                 if _is_user_module(value) or _is_user_class(value):  # a closure's config module
                     self._read_held_namespace(function, value, add_read)
                 if _is_user_function(value):
@@ -335,18 +343,21 @@ class Environment:
                          f"{value.__name__}.{attribute}")
         self._read_in_place(value)
 
-    def _read_class_data(self, value, code, add_read):
-        """The class attributes `code` names of a user's object (cfg.eps where eps is its
-        class's, not its own): read at each call from the class, as Config.scale is (a trace
-        read them once)."""
+    def _read_class_members(self, value, code, add_read, label=None):
+        """The class attributes `code` names of a user's object, read at each call from its
+        class (a trace read them once): data (cfg.eps where eps is Cfg's) and methods
+        (cfg.act(x): one replaced on the class, `Cfg.act = other`, is seen). With `label` (the
+        object's name), also its own attributes that would shadow those methods, absent now
+        (`cfg.act = other` set after a call)."""
         klass = type(value)
         if not _is_user_class(klass):
             return
-        own = getattr(value, "__dict__", None) or {}
-        for name in _names(code):
-            if name not in own and _class_data(klass, name):
-                add_read(klass, name, f"{klass.__name__}.{name}")
-                self._read_in_place(klass)
+        for name in _class_reads(value, code):
+            add_read(klass, name, f"{klass.__name__}.{name}")
+            self._read_in_place(klass)
+        if label is not None:
+            for name in _instance_overrides(value, code):
+                add_read(vars(value), name, f"{label}.{name}")
 
     def _read_unlinked_in_place(self, processed, unlinked, reaches):
         """The globals read by helpers the trace calls as they are (and by the helpers those

@@ -458,3 +458,47 @@ def test_what_a_base_method_reads_through_super_is_read_at_each_call():
             np.testing.assert_array_equal(compiled(X), model.forward(X))
     finally:
         BASE_OFFSET = 1.0
+
+
+class Activation:
+    def act(self, x):
+        return np.tanh(x)
+
+    def forward(self, x):
+        return self.act(x) + 1.0
+
+
+GLOBAL_ACTIVATION = Activation()
+
+
+def _through_global(x):
+    return GLOBAL_ACTIVATION.act(x) * 2.0
+
+
+def _closure_over(activation):
+    return lambda x: activation.act(x) - 1.0
+
+
+def test_methods_replaced_on_the_class_or_shadowed_on_the_object_are_seen():
+    """A method of self, of a global object or of a closure's object, replaced on its class
+    (`Activation.act = other`) or shadowed by the object's own attribute (`obj.act = other`)
+    after a call: the next call runs the new one, as eager Python does."""
+    local = Activation()
+    bound = Activation()
+    functions = [(bound.forward, bound), (_through_global, GLOBAL_ACTIVATION),
+                 (_closure_over(local), local)]
+    compiled = [kiln.compile(function) for function, _ in functions]
+    original = Activation.act
+    try:
+        for change in ("first", "class", "object", "object removed"):
+            if change == "class":
+                Activation.act = lambda self, x: np.sin(x)
+            for (function, holder), kiln_function in zip(functions, compiled):
+                if change == "object":
+                    holder.act = lambda x, base=holder: np.cos(x) + id(base) % 7
+                elif change == "object removed":
+                    vars(holder).pop("act", None)
+                np.testing.assert_allclose(kiln_function(X), function(X), rtol=1e-12,
+                                           err_msg=f"{function} after {change}")
+    finally:
+        Activation.act = original
