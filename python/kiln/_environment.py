@@ -583,6 +583,14 @@ def with_numpy_names(function, tracer, memo=None):
     changes = {name: swapped(globals_[name]) for name in _global_names(code)
                if name in globals_}
     changes = {name: value for name, value in changes.items() if value is not globals_[name]}
+    # builtins it names (type(x) of a traced array is NumPy's class), and the np.ndarray its
+    # swapped names hold, which x.__class__ and type(x) answer with
+    changes.update({name: value for name, value in tracer.traced_builtins().items()
+                    if name in _global_names(code) and name not in globals_})
+    ndarray_global, ndarray = tracer.ndarray_global()
+    if any(value is ndarray or getattr(value, "ndarray", None) is ndarray
+           for value in changes.values() if isinstance(value, (type, types.ModuleType))):
+        changes[ndarray_global] = ndarray
     cells = fn.__closure__ or ()
     new_cells = tuple(types.CellType(swapped(cell.cell_contents)) if _pytree.cell_holds(cell) and
                       swapped(cell.cell_contents) is not cell.cell_contents else cell

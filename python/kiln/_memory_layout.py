@@ -10,6 +10,7 @@ input's memory order (order="K": `A.T * 2` is Fortran-ordered) when that input i
 C-contiguous. A reshape of an array of unknown layout may be either in NumPy: it is a view whose
 writes, and writes to its base while it lives, are a graph break (_tracer's `_maybe_copy`).
 """
+from ._graph_breaks import user_location
 
 
 def c_strides(shape):
@@ -38,6 +39,88 @@ def c_contiguous(shape, strides):
                 return False
             expected *= extent
     return True
+
+
+def f_contiguous(shape, strides):
+    """NumPy's F_CONTIGUOUS flag."""
+    return c_contiguous(tuple(reversed(shape)), tuple(reversed(strides)))
+
+
+class TracedFlags:
+    """x.flags of a traced array whose layout kiln knows (strides_of): NumPy's contiguity and
+    aligned flags, and writeable where it does not depend on the caller's array (which guards
+    do not check), by attribute or key (`x.flags.c_contiguous`, `x.flags["C_CONTIGUOUS"]`).
+    OWNDATA depends on how the caller made its array: not known. Flags are not set here."""
+
+    def __init__(self, shape, strides, writeable):
+        c, f = c_contiguous(shape, strides), f_contiguous(shape, strides)
+        self._values = {"c_contiguous": c, "f_contiguous": f, "aligned": True,
+                        "writebackifcopy": False, "contiguous": c, "fortran": f and not c,
+                        "forc": c or f, "fnc": f and not c}
+        self._writeable = writeable
+
+    _KEYS = {"C": "c_contiguous", "CONTIGUOUS": "c_contiguous", "F": "f_contiguous",
+             "FORTRAN": "f_contiguous", "W": "writeable", "A": "aligned",
+             "X": "writebackifcopy", "B": "behaved", "CA": "carray", "FA": "farray",
+             "O": "owndata"}
+
+    def __getattr__(self, name):
+        values = self.__dict__["_values"]
+        if name in values:
+            return values[name]
+        if name in ("writeable", "behaved", "carray", "farray"):
+            writeable = self._known("writeable", self._writeable)
+            return {"writeable": writeable, "behaved": writeable and values["c_contiguous"],
+                    "carray": writeable and values["c_contiguous"],
+                    "farray": writeable and values["fnc"]}[name]
+        if name == "owndata":
+            return self._known("owndata", None)
+        raise AttributeError(f"'flagsobj' object has no attribute '{name}'")
+
+    @staticmethod
+    def _known(name, value):
+        if value is None:
+            raise TypeError(f"kiln: x.flags.{name} at {user_location()} depends on how the "
+                            "caller made its array, which the compiled code does not check: "
+                            "read it outside the compiled function")
+        return value
+
+    def __getitem__(self, key):
+        name = self._KEYS.get(key, key.lower() if isinstance(key, str) else None)
+        if name is None or name.startswith("_"):
+            raise KeyError(f"Unknown flag: {key!r}")
+        try:
+            return getattr(self, name)
+        except AttributeError:
+            raise KeyError(f"Unknown flag: {key!r}") from None
+
+    def __setattr__(self, name, value):
+        if not name.startswith("_"):
+            raise TypeError(f"kiln: x.flags.{name} at {user_location()}: flags cannot be set "
+                            "on a traced array: set them outside the compiled function")
+        object.__setattr__(self, name, value)
+
+    def __setitem__(self, key, value):
+        self.__setattr__(str(key), value)
+
+    def __repr__(self):
+        return "\n".join(f"  {name.upper()} : {self._values[name]}"
+                         for name in ("c_contiguous", "f_contiguous", "aligned"))
+
+
+def flags_of(x):
+    """TracedFlags of the traced array `x`, None where its layout is not known. Whether an
+    argument (or a view of it) is writeable is the caller's array's, which guards do not check:
+    known only for a read-only view of a writeable one (np.broadcast_to's)."""
+    strides = strides_of(x)
+    if strides is None:
+        return None
+    root = x._root if x._root is not None else x
+    if not root._argument:
+        writeable = not x._read_only
+    else:
+        writeable = False if x._read_only and not root._read_only else None
+    return TracedFlags(tuple(x.shape), strides, writeable)
 
 
 def layout_of(array):

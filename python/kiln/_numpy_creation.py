@@ -513,6 +513,36 @@ class _Numpy(types.ModuleType):
 
 _NUMPY = _Numpy(np.__name__)
 _NUMPY.ndarray = ndarray
+# The global under which a traced function's names hold the np.ndarray its code sees (the one
+# above where its `np` is _NUMPY): TracedArray.__class__ and type() below answer with it, so
+# `x.__class__ is np.ndarray` and `type(x) is np.ndarray` hold as in NumPy.
+NDARRAY_GLOBAL = "__kiln_ndarray__"
+
+
+class _TypeClass(type):
+    """The metaclass of the builtin `type` as the traced function sees it: type(x) of a traced
+    array is the class eager NumPy's value has (x.__class__: np.ndarray as the function's names
+    hold it, a NumPy scalar's type), where TracedArray took the branch NumPy does not take
+    (`if type(x) is np.ndarray`). Otherwise it is type itself: isinstance(cls, type), the
+    three-argument form, its attributes."""
+
+    def __call__(cls, *args, **kwargs):
+        if len(args) == 1 and not kwargs and isinstance(args[0], TracedArray):
+            return args[0].class_seen_by(sys._getframe(1).f_globals)
+        return type(*args, **kwargs)
+
+    def __instancecheck__(cls, instance):
+        return isinstance(instance, type)
+
+    def __subclasscheck__(cls, subclass):
+        return subclass is cls or issubclass(subclass, type)
+
+    def __getattr__(cls, name):
+        return getattr(type, name)
+
+
+class traced_type(metaclass=_TypeClass):
+    """The builtin `type` in the traced function's names (see _TypeClass)."""
 
 
 def substitutes():

@@ -74,6 +74,7 @@ def read_only_view(x, forward, strides=None):
     read-only views (np.diagonal, np.broadcast_to)."""
     view = x._make_view(forward(x.tensor), forward, _read_only, strides)
     view._scalar = False
+    view._read_only = True  # its views too, and its flags say so
     return view
 
 

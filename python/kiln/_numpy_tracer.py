@@ -66,3 +66,13 @@ def holds_dtype(dtype):
 def creation_substitutes():
     """{id(NumPy creation function): (it, its tracing wrapper)} (kiln._numpy_creation)."""
     return _numpy_creation.substitutes()
+
+
+def traced_builtins():
+    """{builtin name: its stand-in in a traced function's names} (kiln._numpy_creation)."""
+    return {"type": _numpy_creation.traced_type}
+
+
+def ndarray_global():
+    """(the global name, the np.ndarray stand-in) that TracedArray.__class__ reads."""
+    return _numpy_creation.NDARRAY_GLOBAL, _numpy_creation.ndarray

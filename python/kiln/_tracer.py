@@ -458,11 +458,17 @@ class TracedArray:
         """The class eager NumPy's value has, as isinstance() sees it from code outside kiln
         (`isinstance(x, np.ndarray)`, `isinstance(x.sum(), float)`, np.isscalar): a branch on
         it takes the path NumPy takes. kiln's own code sees TracedArray; type(x) stays it."""
-        if is_kiln_code(sys._getframe(1).f_code.co_filename):
+        caller = sys._getframe(1)
+        if is_kiln_code(caller.f_code.co_filename):
             return TracedArray
+        return self.class_seen_by(caller.f_globals)
+
+    def class_seen_by(self, globals_):
+        """The class of eager NumPy's value, as code over `globals_` names it: a NumPy scalar's
+        type, or np.ndarray as those names hold it (kiln._numpy_creation.NDARRAY_GLOBAL)."""
         if self._scalar:
             return self._weak or self.dtype.type
-        return np.ndarray
+        return globals_.get("__kiln_ndarray__", np.ndarray)
 
     # -- graph breaks: values the trace cannot know --
 

@@ -6,6 +6,7 @@ import numpy as np
 
 from . import _assumed_numbers, _numpy_api, _numpy_functions, _object_operands
 from ._as_strided import c_strides
+from ._memory_layout import flags_of
 from ._tracer import (TracedArray, backend, call_eagerly, converted, graph_break, materialize,
                       to_tensor, user_location, weak_type)
 
@@ -82,7 +83,8 @@ def _compress(self, condition, axis=None, out=None):
 
 
 # ndarray members without a traced form. Layout has no meaning for a traced value (kiln decides
-# it; NumPy's answer depends on how each intermediate was made): refused. Methods run eagerly on
+# it; NumPy's answer depends on how each intermediate was made): refused, but for the flags of
+# an array whose NumPy layout kiln follows (kiln._memory_layout). Methods run eagerly on
 # the value, an in-place one's change written back (call_eagerly).
 # Its strides are those of a C-contiguous array, the order kiln._as_strided addresses it in.
 _LAYOUT = frozenset(["flags", "base", "ctypes", "data", "setflags"])
@@ -91,6 +93,9 @@ _LAYOUT = frozenset(["flags", "base", "ctypes", "data", "setflags"])
 def _missing_member(self, name):
     if name == "strides":
         return c_strides(self.shape, self.itemsize)
+    flags = flags_of(self) if name == "flags" else None
+    if flags is not None:
+        return flags
     if name in _LAYOUT:
         raise TypeError(f"kiln: x.{name} at {user_location()} describes the memory layout, "
                         "which a traced array does not have: read it outside the compiled "

@@ -121,11 +121,32 @@ def test_ndarray_members_without_a_traced_form():
                 np.sort(x[0]).searchsorted(0.5), x.argpartition(2, axis=0),
                 x.byteswap().byteswap())
     compare(members, X)
-    for member in ["flags", "base", "resize"]:
+    for member in ["base", "resize"]:
         with pytest.raises(TypeError, match=rf"x\.{member} at "):
             kiln.compile(lambda x: getattr(x, member))(X)
     # a traced array's layout is row-major (kiln._as_strided addresses it in that order)
     assert kiln.compile(lambda x: x.T.strides)(X) == (32, 8)  # X.T: (6, 4)
+
+
+def _flags(x):
+    out = [x.flags["C_CONTIGUOUS"], x.flags.f_contiguous, x.T.flags.c_contiguous, x.T.flags["F"],
+           x[:, ::2].flags.forc, (x * 2).flags.writeable, (x * 2).flags["C"],
+           x.reshape(-1).flags["FNC"], x[0].flags.aligned,
+           np.broadcast_to((x * 2)[0], (4, 6)).flags["W"]]
+    return np.array(out) + (10.0 if x.flags.c_contiguous else 0.0) + x[0, 0]
+
+
+def test_flags_of_arrays_whose_layout_is_known_are_numpys():
+    """x.flags (contiguity, writeable, aligned) of arguments in any layout and of the views and
+    results made from them, as NumPy has them: code that checks layout before it copies
+    (`if not x.flags.c_contiguous`) ran nowhere before (a TypeError)."""
+    compiled = kiln.compile(_flags)
+    for x in (X, np.asfortranarray(X), np.ones((4, 12))[:, ::2]):
+        np.testing.assert_array_equal(compiled(x), _flags(x))
+    # an argument's writeable flag and OWNDATA are the caller's array's: not known
+    for key in ("WRITEABLE", "OWNDATA"):
+        with pytest.raises(TypeError, match=key.lower()):
+            kiln.compile(lambda x: x[1:].flags[key])(X)
 
 
 def test_python_numbers_carried_through_a_captured_loop_stay_weakly_typed():
@@ -302,6 +323,26 @@ def test_isinstance_sees_numpy_classes():
     compiled = kiln.compile(branches, fullgraph=True)
     for lr in (0.5, 0.25, 0.125):   # a changing float is a traced Python number from then on
         same(compiled(x, lr), branches(x, lr))
+
+
+def _type_checked(x):
+    """x * 2 where the checks by type identity see NumPy's classes (in a helper too)."""
+    names = {np.ndarray: "array", float: "float"}
+    s = x.sum()
+    ok = (type(x) is np.ndarray and type(x) == np.ndarray and x.__class__ is np.ndarray
+          and type(s) is np.float64 and names[type(x)] == "array"
+          and type(x).__name__ == "ndarray" and isinstance(type, type)
+          and type("Made", (), {}).__name__ == "Made")
+    return x * 2 if ok else x
+
+
+def test_type_identity_sees_numpy_classes():
+    """type(x) is np.ndarray, x.__class__ is np.ndarray, type(x.sum()) is np.float64 (and a
+    dict keyed by classes): each took the branch NumPy does not take without an error."""
+    def checks(x):
+        return _type_checked(x) + (x * 3 if type(x) is np.ndarray else x)
+    x = np.arange(1.0, 5.0)
+    same(kiln.compile(checks, fullgraph=True)(x), checks(x))
 
 
 def test_python_floats_beside_float16_arrays_are_rounded_to_float16_first():
