@@ -92,6 +92,10 @@ class CompiledFunction(RaisingCalls, CallTracing):
         self.environment = Environment(fn)
         if "device" not in self.options:  # the current kiln.device() is part of the guard
             self.environment.reads.append((_device._state, "current", "kiln.device"))
+        # The trace reads kiln.config.numpy_default_float (the dtype of float results NumPy
+        # makes float64): a change between calls must trace again, not reuse the old dtype.
+        self.environment.reads.append((config._values, "numpy_default_float",
+                                       "kiln.config.numpy_default_float"))
         self.cache = _kiln.GuardedCache(self.environment.reads, self.environment.cells,
                                         self.environment.cell_names)
         self.recompiles = 0

@@ -65,6 +65,17 @@ def test_static_and_keyword_guards(standin, capfd):
     assert entries(f) == 3
 
 
+def test_a_new_default_float_setting_traces_again():
+    # The trace reads kiln.config.numpy_default_float: a cached graph kept the old dtype.
+    f = kiln.compile(lambda x: np.zeros(3) + x)
+    x = np.ones(3, np.float32)
+    with kiln.config.patch(numpy_default_float="float32"):
+        assert f(x).dtype == np.float32
+    assert f(x).dtype == np.float64 and entries(f) == 2
+    with kiln.config.patch(numpy_default_float="float32"):
+        assert f(x).dtype == np.float32 and entries(f) == 2
+
+
 def test_strided_layouts_get_their_own_entry_and_correct_results(standin):
     f = kiln.compile(lambda x: x * 10.0)
     base = np.arange(12.0).reshape(3, 4)
