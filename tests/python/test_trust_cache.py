@@ -383,6 +383,26 @@ def test_a_file_where_a_shard_belongs_is_removed(fresh_kiln):
         assert not os.path.exists(stray)
 
 
+def test_a_directory_of_the_users_files_named_as_the_cache_keeps_them(tmp_path):
+    # KILN_CACHE_DIR set to a project directory by mistake: eviction (its size counted the
+    # user's files) removed `go/golang` as an entry, and clear also `ab`, `records` and
+    # `toolchain-notes.txt`. Only what kiln made there may be evicted or cleared.
+    project = tmp_path / "project"
+    user_files = {"ab": "notes", "go/golang/main.go": "x" * 200000, "records/r.txt": "keep",
+                  "toolchain-notes.txt": "keep", "go/go.tmp.999999999.x": "keep"}
+    for name, text in user_files.items():
+        (project / name).parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        (project / name).write_text(text)
+    result = run_python("""
+        import numpy as np, kiln, kiln.cache
+        kiln.compile(lambda x: np.sin(x) + 1.0)(np.ones(3))
+        kiln.cache.clear()
+    """, {"KILN_CACHE_DIR": str(project), "KILN_CACHE_MAX_BYTES": "100000"})
+    assert result.returncode == 0, result.stderr
+    for name, text in user_files.items():
+        assert (project / name).read_text() == text, name
+
+
 def test_a_shard_others_can_write_is_refused_saying_what_to_do(fresh_kiln):
     compile_and_run()
     (meta,) = entry_files(fresh_kiln, "meta.txt")
