@@ -67,3 +67,13 @@ def test_lcm_wraps_an_overflowing_product_as_numpy_does(dtype):
     a = np.array([info.max, info.min, info.max - 2, 12, 0, -6 if info.min else 6], dtype)
     b = np.array([4, 3, info.max, 18, 5, 4], dtype)
     np.testing.assert_array_equal(kiln.compile(np.lcm)(a, b), np.lcm(a, b))
+
+
+@pytest.mark.parametrize("dtype", ["int8", "int16", "int32", "int64"])
+def test_gcd_of_the_most_negative_integer_is_taken_unsigned_as_numpy_does(dtype):
+    # NumPy takes |a| and |b| in the unsigned type: |int8 -128| is 128 there, and
+    # gcd(-127, -128) is 1 (kiln's Euclid on the signed abs, still -128, gave -1).
+    info = np.iinfo(dtype)
+    a = np.array([-127, 64, 7, 0, info.min, 6], dtype)
+    b = np.array([info.min, info.min, info.min, info.min, info.min, -4], dtype)
+    np.testing.assert_array_equal(kiln.compile(np.gcd)(a, b), np.gcd(a, b))
