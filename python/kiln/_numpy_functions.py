@@ -9,7 +9,7 @@ from ._tracer import (AxisError, TracedArray, _UFuncOutputCastingError, backend,
                       check_dtype, check_fits, graph_break, materialize_all, normalize_axes,
                       normalize_axis, shape_entries, to_tensor, traced, user_location,
                       weak_type)
-from ._tracer_types import check_axis_type, normalize_axis_tuple
+from ._tracer_types import check_axis_type, check_not_bool_axis, normalize_axis_tuple
 
 _NUMPY2 = np.lib.NumpyVersion(np.__version__) >= "2.0.0"
 
@@ -28,6 +28,7 @@ def axis_operand(context, a, axis):
     """NumPy's PyArray_CheckAxis (argmax, argmin, cumsum, cumprod, argsort, argpartition, take,
     compress): `a` as a traced array, seen as 1-d when it is 0-d and an axis is given, so axis 0
     and -1 of a 0-d array are accepted (np.cumsum(np.array(5.), axis=0) is array([5.]))."""
+    check_not_bool_axis(axis)
     x = _as_traced(context, a)
     return ravel(context, x) if axis is not None and x.ndim == 0 else x
 
@@ -233,6 +234,7 @@ def _check_casting(values, dtype, out, casting):
 
 
 def concatenate(context, arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
+    check_not_bool_axis(axis)
     if axis is not None:  # the rows of a loop's appends, whole: their stack, reshaped
         arrays = _stacked_rows.gathered(arrays, tuple, axis) or arrays
     values, common = _common(context, arrays, dtype)

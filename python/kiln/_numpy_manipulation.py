@@ -10,6 +10,7 @@ import numpy as np
 
 from ._numpy_functions import _as_traced, _k, _result
 from ._tracer import TracedArray, cast, has_tracer, materialize_all, normalize_axis
+from ._tracer_types import check_not_bool_axis
 
 
 def _new(context, tensor):
@@ -47,6 +48,7 @@ def tile(context, A, reps):
 
 
 def repeat(context, a, repeats, axis=None):
+    check_not_bool_axis(axis)
     x = _as_traced(context, a)
     if has_tracer(repeats):
         repeats = materialize_all(repeats, "np.repeat with traced repeats has a data-dependent "

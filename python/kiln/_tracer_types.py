@@ -76,6 +76,15 @@ def check_axis_type(axis):
     or a tuple of them; a list is their TypeError (np.flip, np.median, ... take one)."""
     if isinstance(axis, list):
         raise TypeError("'list' object cannot be interpreted as an integer")
+    check_not_bool_axis(axis)
+
+
+def check_not_bool_axis(axis):
+    """NumPy's C functions refuse a Python bool as an axis (or in a tuple of axes), which
+    operator.index takes as 0 or 1 (np.sum(x, axis=True) is its TypeError; its Python
+    functions, np.flip, np.roll, take it)."""
+    if type(axis) is bool or type(axis) is tuple and any(type(a) is bool for a in axis):
+        raise TypeError("an integer is required for the axis")
 
 
 def normalize_reduce_axes(axis, ndim, op_name="op"):

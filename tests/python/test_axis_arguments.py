@@ -100,3 +100,36 @@ def test_a_list_axis_as_numpy_takes_it(name):
     result = kiln.compile(function)(x)
     assert type(result) is type(expected) and np.shape(result) == np.shape(expected)
     np.testing.assert_allclose(result, expected)
+
+
+# A bool as the axis: NumPy's C functions refuse it ("an integer is required"), its Python ones
+# take it as 0 or 1 (flip, roll, moveaxis, ...); kiln took it everywhere.
+_BOOL_AXIS = {
+    "sum": lambda x: x.sum(axis=True), "np_max": lambda x: np.max(x, axis=False),
+    "all": lambda x: np.all(x, axis=True), "add_reduce": lambda x: np.add.reduce(x, axis=True),
+    "sum_tuple": lambda x: np.sum(x, axis=(True,)), "mean": lambda x: x.mean(axis=True),
+    "var": lambda x: np.var(x, axis=np.True_), "nansum": lambda x: np.nansum(x, axis=True),
+    "ptp": lambda x: np.ptp(x, axis=True), "count_nonzero": lambda x: np.count_nonzero(x, True),
+    "squeeze": lambda x: np.squeeze(x[None], axis=False),
+    "cumsum": lambda x: np.cumsum(x, axis=True), "argmax": lambda x: x.argmax(axis=True),
+    "argsort": lambda x: np.argsort(x, axis=True), "take": lambda x: np.take(x, [0], axis=True),
+    "concatenate": lambda x: np.concatenate([x, x], axis=True),
+    "repeat": lambda x: np.repeat(x, 2, axis=True),
+    "flip": lambda x: np.flip(x, axis=True), "roll": lambda x: np.roll(x, 1, axis=True),
+    "moveaxis": lambda x: np.moveaxis(x, True, 0), "stack": lambda x: np.stack([x, x], True),
+    "expand_dims": lambda x: np.expand_dims(x, True), "median": lambda x: np.median(x, True),
+}
+
+
+@pytest.mark.parametrize("name", list(_BOOL_AXIS))
+def test_a_bool_axis_as_numpy_takes_it(name):
+    function, x = _BOOL_AXIS[name], np.arange(6.0).reshape(2, 3)
+    try:
+        expected = function(x)
+    except TypeError:
+        with pytest.raises(TypeError):
+            kiln.compile(function)(x)
+        return
+    result = kiln.compile(function)(x)
+    assert type(result) is type(expected) and np.shape(result) == np.shape(expected)
+    np.testing.assert_allclose(result, expected)
