@@ -449,9 +449,11 @@ class TracedArray:
             raise TypeError("iteration over a 0-d array")
         return (self[i] for i in range(self.shape[0]))
 
-    def __repr__(self):
+    def traced_repr(self):
         tensor = self._unmasked()
         return f"TracedArray(shape={tensor.shape}, dtype={tensor.dtype})"
+
+    __repr__ = traced_repr  # the user's code sees its value's (kiln._tracer_operators)
 
     @property
     def __class__(self):

@@ -1,11 +1,13 @@
 """TracedArray's ndarray methods and Python operators: each forwards to the NumPy function or
 ufunc NumPy's own ndarray uses, so the tracer's ufunc and function tables handle them."""
 import operator
+import sys
 
 import numpy as np
 
 from . import _assumed_numbers, _numpy_api, _numpy_functions, _object_operands
 from ._as_strided import c_strides
+from ._graph_breaks import is_kiln_code
 from ._memory_layout import flags_of
 from ._tracer import (TracedArray, backend, call_eagerly, converted, graph_break, materialize,
                       to_tensor, user_location, weak_type)
@@ -35,7 +37,16 @@ def _hash(self):
     return hash(_printable(self))   # a NumPy or Python scalar: by its value
 
 
+def _repr(self):
+    """repr() from the user's code (print of a tuple or list of arrays, f"{x!r}", a logger's
+    %r) is NumPy's value's, as str() is; kiln's own messages keep the tracer's description."""
+    if is_kiln_code(sys._getframe(1).f_code.co_filename):
+        return TracedArray.traced_repr(self)
+    return repr(_printable(self))
+
+
 TracedArray.__str__ = lambda self: str(_printable(self))
+TracedArray.__repr__ = _repr
 TracedArray.__format__ = lambda self, spec: format(_printable(self), spec)
 TracedArray.__hash__ = _hash
 

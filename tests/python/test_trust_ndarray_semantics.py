@@ -113,6 +113,19 @@ def test_print_and_format_show_values_on_every_call(capsys):
     assert capsys.readouterr().out == "mean=1.000 sum 3.0\nmean=2.000 sum 6.0\n"
 
 
+def test_repr_and_prints_of_containers_show_values_on_every_call(capsys):
+    # print of a tuple or list reprs its items: it showed "TracedArray(shape=(), ...)"
+    def report(x):
+        total = x.sum()
+        print((total, x[:2]), [x[0]], f"{total!r}")
+        return repr(x[1])
+    compiled = kiln.compile(report)
+    for x in (np.arange(3.0), np.arange(3.0) + 1):
+        assert compiled(x) == report(x)
+    first, first_eager, second, second_eager = capsys.readouterr().out.splitlines()
+    assert first == first_eager and second == second_eager and first != second
+
+
 def test_ndarray_members_without_a_traced_form():
     def members(x):
         y = x * 2
