@@ -11,6 +11,7 @@ import dis
 import functools
 import os
 import sys
+import threading
 
 import numpy as np
 
@@ -57,6 +58,38 @@ class GraphBreakSignal(Exception):
         super().__init__(f"{reason} at {location}" if location else reason)
         self.reason = reason
         self.location = location
+        raised = getattr(_signals, "raised", None)
+        if raised is not None:
+            raised.append(self)
+
+
+# The GraphBreakSignals raised during the trace running in this thread (signals_raised).
+_signals = threading.local()
+
+
+class signals_raised:
+    """Collects the GraphBreakSignals raised while a trace runs (taken_by_user reads them)."""
+
+    def __enter__(self):
+        self.saved = getattr(_signals, "raised", None)
+        _signals.raised = self.raised = []
+        return self.raised
+
+    def __exit__(self, *exception):
+        _signals.raised = self.saved
+
+
+def taken_by_user(raised):
+    """The first signal of `raised` that the user's code caught (`except Exception:` around
+    x.astype(np.longdouble)), or None: the trace went on past a point it cannot know, with the
+    handler's values, a wrong answer kept in the graph. A caught exception's traceback starts
+    at the frame that caught it; kiln's own handlers (a loop capture that falls back to
+    unrolling) are internal code."""
+    for signal in raised:
+        traceback = signal.__traceback__
+        if traceback is not None and not is_internal(traceback.tb_frame.f_code.co_filename):
+            return signal
+    return None
 
 
 def graph_break(reason):

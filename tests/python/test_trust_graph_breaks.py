@@ -134,6 +134,42 @@ def test_graph_breaks_inside_numpy_conversions_are_not_masked():
         kiln.compile(_store_into_untraced_array, fullgraph=True)(x)
 
 
+def _total_or_fallback(x):
+    try:
+        total = float(x.sum())  # a break: the first calls of its kind end the trace here
+    except Exception:
+        total = -1.0
+    return x * total
+
+
+def _wide_or_fallback(x):
+    try:
+        wide = x.astype(np.longdouble)  # a dtype kiln lacks: the trace cannot go on
+    except Exception:  # noqa: BLE001
+        wide = x
+    return wide * 2
+
+
+def _bound_or_fallback(x):
+    try:
+        bound = int(x.max())
+    except Exception:
+        raise KeyError("no bound")  # eager NumPy never raises this
+    return x[:bound] * 2
+
+
+@pytest.mark.parametrize("function", [_total_or_fallback, _wide_or_fallback, _bound_or_fallback])
+def test_the_users_handlers_never_take_kilns_own_signals(function, eager_time_bounds):
+    # `except Exception:` took the signal that ended the trace: the handler's value was traced
+    # and kept in the graph (x * -1.0 on every call), or its own error raised.
+    compiled = kiln.compile(function)
+    for offset in range(4):
+        x = np.arange(1.0, 4.0) + offset
+        result, expected = compiled(x), function(x)
+        assert result.dtype == expected.dtype
+        np.testing.assert_array_equal(result, expected)
+
+
 def _scatter_multiply(x, index, values):
     y = x * 2
     np.multiply.at(y, slice(1, None, 2), values[index[:3]])  # a slice key: runs on y's ndarray
