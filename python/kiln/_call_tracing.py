@@ -13,8 +13,8 @@ from ._arguments import DYNAMIC_DTYPES
 from ._caller_state import ChangesCallerState, Saved, checked_output_spec, with_assigned
 from ._config import config
 from ._environment import with_numpy_names
-from ._graph_breaks import (GraphBreak, GraphBreakSignal, located, signals_raised,
-                            taken_by_user)
+from ._graph_breaks import (GraphBreak, GraphBreakSignal, located, raise_taken_signal,
+                            signals_raised)
 from ._raising_calls import LEAKED, NOT_AN_ARRAY, donated, written_inputs
 from ._retrace import (SEGMENT_LIMIT, SEGMENT_SECONDS, NeedsStatic, RerunEagerly, _SegmentLimit,
                        _TraceContext, _Traced)
@@ -145,12 +145,12 @@ class CallTracing:
                                 with capturing:
                                     result = function(*traced_args, **traced_kwargs)
                         except Exception:
-                            _raise_taken_signal(context, raised)
+                            raise_taken_signal(context, raised)
                             raise
                 finally:
                     rebound = stores.changed()  # the module's globals hold no tracer after
                     rebound_cell = cell_stores.changed()
-                _raise_taken_signal(context, raised)
+                raise_taken_signal(context, raised)
                 if _random_state.drew(context.random_states):
                     context.opaque_call("a random generator draws new values on every call",
                                         location_of(self.fn))
@@ -325,16 +325,3 @@ class CallTracing:
         spec = _pytree.output_spec(convert, result)
         compact = getattr(tracer, "compact_rows", None)  # lists of a loop's appends
         return outputs, spec if compact is None else compact(spec)
-
-
-def _raise_taken_signal(context, raised):
-    """kiln's own signal that ended the trace, taken by the user's handler (`except
-    Exception:` around float(x.sum()) or x.astype(np.longdouble)), raised again: what ran after
-    it was not NumPy's run (the handler's value instead of the real one, kept in the graph).
-    `context.pending`: a break the driver ended (its kind not yet timed, a dynamic number
-    needed); `raised`: the GraphBreakSignals of the trace."""
-    if context.pending is not None:
-        raise context.pending from None
-    signal = taken_by_user(raised)
-    if signal is not None:
-        raise signal from None

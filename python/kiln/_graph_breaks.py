@@ -79,6 +79,19 @@ class signals_raised:
         _signals.raised = self.saved
 
 
+def raise_taken_signal(context, raised):
+    """kiln's own signal that ended the trace, taken by the user's handler (`except
+    Exception:` around float(x.sum()) or x.astype(np.longdouble)), raised again: what ran after
+    it was not NumPy's run (the handler's value instead of the real one, kept in the graph).
+    `context.pending`: a break the driver ended (its kind not yet timed, a dynamic number
+    needed); `raised`: the trace's GraphBreakSignals (signals_raised)."""
+    if context.pending is not None:
+        raise context.pending from None
+    signal = taken_by_user(raised)
+    if signal is not None:
+        raise signal from None
+
+
 def taken_by_user(raised):
     """The first signal of `raised` that the user's code caught (`except Exception:` around
     x.astype(np.longdouble)), or None: the trace went on past a point it cannot know, with the

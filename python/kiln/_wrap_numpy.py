@@ -55,7 +55,7 @@ from ._compile import compile as compile_for_host
 from ._config import config
 from ._device_array_kinds import (_as_library_array, _is_device_array, _layout, _library_of,
                                   _stream_of)
-from ._graph_breaks import GraphBreakSignal
+from ._graph_breaks import GraphBreakSignal, raise_taken_signal, signals_raised
 from ._library_calls import JaxCall, TorchCall, jax_importer
 from ._environment import Environment, with_numpy_names
 from ._retrace import SEGMENT_LIMIT, NeedsStatic, Segments, _SegmentLimit, _TraceContext, held_output
@@ -430,9 +430,14 @@ class _Wrapped:
                                          _numpy_tracer, trace, self._note_loop)
             context.random_states = _random_state.snapshot(self.fn, values)
             try:
-                with _numpy_tracer.attach_driver(trace, context):
-                    result = function(*traced[:positional],
-                                      **dict(zip(names, traced[positional:calls])))
+                with _numpy_tracer.attach_driver(trace, context), signals_raised() as raised:
+                    try:
+                        result = function(*traced[:positional],
+                                          **dict(zip(names, traced[positional:calls])))
+                    except Exception:
+                        raise_taken_signal(context, raised)
+                        raise
+                    raise_taken_signal(context, raised)
                 if _random_state.drew(context.random_states):
                     context.opaque_call("a random generator draws new values on every call",
                                         location_of(self.fn))

@@ -193,6 +193,20 @@ def test_globals_are_read_at_every_call_on_the_general_path(cpu_stand_in):
         lambda: np.testing.assert_allclose(wrapped(x), scaled(x), rtol=1e-12), [])
 
 
+def widened_or_negated(x):
+    try:
+        wide = x.astype(np.longdouble)  # a dtype kiln lacks: the trace cannot go on
+    except Exception:  # noqa: BLE001
+        wide = -x
+    return (wide * 2).astype(np.float64)
+
+
+def test_the_users_handler_never_takes_kilns_own_signal_on_the_general_path(cpu_stand_in):
+    # The handler took the break's signal: -2x traced in the graph, where NumPy gives 2x.
+    x = np.linspace(-1, 1, 8 * 64).reshape(8, 64)
+    np.testing.assert_array_equal(kiln.wrap_numpy(widened_or_negated)(x), 2 * x)
+
+
 def test_loops_and_assignments_on_the_general_path(cpu_stand_in):
     rng = np.random.default_rng(2)
     X, y = rng.standard_normal((200, 5)), (rng.random(200) > 0.5).astype(float)
