@@ -134,6 +134,15 @@ class CallTracing:
         stores = GlobalStores(self.environment.global_stores, attributes.copies,
                               self.environment.globals_ids, location_of(self.fn))
         leaked = functools.partial(self._leaked, spec, traced_leaves, traced_tree, original, tracer)
+        rebound = rebound_cell = None
+
+        def lost_if_raising():
+            """leaked(), or the trace rebound a module global or closure variable, or assigned
+            an attribute of self or of a global object, before the user's exception: NumPy's
+            run keeps them, no graph of a raising trace makes them (the globals are put back),
+            so the call runs eagerly. Not under fullgraph (_leaked)."""
+            return leaked() or not self.fullgraph and (
+                rebound is not None or rebound_cell is not None or attributes.assigned() != [])
         try:
             try:
                 try:
@@ -197,7 +206,7 @@ class CallTracing:
                 # to dispatch on), which returned a traced array (o's array, an input): eager
                 return self._give_up(args, kwargs, "NumPy converted an object whose __array__ returns "
                                      "an array the trace holds", location_of(self.fn), guard)
-            if self._gives_up_raising(leaked, context, tracer, inputs):
+            if self._gives_up_raising(lost_if_raising, context, tracer, inputs):
                 return self._give_up(args, kwargs, LEAKED, location_of(self.fn), None)
             if context.pending is not None:  # ours, swallowed and replaced by NumPy
                 raise context.pending from None
@@ -208,7 +217,7 @@ class CallTracing:
         except (NeedsStatic, _SegmentLimit, CompilerError, GraphBreak):
             raise
         except Exception:  # the user's code raised (ZeroDivisionError, its own exception)
-            if self._gives_up_raising(leaked, context, tracer, inputs):
+            if self._gives_up_raising(lost_if_raising, context, tracer, inputs):
                 return self._give_up(args, kwargs, LEAKED, location_of(self.fn), None)
             raise
 

@@ -117,3 +117,57 @@ def test_values_stored_into_argument_objects_are_values_not_tracers(fail, with_l
         assert type(holder.total) is np.float64 and holder.total == 9.0
         assert not with_list or (seen == [0.0] and type(seen[0]) is np.float64)
         np.testing.assert_array_equal(x, [0.0, 3.0, 6.0])
+
+
+
+TOTAL = np.zeros(3)
+CALLS = 0
+
+
+def _updates_globals_then_raises(x, fail):
+    global TOTAL, CALLS
+    TOTAL = TOTAL + x  # rebound before the failing line
+    CALLS = CALLS + 1
+    if fail:
+        raise KeyError("the user's")
+    return TOTAL * 2
+
+
+def test_globals_rebound_before_the_failing_line_are_kept():
+    # The trace ran over copies of the globals: a raise lost the rebinding NumPy's run kept.
+    global TOTAL, CALLS
+    compiled, x = kiln.compile(_updates_globals_then_raises), np.ones(3)
+    TOTAL, CALLS = np.zeros(3), 0
+    for fail in (True, False, True):
+        if fail:
+            with pytest.raises(KeyError):
+                compiled(x, fail)
+        else:
+            np.testing.assert_array_equal(compiled(x, fail), [4.0, 4.0, 4.0])
+    np.testing.assert_array_equal(TOTAL, [3.0, 3.0, 3.0])
+    assert CALLS == 3
+
+
+class _Accumulator:
+    def __init__(self):
+        self.total, self.calls = np.zeros(3), 0
+
+    def add(self, x, fail):
+        self.total = self.total + x  # assigned before the failing line
+        self.calls += 1
+        if fail:
+            raise KeyError("the user's")
+        return self.total * 2
+
+
+def test_attributes_of_self_assigned_before_the_failing_line_are_kept():
+    accumulator = _Accumulator()
+    compiled = kiln.compile(accumulator.add)
+    for fail in (True, False, True):
+        if fail:
+            with pytest.raises(KeyError):
+                compiled(np.ones(3), fail)
+        else:
+            compiled(np.ones(3), fail)
+    np.testing.assert_array_equal(accumulator.total, [3.0, 3.0, 3.0])
+    assert accumulator.calls == 3
