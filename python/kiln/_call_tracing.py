@@ -255,7 +255,7 @@ class CallTracing:
                 warnings.warn(f"kiln: {self.name} ({location_of(self.fn)}) runs eagerly: "
                               f"{error}", RuntimeWarning, stacklevel=4)
             return self._give_up(args, kwargs, str(error), location_of(self.fn), guard)
-        if mutations:
+        if mutations or assigned:  # attributes of self or global objects too, by each run
             self._note_writes_arguments()
         if guard is not None:
             guards = self.cache.add(guard, args, kwargs, None if retrace else compiled,

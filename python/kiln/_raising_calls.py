@@ -68,9 +68,10 @@ class RaisingCalls:
     _outputs and _compile_segment)."""
 
     def _note_writes_arguments(self):
-        """An entry writes the caller's arrays: a runtime check's error (raised before any
-        write-back) reruns the call eagerly, where NumPy makes the writes before the failing
-        op raises (`x += 1; x[i]` with i out of bounds left x as it was)."""
+        """An entry writes the caller's arrays, or assigns attributes of self or of a global
+        object: a runtime check's error (raised before any write-back) reruns the call eagerly,
+        where NumPy makes the writes before the failing op raises (`x += 1; x[i]` with i out of
+        bounds left x as it was, `self.calls += 1; x[i]` self.calls)."""
         if not self.writes_arguments:
             self.writes_arguments = True
             for wrapper in self.wrappers:
@@ -101,7 +102,8 @@ class RaisingCalls:
         (its `except` sees NumPy's error) or one that writes its arguments (NumPy writes them
         before the failing op), as the fast path does (src/python/compiled_call.cpp)."""
         return not isinstance(error, (CompilerError, Unsupported)) and bool(
-            traced.mutations or self.reruns_on_checks or handles_exceptions(self.fn))
+            traced.mutations or self.writes_arguments or self.reruns_on_checks
+            or handles_exceptions(self.fn))
 
     def _gives_up_raising(self, leaked, context, tracer, inputs):
         """Before an exception of the trace goes on: whether the trace is given up (`leaked()`:

@@ -171,3 +171,26 @@ def test_attributes_of_self_assigned_before_the_failing_line_are_kept():
             compiled(np.ones(3), fail)
     np.testing.assert_array_equal(accumulator.total, [3.0, 3.0, 3.0])
     assert accumulator.calls == 3
+
+
+class _CountingPicker:
+    def __init__(self):
+        self.total, self.calls = np.zeros(3), 0
+
+    def pick(self, x, index):
+        self.total = self.total + x  # assigned by each run of the graph
+        self.calls += 1
+        return x[index] * 2  # a runtime check of the graph: raises after the assignments
+
+
+def test_attributes_assigned_before_a_failing_runtime_check_are_kept():
+    # The check raised before the graph's assignments: self kept its old values.
+    picker = _CountingPicker()
+    compiled = kiln.compile(picker.pick)
+    for index in ([5, 0], [0, 1], [0, 5], [0, 2]):  # the first run's check, then a cached one's
+        try:
+            compiled(np.ones(3), np.array(index))
+        except IndexError:
+            assert max(index) == 5
+    np.testing.assert_array_equal(picker.total, [4.0, 4.0, 4.0])
+    assert picker.calls == 4
