@@ -80,11 +80,15 @@ def check_axis_type(axis):
 
 
 def check_not_bool_axis(axis):
-    """NumPy's C functions refuse a Python bool as an axis (or in a tuple of axes), which
+    """NumPy's C functions refuse a bool as an axis (or in a tuple of axes), which
     operator.index takes as 0 or 1 (np.sum(x, axis=True) is its TypeError; its Python
     functions, np.flip, np.roll, take it)."""
-    if type(axis) is bool or type(axis) is tuple and any(type(a) is bool for a in axis):
+    if isinstance(axis, _BOOLS) or type(axis) is tuple and any(
+            isinstance(a, _BOOLS) for a in axis):
         raise TypeError("an integer is required for the axis")
+
+
+_BOOLS = (bool, np.bool_)  # (NumPy 1.x's operator.index takes np.True_ as 1 too)
 
 
 def normalize_reduce_axes(axis, ndim, op_name="op"):
