@@ -49,6 +49,10 @@ TracedArray.__str__ = lambda self: str(_printable(self))
 TracedArray.__repr__ = _repr
 TracedArray.__format__ = lambda self, spec: format(_printable(self), spec)
 TracedArray.__hash__ = _hash
+# pickle.dumps(x), a multiprocessing queue's put: the bytes of the value (a PicklingError
+# naming no line before)
+TracedArray.__reduce_ex__ = lambda self, protocol: _printable(
+    self, "pickling a traced value").__reduce_ex__(protocol)
 
 
 # -- methods that take NumPy's function's arguments another way --

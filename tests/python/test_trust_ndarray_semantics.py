@@ -126,6 +126,21 @@ def test_repr_and_prints_of_containers_show_values_on_every_call(capsys):
     assert first == first_eager and second == second_eager and first != second
 
 
+def _pickled_round_trip(x):
+    y = x * 2
+    blob = __import__("pickle").dumps((y, y.sum()))  # a PicklingError naming no line before
+    back = __import__("pickle").loads(blob)
+    return back[0] + back[1], len(blob)
+
+
+def test_pickling_traced_values_pickles_their_values():
+    compiled = kiln.compile(_pickled_round_trip)
+    for x in (np.arange(3.0), np.arange(3.0) + 1):
+        (result, size), (expected, expected_size) = compiled(x), _pickled_round_trip(x)
+        np.testing.assert_array_equal(result, expected)
+        assert size == expected_size
+
+
 def test_ndarray_members_without_a_traced_form():
     def members(x):
         y = x * 2
