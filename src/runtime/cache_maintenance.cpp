@@ -15,6 +15,7 @@
 #include <cstring>
 
 #include "kiln/error.h"
+#include "runtime/cache_root.h"
 #include "runtime/disk_cache.h"
 #include "runtime/private_files.h"
 #include "runtime/environment_numbers.h"
@@ -104,7 +105,16 @@ int64_t cache_size_limit() {
                                   "is not a number of bytes (0 for no limit)");
 }
 
+// Throws unless `directory` is missing or kiln's (cache_root.h): what is not kiln's is not
+// listed, evicted or cleared.
+static void check_cache_root(const std::string& directory) {
+  std::string why;
+  if (is_directory(directory) && !claim_cache_root(directory, &why))
+    throw Error(ErrorKind::Value, "kiln: " + directory + " " + why + "; nothing was changed");
+}
+
 CacheReport inspect_cache(const std::string& directory, bool verify) {
+  check_cache_root(directory);
   CacheReport report;
   report.directory = directory;
   report.limit = cache_size_limit();
@@ -173,6 +183,7 @@ void remove_stale_temporaries(const std::string& directory) {
 }
 
 int64_t clear_cache(const std::string& directory) {
+  check_cache_root(directory);
   int64_t removed = 0;
   for_each_entry(directory, [&](const std::string&, const std::string& path) {
     removed += remove_cache_entry(path) ? 1 : 0;

@@ -20,6 +20,7 @@
 
 #include "kiln/error.h"
 #include "runtime/cache_maintenance.h"
+#include "runtime/cache_root.h"
 
 namespace kiln::runtime {
 namespace {
@@ -289,6 +290,11 @@ DiskCache::DiskCache(std::string directory) : directory_(std::move(directory)) {
   while (directory_.size() > 1 && directory_.back() == '/') directory_.pop_back();
   ensure_private_directory(directory_);
   check_writable(directory_);
+  // A directory of the user's own files (KILN_CACHE_DIR set to a project by mistake) is not
+  // built in, nor evicted from: open() warns and builds in a private directory instead.
+  std::string why;
+  if (!claim_cache_root(directory_, &why))
+    throw Error(ErrorKind::Toolchain, "kiln: the cache directory " + directory_ + " " + why);
 }
 
 CacheCounters& DiskCache::counters() {

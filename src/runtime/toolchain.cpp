@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "kiln/error.h"
+#include "runtime/cache_root.h"
 #include "runtime/disk_cache.h"
 #include "runtime/private_files.h"
 #include "runtime/process.h"
@@ -124,10 +125,12 @@ bool read_probe_memo(const std::string& path, bool& has_mvec, std::string& ident
 
 void write_probe_memo(const std::string& directory, const std::string& path, bool has_mvec,
                       const std::string& identity) {
-  // Into the default cache as kiln left it, never creating it: a process with the disk cache
-  // off, or with its cache elsewhere, writes nothing under the user's home.
+  // Into the default cache as kiln left it (kiln's own: cache_root.h), never creating
+  // it: a process with the disk cache off, or with its cache elsewhere, writes nothing under
+  // the user's home, nor among the user's files where KILN_CACHE_DIR names a project.
   if (!is_private_directory(directory)) return;
   try {
+    if (!claim_cache_root(directory)) return;
     write_private_file(path, std::string(kMemoHeader) + (has_mvec ? "mvec 1\n" : "mvec 0\n") +
                                  identity);
   } catch (const Error&) {
