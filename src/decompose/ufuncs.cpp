@@ -30,6 +30,22 @@ int gcd_steps(DType dtype) {
   }
 }
 
+// The unsigned integer type of a signed one's width (others as they are).
+DType unsigned_of(DType dtype) {
+  switch (dtype) {
+    case DType::Int8:
+      return DType::UInt8;
+    case DType::Int16:
+      return DType::UInt16;
+    case DType::Int32:
+      return DType::UInt32;
+    case DType::Int64:
+      return DType::UInt64;
+    default:
+      return dtype;
+  }
+}
+
 }  // namespace
 
 ValueId fmod(Builder& b, ValueId a, ValueId divisor) {
@@ -75,17 +91,20 @@ ValueId heaviside(Builder& b, ValueId x, ValueId at_zero) {
 }
 
 ValueId gcd(Builder& b, ValueId a, ValueId c) {
-  DType t = dtype_of(b, a);
-  a = b.unary(Op::abs, a);
-  c = b.unary(Op::abs, c);
-  ValueId zero = constant(b, 0, t), one = constant(b, 1, t);
-  for (int step = 0; step < gcd_steps(t); ++step) {
+  const DType t = dtype_of(b, a);
+  // NumPy runs Euclid on |a| and |c| in the unsigned type of the same width: |int8 -128| is
+  // 128 there (the signed abs stays -128: gcd(-127, -128) came out -1), cast back at the end.
+  const DType u = unsigned_of(t);
+  a = detail::cast_to(b, b.unary(Op::abs, a), u);
+  c = detail::cast_to(b, b.unary(Op::abs, c), u);
+  ValueId zero = constant(b, 0, u), one = constant(b, 1, u);
+  for (int step = 0; step < gcd_steps(u); ++step) {
     ValueId nonzero = b.binary(Op::ne, c, zero);
     ValueId remainder = b.binary(Op::mod, a, where(b, nonzero, c, one));
     a = where(b, nonzero, c, a);
     c = where(b, nonzero, remainder, zero);
   }
-  return a;
+  return detail::cast_to(b, a, t);
 }
 
 ValueId lcm(Builder& b, ValueId a, ValueId c) {
