@@ -253,6 +253,48 @@ std::optional<ValueId> select_of_scatters(const Match& match) {
   return b.scatter(chosen.inputs[0], chosen.inputs[1], values, chosen.attrs.axis, chosen.attrs.scatter_mode);
 }
 
+// A branch that writes one element of a row (`if c: T[i, j] = a else: T[i, j] = b` in a
+// captured loop: each side a select of the row by the mask of column j) selects the element,
+// not the row, so that the mask alone decides where the row changes and the kernel visits
+// only column j (sched trim_loops), not the whole row on every iteration:
+//   where(c, where(m, a, x), where(m, b, x)) -> where(m, where(c, a, b), x)
+//   where(c, where(m, a, x), x)              -> where(m, where(c, a, x), x)
+//   where(c, x, where(m, b, x))              -> where(m, where(c, x, b), x)
+// Exact elementwise (m ? (c ? a : b) : x). Only for one condition of the whole array (a 0-d c
+// broadcast) over a mask that is not one: the rewritten select is not matched again.
+std::optional<ValueId> select_of_masked_selects(const Match& match) {
+  if (match.node.op != Op::where) return std::nullopt;
+  Builder& b = match.builder;
+  if (!uniform_condition(b, match.inputs[0])) return std::nullopt;
+  const ValueId then = match.inputs[1], otherwise = match.inputs[2];
+  auto masked_select = [&](ValueId value) -> std::optional<Node> {
+    const Node& node = b.node(value);
+    if (node.op != Op::where || node.shape != match.node.shape ||
+        b.node(node.inputs[0]).shape != match.node.shape || uniform_condition(b, node.inputs[0]))
+      return std::nullopt;
+    return node;
+  };
+  const std::optional<Node> then_select = masked_select(then);
+  const std::optional<Node> else_select = masked_select(otherwise);
+  ValueId mask, base, then_value, else_value;
+  if (then_select && else_select && then_select->inputs[0] == else_select->inputs[0] &&
+      then_select->inputs[2] == else_select->inputs[2]) {
+    mask = then_select->inputs[0], base = then_select->inputs[2];
+    then_value = then_select->inputs[1], else_value = else_select->inputs[1];
+  } else if (then_select && then_select->inputs[2] == otherwise) {
+    mask = then_select->inputs[0], base = otherwise;
+    then_value = then_select->inputs[1], else_value = otherwise;
+  } else if (else_select && else_select->inputs[2] == then) {
+    mask = else_select->inputs[0], base = then;
+    then_value = then, else_value = else_select->inputs[1];
+  } else {
+    return std::nullopt;
+  }
+  b.set_location(match.node.location);
+  const ValueId chosen = b.where(match.inputs[0], then_value, else_value);
+  return match.if_same_type(b.where(mask, chosen, base));
+}
+
 // where(c, x, x) -> x: both sides the same value (a window assigned its own update twice).
 std::optional<ValueId> select_of_same(const Match& match) {
   if (match.node.op != Op::where || match.inputs[1] != match.inputs[2]) return std::nullopt;
@@ -315,7 +357,7 @@ constexpr Rule kRules[] = {
     divide_one,         double_negation,    cast_to_own_dtype,  identity_movement,
     reshape_of_reshape, permute_of_permute, broadcast_of_broadcast, slice_of_slice,
     constant_to_the_right,
-    select_of_scatters, select_of_same,     elementwise_through_select,
+    select_of_scatters, select_of_same,     select_of_masked_selects, elementwise_through_select,
 };
 
 }  // namespace

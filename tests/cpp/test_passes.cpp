@@ -125,6 +125,39 @@ TEST_F(PassTest, SelectBetweenOneValueIsThatValue) {
   EXPECT_EQ(output_node(result, 0).inputs[2], result.inputs()[2]) << ir::print_graph(result);
 }
 
+// A branch writing one element of a row in a captured loop (`if c: T[i, j] = a else: T[i, j] =
+// b`, or only one side): the branch condition selects the element, the column mask the row, so
+// that the kernel visits column j alone; values unchanged, and a mask that is itself one
+// condition (a 0-d broadcast) is left as it is.
+TEST_F(PassTest, BranchesWritingOneElementSelectTheElementNotTheRow) {
+  ValueId row = builder.parameter(DType::Float64, {1, 4});
+  ValueId c = builder.broadcast(builder.parameter(DType::Bool, {}), {1, 4});
+  ValueId j = builder.parameter(DType::Int64, {});
+  ValueId column = builder.binary(Op::eq, builder.iota(DType::Int64, {1, 4}, 1),
+                                  builder.broadcast(j, {1, 4}));
+  ValueId a = builder.broadcast(builder.constant(Scalar::of(7.0), DType::Float64), {1, 4});
+  ValueId b = builder.broadcast(builder.constant(Scalar::of(-2.0), DType::Float64), {1, 4});
+  ValueId then_row = builder.where(column, a, row), else_row = builder.where(column, b, row);
+  ValueId uniform_mask = builder.where(c, builder.where(c, a, row), row);
+  graph.set_outputs({builder.where(c, then_row, else_row), builder.where(c, then_row, row),
+                     builder.where(c, row, else_row), uniform_mask});
+  ir::Graph result = eliminate_dead_code(simplify(simplify(graph)));
+  for (size_t k = 0; k < 3; ++k) {
+    const ir::Node& outer = output_node(result, k);
+    ASSERT_EQ(outer.op, Op::where) << ir::print_graph(result);
+    EXPECT_EQ(result.node(outer.inputs[0]).op, Op::eq) << k << ir::print_graph(result);
+  }
+  EXPECT_EQ(result.node(output_node(result, 3).inputs[0]).op, Op::broadcast);
+  Array values = Array::from_vector<double>({1, 2, 3, 4}, {1, 4});
+  for (bool condition : {false, true}) {
+    std::vector<Array> inputs = {values, Array::from_vector<bool>({condition}, {}),
+                                 Array::from_vector<int64_t>({2}, {})};
+    std::vector<Array> before = ir::interpret(graph, inputs), after = ir::interpret(result, inputs);
+    for (size_t k = 0; k < before.size(); ++k)
+      EXPECT_EQ(after[k].to_vector<double>(), before[k].to_vector<double>()) << k << condition;
+  }
+}
+
 // A masked softmax's exp(where(mask, s, -inf) - max): the masked branch is computed per row
 // (the exp of -inf - max), never as -inf lanes of the full-size exp; values unchanged.
 TEST_F(PassTest, ElementwiseOpsComputeASelectsBroadcastBranchAtItsOwnSize) {
