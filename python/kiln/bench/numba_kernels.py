@@ -289,4 +289,5 @@ def covariance(data):  # Numba's mean takes no axis: the column means by hand, t
     return cov / (data.shape[0] - 1)
 crc32 = njit(_workloads.crc32)
 sieve = njit(_workloads.sieve)
+lcs = njit(_workloads.lcs)
 levinson = njit(_workloads.levinson)

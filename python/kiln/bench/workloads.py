@@ -283,6 +283,20 @@ def sieve(flags):
     return s.sum()
 
 
+def lcs(a, b):
+    # Longest common subsequence by dynamic programming: a table filled element by element in
+    # nested index loops, each element chosen by a data-dependent branch.
+    n, m = a.shape[0], b.shape[0]
+    table = np.zeros((n + 1, m + 1), dtype=np.int64)
+    for i in range(1, n + 1):
+        for j in range(1, m + 1):
+            if a[i - 1] == b[j - 1]:
+                table[i, j] = table[i - 1, j - 1] + 1
+            else:
+                table[i, j] = max(table[i - 1, j], table[i, j - 1])
+    return table[n, m]
+
+
 def levinson(r):
     # Levinson-Durbin recursion: inner loops bounded by the outer index, a rebound copy.
     order = r.shape[0] - 1
@@ -544,6 +558,9 @@ WORKLOADS = [
     Workload("sieve", "sieve of Eratosthenes as loops, range(i * i, n, i) under if s[i] "
              "(bool)", sieve, lambda rng, n: (rng.random(n) > 0.01,), 100_000, 1_000,
              loop=True),
+    Workload("lcs", "longest common subsequence: a DP table filled element by element, a "
+             "branch per element (int64)", lcs,
+             lambda rng, n: (rng.integers(0, 4, n), rng.integers(0, 4, n)), 300, 32, loop=True),
     Workload("levinson", "Levinson-Durbin recursion of order n-1 (float64)",
              levinson, lambda rng, n: (_autocorrelation(rng, n),), 200, 16, loop=True, rtol=1e-7),
     Workload("mandelbrot", "64 steps of z <- z**2 + c on a complex grid (complex128)",
