@@ -48,10 +48,19 @@ def _value(argument):
     """The tensor Dynamo recorded for an FX node, where its sizes and strides are numbers
     (reading symbolic ones would add guards to the graph)."""
     value = argument.meta.get("example_value") if isinstance(argument, torch.fx.Node) else None
-    if not isinstance(value, torch.Tensor) or value.layout != torch.strided:
+    if not isinstance(value, torch.Tensor) or value.layout != torch.strided or _wrapped(value):
         return None
     return value if all(type(number) is int for number in
                         (*value.shape, *value.stride(), value.storage_offset())) else None
+
+
+def _wrapped(tensor):
+    """A functorch wrapper (vmap's batched tensor, flex_attention's mask building under vmap; a
+    grad transform's): its sizes are one sample's and it has no storage to compare (reading it
+    raised NotImplementedError, failing the whole compilation). Eager's test runs on the tensor
+    it wraps, which the graph does not record: "too hard", nothing raised, as for x[::2]."""
+    functorch = torch._C._functorch
+    return functorch.is_batchedtensor(tensor) or functorch.is_functorch_wrapped_tensor(tensor)
 
 
 def _write_of(node):
