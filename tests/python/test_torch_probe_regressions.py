@@ -2,9 +2,9 @@
 rows that see no key, cumulative sums' accumulation, NaN's sign, backward(retain_graph=True),
 outputs that are views of one another, NaN in max pooling, comparisons with a dynamic size,
 torch.func transforms in a graph that needs no backward, float sums over short rows, integer
-division by zero, log_softmax of rows holding infinities, a partitioned graph's part returning a
-view of a tensor another part computed, outputs that are views of an intermediate, weight norm
-of a 1-d weight."""
+division by zero, 16-bit reductions' rounding, log_softmax of rows holding infinities, a
+partitioned graph's part returning a view of a tensor another part computed, outputs that are
+views of an intermediate, weight norm of a 1-d weight."""
 import pytest
 import torch
 import torch.nn.functional as F
@@ -198,6 +198,22 @@ def test_float32_sums_over_short_rows_are_as_accurate_as_eager(reduce):
     error = ((torch.compile(reduce, backend="kiln")(x).double() - exact) / exact).abs().max()
     eager = ((reduce(x).double() - exact) / exact).abs().max()
     assert error <= 10 * eager + 1e-7, (error, eager)
+
+
+@pytest.mark.parametrize("reduce", [lambda x: x.sum(0).float(), lambda x: x.sum() * 0.5,
+                                    lambda x: x[:40].prod(0).double(),
+                                    lambda x: torch.logsumexp(x * 8, 0).float()],
+                         ids=["sum", "sum of all", "prod", "logsumexp"])
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_half_reductions_are_rounded_before_a_fused_consumer_reads_them(reduce, dtype):
+    # eager rounds a 16-bit reduction's float32 accumulator to its dtype; kiln's fused
+    # consumer (a cast, a product) read it unrounded: halves summing past 65504 were finite
+    # (eager: inf), bfloat16 sums carried float32's bits
+    torch.manual_seed(0)
+    x = (torch.rand(40000, 2) * 4).to(dtype)
+    got, want = torch.compile(reduce, backend="kiln")(x), reduce(x)
+    assert torch.equal(got, got.to(dtype).to(got.dtype))  # a value of the 16-bit dtype
+    torch.testing.assert_close(got, want, atol=0, rtol=2 ** -7)
 
 
 @pytest.mark.parametrize("divide", [lambda x, y: x // y, lambda x, y: x % y,

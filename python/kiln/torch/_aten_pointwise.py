@@ -296,10 +296,21 @@ def _to_copy(context, node, x, *args, **kwargs):
 
 # ---- reductions --------------------------------------------------------------------------
 
+def _rounded(builder, x, dtype, *args):
+    """builder(x in `dtype`, *args): a float16/bfloat16 sum, mean, product or log-sum-exp
+    accumulates in float32 and is then rounded to its dtype once, as eager's kernels (and
+    Inductor's stores) do. kiln's own 16-bit reduction kept the float32 value where a fused
+    consumer read it (x.sum(0).float() of halves past 65504 was finite, eager's inf), as its
+    cast to float32 rounds nothing: an explicit cast from float32 does."""
+    if dtype not in (torch.float16, torch.bfloat16):
+        return builder(cast(x, dtype), *args)
+    return cast(builder(cast(x, torch.float32), *args), dtype)
+
+
 def _reduction(builder, casts_input=True):
     def lower(context, node, x, dims=None, keepdim=False, *, dtype=None):
         if casts_input:
-            x = cast(x, out_dtype(node))
+            return _rounded(builder, x, out_dtype(node), axes(dims, x.ndim), keepdim)
         return builder(x, axes(dims, x.ndim), keepdim)
     return lower
 
@@ -319,7 +330,7 @@ def _reduce_all(context, node, x, *, dtype=None):
     builder = {"sum": _kiln.sum, "mean": _kiln.mean, "prod": _kiln.prod, "max": _kiln.max,
                "min": _kiln.min, "any": _kiln.any, "all": _kiln.all}[name]
     if name in ("sum", "mean", "prod"):
-        x = cast(x, out_dtype(node))
+        return _rounded(builder, x, out_dtype(node), list(range(x.ndim)), False)
     return builder(x, list(range(x.ndim)), False)
 
 
@@ -328,7 +339,7 @@ def _reduce_one(context, node, x, dim, keepdim=False, *, dtype=None):
     name = node.target.overloadpacket.__name__
     builder = {"prod": _kiln.prod, "any": _kiln.any, "all": _kiln.all}[name]
     if name == "prod":
-        x = cast(x, out_dtype(node))
+        return _rounded(builder, x, out_dtype(node), [axis(dim, x.ndim)], keepdim)
     return builder(x, [axis(dim, x.ndim)], keepdim)
 
 
@@ -445,4 +456,4 @@ def _scan(context, node, x, dim, *, dtype=None):
 
 @lowers(aten.logsumexp.default)
 def _logsumexp(context, node, x, dims, keepdim=False):
-    return _kiln.logsumexp(cast(x, out_dtype(node)), axes(dims, x.ndim), keepdim)
+    return _rounded(_kiln.logsumexp, x, out_dtype(node), axes(dims, x.ndim), keepdim)
