@@ -2,9 +2,9 @@
 rows that see no key, cumulative sums' accumulation, NaN's sign, backward(retain_graph=True),
 outputs that are views of one another, NaN in max pooling, comparisons with a dynamic size,
 torch.func transforms in a graph that needs no backward, float sums over short rows, integer
-division by zero, 16-bit reductions' rounding, log_softmax of rows holding infinities, a
-partitioned graph's part returning a view of a tensor another part computed, outputs that are
-views of an intermediate, weight norm of a 1-d weight."""
+division by zero, 16-bit reductions' rounding, fractional variance corrections, log_softmax of
+rows holding infinities, a partitioned graph's part returning a view of a tensor another part
+computed, outputs that are views of an intermediate, weight norm of a 1-d weight."""
 import pytest
 import torch
 import torch.nn.functional as F
@@ -214,6 +214,19 @@ def test_half_reductions_are_rounded_before_a_fused_consumer_reads_them(reduce, 
     got, want = torch.compile(reduce, backend="kiln")(x), reduce(x)
     assert torch.equal(got, got.to(dtype).to(got.dtype))  # a value of the 16-bit dtype
     torch.testing.assert_close(got, want, atol=0, rtol=2 ** -7)
+
+
+@pytest.mark.parametrize("variance", [
+    lambda x: x.var(1, correction=0.5), lambda x: x.std(0, correction=1.5, keepdim=True),
+    lambda x: torch.var_mean(x, 1, correction=2.5), lambda x: x.var(0, correction=3.5),
+    lambda x: x.bfloat16().var(1), lambda x: torch.var_mean(x.half(), 0, correction=0)],
+    ids=["var 0.5", "std 1.5", "var_mean 2.5", "past the count", "bfloat16", "float16"])
+def test_fractional_corrections_and_16_bit_variances_match_eager(variance):
+    # a fractional correction was truncated (var(correction=0.5) computed var(correction=0)),
+    # and bfloat16 variances ran eagerly as "variance of integers"
+    x = torch.randn(3, 6, generator=torch.Generator().manual_seed(0))
+    got, want = torch.compile(variance, backend="kiln")(x), variance(x)
+    torch.testing.assert_close(got, want, equal_nan=True)
 
 
 @pytest.mark.parametrize("divide", [lambda x, y: x // y, lambda x, y: x % y,

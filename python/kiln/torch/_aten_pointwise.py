@@ -4,6 +4,8 @@ Type promotion is PyTorch's, not NumPy's: every operand is cast to the dtype the
 (the node's result dtype, or for comparisons the operands' torch.result_type) before kiln's
 builder runs, so kiln's own NumPy promotion never decides anything.
 """
+import math
+
 import torch
 
 from .. import _kiln
@@ -407,13 +409,28 @@ def topk_by_rounds(context, node, x, k, dim=-1, largest=True):
 
 
 def x_is_floating(x):
-    return x.dtype in ("float16", "float32", "float64")
+    return x.dtype in ("float16", "bfloat16", "float32", "float64")
 
 
 def _correction(correction, unbiased=None):
     if correction is not None:
-        return int(correction)
+        return correction
     return 1 if unbiased is None or unbiased else 0
+
+
+def _corrected_variance(context, x, reduced, keepdim, correction):
+    """x's variance with torch's divisor max(0, N - correction): kiln's own for a whole
+    correction; a fractional one (var(correction=0.5), which int() made 0 silently) scales the
+    population variance by N / (N - correction), inf past N as torch's m2 / 0."""
+    if float(correction).is_integer():
+        return _kiln.var(x, reduced, keepdim, int(correction))
+    extents = [x.shape[dim] for dim in reduced]
+    if not all(isinstance(extent, int) for extent in extents):
+        raise Unconvertible("a fractional variance correction over a dynamic size")
+    count = math.prod(extents)
+    factor = count / (count - correction) if count > correction else math.inf
+    return _kiln.multiply(_kiln.var(x, reduced, keepdim, 0),
+                          context.full((), factor, torch.float64, rounded=False))
 
 
 @lowers(aten.var.correction, aten.var_mean.correction, aten.std.correction)
@@ -421,14 +438,19 @@ def _variance(context, node, x, dims=None, *, correction=None, keepdim=False):
     if not x_is_floating(x):
         raise Unconvertible("variance of integers")
     reduced = axes(dims, x.ndim)
-    ddof = _correction(correction)
+    correction = _correction(correction)
     name = node.target.overloadpacket.__name__
+
+    def variance(x, std=False):  # in float32 for 16-bit floats, rounded once (_rounded)
+        result = _corrected_variance(context, x, reduced, keepdim, correction)
+        return _kiln.sqrt(result) if std else result
+    dtype = out_dtype(node, 0) if name == "var_mean" else out_dtype(node)
     if name == "std":
-        return _kiln.std(x, reduced, keepdim, ddof)
-    variance = _kiln.var(x, reduced, keepdim, ddof)
+        return _rounded(lambda x: variance(x, std=True), x, dtype)
+    result = _rounded(variance, x, dtype)
     if name == "var_mean":
-        return variance, _kiln.mean(x, reduced, keepdim)
-    return variance
+        return result, _rounded(_kiln.mean, x, dtype, reduced, keepdim)
+    return result
 
 
 @lowers(aten._softmax.default, aten._log_softmax.default)
