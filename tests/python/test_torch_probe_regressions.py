@@ -2,9 +2,10 @@
 rows that see no key, cumulative sums' accumulation, NaN's sign, backward(retain_graph=True),
 outputs that are views of one another, NaN in max pooling, comparisons with a dynamic size,
 torch.func transforms in a graph that needs no backward, float sums over short rows, integer
-division by zero, 16-bit reductions' rounding, fractional variance corrections, log_softmax of
-rows holding infinities, a partitioned graph's part returning a view of a tensor another part
-computed, outputs that are views of an intermediate, weight norm of a 1-d weight."""
+division by zero, 16-bit reductions' rounding, fractional variance corrections, max_unpool's
+indices, log_softmax of rows holding infinities, a partitioned graph's part returning a view of a
+tensor another part computed, outputs that are views of an intermediate, weight norm of a 1-d
+weight."""
 import pytest
 import torch
 import torch.nn.functional as F
@@ -227,6 +228,28 @@ def test_fractional_corrections_and_16_bit_variances_match_eager(variance):
     x = torch.randn(3, 6, generator=torch.Generator().manual_seed(0))
     got, want = torch.compile(variance, backend="kiln")(x), variance(x)
     torch.testing.assert_close(got, want, equal_nan=True)
+
+
+@pytest.mark.parametrize("unpool, pool, shape, plane", [
+    (lambda x, i: F.max_unpool1d(x, i, 2), F.max_pool1d, (2, 3, 8), 8),
+    (lambda x, i: F.max_unpool2d(x, i, 2, output_size=(5, 7)), F.max_pool2d, (2, 5, 7), 35),
+    (lambda x, i: F.max_unpool3d(x, i, 2), F.max_pool3d, (1, 2, 4, 4, 6), 96)],
+    ids=["1d", "2d", "3d"])
+def test_max_unpool_matches_eager_and_raises_for_an_index_past_its_plane(unpool, pool, shape,
+                                                                          plane):
+    # PyTorch's decomposition scatters through _unsafe_index_put: an index past its plane
+    # landed in the next channel (or was clamped) where eager raises "invalid max index"
+    x, indices = pool(torch.randn(shape, generator=torch.Generator().manual_seed(0)), 2,
+                      return_indices=True)
+    compiled = torch.compile(unpool, backend="kiln")
+    assert torch.equal(compiled(x, indices), unpool(x, indices))
+    past = indices.clone()
+    past.view(-1)[0] = plane  # the next plane's first element
+    for bad in (past, indices - indices.view(-1)[0] - 1):  # and a negative index
+        with pytest.raises(RuntimeError):
+            unpool(x, bad)
+        with pytest.raises(RuntimeError, match="max_unpool"):
+            compiled(x, bad)
 
 
 @pytest.mark.parametrize("divide", [lambda x, y: x // y, lambda x, y: x % y,

@@ -318,3 +318,29 @@ def _adaptive_avg_pool_backward(context, node, grad_output, x):
     total = _window_sums_back(cast(grad_output, dtype), list(x.shape), kernel, kernel,
                               [0] * spatial)
     return _kiln.divide(total, context.full((), _count(kernel), dtype))
+
+
+@lowers(aten.max_unpool2d.default, aten.max_unpool3d.default)
+def _max_unpool(context, node, x, indices, output_size, *_):
+    """Zeros of `output_size` per (batch, channel) holding x's elements at `indices`, each
+    checked to lie in its plane, as eager's kernel ("Found an invalid max index": a
+    RuntimeError). PyTorch's decomposition wrote through _unsafe_index_put, unchecked: an index
+    past the plane landed in the next channel or was clamped, silently."""
+    spatial = len(output_size)
+    extents = list(x.shape) + list(output_size)
+    if not all(isinstance(extent, int) for extent in extents) or x.ndim <= spatial:
+        raise Unconvertible("max_unpool of dynamic sizes or with no channel dim")
+    planes = int(np.prod(x.shape[:-spatial]))
+    plane = int(np.prod(output_size))
+    index = _kiln.reshape(cast(indices, torch.int64), [planes, -1])
+    _kiln.check_index(index, plane, 1, str(node.target.overloadpacket.__name__),
+                      negative=False, error="RuntimeError")
+    starts = _kiln.multiply(_kiln.reshape(_kiln.arange(context.anchor(), planes, "int64"),
+                                          [planes, 1]),
+                            context.full((), plane, torch.int64))
+    flat = _kiln.reshape(_kiln.add(index, starts), [-1])
+    dtype = computing_dtype(out_dtype(node))
+    zeros = context.full([planes * plane], 0, dtype)
+    values = _kiln.reshape(cast(x, dtype), [-1])
+    result = _kiln.index_put(zeros, flat, values, 0, False, check_bounds=False)
+    return cast(_kiln.reshape(result, out_shape(context, node)), out_dtype(node))
