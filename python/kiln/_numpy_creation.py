@@ -496,7 +496,18 @@ class _NdarrayClass(type):
         return subclass is cls or issubclass(subclass, np.ndarray)
 
     def __getattr__(cls, name):
-        return getattr(np.ndarray, name)
+        member = getattr(np.ndarray, name)
+        if not callable(member) or isinstance(member, type):
+            return member
+
+        @functools.wraps(member)
+        def unbound(*args, **kwargs):
+            # np.ndarray.sum(x): the traced array's own method (NumPy's descriptor takes only
+            # an ndarray)
+            if args and isinstance(args[0], TracedArray):
+                return getattr(args[0], name)(*args[1:], **kwargs)
+            return member(*args, **kwargs)
+        return unbound
 
 
 class ndarray(metaclass=_NdarrayClass):

@@ -366,9 +366,11 @@ def _type_checked(x):
 
 def test_type_identity_sees_numpy_classes():
     """type(x) is np.ndarray, x.__class__ is np.ndarray, type(x.sum()) is np.float64 (and a
-    dict keyed by classes): each took the branch NumPy does not take without an error."""
-    def checks(x):
-        return _type_checked(x) + (x * 3 if type(x) is np.ndarray else x)
+    dict keyed by classes): each took the branch NumPy does not take without an error; and
+    np.ndarray.sum(x) was a TypeError naming no line."""
+    def checks(x):  # and ndarray's methods called through the class (np.ndarray.sum(x))
+        return (_type_checked(x) + (x * 3 if type(x) is np.ndarray else x)
+                + np.ndarray.sum(x, axis=0) * np.ndarray.reshape(x, 2, 2).T[0, 1])
     x = np.arange(1.0, 5.0)
     same(kiln.compile(checks, fullgraph=True)(x), checks(x))
 
