@@ -17,6 +17,7 @@
 
 #include "kiln/error.h"
 #include "runtime/cache_maintenance.h"
+#include "runtime/cache_root.h"
 #include "runtime/disk_cache.h"
 #include "runtime/shared_library.h"
 #include "runtime/toolchain.h"
@@ -151,6 +152,32 @@ TEST(CacheKey, DefaultDirectoryFollowsTheEnvironment) {
     EXPECT_EQ(kiln::runtime::default_cache_dir(), std::string(home) + "/.cache/kiln");
   }
   if (saved) setenv("KILN_CACHE_DIR", saved_value.c_str(), 1);
+}
+
+// The root is kiln's when it holds CACHEDIR.TAG, written where it is empty or holds only
+// kiln's layout (a cache from before the tag); a directory of other files is refused, and
+// nothing is written there.
+TEST(CacheRoot, OnlyAnEmptyOrKilnLaidOutDirectoryIsClaimed) {
+  using kiln::runtime::claim_cache_root;
+  TemporaryDirectory empty, kiln_layout, project, look_alike;
+  EXPECT_TRUE(claim_cache_root(empty.path()));
+  EXPECT_TRUE(filesystem::is_regular_file(empty.path() + "/CACHEDIR.TAG"));
+  const std::string key = cache_key({"a graph"});
+  filesystem::create_directories(kiln_layout.path() + "/" + key.substr(0, 2) + "/" + key);
+  filesystem::create_directories(kiln_layout.path() + "/records");
+  write_all(kiln_layout.path() + "/toolchain-0123.txt", "memo");
+  EXPECT_TRUE(claim_cache_root(kiln_layout.path()));
+  write_all(project.path() + "/notes.txt", "the user's");
+  // two-character directories of names that are no keys ("go/golang"): not kiln's either
+  filesystem::create_directories(look_alike.path() + "/go/golang");
+  for (const TemporaryDirectory* refused : {&project, &look_alike}) {
+    std::string why;
+    EXPECT_FALSE(claim_cache_root(refused->path(), &why));
+    EXPECT_NE(why.find("not kiln's cache"), std::string::npos) << why;
+    EXPECT_FALSE(filesystem::exists(refused->path() + "/CACHEDIR.TAG"));
+    EXPECT_THROW(clear_cache(refused->path()), kiln::Error);
+  }
+  EXPECT_TRUE(filesystem::exists(look_alike.path() + "/go/golang"));
 }
 
 TEST_F(DiskCacheTest, MissThenHitBuildsOnce) {
