@@ -1,6 +1,5 @@
 #include "runtime/cache_maintenance.h"
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/file.h>
@@ -25,18 +24,6 @@ namespace {
 
 constexpr int64_t kDefaultLimit = int64_t(1) << 30;
 constexpr time_t kStaleSeconds = 3600;
-
-std::vector<std::string> directory_names(const std::string& path) {
-  std::vector<std::string> names;
-  if (DIR* directory = opendir(path.c_str())) {
-    while (dirent* item = readdir(directory)) {
-      std::string name = item->d_name;
-      if (name != "." && name != "..") names.push_back(name);
-    }
-    closedir(directory);
-  }
-  return names;
-}
 
 bool is_directory(const std::string& path) {
   struct stat information;

@@ -1,6 +1,5 @@
 #include "runtime/cache_root.h"
 
-#include <dirent.h>
 #include <sys/stat.h>
 
 #include <vector>
@@ -16,18 +15,6 @@ constexpr const char* kTagContents =
     "Signature: 8a477f597d28d172789f06886806bc55\n"
     "# This file is a cache directory tag created by kiln (compiled kernels).\n"
     "# For information about cache directory tags, see https://bford.info/cachedir/\n";
-
-std::vector<std::string> names_in(const std::string& path) {
-  std::vector<std::string> names;
-  if (DIR* directory = opendir(path.c_str())) {
-    while (dirent* item = readdir(directory)) {
-      std::string name = item->d_name;
-      if (name != "." && name != "..") names.push_back(name);
-    }
-    closedir(directory);
-  }
-  return names;
-}
 
 bool is_kind(const std::string& path, mode_t kind) {
   struct stat information;
@@ -55,7 +42,7 @@ bool is_temporary(const std::string& name) { return name.find(".tmp.") != std::s
 template <class Predicate>
 bool holds_only(const std::string& path, Predicate is_name) {
   if (!is_kind(path, S_IFDIR)) return false;
-  for (const std::string& name : names_in(path))
+  for (const std::string& name : directory_names(path))
     if (!is_temporary(name) && !is_name(name)) return false;
   return true;
 }
@@ -76,7 +63,7 @@ bool is_kiln_made(const std::string& root, const std::string& name) {
 
 bool claim_cache_root(const std::string& directory, std::string* why) {
   if (is_kind(directory + "/" + kTagName, S_IFREG)) return true;
-  for (const std::string& name : names_in(directory)) {
+  for (const std::string& name : directory_names(directory)) {
     if (!is_kiln_made(directory, name)) {
       if (why) {
         *why = "holds files kiln did not make ('" + name + "') and no " + kTagName +

@@ -306,19 +306,23 @@ std::string process_private_directory() {
   return directory.path;
 }
 
+std::vector<std::string> directory_names(const std::string& path) {
+  std::vector<std::string> names;
+  if (DIR* directory = opendir(path.c_str())) {
+    while (dirent* item = readdir(directory)) {
+      std::string name = item->d_name;
+      if (name != "." && name != "..") names.push_back(name);
+    }
+    closedir(directory);
+  }
+  return names;
+}
+
 void remove_tree(const std::string& path) {
   struct stat information;
   if (lstat(path.c_str(), &information) != 0) return;
   if (S_ISDIR(information.st_mode)) {
-    if (DIR* directory = opendir(path.c_str())) {
-      std::vector<std::string> names;
-      while (dirent* item = readdir(directory)) {
-        std::string name = item->d_name;
-        if (name != "." && name != "..") names.push_back(name);
-      }
-      closedir(directory);
-      for (const std::string& name : names) remove_tree(path + "/" + name);
-    }
+    for (const std::string& name : directory_names(path)) remove_tree(path + "/" + name);
     rmdir(path.c_str());
   } else {
     unlink(path.c_str());

@@ -10,6 +10,7 @@
 #pragma once
 #include <cstddef>
 #include <string>
+#include <vector>
 
 namespace kiln::runtime {
 
@@ -79,5 +80,8 @@ std::string process_private_directory();
 
 // Removes a directory tree (best effort; never follows symbolic links).
 void remove_tree(const std::string& path);
+
+// The names in a directory ("." and ".." aside); none where it cannot be read.
+std::vector<std::string> directory_names(const std::string& path);
 
 }  // namespace kiln::runtime
