@@ -510,7 +510,7 @@ def setitem(x, key, value):
         return
     if _mask_entry(entries) is not None:
         graph_break("x[..., mask, ...] = v with a traced mask among other indices")
-    if scalar_indices and None not in entries:
+    if scalar_indices and all(e is not None for e in entries):  # no == on tracers
         x._assign(_set_indexed(x.tensor, entries, shape, new))
         return
     plan = _Advanced(x, entries, split)

@@ -52,8 +52,20 @@ def _inert(value, methods):
     kind = type(value)
     return (not isinstance(value, (int, float, complex, np.generic, TracedArray))
             and not any(hasattr(kind, name) for name in _PROTOCOLS)
-            and all(getattr(kind, name, None) is getattr(object, name, None)
-                    for name in methods))
+            and all(_default_method(value, name) for name in methods))
+
+
+def _default_method(value, name):
+    """Whether `value`'s method `name` is object's, or a built-in type's that leaves every
+    number to the other operand: Python 3.12's NoneType has an __eq__ of its own (it answers
+    NotImplemented for anything but None), which is Python's default all the same."""
+    kind = type(value)
+    method = getattr(kind, name, None)
+    if method is getattr(object, name, None):
+        return True
+    if kind.__module__ != "builtins" or type(method) is not type(object.__eq__):
+        return False  # a user's method may do anything; built-in slots have no side effects
+    return all(method(value, number) is NotImplemented for number in (0, 0.0, np.float64(0)))
 
 
 def _array_of(value):

@@ -77,6 +77,7 @@ _OPERANDS = {
     "short_list_of_strings": ["a", "b"],  # NumPy 2: a broadcast error; 1.x: False
     "list_of_nones": [None, None, None], "list_with_none": [None, 1.0, 2.0],
     "date": np.datetime64("2020-01-01"), "time_delta": np.timedelta64(1),
+    "slice": slice(1),  # a built-in's own __eq__ that leaves numbers to Python's default
 }
 
 _SUBJECTS = {  # what the traced function compares: x is a (2, 3) float64 array
@@ -128,7 +129,7 @@ def test_equality_with_objects_is_numpys(operand, subject):
 
 
 _ERRING = ["none", "string", "bytes", "ellipsis", "plain_object", "list_of_strings",
-           "list_of_nones"]
+           "list_of_nones", "slice"]
 _OPERATORS = {"lt": operator.lt, "ge": operator.ge, "add": operator.add,
               "sub": operator.sub, "mul": operator.mul, "truediv": operator.truediv,
               "pow": operator.pow}
@@ -166,8 +167,10 @@ def test_numpy_equal_and_not_equal_are_numpys(value):
 
 def test_comparisons_numpy_decides_by_types_stay_in_the_graph():
     def function(x):
+        # slice's own __eq__ answers NotImplemented for numbers, as NoneType's does on
+        # Python 3.12 (which ran `x == None` eagerly there, a graph break in every loop)
         return (x == None, x != "a", None != x,  # noqa: E711
-                np.equal(x, ...), x[0] == ["a", "b", "c"])
+                np.equal(x, ...), x[0] == ["a", "b", "c"], x == slice(1), slice(1) != x)
     report = kiln.explain(function)(np.arange(6.0).reshape(2, 3))
     assert report.graph_break_count == 0, str(report)
     _assert_like_numpy(function)
