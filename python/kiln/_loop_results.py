@@ -78,15 +78,17 @@ class LoopResults:
                 continue
             if old is self.UNBOUND and name not in live:
                 continue  # a temporary of the body (an inner loop's target), not read after
-            if isinstance(value, TracedArray) and (old is self.UNBOUND or _is_number(old)):
-                if old is self.UNBOUND:  # first bound in the body: carried from zeros
-                    kind = BoundInBody.of(self.context, value)
-                    if not side:
-                        first_bound[name] = kind
-                    initial, placeholder, _ = kind.carried(self.context)
-                    slots.append(([name], None, initial, placeholder))
-                    results.append(value.tensor)
-                    continue
+            if old is self.UNBOUND and (isinstance(value, TracedArray) or _is_number(value)):
+                # first bound in the body: carried from zeros (a Python or NumPy number too,
+                # `mid = 0.5 * (lo + hi)` of a first trace whose lo and hi were still numbers)
+                kind = BoundInBody.of(self.context, value)
+                if not side:
+                    first_bound[name] = kind
+                initial, placeholder, _ = kind.carried(self.context)
+                slots.append(([name], None, initial, placeholder))
+                results.append(to_tensor(self.context, value))
+                continue
+            if isinstance(value, TracedArray) and _is_number(old):
                 retype[name] = _type_of(value.tensor)
                 continue
             if _is_python_number(value) and _is_python_number(old):  # a counter: carried

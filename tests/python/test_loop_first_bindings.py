@@ -144,6 +144,32 @@ def test_a_name_bound_before_the_first_jump_is_carried(function, args):
     assert set(_kinds(function, *args)) == {"loop"}
 
 
+def bisection(coefficients, lo=0.0, hi=2.0, steps=60):
+    # `mid` is a Python float in the first trace (lo and hi still numbers): the loop was
+    # unrolled, 60 iterations of selects ("the loop changes the Python value of `mid`")
+    for _ in range(steps):
+        mid = 0.5 * (lo + hi)
+        if np.polyval(coefficients, mid) > 0:
+            hi = mid
+        else:
+            lo = mid
+    return mid
+
+
+def constant_step(x, n=10):
+    for i in range(n):
+        step = np.float32(0.5)  # the same NumPy number each iteration, read after the loop
+        x = x + step
+    return x, step
+
+
+def test_a_number_first_bound_in_the_body_is_carried():
+    _agrees(bisection, (np.array([1.0, 0.0, -2.0]),), (np.array([1.0, -1.0]),))
+    _agrees(constant_step, (X,), (X.astype(np.float32),))
+    assert _kinds(bisection, np.array([1.0, 0.0, -2.0])) == ["loop"]
+    assert _kinds(constant_step, X) == ["loop"]
+
+
 def bound_after_a_break(x):
     # the first iteration may break before `t` is bound: Python's t may be unbound
     for i in range(x.shape[0]):
