@@ -12,7 +12,7 @@ from . import _aliasing, _device, _kiln, _numpy_tracer, _pytree, _random_state
 from ._arguments import DYNAMIC_DTYPES
 from ._caller_state import ChangesCallerState, Saved, checked_output_spec, with_assigned
 from ._config import config
-from ._environment import with_numpy_names
+from ._numpy_names import with_numpy_names
 from ._graph_breaks import (GraphBreak, GraphBreakSignal, located, raise_taken_signal,
                             signals_raised)
 from ._raising_calls import LEAKED, NOT_AN_ARRAY, donated, written_inputs

@@ -12,7 +12,7 @@ creation_substitutes() for NumPy functions the user's names hold.
 import weakref
 
 from . import (_indexing, _loop_capture, _numpy_api, _numpy_creation, _pytree,  # noqa: F401
-               _stacked_rows, _tracer, _tracer_operators)
+               _stacked_rows, _traced_classes, _tracer, _tracer_operators)
 from ._trace_context import (as_output, context_for, is_scalar_result,  # noqa: F401
                              mark_read_only, note_layout, unwrap, wrap)
 
@@ -64,15 +64,15 @@ def holds_dtype(dtype):
 
 
 def creation_substitutes():
-    """{id(NumPy creation function): (it, its tracing wrapper)} (kiln._numpy_creation)."""
-    return _numpy_creation.substitutes()
+    """{id(NumPy creation function): (it, its tracing wrapper)} (kiln._traced_classes)."""
+    return _traced_classes.substitutes()
 
 
 def traced_builtins():
-    """{builtin name: its stand-in in a traced function's names} (kiln._numpy_creation)."""
-    return {"type": _numpy_creation.traced_type}
+    """{builtin name: its stand-in in a traced function's names} (kiln._traced_classes)."""
+    return {"type": _traced_classes.traced_type}
 
 
 def ndarray_global():
     """(the global name, the np.ndarray stand-in) that TracedArray.__class__ reads."""
-    return _numpy_creation.NDARRAY_GLOBAL, _numpy_creation.ndarray
+    return _traced_classes.NDARRAY_GLOBAL, _traced_classes.ndarray

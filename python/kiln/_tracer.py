@@ -467,7 +467,7 @@ class TracedArray:
 
     def class_seen_by(self, globals_):
         """The class of eager NumPy's value, as code over `globals_` names it: a NumPy scalar's
-        type, or np.ndarray as those names hold it (kiln._numpy_creation.NDARRAY_GLOBAL)."""
+        type, or np.ndarray as those names hold it (kiln._traced_classes.NDARRAY_GLOBAL)."""
         if self._scalar:
             return self._weak or self.dtype.type
         return globals_.get("__kiln_ndarray__", np.ndarray)

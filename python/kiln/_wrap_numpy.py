@@ -57,7 +57,8 @@ from ._device_array_kinds import (_as_library_array, _is_device_array, _layout, 
                                   _stream_of)
 from ._graph_breaks import GraphBreakSignal, raise_taken_signal, signals_raised
 from ._library_calls import JaxCall, TorchCall, jax_importer
-from ._environment import Environment, with_numpy_names
+from ._environment import Environment
+from ._numpy_names import with_numpy_names
 from ._retrace import SEGMENT_LIMIT, NeedsStatic, Segments, _SegmentLimit, _TraceContext, held_output
 from ._static_keys import TOO_LARGE, immutable, static_key
 from ._tracing import location_of, with_loop_capture
