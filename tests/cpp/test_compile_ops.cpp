@@ -465,6 +465,35 @@ TEST(CompileOps, LargeReductionsUseTheSplitPathCorrectly) {
   EXPECT_EQ(run.outputs[1].to_vector<double>(), std::vector<double>{9});
 }
 
+// float32 variances of data far from 0 relative to its spread (mean 1e3, spread 1e-2): SIMD
+// lanes' float32 Welford means near 1e3 rounded by 3e-5 an update, and the variances came out
+// 2e-4 to 1e-3 off (eager torch's 2e-7). Whole arrays (blocked, and split over threads), rows
+// (a layer norm's 768, passes of several loops) and a remainder past the last full step.
+TEST(CompileOps, Float32VarianceOfDataFarFromZeroKeepsItsDigits) {
+  GraphCase graph;
+  ir::Builder& b = graph.builder;
+  const Tolerance tight = {2e-6, 0, 0};
+  auto data = [](int64_t count, uint64_t seed) {
+    std::vector<double> values = pseudo_random(static_cast<size_t>(count), -1, 1, seed);
+    for (double& v : values) v = 1e3 + 1e-2 * v;
+    return values;
+  };
+  struct Case {
+    std::vector<int64_t> shape, axes;
+  };
+  for (const Case& c : {Case{{100000}, {}}, Case{{250000}, {}}, Case{{10, 10000}, {1}},
+                        Case{{64, 768}, {1}}, Case{{4, 37, 129}, {1, 2}}, Case{{3, 4133}, {1}}}) {
+    int64_t count = 1;
+    for (int64_t n : c.shape) count *= n;
+    ValueId x = graph.input(make_array(DType::Float32, c.shape, data(count, count)));
+    const std::string at = " of " + std::to_string(count) + " over " + std::to_string(c.axes.size()) +
+                           " axes";
+    graph.output(b.reduce(Op::var, x, c.axes, false), "var" + at, tight);
+    graph.output(b.reduce(Op::var, x, c.axes, false, 1), "var ddof 1" + at, tight);
+  }
+  graph.check();
+}
+
 // The elements after a lane split's last full step (64 float32 lanes with AVX-512, 32 float64;
 // rows shorter than two such steps: 32 or 16, or 16 or 8) go into the lanes as one more partial
 // SIMD step, and a blocked sum's tail likewise: every kind of reduction over rows on both sides

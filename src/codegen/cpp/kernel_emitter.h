@@ -84,6 +84,8 @@ class KernelEmitter : public CLikePrinter {
   void combine_remainder(const Stmt& s, const std::string& variable, const std::string& start,
                          const std::string& end, const std::string& lanes_suffix,
                          const std::string& own_suffix);
+  void shift_lanes(const Stmt& s, const std::string& variable, const std::string& start,
+                   const std::string& end, const std::string& suffix);
   std::string lanes_total(const sched::Accumulation& a, const std::string& suffix);
   Stmt without_split_welfords(const Stmt& s) const;
   // Welford accumulations of the lane split being written (by local id), and its lanes: every

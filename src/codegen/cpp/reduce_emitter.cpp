@@ -17,7 +17,10 @@ using sched::cpu::kBlockSteps;
 // the float type, as PyTorch's CPU kernels keep it: a float32 mean updated once per element
 // drifts by about n ulps (a float32 variance of 3.2 million elements came out 1e-3 off, NumPy's
 // 3e-8). SIMD lanes' states, merged pairwise after a block of elements each, stay in the float
-// type (in double a layer norm's row statistics took twice as long).
+// type (in double a layer norm's row statistics took twice as long), but hold the statistics of
+// x - K, K the first element of their first step (split_welfords_): a float32 mean near 1e3
+// rounds by 3e-5 an update, which is most of a spread of 1e-2 (torch.var of such data was
+// 2e-4 off, eager's 2e-7). Their totals are double states (lanes_total).
 const char* const kWelfordType = "double";
 
 void KernelEmitter::declare_accumulators(const Stmt& s, const std::string& suffix, int64_t count) {
@@ -27,8 +30,8 @@ void KernelEmitter::declare_accumulators(const Stmt& s, const std::string& suffi
     const bool welford = info.accumulator == ir::Accumulator::Welford;
     const bool split = count > 0 && split_welfords_.count(a.local);
     const bool shared_count = count > 0 && (shared_count_welfords_.count(a.local) || split);
-    const bool simd_lanes = count > 0 && !shared_count;
-    std::string t = welford && !simd_lanes && !split ? kWelfordType : compute_type(a.dtype);
+    // (lanes of kiln_welford structs, not split, divide per element anyway: double as well)
+    std::string t = welford && !split ? kWelfordType : compute_type(a.dtype);
     AccumulatorNames names = accumulator_names(a, suffix);
     std::string type = welford ? "kiln_welford<" + t + ">" : t;
     std::string init = info.accumulator == ir::Accumulator::Welford
@@ -42,6 +45,7 @@ void KernelEmitter::declare_accumulators(const Stmt& s, const std::string& suffi
              field + "[lane] = 0;");
       }
       line(t + " " + names.value + "_count = 0;");
+      if (split) line(t + " " + names.value + "_shift = 0;");  // set at the first step (lane_loop)
       continue;
     }
     if (count == 0) {
@@ -78,11 +82,13 @@ void KernelEmitter::combine_elements(const Stmt& s, const std::string& suffix, c
             (split_welfords_.count(a.local) && subscript == "[lane]")) {
           const std::string base = accumulator_names(a, suffix).value, delta = base + "_delta";
           const std::string mean = base + "_mean" + subscript, m2 = base + "_m2" + subscript;
-          const std::string t = split_welfords_.count(a.local) ? compute_type(a.dtype)
-                                                               : std::string(kWelfordType);
-          line("{ const " + t + " " + delta + " = " + x + " - " + mean + "; " +
-               mean + " += " + delta + " * " + base + "_step; " + m2 + " += " + delta + " * (" +
-               x + " - " + mean + "); }");
+          const bool split = split_welfords_.count(a.local) > 0;
+          const std::string t = split ? compute_type(a.dtype) : std::string(kWelfordType);
+          const std::string shifted = base + "_x";  // split lanes take x - K (lane_loop)
+          line("{ const " + t + " " + shifted + " = " + x + (split ? " - " + base + "_shift" : "") +
+               "; const " + t + " " + delta + " = " + shifted + " - " + mean + "; " + mean +
+               " += " + delta + " * " + base + "_step; " + m2 + " += " + delta + " * (" +
+               shifted + " - " + mean + "); }");
           break;
         }
         line(acc.value + " = kiln_welford_add(" + acc.value + ", " + x + ");");
@@ -147,9 +153,28 @@ void KernelEmitter::lane_loop(const Stmt& s, const std::string& variable, const 
   close_block();
 }
 
+// Before a loop of lane_loop steps from `start` while `start` < `end`: split Welford lanes that
+// hold no element yet take their shift K, the element at `start` (declare_accumulators). Set in
+// the step loop itself, the branch kept GCC from holding the lanes in registers (a float32 var
+// of 16M elements took 3.5x as long).
+void KernelEmitter::shift_lanes(const Stmt& s, const std::string& variable,
+                                const std::string& start, const std::string& end,
+                                const std::string& suffix) {
+  for (const sched::Accumulation& a : s.accumulations) {
+    if (!split_welfords_.count(a.local)) continue;
+    const std::string name = accumulator_names(a, suffix).value;
+    line("if (" + name + "_count == 0 && " + start + " < " + end + ") {");
+    open_block();
+    line("const int64_t " + variable + " = " + start + ";");
+    line(name + "_shift = " + convert(value(a.value), expr(a.value).dtype, a.dtype) + ";");
+    close_block();
+  }
+}
+
 // The split lanes of a Welford accumulation folded pairwise into lane 0, as one state (text of
-// a kiln_welford). Lanes of one count merge without a division: the mean is the average, m2
-// gains delta**2 * count / 2, and the count doubles each level. The lanes are overwritten.
+// a kiln_welford<double>, the shift K added back to the mean in double). Lanes of one count
+// merge without a division: the mean is the average, m2 gains delta**2 * count / 2, and the
+// count doubles each level. The lanes are overwritten.
 std::string KernelEmitter::lanes_total(const sched::Accumulation& a, const std::string& suffix) {
   const std::string name = accumulator_names(a, suffix).value, t = compute_type(a.dtype);
   const std::string mean = name + "_mean", m2 = name + "_m2", count = name + "_count";
@@ -165,7 +190,9 @@ std::string KernelEmitter::lanes_total(const sched::Accumulation& a, const std::
     close_block();
     line(count + " *= 2;");
   }
-  return "kiln_welford<" + t + ">{" + count + ", " + mean + "[0], " + m2 + "[0]}";
+  const std::string d = kWelfordType;
+  return "kiln_welford<" + d + ">{" + d + "(" + count + "), " + d + "(" + name + "_shift) + " +
+         d + "(" + mean + "[0]), " + d + "(" + m2 + "[0])}";
 }
 
 // The elements [start, end) after a lane split's last full step, fewer than its lanes: one more
@@ -263,6 +290,7 @@ void KernelEmitter::reduce_loops(const Stmt& s, bool worksharing, const std::str
     low = v + "_low", extent = v + "_high", full = v + "_full";
   }
   if (split) {
+    shift_lanes(s, v, low, full, suffix + "_lanes");  // (every thread's: the first element)
     if (share_last) line("#pragma omp for schedule(static) nowait");
     line("for (int64_t " + v + "_block = " + low + "; " + v + "_block < " + full + "; " + v + "_block += " + width + ") {");
     open_block();
@@ -341,8 +369,8 @@ void KernelEmitter::blocked_sum_loops(const Stmt& s, bool worksharing, const std
   const bool share_last = worksharing && s.reduce_loops.size() == 1;
   for (const sched::Accumulation& a : s.accumulations) {
     std::string name = accumulator_names(a, suffix).value, type = compute_type(a.dtype);
-    if (ir::op_info(a.op).accumulator == ir::Accumulator::Welford)
-      type = "kiln_welford<" + type + ">";  // fed by SIMD lanes' totals
+    if (ir::op_info(a.op).accumulator == ir::Accumulator::Welford)  // fed by lanes_total
+      type = "kiln_welford<" + std::string(kWelfordType) + ">";
     line(type + " " + name + "_levels[64] = {};");
     line("uint64_t " + name + "_count = 0;");
   }
@@ -387,6 +415,7 @@ void KernelEmitter::blocked_sum_loops(const Stmt& s, bool worksharing, const std
          "_block += " + std::to_string(block) + ") {");
     open_block();
     declare_accumulators(s, suffix + "_lanes", lanes);
+    shift_lanes(s, v, v + "_block", v + "_block + " + std::to_string(block), suffix + "_lanes");
     line("for (int64_t " + v + "_step = " + v + "_block; " + v + "_step < " + v + "_block + " +
          std::to_string(block) + "; " + v + "_step += " + width + ") {");
     open_block();
@@ -402,6 +431,7 @@ void KernelEmitter::blocked_sum_loops(const Stmt& s, bool worksharing, const std
     line("{");
     open_block();
     if (!short_passes) declare_accumulators(s, suffix + "_rest", lanes);
+    shift_lanes(s, v, full_text, lane_end, suffix + "_rest");
     line("for (int64_t " + v + "_step = " + full_text + "; " + v + "_step < " + lane_end + "; " +
          v + "_step += " + width + ") {");
     open_block();
