@@ -77,6 +77,7 @@ void bind_indexing(nb::module_& module) {
                          : error == "ZeroDivisionError" ? ErrorKind::ZeroDivision
                          : error == "LinAlgError"       ? ErrorKind::LinAlg
                          : error == "OverflowError"     ? ErrorKind::Overflow
+                         : error == "RuntimeError"      ? ErrorKind::Runtime
                                                         : ErrorKind::Internal;
         if (kind == ErrorKind::Internal)
           throw Error(ErrorKind::Value, "kiln: check_flag: unknown error '" + error + "'");
@@ -85,8 +86,9 @@ void bind_indexing(nb::module_& module) {
       },
       nb::arg("flag"), nb::arg("values"), nb::arg("before"), nb::arg("after"), nb::arg("op"),
       nb::arg("error") = "ValueError",
-      "Raises `error` (ValueError, IndexError, ZeroDivisionError, OverflowError or LinAlgError, "
-      "NumPy's numpy.linalg.LinAlgError) when the graph runs if the "
+      "Raises `error` (ValueError, IndexError, ZeroDivisionError, OverflowError, LinAlgError "
+      "(NumPy's numpy.linalg.LinAlgError) or RuntimeError, eager torch's value checks) when "
+      "the graph runs if the "
       "bool 0-d `flag` holds: `before`, the elements of `values` (0-d or 1-d) as NumPy's "
       "messages print them, comma-separated, then `after` (NumPy's data-dependent errors: "
       "np.histogram's autodetected range that is not finite, np.average's zero weights).");

@@ -2,7 +2,11 @@
 catches the same: an index out of bounds (RuntimeError for gather, scatter, index_add and
 embedding_bag; IndexError for indexing and embedding; both for index_select; and the compiled
 code neither reads nor writes outside the tensor on the way: indices far past the end), an
-integer division by zero, an integer tensor to a negative power, a softmax of integers."""
+integer division by zero, an integer tensor to a negative power, a softmax of integers, and the
+values eager kernels check: binary_cross_entropy's input and target outside [0, 1], bernoulli's
+probabilities outside it, one_hot's classes (RuntimeError, raised by kiln's compiled graph)."""
+import re
+
 import pytest
 import torch
 import torch.nn.functional as F
@@ -116,3 +120,81 @@ def test_a_softmax_of_integers_raises_as_eager(function):
         function(x)
     with pytest.raises(type(eager.value)):
         torch.compile(function, backend="kiln")(x)
+
+
+NAN = float("nan")
+GOOD = torch.tensor([0.0, 0.25, 1.0, 0.75])
+TARGET = torch.tensor([0.0, 1.0, 1.0, 0.5])
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("bad, which", [(1.5, "input"), (-0.25, "input"), (NAN, "input"),
+                                        (2.0, "target"), (NAN, "target")])
+def test_binary_cross_entropy_of_values_outside_0_1_raises_as_eager(reduction, bad, which):
+    # kiln's decomposition computed a loss (NaN, or a number for a target past 1)
+    def loss(x, t, w):
+        return F.binary_cross_entropy(x, t, w, reduction=reduction) * 2
+
+    weight = torch.tensor([1.0, 2.0, 0.5, 1.0])
+    compiled = torch.compile(loss, backend="kiln")
+    torch.testing.assert_close(compiled(GOOD, TARGET, weight), loss(GOOD, TARGET, weight))
+    x, t = GOOD.clone(), TARGET.clone()
+    (x if which == "input" else t)[1] = bad
+    message = f"all elements of {which} should be between 0 and 1"
+    with pytest.raises(RuntimeError, match=message):
+        loss(x, t, weight)
+    with pytest.raises(RuntimeError, match=f"binary_cross_entropy.*{message}"):
+        compiled(x, t, weight)
+
+
+def test_binary_cross_entropy_checks_its_input_when_training():
+    x = GOOD.clone().requires_grad_()
+    compiled = torch.compile(lambda x, t: F.binary_cross_entropy(x, t), backend="kiln")
+    compiled(x, TARGET).backward()
+    expected = GOOD.clone().requires_grad_()
+    F.binary_cross_entropy(expected, TARGET).backward()
+    torch.testing.assert_close(x.grad, expected.grad)
+    with pytest.raises(RuntimeError, match="all elements of input should be between 0 and 1"):
+        compiled(torch.tensor([0.5, 1.5, 0.0, 1.0], requires_grad=True), TARGET)
+
+
+@pytest.mark.parametrize("bad", [1.5, -0.5, NAN])
+def test_bernoulli_of_a_probability_outside_0_1_raises_as_eager(bad):
+    # kiln drew as if the probability were clamped to [0, 1] (NaN: never)
+    def draw(p):
+        return torch.bernoulli(p) + 1
+
+    compiled = torch.compile(draw, backend="kiln")
+    certain = torch.tensor([0.0, 1.0, 1.0, 0.0])  # probabilities 0 and 1: no randomness
+    torch.testing.assert_close(compiled(certain), draw(certain))
+    p = torch.tensor([0.5, bad, 0.25, 1.0])
+    with pytest.raises(RuntimeError, match="p_in >= 0 && p_in <= 1"):
+        draw(p)
+    with pytest.raises(RuntimeError, match="bernoulli.*p_in >= 0 && p_in <= 1"):
+        compiled(p)
+
+
+@pytest.mark.parametrize("p", [1.5, -0.5, NAN])
+def test_bernoulli_of_a_number_outside_0_1_raises_as_eager(p):
+    def draw(x):
+        return torch.bernoulli(x, p) + 1
+
+    x = torch.zeros(4)
+    with pytest.raises(RuntimeError, match="expects p to be in") as eager:
+        draw(x)
+    with pytest.raises(RuntimeError, match=re.escape(str(eager.value))):
+        torch.compile(draw, backend="kiln")(x)
+
+
+@pytest.mark.parametrize("bad, message", [(-1, "must be non-negative"),
+                                          (4, "must be smaller than num_classes")])
+def test_one_hot_of_a_class_out_of_range_raises_as_eager(bad, message):
+    def encode(i):
+        return F.one_hot(i, 4) * 2
+
+    compiled = torch.compile(encode, backend="kiln")
+    torch.testing.assert_close(compiled(torch.tensor([0, 3])), encode(torch.tensor([0, 3])))
+    with pytest.raises(RuntimeError, match=message):
+        encode(torch.tensor([0, bad]))
+    with pytest.raises(RuntimeError, match=message):
+        compiled(torch.tensor([0, bad]))

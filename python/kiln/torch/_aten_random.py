@@ -73,9 +73,12 @@ def _randint(context, node, *args, **_):
 
 @lowers(aten.bernoulli.p)
 def _bernoulli(context, node, x, p=0.5, *, generator=None):
-    """1 with probability p (torch.bernoulli(x, p), x.bernoulli_(p)), as x's dtype."""
+    """1 with probability p (torch.bernoulli(x, p), x.bernoulli_(p)), as x's dtype. A p outside
+    [0, 1] (NaN too) runs in eager PyTorch, which raises its RuntimeError."""
     if generator is not None or not isinstance(p, (int, float)):
         raise Unconvertible("bernoulli with a generator or a tensor p")
+    if not 0 <= p <= 1:
+        raise Unconvertible(f"bernoulli with p={p}, outside [0, 1] (eager raises)")
     dtype = meta(node).dtype
     drawn = computing_dtype(dtype) if dtype.is_floating_point else torch.float32
     return _kiln.less(_draw(context, _static_shape(node), drawn),

@@ -16,7 +16,8 @@ from .._device import torch_current_stream
 from .._result_pool import ResultPool
 from . import (_aten_attention, _aten_bags, _aten_convolution,  # noqa: F401 (fill the table)
                _aten_diagonals, _aten_gradients, _aten_linear, _aten_pointwise, _aten_pooling,
-               _aten_random, _aten_sampling, _aten_slice_writes, _aten_sorting, _aten_structure)
+               _aten_random, _aten_sampling, _aten_slice_writes, _aten_sorting, _aten_structure,
+               _value_checks)
 from ._aten_table import (METADATA_ASSERTIONS, TABLE, LoweringContext, Unconvertible, cast,
                           kiln_dtype, meta, tensor_dtype_supported)
 from ._eager_refusals import refuses as eager_refuses
@@ -62,6 +63,8 @@ def node_supported(node):
     if node.target not in TABLE:
         return False
     values = meta(node)
+    if values is None and node.target in _value_checks.ASSERTIONS:
+        values = ()  # a check, with no result
     # None in a tuple: a result not asked for (convolution_backward's output_mask).
     outputs = [value for value in values if value is not None] \
         if isinstance(values, (tuple, list)) else [values]

@@ -1,0 +1,68 @@
+"""Eager torch's run-time checks of values, kept where kiln decomposes the op: eager
+binary_cross_entropy raises RuntimeError for an input or target outside [0, 1] (NaN too),
+bernoulli for a probability outside it; their decompositions computed a number (NaN, or draws as if p were
+clamped). Each decomposition here asserts what the eager kernel checks with
+aten._assert_async.msg (side-effecting, so the graph keeps it) and then decomposes as PyTorch
+does; kiln lowers the assertion to a check that raises eager's RuntimeError, with its message,
+when the graph runs (_kiln.check_flag), and a graph run in eager PyTorch raises it itself.
+"""
+import numpy as np
+import torch
+from torch._decomp import core_aten_decompositions
+
+from .. import _kiln
+from ._aten_table import lowers
+
+aten = torch.ops.aten
+
+
+def _checked(op, condition, message):
+    """PyTorch's decomposition of `op`, after asserting condition(*args, **kwargs)."""
+    decomposition = core_aten_decompositions()[op]
+
+    def decompose(*args, **kwargs):
+        aten._assert_async.msg(condition(*args, **kwargs), message)
+        return decomposition(*args, **kwargs)
+    return decompose
+
+
+def _in_unit_interval(x):
+    """All of x in [0, 1]: false for NaN too, as eager's `x >= 0 && x <= 1`."""
+    return torch.all((x >= 0) & (x <= 1))
+
+
+def _binary_cross_entropy(x, target, *args, **kwargs):
+    """Eager's two checks, in its order: the input's, then the target's."""
+    aten._assert_async.msg(_in_unit_interval(x), "all elements of input should be between 0 and 1")
+    return _target_checked(x, target, *args, **kwargs)
+
+
+_target_checked = _checked(aten.binary_cross_entropy.default,
+                           lambda x, target, *_, **__: _in_unit_interval(target),
+                           "all elements of target should be between 0 and 1")
+
+VALUE_CHECK_DECOMPOSITIONS = {
+    aten.binary_cross_entropy.default: _binary_cross_entropy,
+    aten.bernoulli.default: _checked(
+        aten.bernoulli.default, lambda p, *_, **__: _in_unit_interval(p),
+        "Expected p_in >= 0 && p_in <= 1 to be true, but got false."),
+}
+
+
+# The assertions lowered here: nodes with no result (node_supported takes them).
+ASSERTIONS = {aten._assert_async.msg}
+
+
+@lowers(aten._assert_async.msg)
+def _assert_async(context, node, condition, message):
+    """RuntimeError(message) when the graph runs if `condition` (a 0-d tensor) is false,
+    naming the op decomposed (node.meta's original_aten; PyTorch's own asserts, one_hot's,
+    name theirs in the message) and the user's line."""
+    original = context.original
+    own = original is None or str(original) in {str(op) for op in ASSERTIONS}  # (copies in meta)
+    op = "assert" if own else original.name()
+    trace = context.trace
+    failed = _kiln.logical_not(_kiln.astype(condition, "bool"))
+    nothing = trace.constant(np.zeros((0,), np.int64))
+    _kiln.check_flag(failed, nothing, message, "", op, "RuntimeError")
+    return None
