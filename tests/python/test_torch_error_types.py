@@ -4,7 +4,8 @@ embedding_bag; IndexError for indexing and embedding; both for index_select; and
 code neither reads nor writes outside the tensor on the way: indices far past the end), an
 integer division by zero, an integer tensor to a negative power, a softmax of integers, and the
 values eager kernels check: binary_cross_entropy's input and target outside [0, 1], bernoulli's
-probabilities outside it, one_hot's classes (RuntimeError, raised by kiln's compiled graph)."""
+probabilities outside it, quantile's q outside it, one_hot's classes (RuntimeError, raised by
+kiln's compiled graph), smooth_l1_loss's negative beta."""
 import re
 
 import pytest
@@ -198,3 +199,34 @@ def test_one_hot_of_a_class_out_of_range_raises_as_eager(bad, message):
         encode(torch.tensor([0, bad]))
     with pytest.raises(RuntimeError, match=message):
         compiled(torch.tensor([0, bad]))
+
+
+@pytest.mark.parametrize("function", [lambda x, q: torch.quantile(x, q, dim=0),
+                                      lambda x, q: x.nanquantile(q, dim=0) * 2],
+                         ids=["quantile", "nanquantile"])
+@pytest.mark.parametrize("bad", [-0.5, 1.5, NAN])
+def test_quantile_of_a_q_outside_0_1_raises_as_eager(function, bad):
+    # the decomposition clamped a q below 0 to 0 (past 1: a gather's index error)
+    x = torch.arange(10.0).reshape(5, 2)
+    compiled = torch.compile(function, backend="kiln")
+    good = torch.tensor([0.0, 0.3, 1.0])
+    torch.testing.assert_close(compiled(x, good), function(x, good))
+    q = torch.tensor([0.5, bad])
+    message = r"quantile\(\) q values must be in the range \[0, 1\]"
+    with pytest.raises(RuntimeError, match=message):
+        function(x, q)
+    with pytest.raises(RuntimeError, match=message):
+        compiled(x, q)
+
+
+def test_smooth_l1_loss_of_a_negative_beta_raises_as_eager():
+    # the decomposition computed a loss
+    def loss(a, b, beta):
+        return F.smooth_l1_loss(a, b, beta=beta)
+
+    a, b = torch.tensor([0.5, -2.0, 3.0]), torch.tensor([0.0, 1.0, 3.25])
+    torch.testing.assert_close(torch.compile(loss, backend="kiln")(a, b, 0.5), loss(a, b, 0.5))
+    with pytest.raises(RuntimeError, match="negative values for beta"):
+        loss(a, b, -1.0)
+    with pytest.raises(RuntimeError, match="negative values for beta"):
+        torch.compile(loss, backend="kiln")(a, b, -1.0)

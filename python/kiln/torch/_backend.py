@@ -25,7 +25,7 @@ from ._eager_refusals import refuses as eager_refuses
 from ._fast_paths import FAST_PATH_DECOMPOSITIONS
 from ._cdist import CDIST_DECOMPOSITIONS
 from ._embedding_renorm import EMBEDDING_RENORM_DECOMPOSITIONS
-from ._value_checks import VALUE_CHECK_DECOMPOSITIONS
+from ._value_checks import VALUE_CHECK_DECOMPOSITIONS, assert_quantile_ranges
 from ._foreach import foreach_decompositions
 from ._lowering import CompiledGraph
 from ._mutated_saves import partition_reading_inputs_before_mutation
@@ -178,6 +178,7 @@ def backend(graph_module, example_inputs, mode=None, options=None):
     """The torch.compile backend (also registered under the name "kiln")."""
     kiln_options, unsupported_ops = _settings(mode, options)
     number = next(_graph_numbers)
+    assert_quantile_ranges(graph_module)
     refused, why = overlapping_write(graph_module), "whose operands overlap the written tensor"
     if refused is None:
         refused, why = uncastable_write(graph_module), "of a dtype the written tensor cannot hold"

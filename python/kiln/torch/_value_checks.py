@@ -1,10 +1,13 @@
 """Eager torch's run-time checks of values, kept where kiln decomposes the op: eager
 binary_cross_entropy raises RuntimeError for an input or target outside [0, 1] (NaN too),
-bernoulli for a probability outside it; their decompositions computed a number (NaN, or draws as if p were
-clamped). Each decomposition here asserts what the eager kernel checks with
+bernoulli for a probability outside it; their decompositions computed a number (NaN, or draws
+as if p were clamped). Each decomposition here asserts what the eager kernel checks with
 aten._assert_async.msg (side-effecting, so the graph keeps it) and then decomposes as PyTorch
 does; kiln lowers the assertion to a check that raises eager's RuntimeError, with its message,
 when the graph runs (_kiln.check_flag), and a graph run in eager PyTorch raises it itself.
+quantile and nanquantile decompose inside the dispatcher (CompositeImplicitAutograd), past any
+decomposition table: their check of a tensor q is put into Dynamo's graph instead
+(assert_quantile_ranges).
 """
 import numpy as np
 import torch
@@ -22,6 +25,19 @@ def _checked(op, condition, message):
 
     def decompose(*args, **kwargs):
         aten._assert_async.msg(condition(*args, **kwargs), message)
+        return decomposition(*args, **kwargs)
+    return decompose
+
+
+def _unless(op, valid):
+    """PyTorch's decomposition of `op`, except where valid(*args, **kwargs) is false (a number
+    eager's kernel refuses, known when tracing): the op stays whole (NotImplemented) and runs
+    in eager PyTorch, which raises its own error."""
+    decomposition = core_aten_decompositions()[op]
+
+    def decompose(*args, **kwargs):
+        if not valid(*args, **kwargs):
+            return NotImplemented
         return decomposition(*args, **kwargs)
     return decompose
 
@@ -46,6 +62,11 @@ VALUE_CHECK_DECOMPOSITIONS = {
     aten.bernoulli.default: _checked(
         aten.bernoulli.default, lambda p, *_, **__: _in_unit_interval(p),
         "Expected p_in >= 0 && p_in <= 1 to be true, but got false."),
+    # numbers eager refuses: smooth_l1_loss's negative beta, huber_loss's non-positive delta
+    aten.smooth_l1_loss.default: _unless(
+        aten.smooth_l1_loss.default, lambda x, y, reduction=1, beta=1.0: beta >= 0),
+    aten.huber_loss.default: _unless(
+        aten.huber_loss.default, lambda x, y, reduction=1, delta=1.0: delta > 0),
 }
 
 
@@ -66,3 +87,30 @@ def _assert_async(context, node, condition, message):
     nothing = trace.constant(np.zeros((0,), np.int64))
     _kiln.check_flag(failed, nothing, message, "", op, "RuntimeError")
     return None
+
+
+_QUANTILES = {torch.quantile, torch.nanquantile, torch.Tensor.quantile, torch.Tensor.nanquantile}
+_QUANTILE_METHODS = {"quantile", "nanquantile"}
+
+
+def _assert_quantile_range(q):
+    """Eager quantile's check of a tensor q (its decomposition clamped a q below 0 to 0)."""
+    torch._assert_async(_in_unit_interval(q), "quantile() q values must be in the range [0, 1]")
+
+
+def assert_quantile_ranges(graph_module):
+    """Puts eager's check of q before each quantile and nanquantile of a tensor q in Dynamo's
+    graph (AOTAutograd traces it into aten._assert_async.msg, which kiln checks)."""
+    changed = False
+    for node in list(graph_module.graph.nodes):
+        is_quantile = (node.op == "call_function" and node.target in _QUANTILES
+                       or node.op == "call_method" and node.target in _QUANTILE_METHODS)
+        q = node.args[1] if is_quantile and len(node.args) > 1 else node.kwargs.get("q")
+        if not is_quantile or not isinstance(q, torch.fx.Node):
+            continue
+        with graph_module.graph.inserting_before(node):
+            check = graph_module.graph.call_function(_assert_quantile_range, (q,))
+        check.meta["stack_trace"] = node.meta.get("stack_trace")  # the user's line
+        changed = True
+    if changed:
+        graph_module.recompile()
