@@ -49,3 +49,12 @@ def test_numpy_var_keeps_float32_accuracy(shape, dim):
     got = kiln.compile(lambda a: np.var(a, axis=dim))(x)
     assert got.dtype == np.float32
     assert relative_error(got, np.var(x.astype(np.float64), axis=dim)) < TOLERANCE
+
+
+def test_size_generic_variances_keep_float32_accuracy():
+    # one kernel for every row length (dynamic sizes): rows shorter than a SIMD step, with a
+    # remainder, and past a block of lanes
+    statistic = torch.compile(lambda t: torch.var(t, dim=1), backend="kiln", dynamic=True)
+    for length in (3, 65, 700, 5000, 20011):
+        x = torch.from_numpy(far_from_zero((3, length), seed=length))
+        assert relative_error(statistic(x), torch.var(x.double(), dim=1)) < TOLERANCE, length
