@@ -153,7 +153,7 @@ class CallTracing:
                             else:
                                 with capturing:
                                     result = function(*traced_args, **traced_kwargs)
-                        except Exception:
+                        except BaseException:  # (SystemExit, KeyboardInterrupt too)
                             raise_taken_signal(context, raised)
                             raise
                 finally:
@@ -175,7 +175,7 @@ class CallTracing:
                 assigned = attributes.assigned()
                 outputs, output_spec = self._outputs(context, tracer,
                                                      with_assigned(result, assigned))
-            except Exception as error:
+            except BaseException as error:
                 # A dynamic number is a 0-d tracer, not a float: whatever fails with it
                 # (round(lr), lr.is_integer(), a break) is retried with the numbers static.
                 if dynamic and not isinstance(error, NeedsStatic):
@@ -216,7 +216,10 @@ class CallTracing:
             raise named.with_traceback(error.__traceback__) from None
         except (NeedsStatic, _SegmentLimit, CompilerError, GraphBreak):
             raise
-        except Exception:  # the user's code raised (ZeroDivisionError, its own exception)
+        except BaseException:
+            # The user's code raised (ZeroDivisionError, its own exception; SystemExit,
+            # KeyboardInterrupt and GeneratorExit alike): NumPy's run made the writes and
+            # assignments before the raise, then the exception goes on as it is.
             if self._gives_up_raising(lost_if_raising, context, tracer, inputs):
                 return self._give_up(args, kwargs, LEAKED, location_of(self.fn), None)
             raise

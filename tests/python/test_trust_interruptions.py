@@ -216,3 +216,48 @@ def test_a_traced_array_a_finalizer_kept_is_an_error_not_a_value_of_later_inputs
     # It computed x * 2 from the caller's current x (200, where NumPy kept 2), silently.
     with pytest.raises(kiln.Unsupported, match="used after its trace ended"):
         np.asarray(_KEPT[0])
+
+
+STOPPED = 0  # rebound by the function below before it raises
+
+
+@pytest.mark.parametrize("stop", [SystemExit, KeyboardInterrupt, GeneratorExit])
+def test_a_base_exception_raised_mid_trace_keeps_the_effects_made_before_it(stop):
+    """SystemExit, KeyboardInterrupt and GeneratorExit are not Exceptions: NumPy's run still
+    made the global rebinding, the attribute, the append and the array write before them."""
+    global STOPPED
+
+    class Holder:
+        value = 0
+
+    def stops(x, holder, seen):
+        global STOPPED
+        STOPPED = 5
+        holder.value = 7
+        seen.append(3)
+        x += 1
+        raise stop("stopped")
+
+    for compiled in (stops, kiln.compile(stops)):
+        STOPPED, holder, seen, x = 0, Holder(), [], np.zeros(3)
+        with pytest.raises(stop, match="stopped"):
+            compiled(x, holder, seen)
+        assert (STOPPED, holder.value, seen) == (5, 7, [3])
+        np.testing.assert_array_equal(x, np.ones(3))
+
+
+@pytest.mark.parametrize("stop", [SystemExit, KeyboardInterrupt])
+def test_a_base_exception_after_writes_only_writes_them_back(stop):
+    def stops(x):
+        x *= 2
+        if x.sum() > 0:  # a graph break before it too
+            x += 1
+            raise stop(4)
+
+    compiled = kiln.compile(stops)
+    x = np.ones(3)
+    for expected in (3.0, 7.0):
+        with pytest.raises(stop) as raised:
+            compiled(x)
+        assert raised.value.args == (4,)
+        np.testing.assert_array_equal(x, np.full(3, expected))
