@@ -14,7 +14,7 @@ from ._caller_state import ChangesCallerState, Saved, checked_output_spec, with_
 from ._config import config
 from ._numpy_names import with_numpy_names
 from ._graph_breaks import (GraphBreak, GraphBreakSignal, located, raise_taken_signal,
-                            signals_raised)
+                            refused_by_python, signals_raised)
 from ._raising_calls import LEAKED, NOT_AN_ARRAY, donated, written_inputs
 from ._retrace import (SEGMENT_LIMIT, SEGMENT_SECONDS, NeedsStatic, RerunEagerly, _SegmentLimit,
                        _TraceContext, _Traced)
@@ -206,6 +206,10 @@ class CallTracing:
                 # to dispatch on), which returned a traced array (o's array, an input): eager
                 return self._give_up(args, kwargs, "NumPy converted an object whose __array__ returns "
                                      "an array the trace holds", location_of(self.fn), guard)
+            refused = refused_by_python(error)
+            if refused is not None:
+                return self._give_up(args, kwargs, "Python's code refused a traced array "
+                                     "(memoryview(x): the buffer protocol)", refused, guard)
             if self._gives_up_raising(lost_if_raising, context, tracer, inputs):
                 return self._give_up(args, kwargs, LEAKED, location_of(self.fn), None)
             if context.pending is not None:  # ours, swallowed and replaced by NumPy

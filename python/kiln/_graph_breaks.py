@@ -154,6 +154,25 @@ def located(error):
     return type(error)(f"kiln: {op} at {frames[users[-1]][1]}: {error}")
 
 
+def refused_by_python(error):
+    """The user's line where Python's own code refused a traced array that an ndarray passes
+    (memoryview(x), bytearray(x), hashlib.sha256(x), struct.pack_into: the buffer protocol,
+    which a Python class cannot offer), or None: a TypeError raised in the user's frame that
+    names kiln's class or the buffer protocol. NumPy's run gives the result or NumPy's error
+    (the call runs eagerly)."""
+    message = str(error)
+    if type(error) is not TypeError or message.startswith("kiln:") or not any(
+            word in message for word in ("TracedArray", "buffer", "bytes-like")):
+        return None
+    traceback = error.__traceback__
+    while traceback.tb_next is not None:
+        traceback = traceback.tb_next
+    code = traceback.tb_frame.f_code
+    if is_internal(code.co_filename):
+        return None
+    return f"{os.path.basename(code.co_filename)}:{traceback.tb_lineno}"
+
+
 # The tracer's generic dispatchers: their names say nothing about the user's op.
 _DISPATCHERS = {"<lambda>", "method", "forward", "reflected", "inplace", "apply_function",
                 "apply_ufunc", "call_ufunc", "call_eagerly", "wrapper"}

@@ -10,7 +10,7 @@ input's memory order (order="K": `A.T * 2` is Fortran-ordered) when that input i
 C-contiguous. A reshape of an array of unknown layout may be either in NumPy: it is a view whose
 writes, and writes to its base while it lives, are a graph break (_tracer's `_maybe_copy`).
 """
-from ._graph_breaks import user_location
+from ._graph_breaks import graph_break
 
 
 def c_strides(shape):
@@ -50,7 +50,8 @@ class TracedFlags:
     """x.flags of a traced array whose layout kiln knows (strides_of): NumPy's contiguity and
     aligned flags, and writeable where it does not depend on the caller's array (which guards
     do not check), by attribute or key (`x.flags.c_contiguous`, `x.flags["C_CONTIGUOUS"]`).
-    OWNDATA depends on how the caller made its array: not known. Flags are not set here."""
+    OWNDATA depends on how the caller made its array, and flags set change it: the call runs
+    eagerly (a graph break)."""
 
     def __init__(self, shape, strides, writeable):
         c, f = c_contiguous(shape, strides), f_contiguous(shape, strides)
@@ -79,10 +80,9 @@ class TracedFlags:
 
     @staticmethod
     def _known(name, value):
-        if value is None:
-            raise TypeError(f"kiln: x.flags.{name} at {user_location()} depends on how the "
-                            "caller made its array, which the compiled code does not check: "
-                            "read it outside the compiled function")
+        if value is None:  # NumPy's, the call run eagerly
+            graph_break(f"x.flags.{name} depends on how the caller made its array, which the "
+                        "compiled code does not check")
         return value
 
     def __getitem__(self, key):
@@ -96,8 +96,8 @@ class TracedFlags:
 
     def __setattr__(self, name, value):
         if not name.startswith("_"):
-            raise TypeError(f"kiln: x.flags.{name} at {user_location()}: flags cannot be set "
-                            "on a traced array: set them outside the compiled function")
+            graph_break(f"x.flags.{name} is set: NumPy's flags of its array (the call runs "
+                        "eagerly)")
         object.__setattr__(self, name, value)
 
     def __setitem__(self, key, value):
@@ -121,6 +121,23 @@ def flags_of(x):
     else:
         writeable = False if x._read_only and not root._read_only else None
     return TracedFlags(tuple(x.shape), strides, writeable)
+
+
+def base_of(x):
+    """NumPy's x.base as far as the trace knows it: None for an array kiln made (NumPy's owns
+    its data), the array a view was taken from (NumPy collapses a view of a view to the array
+    that owns the data, as kiln's _root does). Where NumPy's answer depends on the caller's
+    array (an argument's base, whether it owns its data, which guards do not check: x[1:].base
+    is x, or x's own base), on a layout kiln does not follow (a reshape NumPy may copy, a view
+    made by hand), the call runs eagerly: a graph break, NumPy's object."""
+    if x._scalar and len(x.shape) == 0:
+        return None  # a NumPy scalar: np.float64(1).base
+    root = x._root
+    if (x._argument or root is not None and root._argument or x._maybe_copy
+            or strides_of(x) is None or root is not None and strides_of(root) is None):
+        graph_break("x.base depends on how the caller made its array, or on a memory layout "
+                    "kiln does not follow")
+    return root
 
 
 def layout_of(array):

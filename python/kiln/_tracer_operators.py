@@ -7,8 +7,8 @@ import numpy as np
 
 from . import _assumed_numbers, _numpy_api, _numpy_functions, _object_operands
 from ._as_strided import c_strides
-from ._graph_breaks import is_kiln_code
-from ._memory_layout import flags_of
+from ._graph_breaks import callee_instruction, instructions, is_internal, is_kiln_code
+from ._memory_layout import base_of, flags_of
 from ._tracer import (TracedArray, backend, call_eagerly, converted, graph_break, materialize,
                       to_tensor, user_location, weak_type)
 
@@ -97,24 +97,45 @@ def _compress(self, condition, axis=None, out=None):
     return np.compress(condition, self, axis, out)
 
 
-# ndarray members without a traced form. Layout has no meaning for a traced value (kiln decides
-# it; NumPy's answer depends on how each intermediate was made): refused, but for the flags of
-# an array whose NumPy layout kiln follows (kiln._memory_layout). Methods run eagerly on
-# the value, an in-place one's change written back (call_eagerly).
+# ndarray members without a traced form. The memory of a traced value is kiln's (NumPy's
+# depends on how each intermediate was made, and a pointer to it reaches no array of the
+# caller's): x.ctypes, x.data, x.__array_interface__ and x.setflags run the call eagerly (a graph
+# break: NumPy's objects, writes through them reaching the arrays), as do the flags and base
+# of an array whose NumPy layout kiln does not follow (kiln._memory_layout). Methods run eagerly
+# on the value, an in-place one's change written back (call_eagerly).
 # Its strides are those of a C-contiguous array, the order kiln._as_strided addresses it in.
-_LAYOUT = frozenset(["flags", "base", "ctypes", "data", "setflags"])
+_LAYOUT = frozenset(["flags", "ctypes", "data", "setflags"])
+# Members NumPy's C code looks up on any object it converts (np.asarray(x) probes them, then
+# takes __array__): missing unless the user's own code reads them.
+_INTERFACES = frozenset(["__array_interface__", "__array_struct__"])
+
+
+def _read_by_user(name):
+    """Whether the user's code reads the member `name` itself (x.__array_interface__,
+    getattr(x, name), hasattr(x, name)), not NumPy's C code probing an object it converts."""
+    frame = sys._getframe(2)  # the caller of __getattr__
+    if is_internal(frame.f_code.co_filename):
+        return False
+    listing = instructions(frame.f_code)
+    at = max((instruction for instruction in listing if instruction.offset <= frame.f_lasti),
+             key=lambda instruction: instruction.offset, default=None)
+    if at is not None and at.opname in ("LOAD_ATTR", "LOAD_METHOD") and at.argval == name:
+        return True
+    callee = callee_instruction(frame.f_code, frame.f_lasti)
+    return callee is not None and callee.argval in ("getattr", "hasattr")
 
 
 def _missing_member(self, name):
     if name == "strides":
         return c_strides(self.shape, self.itemsize)
+    if name == "base":
+        return base_of(self)
     flags = flags_of(self) if name == "flags" else None
     if flags is not None:
         return flags
-    if name in _LAYOUT:
-        raise TypeError(f"kiln: x.{name} at {user_location()} describes the memory layout, "
-                        "which a traced array does not have: read it outside the compiled "
-                        "function")
+    if name in _LAYOUT or name in _INTERFACES and _read_by_user(name):
+        graph_break(f"x.{name} describes the memory of an array, which kiln's trace does not "
+                    "hold: the call runs eagerly")
     if name == "resize":
         raise TypeError(f"kiln: x.resize at {user_location()} changes the shape of an array in "
                         "place, which a traced array cannot: use np.resize(x, shape)")
