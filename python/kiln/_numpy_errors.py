@@ -2,7 +2,8 @@
 checking for floating-point errors, so a function that asks NumPy to raise FloatingPointError,
 call a handler or log on one (`with np.errstate(divide="raise"):`) runs eagerly, where NumPy
 checks; so does one that makes NumPy's RuntimeWarning an error (`warnings.simplefilter("error")`,
-whose `except RuntimeWarning:` would never run). A call made while such a state is already set
+whose `except RuntimeWarning:` would never run), or records the warnings
+(`warnings.catch_warnings(record=True)`: its list would stay empty). A call made while such a state is already set
 runs eagerly before any trace (the compiled call checks: src/python/numpy_errors.h). Only the
 thread tracing is refused: another thread setting these meanwhile is not tracing."""
 import warnings
@@ -30,7 +31,8 @@ def swapped(current_context):
     and Python's warnings filters, the wrappers asking `current_context()` whether the calling
     thread traces."""
     originals = {"errstate": np.errstate, "seterr": np.seterr}
-    filters = {"simplefilter": warnings.simplefilter, "filterwarnings": warnings.filterwarnings}
+    filters = {"simplefilter": warnings.simplefilter, "filterwarnings": warnings.filterwarnings,
+               "catch_warnings": warnings.catch_warnings}
 
     def refuse(name, reason):
         if current_context() is not None:
@@ -60,9 +62,20 @@ def swapped(current_context):
             refuse("warnings.filterwarnings", "makes NumPy's RuntimeWarning an error")
         return filters["filterwarnings"](action, message, category, *args, **kwargs)
 
+    class catch_warnings(filters["catch_warnings"]):  # noqa: N801 - (isinstance)
+        __doc__ = filters["catch_warnings"].__doc__
+
+        def __init__(self, *, record=False, action=None, category=Warning, **kwargs):
+            if record:
+                refuse("warnings.catch_warnings(record=True)", "records the RuntimeWarnings "
+                       "NumPy emits")
+            if _raised_warnings(action, category):
+                refuse("warnings.catch_warnings", "makes NumPy's RuntimeWarning an error")
+            super().__init__(record=record, action=action, category=category, **kwargs)
+
     for wrapper, module in ((errstate, "numpy"), (seterr, "numpy"), (simplefilter, "warnings"),
-                            (filterwarnings, "warnings")):
+                            (filterwarnings, "warnings"), (catch_warnings, "warnings")):
         wrapper.__module__, wrapper.__qualname__ = module, wrapper.__name__
     return ((np, {"errstate": errstate, "seterr": seterr}, originals),
-            (warnings, {"simplefilter": simplefilter, "filterwarnings": filterwarnings},
-             filters))
+            (warnings, {"simplefilter": simplefilter, "filterwarnings": filterwarnings,
+                        "catch_warnings": catch_warnings}, filters))

@@ -123,6 +123,33 @@ def test_a_warnings_filter_of_error_set_inside_the_function_is_caught_there():
     np.testing.assert_array_equal(kiln.compile(falls_back_on_warning)(x), [-1.0, -1.0])
 
 
+
+def records_warnings(x):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        y = np.log(x) + np.mean(x[:0])
+    return y, [str(warning.message) for warning in caught]
+
+
+def error_action_caught(x):
+    with warnings.catch_warnings(action="error"):
+        try:
+            return np.log(x)
+        except RuntimeWarning:
+            return np.full_like(x, -1.0)
+
+
+def test_warnings_recorded_or_made_errors_inside_the_function_are_numpys():
+    """catch_warnings(record=True) inside the function gave an empty list (kiln's kernels
+    emit no RuntimeWarning), catch_warnings(action="error") never raised: such calls run
+    eagerly, as a simplefilter("error") inside does."""
+    x = np.array([0.0, 1.0])
+    got, expected = kiln.compile(records_warnings)(x), records_warnings(x)
+    np.testing.assert_array_equal(got[0], expected[0])
+    assert got[1] == expected[1] and len(expected[1]) == 3
+    np.testing.assert_array_equal(kiln.compile(error_action_caught)(x), [-1.0, -1.0])
+
+
 def long_trace(x):
     for _ in range(200):
         x = np.sin(x) * 1.0001 + 0.001
