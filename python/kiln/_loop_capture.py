@@ -24,8 +24,8 @@ import sys
 
 import numpy as np
 
-from . import (_affine_indices, _loop_appends, _loop_extents, _loop_first_bindings,
-               _loop_numpy_arrays, _loop_strides, _random_state, _windows)
+from . import (_affine_indices, _loop_appends, _loop_counters, _loop_extents,
+               _loop_first_bindings, _loop_numpy_arrays, _loop_strides, _random_state, _windows)
 from ._branch_capture import BranchCapture, _plain, _restore, _Retype
 from ._graph_breaks import GraphBreakSignal
 from ._kiln import Unsupported
@@ -175,25 +175,33 @@ class LoopCapture(BranchCapture, ExpressionCapture, LoopResults):
 
     def while_loop(self, test, body, get, set_, names, live, location):
         """`while test(): body()`: iterations run as Python while the test is a Python value;
-        once it is a traced one, the rest of the loop is captured as a while loop node."""
+        once it is a traced one, the rest of the loop is captured as a while loop node. The
+        Python numbers the first iteration changes are lifted to traced ones, for a test that
+        reads them (`while t < T: ...; t += dt`, kiln._loop_counters)."""
+        lifted = None  # {name: Python number} lifted for the test, once
         while True:
-            self.testing += 1  # `while not np.array_equal(a, b)`: a traced test is captured
-            try:
-                condition = test()
-            finally:
-                self.testing -= 1
+            condition = self._test(test, lifted)
             if isinstance(condition, TracedArray) and condition.size == 1:
                 if not _loop_first_bindings.runs_none(self, lambda: condition, names, get(),
                                                       live):
                     break
                 return  # no iteration: what it binds stays unbound, as in Python
+            if lifted:  # the test reads none of them: Python's numbers again
+                _loop_counters.restore(lifted, names, set_, self.KEEP)
+                condition = self._test(test)
             if not condition:
                 return
+            before = get() if lifted is None else None
             self.converting += 1  # `err = x.item()` makes the test traced: the rest is captured
             try:
                 body()
             finally:
                 self.converting -= 1
+            if lifted is None:
+                lifted = _loop_counters.lift(self.context, names, before, get(), set_,
+                                             self.KEEP)
+            else:
+                lifted = {}
         try:
             self._capture((0, sys.maxsize), range(0, sys.maxsize), body, get, set_, names, live,
                           location, (test, condition))
@@ -202,9 +210,23 @@ class LoopCapture(BranchCapture, ExpressionCapture, LoopResults):
             self.record("unrolled", location, str(failure))
             if self.depth > 0:
                 raise
+            _loop_counters.restore(lifted, names, set_, self.KEEP)
             while test():
                 self._check_time()
                 body()
+
+    def _test(self, test, lifted=None):
+        """A while loop's test, as it is now (a traced one is captured: `while not
+        np.array_equal(a, b)`); a failure on lifted numbers is their test's Python value."""
+        self.testing += 1
+        try:
+            return test()
+        except Exception:
+            if not lifted:
+                raise
+            return False  # (tested again on the Python numbers)
+        finally:
+            self.testing -= 1
 
     def _check_time(self):
         """An unrolled loop's iteration: the driver may end a trace that takes too long."""
