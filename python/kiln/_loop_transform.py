@@ -377,6 +377,20 @@ def _as_appended(statement, local_names):
                              statement)
 
 
+def _index_copied(loop, number):
+    """`for i in range(n): ...; break`, i read after the loop: `for __kiln_index_k in
+    range(n): i = __kiln_index_k; ...`. The body binds i, so the loop carries it: after a
+    break it holds the iteration that broke, as Python's (it was refused: Newton's method and
+    early stopping, `for it in range(maxit): ... if done: break`, then `return x, it`,
+    unrolled)."""
+    loop = copy.copy(loop)
+    index = f"__kiln_index_{number}"
+    copied = ast.Assign(targets=[_name(loop.target.id, ast.Store())], value=_name(index))
+    loop.body = [ast.copy_location(copied, loop.body[0])] + loop.body
+    loop.target = ast.copy_location(_name(index, ast.Store()), loop.target)
+    return loop
+
+
 def _as_effect(statement):
     """`f(args)`, a call statement of a captured body: `HELPER.effect(f, args)`, which calls f
     where its effects are traced (a helper that updates arrays in place, np.copyto, x.fill)
@@ -436,9 +450,9 @@ class _Rewriter:
             reason = "its target is not a plain name"
         elif node.orelse:
             reason = "it has an `else` clause"
-        elif jumps(node.body)[0] and self.live([node.target.id], node.body):
-            reason = "it breaks, and its index is read after it"
         else:
+            if jumps(node.body)[0] and self.live([node.target.id], node.body):
+                node = _index_copied(node, self.counter + 1)
             if not any(jumps(node.body)):  # a jump would skip appends the array stacks anyway
                 node.body = [_as_appended(statement, self.local_names) for statement in node.body]
             original = node

@@ -80,7 +80,31 @@ def running_sum_until(x, limit):
     return s
 
 
+def newton_iterations(a, tol):
+    # Newton's method with a tolerance break, its iteration count read after the loop
+    x = a.copy()
+    for it in range(100):
+        dx = (x * x - a) / (2 * x)
+        x = x - dx
+        if np.max(np.abs(dx)) < tol:
+            break
+    return x, it
+
+
+def index_after_break(x, limit):
+    # the index that broke, or the last one where none does
+    total = x[0] * 0
+    for i in range(x.shape[0]):
+        if x[i] > limit:
+            break
+        total = total + x[i]
+    return total, i
+
+
 CASES = {
+    "newton_iterations": (newton_iterations, lambda r: (r.random(6) + 1, 1e-12)),
+    "index_after_break": (index_after_break, lambda r: (r.random(30), 0.9)),
+    "index_after_no_break": (index_after_break, lambda r: (r.random(30), 2.0)),
     "running_sum_until": (running_sum_until, lambda r: (r.random(20), 3.0)),
     "escape_times": (escape_times, lambda r: ((r.random(30) * 3 - 2) + 1j * (r.random(30) * 2 - 1),
                                                25)),
@@ -109,6 +133,16 @@ def test_loops_that_break_or_continue_are_captured(name):
     assert report.graph_break_count == 0, str(report)
     assert report.loops and not [loop for loop in report.loops if loop.kind == "unrolled"], \
         str(report)
+
+
+@pytest.mark.parametrize("name", ["newton_iterations", "index_after_break",
+                                  "index_after_no_break"])
+def test_the_index_read_after_a_break_is_pythons_int(name):
+    # it was refused ("it breaks, and its index is read after it"): the loop unrolled
+    function, make = CASES[name]
+    arguments = make(np.random.default_rng(4))
+    got, expected = kiln.compile(function)(*arguments), function(*arguments)
+    assert type(got[1]) is int and got[1] == expected[1]
 
 
 def search(x):

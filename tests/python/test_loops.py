@@ -226,15 +226,6 @@ def inserts(x):  # (appends are captured: test_loop_appends.py)
     return np.stack(rows)
 
 
-def breaks(x):  # (breaks are captured, test_loop_jumps.py, unless the index outlives them)
-    total = x[0] * 0
-    for i in range(x.shape[0]):
-        if i == 3:
-            break
-        total = total + x[i]
-    return total + i
-
-
 def python_counter(x):
     count = 0
     for i in range(x.shape[0]):
@@ -245,7 +236,6 @@ def python_counter(x):
 
 @pytest.mark.parametrize("f, reason", [
     (inserts, "a call whose result is dropped"),
-    (breaks, "it breaks, and its index is read after it"),
 ])
 def test_loops_that_cannot_be_captured_are_unrolled_and_say_why(f, reason):
     x = np.arange(6.0)
