@@ -5,7 +5,8 @@ import sys
 
 import numpy as np
 
-from . import _assumed_numbers, _numpy_api, _numpy_functions, _object_operands
+from . import (_assumed_numbers, _numpy_api, _numpy_functions, _object_operands,
+               _python_int_overflow)
 from ._as_strided import c_strides
 from ._graph_breaks import callee_instruction, instructions, is_internal, is_kiln_code
 from ._memory_layout import base_of, flags_of
@@ -224,6 +225,9 @@ def _python_arithmetic(result, *operands):
     return result
 
 
+_checked = _python_int_overflow.checked
+
+
 def _python_int_power(base, exponent):
     """Python's int ** int is a float for a negative exponent, where NumPy's raises: with an
     exponent that may be negative (not a loop's index) Python computes it from the values (a
@@ -318,10 +322,10 @@ def _binary_operator(ufunc, operator_name):
                 return python
         if ufunc is np.power and type(other) is int and other == 2:
             # NumPy's fast path: bool ** 2 is int8, np.power gives int64
-            return _python_arithmetic(np.square(self), self, other)
+            return _checked(ufunc, _python_arithmetic(np.square(self), self, other), self, other)
         if ufunc is np.power and _numpy_api.is_square_root(self, other):
             return _python_arithmetic(np.sqrt(self), self, other)  # its fast path for ** 0.5
-        return _python_arithmetic(ufunc(self, other), self, other)
+        return _checked(ufunc, _python_arithmetic(ufunc(self, other), self, other), self, other)
 
     def reflected(self, other):
         if (not _is_operand(self, other) or _object_operands.takes_no_numbers(self, other)
@@ -338,7 +342,7 @@ def _binary_operator(ufunc, operator_name):
             python = _python_int_power(other, self)
             if python is not None:
                 return python
-        return _python_arithmetic(ufunc(other, self), other, self)
+        return _checked(ufunc, _python_arithmetic(ufunc(other, self), other, self), other, self)
 
     def inplace(self, other):
         if not _is_operand(self, other):
@@ -389,7 +393,7 @@ for _name, _ufunc in [("eq", np.equal), ("ne", np.not_equal), ("lt", np.less),
 def _unary_operator(ufunc):
     def operator(self):
         operand, = _python_bools(ufunc, (self,))
-        return _python_arithmetic(ufunc(operand), operand)
+        return _checked(ufunc, _python_arithmetic(ufunc(operand), operand), operand)
     return operator
 
 

@@ -295,6 +295,47 @@ def test_python_int_arithmetic_in_loops_is_pythons(function):
         assert type(got) is type(want) and got == want
 
 
+def factorial(x, n):
+    f = 1
+    for i in range(1, n + 1):
+        f *= i
+    return x * 0 + 1, f
+
+
+def scaled_by_factorial(x, n):
+    f = 1
+    for i in range(2, n + 1):
+        f = f * i
+    return x * f
+
+
+def powers_and_shifts(x, n):
+    p, q, d = 1, 1, 0
+    for i in range(n):
+        p = p * 3 + 1
+        q = -(q << 2)
+        d = d - p ** 2
+    return x + 1, p, q, d
+
+
+@pytest.mark.parametrize("function, small, large", [
+    (factorial, 15, 30), (scaled_by_factorial, 15, 25), (powers_and_shifts, 10, 40)])
+def test_python_ints_carried_by_loops_do_not_wrap(function, small, large):
+    # 30! came back as -8764578968847253504 (an int64 that wrapped): past int64's range the
+    # call reruns eagerly, Python's ints
+    x = np.ones(3)
+    compiled = kiln.compile(function)
+    for n in (small, large, small):
+        got, want = compiled(x, n), function(x, n)
+        got, want = (got, want) if isinstance(want, tuple) else ((got,), (want,))
+        for a, b in zip(got, want):
+            assert type(a) is type(b)
+            np.testing.assert_array_equal(a, b) if isinstance(b, np.ndarray) else None
+            assert isinstance(b, np.ndarray) or a == b
+    report = kiln.explain(kiln.compile(function))(x, small)
+    assert report.graph_break_count == 0 and [loop.kind for loop in report.loops] == ["loop"]
+
+
 def descend(w, x, y, lr):  # a training step that reports its loss as a Python float
     err = x @ w - y
     w = w - lr * x.T @ err / len(x)
