@@ -178,7 +178,7 @@ class CallTracing:
             except BaseException as error:
                 # A dynamic number is a 0-d tracer, not a float: whatever fails with it
                 # (round(lr), lr.is_integer(), a break) is retried with the numbers static.
-                if dynamic and not isinstance(error, NeedsStatic):
+                if dynamic and not isinstance(error, (NeedsStatic, RerunEagerly)):
                     raise NeedsStatic() from None
                 raise
             output_spec = checked_output_spec(
@@ -218,8 +218,8 @@ class CallTracing:
             if named is None:
                 raise
             raise named.with_traceback(error.__traceback__) from None
-        except (NeedsStatic, _SegmentLimit, CompilerError, GraphBreak):
-            raise
+        except (NeedsStatic, RerunEagerly, _SegmentLimit, CompilerError, GraphBreak):
+            raise  # kiln's own, not the user's
         except BaseException:
             # The user's code raised (ZeroDivisionError, its own exception; SystemExit,
             # KeyboardInterrupt and GeneratorExit alike): NumPy's run made the writes and

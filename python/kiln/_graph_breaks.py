@@ -160,8 +160,10 @@ def refused_by_python(error):
     which a Python class cannot offer), or None: a TypeError raised in the user's frame that
     names kiln's class or the buffer protocol. NumPy's run gives the result or NumPy's error
     (the call runs eagerly)."""
+    if type(error) is not TypeError:
+        return None
     message = str(error)
-    if type(error) is not TypeError or message.startswith("kiln:") or not any(
+    if message.startswith("kiln:") or not any(
             word in message for word in ("TracedArray", "buffer", "bytes-like")):
         return None
     traceback = error.__traceback__

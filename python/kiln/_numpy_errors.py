@@ -6,11 +6,12 @@ whose `except RuntimeWarning:` would never run), or records the warnings
 (`warnings.catch_warnings(record=True)`: its list would stay empty). A call made while such a state is already set
 runs eagerly before any trace (the compiled call checks: src/python/numpy_errors.h). Only the
 thread tracing is refused: another thread setting these meanwhile is not tracing."""
+import sys
 import warnings
 
 import numpy as np
 
-from ._graph_breaks import GraphBreakSignal, user_location
+from ._graph_breaks import GraphBreakSignal, is_internal, user_location
 
 _CHECKED_MODES = ("raise", "call", "log")
 _CONDITIONS = ("all", "divide", "over", "under", "invalid")
@@ -35,7 +36,10 @@ def swapped(current_context):
                "catch_warnings": warnings.catch_warnings}
 
     def refuse(name, reason):
-        if current_context() is not None:
+        # only the user's code: kiln and NumPy record warnings themselves (kiln gives NumPy's
+        # warnings at the user's line, kiln._object_operands)
+        caller = sys._getframe(2).f_code.co_filename
+        if current_context() is not None and not is_internal(caller):
             raise GraphBreakSignal(f"{name} {reason}, which kiln's kernels do not check",
                                    user_location())
 

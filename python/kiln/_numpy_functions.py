@@ -359,6 +359,10 @@ def _without_nan(bound, fill):
     return None if np.isnan(bound) else bound
 
 
+# The ufunc np.clip calls, which NumPy's casting error names (np.clip itself is a function)
+_CLIP_UFUNC = (np._core if hasattr(np, "_core") else np.core).umath.clip
+
+
 def clip(context, a, a_min=_NO_VALUE, a_max=_NO_VALUE, out=None, *, min=_NO_VALUE,
          max=_NO_VALUE, **kwargs):
     low = a_min if a_min is not _NO_VALUE else (None if min is _NO_VALUE else min)
@@ -379,7 +383,7 @@ def clip(context, a, a_min=_NO_VALUE, a_max=_NO_VALUE, out=None, *, min=_NO_VALU
         # the ufunc's rule for out's dtype (NumPy 1.x cast unsafely, with a DeprecationWarning)
         return _result(context, _as_traced(context, result).tensor, out,
                        casting=kwargs.get("casting", "same_kind" if _NUMPY2 else "unsafe"),
-                       ufunc=np.clip, broadcast=True)
+                       ufunc=_CLIP_UFUNC, broadcast=True)
     return result if isinstance(result, TracedArray) else _as_traced(context, result)
 
 

@@ -7,6 +7,7 @@ eagerly where it is not: Python's answer. Results of known range (a loop index's
 kiln._numpy_api._index_range) need no check."""
 import numpy as np
 
+from ._loop_types import rerun_note, rerun_where
 from ._tracer import TracedArray, backend, cast
 
 _CHECKED = {np.add: "add", np.subtract: "subtract", np.multiply: "multiply",
@@ -43,7 +44,6 @@ def checked(ufunc, result, *operands):
     known = result._range
     if known is not None and max(abs(known[0]), abs(known[1])) < _BOUND:
         return result
-    from ._loop_types import rerun_note, rerun_where
     context = result._context
     if rerun_note(context) is None:  # no call reruns (kiln.wrap_numpy's): NumPy's int64
         return result
