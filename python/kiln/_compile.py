@@ -146,6 +146,16 @@ class CompiledFunction(RaisingCalls, CallTracing):
             # Called while another compiled function traces (a compiled helper, recursion,
             # kiln.compile of a compiled function): its ops join that trace, as an inlined call.
             return self.fn(*args, **kwargs)
+        signature, times, bounds = self._retrace_times(spec, leaves)
+        if bounds is not None and times.opaque and times.choice != "traced":
+            # Its traces drew (a new seed is a new guard, not a new kind of call): every call
+            # traces again anyway, so its kind's timed choice holds here too (call_traced);
+            # decided before the checks of what must run eagerly, which cost more than a
+            # small function's NumPy (a random walk drawn from an rng argument: 9x NumPy's).
+            if times.choice == "eager":
+                return self.fn(*args, **kwargs)
+            if times.probing() or len(times.traced) >= RetraceTimes.CALLS:
+                return self._timed_eagerly(times, signature, args, kwargs)
         reads = argument_reads(args, kwargs, leaves, spec,
                                [code for _, code in self.environment.codes])
         reason = eager_reason(leaves, self.environment, environment, reads)
@@ -156,14 +166,6 @@ class CompiledFunction(RaisingCalls, CallTracing):
             self._note_break("its traces change the caller's state (runs eagerly)",
                              location_of(self.fn))
             return self.fn(*args, **kwargs)
-        signature, times, bounds = self._retrace_times(spec, leaves)
-        if bounds is not None and times.opaque and times.choice != "traced":
-            # Its traces drew (a new seed is a new guard, not a new kind of call): every call
-            # traces again anyway, so its kind's timed choice holds here too (call_traced).
-            if times.choice == "eager":
-                return self.fn(*args, **kwargs)
-            if times.probing() or len(times.traced) >= RetraceTimes.CALLS:
-                return self._timed_eagerly(times, signature, args, kwargs)
         if len(self.cache) > 0:
             reason = self.cache.why_miss(args, kwargs)
             # dynamic=True: the user expects many shapes; each compiles once, none counts.
