@@ -16,14 +16,18 @@ from ._tracer import TracedArray, backend, cast, check_traced_int_fits, to_tenso
 _KNOWN_UNROLLED = 16
 
 
-def _truth(value):
+def _truth(value, context=None):
     """An operand of a test's `and`/`or` as its truth: a traced single element as a bool 0-d
     array (bool(nan) is True), other traced arrays as they are (bool() raises as NumPy's for
-    several elements), anything else as Python's bool() (a list: `while stack and ...`)."""
+    several elements), anything else as Python's bool() (a list: `while stack and ...`), a
+    traced one given the `context` (the other side of a select on a traced operand: one type,
+    where a Python bool's side made the call rerun eagerly whenever it was not taken)."""
     if isinstance(value, TracedArray):
         if value.size != 1:
             return value
         return TracedArray(value._context, cast(backend().reshape(value.tensor, []), "bool"))
+    if context is not None:
+        return TracedArray(context, context.constant(bool(value), np.dtype(bool)))
     return bool(value)
 
 
@@ -58,7 +62,9 @@ class ExpressionCapture:
         raises on data is Python's. in_test: the operands stand as their truth (a test reads
         nothing else), so that traced ones of different dtypes still make one bool."""
         if in_test:
-            first, later = _truth(first), lambda: _truth(rest())
+            first = _truth(first)
+            context = self.context if isinstance(first, TracedArray) else None
+            later = lambda: _truth(rest(), context)  # noqa: E731
         else:
             later = rest
         decided = lambda: first  # noqa: E731

@@ -315,3 +315,23 @@ def _bound_in_a_while_test(x):
 def test_a_name_bound_by_walrus_is_the_functions(function):
     # the operand, side or test became a function of its own, which bound the name instead
     _same(function, (np.array([1.0, 2.0, -1.0]),), (np.array([-1.0, 2.0, -3.0]),))
+
+
+def _settle_while_allowed(x, tol, budget):
+    err = 1.0
+    while err > tol and budget > 0:  # a traced operand, then a Python one
+        new = 0.5 * (x + 2.0 / x)
+        err = np.abs(new - x).max()
+        x = new
+    return x
+
+
+def test_a_test_joining_traced_and_python_operands_never_reruns_the_call():
+    # The select between `err > tol` (np.bool_) and `budget > 0` (a Python bool) assumed the
+    # Python bool's type: the call ran again eagerly whenever the traced side decided, every
+    # call that ended the loop (NumPy's speed). A test reads only their truth: one bool type.
+    compiled = kiln.compile(_settle_while_allowed)
+    for start in (np.array([1.0, 3.0]), np.array([2.0, 0.5, 7.0])):
+        np.testing.assert_array_equal(compiled(start, 1e-12, 5),
+                                      _settle_while_allowed(start, 1e-12, 5))
+    assert not compiled._kiln_function.reruns_on_checks
