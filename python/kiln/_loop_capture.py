@@ -179,6 +179,7 @@ class LoopCapture(BranchCapture, ExpressionCapture, LoopResults):
         Python numbers the first iteration changes are lifted to traced ones, for a test that
         reads them (`while t < T: ...; t += dt`, kiln._loop_counters)."""
         lifted = None  # {name: Python number} lifted for the test, once
+        iterations = 0
         while True:
             condition = self._test(test, lifted)
             if isinstance(condition, TracedArray) and condition.size == 1:
@@ -191,16 +192,18 @@ class LoopCapture(BranchCapture, ExpressionCapture, LoopResults):
                 condition = self._test(test)
             if not condition:
                 return
-            before = get() if lifted is None else None
+            iterations += 1
+            lifting = lifted is None and iterations >= _loop_counters.PYTHON_ITERATIONS
+            before = get() if lifting else None
             self.converting += 1  # `err = x.item()` makes the test traced: the rest is captured
             try:
                 body()
             finally:
                 self.converting -= 1
-            if lifted is None:
+            if lifting:
                 lifted = _loop_counters.lift(self.context, names, before, get(), set_,
                                              self.KEEP)
-            else:
+            elif lifted is not None:
                 lifted = {}
         try:
             self._capture((0, sys.maxsize), range(0, sys.maxsize), body, get, set_, names, live,
@@ -217,7 +220,12 @@ class LoopCapture(BranchCapture, ExpressionCapture, LoopResults):
 
     def _test(self, test, lifted=None):
         """A while loop's test, as it is now (a traced one is captured: `while not
-        np.array_equal(a, b)`); a failure on lifted numbers is their test's Python value."""
+        np.array_equal(a, b)`). On lifted numbers no graph break may cut the trace (`while
+        2 ** k < n` needs k's value): a failure is their test's Python value."""
+        context = self.context
+        driver = context.driver
+        if lifted:
+            context.driver, context.body_driver = None, driver or context.body_driver
         self.testing += 1
         try:
             return test()
@@ -227,6 +235,7 @@ class LoopCapture(BranchCapture, ExpressionCapture, LoopResults):
             return False  # (tested again on the Python numbers)
         finally:
             self.testing -= 1
+            context.driver = driver
 
     def _check_time(self):
         """An unrolled loop's iteration: the driver may end a trace that takes too long."""

@@ -3,15 +3,20 @@ while_loop): `t = 0.0; while t < T: ...; t += dt`, `i = 0; while i < n: ...; i +
 
 Such a test is a Python bool on every iteration, so the loop ran as Python: tracing unrolled
 it (an RK4 integrator's 1,000 steps were a 43,000-op graph, past kiln's bound on generated
-source: the call ran eagerly, after a 3 s trace). After its first iteration (run as Python),
-the numbers the body changed are lifted to traced 0-d values of the same kind (a weak
-Python number stays one, a NumPy scalar one, kiln._loop_types.carried_flags), and the test is
-tried on them: traced, the rest of the loop is captured as a while loop node that carries
-them. Where the test stays a Python value (it reads none of them) or the capture fails, the
-numbers are Python's again and the loop goes on as Python.
+source: the call ran eagerly, after a 3 s trace). A short loop still runs as Python (its
+numbers stay Python's after it, for code that needs their values: `f"{i}"`). After
+PYTHON_ITERATIONS iterations run as Python, the numbers the last one changed are lifted to
+traced 0-d values of the same kind (a weak Python number stays one, a NumPy scalar one,
+kiln._loop_types.carried_flags), and the test is tried on them, where no graph break may cut
+the trace (`while 2 ** k < n` needs k's value): traced, the rest of the loop is captured as a
+while loop node that carries them. Where the test stays a Python value (it reads none of
+them, or needs their values) or the capture fails, the numbers are Python's again and the
+loop goes on as Python.
 """
 from ._loop_types import carried_flags, is_number, type_of
 from ._tracer import TracedArray, to_tensor
+
+PYTHON_ITERATIONS = 8
 
 
 def _changed(old, new):

@@ -87,6 +87,22 @@ def untouched_test(x):
     return x, k
 
 
+def short_count(x):
+    i = 0
+    while i < 3:  # short: Python's, and i a Python int after it
+        x = x + 1
+        i += 1
+    return x, f"{i} steps"
+
+
+def powers_of_two(x):
+    k = 0
+    while 2 ** k < 10 ** 6:  # a test that needs k's value: Python's, with no graph break
+        x = x + k
+        k += 1
+    return x, k
+
+
 CASES = {
     "rk4_until": (rk4_until, lambda rng: (rng.random(2), 0.01, 3.0)),
     "gauss_seidel": (gauss_seidel, lambda rng: (rng.random((6, 6)) + 6 * np.eye(6),
@@ -96,6 +112,8 @@ CASES = {
     "list_indexed": (list_indexed, lambda rng: (rng.random(3),)),
     "big_counter": (big_counter, lambda rng: (rng.random(3),)),
     "untouched_test": (untouched_test, lambda rng: (rng.random(3),)),
+    "short_count": (short_count, lambda rng: (rng.random(3),)),
+    "powers_of_two": (powers_of_two, lambda rng: (rng.random(3),)),
 }
 CAPTURED = ("rk4_until", "gauss_seidel", "strided_sum", "numpy_scalar_clock")
 
@@ -127,3 +145,13 @@ def test_while_loops_counting_python_numbers_are_captured(name):
     report = kiln.explain(kiln.compile(function))(*make(np.random.default_rng(3)))
     kinds = [loop.kind for loop in report.loops if loop.kind != "select"]
     assert kinds and "unrolled" not in kinds and report.graph_break_count == 0, str(report)
+
+
+@pytest.mark.parametrize("name", ["short_count", "powers_of_two", "list_indexed",
+                                  "untouched_test"])
+def test_while_loops_left_to_python_break_no_graph(name):
+    # lifted after the first iteration, i was traced after the loop: f"{i}" and 2 ** k were
+    # graph breaks where the unrolled loop had none
+    function, make = CASES[name]
+    report = kiln.explain(kiln.compile(function))(*make(np.random.default_rng(3)))
+    assert report.graph_break_count == 0, str(report)
