@@ -489,7 +489,12 @@ class TracedArray:
         if ndigits is None:  # a NumPy scalar's round() is a Python int
             value = materialize(self, "round() of a traced array")[()]
             return self._context.note_data_scalar(round(value))
-        return np.round(self, ndigits)  # of its own type, as NumPy's scalars round
+        result = np.round(self, ndigits)  # of its own type, as NumPy's scalars round
+        if self._weak is not None and isinstance(result, TracedArray):
+            # a traced Python number's round(x, n) is Python's type (a loop's `t =
+            # round(t + 0.1, 10)` came back as np.float64)
+            result._scalar, result._weak = True, self._weak
+        return result
 
     def __index__(self):
         return operator.index(materialize(self, "a traced array used as a Python integer")[()])

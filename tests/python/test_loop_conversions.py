@@ -485,3 +485,19 @@ def test_complex_of_traced_parts_stays_in_the_loop():
     assert report.graph_break_count == 0, report.break_reasons
     np.testing.assert_allclose(report.result, complex_of_parts(re, im), rtol=1e-12)
     np.testing.assert_allclose(kiln.compile(complex_of_parts)(re, im), complex_of_parts(re, im))
+
+
+def rounded_clock(x):
+    t = 0.0
+    for i in range(12):
+        x = x + np.sin(t)
+        t = round(t + 0.1, 10)  # Python's round of a Python float: a float
+    return x, t, round(x[0], 3)
+
+
+def test_round_of_a_python_number_carried_by_a_loop_is_pythons_type():
+    x = np.ones(2)
+    got, want = kiln.compile(rounded_clock)(x), rounded_clock(x)
+    assert [type(v) for v in got] == [type(v) for v in want] == [np.ndarray, float, np.float64]
+    np.testing.assert_allclose(got[0], want[0], rtol=1e-12)
+    assert got[1:] == want[1:]
