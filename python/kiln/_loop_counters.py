@@ -16,7 +16,7 @@ loop goes on as Python.
 from ._loop_types import carried_flags, is_number, type_of
 from ._tracer import TracedArray, to_tensor
 
-PYTHON_ITERATIONS = 8
+PYTHON_ITERATIONS = 4  # (each costs the graph a copy of the body: compile time)
 
 
 def _changed(old, new):
