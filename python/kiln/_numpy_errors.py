@@ -3,9 +3,10 @@ checking for floating-point errors, so a function that asks NumPy to raise Float
 call a handler or log on one (`with np.errstate(divide="raise"):`) runs eagerly, where NumPy
 checks; so does one that makes NumPy's RuntimeWarning an error (`warnings.simplefilter("error")`,
 whose `except RuntimeWarning:` would never run), or records the warnings
-(`warnings.catch_warnings(record=True)`: its list would stay empty). A call made while such a state is already set
-runs eagerly before any trace (the compiled call checks: src/python/numpy_errors.h). Only the
-thread tracing is refused: another thread setting these meanwhile is not tracing."""
+(`warnings.catch_warnings(record=True)` in the user's code: its list would stay empty). A call
+made while such a state is already set runs eagerly before any trace (the compiled call
+checks: src/python/numpy_errors.h). Only the thread tracing is refused: another thread setting
+these meanwhile is not tracing."""
 import sys
 import warnings
 
