@@ -41,23 +41,28 @@ def _result(context, tensor, out=None, scalar=None, casting="unsafe", ufunc=None
     std's sqrt, by its rule: pass the ufunc for NumPy's error class), else a new traced array.
     kiln broadcast and cast into any out=, a wrong answer where NumPy raises."""
     if out is not None:
-        if not isinstance(out, TracedArray):
-            raise TypeError("kiln: out= must be a traced array inside a compiled function")
-        if tuple(out.shape) != tuple(tensor.shape) and not (broadcast and tuple(out.shape) == (
-                np.broadcast_shapes(tuple(out.shape), tuple(tensor.shape)))):
-            raise ValueError(f"out= has shape {tuple(out.shape)}, the result "
-                             f"{tuple(tensor.shape)} (NumPy does not broadcast it)")
-        dtype = np.dtype(tensor.dtype)
-        if not np.can_cast(dtype, out.dtype, casting):
-            if ufunc is not None:
-                raise _UFuncOutputCastingError(ufunc, casting, dtype, out.dtype, 0)
-            raise TypeError(f"Cannot cast array data from {dtype!r} to {out.dtype!r} according "
-                            f"to the rule {casting!r}")
+        _check_out(tensor, out, casting, ufunc, broadcast)
         out._assign(tensor)
         return out
     value = traced(context, tensor)
     value._scalar = len(tensor.shape) == 0 if scalar is None else scalar
     return value
+
+
+def _check_out(tensor, out, casting="unsafe", ufunc=None, broadcast=False):
+    """NumPy's errors for an out= that cannot take `tensor` (_result's), before any write."""
+    if not isinstance(out, TracedArray):
+        raise TypeError("kiln: out= must be a traced array inside a compiled function")
+    if tuple(out.shape) != tuple(tensor.shape) and not (broadcast and tuple(out.shape) == (
+            np.broadcast_shapes(tuple(out.shape), tuple(tensor.shape)))):
+        raise ValueError(f"out= has shape {tuple(out.shape)}, the result "
+                         f"{tuple(tensor.shape)} (NumPy does not broadcast it)")
+    dtype = np.dtype(tensor.dtype)
+    if not np.can_cast(dtype, out.dtype, casting):
+        if ufunc is not None:
+            raise _UFuncOutputCastingError(ufunc, casting, dtype, out.dtype, 0)
+        raise TypeError(f"Cannot cast array data from {dtype!r} to {out.dtype!r} according "
+                        f"to the rule {casting!r}")
 
 
 # ---- manipulation ----
@@ -243,7 +248,32 @@ def concatenate(context, arrays, axis=0, out=None, *, dtype=None, casting="same_
         values, axis = [ravel(context, v) for v in values], 0
     axis = normalize_axis(axis, values[0].ndim, "concatenate")
     tensor = _k().concatenate([cast(v.tensor, common) for v in values], axis)
+    if isinstance(out, TracedArray) and _shares_root(values, out):
+        _check_out(tensor, out)
+        return _copied_in_turn(context, values, axis, common, out)
     return _result(context, tensor, out, scalar=False)
+
+
+def _root_of(x):
+    return x._root if x._root is not None else x
+
+
+def _shares_root(values, out):
+    return any(_root_of(v) is _root_of(out) for v in values)
+
+
+def _copied_in_turn(context, values, axis, common, out):
+    """np.concatenate into an out= that overlaps its inputs: NumPy copies one input after the
+    other, each read as the copies before it left the memory (`np.concatenate([x[:2], x[:2]],
+    out=x[1:5])` copies the first copy again); one concatenation of the inputs as they were
+    gave other values."""
+    start = 0
+    for value in values:
+        stop = start + value.shape[axis]
+        index = (slice(None),) * axis + (slice(start, stop),)
+        out[index] = traced(context, cast(value.tensor, common))
+        start = stop
+    return out
 
 
 def stack(context, arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
@@ -256,6 +286,9 @@ def stack(context, arrays, axis=0, out=None, *, dtype=None, casting="same_kind")
     if len(shapes) != 1:
         raise ValueError("all input arrays must have the same shape")
     axis = normalize_axis(axis, values[0].ndim + 1, "stack")
+    if isinstance(out, TracedArray) and _shares_root(values, out):  # NumPy's: in turn
+        return concatenate(context, [expand_dims(context, v, axis) for v in values], axis, out,
+                           dtype=dtype, casting=casting)
     tensor = _k().stack([cast(v.tensor, common) for v in values], axis)
     return _result(context, tensor, out, scalar=False)
 

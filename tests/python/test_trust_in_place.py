@@ -92,3 +92,41 @@ def test_an_eager_call_writing_an_argument_that_shares_memory_with_another(funct
         got, want = make(), make()
         np.testing.assert_array_equal(compiled(got, mask), function(want, mask))
         np.testing.assert_array_equal(got, want)
+
+
+def concatenate_into_itself(x):
+    np.concatenate([x[:2], x[:2]], out=x[1:5])
+    return x
+
+
+def concatenate_rows_into_itself(x):
+    np.concatenate([x[:, :2], x[:, :2]], axis=1, out=x[:, 1:5])
+    return x
+
+
+def stack_into_itself(x):
+    np.stack([x[:2], x[1:3]], out=x[1:5].reshape(2, 2))
+    return x
+
+
+def concatenate_an_argument_into_another(x, y):
+    np.concatenate([y, y], out=x)
+    return x
+
+
+@pytest.mark.parametrize("function", [concatenate_into_itself, concatenate_rows_into_itself,
+                                      stack_into_itself])
+def test_joining_into_an_out_that_overlaps_the_inputs_copies_them_in_turn(function):
+    """NumPy copies the inputs of np.concatenate / np.stack into out= one after the other, each
+    read as the copies before it left the memory: kiln joined them as they were before
+    ([0, 0, 1, 0, 1] where NumPy leaves [0, 0, 1, 0, 0])."""
+    make = (lambda: np.arange(10.0).reshape(2, 5)) if "rows" in function.__name__ else (
+        lambda: np.arange(5.0))
+    expected, x = make(), make()
+    function(expected)
+    np.testing.assert_array_equal(kiln.compile(function)(x), expected)
+    np.testing.assert_array_equal(x, expected)
+    memory, theirs = np.arange(6.0), np.arange(6.0)
+    concatenate_an_argument_into_another(theirs[:4], theirs[1:3])
+    kiln.compile(concatenate_an_argument_into_another)(memory[:4], memory[1:3])
+    np.testing.assert_array_equal(memory, theirs)
