@@ -89,6 +89,7 @@ def _traced_as_strided(x, shape, strides, writeable):
     view = x._make_view(forward(x.tensor), forward, backward, tuple(steps))
     view._scalar = False
     view._overlapping = _may_overlap(shape, steps)
+    view._hidden_base = True  # NumPy's views an array it made over x's memory (x.base's)
     if not writeable:
         view._read_only = True
     return view

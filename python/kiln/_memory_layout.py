@@ -129,11 +129,13 @@ def base_of(x):
     that owns the data, as kiln's _root does). Where NumPy's answer depends on the caller's
     array (an argument's base, whether it owns its data, which guards do not check: x[1:].base
     is x, or x's own base), on a layout kiln does not follow (a reshape NumPy may copy, a view
-    made by hand), the call runs eagerly: a graph break, NumPy's object."""
+    made by hand) or on an array NumPy made that kiln does not hold (as_strided's), the call
+    runs eagerly: a graph break, NumPy's object. A NumPy function that returns a view of its
+    own temporary (np.roll, np.tile) has a base where kiln's result has none."""
     if x._scalar and len(x.shape) == 0:
         return None  # a NumPy scalar: np.float64(1).base
     root = x._root
-    if (x._argument or root is not None and root._argument or x._maybe_copy
+    if (x._argument or root is not None and root._argument or x._maybe_copy or x._hidden_base
             or strides_of(x) is None or root is not None and strides_of(root) is None):
         graph_break("x.base depends on how the caller made its array, or on a memory layout "
                     "kiln does not follow")

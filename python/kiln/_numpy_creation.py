@@ -24,7 +24,7 @@ import threading
 import numpy as np
 
 from . import (_as_strided, _concatenators, _impure_calls, _memory_layout, _numpy_errors,
-               _stacked_rows, _window_ranges)
+               _numpy_functions, _stacked_rows, _window_ranges)
 from ._graph_breaks import callee_instruction, is_internal, opaque_value, user_location
 from ._tracer import (SUPPORTED_DTYPES, TracedArray, backend, cast, check_dtype, context_of,
                       converted, default_float, dtype_name, has_tracer, materialize_all,
@@ -230,14 +230,30 @@ def asarray(context, a, dtype=None, order=None, *, copy=None, **kwargs):
 
 
 def ascontiguousarray(context, a, dtype=None, **kwargs):
-    return array(context, a, dtype, copy=None, ndmin=1)  # NumPy's result has an axis
+    return _in_order(array(context, a, dtype, copy=None, ndmin=1), "C")  # (NumPy's has an axis)
 
 
 def asfortranarray(context, a, dtype=None, **kwargs):
-    """a itself where NumPy's is (up to one axis); a copy of more axes, whose layout the
-    trace does not know (taken as C order, NumPy's default)."""
-    result = array(context, a, dtype, copy=None, ndmin=1)
-    return result.copy() if result.ndim > 1 else result
+    return _in_order(array(context, a, dtype, copy=None, ndmin=1), "F")
+
+
+def _in_order(result, order):
+    """np.ascontiguousarray / np.asfortranarray of the array `result`: itself where its NumPy
+    layout is already `order` ("C", "F"), a copy in that layout where it is not (writes to
+    it reach no other array: np.ascontiguousarray(x.T) was x.T itself, its writes reaching x),
+    either where kiln does not know the layout (a write to it is a graph break, as a reshape's)."""
+    if not isinstance(result, TracedArray) or result.ndim <= 1 and order == "F":
+        return result  # (a NumPy scalar or array-like made here; one axis is both orders)
+    shape, strides = tuple(result.shape), _memory_layout.strides_of(result)
+    if strides is None:
+        return _numpy_functions.reshape_view(result, list(shape), None, maybe_copy=True)
+    wanted = _memory_layout.c_contiguous if order == "C" else _memory_layout.f_contiguous
+    if wanted(shape, strides):
+        return result
+    copy = result.copy()
+    if order == "F":
+        copy._strides = tuple(reversed(_memory_layout.c_strides(tuple(reversed(shape)))))
+    return copy
 
 
 _REQUIREMENTS = {"C": "C", "C_CONTIGUOUS": "C", "CONTIGUOUS": "C", "F": "F",

@@ -116,7 +116,11 @@ def reshape(context, a, shape=None, order="C", *, newshape=None, copy=None, rave
     if kind == "copy":
         if copy is False:
             raise ValueError("Unable to avoid creating a copy while reshaping.")
-        return _result(context, _k().reshape(x.tensor, target), scalar=False)
+        if ravel:  # a new array of its own (x.T.ravel().base is None)
+            return _result(context, _k().reshape(x.tensor, target), scalar=False)
+        # NumPy copies x in C order and views the copy (x.T.reshape(-1).base is that copy)
+        return reshape_view(_result(context, x.tensor, scalar=False), target,
+                            _memory_layout.c_strides(target))
     return reshape_view(x, target, strides, maybe_copy=kind == "either")
 
 

@@ -249,7 +249,7 @@ class TracedArray:
     __slots__ = ("_context", "_tensor", "_version", "_root", "_root_version", "_root_shape",
                  "_forward", "_backward", "_argument", "_selection", "_scalar", "_weak", "_range", "_affine", "_read_only",
                  "_bound", "_overlapping", "_lazy", "_strides", "_maybe_copy", "_maybe_copies",
-                 "__weakref__")
+                 "_hidden_base", "__weakref__")
     # (not `_mask`: np.ma reads any object's _mask as its MaskedArray mask)
 
     def __init__(self, context, tensor, mask=None):
@@ -278,6 +278,7 @@ class TracedArray:
         self._strides = "C"          # NumPy's layout, as far as known (kiln._memory_layout)
         self._maybe_copy = False     # a reshape NumPy may have copied (layout not known)
         self._maybe_copies = None    # weak references to such reshapes of this root
+        self._hidden_base = False    # NumPy's base is an array kiln does not hold (as_strided's)
 
     # -- value and views --
 
@@ -313,6 +314,7 @@ class TracedArray:
         self._check_plain("taking a view")
         view = TracedArray(self._context, tensor)
         view._read_only, view._overlapping = self._read_only, self._overlapping
+        view._hidden_base = self._hidden_base
         view._strides, view._maybe_copy = strides, maybe_copy or self._maybe_copy
         if self._scalar and len(self.tensor.shape) == 0:
             # A NumPy scalar is immutable: NumPy views a temporary array made from it.

@@ -508,3 +508,29 @@ def test_members_that_describe_memory_run_the_call_eagerly():
     np.testing.assert_array_equal(y, [5.0, 7.0, 0.0])
     with pytest.raises(kiln.GraphBreak, match=r"test_trust_ndarray_semantics\.py:\d+"):
         kiln.compile(lambda x: memoryview(x).nbytes, fullgraph=True)(x)
+
+
+def _contiguous_writes(x):
+    y = np.ascontiguousarray(x.T)
+    y[0, 0] = 100.0
+    z = np.asfortranarray(x)
+    z[0, 1] = 200.0
+    t = x * 2
+    return (y, z, y.flags.c_contiguous, z.flags.f_contiguous,
+            np.asfortranarray(t).flags.f_contiguous, t.T.reshape(-1).base.shape,
+            t.T.ravel().base is None)
+
+
+def test_ascontiguousarray_copies_where_numpy_does():
+    """np.ascontiguousarray(x.T) was x.T itself (its writes reached x, its flags said
+    Fortran order), np.asfortranarray of a Fortran-ordered array a copy (its writes lost);
+    a reshape that copies is a view of NumPy's C-order copy."""
+    for make in (lambda: np.arange(6.0).reshape(2, 3),
+                 lambda: np.asfortranarray(np.arange(6.0).reshape(2, 3))):
+        mine, theirs = make(), make()
+        got, expected = kiln.compile(_contiguous_writes)(mine), _contiguous_writes(theirs)
+        for value, reference in zip(got, expected):
+            np.testing.assert_array_equal(value, reference)
+        np.testing.assert_array_equal(mine, theirs)
+    shifted = lambda x: np.lib.stride_tricks.as_strided(x * 2, (2, 2), (8, 8))[1:].base.shape
+    assert kiln.compile(shifted)(np.arange(6.0)) == shifted(np.arange(6.0))
