@@ -25,7 +25,8 @@ import numpy as np
 
 from . import (_as_strided, _concatenators, _impure_calls, _memory_layout, _numpy_errors,
                _numpy_functions, _stacked_rows, _window_ranges)
-from ._graph_breaks import callee_instruction, is_internal, opaque_value, user_location
+from ._graph_breaks import (callee_instruction, graph_break, is_internal, opaque_value,
+                            user_location)
 from ._tracer import (SUPPORTED_DTYPES, TracedArray, backend, cast, check_dtype, context_of,
                       converted, default_float, dtype_name, has_tracer, materialize_all,
                       shape_entries, traced)
@@ -262,13 +263,23 @@ _REQUIREMENTS = {"C": "C", "C_CONTIGUOUS": "C", "CONTIGUOUS": "C", "F": "F",
 
 
 def require(context, a, dtype=None, requirements=None, **kwargs):
-    """a itself unless a cast, a view's own data ('O') or Fortran order of more than one
-    axis ('F') asks for a copy, as NumPy's require."""
+    """a itself unless a cast, an order it is not in ('C', 'F': _in_order), a view's own data
+    ('O') or a read-only array's writeable copy ('W') asks for a copy, as NumPy's require."""
     wanted = {_REQUIREMENTS[r.upper()] for r in
               ([requirements] if isinstance(requirements, str) else requirements or [])}
+    if {"C", "F"} <= wanted:
+        raise ValueError("Cannot specify both C and Fortran contiguous.")
     result = array(context, a, dtype, copy=None)
-    if ("O" in wanted and result._root is not None) or ("F" in wanted and result.ndim > 1):
-        return result.copy()
+    if not isinstance(result, TracedArray):
+        return result
+    order = "F" if "F" in wanted else "C"
+    if wanted & {"C", "F"}:
+        result = _in_order(result, order)
+    if "O" in wanted and result._argument:  # a view of the caller's array, or not
+        graph_break("np.require(x, 'O') of an argument: whether it owns its data depends on "
+                    "how the caller made it")
+    if "O" in wanted and result._root is not None or "W" in wanted and result._read_only:
+        return _in_order(result.copy(), order)
     return result
 
 

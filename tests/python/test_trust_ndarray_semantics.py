@@ -534,3 +534,22 @@ def test_ascontiguousarray_copies_where_numpy_does():
         np.testing.assert_array_equal(mine, theirs)
     shifted = lambda x: np.lib.stride_tricks.as_strided(x * 2, (2, 2), (8, 8))[1:].base.shape
     assert kiln.compile(shifted)(np.arange(6.0)) == shifted(np.arange(6.0))
+
+
+def _required(x, requirements):
+    y = np.require(x, requirements=requirements)
+    y[0, 0] = 100.0
+    return y.flags.c_contiguous, y.flags.f_contiguous
+
+
+@pytest.mark.parametrize("requirements", ["C", "F", ["O"], ["C", "O"], ["F", "W"]])
+def test_require_copies_where_numpy_does(requirements):
+    """np.require(x, "C") of a Fortran-ordered or strided argument was the argument itself
+    (writes reached it), "F" always a copy, "O" of an argument the argument, where NumPy's
+    answer is a copy or the caller's array as its layout and OWNDATA make it."""
+    for make in (lambda: np.arange(6.0).reshape(2, 3), lambda: np.ones((2, 3)),
+                 lambda: np.asfortranarray(np.arange(6.0).reshape(2, 3)),
+                 lambda: np.arange(12.0).reshape(2, 6)[:, ::2]):
+        mine, theirs = make(), make()
+        assert kiln.compile(_required)(mine, requirements) == _required(theirs, requirements)
+        np.testing.assert_array_equal(mine, theirs)
