@@ -41,6 +41,31 @@ def c_contiguous(shape, strides):
     return True
 
 
+def f_strides(shape):
+    """The element strides of a Fortran-ordered array of `shape`."""
+    return tuple(reversed(c_strides(tuple(reversed(shape)))))
+
+
+def in_order(x, order):
+    """Whether NumPy's layout of the traced array `x` is `order` ("C", "F"; "K", "A": any):
+    True, False, or None where kiln does not know it."""
+    if order not in ("C", "F"):
+        return True
+    strides = strides_of(x)
+    if strides is None:
+        return None
+    return (c_contiguous if order == "C" else f_contiguous)(tuple(x.shape), strides)
+
+
+def ordered(result, order, like):
+    """The `_strides` of a new array NumPy lays out in `order` (an astype or copy of `like`)."""
+    if order == "F":
+        return f_strides(tuple(result.shape)) if result.ndim > 1 else "C"
+    if order in ("K", "A"):
+        return follows([like], like.shape)
+    return "C"
+
+
 def f_contiguous(shape, strides):
     """NumPy's F_CONTIGUOUS flag."""
     return c_contiguous(tuple(reversed(shape)), tuple(reversed(strides)))

@@ -170,28 +170,32 @@ def identity(context, n, dtype=None, **kwargs):
 _NEVER_COPIES = int(np.__version__.split(".")[0]) >= 2  # copy=False: NumPy 1's "if needed"
 
 
-def array(context, obj, dtype=None, *, copy=True, ndmin=0, **kwargs):
+def array(context, obj, dtype=None, *, copy=True, order="K", ndmin=0, **kwargs):
     """np.array of tracers, or of (nested) lists mixing tracers and scalars: a stack. With
     copy=None (or False) a tracer of the dtype asked for is itself, as NumPy's array is (writes
-    through the result reach it); ndmin puts ones in front (a view)."""
+    through the result reach it), where it is in the order asked for (_in_order: a copy in
+    that order where not); ndmin puts ones in front (a view)."""
+    order = "K" if order is None else order
     if isinstance(obj, TracedArray) and (obj._scalar or obj._weak is not None) and obj.ndim == 0:
         obj = TracedArray(context, obj.tensor)  # a NumPy scalar's or Python number's: 0-d array
     if isinstance(obj, TracedArray):
         same = dtype is None or np.dtype(dtype) == obj.dtype
         if copy:
-            result = obj.astype(obj.dtype if dtype is None else dtype)
-        elif same:
-            result = obj
+            result = obj.astype(obj.dtype if dtype is None else dtype, order=order)
+        elif same and _memory_layout.in_order(obj, order) is not False:
+            result = obj if order in ("K", "A") else _in_order(obj, order)
         elif copy is False and _NEVER_COPIES:
             raise ValueError("Unable to avoid copy while creating an array as requested.")
         else:
-            result = obj.astype(dtype)
+            result = obj.astype(obj.dtype if dtype is None else dtype, order=order)
     else:
         result = _with_stacks(context, obj, dtype)
         if result is None:
             items = _items(context, obj, dtype)
             common = np.result_type(*[item.dtype for item in items]) if dtype is None else dtype
             result = np.stack([item.astype(common) for item in items])
+        if order == "F" and isinstance(result, TracedArray):
+            result = _in_order(result, "F")
     if result.ndim < ndmin:
         result = result.reshape((1,) * (ndmin - result.ndim) + tuple(result.shape))
     return result
@@ -227,7 +231,7 @@ def _with_stacks(context, obj, dtype):
 
 
 def asarray(context, a, dtype=None, order=None, *, copy=None, **kwargs):
-    return array(context, a, dtype, copy=copy)
+    return array(context, a, dtype, copy=copy, order=order)
 
 
 def ascontiguousarray(context, a, dtype=None, **kwargs):
@@ -239,22 +243,17 @@ def asfortranarray(context, a, dtype=None, **kwargs):
 
 
 def _in_order(result, order):
-    """np.ascontiguousarray / np.asfortranarray of the array `result`: itself where its NumPy
-    layout is already `order` ("C", "F"), a copy in that layout where it is not (writes to
-    it reach no other array: np.ascontiguousarray(x.T) was x.T itself, its writes reaching x),
-    either where kiln does not know the layout (a write to it is a graph break, as a reshape's)."""
-    if not isinstance(result, TracedArray) or result.ndim <= 1 and order == "F":
-        return result  # (a NumPy scalar or array-like made here; one axis is both orders)
-    shape, strides = tuple(result.shape), _memory_layout.strides_of(result)
-    if strides is None:
-        return _numpy_functions.reshape_view(result, list(shape), None, maybe_copy=True)
-    wanted = _memory_layout.c_contiguous if order == "C" else _memory_layout.f_contiguous
-    if wanted(shape, strides):
-        return result
-    copy = result.copy()
-    if order == "F":
-        copy._strides = tuple(reversed(_memory_layout.c_strides(tuple(reversed(shape)))))
-    return copy
+    """np.ascontiguousarray / np.asfortranarray of the array `result` (np.asarray's order=):
+    itself where its NumPy layout is already `order` ("C", "F"), a copy in that layout where
+    it is not (writes to it reach no other array: np.ascontiguousarray(x.T) was x.T itself, its
+    writes reaching x), either where kiln does not know the layout (a write to it is a graph
+    break, as a reshape's)."""
+    if not isinstance(result, TracedArray):
+        return result  # (an array-like made here)
+    known = _memory_layout.in_order(result, order)
+    if known is None:
+        return _numpy_functions.reshape_view(result, list(result.shape), None, maybe_copy=True)
+    return result if known else result.copy(order)
 
 
 _REQUIREMENTS = {"C": "C", "C_CONTIGUOUS": "C", "CONTIGUOUS": "C", "F": "F",

@@ -431,8 +431,7 @@ def astype(context, x, dtype, /, *, copy=True, device=None):
 def copy(context, a, order="K", subok=False):
     x = _as_traced(context, a)
     result = traced(context, x.tensor)
-    result._strides = (_memory_layout.follows([x], x.shape) if order in ("K", "A")
-                       else "C")
+    result._strides = _memory_layout.ordered(result, order, x)
     return result
 
 

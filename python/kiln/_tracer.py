@@ -555,11 +555,17 @@ class TracedArray:
         if not np.can_cast(self.dtype, dtype, casting):
             raise TypeError(f"Cannot cast array data from {self.dtype!r} to {dtype!r} "
                             f"according to the rule {casting!r}")
-        if not copy and dtype == self.dtype and order in ("K", "A"):
-            return self  # NumPy's astype(copy=False) to the same dtype is the array itself
+        if not copy and dtype == self.dtype:
+            # NumPy's astype(copy=False) to the same dtype is the array itself, in its order
+            known = _memory_layout.in_order(self, order)
+            if known:
+                return self
+            if known is None:  # a copy or not, as the layout makes it: writes break
+                return self._make_view(self.tensor, lambda root: root,
+                                       lambda root, value: value, None, maybe_copy=True)
         result = traced(self._context, backend().astype(self._unmasked(), dtype.name))
-        if order in ("K", "A") and self._selection is None:
-            result._strides = _memory_layout.follows([self], self.shape)
+        if self._selection is None:
+            result._strides = _memory_layout.ordered(result, order, self)
         result._scalar = self._scalar  # a NumPy scalar's astype gives a NumPy scalar
         result._selection = self._selection  # elementwise: of x[mask] or a window, the same
         if self._bound is not None and dtype.kind in "iu" and self._bound <= np.iinfo(dtype).max:
@@ -570,6 +576,8 @@ class TracedArray:
         if not self._windowed():  # a window's copy: the whole axes, the same window
             self._check_plain("copy")
         result = traced(self._context, self.tensor)
+        if self._selection is None:
+            result._strides = _memory_layout.ordered(result, order, self)
         result._selection = self._selection
         result._scalar = self._scalar  # a NumPy scalar's copy is a NumPy scalar
         result._bound = self._bound

@@ -553,3 +553,36 @@ def test_require_copies_where_numpy_does(requirements):
         mine, theirs = make(), make()
         assert kiln.compile(_required)(mine, requirements) == _required(theirs, requirements)
         np.testing.assert_array_equal(mine, theirs)
+
+
+ORDERED = {
+    "asarray_F": lambda x: np.asarray(x, order="F"),
+    "array_C_of_T": lambda x: np.array(x.T, copy=None, order="C"),
+    "asanyarray_F": lambda x: np.asanyarray(x, order="F"),
+    "astype_F_no_copy": lambda x: x.astype(x.dtype, copy=False, order="F"),
+    "astype_C_of_T_no_copy": lambda x: x.T.astype(x.dtype, copy=False, order="C"),
+    "copy_F": lambda x: np.copy(x, order="F"),
+    "method_copy_F": lambda x: x.copy(order="F"),
+    "ascontiguous_strided": lambda x: np.ascontiguousarray(x[:, ::2]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ORDERED))
+def test_an_order_asked_for_copies_or_views_as_numpy(name):
+    """np.asarray(x, order="F") and np.array(..., order=) ignored the order (the array
+    itself: writes through it reached the caller's where NumPy copies), astype(copy=False,
+    order=) copied an array already in that order (writes lost), copies in Fortran order said
+    C order in their flags."""
+    def write(x):
+        y = ORDERED[name](x)
+        y[0, 0] = 100.0
+        return y, y.flags.c_contiguous, y.flags.f_contiguous
+
+    for make in (lambda: np.arange(6.0).reshape(2, 3),
+                 lambda: np.asfortranarray(np.arange(6.0).reshape(2, 3)),
+                 lambda: np.arange(12.0).reshape(2, 6)[:, ::2]):
+        mine, theirs = make(), make()
+        got, expected = kiln.compile(write)(mine), write(theirs)
+        np.testing.assert_array_equal(got[0], expected[0])
+        assert got[1:] == expected[1:]
+        np.testing.assert_array_equal(mine, theirs)
