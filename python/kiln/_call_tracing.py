@@ -18,7 +18,7 @@ from ._graph_breaks import (GraphBreak, GraphBreakSignal, located, raise_taken_s
 from ._raising_calls import LEAKED, NOT_AN_ARRAY, donated, written_inputs
 from ._retrace import (SEGMENT_LIMIT, SEGMENT_SECONDS, NeedsStatic, RerunEagerly, _SegmentLimit,
                        _TraceContext, _Traced)
-from ._trace_stores import CellStores, GlobalStores
+from ._trace_stores import CellStores, GlobalStores, MemoStores
 from ._tracing import location_of, with_loop_capture
 
 Unsupported = _kiln.Unsupported
@@ -133,8 +133,9 @@ class CallTracing:
         context.random_states = _random_state.snapshot(self.fn, leaves)
         stores = GlobalStores(self.environment.global_stores, attributes.copies,
                               self.environment.globals_ids, location_of(self.fn))
+        memos = MemoStores(self.environment.memoized)
         leaked = functools.partial(self._leaked, spec, traced_leaves, traced_tree, original, tracer)
-        rebound = rebound_cell = None
+        rebound = rebound_cell = cached = None
 
         def lost_if_raising():
             """leaked(), or the trace rebound a module global or closure variable, or assigned
@@ -142,7 +143,8 @@ class CallTracing:
             run keeps them, no graph of a raising trace makes them (the globals are put back),
             so the call runs eagerly. Not under fullgraph (_leaked)."""
             return leaked() or not self.fullgraph and (
-                rebound is not None or rebound_cell is not None or attributes.assigned() != [])
+                rebound is not None or rebound_cell is not None or cached is not None
+                or attributes.assigned() != [])
         try:
             try:
                 try:
@@ -159,6 +161,7 @@ class CallTracing:
                 finally:
                     rebound = stores.changed()  # the module's globals hold no tracer after
                     rebound_cell = cell_stores.changed()
+                    cached = memos.changed()
                 raise_taken_signal(context, raised)
                 if _random_state.drew(context.random_states):
                     context.opaque_call("a random generator draws new values on every call",
@@ -170,6 +173,10 @@ class CallTracing:
                     raise ChangesCallerState(
                         f"the function assigns the closure variable '{rebound_cell[0]}' "
                         "(NumPy assigns it at every call)", rebound_cell[1])
+                if cached is not None:
+                    raise ChangesCallerState(
+                        f"the function stores a value in the lru_cache of '{cached}', which "
+                        "kiln does not see", location_of(self.fn))
                 # Attributes of self and of global objects the trace assigned: each run of the
                 # graph assigns them (the values outputs of the graph, or constants).
                 assigned = attributes.assigned()

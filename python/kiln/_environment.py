@@ -129,6 +129,7 @@ class Environment:
         self.cell_helpers = set()  # id() of user functions held in closure cells
         self.global_stores = []  # (globals dict, name, location) the code may rebind
         self.partials = []  # (globals dict, name, partial) whose arguments are read
+        self.memoized = []  # functools.lru_cache wrappers the code names (kiln._trace_stores)
         self.globals_ids = set()  # id() of the globals dicts of fn and its helpers
         self.codes = []  # (function, its __code__) of fn and the helpers it reaches
         self.unwatched_read = None  # why fn reads module globals no guard can watch
@@ -249,6 +250,9 @@ class Environment:
                 if name not in global_names:
                     continue
                 value = _plain_function(globals_.get(name))
+                if isinstance(value, functools._lru_cache_wrapper) and all(
+                        memo is not value for memo in self.memoized):
+                    self.memoized.append(value)
                 if _is_user_function(value):
                     self.links.append((globals_, name, value))
                     # Attributes of the function named (`step.count`, `f.scale = 2` set

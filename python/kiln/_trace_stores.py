@@ -1,6 +1,7 @@
 """What a trace rebinds that NumPy would rebind at every call: module globals (`global G;
-G = ...`) and closure cells (`nonlocal n; n += 1`), as they were before it; such a trace runs
-eagerly (kiln._compile)."""
+G = ...`) and closure cells (`nonlocal n; n += 1`), as they were before it, and what it stores
+where kiln does not see (a functools.lru_cache's values); such a trace runs eagerly
+(kiln._compile)."""
 import dis
 import functools
 import types
@@ -104,3 +105,24 @@ class GlobalStores:
                 first = (sorted(changed)[0], self.location)
         return first
 
+
+
+class MemoStores:
+    """The functools.lru_cache wrappers the function names (Environment.memoized) and how many
+    misses each had before a trace. One that missed during it (`buf(n)` making np.zeros(n))
+    stored the trace's value where the caller's later calls look, which no guard or graph
+    sees: later calls reused one graph where NumPy's shared, changing array accumulated, then
+    read a tracer of an ended trace."""
+
+    def __init__(self, wrappers):
+        self.saved = [(wrapper, wrapper.cache_info().misses) for wrapper in wrappers]
+
+    def changed(self):
+        """The name of the first cache that stored a value during the trace, or None; each such
+        cache is emptied (the eager run that follows fills it with NumPy's values)."""
+        first = None
+        for wrapper, misses in self.saved:
+            if wrapper.cache_info().misses != misses:
+                wrapper.cache_clear()
+                first = first or getattr(wrapper, "__qualname__", repr(wrapper))
+        return first

@@ -1,6 +1,7 @@
 """Python state a compiled function reads or changes, changed between calls or by the call
 itself: each call sees it as eager NumPy's would, never a value fixed at an earlier trace."""
 import collections
+import functools
 import itertools
 import types
 
@@ -288,3 +289,39 @@ def test_dict_and_list_subclasses_changed_in_place_are_read_again():
     np.testing.assert_array_equal(compiled(np.ones(2), steps), np.full(2, 2.0))
     steps[0] = 5.0
     np.testing.assert_array_equal(compiled(np.ones(2), steps), np.full(2, 5.0))
+
+
+@functools.lru_cache(maxsize=None)
+def _shared_buffer(n):
+    return np.zeros(n)
+
+
+@functools.lru_cache(maxsize=None)
+def _scale(n):
+    return 2.0 ** n
+
+
+def _accumulates(x):
+    buffer = _shared_buffer(3)
+    buffer += x
+    return buffer.sum() * _scale(2)
+
+
+def test_an_lru_cached_helper_making_an_array_during_the_trace_keeps_numpys_array():
+    """An lru_cache'd helper first called inside the trace cached the trace's array: later
+    calls reused the graph of a fresh zeros ([12, 12, 12] where NumPy's shared buffer gives
+    [12, 24, 36]) and the caller's own buf(3) read a tracer of an ended trace. The call runs
+    eagerly, the cache holding NumPy's values; calls that only hit it compile."""
+    for cache in (_shared_buffer, _scale):
+        cache.cache_clear()
+    compiled = kiln.compile(_accumulates)
+    assert [float(compiled(np.ones(3))) for _ in range(3)] == [12.0, 24.0, 36.0]
+    np.testing.assert_array_equal(_shared_buffer(3), np.full(3, 3.0))
+    assert _scale(2) == 4.0
+
+    @kiln.compile
+    def scaled(x):
+        return x * _scale(3)
+
+    np.testing.assert_array_equal(scaled(np.ones(2)), np.full(2, 8.0))
+    np.testing.assert_array_equal(scaled(np.ones(2)), np.full(2, 8.0))
