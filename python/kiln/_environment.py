@@ -218,6 +218,9 @@ class Environment:
                     + _public_names(_class_names(owner))))
             for name in names:  # self's attributes and methods by name
                 method = getattr(owner, name, None) if reads_self else None
+                if isinstance(method, functools._lru_cache_wrapper) and all(
+                        memo is not method for memo in self.memoized):
+                    self.memoized.append(method)  # an lru_cache'd method (self.table(n))
                 if add_self_read(name):
                     pass
                 elif _is_user_function(method):

@@ -325,3 +325,21 @@ def test_an_lru_cached_helper_making_an_array_during_the_trace_keeps_numpys_arra
 
     np.testing.assert_array_equal(scaled(np.ones(2)), np.full(2, 8.0))
     np.testing.assert_array_equal(scaled(np.ones(2)), np.full(2, 8.0))
+
+
+class _Tables:
+    @functools.lru_cache(maxsize=None)
+    def table(self, n):
+        return np.zeros(n)
+
+    def run(self, x):
+        table = self.table(3)
+        table += x
+        return table.sum()
+
+
+def test_an_lru_cached_method_making_an_array_during_the_trace_keeps_numpys_array():
+    mine, theirs = _Tables(), _Tables()
+    compiled = kiln.compile(mine.run)
+    assert [float(compiled(np.ones(3))) for _ in range(3)] == [
+        float(theirs.run(np.ones(3))) for _ in range(3)] == [3.0, 6.0, 9.0]
