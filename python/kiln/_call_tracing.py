@@ -133,7 +133,8 @@ class CallTracing:
         context.random_states = _random_state.snapshot(self.fn, leaves)
         stores = GlobalStores(self.environment.global_stores, attributes.copies,
                               self.environment.globals_ids, location_of(self.fn))
-        memos = MemoStores(self.environment.memoized)
+        memos = MemoStores(self.environment.memoized, self.environment.cached_properties,
+                           self.environment.attributes)
         leaked = functools.partial(self._leaked, spec, traced_leaves, traced_tree, original, tracer)
         rebound = rebound_cell = cached = None
 
@@ -175,8 +176,8 @@ class CallTracing:
                         "(NumPy assigns it at every call)", rebound_cell[1])
                 if cached is not None:
                     raise ChangesCallerState(
-                        f"the function stores a value in the lru_cache of '{cached}', which "
-                        "kiln does not see", location_of(self.fn))
+                        f"the function stores a value in the cache of '{cached}' (lru_cache, "
+                        "cached_property), which kiln does not see", location_of(self.fn))
                 # Attributes of self and of global objects the trace assigned: each run of the
                 # graph assigns them (the values outputs of the graph, or constants).
                 assigned = attributes.assigned()

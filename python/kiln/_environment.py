@@ -130,6 +130,7 @@ class Environment:
         self.global_stores = []  # (globals dict, name, location) the code may rebind
         self.partials = []  # (globals dict, name, partial) whose arguments are read
         self.memoized = []  # functools.lru_cache wrappers the code names (kiln._trace_stores)
+        self.cached_properties = []  # names of self's functools.cached_property the code reads
         self.globals_ids = set()  # id() of the globals dicts of fn and its helpers
         self.codes = []  # (function, its __code__) of fn and the helpers it reaches
         self.unwatched_read = None  # why fn reads module globals no guard can watch
@@ -221,6 +222,9 @@ class Environment:
                 if isinstance(method, functools._lru_cache_wrapper) and all(
                         memo is not method for memo in self.memoized):
                     self.memoized.append(method)  # an lru_cache'd method (self.table(n))
+                if (isinstance(method, functools.cached_property) and self.attributes is not None
+                        and name not in self.cached_properties):
+                    self.cached_properties.append(name)
                 if add_self_read(name):
                     pass
                 elif _is_user_function(method):

@@ -114,13 +114,19 @@ class MemoStores:
     sees: later calls reused one graph where NumPy's shared, changing array accumulated, then
     read a tracer of an ended trace."""
 
-    def __init__(self, wrappers):
+    def __init__(self, wrappers, cached_properties=(), attributes=None):
         self.saved = [(wrapper, wrapper.cache_info().misses) for wrapper in wrappers]
+        # self's cached properties not computed yet (`@cached_property def buf`): the trace
+        # computes them into self's stand-in, each run of the graph would assign a new value
+        # where NumPy's later calls share the first one
+        self.uncached = [name for name in cached_properties
+                         if attributes is not None and name not in attributes]
 
     def changed(self):
-        """The name of the first cache that stored a value during the trace, or None; each such
-        cache is emptied (the eager run that follows fills it with NumPy's values)."""
-        first = None
+        """The name of the first cache that stored a value during the trace (or may have: a
+        cached property of self not computed before it), or None; each lru_cache that did is
+        emptied (the eager run that follows fills it with NumPy's values)."""
+        first = self.uncached[0] if self.uncached else None
         for wrapper, misses in self.saved:
             if wrapper.cache_info().misses != misses:
                 wrapper.cache_clear()

@@ -343,3 +343,24 @@ def test_an_lru_cached_method_making_an_array_during_the_trace_keeps_numpys_arra
     compiled = kiln.compile(mine.run)
     assert [float(compiled(np.ones(3))) for _ in range(3)] == [
         float(theirs.run(np.ones(3))) for _ in range(3)] == [3.0, 6.0, 9.0]
+
+
+class _Buffered:
+    @functools.cached_property
+    def buffer(self):
+        return np.zeros(3)
+
+    def step(self, x):
+        self.buffer[...] += x
+        return self.buffer.sum()
+
+
+def test_a_cached_property_computed_during_the_trace_is_computed_once_as_in_numpy():
+    """self.buffer (functools.cached_property) first computed inside the trace was assigned
+    a fresh array by every run of the graph ([3, 3, 3], buffer [1, 1, 1]) where NumPy's calls
+    share the first one ([3, 6, 9], buffer [3, 3, 3])."""
+    mine, theirs = _Buffered(), _Buffered()
+    compiled = kiln.compile(mine.step)
+    assert [float(compiled(np.ones(3))) for _ in range(3)] == [
+        float(theirs.step(np.ones(3))) for _ in range(3)] == [3.0, 6.0, 9.0]
+    np.testing.assert_array_equal(mine.buffer, theirs.buffer)
