@@ -134,7 +134,7 @@ class CallTracing:
         stores = GlobalStores(self.environment.global_stores, attributes.copies,
                               self.environment.globals_ids, location_of(self.fn))
         memos = MemoStores(self.environment.memoized, self.environment.cached_properties,
-                           self.environment.attributes)
+                           getattr(self.environment, "attributes", None))  # (fn's own only)
         leaked = functools.partial(self._leaked, spec, traced_leaves, traced_tree, original, tracer)
         rebound = rebound_cell = cached = None
 
@@ -156,6 +156,8 @@ class CallTracing:
                             else:
                                 with capturing:
                                     result = function(*traced_args, **traced_kwargs)
+                        except RerunEagerly:  # kiln's own (a BaseException)
+                            raise
                         except BaseException:  # (SystemExit, KeyboardInterrupt too)
                             raise_taken_signal(context, raised)
                             raise
