@@ -30,10 +30,11 @@ ValueId Builder::add(Op op, DType dtype, Shape shape, std::vector<ValueId> input
   // code that does not compile.
   if (static_cast<int>(dtype) >= kDTypeCount)
     fail(ErrorKind::Type, op, "unknown dtype " + std::to_string(int(dtype)));
-  // Every value's element count and byte size fit int64 (NumPy's rule for any array), so no
-  // later stage (buffer plan, index arithmetic, allocation) can overflow.
+  // Every value's element count and byte size fit int64 (NumPy's rule for any array, its
+  // ValueError "array is too big"), so no later stage (buffer plan, index arithmetic,
+  // allocation) can overflow.
   if (!checked_byte_size(shape, dtype))
-    fail(ErrorKind::Memory, op, "array is too big: the result of shape " + shape_string(shape) +
+    fail(ErrorKind::Value, op, "array is too big: the result of shape " + shape_string(shape) +
                                     " needs more than 2**63 bytes");
   return graph_.append(
       Node{op, dtype, std::move(shape), std::move(inputs), std::move(attrs), location_});

@@ -39,8 +39,8 @@ void check_shape(const std::vector<int64_t>& shape, DType dtype) {
   if (std::find(shape.begin(), shape.end(), 0) != shape.end()) return;
   int64_t bytes = dtype_size(dtype);
   for (int64_t dim : shape) {
-    if (__builtin_mul_overflow(bytes, dim, &bytes))
-      throw Error(ErrorKind::Memory,
+    if (__builtin_mul_overflow(bytes, dim, &bytes))  // NumPy's ValueError, not a MemoryError
+      throw Error(ErrorKind::Value,
                   error_message("array", "", "array is too big: shape " + ints_text(shape) +
                                                  " needs more than 2**63 bytes"));
   }
