@@ -12,6 +12,7 @@ way a call can raise is answered here, as a part of CompiledFunction (kiln._comp
 - a traced value stored where the caller sees it before the raise: the trace is given up
   (LEAKED, kiln._compile).
 """
+import dis
 import types
 
 from . import _aliasing, _kiln, _pytree
@@ -29,14 +30,18 @@ NOT_AN_ARRAY = "__array__ method not producing an array"
 
 def handles_exceptions(fn):
     """Whether `fn`'s code (or code nested in it) has exception handlers (try, with): a runtime
-    check of its graph raises at the call, outside them."""
+    check of its graph raises at the call, outside them. A handler the user wrote begins with
+    PUSH_EXC_INFO; an exception table alone says nothing: from Python 3.12 on, every inlined
+    comprehension ([v for v in x]) and generator expression has entries of its own, whose
+    handlers only restore the stack and raise again."""
     code = getattr(fn, "__code__", None)
     if code is None:
         return True  # a callable object: its handlers are not known
     pending = [code]
     while pending:
         code = pending.pop()
-        if getattr(code, "co_exceptiontable", b"x"):
+        if code.co_exceptiontable and any(instruction.opname == "PUSH_EXC_INFO"
+                                          for instruction in dis.get_instructions(code)):
             return True
         pending.extend(c for c in code.co_consts if isinstance(c, types.CodeType))
     return False

@@ -194,3 +194,29 @@ def test_attributes_assigned_before_a_failing_runtime_check_are_kept():
             assert max(index) == 5
     np.testing.assert_array_equal(picker.total, [4.0, 4.0, 4.0])
     assert picker.calls == 4
+
+
+def _picks_with_a_comprehension(x, index):
+    scale = sum([weight for weight in (1.0, 2.0)])
+    return x[index] * scale
+
+
+def _picks_under_a_handler(x, index):
+    try:
+        return x[index] * 3.0
+    except IndexError:
+        return x[:1] * 0.0
+
+
+def test_a_comprehension_is_no_handler_a_failing_check_raises_kilns_error():
+    # Python 3.12 inlines comprehensions into the function with exception-table entries of
+    # their own: kiln took them for the user's try/except and reran the call eagerly on a
+    # runtime check's error (NumPy's message, naming no line; the function's Python run again).
+    compiled = kiln.compile(_picks_with_a_comprehension)
+    np.testing.assert_array_equal(compiled(np.arange(3.0), np.array([0, 2])), [0.0, 6.0])
+    with pytest.raises(IndexError, match=r"kiln: index at .*index 5 is out of bounds"):
+        compiled(np.arange(3.0), np.array([0, 5]))
+    # A handler the user wrote still sees NumPy's error, the call run eagerly.
+    handled = kiln.compile(_picks_under_a_handler)
+    np.testing.assert_array_equal(handled(np.arange(3.0), np.array([2])), [6.0])
+    np.testing.assert_array_equal(handled(np.arange(3.0), np.array([5])), [0.0])
