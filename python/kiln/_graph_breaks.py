@@ -228,7 +228,10 @@ def callee_instruction(code, offset):
     if not start or start.lineno is None:
         return None
     start = (start.lineno, start.col_offset)
-    for instruction in reversed(listing[:at]):
+    # Python 3.13's CALL_KW takes its keywords' names from a LOAD_CONST placed at the
+    # callee's span (3.11 and 3.12: KW_NAMES): it is no value the call computed.
+    before = at - 1 if listing[at].opname == "CALL_KW" else at
+    for instruction in reversed(listing[:before]):
         position = instruction.positions
         if (position is None or (position.lineno, position.col_offset) != start
                 or instruction.opname in _CALL_PARTS):
