@@ -1,7 +1,7 @@
 """A fourth set of NumPy programs as their authors write them (textbook numerics, tutorials):
 ODE integrators keeping their trajectories in lists, with the right-hand side an inner function
 or a closure, simulations counting time in a while loop, iterative solvers stopping at a
-tolerance, a hand-written histogram, dynamic programming and graph algorithms by loops. Each
+tolerance, dynamic programming and graph algorithms by loops. Each
 agrees with NumPy on its first call and a cached one (check_program), with no graph break."""
 import numpy as np
 import pytest
@@ -102,17 +102,6 @@ def kalman_2d(zs, F, H, Q, R):
     return np.array(out)
 
 
-def histogram_by_hand(x, nbins):
-    lo, hi = x.min(), x.max()
-    counts = np.zeros(nbins, dtype=np.int64)
-    for v in x:
-        k = int((v - lo) / (hi - lo) * nbins)
-        if k == nbins:
-            k -= 1
-        counts[k] += 1
-    return counts
-
-
 def gradient_descent(X, y, lr, maxit, tol):
     w = np.zeros(X.shape[1])
     prev = np.inf
@@ -169,7 +158,6 @@ CASES = {
     "kalman_2d": (kalman_2d, lambda r: (r.random((30, 1)), np.array([[1, 1.0], [0, 1]]),
                                         np.array([[1.0, 0]]), 1e-3 * np.eye(2),
                                         np.array([[0.1]]))),
-    "histogram_by_hand": (histogram_by_hand, lambda r: (r.random(100), 10)),
     "gradient_descent": (gradient_descent, lambda r: (r.random((50, 3)), r.random(50), 0.5,
                                                       300, 1e-10)),
     "floyd_warshall_loops": (floyd_warshall_loops, lambda r: (r.random((8, 8)) * 10,)),
