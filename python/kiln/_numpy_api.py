@@ -20,6 +20,7 @@ from . import (_affine_indices, _assumed_numbers, _indexing, _kiln, _memory_layo
 from ._numpy_creation import FUNCTIONS as _CREATION, array as _numpy_creation_array
 from ._numpy_functions import FUNCTIONS as _CORE, _as_traced, product_dtype
 from ._numpy_functions import _result
+from ._numpy_joining import FUNCTIONS as _JOINING
 from ._numpy_layout import FUNCTIONS as _LAYOUT
 from ._numpy_linalg import FUNCTIONS as _LINALG
 from ._numpy_manipulation import FUNCTIONS as _MANIPULATION
@@ -577,6 +578,6 @@ def _table_array_functions():
 
 # The NumPy functions the tracer implements: the op table's, then one table per family (whose
 # fuller implementations win: np.round takes `decimals`).
-FUNCTIONS = {**_table_array_functions(), **_CORE, **_REDUCTIONS, **_MOMENTS, **_CREATION,
-             **_STATISTICS, **_MANIPULATION, **_SELECTION, **_LAYOUT, **_MATH, **_PRODUCTS,
-             **_EINSUM, **_BINNING, **_SORTING, **_LINALG}
+FUNCTIONS = {**_table_array_functions(), **_CORE, **_JOINING, **_REDUCTIONS, **_MOMENTS,
+             **_CREATION, **_STATISTICS, **_MANIPULATION, **_SELECTION, **_LAYOUT, **_MATH,
+             **_PRODUCTS, **_EINSUM, **_BINNING, **_SORTING, **_LINALG}

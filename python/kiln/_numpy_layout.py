@@ -9,8 +9,9 @@ import operator
 import numpy as np
 
 from . import _stacked_rows
-from ._numpy_functions import (_as_traced, _at_least, _at_least_shape, _k, concatenate, ravel,
-                               read_only_view, reshape, swapaxes, transpose)
+from ._numpy_functions import (_as_traced, _k, ravel, read_only_view, reshape, swapaxes,
+                               transpose)
+from ._numpy_joining import _at_least, _at_least_shape, concatenate
 from ._numpy_manipulation import _join, _new, _range
 from ._numpy_selection import (_LEGACY, _SEQUENCE, _concrete, _fitted, _flat_or_axis, _flip,
                                _gather, _typed, broadcast_arrays)
