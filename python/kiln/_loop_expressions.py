@@ -180,7 +180,7 @@ class ExpressionCapture:
 
     def returned(self, function, value):
         """A conversion that is (an element of) the function's returned value
-        (kiln._loop_transform._returned_conversions): traced as to_python makes it, the
+        (kiln._rewritten_expressions._returned_conversions): traced as to_python makes it, the
         Python number or bool it stands for."""
         return self.to_python(function, value, True)
 
