@@ -1,8 +1,8 @@
 """float(x), int(x), bool(x) and x.item() in loops
 (kiln._rewritten_expressions._ConversionRewriter, LoopCapture.to_python): in a loop's test and
-in a captured body they stay traced, as the Python number they stand for, so the loop is one graph with a loop node instead of a graph break (a
-graph) per iteration; where Python's number is needed, or the conversion is not exact, they are
-Python's, as before."""
+in a captured body they stay traced, as the Python number they stand for, so the loop is one
+graph with a loop node instead of a graph break (a graph) per iteration; where Python's number
+is needed, or the conversion is not exact, they are Python's, as before."""
 import math
 
 import numpy as np
