@@ -1,7 +1,8 @@
 // The C++/OpenMP kernel emitter: the C-like printer (codegen/c_like_printer.h) plus what the
 // CPU target adds: `omp parallel for` / `omp simd` on loops, reductions (accumulators, SIMD
 // lanes, thread partials, blocked float sums). Internal to src/codegen/cpp; split over
-// cpp_emitter.cpp (loops, function) and reduce_emitter.cpp (reductions).
+// cpp_emitter.cpp (loops, function), reduce_emitter.cpp (reductions) and blocked_sums.cpp
+// (float sums blocked for accuracy).
 #pragma once
 #include <map>
 #include <set>
@@ -12,6 +13,16 @@
 #include "codegen/cpp/cpp_emitter.h"
 
 namespace kiln::codegen::cpp_detail {
+
+// A Welford state (count, mean, m2) that takes one element after another is a double whatever
+// the float type, as PyTorch's CPU kernels keep it: a float32 mean updated once per element
+// drifts by about n ulps (a float32 variance of 3.2 million elements came out 1e-3 off, NumPy's
+// 3e-8). SIMD lanes' states, merged pairwise after a block of elements each, stay in the float
+// type (in double a layer norm's row statistics took twice as long), but hold the statistics of
+// x - K, K the first element of their first step (split_welfords_): a float32 mean near 1e3
+// rounds by 3e-5 an update, which is most of a spread of 1e-2 (torch.var of such data was
+// 2e-4 off, eager's 2e-7). Their totals are double states (lanes_total).
+inline constexpr const char* kWelfordType = "double";
 
 // An accumulation's variables: acc<local><suffix><subscript> and, for argmax/argmin,
 // acc<local><suffix>_index<subscript>. `suffix` selects a thread's partials ("_part") or the
