@@ -251,6 +251,33 @@ def test_depthwise_3d_convolutions_match_eager(exact_float32):
         torch.testing.assert_close(got, model(x), rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.parametrize("channels_last", [False, True])
+def test_batch_one_convolutions_launch_no_generic_transposes(channels_last, exact_float32):
+    """A batch of one has a batch stride torch and kiln may set to anything; cuDNN reads
+    strides to know a layout, and took a channels-last batch-1 activation for a strided one:
+    each convolution staged its input through cuDNN's generic transpose kernels (r(2+1)d_18:
+    7.9 ms a call against eager's 3.3)."""
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(
+        torch.nn.Conv3d(3, 45, (1, 7, 7), stride=(1, 2, 2), padding=(0, 3, 3), bias=False),
+        torch.nn.BatchNorm3d(45), torch.nn.ReLU(),
+        torch.nn.Conv3d(45, 64, (3, 1, 1), padding=(1, 0, 0), bias=False),
+        torch.nn.BatchNorm3d(64), torch.nn.ReLU(),
+        torch.nn.Conv3d(64, 64, (1, 3, 3), padding=(0, 1, 1))).cuda().eval()
+    x = torch.randn(1, 3, 8, 56, 56, device="cuda")
+    if channels_last:
+        model = model.to(memory_format=torch.channels_last_3d)
+        x = x.to(memory_format=torch.channels_last_3d)
+    compiled = torch.compile(model, backend="kiln", options=STRICT)
+    with torch.no_grad():
+        torch.testing.assert_close(compiled(x), model(x), rtol=1e-4, atol=1e-4)
+        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as trace:
+            compiled(x)
+            torch.cuda.synchronize()
+    kernels = [event.key for event in trace.key_averages()]
+    assert not [k for k in kernels if "transposeDirect" in k or "cubeTranspose" in k], kernels
+
+
 @pytest.mark.parametrize("dynamic", [False, True], ids=["static", "dynamic"])
 def test_graphs_mixing_cpu_tensors_with_the_gpus_compile_for_the_gpu(dynamic):
     """The CPU tensors torch lets mix with a GPU's: a table `arange` builds on the CPU that

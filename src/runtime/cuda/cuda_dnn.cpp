@@ -204,18 +204,6 @@ std::vector<int> dims_of(const std::vector<int64_t>& shape) {
   return dims;
 }
 
-// Strides cuDNN accepts: a dimension of extent 1 gets the stride it would have packed inside
-// the next one (its stride is never used, but cuDNN checks it).
-std::vector<int> strides_of(const DnnTensor& t) {
-  std::vector<int64_t> strides = t.strides, shape = t.shape;
-  while (shape.size() < 4) shape.push_back(1), strides.push_back(1);
-  std::vector<int> result(shape.size());
-  for (size_t d = shape.size(); d-- > 0;)
-    result[d] = shape[d] != 1 || d + 1 == shape.size() ? narrow(strides[d])
-                                                        : narrow(int64_t(result[d + 1]) * shape[d + 1]);
-  return result;
-}
-
 bool packed_in_order(const std::vector<int64_t>& shape, const std::vector<int64_t>& strides,
                      const std::vector<size_t>& order) {  // order: outermost first
   int64_t expected = 1;
@@ -291,15 +279,6 @@ std::string key_of(Direction direction, const DnnConvolution& c, const DnnTensor
   return key;
 }
 
-TensorDesc tensor_desc(int type, const DnnTensor& t) {
-  TensorDesc desc = nullptr;
-  check(dnn().cudnnCreateTensorDescriptor(&desc), "cudnnCreateTensorDescriptor");
-  std::vector<int> dims = dims_of(t.shape), strides = strides_of(t);
-  check(dnn().cudnnSetTensorNdDescriptor(desc, type, int(dims.size()), dims.data(), strides.data()),
-        "cudnnSetTensorNdDescriptor");
-  return desc;
-}
-
 // The strides of `shape` packed in a layout (layout_order).
 std::vector<int64_t> packed_strides(const std::vector<int64_t>& shape, bool channels_last) {
   std::vector<int64_t> strides(shape.size(), 1);
@@ -310,6 +289,38 @@ std::vector<int64_t> packed_strides(const std::vector<int64_t>& shape, bool chan
     stride *= shape[order[i]];
   }
   return strides;
+}
+
+// Strides cuDNN accepts. A dimension of extent 1 has no stride of its own (torch and kiln may
+// give it any), but cuDNN matches strides exactly to see a packed layout: a channels-last
+// activation of batch 1 whose batch stride was C read as strided, and every convolution on it
+// staged the input through cuDNN's generic transposes (r(2+1)d_18 at batch 1 on an H200: 7.9 ms
+// a call, 6.3 of them in transposeDirect and cubeTranspose; 1.9 ms now, eager 3.6). So a tensor
+// packed in either layout (extents of 1 aside) gets that layout's packed strides; otherwise an
+// extent-1 dimension gets the stride it would have packed inside the next one.
+std::vector<int> strides_of(const DnnTensor& t) {
+  std::vector<int64_t> strides = t.strides, shape = t.shape;
+  while (shape.size() < 4) shape.push_back(1), strides.push_back(1);
+  for (bool channels_last : {false, true})
+    if (packed_in_order(shape, strides, layout_order(shape.size(), channels_last))) {
+      std::vector<int> result;
+      for (int64_t stride : packed_strides(shape, channels_last)) result.push_back(narrow(stride));
+      return result;
+    }
+  std::vector<int> result(shape.size());
+  for (size_t d = shape.size(); d-- > 0;)
+    result[d] = shape[d] != 1 || d + 1 == shape.size() ? narrow(strides[d])
+                                                        : narrow(int64_t(result[d + 1]) * shape[d + 1]);
+  return result;
+}
+
+TensorDesc tensor_desc(int type, const DnnTensor& t) {
+  TensorDesc desc = nullptr;
+  check(dnn().cudnnCreateTensorDescriptor(&desc), "cudnnCreateTensorDescriptor");
+  std::vector<int> dims = dims_of(t.shape), strides = strides_of(t);
+  check(dnn().cudnnSetTensorNdDescriptor(desc, type, int(dims.size()), dims.data(), strides.data()),
+        "cudnnSetTensorNdDescriptor");
+  return desc;
 }
 
 // The heuristics' best algorithm for the plan's descriptors that applies (its math type is the
