@@ -89,18 +89,9 @@ class CompiledFunction(RaisingCalls, CallTracing):
         self.options = dict(options or {})
         self.options.setdefault("mode", mode)
         _kiln.check_options(self.options)
-        self.environment = Environment(fn)
-        if "device" not in self.options:  # the current kiln.device() is part of the guard
-            self.environment.reads.append((_device._state, "current", "kiln.device"))
-        # The trace reads kiln.config.numpy_default_float (the dtype of float results NumPy
-        # makes float64): a change between calls must trace again, not reuse the old dtype.
-        self.environment.reads.append((config._values, "numpy_default_float",
-                                       "kiln.config.numpy_default_float"))
-        self.cache = _kiln.GuardedCache(self.environment.reads, self.environment.cells,
-                                        self.environment.cell_names)
+        self.environment, self.cache = self._find_environment()
         self.recompiles = 0
         self.warned_limit = False
-        self.warned_code = False
         self.segments = Segments()  # the graphs of retraced calls (graph breaks)
         self.caller_state_changes = CallerStateChanges()
         self.warned_segments = False
@@ -118,6 +109,32 @@ class CompiledFunction(RaisingCalls, CallTracing):
         self.reruns_on_checks = False  # a check's error reruns the call eagerly (any entry's)
         _all_functions.add(self)
 
+    def _find_environment(self):
+        """What fn reads besides its arguments (kiln._environment), and the GuardedCache that
+        reads it at each call."""
+        environment = Environment(self.fn)
+        if "device" not in self.options:  # the current kiln.device() is part of the guard
+            environment.reads.append((_device._state, "current", "kiln.device"))
+        # The trace reads kiln.config.numpy_default_float (the dtype of float results NumPy
+        # makes float64): a change between calls must trace again, not reuse the old dtype.
+        environment.reads.append((config._values, "numpy_default_float",
+                                  "kiln.config.numpy_default_float"))
+        return environment, _kiln.GuardedCache(environment.reads, environment.cells,
+                                               environment.cell_names)
+
+    def _find_environment_again(self):
+        """fn's code or a helper's was replaced (IPython's autoreload), or a helper, partial,
+        global object or method fn reached was rebound (Environment.stale): the environment is
+        found anew, with a new cache whose entries read what it reads."""
+        if _kiln.log_enabled("recompiles"):
+            _kiln.log("recompiles", f"recompiling {self.name} ({location_of(self.fn)}): its "
+                      "code, or a function, partial or object it reaches, was replaced; what "
+                      "it reads is found again")
+        self.reset()
+        self.environment, self.cache = self._find_environment()
+        for wrapper in self.wrappers:
+            wrapper.cache = self.cache
+
     # ---- the call path ----
     def make_wrapper(self):
         """The callable kiln.compile returns: a C++ object whose call runs the guarded cache
@@ -131,14 +148,8 @@ class CompiledFunction(RaisingCalls, CallTracing):
         return compiled
 
     def call_slow(self, args, kwargs):
-        if self.environment.code_replaced():
-            if not self.warned_code:
-                self.warned_code = True
-                warnings.warn(f"kiln: the code of {self.name} ({location_of(self.fn)}), or of a "
-                              "function it calls, was replaced (IPython's autoreload?): it runs "
-                              "eagerly from now on; kiln.compile it again to compile the new "
-                              "code", RuntimeWarning, stacklevel=3)
-            return self.fn(*args, **kwargs)
+        if self.environment.stale():
+            self._find_environment_again()
         environment = self.cache.environment()
         leaves, spec = _pytree.flatten_call(args, kwargs, environment,
                                             self.environment.object_values)

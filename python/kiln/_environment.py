@@ -281,7 +281,7 @@ class Environment:
                     add_read(value, "args", f"{name}'s arguments")
                     add_read(value, "keywords", f"{name}'s keywords")
                     self.partials.append((globals_, name, value))
-                for helper in _indirect_helpers(value, function.__code__):
+                for helper in self._object_methods(value, function.__code__, add_read):
                     unlinked.add(id(helper))
                     if id(helper) not in seen:
                         seen.add(id(helper))
@@ -353,6 +353,24 @@ class Environment:
                 add_read(attributes if is_module else value, attribute,
                          f"{value.__name__}.{attribute}")
         self._read_in_place(value)
+
+    def _object_methods(self, value, code, add_read):
+        """_indirect_helpers of a global `value` that `code` names; for an object of a user's
+        class also the methods those call on self (cfg.apply() calling self.step()), whose
+        class members are read at each call as cfg.apply is: `Cfg.step = other` is seen."""
+        helpers = _indirect_helpers(value, code)
+        if isinstance(value, type) or not _is_user_class(type(value)):
+            return helpers
+        pending, found = list(helpers), list(helpers)
+        while pending:
+            method_code = pending.pop().__code__
+            self._read_class_members(value, method_code, add_read)
+            for name in _class_reads(value, method_code):
+                member = _plain_function(_member_function(type(value), name))
+                if _is_user_function(member) and all(member is not f for f in found):
+                    found.append(member)
+                    pending.append(member)
+        return found
 
     def _read_class_members(self, value, code, add_read, label=None):
         """The class attributes `code` names of a user's object, read at each call from its
@@ -434,6 +452,31 @@ class Environment:
     def in_place_values(self, values):
         """The values of the attributes read in place among `values` (reads' order)."""
         return [values[k] for k in self.in_place_reads]
+
+    def stale(self):
+        """Whether a binding this environment was found through holds another object now: a
+        helper function, partial or global object rebound (a notebook cell defining `helper`
+        again), a method of self's class replaced. Its helpers, reads and stand-ins are the old
+        objects', and a trace over them would run the old helper (a wrong answer, no error):
+        the caller finds the environment again. So does a code replaced in place (IPython's
+        autoreload of an edited function): its names, helpers and stores are the old code's."""
+        if self.code_replaced():
+            return True
+        for globals_, name, helper in self.links:
+            if _plain_function(globals_.get(name)) is not helper:
+                return True
+        for globals_, name, value in self.partials + self.objects:
+            if globals_.get(name) is not value:
+                return True
+        if self.methods:
+            owner = type(self.bound_to)
+            own = self.attributes or {}
+            for name, method in self.methods:
+                current = _plain_function(own[name]) if name in own else _member_function(
+                    owner, name)
+                if current is not method:
+                    return True
+        return False
 
     def code_replaced(self):
         """Whether fn's or a helper's __code__ is not the one this environment was found in:

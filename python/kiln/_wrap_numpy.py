@@ -181,7 +181,12 @@ class _Wrapped:
         # kiln.compile reads them: arrays among them are inputs of the graph, other values part
         # of the signature, so an array changed in place or rebound, or a number rebound, is
         # seen (they were baked into the graph).
-        self.environment = Environment(fn)
+        self._find_environment()
+
+    def _find_environment(self):
+        """What the function reads besides its arguments, and the state traced over it: found
+        again where a helper, object or code it reached was replaced (Environment.stale)."""
+        self.environment = Environment(self.fn)
         self.differentiable = None  # torch.compile of the function, for calls needing gradients
         self.on_host = None  # kiln.compile of the function, for torch CPU tensors
         # signature -> (Compiled, single result, output dtypes), or _RETRACE: a signature whose
@@ -210,6 +215,9 @@ class _Wrapped:
         last = self.last_call  # a loop's calls: the same signature again
         if last is not None and not kwargs and last.matches(args, environment):
             return last(args)
+        if self.environment.stale():
+            self._find_environment()
+            environment = _environment_values(self.environment)
         torch = sys.modules.get("torch")
         tensors = [] if torch is None else _torch_tensors(torch, (*args, *kwargs.values()))
         if tensors and torch.is_grad_enabled() and any(t.requires_grad for t in tensors):

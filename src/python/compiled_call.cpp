@@ -127,7 +127,9 @@ void bind_compiled_call(nb::module_& module) {
           },
           nb::arg("cache"), nb::arg("fn"), nb::arg("slow"), nb::arg("retrace"),
           nb::arg("eager_on_check_error") = false)
-      .def_rw("eager_on_check_error", &CompiledCall::eager_on_check_error);
+      .def_rw("eager_on_check_error", &CompiledCall::eager_on_check_error)
+      // replaced when the function's environment is found again (_compile.py)
+      .def_rw("cache", &CompiledCall::cache);
 }
 
 }  // namespace kiln::python

@@ -4,6 +4,7 @@ import collections
 import functools
 import itertools
 import types
+import warnings
 
 import numpy as np
 import pytest
@@ -169,24 +170,106 @@ def scaled_by_helper(x):
     return scale(x) + 1.0
 
 
-def test_a_function_whose_code_is_replaced_runs_the_new_code():
+def compiles_without_warning(compiled, x, expected):
+    """Calls `compiled`, checks the result and that kiln warned of nothing ("runs eagerly")."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        np.testing.assert_array_equal(compiled(x), expected)
+    assert not [w for w in caught if "kiln" in str(w.message)], caught
+
+
+def test_a_function_whose_code_is_replaced_runs_and_compiles_the_new_code(traces):
     # What IPython's autoreload does to an edited function: its __code__ replaced in place.
-    # The entries compiled from the old code kept matching and ran it.
+    # The entries compiled from the old code kept matching and ran it; then the new code ran
+    # eagerly for good. Now the new code is traced once and compiled.
     function = types.FunctionType(doubled.__code__, globals(), "doubled")
     compiled = kiln.compile(function)
-    np.testing.assert_array_equal(compiled(np.ones(2)), np.full(2, 2.0))
+    compiles_without_warning(compiled, np.ones(2), np.full(2, 2.0))
     function.__code__ = tripled.__code__
-    with pytest.warns(RuntimeWarning, match="was replaced"):
-        np.testing.assert_array_equal(compiled(np.ones(2)), np.full(2, 3.0))
-    np.testing.assert_array_equal(compiled(np.ones(2)), np.full(2, 3.0))
+    traces.clear()
+    for _ in range(3):
+        compiles_without_warning(compiled, np.ones(2), np.full(2, 3.0))
+    assert len(traces) == 1
     compiled, saved = kiln.compile(scaled_by_helper), scale.__code__
-    np.testing.assert_array_equal(compiled(np.ones(2)), np.full(2, 3.0))
+    compiles_without_warning(compiled, np.ones(2), np.full(2, 3.0))
     try:
         scale.__code__ = tripled.__code__
-        with pytest.warns(RuntimeWarning, match="was replaced"):
-            np.testing.assert_array_equal(compiled(np.ones(2)), np.full(2, 4.0))
+        compiles_without_warning(compiled, np.ones(2), np.full(2, 4.0))
     finally:
         scale.__code__ = saved
+    compiles_without_warning(compiled, np.ones(2), np.full(2, 3.0))
+
+
+SCALE = 2.0
+SHIFT = np.zeros(2)
+
+
+def helper(x):
+    return x + 1.0
+
+
+def times_scale(x):
+    return helper(x) * SCALE
+
+
+def test_a_helper_defined_again_is_the_one_called():
+    """A notebook cell defining `helper` again: the entries traced through the old helper
+    missed (its global changed), but the trace ran a clone of the old one."""
+    global SCALE, helper
+    saved = SCALE, helper
+    compiled = kiln.compile(times_scale)
+    try:
+        np.testing.assert_array_equal(compiled(np.ones(2)), np.full(2, 4.0))
+        SCALE = 3.0  # another miss first: a dynamic number from now on
+        np.testing.assert_array_equal(compiled(np.ones(2)), np.full(2, 6.0))
+
+        def helper(x):  # reads a global array the first helper did not
+            return x - 1.0 + SHIFT
+        np.testing.assert_array_equal(compiled(np.ones(2)), np.zeros(2))
+        SHIFT[:] = 5.0  # changed in place: read at each call as the new helper's global
+        np.testing.assert_array_equal(compiled(np.ones(2)), np.full(2, 15.0))
+        helper = saved[1]
+        np.testing.assert_array_equal(compiled(np.ones(2)), np.full(2, 6.0))
+    finally:
+        (SCALE, helper), SHIFT[:] = saved, 0.0
+
+
+class Scaler:
+    def __init__(self, factor):
+        self.factor = factor
+
+    def apply(self, x):
+        return self.step(x) * 2.0
+
+    def step(self, x):
+        return x * self.factor
+
+
+SCALER = Scaler(2.0)
+OFFSET = functools.partial(np.add, 1.0)
+
+
+def through_objects(x):
+    return SCALER.apply(x) + OFFSET(x)
+
+
+def test_a_method_replaced_on_the_class_of_a_global_object_or_self_is_the_one_called():
+    """through_objects reaches Scaler.step only inside SCALER.apply: replacing it on the class
+    was not read, and the entry traced through the old step kept matching."""
+    global SCALER, OFFSET
+    saved, step = (SCALER, OFFSET), Scaler.step
+    compiled, method = kiln.compile(through_objects), kiln.compile(SCALER.apply)
+    try:
+        np.testing.assert_array_equal(compiled(np.ones(2)), np.full(2, 6.0))
+        np.testing.assert_array_equal(method(np.ones(2)), np.full(2, 4.0))
+        Scaler.step = lambda self, x: x + self.factor
+        np.testing.assert_array_equal(compiled(np.ones(2)), np.full(2, 8.0))
+        np.testing.assert_array_equal(method(np.ones(2)), np.full(2, 6.0))
+        OFFSET = functools.partial(np.subtract, 1.0)
+        SCALER = Scaler(3.0)
+        np.testing.assert_array_equal(compiled(np.ones(2)), np.full(2, 8.0))
+    finally:
+        (SCALER, OFFSET), Scaler.step = saved, step
 
 
 class Filled:
