@@ -8,24 +8,35 @@ void CudaKernelEmitter::declare_accumulators(const Stmt& s) {
   for (const sched::Accumulation& a : s.accumulations) {
     line(accumulator_type(a) + " " + accumulator(a) + " = " + identity(a) + ";");
     if (has_index(a)) line("int64_t " + accumulator(a) + "_index = -1;");
-    if (ir::op_info(a.op).accumulator == ir::Accumulator::Welford)  // shifted sums (below)
-      line(compute_type(a.dtype) + " " + accumulator(a) + "_shift = 0;");
+    if (ir::op_info(a.op).accumulator == ir::Accumulator::Welford) {  // shifted sums (below)
+      const std::string t = compute_type(a.dtype);
+      line("kiln_welford<" + t + "> " + fold_state(a) + " = kiln_welford<" + t + ">{0, 0, 0};");
+      line(t + " " + accumulator(a) + "_shift = 0;");
+    }
   }
 }
 
 // A thread's own elements of a Welford reduction are folded as shifted sums: the count, the sum
-// of x - K and the sum of (x - K)^2 in the state's fields, K the first element the thread met
-// (a sample of the data, so the subtraction below loses few digits). A Welford update divides per
-// element, and the divisions made batch norm's column statistics 2.3x slower than plain sums
-// on an H200; this adds and multiplies. welford_from_shifted_sums makes the state a Welford
-// one again before threads merge theirs (Chan's formula, kiln_welford_merge).
-void CudaKernelEmitter::welford_from_shifted_sums(const Stmt& s) {
+// of x - K and the sum of (x - K)^2 in the fields of its fold_state, in the compute type, K the
+// first element the thread met (a sample of the data, so the subtraction loses few digits). A
+// Welford update divides per element, and the divisions made batch norm's column statistics
+// 2.3x slower than plain sums on an H200; this adds and multiplies. state_from_fold makes them
+// the thread's double Welford state before threads merge theirs (Chan's formula,
+// kiln_welford_merge): in pass 1 and 2 of a block's two passes (cooperative_reduce), its sums.
+void CudaKernelEmitter::state_from_fold(const Stmt& s) {
   for (const sched::Accumulation& a : s.accumulations) {
     if (ir::op_info(a.op).accumulator != ir::Accumulator::Welford) continue;
-    const std::string acc = accumulator(a), t = compute_type(a.dtype);
-    line("if (" + acc + ".count > 0) { const " + t + " kiln_s = " + acc + ".mean; " + acc +
-         ".mean = " + acc + "_shift + kiln_s / " + acc + ".count; " + acc + ".m2 = kiln_maximum(" +
-         acc + ".m2 - kiln_s * kiln_s / " + acc + ".count, " + t + "(0)); }");
+    const std::string acc = accumulator(a), fold = fold_state(a);
+    if (welford_pass_ == 1) {
+      line(acc + ".count = " + fold + ".count; " + acc + ".mean = " + fold + ".mean;");
+    } else if (welford_pass_ == 2) {
+      line(acc + ".mean = " + fold + ".mean; " + acc + ".m2 = " + fold + ".m2;");
+    } else {
+      line("if (" + fold + ".count > 0) { const double kiln_n = " + fold + ".count, kiln_s = " +
+           fold + ".mean; " + acc + ".count = kiln_n; " + acc + ".mean = (double)" + acc +
+           "_shift + kiln_s / kiln_n; " + acc + ".m2 = kiln_maximum((double)" + fold +
+           ".m2 - kiln_s * kiln_s / kiln_n, 0.0); }");
+    }
   }
 }
 
@@ -42,19 +53,20 @@ void CudaKernelEmitter::combine_element(const Stmt& s) {
         line("if (kiln_" + name + "_better(" + x + ", " + acc + ") || " + acc + "_index < 0) { " +
              acc + " = " + x + "; " + acc + "_index = " + index_text(a.position) + "; }");
         break;
-      case ir::Accumulator::Welford:
+      case ir::Accumulator::Welford: {
+        const std::string fold = fold_state(a), t = compute_type(a.dtype);
         if (welford_pass_ == 1) {  // count and sum
-          line(acc + ".count += 1; " + acc + ".mean += " + x + ";");
-        } else if (welford_pass_ == 2) {  // squared deviations from the block's mean
-          line("{ const " + compute_type(a.dtype) + " kiln_d = " + x + " - " + acc + ".mean; " + acc +
-               ".m2 += kiln_d * kiln_d; }");
-        } else {  // shifted sums, made a Welford state by welford_from_shifted_sums
-          const std::string t = compute_type(a.dtype);
-          line("{ const " + t + " kiln_x = " + x + "; if (" + acc + ".count == 0) " + acc +
-               "_shift = kiln_x; const " + t + " kiln_d = kiln_x - " + acc + "_shift; " + acc +
-               ".count += 1; " + acc + ".mean += kiln_d; " + acc + ".m2 += kiln_d * kiln_d; }");
+          line(fold + ".count += 1; " + fold + ".mean += " + x + ";");
+        } else if (welford_pass_ == 2) {  // deviations from the block's mean, and their squares
+          line("{ const " + t + " kiln_d = " + x + " - " + acc + "_center; " + fold +
+               ".mean += kiln_d; " + fold + ".m2 += kiln_d * kiln_d; }");
+        } else {  // shifted sums, made a Welford state by state_from_fold
+          line("{ const " + t + " kiln_x = " + x + "; if (" + fold + ".count == 0) " + acc +
+               "_shift = kiln_x; const " + t + " kiln_d = kiln_x - " + acc + "_shift; " + fold +
+               ".count += 1; " + fold + ".mean += kiln_d; " + fold + ".m2 += kiln_d * kiln_d; }");
         }
         break;
+      }
       default:
         break;
     }
@@ -81,7 +93,7 @@ void CudaKernelEmitter::merge(const sched::Accumulation& a, const std::string& i
       if (welford_pass_ == 1)
         line(into + ".count += " + from + ".count; " + into + ".mean += " + from + ".mean;");
       else if (welford_pass_ == 2)
-        line(into + ".m2 += " + from + ".m2;");
+        line(into + ".mean += " + from + ".mean; " + into + ".m2 += " + from + ".m2;");
       else
         line(into + " = kiln_welford_merge(" + into + ", " + from + ");");
       break;
@@ -98,8 +110,9 @@ void CudaKernelEmitter::finish(const Stmt& s) {
       case ir::Accumulator::ArgIndex:
         result = acc + "_index < 0 ? 0 : " + acc + "_index";
         break;
-      case ir::Accumulator::Welford:
-        result = "kiln_welford_variance(" + acc + ", " + std::to_string(a.ddof) + ")";
+      case ir::Accumulator::Welford:  // a double state
+        result = "(" + compute_type(a.dtype) + ")kiln_welford_variance(" + acc + ", " +
+                 std::to_string(a.ddof) + ")";
         break;
       default:
         result = acc;
@@ -128,7 +141,7 @@ void CudaKernelEmitter::reduce(const Stmt& s) {
   combine_element(s);
   for (size_t k = 0; k < s.reduce_loops.size(); ++k) close_block();
   if (s.guard >= 0) close_block();
-  welford_from_shifted_sums(s);
+  state_from_fold(s);
   finish(s);
 }
 
@@ -137,7 +150,11 @@ void CudaKernelEmitter::reduce(const Stmt& s) {
 // Mean and variance (Welford states) take two passes over the elements, as Inductor's
 // persistent reductions do: the count and sum, then the squared deviations from the mean. A
 // Welford update per element divides, and the divisions bound a layer norm's speed (2.4x
-// slower than torch.compile's); the second pass reads what the first left in the caches.
+// slower than torch.compile's); the second pass reads what the first left in the caches. The
+// threads' sums are in the compute type, their merges in double; the second pass's deviations
+// are from the mean rounded to the compute type (the center), and their sum, merged beside
+// the squares, corrects for that rounding and the first pass's (a float32 center is up to 3e-5
+// off for data near 1e3, which alone put the variance of a spread of 1e-2 1e-5 off).
 void CudaKernelEmitter::cooperative_reduce(const Stmt& s) {
   declare_accumulators(s);
   Stmt deviations = s;
@@ -148,19 +165,31 @@ void CudaKernelEmitter::cooperative_reduce(const Stmt& s) {
   line("{");
   open_block();
   fold_elements(s, member(), threads());
+  state_from_fold(s);
   block_combine(s);
   close_block();
   if (welford_pass_ == 1) {
     for (const sched::Accumulation& a : deviations.accumulations) {
-      const std::string acc = accumulator(a);
+      const std::string acc = accumulator(a), t = compute_type(a.dtype);
       line(acc + ".mean = " + acc + ".count > 0 ? " + acc + ".mean / " + acc + ".count : 0;");
+      line("const " + t + " " + acc + "_center = (" + t + ")" + acc + ".mean;");
+      line(fold_state(a) + " = kiln_welford<" + t + ">{0, 0, 0};");
     }
     welford_pass_ = 2;
     line("{");
     open_block();
     fold_elements(deviations, member(), threads());
+    state_from_fold(deviations);
     block_combine(deviations);
     close_block();
+    // The deviations' sum s moves the mean off the center, and n (s / n)^2 of their squares
+    // is that offset's share.
+    for (const sched::Accumulation& a : deviations.accumulations) {
+      const std::string acc = accumulator(a);
+      line("if (" + acc + ".count > 0) { const double kiln_s = " + acc + ".mean; " + acc +
+           ".mean = (double)" + acc + "_center + kiln_s / " + acc + ".count; " + acc +
+           ".m2 = kiln_maximum(" + acc + ".m2 - kiln_s * kiln_s / " + acc + ".count, 0.0); }");
+    }
     welford_pass_ = 0;
   }
   finish(s);
@@ -179,7 +208,8 @@ void CudaKernelEmitter::block_combine(const Stmt& s) {
       if (welford && welford_pass_ != 0) {  // only the fields this pass merges
         line(accumulator_type(a) + " " + other + ";");
         const std::vector<std::string> fields =
-            welford_pass_ == 1 ? std::vector<std::string>{"count", "mean"} : std::vector<std::string>{"m2"};
+            welford_pass_ == 1 ? std::vector<std::string>{"count", "mean"}
+                               : std::vector<std::string>{"mean", "m2"};
         for (const std::string& f : fields)
           line(other + "." + f + " = kiln_shuffle_down(" + acc + "." + f + ", kiln_delta);");
         merge(a, acc, other);
@@ -260,8 +290,8 @@ std::vector<std::pair<std::string, std::string>> CudaKernelEmitter::state_fields
     const sched::Accumulation& a) const {
   std::string acc = accumulator(a), t = compute_type(a.dtype);
   switch (ir::op_info(a.op).accumulator) {
-    case ir::Accumulator::Welford:
-      return {{acc + ".count", t}, {acc + ".mean", t}, {acc + ".m2", t}};
+    case ir::Accumulator::Welford:  // double, as accumulator_type
+      return {{acc + ".count", "double"}, {acc + ".mean", "double"}, {acc + ".m2", "double"}};
     case ir::Accumulator::ArgIndex:
       return {{acc, t}, {acc + "_index", "int64_t"}};
     default:
@@ -280,7 +310,7 @@ void CudaKernelEmitter::split_reduce(const std::vector<Stmt>& body) {
     open_block();
     fold_elements(s, "blockIdx.x * (int64_t)" + threads() + " + threadIdx.x",
                   "(int64_t)gridDim.x * " + threads());
-    welford_from_shifted_sums(s);
+    state_from_fold(s);
     block_combine(s);
     close_block();
   }
@@ -330,7 +360,7 @@ void CudaKernelEmitter::column_tiles(const std::vector<Stmt>& body) {
     line("{");
     open_block();
     fold_elements(s, first, step);
-    welford_from_shifted_sums(s);
+    state_from_fold(s);
     column_combine(s);
     close_block();
   }
@@ -400,7 +430,7 @@ void CudaKernelEmitter::split_iterations(const std::vector<Stmt>& body) {
     else
       fold_elements(s, "kiln_split * " + threads() + " + threadIdx.x",
                     std::to_string(int64_t(plan_.threads) * plan_.block_splits));
-    welford_from_shifted_sums(s);
+    state_from_fold(s);
     block_combine(s);
     close_block();
   }
