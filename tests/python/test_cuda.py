@@ -540,3 +540,40 @@ def test_captured_loops_replay_on_cuda(fn, shape, mode):
     for _ in range(4):
         x = rng.standard_normal(shape)
         np.testing.assert_allclose(compiled(x), fn(x), rtol=1e-12, atol=1e-12)
+
+
+# float32 data far from zero relative to its spread (mean 1e3, standard deviation 1e-2): the
+# GPU's Welford states merged in float32 (warp shuffles, shared memory, split blocks' scratch)
+# rounded their means by 3e-5 a merge, most of the spread's share, and a row's two passes took
+# the deviations from a float32 mean: the variances came out 1e-5 to 1e-3 off (NumPy: 1e-7).
+# A whole array split over the grid (1M) and over a block's threads, rows of a layer norm (two
+# passes), long rows, a row with a remainder, columns in tiles split over blocks (batch norm's
+# statistics of channels-last data) and channels-first statistics (blocks sharing a channel).
+FAR_FROM_ZERO_CASES = [((1_000_000,), None), ((20_000,), None), ((64, 768), 1), ((16, 10_000), 1),
+                       ((3, 4133), 1), ((50_176, 64), 0), ((16, 64, 56, 56), (0, 2, 3))]
+FAR_FROM_ZERO_TOLERANCE = 2e-6  # of the largest variance; float32 merges: 1e-5 and more
+
+
+def far_from_zero(shape, seed=0):
+    """float32 values of mean 1e3 and standard deviation 1e-2."""
+    return (np.random.default_rng(seed).standard_normal(shape) * 1e-2 + 1e3).astype(np.float32)
+
+
+def relative_error(got, want):
+    got, want = np.asarray(got, np.float64), np.asarray(want, np.float64)
+    return float(np.max(np.abs(got - want)) / np.max(np.abs(want)))
+
+
+@pytest.mark.parametrize("shape,axis", FAR_FROM_ZERO_CASES, ids=[str(c) for c in FAR_FROM_ZERO_CASES])
+def test_float32_variances_far_from_zero_keep_their_digits(shape, axis):
+    """np.var and np.std of float32 data on the GPU (on the CPU where there is none) against
+    the float64 statistics of the same values: the GPU's threads fold their elements in
+    float32, and merge double Welford states (codegen/cuda/reduce_emitter.cpp)."""
+    x = far_from_zero(shape)
+    device = "cuda" if GPU else "cpu"
+    variance = kiln.compile(lambda a: np.var(a, axis=axis), device=device)(x)
+    deviation = kiln.compile(lambda a: np.std(a, axis=axis, ddof=1), device=device)(x)
+    assert variance.dtype == deviation.dtype == np.float32
+    wide = x.astype(np.float64)
+    assert relative_error(variance, np.var(wide, axis=axis)) < FAR_FROM_ZERO_TOLERANCE
+    assert relative_error(deviation, np.std(wide, axis=axis, ddof=1)) < FAR_FROM_ZERO_TOLERANCE
