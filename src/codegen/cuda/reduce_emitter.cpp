@@ -32,10 +32,10 @@ void CudaKernelEmitter::state_from_fold(const Stmt& s) {
     } else if (welford_pass_ == 2) {
       line(acc + ".mean = " + fold + ".mean; " + acc + ".m2 = " + fold + ".m2;");
     } else {
-      line("if (" + fold + ".count > 0) { const double kiln_n = " + fold + ".count, kiln_s = " +
-           fold + ".mean; " + acc + ".count = kiln_n; " + acc + ".mean = (double)" + acc +
-           "_shift + kiln_s / kiln_n; " + acc + ".m2 = kiln_maximum((double)" + fold +
-           ".m2 - kiln_s * kiln_s / kiln_n, 0.0); }");
+      line("if (" + fold + ".count > 0) { const double kiln_s = " + fold + ".mean, kiln_m = kiln_s / " +
+           fold + ".count; " + acc + ".count = " + fold + ".count; " + acc + ".mean = (double)" +
+           acc + "_shift + kiln_m; " + acc + ".m2 = kiln_maximum((double)" + fold +
+           ".m2 - kiln_s * kiln_m, 0.0); }");
     }
   }
 }
@@ -186,9 +186,9 @@ void CudaKernelEmitter::cooperative_reduce(const Stmt& s) {
     // is that offset's share.
     for (const sched::Accumulation& a : deviations.accumulations) {
       const std::string acc = accumulator(a);
-      line("if (" + acc + ".count > 0) { const double kiln_s = " + acc + ".mean; " + acc +
-           ".mean = (double)" + acc + "_center + kiln_s / " + acc + ".count; " + acc +
-           ".m2 = kiln_maximum(" + acc + ".m2 - kiln_s * kiln_s / " + acc + ".count, 0.0); }");
+      line("if (" + acc + ".count > 0) { const double kiln_s = " + acc + ".mean, kiln_m = kiln_s / " +
+           acc + ".count; " + acc + ".mean = (double)" + acc + "_center + kiln_m; " + acc +
+           ".m2 = kiln_maximum(" + acc + ".m2 - kiln_s * kiln_m, 0.0); }");
     }
     welford_pass_ = 0;
   }
