@@ -335,7 +335,15 @@ class CudaKernelEmitter : public CLikePrinter {
   void merge(const sched::Accumulation& a, const std::string& into, const std::string& from);
   void state_from_fold(const Stmt& s);
   void finish(const Stmt& s);
+  // The name of a reduction's state; in a block's passes 1 and 2 (welford_pass_) a Welford
+  // reduction's threads merge their sums in the compute type, so its name there is the
+  // thread's fold_state, that of the merged double state welford_state.
   std::string accumulator(const sched::Accumulation& a) const {
+    return welford_pass_ != 0 && ir::op_info(a.op).accumulator == ir::Accumulator::Welford
+               ? fold_state(a)
+               : welford_state(a);
+  }
+  std::string welford_state(const sched::Accumulation& a) const {
     return "acc" + std::to_string(a.local);
   }
   // Part `b` of a batch of split blocks' states (merge_block_splits).
@@ -346,13 +354,15 @@ class CudaKernelEmitter : public CLikePrinter {
   // dtype: float32 merges of data far from zero relative to its spread (mean 1e3, spread 1e-2)
   // rounded the means by 3e-5 a merge, and the variances came out 2e-5 off (eager: 2e-7). Each
   // thread still folds its own elements in the compute type (fold_state: shifted sums, no FP64
-  // work per element, which consumer GPUs run at 1/64 the rate).
+  // work per element, which consumer GPUs run at 1/64 the rate). A block's two passes merge
+  // plain sums, in the compute type (cooperative_reduce says why that keeps the digits).
   std::string accumulator_type(const sched::Accumulation& a) const {
-    return ir::op_info(a.op).accumulator == ir::Accumulator::Welford ? "kiln_welford<double>"
-                                                                     : compute_type(a.dtype);
+    if (ir::op_info(a.op).accumulator != ir::Accumulator::Welford) return compute_type(a.dtype);
+    return welford_pass_ != 0 ? "kiln_welford<" + compute_type(a.dtype) + ">"
+                              : "kiln_welford<double>";
   }
   // A thread's own sums of a Welford reduction's elements (combine_element), in the compute type.
-  std::string fold_state(const sched::Accumulation& a) const { return accumulator(a) + "_fold"; }
+  std::string fold_state(const sched::Accumulation& a) const { return welford_state(a) + "_fold"; }
   std::string identity(const sched::Accumulation& a) const {
     const ir::OpInfo& info = ir::op_info(a.op);
     if (info.accumulator == ir::Accumulator::Welford) return accumulator_type(a) + "{0, 0, 0}";

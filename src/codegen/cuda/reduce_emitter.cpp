@@ -11,7 +11,7 @@ void CudaKernelEmitter::declare_accumulators(const Stmt& s) {
     if (ir::op_info(a.op).accumulator == ir::Accumulator::Welford) {  // shifted sums (below)
       const std::string t = compute_type(a.dtype);
       line("kiln_welford<" + t + "> " + fold_state(a) + " = kiln_welford<" + t + ">{0, 0, 0};");
-      line(t + " " + accumulator(a) + "_shift = 0;");
+      line(t + " " + welford_state(a) + "_shift = 0;");
     }
   }
 }
@@ -22,21 +22,15 @@ void CudaKernelEmitter::declare_accumulators(const Stmt& s) {
 // Welford update divides per element, and the divisions made batch norm's column statistics
 // 2.3x slower than plain sums on an H200; this adds and multiplies. state_from_fold makes them
 // the thread's double Welford state before threads merge theirs (Chan's formula,
-// kiln_welford_merge): in pass 1 and 2 of a block's two passes (cooperative_reduce), its sums.
+// kiln_welford_merge). A block's two passes (cooperative_reduce) merge the sums themselves.
 void CudaKernelEmitter::state_from_fold(const Stmt& s) {
   for (const sched::Accumulation& a : s.accumulations) {
     if (ir::op_info(a.op).accumulator != ir::Accumulator::Welford) continue;
-    const std::string acc = accumulator(a), fold = fold_state(a);
-    if (welford_pass_ == 1) {
-      line(acc + ".count = " + fold + ".count; " + acc + ".mean = " + fold + ".mean;");
-    } else if (welford_pass_ == 2) {
-      line(acc + ".mean = " + fold + ".mean; " + acc + ".m2 = " + fold + ".m2;");
-    } else {
-      line("if (" + fold + ".count > 0) { const double kiln_s = " + fold + ".mean, kiln_m = kiln_s / " +
-           fold + ".count; " + acc + ".count = " + fold + ".count; " + acc + ".mean = (double)" +
-           acc + "_shift + kiln_m; " + acc + ".m2 = kiln_maximum((double)" + fold +
-           ".m2 - kiln_s * kiln_m, 0.0); }");
-    }
+    const std::string acc = welford_state(a), fold = fold_state(a);
+    line("if (" + fold + ".count > 0) { const double kiln_s = " + fold + ".mean, kiln_m = kiln_s / " +
+         fold + ".count; " + acc + ".count = " + fold + ".count; " + acc + ".mean = (double)" +
+         acc + "_shift + kiln_m; " + acc + ".m2 = kiln_maximum((double)" + fold +
+         ".m2 - kiln_s * kiln_m, 0.0); }");
   }
 }
 
@@ -58,7 +52,7 @@ void CudaKernelEmitter::combine_element(const Stmt& s) {
         if (welford_pass_ == 1) {  // count and sum
           line(fold + ".count += 1; " + fold + ".mean += " + x + ";");
         } else if (welford_pass_ == 2) {  // deviations from the block's mean, and their squares
-          line("{ const " + t + " kiln_d = " + x + " - " + acc + "_center; " + fold +
+          line("{ const " + t + " kiln_d = " + x + " - " + welford_state(a) + "_center; " + fold +
                ".mean += kiln_d; " + fold + ".m2 += kiln_d * kiln_d; }");
         } else {  // shifted sums, made a Welford state by state_from_fold
           line("{ const " + t + " kiln_x = " + x + "; if (" + fold + ".count == 0) " + acc +
@@ -150,11 +144,12 @@ void CudaKernelEmitter::reduce(const Stmt& s) {
 // Mean and variance (Welford states) take two passes over the elements, as Inductor's
 // persistent reductions do: the count and sum, then the squared deviations from the mean. A
 // Welford update per element divides, and the divisions bound a layer norm's speed (2.4x
-// slower than torch.compile's); the second pass reads what the first left in the caches. The
-// threads' sums are in the compute type, their merges in double; the second pass's deviations
-// are from the mean rounded to the compute type (the center), and their sum, merged beside
-// the squares, corrects for that rounding and the first pass's (a float32 center is up to 3e-5
-// off for data near 1e3, which alone put the variance of a spread of 1e-2 1e-5 off).
+// slower than torch.compile's); the second pass reads what the first left in the caches. Both
+// passes' sums are plain ones, merged in the compute type (accumulator() names the threads'
+// fold states there): the second pass's deviations are from the mean rounded to the compute type
+// (the center: a float32 sum of data near 1e3 puts it up to 1e-3 off), and their sum s, merged
+// beside the squares, corrects for the center's error exactly (m2 - s^2 / n), while both sums,
+// of small deviations, keep their digits in float32. Double merges cost a layer norm 10%.
 void CudaKernelEmitter::cooperative_reduce(const Stmt& s) {
   declare_accumulators(s);
   Stmt deviations = s;
@@ -165,30 +160,30 @@ void CudaKernelEmitter::cooperative_reduce(const Stmt& s) {
   line("{");
   open_block();
   fold_elements(s, member(), threads());
-  state_from_fold(s);
+  if (welford_pass_ == 0) state_from_fold(s);
   block_combine(s);
   close_block();
   if (welford_pass_ == 1) {
     for (const sched::Accumulation& a : deviations.accumulations) {
-      const std::string acc = accumulator(a), t = compute_type(a.dtype);
-      line(acc + ".mean = " + acc + ".count > 0 ? " + acc + ".mean / " + acc + ".count : 0;");
+      const std::string acc = welford_state(a), fold = fold_state(a), t = compute_type(a.dtype);
+      line(acc + ".count = " + fold + ".count; " + acc + ".mean = " + fold + ".count > 0 ? (double)" +
+           fold + ".mean / " + fold + ".count : 0;");
       line("const " + t + " " + acc + "_center = (" + t + ")" + acc + ".mean;");
-      line(fold_state(a) + " = kiln_welford<" + t + ">{0, 0, 0};");
+      line(fold + " = kiln_welford<" + t + ">{0, 0, 0};");
     }
     welford_pass_ = 2;
     line("{");
     open_block();
     fold_elements(deviations, member(), threads());
-    state_from_fold(deviations);
     block_combine(deviations);
     close_block();
     // The deviations' sum s moves the mean off the center, and n (s / n)^2 of their squares
     // is that offset's share.
     for (const sched::Accumulation& a : deviations.accumulations) {
-      const std::string acc = accumulator(a);
-      line("if (" + acc + ".count > 0) { const double kiln_s = " + acc + ".mean, kiln_m = kiln_s / " +
+      const std::string acc = welford_state(a), fold = fold_state(a);
+      line("if (" + acc + ".count > 0) { const double kiln_s = " + fold + ".mean, kiln_m = kiln_s / " +
            acc + ".count; " + acc + ".mean = (double)" + acc + "_center + kiln_m; " + acc +
-           ".m2 = kiln_maximum(" + acc + ".m2 - kiln_s * kiln_m, 0.0); }");
+           ".m2 = kiln_maximum((double)" + fold + ".m2 - kiln_s * kiln_m, 0.0); }");
     }
     welford_pass_ = 0;
   }
