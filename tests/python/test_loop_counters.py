@@ -155,3 +155,30 @@ def test_while_loops_left_to_python_break_no_graph(name):
     function, make = CASES[name]
     report = kiln.explain(kiln.compile(function))(*make(np.random.default_rng(3)))
     assert report.graph_break_count == 0, str(report)
+
+
+def euler_trajectory(y0, T, dt):
+    """Steps appended to lists in a while loop: its count is known only when it runs, so
+    kiln unrolls it (kiln._loop_appends)."""
+    t = 0.0
+    y = y0.copy()
+    times, states = [], []
+    while t < T:
+        y = y + dt * (-0.5 * y + np.sin(t))
+        t += dt
+        times.append(t)
+        states.append(y.copy())
+    return np.array(times), np.stack(states)
+
+
+def test_an_unrolled_loop_too_long_to_compile_runs_eagerly_without_compiling():
+    """600 steps unrolled made one kernel of 600 KB (np.stack's rows, each recomputing its last
+    steps), whose compile took 30 s (1,000 steps: 2.4 minutes). A kernel function past kiln's
+    bound runs the call eagerly, warned, before the compiler is started."""
+    y0 = np.ones(4)
+    compiled = kiln.compile(euler_trajectory)
+    with pytest.warns(RuntimeWarning, match="bound of 256 KiB for one kernel function"):
+        got = compiled(y0, 6.0, 0.01)
+    expected = euler_trajectory(y0, 6.0, 0.01)
+    for g, e in zip(got, expected):
+        np.testing.assert_allclose(g, e, rtol=1e-12)

@@ -173,6 +173,7 @@ CppSource emit_cpp(const Program& program, const Options& options, const target:
     source.kernels.push_back({kernel.name, signature.arguments});
     prefix << "extern \"C\" void " << kernel.name << "(char* const* kiln_args);\n";
     std::string code = KernelEmitter(program, kernel, options, target, signature.arguments).emit();
+    source.largest_kernel = std::max(source.largest_kernel, code.size());
     std::ostringstream piece;
     for (const std::string& comment : kernel.comments) piece << "// " << comment_text(comment) << "\n";
     piece << "// arguments: " << arguments << "\n";

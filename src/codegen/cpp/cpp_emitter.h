@@ -24,6 +24,9 @@ struct CppSource {
   std::string prefix;
   std::vector<std::string> pieces;  // the definitions: constant arrays, kernels, loop drivers
   std::vector<runtime::KernelCall> kernels;  // by Program::kernels index
+  // Bytes of the longest kernel function: the C++ compiler's time grows faster than a
+  // function's length (api/pipeline.cpp bounds it).
+  size_t largest_kernel = 0;
 
   std::string text() const;  // the whole source as one translation unit
 };

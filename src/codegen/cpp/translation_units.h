@@ -15,6 +15,7 @@ struct SourceFile {
   std::string text;
   int units = 1;
   size_t largest_unit = 0;  // bytes of the largest unit, its share of the prefix included
+  size_t largest_kernel = 0;  // bytes of the longest kernel function (CppSource's)
 };
 
 // The pieces, in order and never cut, packed into units of at most `unit_bytes` each (a piece
