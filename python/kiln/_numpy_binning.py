@@ -13,6 +13,7 @@ import numpy as np
 from ._numpy_functions import _as_traced, _k, _result
 from ._numpy_math import (_array, _check_vector, _eager, _known, _operand, _scalar_result,
                           _take)
+from ._loop_types import rerun_note, rerun_where
 from ._tracer import TracedArray, cast, materialize_all, to_tensor
 
 try:
@@ -84,16 +85,57 @@ def searchsorted(context, a, v, side="left", sorter=None):
     return result
 
 
+def _traced_monotonicity(context, bins):
+    """NumPy's check of bins (_monotonicity, on the edges as float64) on traced ones: 1
+    increasing, -1 decreasing, 0 neither (a 0-d int tensor). Leading repeats of the first edge
+    are skipped, the first edge unlike it (or NaN) chooses the direction, and only the pairs
+    after it are checked, as NumPy's loop does."""
+    edges = bins.astype(np.float64)
+    count = edges.shape[0]
+    if count < 2:
+        return context.lift(np.int64(1))
+    differs = edges[1:] != edges[0]
+    first = np.argmax(differs) + 1  # the first edge unlike edges[0] (NaN is unlike anything)
+    rising = edges[0] < np.take(edges, first)
+    after = np.arange(1, count) > first  # pairs (k - 1, k) past it
+    falls = np.any((edges[:-1] > edges[1:]) & after)
+    climbs = np.any((edges[:-1] < edges[1:]) & after)
+    direction = np.where(rising, np.where(falls, 0, 1), np.where(climbs, 0, -1))
+    return np.where(np.any(differs), direction, 1)
+
+
 def digitize(context, x, bins, right=False):
     values = _as_traced(context, x)
     if values.dtype.kind == "c":
         raise TypeError("x may not be complex")
+    side = "left" if right else "right"
+    # NaN among the bins: NumPy's binary search (its steps, which remember the last key's
+    # place) decides where values land; kiln counts the edges before each value, which agrees
+    # only on bins sorted with NaN last. Such calls run as NumPy.
+    if (isinstance(bins, TracedArray) and bins.ndim == 1 and bins.dtype.kind in "biuf"
+            and (bins.dtype.kind != "f" or rerun_note(context) is not None)):
+        # Bins of the trace (np.linspace of the data's range): their direction is found when
+        # the graph runs, an unordered one raising NumPy's error there.
+        if bins.dtype.kind == "f":
+            rerun_where(context, np.any(np.isnan(bins)).tensor,
+                        "np.digitize's bins hold NaN", "digitize")
+        direction = _traced_monotonicity(context, bins)
+        _k().check_flag((direction == 0).tensor, context.constant(0, np.dtype(np.int64), (0,)),
+                        "bins must be monotonically increasing or decreasing", "", "digitize")
+        rising = searchsorted(context, bins, values, side=side)
+        if not isinstance(rising, TracedArray):  # long bins: NumPy's result, eagerly
+            return rising
+        falling = len(bins) - searchsorted(context, bins[::-1], values, side=side)
+        result = _result(context, np.where(direction == -1, falling, rising).tensor)
+        result._bound = len(bins)
+        return result
     edges = np.asarray(materialize_all(bins, "np.digitize with traced bins (NumPy checks that "
                                        "they are monotonic)"))
     direction = _monotonicity(edges)
     if direction == 0:
         raise ValueError("bins must be monotonically increasing or decreasing")
-    side = "left" if right else "right"
+    if edges.dtype.kind == "f" and np.isnan(edges).any():
+        return _eager(np.digitize, "np.digitize with NaN among its bins", x, edges, right)
     if direction == -1:
         result = len(edges) - searchsorted(context, edges[::-1], values, side=side)
     else:
