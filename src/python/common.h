@@ -201,6 +201,7 @@ void bind_compiled_call(nb::module_& module);
 // GuardedCache.call on the caller's tuple and dict (kwargs may be null): the fast path of a
 // compiled function (python/compiled_call.cpp).
 nb::object guarded_call(nb::handle cache, PyObject* args, PyObject* kwargs);
+bool is_guarded_cache(nb::handle value);  // what guarded_call may be given
 void translate_kiln_error(const Error& error);
 
 }  // namespace kiln::python

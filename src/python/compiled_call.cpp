@@ -122,14 +122,23 @@ void bind_compiled_call(nb::module_& module) {
           "__init__",
           [](CompiledCall* self, nb::object cache, nb::object fn, nb::object slow,
              nb::object retrace, bool eager_on_check_error) {
+            if (!is_guarded_cache(cache))
+              throw nb::type_error("kiln: a compiled function's cache is a GuardedCache");
             new (self) CompiledCall{std::move(cache), std::move(fn), std::move(slow),
                                     std::move(retrace), eager_on_check_error};
           },
           nb::arg("cache"), nb::arg("fn"), nb::arg("slow"), nb::arg("retrace"),
           nb::arg("eager_on_check_error") = false)
       .def_rw("eager_on_check_error", &CompiledCall::eager_on_check_error)
-      // replaced when the function's environment is found again (_compile.py)
-      .def_rw("cache", &CompiledCall::cache);
+      // replaced when the function's environment is found again (_compile.py); a call reads
+      // it as a GuardedCache, unchecked, so nothing else is taken
+      .def_prop_rw(
+          "cache", [](CompiledCall& self) { return self.cache; },
+          [](CompiledCall& self, nb::object cache) {
+            if (!is_guarded_cache(cache))
+              throw nb::type_error("kiln: a compiled function's cache is a GuardedCache");
+            self.cache = std::move(cache);
+          });
 }
 
 }  // namespace kiln::python

@@ -432,6 +432,8 @@ PyType_Slot cache_slots[] = {{Py_tp_traverse, reinterpret_cast<void*>(traverse_c
 
 }  // namespace
 
+bool is_guarded_cache(nb::handle value) { return nb::isinstance<GuardedCache>(value); }
+
 nb::object guarded_call(nb::handle cache, PyObject* args, PyObject* kwargs) {
   return nb::inst_ptr<GuardedCache>(cache)->call(args, kwargs ? nb::handle(kwargs) : nb::none());
 }

@@ -172,6 +172,18 @@ def module_level(x):
     return np.sin(x) + 1
 
 
+def test_a_compiled_functions_cache_takes_only_a_guarded_cache():
+    """A call reads the cache as kiln's GuardedCache, unchecked: anything else set there (or
+    given to CompiledCall) would crash the process."""
+    compiled = kiln.compile(lambda x: x + 1)
+    np.testing.assert_array_equal(compiled(np.ones(2)), np.full(2, 2.0))
+    with pytest.raises(TypeError, match="GuardedCache"):
+        compiled.cache = 5
+    with pytest.raises(TypeError, match="GuardedCache"):
+        kiln._kiln.CompiledCall(5, print, print, print)
+    np.testing.assert_array_equal(compiled(np.ones(2)), np.full(2, 2.0))
+
+
 def test_a_module_level_compiled_function_pickles_and_copies_by_reference():
     import copy
     import multiprocessing
