@@ -25,7 +25,8 @@ import sys
 import numpy as np
 
 from . import (_affine_indices, _loop_appends, _loop_counters, _loop_extents,
-               _loop_first_bindings, _loop_numpy_arrays, _loop_strides, _random_state, _windows)
+               _loop_first_bindings, _loop_number_types, _loop_numpy_arrays, _loop_strides,
+               _random_state, _windows)
 from ._branch_capture import BranchCapture, _plain, _restore, _Retype
 from ._graph_breaks import GraphBreakSignal
 from ._kiln import Unsupported
@@ -480,6 +481,14 @@ class LoopCapture(BranchCapture, ExpressionCapture, LoopResults):
                 _restore(saved)
                 set_(before)
                 return slots, after
+            runs = None  # where the loop may run no iteration: whether it runs one
+            if span is None:
+                runs = _loop_number_types.runs_tensor(start, stop, step)
+            elif condition is not None and not indexed:
+                runs = test_before
+            retyped = [] if runs is None else _loop_number_types.retyped(
+                self, slots, self._final_flags(slots, names, after, span, saved, variables),
+                variables, live)
             values = trace.end_loop(start, stop, step, initial, results, condition is not None)
             values = values[1:] if condition is not None else values
         except (CaptureFailed, _Retype):
@@ -505,6 +514,8 @@ class LoopCapture(BranchCapture, ExpressionCapture, LoopResults):
                 if indexed and span is None else None)
         self._apply(slots, values, names, after, set_, span, saved, indexed, variables,
                     last, windows)
+        if retyped:
+            _loop_number_types.settle(self, runs, retyped, names, get, set_)
 
     def _bounds(self, bounds, span):
         context = self.context

@@ -1,0 +1,66 @@
+"""Numbers a captured loop that may run no iteration gives another type. `s = 0; for i in
+range(n): s += x[i]` leaves NumPy's float64 where the loop runs an iteration and Python's int 0
+where it runs none (n = 0, a while loop whose test fails at once); `x = 1; ...: x = x * 1.5`
+a Python float or that int. The loop node's value is one tensor of the body's type, typed as
+the body leaves it: with no iteration, the function returned 0.0 for 0, and what NumPy made of
+it next followed the wrong type (`s * np.int8(3)`: float64 for NumPy's int8).
+
+After such a loop, a NumPy scalar that was a Python int or float written in the code is an
+AssumedNumber (kiln._assumed_numbers), the NumPy side taken where the loop ran an iteration:
+the ops that resolve alike for both types keep it (`s / n`), any other use (a return) checks
+that reruns the call eagerly where the loop ran none. Other changes (a Python int the body
+makes a float, a traced number, a NumPy scalar made a Python one) are that check at once.
+Where no call reruns (kiln.wrap_numpy's), the loop runs as Python."""
+from . import _assumed_numbers
+from ._loop_types import CaptureFailed, is_number, python_type, rerun_note, rerun_where
+from ._tracer import TracedArray, backend
+
+
+def retyped(capture, slots, flags, variables, live):
+    """[(names, value before the loop)] of the slots read after the loop (`live`) whose
+    0-d value has another type (NumPy scalar?, Python type) after an iteration (`flags`, as
+    LoopResults._final_flags gives them) than before it. Refused where no call reruns."""
+    changed = []
+    for (names, array, _, placeholder), flag in zip(slots, flags):
+        old = variables.get(names[0], capture.UNBOUND)
+        if old is capture.UNBOUND or tuple(placeholder.shape) or not any(name in live for name in names):
+            continue  # unbound before (kiln._loop_first_bindings), an array or a temporary
+        if isinstance(old, TracedArray):
+            before = (old._scalar, old._weak)
+        else:
+            before = (is_number(old), python_type(old))
+        if before != tuple(flag):
+            changed.append((names, old))
+    if changed and rerun_note(capture.context) is None:
+        raise CaptureFailed(f"`{changed[0][0][0]}` changes type in the loop, which keeps its "
+                            "type when the loop runs no iteration")
+    return changed
+
+
+def settle(capture, runs, changed, names, get, set_):
+    """The values of `changed` (retyped's) after the loop node: those that keep their type
+    only where the loop ran an iteration (`runs`, a bool 0-d tensor)."""
+    context = capture.context
+    now = dict(zip(names, get()))
+    values = {}
+    for slot_names, old in changed:
+        new = now[slot_names[0]]
+        if (type(old) in (int, float) and isinstance(new, TracedArray) and new._scalar
+                and new._weak is None and new.dtype.kind in "iuf"):
+            taken = TracedArray(context, runs)
+            value = _assumed_numbers.select(context, taken, new, old)
+        else:
+            rerun_where(context, backend().logical_not(runs),
+                        f"`{slot_names[0]}` changes type in a loop that ran no iteration (the "
+                        "call runs again eagerly)", "loop")
+            continue
+        values.update((name, value) for name in slot_names)
+    if values:
+        set_(tuple(values.get(name, capture.KEEP) for name in names))
+
+
+def runs_tensor(start, stop, step):
+    """Whether range(start, stop, step) of int64 0-d tensors runs an iteration."""
+    k = backend()
+    return k.greater(stop, start) if step > 0 else k.less(stop, start)
+

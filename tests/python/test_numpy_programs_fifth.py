@@ -1,0 +1,122 @@
+"""A fifth set of NumPy programs as people write them, each compiled once and called with
+several inputs (so that guards, dynamic numbers and cached graphs are exercised), agreeing with
+NumPy on values, dtypes, shapes, Python types and the arrays updated in place."""
+import copy
+
+import numpy as np
+import pytest
+
+import kiln
+from test_numpy_programs import _assert_same, _leaves
+
+
+def check_calls(function, argument_sets):
+    """kiln.compile(function) agrees with NumPy on each argument set in turn, one compiled
+    function for all of them."""
+    compiled = kiln.compile(function)
+    for arguments in argument_sets:
+        mine, theirs = copy.deepcopy(arguments), copy.deepcopy(arguments)
+        got, expected = compiled(*mine), function(*theirs)
+        got_leaves, expected_leaves = _leaves(got), _leaves(expected)
+        assert len(got_leaves) == len(expected_leaves)
+        for n, (a, b) in enumerate(zip(got_leaves, expected_leaves)):
+            _assert_same(a, b, f"result {n} of {function.__name__}")
+        for n, (a, b) in enumerate(zip(mine, theirs)):
+            if isinstance(b, np.ndarray):
+                _assert_same(a, b, f"argument {n} (updated in place)")
+
+
+# ---- loops that may run no iteration keep Python's number ----
+
+def partial_sum(x, n):
+    """The first n terms' sum: Python's int 0 where there are none."""
+    total = 0
+    for i in range(n):
+        total += x[i]
+    return total
+
+
+def geometric(n):
+    """x = 1 made a float by the first iteration only."""
+    x = 1
+    for i in range(n):
+        x = x * 1.5
+    return x
+
+
+def weighted_int8(x, n):
+    """What NumPy makes of the loop's value next follows its type: int8 of Python's 0."""
+    s = 0
+    for i in range(n):
+        s = s + x[i]
+    return s * np.int8(3)
+
+
+def mean_of_first(x, n):
+    s = 0
+    for i in range(n):
+        s += x[i]
+    return s / max(n, 1)
+
+
+def bisection_steps(width, tol):
+    """A while loop whose test may fail at once: `w` stays the int it was."""
+    w = 1
+    steps = 0
+    while w * width > tol:
+        w = w / 2
+        steps += 1
+    return w, steps
+
+
+def accumulate_until(x, limit):
+    s = 0
+    k = 0
+    while s < limit:
+        s += x[k]
+        k += 1
+    return s, k
+
+
+def row_prefix_sums(X, counts):
+    out = []
+    for r in range(len(X)):
+        s = 0
+        for j in range(counts[r]):
+            s += X[r, j]
+        out.append(s)
+    return tuple(out)
+
+
+ZERO_TRIPS = {
+    "partial_sum": (partial_sum, [(np.arange(1.0, 9.0), 5), (np.arange(1.0, 9.0), 0),
+                                  (np.arange(1.0, 9.0), 3)]),
+    "geometric": (geometric, [(10,), (0,), (1,)]),
+    "weighted_int8": (weighted_int8, [(np.arange(1.0, 9.0), 4), (np.arange(1.0, 9.0), 0)]),
+    "mean_of_first": (mean_of_first, [(np.arange(1.0, 9.0), 4), (np.arange(1.0, 9.0), 0)]),
+    "bisection_steps": (bisection_steps, [(3.0, 0.1), (0.05, 0.1), (2.0, 0.5)]),
+    "accumulate_until": (accumulate_until, [(np.arange(1.0, 9.0), 5.0),
+                                            (np.arange(1.0, 9.0), -1.0)]),
+    "row_prefix_sums": (row_prefix_sums, [(np.arange(1.0, 41.0).reshape(10, 4),
+                                           np.array([2, 0, 3, 1, 1, 4, 0, 2, 2, 1])),
+                                          (np.arange(1.0, 41.0).reshape(10, 4),
+                                           np.array([1] * 10))]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ZERO_TRIPS))
+def test_a_loop_that_runs_no_iteration_keeps_the_numbers_python_type(name):
+    # a Python number the body retypes (int 0 to NumPy's float64, int 1 to a Python float)
+    # was carried at the body's type: with no iteration, 0.0 for Python's 0 (int8 * 0.0 a
+    # float64 for NumPy's int8)
+    function, argument_sets = ZERO_TRIPS[name]
+    check_calls(function, argument_sets)
+
+
+def test_a_loop_that_runs_iterations_stays_one_graph():
+    compiled = kiln.compile(partial_sum)
+    x = np.arange(1.0, 9.0)
+    compiled(x, 5)
+    report = kiln.explain(compiled)(x, 6)
+    assert report.graph_break_count == 0
+    assert compiled(x, 7) == partial_sum(x, 7)
