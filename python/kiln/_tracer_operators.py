@@ -226,6 +226,19 @@ def _python_arithmetic(result, *operands):
 
 
 _checked = _python_int_overflow.checked
+_COMPLEX_ARITHMETIC = (np.add, np.subtract, np.multiply, np.true_divide, np.power)
+
+
+def _complex_of_float(ufunc, result, left, right):
+    """`1j * x[0]`, `z + x[i]` of a Python complex z: np.float64 is a Python float, which
+    Python's complex takes before NumPy's reflected operator is asked, so the result is a
+    Python complex (weak: `w * np.complex64(1)` stays complex64), not NumPy's complex128."""
+    if (ufunc in _COMPLEX_ARITHMETIC and weak_type(left) is complex and (
+            type(right) is np.float64 or isinstance(right, TracedArray) and right._scalar
+            and right._weak is None and right.dtype == np.float64)
+            and isinstance(result, TracedArray) and result.ndim == 0):
+        result._scalar, result._weak = True, complex
+    return result
 
 
 def _python_int_power(base, exponent):
@@ -325,7 +338,8 @@ def _binary_operator(ufunc, operator_name):
             return _checked(ufunc, _python_arithmetic(np.square(self), self, other), self, other)
         if ufunc is np.power and _numpy_api.is_square_root(self, other):
             return _python_arithmetic(np.sqrt(self), self, other)  # its fast path for ** 0.5
-        return _checked(ufunc, _python_arithmetic(ufunc(self, other), self, other), self, other)
+        return _checked(ufunc, _complex_of_float(
+            ufunc, _python_arithmetic(ufunc(self, other), self, other), self, other), self, other)
 
     def reflected(self, other):
         if (not _is_operand(self, other) or _object_operands.takes_no_numbers(self, other)
@@ -342,7 +356,8 @@ def _binary_operator(ufunc, operator_name):
             python = _python_int_power(other, self)
             if python is not None:
                 return python
-        return _checked(ufunc, _python_arithmetic(ufunc(other, self), other, self), other, self)
+        return _checked(ufunc, _complex_of_float(
+            ufunc, _python_arithmetic(ufunc(other, self), other, self), other, self), other, self)
 
     def inplace(self, other):
         if not _is_operand(self, other):

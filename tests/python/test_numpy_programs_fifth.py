@@ -120,3 +120,40 @@ def test_a_loop_that_runs_iterations_stays_one_graph():
     report = kiln.explain(compiled)(x, 6)
     assert report.graph_break_count == 0
     assert compiled(x, 7) == partial_sum(x, 7)
+
+
+# ---- a Python complex times NumPy's float64 is Python's complex ----
+
+def phasors(theta, r):
+    """1j * theta[k]: Python's complex takes np.float64 (a float) before NumPy does."""
+    z = 1j * theta[0]
+    w = r[0] * np.exp(z)
+    return z, w, 2j / theta[1], 1j - theta[2], (1j * theta[1]) ** 2, z * np.complex64(1)
+
+
+def damped_orbit(x):
+    """A Python complex state that adds NumPy float64 terms stays a Python complex."""
+    z = 0j
+    for i in range(len(x)):
+        z = z * (0.5 + 0.5j) + x[i]
+    return z, z * np.complex64(1)
+
+
+def escape_count(c, offsets, limit):
+    z = 0j
+    n = 0
+    while abs(z) < 2 and n < limit:
+        z = z * z + c + offsets[0]
+        n += 1
+    return z, n
+
+
+@pytest.mark.parametrize("function, argument_sets", [
+    (phasors, [(np.arange(1.0, 4.0), np.array([2.0])), (np.array([0.5, -1.0, 3.0]),
+                                                        np.array([1.5]))]),
+    (damped_orbit, [(np.arange(5.0),), (np.linspace(-1.0, 1.0, 7),)]),
+    (escape_count, [(0.2 + 0.3j, np.array([0.1]), 50), (-0.4 + 0.1j, np.array([-0.2]), 30)]),
+], ids=["phasors", "damped_orbit", "escape_count"])
+def test_python_complex_with_numpy_float64_is_a_python_complex(function, argument_sets):
+    # NumPy's complex128 was returned (and `z * np.complex64(1)` was complex128 for complex64)
+    check_calls(function, argument_sets)
