@@ -10,6 +10,7 @@ which those values are replaced by tracers (`rebuilt`).
 """
 import collections
 import functools
+import inspect
 import sys
 import sysconfig
 import types
@@ -583,12 +584,21 @@ class Environment:
         stand_in = _stand_in(self.bound_to, attributes, got.get(id(self.bound_to)))
         if stand_in is self.bound_to:
             return stand_in
+        klass = type(self.bound_to)
         if attributes is None and self.methods:  # no __dict__ for them: a subclass's methods
-            return _with_methods(stand_in, {name: clone_of(method)
-                                            for name, method in self.methods})
+            return _with_methods(stand_in, {
+                name: staticmethod(clone_of(method)) if _is_static(klass, name)
+                else clone_of(method) for name, method in self.methods})
         for name, method in self.methods:  # instance attributes shadow the class's functions
-            stand_in.__dict__[name] = types.MethodType(clone_of(method), stand_in)
+            clone = clone_of(method)
+            stand_in.__dict__[name] = (clone if _is_static(klass, name)
+                                       else types.MethodType(clone, stand_in))
         return stand_in
+
+
+def _is_static(klass, name):
+    """Whether klass's `name` is a staticmethod: self.act(z) calls its function unbound."""
+    return isinstance(inspect.getattr_static(klass, name, None), staticmethod)
 
 
 def _function(fn, globals_, closure):

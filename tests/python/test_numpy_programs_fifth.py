@@ -157,3 +157,58 @@ def escape_count(c, offsets, limit):
 def test_python_complex_with_numpy_float64_is_a_python_complex(function, argument_sets):
     # NumPy's complex128 was returned (and `z * np.complex64(1)` was complex128 for complex64)
     check_calls(function, argument_sets)
+
+
+# ---- an estimator whose methods call a staticmethod through self ----
+
+class LogisticRegression:
+    """scikit-learn's style: a staticmethod link function called as self._sigmoid."""
+
+    def __init__(self, lr=0.5, n_iter=50):
+        self.lr, self.n_iter = lr, n_iter
+
+    @staticmethod
+    def _sigmoid(z):
+        return 1 / (1 + np.exp(-z))
+
+    def fit(self, X, y):
+        self.w_, self.b_ = np.zeros(X.shape[1]), 0.0
+        for _ in range(self.n_iter):
+            p = self._sigmoid(X @ self.w_ + self.b_)
+            self.w_ = self.w_ - self.lr * X.T @ (p - y) / len(y)
+            self.b_ = self.b_ - self.lr * np.mean(p - y)
+        return self
+
+    def predict_proba(self, X):
+        return self._sigmoid(X @ self.w_ + self.b_)
+
+    def predict(self, X):
+        return (self.predict_proba(X) >= 0.5).astype(int)
+
+
+class SlottedTanh:
+    __slots__ = ("w",)
+
+    def __init__(self, w):
+        self.w = w
+
+    @staticmethod
+    def act(z):
+        return np.tanh(z)
+
+    def __call__(self, X):
+        return self.act(X @ self.w)
+
+
+def test_a_staticmethod_called_through_self_is_not_bound():
+    # the stand-in for self bound the staticmethod's function to it: self._sigmoid(z) raised
+    # "takes 1 positional argument but 2 were given"
+    rng = np.random.default_rng(3)
+    X = rng.random((30, 3))
+    y = (X.sum(axis=1) > 1.5).astype(float)
+    mine, theirs = LogisticRegression().fit(X, y), LogisticRegression().fit(X, y)
+    for rows in (X, X[:7]):
+        _assert_same(kiln.compile(mine.predict)(rows), theirs.predict(rows), "predict")
+        _assert_same(kiln.compile(mine.predict_proba)(rows), theirs.predict_proba(rows), "proba")
+    layer = SlottedTanh(rng.random(3))
+    _assert_same(kiln.compile(layer)(X), layer(X), "slotted")
