@@ -5,12 +5,23 @@ type), and the next one carries a (count, *shape) array in which iteration k wri
 (Stack). After the loop the list holds its rows, as eager appends would have made it
 (_loop_capture.LoopCapture._apply), each taken from the stack when read (kiln._stacked_rows).
 A loop whose count is known only when it runs, a list appended to twice in an iteration, or
-used otherwise in the body, runs as Python."""
+used otherwise in the body, runs as Python, except reads of its last items (`xs[-1]`: a
+recurrence `xs.append(r * xs[-1] * (1 - xs[-1]))`, the SIR model's `s = S[-1]`), which read the
+stack's row of an earlier iteration or the list's item from before the loop (it was unrolled:
+2,000 steps of the logistic map compiled in 3.7 s)."""
 import numpy as np
 
 from . import _stacked_rows
 from ._loop_types import CaptureFailed
-from ._tracer import TracedArray, backend
+from ._tracer import TracedArray, backend, cast, to_tensor
+
+
+def _back(key):
+    """j of `items[-j]`, the only reads of a list the body appends to that it captures."""
+    if type(key) is not int or key >= 0:
+        raise CaptureFailed("a list the loop appends to is read other than by a constant "
+                            "negative index (items[-1])")
+    return -key
 
 
 class Appended:
@@ -19,6 +30,11 @@ class Appended:
 
     def __init__(self, items, value, depth):
         self.items, self.value, self.depth = items, value, depth
+
+    def __getitem__(self, key):
+        """`items[-j]` after the first trace's append: its value, or an item before it."""
+        back = _back(key)
+        return self.value if back == 1 else self.items[1 - back]
 
 
 class Stacked:
@@ -52,6 +68,54 @@ class Stack:
             raise CaptureFailed("a list is appended to more than once in an iteration")
         self.buffer[self.position] = value
         self.written = True
+
+    def __getitem__(self, key):
+        """`items[-j]`: the row appended j iterations back (this iteration's, after its
+        append), or, in the first iterations, the list's item from before the loop."""
+        back = _back(key) - self.written
+        position = self.position
+        if back == 0:
+            return self._row(self.buffer[position].tensor)
+        before = self.items[-back:] if back <= len(self.items) else []
+        if len(before) != back or any(_kind(item) != _kind_of_rows(self.stacked)
+                                      for item in before):
+            raise CaptureFailed("a list the loop appends to is read at an item from before "
+                                "the loop of another type (or one it does not have)")
+        k, context = backend(), self.buffer._context
+        dtype = np.dtype(self.stacked.dtype)
+        if not isinstance(position, TracedArray):  # a probe's Python int (_loop_extents)
+            return self._row(self.buffer[position - back].tensor if position >= back
+                             else to_tensor(context, before[position], dtype))
+        earlier = self.buffer[np.maximum(position - back, 0)].tensor
+        first = k.stack([to_tensor(context, item, dtype) for item in before], 0)
+        first = TracedArray(context, first)[np.minimum(position, back - 1)].tensor
+        taken = cast(np.greater_equal(position, back).tensor, "bool")
+        return self._row(k.where(taken, earlier, first))
+
+    def _row(self, tensor):
+        row = TracedArray(self.buffer._context, tensor)
+        row._scalar, row._weak = self.stacked.flags
+        return row
+
+
+def _kind(value):
+    """(dtype, shape, Python type or NumPy scalar?) of an item of a list, as _kind_of_rows
+    gives its rows'; None for a value that is no number or array."""
+    if isinstance(value, TracedArray):
+        weak = value._weak
+        return value.dtype.name, tuple(value.shape), weak if weak is not None else value._scalar
+    if isinstance(value, np.generic):
+        return value.dtype.name, (), True
+    if type(value) in (bool, int, float, complex):
+        return np.asarray(value).dtype.name, (), type(value)
+    if isinstance(value, np.ndarray):
+        return value.dtype.name, value.shape, False
+    return None
+
+
+def _kind_of_rows(stacked):
+    scalar, weak = stacked.flags
+    return stacked.dtype, tuple(stacked.shape), weak if weak is not None else scalar
 
 
 def appended(items, value, depth):
