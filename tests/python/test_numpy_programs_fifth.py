@@ -279,3 +279,50 @@ def test_a_loop_reading_the_last_items_it_appended_is_one_loop(name):
     report = kiln.explain(compiled)(*make(np.random.default_rng(6))[0])
     assert (report.graph_break_count, report.break_reasons) == (0, [])
     assert [loop.kind for loop in report.loops] == ["loop"], str(report)
+
+
+# ---- loops of functions defined inside the compiled function ----
+
+def macd(prices, fast=12, slow=26, signal=9):
+    """Moving-average convergence/divergence with its EMA as an inner function."""
+    def ema(x, n):
+        a = 2 / (n + 1)
+        out = np.empty_like(x)
+        out[0] = x[0]
+        for i in range(1, len(x)):
+            out[i] = a * x[i] + (1 - a) * out[i - 1]
+        return out
+    m = ema(prices, fast) - ema(prices, slow)
+    s = ema(m, signal)
+    return m, s, m - s
+
+
+def row_maxima(X):
+    def rowmax(row):
+        m = row[0]
+        for j in range(1, len(row)):
+            if row[j] > m:
+                m = row[j]
+        return m
+    return np.array([rowmax(X[i]) for i in range(3)]), rowmax(X[-1])
+
+
+def make_power(w):
+    """A factory: the inner function escapes the trace and runs as Python afterwards."""
+    def power(x):
+        for _ in range(10):
+            x = x * w
+        return x
+    return power
+
+
+def test_the_loops_of_an_inner_function_are_captured():
+    # an inner function's loops were never rewritten: unrolled (macd: 18,876 ops, 1.5 s)
+    rng = np.random.default_rng(9)
+    prices = 100 * np.exp(np.cumsum(rng.normal(0, 0.01, 300)))
+    check_calls(macd, [(prices,), (prices[::-1].copy(),)])
+    report = kiln.explain(kiln.compile(macd))(prices)
+    assert [loop.kind for loop in report.loops] == ["loop"] * 3, str(report)
+    check_calls(row_maxima, [(rng.random((5, 40)),), (rng.random((4, 30)),)])
+    power = kiln.compile(make_power)(2.0)   # escapes: left as written
+    np.testing.assert_array_equal(power(np.ones(2)), make_power(2.0)(np.ones(2)))
