@@ -120,6 +120,17 @@ def as_index(key):
     return tuple(index(item) for item in key) if isinstance(key, tuple) else index(key)
 
 
+def as_stored(value, dtype):
+    """`x[i] = value` of an open AssumedNumber into an array of `dtype` that stores either
+    reading alike (a float or complex array, or its own dtype, which holds the Python number
+    exactly): its NumPy reading, uncommitted. A binomial tree's payoff `V[j] = max(K - S, 0)`
+    committed the choice, and every call whose payoff was 0 somewhere ran again eagerly."""
+    if is_open(value) and (np.dtype(dtype).kind in "fc"
+                           or np.dtype(dtype) == np.dtype(value._tensor.dtype)):
+        return _strong(value)
+    return value
+
+
 def reselect(context, predicate, a, b):
     """`a if predicate else b` where one side is an open AssumedNumber and the other a Python
     number of its Python type that its dtype holds (`min(max(v, 0.0), 1.0)`): an

@@ -472,6 +472,7 @@ def _fit_value(value, shape):
 
 def setitem(x, key, value):
     key = _assumed_numbers.as_index(key)
+    value = _assumed_numbers.as_stored(value, x.dtype)
     key = _windows.unit_slices(_normal_key(key), x.shape)
     if _windows.has_moving_bounds(key):
         fixed = _window_indexing.fixed_extents(x, key, getitem)

@@ -11,7 +11,7 @@ stack's row of an earlier iteration or the list's item from before the loop (it 
 2,000 steps of the logistic map compiled in 3.7 s)."""
 import numpy as np
 
-from . import _stacked_rows
+from . import _assumed_numbers, _stacked_rows
 from ._loop_types import CaptureFailed
 from ._tracer import TracedArray, backend, cast, to_tensor
 
@@ -66,6 +66,8 @@ class Stack:
     def append(self, value, depth):
         if depth != self.depth or self.written:
             raise CaptureFailed("a list is appended to more than once in an iteration")
+        if _assumed_numbers.is_open(value):  # the row keeps its type: the choice is checked
+            _assumed_numbers.commit(value)
         self.buffer[self.position] = value
         self.written = True
 

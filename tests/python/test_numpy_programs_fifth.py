@@ -2,6 +2,8 @@
 several inputs (so that guards, dynamic numbers and cached graphs are exercised), agreeing with
 NumPy on values, dtypes, shapes, Python types and the arrays updated in place."""
 import copy
+import math
+import sys
 
 import numpy as np
 import pytest
@@ -326,3 +328,57 @@ def test_the_loops_of_an_inner_function_are_captured():
     check_calls(row_maxima, [(rng.random((5, 40)),), (rng.random((4, 30)),)])
     power = kiln.compile(make_power)(2.0)   # escapes: left as written
     np.testing.assert_array_equal(power(np.ones(2)), make_power(2.0)(np.ones(2)))
+
+
+# ---- a number whose type a branch chooses, stored into a float array ----
+
+def binomial_put(S0, K, T, rate, sigma, N):
+    """An American put on a binomial tree, element by element (a textbook's loops)."""
+    dt = T / N
+    u = math.exp(sigma * math.sqrt(dt))
+    d = 1 / u
+    p = (math.exp(rate * dt) - d) / (u - d)
+    V = np.zeros(N + 1)
+    for j in range(N + 1):
+        V[j] = max(K - S0 * u ** j * d ** (N - j), 0)
+    for i in range(N - 1, -1, -1):
+        for j in range(i + 1):
+            V[j] = math.exp(-rate * dt) * (p * V[j + 1] + (1 - p) * V[j])
+            V[j] = max(V[j], K - S0 * u ** j * d ** (i - j))
+    return V[0]
+
+
+def relu_by_loop(x):
+    out = np.empty_like(x)
+    for i in range(len(x)):
+        out[i] = max(x[i], 0)
+    return out
+
+
+def _python_runs(function, compiled, arguments):
+    """How often `function`'s own code runs during compiled(*arguments): an eager rerun."""
+    runs = []
+
+    def profile(frame, event, arg):
+        if event == "call" and frame.f_code is function.__code__:
+            runs.append(1)
+    sys.setprofile(profile)
+    try:
+        compiled(*arguments)
+    finally:
+        sys.setprofile(None)
+    return len(runs)
+
+
+@pytest.mark.parametrize("function, arguments", [
+    (binomial_put, (100.0, 100.0, 1.0, 0.05, 0.2, 60)),
+    (relu_by_loop, (np.linspace(-1.0, 1.0, 9),)),
+])
+def test_a_python_number_a_branch_chooses_stored_into_a_float_array_stays_in_the_graph(
+        function, arguments):
+    # `V[j] = max(payoff, 0)` committed the choice between NumPy's float64 and Python's 0:
+    # every call whose 0 side was taken somewhere ran again eagerly (as slow as NumPy)
+    check_calls(function, [arguments, arguments])
+    compiled = kiln.compile(function)
+    compiled(*arguments)
+    assert _python_runs(function, compiled, arguments) == 0
