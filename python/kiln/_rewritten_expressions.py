@@ -26,6 +26,21 @@ class _LogicRewriter(ast.NodeTransformer):
         self.generic_visit(node)
         return short_circuit(node, self.location(node), self.in_test)
 
+    def visit_Compare(self, node):
+        """`lo <= c <= hi`: Python's `lo <= c and c <= hi` (the first false comparison, or the
+        last), which asks bool() of the first; rewritten so where the operands in the middle
+        are names, constants or their items, which reading twice cannot change (a rot13 loop's
+        `if 97 <= c <= 122:` was a graph break per character)."""
+        self.generic_visit(node)
+        if len(node.ops) < 2 or not all(map(_reread_alike, node.comparators[:-1])):
+            return node
+        operands = [node.left] + node.comparators
+        pairs = [ast.copy_location(ast.Compare(left=copy.deepcopy(operands[k]), ops=[op],
+                                               comparators=[copy.deepcopy(operands[k + 1])]),
+                                   node)
+                 for k, op in enumerate(node.ops)]
+        return self.visit_BoolOp(ast.copy_location(ast.BoolOp(op=ast.And(), values=pairs), node))
+
     def visit_UnaryOp(self, node):
         self.generic_visit(node)
         if not isinstance(node.op, ast.Not):
@@ -33,6 +48,16 @@ class _LogicRewriter(ast.NodeTransformer):
         call = _helper_call("not_(None)", node)
         call.args = [node.operand]
         return ast.copy_location(call, node)
+
+
+def _reread_alike(node):
+    """A name, a constant, or an item of a name by names and constants (`x[i]`, `a[i, 0]`)."""
+    if isinstance(node, (ast.Name, ast.Constant)):
+        return True
+    if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name):
+        index = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+        return all(isinstance(item, (ast.Name, ast.Constant)) for item in index)
+    return False
 
 
 class _ChoiceRewriter(_LogicRewriter):

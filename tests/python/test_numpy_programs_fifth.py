@@ -382,3 +382,36 @@ def test_a_python_number_a_branch_chooses_stored_into_a_float_array_stays_in_the
     compiled = kiln.compile(function)
     compiled(*arguments)
     assert _python_runs(function, compiled, arguments) == 0
+
+
+# ---- chained comparisons ----
+
+def rot13(b):
+    """ROT13 of lowercase ASCII bytes, a character at a time."""
+    out = np.empty_like(b)
+    for i in range(len(b)):
+        c = b[i]
+        if 97 <= c <= 122:
+            out[i] = (c - 97 + 13) % 26 + 97
+        else:
+            out[i] = c
+    return out
+
+
+def in_band(x, lo, hi):
+    count = 0
+    for i in range(len(x)):
+        if lo <= x[i] < hi:
+            count += 1
+    return count, [1.0 if lo < x[i] <= hi else 0.0 for i in range(3)], lo < x[0] < x[1] < hi
+
+
+def test_a_chained_comparison_in_a_loop_stays_in_the_graph():
+    # `97 <= c <= 122` asked bool() of the first comparison: a graph break per character
+    text = np.frombuffer(b"the quick brown fox jumps over the lazy dog", dtype=np.uint8)
+    check_calls(rot13, [(text,), (text[::-1].copy(),)])
+    report = kiln.explain(kiln.compile(rot13))(text)
+    assert (report.graph_break_count, [loop.kind for loop in report.loops]) == (
+        0, ["select", "loop"]), str(report)
+    rng = np.random.default_rng(4)
+    check_calls(in_band, [(rng.random(40), 0.2, 0.7), (rng.random(40), 0.5, 0.6)])
