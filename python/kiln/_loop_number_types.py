@@ -23,7 +23,8 @@ def retyped(capture, slots, flags, variables, live):
     changed = []
     for (names, array, _, placeholder), flag in zip(slots, flags):
         old = variables.get(names[0], capture.UNBOUND)
-        if old is capture.UNBOUND or tuple(placeholder.shape) or not any(name in live for name in names):
+        if (old is capture.UNBOUND or tuple(placeholder.shape)
+                or not any(name in live for name in names)):
             continue  # unbound before (kiln._loop_first_bindings), an array or a temporary
         if isinstance(old, TracedArray):
             before = (old._scalar, old._weak)

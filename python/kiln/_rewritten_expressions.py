@@ -32,6 +32,9 @@ class _LogicRewriter(ast.NodeTransformer):
         are names, constants or their items, which reading twice cannot change (a rot13 loop's
         `if 97 <= c <= 122:` was a graph break per character)."""
         self.generic_visit(node)
+        membership = self.membership(node)
+        if membership is not None:
+            return membership
         if len(node.ops) < 2 or not all(map(_reread_alike, node.comparators[:-1])):
             return node
         operands = [node.left] + node.comparators
@@ -40,6 +43,27 @@ class _LogicRewriter(ast.NodeTransformer):
                                    node)
                  for k, op in enumerate(node.ops)]
         return self.visit_BoolOp(ast.copy_location(ast.BoolOp(op=ast.And(), values=pairs), node))
+
+    def membership(self, node):
+        """`c in (97, 101, 105)` in a test: `c == 97 or c == 101 or c == 105` (`not in`: `!=`
+        joined by `and`), where the numbers are constants and c reads alike twice; None
+        otherwise. Python's `in` is a bool of the first equal item, which a test reads alike
+        (a vowel count's `if c in (...)` was a graph break per character)."""
+        if not (self.in_test and len(node.ops) == 1
+                and isinstance(node.ops[0], (ast.In, ast.NotIn)) and _reread_alike(node.left)):
+            return None
+        items = node.comparators[0]
+        if not (isinstance(items, (ast.Tuple, ast.List, ast.Set)) and items.elts and all(
+                isinstance(item, ast.Constant) and type(item.value) in (int, float, bool)
+                for item in items.elts)):
+            return None
+        inside = isinstance(node.ops[0], ast.In)
+        pairs = [ast.copy_location(ast.Compare(left=copy.deepcopy(node.left),
+                                               ops=[ast.Eq() if inside else ast.NotEq()],
+                                               comparators=[item]), node)
+                 for item in items.elts]
+        joined = ast.BoolOp(op=ast.Or() if inside else ast.And(), values=pairs)
+        return self.visit_BoolOp(ast.copy_location(joined, node))
 
     def visit_UnaryOp(self, node):
         self.generic_visit(node)

@@ -415,3 +415,28 @@ def test_a_chained_comparison_in_a_loop_stays_in_the_graph():
         0, ["select", "loop"]), str(report)
     rng = np.random.default_rng(4)
     check_calls(in_band, [(rng.random(40), 0.2, 0.7), (rng.random(40), 0.5, 0.6)])
+
+
+def vowel_count(b):
+    count = 0
+    for c in b:
+        if c in (97, 101, 105, 111, 117):
+            count += 1
+    return count
+
+
+def non_separators(b):
+    k = 0
+    for c in b:
+        if c not in (32, 44):
+            k += 1
+    return k
+
+
+@pytest.mark.parametrize("function", [vowel_count, non_separators])
+def test_a_membership_test_among_constants_in_a_loop_stays_in_the_graph(function):
+    # `if c in (97, 101, ...)` asked bool() of c == 97: a graph break per character
+    text = np.frombuffer(b"the quick brown fox, jumps over the lazy dog", dtype=np.uint8)
+    check_calls(function, [(text,), (text[::2].copy(),)])
+    report = kiln.explain(kiln.compile(function))(text)
+    assert report.graph_break_count == 0, str(report)
