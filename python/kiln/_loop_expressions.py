@@ -7,7 +7,7 @@ import builtins
 
 import numpy as np
 
-from . import _numpy_sequences, _stacked_rows
+from . import _math_calls, _numpy_sequences, _stacked_rows
 from ._loop_types import rerun_note, rerun_where
 from ._tracer import TracedArray, backend, cast, check_traced_int_fits, to_tensor
 
@@ -189,6 +189,10 @@ class ExpressionCapture:
         np.allclose: kiln._numpy_math) stays a traced bool here, as bool(x) does (to_python):
         in a loop body being captured, and in a while loop's test or body before its capture."""
         return bool(self.depth or self.converting or self.testing)
+
+    def math_call(self, function, *args):
+        """`math.sqrt(x)` and Python's other math functions (kiln._math_calls)."""
+        return _math_calls.math_call(self, function, args)
 
     def to_python(self, function, value, in_test):
         """`function(value)` (`value.item()` when function is None). In a loop being captured,

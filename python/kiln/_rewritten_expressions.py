@@ -9,6 +9,7 @@ import copy
 
 from ._loop_rewrite_parts import HELPER, _dotted_name, _helper_call, _walk_scope
 from ._loop_short_circuit import choice, short_circuit
+from ._math_calls import NAMES as MATH_NAMES
 
 
 class _LogicRewriter(ast.NodeTransformer):
@@ -193,6 +194,10 @@ class _ConversionRewriter(ast.NodeTransformer):
 
     def visit_Call(self, node):
         self.generic_visit(node)
+        if _math_function(node):  # math.sqrt(x): the helper's math_call (kiln._math_calls)
+            call = _helper_call("math_call(None)", node)
+            call.args = [node.func] + node.args
+            return ast.copy_location(call, node)
         if not _conversion(node):
             return node
         call = _helper_call(f"to_python(None, None, {self.in_test})", node)
@@ -229,6 +234,18 @@ def _conversion_arguments(node):
     """The helper's (function, value) of a _conversion: (float, x), or (None, x) for x.item()."""
     return ([node.func, node.args[0]] if node.args else
             [ast.Constant(value=None), node.func.value])
+
+
+def _math_function(node):
+    """`math.sqrt(x)`, `sqrt(x)` and the other names of kiln._math_calls, positional: which
+    function the name holds is known when it runs."""
+    if not (isinstance(node, ast.Call) and not node.keywords
+            and not any(isinstance(a, ast.Starred) for a in node.args)):
+        return False
+    function = node.func
+    if isinstance(function, ast.Attribute) and isinstance(function.value, ast.Name):
+        return function.value.id == "math" and function.attr in MATH_NAMES
+    return isinstance(function, ast.Name) and function.id in MATH_NAMES
 
 
 def _conversion(node):

@@ -440,3 +440,71 @@ def test_a_membership_test_among_constants_in_a_loop_stays_in_the_graph(function
     check_calls(function, [(text,), (text[::2].copy(),)])
     report = kiln.explain(kiln.compile(function))(text)
     assert report.graph_break_count == 0, str(report)
+
+
+# ---- Python's math functions of traced numbers in loops ----
+
+def path_length(P):
+    length = 0.0
+    for i in range(1, len(P)):
+        dx, dy = P[i, 0] - P[i - 1, 0], P[i, 1] - P[i - 1, 1]
+        length += math.sqrt(dx * dx + dy * dy) + 0 * math.hypot(dx, dy)
+    return length
+
+
+def softplus_by_loop(x):
+    out = np.zeros_like(x)
+    for i in range(len(x)):
+        out[i] = math.log(1 + math.exp(x[i]))
+    return out
+
+
+def nan_aware_sum(x):
+    s = 0.0
+    last = 0.0
+    for v in x:
+        if not math.isnan(v):
+            s += math.sqrt(v)
+            last = math.atan2(v, 1.0)
+    return s, last
+
+
+def test_math_functions_of_traced_numbers_stay_in_the_loop():
+    # math.sqrt(x) asked float() of a traced number: a graph break per iteration
+    rng = np.random.default_rng(8)
+    for function, argument_sets in [
+            (path_length, [(rng.random((60, 2)),), (rng.random((60, 2)),)]),
+            (softplus_by_loop, [(rng.normal(size=40),), (rng.normal(size=40),)]),
+            (nan_aware_sum, [(np.where(rng.random(40) > 0.8, np.nan, rng.random(40)),),
+                             (rng.random(40),)])]:
+        check_calls(function, argument_sets)
+        report = kiln.explain(kiln.compile(function))(*argument_sets[0])
+        assert report.graph_break_count == 0, str(report)
+
+
+def sqrt_sum(x):
+    s = 0.0
+    for v in x:
+        s += math.sqrt(v)
+    return s
+
+
+def exp_sum(x):
+    s = 0.0
+    for v in x:
+        s += math.exp(v)
+    return s
+
+
+@pytest.mark.parametrize("function, bad, error", [
+    (sqrt_sum, np.array([0.5, 0.2, -0.1, 0.3]), ValueError),
+    (exp_sum, np.array([0.5, 800.0, 0.1, 0.2]), OverflowError),
+])
+def test_a_math_function_raises_pythons_error_where_python_does(function, bad, error):
+    compiled = kiln.compile(function)
+    good = np.abs(bad) % 1.0
+    assert compiled(good) == pytest.approx(function(good), rel=1e-12)
+    with pytest.raises(error, match="math"):
+        function(bad.copy())
+    with pytest.raises(error, match="math"):
+        compiled(bad.copy())

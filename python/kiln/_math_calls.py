@@ -1,0 +1,53 @@
+"""Python's math functions of traced numbers in a captured loop (`math.sqrt(dx * dx + dy *
+dy)`, `math.exp(-beta * dE)`, `if not math.isnan(v):`): each asked float() of a traced value, a
+graph break per iteration. kiln._loop_transform rewrites such calls in loop bodies and tests to
+the capture helper's math_call, which computes them with NumPy's ufunc in float64, as the
+Python float (or bool) they give. Where Python's raises (a domain error: math.sqrt(-1.0),
+math.log(0.0); an overflow: math.exp(1000.0), as CPython tells them: a non-finite result of
+finite arguments, or NaN of no NaN), a check reruns the call eagerly, where Python raises."""
+import functools
+import math
+
+import numpy as np
+
+from ._loop_types import rerun_note, rerun_where
+from ._tracer import TracedArray, cast, to_tensor
+
+_FLOAT = {math.sqrt: np.sqrt, math.exp: np.exp, math.log: np.log, math.log10: np.log10,
+          math.log2: np.log2, math.log1p: np.log1p, math.expm1: np.expm1, math.sin: np.sin,
+          math.cos: np.cos, math.tan: np.tan, math.asin: np.arcsin, math.acos: np.arccos,
+          math.atan: np.arctan, math.sinh: np.sinh, math.cosh: np.cosh, math.tanh: np.tanh,
+          math.fabs: np.fabs, math.atan2: np.arctan2, math.hypot: np.hypot}
+_BOOL = {math.isnan: np.isnan, math.isinf: np.isinf, math.isfinite: np.isfinite}
+NAMES = frozenset(function.__name__ for function in (*_FLOAT, *_BOOL))
+
+
+def _real(value):
+    if isinstance(value, TracedArray):
+        return value.ndim == 0 and value.dtype.kind in "biuf"
+    return type(value) in (bool, int, float) or isinstance(value, (np.integer, np.floating))
+
+
+def math_call(capture, function, args):
+    """function(*args), traced where an argument is a traced real number in a loop being
+    captured (capture: the LoopCapture) and a failing check can rerun the call; Python's
+    otherwise."""
+    ufunc = _FLOAT.get(function) or _BOOL.get(function)
+    context = capture.context
+    if (ufunc is None or ufunc.nin != len(args) or not (capture.depth or capture.converting)
+            or not any(isinstance(a, TracedArray) for a in args)
+            or not all(map(_real, args)) or rerun_note(context) is None):
+        return function(*args)
+    xs = [TracedArray(context, cast(to_tensor(context, a), "float64")) for a in args]
+    result = ufunc(*xs)
+    if function in _FLOAT:
+        finite = functools.reduce(np.logical_and, [np.isfinite(x) for x in xs])
+        unordered = functools.reduce(np.logical_or, [np.isnan(x) for x in xs])
+        raises = np.logical_or(np.logical_and(np.isnan(result), np.logical_not(unordered)),
+                               np.logical_and(np.isinf(result), finite))
+        rerun_where(context, cast(raises.tensor, "bool"),
+                    f"math.{function.__name__} raises Python's error here (a domain error or "
+                    "an overflow)", "math")
+    number = TracedArray(context, result.tensor)
+    number._scalar, number._weak = True, float if function in _FLOAT else bool
+    return number
