@@ -10,6 +10,7 @@ import math
 
 import numpy as np
 
+from . import _loop_expressions
 from ._loop_types import rerun_note, rerun_where
 from ._tracer import TracedArray, cast, to_tensor
 
@@ -19,7 +20,8 @@ _FLOAT = {math.sqrt: np.sqrt, math.exp: np.exp, math.log: np.log, math.log10: np
           math.atan: np.arctan, math.sinh: np.sinh, math.cosh: np.cosh, math.tanh: np.tanh,
           math.fabs: np.fabs, math.atan2: np.arctan2, math.hypot: np.hypot}
 _BOOL = {math.isnan: np.isnan, math.isinf: np.isinf, math.isfinite: np.isfinite}
-NAMES = frozenset(function.__name__ for function in (*_FLOAT, *_BOOL))
+_INT = {math.floor: np.floor, math.ceil: np.ceil, math.trunc: np.trunc}
+NAMES = frozenset(function.__name__ for function in (*_FLOAT, *_BOOL, *_INT))
 
 
 def _real(value):
@@ -32,14 +34,19 @@ def math_call(capture, function, args):
     """function(*args), traced where an argument is a traced real number in a loop being
     captured (capture: the LoopCapture) and a failing check can rerun the call; Python's
     otherwise."""
-    ufunc = _FLOAT.get(function) or _BOOL.get(function)
+    ufunc = _FLOAT.get(function) or _BOOL.get(function) or _INT.get(function)
     context = capture.context
     if (ufunc is None or ufunc.nin != len(args) or not (capture.depth or capture.converting)
             or not any(isinstance(a, TracedArray) for a in args)
             or not all(map(_real, args)) or rerun_note(context) is None):
         return function(*args)
+    if function in _INT and not all(isinstance(a, TracedArray) and a.dtype.kind == "f"
+                                    for a in args):
+        return function(*args)  # (of an integer: the int itself, exactly)
     xs = [TracedArray(context, cast(to_tensor(context, a), "float64")) for a in args]
     result = ufunc(*xs)
+    if function in _INT:  # a Python int: the check reruns where it is not finite or past int64
+        return _loop_expressions._truncated(context, result)
     if function in _FLOAT:
         finite = functools.reduce(np.logical_and, [np.isfinite(x) for x in xs])
         unordered = functools.reduce(np.logical_or, [np.isnan(x) for x in xs])
