@@ -15,7 +15,7 @@ from . import _kiln, _pytree
 from ._code_names import (_COMPUTED_NAME_ATTRIBUTES, _COMPUTED_NAME_READERS, _class_data,
                           _class_names, _class_reads, _class_value, _global_names,
                           _member_function, _names, _names_read)
-from ._environment import _is_user_class, _is_user_function, _is_user_module, _plain_function
+from ._user_code import _is_user_class, _is_user_function, _is_user_module, _plain_function
 
 # What calling a user's class passed as an argument runs besides __call__'s of its objects.
 _CONSTRUCTORS = frozenset(("__new__", "__init__", "__post_init__"))

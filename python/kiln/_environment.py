@@ -12,13 +12,11 @@ import collections
 import functools
 import inspect
 import sys
-import sysconfig
 import types
 
 import numpy as np
 
-from . import _kiln, _pytree
-from ._graph_breaks import is_internal
+from . import _pytree
 from ._stand_ins import (Attributes, _has_slots, _is_plain_object, _slot_names, _stand_in,
                          _with_methods)
 from ._code_names import (_class_data, _class_names, _class_reads, _class_value, _global_names,
@@ -26,27 +24,7 @@ from ._code_names import (_class_data, _class_names, _class_reads, _class_value,
                           _names_read, _public_names, _reads_computed_names,
                           _unwatched_namespace_read)
 from ._trace_stores import _CELL_STORES, _global_stores
-
-# Library code (the standard library, installed packages) is not searched for helpers.
-_LIBRARY_DIRECTORIES = tuple(sorted({sysconfig.get_paths()[key] for key in
-                                     ("stdlib", "platstdlib", "purelib", "platlib")}))
-
-
-def _plain_function(value):
-    """The Python function behind a kiln.compile'd one (its globals are read like a helper's,
-    and a trace calls it inlined); anything else as it is."""
-    if not isinstance(value, _kiln.CompiledCall):
-        return value
-    fn = getattr(getattr(value, "_kiln_function", None), "fn", None)
-    return fn if isinstance(fn, types.FunctionType) else value
-
-
-def _is_user_function(value):
-    if not isinstance(value, types.FunctionType):
-        return False
-    filename = value.__code__.co_filename
-    return not (is_internal(filename) or filename.startswith(_LIBRARY_DIRECTORIES))
-
+from ._user_code import _is_user_class, _is_user_function, _is_user_module, _plain_function
 
 # The most attributes of a user's object read at each call (all of them: its methods,
 # properties and __getattr__ read what its code does not name).
@@ -89,21 +67,6 @@ def _indirect_helpers(value, code):
     else:
         return []
     return [f for f in map(_plain_function, found) if _is_user_function(f)]
-
-
-def _is_user_module(value):
-    """A module of the user's (`import config`; one made at run time too): not the standard
-    library's, an installed package's, kiln's or a built-in one (whose attributes a trace takes
-    as constants)."""
-    if not isinstance(value, types.ModuleType) or value.__name__ in sys.builtin_module_names:
-        return False
-    filename = getattr(value, "__file__", None) or ""
-    return not (is_internal(filename) or filename.startswith(_LIBRARY_DIRECTORIES))
-
-
-def _is_user_class(value):
-    """A class defined in a user's module (its attributes, `Config.scale`, read by getattr)."""
-    return isinstance(value, type) and _is_user_module(sys.modules.get(value.__module__))
 
 
 # The standard library's containers kept in instance attributes (a UserDict's data, a

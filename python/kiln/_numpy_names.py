@@ -6,7 +6,8 @@ import types
 
 from . import _pytree
 from ._code_names import _global_names, _names
-from ._environment import _function, _is_user_function
+from ._environment import _function
+from ._user_code import _is_user_function
 from ._trace_stores import _global_stores
 
 

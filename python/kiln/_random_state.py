@@ -21,7 +21,7 @@ import types
 import numpy as np
 
 from ._code_names import _global_names
-from ._environment import _is_user_class, _is_user_function, _is_user_module, _plain_function
+from ._user_code import _is_user_class, _is_user_function, _is_user_module, _plain_function
 
 
 _GENERATORS = (np.random.Generator, np.random.BitGenerator, np.random.RandomState, random.Random)
