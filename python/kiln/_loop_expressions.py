@@ -8,7 +8,7 @@ import builtins
 import numpy as np
 
 from . import _math_calls, _numpy_sequences, _stacked_rows
-from ._loop_types import rerun_note, rerun_where
+from ._loop_types import rerun_note
 from ._tracer import TracedArray, backend, cast, check_traced_int_fits, to_tensor
 
 # `for i in np.arange(3)`: a created array of known values this short iterates as Python, its
@@ -35,21 +35,6 @@ def _is_real_number(value):
     if isinstance(value, TracedArray):
         return value.ndim == 0 and value.dtype.kind in "biuf"
     return isinstance(value, (int, float, np.integer, np.floating))
-
-
-def _truncated(context, value):
-    """int(x) of a traced float: x truncated toward zero, a traced Python int. Where Python's
-    would raise (nan, inf) or be past int64 (a bigger int), the call reruns eagerly: Python's
-    answer (a histogram's `k = int((v - lo) / width)` was a graph break per element)."""
-    k = backend()
-    x = cast(np.reshape(value, ()).tensor, "float64")
-    bound = context.constant(2.0 ** 63, np.dtype(np.float64))
-    fits = k.logical_and(k.less(k.abs(x), bound), k.isfinite(x))
-    rerun_where(context, k.logical_not(fits),
-                "int() of a float that is not finite or past int64's range", "int")
-    number = TracedArray(context, cast(x, "int64"))
-    number._scalar, number._weak = True, builtins.int
-    return number
 
 
 class ExpressionCapture:
@@ -212,7 +197,7 @@ class ExpressionCapture:
             exact = (kind in "biu" and np.dtype(value.dtype) != np.uint64
                      if function is builtins.int else kind in "biuf")
             if function is builtins.int and kind == "f" and rerun_note(self.context):
-                return _truncated(self.context, value)
+                return _math_calls.truncated(self.context, value)
             if dtype is not None and exact:
                 number = TracedArray(self.context,
                                      cast(np.reshape(value, ()).tensor, np.dtype(dtype)))

@@ -10,9 +10,8 @@ import math
 
 import numpy as np
 
-from . import _loop_expressions
 from ._loop_types import rerun_note, rerun_where
-from ._tracer import TracedArray, cast, to_tensor
+from ._tracer import TracedArray, backend, cast, to_tensor
 
 _FLOAT = {math.sqrt: np.sqrt, math.exp: np.exp, math.log: np.log, math.log10: np.log10,
           math.log2: np.log2, math.log1p: np.log1p, math.expm1: np.expm1, math.sin: np.sin,
@@ -22,6 +21,21 @@ _FLOAT = {math.sqrt: np.sqrt, math.exp: np.exp, math.log: np.log, math.log10: np
 _BOOL = {math.isnan: np.isnan, math.isinf: np.isinf, math.isfinite: np.isfinite}
 _INT = {math.floor: np.floor, math.ceil: np.ceil, math.trunc: np.trunc}
 NAMES = frozenset(function.__name__ for function in (*_FLOAT, *_BOOL, *_INT))
+
+
+def truncated(context, value):
+    """int(x) of a traced float: x truncated toward zero, a traced Python int. Where Python's
+    would raise (nan, inf) or be past int64 (a bigger int), the call reruns eagerly: Python's
+    answer (a histogram's `k = int((v - lo) / width)` was a graph break per element)."""
+    k = backend()
+    x = cast(np.reshape(value, ()).tensor, "float64")
+    bound = context.constant(2.0 ** 63, np.dtype(np.float64))
+    fits = k.logical_and(k.less(k.abs(x), bound), k.isfinite(x))
+    rerun_where(context, k.logical_not(fits),
+                "int() of a float that is not finite or past int64's range", "int")
+    number = TracedArray(context, cast(x, "int64"))
+    number._scalar, number._weak = True, int
+    return number
 
 
 def _real(value):
@@ -46,7 +60,7 @@ def math_call(capture, function, args):
     xs = [TracedArray(context, cast(to_tensor(context, a), "float64")) for a in args]
     result = ufunc(*xs)
     if function in _INT:  # a Python int: the check reruns where it is not finite or past int64
-        return _loop_expressions._truncated(context, result)
+        return truncated(context, result)
     if function in _FLOAT:
         finite = functools.reduce(np.logical_and, [np.isfinite(x) for x in xs])
         unordered = functools.reduce(np.logical_or, [np.isnan(x) for x in xs])
