@@ -863,16 +863,22 @@ def check_program(function, arguments, calls=2):
     (trace and compile) and on a later one (the cached graph): results and updated arguments."""
     compiled = kiln.compile(function)
     for _ in range(calls):
-        mine, theirs = copy.deepcopy(arguments), copy.deepcopy(arguments)
-        got, expected = compiled(*mine), function(*theirs)
-        got_leaves, expected_leaves = _leaves(got), _leaves(expected)
-        assert len(got_leaves) == len(expected_leaves)
-        for n, (a, b) in enumerate(zip(got_leaves, expected_leaves)):
-            _assert_same(a, b, f"result {n}")
-        for n, (a, b) in enumerate(zip(mine, theirs)):
-            if isinstance(b, np.ndarray):
-                _assert_same(a, b, f"argument {n} (updated in place)")
+        check_call(compiled, function, arguments)
     return compiled
+
+
+def check_call(compiled, function, arguments):
+    """One call of `compiled` agrees with `function` on copies of `arguments`: results and
+    updated arguments."""
+    mine, theirs = copy.deepcopy(arguments), copy.deepcopy(arguments)
+    got, expected = compiled(*mine), function(*theirs)
+    got_leaves, expected_leaves = _leaves(got), _leaves(expected)
+    assert len(got_leaves) == len(expected_leaves)
+    for n, (a, b) in enumerate(zip(got_leaves, expected_leaves)):
+        _assert_same(a, b, f"result {n} of {function.__name__}")
+    for n, (a, b) in enumerate(zip(mine, theirs)):
+        if isinstance(b, np.ndarray):
+            _assert_same(a, b, f"argument {n} (updated in place)")
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
