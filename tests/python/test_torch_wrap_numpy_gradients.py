@@ -3,6 +3,8 @@ runs the CUDA case on the GPU machine): the NumPy code is traced by Dynamo, AOTA
 its backward, and kiln compiles both graphs. The reference is eager autograd through the same
 NumPy calls (torch.compile with the "eager" backend runs torch's own ops, without kiln), and, for
 float64, central differences of the NumPy function itself."""
+import collections
+
 import numpy as np
 import pytest
 import torch
@@ -133,6 +135,33 @@ def test_cpu_tensors_without_gradients_run_compiled_for_the_cpu():
     with torch.no_grad():
         assert wrapped(x, w).grad_fn is None
     assert wrapped(x, w).grad_fn is not None
+
+
+def split_stats(pair, table, scale=2.0):
+    x, w = pair
+    rows = x * table["gain"] * scale
+    return {"sum": rows.sum(axis=1), "parts": [rows.max(), (w.mean(), w.dtype.itemsize)]}
+
+
+def test_cpu_tensors_in_containers_come_back_as_tensors_where_numpy_gave_arrays():
+    """The host path maps tensors to arrays and results back through tuples, lists and dicts
+    (namedtuples through torch's pytree); NumPy scalars come back as 0-d tensors, Python
+    numbers as they are."""
+    x, w = _inputs(torch.float64, seed=4)
+    gain = torch.tensor(0.5, dtype=torch.float64)
+    with torch.no_grad():
+        got = kiln.wrap_numpy(split_stats)((x, w), {"gain": gain}, scale=3.0)
+    expected = split_stats((x.numpy(), w.numpy()), {"gain": gain.numpy()}, scale=3.0)
+    assert isinstance(got["sum"], torch.Tensor) and isinstance(got["parts"], list)
+    np.testing.assert_allclose(got["sum"].numpy(), expected["sum"], rtol=1e-12)
+    top, (mean, size) = got["parts"]
+    assert isinstance(top, torch.Tensor) and top.dim() == 0 and isinstance(mean, torch.Tensor)
+    assert float(top) == expected["parts"][0] and size == 8 and type(size) is int
+    np.testing.assert_allclose(float(mean), expected["parts"][1][0], rtol=1e-12)
+    Pair = collections.namedtuple("Pair", "x w")
+    with torch.no_grad():
+        named = kiln.wrap_numpy(lambda p: Pair(p.x * 2, p.w))(Pair(x, w))
+    assert type(named) is Pair and torch.equal(named.x, x * 2) and torch.equal(named.w, w)
 
 
 def test_an_in_place_update_of_a_saved_value_is_an_error_saying_what_to_write():
