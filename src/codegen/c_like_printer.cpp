@@ -159,6 +159,12 @@ std::string CLikePrinter::store_text(int32_t buffer, const std::string& index,
   return buffer_name(buffer) + "[" + index + "] = " + v + ";";
 }
 
+std::string CLikePrinter::elementwise_text(ExprId id, const std::vector<std::string>& operands) {
+  std::string text = "kiln_op_" + std::string(ir::op_name(expr(id).op)) + "(";
+  for (size_t k = 0; k < operands.size(); ++k) text += (k ? ", " : "") + operands[k];
+  return text + ")";
+}
+
 std::string CLikePrinter::value(ExprId id) {
   const Expr& e = expr(id);
   switch (e.kind) {
@@ -187,10 +193,9 @@ std::string CLikePrinter::value(ExprId id) {
       text = load_value(id);
       break;
     case ExprKind::Elementwise: {
-      text = "kiln_op_" + std::string(ir::op_name(e.op)) + "(";
-      for (size_t k = 0; k < e.operands.size(); ++k)
-        text += (k ? ", " : "") + operand(static_cast<int>(k));
-      text += ")";
+      std::vector<std::string> operands;
+      for (size_t k = 0; k < e.operands.size(); ++k) operands.push_back(operand(static_cast<int>(k)));
+      text = elementwise_text(id, operands);
       break;
     }
     case ExprKind::Cast:

@@ -75,6 +75,9 @@ class CLikePrinter {
   // A scatter-add's store (Stmt::accumulate): buffer[index] += value, `value` of dtype `from`.
   virtual void accumulate_store(int32_t buffer, const std::string& index, const std::string& value,
                                 DType from);
+  // An Elementwise expression's text from its operands' (the CUDA emitter divides by values
+  // shared by many elements its own way).
+  virtual std::string elementwise_text(ExprId id, const std::vector<std::string>& operands);
   // A Load expression's value (the CUDA emitter reads some from vector registers).
   virtual std::string load_value(ExprId id) { return load_text(expr(id)); }
   // A Store statement that is not an add: buffer[index] = value.

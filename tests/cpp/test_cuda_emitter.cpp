@@ -1336,5 +1336,28 @@ TEST(CudaEmitter, OptimizerStepLoopsHoldOneTensorsUpdates) {
   EXPECT_EQ(widest, 30u) << "the ten tensors of 64 elements in one loop";
 }
 
+// A division by a row's reduction or by a constant divides by one reciprocal and corrects the
+// product (kiln_div_by_uniform: the correctly rounded quotient, fewer instructions); a
+// division by another element of an array stays IEEE division.
+TEST(CudaEmitter, DivisionsByRowValuesUseOneReciprocal) {
+  for (DType dtype : {DType::Float32, DType::Float64}) {
+    ir::Graph graph;
+    ir::Builder b(graph);
+    ir::ValueId x = b.parameter(dtype, {4096, 1024});
+    ir::ValueId y = b.parameter(dtype, {4096, 1024});
+    ir::ValueId e = b.unary(ir::Op::exp, x);
+    graph.set_outputs({b.binary(ir::Op::div, e, b.reduce(ir::Op::sum, e, {1}, true)),
+                       b.binary(ir::Op::div, x, y)});
+    codegen::CudaSource source = emit(graph);
+    const std::string type = dtype == DType::Float32 ? "float" : "double";
+    SCOPED_TRACE(type);
+    EXPECT_NE(source.text.find("kiln_div_by_uniform((" + type + ")"), std::string::npos)
+        << source.text;
+    EXPECT_NE(source.text.find("kiln_op_div("), std::string::npos) << source.text;
+    auto [code, log] = compile_with_nvcc(source.text, "uniform_divisions_" + type);
+    EXPECT_EQ(code, 0) << log;
+  }
+}
+
 }  // namespace
 }  // namespace kiln

@@ -577,3 +577,42 @@ def test_float32_variances_far_from_zero_keep_their_digits(shape, axis):
     wide = x.astype(np.float64)
     assert relative_error(variance, np.var(wide, axis=axis)) < FAR_FROM_ZERO_TOLERANCE
     assert relative_error(deviation, np.std(wide, axis=axis, ddof=1)) < FAR_FROM_ZERO_TOLERANCE
+
+
+def divided_by_row_values(x, scale):
+    # Divisors the same for a whole row (its largest magnitude, a constant, both): the GPU
+    # divides by a reciprocal computed once and corrects the product (kiln_div_by_uniform).
+    largest = np.abs(x).max(axis=1, keepdims=True)
+    # (no product added to anything: the compilers contract those into FMAs, NumPy does not)
+    return x / largest, x / 3.0, (x * 0.5) / (largest + scale), x / np.float32(0.0)
+
+
+def extreme_rows(dtype):
+    """Rows whose quotients cover the division's edge cases: subnormal and tiny numerators,
+    divisors near the largest finite value (reciprocals below the normal range), zeros, signed
+    zeros, infinities and NaN; then ordinary random rows and random bit patterns."""
+    info = np.finfo(dtype)
+    rng = np.random.default_rng(11)
+    special = np.array([0.0, -0.0, info.tiny, -info.tiny / 3, info.tiny * 2 ** -10, 1e-30, -1.0,
+                        np.inf, -np.inf, np.nan, info.max, -info.max / 3, 7.0, 2.0 ** -100,
+                        2.0 ** -101, 2.0 ** 60], dtype)
+    rows = [np.resize(special, 64), np.resize(special[::-1], 64), np.full(64, info.tiny, dtype),
+            np.resize(np.array([info.max, 1.0, 2.0 ** -120, -3.0], dtype), 64)]
+    rows += list((rng.standard_normal((12, 64)) * np.logspace(-35, 35, 12)[:, None]).astype(dtype))
+    bits = np.uint32 if dtype == np.float32 else np.uint64
+    patterns = rng.integers(0, np.iinfo(bits).max, (48, 64), dtype=bits, endpoint=True).view(dtype)
+    return np.concatenate([np.stack(rows).astype(dtype), patterns])
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_divisions_by_row_values_are_numpys_to_the_bit(dtype):
+    """Divisions by a value shared by a row or a kernel are NumPy's correctly rounded ones, on
+    the GPU (on the CPU where there is none), subnormal, huge and special values included."""
+    x = extreme_rows(dtype)
+    device = "cuda" if GPU else "cpu"
+    with np.errstate(all="ignore"):
+        got = kiln.compile(divided_by_row_values, device=device)(x, dtype(1e-30))
+        want = divided_by_row_values(x, dtype(1e-30))
+    for g, w in zip(got, want):
+        assert g.dtype == w.dtype == dtype
+        np.testing.assert_array_equal(g, w)

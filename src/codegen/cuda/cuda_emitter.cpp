@@ -155,6 +155,47 @@ std::string CudaKernelEmitter::load_value(ExprId id) {
   return "kiln_v" + std::to_string(id) + "." + kLaneFields[lane_];
 }
 
+namespace {
+
+// Whether expression `id` is made of constants and reduction results alone, not of any load or
+// loop variable: the same for every element of the loops that follow its reductions. At most
+// kMostVisited expressions are looked at (a longer one counts as not).
+bool of_constants_and_reductions(const Kernel& kernel, ExprId id) {
+  constexpr size_t kMostVisited = 64;
+  std::vector<ExprId> pending{id};
+  for (size_t visited = 0; !pending.empty(); ++visited) {
+    if (visited == kMostVisited) return false;
+    const Expr& e = kernel.exprs[static_cast<size_t>(pending.back())];
+    pending.pop_back();
+    switch (e.kind) {
+      case ExprKind::Constant:
+      case ExprKind::Local:
+        break;
+      case ExprKind::Elementwise:
+      case ExprKind::Cast:
+      case ExprKind::Select:
+        pending.insert(pending.end(), e.operands.begin(), e.operands.end());
+        break;
+      default:
+        return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+std::string CudaKernelEmitter::elementwise_text(ExprId id, const std::vector<std::string>& operands) {
+  const Expr& e = expr(id);
+  const std::string type = compute_type(e.dtype);
+  if (e.op == ir::Op::div && (type == "float" || type == "double") &&
+      expr(e.operands[0]).dtype == e.dtype && expr(e.operands[1]).dtype == e.dtype &&
+      of_constants_and_reductions(kernel_, e.operands[1]))
+    return "kiln_div_by_uniform((" + type + ")" + operands[0] + ", (" + type + ")" + operands[1] +
+           ")";
+  return CLikePrinter::elementwise_text(id, operands);
+}
+
 void CudaKernelEmitter::plain_store(const Stmt& s, const std::string& index, const std::string& value) {
   auto found = std::find(plan_.vector_stores.begin(), plan_.vector_stores.end(), &s);
   if (lane_ < 0 || found == plan_.vector_stores.end()) return CLikePrinter::plain_store(s, index, value);

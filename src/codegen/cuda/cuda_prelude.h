@@ -125,6 +125,34 @@ struct kiln_size_table {
   long long v[N];
 };
 
+template <class T> KILN_FN T kiln_lowest_normal();
+template <> KILN_FN float kiln_lowest_normal<float>() { return 0x1p-126f; }
+template <> KILN_FN double kiln_lowest_normal<double>() { return 0x1p-1022; }
+template <class T> KILN_FN T kiln_largest_finite();
+template <> KILN_FN float kiln_largest_finite<float>() { return 0x1.fffffep127f; }
+template <> KILN_FN double kiln_largest_finite<double>() { return 0x1.fffffffffffffp1023; }
+// a / b where b is the same for many a (a row's sum or norm, a constant): one reciprocal for
+// them all, and a product corrected by its remainder (Markstein), which is the correctly rounded
+// quotient a / b is wherever the remainder is exact: numerators away from the subnormal range,
+// quotients and reciprocals normal and finite (2^-149 and 2^-1074 steps; exhaustively checked
+// on every float32 divisor mantissa). Elsewhere (zeros, infinities, NaN, extreme exponents) the
+// division itself. IEEE division costs ~10 instructions an element, this ~6: softmax of 4096
+// rows of 1024 floats on an H200, 8.6 -> 7.7 us.
+template <class T>
+KILN_FN T kiln_div_by_uniform(T a, T b, T least_numerator) {
+  const T inverse = T(1) / b;
+  T quotient = a * inverse;
+  const T remainder = ::fma(-quotient, b, a);
+  quotient = ::fma(remainder, inverse, quotient);
+  const T least = T(4) * kiln_lowest_normal<T>(), most = kiln_largest_finite<T>();
+  const T q = kiln_math_fabs(quotient), r = kiln_math_fabs(inverse);
+  return (kiln_math_fabs(a) >= least_numerator && q >= least && q <= most && r >= least &&
+          r <= most) ? quotient : a / b;
+}
+KILN_FN float kiln_div_by_uniform(float a, float b) { return kiln_div_by_uniform(a, b, 0x1p-100f); }
+KILN_FN double kiln_div_by_uniform(double a, double b) {
+  return kiln_div_by_uniform(a, b, 0x1p-960);
+}
 // Brings the line of global memory at `address` into the SM's L1 cache (a hint: no register,
 // nothing waits on it); the emitter's prefetch pass over a thread's steps (LaunchPlan::prefetches).
 KILN_FN void kiln_prefetch(const void* address) {

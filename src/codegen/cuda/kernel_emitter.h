@@ -298,6 +298,9 @@ class CudaKernelEmitter : public CLikePrinter {
   std::set<std::string> unrolled_;                   // loops unrolled_shared_loop printed
   void step(int lanes);  // one step's statements
   std::string load_value(ExprId id) override;
+  // Division by a value of constants and reduction results (a row's sum, a norm): by its
+  // reciprocal, corrected (kiln_div_by_uniform in cuda_prelude.h), computed once for the row.
+  std::string elementwise_text(ExprId id, const std::vector<std::string>& operands) override;
   void plain_store(const Stmt& s, const std::string& index, const std::string& value) override;
   int lane_ = -1;  // the vector lane being printed (thread_per_iteration), or -1
   // thread_per_iteration: the register arrays (kiln_pv<n>, indexed by kiln_u) each step's
