@@ -89,7 +89,7 @@ def _rewrite(fn, code):
     if not compiles_to(definition, filename, code):
         return None
     if any(isinstance(node, (ast.Global, ast.Nonlocal, ast.Yield, ast.YieldFrom, ast.Await))
-           for node in _walk_scope(definition.body)):
+           for node in _walk_scope(definition.body)) or _uses_kiln_names(definition):
         return None
     definition.decorator_list = []
     captured, refused = _rewrite_scope(definition, filename)
@@ -114,6 +114,13 @@ def _rewrite(fn, code):
     if hasattr(code, "co_qualname"):  # Python 3.11+
         names["co_qualname"] = code.co_qualname
     return Rewritten(rewritten.replace(**names), captured, refused)
+
+
+def _uses_kiln_names(definition):
+    """Whether the user's code names something as the rewrite names its own parts (__kiln_...):
+    every name the rewrite makes has that prefix, so no other user name can collide."""
+    return any(name.startswith("__kiln") for node in ast.walk(definition)
+               for name in (getattr(node, "id", ""), getattr(node, "arg", "") or ""))
 
 
 def _rewrite_scope(definition, filename):
@@ -426,19 +433,20 @@ class _Rewriter:
 
     def accessors(self, n, state, assigned):
         """__kiln_get_n() -> the values of `state` (HELPER.UNBOUND for unbound names);
-        __kiln_set_n(values) assigns the `assigned` ones: HELPER.KEEP leaves one as it is,
-        HELPER.UNBOUND unbinds it."""
+        __kiln_set_n(__kiln_values) assigns the `assigned` ones: HELPER.KEEP leaves one as it
+        is, HELPER.UNBOUND unbinds it."""
         reads = ", ".join(f"{HELPER}.read(lambda: {name})" for name in state)
         text = f"def __kiln_get_{n}():\n    return ({reads}{',' if len(state) == 1 else ''})\n"
-        text += f"def __kiln_set_{n}(values):\n"
+        # every name made here is a __kiln_ one: a user's `values` was nonlocal and parameter
+        text += f"def __kiln_set_{n}(__kiln_values):\n"
         if assigned:
             text += f"    nonlocal {', '.join(assigned)}\n"
         for position, name in enumerate(state):
             if name in assigned:
-                text += (f"    if values[{position}] is {HELPER}.UNBOUND:\n"
+                text += (f"    if __kiln_values[{position}] is {HELPER}.UNBOUND:\n"
                          f"        try:\n            del {name}\n"
                          f"        except NameError:\n            pass\n"
-                         f"    elif values[{position}] is not {HELPER}.KEEP:\n"
-                         f"        {name} = values[{position}]\n")
+                         f"    elif __kiln_values[{position}] is not {HELPER}.KEEP:\n"
+                         f"        {name} = __kiln_values[{position}]\n")
         text += "    pass\n"
         return [_at(definition, self.anchor) for definition in _parse(text)]

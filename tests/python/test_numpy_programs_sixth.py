@@ -1,0 +1,57 @@
+"""A sixth set of NumPy programs as people write them, each compiled once and called with
+several inputs, agreeing with NumPy on values, dtypes, shapes, Python types and the arrays
+updated in place; and where kiln's loop capture is the point, that the loops are captured."""
+import copy
+
+import numpy as np
+
+import kiln
+from test_numpy_programs import check_call
+
+
+def check_calls(function, argument_sets):
+    """kiln.compile(function) agrees with NumPy on each argument set in turn, one compiled
+    function for all of them."""
+    compiled = kiln.compile(function)
+    for arguments in argument_sets:
+        check_call(compiled, function, arguments)
+
+
+def loop_kinds(function, *arguments):
+    """The kinds of the loops kiln.explain reports for one call, and its graph breaks."""
+    report = kiln.explain(kiln.compile(function))(*copy.deepcopy(arguments))
+    return [loop.kind for loop in report.loops], report.graph_break_count
+
+
+# ---- user names that the loop rewrite also makes ----
+
+def doubled(x):
+    values = []
+    for i in range(len(x)):
+        values.append(x[i] * 2)
+    return np.array(values)
+
+
+def total_of(x):
+    total = 0.0
+    values = x * 2
+    for i in range(len(x)):
+        total += values[i]
+    return total
+
+
+def with_kiln_names(x):
+    __kiln_values = 0.0
+    for i in range(len(x)):
+        __kiln_values += x[i]
+    return __kiln_values
+
+
+def test_a_local_named_as_the_rewrites_own_names_is_the_users():
+    # the setter of a loop's names took `values`: a local `values` was a parameter and
+    # nonlocal there, a SyntaxError, and the loop unrolled silently
+    rng = np.random.default_rng(1)
+    for function in (doubled, total_of, with_kiln_names):
+        check_calls(function, [(rng.random(30),), (rng.random(30),)])
+    for function in (doubled, total_of):
+        assert loop_kinds(function, rng.random(30)) == (["loop"], 0)
