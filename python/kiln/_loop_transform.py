@@ -249,6 +249,13 @@ def _as_effect(statement):
     return ast.copy_location(ast.Expr(helper), statement)
 
 
+def _catches_everything(node):
+    """A `try` whose handler takes BaseException (`except:`): it would catch kiln's own
+    RerunEagerly, raised where a captured loop must run again as Python."""
+    return any(handler.type is None or isinstance(handler.type, ast.Name)
+               and handler.type.id == "BaseException" for handler in getattr(node, "handlers", ()))
+
+
 class _Rewriter:
     def __init__(self, filename, loaded, local_names, index_reads):
         self.filename = filename
@@ -276,6 +283,13 @@ class _Rewriter:
             return self.branch(node)
         if isinstance(node, ast.While):
             return self.while_loop(node)
+        if isinstance(node, (ast.With, ast.Try)) and not _catches_everything(node):
+            # `with np.errstate(...):` and `try:` run their bodies as written: the loops in
+            # them are the function's own (they were left to unroll)
+            for field in ("body", "orelse", "finalbody"):
+                setattr(node, field, self.statements(getattr(node, field, None) or []))
+            for handler in getattr(node, "handlers", ()):
+                handler.body = self.statements(handler.body)
         return [node]
 
     def loop(self, node):

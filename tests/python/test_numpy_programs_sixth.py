@@ -55,3 +55,36 @@ def test_a_local_named_as_the_rewrites_own_names_is_the_users():
         check_calls(function, [(rng.random(30),), (rng.random(30),)])
     for function in (doubled, total_of):
         assert loop_kinds(function, rng.random(30)) == (["loop"], 0)
+
+
+# ---- loops inside `with` and `try` ----
+
+def safe_ratios(x, y):
+    with np.errstate(divide="ignore", invalid="ignore"):
+        total = 0.0
+        for i in range(len(x)):
+            total += x[i] / y[i]
+    return total
+
+
+def guarded_sum(x):
+    try:
+        s = 0.0
+        for i in range(len(x)):
+            s += x[i] * x[i]
+    except ValueError:
+        s = -1.0
+    finally:
+        done = True
+    return s, done
+
+
+def test_loops_inside_with_and_try_are_captured():
+    # the rewrite left `with` and `try` statements as written, loops and all: unrolled
+    rng = np.random.default_rng(2)
+    y = rng.random(40)
+    y[3] = 0.0
+    check_calls(safe_ratios, [(rng.random(40), y), (rng.random(40), rng.random(40))])
+    check_calls(guarded_sum, [(rng.random(40),), (rng.random(40),)])
+    assert loop_kinds(safe_ratios, rng.random(40), y) == (["loop"], 0)
+    assert loop_kinds(guarded_sum, rng.random(40)) == (["loop"], 0)
