@@ -8,12 +8,15 @@ runs as Python, everything put back as it was.
 
 Python containers (lists, dicts, sets) the body can reach are such state too: the trace runs the
 body once, so `c[0] = c[0] + 1`, `d["n"] += v` or a helper's `items.append(v)` happened once
-instead of once per iteration (and on both sides of a branch, which traces both)."""
+instead of once per iteration (and on both sides of a branch, which traces both); and so are
+the attributes of the user's objects it reaches (a local `p = Particle(x, v)` whose
+`p.step(dt)` assigns `self.x`)."""
 import collections
 
 from ._loop_helpers import _is_user_function
 from ._loop_types import CaptureFailed
 from ._tracer import TracedArray
+from ._user_code import _is_user_class
 
 
 class Escapes:
@@ -60,20 +63,33 @@ class Containers:
     with their items, to tell whether a body or a branch side changed them."""
 
     def __init__(self, values):
+        found = list(reachable(values))
         self.saved = [(value, list(value.items()) if isinstance(value, dict) else list(value))
-                      for value in reachable(values) if isinstance(value, (dict, *_SEQUENCES))]
+                      for value in found if isinstance(value, (dict, *_SEQUENCES))]
+        self.objects = [(value, _object_state(value)) for value in found
+                        if _is_user_object(value)]
 
     def changed(self):
         return [(container, items) for container, items in self.saved
                 if _changed(container, items)]
+
+    def changed_objects(self):
+        return [(value, state) for value, state in self.objects
+                if _state_changed(_object_state(value), state)]
 
     def check(self):
         if self.changed():
             raise CaptureFailed("a Python list, dict or set changes (traced once, a loop body "
                                 "would change it once, not once per iteration; a branch on "
                                 "both sides, not on the one taken)")
+        if self.changed_objects():
+            raise CaptureFailed("an attribute of an object the body reaches changes (a method "
+                                "call's `self.x = ...`: once, not once per iteration; in a "
+                                "branch, on both sides)")
 
     def restore(self):
+        for value, state in self.changed_objects():
+            _set_object_state(value, state)
         for container, items in self.changed():
             if isinstance(container, list):
                 container[:] = items
@@ -99,6 +115,8 @@ def reachable(values):
             pending.extend(value.values())
         elif isinstance(value, (*_SEQUENCES, tuple)):
             pending.extend(value)
+        elif _is_user_object(value):
+            pending.extend(_object_state(value).values())
         elif _is_user_function(value):
             pending.extend(_reachable_from(value))
 
@@ -120,6 +138,29 @@ def settle_rows(values, in_body, attribute_dicts=(), reached=True):
         if isinstance(value, TracedArray) and value._tensor is None:
             raise CaptureFailed("a row of a list a loop appended to, not read before the loop or "
                                 "branch that uses it")
+
+
+def _is_user_object(value):
+    """An instance of a class of the user's code (`p = Particle(x, v)`), whose attributes a
+    method called in a body may assign."""
+    return _is_user_class(type(value))
+
+
+def _object_state(value):
+    """{name: value} of an object's attributes."""
+    return dict(vars(value)) if isinstance(getattr(value, "__dict__", None), dict) else {}
+
+
+def _set_object_state(value, state):
+    for name in _object_state(value).keys() - state.keys():
+        delattr(value, name)
+    for name, item in state.items():
+        object.__setattr__(value, name, item)
+
+
+def _state_changed(now, before):
+    return now.keys() != before.keys() or any(now[name] is not item
+                                              for name, item in before.items())
 
 
 def _changed(container, items):

@@ -88,3 +88,48 @@ def test_loops_inside_with_and_try_are_captured():
     check_calls(guarded_sum, [(rng.random(40),), (rng.random(40),)])
     assert loop_kinds(safe_ratios, rng.random(40), y) == (["loop"], 0)
     assert loop_kinds(guarded_sum, rng.random(40)) == (["loop"], 0)
+
+
+# ---- methods of the user's objects called in loops and branches ----
+
+class Particle:
+    def __init__(self, x, v):
+        self.x, self.v = x, v
+
+    def step(self, dt):
+        self.x = self.x + self.v * dt
+
+    def kick(self, dv):
+        self.v += dv  # in place: the array the attribute holds
+
+
+def simulate(x, v, n):
+    p = Particle(x, v)
+    for _ in range(n):
+        p.step(0.1)
+    return p.x
+
+
+def simulate_kicked(x, v, n):
+    p = Particle(x.copy(), v.copy())
+    for k in range(n):
+        p.kick(0.01 * k)
+        p.step(0.1)
+    return p.x, p.v
+
+
+def step_given(p, n):
+    for _ in range(n):
+        p.step(0.5)
+    return p.x
+
+
+def test_a_method_assigning_attributes_in_a_loop_agrees_with_numpy():
+    # the loop carries names only: p.step(dt)'s `self.x = ...` was traced once (p.x after 20
+    # steps was one step's)
+    rng = np.random.default_rng(3)
+    check_calls(simulate, [(np.zeros(2), np.ones(2), 20), (np.ones(2), rng.random(2), 30)])
+    check_calls(simulate_kicked, [(np.zeros(2), np.ones(2), 20), (np.ones(2), np.ones(2), 9)])
+    mine, theirs = Particle(np.zeros(2), np.ones(2)), Particle(np.zeros(2), np.ones(2))
+    np.testing.assert_allclose(kiln.compile(step_given)(mine, 12), step_given(theirs, 12))
+    np.testing.assert_allclose(mine.x, theirs.x)
