@@ -15,6 +15,7 @@ import collections
 
 from ._loop_helpers import _is_user_function
 from ._loop_types import CaptureFailed
+from ._stand_ins import _slot_names
 from ._tracer import TracedArray
 from ._user_code import _is_user_class
 
@@ -141,14 +142,20 @@ def settle_rows(values, in_body, attribute_dicts=(), reached=True):
 
 
 def _is_user_object(value):
-    """An instance of a class of the user's code (`p = Particle(x, v)`), whose attributes a
-    method called in a body may assign."""
+    """An instance of a class of the user's code (`p = Particle(x, v)`, a layer with
+    __slots__), whose attributes a method called in a body may assign."""
     return _is_user_class(type(value))
 
 
 def _object_state(value):
-    """{name: value} of an object's attributes."""
-    return dict(vars(value)) if isinstance(getattr(value, "__dict__", None), dict) else {}
+    """{name: value} of an object's attributes, its __dict__'s and its __slots__'."""
+    state = dict(vars(value)) if isinstance(getattr(value, "__dict__", None), dict) else {}
+    for slot in _slot_names(value):
+        try:
+            state[slot] = getattr(value, slot)
+        except AttributeError:  # a slot not assigned yet
+            pass
+    return state
 
 
 def _set_object_state(value, state):

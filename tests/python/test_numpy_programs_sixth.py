@@ -103,6 +103,17 @@ class Particle:
         self.v += dv  # in place: the array the attribute holds
 
 
+class SlottedParticle:
+    __slots__ = ("x", "v", "steps")
+
+    def __init__(self, x, v):
+        self.x, self.v = x, v
+
+    def step(self, dt):
+        self.x = self.x + self.v * dt
+        self.steps = getattr(self, "steps", 0) + 1
+
+
 def simulate(x, v, n):
     p = Particle(x, v)
     for _ in range(n):
@@ -118,18 +129,48 @@ def simulate_kicked(x, v, n):
     return p.x, p.v
 
 
+def simulate_slotted(x, v, n):
+    p = SlottedParticle(x, v)
+    for _ in range(n):
+        p.step(0.1)
+    return p.x, p.steps
+
+
+def step_where_positive(x, v):
+    p = Particle(np.zeros(2), v)
+    for i in range(len(x)):
+        if x[i] > 0.5:
+            p.step(x[i])
+    return p.x
+
+
+def slotted_step_where_positive(x, v):
+    p = SlottedParticle(np.zeros(2), v)
+    p.steps = 0
+    for i in range(len(x)):
+        if x[i] > 0.5:
+            p.step(x[i])
+    return p.x, p.steps
+
+
 def step_given(p, n):
     for _ in range(n):
         p.step(0.5)
     return p.x
 
 
-def test_a_method_assigning_attributes_in_a_loop_agrees_with_numpy():
+def test_a_method_assigning_attributes_in_a_loop_or_branch_agrees_with_numpy():
     # the loop carries names only: p.step(dt)'s `self.x = ...` was traced once (p.x after 20
-    # steps was one step's)
+    # steps was one step's), and a branch's call ran on both sides (a value of the loop's
+    # body used outside it: an internal error); with __slots__ likewise
     rng = np.random.default_rng(3)
     check_calls(simulate, [(np.zeros(2), np.ones(2), 20), (np.ones(2), rng.random(2), 30)])
     check_calls(simulate_kicked, [(np.zeros(2), np.ones(2), 20), (np.ones(2), np.ones(2), 9)])
-    mine, theirs = Particle(np.zeros(2), np.ones(2)), Particle(np.zeros(2), np.ones(2))
-    np.testing.assert_allclose(kiln.compile(step_given)(mine, 12), step_given(theirs, 12))
-    np.testing.assert_allclose(mine.x, theirs.x)
+    check_calls(simulate_slotted, [(np.zeros(2), np.ones(2), 20), (np.ones(2), np.ones(2), 7)])
+    check_calls(step_where_positive, [(rng.random(20), np.ones(2)), (rng.random(9), np.ones(2))])
+    check_calls(slotted_step_where_positive, [(rng.random(20), np.ones(2)),
+                                              (rng.random(9), np.ones(2))])
+    for make in (Particle, SlottedParticle):
+        mine, theirs = make(np.zeros(2), np.ones(2)), make(np.zeros(2), np.ones(2))
+        np.testing.assert_allclose(kiln.compile(step_given)(mine, 12), step_given(theirs, 12))
+        np.testing.assert_allclose(mine.x, theirs.x)
