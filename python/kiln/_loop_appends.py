@@ -1,5 +1,5 @@
 """`items.append(value)` in the body of a for loop kiln captures (kiln._loop_transform rewrites
-it to `items = HELPER.appended(items, value)`): the values are stacked. The body is traced
+it to `items = HELPER.appended(items, value, aliased)`): the values are stacked. The body is traced
 once; its first trace finds what each iteration appends (Appended: dtype, shape, Python
 type), and the next one carries a (count, *shape) array in which iteration k writes row k
 (Stack). After the loop the list holds its rows, as eager appends would have made it
@@ -120,11 +120,18 @@ def _kind_of_rows(stacked):
     return stacked.dtype, tuple(stacked.shape), weak if weak is not None else scalar
 
 
-def appended(items, value, depth):
-    """LoopCapture.appended at loop-body depth `depth` (0: no body being traced)."""
+def appended(items, value, depth, aliased=False):
+    """LoopCapture.appended at loop-body depth `depth` (0: no body being traced). aliased: the
+    value may be an array the function changes in place later (`rows.append(x[i])`, x written
+    after the loop; `hist.append(state)`, `state += 1` next iteration): NumPy's item is that
+    array or its view and sees the change, a stacked row would not, so the loop runs as
+    Python."""
     if depth == 0:
         items.append(value)
         return items
+    if aliased and isinstance(value, TracedArray) and not value._scalar:
+        raise CaptureFailed("an array appended to a list is changed in place later (the list "
+                            "holds that array or a view of it, not a copy)")
     if isinstance(items, Stack):
         items.append(value, depth)
         return items

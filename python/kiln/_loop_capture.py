@@ -128,9 +128,10 @@ class LoopCapture(BranchCapture, ExpressionCapture, LoopResults):
                 raise CaptureFailed(reason)
         function(*args, **kwargs)
 
-    def appended(self, items, value):
-        """`items.append(value)` of a for loop's body (kiln._loop_appends)."""
-        return _loop_appends.appended(items, value, self.depth)
+    def appended(self, items, value, aliased=False):
+        """`items.append(value)` of a for loop's body (kiln._loop_appends); aliased: the value
+        may be an array the function changes in place later."""
+        return _loop_appends.appended(items, value, self.depth, aliased)
 
     def for_range(self, bounds, body, get, set_, names, live, location, stop=None):
         """stop: the flag a `break` of the body sets (kiln._loop_jumps), or None."""

@@ -187,3 +187,50 @@ def _list_names(definition):
               and isinstance(node.func.value, ast.Name)):
             names.add(node.func.value.id)
     return names
+
+
+_IN_PLACE_METHODS = ("fill", "sort", "put", "resize", "partition", "itemset")
+
+
+def written_in_place(definition):
+    """The names whose arrays `definition` may change in place anywhere (`x[0] = v`,
+    `state += 1`, `rows[0][1] = v`, `out=x`, `x.fill(0)`, `np.copyto(x, v)`): a list item
+    appended from one of them (`rows.append(x[i])`, `hist.append(state)`) is, in NumPy, that
+    array or a view of it, which sees the change; a captured loop stores copies."""
+    names = set()
+    for node in ast.walk(definition):
+        targets = []
+        if isinstance(node, ast.Assign):
+            targets = [t for t in node.targets if not isinstance(t, ast.Name)]
+        elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
+            targets = [node.target]
+        elif isinstance(node, ast.keyword) and node.arg == "out":
+            targets = [node.value]
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            if node.func.attr in _IN_PLACE_METHODS:
+                targets = [node.func.value]
+            elif node.func.attr == "copyto" and node.args:
+                targets = [node.args[0]]
+        for target in targets:
+            for part in ast.walk(target):
+                base = _base_name(part)
+                if base is not None:
+                    names.add(base)
+    return names
+
+
+def _base_name(node):
+    """x of x, x[i], x[i][j], x.T[i] (None for others)."""
+    while isinstance(node, (ast.Subscript, ast.Attribute)):
+        node = node.value
+    return node.id if isinstance(node, ast.Name) else None
+
+
+def aliased_append(value, items, in_place):
+    """Whether an appended expression may be an array changed in place later (its own name or
+    the array it is a view of, or the list's items, in `in_place`: written_in_place)."""
+    if items in in_place:
+        return True
+    if not isinstance(value, (ast.Name, ast.Subscript, ast.Attribute)):
+        return False
+    return _base_name(value) in in_place

@@ -27,7 +27,8 @@ from ._loop_jumps import jumps, stop_flag, without_jumps
 from ._loop_refusals import _body_refusal
 from ._loop_returns import single_exit
 from ._loop_rewrite_parts import (HELPER, _at, _helper_call, _list_names, _name, _parameters,
-                                  _parse, _walk_scope, sequence_loop)
+                                  _parse, _walk_scope, aliased_append, sequence_loop,
+                                  written_in_place)
 from ._loop_source import compile_like, compiles_to, constant_code
 from ._rewritten_expressions import (_ChoiceRewriter, _returned_conversions, _traceable_logic,
                                      _with_traced_conversions)
@@ -144,7 +145,7 @@ def _rewrite_scope(definition, filename):
     list_names = _list_names(definition)  # before loop bodies become functions of their own
     rewriter = _Rewriter(filename, _loaded_names(definition),
                          _parameters(definition) | set(_stored_names(definition.body)),
-                         _index_reads(definition))
+                         _index_reads(definition), written_in_place(definition))
     definition.body = rewriter.statements(definition.body)
     choices = _ChoiceRewriter(rewriter.location, list_names)
     definition.body = [choices.visit(statement) for statement in definition.body]
@@ -205,10 +206,11 @@ def _index_reads(definition):
     return counts
 
 
-def _as_appended(statement, local_names):
+def _as_appended(statement, local_names, in_place):
     """`items.append(value)`, a statement of a for loop's body, appending to a local list:
-    `items = HELPER.appended(items, value)`, which appends (LoopCapture.appended), so that
-    the body is one kiln can capture (the values stacked as an array the loop carries)."""
+    `items = HELPER.appended(items, value, aliased)`, which appends (LoopCapture.appended), so
+    that the body is one kiln can capture (the values stacked as an array the loop carries);
+    aliased: whether the value may be an array changed in place later (aliased_append)."""
     call = statement.value if isinstance(statement, ast.Expr) else None
     if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
             and call.func.attr == "append" and isinstance(call.func.value, ast.Name)
@@ -217,7 +219,8 @@ def _as_appended(statement, local_names):
         return statement
     name = call.func.value.id
     helper = _helper_call("appended(None, None)", call)
-    helper.args = [_name(name), call.args[0]]
+    aliased = aliased_append(call.args[0], name, in_place)
+    helper.args = [_name(name), call.args[0], ast.copy_location(ast.Constant(aliased), call)]
     return ast.copy_location(ast.Assign(targets=[_name(name, ast.Store())], value=helper),
                              statement)
 
@@ -257,11 +260,12 @@ def _catches_everything(node):
 
 
 class _Rewriter:
-    def __init__(self, filename, loaded, local_names, index_reads):
+    def __init__(self, filename, loaded, local_names, index_reads, in_place):
         self.filename = filename
         self.loaded = loaded
         self.index_reads = index_reads  # _index_reads: an index read after its loop
         self.local_names = local_names  # the function's own (parameters and assigned names)
+        self.in_place = in_place  # names of arrays written in place (written_in_place)
         self.captured, self.refused = [], []
         self.nonlocal_names = set()
         self.counter = 0
@@ -313,7 +317,8 @@ class _Rewriter:
             if jumps(node.body)[0] and self.live([node.target.id], node.body):
                 node = _index_copied(node, self.counter + 1)
             if not any(jumps(node.body)):  # a jump would skip appends the array stacks anyway
-                node.body = [_as_appended(statement, self.local_names) for statement in node.body]
+                node.body = [_as_appended(statement, self.local_names, self.in_place)
+                             for statement in node.body]
             original = node
             node, before = without_jumps(node, self.counter + 1)
             reason = _body_refusal(node.body)

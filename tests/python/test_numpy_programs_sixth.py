@@ -174,3 +174,54 @@ def test_a_method_assigning_attributes_in_a_loop_or_branch_agrees_with_numpy():
         mine, theirs = make(np.zeros(2), np.ones(2)), make(np.zeros(2), np.ones(2))
         np.testing.assert_allclose(kiln.compile(step_given)(mine, 12), step_given(theirs, 12))
         np.testing.assert_allclose(mine.x, theirs.x)
+
+
+# ---- arrays appended to a list and changed in place later ----
+
+def rows_then_write(x):
+    rows = []
+    for i in range(len(x)):
+        rows.append(x[i])
+    x[0] = 99.0
+    return np.array(rows)
+
+
+def history_of_state(n):
+    state = np.zeros(3)
+    history = []
+    for i in range(n):
+        state += 1
+        history.append(state)
+    return np.array(history)
+
+
+def rows_written_through_the_list(x):
+    rows = []
+    for i in range(len(x)):
+        rows.append(x[i])
+    rows[1][0] = -1.0
+    return np.array(rows), x
+
+
+def trajectory(x, n):
+    """Rebinding, not writing in place: each item is its own array; stays one loop."""
+    state = x
+    out = []
+    for i in range(n):
+        state = state * 0.5 + 1.0
+        out.append(state)
+    rows = []
+    for i in range(len(x)):
+        rows.append(x[i] * 2)
+    return np.array(out), np.array(rows)
+
+
+def test_an_array_appended_and_changed_in_place_later_is_numpys_item():
+    # the list's items were the rows of a stack, copies: NumPy's are the array appended (all
+    # the same `state`, [5, 5, 5] five times) or views of x (which see x[0] = 99)
+    rng = np.random.default_rng(4)
+    check_calls(rows_then_write, [(rng.random((5, 3)),), (rng.random((6, 3)),)])
+    check_calls(history_of_state, [(5,), (7,)])
+    check_calls(rows_written_through_the_list, [(rng.random((5, 3)),), (rng.random((4, 3)),)])
+    check_calls(trajectory, [(rng.random(4), 20), (rng.random(4), 30)])
+    assert loop_kinds(trajectory, rng.random(4), 20) == (["loop", "loop"], 0)
