@@ -225,3 +225,27 @@ def test_an_array_appended_and_changed_in_place_later_is_numpys_item():
     check_calls(rows_written_through_the_list, [(rng.random((5, 3)),), (rng.random((4, 3)),)])
     check_calls(trajectory, [(rng.random(4), 20), (rng.random(4), 30)])
     assert loop_kinds(trajectory, rng.random(4), 20) == (["loop", "loop"], 0)
+
+
+# ---- appending a conditional expression ----
+
+def clipped_list(x, lo):
+    xs = []
+    for i in range(len(x)):
+        xs.append(x[i] if x[i] > lo else lo)
+    return np.array(xs), xs[-1]
+
+
+def signs(x):
+    out = []
+    for v in x:
+        out.append(1.0 if v > 0 else (-1.0 if v < 0 else 0.0))
+    return out
+
+
+def test_appending_a_conditional_expression_is_one_loop():
+    rng = np.random.default_rng(5)
+    check_calls(clipped_list, [(rng.normal(size=30), 0.0), (rng.normal(size=30), 0.5)])
+    check_calls(signs, [(rng.normal(size=30),), (np.array([0.0, 1.0, -2.0]),)])
+    kinds, breaks = loop_kinds(clipped_list, rng.normal(size=30), 0.0)
+    assert (kinds[-1], breaks) == ("loop", 0)
