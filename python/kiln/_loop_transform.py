@@ -31,7 +31,7 @@ from ._loop_rewrite_parts import (HELPER, _at, _helper_call, _list_names, _name,
                                   written_in_place)
 from ._loop_source import compile_like, compiles_to, constant_code
 from ._rewritten_expressions import (_ChoiceRewriter, _returned_conversions, _traceable_logic,
-                                     _with_traced_conversions)
+                                     _traced_math_calls, _with_traced_conversions)
 
 _REWRITTEN = "__kiln_rewritten"
 
@@ -151,6 +151,8 @@ def _rewrite_scope(definition, filename):
     definition.body = [choices.visit(statement) for statement in definition.body]
     rewriter.captured += choices.found
     rewriter.captured += _returned_conversions(definition.body, rewriter.location)
+    definition.body, math_calls = _traced_math_calls(definition.body, rewriter.location)
+    rewriter.captured += math_calls
     # Names the body functions declare nonlocal must be bound in the function itself.
     bound = sorted(rewriter.nonlocal_names - _parameters(definition))
     if bound:

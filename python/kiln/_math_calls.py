@@ -1,10 +1,11 @@
 """Python's math functions of traced numbers in a captured loop (`math.sqrt(dx * dx + dy *
-dy)`, `math.exp(-beta * dE)`, `if not math.isnan(v):`): each asked float() of a traced value, a
-graph break per iteration. kiln._loop_transform rewrites such calls in loop bodies and tests to
-the capture helper's math_call, which computes them with NumPy's ufunc in float64, as the
-Python float (or bool) they give. Where Python's raises (a domain error: math.sqrt(-1.0),
-math.log(0.0); an overflow: math.exp(1000.0), as CPython tells them: a non-finite result of
-finite arguments, or NaN of no NaN), a check reruns the call eagerly, where Python raises."""
+dy)`, `math.exp(-beta * dE)`, `if not math.isnan(v):`) and outside loops: each asked float() of
+a traced value, a graph break (per iteration in a loop). kiln._loop_transform rewrites such
+calls everywhere in the function to the capture helper's math_call, which computes them with
+NumPy's ufunc in float64, as the Python float (or bool) they give. Where Python's raises (a
+domain error: math.sqrt(-1.0), math.log(0.0); an overflow: math.exp(1000.0), as CPython tells
+them: a non-finite result of finite arguments, or NaN of no NaN), a check reruns the call
+eagerly, where Python raises."""
 import functools
 import math
 
@@ -45,12 +46,12 @@ def _real(value):
 
 
 def math_call(capture, function, args):
-    """function(*args), traced where an argument is a traced real number in a loop being
-    captured (capture: the LoopCapture) and a failing check can rerun the call; Python's
-    otherwise."""
+    """function(*args), traced where an argument is a traced real number (in a loop being
+    captured or not; capture: the LoopCapture) and a failing check can rerun the call;
+    Python's otherwise."""
     ufunc = _FLOAT.get(function) or _BOOL.get(function) or _INT.get(function)
     context = capture.context
-    if (ufunc is None or ufunc.nin != len(args) or not (capture.depth or capture.converting)
+    if (ufunc is None or ufunc.nin != len(args)
             or not any(isinstance(a, TracedArray) for a in args)
             or not all(map(_real, args)) or rerun_note(context) is None):
         return function(*args)

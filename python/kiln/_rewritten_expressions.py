@@ -195,14 +195,52 @@ class _ConversionRewriter(ast.NodeTransformer):
     def visit_Call(self, node):
         self.generic_visit(node)
         if _math_function(node):  # math.sqrt(x): the helper's math_call (kiln._math_calls)
-            call = _helper_call("math_call(None)", node)
-            call.args = [node.func] + node.args
-            return ast.copy_location(call, node)
+            return _as_math_call(node)
         if not _conversion(node):
             return node
         call = _helper_call(f"to_python(None, None, {self.in_test})", node)
         call.args[:2] = _conversion_arguments(node)
         return ast.copy_location(call, node)
+
+
+def _as_math_call(node):
+    call = _helper_call("math_call(None)", node)
+    call.args = [node.func] + node.args
+    return ast.copy_location(call, node)
+
+
+class _MathRewriter(ast.NodeTransformer):
+    """Python's math functions anywhere in the function (`math.sqrt(x[0] ** 2 + x[1] ** 2)`
+    after its loops): the helper's math_call, as in loop bodies, where a traced argument was a
+    float() graph break. Functions the user defines inside are left alone: they may run after
+    the trace (the rewrite's own, loop bodies and branch sides, are visited)."""
+
+    def __init__(self, location):
+        self.location, self.found = location, []
+
+    def visit_FunctionDef(self, node):
+        return self.generic_visit(node) if node.name.startswith("__kiln") else node
+
+    def visit_Lambda(self, node):
+        return node
+
+    def visit_ClassDef(self, node):
+        return node
+
+    def visit_Call(self, node):
+        self.generic_visit(node)
+        if not _math_function(node):
+            return node
+        self.found.append(self.location(node))
+        return _as_math_call(node)
+
+
+def _traced_math_calls(statements, location):
+    """The statements with their math calls traced (_MathRewriter), and those calls'
+    locations."""
+    rewriter = _MathRewriter(location)
+    statements = [ast.fix_missing_locations(rewriter.visit(s)) for s in statements]
+    return statements, rewriter.found
 
 
 def _returned_conversions(statements, location):

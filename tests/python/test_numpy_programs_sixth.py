@@ -2,8 +2,10 @@
 several inputs, agreeing with NumPy on values, dtypes, shapes, Python types and the arrays
 updated in place; and where kiln's loop capture is the point, that the loops are captured."""
 import copy
+import math
 
 import numpy as np
+import pytest
 
 import kiln
 from test_numpy_programs import check_call
@@ -249,3 +251,30 @@ def test_appending_a_conditional_expression_is_one_loop():
     check_calls(signs, [(rng.normal(size=30),), (np.array([0.0, 1.0, -2.0]),)])
     kinds, breaks = loop_kinds(clipped_list, rng.normal(size=30), 0.0)
     assert (kinds[-1], breaks) == ("loop", 0)
+
+
+# ---- Python's math functions of traced numbers outside loops ----
+
+def polar(p):
+    r = math.sqrt(p[0] * p[0] + p[1] * p[1])
+    return r, math.atan2(p[1], p[0]), math.isfinite(r), math.floor(p[0] * 10)
+
+
+def gaussian_weight(x, sigma):
+    s = x.std()
+    return np.exp(-x ** 2 / (2 * s * s)) / math.sqrt(2 * math.pi * s * s) + math.log(sigma)
+
+
+def test_math_functions_of_traced_numbers_outside_loops_are_traced():
+    # as in captured loops (e9903ea): math.sqrt(p[0] * p[0] + ...) asked float() of a traced
+    # number, a graph break
+    rng = np.random.default_rng(6)
+    check_calls(polar, [(rng.normal(size=2),), (rng.normal(size=2),)])
+    check_calls(gaussian_weight, [(rng.normal(size=20), 0.5), (rng.normal(size=20), 2.0)])
+    assert loop_kinds(polar, rng.normal(size=2)) == ([], 0)
+    assert loop_kinds(gaussian_weight, rng.normal(size=20), 0.5) == ([], 0)
+    compiled = kiln.compile(polar)
+    with pytest.raises(ValueError, match="math|NaN"):
+        polar(np.array([np.nan, 1.0]))
+    with pytest.raises(ValueError, match="math|NaN"):
+        compiled(np.array([np.nan, 1.0]))
