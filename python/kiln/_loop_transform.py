@@ -23,6 +23,7 @@ import textwrap
 import types
 
 from ._loop_attribute_targets import attribute_targets_through_names
+from ._loop_comprehensions import as_loops
 from ._loop_jumps import jumps, stop_flag, without_jumps
 from ._loop_refusals import _body_refusal
 from ._loop_returns import single_exit
@@ -139,6 +140,7 @@ def _rewrite_scope(definition, filename):
             inner = _rewrite_scope(statement, filename)
             captured += inner[0]
             refused += inner[1]
+    definition.body = as_loops(definition.body)  # [f(i) for i in range(n)], sum(...)
     definition.body = single_exit(definition.body)  # early returns (kiln._loop_returns)
     definition.body = attribute_targets_through_names(  # `self.h[:, t] = v` in loops
         definition.body, _parameters(definition) - set(_stored_names(definition.body)))
