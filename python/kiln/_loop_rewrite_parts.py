@@ -227,10 +227,9 @@ def _base_name(node):
 
 
 def aliased_append(value, items, in_place):
-    """Whether an appended expression may be an array changed in place later (its own name or
-    the array it is a view of, or the list's items, in `in_place`: written_in_place)."""
-    if items in in_place:
-        return True
+    """Whether an appended expression may be an array changed in place later: a name or a
+    view of one (a fresh result, `x[i] * 2`, is a list item of its own) whose array, or the
+    list's items, the function writes in place (`in_place`: written_in_place)."""
     if not isinstance(value, (ast.Name, ast.Subscript, ast.Attribute)):
         return False
-    return _base_name(value) in in_place
+    return items in in_place or _base_name(value) in in_place
