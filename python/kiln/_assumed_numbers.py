@@ -50,6 +50,12 @@ def _assumed(context, tensor, taken, python):
     return number
 
 
+def assumed(context, tensor, taken, python):
+    """An AssumedNumber of `tensor`, NumPy's scalar where the bool 0-d traced `taken` holds and
+    a Python number of type `python` elsewhere (a loop's number a branch retypes)."""
+    return _assumed(context, tensor, taken, python)
+
+
 def select(context, taken, numpy_side, python_side):
     """The branch's value: `numpy_side` (a traced or NumPy scalar) where the bool 0-d traced
     `taken` holds, the Python number `python_side` elsewhere. Committed at once where one

@@ -298,10 +298,14 @@ class BranchCapture:
         # a Python number on both sides stays one (weak in promotion: int8 + counter is
         # int8), a NumPy scalar on both sides one
         merged._scalar = all(_is_number(v) or v._scalar for v in (a, b))
-        # (a loop's carried Python number and a NumPy scalar: a NumPy scalar, README's
-        # differences item 1)
+        # (a loop's carried Python number and a NumPy scalar: a NumPy scalar in the body; the
+        # loop keeps whether the NumPy side was ever taken: kiln._loop_number_types)
         weak = {_python_type(v) for v in (a, b)}
         merged._weak = weak.pop() if len(weak) == 1 else None
+        if merged._scalar and merged._weak is None and None in weak and self.depth:
+            numpy_taken = predicate if _python_type(a) is None else backend().logical_not(
+                predicate)
+            self.numpy_sides.append((self.depth, name, numpy_taken))
         return merged, int(np.prod(ta.shape))
 
     def _numpy_side(self, a, b, ta, tb):

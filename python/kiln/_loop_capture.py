@@ -100,6 +100,7 @@ class LoopCapture(BranchCapture, ExpressionCapture, LoopResults):
         self.testing = 0        # while tests run before their capture
         self.sides = 0          # branch sides being traced for a select (both of them run)
         self.loop_bodies = 0    # loop bodies traced so far (a branch's sides holding loops)
+        self.numpy_sides = []   # (depth, name, taken): a branch's NumPy scalar for a number
 
     def record(self, kind, location, reason):
         if self.depth > 0 or self.sides > 0:  # kept once what holds it is captured
@@ -391,6 +392,7 @@ class LoopCapture(BranchCapture, ExpressionCapture, LoopResults):
         driver, context.driver = context.driver, None  # no graph break may run the open body
         context.body_driver = driver or context.body_driver
         self.depth += 1
+        self.numpy_sides = [entry for entry in self.numpy_sides if entry[0] < self.depth]
         context.in_body += 1  # arrays made in the body are its own, never a break's to cut
         slots = []  # (names, array before or None, initial tensor, placeholder)
         escapes = None  # state the body may change without a variable (kiln._loop_escapes)
@@ -467,6 +469,7 @@ class LoopCapture(BranchCapture, ExpressionCapture, LoopResults):
                                   "draws its own values)")
             escapes.check()
             after = get()
+            retyping = _loop_number_types.BranchRetyping(self, variables, live, side)
             _loop_numpy_arrays.check_unshared(stand_ins or {}, slots, names[:count],
                                               after[:count])
             _check_followers(followers, by_object, dict(zip(names[:count], after[:count])))
@@ -474,7 +477,8 @@ class LoopCapture(BranchCapture, ExpressionCapture, LoopResults):
                                     live, types, windows, by_value, side)
             if probe is not None:
                 raise CaptureFailed("the probe's types are those from before")
-            initial = [slot[2] for slot in slots]
+            initial = [slot[2] for slot in slots] + retyping.initial()
+            results += retyping.results()
             if condition is not None:  # the test of the next iteration, on the new state
                 initial.insert(0, test_before)
                 results.insert(0, _truth(condition[0]()))
@@ -494,6 +498,7 @@ class LoopCapture(BranchCapture, ExpressionCapture, LoopResults):
                 variables, live)
             values = trace.end_loop(start, stop, step, initial, results, condition is not None)
             values = values[1:] if condition is not None else values
+            values, taken = retyping.split(values)
         except (CaptureFailed, _Retype):
             self._abandon(saved, set_, before, escapes)
             raise
@@ -519,6 +524,7 @@ class LoopCapture(BranchCapture, ExpressionCapture, LoopResults):
                     last, windows)
         if retyped:
             _loop_number_types.settle(self, runs, retyped, names, get, set_)
+        retyping.settle(taken, names, get, set_)
 
     def _bounds(self, bounds, span):
         context = self.context

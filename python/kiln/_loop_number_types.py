@@ -10,7 +10,13 @@ AssumedNumber (kiln._assumed_numbers), the NumPy side taken where the loop ran a
 the ops that resolve alike for both types keep it (`s / n`), any other use (a return) checks
 that reruns the call eagerly where the loop ran none. Other changes (a Python int the body
 makes a float, a traced number, a NumPy scalar made a Python one) are that check at once.
-Where no call reruns (kiln.wrap_numpy's), the loop runs as Python."""
+Where no call reruns (kiln.wrap_numpy's), the loop runs as Python.
+
+So does a branch of the body that alone makes the number NumPy's (`s = 0; for ...: if x[i] > t:
+s = x[i]`): where it is never taken, the number stays Python's 0, and kiln returned 0.0
+(BranchRetyping: the loop carries whether it was taken)."""
+import numpy as np
+
 from . import _assumed_numbers
 from ._loop_types import CaptureFailed, is_number, python_type, rerun_note, rerun_where
 from ._tracer import TracedArray, backend
@@ -65,3 +71,60 @@ def runs_tensor(start, stop, step):
     k = backend()
     return k.greater(stop, start) if step > 0 else k.less(stop, start)
 
+
+
+class BranchRetyping:
+    """The Python numbers of a loop (bound before it, read after it) that a branch of its body
+    makes NumPy scalars (kiln._branch_capture records the NumPy side's test): the loop carries
+    one bool each, whether that side was ever taken. After the loop the number is an
+    AssumedNumber, the NumPy scalar where it was taken: a use that tells the types apart
+    reruns the call eagerly where it was not (Python's number, as NumPy's run makes it)."""
+
+    def __init__(self, capture, variables, live, side):
+        depth, self.capture = capture.depth, capture
+        mine = [entry for entry in capture.numpy_sides if entry[0] == depth]
+        capture.numpy_sides = [entry for entry in capture.numpy_sides if entry[0] != depth]
+        self.taken = {}
+        for _, name, taken in mine:
+            if side or name not in live or type(variables.get(name)) not in (int, float):
+                continue
+            earlier = self.taken.get(name)
+            self.taken[name] = taken if earlier is None else backend().logical_or(earlier, taken)
+        if self.taken and rerun_note(capture.context) is None:
+            raise CaptureFailed(f"`{next(iter(self.taken))}` is made a NumPy scalar by a branch "
+                                "that may never be taken")
+        trace = capture.context.trace
+        self.placeholders = [trace.loop_placeholder("bool", []) for _ in self.taken]
+        self.before = {name: variables[name] for name in self.taken}
+
+    def initial(self):
+        return [self.capture.context.constant(False, np.dtype(bool)) for _ in self.taken]
+
+    def results(self):
+        k = backend()
+        return [k.logical_or(placeholder, taken)
+                for placeholder, taken in zip(self.placeholders, self.taken.values())]
+
+    def split(self, values):
+        """(the loop's values of its variables, {name: whether the NumPy side was taken})."""
+        count = len(self.taken)
+        if not count:
+            return values, {}
+        return values[:-count], dict(zip(self.taken, values[-count:]))
+
+    def settle(self, taken, names, get, set_):
+        if not taken:
+            return
+        context = self.capture.context
+        now = dict(zip(names, get()))
+        values = {}
+        for name, ever in taken.items():
+            new = now[name]
+            if not (isinstance(new, TracedArray) and new._scalar and new._weak is None
+                    and new.dtype.kind in "iuf"):
+                continue
+            values[name] = _assumed_numbers.assumed(context, new.tensor,
+                                                    TracedArray(context, ever),
+                                                    type(self.before[name]))
+        if values:
+            set_(tuple(values.get(name, self.capture.KEEP) for name in names))

@@ -9,6 +9,7 @@ import pytest
 
 import kiln
 from test_numpy_programs import check_call
+from test_numpy_programs_fifth import _python_runs
 
 
 def check_calls(function, argument_sets):
@@ -309,3 +310,59 @@ def test_comprehensions_over_a_range_are_captured_loops():
                                 (rng.random((6, 5)), np.zeros(5))])
     assert loop_kinds(row_norms, rng.random((500, 3))) == (["loop"], 0)
     assert loop_kinds(weighted_total, rng.random(50), rng.random(50)) == (["loop", "loop"], 0)
+
+
+# ---- a loop's Python number that only a branch of its body makes NumPy's ----
+
+def running_max(x):
+    m = 0.0
+    for i in range(len(x)):
+        if x[i] > m:
+            m = x[i]
+    return m, m * np.float32(2)
+
+
+def product_above(x, t):
+    p = 1
+    k = 0
+    for i in range(len(x)):
+        if x[i] > t:
+            p = p * x[i]
+        k += 1
+    return p, k
+
+
+def last_above_by_while(x, t):
+    s = 0
+    i = 0
+    while i < len(x):
+        if x[i] > t:
+            s = x[i]
+        i += 1
+    return s
+
+
+def row_best(X, t):
+    out = []
+    for r in range(X.shape[0]):
+        best = 0
+        for j in range(X.shape[1]):
+            if X[r, j] > t:
+                best = X[r, j]
+        out.append(best)
+    return out
+
+
+def test_a_number_a_branch_never_taken_would_retype_stays_pythons():
+    # the loop carried the number at the branch's NumPy type: where the branch never ran,
+    # NumPy's 0 (an int) came back as np.float64(0.0), and m * np.float32(2) was float64
+    rng = np.random.default_rng(8)
+    x = rng.random(20)
+    check_calls(running_max, [(x,), (-x,), (x,)])
+    check_calls(product_above, [(x, 0.5), (x, 2.0)])
+    check_calls(last_above_by_while, [(x, 0.5), (x, 2.0)])
+    check_calls(row_best, [(rng.random((4, 5)), 0.5), (rng.random((4, 5)), 2.0)])
+    assert loop_kinds(running_max, x) == (["select", "loop"], 0)
+    compiled = kiln.compile(running_max)
+    compiled(x)
+    assert _python_runs(running_max, compiled, (x,)) == 0  # the branch ran: no rerun
