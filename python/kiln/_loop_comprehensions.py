@@ -31,23 +31,26 @@ def is_builtin_sum(function):
     return function is builtins.sum
 
 
-def as_loops(statements):
+def as_loops(statements, local_names, counter=None):
     """`statements` with the comprehensions of each top-level plain statement (and of those in
-    `with` and `try` bodies) before it as for loops."""
-    counter = [0]
+    `with` and `try` bodies) before it as for loops. local_names: the function's parameters
+    and the names it binds; an element that reads none of them (`[k * 2 for k in range(4)]`)
+    is Python's numbers, which stay Python's (traced, `x[offsets[1]:]` was a graph break)."""
+    counter = [0] if counter is None else counter
     result = []
     for statement in statements:
         if isinstance(statement, (ast.With, ast.Try)):
             for field in ("body", "orelse", "finalbody"):
                 if getattr(statement, field, None):
-                    setattr(statement, field, as_loops(getattr(statement, field)))
+                    setattr(statement, field, as_loops(getattr(statement, field),
+                                                       local_names, counter))
             result.append(statement)
             continue
         if not isinstance(statement, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Return,
                                       ast.Expr)):
             result.append(statement)
             continue
-        hoister = _Hoister(counter)
+        hoister = _Hoister(counter, local_names)
         statement = hoister.visit(statement)
         result.extend(hoister.loops)
         result.append(statement)
@@ -57,8 +60,8 @@ def as_loops(statements):
 class _Hoister(ast.NodeTransformer):
     """Replaces the comprehensions of one statement by the names their loops fill (`loops`)."""
 
-    def __init__(self, counter):
-        self.counter, self.loops = counter, []
+    def __init__(self, counter, local_names):
+        self.counter, self.local_names, self.loops = counter, local_names, []
 
     def generic_visit(self, node):
         if isinstance(node, _CONDITIONAL):
@@ -66,7 +69,7 @@ class _Hoister(ast.NodeTransformer):
         return super().generic_visit(node)
 
     def visit_ListComp(self, node):
-        parts = _parts(node)
+        parts = _parts(node, self.local_names)
         if parts is None:
             return node
         n = self._number()
@@ -79,7 +82,7 @@ class _Hoister(ast.NodeTransformer):
         if not (isinstance(node.func, ast.Name) and node.func.id == "sum" and len(node.args) == 1
                 and not node.keywords and isinstance(node.args[0], ast.GeneratorExp)):
             return self.generic_visit(node)
-        parts = _parts(node.args[0])
+        parts = _parts(node.args[0], self.local_names)
         if parts is None:
             return node
         n = self._number()
@@ -98,8 +101,9 @@ class _Hoister(ast.NodeTransformer):
         return self.counter[0]
 
 
-def _parts(comprehension):
-    """(target name, range call, element) of `[element for target in range(...)]`, or None."""
+def _parts(comprehension, local_names):
+    """(target name, range call, element) of `[element for target in range(...)]` whose element
+    reads a local name besides the target, or None."""
     if len(comprehension.generators) != 1:
         return None
     generator = comprehension.generators[0]
@@ -116,6 +120,9 @@ def _parts(comprehension):
         if isinstance(node, (ast.Lambda, ast.NamedExpr, ast.ListComp, ast.SetComp,
                              ast.DictComp, ast.GeneratorExp, ast.Await, ast.Yield)):
             return None
+    if not any(isinstance(node, ast.Name) and node.id != target and node.id in local_names
+               for node in ast.walk(element)):
+        return None
     return target, iterator, element
 
 

@@ -140,7 +140,8 @@ def _rewrite_scope(definition, filename):
             inner = _rewrite_scope(statement, filename)
             captured += inner[0]
             refused += inner[1]
-    definition.body = as_loops(definition.body)  # [f(i) for i in range(n)], sum(...)
+    definition.body = as_loops(  # [f(x[i]) for i in range(n)], sum(...)
+        definition.body, _parameters(definition) | set(_stored_names(definition.body)))
     definition.body = single_exit(definition.body)  # early returns (kiln._loop_returns)
     definition.body = attribute_targets_through_names(  # `self.h[:, t] = v` in loops
         definition.body, _parameters(definition) - set(_stored_names(definition.body)))

@@ -300,6 +300,16 @@ def shifted_means(X, shifts):
         j for j in range(3) if j > 0]
 
 
+def offsets_and_buffers(x):
+    """Comprehensions of Python's numbers and of fresh arrays: as Python (no graph break)."""
+    offsets = [k * 2 for k in range(4)]
+    buffers = [np.zeros(3) for _ in range(4)]
+    with np.errstate(all="ignore"):
+        ratios = [x[k] / x[k + 1] for k in range(len(x) - 1)]
+    buffers[1][0] = x[1]
+    return x[offsets[1]:] * 2, offsets, buffers, ratios, [x[k] for k in range(len(x))]
+
+
 def test_comprehensions_over_a_range_are_captured_loops():
     # they ran as Python and tracing unrolled them (500 rows: 1.7 s to compile)
     rng = np.random.default_rng(7)
@@ -308,6 +318,8 @@ def test_comprehensions_over_a_range_are_captured_loops():
                                  (rng.random(50), rng.random(50))])
     check_calls(shifted_means, [(rng.random((6, 5)), rng.random(5)),
                                 (rng.random((6, 5)), np.zeros(5))])
+    check_calls(offsets_and_buffers, [(np.arange(6.0),), (rng.random(7),)])
+    assert loop_kinds(offsets_and_buffers, np.arange(6.0)) == (["loop", "loop"], 0)
     assert loop_kinds(row_norms, rng.random((500, 3))) == (["loop"], 0)
     assert loop_kinds(weighted_total, rng.random(50), rng.random(50)) == (["loop", "loop"], 0)
 
