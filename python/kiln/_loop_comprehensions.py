@@ -50,7 +50,7 @@ def as_loops(statements, local_names, counter=None):
                                       ast.Expr)):
             result.append(statement)
             continue
-        hoister = _Hoister(counter, local_names)
+        hoister = _Hoister(counter, local_names, _calls(statement))
         statement = hoister.visit(statement)
         result.extend(hoister.loops)
         result.append(statement)
@@ -60,8 +60,15 @@ def as_loops(statements, local_names, counter=None):
 class _Hoister(ast.NodeTransformer):
     """Replaces the comprehensions of one statement by the names their loops fill (`loops`)."""
 
-    def __init__(self, counter, local_names):
+    def __init__(self, counter, local_names, calls):
         self.counter, self.local_names, self.loops = counter, local_names, []
+        self.calls = calls  # the statement's calls: those run before a comprehension keep it
+
+    def _runs_after_a_call(self, node):
+        # hoisted, it would run before them: `(rng.normal(), [rng.normal() + x[i] for ...])`
+        # would draw its numbers in another order
+        start = (node.lineno, node.col_offset)
+        return any(end <= start for end in self.calls)
 
     def generic_visit(self, node):
         if isinstance(node, _CONDITIONAL):
@@ -70,7 +77,7 @@ class _Hoister(ast.NodeTransformer):
 
     def visit_ListComp(self, node):
         parts = _parts(node, self.local_names)
-        if parts is None:
+        if parts is None or self._runs_after_a_call(node):
             return node
         n = self._number()
         items = f"__kiln_list_{n}"
@@ -83,7 +90,7 @@ class _Hoister(ast.NodeTransformer):
                 and not node.keywords and isinstance(node.args[0], ast.GeneratorExp)):
             return self.generic_visit(node)
         parts = _parts(node.args[0], self.local_names)
-        if parts is None:
+        if parts is None or self._runs_after_a_call(node):
             return node
         n = self._number()
         total = f"__kiln_sum_{n}"
@@ -99,6 +106,13 @@ class _Hoister(ast.NodeTransformer):
     def _number(self):
         self.counter[0] += 1
         return self.counter[0]
+
+
+def _calls(statement):
+    """Where each call of `statement` ends in the source (a call that ends before a
+    comprehension begins runs before it)."""
+    return [(node.end_lineno, node.end_col_offset) for node in ast.walk(statement)
+            if isinstance(node, ast.Call) and node.end_lineno is not None]
 
 
 def _parts(comprehension, local_names):

@@ -324,6 +324,24 @@ def test_comprehensions_over_a_range_are_captured_loops():
     assert loop_kinds(weighted_total, rng.random(50), rng.random(50)) == (["loop", "loop"], 0)
 
 
+def noted(order, tag):
+    order.append(tag)
+    return 1.0
+
+
+def noted_before_a_comprehension(x, order):
+    return noted(order, "first"), [x[i] * noted(order, "item") for i in range(len(x))]
+
+
+def test_a_comprehension_after_a_call_keeps_pythons_order():
+    # hoisted before its statement, the list's loop ran before the call to its left
+    x = np.arange(3.0)
+    expected, order = noted_before_a_comprehension(x, []), []
+    got = kiln.compile(noted_before_a_comprehension)(x, order)
+    assert order == ["first", "item", "item", "item"]
+    assert got[0] == expected[0] and np.array_equal(got[1], expected[1])
+
+
 # ---- a loop's Python number that only a branch of its body makes NumPy's ----
 
 def running_max(x):
