@@ -31,7 +31,7 @@ from ._branch_capture import BranchCapture, _plain, _restore, _Retype
 from ._graph_breaks import GraphBreakSignal
 from ._kiln import Unsupported
 from ._loop_appends import Stacked
-from ._loop_comprehensions import is_builtin_sum
+from ._loop_comprehensions import is_builtin_sum, is_python_data
 from ._loop_escapes import Escapes, settle_rows
 from ._loop_extents import Resizing
 from ._loop_first_bindings import BoundInBody
@@ -90,6 +90,7 @@ class LoopCapture(BranchCapture, ExpressionCapture, LoopResults):
     UNBOUND = _Marker("UNBOUND")  # a variable without a value (the setter unbinds it)
     KEEP = _Marker("KEEP")        # the setter leaves the variable as it is
     is_builtin_sum = staticmethod(is_builtin_sum)  # kiln._loop_comprehensions
+    is_python_data = staticmethod(is_python_data)
 
     def __init__(self, context, record):
         self.context = context  # the tracer's TraceContext of this trace

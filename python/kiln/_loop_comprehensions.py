@@ -82,7 +82,11 @@ class _Hoister(ast.NodeTransformer):
         n = self._number()
         items = f"__kiln_list_{n}"
         loop = _loop(parts, n, lambda element: _parse(f"{items}.append(0)")[0], "args")
-        self.loops += [_placed(_parse(f"{items} = []")[0], node), _placed(loop, node)]
+        guarded = _parse(f"if {_reads_arrays(parts)}:\n    {items} = []\n"
+                         f"else:\n    {items} = 0\n")[0]
+        guarded.body.append(loop)
+        guarded.orelse[0].value = copy.deepcopy(node)
+        self.loops.append(_placed(guarded, node))
         return _placed(_name(items), node)
 
     def visit_Call(self, node):
@@ -96,7 +100,8 @@ class _Hoister(ast.NodeTransformer):
         total = f"__kiln_sum_{n}"
         loop = _loop(parts, n, lambda element: _parse(f"{total} = {total} + 0")[0], "right")
         # `sum` may be another function (np.sum imported by name): then the call as written
-        guarded = _parse(f"if {HELPER}.is_builtin_sum(sum):\n    {total} = 0\n"
+        guarded = _parse(f"if {HELPER}.is_builtin_sum(sum) and {_reads_arrays(parts)}:\n"
+                         f"    {total} = 0\n"
                          f"else:\n    {total} = 0\n")[0]
         guarded.body.append(loop)
         guarded.orelse[0].value = copy.deepcopy(node)
@@ -116,8 +121,8 @@ def _calls(statement):
 
 
 def _parts(comprehension, local_names):
-    """(target name, range call, element) of `[element for target in range(...)]` whose element
-    reads a local name besides the target, or None."""
+    """(target name, range call, element, the local names it reads) of `[element for target in
+    range(...)]` whose element reads a local name besides the target, or None."""
     if len(comprehension.generators) != 1:
         return None
     generator = comprehension.generators[0]
@@ -134,16 +139,31 @@ def _parts(comprehension, local_names):
         if isinstance(node, (ast.Lambda, ast.NamedExpr, ast.ListComp, ast.SetComp,
                              ast.DictComp, ast.GeneratorExp, ast.Await, ast.Yield)):
             return None
-    if not any(isinstance(node, ast.Name) and node.id != target and node.id in local_names
-               for node in ast.walk(element)):
+    reads = sorted({node.id for node in ast.walk(element) if isinstance(node, ast.Name)
+                    and node.id != target and node.id in local_names})
+    if not reads:
         return None
-    return target, iterator, element
+    return target, iterator, element, reads
+
+
+def is_python_data(*values):
+    """Whether the locals a comprehension's element reads are all Python numbers, strings or
+    None when it runs (the helper's, kiln._loop_capture): then its items are Python's too
+    (`[(rule >> i) & 1 for i in range(8)]` a table of known values), kept as written."""
+    return all(type(value) in (int, float, complex, bool, str, bytes, type(None))
+               for value in values)
+
+
+def _reads_arrays(parts):
+    """The test that runs the comprehension as a loop: an element reading more than Python
+    data (a traced array, a list of them, a traced number)."""
+    return f"not {HELPER}.is_python_data({', '.join(parts[3])})"
 
 
 def _loop(parts, n, statement_of, field):
     """`for __kiln_each_n in range(...): <statement>`, the element (its variable renamed) as
     the statement's call argument ("args") or right operand ("right")."""
-    target, iterator, element = parts
+    target, iterator, element, _ = parts
     each = f"__kiln_each_{n}"
     element = _Renamed(target, each).visit(copy.deepcopy(element))
     statement = statement_of(element)
