@@ -82,11 +82,7 @@ class _Hoister(ast.NodeTransformer):
         n = self._number()
         items = f"__kiln_list_{n}"
         loop = _loop(parts, n, lambda element: _parse(f"{items}.append(0)")[0], "args")
-        guarded = _parse(f"if {_reads_arrays(parts)}:\n    {items} = []\n"
-                         f"else:\n    {items} = 0\n")[0]
-        guarded.body.append(loop)
-        guarded.orelse[0].value = copy.deepcopy(node)
-        self.loops.append(_placed(guarded, node))
+        self.loops.append(_guarded(_reads_arrays(parts), items, "[]", loop, node))
         return _placed(_name(items), node)
 
     def visit_Call(self, node):
@@ -100,12 +96,8 @@ class _Hoister(ast.NodeTransformer):
         total = f"__kiln_sum_{n}"
         loop = _loop(parts, n, lambda element: _parse(f"{total} = {total} + 0")[0], "right")
         # `sum` may be another function (np.sum imported by name): then the call as written
-        guarded = _parse(f"if {HELPER}.is_builtin_sum(sum) and {_reads_arrays(parts)}:\n"
-                         f"    {total} = 0\n"
-                         f"else:\n    {total} = 0\n")[0]
-        guarded.body.append(loop)
-        guarded.orelse[0].value = copy.deepcopy(node)
-        self.loops.append(_placed(guarded, node))
+        test = f"{HELPER}.is_builtin_sum(sum) and {_reads_arrays(parts)}"
+        self.loops.append(_guarded(test, total, "0", loop, node))
         return _placed(_name(total), node)
 
     def _number(self):
@@ -173,6 +165,14 @@ def _loop(parts, n, statement_of, field):
         statement.value.right = element
     return ast.For(target=_name(each, ast.Store()), iter=copy.deepcopy(iterator),
                    body=[statement], orelse=[], type_comment=None)
+
+
+def _guarded(test, name, start, loop, node):
+    """`if test: name = start; loop` with the comprehension `node` as written otherwise."""
+    guarded = _parse(f"if {test}:\n    {name} = {start}\nelse:\n    {name} = 0\n")[0]
+    guarded.body.append(loop)
+    guarded.orelse[0].value = copy.deepcopy(node)
+    return _placed(guarded, node)
 
 
 def _placed(new, old):
