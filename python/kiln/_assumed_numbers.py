@@ -42,18 +42,14 @@ class AssumedNumber(TracedArray):
         return tuple(self._tensor.shape)
 
 
-def _assumed(context, tensor, taken, python):
+def assumed(context, tensor, taken, python):
+    """An AssumedNumber of `tensor`, NumPy's scalar where the bool 0-d traced `taken` holds and
+    a Python number of type `python` elsewhere (a loop's number a branch retypes)."""
     number = AssumedNumber(context, tensor)
     number._scalar = True
     number._taken, number._python, number._committed = taken, python, False
     number._depth = context.in_body  # the loop bodies its condition is computed in
     return number
-
-
-def assumed(context, tensor, taken, python):
-    """An AssumedNumber of `tensor`, NumPy's scalar where the bool 0-d traced `taken` holds and
-    a Python number of type `python` elsewhere (a loop's number a branch retypes)."""
-    return _assumed(context, tensor, taken, python)
 
 
 def select(context, taken, numpy_side, python_side):
@@ -67,7 +63,7 @@ def select(context, taken, numpy_side, python_side):
     exact = dtype.kind in "iuf" and _holds(dtype, python_side) and (
         not isinstance(numpy_side, TracedArray) or numpy_side._scalar)
     python_tensor = context.constant(python_side if exact else 0, dtype)
-    number = _assumed(context, k.where(cast(taken.tensor, "bool"), numpy_tensor, python_tensor),
+    number = assumed(context, k.where(cast(taken.tensor, "bool"), numpy_tensor, python_tensor),
                       taken, type(python_side))
     if not exact:
         commit(number)
@@ -151,7 +147,7 @@ def reselect(context, predicate, a, b):
             return None
         taken = TracedArray(context, k.logical_and(picks, cast(number._taken.tensor, "bool")))
         tensor = k.where(picks, number._tensor, context.constant(other, dtype))
-        return _assumed(context, tensor, taken, number._python)
+        return assumed(context, tensor, taken, number._python)
     return None
 
 
@@ -221,6 +217,6 @@ def operator(ufunc, operands, run, resolve):
     result = run(*plain)
     if (python_numbers and isinstance(result, TracedArray) and result.ndim == 0
             and result.dtype.kind in "ifc"):
-        return _assumed(result._context, result.tensor, taken,
+        return assumed(result._context, result.tensor, taken,
                         {"i": int, "f": float, "c": complex}[result.dtype.kind])
     return result
