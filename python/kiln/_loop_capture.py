@@ -10,6 +10,9 @@ for_range(bounds, body, get, set, names, live, location):
     variable whose type changes in the first iteration (`s = 0; s = s + x[i]`) is carried at the
     type the body gives it (traced again), unless the loop may run no iteration (a dynamic trip
     count, a while loop) and an array's dtype or shape changes: NumPy's would keep its type.
+    A number that the first iteration makes another kind of number (Python's float NumPy's
+    float64) is seen by the traced body as it is after an iteration: the first iteration runs
+    on its own before the loop (_peel_first).
     An array whose shape changes by the same amount every iteration (`v = p * v[:-1] +
     q * v[1:]`, `x = np.append(x, y)`) is carried at its largest shape, as a window
     (kiln._loop_extents). A name the body binds first and code after the loop reads is
@@ -43,9 +46,14 @@ from ._loop_types import (CaptureFailed, DrawsInBody, carried_flags as _carried_
                           untraced_effect as _untraced_effect)
 from ._loop_results import LoopResults
 from ._loop_view_bases import with_view_bases
-from ._tracer import TracedArray, cast, to_tensor
+from ._tracer import TracedArray, backend, cast, to_tensor
 
 UNROLL_AT_MOST = 2
+_PEELS_AT_MOST = 2  # first iterations run on their own before a loop (LoopCapture._peel_first)
+
+
+class _PeelFirst(Exception):
+    """A carried number's type changes in the traced iteration: the first runs on its own."""
 
 
 def _broke(flag):
@@ -137,8 +145,10 @@ class LoopCapture(BranchCapture, ExpressionCapture, LoopResults):
         may be an array the function changes in place later."""
         return _loop_appends.appended(items, value, self.depth, aliased)
 
-    def for_range(self, bounds, body, get, set_, names, live, location, stop=None):
-        """stop: the flag a `break` of the body sets (kiln._loop_jumps), or None."""
+    def for_range(self, bounds, body, get, set_, names, live, location, stop=None, peels=0):
+        """stop: the flag a `break` of the body sets (kiln._loop_jumps), or None. peels: the
+        first iterations run on their own before this range (_peel_first); None: this is one
+        of them, which may change a number's type."""
         static = all(isinstance(b, (int, np.integer)) and not isinstance(b, (bool, np.bool_))
                      for b in bounds)
         strided = False
@@ -153,9 +163,10 @@ class LoopCapture(BranchCapture, ExpressionCapture, LoopResults):
                 return self._run_python(range(*bounds), body, set_, names, stop)
             span = None
         # A body that may break: a loop node that also stops at its flag (a bounded while
-        # loop), so a search or a convergence loop ends where Python's would.
+        # loop), so a search or a convergence loop ends where Python's would. (The flag is set
+        # before the loop where its first iteration ran on its own: _peel_first.)
         condition = None if stop is None else (lambda: self._continues(stop()),
-                                               self._continues(False))
+                                               self._continues(stop()))
         try:
             if strided:  # its trip count is computed in the graph: Python's zero too
                 unbound = [name for name, value in zip(names, get())
@@ -169,8 +180,13 @@ class LoopCapture(BranchCapture, ExpressionCapture, LoopResults):
                 if span is None and _loop_first_bindings.for_loop_runs_none(
                         self, bounds, names, get(), live):
                     return  # no iteration: what it binds stays unbound, as in Python
-                self._capture(bounds, span, body, get, set_, names, live, location, condition,
-                              indexed=True)
+                try:
+                    self._capture(bounds, span, body, get, set_, names, live, location,
+                                  condition, indexed=True,
+                                  peel=None if peels is None else _PEELS_AT_MOST - peels)
+                except _PeelFirst:
+                    return self._peel_first(bounds, span, body, get, set_, names, live,
+                                            location, stop, peels)
             self.record("loop", location, "")
         except CaptureFailed as failure:
             self.record("unrolled", location, str(failure))
@@ -260,6 +276,34 @@ class LoopCapture(BranchCapture, ExpressionCapture, LoopResults):
         set_(tuple(last if name == names[-1] and last is not self.UNBOUND else self.KEEP
                    for name in names))
 
+    def _peel_first(self, bounds, span, body, get, set_, names, live, location, stop, peels):
+        """The loop's first iteration on its own, then the others as a loop: a number the loop
+        carries has another type after an iteration than before it (`total = 0.0` that
+        `total += x[i]` makes NumPy's float64, or float32 of a float32 x), and the body's
+        traced iteration saw the type from before, which in NumPy only the first one sees
+        (`total * np.float32(2)` is float32 there and float64 after: every iteration's was
+        float32). The first iteration of a static range runs as Python; of a dynamic one, a
+        loop of at most one iteration (its numbers NumPy's where it ran one)."""
+        if span is not None:
+            first = (span.start, min(span.start + span.step, span.stop) if span.step > 0 else
+                     max(span.start + span.step, span.stop), span.step)
+            rest = (span.start + span.step, span.stop, span.step)
+        else:
+            k, context = backend(), self.context
+            start, end, step = self._bounds(bounds, span)
+            next_start = k.add(start, context.constant(step, np.dtype(np.int64)))
+            first_end = (k.minimum if step > 0 else k.maximum)(end, next_start)
+
+            def integer(tensor):
+                value = TracedArray(context, tensor)
+                value._scalar, value._weak = True, int
+                return value
+            first = (integer(start), integer(first_end), step)
+            rest = (integer(next_start), integer(end), step)
+        self.for_range(first, body, get, set_, names, live, location, stop, peels=None)
+        if stop is None or not _broke(stop()):
+            self.for_range(rest, body, get, set_, names, live, location, stop, peels + 1)
+
     def _continues(self, flag):
         """`not flag` of a break's flag, as a traced bool (a while loop's condition)."""
         value = self.not_(flag)
@@ -268,7 +312,10 @@ class LoopCapture(BranchCapture, ExpressionCapture, LoopResults):
         return TracedArray(self.context, self.context.constant(bool(value), np.dtype(bool)))
 
     def _capture(self, bounds, span, body, get, set_, names, live, location, condition=None,
-                 indexed=None):
+                 indexed=None, peel=None):
+        """peel: how many first iterations may still run on their own (_PeelFirst) where a
+        carried number's type changes in an iteration (none: CaptureFailed); None: the type
+        the body saw holds for the first iteration only (a loop of at most one)."""
         generators = self.generator_states(get())
         target = int(condition is None if indexed is None else indexed)  # the last name's
         names, get, set_ = with_view_bases(names, get, set_, len(names) - target)
@@ -278,7 +325,7 @@ class LoopCapture(BranchCapture, ExpressionCapture, LoopResults):
                                          len(names) - target)
         try:
             return self._capture_settled(*arguments, stand_ins={
-                id(traced): name for name, (_, traced) in lifted.items()})
+                id(traced): name for name, (_, traced) in lifted.items()}, peel=peel)
         except CaptureFailed as failure:
             _random_state.restore(generators)  # the Python loop that runs instead draws them
             if isinstance(failure, DrawsInBody):
@@ -289,7 +336,7 @@ class LoopCapture(BranchCapture, ExpressionCapture, LoopResults):
         finally:
             _loop_numpy_arrays.restore(lifted, names, get, set_, self.KEEP)
         try:  # the NumPy arrays as they are (a use of them the trace cannot follow)
-            return self._capture_settled(*arguments)
+            return self._capture_settled(*arguments, peel=peel)
         except CaptureFailed:
             _random_state.restore(generators)
             raise first from None  # the obstacle that remains with them read as graph values
@@ -303,7 +350,7 @@ class LoopCapture(BranchCapture, ExpressionCapture, LoopResults):
             driver.opaque_call("a random generator draws new values on every call", location)
 
     def _capture_settled(self, bounds, span, body, get, set_, names, live, location, condition,
-                         generators, indexed=None, stand_ins=None):
+                         generators, indexed=None, stand_ins=None, peel=None):
         """_capture: the body traced until the carried variables' types settle. stand_ins:
         {id: name} of the NumPy arrays read as graph values (kiln._loop_numpy_arrays)."""
         before = _unshared_scalars(self.context, names, get(), set_, self.KEEP)
@@ -316,9 +363,12 @@ class LoopCapture(BranchCapture, ExpressionCapture, LoopResults):
                 return self._trace_once(bounds, span, body, get, set_, names, live, location,
                                         before, types, condition, generators=generators,
                                         indexed=indexed, unfollowed=unfollowed,
-                                        stand_ins=stand_ins or {})
+                                        stand_ins=stand_ins or {}, peel=peel)
             except _Unfollow as unfollow:
                 unfollowed.add(unfollow.name)
+            except _PeelFirst:
+                del self.pending[mark:]  # the loops of the body as traced: they run again
+                raise
             except _WindowMismatch as failure:  # a shrinking array not yet known as one
                 resizing = None if was_probed or span is None or not indexed else (
                     _loop_extents.probed(lambda: self._trace_once(
@@ -343,13 +393,14 @@ class LoopCapture(BranchCapture, ExpressionCapture, LoopResults):
 
     def _trace_once(self, bounds, span, body, get, set_, names, live, location, before, types,
                     condition, side=False, generators=(), indexed=None,
-                    unfollowed=frozenset(), stand_ins=None, probe=None):
+                    unfollowed=frozenset(), stand_ins=None, probe=None, peel=None):
         """condition: a while loop's (test, its traced value before the loop); for loops: None.
         indexed: the body takes the index and the last name is the loop's target (for loops,
         those with a condition too: a break's); by default where there is no condition.
         side: one side of a branch, closed with end_cond_side; returns its slots and the
         variables after it, and restores them. probe: a Python int the body takes as its
-        index, for the types one iteration gives (kiln._loop_extents.probed): never kept."""
+        index, for the types one iteration gives (kiln._loop_extents.probed): never kept.
+        peel: LoopCapture._capture's."""
         context, trace = self.context, self.context.trace
         settle_rows(before, context.in_body, getattr(context.driver, "attribute_dicts", ()))
         indexed = condition is None if indexed is None else indexed
@@ -398,6 +449,7 @@ class LoopCapture(BranchCapture, ExpressionCapture, LoopResults):
         slots = []  # (names, array before or None, initial tensor, placeholder)
         escapes = None  # state the body may change without a variable (kiln._loop_escapes)
         windows, by_value = {}, {}  # slots carried by value, by placeholder id (_loop_extents)
+        seen_flags = {}  # by placeholder id: the flags the body saw a rebound number with
         try:
             index = TracedArray(context, index_tensor)
             index._scalar, index._weak = True, int
@@ -449,6 +501,7 @@ class LoopCapture(BranchCapture, ExpressionCapture, LoopResults):
                 placeholder = trace.loop_placeholder(dtype, shape)
                 rebound[name] = TracedArray(context, placeholder)
                 rebound[name]._scalar, rebound[name]._weak = _carried_flags(value, dtype, shape)
+                seen_flags[placeholder.id] = (rebound[name]._scalar, rebound[name]._weak)
                 slots.append(([name], None, initial, placeholder))
             if rebound:
                 set_(tuple(rebound.get(name, self.KEEP) for name in names))
@@ -489,6 +542,15 @@ class LoopCapture(BranchCapture, ExpressionCapture, LoopResults):
                 _restore(saved)
                 set_(before)
                 return slots, after
+            # (a body that may break runs the statements after the break's test as a branch:
+            # its numbers are peeled too)
+            branches = set(retyping.taken) if condition is None else set()
+            if peel is not None and self._retyped_numbers(
+                    slots, names, after, saved, variables, seen_flags, branches):
+                if peel > 0:
+                    raise _PeelFirst()
+                raise CaptureFailed("a number the loop carries changes between NumPy's and "
+                                    "Python's types in every iteration")
             runs = None  # where the loop may run no iteration: whether it runs one
             if span is None:
                 runs = _loop_number_types.runs_tensor(start, stop, step)
@@ -500,7 +562,7 @@ class LoopCapture(BranchCapture, ExpressionCapture, LoopResults):
             values = trace.end_loop(start, stop, step, initial, results, condition is not None)
             values = values[1:] if condition is not None else values
             values, taken = retyping.split(values)
-        except (CaptureFailed, _Retype):
+        except (CaptureFailed, _Retype, _PeelFirst):
             self._abandon(saved, set_, before, escapes)
             raise
         except GraphBreakSignal as signal:
@@ -526,6 +588,21 @@ class LoopCapture(BranchCapture, ExpressionCapture, LoopResults):
         if retyped:
             _loop_number_types.settle(self, runs, retyped, names, get, set_)
         retyping.settle(taken, names, get, set_)
+
+    def _retyped_numbers(self, slots, names, after, saved, variables, seen_flags, branches):
+        """Whether a number the loop carries is another kind of number (NumPy's or Python's,
+        of another Python type) after an iteration than the body saw it as. (A 0-d array and
+        NumPy's scalar promote alike: the flags after the loop tell them apart. `branches`:
+        names that only a branch retypes, carried with whether it was taken: BranchRetyping.)"""
+        after_one = self._final_flags(slots, names, after, range(1), saved, variables)
+        for (slot_names, array, _, placeholder), flags in zip(slots, after_one):
+            if branches.intersection(slot_names):
+                continue
+            seen = ((saved[id(array)][2], array._weak) if array is not None
+                    else seen_flags.get(placeholder.id))
+            if seen is not None and not tuple(placeholder.shape) and flags[1] != seen[1]:
+                return True
+        return False
 
     def _bounds(self, bounds, span):
         context = self.context
