@@ -1,7 +1,8 @@
 """Which arrays of a compiled function it may write in place, for the loop rewrites that take a
 value for a copy: kiln._loop_transform's appends (`rows.append(x[i])`: a captured loop leaves
 rows of a stack in the list, where NumPy's items are views of x, the same list unless x or an
-item is written later; the comprehensions of kiln._loop_comprehensions become such loops).
+item is written later; the comprehensions of kiln._loop_comprehensions become such loops) and
+kiln._loop_rewrite_parts' sequence loops (`for v in x[1:]` iterates a copy).
 
 The rule is conservative and flow-insensitive: anything the function does anywhere (nested
 functions included) counts, whatever its order. It is a graph over the function's names: an
@@ -181,10 +182,11 @@ def _combine(a, b):
 
 
 class InPlace:
-    """What `definition` may write in place, as the module's docstring says."""
+    """What `definition` may write in place, as the module's docstring says. skip: (line,
+    column) of for loops whose target is not taken for its iterable's items (through_rows)."""
 
-    def __init__(self, definition):
-        self.definition = definition
+    def __init__(self, definition, skip=frozenset()):
+        self.definition, self.skip = definition, skip
         self._edges = {}     # node -> nodes it may be
         self._writes = {}    # node -> whether it is written directly
         self._escaped = set()  # nodes given to unknown calls (a global may hold them now)
@@ -199,6 +201,7 @@ class InPlace:
         for name in self.unbound:  # a helper may have stored what it was given in a global
             self._edge(_items(name), self._escaped)
         self._written = self._closure()
+        self._variants = {}
 
     # ---- queries ----
 
@@ -209,6 +212,41 @@ class InPlace:
         for node in self._reach(self.aliases(value)):
             verdict = _combine(verdict, self._written.get(node, False))
         return verdict
+
+    def name_changes(self, name):
+        return self.changes(ast.Name(id=name, ctx=ast.Load()))
+
+    def through_rows(self, loop):
+        """The analysis with `loop`'s target not taken for its iterable's items: what is
+        written through the rows a for loop binds, not through the iterable's other names."""
+        key = (loop.lineno, loop.col_offset)
+        if key not in self._variants:
+            self._variants[key] = InPlace(self.definition, self.skip | {key})
+        return self._variants[key]
+
+    def writes(self, statements):
+        """Whether `statements` write an array in place in their own code (a store to other
+        than a name, an augmented assignment, out=, a call not known to write nothing)."""
+        for node in ast.walk(ast.Module(body=list(statements), type_ignores=[])):
+            if isinstance(node, ast.AugAssign) or (
+                    isinstance(node, ast.keyword) and node.arg == "out"):
+                return True
+            if isinstance(node, (ast.Assign, ast.AnnAssign, ast.For, ast.comprehension,
+                                 ast.withitem, ast.NamedExpr)) and not all(
+                    isinstance(t, ast.Name) for t in _flat_targets(node)):
+                return True
+            if isinstance(node, ast.Call):
+                kind, written, _ = self._call(node)
+                if kind or written:  # bump(x), np.copyto(v, 0), ufunc outs
+                    return True
+        return False
+
+    def sequence_changes(self, loop, names):
+        """Whether a for loop over a sequence (kiln._loop_rewrite_parts.sequence_loop) may
+        see it change, or write through the rows it binds to `names` anywhere (`last = v`,
+        then `last[0] = 9`: it must reach x, not a copy)."""
+        rows = self.through_rows(loop)
+        return self.writes(loop.body) or any(rows.name_changes(name) for name in names)
 
     # ---- the graph ----
 
@@ -393,7 +431,8 @@ class InPlace:
                 for target in self.aliases(node.target):  # rows += [x]: rows holds x
                     self._edge(_items(target), _with_items(self.aliases(node.value)))
         elif isinstance(node, (ast.For, ast.AsyncFor)):
-            self._bind(node.target, node.iter, items=True)
+            if (node.lineno, node.col_offset) not in self.skip:
+                self._bind(node.target, node.iter, items=True)
         elif isinstance(node, ast.comprehension):
             self._bind(node.target, node.iter, items=True)
         elif isinstance(node, ast.withitem) and node.optional_vars is not None:

@@ -139,15 +139,16 @@ class ExpressionCapture:
             len(s) <= _KNOWN_UNROLLED and s.tensor.id in s._context.known) for s in sequences)
 
     @staticmethod
-    def sequence(value, reads_only):
+    def sequence(value, changes):
         """A sequence a `for` iterates (kiln._loop_rewrite_parts.sequence_loop): a traced view
-        is copied where the loop's body stores into names only (nothing it does can change
-        it), so that the loop, which cannot carry a view made before it, is captured; so is a
-        list of a loop's appends (kiln._stacked_rows.iterated: their stack, indexed)."""
-        if (reads_only and isinstance(value, TracedArray) and value.ndim >= 1
+        is copied where nothing can change it while the loop runs nor write through its rows
+        later (`changes` false: kiln._loop_aliases), so that the loop, which cannot carry a
+        view made before it, is captured; so is a list of a loop's appends
+        (kiln._stacked_rows.iterated: their stack, indexed)."""
+        if (not changes and isinstance(value, TracedArray) and value.ndim >= 1
                 and value._root is not None and value._selection is None):
             return value.copy()
-        stacked = _stacked_rows.iterated(value, reads_only)
+        stacked = _stacked_rows.iterated(value, not changes)
         return value if stacked is None else stacked  # a loop's appends: their stack
 
     @staticmethod

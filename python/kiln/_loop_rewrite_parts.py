@@ -75,15 +75,14 @@ def sequence_loop(rewriter, node):
     rewriter.counter += 1
     n = rewriter.counter
     held = [f"__kiln_sequence_{n}_{k}" for k in range(len(sequences))]
-    # a body that only binds names (no augmented assignment: `row += y` writes through a view;
-    # no out=) cannot change the sequences: a view among them (`for v in x[1:]`, which the
-    # loop could not carry) is iterated as a copy
-    statements = list(ast.walk(ast.Module(body=node.body, type_ignores=[])))
-    reads_only = not any(isinstance(s, ast.AugAssign) or isinstance(s, ast.keyword)
-                         and s.arg == "out" for s in statements) and all(
-        isinstance(t, ast.Name) for statement in statements for t in _store_targets(statement))
+    # a body that writes no array (it only binds names: no augmented assignment, `row += y`
+    # writes through a view; no out=; no call that may write, `bump(x)`, `v.fill(0)`) cannot
+    # change the sequences, and where nothing anywhere writes through the rows it binds
+    # (`last = v`, then `last[0] = 9`), a view among them (`for v in x[1:]`, which the loop
+    # could not carry) is iterated as a copy (kiln._loop_aliases)
+    changes = rewriter.in_place.sequence_changes(node, names)
     assign = [_at(ast.Assign(targets=[_name(h, ast.Store())], value=ast.Call(
-        func=_parse(f"{HELPER}.sequence")[0].value, args=[sequence, ast.Constant(reads_only)],
+        func=_parse(f"{HELPER}.sequence")[0].value, args=[sequence, ast.Constant(changes)],
         keywords=[])), node) for h, sequence in zip(held, sequences)]
     item = f"__kiln_item_{n}"
     prologue = [ast.Assign(targets=[_name(name, ast.Store())], value=ast.Subscript(
@@ -107,17 +106,6 @@ def sequence_loop(rewriter, node):
     choice = ast.copy_location(
         ast.If(test=test, body=rewriter.loop(indexed), orelse=[as_written]), node)
     return assign + [choice]
-
-
-def _store_targets(statement):
-    """The targets `statement` stores into (names, subscripts, attributes; tuples unpacked)."""
-    targets = (statement.targets if isinstance(statement, ast.Assign) else
-               [statement.target] if isinstance(statement, (ast.AnnAssign, ast.For)) else [])
-    while any(isinstance(t, (ast.Tuple, ast.List, ast.Starred)) for t in targets):
-        targets = [e for t in targets for e in (
-            t.elts if isinstance(t, (ast.Tuple, ast.List)) else
-            [t.value] if isinstance(t, ast.Starred) else [t])]
-    return targets
 
 
 def _sequence_loop_parts(target, iterator):

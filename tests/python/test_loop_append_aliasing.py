@@ -1,9 +1,9 @@
 """Arrays a captured loop takes for copies, and the writes that make them NumPy's own arrays
 (kiln._loop_aliases): a list of `rows.append(x[i])` holds views of x in NumPy, which see a
 later write to x (through another name of it, a helper, a ufunc's out, np.put, ...) and whose
-writes reach x. Each function is compiled and compared with NumPy on copies of its
-arguments: what it returns (a list item by item) and the arguments afterwards. Loops whose
-arrays nothing writes stay captured."""
+writes reach x; a `for v in x[1:]` iterates x as it changes. Each function is compiled and
+compared with NumPy on copies of its arguments: what it returns (a list item by item) and
+the arguments afterwards. Loops whose arrays nothing writes stay captured."""
 import copy
 
 import numpy as np
@@ -259,6 +259,44 @@ def test_a_state_a_helper_updates_in_place_is_one_array_in_the_list():
     # NumPy's history holds six times the same array (its final value); stacked rows were
     # each iteration's copy
     check(state_returned_by_a_writing_helper, np.arange(3.0))
+
+
+# ---- a `for` over a view of x while x changes ----
+
+def helper_writes_while_iterating(x):
+    s = 0.0
+    for v in x[1:]:
+        s = s + v[0]
+        bump_all(x)
+    return s, x
+
+
+def filled_rows(x):
+    for v in x[1:]:
+        v.fill(0)
+    return x
+
+
+def copied_into_rows(x):
+    for v in x[1:]:
+        np.copyto(v, 3.0)
+    return x
+
+
+def ufunc_out_while_iterating(x):
+    s = 0.0
+    for v in x[1:]:
+        s = s + v[0]
+        np.add(x, 1, x)
+    return s, x
+
+
+@pytest.mark.parametrize("function", [
+    helper_writes_while_iterating, filled_rows, copied_into_rows, ufunc_out_while_iterating],
+    ids=lambda f: f.__name__)
+def test_a_view_iterated_while_written_is_not_a_copy(function):
+    check(function, matrix())
+    check(function, matrix(6, 3, seed=2))
 
 
 # ---- what nothing writes stays one loop ----
