@@ -16,25 +16,35 @@ items of n):
   parameters for what its calls pass;
 - an array is written by a store into a subscript or attribute of a name (`x[0] = v`,
   `x.real = v`, `rows[1][0] = v`), an augmented assignment (`x += 1`), an `out=` argument, a
-  ufunc's positional out (`np.add(x, 1, x)`, np.sum's fourth), `np.<ufunc>.at`, `np.copyto`,
-  `np.put`, `np.place`, `np.putmask`, `np.fill_diagonal`, `np.random.shuffle`, and by being (or
-  being held by) an argument or the receiver of a call not known to leave them as they are (a
-  user's function, an unknown method); after such a call every name the function does not
-  bind (a global a helper may write) counts as written too, and may hold its arguments;
+  positional out (`np.add(x, 1, x)`, np.sum's fourth, np.dot's third), `np.<ufunc>.at`,
+  `np.copyto`, `np.put`, `np.place`, `np.putmask`, `np.fill_diagonal`, `np.random.shuffle`,
+  and by being (or being held by) an argument or the receiver of a call not known to leave
+  them as they are (a user's function, an unknown method); after such a call every name the
+  function does not bind (a global a helper may write) counts as written too, and may hold
+  its arguments;
 - a write to a writes what a may be (a -> b: b is written), and a value may change when
   anything it may be is written.
 
 Calls known to write nothing: the NumPy functions and array methods of the allow-lists below,
 ufuncs given their inputs only, `math`, the builtins that only read (`len`, `range`, `print`,
-`float`, `min`, `zip`, ...), the methods of lists and dicts. Any other call counts as writing
-all it is given.
+`float`, `min`, `zip`, ...), the methods of lists and dicts. A call of a function the compiled
+one reads as a global (`bump(x)`, `step(state)`) writes or not as that function does when the
+loop runs: its source is read the same way (and the functions it calls, in their modules),
+so that `state = step(state); hist.append(state)` stays one loop where step returns a fresh
+array. Any other call (a method of the user's object, a class, a closure's function) counts as
+writing all it is given.
 """
 import ast
+import builtins
 import inspect
+import math
+import textwrap
+import types
 
 import numpy as np
 
 from ._loop_rewrite_parts import HELPER, _dotted_name as _dotted
+from ._loop_source import compiles_to
 
 # Builtins that neither write their arguments nor return them (or an item of them).
 _FRESH_BUILTINS = frozenset((
@@ -131,6 +141,7 @@ _METHOD_OUTS = {
     "dot": 1, "take": 2, "choose": 1, "compress": 2, "trace": 4, "random": 2,
     "standard_normal": 2, "standard_exponential": 3}
 _UFUNC_METHODS = frozenset(("reduce", "accumulate", "reduceat", "outer"))
+_MOST_CALL_DEPTH = 8  # user functions followed through their calls
 
 
 def _numpy_object(path):
@@ -178,7 +189,15 @@ def _with_items(nodes):
 
 
 def _combine(a, b):
-    return a or b
+    """Either of two verdicts (True, False, or a frozenset of calls that write if their
+    function does: (dotted name, positional arguments, out= given))."""
+    if a is True or b is True:
+        return True
+    if not a:
+        return b or False
+    if not b:
+        return a
+    return a | b
 
 
 class InPlace:
@@ -188,7 +207,7 @@ class InPlace:
     def __init__(self, definition, skip=frozenset()):
         self.definition, self.skip = definition, skip
         self._edges = {}     # node -> nodes it may be
-        self._writes = {}    # node -> whether it is written directly
+        self._writes = {}    # node -> verdict of its direct writes
         self._escaped = set()  # nodes given to unknown calls (a global may hold them now)
         self._any_name = False
         self._bound = _bound_names(definition)
@@ -207,7 +226,8 @@ class InPlace:
 
     def changes(self, value):
         """Whether `value` (an expression) may be an array the function writes in place
-        somewhere, or a view or item of one (a fresh result, x[i] * 2, never is)."""
+        somewhere, or a view or item of one (a fresh result, x[i] * 2, never is): a verdict
+        (True, False, or the global functions' calls that decide it when the loop runs)."""
         verdict = self._any_name
         for node in self._reach(self.aliases(value)):
             verdict = _combine(verdict, self._written.get(node, False))
@@ -226,7 +246,9 @@ class InPlace:
 
     def writes(self, statements):
         """Whether `statements` write an array in place in their own code (a store to other
-        than a name, an augmented assignment, out=, a call not known to write nothing)."""
+        than a name, an augmented assignment, out=, a call not known to write nothing): a
+        verdict, as `changes` gives."""
+        verdict = False
         for node in ast.walk(ast.Module(body=list(statements), type_ignores=[])):
             if isinstance(node, ast.AugAssign) or (
                     isinstance(node, ast.keyword) and node.arg == "out"):
@@ -237,16 +259,30 @@ class InPlace:
                 return True
             if isinstance(node, ast.Call):
                 kind, written, _ = self._call(node)
-                if kind or written:  # bump(x), np.copyto(v, 0), ufunc outs
+                if kind is False and written:  # np.copyto(v, 0), ufunc outs
                     return True
-        return False
+                verdict = _combine(verdict, kind)
+        return verdict
 
     def sequence_changes(self, loop, names):
         """Whether a for loop over a sequence (kiln._loop_rewrite_parts.sequence_loop) may
         see it change, or write through the rows it binds to `names` anywhere (`last = v`,
-        then `last[0] = 9`: it must reach x, not a copy)."""
+        then `last[0] = 9`: it must reach x, not a copy), as a constant (as_constant)."""
+        verdict = self.writes(loop.body)
         rows = self.through_rows(loop)
-        return self.writes(loop.body) or any(rows.name_changes(name) for name in names)
+        for name in names:
+            verdict = _combine(verdict, rows.name_changes(name))
+        return as_constant(verdict)
+
+    def own_writes(self):
+        """What the function writes that its caller can see (its parameters, the arrays they
+        hold, globals): a verdict."""
+        verdict = True if self._any_name else False
+        parameters = {a.arg for a in ast.walk(self.definition.args)
+                      if isinstance(a, ast.arg)}
+        for node in _with_items(parameters | self.unbound):
+            verdict = _combine(verdict, self._written.get(node, False))
+        return verdict
 
     # ---- the graph ----
 
@@ -272,7 +308,7 @@ class InPlace:
         return seen
 
     def _closure(self):
-        """node -> whether a write reaches it (a write to a writes what a may be)."""
+        """node -> verdict of the writes that reach it (a write to a writes what a may be)."""
         if self._any_name:
             return {node: True for node in set(self._edges) | set(self._writes) | {
                 target for targets in self._edges.values() for target in targets}}
@@ -344,7 +380,8 @@ class InPlace:
     def _call(self, call):
         """(kind, nodes written, nodes the result may be) of a call. kind: False for a call
         known to write no more than those nodes, True for one that may write anything it is
-        given."""
+        given, or a frozenset of its spec (a global function's: when the loop runs, its
+        source says)."""
         arguments = set()
         for argument in call.args:
             arguments |= self.aliases(argument)
@@ -394,7 +431,7 @@ class InPlace:
             if func.attr in _CONTAINER_METHODS:
                 return False, set(), _with_items(receiver)
         given = _with_items(arguments | self.aliases(func))
-        return True, given, given
+        return self._spec(call), given, given
 
     def _numpy_call(self, call, path, arguments, out):
         function = _numpy_object(path)
@@ -416,6 +453,19 @@ class InPlace:
         if path in _NUMPY_VIEWS:
             return False, out, arguments
         return None
+
+    def _spec(self, call):
+        """The kind of an unknown call: its spec where the callee is a global function's name
+        (or a dotted name of a global: utils.step) that is no builtin, else True."""
+        name = _dotted(call.func)
+        base = name.split(".")[0]
+        if not name or base not in self.unbound or hasattr(builtins, base) or (
+                _numpy_path(call.func) is not None):
+            return True
+        starred = any(isinstance(a, ast.Starred) for a in call.args) or any(
+            k.arg is None for k in call.keywords)
+        return frozenset({(name, 99 if starred else len(call.args),
+                           any(k.arg == "out" for k in call.keywords))})
 
     # ---- the function's statements ----
 
@@ -480,11 +530,11 @@ class InPlace:
 
     def _call_effects(self, call):
         kind, written, result = self._call(call)
-        self._write(written)
+        self._write(written, True if kind is False else kind)
         if isinstance(call.func, ast.Name) and call.func.id in _ANY_NAME_BUILTINS:
             self._any_name = True
-        if kind:  # it may write globals, and store one argument in another
-            self._write(_with_items(self.unbound))
+        if kind is not False:  # it may write globals, and store one argument in another
+            self._write(_with_items(self.unbound), kind)
             self._escaped |= written
             for node in written:
                 self._edge(_items(node), written)
@@ -574,8 +624,117 @@ def written_in_place(definition):
 
 
 def aliased_append(value, in_place):
-    """Whether an appended expression may be an array changed in place later: an array or a
-    view of one that the function writes in place somewhere, through any name of it, a call,
-    or the list's items (the append made the list's items the value). A fresh result
-    (`x[i] * 2`) is a list item of its own."""
+    """Whether an appended expression may be an array changed in place later (a verdict, as
+    InPlace.changes gives): an array or a view of one that the function writes in place
+    somewhere, through any name of it, a call, or the list's items (the append made the
+    list's items the value). A fresh result (`x[i] * 2`) is a list item of its own."""
     return in_place.changes(value)
+
+
+def as_constant(verdict):
+    """A verdict as the rewrite puts it in the code: a bool, or a tuple of the calls' specs
+    (the global functions' calls that decide it when the loop runs: Writes)."""
+    return verdict if isinstance(verdict, bool) else tuple(sorted(verdict))
+
+
+# ---- when the loop runs: do the global functions called write? ----
+
+class Writes:
+    """A verdict of calls of global functions (as_constant's tuple), true when one of the
+    functions `namespace` (the compiled function's globals) names may write what it is
+    given, a global, or what they hold: asked only where it matters."""
+
+    def __init__(self, specs, namespace):
+        self.specs, self.namespace = specs, namespace
+
+    def __bool__(self):
+        return any(_call_writes(_resolve(name, self.namespace, {}), count, out, set())
+                   for name, count, out in self.specs)
+
+
+def verdict(value, namespace):
+    """A verdict as the rewrite left it (as_constant), where the loop runs in `namespace`."""
+    return value if isinstance(value, bool) else Writes(value, namespace)
+
+
+_MISSING = object()
+_analyses = {}
+
+
+def _resolve(name, namespace, cells):
+    parts = name.split(".")
+    value = cells.get(parts[0], namespace.get(parts[0], getattr(builtins, parts[0], _MISSING)))
+    for part in parts[1:]:
+        if value is _MISSING:
+            break
+        value = getattr(value, part, _MISSING)
+    return value
+
+
+def _known_function(value):
+    """Whether `value` is a NumPy, math or builtin function known to write nothing."""
+    if isinstance(value, types.BuiltinFunctionType) and getattr(math, value.__name__,
+                                                                None) is value:
+        return True
+    if getattr(builtins, getattr(value, "__name__", ""), None) is value:
+        return value.__name__ in _FRESH_BUILTINS or value.__name__ in _HOLDING_BUILTINS
+    name = getattr(value, "__name__", None)
+    return name is not None and any(
+        _numpy_object(path) is value for path in (*_NUMPY_FRESH, *_NUMPY_VIEWS)
+        if path.rsplit(".", 1)[-1] == name)
+
+
+def _call_writes(value, count, out, visiting):
+    """Whether a call of `value` with `count` positional arguments (out: an out= keyword)
+    may write what it is given, a global, or what they hold."""
+    if isinstance(value, np.ufunc):
+        return out or count > value.nin
+    if _known_function(value):
+        return out
+    if not isinstance(value, types.FunctionType) or len(visiting) >= _MOST_CALL_DEPTH:
+        return True  # classes, methods, partials, C functions: may write
+    code = value.__code__
+    if code in visiting:  # recursion adds no write of its own
+        return False
+    if code not in _analyses:
+        _analyses[code] = _analysis(value)
+    own = _analyses[code]
+    if not isinstance(own, frozenset):
+        return own
+    cells = dict(zip(code.co_freevars, (_cell(c) for c in value.__closure__ or ())))
+    visiting.add(code)
+    try:
+        return any(_call_writes(_resolve(name, value.__globals__, cells), n, o, visiting)
+                   for name, n, o in own)
+    finally:
+        visiting.discard(code)
+
+
+def _cell(cell):
+    try:
+        return cell.cell_contents
+    except ValueError:
+        return _MISSING
+
+
+def _analysis(function):
+    """InPlace.own_writes of a user function's source (True where there is none, or it is
+    not the function's: a lambda, a file edited since). The function may be kiln's rewrite of
+    its source (kiln._loop_transform: a helper's loops and calls), read as the user wrote it."""
+    code = function.__code__
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(code)))
+    except (OSError, TypeError, SyntaxError, IndentationError):
+        return True
+    definition = tree.body[0] if tree.body else None
+    if not isinstance(definition, ast.FunctionDef) or definition.name != code.co_name:
+        return True
+    ast.increment_lineno(tree, code.co_firstlineno - 1)
+    try:  # the file may have been edited since; kiln's rewrite of it checked that itself
+        if HELPER not in code.co_freevars and not compiles_to(definition, code.co_filename,
+                                                              code):
+            return True
+    except (SyntaxError, ValueError, TypeError):
+        return True
+    own = InPlace(definition).own_writes()
+    return own if own is True else frozenset(own or ())

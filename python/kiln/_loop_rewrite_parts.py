@@ -79,7 +79,8 @@ def sequence_loop(rewriter, node):
     # writes through a view; no out=; no call that may write, `bump(x)`, `v.fill(0)`) cannot
     # change the sequences, and where nothing anywhere writes through the rows it binds
     # (`last = v`, then `last[0] = 9`), a view among them (`for v in x[1:]`, which the loop
-    # could not carry) is iterated as a copy (kiln._loop_aliases)
+    # could not carry) is iterated as a copy (kiln._loop_aliases; `changes` may name global
+    # functions whose code decides it when the loop runs)
     changes = rewriter.in_place.sequence_changes(node, names)
     assign = [_at(ast.Assign(targets=[_name(h, ast.Store())], value=ast.Call(
         func=_parse(f"{HELPER}.sequence")[0].value, args=[sequence, ast.Constant(changes)],

@@ -27,7 +27,7 @@ from ._loop_comprehensions import as_loops
 from ._loop_jumps import jumps, stop_flag, without_jumps
 from ._loop_refusals import _body_refusal
 from ._loop_returns import single_exit
-from ._loop_aliases import aliased_append, written_in_place
+from ._loop_aliases import aliased_append, as_constant, written_in_place
 from ._loop_rewrite_parts import (HELPER, _at, _helper_call, _list_names, _name, _parameters,
                                   _parse, _walk_scope, sequence_loop)
 from ._loop_source import compile_like, compiles_to, constant_code
@@ -219,7 +219,8 @@ def _as_appended(statement, local_names, in_place):
     """`items.append(value)`, a statement of a for loop's body, appending to a local list:
     `items = HELPER.appended(items, value, aliased)`, which appends (LoopCapture.appended), so
     that the body is one kiln can capture (the values stacked as an array the loop carries);
-    aliased: whether the value may be an array changed in place later (aliased_append)."""
+    aliased: whether the value may be an array changed in place later (aliased_append), a
+    bool or the calls of global functions whose code decides it when the loop runs."""
     call = statement.value if isinstance(statement, ast.Expr) else None
     if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
             and call.func.attr == "append" and isinstance(call.func.value, ast.Name)
@@ -228,7 +229,7 @@ def _as_appended(statement, local_names, in_place):
         return statement
     name = call.func.value.id
     helper = _helper_call("appended(None, None)", call)
-    aliased = aliased_append(call.args[0], in_place)
+    aliased = as_constant(aliased_append(call.args[0], in_place))
     helper.args = [_name(name), call.args[0], ast.copy_location(ast.Constant(aliased), call)]
     return ast.copy_location(ast.Assign(targets=[_name(name, ast.Store())], value=helper),
                              statement)

@@ -68,6 +68,14 @@ def step_in_place(s, dt):
     return s
 
 
+def step_fresh(s, dt):
+    return s + dt * np.sin(s)
+
+
+def norm(v):
+    return np.sqrt(np.sum(v * v))
+
+
 # ---- a list of views of x, then x written ----
 
 def helper_writes(x):
@@ -326,6 +334,58 @@ def test_arrays_nothing_writes_stay_one_loop(function):
     assert loop_kinds(function, matrix(30, 3)) == ["loop"]
 
 
+def trajectory_through_a_pure_helper(x):
+    state = x
+    history = []
+    for t in range(20):
+        state = step_fresh(state, 0.1)
+        history.append(state)
+    return np.array(history)
+
+
+def norms_through_a_pure_helper(x):
+    s = 0.0
+    for v in x[1:]:
+        s = s + norm(v)
+    return s
+
+
+def test_a_global_helper_that_writes_nothing_keeps_the_loop():
+    # its source is read when the loop runs: step_fresh returns a new array, so the states
+    # appended are arrays nothing writes (it was unrolled while any user function counted as
+    # writing all it is given)
+    check(trajectory_through_a_pure_helper, np.arange(3.0))
+    assert loop_kinds(trajectory_through_a_pure_helper, np.arange(3.0)) == ["loop"]
+    check(norms_through_a_pure_helper, matrix(30, 3))
+    assert loop_kinds(norms_through_a_pure_helper, matrix(30, 3)) == ["loop"]
+
+
 def test_views_appended_then_written_run_the_loop_as_python():
     assert loop_kinds(helper_writes, matrix(30, 3)) == ["unrolled"]
     assert loop_kinds(comprehension_then_helper, matrix(30, 3)) == ["unrolled"]
+
+
+# ---- a global helper is read when the loop runs ----
+
+def rebindable(a):
+    return a * 1.0
+
+
+def through_a_global_helper(x):
+    rows = []
+    for i in range(x.shape[0]):
+        rows.append(x[i])
+    rebindable(x)
+    return rows
+
+
+def test_a_global_helper_rebound_between_calls_is_read_again(monkeypatch):
+    # a helper that writes nothing leaves the loop captured; the same name bound to one that
+    # writes (the compiled function's globals changed) makes the next trace run it as Python
+    x = matrix(30, 3)
+    compiled = kiln.compile(through_a_global_helper)
+    same(compiled(x.copy()), through_a_global_helper(x.copy()))
+    assert loop_kinds(through_a_global_helper, x) == ["loop"]
+    monkeypatch.setitem(globals(), "rebindable", bump)
+    same(compiled(x.copy()), through_a_global_helper(x.copy()))
+    assert loop_kinds(through_a_global_helper, x) == ["unrolled"]
