@@ -123,13 +123,13 @@ def _kind_of_rows(stacked):
 def appended(items, value, depth, aliased=False):
     """LoopCapture.appended at loop-body depth `depth` (0: no body being traced). aliased: the
     value may be an array the function changes in place later (`rows.append(x[i])`, x written
-    after the loop; `hist.append(state)`, `state += 1` next iteration): NumPy's item is that
-    array or its view and sees the change, a stacked row would not, so the loop runs as
-    Python."""
+    after the loop, by a helper too; `hist.append(state)`, `state += 1` next iteration): NumPy's
+    item is that array or its view and sees the change, a stacked row would not, so the loop
+    runs as Python. Its truth is asked last (it may read the source of functions called)."""
     if depth == 0:
         items.append(value)
         return items
-    if aliased and isinstance(value, TracedArray) and not value._scalar:
+    if isinstance(value, TracedArray) and not value._scalar and aliased:
         raise CaptureFailed("an array appended to a list is changed in place later (the list "
                             "holds that array or a view of it, not a copy)")
     if isinstance(items, Stack):

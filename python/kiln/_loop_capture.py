@@ -27,7 +27,7 @@ import sys
 
 import numpy as np
 
-from . import (_affine_indices, _loop_appends, _loop_counters, _loop_extents,
+from . import (_affine_indices, _loop_aliases, _loop_appends, _loop_counters, _loop_extents,
                _loop_first_bindings, _loop_number_types, _loop_numpy_arrays, _loop_strides,
                _random_state, _windows)
 from ._branch_capture import BranchCapture, _plain, _restore, _Retype
@@ -142,7 +142,9 @@ class LoopCapture(BranchCapture, ExpressionCapture, LoopResults):
 
     def appended(self, items, value, aliased=False):
         """`items.append(value)` of a for loop's body (kiln._loop_appends); aliased: the value
-        may be an array the function changes in place later."""
+        may be an array the function changes in place later (a bool, or the calls of global
+        functions of the caller's module that decide it: kiln._loop_aliases)."""
+        aliased = _loop_aliases.verdict(aliased, sys._getframe(1).f_globals)
         return _loop_appends.appended(items, value, self.depth, aliased)
 
     def for_range(self, bounds, body, get, set_, names, live, location, stop=None, peels=0):

@@ -4,10 +4,11 @@
 (selects, traced Python numbers) instead of asking bool() or float() of a traced value, a graph
 break. A mixin of kiln._loop_capture.LoopCapture, whose branch() and state they use."""
 import builtins
+import sys
 
 import numpy as np
 
-from . import _math_calls, _numpy_sequences, _stacked_rows
+from . import _loop_aliases, _math_calls, _numpy_sequences, _stacked_rows
 from ._loop_types import rerun_note
 from ._tracer import TracedArray, backend, cast, check_traced_int_fits, to_tensor
 
@@ -139,15 +140,18 @@ class ExpressionCapture:
             len(s) <= _KNOWN_UNROLLED and s.tensor.id in s._context.known) for s in sequences)
 
     @staticmethod
-    def sequence(value, reads_only):
+    def sequence(value, changes):
         """A sequence a `for` iterates (kiln._loop_rewrite_parts.sequence_loop): a traced view
-        is copied where the loop's body stores into names only (nothing it does can change
-        it), so that the loop, which cannot carry a view made before it, is captured; so is a
-        list of a loop's appends (kiln._stacked_rows.iterated: their stack, indexed)."""
-        if (reads_only and isinstance(value, TracedArray) and value.ndim >= 1
-                and value._root is not None and value._selection is None):
+        is copied where nothing can change it while the loop runs nor write through its rows
+        later (`changes` false: kiln._loop_aliases, a bool or the calls of global functions
+        that decide it), so that the loop, which cannot carry a view made before it, is
+        captured; so is a list of a loop's appends (kiln._stacked_rows.iterated: their stack,
+        indexed)."""
+        changes = _loop_aliases.verdict(changes, sys._getframe(1).f_globals)
+        if (isinstance(value, TracedArray) and value.ndim >= 1 and value._root is not None
+                and value._selection is None and not changes):
             return value.copy()
-        stacked = _stacked_rows.iterated(value, reads_only)
+        stacked = _stacked_rows.iterated(value, lambda: not changes)
         return value if stacked is None else stacked  # a loop's appends: their stack
 
     @staticmethod

@@ -75,15 +75,15 @@ def sequence_loop(rewriter, node):
     rewriter.counter += 1
     n = rewriter.counter
     held = [f"__kiln_sequence_{n}_{k}" for k in range(len(sequences))]
-    # a body that only binds names (no augmented assignment: `row += y` writes through a view;
-    # no out=) cannot change the sequences: a view among them (`for v in x[1:]`, which the
-    # loop could not carry) is iterated as a copy
-    statements = list(ast.walk(ast.Module(body=node.body, type_ignores=[])))
-    reads_only = not any(isinstance(s, ast.AugAssign) or isinstance(s, ast.keyword)
-                         and s.arg == "out" for s in statements) and all(
-        isinstance(t, ast.Name) for statement in statements for t in _store_targets(statement))
+    # a body that writes no array (it only binds names: no augmented assignment, `row += y`
+    # writes through a view; no out=; no call that may write, `bump(x)`, `v.fill(0)`) cannot
+    # change the sequences, and where nothing anywhere writes through the rows it binds
+    # (`last = v`, then `last[0] = 9`), a view among them (`for v in x[1:]`, which the loop
+    # could not carry) is iterated as a copy (kiln._loop_aliases; `changes` may name global
+    # functions whose code decides it when the loop runs)
+    changes = rewriter.in_place.sequence_changes(node, names)
     assign = [_at(ast.Assign(targets=[_name(h, ast.Store())], value=ast.Call(
-        func=_parse(f"{HELPER}.sequence")[0].value, args=[sequence, ast.Constant(reads_only)],
+        func=_parse(f"{HELPER}.sequence")[0].value, args=[sequence, ast.Constant(changes)],
         keywords=[])), node) for h, sequence in zip(held, sequences)]
     item = f"__kiln_item_{n}"
     prologue = [ast.Assign(targets=[_name(name, ast.Store())], value=ast.Subscript(
@@ -107,17 +107,6 @@ def sequence_loop(rewriter, node):
     choice = ast.copy_location(
         ast.If(test=test, body=rewriter.loop(indexed), orelse=[as_written]), node)
     return assign + [choice]
-
-
-def _store_targets(statement):
-    """The targets `statement` stores into (names, subscripts, attributes; tuples unpacked)."""
-    targets = (statement.targets if isinstance(statement, ast.Assign) else
-               [statement.target] if isinstance(statement, (ast.AnnAssign, ast.For)) else [])
-    while any(isinstance(t, (ast.Tuple, ast.List, ast.Starred)) for t in targets):
-        targets = [e for t in targets for e in (
-            t.elts if isinstance(t, (ast.Tuple, ast.List)) else
-            [t.value] if isinstance(t, ast.Starred) else [t])]
-    return targets
 
 
 def _sequence_loop_parts(target, iterator):
@@ -187,49 +176,3 @@ def _list_names(definition):
               and isinstance(node.func.value, ast.Name)):
             names.add(node.func.value.id)
     return names
-
-
-_IN_PLACE_METHODS = ("fill", "sort", "put", "resize", "partition", "itemset")
-
-
-def written_in_place(definition):
-    """The names whose arrays `definition` may change in place anywhere (`x[0] = v`,
-    `state += 1`, `rows[0][1] = v`, `out=x`, `x.fill(0)`, `np.copyto(x, v)`): a list item
-    appended from one of them (`rows.append(x[i])`, `hist.append(state)`) is, in NumPy, that
-    array or a view of it, which sees the change; a captured loop stores copies."""
-    names = set()
-    for node in ast.walk(definition):
-        targets = []
-        if isinstance(node, ast.Assign):
-            targets = [t for t in node.targets if not isinstance(t, ast.Name)]
-        elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
-            targets = [node.target]
-        elif isinstance(node, ast.keyword) and node.arg == "out":
-            targets = [node.value]
-        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
-            if node.func.attr in _IN_PLACE_METHODS:
-                targets = [node.func.value]
-            elif node.func.attr == "copyto" and node.args:
-                targets = [node.args[0]]
-        for target in targets:
-            for part in ast.walk(target):
-                base = _base_name(part)
-                if base is not None:
-                    names.add(base)
-    return names
-
-
-def _base_name(node):
-    """x of x, x[i], x[i][j], x.T[i] (None for others)."""
-    while isinstance(node, (ast.Subscript, ast.Attribute)):
-        node = node.value
-    return node.id if isinstance(node, ast.Name) else None
-
-
-def aliased_append(value, items, in_place):
-    """Whether an appended expression may be an array changed in place later: a name or a
-    view of one (a fresh result, `x[i] * 2`, is a list item of its own) whose array, or the
-    list's items, the function writes in place (`in_place`: written_in_place)."""
-    if not isinstance(value, (ast.Name, ast.Subscript, ast.Attribute)):
-        return False
-    return items in in_place or _base_name(value) in in_place

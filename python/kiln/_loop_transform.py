@@ -27,9 +27,9 @@ from ._loop_comprehensions import as_loops
 from ._loop_jumps import jumps, stop_flag, without_jumps
 from ._loop_refusals import _body_refusal
 from ._loop_returns import single_exit
+from ._loop_aliases import aliased_append, as_constant, written_in_place
 from ._loop_rewrite_parts import (HELPER, _at, _helper_call, _list_names, _name, _parameters,
-                                  _parse, _walk_scope, aliased_append, sequence_loop,
-                                  written_in_place)
+                                  _parse, _walk_scope, sequence_loop)
 from ._loop_source import compile_like, compiles_to, constant_code
 from ._rewritten_expressions import (_ChoiceRewriter, _returned_conversions, _traceable_logic,
                                      _traced_math_calls, _with_traced_conversions)
@@ -94,7 +94,10 @@ def _rewrite(fn, code):
            for node in _walk_scope(definition.body)) or _uses_kiln_names(definition):
         return None
     definition.decorator_list = []
-    captured, refused = _rewrite_scope(definition, filename)
+    # what the function writes in place, read before anything is rewritten (the rewrite of
+    # a nested function's loops would hide its calls in the helper's)
+    in_place = written_in_place(copy.deepcopy(definition))
+    captured, refused = _rewrite_scope(definition, filename, in_place)
     if not captured:
         return Rewritten(None, [], refused) if refused else None
     # Under a name of its own: the user's name, bound in the factory, would make a recursive
@@ -125,19 +128,20 @@ def _uses_kiln_names(definition):
                for name in (getattr(node, "id", ""), getattr(node, "arg", "") or ""))
 
 
-def _rewrite_scope(definition, filename):
+def _rewrite_scope(definition, filename, in_place):
     """Rewrites the loops and branches of `definition`'s body in place, and first those of the
     functions it defines at its top level (`def ema(x, n): for i in ...` inside the compiled
     function: made as the code runs, no helper of kiln's sees them, and their loops were
     unrolled: an MACD of three 300-step EMAs, 18,876 ops and 1.5 s): ([locations captured],
-    [(location, reason) refused])."""
+    [(location, reason) refused]). in_place: what the whole compiled function may write in
+    place (kiln._loop_aliases), its nested functions' code included."""
     captured, refused = [], []
     for statement in definition.body:
         if (isinstance(statement, ast.FunctionDef) and not statement.decorator_list
                 and _only_called(statement.name, definition) and not any(
                     isinstance(node, (ast.Global, ast.Nonlocal, ast.Yield, ast.YieldFrom,
                                       ast.Await)) for node in _walk_scope(statement.body))):
-            inner = _rewrite_scope(statement, filename)
+            inner = _rewrite_scope(statement, filename, in_place)
             captured += inner[0]
             refused += inner[1]
     definition.body = as_loops(  # [f(x[i]) for i in range(n)], sum(...)
@@ -148,7 +152,7 @@ def _rewrite_scope(definition, filename):
     list_names = _list_names(definition)  # before loop bodies become functions of their own
     rewriter = _Rewriter(filename, _loaded_names(definition),
                          _parameters(definition) | set(_stored_names(definition.body)),
-                         _index_reads(definition), written_in_place(definition))
+                         _index_reads(definition), in_place)
     definition.body = rewriter.statements(definition.body)
     choices = _ChoiceRewriter(rewriter.location, list_names)
     definition.body = [choices.visit(statement) for statement in definition.body]
@@ -215,7 +219,8 @@ def _as_appended(statement, local_names, in_place):
     """`items.append(value)`, a statement of a for loop's body, appending to a local list:
     `items = HELPER.appended(items, value, aliased)`, which appends (LoopCapture.appended), so
     that the body is one kiln can capture (the values stacked as an array the loop carries);
-    aliased: whether the value may be an array changed in place later (aliased_append)."""
+    aliased: whether the value may be an array changed in place later (aliased_append), a
+    bool or the calls of global functions whose code decides it when the loop runs."""
     call = statement.value if isinstance(statement, ast.Expr) else None
     if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
             and call.func.attr == "append" and isinstance(call.func.value, ast.Name)
@@ -224,7 +229,7 @@ def _as_appended(statement, local_names, in_place):
         return statement
     name = call.func.value.id
     helper = _helper_call("appended(None, None)", call)
-    aliased = aliased_append(call.args[0], name, in_place)
+    aliased = as_constant(aliased_append(call.args[0], in_place))
     helper.args = [_name(name), call.args[0], ast.copy_location(ast.Constant(aliased), call)]
     return ast.copy_location(ast.Assign(targets=[_name(name, ast.Store())], value=helper),
                              statement)
@@ -270,7 +275,7 @@ class _Rewriter:
         self.loaded = loaded
         self.index_reads = index_reads  # _index_reads: an index read after its loop
         self.local_names = local_names  # the function's own (parameters and assigned names)
-        self.in_place = in_place  # names of arrays written in place (written_in_place)
+        self.in_place = in_place  # what the function may write in place (kiln._loop_aliases)
         self.captured, self.refused = [], []
         self.nonlocal_names = set()
         self.counter = 0

@@ -141,15 +141,15 @@ def stacked_along(items, axis, expand):
 def iterated(items, reads_only):
     """The array a `for` over `items` may index instead (kiln._loop_rewrite_parts.sequence_loop)
     where they are exactly a stack's rows, each as indexing the stack gives it (a NumPy scalar;
-    an array, where the body only binds names: a write through it would miss the list's row);
-    else None."""
+    an array, where reads_only() says nothing writes through the rows: a write would miss the
+    list's row); else None."""
     pieces = blocks(items)
     if pieces is None or len(pieces) != 1:
         return None
     stack = pieces[0]
     if stack.flags != ((True, None) if stack.row_shape == () else (False, None)):
         return None  # Python numbers, 0-d arrays: not what indexing gives
-    return stack.stacked() if stack.row_shape == () or reads_only else None
+    return stack.stacked() if stack.row_shape == () or reads_only() else None
 
 
 def row_shape(items):
