@@ -12,7 +12,7 @@ for_range(bounds, body, get, set, names, live, location):
     count, a while loop) and an array's dtype or shape changes: NumPy's would keep its type.
     A number that the first iteration makes another kind of number (Python's float NumPy's
     float64) is seen by the traced body as it is after an iteration: the first iteration runs
-    on its own before the loop (_peel_first).
+    on its own before the loop (kiln._loop_peeling).
     An array whose shape changes by the same amount every iteration (`v = p * v[:-1] +
     q * v[1:]`, `x = np.append(x, y)`) is carried at its largest shape, as a window
     (kiln._loop_extents). A name the body binds first and code after the loop reads is
@@ -46,14 +46,10 @@ from ._loop_types import (CaptureFailed, DrawsInBody, carried_flags as _carried_
                           untraced_effect as _untraced_effect)
 from ._loop_results import LoopResults
 from ._loop_view_bases import with_view_bases
-from ._tracer import TracedArray, backend, cast, to_tensor
+from ._loop_peeling import PEELS_AT_MOST, PeelFirst, retyped_numbers, split_first
+from ._tracer import TracedArray, cast, to_tensor
 
 UNROLL_AT_MOST = 2
-_PEELS_AT_MOST = 2  # first iterations run on their own before a loop (LoopCapture._peel_first)
-
-
-class _PeelFirst(Exception):
-    """A carried number's type changes in the traced iteration: the first runs on its own."""
 
 
 def _broke(flag):
@@ -149,8 +145,8 @@ class LoopCapture(BranchCapture, ExpressionCapture, LoopResults):
 
     def for_range(self, bounds, body, get, set_, names, live, location, stop=None, peels=0):
         """stop: the flag a `break` of the body sets (kiln._loop_jumps), or None. peels: the
-        first iterations run on their own before this range (_peel_first); None: this is one
-        of them, which may change a number's type."""
+        first iterations run on their own before this range (kiln._loop_peeling); None: this
+        is one of them, which may change a number's type."""
         static = all(isinstance(b, (int, np.integer)) and not isinstance(b, (bool, np.bool_))
                      for b in bounds)
         strided = False
@@ -166,7 +162,7 @@ class LoopCapture(BranchCapture, ExpressionCapture, LoopResults):
             span = None
         # A body that may break: a loop node that also stops at its flag (a bounded while
         # loop), so a search or a convergence loop ends where Python's would. (The flag is set
-        # before the loop where its first iteration ran on its own: _peel_first.)
+        # before the loop where its first iteration ran on its own: kiln._loop_peeling.)
         condition = None if stop is None else (lambda: self._continues(stop()),
                                                self._continues(stop()))
         try:
@@ -185,10 +181,15 @@ class LoopCapture(BranchCapture, ExpressionCapture, LoopResults):
                 try:
                     self._capture(bounds, span, body, get, set_, names, live, location,
                                   condition, indexed=True,
-                                  peel=None if peels is None else _PEELS_AT_MOST - peels)
-                except _PeelFirst:
-                    return self._peel_first(bounds, span, body, get, set_, names, live,
-                                            location, stop, peels)
+                                  peel=None if peels is None else PEELS_AT_MOST - peels)
+                except PeelFirst:
+                    first, rest = split_first(self, bounds, span)
+                    self.for_range(first, body, get, set_, names, live, location, stop,
+                                   peels=None)
+                    if stop is None or not _broke(stop()):
+                        self.for_range(rest, body, get, set_, names, live, location, stop,
+                                       peels + 1)
+                    return
             self.record("loop", location, "")
         except CaptureFailed as failure:
             self.record("unrolled", location, str(failure))
@@ -278,34 +279,6 @@ class LoopCapture(BranchCapture, ExpressionCapture, LoopResults):
         set_(tuple(last if name == names[-1] and last is not self.UNBOUND else self.KEEP
                    for name in names))
 
-    def _peel_first(self, bounds, span, body, get, set_, names, live, location, stop, peels):
-        """The loop's first iteration on its own, then the others as a loop: a number the loop
-        carries has another type after an iteration than before it (`total = 0.0` that
-        `total += x[i]` makes NumPy's float64, or float32 of a float32 x), and the body's
-        traced iteration saw the type from before, which in NumPy only the first one sees
-        (`total * np.float32(2)` is float32 there and float64 after: every iteration's was
-        float32). The first iteration of a static range runs as Python; of a dynamic one, a
-        loop of at most one iteration (its numbers NumPy's where it ran one)."""
-        if span is not None:
-            first = (span.start, min(span.start + span.step, span.stop) if span.step > 0 else
-                     max(span.start + span.step, span.stop), span.step)
-            rest = (span.start + span.step, span.stop, span.step)
-        else:
-            k, context = backend(), self.context
-            start, end, step = self._bounds(bounds, span)
-            next_start = k.add(start, context.constant(step, np.dtype(np.int64)))
-            first_end = (k.minimum if step > 0 else k.maximum)(end, next_start)
-
-            def integer(tensor):
-                value = TracedArray(context, tensor)
-                value._scalar, value._weak = True, int
-                return value
-            first = (integer(start), integer(first_end), step)
-            rest = (integer(next_start), integer(end), step)
-        self.for_range(first, body, get, set_, names, live, location, stop, peels=None)
-        if stop is None or not _broke(stop()):
-            self.for_range(rest, body, get, set_, names, live, location, stop, peels + 1)
-
     def _continues(self, flag):
         """`not flag` of a break's flag, as a traced bool (a while loop's condition)."""
         value = self.not_(flag)
@@ -315,7 +288,7 @@ class LoopCapture(BranchCapture, ExpressionCapture, LoopResults):
 
     def _capture(self, bounds, span, body, get, set_, names, live, location, condition=None,
                  indexed=None, peel=None):
-        """peel: how many first iterations may still run on their own (_PeelFirst) where a
+        """peel: how many first iterations may still run on their own (PeelFirst) where a
         carried number's type changes in an iteration (none: CaptureFailed); None: the type
         the body saw holds for the first iteration only (a loop of at most one)."""
         generators = self.generator_states(get())
@@ -368,7 +341,7 @@ class LoopCapture(BranchCapture, ExpressionCapture, LoopResults):
                                         stand_ins=stand_ins or {}, peel=peel)
             except _Unfollow as unfollow:
                 unfollowed.add(unfollow.name)
-            except _PeelFirst:
+            except PeelFirst:
                 del self.pending[mark:]  # the loops of the body as traced: they run again
                 raise
             except _WindowMismatch as failure:  # a shrinking array not yet known as one
@@ -547,10 +520,10 @@ class LoopCapture(BranchCapture, ExpressionCapture, LoopResults):
             # (a body that may break runs the statements after the break's test as a branch:
             # its numbers are peeled too)
             branches = set(retyping.taken) if condition is None else set()
-            if peel is not None and self._retyped_numbers(
-                    slots, names, after, saved, variables, seen_flags, branches):
+            if peel is not None and retyped_numbers(
+                    self, slots, names, after, saved, variables, seen_flags, branches):
                 if peel > 0:
-                    raise _PeelFirst()
+                    raise PeelFirst()
                 raise CaptureFailed("a number the loop carries changes between NumPy's and "
                                     "Python's types in every iteration")
             runs = None  # where the loop may run no iteration: whether it runs one
@@ -564,7 +537,7 @@ class LoopCapture(BranchCapture, ExpressionCapture, LoopResults):
             values = trace.end_loop(start, stop, step, initial, results, condition is not None)
             values = values[1:] if condition is not None else values
             values, taken = retyping.split(values)
-        except (CaptureFailed, _Retype, _PeelFirst):
+        except (CaptureFailed, _Retype, PeelFirst):
             self._abandon(saved, set_, before, escapes)
             raise
         except GraphBreakSignal as signal:
@@ -590,21 +563,6 @@ class LoopCapture(BranchCapture, ExpressionCapture, LoopResults):
         if retyped:
             _loop_number_types.settle(self, runs, retyped, names, get, set_)
         retyping.settle(taken, names, get, set_)
-
-    def _retyped_numbers(self, slots, names, after, saved, variables, seen_flags, branches):
-        """Whether a number the loop carries is another kind of number (NumPy's or Python's,
-        of another Python type) after an iteration than the body saw it as. (A 0-d array and
-        NumPy's scalar promote alike: the flags after the loop tell them apart. `branches`:
-        names that only a branch retypes, carried with whether it was taken: BranchRetyping.)"""
-        after_one = self._final_flags(slots, names, after, range(1), saved, variables)
-        for (slot_names, array, _, placeholder), flags in zip(slots, after_one):
-            if branches.intersection(slot_names):
-                continue
-            seen = ((saved[id(array)][2], array._weak) if array is not None
-                    else seen_flags.get(placeholder.id))
-            if seen is not None and not tuple(placeholder.shape) and flags[1] != seen[1]:
-                return True
-        return False
 
     def _bounds(self, bounds, span):
         context = self.context

@@ -1,0 +1,57 @@
+"""A captured loop's first iteration run on its own (kiln._loop_capture's for_range): a number
+the loop carries is another kind of number after an iteration than before it (`total = 0.0`
+that `total += x[i]` makes NumPy's float64, or float32 of a float32 x). The body's traced
+iteration sees the number as it was before the loop, which in NumPy only the first iteration
+does (`total * np.float32(2)` is float32 there and float64 after: every traced iteration's was
+float32, a wrong answer), and an inner loop that ran none (`for j in range(i + 1, n)` at the
+last i) left the Python number's check to rerun every call eagerly. So the first iteration runs
+first, on its own: as Python for a static range, as a loop of at most one iteration for a
+dynamic one (its numbers NumPy's where it ran one); the loop after it sees NumPy's numbers. A
+number that changes kind every iteration (`a, b = b, a` of a Python and a NumPy number) leaves
+its loop as written once PEELS_AT_MOST first iterations ran on their own."""
+import numpy as np
+
+from ._tracer import TracedArray, backend
+
+PEELS_AT_MOST = 2
+
+
+class PeelFirst(Exception):
+    """A carried number's kind changes in the traced iteration: the first runs on its own."""
+
+
+def retyped_numbers(capture, slots, names, after, saved, variables, seen_flags, branches):
+    """Whether a number the loop carries is another kind of number (NumPy's or Python's, of
+    another Python type) after an iteration than the body saw it as (`seen_flags`: by
+    placeholder id, the flags of the numbers the body saw rebound). A 0-d array and NumPy's
+    scalar promote alike: the flags after the loop tell them apart. `branches`: names only a
+    branch retypes, carried with whether it was taken (kiln._loop_number_types'
+    BranchRetyping)."""
+    after_one = capture._final_flags(slots, names, after, range(1), saved, variables)
+    for (slot_names, array, _, placeholder), flags in zip(slots, after_one):
+        if branches.intersection(slot_names):
+            continue
+        seen = ((saved[id(array)][2], array._weak) if array is not None
+                else seen_flags.get(placeholder.id))
+        if seen is not None and not tuple(placeholder.shape) and flags[1] != seen[1]:
+            return True
+    return False
+
+
+def split_first(capture, bounds, span):
+    """(the bounds of the loop's first iteration, of the others): a static range's as Python
+    ints, a dynamic one's as traced ints (the first a range of at most one)."""
+    if span is not None:
+        first = (span.start, min(span.start + span.step, span.stop) if span.step > 0 else
+                 max(span.start + span.step, span.stop), span.step)
+        return first, (span.start + span.step, span.stop, span.step)
+    k, context = backend(), capture.context
+    start, end, step = capture._bounds(bounds, span)
+    next_start = k.add(start, context.constant(step, np.dtype(np.int64)))
+    first_end = (k.minimum if step > 0 else k.maximum)(end, next_start)
+
+    def integer(tensor):
+        value = TracedArray(context, tensor)
+        value._scalar, value._weak = True, int
+        return value
+    return (integer(start), integer(first_end), step), (integer(next_start), integer(end), step)
