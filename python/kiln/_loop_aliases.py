@@ -222,6 +222,11 @@ class InPlace:
             self._edge(_items(name), self._escaped)
         self._written = self._closure()
         self._variants = {}
+        returned = set()  # what the function's returns may be (carried_views)
+        for node in ast.walk(definition):
+            if isinstance(node, ast.Return):
+                returned |= self.aliases(node.value)
+        self._returned = self._reach(returned)
 
     # ---- queries ----
 
@@ -288,19 +293,22 @@ class InPlace:
         it keeps where the body may not bind it (bound: a plain `name = value` among the
         body's own statements binds it every iteration). substitutes: {name: expression} of
         the rewrite's names that stand for the user's expressions (a sequence loop's held
-        sequence). Verdicts as as_constant gives them; names whose verdicts are both false
-        are left out."""
+        sequence). returned: the function may return the name (or hold it in what it
+        returns): a helper's caller may write it (`r = last_row(x); r[0] = 9`), the compiled
+        function's results never alias (LoopCapture._carried_views). Verdicts as as_constant
+        gives them; names whose verdicts are both false and not returned are left out."""
         found = []
         for name in names:
             if not self._any_name and self._reach({name}) <= {name, _items(name)}:
                 continue  # every binding of it a fresh array: the loop's own to write
             everywhere = self.name_changes(name)
-            if not everywhere:
+            if not everywhere and name not in self._returned:
                 continue
             body = self._bound_changes(name, statements, substitutes or {})
             bound = any(isinstance(s, ast.Assign) and any(
                 isinstance(t, ast.Name) and t.id == name for t in s.targets) for s in statements)
-            found.append((name, as_constant(body), as_constant(everywhere), bound))
+            found.append((name, as_constant(body), as_constant(everywhere), bound,
+                          name in self._returned))
         return tuple(found)
 
     def _bound_changes(self, name, statements, substitutes):

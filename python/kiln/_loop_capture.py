@@ -115,6 +115,7 @@ class LoopCapture(BranchCapture, ExpressionCapture, LoopResults):
         self.sides = 0          # branch sides being traced for a select (both of them run)
         self.loop_bodies = 0    # loop bodies traced so far (a branch's sides holding loops)
         self.numpy_sides = []   # (depth, name, taken): a branch's NumPy scalar for a number
+        self.compiled_code = None  # the compiled function's rewritten code (_carried_views)
 
     def record(self, kind, location, reason):
         if self.depth > 0 or self.sides > 0:  # kept once what holds it is captured
@@ -158,7 +159,7 @@ class LoopCapture(BranchCapture, ExpressionCapture, LoopResults):
         first iterations run on their own before this range (_peel_first); None: this is one
         of them, which may change a number's type. views: the carried names that may be views
         the function writes through or changes (_carried_views)."""
-        body = self._carried_views(body, get, names, views, sys._getframe(1).f_globals,
+        body = self._carried_views(body, get, names, views, sys._getframe(1),
                                    not all(isinstance(b, (int, np.integer)) for b in bounds))
         static = all(isinstance(b, (int, np.integer)) and not isinstance(b, (bool, np.bool_))
                      for b in bounds)
@@ -211,7 +212,7 @@ class LoopCapture(BranchCapture, ExpressionCapture, LoopResults):
         once it is a traced one, the rest of the loop is captured as a while loop node. The
         Python numbers the first iteration changes are lifted to traced ones, for a test that
         reads them (`while t < T: ...; t += dt`, kiln._loop_counters)."""
-        body = self._carried_views(body, get, names, views, sys._getframe(1).f_globals, True)
+        body = self._carried_views(body, get, names, views, sys._getframe(1), True)
         lifted = None  # {name: Python number} lifted for the test, once
         iterations = 0
         while True:
@@ -252,11 +253,11 @@ class LoopCapture(BranchCapture, ExpressionCapture, LoopResults):
                 self._check_time()
                 body()
 
-    def _carried_views(self, body, get, names, views, namespace, may_skip):
+    def _carried_views(self, body, get, names, views, frame, may_skip):
         """`body`, giving the loop up when its traced iteration binds an array to a name of
         `views` that the function may write through, or whose array it may write
         (kiln._loop_aliases.carried_views: (name, verdict of the body's bindings, verdict of
-        every binding, bound every iteration)): the loop carries every name by value, so
+        every binding, bound every iteration, returned)): the loop carries every name by value, so
         after it (or in the next iteration) the name would be a copy where NumPy's is the
         view (`last = x[i]` in the body, then `last[0] = 9`, `bump(last)` or `x[-1] = 0`
         after it: the copy was written, or missed the write, no error). Such a loop runs as
@@ -268,6 +269,10 @@ class LoopCapture(BranchCapture, ExpressionCapture, LoopResults):
         fresh one.)"""
         if not views:
             return body
+        namespace = frame.f_globals
+        # a helper's caller may write the view it returns (`r = last_row(x); r[0] = 9`); the
+        # compiled function's results are copies
+        helper = frame.f_code is not self.compiled_code
 
         def checked(*index):
             before = get()
@@ -275,7 +280,7 @@ class LoopCapture(BranchCapture, ExpressionCapture, LoopResults):
             if self.depth == 0:  # run as Python: its views are NumPy's
                 return
             now = dict(zip(names, get()))
-            for (name, in_body, anywhere, bound), old in zip(
+            for (name, in_body, anywhere, bound, returned), old in zip(
                     views, (dict(zip(names, before)).get(name) for name, *_ in views)):
                 value = now.get(name)
                 if value is old:  # not rebound: a view made before the loop follows its base
@@ -283,6 +288,8 @@ class LoopCapture(BranchCapture, ExpressionCapture, LoopResults):
                 verdict = in_body if _is_view(value) else False
                 if _is_view(old) and (may_skip or not bound):  # it may keep it
                     verdict = anywhere
+                if returned and helper and (_is_view(value) or _is_view(old)):
+                    verdict = True
                 if verdict and _loop_aliases.verdict(verdict, namespace):
                     raise CaptureFailed(
                         f"`{name}` may be a view of an array, which the loop would carry as "

@@ -265,3 +265,36 @@ def test_number_of_a_vector_stays_captured():
     v = np.random.default_rng(1).random(8)
     check(number_of_vector, v)
     assert "loop" in loop_kinds(number_of_vector, v)
+
+
+# ---- a helper's loop whose view it returns ----
+
+def last_row(x):
+    last = x[0]
+    for i in range(1, x.shape[0]):
+        last = x[i]
+    return last
+
+
+def written_by_caller(x):
+    """The helper's loop carries `last`; its caller writes what it returns, x's last row."""
+    r = last_row(x)
+    r[0] = 99.0
+    return x
+
+
+def test_view_a_helper_returns_is_numpys():
+    check(written_by_caller, matrix())
+
+
+def returns_view(x):
+    last = x[0]
+    for i in range(1, x.shape[0]):
+        last = x[i]
+    return last
+
+
+def test_view_the_compiled_function_returns_stays_captured():
+    # its results never alias its arguments (README, Differences): a copy is NumPy's values
+    check(returns_view, matrix())
+    assert "loop" in loop_kinds(returns_view, matrix())
