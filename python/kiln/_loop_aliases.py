@@ -36,6 +36,7 @@ writing all it is given.
 """
 import ast
 import builtins
+import copy
 import inspect
 import math
 import textwrap
@@ -221,6 +222,11 @@ class InPlace:
             self._edge(_items(name), self._escaped)
         self._written = self._closure()
         self._variants = {}
+        returned = set()  # what the function's returns may be (carried_views)
+        for node in ast.walk(definition):
+            if isinstance(node, ast.Return):
+                returned |= self.aliases(node.value)
+        self._returned = self._reach(returned)
 
     # ---- queries ----
 
@@ -273,6 +279,71 @@ class InPlace:
         for name in names:
             verdict = _combine(verdict, rows.name_changes(name))
         return as_constant(verdict)
+
+    def carried_views(self, names, statements, substitutes=None):
+        """((name, verdict in the body, verdict anywhere, bound), ...) of the names a captured
+        loop carries (those it binds that code after it, or its next iteration, reads) that
+        may be a view or item of an array the function writes in place somewhere, or be
+        written through themselves (`last = x[i]` in the loop's `statements`, then `last[0] =
+        9`, `bump(last)` or `x[-1] = 0` after it): the loop carries a name by value, so after
+        it (or in the next iteration) it would be a copy where NumPy's is the view
+        (LoopCapture.for_range's views). The verdict in the body is that of the values the
+        body binds to it (`last = x[i] * 2`: a fresh array, the loop's own to write); the
+        verdict anywhere that of every binding of the name, the one before the loop too, which
+        it keeps where the body may not bind it (bound: a plain `name = value` among the
+        body's own statements binds it every iteration). substitutes: {name: expression} of
+        the rewrite's names that stand for the user's expressions (a sequence loop's held
+        sequence). returned: the function may return the name (or hold it in what it
+        returns): a helper's caller may write it (`r = last_row(x); r[0] = 9`), the compiled
+        function's results never alias (LoopCapture._carried_views). Verdicts as as_constant
+        gives them; names whose verdicts are both false and not returned are left out."""
+        found = []
+        for name in names:
+            if not self._any_name and self._reach({name}) <= {name, _items(name)}:
+                continue  # every binding of it a fresh array: the loop's own to write
+            everywhere = self.name_changes(name)
+            if not everywhere and name not in self._returned:
+                continue
+            body = self._bound_changes(name, statements, substitutes or {})
+            bound = any(isinstance(s, ast.Assign) and any(
+                isinstance(t, ast.Name) and t.id == name for t in s.targets) for s in statements)
+            found.append((name, as_constant(body), as_constant(everywhere), bound,
+                          name in self._returned))
+        return tuple(found)
+
+    def _bound_changes(self, name, statements, substitutes):
+        """The verdict of the values `statements` bind to `name` (changes)."""
+        class Substitute(ast.NodeTransformer):
+            def visit_Name(self, node):
+                return copy.deepcopy(substitutes.get(node.id, node))
+        nodes = set()
+        for node in ast.walk(ast.Module(body=list(statements), type_ignores=[])):
+            if isinstance(node, (ast.Assign, ast.AnnAssign, ast.NamedExpr)):
+                targets, value, items = _flat_targets(node), node.value, False
+                if isinstance(node, ast.Assign) and not all(
+                        isinstance(t, ast.Name) for t in node.targets):
+                    items = True  # unpacked (a, b = pair): its items
+            elif isinstance(node, (ast.For, ast.comprehension)):
+                targets, value, items = _flat([node.target]), node.iter, True
+            elif isinstance(node, ast.withitem) and node.optional_vars is not None:
+                targets, value, items = _flat([node.optional_vars]), node.context_expr, False
+            else:
+                if isinstance(node, ast.Name) and node.id == name and isinstance(
+                        node.ctx, (ast.Store, ast.Del)) and not _bound_by_parent(
+                            node, statements):
+                    return self.name_changes(name)  # bound otherwise: every binding counts
+                continue
+            if not any(isinstance(t, ast.Name) and t.id == name for t in targets):
+                continue
+            if value is None:
+                continue
+            value = Substitute().visit(copy.deepcopy(value)) if substitutes else value
+            aliases = self.aliases(value)
+            nodes |= _with_items(aliases) if items else aliases
+        verdict = self._any_name
+        for node in self._reach(nodes):
+            verdict = _combine(verdict, self._written.get(node, False))
+        return verdict
 
     def own_writes(self):
         """What the function writes that its caller can see (its parameters, the arrays they
@@ -584,6 +655,25 @@ def _nested_functions(definition):
             stored.add(node.arg)
     return {name: node for name, node in defined.items()
             if name not in stored and isinstance(node, ast.FunctionDef)}
+
+
+def _bound_by_parent(name_node, statements):
+    """Whether a stored Name is the target of an assignment, for loop, comprehension or with
+    item of `statements` (AugAssign keeps what the name is)."""
+    for node in ast.walk(ast.Module(body=list(statements), type_ignores=[])):
+        if isinstance(node, ast.AugAssign) and node.target is name_node:
+            return True
+        if isinstance(node, (ast.Assign, ast.AnnAssign, ast.NamedExpr)):
+            targets = _flat_targets(node)
+        elif isinstance(node, (ast.For, ast.comprehension)):
+            targets = _flat([node.target])
+        elif isinstance(node, ast.withitem) and node.optional_vars is not None:
+            targets = _flat([node.optional_vars])
+        else:
+            continue
+        if any(t is name_node for t in targets):
+            return True
+    return False
 
 
 def _flat(targets):

@@ -85,6 +85,7 @@ def sequence_loop(rewriter, node):
     assign = [_at(ast.Assign(targets=[_name(h, ast.Store())], value=ast.Call(
         func=_parse(f"{HELPER}.sequence")[0].value, args=[sequence, ast.Constant(changes)],
         keywords=[])), node) for h, sequence in zip(held, sequences)]
+    rewriter.held.update(zip(held, sequences))  # (carried_views: `v` is a view of x)
     item = f"__kiln_item_{n}"
     prologue = [ast.Assign(targets=[_name(name, ast.Store())], value=ast.Subscript(
         value=_name(h), slice=_name(item), ctx=ast.Load())) for name, h in zip(names, held)]

@@ -150,7 +150,7 @@ def _rewrite_scope(definition, filename, in_place):
     definition.body = attribute_targets_through_names(  # `self.h[:, t] = v` in loops
         definition.body, _parameters(definition) - set(_stored_names(definition.body)))
     list_names = _list_names(definition)  # before loop bodies become functions of their own
-    rewriter = _Rewriter(filename, _loaded_names(definition),
+    rewriter = _Rewriter(definition, filename, _loaded_names(definition),
                          _parameters(definition) | set(_stored_names(definition.body)),
                          _index_reads(definition), in_place)
     definition.body = rewriter.statements(definition.body)
@@ -199,6 +199,16 @@ def _loaded_names(definition):
     return counts
 
 
+def _augmented_names(tree):
+    """How often each name is the target of an augmented assignment in `tree` (which reads
+    it: `last += 1` writes through a view, as `last[...] = v` does)."""
+    counts = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
+            counts[node.target.id] = counts.get(node.target.id, 0) + 1
+    return counts
+
+
 def _index_reads(definition):
     """How often each name is read outside the bodies of the for loops it is the index of (a
     loop's own reads, and those of a later loop over the same name, follow a binding)."""
@@ -213,6 +223,21 @@ def _index_reads(definition):
                 and id(node) not in bound):
             counts[node.id] = counts.get(node.id, 0) + 1
     return counts
+
+
+def _read_before_bound(name, statements):
+    """Whether a loop body may read `name` before it binds it (the value of the iteration
+    before): a read in or before the first statement that binds it unconditionally (a plain
+    `name = value` of the body's own statements)."""
+    for statement in statements:
+        if any(isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load)
+               for node in ast.walk(statement)):  # (a comprehension's reads too)
+            return True
+        if isinstance(statement, ast.Assign) and any(
+                isinstance(target, ast.Name) and target.id == name
+                for target in statement.targets):
+            return False
+    return False
 
 
 def _as_appended(statement, local_names, in_place):
@@ -270,7 +295,9 @@ def _catches_everything(node):
 
 
 class _Rewriter:
-    def __init__(self, filename, loaded, local_names, index_reads, in_place):
+    def __init__(self, definition, filename, loaded, local_names, index_reads, in_place):
+        self.augmented = _augmented_names(definition)  # names `name += v` reads (carried_views)
+        self.held = {}  # a sequence loop's held sequences: {name: the user's expression}
         self.filename = filename
         self.loaded = loaded
         self.index_reads = index_reads  # _index_reads: an index read after its loop
@@ -348,6 +375,7 @@ class _Rewriter:
         live = self.live(assigned, node.body)
         if self.index_reads.get(target, 0):  # read after the loop: unbound if it ran no iteration
             live.append(target)
+        views = self.carried_views(assigned, live, node.body)
         self.captured.append(self.location(node))
         state = touched + [target]
         definitions = self.body_function(f"__kiln_body_{n}", [target], assigned, body)
@@ -357,7 +385,8 @@ class _Rewriter:
         call = _parse(
             f"{HELPER}.for_range(None, __kiln_body_{n}, __kiln_get_{n}, __kiln_set_{n}, "
             f"{tuple(state)!r}, {tuple(live)!r}, {self.location(node)!r}"
-            + (f", stop=lambda: {stop})" if stop else ")"))[0]
+            + (f", stop=lambda: {stop}" if stop else "")
+            + (f", views={views!r})" if views else ")"))[0]
         call.value.args[0] = bounds
         return before + definitions + [_at(call, node)]
 
@@ -388,6 +417,7 @@ class _Rewriter:
         touched = sorted(set(assigned) | set(_read_names(with_test)))
         self.nonlocal_names.update(assigned)
         live = self.live(assigned, with_test)
+        views = self.carried_views(assigned, live, with_test)
         self.captured.append(self.location(node))
         test = _at(_parse(f"def __kiln_test_{n}():\n    return None\n")[0], node)
         test.body[0].value = _traceable_logic(node.test, self.location)
@@ -396,8 +426,23 @@ class _Rewriter:
                                                                               assigned))
         call = _parse(f"{HELPER}.while_loop(__kiln_test_{n}, __kiln_body_{n}, __kiln_get_{n}, "
                       f"__kiln_set_{n}, {tuple(touched)!r}, {tuple(live)!r}, "
-                      f"{self.location(node)!r})")[0]
+                      f"{self.location(node)!r}"
+                      + (f", views={views!r})" if views else ")"))[0]
         return before + definitions + [_at(call, node)]
+
+    def carried_views(self, assigned, live, statements):
+        """The names the loop carries, by value, that may be a view of an array written in
+        place, or written through, by the function (kiln._loop_aliases.carried_views): those
+        read after the loop (live) or by the next iteration before the body binds them. At
+        run time the loop gives up where one holds an array after its traced body
+        (LoopCapture.for_range's views): carried as a copy, `last = x[i]` then `last[0] = 9`
+        after the loop wrote the copy, x unchanged, no error."""
+        augmented = self.augmented  # `last += 1` after the loop reads it
+        inside = _augmented_names(ast.Module(body=list(statements), type_ignores=[]))
+        carried = [name for name in assigned
+                   if name in live or augmented.get(name, 0) > inside.get(name, 0)
+                   or _read_before_bound(name, statements)]
+        return self.in_place.carried_views(carried, statements, self.held)
 
     def refuse(self, loop, reason):
         """The loop stays as written (tracing unrolls it); its body is still rewritten, in a

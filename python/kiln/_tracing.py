@@ -29,4 +29,6 @@ def with_loop_capture(original, function, tracer, trace, note_loop):
     function = with_rewritten_helpers(function, helper, note_loop)  # (kiln._loop_helpers)
     if rewritten is None or rewritten.code is None:
         return function
+    if hasattr(helper, "compiled_code"):  # its loops' views are no helper's (_carried_views)
+        helper.compiled_code = rewritten.code
     return rewritten.bind(function, helper)
