@@ -25,160 +25,26 @@ items of n):
 - a write to a writes what a may be (a -> b: b is written), and a value may change when
   anything it may be is written.
 
-Calls known to write nothing: the NumPy functions and array methods of the allow-lists below,
-ufuncs given their inputs only, `math`, the builtins that only read (`len`, `range`, `print`,
-`float`, `min`, `zip`, ...), the methods of lists and dicts. A call of a function the compiled
-one reads as a global (`bump(x)`, `step(state)`) writes or not as that function does when the
-loop runs: its source is read the same way (and the functions it calls, in their modules),
-so that `state = step(state); hist.append(state)` stays one loop where step returns a fresh
-array. Any other call (a method of the user's object, a class, a closure's function) counts as
-writing all it is given.
+Calls known to write nothing: the NumPy functions and array methods of the allow-lists
+(kiln._call_effects), ufuncs given their inputs only, `math`, the builtins that only read
+(`len`, `range`, `print`, `float`, `min`, `zip`, ...), the methods of lists and dicts. A call
+of a function the compiled one reads as a global (`bump(x)`, `step(state)`) writes or not as
+that function does when the loop runs: its source is read the same way (and the functions it
+calls, in their modules: kiln._helper_writes), so that `state = step(state);
+hist.append(state)` stays one loop where step returns a fresh array. Any other call (a method
+of the user's object, a class, a closure's function) counts as writing all it is given.
 """
 import ast
 import builtins
 import copy
-import inspect
-import math
-import textwrap
-import types
 
 import numpy as np
 
-from ._loop_rewrite_parts import HELPER, _dotted_name as _dotted
-from ._loop_source import compiles_to
-
-# Builtins that neither write their arguments nor return them (or an item of them).
-_FRESH_BUILTINS = frozenset((
-    "len", "range", "print", "float", "int", "bool", "complex", "abs", "round", "str", "repr",
-    "format", "isinstance", "issubclass", "type", "any", "all", "divmod", "pow", "hash", "id",
-    "hasattr", "callable", "ord", "chr", "bin", "hex", "oct", "ascii"))
-# Builtins that write nothing but may return an argument, an item of one, or a container
-# holding its items (min(rows), zip(x, y), list(rows), sorted(rows)).
-_HOLDING_BUILTINS = frozenset((
-    "min", "max", "sum", "zip", "enumerate", "reversed", "sorted", "list", "tuple", "dict",
-    "set", "frozenset", "iter", "next", "getattr", "slice", "super"))
-# Builtins that may read or write any local (eval("x.fill(0)")): everything is written.
-_ANY_NAME_BUILTINS = frozenset(("eval", "exec", "locals", "vars", "globals"))
-
-# NumPy functions (np.<name>, numpy.<name>; submodules dotted) that do not write their
-# arguments (except an out= one) and return fresh arrays. Ufuncs are found by their type.
-_NUMPY_FRESH = frozenset((
-    "sum", "mean", "std", "var", "max", "min", "amax", "amin", "nanmax", "nanmin", "nansum",
-    "nanmean", "nanstd", "nanvar", "nanprod", "nanargmax", "nanargmin", "nanmedian",
-    "nanpercentile", "nanquantile", "nancumsum", "nancumprod", "argmax", "argmin", "prod",
-    "cumsum", "cumprod", "cumulative_sum", "cumulative_prod", "ptp", "median", "percentile",
-    "quantile", "average", "all", "any", "allclose", "isclose", "array_equal", "array_equiv",
-    "count_nonzero", "nonzero", "flatnonzero", "argwhere", "where", "select", "clip", "round",
-    "around", "fix", "sort", "argsort", "lexsort", "partition", "argpartition", "unique",
-    "searchsorted", "histogram", "histogram2d", "histogramdd", "histogram_bin_edges",
-    "bincount", "digitize", "interp", "convolve", "correlate", "polyfit", "polyval", "poly",
-    "roots", "polyder", "polyint", "diff", "ediff1d", "gradient", "trapz", "trapezoid",
-    "cross", "dot", "vdot", "inner", "outer", "tensordot", "kron", "trace", "tril",
-    "triu", "diagflat", "vander", "tile", "repeat", "pad", "concatenate", "concat",
-    "stack", "vstack", "hstack", "dstack", "column_stack", "row_stack", "block", "append",
-    "insert", "delete", "resize", "roll", "copy", "zeros", "ones", "empty", "full",
-    "zeros_like", "ones_like", "empty_like", "full_like", "arange", "linspace", "logspace",
-    "geomspace", "eye", "identity", "tri", "indices", "take", "take_along_axis", "choose",
-    "compress", "extract", "cov", "corrcoef", "shape", "size", "ndim", "result_type",
-    "promote_types", "can_cast", "dtype", "finfo", "iinfo", "isscalar", "iscomplexobj",
-    "isrealobj", "issubdtype", "broadcast_shapes", "errstate", "array2string", "array_repr",
-    "array_str", "angle", "unwrap", "sinc", "i0", "setdiff1d", "intersect1d",
-    "union1d", "in1d", "isin", "triu_indices", "tril_indices", "diag_indices",
-    "unravel_index", "ravel_multi_index", "packbits", "unpackbits", "meshgrid", "array",
-    "fromiter",
-    "linalg.norm", "linalg.inv", "linalg.pinv", "linalg.solve", "linalg.det", "linalg.slogdet",
-    "linalg.eig", "linalg.eigh", "linalg.eigvals", "linalg.eigvalsh", "linalg.svd",
-    "linalg.svdvals", "linalg.qr", "linalg.cholesky", "linalg.lstsq", "linalg.matrix_rank",
-    "linalg.matrix_power", "linalg.multi_dot", "linalg.cond", "linalg.tensorsolve",
-    "linalg.tensorinv", "linalg.outer", "linalg.cross", "linalg.vector_norm",
-    "linalg.matrix_norm", "linalg.trace", "linalg.vecdot", "linalg.tensordot",
-    "fft.fft", "fft.ifft", "fft.fft2", "fft.ifft2", "fft.fftn", "fft.ifftn", "fft.rfft",
-    "fft.irfft", "fft.rfft2", "fft.irfft2", "fft.rfftn", "fft.irfftn", "fft.hfft", "fft.ihfft",
-    "fft.fftfreq", "fft.rfftfreq", "fft.fftshift", "fft.ifftshift",
-    "random.rand", "random.randn", "random.randint", "random.random", "random.random_sample",
-    "random.uniform", "random.normal", "random.standard_normal", "random.choice",
-    "random.permutation", "random.exponential", "random.poisson", "random.binomial",
-    "random.beta", "random.gamma", "random.lognormal", "random.multivariate_normal",
-    "random.seed", "random.default_rng", "random.RandomState"))
-# NumPy functions that write nothing but may return their argument or a view of it (np.diag
-# of a matrix is a read-only view, which sees writes to it; einsum("ij->ji", a) a view).
-_NUMPY_VIEWS = frozenset((
-    "asarray", "asanyarray", "ascontiguousarray", "asfortranarray", "asarray_chkfinite",
-    "require", "reshape", "ravel", "transpose", "swapaxes", "moveaxis", "rollaxis", "squeeze",
-    "expand_dims", "broadcast_to", "broadcast_arrays", "atleast_1d", "atleast_2d",
-    "atleast_3d", "split", "array_split", "hsplit", "vsplit", "dsplit", "unstack", "diagonal",
-    "flip", "fliplr", "flipud", "rot90", "real", "imag", "matrix_transpose", "permute_dims",
-    "linalg.diagonal", "linalg.matrix_transpose", "lib.stride_tricks.as_strided",
-    "lib.stride_tricks.sliding_window_view", "diag", "einsum", "real_if_close", "frombuffer"))
-# NumPy functions that write their first argument, and only it.
-_NUMPY_WRITE_FIRST = frozenset((
-    "copyto", "put", "place", "putmask", "fill_diagonal", "put_along_axis", "random.shuffle"))
-
-# Methods (of arrays, random generators, strings) that write nothing and return a fresh value
-# (`copy` of a list the function builds holds its items). A user's class with a method of
-# one of these names is taken at its word.
-_FRESH_METHODS = frozenset((
-    "sum", "mean", "std", "var", "max", "min", "argmax", "argmin", "prod", "cumsum", "cumprod",
-    "ptp", "dot", "all", "any", "astype", "tolist", "item", "round", "clip", "nonzero",
-    "trace", "conj", "conjugate", "flatten", "argsort", "argpartition", "searchsorted",
-    "count", "index", "tobytes", "repeat", "take", "compress", "choose", "copy",
-    "normal", "uniform", "random", "integers", "standard_normal", "choice", "permutation",
-    "exponential", "poisson", "binomial", "beta", "gamma", "lognormal", "standard_exponential",
-    "multivariate_normal", "rand", "randn", "randint", "random_sample",
-    "format", "join", "startswith", "endswith", "lower", "upper", "strip"))
-# Methods that write nothing but may return the receiver, a view or an item of it.
-_VIEW_METHODS = frozenset((
-    "reshape", "ravel", "transpose", "swapaxes", "squeeze", "view", "diagonal", "get", "items",
-    "values", "keys", "getfield", "__getitem__", "split"))
-# A list's, set's and dict's methods that change the container, not the arrays in it: the
-# receiver's items then may be the arguments (append, extend, ...); pop returns one.
-_CONTAINER_METHODS = frozenset((
-    "append", "extend", "insert", "add", "update", "setdefault", "pop", "popitem", "remove",
-    "clear", "reverse", "discard"))
-# The position of the out argument of those methods (x.sum(0, None, y) writes y).
-_METHOD_OUTS = {
-    "sum": 2, "mean": 2, "std": 2, "var": 2, "prod": 2, "cumsum": 2, "cumprod": 2, "max": 1,
-    "min": 1, "argmax": 1, "argmin": 1, "all": 1, "any": 1, "ptp": 1, "round": 1, "clip": 2,
-    "dot": 1, "take": 2, "choose": 1, "compress": 2, "trace": 4, "random": 2,
-    "standard_normal": 2, "standard_exponential": 3}
-_UFUNC_METHODS = frozenset(("reduce", "accumulate", "reduceat", "outer"))
-_MOST_CALL_DEPTH = 8  # user functions followed through their calls
-
-
-def _numpy_object(path):
-    """The object np.<path> names in NumPy, or None."""
-    value = np
-    for part in path.split("."):
-        value = getattr(value, part, None)
-        if value is None:
-            return None
-    return value
-
-
-_outs = {}
-
-
-def _positional_out(path):
-    """The position of np.<path>'s out argument where it may be given by position (np.sum's
-    fourth, np.dot's third), None where it has none; 2 where its signature is unknown."""
-    if path not in _outs:
-        try:
-            parameters = list(inspect.signature(_numpy_object(path)).parameters.values())
-            _outs[path] = next((k for k, p in enumerate(parameters) if p.name == "out" and (
-                p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD))), None)
-        except (TypeError, ValueError):
-            _outs[path] = 2
-    return _outs[path]
-
-
-def _numpy_path(func):
-    """"linalg.norm" of np.linalg.norm (or numpy.linalg.norm), None for other callees."""
-    name = _dotted(func)
-    for prefix in ("np.", "numpy."):
-        if name.startswith(prefix):
-            return name[len(prefix):]
-    return None
-
+from ._call_effects import (ANY_NAME_BUILTINS, CONTAINER_METHODS, FRESH_BUILTINS,
+                            FRESH_METHODS, HOLDING_BUILTINS, METHOD_OUTS, NUMPY_FRESH,
+                            NUMPY_VIEWS, NUMPY_WRITE_FIRST, UFUNC_METHODS, VIEW_METHODS,
+                            numpy_object, numpy_path, positional_out)
+from ._loop_rewrite_parts import HELPER, _dotted_name as _dotted, list_bindings
 
 def _items(node):
     """The node standing for the items of `node` (items of items are items)."""
@@ -462,25 +328,25 @@ class InPlace:
         for keyword in call.keywords:
             if keyword.arg == "out":
                 out |= self.aliases(keyword.value)
-        func, path = call.func, _numpy_path(call.func)
+        func, path = call.func, numpy_path(call.func)
         name = func.id if isinstance(func, ast.Name) else None
         if name is not None and name in self._functions:  # a nested function: its own code
             return False, set(), {name}
         if _dotted(func).startswith(HELPER + "."):  # kiln's own (the comprehensions' tests)
             return False, set(), arguments
         keyed = any(k.arg == "key" for k in call.keywords)  # sorted(rows, key=f) calls f
-        if name in _FRESH_BUILTINS and not keyed or (
+        if name in FRESH_BUILTINS and not keyed or (
                 name == "sum" and len(call.args) == 1 and not call.keywords):
             return False, set(), set()
-        if name in _HOLDING_BUILTINS and not keyed:
+        if name in HOLDING_BUILTINS and not keyed:
             return False, set(), _with_items(arguments)
         if _dotted(func).startswith("math."):
             return False, set(), set()
-        owner = _numpy_path(func.value) if isinstance(func, ast.Attribute) else None
-        if owner is not None and isinstance(_numpy_object(owner), np.ufunc):
+        owner = numpy_path(func.value) if isinstance(func, ast.Attribute) else None
+        if owner is not None and isinstance(numpy_object(owner), np.ufunc):
             if func.attr == "at":  # np.add.at(x, i, v) writes x
                 return False, self.aliases(call.args[0]) if call.args else arguments, set()
-            if func.attr in _UFUNC_METHODS:  # np.maximum.reduce(x)
+            if func.attr in UFUNC_METHODS:  # np.maximum.reduce(x)
                 return False, out, out
         elif path is not None:
             known = self._numpy_call(call, path, arguments, out)
@@ -488,24 +354,24 @@ class InPlace:
                 return known
         elif isinstance(func, ast.Attribute):
             receiver = self.aliases(func.value)
-            position = _METHOD_OUTS.get(func.attr)
+            position = METHOD_OUTS.get(func.attr)
             if position is not None and len(call.args) > position:  # x.sum(0, None, y)
                 out |= self.aliases(call.args[position])
-            if func.attr in _FRESH_METHODS and not out:
+            if func.attr in FRESH_METHODS and not out:
                 if func.attr == "copy" and any(n in self._local_lists for n in receiver):
                     return False, set(), _with_items(receiver)  # a list's copy: its items
                 if func.attr == "astype" and any(k.arg == "copy" for k in call.keywords):
                     return False, set(), receiver
                 return False, set(), set()
-            if func.attr in _VIEW_METHODS and not out:
+            if func.attr in VIEW_METHODS and not out:
                 return False, set(), _with_items(receiver)
-            if func.attr in _CONTAINER_METHODS:
+            if func.attr in CONTAINER_METHODS:
                 return False, set(), _with_items(receiver)
         given = _with_items(arguments | self.aliases(func))
         return self._spec(call), given, given
 
     def _numpy_call(self, call, path, arguments, out):
-        function = _numpy_object(path)
+        function = numpy_object(path)
         copy_keyword = any(k.arg == "copy" for k in call.keywords)  # np.array(x, copy=False)
         if isinstance(function, np.ufunc):
             extra = set()
@@ -514,14 +380,14 @@ class InPlace:
             return False, out | extra, out | extra
         if isinstance(function, type) and issubclass(function, np.generic):
             return False, out, out  # np.float64(v)
-        if path in _NUMPY_WRITE_FIRST:
+        if path in NUMPY_WRITE_FIRST:
             return False, self.aliases(call.args[0]) if call.args else arguments, set()
-        position = _positional_out(path) if path in _NUMPY_FRESH | _NUMPY_VIEWS else None
+        position = positional_out(path) if path in NUMPY_FRESH | NUMPY_VIEWS else None
         if position is not None and len(call.args) > position:  # np.dot(a, b, c) writes c
             out = out | self.aliases(call.args[position])
-        if path in _NUMPY_FRESH:
+        if path in NUMPY_FRESH:
             return False, out, arguments if copy_keyword else out
-        if path in _NUMPY_VIEWS:
+        if path in NUMPY_VIEWS:
             return False, out, arguments
         return None
 
@@ -531,7 +397,7 @@ class InPlace:
         name = _dotted(call.func)
         base = name.split(".")[0]
         if not name or base not in self.unbound or hasattr(builtins, base) or (
-                _numpy_path(call.func) is not None):
+                numpy_path(call.func) is not None):
             return True
         starred = any(isinstance(a, ast.Starred) for a in call.args) or any(
             k.arg is None for k in call.keywords)
@@ -602,7 +468,7 @@ class InPlace:
     def _call_effects(self, call):
         kind, written, result = self._call(call)
         self._write(written, True if kind is False else kind)
-        if isinstance(call.func, ast.Name) and call.func.id in _ANY_NAME_BUILTINS:
+        if isinstance(call.func, ast.Name) and call.func.id in ANY_NAME_BUILTINS:
             self._any_name = True
         if kind is not False:  # it may write globals, and store one argument in another
             self._write(_with_items(self.unbound), kind)
@@ -610,7 +476,7 @@ class InPlace:
             for node in written:
                 self._edge(_items(node), written)
         func = call.func
-        if isinstance(func, ast.Attribute) and func.attr in _CONTAINER_METHODS:
+        if isinstance(func, ast.Attribute) and func.attr in CONTAINER_METHODS:
             given = set()  # rows.append(x[i]): rows' items may be x
             for argument in (*call.args, *(k.value for k in call.keywords)):
                 given |= self.aliases(argument)
@@ -694,18 +560,7 @@ def _flat_targets(node):
 def _local_lists(definition):
     """Names bound to a list or tuple display or comprehension, or appended to: those whose
     `+` and `copy()` hold their items."""
-    names = set()
-    for node in ast.walk(definition):
-        value = getattr(node, "value", None)
-        if isinstance(node, (ast.Assign, ast.AnnAssign)) and isinstance(
-                value, (ast.List, ast.Tuple, ast.ListComp)):
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            names |= {t.id for t in targets if isinstance(t, ast.Name)}
-        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-              and node.func.attr in ("append", "extend", "insert")
-              and isinstance(node.func.value, ast.Name)):
-            names.add(node.func.value.id)
-    return names
+    return list_bindings(ast.walk(definition))
 
 
 def written_in_place(definition):
@@ -725,106 +580,3 @@ def as_constant(verdict):
     """A verdict as the rewrite puts it in the code: a bool, or a tuple of the calls' specs
     (the global functions' calls that decide it when the loop runs: Writes)."""
     return verdict if isinstance(verdict, bool) else tuple(sorted(verdict))
-
-
-# ---- when the loop runs: do the global functions called write? ----
-
-class Writes:
-    """A verdict of calls of global functions (as_constant's tuple), true when one of the
-    functions `namespace` (the compiled function's globals) names may write what it is
-    given, a global, or what they hold: asked only where it matters."""
-
-    def __init__(self, specs, namespace):
-        self.specs, self.namespace = specs, namespace
-
-    def __bool__(self):
-        return any(_call_writes(_resolve(name, self.namespace, {}), count, out, set())
-                   for name, count, out in self.specs)
-
-
-def verdict(value, namespace):
-    """A verdict as the rewrite left it (as_constant), where the loop runs in `namespace`."""
-    return value if isinstance(value, bool) else Writes(value, namespace)
-
-
-_MISSING = object()
-_analyses = {}
-
-
-def _resolve(name, namespace, cells):
-    parts = name.split(".")
-    value = cells.get(parts[0], namespace.get(parts[0], getattr(builtins, parts[0], _MISSING)))
-    for part in parts[1:]:
-        if value is _MISSING:
-            break
-        value = getattr(value, part, _MISSING)
-    return value
-
-
-def _known_function(value):
-    """Whether `value` is a NumPy, math or builtin function known to write nothing."""
-    if isinstance(value, types.BuiltinFunctionType) and getattr(math, value.__name__,
-                                                                None) is value:
-        return True
-    if getattr(builtins, getattr(value, "__name__", ""), None) is value:
-        return value.__name__ in _FRESH_BUILTINS or value.__name__ in _HOLDING_BUILTINS
-    name = getattr(value, "__name__", None)
-    return name is not None and any(
-        _numpy_object(path) is value for path in (*_NUMPY_FRESH, *_NUMPY_VIEWS)
-        if path.rsplit(".", 1)[-1] == name)
-
-
-def _call_writes(value, count, out, visiting):
-    """Whether a call of `value` with `count` positional arguments (out: an out= keyword)
-    may write what it is given, a global, or what they hold."""
-    if isinstance(value, np.ufunc):
-        return out or count > value.nin
-    if _known_function(value):
-        return out
-    if not isinstance(value, types.FunctionType) or len(visiting) >= _MOST_CALL_DEPTH:
-        return True  # classes, methods, partials, C functions: may write
-    code = value.__code__
-    if code in visiting:  # recursion adds no write of its own
-        return False
-    if code not in _analyses:
-        _analyses[code] = _analysis(value)
-    own = _analyses[code]
-    if not isinstance(own, frozenset):
-        return own
-    cells = dict(zip(code.co_freevars, (_cell(c) for c in value.__closure__ or ())))
-    visiting.add(code)
-    try:
-        return any(_call_writes(_resolve(name, value.__globals__, cells), n, o, visiting)
-                   for name, n, o in own)
-    finally:
-        visiting.discard(code)
-
-
-def _cell(cell):
-    try:
-        return cell.cell_contents
-    except ValueError:
-        return _MISSING
-
-
-def _analysis(function):
-    """InPlace.own_writes of a user function's source (True where there is none, or it is
-    not the function's: a lambda, a file edited since). The function may be kiln's rewrite of
-    its source (kiln._loop_transform: a helper's loops and calls), read as the user wrote it."""
-    code = function.__code__
-    try:
-        tree = ast.parse(textwrap.dedent(inspect.getsource(code)))
-    except (OSError, TypeError, SyntaxError, IndentationError):
-        return True
-    definition = tree.body[0] if tree.body else None
-    if not isinstance(definition, ast.FunctionDef) or definition.name != code.co_name:
-        return True
-    ast.increment_lineno(tree, code.co_firstlineno - 1)
-    try:  # the file may have been edited since; kiln's rewrite of it checked that itself
-        if HELPER not in code.co_freevars and not compiles_to(definition, code.co_filename,
-                                                              code):
-            return True
-    except (SyntaxError, ValueError, TypeError):
-        return True
-    own = InPlace(definition).own_writes()
-    return own if own is True else frozenset(own or ())

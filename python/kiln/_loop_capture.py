@@ -27,7 +27,7 @@ import sys
 
 import numpy as np
 
-from . import (_affine_indices, _loop_aliases, _loop_appends, _loop_counters, _loop_extents,
+from . import (_affine_indices, _helper_writes, _loop_appends, _loop_counters, _loop_extents,
                _loop_first_bindings, _loop_number_types, _loop_numpy_arrays, _loop_strides,
                _random_state, _windows)
 from ._branch_capture import BranchCapture, _plain, _restore, _Retype
@@ -146,7 +146,7 @@ class LoopCapture(BranchCapture, ExpressionCapture, LoopResults):
         """`items.append(value)` of a for loop's body (kiln._loop_appends); aliased: the value
         may be an array the function changes in place later (a bool, or the calls of global
         functions of the caller's module that decide it: kiln._loop_aliases)."""
-        aliased = _loop_aliases.verdict(aliased, sys._getframe(1).f_globals)
+        aliased = _helper_writes.verdict(aliased, sys._getframe(1).f_globals)
         return _loop_appends.appended(items, value, self.depth, aliased)
 
     def for_range(self, bounds, body, get, set_, names, live, location, stop=None, peels=0,
@@ -291,7 +291,7 @@ class LoopCapture(BranchCapture, ExpressionCapture, LoopResults):
                     verdict = anywhere
                 if returned and helper and (_is_view(value) or _is_view(old)):
                     verdict = True
-                if verdict and _loop_aliases.verdict(verdict, namespace):
+                if verdict and _helper_writes.verdict(verdict, namespace):
                     raise CaptureFailed(
                         f"`{name}` may be a view of an array, which the loop would carry as "
                         f"a copy, and the function writes through it or writes the array")

@@ -8,7 +8,7 @@ import sys
 
 import numpy as np
 
-from . import _loop_aliases, _math_calls, _numpy_sequences, _stacked_rows
+from . import _helper_writes, _math_calls, _numpy_sequences, _stacked_rows
 from ._loop_types import rerun_note
 from ._tracer import TracedArray, backend, cast, check_traced_int_fits, to_tensor
 
@@ -147,7 +147,7 @@ class ExpressionCapture:
         that decide it), so that the loop, which cannot carry a view made before it, is
         captured; so is a list of a loop's appends (kiln._stacked_rows.iterated: their stack,
         indexed)."""
-        changes = _loop_aliases.verdict(changes, sys._getframe(1).f_globals)
+        changes = _helper_writes.verdict(changes, sys._getframe(1).f_globals)
         if (isinstance(value, TracedArray) and value.ndim >= 1 and value._root is not None
                 and value._selection is None and not changes):
             return value.copy()

@@ -163,8 +163,14 @@ def _dotted_name(node):
 def _list_names(definition):
     """Names of `definition` that may hold a list: its parameters, and names it binds to a list
     or tuple display or comprehension, or appends to."""
-    names = _parameters(definition)
-    for node in _walk_scope(definition.body):
+    return _parameters(definition) | list_bindings(_walk_scope(definition.body))
+
+
+def list_bindings(nodes):
+    """The names `nodes` bind to a list or tuple display or comprehension (`[x] * n` too), or
+    append to."""
+    names = set()
+    for node in nodes:
         value = getattr(node, "value", None)
         if isinstance(value, ast.BinOp):  # [x] * n
             value = value.left if isinstance(value.left, ast.List) else value.right
