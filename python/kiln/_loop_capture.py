@@ -46,6 +46,7 @@ from ._loop_types import (CaptureFailed, DrawsInBody, carried_flags as _carried_
                           untraced_effect as _untraced_effect)
 from ._loop_results import LoopResults
 from ._loop_view_bases import with_view_bases
+from ._loop_carried_views import checked_body
 from ._loop_peeling import PEELS_AT_MOST, PeelFirst, retyped_numbers, split_first
 from ._tracer import TracedArray, cast, to_tensor
 
@@ -76,11 +77,6 @@ def _check_followers(followers, by_object, after):
                                 f"rebinds its base")
         if after[name] is not view:
             raise _Unfollow(name)
-
-
-def _is_view(value):
-    """Whether `value` is a traced view of another array (x[i], x.T, a slice; no number)."""
-    return isinstance(value, TracedArray) and not value._scalar and value._root is not None
 
 
 class _WindowMismatch(CaptureFailed):
@@ -155,7 +151,7 @@ class LoopCapture(BranchCapture, ExpressionCapture, LoopResults):
         first iterations run on their own before this range (kiln._loop_peeling); None: this
         is one of them, which may change a number's type. views: the carried names that may be
         views the function writes through or changes (_carried_views)."""
-        body = self._carried_views(body, get, names, views, sys._getframe(1),
+        body = checked_body(self, body, get, names, views, sys._getframe(1),
                                    not all(isinstance(b, (int, np.integer)) for b in bounds))
         static = all(isinstance(b, (int, np.integer)) and not isinstance(b, (bool, np.bool_))
                      for b in bounds)
@@ -213,7 +209,7 @@ class LoopCapture(BranchCapture, ExpressionCapture, LoopResults):
         once it is a traced one, the rest of the loop is captured as a while loop node. The
         Python numbers the first iteration changes are lifted to traced ones, for a test that
         reads them (`while t < T: ...; t += dt`, kiln._loop_counters)."""
-        body = self._carried_views(body, get, names, views, sys._getframe(1), True)
+        body = checked_body(self, body, get, names, views, sys._getframe(1), True)
         lifted = None  # {name: Python number} lifted for the test, once
         iterations = 0
         while True:
@@ -253,49 +249,6 @@ class LoopCapture(BranchCapture, ExpressionCapture, LoopResults):
             while test():
                 self._check_time()
                 body()
-
-    def _carried_views(self, body, get, names, views, frame, may_skip):
-        """`body`, giving the loop up when its traced iteration binds an array to a name of
-        `views` that the function may write through, or whose array it may write
-        (kiln._loop_aliases.carried_views: (name, verdict of the body's bindings, verdict of
-        every binding, bound every iteration, returned)): the loop carries every name by value, so
-        after it (or in the next iteration) the name would be a copy where NumPy's is the
-        view (`last = x[i]` in the body, then `last[0] = 9`, `bump(last)` or `x[-1] = 0`
-        after it: the copy was written, or missed the write, no error). Such a loop runs as
-        Python, its views NumPy's. The view the name held before the loop counts where it
-        may survive it (may_skip: the loop may run no iteration; a body that binds it on a
-        branch only); a number (`x[i]` of a vector) is no view, and a view the body updates
-        in place (`u += ...`) follows its base (_check_followers). (A branch's side binding a
-        view gives its branch up, so a carried array that is no view after the body is a
-        fresh one.)"""
-        if not views:
-            return body
-        namespace = frame.f_globals
-        # a helper's caller may write the view it returns (`r = last_row(x); r[0] = 9`); the
-        # compiled function's results are copies
-        helper = frame.f_code is not self.compiled_code
-
-        def checked(*index):
-            before = get()
-            body(*index)
-            if self.depth == 0:  # run as Python: its views are NumPy's
-                return
-            now = dict(zip(names, get()))
-            for (name, in_body, anywhere, bound, returned), old in zip(
-                    views, (dict(zip(names, before)).get(name) for name, *_ in views)):
-                value = now.get(name)
-                if value is old:  # not rebound: a view made before the loop follows its base
-                    continue
-                verdict = in_body if _is_view(value) else False
-                if _is_view(old) and (may_skip or not bound):  # it may keep it
-                    verdict = anywhere
-                if returned and helper and (_is_view(value) or _is_view(old)):
-                    verdict = True
-                if verdict and _helper_writes.verdict(verdict, namespace):
-                    raise CaptureFailed(
-                        f"`{name}` may be a view of an array, which the loop would carry as "
-                        f"a copy, and the function writes through it or writes the array")
-        return checked
 
     def _test(self, test, lifted=None):
         """A while loop's test, as it is now (a traced one is captured: `while not
