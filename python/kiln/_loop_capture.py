@@ -47,7 +47,8 @@ from ._loop_types import (CaptureFailed, DrawsInBody, carried_flags as _carried_
 from ._loop_results import LoopResults
 from ._loop_view_bases import with_view_bases
 from ._loop_carried_views import checked_body
-from ._loop_peeling import PEELS_AT_MOST, PeelFirst, retyped_numbers, split_first
+from ._loop_peeling import (PEELS_AT_MOST, PeelFirst, retyped_numbers, split_first,
+                            watched_numbers)
 from ._tracer import TracedArray, cast, to_tensor
 
 UNROLL_AT_MOST = 2
@@ -428,6 +429,7 @@ class LoopCapture(BranchCapture, ExpressionCapture, LoopResults):
         self.depth += 1
         self.numpy_sides = [entry for entry in self.numpy_sides if entry[0] < self.depth]
         context.in_body += 1  # arrays made in the body are its own, never a break's to cut
+        outer_watch = getattr(context, "kind_watch", None) or {}
         slots = []  # (names, array before or None, initial tensor, placeholder)
         escapes = None  # state the body may change without a variable (kiln._loop_escapes)
         windows, by_value = {}, {}  # slots carried by value, by placeholder id (_loop_extents)
@@ -496,6 +498,10 @@ class LoopCapture(BranchCapture, ExpressionCapture, LoopResults):
                               getattr(driver, "attribute_dicts", ()), before)
             for stack in stacks:
                 stack.position = _loop_appends.position(index, span)
+            watched = watched_numbers(by_object, rebound)
+            context.kind_watch = {**outer_watch, **watched}
+            context.kind_sensitive = getattr(context, "kind_sensitive", set()) - set(
+                watched.values())
             if indexed:
                 body(index if probe is None else probe)
             else:
@@ -525,8 +531,10 @@ class LoopCapture(BranchCapture, ExpressionCapture, LoopResults):
                 set_(before)
                 return slots, after
             # (a body that may break runs the statements after the break's test as a branch:
-            # its numbers are peeled too)
-            branches = set(retyping.taken) if condition is None else set()
+            # its numbers are peeled too; so are those the body reads as Python's where
+            # NumPy's scalar would take another loop: kiln._loop_peeling)
+            branches = (set(retyping.taken) - context.kind_sensitive if condition is None
+                        else set())
             if peel is not None and retyped_numbers(
                     self, slots, names, after, saved, variables, seen_flags, branches):
                 if peel > 0:
@@ -563,6 +571,7 @@ class LoopCapture(BranchCapture, ExpressionCapture, LoopResults):
             self.depth -= 1
             context.in_body -= 1
             context.driver = driver
+            context.kind_watch = outer_watch
         last = (self._last_index(start, stop, step, before[-1])
                 if indexed and span is None else None)
         self._apply(slots, values, names, after, set_, span, saved, indexed, variables,

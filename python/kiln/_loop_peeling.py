@@ -55,3 +55,56 @@ def split_first(capture, bounds, span):
         value._scalar, value._weak = True, int
         return value
     return (integer(start), integer(first_end), step), (integer(next_start), integer(end), step)
+
+
+# ---- which carried Python numbers the body reads as Python's (BranchRetyping's numbers) ----
+# A number only a branch of the body makes NumPy's (`m = 0; ... if x[i] > m: m = x[i]`) is
+# carried with whether the branch was taken (kiln._loop_number_types' BranchRetyping), and the
+# body sees the Python number in every iteration: right for the reads both kinds answer alike
+# (`x[i] > m` of float64 data), wrong for one whose loop differs (`m * np.float32(2)`: float32
+# of the Python number, float64 of NumPy's). The body's ufuncs and operators note such reads of
+# the numbers watched here (and of the Python numbers operators make of them: `t = m + 1`);
+# a noted number is peeled like the others.
+
+def watched_numbers(by_object, rebound):
+    """{id of the value the body reads: name} of the carried Python numbers of a body."""
+    watched = {id(array): names[0] for array, names in by_object.values()
+               if array._scalar and array._weak in (int, float, complex) and not array.shape}
+    watched.update((id(value), name) for name, value in rebound.items()
+                   if isinstance(value, TracedArray) and value._scalar
+                   and value._weak in (int, float, complex))
+    return watched
+
+
+def note_kind_reads(context, inputs, types, loop, resolve):
+    """Where an input is a watched Python number, whether NumPy's scalar of its dtype would
+    take another loop (`resolve`: types -> loop): its name is then noted in
+    context.kind_sensitive."""
+    watched = getattr(context, "kind_watch", None)
+    if not watched:
+        return
+    for position, value in enumerate(inputs):
+        name = watched.get(id(value))
+        if name is None or types[position] not in (int, float, complex):
+            continue
+        strong = types[:position] + (value.dtype,) + types[position + 1:]
+        try:
+            other = resolve(strong)
+        except Exception:  # noqa: BLE001  no loop for NumPy's scalar: another answer
+            other = None
+        if other != loop:
+            context.kind_sensitive.add(name)
+
+
+def watch_result(result, operands):
+    """A Python number an operator made of a watched one (`t = m + 1`) is watched as it."""
+    if not isinstance(result, TracedArray) or result._weak is None:
+        return
+    watched = getattr(result._context, "kind_watch", None)
+    if not watched:
+        return
+    for value in operands:
+        name = watched.get(id(value))
+        if name is not None:
+            watched[id(result)] = name
+            return

@@ -17,6 +17,7 @@ import numpy as np
 from . import (_affine_indices, _assumed_numbers, _indexing, _kiln, _memory_layout,
                _object_operands, _ufunc_loops, _ufunc_reduceat, _window_arg_reductions,
                _window_joins, _windows)
+from ._loop_peeling import note_kind_reads
 from ._numpy_creation import FUNCTIONS as _CREATION, array as _numpy_creation_array
 from ._numpy_functions import FUNCTIONS as _CORE, _as_traced, product_dtype
 from ._numpy_functions import _result
@@ -462,6 +463,7 @@ def call_ufunc(ufunc, inputs, out=None, where=True, dtype=None, casting="same_ki
                                                                      casting))
     types = tuple(weak_type(x) for x in inputs)
     loop = _resolve(ufunc, types, dtype, casting)
+    note_kind_reads(context, inputs, types, loop, lambda t: _resolve(ufunc, t, dtype, casting))
     if _VALUE_BASED and dtype is None and any(type(x) in (int, float, complex) for x in inputs):
         loop = _value_based_loop(ufunc, tuple(  # (type, value): 1 and 1.0 are one dict key
             (type(x), x) if type(x) in (int, float, complex) else (None, t)

@@ -9,6 +9,7 @@ from . import (_assumed_numbers, _numpy_api, _numpy_functions, _object_operands,
                _python_int_overflow)
 from ._as_strided import c_strides
 from ._graph_breaks import callee_instruction, instructions, is_internal, is_kiln_code
+from ._loop_peeling import watch_result
 from ._memory_layout import base_of, flags_of
 from ._tracer import (TracedArray, backend, call_eagerly, converted, graph_break, materialize,
                       to_tensor, user_location, weak_type)
@@ -222,6 +223,7 @@ def _python_arithmetic(result, *operands):
     NumPy's functions called on them (np.sqrt(lr)) give strong NumPy scalars."""
     if isinstance(result, TracedArray) and all(map(_is_python_number, operands)):
         result._weak = {"i": int, "f": float, "c": complex, "b": bool}.get(result.dtype.kind)
+        watch_result(result, operands)
     return result
 
 

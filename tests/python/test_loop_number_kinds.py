@@ -67,6 +67,25 @@ def itemsizes_until(x, n, limit):
     return sizes, total
 
 
+def doubled_sizes_of_a_branch_max(x):
+    m = 0
+    sizes = np.zeros(len(x))
+    for i in range(len(x)):
+        t = m + 1  # a Python number made of m: read as Python's too
+        sizes[i] = (t * np.float32(2)).dtype.itemsize
+        if x[i] > 0.5:
+            m = x[i]
+    return sizes, m
+
+
+def branch_max(x):
+    m = 0
+    for i in range(len(x)):
+        if x[i] > m:
+            m = x[i]
+    return m
+
+
 def swapped_kinds(x):
     a, b = 0.0, x[0]
     sizes = np.zeros(len(x))
@@ -123,3 +142,23 @@ def test_a_number_whose_kind_changes_every_iteration_runs_as_python():
     x = np.arange(1.0, 9.0)
     assert list(swapped_kinds(x)) == [8, 4, 8, 4, 8, 4, 8, 4]  # NumPy's
     check_calls(swapped_kinds, [(x,), (x[:5],)])
+
+
+def test_a_number_only_a_branch_retypes_is_peeled_where_the_body_reads_its_kind():
+    # BranchRetyping carried m with whether the branch was taken, and the body saw the Python
+    # number in every iteration: [4, 4, 4, 4, 4, 4] where NumPy's is [4, 4, 8, 8, 8, 8]
+    x = np.array([0.1, 0.7, 0.2, 0.9, 0.3, 0.4])
+    sizes, _ = doubled_sizes_of_a_branch_max(x)
+    assert list(sizes) == [4, 4, 8, 8, 8, 8]  # NumPy's
+    check_calls(doubled_sizes_of_a_branch_max, [(x,), (-x,), (x[::-1].copy(),)])
+
+
+def test_a_number_only_a_branch_retypes_and_only_compared_stays_one_loop():
+    # `x[i] > m` takes one loop for either kind: no peel, so no rerun where the first
+    # iteration's branch is not taken (returning m reruns where no iteration's was)
+    x = np.array([0.1, 0.7, 0.2, 0.9, 0.3, 0.4])
+    check_calls(branch_max, [(x,), (-x,)])
+    assert loop_kinds(branch_max, x) == (["select", "loop"], 0)
+    compiled = kiln.compile(branch_max)
+    compiled(x)
+    assert _python_runs(branch_max, compiled, (x,)) == 0
