@@ -530,11 +530,9 @@ class LoopCapture(BranchCapture, ExpressionCapture, LoopResults):
                 _restore(saved)
                 set_(before)
                 return slots, after
-            # (a body that may break runs the statements after the break's test as a branch:
-            # its numbers are peeled too; so are those the body reads as Python's where
-            # NumPy's scalar would take another loop: kiln._loop_peeling)
-            branches = (set(retyping.taken) - context.kind_sensitive if condition is None
-                        else set())
+            # numbers only a branch retypes keep that branch's flag, but not after a break's
+            # test (a branch too) nor where the body's reads tell the kinds apart
+            branches = set(retyping.taken) - context.kind_sensitive if condition is None else set()
             if peel is not None and retyped_numbers(
                     self, slots, names, after, saved, variables, seen_flags, branches):
                 if peel > 0:

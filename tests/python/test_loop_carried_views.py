@@ -5,32 +5,11 @@ was a copy where NumPy's is the view: `last = x[i]` in the body, then `last[0] =
 the loop wrote the copy, x unchanged, no error. Such a loop runs as Python. Each function is
 compiled and compared with NumPy on copies of its arguments: what it returns and the
 arguments afterwards. A loop whose carried view is only read after it stays one loop."""
-import copy
-
 import numpy as np
 import pytest
 
 import kiln
-
-
-def same(got, want, what="result"):
-    got, want = np.asarray(got), np.asarray(want)
-    assert got.dtype == want.dtype and got.shape == want.shape, (what, got, want)
-    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12, err_msg=what)
-
-
-def check(function, *arguments):
-    """kiln.compile(function) agrees with NumPy on copies of `arguments`: the result and the
-    arguments afterwards."""
-    mine, theirs = copy.deepcopy(arguments), copy.deepcopy(arguments)
-    same(kiln.compile(function)(*mine), function(*theirs))
-    for k, (got, want) in enumerate(zip(mine, theirs)):
-        same(got, want, f"argument {k} afterwards")
-
-
-def loop_kinds(function, *arguments):
-    report = kiln.explain(kiln.compile(function))(*copy.deepcopy(arguments))
-    return [loop.kind for loop in report.loops if loop.kind != "select"]
+from test_loop_append_aliasing import check, loop_kinds
 
 
 def matrix(rows=6, columns=4, seed=0):
