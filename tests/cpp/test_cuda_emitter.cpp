@@ -308,10 +308,11 @@ TEST(CudaEmitter, ShortRowsGiveEachThreadAnUnrolledLoop) {
   EXPECT_EQ(code, 0) << log;
 }
 
-// Rows that fill the GPU many times over (softmax of 4096 rows of 1024 floats) take a block a
+// Rows that fill the GPU many times over (softmax of 8192 rows of 1024 floats) take a block a
 // row at once (no grid-stride walk of 8 blocks a multiprocessor) of threads that hold 8
-// elements each; a row statistic read by the row's exp and by the output (logsumexp) stays in
-// the one kernel.
+// elements each; fewer of them (2048) a warp each, whose lanes hold 32 (launch_plans.cpp:
+// plan_warp_iterations); a row statistic read by the row's exp and by the output (logsumexp)
+// stays in the one kernel.
 size_t count(const std::string& text, const std::string& what) {
   size_t n = 0;
   for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
@@ -319,21 +320,34 @@ size_t count(const std::string& text, const std::string& what) {
 }
 
 TEST(CudaEmitter, LongRowsTakeABlockEachOfFewerThreads) {
-  ir::Graph graph;
-  ir::Builder b(graph);
-  ir::ValueId x = b.parameter(DType::Float32, {4096, 1024});
-  ir::ValueId e = b.unary(ir::Op::exp, b.binary(ir::Op::sub, x, b.reduce(ir::Op::max, x, {1}, true)));
-  graph.set_outputs({b.binary(ir::Op::div, e, b.reduce(ir::Op::sum, e, {1}, true))});
-  codegen::CudaSource softmax = emit(graph);
+  auto softmax_of = [](int64_t rows) {
+    ir::Graph graph;
+    ir::Builder b(graph);
+    ir::ValueId x = b.parameter(DType::Float32, {rows, 1024});
+    ir::ValueId e = b.unary(ir::Op::exp, b.binary(ir::Op::sub, x, b.reduce(ir::Op::max, x, {1}, true)));
+    graph.set_outputs({b.binary(ir::Op::div, e, b.reduce(ir::Op::sum, e, {1}, true))});
+    return emit(graph);
+  };
+  codegen::CudaSource softmax = softmax_of(8192);
   ASSERT_EQ(softmax.kernels.size(), 1u);
-  EXPECT_EQ(softmax.kernels[0].launches[0].blocks, 4096);
+  EXPECT_EQ(softmax.kernels[0].launches[0].blocks, 8192);
   EXPECT_EQ(softmax.kernels[0].launches[0].threads, 128);
   EXPECT_NE(softmax.text.find("_step < 8; ++"), std::string::npos) << softmax.text;
   // x loaded once into registers for its three loops (the max, the sum, the division): in the
-  // scalar copy an element at a time, in the aligned one 16 bytes at a time (RowsMoveSixteen...)
+  // scalar copy an element at a time, in the aligned one 16 bytes at a time (RowsMoveSixteen...);
+  // the division's loop printed twice in each, the second run where a check failed.
   EXPECT_EQ(count(softmax.text, "__ldg(a0"), 1u) << softmax.text;
   EXPECT_EQ(count(softmax.text, "__ldg(reinterpret_cast<const float4*>(a0"), 1u) << softmax.text;
-  EXPECT_EQ(count(softmax.text, "= kiln_row0[i"), 3u + 2u + 4u) << softmax.text;
+  EXPECT_EQ(count(softmax.text, "= kiln_row0[i"), 2u + 2u + 2 * (4u + 1u)) << softmax.text;
+  EXPECT_EQ(count(softmax.text, "kiln_div_by_uniform_checked((float)"), 4u + 1u) << softmax.text;
+  EXPECT_EQ(count(softmax.text, "if (!kiln_exact) {"), 2u) << softmax.text;
+  codegen::CudaSource warps = softmax_of(2048);
+  ASSERT_EQ(warps.kernels.size(), 1u);
+  EXPECT_EQ(warps.kernels[0].launches[0].blocks, 2048 / 8);
+  EXPECT_EQ(warps.kernels[0].launches[0].threads, 256);
+  EXPECT_NE(warps.text.find("float kiln_row0[32];"), std::string::npos) << warps.text;
+  EXPECT_NE(warps.text.find("_run < 8; ++"), std::string::npos) << warps.text;
+  EXPECT_EQ(warps.text.find("__syncthreads"), std::string::npos) << warps.text;
 
   ir::Graph lse;
   ir::Builder c(lse);
@@ -345,7 +359,7 @@ TEST(CudaEmitter, LongRowsTakeABlockEachOfFewerThreads) {
   codegen::CudaSource one = emit(lse);
   ASSERT_EQ(one.kernels.size(), 1u) << one.text;
   EXPECT_EQ(one.kernels[0].launches[0].threads, 256);
-  for (const codegen::CudaSource* source : {&softmax, &one}) {
+  for (const codegen::CudaSource* source : {&softmax, &warps, &one}) {
     auto [code, log] = compile_with_nvcc(source->text, "long_rows");
     EXPECT_EQ(code, 0) << log;
   }
@@ -354,7 +368,8 @@ TEST(CudaEmitter, LongRowsTakeABlockEachOfFewerThreads) {
 // Rows held in registers move 16 bytes at a time where the row is whole runs of a thread's
 // 16 bytes (plan_row_vectors): the row's loads, and the loop of stores' loads of other arrays
 // (a layer norm's scale and shift) and its stores, behind a run-time alignment check with the
-// scalar copy beside it; float64 rows in runs of two; rows of other lengths stay scalar.
+// scalar copy beside it; float64 rows in runs of two; rows of other lengths stay scalar. The
+// loop of stores is printed twice, its second run for threads whose divisions' check failed.
 TEST(CudaEmitter, RowsMoveSixteenBytesAtATimeWhereAligned) {
   auto layer_norm = [](DType dtype, int64_t rows, int64_t width) {
     ir::Graph graph;
@@ -375,11 +390,11 @@ TEST(CudaEmitter, RowsMoveSixteenBytesAtATimeWhereAligned) {
   ASSERT_EQ(f32.kernels.size(), 1u) << f32.text;
   EXPECT_NE(f32.text.find(") & 15) == 0) {"), std::string::npos) << f32.text;
   EXPECT_EQ(count(f32.text, "__ldg(reinterpret_cast<const float4*>(a0"), 1u) << f32.text;
-  EXPECT_EQ(count(f32.text, "__ldg(reinterpret_cast<const float4*>(a1"), 1u) << f32.text;
-  EXPECT_EQ(count(f32.text, "__ldg(reinterpret_cast<const float4*>(a2"), 1u) << f32.text;
-  EXPECT_EQ(count(f32.text, "*reinterpret_cast<float4*>(a3"), 1u) << f32.text;
+  EXPECT_EQ(count(f32.text, "__ldg(reinterpret_cast<const float4*>(a1"), 2u) << f32.text;
+  EXPECT_EQ(count(f32.text, "__ldg(reinterpret_cast<const float4*>(a2"), 2u) << f32.text;
+  EXPECT_EQ(count(f32.text, "*reinterpret_cast<float4*>(a3"), 2u) << f32.text;
   codegen::CudaSource f64 = layer_norm(DType::Float64, 512, 2048);
-  EXPECT_EQ(count(f64.text, "*reinterpret_cast<double2*>(a3"), 1u) << f64.text;
+  EXPECT_EQ(count(f64.text, "*reinterpret_cast<double2*>(a3"), 2u) << f64.text;
   codegen::CudaSource odd = layer_norm(DType::Float32, 512, 1000);
   EXPECT_EQ(odd.text.find("reinterpret_cast<const float4*>"), std::string::npos) << odd.text;
   for (const codegen::CudaSource* source : {&f32, &f64, &odd}) {
@@ -1351,7 +1366,7 @@ TEST(CudaEmitter, DivisionsByRowValuesUseOneReciprocal) {
     codegen::CudaSource source = emit(graph);
     const std::string type = dtype == DType::Float32 ? "float" : "double";
     SCOPED_TRACE(type);
-    EXPECT_NE(source.text.find("kiln_div_by_uniform((" + type + ")"), std::string::npos)
+    EXPECT_NE(source.text.find("kiln_div_by_uniform_checked((" + type + ")"), std::string::npos)
         << source.text;
     EXPECT_NE(source.text.find("kiln_op_div("), std::string::npos) << source.text;
     auto [code, log] = compile_with_nvcc(source.text, "uniform_divisions_" + type);

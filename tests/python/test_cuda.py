@@ -605,10 +605,14 @@ def extreme_rows(dtype):
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_divisions_by_row_values_are_numpys_to_the_bit(dtype):
+@pytest.mark.parametrize("shape", [None, (1024, 512)])
+def test_divisions_by_row_values_are_numpys_to_the_bit(dtype, shape):
     """Divisions by a value shared by a row or a kernel are NumPy's correctly rounded ones, on
-    the GPU (on the CPU where there is none), subnormal, huge and special values included."""
-    x = extreme_rows(dtype)
+    the GPU (on the CPU where there is none), subnormal, huge and special values included: in
+    rows a block each and, 1024 of 512, a warp each (codegen/cuda/launch_plans.cpp), whose
+    threads divide without a branch an element and store again by IEEE division where a check
+    failed (kiln_div_by_uniform_checked)."""
+    x = extreme_rows(dtype) if shape is None else np.resize(extreme_rows(dtype), shape)
     device = "cuda" if GPU else "cpu"
     with np.errstate(all="ignore"):
         got = kiln.compile(divided_by_row_values, device=device)(x, dtype(1e-30))

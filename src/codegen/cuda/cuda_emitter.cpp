@@ -185,15 +185,46 @@ bool of_constants_and_reductions(const Kernel& kernel, ExprId id) {
 
 }  // namespace
 
-std::string CudaKernelEmitter::elementwise_text(ExprId id, const std::vector<std::string>& operands) {
+bool CudaKernelEmitter::divides_by_uniform(ExprId id) const {
   const Expr& e = expr(id);
   const std::string type = compute_type(e.dtype);
-  if (e.op == ir::Op::div && (type == "float" || type == "double") &&
-      expr(e.operands[0]).dtype == e.dtype && expr(e.operands[1]).dtype == e.dtype &&
-      of_constants_and_reductions(kernel_, e.operands[1]))
-    return "kiln_div_by_uniform((" + type + ")" + operands[0] + ", (" + type + ")" + operands[1] +
-           ")";
-  return CLikePrinter::elementwise_text(id, operands);
+  return e.kind == ExprKind::Elementwise && e.op == ir::Op::div &&
+         (type == "float" || type == "double") && expr(e.operands[0]).dtype == e.dtype &&
+         expr(e.operands[1]).dtype == e.dtype && of_constants_and_reductions(kernel_, e.operands[1]);
+}
+
+std::string CudaKernelEmitter::elementwise_text(ExprId id, const std::vector<std::string>& operands) {
+  if (!divides_by_uniform(id) || ieee_divisions_)
+    return CLikePrinter::elementwise_text(id, operands);
+  const std::string type = compute_type(expr(id).dtype);
+  const std::string a = "(" + type + ")" + operands[0], b = "(" + type + ")" + operands[1];
+  if (checking_divisions_) return "kiln_div_by_uniform_checked(" + a + ", " + b + ", kiln_exact)";
+  return "kiln_div_by_uniform(" + a + ", " + b + ")";
+}
+
+// A loop of plain stores that divides by a uniform value and reads no buffer it writes: run again
+// whole, it stores the same elements from the same values.
+bool CudaKernelEmitter::may_check_divisions(const Stmt& s) const {
+  std::set<int32_t> written;
+  std::vector<ExprId> pending;
+  for (const Stmt& c : s.body) {
+    if (c.kind != StmtKind::Store || c.accumulate || c.to_local_array || c.guard >= 0) return false;
+    written.insert(c.buffer);
+    pending.push_back(c.value);
+    pending.push_back(c.index);
+  }
+  bool divides = false;
+  std::set<ExprId> seen;
+  while (!pending.empty()) {
+    const ExprId id = pending.back();
+    pending.pop_back();
+    if (id < 0 || !seen.insert(id).second) continue;
+    const Expr& e = expr(id);
+    if (e.kind == ExprKind::Load && written.count(e.buffer)) return false;
+    divides = divides || divides_by_uniform(id);
+    pending.insert(pending.end(), e.operands.begin(), e.operands.end());
+  }
+  return divides;
 }
 
 void CudaKernelEmitter::plain_store(const Stmt& s, const std::string& index, const std::string& value) {
@@ -245,7 +276,7 @@ void CudaKernelEmitter::flattened_chain(const std::string& flat, int lanes) {
 
 bool CudaKernelEmitter::few_steps_per_thread(const sched::Loop& loop) const {
   return loop.begin < 0 && loop.end < 0 &&
-         ir::size_choice(loop.extent <= kMostUnrolledSteps * team());
+         ir::size_choice(loop.extent <= plan_.most_steps * team());
 }
 
 // `variable` takes begin + threadIdx.x + k * threads for k below a constant: the compiler
@@ -277,6 +308,27 @@ int CudaKernelEmitter::unrolled_shared_loop(const std::string& variable, const s
   return 2;
 }
 
+// A loop of `s`'s extent shared by the team's threads, each its own iterations of the body.
+void CudaKernelEmitter::shared_loop(const Stmt& s) {
+  auto [begin, end] = bounds_text(s.loop);
+  std::string v = loop_name(s.loop.variable);
+  if (row_lanes_ > 1) {
+    row_vector_loop(s);
+    return;
+  }
+  if (few_steps_per_thread(s.loop)) {
+    const int opened = unrolled_shared_loop(v, begin, s.loop.extent);
+    statements(s.body);
+    for (int k = 0; k < opened; ++k) close_block();
+    return;
+  }
+  line("for (int64_t " + v + " = " + begin + " + " + member() + "; " + v + " < " + end + "; " + v +
+       " += " + threads() + ") {");
+  open_block();
+  statements(s.body);
+  close_block();
+}
+
 // The statements run by the whole team (block or warp): loops shared among its threads,
 // reductions combined across them, single stores and scans by its first thread; a barrier
 // between statements, so that what one statement writes is seen by the next.
@@ -292,22 +344,25 @@ void CudaKernelEmitter::cooperative(const std::vector<Stmt>& body) {
           close_block();
           break;
         }
-        auto [begin, end] = bounds_text(s.loop);
-        std::string v = loop_name(s.loop.variable);
-        if (row_lanes_ > 1) {
-          row_vector_loop(s);
+        if (!may_check_divisions(s)) {
+          shared_loop(s);
           break;
         }
-        if (few_steps_per_thread(s.loop)) {
-          const int opened = unrolled_shared_loop(v, begin, s.loop.extent);
-          statements(s.body);
-          for (int k = 0; k < opened; ++k) close_block();
-          break;
-        }
-        line("for (int64_t " + v + " = " + begin + " + " + member() + "; " + v + " < " + end + "; " + v +
-             " += " + threads() + ") {");
+        // Its divisions by a uniform value without a branch an element, then, in the threads
+        // where one may not be the quotient (kiln_div_by_uniform_checked), the loop again with
+        // IEEE division.
+        line("{");
         open_block();
-        statements(s.body);
+        line("bool kiln_exact = true;");
+        checking_divisions_ = true;
+        shared_loop(s);
+        checking_divisions_ = false;
+        line("if (!kiln_exact) {");
+        open_block();
+        ieee_divisions_ = true;
+        shared_loop(s);
+        ieee_divisions_ = false;
+        close_block();
         close_block();
         break;
       }

@@ -153,6 +153,28 @@ KILN_FN float kiln_div_by_uniform(float a, float b) { return kiln_div_by_uniform
 KILN_FN double kiln_div_by_uniform(double a, double b) {
   return kiln_div_by_uniform(a, b, 0x1p-960);
 }
+// kiln_div_by_uniform without its branch: the corrected product, and `exact` cleared where it
+// may not be the quotient; the emitter then runs the loop of stores again with IEEE division
+// (CudaKernelEmitter::checked_divisions). A branch an element made each element its own basic
+// block, which the compiler could not schedule together: H200, CuPy-launched variants, a
+// layer norm of 8192 rows of 1024 floats 22.2 -> 20.0 us without the branches.
+template <class T>
+KILN_FN T kiln_div_by_uniform_checked(T a, T b, T least_numerator, bool& exact) {
+  const T inverse = T(1) / b;
+  const T quotient = a * inverse;
+  const T corrected = ::fma(::fma(-quotient, b, a), inverse, quotient);
+  const T least = T(4) * kiln_lowest_normal<T>(), most = kiln_largest_finite<T>();
+  const T q = kiln_math_fabs(corrected), r = kiln_math_fabs(inverse);
+  exact &= (kiln_math_fabs(a) >= least_numerator) & (q >= least) & (q <= most) & (r >= least) &
+           (r <= most);
+  return corrected;
+}
+KILN_FN float kiln_div_by_uniform_checked(float a, float b, bool& exact) {
+  return kiln_div_by_uniform_checked(a, b, 0x1p-100f, exact);
+}
+KILN_FN double kiln_div_by_uniform_checked(double a, double b, bool& exact) {
+  return kiln_div_by_uniform_checked(a, b, 0x1p-960, exact);
+}
 // Brings the line of global memory at `address` into the SM's L1 cache (a hint: no register,
 // nothing waits on it); the emitter's prefetch pass over a thread's steps (LaunchPlan::prefetches).
 KILN_FN void kiln_prefetch(const void* address) {

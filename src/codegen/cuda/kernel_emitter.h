@@ -34,6 +34,11 @@ constexpr int64_t kBlocksPerMultiprocessor = 8;
 constexpr int64_t kMostRunBlocks = int64_t{1} << 22;
 // A loop a block's threads share is unrolled when each thread has at most this many elements.
 constexpr int64_t kMostUnrolledSteps = 8;
+// A warp's lanes share a row of at most this many elements each (LaunchPlan::warp_iterations)
+// where the rows a multiprocessor are at least the least and fewer than the most below.
+constexpr int64_t kMostWarpRowSteps = 32;
+constexpr int64_t kLeastWarpRowsPerMultiprocessor = 6;
+constexpr int64_t kMostWarpRowsPerMultiprocessor = 32;
 // The longest reduction loop whose loads LaunchPlan::shared_loads holds in registers.
 constexpr int64_t kMostSharedSteps = 16;
 // A thread's elements of a long reduction folded in one pass (fold_unrolled): their loads in
@@ -86,6 +91,9 @@ struct LaunchPlan {
   // combined by shuffles alone: no shared memory and no block barrier per row, where a block of
   // 128 threads per row spent more on its barriers than on the row's 512 bytes.
   bool warp_iterations = false;
+  // The most elements of a loop the team shares that each thread holds unrolled (the length of
+  // row_registers' arrays): kMostUnrolledSteps, or kMostWarpRowSteps for a warp per long row.
+  int64_t most_steps = kMostUnrolledSteps;
   // ThreadPerIteration transposing (a permute's copy: its loads step by many elements with the
   // innermost loop, its stores by one): the chain loops, by index into `chain`, that each
   // thread runs in sequence rather than across threads, the few iterations (a 3x3 filter's
@@ -301,6 +309,12 @@ class CudaKernelEmitter : public CLikePrinter {
   // Division by a value of constants and reduction results (a row's sum, a norm): by its
   // reciprocal, corrected (kiln_div_by_uniform in cuda_prelude.h), computed once for the row.
   std::string elementwise_text(ExprId id, const std::vector<std::string>& operands) override;
+  bool divides_by_uniform(ExprId id) const;
+  // cooperative's loops of stores that may print their divisions checked (kiln_exact), then
+  // again with IEEE division (ieee_divisions_) for the threads where a check failed.
+  bool may_check_divisions(const Stmt& s) const;
+  void shared_loop(const Stmt& s);
+  bool checking_divisions_ = false, ieee_divisions_ = false;
   void plain_store(const Stmt& s, const std::string& index, const std::string& value) override;
   int lane_ = -1;  // the vector lane being printed (thread_per_iteration), or -1
   // thread_per_iteration: the register arrays (kiln_pv<n>, indexed by kiln_u) each step's

@@ -47,7 +47,7 @@ void CudaKernelEmitter::load_row_registers() {
     const auto [load, variable] = row.loads[0];
     const std::string name = "kiln_row" + std::to_string(k), v = loop_name(variable);
     const int64_t steps = (row.extent + team() - 1) / team();
-    line(compute_type(expr(load).dtype) + " " + name + "[" + std::to_string(kMostUnrolledSteps) +
+    line(compute_type(expr(load).dtype) + " " + name + "[" + std::to_string(plan_.most_steps) +
          "];");
     line("#pragma unroll");
     if (row_lanes_ == 1) {

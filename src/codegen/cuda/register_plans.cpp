@@ -64,8 +64,8 @@ void plan_row_registers(const Program& program, const Kernel& kernel, LaunchPlan
     if (s.kind == StmtKind::Reduce && s.reduce_loops.size() == 1 && s.guard < 0)
       loop = &s.reduce_loops[0];
     if (loop == nullptr || loop->begin >= 0 || loop->end >= 0) continue;
-    // At most kMostUnrolledSteps a thread (the registers' length) is a condition of correctness.
-    const bool fits = loop->extent <= kMostUnrolledSteps * team;
+    // At most plan.most_steps a thread (the registers' length) is a condition of correctness.
+    const bool fits = loop->extent <= plan.most_steps * team;
     const bool chosen = ir::size_choice(fits);
     if (!(fits && chosen)) continue;
     std::vector<ExprId> loads;
@@ -100,7 +100,7 @@ void plan_row_registers(const Program& program, const Kernel& kernel, LaunchPlan
     if (statements_of[key].size() < 2 || !(one_extent && chosen)) continue;
     const Expr& first = kernel.exprs[static_cast<size_t>(group.loads[0].first)];
     const DType dtype = program.buffers[static_cast<size_t>(first.buffer)].dtype;
-    words += kMostUnrolledSteps * int64_t(dtype_size(dtype) / 4);
+    words += plan.most_steps * int64_t(dtype_size(dtype) / 4);
     if (words > kMostRowRegisterWords) break;
     plan.row_registers.push_back(std::move(group));
   }

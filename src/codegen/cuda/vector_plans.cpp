@@ -108,7 +108,7 @@ void plan_row_vectors(const Program& program, const Kernel& kernel, LaunchPlan& 
   };
   // Whole runs at every step and aligned rows are conditions of correctness: a size may follow
   // another size's choice not to use them, never the choice to.
-  bool fits = extent % (team * lanes) == 0 && extent <= kMostUnrolledSteps * team;
+  bool fits = extent % (team * lanes) == 0 && extent <= plan.most_steps * team;
   for (const LaunchPlan::RowRegisters& row : plan.row_registers)
     for (const auto& [id, variable] : row.loads)
       fits = fits && steps_by_one(buffer_of(id), kernel.exprs[static_cast<size_t>(id)].operands[0],
