@@ -689,3 +689,36 @@ def test_a_numpy_scalar_computed_from_numbers_in_a_loop_is_carried():
     assert loop_kinds(lcg_uniform, 1, 16000) == ["loop"]
     assert loop_kinds(xorshift32, 1, 50) == ["loop"]
     assert loop_kinds(float32_tenths, 50) == ["loop"]
+
+
+# ---- a branch between a NumPy scalar and a 0-d array ----
+
+def unit(v):
+    v = np.asarray(v, dtype=float)
+    n = np.sqrt((v * v).sum())
+    return v / n if n > 0 else v  # a NumPy scalar, or the 0-d array itself
+
+
+def clipped_unit(v):
+    v = np.asarray(v, dtype=float)
+    n = np.abs(v)
+    if n > 1:
+        v = v / n
+    return v
+
+
+def best_above_zero(x):
+    best = np.zeros(())
+    for i in range(len(x)):
+        if x[i] > best:
+            best = x[i]
+    return best
+
+
+def test_a_branch_between_a_numpy_scalar_and_a_0d_array_returns_the_side_taken():
+    # the select was a 0-d array whichever side was taken: np.float64 in NumPy came back
+    # as a 0-d ndarray
+    check_calls(unit, [(5,), (0,), (np.float64(-2),), (np.array(0.0),)])
+    check_calls(clipped_unit, [(5,), (0.5,), (-3,)])
+    rng = np.random.default_rng(11)
+    check_calls(best_above_zero, [(rng.random(50),), (-rng.random(50),), (rng.random(3),)])
