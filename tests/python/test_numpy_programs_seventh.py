@@ -722,3 +722,54 @@ def test_a_branch_between_a_numpy_scalar_and_a_0d_array_returns_the_side_taken()
     check_calls(clipped_unit, [(5,), (0.5,), (-3,)])
     rng = np.random.default_rng(11)
     check_calls(best_above_zero, [(rng.random(50),), (-rng.random(50),), (rng.random(3),)])
+
+
+# ---- a nested loop's own break and continue ----
+
+def positive_row_sums(M):
+    out = np.zeros(M.shape[0])
+    for i in range(M.shape[0]):
+        for j in range(M.shape[1]):
+            if M[i, j] < 0:
+                continue
+            out[i] += M[i, j]
+    return out
+
+
+def total_of_kept_rows(M):
+    total = 0.0
+    rows = 0
+    for i in range(M.shape[0]):
+        if M[i, 0] < 0:
+            continue
+        rows += 1
+        for j in range(M.shape[1]):
+            if M[i, j] < 0:
+                continue
+            total += M[i, j]
+    return total, rows
+
+
+def rows_until_one_has_no_hit(M, t):
+    hits = 0
+    for i in range(M.shape[0]):
+        for j in range(M.shape[1]):
+            if M[i, j] > t:
+                hits += 1
+                break
+        else:
+            break  # the outer loop's: this row had no hit
+    return hits
+
+
+def test_a_nested_loops_jumps_are_its_own():
+    # the outer loop took the inner loop's `continue` for its own, and was refused: unrolled,
+    # one inner loop node per row (5000 rows: 5000 nodes)
+    rng = np.random.default_rng(12)
+    M = rng.normal(size=(60, 7))
+    check_calls(positive_row_sums, [(M,), (np.abs(M),), (-np.abs(M[:3]),)])
+    check_calls(total_of_kept_rows, [(M,), (np.abs(M),)])
+    check_calls(rows_until_one_has_no_hit, [(rng.random((30, 5)), 0.9), (rng.random((30, 5)), 0.1),
+                                            (rng.random((30, 5)), 2.0)])
+    assert loop_kinds(positive_row_sums, M).count("loop") == 2
+    assert loop_kinds(total_of_kept_rows, M).count("unrolled") == 0
