@@ -25,7 +25,7 @@ from . import _assumed_numbers, _random_state
 from ._loop_escapes import Containers, settle_rows
 from ._loop_returns import is_result
 from ._loop_types import (CaptureFailed, is_number as _is_number, python_type as _python_type,
-                          rerun_note, type_of as _type_of)
+                          rerun_note, rerun_where, type_of as _type_of)
 from ._tracer import TracedArray, backend, cast, to_tensor
 
 # A branch on a traced value whose sides rebind names to at most this many elements is a select
@@ -298,6 +298,8 @@ class BranchCapture:
         # a Python number on both sides stays one (weak in promotion: int8 + counter is
         # int8), a NumPy scalar on both sides one
         merged._scalar = all(_is_number(v) or v._scalar for v in (a, b))
+        if not ta.shape and _is_scalar(a) != _is_scalar(b):
+            merged._scalar = self._scalar_or_zero_d(predicate, name, a)
         # (a loop's carried Python number and a NumPy scalar: a NumPy scalar in the body; the
         # loop keeps whether the NumPy side was ever taken: kiln._loop_number_types)
         weak = {_python_type(v) for v in (a, b)}
@@ -307,6 +309,19 @@ class BranchCapture:
                 predicate)
             self.numpy_sides.append((self.depth, name, numpy_taken))
         return merged, int(np.prod(ta.shape))
+
+    def _scalar_or_zero_d(self, predicate, name, a):
+        """Whether the branch's value is a NumPy scalar where one side is one and the other a
+        0-d array (`v / n if n > 0 else v` of v = np.asarray(x)): NumPy returns the side
+        taken, so the trace assumes `a`'s and reruns the call eagerly where the other is
+        taken; refused where no call reruns."""
+        if rerun_note(self.context) is None:
+            raise CaptureFailed(f"`{name}` is a NumPy scalar on one side of the branch and a 0-d "
+                                "array on the other")
+        rerun_where(self.context, backend().logical_not(cast(predicate, "bool")),
+                    "a branch took the side of a 0-d array where the trace assumed a NumPy "
+                    "scalar, or the other way around (the call runs again eagerly)", "select")
+        return _is_scalar(a)
 
     def _numpy_side(self, a, b, ta, tb):
         """Of two single numbers whose types differ, one a Python number written in the code
@@ -321,6 +336,11 @@ class BranchCapture:
         if len(written) != 1:
             return None
         return b if written[0] is a else a
+
+
+def _is_scalar(value):
+    """Whether a branch's value is a number, not a 0-d array."""
+    return _is_number(value) or value._scalar
 
 
 def _written_number(value):

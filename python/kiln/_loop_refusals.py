@@ -72,12 +72,15 @@ def _target_refusal(target):
 
 
 def _loop_level_nodes(statements):
-    """Nodes of `statements` outside nested loops (a nested loop's break is its own)."""
+    """Nodes of `statements` outside nested loops (a nested loop's break is its own; one in
+    its `else` is the enclosing loop's) and nested functions. A nested loop among `statements`
+    themselves is not entered either: `for i ...: for j ...: if x[i, j] < 0: continue` gave
+    the outer loop the inner one's `continue`, and it was refused (unrolled)."""
     stack = list(statements)
     while stack:
         node = stack.pop()
         yield node
-        for child in ast.iter_child_nodes(node):
-            if not isinstance(child, (ast.For, ast.While, ast.FunctionDef, ast.Lambda)):
-                stack.append(child)
-
+        if isinstance(node, (ast.For, ast.While, ast.AsyncFor)):
+            stack.extend(node.orelse)
+        elif not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            stack.extend(ast.iter_child_nodes(node))

@@ -91,6 +91,11 @@ class LoopResults:
             if isinstance(value, TracedArray) and _is_number(old):
                 retype[name] = _type_of(value.tensor)
                 continue
+            if _is_number(value) and _python_type(value) is None and _is_number(old):
+                # a NumPy scalar the body computes from numbers only (an LCG's `s = s * a + c`
+                # on np.uint32): carried as a traced one, as a traced value would be, not unrolled
+                retype[name] = (np.asarray(value).dtype.name, ())
+                continue
             if _is_python_number(value) and _is_python_number(old):  # a counter: carried
                 retype[name] = (np.result_type(np.asarray(old), np.asarray(value)).name, ())
                 continue

@@ -153,8 +153,16 @@ def _loop_exit(statements, position, form):
         exits.append(ast.copy_location(ast.If(test=_name(returned), body=[ast.Pass()],
                                               orelse=rest), loop))
     loop = copy.copy(loop)
-    loop.body = [_ReturnsAsBreaks(returned, form).visit(statement) for statement in loop.body]
+    as_breaks = _ReturnsAsBreaks(returned, form)
+    # a return directly in the body (`for ...: <skip with continue>; return i`) becomes a list
+    # of statements, spliced in
+    loop.body = [rewritten for statement in loop.body
+                 for rewritten in _statement_list(as_breaks.visit(statement))]
     return statements[:position] + [start, loop] + exits[1:]
+
+
+def _statement_list(visited):
+    return visited if isinstance(visited, list) else [visited]
 
 
 def _only_returns_leave(loop):
