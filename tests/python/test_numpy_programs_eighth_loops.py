@@ -1,0 +1,144 @@
+"""The eighth set's programs where kiln unrolled a loop it can capture (each test names the
+symptom): searches with a loop's `else` clause, `with np.errstate(...)` in a loop body, star
+unpacking of rows (`head, *tail = row`) and other Python objects a body binds, each compiled
+once and called with several inputs, agreeing with NumPy on values, dtypes, shapes, Python types
+and the arrays updated in place; and that the loops are captured, in a compile time that does
+not grow with the data."""
+import time
+import warnings
+
+import numpy as np
+
+import kiln
+from test_numpy_programs_seventh import check_calls
+from test_numpy_programs_seventh_loops import loop_kinds
+
+
+def compile_seconds(function, *arguments):
+    start = time.perf_counter()
+    kiln.compile(function)(*arguments)
+    return time.perf_counter() - start
+
+
+# ---- a loop's `else` clause ----
+
+def first_over(x, t):
+    for i in range(len(x)):
+        if x[i] > t:
+            idx = i
+            break
+    else:
+        idx = -1
+    return idx
+
+
+def first_over_by_while(x, t):
+    i = 0
+    while i < len(x):
+        if x[i] > t:
+            break
+        i += 1
+    else:
+        i = -1
+    return i
+
+
+def prime_table(n):
+    primes = np.zeros(n, dtype=bool)
+    for k in range(2, n):
+        for d in range(2, k):
+            if k % d == 0:
+                break
+        else:
+            primes[k] = True
+    return primes
+
+
+def rows_all_below(M, t):
+    ok = np.zeros(M.shape[0], dtype=bool)
+    for i in range(M.shape[0]):
+        for j in range(M.shape[1]):
+            if M[i, j] > t:
+                break
+        else:
+            ok[i] = True
+    return ok
+
+
+def newton_or_nan(a, tol, maxit):
+    x = a
+    for it in range(maxit):
+        nx = 0.5 * (x + a / x)
+        if abs(nx - x) < tol:
+            x = nx
+            break
+        x = nx
+    else:
+        x = np.nan  # no convergence
+    return x
+
+
+def doubled_sum(x):
+    s = 0.0
+    for v in x:
+        s += v
+    else:
+        s = s * 2
+    return s
+
+
+def first_over_or_nan(x, t):
+    for i in range(len(x)):
+        if x[i] > t:
+            return i, x[i]
+    else:
+        return -1, np.nan
+
+
+def hits_until_large(x, t):
+    hits = 0
+    for i in range(len(x)):
+        if x[i] < 0:
+            continue
+        hits += 1
+        if x[i] > t:
+            break
+    else:
+        hits = -hits
+    return hits
+
+
+def first_pair_over(x, t):
+    for i in range(len(x)):
+        if x[i] > t:
+            where, value = i, x[i]
+            break
+    else:
+        where, value = -1, 0.0
+    return where, value
+
+
+def test_a_loop_with_an_else_clause_is_captured():
+    # refused, "it has an `else` clause": unrolled, a graph break an iteration where the loop
+    # breaks on traced data
+    rng = np.random.default_rng(20)
+    x = rng.random(30)
+    check_calls(first_over, [(x, 0.9), (x, 2.0), (x[:0], 0.0), (np.arange(5), 3)])
+    check_calls(first_over_by_while, [(x, 0.9), (x, 2.0), (x[:0], 0.0)])
+    check_calls(prime_table, [(30,), (3,)])
+    check_calls(rows_all_below, [(rng.random((8, 5)), 0.9), (rng.random((3, 2)), 2.0)])
+    check_calls(newton_or_nan, [(2.0, 1e-12, 50), (2.0, 1e-12, 2), (np.float64(9.0), 1e-3, 30)])
+    check_calls(doubled_sum, [(x,), (x[:0],), (np.arange(4),)])
+    check_calls(first_over_or_nan, [(x, 0.9), (x, 2.0)])
+    check_calls(hits_until_large, [(x - 0.2, 0.7), (x - 0.2, 2.0)])
+    check_calls(first_pair_over, [(x, 0.9), (x, 2.0), (np.arange(4.0), 1.5)])
+    for function, arguments in ((first_over, (x, 0.9)), (first_over_by_while, (x, 0.9)),
+                                (rows_all_below, (rng.random((8, 5)), 0.9)),
+                                (newton_or_nan, (2.0, 1e-12, 50)), (doubled_sum, (x,)),
+                                (first_over_or_nan, (x, 0.9)), (hits_until_large, (x, 0.9)),
+                                (first_pair_over, (x, 0.9))):
+        kinds = loop_kinds(function, *arguments)
+        assert "unrolled" not in kinds and "loop" in kinds, (function.__name__, kinds)
+    small = compile_seconds(first_over, rng.random(200), 2.0)
+    large = compile_seconds(first_over, rng.random(20000), 2.0)
+    assert large < 5 * small + 0.5
