@@ -23,7 +23,9 @@ for_range(bounds, body, get, set, names, live, location):
     (kiln.explain, KILN_LOGS=graph_breaks).
 branch(...): kiln._branch_capture (a mixin of LoopCapture).
 """
+import contextlib
 import sys
+import warnings
 
 import numpy as np
 
@@ -52,6 +54,8 @@ from ._loop_peeling import (PEELS_AT_MOST, PeelFirst, retyped_numbers, split_fir
 from ._tracer import TracedArray, cast, to_tensor
 
 UNROLL_AT_MOST = 2
+# the classes themselves, not the stand-ins a trace puts in their place (their subclasses)
+_UNCHECKED_CONTEXTS = (np.errstate, warnings.catch_warnings, contextlib.nullcontext)
 
 
 def _broke(flag):
@@ -138,6 +142,18 @@ class LoopCapture(BranchCapture, ExpressionCapture, LoopResults):
             if reason is not None:
                 raise CaptureFailed(reason)
         function(*args, **kwargs)
+
+    def managed(self, manager):
+        """The context manager of a `with` in a loop body or branch (kiln._loop_transform).
+        A body traced once for every iteration enters and leaves it once, at the trace: only
+        managers that change nothing the trace computes may be entered there (np.errstate
+        and warnings.catch_warnings set what NumPy warns of, which kiln's kernels do not
+        check; one that asks to raise is a graph break, kiln._numpy_errors). Any other (a
+        lock, a timer, a file) gives the loop or branch up, as before."""
+        if (self.depth > 0 or self.sides > 0) and not isinstance(manager, _UNCHECKED_CONTEXTS):
+            raise CaptureFailed(f"a `with` of {type(manager).__name__}, which the trace of the "
+                                f"body would enter once")
+        return manager
 
     def appended(self, items, value, aliased=False):
         """`items.append(value)` of a for loop's body (kiln._loop_appends); aliased: the value

@@ -9,9 +9,10 @@ loops, no trace), or one `loop` node / a select in the graph. The rewritten func
 user's function on its own globals and closure cells, plus one cell for the helper.
 
 Only statements whose effects the helper can see are rewritten: assignments (to names, and to
-subscripts of names: array updates), nested loops and branches, `pass`, call statements; a
-loop's `break` and `continue` become flags (kiln._loop_jumps). A loop or branch holding anything
-else (return, raise, try, with, del, other expression statements, nested functions,
+subscripts of names: array updates), nested loops and branches, `pass`, call statements, `with`
+blocks (the helper checks their managers); a loop's `break` and `continue` become flags
+(kiln._loop_jumps). A loop or branch holding anything else (return, raise, try, del, other
+expression statements, nested functions,
 global/nonlocal: kiln._loop_refusals) stays as written and is unrolled by tracing, as before;
 each refusal is recorded with its reason and line (kiln.explain shows them).
 """
@@ -289,6 +290,27 @@ def _as_effect(statement):
     return ast.copy_location(ast.Expr(helper), statement)
 
 
+def _as_effects(statements):
+    """_as_effect of each of a captured body's statements, and of those of its `with` blocks,
+    whose managers go through HELPER.managed (LoopCapture.managed checks them)."""
+    result = []
+    for statement in statements:
+        if isinstance(statement, ast.With):
+            statement = copy.copy(statement)
+            statement.items = [ast.withitem(context_expr=_checked_context(item.context_expr),
+                                            optional_vars=item.optional_vars)
+                               for item in statement.items]
+            statement.body = _as_effects(statement.body)
+        result.append(_as_effect(statement))
+    return result
+
+
+def _checked_context(expression):
+    helper = _helper_call("managed()", expression)
+    helper.args = [expression]
+    return ast.copy_location(helper, expression)
+
+
 def _catches_everything(node):
     """A `try` whose handler takes BaseException (`except:`): it would catch kiln's own
     RerunEagerly, raised where a captured loop must run again as Python."""
@@ -368,7 +390,7 @@ class _Rewriter:
         self.counter += 1
         n, target = self.counter, node.target.id
         stop = stop_flag(original, n)
-        node.body = _with_traced_conversions([_as_effect(s) for s in node.body])
+        node.body = _with_traced_conversions(_as_effects(node.body))
         body = self.statements(node.body)
         self.anchor = node
         assigned = [name for name in _stored_names(node.body) if name != target]
@@ -410,7 +432,7 @@ class _Rewriter:
             return self.refuse(node, reason)
         self.counter += 1
         n = self.counter
-        node.body = _with_traced_conversions([_as_effect(s) for s in node.body])
+        node.body = _with_traced_conversions(_as_effects(node.body))
         node.test = _with_traced_conversions([ast.Expr(node.test)], in_test=True)[0].value
         body = self.statements(node.body)
         self.anchor = node
@@ -474,8 +496,8 @@ class _Rewriter:
         self.counter += 1
         n = self.counter
         node = copy.copy(node)
-        node.body = [_as_effect(s) for s in node.body]
-        node.orelse = [_as_effect(s) for s in node.orelse]
+        node.body = _as_effects(node.body)
+        node.orelse = _as_effects(node.orelse)
         assigned = _stored_names(node.body + node.orelse)
         touched = sorted(set(assigned) | set(_read_names(node.body + node.orelse)))
         self.nonlocal_names.update(assigned)

@@ -142,3 +142,88 @@ def test_a_loop_with_an_else_clause_is_captured():
     small = compile_seconds(first_over, rng.random(200), 2.0)
     large = compile_seconds(first_over, rng.random(20000), 2.0)
     assert large < 5 * small + 0.5
+
+# ---- `with` blocks in a loop's body ----
+
+def log_sum_of_finite(x):
+    total = 0.0
+    for v in x:
+        with np.errstate(divide="ignore"):
+            lv = np.log(v)
+        if np.isfinite(lv):
+            total += lv
+    return total
+
+
+def safe_ratios(a, b):
+    out = np.empty_like(a)
+    for i in range(len(a)):
+        with np.errstate(divide="ignore", invalid="ignore"):
+            r = a[i] / b[i]
+        out[i] = r if np.isfinite(r) else 0.0
+    return out
+
+
+def quiet_row_logs(M):
+    out = np.zeros(M.shape[0])
+    for i in range(M.shape[0]):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            out[i] = np.log(M[i]).sum()
+    return out
+
+
+def count_until_exp_over(x, t):
+    n = 0
+    for v in x:
+        with np.errstate(over="ignore"):
+            if np.exp(v) > t:
+                break
+        n += 1
+    return n
+
+
+ENTERED = []
+
+
+class Entered:
+    def __enter__(self):
+        ENTERED.append(1)
+        return self
+
+    def __exit__(self, *exception):
+        return False
+
+
+def counted_blocks(x):
+    s = 0.0
+    for v in x:
+        with Entered():
+            s += v
+    return s, len(ENTERED)
+
+
+def test_a_with_block_of_numpys_error_state_in_a_loop_is_captured():
+    # refused, "it contains a `with` statement": unrolled (4,000 logs: 10 s to compile)
+    rng = np.random.default_rng(21)
+    check_calls(log_sum_of_finite, [(np.array([0.0, 1.0, 2.0, 3.0]),), (rng.random(10),)])
+    check_calls(safe_ratios, [(rng.random(5), np.array([1.0, 0.0, 2.0, 0.0, 3.0])),
+                              (np.zeros(3), np.zeros(3))])
+    check_calls(quiet_row_logs, [(rng.random((4, 3)) - 0.2,)])
+    check_calls(count_until_exp_over, [(rng.random(20) * 5, 20.0), (rng.random(20), 1e9)])
+    assert loop_kinds(log_sum_of_finite, rng.random(10)).count("loop") == 1
+    assert loop_kinds(safe_ratios, rng.random(5), rng.random(5)).count("loop") == 1
+    assert loop_kinds(quiet_row_logs, rng.random((4, 3))) == ["loop"]
+    assert "unrolled" not in loop_kinds(count_until_exp_over, rng.random(20), 2.0)
+    small = compile_seconds(log_sum_of_finite, rng.random(200))
+    large = compile_seconds(log_sum_of_finite, rng.random(8000))
+    assert large < 5 * small + 0.5
+
+
+def test_a_with_block_of_another_manager_still_enters_it_every_iteration():
+    x = np.random.default_rng(22).random(30)
+    ENTERED.clear()
+    got = kiln.compile(counted_blocks)(x)
+    ENTERED.clear()
+    assert got == counted_blocks(x)
+    assert loop_kinds(counted_blocks, x) == ["unrolled"]
