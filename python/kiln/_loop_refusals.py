@@ -65,6 +65,8 @@ def _body_refusal(statements):
 def _target_refusal(target):
     if isinstance(target, ast.Name):
         return None
+    if isinstance(target, ast.Starred):  # `head, *tail = row`: tail a list, as any name's
+        return _target_refusal(target.value)
     if isinstance(target, (ast.Tuple, ast.List)):
         for item in target.elts:
             reason = _target_refusal(item)

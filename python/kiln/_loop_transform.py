@@ -243,6 +243,38 @@ def _read_before_bound(name, statements):
     return False
 
 
+def _temporaries_argument(assigned, live, statements):
+    """`, temporaries=(...)` of a loop's call: the names it assigns that nothing after it
+    reads and every iteration binds before reading (`head, *tail = row`), whose values from
+    an iteration run as Python the body's trace does without (LoopCapture._capture)."""
+    names = tuple(name for name in assigned if name not in live
+                  and _bound_before_read(name, statements))
+    return f", temporaries={names!r}" if names else ""
+
+
+def _bound_before_read(name, statements):
+    """Whether a plain assignment among `statements` (`name = ...`, `a, *name = ...`) binds
+    `name` before any of them reads it."""
+    for statement in statements:
+        if any(isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load)
+               for node in ast.walk(statement)):
+            return False
+        if isinstance(statement, ast.Assign) and any(
+                isinstance(node, ast.Name) and node.id == name
+                for target in statement.targets for node in _unpacked(target)):
+            return True
+    return False
+
+
+def _unpacked(target):
+    """The names and other targets a (nested, starred) tuple or list target unpacks into."""
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return [node for element in target.elts for node in _unpacked(element)]
+    if isinstance(target, ast.Starred):
+        return _unpacked(target.value)
+    return [target]
+
+
 def _as_appended(statement, local_names, in_place):
     """`items.append(value)`, a statement of a for loop's body, appending to a local list:
     `items = HELPER.appended(items, value, aliased)`, which appends (LoopCapture.appended), so
@@ -410,6 +442,7 @@ class _Rewriter:
             f"{HELPER}.for_range(None, __kiln_body_{n}, __kiln_get_{n}, __kiln_set_{n}, "
             f"{tuple(state)!r}, {tuple(live)!r}, {self.location(node)!r}"
             + (f", stop=lambda: {stop}" if stop else "")
+            + _temporaries_argument(assigned, live, node.body)
             + (f", views={views!r})" if views else ")"))[0]
         call.value.args[0] = bounds
         return before + definitions + [_at(call, node)]
@@ -451,6 +484,7 @@ class _Rewriter:
         call = _parse(f"{HELPER}.while_loop(__kiln_test_{n}, __kiln_body_{n}, __kiln_get_{n}, "
                       f"__kiln_set_{n}, {tuple(touched)!r}, {tuple(live)!r}, "
                       f"{self.location(node)!r}"
+                      + _temporaries_argument(assigned, live, [ast.Expr(node.test)] + node.body)
                       + (f", views={views!r})" if views else ")"))[0]
         return before + definitions + [_at(call, node)]
 

@@ -227,3 +227,97 @@ def test_a_with_block_of_another_manager_still_enters_it_every_iteration():
     ENTERED.clear()
     assert got == counted_blocks(x)
     assert loop_kinds(counted_blocks, x) == ["unrolled"]
+
+# ---- star unpacking, and Python objects a body binds ----
+
+def weighted_tails(M):
+    s = 0.0
+    for row in M:
+        first, *rest = row
+        s += first * sum(rest)
+    return s
+
+
+def scaled_tails(M):
+    total = np.zeros(M.shape[1] - 1)
+    for i in range(M.shape[0]):
+        head, *tail = M[i]
+        total += head * np.array(tail)
+    return total
+
+
+def coordinates(records):
+    out = np.zeros((len(records), 3))
+    for k in range(len(records)):
+        _, *xyz = records[k]  # (id, x, y, z)
+        out[k] = xyz
+    return out
+
+
+def first_columns(M):
+    s = 0.0  # np.float64 after the first iteration, which runs on its own
+    for row in M:
+        parts = list(row)
+        s += parts[0] * parts[-1]
+    return s
+
+
+def deleted_after(M):
+    s = 0.0
+    for i in range(M.shape[0]):
+        parts = list(M[i])
+        s += parts[0] * parts[-1]
+    del parts
+    return s
+
+
+def sum_until(M, t):
+    s = 0.0
+    i = 0
+    while s < t and i < M.shape[0]:
+        a, *rest = M[i]
+        s += a + rest[-1]
+        i += 1
+    return s, i
+
+
+def middle_counts(M):
+    acc = 0.0
+    for i in range(M.shape[0]):
+        a, *mid, b = M[i]
+        acc += (b - a) * len(mid)
+    return acc, mid  # the list read after the loop: it runs as Python
+
+
+def previous_row_list(M):
+    s = 0.0
+    prev = list(M[0])
+    for i in range(1, M.shape[0]):
+        cur = list(M[i])
+        s += cur[0] - prev[0]  # the last iteration's list
+        prev = cur
+    return s
+
+
+def test_star_unpacking_and_lists_a_body_binds_are_captured():
+    # `head, *tail = row` was refused as "an assignment to an attribute or a subscript"; and a
+    # list the body binds refused the loop, "the loop changes the Python value of `parts`",
+    # where the first iteration ran on its own (s = 0.0 became np.float64): unrolled
+    rng = np.random.default_rng(23)
+    check_calls(weighted_tails, [(rng.random((4, 3)),), (np.arange(6).reshape(3, 2),)])
+    check_calls(scaled_tails, [(rng.random((4, 3)),), (np.arange(6).reshape(3, 2),)])
+    check_calls(coordinates, [(rng.random((6, 4)),)])
+    check_calls(first_columns, [(rng.random((5, 3)),),
+                                (np.arange(6, dtype=np.int32).reshape(2, 3),)])
+    check_calls(deleted_after, [(rng.random((6, 3)),), (rng.random((1, 2)),)])
+    check_calls(sum_until, [(rng.random((30, 3)), 5.0), (rng.random((3, 3)), 100.0)])
+    check_calls(middle_counts, [(rng.random((5, 4)),), (rng.random((3, 2)),)])
+    check_calls(previous_row_list, [(rng.random((6, 3)),)])
+    M = rng.random((50, 3))
+    for function in (weighted_tails, scaled_tails, first_columns, deleted_after):
+        assert loop_kinds(function, M) == ["loop"], function.__name__
+    assert loop_kinds(coordinates, rng.random((50, 4))) == ["loop"]
+    assert loop_kinds(sum_until, M, 5.0) == ["loop"]
+    small = compile_seconds(scaled_tails, rng.random((100, 3)))
+    large = compile_seconds(scaled_tails, rng.random((4000, 3)))
+    assert large < 5 * small + 0.5
