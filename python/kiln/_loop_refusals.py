@@ -1,7 +1,8 @@
 """What a loop or branch body may hold for kiln._loop_transform to rewrite it for capture:
 assignments (to names, and to subscripts of names), nested loops and branches, `pass`, call
-statements (the capture helper checks the callee), `with` blocks (it checks the managers) and, at the loop's own level, no `break` or
-`continue` left (kiln._loop_jumps turns them into flags first). Anything else leaves the loop
+statements (the capture helper checks the callee), `with` blocks (it checks the managers) and,
+at the loop's own level, no `break` or `continue` left (kiln._loop_jumps turns them into flags
+first). Anything else leaves the loop
 as written, unrolled by tracing, with the reason these functions give."""
 import ast
 

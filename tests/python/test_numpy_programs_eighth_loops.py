@@ -321,3 +321,136 @@ def test_star_unpacking_and_lists_a_body_binds_are_captured():
     small = compile_seconds(scaled_tails, rng.random((100, 3)))
     large = compile_seconds(scaled_tails, rng.random((4000, 3)))
     assert large < 5 * small + 0.5
+
+
+# ---- scalar kinds a loop keeps (programs that pass, kept as guards) ----
+
+def count_above(x, t):
+    count = 0
+    for v in x:
+        if v > t:
+            count += 1
+    return count
+
+
+def best_or_zero(x):
+    best = 0
+    for i in range(len(x)):
+        if x[i] > best:
+            best = x[i]
+    return best
+
+
+def any_negative_np(x):
+    found = False
+    for v in x:
+        found = found or v < 0
+    return found
+
+
+def float32_accum(x):
+    s = 0.0
+    for v in x:
+        s += v
+    return s
+
+
+def mixed_min(x):
+    m = 1e300
+    for v in x:
+        m = min(m, v)
+    return m
+
+
+def bool_toggle(mask):
+    state = np.False_
+    out = np.zeros_like(mask)
+    for i in range(len(mask)):
+        if mask[i]:
+            state = ~state
+        out[i] = state
+    return out, state
+
+
+def empty_loop_type(x):
+    total = 0
+    for v in x:
+        total = total + v
+    return total
+
+
+def zero_d_inplace(x):
+    acc = np.array(0.0)
+    for v in x:
+        acc += v
+    return acc
+
+
+def nan_aware_max(x):
+    best = np.nan
+    for v in x:
+        if np.isnan(best) or v > best:
+            best = v
+    return best
+
+
+def int_pow_mod_np(base, exp, mod):
+    result = np.int64(1)
+    b = base % mod
+    e = exp
+    while e > 0:
+        if e & 1:
+            result = result * b % mod
+        b = b * b % mod
+        e >>= 1
+    return result
+
+
+def collatz_len(n):
+    steps = 0
+    while n != 1:
+        n = n // 2 if n % 2 == 0 else 3 * n + 1
+        steps += 1
+    return steps
+
+
+def gcd_arr(a, b):
+    out = np.empty_like(a)
+    for i in range(len(a)):
+        x, y = a[i], b[i]
+        while y:
+            x, y = y, x % y
+        out[i] = x
+    return out
+
+
+def test_scalar_kinds_a_loop_keeps():
+    rng = np.random.default_rng(40)
+    x = rng.random(20)
+    check_calls(count_above, [(x, 0.5), (x, 2.0), (x[:0], 0.1)])
+    check_calls(best_or_zero, [(x,), (-x,), (np.arange(5),), (x[:0],)])
+    check_calls(any_negative_np, [(x,), (x - 0.5,), (x[:0],)])
+    check_calls(mixed_min, [(x,), (x[:0],), (np.arange(3),)])
+    check_calls(bool_toggle, [(np.array([True, False, True, True]),), (np.zeros(3, bool),)])
+    check_calls(empty_loop_type, [(x,), (x[:0],), (np.arange(3),)])
+    check_calls(zero_d_inplace, [(x,), (x[:0],), (np.arange(3),)])
+    check_calls(nan_aware_max, [(x,), (np.array([np.nan, 1.0, 2.0]),), (x[:0],)])
+    check_calls(int_pow_mod_np, [(3, 200, 1000007), (np.int64(7), 13, 97)])
+    check_calls(collatz_len, [(27,), (1,), (np.int64(6),)])
+    check_calls(gcd_arr, [(np.array([12, 17, 100]), np.array([18, 5, 75])),
+                          (np.array([7], np.int32), np.array([0], np.int32))])
+    assert "unrolled" not in loop_kinds(count_above, x, 0.5)
+    for function in (best_or_zero, nan_aware_max, zero_d_inplace):
+        assert "unrolled" not in loop_kinds(function, x), function.__name__
+
+
+def test_a_python_number_summing_narrow_items_keeps_their_type():
+    # NumPy 2 (NEP 50): 0.0 + np.float32 is np.float32, 0 + np.uint8 np.uint8; NumPy 1.x
+    # promotes the scalars by value to np.float64, np.int64 (deselected there,
+    # scripts/test_numpy1.sh)
+    x = np.random.default_rng(41).random(20)
+    check_calls(float32_accum, [(x.astype(np.float32),), (x[:0].astype(np.float32),),
+                                (np.arange(4, dtype=np.int8),)])
+    assert loop_kinds(float32_accum, x.astype(np.float32)) == ["loop"]
+    check_calls(empty_loop_type, [(np.arange(3, dtype=np.uint8),),
+                                  (np.full(300, 7, dtype=np.uint8),)])
