@@ -23,7 +23,9 @@ for_range(bounds, body, get, set, names, live, location):
     (kiln.explain, KILN_LOGS=graph_breaks).
 branch(...): kiln._branch_capture (a mixin of LoopCapture).
 """
+import contextlib
 import sys
+import warnings
 
 import numpy as np
 
@@ -52,6 +54,8 @@ from ._loop_peeling import (PEELS_AT_MOST, PeelFirst, retyped_numbers, split_fir
 from ._tracer import TracedArray, cast, to_tensor
 
 UNROLL_AT_MOST = 2
+# the classes themselves, not the stand-ins a trace puts in their place (their subclasses)
+_UNCHECKED_CONTEXTS = (np.errstate, warnings.catch_warnings, contextlib.nullcontext)
 
 
 def _broke(flag):
@@ -139,6 +143,18 @@ class LoopCapture(BranchCapture, ExpressionCapture, LoopResults):
                 raise CaptureFailed(reason)
         function(*args, **kwargs)
 
+    def managed(self, manager):
+        """The context manager of a `with` in a loop body or branch (kiln._loop_transform).
+        A body traced once for every iteration enters and leaves it once, at the trace: only
+        managers that change nothing the trace computes may be entered there (np.errstate
+        and warnings.catch_warnings set what NumPy warns of, which kiln's kernels do not
+        check; one that asks to raise is a graph break, kiln._numpy_errors). Any other (a
+        lock, a timer, a file) gives the loop or branch up, as before."""
+        if (self.depth > 0 or self.sides > 0) and not isinstance(manager, _UNCHECKED_CONTEXTS):
+            raise CaptureFailed(f"a `with` of {type(manager).__name__}, which the trace of the "
+                                f"body would enter once")
+        return manager
+
     def appended(self, items, value, aliased=False):
         """`items.append(value)` of a for loop's body (kiln._loop_appends); aliased: the value
         may be an array the function changes in place later (a bool, or the calls of global
@@ -147,7 +163,7 @@ class LoopCapture(BranchCapture, ExpressionCapture, LoopResults):
         return _loop_appends.appended(items, value, self.depth, aliased)
 
     def for_range(self, bounds, body, get, set_, names, live, location, stop=None, peels=0,
-                  views=()):
+                  views=(), temporaries=()):
         """stop: the flag a `break` of the body sets (kiln._loop_jumps), or None. peels: the
         first iterations run on their own before this range (kiln._loop_peeling); None: this
         is one of them, which may change a number's type. views: the carried names that may be
@@ -188,14 +204,15 @@ class LoopCapture(BranchCapture, ExpressionCapture, LoopResults):
                 try:
                     self._capture(bounds, span, body, get, set_, names, live, location,
                                   condition, indexed=True,
-                                  peel=None if peels is None else PEELS_AT_MOST - peels)
+                                  peel=None if peels is None else PEELS_AT_MOST - peels,
+                                  temporaries=temporaries)
                 except PeelFirst:
                     first, rest = split_first(self, bounds, span)
                     self.for_range(first, body, get, set_, names, live, location, stop,
-                                   peels=None)
+                                   peels=None, temporaries=temporaries)
                     if stop is None or not _broke(stop()):
                         self.for_range(rest, body, get, set_, names, live, location, stop,
-                                       peels + 1)
+                                       peels + 1, temporaries=temporaries)
                     return
             self.record("loop", location, "")
         except CaptureFailed as failure:
@@ -205,7 +222,8 @@ class LoopCapture(BranchCapture, ExpressionCapture, LoopResults):
             self._run_python(span if span is not None else range(*bounds), body, set_, names,
                              stop)
 
-    def while_loop(self, test, body, get, set_, names, live, location, views=()):
+    def while_loop(self, test, body, get, set_, names, live, location, views=(),
+                   temporaries=()):
         """`while test(): body()`: iterations run as Python while the test is a Python value;
         once it is a traced one, the rest of the loop is captured as a while loop node. The
         Python numbers the first iteration changes are lifted to traced ones, for a test that
@@ -240,7 +258,7 @@ class LoopCapture(BranchCapture, ExpressionCapture, LoopResults):
                 lifted = {}
         try:
             self._capture((0, sys.maxsize), range(0, sys.maxsize), body, get, set_, names, live,
-                          location, (test, condition))
+                          location, (test, condition), temporaries=temporaries)
             self.record("loop", location, "")
         except CaptureFailed as failure:
             self.record("unrolled", location, str(failure))
@@ -295,12 +313,43 @@ class LoopCapture(BranchCapture, ExpressionCapture, LoopResults):
         return TracedArray(self.context, self.context.constant(bool(value), np.dtype(bool)))
 
     def _capture(self, bounds, span, body, get, set_, names, live, location, condition=None,
-                 indexed=None, peel=None):
+                 indexed=None, peel=None, temporaries=()):
         """peel: how many first iterations may still run on their own (PeelFirst) where a
         carried number's type changes in an iteration (none: CaptureFailed); None: the type
-        the body saw holds for the first iteration only (a loop of at most one)."""
-        generators = self.generator_states(get())
+        the body saw holds for the first iteration only (a loop of at most one).
+        temporaries: _unbind_held_objects'."""
         target = int(condition is None if indexed is None else indexed)  # the last name's
+        held = self._unbind_held_objects(names, get, set_, temporaries, len(names) - target)
+        try:
+            return self._capture_unheld(bounds, span, body, get, set_, names, live, location,
+                                        condition, indexed, peel, target)
+        finally:
+            if held:  # where a body trace left them unbound: as they were
+                values = get()
+                set_(tuple(held[position] if values[position] is self.UNBOUND and
+                           position in held else self.KEEP for position in range(len(names))))
+
+    def _unbind_held_objects(self, names, get, set_, temporaries, count):
+        """The body's temporaries (kiln._loop_transform: bound before any read, not read
+        after the loop) that hold a Python object (a list, a tuple, a string), unbound for
+        the body's trace: {position: value}. An iteration that ran as Python before it (the
+        first one, on its own where a Python float became np.float64: kiln._loop_peeling; a
+        while loop's first ones) left there the body's temporary (`head, *tail = row`,
+        `parts = list(row)`), and a Python value that changes refused the loop (it unrolled).
+        They are put back after it (a `del` of one after the loop)."""
+        values = get()
+        held = {position: value for position, (name, value) in enumerate(zip(names[:count],
+                                                                            values))
+                if name in temporaries and value is not self.UNBOUND
+                and not isinstance(value, TracedArray) and not _is_number(value)}
+        if held:
+            set_(tuple(self.UNBOUND if position in held else self.KEEP
+                       for position in range(len(names))))
+        return held
+
+    def _capture_unheld(self, bounds, span, body, get, set_, names, live, location, condition,
+                        indexed, peel, target):
+        generators = self.generator_states(get())
         names, get, set_ = with_view_bases(names, get, set_, len(names) - target)
         arguments = (bounds, span, body, get, set_, names, live, location, condition,
                      generators, indexed)

@@ -55,10 +55,11 @@ def _guarded(statements, flags, names):
         if type(statement) in flags:
             result.append(ast.copy_location(_assign(flags[type(statement)], True), statement))
             return result  # what follows a jump in its block never runs
-        if isinstance(statement, ast.If) and any(jumps([statement])):
+        if isinstance(statement, (ast.If, ast.With)) and any(jumps([statement])):
             statement = copy.copy(statement)
             statement.body = _guarded(statement.body, flags, names) or [ast.Pass()]
-            statement.orelse = _guarded(statement.orelse, flags, names)
+            if isinstance(statement, ast.If):
+                statement.orelse = _guarded(statement.orelse, flags, names)
             result.append(statement)
             rest = _guarded(statements[position + 1:], flags, names)
             if rest:

@@ -1,12 +1,14 @@
 """What a loop or branch body may hold for kiln._loop_transform to rewrite it for capture:
 assignments (to names, and to subscripts of names), nested loops and branches, `pass`, call
-statements (the capture helper checks the callee) and, at the loop's own level, no `break` or
-`continue` left (kiln._loop_jumps turns them into flags first). Anything else leaves the loop
+statements (the capture helper checks the callee), `with` blocks (it checks the managers) and,
+at the loop's own level, no `break` or `continue` left (kiln._loop_jumps turns them into flags
+first). Anything else leaves the loop
 as written, unrolled by tracing, with the reason these functions give."""
 import ast
 
 
-_ALLOWED = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.For, ast.While, ast.If, ast.Pass)
+_ALLOWED = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.For, ast.While, ast.If, ast.Pass,
+            ast.With)
 
 
 def _refusal(statements):
@@ -39,6 +41,13 @@ def _refusal(statements):
             reason = _refusal(statement.body) or _refusal(statement.orelse)
             if reason:
                 return reason
+        if isinstance(statement, ast.With):  # its managers are checked as the body runs
+            if any(item.optional_vars is not None and not isinstance(item.optional_vars, ast.Name)
+                   for item in statement.items):
+                return "a `with` statement binding a target that is not a name"
+            reason = _refusal(statement.body)
+            if reason:
+                return reason
         for node in ast.walk(statement):
             if isinstance(node, (ast.Lambda, ast.NamedExpr)):
                 return "a lambda or `:=` inside"
@@ -57,6 +66,8 @@ def _body_refusal(statements):
 def _target_refusal(target):
     if isinstance(target, ast.Name):
         return None
+    if isinstance(target, ast.Starred):  # `head, *tail = row`: tail a list, as any name's
+        return _target_refusal(target.value)
     if isinstance(target, (ast.Tuple, ast.List)):
         for item in target.elts:
             reason = _target_refusal(item)

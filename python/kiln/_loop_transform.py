@@ -9,9 +9,10 @@ loops, no trace), or one `loop` node / a select in the graph. The rewritten func
 user's function on its own globals and closure cells, plus one cell for the helper.
 
 Only statements whose effects the helper can see are rewritten: assignments (to names, and to
-subscripts of names: array updates), nested loops and branches, `pass`, call statements; a
-loop's `break` and `continue` become flags (kiln._loop_jumps). A loop or branch holding anything
-else (return, raise, try, with, del, other expression statements, nested functions,
+subscripts of names: array updates), nested loops and branches, `pass`, call statements, `with`
+blocks (the helper checks their managers); a loop's `break` and `continue` become flags
+(kiln._loop_jumps). A loop or branch holding anything else (return, raise, try, del, other
+expression statements, nested functions,
 global/nonlocal: kiln._loop_refusals) stays as written and is unrolled by tracing, as before;
 each refusal is recorded with its reason and line (kiln.explain shows them).
 """
@@ -24,6 +25,7 @@ import types
 
 from ._loop_attribute_targets import attribute_targets_through_names
 from ._loop_comprehensions import as_loops
+from ._loop_else import without_else_clauses
 from ._loop_jumps import jumps, stop_flag, without_jumps
 from ._loop_refusals import _body_refusal
 from ._loop_returns import single_exit
@@ -146,6 +148,7 @@ def _rewrite_scope(definition, filename, in_place):
             refused += inner[1]
     definition.body = as_loops(  # [f(x[i]) for i in range(n)], sum(...)
         definition.body, _parameters(definition) | set(_stored_names(definition.body)))
+    definition.body = without_else_clauses(definition.body)  # a loop's `else` (kiln._loop_else)
     definition.body = single_exit(definition.body)  # early returns (kiln._loop_returns)
     definition.body = attribute_targets_through_names(  # `self.h[:, t] = v` in loops
         definition.body, _parameters(definition) - set(_stored_names(definition.body)))
@@ -240,6 +243,38 @@ def _read_before_bound(name, statements):
     return False
 
 
+def _temporaries_argument(assigned, live, statements):
+    """`, temporaries=(...)` of a loop's call: the names it assigns that nothing after it
+    reads and every iteration binds before reading (`head, *tail = row`), whose values from
+    an iteration run as Python the body's trace does without (LoopCapture._capture)."""
+    names = tuple(name for name in assigned if name not in live
+                  and _bound_before_read(name, statements))
+    return f", temporaries={names!r}" if names else ""
+
+
+def _bound_before_read(name, statements):
+    """Whether a plain assignment among `statements` (`name = ...`, `a, *name = ...`) binds
+    `name` before any of them reads it."""
+    for statement in statements:
+        if any(isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load)
+               for node in ast.walk(statement)):
+            return False
+        if isinstance(statement, ast.Assign) and any(
+                isinstance(node, ast.Name) and node.id == name
+                for target in statement.targets for node in _unpacked(target)):
+            return True
+    return False
+
+
+def _unpacked(target):
+    """The names and other targets a (nested, starred) tuple or list target unpacks into."""
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return [node for element in target.elts for node in _unpacked(element)]
+    if isinstance(target, ast.Starred):
+        return _unpacked(target.value)
+    return [target]
+
+
 def _as_appended(statement, local_names, in_place):
     """`items.append(value)`, a statement of a for loop's body, appending to a local list:
     `items = HELPER.appended(items, value, aliased)`, which appends (LoopCapture.appended), so
@@ -285,6 +320,27 @@ def _as_effect(statement):
     helper = _helper_call("effect()", call)
     helper.args, helper.keywords = [call.func] + call.args, call.keywords
     return ast.copy_location(ast.Expr(helper), statement)
+
+
+def _as_effects(statements):
+    """_as_effect of each of a captured body's statements, and of those of its `with` blocks,
+    whose managers go through HELPER.managed (LoopCapture.managed checks them)."""
+    result = []
+    for statement in statements:
+        if isinstance(statement, ast.With):
+            statement = copy.copy(statement)
+            statement.items = [ast.withitem(context_expr=_checked_context(item.context_expr),
+                                            optional_vars=item.optional_vars)
+                               for item in statement.items]
+            statement.body = _as_effects(statement.body)
+        result.append(_as_effect(statement))
+    return result
+
+
+def _checked_context(expression):
+    helper = _helper_call("managed()", expression)
+    helper.args = [expression]
+    return ast.copy_location(helper, expression)
 
 
 def _catches_everything(node):
@@ -366,7 +422,7 @@ class _Rewriter:
         self.counter += 1
         n, target = self.counter, node.target.id
         stop = stop_flag(original, n)
-        node.body = _with_traced_conversions([_as_effect(s) for s in node.body])
+        node.body = _with_traced_conversions(_as_effects(node.body))
         body = self.statements(node.body)
         self.anchor = node
         assigned = [name for name in _stored_names(node.body) if name != target]
@@ -386,6 +442,7 @@ class _Rewriter:
             f"{HELPER}.for_range(None, __kiln_body_{n}, __kiln_get_{n}, __kiln_set_{n}, "
             f"{tuple(state)!r}, {tuple(live)!r}, {self.location(node)!r}"
             + (f", stop=lambda: {stop}" if stop else "")
+            + _temporaries_argument(assigned, live, node.body)
             + (f", views={views!r})" if views else ")"))[0]
         call.value.args[0] = bounds
         return before + definitions + [_at(call, node)]
@@ -408,7 +465,7 @@ class _Rewriter:
             return self.refuse(node, reason)
         self.counter += 1
         n = self.counter
-        node.body = _with_traced_conversions([_as_effect(s) for s in node.body])
+        node.body = _with_traced_conversions(_as_effects(node.body))
         node.test = _with_traced_conversions([ast.Expr(node.test)], in_test=True)[0].value
         body = self.statements(node.body)
         self.anchor = node
@@ -427,6 +484,7 @@ class _Rewriter:
         call = _parse(f"{HELPER}.while_loop(__kiln_test_{n}, __kiln_body_{n}, __kiln_get_{n}, "
                       f"__kiln_set_{n}, {tuple(touched)!r}, {tuple(live)!r}, "
                       f"{self.location(node)!r}"
+                      + _temporaries_argument(assigned, live, [ast.Expr(node.test)] + node.body)
                       + (f", views={views!r})" if views else ")"))[0]
         return before + definitions + [_at(call, node)]
 
@@ -472,8 +530,8 @@ class _Rewriter:
         self.counter += 1
         n = self.counter
         node = copy.copy(node)
-        node.body = [_as_effect(s) for s in node.body]
-        node.orelse = [_as_effect(s) for s in node.orelse]
+        node.body = _as_effects(node.body)
+        node.orelse = _as_effects(node.orelse)
         assigned = _stored_names(node.body + node.orelse)
         touched = sorted(set(assigned) | set(_read_names(node.body + node.orelse)))
         self.nonlocal_names.update(assigned)

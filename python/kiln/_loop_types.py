@@ -141,6 +141,11 @@ def unshared_scalars(context, names, values, set_, keep):
     return tuple(new)
 
 
+# `with warnings.catch_warnings(): warnings.simplefilter("ignore")` in a loop body (the
+# manager itself: LoopCapture.managed)
+_IDEMPOTENT_FILTERS = ("simplefilter", "filterwarnings")
+
+
 def untraced_effect(function):
     """Why a call statement's effects would not repeat on every iteration of a captured loop
     (None: they are traced): Python functions and methods (their array updates are traced;
@@ -158,4 +163,6 @@ def untraced_effect(function):
     if module.split(".")[0] == "numpy" and "random" not in module and owner is None:
         return None
     name = getattr(function, "__qualname__", None) or type(function).__name__
+    if module == "warnings" and name in _IDEMPOTENT_FILTERS:
+        return None  # once or every iteration, the same filter first in the list
     return f"a call whose result is dropped ({name}: its effects would happen once)"
