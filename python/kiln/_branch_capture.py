@@ -61,10 +61,11 @@ class BranchCapture:
         return _random_state.current(driver.random_states if driver is not None else (), values)
 
     def branch(self, condition, then, otherwise, get, set_, names, location, select=False,
-               live=None, listed=True):
+               live=None, listed=True, written=()):
         """live: the names assigned in the branch that are read outside it (None: all).
         listed: whether kiln.explain lists it (a test's `and` is part of its test's branch
-        or loop: kiln._loop_short_circuit)."""
+        or loop: kiln._loop_short_circuit). written: the names assigned whose arrays the
+        function may write in place (kiln._loop_aliases): no select stands for them."""
         if not isinstance(condition, TracedArray) or condition.size != 1:
             return then() if condition else otherwise()
         trace = self.context.trace
@@ -85,7 +86,7 @@ class BranchCapture:
         records = len(self.pending)  # the sides' loops, recorded again when traced again
         try:
             merged = self._traced_sides(then, otherwise, get, set_, names, before, arrays, saved,
-                                        predicate, containers, generators, live)
+                                        predicate, containers, generators, live, written)
         except Exception as failure:  # Python's `if` meets it again where it belongs (a side
             # not taken may raise: `t * 2 if ok else 0.0` where t is bound where ok holds)
             del self.pending[records:]
@@ -143,7 +144,7 @@ class BranchCapture:
                 return self._not_captured(condition, then, otherwise, location, reason,
                                           first_check)
             return self.branch(condition, then, otherwise, get, set_, names, location, True,
-                               live, listed)
+                               live, listed, written)
         for key, tensor in merged[0].items():
             arrays[key]._tensor, arrays[key]._version = tensor, arrays[key]._version + 1
         set_(merged[1])
@@ -166,7 +167,7 @@ class BranchCapture:
         return then() if condition else otherwise()
 
     def _traced_sides(self, then, otherwise, get, set_, names, before, arrays, saved,
-                      predicate, containers, generators, live):
+                      predicate, containers, generators, live, written=()):
         """Both sides traced on the state `before`, each undone after it, and merged (_merge).
         Each side's checks apply where it is taken (condition_checks conditions every check
         from a mark on: a side's, as soon as it is traced; the else side's never fired). The
@@ -191,7 +192,7 @@ class BranchCapture:
             set_(before)
         if _random_state.drew(generators):  # both sides ran: NumPy draws on one
             raise CaptureFailed("a random generator draws in a side of the branch")
-        return self._merge(predicate, names, before, arrays, sides, live)
+        return self._merge(predicate, names, before, arrays, sides, live, written)
 
     def _capture_cond(self, predicate, then, otherwise, get, set_, names, location):
         """The branch as one cond node (ir/cond.h): each side traced as a body on the same
@@ -235,7 +236,7 @@ class BranchCapture:
         # that differs between the sides is in the cond's results either way.
         self._apply(slots, values, names, after, set_, None, saved, False, variables)
 
-    def _merge(self, predicate, names, before, arrays, sides, live):
+    def _merge(self, predicate, names, before, arrays, sides, live, written=()):
         k = backend()
         (then_values, then_arrays, _), (else_values, else_arrays, _) = sides
         merged_arrays, rebound, updated = {}, 0, 0  # elements selected between
@@ -257,6 +258,12 @@ class BranchCapture:
                 continue
             if a is self.UNBOUND or b is self.UNBOUND:
                 raise CaptureFailed(f"`{name}` is bound on one side of the branch only")
+            if name in written and _other_arrays(a, b, arrays):
+                # NumPy's name holds one of the two arrays, which a write through it, or through
+                # their own names, changes; where(p, a, b) is a third (`u, v = v, u` under a
+                # traced condition, a loop's body after its break: the writes were lost)
+                raise CaptureFailed(f"`{name}` holds another array on each side of the branch, "
+                                    f"and the function writes arrays in place")
             merged, count = self._selected(predicate, name, a, b)
             values.append(merged)
             rebound += count
@@ -348,6 +355,16 @@ def _is_scalar(value):
 def _written_number(value):
     """A Python number itself (not one traced: a loop's carried `s = 0.0`, a dynamic float)."""
     return not isinstance(value, TracedArray) and _python_type(value) is not None
+
+
+def _other_arrays(a, b, arrays):
+    """Whether a and b are (views of) two different arrays, one of them from before the branch
+    (`arrays`: by id, the plain arrays the branch's names held); numbers, NumPy's scalars
+    among them, are never changed in place (`i += 1` rebinds)."""
+    roots = [v._root if isinstance(v, TracedArray) and v._root is not None else v for v in (a, b)]
+    return (roots[0] is not roots[1] and
+            any(isinstance(root, TracedArray) and not root._scalar and
+                arrays.get(id(root)) is root for root in roots))
 
 
 def _views_of_one_array(a, b):

@@ -542,9 +542,11 @@ class _Rewriter:
         definitions += self.body_function(f"__kiln_else_{n}", [], assigned, otherwise)
         definitions += self.accessors(n, touched, assigned)
         live = self.live(assigned, node.body + node.orelse)
+        # the names whose arrays the function may write in place (kiln._loop_aliases)
+        written = tuple(name for name in assigned if self.in_place.name_changes(name) is not False)
         call = _parse(f"{HELPER}.branch(None, __kiln_then_{n}, __kiln_else_{n}, __kiln_get_{n}, "
                       f"__kiln_set_{n}, {tuple(touched)!r}, {self.location(node)!r}, "
-                      f"live={tuple(live)!r})")[0]
+                      f"live={tuple(live)!r}, written={written!r})")[0]
         call.value.args[0] = _traceable_logic(node.test, self.location)
         return definitions + [_at(call, node)]
 
