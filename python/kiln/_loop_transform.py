@@ -26,6 +26,7 @@ import types
 from ._loop_attribute_targets import attribute_targets_through_names
 from ._loop_comprehensions import as_loops
 from ._loop_else import without_else_clauses
+from ._loop_swaps import in_whole_swap_cycles
 from ._loop_jumps import jumps, stop_flag, without_jumps
 from ._loop_refusals import _body_refusal
 from ._loop_returns import single_exit
@@ -149,6 +150,7 @@ def _rewrite_scope(definition, filename, in_place):
     definition.body = as_loops(  # [f(x[i]) for i in range(n)], sum(...)
         definition.body, _parameters(definition) | set(_stored_names(definition.body)))
     definition.body = without_else_clauses(definition.body)  # a loop's `else` (kiln._loop_else)
+    definition.body = in_whole_swap_cycles(definition.body)  # `u, v = v, u` (kiln._loop_swaps)
     definition.body = single_exit(definition.body)  # early returns (kiln._loop_returns)
     definition.body = attribute_targets_through_names(  # `self.h[:, t] = v` in loops
         definition.body, _parameters(definition) - set(_stored_names(definition.body)))
