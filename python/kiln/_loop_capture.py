@@ -10,9 +10,8 @@ for_range(bounds, body, get, set, names, live, location):
     variable whose type changes in the first iteration (`s = 0; s = s + x[i]`) is carried at the
     type the body gives it (traced again), unless the loop may run no iteration (a dynamic trip
     count, a while loop) and an array's dtype or shape changes: NumPy's would keep its type.
-    A number that the first iteration makes another kind of number (Python's float NumPy's
-    float64) is seen by the traced body as it is after an iteration: the first iteration runs
-    on its own before the loop (kiln._loop_peeling).
+    A number the first iteration makes another kind of number (Python's float NumPy's float64)
+    is seen by the body as after an iteration: the first runs on its own (kiln._loop_peeling).
     An array whose shape changes by the same amount every iteration (`v = p * v[:-1] +
     q * v[1:]`, `x = np.append(x, y)`) is carried at its largest shape, as a window
     (kiln._loop_extents). A name the body binds first and code after the loop reads is
@@ -21,17 +20,16 @@ for_range(bounds, body, get, set, names, live, location):
     made before the loop that the body writes through a view, ...) the trace of the body is
     dropped, every variable restored, and the loop runs as Python; the reason is recorded
     (kiln.explain, KILN_LOGS=graph_breaks).
-branch(...): kiln._branch_capture (a mixin of LoopCapture).
+branch(...): kiln._branch_capture; effect, managed, asserted: kiln._body_statements (mixins).
 """
-import contextlib
 import sys
-import warnings
 
 import numpy as np
 
 from . import (_affine_indices, _helper_writes, _loop_appends, _loop_counters, _loop_extents,
                _loop_first_bindings, _loop_number_types, _loop_numpy_arrays, _loop_strides,
                _random_state, _windows)
+from ._body_statements import BodyStatements
 from ._branch_capture import BranchCapture, _plain, _restore, _Retype
 from ._graph_breaks import GraphBreakSignal
 from ._kiln import Unsupported
@@ -39,13 +37,12 @@ from ._loop_appends import Stacked
 from ._loop_comprehensions import is_builtin_sum, is_python_data
 from ._loop_escapes import Escapes, settle_rows
 from ._loop_extents import Resizing
-from ._loop_first_bindings import BoundInBody
+from ._loop_first_bindings import BoundInBody, unbind_held_objects
 from ._loop_expressions import ExpressionCapture
 from ._loop_types import (CaptureFailed, DrawsInBody, carried_flags as _carried_flags,
                           changed_before as _changed_before, is_number as _is_number,
                           retyped as _retyped, truth as _truth, type_of as _type_of,
-                          unshared_scalars as _unshared_scalars,
-                          untraced_effect as _untraced_effect)
+                          unshared_scalars as _unshared_scalars)
 from ._loop_results import LoopResults
 from ._loop_view_bases import with_view_bases
 from ._loop_carried_views import checked_body
@@ -54,8 +51,6 @@ from ._loop_peeling import (PEELS_AT_MOST, PeelFirst, retyped_numbers, split_fir
 from ._tracer import TracedArray, cast, to_tensor
 
 UNROLL_AT_MOST = 2
-# the classes themselves, not the stand-ins a trace puts in their place (their subclasses)
-_UNCHECKED_CONTEXTS = (np.errstate, warnings.catch_warnings, contextlib.nullcontext)
 
 
 def _broke(flag):
@@ -96,7 +91,7 @@ class _Marker:
         return self.name
 
 
-class LoopCapture(BranchCapture, ExpressionCapture, LoopResults):
+class LoopCapture(BodyStatements, BranchCapture, ExpressionCapture, LoopResults):
     UNBOUND = _Marker("UNBOUND")  # a variable without a value (the setter unbinds it)
     KEEP = _Marker("KEEP")        # the setter leaves the variable as it is
     is_builtin_sum = staticmethod(is_builtin_sum)  # kiln._loop_comprehensions
@@ -131,29 +126,6 @@ class LoopCapture(BranchCapture, ExpressionCapture, LoopResults):
             return LoopCapture.UNBOUND
 
     # ---- loops ----
-
-    def effect(self, function, *args, **kwargs):
-        """A call statement of a loop body or branch (kiln._loop_transform._as_effect). In a
-        body traced once for every iteration, or a branch side traced whether taken or not, a
-        call whose effects the trace cannot repeat or undo (print, a list's or dict's method,
-        random draws) gives the loop or branch up, as before."""
-        if self.depth > 0 or self.sides > 0:
-            reason = _untraced_effect(function)
-            if reason is not None:
-                raise CaptureFailed(reason)
-        function(*args, **kwargs)
-
-    def managed(self, manager):
-        """The context manager of a `with` in a loop body or branch (kiln._loop_transform).
-        A body traced once for every iteration enters and leaves it once, at the trace: only
-        managers that change nothing the trace computes may be entered there (np.errstate
-        and warnings.catch_warnings set what NumPy warns of, which kiln's kernels do not
-        check; one that asks to raise is a graph break, kiln._numpy_errors). Any other (a
-        lock, a timer, a file) gives the loop or branch up, as before."""
-        if (self.depth > 0 or self.sides > 0) and not isinstance(manager, _UNCHECKED_CONTEXTS):
-            raise CaptureFailed(f"a `with` of {type(manager).__name__}, which the trace of the "
-                                f"body would enter once")
-        return manager
 
     def appended(self, items, value, aliased=False):
         """`items.append(value)` of a for loop's body (kiln._loop_appends); aliased: the value
@@ -317,9 +289,9 @@ class LoopCapture(BranchCapture, ExpressionCapture, LoopResults):
         """peel: how many first iterations may still run on their own (PeelFirst) where a
         carried number's type changes in an iteration (none: CaptureFailed); None: the type
         the body saw holds for the first iteration only (a loop of at most one).
-        temporaries: _unbind_held_objects'."""
+        temporaries: kiln._loop_first_bindings.unbind_held_objects'."""
         target = int(condition is None if indexed is None else indexed)  # the last name's
-        held = self._unbind_held_objects(names, get, set_, temporaries, len(names) - target)
+        held = unbind_held_objects(self, names, get, set_, temporaries, len(names) - target)
         try:
             return self._capture_unheld(bounds, span, body, get, set_, names, live, location,
                                         condition, indexed, peel, target)
@@ -328,24 +300,6 @@ class LoopCapture(BranchCapture, ExpressionCapture, LoopResults):
                 values = get()
                 set_(tuple(held[position] if values[position] is self.UNBOUND and
                            position in held else self.KEEP for position in range(len(names))))
-
-    def _unbind_held_objects(self, names, get, set_, temporaries, count):
-        """The body's temporaries (kiln._loop_transform: bound before any read, not read
-        after the loop) that hold a Python object (a list, a tuple, a string), unbound for
-        the body's trace: {position: value}. An iteration that ran as Python before it (the
-        first one, on its own where a Python float became np.float64: kiln._loop_peeling; a
-        while loop's first ones) left there the body's temporary (`head, *tail = row`,
-        `parts = list(row)`), and a Python value that changes refused the loop (it unrolled).
-        They are put back after it (a `del` of one after the loop)."""
-        values = get()
-        held = {position: value for position, (name, value) in enumerate(zip(names[:count],
-                                                                            values))
-                if name in temporaries and value is not self.UNBOUND
-                and not isinstance(value, TracedArray) and not _is_number(value)}
-        if held:
-            set_(tuple(self.UNBOUND if position in held else self.KEEP
-                       for position in range(len(names))))
-        return held
 
     def _capture_unheld(self, bounds, span, body, get, set_, names, live, location, condition,
                         indexed, peel, target):

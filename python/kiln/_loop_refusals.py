@@ -1,14 +1,14 @@
 """What a loop or branch body may hold for kiln._loop_transform to rewrite it for capture:
 assignments (to names, and to subscripts of names), nested loops and branches, `pass`, call
-statements (the capture helper checks the callee), `with` blocks (it checks the managers) and,
-at the loop's own level, no `break` or `continue` left (kiln._loop_jumps turns them into flags
-first). Anything else leaves the loop
-as written, unrolled by tracing, with the reason these functions give."""
+statements (the capture helper checks the callee), `with` blocks (it checks the managers),
+`assert`s (checks where their test is traced: kiln._body_statements) and, at the loop's own
+level, no `break` or `continue` left (kiln._loop_jumps turns them into flags first). Anything
+else leaves the loop as written, unrolled by tracing, with the reason these functions give."""
 import ast
 
 
 _ALLOWED = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.For, ast.While, ast.If, ast.Pass,
-            ast.With)
+            ast.With, ast.Assert)
 
 
 def _refusal(statements):

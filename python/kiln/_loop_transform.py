@@ -23,6 +23,7 @@ import os
 import textwrap
 import types
 
+from ._body_statements import as_checked_assert
 from ._loop_attribute_targets import attribute_targets_through_names
 from ._loop_comprehensions import as_loops
 from ._loop_else import without_else_clauses
@@ -326,9 +327,11 @@ def _as_effect(statement):
 
 def _as_effects(statements):
     """_as_effect of each of a captured body's statements, and of those of its `with` blocks,
-    whose managers go through HELPER.managed (LoopCapture.managed checks them)."""
+    whose managers go through HELPER.managed (LoopCapture.managed checks them); its `assert`s
+    as checks (kiln._body_statements)."""
     result = []
     for statement in statements:
+        statement = as_checked_assert(statement, _helper_call)
         if isinstance(statement, ast.With):
             statement = copy.copy(statement)
             statement.items = [ast.withitem(context_expr=_checked_context(item.context_expr),
