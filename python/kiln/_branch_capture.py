@@ -359,8 +359,11 @@ def _written_number(value):
 
 def _other_arrays(a, b, arrays):
     """Whether a and b are (views of) two different arrays, one of them from before the branch
-    (`arrays`: by id, the plain arrays the branch's names held); numbers, NumPy's scalars
-    among them, are never changed in place (`i += 1` rebinds)."""
+    (`arrays`: by id, the plain arrays the branch's names held), or tuples holding such a pair
+    at one place (`(v, u) if c else (u, v)`); numbers, NumPy's scalars among them, are never
+    changed in place (`i += 1` rebinds)."""
+    if type(a) is tuple and type(b) is tuple and len(a) == len(b):
+        return any(_other_arrays(x, y, arrays) for x, y in zip(a, b))
     roots = [v._root if isinstance(v, TracedArray) and v._root is not None else v for v in (a, b)]
     return (roots[0] is not roots[1] and
             any(isinstance(root, TracedArray) and not root._scalar and

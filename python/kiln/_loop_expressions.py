@@ -67,10 +67,12 @@ class ExpressionCapture:
             result._scalar, result._weak = True, builtins.bool
         return result
 
-    def choose(self, condition, then, otherwise, location, names=(), reads=None, listed=True):
+    def choose(self, condition, then, otherwise, location, names=(), reads=None, listed=True,
+               written=False):
         """`then() if condition else otherwise()`: a branch binding one value (a select).
         names, reads(): the names the sides read and their values, the branch's state.
-        listed: whether kiln.explain lists the branch (BranchCapture.branch)."""
+        listed: whether kiln.explain lists the branch (BranchCapture.branch). written: whether
+        an array the sides read may be written in place (BranchCapture.branch's)."""
         if not isinstance(condition, TracedArray) or condition.size != 1:
             return then() if condition else otherwise()
         box = {}
@@ -87,7 +89,8 @@ class ExpressionCapture:
         def side(run):
             return lambda: box.__setitem__("value", run())
         self.branch(condition, side(then), side(otherwise), get, set_, ("<value>",) + names,
-                    location, select=True, listed=listed)
+                    location, select=True, listed=listed,
+                    written=("<value>",) if written else ())
         return box["value"]
 
     def extremum(self, location, function, *operands):

@@ -35,13 +35,19 @@ def short_circuit(node, location, in_test):
     return result
 
 
-def choice(node, location):
-    """`body if test else orelse`: the helper's choose with both sides as thunks."""
+def choice(node, location, in_place=None):
+    """`body if test else orelse`: the helper's choose with both sides as thunks; written:
+    whether an array a side reads may be written in place (kiln._loop_aliases' in_place), where
+    the choice of one of two arrays is no select (kiln._branch_capture)."""
     if _binds([node.body, node.orelse]):
         return node
     call = _helper_call(f"choose(None, None, None, {location!r}, None, None)", node)
     call.args[:3] = [node.test, _thunk(node.body), _thunk(node.orelse)]
     call.args[4:6] = _reads([node.body, node.orelse], node)
+    written = in_place is not None and any(
+        in_place.name_changes(name.value) is not False for name in call.args[4].elts)
+    call.keywords = [ast.copy_location(ast.keyword(arg="written", value=ast.Constant(written)),
+                                       node)] if written else []
     return ast.copy_location(call, node)
 
 

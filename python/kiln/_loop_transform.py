@@ -160,7 +160,7 @@ def _rewrite_scope(definition, filename, in_place):
                          _parameters(definition) | set(_stored_names(definition.body)),
                          _index_reads(definition), in_place)
     definition.body = rewriter.statements(definition.body)
-    choices = _ChoiceRewriter(rewriter.location, list_names)
+    choices = _ChoiceRewriter(rewriter.location, list_names, in_place)
     definition.body = [choices.visit(statement) for statement in definition.body]
     rewriter.captured += choices.found
     rewriter.captured += _returned_conversions(definition.body, rewriter.location)

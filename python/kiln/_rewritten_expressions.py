@@ -94,15 +94,16 @@ class _ChoiceRewriter(_LogicRewriter):
 
     in_test = False
 
-    def __init__(self, location, list_names=frozenset()):
+    def __init__(self, location, list_names=frozenset(), in_place=None):
         super().__init__(location)
         self.found = []
         self.list_names = list_names  # names that may hold lists (_list_names)
+        self.in_place = in_place  # what the function may write in place (kiln._loop_aliases)
 
     def visit_IfExp(self, node):
         self.generic_visit(node)
         self.found.append(self.location(node))
-        return choice(node, self.location(node))
+        return choice(node, self.location(node), self.in_place)
 
     def visit_BoolOp(self, node):
         """`a and b` is b if a is true, else a (`or`: a if true, else b): Python's values."""
