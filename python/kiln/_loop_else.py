@@ -24,7 +24,7 @@ binding, FOUND's value on the branch's other side (zeros, kiln._branch_capture) 
 """
 import ast
 
-from ._loop_rewrite_parts import _name
+from ._loop_rewrite_parts import _name, each_statement_rewritten
 
 FOUND = "__kiln_found_"
 
@@ -38,24 +38,10 @@ def is_found(name):
 def without_else_clauses(statements):
     """`statements` (a function body) with every loop's `else` rewritten as above; nested
     functions and classes are left to their own rewrite."""
-    return _statements(statements)
+    return each_statement_rewritten(statements, _without_else)
 
 
-def _statements(statements):
-    result = []
-    for statement in statements:
-        result.extend(_statement(statement))
-    return result
-
-
-def _statement(node):
-    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-        return [node]
-    for field in ("body", "orelse", "finalbody"):
-        if isinstance(getattr(node, field, None), list):
-            setattr(node, field, _statements(getattr(node, field)))
-    for handler in getattr(node, "handlers", ()):
-        handler.body = _statements(handler.body)
+def _without_else(node):
     if not isinstance(node, (ast.For, ast.While)) or not node.orelse:
         return [node]
     flag = f"__kiln_no_break_{node.lineno}_{node.col_offset}"

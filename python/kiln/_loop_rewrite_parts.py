@@ -21,6 +21,24 @@ def _parse(text):
     return ast.parse(text).body
 
 
+def each_statement_rewritten(statements, rewrite):
+    """`statements` (a function body) with each statement replaced by the list rewrite(node)
+    gives, the blocks of compound statements rewritten first (inner loops before the loops
+    that hold them); nested functions and classes are left to their own rewrite."""
+    result = []
+    for node in statements:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            result.append(node)
+            continue
+        for field in ("body", "orelse", "finalbody"):
+            if isinstance(getattr(node, field, None), list):
+                setattr(node, field, each_statement_rewritten(getattr(node, field), rewrite))
+        for handler in getattr(node, "handlers", ()):
+            handler.body = each_statement_rewritten(handler.body, rewrite)
+        result.extend(rewrite(node))
+    return result
+
+
 def _helper_call(text, node):
     """The expression `HELPER.text` standing for `node`: every part of it at node's place in
     the user's source, so that errors and graph breaks inside the helper name that line."""

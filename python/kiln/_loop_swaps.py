@@ -28,7 +28,7 @@ import ast
 import copy
 import math
 
-from ._loop_rewrite_parts import _name
+from ._loop_rewrite_parts import _name, each_statement_rewritten
 
 PREFIX = "__kiln_swap"
 LONGEST_CYCLE = 4
@@ -37,20 +37,10 @@ LONGEST_CYCLE = 4
 def in_whole_swap_cycles(statements):
     """`statements` (a function body) with each loop that swaps names rewritten as above;
     nested functions and classes are left to their own rewrite."""
-    result = []
-    for statement in statements:
-        result.extend(_statement(statement))
-    return result
+    return each_statement_rewritten(statements, _in_whole_cycles)
 
 
-def _statement(node):
-    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-        return [node]
-    for field in ("body", "orelse", "finalbody"):
-        if isinstance(getattr(node, field, None), list):
-            setattr(node, field, in_whole_swap_cycles(getattr(node, field)))
-    for handler in getattr(node, "handlers", ()):
-        handler.body = in_whole_swap_cycles(handler.body)
+def _in_whole_cycles(node):
     bounds = _unit_range(node)
     cycle = _swap_cycle(node.body) if bounds else 1
     if cycle < 2 or cycle > LONGEST_CYCLE or _jumps(node.body):
