@@ -37,7 +37,7 @@ from ._loop_appends import Stacked
 from ._loop_comprehensions import is_builtin_sum, is_python_data
 from ._loop_escapes import Escapes, settle_rows
 from ._loop_extents import Resizing
-from ._loop_first_bindings import BoundInBody, unbind_held_objects
+from ._loop_first_bindings import BoundInBody, restore_held_objects, unbind_held_objects
 from ._loop_expressions import ExpressionCapture
 from ._loop_types import (CaptureFailed, DrawsInBody, carried_flags as _carried_flags,
                           changed_before as _changed_before, is_number as _is_number,
@@ -296,10 +296,7 @@ class LoopCapture(BodyStatements, BranchCapture, ExpressionCapture, LoopResults)
             return self._capture_unheld(bounds, span, body, get, set_, names, live, location,
                                         condition, indexed, peel, target)
         finally:
-            if held:  # where a body trace left them unbound: as they were
-                values = get()
-                set_(tuple(held[position] if values[position] is self.UNBOUND and
-                           position in held else self.KEEP for position in range(len(names))))
+            restore_held_objects(self, held, names, get, set_)
 
     def _capture_unheld(self, bounds, span, body, get, set_, names, live, location, condition,
                         indexed, peel, target):

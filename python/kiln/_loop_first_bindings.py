@@ -108,3 +108,11 @@ def unbind_held_objects(capture, names, get, set_, temporaries, count):
         set_(tuple(capture.UNBOUND if position in held else capture.KEEP
                    for position in range(len(names))))
     return held
+
+
+def restore_held_objects(capture, held, names, get, set_):
+    """unbind_held_objects' values put back where a body's trace left them unbound."""
+    if held:
+        values = get()
+        set_(tuple(held[position] if values[position] is capture.UNBOUND and position in held
+                   else capture.KEEP for position in range(len(names))))
