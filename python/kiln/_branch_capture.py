@@ -22,7 +22,7 @@ branch(condition, then, otherwise, get, set, names, location):
 import numpy as np
 
 from . import _assumed_numbers, _random_state
-from ._loop_escapes import Containers, settle_rows
+from ._loop_escapes import Containers, reachable, settle_rows
 from ._loop_else import is_found
 from ._loop_returns import is_result
 from ._loop_types import (CaptureFailed, is_number as _is_number, python_type as _python_type,
@@ -244,7 +244,7 @@ class BranchCapture:
             a, b = then_arrays[key], else_arrays[key]
             merged_arrays[key] = a if a.id == b.id else k.where(predicate, a, b)
             updated += 0 if a.id == b.id else int(np.prod(a.shape))
-        values = []
+        values, earlier = [], None
         for name, old, a, b in zip(names, before, then_values, else_values):
             if a is b:
                 values.append(a if a is not old else self.KEEP)
@@ -258,7 +258,9 @@ class BranchCapture:
                 continue
             if a is self.UNBOUND or b is self.UNBOUND:
                 raise CaptureFailed(f"`{name}` is bound on one side of the branch only")
-            if name in written and _other_arrays(a, b, arrays):
+            if name in written and earlier is None:
+                earlier = _earlier_roots(before)
+            if name in written and _other_arrays(a, b, earlier):
                 # NumPy's name holds one of the two arrays, which a write through it, or through
                 # their own names, changes; where(p, a, b) is a third (`u, v = v, u` under a
                 # traced condition, a loop's body after its break: the writes were lost)
@@ -357,11 +359,23 @@ def _written_number(value):
     return not isinstance(value, TracedArray) and _python_type(value) is not None
 
 
+def _earlier_roots(before):
+    """By id, the plain arrays the branch's names reach before it: held, viewed, or items of
+    the lists, dicts, tuples and objects' attributes they hold (`w = L[0]` or `w = h.buf` on
+    one side, another array on the other: NumPy's w is that array, which a write changes)."""
+    roots = {}
+    for value in reachable(before):
+        root = value._root if isinstance(value, TracedArray) and value._root is not None else value
+        if _plain(root):
+            roots[id(root)] = root
+    return roots
+
+
 def _other_arrays(a, b, arrays):
     """Whether a and b are (views of) two different arrays, one of them from before the branch
-    (`arrays`: by id, the plain arrays the branch's names held), or tuples holding such a pair
-    at one place (`(v, u) if c else (u, v)`); numbers, NumPy's scalars among them, are never
-    changed in place (`i += 1` rebinds)."""
+    (`arrays`: by id, the plain arrays the branch's names reached, _earlier_roots), or tuples
+    holding such a pair at one place (`(v, u) if c else (u, v)`); numbers, NumPy's scalars
+    among them, are never changed in place (`i += 1` rebinds)."""
     if type(a) is tuple and type(b) is tuple and len(a) == len(b):
         return any(_other_arrays(x, y, arrays) for x, y in zip(a, b))
     roots = [v._root if isinstance(v, TracedArray) and v._root is not None else v for v in (a, b)]

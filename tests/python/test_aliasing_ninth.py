@@ -1,0 +1,117 @@
+"""Aliasing, ninth round: a branch on traced data that binds a name to one of two arrays the
+function reaches through a list, a dict, a tuple or an object's attribute (`w = L[0]` or
+`w = L[1]`, `w = d["x"] if c else d["y"]`, `w = h.buf`), then writes it in place. NumPy's name
+holds the chosen array itself; a select where(c, a, b) is a third array, and the write was
+lost. Each call is compared with NumPy on copies: results and every array the arguments
+reach, lists' items among them."""
+import copy
+
+import numpy as np
+import pytest
+
+import kiln
+from test_numpy_programs import _assert_same
+
+
+def _leaves(value):
+    if isinstance(value, (tuple, list)):
+        return [leaf for item in value for leaf in _leaves(item)]
+    if isinstance(value, dict):
+        return [leaf for item in value.values() for leaf in _leaves(item)]
+    return [value]
+
+
+def check_call(function, arguments):
+    mine, theirs = copy.deepcopy(arguments), copy.deepcopy(arguments)
+    got, expected = kiln.compile(function)(*mine), function(*theirs)
+    got_leaves, expected_leaves = _leaves(got), _leaves(expected)
+    assert len(got_leaves) == len(expected_leaves)
+    for n, (a, b) in enumerate(zip(got_leaves, expected_leaves)):
+        _assert_same(a, b, f"result {n} of {function.__name__}")
+    for n, (a, b) in enumerate(zip(_leaves(list(mine)), _leaves(list(theirs)))):
+        if isinstance(b, np.ndarray):
+            _assert_same(a, b, f"argument array {n} of {function.__name__} (updated in place)")
+
+
+def list_item_pick(a, b, t):
+    L = [a, b]
+    if a.sum() > t:
+        w = L[0]
+    else:
+        w = L[1]
+    w[0] = 9.0
+    return a.sum() + b.sum()
+
+
+def nested_list_pick(a, b, t):
+    L = [[a], [b]]
+    if a.sum() > t:
+        w = L[0][0]
+    else:
+        w = L[1][0]
+    w[2] = 4.0
+    return a.sum()
+
+
+def dict_item_pick(a, b, t):
+    d = {"x": a, "y": b}
+    w = d["x"] if a.sum() > t else d["y"]
+    w += 1.0
+    return a.sum() + b.sum()
+
+
+class Holder:
+    def __init__(self, a, b):
+        self.buf, self.other = a, b
+
+
+def attribute_pick(a, b, t):
+    h = Holder(a, b)
+    if a.sum() > t:
+        w = h.buf
+    else:
+        w = h.other
+    w[0] = -2.0
+    return a.sum() + b.sum()
+
+
+def zero_d_list_pick(a, b, t):
+    z = [np.array(1.0), np.array(2.0)]
+    w = z[0] if a.sum() > t else z[1]
+    w[()] = 7.0
+    return z[0] + z[1]
+
+
+def list_argument_pick(L, t):
+    if L[0].sum() > t:
+        w = L[0]
+    else:
+        w = L[1]
+    w[0] = 9.0
+    return w.sum()
+
+
+def list_argument_pick_in_loop(L, t):
+    for i in range(3):
+        if L[i].sum() > t:
+            w = L[i]
+        else:
+            w = L[(i + 1) % 3]
+        w[0] += 1.0
+    return L[0].sum() + L[1].sum() + L[2].sum()
+
+
+@pytest.mark.parametrize("function", [list_item_pick, nested_list_pick, dict_item_pick,
+                                      attribute_pick, zero_d_list_pick])
+@pytest.mark.parametrize("threshold", [-100.0, 100.0])
+def test_an_array_chosen_from_a_container_is_the_one_written(function, threshold):
+    # each returned, and left a and b, as if the write went nowhere (no error)
+    check_call(function, (np.arange(4.0), np.arange(4.0) * 10, threshold))
+
+
+@pytest.mark.parametrize("function", [list_argument_pick, list_argument_pick_in_loop])
+@pytest.mark.parametrize("threshold", [-100.0, 100.0])
+def test_an_array_chosen_from_a_list_argument_is_the_one_written(function, threshold):
+    # the caller's list's arrays came back unchanged
+    arrays = [np.arange(4.0), np.arange(4.0) * 10, np.ones(4)]
+    check_call(function, (arrays, threshold))
