@@ -41,7 +41,8 @@ def _is_real_number(value):
 class ExpressionCapture:
     # ---- `and`, `or`, `not`, conditional expressions (kiln._loop_short_circuit) ----
 
-    def short_circuit(self, first, rest, conjunction, in_test, location, names, reads):
+    def short_circuit(self, first, rest, conjunction, in_test, location, names, reads,
+                      written=False):
         """`first and rest()` (conjunction) or `first or rest()`: Python's value. On a traced
         `first`, a branch (choose) whose side evaluating rest() is taken where `first` does not
         decide: rest's checks apply only there, and a rest that draws, changes a list or
@@ -55,7 +56,9 @@ class ExpressionCapture:
             later = rest
         decided = lambda: first  # noqa: E731
         then, otherwise = (later, decided) if conjunction else (decided, later)
-        return self.choose(first, then, otherwise, location, names, reads, not in_test)
+        # written: as choose's (`w = a or b` is a or b itself: kiln._loop_short_circuit)
+        return self.choose(first, then, otherwise, location, names, reads, not in_test,
+                           written)
 
     @staticmethod
     def not_(value):
@@ -93,9 +96,11 @@ class ExpressionCapture:
                     written=("<value>",) if written else ())
         return box["value"]
 
-    def extremum(self, location, function, *operands):
+    def extremum(self, location, function, *operands, written=False):
         """Python's min(a, b, ...) / max(...): the first operand no other beats (b < a for
-        min), chosen pairwise; with traced 0-d operands, selects."""
+        min), chosen pairwise; with traced 0-d operands, selects. written: as choose's, an
+        operand may be written in place: Python's max is that operand itself, and a choice of
+        two arrays (one element each) no select."""
         if function not in (builtins.min, builtins.max) or not any(
                 isinstance(o, TracedArray) and o.size == 1 for o in operands):
             return function(*operands)
@@ -103,7 +108,9 @@ class ExpressionCapture:
         best = operands[0]
         for operand in operands[1:]:
             best = self.choose(beats(operand, best), lambda o=operand: o, lambda b=best: b,
-                               location)
+                               location, ("<operand>", "<best>") if written else (),
+                               (lambda o=operand, b=best: (o, b)) if written else None,
+                               written=written)
         return best
 
     def complex_number(self, function, *parts):

@@ -17,12 +17,14 @@ import ast
 from ._loop_rewrite_parts import HELPER, _helper_call, _parse
 
 
-def short_circuit(node, location, in_test):
+def short_circuit(node, location, in_test, in_place=None):
     """The helper's short_circuit chain of the BoolOp `node`: each operand after the first is
     a side that runs where the operands before it do not decide. in_test: only the truth of
-    the result is read (an `if`'s or `while`'s test), so traced operands stand as bools."""
+    the result is read (an `if`'s or `while`'s test), so traced operands stand as bools.
+    in_place: as choice's; `a or b` of two arrays is one of them, as `a if c else b` is."""
     if _binds(node.values[1:]):
         return node
+    written = not in_test and may_write(in_place, node.values)
     conjunction = isinstance(node.op, ast.And)
     result = node.values[-1]
     for position in range(len(node.values) - 2, -1, -1):
@@ -31,6 +33,9 @@ def short_circuit(node, location, in_test):
                             f"{location!r}, None, None)", node)
         call.args[0], call.args[1] = node.values[position], _thunk(result)
         call.args[5:7] = _reads(later, node)
+        if written:
+            call.keywords = [ast.copy_location(ast.keyword(arg="written",
+                                                           value=ast.Constant(True)), node)]
         result = ast.copy_location(call, node)
     return result
 
@@ -44,11 +49,19 @@ def choice(node, location, in_place=None):
     call = _helper_call(f"choose(None, None, None, {location!r}, None, None)", node)
     call.args[:3] = [node.test, _thunk(node.body), _thunk(node.orelse)]
     call.args[4:6] = _reads([node.body, node.orelse], node)
-    written = in_place is not None and any(
-        in_place.name_changes(name.value) is not False for name in call.args[4].elts)
+    written = may_write(in_place, [node.body, node.orelse])
     call.keywords = [ast.copy_location(ast.keyword(arg="written", value=ast.Constant(written)),
                                        node)] if written else []
     return ast.copy_location(call, node)
+
+
+def may_write(in_place, expressions):
+    """Whether an array a name `expressions` read holds may be written in place
+    (kiln._loop_aliases' in_place; None: nothing is known, as in a test's rewrite)."""
+    return in_place is not None and any(
+        in_place.name_changes(n.id) is not False for e in expressions for n in ast.walk(e)
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
+        and not n.id.startswith("__kiln"))
 
 
 def _reads(expressions, node):

@@ -8,7 +8,7 @@ import ast
 import copy
 
 from ._loop_rewrite_parts import HELPER, _dotted_name, _helper_call, _walk_scope
-from ._loop_short_circuit import choice, short_circuit
+from ._loop_short_circuit import choice, may_write, short_circuit
 from ._math_calls import NAMES as MATH_NAMES
 
 
@@ -19,13 +19,14 @@ class _LogicRewriter(ast.NodeTransformer):
     branch side (kiln._loop_short_circuit); not_ negates traced values elementwise."""
 
     in_test = True
+    in_place = None  # what the function may write in place (_ChoiceRewriter's)
 
     def __init__(self, location):
         self.location = location
 
     def visit_BoolOp(self, node):
         self.generic_visit(node)
-        return short_circuit(node, self.location(node), self.in_test)
+        return short_circuit(node, self.location(node), self.in_test, self.in_place)
 
     def visit_Compare(self, node):
         """`lo <= c <= hi`: Python's `lo <= c and c <= hi` (the first false comparison, or the
@@ -119,6 +120,9 @@ class _ChoiceRewriter(_LogicRewriter):
         self.found.append(self.location(node))
         call = _helper_call(f"extremum({self.location(node)!r})", node)
         call.args += [node.func] + node.args
+        if may_write(self.in_place, node.args):  # max(a, b) is a or b itself, as a choice
+            call.keywords = [ast.copy_location(ast.keyword(arg="written",
+                                                           value=ast.Constant(True)), node)]
         return ast.copy_location(call, node)
 
 

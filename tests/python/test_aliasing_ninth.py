@@ -115,3 +115,99 @@ def test_an_array_chosen_from_a_list_argument_is_the_one_written(function, thres
     # the caller's list's arrays came back unchanged
     arrays = [np.arange(4.0), np.arange(4.0) * 10, np.ones(4)]
     check_call(function, (arrays, threshold))
+
+
+# Python's max(a, b), min(a, b), `a or b` and `a and b` of one-element arrays are one of the
+# operands itself, as `a if c else b` is: each was a select, a third array, and a write
+# through the name that holds it was lost.
+
+def max_then_write(a, b):
+    w = max(a, b)
+    w[0] = -5.0
+    return a, b
+
+
+def min_then_add(a, b):
+    w = min(a, b)
+    w += 1.0
+    return a, b
+
+
+def max_then_write_the_original(a, b):
+    w = max(a, b)
+    a[0] = 100.0
+    return w + 0.0
+
+
+def max_of_three(a, b):
+    c = a + b
+    w = max(a, b, c)
+    w[0] = 0.0
+    return a, b, c
+
+
+def max_in_loop(a, b):
+    for _ in range(3):
+        w = max(a, b)
+        w -= 1.0
+    return a, b
+
+
+def or_then_write(a, b):
+    w = a or b
+    w[0] = -5.0
+    return a, b
+
+
+def and_then_write(a, b):
+    w = a and b
+    w[0] = -5.0
+    return a, b
+
+
+def or_in_loop(a, b):
+    for _ in range(3):
+        w = a or b
+        w -= 1.0
+    return a, b
+
+
+@pytest.mark.parametrize("function", [max_then_write, min_then_add, max_then_write_the_original,
+                                      max_of_three, max_in_loop, or_then_write, and_then_write,
+                                      or_in_loop])
+@pytest.mark.parametrize("first", [0.0, 1.0, 3.0])
+def test_max_min_and_or_of_arrays_is_the_operand_written(function, first):
+    check_call(function, (np.array([first]), np.array([2.0])))
+
+
+def max_without_writes(a, b):
+    return max(a, b) * 2.0
+
+
+def or_without_writes(a, b):
+    return (a or b) * 2.0
+
+
+def running_max(x, out):
+    best = x[0]
+    for i in range(1, x.shape[0]):
+        best = max(best, x[i])
+        out[i] = best
+    return best
+
+
+@pytest.mark.parametrize("function", [max_without_writes, or_without_writes])
+def test_a_choice_nothing_writes_stays_a_select(function):
+    arguments = (np.array([1.0]), np.array([2.0]))
+    report = kiln.explain(kiln.compile(function))(*copy.deepcopy(arguments))
+    assert report.graph_break_count == 0
+    for first in (0.0, 1.0, 3.0):
+        check_call(function, (np.array([first]), np.array([2.0])))
+
+
+def test_max_of_numbers_where_arrays_are_written_stays_traced():
+    # x[i] is a NumPy scalar, never changed in place: no graph break for writing `out`
+    arguments = (np.array([3.0, 1.0, 4.0, 1.0, 5.0]), np.zeros(5))
+    report = kiln.explain(kiln.compile(running_max))(*copy.deepcopy(arguments))
+    assert report.graph_break_count == 0
+    check_call(running_max, arguments)
