@@ -56,12 +56,15 @@ def choice(node, location, in_place=None):
 
 
 def may_write(in_place, expressions):
-    """Whether an array a name `expressions` read holds may be written in place
-    (kiln._loop_aliases' in_place; None: nothing is known, as in a test's rewrite)."""
-    return in_place is not None and any(
+    """Whether an array `expressions` may be, or a name they read holds, may be written in
+    place (kiln._loop_aliases' in_place; None: nothing is known, as in a test's rewrite). The
+    expressions themselves too: `L[0] if c else L[1]` is an item of L, which `a[0] = 5` writes
+    where L = [a, b], though no write names L."""
+    return in_place is not None and (any(
         in_place.name_changes(n.id) is not False for e in expressions for n in ast.walk(e)
         if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
-        and not n.id.startswith("__kiln"))
+        and not n.id.startswith("__kiln")) or any(
+        in_place.changes(e) is not False for e in expressions))
 
 
 def _reads(expressions, node):

@@ -211,3 +211,33 @@ def test_max_of_numbers_where_arrays_are_written_stays_traced():
     report = kiln.explain(kiln.compile(running_max))(*copy.deepcopy(arguments))
     assert report.graph_break_count == 0
     check_call(running_max, arguments)
+
+
+# A conditional expression whose sides are items of a list (`L[0] if c else L[1]`), the array
+# then written through its own name: no name the sides read is written (a is, L is not), so the
+# choice was a select, and w kept the values from before the write.
+
+def list_items_chosen_then_written_by_name(a, b, t):
+    L = [a, b]
+    w = L[0] if a.sum() > t else L[1]
+    a[0] = 5.0
+    b[0] = 6.0
+    return w + 0.0
+
+
+def list_items_chosen_by_statement_then_written_by_name(a, b, t):
+    L = [a, b]
+    if a.sum() > t:
+        w = L[0]
+    else:
+        w = L[1]
+    a[0] = 5.0
+    b[0] = 6.0
+    return w + 0.0
+
+
+@pytest.mark.parametrize("function", [list_items_chosen_then_written_by_name,
+                                      list_items_chosen_by_statement_then_written_by_name])
+@pytest.mark.parametrize("threshold", [-100.0, 100.0])
+def test_a_list_item_chosen_sees_a_write_through_its_own_name(function, threshold):
+    check_call(function, (np.arange(4.0), np.arange(4.0) * 10, threshold))
