@@ -12,8 +12,11 @@ both types: where it is the same, so is the value, and the result holds for eith
 number on the Python side stays an AssumedNumber. Any other use reads its tensor (a return, a
 loop carrying it, `x32 * max(s, 1)` whose loops differ): that commits the assumption, a check
 that reruns the call eagerly where the Python number's side is taken
-(kiln._loop_types.rerun_where), so that NumPy's own run gives the type.
+(kiln._loop_types.rerun_where), so that NumPy's own run gives the type. A return is no use:
+the side taken comes out of the graph beside the value, and the caller gets the type NumPy's
+run would have given (`returned`).
 """
+import functools
 import itertools
 import warnings
 
@@ -21,6 +24,7 @@ import numpy as np
 
 from ._graph_breaks import graph_break
 from ._loop_types import rerun_where
+from ._pytree import Rebuilt
 from ._tracer import TracedArray, backend, cast, to_tensor, weak_type
 
 _DIVISIONS = (np.true_divide, np.floor_divide, np.remainder, np.divmod)
@@ -111,6 +115,24 @@ def commit(number):
         number._committed = True
     elif context.in_body == number._depth:
         number._committed = None  # checked in its body: not yet outside it
+
+
+def returned(number, output):
+    """The result leaf of an open AssumedNumber the function returns, outside loop bodies and
+    branch sides: its value and which side the branch took are graph outputs (`output` of a
+    tensor: its spec), and the caller gets NumPy's scalar or the Python number as the call
+    went (a search's `return i, s` / `return -1, 0.0`), where a commit's check reran every call
+    of the Python side eagerly. None where the number is committed or still in a body."""
+    if not is_open(number) or number._context.in_body or number._context.branch_sides:
+        return None
+    taken = cast(number._taken.tensor, "bool")
+    return Rebuilt(functools.partial(_as_taken, number._python),
+                   (output(number._tensor), output(taken)))
+
+
+def _as_taken(python, parts):
+    value, taken = parts
+    return value if taken else python(value)
 
 
 def as_index(key):

@@ -8,7 +8,7 @@ import warnings
 
 import numpy as np
 
-from . import _aliasing, _device, _kiln, _numpy_tracer, _pytree, _random_state
+from . import _aliasing, _assumed_numbers, _device, _kiln, _numpy_tracer, _pytree, _random_state
 from ._arguments import DYNAMIC_DTYPES
 from ._caller_state import ChangesCallerState, Saved, checked_output_spec, with_assigned
 from ._config import config
@@ -320,6 +320,9 @@ class CallTracing:
             if row is not None:  # a row of a loop's appends: its stack is the output, once
                 stack, row_value = row
                 return _pytree.Rebuilt(row_value, convert(stack))
+            chosen = _assumed_numbers.returned(leaf, scalar_output)
+            if chosen is not None:
+                return chosen
             tensor = tracer.unwrap(leaf)
             if (tensor is None and type(leaf) is np.ndarray
                     and not getattr(tracer, "holds_dtype", bool)(leaf.dtype)):
@@ -347,6 +350,10 @@ class CallTracing:
                                   "arrays (kiln rebuilds tuples, lists, dicts, namedtuples and "
                                   "dataclasses)")
             return leaf
+
+        def scalar_output(tensor):  # a NumPy scalar of the call's result
+            outputs.append(tensor)
+            return -len(outputs)
 
         spec = _pytree.output_spec(convert, result)
         compact = getattr(tracer, "compact_rows", None)  # lists of a loop's appends

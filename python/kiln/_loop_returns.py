@@ -11,8 +11,8 @@ that no `break` leaves has nothing after it, so a single return in it is merged 
 return gives a tuple, list or dict display of one form (`return x_new, it` in a solver's loop,
 `return x, it` after it), each element is a result of its own (RESULT_0, RESULT_1, ...: a loop
 carries each as it carries a single array, and a Python counter stays a Python number) and the
-exit builds the container from them. Returns in nested
-loops, `with` or `try` blocks, in an `if` whose body may fall through, and returned conversions
+exit builds the container from them; a return in a nested loop also breaks the loops around it.
+Returns in `with` or `try` blocks, in an `if` whose body may fall through, and returned conversions
 (`return float(loss)`: kiln._loop_transform keeps those Python numbers) leave the function as
 written.
 """
@@ -135,12 +135,11 @@ def _loop_exit(statements, position, form):
     """statements[position], a loop whose body returns (`for i in range(n): ... if escaped:
     return i`, Numba's Mandelbrot), as one that sets the result and a flag and breaks
     (kiln._loop_jumps makes the break a flag too); what follows it runs where the flag is
-    not set, and nothing follows a `while True:` that only its returns leave. None for
-    returns in its nested loops or a loop with an `else`."""
+    not set, and nothing follows a `while True:` that only its returns leave. A return in a
+    nested loop breaks each loop out to this one (`for i: for j: if M[i, j] > t: return i, j`).
+    None for a loop with an `else`."""
     loop = statements[position]
-    if loop.orelse or any(isinstance(node, ast.Return) for inner in _walk_scope(loop.body)
-                          if isinstance(inner, (ast.For, ast.While))
-                          for node in _walk_scope(inner.body + inner.orelse)):
+    if loop.orelse:
         return None
     returned = f"__kiln_returned_{loop.lineno}_{loop.col_offset}"
     start = ast.copy_location(ast.Assign(targets=[_name(returned, ast.Store())],
@@ -152,7 +151,7 @@ def _loop_exit(statements, position, form):
             return None
         exits.append(ast.copy_location(ast.If(test=_name(returned), body=[ast.Pass()],
                                               orelse=rest), loop))
-    loop = copy.copy(loop)
+    loop = copy.deepcopy(loop)  # the visit rewrites nested blocks in place
     as_breaks = _ReturnsAsBreaks(returned, form)
     # a return directly in the body (`for ...: <skip with continue>; return i`) becomes a list
     # of statements, spliced in
@@ -186,7 +185,9 @@ def _breaks(statements):
 
 
 class _ReturnsAsBreaks(ast.NodeTransformer):
-    """`return e` at a loop's level: `RESULT = e; returned = True; break`."""
+    """`return e` in a loop: `RESULT = e; returned = True; break`, and after each nested loop
+    that holds one, `if returned: break`, so that the flag leaves every loop out to the
+    rewritten one (a loop's `else` is skipped by the break as by the return)."""
 
     def __init__(self, returned, form):
         self.returned, self.form = returned, form
@@ -198,11 +199,20 @@ class _ReturnsAsBreaks(ast.NodeTransformer):
                            value=ast.Constant(True)),
                 ast.Break())]
 
-    def visit_For(self, node):  # a nested loop's own statements (no return in it: checked)
+    def visit_For(self, node):
+        if not any(isinstance(inner, ast.Return) for inner in _walk_scope([node])):
+            return node
+        node = self.generic_visit(node)
+        leave = ast.copy_location(ast.If(test=_name(self.returned), body=[ast.Break()],
+                                         orelse=[]), node)
+        return [node, leave]
+
+    visit_While = visit_For
+
+    def visit_FunctionDef(self, node):  # returns of their own
         return node
 
-    visit_While = visit_AsyncFor = visit_FunctionDef = visit_AsyncFunctionDef = visit_For
-    visit_ClassDef = visit_Lambda = visit_For
+    visit_AsyncFor = visit_AsyncFunctionDef = visit_ClassDef = visit_Lambda = visit_FunctionDef
 
 
 def _converts(value):
