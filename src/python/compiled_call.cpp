@@ -64,8 +64,13 @@ PyObject* call_compiled(PyObject* self, PyObject* args, PyObject* kwargs) {
   } catch (nb::python_error& error) {
     error.restore();
   } catch (const Error& error) {
-    if (compiled.eager_on_check_error && is_check_error(error.kind()))
+    if (compiled.eager_on_check_error && is_check_error(error.kind())) {
+      // A silent rerun would hide a cost as large as NumPy's own run: say why it happens.
+      if (api::log_enabled(api::LogChannel::GraphBreaks))
+        api::log(api::LogChannel::GraphBreaks, std::string(nb::repr(compiled.fn).c_str()) +
+                                                   " runs again eagerly: " + error.what());
       return PyObject_Call(compiled.fn.ptr(), args, kwargs);
+    }
     translate_kiln_error(error);
   } catch (const std::exception& error) {
     PyErr_SetString(PyExc_RuntimeError, error.what());

@@ -157,3 +157,19 @@ def test_division_by_the_python_sides_zero_raises_pythons_error():
         inverse(np.array([2.0]))
     with pytest.raises(ZeroDivisionError):
         compiled(np.array([2.0]))
+
+
+def test_a_call_run_again_eagerly_says_why(capfd):
+    # `x32 * m` reads m's type, so the Python side's calls run again eagerly: as costly as
+    # NumPy's own run, and said on the graph_breaks channel (first call and cached ones)
+    x32, s = np.arange(3, dtype=np.float32), np.array([0.25, 0.5])
+    compiled = kiln.compile(float32_times)
+    kiln.set_logs("graph_breaks")
+    try:
+        for _ in range(2):
+            _same(compiled(x32, s), float32_times(x32, s))
+    finally:
+        kiln.set_logs("")
+    reruns = [line for line in capfd.readouterr().err.splitlines() if "runs again eagerly:" in line]
+    assert len(reruns) == 2, reruns
+    assert all("float32_times" in line and "side of a Python number" in line for line in reruns)
