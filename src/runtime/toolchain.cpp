@@ -233,6 +233,11 @@ Toolchain::Toolchain() {
       "-fopenmp", "-fopenmp-simd",
       // errno and FP traps are side effects that forbid vectorising math calls.
       "-fno-math-errno", "-fno-trapping-math",
+      // No a * b + c fused into one rounding where the source has two: GCC contracts by
+      // default in C++, and NumPy rounds each operation (a * b + c * d differed from NumPy's
+      // in a quarter of the elements, and a Lorenz integration from step 12). Kiln's own
+      // polynomials call __builtin_fma where they mean one.
+      "-ffp-contract=off",
       // Integer overflow wraps, exactly as in the interpreter (built with -fwrapv too).
       "-fwrapv",
       // Let AVX-512 machines use zmm registers and the _ZGVe libmvec variants.
