@@ -5,7 +5,9 @@ calls everywhere in the function to the capture helper's math_call, which comput
 NumPy's ufunc in float64, as the Python float (or bool) they give. Where Python's raises (a
 domain error: math.sqrt(-1.0), math.log(0.0); an overflow: math.exp(1000.0), as CPython tells
 them: a non-finite result of finite arguments, or NaN of no NaN), a check reruns the call
-eagerly, where Python raises."""
+eagerly, where Python raises. The builtin round(x) of one traced float (`round(x[i] / tick)`)
+is one of them: it gives a Python int, as math.floor does (round(x, n) is NumPy's scalar round,
+traced by the tracer itself)."""
 import functools
 import math
 
@@ -20,7 +22,8 @@ _FLOAT = {math.sqrt: np.sqrt, math.exp: np.exp, math.log: np.log, math.log10: np
           math.atan: np.arctan, math.sinh: np.sinh, math.cosh: np.cosh, math.tanh: np.tanh,
           math.fabs: np.fabs, math.atan2: np.arctan2, math.hypot: np.hypot}
 _BOOL = {math.isnan: np.isnan, math.isinf: np.isinf, math.isfinite: np.isfinite}
-_INT = {math.floor: np.floor, math.ceil: np.ceil, math.trunc: np.trunc}
+# Python's round(x) of a float: half to even, as np.rint, and a Python int like math.floor's
+_INT = {math.floor: np.floor, math.ceil: np.ceil, math.trunc: np.trunc, round: np.rint}
 NAMES = frozenset(function.__name__ for function in (*_FLOAT, *_BOOL, *_INT))
 
 
@@ -34,7 +37,17 @@ def truncated(context, value):
     fits = k.logical_and(k.less(k.abs(x), bound), k.isfinite(x))
     rerun_where(context, k.logical_not(fits),
                 "int() of a float that is not finite or past int64's range", "int")
-    number = TracedArray(context, cast(x, "int64"))
+    return _python_int(context, x)
+
+
+def _int64_holds(value):
+    """A traced bool or integer that int64 holds (uint64 may not)."""
+    return isinstance(value, TracedArray) and (
+        value.dtype.kind in "bi" or value.dtype.kind == "u" and value.dtype.itemsize < 8)
+
+
+def _python_int(context, tensor):
+    number = TracedArray(context, cast(tensor, "int64"))
     number._scalar, number._weak = True, int
     return number
 
@@ -57,7 +70,9 @@ def math_call(capture, function, args):
         return function(*args)
     if function in _INT and not all(isinstance(a, TracedArray) and a.dtype.kind == "f"
                                     for a in args):
-        return function(*args)  # (of an integer: the int itself, exactly)
+        if len(args) == 1 and _int64_holds(args[0]):  # of an integer: the int itself
+            return _python_int(context, to_tensor(context, args[0]))
+        return function(*args)
     xs = [TracedArray(context, cast(to_tensor(context, a), "float64")) for a in args]
     result = ufunc(*xs)
     if function in _INT:  # a Python int: the check reruns where it is not finite or past int64
