@@ -46,6 +46,7 @@ from ._loop_types import (CaptureFailed, DrawsInBody, carried_flags as _carried_
 from ._loop_results import LoopResults
 from ._loop_view_bases import with_view_bases
 from ._loop_carried_views import checked_body
+from ._reversed_ranges import reversed_bounds
 from ._loop_peeling import (PEELS_AT_MOST, PeelFirst, retyped_numbers, split_first,
                             watched_numbers)
 from ._tracer import TracedArray, cast, to_tensor
@@ -95,6 +96,7 @@ class LoopCapture(BodyStatements, BranchCapture, ExpressionCapture, LoopResults)
     UNBOUND = _Marker("UNBOUND")  # a variable without a value (the setter unbinds it)
     KEEP = _Marker("KEEP")        # the setter leaves the variable as it is
     is_builtin_sum = staticmethod(is_builtin_sum)  # kiln._loop_comprehensions
+    reversed_bounds = staticmethod(reversed_bounds)  # kiln._reversed_ranges
     is_python_data = staticmethod(is_python_data)
 
     def __init__(self, context, record):

@@ -31,6 +31,7 @@ from ._loop_swaps import in_whole_swap_cycles
 from ._loop_jumps import jumps, stop_flag, without_jumps
 from ._loop_refusals import _body_refusal
 from ._loop_returns import single_exit
+from ._reversed_ranges import reversed_range_call
 from ._loop_aliases import aliased_append, as_constant, written_in_place
 from ._loop_rewrite_parts import (HELPER, _at, _helper_call, _list_names, _name, _parameters,
                                   _parse, _walk_scope, sequence_loop)
@@ -395,7 +396,7 @@ class _Rewriter:
         return [node]
 
     def loop(self, node):
-        iterator = node.iter
+        iterator = reversed_range_call(node.iter) or node.iter  # (its bounds reversed below)
         is_range = (isinstance(iterator, ast.Call) and isinstance(iterator.func, ast.Name) and
                     iterator.func.id == "range" and not iterator.keywords and
                     1 <= len(iterator.args) <= 3 and
@@ -443,6 +444,9 @@ class _Rewriter:
         definitions += self.accessors(n, state, assigned + [target] + self.read_locals(
             touched, assigned))
         bounds = ast.Tuple(elts=iterator.args, ctx=ast.Load())
+        if iterator is not node.iter:  # reversed(range(...)): kiln._reversed_ranges
+            bounds = ast.Call(func=_parse(f"{HELPER}.reversed_bounds")[0].value,
+                              args=iterator.args, keywords=[])
         call = _parse(
             f"{HELPER}.for_range(None, __kiln_body_{n}, __kiln_get_{n}, __kiln_set_{n}, "
             f"{tuple(state)!r}, {tuple(live)!r}, {self.location(node)!r}"
