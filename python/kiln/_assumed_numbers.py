@@ -34,7 +34,8 @@ class AssumedNumber(TracedArray):
     """A traced number that is a NumPy scalar where `_taken` holds and the Python number of
     type `_python` elsewhere (the same value in this dtype)."""
 
-    __slots__ = ("_taken", "_python", "_committed", "_depth")
+    # _by_run: NumPy's where a loop ran an iteration (kiln._loop_number_types.settle)
+    __slots__ = ("_taken", "_python", "_committed", "_depth", "_by_run")
 
     @property
     def tensor(self):
@@ -53,6 +54,7 @@ def assumed(context, tensor, taken, python):
     number._scalar = True
     number._taken, number._python, number._committed = taken, python, False
     number._depth = context.in_body  # the loop bodies its condition is computed in
+    number._by_run = False
     return number
 
 

@@ -182,11 +182,14 @@ class LoopCapture(BodyStatements, BranchCapture, ExpressionCapture, LoopResults)
                                   temporaries=temporaries)
                 except PeelFirst:
                     first, rest = split_first(self, bounds, span)
+                    before = get()
                     self.for_range(first, body, get, set_, names, live, location, stop,
                                    peels=None, temporaries=temporaries)
                     if stop is None or not _broke(stop()):
-                        self.for_range(rest, body, get, set_, names, live, location, stop,
-                                       peels + 1, temporaries=temporaries)
+                        with _loop_number_types.assumed_where_running(self, names, get, set_,
+                                                                      before):
+                            self.for_range(rest, body, get, set_, names, live, location,
+                                           stop, peels + 1, temporaries=temporaries)
                     return
             self.record("loop", location, "")
         except CaptureFailed as failure:

@@ -15,6 +15,8 @@ Where no call reruns (kiln.wrap_numpy's), the loop runs as Python.
 So does a branch of the body that alone makes the number NumPy's (`s = 0; for ...: if x[i] > t:
 s = x[i]`): where it is never taken, the number stays Python's 0, and kiln returned 0.0
 (BranchRetyping: the loop carries whether it was taken)."""
+import contextlib
+
 import numpy as np
 
 from . import _assumed_numbers
@@ -56,12 +58,49 @@ def settle(capture, runs, changed, names, get, set_):
                 and new._weak is None and new.dtype.kind in "iuf"):
             taken = TracedArray(context, runs)
             value = _assumed_numbers.select(context, taken, new, old)
+            value._by_run = True
         else:
             rerun_where(context, backend().logical_not(runs),
                         f"`{slot_names[0]}` changes type in a loop that ran no iteration (the "
                         "call runs again eagerly)", "loop")
             continue
         values.update((name, value) for name in slot_names)
+    if values:
+        set_(tuple(values.get(name, capture.KEEP) for name in names))
+
+
+@contextlib.contextmanager
+def assumed_where_running(capture, names, get, set_, before):
+    """Around the loop of the iterations after a first one run on its own (kiln._loop_peeling:
+    `s = 0.0` that `s += x[i]` makes NumPy's), which runs only where the first one ran. The
+    numbers the first one left AssumedNumbers of its running (settle; not those of `before`,
+    the values before it) are NumPy's wherever this loop runs, so it reads them so with no
+    check: the check reran every call of a triangular loop eagerly (`for i in range(n): s =
+    0.0; for k in range(i): s += L[i, k] * y[k]` runs none at i = 0), slower than NumPy. After
+    it they are AssumedNumbers of the first one's running again."""
+    implied = {name: value for name, value in zip(names, get())
+               if _assumed_numbers.is_open(value) and value._by_run
+               and not any(value is old for old in before)}
+    for number in implied.values():
+        number._committed = "implied"  # read as NumPy's, no check (not open, not None)
+    try:
+        yield
+    finally:
+        for number in implied.values():
+            number._committed = False
+    now, values = dict(zip(names, get())), {}
+    for name, number in implied.items():
+        new = now[name]
+        if new is number:
+            continue
+        if (isinstance(new, TracedArray) and new._scalar and new._weak is None
+                and not isinstance(new, _assumed_numbers.AssumedNumber)
+                and new.dtype == np.dtype(number._tensor.dtype)):
+            values[name] = _assumed_numbers.assumed(capture.context, new.tensor, number._taken,
+                                                    number._python)
+            values[name]._by_run = True
+        else:  # another type after the loop: the first one ran, or the call runs again
+            _assumed_numbers.commit(number)
     if values:
         set_(tuple(values.get(name, capture.KEEP) for name in names))
 
