@@ -52,6 +52,7 @@ from ._loop_peeling import (PEELS_AT_MOST, PeelFirst, retyped_numbers, split_fir
 from ._tracer import TracedArray, cast, to_tensor
 
 UNROLL_AT_MOST = 2
+UNROLL_IN_BODY_AT_MOST = 16  # a static inner loop that cannot be captured, unrolled in a body
 
 
 def _broke(flag):
@@ -194,8 +195,11 @@ class LoopCapture(BodyStatements, BranchCapture, ExpressionCapture, LoopResults)
             self.record("loop", location, "")
         except CaptureFailed as failure:
             self.record("unrolled", location, str(failure))
-            if self.depth > 0:
+            if self.depth > 0 and (span is None or len(span) > UNROLL_IN_BODY_AT_MOST):
                 raise  # inside a loop body being captured: the outer loop gives up too
+            # (a short static one unrolls into the body's trace: `for k in range(len(xs)):
+            # xs[k] = ... xs[(k + 1) % len(xs)]` indexes a list, and refusing the outer loop
+            # traced its 1,000 steps one by one for 18 s)
             self._run_python(span if span is not None else range(*bounds), body, set_, names,
                              stop)
 
