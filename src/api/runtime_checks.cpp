@@ -102,6 +102,14 @@ void check_flag(Trace& trace, ir::ValueId flag, ir::ValueId values, ErrorKind ki
 }
 
 void condition_checks(Trace& trace, size_t first, ir::ValueId condition) {
+  const ir::Node& node = trace.builder.node(condition);
+  if (node.op == ir::Op::constant && node.attrs.scalar.as_double() == 0) {
+    // Never: the checks go, and with them the only use of what they read (a branch side
+    // traced for a select and then run as a loop left its whole trace in the graph, doubling
+    // the code at each nesting level: a flood fill's labels compiled for 11 s).
+    if (first < trace.checks.size()) trace.checks.resize(first);
+    return;
+  }
   for (size_t c = first; c < trace.checks.size(); ++c)
     trace.checks[c].flag = trace.builder.binary(ir::Op::logical_and, trace.checks[c].flag, condition);
 }

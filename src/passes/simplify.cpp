@@ -350,6 +350,34 @@ std::optional<ValueId> elementwise_through_select(const Match& match) {
   return std::nullopt;
 }
 
+// x and false -> false, x or true -> true; x and true, x or false -> x where x is a bool of
+// the node's shape (a branch's test or a check's flag that a Python constant decides).
+std::optional<ValueId> logic_with_a_constant(const Match& match) {
+  Op op = match.node.op;
+  if (op != Op::logical_and && op != Op::logical_or) return std::nullopt;
+  const bool absorbing = op == Op::logical_or;  // the value that decides: or's true
+  for (size_t operand = 0; operand < 2; ++operand) {
+    std::optional<ir::Scalar> scalar = scalar_value(match.builder, match.inputs[operand]);
+    if (!scalar) continue;
+    const bool value = scalar->as_double() != 0;  // (NaN is true, as in logical_and)
+    if (value == absorbing) {
+      match.builder.set_location(match.node.location);
+      return match.builder.constant(ir::Scalar::of_int(absorbing ? 1 : 0), match.node.dtype,
+                                    match.node.shape);
+    }
+    return match.if_same_type(match.inputs[1 - operand]);
+  }
+  return std::nullopt;
+}
+
+// where(true, a, b) -> a, where(false, a, b) -> b, where the side has the node's type.
+std::optional<ValueId> select_of_a_constant(const Match& match) {
+  if (match.node.op != Op::where) return std::nullopt;
+  std::optional<ir::Scalar> condition = scalar_value(match.builder, match.inputs[0]);
+  if (!condition) return std::nullopt;
+  return match.if_same_type(match.inputs[condition->as_double() != 0 ? 1 : 2]);
+}
+
 // Tried in order; the first rule that applies wins (the pipeline repeats the pass, so a
 // rewritten node is looked at again in the next round).
 constexpr Rule kRules[] = {
@@ -358,6 +386,7 @@ constexpr Rule kRules[] = {
     reshape_of_reshape, permute_of_permute, broadcast_of_broadcast, slice_of_slice,
     constant_to_the_right,
     select_of_scatters, select_of_same,     select_of_masked_selects, elementwise_through_select,
+    logic_with_a_constant, select_of_a_constant,
 };
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <limits>
 #include <vector>
 
+#include "api/runtime_checks.h"
 #include "api/trace.h"
 #include "ir/interpreter.h"
 #include "kiln/tensor.h"
@@ -45,6 +46,26 @@ void expect_near_all(const std::vector<double>& actual, const std::vector<double
       EXPECT_NEAR(actual[i], expected[i], tolerance) << "element " << i;
     }
   }
+}
+
+// Checks conditioned on a constant false (a branch side traced for a select, then run as a loop
+// of its own) are dropped, not kept with a flag that is never set: the values they read were
+// the only use of that side's whole trace, which then stayed in the graph.
+TEST(RuntimeChecks, ChecksThatNeverApplyAreDropped) {
+  detail::Trace trace;
+  Tensor x = trace.input(DType::Float64, {3});
+  Tensor divisor = trace.input(DType::Int64, {3});
+  detail::check_nonzero_divisor(trace, divisor.id(), "remainder");
+  size_t first = trace.checks.size();
+  detail::check_nonzero_divisor(trace, divisor.id(), "floor_divide");
+  detail::check_nonzero_divisor(trace, divisor.id(), "remainder");
+  ASSERT_EQ(trace.checks.size(), first + 2);
+  Tensor taken = sum(x) > 0.0;
+  detail::condition_checks(trace, first, taken.id());  // kept, where taken
+  ASSERT_EQ(trace.checks.size(), first + 2);
+  detail::condition_checks(trace, first + 1,
+                           trace.builder.constant(ir::Scalar::of_int(0), DType::Bool));
+  EXPECT_EQ(trace.checks.size(), first + 1);
 }
 
 TEST(Decompositions, SoftmaxRowsSumToOne) {

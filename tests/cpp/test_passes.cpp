@@ -125,6 +125,28 @@ TEST_F(PassTest, SelectBetweenOneValueIsThatValue) {
   EXPECT_EQ(output_node(result, 0).inputs[2], result.inputs()[2]) << ir::print_graph(result);
 }
 
+TEST_F(PassTest, LogicAndSelectsOfConstantsFold) {
+  // A branch side's checks and-ed with false (it runs as a loop instead): nothing of it stays.
+  ValueId x = builder.parameter(DType::Float64, {3});
+  ValueId y = builder.parameter(DType::Float64, {3});
+  ValueId check = builder.binary(Op::lt, builder.unary(Op::neg, x), y);
+  ValueId never = builder.constant(Scalar::of_int(0), DType::Bool, {3});
+  ValueId always = builder.constant(Scalar::of_int(1), DType::Bool);
+  graph.set_outputs({builder.binary(Op::logical_and, check, never),
+                     builder.binary(Op::logical_or, always, check),
+                     builder.binary(Op::logical_and, builder.broadcast(always, {3}), check),
+                     builder.where(never, x, y), builder.where(always, x, y)});
+  ir::Graph result = eliminate_dead_code(simplify(simplify(graph)));
+  EXPECT_EQ(output_node(result, 0).op, Op::constant) << ir::print_graph(result);
+  EXPECT_EQ(output_node(result, 0).attrs.scalar.as_double(), 0);
+  EXPECT_EQ(output_node(result, 1).op, Op::constant);
+  EXPECT_EQ(output_node(result, 1).attrs.scalar.as_double(), 1);
+  EXPECT_EQ(output_node(result, 1).shape, (ir::Shape{3}));
+  EXPECT_EQ(output_node(result, 2).op, Op::lt);
+  EXPECT_EQ(result.outputs()[3], result.inputs()[1]);
+  EXPECT_EQ(result.outputs()[4], result.inputs()[0]);
+}
+
 // A branch writing one element of a row in a captured loop (`if c: T[i, j] = a else: T[i, j] =
 // b`, or only one side): the branch condition selects the element, the column mask the row, so
 // that the kernel visits column j alone; values unchanged, and a mask that is itself one
