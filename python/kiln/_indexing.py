@@ -164,7 +164,7 @@ def getitem(x, key):
     if isinstance(x._selection, _windows.Window):  # v[:-1] of a window (a shrinking loop)
         return _window_indexing.index_window(x, _normal_key(key), getitem)
     x._check_plain("indexing")
-    key = _windows.unit_slices(_normal_key(key), x.shape)
+    key = _windows.unit_slices(_windows.data_bounds_read(_normal_key(key)), x.shape)
     if _windows.has_moving_bounds(key):  # A[i, i+1:] in a captured loop
         fixed = _window_indexing.fixed_extents(x, key, getitem)   # x[i:i+3]: of fixed shape
         return fixed if fixed is not None else _windows.getitem(x, key, getitem)
@@ -473,7 +473,7 @@ def _fit_value(value, shape):
 def setitem(x, key, value):
     key = _assumed_numbers.as_index(key)
     value = _assumed_numbers.as_stored(value, x.dtype)
-    key = _windows.unit_slices(_normal_key(key), x.shape)
+    key = _windows.unit_slices(_windows.data_bounds_read(_normal_key(key)), x.shape)
     if _windows.has_moving_bounds(key):
         fixed = _window_indexing.fixed_extents(x, key, getitem)
         if fixed is not None:   # written through the view

@@ -161,10 +161,11 @@ def _rewrite_scope(definition, filename, in_place):
                          _parameters(definition) | set(_stored_names(definition.body)),
                          _index_reads(definition), in_place)
     definition.body = rewriter.statements(definition.body)
+    # (before the choices: `return int(n) if n else 0` is a conversion on one side)
+    rewriter.captured += _returned_conversions(definition.body, rewriter.location)
     choices = _ChoiceRewriter(rewriter.location, list_names, in_place)
     definition.body = [choices.visit(statement) for statement in definition.body]
     rewriter.captured += choices.found
-    rewriter.captured += _returned_conversions(definition.body, rewriter.location)
     definition.body, math_calls = _traced_math_calls(definition.body, rewriter.location)
     rewriter.captured += math_calls
     # Names the body functions declare nonlocal must be bound in the function itself.

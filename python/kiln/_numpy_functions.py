@@ -480,6 +480,16 @@ def angle(context, z, deg=False):
     return result * (180 / np.pi) if deg else result
 
 
+def _result_type(context, *arrays_and_dtypes):
+    """np.result_type of traced arrays: of their dtypes, which the trace knows (a traced Python
+    number as a Python number of its type, weak as NEP 50 has it). It asked for the values, a
+    graph break (`y = np.zeros(n, dtype=np.result_type(data, x))` before a CSR product's loop
+    ran the whole function eagerly)."""
+    python_numbers = {int: 0, float: 0.0, complex: 0j}
+    return np.result_type(*(python_numbers.get(weak_type(a), weak_type(a))
+                            if isinstance(a, TracedArray) else a for a in arrays_and_dtypes))
+
+
 def _shape_of(context, a):
     return _as_traced(context, a).shape
 
@@ -492,7 +502,7 @@ FUNCTIONS = {
     np.tril: _triangle(True),
     np.dot: _product("dot"), np.inner: _product("inner"),
     np.outer: _product("outer"),
-    np.linalg.norm: norm, np.shape: _shape_of,
+    np.linalg.norm: norm, np.shape: _shape_of, np.result_type: _result_type,
     np.ndim: lambda context, a: _as_traced(context, a).ndim,
     np.size: lambda context, a, axis=None: _as_traced(context, a).size,
     np.real: lambda context, a: _part(context, a, _k().real),

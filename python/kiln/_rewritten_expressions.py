@@ -249,15 +249,18 @@ def _traced_math_calls(statements, location):
 
 
 def _returned_conversions(statements, location):
-    """`return float(loss)`, `return w, loss.item()`, `return {"loss": float(l)}`: a conversion
-    that is itself (an element of) the returned value stays traced, as the Python number it
-    stands for, and the result is that number (a graph break ran the graph so far, then traced
-    the function again on each call, its numbers static). Returns their locations."""
+    """`return float(loss)`, `return w, loss.item()`, `return {"loss": float(l)}`, `return
+    int(n) if n else 0`: a conversion that is itself (an element of, a side of) the returned
+    value stays traced, as the Python number it stands for, and the result is that number (a
+    graph break ran the graph so far, then traced the function again on each call, its numbers
+    static). Returns their locations."""
     found = []
 
     def converted(value):
         if isinstance(value, (ast.Tuple, ast.List)):
             value.elts = [converted(element) for element in value.elts]
+        elif isinstance(value, ast.IfExp):  # `return int(d.max()) if n else 0`: either side
+            value.body, value.orelse = converted(value.body), converted(value.orelse)
         elif isinstance(value, ast.Dict):
             value.values = [converted(element) for element in value.values]
         elif _conversion(value):

@@ -20,6 +20,7 @@ but exact.
 import numpy as np
 
 from ._affine_indices import Affine, difference, extent, is_int, total
+from ._graph_breaks import materialize
 from ._tracer import (TracedArray, _UFuncOutputCastingError, backend, cast, graph_break,
                       to_tensor, traced)
 
@@ -118,6 +119,35 @@ def has_moving_bounds(key):
     return any(isinstance(item, slice) and any(isinstance(b, TracedArray)
                                                 for b in (item.start, item.stop, item.step))
                for item in items)
+
+
+def data_bounds_read(key):
+    """The key with each slice bound computed from data, not from a captured loop's index
+    (`return buf[:count]` after the loop that counted, `x[lo:hi]` of a searched range), as its
+    value: NumPy's slice needs the number, so the graph so far runs (a graph break that
+    continues). In a loop body being captured it is the graph break that unrolls the loop, as
+    before; it ended the whole trace everywhere else, so that the function ran eagerly."""
+    items = key if isinstance(key, tuple) else (key,)
+    if not any(isinstance(item, slice) and any(_from_data(b) for b in _bounds(item))
+               for item in items):
+        return key
+    read = tuple(slice(*(_value(b) if _from_data(b) else b for b in _bounds(item)))
+                 if isinstance(item, slice) else item for item in items)
+    return read if isinstance(key, tuple) else read[0]
+
+
+def _bounds(item):
+    return item.start, item.stop, item.step
+
+
+def _from_data(bound):
+    form = getattr(bound, "_affine", None) if isinstance(bound, TracedArray) else None
+    return isinstance(bound, TracedArray) and (form is None or form.index is None)
+
+
+def _value(bound):
+    """A bound's NumPy scalar (its type decides NumPy's error for a float or a bool)."""
+    return materialize(bound, "a slice bound computed from data (not from a loop's index)")[()]
 
 
 def unit_slices(key, shape):
