@@ -25,6 +25,7 @@ import types
 
 from ._body_statements import as_checked_assert
 from ._loop_attribute_targets import attribute_targets_through_names
+from ._loop_attribute_updates import attribute_updates_through_names, is_carrying_choice
 from ._loop_comprehensions import as_loops
 from ._loop_else import without_else_clauses
 from ._loop_swaps import in_whole_swap_cycles
@@ -154,6 +155,8 @@ def _rewrite_scope(definition, filename, in_place):
     definition.body = without_else_clauses(definition.body)  # a loop's `else` (kiln._loop_else)
     definition.body = in_whole_swap_cycles(definition.body)  # `u, v = v, u` (kiln._loop_swaps)
     definition.body = single_exit(definition.body)  # early returns (kiln._loop_returns)
+    definition.body = attribute_updates_through_names(  # `self.t += dt` in loops
+        definition.body)
     definition.body = attribute_targets_through_names(  # `self.h[:, t] = v` in loops
         definition.body, _parameters(definition) - set(_stored_names(definition.body)))
     list_names = _list_names(definition)  # before loop bodies become functions of their own
@@ -382,11 +385,12 @@ class _Rewriter:
     def statement(self, node):
         if isinstance(node, ast.For):
             return self.loop(node)
-        if isinstance(node, ast.If):
+        if isinstance(node, ast.If) and not is_carrying_choice(node):
             return self.branch(node)
         if isinstance(node, ast.While):
             return self.while_loop(node)
-        if isinstance(node, (ast.With, ast.Try)) and not _catches_everything(node):
+        if (isinstance(node, (ast.With, ast.Try)) and not _catches_everything(node)
+                or is_carrying_choice(node)):
             # `with np.errstate(...):` and `try:` run their bodies as written: the loops in
             # them are the function's own (they were left to unroll)
             for field in ("body", "orelse", "finalbody"):
@@ -515,7 +519,8 @@ class _Rewriter:
         """The loop stays as written (tracing unrolls it); its body is still rewritten, in a
         copy: an enclosing loop reads the names the original body assigns (a branch's rewrite
         moves them into functions, and the enclosing loop would not carry them)."""
-        self.refused.append((self.location(loop), reason))
+        if not getattr(loop, "_kiln_refused_at_run_time", False):
+            self.refused.append((self.location(loop), reason))
         loop = copy.copy(loop)
         loop.body = self.statements(loop.body)
         return [loop]
