@@ -9,12 +9,12 @@ loops, no trace), or one `loop` node / a select in the graph. The rewritten func
 user's function on its own globals and closure cells, plus one cell for the helper.
 
 Only statements whose effects the helper can see are rewritten: assignments (to names, and to
-subscripts of names: array updates), nested loops and branches, `pass`, call statements, `with`
-blocks (the helper checks their managers); a loop's `break` and `continue` become flags
-(kiln._loop_jumps). A loop or branch holding anything else (return, raise, try, del, other
-expression statements, nested functions,
-global/nonlocal: kiln._loop_refusals) stays as written and is unrolled by tracing, as before;
-each refusal is recorded with its reason and line (kiln.explain shows them).
+subscripts of names: array updates), `del` of names, nested loops and branches, `pass`, call
+statements, `with` blocks (the helper checks their managers), try/finally; a loop's `break` and
+`continue` become flags (kiln._loop_jumps). A loop or branch holding anything else (return,
+raise, try/except, other expression statements, nested functions, global/nonlocal:
+kiln._loop_refusals) stays as written and is unrolled by tracing, as before; each refusal is
+recorded with its reason and line (kiln.explain shows them).
 """
 import ast
 import copy
@@ -155,8 +155,7 @@ def _rewrite_scope(definition, filename, in_place):
     definition.body = without_else_clauses(definition.body)  # a loop's `else` (kiln._loop_else)
     definition.body = in_whole_swap_cycles(definition.body)  # `u, v = v, u` (kiln._loop_swaps)
     definition.body = single_exit(definition.body)  # early returns (kiln._loop_returns)
-    definition.body = attribute_updates_through_names(  # `self.t += dt` in loops
-        definition.body)
+    definition.body = attribute_updates_through_names(definition.body)  # `self.t += dt`
     definition.body = attribute_targets_through_names(  # `self.h[:, t] = v` in loops
         definition.body, _parameters(definition) - set(_stored_names(definition.body)))
     list_names = _list_names(definition)  # before loop bodies become functions of their own
@@ -331,16 +330,19 @@ def _as_effect(statement):
 
 def _as_effects(statements):
     """_as_effect of each of a captured body's statements, and of those of its `with` blocks,
-    whose managers go through HELPER.managed (LoopCapture.managed checks them); its `assert`s
-    as checks (kiln._body_statements)."""
+    whose managers go through HELPER.managed (LoopCapture.managed checks them), and its
+    try/finally blocks; its `assert`s as checks (kiln._body_statements)."""
     result = []
     for statement in statements:
         statement = as_checked_assert(statement, _helper_call)
-        if isinstance(statement, ast.With):
+        if isinstance(statement, (ast.With, ast.Try)):
             statement = copy.copy(statement)
-            statement.items = [ast.withitem(context_expr=_checked_context(item.context_expr),
-                                            optional_vars=item.optional_vars)
-                               for item in statement.items]
+            if isinstance(statement, ast.With):
+                statement.items = [ast.withitem(context_expr=_checked_context(item.context_expr),
+                                                optional_vars=item.optional_vars)
+                                   for item in statement.items]
+            else:
+                statement.finalbody = _as_effects(statement.finalbody)
             statement.body = _as_effects(statement.body)
         result.append(_as_effect(statement))
     return result
@@ -392,7 +394,9 @@ class _Rewriter:
         if (isinstance(node, (ast.With, ast.Try)) and not _catches_everything(node)
                 or is_carrying_choice(node)):
             # `with np.errstate(...):` and `try:` run their bodies as written: the loops in
-            # them are the function's own (they were left to unroll)
+            # them are the function's own (they were left to unroll). A copy: a loop reads the
+            # names its body's own statements bind, not those of the rewrite's functions
+            node = copy.copy(node)
             for field in ("body", "orelse", "finalbody"):
                 setattr(node, field, self.statements(getattr(node, field, None) or []))
             for handler in getattr(node, "handlers", ()):
@@ -519,7 +523,7 @@ class _Rewriter:
         """The loop stays as written (tracing unrolls it); its body is still rewritten, in a
         copy: an enclosing loop reads the names the original body assigns (a branch's rewrite
         moves them into functions, and the enclosing loop would not carry them)."""
-        if not getattr(loop, "_kiln_refused_at_run_time", False):
+        if not getattr(loop, "_kiln_refused_at_run_time", False):  # (its helper records it)
             self.refused.append((self.location(loop), reason))
         loop = copy.copy(loop)
         loop.body = self.statements(loop.body)
