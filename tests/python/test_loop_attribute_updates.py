@@ -47,6 +47,15 @@ class Integrator:
         return self.t
 
 
+    def sum_of_positives(self, x):
+        for i in range(len(x)):
+            if x[i] < 0:
+                continue
+            self.t += x[i]
+            self.steps += 1
+        return self.t
+
+
 class Accumulator:
     def __init__(self):
         self.total = 0.0
@@ -118,6 +127,14 @@ def test_an_attribute_updated_until_a_break():
     for level in (-1.0, 0.5, 3.0, 100.0):
         check_method(lambda: Integrator(0.1), "first_above", x, level)
     kinds, _ = loop_report(Integrator(0.1).first_above, x, 3.0)
+    assert "loop" in kinds and "unrolled" not in kinds
+
+
+def test_an_attribute_updated_after_a_continue():
+    x = np.sin(np.arange(25.0))
+    for n in (0, 1, 2, 25):
+        check_method(lambda: Integrator(0.1), "sum_of_positives", x[:n])
+    kinds, _ = loop_report(Integrator(0.1).sum_of_positives, x)
     assert "loop" in kinds and "unrolled" not in kinds
 
 

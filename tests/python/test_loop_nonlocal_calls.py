@@ -86,6 +86,21 @@ def through_another(x, n):
     return x, calls
 
 
+def decay_until(x, limit, n):
+    count = 0
+
+    def step(v):
+        nonlocal count
+        count += 1
+        return v * 0.5
+
+    for _ in range(n):
+        x = step(x)
+        if x.sum() < limit:
+            break
+    return x, count
+
+
 def advance_until(x, end):
     t, steps = 0.0, 0
 
@@ -123,6 +138,14 @@ def test_a_call_under_a_branch_on_the_data():
 def test_a_function_that_calls_the_rebinding_one():
     check_calls(through_another, [(np.ones(2), n) for n in (0, 1, 2, 40)])
     assert explained(through_another, np.ones(2), 40)[0] == ["loop"]
+
+
+def test_a_loop_that_calls_it_and_breaks():
+    x = np.full(3, 8.0)
+    check_calls(decay_until, [(x, limit, n) for limit in (0.5, 30.0, 100.0)
+                              for n in (0, 1, 2, 40)])
+    kinds, _ = explained(decay_until, x, 0.5, 40)
+    assert "loop" in kinds and "unrolled" not in kinds
 
 
 def test_a_while_loop_whose_body_calls_it():

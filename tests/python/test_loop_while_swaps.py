@@ -116,6 +116,23 @@ def test_statements_after_the_swap_see_the_swapped_arrays():
     assert_one_loop_node(swap_then_use, (x, 30), (x, 3000))
 
 
+def swap_until_small(u, limit):
+    v = u.copy()
+    k = 0
+    while k < 100:
+        v[1:-1] = 0.5 * (u[:-2] + u[2:])
+        u, v = v, u
+        k += 1
+        if np.abs(u).max() < limit:
+            break
+    return u, v, k
+
+
+def test_a_while_loop_that_swaps_and_breaks_keeps_pythons_results():
+    x = np.linspace(-1.0, 1.0, 12) ** 3
+    check_calls(swap_until_small, [(x, limit) for limit in (2.0, 0.9, 0.5, 1e-9)])
+
+
 def test_a_while_loop_whose_names_a_closure_reads_runs_as_written():
     def stepped(u, n):
         v = u.copy()
