@@ -28,9 +28,10 @@ def why_not_carried(bases, assigned, read, callees):
             if not _plain_slot(base, attribute) or not _held(base, attribute):
                 return f"`.{attribute}` is computed or not there as the loop starts"
         for attribute in read_names:
-            if not _plain_slot(base, attribute) or not _plain_data(getattr(base, attribute,
-                                                                           None)):
-                return f"the loop reads `.{attribute}`, which is not a number or an array"
+            if not _plain_slot(base, attribute) or _reaches(getattr(base, attribute, None),
+                                                            bases):
+                return (f"the loop reads `.{attribute}`, which is computed or holds the object "
+                        "whose attributes it assigns")
     for callee in callees:
         if not _cannot_reach(callee, bases):
             name = getattr(callee, "__qualname__", type(callee).__name__)
@@ -63,9 +64,13 @@ def _held(value, attribute):
     return True
 
 
-def _plain_data(value):
-    return value is None or isinstance(value, (numbers.Number, np.generic, np.ndarray,
-                                               TracedArray, str, bytes))
+def _reaches(value, bases):
+    """Whether `value` (an attribute the loop reads: a number, an array, a configuration
+    object) holds one of the objects, or functions or objects that do."""
+    if value is None or isinstance(value, (numbers.Number, np.generic, np.ndarray, TracedArray,
+                                           str, bytes)):
+        return False
+    return any(item is base for item in reachable([value]) for base in bases)
 
 
 def _cannot_reach(callee, bases):

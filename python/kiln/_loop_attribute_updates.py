@@ -23,10 +23,10 @@ Nothing else sees them where, in the loop, each object is named (by a name the l
 only to read or assign its attributes (not `s.step()`, not `f(s)`), and, as the loop starts
 (kiln._loop_attribute_checks): the objects are distinct, keep their attributes in plain slots (no
 property, no __setattr__ or __getattr__ of their own), already hold the attributes the loop
-assigns, hold plain data (numbers, strings, arrays) in those it only reads, and the loop calls
-only NumPy's, math's and Python's built-in functions, methods of arrays and numbers, and the
-user's functions whose globals and closures do not reach the objects. Otherwise the loop runs as
-written (tracing unrolls it, as before).
+assigns, hold in those it only reads nothing that reaches the objects (numbers, arrays, a
+configuration object), and the loop calls only NumPy's, math's and Python's built-in functions,
+methods of arrays and numbers, and the user's functions whose globals and closures do not reach
+the objects. Otherwise the loop runs as written (tracing unrolls it, as before).
 """
 import ast
 import copy

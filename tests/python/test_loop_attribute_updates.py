@@ -56,6 +56,30 @@ class Integrator:
         return self.t
 
 
+class Settings:
+    def __init__(self, rate):
+        self.rate = rate
+
+
+class Learner:
+    def __init__(self, rate):
+        self.settings = Settings(rate)
+        self.weight = 1.0
+        self.updates = 0
+
+    def fit(self, x):
+        for i in range(len(x)):
+            self.weight -= self.settings.rate * (self.weight - x[i])
+            self.updates += 1
+        return self.weight
+
+    def fit_through_settings(self, x):
+        for i in range(len(x)):
+            self.weight -= self.settings.rate * (self.settings.owner.weight - x[i])
+            self.updates += 1
+        return self.weight
+
+
 class Accumulator:
     def __init__(self):
         self.total = 0.0
@@ -78,10 +102,18 @@ def check_method(make, method, *arguments):
     got = kiln.compile(getattr(mine, method))(*copy.deepcopy(arguments))
     expected = getattr(theirs, method)(*copy.deepcopy(arguments))
     _assert_same(got, expected, f"result of {method}")
+    assert_same_state(mine, theirs, method)
+    return mine
+
+
+def assert_same_state(mine, theirs, what):
+    """The same attributes with the same values, in objects they hold too."""
     assert vars(mine).keys() == vars(theirs).keys()
     for name, value in vars(theirs).items():
-        _assert_same(getattr(mine, name), value, f"attribute {name} after {method}")
-    return mine
+        if isinstance(value, (Settings, Learner)):
+            assert_same_state(getattr(mine, name), value, f"{what}.{name}")
+        else:
+            _assert_same(getattr(mine, name), value, f"attribute {name} after {what}")
 
 
 def loop_report(function, *arguments):
@@ -136,6 +168,28 @@ def test_an_attribute_updated_after_a_continue():
         check_method(lambda: Integrator(0.1), "sum_of_positives", x[:n])
     kinds, _ = loop_report(Integrator(0.1).sum_of_positives, x)
     assert "loop" in kinds and "unrolled" not in kinds
+
+
+def test_an_attribute_read_through_a_settings_object():
+    x = np.linspace(0.0, 2.0, 30)
+    for n in (0, 1, 2, 30):
+        check_method(lambda: Learner(0.1), "fit", x[:n])
+    kinds, _ = loop_report(Learner(0.1).fit, x)
+    assert kinds == ["loop"]
+
+
+def linked_learner():
+    learner = Learner(0.1)
+    learner.settings.owner = learner  # the settings reach the object: the loop runs as written
+    return learner
+
+
+def test_a_settings_object_that_reaches_back_runs_the_loop_as_written():
+    mine, theirs = linked_learner(), linked_learner()
+    x = np.linspace(0.0, 2.0, 8)
+    got = kiln.compile(mine.fit_through_settings)(x)
+    _assert_same(got, theirs.fit_through_settings(x), "weight")
+    assert (mine.weight, mine.updates) == (theirs.weight, theirs.updates)
 
 
 def test_a_local_objects_attributes():
