@@ -28,6 +28,7 @@ from ._loop_returns import is_result
 from ._loop_types import (CaptureFailed, is_number as _is_number, python_type as _python_type,
                           rerun_note, rerun_where, type_of as _type_of)
 from ._tracer import TracedArray, backend, cast, to_tensor
+from ._unbound_locals import running_as_written
 
 # A branch on a traced value whose sides rebind names to at most this many elements is a select
 # (both sides computed, no branch: what element loops want); bigger ones run only the side
@@ -67,7 +68,7 @@ class BranchCapture:
         or loop: kiln._loop_short_circuit). written: the names assigned whose arrays the
         function may write in place (kiln._loop_aliases): no select stands for them."""
         if not isinstance(condition, TracedArray) or condition.size != 1:
-            return then() if condition else otherwise()
+            return running_as_written(then if condition else otherwise)()
         trace = self.context.trace
         before = get()
         settle_rows(before, self.context.in_body, reached=False)
@@ -164,7 +165,7 @@ class BranchCapture:
                                             self.context.constant(False, np.dtype(bool)))
         if self.depth > 0:
             raise CaptureFailed(f"the branch at {location}: {reason}")
-        return then() if condition else otherwise()
+        return running_as_written(then if condition else otherwise)()
 
     def _traced_sides(self, then, otherwise, get, set_, names, before, arrays, saved,
                       predicate, containers, generators, live, written=()):

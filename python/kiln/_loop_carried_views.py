@@ -5,6 +5,7 @@ may; checked_body gives the loop up where the traced body leaves a view in one o
 from . import _helper_writes
 from ._loop_types import CaptureFailed
 from ._tracer import TracedArray
+from ._unbound_locals import running_as_written
 
 
 def _is_view(value):
@@ -26,6 +27,7 @@ def checked_body(capture, body, get, names, views, frame, may_skip):
     in place (`u += ...`) follows its base (kiln._loop_capture's _check_followers). (A branch's side binding a
     view gives its branch up, so a carried array that is no view after the body is a
     fresh one.)"""
+    body = running_as_written(body)  # (Python's UnboundLocalError: kiln._unbound_locals)
     if not views:
         return body
     namespace = frame.f_globals

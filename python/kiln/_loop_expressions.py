@@ -4,11 +4,13 @@
 (selects, traced Python numbers) instead of asking bool() or float() of a traced value, a graph
 break. A mixin of kiln._loop_capture.LoopCapture, whose branch() and state they use."""
 import builtins
+import os
 import sys
 
 import numpy as np
 
 from . import _helper_writes, _math_calls, _numpy_sequences, _stacked_rows
+from ._loop_attribute_checks import why_not_carried
 from ._loop_types import rerun_note
 from ._tracer import TracedArray, backend, cast, check_traced_int_fits, to_tensor
 
@@ -39,6 +41,15 @@ def _is_real_number(value):
 
 
 class ExpressionCapture:
+    def attributes_carried(self, line, *parts):
+        """Whether names may carry the attributes the loop at `line` assigns
+        (kiln._loop_attribute_updates); where not, it runs as written, for this reason."""
+        reason = why_not_carried(*parts)
+        if reason is not None:
+            filename = os.path.basename(sys._getframe(1).f_code.co_filename)
+            self.record("unrolled", f"{filename}:{line}", reason)
+        return reason is None
+
     # ---- `and`, `or`, `not`, conditional expressions (kiln._loop_short_circuit) ----
 
     def short_circuit(self, first, rest, conjunction, in_test, location, names, reads,

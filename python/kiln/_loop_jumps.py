@@ -55,11 +55,14 @@ def _guarded(statements, flags, names):
         if type(statement) in flags:
             result.append(ast.copy_location(_assign(flags[type(statement)], True), statement))
             return result  # what follows a jump in its block never runs
-        if isinstance(statement, (ast.If, ast.With)) and any(jumps([statement])):
+        if isinstance(statement, (ast.If, ast.With, ast.Try)) and any(jumps([statement])):
+            # (a try/finally's `finally` runs after a jump of its body, as Python's does)
             statement = copy.copy(statement)
             statement.body = _guarded(statement.body, flags, names) or [ast.Pass()]
             if isinstance(statement, ast.If):
                 statement.orelse = _guarded(statement.orelse, flags, names)
+            if isinstance(statement, ast.Try):
+                statement.finalbody = _guarded(statement.finalbody, flags, names) or [ast.Pass()]
             result.append(statement)
             rest = _guarded(statements[position + 1:], flags, names)
             if rest:

@@ -1,14 +1,15 @@
 """What a loop or branch body may hold for kiln._loop_transform to rewrite it for capture:
-assignments (to names, and to subscripts of names), nested loops and branches, `pass`, call
-statements (the capture helper checks the callee), `with` blocks (it checks the managers),
-`assert`s (checks where their test is traced: kiln._body_statements) and, at the loop's own
-level, no `break` or `continue` left (kiln._loop_jumps turns them into flags first). Anything
+assignments (to names, and to subscripts of names; `:=` too), `del` of names, nested loops and
+branches, `pass`, call statements (the capture helper checks the callee), `with` blocks (it
+checks the managers), try/finally blocks, `assert`s (checks where their test is traced:
+kiln._body_statements) and, at the loop's own level, no `break` or `continue` left
+(kiln._loop_jumps turns them into flags first). Anything
 else leaves the loop as written, unrolled by tracing, with the reason these functions give."""
 import ast
 
 
 _ALLOWED = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.For, ast.While, ast.If, ast.Pass,
-            ast.With, ast.Assert)
+            ast.With, ast.Assert, ast.Delete, ast.Try)
 
 
 def _refusal(statements):
@@ -20,8 +21,11 @@ def _refusal(statements):
             continue  # called through the helper, which checks the callee (_as_effect)
         if isinstance(statement, ast.Expr):
             return "an expression statement"
-        if not isinstance(statement, _ALLOWED):
+        if not isinstance(statement, _ALLOWED) or _handles_exceptions(statement):
             return f"it contains a `{type(statement).__name__.lower()}` statement"
+        if isinstance(statement, ast.Delete) and not all(
+                isinstance(target, ast.Name) for target in statement.targets):
+            return "a `del` of an item or attribute"  # a list's or dict's, changed once
         if isinstance(statement, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
             targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
             for target in targets:
@@ -31,14 +35,20 @@ def _refusal(statements):
             if isinstance(statement, ast.AnnAssign) and statement.value is None:
                 return "an annotation without a value"
         if isinstance(statement, (ast.For, ast.While)):
-            if any(isinstance(node, (ast.Return, ast.Raise, ast.Try, ast.With, ast.Delete,
-                                     ast.FunctionDef, ast.ClassDef, ast.Lambda, ast.Import,
-                                     ast.ImportFrom, ast.Global, ast.Nonlocal))
+            if any(isinstance(node, (ast.Return, ast.Raise, ast.With, ast.FunctionDef,
+                                     ast.ClassDef, ast.Lambda, ast.Import, ast.ImportFrom,
+                                     ast.Global, ast.Nonlocal)) or _handles_exceptions(node)
+                   or isinstance(node, ast.Delete) and not all(
+                       isinstance(target, ast.Name) for target in node.targets)
                    for node in ast.walk(statement)):
                 return "a nested loop returns, raises or defines something"
             continue  # its own break/continue are its own; it runs as Python inside the body
         if isinstance(statement, ast.If):
             reason = _refusal(statement.body) or _refusal(statement.orelse)
+            if reason:
+                return reason
+        if isinstance(statement, ast.Try):  # try/finally: both parts run, in order
+            reason = _refusal(statement.body) or _refusal(statement.finalbody)
             if reason:
                 return reason
         if isinstance(statement, ast.With):  # its managers are checked as the body runs
@@ -49,9 +59,17 @@ def _refusal(statements):
             if reason:
                 return reason
         for node in ast.walk(statement):
-            if isinstance(node, (ast.Lambda, ast.NamedExpr)):
-                return "a lambda or `:=` inside"
+            if isinstance(node, ast.Lambda):
+                return "a lambda inside"
     return None
+
+
+def _handles_exceptions(statement):
+    """A `try` with `except` or `else` clauses: whether they run depends on exceptions, which
+    the trace of a body (or a graph running it) does not raise where Python's loop would.
+    try/finally runs its body then its `finally` block, in the trace as in Python (an
+    exception of the trace's leaves both to run as Python)."""
+    return isinstance(statement, ast.Try) and bool(statement.handlers or statement.orelse)
 
 
 def _body_refusal(statements):

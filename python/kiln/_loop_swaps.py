@@ -7,22 +7,27 @@ iteration both writes an array in place and leaves it under another name ("the l
 to trace and then ran eagerly (a graph of 100,000 ops). After as many iterations as the swaps'
 cycle is long, every name holds its own array again, so
 
-    for i in range(a, b):          __kiln_swap_first_L_C, __kiln_swap_stop_L_C = a, b
-        BODY (u, v = v, u)   ->    for __kiln_swap_L_C in range(first, stop - 1, 2):
-                                       i = __kiln_swap_L_C
+    for i in range(a, b, s):       FIRST, STOP = a, b
+        BODY (u, v = v, u)   ->    COUNT = max(0, (STOP - FIRST + s - 1) // s)   (s > 0)
+                                   for K in range(FIRST, FIRST + (COUNT - COUNT % 2) * s, 2 * s):
+                                       i = K
                                        BODY
-                                       i = __kiln_swap_L_C + 1
+                                       i = K + s
                                        BODY
-                                   for __kiln_swap_L_C in range(max(stop - (stop - first) % 2,
-                                                                    first), stop):
-                                       i = __kiln_swap_L_C
+                                   for K in range(FIRST + (COUNT - COUNT % 2) * s,
+                                                  FIRST + COUNT * s, s):
+                                       i = K
                                        BODY
 
 runs the same statements in the same order (the second loop the last, odd iteration), and the
-first loop is one loop node whose arrays are updated in place. Only loops over `range` with a
-step of one whose body has no `break`, `continue`, `return` or `yield` of its own are rewritten,
-and only where the body's top-level assignments of names to names (`a, b = b, a`, `a, b, c = b,
-c, a`) permute them, in a cycle of 2 to 4 iterations.
+first loop is one loop node whose arrays are updated in place. The trip count is arithmetic where
+the source writes the step (`range(n, 0, -3)`: traced bounds count in the graph) and Python's
+len(range(...)) where a name holds it (its checks: a step of zero raises ValueError there). A
+`while` loop's trip count is known only as it runs: its body is written out once for each
+iteration of the cycle with the names renamed instead (_while_in_whole_cycles). Only loops whose
+body has no `break`, `continue`, `return` or `yield` of its own are rewritten, and only where the
+body's top-level assignments of names to names (`a, b = b, a`, `a, b, c = b, c, a`) permute
+them, in a cycle of 2 to 4 iterations.
 """
 import ast
 import copy
@@ -37,37 +42,156 @@ LONGEST_CYCLE = 4
 def in_whole_swap_cycles(statements):
     """`statements` (a function body) with each loop that swaps names rewritten as above;
     nested functions and classes are left to their own rewrite."""
-    return each_statement_rewritten(statements, _in_whole_cycles)
+    observed = _observed_names(statements)
+    return each_statement_rewritten(statements, lambda node: _in_whole_cycles(node, observed))
 
 
-def _in_whole_cycles(node):
-    bounds = _unit_range(node)
+def _in_whole_cycles(node, observed):
+    if isinstance(node, ast.While):
+        return _while_in_whole_cycles(node, observed)
+    bounds = _range_bounds(node)
     cycle = _swap_cycle(node.body) if bounds else 1
     if cycle < 2 or cycle > LONGEST_CYCLE or _jumps(node.body):
         return [node]
+    start, stop, step = bounds
     tag = f"{node.lineno}_{node.col_offset}"
-    first, stop, index = (f"{PREFIX}_{part}_{tag}" for part in ("first", "stop", "index"))
-    names = [_name(first, ast.Store()), _name(stop, ast.Store())]
-    start = ast.Assign(targets=[ast.Tuple(elts=names, ctx=ast.Store())],
-                       value=ast.Tuple(elts=list(bounds), ctx=ast.Load()))
-    whole = _loop(node, index, _parsed(f"range({first}, {stop} - {cycle - 1}, {cycle})"),
-                  [statement for step in range(cycle)
-                   for statement in _iteration(node, index, step)])
+    first, last, count, index = (f"{PREFIX}_{part}_{tag}"
+                                 for part in ("first", "stop", "count", "index"))
+    names = [_name(first, ast.Store()), _name(last, ast.Store())]
+    bind = [ast.Assign(targets=[ast.Tuple(elts=names, ctx=ast.Store())],
+                       value=ast.Tuple(elts=[start, stop], ctx=ast.Load()))]
+    if isinstance(step, int):
+        # the trip count in arithmetic, so that traced bounds are counted in the graph
+        rounding = step - 1 if step > 0 else step + 1
+        counted = f"max(0, ({last} - {first} + {rounding}) // {step})"
+        stride = step
+    else:  # a step known only as the loop starts: Python's range counts (and checks) it
+        stride = f"{PREFIX}_step_{tag}"
+        bind.append(ast.Assign(targets=[_name(stride, ast.Store())], value=step))
+        counted = f"len(range({first}, {last}, {stride}))"
+    bind.append(ast.Assign(targets=[_name(count, ast.Store())], value=_parsed(counted)))
+    whole_stop = f"{first} + ({count} - {count} % {cycle}) * {stride}"
+    whole_step = cycle * stride if isinstance(stride, int) else f"{cycle} * {stride}"
+    whole = _loop(node, index, _parsed(f"range({first}, {whole_stop}, {whole_step})"),
+                  [statement for turn in range(cycle)
+                   for statement in _iteration(node, index, turn, stride)])
     rest = _loop(node, index,
-                 _parsed(f"range(max({stop} - ({stop} - {first}) % {cycle}, {first}), {stop})"),
-                 _iteration(node, index, 0))
-    return [_located(start, node), whole, rest]
+                 _parsed(f"range({whole_stop}, {first} + {count} * {stride}, {stride})"),
+                 _iteration(node, index, 0, stride))
+    return [_located(statement, node) for statement in bind] + [whole, rest]
 
 
-def _unit_range(node):
-    """(start, stop) of a plain `for` over range(stop) or range(start, stop), else None."""
+def _while_in_whole_cycles(node, observed):
+    """A `while` loop that swaps names, its body written out once for each iteration of the
+    cycle, each copy's names renamed to those holding its iteration's arrays (no name is
+    rebound: the loop node updates each array in place), the test checked between copies; the
+    cycle's iteration the test ended the loop at (PHASE) permutes the names as Python's swaps
+    had left them:
+
+        while TEST:                  PHASE = 0
+            BODY (u, v = v, u)  ->   while TEST:
+                                         BODY (without its swap)
+                                         PHASE = 1
+                                         if not TEST (u and v renamed v and u):
+                                             break
+                                         BODY (u and v renamed v and u, without its swap)
+                                         PHASE = 0
+                                     u, v = ((u, v), (v, u))[PHASE]
+
+    A renaming is the same program only where nothing reads the names but the function's own
+    code as written: no function, lambda, class or generator that may read them later, no
+    locals(), vars(), eval() or exec()."""
+    cycle = _swap_cycle(node.body)
+    if (node.orelse or cycle < 2 or cycle > LONGEST_CYCLE or _jumps(node.body)
+            or observed is None or _permuted_names(node.body) & observed):
+        return [node]
+    phase = f"{PREFIX}_phase_{node.lineno}_{node.col_offset}"
+    body, renaming, exits = [], {}, []
+    for turn in range(cycle):
+        if turn > 0:
+            exits.append(renaming)
+            test = ast.UnaryOp(op=ast.Not(), operand=_renamed(node.test, renaming))
+            body += [_assign(phase, turn), ast.If(test=test, body=[ast.Break()], orelse=[])]
+        copied, renaming = _renamed_iteration(node.body, renaming)
+        body += copied
+    loop = ast.While(test=node.test, body=body + [_assign(phase, 0)], orelse=[])
+    names = sorted(exits[-1])  # every permuted name moves in the cycle's last iteration
+    orders = [names] + [[renaming.get(name, name) for name in names] for renaming in exits]
+    # one lookup of the phase (a graph break where it is traced), not one test per phase
+    after = ast.Assign(targets=[_names(names, ast.Store())], value=ast.Subscript(
+        value=ast.Tuple(elts=[_names(order) for order in orders], ctx=ast.Load()),
+        slice=_name(phase), ctx=ast.Load()))
+    return [_located(statement, node) for statement in [_assign(phase, 0), loop, after]]
+
+
+def _renamed_iteration(statements, renaming):
+    """(copies of `statements` with each name read or bound renamed to the one holding its
+    value, their top-level swaps dropped; the renaming after them)."""
+    copied = []
+    for statement in statements:
+        permuted = _permutation(statement)
+        if permuted is None:
+            copied.append(_renamed(statement, renaming))
+            continue
+        targets, sources = permuted
+        renaming = {**renaming, **{t: renaming.get(s, s) for t, s in zip(targets, sources)}}
+    return copied, {name: held for name, held in renaming.items() if name != held}
+
+
+def _renamed(node, renaming):
+    node = copy.deepcopy(node)
+    for part in ast.walk(node):
+        if isinstance(part, ast.Name) and part.id in renaming:
+            part.id = renaming[part.id]
+    return node
+
+
+def _permuted_names(body):
+    return {name for statement in body for name in (_permutation(statement) or ((), ()))[0]}
+
+
+def _observed_names(statements):
+    """Names something besides the code as written may read: those a nested function, lambda,
+    class or generator expression names (it may run after a renaming moved the value); None (all
+    of them) where locals(), vars(), eval() or exec() may look them up by their text."""
+    observed = set()
+    for node in ast.walk(ast.Module(body=list(statements), type_ignores=[])):
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+                and node.func.id in ("locals", "vars", "eval", "exec")):
+            return None
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef,
+                             ast.GeneratorExp)):
+            observed |= {part.id for part in ast.walk(node) if isinstance(part, ast.Name)}
+    return observed
+
+
+def _range_bounds(node):
+    """(start, stop, step) of a plain `for` over range(...), else None: step a Python int
+    where the source writes one (`range(n, 0, -2)`), else its expression."""
     if not (isinstance(node, ast.For) and not node.orelse and isinstance(node.iter, ast.Call)
             and isinstance(node.iter.func, ast.Name) and node.iter.func.id == "range"
-            and not node.iter.keywords and 1 <= len(node.iter.args) <= 2
+            and not node.iter.keywords and 1 <= len(node.iter.args) <= 3
             and not any(isinstance(a, ast.Starred) for a in node.iter.args)):
         return None
     args = node.iter.args
-    return (ast.Constant(0), args[0]) if len(args) == 1 else (args[0], args[1])
+    if len(args) == 1:
+        return ast.Constant(0), args[0], 1
+    if len(args) == 2:
+        return args[0], args[1], 1
+    step = _literal_int(args[2])
+    if step == 0:
+        return None  # Python's ValueError, where the loop starts
+    return args[0], args[1], args[2] if step is None else step
+
+
+def _literal_int(node):
+    """The int a literal `3` or `-3` writes, else None."""
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        value = _literal_int(node.operand)
+        return None if value is None else -value
+    if isinstance(node, ast.Constant) and type(node.value) is int:
+        return node.value
+    return None
 
 
 def _swap_cycle(body):
@@ -133,10 +257,11 @@ def _walk_own(body, loops=True):
         stack.extend(ast.iter_child_nodes(node))
 
 
-def _iteration(loop, index, step):
-    """The loop's target bound to iteration `index + step`, then a copy of its body."""
-    value = _name(index) if step == 0 else ast.BinOp(left=_name(index), op=ast.Add(),
-                                                     right=ast.Constant(step))
+def _iteration(loop, index, turn, stride):
+    """The loop's target bound to the index of the cycle's iteration `turn`, then a copy of
+    its body."""
+    offset = turn * stride if isinstance(stride, int) else f"{turn} * {stride}"
+    value = _name(index) if turn == 0 else _parsed(f"{index} + {offset}")
     bind = ast.Assign(targets=[copy.deepcopy(loop.target)], value=value)
     return [_located(bind, loop)] + copy.deepcopy(loop.body)
 
@@ -145,6 +270,14 @@ def _loop(original, index, iterable, body):
     loop = ast.For(target=_name(index, ast.Store()), iter=iterable, body=body, orelse=[],
                    type_comment=None)
     return _located(loop, original)
+
+
+def _assign(name, value):
+    return ast.Assign(targets=[_name(name, ast.Store())], value=ast.Constant(value))
+
+
+def _names(names, context=None):
+    return ast.Tuple(elts=[_name(name, context) for name in names], ctx=context or ast.Load())
 
 
 def _parsed(expression):

@@ -9,12 +9,12 @@ loops, no trace), or one `loop` node / a select in the graph. The rewritten func
 user's function on its own globals and closure cells, plus one cell for the helper.
 
 Only statements whose effects the helper can see are rewritten: assignments (to names, and to
-subscripts of names: array updates), nested loops and branches, `pass`, call statements, `with`
-blocks (the helper checks their managers); a loop's `break` and `continue` become flags
-(kiln._loop_jumps). A loop or branch holding anything else (return, raise, try, del, other
-expression statements, nested functions,
-global/nonlocal: kiln._loop_refusals) stays as written and is unrolled by tracing, as before;
-each refusal is recorded with its reason and line (kiln.explain shows them).
+subscripts of names: array updates), `del` of names, nested loops and branches, `pass`, call
+statements, `with` blocks (the helper checks their managers), try/finally; a loop's `break` and
+`continue` become flags (kiln._loop_jumps). A loop or branch holding anything else (return,
+raise, try/except, other expression statements, nested functions, global/nonlocal:
+kiln._loop_refusals) stays as written and is unrolled by tracing, as before; each refusal is
+recorded with its reason and line (kiln.explain shows them).
 """
 import ast
 import copy
@@ -25,10 +25,14 @@ import types
 
 from ._body_statements import as_checked_assert
 from ._loop_attribute_targets import attribute_targets_through_names
+from ._loop_attribute_updates import attribute_updates_through_names, is_carrying_choice
 from ._loop_comprehensions import as_loops
 from ._loop_else import without_else_clauses
 from ._loop_swaps import in_whole_swap_cycles
 from ._loop_jumps import jumps, stop_flag, without_jumps
+from ._loop_names import (_augmented_names, _index_reads, _loaded_names, _only_called,
+                          _own_scope, _read_before_bound, _read_names, _stored_names,
+                          _temporaries_argument, nested_rebinds, rebound_by_calls)
 from ._loop_refusals import _body_refusal
 from ._loop_returns import single_exit
 from ._reversed_ranges import reversed_range_call
@@ -95,8 +99,11 @@ def _rewrite(fn, code):
     filename = code.co_filename
     if not compiles_to(definition, filename, code):
         return None
-    if any(isinstance(node, (ast.Global, ast.Nonlocal, ast.Yield, ast.YieldFrom, ast.Await))
-           for node in _walk_scope(definition.body)) or _uses_kiln_names(definition):
+    if any(isinstance(node, (ast.Global, ast.Yield, ast.YieldFrom, ast.Await))
+           for node in _walk_scope(definition.body)) or _uses_kiln_names(definition) or any(
+               isinstance(node, ast.Nonlocal) for node in _own_scope(definition.body)):
+        return None
+    if nested_rebinds(definition) is None:  # a function rebinding its variables, called unseen
         return None
     definition.decorator_list = []
     # what the function writes in place, read before anything is rewritten (the rewrite of
@@ -145,7 +152,8 @@ def _rewrite_scope(definition, filename, in_place):
         if (isinstance(statement, ast.FunctionDef) and not statement.decorator_list
                 and _only_called(statement.name, definition) and not any(
                     isinstance(node, (ast.Global, ast.Nonlocal, ast.Yield, ast.YieldFrom,
-                                      ast.Await)) for node in _walk_scope(statement.body))):
+                                      ast.Await)) for node in _walk_scope(statement.body))
+                and nested_rebinds(statement) is not None):
             inner = _rewrite_scope(statement, filename, in_place)
             captured += inner[0]
             refused += inner[1]
@@ -154,6 +162,7 @@ def _rewrite_scope(definition, filename, in_place):
     definition.body = without_else_clauses(definition.body)  # a loop's `else` (kiln._loop_else)
     definition.body = in_whole_swap_cycles(definition.body)  # `u, v = v, u` (kiln._loop_swaps)
     definition.body = single_exit(definition.body)  # early returns (kiln._loop_returns)
+    definition.body = attribute_updates_through_names(definition.body)  # `self.t += dt`
     definition.body = attribute_targets_through_names(  # `self.h[:, t] = v` in loops
         definition.body, _parameters(definition) - set(_stored_names(definition.body)))
     list_names = _list_names(definition)  # before loop bodies become functions of their own
@@ -173,111 +182,6 @@ def _rewrite_scope(definition, filename, in_place):
     if bound:
         definition.body.insert(0, _parse(f"if False:\n    {' = '.join(bound)} = None")[0])
     return captured + rewriter.captured, refused + rewriter.refused
-
-
-def _only_called(name, definition):
-    """Whether every read of `name` in `definition` calls it: a nested function that escapes
-    (returned, stored, passed on) may run after the trace, where kiln's helper has none."""
-    calls = {id(node.func) for node in ast.walk(definition) if isinstance(node, ast.Call)}
-    return all(id(node) in calls for node in ast.walk(definition)
-               if isinstance(node, ast.Name) and node.id == name
-               and isinstance(node.ctx, ast.Load))
-
-
-def _stored_names(statements):
-    """Names the statements bind, in order of first appearance."""
-    names = []
-    for node in _walk_scope(statements):
-        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store) and node.id not in names:
-            names.append(node.id)
-    return sorted(names)
-
-
-def _read_names(statements):
-    return sorted({node.id for node in _walk_scope(statements)
-                   if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)})
-
-
-def _loaded_names(definition):
-    """How often each name is read anywhere in the function (nested scopes included)."""
-    counts = {}
-    for node in ast.walk(definition):
-        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
-            counts[node.id] = counts.get(node.id, 0) + 1
-    return counts
-
-
-def _augmented_names(tree):
-    """How often each name is the target of an augmented assignment in `tree` (which reads
-    it: `last += 1` writes through a view, as `last[...] = v` does)."""
-    counts = {}
-    for node in ast.walk(tree):
-        if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
-            counts[node.target.id] = counts.get(node.target.id, 0) + 1
-    return counts
-
-
-def _index_reads(definition):
-    """How often each name is read outside the bodies of the for loops it is the index of (a
-    loop's own reads, and those of a later loop over the same name, follow a binding)."""
-    bound = set()
-    for node in ast.walk(definition):
-        if isinstance(node, ast.For) and isinstance(node.target, ast.Name):
-            bound.update(id(read) for statement in node.body for read in ast.walk(statement)
-                         if isinstance(read, ast.Name) and read.id == node.target.id)
-    counts = {}
-    for node in ast.walk(definition):
-        if (isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)
-                and id(node) not in bound):
-            counts[node.id] = counts.get(node.id, 0) + 1
-    return counts
-
-
-def _read_before_bound(name, statements):
-    """Whether a loop body may read `name` before it binds it (the value of the iteration
-    before): a read in or before the first statement that binds it unconditionally (a plain
-    `name = value` of the body's own statements)."""
-    for statement in statements:
-        if any(isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load)
-               for node in ast.walk(statement)):  # (a comprehension's reads too)
-            return True
-        if isinstance(statement, ast.Assign) and any(
-                isinstance(target, ast.Name) and target.id == name
-                for target in statement.targets):
-            return False
-    return False
-
-
-def _temporaries_argument(assigned, live, statements):
-    """`, temporaries=(...)` of a loop's call: the names it assigns that nothing after it
-    reads and every iteration binds before reading (`head, *tail = row`), whose values from
-    an iteration run as Python the body's trace does without (LoopCapture._capture)."""
-    names = tuple(name for name in assigned if name not in live
-                  and _bound_before_read(name, statements))
-    return f", temporaries={names!r}" if names else ""
-
-
-def _bound_before_read(name, statements):
-    """Whether a plain assignment among `statements` (`name = ...`, `a, *name = ...`) binds
-    `name` before any of them reads it."""
-    for statement in statements:
-        if any(isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load)
-               for node in ast.walk(statement)):
-            return False
-        if isinstance(statement, ast.Assign) and any(
-                isinstance(node, ast.Name) and node.id == name
-                for target in statement.targets for node in _unpacked(target)):
-            return True
-    return False
-
-
-def _unpacked(target):
-    """The names and other targets a (nested, starred) tuple or list target unpacks into."""
-    if isinstance(target, (ast.Tuple, ast.List)):
-        return [node for element in target.elts for node in _unpacked(element)]
-    if isinstance(target, ast.Starred):
-        return _unpacked(target.value)
-    return [target]
 
 
 def _as_appended(statement, local_names, in_place):
@@ -329,16 +233,19 @@ def _as_effect(statement):
 
 def _as_effects(statements):
     """_as_effect of each of a captured body's statements, and of those of its `with` blocks,
-    whose managers go through HELPER.managed (LoopCapture.managed checks them); its `assert`s
-    as checks (kiln._body_statements)."""
+    whose managers go through HELPER.managed (LoopCapture.managed checks them), and its
+    try/finally blocks; its `assert`s as checks (kiln._body_statements)."""
     result = []
     for statement in statements:
         statement = as_checked_assert(statement, _helper_call)
-        if isinstance(statement, ast.With):
+        if isinstance(statement, (ast.With, ast.Try)):
             statement = copy.copy(statement)
-            statement.items = [ast.withitem(context_expr=_checked_context(item.context_expr),
-                                            optional_vars=item.optional_vars)
-                               for item in statement.items]
+            if isinstance(statement, ast.With):
+                statement.items = [ast.withitem(context_expr=_checked_context(item.context_expr),
+                                                optional_vars=item.optional_vars)
+                                   for item in statement.items]
+            else:
+                statement.finalbody = _as_effects(statement.finalbody)
             statement.body = _as_effects(statement.body)
         result.append(_as_effect(statement))
     return result
@@ -366,6 +273,7 @@ class _Rewriter:
         self.index_reads = index_reads  # _index_reads: an index read after its loop
         self.local_names = local_names  # the function's own (parameters and assigned names)
         self.in_place = in_place  # what the function may write in place (kiln._loop_aliases)
+        self.rebinds = nested_rebinds(definition) or {}  # {function: variables it rebinds}
         self.captured, self.refused = [], []
         self.nonlocal_names = set()
         self.counter = 0
@@ -383,13 +291,16 @@ class _Rewriter:
     def statement(self, node):
         if isinstance(node, ast.For):
             return self.loop(node)
-        if isinstance(node, ast.If):
+        if isinstance(node, ast.If) and not is_carrying_choice(node):
             return self.branch(node)
         if isinstance(node, ast.While):
             return self.while_loop(node)
-        if isinstance(node, (ast.With, ast.Try)) and not _catches_everything(node):
+        if (isinstance(node, (ast.With, ast.Try)) and not _catches_everything(node)
+                or is_carrying_choice(node)):
             # `with np.errstate(...):` and `try:` run their bodies as written: the loops in
-            # them are the function's own (they were left to unroll)
+            # them are the function's own (they were left to unroll). A copy: a loop reads the
+            # names its body's own statements bind, not those of the rewrite's functions
+            node = copy.copy(node)
             for field in ("body", "orelse", "finalbody"):
                 setattr(node, field, self.statements(getattr(node, field, None) or []))
             for handler in getattr(node, "handlers", ()):
@@ -432,7 +343,7 @@ class _Rewriter:
         node.body = _with_traced_conversions(_as_effects(node.body))
         body = self.statements(node.body)
         self.anchor = node
-        assigned = [name for name in _stored_names(node.body) if name != target]
+        assigned = [name for name in self.assigned(node.body) if name != target]
         touched = sorted(set(assigned) | set(_read_names(node.body)) - {target})
         self.nonlocal_names.update(assigned + [target])
         live = self.live(assigned, node.body)
@@ -467,6 +378,8 @@ class _Rewriter:
             reason = "it has an `else` clause"
         elif any(isinstance(n, ast.NamedExpr) for n in ast.walk(node.test)):
             reason = "its test binds a name (`:=`)"  # in the test's function, not the user's
+        elif rebound_by_calls([node.test], self.rebinds):  # (run more often than Python's)
+            reason = "its test calls a function that rebinds a variable (`nonlocal`)"
         else:
             rewritten, before = without_jumps(node, self.counter + 1)
             reason = _body_refusal(rewritten.body)
@@ -479,8 +392,8 @@ class _Rewriter:
         node.test = _with_traced_conversions([ast.Expr(node.test)], in_test=True)[0].value
         body = self.statements(node.body)
         self.anchor = node
-        assigned = _stored_names(node.body)
         with_test = node.body + [ast.Expr(node.test)]
+        assigned = self.assigned(with_test)
         touched = sorted(set(assigned) | set(_read_names(with_test)))
         self.nonlocal_names.update(assigned)
         live = self.live(assigned, with_test)
@@ -516,7 +429,8 @@ class _Rewriter:
         """The loop stays as written (tracing unrolls it); its body is still rewritten, in a
         copy: an enclosing loop reads the names the original body assigns (a branch's rewrite
         moves them into functions, and the enclosing loop would not carry them)."""
-        self.refused.append((self.location(loop), reason))
+        if not getattr(loop, "_kiln_refused_at_run_time", False):  # (its helper records it)
+            self.refused.append((self.location(loop), reason))
         loop = copy.copy(loop)
         loop.body = self.statements(loop.body)
         return [loop]
@@ -542,7 +456,7 @@ class _Rewriter:
         node = copy.copy(node)
         node.body = _as_effects(node.body)
         node.orelse = _as_effects(node.orelse)
-        assigned = _stored_names(node.body + node.orelse)
+        assigned = self.assigned(node.body + node.orelse)
         touched = sorted(set(assigned) | set(_read_names(node.body + node.orelse)))
         self.nonlocal_names.update(assigned)
         self.captured.append(self.location(node))
@@ -559,6 +473,12 @@ class _Rewriter:
                       f"live={tuple(live)!r}, written={written!r})")[0]
         call.value.args[0] = _traceable_logic(node.test, self.location)
         return definitions + [_at(call, node)]
+
+    def assigned(self, statements):
+        """The names `statements` bind, and those the functions they call may rebind
+        (kiln._loop_names.nested_rebinds)."""
+        return sorted(set(_stored_names(statements)) | set(rebound_by_calls(statements,
+                                                                            self.rebinds)))
 
     def read_locals(self, touched, assigned):
         """The function's own names a loop body reads and does not assign: its setter may
