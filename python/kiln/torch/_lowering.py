@@ -232,8 +232,11 @@ def _refuse(node, error, on_refusal):
 
 def _is_input_mutation(node, placeholders):
     """AOTAutograd's epilogue for an input the graph mutates (keep_inference_input_mutations:
-    batch norm's running statistics): copy_(input, new value), its result unused."""
-    return (node.target is torch.ops.aten.copy_.default and not node.users
+    batch norm's running statistics): copy_(input, new value), its result unused or returned
+    (a static key-value cache's length, `cumulative_length.add_(n)`, which the first call's
+    graph also returns: copy_ returns its input, which the output plan passes through)."""
+    return (node.target is torch.ops.aten.copy_.default
+            and all(user.op == "output" for user in node.users)
             and isinstance(node.args[0], torch.fx.Node) and node.args[0] in placeholders)
 
 
