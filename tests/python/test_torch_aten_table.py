@@ -115,6 +115,17 @@ DIRECT_SAMPLES = {
         lambda s: aten.bitwise_left_shift.Scalar_Tensor(-3, s), [_SHIFT_COUNTS]),
     "aten.bitwise_right_shift.Scalar_Tensor": (
         lambda s: aten.bitwise_right_shift.Scalar_Tensor(-300, s), [_SHIFT_COUNTS]),
+    "aten._upsample_bilinear2d_aa.default": (
+        lambda x: aten._upsample_bilinear2d_aa(x, [4, 11], False, None, None),
+        [_floats(2, 3, 9, 7)]),
+    "aten._upsample_bicubic2d_aa.default": (
+        lambda x: aten._upsample_bicubic2d_aa(x, [4, 3], True, 0.45, 0.4), [_floats(2, 3, 9, 7)]),
+    "aten._upsample_bilinear2d_aa_backward.default": (
+        lambda g: aten._upsample_bilinear2d_aa_backward(g, [4, 11], [2, 3, 9, 7], True, None,
+                                                        None), [_floats(2, 3, 4, 11)]),
+    "aten._upsample_bicubic2d_aa_backward.default": (
+        lambda g: aten._upsample_bicubic2d_aa_backward(g, [4, 3], [2, 3, 9, 7], False, 0.45,
+                                                       0.4), [_floats(2, 3, 4, 3)]),
     "aten.clamp_max.default": (lambda x: aten.clamp_max(x, 0.25), [_floats(4, 5)]),
     "aten.convolution.default": (
         lambda x, w, b: aten.convolution(x, w, b, [2, 1], [1, 2], [1, 1], False, [0, 0], 2),
