@@ -36,6 +36,9 @@ def _integers(*shape):
     return torch.randint(-9, 9, shape, generator=torch.Generator().manual_seed(7))
 
 
+_SHIFT_COUNTS = torch.tensor([-1, 0, 1, 5, 63, 64])  # (int64 shifts: 64 bits)
+
+
 # Entries no OpInfo sample reaches through the decompositions (the overloads of Python scalars,
 # the inference/training forms of batch norm, ...): each with a call of its own.
 def _attention_backward(grad, q, k, v, mask):
@@ -97,6 +100,32 @@ DIRECT_SAMPLES = {
     "aten.bitwise_and.Scalar": (lambda x: aten.bitwise_and.Scalar(x, 6), [_integers(3, 4)]),
     "aten.bitwise_or.Scalar": (lambda x: aten.bitwise_or.Scalar(x, 6), [_integers(3, 4)]),
     "aten.bitwise_xor.Scalar": (lambda x: aten.bitwise_xor.Scalar(x, 6), [_integers(3, 4)]),
+    # shift counts past the bit width and negative ones (0, or -1 for a negative value shifted
+    # right); an int8 count of 257 eager wraps to 1
+    "aten.__lshift__.Tensor": (aten.__lshift__.Tensor, [_integers(3, 6), _SHIFT_COUNTS]),
+    "aten.__rshift__.Tensor": (aten.__rshift__.Tensor, [_integers(3, 6), _SHIFT_COUNTS]),
+    "aten.__lshift__.Scalar": (lambda x: aten.__lshift__.Scalar(x, 62), [_integers(3, 4)]),
+    "aten.__rshift__.Scalar": (lambda x: aten.__rshift__.Scalar(x.to(torch.int8), 257),
+                               [_integers(3, 4)]),
+    "aten.bitwise_left_shift.Tensor_Scalar": (
+        lambda x: aten.bitwise_left_shift.Tensor_Scalar(x, 3), [_integers(3, 4)]),
+    "aten.bitwise_right_shift.Tensor_Scalar": (
+        lambda x: aten.bitwise_right_shift.Tensor_Scalar(x, 70), [_integers(3, 4)]),
+    "aten.bitwise_left_shift.Scalar_Tensor": (
+        lambda s: aten.bitwise_left_shift.Scalar_Tensor(-3, s), [_SHIFT_COUNTS]),
+    "aten.bitwise_right_shift.Scalar_Tensor": (
+        lambda s: aten.bitwise_right_shift.Scalar_Tensor(-300, s), [_SHIFT_COUNTS]),
+    "aten._upsample_bilinear2d_aa.default": (
+        lambda x: aten._upsample_bilinear2d_aa(x, [4, 11], False, None, None),
+        [_floats(2, 3, 9, 7)]),
+    "aten._upsample_bicubic2d_aa.default": (
+        lambda x: aten._upsample_bicubic2d_aa(x, [4, 3], True, 0.45, 0.4), [_floats(2, 3, 9, 7)]),
+    "aten._upsample_bilinear2d_aa_backward.default": (
+        lambda g: aten._upsample_bilinear2d_aa_backward(g, [4, 11], [2, 3, 9, 7], True, None,
+                                                        None), [_floats(2, 3, 4, 11)]),
+    "aten._upsample_bicubic2d_aa_backward.default": (
+        lambda g: aten._upsample_bicubic2d_aa_backward(g, [4, 3], [2, 3, 9, 7], False, 0.45,
+                                                       0.4), [_floats(2, 3, 4, 3)]),
     "aten.clamp_max.default": (lambda x: aten.clamp_max(x, 0.25), [_floats(4, 5)]),
     "aten.convolution.default": (
         lambda x, w, b: aten.convolution(x, w, b, [2, 1], [1, 2], [1, 1], False, [0, 0], 2),

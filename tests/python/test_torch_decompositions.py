@@ -1,7 +1,7 @@
 """Core ATen ops kiln has no table entry for, compiled through PyTorch's own decompositions
-(kiln.torch._backend._CONVERTIBLE_DECOMPOSITIONS), and ops whose entries took more of their
-arguments: each graph compiles whole (unsupported_ops="error" raises on an eager fallback) and
-matches eager PyTorch, forward and gradients."""
+(kiln.torch._backend._CONVERTIBLE_DECOMPOSITIONS) or kiln's own (kiln.torch._trilinear), and ops
+whose entries took more of their arguments: each graph compiles whole (unsupported_ops="error"
+raises on an eager fallback) and matches eager PyTorch, forward and gradients."""
 import pytest
 import torch
 import torch.nn.functional as F
@@ -21,6 +21,12 @@ CASES = {
     "elu_celu_selu": (lambda a: F.elu(a, 0.7) + F.celu(a, 1.3) + F.selu(a), [(8, 5)]),
     "pad_crops": (lambda x: F.pad(x, (-1, 2, 3, -2), value=1.5), [(2, 3, 8, 8)]),
     "new_empty_strided": (lambda x: x.new_empty_strided((3, 4), (1, 3)).copy_(x) * x, [(3, 4)]),
+    # aten._trilinear (kiln.torch._trilinear): nn.Bilinear's form, batched inputs, and one
+    # with no sum and no expansion
+    "bilinear": (lambda a, b, w, bias: F.bilinear(a, b, w, bias), [(4, 5), (4, 6), (3, 5, 6), (3,)]),
+    "bilinear_batched": (lambda a, b, w: F.bilinear(a, b, w), [(2, 4, 5), (2, 4, 6), (3, 5, 6)]),
+    "trilinear_pointwise": (lambda a, b, c: torch.ops.aten._trilinear(a, b, c, [], [], [], []),
+                            [(2, 3), (2, 3), (2, 3)]),
 }
 
 
@@ -56,3 +62,15 @@ def test_clip_grad_norm_step_compiles_whole():
     got = (torch.compile(clip, backend="kiln", options={"unsupported_ops": "error"})(),
            [parameter.grad.clone() for parameter in model.parameters()])
     torch.testing.assert_close(got, want)
+
+
+@pytest.mark.parametrize("dtype, tolerance", [(torch.bfloat16, 1e-2), (torch.float64, 1e-12)])
+def test_bilinear_in_other_dtypes_with_dynamic_sizes_matches_eager(dtype, tolerance):
+    # bfloat16 products summed in float32 and rounded once, as eager's matrix products do
+    torch.manual_seed(0)
+    layer = torch.nn.Bilinear(16, 24, 7).to(dtype)
+    a, b = torch.randn(5, 16, dtype=dtype), torch.randn(5, 24, dtype=dtype)
+    compiled = torch.compile(layer, backend="kiln", dynamic=True,
+                             options={"unsupported_ops": "error"})
+    with torch.no_grad():
+        torch.testing.assert_close(compiled(a, b), layer(a, b), rtol=tolerance, atol=tolerance)

@@ -147,6 +147,34 @@ def test_an_index_out_of_range_raises_before_the_cache_changes():
     torch.testing.assert_close(module.total, total)
 
 
+
+class _StaticCacheLength(torch.nn.Module):
+    """transformers' StaticCache: its length moved to the device it is on (the same tensor,
+    which Dynamo returns from the graph to rebind the attribute), then counted up in place."""
+
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("length", torch.tensor(0))
+
+    def forward(self, x):
+        self.length = self.length.to(x.device)
+        self.length.add_(x.shape[-1])
+        return x * 2
+
+
+def test_an_input_mutated_and_returned_compiles_whole_and_stays_the_input():
+    # The graph returns the copy_ into the input: kiln refused it ("not in kiln's conversion
+    # table"), so the update ran in eager PyTorch, and whole compilation raised
+    module, eager = _StaticCacheLength(), _StaticCacheLength()
+    length = module.length
+    compiled = torch.compile(module, backend="kiln", options={"unsupported_ops": "error"})
+    with torch.no_grad():
+        for size in (3, 3, 5):
+            torch.testing.assert_close(compiled(torch.ones(size)), eager(torch.ones(size)))
+    torch.testing.assert_close(module.length, eager.length)
+    assert module.length is length  # copy_ returns its input, as .to on its own device does
+
+
 @pytest.mark.parametrize("mode", ["default", "reduce-overhead", "max-autotune"])
 def test_in_place_updates_happen_once_in_every_mode(mode):
     # max-autotune's first call ran the program once to time it, then again

@@ -129,6 +129,15 @@ _register_elementwise([
     ((aten.bitwise_and.Tensor, aten.bitwise_and.Scalar), _kiln.bitwise_and),
     ((aten.bitwise_or.Tensor, aten.bitwise_or.Scalar), _kiln.bitwise_or),
     ((aten.bitwise_xor.Tensor, aten.bitwise_xor.Scalar), _kiln.bitwise_xor),
+    # kiln's shifts give torch's results for counts outside [0, bit width) (0, or -1 for a
+    # negative value shifted right); a count eager wraps into the tensor's dtype (int8 >> 257
+    # shifts by 1) is wrapped alike, by the cast into the computing dtype
+    ((aten.__lshift__.Tensor, aten.__lshift__.Scalar, aten.bitwise_left_shift.Tensor,
+      aten.bitwise_left_shift.Tensor_Scalar, aten.bitwise_left_shift.Scalar_Tensor),
+     _kiln.left_shift),
+    ((aten.__rshift__.Tensor, aten.__rshift__.Scalar, aten.bitwise_right_shift.Tensor,
+      aten.bitwise_right_shift.Tensor_Scalar, aten.bitwise_right_shift.Scalar_Tensor),
+     _kiln.right_shift),
 ], 2)
 
 

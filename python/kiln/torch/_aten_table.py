@@ -6,7 +6,8 @@ by its kiln Tensor. Results are checked against the node's fake-tensor metadata 
 by the converter, so an entry may leave the final cast to the converter, never a wrong shape.
 The entries live in _aten_pointwise.py, _aten_structure.py, _aten_linear.py, _aten_slice_writes.py,
 _aten_diagonals.py, _aten_pooling.py, _aten_convolution.py, _aten_bags.py, _aten_sampling.py,
-_aten_attention.py, _aten_sorting.py, _aten_gradients.py, _aten_random.py and _value_checks.py;
+_aten_antialias.py, _aten_attention.py, _aten_sorting.py, _aten_gradients.py, _aten_random.py
+and _value_checks.py;
 this module owns the table, the dtype mapping and the helpers they share.
 """
 import numpy as np

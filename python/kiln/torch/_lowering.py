@@ -14,14 +14,15 @@ from torch._subclasses.fake_tensor import FakeTensor
 from .. import _kiln
 from .._device import torch_current_stream
 from .._result_pool import ResultPool
-from . import (_aten_attention, _aten_bags, _aten_convolution,  # noqa: F401 (fill the table)
-               _aten_diagonals, _aten_gradients, _aten_linear, _aten_pointwise, _aten_pooling,
-               _aten_random, _aten_sampling, _aten_slice_writes, _aten_sorting, _aten_structure,
-               _value_checks)
+from . import (_aten_antialias, _aten_attention, _aten_bags,  # noqa: F401 (fill the table)
+               _aten_convolution, _aten_diagonals, _aten_gradients, _aten_linear,
+               _aten_pointwise, _aten_pooling, _aten_random, _aten_sampling, _aten_slice_writes,
+               _aten_sorting, _aten_structure, _value_checks)
 from ._aten_table import (METADATA_ASSERTIONS, TABLE, LoweringContext, Unconvertible, cast,
                           kiln_dtype, meta, tensor_dtype_supported)
 from ._eager_refusals import refuses as eager_refuses
 from ._input_mutations import donations, split_mutations, write_mutations
+from ._size_checks import SizeChecks
 from ._graph_devices import graph_devices, host_outputs
 from ._graph_values import (float_arithmetic, is_float_arithmetic, is_scalar_input,
                             tensor_constant)
@@ -175,7 +176,7 @@ def trace_graph(graph_module, on_refusal=None, symbolic=False, free_layouts=None
                     raise UnconvertibleNode(None, str(error)) from None
             return trace, None if on_refusal else (*output_plan(
                 context, node, converted, placeholders, free_layouts, context.mutations),
-                context.random_key is not None)
+                context.random_key is not None, context.sizes and context.sizes.conditions)
         try:
             if node.op == "placeholder":
                 if context.sizes is None or not isinstance(meta(node), torch.SymInt):
@@ -232,8 +233,11 @@ def _refuse(node, error, on_refusal):
 
 def _is_input_mutation(node, placeholders):
     """AOTAutograd's epilogue for an input the graph mutates (keep_inference_input_mutations:
-    batch norm's running statistics): copy_(input, new value), its result unused."""
-    return (node.target is torch.ops.aten.copy_.default and not node.users
+    batch norm's running statistics): copy_(input, new value), its result unused or returned
+    (a static key-value cache's length, `cumulative_length.add_(n)`, which the first call's
+    graph also returns: copy_ returns its input, which the output plan passes through)."""
+    return (node.target is torch.ops.aten.copy_.default
+            and all(user.op == "output" for user in node.users)
             and isinstance(node.args[0], torch.fx.Node) and node.args[0] in placeholders)
 
 
@@ -341,14 +345,8 @@ class CompiledGraph:
             self._traced = self._trace()  # whose real tensors say their strides
             self._set_plan(*self._traced[1][1:3])
             self.draws = self._traced[1][3]
+            self.size_checks = SizeChecks(graph_module, self._traced[1][4])
             self.compiled = _NOT_YET
-            # Input dimensions that are no symbol by itself (s1 - 2, 2*s0*s1:
-            # SizeSymbols.bind_input_sizes) may be below the sizes kiln's symbols stand for.
-            self._shifted = [(position, dim) for position, node in enumerate(
-                node for node in graph_module.graph.nodes if node.op == "placeholder")
-                if isinstance(meta(node), torch.Tensor)
-                for dim, extent in enumerate(meta(node).shape)
-                if isinstance(extent, torch.SymInt) and not extent.node.expr.is_Symbol]
         else:
             self.compiled = self._compile(example_inputs)
 
@@ -364,7 +362,8 @@ class CompiledGraph:
         self._host_scalars = None  # _run: positions of CPU tensors a GPU graph reads
         self._host_outputs = ()  # __call__: positions of CPU tensors a GPU graph returns
         self.symbolic, self.fixed_sizes = False, None
-        self._shifted = ()  # (input position, dimension) that must be >= 2 (symbolic graphs)
+        self.size_checks = ()  # SizeChecks of the calls' sizes (symbolic graphs)
+        self.past_conditions = None  # what runs calls past the size conditions, else eager
         self.layouts = {}  # input strides -> Compiled
         self._output_pool = None  # the ResultPool of the last call's compiled graph
         self._output_dtypes = self._output_orders = None  # by kiln output, from the plan
@@ -401,7 +400,7 @@ class CompiledGraph:
             raise RuntimeError(f"kiln: torch graph {self.name}, loaded from a warm-start record, "
                                f"was called with input strides {strides} it was not traced for")
         self._note_input_layouts(inputs)
-        trace, (outputs, plan, single, self.draws) = self._trace()
+        trace, (outputs, plan, single, self.draws, _) = self._trace()
         self._set_plan(plan, single)
         if self._keep_record and outputs:
             self.record = (*_kiln.serialize_trace(trace, outputs), strides)
@@ -472,8 +471,12 @@ class CompiledGraph:
         return args
 
     def __call__(self, args):
-        if self._shifted and any(args[position].shape[dim] < 2 for position, dim in self._shifted):
-            return self._run_eagerly(args)
+        if checks := self.size_checks:
+            past = checks.past_condition(args)
+            if past and self.past_conditions is not None:
+                return self.past_conditions(args)
+            if outside := past or checks.below_two(args):
+                return self._run_eagerly(args, outside)
         inputs = self._resolved(args)  # what kiln reads; `args` what the plan returns or updates
         if self.compiled is _NOT_YET:
             self.compiled = self._compile(inputs)
@@ -491,12 +494,11 @@ class CompiledGraph:
             outputs[position] = outputs[position].cpu()
         return outputs
 
-    def _run_eagerly(self, args):
+    def _run_eagerly(self, args, outside):
         """The FX graph in eager PyTorch: sizes the size symbols do not stand for."""
         if _kiln.log_enabled("graph_breaks"):
-            _kiln.log("graph_breaks", f"torch graph {self.name} runs in eager PyTorch for input "
-                      f"sizes below 2 where it has a size symbol: "
-                      f"{[tuple(args[position].shape) for position, _ in self._shifted]}")
+            _kiln.log("graph_breaks", f"torch graph {self.name} runs in eager PyTorch for "
+                      f"{outside}")
         outputs = self.graph_module(*args)
         return [outputs] if self.single else list(outputs)
 

@@ -98,6 +98,9 @@ def output_plan(context, output_node, converted, placeholders, free_layouts, mut
     results = [results] if single else list(results)
     outputs, plan = [], []
     input_position = {node: position for position, node in enumerate(placeholders)}
+    # an input mutation's copy_ the graph returns is its input (copy_ returns it), whose new
+    # value the call writes into it after the run (the plan's "mutation" entries)
+    input_position.update((copy, input_position[copy.args[0]]) for copy, _ in mutations)
     free_layouts = set(range(len(results))[free_layouts]) if free_layouts is not None else ()
     computed_channels_last = {}
     owners = _memory_owners(output_node.graph, results, converted, free_layouts)

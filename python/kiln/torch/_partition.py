@@ -130,11 +130,13 @@ def compile_graph_module(graph_module, example_inputs, options, unsupported_ops,
             compiled = _partitioned(graph_module, unsupported_ops, name, symbolic=True, compile_part=(
                 lambda part, examples, part_name: _with_size_symbols(part, examples, options,
                                                                      part_name)))
-        if compiled is not None:
-            return compiled
-        return SizeSpecializedGraph(
+        per_size = SizeSpecializedGraph(
             graph_module, lambda static, inputs: compile_graph_module(
                 static, inputs, options, unsupported_ops, name), name)
+        if isinstance(compiled, CompiledGraph) and compiled.size_checks:
+            # calls past the conditions of its max and min sizes: a graph for their sizes
+            compiled.past_conditions = per_size
+        return compiled if compiled is not None else per_size
 
     def compile_part(part, examples, part_name):
         try:

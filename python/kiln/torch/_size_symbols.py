@@ -1,11 +1,15 @@
 """torch's dynamic sizes as kiln size symbols: each SymInt's sympy expression over the graph's
 input symbols (s0, s1, ...) becomes the same polynomial over kiln size symbols of one trace, so
-that one kiln graph stands for every size (ir/shape.h). Anything else (floor division, min/max,
-a data-dependent size) is refused, and the graph compiles per size instead (_dynamic_sizes.py),
-or per value of the symbols an op needs as numbers (`fixed`: a CNN's image size, its batch
-kept symbolic).
+that one kiln graph stands for every size (ir/shape.h). A max or min of polynomials (a sliding
+window's first position, Max(0, s0 - 4096)) becomes the argument that is its value at the
+traced sizes, on a condition that each call's sizes keep it so (`conditions`, checked per call:
+_size_checks.py). Anything else (floor division, a data-dependent size) is refused, and the
+graph compiles per size instead (_dynamic_sizes.py), or per value of the symbols an op needs as
+numbers (`fixed`: a CNN's image size, its batch kept symbolic).
 """
+import sympy
 import torch
+from torch.utils._sympy.functions import Max as TorchMax, Min as TorchMin
 
 from .. import _kiln
 from ._aten_table import Unconvertible
@@ -31,6 +35,7 @@ class SizeSymbols:
         self.aliases = {}  # sympy symbol -> the symbol it equals (assume_equal)
         self.offsets = {}  # sympy symbol -> the kiln symbol of its shifted size (bind_input_sizes)
         self.whole = {}  # sympy expression -> its own kiln symbol (bind_input_sizes)
+        self.conditions = []  # sympy expressions a call's sizes must keep >= 0 (_branch)
 
     def size(self, extent):
         """An int or SymInt as an int or a kiln.Size."""
@@ -128,6 +133,8 @@ class SizeSymbols:
             for part in parts[1:]:
                 result = result + part if expr.is_Add else result * part
             return result
+        if isinstance(expr, (TorchMax, TorchMin, sympy.Max, sympy.Min)):
+            return self._convert(self._branch(expr, shape_env), shape_env)
         if expr.is_Pow and expr.exp.is_Integer and int(expr.exp) > 0:
             base = self._convert(expr.base, shape_env)
             result = base
@@ -135,3 +142,22 @@ class SizeSymbols:
                 result = result * base
             return result
         raise Unconvertible(f"the size {expr} is not a polynomial in the input sizes")
+
+    def _branch(self, expr, shape_env):
+        """The argument of a max or min that is its value at the traced sizes (the first of
+        equal ones), with the conditions that keep it so: chosen - other >= 0 for a max,
+        other - chosen >= 0 for a min."""
+        if not all(argument.is_polynomial() for argument in expr.args):
+            # (its conditions are evaluated per call as polynomials: _size_checks.py)
+            raise Unconvertible(f"the size {expr} is not a max or min of polynomials")
+        values = {**traced_values(shape_env), **self.fixed}
+        at_trace = [argument.subs(values) for argument in expr.args]
+        if not all(value.is_number for value in at_trace):
+            raise Unconvertible(f"the size {expr} has no value to expect (data-dependent)")
+        largest = isinstance(expr, (TorchMax, sympy.Max))
+        chosen = at_trace.index(max(at_trace) if largest else min(at_trace))
+        for index, argument in enumerate(expr.args):
+            if index != chosen:
+                self.conditions.append(expr.args[chosen] - argument if largest
+                                       else argument - expr.args[chosen])
+        return expr.args[chosen]
