@@ -47,18 +47,12 @@ from ._loop_results import LoopResults
 from ._loop_view_bases import with_view_bases
 from ._loop_carried_views import checked_body
 from ._reversed_ranges import reversed_bounds
-from ._loop_peeling import (PEELS_AT_MOST, PeelFirst, retyped_numbers, split_first,
-                            watched_numbers)
+from ._loop_peeling import (PEELS_AT_MOST, PeelFirst, broke as _broke, retyped_numbers,
+                            run_peeled, split_first, watched_numbers)
 from ._tracer import TracedArray, cast, to_tensor
 
 UNROLL_AT_MOST = 2
 UNROLL_IN_BODY_AT_MOST = 16  # a static inner loop that cannot be captured, unrolled in a body
-
-
-def _broke(flag):
-    """Whether a break's flag is set, as Python knows it: a traced flag (set in a branch on
-    traced values) leaves the remaining iterations to test it themselves."""
-    return flag is True or isinstance(flag, (np.bool_, bool)) and bool(flag)
 
 
 class _Unfollow(CaptureFailed):
@@ -183,23 +177,15 @@ class LoopCapture(BodyStatements, BranchCapture, ExpressionCapture, LoopResults)
                                   temporaries=temporaries)
                 except PeelFirst:
                     first, rest = split_first(self, bounds, span)
-                    before = get()
-                    self.for_range(first, body, get, set_, names, live, location, stop,
-                                   peels=None, temporaries=temporaries)
-                    if stop is None or not _broke(stop()):
-                        with _loop_number_types.assumed_where_running(self, names, get, set_,
-                                                                      before):
-                            self.for_range(rest, body, get, set_, names, live, location,
-                                           stop, peels + 1, temporaries=temporaries)
+                    loop = (body, get, set_, names, live, location, stop)
+                    run_peeled(self, first, rest, loop, peels, temporaries)
                     return
             self.record("loop", location, "")
         except CaptureFailed as failure:
             self.record("unrolled", location, str(failure))
             if self.depth > 0 and (span is None or len(span) > UNROLL_IN_BODY_AT_MOST):
                 raise  # inside a loop body being captured: the outer loop gives up too
-            # (a short static one unrolls into the body's trace: `for k in range(len(xs)):
-            # xs[k] = ... xs[(k + 1) % len(xs)]` indexes a list, and refusing the outer loop
-            # traced its 1,000 steps one by one for 18 s)
+            # (a short static one unrolls in the body's trace: `xs[(k + 1) % len(xs)]`)
             self._run_python(span if span is not None else range(*bounds), body, set_, names,
                              stop)
 

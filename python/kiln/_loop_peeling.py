@@ -11,6 +11,7 @@ number that changes kind every iteration (`a, b = b, a` of a Python and a NumPy 
 its loop as written once PEELS_AT_MOST first iterations ran on their own."""
 import numpy as np
 
+from . import _loop_number_types
 from ._tracer import TracedArray, backend
 
 PEELS_AT_MOST = 2
@@ -55,6 +56,28 @@ def split_first(capture, bounds, span):
         value._scalar, value._weak = True, int
         return value
     return (integer(start), integer(first_end), step), (integer(next_start), integer(end), step)
+
+
+def run_peeled(capture, first, rest, loop, peels, temporaries):
+    """The loop's first iteration (the bounds `first`), then the others (`rest`, not where the
+    first broke), which see the numbers the first left NumPy's as NumPy's where they run
+    (kiln._loop_number_types.assumed_where_running). loop: for_range's (body, get, set_,
+    names, live, location, stop)."""
+    body, get, set_, names, live, location, stop = loop
+    before = get()
+    capture.for_range(first, body, get, set_, names, live, location, stop, peels=None,
+                      temporaries=temporaries)
+    if stop is not None and broke(stop()):
+        return
+    with _loop_number_types.assumed_where_running(capture, names, get, set_, before):
+        capture.for_range(rest, body, get, set_, names, live, location, stop, peels + 1,
+                          temporaries=temporaries)
+
+
+def broke(flag):
+    """Whether a break's flag is set, as Python knows it: a traced flag (set in a branch on
+    traced values) leaves the remaining iterations to test it themselves."""
+    return flag is True or isinstance(flag, (np.bool_, bool)) and bool(flag)
 
 
 # ---- which carried Python numbers the body reads as Python's (BranchRetyping's numbers) ----
