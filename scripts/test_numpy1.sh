@@ -39,4 +39,5 @@ cp -r "$installed" "$site/kiln"
   --deselect=tests/python/test_numpy_programs_eighth_loops.py::test_a_python_number_summing_narrow_items_keeps_their_type \
   --deselect=tests/python/test_loop_number_kinds.py::test_nested_loops_whose_inner_loop_runs_no_iteration_at_the_end \
   --deselect=tests/python/test_loop_number_kinds.py::test_a_number_whose_kind_changes_every_iteration_runs_as_python \
-  --deselect=tests/python/test_loop_number_kinds.py::test_a_number_only_a_branch_retypes_is_peeled_where_the_body_reads_its_kind
+  --deselect=tests/python/test_loop_number_kinds.py::test_a_number_only_a_branch_retypes_is_peeled_where_the_body_reads_its_kind \
+  --deselect=tests/python/test_numpy_programs_tenth_more.py::test_a_float32_image_blurred_by_numpys_scalars_stays_float32

@@ -120,6 +120,8 @@ SAMPLES = {
                                     np.linalg.norm(x, np.inf, axis=1)), dtypes=("float64",
                                                                                "int32")),
     np.shape: one(lambda x: x + np.shape(x)[0]), np.ndim: one(lambda x: x + np.ndim(x)),
+    np.result_type: one(lambda x: (x.astype(np.result_type(x, np.float32)) + 1,
+                                   np.zeros(2, np.result_type(x, np.int8, 1.5)))),
     np.size: one(lambda x: x * np.size(x)),
     np.real: one(lambda x: (np.real(x), x.real), dtypes=("complex128", "complex64", "int32")),
     np.imag: one(lambda x: (np.imag(x), x.imag), dtypes=("complex128", "float32", "int32")),
