@@ -20,6 +20,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 import kiln.torch  # noqa: F401
+from test_torch_models_more import _outputs
 from torch_fixtures import fresh_dynamo  # noqa: F401 (autouse)
 
 WHOLE = {"options": {"unsupported_ops": "error"}}
@@ -32,19 +33,6 @@ def _assert_close(got, want, tolerance):
     want, got = want.detach(), got.detach()
     largest = float(want.abs().max()) if want.numel() else 0.0
     torch.testing.assert_close(got, want, rtol=tolerance, atol=tolerance * max(1.0, largest))
-
-
-def _outputs(result):
-    """The tensors of a model's result (a tensor, a tuple or a transformers ModelOutput)."""
-    if isinstance(result, torch.Tensor):
-        return [result]
-    if hasattr(result, "to_tuple"):
-        result = result.to_tuple()
-    tensors = []
-    for item in result if isinstance(result, (tuple, list)) else []:
-        if isinstance(item, (torch.Tensor, tuple, list)) or hasattr(item, "to_tuple"):
-            tensors.extend(_outputs(item))
-    return tensors
 
 
 def _check_inference(model, inputs, tolerance=FLOAT32_TOLERANCE, context=torch.no_grad,
