@@ -160,6 +160,14 @@ std::string CLikePrinter::store_text(int32_t buffer, const std::string& index,
 }
 
 std::string CLikePrinter::elementwise_text(ExprId id, const std::vector<std::string>& operands) {
+  const Expr& e = expr(id);
+  const std::string type = compute_type(e.dtype);
+  if (e.op == ir::Op::pow && (type == "float" || type == "double") &&
+      expr(e.operands[0]).dtype == e.dtype) {
+    const Expr& exponent = expr(e.operands[1]);
+    if (exponent.kind == ExprKind::Constant && exponent.constant.as_double() == 3)
+      return "kiln_cube((" + type + ")" + operands[0] + ")";
+  }
   std::string text = "kiln_op_" + std::string(ir::op_name(expr(id).op)) + "(";
   for (size_t k = 0; k < operands.size(); ++k) text += (k ? ", " : "") + operands[k];
   return text + ")";

@@ -268,6 +268,22 @@ KILN_FN T kiln_mod(T a, T b) {
   }
 }
 
+// x ** 3 of floats, as the emitters print a pow by the constant 3 (CLikePrinter::
+// elementwise_text), rounded once as pow rounds it. float: in double, where x * x is exact and
+// the cube rounds to float almost always as the exact value does. double: the rounding errors
+// of x * x and of its product with x, taken by fma, added back before the last rounding; an
+// infinite, NaN or zero cube is the product itself (its sign).
+KILN_FN float kiln_cube(float x) {
+  const double d = x;
+  return (float)(d * d * d);
+}
+KILN_FN double kiln_cube(double x) {
+  const double square = x * x, square_error = kiln_fma(x, x, -square);
+  const double cube = square * x;
+  const double error = kiln_fma(square_error, x, kiln_fma(square, x, -cube));
+  return cube - cube == 0 && cube != 0 ? cube + error : cube;
+}
+
 // Floats: pow. Integers: exponentiation by squaring, wrapping; a negative exponent gives 0
 // except for the bases 1 and -1 (whose powers are exact).
 template <class T>

@@ -46,13 +46,20 @@ codegen::CudaSource emit(const ir::Graph& graph,
   return codegen::emit_cuda(program, Options{}, target, launch_alternatives);
 }
 
+// The options NVRTC compiles kiln's kernels with, for nvcc's command line.
+std::string kernel_options() {
+  std::string text;
+  for (const std::string& option : runtime::cuda::kernel_options()) text += " " + option;
+  return text;
+}
+
 // nvcc's exit status and the first lines of its messages.
 std::pair<int, std::string> compile_with_nvcc(const std::string& source, const std::string& stem) {
   std::filesystem::path dir = std::filesystem::temp_directory_path() /
                               ("kiln_cuda_emit_" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   std::ofstream(dir / (stem + ".cu")) << source;
-  std::string command = find_nvcc() + " -arch=sm_90 -std=c++17 -diag-suppress 177 -cubin -o " +
+  std::string command = find_nvcc() + " -arch=sm_90" + kernel_options() + " -diag-suppress 177 -cubin -o " +
                         (dir / (stem + ".cubin")).string() + " " + (dir / (stem + ".cu")).string() +
                         " > " + (dir / (stem + ".log")).string() + " 2>&1";
   int status = std::system(command.c_str());
@@ -70,7 +77,7 @@ std::string ptx_with_nvcc(const std::string& source, const std::string& stem) {
                               ("kiln_cuda_ptx_" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   std::ofstream(dir / (stem + ".cu")) << source;
-  std::string command = find_nvcc() + " -arch=sm_90 -std=c++17 -diag-suppress 177 -ptx -o " +
+  std::string command = find_nvcc() + " -arch=sm_90" + kernel_options() + " -diag-suppress 177 -ptx -o " +
                         (dir / (stem + ".ptx")).string() + " " + (dir / (stem + ".cu")).string() +
                         " > /dev/null 2>&1";
   if (std::system(command.c_str()) != 0) return "";
@@ -1372,6 +1379,42 @@ TEST(CudaEmitter, DivisionsByRowValuesUseOneReciprocal) {
     auto [code, log] = compile_with_nvcc(source.text, "uniform_divisions_" + type);
     EXPECT_EQ(code, 0) << log;
   }
+}
+
+// Each multiply and add rounds on its own, as in NumPy and kiln's C++ kernels: NVRTC's default
+// --fmad=true contracted a * b + c into one fused rounding (cuda_driver.h kernel_options).
+TEST(CudaEmitter, ProductsAndSumsRoundSeparately) {
+  ir::Graph graph;
+  ir::Builder b(graph);
+  ir::ValueId x = b.parameter(DType::Float32, {1000});
+  ir::ValueId y = b.parameter(DType::Float64, {1000});
+  graph.set_outputs({b.binary(ir::Op::add, b.binary(ir::Op::mul, x, x), x),
+                     b.binary(ir::Op::sub, b.binary(ir::Op::mul, y, y), y)});
+  const std::string ptx = ptx_with_nvcc(emit(graph).text, "products");
+  ASSERT_FALSE(ptx.empty());
+  EXPECT_NE(ptx.find("mul.rn.f32"), std::string::npos) << ptx;
+  EXPECT_NE(ptx.find("mul.rn.f64"), std::string::npos) << ptx;
+  EXPECT_EQ(ptx.find("fma.rn.f32"), std::string::npos) << ptx;
+  EXPECT_EQ(ptx.find("fma.rn.f64"), std::string::npos) << ptx;
+}
+
+// x ** 3 of floats is the cube rounded once (scalar_math.h kiln_cube), as on the CPU, not a
+// general pow: no call into CUDA's pow.
+TEST(CudaEmitter, CubesAreNotPows) {
+  ir::Graph graph;
+  ir::Builder b(graph);
+  ir::ValueId x = b.parameter(DType::Float32, {1000});
+  ir::ValueId y = b.parameter(DType::Float64, {1000});
+  graph.set_outputs({b.binary(ir::Op::pow, x, b.constant(ir::Scalar::of(3.0), DType::Float32, {1000})),
+                     b.binary(ir::Op::pow, y, b.constant(ir::Scalar::of(3.0), DType::Float64, {1000}))});
+  const codegen::CudaSource source = emit(graph);
+  EXPECT_NE(source.text.find("kiln_cube((float)"), std::string::npos) << source.text;
+  EXPECT_NE(source.text.find("kiln_cube((double)"), std::string::npos) << source.text;
+  const std::string ptx = ptx_with_nvcc(source.text, "cubes");
+  ASSERT_FALSE(ptx.empty());
+  EXPECT_EQ(ptx.find("lg2.approx"), std::string::npos) << ptx;  // pow's logarithm
+  EXPECT_EQ(ptx.find("call"), std::string::npos) << ptx;
+  EXPECT_GT(runtime::cuda::compile_cubin(source.text, "cubes.cu", 90).size(), 0u);
 }
 
 }  // namespace

@@ -48,4 +48,6 @@ def test_cubes_of_special_values_are_pows(dtype):
 
 def test_a_gelu_with_a_cube_agrees_with_numpy():
     x = np.random.default_rng(1).standard_normal(50000).astype(np.float32)
-    np.testing.assert_allclose(kiln.compile(gelu_tanh)(x), gelu_tanh(x), rtol=2e-6, atol=1e-7)
+    # atol: 1 + tanh(t) cancels near t = -3, where a tanh within 2 ulp of 1 (CUDA's tanhf's bound)
+    # is off by up to 1e-7 absolutely, times x / 2
+    np.testing.assert_allclose(kiln.compile(gelu_tanh)(x), gelu_tanh(x), rtol=2e-6, atol=5e-7)

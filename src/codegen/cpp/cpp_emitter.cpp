@@ -89,18 +89,6 @@ void KernelEmitter::accumulate_store(int32_t buffer, const std::string& index,
   line(buffer_name(buffer) + "[" + index + "] += " + convert(value, from, dtype) + ";");
 }
 
-std::string KernelEmitter::elementwise_text(ExprId id, const std::vector<std::string>& operands) {
-  const Expr& e = expr(id);
-  const std::string type = compute_type(e.dtype);
-  if (e.op == ir::Op::pow && (type == "float" || type == "double") &&
-      expr(e.operands[0]).dtype == e.dtype) {
-    const Expr& exponent = expr(e.operands[1]);
-    if (exponent.kind == ExprKind::Constant && exponent.constant.as_double() == 3)
-      return "kiln_cube((" + type + ")" + operands[0] + ")";
-  }
-  return CLikePrinter::elementwise_text(id, operands);
-}
-
 // A lane reduction's result for the current lane, read inside the loop over the lanes (a
 // loop of one lane is printed as a block, its variable folded to 0: CLikePrinter::loop).
 std::string KernelEmitter::local_value(ExprId id) {

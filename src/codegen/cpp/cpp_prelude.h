@@ -161,22 +161,8 @@ KILN_DECLARE_BINARY_MATH(hypot)
 #undef KILN_DECLARE_BINARY_MATH
 #undef KILN_DECLARE_SIMD
 
-// x ** 3 (KernelEmitter::elementwise_text), rounded once as pow rounds it. float: in double,
-// where x * x is exact and the cube rounds to float almost always as the exact value does.
-// double: the rounding errors of x * x and of its product with x, taken by fma, added back
-// before the last rounding; an infinite, NaN or zero cube is the product itself (its sign).
-inline float kiln_cube(float x) {
-  const double d = x;
-  return (float)(d * d * d);
-}
-inline double kiln_cube(double x) {
-  const double square = x * x, square_error = __builtin_fma(x, x, -square);
-  const double cube = square * x;
-  const double error = __builtin_fma(square_error, x, __builtin_fma(square, x, -cube));
-  return cube - cube == 0 && cube != 0 ? cube + error : cube;
-}
-
 // The compiler builtins below need no header and vectorise to single instructions.
+inline double kiln_fma(double a, double b, double c) { return __builtin_fma(a, b, c); }
 inline double kiln_sqrt(double a) { return __builtin_sqrt(a); }
 inline float kiln_sqrt(float a) { return __builtin_sqrtf(a); }
 inline double kiln_atan2(double a, double b) { return kiln_atan2_float(a, b); }

@@ -77,10 +77,6 @@ class KernelEmitter : public CLikePrinter {
   bool adds_unshared_ = false;  // the parallel loop's Stmt::disjoint_adds
   void reduce(const Stmt& s) override;
   std::string local_value(ExprId id) override;
-  // x ** 3 of floats is kiln_cube (the prelude): libmvec's vector pow is up to 4 ulp from
-  // NumPy's, and its lanes of negative bases take a scalar path (37.8 against 1.2 ms on 4M
-  // float64s); the cube rounds once, as NumPy's pow does.
-  std::string elementwise_text(ExprId id, const std::vector<std::string>& operands) override;
 
   // Every parallel region runs on the threads the runtime passes with the call (the target's,
   // lowered on a busy machine or by autotuning: runtime/kernel_call.h).

@@ -71,6 +71,7 @@ KILN_BINARY_MATH(hypot)
 #undef KILN_UNARY_MATH
 #undef KILN_BINARY_MATH
 
+KILN_FN double kiln_fma(double a, double b, double c) { return ::fma(a, b, c); }
 KILN_FN double kiln_sqrt(double a) { return ::sqrt(a); }
 KILN_FN float kiln_sqrt(float a) { return ::sqrtf(a); }
 KILN_FN double kiln_atan2(double a, double b) { return kiln_atan2_float(a, b); }

@@ -50,11 +50,15 @@ void make_current();
 //
 // Compiles `source` (self-contained CUDA C++, no #include) for sm_<architecture> and returns
 // the CUBIN. `name` is the program's file name in messages. The options are
-// --gpu-architecture=sm_<architecture> -std=c++17 and `extra_options`; never --use_fast_math
-// (kiln keeps IEEE semantics). A compile error throws
-// Error(Internal, "kiln: NVRTC could not compile <name>: <log>").
+// --gpu-architecture=sm_<architecture>, kernel_options() and `extra_options`. A compile error
+// throws Error(Internal, "kiln: NVRTC could not compile <name>: <log>").
 std::string compile_cubin(const std::string& source, const std::string& name, int architecture,
                           const std::vector<std::string>& extra_options = {});
+// The options every kernel compiles with, beside its architecture; part of the cubins' cache
+// keys. Never --use_fast_math (kiln keeps IEEE division, square root and denormals), and
+// --fmad=false: NVRTC contracts a * b + c into one fused rounding by default, where NumPy and
+// kiln's C++ kernels (-ffp-contract=off) round twice.
+const std::vector<std::string>& kernel_options();
 // NVRTC's version, major*1000 + minor*10 (13000 for 13.0), for cache keys.
 int nvrtc_version();
 // compile_cubin of the file `source_path` into the private file `object_path`, in this

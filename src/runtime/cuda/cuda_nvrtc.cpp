@@ -217,6 +217,11 @@ void compile_cubin_file(const std::string& source_path, const std::string& objec
 
 const std::string& nvrtc_library_path() { return nvrtc().library_path; }
 
+const std::vector<std::string>& kernel_options() {
+  static const std::vector<std::string> options = {"-std=c++17", "--fmad=false"};
+  return options;
+}
+
 std::string compile_cubin(const std::string& source, const std::string& name, int architecture,
                           const std::vector<std::string>& extra_options) {
   if (architecture < 10 || architecture > 999) {
@@ -231,9 +236,8 @@ std::string compile_cubin(const std::string& source, const std::string& name, in
               "nvrtcCreateProgram for " + name);
   ProgramGuard guard(api, program);
 
-  // No --use_fast_math: kiln's kernels keep IEEE division, square root and denormals.
-  std::vector<std::string> options = {"--gpu-architecture=sm_" + std::to_string(architecture),
-                                      "-std=c++17"};
+  std::vector<std::string> options = {"--gpu-architecture=sm_" + std::to_string(architecture)};
+  options.insert(options.end(), kernel_options().begin(), kernel_options().end());
   options.insert(options.end(), extra_options.begin(), extra_options.end());
   std::vector<const char*> option_pointers;
   for (const std::string& option : options) option_pointers.push_back(option.c_str());
