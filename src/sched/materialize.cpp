@@ -210,7 +210,13 @@ void materialize_shared_reductions(const ir::Graph& graph, std::set<ValueId>& ma
 // its start: source and run time quadratic in the iterations. A shared value whose inlined work
 // (distinct values since the last buffer, weighted as above) reaches kLargeShared gets a buffer
 // of its own, so no kernel repeats more than that (Inductor's realize_opcount_threshold).
-constexpr int64_t kLargeShared = 48;
+// So does one whose inlined work reads more than kSharedReads buffers of about its size: a
+// pre-norm transformer's residual stream (h + attention + MLP + ... over the layers, read by
+// each layer's norm and by the next add) had each norm read every earlier layer's outputs
+// again, GPT-2's last ones 24 of them (Inductor's realize_reads_threshold). Read by two
+// kernels, k such reads cost 2k loads inlined and k + 3 with a buffer, and a buffer costs a
+// launch.
+constexpr int64_t kLargeShared = 48, kSharedReads = 4;
 
 void materialize_large_shared_values(const ir::Graph& graph, std::set<ValueId>& materialized) {
   const std::vector<std::vector<ValueId>> users = graph.users();
@@ -218,19 +224,30 @@ void materialize_large_shared_values(const ir::Graph& graph, std::set<ValueId>& 
   std::vector<ValueId> stack;
   for (ValueId id = 0; id < graph.size(); ++id) {
     if (users[static_cast<size_t>(id)].size() < 2 || materialized.count(id)) continue;
-    int64_t work = 0;  // a walk of the inlined values, each once, until the bound
+    const int64_t elements = ir::element_count(graph.node(id).shape);
+    int64_t work = 0, reads = 0;  // a walk of the inlined values, each once, until the bounds
     stack.assign(1, id);
-    while (!stack.empty() && work < kLargeShared) {
+    while (!stack.empty() && work < kLargeShared && reads <= kSharedReads) {
       const ValueId at = stack.back();
       stack.pop_back();
       if (visited_by[static_cast<size_t>(at)] == id) continue;
       visited_by[static_cast<size_t>(at)] = id;
       const Node& node = graph.node(at);
       work += own_work(node);
-      for (ValueId input : node.inputs)
-        if (!materialized.count(input)) stack.push_back(input);
+      for (ValueId input : node.inputs) {
+        if (!materialized.count(input)) {
+          stack.push_back(input);
+        } else if (visited_by[static_cast<size_t>(input)] != id &&
+                   graph.node(input).op != Op::constant &&
+                   ir::size_choice(kBroadcastFactor * std::min(ir::element_count(node.shape),
+                                                               ir::element_count(graph.node(input).shape)) >=
+                                   elements)) {
+          visited_by[static_cast<size_t>(input)] = id;
+          ++reads;
+        }
+      }
     }
-    if (work >= kLargeShared) materialized.insert(id);
+    if (work >= kLargeShared || reads > kSharedReads) materialized.insert(id);
   }
 }
 

@@ -222,6 +222,27 @@ TEST(Scheduler, SliceAssignmentsCopyOnlyWhatTheSliceLeaves) {
   EXPECT_EQ(kernel.ordered_from, -1);
 }
 
+// A pre-norm transformer's residual stream: h = h + layer output, layer after layer, each h also
+// read by that layer's norm (a row reduction). Inlined, the last norm's kernel read every earlier
+// layer's output again (GPT-2's 24 on the GPU, its kernels' time growing with the depth); a
+// shared value that reads more than four buffers of its size gets one of its own.
+TEST(Scheduler, AResidualStreamIsNotRecomputedFromEveryLayer) {
+  ir::Graph graph;
+  ir::Builder b(graph);
+  ir::ValueId h = b.parameter(DType::Float32, {64, 128});
+  std::vector<ir::ValueId> outputs;
+  for (int layer = 0; layer < 12; ++layer) {
+    h = b.binary(Op::add, h, b.parameter(DType::Float32, {64, 128}));
+    ir::ValueId mean = b.reduce(Op::sum, h, {1}, true);
+    outputs.push_back(b.binary(Op::sub, h, b.broadcast(mean, {64, 128})));
+  }
+  graph.set_outputs(outputs);
+  Program program = schedule(graph, {});
+  size_t most_reads = 0;
+  for (const Kernel& kernel : program.kernels) most_reads = std::max(most_reads, kernel.buffers_read.size());
+  EXPECT_LE(most_reads, 5u) << program.kernels.size() << " kernels";
+}
+
 TEST(Scheduler, FusionNotesSayWhy) {
   ir::Graph graph;
   ir::Builder b(graph);
