@@ -8,13 +8,17 @@ forward/backward (or inference) graphs, kiln compiles each.
 import contextlib
 import functools
 import itertools
+import operator
 
 import torch
+from torch._dispatch.python import enable_python_dispatcher
 from torch._decomp import core_aten_decompositions, get_decompositions
 from torch._dynamo.backends.common import aot_autograd
 from torch._functorch.aot_autograd import aot_export_joint_simple
 from torch._guards import TracingContext, detect_fake_mode
 from torch._subclasses.fake_tensor import FakeTensor
+from torch.fx.experimental.proxy_tensor import make_fx
+from torch.multiprocessing.reductions import StorageWeakRef
 from torch.utils._python_dispatch import is_traceable_wrapper_subclass
 
 from .. import _kiln
@@ -151,12 +155,52 @@ def _plain_inference_graph(graph_module, example_inputs):
 
     try:
         with _onednn_off_while_tracing():
-            graph = aot_export_joint_simple(run_recording_lines, inputs, trace_joint=False,
-                                            decompositions=decompositions())
+            graph = _traced_once(run_recording_lines, inputs, fake_mode)
+            if graph is None:
+                graph = aot_export_joint_simple(run_recording_lines, inputs, trace_joint=False,
+                                                decompositions=decompositions())
     except Exception:  # noqa: BLE001  mutations, aliasing, anything else: AOTAutograd's
         return None    # general path handles it (or reports the real error)
     placeholders = [node for node in graph.graph.nodes if node.op == "placeholder"]
     return graph if len(placeholders) == len(inputs) else None  # e.g. effect tokens added
+
+
+def _traced_once(run, inputs, fake_mode):
+    """The ATen graph of `run` (kiln's decompositions) in one trace, where functionalising it
+    would change nothing: static sizes, no op that mutates, no constant held by the graph, every
+    op one kiln converts, no output that shares memory with an input or another output. None
+    otherwise (aot_export_joint_simple then traces it twice: once for the metadata, once
+    functionalised; 0.6 s of BERT-base's first call, against 0.28 s for this trace)."""
+    def static(value):
+        sizes = value.shape if isinstance(value, torch.Tensor) else [value]
+        return not any(isinstance(size, torch.SymInt) for size in sizes)
+    if not all(static(value) for value in inputs):
+        return None
+    with enable_python_dispatcher(), fake_mode:
+        graph = make_fx(run, decomposition_table=decompositions(), record_module_stack=True)(*inputs)
+    storages = [StorageWeakRef(value.untyped_storage()) for value in inputs
+                if isinstance(value, torch.Tensor)]
+    for node in graph.graph.nodes:
+        if node.op == "get_attr":
+            return None
+        schema = getattr(node.target, "_schema", None)
+        if node.op == "call_function" and node.target is not operator.getitem and (
+                node.target not in TABLE or getattr(schema, "is_mutable", False)):
+            return None
+        if node.op == "output":
+            results = []
+            torch.fx.node.map_arg(node.args, results.append)
+            for result in results:
+                value = result.meta.get("val")
+                if not isinstance(value, torch.Tensor):
+                    return None
+                storage = StorageWeakRef(value.untyped_storage())
+                if storage in storages:
+                    return None
+                storages.append(storage)
+    graph.graph.eliminate_dead_code()
+    graph.recompile()
+    return graph
 
 
 def _donate_no_buffers():
