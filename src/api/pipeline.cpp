@@ -407,11 +407,8 @@ target::Target cuda_target() {
 CudaModules build_cuda_modules(const codegen::CudaSource& source, const std::string& key,
                                runtime::DiskCache& cache, const target::Target& target) {
   namespace cuda = runtime::cuda;
-  std::string options;
-  for (const std::string& option : cuda::kernel_options()) options += " " + option;
   const std::string versioned = runtime::cache_key(
-      {key, "nvrtc " + std::to_string(cuda::nvrtc_version()),
-       "driver " + std::to_string(cuda::device().driver_version), "options" + options});
+      {key, cuda::compiler_identity(), "driver " + std::to_string(cuda::device().driver_version)});
   // The program as units of a few kernels, each its own cache entry, compiled (or read back)
   // on threads of their own: NVRTC takes about 10 ms a kernel, and a BERT has a hundred.
   // NVRTC compiles one program at a time in a process, and ptxas inside it has crashed on

@@ -14,6 +14,7 @@
 #include <limits>
 
 #include "ir/interpreter_kernels.h"
+#include "ir/scalar_random.h"
 
 namespace kiln::ir {
 namespace interpreter_detail {

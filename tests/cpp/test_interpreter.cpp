@@ -14,6 +14,7 @@
 // The host C++ compiler builds this: the C++ prelude supplies the semantics' primitives.
 #include "codegen/cpp/cpp_prelude.h"
 #include "ir/scalar_math.h"
+#include "ir/scalar_random.h"
 
 namespace kiln::ir {
 namespace {

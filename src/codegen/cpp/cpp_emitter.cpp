@@ -138,7 +138,7 @@ CppSource emit_cpp(const Program& program, const Options& options, const target:
             "// kernel; the comments above each are the graph lines it implements. Kernels with the\n"
             "// same code (a Python loop's iterations) share one function, called with their own\n"
             "// buffers.\n";
-  prefix << kCppPreludeText << "\n" << kScalarMathText << "\n";
+  prefix << kCppPreludeText << "\n" << kScalarMathText << "\n" << kScalarRandomText << "\n";
   prefix << op_table_text() << "\n";
   std::vector<size_t> loops = sched::compiled_loops(program);
   if (!loops.empty()) prefix << kLoopDriverPrelude;

@@ -54,13 +54,15 @@ void make_current();
 // throws Error(Internal, "kiln: NVRTC could not compile <name>: <log>").
 std::string compile_cubin(const std::string& source, const std::string& name, int architecture,
                           const std::vector<std::string>& extra_options = {});
-// The options every kernel compiles with, beside its architecture; part of the cubins' cache
-// keys. Never --use_fast_math (kiln keeps IEEE division, square root and denormals), and
-// --fmad=false: NVRTC contracts a * b + c into one fused rounding by default, where NumPy and
-// kiln's C++ kernels (-ffp-contract=off) round twice.
+// The options every kernel compiles with, beside its architecture. Never --use_fast_math (kiln
+// keeps IEEE division, square root and denormals), and --fmad=false: NVRTC contracts a * b + c
+// into one fused rounding by default, where NumPy and kiln's C++ kernels (-ffp-contract=off)
+// round twice.
 const std::vector<std::string>& kernel_options();
-// NVRTC's version, major*1000 + minor*10 (13000 for 13.0), for cache keys.
+// NVRTC's version, major*1000 + minor*10 (13000 for 13.0).
 int nvrtc_version();
+// NVRTC's version and kernel_options(), for the cubins' cache keys.
+std::string compiler_identity();
 // compile_cubin of the file `source_path` into the private file `object_path`, in this
 // process (nvrtc_helpers.h compiles in helper processes).
 void compile_cubin_file(const std::string& source_path, const std::string& object_path,

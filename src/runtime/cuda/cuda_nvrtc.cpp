@@ -222,6 +222,12 @@ const std::vector<std::string>& kernel_options() {
   return options;
 }
 
+std::string compiler_identity() {
+  std::string identity = "nvrtc " + std::to_string(nvrtc_version());
+  for (const std::string& option : kernel_options()) identity += " " + option;
+  return identity;
+}
+
 std::string compile_cubin(const std::string& source, const std::string& name, int architecture,
                           const std::vector<std::string>& extra_options) {
   if (architecture < 10 || architecture > 999) {
