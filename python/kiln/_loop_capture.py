@@ -46,6 +46,7 @@ from ._loop_types import (CaptureFailed, DrawsInBody, carried_flags as _carried_
 from ._loop_results import LoopResults
 from ._loop_view_bases import with_view_bases
 from ._loop_carried_views import checked_body
+from ._loop_container_items import with_container_items
 from ._reversed_ranges import reversed_bounds
 from ._loop_peeling import (PEELS_AT_MOST, PeelFirst, broke as _broke, retyped_numbers,
                             run_peeled, split_first, watched_numbers)
@@ -132,11 +133,12 @@ class LoopCapture(BodyStatements, BranchCapture, ExpressionCapture, LoopResults)
         return _loop_appends.appended(items, value, self.depth, aliased)
 
     def for_range(self, bounds, body, get, set_, names, live, location, stop=None, peels=0,
-                  views=(), temporaries=()):
+                  views=(), temporaries=(), items=()):
         """stop: the flag a `break` of the body sets (kiln._loop_jumps), or None. peels: the
         first iterations run on their own before this range (kiln._loop_peeling); None: this
         is one of them, which may change a number's type. views: the carried names that may be
-        views the function writes through or changes (_carried_views)."""
+        views the function writes through or changes (_carried_views). items: the names whose
+        items (of a list or dict) the body assigns (kiln._loop_container_items)."""
         body = checked_body(self, body, get, names, views, sys._getframe(1),
                                    not all(isinstance(b, (int, np.integer)) for b in bounds))
         static = all(isinstance(b, (int, np.integer)) and not isinstance(b, (bool, np.bool_))
@@ -174,7 +176,7 @@ class LoopCapture(BodyStatements, BranchCapture, ExpressionCapture, LoopResults)
                     self._capture(bounds, span, body, get, set_, names, live, location,
                                   condition, indexed=True,
                                   peel=None if peels is None else PEELS_AT_MOST - peels,
-                                  temporaries=temporaries)
+                                  temporaries=temporaries, items=items)
                 except PeelFirst:
                     first, rest = split_first(self, bounds, span)
                     loop = (body, get, set_, names, live, location, stop)
@@ -190,7 +192,7 @@ class LoopCapture(BodyStatements, BranchCapture, ExpressionCapture, LoopResults)
                              stop)
 
     def while_loop(self, test, body, get, set_, names, live, location, views=(),
-                   temporaries=()):
+                   temporaries=(), items=()):
         """`while test(): body()`: iterations run as Python while the test is a Python value;
         once it is a traced one, the rest of the loop is captured as a while loop node. The
         Python numbers the first iteration changes are lifted to traced ones, for a test that
@@ -225,7 +227,7 @@ class LoopCapture(BodyStatements, BranchCapture, ExpressionCapture, LoopResults)
                 lifted = {}
         try:
             self._capture((0, sys.maxsize), range(0, sys.maxsize), body, get, set_, names, live,
-                          location, (test, condition), temporaries=temporaries)
+                          location, (test, condition), temporaries=temporaries, items=items)
             self.record("loop", location, "")
         except CaptureFailed as failure:
             self.record("unrolled", location, str(failure))
@@ -280,23 +282,26 @@ class LoopCapture(BodyStatements, BranchCapture, ExpressionCapture, LoopResults)
         return TracedArray(self.context, self.context.constant(bool(value), np.dtype(bool)))
 
     def _capture(self, bounds, span, body, get, set_, names, live, location, condition=None,
-                 indexed=None, peel=None, temporaries=()):
+                 indexed=None, peel=None, temporaries=(), items=()):
         """peel: how many first iterations may still run on their own (PeelFirst) where a
         carried number's type changes in an iteration (none: CaptureFailed); None: the type
         the body saw holds for the first iteration only (a loop of at most one).
-        temporaries: kiln._loop_first_bindings.unbind_held_objects'."""
+        temporaries: kiln._loop_first_bindings.unbind_held_objects'. items: for_range's."""
         target = int(condition is None if indexed is None else indexed)  # the last name's
         held = unbind_held_objects(self, names, get, set_, temporaries, len(names) - target)
         try:
             return self._capture_unheld(bounds, span, body, get, set_, names, live, location,
-                                        condition, indexed, peel, target)
+                                        condition, indexed, peel, target, items)
         finally:
             restore_held_objects(self, held, names, get, set_)
 
     def _capture_unheld(self, bounds, span, body, get, set_, names, live, location, condition,
-                        indexed, peel, target):
+                        indexed, peel, target, items=()):
         generators = self.generator_states(get())
         names, get, set_ = with_view_bases(names, get, set_, len(names) - target)
+        names, get, set_, live = with_container_items(names, get, set_, live,
+                                                      len(names) - target, items,
+                                                      (self.KEEP, self.UNBOUND))
         arguments = (bounds, span, body, get, set_, names, live, location, condition,
                      generators, indexed)
         lifted = _loop_numpy_arrays.lift(self.context, names, get, set_, self.KEEP,
@@ -490,7 +495,8 @@ class LoopCapture(BodyStatements, BranchCapture, ExpressionCapture, LoopResults)
                         raise CaptureFailed(f"`{name}` is a view made before the loop that the "
                                             f"loop reads or writes through")
             escapes = Escapes(context, set(by_object) | {id(view) for view in followers.values()},
-                              getattr(driver, "attribute_dicts", ()), before)
+                              getattr(driver, "attribute_dicts", ()), before,
+                              getattr(get, "item_containers", ()))
             for stack in stacks:
                 stack.position = _loop_appends.position(index, span)
             watched = watched_numbers(by_object, rebound)

@@ -21,17 +21,19 @@ from ._user_code import _is_user_class
 
 
 class Escapes:
-    def __init__(self, context, carried, attribute_dicts, values=()):
+    def __init__(self, context, carried, attribute_dicts, values=(), item_containers=()):
         """carried: the ids of the arrays the loop carries; attribute_dicts: the attribute dicts
         of self, global objects and the objects among the arguments (the trace's copies);
-        values: those of the names the body reads or assigns, before it."""
+        values: those of the names the body reads or assigns, before it; item_containers: the
+        lists and dicts whose items the loop carries (kiln._loop_container_items)."""
         arrays = (reference() for reference in context.arrays)
         # Views write through to their roots, which are listed.
         self.arrays = [(array, array._tensor, array._scalar) for array in arrays
                        if array is not None and array._root is None and id(array) not in carried]
         self.attributes = [(attributes, dict(attributes)) for attributes in attribute_dicts]
         self.containers = Containers([*values, *(value for attributes in attribute_dicts
-                                                 for value in attributes.values())])
+                                                 for value in attributes.values())],
+                                     item_containers)
 
     def check(self):
         if any(array._tensor is not tensor for array, tensor, _ in self.arrays):
@@ -63,16 +65,19 @@ class Containers:
     the globals and closure cells of the user's functions among them: a helper's own list),
     with their items, to tell whether a body or a branch side changed them."""
 
-    def __init__(self, values):
+    def __init__(self, values, item_containers=()):
+        """item_containers: those whose items the loop carries: changed where their keys or
+        length change (an item replaced is the loop's to carry)."""
         found = list(reachable(values))
         self.saved = [(value, list(value.items()) if isinstance(value, dict) else list(value))
                       for value in found if isinstance(value, (dict, *_SEQUENCES))]
+        self.carried_items = {id(container) for container in item_containers}
         self.objects = [(value, _object_state(value)) for value in found
                         if _is_user_object(value)]
 
     def changed(self):
         return [(container, items) for container, items in self.saved
-                if _changed(container, items)]
+                if _changed(container, items, id(container) in self.carried_items)]
 
     def changed_objects(self):
         return [(value, state) for value, state in self.objects
@@ -170,7 +175,7 @@ def _state_changed(now, before):
                                               for name, item in before.items())
 
 
-def _changed(container, items):
+def _changed(container, items, structure_only=False):
     if isinstance(container, set):  # unordered: the same objects, by identity
         return (len(container) != len(items)
                 or {id(item) for item in container} != {id(item) for item in items})
@@ -178,9 +183,9 @@ def _changed(container, items):
     if len(now) != len(items):
         return True
     if isinstance(container, dict):
-        return any(key is not old_key or value is not old_value
+        return any(key is not old_key or value is not old_value and not structure_only
                    for (key, value), (old_key, old_value) in zip(now, items))
-    return any(value is not old for value, old in zip(now, items))
+    return not structure_only and any(value is not old for value, old in zip(now, items))
 
 
 def _reachable_from(function):
