@@ -24,6 +24,7 @@ import ast
 
 import numpy as np
 
+from ._loop_object_attributes import attribute_slots
 from ._tracer import TracedArray
 
 
@@ -44,36 +45,45 @@ def _carried(value):
     return type(value) is list and len(value) > 0 and all(_is_leaf(item) for item in value)
 
 
-def with_container_items(names, get, set_, live, count, item_names, markers):
+def with_container_items(names, get, set_, live, count, item_names, attribute_names,
+                         markers):
     """(names, get, set_, live) with the items of the lists and dicts held by `item_names`
-    among the first `count` names added after them (those that follow are the loop's target);
-    get.item_containers lists the containers carried (kiln._loop_escapes.Containers checks
-    their structure only). markers: the values set_ is given for a name it leaves as it is
-    (LoopCapture.KEEP and UNBOUND: an item is never unbound)."""
+    among the first `count` names, and the attributes `attribute_names` of the objects among
+    the first `count` values and their items (kiln._loop_object_attributes), added after them
+    (those that follow are the loop's target). get.item_containers lists the containers
+    carried, get.carried_attributes {id: attributes} of the objects (kiln._loop_escapes
+    checks only their structure and their other attributes). markers: the values set_ is
+    given for a name it leaves as it is (LoopCapture.KEEP and UNBOUND: never unbound here)."""
     values = get()
     containers, seen = [], set()
     for name, value in zip(names[:count], values[:count]):
         if name in item_names and id(value) not in seen and _carried(value):
             seen.add(id(value))
             containers.append((name, value))
-    if not containers:
+    objects = attribute_slots(values[:count], attribute_names, _is_leaf)
+    if not containers and not objects:
         return names, get, set_, live
-    slots = [(container, key, f"<{name}[{key!r}]>") for name, container in containers
-             for key in _keys(container)]
+    slots = [(container.__getitem__, container.__setitem__, key, f"<{name}[{key!r}]>")
+             for name, container in containers for key in _keys(container)]
+    slots += [(lambda attribute, item=item: getattr(item, attribute),
+               lambda attribute, value, item=item: setattr(item, attribute, value),
+               attribute, slot_name) for item, attribute, slot_name in objects]
 
     def get_with_items():
         values = get()
-        return (*values[:count], *(container[key] for container, key, _ in slots),
-                *values[count:])
+        return (*values[:count], *(read(key) for read, _, key, _ in slots), *values[count:])
 
     def set_with_items(values):
-        for (container, key, _), value in zip(slots, values[count:count + len(slots)]):
+        for (_, write, key, _), value in zip(slots, values[count:count + len(slots)]):
             if not any(value is marker for marker in markers):
-                container[key] = value
+                write(key, value)
         set_((*values[:count], *values[count + len(slots):]))
 
     get_with_items.item_containers = tuple(container for _, container in containers)
-    added = tuple(slot_name for _, _, slot_name in slots)
+    get_with_items.carried_attributes = {}
+    for item, attribute, _ in objects:
+        get_with_items.carried_attributes.setdefault(id(item), set()).add(attribute)
+    added = tuple(slot_name for *_, slot_name in slots)
     return ((*names[:count], *added, *names[count:]), get_with_items, set_with_items,
             (*live, *added))
 

@@ -28,6 +28,10 @@ def check(function, *arguments, calls=2):
 
 
 def assert_same_tree(got, expected, what):
+    if hasattr(expected, "__dict__") and not isinstance(expected, (np.ndarray, np.generic)):
+        assert type(got) is type(expected), (what, type(got), type(expected))
+        assert_same_tree(vars(got), vars(expected), f"{what}'s attributes")
+        return
     if isinstance(expected, (list, tuple, dict)):
         assert type(got) is type(expected), (what, type(got), type(expected))
         assert len(got) == len(expected), what
