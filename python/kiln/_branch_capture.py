@@ -267,6 +267,9 @@ class BranchCapture:
                 # traced condition, a loop's body after its break: the writes were lost)
                 raise CaptureFailed(f"`{name}` holds another array on each side of the branch, "
                                     f"and the function writes arrays in place")
+            if is_result(name) and (a is None) != (b is None):
+                values.append(self._returned_or_none(predicate, name, a, b))
+                continue
             merged, count = self._selected(predicate, name, a, b)
             values.append(merged)
             rebound += count
@@ -321,6 +324,21 @@ class BranchCapture:
                 predicate)
             self.numpy_sides.append((self.depth, name, numpy_taken))
         return merged, int(np.prod(ta.shape))
+
+    def _returned_or_none(self, predicate, name, a, b):
+        """The function's result where one side returns None (`if np.any(x < 0): return None`,
+        a check that gives up) and the other an array: the trace returns the array and the
+        call reruns eagerly where the None side is taken, so the caller gets NumPy's None
+        (it was a graph break, the call eager every time); refused where no call reruns."""
+        array = b if a is None else a
+        if rerun_note(self.context) is None or not isinstance(array, TracedArray):
+            raise CaptureFailed(f"`{name}` is None on one side of the branch")
+        none_taken = cast(predicate, "bool")
+        if a is not None:
+            none_taken = backend().logical_not(none_taken)
+        rerun_where(self.context, none_taken, "the function returns None where the trace "
+                    "returned an array (the call runs again eagerly)", "select")
+        return array
 
     def _scalar_or_zero_d(self, predicate, name, a):
         """Whether the branch's value is a NumPy scalar where one side is one and the other a

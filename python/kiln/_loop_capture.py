@@ -45,7 +45,9 @@ from ._loop_types import (CaptureFailed, DrawsInBody, carried_flags as _carried_
                           unshared_scalars as _unshared_scalars)
 from ._loop_results import LoopResults
 from ._loop_view_bases import with_view_bases
-from ._loop_carried_views import checked_body
+from ._loop_carried_views import Unfollow, check_followers, checked_body
+from ._loop_container_items import with_container_items
+from ._loop_shared_arrays import NamesApart, SharedArrayRebound
 from ._reversed_ranges import reversed_bounds
 from ._loop_peeling import (PEELS_AT_MOST, PeelFirst, broke as _broke, retyped_numbers,
                             run_peeled, split_first, watched_numbers)
@@ -53,26 +55,6 @@ from ._tracer import TracedArray, cast, to_tensor
 
 UNROLL_AT_MOST = 2
 UNROLL_IN_BODY_AT_MOST = 16  # a static inner loop that cannot be captured, unrolled in a body
-
-
-class _Unfollow(CaptureFailed):
-    """A view the body rebinds (`path = np.append(path, ...)`): traced again, carried by value."""
-
-    def __init__(self, name):
-        super().__init__(name)
-        self.name = name
-
-
-def _check_followers(followers, by_object, after):
-    """Views that follow their carried root: still the same views of the same root after an
-    iteration (NumPy's view of an array the body rebinds keeps the old array's memory)."""
-    for name, view in followers.items():
-        root_names = by_object[id(view._root)][1]
-        if any(after[root] is not view._root for root in root_names):
-            raise CaptureFailed(f"`{name}` is a view made before the loop, and the loop "
-                                f"rebinds its base")
-        if after[name] is not view:
-            raise _Unfollow(name)
 
 
 class _WindowMismatch(CaptureFailed):
@@ -132,11 +114,14 @@ class LoopCapture(BodyStatements, BranchCapture, ExpressionCapture, LoopResults)
         return _loop_appends.appended(items, value, self.depth, aliased)
 
     def for_range(self, bounds, body, get, set_, names, live, location, stop=None, peels=0,
-                  views=(), temporaries=()):
+                  views=(), temporaries=(), items=(), rebinds=(), attributes=()):
         """stop: the flag a `break` of the body sets (kiln._loop_jumps), or None. peels: the
         first iterations run on their own before this range (kiln._loop_peeling); None: this
         is one of them, which may change a number's type. views: the carried names that may be
-        views the function writes through or changes (_carried_views)."""
+        views the function writes through or changes (_carried_views). items: the names whose
+        items (of a list or dict) the body assigns (kiln._loop_container_items), attributes:
+        the attribute names it assigns (kiln._loop_object_attributes). rebinds: the names its
+        top level binds (kiln._loop_shared_arrays)."""
         body = checked_body(self, body, get, names, views, sys._getframe(1),
                                    not all(isinstance(b, (int, np.integer)) for b in bounds))
         static = all(isinstance(b, (int, np.integer)) and not isinstance(b, (bool, np.bool_))
@@ -174,7 +159,8 @@ class LoopCapture(BodyStatements, BranchCapture, ExpressionCapture, LoopResults)
                     self._capture(bounds, span, body, get, set_, names, live, location,
                                   condition, indexed=True,
                                   peel=None if peels is None else PEELS_AT_MOST - peels,
-                                  temporaries=temporaries)
+                                  temporaries=temporaries, items=(items, attributes),
+                                  rebinds=rebinds)
                 except PeelFirst:
                     first, rest = split_first(self, bounds, span)
                     loop = (body, get, set_, names, live, location, stop)
@@ -190,7 +176,7 @@ class LoopCapture(BodyStatements, BranchCapture, ExpressionCapture, LoopResults)
                              stop)
 
     def while_loop(self, test, body, get, set_, names, live, location, views=(),
-                   temporaries=()):
+                   temporaries=(), items=(), attributes=()):
         """`while test(): body()`: iterations run as Python while the test is a Python value;
         once it is a traced one, the rest of the loop is captured as a while loop node. The
         Python numbers the first iteration changes are lifted to traced ones, for a test that
@@ -225,7 +211,8 @@ class LoopCapture(BodyStatements, BranchCapture, ExpressionCapture, LoopResults)
                 lifted = {}
         try:
             self._capture((0, sys.maxsize), range(0, sys.maxsize), body, get, set_, names, live,
-                          location, (test, condition), temporaries=temporaries)
+                          location, (test, condition), temporaries=temporaries,
+                          items=(items, attributes))
             self.record("loop", location, "")
         except CaptureFailed as failure:
             self.record("unrolled", location, str(failure))
@@ -280,30 +267,39 @@ class LoopCapture(BodyStatements, BranchCapture, ExpressionCapture, LoopResults)
         return TracedArray(self.context, self.context.constant(bool(value), np.dtype(bool)))
 
     def _capture(self, bounds, span, body, get, set_, names, live, location, condition=None,
-                 indexed=None, peel=None, temporaries=()):
+                 indexed=None, peel=None, temporaries=(), items=((), ()), rebinds=()):
         """peel: how many first iterations may still run on their own (PeelFirst) where a
         carried number's type changes in an iteration (none: CaptureFailed); None: the type
         the body saw holds for the first iteration only (a loop of at most one).
-        temporaries: kiln._loop_first_bindings.unbind_held_objects'."""
+        temporaries: kiln._loop_first_bindings.unbind_held_objects'. items: for_range's items
+        and attributes; rebinds: its."""
         target = int(condition is None if indexed is None else indexed)  # the last name's
         held = unbind_held_objects(self, names, get, set_, temporaries, len(names) - target)
+        apart = NamesApart(rebinds if span and condition is None else ())  # (surely runs)
         try:
             return self._capture_unheld(bounds, span, body, get, set_, names, live, location,
-                                        condition, indexed, peel, target)
+                                        condition, indexed, peel, target, items, apart)
+        except BaseException:
+            apart.rejoin()  # the loop run as Python sees one array again
+            raise
         finally:
             restore_held_objects(self, held, names, get, set_)
 
     def _capture_unheld(self, bounds, span, body, get, set_, names, live, location, condition,
-                        indexed, peel, target):
+                        indexed, peel, target, items, apart):
         generators = self.generator_states(get())
         names, get, set_ = with_view_bases(names, get, set_, len(names) - target)
+        names, get, set_, live = with_container_items(names, get, set_, live,
+                                                      len(names) - target, *items,
+                                                      (self.KEEP, self.UNBOUND))
         arguments = (bounds, span, body, get, set_, names, live, location, condition,
                      generators, indexed)
         lifted = _loop_numpy_arrays.lift(self.context, names, get, set_, self.KEEP,
                                          len(names) - target)
         try:
             return self._capture_settled(*arguments, stand_ins={
-                id(traced): name for name, (_, traced) in lifted.items()}, peel=peel)
+                id(traced): name for name, (_, traced) in lifted.items()}, peel=peel,
+                apart=apart)
         except CaptureFailed as failure:
             _random_state.restore(generators)  # the Python loop that runs instead draws them
             if isinstance(failure, DrawsInBody):
@@ -314,7 +310,7 @@ class LoopCapture(BodyStatements, BranchCapture, ExpressionCapture, LoopResults)
         finally:
             _loop_numpy_arrays.restore(lifted, names, get, set_, self.KEEP)
         try:  # the NumPy arrays as they are (a use of them the trace cannot follow)
-            return self._capture_settled(*arguments, peel=peel)
+            return self._capture_settled(*arguments, peel=peel, apart=apart)
         except CaptureFailed:
             _random_state.restore(generators)
             raise first from None  # the obstacle that remains with them read as graph values
@@ -328,9 +324,10 @@ class LoopCapture(BodyStatements, BranchCapture, ExpressionCapture, LoopResults)
             driver.opaque_call("a random generator draws new values on every call", location)
 
     def _capture_settled(self, bounds, span, body, get, set_, names, live, location, condition,
-                         generators, indexed=None, stand_ins=None, peel=None):
+                         generators, indexed=None, stand_ins=None, peel=None, apart=None):
         """_capture: the body traced until the carried variables' types settle. stand_ins:
-        {id: name} of the NumPy arrays read as graph values (kiln._loop_numpy_arrays)."""
+        {id: name} of the NumPy arrays read as graph values (kiln._loop_numpy_arrays).
+        apart: kiln._loop_shared_arrays.NamesApart."""
         before = _unshared_scalars(self.context, names, get(), set_, self.KEEP)
         types, mark = {}, len(self.pending)
         unfollowed = set()  # views the body rebinds: carried by value, not as their root's
@@ -341,9 +338,11 @@ class LoopCapture(BodyStatements, BranchCapture, ExpressionCapture, LoopResults)
                 return self._trace_once(bounds, span, body, get, set_, names, live, location,
                                         before, types, condition, generators=generators,
                                         indexed=indexed, unfollowed=unfollowed,
-                                        stand_ins=stand_ins or {}, peel=peel)
-            except _Unfollow as unfollow:
+                                        stand_ins=stand_ins or {}, peel=peel, apart=apart)
+            except Unfollow as unfollow:
                 unfollowed.add(unfollow.name)
+            except SharedArrayRebound as failure:
+                before = apart.split(failure, self.context, names, before, set_, self.KEEP)
             except PeelFirst:
                 del self.pending[mark:]  # the loops of the body as traced: they run again
                 raise
@@ -371,14 +370,15 @@ class LoopCapture(BodyStatements, BranchCapture, ExpressionCapture, LoopResults)
 
     def _trace_once(self, bounds, span, body, get, set_, names, live, location, before, types,
                     condition, side=False, generators=(), indexed=None,
-                    unfollowed=frozenset(), stand_ins=None, probe=None, peel=None):
+                    unfollowed=frozenset(), stand_ins=None, probe=None, peel=None,
+                    apart=None):
         """condition: a while loop's (test, its traced value before the loop); for loops: None.
         indexed: the body takes the index and the last name is the loop's target (for loops,
         those with a condition too: a break's); by default where there is no condition.
         side: one side of a branch, closed with end_cond_side; returns its slots and the
         variables after it, and restores them. probe: a Python int the body takes as its
         index, for the types one iteration gives (kiln._loop_extents.probed): never kept.
-        peel: LoopCapture._capture's."""
+        peel: LoopCapture._capture's. apart: kiln._loop_shared_arrays.NamesApart."""
         context, trace = self.context, self.context.trace
         settle_rows(before, context.in_body, getattr(context.driver, "attribute_dicts", ()))
         indexed = condition is None if indexed is None else indexed
@@ -490,7 +490,9 @@ class LoopCapture(BodyStatements, BranchCapture, ExpressionCapture, LoopResults)
                         raise CaptureFailed(f"`{name}` is a view made before the loop that the "
                                             f"loop reads or writes through")
             escapes = Escapes(context, set(by_object) | {id(view) for view in followers.values()},
-                              getattr(driver, "attribute_dicts", ()), before)
+                              getattr(driver, "attribute_dicts", ()), before,
+                              getattr(get, "item_containers", ()),
+                              getattr(get, "carried_attributes", {}))
             for stack in stacks:
                 stack.position = _loop_appends.position(index, span)
             watched = watched_numbers(by_object, rebound)
@@ -505,11 +507,13 @@ class LoopCapture(BodyStatements, BranchCapture, ExpressionCapture, LoopResults)
                 raise DrawsInBody("a random generator draws in the body (each iteration "
                                   "draws its own values)")
             escapes.check()
+            if apart is not None:
+                apart.check_unwritten(slots)
             after = get()
             retyping = _loop_number_types.BranchRetyping(self, variables, live, side)
             _loop_numpy_arrays.check_unshared(stand_ins or {}, slots, names[:count],
                                               after[:count])
-            _check_followers(followers, by_object, dict(zip(names[:count], after[:count])))
+            check_followers(followers, by_object, dict(zip(names[:count], after[:count])))
             results = self._results(dict(zip(names[:count], after[:count])), variables, slots,
                                     live, types, windows, by_value, side)
             if probe is not None:

@@ -24,7 +24,7 @@ def checked_body(capture, body, get, names, views, frame, may_skip):
     Python, its views NumPy's. The view the name held before the loop counts where it
     may survive it (may_skip: the loop may run no iteration; a body that binds it on a
     branch only); a number (`x[i]` of a vector) is no view, and a view the body updates
-    in place (`u += ...`) follows its base (kiln._loop_capture's _check_followers). (A branch's side binding a
+    in place (`u += ...`) follows its base (check_followers). (A branch's side binding a
     view gives its branch up, so a carried array that is no view after the body is a
     fresh one.)"""
     body = running_as_written(body)  # (Python's UnboundLocalError: kiln._unbound_locals)
@@ -56,3 +56,24 @@ def checked_body(capture, body, get, names, views, frame, may_skip):
                     f"`{name}` may be a view of an array, which the loop would carry as "
                     f"a copy, and the function writes through it or writes the array")
     return checked
+
+
+class Unfollow(CaptureFailed):
+    """A view made before a loop that its body rebinds (`path = np.append(path, ...)`):
+    traced again, carried by value."""
+
+    def __init__(self, name):
+        super().__init__(name)
+        self.name = name
+
+
+def check_followers(followers, by_object, after):
+    """Views that follow their carried root: still the same views of the same root after an
+    iteration (NumPy's view of an array the body rebinds keeps the old array's memory)."""
+    for name, view in followers.items():
+        root_names = by_object[id(view._root)][1]
+        if any(after[root] is not view._root for root in root_names):
+            raise CaptureFailed(f"`{name}` is a view made before the loop, and the loop "
+                                f"rebinds its base")
+        if after[name] is not view:
+            raise Unfollow(name)

@@ -11,7 +11,9 @@ body once, so `c[0] = c[0] + 1`, `d["n"] += v` or a helper's `items.append(v)` h
 instead of once per iteration (and on both sides of a branch, which traces both); and so are
 the attributes of the user's objects it reaches (a local `p = Particle(x, v)` whose
 `p.step(dt)` assigns `self.x`)."""
+import argparse
 import collections
+import types
 
 from ._loop_helpers import _is_user_function
 from ._loop_types import CaptureFailed
@@ -21,17 +23,21 @@ from ._user_code import _is_user_class
 
 
 class Escapes:
-    def __init__(self, context, carried, attribute_dicts, values=()):
+    def __init__(self, context, carried, attribute_dicts, values=(), item_containers=(),
+                 carried_attributes=None):
         """carried: the ids of the arrays the loop carries; attribute_dicts: the attribute dicts
         of self, global objects and the objects among the arguments (the trace's copies);
-        values: those of the names the body reads or assigns, before it."""
+        values: those of the names the body reads or assigns, before it; item_containers: the
+        lists and dicts whose items the loop carries (kiln._loop_container_items);
+        carried_attributes: {id: names} of the objects' attributes it carries."""
         arrays = (reference() for reference in context.arrays)
         # Views write through to their roots, which are listed.
         self.arrays = [(array, array._tensor, array._scalar) for array in arrays
                        if array is not None and array._root is None and id(array) not in carried]
         self.attributes = [(attributes, dict(attributes)) for attributes in attribute_dicts]
         self.containers = Containers([*values, *(value for attributes in attribute_dicts
-                                                 for value in attributes.values())])
+                                                 for value in attributes.values())],
+                                     item_containers, carried_attributes)
 
     def check(self):
         if any(array._tensor is not tensor for array, tensor, _ in self.arrays):
@@ -49,7 +55,7 @@ class Escapes:
             if array._tensor is not tensor:
                 array._tensor, array._scalar, array._version = tensor, scalar, array._version + 1
         for attributes, before in self.attributes:
-            if attributes != before:
+            if _state_changed(attributes, before):  # (by identity: `!=` asks bool() of arrays)
                 attributes.clear()
                 attributes.update(before)
         self.containers.restore()
@@ -63,20 +69,26 @@ class Containers:
     the globals and closure cells of the user's functions among them: a helper's own list),
     with their items, to tell whether a body or a branch side changed them."""
 
-    def __init__(self, values):
+    def __init__(self, values, item_containers=(), carried_attributes=None):
+        """item_containers: those whose items the loop carries: changed where their keys or
+        length change (an item replaced is the loop's to carry); carried_attributes: {id:
+        names} of objects' attributes the loop carries (one assigned is not a change)."""
         found = list(reachable(values))
         self.saved = [(value, list(value.items()) if isinstance(value, dict) else list(value))
                       for value in found if isinstance(value, (dict, *_SEQUENCES))]
+        self.carried_items = {id(container) for container in item_containers}
+        self.carried_attributes = carried_attributes or {}
         self.objects = [(value, _object_state(value)) for value in found
                         if _is_user_object(value)]
 
     def changed(self):
         return [(container, items) for container, items in self.saved
-                if _changed(container, items)]
+                if _changed(container, items, id(container) in self.carried_items)]
 
     def changed_objects(self):
         return [(value, state) for value, state in self.objects
-                if _state_changed(_object_state(value), state)]
+                if _state_changed(_object_state(value), state,
+                                  self.carried_attributes.get(id(value), ()))]
 
     def check(self):
         if self.changed():
@@ -143,8 +155,13 @@ def settle_rows(values, in_body, attribute_dicts=(), reached=True):
 
 def _is_user_object(value):
     """An instance of a class of the user's code (`p = Particle(x, v)`, a layer with
-    __slots__), whose attributes a method called in a body may assign."""
-    return _is_user_class(type(value))
+    __slots__), whose attributes a method called in a body may assign, or of the standard
+    library's attribute bags (types.SimpleNamespace, argparse.Namespace): a body's `p.x = v`
+    on one of those in an inner loop was done once, not once per iteration (a wrong answer)."""
+    return _is_user_class(type(value)) or isinstance(value, _NAMESPACES)
+
+
+_NAMESPACES = (types.SimpleNamespace, argparse.Namespace)
 
 
 def _object_state(value):
@@ -165,12 +182,12 @@ def _set_object_state(value, state):
         object.__setattr__(value, name, item)
 
 
-def _state_changed(now, before):
-    return now.keys() != before.keys() or any(now[name] is not item
+def _state_changed(now, before, carried=()):
+    return now.keys() != before.keys() or any(now[name] is not item and name not in carried
                                               for name, item in before.items())
 
 
-def _changed(container, items):
+def _changed(container, items, structure_only=False):
     if isinstance(container, set):  # unordered: the same objects, by identity
         return (len(container) != len(items)
                 or {id(item) for item in container} != {id(item) for item in items})
@@ -178,9 +195,9 @@ def _changed(container, items):
     if len(now) != len(items):
         return True
     if isinstance(container, dict):
-        return any(key is not old_key or value is not old_value
+        return any(key is not old_key or value is not old_value and not structure_only
                    for (key, value), (old_key, old_value) in zip(now, items))
-    return any(value is not old for value, old in zip(now, items))
+    return not structure_only and any(value is not old for value, old in zip(now, items))
 
 
 def _reachable_from(function):

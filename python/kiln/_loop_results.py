@@ -9,6 +9,7 @@ from . import _loop_appends, _loop_extents, _windows
 from ._branch_capture import _restore, _Retype
 from ._loop_appends import Appended, Stack, Stacked
 from ._loop_first_bindings import BoundInBody
+from ._loop_shared_arrays import SharedArrayRebound
 from ._loop_types import (CaptureFailed, is_number as _is_number,
                           is_python_number as _is_python_number, python_type as _python_type,
                           type_of as _type_of, widened as _widened)
@@ -42,8 +43,12 @@ class LoopResults:
                 results.append(new.buffer.tensor)
                 continue
             if any(value is not new for value in values):
-                raise CaptureFailed(f"`{array_names[0]}` and `{array_names[1]}` share an array "
-                                    f"the loop rebinds")
+                message = (f"`{array_names[0]}` and `{array_names[1]}` share an array the loop "
+                           f"rebinds")
+                if array is None:
+                    raise CaptureFailed(message)
+                raise SharedArrayRebound(message, [name for name, value in zip(array_names, values)
+                                                   if value is not array])
             if array is not None and new is not array and array._tensor.id != placeholder.id:
                 raise CaptureFailed(f"the loop both updates `{array_names[0]}` in place and "
                                     f"rebinds it")

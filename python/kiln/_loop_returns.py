@@ -47,7 +47,21 @@ def single_exit(statements):
         return statements
     exit_ = ast.copy_location(ast.Return(value=form.rebuilt() if form else _name(RESULT)),
                               returns[-1])
+    if form is None and _loops_return_none(statements):
+        # `return None` in a loop (a check that gives up): the result is None from the start,
+        # so the loop's branch leaves it as it is on both sides (bound on one side only, it
+        # refused the loop, a graph break an iteration); the exit's branch decides the rest
+        merged = [ast.copy_location(_assign_result(None, None, body[0]), body[0])] + merged
     return [ast.fix_missing_locations(statement) for statement in merged + [exit_]]
+
+
+def _loops_return_none(statements):
+    """Whether every return in a loop of `statements` returns None (and one does)."""
+    values = [node.value for loop in _walk_scope(statements)
+              if isinstance(loop, (ast.For, ast.While))
+              for node in _walk_scope(loop.body) if isinstance(node, ast.Return)]
+    return bool(values) and all(value is None or isinstance(value, ast.Constant)
+                                and value.value is None for value in values)
 
 
 def _in_a_loop(statements):

@@ -27,6 +27,9 @@ from ._body_statements import as_checked_assert
 from ._loop_attribute_targets import attribute_targets_through_names
 from ._loop_attribute_updates import attribute_updates_through_names, is_carrying_choice
 from ._loop_comprehensions import as_loops
+from ._loop_container_items import items_argument
+from ._loop_object_attributes import attributes_argument
+from ._loop_shared_arrays import rebinds_argument
 from ._loop_else import without_else_clauses
 from ._loop_swaps import in_whole_swap_cycles
 from ._loop_jumps import jumps, stop_flag, without_jumps
@@ -364,6 +367,8 @@ class _Rewriter:
             f"{tuple(state)!r}, {tuple(live)!r}, {self.location(node)!r}"
             + (f", stop=lambda: {stop}" if stop else "")
             + _temporaries_argument(assigned, live, node.body)
+            + items_argument(node.body, assigned) + attributes_argument(node.body)
+            + rebinds_argument(node.body)
             + (f", views={views!r})" if views else ")"))[0]
         call.value.args[0] = bounds
         return before + definitions + [_at(call, node)]
@@ -408,6 +413,7 @@ class _Rewriter:
                       f"__kiln_set_{n}, {tuple(touched)!r}, {tuple(live)!r}, "
                       f"{self.location(node)!r}"
                       + _temporaries_argument(assigned, live, [ast.Expr(node.test)] + node.body)
+                      + items_argument(node.body, assigned) + attributes_argument(node.body)
                       + (f", views={views!r})" if views else ")"))[0]
         return before + definitions + [_at(call, node)]
 

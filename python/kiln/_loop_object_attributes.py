@@ -1,0 +1,51 @@
+"""Attributes of the user's objects that a loop body assigns through names it does not carry
+(`for p in particles: p.x = p.x + p.v * dt` inside a time loop), carried by the loop as
+variables (kiln._loop_container_items adds them to the loop's variables with the items).
+
+kiln._loop_attribute_updates carries `obj.x` where `obj` is a name the loop never binds; an
+inner loop's target is one it binds, so the objects a list holds changed in the traced body,
+once, and kiln._loop_escapes refused the loop ("an attribute of an object the body reaches
+changes"): it unrolled. Carried are, for each object among the loop's variables or the items of
+a list, tuple or dict among them, the attributes of the names the loop's statements assign as
+attributes (kiln._loop_transform: `attributes`) that the object holds in a plain slot (no
+property, no __setattr__ or __getattr__ of its class: kiln._loop_attribute_checks) with a
+traced array or a number. get() reads them from the object and set_() assigns them there, so
+whatever reaches the object sees what Python's loop leaves in it; kiln._loop_escapes still
+refuses a body that changes any other attribute of the objects or adds one."""
+import ast
+
+
+def attribute_slots(values, attribute_names, is_leaf):
+    """[(object, attribute, the slot's name)] of the objects among `values` and their items."""
+    if not attribute_names:
+        return []
+    # (imported here: kiln._loop_escapes is imported while kiln._loop_capture is)
+    from ._loop_attribute_checks import _plain_object, _plain_slot
+    from ._loop_escapes import _is_user_object
+    slots, seen = [], set()
+    for value in values:
+        items = (value.values() if type(value) is dict else value
+                 if type(value) in (list, tuple) else [value])
+        for item in items:
+            if id(item) in seen or not (_is_user_object(item) and _plain_object(item)):
+                continue
+            seen.add(id(item))
+            for attribute in attribute_names:
+                if (_plain_slot(item, attribute) and hasattr(item, attribute)
+                        and is_leaf(getattr(item, attribute))):
+                    slots.append((item, attribute,
+                                  f"<{type(item).__name__} {id(item):x}.{attribute}>"))
+    return slots
+
+
+def attribute_targets(statements):
+    """The attribute names `statements` assign (`p.x = v`, `a.b.c += 1`: c), in nested loops
+    and branches too."""
+    return tuple(sorted({node.attr for statement in statements for node in ast.walk(statement)
+                         if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store)}))
+
+
+def attributes_argument(statements):
+    """`, attributes=(...)` of a loop's call (LoopCapture.for_range, while_loop), or nothing."""
+    names = attribute_targets(statements)
+    return f", attributes={names!r}" if names else ""
