@@ -12,6 +12,12 @@ import numpy as np
 _TUPLE, _LIST, _DICT, _LEAF, _NAMED, _OBJECT = 0, 1, 2, 3, 4, 5
 
 
+# Containers nested deeper than this are leaves: each level is a Python frame here and in the
+# walks of the spec, so a list nested 3,000 deep would raise RecursionError, not run. Such a leaf
+# holding arrays or too deep for a guard's snapshot makes the call run eagerly (_arguments.py).
+MOST_CONTAINER_DEPTH = 64
+
+
 def flatten(tree, results=False):
     """(leaves, spec): spec rebuilds the tree with unflatten. results: dataclass instances are
     containers too (a result kiln rebuilds, output_spec)."""
@@ -54,25 +60,33 @@ def is_data_object(node, result=False):
     return holds_array(node, lambda value: isinstance(value, np.ndarray))
 
 
-def _flatten(node, leaves, objects, results=False):
+def _flatten(node, leaves, objects, results=False, enclosing=()):
     """objects: a set of the ids of the objects made containers so far (each may appear once:
     an object reached twice, or through itself, is a leaf, and such a call runs eagerly), or
-    None where objects are leaves; results: is_data_object's `result`."""
+    None where objects are leaves; results: is_data_object's `result`; enclosing: the ids of
+    the containers this node is inside. A list, tuple or dict inside itself (a cycle: `l.append(l)`,
+    a graph of nodes) or nested past MOST_CONTAINER_DEPTH is a leaf too, never walked on."""
     kind = type(node)
+    if (kind in (tuple, list, dict) or is_named_tuple(node)) and (
+            id(node) in enclosing or len(enclosing) >= MOST_CONTAINER_DEPTH):
+        leaves.append(node)
+        return (_LEAF,)
+    inside = (*enclosing, id(node))
+
+    def children(values):
+        return [_flatten(child, leaves, objects, results, inside) for child in values]
     if kind is tuple:
-        return (_TUPLE, [_flatten(child, leaves, objects, results) for child in node])
+        return (_TUPLE, children(node))
     if kind is list:
-        return (_LIST, [_flatten(child, leaves, objects, results) for child in node])
+        return (_LIST, children(node))
     if kind is dict:
-        return (_DICT, list(node.keys()),
-                [_flatten(child, leaves, objects, results) for child in node.values()])
+        return (_DICT, list(node.keys()), children(node.values()))
     if is_named_tuple(node):
-        return (_NAMED, kind, [_flatten(child, leaves, objects, results) for child in node])
+        return (_NAMED, kind, children(node))
     if objects is not None and id(node) not in objects and is_data_object(node, results):
         objects.add(id(node))
         attributes = vars(node)
-        return (_OBJECT, kind, list(attributes.keys()),
-                [_flatten(child, leaves, objects, results) for child in attributes.values()])
+        return (_OBJECT, kind, list(attributes.keys()), children(attributes.values()))
     leaves.append(node)
     return (_LEAF,)
 
