@@ -1,6 +1,7 @@
 #include "runtime/process.h"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -8,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 
@@ -17,6 +19,9 @@ extern char** environ;
 
 namespace kiln::runtime {
 namespace {
+
+// The process-wide interruption check (set_interruption_check), read by each wait.
+std::atomic<InterruptionCheck> interruption_check{nullptr};
 
 // Bounds on one compiler process (inherited by the driver's children, see run_process).
 constexpr rlim_t kCompileSeconds = 600;
@@ -91,6 +96,8 @@ int start_process(const std::vector<std::string>& arguments, int channel) {
   return spawn(arguments, channel, channel, null_output.descriptor);
 }
 
+void set_interruption_check(InterruptionCheck check) { interruption_check.store(check); }
+
 ProcessResult run_process(const std::vector<std::string>& arguments,
                           const std::string& temporary_directory) {
   int pipe_descriptors[2];
@@ -113,6 +120,20 @@ ProcessResult run_process(const std::vector<std::string>& arguments,
   ProcessResult result;
   char buffer[4096];
   for (;;) {
+    // A blocking read would keep a Ctrl-C waiting until the compiler ends (seconds, or never
+    // for one that hangs): the wait wakes up to ask the interruption check.
+    pollfd readable{pipe_descriptors[0], POLLIN, 0};
+    int ready = poll(&readable, 1, kInterruptionPollMilliseconds);
+    if (ready <= 0) {
+      if (ready < 0 && errno != EINTR) break;
+      InterruptionCheck check = interruption_check.load();
+      if (check == nullptr || !check()) continue;
+      close(pipe_descriptors[0]);
+      kill(child, SIGKILL);
+      while (waitpid(child, nullptr, 0) < 0 && errno == EINTR) {
+      }
+      throw Error(ErrorKind::Interrupted, "kiln: interrupted while running " + arguments[0]);
+    }
     ssize_t count = read(pipe_descriptors[0], buffer, sizeof buffer);
     if (count > 0) {
       result.output.append(buffer, static_cast<size_t>(count));
