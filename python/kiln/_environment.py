@@ -24,7 +24,8 @@ from ._code_names import (_class_data, _class_names, _class_reads, _class_value,
                           _names_read, _public_names, _reads_computed_names,
                           _unwatched_namespace_read)
 from ._trace_stores import _CELL_STORES, _global_stores
-from ._user_code import _is_user_class, _is_user_function, _is_user_module, _plain_function
+from ._user_code import (_is_numpy_or_math_module, _is_user_class, _is_user_function,
+                         _is_user_module, _plain_function)
 
 # The most attributes of a user's object read at each call (all of them: its methods,
 # properties and __getattr__ read what its code does not name).
@@ -256,6 +257,8 @@ class Environment:
                     add_read(globals_, name, f"global '{name}' of {function.__qualname__}()")
                 if _is_user_module(value) or _is_user_class(value):
                     self._read_namespace(function, globals_, name, value, add_read)
+                elif _is_numpy_or_math_module(value):
+                    self._read_library_functions(function, name, value, add_read)
                 elif _is_plain_object(value) or _has_slots(value):
                     # cfg.scale, cfg.w of a global object: read like self's attributes
                     attributes = getattr(value, "__dict__", None)
@@ -395,6 +398,25 @@ class Environment:
         if (names and isinstance(value, types.ModuleType)
                 and all(o is not value for _, _, o in self.objects)):
             self.objects.append((globals_, name, value))
+
+    def _read_library_functions(self, function, name, module, add_read, seen=()):
+        """The attributes `function` names of NumPy or math (np.sin, np.pi, np.linalg.norm),
+        read at each call in place: one replaced since the trace (unittest.mock.patch(
+        "numpy.sin", ...), a compatibility shim assigning np.float_) is seen, as Python's call
+        would see it, instead of the graph of the function the trace called. Only the names the
+        code holds (a getattr by a computed name reads none: guarding all of NumPy would cost
+        every call more than it runs). The trace runs over the module itself."""
+        attributes = vars(module)
+        seen = (*seen, module)
+        for attribute in _names(function.__code__):
+            if attribute not in attributes or attribute.startswith("__"):
+                continue
+            add_read(attributes, attribute, f"{name}.{attribute}")
+            value = attributes[attribute]
+            if _is_numpy_or_math_module(value) and all(value is not m for m in seen):
+                self._read_library_functions(function, f"{name}.{attribute}", value,
+                                             add_read, seen)
+        self._read_in_place(module)
 
     def _read_in_place(self, value):
         """The reads of `value`'s attributes are made by the trace from `value` itself (a class,
