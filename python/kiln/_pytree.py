@@ -16,6 +16,13 @@ _TUPLE, _LIST, _DICT, _LEAF, _NAMED, _OBJECT = 0, 1, 2, 3, 4, 5
 # walks of the spec, so a list nested 3,000 deep would raise RecursionError, not run. Such a leaf
 # holding arrays or too deep for a guard's snapshot makes the call run eagerly (_arguments.py).
 MOST_CONTAINER_DEPTH = 64
+# A list, tuple or dict of more items than this is a leaf, guarded as one value: as a container
+# each item was a leaf of its own, flattened in Python and compared by the guard at every call
+# (a 300,000-number lookup list read by the function: 6 ms a call, 150x Python's, and 20 s for
+# the first call of a 3,000,000-number one). Such a leaf is more than a guard's snapshot holds,
+# so the call runs eagerly (_arguments.too_large_to_guard), at Python's cost: the length alone
+# decides, as looking at each item would cost as much again at every call.
+MOST_CONTAINER_ITEMS = 4096
 
 
 def flatten(tree, results=False):
@@ -69,6 +76,9 @@ def _flatten(node, leaves, objects, results=False, enclosing=()):
     kind = type(node)
     if (kind in (tuple, list, dict) or is_named_tuple(node)) and (
             id(node) in enclosing or len(enclosing) >= MOST_CONTAINER_DEPTH):
+        leaves.append(node)
+        return (_LEAF,)
+    if kind in (tuple, list, dict) and len(node) > MOST_CONTAINER_ITEMS:
         leaves.append(node)
         return (_LEAF,)
     inside = (*enclosing, id(node))
