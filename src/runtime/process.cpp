@@ -11,9 +11,11 @@
 
 #include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 
 #include "kiln/error.h"
+#include "runtime/environment_numbers.h"
 
 extern char** environ;
 
@@ -100,6 +102,12 @@ void set_interruption_check(InterruptionCheck check) { interruption_check.store(
 
 ProcessResult run_process(const std::vector<std::string>& arguments,
                           const std::string& temporary_directory) {
+  // The CPU limit does not bound a compiler that waits (a stalled network file system, a
+  // wrapper's lock): without this, the call waited for it for ever.
+  const int64_t most_seconds = environment_whole_number(
+      "KILN_COMPILE_SECONDS", static_cast<int64_t>(kCompileSeconds), 1,
+      "is not a whole number of seconds (at least 1)");
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(most_seconds);
   int pipe_descriptors[2];
   if (pipe2(pipe_descriptors, O_CLOEXEC) != 0) {
     throw Error(ErrorKind::Toolchain,
@@ -127,12 +135,18 @@ ProcessResult run_process(const std::vector<std::string>& arguments,
     if (ready <= 0) {
       if (ready < 0 && errno != EINTR) break;
       InterruptionCheck check = interruption_check.load();
-      if (check == nullptr || !check()) continue;
+      const bool interrupted = check != nullptr && check();
+      const bool late = std::chrono::steady_clock::now() >= deadline;
+      if (!interrupted && !late) continue;
       close(pipe_descriptors[0]);
       kill(child, SIGKILL);
       while (waitpid(child, nullptr, 0) < 0 && errno == EINTR) {
       }
-      throw Error(ErrorKind::Interrupted, "kiln: interrupted while running " + arguments[0]);
+      if (interrupted)
+        throw Error(ErrorKind::Interrupted, "kiln: interrupted while running " + arguments[0]);
+      throw Error(ErrorKind::Toolchain,
+                  "kiln: " + arguments[0] + " ran for more than " + std::to_string(most_seconds) +
+                      " s (KILN_COMPILE_SECONDS) and was killed");
     }
     ssize_t count = read(pipe_descriptors[0], buffer, sizeof buffer);
     if (count > 0) {

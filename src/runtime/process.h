@@ -16,7 +16,8 @@ struct ProcessResult {
 // into one string. exec, not system(): no shell parses generated file names, and the
 // caller gets the child's message rather than whatever the terminal happened to show.
 // `temporary_directory`, when given, is the child's $TMPDIR. Throws kiln::Error(Toolchain)
-// when the child cannot be started.
+// when the child cannot be started, or when it runs past KILN_COMPILE_SECONDS of wall-clock
+// time (default 600, the CPU limit), killed then.
 ProcessResult run_process(const std::vector<std::string>& arguments,
                           const std::string& temporary_directory = "");
 
