@@ -102,12 +102,16 @@ class Environment:
         code, globals_ = getattr(fn, "__code__", None), getattr(fn, "__globals__", None)
         if code is None or globals_ is None:  # builtins, callable objects: arguments only
             self.cells, self.cell_names = None, []
+            # ...and what they are given or bound to, read at each call as a Python
+            # function's are (partial(np.add, w), an array's w.__add__: w changed in place
+            # was a constant of the graph, the result stale)
+            self._read_partial()
+            if _bound_object(fn) is not None:
+                self.reads.append((fn, "__self__", f"the object of {fn.__name__}"))
             return
         self.cells, self.cell_names = fn.__closure__, list(code.co_freevars)
         self.reads = [(globals_, name, f"global '{name}'") for name in _global_names(code)]
-        if self.partial is not None:
-            self.reads += [(self.partial, "args", "the partial's arguments"),
-                           (self.partial, "keywords", "the partial's keywords")]
+        self._read_partial()
         # Default values are read at each call too (by getattr: a default dict or array
         # changed in place, or __defaults__ assigned, is seen as a changed argument would be).
         for name, label in (("__defaults__", "default arguments"),
@@ -121,6 +125,11 @@ class Environment:
                            else None)
         self.slots = _slot_names(self.bound_to) if _has_slots(self.bound_to) else {}
         self._find_helpers(fn)
+
+    def _read_partial(self):
+        if self.partial is not None:
+            self.reads += [(self.partial, "args", "the partial's arguments"),
+                           (self.partial, "keywords", "the partial's keywords")]
 
     def _find_helpers(self, fn):
         """Helpers fn reaches through its globals, and methods through self (transitively):
@@ -534,10 +543,15 @@ class Environment:
         if cells is not None:
             cells = tuple(types.CellType(with_clone(value))
                           for value in values[len(self.reads):])
-        function = _function(self.fn, copy_of(self.fn.__globals__), cells)
-        defaults = got.get(id(self.fn), {})
-        function.__defaults__ = defaults.get("__defaults__", function.__defaults__)
-        function.__kwdefaults__ = defaults.get("__kwdefaults__", function.__kwdefaults__)
+        if getattr(self.fn, "__code__", None) is None:  # a C function: bound to this call's
+            bound = got.get(id(self.fn), {})
+            function = (getattr(bound["__self__"], self.fn.__name__) if "__self__" in bound
+                        else self.fn)
+        else:
+            function = _function(self.fn, copy_of(self.fn.__globals__), cells)
+            defaults = got.get(id(self.fn), {})
+            function.__defaults__ = defaults.get("__defaults__", function.__defaults__)
+            function.__kwdefaults__ = defaults.get("__kwdefaults__", function.__kwdefaults__)
         if self.bound_to is not None:
             objects.append((self.bound_to, self._instance(copy_of, clone_of, got)))
             function = types.MethodType(function, objects[-1][1])
@@ -579,6 +593,16 @@ class Environment:
             stand_in.__dict__[name] = (clone if _is_static(klass, name)
                                        else types.MethodType(clone, stand_in))
         return stand_in
+
+
+def _bound_object(fn):
+    """The object a method written in C is bound to (w of w.sum, w.__add__), or None: not a
+    module's function (len, np.add.reduce's ufunc is kept: its state is no array)."""
+    owner = getattr(fn, "__self__", None)
+    if (owner is None or isinstance(owner, (types.ModuleType, type, np.ufunc))
+            or not isinstance(fn, (types.BuiltinMethodType, types.MethodWrapperType))):
+        return None
+    return owner
 
 
 def _is_static(klass, name):
