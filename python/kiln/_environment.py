@@ -82,9 +82,12 @@ class Environment:
         self.partial = fn if isinstance(fn, functools.partial) else None
         if self.partial is not None:
             fn = _plain_function(fn.func)
-        # A bound method is rebuilt from its function and bound again.
-        self.bound_to = fn.__self__ if isinstance(fn, types.MethodType) else None
-        fn = fn.__func__ if isinstance(fn, types.MethodType) else fn
+        # A bound method is rebuilt from its function and bound again (one of a function
+        # without Python code, types.MethodType(np.add, w), as a C function bound to w).
+        python_method = (isinstance(fn, types.MethodType)
+                         and getattr(fn.__func__, "__code__", None) is not None)
+        self.bound_to = fn.__self__ if python_method else None
+        fn = fn.__func__ if python_method else fn
         self.fn = fn
         self.reads = []      # (globals dict, name, label), in the order of values()
         self.links = []      # (globals dict, name, helper function) to rebind when tracing
@@ -545,8 +548,10 @@ class Environment:
                           for value in values[len(self.reads):])
         if getattr(self.fn, "__code__", None) is None:  # a C function: bound to this call's
             bound = got.get(id(self.fn), {})
-            function = (getattr(bound["__self__"], self.fn.__name__) if "__self__" in bound
-                        else self.fn)
+            function = (self.fn if "__self__" not in bound
+                        else types.MethodType(self.fn.__func__, bound["__self__"])
+                        if isinstance(self.fn, types.MethodType)
+                        else getattr(bound["__self__"], self.fn.__name__))
         else:
             function = _function(self.fn, copy_of(self.fn.__globals__), cells)
             defaults = got.get(id(self.fn), {})
@@ -600,7 +605,8 @@ def _bound_object(fn):
     module's function (len, np.add.reduce's ufunc is kept: its state is no array)."""
     owner = getattr(fn, "__self__", None)
     if (owner is None or isinstance(owner, (types.ModuleType, type, np.ufunc))
-            or not isinstance(fn, (types.BuiltinMethodType, types.MethodWrapperType))):
+            or not isinstance(fn, (types.BuiltinMethodType, types.MethodWrapperType,
+                                   types.MethodType))):
         return None
     return owner
 

@@ -3,6 +3,7 @@ a ufunc (partial(np.add, w)) and an array's own method-wrappers (w.__add__, w.__
 reads w at every call; kiln baked it into the graph as a constant, so a w changed in place
 gave the old results, silently."""
 import functools
+import types
 
 import numpy as np
 
@@ -40,3 +41,16 @@ def test_an_arrays_bound_reduction_and_a_ufunc_method_still_work():
     assert total() == 16.0
     np.testing.assert_array_equal(kiln.compile(np.add.outer)(values[:2], values[:2]),
                                   np.add.outer(values[:2], values[:2]))
+
+
+def test_a_ufunc_bound_as_a_method_and_a_partial_of_an_arrays_operator():
+    # types.MethodType(np.add, w) failed inside kiln with AttributeError: the ufunc has no
+    # __code__ for the method's rebuilding to read.
+    weights = np.arange(3.0)
+    bound = kiln.compile(types.MethodType(np.add, weights))
+    wrapped = kiln.compile(functools.partial(weights.__add__))
+    np.testing.assert_array_equal(bound(1.0), [1.0, 2.0, 3.0])
+    np.testing.assert_array_equal(wrapped(1.0), [1.0, 2.0, 3.0])
+    weights[0] = 100.0
+    np.testing.assert_array_equal(bound(1.0), [101.0, 2.0, 3.0])
+    np.testing.assert_array_equal(wrapped(1.0), [101.0, 2.0, 3.0])
