@@ -5,6 +5,7 @@ layers: their instance attributes, in order); everything else is a leaf. The C++
 is graph input i there. Other subclasses (OrderedDict) are leaves. The output spec (results)
 adds its own leaves: Constant, and Rebuilt for namedtuples and dataclasses."""
 import functools
+import operator
 import types
 
 import numpy as np
@@ -388,9 +389,25 @@ def holds_array(value, is_array, depth=16, seen=None):
         parts = [value.func, *value.args, *value.keywords.values()]
     elif isinstance(value, types.MethodType):
         parts = [value.__func__, value.__self__]
+    elif isinstance(value, (types.BuiltinMethodType, types.MethodWrapperType)):
+        # w.__add__, w.sum, {"w": w}.get: what a method written in C is bound to
+        parts = [] if bound_to_module_or_class(value) else [value.__self__]
+    elif isinstance(value, _OPERATOR_CALLABLES):
+        maker, arguments = value.__reduce__()[:2]  # methodcaller("dot", w): its arguments
+        parts = [maker, *arguments]  # (keywords: a partial of the class as its maker)
     else:
         parts = list(getattr(value, "__dict__", {}).values()) + _slot_values(value)
     return any(holds_array(part, is_array, depth - 1, seen) for part in parts)
+
+
+_OPERATOR_CALLABLES = (operator.methodcaller, operator.itemgetter, operator.attrgetter)
+
+
+def bound_to_module_or_class(function):
+    """Whether a function written in C is a module's (len, math.exp), a class's or a ufunc's
+    (np.add.outer), whose __self__ holds no state of the call's."""
+    owner = getattr(function, "__self__", None)
+    return owner is None or isinstance(owner, (types.ModuleType, type, np.ufunc))
 
 
 def _slot_values(value):
