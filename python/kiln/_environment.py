@@ -111,7 +111,8 @@ class Environment:
             self._read_partial()
             if _bound_object(fn) is not None:
                 self.reads.append((fn, "__self__", f"the object of {fn.__name__}"))
-            elif _pytree.holds_array(fn, lambda value: isinstance(value, np.ndarray)):
+            elif (not isinstance(getattr(type(fn), "__call__", None), types.FunctionType)
+                  and _pytree.holds_array(fn, lambda value: isinstance(value, np.ndarray))):
                 # operator.methodcaller("dot", w): arrays in C state no read reaches
                 self.unwatched_read = (f"the {type(fn).__name__} compiled holds arrays kiln "
                                        "cannot read at each call")
