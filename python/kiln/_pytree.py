@@ -4,9 +4,12 @@ layers: their instance attributes, in order); everything else is a leaf. The C++
 (src/python/guard_items.h) records its items following the spec made here, so array leaf i here
 is graph input i there. Other subclasses (OrderedDict) are leaves. The output spec (results)
 adds its own leaves: Constant, and Rebuilt for namedtuples and dataclasses."""
+import collections
+import contextvars
 import functools
 import operator
 import types
+import weakref
 
 import numpy as np
 
@@ -378,10 +381,16 @@ def holds_array(value, is_array, depth=16, seen=None):
     if id(value) in seen:
         return False
     seen.add(id(value))
-    if isinstance(value, dict):
+    if isinstance(value, (dict, types.MappingProxyType, weakref.WeakValueDictionary)):
         parts = list(value.values())
-    elif isinstance(value, (tuple, list, set, frozenset)):
+    elif isinstance(value, (tuple, list, set, frozenset, collections.deque, weakref.WeakSet)):
         parts = list(value)
+    elif isinstance(value, weakref.WeakKeyDictionary):
+        parts = list(value.keys()) + list(value.values())
+    elif isinstance(value, weakref.ref):  # what R() returns (a WeakValueDictionary's too)
+        parts = [value()]
+    elif isinstance(value, contextvars.ContextVar):  # what CV.get() returns in this context
+        parts = [value.get(None)]
     elif isinstance(value, types.FunctionType):  # a closure over traced values (lambda: x + 1)
         parts = [cell.cell_contents for cell in value.__closure__ or () if cell_holds(cell)]
         parts += list(value.__defaults__ or ()) + list((value.__kwdefaults__ or {}).values())
