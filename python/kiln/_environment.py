@@ -19,7 +19,8 @@ import numpy as np
 from . import _pytree
 from ._stand_ins import (Attributes, _has_slots, _is_plain_object, _slot_names, _stand_in,
                          _with_methods)
-from ._code_names import (_class_data, _class_names, _class_reads, _class_value, _global_names,
+from ._code_names import (_attributes_of_name, _class_data, _class_names, _class_reads,
+                          _class_value, _global_names,
                           _imported_names, _instance_overrides, _member_function, _names,
                           _names_read, _public_names, _reads_computed_names,
                           _unwatched_namespace_read)
@@ -309,7 +310,7 @@ class Environment:
                 if _pytree.cell_holds(cell) and _is_plain_object(cell.cell_contents):
                     self._read_class_members(cell.cell_contents, function.__code__, add_read)
                 if _is_user_module(value) or _is_user_class(value):  # a closure's config module
-                    self._read_held_namespace(function, value, add_read)
+                    self._read_held_namespace(function, value, add_read, free_name)
                 if _is_user_function(value):
                     self.cell_helpers.add(id(value))
                     reaches.setdefault(id(function), []).append(value)
@@ -325,12 +326,27 @@ class Environment:
                              f"{function.__qualname__}'s closure variable '{free_name}'")
         self._read_unlinked_in_place(processed, unlinked, reaches)
 
-    def _read_held_namespace(self, function, value, add_read):
+    def _note_computed_module_attributes(self, function, name, module):
+        """A user's module with a module-level __getattr__ (PEP 562: lazy loading) whose
+        attributes `function` reads off `name` beyond the module's dict (lazymod.W): no
+        guard can read them, the trace would bake their arrays in, so the call runs eagerly."""
+        if not isinstance(module, types.ModuleType) or "__getattr__" not in vars(module):
+            return
+        computed = [attribute for attribute in _attributes_of_name(function.__code__, name)
+                    if attribute not in vars(module)]
+        if computed and self.unwatched_read is None:
+            self.unwatched_read = (f"it reads {name}.{computed[0]}, which module "
+                                   f"{module.__name__}'s __getattr__ makes at each read: no "
+                                   "guard can read it")
+
+    def _read_held_namespace(self, function, value, add_read, name=None):
         """The attributes `function` reads of a user's module or class it holds in a closure
         cell or imports as it runs: read at each call from the module or class itself, as a
         class's are (_read_namespace): no copy of them holds tracers."""
         attributes = vars(value)
         is_module = isinstance(value, types.ModuleType)
+        self._note_computed_module_attributes(
+            function, name or getattr(value, "__name__", "").split(".")[0], value)
         for attribute in _names_read(function.__code__, attributes):
             if is_module or not isinstance(attributes[attribute], (
                     types.FunctionType, classmethod, staticmethod, property)):
@@ -400,6 +416,7 @@ class Environment:
         _read_in_place."""
         attributes = vars(value)
         names = _names_read(function.__code__, attributes)
+        self._note_computed_module_attributes(function, name, value)
         if _reads_computed_names(function.__code__) and not isinstance(value, types.ModuleType):
             # a class's methods are code, not state (a classmethod is a new object each read)
             names = [a for a in names if not isinstance(
