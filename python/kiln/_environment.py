@@ -37,14 +37,19 @@ def _attributes_read(value, attributes, slots, code):
     """The attributes of a global object read at each call: those `code` names (cfg.scale);
     for an object of a user's class all of them, as its methods, properties and __getattr__
     read its state where the code names none of it (`cfg.get("a")`, a UserDict's data)."""
-    named = [a for a in _names(code) if a in attributes or a in slots]
+    # A functools.cached_property not computed yet (cfg.table) is read too: once computed it
+    # is an instance attribute, which the trace that computed it would have baked in.
+    cached = [a for a in _names(code) if a not in attributes
+              and isinstance(inspect.getattr_static(type(value), a, None),
+                             functools.cached_property)]
+    named = [a for a in _names(code) if a in attributes or a in slots] + cached
     if _reads_computed_names(code):
         return _public_names(list(attributes) + [a for a in slots if a not in attributes
                                                  and hasattr(value, slots[a])])
     if not _is_user_class(type(value)) and not isinstance(value, _MAPPING_OBJECTS):
         return named
     every = list(attributes) + [a for a in slots
-                                if a not in attributes and hasattr(value, slots[a])]
+                                if a not in attributes and hasattr(value, slots[a])] + cached
     return every if len(every) <= _MOST_OBJECT_READS else named
 
 
@@ -284,7 +289,8 @@ class Environment:
                     slots = _slot_names(value)
                     names = _attributes_read(value, attributes, slots, function.__code__)
                     for attribute in names:
-                        if attribute in attributes:
+                        if attribute in attributes or attribute not in slots:
+                            # (a cached_property not computed yet: absent from the dict now)
                             add_read(attributes, attribute, f"{name}.{attribute}")
                         else:
                             add_read(value, slots[attribute], f"{name}.{attribute}")
