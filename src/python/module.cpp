@@ -78,8 +78,12 @@ PyObject* default_int_handler = nullptr;  // _signal.default_int_handler
 // here, on Python's main thread, with no Python code run: the signal is made pending again,
 // so that its handler (the user's own too) runs once the call is back in Python
 // (translate_kiln_error), never inside the compile, which holds kiln's locks.
+unsigned long main_thread = 0;  // Python's main thread, the one its signal handlers run in
+
 bool interrupt_requested() {
-  if (PyGILState_GetThisThreadState() == nullptr) return false;  // a compile worker thread
+  // Without the GIL: only Python's main thread sees signals, and the GIL is asked for only
+  // where nothing can hold it while waiting for this compile (a fork in another thread does).
+  if (PyThread_get_thread_ident() != main_thread || fork_waiting()) return false;
   GilHeld held;
   if (!PyOS_InterruptOccurred()) return false;
   // _signal's getsignal, written in C: no bytecode runs, so no pending handler either.
@@ -322,6 +326,8 @@ void bind_errors(nb::module_& module) {
   nb::object signals = nb::module_::import_("_signal");
   get_signal_handler = nb::object(signals.attr("getsignal")).release().ptr();
   default_int_handler = nb::object(signals.attr("default_int_handler")).release().ptr();
+  main_thread = nb::cast<unsigned long>(
+      nb::module_::import_("threading").attr("main_thread")().attr("ident"));
   runtime::set_interruption_check(interrupt_requested);
   nb::register_exception_translator([](const std::exception_ptr& pointer, void*) {
     try {
