@@ -29,6 +29,9 @@ enum class ErrorKind {
   // np.linalg's error for a singular matrix, found while running (numpy.linalg.LinAlgError, a
   // ValueError: a user's `except np.linalg.LinAlgError` must catch it).
   LinAlg,
+  // A compile ended because the user interrupted it (Ctrl-C while the C++ compiler ran): the
+  // Python front end raises the KeyboardInterrupt its signal handler made.
+  Interrupted,
 };
 
 class Error : public std::runtime_error {

@@ -51,10 +51,13 @@ def holds_arrays(leaf):
     """A value that is not an array or a container kiln traces (a plain object, a
     SimpleNamespace, a dataclass in a closure) but holds ndarrays, however deep. Modules,
     classes and functions are read as globals are (their arrays are found by name), never this
-    way."""
+    way; a function written in C bound to an object (w.__add__, w.sum, a dict's get) is not
+    such a function: the object it is bound to is looked at."""
+    if isinstance(leaf, types.BuiltinFunctionType) and _pytree.bound_to_module_or_class(leaf):
+        return False
     if type(leaf) is np.ndarray or isinstance(leaf, (
             str, bytes, int, float, complex, types.ModuleType, type, types.FunctionType,
-            types.BuiltinFunctionType, types.MethodType, functools.partial)):
+            types.MethodType, functools.partial)):
         return False
     return _pytree.holds_array(leaf, lambda value: isinstance(value, np.ndarray))
 

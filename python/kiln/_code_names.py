@@ -77,6 +77,24 @@ def _unwatched_namespace_read(code, globals_):
     return None
 
 
+_NAME_LOADS = frozenset(("LOAD_GLOBAL", "LOAD_NAME", "LOAD_DEREF", "LOAD_FAST",
+                         "LOAD_CLASSDEREF"))
+
+
+@functools.lru_cache(maxsize=4096)
+def _attributes_of_name(code, name):
+    """The attributes `code` (and code nested in it) reads off what it names `name`, a global,
+    closure variable or local (name.attr, name.method(...)), in order."""
+    instructions = list(dis.get_instructions(code))
+    found = [second.argval for first, second in zip(instructions, instructions[1:])
+             if first.opname in _NAME_LOADS and first.argval == name
+             and second.opname in ("LOAD_ATTR", "LOAD_METHOD")]
+    for constant in code.co_consts:
+        if isinstance(constant, types.CodeType):
+            found.extend(_attributes_of_name(constant, name))
+    return tuple(dict.fromkeys(found))
+
+
 def _class_names(klass):
     """The attribute names of a class and its bases (object's aside)."""
     return list(dict.fromkeys(name for base in klass.__mro__[:-1] for name in vars(base)))

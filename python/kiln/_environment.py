@@ -19,12 +19,14 @@ import numpy as np
 from . import _pytree
 from ._stand_ins import (Attributes, _has_slots, _is_plain_object, _slot_names, _stand_in,
                          _with_methods)
-from ._code_names import (_class_data, _class_names, _class_reads, _class_value, _global_names,
+from ._code_names import (_attributes_of_name, _class_data, _class_names, _class_reads,
+                          _class_value, _global_names,
                           _imported_names, _instance_overrides, _member_function, _names,
                           _names_read, _public_names, _reads_computed_names,
                           _unwatched_namespace_read)
 from ._trace_stores import _CELL_STORES, _global_stores
-from ._user_code import _is_user_class, _is_user_function, _is_user_module, _plain_function
+from ._user_code import (_is_numpy_or_math_module, _is_user_class, _is_user_function,
+                         _is_user_module, _plain_function)
 
 # The most attributes of a user's object read at each call (all of them: its methods,
 # properties and __getattr__ read what its code does not name).
@@ -35,14 +37,19 @@ def _attributes_read(value, attributes, slots, code):
     """The attributes of a global object read at each call: those `code` names (cfg.scale);
     for an object of a user's class all of them, as its methods, properties and __getattr__
     read its state where the code names none of it (`cfg.get("a")`, a UserDict's data)."""
-    named = [a for a in _names(code) if a in attributes or a in slots]
+    # A functools.cached_property not computed yet (cfg.table) is read too: once computed it
+    # is an instance attribute, which the trace that computed it would have baked in.
+    cached = [a for a in _names(code) if a not in attributes
+              and isinstance(inspect.getattr_static(type(value), a, None),
+                             functools.cached_property)]
+    named = [a for a in _names(code) if a in attributes or a in slots] + cached
     if _reads_computed_names(code):
         return _public_names(list(attributes) + [a for a in slots if a not in attributes
                                                  and hasattr(value, slots[a])])
     if not _is_user_class(type(value)) and not isinstance(value, _MAPPING_OBJECTS):
         return named
     every = list(attributes) + [a for a in slots
-                                if a not in attributes and hasattr(value, slots[a])]
+                                if a not in attributes and hasattr(value, slots[a])] + cached
     return every if len(every) <= _MOST_OBJECT_READS else named
 
 
@@ -81,9 +88,12 @@ class Environment:
         self.partial = fn if isinstance(fn, functools.partial) else None
         if self.partial is not None:
             fn = _plain_function(fn.func)
-        # A bound method is rebuilt from its function and bound again.
-        self.bound_to = fn.__self__ if isinstance(fn, types.MethodType) else None
-        fn = fn.__func__ if isinstance(fn, types.MethodType) else fn
+        # A bound method is rebuilt from its function and bound again (one of a function
+        # without Python code, types.MethodType(np.add, w), as a C function bound to w).
+        python_method = (isinstance(fn, types.MethodType)
+                         and getattr(fn.__func__, "__code__", None) is not None)
+        self.bound_to = fn.__self__ if python_method else None
+        fn = fn.__func__ if python_method else fn
         self.fn = fn
         self.reads = []      # (globals dict, name, label), in the order of values()
         self.links = []      # (globals dict, name, helper function) to rebind when tracing
@@ -101,12 +111,21 @@ class Environment:
         code, globals_ = getattr(fn, "__code__", None), getattr(fn, "__globals__", None)
         if code is None or globals_ is None:  # builtins, callable objects: arguments only
             self.cells, self.cell_names = None, []
+            # ...and what they are given or bound to, read at each call as a Python
+            # function's are (partial(np.add, w), an array's w.__add__: w changed in place
+            # was a constant of the graph, the result stale)
+            self._read_partial()
+            if _bound_object(fn) is not None:
+                self.reads.append((fn, "__self__", f"the object of {fn.__name__}"))
+            elif (not isinstance(getattr(type(fn), "__call__", None), types.FunctionType)
+                  and _pytree.holds_array(fn, lambda value: isinstance(value, np.ndarray))):
+                # operator.methodcaller("dot", w): arrays in C state no read reaches
+                self.unwatched_read = (f"the {type(fn).__name__} compiled holds arrays kiln "
+                                       "cannot read at each call")
             return
         self.cells, self.cell_names = fn.__closure__, list(code.co_freevars)
         self.reads = [(globals_, name, f"global '{name}'") for name in _global_names(code)]
-        if self.partial is not None:
-            self.reads += [(self.partial, "args", "the partial's arguments"),
-                           (self.partial, "keywords", "the partial's keywords")]
+        self._read_partial()
         # Default values are read at each call too (by getattr: a default dict or array
         # changed in place, or __defaults__ assigned, is seen as a changed argument would be).
         for name, label in (("__defaults__", "default arguments"),
@@ -120,6 +139,11 @@ class Environment:
                            else None)
         self.slots = _slot_names(self.bound_to) if _has_slots(self.bound_to) else {}
         self._find_helpers(fn)
+
+    def _read_partial(self):
+        if self.partial is not None:
+            self.reads += [(self.partial, "args", "the partial's arguments"),
+                           (self.partial, "keywords", "the partial's keywords")]
 
     def _find_helpers(self, fn):
         """Helpers fn reaches through its globals, and methods through self (transitively):
@@ -256,6 +280,8 @@ class Environment:
                     add_read(globals_, name, f"global '{name}' of {function.__qualname__}()")
                 if _is_user_module(value) or _is_user_class(value):
                     self._read_namespace(function, globals_, name, value, add_read)
+                elif _is_numpy_or_math_module(value):
+                    self._read_library_functions(function, name, value, add_read)
                 elif _is_plain_object(value) or _has_slots(value):
                     # cfg.scale, cfg.w of a global object: read like self's attributes
                     attributes = getattr(value, "__dict__", None)
@@ -263,7 +289,8 @@ class Environment:
                     slots = _slot_names(value)
                     names = _attributes_read(value, attributes, slots, function.__code__)
                     for attribute in names:
-                        if attribute in attributes:
+                        if attribute in attributes or attribute not in slots:
+                            # (a cached_property not computed yet: absent from the dict now)
                             add_read(attributes, attribute, f"{name}.{attribute}")
                         else:
                             add_read(value, slots[attribute], f"{name}.{attribute}")
@@ -289,7 +316,7 @@ class Environment:
                 if _pytree.cell_holds(cell) and _is_plain_object(cell.cell_contents):
                     self._read_class_members(cell.cell_contents, function.__code__, add_read)
                 if _is_user_module(value) or _is_user_class(value):  # a closure's config module
-                    self._read_held_namespace(function, value, add_read)
+                    self._read_held_namespace(function, value, add_read, free_name)
                 if _is_user_function(value):
                     self.cell_helpers.add(id(value))
                     reaches.setdefault(id(function), []).append(value)
@@ -305,12 +332,27 @@ class Environment:
                              f"{function.__qualname__}'s closure variable '{free_name}'")
         self._read_unlinked_in_place(processed, unlinked, reaches)
 
-    def _read_held_namespace(self, function, value, add_read):
+    def _note_computed_module_attributes(self, function, name, module):
+        """A user's module with a module-level __getattr__ (PEP 562: lazy loading) whose
+        attributes `function` reads off `name` beyond the module's dict (lazymod.W): no
+        guard can read them, the trace would bake their arrays in, so the call runs eagerly."""
+        if not isinstance(module, types.ModuleType) or "__getattr__" not in vars(module):
+            return
+        computed = [attribute for attribute in _attributes_of_name(function.__code__, name)
+                    if attribute not in vars(module)]
+        if computed and self.unwatched_read is None:
+            self.unwatched_read = (f"it reads {name}.{computed[0]}, which module "
+                                   f"{module.__name__}'s __getattr__ makes at each read: no "
+                                   "guard can read it")
+
+    def _read_held_namespace(self, function, value, add_read, name=None):
         """The attributes `function` reads of a user's module or class it holds in a closure
         cell or imports as it runs: read at each call from the module or class itself, as a
         class's are (_read_namespace): no copy of them holds tracers."""
         attributes = vars(value)
         is_module = isinstance(value, types.ModuleType)
+        self._note_computed_module_attributes(
+            function, name or getattr(value, "__name__", "").split(".")[0], value)
         for attribute in _names_read(function.__code__, attributes):
             if is_module or not isinstance(attributes[attribute], (
                     types.FunctionType, classmethod, staticmethod, property)):
@@ -380,6 +422,7 @@ class Environment:
         _read_in_place."""
         attributes = vars(value)
         names = _names_read(function.__code__, attributes)
+        self._note_computed_module_attributes(function, name, value)
         if _reads_computed_names(function.__code__) and not isinstance(value, types.ModuleType):
             # a class's methods are code, not state (a classmethod is a new object each read)
             names = [a for a in names if not isinstance(
@@ -395,6 +438,25 @@ class Environment:
         if (names and isinstance(value, types.ModuleType)
                 and all(o is not value for _, _, o in self.objects)):
             self.objects.append((globals_, name, value))
+
+    def _read_library_functions(self, function, name, module, add_read, seen=()):
+        """The attributes `function` names of NumPy or math (np.sin, np.pi, np.linalg.norm),
+        read at each call in place: one replaced since the trace (unittest.mock.patch(
+        "numpy.sin", ...), a compatibility shim assigning np.float_) is seen, as Python's call
+        would see it, instead of the graph of the function the trace called. Only the names the
+        code holds (a getattr by a computed name reads none: guarding all of NumPy would cost
+        every call more than it runs). The trace runs over the module itself."""
+        attributes = vars(module)
+        seen = (*seen, module)
+        for attribute in _names(function.__code__):
+            if attribute not in attributes or attribute.startswith("__"):
+                continue
+            add_read(attributes, attribute, f"{name}.{attribute}")
+            value = attributes[attribute]
+            if _is_numpy_or_math_module(value) and all(value is not m for m in seen):
+                self._read_library_functions(function, f"{name}.{attribute}", value,
+                                             add_read, seen)
+        self._read_in_place(module)
 
     def _read_in_place(self, value):
         """The reads of `value`'s attributes are made by the trace from `value` itself (a class,
@@ -512,10 +574,17 @@ class Environment:
         if cells is not None:
             cells = tuple(types.CellType(with_clone(value))
                           for value in values[len(self.reads):])
-        function = _function(self.fn, copy_of(self.fn.__globals__), cells)
-        defaults = got.get(id(self.fn), {})
-        function.__defaults__ = defaults.get("__defaults__", function.__defaults__)
-        function.__kwdefaults__ = defaults.get("__kwdefaults__", function.__kwdefaults__)
+        if getattr(self.fn, "__code__", None) is None:  # a C function: bound to this call's
+            bound = got.get(id(self.fn), {})
+            function = (self.fn if "__self__" not in bound
+                        else types.MethodType(self.fn.__func__, bound["__self__"])
+                        if isinstance(self.fn, types.MethodType)
+                        else getattr(bound["__self__"], self.fn.__name__))
+        else:
+            function = _function(self.fn, copy_of(self.fn.__globals__), cells)
+            defaults = got.get(id(self.fn), {})
+            function.__defaults__ = defaults.get("__defaults__", function.__defaults__)
+            function.__kwdefaults__ = defaults.get("__kwdefaults__", function.__kwdefaults__)
         if self.bound_to is not None:
             objects.append((self.bound_to, self._instance(copy_of, clone_of, got)))
             function = types.MethodType(function, objects[-1][1])
@@ -557,6 +626,17 @@ class Environment:
             stand_in.__dict__[name] = (clone if _is_static(klass, name)
                                        else types.MethodType(clone, stand_in))
         return stand_in
+
+
+def _bound_object(fn):
+    """The object a method written in C is bound to (w of w.sum, w.__add__), or None: not a
+    module's function (len, np.add.reduce's ufunc is kept: its state is no array)."""
+    owner = getattr(fn, "__self__", None)
+    if (owner is None or isinstance(owner, (types.ModuleType, type, np.ufunc))
+            or not isinstance(fn, (types.BuiltinMethodType, types.MethodWrapperType,
+                                   types.MethodType))):
+        return None
+    return owner
 
 
 def _is_static(klass, name):

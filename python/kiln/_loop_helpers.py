@@ -25,7 +25,8 @@ _LIBRARIES = tuple({path for key in ("stdlib", "platstdlib", "purelib", "platlib
 def with_rewritten_helpers(function, helper, note_loop):
     """`function` (a function or method) whose globals and closure cells name rewritten
     helpers; the function itself when none of them has anything to rewrite."""
-    if isinstance(function, types.MethodType):
+    if isinstance(function, types.MethodType) and isinstance(function.__func__,
+                                                             types.FunctionType):
         rebuilt = _with_helpers(function.__func__, helper, note_loop, {})
         return function if rebuilt is function.__func__ else types.MethodType(
             rebuilt, function.__self__)

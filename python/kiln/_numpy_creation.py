@@ -88,7 +88,7 @@ def arange(context, start_or_stop, stop=None, step=None, dtype=None, **kwargs):
     if dtype is None:  # NumPy's rule: at least intp, promoted with each argument's type
         dtype = np.result_type(np.intp, *[np.asarray(v).dtype for v in (start, stop, step)])
     dtype = check_dtype(dtype)
-    count = max(0, int(np.ceil((stop - start) / step)))
+    count = _arange_length(start, stop, step)
     k = backend()
     # NumPy fills start + i * (second - first), with both first values in the result dtype
     # (converted as NumPy does: NumPy 2 refuses an int the dtype cannot hold).
@@ -103,11 +103,29 @@ def arange(context, start_or_stop, stop=None, step=None, dtype=None, **kwargs):
     values = _iota(context, count, compute)
     # Integers as constants of their own dtype: a double rounds them past 2**53.
     number = ((lambda v: context.constant(int(v), compute)) if compute.kind in "iu" else float)
-    if delta != 1:
+    if delta != 1 and count > 1:  # one element is `first` alone (0 * an infinite step is NaN)
         values = k.multiply(values, number(delta))
     if first != 0:
         values = k.add(values, number(first))
     return traced(context, cast(values, dtype))
+
+
+def _arange_length(start, stop, step):
+    """NumPy's length of arange(start, stop, step) (multiarray/ctors.c): a quotient that
+    underflowed to zero from a nonzero distance is one element (arange(0, 1, inf) is [0.]),
+    a NaN one cannot be computed, one past intp is too big: NumPy's ValueErrors, not Python's
+    OverflowError of int(inf) nor an empty result."""
+    distance = stop - start
+    with np.errstate(all="ignore"):
+        quotient = np.float64(distance) / np.float64(step)
+    if quotient == 0 and distance != 0:
+        return 0 if np.signbit(quotient) else 1
+    if np.isnan(quotient):
+        raise ValueError("arange: cannot compute length")
+    length = np.ceil(quotient)
+    if not np.isfinite(length) or length > np.iinfo(np.intp).max:
+        raise ValueError("Maximum allowed size exceeded")
+    return max(0, int(length))
 
 
 def linspace(context, start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0,

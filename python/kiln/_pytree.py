@@ -4,12 +4,29 @@ layers: their instance attributes, in order); everything else is a leaf. The C++
 (src/python/guard_items.h) records its items following the spec made here, so array leaf i here
 is graph input i there. Other subclasses (OrderedDict) are leaves. The output spec (results)
 adds its own leaves: Constant, and Rebuilt for namedtuples and dataclasses."""
+import collections
+import contextvars
 import functools
+import operator
 import types
+import weakref
 
 import numpy as np
 
 _TUPLE, _LIST, _DICT, _LEAF, _NAMED, _OBJECT = 0, 1, 2, 3, 4, 5
+
+
+# Containers nested deeper than this are leaves: each level is a Python frame here and in the
+# walks of the spec, so a list nested 3,000 deep would raise RecursionError, not run. Such a leaf
+# holding arrays or too deep for a guard's snapshot makes the call run eagerly (_arguments.py).
+MOST_CONTAINER_DEPTH = 64
+# A list, tuple or dict of more items than this is a leaf, guarded as one value: as a container
+# each item was a leaf of its own, flattened in Python and compared by the guard at every call
+# (a 300,000-number lookup list read by the function: 6 ms a call, 150x Python's, and 20 s for
+# the first call of a 3,000,000-number one). Such a leaf is more than a guard's snapshot holds,
+# so the call runs eagerly (_arguments.too_large_to_guard), at Python's cost: the length alone
+# decides, as looking at each item would cost as much again at every call.
+MOST_CONTAINER_ITEMS = 4096
 
 
 def flatten(tree, results=False):
@@ -54,25 +71,36 @@ def is_data_object(node, result=False):
     return holds_array(node, lambda value: isinstance(value, np.ndarray))
 
 
-def _flatten(node, leaves, objects, results=False):
+def _flatten(node, leaves, objects, results=False, enclosing=()):
     """objects: a set of the ids of the objects made containers so far (each may appear once:
     an object reached twice, or through itself, is a leaf, and such a call runs eagerly), or
-    None where objects are leaves; results: is_data_object's `result`."""
+    None where objects are leaves; results: is_data_object's `result`; enclosing: the ids of
+    the containers this node is inside. A list, tuple or dict inside itself (a cycle: `l.append(l)`,
+    a graph of nodes) or nested past MOST_CONTAINER_DEPTH is a leaf too, never walked on."""
     kind = type(node)
+    if (kind in (tuple, list, dict) or is_named_tuple(node)) and (
+            id(node) in enclosing or len(enclosing) >= MOST_CONTAINER_DEPTH):
+        leaves.append(node)
+        return (_LEAF,)
+    if kind in (tuple, list, dict) and len(node) > MOST_CONTAINER_ITEMS:
+        leaves.append(node)
+        return (_LEAF,)
+    inside = (*enclosing, id(node))
+
+    def children(values):
+        return [_flatten(child, leaves, objects, results, inside) for child in values]
     if kind is tuple:
-        return (_TUPLE, [_flatten(child, leaves, objects, results) for child in node])
+        return (_TUPLE, children(node))
     if kind is list:
-        return (_LIST, [_flatten(child, leaves, objects, results) for child in node])
+        return (_LIST, children(node))
     if kind is dict:
-        return (_DICT, list(node.keys()),
-                [_flatten(child, leaves, objects, results) for child in node.values()])
+        return (_DICT, list(node.keys()), children(node.values()))
     if is_named_tuple(node):
-        return (_NAMED, kind, [_flatten(child, leaves, objects, results) for child in node])
+        return (_NAMED, kind, children(node))
     if objects is not None and id(node) not in objects and is_data_object(node, results):
         objects.add(id(node))
         attributes = vars(node)
-        return (_OBJECT, kind, list(attributes.keys()),
-                [_flatten(child, leaves, objects, results) for child in attributes.values()])
+        return (_OBJECT, kind, list(attributes.keys()), children(attributes.values()))
     leaves.append(node)
     return (_LEAF,)
 
@@ -353,10 +381,16 @@ def holds_array(value, is_array, depth=16, seen=None):
     if id(value) in seen:
         return False
     seen.add(id(value))
-    if isinstance(value, dict):
+    if isinstance(value, (dict, types.MappingProxyType, weakref.WeakValueDictionary)):
         parts = list(value.values())
-    elif isinstance(value, (tuple, list, set, frozenset)):
+    elif isinstance(value, (tuple, list, set, frozenset, collections.deque, weakref.WeakSet)):
         parts = list(value)
+    elif isinstance(value, weakref.WeakKeyDictionary):
+        parts = list(value.keys()) + list(value.values())
+    elif isinstance(value, weakref.ref):  # what R() returns (a WeakValueDictionary's too)
+        parts = [value()]
+    elif isinstance(value, contextvars.ContextVar):  # what CV.get() returns in this context
+        parts = [value.get(None)]
     elif isinstance(value, types.FunctionType):  # a closure over traced values (lambda: x + 1)
         parts = [cell.cell_contents for cell in value.__closure__ or () if cell_holds(cell)]
         parts += list(value.__defaults__ or ()) + list((value.__kwdefaults__ or {}).values())
@@ -364,9 +398,25 @@ def holds_array(value, is_array, depth=16, seen=None):
         parts = [value.func, *value.args, *value.keywords.values()]
     elif isinstance(value, types.MethodType):
         parts = [value.__func__, value.__self__]
+    elif isinstance(value, (types.BuiltinMethodType, types.MethodWrapperType)):
+        # w.__add__, w.sum, {"w": w}.get: what a method written in C is bound to
+        parts = [] if bound_to_module_or_class(value) else [value.__self__]
+    elif isinstance(value, _OPERATOR_CALLABLES):
+        maker, arguments = value.__reduce__()[:2]  # methodcaller("dot", w): its arguments
+        parts = [maker, *arguments]  # (keywords: a partial of the class as its maker)
     else:
         parts = list(getattr(value, "__dict__", {}).values()) + _slot_values(value)
     return any(holds_array(part, is_array, depth - 1, seen) for part in parts)
+
+
+_OPERATOR_CALLABLES = (operator.methodcaller, operator.itemgetter, operator.attrgetter)
+
+
+def bound_to_module_or_class(function):
+    """Whether a function written in C is a module's (len, math.exp), a class's or a ufunc's
+    (np.add.outer), whose __self__ holds no state of the call's."""
+    owner = getattr(function, "__self__", None)
+    return owner is None or isinstance(owner, (types.ModuleType, type, np.ufunc))
 
 
 def _slot_values(value):

@@ -39,6 +39,15 @@ def _is_user_module(value):
     return not (is_internal(filename) or filename.startswith(_LIBRARY_DIRECTORIES))
 
 
+def _is_numpy_or_math_module(value):
+    """NumPy (its submodules too) or math: a library whose functions the code names
+    (np.sin, math.exp) and a test or shim may replace (unittest.mock.patch("numpy.sin"))."""
+    if not isinstance(value, types.ModuleType):
+        return False
+    name = value.__name__
+    return name in ("numpy", "math", "cmath") or name.startswith("numpy.")
+
+
 def _is_user_class(value):
     """A class defined in a user's module (its attributes, `Config.scale`, read by getattr)."""
     return isinstance(value, type) and _is_user_module(sys.modules.get(value.__module__))

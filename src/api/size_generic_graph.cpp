@@ -291,6 +291,7 @@ std::shared_ptr<CompiledGraph> SizeGenericGraph::for_sizes(const std::vector<int
       else
         load_generic_library(*hint_);
     } catch (const Error& error) {
+      if (error.kind() == ErrorKind::Interrupted) throw;  // the user's, not the source's
       generic_.reset();
       no_generic_ = std::string("the size-generic source did not build: ") + error.what();
     }

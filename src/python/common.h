@@ -112,6 +112,10 @@ class GilHeld {
   PyGILState_STATE state_;
 };
 
+// Whether a fork is waiting for the compiles in flight to end (CompileSection), holding the
+// GIL meanwhile: a compile must not ask for the GIL then.
+bool fork_waiting();
+
 // A compile that runs without the GIL (compiled_bindings.cpp). A fork waits until none is in
 // flight, and none starts meanwhile: one holds kiln's locks (the loaded libraries', a
 // size-generic graph's) that a child would find locked for good. Made after the GIL is

@@ -2,6 +2,7 @@
 // Trace recorded from Python, and running its result on NumPy arrays with no copy of the inputs.
 #include <pthread.h>
 
+#include <atomic>
 #include <chrono>
 #include <shared_mutex>
 
@@ -32,11 +33,26 @@ std::shared_mutex& compile_gate() { return *gate; }
 // flight may still need the ForkGuard's mutex (an executable's constructor) to finish. The
 // child gets a new gate: a pthread rwlock records its writer's thread id, which the child's
 // one thread does not have, and its unlock there would corrupt it.
+// fork_waiting is set before the fork waits for the gate, holding the GIL: a compile in
+// flight must not ask for the GIL then (module.cpp's interrupt_requested), or neither ends.
+std::atomic<bool> fork_waiting_now{false};
 [[maybe_unused]] const int compile_fork_guard = pthread_atfork(
-    [] { compile_gate().lock(); }, [] { compile_gate().unlock(); },
-    [] { gate = new std::shared_mutex; });
+    [] {
+      fork_waiting_now = true;
+      compile_gate().lock();
+    },
+    [] {
+      compile_gate().unlock();
+      fork_waiting_now = false;
+    },
+    [] {
+      gate = new std::shared_mutex;
+      fork_waiting_now = false;
+    });
 
 }  // namespace
+
+bool fork_waiting() { return fork_waiting_now.load(); }
 
 CompileSection::CompileSection() { compile_gate().lock_shared(); }
 CompileSection::~CompileSection() { compile_gate().unlock_shared(); }

@@ -38,12 +38,36 @@ inline nb::object slot_attributes(PyObject* object) {
 }
 
 // The attributes of an object whose attributes its code may read (not a class, module or
-// function, whose attributes kiln reads as globals): its instance dict, with the values of its
+// function, whose attributes kiln reads as globals, nor a function written in C: a NumPy
+// ufunc or array function, whose __dict__ holds no state its call reads, compared as itself so
+// that a guard on np.sin stays one comparison): its instance dict, with the values of its
 // __slots__ attributes (a dataclass(slots=True) of settings) when it has any; null for
 // anything else.
+inline bool is_c_function(PyObject* object) {
+  static PyObject* const ufunc_type = [] {
+    PyObject* numpy = PyImport_ImportModule("numpy");
+    PyObject* type = numpy ? PyObject_GetAttrString(numpy, "ufunc") : nullptr;
+    Py_XDECREF(numpy);
+    if (type == nullptr) PyErr_Clear();
+    return type;  // kept for the process's life
+  }();
+  static PyObject* const dispatcher_type = [] {
+    PyObject* numpy = PyImport_ImportModule("numpy");
+    PyObject* sum = numpy ? PyObject_GetAttrString(numpy, "sum") : nullptr;
+    PyObject* type = sum ? Py_NewRef(reinterpret_cast<PyObject*>(Py_TYPE(sum))) : nullptr;
+    Py_XDECREF(sum);
+    Py_XDECREF(numpy);
+    if (type == nullptr) PyErr_Clear();
+    return type;
+  }();
+  PyObject* type = reinterpret_cast<PyObject*>(Py_TYPE(object));
+  return PyCFunction_Check(object) || (type == ufunc_type && type != nullptr) ||
+         (type == dispatcher_type && type != nullptr && !PyFunction_Check(object));
+}
+
 inline nb::object instance_attributes(PyObject* object) {
   if (PyType_Check(object) || PyModule_Check(object) || PyFunction_Check(object) ||
-      PyMethod_Check(object) || PyCFunction_Check(object))
+      PyMethod_Check(object) || is_c_function(object))
     return nb::object();
   nb::object attributes;
   if (Py_TYPE(object)->tp_dictoffset != 0) {

@@ -6,12 +6,14 @@
 
 #include <nanobind/stl/string.h>
 
+#include <csignal>
 #include <limits>
 
 #include "api/logging.h"
 #include "api/options.h"
 #include "kiln/compile.h"
 #include "kiln/error.h"
+#include "runtime/process.h"
 #include "runtime/cuda/cuda_driver.h"
 
 namespace kiln::python {
@@ -68,6 +70,30 @@ PyObject* compiler_error_type = nullptr;  // Toolchain and Internal errors
 PyObject* axis_error_type = nullptr;
 PyObject* linalg_error_type = nullptr;  // numpy.linalg.LinAlgError
 PyObject* index_or_runtime_error_type = nullptr;  // ErrorKind::IndexOrRuntime
+PyObject* get_signal_handler = nullptr;  // _signal.getsignal
+PyObject* default_int_handler = nullptr;  // _signal.default_int_handler
+
+// Whether a Ctrl-C should end the compile this thread waits for (runtime/process.h): a SIGINT
+// arrived and Python's handler for it is the one that raises KeyboardInterrupt. Only detected
+// here, on Python's main thread, with no Python code run: the signal is made pending again,
+// so that its handler (the user's own too) runs once the call is back in Python
+// (translate_kiln_error), never inside the compile, which holds kiln's locks.
+unsigned long main_thread = 0;  // Python's main thread, the one its signal handlers run in
+
+bool interrupt_requested() {
+  // Without the GIL: only Python's main thread sees signals, and the GIL is asked for only
+  // where nothing can hold it while waiting for this compile (a fork in another thread does).
+  if (PyThread_get_thread_ident() != main_thread || fork_waiting()) return false;
+  GilHeld held;
+  if (!PyOS_InterruptOccurred()) return false;
+  // _signal's getsignal, written in C: no bytecode runs, so no pending handler either.
+  PyObject* handler = PyObject_CallFunction(get_signal_handler, "i", SIGINT);
+  if (handler == nullptr) PyErr_Clear();
+  const bool raises = handler == default_int_handler;
+  Py_XDECREF(handler);
+  PyErr_SetInterruptEx(SIGINT);
+  return raises;
+}
 
 }  // namespace
 
@@ -94,6 +120,12 @@ void translate_kiln_error(const Error& error) {
     case ErrorKind::Permission: PyErr_SetString(PyExc_PermissionError, message); return;
     case ErrorKind::Unsupported: PyErr_SetString(unsupported_type, message); return;
     case ErrorKind::Toolchain: PyErr_SetString(compiler_error_type, message); return;
+    case ErrorKind::Interrupted:
+      // The SIGINT that ended the compile is pending again (interrupt_requested): its handler
+      // runs now, back in Python with no lock of kiln's held, and raises KeyboardInterrupt.
+      if (PyErr_CheckSignals() == 0 && !PyErr_Occurred())
+        PyErr_SetNone(PyExc_KeyboardInterrupt);
+      return;
     case ErrorKind::Internal:
       PyErr_SetString(compiler_error_type,
                       (std::string("kiln internal error (please report): ") + message).c_str());
@@ -291,6 +323,12 @@ void bind_errors(nb::module_& module) {
   axis_error_type = axis_error.release().ptr();
   nb::object linalg_error = numpy_exceptions.attr("linalg").attr("LinAlgError");
   linalg_error_type = linalg_error.release().ptr();
+  nb::object signals = nb::module_::import_("_signal");
+  get_signal_handler = nb::object(signals.attr("getsignal")).release().ptr();
+  default_int_handler = nb::object(signals.attr("default_int_handler")).release().ptr();
+  main_thread = nb::cast<unsigned long>(
+      nb::module_::import_("threading").attr("main_thread")().attr("ident"));
+  runtime::set_interruption_check(interrupt_requested);
   nb::register_exception_translator([](const std::exception_ptr& pointer, void*) {
     try {
       std::rethrow_exception(pointer);

@@ -1,6 +1,7 @@
 #include "runtime/process.h"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -8,15 +9,21 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 
 #include "kiln/error.h"
+#include "runtime/environment_numbers.h"
 
 extern char** environ;
 
 namespace kiln::runtime {
 namespace {
+
+// The process-wide interruption check (set_interruption_check), read by each wait.
+std::atomic<InterruptionCheck> interruption_check{nullptr};
 
 // Bounds on one compiler process (inherited by the driver's children, see run_process).
 constexpr rlim_t kCompileSeconds = 600;
@@ -91,8 +98,16 @@ int start_process(const std::vector<std::string>& arguments, int channel) {
   return spawn(arguments, channel, channel, null_output.descriptor);
 }
 
+void set_interruption_check(InterruptionCheck check) { interruption_check.store(check); }
+
 ProcessResult run_process(const std::vector<std::string>& arguments,
                           const std::string& temporary_directory) {
+  // The CPU limit does not bound a compiler that waits (a stalled network file system, a
+  // wrapper's lock): without this, the call waited for it for ever.
+  const int64_t most_seconds = environment_whole_number(
+      "KILN_COMPILE_SECONDS", static_cast<int64_t>(kCompileSeconds), 1,
+      "is not a whole number of seconds (at least 1)");
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(most_seconds);
   int pipe_descriptors[2];
   if (pipe2(pipe_descriptors, O_CLOEXEC) != 0) {
     throw Error(ErrorKind::Toolchain,
@@ -113,6 +128,26 @@ ProcessResult run_process(const std::vector<std::string>& arguments,
   ProcessResult result;
   char buffer[4096];
   for (;;) {
+    // A blocking read would keep a Ctrl-C waiting until the compiler ends (seconds, or never
+    // for one that hangs): the wait wakes up to ask the interruption check.
+    pollfd readable{pipe_descriptors[0], POLLIN, 0};
+    int ready = poll(&readable, 1, kInterruptionPollMilliseconds);
+    if (ready <= 0) {
+      if (ready < 0 && errno != EINTR) break;
+      InterruptionCheck check = interruption_check.load();
+      const bool interrupted = check != nullptr && check();
+      const bool late = std::chrono::steady_clock::now() >= deadline;
+      if (!interrupted && !late) continue;
+      close(pipe_descriptors[0]);
+      kill(child, SIGKILL);
+      while (waitpid(child, nullptr, 0) < 0 && errno == EINTR) {
+      }
+      if (interrupted)
+        throw Error(ErrorKind::Interrupted, "kiln: interrupted while running " + arguments[0]);
+      throw Error(ErrorKind::Toolchain,
+                  "kiln: " + arguments[0] + " ran for more than " + std::to_string(most_seconds) +
+                      " s (KILN_COMPILE_SECONDS) and was killed");
+    }
     ssize_t count = read(pipe_descriptors[0], buffer, sizeof buffer);
     if (count > 0) {
       result.output.append(buffer, static_cast<size_t>(count));

@@ -16,9 +16,18 @@ struct ProcessResult {
 // into one string. exec, not system(): no shell parses generated file names, and the
 // caller gets the child's message rather than whatever the terminal happened to show.
 // `temporary_directory`, when given, is the child's $TMPDIR. Throws kiln::Error(Toolchain)
-// when the child cannot be started.
+// when the child cannot be started, or when it runs past KILN_COMPILE_SECONDS of wall-clock
+// time (default 600, the CPU limit), killed then.
 ProcessResult run_process(const std::vector<std::string>& arguments,
                           const std::string& temporary_directory = "");
+
+// Asked while run_process waits for its child, every kInterruptionPollMilliseconds and after
+// each signal: true ends the wait, the child killed (its own children die with it), with
+// kiln::Error(Interrupted). The Python module sets one that runs Python's signal handlers, so
+// that Ctrl-C stops a compile at once instead of after it; none is set by default.
+using InterruptionCheck = bool (*)();
+void set_interruption_check(InterruptionCheck check);
+constexpr int kInterruptionPollMilliseconds = 100;
 
 // Starts `arguments[0]` (an absolute path) under the same bounds, its stdin and stdout the
 // descriptor `channel` (a socket kiln talks to it through), its stderr /dev/null, and returns

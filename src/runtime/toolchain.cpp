@@ -10,6 +10,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
+#include <mutex>
 #include <sstream>
 #include <thread>
 
@@ -318,6 +320,8 @@ void Toolchain::compile_shared_object(const std::string& source_path,
   };
   std::vector<ProcessResult> results(static_cast<size_t>(units));
   std::atomic<int> next_unit{0};
+  std::exception_ptr interrupted;  // the first unit's interruption: no unit starts after it
+  std::mutex interrupted_lock;
   auto compile_units = [&] {
     for (int unit = next_unit++; unit < units; unit = next_unit++) {
       std::vector<std::string> arguments = command;
@@ -328,6 +332,12 @@ void Toolchain::compile_shared_object(const std::string& source_path,
       try {
         results[static_cast<size_t>(unit)] = run_process(arguments, temporaries.path());
       } catch (const Error& error) {
+        if (error.kind() == ErrorKind::Interrupted) {
+          next_unit = units;
+          std::lock_guard<std::mutex> hold(interrupted_lock);
+          if (!interrupted) interrupted = std::current_exception();
+          continue;
+        }
         results[static_cast<size_t>(unit)] = {-1, error.what()};
       }
     }
@@ -337,6 +347,7 @@ void Toolchain::compile_shared_object(const std::string& source_path,
   compile_units();
   for (std::thread& worker : workers) worker.join();
   try {
+    if (interrupted) std::rethrow_exception(interrupted);
     for (int unit = 0; unit < units; ++unit)
       check_compiled(results[static_cast<size_t>(unit)],
                      source_path + " (unit " + std::to_string(unit) + ")");
