@@ -466,6 +466,20 @@ def outer(a, b):
     return result
 
 
+def norm(x, ord=None, axis=None, keepdims=False):
+    """np.linalg.norm of a window (a Householder vector's `np.linalg.norm(R[k:, k])`): the
+    2-norm of vectors and the Frobenius norm of matrices, NumPy's `ord=None`, is the square
+    root of the sum of squares over the window's positions; other orders break the graph."""
+    if ord is not None:
+        graph_break(f"numpy.linalg.norm(ord={ord!r}) of a slice with a loop-varying bound")
+    if x.dtype.kind == "c":  # the moduli's squares (a window's .real is no window)
+        x = np.abs(x)
+    elif x.dtype.kind != "f":  # NumPy's norm computes in float64 from other dtypes
+        x = x.astype(np.float64)
+    squares = x * x
+    return np.sqrt(np.sum(squares, axis=axis, keepdims=keepdims))
+
+
 def transpose(a, axes=None):
     whole, window = _parts(a._context, a)
     ndim = len(window.bounds)
@@ -511,6 +525,9 @@ def function(implementation, args, kwargs):
         return product(implementation, *args)
     if implementation is np.outer and len(args) == 2 and not kwargs:
         return outer(*args)
+    if (implementation is np.linalg.norm and isinstance(args[0], TracedArray)
+            and set(kwargs) <= {"ord", "axis", "keepdims"}):
+        return norm(*args, **kwargs)
     if implementation is np.transpose and isinstance(args[0], TracedArray):
         return transpose(*args, **kwargs)
     if (implementation is np.flip and isinstance(args[0], TracedArray) and len(args) <= 2
