@@ -31,7 +31,7 @@ def assert_same(got, expected, what, single=False):
         for key in expected:
             assert_same(got[key], expected[key], f"{what}[{key!r}]", single)
         return
-    if expected is None or isinstance(expected, str):
+    if expected is None or isinstance(expected, (str, bytes, np.dtype)):
         assert got == expected, what
         return
     got_array, expected_array = np.asarray(got), np.asarray(expected)
