@@ -466,6 +466,24 @@ def outer(a, b):
     return result
 
 
+def variance(function, a, axis=None, dtype=None, ddof=0, keepdims=False):
+    """np.var and np.std of a window (an expanding z-score's `x[:i + 1].std()`): NumPy's two
+    passes over the positions inside, the mean, then the squared deviations' sum divided by
+    their count less ddof (none left: a division by zero, as NumPy's), in NumPy's dtype."""
+    kind = a.dtype.kind
+    kept = (np.dtype(dtype) if dtype is not None else a.dtype if kind == "f" else
+            np.finfo(a.dtype).dtype if kind == "c" else np.dtype(np.float64))
+    values = a if kind in "fc" and dtype is None else a.astype(
+        np.result_type(kept, a.dtype) if kind == "c" else kept)
+    mean = reduction(np.mean, values, axis=axis, keepdims=True)
+    deviation = np.abs(values - mean) if kind == "c" else values - mean
+    total = reduction(np.sum, deviation * deviation, axis=axis, keepdims=keepdims)
+    inside = a._selection.mask(a._context, tuple(a.tensor.shape))
+    count = np.sum(inside, axis=axis, keepdims=keepdims)
+    result = (total / np.maximum(count - ddof, 0)).astype(kept)
+    return np.sqrt(result) if function is np.std else result
+
+
 def norm(x, ord=None, axis=None, keepdims=False):
     """np.linalg.norm of a window (a Householder vector's `np.linalg.norm(R[k:, k])`): the
     2-norm of vectors and the Frobenius norm of matrices, NumPy's `ord=None`, is the square
@@ -525,6 +543,9 @@ def function(implementation, args, kwargs):
         return product(implementation, *args)
     if implementation is np.outer and len(args) == 2 and not kwargs:
         return outer(*args)
+    if (implementation in (np.var, np.std) and isinstance(args[0], TracedArray) and len(args) == 1
+            and set(kwargs) <= {"axis", "dtype", "ddof", "keepdims"}):
+        return variance(implementation, *args, **kwargs)
     if (implementation is np.linalg.norm and isinstance(args[0], TracedArray)
             and set(kwargs) <= {"ord", "axis", "keepdims"}):
         return norm(*args, **kwargs)
