@@ -466,6 +466,21 @@ def outer(a, b):
     return result
 
 
+def scan(function, a, axis=None, dtype=None):
+    """np.cumsum and np.cumprod of a window (`np.cumsum(x[:i])`): the scan of the whole axes
+    with the positions outside the window the identity, so that each position inside holds
+    the window's running total; the result is that window of it. axis=None of a window of
+    several dimensions (flattened: its positions are not the whole array's) breaks the graph."""
+    ndim = len(a.tensor.shape)
+    if axis is None and ndim != 1:
+        graph_break(f"numpy.{function.__name__} of a loop-varying slice of {ndim} dimensions "
+                    f"without an axis")
+    values = _masked(a._context, a, 0 if function is np.cumsum else 1)
+    result = function(values, axis=0 if axis is None else axis, dtype=dtype)
+    result._selection = a._selection
+    return result
+
+
 def variance(function, a, axis=None, dtype=None, ddof=0, keepdims=False):
     """np.var and np.std of a window (an expanding z-score's `x[:i + 1].std()`): NumPy's two
     passes over the positions inside, the mean, then the squared deviations' sum divided by
@@ -543,6 +558,9 @@ def function(implementation, args, kwargs):
         return product(implementation, *args)
     if implementation is np.outer and len(args) == 2 and not kwargs:
         return outer(*args)
+    if (implementation in (np.cumsum, np.cumprod) and isinstance(args[0], TracedArray)
+            and len(args) <= 2 and set(kwargs) <= {"axis", "dtype"}):
+        return scan(implementation, *args, **kwargs)
     if (implementation in (np.var, np.std) and isinstance(args[0], TracedArray) and len(args) == 1
             and set(kwargs) <= {"axis", "dtype", "ddof", "keepdims"}):
         return variance(implementation, *args, **kwargs)
