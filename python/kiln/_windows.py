@@ -466,6 +466,19 @@ def outer(a, b):
     return result
 
 
+def elementwise(implementation, operands):
+    """np.where(c, a, b) and np.clip(a, lo, hi) of windows (`np.where(w > t, w, 0).sum()` of
+    an expanding window): on the whole axes, the result holding the window, the operands'
+    windows combined as a ufunc's are."""
+    context = next(x for x in operands if isinstance(x, TracedArray))._context
+    ndim = max(np.ndim(x) if not isinstance(x, TracedArray) else len(x.tensor.shape)
+               for x in operands)
+    window, wholes = _combine(context, operands, ndim)
+    result = implementation(*wholes)
+    result._selection, result._scalar = window, False
+    return result
+
+
 def scan(function, a, axis=None, dtype=None):
     """np.cumsum and np.cumprod of a window (`np.cumsum(x[:i])`): the scan of the whole axes
     with the positions outside the window the identity, so that each position inside holds
@@ -558,6 +571,14 @@ def function(implementation, args, kwargs):
         return product(implementation, *args)
     if implementation is np.outer and len(args) == 2 and not kwargs:
         return outer(*args)
+    if ((implementation is np.where and len(args) == 3 or implementation is np.clip
+         and len(args) == 3) and not kwargs):
+        return elementwise(implementation, args)
+    if implementation is np.ptp and len(args) == 1 and set(kwargs) <= {"axis", "keepdims"}:
+        return (reduction(np.max, *args, **kwargs) - reduction(np.min, *args, **kwargs))
+    if implementation is np.nansum and len(args) == 1 and set(kwargs) <= allowed:
+        a = args[0]
+        return reduction(np.sum, elementwise(np.where, (np.isnan(a), 0, a)), **kwargs)
     if (implementation in (np.cumsum, np.cumprod) and isinstance(args[0], TracedArray)
             and len(args) <= 2 and set(kwargs) <= {"axis", "dtype"}):
         return scan(implementation, *args, **kwargs)

@@ -1,0 +1,35 @@
+"""np.where, np.clip, np.ptp and np.nansum of a slice whose bounds move with a captured loop's
+index (an expanding window's `np.where(w > t, w, 0).sum()`, `np.ptp(w)`) were graph breaks
+that unrolled the loop; they keep the window now (kiln._windows.elementwise)."""
+import numpy as np
+
+from test_window_variances import check_captured
+
+
+def expanding(x, t=0.5):
+    out = np.zeros((len(x), 4))
+    for i in range(1, len(x)):
+        w = x[:i + 1]
+        out[i, 0] = np.where(w > t, w, 0).sum()
+        out[i, 1] = np.clip(w, t / 2, t).sum()
+        out[i, 2] = np.ptp(w)
+        out[i, 3] = np.nansum(w)
+    return out
+
+
+def tail_gains(prices):
+    out = np.zeros(len(prices))
+    for i in range(len(prices) - 1):
+        moves = prices[i + 1:] - prices[i]
+        out[i] = np.where(moves > 0, moves, 0.0).mean()
+    return out
+
+
+def test_selections_of_moving_slices_are_one_loop():
+    rng = np.random.default_rng(7)
+    check_captured(expanding, rng.random(12))
+    x = rng.random(12)
+    x[[3, 7]] = np.nan  # nansum skips them; where, clip and ptp carry them as NumPy does
+    check_captured(expanding, x)
+    check_captured(expanding, rng.integers(0, 9, 10), 4)
+    check_captured(tail_gains, 100 + np.cumsum(rng.standard_normal(15)))
