@@ -479,6 +479,17 @@ def elementwise(implementation, operands):
     return result
 
 
+def difference_along(a, axis=-1):
+    """np.diff of a window (n=1): its static slices a[1:] and a[:-1] along the axis, moved onto
+    each other (kiln._window_indexing), subtracted, or compared as NumPy compares booleans."""
+    ndim = len(a.tensor.shape)
+    axis %= ndim
+    later = tuple(slice(1, None) if d == axis else slice(None) for d in range(ndim))
+    earlier = tuple(slice(None, -1) if d == axis else slice(None) for d in range(ndim))
+    operation = np.not_equal if a.dtype == np.bool_ else np.subtract
+    return operation(a[later], a[earlier])
+
+
 def scan(function, a, axis=None, dtype=None):
     """np.cumsum and np.cumprod of a window (`np.cumsum(x[:i])`): the scan of the whole axes
     with the positions outside the window the identity, so that each position inside holds
@@ -574,6 +585,10 @@ def function(implementation, args, kwargs):
     if ((implementation is np.where and len(args) == 3 or implementation is np.clip
          and len(args) == 3) and not kwargs):
         return elementwise(implementation, args)
+    if implementation is np.average and len(args) == 1 and set(kwargs) <= {"axis", "keepdims"}:
+        return reduction(np.mean, *args, **kwargs)  # no weights: the mean
+    if implementation is np.diff and len(args) == 1 and set(kwargs) <= {"axis"}:
+        return difference_along(args[0], **kwargs)
     if implementation is np.ptp and len(args) == 1 and set(kwargs) <= {"axis", "keepdims"}:
         return (reduction(np.max, *args, **kwargs) - reduction(np.min, *args, **kwargs))
     if implementation is np.nansum and len(args) == 1 and set(kwargs) <= allowed:

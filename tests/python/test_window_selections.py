@@ -33,3 +33,29 @@ def test_selections_of_moving_slices_are_one_loop():
     check_captured(expanding, x)
     check_captured(expanding, rng.integers(0, 9, 10), 4)
     check_captured(tail_gains, 100 + np.cumsum(rng.standard_normal(15)))
+
+
+def expanding_moves(x):
+    out = np.zeros((len(x), 3))
+    for i in range(1, len(x)):
+        w = x[:i + 1]
+        out[i, 0] = np.abs(np.diff(w)).sum()
+        out[i, 1] = np.average(w)
+        out[i, 2] = np.all(np.diff(w) > -0.5)
+    return out
+
+
+def block_changes(A, flags):
+    total = np.zeros(A.shape[1])
+    switches = 0
+    for k in range(A.shape[0] - 1):
+        total += np.diff(A[k:, :], axis=0).sum(axis=0)
+        switches += np.count_nonzero(np.diff(flags[k:]).sum() > 1)
+    return total, switches
+
+
+def test_differences_and_averages_of_moving_slices_are_one_loop():
+    rng = np.random.default_rng(8)
+    check_captured(expanding_moves, rng.random(12))
+    check_captured(expanding_moves, rng.integers(0, 5, 9).astype(np.int16))
+    check_captured(block_changes, rng.random((6, 3)), rng.random(6) > 0.5)  # bool: not_equal
