@@ -479,6 +479,18 @@ def elementwise(implementation, operands):
     return result
 
 
+def nan_mean(a, axis=None, keepdims=False):
+    """np.nanmean of a window: the sum of its numbers over their count (no number: NaN, as
+    NumPy's 0/0), in NumPy's dtype (a float's own, integers' mean in float64)."""
+    if a.dtype.kind not in "fc":
+        return reduction(np.mean, a, axis=axis, keepdims=keepdims)
+    numbers = ~np.isnan(a)
+    total = reduction(np.sum, elementwise(np.where, (numbers, a, 0)), axis=axis,
+                      keepdims=keepdims)
+    count = reduction(np.sum, numbers, axis=axis, keepdims=keepdims)
+    return (total / count).astype(a.dtype)
+
+
 def difference_along(a, axis=-1):
     """np.diff of a window (n=1): its static slices a[1:] and a[:-1] along the axis, moved onto
     each other (kiln._window_indexing), subtracted, or compared as NumPy compares booleans."""
@@ -585,6 +597,8 @@ def function(implementation, args, kwargs):
     if ((implementation is np.where and len(args) == 3 or implementation is np.clip
          and len(args) == 3) and not kwargs):
         return elementwise(implementation, args)
+    if implementation is np.nanmean and len(args) == 1 and set(kwargs) <= {"axis", "keepdims"}:
+        return nan_mean(*args, **kwargs)
     if implementation is np.average and len(args) == 1 and set(kwargs) <= {"axis", "keepdims"}:
         return reduction(np.mean, *args, **kwargs)  # no weights: the mean
     if implementation is np.diff and len(args) == 1 and set(kwargs) <= {"axis"}:

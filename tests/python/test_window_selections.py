@@ -59,3 +59,17 @@ def test_differences_and_averages_of_moving_slices_are_one_loop():
     check_captured(expanding_moves, rng.random(12))
     check_captured(expanding_moves, rng.integers(0, 5, 9).astype(np.int16))
     check_captured(block_changes, rng.random((6, 3)), rng.random(6) > 0.5)  # bool: not_equal
+
+
+def expanding_nanmeans(x):
+    out = np.zeros(len(x), dtype=x.dtype if x.dtype.kind == "f" else np.float64)
+    for i in range(len(x)):
+        out[i] = np.nanmean(x[:i + 1])
+    return out
+
+
+def test_nan_means_of_moving_slices_are_one_loop():
+    x = np.array([np.nan, 1.0, 2.0, np.nan, 4.0, 7.0])  # NaN first: a mean of nothing
+    check_captured(expanding_nanmeans, x)
+    check_captured(expanding_nanmeans, x.astype(np.float32))
+    check_captured(expanding_nanmeans, np.arange(6))
