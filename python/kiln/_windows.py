@@ -597,6 +597,9 @@ def function(implementation, args, kwargs):
     if ((implementation is np.where and len(args) == 3 or implementation is np.clip
          and len(args) == 3) and not kwargs):
         return elementwise(implementation, args)
+    if (implementation is np.count_nonzero and len(args) == 1
+            and set(kwargs) <= {"axis", "keepdims"}):  # kiln's count_nonzero, on the window
+        return reduction(np.sum, np.not_equal(args[0], 0), **kwargs)
     if implementation is np.nanmean and len(args) == 1 and set(kwargs) <= {"axis", "keepdims"}:
         return nan_mean(*args, **kwargs)
     if implementation is np.average and len(args) == 1 and set(kwargs) <= {"axis", "keepdims"}:

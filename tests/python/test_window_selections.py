@@ -3,6 +3,8 @@ index (an expanding window's `np.where(w > t, w, 0).sum()`, `np.ptp(w)`) were gr
 that unrolled the loop; they keep the window now (kiln._windows.elementwise)."""
 import numpy as np
 
+import kiln
+from test_numpy_programs_eleventh import assert_same
 from test_window_variances import check_captured
 
 
@@ -73,3 +75,21 @@ def test_nan_means_of_moving_slices_are_one_loop():
     check_captured(expanding_nanmeans, x)
     check_captured(expanding_nanmeans, x.astype(np.float32))
     check_captured(expanding_nanmeans, np.arange(6))
+
+
+def tail_counts(x, A):
+    counts = np.zeros(len(x), dtype=np.int64)
+    rows = np.zeros((A.shape[0], A.shape[1]), dtype=np.int64)
+    for i in range(len(x)):
+        counts[i] = np.count_nonzero(x[i:] > 0.5)
+    for k in range(A.shape[0]):
+        rows[k] = np.count_nonzero(A[k:, :], axis=0)
+    return counts, rows
+
+
+def test_counts_of_moving_slices_are_one_loop():
+    rng = np.random.default_rng(9)
+    x, A = rng.random(10), rng.integers(0, 2, (5, 3))
+    report = kiln.explain(kiln.compile(tail_counts))(x.copy(), A.copy())
+    assert [loop.kind for loop in report.loops if loop.kind != "select"] == ["loop", "loop"]
+    assert_same(kiln.compile(tail_counts)(x.copy(), A.copy()), tail_counts(x, A), "tail_counts")
