@@ -473,6 +473,9 @@ def _fit_value(value, shape):
 def setitem(x, key, value):
     key = _assumed_numbers.as_index(key)
     value = _assumed_numbers.as_stored(value, x.dtype)
+    if (isinstance(x._selection, _windows.Window)  # v[0] = s of a window v
+            and _window_indexing.set_window_elements(x, _normal_key(key), value, setitem)):
+        return
     key = _windows.unit_slices(_windows.data_bounds_read(_normal_key(key)), x.shape)
     if _windows.has_moving_bounds(key):
         fixed = _window_indexing.fixed_extents(x, key, getitem)

@@ -12,6 +12,10 @@ return gives a tuple, list or dict display of one form (`return x_new, it` in a 
 `return x, it` after it), each element is a result of its own (RESULT_0, RESULT_1, ...: a loop
 carries each as it carries a single array, and a Python counter stays a Python number) and the
 exit builds the container from them; a return in a nested loop also breaks the loops around it.
+Where every return gives one name or a slice of it at a position (`return hist[:k + 1], k + 1`
+in the loop, `return hist, n` after it; `return hist[:k]` alone), the results there are the
+slice's bounds and the exit slices the name: a prefix whose length the data decide is no value
+a loop node carries (an early exit from a 10,000-step simulation: first call 4.4 s unrolled).
 Returns in `with` or `try` blocks, in an `if` whose body may fall through, and returned conversions
 (`return float(loss)`: kiln._loop_transform keeps those Python numbers) leave the function as
 written.
@@ -73,10 +77,12 @@ def _in_a_loop(statements):
 class _Container:
     """The form every return shares: a tuple, list or dict display (no `*x`, `**d`; a dict's
     keys constants, the same in the same order) of `size` elements; their values become
-    RESULT_0, RESULT_1, ... and the exit builds the container again (`return x_new, it`)."""
+    RESULT_0, RESULT_1, ... and the exit builds the container again (`return x_new, it`).
+    kind None: a single value that every return slices from one name (`return x[:k]`)."""
 
-    def __init__(self, kind, keys, size):
+    def __init__(self, kind, keys, size, slices=None):
         self.kind, self.keys, self.size = kind, keys, size
+        self.slices = slices or {}  # {position: the name every return slices there}
 
     @classmethod
     def of(cls, returns):
@@ -84,7 +90,14 @@ class _Container:
         if len(forms) != 1:
             return None
         form = forms.pop()
-        return cls(*form) if form is not None else None
+        if form is None:  # a single value, `return x[:k]` and `return x`: one sliced position
+            single = cls(None, None, 1)
+            single.slices = _sliced_positions([[node.value] for node in returns])
+            return single if single.slices else None
+        container = cls(*form)
+        container.slices = _sliced_positions([container.elements(node.value)
+                                              for node in returns])
+        return container
 
     @staticmethod
     def _form(value):
@@ -99,16 +112,69 @@ class _Container:
         return None
 
     def names(self, context):
-        return [_name(f"{RESULT}_{index}", context) for index in range(self.size)]
+        names = []
+        for index in range(self.size):
+            if index in self.slices:  # the slice's bounds
+                names += [_name(f"{RESULT}_{index}_{end}", context) for end in ("lo", "hi")]
+            else:
+                names.append(_name(f"{RESULT}_{index}", context))
+        return names
 
     def elements(self, value):
+        if self.kind is None:
+            return [value]
         return list(value.values if isinstance(value, ast.Dict) else value.elts)
 
+    def assigned(self, value):
+        """The values of names(): a sliced position's bounds (`x[:k]`: 0 and k; `x`: 0 and
+        len(x)) in place of its element."""
+        values = []
+        for index, element in enumerate(self.elements(value)):
+            if index not in self.slices:
+                values.append(element)
+                continue
+            part = element.slice if isinstance(element, ast.Subscript) else ast.Slice()
+            whole = ast.Call(func=_name("len"), args=[_name(self.slices[index])], keywords=[])
+            values += [part.lower or ast.Constant(value=0), part.upper or whole]
+        return values
+
     def rebuilt(self):
+        names, values = iter(self.names(ast.Load())), []
+        for index in range(self.size):
+            if index in self.slices:  # sliced at the exit, where the name is what it was
+                lower, upper = next(names), next(names)
+                values.append(ast.Subscript(value=_name(self.slices[index]),
+                                            slice=ast.Slice(lower=lower, upper=upper),
+                                            ctx=ast.Load()))
+            else:
+                values.append(next(names))
+        if self.kind is None:
+            return values[0]
         if self.kind is ast.Dict:
             return ast.Dict(keys=[ast.Constant(value=key) for _, key in self.keys],
-                            values=self.names(ast.Load()))
-        return self.kind(elts=self.names(ast.Load()), ctx=ast.Load())
+                            values=values)
+        return self.kind(elts=values, ctx=ast.Load())
+
+
+def _sliced_positions(elements):
+    """{position: name} where every return's element is that name or a slice of it without a
+    step, and one at least is a slice (`return history[:k + 1], k` in the loop, `return
+    history, n` after it): the returned prefix has a shape the loop's data decide, which no
+    loop node can carry, so the results are its bounds, and the exit slices the name (which no
+    code rebinds between a return and the exit: it breaks out of every loop, and what follows
+    them runs only where no return did)."""
+    positions = {}
+    for position, column in enumerate(zip(*elements)):
+        bases = {element.id if isinstance(element, ast.Name) else
+                 element.value.id if (isinstance(element, ast.Subscript)
+                                      and isinstance(element.value, ast.Name)
+                                      and isinstance(element.slice, ast.Slice)
+                                      and element.slice.step is None) else None
+                 for element in column}
+        if (len(bases) == 1 and None not in bases
+                and any(isinstance(element, ast.Subscript) for element in column)):
+            positions[position] = bases.pop()
+    return positions
 
 
 def _assign_result(value, form, at):
@@ -119,7 +185,7 @@ def _assign_result(value, form, at):
         assign = ast.Assign(targets=[_name(RESULT, ast.Store())], value=value)
     else:
         assign = ast.Assign(targets=[ast.Tuple(elts=form.names(ast.Store()), ctx=ast.Store())],
-                            value=ast.Tuple(elts=form.elements(value), ctx=ast.Load()))
+                            value=ast.Tuple(elts=form.assigned(value), ctx=ast.Load()))
     return ast.copy_location(assign, at)
 
 

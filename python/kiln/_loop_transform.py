@@ -38,6 +38,7 @@ from ._loop_names import (_augmented_names, _index_reads, _loaded_names, _only_c
                           _temporaries_argument, nested_rebinds, rebound_by_calls)
 from ._loop_refusals import _body_refusal
 from ._loop_returns import single_exit
+from ._loop_tuple_names import split_tuple_names
 from ._reversed_ranges import reversed_range_call
 from ._loop_aliases import aliased_append, as_constant, written_in_place
 from ._loop_rewrite_parts import (HELPER, _at, _helper_call, _list_names, _name, _parameters,
@@ -164,6 +165,8 @@ def _rewrite_scope(definition, filename, in_place):
         definition.body, _parameters(definition) | set(_stored_names(definition.body)))
     definition.body = without_else_clauses(definition.body)  # a loop's `else` (kiln._loop_else)
     definition.body = in_whole_swap_cycles(definition.body)  # `u, v = v, u` (kiln._loop_swaps)
+    definition.body = split_tuple_names(  # `best = (i, j)` in a loop (kiln._loop_tuple_names)
+        definition.body, _parameters(definition))
     definition.body = single_exit(definition.body)  # early returns (kiln._loop_returns)
     definition.body = attribute_updates_through_names(definition.body)  # `self.t += dt`
     definition.body = attribute_targets_through_names(  # `self.h[:, t] = v` in loops

@@ -36,6 +36,37 @@ def index_window(x, key, plain_getitem):
     f[:, None]): NumPy's basic indexing of the positions the window holds. The result keeps
     the whole axes (a view of x's, so writes through it reach x) with their windows, the slice's
     bounds a window's bounds moved by static amounts."""
+    plain, bounds = _whole_axes_key(x, key)
+    window = x._selection
+    x._selection = None  # indexed as the whole axes it stands for: a view of x
+    try:
+        result = plain_getitem(x, tuple(plain))
+    finally:
+        x._selection = window
+    if isinstance(result, TracedArray) and any(b is not None for b in bounds):
+        result._selection, result._scalar = Window(bounds), False
+    return result
+
+
+def set_window_elements(x, key, value, plain_setitem):
+    """x[key] = value of a window x whose key takes one position of each moving axis
+    (Householder's `v = R[k:, k].copy(); v[0] += s`): the same assignment to x's whole axes at
+    those positions. False where the key keeps a moving axis (kiln._windows.setitem's)."""
+    plain, bounds = _whole_axes_key(x, key)
+    if any(b is not None for b in bounds):
+        return False
+    window = x._selection
+    x._selection = None
+    try:
+        plain_setitem(x, tuple(plain), value)
+    finally:
+        x._selection = window
+    return True
+
+
+def _whole_axes_key(x, key):
+    """The key of x's whole axes for `key` of the window x, and the window bounds (None for a
+    whole axis) of the axes the result keeps."""
     items = list(key) if isinstance(key, tuple) else [key]
     window, shape = x._selection, tuple(x.tensor.shape)
     if any(item is Ellipsis for item in items):
@@ -78,14 +109,7 @@ def index_window(x, key, plain_getitem):
         plain.append(slice(None))
         bounds.append(new)
     bounds += window.bounds[axis:]
-    x._selection = None  # indexed as the whole axes it stands for: a view of x
-    try:
-        result = plain_getitem(x, tuple(plain))
-    finally:
-        x._selection = window
-    if isinstance(result, TracedArray) and any(b is not None for b in bounds):
-        result._selection, result._scalar = Window(bounds), False
-    return result
+    return plain, bounds
 
 
 def _fixed_extent(item, size):
