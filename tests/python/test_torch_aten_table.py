@@ -71,6 +71,9 @@ DIRECT_SAMPLES = {
                    aten.as_strided(x, (3, 2), (1, 4), 7),
                    aten.as_strided(aten.permute(x, [0, 2, 3, 1]), (2, 5, 12), (60, 1, 5))),
         [_floats(2, 3, 4, 5)]),
+    # windows along a dim as a new last axis: overlapping, and patches with a tail dropped
+    "aten.unfold.default": (lambda x: (aten.unfold(x, 2, 3, 1) * 2, aten.unfold(x, -1, 2, 2)),
+                            [_floats(2, 3, 4, 5)]),
     "aten.scatter.value": (lambda x, index: aten.scatter.value(x, 1, index, 2.5),
                            [_floats(3, 5), torch.tensor([[0, 4], [3, 1], [2, 2]])]),
     "aten.index_add.default": (lambda x, index, source: aten.index_add(x, 1, index, source, alpha=2),
