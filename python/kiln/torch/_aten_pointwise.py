@@ -300,9 +300,11 @@ def _copy(context, node, destination, source, non_blocking=False):
 
 # prims.convert_element_type: what the decompositions of group norm's gradient are made of
 # under dynamic sizes (a diffusion UNet's backward with dynamic=True ran it eagerly)
+# (torch.func.grad under vmap traces `_to_copy(2.0)`, mse_loss's gradient factor, of a Python
+# number: the entry took it for a tensor and raised AttributeError)
 @lowers(aten._to_copy.default, torch.ops.prims.convert_element_type.default)
 def _to_copy(context, node, x, *args, **kwargs):
-    return cast(x, out_dtype(node))
+    return context.as_tensor(x, out_dtype(node))
 
 
 # ---- reductions --------------------------------------------------------------------------
