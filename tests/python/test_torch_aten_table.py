@@ -74,6 +74,10 @@ DIRECT_SAMPLES = {
     # windows along a dim as a new last axis: overlapping, and patches with a tail dropped
     "aten.unfold.default": (lambda x: (aten.unfold(x, 2, 3, 1) * 2, aten.unfold(x, -1, 2, 2)),
                             [_floats(2, 3, 4, 5)]),
+    # the input's and the grid's gradients, of points inside and outside the input
+    "aten.grid_sampler_2d_backward.default": (
+        lambda g, x, grid: aten.grid_sampler_2d_backward(g, x, grid, 0, 1, False, [True, True]),
+        [_floats(2, 3, 4, 5), _floats(2, 3, 5, 6), _floats(2, 4, 5, 2)]),
     "aten.scatter.value": (lambda x, index: aten.scatter.value(x, 1, index, 2.5),
                            [_floats(3, 5), torch.tensor([[0, 4], [3, 1], [2, 2]])]),
     "aten.index_add.default": (lambda x, index, source: aten.index_add(x, 1, index, source, alpha=2),
