@@ -114,6 +114,13 @@ def _unfold(context, node, x, dim, size, step):
 @lowers(aten.select.int, view=True)
 def _select(context, node, x, dim, index):
     dim = axis(dim, x.ndim)
+    if isinstance(index, int) and index < 0:
+        if isinstance(x.shape[dim], _kiln.Size):
+            # x[:, -1] of a dynamic length (RWKV's last state, a decoder's last position):
+            # taken at length - 1, where the whole graph compiled per length
+            position = context.full((1,), x.shape[dim] + index, torch.int64)
+            return _kiln.reshape(_kiln.take(x, position, dim), out_shape(context, node))
+        index += x.shape[dim]
     if any(isinstance(extent, _kiln.Size) for extent in x.shape):
         if not isinstance(index, int) or index < 0:
             raise Unconvertible(f"select {index} of an axis of symbolic size {x.shape[dim]}")
@@ -242,14 +249,26 @@ def _arange(context, node, *args, **kwargs):
         step = bounds[2]
     dtype = out_dtype(node)
     count = out_shape(context, node)[0]  # torch's length, symbolic for dynamic bounds
-    if all(isinstance(value, (int, _kiln.Size)) for value in (start, step)):
+    if all(_integral(value) for value in (start, step)):
+        # (exact in int64 as in torch's double arithmetic; a size symbol stays an integer of
+        # the code, which size-generic code takes from its table: XLNet's
+        # arange(klen, -qlen, -1.0) of a dynamic length)
+        start, step = (int(value) if isinstance(value, float) else value
+                       for value in (start, step))
         positions = cast(_kiln.arange(context.anchor(), count, "int64"), torch.int64)
         values = _kiln.add(_kiln.multiply(positions, context.full((), step, torch.int64)),
                            context.full((), start, torch.int64))
         return cast(values, dtype)
     positions = cast(_kiln.arange(context.anchor(), count, "int64"), torch.float64)
-    values = _kiln.add(_kiln.multiply(positions, float(step)), float(start))
+    values = _kiln.add(_kiln.multiply(positions, context.full((), step, torch.float64)),
+                       context.full((), start, torch.float64))
     return cast(values, dtype)
+
+
+def _integral(value):
+    """An int, a size symbol, or a float of an integer's value below 2**53."""
+    return isinstance(value, (int, _kiln.Size)) or (
+        isinstance(value, float) and value.is_integer() and abs(value) < 2 ** 53)
 
 
 @lowers(aten.tril_indices.default, aten.triu_indices.default)
