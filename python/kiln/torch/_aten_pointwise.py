@@ -115,6 +115,10 @@ _register_elementwise([
     ((aten.div.Tensor, aten.div.Scalar, aten.true_divide.Tensor), _kiln.divide),
     ((aten.maximum.default,), _kiln.maximum), ((aten.minimum.default,), _kiln.minimum),
     ((aten.atan2.default,), _kiln.arctan2),
+    # (libm's hypot: no overflow of the squares; copysign of integers computes in the float
+    # result dtype)
+    ((aten.hypot.default,), _kiln.hypot),
+    ((aten.copysign.Tensor, aten.copysign.Scalar), _kiln.copysign),
     ((aten.remainder.Tensor, aten.remainder.Scalar), _checked_divisor(_remainder, "remainder")),
     ((aten.fmod.Tensor, aten.fmod.Scalar), _checked_divisor(_kiln.fmod, "fmod")),
     ((aten.eq.Tensor, aten.eq.Scalar), _kiln.equal),
