@@ -36,6 +36,7 @@ _MEMO_LIMIT = 4096
 def refuses(op, args, kwargs):
     """Whether eager PyTorch's CPU kernel of `op` raises for the dtypes of these arguments
     (tensors: real or fake ones, or FX nodes' recorded values)."""
+    args = _as_eager_produces(op, args)
     leaves = torch.utils._pytree.tree_leaves((args, kwargs))
     tensors = [value for value in leaves if isinstance(value, torch.Tensor)]
     dtypes = [t.dtype for t in tensors] + [v for v in leaves if isinstance(v, torch.dtype)]
@@ -50,6 +51,28 @@ def refuses(op, args, kwargs):
             _memo.clear()
         _memo[key] = _ask_eager(op, args, kwargs)
     return _memo[key]
+
+
+def _as_eager_produces(op, args):
+    """args with the dtypes eager's kernels give them where the traced graph's differ: a batch
+    norm of a bfloat16 input and float32 weights (autocast's) saves its mean and inverse
+    standard deviation in float32 in eager's kernel, in the input's dtype in the fake forward,
+    and eager's backward kernel refuses the fake's dtypes ("mixed dtype (CPU): expect parameter
+    to have scalar type of Float"), which left the backward whole, to run in eager PyTorch on
+    kiln's forward results and raise. PyTorch's decomposition takes either."""
+    if op is not _BATCH_NORM_BACKWARD or not isinstance(args[2], torch.Tensor):
+        return args
+    weight_dtype = args[2].dtype
+    saved = args[5:7]
+    if not all(isinstance(value, torch.Tensor) and value.dtype != weight_dtype
+               and all(type(extent) is int for extent in value.shape) for value in saved):
+        return args
+    with _disable_current_modes(), torch._subclasses.fake_tensor.unset_fake_temporarily():
+        stand_ins = tuple(torch.empty(tuple(value.shape), dtype=weight_dtype) for value in saved)
+    return tuple(args[:5]) + stand_ins + tuple(args[7:])
+
+
+_BATCH_NORM_BACKWARD = torch.ops.aten.native_batch_norm_backward.default
 
 
 def _askable(op, tensors, devices):
