@@ -71,6 +71,16 @@ DIRECT_SAMPLES = {
                    aten.as_strided(x, (3, 2), (1, 4), 7),
                    aten.as_strided(aten.permute(x, [0, 2, 3, 1]), (2, 5, 12), (60, 1, 5))),
         [_floats(2, 3, 4, 5)]),
+    # windows along a dim as a new last axis: overlapping, and patches with a tail dropped
+    "aten.unfold.default": (lambda x: (aten.unfold(x, 2, 3, 1) * 2, aten.unfold(x, -1, 2, 2)),
+                            [_floats(2, 3, 4, 5)]),
+    # the input's and the grid's gradients, of points inside and outside the input
+    "aten.grid_sampler_2d_backward.default": (
+        lambda g, x, grid: aten.grid_sampler_2d_backward(g, x, grid, 0, 1, False, [True, True]),
+        [_floats(2, 3, 4, 5), _floats(2, 3, 5, 6), _floats(2, 4, 5, 2)]),
+    "aten.copysign.Scalar": (lambda x, n: (aten.copysign.Scalar(x, -0.0),
+                                           aten.copysign.Scalar(n, 2.5)),
+                             [_floats(3, 4), _integers(5)]),
     "aten.scatter.value": (lambda x, index: aten.scatter.value(x, 1, index, 2.5),
                            [_floats(3, 5), torch.tensor([[0, 4], [3, 1], [2, 2]])]),
     "aten.index_add.default": (lambda x, index, source: aten.index_add(x, 1, index, source, alpha=2),

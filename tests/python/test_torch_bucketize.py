@@ -2,8 +2,9 @@
 decomposition (kiln/torch/_bucketize.py) against eager PyTorch, bit for bit: they ran in eager
 PyTorch between kiln's parts. Boundaries with ties, NaN and infinities among the values, both
 sides, int32 results, several dtypes, dynamic sizes; no boundaries (int64 zeros, where the
-decomposition's zeros had the values' dtype); the forms kept whole for eager PyTorch (a batched
-sorted sequence, a sorter, boundaries of another dtype) still match eager."""
+decomposition's zeros had the values' dtype); the forms kept whole for eager PyTorch (a sorter,
+boundaries of another dtype) still match eager, and so does a batched sorted sequence (kiln's
+own search since test_torch_batched_searchsorted.py)."""
 import pytest
 import torch
 
@@ -48,7 +49,7 @@ def test_bucketize_and_searchsorted_compile_whole_and_match_eager(dtype, dynamic
 
 def test_the_forms_left_to_eager_pytorch_match_it():
     def left_to_eager(values, boundaries):
-        return (torch.searchsorted(boundaries.expand(2, 7), values[:, :3]),  # batched
+        return (torch.searchsorted(boundaries.expand(2, 7), values[:, :3]),  # batched (kiln's)
                 torch.searchsorted(boundaries.flip(0), values, sorter=torch.arange(6, -1, -1)),
                 torch.bucketize(values, boundaries.to(torch.float64)))  # another dtype
     values, boundaries = torch.tensor([VALUES] * 2), torch.tensor(BOUNDARIES)

@@ -1,6 +1,7 @@
 """F.grid_sample (2-d, bilinear and nearest, zeros and border padding) compiled by kiln against
 eager PyTorch, grid points outside the input and on its corners included; trained, its gradient
-runs eagerly and matches; bicubic and reflection stay eager and match."""
+matches (test_torch_grid_sample_gradients.py compiles it whole); bicubic and reflection stay
+eager and match."""
 import pytest
 import torch
 import torch.nn.functional as F

@@ -115,6 +115,10 @@ _register_elementwise([
     ((aten.div.Tensor, aten.div.Scalar, aten.true_divide.Tensor), _kiln.divide),
     ((aten.maximum.default,), _kiln.maximum), ((aten.minimum.default,), _kiln.minimum),
     ((aten.atan2.default,), _kiln.arctan2),
+    # (libm's hypot: no overflow of the squares; copysign of integers computes in the float
+    # result dtype)
+    ((aten.hypot.default,), _kiln.hypot),
+    ((aten.copysign.Tensor, aten.copysign.Scalar), _kiln.copysign),
     ((aten.remainder.Tensor, aten.remainder.Scalar), _checked_divisor(_remainder, "remainder")),
     ((aten.fmod.Tensor, aten.fmod.Scalar), _checked_divisor(_kiln.fmod, "fmod")),
     ((aten.eq.Tensor, aten.eq.Scalar), _kiln.equal),
@@ -300,9 +304,11 @@ def _copy(context, node, destination, source, non_blocking=False):
 
 # prims.convert_element_type: what the decompositions of group norm's gradient are made of
 # under dynamic sizes (a diffusion UNet's backward with dynamic=True ran it eagerly)
+# (torch.func.grad under vmap traces `_to_copy(2.0)`, mse_loss's gradient factor, of a Python
+# number: the entry took it for a tensor and raised AttributeError)
 @lowers(aten._to_copy.default, torch.ops.prims.convert_element_type.default)
 def _to_copy(context, node, x, *args, **kwargs):
-    return cast(x, out_dtype(node))
+    return context.as_tensor(x, out_dtype(node))
 
 
 # ---- reductions --------------------------------------------------------------------------

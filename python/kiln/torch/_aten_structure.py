@@ -94,9 +94,33 @@ def _slice_any(x, slices):
     return _kiln.slice_sizes(x, starts, stops, steps)
 
 
+@lowers(aten.unfold.default, view=True)
+def _unfold(context, node, x, dim, size, step):
+    """Tensor.unfold: the windows x[..., i * step : i * step + size, ...] along `dim`, each a
+    new last axis (audio framing, image patches): one gather of a (count, size) index, its
+    window axis moved last."""
+    if x.ndim == 0:
+        raise Unconvertible("unfold of a 0-d tensor")
+    dim = axis(dim, x.ndim)
+    count = out_shape(context, node)[dim]
+    starts = _kiln.multiply(_kiln.arange(context.anchor(), count, "int64"),
+                            context.full((), step, torch.int64))
+    windows = _kiln.add(_kiln.reshape(starts, [count, 1]),
+                        _kiln.reshape(_kiln.arange(context.anchor(), size, "int64"), [1, size]))
+    taken = _kiln.take(x, windows, dim, False)
+    order = [d for d in range(taken.ndim) if d != dim + 1] + [dim + 1]
+    return _kiln.transpose(taken, order)
+
 @lowers(aten.select.int, view=True)
 def _select(context, node, x, dim, index):
     dim = axis(dim, x.ndim)
+    if isinstance(index, int) and index < 0:
+        if isinstance(x.shape[dim], _kiln.Size):
+            # x[:, -1] of a dynamic length (RWKV's last state, a decoder's last position):
+            # taken at length - 1, where the whole graph compiled per length
+            position = context.full((1,), x.shape[dim] + index, torch.int64)
+            return _kiln.reshape(_kiln.take(x, position, dim), out_shape(context, node))
+        index += x.shape[dim]
     if any(isinstance(extent, _kiln.Size) for extent in x.shape):
         if not isinstance(index, int) or index < 0:
             raise Unconvertible(f"select {index} of an axis of symbolic size {x.shape[dim]}")
@@ -225,14 +249,26 @@ def _arange(context, node, *args, **kwargs):
         step = bounds[2]
     dtype = out_dtype(node)
     count = out_shape(context, node)[0]  # torch's length, symbolic for dynamic bounds
-    if all(isinstance(value, (int, _kiln.Size)) for value in (start, step)):
+    if all(_integral(value) for value in (start, step)):
+        # (exact in int64 as in torch's double arithmetic; a size symbol stays an integer of
+        # the code, which size-generic code takes from its table: XLNet's
+        # arange(klen, -qlen, -1.0) of a dynamic length)
+        start, step = (int(value) if isinstance(value, float) else value
+                       for value in (start, step))
         positions = cast(_kiln.arange(context.anchor(), count, "int64"), torch.int64)
         values = _kiln.add(_kiln.multiply(positions, context.full((), step, torch.int64)),
                            context.full((), start, torch.int64))
         return cast(values, dtype)
     positions = cast(_kiln.arange(context.anchor(), count, "int64"), torch.float64)
-    values = _kiln.add(_kiln.multiply(positions, float(step)), float(start))
+    values = _kiln.add(_kiln.multiply(positions, context.full((), step, torch.float64)),
+                       context.full((), start, torch.float64))
     return cast(values, dtype)
+
+
+def _integral(value):
+    """An int, a size symbol, or a float of an integer's value below 2**53."""
+    return isinstance(value, (int, _kiln.Size)) or (
+        isinstance(value, float) and value.is_integer() and abs(value) < 2 ** 53)
 
 
 @lowers(aten.tril_indices.default, aten.triu_indices.default)
@@ -496,6 +532,9 @@ def _index_put(context, node, x, indices, values, accumulate=False):
     float16/bfloat16 accumulate in float32. The flat index is in range once each of its parts
     is: index_put checks none again."""
     dtype = computing_dtype(out_dtype(node))
+    if _boolean_mask(node, indices) is not None:
+        return cast(_masked_put(node, cast(x, dtype), indices, cast(values, dtype),
+                                accumulate), out_dtype(node))
     first, last, merged, flat = _advanced_index(context, node, x, indices, "index_put",
                                                 node.target is aten.index_put.default)
     target = _merged(cast(x, dtype), first, last, merged)
@@ -503,3 +542,34 @@ def _index_put(context, node, x, indices, values, accumulate=False):
     values = _kiln.broadcast_to(cast(values, dtype), indexed_shape)
     return _kiln.reshape(_kiln.index_put(target, flat, values, first, bool(accumulate),
                                          check_bounds=False), out_shape(context, node))
+
+
+def _boolean_mask(node, indices):
+    """The dim a boolean mask index starts at, when it is the only index (x[:, mask] = v, as
+    `x[mask] = value` traces); else None."""
+    positions = [dim for dim, index in enumerate(indices) if index is not None]
+    if len(positions) != 1 or meta(node.args[1][positions[0]]).dtype != torch.bool:
+        return None
+    return positions[0]
+
+
+def _masked_put(node, x, indices, values, accumulate):
+    """x[..., mask, ...] = values (+= with accumulate) as a where over the mask, when the
+    values do not depend on how many elements the mask selects: they broadcast along the
+    selected elements' dim (a number, a row per selected element's trailing dims), as in
+    Longformer's `mask[global == 2] = finfo.max`. index_put runs this as masked_fill; values
+    of one per selected element have a data-dependent shape and stay in eager PyTorch."""
+    first = _boolean_mask(node, indices)
+    mask = indices[first]
+    leading, trailing = list(x.shape[:first]), list(x.shape[first + mask.ndim:])
+    shape = [1] * (len(leading) + 1 + len(trailing) - values.ndim) + list(values.shape)
+    if len(shape) != len(leading) + 1 + len(trailing):
+        raise Unconvertible("index_put values of more dims than the indexed result")
+    selected = shape[len(leading)]
+    if not (isinstance(selected, int) and selected == 1):
+        raise Unconvertible("a boolean mask index_put of one value per selected element "
+                            "(their count depends on the data)")
+    values = _kiln.reshape(values, shape[:len(leading)] + [1] * mask.ndim
+                           + shape[len(leading) + 1:])
+    mask = _kiln.reshape(mask, [1] * len(leading) + list(mask.shape) + [1] * len(trailing))
+    return _kiln.where(mask, _kiln.add(x, values) if accumulate else values, x)

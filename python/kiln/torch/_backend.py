@@ -29,6 +29,8 @@ from ._eager_refusals import refuses as eager_refuses
 from ._fast_paths import FAST_PATH_DECOMPOSITIONS
 from ._bucketize import BUCKETIZE_DECOMPOSITIONS
 from ._cdist import CDIST_DECOMPOSITIONS
+from ._addbmm import ADDBMM_DECOMPOSITIONS
+from ._replication_pad import REPLICATION_PAD_DECOMPOSITIONS
 from ._trilinear import TRILINEAR_DECOMPOSITIONS
 from ._embedding_renorm import EMBEDDING_RENORM_DECOMPOSITIONS
 from ._value_checks import VALUE_CHECK_DECOMPOSITIONS, assert_quantile_ranges
@@ -61,6 +63,7 @@ _CONVERTIBLE_DECOMPOSITIONS = [
     torch.ops.aten.linalg_vector_norm,
     torch.ops.aten.elu,
     torch.ops.aten._native_batch_norm_legit.no_stats,
+    torch.ops.aten.addmv,  # (matrix-vector products with a bias: mv, mul, add)
 ]
 
 
@@ -74,6 +77,8 @@ def _decompositions():
     table.update(CDIST_DECOMPOSITIONS)
     table.update(BUCKETIZE_DECOMPOSITIONS)
     table.update(TRILINEAR_DECOMPOSITIONS)
+    table.update(REPLICATION_PAD_DECOMPOSITIONS)
+    table.update(ADDBMM_DECOMPOSITIONS)
     table.update(VALUE_CHECK_DECOMPOSITIONS)
     return {op: _unless_eager_refuses(op, function) for op, function in table.items()
             if op not in TABLE}

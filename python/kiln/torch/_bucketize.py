@@ -8,7 +8,8 @@ included. It is used as it is, except where its result would not be eager's:
 - boundaries of another dtype than the input: eager compares in neither's promotion exactly,
   so such calls keep the op whole, for eager PyTorch.
 searchsorted of a 1-d sorted sequence without a sorter is bucketize with its arguments swapped
-(side="right" is right=True); a batched sequence or a sorter keeps the op whole.
+(side="right" is right=True); a batched sequence is a binary search of its own; a sorter keeps
+the op whole.
 """
 import torch
 from torch._decomp import decomposition_table
@@ -28,10 +29,37 @@ def _bucketize(values, boundaries, *, out_int32=False, right=False):
 
 def _searchsorted(sorted_sequence, values, *, out_int32=False, right=False, side=None,
                   sorter=None):
-    if sorted_sequence.dim() != 1 or sorter is not None:
+    if sorter is not None:
         return NotImplemented
-    return _bucketize(values, sorted_sequence, out_int32=out_int32,
-                      right=right or side == "right")
+    right = right or side == "right"
+    if sorted_sequence.dim() != 1:
+        return _batched_search(sorted_sequence, values, out_int32, right)
+    return _bucketize(values, sorted_sequence, out_int32=out_int32, right=right)
+
+
+def _batched_search(sorted_sequence, values, out_int32, right):
+    """searchsorted of each row of values in its own sorted row (NeRF's hierarchical sampling:
+    searchsorted(cdf, u, right=True)): a binary search over all elements at once, a gather of
+    each row's middle elements per step, with eager's kernel's comparisons (lower bound: go
+    right unless middle >= value; upper bound: unless middle > value), so NaN lands where
+    eager's does."""
+    length = sorted_sequence.shape[-1]
+    if (values.dtype != sorted_sequence.dtype or not isinstance(length, int)
+            or values.shape[:-1] != sorted_sequence.shape[:-1]):
+        return NotImplemented
+    dtype = torch.int32 if out_int32 else torch.int64
+    low = torch.zeros(values.shape, dtype=torch.int64, device=values.device)
+    if length == 0:
+        return low.to(dtype)
+    high = torch.full(values.shape, length, dtype=torch.int64, device=values.device)
+    for _ in range(length.bit_length()):  # each step halves [low, high): log2(length + 1)
+        middle = (low + high) // 2
+        searching = low < high
+        pivot = torch.gather(sorted_sequence, -1, middle.clamp(max=length - 1))
+        rightwards = (pivot > values if right else pivot >= values).logical_not()
+        low = torch.where(searching & rightwards, middle + 1, low)
+        high = torch.where(searching & rightwards.logical_not(), middle, high)
+    return low.to(dtype)
 
 
 BUCKETIZE_DECOMPOSITIONS = {aten.bucketize.Tensor: _bucketize,

@@ -100,7 +100,12 @@ def symbol_hint(graph_module, symbol):
             value.shape if isinstance(value, torch.Tensor) else [])
         for extent in extents:
             if isinstance(extent, torch.SymInt):
-                return int(traced_values(extent.node.shape_env)[symbol])
+                values = traced_values(extent.node.shape_env)
+                if symbol not in values:
+                    # an unbacked symbol (a size .item() or nonzero gave the forward, which
+                    # the backward's inputs carry): no number was traced
+                    raise ValueError(f"{symbol} is a data-dependent size")
+                return int(values[symbol])
     raise ValueError(f"no size of the graph has a value for {symbol}")
 
 

@@ -36,6 +36,7 @@ _MEMO_LIMIT = 4096
 def refuses(op, args, kwargs):
     """Whether eager PyTorch's CPU kernel of `op` raises for the dtypes of these arguments
     (tensors: real or fake ones, or FX nodes' recorded values)."""
+    args = _as_eager_produces(op, args)
     leaves = torch.utils._pytree.tree_leaves((args, kwargs))
     tensors = [value for value in leaves if isinstance(value, torch.Tensor)]
     dtypes = [t.dtype for t in tensors] + [v for v in leaves if isinstance(v, torch.dtype)]
@@ -50,6 +51,39 @@ def refuses(op, args, kwargs):
             _memo.clear()
         _memo[key] = _ask_eager(op, args, kwargs)
     return _memo[key]
+
+
+def _as_eager_produces(op, args):
+    """args with the dtypes eager's kernels give them where the traced graph's differ: a batch,
+    group or layer norm of a bfloat16 input and float32 weights (autocast's) saves its mean and
+    inverse standard deviation in float32 in eager's kernel, in the input's dtype in the fake
+    forward, and eager's backward kernel refuses the fake's dtypes ("mixed dtype (CPU): expect
+    parameter to have scalar type of Float", "expected scalar type BFloat16 but found Float"),
+    which left the backward whole, to run in eager PyTorch on kiln's forward results and raise.
+    PyTorch's decompositions take either."""
+    positions = _SAVED_STATISTICS.get(op)
+    if positions is None:
+        return args
+    saved, weight = positions
+    if not isinstance(args[weight], torch.Tensor):
+        return args
+    weight_dtype = args[weight].dtype
+    if not all(isinstance(args[k], torch.Tensor) and args[k].dtype != weight_dtype
+               and all(type(extent) is int for extent in args[k].shape) for k in saved):
+        return args
+    args = list(args)
+    with _disable_current_modes(), torch._subclasses.fake_tensor.unset_fake_temporarily():
+        for k in saved:
+            args[k] = torch.empty(tuple(args[k].shape), dtype=weight_dtype)
+    return tuple(args)
+
+
+# backward op -> (positions of its saved mean and inverse standard deviation, of its weight)
+_SAVED_STATISTICS = {
+    torch.ops.aten.native_batch_norm_backward.default: ((5, 6), 2),
+    torch.ops.aten.native_group_norm_backward.default: ((2, 3), 4),
+    torch.ops.aten.native_layer_norm_backward.default: ((3, 4), 5),
+}
 
 
 def _askable(op, tensors, devices):

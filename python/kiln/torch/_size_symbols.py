@@ -3,13 +3,16 @@ input symbols (s0, s1, ...) becomes the same polynomial over kiln size symbols o
 that one kiln graph stands for every size (ir/shape.h). A max or min of polynomials (a sliding
 window's first position, Max(0, s0 - 4096)) becomes the argument that is its value at the
 traced sizes, on a condition that each call's sizes keep it so (`conditions`, checked per call:
-_size_checks.py). Anything else (floor division, a data-dependent size) is refused, and the
+_size_checks.py). A division that divides exactly as polynomials (XLNet's
+`s0 * s1 // s0` of a reshape, an arange's length ceil(-2*s0 / -1.0)) is its quotient. Anything else (other floor divisions, a
+data-dependent size) is refused, and the
 graph compiles per size instead (_dynamic_sizes.py), or per value of the symbols an op needs as
 numbers (`fixed`: a CNN's image size, its batch kept symbolic).
 """
 import sympy
 import torch
-from torch.utils._sympy.functions import Max as TorchMax, Min as TorchMin
+from torch.utils._sympy.functions import (CeilToInt, FloatTrueDiv, FloorDiv, FloorToInt,
+                                         Max as TorchMax, Min as TorchMin, ToFloat)
 
 from .. import _kiln
 from ._aten_table import Unconvertible
@@ -141,6 +144,9 @@ class SizeSymbols:
             for _ in range(int(expr.exp) - 1):
                 result = result * base
             return result
+        simpler = _exact_divisions(expr)
+        if simpler != expr:
+            return self._convert(simpler, shape_env)
         raise Unconvertible(f"the size {expr} is not a polynomial in the input sizes")
 
     def _branch(self, expr, shape_env):
@@ -161,3 +167,42 @@ class SizeSymbols:
                 self.conditions.append(expr.args[chosen] - argument if largest
                                        else argument - expr.args[chosen])
         return expr.args[chosen]
+
+
+def _exact_divisions(expr):
+    """expr with each integer division inside it that divides exactly replaced by its quotient
+    (innermost first: XLNet's ((2*s0 - 1) * (s0**2 // s0)) // s0)."""
+    if not expr.args:
+        return expr
+    expr = expr.func(*(_exact_divisions(arg) for arg in expr.args))
+    division = _integer_division(expr)
+    if division is not None:
+        quotient = _exact_quotient(*division)
+        return expr if quotient is None else quotient
+    return expr
+
+
+def _integer_division(expr):
+    """(numerator, divisor) of p // q, or of ceil or floor of float(p) / c for an integral
+    float c (an arange's length: ceil((end - start) / step)); else None."""
+    if isinstance(expr, FloorDiv):
+        return expr.args
+    if isinstance(expr, (CeilToInt, FloorToInt)) and isinstance(expr.args[0], FloatTrueDiv):
+        numerator, divisor = expr.args[0].args
+        if (isinstance(numerator, ToFloat) and divisor.is_number and divisor != 0
+                and float(divisor).is_integer()):
+            return numerator.args[0], sympy.Integer(int(divisor))
+    return None
+
+
+def _exact_quotient(numerator, divisor):
+    """numerator // divisor as a polynomial of integer coefficients where the division leaves
+    no remainder for any sizes (s0**2 // s0 = s0, (2*s0 + 4) // 2 = s0 + 2); else None."""
+    if not (numerator.is_polynomial() and divisor.is_polynomial()) or divisor == 0:
+        return None
+    quotient = sympy.expand(sympy.cancel(numerator / divisor))
+    if not quotient.is_polynomial() or sympy.expand(quotient * divisor - numerator) != 0:
+        return None
+    symbols = sorted(quotient.free_symbols, key=str)
+    coefficients = sympy.Poly(quotient, *symbols).coeffs() if symbols else [quotient]
+    return quotient if all(c.is_Integer for c in coefficients) else None
