@@ -336,7 +336,7 @@ class _Rewriter:
                              for statement in node.body]
             original = node
             node, before = without_jumps(node, self.counter + 1)
-            reason = _body_refusal(node.body)
+            reason = _body_refusal(node.body, loop=True)
             if reason is not None:
                 node = original
         if reason is not None:
@@ -388,7 +388,7 @@ class _Rewriter:
             reason = "its test calls a function that rebinds a variable (`nonlocal`)"
         else:
             rewritten, before = without_jumps(node, self.counter + 1)
-            reason = _body_refusal(rewritten.body)
+            reason = _body_refusal(rewritten.body, loop=True)
             node = node if reason is not None else rewritten
         if reason is not None:
             return self.refuse(node, reason)
