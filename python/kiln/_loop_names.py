@@ -4,6 +4,7 @@ helper checks the values at run time)."""
 import ast
 
 from ._loop_rewrite_parts import _parameters, _walk_scope
+from ._loop_scope_reads import comprehension_bindings, enclosing_reads
 
 
 def _only_called(name, definition):
@@ -16,12 +17,12 @@ def _only_called(name, definition):
 
 
 def _stored_names(statements):
-    """Names the statements bind, in order of first appearance."""
+    """Names the statements bind (`:=` in their comprehensions too), sorted."""
     names = []
     for node in _walk_scope(statements):
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store) and node.id not in names:
             names.append(node.id)
-    return sorted(names)
+    return sorted(set(names) | comprehension_bindings(statements))
 
 
 def _read_names(statements):
@@ -30,11 +31,11 @@ def _read_names(statements):
 
 
 def _loaded_names(definition):
-    """How often each name is read anywhere in the function (nested scopes included)."""
+    """How often each of the function's variables is read in it (free reads in nested scopes
+    included; a comprehension's or lambda's own names are not the function's)."""
     counts = {}
-    for node in ast.walk(definition):
-        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
-            counts[node.id] = counts.get(node.id, 0) + 1
+    for node in enclosing_reads(definition.body):
+        counts[node.id] = counts.get(node.id, 0) + 1
     return counts
 
 
@@ -57,9 +58,8 @@ def _index_reads(definition):
             bound.update(id(read) for statement in node.body for read in ast.walk(statement)
                          if isinstance(read, ast.Name) and read.id == node.target.id)
     counts = {}
-    for node in ast.walk(definition):
-        if (isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)
-                and id(node) not in bound):
+    for node in enclosing_reads(definition.body):  # (a comprehension's own `i` is not read)
+        if id(node) not in bound:
             counts[node.id] = counts.get(node.id, 0) + 1
     return counts
 

@@ -11,7 +11,12 @@ attributes (kiln._loop_transform: `attributes`) that the object holds in a plain
 property, no __setattr__ or __getattr__ of its class: kiln._loop_attribute_checks) with a
 traced array or a number. get() reads them from the object and set_() assigns them there, so
 whatever reaches the object sees what Python's loop leaves in it; kiln._loop_escapes still
-refuses a body that changes any other attribute of the objects or adds one."""
+refuses a body that changes any other attribute of the objects or adds one.
+
+The same holds at the loop's own level for an item's attribute (`particles[0].x = ...`,
+`objs[k].v = ...`: kiln._loop_refusals lets one subscript of a name through), which was refused
+before tracing ("an assignment to an attribute or a subscript of one"). Objects deeper in a
+container (`grid[1][0].x`) are no slots here and kiln._loop_escapes refuses their loop."""
 import ast
 
 

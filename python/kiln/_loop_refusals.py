@@ -1,10 +1,11 @@
 """What a loop or branch body may hold for kiln._loop_transform to rewrite it for capture:
-assignments (to names, and to subscripts of names; `:=` too), `del` of names, nested loops and
-branches, `pass`, call statements (the capture helper checks the callee), `with` blocks (it
-checks the managers), try/finally blocks, `assert`s (checks where their test is traced:
-kiln._body_statements) and, at the loop's own level, no `break` or `continue` left
-(kiln._loop_jumps turns them into flags first). Anything
-else leaves the loop as written, unrolled by tracing, with the reason these functions give."""
+assignments (to names, to subscripts of names and, at a loop's own level, to attributes of a
+name's item; `:=` too), `del` of names, nested loops and branches, `pass`, call statements
+(the capture helper checks the callee), `with` blocks (it checks the managers), try/finally
+blocks, `assert`s (checks where their test is traced: kiln._body_statements) and, at the loop's
+own level, no `break` or `continue` left (kiln._loop_jumps turns them into flags first).
+Anything else leaves the loop as written, unrolled by tracing, with the reason these functions
+give."""
 import ast
 
 
@@ -12,8 +13,9 @@ _ALLOWED = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.For, ast.While, ast.If
             ast.With, ast.Assert, ast.Delete, ast.Try)
 
 
-def _refusal(statements):
-    """Why these statements cannot be captured (None: they can)."""
+def _refusal(statements, item_attributes=False):
+    """Why these statements cannot be captured (None: they can). item_attributes: whether an
+    item's attribute may be assigned among them (`particles[0].x = v`, a loop's own level)."""
     for statement in statements:
         if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant):
             continue  # a docstring-like constant
@@ -29,7 +31,7 @@ def _refusal(statements):
         if isinstance(statement, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
             targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
             for target in targets:
-                reason = _target_refusal(target)
+                reason = _target_refusal(target, item_attributes)
                 if reason:
                     return reason
             if isinstance(statement, ast.AnnAssign) and statement.value is None:
@@ -72,26 +74,32 @@ def _handles_exceptions(statement):
     return isinstance(statement, ast.Try) and bool(statement.handlers or statement.orelse)
 
 
-def _body_refusal(statements):
-    """Why a loop or branch body cannot be captured (None: it can)."""
-    reason = _refusal(statements)
+def _body_refusal(statements, loop=False):
+    """Why a loop or branch body cannot be captured (None: it can). At a loop's own level an
+    item's attribute may be assigned (kiln._loop_object_attributes carries it); a branch
+    traces both sides, and one that assigns it there gave a wrong answer."""
+    reason = _refusal(statements, item_attributes=loop)
     if reason is None and any(isinstance(n, (ast.Break, ast.Continue))
                               for n in _loop_level_nodes(statements)):
         reason = "it contains `break` or `continue`"
     return reason
 
 
-def _target_refusal(target):
+def _target_refusal(target, item_attributes=False):
     if isinstance(target, ast.Name):
         return None
     if isinstance(target, ast.Starred):  # `head, *tail = row`: tail a list, as any name's
-        return _target_refusal(target.value)
+        return _target_refusal(target.value, item_attributes)
     if isinstance(target, (ast.Tuple, ast.List)):
         for item in target.elts:
-            reason = _target_refusal(item)
+            reason = _target_refusal(item, item_attributes)
             if reason:
                 return reason
         return None
+    if (item_attributes and isinstance(target, ast.Attribute)
+            and isinstance(target.value, ast.Subscript)
+            and isinstance(target.value.value, ast.Name)):
+        return None  # `particles[0].x = v`: carried (kiln._loop_object_attributes) or refused
     base = target
     while isinstance(base, ast.Subscript):  # D[i][j] = v: D[i] is a view of D, written through
         base = base.value

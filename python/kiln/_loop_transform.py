@@ -33,6 +33,7 @@ from ._loop_shared_arrays import rebinds_argument
 from ._loop_else import without_else_clauses
 from ._loop_swaps import in_whole_swap_cycles
 from ._loop_jumps import jumps, stop_flag, without_jumps
+from ._loop_scope_reads import enclosing_reads
 from ._loop_names import (_augmented_names, _index_reads, _loaded_names, _only_called,
                           _own_scope, _read_before_bound, _read_names, _stored_names,
                           _temporaries_argument, nested_rebinds, rebound_by_calls)
@@ -338,7 +339,7 @@ class _Rewriter:
                              for statement in node.body]
             original = node
             node, before = without_jumps(node, self.counter + 1)
-            reason = _body_refusal(node.body)
+            reason = _body_refusal(node.body, loop=True)
             if reason is not None:
                 node = original
         if reason is not None:
@@ -390,7 +391,7 @@ class _Rewriter:
             reason = "its test calls a function that rebinds a variable (`nonlocal`)"
         else:
             rewritten, before = without_jumps(node, self.counter + 1)
-            reason = _body_refusal(rewritten.body)
+            reason = _body_refusal(rewritten.body, loop=True)
             node = node if reason is not None else rewritten
         if reason is not None:
             return self.refuse(node, reason)
@@ -447,11 +448,10 @@ class _Rewriter:
     def live(self, assigned, statements):
         """The assigned names read outside `statements` (after the loop): they keep their final
         values; the others are temporaries of the body."""
-        def reads(name, nodes):
-            return sum(1 for m in nodes if isinstance(m, ast.Name) and
-                       isinstance(m.ctx, ast.Load) and m.id == name)
-        return [name for name in assigned
-                if self.loaded.get(name, 0) > reads(name, _walk_scope(statements))]
+        # (reads in the statements' comprehensions are the loop's own; a lambda's or a
+        # generator's may run after it: kiln._loop_scope_reads)
+        inside = [node.id for node in enclosing_reads(statements, eager_only=True)]
+        return [name for name in assigned if self.loaded.get(name, 0) > inside.count(name)]
 
     def branch(self, node):
         reason = _body_refusal(node.body + node.orelse)
