@@ -17,9 +17,13 @@ MOST_ITEMS = 256
 MOST_LEVELS = 4
 TOO_LARGE = object()
 
+# NumPy's functions (ufuncs, and NumPy 2's array-function dispatchers) too: the environment
+# holds those the code names (np.sin), read at each call so that a replacement is seen
+# (kiln._environment), and keyed by identity, as the C++ guards compare them; a snapshot of a
+# dispatcher's attributes kept every call on a GPU array off the library fast paths.
 _IMMUTABLE = (int, float, complex, bool, str, bytes, type(None), type, types.ModuleType,
               types.FunctionType, types.BuiltinFunctionType, types.MethodType, types.CodeType,
-              range, slice, np.generic, np.dtype)
+              range, slice, np.generic, np.dtype, np.ufunc, type(np.concatenate))
 _SEQUENCES = (list, tuple, collections.deque, array.array)
 
 
