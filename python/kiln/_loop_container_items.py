@@ -20,8 +20,6 @@ must stay what it was: a body that adds, removes or reorders items is still refu
 (kiln._loop_escapes.Containers checks the keys and lengths of carried containers). Two items
 holding one array are two names of it, as `h = x` is: the loop gives up where the body rebinds
 one of them only."""
-import ast
-
 import numpy as np
 
 from ._loop_object_attributes import attribute_slots
@@ -87,22 +85,3 @@ def with_container_items(names, get, set_, live, count, item_names, attribute_na
     return ((*names[:count], *added, *names[count:]), get_with_items, set_with_items,
             (*live, *added))
 
-
-def item_targets(statements, assigned):
-    """The names whose items `statements` assign (`xs[k] = v`, `d["n"] += v`, `a, xs[0] = ..`,
-    in nested loops and branches too) and do not rebind (`assigned`): kiln._loop_transform
-    hands them to the loop's capture. A name of an array is among them too; only a list or a
-    dict it holds when the loop starts is carried."""
-    found = set()
-    for statement in statements:
-        for node in ast.walk(statement):
-            if (isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Store)
-                    and isinstance(node.value, ast.Name)):
-                found.add(node.value.id)
-    return tuple(sorted(found - set(assigned)))
-
-
-def items_argument(statements, assigned):
-    """`, items=(...)` of a loop's call (LoopCapture.for_range, while_loop), or nothing."""
-    names = item_targets(statements, assigned)
-    return f", items={names!r}" if names else ""

@@ -17,16 +17,14 @@ The same holds at the loop's own level for an item's attribute (`particles[0].x 
 `objs[k].v = ...`: kiln._loop_refusals lets one subscript of a name through), which was refused
 before tracing ("an assignment to an attribute or a subscript of one"). Objects deeper in a
 container (`grid[1][0].x`) are no slots here and kiln._loop_escapes refuses their loop."""
-import ast
+from ._loop_attribute_checks import _plain_object, _plain_slot
+from ._loop_escapes import _is_user_object
 
 
 def attribute_slots(values, attribute_names, is_leaf):
     """[(object, attribute, the slot's name)] of the objects among `values` and their items."""
     if not attribute_names:
         return []
-    # (imported here: kiln._loop_escapes is imported while kiln._loop_capture is)
-    from ._loop_attribute_checks import _plain_object, _plain_slot
-    from ._loop_escapes import _is_user_object
     slots, seen = [], set()
     for value in values:
         items = (value.values() if type(value) is dict else value
@@ -42,15 +40,3 @@ def attribute_slots(values, attribute_names, is_leaf):
                                   f"<{type(item).__name__} {id(item):x}.{attribute}>"))
     return slots
 
-
-def attribute_targets(statements):
-    """The attribute names `statements` assign (`p.x = v`, `a.b.c += 1`: c), in nested loops
-    and branches too."""
-    return tuple(sorted({node.attr for statement in statements for node in ast.walk(statement)
-                         if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store)}))
-
-
-def attributes_argument(statements):
-    """`, attributes=(...)` of a loop's call (LoopCapture.for_range, while_loop), or nothing."""
-    names = attribute_targets(statements)
-    return f", attributes={names!r}" if names else ""

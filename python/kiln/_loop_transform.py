@@ -27,8 +27,7 @@ from ._body_statements import as_checked_assert
 from ._loop_attribute_targets import attribute_targets_through_names
 from ._loop_attribute_updates import attribute_updates_through_names, is_carrying_choice
 from ._loop_comprehensions import as_loops
-from ._loop_container_items import items_argument
-from ._loop_object_attributes import attributes_argument
+from ._loop_assigned_targets import attributes_argument, items_argument
 from ._loop_shared_arrays import rebinds_argument
 from ._loop_else import without_else_clauses
 from ._loop_swaps import in_whole_swap_cycles
