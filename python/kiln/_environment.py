@@ -8,7 +8,6 @@ guards, so an array rebound or mutated between calls is seen, as it would be by 
 To trace, the function and the helpers it reaches are rebuilt over copies of their globals in
 which those values are replaced by tracers (`rebuilt`).
 """
-import collections
 import functools
 import inspect
 import sys
@@ -24,62 +23,10 @@ from ._code_names import (_attributes_of_name, _class_data, _class_names, _class
                           _imported_names, _instance_overrides, _member_function, _names,
                           _names_read, _public_names, _reads_computed_names,
                           _unwatched_namespace_read)
+from ._environment_reads import _attributes_read, _bound_object, _indirect_helpers
 from ._trace_stores import _CELL_STORES, _global_stores
 from ._user_code import (_is_numpy_or_math_module, _is_user_class, _is_user_function,
                          _is_user_module, _plain_function)
-
-# The most attributes of a user's object read at each call (all of them: its methods,
-# properties and __getattr__ read what its code does not name).
-_MOST_OBJECT_READS = 64
-
-
-def _attributes_read(value, attributes, slots, code):
-    """The attributes of a global object read at each call: those `code` names (cfg.scale);
-    for an object of a user's class all of them, as its methods, properties and __getattr__
-    read its state where the code names none of it (`cfg.get("a")`, a UserDict's data)."""
-    # A functools.cached_property not computed yet (cfg.table) is read too: once computed it
-    # is an instance attribute, which the trace that computed it would have baked in.
-    cached = [a for a in _names(code) if a not in attributes
-              and isinstance(inspect.getattr_static(type(value), a, None),
-                             functools.cached_property)]
-    named = [a for a in _names(code) if a in attributes or a in slots] + cached
-    if _reads_computed_names(code):
-        return _public_names(list(attributes) + [a for a in slots if a not in attributes
-                                                 and hasattr(value, slots[a])])
-    if not _is_user_class(type(value)) and not isinstance(value, _MAPPING_OBJECTS):
-        return named
-    every = list(attributes) + [a for a in slots
-                                if a not in attributes and hasattr(value, slots[a])] + cached
-    return every if len(every) <= _MOST_OBJECT_READS else named
-
-
-def _indirect_helpers(value, code):
-    """The user's functions `value` (a global `code` names) leads to other than by being one:
-    in a dict, list or tuple of them (OPS["f"]), a partial's function, a class's methods,
-    static and class methods and properties the code names (Util.s), a module's functions the
-    code names (mod.f), and a global object's (its methods the code names, its __call__ and
-    __getitem__). The trace calls them as they are, over their module's own globals."""
-    if isinstance(value, functools.partial):
-        found = [value.func]
-    elif type(value) in (dict, list, tuple) and len(value) <= _MOST_OBJECT_READS:
-        found = list(value.values() if type(value) is dict else value)
-        found += [item.func for item in found if isinstance(item, functools.partial)]
-    elif _is_user_module(value):
-        found = [vars(value).get(name) for name in _names_read(code, vars(value))]
-    elif _is_user_class(value) or _is_user_class(type(value)):
-        klass = value if isinstance(value, type) else type(value)
-        names = (_names_read(code, _class_names(klass))
-                 + ([] if klass is value else ["__call__", "__getitem__"]))
-        found = [_member_function(klass, name) for name in names]
-    else:
-        return []
-    return [f for f in map(_plain_function, found) if _is_user_function(f)]
-
-
-# The standard library's containers kept in instance attributes (a UserDict's data, a
-# ChainMap's maps), read through their own methods.
-_MAPPING_OBJECTS = (collections.UserDict, collections.UserList, collections.UserString,
-                    collections.ChainMap)
 
 class Environment:
     def __init__(self, fn):
@@ -626,17 +573,6 @@ class Environment:
             stand_in.__dict__[name] = (clone if _is_static(klass, name)
                                        else types.MethodType(clone, stand_in))
         return stand_in
-
-
-def _bound_object(fn):
-    """The object a method written in C is bound to (w of w.sum, w.__add__), or None: not a
-    module's function (len, np.add.reduce's ufunc is kept: its state is no array)."""
-    owner = getattr(fn, "__self__", None)
-    if (owner is None or isinstance(owner, (types.ModuleType, type, np.ufunc))
-            or not isinstance(fn, (types.BuiltinMethodType, types.MethodWrapperType,
-                                   types.MethodType))):
-        return None
-    return owner
 
 
 def _is_static(klass, name):

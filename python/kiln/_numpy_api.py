@@ -16,7 +16,7 @@ import numpy as np
 
 from . import (_affine_indices, _assumed_numbers, _indexing, _kiln, _memory_layout,
                _object_operands, _ufunc_loops, _ufunc_reduceat, _window_arg_reductions,
-               _window_joins, _windows)
+               _window_functions, _window_joins, _windows)
 from ._loop_peeling import note_kind_reads
 from ._numpy_creation import FUNCTIONS as _CREATION, array as _numpy_creation_array
 from ._numpy_functions import FUNCTIONS as _CORE, _as_traced, product_dtype
@@ -229,7 +229,7 @@ def apply_function(context, function, args, kwargs):
         context.at()
         if function in _WINDOW_FUNCTIONS:  # x = np.append(x, v), np.argmax(x[k:]) in a loop
             return _WINDOW_FUNCTIONS[function](*args, **kwargs)
-        return _windows.function(function, args, kwargs)
+        return _window_functions.function(function, args, kwargs)
     if masked and implementation is not None:
         reduced = _masked_reduction(function, args, kwargs)
         if reduced is not None:

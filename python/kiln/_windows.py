@@ -13,9 +13,10 @@ contractions); x[window] = value writes only the window. Windows of one extent a
 positions (`out[:n-i] += a[i:]`, `x[1:] - x[:-1]` of a shrinking array) meet after one is moved
 onto the other (a shifted read). Static slices and elements of a window are
 kiln._window_indexing's, and so are slices of fixed length at a loop's index (x[i:i+3]).
-Anything else on a window (reshape, shape, iteration, a window leaving the iteration) has no
-rule here: it is a graph break, and the loop is unrolled as before, which is slower to compile
-but exact.
+NumPy's other functions of windows (np.var, np.cumsum, np.linalg.norm, np.flip ...) are
+kiln._window_functions'. Anything else on a window (reshape, shape, iteration, a window leaving
+the iteration) has no rule: it is a graph break, and the loop is unrolled as before, which is
+slower to compile but exact.
 """
 import numpy as np
 
@@ -24,9 +25,9 @@ from ._graph_breaks import materialize
 from ._tracer import (TracedArray, _UFuncOutputCastingError, backend, cast, graph_break,
                       to_tensor, traced)
 
-_REDUCTIONS = {np.sum: 0, np.mean: 0, np.prod: 1, np.any: False, np.all: True, np.max: None,
+REDUCTIONS = {np.sum: 0, np.mean: 0, np.prod: 1, np.any: False, np.all: True, np.max: None,
                np.min: None}
-_PRODUCTS = {np.dot, np.inner, np.vdot, np.matmul}
+PRODUCTS = {np.dot, np.inner, np.vdot, np.matmul}
 
 
 class Window:
@@ -239,7 +240,7 @@ def getitem(x, key, plain_getitem):
     return result
 
 
-def _parts(context, value):
+def parts(context, value):
     """(the whole-axes tracer, its Window or None) of an operand."""
     if isinstance(value, TracedArray) and isinstance(value._selection, Window):
         return traced(context, value.tensor), value._selection
@@ -254,7 +255,7 @@ def _reference(context, operands, ndim, anchored):
     again)."""
     bounds, sizes = [None] * ndim, [None] * ndim
     for value in operands:
-        whole, window = _parts(context, value)
+        whole, window = parts(context, value)
         for axis in range(1, len(window.bounds) + 1 if window is not None else 1):
             bound = window.bounds[-axis]
             if bound is not None and (bounds[-axis] is None or not anchored and
@@ -271,7 +272,7 @@ def _combine(context, operands, ndim, anchored=False):
     bounds, sizes = _reference(context, operands, ndim, anchored)
     wholes = []
     for value in operands:
-        whole, window = _parts(context, value)
+        whole, window = parts(context, value)
         shape = tuple(whole.tensor.shape) if isinstance(whole, TracedArray) else np.shape(whole)
         mine = list(window.bounds) if window is not None else [None] * len(shape)
         for axis in range(1, len(shape) + 1):
@@ -322,9 +323,9 @@ def ufunc(call, function, inputs, out, where, dtype, casting):
     return results
 
 
-def _masked(context, value, identity):
+def masked(context, value, identity):
     """The whole-axes tracer with the positions outside its window set to `identity`."""
-    whole, window = _parts(context, value)
+    whole, window = parts(context, value)
     if window is None:
         return whole
     mask = window.mask(context, tuple(whole.tensor.shape))
@@ -354,11 +355,11 @@ def reduction(function, a, axis=None, dtype=None, keepdims=False):
             graph_break(f"{function.__name__} of a loop-varying slice of {a.dtype}")
         extreme = info(a.dtype).min if function is np.max else info(a.dtype).max
         identity = -np.inf if function is np.max and kind == "f" else np.inf if kind == "f" else extreme
-        values = _masked(context, a, identity)
+        values = masked(context, a, identity)
         result = function(values, axis=axis, keepdims=keepdims)
         return _keep_window(result, a._selection, axis, len(a.tensor.shape), keepdims)
-    identity = _REDUCTIONS[function]
-    values = _masked(context, a, identity)
+    identity = REDUCTIONS[function]
+    values = masked(context, a, identity)
     if function in (np.any, np.all) and values.dtype != np.bool_:
         values = np.where(a._selection.mask(context, tuple(a.tensor.shape)),
                           traced(context, a.tensor) != 0, identity)
@@ -390,7 +391,7 @@ def product(function, a, b):
     """dot, inner, vdot, matmul of windows (at most 2-D): the contracted positions outside the
     windows are zeros; the result holds the windows of the axes it keeps."""
     context = (a if isinstance(a, TracedArray) else b)._context
-    wholes = [_parts(context, v) for v in (a, b)]
+    wholes = [parts(context, v) for v in (a, b)]
     shapes = [tuple(w.tensor.shape) if isinstance(w, TracedArray) else np.shape(w)
               for w, _ in wholes]
     if any(len(s) not in (1, 2) for s in shapes):
@@ -423,7 +424,7 @@ def product(function, a, b):
         # Zeros outside the window: then only the positions inside are computed at all
         # (sched/guard_reductions.h skips the sums that are selected away).
         result._selection = Window(kept)
-        result = _masked(context, result, 0)
+        result = masked(context, result, 0)
         result._selection, result._scalar = Window(kept), False
     return result
 
@@ -456,7 +457,7 @@ def _guarded_product(context, masked, matrix, axis, bound):
 
 def outer(a, b):
     context = (a if isinstance(a, TracedArray) else b)._context
-    (left, left_window), (right, right_window) = (_parts(context, v) for v in (a, b))
+    (left, left_window), (right, right_window) = (parts(context, v) for v in (a, b))
     if any(np.ndim(w) != 1 if not isinstance(w, TracedArray) else len(w.tensor.shape) != 1
            for w in (left, right)):
         graph_break("outer of loop-varying slices that are not vectors")
@@ -479,162 +480,12 @@ def elementwise(implementation, operands):
     return result
 
 
-def nan_mean(a, axis=None, keepdims=False):
-    """np.nanmean of a window: the sum of its numbers over their count (no number: NaN, as
-    NumPy's 0/0), in NumPy's dtype (a float's own, integers' mean in float64)."""
-    if a.dtype.kind not in "fc":
-        return reduction(np.mean, a, axis=axis, keepdims=keepdims)
-    numbers = ~np.isnan(a)
-    total = reduction(np.sum, elementwise(np.where, (numbers, a, 0)), axis=axis,
-                      keepdims=keepdims)
-    count = reduction(np.sum, numbers, axis=axis, keepdims=keepdims)
-    return (total / count).astype(a.dtype)
-
-
-def difference_along(a, axis=-1):
-    """np.diff of a window (n=1): its static slices a[1:] and a[:-1] along the axis, moved onto
-    each other (kiln._window_indexing), subtracted, or compared as NumPy compares booleans."""
-    ndim = len(a.tensor.shape)
-    axis %= ndim
-    later = tuple(slice(1, None) if d == axis else slice(None) for d in range(ndim))
-    earlier = tuple(slice(None, -1) if d == axis else slice(None) for d in range(ndim))
-    operation = np.not_equal if a.dtype == np.bool_ else np.subtract
-    return operation(a[later], a[earlier])
-
-
-def scan(function, a, axis=None, dtype=None):
-    """np.cumsum and np.cumprod of a window (`np.cumsum(x[:i])`): the scan of the whole axes
-    with the positions outside the window the identity, so that each position inside holds
-    the window's running total; the result is that window of it. axis=None of a window of
-    several dimensions (flattened: its positions are not the whole array's) breaks the graph."""
-    ndim = len(a.tensor.shape)
-    if axis is None and ndim != 1:
-        graph_break(f"numpy.{function.__name__} of a loop-varying slice of {ndim} dimensions "
-                    f"without an axis")
-    values = _masked(a._context, a, 0 if function is np.cumsum else 1)
-    result = function(values, axis=0 if axis is None else axis, dtype=dtype)
-    result._selection = a._selection
-    return result
-
-
-def variance(function, a, axis=None, dtype=None, ddof=0, keepdims=False):
-    """np.var and np.std of a window (an expanding z-score's `x[:i + 1].std()`): NumPy's two
-    passes over the positions inside, the mean, then the squared deviations' sum divided by
-    their count less ddof (none left: a division by zero, as NumPy's), in NumPy's dtype."""
-    kind = a.dtype.kind
-    kept = (np.dtype(dtype) if dtype is not None else a.dtype if kind == "f" else
-            np.finfo(a.dtype).dtype if kind == "c" else np.dtype(np.float64))
-    values = a if kind in "fc" and dtype is None else a.astype(
-        np.result_type(kept, a.dtype) if kind == "c" else kept)
-    mean = reduction(np.mean, values, axis=axis, keepdims=True)
-    deviation = np.abs(values - mean) if kind == "c" else values - mean
-    total = reduction(np.sum, deviation * deviation, axis=axis, keepdims=keepdims)
-    inside = a._selection.mask(a._context, tuple(a.tensor.shape))
-    count = np.sum(inside, axis=axis, keepdims=keepdims)
-    result = (total / np.maximum(count - ddof, 0)).astype(kept)
-    return np.sqrt(result) if function is np.std else result
-
-
-def norm(x, ord=None, axis=None, keepdims=False):
-    """np.linalg.norm of a window (a Householder vector's `np.linalg.norm(R[k:, k])`): the
-    2-norm of vectors and the Frobenius norm of matrices, NumPy's `ord=None`, is the square
-    root of the sum of squares over the window's positions; other orders break the graph."""
-    if ord is not None:
-        graph_break(f"numpy.linalg.norm(ord={ord!r}) of a slice with a loop-varying bound")
-    if x.dtype.kind == "c":  # the moduli's squares (a window's .real is no window)
-        x = np.abs(x)
-    elif x.dtype.kind != "f":  # NumPy's norm computes in float64 from other dtypes
-        x = x.astype(np.float64)
-    squares = x * x
-    return np.sqrt(np.sum(squares, axis=axis, keepdims=keepdims))
-
-
-def transpose(a, axes=None):
-    whole, window = _parts(a._context, a)
-    ndim = len(window.bounds)
-    order = list(range(ndim))[::-1] if axes is None else [x % ndim for x in axes]
-    result = np.transpose(whole, order)
-    result._selection = Window([window.bounds[x] for x in order])
-    return result
-
-
-def flip(x, axis=None):
-    """np.flip of a window: each bounded axis reversed within its bounds (positions a..b-1
-    hold b-1..a), so the window stays where it is; the others flipped whole. Durbin's
-    np.flip(y[:k]) made its loop unroll (at n = 800, a 27 MiB graph that ran eagerly)."""
-    context, k = x._context, backend()
-    whole, window = _parts(context, x)
-    ndim = len(whole.tensor.shape)
-    axes = range(ndim) if axis is None else [
-        int(a) % ndim for a in (axis if isinstance(axis, (tuple, list)) else (axis,))]
-    for axis_here in axes:
-        bound = window.bounds[axis_here]
-        if bound is None:
-            whole = np.flip(whole, axis=axis_here)
-            continue
-        last = total(total(bound[0], bound[1]), -1)   # a + b - 1
-        if last is None:
-            graph_break("numpy.flip of a slice with bounds of two loops' indices")
-        size = whole.tensor.shape[axis_here]
-        positions = traced(context, k.arange(context.anchor(), size, "int64"))
-        moved = np.clip((last.value() if isinstance(last, Affine) else last) - positions, 0,
-                        size - 1)
-        whole = traced(context, k.take(whole.tensor, moved.tensor, axis_here, check_bounds=False))
-    whole._selection = window
-    return whole
-
-
-def function(implementation, args, kwargs):
-    """np.<function> on windows: the reductions and products above, else a graph break."""
-    allowed = {"axis", "keepdims"} if implementation in (np.max, np.min) else {
-        "axis", "dtype", "keepdims"}
-    if implementation in _REDUCTIONS and set(kwargs) <= allowed:
-        return reduction(implementation, *args, **kwargs)
-    if implementation in _PRODUCTS and len(args) == 2 and not kwargs:
-        return product(implementation, *args)
-    if implementation is np.outer and len(args) == 2 and not kwargs:
-        return outer(*args)
-    if ((implementation is np.where and len(args) == 3 or implementation is np.clip
-         and len(args) == 3) and not kwargs):
-        return elementwise(implementation, args)
-    if (implementation is np.count_nonzero and len(args) == 1
-            and set(kwargs) <= {"axis", "keepdims"}):  # kiln's count_nonzero, on the window
-        return reduction(np.sum, np.not_equal(args[0], 0), **kwargs)
-    if implementation is np.nanmean and len(args) == 1 and set(kwargs) <= {"axis", "keepdims"}:
-        return nan_mean(*args, **kwargs)
-    if implementation is np.average and len(args) == 1 and set(kwargs) <= {"axis", "keepdims"}:
-        return reduction(np.mean, *args, **kwargs)  # no weights: the mean
-    if implementation is np.diff and len(args) == 1 and set(kwargs) <= {"axis"}:
-        return difference_along(args[0], **kwargs)
-    if implementation is np.ptp and len(args) == 1 and set(kwargs) <= {"axis", "keepdims"}:
-        return (reduction(np.max, *args, **kwargs) - reduction(np.min, *args, **kwargs))
-    if implementation is np.nansum and len(args) == 1 and set(kwargs) <= allowed:
-        a = args[0]
-        return reduction(np.sum, elementwise(np.where, (np.isnan(a), 0, a)), **kwargs)
-    if (implementation in (np.cumsum, np.cumprod) and isinstance(args[0], TracedArray)
-            and len(args) <= 2 and set(kwargs) <= {"axis", "dtype"}):
-        return scan(implementation, *args, **kwargs)
-    if (implementation in (np.var, np.std) and isinstance(args[0], TracedArray) and len(args) == 1
-            and set(kwargs) <= {"axis", "dtype", "ddof", "keepdims"}):
-        return variance(implementation, *args, **kwargs)
-    if (implementation is np.linalg.norm and isinstance(args[0], TracedArray)
-            and set(kwargs) <= {"ord", "axis", "keepdims"}):
-        return norm(*args, **kwargs)
-    if implementation is np.transpose and isinstance(args[0], TracedArray):
-        return transpose(*args, **kwargs)
-    if (implementation is np.flip and isinstance(args[0], TracedArray) and len(args) <= 2
-            and set(kwargs) <= {"axis"}):
-        return flip(*args, **kwargs)
-    graph_break(f"numpy.{getattr(implementation, '__name__', implementation)} of a slice with a "
-                f"loop-varying bound")
-
-
 def setitem(x, key, value, plain_getitem, plain_setitem):
     """x[... moving slices ...] = value: the window's positions of the region take value."""
     plain, window = _split(x, key)
     region = plain_getitem(x, plain)
     context = x._context
-    whole, value_window = _parts(context, value)
+    whole, value_window = parts(context, value)
     shape = tuple(region.tensor.shape)
     if value_window is not None:  # moved to the region's window
         _, (_, whole) = _combine(context, [TracedArray(context, region.tensor, mask=window),
