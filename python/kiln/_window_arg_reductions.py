@@ -14,7 +14,7 @@ import numpy as np
 
 from ._tracer import TracedArray, graph_break
 from ._tracer_types import normalize_axis
-from ._windows import Window, _keep_window, extent, parts, shifted
+from ._windows import Window, _keep_window, extent, shifted, whole_and_window
 
 
 def _fill(function, dtype):
@@ -35,7 +35,7 @@ def arg_reduction(function, a, axis=None, out=None, *, keepdims=False):
     if out is not None or not isinstance(a, TracedArray):
         graph_break(f"numpy.{name} of a loop-varying slice with out=")
     context = a._context
-    whole, window = parts(context, a)
+    whole, window = whole_and_window(context, a)
     ndim = len(whole.tensor.shape)
     if axis is None and ndim != 1:
         graph_break(f"numpy.{name}(axis=None) of a loop-varying slice of more than one "

@@ -7,8 +7,8 @@ import numpy as np
 
 from ._affine_indices import Affine, total
 from ._tracer import TracedArray, backend, graph_break, traced
-from ._windows import (PRODUCTS, REDUCTIONS, Window, elementwise, masked, outer, parts, product,
-                       reduction)
+from ._windows import (PRODUCTS, REDUCTIONS, Window, elementwise, identity_outside, outer,
+                       product, reduction, whole_and_window)
 
 
 def nan_mean(a, axis=None, keepdims=False):
@@ -43,7 +43,7 @@ def scan(function, a, axis=None, dtype=None):
     if axis is None and ndim != 1:
         graph_break(f"numpy.{function.__name__} of a loop-varying slice of {ndim} dimensions "
                     f"without an axis")
-    values = masked(a._context, a, 0 if function is np.cumsum else 1)
+    values = identity_outside(a._context, a, 0 if function is np.cumsum else 1)
     result = function(values, axis=0 if axis is None else axis, dtype=dtype)
     result._selection = a._selection
     return result
@@ -82,7 +82,7 @@ def norm(x, ord=None, axis=None, keepdims=False):
 
 
 def transpose(a, axes=None):
-    whole, window = parts(a._context, a)
+    whole, window = whole_and_window(a._context, a)
     ndim = len(window.bounds)
     order = list(range(ndim))[::-1] if axes is None else [x % ndim for x in axes]
     result = np.transpose(whole, order)
@@ -95,7 +95,7 @@ def flip(x, axis=None):
     hold b-1..a), so the window stays where it is; the others flipped whole. Durbin's
     np.flip(y[:k]) made its loop unroll (at n = 800, a 27 MiB graph that ran eagerly)."""
     context, k = x._context, backend()
-    whole, window = parts(context, x)
+    whole, window = whole_and_window(context, x)
     ndim = len(whole.tensor.shape)
     axes = range(ndim) if axis is None else [
         int(a) % ndim for a in (axis if isinstance(axis, (tuple, list)) else (axis,))]

@@ -8,14 +8,14 @@ import numpy as np
 
 from ._tracer import TracedArray, backend, graph_break, to_tensor, traced
 from ._affine_indices import difference, extent, lowest, total
-from ._windows import Window, parts, resized, shifted
+from ._windows import Window, resized, shifted, whole_and_window
 
 
 def concatenate(arrays, axis=0):
     if axis is None:
         graph_break("np.concatenate(axis=None) of a loop-varying slice")
     context = next(a for a in arrays if isinstance(a, TracedArray))._context
-    parts = [parts(context, a) if isinstance(a, TracedArray) else
+    parts = [whole_and_window(context, a) if isinstance(a, TracedArray) else
              (traced(context, to_tensor(context, a)), None) for a in arrays]
     ndim = len(parts[0][0].tensor.shape)
     if any(len(whole.tensor.shape) != ndim for whole, _ in parts) or not -ndim <= axis < ndim:

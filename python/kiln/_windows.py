@@ -240,7 +240,7 @@ def getitem(x, key, plain_getitem):
     return result
 
 
-def parts(context, value):
+def whole_and_window(context, value):
     """(the whole-axes tracer, its Window or None) of an operand."""
     if isinstance(value, TracedArray) and isinstance(value._selection, Window):
         return traced(context, value.tensor), value._selection
@@ -255,7 +255,7 @@ def _reference(context, operands, ndim, anchored):
     again)."""
     bounds, sizes = [None] * ndim, [None] * ndim
     for value in operands:
-        whole, window = parts(context, value)
+        whole, window = whole_and_window(context, value)
         for axis in range(1, len(window.bounds) + 1 if window is not None else 1):
             bound = window.bounds[-axis]
             if bound is not None and (bounds[-axis] is None or not anchored and
@@ -272,7 +272,7 @@ def _combine(context, operands, ndim, anchored=False):
     bounds, sizes = _reference(context, operands, ndim, anchored)
     wholes = []
     for value in operands:
-        whole, window = parts(context, value)
+        whole, window = whole_and_window(context, value)
         shape = tuple(whole.tensor.shape) if isinstance(whole, TracedArray) else np.shape(whole)
         mine = list(window.bounds) if window is not None else [None] * len(shape)
         for axis in range(1, len(shape) + 1):
@@ -323,9 +323,9 @@ def ufunc(call, function, inputs, out, where, dtype, casting):
     return results
 
 
-def masked(context, value, identity):
+def identity_outside(context, value, identity):
     """The whole-axes tracer with the positions outside its window set to `identity`."""
-    whole, window = parts(context, value)
+    whole, window = whole_and_window(context, value)
     if window is None:
         return whole
     mask = window.mask(context, tuple(whole.tensor.shape))
@@ -355,11 +355,11 @@ def reduction(function, a, axis=None, dtype=None, keepdims=False):
             graph_break(f"{function.__name__} of a loop-varying slice of {a.dtype}")
         extreme = info(a.dtype).min if function is np.max else info(a.dtype).max
         identity = -np.inf if function is np.max and kind == "f" else np.inf if kind == "f" else extreme
-        values = masked(context, a, identity)
+        values = identity_outside(context, a, identity)
         result = function(values, axis=axis, keepdims=keepdims)
         return _keep_window(result, a._selection, axis, len(a.tensor.shape), keepdims)
     identity = REDUCTIONS[function]
-    values = masked(context, a, identity)
+    values = identity_outside(context, a, identity)
     if function in (np.any, np.all) and values.dtype != np.bool_:
         values = np.where(a._selection.mask(context, tuple(a.tensor.shape)),
                           traced(context, a.tensor) != 0, identity)
@@ -391,7 +391,7 @@ def product(function, a, b):
     """dot, inner, vdot, matmul of windows (at most 2-D): the contracted positions outside the
     windows are zeros; the result holds the windows of the axes it keeps."""
     context = (a if isinstance(a, TracedArray) else b)._context
-    wholes = [parts(context, v) for v in (a, b)]
+    wholes = [whole_and_window(context, v) for v in (a, b)]
     shapes = [tuple(w.tensor.shape) if isinstance(w, TracedArray) else np.shape(w)
               for w, _ in wholes]
     if any(len(s) not in (1, 2) for s in shapes):
@@ -424,7 +424,7 @@ def product(function, a, b):
         # Zeros outside the window: then only the positions inside are computed at all
         # (sched/guard_reductions.h skips the sums that are selected away).
         result._selection = Window(kept)
-        result = masked(context, result, 0)
+        result = identity_outside(context, result, 0)
         result._selection, result._scalar = Window(kept), False
     return result
 
@@ -457,7 +457,8 @@ def _guarded_product(context, masked, matrix, axis, bound):
 
 def outer(a, b):
     context = (a if isinstance(a, TracedArray) else b)._context
-    (left, left_window), (right, right_window) = (parts(context, v) for v in (a, b))
+    (left, left_window), (right, right_window) = (whole_and_window(context, v)
+                                                  for v in (a, b))
     if any(np.ndim(w) != 1 if not isinstance(w, TracedArray) else len(w.tensor.shape) != 1
            for w in (left, right)):
         graph_break("outer of loop-varying slices that are not vectors")
@@ -485,7 +486,7 @@ def setitem(x, key, value, plain_getitem, plain_setitem):
     plain, window = _split(x, key)
     region = plain_getitem(x, plain)
     context = x._context
-    whole, value_window = parts(context, value)
+    whole, value_window = whole_and_window(context, value)
     shape = tuple(region.tensor.shape)
     if value_window is not None:  # moved to the region's window
         _, (_, whole) = _combine(context, [TracedArray(context, region.tensor, mask=window),
