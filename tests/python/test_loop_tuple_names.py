@@ -1,26 +1,11 @@
 """A name a loop assigns tuple displays to (`best_box = (top, bottom, start, j)`) is split into
 one name per element (kiln._loop_tuple_names), so the loop is captured: a maximum-sum rectangle
 search at 12x12 took 8.4 s for its first call unrolled, 0.7 s as loop nodes."""
-import copy
 
 import numpy as np
 
-import kiln
-from test_numpy_programs_eleventh import assert_same
+from test_numpy_programs_eleventh import check_repeated_calls, loop_kinds
 from test_numpy_programs_eleventh_loops import max_sum_rectangle
-
-
-def loop_kinds(function, *arguments):
-    report = kiln.explain(kiln.compile(function))(*copy.deepcopy(arguments))
-    return [loop.kind for loop in report.loops if loop.kind != "select"]
-
-
-def check_calls(function, *argument_sets):
-    compiled = kiln.compile(function)
-    for arguments in argument_sets:
-        for _ in range(2):
-            mine, theirs = copy.deepcopy(arguments), copy.deepcopy(arguments)
-            assert_same(compiled(*mine), function(*theirs), function.__name__)
 
 
 def argmax_2d(M):
@@ -61,21 +46,21 @@ def indexed_and_measured(x):
 def test_a_tuple_of_loop_indices_is_carried_by_the_loop():
     rng = np.random.default_rng(2)
     assert loop_kinds(argmax_2d, rng.random((4, 5))) == ["loop", "loop"]
-    check_calls(argmax_2d, (rng.random((4, 5)),), (rng.random((6, 3)),), (np.zeros((2, 2)) - np.inf,))
+    check_repeated_calls(argmax_2d, (rng.random((4, 5)),), (rng.random((6, 3)),), (np.zeros((2, 2)) - np.inf,))
     assert "unrolled" not in loop_kinds(max_sum_rectangle, rng.standard_normal((4, 5)))
-    check_calls(max_sum_rectangle, (rng.standard_normal((4, 5)),), (rng.standard_normal((6, 6)),))
+    check_repeated_calls(max_sum_rectangle, (rng.standard_normal((4, 5)),), (rng.standard_normal((6, 6)),))
 
 
 def test_a_tuple_of_arrays_is_carried_by_the_loop():
     assert loop_kinds(state_pair, np.ones(3), np.zeros(3), 0.1, 20) == ["loop"]
-    check_calls(state_pair, (np.ones(3), np.zeros(3), 0.1, 20), (np.arange(4.0), np.ones(4), 0.05, 7))
+    check_repeated_calls(state_pair, (np.ones(3), np.zeros(3), 0.1, 20), (np.arange(4.0), np.ones(4), 0.05, 7))
 
 
 def test_element_reads_of_a_split_tuple_agree_with_numpy():
     rng = np.random.default_rng(3)
-    check_calls(indexed_and_measured, (rng.random(10),), (np.array([3, 1, 4, 1, 5]),))
+    check_repeated_calls(indexed_and_measured, (rng.random(10),), (np.array([3, 1, 4, 1, 5]),))
 
 
 def test_a_tuple_holding_none_keeps_pythons_values():
     x = np.array([0.0, 1.0, 0.5, 2.0, 0.1, 3.0])
-    check_calls(last_crossing, (x, 0.8), (x, 10.0))
+    check_repeated_calls(last_crossing, (x, 0.8), (x, 10.0))

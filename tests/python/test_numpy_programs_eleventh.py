@@ -45,6 +45,28 @@ def assert_same(got, expected, what, single=False):
         np.testing.assert_allclose(got_array, expected_array, rtol=tolerance, atol=tolerance,
                                    err_msg=what)
 
+def loop_kinds(function, *arguments):
+    """The kinds of the loops kiln.explain reports for one call (selects left out)."""
+    report = kiln.explain(kiln.compile(function))(*copy.deepcopy(arguments))
+    return [loop.kind for loop in report.loops if loop.kind != "select"]
+
+
+def check_repeated_calls(function, *argument_sets):
+    """One compiled function agrees with NumPy on each argument set, called twice each."""
+    compiled = kiln.compile(function)
+    for arguments in argument_sets:
+        for _ in range(2):
+            mine, theirs = copy.deepcopy(arguments), copy.deepcopy(arguments)
+            assert_same(compiled(*mine), function(*theirs), function.__name__)
+
+
+def check_captured(function, *arguments):
+    """`function`'s loop is one loop node, and two calls agree with NumPy."""
+    report = kiln.explain(kiln.compile(function))(*copy.deepcopy(arguments))
+    kinds = [loop.kind for loop in report.loops if loop.kind != "select"]
+    assert kinds == ["loop"], [(loop.kind, loop.reason) for loop in report.loops]
+    check_repeated_calls(function, arguments)
+
 
 def check_calls(function, argument_sets, float32_inputs=False):
     """kiln.compile(function) agrees with function on copies of each argument tuple, called in

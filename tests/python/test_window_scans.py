@@ -2,22 +2,10 @@
 (`np.cumsum(x[:i])[-1]`, `out[i, i:] = np.cumprod(x[i:])`) were graph breaks that unrolled the
 loop; they are scans of the whole axes with the identity outside the window now
 (kiln._windows.scan)."""
-import copy
 
 import numpy as np
 
-import kiln
-from test_numpy_programs_eleventh import assert_same
-
-
-def check_captured(function, *arguments):
-    report = kiln.explain(kiln.compile(function))(*copy.deepcopy(arguments))
-    kinds = [loop.kind for loop in report.loops if loop.kind != "select"]
-    assert kinds == ["loop"], [(loop.kind, loop.reason) for loop in report.loops]
-    compiled = kiln.compile(function)
-    for _ in range(2):
-        mine, theirs = copy.deepcopy(arguments), copy.deepcopy(arguments)
-        assert_same(compiled(*mine), function(*theirs), function.__name__)
+from test_numpy_programs_eleventh import check_captured
 
 
 def prefix_totals(x):

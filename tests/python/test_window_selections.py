@@ -4,8 +4,7 @@ that unrolled the loop; they keep the window now (kiln._windows.elementwise)."""
 import numpy as np
 
 import kiln
-from test_numpy_programs_eleventh import assert_same
-from test_window_variances import check_captured
+from test_numpy_programs_eleventh import assert_same, check_captured
 
 
 def expanding(x, t=0.5):

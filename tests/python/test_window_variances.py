@@ -1,22 +1,10 @@
 """np.var and np.std of a slice whose bounds move with a captured loop's index (an expanding
 z-score's `x[:i + 1].std()`, a tail's `np.var(x[i:], ddof=1)`) were graph breaks that unrolled
 the loop; they are the window's two passes now (kiln._windows.variance)."""
-import copy
 
 import numpy as np
 
-import kiln
-from test_numpy_programs_eleventh import assert_same
-
-
-def check_captured(function, *arguments):
-    report = kiln.explain(kiln.compile(function))(*copy.deepcopy(arguments))
-    kinds = [loop.kind for loop in report.loops if loop.kind != "select"]
-    assert kinds == ["loop"], [(loop.kind, loop.reason) for loop in report.loops]
-    compiled = kiln.compile(function)
-    for _ in range(2):
-        mine, theirs = copy.deepcopy(arguments), copy.deepcopy(arguments)
-        assert_same(compiled(*mine), function(*theirs), function.__name__)
+from test_numpy_programs_eleventh import check_captured
 
 
 def expanding_zscores(x):
