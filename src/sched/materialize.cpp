@@ -161,19 +161,45 @@ std::vector<ValueId> sole_outputs(const ir::Graph& graph,
   return sole;
 }
 
-// The readers of `id` that would each compute it. A reduction that feeds one output only is
-// read by one kernel, which places it once a row however many of its nodes read it
-// (sched/lowering.cpp): its reshapes and broadcasts are not among them (logsumexp's max, read
-// through a broadcast by the exp and directly by the final add: one kernel, where a buffer of
-// its own made two).
+// For each value, whether every path from it to the graph's outputs passes a broadcast through
+// elementwise ops only: a row value (a row's max, exp(-inf - max) of a masked softmax, the where
+// that makes a fully masked row's shift 0) that its kernel computes once a row, at the loops
+// outside the broadcast, however many of those ops read it.
+std::vector<bool> read_per_row(const ir::Graph& graph,
+                               const std::vector<std::vector<ValueId>>& users) {
+  std::vector<bool> per_row(static_cast<size_t>(graph.size()), false);
+  std::vector<bool> is_output(static_cast<size_t>(graph.size()), false);
+  for (ValueId output : graph.outputs()) is_output[static_cast<size_t>(output)] = true;
+  for (ValueId id = graph.size() - 1; id >= 0; --id) {  // readers come after what they read
+    const std::vector<ValueId>& readers = users[static_cast<size_t>(id)];
+    per_row[static_cast<size_t>(id)] =
+        !is_output[static_cast<size_t>(id)] && !readers.empty() &&
+        ir::is_elementwise(graph.node(id).op) &&
+        std::all_of(readers.begin(), readers.end(), [&](ValueId reader) {
+          return graph.node(reader).op == Op::broadcast || per_row[static_cast<size_t>(reader)];
+        });
+  }
+  return per_row;
+}
+
+// The readers of `id` that would each compute it. A reduction, or elementwise work on one, that
+// feeds one output only is read by one kernel, which places it once a row however many of its
+// nodes read it (sched/lowering.cpp): its reshapes, broadcasts and the row values computed from
+// it are not among them. logsumexp's max, read through a broadcast by the exp and directly by
+// the final add; attention's max, read by isfinite and by the where of the shift; a masked
+// softmax's exp(-inf - max), read by the row sum and by the division: one kernel each, where a
+// buffer of its own made two, the second computing the max again.
 size_t readers_computing(const ir::Graph& graph, const std::vector<std::vector<ValueId>>& users,
-                         const std::vector<ValueId>& sole, ValueId id) {
+                         const std::vector<ValueId>& sole, const std::vector<bool>& per_row,
+                         ValueId id) {
   const std::vector<ValueId>& readers = users[static_cast<size_t>(id)];
-  if (!ir::is_reduction(graph.node(id).op) || sole[static_cast<size_t>(id)] < 0)
+  const Op op = graph.node(id).op;
+  if (!(ir::is_reduction(op) || ir::is_elementwise(op)) || sole[static_cast<size_t>(id)] < 0)
     return readers.size();
   return static_cast<size_t>(std::count_if(readers.begin(), readers.end(), [&](ValueId user) {
-    const Op op = graph.node(user).op;
-    return op != Op::reshape && op != Op::broadcast;
+    const Op reader = graph.node(user).op;
+    return reader != Op::reshape && reader != Op::broadcast &&
+           !per_row[static_cast<size_t>(user)];
   }));
 }
 
@@ -181,6 +207,7 @@ void materialize_shared_reductions(const ir::Graph& graph, std::set<ValueId>& ma
   std::vector<int64_t> reduced(static_cast<size_t>(graph.size()), 0);
   std::vector<std::vector<ValueId>> users = graph.users();
   const std::vector<ValueId> sole = sole_outputs(graph, users);
+  const std::vector<bool> per_row = read_per_row(graph, users);
   for (ValueId id = 0; id < graph.size(); ++id) {
     const Node& node = graph.node(id);
     // A broadcast reads its operand at other indices: lowering gives such a reduction a buffer
@@ -196,7 +223,7 @@ void materialize_shared_reductions(const ir::Graph& graph, std::set<ValueId>& ma
       inlined = std::min<int64_t>(std::max<int64_t>(inlined, 1) * (in / out), 1 << 30);
     }
     reduced[static_cast<size_t>(id)] = inlined;
-    if (readers_computing(graph, users, sole, id) >= 2 && !materialized.count(id) &&
+    if (readers_computing(graph, users, sole, per_row, id) >= 2 && !materialized.count(id) &&
         ir::size_choice(inlined >= kSharedReduction)) {
       materialized.insert(id);
       reduced[static_cast<size_t>(id)] = 0;

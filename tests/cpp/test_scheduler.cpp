@@ -2,6 +2,8 @@
 // which nodes become kernels, which share one, what the passes mark, and why fusion is refused.
 #include <gtest/gtest.h>
 
+#include <functional>
+
 #include "ir/builder.h"
 #include "sched/cpu/block_scatter_adds.h"
 #include "sched/cpu/hoist_invariants.h"
@@ -241,6 +243,61 @@ TEST(Scheduler, AResidualStreamIsNotRecomputedFromEveryLayer) {
   size_t most_reads = 0;
   for (const Kernel& kernel : program.kernels) most_reads = std::max(most_reads, kernel.buffers_read.size());
   EXPECT_LE(most_reads, 5u) << program.kernels.size() << " kernels";
+}
+
+// How many accumulations of `op` the program's kernels compute.
+size_t accumulations_of(const Program& program, Op op) {
+  size_t count = 0;
+  std::function<void(const std::vector<Stmt>&)> visit = [&](const std::vector<Stmt>& body) {
+    for (const Stmt& s : body) {
+      for (const Accumulation& a : s.accumulations) count += a.op == op ? 1 : 0;
+      visit(s.body);
+    }
+  };
+  for (const Kernel& kernel : program.kernels) visit(kernel.body);
+  return count;
+}
+
+// A row value computed from a reduction and read by several row values (attention's max, read
+// by isfinite and by the where that makes a fully masked row's shift 0; a masked softmax's
+// exp(-inf - max), read by the row sum and by the division) is computed once a row in the
+// kernel that reads it: it had a buffer of its own, a kernel computing the max, and the next
+// kernel computed the max again.
+TEST(Scheduler, RowValuesOfAReductionStayInTheirRowsKernel) {
+  const ir::Shape rows = {2, 3, 64, 1}, scores_shape = {2, 3, 64, 64};
+  {  // attention as flash attention divides: exp(S - shift) stored for the product with V
+    ir::Graph graph;
+    ir::Builder b(graph);
+    ir::ValueId scores = b.parameter(DType::Float32, scores_shape);
+    ir::ValueId v = b.parameter(DType::Float32, {2, 3, 64, 16});
+    ir::ValueId zero = b.constant(Scalar::of(0.0), DType::Float32);
+    ir::ValueId row_max = b.reduce(Op::max, scores, {3}, true);
+    ir::ValueId shift = b.where(b.unary(Op::isfinite, row_max), row_max, b.broadcast(zero, rows));
+    ir::ValueId weights = b.unary(Op::exp, b.binary(Op::sub, scores, b.broadcast(shift, scores_shape)));
+    ir::ValueId total = b.reduce(Op::sum, weights, {3}, true);
+    ir::ValueId product = b.matmul(weights, v);
+    graph.set_outputs({b.binary(Op::div, product, b.broadcast(total, {2, 3, 64, 16}))});
+    Program program = schedule(graph, {});
+    EXPECT_EQ(accumulations_of(program, Op::max), 1u) << print_program(program);
+    EXPECT_EQ(program.kernels.size(), 2u) << print_program(program);
+  }
+  {  // a masked softmax, exp moved into where's branches: exp(-inf - max) a row value
+    ir::Graph graph;
+    ir::Builder b(graph);
+    ir::ValueId scores = b.parameter(DType::Float32, scores_shape);
+    ir::ValueId mask = b.parameter(DType::Bool, scores_shape);
+    ir::ValueId masked_out = b.broadcast(b.constant(Scalar::of(-1e30), DType::Float32), rows);
+    ir::ValueId row_max = b.reduce(Op::max, b.where(mask, scores, b.broadcast(masked_out, scores_shape)), {3}, true);
+    ir::ValueId kept = b.unary(Op::exp, b.binary(Op::sub, scores, b.broadcast(row_max, scores_shape)));
+    ir::ValueId dropped = b.unary(Op::exp, b.binary(Op::sub, masked_out, row_max));
+    ir::ValueId total = b.reduce(Op::sum, b.where(mask, kept, b.broadcast(dropped, scores_shape)), {3}, true);
+    ir::ValueId kept_share = b.binary(Op::div, kept, b.broadcast(total, scores_shape));
+    ir::ValueId dropped_share = b.broadcast(b.binary(Op::div, dropped, total), scores_shape);
+    graph.set_outputs({b.where(mask, kept_share, dropped_share)});
+    Program program = schedule(graph, {});
+    EXPECT_EQ(accumulations_of(program, Op::max), 1u) << print_program(program);
+    EXPECT_EQ(program.kernels.size(), 1u) << print_program(program);
+  }
 }
 
 TEST(Scheduler, FusionNotesSayWhy) {
