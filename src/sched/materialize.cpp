@@ -301,6 +301,28 @@ void materialize_long_chains(const ir::Graph& graph, std::set<ValueId>& material
   }
 }
 
+// The value whose buffer extern call `node` reads its operand `k` from: the value under the
+// operand's chain of views, read in place through them (sched/strided_views.h), or the operand
+// itself, computed in its own order with the work under it in the same kernel, where the call
+// could not read the computed value in place: an operand that must lie packed (a channels-last
+// filter) permuting a weight the graph computes (a scaled one), and one whose views strides
+// cannot express (attention's heads, normalised, permuted back into a projection's rows),
+// which a kernel storing the value and another copying it did in two passes. One of an input
+// stays a view where that is packed (scheduler.cpp).
+ValueId operand_buffer(const ir::Graph& graph, const Node& node, size_t k,
+                       bool narrow_matmul_operands) {
+  const ValueId operand = node.inputs[k];
+  const bool through_casts = reads_narrow_operand(node, k, narrow_matmul_operands);
+  const ValueId base = view_base(graph, operand, through_casts);
+  const Node& under = graph.node(base);
+  if (base == operand || under.op == ir::Op::parameter) return base;
+  if (needs_packed_operand(node, k)) return operand;
+  if (under.op == ir::Op::constant_array || !ir::is_static(under.shape)) return base;
+  const bool in_place =
+      strided_view(graph, operand, ir::contiguous_strides(under.shape), through_casts).has_value();
+  return in_place ? base : operand;
+}
+
 }  // namespace
 
 std::set<ValueId> initial_materialized(const ir::Graph& graph, int64_t elementwise_broadcast,
@@ -323,15 +345,8 @@ std::set<ValueId> initial_materialized(const ir::Graph& graph, int64_t elementwi
       case ir::Op::sort:
       case ir::Op::solve:
         result.insert(id);
-        for (size_t k = 0; k < node.inputs.size(); ++k) {
-          const ValueId base = view_base(graph, node.inputs[k],
-                                         reads_narrow_operand(node, k, narrow_matmul_operands));
-          // An operand that must lie packed (a channels-last filter) permuting a weight the
-          // graph computes (a scaled one) is computed itself, with the work under it in the
-          // same kernel; one of an input stays a view where that is packed (scheduler.cpp).
-          result.insert(needs_packed_operand(node, k) && graph.node(base).op != ir::Op::parameter
-                            ? node.inputs[k] : base);
-        }
+        for (size_t k = 0; k < node.inputs.size(); ++k)
+          result.insert(operand_buffer(graph, node, k, narrow_matmul_operands));
         break;
       case ir::Op::loop:  // bounds and invariants in buffers; initial values are copied in
         result.insert(id);

@@ -300,6 +300,23 @@ TEST(Scheduler, RowValuesOfAReductionStayInTheirRowsKernel) {
   }
 }
 
+// An extern call's operand that views a computed value in an order strides cannot express
+// (attention's heads, normalised per row, permuted back into a projection's rows) is computed
+// in that order by one kernel: it was stored in the heads' order, then copied by a second.
+TEST(Scheduler, AnOperandStridesCannotViewIsComputedInItsOwnOrder) {
+  ir::Graph graph;
+  ir::Builder b(graph);
+  ir::ValueId weights = b.parameter(DType::Float32, {12, 128, 128});
+  ir::ValueId product = b.parameter(DType::Float32, {12, 128, 64});
+  ir::ValueId projection = b.parameter(DType::Float32, {768, 768});
+  ir::ValueId total = b.reduce(Op::sum, weights, {2}, true);
+  ir::ValueId heads = b.binary(Op::div, product, b.broadcast(total, {12, 128, 64}));
+  ir::ValueId rows = b.reshape(b.permute(heads, {1, 0, 2}), {128, 768});
+  graph.set_outputs({b.matmul(rows, projection)});
+  Program program = schedule(graph, {});
+  EXPECT_EQ(program.kernels.size(), 1u) << print_program(program);
+}
+
 TEST(Scheduler, FusionNotesSayWhy) {
   ir::Graph graph;
   ir::Builder b(graph);
