@@ -9,6 +9,7 @@ from . import _loop_appends, _loop_extents, _windows
 from ._branch_capture import _restore, _Retype
 from ._loop_appends import Appended, Stack, Stacked
 from ._loop_first_bindings import BoundInBody
+from ._loop_optional_values import is_payload, is_present_flag
 from ._loop_shared_arrays import SharedArrayRebound
 from ._loop_types import (CaptureFailed, is_number as _is_number,
                           is_python_number as _is_python_number, python_type as _python_type,
@@ -81,8 +82,11 @@ class LoopResults:
             if value is old or (_is_number(value) and _is_number(old) and type(value) is
                                 type(old) and value == old):
                 continue
-            if old is self.UNBOUND and name not in live:
-                continue  # a temporary of the body (an inner loop's target), not read after
+            if old is self.UNBOUND and name not in live and not is_payload(name):
+                # a temporary of the body (an inner loop's target), not read after (an
+                # optional value's payload may be read by the next iteration, where its flag is
+                # set: `if prev is not None: ... prev = row`)
+                continue
             if old is self.UNBOUND and (isinstance(value, TracedArray) or _is_number(value)):
                 # first bound in the body: carried from zeros (a Python or NumPy number too,
                 # `mid = 0.5 * (lo + hi)` of a first trace whose lo and hi were still numbers)
@@ -103,6 +107,11 @@ class LoopResults:
                 continue
             if _is_python_number(value) and _is_python_number(old):  # a counter: carried
                 retype[name] = (np.result_type(np.asarray(old), np.asarray(value)).name, ())
+                continue
+            if is_present_flag(name) and type(value) is bool and type(old) is bool:
+                # an optional value's flag that the first iteration sets: carried, traced
+                # (kiln._loop_optional_values)
+                retype[name] = ("bool", ())
                 continue
             raise CaptureFailed(f"the loop changes the Python value of `{name}`")
         if retype:
