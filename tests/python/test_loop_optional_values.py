@@ -210,3 +210,34 @@ def test_empty_inputs_keep_the_value_none():
     check_repeated_calls(first_negative_while, (np.zeros(0),))
     check_repeated_calls(summed_differences, (np.zeros((0, 3)),))
     check_repeated_calls(smallest_above, (np.zeros(0), 0.0))
+
+
+def first_above_while(x, t):
+    idx = None
+    i = 0
+    while idx is None and i < x.shape[0]:
+        if x[i] > t:
+            idx = i
+        i += 1
+    return idx if idx is not None else -1
+
+
+def index_or_none(x):
+    idx = None
+    for i in range(x.shape[0]):
+        if x[i] < 0:
+            idx = i
+            break
+    return idx
+
+
+def test_flag_in_a_while_test():
+    x = np.linspace(0.0, 1.0, 25)
+    assert loop_kinds(first_above_while, x, 0.5) == ["loop"]
+    check_repeated_calls(first_above_while, (x, 0.5), (x, 2.0), (x[:3].copy(), -1.0))
+
+
+def test_returned_value_or_none():
+    assert loop_kinds(index_or_none, with_negative(30, 4)) == ["loop"]
+    check_repeated_calls(index_or_none, (with_negative(30, 4),), (with_negative(30, None),),
+                         (with_negative(30, 29),))
