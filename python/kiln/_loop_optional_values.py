@@ -33,6 +33,7 @@ import ast
 import copy
 import re
 
+from ._loop_else import _located
 from ._loop_rewrite_parts import _helper_call, _name
 
 PRESENT = "__kiln_present_"
@@ -359,7 +360,3 @@ class _AsNone(ast.NodeTransformer):
 
     def visit_Name(self, node):
         return ast.copy_location(ast.Constant(None), node) if node.id == self.name else node
-
-
-def _located(new, old):
-    return ast.fix_missing_locations(ast.copy_location(new, old))
