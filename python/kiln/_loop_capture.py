@@ -517,7 +517,7 @@ class LoopCapture(BodyStatements, BranchCapture, ExpressionCapture, LoopResults)
                                               after[:count])
             check_followers(followers, by_object, dict(zip(names[:count], after[:count])))
             results = self._results(dict(zip(names[:count], after[:count])), variables, slots,
-                                    live, types, windows, by_value, side)
+                                    live, types, windows, by_value, side, peel)
             if probe is not None:
                 raise CaptureFailed("the probe's types are those from before")
             initial = [slot[2] for slot in slots] + retyping.initial()
