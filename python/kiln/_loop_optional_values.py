@@ -8,7 +8,7 @@ is an identity test the trace cannot answer of a traced value, and None is neith
 a number: the loop unrolled (a graph break an iteration). As Numba types an Optional, the name
 becomes two, as a JAX user would write it:
 
-    v = None              ->    __kiln_present_v = False
+    v = None              ->    __kiln_present_v = False    (again later too: a run's reset)
     v = E                 ->    __kiln_optional_v = E
                                 __kiln_present_v = __kiln_optional_v is not None
     v is None             ->    not __kiln_present_v          (`is not None`: the flag)
@@ -21,13 +21,15 @@ that does not bind it (kiln._branch_capture). That is Python's answer wherever t
 read only where the flag is set (`if v is None: raise E` becomes an assert's check of the flag:
 kiln._body_statements), and a read is guarded where the test of an `if`, a conditional
 expression or an `and`/`or` in front of it says the name is not None, after an `if v is None:`
-whose block leaves (raise, return, break, continue), or after the name's assignment in its
-block. A `return` that reads it unguarded (`return best`) becomes `if present: return payload`
-/ `else: return None` (the trace returns the payload, and the call reruns eagerly where None is
-returned: kiln._branch_capture). Any other read, a store that is not a plain `v = E`, a use in
-another scope or before the `v = None`: the name is left as written (and its loop unrolls, as
-it did). Run as Python (a loop that is not captured), the rewritten code is the user's: each
-read happens where the payload is bound, and the flag is `v is not None` at every point.
+whose block leaves (raise, return, break, continue) or ends binding it, or after the name's
+assignment in its block, until a statement that may bind it to None again (a loop holding one
+guards nothing in its body). A `return` that reads it unguarded (`return best`) becomes `if
+present: return payload` / `else: return None` (the trace returns the payload, and the call
+reruns eagerly where None is returned: kiln._branch_capture). Any other read, a store that is
+not a plain `v = E`, a use in another scope or before the `v = None`: the name is left as
+written (and its loop unrolls, as it did). Run as Python (a loop that is not captured), the
+rewritten code is the user's: each read happens where the payload is bound, and the flag is
+`v is not None` at every point.
 """
 import ast
 import copy
@@ -118,9 +120,9 @@ def _assignment(target, value):
 
 
 def _candidates(statements, parameters):
-    """(block, position, name) of each `name = None` in a block of `statements` that is the
-    only None binding of a name that is no parameter, that nothing names before it or in a
-    nested scope, and that a loop after it binds."""
+    """(block, position, name) of each `name = None` in a block of `statements` binding a name
+    that is no parameter, that nothing names before it or in a nested scope, and that a loop
+    after it binds."""
     counts = {}
     for node in ast.walk(ast.Module(body=statements, type_ignores=[])):
         if isinstance(node, ast.Name):
@@ -135,10 +137,7 @@ def _candidates(statements, parameters):
                      if isinstance(node, ast.Name) and node.id == name]
             if len(later) + 1 == counts[name] and _bound_in_loop(block[position + 1:], name):
                 found.append((block, position, name))
-    bindings = {}
-    for _, _, name in found:
-        bindings[name] = bindings.get(name, 0) + 1
-    return [candidate for candidate in found if bindings[candidate[2]] == 1]
+    return found
 
 
 def _blocks(statements):
@@ -203,9 +202,10 @@ class _Optional:
     def qualifies(self, statements):
         stores = [node for node in _scope_nodes(statements) if isinstance(node, ast.Name)
                   and node.id == self.name and not isinstance(node.ctx, ast.Load)]
-        plain = [node for node in _scope_nodes(statements) if _plain_binding(node, self.name)]
+        plain = [node for node in _scope_nodes(statements) if _plain_binding(node, self.name)
+                 or _none_binding(node) == self.name]
         if len(stores) != len(plain):
-            return False  # `v += 1`, `for v in ...`, `del v`, a tuple target, v = None again
+            return False  # `v += 1`, `for v in ...`, `del v`, a tuple target
         if any(isinstance(scope, _SCOPES) and any(_is_name(node, self.name)
                                                   for node in ast.walk(scope))
                for scope in _scope_nodes(statements)):
@@ -237,13 +237,26 @@ class _Optional:
         result = []
         for statement in statements:
             result += self.statement(statement, guarded)
-            if _plain_binding(statement, self.name) or (
+            if self.resets(statement):
+                guarded = False
+            elif _plain_binding(statement, self.name) or (
                     isinstance(statement, ast.If) and self.present_where_false(statement.test)
-                    and _exits(statement.body)):
-                guarded = True
+                    and not statement.orelse and (_exits(statement.body) or _plain_binding(
+                        statement.body[-1], self.name))):
+                guarded = True  # (`if start is None: start = i`: bound either way)
         return result
 
+    def resets(self, node):
+        """Whether `node` binds the name to None again (a run's `start = None`)."""
+        return any(_none_binding(part) == self.name for part in _scope_nodes([node]))
+
     def statement(self, node, guarded):
+        if _none_binding(node) == self.name:
+            flag = ast.Assign(targets=[_name(PRESENT + self.name, ast.Store())],
+                              value=ast.Constant(False))
+            return [_located(flag, node) if self.rewrite else node]
+        if isinstance(node, (ast.For, ast.While)) and self.resets(node):
+            guarded = False  # its next iteration may start where the name is None again
         if _plain_binding(node, self.name):
             value = self.expression(node.value, guarded)
             if not self.rewrite:

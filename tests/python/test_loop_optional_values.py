@@ -241,3 +241,34 @@ def test_returned_value_or_none():
     assert loop_kinds(index_or_none, with_negative(30, 4)) == ["loop"]
     check_repeated_calls(index_or_none, (with_negative(30, 4),), (with_negative(30, None),),
                          (with_negative(30, 29),))
+
+
+def longest_positive_run(x):
+    start = None
+    longest = 0
+    for i in range(x.shape[0]):
+        if x[i] > 0:
+            if start is None:
+                start = i
+            longest = max(longest, i - start + 1)
+        else:
+            start = None
+    return longest
+
+
+def reset_then_unguarded(x):
+    last = None
+    for i in range(x.shape[0]):
+        last = x[i]
+        if x[i] < 0:
+            last = None
+        total = last * 2.0 if last is not None else 0.0
+        x[i] = total
+    return x
+
+
+def test_value_set_to_none_again_in_the_loop():
+    x = np.array([1.0, 2.0, -1.0, 3.0, 4.0, 5.0, -2.0, 1.0])
+    assert loop_kinds(longest_positive_run, x) == ["loop"]
+    check_repeated_calls(longest_positive_run, (x,), (-x,), (np.ones(5),))
+    check_repeated_calls(reset_then_unguarded, (x,), (-x,))
