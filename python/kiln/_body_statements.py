@@ -41,17 +41,18 @@ class BodyStatements:
                                 f"body would enter once")
         return manager
 
-    def asserted(self, test, location):
+    def asserted(self, test, location, kind="an assert"):
         """Whether `assert test` fails now (as_checked_assert): its test a Python value, as
         Python's `assert`; a traced one of a single element, a check that reruns the call
         eagerly where it is false when the graph runs, whose own `assert` then raises
         AssertionError with its message at NumPy's iteration, the arrays as NumPy left them
         (kiln._raising_calls). An `assert` of a row's sum in a loop asked bool() of it: a
-        graph break an iteration, 61 graphs and 5 s of compiling for 4,000 rows."""
+        graph break an iteration, 61 graphs and 5 s of compiling for 4,000 rows. kind: what
+        the check stands for, in its message (kiln._loop_optional_values' `is None` raise)."""
         if not isinstance(test, TracedArray) or test.size != 1 or rerun_note(self.context) is None:
             return not test
         rerun_where(self.context, backend().logical_not(truth(test)),
-                    f"an assert at {location} failed as the graph ran (the call runs again "
+                    f"{kind} at {location} failed as the graph ran (the call runs again "
                     "eagerly)", "assert")
         return False
 

@@ -24,6 +24,7 @@ import numpy as np
 from . import _assumed_numbers, _random_state
 from ._loop_escapes import Containers, reachable, settle_rows
 from ._loop_else import is_found
+from ._loop_optional_values import is_payload
 from ._loop_returns import is_result
 from ._loop_types import (CaptureFailed, is_number as _is_number, python_type as _python_type,
                           rerun_note, rerun_where, type_of as _type_of)
@@ -250,8 +251,10 @@ class BranchCapture:
             if a is b:
                 values.append(a if a is not old else self.KEEP)
                 continue
-            if (a is self.UNBOUND) != (b is self.UNBOUND) and (is_result(name) or is_found(name)):
-                # read only where its side ran (kiln._loop_returns, kiln._loop_else)
+            if (a is self.UNBOUND) != (b is self.UNBOUND) and (
+                    is_result(name) or is_found(name) or is_payload(name)):
+                # read only where its side ran (kiln._loop_returns, kiln._loop_else), or its
+                # flag is set (kiln._loop_optional_values)
                 a, b = _returned_on_one_side(a, b, self.UNBOUND)
             if (a is self.UNBOUND or b is self.UNBOUND) and live is not None and name not in live:
                 # a temporary of one side (`if E >= w: t = ...; S += t`), read nowhere after

@@ -37,6 +37,7 @@ from ._loop_appends import Stacked
 from ._loop_comprehensions import is_builtin_sum, is_python_data
 from ._loop_escapes import Escapes, settle_rows
 from ._loop_extents import Resizing
+from ._loop_optional_values import in_user_names
 from ._loop_first_bindings import BoundInBody, restore_held_objects, unbind_held_objects
 from ._loop_expressions import ExpressionCapture
 from ._loop_types import (CaptureFailed, DrawsInBody, carried_flags as _carried_flags,
@@ -89,6 +90,7 @@ class LoopCapture(BodyStatements, BranchCapture, ExpressionCapture, LoopResults)
         self.compiled_code = None  # the compiled function's rewritten code (_carried_views)
 
     def record(self, kind, location, reason):
+        reason = in_user_names(reason)  # (kiln._loop_optional_values' names)
         if self.depth > 0 or self.sides > 0:  # kept once what holds it is captured
             self.pending.append((kind, location, reason))
             return
@@ -515,7 +517,7 @@ class LoopCapture(BodyStatements, BranchCapture, ExpressionCapture, LoopResults)
                                               after[:count])
             check_followers(followers, by_object, dict(zip(names[:count], after[:count])))
             results = self._results(dict(zip(names[:count], after[:count])), variables, slots,
-                                    live, types, windows, by_value, side)
+                                    live, types, windows, by_value, side, peel)
             if probe is not None:
                 raise CaptureFailed("the probe's types are those from before")
             initial = [slot[2] for slot in slots] + retyping.initial()

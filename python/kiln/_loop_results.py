@@ -7,8 +7,11 @@ import numpy as np
 
 from . import _loop_appends, _loop_extents, _windows
 from ._branch_capture import _restore, _Retype
+from ._assumed_numbers import is_open
 from ._loop_appends import Appended, Stack, Stacked
 from ._loop_first_bindings import BoundInBody
+from ._loop_optional_values import is_payload, is_present_flag
+from ._loop_peeling import PeelFirst
 from ._loop_shared_arrays import SharedArrayRebound
 from ._loop_types import (CaptureFailed, is_number as _is_number,
                           is_python_number as _is_python_number, python_type as _python_type,
@@ -17,11 +20,13 @@ from ._tracer import TracedArray, backend, cast, to_tensor
 
 
 class LoopResults:
-    def _results(self, after, variables, slots, live, types, windows, by_value, side=False):
+    def _results(self, after, variables, slots, live, types, windows, by_value, side=False,
+                 peel=None):
         """The tensor each slot holds after one iteration (new slots for temporaries that are
         read after the loop); raises _Retype for a slot whose type changed. A name first bound
         in a loop's body starts bound where the body is traced again (kiln._loop_first_bindings;
-        not a branch's side: the other side may leave it unbound)."""
+        not a branch's side: the other side may leave it unbound). peel: _trace_once's (a
+        number first bound whose type an inner loop's running decides: PeelFirst)."""
         results, retype, first_bound = [], {}, {}
         carried = {name for slot in slots for name in slot[0]}
         resizing = {name for slot in slots if slot[3].id in windows for name in slot[0]}
@@ -81,8 +86,17 @@ class LoopResults:
             if value is old or (_is_number(value) and _is_number(old) and type(value) is
                                 type(old) and value == old):
                 continue
-            if old is self.UNBOUND and name not in live:
-                continue  # a temporary of the body (an inner loop's target), not read after
+            if old is self.UNBOUND and name not in live and not is_payload(name):
+                # a temporary of the body (an inner loop's target), not read after (an
+                # optional value's payload may be read by the next iteration, where its flag is
+                # set: `if prev is not None: ... prev = row`)
+                continue
+            if old is self.UNBOUND and peel and is_open(value) and value._by_run:
+                # NumPy's where an inner loop ran an iteration (`s = 0.0; for k in range(i):
+                # s += ...`, then `return y, s`): carried, that was a check failing at i = 0,
+                # every call rerun eagerly; the first iteration runs on its own, and the loop
+                # of the others sees the number bound (kiln._loop_number_types)
+                raise PeelFirst()
             if old is self.UNBOUND and (isinstance(value, TracedArray) or _is_number(value)):
                 # first bound in the body: carried from zeros (a Python or NumPy number too,
                 # `mid = 0.5 * (lo + hi)` of a first trace whose lo and hi were still numbers)
@@ -103,6 +117,11 @@ class LoopResults:
                 continue
             if _is_python_number(value) and _is_python_number(old):  # a counter: carried
                 retype[name] = (np.result_type(np.asarray(old), np.asarray(value)).name, ())
+                continue
+            if is_present_flag(name) and type(value) is bool and type(old) is bool:
+                # an optional value's flag that the first iteration sets: carried, traced
+                # (kiln._loop_optional_values)
+                retype[name] = ("bool", ())
                 continue
             raise CaptureFailed(f"the loop changes the Python value of `{name}`")
         if retype:

@@ -32,6 +32,7 @@ from ._loop_shared_arrays import rebinds_argument
 from ._loop_else import without_else_clauses
 from ._loop_swaps import in_whole_swap_cycles
 from ._loop_jumps import jumps, stop_flag, without_jumps
+from ._loop_optional_values import optional_values
 from ._loop_scope_reads import enclosing_reads
 from ._loop_names import (_augmented_names, _index_reads, _loaded_names, _only_called,
                           _own_scope, _read_before_bound, _read_names, _stored_names,
@@ -166,6 +167,8 @@ def _rewrite_scope(definition, filename, in_place):
     definition.body = without_else_clauses(definition.body)  # a loop's `else` (kiln._loop_else)
     definition.body = in_whole_swap_cycles(definition.body)  # `u, v = v, u` (kiln._loop_swaps)
     definition.body = split_tuple_names(  # `best = (i, j)` in a loop (kiln._loop_tuple_names)
+        definition.body, _parameters(definition))
+    definition.body = optional_values(  # `idx = None` before a loop that binds it
         definition.body, _parameters(definition))
     definition.body = single_exit(definition.body)  # early returns (kiln._loop_returns)
     definition.body = attribute_updates_through_names(definition.body)  # `self.t += dt`
