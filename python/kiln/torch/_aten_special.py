@@ -21,7 +21,10 @@ _ERFINV_CENTRAL = (2.81022636e-08, 3.43273939e-07, -3.5233877e-06, -4.39150654e-
                    0.00021858087, -0.00125372503, -0.00417768164, 0.246640727, 1.50140941)
 _ERFINV_TAIL = (-0.000200214257, 0.000100950558, 0.00134934322, -0.00367342844, 0.00573950773,
                 -0.0076224613, 0.00943887047, 1.00167406, 2.83297682)
-_ERFINV_NEWTON_STEPS = 4
+# Newton steps by result dtype: from Giles' guess, one reaches float32's precision, four
+# float64's at 1 - |y| = 2**-53 (fewer are enough nearer the centre, but steps are not per element)
+_ERFINV_NEWTON_STEPS = {torch.float64: 4}
+_ERFINV_FEWEST_STEPS = 1
 # Lanczos' approximation of the gamma function, g = 7, nine terms (relative error ~1e-15).
 _LANCZOS_G = 7.0
 _LANCZOS = (0.99999999999980993, 676.5203681218851, -1259.1392167224028, 771.32342877765313,
@@ -54,7 +57,7 @@ def _is_integer(x):
     return _kiln.equal(_kiln.trunc(x), x)
 
 
-def erfinv(y):
+def erfinv(y, steps):
     """Giles' polynomials, then Newton steps: on erf(x) = y in the centre, on
     log(erfc(|x|)) = log(1 - |y|) in the tails (nearly quadratic in |x| there, so Newton
     converges from the polynomial's guess even at 1 - |y| = 2**-53, where erf has no digits
@@ -66,7 +69,7 @@ def erfinv(y):
     x = _kiln.multiply(_kiln.where(_kiln.less(w, 5.0), central, tail), y)
     in_tail = _kiln.greater(magnitude, 0.5)
     log_complement = _kiln.log(_kiln.subtract(1.0, magnitude))  # 1 - |y| exact past 0.5
-    for _ in range(_ERFINV_NEWTON_STEPS):
+    for _ in range(steps):
         slope = _kiln.multiply(2.0 / math.sqrt(math.pi),
                                _kiln.exp(_kiln.negative(_kiln.square(x))))
         central_step = _kiln.divide(_kiln.subtract(_kiln.erf(x), y), slope)
@@ -163,7 +166,10 @@ def _in_float64(function):
     return lower
 
 
-lowers(aten.erfinv.default)(_in_float64(erfinv))
+@lowers(aten.erfinv.default)
+def _erfinv(context, node, y):
+    steps = _ERFINV_NEWTON_STEPS.get(out_dtype(node), _ERFINV_FEWEST_STEPS)
+    return _in_float64(lambda value: erfinv(value, steps))(context, node, y)
 lowers(aten.lgamma.default)(_in_float64(lgamma))
 lowers(aten.digamma.default)(_in_float64(digamma))
 
