@@ -347,7 +347,8 @@ def _in_float32(tensors):
 
 
 # Ops whose order of equal elements eager PyTorch leaves to its algorithm (stable=False; the
-# CPU's sort orders ties differently from its stable sort, topk its smallest ones too): their
+# CPU's sort orders ties differently from its stable sort, topk its smallest ones too, kthvalue
+# the index of its value among equal ones): their
 # reference is the stable order, which kiln's sort keeps (equal elements by position).
 def _stable_sort(x, dim=-1, descending=False, stable=None):
     return torch.sort(x, dim=dim, descending=descending, stable=True)
@@ -358,7 +359,16 @@ def _stable_topk(x, k, dim=-1, largest=True, sorted=True):
     return values.narrow(dim, 0, k), indices.narrow(dim, 0, k)
 
 
+def _stable_kthvalue(x, k, dim=-1, keepdim=False):
+    values, indices = torch.sort(x, dim=dim, stable=True)
+    if x.dim() == 0:
+        return values, indices
+    return (values.narrow(dim, k - 1, 1) if keepdim else values.select(dim, k - 1),
+            indices.narrow(dim, k - 1, 1) if keepdim else indices.select(dim, k - 1))
+
+
 STABLE_REFERENCES = {
+    "kthvalue": _stable_kthvalue,
     "sort": _stable_sort, "topk": _stable_topk, "msort": lambda x: _stable_sort(x, 0).values,
     "argsort": lambda x, dim=-1, descending=False, stable=None: _stable_sort(
         x, dim, descending).indices,
@@ -549,7 +559,8 @@ def test_uninitialised_creation_has_torchs_shape_and_dtype(entry):
 CONVERTED_WHOLE = ("cummax", "cummin", "logcumsumexp", "median", "nanmedian", "erfinv", "lgamma",
                    "digamma", "mvlgamma", "fmax", "fmin", "gcd", "lcm", "ldexp", "signbit", "mm",
                    "bmm", "addmm", "baddbmm", "amax", "amin", "argmax", "argmin", "all", "any",
-                   "logsumexp", "mean", "index_select", "count_nonzero")
+                   "logsumexp", "mean", "index_select", "count_nonzero", "kthvalue", "angle",
+                   "round", "sign", "sgn")
 SURVEY_DTYPES = (torch.float32, torch.float64, torch.int64, torch.bool)
 
 

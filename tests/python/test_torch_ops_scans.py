@@ -81,11 +81,13 @@ def test_median_of_all_and_its_values_along_dims_match_eager(op, x):
             torch._dynamo.reset()
 
 
-def test_median_of_distinct_values_has_eagers_indices():
+def test_median_and_kthvalue_of_distinct_values_have_eagers_indices():
     x = torch.randn(6, 9, generator=torch.Generator().manual_seed(3))
-    x[2, 4] = math.nan  # median: the row's NaN and its position
-    for op in (torch.median, torch.nanmedian):
-        _check(lambda t: op(t, 1), x)
+    x[2, 4] = math.nan  # median: the row's NaN and its position; kthvalue: NaN the largest
+    for function in (lambda t: torch.median(t, 1), lambda t: torch.nanmedian(t, 1),
+                     lambda t: torch.kthvalue(t, 1, 1), lambda t: torch.kthvalue(t, 9, 1, True),
+                     lambda t: torch.kthvalue(t, 4, 0), lambda t: torch.kthvalue(t[0, 0], 1)):
+        _check(function, x)
         torch._dynamo.reset()
 
 

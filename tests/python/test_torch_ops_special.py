@@ -105,6 +105,25 @@ def test_fmax_fmin_gcd_lcm_ldexp_signbit_compile_whole(dtype):
         torch.testing.assert_close(g, w, equal_nan=True, rtol=0, atol=0)
 
 
+def _real_functions(x, n, b):
+    return (torch.angle(x), torch.angle(n), torch.round(x * 1e3, decimals=2),
+            torch.round(x * 1e4, decimals=-2), torch.round(x, decimals=0), torch.sign(b),
+            torch.sgn(b))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_angle_round_with_decimals_and_sign_of_booleans_compile_whole(dtype):
+    x = torch.tensor([1.5, -2.25, 0.0, -0.0, 0.125, -0.5, 2.5, math.inf, -math.inf, math.nan],
+                     dtype=dtype)
+    x = torch.cat([x, torch.randn(50, generator=torch.Generator().manual_seed(0)).to(dtype)])
+    n, b = torch.tensor([-3, 0, 4]), torch.tensor([True, False])
+    want = _real_functions(x, n, b)
+    got = torch.compile(_real_functions, backend="kiln", **WHOLE)(x, n, b)
+    for g, w in zip(got, want):
+        assert g.dtype == w.dtype
+        torch.testing.assert_close(g, w, equal_nan=True, rtol=0, atol=0)
+
+
 def _reductions_of_a_scalar(x):
     return (x.sum(0), x.mean(-1, keepdim=True), torch.amax(x, 0), torch.amin(x, -1),
             torch.argmax(x, 0), torch.argmin(x, 0, keepdim=True), x.any(0), (x > 0).all(-1),

@@ -225,9 +225,33 @@ def _power(context, node, base, exponent):
 def _sign(context, node, x):
     # NaN's sign is 0 in torch (NaN in NumPy, kiln's builder)
     dtype = out_dtype(node)
+    if dtype == torch.bool:  # torch's sign of a bool is itself; kiln's sign takes numbers
+        return x
     if not dtype.is_floating_point:
         return _kiln.sign(x)
     return _kiln.where(_kiln.isnan(x), context.full((), 0, dtype), _kiln.sign(x))
+
+
+@lowers(aten.angle.default)
+def _angle(context, node, x):
+    """A real number's angle: pi below 0, else 0 (-0.0 included, where NumPy's is pi), NaN
+    kept."""
+    dtype = out_dtype(node)
+    x = cast(x, dtype)
+    zero = context.full((), 0, dtype)
+    return _kiln.where(_kiln.isnan(x), x, _kiln.where(_kiln.less(x, zero),
+                                                      context.full((), math.pi, dtype), zero))
+
+
+@lowers(aten.round.decimals)
+def _round_decimals(context, node, x, *, decimals=0):
+    """torch's: nearbyint(x * 10^d) / 10^d, or nearbyint(x / 10^-d) * 10^-d for d <= 0, in
+    x's dtype."""
+    dtype = out_dtype(node)
+    scale = context.full((), 10.0 ** abs(decimals), dtype)
+    if decimals > 0:
+        return _kiln.divide(_kiln.round(_kiln.multiply(x, scale)), scale)
+    return _kiln.multiply(_kiln.round(_kiln.divide(x, scale)), scale)
 
 
 @lowers(aten.bitwise_not.default)

@@ -66,10 +66,11 @@ def _topk(context, node, x, k, dim=-1, largest=True, sorted=True):
     return cast(values, out_dtype(node, 0)), positions
 
 
-def _median_along(context, node, x, dim, keepdim, ignore_nan):
+def _median_along(context, node, x, dim, keepdim, ignore_nan, rank=None):
     """torch's median (the lower of the two middle elements) along `dim`, and its position: one
     sort, NaNs last in their order. median: a row with a NaN gives its first NaN; nanmedian:
-    the median of the numbers, the first NaN of a row of only NaNs."""
+    the median of the numbers, the first NaN of a row of only NaNs; with `rank` (kthvalue's
+    k - 1), the element of that rank, NaNs the largest."""
     if x.ndim == 0:
         return x, context.full((), 0, torch.int64)
     dim = axis(dim, x.ndim)
@@ -83,7 +84,11 @@ def _median_along(context, node, x, dim, keepdim, ignore_nan):
         numbers = _kiln.sum(_kiln.logical_not(_kiln.isnan(x)), [dim], True)  # int64 counts
     else:
         numbers = context.full([1] * x.ndim, length, torch.int64)
-    if ignore_nan:  # the middle of the numbers; the first (NaN) where there are none
+    if rank is not None:
+        if not 0 <= rank < length:
+            raise Unconvertible(f"kthvalue of k={rank + 1} of {length} elements")  # eager's error
+        middle = context.full([1] * x.ndim, rank, torch.int64)
+    elif ignore_nan:  # the middle of the numbers; the first (NaN) where there are none
         middle = _kiln.floor_divide(_kiln.maximum(_kiln.subtract(numbers, 1), 0), 2)
     else:  # the first NaN where there is one
         middle = _kiln.where(_kiln.less(numbers, length), numbers,
@@ -101,6 +106,18 @@ def _median_along(context, node, x, dim, keepdim, ignore_nan):
 def _median_dim(context, node, x, dim=0, keepdim=False):
     value, position = _median_along(context, node, x, dim, keepdim,
                                     node.target == aten.nanmedian.dim)
+    return cast(value, out_dtype(node, 0)), position
+
+
+@lowers(aten.kthvalue.default)
+def _kthvalue(context, node, x, k, dim=-1, keepdim=False):
+    if not isinstance(k, int):
+        raise Unconvertible(f"kthvalue of a symbolic k={k}")
+    if x.ndim == 0:
+        if k != 1:
+            raise Unconvertible(f"kthvalue of k={k} of a 0-d tensor")  # eager's error
+        return cast(x, out_dtype(node, 0)), context.full((), 0, torch.int64)
+    value, position = _median_along(context, node, x, dim, keepdim, False, rank=k - 1)
     return cast(value, out_dtype(node, 0)), position
 
 
