@@ -101,6 +101,8 @@ DIRECT_SAMPLES = {
     "aten.masked_fill.Tensor": (lambda x, v: aten.masked_fill.Tensor(x, x > 0, v),
                                 [_floats(3, 4), torch.tensor(2.5)]),
     "aten.prod.dim_int": (lambda x: aten.prod.dim_int(x, 1, True), [_floats(3, 4)]),
+    # (distinct values: eager leaves the index among equal ones to its algorithm)
+    "aten.median.dim": (lambda x: aten.median.dim(x, 1, True), [_floats(3, 6)]),
     "prims.fma.default": (lambda a, b, c: torch.ops.prims.fma(a, b, c),
                           [_floats(3, 4), _floats(3, 4), _floats(4)]),
     "aten.copy.default": (lambda a, b: aten.copy(a, b), [_floats(3, 4), _integers(4)]),
@@ -345,7 +347,8 @@ def _in_float32(tensors):
 
 
 # Ops whose order of equal elements eager PyTorch leaves to its algorithm (stable=False; the
-# CPU's sort orders ties differently from its stable sort, topk its smallest ones too): their
+# CPU's sort orders ties differently from its stable sort, topk its smallest ones too, kthvalue
+# the index of its value among equal ones): their
 # reference is the stable order, which kiln's sort keeps (equal elements by position).
 def _stable_sort(x, dim=-1, descending=False, stable=None):
     return torch.sort(x, dim=dim, descending=descending, stable=True)
@@ -356,7 +359,16 @@ def _stable_topk(x, k, dim=-1, largest=True, sorted=True):
     return values.narrow(dim, 0, k), indices.narrow(dim, 0, k)
 
 
+def _stable_kthvalue(x, k, dim=-1, keepdim=False):
+    values, indices = torch.sort(x, dim=dim, stable=True)
+    if x.dim() == 0:
+        return values, indices
+    return (values.narrow(dim, k - 1, 1) if keepdim else values.select(dim, k - 1),
+            indices.narrow(dim, k - 1, 1) if keepdim else indices.select(dim, k - 1))
+
+
 STABLE_REFERENCES = {
+    "kthvalue": _stable_kthvalue,
     "sort": _stable_sort, "topk": _stable_topk, "msort": lambda x: _stable_sort(x, 0).values,
     "argsort": lambda x, dim=-1, descending=False, stable=None: _stable_sort(
         x, dim, descending).indices,
@@ -540,6 +552,36 @@ def test_uninitialised_creation_has_torchs_shape_and_dtype(entry):
     assert entry in {str(node.target) for node in graph.graph.nodes}
     (got,), (want,) = _compiled_results(graph, tensors), _flat_results(function(*tensors))
     assert (got.shape, got.dtype) == (want.shape, want.dtype)
+
+
+# Ops of op_db that ran in eager PyTorch between kiln's parts (KILN_LOGS=graph_breaks named them;
+# test_torch_ops_*.py check their results): each sample of theirs in four dtypes converts whole.
+CONVERTED_WHOLE = ("cummax", "cummin", "logcumsumexp", "median", "nanmedian", "erfinv", "lgamma",
+                   "digamma", "mvlgamma", "fmax", "fmin", "gcd", "lcm", "ldexp", "signbit", "mm",
+                   "bmm", "addmm", "baddbmm", "amax", "amin", "argmax", "argmin", "all", "any",
+                   "logsumexp", "mean", "index_select", "count_nonzero", "kthvalue", "angle",
+                   "round", "sign", "sgn")
+SURVEY_DTYPES = (torch.float32, torch.float64, torch.int64, torch.bool)
+
+
+@pytest.mark.parametrize("name", CONVERTED_WHOLE)
+def test_ops_that_ran_eagerly_convert_whole(name):
+    ops = [op for op in op_db if op.name == name]
+    assert ops
+    converted = 0
+    for op in ops:
+        for dtype in SURVEY_DTYPES:
+            if dtype not in op.supported_dtypes("cpu"):
+                continue
+            for sample in _shallow(lambda: list(op.sample_inputs("cpu", dtype))):
+                graph, _, _ = _graph(op.op, sample)
+                if graph is None:
+                    continue
+                refused = {str(node.target): reason for node, reason in
+                           refused_nodes(graph).items()}
+                assert not refused, f"{name} {dtype} {sample}: {refused}"
+                converted += 1
+    assert converted
 
 
 def test_every_table_entry_is_exercised():

@@ -19,15 +19,24 @@ def _computing_float(dtype, what):
     return computing
 
 
+_INTEGER_PRODUCTS = (torch.int8, torch.uint8, torch.int16, torch.int32, torch.int64)
+
+
+def _matmul_dtype(dtype):
+    """Integer products in their own dtype (kiln's integer matmul is a generated reduction that
+    wraps as torch's CPU kernel does); floats as library calls."""
+    return dtype if dtype in _INTEGER_PRODUCTS else _computing_float(dtype, "matmul")
+
+
 @lowers(aten.mm.default, aten.bmm.default)
 def _matmul(context, node, a, b):
-    dtype = _computing_float(out_dtype(node), "matmul")
+    dtype = _matmul_dtype(out_dtype(node))
     return _kiln.matmul(cast(a, dtype), cast(b, dtype))
 
 
 @lowers(aten.addmm.default, aten.baddbmm.default)
 def _addmm(context, node, bias, a, b, *, beta=1, alpha=1):
-    dtype = _computing_float(out_dtype(node), "matmul")
+    dtype = _matmul_dtype(out_dtype(node))
     product = _matmul(context, node, a, b)
     if alpha != 1:
         product = _kiln.multiply(product, context.full((), alpha, dtype))

@@ -10,7 +10,7 @@ import torch
 
 from .. import _kiln
 from ._aten_table import (Unconvertible, axes, axis, cast, computing_dtype, lowers, meta,
-                          out_dtype, out_shape)
+                          out_dtype, out_shape, reduced_operand)
 
 aten = torch.ops.aten
 
@@ -87,6 +87,7 @@ _register_elementwise([
     ((aten.trunc.default,), _kiln.trunc), ((aten.round.default,), _kiln.round),
     ((aten.logical_not.default,), _kiln.logical_not),
     ((aten.isnan.default,), _kiln.isnan), ((aten.isinf.default,), _kiln.isinf),
+    ((aten.signbit.default,), _kiln.signbit),
 ], 1)
 
 def _checked_divisor(builder, name):
@@ -114,6 +115,11 @@ _register_elementwise([
     ((aten.mul.Tensor, aten.mul.Scalar), _kiln.multiply),
     ((aten.div.Tensor, aten.div.Scalar, aten.true_divide.Tensor), _kiln.divide),
     ((aten.maximum.default,), _kiln.maximum), ((aten.minimum.default,), _kiln.minimum),
+    # (NaN only where both are NaN; gcd and lcm of integers, of magnitudes, 0 with 0)
+    ((aten.fmax.default,), _kiln.fmax), ((aten.fmin.default,), _kiln.fmin),
+    ((aten.gcd.default,), _kiln.gcd), ((aten.lcm.default,), _kiln.lcm),
+    # torch's ldexp is x * 2**other in the float result dtype (other may be fractional)
+    ((aten.ldexp.Tensor,), lambda x, other: _kiln.multiply(x, _kiln.exp2(other))),
     ((aten.atan2.default,), _kiln.arctan2),
     # (libm's hypot: no overflow of the squares; copysign of integers computes in the float
     # result dtype)
@@ -219,9 +225,33 @@ def _power(context, node, base, exponent):
 def _sign(context, node, x):
     # NaN's sign is 0 in torch (NaN in NumPy, kiln's builder)
     dtype = out_dtype(node)
+    if dtype == torch.bool:  # torch's sign of a bool is itself; kiln's sign takes numbers
+        return x
     if not dtype.is_floating_point:
         return _kiln.sign(x)
     return _kiln.where(_kiln.isnan(x), context.full((), 0, dtype), _kiln.sign(x))
+
+
+@lowers(aten.angle.default)
+def _angle(context, node, x):
+    """A real number's angle: pi below 0, else 0 (-0.0 included, where NumPy's is pi), NaN
+    kept."""
+    dtype = out_dtype(node)
+    x = cast(x, dtype)
+    zero = context.full((), 0, dtype)
+    return _kiln.where(_kiln.isnan(x), x, _kiln.where(_kiln.less(x, zero),
+                                                      context.full((), math.pi, dtype), zero))
+
+
+@lowers(aten.round.decimals)
+def _round_decimals(context, node, x, *, decimals=0):
+    """torch's: nearbyint(x * 10^d) / 10^d, or nearbyint(x / 10^-d) * 10^-d for d <= 0, in
+    x's dtype."""
+    dtype = out_dtype(node)
+    scale = context.full((), 10.0 ** abs(decimals), dtype)
+    if decimals > 0:
+        return _kiln.divide(_kiln.round(_kiln.multiply(x, scale)), scale)
+    return _kiln.multiply(_kiln.round(_kiln.divide(x, scale)), scale)
 
 
 @lowers(aten.bitwise_not.default)
@@ -326,9 +356,10 @@ def _rounded(builder, x, dtype, *args):
 
 def _reduction(builder, casts_input=True):
     def lower(context, node, x, dims=None, keepdim=False, *, dtype=None):
+        x, reduced, keepdim = reduced_operand(x, dims, keepdim)
         if casts_input:
-            return _rounded(builder, x, out_dtype(node), axes(dims, x.ndim), keepdim)
-        return builder(x, axes(dims, x.ndim), keepdim)
+            return _rounded(builder, x, out_dtype(node), reduced, keepdim)
+        return builder(x, reduced, keepdim)
     return lower
 
 
@@ -355,9 +386,10 @@ def _reduce_all(context, node, x, *, dtype=None):
 def _reduce_one(context, node, x, dim, keepdim=False, *, dtype=None):
     name = node.target.overloadpacket.__name__
     builder = {"prod": _kiln.prod, "any": _kiln.any, "all": _kiln.all}[name]
+    x, reduced, keepdim = reduced_operand(x, dim, keepdim)
     if name == "prod":
-        return _rounded(builder, x, out_dtype(node), [axis(dim, x.ndim)], keepdim)
-    return builder(x, [axis(dim, x.ndim)], keepdim)
+        return _rounded(builder, x, out_dtype(node), reduced, keepdim)
+    return builder(x, reduced, keepdim)
 
 
 @lowers(aten.argmax.default, aten.argmin.default)
@@ -366,12 +398,13 @@ def _argmax_or_argmin(context, node, x, dim=None, keepdim=False):
     if dim is None:
         result = builder(x, None, False)
         return _kiln.reshape(result, out_shape(context, node)) if keepdim else result
-    return builder(x, axis(dim, x.ndim), keepdim)
+    x, (reduced,), keepdim = reduced_operand(x, dim, keepdim)
+    return builder(x, reduced, keepdim)
 
 
 @lowers(aten.max.dim, aten.min.dim)
 def _max_or_min_with_indices(context, node, x, dim, keepdim=False):
-    dim = axis(dim, x.ndim)
+    x, (dim,), keepdim = reduced_operand(x, dim, keepdim)
     maximum = node.target == aten.max.dim
     values = (_kiln.max if maximum else _kiln.min)(x, [dim], keepdim)
     indices = (_kiln.argmax if maximum else _kiln.argmin)(x, dim, keepdim)
@@ -452,7 +485,7 @@ def _corrected_variance(context, x, reduced, keepdim, correction):
 def _variance(context, node, x, dims=None, *, correction=None, keepdim=False):
     if not x_is_floating(x):
         raise Unconvertible("variance of integers")
-    reduced = axes(dims, x.ndim)
+    x, reduced, keepdim = reduced_operand(x, dims, keepdim)
     correction = _correction(correction)
     name = node.target.overloadpacket.__name__
 
@@ -493,4 +526,5 @@ def _scan(context, node, x, dim, *, dtype=None):
 
 @lowers(aten.logsumexp.default)
 def _logsumexp(context, node, x, dims, keepdim=False):
-    return _rounded(_kiln.logsumexp, x, out_dtype(node), axes(dims, x.ndim), keepdim)
+    x, reduced, keepdim = reduced_operand(x, dims, keepdim)
+    return _rounded(_kiln.logsumexp, x, out_dtype(node), reduced, keepdim)

@@ -64,3 +64,66 @@ def _topk(context, node, x, k, dim=-1, largest=True, sorted=True):
         raise Unconvertible(f"topk of k={k} of {x.shape[dim]} elements")  # eager's error
     values, positions = _kiln.sort(x, dim, bool(largest), k)
     return cast(values, out_dtype(node, 0)), positions
+
+
+def _median_along(context, node, x, dim, keepdim, ignore_nan, rank=None):
+    """torch's median (the lower of the two middle elements) along `dim`, and its position: one
+    sort, NaNs last in their order. median: a row with a NaN gives its first NaN; nanmedian:
+    the median of the numbers, the first NaN of a row of only NaNs; with `rank` (kthvalue's
+    k - 1), the element of that rank, NaNs the largest."""
+    if x.ndim == 0:
+        return x, context.full((), 0, torch.int64)
+    dim = axis(dim, x.ndim)
+    length = x.shape[dim]
+    if not isinstance(length, int):
+        raise Unconvertible("median along a dimension of dynamic size")
+    if length == 0:
+        raise Unconvertible("median of an empty dimension")  # eager's error
+    values, positions = _sorted(context, node, x, dim, False)
+    if x.dtype in ("float16", "bfloat16", "float32", "float64"):
+        numbers = _kiln.sum(_kiln.logical_not(_kiln.isnan(x)), [dim], True)  # int64 counts
+    else:
+        numbers = context.full([1] * x.ndim, length, torch.int64)
+    if rank is not None:
+        if not 0 <= rank < length:
+            raise Unconvertible(f"kthvalue of k={rank + 1} of {length} elements")  # eager's error
+        middle = context.full([1] * x.ndim, rank, torch.int64)
+    elif ignore_nan:  # the middle of the numbers; the first (NaN) where there are none
+        middle = _kiln.floor_divide(_kiln.maximum(_kiln.subtract(numbers, 1), 0), 2)
+    else:  # the first NaN where there is one
+        middle = _kiln.where(_kiln.less(numbers, length), numbers,
+                             context.full((), (length - 1) // 2, torch.int64))
+    middle = _kiln.broadcast_to(cast(middle, torch.int64), [
+        1 if d == dim else x.shape[d] for d in range(x.ndim)])
+    value = _kiln.take_along_axis(values, middle, dim)
+    position = _kiln.take_along_axis(positions, middle, dim)
+    if not keepdim:
+        value, position = _kiln.squeeze(value, [dim]), _kiln.squeeze(position, [dim])
+    return value, position
+
+
+@lowers(aten.median.dim, aten.nanmedian.dim)
+def _median_dim(context, node, x, dim=0, keepdim=False):
+    value, position = _median_along(context, node, x, dim, keepdim,
+                                    node.target == aten.nanmedian.dim)
+    return cast(value, out_dtype(node, 0)), position
+
+
+@lowers(aten.kthvalue.default)
+def _kthvalue(context, node, x, k, dim=-1, keepdim=False):
+    if not isinstance(k, int):
+        raise Unconvertible(f"kthvalue of a symbolic k={k}")
+    if x.ndim == 0:
+        if k != 1:
+            raise Unconvertible(f"kthvalue of k={k} of a 0-d tensor")  # eager's error
+        return cast(x, out_dtype(node, 0)), context.full((), 0, torch.int64)
+    value, position = _median_along(context, node, x, dim, keepdim, False, rank=k - 1)
+    return cast(value, out_dtype(node, 0)), position
+
+
+@lowers(aten.median.default, aten.nanmedian.default)
+def _median_all(context, node, x):
+    flat = _kiln.reshape(x, [-1]) if x.ndim != 1 else x
+    value, _ = _median_along(context, node, flat, 0, False,
+                             node.target == aten.nanmedian.default)
+    return cast(value, out_dtype(node))

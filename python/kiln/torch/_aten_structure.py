@@ -323,8 +323,11 @@ def _embedding(context, node, weight, indices, *args):
 
 @lowers(aten.index_select.default)
 def _index_select(context, node, x, dim, index):
+    if x.ndim == 0:  # torch's 0-d x: one element along dim 0, and a 0-d result
+        x, dim = _kiln.reshape(x, [1]), 0
     dim = axis(dim, x.ndim)
-    return _kiln.take(x, _checked_index(index, x, dim, "index_select"), dim, False)
+    selected = _kiln.take(x, _checked_index(index, x, dim, "index_select"), dim, False)
+    return _kiln.reshape(selected, out_shape(context, node))
 
 
 @lowers(aten.index_add.default)

@@ -6,8 +6,9 @@ by its kiln Tensor. Results are checked against the node's fake-tensor metadata 
 by the converter, so an entry may leave the final cast to the converter, never a wrong shape.
 The entries live in _aten_pointwise.py, _aten_structure.py, _aten_linear.py, _aten_slice_writes.py,
 _aten_diagonals.py, _aten_pooling.py, _aten_convolution.py, _aten_bags.py, _aten_sampling.py,
-_aten_antialias.py, _aten_attention.py, _aten_sorting.py, _aten_gradients.py, _aten_random.py
-and _value_checks.py;
+_aten_antialias.py, _aten_attention.py, _aten_sorting.py, _aten_scans.py, _aten_special.py,
+_aten_gradients.py, _aten_random.py and _value_checks.py (and _library_ops.py, for ops other
+libraries define);
 this module owns the table, the dtype mapping and the helpers they share.
 """
 import numpy as np
@@ -169,6 +170,15 @@ def axis(dim, ndim):
     if ndim == 0:
         return 0
     return dim + ndim if dim < 0 else dim
+
+
+def reduced_operand(x, dims, keepdim):
+    """(x, kiln axes, keepdim) of a reduction over torch `dims` (an int, a list, or None for
+    all): a 0-d x reduced along dim 0 or -1, as torch allows, is reduced as one element along
+    an axis of its own (kiln has no axis 0 in a 0-d tensor), and stays 0-d with keepdim."""
+    if x.ndim == 0:
+        return _kiln.reshape(x, [1]), [0], False
+    return x, axes(dims, x.ndim), keepdim
 
 
 def axes(dims, ndim):

@@ -17,7 +17,8 @@ from .._result_pool import ResultPool
 from . import (_aten_antialias, _aten_attention, _aten_bags,  # noqa: F401 (fill the table)
                _aten_convolution, _aten_diagonals, _aten_gradients, _aten_linear,
                _aten_pointwise, _aten_pooling, _aten_random, _aten_sampling, _aten_slice_writes,
-               _aten_sorting, _aten_structure, _value_checks)
+               _aten_scans, _aten_sorting, _aten_special, _aten_structure,
+               _value_checks)
 from ._aten_table import (METADATA_ASSERTIONS, TABLE, LoweringContext, Unconvertible, cast,
                           kiln_dtype, meta, tensor_dtype_supported)
 from ._eager_refusals import refuses as eager_refuses
