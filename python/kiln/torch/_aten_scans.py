@@ -1,13 +1,12 @@
-"""Conversion-table entries for the scans kiln has no scan op for (see _aten_table.py): cummax,
-cummin and logcumsumexp along a dimension of n elements, as log2(n) rounds of Hillis and Steele's
-scan: round r combines each element's running value with the one 2^r places before it (pad and
-slice: index arithmetic), by an associative combine (max or min carrying its index; logaddexp).
-O(n log n) work in a few kernels: logcumsumexp of 64 x 512 as eager's time.
+"""Conversion-table entries for the scans kiln has no scan op for (see _aten_table.py):
+logcumsumexp along a dimension of n elements, as log2(n) rounds of Hillis and Steele's scan:
+round r combines each element's running value with the one 2^r places before it (pad and slice:
+index arithmetic) by logaddexp. O(n log n) work in a few kernels: logcumsumexp of 64 x 512 within
+2x of eager's time, and no graph break.
 
-cummax's index is torch's: the last position of the running extreme (ties move it forward: a
-later element wins where it is >= the earlier one), the last NaN once one is seen (a NaN wins over
-any number, a number never over a NaN); its value is the element at that index, -0.0 or 0.0 as
-eager's.
+cummax and cummin stay in eager PyTorch: the same scan carrying an index took 1.6 ms for 64 x 512
+against eager's 0.07 ms, more than a break costs; they need a scan op of kiln's own (op_list.h's
+cumsum) carrying the index.
 """
 import numpy as np
 import torch
@@ -52,33 +51,6 @@ def _hillis_steele(parts, combine):
         parts = combine(earlier, parts, _kiln.greater_equal(positions, distance))
         distance *= 2
     return parts
-
-
-def _running_extreme(x, largest):
-    floating = "float" in x.dtype
-    compare = _kiln.greater_equal if largest else _kiln.less_equal
-
-    def combine(earlier, later, has_earlier):
-        (value, index), (earlier_value, earlier_index) = later, earlier
-        wins = compare(value, earlier_value)
-        if floating:  # a NaN wins over anything, a number never over a NaN
-            wins = _kiln.logical_or(_kiln.isnan(value), _kiln.logical_and(
-                wins, _kiln.logical_not(_kiln.isnan(earlier_value))))
-        wins = _kiln.logical_or(wins, _kiln.logical_not(has_earlier))
-        return (_kiln.where(wins, value, earlier_value), _kiln.where(wins, index, earlier_index))
-    positions = _kiln.arange(x, x.shape[-1], "int64")
-    indices = _kiln.broadcast_to(positions, list(x.shape))
-    return _hillis_steele((x, indices), combine)
-
-
-@lowers(aten.cummax.default, aten.cummin.default)
-def _cummax_or_cummin(context, node, x, dim):
-    dtype = out_dtype(node, 0)
-    computing = torch.uint8 if dtype == torch.bool else computing_dtype(dtype)
-    largest = node.target == aten.cummax.default
-    values, indices = _scan_along(cast(x, computing), dim,
-                                  lambda moved: _running_extreme(moved, largest))
-    return cast(values, dtype), indices
 
 
 def _log_sums(x):
