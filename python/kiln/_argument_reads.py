@@ -126,9 +126,12 @@ class _Reads:
             # global): what they read (the object's snapshot compares only themselves).
             for name in names & own.keys():
                 self.reached(own[name], None, f"{klass.__name__}'s '{name}'")
-            for name in _class_names(klass):
-                if name in read and name not in own and _class_value(klass, name):
-                    self.add(klass, name, f"{klass.__name__}.{name}")
+            class_reads = [name for name in _class_names(klass)
+                           if name in read and name not in own and _class_value(klass, name)]
+            for name in class_reads:
+                self.add(klass, name, f"{klass.__name__}.{name}")
+            if class_reads and klass is not value:
+                self.class_of(value)
 
     def reached(self, value, code, where):
         """A value a callback's code (None: the argument itself) reaches."""
@@ -167,8 +170,16 @@ class _Reads:
         """The class attributes `code` names of a user's object (cfg.eps, eps its class's)."""
         klass = type(value)
         if _is_user_class(klass):
-            for name in _class_reads(value, code):
+            names = _class_reads(value, code)
+            for name in names:
                 self.add(klass, name, f"{klass.__name__}.{name}")
+            if names:
+                self.class_of(value)
+
+    def class_of(self, value):
+        """The class of an object whose class attributes are read: the object's snapshot
+        compares its own attributes, not its class (`cfg.__class__ = Other`: Other's read)."""
+        self.add(value, "__class__", f"the class of a {type(value).__name__} argument")
 
     def function(self, fn):
         """A user's function's default values, closure variables and the globals it names,

@@ -1,0 +1,120 @@
+"""Attacks of a second round (tests/python/test_trust_*.py hold the first): each test is a
+careless user's or an attacker's call that gave a wrong answer, a crash or an unclear error."""
+import numpy as np
+
+import kiln
+
+
+# ---- class attributes read through an object: shadowed, revealed, or the class swapped ----
+
+class _Scaled:
+    scale = 2.0
+
+    def times(self, x):
+        return x * self.scale
+
+    def shifted(self, x):
+        return x + 1.0
+
+
+class _OtherScaled:
+    scale = 3.0
+
+    def times(self, x):
+        return x * self.scale * 10.0
+
+    def shifted(self, x):
+        return x + 100.0
+
+
+def _compiled_calls(compiled, x, changes):
+    """compiled(x)[1] before and after each change."""
+    results = [float(compiled(x)[1])]
+    for change in changes:
+        change()
+        results.append(float(compiled(x)[1]))
+    return results
+
+
+def test_an_attribute_set_on_self_after_the_trace_shadows_the_class_attribute():
+    # `model.scale = 7.0` on an object whose class says scale = 2.0: the method kept 2.0
+    model = _Scaled()
+    compiled = kiln.compile(model.times)
+    x = np.arange(3.0)
+
+    def delete():
+        del model.scale
+    results = _compiled_calls(compiled, x, [lambda: setattr(model, "scale", 7.0), delete,
+                                            lambda: setattr(_Scaled, "scale", 6.0)])
+    _Scaled.scale = 2.0
+    assert results == [2.0, 7.0, 2.0, 6.0]
+
+
+class _Settings:
+    scale = 2.0
+
+
+SETTINGS = _Settings()
+SETTINGS.scale = 4.0
+
+
+def _times_global_settings(x):
+    return x * SETTINGS.scale
+
+
+def test_a_global_objects_own_attribute_deleted_reveals_the_class_attribute_read_each_call():
+    # the class attribute was not read while the object shadowed it: after `del`, Settings.scale
+    # changed and the call kept the value the retrace found
+    compiled = kiln.compile(_times_global_settings)
+    x = np.arange(3.0)
+
+    def delete():
+        del SETTINGS.scale
+    results = _compiled_calls(compiled, x, [delete, lambda: setattr(_Settings, "scale", 6.0),
+                                            lambda: setattr(SETTINGS, "scale", 7.0)])
+    _Settings.scale = 2.0
+    assert results == [4.0, 2.0, 6.0, 7.0]
+
+
+def test_a_closure_objects_class_swapped_is_read_from_then_on():
+    holder = _Scaled()
+
+    def scaled_and_shifted(x):
+        return x * holder.scale + holder.shifted(x)
+    compiled = kiln.compile(scaled_and_shifted)
+    x = np.arange(3.0)
+
+    def delete():
+        del holder.scale
+    results = _compiled_calls(compiled, x, [
+        lambda: setattr(holder, "scale", 4.0), lambda: setattr(holder, "__class__", _OtherScaled),
+        delete, lambda: setattr(_OtherScaled, "scale", 6.0)])
+    _OtherScaled.scale = 3.0
+    assert results == [4.0, 6.0, 105.0, 104.0, 107.0]
+
+
+def test_a_class_swapped_on_self_a_global_or_an_argument_is_seen():
+    x = np.arange(3.0)
+    model = _Scaled()
+    compiled = kiln.compile(model.times)   # the bound function stays _Scaled.times
+    assert _compiled_calls(compiled, x, [lambda: setattr(model, "__class__", _OtherScaled)]) \
+        == [2.0, 3.0]
+
+    def global_settings(x):
+        return x * SETTINGS.scale
+    compiled = kiln.compile(global_settings)
+    saved = SETTINGS.__dict__.pop("scale")
+    try:
+        assert _compiled_calls(compiled, x, [
+            lambda: setattr(SETTINGS, "__class__", _OtherScaled)]) == [2.0, 3.0]
+    finally:
+        SETTINGS.__class__ = _Settings
+        SETTINGS.scale = saved
+
+    @kiln.compile
+    def through_argument(x, settings):
+        return settings.shifted(x) * settings.scale
+    argument = _Scaled()
+    assert [float(through_argument(x, argument)[1])] + _compiled_calls(
+        lambda x: through_argument(x, argument), x,
+        [lambda: setattr(argument, "__class__", _OtherScaled)])[1:] == [4.0, 303.0]
