@@ -130,7 +130,7 @@ class _Reads:
                            if name in read and name not in own and _class_value(klass, name)]
             for name in class_reads:
                 self.add(klass, name, f"{klass.__name__}.{name}")
-            if class_reads and klass is not value:
+            if klass is not value:
                 self.class_of(value)
 
     def reached(self, value, code, where):
@@ -177,8 +177,8 @@ class _Reads:
                 self.class_of(value)
 
     def class_of(self, value):
-        """The class of an object whose class attributes are read: the object's snapshot
-        compares its own attributes, not its class (`cfg.__class__ = Other`: Other's read)."""
+        """The class of a user's object: the object's snapshot compares its own attributes, not
+        its class (`cfg.__class__ = Other`: Other's attributes read, isinstance answered)."""
         self.add(value, "__class__", f"the class of a {type(value).__name__} argument")
 
     def function(self, fn):

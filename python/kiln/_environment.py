@@ -345,16 +345,16 @@ class Environment:
         for name in names:
             add_read(klass, name, f"{klass.__name__}.{name}")
             self._read_in_place(klass)
-        if label is not None and names:
+        if label is not None:
             self._read_class_of(value, label, add_read)
             if isinstance(getattr(value, "__dict__", None), dict):
                 for name in names:
                     add_read(vars(value), name, f"{label}.{name}")
 
     def _read_class_of(self, value, label, add_read):
-        """The class of an object whose class attributes or methods are read: one assigned
-        (`obj.__class__ = Other`) is seen, and the environment found again (stale), its reads
-        then Other's."""
+        """The class of a user's object the code reads: one assigned (`obj.__class__ = Other`)
+        is seen (its class attributes and methods, isinstance), and the environment found
+        again (stale), its reads then Other's."""
         add_read(value, "__class__", f"type({label})")
         self.classes.append((value, type(value)))
 

@@ -118,3 +118,39 @@ def test_a_class_swapped_on_self_a_global_or_an_argument_is_seen():
     assert [float(through_argument(x, argument)[1])] + _compiled_calls(
         lambda x: through_argument(x, argument), x,
         [lambda: setattr(argument, "__class__", _OtherScaled)])[1:] == [4.0, 303.0]
+
+
+class _Fast:
+    pass
+
+
+class _Slow:
+    pass
+
+
+FAST = _Fast()
+
+
+def test_isinstance_of_an_object_whose_class_is_swapped_answers_for_the_new_class():
+    # the object's guard compared its attributes, not its class: the branch stayed the first's
+    x = np.arange(3.0)
+
+    @kiln.compile
+    def through_argument(x, kind):
+        return x * 2.0 if isinstance(kind, _Fast) else x * 3.0
+    kind = _Fast()
+    assert _compiled_calls(lambda x: through_argument(x, kind), x,
+                           [lambda: setattr(kind, "__class__", _Slow)]) == [2.0, 3.0]
+
+    @kiln.compile
+    def through_global(x):
+        return x * 2.0 if isinstance(FAST, _Fast) else x * 3.0
+    try:
+        assert _compiled_calls(through_global, x,
+                               [lambda: setattr(FAST, "__class__", _Slow)]) == [2.0, 3.0]
+    finally:
+        FAST.__class__ = _Fast
+
+    held = _Fast()
+    compiled = kiln.compile(lambda x: x * 2.0 if isinstance(held, _Fast) else x * 3.0)
+    assert _compiled_calls(compiled, x, [lambda: setattr(held, "__class__", _Slow)]) == [2.0, 3.0]
