@@ -19,6 +19,8 @@ from ._user_code import _is_user_class, _is_user_function, _is_user_module, _pla
 
 # What calling a user's class passed as an argument runs besides __call__'s of its objects.
 _CONSTRUCTORS = frozenset(("__new__", "__init__", "__post_init__"))
+# What reading an attribute an object lacks runs (cfg.scale answered by Cfg.__getattr__).
+_ATTRIBUTE_FALLBACK = frozenset(("__getattr__",))
 # The most values read for one call's arguments: past it the rest stay fixed at the trace.
 _MOST_READS = 256
 _COMPUTED_NAMES = _COMPUTED_NAME_READERS | _COMPUTED_NAME_ATTRIBUTES
@@ -106,7 +108,7 @@ class _Reads:
             klass = value if isinstance(value, type) else type(value)
             # The methods the function names (cfg.scale_of(x)), and __call__: what they read;
             # a class called (make(Layer, x)) runs its constructor's.
-            called = names | (_CONSTRUCTORS if klass is value else frozenset())
+            called = names | (_CONSTRUCTORS if klass is value else _ATTRIBUTE_FALLBACK)
             read = set(called)
             for name in called:
                 member = _member_function(klass, name)

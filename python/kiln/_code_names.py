@@ -136,13 +136,21 @@ def _class_reads(value, code):
 
 def _member_function(klass, name):
     """The function behind a class's member (a method, a static or class method's function, a
-    property's getter), or the member as it is; None where there is none."""
+    property's getter, a descriptor's __get__), or the member as it is; None where there is
+    none."""
     member = inspect.getattr_static(klass, name, None)
     if isinstance(member, (staticmethod, classmethod)):
         return member.__func__
+    return _attribute_getter(member) or member
+
+
+def _attribute_getter(member):
+    """The Python function that computes an attribute a class member makes: a property's
+    getter, a descriptor's __get__ (`scale = FromSettings()`); None for any other member."""
     if isinstance(member, property):
         return member.fget
-    return member
+    getter = getattr(type(member), "__get__", None)
+    return getter if isinstance(getter, types.FunctionType) else None
 
 
 @functools.lru_cache(maxsize=4096)

@@ -18,7 +18,7 @@ import numpy as np
 from . import _pytree
 from ._stand_ins import (Attributes, _has_slots, _is_plain_object, _slot_names, _stand_in,
                          _with_methods)
-from ._code_names import (_attributes_of_name, _class_data, _class_names, _class_reads,
+from ._code_names import (_attribute_getter, _attributes_of_name, _class_data, _class_names, _class_reads,
                           _class_value, _global_names,
                           _imported_names, _member_function, _names,
                           _names_read, _public_names, _reads_computed_names,
@@ -188,13 +188,15 @@ class Environment:
                             seen.add(id(overridden))
                             pending.append(overridden)
                             unlinked.add(id(overridden))
-                elif (isinstance(method, property) and _is_user_function(method.fget)
-                      and id(method.fget) not in seen):
-                    # self.scale of `return self._scale`: the getter runs on the stand-in for
-                    # self, so the attributes it names are read as the method's own are.
-                    seen.add(id(method.fget))
-                    for attribute in _names(method.fget.__code__):
-                        add_self_read(attribute)
+                elif reads_self and _is_user_function(
+                        getter := _attribute_getter(inspect.getattr_static(owner, name, None))):
+                    # self.scale of a property or descriptor: its getter runs on the stand-in
+                    # for self as it is, so the attributes of self it names and its globals
+                    # (`return SCALE`) are read as a base-class method's are.
+                    if id(getter) not in seen:
+                        seen.add(id(getter))
+                        pending.append(getter)
+                        unlinked.add(id(getter))
                 if name not in global_names:
                     continue
                 value = _plain_function(globals_.get(name))

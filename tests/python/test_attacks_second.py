@@ -154,3 +154,62 @@ def test_isinstance_of_an_object_whose_class_is_swapped_answers_for_the_new_clas
     held = _Fast()
     compiled = kiln.compile(lambda x: x * 2.0 if isinstance(held, _Fast) else x * 3.0)
     assert _compiled_calls(compiled, x, [lambda: setattr(held, "__class__", _Slow)]) == [2.0, 3.0]
+
+
+# ---- attributes computed by a property, a descriptor or __getattr__ from a global ----
+
+LEVEL = 2.0
+
+
+class _FromLevel:
+    def __get__(self, instance, owner):
+        return LEVEL
+
+
+class _Computed:
+    by_descriptor = _FromLevel()
+
+    @property
+    def by_property(self):
+        return LEVEL
+
+    def __getattr__(self, name):
+        return LEVEL
+
+    def times_property(self, x):
+        return x * self.by_property
+
+    def times_descriptor(self, x):
+        return x * self.by_descriptor
+
+
+COMPUTED = _Computed()
+
+
+def _with_level(compiled, x):
+    """compiled(x)[1] with LEVEL 2.0, then 5.0."""
+    global LEVEL
+    try:
+        return _compiled_calls(compiled, x, [lambda: globals().update(LEVEL=5.0)])
+    finally:
+        LEVEL = 2.0
+
+
+def test_a_global_a_property_or_descriptor_of_self_reads_is_read_at_each_call():
+    x = np.arange(3.0)
+    computed = _Computed()
+    assert _with_level(kiln.compile(computed.times_property), x) == [2.0, 5.0]
+    assert _with_level(kiln.compile(computed.times_descriptor), x) == [2.0, 5.0]
+
+
+def test_a_global_a_descriptor_or_getattr_of_an_argument_or_global_reads_is_read_each_call():
+    x = np.arange(3.0)
+    through_argument = kiln.compile(lambda x, settings: x * settings.by_descriptor)
+    assert _with_level(lambda x: through_argument(x, _Computed()), x) == [2.0, 5.0]
+    by_getattr = kiln.compile(lambda x, settings: x * settings.missing)
+    assert _with_level(lambda x: by_getattr(x, _Computed()), x) == [2.0, 5.0]
+
+    def through_global(x):
+        return x * COMPUTED.by_descriptor + COMPUTED.missing
+    assert _with_level(kiln.compile(through_global), x) == [4.0, 10.0]
+
