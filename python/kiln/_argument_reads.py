@@ -21,6 +21,8 @@ from ._user_code import _is_user_class, _is_user_function, _is_user_module, _pla
 _CONSTRUCTORS = frozenset(("__new__", "__init__", "__post_init__"))
 # What reading an attribute an object lacks runs (cfg.scale answered by Cfg.__getattr__).
 _ATTRIBUTE_FALLBACK = frozenset(("__getattr__",))
+# The most levels of objects held in objects walked (cfg.model.optim.lr: three).
+_MOST_NESTING = 4
 # The most values read for one call's arguments: past it the rest stay fixed at the trace.
 _MOST_READS = 256
 _COMPUTED_NAMES = _COMPUTED_NAME_READERS | _COMPUTED_NAME_ATTRIBUTES
@@ -91,7 +93,7 @@ class _Reads:
     def add(self, holder, name, label):
         self.reads.append((holder, name, label))
 
-    def argument(self, value, names):
+    def argument(self, value, names, depth=0):
         value = _plain_function(value)  # a kiln.compile'd callback: its function's reads
         if isinstance(value, (types.FunctionType, types.MethodType, functools.partial)):
             self.reached(value, None, "the argument")
@@ -134,6 +136,7 @@ class _Reads:
                 self.add(klass, name, f"{klass.__name__}.{name}")
             if klass is not value:
                 self.class_of(value)
+                self.held_objects(own, names, f"{klass.__name__}'s", depth)
 
     def reached(self, value, code, where):
         """A value a callback's code (None: the argument itself) reaches."""
@@ -177,6 +180,20 @@ class _Reads:
                 self.add(klass, name, f"{klass.__name__}.{name}")
             if names:
                 self.class_of(value)
+
+    def held_objects(self, own, names, owner, depth):
+        """The user's objects among an object's attributes that the code names (cfg.optim of
+        cfg.optim.lr): its snapshot holds them as themselves, so each is read (its own snapshot
+        comparing its attributes) and walked as an argument is, _MOST_NESTING levels deep. Not
+        those holding arrays: containers whose arrays are inputs (kiln._pytree)."""
+        if depth >= _MOST_NESTING:
+            return
+        for name, held in own.items():
+            if (name in names and len(self.reads) < _MOST_READS and not isinstance(held, type)
+                    and _is_user_class(type(held)) and id(held) not in self.seen
+                    and not _pytree.holds_array(held, lambda v: isinstance(v, np.ndarray))):
+                self.add(own, name, f"{owner} '{name}'")
+                self.argument(held, names, depth + 1)
 
     def class_of(self, value):
         """The class of a user's object: the object's snapshot compares its own attributes, not

@@ -18,11 +18,11 @@ import numpy as np
 from . import _pytree
 from ._stand_ins import (Attributes, _has_slots, _is_plain_object, _slot_names, _stand_in,
                          _with_methods)
-from ._code_names import (_attribute_getter, _attributes_of_name, _class_data, _class_names, _class_reads,
-                          _class_value, _global_names,
-                          _imported_names, _member_function, _names,
-                          _names_read, _public_names, _reads_computed_names,
-                          _unwatched_namespace_read)
+from ._code_names import (_attribute_getter, _attributes_of_name, _class_data, _class_names,
+                          _class_reads, _class_value, _global_names, _imported_names,
+                          _member_function, _names, _names_read, _public_names,
+                          _reads_computed_names, _unwatched_namespace_read)
+from ._environment_objects import read_class_members, read_class_of, read_held_objects
 from ._environment_reads import _attributes_read, _bound_object, _indirect_helpers
 from ._trace_stores import _CELL_STORES, _global_stores
 from ._user_code import (_is_numpy_or_math_module, _is_user_class, _is_user_function,
@@ -126,7 +126,7 @@ class Environment:
             return True
 
         if reads_class and klass is not self.bound_to:
-            self._read_class_of(self.bound_to, "self", add_read)
+            read_class_of(self, self.bound_to, "self", add_read)
         reads_self = self.attributes is not None or bool(self.slots)
         unlinked = set()  # ids of helpers the trace calls as they are (_indirect_helpers)
         reaches = {}      # id of a helper -> the helpers it reaches through its globals
@@ -257,7 +257,8 @@ class Environment:
                         if _stand_in(value, dict(own) if isinstance(own, dict) else None,
                                      set_slots) is value:
                             self._read_in_place(value)
-                    self._read_class_members(value, function.__code__, add_read, name)
+                    read_class_members(self, value, function.__code__, add_read, name)
+                    read_held_objects(self, value, function.__code__, add_read, name)
             # Helpers held in closure cells (a decorator's wrapper calling the function it
             # wraps, `h = helper; lambda x: h(x)`): their globals are read too, and the trace
             # runs clones of them over the copies (rebuilt).
@@ -269,8 +270,10 @@ class Environment:
             for cell, free_name in zip(function.__closure__ or (), function.__code__.co_freevars):
                 value = _plain_function(cell.cell_contents) if _pytree.cell_holds(cell) else None
                 if _pytree.cell_holds(cell) and _is_plain_object(cell.cell_contents):
-                    self._read_class_members(cell.cell_contents, function.__code__, add_read,
+                    read_class_members(self, cell.cell_contents, function.__code__, add_read,
                                              free_name)
+                    read_held_objects(self, cell.cell_contents, function.__code__, add_read,
+                                            free_name)
                 if _is_user_module(value) or _is_user_class(value):  # a closure's config module
                     self._read_held_namespace(function, value, add_read, free_name)
                 if _is_user_function(value):
@@ -286,6 +289,9 @@ class Environment:
                     # holding it (rebuilt); one the helper rebinds stays the caller's cell.
                     add_read(cell, "cell_contents",
                              f"{function.__qualname__}'s closure variable '{free_name}'")
+        if self.attributes is not None:
+            for function in processed:
+                read_held_objects(self, self.bound_to, function.__code__, add_read, "self")
         self._read_unlinked_in_place(processed, unlinked, reaches)
 
     def _note_computed_module_attributes(self, function, name, module):
@@ -326,39 +332,13 @@ class Environment:
         pending, found = list(helpers), list(helpers)
         while pending:
             method_code = pending.pop().__code__
-            self._read_class_members(value, method_code, add_read)
+            read_class_members(self, value, method_code, add_read)
             for name in _class_reads(value, method_code):
                 member = _plain_function(_member_function(type(value), name))
                 if _is_user_function(member) and all(member is not f for f in found):
                     found.append(member)
                     pending.append(member)
         return found
-
-    def _read_class_members(self, value, code, add_read, label=None):
-        """The class attributes `code` names of a user's object, read at each call from its
-        class (a trace read them once): data (cfg.eps where eps is Cfg's) and methods
-        (cfg.act(x): one replaced on the class, `Cfg.act = other`, is seen). With `label` (the
-        object's name), also its own attributes that would shadow them, absent now (`cfg.eps =
-        0.1`, `cfg.act = other` set after a call), and its class."""
-        klass = type(value)
-        if not _is_user_class(klass):
-            return
-        names = _class_reads(value, code)
-        for name in names:
-            add_read(klass, name, f"{klass.__name__}.{name}")
-            self._read_in_place(klass)
-        if label is not None:
-            self._read_class_of(value, label, add_read)
-            if isinstance(getattr(value, "__dict__", None), dict):
-                for name in names:
-                    add_read(vars(value), name, f"{label}.{name}")
-
-    def _read_class_of(self, value, label, add_read):
-        """The class of a user's object the code reads: one assigned (`obj.__class__ = Other`)
-        is seen (its class attributes and methods, isinstance), and the environment found
-        again (stale), its reads then Other's."""
-        add_read(value, "__class__", f"type({label})")
-        self.classes.append((value, type(value)))
 
     def _read_unlinked_in_place(self, processed, unlinked, reaches):
         """The globals read by helpers the trace calls as they are (and by the helpers those

@@ -213,3 +213,65 @@ def test_a_global_a_descriptor_or_getattr_of_an_argument_or_global_reads_is_read
         return x * COMPUTED.by_descriptor + COMPUTED.missing
     assert _with_level(kiln.compile(through_global), x) == [4.0, 10.0]
 
+
+# ---- settings objects held in an argument object ----
+
+class _Optimizer:
+    momentum = 0.9
+
+    def __init__(self):
+        self.rate = 0.5
+
+
+class _Training:
+    def __init__(self):
+        self.optimizer = _Optimizer()
+
+
+def test_a_setting_of_an_object_held_in_an_argument_changed_between_calls_is_seen():
+    # the argument's guard compared its own attributes, the held object as itself: a change of
+    # training.optimizer.rate kept the first trace's value
+    @kiln.compile
+    def step(x, training):
+        return x * training.optimizer.rate + training.optimizer.momentum
+    training = _Training()
+    x = np.arange(3.0)
+
+    def set_momentum():
+        training.optimizer.momentum = 0.1
+
+    def delete_momentum():
+        del training.optimizer.momentum
+
+    results = _compiled_calls(lambda x: step(x, training), x, [
+        lambda: setattr(training.optimizer, "rate", 2.0), set_momentum, delete_momentum,
+        lambda: setattr(_Optimizer, "momentum", 0.0)])
+    _Optimizer.momentum = 0.9
+    assert results == [1.4, 2.9, 2.1, 2.9, 2.0]
+
+
+class _Model:
+    def __init__(self):
+        self.training = _Training()
+
+    def step(self, x):
+        return x * self.training.optimizer.momentum
+
+
+MODEL = _Model()
+
+
+def test_a_class_attribute_of_an_object_held_by_self_a_global_or_a_closure_is_read_each_call():
+    # self.training.optimizer.momentum, momentum _Optimizer's: _Optimizer.momentum = 0.1 unseen
+    x = np.arange(3.0)
+    held = _Model()
+    compiled = [kiln.compile(_Model().step),
+                kiln.compile(lambda x: x * MODEL.training.optimizer.momentum),
+                kiln.compile(lambda x: x * held.training.optimizer.momentum)]
+    for function in compiled:
+        try:
+            assert _compiled_calls(function, x, [
+                lambda: setattr(_Optimizer, "momentum", 0.1)]) == [0.9, 0.1]
+        finally:
+            _Optimizer.momentum = 0.9
+
