@@ -22,7 +22,8 @@ from ._code_names import (_attribute_getter, _attributes_of_name, _class_data, _
                           _class_reads, _class_value, _global_names, _imported_names,
                           _member_function, _names, _names_read, _public_names,
                           _reads_computed_names, _unwatched_namespace_read)
-from ._environment_objects import read_class_members, read_class_of, read_held_objects
+from ._environment_objects import (read_class_members, read_class_of, read_held_items,
+                                   read_held_objects)
 from ._environment_reads import _attributes_read, _bound_object, _indirect_helpers
 from ._trace_stores import _CELL_STORES, _global_stores
 from ._user_code import (_is_numpy_or_math_module, _is_user_class, _is_user_function,
@@ -259,6 +260,8 @@ class Environment:
                             self._read_in_place(value)
                     read_class_members(self, value, function.__code__, add_read, name)
                     read_held_objects(self, value, function.__code__, add_read, name)
+                else:
+                    read_held_items(self, value, function.__code__, add_read, name)
             # Helpers held in closure cells (a decorator's wrapper calling the function it
             # wraps, `h = helper; lambda x: h(x)`): their globals are read too, and the trace
             # runs clones of them over the copies (rebuilt).

@@ -1,14 +1,17 @@
 """What kiln._environment reads of the user's objects a compiled function reaches (self, global
-objects, closure variables): their class members the code names, their own attributes that
-shadow those, their class, and the objects they hold (self.config of self.config.lr)."""
+objects, closure variables, items of global containers): their class members the code names,
+their own attributes that shadow those, their class, and the objects they hold (self.config of
+self.config.lr)."""
 import numpy as np
 
 from . import _pytree
 from ._code_names import _class_reads, _names
 from ._user_code import _is_user_class
 
-# The most levels of objects held in objects read (self.config.optim.lr: two).
+# The most levels of objects held in objects read (self.config.optim.lr: two), and the most
+# items of a global container whose objects' class members are read.
 _MOST_NESTING = 4
+_MOST_ITEMS = 64
 
 
 def read_class_members(environment, value, code, add_read, label=None):
@@ -46,6 +49,17 @@ def read_held_objects(environment, value, code, add_read, label, depth=0):
             add_read(own, name, f"{label}.{name}")
             read_class_members(environment, held, code, add_read, f"{label}.{name}")
             read_held_objects(environment, held, code, add_read, f"{label}.{name}", depth + 1)
+
+
+def read_held_items(environment, value, code, add_read, label):
+    """The user's objects among a global list's, tuple's or dict's items (REGISTRY["a"].eps):
+    the container's guard compares their own attributes, not their class members, read here as
+    a global object's are (_MOST_ITEMS items at most)."""
+    if type(value) not in (dict, list, tuple) or len(value) > _MOST_ITEMS:
+        return
+    for key, item in (value.items() if type(value) is dict else enumerate(value)):
+        if not isinstance(item, type) and _is_user_class(type(item)):
+            read_class_members(environment, item, code, add_read, f"{label}[{key!r}]")
 
 
 def read_class_of(environment, value, label, add_read):

@@ -275,3 +275,16 @@ def test_a_class_attribute_of_an_object_held_by_self_a_global_or_a_closure_is_re
         finally:
             _Optimizer.momentum = 0.9
 
+
+
+REGISTRY = {"optimizer": _Optimizer()}
+
+
+def test_a_class_attribute_of_an_object_in_a_global_dict_is_read_each_call():
+    # the dict's guard compared the object's own attributes: _Optimizer.momentum = 0.1 unseen
+    compiled = kiln.compile(lambda x: x * REGISTRY["optimizer"].momentum)
+    try:
+        assert _compiled_calls(compiled, np.arange(3.0), [
+            lambda: setattr(_Optimizer, "momentum", 0.1)]) == [0.9, 0.1]
+    finally:
+        _Optimizer.momentum = 0.9
