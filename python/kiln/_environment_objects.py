@@ -53,13 +53,14 @@ def read_held_objects(environment, value, code, add_read, label, depth=0):
 
 def read_held_items(environment, value, code, add_read, label):
     """The user's objects among a global list's, tuple's or dict's items (REGISTRY["a"].eps):
-    the container's guard compares their own attributes, not their class members, read here as
-    a global object's are (_MOST_ITEMS items at most)."""
+    the container's guard compares their own attributes, not their class members nor the
+    objects they hold, read here as a global object's are (_MOST_ITEMS items at most)."""
     if type(value) not in (dict, list, tuple) or len(value) > _MOST_ITEMS:
         return
     for key, item in (value.items() if type(value) is dict else enumerate(value)):
         if not isinstance(item, type) and _is_user_class(type(item)):
             read_class_members(environment, item, code, add_read, f"{label}[{key!r}]")
+            read_held_objects(environment, item, code, add_read, f"{label}[{key!r}]")
 
 
 def read_class_of(environment, value, label, add_read):

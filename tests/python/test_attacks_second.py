@@ -288,3 +288,13 @@ def test_a_class_attribute_of_an_object_in_a_global_dict_is_read_each_call():
             lambda: setattr(_Optimizer, "momentum", 0.1)]) == [0.9, 0.1]
     finally:
         _Optimizer.momentum = 0.9
+
+
+TRAININGS = [_Training()]
+
+
+def test_a_setting_of_an_object_held_by_an_item_of_a_global_list_is_seen():
+    # TRAININGS[0].optimizer.rate: the list's guard held the optimizer as itself
+    compiled = kiln.compile(lambda x: x * TRAININGS[0].optimizer.rate)
+    assert _compiled_calls(compiled, np.arange(3.0), [
+        lambda: setattr(TRAININGS[0].optimizer, "rate", 2.0)]) == [0.5, 2.0]
