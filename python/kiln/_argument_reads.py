@@ -19,6 +19,10 @@ from ._user_code import _is_user_class, _is_user_function, _is_user_module, _pla
 
 # What calling a user's class passed as an argument runs besides __call__'s of its objects.
 _CONSTRUCTORS = frozenset(("__new__", "__init__", "__post_init__"))
+# What reading an attribute an object lacks runs (cfg.scale answered by Cfg.__getattr__).
+_ATTRIBUTE_FALLBACK = frozenset(("__getattr__",))
+# The most levels of objects held in objects walked (cfg.model.optim.lr: three).
+_MOST_NESTING = 4
 # The most values read for one call's arguments: past it the rest stay fixed at the trace.
 _MOST_READS = 256
 _COMPUTED_NAMES = _COMPUTED_NAME_READERS | _COMPUTED_NAME_ATTRIBUTES
@@ -89,7 +93,7 @@ class _Reads:
     def add(self, holder, name, label):
         self.reads.append((holder, name, label))
 
-    def argument(self, value, names):
+    def argument(self, value, names, depth=0):
         value = _plain_function(value)  # a kiln.compile'd callback: its function's reads
         if isinstance(value, (types.FunctionType, types.MethodType, functools.partial)):
             self.reached(value, None, "the argument")
@@ -106,7 +110,7 @@ class _Reads:
             klass = value if isinstance(value, type) else type(value)
             # The methods the function names (cfg.scale_of(x)), and __call__: what they read;
             # a class called (make(Layer, x)) runs its constructor's.
-            called = names | (_CONSTRUCTORS if klass is value else frozenset())
+            called = names | (_CONSTRUCTORS if klass is value else _ATTRIBUTE_FALLBACK)
             read = set(called)
             for name in called:
                 member = _member_function(klass, name)
@@ -126,9 +130,13 @@ class _Reads:
             # global): what they read (the object's snapshot compares only themselves).
             for name in names & own.keys():
                 self.reached(own[name], None, f"{klass.__name__}'s '{name}'")
-            for name in _class_names(klass):
-                if name in read and name not in own and _class_value(klass, name):
-                    self.add(klass, name, f"{klass.__name__}.{name}")
+            class_reads = [name for name in _class_names(klass)
+                           if name in read and name not in own and _class_value(klass, name)]
+            for name in class_reads:
+                self.add(klass, name, f"{klass.__name__}.{name}")
+            if klass is not value:
+                self.class_of(value)
+                self.held_objects(own, names, f"{klass.__name__}'s", depth)
 
     def reached(self, value, code, where):
         """A value a callback's code (None: the argument itself) reaches."""
@@ -167,8 +175,30 @@ class _Reads:
         """The class attributes `code` names of a user's object (cfg.eps, eps its class's)."""
         klass = type(value)
         if _is_user_class(klass):
-            for name in _class_reads(value, code):
+            names = _class_reads(value, code)
+            for name in names:
                 self.add(klass, name, f"{klass.__name__}.{name}")
+            if names:
+                self.class_of(value)
+
+    def held_objects(self, own, names, owner, depth):
+        """The user's objects among an object's attributes that the code names (cfg.optim of
+        cfg.optim.lr): its snapshot holds them as themselves, so each is read (its own snapshot
+        comparing its attributes) and walked as an argument is, _MOST_NESTING levels deep. Not
+        those holding arrays: containers whose arrays are inputs (kiln._pytree)."""
+        if depth >= _MOST_NESTING:
+            return
+        for name, held in own.items():
+            if (name in names and len(self.reads) < _MOST_READS and not isinstance(held, type)
+                    and _is_user_class(type(held)) and id(held) not in self.seen
+                    and not _pytree.holds_array(held, lambda v: isinstance(v, np.ndarray))):
+                self.add(own, name, f"{owner} '{name}'")
+                self.argument(held, names, depth + 1)
+
+    def class_of(self, value):
+        """The class of a user's object: the object's snapshot compares its own attributes, not
+        its class (`cfg.__class__ = Other`: Other's attributes read, isinstance answered)."""
+        self.add(value, "__class__", f"the class of a {type(value).__name__} argument")
 
     def function(self, fn):
         """A user's function's default values, closure variables and the globals it names,

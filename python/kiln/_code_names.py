@@ -127,35 +127,30 @@ def _class_value(klass, name):
 
 def _class_reads(value, code):
     """The class attributes of `value` (an object of a user's class) that `code` names and
-    that are read at each call from its class (_class_value): those the object has no
-    attribute of its own for (cfg.eps where eps is Cfg's, cfg.act() where act is Cfg's)."""
-    own = getattr(value, "__dict__", None)
-    own = own if isinstance(own, dict) else {}
+    that are read at each call from its class (_class_value): cfg.eps where eps is Cfg's,
+    cfg.act() where act is Cfg's; also those the object shadows now with an attribute of its
+    own, which `del cfg.eps` reveals."""
     klass = type(value)
-    return [name for name in _names(code) if name not in own and _class_value(klass, name)]
-
-
-def _instance_overrides(value, code):
-    """The methods of `value`'s class that `code` names and `value` has no attribute of its
-    own for: read at each call from the object's __dict__ (absent now), where setting one
-    (`cfg.act = other`) would shadow the method the trace called."""
-    own = getattr(value, "__dict__", None)
-    if not isinstance(own, dict):
-        return []
-    klass = type(value)
-    return [name for name in _names(code) if name not in own and not _class_data(klass, name)
-            and _class_value(klass, name)]
+    return [name for name in _names(code) if _class_value(klass, name)]
 
 
 def _member_function(klass, name):
     """The function behind a class's member (a method, a static or class method's function, a
-    property's getter), or the member as it is; None where there is none."""
+    property's getter, a descriptor's __get__), or the member as it is; None where there is
+    none."""
     member = inspect.getattr_static(klass, name, None)
     if isinstance(member, (staticmethod, classmethod)):
         return member.__func__
+    return _attribute_getter(member) or member
+
+
+def _attribute_getter(member):
+    """The Python function that computes an attribute a class member makes: a property's
+    getter, a descriptor's __get__ (`scale = FromSettings()`); None for any other member."""
     if isinstance(member, property):
         return member.fget
-    return member
+    getter = getattr(type(member), "__get__", None)
+    return getter if isinstance(getter, types.FunctionType) else None
 
 
 @functools.lru_cache(maxsize=4096)

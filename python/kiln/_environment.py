@@ -18,11 +18,12 @@ import numpy as np
 from . import _pytree
 from ._stand_ins import (Attributes, _has_slots, _is_plain_object, _slot_names, _stand_in,
                          _with_methods)
-from ._code_names import (_attributes_of_name, _class_data, _class_names, _class_reads,
-                          _class_value, _global_names,
-                          _imported_names, _instance_overrides, _member_function, _names,
-                          _names_read, _public_names, _reads_computed_names,
-                          _unwatched_namespace_read)
+from ._code_names import (_attribute_getter, _attributes_of_name, _class_data, _class_names,
+                          _class_reads, _class_value, _global_names, _imported_names,
+                          _member_function, _names, _names_read, _public_names,
+                          _reads_computed_names, _unwatched_namespace_read)
+from ._environment_objects import (read_class_members, read_class_of, read_held_items,
+                                   read_held_objects)
 from ._environment_reads import _attributes_read, _bound_object, _indirect_helpers
 from ._trace_stores import _CELL_STORES, _global_stores
 from ._user_code import (_is_numpy_or_math_module, _is_user_class, _is_user_function,
@@ -54,6 +55,7 @@ class Environment:
         self.cached_properties = []  # names of self's functools.cached_property the code reads
         self.globals_ids = set()  # id() of the globals dicts of fn and its helpers
         self.codes = []  # (function, its __code__) of fn and the helpers it reaches
+        self.classes = []  # (object, its class) of the objects whose class members are read
         self.unwatched_read = None  # why fn reads module globals no guard can watch
         code, globals_ = getattr(fn, "__code__", None), getattr(fn, "__globals__", None)
         if code is None or globals_ is None:  # builtins, callable objects: arguments only
@@ -108,19 +110,24 @@ class Environment:
         reads_class = self.bound_to is not None and _is_user_class(klass)
 
         def add_self_read(name):
-            if self.attributes is not None and name in self.attributes:
+            # self.eps, type(self).table, cls.scale: a class attribute, read from the class
+            # itself as Config.scale is (a trace read it once: later calls kept it), and from
+            # self's own attributes, which shadow it (`model.eps = 0.1` set after the trace;
+            # `del model.eps` revealing it)
+            class_data = reads_class and _class_data(klass, name)
+            if class_data:
+                add_read(klass, name, f"{klass.__name__}.{name}")
+                self._read_in_place(klass)
+            if self.attributes is not None and (class_data or name in self.attributes):
                 add_read(self.attributes, name, f"self.{name}")
             elif name in self.slots:
                 add_read(self.bound_to, self.slots[name], f"self.{name}")
-            elif reads_class and _class_data(klass, name):
-                # self.eps, type(self).table, cls.scale: a class attribute, read from the
-                # class itself as Config.scale is (a trace read it once: later calls kept it)
-                add_read(klass, name, f"{klass.__name__}.{name}")
-                self._read_in_place(klass)
             else:
-                return False
+                return class_data
             return True
 
+        if reads_class and klass is not self.bound_to:
+            read_class_of(self, self.bound_to, "self", add_read)
         reads_self = self.attributes is not None or bool(self.slots)
         unlinked = set()  # ids of helpers the trace calls as they are (_indirect_helpers)
         reaches = {}      # id of a helper -> the helpers it reaches through its globals
@@ -182,13 +189,15 @@ class Environment:
                             seen.add(id(overridden))
                             pending.append(overridden)
                             unlinked.add(id(overridden))
-                elif (isinstance(method, property) and _is_user_function(method.fget)
-                      and id(method.fget) not in seen):
-                    # self.scale of `return self._scale`: the getter runs on the stand-in for
-                    # self, so the attributes it names are read as the method's own are.
-                    seen.add(id(method.fget))
-                    for attribute in _names(method.fget.__code__):
-                        add_self_read(attribute)
+                elif reads_self and _is_user_function(
+                        getter := _attribute_getter(inspect.getattr_static(owner, name, None))):
+                    # self.scale of a property or descriptor: its getter runs on the stand-in
+                    # for self as it is, so the attributes of self it names and its globals
+                    # (`return SCALE`) are read as a base-class method's are.
+                    if id(getter) not in seen:
+                        seen.add(id(getter))
+                        pending.append(getter)
+                        unlinked.add(id(getter))
                 if name not in global_names:
                     continue
                 value = _plain_function(globals_.get(name))
@@ -249,7 +258,10 @@ class Environment:
                         if _stand_in(value, dict(own) if isinstance(own, dict) else None,
                                      set_slots) is value:
                             self._read_in_place(value)
-                    self._read_class_members(value, function.__code__, add_read, name)
+                    read_class_members(self, value, function.__code__, add_read, name)
+                    read_held_objects(self, value, function.__code__, add_read, name)
+                else:
+                    read_held_items(self, value, function.__code__, add_read, name)
             # Helpers held in closure cells (a decorator's wrapper calling the function it
             # wraps, `h = helper; lambda x: h(x)`): their globals are read too, and the trace
             # runs clones of them over the copies (rebuilt).
@@ -261,7 +273,10 @@ class Environment:
             for cell, free_name in zip(function.__closure__ or (), function.__code__.co_freevars):
                 value = _plain_function(cell.cell_contents) if _pytree.cell_holds(cell) else None
                 if _pytree.cell_holds(cell) and _is_plain_object(cell.cell_contents):
-                    self._read_class_members(cell.cell_contents, function.__code__, add_read)
+                    read_class_members(self, cell.cell_contents, function.__code__, add_read,
+                                             free_name)
+                    read_held_objects(self, cell.cell_contents, function.__code__, add_read,
+                                            free_name)
                 if _is_user_module(value) or _is_user_class(value):  # a closure's config module
                     self._read_held_namespace(function, value, add_read, free_name)
                 if _is_user_function(value):
@@ -277,6 +292,9 @@ class Environment:
                     # holding it (rebuilt); one the helper rebinds stays the caller's cell.
                     add_read(cell, "cell_contents",
                              f"{function.__qualname__}'s closure variable '{free_name}'")
+        if self.attributes is not None:
+            for function in processed:
+                read_held_objects(self, self.bound_to, function.__code__, add_read, "self")
         self._read_unlinked_in_place(processed, unlinked, reaches)
 
     def _note_computed_module_attributes(self, function, name, module):
@@ -317,29 +335,13 @@ class Environment:
         pending, found = list(helpers), list(helpers)
         while pending:
             method_code = pending.pop().__code__
-            self._read_class_members(value, method_code, add_read)
+            read_class_members(self, value, method_code, add_read)
             for name in _class_reads(value, method_code):
                 member = _plain_function(_member_function(type(value), name))
                 if _is_user_function(member) and all(member is not f for f in found):
                     found.append(member)
                     pending.append(member)
         return found
-
-    def _read_class_members(self, value, code, add_read, label=None):
-        """The class attributes `code` names of a user's object, read at each call from its
-        class (a trace read them once): data (cfg.eps where eps is Cfg's) and methods
-        (cfg.act(x): one replaced on the class, `Cfg.act = other`, is seen). With `label` (the
-        object's name), also its own attributes that would shadow those methods, absent now
-        (`cfg.act = other` set after a call)."""
-        klass = type(value)
-        if not _is_user_class(klass):
-            return
-        for name in _class_reads(value, code):
-            add_read(klass, name, f"{klass.__name__}.{name}")
-            self._read_in_place(klass)
-        if label is not None:
-            for name in _instance_overrides(value, code):
-                add_read(vars(value), name, f"{label}.{name}")
 
     def _read_unlinked_in_place(self, processed, unlinked, reaches):
         """The globals read by helpers the trace calls as they are (and by the helpers those
@@ -433,7 +435,7 @@ class Environment:
         objects', and a trace over them would run the old helper (a wrong answer, no error):
         the caller finds the environment again. So does a code replaced in place (IPython's
         autoreload of an edited function): its names, helpers and stores are the old code's."""
-        if self.code_replaced():
+        if self.code_replaced() or any(type(value) is not klass for value, klass in self.classes):
             return True
         for globals_, name, helper in self.links:
             if _plain_function(globals_.get(name)) is not helper:
@@ -470,7 +472,8 @@ class Environment:
 
         for (globals_, name, _), value in zip(self.reads, values):
             if not isinstance(globals_, dict):
-                if hasattr(globals_, name):  # an unset slot stays unset
+                # an unset slot stays unset; an object's class is a guard (_read_class_of)
+                if name != "__class__" and hasattr(globals_, name):
                     got.setdefault(id(globals_), {})[name] = value
             elif name in globals_:
                 copy_of(globals_)[name] = value

@@ -54,7 +54,7 @@ def _indirect_helpers(value, code):
     elif _is_user_class(value) or _is_user_class(type(value)):
         klass = value if isinstance(value, type) else type(value)
         names = (_names_read(code, _class_names(klass))
-                 + ([] if klass is value else ["__call__", "__getitem__"]))
+                 + ([] if klass is value else ["__call__", "__getitem__", "__getattr__"]))
         found = [_member_function(klass, name) for name in names]
     else:
         return []

@@ -45,8 +45,8 @@ class TorchCall:
 
     def matches(self, args, environment):
         """Whether `args` are plain torch tensors of this signature, none requiring grad nor a
-        lazy view (_refuse_lazy_views: a conjugate bit only on complex ones), and the globals
-        the function reads hold the values (the same objects) it was traced with."""
+        lazy view (_refuse_unreadable_tensors: a conjugate bit only on complex ones), and the
+        globals the function reads hold the values (the same objects) it was traced with."""
         if len(args) != len(self.layouts) or not _same_objects(environment, self.environment):
             return False
         for value, (dtype, shape, strides, device, complex_) in zip(args, self.layouts):

@@ -184,11 +184,24 @@ def _is_torch_pytree_node(value):
     return pytree is not None and type(value) in pytree.SUPPORTED_NODES
 
 
-def _refuse_lazy_views(tensors, name):
+_NUMPY_DTYPE_NAMES = ("bool", "uint8", "uint16", "uint32", "uint64", "int8", "int16", "int32",
+                      "int64", "float16", "float32", "float64", "complex64", "complex128")
+
+
+def _refuse_unreadable_tensors(tensors, name):
     """torch's conjugate and negative bits (z.conj(), z.conj().imag) mark views whose memory
     holds the values unconjugated, un-negated: kiln reads memory, so it would read them wrong
-    (NumPy's .numpy() of one raises too)."""
+    (NumPy's .numpy() of one raises too); a dtype NumPy lacks, or the meta device, at all."""
     for tensor in tensors:
+        if str(tensor.dtype).removeprefix("torch.") not in _NUMPY_DTYPE_NAMES:
+            raise TypeError(
+                f"kiln.wrap_numpy({name}): a torch tensor argument is {tensor.dtype}, which "
+                f"NumPy has no dtype for; pass it cast (tensor.float()), or compile the torch "
+                f"code with torch.compile(backend='kiln')")
+        if tensor.device.type not in ("cpu", "cuda"):
+            raise TypeError(
+                f"kiln.wrap_numpy({name}): a torch tensor argument is on the {tensor.device.type}"
+                f" device; kiln runs NumPy code on CPU and CUDA tensors")
         if tensor.is_neg() or tensor.is_conj():
             bit = "conjugate" if tensor.is_conj() else "negative"
             raise RuntimeError(
@@ -249,7 +262,7 @@ class _Wrapped:
         tensors = [] if torch is None else _torch_tensors(torch, (*args, *kwargs.values()))
         if tensors and torch.is_grad_enabled() and any(t.requires_grad for t in tensors):
             return self._call_differentiable(torch, args, kwargs)
-        _refuse_lazy_views(tensors, self.name)
+        _refuse_unreadable_tensors(tensors, self.name)
         if tensors and not any(t.is_cuda for t in tensors):
             return self._call_on_host(torch, args, kwargs)
         environment_arrays = any(isinstance(v, np.ndarray) or _is_device_array(v)

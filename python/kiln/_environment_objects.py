@@ -1,0 +1,71 @@
+"""What kiln._environment reads of the user's objects a compiled function reaches (self, global
+objects, closure variables, items of global containers): their class members the code names,
+their own attributes that shadow those, their class, and the objects they hold (self.config of
+self.config.lr)."""
+import numpy as np
+
+from . import _pytree
+from ._code_names import _class_reads, _names
+from ._user_code import _is_user_class
+
+# The most levels of objects held in objects read (self.config.optim.lr: two), and the most
+# items of a global container whose objects' class members are read.
+_MOST_NESTING = 4
+_MOST_ITEMS = 64
+
+
+def read_class_members(environment, value, code, add_read, label=None):
+    """The class attributes `code` names of a user's object, read at each call from its class
+    (a trace read them once): data (cfg.eps where eps is Cfg's) and methods (cfg.act(x): one
+    replaced on the class, `Cfg.act = other`, is seen). With `label` (the object's name), also
+    its own attributes that would shadow them, absent now (`cfg.eps = 0.1`, `cfg.act = other`
+    set after a call), and its class."""
+    klass = type(value)
+    if not _is_user_class(klass):
+        return
+    names = _class_reads(value, code)
+    for name in names:
+        add_read(klass, name, f"{klass.__name__}.{name}")
+        environment._read_in_place(klass)
+    if label is not None:
+        read_class_of(environment, value, label, add_read)
+        if isinstance(getattr(value, "__dict__", None), dict):
+            for name in names:
+                add_read(vars(value), name, f"{label}.{name}")
+
+
+def read_held_objects(environment, value, code, add_read, label, depth=0):
+    """The user's objects among `value`'s attributes that `code` names (self.config of
+    self.config.lr): the snapshot of `value`'s read holds them as themselves, so each is read
+    (its snapshot comparing its own attributes) with its class members, _MOST_NESTING levels
+    deep. Not those holding arrays: containers whose arrays are inputs."""
+    own = getattr(value, "__dict__", None)
+    if depth >= _MOST_NESTING or not isinstance(own, dict):
+        return
+    names = _names(code)
+    for name, held in list(own.items()):
+        if (name in names and not isinstance(held, type) and _is_user_class(type(held))
+                and not _pytree.holds_array(held, lambda v: isinstance(v, np.ndarray))):
+            add_read(own, name, f"{label}.{name}")
+            read_class_members(environment, held, code, add_read, f"{label}.{name}")
+            read_held_objects(environment, held, code, add_read, f"{label}.{name}", depth + 1)
+
+
+def read_held_items(environment, value, code, add_read, label):
+    """The user's objects among a global list's, tuple's or dict's items (REGISTRY["a"].eps):
+    the container's guard compares their own attributes, not their class members nor the
+    objects they hold, read here as a global object's are (_MOST_ITEMS items at most)."""
+    if type(value) not in (dict, list, tuple) or len(value) > _MOST_ITEMS:
+        return
+    for key, item in (value.items() if type(value) is dict else enumerate(value)):
+        if not isinstance(item, type) and _is_user_class(type(item)):
+            read_class_members(environment, item, code, add_read, f"{label}[{key!r}]")
+            read_held_objects(environment, item, code, add_read, f"{label}[{key!r}]")
+
+
+def read_class_of(environment, value, label, add_read):
+    """The class of a user's object the code reads: one assigned (`obj.__class__ = Other`) is
+    seen (its class attributes and methods, isinstance), and the environment found again
+    (Environment.stale), its reads then Other's."""
+    add_read(value, "__class__", f"type({label})")
+    environment.classes.append((value, type(value)))
