@@ -193,7 +193,8 @@ def test_dense_linear_algebra():
     check_calls(gauss_jordan_inverse, [(A5,), (singular,), (_spd(rng, 3, np.float32),)])
     check_calls(givens_qr, [(rng.standard_normal((5, 3)),), (np.triu(np.ones((3, 3))),)])
     S = _spd(rng, 6)
-    check_calls(rayleigh_quotient_iteration, [(S, np.ones(6)), (S, rng.standard_normal(6), 1e-8, 3)])
+    check_calls(rayleigh_quotient_iteration, [(S, np.ones(6)),
+                                              (S, rng.standard_normal(6), 1e-8, 3)])
     check_calls(lanczos, [(S, np.ones(6), 4), (np.diag([1.0, 2.0, 3.0]), np.ones(3), 5)])
 
 
@@ -290,7 +291,8 @@ def test_iterative_solvers():
     check_calls(bicgstab, [(A, b), (A + 0.5 * np.triu(A, 1), b, 1e-6, 5), (np.eye(3), np.ones(3))])
     check_calls(steepest_descent, [(A, b, np.zeros(10)), (A[:4, :4], b[:4], np.ones(4), 1e-3, 3)])
     f = rng.standard_normal((12, 12))
-    check_calls(red_black_sor, [(f, 0.1), (f[:5, :5], 0.2, 1.2, 1e-3), (f.astype(np.float32), 0.1, 1.5, 1e-3, 4)])
+    check_calls(red_black_sor, [(f, 0.1), (f[:5, :5], 0.2, 1.2, 1e-3),
+                                (f.astype(np.float32), 0.1, 1.5, 1e-3, 4)])
     x = np.linspace(0, 1, 17)
     check_calls(two_grid, [(np.sin(np.pi * x),), (np.ones(9), 2, 1)])
 
@@ -326,7 +328,8 @@ def neville(xs, ys, x):
     p = ys.astype(np.float64).copy()
     n = len(xs)
     for k in range(1, n):
-        p[:n - k] = ((x - xs[k:]) * p[:n - k] + (xs[:n - k] - x) * p[1:n - k + 1]) / (xs[:n - k] - xs[k:])
+        p[:n - k] = (((x - xs[k:]) * p[:n - k] + (xs[:n - k] - x) * p[1:n - k + 1])
+                     / (xs[:n - k] - xs[k:]))
     return p[0]
 
 def newton_divided(xs, ys, xq):
@@ -382,12 +385,15 @@ def test_interpolation_and_quadrature():
     c = np.array([0.0, 1.0, -1.0, 2.0, 0.5, 1.5, 0.0])
     check_calls(bspline_curve, [(t, c, 3, np.linspace(0, 3.99, 13)), (t, c, 3, np.array([2.5]))])
     ctrl = np.array([[0, 0], [1, 2], [3, 3], [4, 0]])
-    check_calls(de_casteljau, [(ctrl, np.linspace(0, 1, 7)), (ctrl[:1].astype(np.float32), np.array([0.5]))])
+    check_calls(de_casteljau, [(ctrl, np.linspace(0, 1, 7)),
+                               (ctrl[:1].astype(np.float32), np.array([0.5]))])
     xs = np.array([0.0, 0.5, 1.0, 1.7, 2.0])
     check_calls(neville, [(xs, np.sin(xs), 0.8), (xs[:2], np.array([1, 3]), 0.25)])
-    check_calls(newton_divided, [(xs, np.exp(xs), np.linspace(0, 2, 9)), (xs[:1], np.array([2.0]), np.ones(3))])
+    check_calls(newton_divided, [(xs, np.exp(xs), np.linspace(0, 2, 9)),
+                                 (xs[:1], np.array([2.0]), np.ones(3))])
     check_calls(gauss_legendre, [(5,), (1,), (12, 1e-10)])
-    check_calls(gauss_integrate_exp, [(np.array([0.0, 1.0]), np.array([1.0, 3.0])), (np.zeros(1), np.ones(1), 3)])
+    check_calls(gauss_integrate_exp, [(np.array([0.0, 1.0]), np.array([1.0, 3.0])),
+                                      (np.zeros(1), np.ones(1), 3)])
     check_calls(adaptive_simpson, [(0.0, 10.0), (0.0, 1.0, 1e-3), (0.0, 20.0, 1e-12, 10)])
 
 
@@ -441,4 +447,5 @@ def test_pdes():
     u0 = np.where((x > 0.2) & (x < 0.5), 2.0, 1.0)
     check_calls(burgers_upwind, [(u0, 0.01, 0.01, 0.05, 30), (u0, 0.5, 0.5, 0.05, 40),
                                  (u0.astype(np.float32), 0.01, 0.01, 0.05, 5)], float32_inputs=True)
-    check_calls(lax_wendroff, [(np.exp(-100 * (x - 0.3) ** 2), 0.5, 40), (np.ones(3, np.float32), 0.9, 2)])
+    check_calls(lax_wendroff, [(np.exp(-100 * (x - 0.3) ** 2), 0.5, 40),
+                               (np.ones(3, np.float32), 0.9, 2)])

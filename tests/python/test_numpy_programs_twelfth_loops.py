@@ -129,7 +129,8 @@ def particle_filter(obs, n_particles=200, q=0.5, r=1.0, seed=3):
     means = np.zeros(len(obs))
     resamples = 0
     for k, z in enumerate(obs):
-        particles = 0.5 * particles + 25 * particles / (1 + particles ** 2) + q * rng.standard_normal(n_particles)
+        particles = (0.5 * particles + 25 * particles / (1 + particles ** 2)
+                     + q * rng.standard_normal(n_particles))
         weights = weights * np.exp(-0.5 * (z - particles ** 2 / 20) ** 2 / r)
         weights += 1e-300
         weights /= weights.sum()
@@ -144,7 +145,8 @@ def particle_filter(obs, n_particles=200, q=0.5, r=1.0, seed=3):
 
 def test_monte_carlo():
     check_calls(metropolis, [(300, 1.0), (50, 0.1, 2.0, 7), (1, 5.0)])
-    check_calls(gillespie_sir, [(50, 2, 0.3, 0.1, 30.0), (10, 1, 0.0, 0.5, 5.0, 4), (5, 0, 0.3, 0.1, 1.0)])
+    check_calls(gillespie_sir, [(50, 2, 0.3, 0.1, 30.0), (10, 1, 0.0, 0.5, 5.0, 4),
+                                (5, 0, 0.3, 0.1, 1.0)])
     check_calls(buffon_needle, [(1000,), (1, 1.0, 2.0, 5), (400, 1.5, 2.0)])
     rng = np.random.default_rng(8)
     obs = rng.standard_normal(15) ** 2
@@ -204,7 +206,8 @@ def test_dynamic_programming():
     check_calls(smith_waterman, [(a, b), (a[:1], b[:2], 3, -3, -1)])
     x = np.array([1, 2, 3, 4, 5, 9, 9, 2, 3, 4])
     check_calls(longest_common_substring, [(x, np.array([7, 2, 3, 4, 1])), (a, b), (x[:1], x[1:2])])
-    check_calls(subset_sum, [(np.array([3, 34, 4, 12, 5, 2]), 9), (np.array([3, 34, 4]), 30), (np.array([50]), 7)])
+    check_calls(subset_sum, [(np.array([3, 34, 4, 12, 5, 2]), 9), (np.array([3, 34, 4]), 30),
+                             (np.array([50]), 7)])
     rng = np.random.default_rng(6)
     st = rng.integers(0, 20, 12)
     check_calls(weighted_intervals, [(st, st + rng.integers(1, 6, 12), rng.random(12)),

@@ -104,10 +104,12 @@ def non_max_suppression(img):
 def test_image_filters():
     rng = np.random.default_rng(21)
     img = rng.random((12, 15))
-    check_calls(bilateral, [(img,), (img[:3, :2].astype(np.float32), 1, 1.0, 0.5), (rng.integers(0, 9, (5, 5)),)])
+    check_calls(bilateral, [(img,), (img[:3, :2].astype(np.float32), 1, 1.0, 0.5),
+                            (rng.integers(0, 9, (5, 5)),)])
     square = np.zeros((10, 10)); square[3:7, 3:7] = 1.0
     check_calls(harris, [(square,), (img, 0.04, 2)])
-    check_calls(chamfer_distance, [(img > 0.9,), (np.eye(4, dtype=bool),), (np.zeros((1, 1), bool),)])
+    check_calls(chamfer_distance, [(img > 0.9,), (np.eye(4, dtype=bool),),
+                                   (np.zeros((1, 1), bool),)])
     blobs = (rng.random((8, 9)) > 0.4).astype(np.int64)
     check_calls(flood_fill, [(blobs, (0, 0), 7), (blobs, (4, 4), blobs[4, 4])])
     check_calls(non_max_suppression, [(img,), (square,), (np.ones((2, 2)),)])
@@ -202,7 +204,8 @@ def test_learners():
     X0 = X.copy(); X0[:, 1] = 0
     check_calls(lasso_cd, [(X, y, 0.1), (X0, y, 0.01, 1e-3, 3), (X[:, :1], y, 5.0)])
     labels = np.where(X[:, 0] + 0.5 * X[:, 1] > 0, 1.0, -1.0)
-    check_calls(perceptron, [(X, labels), (X[:4], labels[:4], 2, 0.1), (X.astype(np.float32), labels, 3)])
+    check_calls(perceptron, [(X, labels), (X[:4], labels[:4], 2, 0.1),
+                             (X.astype(np.float32), labels, 3)])
     P = np.vstack([rng.standard_normal((10, 2)), rng.standard_normal((10, 2)) + 4])
     D = np.sqrt(((P[:, None] - P[None]) ** 2).sum(-1))
     check_calls(k_medoids, [(D, 2), (D[:5, :5], 3, 1), (D, 1)])
@@ -328,12 +331,15 @@ def performance(returns, rf=0.0, periods=252):
              "max_drawdown": drawdown.min()}
     years = len(returns) / periods
     stats["cagr"] = equity[-1] ** (1 / years) - 1
-    stats["calmar"] = stats["cagr"] / abs(stats["max_drawdown"]) if stats["max_drawdown"] < 0 else np.nan
+    drawn = stats["max_drawdown"] < 0
+    stats["calmar"] = stats["cagr"] / abs(stats["max_drawdown"]) if drawn else np.nan
     return stats
 
 def test_finance():
-    check_calls(longstaff_schwartz, [(36.0, 40.0, 0.06, 0.2, 1.0, 20, 400), (40.0, 40.0, 0.06, 0.4, 2.0, 5, 50, 3, 3)])
-    check_calls(heston_paths, [(100.0, 0.04, 2.0, 0.04, 0.3, -0.7, 0.01, 1.0, 50, 300), (50, 0.1, 1.0, 0.05, 0.5, 0.0, 0.0, 0.5, 3, 2)])
+    check_calls(longstaff_schwartz, [(36.0, 40.0, 0.06, 0.2, 1.0, 20, 400),
+                                     (40.0, 40.0, 0.06, 0.4, 2.0, 5, 50, 3, 3)])
+    check_calls(heston_paths, [(100.0, 0.04, 2.0, 0.04, 0.3, -0.7, 0.01, 1.0, 50, 300),
+                               (50, 0.1, 1.0, 0.05, 0.5, 0.0, 0.0, 0.5, 3, 2)])
     rng = np.random.default_rng(24)
     rets = 0.0005 + 0.01 * rng.standard_normal(500)
     check_calls(performance, [(rets,), (np.abs(rets), 0.02)])
@@ -355,7 +361,8 @@ def double_pendulum_rhs(y, g=9.81, l1=1.0, l2=1.0, m1=1.0, m2=1.0):
     dw1 = (m2 * l1 * w1 ** 2 * np.sin(delta) * np.cos(delta) + m2 * g * np.sin(t2) * np.cos(delta)
            + m2 * l2 * w2 ** 2 * np.sin(delta) - (m1 + m2) * g * np.sin(t1)) / den1
     den2 = (l2 / l1) * den1
-    dw2 = (-m2 * l2 * w2 ** 2 * np.sin(delta) * np.cos(delta) + (m1 + m2) * g * np.sin(t1) * np.cos(delta)
+    dw2 = (-m2 * l2 * w2 ** 2 * np.sin(delta) * np.cos(delta)
+           + (m1 + m2) * g * np.sin(t1) * np.cos(delta)
            - (m1 + m2) * l1 * w1 ** 2 * np.sin(delta) - (m1 + m2) * g * np.sin(t2)) / den2
     return np.array([w1, dw1, w2, dw2])
 
@@ -388,7 +395,9 @@ def shallow_water(h, u, dt, dx, steps, g=9.81):
     return h, hu
 
 def test_physics():
-    check_calls(double_pendulum, [([np.pi / 2, 0.0, np.pi / 2, 0.0], 0.01, 100), ((1.0, 0.5, -1.0, 0.0), 0.05, 1)])
+    check_calls(double_pendulum, [([np.pi / 2, 0.0, np.pi / 2, 0.0], 0.01, 100),
+                                  ((1.0, 0.5, -1.0, 0.0), 0.05, 1)])
     x = np.linspace(0, 1, 40)
-    check_calls(shallow_water, [(1 + 0.2 * np.exp(-100 * (x - 0.5) ** 2), np.zeros(40), 0.002, 1 / 39, 50),
+    bump = 1 + 0.2 * np.exp(-100 * (x - 0.5) ** 2)
+    check_calls(shallow_water, [(bump, np.zeros(40), 0.002, 1 / 39, 50),
                                 (np.ones(4), np.ones(4), 0.01, 0.1, 3)])
