@@ -23,6 +23,7 @@ import numpy as np
 
 from . import _assumed_numbers, _random_state
 from ._loop_escapes import Containers, reachable, settle_rows
+from ._loop_numpy_arrays import read_only
 from ._loop_else import is_found
 from ._loop_optional_values import is_payload
 from ._loop_returns import is_result
@@ -86,9 +87,11 @@ class BranchCapture:
         containers = Containers(before)  # both sides run: neither may change Python state
         loop_bodies = self.loop_bodies
         records = len(self.pending)  # the sides' loops, recorded again when traced again
-        try:
-            merged = self._traced_sides(then, otherwise, get, set_, names, before, arrays, saved,
-                                        predicate, containers, generators, live, written)
+        try:  # (both sides run: NumPy's writes into the function's arrays raise)
+            with read_only(before):
+                merged = self._traced_sides(then, otherwise, get, set_, names, before, arrays,
+                                            saved, predicate, containers, generators, live,
+                                            written)
         except Exception as failure:  # Python's `if` meets it again where it belongs (a side
             # not taken may raise: `t * 2 if ok else 0.0` where t is bound where ok holds)
             del self.pending[records:]
@@ -117,7 +120,8 @@ class BranchCapture:
             set_(before)
             trace.condition_checks(first_check, self.context.constant(False, np.dtype(bool)))
             try:
-                self._capture_cond(predicate, then, otherwise, get, set_, names, location)
+                with read_only(before):
+                    self._capture_cond(predicate, then, otherwise, get, set_, names, location)
                 self._listed(listed, "branch", location)
                 return
             except CaptureFailed:  # sides that carry different things: a loop per side
@@ -128,10 +132,11 @@ class BranchCapture:
                 for run, taken in ((then, predicate), (otherwise, k.logical_not(predicate))):
                     stop = TracedArray(self.context, cast(taken, "int64"))
                     mark = trace.check_count
-                    self._capture((0, stop), None, lambda index, run=run: run(),
-                                  lambda: get() + (self.UNBOUND,),
-                                  lambda values: set_(values[:-1]), names + ("",), names,
-                                  location)
+                    with read_only(before):
+                        self._capture((0, stop), None, lambda index, run=run: run(),
+                                      lambda: get() + (self.UNBOUND,),
+                                      lambda values: set_(values[:-1]), names + ("",), names,
+                                      location)
                     # a check of work the side's loop hoisted (it reads no carried value:
                     # `solve(A, b) if ok else b`) is outside the loop: it applies where taken
                     trace.condition_checks(mark, taken)

@@ -312,7 +312,8 @@ class LoopCapture(BodyStatements, BranchCapture, ExpressionCapture, LoopResults)
         finally:
             _loop_numpy_arrays.restore(lifted, names, get, set_, self.KEEP)
         try:  # the NumPy arrays as they are (a use of them the trace cannot follow)
-            return self._capture_settled(*arguments, peel=peel, apart=apart)
+            with _loop_numpy_arrays.read_only(get()[:len(names) - target]):
+                return self._capture_settled(*arguments, peel=peel, apart=apart)
         except CaptureFailed:
             _random_state.restore(generators)
             raise first from None  # the obstacle that remains with them read as graph values

@@ -20,7 +20,7 @@ import ast
 import builtins
 import copy
 
-from ._loop_rewrite_parts import HELPER, _at, _name, _parse
+from ._loop_rewrite_parts import HELPER, _name, _parse
 
 _CONDITIONAL = (ast.IfExp, ast.BoolOp, ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp,
                 ast.GeneratorExp, ast.NamedExpr, ast.Await, ast.Yield, ast.YieldFrom)
@@ -81,8 +81,9 @@ class _Hoister(ast.NodeTransformer):
             return node
         n = self._number()
         items = f"__kiln_list_{n}"
-        loop = _loop(parts, n, lambda element: _parse(f"{items}.append(0)")[0], "args")
-        self.loops.append(_guarded(_reads_arrays(parts), items, "[]", loop, node))
+        loop, element = _loop(parts, n, lambda element: _parse(f"{items}.append(0)")[0],
+                              "args")
+        self.loops.append(_guarded(_reads_arrays(parts), items, "[]", loop, element, node))
         return _placed(_name(items), node)
 
     def visit_Call(self, node):
@@ -94,10 +95,11 @@ class _Hoister(ast.NodeTransformer):
             return node
         n = self._number()
         total = f"__kiln_sum_{n}"
-        loop = _loop(parts, n, lambda element: _parse(f"{total} = {total} + 0")[0], "right")
+        loop, element = _loop(parts, n, lambda element: _parse(f"{total} = {total} + 0")[0],
+                              "right")
         # `sum` may be another function (np.sum imported by name): then the call as written
         test = f"{HELPER}.is_builtin_sum(sum) and {_reads_arrays(parts)}"
-        self.loops.append(_guarded(test, total, "0", loop, node))
+        self.loops.append(_guarded(test, total, "0", loop, element, node))
         return _placed(_name(total), node)
 
     def _number(self):
@@ -153,7 +155,7 @@ def _reads_arrays(parts):
 
 
 def _loop(parts, n, statement_of, field):
-    """`for __kiln_each_n in range(...): <statement>`, the element (its variable renamed) as
+    """(`for __kiln_each_n in range(...): <statement>`, the element (its variable renamed)) as
     the statement's call argument ("args") or right operand ("right")."""
     target, iterator, element, _ = parts
     each = f"__kiln_each_{n}"
@@ -164,23 +166,28 @@ def _loop(parts, n, statement_of, field):
     else:
         statement.value.right = element
     return ast.For(target=_name(each, ast.Store()), iter=copy.deepcopy(iterator),
-                   body=[statement], orelse=[], type_comment=None)
+                   body=[statement], orelse=[], type_comment=None), element
 
 
-def _guarded(test, name, start, loop, node):
-    """`if test: name = start; loop` with the comprehension `node` as written otherwise."""
+def _guarded(test, name, start, loop, element, node):
+    """`if test: name = start; loop` with the comprehension `node` as written otherwise. The
+    user's code in it (the loop's range and element, the comprehension) keeps its own places:
+    a call's place tells whose call it is (kiln._numpy_creation: np.eye(d) in `[np.eye(d) for
+    _ in range(k)]`, placed at the comprehension, was taken for C code's and broke the graph)."""
     guarded = _parse(f"if {test}:\n    {name} = {start}\nelse:\n    {name} = 0\n")[0]
     guarded.body.append(loop)
     guarded.orelse[0].value = copy.deepcopy(node)
-    return _placed(guarded, node)
+    return _placed(guarded, node, kept=(loop.iter, element, guarded.orelse[0].value))
 
 
-def _placed(new, old):
-    """`new`, every node of it, at `old`'s place in the user's source."""
+def _placed(new, old, kept=()):
+    """`new`, every node of it but those of the subtrees `kept`, at `old`'s place in the user's
+    source."""
+    users = {id(part) for subtree in kept for part in ast.walk(subtree)}
     for node in ast.walk(new):
-        if "lineno" in node._attributes:
+        if "lineno" in node._attributes and id(node) not in users:
             ast.copy_location(node, old)
-    return _at(new, old)
+    return new
 
 
 class _Renamed(ast.NodeTransformer):

@@ -10,8 +10,11 @@ otherwise, its value known for Python's uses of it), and the ndarray again after
 
 The traced stand-in is the body's to read only: a write into it, or a name that holds it or a
 view of it after an iteration (an alias NumPy would share the ndarray through), gives the
-lifting up, and the loop is traced again with the ndarray as it is (LoopCapture._capture).
+lifting up, and the loop is traced again with the ndarray as it is (LoopCapture._capture),
+read-only for that trace (read_only).
 """
+import contextlib
+
 import numpy as np
 
 from ._loop_types import CaptureFailed
@@ -66,3 +69,31 @@ def restore(lifted, names, get, set_, keep):
     now = dict(zip(names, get()))
     set_(tuple(lifted[name][0] if name in lifted and now[name] is lifted[name][1] else keep
                for name in names))
+
+
+@contextlib.contextmanager
+def read_only(values):
+    """The NumPy arrays among `values` made read-only while a body is traced with them as they
+    are: the trace runs the body once, so NumPy's in-place write into one (`cash *= 0.5`) was
+    made once for every iteration of the captured loop, or, the capture given up, once more
+    before the Python loop ran the iteration again. NumPy raises at such a write instead, and
+    the loop runs as Python."""
+    frozen, seen = [], set()
+    for value in values:
+        if type(value) is np.ndarray and value.flags.writeable and id(value) not in seen:
+            seen.add(id(value))
+            value.flags.writeable = False
+            frozen.append(value)
+    try:
+        yield
+    finally:
+        while frozen:  # a view's flag comes back once its base's has
+            refused = []
+            for array in frozen:
+                try:
+                    array.flags.writeable = True
+                except ValueError:
+                    refused.append(array)
+            if len(refused) == len(frozen):
+                break
+            frozen = refused

@@ -6,7 +6,8 @@ and numbers, not tuples, so such a loop was refused ("the loop changes the Pytho
 `best_box`") and unrolled, every iteration of a maximum-sum-rectangle search traced (3.6 s of
 compiling at 7x6). Where every assignment of a local name is `NAME = (e0, ..., ek)` with the same
 number of elements, the rewrite assigns the elements to names of their own and reads the name as
-the display of those names:
+the display of those names (an element of an unpacking of a display, `best, where = h, (i, j)`,
+too: its names join the unpacking):
 
     best = (0, 0)                      __kiln_tuple_best_0, __kiln_tuple_best_1 = 0, 0
     for i in ...:               ->     for i in ...:
@@ -51,11 +52,9 @@ def _tuple_names(statements, parameters):
         return {}
     sizes, refused, in_loops, displayed = {}, set(parameters), set(), set()
     for node in nodes:
-        if (isinstance(node, ast.Assign) and len(node.targets) == 1
-                and isinstance(node.targets[0], ast.Name) and isinstance(node.value, ast.Tuple)
-                and not any(isinstance(e, ast.Starred) for e in node.value.elts)):
-            name, size = node.targets[0].id, len(node.value.elts)
-            displayed.add(id(node.targets[0]))
+        for target, value in _displayed(node):
+            name, size = target.id, len(value.elts)
+            displayed.add(id(target))
             if sizes.setdefault(name, size) != size:
                 refused.add(name)
     for node in nodes:
@@ -63,9 +62,8 @@ def _tuple_names(statements, parameters):
                 and id(node) not in displayed):
             refused.add(node.id)  # stored some other way (for, unpacking, +=, del, with, :=)
         if isinstance(node, (ast.For, ast.While)):
-            in_loops.update(target.targets[0].id for target in _walk_scope(node.body)
-                            if isinstance(target, ast.Assign) and len(target.targets) == 1
-                            and isinstance(target.targets[0], ast.Name))
+            in_loops.update(target.id for statement in _walk_scope(node.body)
+                            for target, _ in _displayed(statement))
         if isinstance(node, (ast.Global, ast.Nonlocal)):
             refused.update(node.names)
         if isinstance(node, (ast.ExceptHandler, ast.alias, ast.MatchAs)):
@@ -79,19 +77,55 @@ def _tuple_names(statements, parameters):
             if name not in refused and name in in_loops and size > 0}
 
 
+def _is_display(value):
+    return isinstance(value, ast.Tuple) and not any(isinstance(e, ast.Starred) for e in value.elts)
+
+
+def _displayed(node):
+    """(name, display) pairs `node` assigns: `name = (e0, ..., ek)`, and each such element of an
+    unpacking of a display (`best, where = h, (i, j)`)."""
+    if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and _is_display(node.value)):
+        return []
+    target = node.targets[0]
+    if isinstance(target, ast.Name):
+        return [(target, node.value)]
+    if (isinstance(target, ast.Tuple) and len(target.elts) == len(node.value.elts)
+            and not any(isinstance(e, ast.Starred) for e in target.elts)):
+        return [(name, value) for name, value in zip(target.elts, node.value.elts)
+                if isinstance(name, ast.Name) and _is_display(value)]
+    return []
+
+
 class _Splitter(ast.NodeTransformer):
     def __init__(self, sizes):
         self.sizes = sizes
 
     def visit_Assign(self, node):
+        split = [(target, value) for target, value in _displayed(node)
+                 if target.id in self.sizes]
         self.generic_visit(node)
-        target = node.targets[0] if len(node.targets) == 1 else None
-        if isinstance(target, ast.Name) and target.id in self.sizes:
-            names = element_names(target.id, self.sizes[target.id])
-            node.targets = [ast.copy_location(ast.Tuple(
-                elts=[ast.copy_location(ast.Name(id=n, ctx=ast.Store()), target) for n in names],
-                ctx=ast.Store()), target)]
+        if not split:
+            return node
+        if split[0][0] is node.targets[0]:
+            node.targets = [self._names(node.targets[0])]
+            return node
+        # an unpacking: the display's elements join it, in their places
+        targets, values = [], []
+        for target, value in zip(node.targets[0].elts, node.value.elts):
+            if any(target is name for name, _ in split):
+                targets.extend(self._names(target).elts)
+                values.extend(value.elts)
+            else:
+                targets.append(target)
+                values.append(value)
+        node.targets[0].elts, node.value.elts = targets, values
         return node
+
+    def _names(self, target):
+        names = element_names(target.id, self.sizes[target.id])
+        return ast.copy_location(ast.Tuple(
+            elts=[ast.copy_location(ast.Name(id=n, ctx=ast.Store()), target) for n in names],
+            ctx=ast.Store()), target)
 
     def visit_Name(self, node):
         if isinstance(node.ctx, ast.Load) and node.id in self.sizes:
