@@ -67,9 +67,20 @@ _CONVERTIBLE_DECOMPOSITIONS = [
 ]
 
 
+def core_aten_table():
+    """PyTorch's Core ATen decompositions of aten's ops. core_aten_decompositions() is a lazy
+    table whose first read also collects the CompositeImplicitAutograd ops of every other
+    namespace (quantized's packed-parameter accessors, mkldnn's queries, _test's): 0.1 s of each
+    process's first compilation, for entries the trace never looks up, since the dispatcher
+    decomposes such an op itself before it reaches the tracer."""
+    table = core_aten_decompositions()
+    aten_entries = getattr(table, "decomp_table", None)  # (a dict in PyTorch 2.5+, unread)
+    return dict(aten_entries if isinstance(aten_entries, dict) else table)
+
+
 @functools.lru_cache(maxsize=None)
 def _decompositions():
-    table = dict(core_aten_decompositions())
+    table = core_aten_table()
     table.update(get_decompositions(_CONVERTIBLE_DECOMPOSITIONS))
     table.update(FAST_PATH_DECOMPOSITIONS)
     table.update(foreach_decompositions())  # PyTorch has none: Inductor lowers them itself
