@@ -27,8 +27,8 @@ import sys
 import numpy as np
 
 from . import (_affine_indices, _helper_writes, _loop_appends, _loop_counters, _loop_extents,
-               _loop_first_bindings, _loop_number_types, _loop_numpy_arrays, _loop_strides,
-               _random_state, _windows)
+               _loop_first_bindings, _loop_number_types, _loop_numpy_arrays,
+               _loop_optional_values, _loop_strides, _random_state, _windows)
 from ._body_statements import BodyStatements
 from ._branch_capture import BranchCapture, _plain, _restore, _Retype
 from ._graph_breaks import GraphBreakSignal
@@ -37,7 +37,6 @@ from ._loop_appends import Stacked
 from ._loop_comprehensions import is_builtin_sum, is_python_data
 from ._loop_escapes import Escapes, settle_rows
 from ._loop_extents import Resizing
-from ._loop_optional_values import in_user_names
 from ._loop_first_bindings import BoundInBody, restore_held_objects, unbind_held_objects
 from ._loop_expressions import ExpressionCapture
 from ._loop_types import (CaptureFailed, DrawsInBody, carried_flags as _carried_flags,
@@ -90,7 +89,7 @@ class LoopCapture(BodyStatements, BranchCapture, ExpressionCapture, LoopResults)
         self.compiled_code = None  # the compiled function's rewritten code (_carried_views)
 
     def record(self, kind, location, reason):
-        reason = in_user_names(reason)  # (kiln._loop_optional_values' names)
+        reason = _loop_optional_values.in_user_names(reason)  # (its names are the user's)
         if self.depth > 0 or self.sides > 0:  # kept once what holds it is captured
             self.pending.append((kind, location, reason))
             return
