@@ -430,10 +430,15 @@ CudaModules build_cuda_modules(const codegen::CudaSource& source, const std::str
       runtime::CachedObject object = cache.get_or_build(
           unit_key, [&] { return units[u] + key_marker_source(unit_key, true); },
           [&](const std::string& source_path, const std::string& object_path) {
+            const auto start = std::chrono::steady_clock::now();
             const std::string crashes = cuda::compile_cubin_file_isolated(
                 source_path, object_path, target.architecture);
-            if (!crashes.empty())
-              api::log(LogChannel::Perf, "unit " + std::to_string(u) + ": " + crashes);
+            // Per unit: the stage lasts as long as its slowest unit.
+            api::log(LogChannel::Perf, "nvrtc unit " + std::to_string(u) + " of " +
+                                           std::to_string(units.size()) + " (" +
+                                           std::to_string(units[u].size() / 1024) + " KB): " +
+                                           api::milliseconds_text(start) +
+                                           (crashes.empty() ? "" : "; " + crashes));
           });
       cubins[u] = std::move(object.bytes);  // as verified: never the file read again
       hits[u] = object.hit;
