@@ -19,6 +19,8 @@ branch(condition, then, otherwise, get, set, names, location):
     (kiln._loop_expressions.choose) alike, and the later operands of `a and b` / `a or b`,
     sides taken where the earlier ones do not decide (kiln._loop_short_circuit).
 """
+import copy
+
 import numpy as np
 
 from . import _assumed_numbers, _random_state
@@ -256,6 +258,7 @@ class BranchCapture:
             if a is b:
                 values.append(a if a is not old else self.KEEP)
                 continue
+            a, b = _as_on_side(a, arrays, then_arrays), _as_on_side(b, arrays, else_arrays)
             if (a is self.UNBOUND) != (b is self.UNBOUND) and (
                     is_result(name) or is_found(name) or is_payload(name)):
                 # read only where its side ran (kiln._loop_returns, kiln._loop_else), or its
@@ -446,6 +449,18 @@ def _returned_on_one_side(a, b, unbound):
     else:
         return a, b
     return (zero, b) if a is unbound else (a, zero)
+
+
+def _as_on_side(value, arrays, side_arrays):
+    """A name's value on one side, where it holds an array that side wrote in place
+    (`out[3] = v; result = out` after a loop that may return early): the array holds the state
+    before the branch again while the other side runs, so the side's contents stand in for it."""
+    if (not isinstance(value, TracedArray) or arrays.get(id(value)) is not value
+            or side_arrays[id(value)] is value._tensor):
+        return value
+    on_side = copy.copy(value)
+    on_side._tensor = side_arrays[id(value)]
+    return on_side
 
 
 def _restore(saved):

@@ -48,8 +48,8 @@ class Stacked:
         elif type(value) in (float, int) or isinstance(value, (np.floating, np.integer)):
             number = np.asarray(value)
             self.dtype, self.shape = number.dtype.name, ()
-            self.flags = (not isinstance(value, (float, int)), type(value)
-                          if isinstance(value, (float, int)) else None)
+            python = type(value) in (float, int)  # (np.float64 is a float subclass)
+            self.flags = (not python, type(value) if python else None)
         else:
             raise CaptureFailed(f"a {type(value).__name__} is appended to a list")
 
