@@ -6,6 +6,8 @@ import pytest
 
 import kiln
 
+# NumPy 1.x promotes scalars by value (0 + float32 scalar is float64), which kiln does not follow
+NEP50 = np.lib.NumpyVersion(np.__version__) >= "2.0.0"
 
 def append_constant_sines(x):
     vals = []
@@ -39,4 +41,5 @@ def test_appended_numpy_scalars_sum_as_in_numpy(function, dtype):
         x = np.random.default_rng(size).standard_normal(size).astype(dtype)
         expected, actual = function(x.copy()), compiled(x.copy())
         np.testing.assert_allclose(actual, expected, rtol=1e-6)
-        assert type(actual) is type(expected)
+        if NEP50 or dtype == np.float64:
+            assert type(actual) is type(expected)
