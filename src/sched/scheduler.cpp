@@ -85,7 +85,10 @@ class ProgramBuilder {
   const std::vector<int32_t> uses_;  // Lowering's use counts, computed once
   const ScheduleHints hints_;
   void place_in_place_outputs();
-  std::set<ValueId> returned_in_place_;  // loop results that are already in their output buffer
+  // The output buffers a loop's result replaced (it updates the donated input in place and the
+  // output is that input's buffer): no copy into them. Another output of the same value still
+  // gets its copy (a loop body returning one array for two carried values).
+  std::set<int32_t> replaced_outputs_;
   Program program_;
 };
 
@@ -162,7 +165,7 @@ Program ProgramBuilder::build(const std::vector<std::vector<int64_t>>& input_str
     if (!group.alone) {
       std::vector<Root> kept;  // no copy of a loop result the loop left in its output buffer
       for (const Root& member : group.roots)
-        if (!(member.copy && (returned_in_place_.count(member.node) ||
+        if (!(member.copy && (replaced_outputs_.count(member.buffer) ||
                               buffer_of_[static_cast<size_t>(member.node)] == member.buffer)))
           kept.push_back(member);
       if (!kept.empty()) build_pointwise_kernel(kept);
@@ -486,8 +489,8 @@ void ProgramBuilder::build_loop(const Root& root) {
     int32_t reused = in_place ? reusable_output(init, results[k]) : -1;
     if (reused >= 0) {  // the enclosing body's donated buffer: no copy in, none out
       state = buffer_of_[static_cast<size_t>(init)];
+      replaced_outputs_.insert(program_.output_buffers[static_cast<size_t>(reused)]);
       program_.output_buffers[static_cast<size_t>(reused)] = state;
-      returned_in_place_.insert(results[k]);
       binding.inputs.push_back(state);
       buffer_of_[static_cast<size_t>(results[k])] = state;
       binding.outputs.push_back(state);

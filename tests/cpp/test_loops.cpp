@@ -186,6 +186,41 @@ TEST(Loops, NestedTriangularLoops) {
   g.check();
 }
 
+// A body returning one array for two carried values, updated in place by an inner loop (which
+// then leaves it in the first value's buffer, donated to it): the second value still gets its
+// copy. NumPy's `return M` in a loop, then a loop writing M after it, carried M so (the second
+// value's buffer was never written: garbage).
+TEST(Loops, ABodyReturningOneArrayForTwoCarriedValuesCopiesItIntoBoth) {
+  GraphCase g;
+  ValueId x = g.input(make_array(DType::Float64, {6}, pseudo_random(6, -1, 1, 7)));
+  auto inner = std::make_shared<ir::Graph>();
+  {
+    ir::Builder b(*inner);
+    ValueId j = b.parameter(DType::Int64, {});
+    ValueId a = b.parameter(DType::Float64, {6});
+    ValueId index = b.reshape(j, {1});
+    ValueId one = b.broadcast(b.constant(Scalar::of(1.5), DType::Float64), {1});
+    inner->set_outputs({b.scatter(a, index, b.binary(Op::add, b.gather(a, index, 0), one), 0,
+                                  ir::ScatterMode::Set)});
+  }
+  auto outer = std::make_shared<ir::Graph>();
+  {
+    ir::Builder b(*outer);
+    b.parameter(DType::Int64, {});
+    ValueId a = b.parameter(DType::Float64, {6});
+    b.parameter(DType::Float64, {6});
+    ValueId loop = b.loop(index_constant(b, 0), index_constant(b, 3), 1, {a}, {}, inner);
+    ValueId updated = b.loop_result(loop, 0);
+    outer->set_outputs({updated, updated});
+  }
+  ValueId zeros = g.builder.broadcast(g.builder.constant(Scalar::of(0.0), DType::Float64), {6});
+  ValueId loop = g.builder.loop(index_constant(g.builder, 0), index_constant(g.builder, 2), 1,
+                                {x, zeros}, {}, outer);
+  g.output(g.builder.loop_result(loop, 0), "first");
+  g.output(g.builder.loop_result(loop, 1), "second");
+  g.check();
+}
+
 // The region API: the body is traced into the trace's graph on placeholders, reads a value
 // from before the loop (captured as an invariant) and computes loop-invariant work (hoisted).
 TEST(Loops, TracedBodyCapturesAndHoists) {
