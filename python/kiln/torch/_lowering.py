@@ -28,6 +28,7 @@ from ._graph_devices import graph_devices, host_outputs
 from ._graph_values import (float_arithmetic, is_float_arithmetic, is_scalar_input,
                             tensor_constant)
 from ._output_plan import inverse_permutation, output_plan
+from ._output_views import output_view
 from ._size_symbols import SizeSymbols
 
 _FRAME = re.compile(r'File "([^"]+)", line (\d+)')
@@ -175,9 +176,13 @@ def trace_graph(graph_module, on_refusal=None, symbolic=False, free_layouts=None
                     context.sizes.check_bound([converted.get(p) for p in placeholders])
                 except Unconvertible as error:
                     raise UnconvertibleNode(None, str(error)) from None
-            return trace, None if on_refusal else (*output_plan(
-                context, node, converted, placeholders, free_layouts, context.mutations),
-                context.random_key is not None, context.sizes and context.sizes.conditions)
+            try:
+                plan = None if on_refusal else output_plan(
+                    context, node, converted, placeholders, free_layouts, context.mutations)
+            except Unconvertible as error:
+                raise UnconvertibleNode(None, str(error)) from None
+            return trace, None if on_refusal else (
+                *plan, context.random_key is not None, context.sizes and context.sizes.conditions)
         try:
             if node.op == "placeholder":
                 if context.sizes is None or not isinstance(meta(node), torch.SymInt):
@@ -301,7 +306,6 @@ def _element_strides(tensor):
     return [] if tensor.is_contiguous() else list(tensor.stride())
 
 
-
 def as_torch(array, dtype):
     """A torch tensor owning a kiln result array; a bfloat16 result comes as uint16 bits."""
     tensor = torch.from_numpy(array)
@@ -310,12 +314,6 @@ def as_torch(array, dtype):
 
 _NOT_YET = object()
 _KEYS = 2 ** 63 - 1  # a random key is drawn from [0, _KEYS)
-
-
-def _view(results, index, shape, strides, offset):
-    """An output that is a view of kiln output `index` (the plan's "view")."""
-    owner = results[index]
-    return owner.as_strided(shape, strides, owner.storage_offset() + offset)
 
 
 class CompiledGraph:
@@ -442,13 +440,13 @@ class CompiledGraph:
             for position, (kind, value) in enumerate(plan))
         # What a call does with the plan, decided once: per FX output (0, kiln output),
         # (1, input position), (2, constant), (3, kiln output read as a number), (4, (kiln
-        # output, shape, strides, offset)) for a view of another output, or (5, view of an
-        # input: _output_views.py); and the inputs kiln's outputs update in place.
+        # output, shape, strides, offset)) for a view of another output, or (5, a view made
+        # at the call's sizes: _output_views.py); and the inputs kiln's outputs update in place.
         self._outputs = [(0, value[0]) if kind in ("kiln", "kiln channels-last") else
                          (1, value) if kind == "input" else
                          (3, value[0]) if kind == "kiln number" else
                          (4, (value[0], *value[2:])) if kind == "view" else
-                         (5, value) if kind == "input view" else (2, value)
+                         (5, value) if kind in ("input view", "output view") else (2, value)
                          for kind, value in plan if kind != "mutation"]
         self._mutations = [(value[0], value[2]) for kind, value in plan if kind == "mutation"]
         self._copied_mutations, self._in_place = self._mutations, ()  # split_mutations
@@ -486,8 +484,9 @@ class CompiledGraph:
         if self.results_are_outputs and len(results) == len(self.plan) and not self._host_outputs:
             return results  # (a runtime check's outputs come after the plan's: the loop drops them)
         outputs = [results[value] if kind == 0 else args[value] if kind == 1 else
-                   int(results[value]) if kind == 3 else _view(results, *value) if kind == 4
-                   else value(args) if kind == 5 else value for kind, value in self._outputs]
+                   int(results[value]) if kind == 3 else output_view(results, *value) if kind == 4
+                   else value(args, results) if kind == 5 else value
+                   for kind, value in self._outputs]
         if self._mutations:
             write_mutations(self._copied_mutations, self._in_place, self._lazy_positions, args,
                             inputs, results)
@@ -585,7 +584,7 @@ class CompiledGraph:
             tensor = meta(result) if isinstance(result, torch.fx.Node) else None
             if not isinstance(tensor, torch.Tensor):
                 strides.append(None)
-            elif kind in ("input", "view", "input view"):
+            elif kind in ("input", "view", "input view", "output view"):
                 strides.append(tuple(tensor.stride()))
             elif kind == "kiln channels-last":  # any permutation of a row-major result
                 stored = [tensor.shape[axis] for axis in inverse_permutation(value[2])]

@@ -7,8 +7,8 @@ number") or a constant; then one ("mutation", ...) per input the graph updates i
 import torch
 
 from .. import _kiln
-from ._aten_table import meta
-from ._output_views import input_view
+from ._aten_table import Unconvertible, meta
+from ._output_views import OutputView, input_view, symbolic_layout, whole_row_major
 from ._saved_layouts import channels_first_order, channels_last_inside, channels_last_order
 
 
@@ -64,7 +64,8 @@ def _memory_owners(graph, results, converted, free_layouts=()):
     shared = {}  # storage -> positions
     for position, result in enumerate(results):
         value = meta(result) if isinstance(result, torch.fx.Node) else None
-        if isinstance(value, torch.Tensor) and result in converted and _static_layout(value):
+        if (isinstance(value, torch.Tensor) and value.layout == torch.strided
+                and result in converted):
             shared.setdefault(value.untyped_storage()._cdata, []).append(position)
     owners = {}
     for node in graph.nodes:  # the first node of a memory made it (an input's: not kiln's)
@@ -78,9 +79,8 @@ def _memory_owners(graph, results, converted, free_layouts=()):
             continue  # an output that is its memory's only view: no view to make
         if positions and len(positions) == 1 and positions[0] in free_layouts:
             continue  # a view only the backward reads: kiln's layout (channels-last) serves
-        if (positions and node.op == "call_function" and node in converted
-                and _static_layout(value) and value.is_contiguous() and not value.storage_offset()
-                and value.untyped_storage().nbytes() == value.numel() * value.element_size()):
+        if positions and node.op == "call_function" and node in converted and whole_row_major(
+                value):
             owners.update((position, node) for position in positions
                           if meta(results[position]).dtype == value.dtype)
     return owners
@@ -149,8 +149,18 @@ def output_plan(context, output_node, converted, placeholders, free_layouts, mut
                 owner_outputs[owner] = len(outputs)
                 outputs.append(converted[owner])
             value = meta(results[position])
-            plan[position] = ("view", (owner_outputs[owner], value.dtype, tuple(value.shape),
-                                       tuple(value.stride()), value.storage_offset()))
+            if _static_layout(value):
+                plan[position] = ("view", (owner_outputs[owner], value.dtype, tuple(value.shape),
+                                           tuple(value.stride()), value.storage_offset()))
+                continue
+            # sizes of symbols: AOTAutograd rebuilds a view of another output from the tensor
+            # returned here (as_strided with its strides), so it must be that view
+            sizes, strides, offset, places = symbolic_layout(value, output_node.graph)
+            if places is None:
+                raise Unconvertible("an output viewing another output's memory, its layout of "
+                                    "sizes the arguments do not hold")
+            plan[position] = ("output view", OutputView(owner_outputs[owner], sizes, strides,
+                                                        offset, places))
     for copy, value in mutations:
         plan.append(("mutation", (len(outputs), meta(copy.args[0]).dtype,
                                   input_position[copy.args[0]])))

@@ -12,6 +12,10 @@ Only the graph's own inputs are such bases. A part of a partitioned graph (_part
 takes tensors another part or an eager op computed: their strides are that part's (a kiln
 output is contiguous where torch recorded a permuted view), so a view with the recorded strides
 read the wrong elements (Funnel's saved attention operands). Its outputs over those are kiln's.
+
+Outputs that are views of another output's memory (y and y[..., :1].expand_as(y)) are
+rebuilt the same way when the graph has size symbols: an OutputView of the kiln output that
+owns the memory (_output_plan._memory_owners), at the call's sizes.
 """
 import sympy
 import torch
@@ -35,7 +39,7 @@ class InputView:
         self.layout = (sizes, strides, offset)
         self._numbers = {}  # the symbols' values -> the layout in numbers
 
-    def __call__(self, args):
+    def __call__(self, args, results=()):
         values = tuple(int(args[position] if dim is None else args[position].shape[dim])
                        for position, dim in self.places.values())
         numbers = self._numbers.get(values)
@@ -48,9 +52,50 @@ class InputView:
             numbers = self._numbers[values] = (
                 [number(size) for size in sizes], [number(stride) for stride in strides],
                 number(offset))
-        base = args[self.position]
+        base = self._base(args, results)
         sizes, strides, offset = numbers
         return base.as_strided(sizes, strides, base.storage_offset() + offset)
+
+    def _base(self, args, results):
+        return args[self.position]
+
+
+class OutputView(InputView):
+    """The view of kiln output `position` (the memory's owner) at a call's sizes."""
+
+    def _base(self, args, results):
+        return results[self.position]
+
+
+def output_view(results, index, shape, strides, offset):
+    """An output that is a view of kiln output `index` (the plan's "view": numbers)."""
+    owner = results[index]
+    return owner.as_strided(shape, strides, owner.storage_offset() + offset)
+
+
+def symbolic_layout(value, graph, base_offset=0):
+    """(sizes, strides, storage offset from `base_offset`, places) of tensor `value` as
+    expressions of the size symbols, and where the arguments hold those (None: not all)."""
+    sizes = [_expression(size) for size in value.shape]
+    strides = [_expression(stride) for stride in value.stride()]
+    offset = _expression(value.storage_offset()) - _expression(base_offset)
+    symbols = set().union(*(extent.free_symbols for extent in (*sizes, *strides, offset)
+                            if isinstance(extent, sympy.Expr)))
+    return sizes, strides, offset, locate_sizes(graph, symbols)
+
+
+def whole_row_major(value):
+    """Whether tensor `value` is all of its memory, row-major from offset 0, its sizes numbers
+    or size symbols."""
+    expected = sympy.Integer(1)
+    for size, stride in zip(reversed(value.shape), reversed(value.stride())):
+        size, stride = _expression(size), _expression(stride)
+        if size != 1 and sympy.simplify(stride - expected) != 0:
+            return False
+        expected = expected * size
+    nbytes = _expression(value.untyped_storage().nbytes())
+    return (_expression(value.storage_offset()) == 0
+            and sympy.simplify(nbytes - expected * value.element_size()) == 0)
 
 
 def _expression(extent):
@@ -73,10 +118,5 @@ def input_view(result, graph):
             break
     else:
         return None
-    sizes = [_expression(size) for size in value.shape]
-    strides = [_expression(stride) for stride in value.stride()]
-    offset = _expression(value.storage_offset()) - _expression(base.storage_offset())
-    symbols = set().union(*(extent.free_symbols for extent in (*sizes, *strides, offset)
-                            if isinstance(extent, sympy.Expr)))
-    places = locate_sizes(graph, symbols)
+    sizes, strides, offset, places = symbolic_layout(value, graph, base.storage_offset())
     return None if places is None else InputView(position, sizes, strides, offset, places)
