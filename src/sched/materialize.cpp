@@ -231,6 +231,49 @@ void materialize_shared_reductions(const ir::Graph& graph, std::set<ValueId>& ma
   }
 }
 
+// A max or min compared with the values it reduced (x == x.max(): amax's gradient, a mask of
+// the maxima) needs those values bit for bit as the reduction saw them. Work with a math
+// library call inlined (erf, exp) is computed by libmvec where a loop is vectorised and by libm
+// where it is not, which differ in the last bit: recomputed for the comparison, the maximum
+// matched no element (an empty mask, a NaN gradient). Such a value is computed once.
+ValueId under_views(const ir::Graph& graph, ValueId id) {
+  while (graph.node(id).op == Op::reshape || graph.node(id).op == Op::broadcast)
+    id = graph.node(id).inputs[0];
+  return id;
+}
+
+bool calls_math_library(const ir::Graph& graph, const std::set<ValueId>& materialized,
+                        ValueId id) {
+  std::vector<ValueId> pending{id};
+  std::set<ValueId> seen;
+  while (!pending.empty()) {
+    ValueId next = pending.back();
+    pending.pop_back();
+    const Node& node = graph.node(next);
+    if (!seen.insert(next).second || (next != id && materialized.count(next))) continue;
+    if (ir::is_elementwise(node.op) && ir::op_info(node.op).cost == ir::Cost::Call) return true;
+    if (!ir::is_reduction(node.op)) pending.insert(pending.end(), node.inputs.begin(), node.inputs.end());
+  }
+  return false;
+}
+
+void materialize_compared_extrema(const ir::Graph& graph, std::set<ValueId>& materialized) {
+  for (ValueId id = 0; id < graph.size(); ++id) {
+    const Node& node = graph.node(id);
+    if (node.op != Op::eq && node.op != Op::ne && node.op != Op::lt && node.op != Op::le &&
+        node.op != Op::gt && node.op != Op::ge)
+      continue;
+    for (int side = 0; side < 2; ++side) {
+      const Node& extremum = graph.node(under_views(graph, node.inputs[static_cast<size_t>(side)]));
+      if (extremum.op != Op::max && extremum.op != Op::min) continue;
+      ValueId values = under_views(graph, extremum.inputs[0]);
+      if (under_views(graph, node.inputs[static_cast<size_t>(1 - side)]) == values &&
+          !materialized.count(values) && calls_math_library(graph, materialized, values))
+        materialized.insert(values);
+    }
+  }
+}
+
 // A value read by several nodes is computed again in each kernel that reads it, with all the
 // work inlined into it. Along a Python loop unrolled into a chain (an accumulator carried on,
 // each iteration storing a row: out[i] = f(acc)) every store's kernel would repeat the chain from
@@ -365,6 +408,7 @@ std::set<ValueId> initial_materialized(const ir::Graph& graph, int64_t elementwi
   }
   materialize_stencil_chains(graph, result);
   materialize_expensive_broadcasts(graph, elementwise_broadcast, result);
+  materialize_compared_extrema(graph, result);
   materialize_shared_reductions(graph, result);
   materialize_large_shared_values(graph, result);
   materialize_long_chains(graph, result);

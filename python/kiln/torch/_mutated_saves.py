@@ -13,6 +13,8 @@ and saved pay a copy, once a call.
 import torch
 from torch._functorch.partitioners import min_cut_rematerialization_partition
 
+from ._compared_saves import save_compared_extrema_operands
+
 aten = torch.ops.aten
 
 
@@ -37,7 +39,9 @@ def _input_read(node, mutated):
 
 def partition_reading_inputs_before_mutation(joint_module, joint_inputs, *, num_fwd_outputs,
                                              **options):
-    """min_cut_rematerialization_partition, whose forward saves copies of mutated inputs."""
+    """min_cut_rematerialization_partition, whose forward saves copies of mutated inputs (and
+    the values compared with their maximum: _compared_saves.py)."""
+    save_compared_extrema_operands(joint_module.graph)
     forward, backward = min_cut_rematerialization_partition(
         joint_module, joint_inputs, num_fwd_outputs=num_fwd_outputs, **options)
     graph = forward.graph
