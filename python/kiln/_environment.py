@@ -24,7 +24,8 @@ from ._code_names import (_attribute_getter, _attributes_of_name, _class_data, _
                           _reads_computed_names, _unwatched_namespace_read)
 from ._environment_objects import (read_class_members, read_class_of, read_held_items,
                                    read_held_objects)
-from ._environment_reads import _attributes_read, _bound_object, _indirect_helpers
+from ._environment_reads import (_attributes_read, _bound_object, _indirect_helpers,
+                                 _unbound_name_reads)
 from ._trace_stores import _CELL_STORES, _global_stores
 from ._user_code import (_is_numpy_or_math_module, _is_user_class, _is_user_function,
                          _is_user_module, _plain_function)
@@ -151,6 +152,9 @@ class Environment:
                                    for name, location in _global_stores(function.__code__)]
             self.globals_ids.add(id(globals_))
             global_names = _global_names(function.__code__)
+            for holder, name, label in _unbound_name_reads(function, global_names,
+                                                           function is not fn):
+                add_read(holder, name, label)
             self.unwatched_read = (self.unwatched_read
                                    or _unwatched_namespace_read(function.__code__, globals_))
             names = _names(function.__code__)

@@ -1,5 +1,9 @@
 """Attacks of a third round (test_attacks_second.py holds the second): each test is a careless
 user's or an attacker's call that gave a wrong answer, a crash or an unclear error."""
+import builtins
+import sys
+from unittest import mock
+
 import numpy as np
 import pytest
 
@@ -52,3 +56,62 @@ def test_an_object_inside_a_list_argument_read_again_after_its_attribute_changed
     for value in (3.0, -0.0, float("nan")):
         settings[0].value = value
         np.testing.assert_array_equal(compiled(x, settings), scaled(x, settings))
+
+
+# ---- builtins patched or shadowed after the first call ----
+
+def _uses_builtins(x):
+    return x * len(x) + abs(-2)
+
+
+def _calls_helper(x):
+    return _helper_using_len(x)
+
+
+def _helper_using_len(x):
+    return x * len(x)
+
+
+_builtin_len, _builtin_abs = len, abs
+
+
+def _len_of_shaped_plus_one(value):
+    return _builtin_len(value) + (1 if hasattr(value, "shape") else 0)
+
+
+def test_a_builtin_patched_with_mock_is_called_by_the_compiled_function():
+    compiled = kiln.compile(_uses_builtins)
+    x = np.ones(3)
+    compiled(x)
+    # (len of anything with a shape counts one more: kiln's own code, NumPy's too, call len)
+    with mock.patch("builtins.len", _len_of_shaped_plus_one):
+        got, expected = compiled(x), _uses_builtins(x)
+    np.testing.assert_array_equal(got, expected)
+    np.testing.assert_array_equal(compiled(x), _uses_builtins(x))  # unpatched again
+
+
+def test_a_builtin_assigned_on_the_builtins_module_is_called():
+    compiled = kiln.compile(_uses_builtins)
+    x = np.ones(3)
+    compiled(x)
+    original = builtins.abs
+    builtins.abs = lambda value: 100 if value == -2 else _builtin_abs(value)
+    try:
+        got, expected = compiled(x), _uses_builtins(x)
+    finally:
+        builtins.abs = original
+    np.testing.assert_array_equal(got, expected)
+
+
+def test_a_module_global_defined_later_shadows_a_builtin_a_helper_calls():
+    compiled = kiln.compile(_calls_helper)
+    x = np.ones(3)
+    compiled(x)
+    module = sys.modules[__name__]
+    module.len = _len_of_shaped_plus_one
+    try:
+        got, expected = compiled(x), _calls_helper(x)
+    finally:
+        del module.len
+    np.testing.assert_array_equal(got, expected)
+    np.testing.assert_array_equal(compiled(x), _calls_helper(x))
