@@ -115,3 +115,34 @@ def test_a_module_global_defined_later_shadows_a_builtin_a_helper_calls():
         del module.len
     np.testing.assert_array_equal(got, expected)
     np.testing.assert_array_equal(compiled(x), _calls_helper(x))
+
+
+# ---- NumPy's size errors: an empty array's other extents still count ----
+
+@pytest.mark.parametrize("make", [
+    lambda x: np.broadcast_to(x, (0, 2**62)).sum(axis=1),
+    lambda x: np.empty((0, 2**62)) + x[0],
+    lambda x: np.broadcast_to(x, (2**62, 0)).mean(axis=0),
+    lambda x: np.zeros((0, 2**40, 2**40), dtype=np.int8).sum() + x,
+])
+def test_an_empty_array_whose_other_extents_overflow_raises_numpys_value_error(make):
+    x = np.ones(1)
+    with pytest.raises(ValueError, match="array is too big"):
+        make(x)
+    with pytest.raises(ValueError, match="array is too big"):
+        kiln.compile(make)(x)
+
+
+@pytest.mark.parametrize("reduce", [
+    lambda empty: empty.sum(axis=1), lambda empty: empty.mean(axis=1),
+    lambda empty: empty.astype(np.bool_).any(axis=1), lambda empty: empty.max(axis=1),
+    lambda empty: (empty == 0).all(axis=1),
+])
+def test_an_empty_array_numpy_allows_is_still_computed(reduce):
+    def small(x):  # 2**62 one-byte elements fit intp: NumPy makes them, and reduces them
+        return reduce(np.zeros((0, 2**62), dtype=x.dtype))
+
+    x = np.ones(4, dtype=np.int8)
+    expected = small(x)
+    got = kiln.compile(small)(x)
+    assert got.shape == expected.shape and got.dtype == expected.dtype
