@@ -114,7 +114,8 @@ inline size_t float_bytes(PyObject* value, char (&bytes)[16]) {
   return size;
 }
 
-inline bool same_static(PyObject* value, PyObject* expected) {
+// `depth`: the levels of tuples still compared item by item (past them, by ==).
+inline bool same_static(PyObject* value, PyObject* expected, int depth = 8) {
   if (value == expected) return true;
   if (value == nullptr || expected == nullptr || Py_TYPE(value) != Py_TYPE(expected)) return false;
   // Floats are the same static when their bits are: == takes -0.0 for 0.0 (x / -0.0 returned
@@ -123,6 +124,14 @@ inline bool same_static(PyObject* value, PyObject* expected) {
   if (size_t size = float_bytes(value, value_bytes))
     return float_bytes(expected, expected_bytes) == size &&
            std::memcmp(value_bytes, expected_bytes, size) == 0;
+  // A tuple's items by the same rule: == takes (1.0, 2) for (1, 2), a set's item or a key.
+  if (PyTuple_CheckExact(value) && depth > 0) {
+    if (PyTuple_GET_SIZE(value) != PyTuple_GET_SIZE(expected)) return false;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(value); ++i)
+      if (!same_static(PyTuple_GET_ITEM(value, i), PyTuple_GET_ITEM(expected, i), depth - 1))
+        return false;
+    return true;
+  }
   int equal = PyObject_RichCompareBool(value, expected, Py_EQ);
   if (equal < 0) {
     PyErr_Clear();
@@ -222,14 +231,16 @@ inline nb::object container_state(PyObject* value, int depth, SnapshotBudget& bu
   const bool sequence = PyList_Check(value) || PyTuple_CheckExact(value) ||
                         is_other_mutable_sequence(value);
   const bool mapping = PyDict_Check(value);
-  if (!(sequence || mapping || PySet_CheckExact(value) || PyByteArray_CheckExact(value))) {
+  const bool set = PySet_CheckExact(value) || PyFrozenSet_CheckExact(value);
+  if (!(sequence || mapping || set || PyByteArray_CheckExact(value))) {
     nb::object attributes = depth > 0 ? instance_attributes(value) : nb::object();
     return attributes.is_valid() ? object_state(value, attributes.ptr(), depth, budget, true)
                                  : nb::borrow(value);
   }
   auto held = [&] {
-    budget.incomplete = budget.incomplete ||
-                        (!PyTuple_CheckExact(value) && budget.nested_objects == 0);
+    budget.incomplete = budget.incomplete || (!PyTuple_CheckExact(value) &&
+                                              !PyFrozenSet_CheckExact(value) &&
+                                              budget.nested_objects == 0);
     return nb::borrow(value);
   };
   if (depth <= 0) return held();
@@ -237,9 +248,21 @@ inline nb::object container_state(PyObject* value, int depth, SnapshotBudget& bu
   if (size < 0) throw nb::python_error();
   if (size > budget.left()) return held();
   budget.left() -= size;
+  if (set) {
+    // {item: item}: the item each of a later set's finds, compared as a static ({1.0, 2}
+    // equals {1, 2}, whose np.array is int64: the call returned the first trace's dtype).
+    nb::object items = nb::steal(PySequence_List(value));
+    nb::object elements = nb::steal(PyDict_New());
+    if (!items.is_valid() || !elements.is_valid()) throw nb::python_error();
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(items.ptr()); ++i) {
+      PyObject* item = PyList_GET_ITEM(items.ptr(), i);
+      if (PyDict_SetItem(elements.ptr(), item, item) != 0) throw nb::python_error();
+    }
+    return nb::steal(PyTuple_Pack(3, subclass_state_marker(),
+                                  reinterpret_cast<PyObject*>(Py_TYPE(value)), elements.ptr()));
+  }
   if (!sequence && !mapping) {
-    nb::object copy = nb::steal(PySet_CheckExact(value) ? PySet_New(value)
-                                                        : PyByteArray_FromObject(value));
+    nb::object copy = nb::steal(PyByteArray_FromObject(value));
     if (!copy.is_valid()) throw nb::python_error();
     return copy;
   }
@@ -305,6 +328,26 @@ inline bool same_items(PyObject* items, PyObject* states) {
   return true;
 }
 
+// Whether the set `value` holds the items of `elements` ({item: item}), each the same static.
+inline bool same_set_items(PyObject* value, PyObject* elements) {
+  if (PySet_GET_SIZE(value) != PyDict_GET_SIZE(elements)) return false;
+  nb::object items = nb::steal(PySequence_List(value));  // __eq__ (user code) may change it
+  if (!items.is_valid()) {
+    PyErr_Clear();
+    return false;
+  }
+  for (Py_ssize_t i = 0; i < PyList_GET_SIZE(items.ptr()); ++i) {
+    PyObject* item = PyList_GET_ITEM(items.ptr(), i);
+    nb::object recorded = nb::borrow(PyDict_GetItemWithError(elements, item));
+    if (!recorded.is_valid()) {
+      PyErr_Clear();
+      return false;
+    }
+    if (!same_static(item, recorded.ptr())) return false;
+  }
+  return true;
+}
+
 // Whether `object`'s instance attributes are those `states` recorded.
 inline bool same_attribute_states(PyObject* object, PyObject* states) {
   nb::object now = instance_attributes(object);
@@ -325,6 +368,7 @@ inline bool same_state(PyObject* value, PyObject* state) {
   } else if (Py_TYPE(value) != Py_TYPE(state)) {
     return false;
   }
+  if (PyAnySet_Check(value)) return PyDict_CheckExact(state) && same_set_items(value, state);
   if (PyDict_CheckExact(state)) return same_items(value, state);
   if (!PyList_CheckExact(state) && !PyTuple_CheckExact(state)) return same_static(value, state);
   nb::object listed;  // a deque's or array.array's items, as a list (no user code sees it)

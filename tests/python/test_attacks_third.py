@@ -58,6 +58,38 @@ def test_an_object_inside_a_list_argument_read_again_after_its_attribute_changed
         np.testing.assert_array_equal(compiled(x, settings), scaled(x, settings))
 
 
+# ---- statics equal by == but not the same: a set's items, a tuple's ----
+
+@pytest.mark.parametrize("first, second", [
+    ({1, 2}, {1.0, 2}), (frozenset({1, 2}), frozenset({1.0, 2})), ({(1, 2)}, {(1.0, 2)}),
+    ({0.0}, {-0.0}), ({1, 2}, {True, 2}),
+])
+def test_a_set_argument_whose_items_change_type_but_not_value_is_traced_again(first, second):
+    # {1.0, 2} == {1, 2}: the guard took one for the other, and np.array(list(s)) kept int64
+    def from_items(x, items):
+        values = np.array(sorted(items, key=repr))
+        return x + values, x / values
+
+    compiled = kiln.compile(from_items)
+    x = np.ones(len(first), dtype=np.int8)
+    for items in (first, second):
+        for got, expected in zip(compiled(x, items), from_items(x, items)):
+            assert got.dtype == expected.dtype
+            np.testing.assert_array_equal(got, expected)
+
+
+def test_a_set_inside_an_argument_objects_attribute_is_compared_item_by_item():
+    def from_items(x, holder):
+        return x + np.array(sorted(holder.levels[0]))
+
+    compiled = kiln.compile(from_items)
+    x, holder = np.ones(2, dtype=np.int8), _Holder()
+    for levels in ({1, 2}, {1.0, 2}):
+        holder.levels = [levels]
+        got, expected = compiled(x, holder), from_items(x, holder)
+        assert got.dtype == expected.dtype
+
+
 # ---- builtins patched or shadowed after the first call ----
 
 def _uses_builtins(x):
