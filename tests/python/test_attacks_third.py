@@ -1,6 +1,7 @@
 """Attacks of a third round (test_attacks_second.py holds the second): each test is a careless
 user's or an attacker's call that gave a wrong answer, a crash or an unclear error."""
 import builtins
+import itertools
 import sys
 from unittest import mock
 
@@ -178,3 +179,28 @@ def test_an_empty_array_numpy_allows_is_still_computed(reduce):
     expected = small(x)
     got = kiln.compile(small)(x)
     assert got.shape == expected.shape and got.dtype == expected.dtype
+
+
+# ---- results that are iterators or views over the function's arrays ----
+
+@pytest.mark.parametrize("make", [
+    lambda a: iter([a, a * 2]), lambda a: {"k": a * 2}.values(), lambda a: {"k": a}.items(),
+    lambda a: map(lambda v: v * 2, [a, a]), lambda a: zip(a, a * 2), lambda a: enumerate([a]),
+    lambda a: reversed([a, a + 1]), lambda a: filter(lambda v: v.size, [a]),
+    lambda a: itertools.chain([a], [a * 3]),
+])
+def test_an_iterator_or_view_returned_over_traced_arrays_yields_the_values(make):
+    # the caller got an iterator over the trace's stand-ins: reading it raised kiln's
+    # "a traced array ... was used after its trace ended"
+    compiled = kiln.compile(make)
+    x = np.arange(3.0)
+    for _ in range(2):
+        got, expected = list(compiled(x)), list(make(x))
+        assert len(got) == len(expected)
+        for left, right in zip(got, expected):
+            for left_part, right_part in zip(_parts(left), _parts(right), strict=True):
+                np.testing.assert_array_equal(np.asarray(left_part), np.asarray(right_part))
+
+
+def _parts(item):
+    return item if isinstance(item, tuple) else (item,)
