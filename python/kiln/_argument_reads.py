@@ -15,6 +15,7 @@ from . import _kiln, _pytree
 from ._code_names import (_COMPUTED_NAME_ATTRIBUTES, _COMPUTED_NAME_READERS, _class_data,
                           _class_names, _class_reads, _class_value, _global_names,
                           _member_function, _names, _names_read)
+from ._environment_objects import _MOST_ITEMS  # (a global container's, the same bound)
 from ._user_code import _is_user_class, _is_user_function, _is_user_module, _plain_function
 
 # What calling a user's class passed as an argument runs besides __call__'s of its objects.
@@ -183,17 +184,31 @@ class _Reads:
 
     def held_objects(self, own, names, owner, depth):
         """The user's objects among an object's attributes that the code names (cfg.optim of
-        cfg.optim.lr): its snapshot holds them as themselves, so each is read (its own snapshot
-        comparing its attributes) and walked as an argument is, _MOST_NESTING levels deep. Not
-        those holding arrays: containers whose arrays are inputs (kiln._pytree)."""
+        cfg.optim.lr), and among the items of the lists, tuples and dicts there
+        (cfg.layers[0].rate): its snapshot compares them by their own attributes, not their
+        class members nor what their properties and __getattr__ read, so each is walked as an
+        argument is, _MOST_NESTING levels deep. Not those holding arrays: containers whose
+        arrays are inputs (kiln._pytree)."""
         if depth >= _MOST_NESTING:
             return
         for name, held in own.items():
-            if (name in names and len(self.reads) < _MOST_READS and not isinstance(held, type)
-                    and _is_user_class(type(held)) and id(held) not in self.seen
-                    and not _pytree.holds_array(held, lambda v: isinstance(v, np.ndarray))):
-                self.add(own, name, f"{owner} '{name}'")
-                self.argument(held, names, depth + 1)
+            if name in names:
+                self.held_object(held, names, f"{owner} '{name}'", depth, (own, name))
+
+    def held_object(self, held, names, label, depth, holder=None):
+        """One value held by an object (`holder`: its attribute, read too) or by an item of a
+        container it holds."""
+        if (len(self.reads) >= _MOST_READS or isinstance(held, type) or id(held) in self.seen
+                or _pytree.holds_array(held, lambda v: isinstance(v, np.ndarray))):
+            return
+        if type(held) in (list, tuple, dict) and len(held) <= _MOST_ITEMS:
+            # (an item replaced is seen by the snapshot, which compares it as itself)
+            for key, item in (held.items() if type(held) is dict else enumerate(held)):
+                self.held_object(item, names, f"{label}[{key!r}]", depth + 1)
+        elif _is_user_class(type(held)):
+            if holder is not None:
+                self.add(*holder, label)
+            self.argument(held, names, depth + 1)
 
     def class_of(self, value):
         """The class of a user's object: the object's snapshot compares its own attributes, not

@@ -281,6 +281,9 @@ class Environment:
                                              free_name)
                     read_held_objects(self, cell.cell_contents, function.__code__, add_read,
                                             free_name)
+                elif _pytree.cell_holds(cell):  # objects in a closure's list (objs[0].eps)
+                    read_held_items(self, cell.cell_contents, function.__code__, add_read,
+                                    free_name)
                 if _is_user_module(value) or _is_user_class(value):  # a closure's config module
                     self._read_held_namespace(function, value, add_read, free_name)
                 if _is_user_function(value):

@@ -59,6 +59,91 @@ def test_an_object_inside_a_list_argument_read_again_after_its_attribute_changed
         np.testing.assert_array_equal(compiled(x, settings), scaled(x, settings))
 
 
+class _ClassScaled:
+    value = 2.0
+
+
+_SCALE = 1.0
+
+
+class _PropertyScaled:
+    @property
+    def value(self):
+        return 2.0 * _SCALE
+
+
+class _FallbackScaled:
+    def __getattr__(self, name):
+        return 3.0 * _SCALE
+
+
+def _set_scale(value):
+    global _SCALE
+    _SCALE = value
+
+
+@pytest.mark.parametrize("item, change", [
+    (_ClassScaled(), lambda: setattr(_ClassScaled, "value", 5.0)),
+    (_PropertyScaled(), lambda: _set_scale(4.0)),
+    (_FallbackScaled(), lambda: _set_scale(6.0)),
+])
+def test_a_class_member_of_an_object_inside_an_argument_objects_list_is_read_each_call(item,
+                                                                                    change):
+    # holder.items[0].value a class attribute, a property or __getattr__ reading a global:
+    # the object's snapshot compares its own attributes only, and the call kept the first value
+    def scaled(x, holder):
+        return x * holder.items[0].value
+
+    original = _ClassScaled.value
+    compiled = kiln.compile(scaled)
+    x, holder = np.ones(2), _Holder()
+    holder.items = [item]
+    try:
+        np.testing.assert_array_equal(compiled(x, holder), scaled(x, holder))
+        change()
+        np.testing.assert_array_equal(compiled(x, holder), scaled(x, holder))
+    finally:
+        _ClassScaled.value = original
+        _set_scale(1.0)
+
+
+class _Layered:
+    def __init__(self):
+        self.layers = [_ClassScaled()]
+
+    def step(self, x):
+        return x * self.layers[0].value
+
+
+def _closure_over_a_list():
+    layers = [_ClassScaled()]
+    return lambda x: x * layers[0].value
+
+
+_GLOBAL_HOLDER = _Layered()
+
+
+def _global_objects_list(x):
+    return x * _GLOBAL_HOLDER.layers[0].value
+
+
+@pytest.mark.parametrize("function", [
+    _Layered().step, _closure_over_a_list(), _global_objects_list,
+])
+def test_a_class_attribute_of_an_object_in_a_list_of_self_a_closure_or_a_global_is_read(
+        function):
+    # self.layers[0].value, value the class's: `_ClassScaled.value = 5.0` went unseen
+    original = _ClassScaled.value
+    compiled = kiln.compile(function)
+    x = np.ones(2)
+    try:
+        np.testing.assert_array_equal(compiled(x), function(x))
+        _ClassScaled.value = 5.0
+        np.testing.assert_array_equal(compiled(x), function(x))
+    finally:
+        _ClassScaled.value = original
+
+
 # ---- statics equal by == but not the same: a set's items, a tuple's ----
 
 @pytest.mark.parametrize("first, second", [
