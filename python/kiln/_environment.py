@@ -147,6 +147,8 @@ class Environment:
                                          ("__kwdefaults__", "keyword-only defaults")):
                     if getattr(function, attribute) is not None:
                         add_read(function, attribute, f"{function.__qualname__}'s {label}")
+            read_held_items(self, function.__defaults__, function.__code__, add_read,
+                            f"{function.__qualname__}'s default arguments")  # (cfg=[Cfg()])
             globals_ = function.__globals__
             self.global_stores += [(globals_, name, location)
                                    for name, location in _global_stores(function.__code__)]

@@ -127,10 +127,14 @@ def _global_objects_list(x):
     return x * _GLOBAL_HOLDER.layers[0].value
 
 
+def _default_list(x, layers=[[_ClassScaled()]]):  # noqa: B006 (the default is the attack)
+    return x * layers[0][0].value
+
+
 @pytest.mark.parametrize("function", [
-    _Layered().step, _closure_over_a_list(), _global_objects_list,
+    _Layered().step, _closure_over_a_list(), _global_objects_list, _default_list,
 ])
-def test_a_class_attribute_of_an_object_in_a_list_of_self_a_closure_or_a_global_is_read(
+def test_a_class_attribute_of_an_object_in_a_list_of_self_a_closure_a_global_or_default(
         function):
     # self.layers[0].value, value the class's: `_ClassScaled.value = 5.0` went unseen
     original = _ClassScaled.value
@@ -289,3 +293,4 @@ def test_an_iterator_or_view_returned_over_traced_arrays_yields_the_values(make)
 
 def _parts(item):
     return item if isinstance(item, tuple) else (item,)
+
