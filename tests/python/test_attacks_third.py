@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import kiln
+import kiln.cache
 
 
 # ---- objects inside the lists, dicts and tuples of an argument object ----
@@ -294,3 +295,33 @@ def test_an_iterator_or_view_returned_over_traced_arrays_yields_the_values(make)
 def _parts(item):
     return item if isinstance(item, tuple) else (item,)
 
+
+# ---- python -m kiln.cache on a directory that is not kiln's ----
+
+def test_the_cache_command_on_a_link_to_the_users_files_changes_nothing(tmp_path, capsys):
+    # KILN_CACHE_DIR a symbolic link to a project: `clear` removed its two-letter files ("db")
+    # and the temporary-looking files of its two-letter directories (not checked: a link)
+    project = tmp_path / "project"
+    (project / "ab").mkdir(parents=True)
+    (project / "db").write_text("precious")
+    (project / "ab" / "notes.tmp.1.abc").write_text("precious")
+    (project / "notes.txt").write_text("precious")
+    link = tmp_path / "cache"
+    link.symlink_to(project)
+    with kiln.config.patch(cache_dir=str(link)):
+        for command in (["clear"], ["verify", "--remove"], ["show"]):
+            assert kiln.cache.main(command) == 2
+            assert "it is not kiln's cache; nothing was changed" in capsys.readouterr().err
+    assert sorted(str(path.relative_to(project)) for path in project.rglob("*")) == [
+        "ab", "ab/notes.tmp.1.abc", "db", "notes.txt"]
+
+
+def test_the_cache_command_on_a_file_or_a_relative_path_says_so(tmp_path, capsys):
+    # both were "does not exist yet (nothing compiled)"
+    (tmp_path / "file").write_text("")
+    with kiln.config.patch(cache_dir=str(tmp_path / "file")):
+        assert kiln.cache.main(["show"]) == 2
+        assert "file is not a directory" in capsys.readouterr().err
+    with kiln.config.patch(cache_dir="relative/cache"):
+        assert kiln.cache.main(["clear"]) == 2
+        assert "must be an absolute path" in capsys.readouterr().err
