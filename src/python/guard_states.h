@@ -143,7 +143,7 @@ inline bool same_static(PyObject* value, PyObject* expected, int depth = 8) {
 // Levels of containers and objects a snapshot follows, and the most items it copies in all:
 // past them the container itself is held (equal to itself: the old guard), so that a guard
 // stays cheap to record and to match.
-constexpr int kStateDepth = 6;
+constexpr int kStateDepth = 16;
 constexpr Py_ssize_t kMostStateItems = 256;
 
 // The marker of an object's snapshot: a tuple (marker, the object, {name: snapshot}).

@@ -48,6 +48,23 @@ def test_an_attribute_of_an_object_inside_an_argument_objects_container_is_seen(
     np.testing.assert_array_equal(compiled(x, holder), _read_through_containers(x, holder))
 
 
+class _Node:
+    def __init__(self, **attributes):
+        self.__dict__.update(attributes)
+
+
+def test_an_object_seven_levels_inside_an_argument_object_is_compared():
+    # holder.a[0].b[0].c[0].value: past the snapshot's depth the object was held as itself
+    def deep(x, holder):
+        return x * holder.a[0].b[0].c[0].value
+
+    compiled = kiln.compile(deep)
+    x, holder = np.ones(2), _Node(a=[_Node(b=[_Node(c=[_Node(value=2.0)])])])
+    compiled(x, holder)
+    holder.a[0].b[0].c[0].value = 5.0
+    np.testing.assert_array_equal(compiled(x, holder), deep(x, holder))
+
+
 def test_an_object_inside_a_list_argument_read_again_after_its_attribute_changed():
     def scaled(x, settings):
         return x * settings[0].value
