@@ -185,9 +185,9 @@ class _Reads:
     def held_objects(self, own, names, owner, depth):
         """The user's objects among an object's attributes that the code names (cfg.optim of
         cfg.optim.lr), and among the items of the lists, tuples and dicts there
-        (cfg.layers[0].rate): its snapshot compares them by their own attributes, not their
-        class members nor what their properties and __getattr__ read, so each is walked as an
-        argument is, _MOST_NESTING levels deep. Not those holding arrays: containers whose
+        (cfg.layers[0].rate, cfg.steps[0](x)): its snapshot compares them by their own
+        attributes, not their class members, what their properties and __getattr__ read nor
+        what a callback reads, so each is walked as an argument is, _MOST_NESTING levels deep. Not those holding arrays: containers whose
         arrays are inputs (kiln._pytree)."""
         if depth >= _MOST_NESTING:
             return
@@ -209,6 +209,8 @@ class _Reads:
             if holder is not None:
                 self.add(*holder, label)
             self.argument(held, names, depth + 1)
+        else:  # a callback in a list (holder.steps[0](x)): what it reads, as an argument's
+            self.reached(held, None, label)
 
     def class_of(self, value):
         """The class of a user's object: the object's snapshot compares its own attributes, not

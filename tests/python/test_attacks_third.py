@@ -1,6 +1,7 @@
 """Attacks of a third round (test_attacks_second.py holds the second): each test is a careless
 user's or an attacker's call that gave a wrong answer, a crash or an unclear error."""
 import builtins
+import functools
 import itertools
 import sys
 from unittest import mock
@@ -164,6 +165,52 @@ def test_a_class_attribute_of_an_object_in_a_list_of_self_a_closure_a_global_or_
         np.testing.assert_array_equal(compiled(x), function(x))
     finally:
         _ClassScaled.value = original
+
+
+_STEP = 2.0
+
+
+def _step_by_global(x):
+    return x * _STEP
+
+
+def _multiplied(x, factor):
+    return x * factor
+
+
+def _set_step(value):
+    global _STEP
+    _STEP = value
+
+
+def _box_reader(box):
+    return lambda x: x * box[0]
+
+
+_BOX = [2.0]
+
+
+@pytest.mark.parametrize("step, change", [
+    (functools.partial(_multiplied, factor=2.0),
+     lambda holder: holder.steps[0].keywords.update(factor=5.0)),
+    (_step_by_global, lambda holder: _set_step(4.0)),
+    (_box_reader(_BOX), lambda holder: _BOX.__setitem__(0, 9.0)),
+])
+def test_a_callback_in_an_argument_objects_list_is_read_each_call(step, change):
+    # holder.steps[0](x): a partial's keywords, a function's global, a closure's list changed
+    # after the first call went unseen
+    def run(x, holder):
+        return holder.steps[0](x)
+
+    compiled = kiln.compile(run)
+    x, holder = np.ones(2), _Node(steps=[step])
+    try:
+        np.testing.assert_array_equal(compiled(x, holder), run(x, holder))
+        change(holder)
+        np.testing.assert_array_equal(compiled(x, holder), run(x, holder))
+    finally:
+        _set_step(2.0)
+        _BOX[0] = 2.0
 
 
 # ---- statics equal by == but not the same: a set's items, a tuple's ----
