@@ -15,7 +15,6 @@ from . import _kiln, _pytree
 from ._code_names import (_COMPUTED_NAME_ATTRIBUTES, _COMPUTED_NAME_READERS, _class_data,
                           _class_names, _class_reads, _class_value, _global_names,
                           _member_function, _names, _names_read)
-from ._environment_objects import _MOST_ITEMS  # (a global container's, the same bound)
 from ._user_code import _is_user_class, _is_user_function, _is_user_module, _plain_function
 
 # What calling a user's class passed as an argument runs besides __call__'s of its objects.
@@ -26,6 +25,8 @@ _ATTRIBUTE_FALLBACK = frozenset(("__getattr__",))
 _MOST_NESTING = 4
 # The most values read for one call's arguments: past it the rest stay fixed at the trace.
 _MOST_READS = 256
+# The most items of a held list, tuple or dict whose objects are walked (a global's too).
+_MOST_ITEMS = 64
 _COMPUTED_NAMES = _COMPUTED_NAME_READERS | _COMPUTED_NAME_ATTRIBUTES
 
 
@@ -80,6 +81,14 @@ def unwatched_read(reads):
             if not _kiln.snapshot_complete(value):
                 return f"{label} is a mutable container too large to check at each call"
     return None
+
+
+def callback_reads(value, label):
+    """What a callback an object holds reads beyond itself (self.step a partial, a function
+    reading a global, a closure), as an argument's are: [(holder, name, label), ...]."""
+    walker = _Reads(set())
+    walker.reached(value, None, label)
+    return walker.reads
 
 
 def _leaf_count(spec):

@@ -5,13 +5,12 @@ self.config.lr)."""
 import numpy as np
 
 from . import _pytree
+from ._argument_reads import _MOST_ITEMS, callback_reads
 from ._code_names import _class_reads, _names
 from ._user_code import _is_user_class
 
-# The most levels of objects held in objects read (self.config.optim.lr: two), and the most
-# items of a global container whose objects' class members are read.
+# The most levels of objects held in objects read (self.config.optim.lr: two).
 _MOST_NESTING = 4
-_MOST_ITEMS = 64
 
 
 def read_class_members(environment, value, code, add_read, label=None):
@@ -68,6 +67,9 @@ def read_held_value(environment, held, code, add_read, label, depth=0, holder=No
             add_read(*holder, label)
         read_class_members(environment, held, code, add_read, label)
         read_held_objects(environment, held, code, add_read, label, depth + 1)
+    else:  # a callback (self.step a partial, a function reading a global): what it reads
+        for read in callback_reads(held, label):
+            add_read(*read)
 
 
 def read_held_items(environment, value, code, add_read, label):
