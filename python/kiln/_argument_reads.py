@@ -25,6 +25,8 @@ _ATTRIBUTE_FALLBACK = frozenset(("__getattr__",))
 _MOST_NESTING = 4
 # The most values read for one call's arguments: past it the rest stay fixed at the trace.
 _MOST_READS = 256
+# The most items of a held list, tuple or dict whose objects are walked (a global's too).
+_MOST_ITEMS = 64
 _COMPUTED_NAMES = _COMPUTED_NAME_READERS | _COMPUTED_NAME_ATTRIBUTES
 
 
@@ -79,6 +81,14 @@ def unwatched_read(reads):
             if not _kiln.snapshot_complete(value):
                 return f"{label} is a mutable container too large to check at each call"
     return None
+
+
+def callback_reads(value, label):
+    """What a callback an object holds reads beyond itself (self.step a partial, a function
+    reading a global, a closure), as an argument's are: [(holder, name, label), ...]."""
+    walker = _Reads(set())
+    walker.reached(value, None, label)
+    return walker.reads
 
 
 def _leaf_count(spec):
@@ -183,17 +193,33 @@ class _Reads:
 
     def held_objects(self, own, names, owner, depth):
         """The user's objects among an object's attributes that the code names (cfg.optim of
-        cfg.optim.lr): its snapshot holds them as themselves, so each is read (its own snapshot
-        comparing its attributes) and walked as an argument is, _MOST_NESTING levels deep. Not
-        those holding arrays: containers whose arrays are inputs (kiln._pytree)."""
+        cfg.optim.lr), and among the items of the lists, tuples and dicts there
+        (cfg.layers[0].rate, cfg.steps[0](x)): its snapshot compares them by their own
+        attributes, not their class members, what their properties and __getattr__ read nor
+        what a callback reads, so each is walked as an argument is, _MOST_NESTING levels deep. Not those holding arrays: containers whose
+        arrays are inputs (kiln._pytree)."""
         if depth >= _MOST_NESTING:
             return
         for name, held in own.items():
-            if (name in names and len(self.reads) < _MOST_READS and not isinstance(held, type)
-                    and _is_user_class(type(held)) and id(held) not in self.seen
-                    and not _pytree.holds_array(held, lambda v: isinstance(v, np.ndarray))):
-                self.add(own, name, f"{owner} '{name}'")
-                self.argument(held, names, depth + 1)
+            if name in names:
+                self.held_object(held, names, f"{owner} '{name}'", depth, (own, name))
+
+    def held_object(self, held, names, label, depth, holder=None):
+        """One value held by an object (`holder`: its attribute, read too) or by an item of a
+        container it holds."""
+        if (len(self.reads) >= _MOST_READS or isinstance(held, type) or id(held) in self.seen
+                or _pytree.holds_array(held, lambda v: isinstance(v, np.ndarray))):
+            return
+        if type(held) in (list, tuple, dict) and len(held) <= _MOST_ITEMS:
+            # (an item replaced is seen by the snapshot, which compares it as itself)
+            for key, item in (held.items() if type(held) is dict else enumerate(held)):
+                self.held_object(item, names, f"{label}[{key!r}]", depth + 1)
+        elif _is_user_class(type(held)):
+            if holder is not None:
+                self.add(*holder, label)
+            self.argument(held, names, depth + 1)
+        else:  # a callback in a list (holder.steps[0](x)): what it reads, as an argument's
+            self.reached(held, None, label)
 
     def class_of(self, value):
         """The class of a user's object: the object's snapshot compares its own attributes, not

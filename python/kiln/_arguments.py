@@ -41,7 +41,7 @@ _SCALAR_LEAVES = (np.ndarray, float, int, bool, complex, str, bytes, type(None))
 
 def too_large_to_guard(leaf):
     """A static holding a mutable container that a guard's snapshot keeps as itself (more
-    than 256 items in all, or nested more than four levels: src/python/guard_states.h): it is
+    than 256 items in all, or nested more than 16 levels: src/python/guard_states.h): it is
     equal to itself whatever was changed in it, so a trace would fix its values in the graph;
     such a call runs eagerly."""
     return type(leaf) not in _SCALAR_LEAVES and not _kiln.snapshot_complete(leaf)

@@ -84,6 +84,7 @@ class CallTracing:
         inputs; NeedsStatic where the trace needs their values."""
         tracer = _tracer()
         trace = _kiln.Trace()
+        trace.numpy_sizes = True  # (0, 2**62) float64 is too big for NumPy
         trace.location = location_of(self.fn)
         if dynamic:
             leaves = list(leaves)

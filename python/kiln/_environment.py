@@ -24,7 +24,8 @@ from ._code_names import (_attribute_getter, _attributes_of_name, _class_data, _
                           _reads_computed_names, _unwatched_namespace_read)
 from ._environment_objects import (read_class_members, read_class_of, read_held_items,
                                    read_held_objects)
-from ._environment_reads import _attributes_read, _bound_object, _indirect_helpers
+from ._environment_reads import (_attributes_read, _bound_object, _indirect_helpers,
+                                 _unbound_name_reads)
 from ._trace_stores import _CELL_STORES, _global_stores
 from ._user_code import (_is_numpy_or_math_module, _is_user_class, _is_user_function,
                          _is_user_module, _plain_function)
@@ -146,11 +147,16 @@ class Environment:
                                          ("__kwdefaults__", "keyword-only defaults")):
                     if getattr(function, attribute) is not None:
                         add_read(function, attribute, f"{function.__qualname__}'s {label}")
+            read_held_items(self, function.__defaults__, function.__code__, add_read,
+                            f"{function.__qualname__}'s default arguments")  # (cfg=[Cfg()])
             globals_ = function.__globals__
             self.global_stores += [(globals_, name, location)
                                    for name, location in _global_stores(function.__code__)]
             self.globals_ids.add(id(globals_))
             global_names = _global_names(function.__code__)
+            for holder, name, label in _unbound_name_reads(function, global_names,
+                                                           function is not fn):
+                add_read(holder, name, label)
             self.unwatched_read = (self.unwatched_read
                                    or _unwatched_namespace_read(function.__code__, globals_))
             names = _names(function.__code__)
@@ -277,6 +283,9 @@ class Environment:
                                              free_name)
                     read_held_objects(self, cell.cell_contents, function.__code__, add_read,
                                             free_name)
+                elif _pytree.cell_holds(cell):  # objects in a closure's list (objs[0].eps)
+                    read_held_items(self, cell.cell_contents, function.__code__, add_read,
+                                    free_name)
                 if _is_user_module(value) or _is_user_class(value):  # a closure's config module
                     self._read_held_namespace(function, value, add_read, free_name)
                 if _is_user_function(value):

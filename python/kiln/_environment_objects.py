@@ -5,13 +5,12 @@ self.config.lr)."""
 import numpy as np
 
 from . import _pytree
+from ._argument_reads import _MOST_ITEMS, callback_reads
 from ._code_names import _class_reads, _names
 from ._user_code import _is_user_class
 
-# The most levels of objects held in objects read (self.config.optim.lr: two), and the most
-# items of a global container whose objects' class members are read.
+# The most levels of objects held in objects read (self.config.optim.lr: two).
 _MOST_NESTING = 4
-_MOST_ITEMS = 64
 
 
 def read_class_members(environment, value, code, add_read, label=None):
@@ -36,31 +35,50 @@ def read_class_members(environment, value, code, add_read, label=None):
 
 def read_held_objects(environment, value, code, add_read, label, depth=0):
     """The user's objects among `value`'s attributes that `code` names (self.config of
-    self.config.lr): the snapshot of `value`'s read holds them as themselves, so each is read
-    (its snapshot comparing its own attributes) with its class members, _MOST_NESTING levels
-    deep. Not those holding arrays: containers whose arrays are inputs."""
+    self.config.lr), and among the items of the lists, tuples and dicts there
+    (self.layers[0].rate): the snapshot of `value`'s read compares them by their own
+    attributes, so each is read with its class members, _MOST_NESTING levels deep."""
     own = getattr(value, "__dict__", None)
     if depth >= _MOST_NESTING or not isinstance(own, dict):
         return
     names = _names(code)
     for name, held in list(own.items()):
-        if (name in names and not isinstance(held, type) and _is_user_class(type(held))
-                and not _pytree.holds_array(held, lambda v: isinstance(v, np.ndarray))):
-            add_read(own, name, f"{label}.{name}")
-            read_class_members(environment, held, code, add_read, f"{label}.{name}")
-            read_held_objects(environment, held, code, add_read, f"{label}.{name}", depth + 1)
+        if name in names:
+            read_held_value(environment, held, code, add_read, f"{label}.{name}", depth,
+                            (own, name))
+
+
+def read_held_value(environment, held, code, add_read, label, depth=0, holder=None):
+    """One value an object's attribute (`holder`, read itself) or a container's item holds: a
+    user's object, its class members and the objects it holds read; a list's, tuple's or
+    dict's items walked. An attribute's object holding arrays is not read: a container whose
+    arrays are inputs."""
+    if depth >= _MOST_NESTING or isinstance(held, type):
+        return
+    if type(held) in (dict, list, tuple):
+        if len(held) <= _MOST_ITEMS:
+            for key, item in list(held.items() if type(held) is dict else enumerate(held)):
+                read_held_value(environment, item, code, add_read, f"{label}[{key!r}]",
+                                depth + 1)
+    elif _is_user_class(type(held)):
+        if holder is not None:
+            if _pytree.holds_array(held, lambda v: isinstance(v, np.ndarray)):
+                return
+            add_read(*holder, label)
+        read_class_members(environment, held, code, add_read, label)
+        read_held_objects(environment, held, code, add_read, label, depth + 1)
+    else:  # a callback (self.step a partial, a function reading a global): what it reads
+        for read in callback_reads(held, label):
+            add_read(*read)
 
 
 def read_held_items(environment, value, code, add_read, label):
-    """The user's objects among a global list's, tuple's or dict's items (REGISTRY["a"].eps):
-    the container's guard compares their own attributes, not their class members nor the
-    objects they hold, read here as a global object's are (_MOST_ITEMS items at most)."""
-    if type(value) not in (dict, list, tuple) or len(value) > _MOST_ITEMS:
-        return
-    for key, item in (value.items() if type(value) is dict else enumerate(value)):
-        if not isinstance(item, type) and _is_user_class(type(item)):
-            read_class_members(environment, item, code, add_read, f"{label}[{key!r}]")
-            read_held_objects(environment, item, code, add_read, f"{label}[{key!r}]")
+    """The user's objects among a global list's, tuple's or dict's items (REGISTRY["a"].eps),
+    or a closure variable's: the container's guard compares their own attributes, not their
+    class members nor the objects they hold, read here as a global object's are (_MOST_ITEMS
+    items at most)."""
+    if type(value) in (dict, list, tuple):
+        read_held_value(environment, value, code, add_read, label)
 
 
 def read_class_of(environment, value, label, add_read):

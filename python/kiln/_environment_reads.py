@@ -2,6 +2,7 @@
 an object read at each call (`_attributes_read`), the user's functions it leads to other than by
 being one (`_indirect_helpers`: a dict of them, a partial's function, a class's methods), and
 the object a method written in C is bound to (`_bound_object`: w of w.sum)."""
+import builtins
 import collections
 import functools
 import inspect
@@ -76,3 +77,22 @@ def _bound_object(fn):
                                    types.MethodType))):
         return None
     return owner
+
+
+def _unbound_name_reads(function, names, is_helper):
+    """The reads of the globals `function` names that its module does not define: the builtin
+    each resolves to (`mock.patch("builtins.len", ...)`, `builtins.abs = ...` after the first
+    call went unseen: the trace's len ran again), and for a helper the module global itself,
+    absent now (a global defined later shadows the builtin; fn's own globals are all read)."""
+    globals_ = function.__globals__
+    builtins_ = globals_.get("__builtins__", builtins)
+    builtins_ = vars(builtins_) if isinstance(builtins_, types.ModuleType) else builtins_
+    reads = []
+    for name in names:
+        if name in globals_:
+            continue
+        if is_helper:
+            reads.append((globals_, name, f"global '{name}' of {function.__qualname__}()"))
+        if isinstance(builtins_, dict) and name in builtins_:
+            reads.append((builtins_, name, f"builtin '{name}'"))
+    return reads

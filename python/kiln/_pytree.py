@@ -5,6 +5,7 @@ layers: their instance attributes, in order); everything else is a leaf. The C++
 is graph input i there. Other subclasses (OrderedDict) are leaves. The output spec (results)
 adds its own leaves: Constant, and Rebuilt for namedtuples and dataclasses."""
 import collections
+import collections.abc
 import contextvars
 import functools
 import operator
@@ -401,6 +402,15 @@ def holds_array(value, is_array, depth=16, seen=None):
     elif isinstance(value, (types.BuiltinMethodType, types.MethodWrapperType)):
         # w.__add__, w.sum, {"w": w}.get: what a method written in C is bound to
         parts = [] if bound_to_module_or_class(value) else [value.__self__]
+    elif isinstance(value, collections.abc.MappingView):  # d.values(), read without change
+        parts = list(value)
+    elif isinstance(value, collections.abc.Iterator):
+        # iter(list), map, zip, enumerate: what they would yield, from what pickling keeps of
+        # them (nothing consumed); one that cannot say may yield anything
+        try:
+            parts = list(value.__reduce__()[1:])
+        except Exception:  # noqa: BLE001 (any failure means: not known)
+            return True
     elif isinstance(value, _OPERATOR_CALLABLES):
         maker, arguments = value.__reduce__()[:2]  # methodcaller("dot", w): its arguments
         parts = [maker, *arguments]  # (keywords: a partial of the class as its maker)

@@ -456,6 +456,7 @@ class _Wrapped:
             raise RuntimeError(f"kiln.wrap_numpy({self.name}): "
                                f"{_kiln.cuda_unavailable_reason()}")
         trace = _kiln.Trace()
+        trace.numpy_sizes = True  # (0, 2**62) float64 is too big for NumPy
         trace.location = location_of(self.fn)
         traced = list(values)
         inputs = [trace.input(dtype, shape) for dtype, shape, _ in layouts]

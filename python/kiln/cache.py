@@ -70,11 +70,11 @@ def _command(argv):
     if not directory():
         print("kiln cache: no cache directory (no home directory and no KILN_CACHE_DIR)")
         return 0
+    report = inspect()  # (raises for a path that cannot be kiln's cache: relative, a file)
     if not os.path.isdir(directory()):
         print(f"kiln cache: {directory()} does not exist yet (nothing compiled)")
         return 0
     if arguments.command == "show":
-        report = inspect()
         limit = report["limit"]
         print(f"directory: {report['directory']}")
         print(f"entries:   {len(report['entries'])}")

@@ -33,7 +33,11 @@ ValueId Builder::add(Op op, DType dtype, Shape shape, std::vector<ValueId> input
   // Every value's element count and byte size fit int64 (NumPy's rule for any array, its
   // ValueError "array is too big"), so no later stage (buffer plan, index arithmetic,
   // allocation) can overflow.
-  if (!checked_byte_size(shape, dtype))
+  // NumPy's rule for an empty value; not for a cast, which is kiln's own intermediate where a
+  // reduction widens its operand (np.zeros((0, 2**62), np.int8).sum(axis=1) is NumPy's too).
+  const bool numpy_sized = !count_empty_extents_ || op == Op::cast ||
+                           checked_byte_size(without_empty_dims(shape), dtype);
+  if (!checked_byte_size(shape, dtype) || !numpy_sized)
     fail(ErrorKind::Value, op, "array is too big: the result of shape " + shape_string(shape) +
                                     " needs more than 2**63 bytes");
   return graph_.append(

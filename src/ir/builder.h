@@ -19,6 +19,10 @@ class Builder {
   // The user's source location recorded on the nodes built next (file:line).
   void set_location(std::string location) { location_ = std::move(location); }
   const std::string& location() const { return location_; }
+  // NumPy's size rule (its ValueError "array is too big"): an empty value's other extents still
+  // count, so (0, 2**62) float64 is too big, which torch allows. Set by the NumPy front end.
+  void set_count_empty_extents(bool count) { count_empty_extents_ = count; }
+  bool count_empty_extents() const { return count_empty_extents_; }
 
   ValueId parameter(DType dtype, const Shape& shape);
   ValueId constant(Scalar value, DType dtype, const Shape& shape = {});
@@ -133,6 +137,7 @@ class Builder {
 
   Graph& graph_;
   std::string location_;
+  bool count_empty_extents_ = false;
 };
 
 }  // namespace kiln::ir

@@ -257,12 +257,16 @@ std::vector<int64_t> contiguous_strides(const Shape& shape) {
   return strides;
 }
 
-Shape without_unit_dims(const Shape& shape) {
+static Shape without_dims_of_extent(const Shape& shape, int64_t extent) {
   Shape result;
   for (const Dim& d : shape)
-    if (!d.is_constant() || d.constant() != 1) result.push_back(d);
+    if (!d.is_constant() || d.constant() != extent) result.push_back(d);
   return result;
 }
+
+Shape without_unit_dims(const Shape& shape) { return without_dims_of_extent(shape, 1); }
+
+Shape without_empty_dims(const Shape& shape) { return without_dims_of_extent(shape, 0); }
 
 bool broadcast_shapes(const Shape& a, const Shape& b, Shape& result) {
   size_t rank = std::max(a.size(), b.size());

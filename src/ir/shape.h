@@ -77,6 +77,9 @@ std::vector<int64_t> contiguous_strides(const Shape& shape);
 // The shape without its dimensions of constant extent 1: (1, 64, 1, 1) -> (64,). Two shapes
 // equal this way index the same elements in the same order.
 Shape without_unit_dims(const Shape& shape);
+// The shape without its dimensions of constant extent 0: NumPy's size check multiplies the
+// other extents of an empty array (np.empty((0, 2**62)) is too big).
+Shape without_empty_dims(const Shape& shape);
 // NumPy broadcasting of two shapes; returns false when they do not broadcast.
 bool broadcast_shapes(const Shape& a, const Shape& b, Shape& result);
 // Normalises a possibly negative axis against `rank`; throws an Axis error naming `op`.

@@ -114,7 +114,8 @@ inline size_t float_bytes(PyObject* value, char (&bytes)[16]) {
   return size;
 }
 
-inline bool same_static(PyObject* value, PyObject* expected) {
+// `depth`: the levels of tuples still compared item by item (past them, by ==).
+inline bool same_static(PyObject* value, PyObject* expected, int depth = 8) {
   if (value == expected) return true;
   if (value == nullptr || expected == nullptr || Py_TYPE(value) != Py_TYPE(expected)) return false;
   // Floats are the same static when their bits are: == takes -0.0 for 0.0 (x / -0.0 returned
@@ -123,6 +124,14 @@ inline bool same_static(PyObject* value, PyObject* expected) {
   if (size_t size = float_bytes(value, value_bytes))
     return float_bytes(expected, expected_bytes) == size &&
            std::memcmp(value_bytes, expected_bytes, size) == 0;
+  // A tuple's items by the same rule: == takes (1.0, 2) for (1, 2), a set's item or a key.
+  if (PyTuple_CheckExact(value) && depth > 0) {
+    if (PyTuple_GET_SIZE(value) != PyTuple_GET_SIZE(expected)) return false;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(value); ++i)
+      if (!same_static(PyTuple_GET_ITEM(value, i), PyTuple_GET_ITEM(expected, i), depth - 1))
+        return false;
+    return true;
+  }
   int equal = PyObject_RichCompareBool(value, expected, Py_EQ);
   if (equal < 0) {
     PyErr_Clear();
@@ -131,10 +140,10 @@ inline bool same_static(PyObject* value, PyObject* expected) {
   return equal == 1;
 }
 
-// Levels of containers a snapshot follows, and the most items it copies in all: past them
-// the container itself is held (equal to itself: the old guard), so that a guard stays cheap
-// to record and to match.
-constexpr int kStateDepth = 4;
+// Levels of containers and objects a snapshot follows, and the most items it copies in all:
+// past them the container itself is held (equal to itself: the old guard), so that a guard
+// stays cheap to record and to match.
+constexpr int kStateDepth = 16;
 constexpr Py_ssize_t kMostStateItems = 256;
 
 // The marker of an object's snapshot: a tuple (marker, the object, {name: snapshot}).
@@ -173,34 +182,87 @@ inline bool is_other_mutable_sequence(PyObject* value) {
 }
 
 // The items a snapshot may still copy, and whether it held a mutable container as itself
-// (too big or too deep to copy: a change made to it in place would go unseen).
+// (too big or too deep to copy: a change made to it in place would go unseen). The objects
+// inside a static's containers and attributes (`o.items[0]`) have a budget of their own and
+// never make it incomplete: they were held as themselves before, and one holding a big
+// structure the code never reads (a logger's manager) must not send the call to NumPy.
 struct SnapshotBudget {
   Py_ssize_t items = kMostStateItems;
+  Py_ssize_t nested_items = kMostStateItems;
   bool incomplete = false;
+  int nested_objects = 0;  // the objects being copied around the current value
+  Py_ssize_t& left() { return nested_objects > 0 ? nested_items : items; }
 };
 
+inline nb::object container_state(PyObject* value, int depth, SnapshotBudget& budget);
+
+// An object's snapshot: (marker, the object, {name: snapshot of the value}), its attributes'
+// values one level below it. `nested`: an object inside the static (held as itself where its
+// attributes are more than its budget has left).
+inline nb::object object_state(PyObject* value, PyObject* attributes, int depth,
+                               SnapshotBudget& budget, bool nested) {
+  budget.nested_objects += nested;
+  struct Leave {
+    SnapshotBudget& budget;
+    bool nested;
+    ~Leave() { budget.nested_objects -= nested; }
+  } leave{budget, nested};
+  if (nested && PyDict_GET_SIZE(attributes) > budget.left()) return nb::borrow(value);
+  budget.left() -= PyDict_GET_SIZE(attributes);
+  nb::object items = nb::steal(PyDict_Items(attributes));
+  nb::object states = nb::steal(PyDict_New());
+  if (!items.is_valid() || !states.is_valid()) throw nb::python_error();
+  for (Py_ssize_t i = 0; i < PyList_GET_SIZE(items.ptr()); ++i) {
+    PyObject* item = PyList_GET_ITEM(items.ptr(), i);
+    nb::object state = container_state(PyTuple_GET_ITEM(item, 1), depth - 1, budget);
+    if (PyDict_SetItem(states.ptr(), PyTuple_GET_ITEM(item, 0), state.ptr()) != 0)
+      throw nb::python_error();
+  }
+  return nb::steal(PyTuple_Pack(3, object_state_marker(), value, states.ptr()));
+}
+
 // A snapshot of `value`: a copy of a list, dict, tuple, set or bytearray (of snapshots of their
-// items; a subclass state for a list or dict subclass, a deque or an array.array); `value`
-// itself for anything else, or where it is too big or deep. Arrays are held as they are: those
-// the function reads are inputs, read at each call.
+// items; a subclass state for a list or dict subclass, a deque or an array.array); an object
+// state for a user object inside one (`o.items[0].s`: held as itself, an assignment to its
+// attribute went unseen and the call returned the first trace's value); `value` itself for
+// anything else, or where it is too big or deep. Arrays are held as they are: those the
+// function reads are inputs, read at each call.
 inline nb::object container_state(PyObject* value, int depth, SnapshotBudget& budget) {
   const bool sequence = PyList_Check(value) || PyTuple_CheckExact(value) ||
                         is_other_mutable_sequence(value);
   const bool mapping = PyDict_Check(value);
-  if (!(sequence || mapping || PySet_CheckExact(value) || PyByteArray_CheckExact(value)))
-    return nb::borrow(value);
+  const bool set = PySet_CheckExact(value) || PyFrozenSet_CheckExact(value);
+  if (!(sequence || mapping || set || PyByteArray_CheckExact(value))) {
+    nb::object attributes = depth > 0 ? instance_attributes(value) : nb::object();
+    return attributes.is_valid() ? object_state(value, attributes.ptr(), depth, budget, true)
+                                 : nb::borrow(value);
+  }
   auto held = [&] {
-    budget.incomplete = budget.incomplete || !PyTuple_CheckExact(value);
+    budget.incomplete = budget.incomplete || (!PyTuple_CheckExact(value) &&
+                                              !PyFrozenSet_CheckExact(value) &&
+                                              budget.nested_objects == 0);
     return nb::borrow(value);
   };
   if (depth <= 0) return held();
   Py_ssize_t size = PyObject_Size(value);
   if (size < 0) throw nb::python_error();
-  if (size > budget.items) return held();
-  budget.items -= size;
+  if (size > budget.left()) return held();
+  budget.left() -= size;
+  if (set) {
+    // {item: item}: the item each of a later set's finds, compared as a static ({1.0, 2}
+    // equals {1, 2}, whose np.array is int64: the call returned the first trace's dtype).
+    nb::object items = nb::steal(PySequence_List(value));
+    nb::object elements = nb::steal(PyDict_New());
+    if (!items.is_valid() || !elements.is_valid()) throw nb::python_error();
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(items.ptr()); ++i) {
+      PyObject* item = PyList_GET_ITEM(items.ptr(), i);
+      if (PyDict_SetItem(elements.ptr(), item, item) != 0) throw nb::python_error();
+    }
+    return nb::steal(PyTuple_Pack(3, subclass_state_marker(),
+                                  reinterpret_cast<PyObject*>(Py_TYPE(value)), elements.ptr()));
+  }
   if (!sequence && !mapping) {
-    nb::object copy = nb::steal(PySet_CheckExact(value) ? PySet_New(value)
-                                                        : PyByteArray_FromObject(value));
+    nb::object copy = nb::steal(PyByteArray_FromObject(value));
     if (!copy.is_valid()) throw nb::python_error();
     return copy;
   }
@@ -234,12 +296,12 @@ inline nb::object state_of(PyObject* value, bool* incomplete = nullptr) {
   nb::object state;
   if (!attributes.is_valid()) {
     state = container_state(value, kStateDepth, budget);
-  } else {
-    nb::object states = container_state(attributes.ptr(), kStateDepth, budget);
-    if (states.ptr() == attributes.ptr()) {  // too many to copy: a shallow copy, as before
-      states = nb::steal(PyDict_Copy(attributes.ptr()));
-      if (!states.is_valid()) throw nb::python_error();
-    }
+  } else if (PyDict_GET_SIZE(attributes.ptr()) <= budget.items) {
+    state = object_state(value, attributes.ptr(), kStateDepth, budget, false);
+  } else {  // too many to copy: a shallow copy, as before
+    budget.incomplete = true;
+    nb::object states = nb::steal(PyDict_Copy(attributes.ptr()));
+    if (!states.is_valid()) throw nb::python_error();
     state = nb::steal(PyTuple_Pack(3, object_state_marker(), value, states.ptr()));
   }
   if (incomplete != nullptr) *incomplete = budget.incomplete;
@@ -266,6 +328,26 @@ inline bool same_items(PyObject* items, PyObject* states) {
   return true;
 }
 
+// Whether the set `value` holds the items of `elements` ({item: item}), each the same static.
+inline bool same_set_items(PyObject* value, PyObject* elements) {
+  if (PySet_GET_SIZE(value) != PyDict_GET_SIZE(elements)) return false;
+  nb::object items = nb::steal(PySequence_List(value));  // __eq__ (user code) may change it
+  if (!items.is_valid()) {
+    PyErr_Clear();
+    return false;
+  }
+  for (Py_ssize_t i = 0; i < PyList_GET_SIZE(items.ptr()); ++i) {
+    PyObject* item = PyList_GET_ITEM(items.ptr(), i);
+    nb::object recorded = nb::borrow(PyDict_GetItemWithError(elements, item));
+    if (!recorded.is_valid()) {
+      PyErr_Clear();
+      return false;
+    }
+    if (!same_static(item, recorded.ptr())) return false;
+  }
+  return true;
+}
+
 // Whether `object`'s instance attributes are those `states` recorded.
 inline bool same_attribute_states(PyObject* object, PyObject* states) {
   nb::object now = instance_attributes(object);
@@ -286,6 +368,7 @@ inline bool same_state(PyObject* value, PyObject* state) {
   } else if (Py_TYPE(value) != Py_TYPE(state)) {
     return false;
   }
+  if (PyAnySet_Check(value)) return PyDict_CheckExact(state) && same_set_items(value, state);
   if (PyDict_CheckExact(state)) return same_items(value, state);
   if (!PyList_CheckExact(state) && !PyTuple_CheckExact(state)) return same_static(value, state);
   nb::object listed;  // a deque's or array.array's items, as a list (no user code sees it)

@@ -145,6 +145,11 @@ void bind_trace_and_tensor(nb::module_& module) {
           "location", [](const Trace& trace) { return trace.default_location; },
           [](Trace& trace, std::string location) { trace.default_location = std::move(location); },
           "The user's file:line stamped on the nodes built next and named in errors.")
+      .def_prop_rw(
+          "numpy_sizes", [](const Trace& trace) { return trace.builder.count_empty_extents(); },
+          [](Trace& trace, bool numpy) { trace.builder.set_count_empty_extents(numpy); },
+          "NumPy's size rule: an empty value's other extents still count towards 'array is too "
+          "big' (torch allows (0, 2**62)); set by the NumPy front end.")
       .def_prop_ro("node_count", [](const Trace& trace) { return trace.graph.size(); })
       .def("begin_loop_body", &detail::begin_loop_body, nb::arg("start") = nb::none(),
            nb::arg("stop") = nb::none(), nb::arg("step") = 1, Keep<1>(),

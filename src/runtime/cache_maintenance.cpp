@@ -93,10 +93,14 @@ int64_t cache_size_limit() {
 }
 
 // Throws unless `directory` is missing or kiln's (cache_root.h): what is not kiln's is not
-// listed, evicted or cleared.
+// listed, evicted or cleared. Followed if it is a symbolic link, as compiling follows it (a
+// link was never checked, and `clear` removed the two-letter files of the directory it named).
 static void check_cache_root(const std::string& directory) {
-  std::string why;
-  if (is_directory(directory) && !claim_cache_root(directory, &why))
+  check_cache_path(directory);
+  struct stat information;
+  if (stat(directory.c_str(), &information) != 0) return;  // missing: nothing in it
+  std::string why = "is not a directory";
+  if (!S_ISDIR(information.st_mode) || !claim_cache_root(directory, &why))
     throw Error(ErrorKind::Value, "kiln: " + directory + " " + why + "; nothing was changed");
 }
 

@@ -123,7 +123,7 @@ Descriptor::~Descriptor() {
   if (descriptor_ >= 0) close(descriptor_);
 }
 
-void ensure_private_directory(const std::string& path) {
+void check_cache_path(const std::string& path) {
   if (path.empty() || path[0] != '/')
     throw Error(ErrorKind::Value, "kiln: cache directory must be an absolute path, got '" +
                                       path + "'");
@@ -131,6 +131,10 @@ void ensure_private_directory(const std::string& path) {
   if (path.find('\0') != std::string::npos)
     throw Error(ErrorKind::Value, "kiln: cache directory must not contain a NUL character: '" +
                                       path.substr(0, path.find('\0')) + "\\x00...'");
+}
+
+void ensure_private_directory(const std::string& path) {
+  check_cache_path(path);
   // mkdir -p with 0700; EEXIST is fine (another process may be creating it too). chmod after
   // mkdir: the umask may have removed the owner's bits.
   for (size_t slash = path.find('/', 1);; slash = path.find('/', slash + 1)) {

@@ -14,6 +14,9 @@
 
 namespace kiln::runtime {
 
+// Throws Error(Value) unless `path` can name the cache directory: absolute, with no NUL.
+void check_cache_path(const std::string& path);
+
 // Creates `path` and its missing parents (0700) and checks `path` itself is private. Throws
 // Error(Permission) for a directory owned by someone else or writable by group/others, and
 // Error(Toolchain) when it cannot be created (read-only file system, a file in the way).

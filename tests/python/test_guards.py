@@ -168,23 +168,35 @@ BIG_SET = set(range(300))
 BIG_TABLE = __import__("collections").OrderedDict((k, 1.0) for k in range(300))
 
 
+def _innermost_list(nested):
+    while isinstance(nested[0], list):
+        nested = nested[0]
+    return nested
+
+
+def _innermost(nested):
+    return _innermost_list(nested)[0]
+
+
 def test_containers_too_large_to_check_run_eagerly(capfd):
     """A mutable container the guard's snapshot cannot copy (more than 256 items, or nested
-    more than four levels: python/guard_states.h) is equal to itself whatever changed in it:
+    more than 16 levels: python/guard_states.h) is equal to itself whatever changed in it:
     such calls run eagerly, and KILN_LOGS=graph_breaks says why (they returned the first
     call's values)."""
     kiln.set_logs("graph_breaks")
     counted = kiln.compile(lambda x: x * len(BIG_SET))
     looked_up = kiln.compile(lambda x: x * BIG_TABLE[5])
-    deep = [[[[[1.0]]]]]
-    nested = kiln.compile(lambda x, holder: x * holder.values[0][0][0][0][0])
+    deep = [1.0]
+    for _ in range(16):
+        deep = [deep]  # 17 levels
+    nested = kiln.compile(lambda x, holder: x * _innermost(holder.values))
     holder = type("Holder", (), {})()
     holder.values = deep
     x = np.ones(2)
     for value in (1.0, 4.0):
         BIG_SET.add(1000 + value)
         BIG_TABLE[5] = value
-        deep[0][0][0][0][0] = value
+        _innermost_list(deep)[0] = value
         np.testing.assert_array_equal(counted(x), x * len(BIG_SET))
         np.testing.assert_array_equal(looked_up(x), x * value)
         np.testing.assert_array_equal(nested(x, holder), x * value)
