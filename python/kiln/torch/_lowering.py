@@ -21,8 +21,8 @@ from . import (_aten_antialias, _aten_attention, _aten_bags,  # noqa: F401 (fill
                _value_checks)
 from ._aten_table import (METADATA_ASSERTIONS, TABLE, LoweringContext, Unconvertible, cast,
                           kiln_dtype, meta, tensor_dtype_supported)
-from ._eager_refusals import refuses as eager_refuses
 from ._input_mutations import donations, split_mutations, write_mutations
+from ._node_support import static_sizes, unsupported_reason
 from ._size_checks import SizeChecks
 from ._graph_devices import graph_devices, host_outputs
 from ._graph_values import (float_arithmetic, is_float_arithmetic, is_scalar_input,
@@ -47,43 +47,6 @@ def source_line(node):
 def describe(node):
     where = source_line(node)
     return f"{node.target}" + (f" at {where}" if where else "")
-
-
-def static_sizes(value):
-    """Whether a tensor's sizes are known before its data: numbers, or size symbols of the
-    inputs (dynamic=True), not data-dependent ones (nonzero's count)."""
-    return all(type(extent) is int or (isinstance(extent, torch.SymInt) and extent.node.has_hint())
-               for extent in value.shape)
-
-
-def node_supported(node):
-    """Whether the conversion table has an entry for this node and kiln has its dtypes; the
-    entry itself may still refuse its arguments (Unconvertible)."""
-    if node.op != "call_function":
-        return False
-    if node.target is operator.getitem:
-        return True
-    if node.target not in TABLE:
-        return False
-    values = meta(node)
-    if values is None and node.target in _value_checks.ASSERTIONS:
-        values = ()  # a check, with no result
-    # None in a tuple: a result not asked for (convolution_backward's output_mask).
-    outputs = [value for value in values if value is not None] \
-        if isinstance(values, (tuple, list)) else [values]
-    if not all(isinstance(value, torch.Tensor) and tensor_dtype_supported(value)
-               and static_sizes(value) for value in outputs):
-        return False
-    if not all(tensor_dtype_supported(meta(operand)) for operand in node.all_input_nodes):
-        return False
-    # a dtype eager's kernel refuses (argmax of bools): eager runs it, and raises
-    return not eager_refuses(node.target, *_map_arguments((node.args, node.kwargs), _Metas()))
-
-
-class _Metas:
-    """FX nodes -> the values recorded for them (_map_arguments' `converted`)."""
-    def __getitem__(self, node):
-        return meta(node)
 
 
 class UnconvertibleNode(Exception):
@@ -290,10 +253,10 @@ def _lower(context, node, converted):
     kwargs = _map_arguments(node.kwargs, converted)
     if node.target is operator.getitem:
         return args[0][args[1]]
-    lowering = TABLE.get(node.target)
-    if lowering is None or not node_supported(node):
-        raise UnconvertibleNode(node, "not in kiln's conversion table" if lowering is None
-                                 else "a dtype kiln does not have, or a data-dependent size")
+    refusal = unsupported_reason(node)
+    if refusal is not None:
+        raise UnconvertibleNode(node, refusal)
+    lowering = TABLE[node.target]
     try:
         result = lowering(context, node, *args, **kwargs)
     except Unconvertible as error:
