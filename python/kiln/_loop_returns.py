@@ -98,7 +98,8 @@ class _Container:
         form = forms.pop()
         container = cls(None, None, 1) if form is None else cls(*form)
         columns = [container.elements(node.value) for node in returns]
-        container.slices = _sliced_positions(columns, _loop_targets(statements))
+        if not _code_after_returns(statements):
+            container.slices = _sliced_positions(columns, _loop_targets(statements))
         container.whole = {position for position in container.slices
                            if all(isinstance(row[position], ast.Name) for row in columns)}
         if form is None and not container.slices:  # `return x[:k]` and `return x`, or `return x`
@@ -180,8 +181,9 @@ def _sliced_positions(elements, loop_targets):
     its bounds, and the exit slices the name; where each gives the name itself (`return x, it`
     in BiCGSTAB's loop and after it), the exit reads it. That name is what it was at the return:
     no code rebinds it between a return and the exit (it breaks out of every loop, and what
-    follows them runs only where no return did), unless it is a loop's index, which a captured
-    loop leaves at its range's last."""
+    follows them runs only where no return did; a `finally` around a return may, and then no
+    name is read at the exit), unless it is a loop's index, which a captured loop leaves at its
+    range's last."""
     positions = {}
     for position, column in enumerate(zip(*elements)):
         bases = {element.id if isinstance(element, ast.Name) else
@@ -193,6 +195,15 @@ def _sliced_positions(elements, loop_targets):
         if len(bases) == 1 and None not in bases and not bases <= loop_targets:
             positions[position] = bases.pop()
     return positions
+
+
+def _code_after_returns(statements):
+    """Whether code may run between a return of `statements` and the function's exit: a
+    `finally` block or a `with`'s exit around it (`try: return total, i` / `finally: total *=
+    0.5` returns the total from before the block)."""
+    return any((isinstance(block, (ast.With, ast.AsyncWith)) or getattr(block, "finalbody", None))
+               and any(isinstance(node, ast.Return) for node in _walk_scope([block]))
+               for block in _walk_scope(statements))
 
 
 def _loop_targets(statements):
