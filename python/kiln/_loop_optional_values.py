@@ -37,14 +37,16 @@ import re
 
 from ._loop_else import _located
 from ._loop_rewrite_parts import _helper_call, _name
+from ._loop_tuple_names import PREFIX as TUPLE_PREFIX
 
 PRESENT = "__kiln_present_"
 PAYLOAD = "__kiln_optional_"
 
 
 def is_payload(name):
-    """Whether `name` is the payload of an optional value rewritten as above."""
-    return name.startswith(PAYLOAD)
+    """Whether `name` is the payload of an optional value rewritten as above, or an element of
+    one split from a tuple (`best = (i, x[i])`: kiln._loop_tuple_names)."""
+    return name.startswith(PAYLOAD) or name.startswith(TUPLE_PREFIX + PAYLOAD)
 
 
 def is_present_flag(name):
