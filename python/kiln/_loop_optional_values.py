@@ -29,7 +29,9 @@ reruns eagerly where None is returned: kiln._branch_capture). Any other read, a 
 not a plain `v = E`, a use in another scope or before the `v = None`: the name is left as
 written (and its loop unrolls, as it did). Run as Python (a loop that is not captured), the
 rewritten code is the user's: each read happens where the payload is bound, and the flag is
-`v is not None` at every point.
+`v is not None` at every point. A payload every assignment gives a tuple display (`best = (i,
+x[i])`) is split into one name per element afterwards (kiln._loop_tuple_names): the loop
+carries numbers and arrays, not tuples.
 """
 import ast
 import copy
