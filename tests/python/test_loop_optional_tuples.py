@@ -75,3 +75,11 @@ def test_a_tuple_payload_read_where_it_is_present(rng):
         for _ in range(2):
             assert compiled(x, target) == first_pair_sum(x, target)
     assert loop_kinds(first_pair_sum, x, 0.5) == ["loop"]
+
+
+def test_a_returned_tuple_payload_is_no_graph_break(rng):
+    """`return best`: the trace returns the tuple, and a call where it is None runs again
+    eagerly (it was a graph break, and every call then ran eagerly: NumPy's time)."""
+    x = rng.standard_normal(50)
+    assert kiln.explain(kiln.compile(last_above))(x, 0.5).graph_break_count == 0
+    assert kiln.explain(kiln.compile(largest_gap))(x).graph_break_count == 0
