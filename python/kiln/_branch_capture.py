@@ -340,9 +340,10 @@ class BranchCapture:
         """The function's result where one side returns None (`if np.any(x < 0): return None`,
         a check that gives up) and the other an array: the trace returns the array and the
         call reruns eagerly where the None side is taken, so the caller gets NumPy's None
-        (it was a graph break, the call eager every time); refused where no call reruns."""
+        (it was a graph break, the call eager every time); a tuple of arrays and numbers too
+        (`return best`, an optional's `(i, x[i])`); refused where no call reruns."""
         array = b if a is None else a
-        if rerun_note(self.context) is None or not isinstance(array, TracedArray):
+        if rerun_note(self.context) is None or not _traced_values(array):
             raise CaptureFailed(f"`{name}` is None on one side of the branch")
         none_taken = cast(predicate, "bool")
         if a is not None:
@@ -435,6 +436,14 @@ def _merged_view(context, predicate, a, b):
     merged._read_only = a._read_only or b._read_only
     merged._overlapping = a._overlapping or b._overlapping
     return merged
+
+
+def _traced_values(value):
+    """Whether `value` is an array, or a tuple of arrays and numbers, the trace can return."""
+    if type(value) is tuple:
+        return bool(value) and all(isinstance(item, TracedArray) or _is_number(item)
+                                   for item in value)
+    return isinstance(value, TracedArray)
 
 
 def _returned_on_one_side(a, b, unbound):

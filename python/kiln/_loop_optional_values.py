@@ -29,7 +29,9 @@ reruns eagerly where None is returned: kiln._branch_capture). Any other read, a 
 not a plain `v = E`, a use in another scope or before the `v = None`: the name is left as
 written (and its loop unrolls, as it did). Run as Python (a loop that is not captured), the
 rewritten code is the user's: each read happens where the payload is bound, and the flag is
-`v is not None` at every point.
+`v is not None` at every point. A payload every assignment gives a tuple display (`best = (i,
+x[i])`) is split into one name per element afterwards (kiln._loop_tuple_names): the loop
+carries numbers and arrays, not tuples.
 """
 import ast
 import copy
@@ -37,14 +39,16 @@ import re
 
 from ._loop_else import _located
 from ._loop_rewrite_parts import _helper_call, _name
+from ._loop_tuple_names import PREFIX as TUPLE_PREFIX
 
 PRESENT = "__kiln_present_"
 PAYLOAD = "__kiln_optional_"
 
 
 def is_payload(name):
-    """Whether `name` is the payload of an optional value rewritten as above."""
-    return name.startswith(PAYLOAD)
+    """Whether `name` is the payload of an optional value rewritten as above, or an element of
+    one split from a tuple (`best = (i, x[i])`: kiln._loop_tuple_names)."""
+    return name.startswith(PAYLOAD) or name.startswith(TUPLE_PREFIX + PAYLOAD)
 
 
 def is_present_flag(name):

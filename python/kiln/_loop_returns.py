@@ -16,6 +16,9 @@ Where every return gives one name or a slice of it at a position (`return hist[:
 in the loop, `return hist, n` after it; `return hist[:k]` alone), the results there are the
 slice's bounds and the exit slices the name: a prefix whose length the data decide is no value
 a loop node carries (an early exit from a 10,000-step simulation: first call 4.4 s unrolled).
+Where every return gives the name itself (`return x, it, info` in a solver's loop and after it),
+the exit reads it: a result starts from zeros of its type, which a dict, a list or None has not
+(the branch refused the loop, which unrolled).
 Returns in `with` or `try` blocks, in an `if` whose body may fall through, and returned conversions
 (`return float(loss)`: kiln._loop_transform keeps those Python numbers) leave the function as
 written.
@@ -45,7 +48,7 @@ def single_exit(statements):
         # falling off the end returns None (nothing follows a `while True:` only returns leave)
         body.append(ast.copy_location(ast.Return(value=None), body[-1]))
     returns = [node for node in _walk_scope(body) if isinstance(node, ast.Return)]
-    form = _Container.of(returns)
+    form = _Container.of(returns, body)
     merged = _terminal(body, form)
     if merged is None:
         return statements
@@ -82,21 +85,25 @@ class _Container:
 
     def __init__(self, kind, keys, size, slices=None):
         self.kind, self.keys, self.size = kind, keys, size
-        self.slices = slices or {}  # {position: the name every return slices there}
+        self.slices = slices or {}  # {position: the name every return slices or gives there}
+        self.whole = set()  # of those, where every return gives the name itself
 
     @classmethod
-    def of(cls, returns):
+    def of(cls, returns, statements):
+        """The form of `returns`, those of the function body `statements`; None where they
+        differ, or each returns a single value that no name is at every return."""
         forms = {cls._form(node.value) for node in returns}
         if len(forms) != 1:
             return None
         form = forms.pop()
-        if form is None:  # a single value, `return x[:k]` and `return x`: one sliced position
-            single = cls(None, None, 1)
-            single.slices = _sliced_positions([[node.value] for node in returns])
-            return single if single.slices else None
-        container = cls(*form)
-        container.slices = _sliced_positions([container.elements(node.value)
-                                              for node in returns])
+        container = cls(None, None, 1) if form is None else cls(*form)
+        columns = [container.elements(node.value) for node in returns]
+        if not _code_after_returns(statements):
+            container.slices = _sliced_positions(columns, _loop_targets(statements))
+        container.whole = {position for position in container.slices
+                           if all(isinstance(row[position], ast.Name) for row in columns)}
+        if form is None and not container.slices:  # `return x[:k]` and `return x`, or `return x`
+            return None
         return container
 
     @staticmethod
@@ -114,11 +121,18 @@ class _Container:
     def names(self, context):
         names = []
         for index in range(self.size):
+            if self._reads(index):  # the name itself, read at the exit
+                continue
             if index in self.slices:  # the slice's bounds
                 names += [_name(f"{RESULT}_{index}_{end}", context) for end in ("lo", "hi")]
             else:
                 names.append(_name(f"{RESULT}_{index}", context))
         return names
+
+    def _reads(self, index):
+        """Whether every return gives the name at `index` itself (no slice): the exit reads it,
+        and no result carries it (a list, `history`, has no zeros a loop could start from)."""
+        return index in self.slices and index in self.whole
 
     def elements(self, value):
         if self.kind is None:
@@ -130,6 +144,8 @@ class _Container:
         len(x)) in place of its element."""
         values = []
         for index, element in enumerate(self.elements(value)):
+            if self._reads(index):
+                continue
             if index not in self.slices:
                 values.append(element)
                 continue
@@ -141,7 +157,9 @@ class _Container:
     def rebuilt(self):
         names, values = iter(self.names(ast.Load())), []
         for index in range(self.size):
-            if index in self.slices:  # sliced at the exit, where the name is what it was
+            if self._reads(index):  # `return x, it` wherever it returns: x is what it was
+                values.append(_name(self.slices[index]))
+            elif index in self.slices:  # sliced at the exit, where the name is what it was
                 lower, upper = next(names), next(names)
                 values.append(ast.Subscript(value=_name(self.slices[index]),
                                             slice=ast.Slice(lower=lower, upper=upper),
@@ -156,13 +174,16 @@ class _Container:
         return self.kind(elts=values, ctx=ast.Load())
 
 
-def _sliced_positions(elements):
+def _sliced_positions(elements, loop_targets):
     """{position: name} where every return's element is that name or a slice of it without a
-    step, and one at least is a slice (`return history[:k + 1], k` in the loop, `return
-    history, n` after it): the returned prefix has a shape the loop's data decide, which no
-    loop node can carry, so the results are its bounds, and the exit slices the name (which no
-    code rebinds between a return and the exit: it breaks out of every loop, and what follows
-    them runs only where no return did)."""
+    step (`return history[:k + 1], k` in the loop, `return history, n` after it): the returned
+    prefix has a shape the loop's data decide, which no loop node can carry, so the results are
+    its bounds, and the exit slices the name; where each gives the name itself (`return x, it`
+    in BiCGSTAB's loop and after it), the exit reads it. That name is what it was at the return:
+    no code rebinds it between a return and the exit (it breaks out of every loop, and what
+    follows them runs only where no return did; a `finally` around a return may, and then no
+    name is read at the exit), unless it is a loop's index, which a captured loop leaves at its
+    range's last."""
     positions = {}
     for position, column in enumerate(zip(*elements)):
         bases = {element.id if isinstance(element, ast.Name) else
@@ -171,10 +192,24 @@ def _sliced_positions(elements):
                                       and isinstance(element.slice, ast.Slice)
                                       and element.slice.step is None) else None
                  for element in column}
-        if (len(bases) == 1 and None not in bases
-                and any(isinstance(element, ast.Subscript) for element in column)):
+        if len(bases) == 1 and None not in bases and not bases <= loop_targets:
             positions[position] = bases.pop()
     return positions
+
+
+def _code_after_returns(statements):
+    """Whether code may run between a return of `statements` and the function's exit: a
+    `finally` block or a `with`'s exit around it (`try: return total, i` / `finally: total *=
+    0.5` returns the total from before the block)."""
+    return any((isinstance(block, (ast.With, ast.AsyncWith)) or getattr(block, "finalbody", None))
+               and any(isinstance(node, ast.Return) for node in _walk_scope([block]))
+               for block in _walk_scope(statements))
+
+
+def _loop_targets(statements):
+    """The names the `for` loops of `statements` bind as their index."""
+    return {target.id for loop in _walk_scope(statements) if isinstance(loop, ast.For)
+            for target in ast.walk(loop.target) if isinstance(target, ast.Name)}
 
 
 def _assign_result(value, form, at):
@@ -183,6 +218,8 @@ def _assign_result(value, form, at):
         value = ast.Constant(value=None)
     if form is None:
         assign = ast.Assign(targets=[_name(RESULT, ast.Store())], value=value)
+    elif not form.names(ast.Store()):  # every element is read at the exit
+        assign = ast.Pass()
     else:
         assign = ast.Assign(targets=[ast.Tuple(elts=form.names(ast.Store()), ctx=ast.Store())],
                             value=ast.Tuple(elts=form.assigned(value), ctx=ast.Load()))

@@ -166,10 +166,10 @@ def _rewrite_scope(definition, filename, in_place):
         definition.body, _parameters(definition) | set(_stored_names(definition.body)))
     definition.body = without_else_clauses(definition.body)  # a loop's `else` (kiln._loop_else)
     definition.body = in_whole_swap_cycles(definition.body)  # `u, v = v, u` (kiln._loop_swaps)
-    definition.body = split_tuple_names(  # `best = (i, j)` in a loop (kiln._loop_tuple_names)
-        definition.body, _parameters(definition))
     definition.body = optional_values(  # `idx = None` before a loop that binds it
         definition.body, _parameters(definition))
+    definition.body = split_tuple_names(  # `best = (i, j)` in a loop (kiln._loop_tuple_names),
+        definition.body, _parameters(definition))  # an optional's payload too
     definition.body = single_exit(definition.body)  # early returns (kiln._loop_returns)
     definition.body = attribute_updates_through_names(definition.body)  # `self.t += dt`
     definition.body = attribute_targets_through_names(  # `self.h[:, t] = v` in loops
