@@ -6,7 +6,6 @@ function's source as kiln._loop_aliases reads the compiled one, and the function
 turn, so that a helper rebound to one that writes is seen at the next trace."""
 import ast
 import builtins
-import inspect
 import math
 import textwrap
 import types
@@ -17,7 +16,7 @@ from ._call_effects import (FRESH_BUILTINS, HOLDING_BUILTINS, MOST_CALL_DEPTH, N
                             NUMPY_VIEWS, numpy_object)
 from ._loop_aliases import InPlace
 from ._loop_rewrite_parts import HELPER
-from ._loop_source import compiles_to
+from ._loop_source import compiles_to, source_of
 
 class Writes:
     """A verdict of calls of global functions (as_constant's tuple), true when one of the
@@ -103,7 +102,7 @@ def _analysis(function):
     its source (kiln._loop_transform: a helper's loops and calls), read as the user wrote it."""
     code = function.__code__
     try:
-        tree = ast.parse(textwrap.dedent(inspect.getsource(code)))
+        tree = ast.parse(textwrap.dedent(source_of(code, function.__globals__)))
     except (OSError, TypeError, SyntaxError, IndentationError):
         return True
     definition = tree.body[0] if tree.body else None

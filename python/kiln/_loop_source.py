@@ -10,6 +10,16 @@ import operator
 import types
 
 
+def source_of(code, module_globals):
+    """inspect.getsource(code), read as inspect reads it, without its search for the module: a
+    code object has no __module__, so inspect.getmodule took the real path of every loaded
+    module's file (0.05 s of a process's first kiln.compile, more with torch imported). A
+    function of the code in its module's globals names its module; made here, it has no
+    __wrapped__ for inspect to follow to another function's source (a decorator's)."""
+    cells = tuple(types.CellType() for _ in code.co_freevars)
+    return inspect.getsource(types.FunctionType(code, module_globals, closure=cells))
+
+
 def compiles_to(definition, filename, code):
     """Whether the source found for `code` compiles to `code` itself. What inspect finds is the
     file as it is now (edited since the function was defined, or a function of the same name

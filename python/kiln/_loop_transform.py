@@ -18,7 +18,6 @@ recorded with its reason and line (kiln.explain shows them).
 """
 import ast
 import copy
-import inspect
 import os
 import textwrap
 import types
@@ -44,7 +43,7 @@ from ._reversed_ranges import reversed_range_call
 from ._loop_aliases import aliased_append, as_constant, written_in_place
 from ._loop_rewrite_parts import (HELPER, _at, _helper_call, _list_names, _name, _parameters,
                                   _parse, _walk_scope, sequence_loop)
-from ._loop_source import compile_like, compiles_to, constant_code
+from ._loop_source import compile_like, compiles_to, constant_code, source_of
 from ._rewritten_expressions import (_ChoiceRewriter, _returned_conversions, _traceable_logic,
                                      _traced_math_calls, _with_traced_conversions)
 
@@ -95,7 +94,7 @@ def rewrite(fn):
 
 
 def _rewrite(fn, code):
-    source = textwrap.dedent(inspect.getsource(code))  # fn's: it would follow __wrapped__
+    source = textwrap.dedent(source_of(code, getattr(fn, "__globals__", {})))
     tree = ast.parse(source)
     definition = tree.body[0]
     if not isinstance(definition, ast.FunctionDef) or definition.name != code.co_name:
