@@ -1,5 +1,6 @@
 """Tracer implementations of NumPy's layout functions (diag, flips, rot90, the split family,
-stacking, append, insert, delete, resize, meshgrid, kron, vander). Each takes the TraceContext
+stacking, append, insert, delete, resize, meshgrid, kron, vander, unravel_index). Each takes the
+TraceContext
 first, then NumPy's arguments, and is built from the tracer's own operations; arguments that
 decide shapes must be concrete (a traced one is a graph break). Views stay views: split parts,
 flips and rot90 write through to their array, as in NumPy (_numpy_selection.py's docstring says
@@ -349,7 +350,32 @@ def sliding_window_view(context, x, window_shape, axis=None, *, subok=False, wri
     return read_only_view(v, forward)
 
 
+def unravel_index(context, indices, shape, order="C"):
+    """Flat indices of a static shape as one index array per axis. An index out of the shape's
+    size raises NumPy's ValueError when the graph runs."""
+    dims = _concrete(shape, "np.unravel_index with a traced shape")
+    dims = (operator.index(dims),) if np.ndim(dims) == 0 else tuple(map(operator.index, dims))
+    if order not in ("C", "F"):
+        raise ValueError("only 'C' or 'F' order is permitted")
+    flat = _as_traced(context, indices)
+    if flat.dtype.kind not in "iu":  # NumPy's own TypeError (floats) or casting (bools)
+        graph_break(f"np.unravel_index of {flat.dtype} indices")
+    flat = flat.astype(np.int64)
+    size = int(np.prod(dims, dtype=np.int64))
+    if flat.size:
+        outside = ravel(context, (flat < 0) | (flat >= size))
+        first_outside = ravel(context, flat)[np.argmax(outside)]
+        _k().check_flag(np.any(outside).tensor, first_outside.tensor, "index ",
+                        f" is out of bounds for array with size {size}", "unravel_index")
+    coordinates, rest = [], flat
+    for length in reversed(dims) if order == "C" else dims:
+        coordinates.append(rest % max(length, 1))  # a zero extent has no index in bounds
+        rest = rest // max(length, 1)
+    return tuple(reversed(coordinates)) if order == "C" else tuple(coordinates)
+
+
 FUNCTIONS = {
+    np.unravel_index: unravel_index,
     np.lib.stride_tricks.sliding_window_view: sliding_window_view,
     np.diag: diag, np.diagflat: diagflat, np.fliplr: fliplr, np.flipud: flipud, np.rot90: rot90,
     np.split: split, np.array_split: array_split, np.hsplit: hsplit,
