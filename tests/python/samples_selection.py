@@ -254,7 +254,16 @@ def diagonal_fills(x):
     return y, tall, cube
 
 
+def unravelled(x, flat):
+    """np.unravel_index of flat indices drawn in [0, 12) (traced), in both orders."""
+    flat = (flat + 3) * 2
+    return (*np.unravel_index(flat, (3, 4)), *np.unravel_index(flat, (4, 3), order="F"),
+            *np.unravel_index(flat[0, 0], (2, 6)), x)
+
+
 SAMPLES = {
+    np.unravel_index: shaped(unravelled, shapes=((3, 4),), dtypes=("float64",),
+                             indices=lambda shape: shape),
     np.take: shaped(takes, indices=lambda shape: (3,)),
     np.take_along_axis: shaped(takes_along, indices=lambda shape: (shape[0], 2)
                                if len(shape) == 2 else ()),
