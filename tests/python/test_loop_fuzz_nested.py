@@ -176,7 +176,7 @@ def assert_calls_match_numpy(f, dtype, seeds, source):
 
 
 SEED = int(os.environ.get("KILN_NESTED_FUZZ_SEED", "2026"))
-PROGRAMS = int(os.environ.get("KILN_NESTED_FUZZ_PROGRAMS", "25"))
+PROGRAMS = int(os.environ.get("KILN_NESTED_FUZZ_PROGRAMS", "30"))
 
 
 @pytest.mark.parametrize("number", range(PROGRAMS))
