@@ -40,7 +40,10 @@ def without_jumps(loop, number):
     elif has_break:  # a for loop: every iteration tests it (captured, the trip count is fixed)
         body = [ast.copy_location(ast.If(test=_none_set([stop]), body=body, orelse=[]), loop)]
     loop.body = body
-    before = [_assign(stop, False)] if has_break else []
+    # the continue flag is bound before the loop too: a loop nested in a captured one is not
+    # among the names the outer loop restores when its trace is abandoned, and the flag's value
+    # from that trace (a value of its body) was carried into the inner loop's next capture
+    before = [_assign(stop, False)] * has_break + [_assign(skip, False)] * has_continue
     return loop, [ast.fix_missing_locations(ast.copy_location(s, loop)) for s in before]
 
 

@@ -17,7 +17,8 @@ import types
 
 from . import _aliasing, _kiln, _pytree
 # CHECK_ERRORS: kiln._compile's
-from ._retrace import CHECK_ERRORS, EagerIsCheaper, TimeEagerly, _SegmentLimit, _Traced
+from ._retrace import (CHECK_ERRORS, EagerIsCheaper, RerunEagerly, TimeEagerly, _SegmentLimit,
+                       _Traced)
 
 Unsupported = _kiln.Unsupported
 CompilerError = _kiln.CompilerError
@@ -123,7 +124,8 @@ class RaisingCalls:
         arrays the trace updated before the exception, so the graph of those writes runs (into
         the caller's arrays), then the exception goes on. Without it the arrays were left as
         they were before the call (`x += 1; x[10]` raised with x unchanged). An earlier
-        runtime check that fails raises its error instead, as NumPy's would come first."""
+        runtime check that fails raises its error instead, as NumPy's would come first (one
+        that stands for no NumPy error reruns the call eagerly: RerunEagerly)."""
         outputs = []
         mutations = written_inputs(tracer, inputs, outputs)
         if not mutations or any(_aliasing.overlaps_itself(context.real_arrays[position])
@@ -140,5 +142,12 @@ class RaisingCalls:
             raise  # the call runs eagerly (kiln._retrace.RetraceTimes): NumPy's writes, its error
         except (Unsupported, CompilerError, _SegmentLimit):
             return  # kiln's own limits: the exception goes on without the writes
-        _Traced(compiled, context.real_arrays, output_spec, mutations, context.broke,
-                reads).run()
+        try:
+            _Traced(compiled, context.real_arrays, output_spec, mutations, context.broke,
+                    reads).run()
+        except CHECK_ERRORS:
+            # a check that stands for no NumPy error (the trace assumed what this call's run
+            # does not): the call runs again eagerly, which raises NumPy's error, not the check's
+            if self.reruns_on_checks:
+                raise RerunEagerly() from None
+            raise
