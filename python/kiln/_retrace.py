@@ -302,12 +302,6 @@ class _TraceContext:
                 "value is not known outside the trace")
         self._refuse_dynamic()
         self._refuse_under_fullgraph(reason, location)
-        # an input of the graph so far (an argument, a value an earlier break computed) comes
-        # back as its array itself, as NumPy's asarray gives the array: code that writes into
-        # it or asks whether memory is shared sees one memory (Generator.permutation of a
-        # computed array shuffled it in place: may_share_memory said no to a copy)
-        positions = (None if _kiln.computed_tensors(self.trace, [tensor]) else
-                     _kiln.segment_of(self.trace, [tensor])[1])
         held = [tensor] + (self.held() if self.held is not None else [])
         cut, seen = [], set()
         for value in _kiln.computed_tensors(self.trace, held):
@@ -339,7 +333,7 @@ class _TraceContext:
                 result = result.copy()  # an input's layout is part of the segment: C order
             self.real_arrays.append(result)
             self.strides.append([])
-        return self.real_arrays[positions[0]] if positions and len(positions) == 1 else values[0]
+        return values[0]
 
     def opaque_call(self, reason, location=""):
         """Code the tracer cannot follow made a value (C code creating arrays: np.random's
