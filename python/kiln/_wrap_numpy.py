@@ -5,20 +5,18 @@
 
 The function is traced with NumPy's semantics once per signature (each array argument's dtype,
 shape and strides; every other argument's value, a list's, dict's or object's by a copy of its
-contents: kiln/_static_keys.py) and compiled for CUDA. A Python float or int
-argument whose value changes between calls (a learning rate, a step count) is a 0-d input from
-its first change on, as in kiln.compile, unless the trace needs its value (then it stays
-static). Array arguments are the
-positional and keyword arguments that export __cuda_array_interface__ (torch CUDA tensors, CuPy
-and Numba device arrays) or DLPack on a CUDA device (JAX arrays), and are read in place; results
-are new arrays of the first array argument's library (CuPy arrays over kiln's memory for CuPy
-inputs, JAX arrays over it by DLPack for JAX inputs; for torch inputs, tensors torch allocates,
-which kiln writes into and reuses once the caller has dropped them, kiln/_result_pool.py). The
-work is queued on that argument's current stream and the call does not wait for the GPU. DLPack
-arguments (JAX) are exported for kiln's stream, which their producer makes wait for their
-writes, and kept until kiln's reads are done; a consumer of the results (JAX's from_dlpack)
-names its own stream, which waits for kiln's work. NumPy arrays among the arguments are copied
-in.
+contents: kiln/_static_keys.py) and compiled for CUDA. A Python float or int argument whose value
+changes between calls (a learning rate, a step count) is a 0-d input from its first change on, as
+in kiln.compile, unless the trace needs its value (then it stays static). Array arguments are the
+positional and keyword arguments that export __cuda_array_interface__ (torch CUDA tensors, CuPy and
+Numba device arrays) or DLPack on a CUDA device (JAX arrays), and are read in place; results are
+new arrays of the first array argument's library (CuPy arrays over kiln's memory for CuPy inputs,
+JAX arrays over it by DLPack for JAX inputs; for torch inputs, tensors torch allocates, which kiln
+writes into and reuses once the caller has dropped them, kiln/_result_pool.py). The work is queued
+on that argument's current stream and the call does not wait for the GPU. DLPack arguments (JAX)
+are exported for kiln's stream, which their producer makes wait for their writes, and kept until
+kiln's reads are done; a consumer of the results (JAX's from_dlpack) names its own stream, which
+waits for kiln's work. NumPy arrays among the arguments are copied in.
 
 A graph break (a value the trace cannot know: `if x.sum() > 0`, float(x), .item()) splits the
 function as kiln.compile does (kiln._compile): the graph so far runs on the device arrays and

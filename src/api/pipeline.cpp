@@ -433,12 +433,8 @@ CudaModules build_cuda_modules(const codegen::CudaSource& source, const std::str
             const auto start = std::chrono::steady_clock::now();
             const std::string crashes = cuda::compile_cubin_file_isolated(
                 source_path, object_path, target.architecture);
-            // Per unit: the stage lasts as long as its slowest unit.
-            api::log(LogChannel::Perf, "nvrtc unit " + std::to_string(u) + " of " +
-                                           std::to_string(units.size()) + " (" +
-                                           std::to_string(units[u].size() / 1024) + " KB): " +
-                                           api::milliseconds_text(start) +
-                                           (crashes.empty() ? "" : "; " + crashes));
+            api::log(LogChannel::Perf, "nvrtc unit " + std::to_string(u) + ": " +  // slowest = stage
+                         api::milliseconds_text(start) + (crashes.empty() ? "" : "; " + crashes));
           });
       cubins[u] = std::move(object.bytes);  // as verified: never the file read again
       hits[u] = object.hit;

@@ -85,10 +85,7 @@ class ProgramBuilder {
   const std::vector<int32_t> uses_;  // Lowering's use counts, computed once
   const ScheduleHints hints_;
   void place_in_place_outputs();
-  // The output buffers a loop's result replaced (it updates the donated input in place and the
-  // output is that input's buffer): no copy into them. Another output of the same value still
-  // gets its copy (a loop body returning one array for two carried values).
-  std::set<int32_t> replaced_outputs_;
+  std::set<int32_t> replaced_outputs_;  // outputs a loop result replaced in place: not copied
   Program program_;
 };
 
