@@ -236,12 +236,6 @@ void materialize_shared_reductions(const ir::Graph& graph, std::set<ValueId>& ma
 // library call inlined (erf, exp) is computed by libmvec where a loop is vectorised and by libm
 // where it is not, which differ in the last bit: recomputed for the comparison, the maximum
 // matched no element (an empty mask, a NaN gradient). Such a value is computed once.
-ValueId under_views(const ir::Graph& graph, ValueId id) {
-  while (graph.node(id).op == Op::reshape || graph.node(id).op == Op::broadcast)
-    id = graph.node(id).inputs[0];
-  return id;
-}
-
 bool calls_math_library(const ir::Graph& graph, const std::set<ValueId>& materialized,
                         ValueId id) {
   std::vector<ValueId> pending{id};
@@ -264,10 +258,10 @@ void materialize_compared_extrema(const ir::Graph& graph, std::set<ValueId>& mat
         node.op != Op::gt && node.op != Op::ge)
       continue;
     for (int side = 0; side < 2; ++side) {
-      const Node& extremum = graph.node(under_views(graph, node.inputs[static_cast<size_t>(side)]));
+      const Node& extremum = graph.node(view_base(graph, node.inputs[static_cast<size_t>(side)]));
       if (extremum.op != Op::max && extremum.op != Op::min) continue;
-      ValueId values = under_views(graph, extremum.inputs[0]);
-      if (under_views(graph, node.inputs[static_cast<size_t>(1 - side)]) == values &&
+      ValueId values = view_base(graph, extremum.inputs[0]);
+      if (view_base(graph, node.inputs[static_cast<size_t>(1 - side)]) == values &&
           !materialized.count(values) && calls_math_library(graph, materialized, values))
         materialized.insert(values);
     }
