@@ -19,6 +19,7 @@ from ._raising_calls import LEAKED, NOT_AN_ARRAY, donated, written_inputs
 from ._retrace import (SEGMENT_LIMIT, SEGMENT_SECONDS, NeedsStatic, RerunEagerly, _SegmentLimit,
                        _TraceContext, _Traced)
 from ._trace_stores import CellStores, GlobalStores, MemoStores
+from ._tracer import TracedArray
 from ._tracing import location_of, with_loop_capture
 
 Unsupported = _kiln.Unsupported
@@ -96,6 +97,9 @@ class CallTracing:
                 [leaves[index] for index in array_leaves], trace, tracer)
         except _aliasing.AliasingUnsupported as error:
             return self._give_up(args, kwargs, str(error), location_of(self.fn), guard)
+        for array, (_, root) in zip(real_arrays, inputs):  # (np.may_share_memory)
+            if isinstance(root, TracedArray):  # (not a stand-in tracer's)
+                root._context.input_memory[id(root)] = array
         strides = [[] if array.flags.c_contiguous else [s // array.itemsize for s in array.strides]
                    for array in real_arrays]
         traced_leaves = list(leaves)

@@ -121,18 +121,26 @@ def opaque_value(context, reason):
 
 def materialize(value, reason):
     """The concrete ndarray of a tracer, from the driver (a graph break that continues)."""
-    known = value._context.known.get(value.tensor.id) if value._selection is None else None
+    context = value._context
+    known = context.known.get(value.tensor.id) if value._selection is None else None
     if known is not None:  # made by a creation function from static arguments
-        return np.asarray(known())
-    driver = value._context.driver
+        return _handed_out(context, np.asarray(known()), value)
+    driver = context.driver
     location = user_location()
     if driver is None:  # traced without a driver that can run the graph so far
         raise GraphBreakSignal(reason, location)
     full = np.asarray(driver.graph_break(value._unmasked(), reason, location))
     if value._selection is None:
-        return full
+        return _handed_out(context, full, value)
     mask = np.asarray(driver.graph_break(value._selection.tensor, reason, location))
     return full[mask]
+
+
+def _handed_out(context, array, value):
+    """`array`, noted as the memory of `value` (NumPy's np.asarray(x) is x: code that asks
+    np.may_share_memory(np.asarray(x), x) must hear yes; kiln._numpy_memory)."""
+    context.handed_out.append((array, value))
+    return array
 
 
 def located(error):

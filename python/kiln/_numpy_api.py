@@ -25,6 +25,7 @@ from ._numpy_joining import FUNCTIONS as _JOINING
 from ._numpy_layout import FUNCTIONS as _LAYOUT
 from ._numpy_linalg import FUNCTIONS as _LINALG
 from ._numpy_manipulation import FUNCTIONS as _MANIPULATION
+from ._numpy_memory import FUNCTIONS as _MEMORY
 from ._numpy_binning import FUNCTIONS as _BINNING
 from ._numpy_math import FUNCTIONS as _MATH
 from ._numpy_moments import FUNCTIONS as _MOMENTS
@@ -582,4 +583,4 @@ def _table_array_functions():
 # fuller implementations win: np.round takes `decimals`).
 FUNCTIONS = {**_table_array_functions(), **_CORE, **_JOINING, **_REDUCTIONS, **_MOMENTS,
              **_CREATION, **_STATISTICS, **_MANIPULATION, **_SELECTION, **_LAYOUT, **_MATH,
-             **_PRODUCTS, **_EINSUM, **_BINNING, **_SORTING, **_LINALG}
+             **_PRODUCTS, **_EINSUM, **_BINNING, **_SORTING, **_LINALG, **_MEMORY}

@@ -17,6 +17,10 @@ class TraceContext:
         self._anchor = None       # some tensor of the trace: creation functions need one
         self.known = {}           # tensor id -> () -> its concrete value (_numpy_creation)
         self.mask_origins = {}    # bool tensor id -> how it was computed (same_mask)
+        # Memory, for np.may_share_memory (kiln._numpy_memory): id(argument's tracer) -> the
+        # caller's array; (ndarray, tracer) for each ndarray a graph break handed out.
+        self.input_memory = {}
+        self.handed_out = []
         # Weak references to the TracedArrays made outside loop bodies (for a break's cut); not
         # a WeakSet: a TracedArray's hash and == are NumPy's, of its value.
         self.arrays = []

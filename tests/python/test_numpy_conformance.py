@@ -129,6 +129,10 @@ SAMPLES = {
                   dtypes=("complex128", "complex64", "float64", "int32")),
     np.iscomplexobj: one(lambda x: x + np.iscomplexobj(x), dtypes=("complex128", "float64")),
     np.isrealobj: one(lambda x: x + np.isrealobj(x), dtypes=("complex64", "int32")),
+    np.may_share_memory: one(lambda x: (x + np.may_share_memory(x, x.T),
+                                        x + np.may_share_memory(x * 2, x))),
+    np.shares_memory: one(lambda x: (x + np.shares_memory(x.reshape(-1), x),
+                                     x + np.shares_memory(x, x * 1))),
 }
 if hasattr(np, "astype"):
     SAMPLES[np.astype] = one(lambda x: np.astype(x, np.float32))
