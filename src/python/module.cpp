@@ -236,6 +236,17 @@ std::string option_text(const std::string& name, nb::handle value) {
   return nb::cast<std::string>(value);
 }
 
+// A directory: a str or an os.PathLike giving one (pathlib.Path), as open() takes it.
+std::string option_path(const std::string& name, nb::handle value) {
+  PyObject* path = PyOS_FSPath(value.ptr());
+  if (path == nullptr || !PyUnicode_Check(path)) {
+    Py_XDECREF(path);
+    PyErr_Clear();
+    throw_option_type(name, "a str or os.PathLike", value);
+  }
+  return nb::cast<std::string>(nb::steal(path));
+}
+
 bool option_flag(const std::string& name, nb::handle value) {
   if (!PyBool_Check(value.ptr())) throw_option_type(name, "True or False", value);
   return value.ptr() == Py_True;
@@ -266,7 +277,7 @@ Options options_from_dict(nb::handle options) {
     if (name == "mode") {
       result.mode = option_text(name, value);
     } else if (name == "cache_dir") {
-      result.cache_dir = value.is_none() ? "" : option_text(name, nb::str(value));
+      result.cache_dir = value.is_none() ? "" : option_path(name, value);
     } else if (name == "disk_cache") {
       result.disk_cache = option_flag(name, value);
     } else if (name == "num_threads") {

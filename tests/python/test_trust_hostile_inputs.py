@@ -69,11 +69,20 @@ def test_read_only_arguments_that_are_only_read_compile():
     ({"disk_cache": 0}, TypeError, "options['disk_cache'] must be True or False, got int"),
     ({"allow_reassociation": "yes"}, TypeError, "options['allow_reassociation'] must be True"),
     ({"unsupported_ops": 1}, TypeError, "options['unsupported_ops'] must be a str"),
+    ({"cache_dir": 5}, TypeError, "options['cache_dir'] must be a str or os.PathLike, got int"),
+    ({"cache_dir": b"/tmp"}, TypeError, "options['cache_dir'] must be a str or os.PathLike"),
     ("default", TypeError, "options must be a dict, got str"),
 ])
 def test_options_of_the_wrong_type_are_errors_naming_the_option(options, error, words):
     with pytest.raises(error, match=words.replace("[", r"\[").replace("]", r"\]")):
         kiln.compile(lambda x: x * 2 + 1, options=options)(np.ones(3))
+
+
+def test_a_cache_directory_given_as_a_path(tmp_path):
+    cache = tmp_path / "a cache"
+    result = kiln.compile(lambda x: x * 2 + 1, options={"cache_dir": cache})(np.ones(3))
+    np.testing.assert_array_equal(result, np.full(3, 3.0))
+    assert cache.is_dir() and any(cache.iterdir())
 
 
 @pytest.mark.parametrize("function", [
