@@ -66,8 +66,9 @@ def _linear(value):
 
 def total(a, b, sign=1):
     """a + sign * b of Affines and ints: an int when the index cancels, None when a and b follow
-    different loops' indices (or either is None)."""
-    if a is None or b is None:
+    different loops' indices (or either is None, or a clamped index, kiln._clamped_bounds,
+    whose sums are not affine)."""
+    if not all(isinstance(x, Affine) or is_int(x) for x in (a, b)):
         return None
     a, b = _linear(a), _linear(b)
     if a.scale and b.scale and a.index is not b.index:
