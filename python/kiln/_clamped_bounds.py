@@ -58,6 +58,12 @@ class Clamped:
         ends = [self.at(known[0]), self.at(known[1])]
         return min(ends), max(ends)
 
+    def moved_by(self, amount):
+        """This plus an int (max(0, i - h) + 1): the same clamp, moved."""
+        return Clamped(Affine(self.index, self.form.offset + amount, self.form.scale),
+                       None if self.low is None else self.low + amount,
+                       None if self.high is None else self.high + amount)
+
     def value(self):
         """The traced value (NumPy's maximum and minimum of the index's affine value)."""
         value = self.form.value()
@@ -117,11 +123,6 @@ def extremum(largest, forms):
     return _simplified(form, low, high)
 
 
-def shifted(form, amount):
-    """A Clamped form plus an int (max(0, i - h) + 1): the same clamp, moved."""
-    return Clamped(Affine(form.index, form.form.offset + amount, form.form.scale),
-                   None if form.low is None else form.low + amount,
-                   None if form.high is None else form.high + amount)
 
 
 def ufunc_result(ufunc, inputs):
@@ -137,9 +138,9 @@ def ufunc_result(ufunc, inputs):
         result = extremum(ufunc is np.maximum, forms)
         return result if isinstance(result, Clamped) else None
     if isinstance(forms[0], Clamped) and isinstance(forms[1], int):
-        return shifted(forms[0], forms[1] if ufunc is np.add else -forms[1])
+        return forms[0].moved_by(forms[1] if ufunc is np.add else -forms[1])
     if ufunc is np.add and isinstance(forms[1], Clamped) and isinstance(forms[0], int):
-        return shifted(forms[1], forms[0])
+        return forms[1].moved_by(forms[0])
     return None
 
 
@@ -167,7 +168,11 @@ def lowest_extent(start, stop):
     """The least of stop - start over the loop, bounds int, Affine or Clamped of one index;
     None where that is not known at trace time. Both are piecewise linear in the index: the
     least is at an end of the loop's range or next to where a clamp starts to bite."""
-    indices = {id(f.index): f.index for f in (start, stop) if not isinstance(f, int)}
+    if start is None or stop is None:
+        return None
+    indices = {id(f.index): f.index for f in (start, stop) if not is_int(f)}
+    if not indices:
+        return int(stop) - int(start)
     if len(indices) != 1:
         return None
     known = next(iter(indices.values()))._range
@@ -181,8 +186,8 @@ def lowest_extent(start, stop):
 
 
 def _at(form, position):
-    if isinstance(form, int):
-        return form
+    if is_int(form):
+        return int(form)
     if isinstance(form, Affine):
         return form.offset + form.scale * position
     return form.at(position)

@@ -5,7 +5,7 @@ the positions outside, elementwise work on the whole axes); `function` dispatche
 of a window to them, and any other function of a window is a graph break."""
 import numpy as np
 
-from ._affine_indices import Affine, total
+from ._affine_indices import is_int, total
 from ._tracer import TracedArray, backend, graph_break, traced
 from ._windows import (PRODUCTS, REDUCTIONS, Window, elementwise, identity_outside, outer,
                        product, reduction, whole_and_window, window_count)
@@ -108,7 +108,7 @@ def flip(x, axis=None):
             graph_break("numpy.flip of a slice with bounds of two loops' indices")
         size = whole.tensor.shape[axis_here]
         positions = traced(context, k.arange(context.anchor(), size, "int64"))
-        moved = np.clip((last.value() if isinstance(last, Affine) else last) - positions, 0,
+        moved = np.clip((last if is_int(last) else last.value()) - positions, 0,
                         size - 1)
         whole = traced(context, k.take(whole.tensor, moved.tensor, axis_here, check_bounds=False))
     whole._selection = window

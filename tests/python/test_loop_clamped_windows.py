@@ -120,3 +120,34 @@ def test_windows_of_different_clamps_never_meet():
         two_different_windows(np.arange(5.0))
     with pytest.raises(ValueError):
         kiln.compile(two_different_windows)(np.arange(5.0))
+
+
+def window_ends_and_inner_slices(x, k):
+    out = np.zeros((3, len(x)))
+    for i in range(len(x)):
+        w = x[max(0, i - k + 1):i + 1]
+        out[0, i] = w[0] + 2.0 * w[-1]
+        out[1, i] = w[1:].sum()
+        out[2, i] = ((w - w.mean()) ** 2).sum() + np.dot(w, w)
+    return out
+
+
+def growing_clamped_argmax(x, w):
+    out = np.zeros(len(x), dtype=np.int64)
+    for i in range(len(x)):
+        out[i] = np.argmax(x[:min(i + w, len(x))])
+    return out
+
+
+def clamped_window_update(x, k):
+    x = x.copy()
+    for i in range(len(x)):
+        x[max(0, i - k + 1):i + 1] += 1.0
+    return x
+
+
+def test_elements_slices_and_updates_of_clamped_windows():
+    rng = np.random.default_rng(6)
+    check_captured(window_ends_and_inner_slices, rng.standard_normal(15), 3)
+    check_captured(growing_clamped_argmax, rng.standard_normal(15), 4)
+    check_captured(clamped_window_update, rng.standard_normal(15), 3)
