@@ -303,10 +303,10 @@ def _combine(context, operands, ndim, anchored=False):
                 continue
             if bounds[-axis] != bound:
                 size_here = extent(bound)
-                if size_here is None or extent(bounds[-axis]) != size_here:
+                delta = difference(bound[0], bounds[-axis][0])
+                if size_here is None or extent(bounds[-axis]) != size_here or delta is None:
                     graph_break("slices with different loop-varying bounds in one operation")
-                whole = shifted(context, whole, len(shape) - axis,
-                                difference(bound[0], bounds[-axis][0]))
+                whole = shifted(context, whole, len(shape) - axis, delta)
             whole = resized(context, whole, len(shape) - axis, sizes[-axis])
         wholes.append(whole)
     return Window(bounds), wholes
@@ -441,7 +441,7 @@ def product(function, a, b):
     left, right = bounds[0][contracted[0]], bounds[1][contracted[1]]
     if left != right:  # x[i:] @ y[:n-i]: the right one moved onto the left one, if it can be
         size = extent(left) if left is not None and right is not None else None
-        if size is None or extent(right) != size:
+        if size is None or extent(right) != size or difference(right[0], left[0]) is None:
             graph_break(f"{function.__name__}: the contracted axes are not the same "
                         f"loop-varying slice")
         axis = contracted[1] % len(shapes[1])
