@@ -64,6 +64,13 @@ class Clamped:
                        None if self.low is None else self.low + amount,
                        None if self.high is None else self.high + amount)
 
+    def offset_from(self, other):
+        """The int d where this is other moved by d (other.moved_by(d)), else None."""
+        if not isinstance(other, Clamped):
+            return None
+        amount = self.form.offset - other.form.offset
+        return amount if other.moved_by(amount) == self else None
+
     def value(self):
         """The traced value (NumPy's maximum and minimum of the index's affine value)."""
         value = self.form.value()

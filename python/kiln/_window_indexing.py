@@ -8,7 +8,7 @@ import numpy as np
 
 from ._tracer import TracedArray, backend, graph_break, traced
 from ._affine_indices import difference, is_int, lowest, total
-from ._clamped_bounds import Clamped, lowest_extent
+from ._clamped_bounds import Clamped, form_of, lowest_extent
 from ._windows import Window
 
 
@@ -117,13 +117,13 @@ def _whole_axes_key(x, key):
 
 
 def _fixed_extent(item, size):
-    """(start tracer, extent) of a slice i+a:i+b (same index, unit step) that the loop's range
-    keeps inside an axis of `size`, or None."""
+    """(start tracer, extent) of a slice i+a:i+b (same index, unit step; or lo:lo+b of a
+    clamped lo = min(max(i - 1, 0), n - 3), kiln._clamped_bounds) that the loop's range keeps
+    inside an axis of `size`, or None."""
     if not (isinstance(item, slice) and isinstance(item.start, TracedArray) and
             (item.step is None or is_int(item.step) and int(item.step) == 1)):
         return None
-    start = item.start._affine
-    stop = item.stop._affine if isinstance(item.stop, TracedArray) else None
+    start, stop = form_of(item.start), form_of(item.stop)
     count = difference(start, stop) if start is not None and stop is not None else None
     if not is_int(count) or -count < 1 or start.index is None:
         return None

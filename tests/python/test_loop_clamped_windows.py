@@ -151,3 +151,18 @@ def test_elements_slices_and_updates_of_clamped_windows():
     check_captured(window_ends_and_inner_slices, rng.standard_normal(15), 3)
     check_captured(growing_clamped_argmax, rng.standard_normal(15), 4)
     check_captured(clamped_window_update, rng.standard_normal(15), 3)
+
+
+def clamped_stencil(x, taps):
+    n, width = len(x), len(taps)
+    out = np.zeros(n)
+    for i in range(n):
+        lo = min(max(i - width // 2, 0), n - width)  # a window of fixed length kept inside
+        out[i] = x[lo:lo + width] @ taps
+    return out
+
+
+def test_a_clamped_start_of_fixed_length_is_a_fixed_view():
+    rng = np.random.default_rng(7)
+    check_captured(clamped_stencil, rng.standard_normal(16), np.array([0.25, 0.5, 0.25]))
+    check_captured(clamped_stencil, rng.standard_normal(9), rng.standard_normal(4))
