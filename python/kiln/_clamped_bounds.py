@@ -109,9 +109,10 @@ def _simplified(form, low, high):
     return form if low is None and high is None else Clamped(form, low, high)
 
 
-def extremum(largest, forms):
+def extremum(largest, forms, simplify=True):
     """max (largest) or min of int, Affine and Clamped forms as one form, or None where they
-    are not one index clamped by constants (two moving operands: max(i - 3, 2 * i))."""
+    are not one index clamped by constants (two moving operands: max(i - 3, 2 * i)).
+    simplify: a clamp that never bites is dropped (then the form may be an int or Affine)."""
     moving = [f for f in forms if not isinstance(f, int)]
     if len(moving) != 1 or None in forms:
         return None
@@ -127,9 +128,7 @@ def extremum(largest, forms):
         high = None if high is None else builtins.max(limit, high)
     else:  # min(c, min(h, max(l, f))) = min(min(c, h), max(l, f))
         high = limit if high is None else builtins.min(limit, high)
-    return _simplified(form, low, high)
-
-
+    return _simplified(form, low, high) if simplify else Clamped(form, low, high)
 
 
 def ufunc_result(ufunc, inputs):
@@ -142,7 +141,8 @@ def ufunc_result(ufunc, inputs):
         if not any(isinstance(x, TracedArray) and x._clamped is not None or isinstance(f, Affine)
                    for x, f in zip(inputs, forms)):
             return None
-        result = extremum(ufunc is np.maximum, forms)
+        # kept whole: the traced result is NumPy's maximum itself, not an operand
+        result = extremum(ufunc is np.maximum, forms, simplify=False)
         return result if isinstance(result, Clamped) else None
     if isinstance(forms[0], Clamped) and isinstance(forms[1], int):
         return forms[0].moved_by(forms[1] if ufunc is np.add else -forms[1])
@@ -160,8 +160,7 @@ def traced_extremum(largest, operands):
     if result is None:
         return None
     for operand, form in zip(operands, forms):
-        if form is result or (isinstance(form, Affine) and form == result) or (
-                isinstance(result, int) and isinstance(form, int) and form == result):
+        if type(form) is type(result) and form == result:
             return operand  # Python's max is that operand itself
     if isinstance(result, int):
         return result

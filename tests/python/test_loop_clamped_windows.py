@@ -166,3 +166,14 @@ def test_a_clamped_start_of_fixed_length_is_a_fixed_view():
     rng = np.random.default_rng(7)
     check_captured(clamped_stencil, rng.standard_normal(16), np.array([0.25, 0.5, 0.25]))
     check_captured(clamped_stencil, rng.standard_normal(9), rng.standard_normal(4))
+
+
+def numpy_clamps_that_never_bite(x, k):
+    out = np.zeros(len(x))
+    for i in range(len(x)):
+        out[i] = x[np.maximum(i, 0):np.minimum(i + k, len(x) + k)].sum()
+    return out
+
+
+def test_numpy_clamps_that_never_bite_are_windows_too():
+    check_captured(numpy_clamps_that_never_bite, np.arange(12.0), 3)
