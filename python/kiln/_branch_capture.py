@@ -23,7 +23,8 @@ import copy
 
 import numpy as np
 
-from . import _assumed_numbers, _random_state
+from . import _assumed_numbers, _conditional_appends, _random_state
+from ._loop_appends import Appended, Stack
 from ._loop_escapes import Containers, reachable, settle_rows
 from ._loop_numpy_arrays import read_only
 from ._loop_else import is_found
@@ -94,6 +95,13 @@ class BranchCapture:
                 merged = self._traced_sides(then, otherwise, get, set_, names, before, arrays,
                                             saved, predicate, containers, generators, live,
                                             written)
+        except _Retype:  # a list appended to under the condition (kiln._conditional_appends)
+            del self.pending[records:]
+            _restore(saved)
+            containers.restore()
+            _random_state.restore(generators)
+            set_(before)
+            raise
         except Exception as failure:  # Python's `if` meets it again where it belongs (a side
             # not taken may raise: `t * 2 if ok else 0.0` where t is bound where ok holds)
             del self.pending[records:]
@@ -113,6 +121,13 @@ class BranchCapture:
         # sieve's inner loop for every i, not only the primes).
         big = (rebound > SELECT_AT_MOST and updated <= SELECT_AT_MOST
                or self.loop_bodies != loop_bodies)
+        if any(isinstance(value, (Appended, Stack)) for value in merged[1]):
+            # a list appended to on a side: a select of its count (kiln._conditional_appends)
+            if raising:
+                del self.pending[records:]
+                return self._not_captured(condition, then, otherwise, location, "a side that "
+                                          "appends to a list may raise", first_check)
+            select = True
         if raising or (not select and (BRANCH_FORM == "loops" or
                                        (big and BRANCH_FORM != "select"))):
             # Big sides: each runs only when taken (a loop of 0 or 1 iterations per side).
@@ -257,6 +272,9 @@ class BranchCapture:
         for name, old, a, b in zip(names, before, then_values, else_values):
             if a is b:
                 values.append(a if a is not old else self.KEEP)
+                continue
+            if isinstance(a, (Appended, Stack)) or isinstance(b, (Appended, Stack)):
+                values.append(_conditional_appends.merged(self.context, predicate, name, a, b))
                 continue
             a, b = _as_on_side(a, arrays, then_arrays), _as_on_side(b, arrays, else_arrays)
             if (a is self.UNBOUND) != (b is self.UNBOUND) and (

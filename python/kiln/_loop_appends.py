@@ -9,9 +9,11 @@ used otherwise in the body, runs as Python, except reads of its last items (`xs[
 recurrence `xs.append(r * xs[-1] * (1 - xs[-1]))`, the SIR model's `s = S[-1]`), which read the
 stack's row of an earlier iteration or the list's item from before the loop (it was unrolled:
 2,000 steps of the logistic map compiled in 3.7 s)."""
+import copy
+
 import numpy as np
 
-from . import _assumed_numbers, _stacked_rows
+from . import _assumed_numbers, _conditional_appends, _stacked_rows
 from ._loop_types import CaptureFailed
 from ._tracer import TracedArray, backend, cast, to_tensor
 
@@ -26,14 +28,18 @@ def _back(key):
 
 class Appended:
     """What the first trace of a body leaves in a list it appends to: the list, and the value
-    of the iteration's append."""
+    of the iteration's append; conditional: made under a traced condition (an `if` of the
+    body, or a jump's flag: kiln._conditional_appends), which some iterations do not take."""
 
-    def __init__(self, items, value, depth):
+    def __init__(self, items, value, depth, conditional=False):
         self.items, self.value, self.depth = items, value, depth
+        self.conditional = conditional
 
     def __getitem__(self, key):
         """`items[-j]` after the first trace's append: its value, or an item before it."""
         back = _back(key)
+        if self.conditional:
+            raise CaptureFailed("a list the loop appends to under a condition is read in it")
         return self.value if back == 1 else self.items[1 - back]
 
 
@@ -42,6 +48,7 @@ class Stacked:
 
     def __init__(self, appended):
         value = appended.value
+        self.conditional = appended.conditional
         if isinstance(value, TracedArray):
             self.dtype, self.shape = value.dtype.name, tuple(value.shape)
             self.flags = (value._scalar, value._weak)
@@ -53,27 +60,42 @@ class Stacked:
         else:
             raise CaptureFailed(f"a {type(value).__name__} is appended to a list")
 
+    def as_conditional(self):
+        """This type, of a list appended to under a traced condition (a `count` carried)."""
+        kind = copy.copy(self)
+        kind.conditional = True
+        return kind
+
 
 class Stack:
     """A list the body appends to, in the trace that carries its rows: `buffer` (the loop's
-    placeholder) gets row `position` (the iteration's number)."""
+    placeholder) gets row `position` (the iteration's number). A list appended to under a
+    traced condition also carries `count` (kiln._conditional_appends): its rows so far, the
+    row an append writes; its appends make a new Stack (a branch selects between the sides')."""
 
-    def __init__(self, items, buffer, stacked, depth):
+    def __init__(self, items, buffer, stacked, depth, name=None, sides=0):
         self.items, self.buffer, self.stacked, self.depth = items, buffer, stacked, depth
+        self.name, self.sides = name, sides  # sides: branch sides traced around the loop
         self.position = None
         self.written = False
+        self.count = self.count_placeholder = None
 
     def append(self, value, depth):
         if depth != self.depth or self.written:
             raise CaptureFailed("a list is appended to more than once in an iteration")
         if _assumed_numbers.is_open(value):  # the row keeps its type: the choice is checked
             _assumed_numbers.commit(value)
+        if self.count is not None:
+            return _conditional_appends.appended(self, value)
         self.buffer[self.position] = value
         self.written = True
+        return self
 
     def __getitem__(self, key):
         """`items[-j]`: the row appended j iterations back (this iteration's, after its
         append), or, in the first iterations, the list's item from before the loop."""
+        if self.count is not None:
+            raise CaptureFailed("a list the loop appends to under a condition is read in it")
         back = _back(key) - self.written
         position = self.position
         if back == 0:
@@ -133,15 +155,15 @@ def appended(items, value, depth, aliased=False):
         raise CaptureFailed("an array appended to a list is changed in place later (the list "
                             "holds that array or a view of it, not a copy)")
     if isinstance(items, Stack):
-        items.append(value, depth)
-        return items
+        return items.append(value, depth)
     if isinstance(items, Appended):
         raise CaptureFailed("a list is appended to more than once in an iteration")
     return Appended(items, value, depth)
 
 
-def stack_slot(context, trace, items, stacked, count, depth):
-    """(initial tensor, placeholder, Stack) of a list the body appends to `count` times."""
+def stack_slot(context, trace, items, stacked, count, depth, name=None):
+    """(initial tensor, placeholder, Stack) of a list the body appends to `count` times (at
+    most, where conditional: the Stack's count_slot is carried too)."""
     if not isinstance(items, list):
         raise CaptureFailed("a value that is not a list is appended to")
     if depth > 1:
@@ -151,13 +173,19 @@ def stack_slot(context, trace, items, stacked, count, depth):
     shape = [count, *stacked.shape]
     initial = backend().broadcast_to(context.constant(0, np.dtype(stacked.dtype)), shape)
     placeholder = trace.loop_placeholder(stacked.dtype, shape)
-    return initial, placeholder, Stack(items, TracedArray(context, placeholder), stacked, depth)
+    stack = Stack(items, TracedArray(context, placeholder), stacked, depth, name,
+                  context.branch_sides)
+    if stacked.conditional:
+        _conditional_appends.carry_count(context, trace, stack)
+    return initial, placeholder, stack
 
 
-def rows(context, stack, tensor):
+def rows(context, stack, tensor, count=None):
     """The values the loop appended: rows of its final stack, as the appends made them (a
     Python float of float(x) stays a Python float in the result), each read when first used
-    (kiln._stacked_rows)."""
+    (kiln._stacked_rows); count: the final count of a conditional list (its first rows)."""
+    if count is not None:
+        tensor = _conditional_appends.first_rows(context, tensor, count)
     return _stacked_rows.rows(context, tensor, stack.stacked.flags)
 
 
