@@ -6,7 +6,7 @@ branch whose side appends changes Python state, so it was a graph break per iter
 
 The loop carries, besides the (trip count, *row) stack of kiln._loop_appends, `count`: the rows
 appended so far. An append writes row `count` of a new stack and adds one to a new count; the
-branch selects the count of the side taken (kiln._branch_capture._merge: `merged`) and keeps
+branch selects the count of the side taken (kiln._loop_appends.merged, from kiln._branch_capture._merge) and keeps
 the appending side's stack: the row it wrote is past the count where the other side was taken,
 and the next append writes it again. At most one append per iteration: `count` never passes
 the iteration's number, so the stack has the row. After the loop the list gets the first
@@ -22,7 +22,6 @@ import copy
 
 import numpy as np
 
-from . import _loop_appends
 from ._graph_breaks import materialize
 from ._loop_types import CaptureFailed
 from ._tracer import TracedArray, backend, cast, to_tensor
@@ -38,6 +37,9 @@ def carry_count(context, trace, stack):
     placeholder = trace.loop_placeholder("int64", [])
     stack.count = TracedArray(context, placeholder)
     stack.count._scalar, stack.count._weak = True, int
+    # an append writes row `count`, the count at its iteration's start (one append an
+    # iteration): no more than the iteration's number, a row of the stack (no index check)
+    stack.count._range = (0, int(stack.buffer.shape[0]) - 1)
     stack.count_placeholder = placeholder
     stack.count_slot = (context.constant(0, np.dtype(np.int64)), placeholder)
 
@@ -58,33 +60,9 @@ def appended(stack, value):
     return new
 
 
-def merged(context, predicate, name, a, b):
-    """The list `name` after a branch on `predicate` whose sides left `a` and `b`: the first
-    trace's Appended (conditional), or the Stack of the side taken (its count selected)."""
-    Appended, Stack = _loop_appends.Appended, _loop_appends.Stack
-    if isinstance(a, Stack) or isinstance(b, Stack):
-        if not (isinstance(a, Stack) and isinstance(b, Stack) and a.items is b.items
-                and a.count is not None and b.count is not None):
-            raise CaptureFailed(f"`{name}` is a list appended to on one side of the branch and "
-                                "something else on the other")
-        return _merged_stacks(context, predicate, a, b)
-    items = [value.items if isinstance(value, Appended) else value for value in (a, b)]
-    if items[0] is not items[1] or not isinstance(items[0], list):
-        raise CaptureFailed(f"`{name}` is a list appended to on one side of the branch and "
-                            "something else on the other")
-    appends = [value for value in (a, b) if isinstance(value, Appended)]
-    kinds = {_kind(_loop_appends.Stacked(value)) for value in appends}
-    if len(kinds) != 1:
-        raise CaptureFailed(f"`{name}` is appended values of different types on the two sides "
-                            "of the branch")
-    return Appended(items[0], appends[0].value, appends[0].depth, conditional=True)
-
-
-def _kind(stacked):
-    return stacked.dtype, tuple(stacked.shape), stacked.flags
-
-
-def _merged_stacks(context, predicate, a, b):
+def merged_stacks(context, predicate, a, b):
+    """The Stack after a branch on `predicate` whose sides left Stacks `a` and `b` (one
+    list): the count of the side taken, the appending side's rows."""
     k = backend()
     new = copy.copy(a if a.written else b)
     new.count = TracedArray(context, k.where(predicate, a.count.tensor, b.count.tensor))

@@ -4,6 +4,8 @@ once; its first trace finds what each iteration appends (Appended: dtype, shape,
 type), and the next one carries a (count, *shape) array in which iteration k writes row k
 (Stack). After the loop the list holds its rows, as eager appends would have made it
 (_loop_capture.LoopCapture._apply), each taken from the stack when read (kiln._stacked_rows).
+Appends under a traced condition (an `if` of the body, after a break's test) also carry their
+count, and the list gets the first `count` rows (kiln._conditional_appends).
 A loop whose count is known only when it runs, a list appended to twice in an iteration, or
 used otherwise in the body, runs as Python, except reads of its last items (`xs[-1]`: a
 recurrence `xs.append(r * xs[-1] * (1 - xs[-1]))`, the SIR model's `s = S[-1]`), which read the
@@ -14,7 +16,7 @@ import copy
 import numpy as np
 
 from . import _assumed_numbers, _conditional_appends, _stacked_rows
-from ._loop_types import CaptureFailed
+from ._loop_types import AppendsUnderCondition, CaptureFailed
 from ._tracer import TracedArray, backend, cast, to_tensor
 
 
@@ -87,6 +89,10 @@ class Stack:
             _assumed_numbers.commit(value)
         if self.count is not None:
             return _conditional_appends.appended(self, value)
+        if self.buffer._context.branch_sides > self.sides:
+            # under a traced condition its first trace ran as Python (a jump's flag, False
+            # until the body sets it): traced again with a count (kiln._conditional_appends)
+            raise AppendsUnderCondition({self.name: self.stacked.as_conditional()})
         self.buffer[self.position] = value
         self.written = True
         return self
@@ -161,23 +167,50 @@ def appended(items, value, depth, aliased=False):
     return Appended(items, value, depth)
 
 
-def stack_slot(context, trace, items, stacked, count, depth, name=None):
-    """(initial tensor, placeholder, Stack) of a list the body appends to `count` times (at
-    most, where conditional: the Stack's count_slot is carried too)."""
+def merged(context, predicate, name, a, b):
+    """The list `name` after a branch on `predicate` whose sides left `a` and `b`, one of them
+    appended to: the first trace's Appended (conditional), or the Stack of the side taken
+    (kiln._conditional_appends)."""
+    if isinstance(a, Stack) or isinstance(b, Stack):
+        if not (isinstance(a, Stack) and isinstance(b, Stack) and a.items is b.items
+                and a.count is not None and b.count is not None):
+            raise CaptureFailed(f"`{name}` is a list appended to on one side of the branch and "
+                                "something else on the other")
+        return _conditional_appends.merged_stacks(context, predicate, a, b)
+    items = [value.items if isinstance(value, Appended) else value for value in (a, b)]
+    if items[0] is not items[1] or not isinstance(items[0], list):
+        raise CaptureFailed(f"`{name}` is a list appended to on one side of the branch and "
+                            "something else on the other")
+    appends = [value for value in (a, b) if isinstance(value, Appended)]
+    if len({_kind_of_rows(Stacked(value)) for value in appends}) != 1:
+        raise CaptureFailed(f"`{name}` is appended values of different types on the two sides "
+                            "of the branch")
+    return Appended(items[0], appends[0].value, appends[0].depth, conditional=True)
+
+
+def stack_slot(context, trace, items, stacked, span, condition, depth, name):
+    """(Stack, its slots: (names, None, initial tensor, placeholder)) of a list the body appends
+    to once an iteration of the loop over `span` (at most, where conditional: its count is
+    carried too). condition: the loop's (a for loop that may break: its flag may end it before
+    its range does, so its rows are counted), None for a plain for loop."""
     if not isinstance(items, list):
         raise CaptureFailed("a value that is not a list is appended to")
     if depth > 1:
         raise CaptureFailed("values are appended in a loop nested in another kiln captures")
-    if count is None:
+    if span is None:
         raise CaptureFailed("values are appended in a loop whose count is known only when it runs")
-    shape = [count, *stacked.shape]
+    if condition is not None:
+        stacked = stacked.as_conditional()
+    shape = [len(span), *stacked.shape]
     initial = backend().broadcast_to(context.constant(0, np.dtype(stacked.dtype)), shape)
     placeholder = trace.loop_placeholder(stacked.dtype, shape)
     stack = Stack(items, TracedArray(context, placeholder), stacked, depth, name,
                   context.branch_sides)
-    if stacked.conditional:
+    slots = [([name], None, initial, placeholder)]
+    if stacked.conditional:  # its count: the slot after its rows'
         _conditional_appends.carry_count(context, trace, stack)
-    return initial, placeholder, stack
+        slots.append(([name], None, *stack.count_slot))
+    return stack, slots
 
 
 def rows(context, stack, tensor, count=None):

@@ -33,7 +33,7 @@ from ._body_statements import BodyStatements
 from ._branch_capture import BranchCapture, _plain, _restore, _Retype
 from ._graph_breaks import GraphBreakSignal
 from ._kiln import Unsupported
-from ._loop_appends import Stack, Stacked
+from ._loop_appends import Stacked
 from ._loop_comprehensions import is_builtin_sum, is_python_data
 from ._loop_escapes import Escapes, settle_rows
 from ._loop_extents import Resizing
@@ -112,11 +112,6 @@ class LoopCapture(BodyStatements, BranchCapture, ExpressionCapture, LoopResults)
         may be an array the function changes in place later (a bool, or the calls of global
         functions of the caller's module that decide it: kiln._loop_aliases)."""
         aliased = _helper_writes.verdict(aliased, sys._getframe(1).f_globals)
-        if (isinstance(items, Stack) and items.count is None
-                and self.context.branch_sides > items.sides):
-            # under a traced condition its first trace ran as Python (a jump's flag, False
-            # until the body sets it): traced again with a count (kiln._conditional_appends)
-            raise _Retype({items.name: items.stacked.as_conditional()})
         return _loop_appends.appended(items, value, self.depth, aliased)
 
     def for_range(self, bounds, body, get, set_, names, live, location, stop=None, peels=0,
@@ -464,17 +459,12 @@ class LoopCapture(BodyStatements, BranchCapture, ExpressionCapture, LoopResults)
                 slots.append((array_names, array, initial, placeholder))
             for name, kind in types.items():
                 if isinstance(kind, Stacked):  # a list the body appends to
-                    iterations = len(span) if span is not None and condition is None else None
-                    if span is not None and condition is not None:  # a for loop that breaks:
-                        # its range bounds the rows, its flag may end it before (a count)
-                        kind, iterations = kind.as_conditional(), len(span)
-                    initial, placeholder, stack = _loop_appends.stack_slot(
-                        context, trace, variables.get(name), kind, iterations, self.depth, name)
+                    stack, stack_slots = _loop_appends.stack_slot(
+                        context, trace, variables.get(name), kind, span, condition, self.depth,
+                        name)
                     rebound[name] = stack
                     stacks.append(stack)
-                    slots.append(([name], None, initial, placeholder))
-                    if stack.count is not None:  # its count: the slot after its rows'
-                        slots.append(([name], None, *stack.count_slot))
+                    slots += stack_slots
                     continue
                 if isinstance(kind, BoundInBody):  # bound by the first iteration
                     initial, placeholder, rebound[name] = kind.carried(context)
