@@ -194,3 +194,26 @@ def appends_in_a_nested_loop(x, n=4):
 def test_forms_left_as_python_give_numpys_answer(function):
     x = np.linspace(0.2, 1.4, 3)
     _same(kiln.compile(function)(x), function(x))
+
+
+def after_items_from_before(x, n):
+    kept = [1.0]
+    for i in range(n):
+        x = np.cos(x)
+        if x.sum() > 1.5:
+            kept.append(float(x.sum()))
+    return kept, x
+
+
+@pytest.mark.parametrize("n", [0, 1, 9])
+def test_items_from_before_the_loop_and_short_ranges(n):
+    x = np.linspace(0.2, 1.4, 3)
+    _same(kiln.compile(after_items_from_before)(x, n), after_items_from_before(x, n))
+    _same(kiln.compile(until_converged)(x, 0.3, n), until_converged(x, 0.3, n))
+
+
+def test_fullgraph_names_the_lists_length():
+    # the list's length is Python's to know: read from the graph after the loop (a break)
+    compiled = kiln.compile(after_items_from_before, fullgraph=True)
+    with pytest.raises(kiln.GraphBreak, match="length of a list a loop appends to"):
+        compiled(np.linspace(0.2, 1.4, 3), 9)
