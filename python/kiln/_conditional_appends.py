@@ -6,8 +6,9 @@ branch whose side appends changes Python state, so it was a graph break per iter
 
 The loop carries, besides the (trip count, *row) stack of kiln._loop_appends, `count`: the rows
 appended so far. An append writes row `count` of a new stack and adds one to a new count; the
-branch selects the count of the side taken (kiln._loop_appends.merged, from kiln._branch_capture._merge) and keeps
-the appending side's stack: the row it wrote is past the count where the other side was taken,
+branch selects the count of the side taken (kiln._loop_appends.merged, from
+kiln._branch_capture._merge; always a select: both sides computed) and keeps the appending side's
+stack: the row it wrote is past the count where the other side was taken,
 and the next append writes it again. At most one append per iteration: `count` never passes
 the iteration's number, so the stack has the row. After the loop the list gets the first
 `count` rows: the count is read from the graph so far (a graph break that goes on), as the
@@ -16,7 +17,8 @@ list's length is Python's to know.
 The first trace finds a conditional append where a branch merges an Appended with the list
 (an Appended whose `conditional` is set); a second trace whose Stack was not conditional (its
 first trace ran the branch as Python: a jump's flag, False until the body sets it) is traced
-again with it conditional (LoopCapture.appended raises _Retype).
+again with it conditional (Stack.append raises AppendsUnderCondition, a _Retype). A for
+loop that may break carries a count from its first trace (its flag may end it early).
 """
 import copy
 
