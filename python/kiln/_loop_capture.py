@@ -459,12 +459,12 @@ class LoopCapture(BodyStatements, BranchCapture, ExpressionCapture, LoopResults)
                 slots.append((array_names, array, initial, placeholder))
             for name, kind in types.items():
                 if isinstance(kind, Stacked):  # a list the body appends to
-                    iterations = len(span) if span is not None and condition is None else None
-                    initial, placeholder, stack = _loop_appends.stack_slot(
-                        context, trace, variables.get(name), kind, iterations, self.depth)
+                    stack, stack_slots = _loop_appends.stack_slot(
+                        context, trace, variables.get(name), kind, span, condition, self.depth,
+                        name)
                     rebound[name] = stack
                     stacks.append(stack)
-                    slots.append(([name], None, initial, placeholder))
+                    slots += stack_slots
                     continue
                 if isinstance(kind, BoundInBody):  # bound by the first iteration
                     initial, placeholder, rebound[name] = kind.carried(context)

@@ -42,6 +42,10 @@ class LoopResults:
         for array_names, array, initial, placeholder in list(slots):
             values = [after[name] for name in array_names]
             new = values[0]
+            if isinstance(new, Stack) and new.count is not None:  # under a condition
+                counted = placeholder.id == new.count_placeholder.id
+                results.append(new.count.tensor if counted else new.buffer.tensor)
+                continue
             if isinstance(new, Stack):
                 if not new.written:
                     raise CaptureFailed(f"`{array_names[0]}` is not appended to in an iteration")
@@ -153,10 +157,19 @@ class LoopResults:
         flags = self._final_flags(slots, names, after, span, saved, variables)
         _restore(saved)
         final = {}
-        for (array_names, array, _, placeholder), tensor, flag in zip(slots, values, flags):
+        for position, ((array_names, array, _, placeholder), tensor, flag) in enumerate(
+                zip(slots, values, flags)):
             new = after[names.index(array_names[0])]
             if windows and placeholder.id in windows:  # the window's positions at the end
                 tensor = _loop_extents.final(tensor, windows[placeholder.id][0], len(span))
+            if isinstance(new, Stack) and new.count is not None:
+                if placeholder.id == new.count_placeholder.id:
+                    continue  # read with the rows', the slot before it
+                # the list, with the first `count` rows (the count's slot follows the rows')
+                new.items.extend(_loop_appends.rows(self.context, new, tensor,
+                                                    values[position + 1]))
+                final[array_names[0]] = new.items
+                continue
             if isinstance(new, Stack):  # the list, with the rows the loop appended
                 new.items.extend(_loop_appends.rows(self.context, new, tensor))
                 final[array_names[0]] = new.items
