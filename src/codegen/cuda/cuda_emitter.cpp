@@ -565,16 +565,4 @@ CudaSource emit_cuda(const Program& program, const Options& options,
   return source;
 }
 
-std::vector<std::string> split_cuda_source(const CudaSource& source, size_t units) {
-  const size_t count = source.functions.size();
-  units = std::max<size_t>(1, std::min(units, count));
-  std::vector<std::string> texts;
-  for (size_t u = 0; u < units; ++u) {
-    std::string text = source.header;
-    for (size_t f = u * count / units; f < (u + 1) * count / units; ++f) text += source.functions[f];
-    texts.push_back(std::move(text));
-  }
-  return texts;
-}
-
 }  // namespace kiln::codegen
