@@ -420,7 +420,7 @@ CudaModules build_cuda_modules(const codegen::CudaSource& source, const std::str
   // The units are balanced by each kernel's estimated NVRTC time (compilation_units.h).
   const size_t most_units = std::max(1u, std::thread::hardware_concurrency());
   const std::vector<std::string> units = codegen::split_cuda_source(
-      source, codegen::cuda_unit_count(source.functions.size(), most_units));
+      source, codegen::cuda_unit_count(codegen::estimated_nvrtc_costs(source), most_units));
   std::vector<std::string> cubins(units.size());
   std::vector<bool> hits(units.size());
   run_stage("nvrtc", [&] {

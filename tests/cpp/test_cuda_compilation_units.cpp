@@ -117,11 +117,18 @@ TEST(CudaCompilationUnits, SplitSourceKeepsTheCostlyKernelAlone) {
 }
 
 TEST(CudaCompilationUnits, UnitCountIsRunsOfAFewFunctionsAtMostTheCores) {
-  EXPECT_EQ(codegen::cuda_unit_count(0, 16), 1u);
-  EXPECT_EQ(codegen::cuda_unit_count(3, 16), 1u);
-  EXPECT_EQ(codegen::cuda_unit_count(9, 16), 3u);
-  EXPECT_EQ(codegen::cuda_unit_count(100, 16), 16u);
-  EXPECT_EQ(codegen::cuda_unit_count(100, 0), 1u);
+  auto even = [](size_t functions) { return std::vector<int64_t>(functions, 10); };
+  EXPECT_EQ(codegen::cuda_unit_count(even(0), 16), 1u);
+  EXPECT_EQ(codegen::cuda_unit_count(even(3), 16), 1u);
+  EXPECT_EQ(codegen::cuda_unit_count(even(9), 16), 3u);
+  EXPECT_EQ(codegen::cuda_unit_count(even(100), 16), 16u);
+  EXPECT_EQ(codegen::cuda_unit_count(even(100), 0), 1u);
+  // 12 functions, a few of them costly: 4 units (the total over the costliest, 134 / 35), not
+  // 3, so that the costliest can bound the slowest unit; at most the cores still.
+  const std::vector<int64_t> three_costly = {8, 18, 3, 3, 2, 11, 4, 4, 2, 22, 22, 35};
+  EXPECT_EQ(codegen::cuda_unit_count(three_costly, 16), 4u);
+  EXPECT_EQ(codegen::cuda_unit_count(three_costly, 2), 2u);
+  EXPECT_EQ(codegen::cuda_unit_count({5, 0, 0, 0, 0, 0, 0, 0, 0}, 16), 3u);
 }
 
 }  // namespace

@@ -13,8 +13,9 @@ namespace {
 // Each unit pays NVRTC's start on the header again: about this many functions a unit.
 constexpr size_t kFunctionsPerUnit = 4;
 // What a kernel function costs NVRTC besides its statements (its entry, the argument table's
-// loads), in estimated_nvrtc_cost's characters.
-constexpr int64_t kFunctionCost = 400;
+// loads), in estimated_nvrtc_cost's characters: BERT's kernels took about 15 ms and a
+// millisecond a further 90 characters (sm_90, NVRTC 13.0, thread CPU time).
+constexpr int64_t kFunctionCost = 1500;
 // Unrolling beyond this many copies of a line is counted as this many (no overflow).
 constexpr int64_t kMostCopies = int64_t{1} << 20;
 
@@ -58,6 +59,29 @@ int64_t unrolled_copies(std::string_view count, std::string_view loop) {
   return std::max<int64_t>(trips, 1);
 }
 
+// A product of few rows is one line of its function, `kiln_skinny_matmul<M, N, K, LDA, LDB,
+// ROWS, VEC>(a, b, c);`, an instance of a header template (skinny_matmul.cpp) whose code the
+// line does not show: its cost, from NVRTC's time on BERT's products (sm_90, thread CPU time,
+// about 90 characters of estimated_nvrtc_cost a millisecond): 120 ms an instance with one step
+// of its K loop unrolled, 25-40 ms each further step (of K / 1024 with 16-byte loads, K / 256
+// without, at most 4 unrolled). 0 for any other line.
+int64_t template_instance_cost(std::string_view line) {
+  constexpr std::string_view kSkinny = "kiln_skinny_matmul<";
+  constexpr int64_t kInstanceCost = 6000, kStepCost = 3300, kThreads = 256, kMostSteps = 4;
+  if (!line.starts_with(kSkinny)) return 0;
+  std::vector<int64_t> parameters;
+  std::string_view rest = line.substr(kSkinny.size());
+  rest = rest.substr(0, rest.find('>'));
+  for (size_t comma; (comma = rest.find(',')) != std::string_view::npos;) {
+    parameters.push_back(leading_integer(rest.substr(0, comma)));
+    rest.remove_prefix(comma + 1);
+  }
+  if (parameters.size() != 6 || parameters[2] <= 0) return kInstanceCost + kStepCost;
+  const int64_t step = trimmed(rest).starts_with("true") ? 4 : 1;
+  const int64_t steps = (parameters[2] / step + kThreads - 1) / kThreads;
+  return kInstanceCost + kStepCost * std::clamp<int64_t>(steps, 1, kMostSteps);
+}
+
 }  // namespace
 
 int64_t estimated_nvrtc_cost(const std::string& functions) {
@@ -84,6 +108,7 @@ int64_t estimated_nvrtc_cost(const std::string& functions) {
     const int64_t body_copies = unrolled ? unrolled_copies(pending, line) : 1;
     unroll_pending = false;
     if (line.find("__global__") != std::string_view::npos) cost += kFunctionCost;
+    cost += template_instance_cost(line);
     const bool one_line_body = unrolled && line.back() != '{';
     cost += int64_t(line.size()) * std::min(kMostCopies, copies.back() * (one_line_body ? body_copies : 1));
     bool first_brace = true;
@@ -100,9 +125,15 @@ int64_t estimated_nvrtc_cost(const std::string& functions) {
   return cost;
 }
 
-size_t cuda_unit_count(size_t functions, size_t most_units) {
-  return std::max<size_t>(1, std::min(most_units, (functions + kFunctionsPerUnit - 1) /
-                                                      kFunctionsPerUnit));
+size_t cuda_unit_count(const std::vector<int64_t>& costs, size_t most_units) {
+  const size_t functions = costs.size();
+  size_t units = (functions + kFunctionsPerUnit - 1) / kFunctionsPerUnit;
+  const int64_t costliest = functions ? *std::max_element(costs.begin(), costs.end()) : 0;
+  if (costliest > 0) {  // enough units that the costliest function can bound the stage
+    const int64_t total = std::accumulate(costs.begin(), costs.end(), int64_t{0});
+    units = std::max<size_t>(units, static_cast<size_t>((total + costliest - 1) / costliest));
+  }
+  return std::max<size_t>(1, std::min({most_units, functions, units}));
 }
 
 std::vector<std::vector<size_t>> balanced_units(const std::vector<int64_t>& costs, size_t units) {
@@ -123,10 +154,15 @@ std::vector<std::vector<size_t>> balanced_units(const std::vector<int64_t>& cost
   return members;
 }
 
-std::vector<std::string> split_cuda_source(const CudaSource& source, size_t units) {
+std::vector<int64_t> estimated_nvrtc_costs(const CudaSource& source) {
   std::vector<int64_t> costs;
   for (const std::string& functions : source.functions)
     costs.push_back(estimated_nvrtc_cost(functions));
+  return costs;
+}
+
+std::vector<std::string> split_cuda_source(const CudaSource& source, size_t units) {
+  const std::vector<int64_t> costs = estimated_nvrtc_costs(source);
   std::vector<std::string> texts;
   for (const std::vector<size_t>& members : balanced_units(costs, units)) {
     std::string text = source.header;

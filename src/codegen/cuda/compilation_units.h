@@ -20,10 +20,14 @@ struct CudaSource;
 // it, and each function a fixed amount for what every kernel compiles.
 int64_t estimated_nvrtc_cost(const std::string& functions);
 
-// How many units a program of `functions` kernels' functions is compiled as, with at most
+// estimated_nvrtc_cost of each of `source`'s functions.
+std::vector<int64_t> estimated_nvrtc_costs(const CudaSource& source);
+
+// How many units a program of functions of these costs is compiled as, with at most
 // `most_units` compiled at once (the machine's cores): runs of about kFunctionsPerUnit
-// functions, since each unit pays for the header again (30-40 ms) and starting a helper.
-size_t cuda_unit_count(size_t functions, size_t most_units);
+// functions (each unit pays for the header again, 30-60 ms, and may start a helper), or more
+// where it takes more for the costliest function to bound the slowest unit (total / costliest).
+size_t cuda_unit_count(const std::vector<int64_t>& costs, size_t most_units);
 
 // The functions of each of at most `units` units (fewer when there are fewer functions), by
 // longest processing time first: the costliest function first, each into the unit of least
