@@ -125,7 +125,8 @@ TEST(CudaCompilationUnits, UnitCountIsRunsOfAFewFunctionsAtMostTheCores) {
   EXPECT_EQ(codegen::cuda_unit_count(even(100), 0), 1u);
   // 12 functions, a few of them costly: 4 units (the total over the costliest, 134 / 35), not
   // 3, so that the costliest can bound the slowest unit; at most the cores still.
-  const std::vector<int64_t> three_costly = {8, 18, 3, 3, 2, 11, 4, 4, 2, 22, 22, 35};
+  std::vector<int64_t> three_costly = {8, 18, 3, 3, 2, 11, 4, 4, 2, 22, 22, 35};
+  for (int64_t& cost : three_costly) cost *= 1000;  // (BERT 1x8's, in thousands)
   EXPECT_EQ(codegen::cuda_unit_count(three_costly, 16), 4u);
   EXPECT_EQ(codegen::cuda_unit_count(three_costly, 2), 2u);
   EXPECT_EQ(codegen::cuda_unit_count({5, 0, 0, 0, 0, 0, 0, 0, 0}, 16), 3u);

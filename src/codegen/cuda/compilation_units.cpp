@@ -16,6 +16,9 @@ constexpr size_t kFunctionsPerUnit = 4;
 // loads), in estimated_nvrtc_cost's characters: BERT's kernels took about 15 ms and a
 // millisecond a further 90 characters (sm_90, NVRTC 13.0, thread CPU time).
 constexpr int64_t kFunctionCost = 1500;
+// NVRTC's time on the header every unit repeats (about 55 ms: BERT's, sm_90), in
+// estimated_nvrtc_cost's characters.
+constexpr int64_t kHeaderCost = 5000;
 // Unrolling beyond this many copies of a line is counted as this many (no overflow).
 constexpr int64_t kMostCopies = int64_t{1} << 20;
 
@@ -128,11 +131,11 @@ int64_t estimated_nvrtc_cost(const std::string& functions) {
 size_t cuda_unit_count(const std::vector<int64_t>& costs, size_t most_units) {
   const size_t functions = costs.size();
   size_t units = (functions + kFunctionsPerUnit - 1) / kFunctionsPerUnit;
-  const int64_t costliest = functions ? *std::max_element(costs.begin(), costs.end()) : 0;
-  if (costliest > 0) {  // enough units that the costliest function can bound the stage
-    const int64_t total = std::accumulate(costs.begin(), costs.end(), int64_t{0});
-    units = std::max<size_t>(units, static_cast<size_t>((total + costliest - 1) / costliest));
-  }
+  // Enough units that the costliest function can bound the slowest, each worth a header.
+  const int64_t costliest = std::max(
+      kHeaderCost, functions ? *std::max_element(costs.begin(), costs.end()) : int64_t{0});
+  const int64_t total = std::accumulate(costs.begin(), costs.end(), int64_t{0});
+  units = std::max<size_t>(units, static_cast<size_t>((total + costliest - 1) / costliest));
   return std::max<size_t>(1, std::min({most_units, functions, units}));
 }
 

@@ -26,7 +26,8 @@ std::vector<int64_t> estimated_nvrtc_costs(const CudaSource& source);
 // How many units a program of functions of these costs is compiled as, with at most
 // `most_units` compiled at once (the machine's cores): runs of about kFunctionsPerUnit
 // functions (each unit pays for the header again, 30-60 ms, and may start a helper), or more
-// where it takes more for the costliest function to bound the slowest unit (total / costliest).
+// where it takes more for the costliest function to bound the slowest unit (the total over the
+// costliest, or over a header's cost where that is more).
 size_t cuda_unit_count(const std::vector<int64_t>& costs, size_t most_units);
 
 // The functions of each of at most `units` units (fewer when there are fewer functions), by

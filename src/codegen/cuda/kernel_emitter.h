@@ -37,7 +37,7 @@ constexpr int64_t kMostUnrolledSteps = 8;
 // A loop unrolled whole whose copies come to more code than this (estimated_nvrtc_cost's
 // characters, compilation_units.h) is unrolled kCappedUnrollSteps at a time instead
 // (CudaKernelEmitter::cap_unrolling): NVRTC's time grows with the copies.
-constexpr int64_t kMostUnrolledCode = 60000;
+constexpr int64_t kMostUnrolledCode = 12000;
 constexpr int kCappedUnrollSteps = 4;
 // A warp's lanes share a row of at most this many elements each (LaunchPlan::warp_iterations)
 // where the rows a multiprocessor are at least the least and fewer than the most below.
