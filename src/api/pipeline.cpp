@@ -16,6 +16,7 @@
 #include "api/options.h"
 #include "codegen/cpp/cpp_emitter.h"
 #include "codegen/cpp/translation_units.h"
+#include "codegen/cuda/compilation_units.h"
 #include "codegen/cuda/cuda_emitter.h"
 #include "ir/complex_lowering.h"
 #include "ir/cond.h"
@@ -416,11 +417,10 @@ CudaModules build_cuda_modules(const codegen::CudaSource& source, const std::str
   // crash costs a helper, not this process. A helper's start pays NVRTC's (about 0.3 s on the
   // H200 machine, as this process's first unit would; 30-50 ms a unit after it) and it serves
   // the compiles that follow (a training step's backward after its forward).
-  constexpr size_t kFunctionsPerUnit = 4;
+  // The units are balanced by each kernel's estimated NVRTC time (compilation_units.h).
   const size_t most_units = std::max(1u, std::thread::hardware_concurrency());
   const std::vector<std::string> units = codegen::split_cuda_source(
-      source, std::min(most_units, (source.functions.size() + kFunctionsPerUnit - 1) /
-                                       kFunctionsPerUnit));
+      source, codegen::cuda_unit_count(codegen::estimated_nvrtc_costs(source), most_units));
   std::vector<std::string> cubins(units.size());
   std::vector<bool> hits(units.size());
   run_stage("nvrtc", [&] {
