@@ -94,3 +94,63 @@ def test_a_global_partial_without_arrays_in_a_closure_stays_compiled():
     f = _in_a_cell(functools.partial(_scaled, k=2))
     report = kiln.explain(f)(np.ones(3))
     assert not report.break_reasons and len(report.graphs) == 1
+
+
+# ---- statics equal by == that iterate in another order ----
+
+def _values_in_order(x, items):
+    return x * np.array(list(items))
+
+
+@pytest.mark.parametrize("make", [lambda items: set(items), frozenset])
+def test_a_set_argument_with_the_same_items_in_another_order_is_traced_again(make):
+    # {1, 9} == {9, 1}, but they iterate in the order they were filled (1 and 9 share a slot)
+    first, second = make([1, 9]), make([9, 1])
+    assert list(first) != list(second)
+    compiled, x = kiln.compile(_values_in_order), np.ones(2)
+    for items in (first, second, first):
+        np.testing.assert_array_equal(compiled(x, items), _values_in_order(x, items))
+
+
+class _Settings:
+    pass
+
+
+def _attribute_values(x, settings):
+    return x * np.array(list(settings.weights.values())) + np.array(list(settings.weights))
+
+
+def test_a_dict_held_by_an_object_reordered_or_rekeyed_in_place_is_seen():
+    settings = _Settings()
+    settings.weights = {1: 1.0, 2: 2.0}
+    compiled, x = kiln.compile(_attribute_values), np.ones(2)
+    np.testing.assert_array_equal(compiled(x, settings), [2.0, 4.0])
+    settings.weights[1] = settings.weights.pop(1)  # now {2: 2.0, 1: 1.0}
+    np.testing.assert_array_equal(compiled(x, settings), [4.0, 2.0])
+    settings.weights = {2.0: 2.0, 1.0: 1.0}  # equal keys of another type: a float result
+    got = compiled(x, settings)
+    assert got.dtype == np.float64
+    np.testing.assert_array_equal(got, _attribute_values(x, settings))
+
+
+def test_an_ordered_dicts_move_to_end_is_seen():
+    import collections
+    weights = collections.OrderedDict(a=1.0, b=2.0)
+
+    def f(x):
+        return x * np.array(list(weights.values()))
+    compiled, x = kiln.compile(f), np.ones(2)
+    np.testing.assert_array_equal(compiled(x), [1.0, 2.0])
+    weights.move_to_end("a")
+    np.testing.assert_array_equal(compiled(x), [2.0, 1.0])
+
+
+def test_a_global_set_rebound_to_an_equal_one_in_another_order_is_seen():
+    holder = {"items": {1, 9}}
+
+    def f(x):
+        return x * np.array(list(holder["items"]))
+    compiled, x = kiln.compile(f), np.ones(2)
+    np.testing.assert_array_equal(compiled(x), [1.0, 9.0])
+    holder["items"] = {9, 1}
+    np.testing.assert_array_equal(compiled(x), [9.0, 1.0])
