@@ -195,11 +195,14 @@ class Environment:
                             seen.add(id(overridden))
                             pending.append(overridden)
                             unlinked.add(id(overridden))
-                elif reads_self and _is_user_function(
-                        getter := _attribute_getter(inspect.getattr_static(owner, name, None))):
+                elif reads_self and _is_user_function(getter := (
+                        _member_function(owner, name) if isinstance(
+                            inspect.getattr_static(owner, name, None), (staticmethod, classmethod))
+                        else _attribute_getter(inspect.getattr_static(owner, name, None)))):
                     # self.scale of a property or descriptor: its getter runs on the stand-in
                     # for self as it is, so the attributes of self it names and its globals
-                    # (`return SCALE`) are read as a base-class method's are.
+                    # (`return SCALE`) are read as a base-class method's are; so are a class or
+                    # static method's (self.a(x), type(self).a(x): cls.k set later was unseen).
                     if id(getter) not in seen:
                         seen.add(id(getter))
                         pending.append(getter)
@@ -288,6 +291,12 @@ class Environment:
                                     free_name)
                 if _is_user_module(value) or _is_user_class(value):  # a closure's config module
                     self._read_held_namespace(function, value, add_read, free_name)
+                if _is_user_class(value):  # its methods the code calls (Local.scale(x))
+                    for helper in self._object_methods(value, function.__code__, add_read):
+                        unlinked.add(id(helper))
+                        if id(helper) not in seen:
+                            seen.add(id(helper))
+                            pending.append(helper)
                 if _is_user_function(value):
                     self.cell_helpers.add(id(value))
                     reaches.setdefault(id(function), []).append(value)
@@ -339,14 +348,24 @@ class Environment:
         class also the methods those call on self (cfg.apply() calling self.step()), whose
         class members are read at each call as cfg.apply is: `Cfg.step = other` is seen."""
         helpers = _indirect_helpers(value, code)
-        if isinstance(value, type) or not _is_user_class(type(value)):
+        is_class = isinstance(value, type)
+        if not _is_user_class(value if is_class else type(value)):
             return helpers
+        klass = value if is_class else type(value)
         pending, found = list(helpers), list(helpers)
         while pending:
             method_code = pending.pop().__code__
-            read_class_members(self, value, method_code, add_read)
-            for name in _class_reads(value, method_code):
-                member = _plain_function(_member_function(type(value), name))
+            if is_class:
+                # Config.scale(x), a classmethod reading cls.k: the class attributes it names,
+                # read at each call from the class (`Config.k = 5` set after a call was unseen)
+                for name in _names(method_code):
+                    if _class_value(klass, name):
+                        add_read(klass, name, f"{klass.__name__}.{name}")
+                self._read_in_place(klass)
+            else:
+                read_class_members(self, value, method_code, add_read)
+            for name in _names(method_code) if is_class else _class_reads(value, method_code):
+                member = _plain_function(_member_function(klass, name))
                 if _is_user_function(member) and all(member is not f for f in found):
                     found.append(member)
                     pending.append(member)

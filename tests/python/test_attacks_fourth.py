@@ -154,3 +154,57 @@ def test_a_global_set_rebound_to_an_equal_one_in_another_order_is_seen():
     np.testing.assert_array_equal(compiled(x), [1.0, 9.0])
     holder["items"] = {9, 1}
     np.testing.assert_array_equal(compiled(x), [9.0, 1.0])
+
+
+# ---- class attributes read by class methods ----
+
+def _scaling_class():
+    class Scaling:
+        k = 2.0
+
+        @classmethod
+        def apply(cls, x):
+            return cls.chained(x)
+
+        @classmethod
+        def chained(cls, x):
+            return x * cls.k
+
+        def through_type(self, x):
+            return type(self).apply(x)
+
+        def through_self(self, x):
+            return self.apply(x)
+    return Scaling
+
+
+_SCALING = _scaling_class()
+
+
+def _global_class_method(x):
+    return _SCALING.apply(x)
+
+
+def _closure_class_method():
+    scaling = _scaling_class()
+
+    def f(x):
+        return scaling.apply(x)
+    return f, scaling
+
+
+def _self_class_method(name):
+    scaling = _scaling_class()
+    return getattr(scaling(), name), scaling
+
+
+@pytest.mark.parametrize("make", [
+    lambda: (_global_class_method, _SCALING), _closure_class_method,
+    lambda: _self_class_method("through_type"), lambda: _self_class_method("through_self")])
+def test_a_class_attribute_a_class_method_reads_set_after_a_call_is_seen(make):
+    f, scaling = make()
+    compiled, x = kiln.compile(f), np.ones(2)
+    scaling.k = 2.0
+    np.testing.assert_array_equal(compiled(x), [2.0, 2.0])
+    scaling.k = 5.0  # the class method read cls.k once: the call returned 2's
+    np.testing.assert_array_equal(compiled(x), [5.0, 5.0])
