@@ -237,7 +237,8 @@ inline nb::object object_state(PyObject* value, PyObject* attributes, int depth,
 inline nb::object container_state(PyObject* value, int depth, SnapshotBudget& budget) {
   const bool sequence = PyList_Check(value) || PyTuple_CheckExact(value) ||
                         is_other_mutable_sequence(value);
-  const bool mapping = PyDict_Check(value);
+  // (a types.MappingProxyType too: held as itself, a change to the dict it shows went unseen)
+  const bool mapping = PyDict_Check(value) || PyObject_TypeCheck(value, &PyDictProxy_Type);
   const bool set = PySet_CheckExact(value) || PyFrozenSet_CheckExact(value);
   if (!(sequence || mapping || set || PyByteArray_CheckExact(value))) {
     nb::object attributes = depth > 0 ? instance_attributes(value) : nb::object();
@@ -325,7 +326,7 @@ inline bool same_state(PyObject* value, PyObject* state);
 // value (user code) may change the dict, and PyDict_Next over a changing dict is undefined; the
 // snapshot `states` no user code can reach.
 inline bool same_items(PyObject* items, PyObject* states) {
-  if (PyDict_GET_SIZE(items) != PyDict_GET_SIZE(states)) return false;
+  if (PyDict_Check(items) && PyDict_GET_SIZE(items) != PyDict_GET_SIZE(states)) return false;
   nb::object pairs = nb::steal(dict_items(items));
   if (!pairs.is_valid()) {
     PyErr_Clear();

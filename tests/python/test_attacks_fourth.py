@@ -208,3 +208,51 @@ def test_a_class_attribute_a_class_method_reads_set_after_a_call_is_seen(make):
     np.testing.assert_array_equal(compiled(x), [2.0, 2.0])
     scaling.k = 5.0  # the class method read cls.k once: the call returned 2's
     np.testing.assert_array_equal(compiled(x), [5.0, 5.0])
+
+
+_METACLASS_STATE = {"k": 2.0}
+
+
+class _ComputingMeta(type):
+    @property
+    def k(cls):
+        return _METACLASS_STATE["k"]
+
+    def __getattr__(cls, name):
+        if name == "j":
+            return _METACLASS_STATE["k"] + 1
+        raise AttributeError(name)
+
+
+class _Computed(metaclass=_ComputingMeta):
+    pass
+
+
+def _metaclass_property(x):
+    return x * _Computed.k
+
+
+def _metaclass_getattr(x):
+    return x * _Computed.j
+
+
+@pytest.mark.parametrize("f", [_metaclass_property, _metaclass_getattr])
+def test_a_class_attribute_its_metaclass_computes_is_computed_at_each_call(f):
+    compiled, x = kiln.compile(f), np.ones(2)
+    _METACLASS_STATE["k"] = 2.0
+    np.testing.assert_array_equal(compiled(x), f(x))
+    _METACLASS_STATE["k"] = 5.0  # the trace fixed the metaclass's answer
+    np.testing.assert_array_equal(compiled(x), f(x))
+
+
+def test_a_mapping_proxy_in_a_closure_shows_its_dicts_changes():
+    import types
+    settings = {"k": 2.0}
+    view = types.MappingProxyType(settings)
+
+    def f(x):
+        return x * view["k"]
+    compiled, x = kiln.compile(f), np.ones(2)
+    np.testing.assert_array_equal(compiled(x), [2.0, 2.0])
+    settings["k"] = 6.0  # the proxy was compared as itself
+    np.testing.assert_array_equal(compiled(x), [6.0, 6.0])
