@@ -90,6 +90,38 @@ def test_a_bound_method_held_by_a_closure_reads_its_objects_state_at_each_call()
     np.testing.assert_array_equal(compiled(x), [14.0, 14.0, 14.0])
 
 
+_GLOBAL_MODEL = _Model()
+_GLOBAL_FORWARD = _GLOBAL_MODEL.forward
+
+
+def _through_a_global_bound_method(x):
+    return _GLOBAL_FORWARD(x)
+
+
+def _through_a_nested_partial():
+    model = _Model()
+    step = functools.partial(functools.partial(_Model.forward, model))
+    return _in_a_cell(step), model
+
+
+def _through_a_lambda_holding_a_bound_method():
+    model = _Model()
+    forward = model.forward
+    return _in_a_cell(lambda x: forward(x)), model
+
+
+@pytest.mark.parametrize("make", [lambda: (_through_a_global_bound_method, _GLOBAL_MODEL),
+                                  _through_a_nested_partial,
+                                  _through_a_lambda_holding_a_bound_method])
+def test_an_objects_attribute_read_through_a_held_callback_is_read_at_each_call(make):
+    f, model = make()
+    compiled, x = kiln.compile(f), np.ones(3)
+    model.k = 2
+    np.testing.assert_array_equal(compiled(x), f(x))
+    model.k = 9
+    np.testing.assert_array_equal(compiled(x), [11.0, 11.0, 11.0])
+
+
 def test_a_global_partial_without_arrays_in_a_closure_stays_compiled():
     f = _in_a_cell(functools.partial(_scaled, k=2))
     report = kiln.explain(f)(np.ones(3))
