@@ -288,3 +288,42 @@ def test_a_mapping_proxy_in_a_closure_shows_its_dicts_changes():
     np.testing.assert_array_equal(compiled(x), [2.0, 2.0])
     settings["k"] = 6.0  # the proxy was compared as itself
     np.testing.assert_array_equal(compiled(x), [6.0, 6.0])
+
+
+# ---- a number the guard made dynamic, gone since ----
+
+class _Slotted:
+    __slots__ = ("k",)
+
+    def __init__(self):
+        self.k = 2.0
+
+    def scaled(self, x):
+        return x * self.k
+
+
+def test_a_dynamic_numbers_slot_deleted_raises_attribute_error_as_python_does():
+    # the guard read the unset slot as null and converted it as a float: a segfault
+    holder = _Slotted()
+    compiled, x = kiln.compile(holder.scaled), np.ones(2)
+    np.testing.assert_array_equal(compiled(x), [2.0, 2.0])
+    holder.k = 7.0  # a changed number: a graph input from now on
+    np.testing.assert_array_equal(compiled(x), [7.0, 7.0])
+    del holder.k
+    with pytest.raises(AttributeError):
+        compiled(x)
+    holder.k = 3.0
+    np.testing.assert_array_equal(compiled(x), [3.0, 3.0])
+
+
+def test_a_dynamic_numbers_global_deleted_raises_name_error_as_python_does():
+    namespace = {"np": np}
+    exec("def scaled(x):\n    return x * K\n", namespace)  # noqa: S102 - a module of its own
+    scaled = namespace["scaled"]
+    compiled, x = kiln.compile(scaled), np.ones(2)
+    for k in (2.0, 7.0):
+        namespace["K"] = k
+        np.testing.assert_array_equal(compiled(x), [k, k])
+    del namespace["K"]
+    with pytest.raises(NameError):
+        compiled(x)
