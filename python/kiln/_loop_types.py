@@ -12,6 +12,11 @@ class CaptureFailed(Exception):
     """The loop or branch cannot be captured: it runs as Python (the reason is recorded)."""
 
 
+class WindowMismatch(CaptureFailed):
+    """A graph break of a window's rule (kiln._windows), or a window of the body a carried name
+    is rebound to (`x = x[:i + 1] * d`): a carried array may shrink (probed)."""
+
+
 class DrawsInBody(CaptureFailed):
     """A loop's body drew from a random generator: the loop is unrolled, and the call's trace
     is this call's only (the driver's opaque_call)."""
