@@ -13,7 +13,7 @@ from ._loop_first_bindings import BoundInBody
 from ._loop_optional_values import is_payload, is_present_flag
 from ._loop_peeling import PeelFirst
 from ._loop_shared_arrays import SharedArrayRebound
-from ._loop_types import (CaptureFailed, is_number as _is_number,
+from ._loop_types import (CaptureFailed, WindowMismatch, is_number as _is_number,
                           is_python_number as _is_python_number, python_type as _python_type,
                           type_of as _type_of, widened as _widened)
 from ._tracer import TracedArray, backend, cast, to_tensor
@@ -33,8 +33,10 @@ class LoopResults:
         for name, value in after.items():
             if (isinstance(value, TracedArray) and isinstance(value._selection, _windows.Window)
                     and (name in live or name in carried) and name not in resizing):
-                raise CaptureFailed(f"`{name}`, a slice with a loop-varying bound, outlives its "
-                                    f"iteration")
+                # carried, it may be an array that shrinks (x = x[:i + 1] * d): probed
+                failure = WindowMismatch if name in carried else CaptureFailed
+                raise failure(f"`{name}`, a slice with a loop-varying bound, outlives its "
+                              f"iteration")
             if (isinstance(value, TracedArray) and value._masked()
                     and (name in live or name in carried)):  # carried, it was all of x
                 raise CaptureFailed(f"`{name}`, an x[mask] selection (of a data-dependent "

@@ -25,6 +25,11 @@ class AppendsUnderCondition(Retype):
     again with it counted (kiln._conditional_appends); a branch passes it on."""
 
 
+class WindowMismatch(CaptureFailed):
+    """A graph break of a window's rule (kiln._windows), or a window of the body a carried name
+    is rebound to (`x = x[:i + 1] * d`): a carried array may shrink (probed)."""
+
+
 class DrawsInBody(CaptureFailed):
     """A loop's body drew from a random generator: the loop is unrolled, and the call's trace
     is this call's only (the driver's opaque_call)."""
