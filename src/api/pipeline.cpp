@@ -233,9 +233,8 @@ runtime::ExecutableImage read_image(const runtime::SharedLibrary::Use& library) 
   return runtime::deserialize_image(std::string_view(bytes, *size), find);
 }
 
-// The C++ source the cache keeps for `program` (its kernels, the key's marker); `image` gets the
-// executable image the toolchain links in (runtime/embedded_bytes.h), `kernels` how each kernel
-// is called, `units` the translation units. `graph` names the op of a source too big to compile.
+// The C++ source the cache keeps for `program`; `image` gets the executable image linked in
+// (runtime/embedded_bytes.h), `kernels` the kernel calls, `units` the units, `graph` an op to name.
 std::string program_source(const sched::Program& program, const Options& options,
                            const target::Target& target, const std::string& key,
                            const ir::Graph* graph, std::vector<runtime::KernelCall>* kernels,

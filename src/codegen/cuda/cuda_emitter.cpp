@@ -204,8 +204,7 @@ std::string CudaKernelEmitter::elementwise_text(ExprId id, const std::vector<std
   return "kiln_div_by_uniform(" + a + ", " + b + ")";
 }
 
-// A loop of plain stores that divides by a uniform value and reads no buffer it writes: run again
-// whole, it stores the same elements from the same values.
+// Plain stores dividing by a uniform value, reading no buffer they write: rerunnable whole.
 bool CudaKernelEmitter::may_check_divisions(const Stmt& s) const {
   std::set<int32_t> written;
   std::vector<ExprId> pending;
@@ -237,12 +236,9 @@ void CudaKernelEmitter::plain_store(const Stmt& s, const std::string& index, con
        " = " + convert(value, expr(s.value).dtype, dtype) + ";");
 }
 
-// The chain's loop variables from one flat index, the innermost loop fastest. With `lanes`,
-// the flat index counts runs of that many innermost iterations: the innermost variable of the
-// run's first lane is `kiln_lane0`.
-// Below 2^31 iterations the divisions and remainders that split the flat index are 32-bit
-// (a multiply-high and a shift; 64-bit ones take some twenty instructions each, two per loop a
-// step: a 2-D stencil's kernel spent more on its indices than on its loads).
+// The chain's loop variables from one flat index, innermost fastest (with `lanes`: runs of that
+// many innermost iterations, the first lane's variable `kiln_lane0`). Below 2^31 iterations the
+// splits are 32-bit divisions (64-bit ones cost a 2-D stencil more than its loads).
 void CudaKernelEmitter::flattened_chain(const std::string& flat, int lanes) {
   const bool narrow = ir::size_choice(plan_.iterations < (int64_t{1} << 31));
   const std::string rest_type = narrow ? "unsigned" : "int64_t";
@@ -312,9 +308,8 @@ int CudaKernelEmitter::unrolled_shared_loop(const std::string& variable, const s
 
 namespace {
 
-// Whether `code` indexes an array that lives in registers only while the loops indexing it are
-// unrolled whole: row registers (kiln_row<k>), shared loads (kiln_h<k>), prefetched vectors
-// (kiln_pv<k>) and local arrays (h<k>); in a partly unrolled loop they go to local memory.
+// Whether `code` indexes a register array (kiln_row<k>, kiln_h<k>, kiln_pv<k>, local h<k>):
+// in a partly unrolled loop it would go to local memory.
 bool indexes_register_arrays(const std::string& code) {
   for (const char* name : {"kiln_row", "kiln_h", "kiln_pv"})
     if (code.find(name) != std::string::npos) return true;
