@@ -24,6 +24,12 @@ std::string float_literal(double value, DType dtype) {
 }  // namespace
 
 std::string scalar_literal(const ir::Scalar& value, DType dtype) {
+  // A 16-bit float constant is the one nearest the value, rounded once (the interpreter's).
+  if (dtype == DType::Float16)
+    return "kiln_f16_to_f32(kiln_f64_to_f16(" + float_literal(value.as_double(), DType::Float64) +
+           "))";
+  if (dtype == DType::BFloat16)
+    return rounded_to(dtype, float_literal(value.as_double(), DType::Float32));
   if (is_float(dtype))
     return float_literal(value.as_double(), dtype == DType::Float64 ? dtype : DType::Float32);
   if (dtype == DType::Bool)
@@ -35,6 +41,12 @@ std::string scalar_literal(const ir::Scalar& value, DType dtype) {
     return "((uint64_t)" + std::to_string(static_cast<uint64_t>(i)) + "ull)";
   if (i == INT64_MIN) return "((int64_t)(-9223372036854775807ll - 1))";
   return "((" + storage_type(dtype) + ")" + std::to_string(i) + "ll)";
+}
+
+std::string rounded_to(DType dtype, const std::string& text) {
+  if (dtype == DType::Float16) return "kiln_round_f16(" + text + ")";
+  if (dtype == DType::BFloat16) return "kiln_round_bf16(" + text + ")";
+  return text;
 }
 
 std::string convert(const std::string& text, DType from, DType to) {
@@ -203,7 +215,7 @@ std::string CLikePrinter::value(ExprId id) {
     case ExprKind::Elementwise: {
       std::vector<std::string> operands;
       for (size_t k = 0; k < e.operands.size(); ++k) operands.push_back(operand(static_cast<int>(k)));
-      text = elementwise_text(id, operands);
+      text = rounded_to(e.dtype, elementwise_text(id, operands));
       break;
     }
     case ExprKind::Cast:
@@ -212,10 +224,10 @@ std::string CLikePrinter::value(ExprId id) {
       // but the cast IS the rounding (x.astype(float16)): round as the interpreter does.
       if (e.dtype == DType::Float16 && operand_dtype(0) != e.dtype) {
         text = compute_type(operand_dtype(0)) == "float"
-                   ? "kiln_f16_to_f32(kiln_f32_to_f16(" + text + "))"
+                   ? rounded_to(e.dtype, text)
                    : "kiln_f16_to_f32(kiln_f64_to_f16((double)(" + operand(0) + ")))";
       } else if (e.dtype == DType::BFloat16 && operand_dtype(0) != e.dtype) {
-        text = "kiln_bf16_to_f32(kiln_f32_to_bf16(" + text + "))";
+        text = rounded_to(e.dtype, text);
       }
       break;
     case ExprKind::Select:

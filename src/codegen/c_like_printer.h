@@ -32,6 +32,10 @@ inline std::string local_name(int32_t local) { return "r" + std::to_string(local
 // `text` (of dtype `from`, in its compute type) converted to `to`'s compute type, with kiln's
 // defined float-to-integer semantics.
 std::string convert(const std::string& text, DType from, DType to);
+// A float16 or bfloat16 value is computed in a float register; rounding each operation's result
+// back to its dtype gives the interpreter's op-by-op values, which are NumPy's and eager
+// torch's (a chain kept in float would round once, at the store). Other dtypes: `text`.
+std::string rounded_to(DType dtype, const std::string& text);
 // A constant of `dtype` as source text (exact integers, hex floats, inf/nan spelled out).
 std::string scalar_literal(const ir::Scalar& value, DType dtype);
 

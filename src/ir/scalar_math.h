@@ -427,6 +427,8 @@ KILN_FN uint16_t kiln_f32_to_bf16(float value) {
   uint32_t rounding = 0x7FFFu + ((bits >> 16) & 1u);
   return uint16_t(kiln_select(value != value, (bits >> 16) | 0x0040u, (bits + rounding) >> 16));
 }
+KILN_FN float kiln_round_f16(float value) { return kiln_f16_to_f32(kiln_f32_to_f16(value)); }
+KILN_FN float kiln_round_bf16(float value) { return kiln_bf16_to_f32(kiln_f32_to_bf16(value)); }
 
 // ---- casts ----------------------------------------------------------------------------------
 // Float to integer as NumPy gives it on x86-64 (C leaves NaN, inf and out-of-range values

@@ -393,13 +393,15 @@ std::string KernelEmitter::finalized(const sched::Accumulation& a, const std::st
     case ir::Accumulator::Welford:
       if (shared_count_welfords_.count(a.local)) {
         const std::string base = accumulator_names(a, "").value;
-        return "kiln_welford_variance(kiln_welford<" + std::string(kWelfordType) + ">{" + base +
-               "_count, " + base + "_mean" + subscript + ", " + base + "_m2" + subscript + "}, " +
-               std::to_string(a.ddof) + ")";
+        return rounded_to(a.dtype, "kiln_welford_variance(kiln_welford<" +
+                                       std::string(kWelfordType) + ">{" + base + "_count, " +
+                                       base + "_mean" + subscript + ", " + base + "_m2" +
+                                       subscript + "}, " + std::to_string(a.ddof) + ")");
       }
-      return "kiln_welford_variance(" + acc.value + ", " + std::to_string(a.ddof) + ")";
+      return rounded_to(a.dtype, "kiln_welford_variance(" + acc.value + ", " +
+                                     std::to_string(a.ddof) + ")");
     default:
-      return acc.value;
+      return rounded_to(a.dtype, acc.value);
   }
 }
 

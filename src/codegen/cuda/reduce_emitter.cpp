@@ -112,6 +112,7 @@ void CudaKernelEmitter::finish(const Stmt& s) {
         result = acc;
     }
     std::string type = has_index(a) ? "int64_t" : compute_type(a.dtype);
+    if (!has_index(a)) result = rounded_to(a.dtype, result);
     line("const " + type + " " + local_name(a.local) + " = " + result + ";");
   }
 }
