@@ -275,6 +275,7 @@ std::set<std::string> cpu_disabled_passes() {
   names.insert("matmul_epilogues");
   names.insert("depthwise_convolutions");  // oneDNN has depthwise kernels of any rank
   names.insert("matrix_vector_inline");  // the CPU runs large matrix-vector products as gemv
+  names.insert("integer_matmul_inline");  // the CPU has extern/integer_matmul.cpp
   return names;
 }
 

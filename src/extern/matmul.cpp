@@ -11,6 +11,7 @@
 #include <exception>
 
 #include "extern/blas_kernels.h"
+#include "extern/integer_matmul.h"
 #include "extern/matmul_problem.h"
 #include "extern/onednn_matmul.h"
 #include "extern/skinny_matmul.h"
@@ -134,15 +135,10 @@ void multiply(DType dtype, const Matrix& a, const Matrix& b, char* out, int64_t 
   switch (dtype) {
     case DType::Float64: return gemm<double>(a, b, reinterpret_cast<double*>(out), m, n, k);
     case DType::Float32: return gemm<float>(a, b, reinterpret_cast<float*>(out), m, n, k);
-    case DType::Int8: return naive<int8_t, int64_t>(a, b, reinterpret_cast<int8_t*>(out), m, n, k);
-    case DType::Int16: return naive<int16_t, int64_t>(a, b, reinterpret_cast<int16_t*>(out), m, n, k);
-    case DType::Int32: return naive<int32_t, int64_t>(a, b, reinterpret_cast<int32_t*>(out), m, n, k);
-    case DType::Int64: return naive<int64_t, int64_t>(a, b, reinterpret_cast<int64_t*>(out), m, n, k);
-    case DType::UInt8: return naive<uint8_t, uint64_t>(a, b, reinterpret_cast<uint8_t*>(out), m, n, k);
-    case DType::UInt16: return naive<uint16_t, uint64_t>(a, b, reinterpret_cast<uint16_t*>(out), m, n, k);
-    case DType::UInt32: return naive<uint32_t, uint64_t>(a, b, reinterpret_cast<uint32_t*>(out), m, n, k);
-    case DType::UInt64: return naive<uint64_t, uint64_t>(a, b, reinterpret_cast<uint64_t*>(out), m, n, k);
     default:
+      if (integer_matmul(dtype, {a.data, a.row_stride, a.column_stride},
+                         {b.data, b.row_stride, b.column_stride}, out, m, n, k))
+        return;
       throw Error(ErrorKind::Unsupported, "kiln: matmul: dtype " + std::string(dtype_name(dtype)) +
                                               " is not supported (use float32 or float64)");
   }

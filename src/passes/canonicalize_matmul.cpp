@@ -10,9 +10,11 @@
 //   1.6-1.9x faster per thread than the generated reduction (1500x1800 float64 on one core of
 //   a 2-core EPYC: 0.33 ms against 0.52-0.67 ms, A @ x and x @ A). On a GPU
 //   (inline_matrix_vector_products) every matrix-vector product stays generated.
-// - Integer products too, at any size: no BLAS computes them (cuBLAS has no int64 GEMM, BLAS
-//   none at all), and the generated reduction runs on every thread (and the GPU) with the
-//   product's own wrapping arithmetic, where the extern call was one plain triple loop.
+// - Larger integer products stay matmuls on the CPU: no BLAS computes them, and
+//   extern/integer_matmul.cpp runs them in the order i, k, j (b read stride-1, the result row
+//   accumulated in cache); the generated reduction's i, j, k read b down its columns (int64
+//   256^3: 29 ms against eager torch's 3.9). The GPU inlines them (inline_integer_matmuls:
+//   cuBLAS has no int64 GEMM).
 // - A batched product whose right operand is one matrix ((NR, NQ, M, K) @ (K, N)) becomes one
 //   GEMM over the merged batch rows ((NR * NQ * M, K) @ (K, N)), not one small GEMM per batch.
 #include <algorithm>
@@ -142,7 +144,7 @@ ir::Graph canonicalize_matmul(const ir::Graph& graph) {
     const ir::Shape& right = b.node(inputs[1]).shape;
     int64_t rows = extent(node.shape, 2), columns = extent(node.shape, 1), depth = extent(left, 1);
     int64_t products = ir::element_count(node.shape) * depth;
-    if (is_integer(node.dtype) || ir::size_choice(products <= kInlineProducts) ||
+    if (ir::size_choice(products <= kInlineProducts) ||
         ((rows == 1 || columns == 1) &&
          !library_matrix_vector(b, node, inputs[0], inputs[1])))
       return inline_product(b, node.shape, inputs[0], inputs[1]);
@@ -160,6 +162,14 @@ ir::Graph inline_matrix_vector_products(const ir::Graph& graph) {
                                    std::vector<ValueId> inputs) {
     if (extent(node.shape, 2) == 1 || extent(node.shape, 1) == 1)
       return inline_product(b, node.shape, inputs[0], inputs[1]);
+    return b.copy_node(node, std::move(inputs));
+  });
+}
+
+ir::Graph inline_integer_matmuls(const ir::Graph& graph) {
+  return rewrite_matmuls(graph, [](ir::Builder& b, ValueId, const Node& node,
+                                   std::vector<ValueId> inputs) {
+    if (is_integer(node.dtype)) return inline_product(b, node.shape, inputs[0], inputs[1]);
     return b.copy_node(node, std::move(inputs));
   });
 }

@@ -29,13 +29,15 @@ ir::Graph sort_picks(const ir::Graph& graph);
 // Constant folding: nodes whose operands are all constants and whose result is small
 // (<= 4096 elements) are evaluated by the interpreter and replaced by constants.
 ir::Graph fold_constants(const ir::Graph& graph);
-// Matmul canonicalisation: matrix-vector, dot, tiny and integer products as a generated
+// Matmul canonicalisation: matrix-vector, dot and tiny products as a generated
 // multiply-sum (but large float matrix-vector products of an input matrix: BLAS's gemv); a
 // batch of products with one right matrix as one GEMM over the merged rows.
 ir::Graph canonicalize_matmul(const ir::Graph& graph);
 // Every matrix-vector product as a generated multiply-sum (GPU only: the generated reductions
 // stream the matrix there; the CPU keeps canonicalize_matmul's gemv calls).
 ir::Graph inline_matrix_vector_products(const ir::Graph& graph);
+// Every integer product as a generated multiply-sum (GPU only: no cuBLAS GEMM computes them).
+ir::Graph inline_integer_matmuls(const ir::Graph& graph);
 // a [.., M, K] @ b [.., K, N] as a multiply and a sum over K (a generated reduction).
 ir::ValueId inline_product(ir::Builder& b, const ir::Shape& result_shape, ir::ValueId left,
                            ir::ValueId right);

@@ -29,6 +29,7 @@ const std::vector<NamedPass>& pipeline() {
       {"simplify", simplify},
       {"canonicalize_matmul", canonicalize_matmul},
       {"matrix_vector_inline", inline_matrix_vector_products},  // GPU only
+      {"integer_matmul_inline", inline_integer_matmuls},  // GPU only
       {"matmul_operand_order", order_matmul_operands},
       {"depthwise_convolutions", depthwise_convolutions},  // GPU only; before channels_last
       {"channels_last", channels_last},
