@@ -97,6 +97,29 @@ TEST(CanonicalForms, LargeProductsStayWithBlas) {
   EXPECT_EQ(count_ops(passes::canonicalize_matmul(graph), Op::matmul), 1);
 }
 
+// Integer products past the tiny ones stay matmuls on the CPU (extern/integer_matmul.cpp: rows
+// accumulated with b read stride-1, as a generated reduction over k did not), wrapping like
+// the interpreter: odd sizes, a transposed (packed) and a batched operand, int8 overflowing.
+// The GPU's inline_integer_matmuls makes them generated reductions.
+TEST(CanonicalForms, IntegerProductsStayMatmulsOnTheCpu) {
+  GraphCase g;
+  ValueId a = g.input(make_array(DType::Int64, {37, 53}, pseudo_random(37 * 53, -500, 500, 11)));
+  ValueId b = g.input(make_array(DType::Int64, {53, 301}, pseudo_random(53 * 301, -500, 500, 12)));
+  ValueId t =
+      g.input(make_array(DType::Int32, {3, 29, 45}, pseudo_random(3 * 29 * 45, -99, 99, 13)));
+  ValueId s = g.input(make_array(DType::Int8, {70, 90}, pseudo_random(70 * 90, -120, 120, 14)));
+  g.output(g.builder.matmul(a, b), "int64 (37, 53) @ (53, 301)");
+  g.output(g.builder.matmul(g.builder.permute(b, {1, 0}), a), "int64 b.T @ a");
+  g.output(g.builder.matmul(t, g.builder.permute(t, {0, 2, 1})), "int32 batch of 3");
+  g.output(g.builder.matmul(s, g.builder.permute(s, {1, 0})), "int8 (70, 90) @ its transpose");
+  g.graph.set_outputs(g.outputs);
+  ir::Graph canonical = passes::canonicalize_matmul(g.graph);
+  EXPECT_EQ(count_ops(canonical, Op::matmul), 4) << ir::print_graph(canonical);
+  EXPECT_EQ(count_ops(passes::inline_integer_matmuls(canonical), Op::matmul), 0);
+  expect_same_values(g.graph, passes::inline_integer_matmuls(canonical), g.inputs);
+  g.check();  // the CPU's integer matmul calls against the interpreter
+}
+
 // max-autotune's rewrite of the products it times faster as generated reductions: only those.
 TEST(CanonicalForms, ChosenProductsAreGeneratedInline) {
   GraphCase g;
