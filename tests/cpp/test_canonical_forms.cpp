@@ -109,7 +109,8 @@ TEST(CanonicalForms, IntegerProductsStayMatmulsOnTheCpu) {
       g.input(make_array(DType::Int32, {3, 29, 45}, pseudo_random(3 * 29 * 45, -99, 99, 13)));
   ValueId s = g.input(make_array(DType::Int8, {70, 90}, pseudo_random(70 * 90, -120, 120, 14)));
   g.output(g.builder.matmul(a, b), "int64 (37, 53) @ (53, 301)");
-  g.output(g.builder.matmul(g.builder.permute(b, {1, 0}), a), "int64 b.T @ a");
+  g.output(g.builder.matmul(g.builder.permute(b, {1, 0}), g.builder.permute(a, {1, 0})),
+           "int64 b.T @ a.T");
   g.output(g.builder.matmul(t, g.builder.permute(t, {0, 2, 1})), "int32 batch of 3");
   g.output(g.builder.matmul(s, g.builder.permute(s, {1, 0})), "int8 (70, 90) @ its transpose");
   g.graph.set_outputs(g.outputs);
