@@ -61,7 +61,11 @@ TEST(RunningExtremesCompiled, EveryAxisAndDtypeMatchesTheInterpreter) {
   std::vector<double> specials;
   for (int row = 0; row < 6; ++row)
     for (int k = 0; k < 6; ++k)  // -0, 0, 0, -inf, 7, inf
-      specials.push_back(k == row ? kNaN : k < 3 ? (k - 1) * 0.0 : k == 3 ? -kInf : k == 4 ? 7 : kInf);
+      specials.push_back(k == row  ? kNaN
+                         : k < 3   ? (k - 1) * 0.0
+                         : k == 3  ? -kInf
+                         : k == 4  ? 7.0
+                                   : kInf);
   ValueId s = g.input(make_array(DType::Float32, {6, 6}, specials));
   g.output(g.builder.scan(Op::cummax, s, 1), "cummax of specials");
   g.output(g.builder.scan(Op::cummin, s, 1), "cummin of specials");
