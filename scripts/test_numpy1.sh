@@ -28,7 +28,9 @@ cp -r "$installed" "$site/kiln"
 # difference, README "Limits"); so does a float32 Gaussian KDE's float64 bandwidth
 # (test_numpy_programs_eleventh's statistics), and a float32 equity curve to a Python float's
 # power (test_numpy_programs_twelfth_models' performance ratios), and a float32 polygon's
-# shoelace area times 0.5 (test_numpy_programs_thirteenth). np.count_nonzero is a Python int
+# shoelace area times 0.5 (test_numpy_programs_thirteenth), float32 Black-Scholes greeks of
+# Python-float rates and a float32 Simpson sum times a Python float's step
+# (test_numpy_programs_fourteenth's finance and numerics). np.count_nonzero is a Python int
 # on NumPy 1.x and NumPy's int64 on NumPy 2, which kiln returns (test_window_selections' block_changes).
 "$venv/bin/python" -m pytest -q -p no:cacheprovider --durations=15 $(bash scripts/pytest_workers.sh) \
   tests/python --ignore=tests/python/test_bench.py \
@@ -48,4 +50,6 @@ cp -r "$installed" "$site/kiln"
   --deselect=tests/python/test_numpy_programs_eleventh.py::test_statistics \
   --deselect=tests/python/test_window_selections.py::test_differences_and_averages_of_moving_slices_are_one_loop \
   --deselect=tests/python/test_numpy_programs_twelfth_models.py::test_performance_ratios_of_float32_returns \
-  --deselect=tests/python/test_numpy_programs_thirteenth.py::test_float32_shoelace_area
+  --deselect=tests/python/test_numpy_programs_thirteenth.py::test_float32_shoelace_area \
+  --deselect=tests/python/test_numpy_programs_fourteenth.py::test_finance \
+  --deselect=tests/python/test_numpy_programs_fourteenth_numerics.py::test_numerics

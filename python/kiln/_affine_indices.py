@@ -66,8 +66,16 @@ def _linear(value):
 
 def total(a, b, sign=1):
     """a + sign * b of Affines and ints: an int when the index cancels, None when a and b follow
-    different loops' indices (or either is None)."""
-    if a is None or b is None:
+    different loops' indices (or either is None; a clamped index plus an int is one, and the
+    difference of one and itself moved is an int; any other sum of a clamped index is None:
+    the clamps need not bite at the same iterations)."""
+    if is_int(b) and hasattr(a, "moved_by"):  # a clamped index (kiln._clamped_bounds) moved
+        return a.moved_by(sign * int(b))
+    if sign == 1 and is_int(a) and hasattr(b, "moved_by"):
+        return b.moved_by(int(a))
+    if sign == -1 and hasattr(a, "offset_from") and hasattr(b, "offset_from"):
+        return a.offset_from(b)  # lo + 3 - lo of a clamped lo: 3
+    if not all(isinstance(x, Affine) or is_int(x) for x in (a, b)):
         return None
     a, b = _linear(a), _linear(b)
     if a.scale and b.scale and a.index is not b.index:
@@ -88,11 +96,11 @@ def extent(bound):
 
 
 def lowest(form):
-    """The least value of an Affine or int over its loop, or None when the loop's bounds are
-    traced."""
+    """The least value of an Affine, int or clamped index over its loop, or None when the
+    loop's bounds are traced."""
     if form is None:
         return None
-    if not isinstance(form, Affine):
+    if is_int(form):
         return int(form)
     span = form.span()
     return None if span is None else span[0]

@@ -30,12 +30,13 @@ _MOST_ITEMS = 64
 _COMPUTED_NAMES = _COMPUTED_NAME_READERS | _COMPUTED_NAME_ATTRIBUTES
 
 
-def argument_reads(args, kwargs, leaves, spec, codes):
+def argument_reads(args, kwargs, leaves, spec, codes, environment=None):
     """{leaf index or ("object", n): [(holder, name, label), ...]} for the argument leaves and
-    object containers (not the environment's: _environment.py reads the function's own) that
-    read state beyond themselves; empty when none does. `codes`: the code objects of the
+    object containers (the environment's values are _environment.py's reads) that read state
+    beyond themselves; empty when none does. `codes`: the code objects of the
     compiled function and its helpers (the methods of an argument object they name are
-    walked)."""
+    walked). With `environment` (kiln._environment.Environment), also the partials and bound
+    methods among the environment's leaves (_callback_leaf_reads)."""
     count = _leaf_count(spec[1][0]) + _leaf_count(spec[1][1])
     objects = []  # the objects made containers (a dataclass of arrays), in flatten order
     _find_objects(spec[1][0], args, objects)
@@ -51,7 +52,45 @@ def argument_reads(args, kwargs, leaves, spec, codes):
         found.argument(value, names)
         if found.reads:
             reads[key] = found.reads[:_MOST_READS]
+    if environment is not None:
+        reads.update(_callback_leaf_reads(environment, leaves, spec, count, seen))
     return reads
+
+
+def _callback_leaf_reads(environment, leaves, spec, count, seen):
+    """{leaf index: reads} for the partials and bound methods among the environment's leaves
+    (a closure variable, a default value, self's attribute, an item of a global list holding
+    `partial(g, w, k=2)` or `obj.step`): their snapshot compares them as themselves, so a
+    keyword set, an argument or the object's attribute changed went unseen and the call
+    returned the first trace's value. Read as an argument's are. Not a global partial that
+    the environment reads itself (its arguments replaced by tracers when tracing)."""
+    own_partials = {(id(globals_), name) for globals_, name, _ in environment.partials}
+    reads, offset = {}, count
+    for k, value_spec in enumerate(spec[1][2][-1]):
+        size = _leaf_count(value_spec)
+        for index in range(offset, offset + size):
+            leaf = leaves[index]
+            if not isinstance(leaf, (functools.partial, types.MethodType)):
+                continue
+            if size == 1 and k < len(environment.reads):
+                holder, name, _ = environment.reads[k]
+                if (id(holder), name) in own_partials:
+                    continue
+            found = _Reads(seen)
+            found.reached(leaf, None, f"{_environment_label(environment, k)}")
+            if found.reads:
+                reads[index] = found.reads[:_MOST_READS]
+        offset += size
+    return reads
+
+
+def _environment_label(environment, k):
+    """The words for the k-th value of the environment (its reads, then its cells)."""
+    if k < len(environment.reads):
+        return environment.reads[k][2]
+    names = environment.cell_names
+    cell = k - len(environment.reads)
+    return f"closure variable '{names[cell]}'" if cell < len(names) else "a closure variable"
 
 
 def _find_objects(spec, node, found):

@@ -23,14 +23,16 @@ import copy
 
 import numpy as np
 
-from . import _assumed_numbers, _random_state
+from . import _assumed_numbers, _loop_appends, _random_state
+from ._loop_appends import Appended, Stack
 from ._loop_escapes import Containers, reachable, settle_rows
 from ._loop_numpy_arrays import read_only
 from ._loop_else import is_found
 from ._loop_optional_values import is_payload
 from ._loop_returns import is_result
-from ._loop_types import (CaptureFailed, is_number as _is_number, python_type as _python_type,
-                          rerun_note, rerun_where, type_of as _type_of)
+from ._loop_types import (AppendsUnderCondition, CaptureFailed, Retype as _Retype,
+                          is_number as _is_number, python_type as _python_type, rerun_note,
+                          rerun_where, type_of as _type_of)
 from ._tracer import TracedArray, backend, cast, to_tensor
 from ._unbound_locals import running_as_written
 
@@ -40,14 +42,6 @@ from ._unbound_locals import running_as_written
 # slice (simplify), while a loop would carry (copy) the whole array each time it runs.
 SELECT_AT_MOST = 4096
 BRANCH_FORM = None  # "select" or "loops": one form for every branch (tests)
-
-
-class _Retype(Exception):
-    """Trace the body again with these variables carried as (dtype, shape)."""
-
-    def __init__(self, types):
-        super().__init__(str(types))
-        self.types = types
 
 
 def _plain(value):
@@ -94,6 +88,13 @@ class BranchCapture:
                 merged = self._traced_sides(then, otherwise, get, set_, names, before, arrays,
                                             saved, predicate, containers, generators, live,
                                             written)
+        except AppendsUnderCondition:
+            del self.pending[records:]
+            _restore(saved)
+            containers.restore()
+            _random_state.restore(generators)
+            set_(before)
+            raise
         except Exception as failure:  # Python's `if` meets it again where it belongs (a side
             # not taken may raise: `t * 2 if ok else 0.0` where t is bound where ok holds)
             del self.pending[records:]
@@ -113,6 +114,13 @@ class BranchCapture:
         # sieve's inner loop for every i, not only the primes).
         big = (rebound > SELECT_AT_MOST and updated <= SELECT_AT_MOST
                or self.loop_bodies != loop_bodies)
+        if any(isinstance(value, (Appended, Stack)) for value in merged[1]):
+            # a list appended to on a side: a select of its count (kiln._conditional_appends)
+            if raising:
+                del self.pending[records:]
+                return self._not_captured(condition, then, otherwise, location, "a side that "
+                                          "appends to a list may raise", first_check)
+            select = True
         if raising or (not select and (BRANCH_FORM == "loops" or
                                        (big and BRANCH_FORM != "select"))):
             # Big sides: each runs only when taken (a loop of 0 or 1 iterations per side).
@@ -257,6 +265,9 @@ class BranchCapture:
         for name, old, a, b in zip(names, before, then_values, else_values):
             if a is b:
                 values.append(a if a is not old else self.KEEP)
+                continue
+            if isinstance(a, (Appended, Stack)) or isinstance(b, (Appended, Stack)):
+                values.append(_loop_appends.merged(self.context, predicate, name, a, b))
                 continue
             a, b = _as_on_side(a, arrays, then_arrays), _as_on_side(b, arrays, else_arrays)
             if (a is self.UNBOUND) != (b is self.UNBOUND) and (

@@ -168,7 +168,7 @@ class CompiledFunction(RaisingCalls, CallTracing):
             if times.probing() or len(times.traced) >= RetraceTimes.CALLS:
                 return self._timed_eagerly(times, signature, args, kwargs)
         reads = argument_reads(args, kwargs, leaves, spec,
-                               [code for _, code in self.environment.codes])
+                               [code for _, code in self.environment.codes], self.environment)
         reason = eager_reason(leaves, self.environment, environment, reads)
         if reason is not None:
             self._note_break(reason, location_of(self.fn))

@@ -18,14 +18,14 @@ import numpy as np
 from . import _pytree
 from ._stand_ins import (Attributes, _has_slots, _is_plain_object, _slot_names, _stand_in,
                          _with_methods)
-from ._code_names import (_attribute_getter, _attributes_of_name, _class_data, _class_names,
-                          _class_reads, _class_value, _global_names, _imported_names,
-                          _member_function, _names, _names_read, _public_names,
-                          _reads_computed_names, _unwatched_namespace_read)
-from ._environment_objects import (read_class_members, read_class_of, read_held_items,
-                                   read_held_objects)
-from ._environment_reads import (_attributes_read, _bound_object, _indirect_helpers,
-                                 _unbound_name_reads)
+from ._code_names import (_attribute_getter, _class_data, _class_names, _class_value,
+                          _global_names, _imported_names, _member_function, _names,
+                          _names_read, _public_names, _reads_computed_names,
+                          _unwatched_namespace_read)
+from ._computed_attributes import computed_attribute_read
+from ._environment_objects import (object_methods, read_class_members, read_class_of,
+                                   read_held_items, read_held_objects)
+from ._environment_reads import _attributes_read, _bound_object, _unbound_name_reads
 from ._trace_stores import _CELL_STORES, _global_stores
 from ._user_code import (_is_numpy_or_math_module, _is_user_class, _is_user_function,
                          _is_user_module, _plain_function)
@@ -195,11 +195,14 @@ class Environment:
                             seen.add(id(overridden))
                             pending.append(overridden)
                             unlinked.add(id(overridden))
-                elif reads_self and _is_user_function(
-                        getter := _attribute_getter(inspect.getattr_static(owner, name, None))):
+                elif reads_self and _is_user_function(getter := (
+                        _member_function(owner, name) if isinstance(
+                            inspect.getattr_static(owner, name, None), (staticmethod, classmethod))
+                        else _attribute_getter(inspect.getattr_static(owner, name, None)))):
                     # self.scale of a property or descriptor: its getter runs on the stand-in
                     # for self as it is, so the attributes of self it names and its globals
-                    # (`return SCALE`) are read as a base-class method's are.
+                    # (`return SCALE`) are read as a base-class method's are; so are a class or
+                    # static method's (self.a(x), type(self).a(x): cls.k set later was unseen).
                     if id(getter) not in seen:
                         seen.add(id(getter))
                         pending.append(getter)
@@ -231,7 +234,7 @@ class Environment:
                     add_read(value, "args", f"{name}'s arguments")
                     add_read(value, "keywords", f"{name}'s keywords")
                     self.partials.append((globals_, name, value))
-                for helper in self._object_methods(value, function.__code__, add_read):
+                for helper in object_methods(self, value, function.__code__, add_read):
                     unlinked.add(id(helper))
                     if id(helper) not in seen:
                         seen.add(id(helper))
@@ -288,6 +291,12 @@ class Environment:
                                     free_name)
                 if _is_user_module(value) or _is_user_class(value):  # a closure's config module
                     self._read_held_namespace(function, value, add_read, free_name)
+                if _is_user_class(value):  # its methods the code calls (Local.scale(x))
+                    for helper in object_methods(self, value, function.__code__, add_read):
+                        unlinked.add(id(helper))
+                        if id(helper) not in seen:
+                            seen.add(id(helper))
+                            pending.append(helper)
                 if _is_user_function(value):
                     self.cell_helpers.add(id(value))
                     reaches.setdefault(id(function), []).append(value)
@@ -306,18 +315,11 @@ class Environment:
                 read_held_objects(self, self.bound_to, function.__code__, add_read, "self")
         self._read_unlinked_in_place(processed, unlinked, reaches)
 
-    def _note_computed_module_attributes(self, function, name, module):
-        """A user's module with a module-level __getattr__ (PEP 562: lazy loading) whose
-        attributes `function` reads off `name` beyond the module's dict (lazymod.W): no
-        guard can read them, the trace would bake their arrays in, so the call runs eagerly."""
-        if not isinstance(module, types.ModuleType) or "__getattr__" not in vars(module):
-            return
-        computed = [attribute for attribute in _attributes_of_name(function.__code__, name)
-                    if attribute not in vars(module)]
-        if computed and self.unwatched_read is None:
-            self.unwatched_read = (f"it reads {name}.{computed[0]}, which module "
-                                   f"{module.__name__}'s __getattr__ makes at each read: no "
-                                   "guard can read it")
+    def _note_computed_attributes(self, function, name, namespace):
+        """Attributes `function` reads off `name` (a user's module or class) that no read of
+        its dict finds (_computed_attributes): the call runs eagerly."""
+        if self.unwatched_read is None:
+            self.unwatched_read = computed_attribute_read(function.__code__, name, namespace)
 
     def _read_held_namespace(self, function, value, add_read, name=None):
         """The attributes `function` reads of a user's module or class it holds in a closure
@@ -325,7 +327,7 @@ class Environment:
         class's are (_read_namespace): no copy of them holds tracers."""
         attributes = vars(value)
         is_module = isinstance(value, types.ModuleType)
-        self._note_computed_module_attributes(
+        self._note_computed_attributes(
             function, name or getattr(value, "__name__", "").split(".")[0], value)
         for attribute in _names_read(function.__code__, attributes):
             if is_module or not isinstance(attributes[attribute], (
@@ -333,24 +335,6 @@ class Environment:
                 add_read(attributes if is_module else value, attribute,
                          f"{value.__name__}.{attribute}")
         self._read_in_place(value)
-
-    def _object_methods(self, value, code, add_read):
-        """_indirect_helpers of a global `value` that `code` names; for an object of a user's
-        class also the methods those call on self (cfg.apply() calling self.step()), whose
-        class members are read at each call as cfg.apply is: `Cfg.step = other` is seen."""
-        helpers = _indirect_helpers(value, code)
-        if isinstance(value, type) or not _is_user_class(type(value)):
-            return helpers
-        pending, found = list(helpers), list(helpers)
-        while pending:
-            method_code = pending.pop().__code__
-            read_class_members(self, value, method_code, add_read)
-            for name in _class_reads(value, method_code):
-                member = _plain_function(_member_function(type(value), name))
-                if _is_user_function(member) and all(member is not f for f in found):
-                    found.append(member)
-                    pending.append(member)
-        return found
 
     def _read_unlinked_in_place(self, processed, unlinked, reaches):
         """The globals read by helpers the trace calls as they are (and by the helpers those
@@ -380,7 +364,7 @@ class Environment:
         _read_in_place."""
         attributes = vars(value)
         names = _names_read(function.__code__, attributes)
-        self._note_computed_module_attributes(function, name, value)
+        self._note_computed_attributes(function, name, value)
         if _reads_computed_names(function.__code__) and not isinstance(value, types.ModuleType):
             # a class's methods are code, not state (a classmethod is a new object each read)
             names = [a for a in names if not isinstance(

@@ -6,8 +6,9 @@ import numpy as np
 
 from . import _pytree
 from ._argument_reads import _MOST_ITEMS, callback_reads
-from ._code_names import _class_reads, _names
-from ._user_code import _is_user_class
+from ._code_names import _class_reads, _class_value, _member_function, _names
+from ._environment_reads import _indirect_helpers
+from ._user_code import _is_user_class, _is_user_function, _plain_function
 
 # The most levels of objects held in objects read (self.config.optim.lr: two).
 _MOST_NESTING = 4
@@ -87,3 +88,33 @@ def read_class_of(environment, value, label, add_read):
     (Environment.stale), its reads then Other's."""
     add_read(value, "__class__", f"type({label})")
     environment.classes.append((value, type(value)))
+
+
+def object_methods(environment, value, code, add_read):
+    """_indirect_helpers of `value` (a global or closure variable `code` names); for an object
+    of a user's class also the methods those call on self (cfg.apply() calling self.step()),
+    whose class members are read at each call as cfg.apply is: `Cfg.step = other` is seen; for
+    a user's class, the class attributes its methods read (cls.k) and the methods they call."""
+    helpers = _indirect_helpers(value, code)
+    is_class = isinstance(value, type)
+    if not _is_user_class(value if is_class else type(value)):
+        return helpers
+    klass = value if is_class else type(value)
+    pending, found = list(helpers), list(helpers)
+    while pending:
+        method_code = pending.pop().__code__
+        if is_class:
+            # Config.scale(x), a classmethod reading cls.k: the class attributes it names,
+            # read at each call from the class (`Config.k = 5` set after a call was unseen)
+            for name in _names(method_code):
+                if _class_value(klass, name):
+                    add_read(klass, name, f"{klass.__name__}.{name}")
+            environment._read_in_place(klass)
+        else:
+            read_class_members(environment, value, method_code, add_read)
+        for name in _names(method_code) if is_class else _class_reads(value, method_code):
+            member = _plain_function(_member_function(klass, name))
+            if _is_user_function(member) and all(member is not f for f in found):
+                found.append(member)
+                pending.append(member)
+    return found

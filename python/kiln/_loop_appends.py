@@ -4,15 +4,19 @@ once; its first trace finds what each iteration appends (Appended: dtype, shape,
 type), and the next one carries a (count, *shape) array in which iteration k writes row k
 (Stack). After the loop the list holds its rows, as eager appends would have made it
 (_loop_capture.LoopCapture._apply), each taken from the stack when read (kiln._stacked_rows).
+Appends under a traced condition (an `if` of the body, after a break's test) also carry their
+count, and the list gets the first `count` rows (kiln._conditional_appends).
 A loop whose count is known only when it runs, a list appended to twice in an iteration, or
 used otherwise in the body, runs as Python, except reads of its last items (`xs[-1]`: a
 recurrence `xs.append(r * xs[-1] * (1 - xs[-1]))`, the SIR model's `s = S[-1]`), which read the
 stack's row of an earlier iteration or the list's item from before the loop (it was unrolled:
 2,000 steps of the logistic map compiled in 3.7 s)."""
+import copy
+
 import numpy as np
 
-from . import _assumed_numbers, _stacked_rows
-from ._loop_types import CaptureFailed
+from . import _assumed_numbers, _conditional_appends, _stacked_rows
+from ._loop_types import AppendsUnderCondition, CaptureFailed
 from ._tracer import TracedArray, backend, cast, to_tensor
 
 
@@ -26,14 +30,18 @@ def _back(key):
 
 class Appended:
     """What the first trace of a body leaves in a list it appends to: the list, and the value
-    of the iteration's append."""
+    of the iteration's append; conditional: made under a traced condition (an `if` of the
+    body, or a jump's flag: kiln._conditional_appends), which some iterations do not take."""
 
-    def __init__(self, items, value, depth):
+    def __init__(self, items, value, depth, conditional=False):
         self.items, self.value, self.depth = items, value, depth
+        self.conditional = conditional
 
     def __getitem__(self, key):
         """`items[-j]` after the first trace's append: its value, or an item before it."""
         back = _back(key)
+        if self.conditional:
+            raise CaptureFailed("a list the loop appends to under a condition is read in it")
         return self.value if back == 1 else self.items[1 - back]
 
 
@@ -42,6 +50,7 @@ class Stacked:
 
     def __init__(self, appended):
         value = appended.value
+        self.conditional = appended.conditional
         if isinstance(value, TracedArray):
             self.dtype, self.shape = value.dtype.name, tuple(value.shape)
             self.flags = (value._scalar, value._weak)
@@ -53,27 +62,46 @@ class Stacked:
         else:
             raise CaptureFailed(f"a {type(value).__name__} is appended to a list")
 
+    def as_conditional(self):
+        """This type, of a list appended to under a traced condition (a `count` carried)."""
+        kind = copy.copy(self)
+        kind.conditional = True
+        return kind
+
 
 class Stack:
     """A list the body appends to, in the trace that carries its rows: `buffer` (the loop's
-    placeholder) gets row `position` (the iteration's number)."""
+    placeholder) gets row `position` (the iteration's number). A list appended to under a
+    traced condition also carries `count` (kiln._conditional_appends): its rows so far, the
+    row an append writes; its appends make a new Stack (a branch selects between the sides')."""
 
-    def __init__(self, items, buffer, stacked, depth):
+    def __init__(self, items, buffer, stacked, depth, name=None, sides=0):
         self.items, self.buffer, self.stacked, self.depth = items, buffer, stacked, depth
+        self.name, self.sides = name, sides  # sides: branch sides traced around the loop
         self.position = None
         self.written = False
+        self.count = self.count_placeholder = None
 
     def append(self, value, depth):
         if depth != self.depth or self.written:
             raise CaptureFailed("a list is appended to more than once in an iteration")
         if _assumed_numbers.is_open(value):  # the row keeps its type: the choice is checked
             _assumed_numbers.commit(value)
+        if self.count is not None:
+            return _conditional_appends.appended(self, value)
+        if self.buffer._context.branch_sides > self.sides:
+            # under a traced condition its first trace ran as Python (a jump's flag, False
+            # until the body sets it): traced again with a count (kiln._conditional_appends)
+            raise AppendsUnderCondition({self.name: self.stacked.as_conditional()})
         self.buffer[self.position] = value
         self.written = True
+        return self
 
     def __getitem__(self, key):
         """`items[-j]`: the row appended j iterations back (this iteration's, after its
         append), or, in the first iterations, the list's item from before the loop."""
+        if self.count is not None:
+            raise CaptureFailed("a list the loop appends to under a condition is read in it")
         back = _back(key) - self.written
         position = self.position
         if back == 0:
@@ -133,31 +161,64 @@ def appended(items, value, depth, aliased=False):
         raise CaptureFailed("an array appended to a list is changed in place later (the list "
                             "holds that array or a view of it, not a copy)")
     if isinstance(items, Stack):
-        items.append(value, depth)
-        return items
+        return items.append(value, depth)
     if isinstance(items, Appended):
         raise CaptureFailed("a list is appended to more than once in an iteration")
     return Appended(items, value, depth)
 
 
-def stack_slot(context, trace, items, stacked, count, depth):
-    """(initial tensor, placeholder, Stack) of a list the body appends to `count` times."""
+def merged(context, predicate, name, a, b):
+    """The list `name` after a branch on `predicate` whose sides left `a` and `b`, one of them
+    appended to: the first trace's Appended (conditional), or the Stack of the side taken
+    (kiln._conditional_appends)."""
+    if isinstance(a, Stack) or isinstance(b, Stack):
+        if not (isinstance(a, Stack) and isinstance(b, Stack) and a.items is b.items
+                and a.count is not None and b.count is not None):
+            raise CaptureFailed(f"`{name}` is a list appended to on one side of the branch and "
+                                "something else on the other")
+        return _conditional_appends.merged_stacks(context, predicate, a, b)
+    items = [value.items if isinstance(value, Appended) else value for value in (a, b)]
+    if items[0] is not items[1] or not isinstance(items[0], list):
+        raise CaptureFailed(f"`{name}` is a list appended to on one side of the branch and "
+                            "something else on the other")
+    appends = [value for value in (a, b) if isinstance(value, Appended)]
+    if len({_kind_of_rows(Stacked(value)) for value in appends}) != 1:
+        raise CaptureFailed(f"`{name}` is appended values of different types on the two sides "
+                            "of the branch")
+    return Appended(items[0], appends[0].value, appends[0].depth, conditional=True)
+
+
+def stack_slot(context, trace, items, stacked, span, condition, depth, name):
+    """(Stack, its slots: (names, None, initial tensor, placeholder)) of a list the body appends
+    to once an iteration of the loop over `span` (at most, where conditional: its count is
+    carried too). condition: the loop's (a for loop that may break: its flag may end it before
+    its range does, so its rows are counted), None for a plain for loop."""
     if not isinstance(items, list):
         raise CaptureFailed("a value that is not a list is appended to")
     if depth > 1:
         raise CaptureFailed("values are appended in a loop nested in another kiln captures")
-    if count is None:
+    if span is None:
         raise CaptureFailed("values are appended in a loop whose count is known only when it runs")
-    shape = [count, *stacked.shape]
+    if condition is not None:
+        stacked = stacked.as_conditional()
+    shape = [len(span), *stacked.shape]
     initial = backend().broadcast_to(context.constant(0, np.dtype(stacked.dtype)), shape)
     placeholder = trace.loop_placeholder(stacked.dtype, shape)
-    return initial, placeholder, Stack(items, TracedArray(context, placeholder), stacked, depth)
+    stack = Stack(items, TracedArray(context, placeholder), stacked, depth, name,
+                  context.branch_sides)
+    slots = [([name], None, initial, placeholder)]
+    if stacked.conditional:  # its count: the slot after its rows'
+        _conditional_appends.carry_count(context, trace, stack)
+        slots.append(([name], None, *stack.count_slot))
+    return stack, slots
 
 
-def rows(context, stack, tensor):
+def rows(context, stack, tensor, count=None):
     """The values the loop appended: rows of its final stack, as the appends made them (a
     Python float of float(x) stays a Python float in the result), each read when first used
-    (kiln._stacked_rows)."""
+    (kiln._stacked_rows); count: the final count of a conditional list (its first rows)."""
+    if count is not None:
+        tensor = _conditional_appends.first_rows(context, tensor, count)
     return _stacked_rows.rows(context, tensor, stack.stacked.flags)
 
 

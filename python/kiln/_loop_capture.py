@@ -39,7 +39,8 @@ from ._loop_escapes import Escapes, settle_rows
 from ._loop_extents import Resizing
 from ._loop_first_bindings import BoundInBody, restore_held_objects, unbind_held_objects
 from ._loop_expressions import ExpressionCapture
-from ._loop_types import (CaptureFailed, DrawsInBody, carried_flags as _carried_flags,
+from ._loop_types import (CaptureFailed, DrawsInBody, WindowMismatch as _WindowMismatch,
+                          carried_flags as _carried_flags,
                           changed_before as _changed_before, is_number as _is_number,
                           retyped as _retyped, truth as _truth, type_of as _type_of,
                           unshared_scalars as _unshared_scalars)
@@ -55,10 +56,6 @@ from ._tracer import TracedArray, cast, to_tensor
 
 UNROLL_AT_MOST = 2
 UNROLL_IN_BODY_AT_MOST = 16  # a static inner loop that cannot be captured, unrolled in a body
-
-
-class _WindowMismatch(CaptureFailed):
-    """A graph break of a window's rule (kiln._windows): a carried array may shrink (probed)."""
 
 
 class _Marker:
@@ -459,12 +456,12 @@ class LoopCapture(BodyStatements, BranchCapture, ExpressionCapture, LoopResults)
                 slots.append((array_names, array, initial, placeholder))
             for name, kind in types.items():
                 if isinstance(kind, Stacked):  # a list the body appends to
-                    iterations = len(span) if span is not None and condition is None else None
-                    initial, placeholder, stack = _loop_appends.stack_slot(
-                        context, trace, variables.get(name), kind, iterations, self.depth)
+                    stack, stack_slots = _loop_appends.stack_slot(
+                        context, trace, variables.get(name), kind, span, condition, self.depth,
+                        name)
                     rebound[name] = stack
                     stacks.append(stack)
-                    slots.append(([name], None, initial, placeholder))
+                    slots += stack_slots
                     continue
                 if isinstance(kind, BoundInBody):  # bound by the first iteration
                     initial, placeholder, rebound[name] = kind.carried(context)

@@ -9,7 +9,7 @@ import sys
 
 import numpy as np
 
-from . import _helper_writes, _math_calls, _numpy_sequences, _stacked_rows
+from . import _clamped_bounds, _helper_writes, _math_calls, _numpy_sequences, _stacked_rows
 from ._loop_attribute_checks import why_not_carried
 from ._loop_types import rerun_note
 from ._tracer import TracedArray, backend, cast, check_traced_int_fits, to_tensor
@@ -115,6 +115,9 @@ class ExpressionCapture:
         if function not in (builtins.min, builtins.max) or not any(
                 isinstance(o, TracedArray) and o.size == 1 for o in operands):
             return function(*operands)
+        clamped = _clamped_bounds.traced_extremum(function is builtins.max, operands)
+        if clamped is not None:  # max(0, i - k + 1): a window's bound, not a select
+            return clamped
         beats = np.less if function is builtins.min else np.greater
         best = operands[0]
         for operand in operands[1:]:

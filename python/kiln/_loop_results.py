@@ -13,7 +13,7 @@ from ._loop_first_bindings import BoundInBody
 from ._loop_optional_values import is_payload, is_present_flag
 from ._loop_peeling import PeelFirst
 from ._loop_shared_arrays import SharedArrayRebound
-from ._loop_types import (CaptureFailed, is_number as _is_number,
+from ._loop_types import (CaptureFailed, WindowMismatch, is_number as _is_number,
                           is_python_number as _is_python_number, python_type as _python_type,
                           type_of as _type_of, widened as _widened)
 from ._tracer import TracedArray, backend, cast, to_tensor
@@ -33,8 +33,10 @@ class LoopResults:
         for name, value in after.items():
             if (isinstance(value, TracedArray) and isinstance(value._selection, _windows.Window)
                     and (name in live or name in carried) and name not in resizing):
-                raise CaptureFailed(f"`{name}`, a slice with a loop-varying bound, outlives its "
-                                    f"iteration")
+                # carried, it may be an array that shrinks (x = x[:i + 1] * d): probed
+                failure = WindowMismatch if name in carried else CaptureFailed
+                raise failure(f"`{name}`, a slice with a loop-varying bound, outlives its "
+                              f"iteration")
             if (isinstance(value, TracedArray) and value._masked()
                     and (name in live or name in carried)):  # carried, it was all of x
                 raise CaptureFailed(f"`{name}`, an x[mask] selection (of a data-dependent "
@@ -42,6 +44,10 @@ class LoopResults:
         for array_names, array, initial, placeholder in list(slots):
             values = [after[name] for name in array_names]
             new = values[0]
+            if isinstance(new, Stack) and new.count is not None:  # under a condition
+                counted = placeholder.id == new.count_placeholder.id
+                results.append(new.count.tensor if counted else new.buffer.tensor)
+                continue
             if isinstance(new, Stack):
                 if not new.written:
                     raise CaptureFailed(f"`{array_names[0]}` is not appended to in an iteration")
@@ -153,10 +159,19 @@ class LoopResults:
         flags = self._final_flags(slots, names, after, span, saved, variables)
         _restore(saved)
         final = {}
-        for (array_names, array, _, placeholder), tensor, flag in zip(slots, values, flags):
+        for position, ((array_names, array, _, placeholder), tensor, flag) in enumerate(
+                zip(slots, values, flags)):
             new = after[names.index(array_names[0])]
             if windows and placeholder.id in windows:  # the window's positions at the end
                 tensor = _loop_extents.final(tensor, windows[placeholder.id][0], len(span))
+            if isinstance(new, Stack) and new.count is not None:
+                if placeholder.id == new.count_placeholder.id:
+                    continue  # read with the rows', the slot before it
+                # the list, with the first `count` rows (the count's slot follows the rows')
+                new.items.extend(_loop_appends.rows(self.context, new, tensor,
+                                                    values[position + 1]))
+                final[array_names[0]] = new.items
+                continue
             if isinstance(new, Stack):  # the list, with the rows the loop appended
                 new.items.extend(_loop_appends.rows(self.context, new, tensor))
                 final[array_names[0]] = new.items

@@ -212,6 +212,20 @@ def _as_appended(statement, local_names, in_place):
                              statement)
 
 
+def _appends_rewritten(statements, local_names, in_place):
+    """The body's appends rewritten (_as_appended), those in its `if` blocks too: under a
+    traced condition, or after a jump's test, the loop counts the rows it keeps
+    (kiln._conditional_appends). A nested loop's are its own."""
+    rewritten = []
+    for statement in statements:
+        if isinstance(statement, ast.If):
+            statement = copy.copy(statement)
+            statement.body = _appends_rewritten(statement.body, local_names, in_place)
+            statement.orelse = _appends_rewritten(statement.orelse, local_names, in_place)
+        rewritten.append(_as_appended(statement, local_names, in_place))
+    return rewritten
+
+
 def _index_copied(loop, number):
     """`for i in range(n): ...; break`, i read after the loop: `for __kiln_index_k in
     range(n): i = __kiln_index_k; ...`. The body binds i, so the loop carries it: after a
@@ -335,9 +349,7 @@ class _Rewriter:
         else:
             if jumps(node.body)[0] and self.live([node.target.id], node.body):
                 node = _index_copied(node, self.counter + 1)
-            if not any(jumps(node.body)):  # a jump would skip appends the array stacks anyway
-                node.body = [_as_appended(statement, self.local_names, self.in_place)
-                             for statement in node.body]
+            node.body = _appends_rewritten(node.body, self.local_names, self.in_place)
             original = node
             node, before = without_jumps(node, self.counter + 1)
             reason = _body_refusal(node.body, loop=True)

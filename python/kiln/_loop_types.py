@@ -12,6 +12,24 @@ class CaptureFailed(Exception):
     """The loop or branch cannot be captured: it runs as Python (the reason is recorded)."""
 
 
+class Retype(Exception):
+    """Trace the body again with these variables carried as (dtype, shape)."""
+
+    def __init__(self, types):
+        super().__init__(str(types))
+        self.types = types
+
+
+class AppendsUnderCondition(Retype):
+    """A list a branch's side appends to, not yet carried with a count: the loop is traced
+    again with it counted (kiln._conditional_appends); a branch passes it on."""
+
+
+class WindowMismatch(CaptureFailed):
+    """A graph break of a window's rule (kiln._windows), or a window of the body a carried name
+    is rebound to (`x = x[:i + 1] * d`): a carried array may shrink (probed)."""
+
+
 class DrawsInBody(CaptureFailed):
     """A loop's body drew from a random generator: the loop is unrolled, and the call's trace
     is this call's only (the driver's opaque_call)."""

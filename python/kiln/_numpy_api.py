@@ -14,9 +14,9 @@ import warnings
 
 import numpy as np
 
-from . import (_affine_indices, _assumed_numbers, _indexing, _kiln, _memory_layout,
-               _object_operands, _ufunc_loops, _ufunc_reduceat, _window_arg_reductions,
-               _window_functions, _window_joins, _windows)
+from . import (_affine_indices, _assumed_numbers, _clamped_bounds, _indexing, _kiln,
+               _memory_layout, _object_operands, _ufunc_loops, _ufunc_reduceat,
+               _window_arg_reductions, _window_functions, _window_joins, _windows)
 from ._loop_peeling import note_kind_reads
 from ._numpy_creation import FUNCTIONS as _CREATION, array as _numpy_creation_array
 from ._numpy_functions import FUNCTIONS as _CORE, _as_traced, product_dtype
@@ -493,6 +493,7 @@ def call_ufunc(ufunc, inputs, out=None, where=True, dtype=None, casting="same_ki
             value._weak = None  # a NumPy scalar; Python's operators make Python numbers
             value._range = _index_range(ufunc, inputs)
             value._affine = _affine_indices.affine_result(ufunc, inputs)
+            value._clamped = _clamped_bounds.ufunc_result(ufunc, inputs)
             value._strides = _memory_layout.follows(inputs, result.shape)  # order="K"
         else:
             if not np.can_cast(np.dtype(result.dtype), target.dtype, casting):

@@ -247,9 +247,9 @@ class TracedArray:
 
     __array_priority__ = 1000
     __slots__ = ("_context", "_tensor", "_version", "_root", "_root_version", "_root_shape",
-                 "_forward", "_backward", "_argument", "_selection", "_scalar", "_weak", "_range", "_affine", "_read_only",
-                 "_bound", "_overlapping", "_lazy", "_strides", "_maybe_copy", "_maybe_copies",
-                 "_hidden_base", "__weakref__")
+                 "_forward", "_backward", "_argument", "_selection", "_scalar", "_weak", "_range",
+                 "_affine", "_clamped", "_read_only", "_bound", "_overlapping", "_lazy", "_strides",
+                 "_maybe_copy", "_maybe_copies", "_hidden_base", "__weakref__")
     # (not `_mask`: np.ma reads any object's _mask as its MaskedArray mask)
 
     def __init__(self, context, tensor, mask=None):
@@ -269,6 +269,7 @@ class TracedArray:
         self._weak = None            # int/float/complex: stands for a Python number (NEP 50
                                      # weak); bool: a Python bool (its type after the call)
         self._range = self._affine = None  # a captured loop's index (+- c, * c): bounds, form
+        self._clamped = None         # max/min of such an index and ints (kiln._clamped_bounds)
         self._read_only = False      # an argument NumPy would refuse to write (and its views)
         self._bound = None           # non-negative integers at most this (argmin: np.bincount)
         self._overlapping = False    # a view whose elements may share memory (as_strided):

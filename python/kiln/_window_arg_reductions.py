@@ -47,6 +47,8 @@ def arg_reduction(function, a, axis=None, out=None, *, keepdims=False):
         alone[reduced] = bound
         if not Window(alone).never_empty():
             graph_break(f"numpy.{name} of a loop-varying slice that may be empty")
+        if extent(bound) is None:  # (a clamped bound's: kiln._clamped_bounds)
+            graph_break(f"numpy.{name} of a loop-varying slice of varying length")
         fill = _fill(function, a.dtype)
         whole = shifted(context, whole, reduced, bound[0])  # its start at position 0
         alone[reduced] = (0, extent(bound))

@@ -5,10 +5,10 @@ the positions outside, elementwise work on the whole axes); `function` dispatche
 of a window to them, and any other function of a window is a graph break."""
 import numpy as np
 
-from ._affine_indices import Affine, total
+from ._affine_indices import is_int, total
 from ._tracer import TracedArray, backend, graph_break, traced
 from ._windows import (PRODUCTS, REDUCTIONS, Window, elementwise, identity_outside, outer,
-                       product, reduction, whole_and_window)
+                       product, reduction, whole_and_window, window_count)
 
 
 def nan_mean(a, axis=None, keepdims=False):
@@ -61,8 +61,7 @@ def variance(function, a, axis=None, dtype=None, ddof=0, keepdims=False):
     mean = reduction(np.mean, values, axis=axis, keepdims=True)
     deviation = np.abs(values - mean) if kind == "c" else values - mean
     total = reduction(np.sum, deviation * deviation, axis=axis, keepdims=keepdims)
-    inside = a._selection.mask(a._context, tuple(a.tensor.shape))
-    count = np.sum(inside, axis=axis, keepdims=keepdims)
+    count = window_count(a._selection, tuple(a.tensor.shape), axis)
     result = (total / np.maximum(count - ddof, 0)).astype(kept)
     return np.sqrt(result) if function is np.std else result
 
@@ -109,7 +108,7 @@ def flip(x, axis=None):
             graph_break("numpy.flip of a slice with bounds of two loops' indices")
         size = whole.tensor.shape[axis_here]
         positions = traced(context, k.arange(context.anchor(), size, "int64"))
-        moved = np.clip((last.value() if isinstance(last, Affine) else last) - positions, 0,
+        moved = np.clip((last if is_int(last) else last.value()) - positions, 0,
                         size - 1)
         whole = traced(context, k.take(whole.tensor, moved.tensor, axis_here, check_bounds=False))
     whole._selection = window

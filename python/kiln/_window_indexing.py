@@ -7,7 +7,8 @@ and the loop is unrolled). And x[i:i+K] of a plain array: a view of fixed shape,
 import numpy as np
 
 from ._tracer import TracedArray, backend, graph_break, traced
-from ._affine_indices import Affine, difference, extent, is_int, lowest, total
+from ._affine_indices import difference, is_int, lowest, total
+from ._clamped_bounds import Clamped, form_of, lowest_extent
 from ._windows import Window
 
 
@@ -26,9 +27,13 @@ def _position(item, start, stop, default):
     return total(start, form) if span[0] >= 0 else total(stop, form)
 
 
-def _never_negative(*forms):
-    return all(form is not None and lowest(form) is not None and lowest(form) >= 0
-               for form in forms)
+def _ordered(first, second, gap=0):
+    """Whether second - first >= gap on every iteration (bounds int, Affine or clamped)."""
+    if any(isinstance(form, Clamped) for form in (first, second)):
+        least = lowest_extent(first, second)
+    else:
+        least = lowest(difference(second, first))
+    return least is not None and least >= gap
 
 
 def index_window(x, key, plain_getitem):
@@ -96,15 +101,14 @@ def _whole_axes_key(x, key):
         start, stop = bound
         if integer:  # an element the window holds on every iteration
             position = _position(item, start, stop, None)
-            if not _never_negative(difference(position, start),
-                                   total(difference(stop, position), -1)):
+            if not (_ordered(start, position) and _ordered(position, stop, 1)):
                 graph_break("an index of a loop-varying slice that may leave it")
-            plain.append(position.value() if isinstance(position, Affine) else position)
+            plain.append(position if is_int(position) else position.value())
             continue
         if item.step is not None and not (is_int(item.step) and int(item.step) == 1):
             graph_break("a slice with a step of a loop-varying slice")
         new = (_position(item.start, start, stop, start), _position(item.stop, start, stop, stop))
-        if not _never_negative(difference(new[0], start), difference(stop, new[1]), extent(new)):
+        if not (_ordered(start, new[0]) and _ordered(new[1], stop) and _ordered(*new)):
             graph_break("a slice of a loop-varying slice that may reach past it")
         plain.append(slice(None))
         bounds.append(new)
@@ -113,13 +117,13 @@ def _whole_axes_key(x, key):
 
 
 def _fixed_extent(item, size):
-    """(start tracer, extent) of a slice i+a:i+b (same index, unit step) that the loop's range
-    keeps inside an axis of `size`, or None."""
+    """(start tracer, extent) of a slice i+a:i+b (same index, unit step; or lo:lo+b of a
+    clamped lo = min(max(i - 1, 0), n - 3), kiln._clamped_bounds) that the loop's range keeps
+    inside an axis of `size`, or None."""
     if not (isinstance(item, slice) and isinstance(item.start, TracedArray) and
             (item.step is None or is_int(item.step) and int(item.step) == 1)):
         return None
-    start = item.start._affine
-    stop = item.stop._affine if isinstance(item.stop, TracedArray) else None
+    start, stop = form_of(item.start), form_of(item.stop)
     count = difference(start, stop) if start is not None and stop is not None else None
     if not is_int(count) or -count < 1 or start.index is None:
         return None

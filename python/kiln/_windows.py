@@ -21,6 +21,7 @@ slower to compile but exact.
 import numpy as np
 
 from ._affine_indices import Affine, difference, extent, is_int, total
+from ._clamped_bounds import Clamped, lowest_extent
 from ._graph_breaks import materialize
 from ._tracer import (TracedArray, _UFuncOutputCastingError, backend, cast, graph_break,
                       to_tensor, traced)
@@ -32,7 +33,7 @@ PRODUCTS = {np.dot, np.inner, np.vdot, np.matmul}
 
 class Window:
     """Per axis of the whole array: None (all of it) or the (start, stop) positions the slice
-    holds, each an Affine or an int."""
+    holds, each an Affine, a Clamped (kiln._clamped_bounds) or an int."""
     __slots__ = ("bounds",)
 
     def __init__(self, bounds):
@@ -46,6 +47,11 @@ class Window:
         loop's bounds): max and min of an empty slice raise in NumPy."""
         for bound in self.bounds:
             if bound is None:
+                continue
+            if any(isinstance(b, Clamped) for b in bound):
+                least = lowest_extent(*bound)
+                if least is None or least < 1:
+                    return False
                 continue
             start, stop = (b if isinstance(b, Affine) else Affine(None, b, 0) for b in bound)
             indices = {id(b.index) for b in (start, stop) if b.scale}
@@ -65,7 +71,7 @@ class Window:
                 continue
             size = shape[axis + offset]
             positions = traced(context, k.arange(context.anchor(), size, "int64"))
-            start, stop = (b.value() if isinstance(b, Affine) else b for b in bound)
+            start, stop = (b if is_int(b) else b.value() for b in bound)
             inside = np.logical_and(positions >= start, positions < stop)
             axes = [1] * len(shape)
             axes[axis + offset] = size
@@ -82,11 +88,11 @@ def is_window_reason(reason):
 def shifted(context, whole, axis, delta):
     """`whole` with position p of `axis` holding p + delta's element (clamped to the axis; the
     positions that clamp lie outside the window that is moved): a window moved by -delta."""
-    if not isinstance(delta, Affine) and delta == 0:
+    if is_int(delta) and delta == 0:
         return whole
     k = backend()
     size = whole.tensor.shape[axis]
-    if not isinstance(delta, Affine):  # a slice and a pad: plain loads g++ vectorises
+    if is_int(delta):  # a slice and a pad: plain loads g++ vectorises
         ndim, amount = len(whole.tensor.shape), min(abs(delta), size)
         part = k.slice(whole.tensor, [(None, None, 1)] * axis +
                        [(amount, size, 1) if delta > 0 else (0, size - amount, 1)] +
@@ -95,8 +101,7 @@ def shifted(context, whole, axis, delta):
         widths[axis] = (0, amount) if delta > 0 else (amount, 0)
         return traced(context, k.pad(part, widths, "constant", 0.0))
     positions = traced(context, k.arange(context.anchor(), size, "int64"))
-    moved = np.clip(positions + (delta.value() if isinstance(delta, Affine) else delta), 0,
-                    size - 1)
+    moved = np.clip(positions + delta.value(), 0, size - 1)
     return traced(context, k.take(whole.tensor, moved.tensor, axis, check_bounds=False))
 
 
@@ -142,8 +147,10 @@ def _bounds(item):
 
 
 def _from_data(bound):
-    form = getattr(bound, "_affine", None) if isinstance(bound, TracedArray) else None
-    return isinstance(bound, TracedArray) and (form is None or form.index is None)
+    if not isinstance(bound, TracedArray) or bound._clamped is not None:
+        return False
+    form = bound._affine
+    return form is None or form.index is None
 
 
 def _value(bound):
@@ -191,6 +198,8 @@ def _bound(value, size, default):
     if is_int(value):
         value = int(value)
         return min(max(value + size if value < 0 else value, 0), size)
+    if isinstance(value, TracedArray) and value._clamped is not None:
+        return _clamped_bound(value._clamped)
     form = value._affine if isinstance(value, TracedArray) else None
     span = form.span() if form is not None else None
     if form is None or form.index is None:
@@ -198,6 +207,15 @@ def _bound(value, size, default):
     if span is not None and span[1] < 0:
         return Affine(form.index, form.offset + size, form.scale)
     if span is None or span[0] < 0:
+        graph_break("a loop-varying slice bound whose sign changes over the loop")
+    return form
+
+
+def _clamped_bound(form):
+    """A clamped index (max(0, i - k + 1), min(i + w, n)) as a bound: NumPy's own where it
+    never goes below zero (past the axis's end, NumPy's and the mask's positions both stop)."""
+    span = form.span()
+    if (form.low is None or form.low < 0) and (span is None or span[0] < 0):
         graph_break("a loop-varying slice bound whose sign changes over the loop")
     return form
 
@@ -285,10 +303,10 @@ def _combine(context, operands, ndim, anchored=False):
                 continue
             if bounds[-axis] != bound:
                 size_here = extent(bound)
-                if size_here is None or extent(bounds[-axis]) != size_here:
+                delta = difference(bound[0], bounds[-axis][0])
+                if size_here is None or extent(bounds[-axis]) != size_here or delta is None:
                     graph_break("slices with different loop-varying bounds in one operation")
-                whole = shifted(context, whole, len(shape) - axis,
-                                difference(bound[0], bounds[-axis][0]))
+                whole = shifted(context, whole, len(shape) - axis, delta)
             whole = resized(context, whole, len(shape) - axis, sizes[-axis])
         wholes.append(whole)
     return Window(bounds), wholes
@@ -364,15 +382,34 @@ def reduction(function, a, axis=None, dtype=None, keepdims=False):
         values = np.where(a._selection.mask(context, tuple(a.tensor.shape)),
                           traced(context, a.tensor) != 0, identity)
     if function is np.mean:  # NumPy's dtype: float or complex kept, integers in float64
-        inside = a._selection.mask(context, tuple(a.tensor.shape))
         total = np.sum(values, axis=axis, dtype=dtype, keepdims=keepdims)
-        count = np.sum(inside, axis=axis, keepdims=keepdims)
+        count = window_count(a._selection, tuple(a.tensor.shape), axis)
         kept = dtype if dtype is not None else a.dtype if a.dtype.kind in "fc" else np.float64
         result = (total / count).astype(kept)
     else:  # (np.any and np.all take no dtype)
         typed = {} if dtype is None else {"dtype": dtype}
         result = function(values, axis=axis, keepdims=keepdims, **typed)
     return _keep_window(result, a._selection, axis, len(a.tensor.shape), keepdims)
+
+
+def window_count(window, shape, axis):
+    """The count of positions a reduction over `axis` of the window adds up (the reduced axes'
+    lengths, a window's clipped to its axis), an int64 scalar: from the bounds, not a sum of
+    the mask, which ran over the whole axis on every iteration (sched/trim_loops.h trims
+    the sums of values, not of a mask)."""
+    ndim, offset = len(shape), len(shape) - len(window.bounds)
+    reduced = range(ndim) if axis is None else sorted(
+        {a % ndim for a in (axis if isinstance(axis, tuple) else (axis,))})
+    count = 1
+    for position in reduced:
+        size = shape[position]
+        bound = window.bounds[position - offset] if position >= offset else None
+        if bound is None:
+            count = count * size
+            continue
+        start, stop = (min(b, size) if is_int(b) else np.minimum(b.value(), size) for b in bound)
+        count = count * np.maximum(stop - start, 0)
+    return count if isinstance(count, TracedArray) else np.int64(count)
 
 
 def _keep_window(result, window, axis, ndim, keepdims):
@@ -404,7 +441,7 @@ def product(function, a, b):
     left, right = bounds[0][contracted[0]], bounds[1][contracted[1]]
     if left != right:  # x[i:] @ y[:n-i]: the right one moved onto the left one, if it can be
         size = extent(left) if left is not None and right is not None else None
-        if size is None or extent(right) != size:
+        if size is None or extent(right) != size or difference(right[0], left[0]) is None:
             graph_break(f"{function.__name__}: the contracted axes are not the same "
                         f"loop-varying slice")
         axis = contracted[1] % len(shapes[1])

@@ -16,6 +16,7 @@
 #include "api/options.h"
 #include "codegen/cpp/cpp_emitter.h"
 #include "codegen/cpp/translation_units.h"
+#include "codegen/cuda/compilation_units.h"
 #include "codegen/cuda/cuda_emitter.h"
 #include "ir/complex_lowering.h"
 #include "ir/cond.h"
@@ -228,25 +229,21 @@ std::vector<std::vector<int64_t>> real_input_strides(
 runtime::ExecutableImage read_image(const runtime::SharedLibrary::Use& library) {
   auto* size = static_cast<const unsigned long*>(library.symbol(runtime::kImageSizeSymbol));
   auto* bytes = static_cast<const char*>(library.symbol(runtime::kImageSymbol));
-  return runtime::deserialize_image(std::string_view(bytes, *size),
-                                    [&](const std::string& name, int64_t) {
-                                      return library.symbol(name);  // checksummed with the image
-                                    });
+  auto find = [&](const std::string& name, int64_t) { return library.symbol(name); };
+  return runtime::deserialize_image(std::string_view(bytes, *size), find);
 }
 
-// The C++ source the cache keeps for `program`: its kernels, the embedded executable image and
-// the key's marker. `graph` (when given) names the op of a source too big to compile;
-// `kernels` gets how each kernel is called, `units` the translation units.
+// The C++ source the cache keeps for `program`; `image` gets the executable image linked in
+// (runtime/embedded_bytes.h), `kernels` the kernel calls, `units` the units, `graph` an op to name.
 std::string program_source(const sched::Program& program, const Options& options,
                            const target::Target& target, const std::string& key,
                            const ir::Graph* graph, std::vector<runtime::KernelCall>* kernels,
-                           int* units) {
+                           int* units, std::vector<runtime::EmbeddedBytes>* image) {
   codegen::CppSource source =
       run_stage("emit", [&] { return codegen::emit_cpp(program, options, target); });
   const size_t unit_bytes = codegen::parallel_unit_bytes(source.pieces, target.threads);
-  source.pieces.push_back(
-      codegen::embedded_bytes_text(runtime::kImageSymbol, runtime::kImageSizeSymbol,
-                                   runtime::serialize_image(program, source.kernels)));
+  *image = {{runtime::kImageSymbol, runtime::kImageSizeSymbol,
+             runtime::serialize_image(program, source.kernels)}};
   codegen::SourceFile file = codegen::lay_out_units(source.prefix, source.pieces, unit_bytes);
   file.largest_kernel = source.largest_kernel;
   if (graph != nullptr) check_source_size(file, *graph);
@@ -417,11 +414,10 @@ CudaModules build_cuda_modules(const codegen::CudaSource& source, const std::str
   // crash costs a helper, not this process. A helper's start pays NVRTC's (about 0.3 s on the
   // H200 machine, as this process's first unit would; 30-50 ms a unit after it) and it serves
   // the compiles that follow (a training step's backward after its forward).
-  constexpr size_t kFunctionsPerUnit = 4;
+  // The units are balanced by each kernel's estimated NVRTC time (compilation_units.h).
   const size_t most_units = std::max(1u, std::thread::hardware_concurrency());
   const std::vector<std::string> units = codegen::split_cuda_source(
-      source, std::min(most_units, (source.functions.size() + kFunctionsPerUnit - 1) /
-                                       kFunctionsPerUnit));
+      source, codegen::cuda_unit_count(codegen::estimated_nvrtc_costs(source), most_units));
   std::vector<std::string> cubins(units.size());
   std::vector<bool> hits(units.size());
   run_stage("nvrtc", [&] {
@@ -535,6 +531,7 @@ std::unique_ptr<CompiledGraph> compile_graph(const ir::Graph& traced,
 
   std::optional<runtime::ExecutableImage> image;  // made here on a miss, read back on a hit
   int units = 1;                                   // translation units of the source
+  std::vector<runtime::EmbeddedBytes> embedded;    // the image, linked in beside the source
   runtime::DiskCache cache = runtime::DiskCache::open(options.cache_dir, options.disk_cache);
   runtime::CachedObject object = cache.get_or_build(
       key,
@@ -550,13 +547,13 @@ std::unique_ptr<CompiledGraph> compile_graph(const ir::Graph& traced,
             schedule_program(tuned ? *tuned : result->graph, real_strides, target, disabled,
                              options.donated, checks.size());
         result->source = program_source(image->program, options, target, key, &result->graph,
-                                        &image->kernels, &units);
+                                        &image->kernels, &units, &embedded);
         return result->source;
       },
       [&](const std::string& source_path, const std::string& object_path) {
         run_stage("toolchain", [&] {
           runtime::Toolchain::system().compile_shared_object(source_path, object_path, units,
-                                                             target.threads);
+                                                             target.threads, embedded);
         });
       });
   result->source_path = cache.source_path(key);
@@ -572,16 +569,18 @@ std::unique_ptr<CompiledGraph> compile_graph(const ir::Graph& traced,
   runtime::SharedLibrary::Reloader reloader = [options, target, key](const sched::Program* program) {
     runtime::DiskCache cache = runtime::DiskCache::open(options.cache_dir, options.disk_cache);
     int units = 1;
+    std::vector<runtime::EmbeddedBytes> embedded;
     return cache.get_or_build(
         key,
         [&] {
           if (program == nullptr)
             throw Error(ErrorKind::Toolchain, "kiln: compiled kernel " + key + " left the cache");
-          return program_source(*program, options, target, key, nullptr, nullptr, &units);
+          return program_source(*program, options, target, key, nullptr, nullptr, &units,
+                                &embedded);
         },
         [&](const std::string& source_path, const std::string& object_path) {
           runtime::Toolchain::system().compile_shared_object(source_path, object_path, units,
-                                                             target.threads);
+                                                             target.threads, embedded);
         });
   };
   runtime::SharedLibrary::Opened opened = run_stage(

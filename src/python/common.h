@@ -185,6 +185,7 @@ void bind_indexing(nb::module_& module);     // part of bind_tensor
 void bind_linear_algebra_and_creation(nb::module_& module);
 void bind_compiled(nb::module_& module);
 void bind_cuda(nb::module_& module);
+void bind_cuda_source(nb::module_& module);  // cuda_source_bindings.cpp
 // An object exporting __cuda_array_interface__, or __dlpack__ on a CUDA device, as a borrowed
 // device Array (nullopt: neither). `by_dlpack` (optional) is set for a DLPack export: its
 // producer does not order its later work after kiln's stream, so the export must outlive the

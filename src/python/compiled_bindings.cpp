@@ -13,7 +13,6 @@
 
 #include "api/pipeline.h"
 #include "api/runtime_checks.h"
-#include "codegen/cuda/cuda_emitter.h"
 #include "ir/specialize.h"
 #include "ir/ops.h"
 #include "kiln/compile.h"
@@ -361,29 +360,6 @@ void bind_compiled(nb::module_& module) {
   module.def(
       "check_options", [](nb::handle options) { options_from_dict(options); },
       nb::arg("options").none(), "Raises ValueError/TypeError for an unknown option or mode.");
-  module.def(
-      "cuda_source",
-      [](detail::Trace& trace, const std::vector<Tensor>& outputs, nb::handle input_strides,
-         int architecture, int multiprocessors) {
-        ir::Graph graph = trace.graph;
-        std::vector<ir::ValueId> ids;
-        for (const Tensor& output : outputs) ids.push_back(output.id());
-        detail::append_check_outputs(trace, ids);  // computed on the device too
-        graph.set_outputs(ids);
-        std::vector<std::vector<int64_t>> strides;
-        if (!input_strides.is_none())
-          strides = nb::cast<std::vector<std::vector<int64_t>>>(input_strides);
-        strides.resize(graph.inputs().size());
-        const target::Target target = target::cuda_device(architecture, multiprocessors);
-        detail::PreparedGraph prepared = detail::prepare_graph(graph, strides, {});
-        sched::Program program =
-            detail::schedule_program(prepared.graph, prepared.strides, target, {});
-        return codegen::emit_cuda(program, Options{}, target, false).text;
-      },
-      nb::arg("trace"), nb::arg("outputs"), nb::arg("input_strides").none() = nb::none(),
-      nb::arg("architecture") = 90, nb::arg("multiprocessors") = 132,
-      "The CUDA source kiln would compile for the traced graph on a device of this "
-      "architecture and multiprocessor count, with no GPU needed (for reading the kernels).");
   module.def("compile_graph", &compile, nb::arg("trace"), nb::arg("outputs"),
              nb::arg("input_strides").none() = nb::none(), nb::arg("options").none() = nb::none(),
              nb::arg("segment") = false, nb::arg("donated") = std::vector<int32_t>{},

@@ -40,7 +40,9 @@ struct GuardItem {
 
 // A dynamic number's 0-d array (float64 or int64); null where `object` is not such a number.
 inline nb::object number_array(PyObject* object, bool is_float) {
-  if (is_float ? !PyFloat_CheckExact(object) : !PyLong_CheckExact(object)) return nb::object();
+  // (null: a read that found nothing now, a dynamic number's slot deleted: `del self.k`)
+  if (object == nullptr || (is_float ? !PyFloat_CheckExact(object) : !PyLong_CheckExact(object)))
+    return nb::object();
   double real = 0;
   long long integer = 0;
   if (is_float) {

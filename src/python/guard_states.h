@@ -196,6 +196,13 @@ struct SnapshotBudget {
 
 inline nb::object container_state(PyObject* value, int depth, SnapshotBudget& budget);
 
+// A dict's (key, value) pairs, as a new list, in the order iterating it gives: an OrderedDict's
+// own order (move_to_end changes it, not the order of the dict beneath, which PyDict_Items
+// gives).
+inline PyObject* dict_items(PyObject* dict) {
+  return PyDict_CheckExact(dict) ? PyDict_Items(dict) : PyMapping_Items(dict);
+}
+
 // An object's snapshot: (marker, the object, {name: snapshot of the value}), its attributes'
 // values one level below it. `nested`: an object inside the static (held as itself where its
 // attributes are more than its budget has left).
@@ -230,7 +237,8 @@ inline nb::object object_state(PyObject* value, PyObject* attributes, int depth,
 inline nb::object container_state(PyObject* value, int depth, SnapshotBudget& budget) {
   const bool sequence = PyList_Check(value) || PyTuple_CheckExact(value) ||
                         is_other_mutable_sequence(value);
-  const bool mapping = PyDict_Check(value);
+  // (a types.MappingProxyType too: held as itself, a change to the dict it shows went unseen)
+  const bool mapping = PyDict_Check(value) || PyObject_TypeCheck(value, &PyDictProxy_Type);
   const bool set = PySet_CheckExact(value) || PyFrozenSet_CheckExact(value);
   if (!(sequence || mapping || set || PyByteArray_CheckExact(value))) {
     nb::object attributes = depth > 0 ? instance_attributes(value) : nb::object();
@@ -267,7 +275,7 @@ inline nb::object container_state(PyObject* value, int depth, SnapshotBudget& bu
     return copy;
   }
   // Over a copy of the items: a list or dict may change while user code (repr, __eq__) runs.
-  nb::object items = nb::steal(mapping ? PyDict_Items(value) : PySequence_List(value));
+  nb::object items = nb::steal(mapping ? dict_items(value) : PySequence_List(value));
   if (!items.is_valid()) throw nb::python_error();
   nb::object copy = nb::steal(mapping ? PyDict_New() : PyList_New(0));
   if (!copy.is_valid()) throw nb::python_error();
@@ -310,25 +318,35 @@ inline nb::object state_of(PyObject* value, bool* incomplete = nullptr) {
 
 inline bool same_state(PyObject* value, PyObject* state);
 
-// Whether the dict `items` holds the keys of `states` (a dict of snapshots), each in its state.
-// Walked over the snapshot, which no user code can reach; each live value held while it is
-// compared (an __eq__, user code, may change the dict). No copy: this runs at every call.
+// Whether the dict `items` holds the keys of `states` (a dict of snapshots) in the same order,
+// each key the same static and each value in its state. The order and the keys' types count:
+// list(d.values()) of {"b": 2, "a": 1} and of {"a": 1, "b": 2}, or list(d) of {1.0: x} and of
+// {1: x}, differ (an attribute's dict reordered, an OrderedDict's move_to_end, returned the
+// first trace's order). Walked over a copy of the items (as match_dict does): __eq__ of a key or
+// value (user code) may change the dict, and PyDict_Next over a changing dict is undefined; the
+// snapshot `states` no user code can reach.
 inline bool same_items(PyObject* items, PyObject* states) {
-  if (PyDict_GET_SIZE(items) != PyDict_GET_SIZE(states)) return false;
+  if (PyDict_Check(items) && PyDict_GET_SIZE(items) != PyDict_GET_SIZE(states)) return false;
+  nb::object pairs = nb::steal(dict_items(items));
+  if (!pairs.is_valid()) {
+    PyErr_Clear();
+    return false;
+  }
+  if (PyList_GET_SIZE(pairs.ptr()) != PyDict_GET_SIZE(states)) return false;
   PyObject *key, *recorded;
   Py_ssize_t position = 0;
-  while (PyDict_Next(states, &position, &key, &recorded)) {
-    nb::object current = nb::borrow(PyDict_GetItemWithError(items, key));
-    if (!current.is_valid()) {
-      PyErr_Clear();
-      return false;
-    }
-    if (!same_state(current.ptr(), recorded)) return false;
+  for (Py_ssize_t i = 0; PyDict_Next(states, &position, &key, &recorded); ++i) {
+    PyObject* pair = PyList_GET_ITEM(pairs.ptr(), i);
+    if (!same_static(PyTuple_GET_ITEM(pair, 0), key)) return false;
+    if (!same_state(PyTuple_GET_ITEM(pair, 1), recorded)) return false;
   }
   return true;
 }
 
-// Whether the set `value` holds the items of `elements` ({item: item}), each the same static.
+// Whether the set `value` holds the items of `elements` ({item: item}, in the order the set
+// iterated them), each the same static, in that order: {1, 9} and {9, 1} are equal but iterate
+// in the order they were filled (1 and 9 share a slot), so list(s) differs and a guard by
+// equality returned the first trace's order.
 inline bool same_set_items(PyObject* value, PyObject* elements) {
   if (PySet_GET_SIZE(value) != PyDict_GET_SIZE(elements)) return false;
   nb::object items = nb::steal(PySequence_List(value));  // __eq__ (user code) may change it
@@ -336,15 +354,11 @@ inline bool same_set_items(PyObject* value, PyObject* elements) {
     PyErr_Clear();
     return false;
   }
-  for (Py_ssize_t i = 0; i < PyList_GET_SIZE(items.ptr()); ++i) {
-    PyObject* item = PyList_GET_ITEM(items.ptr(), i);
-    nb::object recorded = nb::borrow(PyDict_GetItemWithError(elements, item));
-    if (!recorded.is_valid()) {
-      PyErr_Clear();
-      return false;
-    }
-    if (!same_static(item, recorded.ptr())) return false;
-  }
+  if (PyList_GET_SIZE(items.ptr()) != PyDict_GET_SIZE(elements)) return false;
+  PyObject *recorded, *unused;
+  Py_ssize_t position = 0;
+  for (Py_ssize_t i = 0; PyDict_Next(elements, &position, &recorded, &unused); ++i)
+    if (!same_static(PyList_GET_ITEM(items.ptr(), i), recorded)) return false;
   return true;
 }
 

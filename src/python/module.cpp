@@ -393,6 +393,7 @@ NB_MODULE(_kiln, module) {
   bind_tensor(module);
   bind_compiled(module);
   bind_cuda(module);
+  bind_cuda_source(module);
   bind_guarded_cache(module);
   bind_compiled_call(module);
   bind_graph_segments(module);

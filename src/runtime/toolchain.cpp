@@ -103,64 +103,114 @@ std::string host_target_fingerprint(const std::string& compiler) {
 }
 
 
-// The probe memo remembers what probing found, never a command-line flag: a planted memo can
-// at worst claim libmvec is (not) there, and the link then fails or is slower, nothing runs.
-// Line 1 "kiln-toolchain-memo 2", line 2 "mvec 0|1", then the identity. Read only if it is a
-// private file (runtime/private_files.h); anything else is probed again.
-constexpr const char* kMemoHeader = "kiln-toolchain-memo 2\n";
-constexpr size_t kMaxMemoBytes = 64 << 10;  // a few lines; anything bigger was not kiln's
+// What probing the toolchain found: each a yes/no answer, so that a warm start runs no process.
+struct ProbeFindings {
+  bool mvec = false;     // libmvec is on the library path (link_flags)
+  bool wrapper = false;  // the driver takes `-wrapper setpriv,--pdeathsig,KILL` (driver_wrapper)
+  bool gold = false;     // -fuse-ld=gold links a shared object with the link flags (link_flags)
+};
 
-bool read_probe_memo(const std::string& path, bool& has_mvec, std::string& identity) {
+// The probe memo remembers what probing found, never a command-line flag or a path: a planted
+// memo can at worst claim libmvec, the wrapper or gold is (not) there, and the link then fails
+// or is slower, nothing else runs (the wrapper is setpriv as found on PATH, never the memo's).
+// Line 1 "kiln-toolchain-memo 3", then "mvec 0|1", "wrapper 0|1", "gold 0|1", then the
+// identity. Read only if it is a private file (runtime/private_files.h); else probed again.
+constexpr const char* kMemoHeader = "kiln-toolchain-memo 3\n";
+constexpr size_t kMaxMemoBytes = 64 << 10;  // a few lines; anything bigger was not kiln's
+constexpr const char* kMemoBits[] = {"mvec", "wrapper", "gold"};
+
+bool* finding(ProbeFindings& findings, int bit) {
+  bool* bits[] = {&findings.mvec, &findings.wrapper, &findings.gold};
+  return bits[bit];
+}
+
+bool read_probe_memo(const std::string& path, ProbeFindings& findings, std::string& identity) {
   Descriptor file = open_private_file(path);
   std::string text;
   if (!file.valid() || !read_all(file.get(), text, kMaxMemoBytes)) return false;
-  size_t header = std::strlen(kMemoHeader);
-  if (text.compare(0, header, kMemoHeader) != 0 || text.size() < header + 16 ||
-      text.back() != '\n')
-    return false;
-  std::string mvec_line = text.substr(header, 7);
-  if (mvec_line != "mvec 0\n" && mvec_line != "mvec 1\n") return false;
-  has_mvec = mvec_line == "mvec 1\n";
-  identity = text.substr(header + 7);
+  size_t position = std::strlen(kMemoHeader);
+  if (text.compare(0, position, kMemoHeader) != 0 || text.back() != '\n') return false;
+  for (int bit = 0; bit < 3; ++bit) {
+    const std::string name = std::string(kMemoBits[bit]) + " ";
+    if (text.compare(position, name.size(), name) != 0) return false;
+    position += name.size();
+    if (text.compare(position, 2, "0\n") != 0 && text.compare(position, 2, "1\n") != 0)
+      return false;
+    *finding(findings, bit) = text[position] == '1';
+    position += 2;
+  }
+  if (text.size() < position + 16) return false;
+  identity = text.substr(position);
   return true;
 }
 
-void write_probe_memo(const std::string& directory, const std::string& path, bool has_mvec,
-                      const std::string& identity) {
+void write_probe_memo(const std::string& directory, const std::string& path,
+                      ProbeFindings findings, const std::string& identity) {
   // Into the default cache as kiln left it (kiln's own: cache_root.h), never creating
   // it: a process with the disk cache off, or with its cache elsewhere, writes nothing under
   // the user's home, nor among the user's files where KILN_CACHE_DIR names a project.
   if (!is_private_directory(directory)) return;
+  std::string text = kMemoHeader;
+  for (int bit = 0; bit < 3; ++bit)
+    text += std::string(kMemoBits[bit]) + (*finding(findings, bit) ? " 1\n" : " 0\n");
   try {
     if (!claim_cache_root(directory)) return;
-    write_private_file(path, std::string(kMemoHeader) + (has_mvec ? "mvec 1\n" : "mvec 0\n") +
-                                 identity);
+    write_private_file(path, text + identity);
   } catch (const Error&) {
     // No usable cache directory: the next process probes again; the cache itself reports it.
   }
 }
 
-std::vector<std::string> link_flags(bool has_mvec) {
-  if (has_mvec) return {"-lmvec", "-lm"};
-  return {"-lm"};
+// gold links a kernel library faster than the default BFD linker (BERT: 43 -> 36 ms); used
+// where it links a shared object with the other link flags, else the default linker.
+std::vector<std::string> link_flags(const ProbeFindings& findings) {
+  std::vector<std::string> flags;
+  if (findings.gold) flags.push_back("-fuse-ld=gold");
+  if (findings.mvec) flags.push_back("-lmvec");
+  flags.push_back("-lm");
+  return flags;
 }
 
 // `-wrapper setpriv,--pdeathsig,KILL`: GCC's driver then starts cc1plus, as and collect2
 // through setpriv, which asks the kernel to kill each when the driver dies, as the driver does
 // when kiln dies (process.h): a killed kiln stops the whole compile instead of leaving it to
 // run on. Only where the compiler takes -wrapper (GCC, not clang) and setpriv has --pdeathsig
-// (util-linux 2.33): tried once, at the first compile, so that a warm start runs nothing.
-const std::vector<std::string>& die_with_driver_flags(const std::string& compiler) {
-  static const std::vector<std::string> flags = [&compiler] {
-    const std::string setpriv = resolve_program("setpriv");
-    std::vector<std::string> wrapper = {"-wrapper", setpriv + ",--pdeathsig,KILL"};
-    if (setpriv.empty() || setpriv.find(',') != std::string::npos) wrapper.clear();
-    if (!wrapper.empty() && run_process({compiler, wrapper[0], wrapper[1], "-E", "-x", "c++",
-                                         "/dev/null", "-o", "/dev/null"}).exit_status != 0)
-      wrapper.clear();
-    return wrapper;
-  }();
-  return flags;
+// (util-linux 2.33); {} where `setpriv` is "" (not found) or has a comma in its path.
+std::vector<std::string> driver_wrapper_flags(const std::string& setpriv) {
+  if (setpriv.empty() || setpriv.find(',') != std::string::npos) return {};
+  return {"-wrapper", setpriv + ",--pdeathsig,KILL"};
+}
+
+// Probes `compiler` (with `compile` flags) for each finding: a few runs of it, once per memo.
+ProbeFindings probe_toolchain(const std::string& compiler, const std::vector<std::string>& compile,
+                              const std::vector<std::string>& wrapper) {
+  ProbeFindings findings;
+  // libmvec holds the vector math variants; without it `omp declare simd` math cannot link.
+  // `-print-file-name` echoes the bare name back when the library is not on the search path.
+  ProcessResult mvec = run_process({compiler, "-print-file-name=libmvec.so"});
+  findings.mvec = mvec.exit_status == 0 && first_line(mvec.output).find('/') != std::string::npos;
+  findings.wrapper =
+      !wrapper.empty() && run_process({compiler, wrapper[0], wrapper[1], "-E", "-x", "c++",
+                                       "/dev/null", "-o", "/dev/null"}).exit_status == 0;
+  // An empty translation unit linked as kiln links its kernels (the linkers leave a device
+  // such as /dev/null in place: they replace only regular files).
+  std::vector<std::string> link = {compiler};
+  link.insert(link.end(), compile.begin(), compile.end());
+  link.insert(link.end(), {"-x", "c++", "/dev/null", "-o", "/dev/null", "-x", "none"});
+  ProbeFindings with_gold = findings;
+  with_gold.gold = true;
+  for (const std::string& flag : link_flags(with_gold)) link.push_back(flag);
+  findings.gold = run_process(link).exit_status == 0;
+  return findings;
+}
+
+// The program's path, size and modification time: what a memo of probing it is keyed by.
+std::string file_fingerprint(const std::string& path) {
+  char resolved[4096];
+  std::string real_path = realpath(path.c_str(), resolved) ? resolved : path;
+  struct stat info {};
+  stat(real_path.c_str(), &info);
+  return real_path + "|" + std::to_string(info.st_size) + "|" + std::to_string(info.st_mtime);
 }
 
 // A private directory for the compiler driver's own temporary files (the object file of a
@@ -254,29 +304,28 @@ Toolchain::Toolchain() {
       // (np.dot(A, B) beside an int32 A @ B, K = 4) stored with vmovdqa and crashed.
       "-mno-red-zone"};
 
-  // Probing the compiler (three runs of it, ~15 ms) would dominate a warm-cache start, so the
-  // result is remembered on disk, keyed by everything that could change it: the compiler
-  // binary (path, size, mtime), the CPU's feature flags, and the flags above.
+  // Probing the compiler (five runs of it, 30-70 ms) would dominate a warm-cache start, so the
+  // findings are remembered on disk, keyed by everything that could change them: the compiler
+  // binary and setpriv (path, size, mtime), the CPU's feature flags, and the flags above.
   char resolved[4096];
   std::string real_path = realpath(compiler_.c_str(), resolved) ? resolved : compiler_;
-  struct stat info {};
-  stat(real_path.c_str(), &info);
-  std::string probe_key = real_path + "|" + std::to_string(info.st_size) + "|" +
-                          std::to_string(info.st_mtime) + "|" + cpu_feature_flags();
+  const std::string setpriv = resolve_program("setpriv");
+  const std::vector<std::string> wrapper = driver_wrapper_flags(setpriv);
+  std::string probe_key = file_fingerprint(compiler_) + "|" +
+                          (setpriv.empty() ? "" : file_fingerprint(setpriv)) + "|" +
+                          cpu_feature_flags();
   for (const std::string& flag : flags_.compile) probe_key += " " + flag;
   std::string memo_directory = default_cache_dir();
   std::string memo_path = memo_directory + "/toolchain-" + fnv1a_64_hex(probe_key) + ".txt";
-  bool has_mvec = false;
-  if (!memo_directory.empty() && read_probe_memo(memo_path, has_mvec, identity_)) {
-    flags_.link = link_flags(has_mvec);
+  ProbeFindings findings;
+  if (!memo_directory.empty() && read_probe_memo(memo_path, findings, identity_)) {
+    flags_.link = link_flags(findings);
+    if (findings.wrapper) driver_wrapper_ = wrapper;
     return;
   }
-
-  // libmvec holds the vector math variants; without it `omp declare simd` math cannot link.
-  // `-print-file-name` echoes the bare name back when the library is not on the search path.
-  ProcessResult mvec = run_process({compiler_, "-print-file-name=libmvec.so"});
-  has_mvec = mvec.exit_status == 0 && first_line(mvec.output).find('/') != std::string::npos;
-  flags_.link = link_flags(has_mvec);
+  findings = probe_toolchain(compiler_, flags_.compile, wrapper);
+  flags_.link = link_flags(findings);
+  if (findings.wrapper) driver_wrapper_ = wrapper;
 
   ProcessResult version = run_process({compiler_, "--version"});
   if (version.exit_status != 0) {
@@ -290,21 +339,35 @@ Toolchain::Toolchain() {
   for (const std::string& flag : flags_.link) identity += " " + flag;
   identity += "\n" + host_target_fingerprint(compiler_) + "\n";
   identity_ = std::move(identity);
-  if (!memo_directory.empty()) write_probe_memo(memo_directory, memo_path, has_mvec, identity_);
+  if (!memo_directory.empty()) write_probe_memo(memo_directory, memo_path, findings, identity_);
 }
 
 void Toolchain::compile_shared_object(const std::string& source_path,
-                                      const std::string& output_path, int units, int jobs) const {
+                                      const std::string& output_path, int units, int jobs,
+                                      const std::vector<EmbeddedBytes>& embedded) const {
   const DriverTemporaries temporaries(output_path);
+  // The embedded data's assembly, an input of the compile (or link) that makes the library.
+  std::vector<std::string> data_inputs;
+  if (!embedded.empty()) {
+    std::string assembly;
+    for (size_t k = 0; k < embedded.size(); ++k) {
+      const std::string bytes_path = temporaries.path() + "/embedded" + std::to_string(k) + ".bin";
+      write_private_file(bytes_path, embedded[k].bytes);
+      assembly += embedded_bytes_assembly(embedded[k], bytes_path);
+    }
+    data_inputs.push_back(temporaries.path() + "/embedded.s");
+    write_private_file(data_inputs.back(), assembly);
+  }
   // The compiler, started so that its children die with it (not part of the identity: the
   // wrapper changes no code).
   std::vector<std::string> command = {compiler_};
-  const std::vector<std::string>& wrapper = die_with_driver_flags(compiler_);
-  command.insert(command.end(), wrapper.begin(), wrapper.end());
+  command.insert(command.end(), driver_wrapper_.begin(), driver_wrapper_.end());
   if (units <= 1) {
     std::vector<std::string> arguments = command;
     arguments.insert(arguments.end(), flags_.compile.begin(), flags_.compile.end());
-    arguments.insert(arguments.end(), {source_path, "-o", output_path});
+    arguments.push_back(source_path);
+    arguments.insert(arguments.end(), data_inputs.begin(), data_inputs.end());
+    arguments.insert(arguments.end(), {"-o", output_path});
     // Libraries after the source: the linker resolves left to right.
     arguments.insert(arguments.end(), flags_.link.begin(), flags_.link.end());
     check_compiled(run_process(arguments, temporaries.path()), source_path);
@@ -354,6 +417,7 @@ void Toolchain::compile_shared_object(const std::string& source_path,
     std::vector<std::string> arguments = command;
     arguments.insert(arguments.end(), flags_.compile.begin(), flags_.compile.end());
     arguments.insert(arguments.end(), objects.begin(), objects.end());
+    arguments.insert(arguments.end(), data_inputs.begin(), data_inputs.end());
     arguments.insert(arguments.end(), {"-o", output_path});
     arguments.insert(arguments.end(), flags_.link.begin(), flags_.link.end());
     check_compiled(run_process(arguments, temporaries.path()),

@@ -4,6 +4,7 @@
 // left alone), and compiled results against the interpreter for bounds inside, outside and
 // across the loop's extent, with NaN outside the bounds (which the guard must keep out).
 #include "compile_test_util.h"
+#include "sched/cpu/hoist_invariants.h"
 #include "sched/guard_reductions.h"
 #include "sched/scheduler.h"
 #include "sched/trim_loops.h"
@@ -303,6 +304,27 @@ TEST(GuardReductions, WindowColumnSumsRunOverTheWindowsLanes) {
     g.output(b.where(columns, sums, old), "window column sums");
     g.check();
   }
+}
+
+TEST(TrimLoops, AMaskOfATrimmedLoopIsNotComputedAheadOverTheWholeAxis) {
+  // where(lo <= row < hi, x, 0) summed over rows, per column: the rows' loop is trimmed to
+  // [lo, hi). Hoisting the mask (it does not depend on the column) out of the columns' loop
+  // computed it for every row, once per run: a moving window's mean of rows in a captured
+  // Python loop, x[max(0, i - k + 1):i + 1].mean(axis=0), cost O(rows) per step.
+  ir::Graph graph;
+  ir::Builder b(graph);
+  ValueId x = b.parameter(DType::Float64, {512, 8});
+  ValueId lo = b.parameter(DType::Int64, {}), hi = b.parameter(DType::Int64, {});
+  ValueId rows = b.iota(DType::Int64, {512, 8}, 0);
+  ValueId inside = b.binary(Op::logical_and, b.binary(Op::ge, rows, b.broadcast(lo, {512, 8})),
+                            b.binary(Op::lt, rows, b.broadcast(hi, {512, 8})));
+  graph.set_outputs({b.reduce(Op::sum, masked(b, x, inside), {0}, false)});
+  sched::Program program = sched::schedule(graph, {});
+  ASSERT_EQ(program.kernels.size(), 1u);
+  ASSERT_TRUE(sched::trim_loops(program.kernels[0], target::Target{}))
+      << sched::print_program(program);
+  EXPECT_FALSE(sched::cpu::hoist_invariants(program.kernels[0], target::Target{}))
+      << sched::print_program(program);
 }
 
 }  // namespace

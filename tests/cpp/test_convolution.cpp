@@ -30,8 +30,9 @@ using ir::ValueId;
 const Tolerance kSingle = {1e-4, 5e-5, 4};
 // Winograd's F(4x4, 3x3) in float32: its transforms spread each tile's rounding over the tile
 // (2.5e-5 on outputs of 30), more so on one thread than on two (oneDNN's blocking follows the
-// team kiln gives it, the free cores).
-const Tolerance kWinograd = {1e-4, 2e-4, 4};
+// team kiln gives it, the free cores). kiln's own Winograd (CPUs without AVX-512, where oneDNN
+// has none) sums 576 products of [-1, 1] operands (outputs of about 8) to within 3e-4.
+const Tolerance kWinograd = {1e-4, 1e-3, 4};
 const Tolerance kWide = {1e-12, 1e-12, 4};
 
 std::vector<int64_t> shape_of(const ir::Graph& graph, ValueId id) {

@@ -18,6 +18,7 @@
 
 #include "api/pipeline.h"
 #include "compile_test_util.h"
+#include "codegen/cuda/compilation_units.h"
 #include "codegen/cuda/cuda_emitter.h"
 #include "sched/independent_kernels.h"
 #include "sched/split_wide_loops.h"

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -123,6 +124,51 @@ TEST(Toolchain, CompilesLoadsAndCallsASharedObject) {
     EXPECT_NE(std::string(error.what()).find("kiln_no_such_symbol"), std::string::npos);
     EXPECT_NE(std::string(error.what()).find(object), std::string::npos);
   }
+}
+
+// The executable image travels as bytes assembled in by .incbin (runtime/embedded_bytes.h):
+// every byte value, an odd length, in a directory whose name needs escaping for the assembler;
+// one translation unit (assembled with the compile) and two (assembled at the link).
+TEST(Toolchain, EmbedsBytesIntoTheLibraryExactlyAndLeavesNoFileBehind) {
+  TemporaryDirectory parent;
+  const std::string directory = parent.path() + "/a \"quoted\\ dir";
+  std::filesystem::create_directory(directory);
+  std::string bytes;
+  for (int k = 0; k < 1001; ++k) bytes += static_cast<char>((k * 7) & 255);
+  std::string source = write_source(directory, "embed.cpp",  // unit 1 empty, as lay_out_units does
+                                    "#if !defined(KILN_UNIT) || KILN_UNIT == 0\n"
+                                    "extern \"C\" int kiln_test_answer() { return 42; }\n#endif\n");
+  for (int units : {1, 2}) {
+    std::string object = directory + "/embed" + std::to_string(units) + ".so";
+    Toolchain::system().compile_shared_object(source, object, units, 2,
+                                              {{"kiln_test_bytes", "kiln_test_bytes_size", bytes}});
+    auto opened = SharedLibrary::open(object);
+    auto size = *static_cast<const unsigned long*>(opened.use.symbol("kiln_test_bytes_size"));
+    auto* data = static_cast<const char*>(opened.use.symbol("kiln_test_bytes"));
+    ASSERT_EQ(size, bytes.size());
+    EXPECT_EQ(std::string(data, size), bytes);
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(data) % 64, 0u);
+    std::string headers = command_output("readelf -lW '" + object + "' | grep GNU_STACK");
+    EXPECT_NE(headers.find("RW "), std::string::npos) << "an executable stack: " << headers;
+  }
+  std::vector<std::string> left;
+  for (const auto& entry : std::filesystem::directory_iterator(directory))
+    left.push_back(entry.path().filename().string());
+  std::sort(left.begin(), left.end());
+  EXPECT_EQ(left, (std::vector<std::string>{"embed.cpp", "embed1.so", "embed2.so"}));
+}
+
+// Probed once per toolchain and remembered (toolchain memo): the setpriv wrapper where setpriv
+// is on PATH, and gold where it links.
+TEST(Toolchain, UsesTheDriverWrapperAndGoldWhereTheyWork) {
+  const Toolchain& toolchain = Toolchain::system();
+  if (!command_output("command -v setpriv").empty()) {
+    ASSERT_EQ(toolchain.driver_wrapper().size(), 2u);
+    EXPECT_EQ(toolchain.driver_wrapper()[0], "-wrapper");
+    EXPECT_NE(toolchain.driver_wrapper()[1].find(",--pdeathsig,KILL"), std::string::npos);
+  }
+  if (!command_output("command -v ld.gold").empty())
+    EXPECT_TRUE(contains(toolchain.flags().link, "-fuse-ld=gold"));
 }
 
 TEST(Toolchain, SyntaxErrorThrowsToolchainErrorNamingTheSource) {

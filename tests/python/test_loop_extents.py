@@ -58,6 +58,37 @@ def test_a_binomial_tree_is_one_loop(rng):
     check(binomial, 100.0, 100.0, 0.05, 0.2, 1.0, 200)  # static arguments: one graph still
 
 
+def american_tree(S, K, r, sigma, T, n):
+    """A CRR American put whose arrays shrink by slices at the loop's index, not [:-1]."""
+    dt = T / n
+    u = np.exp(sigma * np.sqrt(dt))
+    d, disc = 1 / u, np.exp(-r * dt)
+    p = (np.exp(r * dt) - d) / (u - d)
+    prices = S * u ** np.arange(n, -1, -1) * d ** np.arange(n + 1)
+    values = np.maximum(K - prices, 0)
+    for i in range(n - 1, -1, -1):
+        prices = prices[:i + 1] * d
+        values = np.maximum(disc * (p * values[:i + 1] + (1 - p) * values[1:i + 2]), K - prices)
+    return values[0], prices
+
+
+def differences_by_index(x, m):
+    n = x.shape[0] - 1
+    for i in range(m):
+        x = x[1:n - i + 1] - x[:n - i]
+    return x
+
+
+def test_arrays_rebound_to_slices_at_the_loops_index_shrink_in_one_loop(rng):
+    # `prices = prices[:i + 1] * d` kept its window past the iteration: the loop was unrolled
+    # (a 500-step tree: 29 s to compile, 10 ms a call; captured: 1.3 s, 0.3 ms; NumPy 11 ms)
+    check(american_tree, 100.0, 100.0, 0.05, 0.2, 1.0, 200)
+    check(american_tree, np.array(90.0), 100.0, 0.03, 0.3, 0.5, 60)
+    x = rng.random(30)
+    check(differences_by_index, x, 12)
+    np.testing.assert_allclose(kiln.compile(differences_by_index)(x, 5), np.diff(x, 5))
+
+
 def test_repeated_differences_agree_with_np_diff(rng):
     x = rng.standard_normal(50)
     check(differences, x, 30)

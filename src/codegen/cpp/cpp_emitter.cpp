@@ -211,24 +211,4 @@ std::string CppSource::text() const {
   return text;
 }
 
-std::string embedded_bytes_text(const std::string& name, const std::string& size_name,
-                                const std::string& bytes) {
-  // One string literal of \xHH escapes: a single token, which g++ reads far faster than an
-  // initializer list of as many elements (2.5 MB of source: 0.5 s of compile time). Every byte
-  // is escaped, so no escape runs into the next character.
-  std::string text = "extern \"C\" const unsigned long " + size_name + " = " +
-                     std::to_string(bytes.size()) + "ul;\nextern \"C\" const char " + name +
-                     "[] =\n\"";
-  static const char kDigits[] = "0123456789abcdef";
-  text.reserve(text.size() + 4 * bytes.size() + bytes.size() / 32 * 3 + 8);
-  for (size_t k = 0; k < bytes.size(); ++k) {
-    unsigned char byte = static_cast<unsigned char>(bytes[k]);
-    if (k > 0 && k % 32 == 0) text += "\"\n\"";
-    text += "\\x";
-    text += kDigits[byte >> 4];
-    text += kDigits[byte & 15];
-  }
-  return text + "\";\n";
-}
-
 }  // namespace kiln::codegen

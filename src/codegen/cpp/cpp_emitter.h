@@ -36,11 +36,6 @@ struct CppSource {
 CppSource emit_cpp(const sched::Program& program, const Options& options,
                    const target::Target& target);
 
-// `bytes` as a C array `name` with its length in `size_name` (extern "C", so the runtime finds
-// them with dlsym): how data travels inside the library (runtime/executable_image.h).
-std::string embedded_bytes_text(const std::string& name, const std::string& size_name,
-                                const std::string& bytes);
-
 // `text` made safe for a // comment of generated source: every byte outside printable ASCII,
 // and the backslash, becomes \xNN, so user-controlled text (file names, function names) can
 // neither end the comment line nor splice the next one into it.

@@ -28,9 +28,8 @@ size_t unit_bytes_setting();
 
 // The unit size that spreads `pieces` (kernels: what the compiler spends its time on) evenly
 // over `workers` compiler processes, at most unit_bytes_setting() and at least 32 KiB (a
-// smaller unit's compiler start-up and share of the prefix would cost more than it saves). A
-// piece laid out after them that is mostly data (the embedded program image, cheap to compile
-// however large) then fills a unit of its own.
+// smaller unit's compiler start-up and share of the prefix would cost more than it saves). The
+// executable image is no piece: it is assembled in as data (runtime/embedded_bytes.h).
 size_t parallel_unit_bytes(const std::vector<std::string>& pieces, int workers);
 
 }  // namespace kiln::codegen

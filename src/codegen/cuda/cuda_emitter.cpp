@@ -1,6 +1,7 @@
 #include "codegen/cuda/cuda_emitter.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cstring>
 #include <functional>
 #include <set>
@@ -8,6 +9,7 @@
 #include <unordered_map>
 
 #include "codegen/cpp/cpp_emitter.h"
+#include "codegen/cuda/compilation_units.h"
 #include "codegen/cuda/kernel_emitter.h"
 #include "codegen/cuda/uniform_values.h"
 #include "ir/ops.h"
@@ -202,8 +204,7 @@ std::string CudaKernelEmitter::elementwise_text(ExprId id, const std::vector<std
   return "kiln_div_by_uniform(" + a + ", " + b + ")";
 }
 
-// A loop of plain stores that divides by a uniform value and reads no buffer it writes: run again
-// whole, it stores the same elements from the same values.
+// Plain stores dividing by a uniform value, reading no buffer they write: rerunnable whole.
 bool CudaKernelEmitter::may_check_divisions(const Stmt& s) const {
   std::set<int32_t> written;
   std::vector<ExprId> pending;
@@ -235,12 +236,9 @@ void CudaKernelEmitter::plain_store(const Stmt& s, const std::string& index, con
        " = " + convert(value, expr(s.value).dtype, dtype) + ";");
 }
 
-// The chain's loop variables from one flat index, the innermost loop fastest. With `lanes`,
-// the flat index counts runs of that many innermost iterations: the innermost variable of the
-// run's first lane is `kiln_lane0`.
-// Below 2^31 iterations the divisions and remainders that split the flat index are 32-bit
-// (a multiply-high and a shift; 64-bit ones take some twenty instructions each, two per loop a
-// step: a 2-D stencil's kernel spent more on its indices than on its loads).
+// The chain's loop variables from one flat index, innermost fastest (with `lanes`: runs of that
+// many innermost iterations, the first lane's variable `kiln_lane0`). Below 2^31 iterations the
+// splits are 32-bit divisions (64-bit ones cost a 2-D stencil more than its loads).
 void CudaKernelEmitter::flattened_chain(const std::string& flat, int lanes) {
   const bool narrow = ir::size_choice(plan_.iterations < (int64_t{1} << 31));
   const std::string rest_type = narrow ? "unsigned" : "int64_t";
@@ -308,6 +306,38 @@ int CudaKernelEmitter::unrolled_shared_loop(const std::string& variable, const s
   return 2;
 }
 
+namespace {
+
+// Whether `code` indexes a register array (kiln_row<k>, kiln_h<k>, kiln_pv<k>, local h<k>):
+// in a partly unrolled loop it would go to local memory.
+bool indexes_register_arrays(const std::string& code) {
+  for (const char* name : {"kiln_row", "kiln_h", "kiln_pv"})
+    if (code.find(name) != std::string::npos) return true;
+  for (size_t at = code.find('h'); at != std::string::npos; at = code.find('h', at + 1)) {
+    const bool starts_name = at == 0 || !(std::isalnum(static_cast<unsigned char>(code[at - 1])) ||
+                                          code[at - 1] == '_');
+    size_t end = at + 1;
+    while (end < code.size() && std::isdigit(static_cast<unsigned char>(code[end]))) ++end;
+    if (starts_name && end > at + 1 && end < code.size() && code[end] == '[') return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+void CudaKernelEmitter::cap_unrolling(std::streamoff start) {
+  std::string text = out_.str();
+  const std::string whole = "#pragma unroll\n";
+  const size_t pragma = text.find(whole, static_cast<size_t>(start));
+  if (pragma == std::string::npos) return;
+  const std::string loop = text.substr(pragma);
+  if (estimated_nvrtc_cost(loop) <= kMostUnrolledCode || indexes_register_arrays(loop)) return;
+  text.replace(pragma, whole.size(),
+               "#pragma unroll " + std::to_string(kCappedUnrollSteps) + "  // (NVRTC's time)\n");
+  out_.str(text);
+  out_.seekp(0, std::ios_base::end);
+}
+
 // A loop of `s`'s extent shared by the team's threads, each its own iterations of the body.
 void CudaKernelEmitter::shared_loop(const Stmt& s) {
   auto [begin, end] = bounds_text(s.loop);
@@ -317,9 +347,11 @@ void CudaKernelEmitter::shared_loop(const Stmt& s) {
     return;
   }
   if (few_steps_per_thread(s.loop)) {
+    const std::streamoff start = out_.tellp();
     const int opened = unrolled_shared_loop(v, begin, s.loop.extent);
     statements(s.body);
     for (int k = 0; k < opened; ++k) close_block();
+    cap_unrolling(start);
     return;
   }
   line("for (int64_t " + v + " = " + begin + " + " + member() + "; " + v + " < " + end + "; " + v +
@@ -563,18 +595,6 @@ CudaSource emit_cuda(const Program& program, const Options& options,
   source.text = source.header;
   for (const std::string& functions : source.functions) source.text += functions;
   return source;
-}
-
-std::vector<std::string> split_cuda_source(const CudaSource& source, size_t units) {
-  const size_t count = source.functions.size();
-  units = std::max<size_t>(1, std::min(units, count));
-  std::vector<std::string> texts;
-  for (size_t u = 0; u < units; ++u) {
-    std::string text = source.header;
-    for (size_t f = u * count / units; f < (u + 1) * count / units; ++f) text += source.functions[f];
-    texts.push_back(std::move(text));
-  }
-  return texts;
 }
 
 }  // namespace kiln::codegen

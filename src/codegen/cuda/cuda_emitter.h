@@ -39,17 +39,14 @@ struct CudaSource {
   std::string text;  // header, then every function
   // The same text in parts: what every compilation unit needs (prelude, op table, constant
   // arrays), and each distinct kernel's functions. Any split of `functions` into units, each
-  // after the header, compiles: NVRTC compiles a big program as units in parallel.
+  // after the header, compiles: NVRTC compiles a big program as units in parallel
+  // (compilation_units.h).
   std::string header;
   std::vector<std::string> functions;
   // By Program::kernels index, then the generated kernels that replace extern steps
   // (CudaKernelCall::replaces_step: products of few rows, skinny_matmul.cpp).
   std::vector<runtime::CudaKernelCall> kernels;
 };
-
-// `source` as `units` compilation units (at most; fewer when there are fewer functions), each
-// the header and a run of functions.
-std::vector<std::string> split_cuda_source(const CudaSource& source, size_t units);
 
 // target: a DeviceKind::Cuda target (target::cuda_device). `launch_alternatives`
 // (max-autotune): each kernel also gets the launches of launch_variants(target) that differ

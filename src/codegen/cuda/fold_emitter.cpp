@@ -54,10 +54,12 @@ void CudaKernelEmitter::fold_elements(const Stmt& s, const std::string& first,
   // One short loop with constant bounds, each thread a few of its elements: unrolled.
   if (first == member() && step == threads() && s.reduce_loops.size() == 1 &&
       few_steps_per_thread(last)) {
+    const std::streamoff start = out_.tellp();
     const int opened = unrolled_shared_loop(loop_name(last.variable), "(int64_t)0", last.extent);
     statements(s.body);
     combine_element(s);
     for (int k = 0; k < opened; ++k) close_block();
+    cap_unrolling(start);
     if (s.guard >= 0) close_block();
     return;
   }

@@ -34,6 +34,11 @@ constexpr int64_t kBlocksPerMultiprocessor = 8;
 constexpr int64_t kMostRunBlocks = int64_t{1} << 22;
 // A loop a block's threads share is unrolled when each thread has at most this many elements.
 constexpr int64_t kMostUnrolledSteps = 8;
+// A loop unrolled whole whose copies come to more code than this (estimated_nvrtc_cost's
+// characters, compilation_units.h) is unrolled kCappedUnrollSteps at a time instead
+// (CudaKernelEmitter::cap_unrolling): NVRTC's time grows with the copies.
+constexpr int64_t kMostUnrolledCode = 12000;
+constexpr int kCappedUnrollSteps = 4;
 // A warp's lanes share a row of at most this many elements each (LaunchPlan::warp_iterations)
 // where the rows a multiprocessor are at least the least and fewer than the most below.
 constexpr int64_t kMostWarpRowSteps = 32;
@@ -329,6 +334,11 @@ class CudaKernelEmitter : public CLikePrinter {
   // A loop shared by the block's threads whose constant extent gives each only a few elements.
   bool few_steps_per_thread(const sched::Loop& loop) const;
   int unrolled_shared_loop(const std::string& variable, const std::string& begin, int64_t extent);
+  // The loop unrolled_shared_loop began printing at out_'s offset `start`, now closed: unrolled
+  // kCappedUnrollSteps at a time, not whole, where its copies would be more code than
+  // kMostUnrolledCode and it holds nothing in arrays that only a whole unrolling keeps in
+  // registers (row registers, shared loads, local arrays).
+  void cap_unrolling(std::streamoff start);
   void cooperative_reduce(const Stmt& s);
   // Each thread folds elements first, first + step, ... of the reduction (with the last loop
   // shared by the block's threads, where nests_over_threads: the outermost loop's iterations

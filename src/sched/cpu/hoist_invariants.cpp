@@ -41,6 +41,8 @@ bool contains_local(const Kernel& kernel, ExprId id, std::map<ExprId, bool>& mem
   return memo[id] = result;
 }
 
+bool trimmed(const Loop& loop) { return loop.begin >= 0 || loop.end >= 0; }
+
 struct ChainLoop {
   int32_t loop;
   int64_t extent;
@@ -48,6 +50,7 @@ struct ChainLoop {
   size_t position;                 // its index there
   int depth;                       // nesting depth of parent_body (the kernel body is 0)
   bool first_of_statement;         // a Reduce's later loops cannot have code placed before them
+  bool trimmed;                    // runs over run-time bounds (sched/trim_loops.h)
 };
 
 class Hoister {
@@ -72,11 +75,12 @@ class Hoister {
       Stmt& s = body[k];
       size_t pushed = 0;
       if (s.kind == StmtKind::Loop) {
-        chain_.push_back({s.loop.variable, s.loop.extent, &body, k, depth, true});
+        chain_.push_back({s.loop.variable, s.loop.extent, &body, k, depth, true, trimmed(s.loop)});
         pushed = 1;
       }
       for (size_t q = 0; q < s.reduce_loops.size(); ++q, ++pushed)
-        chain_.push_back({s.reduce_loops[q].variable, s.reduce_loops[q].extent, &body, k, depth, q == 0});
+        chain_.push_back({s.reduce_loops[q].variable, s.reduce_loops[q].extent, &body, k, depth,
+                          q == 0, trimmed(s.reduce_loops[q])});
       walk(s.body, depth + 1);
       rewritten_.clear();  // hoisting depends on the enclosing loops
       for (Accumulation& a : s.accumulations) a.value = rewrite(a.value);
@@ -138,6 +142,11 @@ class Hoister {
     int64_t size = 1;
     for (size_t j = missing + 1; j < chain_.size(); ++j)
       if (deps.count(chain_[j].loop)) inner.push_back(chain_[j]), size *= chain_[j].extent;
+    // A loop trimmed to run-time bounds reads a few of its positions: computing all of them
+    // ahead is the work the trim saved (a moving window's mask over the whole axis, once per
+    // step of a captured Python loop: x[max(0, i - k + 1):i + 1].mean(axis=0) of rows).
+    if (std::any_of(inner.begin(), inner.end(), [](const ChainLoop& c) { return c.trimmed; }))
+      return -1;
     // A threshold on sizes: every size of a graph with size symbols makes the recorded sizes'
     // choice (ir/size_choices.h), up to twice the bound (the arrays live on the stack).
     if (inner.empty() || !ir::size_choice(size <= max_) || size > 2 * max_) return -1;

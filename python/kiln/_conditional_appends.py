@@ -1,0 +1,88 @@
+"""`items.append(value)` under a traced condition in a captured for loop's body: an `if` of
+the body (BiCGSTAB's residual history every few iterations, RKF45's accepted steps, a
+perceptron's mistakes), or after a `break`'s or `continue`'s test (`hist.append(r); if r <
+tol: break`: kiln._loop_jumps puts what follows a jump under its flag). Each was unrolled: a
+branch whose side appends changes Python state, so it was a graph break per iteration.
+
+The loop carries, besides the (trip count, *row) stack of kiln._loop_appends, `count`: the rows
+appended so far. An append writes row `count` of a new stack and adds one to a new count; the
+branch selects the count of the side taken (kiln._loop_appends.merged, from
+kiln._branch_capture._merge; always a select: both sides computed) and keeps the appending side's
+stack: the row it wrote is past the count where the other side was taken,
+and the next append writes it again. At most one append per iteration: `count` never passes
+the iteration's number, so the stack has the row. After the loop the list gets the first
+`count` rows: the count is read from the graph so far (a graph break that goes on), as the
+list's length is Python's to know.
+
+The first trace finds a conditional append where a branch merges an Appended with the list
+(an Appended whose `conditional` is set); a second trace whose Stack was not conditional (its
+first trace ran the branch as Python: a jump's flag, False until the body sets it) is traced
+again with it conditional (Stack.append raises AppendsUnderCondition, a _Retype). A for
+loop that may break carries a count from its first trace (its flag may end it early).
+"""
+import copy
+
+import numpy as np
+
+from ._graph_breaks import materialize
+from ._loop_types import CaptureFailed
+from ._tracer import TracedArray, backend, cast, to_tensor
+
+
+def carry_count(context, trace, stack):
+    """Gives `stack` its carried count (from 0): its placeholder and (initial, placeholder)
+    as `count_slot`. Refused in a branch side or a body of another loop: the list's length is
+    read when the loop ends, a graph break, which neither may hold."""
+    if context.branch_sides:
+        raise CaptureFailed("values are appended under a condition in a loop inside a branch "
+                            "on a traced value")
+    placeholder = trace.loop_placeholder("int64", [])
+    stack.count = TracedArray(context, placeholder)
+    stack.count._scalar, stack.count._weak = True, int
+    # an append writes row `count`, the count at its iteration's start (one append an
+    # iteration): no more than the iteration's number, a row of the stack (no index check)
+    stack.count._range = (0, int(stack.buffer.shape[0]) - 1)
+    stack.count_placeholder = placeholder
+    stack.count_slot = (context.constant(0, np.dtype(np.int64)), placeholder)
+
+
+def appended(stack, value):
+    """A new Stack: `value` in row `count` of a new buffer, count + 1 (LoopCapture.appended)."""
+    context = stack.buffer._context
+    shape = tuple(np.shape(value)) if not isinstance(value, TracedArray) else tuple(value.shape)
+    if shape != tuple(stack.stacked.shape):
+        raise CaptureFailed("a list is appended values of different shapes in the loop")
+    new = copy.copy(stack)
+    new.base_buffer, new.base_count = stack.buffer, stack.count
+    new.buffer = TracedArray(context, stack.buffer.tensor)
+    new.row = cast(to_tensor(context, value, np.dtype(stack.stacked.dtype)), stack.stacked.dtype)
+    new.buffer[stack.count] = TracedArray(context, new.row)
+    new.count = stack.count + 1
+    new.written = True
+    return new
+
+
+def merged_stacks(context, predicate, a, b):
+    """The Stack after a branch on `predicate` whose sides left Stacks `a` and `b` (one
+    list): the count of the side taken, the appending side's rows."""
+    k = backend()
+    new = copy.copy(a if a.written else b)
+    new.count = TracedArray(context, k.where(predicate, a.count.tensor, b.count.tensor))
+    new.count._scalar, new.count._weak = True, int
+    new.written = a.written or b.written
+    if a.written and b.written:  # both wrote row base_count: the side taken's row there
+        if a.base_buffer is not b.base_buffer:
+            raise CaptureFailed("a list is appended to more than once in an iteration")
+        new.row = k.where(predicate, a.row, b.row)
+        new.buffer = TracedArray(context, a.base_buffer.tensor)
+        new.buffer[a.base_count] = TracedArray(context, new.row)
+    return new
+
+
+def first_rows(context, tensor, count_tensor):
+    """The first `count` rows of a conditional list's final stack; the count is read from the
+    graph so far (a graph break that goes on)."""
+    count = TracedArray(context, cast(count_tensor, "int64"))
+    count = int(materialize(count, "the length of a list a loop appends to under a condition"))
+    shape = list(tensor.shape)
+    return backend().slice(tensor, [(0, count, 1)] + [(0, n, 1) for n in shape[1:]])
