@@ -134,6 +134,9 @@ Tensor norm(const Tensor& x, std::string ord = "2", Axes axis = {}, bool keepdim
             KILN_WHERE);
 Tensor cumsum(const Tensor& x, int64_t axis, KILN_WHERE);
 Tensor cumprod(const Tensor& x, int64_t axis, KILN_WHERE);
+// The running maximum (minimum) along axis in x's dtype; a NaN stays from where it appears.
+Tensor cummax(const Tensor& x, int64_t axis, KILN_WHERE);
+Tensor cummin(const Tensor& x, int64_t axis, KILN_WHERE);
 // Sorting along `axis` (an extern op, src/extern/sort.h): stable, NaN after every number
 // (NumPy's and torch's order; descending: largest first, NaN first). k >= 0 keeps the first k
 // (top-k). argsort gives the int64 positions; sort the values and the positions of one sort.

@@ -144,6 +144,17 @@ Tensor cumprod(const Tensor& x, int64_t axis, Where where) {
   return scan("cumprod", Op::cumprod, x, axis, where);
 }
 
+// No accumulation type: a running extreme is one of x's values.
+Tensor cummax(const Tensor& x, int64_t axis, Where where) {
+  Trace& trace = trace_for(x, "cummax", where);
+  return wrap(trace, trace.builder.scan(Op::cummax, x.id(), axis));
+}
+
+Tensor cummin(const Tensor& x, int64_t axis, Where where) {
+  Trace& trace = trace_for(x, "cummin", where);
+  return wrap(trace, trace.builder.scan(Op::cummin, x.id(), axis));
+}
+
 Tensor argsort(const Tensor& x, int64_t axis, bool descending, int64_t k, Where where) {
   Trace& trace = trace_for(x, "argsort", where);
   return wrap(trace, trace.builder.argsort(x.id(), axis, descending, k));

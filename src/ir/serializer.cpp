@@ -9,7 +9,8 @@ namespace {
 constexpr uint32_t kGraphMagic = 0x4b475248;  // "HRGK"
 // 3: cond nodes (else_body); 4: convolution attrs; 5: channels-last convolution
 // 8: argsort (Attrs::descending); 9: random keys; 10: attention (Attrs::causal)
-constexpr uint32_t kGraphVersion = 10;
+// 11: the scans cummax and cummin (the op numbers after them moved)
+constexpr uint32_t kGraphVersion = 11;
 // Loop bodies nest; deeper nesting than this is refused (a crafted file must not exhaust the
 // stack).
 constexpr int kMaxLoopDepth = 64;

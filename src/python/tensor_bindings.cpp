@@ -432,6 +432,12 @@ void bind_reductions(nb::module_& module) {
   module.def(
       "cumprod", [](const Tensor& x, int64_t axis) { return kiln::cumprod(x, axis, kNoWhere); },
       nb::arg("x"), nb::arg("axis"), Keep<1>());
+  module.def(
+      "cummax", [](const Tensor& x, int64_t axis) { return kiln::cummax(x, axis, kNoWhere); },
+      nb::arg("x"), nb::arg("axis"), Keep<1>());
+  module.def(
+      "cummin", [](const Tensor& x, int64_t axis) { return kiln::cummin(x, axis, kNoWhere); },
+      nb::arg("x"), nb::arg("axis"), Keep<1>());
 }
 
 void bind_movement(nb::module_& module) {

@@ -151,7 +151,7 @@ std::optional<Value> Generator::reduction(const Value& operand) {
 std::optional<Value> Generator::scan(const Value& operand) {
   int rank = static_cast<int>(operand.shape.size());
   std::vector<ir::Op> ops = ops_of_kind(ir::OpKind::Scan, operand.dtype);
-  if (rank == 0 || ops.empty()) return std::nullopt;  // no scan accepts bool
+  if (rank == 0 || ops.empty()) return std::nullopt;
   ir::Op op = pick(ops);
   int64_t axis = uniform(-rank, rank - 1);
   int64_t length = operand.shape[static_cast<size_t>((axis + rank) % rank)];
@@ -163,6 +163,7 @@ std::optional<Value> Generator::scan(const Value& operand) {
     if (operand.bound > 1.25) in = guard_tanh(operand, 1.2);
   }
   Value result = derived(builder_.scan(op, in.id, axis), in);
+  if (op == ir::Op::cummax || op == ir::Op::cummin) return result;  // operand values, exact
   if (!is_float_value) {
     result.bound = integer_limit(in.dtype);
     if (op == ir::Op::cumsum) result.bound = std::min(result.bound, std::max(n, 1.0) * in.bound);

@@ -560,7 +560,7 @@ CONVERTED_WHOLE = ("logcumsumexp", "median", "nanmedian", "erfinv", "lgamma",
                    "digamma", "mvlgamma", "fmax", "fmin", "gcd", "lcm", "ldexp", "signbit", "mm",
                    "bmm", "addmm", "baddbmm", "amax", "amin", "argmax", "argmin", "all", "any",
                    "logsumexp", "mean", "index_select", "count_nonzero", "kthvalue", "angle",
-                   "round", "sign", "sgn")
+                   "round", "sign", "sgn", "cummax", "cummin")
 SURVEY_DTYPES = (torch.float32, torch.float64, torch.int64, torch.bool)
 
 
