@@ -232,7 +232,7 @@ class RetraceTimes:
 class _Traced:
     """One traced call: its final graph and what running it needs."""
     __slots__ = ("compiled", "arrays", "output_spec", "mutations", "retrace", "reads",
-                 "result")
+                 "result", "undo")
 
     def __init__(self, compiled, arrays, output_spec, mutations, retrace, reads=None,
                  result=None):
@@ -243,6 +243,7 @@ class _Traced:
         self.retrace = retrace
         self.reads = reads  # a segment's: the positions of the arrays it reads
         self.result = result
+        self.undo = None  # () -> puts back the state the trace changed (trace_and_compile)
 
     def run(self):
         if self.compiled is None:
