@@ -55,7 +55,7 @@ from ._dynamic_numbers import DynamicNumbers
 from ._environment import Environment
 from ._graph_breaks import GraphBreak
 from ._retrace import (EagerIsCheaper, NeedsStatic, RerunEagerly, RetraceTimes, Segments,
-                       TimeEagerly, _SegmentLimit, held_output)
+                       TimeEagerly, _SegmentLimit, held_output, show_output)
 from ._tracing import location_of
 
 MISS = _kiln.MISS
@@ -202,14 +202,15 @@ class CompiledFunction(RaisingCalls, CallTracing):
             dynamic = ()
         guard = None
         started, compiling = time.perf_counter(), self.segments.seconds
+        # What the trace prints, shown once its graph ran: a retried trace prints once, and
+        # so does one given up, or whose check runs the call again eagerly (_run_printing).
+        deferred = []
         try:
             while True:
                 # Recorded before the trace: the values it reads, whatever it changes.
                 guard = self.cache.record(args, kwargs, spec, list(dynamic), reads)
                 try:
-                    # a retried trace prints once, and so does one given up to time the call
-                    with held_output(bool(dynamic) or (bounds is not None
-                                                       and bounds.may_end_trace())):
+                    with held_output(True, deferred):
                         traced = self.trace_and_compile(args, kwargs, leaves, spec, guard,
                                                         dynamic=dynamic, times=bounds)
                     break
@@ -244,26 +245,39 @@ class CompiledFunction(RaisingCalls, CallTracing):
             return self.fn(*args, **kwargs)
         if traced is None:  # graph break without continuation: this call and its guards run eagerly
             return self.fn(*args, **kwargs)
+        return self._run_printing(deferred, self._run_first, traced, bounds, times, signature,
+                                  started, compiling, args, kwargs)
+
+    def _run_printing(self, deferred, run, traced, *arguments):
+        """run(traced, *arguments), then the trace's `deferred` prints (held_output), unless a
+        runtime check's error runs the call again eagerly (_rerun): NumPy's run prints once."""
         try:
-            if traced.retrace and bounds is not None:
-                # A retrace entry's first call (its compiles aside): timed against the eager
-                # calls to come.
-                result = traced.run()
-                self.retrace_times[signature] = times
-                times.add_traced(time.perf_counter() - started
-                                 - (self.segments.seconds - compiling))
-                return result
-            if traced.retrace or traced.compiled is None:
-                return traced.run()
-            result = self.cache.call(args, kwargs)
-            if result is MISS or result is EAGER or result is RETRACE:
-                # The trace changed what the guards read (a dict entry the function increments):
-                # this call's graph runs on the arrays it traced; the next call traces again.
-                return traced.run()
+            result = run(traced, *arguments)
         except CHECK_ERRORS as error:
             if not self._reruns_on(error, traced):
+                show_output(deferred)
                 raise
-            return self._rerun(error, args, kwargs, traced)
+            return self._rerun(error, *arguments[-2:], traced)
+        show_output(deferred)
+        return result
+
+    def _run_first(self, traced, bounds, times, signature, started, compiling, args, kwargs):
+        """The graph of call_slow's new trace, run for this call."""
+        if traced.retrace and bounds is not None:
+            # A retrace entry's first call (its compiles aside): timed against the eager
+            # calls to come.
+            result = traced.run()
+            self.retrace_times[signature] = times
+            times.add_traced(time.perf_counter() - started
+                             - (self.segments.seconds - compiling))
+            return result
+        if traced.retrace or traced.compiled is None:
+            return traced.run()
+        result = self.cache.call(args, kwargs)
+        if result is MISS or result is EAGER or result is RETRACE:
+            # The trace changed what the guards read (a dict entry the function increments):
+            # this call's graph runs on the arrays it traced; the next call traces again.
+            return traced.run()
         return result
 
     def _rerun(self, error, args, kwargs, traced):
@@ -295,8 +309,9 @@ class CompiledFunction(RaisingCalls, CallTracing):
         if times.choice is None and len(times.traced) >= RetraceTimes.CALLS:
             return self._timed_eagerly(times, signature, leaves, args, kwargs)
         started, compiling = time.perf_counter(), times.compile_seconds
+        deferred = []  # what the trace prints (call_slow)
         try:
-            with held_output(bounds is not None and bounds.may_end_trace()):
+            with held_output(True, deferred):
                 traced = self.trace_and_compile(args, kwargs, leaves, spec, guard=None,
                                                 times=bounds)
         except TimeEagerly as cut:
@@ -314,12 +329,8 @@ class CompiledFunction(RaisingCalls, CallTracing):
             times.choice = "eager"
             self.eager_signatures.add(signature)
             return self.fn(*args, **kwargs)
-        try:
-            result = traced.run()
-        except CHECK_ERRORS as error:
-            if not self._reruns_on(error, traced):
-                raise
-            return self._rerun(error, args, kwargs, traced)
+        result = self._run_printing(deferred, lambda traced, args, kwargs: traced.run(),
+                                    traced, args, kwargs)
         if times.choice is None and times.add_traced(
                 time.perf_counter() - started - (times.compile_seconds - compiling)):
             self.eager_signatures.add(signature)

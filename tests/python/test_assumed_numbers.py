@@ -202,3 +202,21 @@ def test_a_call_run_again_for_the_python_side_draws_what_numpy_draws():
         np.testing.assert_array_equal(levels, expected[0])
         assert lost == expected[1]
         assert mine.random() == theirs.random()
+
+
+def sold_out_days(stock, demands):
+    lost = 0.0
+    for day, demand in enumerate(demands):
+        print("day", day)
+        sold = min(stock.sum(), demand)  # the Python int's side where demand is below stock
+        lost += 5.0 * (demand - sold)    # a use whose type differs by side: a check
+    return lost
+
+
+def test_a_call_run_again_for_the_python_side_prints_once(capsys):
+    # The trace printed each day, then the check reran the call eagerly, which printed them
+    # again: the trace's prints wait for its graph's run (held_output's deferred).
+    expected = sold_out_days(np.array([9.0]), [3, 2, 4])
+    numpys = capsys.readouterr().out
+    assert kiln.compile(sold_out_days)(np.array([9.0]), [3, 2, 4]) == expected
+    assert capsys.readouterr().out == numpys
