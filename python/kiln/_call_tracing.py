@@ -39,6 +39,14 @@ def set_tracer(module):
     _tracer_override = module
 
 
+def _undo_trace(states, saved):
+    """The generators' states and the caller's state from before a trace: a call run again
+    eagerly after its graph's check failed draws what NumPy's draws, not what follows the
+    trace's own draws."""
+    _random_state.restore(states)
+    saved.restore()
+
+
 def _tracer():
     return _tracer_override if _tracer_override is not None else _numpy_tracer
 
@@ -60,12 +68,16 @@ class CallTracing:
         try:
             traced = self._trace_and_compile(args, kwargs, leaves, spec, guard, dynamic, times)
         except (NeedsStatic, _SegmentLimit, CompilerError, GraphBreak, RerunEagerly):
+            if times is not None and _random_state.drew(states):
+                times.opaque = True  # its calls draw (RetraceTimes.opaque), cut short or not
             _random_state.restore(states)
             saved.restore()
             raise
         if traced is None:
             _random_state.restore(states)
             saved.restore()
+        else:  # for a rerun after its graph's check fails (CompiledFunction._rerun)
+            traced.undo = functools.partial(_undo_trace, states, saved)
         return traced
 
     def _trace_and_compile(self, args, kwargs, leaves, spec, guard, dynamic=(), times=None):

@@ -44,7 +44,7 @@ import weakref
 
 import numpy as np
 
-from . import _device, _kiln, _pytree, _retrace
+from . import _device, _kiln, _pytree, _random_state, _retrace
 from ._argument_reads import argument_reads
 from ._arguments import eager_reason
 from ._call_tracing import CallTracing, _tracer, set_tracer  # noqa: F401 (set_tracer: tests)
@@ -55,7 +55,7 @@ from ._dynamic_numbers import DynamicNumbers
 from ._environment import Environment
 from ._graph_breaks import GraphBreak
 from ._retrace import (EagerIsCheaper, NeedsStatic, RerunEagerly, RetraceTimes, Segments,
-                       TimeEagerly, _SegmentLimit, held_output)
+                       TimeEagerly, _SegmentLimit, held_output, show_output)
 from ._tracing import location_of
 
 MISS = _kiln.MISS
@@ -166,7 +166,7 @@ class CompiledFunction(RaisingCalls, CallTracing):
             if times.choice == "eager":
                 return self.fn(*args, **kwargs)
             if times.probing() or len(times.traced) >= RetraceTimes.CALLS:
-                return self._timed_eagerly(times, signature, args, kwargs)
+                return self._timed_eagerly(times, signature, leaves, args, kwargs)
         reads = argument_reads(args, kwargs, leaves, spec,
                                [code for _, code in self.environment.codes], self.environment)
         reason = eager_reason(leaves, self.environment, environment, reads)
@@ -202,14 +202,15 @@ class CompiledFunction(RaisingCalls, CallTracing):
             dynamic = ()
         guard = None
         started, compiling = time.perf_counter(), self.segments.seconds
+        # What the trace prints, shown once its graph ran: a retried trace prints once, and
+        # so does one given up, or whose check runs the call again eagerly (_run_printing).
+        deferred = []
         try:
             while True:
                 # Recorded before the trace: the values it reads, whatever it changes.
                 guard = self.cache.record(args, kwargs, spec, list(dynamic), reads)
                 try:
-                    # a retried trace prints once, and so does one given up to time the call
-                    with held_output(bool(dynamic) or (bounds is not None
-                                                       and bounds.may_end_trace())):
+                    with held_output(True, deferred):
                         traced = self.trace_and_compile(args, kwargs, leaves, spec, guard,
                                                         dynamic=dynamic, times=bounds)
                     break
@@ -223,7 +224,7 @@ class CompiledFunction(RaisingCalls, CallTracing):
             self.cache.add(guard, args, kwargs, None, None, [], True)
             self.retrace_entries += 1
             self.retrace_times[signature] = times
-            return self._timed_eagerly(times, signature, args, kwargs, cut.seconds)
+            return self._timed_eagerly(times, signature, leaves, args, kwargs, cut.seconds)
         except _SegmentLimit as limit:  # these guards run eagerly from now on, never traced again
             if guard is not None:
                 self.cache.add(guard, args, kwargs, None, None, [], False)
@@ -244,33 +245,49 @@ class CompiledFunction(RaisingCalls, CallTracing):
             return self.fn(*args, **kwargs)
         if traced is None:  # graph break without continuation: this call and its guards run eagerly
             return self.fn(*args, **kwargs)
+        return self._run_printing(deferred, self._run_first, traced, bounds, times, signature,
+                                  started, compiling, args, kwargs)
+
+    def _run_printing(self, deferred, run, traced, *arguments):
+        """run(traced, *arguments), then the trace's `deferred` prints (held_output), unless a
+        runtime check's error runs the call again eagerly (_rerun): NumPy's run prints once."""
         try:
-            if traced.retrace and bounds is not None:
-                # A retrace entry's first call (its compiles aside): timed against the eager
-                # calls to come.
-                result = traced.run()
-                self.retrace_times[signature] = times
-                times.add_traced(time.perf_counter() - started
-                                 - (self.segments.seconds - compiling))
-                return result
-            if traced.retrace or traced.compiled is None:
-                return traced.run()
-            result = self.cache.call(args, kwargs)
-            if result is MISS or result is EAGER or result is RETRACE:
-                # The trace changed what the guards read (a dict entry the function increments):
-                # this call's graph runs on the arrays it traced; the next call traces again.
-                return traced.run()
+            result = run(traced, *arguments)
         except CHECK_ERRORS as error:
             if not self._reruns_on(error, traced):
+                show_output(deferred)
                 raise
-            return self._rerun(error, args, kwargs)
+            return self._rerun(error, *arguments[-2:], traced)
+        show_output(deferred)
         return result
 
-    def _rerun(self, error, args, kwargs):
+    def _run_first(self, traced, bounds, times, signature, started, compiling, args, kwargs):
+        """The graph of call_slow's new trace, run for this call."""
+        if traced.retrace and bounds is not None:
+            # A retrace entry's first call (its compiles aside): timed against the eager
+            # calls to come.
+            result = traced.run()
+            self.retrace_times[signature] = times
+            times.add_traced(time.perf_counter() - started
+                             - (self.segments.seconds - compiling))
+            return result
+        if traced.retrace or traced.compiled is None:
+            return traced.run()
+        result = self.cache.call(args, kwargs)
+        if result is MISS or result is EAGER or result is RETRACE:
+            # The trace changed what the guards read (a dict entry the function increments):
+            # this call's graph runs on the arrays it traced; the next call traces again.
+            return traced.run()
+        return result
+
+    def _rerun(self, error, args, kwargs, traced):
         """The call again, eagerly, after a runtime check's `error` (as the C++ fast path
-        does), said on the graph_breaks channel: it costs as much as NumPy's own run."""
+        does), said on the graph_breaks channel: it costs as much as NumPy's own run. The
+        trace of this call, if any, drew from generators: their states go back first."""
         if _kiln.log_enabled("graph_breaks"):
             _kiln.log("graph_breaks", f"{self.fn!r} runs again eagerly: {error}")
+        if traced.undo is not None:
+            traced.undo()
         return self.fn(*args, **kwargs)
 
     def call_traced(self, args, kwargs):
@@ -290,14 +307,15 @@ class CompiledFunction(RaisingCalls, CallTracing):
         if times.choice == "eager":
             return self.fn(*args, **kwargs)
         if times.choice is None and len(times.traced) >= RetraceTimes.CALLS:
-            return self._timed_eagerly(times, signature, args, kwargs)
+            return self._timed_eagerly(times, signature, leaves, args, kwargs)
         started, compiling = time.perf_counter(), times.compile_seconds
+        deferred = []  # what the trace prints (call_slow)
         try:
-            with held_output(bounds is not None and bounds.may_end_trace()):
+            with held_output(True, deferred):
                 traced = self.trace_and_compile(args, kwargs, leaves, spec, guard=None,
                                                 times=bounds)
         except TimeEagerly as cut:
-            return self._timed_eagerly(times, signature, args, kwargs, cut.seconds)
+            return self._timed_eagerly(times, signature, leaves, args, kwargs, cut.seconds)
         except _SegmentLimit as limit:  # it would trace into the limit again: eager from now on
             times.choice = "eager"
             self.eager_signatures.add(signature)
@@ -311,12 +329,8 @@ class CompiledFunction(RaisingCalls, CallTracing):
             times.choice = "eager"
             self.eager_signatures.add(signature)
             return self.fn(*args, **kwargs)
-        try:
-            result = traced.run()
-        except CHECK_ERRORS as error:
-            if not self._reruns_on(error, traced):
-                raise
-            return self._rerun(error, args, kwargs)
+        result = self._run_printing(deferred, lambda traced, args, kwargs: traced.run(),
+                                    traced, args, kwargs)
         if times.choice is None and times.add_traced(
                 time.perf_counter() - started - (times.compile_seconds - compiling)):
             self.eager_signatures.add(signature)
@@ -332,11 +346,17 @@ class CompiledFunction(RaisingCalls, CallTracing):
         times = self.retrace_times.get(signature) or RetraceTimes()
         return signature, times, (times if self.records is None else None)
 
-    def _timed_eagerly(self, times, signature, args, kwargs, partial_trace=0.0):
-        """A retraced call of this kind of arguments, run eagerly and timed (RetraceTimes)."""
+    def _timed_eagerly(self, times, signature, leaves, args, kwargs, partial_trace=0.0):
+        """A retraced call of this kind of arguments, run eagerly and timed (RetraceTimes).
+        One that draws from a generator marks its kind opaque: its trace may have been cut
+        before the draw (a break ahead of rng.shuffle), and a fresh generator each call (a
+        new seed) is a new guard that must follow this kind's choice, not trace anew."""
+        states = _random_state.snapshot(self.fn, leaves)
         started = time.perf_counter()
         result = self.fn(*args, **kwargs)
-        if times.add_eager(time.perf_counter() - started, partial_trace):
+        elapsed = time.perf_counter() - started
+        times.opaque = times.opaque or _random_state.drew(states)
+        if times.add_eager(elapsed, partial_trace):
             if times.choice == "eager":
                 self.eager_signatures.add(signature)
             self._log_choice(times, "timed")

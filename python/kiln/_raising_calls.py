@@ -111,6 +111,14 @@ class RaisingCalls:
             traced.mutations or self.writes_arguments or self.reruns_on_checks
             or handles_exceptions(self.fn))
 
+    def reruns_on_a_segments_check(self):
+        """Whether a runtime check's error in a segment run at a graph break, mid-trace, reruns
+        the call eagerly, as _reruns_on does at the call's end: the op that raised may sit in
+        the user's `try` while the break is after it (`try: dx = solve(J, F)` `except
+        LinAlgError: dx = lstsq(...)`, then `if norm(dx) < tol`), where the error escaped."""
+        return bool(self.reruns_on_checks or self.writes_arguments
+                    or handles_exceptions(self.fn))
+
     def _gives_up_raising(self, leaked, context, tracer, inputs):
         """Before an exception of the trace goes on: whether the trace is given up (`leaked()`:
         the call then runs eagerly), else the writes it made before the exception run."""

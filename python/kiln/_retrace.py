@@ -87,12 +87,14 @@ class _HeldStream:
 
 
 @contextlib.contextmanager
-def held_output(active):
+def held_output(active, deferred=None):
     """With `active` (a trace with dynamic numbers, or one that may be given up for the call
     to run eagerly: RetraceTimes.may_end_trace), what the function prints is shown when the
     trace stands or fails, and dropped when it is retried with the numbers static
-    (NeedsStatic) or the call runs eagerly (_SegmentLimit): a print before `np.zeros(n)`
-    shows once, not once per attempt."""
+    (NeedsStatic) or the call runs eagerly (_SegmentLimit, RerunEagerly): a print before
+    `np.zeros(n)` shows once, not once per attempt. With a `deferred` list, a trace that
+    stands adds its (stream, text) to it instead: shown (show_output) once its graph ran, not
+    where a failed check runs the call again eagerly."""
     if not active:
         yield
         return
@@ -102,15 +104,27 @@ def held_output(active):
     shown = True
     try:
         yield
-    except (NeedsStatic, _SegmentLimit):
+    except (NeedsStatic, _SegmentLimit, RerunEagerly):
         shown = False
+        raise
+    except BaseException:
+        deferred = None  # the user's exception: its prints come with it
         raise
     finally:
         sys.stdout, sys.stderr = saved
         if shown:
-            for stream, holder in zip(saved, held):
-                if holder._parts:
-                    stream.write("".join(holder._parts))
+            parts = [(stream, "".join(holder._parts)) for stream, holder in zip(saved, held)
+                     if holder._parts]
+            if deferred is not None:
+                deferred.extend(parts)
+            else:
+                show_output(parts)
+
+
+def show_output(parts):
+    """held_output's deferred (stream, text) pairs, written."""
+    for stream, text in parts:
+        stream.write(text)
 
 
 class Segments(dict):
@@ -232,7 +246,7 @@ class RetraceTimes:
 class _Traced:
     """One traced call: its final graph and what running it needs."""
     __slots__ = ("compiled", "arrays", "output_spec", "mutations", "retrace", "reads",
-                 "result")
+                 "result", "undo")
 
     def __init__(self, compiled, arrays, output_spec, mutations, retrace, reads=None,
                  result=None):
@@ -243,6 +257,7 @@ class _Traced:
         self.retrace = retrace
         self.reads = reads  # a segment's: the positions of the arrays it reads
         self.result = result
+        self.undo = None  # () -> puts back the state the trace changed (trace_and_compile)
 
     def run(self):
         if self.compiled is None:
@@ -322,7 +337,8 @@ class _TraceContext:
         try:
             values = compiled.run([self.real_arrays[k] for k in reads], stream=self.stream)
         except CHECK_ERRORS:
-            if getattr(function, "reruns_on_checks", False):
+            reruns = getattr(function, "reruns_on_a_segments_check", None)  # (a stand-in's: none)
+            if reruns is not None and reruns():
                 raise RerunEagerly() from None
             raise
         by_id = {value.id: result for value, result in zip(outputs, values)}

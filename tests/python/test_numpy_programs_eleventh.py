@@ -37,7 +37,7 @@ def assert_same(got, expected, what, single=False):
     got_array, expected_array = np.asarray(got), np.asarray(expected)
     assert got_array.dtype == expected_array.dtype, (what, got_array.dtype, expected_array.dtype)
     assert got_array.shape == expected_array.shape, (what, got_array.shape, expected_array.shape)
-    if expected_array.dtype.kind in "biuSU":
+    if expected_array.dtype.kind in "biuSUMmV":  # dates, durations and records exactly
         np.testing.assert_array_equal(got_array, expected_array, err_msg=what)
     else:
         single = single or expected_array.dtype in (np.float32, np.complex64, np.float16)

@@ -4,6 +4,7 @@ in microseconds compiled a dozen graphs for 3-5 s on its first call; now its fir
 eagerly, timed, and its graphs compile only within COMPILE_EAGER_CALLS eager calls' time (the
 counts below are of graphs compiled, never of seconds). Results are NumPy's either way."""
 import random
+import warnings
 
 import numpy as np
 import pytest
@@ -341,3 +342,35 @@ def test_a_call_of_a_kind_settled_on_eager_skips_the_checks_of_what_must_run_eag
     np.testing.assert_array_equal(compiled(np.random.default_rng(9), 50),
                                   random_walk_2d(np.random.default_rng(9), 50))
     assert checks == []
+
+
+def swap_into_shuffled_gaps(cells, rng, steps):
+    cells = cells.copy()
+    for _ in range(steps):
+        crowded = cells * np.roll(cells, 1) + cells * np.roll(cells, -1)
+        movers = np.flatnonzero(crowded > 1)  # a break: the sizes are the data's
+        gaps = np.flatnonzero(cells == 0)
+        rng.shuffle(gaps)
+        k = min(len(movers), len(gaps))
+        cells[gaps[:k]] = cells[movers[:k]]
+        cells[movers[:k]] = 0
+    return cells
+
+
+def test_a_fresh_generator_drawn_from_after_a_break_follows_its_kinds_choice(traces):
+    # Schelling's model called with np.random.default_rng(seed) per call: its first traces end
+    # at the break ahead of the draw, so nothing marked its calls as drawing, and each new
+    # generator (a new guard) traced again, 10x NumPy, until recompile_limit warned. The eager
+    # calls that draw mark them (RetraceTimes.opaque): new generators run eagerly.
+    compiled = kiln.compile(swap_into_shuffled_gaps)
+    cells = np.random.default_rng(0).integers(0, 3, 40)
+    with warnings.catch_warnings(record=True) as warned:
+        warnings.simplefilter("always")
+        for seed in range(12):
+            np.testing.assert_array_equal(
+                compiled(cells, np.random.default_rng(seed), 4),
+                swap_into_shuffled_gaps(cells, np.random.default_rng(seed), 4))
+    assert not [w for w in warned if "recompile_limit" in str(w.message)]
+    (times,) = compiled._kiln_function.retrace_times.values()
+    assert times.choice == "eager" and times.opaque
+    assert len(traces) <= kiln._retrace.RetraceTimes.PROBES + 2

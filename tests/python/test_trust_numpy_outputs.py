@@ -219,9 +219,24 @@ def _gather_or_first(a, index):
         return a[:1]
 
 
+def _newton_steps_or_zero_step(J, x):
+    # the check's op in the try, a graph break after it: the segment ran at the break, where
+    # its LinAlgError escaped the user's except (Newton's method with a fallback)
+    for _ in range(3):
+        try:
+            dx = np.linalg.solve(J, x)
+        except np.linalg.LinAlgError:
+            dx = np.zeros_like(x)
+        x = x - 0.5 * dx
+        if np.linalg.norm(dx) < 1e-12:
+            break
+    return x
+
+
 @pytest.mark.parametrize("function, good, bad", [
     (_solve_or_zeros, (np.eye(2) * 2, np.ones(2)), (np.zeros((2, 2)), np.ones(2))),
     (_gather_or_first, (np.arange(5.0), np.array([1, 2])), (np.arange(5.0), np.array([9]))),
+    (_newton_steps_or_zero_step, (np.eye(2) * 2, np.ones(2)), (np.zeros((2, 2)), np.ones(2))),
 ])
 def test_a_runtime_check_inside_the_users_try_is_caught_there(function, good, bad):
     """The check raises when the graph runs, outside the function's `except`: such a call runs
