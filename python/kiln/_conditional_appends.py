@@ -11,8 +11,8 @@ kiln._branch_capture._merge; always a select: both sides computed) and keeps the
 stack: the row it wrote is past the count where the other side was taken,
 and the next append writes it again. At most one append per iteration: `count` never passes
 the iteration's number, so the stack has the row. After the loop the list gets the first
-`count` rows: the count is read from the graph so far (a graph break that goes on), as the
-list's length is Python's to know.
+`count` rows: the counts of all its lists are read from the graph so far in one graph break
+that goes on (read_counts), as a list's length is Python's to know.
 
 The first trace finds a conditional append where a branch merges an Appended with the list
 (an Appended whose `conditional` is set); a second trace whose Stack was not conditional (its
@@ -79,10 +79,22 @@ def merged_stacks(context, predicate, a, b):
     return new
 
 
-def first_rows(context, tensor, count_tensor):
-    """The first `count` rows of a conditional list's final stack; the count is read from the
-    graph so far (a graph break that goes on)."""
-    count = TracedArray(context, cast(count_tensor, "int64"))
-    count = int(materialize(count, "the length of a list a loop appends to under a condition"))
+def read_counts(context, values, counts):
+    """{position: count} of the final counts at `counts` (positions in `values`, the loop's
+    results), read in one graph break. Every result is held across it: a break's graph keeps
+    only what the trace still holds, so a stack not yet wrapped was computed again after it, a
+    loop appending to two lists under a condition ran three times."""
+    if not counts:
+        return {}
+    k = backend()
+    held = [TracedArray(context, tensor) for tensor in values]  # noqa: F841 (kept alive)
+    both = k.stack([cast(values[p], "int64") for p in counts], 0)
+    read = materialize(TracedArray(context, both),
+                       "the length of a list a loop appends to under a condition")
+    return {p: int(n) for p, n in zip(counts, np.asarray(read).reshape(-1))}
+
+
+def first_rows(tensor, count):
+    """The first `count` rows (read_counts) of a conditional list's final stack."""
     shape = list(tensor.shape)
     return backend().slice(tensor, [(0, count, 1)] + [(0, n, 1) for n in shape[1:]])

@@ -216,9 +216,10 @@ def stack_slot(context, trace, items, stacked, span, condition, depth, name):
 def rows(context, stack, tensor, count=None):
     """The values the loop appended: rows of its final stack, as the appends made them (a
     Python float of float(x) stays a Python float in the result), each read when first used
-    (kiln._stacked_rows); count: the final count of a conditional list (its first rows)."""
+    (kiln._stacked_rows); count: the final count of a conditional list, read (its first rows:
+    kiln._conditional_appends.read_counts)."""
     if count is not None:
-        tensor = _conditional_appends.first_rows(context, tensor, count)
+        tensor = _conditional_appends.first_rows(tensor, count)
     return _stacked_rows.rows(context, tensor, stack.stacked.flags)
 
 
