@@ -39,8 +39,8 @@ def carry_count(context, trace, stack):
     placeholder = trace.loop_placeholder("int64", [])
     stack.count = TracedArray(context, placeholder)
     stack.count._scalar, stack.count._weak = True, int
-    # an append writes row `count`, the count at its iteration's start (one append an
-    # iteration): no more than the iteration's number, a row of the stack (no index check)
+    # an append writes row `count`: fewer than (appends an iteration) * (the iteration's
+    # number + 1), a row of the stack (no index check)
     stack.count._range = (0, int(stack.buffer.shape[0]) - 1)
     stack.count_placeholder = placeholder
     stack.count_slot = (context.constant(0, np.dtype(np.int64)), placeholder)
@@ -53,30 +53,41 @@ def appended(stack, value):
     if shape != tuple(stack.stacked.shape):
         raise CaptureFailed("a list is appended values of different shapes in the loop")
     new = copy.copy(stack)
-    new.base_buffer, new.base_count = stack.buffer, stack.count
+    new.base_buffer, new.base_count, new.before = stack.buffer, stack.count, stack
     new.buffer = TracedArray(context, stack.buffer.tensor)
     new.row = cast(to_tensor(context, value, np.dtype(stack.stacked.dtype)), stack.stacked.dtype)
     new.buffer[stack.count] = TracedArray(context, new.row)
     new.count = stack.count + 1
-    new.written = True
+    new.written = stack.written + 1
     return new
 
 
 def merged_stacks(context, predicate, a, b):
     """The Stack after a branch on `predicate` whose sides left Stacks `a` and `b` (one
-    list): the count of the side taken, the appending side's rows."""
+    list): the count of the side taken, the appending side's rows. A side that appended
+    leaves a Stack made from the other's (`before`); where both did, one row each."""
     k = backend()
-    new = copy.copy(a if a.written else b)
-    new.count = TracedArray(context, k.where(predicate, a.count.tensor, b.count.tensor))
-    new.count._scalar, new.count._weak = True, int
-    new.written = a.written or b.written
-    if a.written and b.written:  # both wrote row base_count: the side taken's row there
-        if a.base_buffer is not b.base_buffer:
-            raise CaptureFailed("a list is appended to more than once in an iteration")
+    if _made_from(a, b) or _made_from(b, a):
+        new = copy.copy(a if _made_from(a, b) else b)
+    elif a.before is b.before and a.before is not None:  # both wrote row base_count
+        new = copy.copy(a)
         new.row = k.where(predicate, a.row, b.row)
         new.buffer = TracedArray(context, a.base_buffer.tensor)
         new.buffer[a.base_count] = TracedArray(context, new.row)
+    else:
+        raise CaptureFailed("a list is appended to a different number of times on the two "
+                            "sides of a branch")
+    new.count = TracedArray(context, k.where(predicate, a.count.tensor, b.count.tensor))
+    new.count._scalar, new.count._weak = True, int
+    new.written = max(a.written, b.written)
     return new
+
+
+def _made_from(stack, other):
+    """Whether `stack` is `other` after appends."""
+    while stack is not None and stack is not other:
+        stack = stack.before
+    return stack is other
 
 
 def read_counts(context, values, counts):
