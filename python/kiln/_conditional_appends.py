@@ -53,7 +53,7 @@ def appended(stack, value):
     if shape != tuple(stack.stacked.shape):
         raise CaptureFailed("a list is appended values of different shapes in the loop")
     new = copy.copy(stack)
-    new.base_buffer, new.base_count, new.before = stack.buffer, stack.count, stack
+    new.before = stack
     new.buffer = TracedArray(context, stack.buffer.tensor)
     new.row = cast(to_tensor(context, value, np.dtype(stack.stacked.dtype)), stack.stacked.dtype)
     new.buffer[stack.count] = TracedArray(context, new.row)
@@ -64,30 +64,45 @@ def appended(stack, value):
 
 def merged_stacks(context, predicate, a, b):
     """The Stack after a branch on `predicate` whose sides left Stacks `a` and `b` (one
-    list): the count of the side taken, the appending side's rows. A side that appended
-    leaves a Stack made from the other's (`before`); where both did, one row each."""
+    list): the count of the side taken; the rows each side appended since the Stack before
+    the branch (a chain of `before`s), row by row the side taken's, where it wrote one (past
+    its count otherwise: the next append writes it again)."""
     k = backend()
-    if _made_from(a, b) or _made_from(b, a):
-        new = copy.copy(a if _made_from(a, b) else b)
-    elif a.before is b.before and a.before is not None:  # both wrote row base_count
-        new = copy.copy(a)
-        new.row = k.where(predicate, a.row, b.row)
-        new.buffer = TracedArray(context, a.base_buffer.tensor)
-        new.buffer[a.base_count] = TracedArray(context, new.row)
-    else:
-        raise CaptureFailed("a list is appended to a different number of times on the two "
-                            "sides of a branch")
+    chain = []
+    stack = a
+    while stack is not None:
+        chain.append(stack)
+        stack = stack.before
+    start = b
+    while start is not None and all(start is not stack for stack in chain):
+        start = start.before
+    if start is None:
+        raise CaptureFailed("a list is appended to on the sides of a branch from other lists")
+    rows_a, rows_b = _rows_since(a, start), _rows_since(b, start)
+    new = copy.copy(a if len(rows_a) >= len(rows_b) else b)
+    if rows_a and rows_b:
+        new.buffer, previous = TracedArray(context, start.buffer.tensor), start
+        for j in range(max(len(rows_a), len(rows_b))):
+            row_a = rows_a[j] if j < len(rows_a) else rows_b[j]
+            row_b = rows_b[j] if j < len(rows_b) else rows_a[j]
+            step = copy.copy(start)  # the chain of the rows, for a branch around this one
+            step.before, step.row = previous, k.where(predicate, row_a, row_b)
+            new.buffer[start.count + j] = TracedArray(context, step.row)
+            previous = step
+        new.before, new.row = previous.before, previous.row
     new.count = TracedArray(context, k.where(predicate, a.count.tensor, b.count.tensor))
     new.count._scalar, new.count._weak = True, int
     new.written = max(a.written, b.written)
     return new
 
 
-def _made_from(stack, other):
-    """Whether `stack` is `other` after appends."""
-    while stack is not None and stack is not other:
+def _rows_since(stack, start):
+    """The rows appended from Stack `start` to `stack`, in order."""
+    rows = []
+    while stack is not start:
+        rows.append(stack.row)
         stack = stack.before
-    return stack is other
+    return rows[::-1]
 
 
 def read_counts(context, values, counts):

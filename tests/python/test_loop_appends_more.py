@@ -114,16 +114,6 @@ def sweeps(x, n=12, m=5):
     return x, res
 
 
-@pytest.mark.parametrize("function", [predictor_corrector, two_conditions, twice_on_a_side,
-                                      sweeps])
-def test_appends_twice_an_iteration(function):
-    # each was unrolled (a list appended to more than once in an iteration); the sweeps'
-    # inner loop (a short static one) unrolls into the outer loop's body: five appends in it
-    x = np.linspace(0.2, 1.4, 3)
-    kinds = ("unrolled", "loop") if function is sweeps else ("loop",)
-    _check(function, x, kinds=kinds, breaks=0 if function in (predictor_corrector, sweeps) else 1)
-
-
 def sides_differ(x, n=20):
     kept = []
     for i in range(n):
@@ -134,6 +124,37 @@ def sides_differ(x, n=20):
         else:
             kept.append(x.min())
     return kept
+
+
+@pytest.mark.parametrize("function", [predictor_corrector, two_conditions, twice_on_a_side,
+                                      sweeps, sides_differ])
+def test_appends_twice_an_iteration(function):
+    # each was unrolled (a list appended to more than once in an iteration); the sweeps'
+    # inner loop (a short static one) unrolls into the outer loop's body: five appends in it
+    x = np.linspace(0.2, 1.4, 3)
+    kinds = ("unrolled", "loop") if function is sweeps else ("loop",)
+    _check(function, x, kinds=kinds, breaks=0 if function in (predictor_corrector, sweeps) else 1)
+
+
+def nested_sides(x, n=20):
+    """Appends in nested branches: one, two or three rows an iteration."""
+    kept = []
+    for i in range(n):
+        x = np.cos(x) + 0.03 * i
+        if x[0] > 0.7:
+            kept.append(x[0])
+            if x[1] > 0.6:
+                kept.append(x[1])
+                kept.append(x[2])
+        else:
+            kept.append(-x[0])
+    return x, kept
+
+
+@pytest.mark.parametrize("n", [0, 1, 20])
+def test_nested_branches_appending(n):
+    _check(nested_sides, np.linspace(0.2, 1.4, 3), n, breaks=1 if n > 2 else None,
+           kinds=("loop",) if n > 2 else ())
 
 
 def reads_its_last(x, n=20):
@@ -154,7 +175,7 @@ def mixed_types(x, n=20):
     return traj
 
 
-@pytest.mark.parametrize("function", [sides_differ, reads_its_last, mixed_types])
+@pytest.mark.parametrize("function", [reads_its_last, mixed_types])
 def test_forms_left_as_python_give_numpys_answer(function):
     x = np.linspace(0.2, 1.4, 3)
     _check(function, x, kinds=("unrolled",), breaks=None)
