@@ -15,7 +15,7 @@ import copy
 
 import numpy as np
 
-from . import _assumed_numbers, _conditional_appends, _stacked_rows
+from . import _assumed_numbers, _conditional_appends, _stacked_rows, _while_bounds
 from ._loop_types import AppendsUnderCondition, CaptureFailed
 from ._tracer import TracedArray, backend, cast, to_tensor
 
@@ -222,6 +222,9 @@ def stack_slot(context, trace, items, stacked, span, condition, depth, name):
         raise CaptureFailed("values are appended in a loop nested in another kiln captures")
     if span is None:
         raise CaptureFailed("values are appended in a loop whose count is known only when it runs")
+    if len(span) > _while_bounds.ROWS_AT_MOST:
+        raise CaptureFailed("values are appended in a while loop whose test bounds no counter "
+                            "(`while ... and k < maxit`, `k += 1` in the body) when it starts")
     if condition is not None:
         stacked = stacked.as_conditional()
     shape = [len(span) * stacked.appends, *stacked.shape]

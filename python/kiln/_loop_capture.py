@@ -209,7 +209,7 @@ class LoopCapture(BodyStatements, BranchCapture, ExpressionCapture, LoopResults)
             elif lifted is not None:
                 lifted = {}
         try:
-            span = _while_bounds.span(bound)
+            span = _while_bounds.span(bound, lifted, names, get, set_, self.KEEP)
             self._capture((0, span.stop), span, body, get, set_, names, live,
                           location, (test, condition), temporaries=temporaries,
                           items=(items, attributes))

@@ -12,6 +12,8 @@ are Python ints then."""
 import ast
 import sys
 
+import numpy as np
+
 ROWS_AT_MOST = 1 << 20  # a bound past this stays unknown: its rows would not fit
 
 
@@ -76,16 +78,25 @@ def _step(body, name):
     return step.value
 
 
-def span(bound):
-    """range(0, the most iterations), or range(0, sys.maxsize) where that is unknown."""
+def span(bound, lifted=None, names=(), get=None, set_=None, keep=None):
+    """range(0, the most iterations), or range(0, sys.maxsize) where that is unknown. lifted:
+    the Python numbers the loop made traced for its test (kiln._loop_counters), the counter's
+    among them: the bound reads their Python values (set back for it)."""
     unknown = range(0, sys.maxsize)
     if bound is None:
         return unknown
+    if lifted:
+        now = dict(zip(names, get()))
+        set_(tuple(lifted.get(name, keep) for name in names))
     try:
         stop, counter, step, inclusive = bound()
     except Exception:  # (a name not bound yet: no bound)
         return unknown
-    if not all(type(value) is int for value in (stop, counter)):
+    finally:
+        if lifted:
+            set_(tuple(now[name] if name in lifted else keep for name in names))
+    if not all(isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+               for value in (stop, counter)):
         return unknown
-    most = -(-(stop - counter + inclusive) // step)
+    most = -(-(int(stop) - int(counter) + inclusive) // step)
     return range(0, most) if 0 < most <= ROWS_AT_MOST else unknown

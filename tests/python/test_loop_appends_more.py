@@ -216,6 +216,23 @@ def test_while_loop_histories(tol, maxit):
     _check(bisection, np.zeros(8), np.full(8, 2.0), tol, maxit, breaks=1)
 
 
+def with_a_break(x, maxit):
+    """A fixed-point iteration that breaks on convergence, its counter a NumPy int bound."""
+    hist, k = [], 0
+    while k < maxit:
+        x = np.cos(x)
+        r = np.abs(x - np.cos(x)).max()
+        hist.append(r)
+        if r < 1e-3:
+            break
+        k += 1
+    return x, hist, k
+
+
+def test_a_numpy_int_bound():
+    _check(newton_sqrt, np.linspace(1.0, 100.0, 8), 1e-12, np.int64(30), breaks=1)
+
+
 def unbounded(x, tol):
     hist = []
     while np.abs(x).max() > tol:
@@ -235,7 +252,15 @@ def skips_the_counter(x, maxit=10):
     return hist, k
 
 
-@pytest.mark.parametrize("function", [unbounded, skips_the_counter])
+@pytest.mark.parametrize("function", [unbounded, skips_the_counter, with_a_break])
 def test_while_loops_without_a_bound_give_numpys_answer(function):
-    args = (np.linspace(0.2, 1.4, 3), 0.01) if function is unbounded else (np.ones(3),)
-    _check(function, *args, kinds=("unrolled",), breaks=None)
+    # (with_a_break: its counter steps under the break's flag, a traced value when the loop
+    # is captured: no bound known)
+    args = {unbounded: (np.linspace(0.2, 1.4, 3), 0.01), skips_the_counter: (np.ones(3),),
+            with_a_break: (np.linspace(0.2, 1.4, 3), 5)}[function]
+    want = function(*args)
+    report = kiln.explain(function)(*args)
+    loops = [loop for loop in report.loops if loop.kind != "select"]
+    assert [loop.kind for loop in loops] == ["unrolled"], loops
+    assert "bounds no counter" in loops[0].reason or function is skips_the_counter
+    _same(kiln.compile(function)(*args), want)
