@@ -214,8 +214,9 @@ def merged(context, predicate, name, a, b):
 def stack_slot(context, trace, items, stacked, span, condition, depth, name):
     """(Stack, its slots: (names, None, initial tensor, placeholder)) of a list the body appends
     to `stacked.appends` times an iteration of the loop over `span` (at most, where
-    conditional: its count is carried too). condition: the loop's (a for loop that may break: its flag may end it before
-    its range does, so its rows are counted), None for a plain for loop."""
+    conditional: its count is carried too). condition: the loop's (a for loop that may break,
+    a while loop: it may end before its range does, so its rows are counted), None for a
+    plain for loop."""
     if not isinstance(items, list):
         raise CaptureFailed("a value that is not a list is appended to")
     if depth > 1:
