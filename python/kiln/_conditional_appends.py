@@ -11,8 +11,8 @@ kiln._branch_capture._merge; always a select: both sides computed) and keeps the
 stack: the row it wrote is past the count where the other side was taken,
 and the next append writes it again. At most one append per iteration: `count` never passes
 the iteration's number, so the stack has the row. After the loop the list gets the first
-`count` rows: the count is read from the graph so far (a graph break that goes on), as the
-list's length is Python's to know.
+`count` rows: the counts of all its lists are read from the graph so far in one graph break
+that goes on (read_counts), as a list's length is Python's to know.
 
 The first trace finds a conditional append where a branch merges an Appended with the list
 (an Appended whose `conditional` is set); a second trace whose Stack was not conditional (its
@@ -39,8 +39,8 @@ def carry_count(context, trace, stack):
     placeholder = trace.loop_placeholder("int64", [])
     stack.count = TracedArray(context, placeholder)
     stack.count._scalar, stack.count._weak = True, int
-    # an append writes row `count`, the count at its iteration's start (one append an
-    # iteration): no more than the iteration's number, a row of the stack (no index check)
+    # an append writes row `count`: fewer than (appends an iteration) * (the iteration's
+    # number + 1), a row of the stack (no index check)
     stack.count._range = (0, int(stack.buffer.shape[0]) - 1)
     stack.count_placeholder = placeholder
     stack.count_slot = (context.constant(0, np.dtype(np.int64)), placeholder)
@@ -53,36 +53,74 @@ def appended(stack, value):
     if shape != tuple(stack.stacked.shape):
         raise CaptureFailed("a list is appended values of different shapes in the loop")
     new = copy.copy(stack)
-    new.base_buffer, new.base_count = stack.buffer, stack.count
+    new.before = stack
     new.buffer = TracedArray(context, stack.buffer.tensor)
     new.row = cast(to_tensor(context, value, np.dtype(stack.stacked.dtype)), stack.stacked.dtype)
     new.buffer[stack.count] = TracedArray(context, new.row)
     new.count = stack.count + 1
-    new.written = True
+    new.written = stack.written + 1
     return new
 
 
 def merged_stacks(context, predicate, a, b):
     """The Stack after a branch on `predicate` whose sides left Stacks `a` and `b` (one
-    list): the count of the side taken, the appending side's rows."""
+    list): the count of the side taken; the rows each side appended since the Stack before
+    the branch (a chain of `before`s), row by row the side taken's, where it wrote one (past
+    its count otherwise: the next append writes it again)."""
     k = backend()
-    new = copy.copy(a if a.written else b)
+    chain = []
+    stack = a
+    while stack is not None:
+        chain.append(stack)
+        stack = stack.before
+    start = b
+    while start is not None and all(start is not stack for stack in chain):
+        start = start.before
+    if start is None:
+        raise CaptureFailed("a list is appended to on the sides of a branch from other lists")
+    rows_a, rows_b = _rows_since(a, start), _rows_since(b, start)
+    new = copy.copy(a if len(rows_a) >= len(rows_b) else b)
+    if rows_a and rows_b:
+        new.buffer, previous = TracedArray(context, start.buffer.tensor), start
+        for j in range(max(len(rows_a), len(rows_b))):
+            row_a = rows_a[j] if j < len(rows_a) else rows_b[j]
+            row_b = rows_b[j] if j < len(rows_b) else rows_a[j]
+            step = copy.copy(start)  # the chain of the rows, for a branch around this one
+            step.before, step.row = previous, k.where(predicate, row_a, row_b)
+            new.buffer[start.count + j] = TracedArray(context, step.row)
+            previous = step
+        new.before, new.row = previous.before, previous.row
     new.count = TracedArray(context, k.where(predicate, a.count.tensor, b.count.tensor))
     new.count._scalar, new.count._weak = True, int
-    new.written = a.written or b.written
-    if a.written and b.written:  # both wrote row base_count: the side taken's row there
-        if a.base_buffer is not b.base_buffer:
-            raise CaptureFailed("a list is appended to more than once in an iteration")
-        new.row = k.where(predicate, a.row, b.row)
-        new.buffer = TracedArray(context, a.base_buffer.tensor)
-        new.buffer[a.base_count] = TracedArray(context, new.row)
+    new.written = max(a.written, b.written)
     return new
 
 
-def first_rows(context, tensor, count_tensor):
-    """The first `count` rows of a conditional list's final stack; the count is read from the
-    graph so far (a graph break that goes on)."""
-    count = TracedArray(context, cast(count_tensor, "int64"))
-    count = int(materialize(count, "the length of a list a loop appends to under a condition"))
+def _rows_since(stack, start):
+    """The rows appended from Stack `start` to `stack`, in order."""
+    rows = []
+    while stack is not start:
+        rows.append(stack.row)
+        stack = stack.before
+    return rows[::-1]
+
+
+def read_counts(context, values, counts):
+    """{position: count} of the final counts at `counts` (positions in `values`, the loop's
+    results), read in one graph break. Every result is held across it: a break's graph keeps
+    only what the trace still holds, so a stack not yet wrapped was computed again after it, a
+    loop appending to two lists under a condition ran three times."""
+    if not counts:
+        return {}
+    k = backend()
+    held = [TracedArray(context, tensor) for tensor in values]  # noqa: F841 (kept alive)
+    both = k.stack([cast(values[p], "int64") for p in counts], 0)
+    read = materialize(TracedArray(context, both),
+                       "the length of a list a loop appends to under a condition")
+    return {p: int(n) for p, n in zip(counts, np.asarray(read).reshape(-1))}
+
+
+def first_rows(tensor, count):
+    """The first `count` rows (read_counts) of a conditional list's final stack."""
     shape = list(tensor.shape)
     return backend().slice(tensor, [(0, count, 1)] + [(0, n, 1) for n in shape[1:]])

@@ -15,7 +15,7 @@ import copy
 
 import numpy as np
 
-from . import _assumed_numbers, _conditional_appends, _stacked_rows
+from . import _assumed_numbers, _conditional_appends, _stacked_rows, _while_bounds
 from ._loop_types import AppendsUnderCondition, CaptureFailed
 from ._tracer import TracedArray, backend, cast, to_tensor
 
@@ -29,28 +29,45 @@ def _back(key):
 
 
 class Appended:
-    """What the first trace of a body leaves in a list it appends to: the list, and the value
-    of the iteration's append; conditional: made under a traced condition (an `if` of the
-    body, or a jump's flag: kiln._conditional_appends), which some iterations do not take."""
+    """What the first trace of a body leaves in a list it appends to: the list, and the values
+    of the iteration's appends (a predictor's and a corrector's: rows 2k and 2k + 1);
+    conditional: made under a traced condition (an `if` of the body, or a jump's flag:
+    kiln._conditional_appends), which some iterations do not take."""
 
-    def __init__(self, items, value, depth, conditional=False):
-        self.items, self.value, self.depth = items, value, depth
+    def __init__(self, items, values, depth, conditional=False):
+        self.items, self.values, self.depth = items, list(values), depth
         self.conditional = conditional
 
+    @property
+    def value(self):
+        return self.values[-1]
+
+    def again(self, value, depth):
+        """This list, `value` appended again in the iteration (of the first one's type)."""
+        if depth != self.depth:
+            raise CaptureFailed("a list is appended to in a loop and in a loop it holds")
+        if _kind_of_rows(Stacked(Appended(None, [value], depth))) != _kind_of_rows(
+                Stacked(self)):
+            raise CaptureFailed("a list is appended values of different types in an iteration")
+        return Appended(self.items, self.values + [value], depth, self.conditional)
+
     def __getitem__(self, key):
-        """`items[-j]` after the first trace's append: its value, or an item before it."""
+        """`items[-j]` after the first trace's appends: their values, or an item before."""
         back = _back(key)
         if self.conditional:
             raise CaptureFailed("a list the loop appends to under a condition is read in it")
-        return self.value if back == 1 else self.items[1 - back]
+        values = self.values
+        return values[-back] if back <= len(values) else self.items[len(values) - back]
 
 
 class Stacked:
-    """A carried list's type: rows of (dtype, shape), each row (NumPy scalar?, weak type)."""
+    """A carried list's type: rows of (dtype, shape), each row (NumPy scalar?, weak type);
+    `appends` of them an iteration (at most, where conditional)."""
 
     def __init__(self, appended):
         value = appended.value
         self.conditional = appended.conditional
+        self.appends = len(appended.values)
         if isinstance(value, TracedArray):
             self.dtype, self.shape = value.dtype.name, tuple(value.shape)
             self.flags = (value._scalar, value._weak)
@@ -79,12 +96,14 @@ class Stack:
         self.items, self.buffer, self.stacked, self.depth = items, buffer, stacked, depth
         self.name, self.sides = name, sides  # sides: branch sides traced around the loop
         self.position = None
-        self.written = False
+        self.written = 0  # appends of the iteration so far
         self.count = self.count_placeholder = None
+        self.before = None  # the Stack an append made this one from (conditional only)
 
     def append(self, value, depth):
-        if depth != self.depth or self.written:
-            raise CaptureFailed("a list is appended to more than once in an iteration")
+        if depth != self.depth or self.written >= self.stacked.appends:
+            raise CaptureFailed("a list is appended to more times in an iteration than its "
+                                "first trace found (or in a loop nested in the loop)")
         if _assumed_numbers.is_open(value):  # the row keeps its type: the choice is checked
             _assumed_numbers.commit(value)
         if self.count is not None:
@@ -93,8 +112,8 @@ class Stack:
             # under a traced condition its first trace ran as Python (a jump's flag, False
             # until the body sets it): traced again with a count (kiln._conditional_appends)
             raise AppendsUnderCondition({self.name: self.stacked.as_conditional()})
-        self.buffer[self.position] = value
-        self.written = True
+        self.buffer[self.position * self.stacked.appends + self.written] = value
+        self.written += 1
         return self
 
     def __getitem__(self, key):
@@ -102,6 +121,9 @@ class Stack:
         append), or, in the first iterations, the list's item from before the loop."""
         if self.count is not None:
             raise CaptureFailed("a list the loop appends to under a condition is read in it")
+        if self.stacked.appends > 1:
+            raise CaptureFailed("a list the loop appends to more than once an iteration is "
+                                "read in it")
         back = _back(key) - self.written
         position = self.position
         if back == 0:
@@ -163,8 +185,8 @@ def appended(items, value, depth, aliased=False):
     if isinstance(items, Stack):
         return items.append(value, depth)
     if isinstance(items, Appended):
-        raise CaptureFailed("a list is appended to more than once in an iteration")
-    return Appended(items, value, depth)
+        return items.again(value, depth)
+    return Appended(items, [value], depth)
 
 
 def merged(context, predicate, name, a, b):
@@ -185,23 +207,28 @@ def merged(context, predicate, name, a, b):
     if len({_kind_of_rows(Stacked(value)) for value in appends}) != 1:
         raise CaptureFailed(f"`{name}` is appended values of different types on the two sides "
                             "of the branch")
-    return Appended(items[0], appends[0].value, appends[0].depth, conditional=True)
+    most = max(appends, key=lambda value: len(value.values))  # the rows an iteration may add
+    return Appended(items[0], most.values, most.depth, conditional=True)
 
 
 def stack_slot(context, trace, items, stacked, span, condition, depth, name):
     """(Stack, its slots: (names, None, initial tensor, placeholder)) of a list the body appends
-    to once an iteration of the loop over `span` (at most, where conditional: its count is
-    carried too). condition: the loop's (a for loop that may break: its flag may end it before
-    its range does, so its rows are counted), None for a plain for loop."""
+    to `stacked.appends` times an iteration of the loop over `span` (at most, where
+    conditional: its count is carried too). condition: the loop's (a for loop that may break,
+    a while loop: it may end before its range does, so its rows are counted), None for a
+    plain for loop."""
     if not isinstance(items, list):
         raise CaptureFailed("a value that is not a list is appended to")
     if depth > 1:
         raise CaptureFailed("values are appended in a loop nested in another kiln captures")
     if span is None:
         raise CaptureFailed("values are appended in a loop whose count is known only when it runs")
+    if len(span) > _while_bounds.ROWS_AT_MOST:
+        raise CaptureFailed("values are appended in a while loop whose test bounds no counter "
+                            "(`while ... and k < maxit`, `k += 1` in the body) when it starts")
     if condition is not None:
         stacked = stacked.as_conditional()
-    shape = [len(span), *stacked.shape]
+    shape = [len(span) * stacked.appends, *stacked.shape]
     initial = backend().broadcast_to(context.constant(0, np.dtype(stacked.dtype)), shape)
     placeholder = trace.loop_placeholder(stacked.dtype, shape)
     stack = Stack(items, TracedArray(context, placeholder), stacked, depth, name,
@@ -216,9 +243,10 @@ def stack_slot(context, trace, items, stacked, span, condition, depth, name):
 def rows(context, stack, tensor, count=None):
     """The values the loop appended: rows of its final stack, as the appends made them (a
     Python float of float(x) stays a Python float in the result), each read when first used
-    (kiln._stacked_rows); count: the final count of a conditional list (its first rows)."""
+    (kiln._stacked_rows); count: the final count of a conditional list, read (its first rows:
+    kiln._conditional_appends.read_counts)."""
     if count is not None:
-        tensor = _conditional_appends.first_rows(context, tensor, count)
+        tensor = _conditional_appends.first_rows(tensor, count)
     return _stacked_rows.rows(context, tensor, stack.stacked.flags)
 
 

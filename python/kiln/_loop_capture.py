@@ -28,7 +28,7 @@ import numpy as np
 
 from . import (_affine_indices, _helper_writes, _loop_appends, _loop_counters, _loop_extents,
                _loop_first_bindings, _loop_number_types, _loop_numpy_arrays,
-               _loop_optional_values, _loop_strides, _random_state, _windows)
+               _loop_optional_values, _loop_strides, _random_state, _while_bounds, _windows)
 from ._body_statements import BodyStatements
 from ._branch_capture import BranchCapture, _plain, _restore, _Retype
 from ._graph_breaks import GraphBreakSignal
@@ -174,11 +174,12 @@ class LoopCapture(BodyStatements, BranchCapture, ExpressionCapture, LoopResults)
                              stop)
 
     def while_loop(self, test, body, get, set_, names, live, location, views=(),
-                   temporaries=(), items=(), attributes=()):
+                   temporaries=(), items=(), attributes=(), bound=None):
         """`while test(): body()`: iterations run as Python while the test is a Python value;
         once it is a traced one, the rest of the loop is captured as a while loop node. The
         Python numbers the first iteration changes are lifted to traced ones, for a test that
-        reads them (`while t < T: ...; t += dt`, kiln._loop_counters)."""
+        reads them (`while t < T: ...; t += dt`, kiln._loop_counters). bound: its most
+        iterations, where its test bounds a counter (kiln._while_bounds)."""
         body = checked_body(self, body, get, names, views, sys._getframe(1), True)
         lifted = None  # {name: Python number} lifted for the test, once
         iterations = 0
@@ -208,7 +209,8 @@ class LoopCapture(BodyStatements, BranchCapture, ExpressionCapture, LoopResults)
             elif lifted is not None:
                 lifted = {}
         try:
-            self._capture((0, sys.maxsize), range(0, sys.maxsize), body, get, set_, names, live,
+            span = _while_bounds.span(bound, lifted, names, get, set_, self.KEEP)
+            self._capture((0, span.stop), span, body, get, set_, names, live,
                           location, (test, condition), temporaries=temporaries,
                           items=(items, attributes))
             self.record("loop", location, "")

@@ -5,7 +5,7 @@ NumPy-scalar flags and loop target set back into the function's names after the 
 """
 import numpy as np
 
-from . import _loop_appends, _loop_extents, _windows
+from . import _conditional_appends, _loop_appends, _loop_extents, _windows
 from ._branch_capture import _restore, _Retype
 from ._assumed_numbers import is_open
 from ._loop_appends import Appended, Stack, Stacked
@@ -159,6 +159,9 @@ class LoopResults:
         flags = self._final_flags(slots, names, after, span, saved, variables)
         _restore(saved)
         final = {}
+        counts = _conditional_appends.read_counts(self.context, values, [  # (one break)
+            position for position, (array_names, _, _, placeholder) in enumerate(slots)
+            if _counted(after[names.index(array_names[0])], placeholder)])
         for position, ((array_names, array, _, placeholder), tensor, flag) in enumerate(
                 zip(slots, values, flags)):
             new = after[names.index(array_names[0])]
@@ -169,7 +172,7 @@ class LoopResults:
                     continue  # read with the rows', the slot before it
                 # the list, with the first `count` rows (the count's slot follows the rows')
                 new.items.extend(_loop_appends.rows(self.context, new, tensor,
-                                                    values[position + 1]))
+                                                    counts[position + 1]))
                 final[array_names[0]] = new.items
                 continue
             if isinstance(new, Stack):  # the list, with the rows the loop appended
@@ -229,3 +232,9 @@ class LoopResults:
                 break
             state = new_state
         return state
+
+
+def _counted(new, placeholder):
+    """Whether the slot of `placeholder` is the count of a list appended to under a condition."""
+    return (isinstance(new, Stack) and new.count is not None
+            and placeholder.id == new.count_placeholder.id)

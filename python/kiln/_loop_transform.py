@@ -40,6 +40,7 @@ from ._loop_refusals import _body_refusal
 from ._loop_returns import single_exit
 from ._loop_tuple_names import split_tuple_names
 from ._reversed_ranges import reversed_range_call
+from ._while_bounds import bound_argument
 from ._loop_aliases import aliased_append, as_constant, written_in_place
 from ._loop_rewrite_parts import (HELPER, _at, _helper_call, _list_names, _name, _parameters,
                                   _parse, _walk_scope, sequence_loop)
@@ -403,6 +404,9 @@ class _Rewriter:
         elif rebound_by_calls([node.test], self.rebinds):  # (run more often than Python's)
             reason = "its test calls a function that rebinds a variable (`nonlocal`)"
         else:
+            bound = bound_argument(node, self.assigned(node.body),
+                                   rebound_by_calls(node.body, self.rebinds))
+            node.body = _appends_rewritten(node.body, self.local_names, self.in_place)
             rewritten, before = without_jumps(node, self.counter + 1)
             reason = _body_refusal(rewritten.body, loop=True)
             node = node if reason is not None else rewritten
@@ -431,7 +435,7 @@ class _Rewriter:
                       f"{self.location(node)!r}"
                       + _temporaries_argument(assigned, live, [ast.Expr(node.test)] + node.body)
                       + items_argument(node.body, assigned) + attributes_argument(node.body)
-                      + (f", views={views!r})" if views else ")"))[0]
+                      + bound + (f", views={views!r})" if views else ")"))[0]
         return before + definitions + [_at(call, node)]
 
     def carried_views(self, assigned, live, statements):
