@@ -325,11 +325,17 @@ class Environment:
         """The attributes `function` reads of a user's module or class it holds in a closure
         cell or imports as it runs: read at each call from the module or class itself, as a
         class's are (_read_namespace): no copy of them holds tracers."""
+        self.read_held_namespace(function.__code__, value, add_read, name)
+
+    def read_held_namespace(self, code, value, add_read, name=None):
+        """_read_held_namespace for `code`; also a module or class an item of a global
+        container holds (CFG["m"].k: kiln._environment_objects.read_held_value)."""
         attributes = vars(value)
         is_module = isinstance(value, types.ModuleType)
-        self._note_computed_attributes(
-            function, name or getattr(value, "__name__", "").split(".")[0], value)
-        for attribute in _names_read(function.__code__, attributes):
+        if self.unwatched_read is None:
+            self.unwatched_read = computed_attribute_read(
+                code, name or getattr(value, "__name__", "").split(".")[0], value)
+        for attribute in _names_read(code, attributes):
             if is_module or not isinstance(attributes[attribute], (
                     types.FunctionType, classmethod, staticmethod, property)):
                 add_read(attributes if is_module else value, attribute,

@@ -8,7 +8,7 @@ from . import _pytree
 from ._argument_reads import _MOST_ITEMS, callback_reads
 from ._code_names import _class_reads, _class_value, _member_function, _names
 from ._environment_reads import _indirect_helpers
-from ._user_code import _is_user_class, _is_user_function, _plain_function
+from ._user_code import _is_user_class, _is_user_function, _is_user_module, _plain_function
 
 # The most levels of objects held in objects read (self.config.optim.lr: two).
 _MOST_NESTING = 4
@@ -54,7 +54,14 @@ def read_held_value(environment, held, code, add_read, label, depth=0, holder=No
     user's object, its class members and the objects it holds read; a list's, tuple's or
     dict's items walked. An attribute's object holding arrays is not read: a container whose
     arrays are inputs."""
-    if depth >= _MOST_NESTING or isinstance(held, type):
+    if depth >= _MOST_NESTING:
+        return
+    if _is_user_module(held) or _is_user_class(held):
+        # CFG["m"].k, REGISTRY[0].Scale.k: read at each call from the module or class, as one
+        # a closure cell holds is (a held module's attribute changed was a stale constant)
+        environment.read_held_namespace(code, held, add_read, label)
+        return
+    if isinstance(held, type):
         return
     if type(held) in (dict, list, tuple):
         if len(held) <= _MOST_ITEMS:

@@ -1,0 +1,119 @@
+"""Attacks of a fifth round: what a compiled call runs or reads that can change between calls
+unseen: a callable object's class's __call__ replaced, a module or class held by a global
+container, and NumPy's linalg errors on the matrices LAPACK calls singular."""
+import types
+
+import numpy as np
+import pytest
+
+import kiln
+
+
+# ---- a callable object's __call__ replaced on its class after a call ----
+
+class _Scaler:
+    def __init__(self):
+        self.k = 1.0
+
+    def __call__(self, x):
+        return x + self.k
+
+
+class _Negating(_Scaler):
+    def __call__(self, x):
+        return x - 100.0
+
+
+def test_a_callable_objects_call_replaced_on_its_class_is_run():
+    # kiln compiled obj.__call__ once: `_Scaler.__call__ = other` after a call kept the old one
+    klass = type("Local", (_Scaler,), {})
+    obj = klass()
+    compiled, x = kiln.compile(obj), np.ones(3)
+    np.testing.assert_array_equal(compiled(x), [2.0, 2.0, 2.0])
+    klass.__call__ = lambda self, x: x * 10.0
+    np.testing.assert_array_equal(compiled(x), obj(x))
+    klass.__call__ = lambda self, x: x * self.k * 20.0
+    np.testing.assert_array_equal(compiled(x), [20.0, 20.0, 20.0])
+
+
+def test_a_callable_objects_class_assigned_runs_the_new_classs_call():
+    obj = _Scaler()
+    compiled, x = kiln.compile(obj), np.ones(3)
+    np.testing.assert_array_equal(compiled(x), [2.0, 2.0, 2.0])
+    obj.__class__ = _Negating
+    np.testing.assert_array_equal(compiled(x), [-99.0, -99.0, -99.0])
+
+
+def test_a_callable_objects_call_replaced_by_a_builtin_is_run_as_python_does():
+    klass = type("Local", (_Scaler,), {})
+    obj = klass()
+    compiled, x = kiln.compile(obj), np.ones(3)
+    compiled(x)
+    klass.__call__ = np.negative   # not a descriptor: obj(x) is np.negative(x)
+    np.testing.assert_array_equal(compiled(x), [-1.0, -1.0, -1.0])
+
+
+# ---- a module or class held by a global container: its attributes read at each call ----
+
+_MODULE = types.ModuleType("_attacks_fifth_config")
+_MODULE.k = 2.0
+_MODULE.w = np.full(3, 2.0)
+
+
+class _Config:
+    k = 2.0
+
+
+_CFG = {"m": _MODULE, "c": _Config}
+_MODULES = [_MODULE]
+_NESTED = {"inner": (_MODULE,)}
+
+
+def _from_dict(x):
+    return x * _CFG["m"].k
+
+
+def _from_list(x):
+    return x * _MODULES[0].k
+
+
+def _from_nested(x):
+    module = _NESTED["inner"][0]
+    return x * module.k
+
+
+def _from_get(x):
+    return x * _CFG.get("m").k
+
+
+def _class_from_dict(x):
+    return x * _CFG["c"].k
+
+
+@pytest.mark.parametrize("f, holder", [(_from_dict, _MODULE), (_from_list, _MODULE),
+                                       (_from_nested, _MODULE), (_from_get, _MODULE),
+                                       (_class_from_dict, _Config)])
+def test_an_attribute_of_a_module_or_class_a_global_container_holds_is_read_each_call(
+        f, holder, monkeypatch):
+    # CFG["m"].k changed between calls: the first call's 2.0 was a constant of the graph
+    monkeypatch.setattr(holder, "k", 2.0)
+    compiled, x = kiln.compile(f), np.ones(3)
+    np.testing.assert_array_equal(compiled(x), [2.0, 2.0, 2.0])
+    monkeypatch.setattr(holder, "k", 5.0)
+    np.testing.assert_array_equal(compiled(x), [5.0, 5.0, 5.0])
+    monkeypatch.setattr(holder, "k", np.float64(7.0))
+    np.testing.assert_array_equal(compiled(x), [7.0, 7.0, 7.0])
+
+
+def _array_from_dict(x):
+    return x * _CFG["m"].w
+
+
+def test_an_array_of_a_module_a_global_container_holds_changed_in_place_is_seen():
+    _MODULE.w[:] = 2.0
+    compiled, x = kiln.compile(_array_from_dict), np.ones(3)
+    np.testing.assert_array_equal(compiled(x), [2.0, 2.0, 2.0])
+    _MODULE.w[:] = 3.0
+    np.testing.assert_array_equal(compiled(x), [3.0, 3.0, 3.0])
+    _MODULE.w = np.full(3, 4.0)
+    np.testing.assert_array_equal(compiled(x), [4.0, 4.0, 4.0])
