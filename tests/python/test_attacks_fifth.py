@@ -117,3 +117,28 @@ def test_an_array_of_a_module_a_global_container_holds_changed_in_place_is_seen(
     np.testing.assert_array_equal(compiled(x), [3.0, 3.0, 3.0])
     _MODULE.w = np.full(3, 4.0)
     np.testing.assert_array_equal(compiled(x), [4.0, 4.0, 4.0])
+
+
+# ---- the loop LU (det; solve and inv off the CPU): a masked-out weight times inf or NaN ----
+
+@pytest.fixture
+def loop_solves(monkeypatch):
+    """solve and inv by the loop LU kiln runs on a GPU (no LAPACK there), here on the CPU."""
+    monkeypatch.setattr(kiln._numpy_linalg, "_on_cpu", lambda context: False)
+
+
+_TWO = np.array([[1.0, 2.0], [3.0, 4.0]])
+_THREE = np.array([[2.0, 1.0, 0.0], [1.0, 3.0, 1.0], [0.0, 1.0, 4.0]])
+
+
+@pytest.mark.parametrize("a, b", [(_TWO, np.array([np.inf, 1.0])),
+                                  (_TWO, np.array([1.0, np.inf])),
+                                  (_THREE, np.array([1.0, np.inf, 1.0]))])
+def test_a_solves_inf_or_nan_reaches_only_what_numpys_reaches(loop_solves, a, b):
+    # the substitutions summed 0 * y over the rows they masked out: 0 * inf is NaN, so one inf
+    # of b made every unknown NaN (NumPy's [-inf, inf] was [nan, nan])
+    with np.errstate(all="ignore"):
+        expected = np.linalg.solve(a, b)
+        got = kiln.compile(lambda a, b: np.linalg.solve(a, b))(a, b)
+    np.testing.assert_array_equal(got, expected)
+
