@@ -53,6 +53,13 @@ def test_a_callable_objects_call_replaced_by_a_builtin_is_run_as_python_does():
     np.testing.assert_array_equal(compiled(x), [-1.0, -1.0, -1.0])
 
 
+def test_a_callable_objects_own_call_attribute_is_ignored_as_python_does():
+    # obj(x) looks __call__ up on the class; kiln compiled the instance's attribute instead
+    obj = _Scaler()
+    obj.__call__ = lambda x: x * 100.0
+    np.testing.assert_array_equal(kiln.compile(obj)(np.ones(3)), obj(np.ones(3)))
+
+
 # ---- a module or class held by a global container: its attributes read at each call ----
 
 _MODULE = types.ModuleType("_attacks_fifth_config")
