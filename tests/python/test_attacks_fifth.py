@@ -1,6 +1,6 @@
 """Attacks of a fifth round: what a compiled call runs or reads that can change between calls
 unseen: a callable object's class's __call__ replaced, a module or class held by a global
-container, and NumPy's linalg errors on the matrices LAPACK calls singular."""
+container or by another module, and the loop LU's masked rows meeting inf."""
 import types
 
 import numpy as np
@@ -124,6 +124,51 @@ def test_an_array_of_a_module_a_global_container_holds_changed_in_place_is_seen(
     np.testing.assert_array_equal(compiled(x), [3.0, 3.0, 3.0])
     _MODULE.w = np.full(3, 4.0)
     np.testing.assert_array_equal(compiled(x), [4.0, 4.0, 4.0])
+
+
+_INNER = types.ModuleType("_attacks_fifth_inner")
+_INNER.k = 2.0
+_OUTER = types.ModuleType("_attacks_fifth_outer")
+_OUTER.inner = _INNER
+_HOLDING_OUTER = {"m": _OUTER}
+
+
+def _through_a_module(x):
+    return x * _OUTER.inner.k
+
+
+def _through_a_held_module(x):
+    return x * _HOLDING_OUTER["m"].inner.k
+
+
+@pytest.mark.parametrize("f", [_through_a_module, _through_a_held_module])
+def test_an_attribute_of_a_module_another_module_holds_is_read_each_call(f, monkeypatch):
+    # config.sub.k: only config's own attributes were read, sub.k a constant of the graph
+    monkeypatch.setattr(_INNER, "k", 2.0)
+    compiled, x = kiln.compile(f), np.ones(3)
+    np.testing.assert_array_equal(compiled(x), [2.0, 2.0, 2.0])
+    monkeypatch.setattr(_INNER, "k", 7.0)
+    np.testing.assert_array_equal(compiled(x), [7.0, 7.0, 7.0])
+
+
+class _Steps:
+    @staticmethod
+    def step(x):
+        return x + 1.0
+
+
+_HOLDING_STEPS = {"steps": _Steps}
+
+
+def _held_class_step(x):
+    return _HOLDING_STEPS["steps"].step(x)
+
+
+def test_a_staticmethod_replaced_on_a_class_a_global_container_holds_is_run(monkeypatch):
+    compiled, x = kiln.compile(_held_class_step), np.ones(3)
+    np.testing.assert_array_equal(compiled(x), [2.0, 2.0, 2.0])
+    monkeypatch.setattr(_Steps, "step", staticmethod(lambda x: x * 50.0))
+    np.testing.assert_array_equal(compiled(x), [50.0, 50.0, 50.0])
 
 
 # ---- the loop LU (det; solve and inv off the CPU): a masked-out weight times inf or NaN ----
