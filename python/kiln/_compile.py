@@ -79,7 +79,10 @@ _all_functions = weakref.WeakSet()
 class CompiledFunction(RaisingCalls, CallTracing):
     """The state behind one kiln.compile(fn): its GuardedCache, counters and explain records."""
 
-    def __init__(self, fn, mode, fullgraph, options, dynamic=None):
+    def __init__(self, fn, mode, fullgraph, options, dynamic=None, called=None):
+        # kiln.compile(obj) of a callable object: obj(x) calls type(obj).__call__ as it is at
+        # each call (`Model.__call__ = other` after a call ran the old one: a stale result)
+        self.called = called
         self.fn = fn
         self.dynamic = dynamic
         self.name = getattr(fn, "__qualname__", getattr(fn, "__name__", repr(fn)))
@@ -112,7 +115,13 @@ class CompiledFunction(RaisingCalls, CallTracing):
     def _find_environment(self):
         """What fn reads besides its arguments (kiln._environment), and the GuardedCache that
         reads it at each call."""
+        if self.called is not None:
+            self.fn = _entry_of(self.called)
         environment = Environment(self.fn)
+        if self.called is not None:  # a new __call__ (or class) misses, and is found again
+            environment.reads.append((type(self.called), "__call__",
+                                      f"{type(self.called).__name__}.__call__"))
+            environment.classes.append((self.called, type(self.called)))
         if "device" not in self.options:  # the current kiln.device() is part of the guard
             environment.reads.append((_device._state, "current", "kiln.device"))
         # The trace reads kiln.config.numpy_default_float (the dtype of float results NumPy
@@ -134,21 +143,30 @@ class CompiledFunction(RaisingCalls, CallTracing):
         self.environment, self.cache = self._find_environment()
         for wrapper in self.wrappers:
             wrapper.cache = self.cache
+            wrapper.eager_on_check_error = self._eager_on_check_error()
 
     # ---- the call path ----
     def make_wrapper(self):
         """The callable kiln.compile returns: a C++ object whose call runs the guarded cache
         directly (src/python/compiled_call.cpp); misses come back to call_slow."""
-        compiled = _kiln.CompiledCall(self.cache, self.fn, self.call_slow, self.call_traced,
-                                      self.writes_arguments or self.reruns_on_checks
-                                      or handles_exceptions(self.fn))
+        # a callable object's eager calls go through obj itself: its class's __call__ now
+        eager = self.fn if self.called is None else self.called
+        compiled = _kiln.CompiledCall(self.cache, eager, self.call_slow, self.call_traced,
+                                      self._eager_on_check_error())
         functools.update_wrapper(compiled, self.fn)
         compiled._kiln_function = self
         self.wrappers.add(compiled)
         return compiled
 
+    def _eager_on_check_error(self):
+        return (self.writes_arguments or self.reruns_on_checks
+                or handles_exceptions(self.fn))
+
+    def _entry_replaced(self):
+        return self.called is not None and _entry_of(self.called) != self.fn
+
     def call_slow(self, args, kwargs):
-        if self.environment.stale():
+        if self.environment.stale() or self._entry_replaced():
             self._find_environment_again()
         environment = self.cache.environment()
         leaves, spec = _pytree.flatten_call(args, kwargs, environment,
@@ -450,10 +468,20 @@ def compile(fn=None, *, mode="default", fullgraph=False, dynamic=None, options=N
         return fn
     if (not isinstance(fn, (types.FunctionType, types.MethodType))
             and isinstance(getattr(type(fn), "__call__", None), types.FunctionType)):
-        fn = fn.__call__   # a callable object: its __call__ reads self as a method does
+        called = fn   # a callable object: its __call__ reads self as a method does
+    else:
+        called = None
     if device is not None:
         options = {**(options or {}), "device": _device.check_device(str(device))}
-    return CompiledFunction(fn, mode, fullgraph, options, dynamic).make_wrapper()
+    return CompiledFunction(fn, mode, fullgraph, options, dynamic, called).make_wrapper()
+
+
+def _entry_of(called):
+    """The function obj(x) runs now: type(obj).__call__ bound to obj (equal, not identical,
+    from one call to the next), or obj itself where its class's __call__ is not a Python
+    function (a builtin assigned to it), whose calls kiln leaves to Python."""
+    call = getattr(type(called), "__call__", None)
+    return call.__get__(called) if isinstance(call, types.FunctionType) else called
 
 
 def reset():

@@ -24,7 +24,7 @@ from ._code_names import (_attribute_getter, _class_data, _class_names, _class_v
                           _unwatched_namespace_read)
 from ._computed_attributes import computed_attribute_read
 from ._environment_objects import (object_methods, read_class_members, read_class_of,
-                                   read_held_items, read_held_objects)
+                                   read_held_items, read_held_objects, read_nested_modules)
 from ._environment_reads import _attributes_read, _bound_object, _unbound_name_reads
 from ._trace_stores import _CELL_STORES, _global_stores
 from ._user_code import (_is_numpy_or_math_module, _is_user_class, _is_user_function,
@@ -325,16 +325,25 @@ class Environment:
         """The attributes `function` reads of a user's module or class it holds in a closure
         cell or imports as it runs: read at each call from the module or class itself, as a
         class's are (_read_namespace): no copy of them holds tracers."""
+        self.read_held_namespace(function.__code__, value, add_read, name)
+
+    def read_held_namespace(self, code, value, add_read, name=None, within=()):
+        """_read_held_namespace for `code`; also a module or class an item of a global
+        container holds (CFG["m"].k: kiln._environment_objects.read_held_value), and a module
+        another holds (config.sub.k), read in place as a held one is."""
         attributes = vars(value)
         is_module = isinstance(value, types.ModuleType)
-        self._note_computed_attributes(
-            function, name or getattr(value, "__name__", "").split(".")[0], value)
-        for attribute in _names_read(function.__code__, attributes):
-            if is_module or not isinstance(attributes[attribute], (
-                    types.FunctionType, classmethod, staticmethod, property)):
+        if self.unwatched_read is None:
+            self.unwatched_read = computed_attribute_read(
+                code, name or getattr(value, "__name__", "").split(".")[0], value)
+        for attribute in _names_read(code, attributes):
+            # a class's functions and staticmethods too (one replaced on a class a container
+            # holds, CFG["K"].h, ran the old); a classmethod is a new object at each read
+            if is_module or not isinstance(attributes[attribute], (classmethod, property)):
                 add_read(attributes if is_module else value, attribute,
                          f"{value.__name__}.{attribute}")
         self._read_in_place(value)
+        read_nested_modules(self, code, value, add_read, within)
 
     def _read_unlinked_in_place(self, processed, unlinked, reaches):
         """The globals read by helpers the trace calls as they are (and by the helpers those
@@ -377,6 +386,7 @@ class Environment:
                 add_read(value, attribute, label)
         if not isinstance(value, types.ModuleType):
             self._read_in_place(value)
+        read_nested_modules(self, function.__code__, value, add_read)
         if (names and isinstance(value, types.ModuleType)
                 and all(o is not value for _, _, o in self.objects)):
             self.objects.append((globals_, name, value))

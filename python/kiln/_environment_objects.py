@@ -2,13 +2,15 @@
 objects, closure variables, items of global containers): their class members the code names,
 their own attributes that shadow those, their class, and the objects they hold (self.config of
 self.config.lr)."""
+import types
+
 import numpy as np
 
 from . import _pytree
 from ._argument_reads import _MOST_ITEMS, callback_reads
-from ._code_names import _class_reads, _class_value, _member_function, _names
+from ._code_names import _class_reads, _class_value, _member_function, _names, _names_read
 from ._environment_reads import _indirect_helpers
-from ._user_code import _is_user_class, _is_user_function, _plain_function
+from ._user_code import _is_user_class, _is_user_function, _is_user_module, _plain_function
 
 # The most levels of objects held in objects read (self.config.optim.lr: two).
 _MOST_NESTING = 4
@@ -54,7 +56,14 @@ def read_held_value(environment, held, code, add_read, label, depth=0, holder=No
     user's object, its class members and the objects it holds read; a list's, tuple's or
     dict's items walked. An attribute's object holding arrays is not read: a container whose
     arrays are inputs."""
-    if depth >= _MOST_NESTING or isinstance(held, type):
+    if depth >= _MOST_NESTING:
+        return
+    if _is_user_module(held) or _is_user_class(held):
+        # CFG["m"].k, REGISTRY[0].Scale.k: read at each call from the module or class, as one
+        # a closure cell holds is (a held module's attribute changed was a stale constant)
+        environment.read_held_namespace(code, held, add_read, label)
+        return
+    if isinstance(held, type):
         return
     if type(held) in (dict, list, tuple):
         if len(held) <= _MOST_ITEMS:
@@ -118,3 +127,15 @@ def object_methods(environment, value, code, add_read):
                 found.append(member)
                 pending.append(member)
     return found
+
+
+def read_nested_modules(environment, code, value, add_read, within=()):
+    """The user's modules among the attributes `code` reads of module `value` (config.sub.k),
+    read as held ones are: their attributes were constants of the graph, changes unseen."""
+    if not isinstance(value, types.ModuleType) or len(within) >= _MOST_NESTING:
+        return
+    attributes = vars(value)
+    for attribute in _names_read(code, attributes):
+        held = attributes[attribute]
+        if _is_user_module(held) and all(held is not m for m in (*within, value)):
+            environment.read_held_namespace(code, held, add_read, None, (*within, value))

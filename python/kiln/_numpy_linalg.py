@@ -81,7 +81,10 @@ def _factor(context, a):
         state["singular"] = state["singular"] | (pivot == 0)
         below = rows > k
         factors = np.where(below, lu[:, k] / np.where(pivot == 0, 1, pivot), 0)
-        update = np.where(rows[None, :] > k, factors[:, None] * lu[k][None, :], 0)
+        # only the active block is updated: the rows at and above k are done (LAPACK's getf2
+        # never touches them again), and a 0 factor times an inf of row k made them NaN
+        update = np.where(below[:, None] & (rows[None, :] > k),
+                          factors[:, None] * lu[k][None, :], 0)
         lu[...] = np.where(below[:, None] & (rows[None, :] == k), factors[:, None], lu - update)
 
     state = {"lu": a, "order": context.lift(np.arange(n)),
@@ -96,16 +99,17 @@ def _substitute(context, lu, y):
     n = lu.shape[0]
     rows = np.arange(n)
 
-    def dot(weights, y):  # a fused reduction: a library product per step costs more
-        return np.sum(weights.reshape((n,) + (1,) * (y.ndim - 1)) * y, axis=0)
+    def dot(mask, weights, y):  # a fused reduction: a library product per step costs more
+        # masked after the product: a masked-out 0 weight times an inf or NaN of y is NaN
+        shape = (n,) + (1,) * (y.ndim - 1)
+        return np.sum(np.where(mask.reshape(shape), weights.reshape(shape) * y, 0), axis=0)
 
     def forward(k, state):
-        state["y"][k] = state["y"][k] - dot(np.where(rows < k, lu[k], 0), state["y"])
+        state["y"][k] = state["y"][k] - dot(rows < k, lu[k], state["y"])
 
     def backward(i, state):
         k = n - 1 - i
-        state["y"][k] = (state["y"][k] - dot(np.where(rows > k, lu[k], 0), state["y"])) \
-            / lu[k, k]
+        state["y"][k] = (state["y"][k] - dot(rows > k, lu[k], state["y"])) / lu[k, k]
 
     state = {"y": y}
     _loop(context, n, forward, state)
