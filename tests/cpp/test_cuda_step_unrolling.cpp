@@ -29,8 +29,8 @@ codegen::CudaSource emit(const ir::Graph& graph) {
 }
 
 // resnet18's stem after its convolution, channels-last (16, 112, 112, 64): inference batch
-// norm as x * scale + shift, ReLU, and, with `pool`, max_pool2d(3, stride 2, padding 1) as the
-// maximum of nine strided slices of the -inf padded activations.
+// norm as x * scale + shift, ReLU, and, with `pool`, max_pool2d(3, stride 2, padding 1) over
+// nine strided slices of the -inf padded activations, as the torch frontend writes it.
 ir::Graph stem(bool pool) {
   ir::Graph graph;
   ir::Builder b(graph);
@@ -51,7 +51,14 @@ ir::Graph stem(bool pool) {
     for (int64_t dx = 0; dx < 3; ++dx) {
       ir::ValueId tap =
           b.slice(padded, {0, dy, dx, 0}, {16, dy + 111, dx + 111, 64}, {1, 2, 2, 1});
-      pooled = pooled < 0 ? tap : b.binary(ir::Op::maximum, pooled, tap);
+      if (pooled < 0) {
+        pooled = tap;
+        continue;
+      }
+      // torch's decomposition: the larger, or a NaN (max_pool2d's graph from the torch frontend)
+      ir::ValueId takes = b.binary(ir::Op::logical_or, b.binary(ir::Op::gt, tap, pooled),
+                                   b.unary(ir::Op::isnan, tap));
+      pooled = b.where(takes, tap, pooled);
     }
   graph.set_outputs({pooled});
   return graph;
