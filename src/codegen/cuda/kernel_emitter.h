@@ -214,6 +214,11 @@ inline int64_t scan_scratch_bytes(const LaunchPlan& plan) {
 void plan_vectors(const Program& program, const Kernel& kernel, LaunchPlan& plan);
 void plan_row_vectors(const Program& program, const Kernel& kernel, LaunchPlan& plan);
 
+// step_unrolling.cpp: LaunchPlan::unroll of a ThreadPerIteration plan, its vector plan made;
+// inner_work: the elements its innermost loop's body touches.
+void plan_step_unrolling(const Kernel& kernel, const target::Target& target, int64_t inner_work,
+                         LaunchPlan& plan);
+
 // launch_plans.cpp: the launches of a kernel, in order.
 std::vector<LaunchPlan> plan_launches(const Program& program, const Kernel& kernel,
                                       const target::Target& target);

@@ -19,9 +19,6 @@ namespace {
 // Below this much work per outer iteration a block per iteration leaves most threads idle:
 // each thread takes whole iterations instead.
 constexpr int64_t kBlockWorthOfWork = 32;
-// A light loop body (at most kUnrolledWork elements): a thread runs target.thread_steps
-// iterations per run.
-constexpr int64_t kUnrolledWork = 64;
 // The block size of a launch too small to give every multiprocessor a full block.
 constexpr int kSmallLaunchThreads = 128;
 
@@ -553,9 +550,9 @@ std::vector<LaunchPlan> plan_launches(const Program& program, const Kernel& kern
         plan_row_vectors(program, kernel, plan);
       } else {
         plan.kind = LaunchKind::ThreadPerIteration;
-        plan.unroll = ir::size_choice(inner_work <= kUnrolledWork) ? target.thread_steps : 1;
         plan_serial_loops(kernel, plan);
         if (plan.serial.empty()) plan_vectors(program, kernel, plan);
+        plan_step_unrolling(kernel, target, inner_work, plan);
         size_small_launch(target, plan);
         plan_shared_loads(program, kernel, plan);
         if (plan.unroll_axis < 0) plan_prefetches(program, kernel, plan);
