@@ -55,6 +55,8 @@ void print_statements(std::ostringstream& out, const Kernel& k, const std::vecto
       case StmtKind::Scan: {
         out << pad << (s.kind == StmtKind::Scan ? "scan" : "reduce") << (s.parallel ? " parallel" : "");
         if (s.split_lanes > 0) out << " lanes " << s.split_lanes;
+        if (s.lanes_loop.variable >= 0)  // every lane at once (interchange_reductions, interleave_scans)
+          out << " for all i" << s.lanes_loop.variable << " in 0.." << s.lanes_loop.extent;
         for (const Loop& l : s.reduce_loops) {
           out << " i" << l.variable << " in 0.." << l.extent;
           if (l.begin >= 0 || l.end >= 0)  // trimmed at run time (sched/trim_loops.h)

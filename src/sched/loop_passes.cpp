@@ -3,6 +3,7 @@
 #include "sched/cpu/block_scatter_adds.h"
 #include "sched/cpu/hoist_invariants.h"
 #include "sched/cpu/interchange_reductions.h"
+#include "sched/cpu/interleave_scans.h"
 #include "sched/cpu/mark_parallel.h"
 #include "sched/cpu/mark_reduction_lanes.h"
 #include "sched/cpu/mark_vector_loops.h"
@@ -29,6 +30,7 @@ const std::vector<LoopPass>& loop_passes(const target::Target& target) {
       {"merge_short_inner_loops", merge_short_inner_loops},
       {"peel_clamps", cpu::peel_clamps},
       {"interchange_reductions", cpu::interchange_reductions},
+      {"interleave_scans", cpu::interleave_scans},
       {"mark_parallel", cpu::mark_parallel},
       {"parallel_scatter_adds", nullptr, cpu::parallel_scatter_adds},
       {"mark_vector_loops", cpu::mark_vector_loops},

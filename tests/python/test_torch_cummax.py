@@ -33,7 +33,7 @@ def _assert_same(got, want):
 def test_values_and_indices_match_eager(dtype):
     compiled = torch.compile(_extremes, backend="kiln", dynamic=False, **WHOLE)
     for seed, (shape, dim) in enumerate([((9,), 0), ((4, 11), 1), ((4, 11), 0), ((2, 3, 7), -1),
-                                         ((2, 3, 7), 1), ((300,), 0)]):
+                                         ((2, 3, 7), 1), ((300,), 0), ((6, 301), 0)]):
         x = _draw(dtype, shape, seed)
         _assert_same(compiled(x, dim), _extremes(x, dim))
 

@@ -68,23 +68,32 @@ def _logcumsumexp(context, node, x, dim):
     return cast(result, dtype)
 
 
-def _running_extreme_with_indices(x, floating, maximum):
-    """(values, int64 indices) of torch.cummax (cummin) along x's last axis."""
-    values = (_kiln.cummax if maximum else _kiln.cummin)(x, x.ndim - 1)
+def _running_extreme_with_indices(x, dim, floating, maximum):
+    """(values, int64 indices) of torch.cummax (cummin) along x's axis `dim`, scanned in place:
+    moving the axis last would make the scan write across rows, and a transpose follow it."""
+    values = (_kiln.cummax if maximum else _kiln.cummin)(x, dim)
     attained = _kiln.equal(x, values)
     if floating:
         attained = _kiln.logical_or(attained, _kiln.isnan(x))
-    positions = _kiln.arange(x, x.shape[-1], "int64")
+    length = x.shape[dim]
+    positions = _kiln.reshape(_kiln.arange(x, length, "int64"), [length] + [1] * (x.ndim - 1 - dim))
     last = _kiln.where(attained, positions, _kiln.zeros_like(positions))
-    return values, _kiln.cummax(last, x.ndim - 1)
+    return values, _kiln.cummax(last, dim)
 
 
 @lowers(aten.cummax.default, aten.cummin.default)
 def _cummax_or_cummin(context, node, x, dim):
     dtype = out_dtype(node, 0)
     maximum = node.target == aten.cummax.default
-    computing = torch.uint8 if dtype == torch.bool else dtype  # bool's extremes as 0 and 1
-    values, indices = _scan_along(
-        cast(x, computing), dim,
-        lambda moved: _running_extreme_with_indices(moved, dtype.is_floating_point, maximum))
+    computing = cast(x, torch.uint8 if dtype == torch.bool else dtype)  # bool's extremes: 0, 1
+    if x.ndim == 0:  # one element
+        values, indices = _running_extreme_with_indices(
+            _kiln.reshape(computing, [1]), 0, dtype.is_floating_point, maximum)
+        values, indices = _kiln.reshape(values, []), _kiln.reshape(indices, [])
+    else:
+        dim = axis(dim, x.ndim)
+        if not isinstance(x.shape[dim], int):
+            raise Unconvertible("a scan along a dimension of dynamic size")
+        values, indices = _running_extreme_with_indices(computing, dim, dtype.is_floating_point,
+                                                        maximum)
     return cast(values, dtype), indices

@@ -76,6 +76,7 @@ class KernelEmitter : public CLikePrinter {
   std::set<int32_t> privatized_;
   bool adds_unshared_ = false;  // the parallel loop's Stmt::disjoint_adds
   void reduce(const Stmt& s) override;
+  void scan(const Stmt& s) override;  // with Stmt::lanes_loop: sched/cpu/interleave_scans.h
   std::string local_value(ExprId id) override;
 
   // Every parallel region runs on the threads the runtime passes with the call (the target's,

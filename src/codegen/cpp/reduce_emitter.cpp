@@ -487,4 +487,30 @@ void KernelEmitter::lane_reduce(const Stmt& s) {
   }
 }
 
+// A scan of every lane of s.lanes_loop at once (sched/cpu/interleave_scans.h): an array of
+// accumulators, the lane loop inside the scan's loop (SIMD), each lane in its own order.
+void KernelEmitter::scan(const Stmt& s) {
+  if (s.lanes_loop.variable < 0) return CLikePrinter::scan(s);
+  const sched::Accumulation& a = s.accumulations[0];
+  const std::string t = compute_type(a.dtype), acc = "acc" + std::to_string(a.local);
+  const std::string name(ir::op_info(a.op).name), lane = loop_name(s.lanes_loop.variable);
+  const std::string width = std::to_string(s.lanes_loop.extent);
+  line(t + " " + acc + "[" + width + "];");
+  line("for (int64_t " + lane + " = 0; " + lane + " < " + width + "; ++" + lane + ") " + acc + "[" +
+       lane + "] = kiln_identity_" + name + "<" + t + ">();");
+  const std::string step = loop_name(s.reduce_loops[0].variable);
+  line("for (int64_t " + step + " = 0; " + step + " < " + std::to_string(s.reduce_loops[0].extent) +
+       "; ++" + step + ") {");
+  open_block();
+  auto [begin, end] = bounds_text(s.lanes_loop);
+  line("#pragma omp simd");
+  line("for (int64_t " + lane + " = " + begin + "; " + lane + " < " + end + "; ++" + lane + ") {");
+  open_block();
+  const std::string x = convert(value(a.value), expr(a.value).dtype, a.dtype);
+  line(acc + "[" + lane + "] = kiln_combine_" + name + "(" + acc + "[" + lane + "], " + x + ");");
+  line(store_text(s.buffer, index_text(s.index), acc + "[" + lane + "]", a.dtype));
+  close_block();
+  close_block();
+}
+
 }  // namespace kiln::codegen::cpp_detail

@@ -17,6 +17,11 @@ bool is_lanes_reduction(const Stmt& s) {
   return s.kind == StmtKind::Reduce && s.lanes_loop.variable >= 0;
 }
 
+// Lanes of a reduction or of a scan (sched/cpu/interleave_scans.h): work per iteration.
+bool has_lanes(const Stmt& s) {
+  return (s.kind == StmtKind::Reduce || s.kind == StmtKind::Scan) && s.lanes_loop.variable >= 0;
+}
+
 // The expressions statement `s` itself computes per iteration (not its children's).
 std::vector<ExprId> own_exprs(const Stmt& s) {
   std::vector<ExprId> roots{s.index, s.value, s.guard};
@@ -50,7 +55,7 @@ int64_t statement_work(const Kernel& kernel, const Stmt& s) {
   int64_t extent = 1;
   if (s.kind == StmtKind::Loop) extent = s.loop.extent;
   for (const Loop& l : s.reduce_loops) extent *= l.extent;
-  if (is_lanes_reduction(s)) extent *= s.lanes_loop.extent;
+  if (has_lanes(s)) extent *= s.lanes_loop.extent;
   return extent * inner;
 }
 

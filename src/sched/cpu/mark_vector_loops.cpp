@@ -23,6 +23,7 @@ int64_t inner_reduction_work(const std::vector<Stmt>& body) {
   int64_t work = 1;
   for (const Stmt& s : body) {
     if ((s.kind == StmtKind::Loop && !runs_once(s)) || s.kind == StmtKind::LocalArray) return -1;
+    if (s.kind == StmtKind::Scan && s.lanes_loop.variable >= 0) return -1;  // SIMD of its own
     int64_t inner = inner_reduction_work(s.body);
     if (inner < 0) return -1;
     for (const Loop& l : s.reduce_loops) inner *= l.extent;
