@@ -64,6 +64,13 @@ class KindCarry:
         self.context = context
         self.kinds = {} if side else {name: kind for name, kind in types.items()
                                       if isinstance(kind, CarriedKind) and name in variables}
+        for name, value in variables.items():
+            if (not side and isinstance(value, AssumedNumber) and value._committed in (False, None)
+                    and name not in self.kinds):
+                # one from before the loop (an inner loop's `total`): its kind too, where a
+                # placeholder standing in for its tensor committed it (a kind of `types`, for
+                # the traces again)
+                self.kinds[name] = types[name] = CarriedKind(value._tensor.dtype, value._python)
         self.names = set(self.kinds)
         self.flags = {}  # name: (its kind before the loop, its placeholder)
         self.numbers = {}  # name: the AssumedNumber the body reads, until flags()
