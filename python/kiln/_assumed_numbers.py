@@ -210,9 +210,9 @@ def as_kind(context, value, dtype, python):
     return to_tensor(context, value), context.constant(True, np.dtype(bool))
 
 
-def truth_tensor(value):
-    """A traced value's tensor for a read that either kind answers alike (its truth, `if
-    state:`): an AssumedNumber's, not committed."""
+def uncommitted_tensor(value):
+    """A traced value's tensor, an AssumedNumber's not committed: for reads that either kind
+    answers alike (its truth, `if state:`) and for bookkeeping."""
     return value._tensor if isinstance(value, AssumedNumber) else value.tensor
 
 
@@ -256,21 +256,25 @@ def settled(inputs, resolve):
 
 
 def operator(ufunc, operands, run, resolve):
-    """An operator (`a / b`: run(a, b)) with open AssumedNumbers of one condition among its
-    `operands` (in the ufunc's order): its result where NumPy's loop is the same under both
-    readings of them, an AssumedNumber again where Python's operator gives a Python number on
-    the Python side (`255.0 / max(hi - lo, 1)`), whose division by zero raises there (a
-    check); None where the operator commits them (loops that differ, `**`)."""
+    """An operator (`a / b`: run(a, b)) with open AssumedNumbers among its `operands` (in the
+    ufunc's order): its result where NumPy's loop is the same under every reading of them,
+    an AssumedNumber again where Python's operator gives a Python number where all of them
+    are Python's (`255.0 / max(hi - lo, 1)`; `fired + (armed + 1)` of two conditions: NumPy's
+    where either is), whose division by zero raises there (a check); None where the operator
+    commits them (loops that differ, `**`)."""
     numbers = [x for x in operands if is_open(x)]
-    if not numbers or ufunc is np.power or len({id(x._taken) for x in numbers}) != 1:
+    if not numbers or ufunc is np.power:
         return None
-    strong, python = _readings(operands)
     try:
-        if resolve(tuple(strong)) != resolve(tuple(python)):
+        if len({resolve(tuple(types)) for types in _readings(operands)}) != 1:
             return None
     except Exception:  # NumPy has no loop for one reading
         return None
-    taken = numbers[0]._taken
+    conditions = list({id(x._taken): x._taken for x in numbers}.values())
+    taken = conditions[0]
+    for other in conditions[1:]:
+        taken = TracedArray(taken._context, backend().logical_or(
+            cast(taken.tensor, "bool"), cast(other.tensor, "bool")))
     plain = [_strong(x) if is_open(x) else x for x in operands]
     python_numbers = all(_python_kind(x) is not None for x in operands)
     if (python_numbers and all(_python_kind(x) is bool for x in operands)

@@ -28,8 +28,7 @@ import numpy as np
 
 from . import (_affine_indices, _helper_writes, _loop_appends, _loop_counters, _loop_extents,
                _loop_first_bindings, _loop_number_types, _loop_numpy_arrays,
-               _loop_optional_values, _loop_scalar_kinds, _loop_strides, _random_state,
-               _windows)
+               _loop_optional_values, _loop_scalar_kinds, _loop_strides, _random_state, _windows)
 from ._body_statements import BodyStatements
 from ._branch_capture import BranchCapture, _plain, _restore, _Retype
 from ._graph_breaks import GraphBreakSignal
@@ -453,8 +452,7 @@ class LoopCapture(BodyStatements, BranchCapture, ExpressionCapture, LoopResults)
                     initial = _retyped(context, initial, *types[array_names[0]])
                 placeholder = trace.loop_placeholder(*_type_of(initial))
                 array._tensor, array._version = placeholder, array._version + 1
-                # (its NumPy-scalar flag stays: a branch of the body selects between it and
-                # another scalar, a scalar; _final_flags decides the flag after the loop)
+                # (its NumPy-scalar flag stays; _final_flags decides the flag after the loop)
                 slots.append((array_names, array, initial, placeholder))
             for name, kind in types.items():
                 if isinstance(kind, Stacked):  # a list the body appends to
@@ -465,14 +463,11 @@ class LoopCapture(BodyStatements, BranchCapture, ExpressionCapture, LoopResults)
                     stacks.append(stack)
                     slots += stack_slots
                     continue
-                if isinstance(kind, BoundInBody) or name in kinds.names:  # bound by the first
-                    # iteration; a number whose kind a branch picks, carried with its kind
-                    initial, placeholder, rebound[name] = (
-                        kind.carried(context) if name not in kinds.names else
-                        kinds.carried(name, variables[name]))
+                if isinstance(kind, BoundInBody):  # bound by the first iteration
+                    initial, placeholder, rebound[name] = kind.carried(context)
                     slots.append(([name], None, initial, placeholder))
                     continue
-                if isinstance(kind, Resizing):
+                if isinstance(kind, (Resizing, _loop_scalar_kinds.CarriedKind)):
                     continue
                 dtype, shape = kind
                 value = variables.get(name, self.UNBOUND)
@@ -486,7 +481,7 @@ class LoopCapture(BodyStatements, BranchCapture, ExpressionCapture, LoopResults)
                 rebound[name]._scalar, rebound[name]._weak = _carried_flags(value, dtype, shape)
                 seen_flags[placeholder.id] = (rebound[name]._scalar, rebound[name]._weak)
                 slots.append(([name], None, initial, placeholder))
-            kinds.make_flags()
+            slots += kinds.slots(variables, rebound)  # (after the others: theirs come first)
             if rebound:
                 set_(tuple(rebound.get(name, self.KEEP) for name in names))
                 now = dict(zip(names, get()))
@@ -515,8 +510,7 @@ class LoopCapture(BodyStatements, BranchCapture, ExpressionCapture, LoopResults)
             if apart is not None:
                 apart.check_unwritten(slots)
             after = get()
-            retyping = _loop_number_types.BranchRetyping(self, variables, kinds.others(live),
-                                                         side)
+            retyping = _loop_number_types.BranchRetyping(self, variables, kinds.others(live), side)
             _loop_numpy_arrays.check_unshared(stand_ins or {}, slots, names[:count],
                                               after[:count])
             check_followers(followers, by_object, dict(zip(names[:count], after[:count])))

@@ -31,7 +31,7 @@ def _truth(value, context=None):
             return value
         # (a number whose kind a branch picks is true alike either way: not committed)
         return TracedArray(value._context, cast(backend().reshape(
-            _assumed_numbers.truth_tensor(value), []), "bool"))
+            _assumed_numbers.uncommitted_tensor(value), []), "bool"))
     if context is not None:
         return TracedArray(context, context.constant(bool(value), np.dtype(bool)))
     return bool(value)

@@ -7,7 +7,7 @@ import numpy as np
 
 from . import _loop_appends, _loop_extents, _windows
 from ._branch_capture import _restore, _Retype
-from ._assumed_numbers import is_open
+from ._assumed_numbers import is_open, uncommitted_tensor
 from ._loop_appends import Appended, Stack, Stacked
 from ._loop_first_bindings import BoundInBody
 from ._loop_optional_values import is_payload, is_present_flag
@@ -223,7 +223,7 @@ class LoopResults:
             if isinstance(new, TracedArray):
                 source = holders.get(id(new))
                 if source is None and new._root is None and new._selection is None:
-                    source = numbers.get(new._tensor.id)  # (an AssumedNumber's: uncommitted)
+                    source = numbers.get(uncommitted_tensor(new).id)
                 rules.append((new._scalar, new._weak) if source is None else source)
             else:
                 rules.append((_is_number(new), _python_type(new)))

@@ -57,8 +57,7 @@ def _parts(context, kind, value):
 
 class KindCarry:
     """The numbers of one traced loop body carried with their kinds (the CarriedKinds among
-    `types`): a bool each, carried after the slots (whose placeholders come first: flags()
-    makes theirs once the slots' are made) and before BranchRetyping's."""
+    `types`): a bool each, carried after the slots and before BranchRetyping's."""
 
     def __init__(self, context, types, variables, side):
         self.context = context
@@ -73,31 +72,31 @@ class KindCarry:
                 self.kinds[name] = types[name] = CarriedKind(value._tensor.dtype, value._python)
         self.names = set(self.kinds)
         self.flags = {}  # name: (its kind before the loop, its placeholder)
-        self.numbers = {}  # name: the AssumedNumber the body reads, until flags()
 
     def others(self, names):
         """`names` without those carried with their kinds."""
         return set(names) - self.names
 
-    def carried(self, name, before):
-        """(the value before the loop, its placeholder, the AssumedNumber the body reads)."""
-        context, kind = self.context, self.kinds[name]
-        parts = _parts(context, kind, before)
-        if parts is None:
-            raise CaptureFailed(f"`{name}` is no longer a {kind.dtype.name} or a Python "
-                                f"{kind.python.__name__} before the loop")
-        placeholder = context.trace.loop_placeholder(kind.dtype.name, [])
-        number = _assumed_numbers.assumed(context, placeholder, None, kind.python)
-        self.flags[name], self.numbers[name] = (parts[1], None), number
-        return parts[0], placeholder, number
-
-    def make_flags(self):
-        """The kinds' placeholders, after every slot's (the loop's carried values in order)."""
-        for name, number in self.numbers.items():
-            flag = self.context.trace.loop_placeholder("bool", [])
-            number._taken = TracedArray(self.context, flag)
+    def slots(self, variables, rebound):
+        """The slots of the names carried with their kinds, made after the loop's others (the
+        placeholders of the loop's carried values come in order: values, then kinds): their
+        values before the loop are `variables`', and the AssumedNumbers the body reads go into
+        `rebound` (by name)."""
+        context, slots = self.context, []
+        for name, kind in self.kinds.items():
+            parts = _parts(context, kind, variables[name])
+            if parts is None:
+                raise CaptureFailed(f"`{name}` is no longer a {kind.dtype.name} or a Python "
+                                    f"{kind.python.__name__} before the loop")
+            placeholder = context.trace.loop_placeholder(kind.dtype.name, [])
+            rebound[name] = _assumed_numbers.assumed(context, placeholder, None, kind.python)
+            self.flags[name] = (parts[1], None)
+            slots.append(([name], None, parts[0], placeholder))
+        for name in self.kinds:
+            flag = context.trace.loop_placeholder("bool", [])
+            rebound[name]._taken = TracedArray(context, flag)
             self.flags[name] = (self.flags[name][0], flag)
-        self.numbers = {}
+        return slots
 
     def value(self, name, new):
         """The tensor the slot of `name` holds after an iteration that leaves it `new`."""

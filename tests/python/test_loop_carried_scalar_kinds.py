@@ -84,6 +84,54 @@ def kind_read_in_the_loop(x, jump):
     return sizes, level
 
 
+def armed_count(x, high, low):
+    armed = x[0] > high
+    fired = 0
+    for i in range(1, len(x)):
+        if armed:
+            fired += armed + 1  # np.int64 where armed is NumPy's bool, else an int
+            if x[i] < low:
+                armed = False
+        elif x[i] > high:
+            armed = True
+    return armed, fired
+
+
+def settle_while(x, tol):
+    i = 0
+    level = x[0] * 1.0
+    while i < len(x) - 1 and abs(x[i + 1] - x[i]) > tol:
+        if x[i + 1] > level:
+            level = x[i + 1]
+        else:
+            level = 0.0
+        i += 1
+    return i, level
+
+
+def row_states(X, high, low):
+    state = X[0, 0] > high
+    counts = np.zeros(X.shape[0], dtype=np.int64)
+    for r in range(X.shape[0]):
+        for c in range(X.shape[1]):
+            if not state and X[r, c] > high:
+                state = True
+                counts[r] += 1
+            elif state and X[r, c] < low:
+                state = False
+    return counts, state
+
+
+def compared_after(x, jump):
+    level = x[0] * 1.0
+    for i in range(1, len(x)):
+        if x[i] - level > jump:
+            level = 0.0
+        elif x[i] < level:
+            level = x[i]
+    return level > 0.0, level + 1
+
+
 def _signal(n, seed=0):
     t = np.linspace(0, 1, n)
     noise = np.random.default_rng(seed).normal(0, 0.05, n)
@@ -158,3 +206,29 @@ def test_a_read_that_tells_the_kinds_apart_gets_numpys_answer():
     for arguments in [(x, 0.3), (x, 10.0), (x[:5], 0.3)]:
         _same_as_numpy(compiled(*arguments), kind_read_in_the_loop(*arguments))
     assert _python_runs(kind_read_in_the_loop, compiled, (x, 10.0)) == 0
+
+
+def test_a_kind_read_by_an_operator_and_a_branch_on_the_number_itself():
+    # `if armed:` reads its truth, alike for either kind; `fired += armed + 1` is np.int64
+    # from the first read of NumPy's bool on, a Python int before (two kinds' conditions)
+    x = _signal(120, seed=5)
+    assert [type(armed_count(*a)[1]) for a in [(x + 1, 0.5, -0.5), (x, 0.5, -0.5)]] == [
+        np.int64, int]
+    _check(armed_count, [(x + 1, 0.5, -0.5), (x, 0.5, -0.5), (x, 5.0, -5.0), (-x, 0.5, -0.5)])
+
+
+def test_a_while_loop_carries_a_kind():
+    x = _signal(120, seed=5)
+    _check(settle_while, [(x, 0.001), (x, 1.0), (np.sort(x), 0.0)])
+
+
+def test_a_kind_carried_through_an_inner_loop():
+    x = _signal(120, seed=5)
+    X = np.stack([x, -x, x * 0.1])
+    _check(row_states, [(X, 0.5, -0.5), (X, 5.0, -5.0)])
+
+
+def test_uses_after_the_loop_that_either_kind_answers_alike_keep_numpys_types():
+    # `level > 0.0` is Python's bool of Python's float, NumPy's of NumPy's
+    x = _signal(120, seed=5)
+    _check(compared_after, [(x, 0.3), (x, 10.0)])
