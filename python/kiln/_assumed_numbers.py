@@ -9,12 +9,12 @@ An AssumedNumber is that select, typed as the NumPy side. The ops that know it, 
 and the operators (kiln._numpy_api.call_ufunc, kiln._tracer_operators), resolve NumPy's loop for
 both types: where it is the same, so is the value, and the result holds for either
 (`(img - lo) * 255.0 / max(hi - lo, 1)` is float64 either way); a result that would be a Python
-number on the Python side stays an AssumedNumber. Any other use reads its tensor (a return, a
-loop carrying it, `x32 * max(s, 1)` whose loops differ): that commits the assumption, a check
-that reruns the call eagerly where the Python number's side is taken
-(kiln._loop_types.rerun_where), so that NumPy's own run gives the type. A return is no use:
-the side taken comes out of the graph beside the value, and the caller gets the type NumPy's
-run would have given (`returned`).
+number on the Python side stays an AssumedNumber. Any other use reads its tensor (a list's
+item, `x32 * max(s, 1)` whose loops differ): that commits the assumption, a check that reruns
+the call eagerly where the Python number's side is taken (kiln._loop_types.rerun_where), so
+that NumPy's own run gives the type. A return is no use: the side taken comes out of the graph
+beside the value, and the caller gets the type NumPy's run would have given (`returned`); nor
+is a loop that carries it: it carries the side taken too (kiln._loop_scalar_kinds).
 """
 import functools
 import itertools
