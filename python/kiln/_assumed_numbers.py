@@ -9,12 +9,12 @@ An AssumedNumber is that select, typed as the NumPy side. The ops that know it, 
 and the operators (kiln._numpy_api.call_ufunc, kiln._tracer_operators), resolve NumPy's loop for
 both types: where it is the same, so is the value, and the result holds for either
 (`(img - lo) * 255.0 / max(hi - lo, 1)` is float64 either way); a result that would be a Python
-number on the Python side stays an AssumedNumber. Any other use reads its tensor (a return, a
-loop carrying it, `x32 * max(s, 1)` whose loops differ): that commits the assumption, a check
-that reruns the call eagerly where the Python number's side is taken
-(kiln._loop_types.rerun_where), so that NumPy's own run gives the type. A return is no use:
-the side taken comes out of the graph beside the value, and the caller gets the type NumPy's
-run would have given (`returned`).
+number on the Python side stays an AssumedNumber. Any other use reads its tensor (a list's
+item, `x32 * max(s, 1)` whose loops differ): that commits the assumption, a check that reruns
+the call eagerly where the Python number's side is taken (kiln._loop_types.rerun_where), so
+that NumPy's own run gives the type. A return is no use: the side taken comes out of the graph
+beside the value, and the caller gets the type NumPy's run would have given (`returned`); nor
+is a loop that carries it: it carries the side taken too (kiln._loop_scalar_kinds).
 """
 import functools
 import itertools
@@ -28,6 +28,9 @@ from ._pytree import Rebuilt
 from ._tracer import TracedArray, backend, cast, to_tensor, weak_type
 
 _DIVISIONS = (np.true_divide, np.floor_divide, np.remainder, np.divmod)
+# Python's operators that keep two bools bools, as NumPy's do (kiln._tracer_operators)
+_BOOLS_KEPT = (np.equal, np.not_equal, np.less, np.less_equal, np.greater, np.greater_equal,
+               np.bitwise_and, np.bitwise_or, np.bitwise_xor)
 
 
 class AssumedNumber(TracedArray):
@@ -66,7 +69,8 @@ def select(context, taken, numpy_side, python_side):
     k = backend()
     numpy_tensor = to_tensor(context, numpy_side)
     dtype = np.dtype(numpy_tensor.dtype)
-    exact = dtype.kind in "iuf" and _holds(dtype, python_side) and (
+    exact = (dtype.kind in "iuf" or dtype.kind == "b" and type(python_side) is bool) and (
+        _holds(dtype, python_side)) and (
         not isinstance(numpy_side, TracedArray) or numpy_side._scalar)
     python_tensor = context.constant(python_side if exact else 0, dtype)
     number = assumed(context, k.where(cast(taken.tensor, "bool"), numpy_tensor, python_tensor),
@@ -158,21 +162,58 @@ def as_stored(value, dtype):
 
 
 def reselect(context, predicate, a, b):
-    """`a if predicate else b` where one side is an open AssumedNumber and the other a Python
-    number of its Python type that its dtype holds (`min(max(v, 0.0), 1.0)`): an
-    AssumedNumber again, its NumPy side taken where the predicate picks that one's and it
-    was; None otherwise (the number is committed, as any other use)."""
+    """`a if predicate else b` where one side is an open AssumedNumber and the other a number
+    of one of its kinds: a Python number of its Python type that its dtype holds
+    (`min(max(v, 0.0), 1.0)`), NumPy's scalar of its dtype (`level = x[i]`, else as before),
+    or another such AssumedNumber: an AssumedNumber again, its NumPy side taken where the
+    predicate picks a side that was NumPy's; None otherwise (the number is committed, as any
+    other use)."""
     k = backend()
     for number, other, picks in ((a, b, predicate), (b, a, k.logical_not(predicate))):
-        if not (is_open(number) and type(other) is number._python):
+        if not is_open(number):
             continue
         dtype = np.dtype(number._tensor.dtype)
-        if not _holds(dtype, other):
+        other = as_kind(context, other, dtype, number._python)
+        if other is None:
+            continue
+        if other is False:
             return None
-        taken = TracedArray(context, k.logical_and(picks, cast(number._taken.tensor, "bool")))
-        tensor = k.where(picks, number._tensor, context.constant(other, dtype))
+        other_tensor, other_taken = other
+        taken = TracedArray(context, k.where(picks, cast(number._taken.tensor, "bool"),
+                                             other_taken))
+        tensor = k.where(picks, number._tensor, other_tensor)
         return assumed(context, tensor, taken, number._python)
     return None
+
+
+def as_kind(context, value, dtype, python):
+    """(tensor, whether NumPy's: a bool 0-d tensor) of `value` as a number of `dtype` whose
+    Python reading is `python`: None where it is neither kind, False where it is a Python
+    number of that type that `dtype` does not hold exactly."""
+    if type(value) is python:
+        if not _holds(dtype, value):
+            return False
+        return context.constant(value, dtype), context.constant(False, np.dtype(bool))
+    if (isinstance(value, TracedArray) and value._weak is python and value.ndim == 0
+            and np.dtype(value.dtype) == dtype):  # a traced Python number (a loop's counter)
+        return value.tensor, context.constant(False, np.dtype(bool))
+    if is_open(value):
+        if value._python is not python or np.dtype(value._tensor.dtype) != dtype:
+            return None
+        return value._tensor, cast(value._taken.tensor, "bool")
+    if isinstance(value, AssumedNumber):  # committed: read as NumPy's (a check holds it)
+        return None
+    strong = (isinstance(value, TracedArray) and value._scalar and value._weak is None
+              and value.ndim == 0) or isinstance(value, np.generic)
+    if not strong or np.dtype(value.dtype) != dtype:
+        return None
+    return to_tensor(context, value), context.constant(True, np.dtype(bool))
+
+
+def uncommitted_tensor(value):
+    """A traced value's tensor, an AssumedNumber's not committed: for reads that either kind
+    answers alike (its truth, `if state:`) and for bookkeeping."""
+    return value._tensor if isinstance(value, AssumedNumber) else value.tensor
 
 
 def _strong(number):
@@ -189,8 +230,14 @@ def _readings(inputs):
     conditions = list({id(x._taken): x._taken for x in open_numbers}.values())
     for choice in itertools.product((False, True), repeat=len(conditions)):
         python = {id(c) for c, side in zip(conditions, choice) if side}
-        yield [(x._python if id(x._taken) in python else np.dtype(x._tensor.dtype))
+        yield [(_weak(x._python) if id(x._taken) in python else np.dtype(x._tensor.dtype))
                if is_open(x) else weak_type(x) for x in inputs]
+
+
+def _weak(python):
+    """What NumPy's dtype resolution sees of a Python number of type `python` (a bool: NumPy's
+    bool, weak_type's)."""
+    return np.dtype(bool) if python is bool else python
 
 
 def settled(inputs, resolve):
@@ -209,23 +256,30 @@ def settled(inputs, resolve):
 
 
 def operator(ufunc, operands, run, resolve):
-    """An operator (`a / b`: run(a, b)) with open AssumedNumbers of one condition among its
-    `operands` (in the ufunc's order): its result where NumPy's loop is the same under both
-    readings of them, an AssumedNumber again where Python's operator gives a Python number on
-    the Python side (`255.0 / max(hi - lo, 1)`), whose division by zero raises there (a
-    check); None where the operator commits them (loops that differ, `**`)."""
+    """An operator (`a / b`: run(a, b)) with open AssumedNumbers among its `operands` (in the
+    ufunc's order): its result where NumPy's loop is the same under every reading of them,
+    an AssumedNumber again where Python's operator gives a Python number where all of them
+    are Python's (`255.0 / max(hi - lo, 1)`; `fired + (armed + 1)` of two conditions: NumPy's
+    where either is), whose division by zero raises there (a check); None where the operator
+    commits them (loops that differ, `**`)."""
     numbers = [x for x in operands if is_open(x)]
-    if not numbers or ufunc is np.power or len({id(x._taken) for x in numbers}) != 1:
+    if not numbers or ufunc is np.power:
         return None
-    strong, python = _readings(operands)
     try:
-        if resolve(tuple(strong)) != resolve(tuple(python)):
+        if len({resolve(tuple(types)) for types in _readings(operands)}) != 1:
             return None
     except Exception:  # NumPy has no loop for one reading
         return None
-    taken = numbers[0]._taken
+    conditions = list({id(x._taken): x._taken for x in numbers}.values())
+    taken = conditions[0]
+    for other in conditions[1:]:
+        taken = TracedArray(taken._context, backend().logical_or(
+            cast(taken.tensor, "bool"), cast(other.tensor, "bool")))
     plain = [_strong(x) if is_open(x) else x for x in operands]
-    python_numbers = all(t is int or t is float or t is complex for t in python)
+    python_numbers = all(_python_kind(x) is not None for x in operands)
+    if (python_numbers and all(_python_kind(x) is bool for x in operands)
+            and ufunc not in _BOOLS_KEPT):
+        return None  # Python's bools compute as ints there (True + True is 2)
     if python_numbers and ufunc in _DIVISIONS:
         divisor = plain[1]
         if isinstance(divisor, TracedArray) or divisor == 0:
@@ -240,7 +294,17 @@ def operator(ufunc, operands, run, resolve):
                                  error="ZeroDivisionError")
     result = run(*plain)
     if (python_numbers and isinstance(result, TracedArray) and result.ndim == 0
-            and result.dtype.kind in "ifc"):
+            and result.dtype.kind in "bifc"):  # (`level > 0.0`: Python's bool or NumPy's)
         return assumed(result._context, result.tensor, taken,
-                        {"i": int, "f": float, "c": complex}[result.dtype.kind])
+                        {"b": bool, "i": int, "f": float, "c": complex}[result.dtype.kind])
     return result
+
+
+def _python_kind(value):
+    """The Python type an operand is in its Python reading (an open AssumedNumber's Python
+    side, a Python number or bool, traced or not); None for NumPy's scalars and arrays."""
+    if is_open(value):
+        return value._python
+    if isinstance(value, TracedArray):
+        return value._weak
+    return type(value) if type(value) in (bool, int, float, complex) else None

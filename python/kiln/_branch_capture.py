@@ -77,7 +77,9 @@ class BranchCapture:
             if _plain(root):
                 arrays[id(root)] = root
         saved = {key: (array, array._tensor, array._scalar) for key, array in arrays.items()}
-        predicate = cast(backend().reshape(condition.tensor, []), "bool")
+        # (a number whose kind a branch picks is true alike either way: not committed)
+        truth = _assumed_numbers.uncommitted_tensor(condition)
+        predicate = cast(backend().reshape(truth, []), "bool")
         first_check, raising_before = trace.check_count, self.context.raising_ops
         generators = self.generator_states(before)
         containers = Containers(before)  # both sides run: neither may change Python state

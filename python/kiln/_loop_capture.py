@@ -28,7 +28,8 @@ import numpy as np
 
 from . import (_affine_indices, _helper_writes, _loop_appends, _loop_counters, _loop_extents,
                _loop_first_bindings, _loop_number_types, _loop_numpy_arrays,
-               _loop_optional_values, _loop_strides, _random_state, _while_bounds, _windows)
+               _loop_optional_values, _loop_scalar_kinds, _loop_strides, _random_state,
+               _while_bounds, _windows)
 from ._body_statements import BodyStatements
 from ._branch_capture import BranchCapture, _plain, _restore, _Retype
 from ._graph_breaks import GraphBreakSignal
@@ -387,8 +388,9 @@ class LoopCapture(BodyStatements, BranchCapture, ExpressionCapture, LoopResults)
         variables = dict(zip(names[:count], before[:count]))
         by_object, followers = {}, {}
         roots = {id(value) for value in variables.values() if _plain(value)}
+        kinds = _loop_scalar_kinds.KindCarry(context, types, variables, side)
         for name, value in variables.items():
-            if isinstance(value, TracedArray):
+            if isinstance(value, TracedArray) and name not in kinds.names:
                 if value._selection is not None:
                     raise CaptureFailed(f"`{name}` is a view or a masked selection made before "
                                         f"the loop")
@@ -453,8 +455,7 @@ class LoopCapture(BodyStatements, BranchCapture, ExpressionCapture, LoopResults)
                     initial = _retyped(context, initial, *types[array_names[0]])
                 placeholder = trace.loop_placeholder(*_type_of(initial))
                 array._tensor, array._version = placeholder, array._version + 1
-                # (its NumPy-scalar flag stays: a branch of the body selects between it and
-                # another scalar, a scalar; _final_flags decides the flag after the loop)
+                # (its NumPy-scalar flag stays; _final_flags decides the flag after the loop)
                 slots.append((array_names, array, initial, placeholder))
             for name, kind in types.items():
                 if isinstance(kind, Stacked):  # a list the body appends to
@@ -469,7 +470,7 @@ class LoopCapture(BodyStatements, BranchCapture, ExpressionCapture, LoopResults)
                     initial, placeholder, rebound[name] = kind.carried(context)
                     slots.append(([name], None, initial, placeholder))
                     continue
-                if isinstance(kind, Resizing):
+                if isinstance(kind, (Resizing, _loop_scalar_kinds.CarriedKind)):
                     continue
                 dtype, shape = kind
                 value = variables.get(name, self.UNBOUND)
@@ -483,6 +484,7 @@ class LoopCapture(BodyStatements, BranchCapture, ExpressionCapture, LoopResults)
                 rebound[name]._scalar, rebound[name]._weak = _carried_flags(value, dtype, shape)
                 seen_flags[placeholder.id] = (rebound[name]._scalar, rebound[name]._weak)
                 slots.append(([name], None, initial, placeholder))
+            slots += kinds.slots(variables, rebound)  # (after the others: theirs come first)
             if rebound:
                 set_(tuple(rebound.get(name, self.KEEP) for name in names))
                 now = dict(zip(names, get()))
@@ -511,16 +513,16 @@ class LoopCapture(BodyStatements, BranchCapture, ExpressionCapture, LoopResults)
             if apart is not None:
                 apart.check_unwritten(slots)
             after = get()
-            retyping = _loop_number_types.BranchRetyping(self, variables, live, side)
+            retyping = _loop_number_types.BranchRetyping(self, variables, kinds.others(live), side)
             _loop_numpy_arrays.check_unshared(stand_ins or {}, slots, names[:count],
                                               after[:count])
             check_followers(followers, by_object, dict(zip(names[:count], after[:count])))
             results = self._results(dict(zip(names[:count], after[:count])), variables, slots,
-                                    live, types, windows, by_value, side, peel)
+                                    live, types, windows, by_value, side, peel, kinds)
             if probe is not None:
                 raise CaptureFailed("the probe's types are those from before")
-            initial = [slot[2] for slot in slots] + retyping.initial()
-            results += retyping.results()
+            initial = [slot[2] for slot in slots] + kinds.initial() + retyping.initial()
+            results += kinds.results(dict(zip(names[:count], after[:count]))) + retyping.results()
             if condition is not None:  # the test of the next iteration, on the new state
                 initial.insert(0, test_before)
                 results.insert(0, _truth(condition[0]()))
@@ -546,10 +548,11 @@ class LoopCapture(BodyStatements, BranchCapture, ExpressionCapture, LoopResults)
                 runs = test_before
             retyped = [] if runs is None else _loop_number_types.retyped(
                 self, slots, self._final_flags(slots, names, after, span, saved, variables),
-                variables, live)
+                variables, kinds.others(live))
             values = trace.end_loop(start, stop, step, initial, results, condition is not None)
             values = values[1:] if condition is not None else values
             values, taken = retyping.split(values)
+            values, flags = kinds.split(values)
         except (CaptureFailed, _Retype, PeelFirst):
             self._abandon(saved, set_, before, escapes)
             raise
@@ -577,6 +580,7 @@ class LoopCapture(BodyStatements, BranchCapture, ExpressionCapture, LoopResults)
         if retyped:
             _loop_number_types.settle(self, runs, retyped, names, get, set_)
         retyping.settle(taken, names, get, set_)
+        kinds.settle(flags, names, get, set_, self.KEEP)
 
     def _bounds(self, bounds, span):
         context = self.context

@@ -9,7 +9,8 @@ import sys
 
 import numpy as np
 
-from . import _clamped_bounds, _helper_writes, _math_calls, _numpy_sequences, _stacked_rows
+from . import (_assumed_numbers, _clamped_bounds, _helper_writes, _math_calls, _numpy_sequences,
+               _stacked_rows)
 from ._loop_attribute_checks import why_not_carried
 from ._loop_types import rerun_note
 from ._tracer import TracedArray, backend, cast, check_traced_int_fits, to_tensor
@@ -28,7 +29,9 @@ def _truth(value, context=None):
     if isinstance(value, TracedArray):
         if value.size != 1:
             return value
-        return TracedArray(value._context, cast(backend().reshape(value.tensor, []), "bool"))
+        # (a number whose kind a branch picks is true alike either way: not committed)
+        return TracedArray(value._context, cast(backend().reshape(
+            _assumed_numbers.uncommitted_tensor(value), []), "bool"))
     if context is not None:
         return TracedArray(context, context.constant(bool(value), np.dtype(bool)))
     return bool(value)

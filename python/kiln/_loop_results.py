@@ -7,11 +7,12 @@ import numpy as np
 
 from . import _conditional_appends, _loop_appends, _loop_extents, _windows
 from ._branch_capture import _restore, _Retype
-from ._assumed_numbers import is_open
+from ._assumed_numbers import is_open, uncommitted_tensor
 from ._loop_appends import Appended, Stack, Stacked
 from ._loop_first_bindings import BoundInBody
 from ._loop_optional_values import is_payload, is_present_flag
 from ._loop_peeling import PeelFirst
+from ._loop_scalar_kinds import kind_of
 from ._loop_shared_arrays import SharedArrayRebound
 from ._loop_types import (CaptureFailed, WindowMismatch, is_number as _is_number,
                           is_python_number as _is_python_number, python_type as _python_type,
@@ -21,12 +22,13 @@ from ._tracer import TracedArray, backend, cast, to_tensor
 
 class LoopResults:
     def _results(self, after, variables, slots, live, types, windows, by_value, side=False,
-                 peel=None):
+                 peel=None, kinds=None):
         """The tensor each slot holds after one iteration (new slots for temporaries that are
         read after the loop); raises _Retype for a slot whose type changed. A name first bound
         in a loop's body starts bound where the body is traced again (kiln._loop_first_bindings;
         not a branch's side: the other side may leave it unbound). peel: _trace_once's (a
-        number first bound whose type an inner loop's running decides: PeelFirst)."""
+        number first bound whose type an inner loop's running decides: PeelFirst). kinds: the
+        numbers carried with their kinds (kiln._loop_scalar_kinds' KindCarry)."""
         results, retype, first_bound = [], {}, {}
         carried = {name for slot in slots for name in slot[0]}
         resizing = {name for slot in slots if slot[3].id in windows for name in slot[0]}
@@ -60,6 +62,13 @@ class LoopResults:
                     raise CaptureFailed(message)
                 raise SharedArrayRebound(message, [name for name, value in zip(array_names, values)
                                                    if value is not array])
+            if kinds is not None and array_names[0] in kinds.names:
+                results.append(kinds.value(array_names[0], new))
+                continue
+            kind = kind_of(self.context, new, variables.get(array_names[0]), side)
+            if kind is not None:  # a NumPy scalar a branch makes a Python number
+                retype[array_names[0]] = kind
+                continue
             if array is not None and new is not array and array._tensor.id != placeholder.id:
                 raise CaptureFailed(f"the loop both updates `{array_names[0]}` in place and "
                                     f"rebinds it")
@@ -112,6 +121,10 @@ class LoopResults:
                 initial, placeholder, _ = kind.carried(self.context)
                 slots.append(([name], None, initial, placeholder))
                 results.append(to_tensor(self.context, value))
+                continue
+            kind = kind_of(self.context, value, old, side)
+            if kind is not None:  # a Python number a branch makes NumPy's
+                retype[name] = kind
                 continue
             if isinstance(value, TracedArray) and _is_number(old):
                 retype[name] = _type_of(value.tensor)
@@ -213,7 +226,7 @@ class LoopResults:
             if isinstance(new, TracedArray):
                 source = holders.get(id(new))
                 if source is None and new._root is None and new._selection is None:
-                    source = numbers.get(new.tensor.id)
+                    source = numbers.get(uncommitted_tensor(new).id)
                 rules.append((new._scalar, new._weak) if source is None else source)
             else:
                 rules.append((_is_number(new), _python_type(new)))

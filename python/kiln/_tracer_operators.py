@@ -409,6 +409,8 @@ for _name, _ufunc in [("eq", np.equal), ("ne", np.not_equal), ("lt", np.less),
 
 def _unary_operator(ufunc):
     def operator(self):
+        if _assumed_numbers.is_open(self) and self._python is bool:
+            _assumed_numbers.commit(self)  # -True is -1, ~True -2: NumPy's bool's differ
         operand, = _python_bools(ufunc, (self,))
         return _checked(ufunc, _python_arithmetic(ufunc(operand), operand), operand)
     return operator
