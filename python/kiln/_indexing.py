@@ -10,7 +10,7 @@ import operator
 
 import numpy as np
 
-from . import _assumed_numbers, _memory_layout, _window_indexing, _windows
+from . import _assumed_numbers, _break_indices, _memory_layout, _window_indexing, _windows
 from ._stored_scalars import stored_scalar
 from ._tracer import (TracedArray, as_operand, backend, cast, graph_break, has_tracer,
                       materialize_all, to_tensor)
@@ -178,6 +178,7 @@ def getitem(x, key):
         values = materialize_all((x, key), "indexing with a boolean scalar")
         return values[0][values[1]]
     entries, split = _expand(key, shape)
+    entries = _break_indices.lifted_entries(x, entries, shape)
     if _mask_entry(entries) is not None:
         values = materialize_all((x, entries), "boolean mask indexing has a data-dependent shape")
         return values[0][tuple(values[1])]
@@ -505,6 +506,7 @@ def setitem(x, key, value):
     if _has_bool_scalar(key):
         graph_break("assignment through a boolean scalar index")
     entries, split = _expand(key, shape)
+    entries = _break_indices.lifted_entries(x, entries, shape)
     scalar_indices = all(not _is_array(e) or isinstance(e, TracedArray) and e._scalar and
                          e.ndim == 0 and e.dtype.kind in "iu" for e in entries if e is not None)
     value = stored_scalar(value, x.dtype, advanced=not scalar_indices)
