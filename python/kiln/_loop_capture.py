@@ -396,19 +396,16 @@ class LoopCapture(BodyStatements, BranchCapture, ExpressionCapture, LoopResults)
                                         f"the loop")
                 if (value._root is not None and id(value._root) in roots and not side
                         and name not in unfollowed):
-                    # a view of an array the loop carries follows it, writes through it
-                    # included (Rougier's Gray-Scott: u = U[1:-1, 1:-1], then u += ... each
-                    # step; carried by value, it unrolled the loop)
+                    # a view of a carried array follows it, writes through it included
+                    # (Gray-Scott's u = U[1:-1, 1:-1]; u += ...: carried by value, it unrolled)
                     followers[name] = value
                     continue
                 by_object.setdefault(id(value), (value, []))[1].append(name)
         saved = {key: (array, array._tensor, array._scalar) for key, (array, _) in by_object.items()}
         # each value before the loop, read before any placeholder stands in: a view's comes
-        # from its base, which may be carried too (read after, it was the base's placeholder,
-        # a body value used outside the loop: an internal error)
+        # from its base, which may be carried too (read after: an internal error)
         values_before = {key: array.tensor for key, (array, _) in by_object.items()}
-        # the test's value before the loop, read before too: the test's array is often one the
-        # loop carries (`while changed: ...; changed = np.any(new != x)`)
+        # the test's value before the loop, read before too (`while changed: ...; changed = ...`)
         test_before = _truth(condition[1]) if condition is not None else None
         trace.location = location
         resized = {key: _loop_extents.initial(array, types[array_names[0]],  # before the body
