@@ -45,21 +45,26 @@ def _promotion_sample(value):
 
 
 # torch's CPU multiplication and division take a Python scalar at the precision they compute
-# in (a half-precision tensor's float32), unrounded; other ops cast it to the tensor's dtype.
+# in (a half-precision tensor's float32), unrounded, and round the result once; other ops cast
+# it to the tensor's dtype. (kiln rounds every 16-bit float value, constants included.)
 _UNROUNDED_SCALARS = frozenset([aten.mul.Tensor, aten.mul.Scalar, aten.div.Tensor,
                                 aten.div.Scalar, aten.true_divide.Tensor])
 
 
 def _operands(context, node, values, dtype):
-    rounded = node.target not in _UNROUNDED_SCALARS
-    return [context.as_tensor(value, dtype, rounded) for value in values]
+    return [context.as_tensor(value, dtype) for value in values]
 
 
 def _elementwise(builder, arity):
     def lower(context, node, *args, **kwargs):
         operand_nodes = node.args[:arity]
         dtype = _computing_dtype(node, operand_nodes)
-        return builder(*_operands(context, node, args[:arity], dtype), *args[arity:], **kwargs)
+        values = args[:arity]
+        if (node.target in _UNROUNDED_SCALARS and dtype in (torch.float16, torch.bfloat16)
+                and not all(isinstance(value, _kiln.Tensor) for value in values)):
+            operands = [context.as_tensor(value, torch.float32) for value in values]
+            return cast(builder(*operands, *args[arity:], **kwargs), dtype)
+        return builder(*_operands(context, node, values, dtype), *args[arity:], **kwargs)
     return lower
 
 
