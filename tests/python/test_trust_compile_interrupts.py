@@ -20,9 +20,14 @@ exec {gxx} "$@"
 # The child: waits for the compiler to start, sends itself SIGINT, and reports what the call
 # raised; then compiles again with the compiler no longer hanging and checks the cache.
 CHILD = """
-import os, signal, threading, time
+import faulthandler, os, signal, threading, time
+faulthandler.dump_traceback_later(200, exit=True)  # a hang shows where each thread waits
 import numpy as np
 import kiln, kiln.cache
+
+# Python's own handler, as an interactive Python has it: a shell starts background jobs with
+# SIGINT ignored, which the child would inherit (and then no Ctrl-C reaches it at all)
+signal.signal(signal.SIGINT, signal.default_int_handler)
 
 def interrupt_once_compiling():
     while not os.path.exists({started!r}):
@@ -60,7 +65,7 @@ def interrupted_compile(tmp_path, handler=""):
                         handler=textwrap.dedent(handler) or "HANDLED = None")
     env = dict(os.environ, KILN_CXX=str(compiler), KILN_CACHE_DIR=str(tmp_path / "cache"))
     try:
-        done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+        done = subprocess.run([sys.executable, "-u", "-c", code], env=env, capture_output=True,
                               text=True, timeout=240)
     except subprocess.TimeoutExpired:
         pytest.fail("Ctrl-C never ended the compile: the call waited for the hung compiler")
