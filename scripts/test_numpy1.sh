@@ -31,8 +31,8 @@ cp -r "$installed" "$site/kiln"
 # shoelace area times 0.5 (test_numpy_programs_thirteenth), float32 Black-Scholes greeks of
 # Python-float rates and a float32 Simpson sum times a Python float's step
 # (test_numpy_programs_fourteenth's finance and numerics), a float32 histogram's bin width,
-# price floor and loan balance (test_numpy_programs_fifteenth_loops). np.count_nonzero is a Python int
-# on NumPy 1.x and NumPy's int64 on NumPy 2, which kiln returns (test_window_selections' block_changes).
+# price floor and loan balance (test_numpy_programs_fifteenth_loops). np.count_nonzero is a
+# Python int on NumPy 1.x and NumPy's int64 on NumPy 2, which kiln returns (test_window_selections' block_changes).
 "$venv/bin/python" -m pytest -q -p no:cacheprovider --durations=15 $(bash scripts/pytest_workers.sh) \
   tests/python --ignore=tests/python/test_bench.py \
   --ignore-glob='tests/python/test_torch_*' --ignore-glob='tests/python/test_trust_torch_*' \
