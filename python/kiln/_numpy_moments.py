@@ -74,6 +74,14 @@ def var(context, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, 
     if result_dtype.kind in "biu":
         return _into(context, _integer_var(context, x, axes, axis, result_dtype, ddof,
                                            keepdims, where, root).tensor, out, root)
+    if result_dtype == np.float16 and x.dtype == np.float16:
+        # NumPy's own steps in float16 (its mean rounded there, the squares too, so they can
+        # overflow to inf where a wider Welford would not): what it returns, inf included
+        total = np.sum(x, axis=axis, keepdims=True, where=where)
+        count = (math.prod(x.shape[d] for d in axes) if where is True else
+                 np.sum(np.broadcast_to(where, x.shape), axis=axis, keepdims=True))
+        mean = np.true_divide(total, count).astype(np.float16)
+        return _var_about(context, x, mean, axis, None, out, ddof, keepdims, where, root)
     compute = np.dtype(np.float64) if x.dtype.kind in "biu" else result_dtype
     tensor = cast(x.tensor, compute)
     if where is True and axes:
