@@ -3,9 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
-#include <exception>
 #include <cstdlib>
 #include <optional>
 #include <sstream>
@@ -31,6 +29,7 @@
 #include "runtime/cuda/cuda_executable.h"
 #include "runtime/disk_cache.h"
 #include "runtime/executable_image.h"
+#include "runtime/interruptible_work.h"
 #include "runtime/private_files.h"
 #include "runtime/toolchain.h"
 #include "sched/donated_outputs.h"
@@ -369,33 +368,6 @@ runtime::ExecutionSettings execution_settings(const Options& options,
   return settings;
 }
 
-namespace {
-
-// Calls work(0 .. count-1) on up to `workers` threads (this one included); the first exception
-// is rethrown once all have stopped.
-template <class Work>
-void parallel_for(size_t count, size_t workers, Work&& work) {
-  std::vector<std::exception_ptr> errors(count);
-  std::atomic<size_t> next{0};
-  auto loop = [&] {
-    for (size_t k = next++; k < count; k = next++) {
-      try {
-        work(k);
-      } catch (...) {
-        errors[k] = std::current_exception();
-      }
-    }
-  };
-  std::vector<std::thread> threads;
-  for (size_t t = 1; t < std::min(workers, count); ++t) threads.emplace_back(loop);
-  loop();
-  for (std::thread& thread : threads) thread.join();
-  for (const std::exception_ptr& error : errors)
-    if (error) std::rethrow_exception(error);
-}
-
-}  // namespace
-
 target::Target cuda_target() {
   const runtime::cuda::DeviceInfo& device = runtime::cuda::device();  // no GPU: Error(Unsupported)
   return target::cuda_device(device.architecture, device.multiprocessors,
@@ -421,7 +393,7 @@ CudaModules build_cuda_modules(const codegen::CudaSource& source, const std::str
   std::vector<std::string> cubins(units.size());
   std::vector<bool> hits(units.size());
   run_stage("nvrtc", [&] {
-    parallel_for(units.size(), most_units, [&](size_t u) {
+    runtime::run_interruptibly(units.size(), most_units, [&](size_t u, const runtime::StopFlag&) {
       const std::string unit_key = runtime::cache_key(
           {versioned, "unit " + std::to_string(u) + " of " + std::to_string(units.size())});
       runtime::CachedObject object = cache.get_or_build(

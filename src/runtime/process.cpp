@@ -100,8 +100,14 @@ int start_process(const std::vector<std::string>& arguments, int channel) {
 
 void set_interruption_check(InterruptionCheck check) { interruption_check.store(check); }
 
+bool interruption_requested() {
+  InterruptionCheck check = interruption_check.load();
+  return check != nullptr && check();
+}
+
 ProcessResult run_process(const std::vector<std::string>& arguments,
-                          const std::string& temporary_directory) {
+                          const std::string& temporary_directory,
+                          const std::atomic<bool>* stop) {
   // The CPU limit does not bound a compiler that waits (a stalled network file system, a
   // wrapper's lock): without this, the call waited for it for ever.
   const int64_t most_seconds = environment_whole_number(
@@ -134,8 +140,7 @@ ProcessResult run_process(const std::vector<std::string>& arguments,
     int ready = poll(&readable, 1, kInterruptionPollMilliseconds);
     if (ready <= 0) {
       if (ready < 0 && errno != EINTR) break;
-      InterruptionCheck check = interruption_check.load();
-      const bool interrupted = check != nullptr && check();
+      const bool interrupted = (stop != nullptr && *stop) || interruption_requested();
       const bool late = std::chrono::steady_clock::now() >= deadline;
       if (!interrupted && !late) continue;
       close(pipe_descriptors[0]);

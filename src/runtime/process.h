@@ -2,6 +2,7 @@
 // (cuda/nvrtc_helpers.h), kept. Each dies with kiln's process and runs under bounds on its CPU
 // time and address space.
 #pragma once
+#include <atomic>
 #include <string>
 #include <vector>
 
@@ -17,9 +18,12 @@ struct ProcessResult {
 // caller gets the child's message rather than whatever the terminal happened to show.
 // `temporary_directory`, when given, is the child's $TMPDIR. Throws kiln::Error(Toolchain)
 // when the child cannot be started, or when it runs past KILN_COMPILE_SECONDS of wall-clock
-// time (default 600, the CPU limit), killed then.
+// time (default 600, the CPU limit), killed then. `stop`, when given and set while it waits,
+// ends the wait as an interruption does (interruptible_work.h sets it for a Ctrl-C seen on
+// another thread).
 ProcessResult run_process(const std::vector<std::string>& arguments,
-                          const std::string& temporary_directory = "");
+                          const std::string& temporary_directory = "",
+                          const std::atomic<bool>* stop = nullptr);
 
 // Asked while run_process waits for its child, every kInterruptionPollMilliseconds and after
 // each signal: true ends the wait, the child killed (its own children die with it), with
@@ -27,6 +31,7 @@ ProcessResult run_process(const std::vector<std::string>& arguments,
 // that Ctrl-C stops a compile at once instead of after it; none is set by default.
 using InterruptionCheck = bool (*)();
 void set_interruption_check(InterruptionCheck check);
+bool interruption_requested();  // the check's answer now; false where none is set
 constexpr int kInterruptionPollMilliseconds = 100;
 
 // Starts `arguments[0]` (an absolute path) under the same bounds, its stdin and stdout the

@@ -4,20 +4,17 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cerrno>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <exception>
-#include <mutex>
 #include <sstream>
-#include <thread>
 
 #include "kiln/error.h"
 #include "runtime/cache_root.h"
 #include "runtime/disk_cache.h"
+#include "runtime/interruptible_work.h"
 #include "runtime/private_files.h"
 #include "runtime/process.h"
 
@@ -382,35 +379,21 @@ void Toolchain::compile_shared_object(const std::string& source_path,
     for (const std::string& object : objects) unlink(object.c_str());
   };
   std::vector<ProcessResult> results(static_cast<size_t>(units));
-  std::atomic<int> next_unit{0};
-  std::exception_ptr interrupted;  // the first unit's interruption: no unit starts after it
-  std::mutex interrupted_lock;
-  auto compile_units = [&] {
-    for (int unit = next_unit++; unit < units; unit = next_unit++) {
+  try {
+    run_interruptibly(static_cast<size_t>(units), static_cast<size_t>(std::max(jobs, 1)),
+                      [&](size_t unit, const StopFlag& stop) {
       std::vector<std::string> arguments = command;
       for (const std::string& flag : flags_.compile)
         if (flag != "-shared") arguments.push_back(flag);
       arguments.insert(arguments.end(), {"-DKILN_UNIT=" + std::to_string(unit), "-c", source_path,
-                                         "-o", objects[static_cast<size_t>(unit)]});
+                                         "-o", objects[unit]});
       try {
-        results[static_cast<size_t>(unit)] = run_process(arguments, temporaries.path());
+        results[unit] = run_process(arguments, temporaries.path(), &stop);
       } catch (const Error& error) {
-        if (error.kind() == ErrorKind::Interrupted) {
-          next_unit = units;
-          std::lock_guard<std::mutex> hold(interrupted_lock);
-          if (!interrupted) interrupted = std::current_exception();
-          continue;
-        }
-        results[static_cast<size_t>(unit)] = {-1, error.what()};
+        if (error.kind() == ErrorKind::Interrupted) throw;
+        results[unit] = {-1, error.what()};
       }
-    }
-  };
-  std::vector<std::thread> workers;
-  for (int worker = 1; worker < std::min(jobs, units); ++worker) workers.emplace_back(compile_units);
-  compile_units();
-  for (std::thread& worker : workers) worker.join();
-  try {
-    if (interrupted) std::rethrow_exception(interrupted);
+    });
     for (int unit = 0; unit < units; ++unit)
       check_compiled(results[static_cast<size_t>(unit)],
                      source_path + " (unit " + std::to_string(unit) + ")");

@@ -36,7 +36,8 @@ class Toolchain {
   // handles atomic placement). A source of several translation units (codegen/cpp/
   // translation_units.h) is compiled unit by unit, `jobs` compiler processes at a time, and
   // linked. `embedded` data is assembled into the library beside the source (embedded_bytes.h).
-  // Throws kiln::Error(Toolchain) on failure.
+  // Throws kiln::Error(Toolchain) on failure, kiln::Error(Interrupted) on a Ctrl-C (every
+  // unit's compiler killed; runtime/interruptible_work.h).
   void compile_shared_object(const std::string& source_path, const std::string& output_path,
                              int units = 1, int jobs = 1,
                              const std::vector<EmbeddedBytes>& embedded = {}) const;

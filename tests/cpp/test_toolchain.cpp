@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -13,9 +14,11 @@
 #include <iterator>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "kiln/error.h"
+#include "runtime/process.h"
 #include "runtime/shared_library.h"
 #include "runtime/toolchain.h"
 
@@ -186,6 +189,49 @@ TEST(Toolchain, SyntaxErrorThrowsToolchainErrorNamingTheSource) {
     EXPECT_NE(message.find("error"), std::string::npos) << message;  // the compiler's words
   }
   EXPECT_FALSE(std::filesystem::exists(object));
+}
+
+// Python sees Ctrl-C only on its main thread (the interruption check answers there alone), yet
+// a compile split into units runs their compilers on other threads: the check's yes must still
+// kill every unit's compiler, including one whose compile would take many seconds.
+std::thread::id checking_thread;
+std::chrono::steady_clock::time_point interrupt_at;
+bool ctrl_c_on_the_checking_thread() {
+  return std::this_thread::get_id() == checking_thread &&
+         std::chrono::steady_clock::now() >= interrupt_at;
+}
+
+TEST(Toolchain, CtrlCSeenOnTheCallingThreadKillsEveryUnitsCompiler) {
+  TemporaryDirectory directory;
+  // Unit 1 evaluates constants for several seconds; unit 0 is done at once.
+  std::string source = write_source(directory.path(), "units.cpp",
+      "#if !defined(KILN_UNIT) || KILN_UNIT == 0\n"
+      "extern \"C\" int kiln_test_answer() { return 42; }\n#endif\n"
+      "#if !defined(KILN_UNIT) || KILN_UNIT == 1\n"
+      "constexpr long spin(long s) {\n"
+      "  for (long i = 0; i < 1000; ++i)\n"
+      "    for (long j = 0; j < 1000; ++j) s = (s * 31 + j) % 1000003;\n"
+      "  return s;\n}\n"
+      "template <long K> struct Slow { static constexpr long value = spin(K); };\n"
+      "static_assert(Slow<1>::value + Slow<2>::value + Slow<3>::value + Slow<4>::value >= 0);\n"
+      "#endif\n");
+  const std::string object = directory.path() + "/units.so";
+  checking_thread = std::this_thread::get_id();
+  interrupt_at = std::chrono::steady_clock::now() + std::chrono::milliseconds(300);
+  kiln::runtime::set_interruption_check(ctrl_c_on_the_checking_thread);
+  try {
+    Toolchain::system().compile_shared_object(source, object, 2, 2);
+    ADD_FAILURE() << "the compile ended without the interruption";
+  } catch (const kiln::Error& error) {
+    EXPECT_EQ(error.kind(), kiln::ErrorKind::Interrupted) << error.what();
+  }
+  kiln::runtime::set_interruption_check(nullptr);
+  EXPECT_EQ(command_output("pgrep -f '" + directory.path() + "/[u]nits.cpp'"), "")
+      << "a unit's compiler still runs";
+  std::vector<std::string> left;
+  for (const auto& entry : std::filesystem::directory_iterator(directory.path()))
+    left.push_back(entry.path().filename().string());
+  EXPECT_EQ(left, (std::vector<std::string>{"units.cpp"}));
 }
 
 TEST(Toolchain, DeclareSimdSinCallsLibmvecVariant) {
