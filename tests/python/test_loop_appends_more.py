@@ -6,17 +6,7 @@ import numpy as np
 import pytest
 
 import kiln
-
-
-def _same(got, want):
-    """Equal values of the same Python types, lists and tuples item by item."""
-    assert type(got) is type(want), (type(got), type(want))
-    if isinstance(want, (list, tuple)):
-        assert len(got) == len(want)
-        for a, b in zip(got, want):
-            _same(a, b)
-    elif want is not None:
-        np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)
+from test_loop_conditional_appends import _same
 
 
 def _check(function, *args, kinds=("loop",), breaks=0):

@@ -51,7 +51,7 @@ _UNROUNDED_SCALARS = frozenset([aten.mul.Tensor, aten.mul.Scalar, aten.div.Tenso
                                 aten.div.Scalar, aten.true_divide.Tensor])
 
 
-def _operands(context, node, values, dtype):
+def _operands(context, values, dtype):
     return [context.as_tensor(value, dtype) for value in values]
 
 
@@ -64,7 +64,7 @@ def _elementwise(builder, arity):
                 and not all(isinstance(value, _kiln.Tensor) for value in values)):
             operands = [context.as_tensor(value, torch.float32) for value in values]
             return cast(builder(*operands, *args[arity:], **kwargs), dtype)
-        return builder(*_operands(context, node, values, dtype), *args[arity:], **kwargs)
+        return builder(*_operands(context, values, dtype), *args[arity:], **kwargs)
     return lower
 
 
@@ -159,7 +159,7 @@ _register_elementwise([
 @lowers(aten.add.Tensor, aten.add.Scalar, aten.sub.Tensor, aten.sub.Scalar)
 def _add_or_subtract(context, node, a, b, alpha=1):
     dtype = out_dtype(node)
-    a, b = _operands(context, node, (a, b), dtype)
+    a, b = _operands(context, (a, b), dtype)
     if alpha != 1:
         b = _kiln.multiply(b, context.as_tensor(alpha, dtype))
     subtract = node.target in (aten.sub.Tensor, aten.sub.Scalar)
@@ -169,7 +169,7 @@ def _add_or_subtract(context, node, a, b, alpha=1):
 @lowers(aten.rsub.Scalar, aten.rsub.Tensor)
 def _reverse_subtract(context, node, a, b, alpha=1):
     dtype = out_dtype(node)
-    a, b = _operands(context, node, (a, b), dtype)
+    a, b = _operands(context, (a, b), dtype)
     if alpha != 1:
         a = _kiln.multiply(a, context.as_tensor(alpha, dtype))
     return _kiln.subtract(b, a)
@@ -178,7 +178,7 @@ def _reverse_subtract(context, node, a, b, alpha=1):
 @lowers(aten.div.Tensor_mode, aten.div.Scalar_mode)
 def _divide_rounding(context, node, a, b, rounding_mode=None):
     dtype = out_dtype(node)
-    a, b = _operands(context, node, (a, b), dtype)
+    a, b = _operands(context, (a, b), dtype)
     if rounding_mode is None:
         return _kiln.divide(a, b)
     if not dtype.is_floating_point:
@@ -222,7 +222,7 @@ def _power(context, node, base, exponent):
             return _kiln.reciprocal(base)
         if exponent == -2 and dtype.is_floating_point:
             return _kiln.reciprocal(_kiln.multiply(base, base))
-    base, exponent = _operands(context, node, (base, exponent), dtype)
+    base, exponent = _operands(context, (base, exponent), dtype)
     return _kiln.power(base, exponent)
 
 
@@ -268,7 +268,7 @@ def _bitwise_not(context, node, x):
 def _where(context, node, condition, a, b):
     dtype = out_dtype(node)
     condition = context.as_tensor(condition, torch.bool)
-    return _kiln.where(condition, *_operands(context, node, (a, b), dtype))
+    return _kiln.where(condition, *_operands(context, (a, b), dtype))
 
 
 @lowers(aten.masked_fill.Scalar, aten.masked_fill.Tensor)
@@ -328,7 +328,7 @@ def _threshold_backward(context, node, grad, x, threshold):
 def _fused_multiply_add(context, node, a, b, c):
     # a * b + c: the C++ compiler contracts it into one fma instruction where the target has it.
     dtype = out_dtype(node)
-    a, b, c = _operands(context, node, (a, b, c), dtype)
+    a, b, c = _operands(context, (a, b, c), dtype)
     return _kiln.add(_kiln.multiply(a, b), c)
 
 
