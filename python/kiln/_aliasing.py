@@ -163,7 +163,7 @@ def _trace_group(members, positions, trace, tracer, tracers):
                                check_bounds=False)
 
         tracers[position] = base._make_view(forward(base.tensor), forward, backward,
-                                            tuple(strides))
+                                            tuple(strides), offset=offset)
         tracers[position]._argument = True
         # The shared memory is traced as one writable array: a member NumPy would refuse to
         # write still refuses.

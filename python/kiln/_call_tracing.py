@@ -16,6 +16,8 @@ from ._numpy_names import with_numpy_names
 from ._graph_breaks import (GraphBreak, GraphBreakSignal, located, raise_taken_signal,
                             refused_by_python, signals_raised)
 from ._raising_calls import LEAKED, NOT_AN_ARRAY, donated, written_inputs
+from ._returned_views import (ResultView, argument_positions, holds_argument_view,
+                              memory_ordered, returned_view)
 from ._retrace import (SEGMENT_LIMIT, SEGMENT_SECONDS, NeedsStatic, RerunEagerly, _SegmentLimit,
                        _TraceContext, _Traced)
 from ._trace_stores import CellStores, GlobalStores, MemoStores
@@ -137,6 +139,7 @@ class CallTracing:
             options.setdefault("cache_dir", str(config.cache_dir))
         context = _TraceContext(self, trace, list(real_arrays), strides, options, self.fullgraph,
                                 bool(dynamic))
+        context.argument_positions = argument_positions(inputs, aliased)
         contexts.append(context)
         context.retrace_times = times
         context.attribute_dicts = (attributes.traced_dicts()  # loop bodies' changes to them
@@ -266,15 +269,21 @@ class CallTracing:
             raise NeedsStatic()
         if context.broke:  # its numbers stay static: a dynamic trace would break, then retry
             self.numbers.keep_static(spec)
-        if not outputs:
+        views = holds_argument_view(output_spec)
+        if not outputs and not (views and trace.check_count):
             # Nothing computed: the trace ran the function (its prints too), so its result is
             # this call's; running it again would repeat them. Later calls run it as it is, or
             # retrace it after a break (its prints and data-dependent results are per call).
+            # (A result of argument views whose trace has run-time checks runs its graph of
+            # checks: one fails where the trace's assumption does, `return x` past a None.)
             if guard is not None:
                 self.cache.add(guard, args, kwargs, None, None, [], context.broke)
                 self.retrace_entries += context.broke
             for target, name, value in assigned:  # constants; later calls run eagerly
                 target[name] = value
+            if views:
+                # (the result holds tracers: its arrays are the arguments and their views)
+                result = _kiln.GuardedCache.build_output(output_spec, context.real_arrays)
             return _Traced(None, None, None, [], context.broke, result=result)
         reads = None
         try:
@@ -337,9 +346,16 @@ class CallTracing:
             if row is not None:  # a row of a loop's appends: its stack is the output, once
                 stack, row_value = row
                 return _pytree.Rebuilt(row_value, convert(stack))
+            view = returned_view(leaf, context.argument_positions, returned_slot)
+            if view is not None:  # the caller's array, or a view of it or of a result
+                return view
             chosen = _assumed_numbers.returned(leaf, scalar_output)
             if chosen is not None:
                 return chosen
+            ordered = memory_ordered(leaf)
+            if ordered is not None:  # written in NumPy's memory order, returned as its view
+                outputs.append(ordered[0])
+                return ResultView(len(outputs) - 1, ordered[1])
             tensor = tracer.unwrap(leaf)
             if (tensor is None and type(leaf) is np.ndarray
                     and not getattr(tracer, "holds_dtype", bool)(leaf.dtype)):
@@ -371,6 +387,11 @@ class CallTracing:
         def scalar_output(tensor):  # a NumPy scalar of the call's result
             outputs.append(tensor)
             return -len(outputs)
+
+        leaves = {id(leaf) for leaf in _pytree.flatten(result, results=True)[0]}
+
+        def returned_slot(array):  # the spec of an array the result returns, else None
+            return convert(array) if id(array) in leaves else None
 
         spec = _pytree.output_spec(convert, result)
         compact = getattr(tracer, "compact_rows", None)  # lists of a loop's appends

@@ -187,10 +187,11 @@ def getitem(x, key):
             result = TracedArray(x._context, _basic(x.tensor, entries, shape))
             result._scalar = True
             return result
+        strides, offset = _memory_layout.indexed(x, entries, shape)
         result = x._make_view(_basic(x.tensor, entries, shape),
                               lambda root: _basic(root, entries, shape),
                               lambda root, value: _set_basic(root, entries, shape, value),
-                              _memory_layout.indexed(x, entries, shape))
+                              strides, offset=offset)
         return result
     plan = _Advanced(x, entries, split)
     if plan.empty:

@@ -234,21 +234,36 @@ def permuted(x, permutation):
 
 
 def indexed(x, entries, shape):
-    """The strides of x[entries] (ints, slices and None: basic indexing, kiln._indexing)."""
+    """(strides, offset) of x[entries] (ints, slices and None: basic indexing, kiln._indexing):
+    the view's strides and where its first element lies from x's, in elements; (None, None)
+    where not known."""
     strides = strides_of(x)
     if strides is None:
-        return None
-    result, axis = [], 0
+        return None, None
+    result, offset, axis = [], 0, 0
     for entry in entries:
         if entry is None:
             result.append(0)
             continue
         if isinstance(entry, slice):
-            result.append(strides[axis] * entry.indices(shape[axis])[2])
-        elif not isinstance(entry, int):
-            return None
+            start, _, step = entry.indices(shape[axis])
+            result.append(strides[axis] * step)
+            offset += start * strides[axis]
+        elif isinstance(entry, int):
+            offset += (entry + shape[axis] if entry < 0 else entry) * strides[axis]
+        else:
+            return None, None
         axis += 1
-    return tuple(result)
+    return tuple(result), offset
+
+
+def flipped(x, axes):
+    """(strides, offset) of np.flip(x, axes): each flipped axis walked from its last element."""
+    strides = strides_of(x)
+    if strides is None:
+        return None, None
+    offset = sum((x.shape[d] - 1) * strides[d] for d in axes if x.shape[d] > 0)
+    return tuple(-s if d in axes else s for d, s in enumerate(strides)), offset
 
 
 def follows(inputs, shape):

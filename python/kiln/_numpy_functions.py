@@ -7,8 +7,7 @@ import numpy as np
 from . import _kiln, _memory_layout
 from ._tracer import (AxisError, TracedArray, _UFuncOutputCastingError, backend, cast,
                       check_fits, graph_break, materialize_all, normalize_axes,
-                      normalize_axis, shape_entries, to_tensor, traced, user_location,
-                      weak_type)
+                      normalize_axis, shape_entries, to_tensor, traced, weak_type)
 from ._tracer_types import check_axis_type, check_not_bool_axis, normalize_axis_tuple
 
 _NUMPY2 = np.lib.NumpyVersion(np.__version__) >= "2.0.0"
@@ -143,26 +142,43 @@ def reshape_view(x, target, strides=None, maybe_copy=False):
 
 
 def _index_order(x, order, op):
-    """"C" or "F" for NumPy's order argument of reshape/ravel/flatten. "A" and "K" read the
-    array in its memory layout, which NumPy decides per intermediate (a transpose is
-    Fortran-ordered) and a traced array does not have: refused beyond one axis, where every
-    order reads the same sequence."""
+    """"C" or "F" for NumPy's order argument of reshape/ravel/flatten, or for ravel's "K" the
+    axes in the order NumPy reads them. "A" and "K" read the array in its memory layout
+    (kiln._memory_layout): "A" is "F" for a Fortran-contiguous array that is not
+    C-contiguous, "K" the axes by decreasing stride. Where kiln does not know the layout, or
+    "K" meets negative or equal strides (NumPy's copy then orders them its own way), the call
+    runs as NumPy (a graph break)."""
     order = "C" if order is None else order
     if order not in ("C", "F", "A", "K"):
         raise ValueError(f"order must be one of 'C', 'F', 'A', or 'K' (got '{order}')")
+    if order == "K" and op == "reshape":
+        raise ValueError("order 'K' is not permitted for reshaping")
     if order in ("A", "K"):
-        if x.ndim > 1:
-            raise NotImplementedError(
-                f"kiln: {op}(order='{order}') at {user_location()} reads the array in its "
-                "memory layout, which a traced array does not have: use order='C' or 'F'")
-        return "C"
+        if x.ndim <= 1:
+            return "C"
+        shape, strides = tuple(x.shape), _memory_layout.strides_of(x)
+        if strides is None:
+            graph_break(f"{op}(order='{order}') of an array whose memory layout kiln does not "
+                        "know")
+        if _memory_layout.c_contiguous(shape, strides):
+            return "C"
+        if _memory_layout.f_contiguous(shape, strides) or order == "A":
+            return "F" if _memory_layout.f_contiguous(shape, strides) else "C"
+        spans = [s for n, s in zip(shape, strides) if n > 1]
+        if any(s <= 0 for s in spans) or len(set(spans)) < len(spans):
+            graph_break(f"{op}(order='K') of an array with negative or repeated strides")
+        return sorted(range(len(shape)), key=lambda d: -strides[d])
     return order
 
 
 def ravel(context, a, order="C"):
-    """A view of a C-contiguous array (Fortran-ordered for order="F"), else a copy."""
-    return reshape(context, a, -1, order=_index_order(_as_traced(context, a), order, "ravel"),
-                   ravel=True)
+    """A view of a C-contiguous array (Fortran-ordered for order="F", and in memory order for
+    order="K" where that is contiguous), else a copy."""
+    x = _as_traced(context, a)
+    order = _index_order(x, order, "ravel")
+    if isinstance(order, list):  # "K": the axes by decreasing stride, read in C order
+        return reshape(context, transpose(context, x, order), -1, ravel=True)
+    return reshape(context, x, -1, order=order, ravel=True)
 
 
 def transpose(context, a, axes=None):
@@ -340,8 +356,9 @@ def flip(context, m, axis=None):
     if not axes:
         return traced(context, x.tensor)
     k = _k()
-    result = _view(x, k.flip(x.tensor, axes), lambda root: k.flip(root, axes),
-                   lambda root, value: k.flip(value, axes))
+    strides, offset = _memory_layout.flipped(x, axes)
+    result = x._make_view(k.flip(x.tensor, axes), lambda root: k.flip(root, axes),
+                          lambda root, value: k.flip(value, axes), strides, offset=offset)
     result._scalar = False
     return result
 
@@ -426,13 +443,12 @@ def _product(name):
 
 def _part(context, a, take):
     """np.real / np.imag: `a.real` in NumPy, so a 0-d array's part is a 0-d array and only a
-    NumPy scalar's is a scalar; the real part of a real array is a view of it (writes
-    through it reach it)."""
+    NumPy scalar's is a scalar; the real part of a real array is the array itself."""
     value = _as_traced(context, a)
     k = _k()
     if take is k.real and value.dtype.kind != "c":
-        view = _view(value, value.tensor, lambda root: root, lambda root, new: new)
-    elif value.dtype.kind != "c":   # NumPy's imaginary part of a real array: read-only zeros
+        return value
+    if value.dtype.kind != "c":   # NumPy's imaginary part of a real array: read-only zeros
         view = read_only_view(value, k.imag)
     elif take is k.real:   # a complex array's parts are views: z.real[...] = 0 writes z
         view = _view(value, take(value.tensor), take,

@@ -280,6 +280,9 @@ class _TraceContext:
         self.dynamic = dynamic
         self.trace = trace
         self.real_arrays = real_arrays  # the graph's inputs, in order (grows after a break)
+        # By tracer id, the array arguments' positions among them: results that are the
+        # caller's arrays or views of them (kiln._returned_views)
+        self.argument_positions = {}
         self.strides = strides
         self.options = options
         self.fullgraph = fullgraph

@@ -249,7 +249,7 @@ class TracedArray:
     __slots__ = ("_context", "_tensor", "_version", "_root", "_root_version", "_root_shape",
                  "_forward", "_backward", "_argument", "_selection", "_scalar", "_weak", "_range",
                  "_affine", "_clamped", "_read_only", "_bound", "_overlapping", "_lazy", "_strides",
-                 "_maybe_copy", "_maybe_copies", "_hidden_base", "__weakref__")
+                 "_maybe_copy", "_maybe_copies", "_hidden_base", "_offset", "__weakref__")
     # (not `_mask`: np.ma reads any object's _mask as its MaskedArray mask)
 
     def __init__(self, context, tensor, mask=None):
@@ -280,6 +280,8 @@ class TracedArray:
         self._maybe_copy = False     # a reshape NumPy may have copied (layout not known)
         self._maybe_copies = None    # weak references to such reshapes of this root
         self._hidden_base = False    # NumPy's base is an array kiln does not hold (as_strided's)
+        self._offset = None          # a view's first element in its root's memory, in elements
+        #                              from the root's (with _strides: kiln._returned_views)
 
     # -- value and views --
 
@@ -307,16 +309,22 @@ class TracedArray:
             tensor = backend().reshape(tensor, list(self._root_shape))
         return tensor
 
-    def _make_view(self, tensor, forward, backward, strides=None, maybe_copy=False):
+    def _make_view(self, tensor, forward, backward, strides=None, maybe_copy=False, offset=None):
         """A result that aliases self: writes to it update self (and self's own root).
-        strides: NumPy's (kiln._memory_layout; None: not known). maybe_copy: NumPy may have
-        copied instead (a reshape of an array of unknown layout): writes through it, or to
-        its root while it lives, are a graph break."""
+        strides: NumPy's (kiln._memory_layout; None: not known). offset: where its first
+        element lies from self's, in elements (0 where strides are given without it: a view
+        that starts where self does). maybe_copy: NumPy may have copied instead (a reshape of
+        an array of unknown layout): writes through it, or to its root while it lives, are a
+        graph break."""
         self._check_plain("taking a view")
         view = TracedArray(self._context, tensor)
         view._read_only, view._overlapping = self._read_only, self._overlapping
         view._hidden_base = self._hidden_base
         view._strides, view._maybe_copy = strides, maybe_copy or self._maybe_copy
+        if offset is None and strides is not None:
+            offset = 0
+        start = 0 if self._root is None else self._offset
+        view._offset = None if offset is None or start is None else start + offset
         if self._scalar and len(self.tensor.shape) == 0:
             # A NumPy scalar is immutable: NumPy views a temporary array made from it.
             view._scalar = len(tensor.shape) == 0  # np.float64(1).T is a scalar

@@ -73,7 +73,7 @@ def _transpose(self, *axes):
 
 
 TracedArray.reshape, TracedArray.transpose = _reshape, _transpose
-TracedArray.flatten = lambda self, order="C": self.reshape(-1, order=order).copy()
+TracedArray.flatten = lambda self, order="C": np.ravel(self, order=order).copy()
 TracedArray.__copy__ = lambda self: self.copy()
 TracedArray.__deepcopy__ = lambda self, memo: self.copy()
 

@@ -398,7 +398,7 @@ class GuardedCache {
                            reinterpret_cast<PyArrayObject*>(results[size_t(output)].ptr())) < 0)
         throw nb::python_error();
     }
-    return build_output(output_spec, results);
+    return build_output(output_spec, results, arrays);
   }
 
   struct GlobalRead {
@@ -476,6 +476,14 @@ void bind_guarded_cache(nb::module_& module) {
       .def_static("run_traced", &GuardedCache::run_traced, nb::arg("compiled"),
                   nb::arg("arrays"), nb::arg("output_spec").none(), nb::arg("mutations"),
                   nb::arg("targets").none() = nb::none())
+      .def_static(
+          "build_output",
+          [](nb::object output_spec, std::vector<nb::object> arrays) {
+            return build_output(output_spec.ptr(), {}, arrays);
+          },
+          nb::arg("output_spec"), nb::arg("arrays"),
+          "The result an output spec of no graph outputs gives for the call's arrays (its "
+          "ArgumentView leaves: the arguments themselves and views of them).")
       .def("environment", &GuardedCache::environment)
       .def("clear", &GuardedCache::clear)
       .def("evict_to", &GuardedCache::evict_to, nb::arg("most"))

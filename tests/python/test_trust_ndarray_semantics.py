@@ -59,8 +59,36 @@ def test_fortran_index_order():
         a.reshape(6, 4, order="F")[0, 0] = -1.0
         return a
     compare(write_through_copy, X)
-    with pytest.raises(NotImplementedError, match=r"ravel\(order='K'\) .* memory layout"):
-        kiln.compile(lambda a: a.ravel(order="K"))(X)
+
+
+def _memory_orders(a):
+    b = np.arange(24.0).reshape(2, 3, 4).transpose(2, 0, 1) + a[0, 0]
+    return (a.ravel(order="K"), a.T.ravel(order="K"), a.T.reshape(-1, order="A"),
+            np.ravel(a[:, ::2].T, "K"), a.T.flatten("K"), b.ravel("K"), b.ravel("A"),
+            np.ravel(b[1:], order="K"), a.ravel("A"))
+
+
+@pytest.mark.parametrize("layout", [lambda x: x, lambda x: x.T, lambda x: x[::-1, ::2]],
+                         ids=["contiguous", "transposed", "reversed"])
+def test_memory_index_orders(layout):
+    """ravel/flatten in order "K" and ravel/reshape in order "A" read the array in NumPy's
+    memory layout (a NotImplementedError before); a ravel that views in NumPy views in kiln
+    (writes through it reach the array), one NumPy copies is a copy; reshape refuses "K" as
+    NumPy does. Negative strides with "K" run as NumPy (a graph break)."""
+    # (compare's inputs are C-ordered copies: the argument's layout is given to each run)
+    eager, argument = layout(X.copy()), layout(X.copy())
+    same(kiln.compile(_memory_orders)(argument), _memory_orders(eager))
+    compare(lambda a: _memory_orders(layout(a)), X)
+
+    def write_through_ravel(a):
+        a = layout(a)
+        a.T.ravel(order="K")[1] = -1.0  # a view where the transpose is contiguous
+        b = a[:, ::2].T.ravel(order="K")   # a copy
+        b[0] = -2.0
+        return a, b
+    compare(write_through_ravel, X)
+    with pytest.raises(ValueError, match="order 'K' is not permitted for reshaping"):
+        kiln.compile(lambda a: a.reshape(-1, order="K"))(X)
 
 
 def test_numpy_float64_scalars_are_strongly_typed():
