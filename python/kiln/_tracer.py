@@ -280,8 +280,7 @@ class TracedArray:
         self._maybe_copy = False     # a reshape NumPy may have copied (layout not known)
         self._maybe_copies = None    # weak references to such reshapes of this root
         self._hidden_base = False    # NumPy's base is an array kiln does not hold (as_strided's)
-        self._offset = None          # a view's first element in its root's memory, in elements
-        #                              from the root's (with _strides: kiln._returned_views)
+        self._offset = None          # a view's first element from its root's (in elements)
 
     # -- value and views --
 
@@ -311,20 +310,18 @@ class TracedArray:
 
     def _make_view(self, tensor, forward, backward, strides=None, maybe_copy=False, offset=None):
         """A result that aliases self: writes to it update self (and self's own root).
-        strides: NumPy's (kiln._memory_layout; None: not known). offset: where its first
-        element lies from self's, in elements (0 where strides are given without it: a view
-        that starts where self does). maybe_copy: NumPy may have copied instead (a reshape of
-        an array of unknown layout): writes through it, or to its root while it lives, are a
-        graph break."""
+        strides: NumPy's (kiln._memory_layout; None: not known); offset: from self's first
+        element, in elements (0 by default with strides). maybe_copy: NumPy may have copied
+        instead (a reshape of unknown layout): writes through it, or to its root while it
+        lives, are a graph break."""
         self._check_plain("taking a view")
         view = TracedArray(self._context, tensor)
         view._read_only, view._overlapping = self._read_only, self._overlapping
         view._hidden_base = self._hidden_base
         view._strides, view._maybe_copy = strides, maybe_copy or self._maybe_copy
-        if offset is None and strides is not None:
-            offset = 0
-        start = 0 if self._root is None else self._offset
-        view._offset = None if offset is None or start is None else start + offset
+        start = 0 if self._root is None else self._offset  # (None: not known, nor its views')
+        view._offset = (None if start is None or offset is None and strides is None
+                        else start + (offset or 0))
         if self._scalar and len(self.tensor.shape) == 0:
             # A NumPy scalar is immutable: NumPy views a temporary array made from it.
             view._scalar = len(tensor.shape) == 0  # np.float64(1).T is a scalar
@@ -502,8 +499,7 @@ class TracedArray:
             return self._context.note_data_scalar(round(value))
         result = np.round(self, ndigits)  # of its own type, as NumPy's scalars round
         if self._weak is not None and isinstance(result, TracedArray):
-            # a traced Python number's round(x, n) is Python's type (a loop's `t =
-            # round(t + 0.1, 10)` came back as np.float64)
+            # a traced Python number's round(x, n) is Python's type (was np.float64)
             result._scalar, result._weak = True, self._weak
         return result
 
