@@ -15,7 +15,7 @@ nb::object view_of(const nb::object& array, nb::handle view) {
   const auto [offset, shape, strides, read_only] =
       nb::cast<std::tuple<int64_t, std::vector<npy_intp>, std::vector<npy_intp>, bool>>(view);
   if (shape.size() != strides.size())
-    throw Error(ErrorKind::Internal, "kiln: an argument view's shape and strides differ in rank");
+    throw Error(ErrorKind::Internal, "kiln: a returned view's shape and strides differ in rank");
   PyArray_Descr* descr = PyArray_DESCR(base);
   const npy_intp itemsize = PyArray_ITEMSIZE(base);
   std::vector<npy_intp> byte_strides(strides.size());
