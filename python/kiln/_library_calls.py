@@ -8,6 +8,7 @@ import importlib
 import numpy as np
 
 from ._device import torch_current_stream
+from ._device_results import assembled
 from ._result_pool import ResultPool
 
 
@@ -21,6 +22,24 @@ def _same_objects(values, others):
     return True
 
 
+def _tensor_guard(torch, tensors):
+    """Dynamo's C++ check of tensors against these ones (TensorGuards: the Python type, dispatch
+    keys, which hold the device, autograd and the conjugate and negative bits, and the dtype,
+    device index, requires_grad, sizes and strides), 0.4 us a call of one tensor where reading
+    its attributes in Python took 2-3 (a slow host); None where this torch lacks it, or where a
+    tensor requires grad (traced under no_grad: the check would then pass one that requires grad
+    with grad mode on, whose call needs the differentiable path)."""
+    if any(t.requires_grad for t in tensors):
+        return None
+    try:
+        guards = importlib.import_module("torch._C._dynamo.guards")
+        return guards.TensorGuards(*tensors,
+                                   dynamic_dims_sizes=[list(t.shape) for t in tensors],
+                                   dynamic_dims_strides=[list(t.stride()) for t in tensors])
+    except (ImportError, AttributeError, TypeError, RuntimeError):
+        return None
+
+
 class TorchCall:
     """The call of one compiled signature on torch CUDA tensors, as the torch backend calls kiln:
     the guard read from the tensors' attributes (the CUDA Array Interface's dictionaries cost
@@ -28,12 +47,14 @@ class TorchCall:
     tensors (kiln/_result_pool.py), the work queued on torch's current stream."""
 
     def __init__(self, torch, compiled, single, output_dtypes, tensors, environment,
-                 mutated=()):
+                 mutated=(), returns=None):
         self.compiled, self.single, self.tensor_type = compiled, single, torch.Tensor
+        self.returns = returns  # the arguments and views it returns (kiln._device_results)
         self.environment = environment  # the values of the globals it was traced with
         self.mutated, self.copy = list(mutated), torch._foreach_copy_
         self.layouts = [(t.dtype, t.shape, t.stride(), t.device, t.is_complex())
                         for t in tensors]
+        self.guard = _tensor_guard(torch, tensors)
         device = tensors[0].device
         self.pool = ResultPool(torch, compiled, list(zip(compiled.output_shapes, output_dtypes)),
                                device)
@@ -49,6 +70,11 @@ class TorchCall:
         globals the function reads hold the values (the same objects) it was traced with."""
         if len(args) != len(self.layouts) or not _same_objects(environment, self.environment):
             return False
+        if self.guard is not None:
+            try:
+                return self.guard.check(*args)
+            except TypeError:  # (not a tensor)
+                return False
         for value, (dtype, shape, strides, device, complex_) in zip(args, self.layouts):
             if (type(value) is not self.tensor_type or value.requires_grad
                     or value.dtype != dtype or value.shape != shape
@@ -64,6 +90,8 @@ class TorchCall:
             count = len(results) - len(self.mutated)
             self.copy([tensors[k] for k in self.mutated], results[count:])
             results = results[:count]
+        if self.returns is not None:
+            results = assembled(self.returns, results, tensors)
         return results[0] if self.single else tuple(results)
 
 

@@ -47,6 +47,15 @@ class PooledResult:
                 and self.storage.nbytes() == self.nbytes)
 
 
+def _all_free(taken):
+    """Whether kiln may write every PooledResult of `taken` (a loop: all() of a generator cost
+    a third of a one-result take)."""
+    for free in taken:
+        if not free.only_pool_holds():
+            return False
+    return True
+
+
 def _use_count(torch):
     """A storage's use count by its address; torch builds without the counter: never free,
     every call a new tensor."""
@@ -99,7 +108,7 @@ class ResultPool:
 
     def _take(self):
         for taken in self.recent:  # one pass over the storages, not a pool walk each
-            if all(free.only_pool_holds() for free in taken):
+            if _all_free(taken):
                 self._remember(taken)
                 return taken
         taken = []

@@ -12,7 +12,9 @@ positional and keyword arguments that export __cuda_array_interface__ (torch CUD
 Numba device arrays) or DLPack on a CUDA device (JAX arrays), and are read in place; results are
 new arrays of the first array argument's library (CuPy arrays over kiln's memory for CuPy inputs,
 JAX arrays over it by DLPack for JAX inputs; for torch inputs, tensors torch allocates, which kiln
-writes into and reuses once the caller has dropped them, kiln/_result_pool.py). The work is queued
+writes into and reuses once the caller has dropped them, kiln/_result_pool.py); a result NumPy
+returns as an argument itself or a view of one (or of another result) is that array or a view of
+its memory, laid out as NumPy's (kiln/_device_results.py). The work is queued
 on that argument's current stream and the call does not wait for the GPU. DLPack arguments (JAX)
 are exported for kiln's stream, which their producer makes wait for their writes, and kept until
 kiln's reads are done; a consumer of the results (JAX's from_dlpack) names its own stream, which
@@ -53,6 +55,7 @@ from ._compile import compile as compile_for_host
 from ._config import config
 from ._device_array_kinds import (_as_library_array, _is_device_array, _layout, _library_of,
                                   _stream_of)
+from ._device_results import assembled, on_device_of, return_specs, write_back
 from ._graph_breaks import GraphBreakSignal, raise_taken_signal, signals_raised
 from ._library_calls import JaxCall, TorchCall, jax_importer
 from ._environment import Environment
@@ -60,27 +63,6 @@ from ._numpy_names import with_numpy_names
 from ._retrace import SEGMENT_LIMIT, NeedsStatic, Segments, _SegmentLimit, _TraceContext, held_output
 from ._static_keys import TOO_LARGE, immutable, static_key
 from ._tracing import location_of, with_loop_capture
-
-
-def _write_back(results, arguments, name):
-    """The results less the last len(arguments): the new values of arguments the function
-    assigned into, copied into their memory (torch tensors, CuPy arrays, NumPy arrays copied
-    in); an immutable array (JAX) or one of a library kiln cannot write is a TypeError."""
-    count = len(results) - len(arguments)
-    for argument, value in zip(arguments, results[count:]):
-        library = type(argument).__module__.split(".")[0]
-        if isinstance(argument, np.ndarray):
-            np.copyto(argument, value.get() if hasattr(value, "get") else value)
-        elif library == "torch":
-            argument.copy_(sys.modules["torch"].as_tensor(value, device=argument.device))
-        elif library == "cupy":
-            sys.modules["cupy"].copyto(argument, sys.modules["cupy"].asarray(value))
-        else:
-            raise TypeError(f"kiln.wrap_numpy({name}): the function assigns into an argument "
-                            f"of type {type(argument).__name__}, which kiln cannot write "
-                            f"(JAX arrays are immutable); pass a torch tensor or CuPy array, "
-                            f"or assign into a copy")
-    return results[:count]
 
 
 def _environment_values(environment):
@@ -109,19 +91,6 @@ def _host_copy(value):
     if library == "cupy":
         return value.get()
     return np.array(value)  # JAX arrays and other producers of __array__
-
-
-def _on_device_of(array, like):
-    """A NumPy result as an array of `like`'s library on its device."""
-    library = _library_of(like)
-    if library == "torch":
-        return sys.modules["torch"].as_tensor(array, device=like.device)
-    if library == "cupy":
-        return sys.modules["cupy"].asarray(array)
-    if library == "jax":
-        jax = importlib.import_module("jax")
-        return jax.device_put(array, next(iter(like.devices())))
-    return array  # a library kiln does not know: NumPy's result as it is
 
 
 def _torch_cuda_tensors(args):
@@ -276,7 +245,8 @@ class _Wrapped:
         arrays = [k for k, v in enumerate(values) if _is_device_array(v) or isinstance(v, np.ndarray)]
         layouts = [_layout(values[k]) for k in arrays]
         signature = (len(args), tuple(names), tuple(arrays),
-                     tuple((d, tuple(s), tuple(t)) for d, s, t in layouts))
+                     tuple((d, tuple(s), tuple(t)) for d, s, t in layouts),
+                     tuple(_library_of(values[k]) for k in arrays))  # (the views it returns)
         base, dynamic = self._dynamic_numbers(signature, values, arrays, len(args) + len(names))
         device = [values[k] for k in arrays if _is_device_array(values[k])]
         stream = _stream_of(device[0]) if device else 0
@@ -320,21 +290,23 @@ class _Wrapped:
         inputs = [values[k] for k in arrays] + [
             np.array(values[k], DYNAMIC_DTYPES[type(values[k])]) for k in dynamic]
         if entry is _RETRACE:  # the final graph of this call's trace, on its inputs
-            compiled, single, inputs, mutated = results
+            compiled, single, inputs, mutated, returns = results
         else:
-            compiled, single, _, mutated = entry
+            compiled, single, _, mutated, returns = entry
         results = compiled.run(inputs, stream=stream)
         if mutated:
-            results = _write_back(results, [values[k] for k in mutated], self.name)
+            results = write_back(results, [values[k] for k in mutated], self.name)
         if device and _library_of(device[0]) == "jax":
             importer = self._jax_importer(device[0], entry)
             results = [importer(r) for r in results]
             if (entry is not _RETRACE and not mutated and not dynamic and not names
-                    and len(arrays) == len(args) == len(device)
+                    and returns is None and len(arrays) == len(args) == len(device)
                     and all(immutable(v) for v in environment)):
                 self.last_call = JaxCall(compiled, single, args, environment, importer)
         elif device:
             results = [_as_library_array(r, device[0]) for r in results]
+        if returns is not None:  # arguments and views of them or of results (_device_results)
+            results = assembled(returns, results, [values[k] for k in arrays])
         return results[0] if single else tuple(results)
 
     def _jax_importer(self, like, entry):
@@ -408,10 +380,19 @@ class _Wrapped:
         if self.on_host is None:
             self.on_host = compile_for_host(self.fn, mode=self.mode, options=self.user_options,
                                             device="cpu")
-        args, kwargs = _leaves_mapped(torch.Tensor, lambda t: t.detach().numpy(), (args, kwargs))
-        result = self.on_host(*args, **kwargs)
-        return _leaves_mapped((np.ndarray, np.generic),
-                              lambda a: torch.from_numpy(np.asarray(a)), result)
+        tensors = {}  # id of the NumPy view of each tensor -> (the view, the tensor)
+
+        def as_numpy(tensor):
+            array = tensor.detach().numpy()
+            tensors[id(array)] = (array, tensor)
+            return array
+
+        def as_tensor(array):  # an argument returned: the caller's tensor itself, as in NumPy
+            given = tensors.get(id(array))
+            return given[1] if given is not None and given[0] is array else torch.from_numpy(
+                np.asarray(array))
+        args, kwargs = _leaves_mapped(torch.Tensor, as_numpy, (args, kwargs))
+        return _leaves_mapped((np.ndarray, np.generic), as_tensor, self.on_host(*args, **kwargs))
 
     def _call_torch(self, torch, tensors, environment):
         key = (tuple((t.dtype, t.shape, t.stride(), t.device) for t in tensors),
@@ -436,10 +417,10 @@ class _Wrapped:
             if entry is _RETRACE:
                 self.torch_calls[key] = _RETRACE
                 return _RETRACE
-            compiled, single, dtype_names, mutated = entry
+            compiled, single, dtype_names, mutated, returns = entry
             call = self.torch_calls[key] = TorchCall(
                 torch, compiled, single, [getattr(torch, name) for name in dtype_names], tensors,
-                environment, mutated)
+                environment, mutated, returns)
         if all(immutable(v) for v in environment):  # (the fast path compares identities)
             self.last_call = call
         return call(tensors)
@@ -458,8 +439,9 @@ class _Wrapped:
         trace.location = location_of(self.fn)
         traced = list(values)
         inputs = [trace.input(dtype, shape) for dtype, shape, _ in layouts]
-        for k, tensor in zip(arrays, inputs):
+        for k, tensor, (_, _, strides) in zip(arrays, inputs, layouts):
             traced[k] = _numpy_tracer.wrap(tensor, trace)
+            traced[k]._strides = tuple(strides) if strides else "C"  # (NumPy's, in elements)
         numbers = [np.array(values[k], DYNAMIC_DTYPES[type(values[k])]) for k in dynamic]
         for k, number in zip(dynamic, numbers):  # stands for a Python number: weak
             traced[k] = _numpy_tracer.wrap(trace.input(number.dtype.name, []), trace)
@@ -500,16 +482,21 @@ class _Wrapped:
             raise _RunsOnHost(f"more than {SEGMENT_LIMIT} distinct graphs around its graph "
                               f"breaks") from None
         single = not isinstance(result, (tuple, list))
-        outputs = []
-        results_given = [result] if single else result
-        for item in results_given:
+
+        def output_of(item):
             tensor = _numpy_tracer.unwrap(item)
             if tensor is None and isinstance(item, np.ndarray):  # computed on the host after a break
                 tensor = context.data_input(item)
             if tensor is None:
                 raise TypeError(f"kiln.wrap_numpy({self.name}): every result must be an array "
                                 f"computed from the array arguments, got {type(item).__name__}")
-            outputs.append(tensor)
+            return tensor
+        device = [values[k] for k in arrays if _is_device_array(values[k])]
+        # the caller's arrays and views as NumPy returns them (kiln._device_results)
+        returns, outputs = return_specs([result] if single else result,
+                                        {id(traced[k]): p for p, k in enumerate(arrays)},
+                                        [values[k] for k in arrays], device[0] if device else None,
+                                        output_of)
         # An argument the function assigned into (x *= 2, x[mask] = 0): its new value is one
         # more output, copied into the argument's memory after the run, as NumPy's caller sees.
         mutated = []
@@ -521,9 +508,10 @@ class _Wrapped:
         dtypes = [tensor.dtype for tensor in outputs]
         if context.broke or retrace:
             compiled, _, reads = self._compile_segment(context, outputs)
-            return _RETRACE, (compiled, single, [context.real_arrays[k] for k in reads], mutated)
+            return _RETRACE, (compiled, single, [context.real_arrays[k] for k in reads], mutated,
+                              returns)
         compiled = _kiln.compile_graph(trace, outputs, context.strides, context.options)
-        return (compiled, single, dtypes, mutated), None
+        return (compiled, single, dtypes, mutated, returns), None
 
     def _run_on_host(self, values, positional, names, arrays, reason=None):
         """A call whose trace cannot go on (a NumPy function kiln does not follow) or would
@@ -547,14 +535,14 @@ class _Wrapped:
         result = function(*host[:positional], **dict(zip(names, host[positional:calls])))
         changed = [k for k in arrays
                    if not np.array_equal(host[k], before[k], equal_nan=host[k].dtype.kind in "fc")]
-        _write_back(list(host[k] for k in changed), [values[k] for k in changed], self.name)
+        write_back(list(host[k] for k in changed), [values[k] for k in changed], self.name)
         device = [values[k] for k in arrays if _is_device_array(values[k])]
         if not device:
             return result
         like = device[0]
         if isinstance(result, (tuple, list)):
-            return type(result)(_on_device_of(np.asarray(item), like) for item in result)
-        return _on_device_of(np.asarray(result), like)
+            return type(result)(on_device_of(np.asarray(item), like) for item in result)
+        return on_device_of(np.asarray(result), like)
 
     def _options(self):
         options = dict(self.options)

@@ -180,3 +180,45 @@ def standin():
     _compile.set_tracer(module)
     yield module
     _compile.set_tracer(None)
+
+
+class _HostCompiled:
+    """A graph compiled for the CPU, run on the host memory of device-array stand-ins (their
+    `host` NumPy arrays; NumPy arrays as they are)."""
+
+    def __init__(self, real):
+        self.real = real
+
+    def __getattr__(self, name):
+        return getattr(self.real, name)
+
+    def run(self, inputs, stream=0):
+        return self.real.run([getattr(a, "host", a) for a in inputs], stream=stream)
+
+
+class _CpuCompiler:
+    """kiln._kiln as kiln.wrap_numpy sees it, with the CPU compiler standing in for the GPU's:
+    wrap_numpy's trace, signature, caching and result logic run here without a GPU."""
+
+    def __init__(self, real):
+        self.real = real
+
+    def __getattr__(self, name):
+        return getattr(self.real, name)
+
+    def cuda_unavailable_reason(self):
+        return None
+
+    def compile_graph(self, trace, outputs, strides=None, options=None, segment=False):
+        return _HostCompiled(self.real.compile_graph(
+            trace, outputs, strides, {**(options or {}), "device": "cpu"}, segment=segment))
+
+
+@pytest.fixture
+def cpu_stand_in(monkeypatch):
+    """wrap_numpy's graphs compiled for and run on the CPU (NumPy arguments take its general
+    path; so do tests/python/test_wrap_numpy_returned_views.py's stand-in CuPy arrays)."""
+    from kiln import _retrace, _wrap_numpy
+    compiler = _CpuCompiler(kiln._kiln)
+    monkeypatch.setattr(_wrap_numpy, "_kiln", compiler)
+    monkeypatch.setattr(_retrace, "_kiln", compiler)

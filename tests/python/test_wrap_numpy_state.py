@@ -159,33 +159,6 @@ def test_globals_are_read_at_every_call():
     _after_each_change_of_the_globals(check, [to_a_tensor])
 
 
-class _CpuStandIn:
-    """kiln._kiln as wrap_numpy sees it, with the CPU compiler standing in for the GPU's: the
-    trace, signature and caching logic of wrap_numpy run here without a GPU (NumPy arguments
-    take wrap_numpy's general path, whose graphs then run on the CPU)."""
-
-    def __init__(self, real):
-        self.real = real
-
-    def __getattr__(self, name):
-        return getattr(self.real, name)
-
-    def cuda_unavailable_reason(self):
-        return None
-
-    def compile_graph(self, trace, outputs, strides=None, options=None, segment=False):
-        return self.real.compile_graph(trace, outputs, strides, {**(options or {}), "device": "cpu"},
-                                       segment=segment)
-
-
-@pytest.fixture
-def cpu_stand_in(monkeypatch):
-    from kiln import _retrace, _wrap_numpy
-    stand_in = _CpuStandIn(kiln._kiln)
-    monkeypatch.setattr(_wrap_numpy, "_kiln", stand_in)
-    monkeypatch.setattr(_retrace, "_kiln", stand_in)
-
-
 def test_globals_are_read_at_every_call_on_the_general_path(cpu_stand_in):
     wrapped = kiln.wrap_numpy(scaled)
     x = np.linspace(-1, 1, 8 * 64).reshape(8, 64)
