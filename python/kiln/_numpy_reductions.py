@@ -3,6 +3,7 @@ ptp, count_nonzero) for _numpy_api.FUNCTIONS. Each takes the TraceContext first,
 arguments."""
 import numpy as np
 
+from ._memory_layout import c_strides, strides_of
 from ._numpy_functions import _NO_VALUE, _as_traced, _k, _result, axis_operand
 from ._tracer import call_eagerly, cast, check_dtype, normalize_axis, to_tensor
 from ._tracer_types import normalize_reduce_axes
@@ -21,6 +22,62 @@ _UFUNC_NAME = {"sum": "add", "prod": "multiply", "max": "maximum", "min": "minim
                "any": "logical_or", "all": "logical_and"}
 
 
+def _numpy_rounds_each_step(shape, strides, axes):
+    """Whether NumPy's float16 sum or prod over `axes` of an array of `shape` and element
+    `strides` rounds to float16 at each step. Its iterator puts the axes in decreasing stride
+    order (C order among ties) and merges neighbours that make one stride; the innermost loop
+    then either reduces a run of axes in float, rounded once (pairwise for sums), or is an
+    elementwise add into the float16 result (HALF_add, numpy/_core/src/umath/loops.c.src).
+    Where it is elementwise, or the run leaves reduced axes outside it, the float16 result
+    takes the elements (or the runs' float totals) one at a time, rounded each time: far from
+    a sum in float rounded once (1000 rows of [0, 10) summed down a column: 56 apart)."""
+    dims = [d for d in range(len(shape)) if shape[d] != 1]
+    reduced = [d for d in dims if d in axes]
+    if not reduced or 0 in shape:
+        return False
+    order = sorted(dims, key=lambda d: -abs(strides[d]))
+    if order[-1] not in axes:
+        return True
+    run = [order[-1]]
+    for d in reversed(order[:-1]):
+        if d not in axes or strides[d] != strides[run[-1]] * shape[run[-1]]:
+            break
+        run.append(d)
+    return len(run) < len(reduced)
+
+
+def _numpy_laid_out(array, shape, strides):
+    """`array`'s values in an array of NumPy's element `strides` (the traced array's layout),
+    so that NumPy's call iterates it as it iterates the caller's."""
+    low = sum(s * (n - 1) for s, n in zip(strides, shape) if s < 0)
+    high = sum(s * (n - 1) for s, n in zip(strides, shape) if s > 0)
+    memory = np.empty(high - low + 1, array.dtype)
+    laid_out = np.lib.stride_tricks.as_strided(memory[-low:], shape,
+                                               [s * array.itemsize for s in strides])
+    laid_out[...] = array
+    return laid_out
+
+
+def _float16_steps(context, kind, x, axes, dtype, out, keepdims):
+    """NumPy's float16 sum/prod where it rounds at each step (_numpy_rounds_each_step) or casts
+    into float16 in buffered chunks (dtype=float16 of another dtype): a graph break, NumPy
+    running the reduction on an array of the traced one's layout; None elsewhere."""
+    shape = tuple(int(n) for n in x.shape)
+    strides = strides_of(x) or c_strides(shape)  # (a layout kiln does not know: C's)
+    if x.dtype == np.float16 and not _numpy_rounds_each_step(shape, strides, axes):
+        return None
+    function = getattr(np, kind)
+
+    def eagerly(array, out=None):
+        return function(_numpy_laid_out(array, shape, strides), axis=tuple(axes), dtype=dtype,
+                        out=out, keepdims=keepdims)
+    result = call_eagerly(eagerly, (x,), {"out": out},
+                          f"np.{kind} in float16 (NumPy rounds each step to float16 here)")
+    if out is not None:
+        return result
+    return _result(context, _as_traced(context, result).tensor)  # (a tracer, as np.var reads)
+
+
 def _reduction(kind):
     def reduce(context, a, axis=None, dtype=None, out=None, keepdims=False, initial=_NO_VALUE,
                where=True):
@@ -30,6 +87,10 @@ def _reduction(kind):
         if kind in ("sum", "prod"):
             result_dtype = check_dtype(dtype) if dtype is not None else _accumulation_dtype(
                 x.dtype)
+            if result_dtype == np.float16 and axes and where is True and initial is _NO_VALUE:
+                eager = _float16_steps(context, kind, x, axes, dtype, out, keepdims)
+                if eager is not None:
+                    return eager
         elif kind in ("any", "all"):
             result_dtype = np.dtype(np.bool_)
         else:
