@@ -126,8 +126,8 @@
   X(cumsum, NumericOrComplex, kiln_zero<T>(), kiln_add(acc, x), none)                                      \
   X(cumprod, Numeric, kiln_one<T>(), kiln_mul(acc, x), none)                                     \
   /* NaN sticks (maximum's NaN first); of equal values the later, as torch.cummax keeps */      \
-  X(cummax, Any, kiln_lowest<T>(), kiln_maximum(acc, x), none)                                  \
-  X(cummin, Any, kiln_highest<T>(), kiln_minimum(acc, x), none)
+  X(cummax, Any, kiln_lowest<T>(), kiln_running_maximum(acc, x), none)                          \
+  X(cummin, Any, kiln_highest<T>(), kiln_running_minimum(acc, x), none)
 
 // Everything that is not a scalar expression. X(name, arity)  (-1: variadic)
 #define KILN_STRUCTURAL_OPS(X)                                                          \

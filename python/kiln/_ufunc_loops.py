@@ -1,13 +1,17 @@
 """ufunc methods that NumPy computes one element after another, traced as one loop node each.
 
-`np.maximum.accumulate(x)` (a running maximum: drawdowns, envelopes) and `ufunc.at(a, idx, v)`
-of ufuncs other than add/subtract (`np.multiply.at`, `np.maximum.at`: unbuffered, so a repeated
-index applies its values in turn) have no primitive of their own; they ran eagerly, a graph
-break. Here each is the loop NumPy runs, captured by kiln._loop_capture as one `loop` node
-(compiled once, any length): `y[i] = ufunc(y[i - 1], x[i])` for accumulate, and
-`a[idx[j]] = ufunc(a[idx[j]], v[j])` for at, each step in NumPy's own promotion and cast back
-on assignment, as NumPy's inner loop casts each step. Where the loop cannot be captured the
-caller runs the method eagerly, as before.
+`ufunc.accumulate` of ufuncs other than add/multiply (`np.logical_or.accumulate`, a running
+`np.bitwise_xor`) and `ufunc.at(a, idx, v)` of ufuncs other than add/subtract
+(`np.multiply.at`, `np.maximum.at`: unbuffered, so a repeated index applies its values in turn)
+have no primitive of their own; they ran eagerly, a graph break. Here each is the loop NumPy
+runs, captured by kiln._loop_capture as one `loop` node (compiled once, any length):
+`y[i] = ufunc(y[i - 1], x[i])` for accumulate, and `a[idx[j]] = ufunc(a[idx[j]], v[j])` for at,
+each step in NumPy's own promotion and cast back on assignment, as NumPy's inner loop casts each
+step. Where the loop cannot be captured the caller runs the method eagerly, as before.
+`np.maximum.accumulate` and `np.minimum.accumulate` of real arrays (running maxima: drawdowns,
+envelopes) are kiln's cummax and cummin scans, which combine as those loop steps do (NaN sticks,
+of equal values the later): one fused kernel, where the loop (a step per element) ran 3x slower
+than NumPy along rows (1000 x 10000 float64, 167 against 54 ms).
 """
 import math
 import operator
@@ -17,9 +21,11 @@ import numpy as np
 from ._graph_breaks import user_location
 from ._loop_capture import LoopCapture, _plain
 from ._loop_types import CaptureFailed
+from ._numpy_functions import _k, _result
 from ._tracer import TracedArray, context_of
 
 UNSUPPORTED = object()  # the caller runs the method eagerly
+_SCANS = {np.maximum: "cummax", np.minimum: "cummin"}  # accumulate of real arrays: kiln's scans
 # ufunc.at over more index positions runs eagerly: a loop step costs a few nanoseconds, and
 # NumPy 2's own loop of many positions (its fast path) beats the graph break it costs (an
 # np.maximum.at of 10,000 positions in a small function: 0.08 ms as a loop, 0.04 ms eager).
@@ -69,13 +75,17 @@ def accumulate(ufunc, x, axis=0, dtype=None, out=None):
         return UNSUPPORTED
     if resolved[2] != work_dtype:
         return UNSUPPORTED
-    values = np.moveaxis(x, axis, 0).astype(work_dtype)  # a copy of its own
     context = context_of([x])
-    try:
-        values = _scan(context, ufunc, values)
-    except CaptureFailed:
-        return UNSUPPORTED
-    result = np.moveaxis(values, 0, axis)
+    if ufunc in _SCANS and work_dtype.kind in "biuf":  # along the axis itself: no transposes
+        scanned = getattr(_k(), _SCANS[ufunc])(x.astype(work_dtype).tensor, axis % x.ndim)
+        result = _result(context, scanned, scalar=False)
+    else:
+        values = np.moveaxis(x, axis, 0).astype(work_dtype)  # a copy of its own
+        try:
+            values = _scan(context, ufunc, values)
+        except CaptureFailed:
+            return UNSUPPORTED
+        result = np.moveaxis(values, 0, axis)
     if out is not None:
         out[...] = result
         return out

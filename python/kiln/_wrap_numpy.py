@@ -57,7 +57,7 @@ from ._device_array_kinds import (_as_library_array, _is_device_array, _layout, 
                                   _stream_of)
 from ._device_results import assembled, on_device_of, return_specs, write_back
 from ._graph_breaks import GraphBreakSignal, raise_taken_signal, signals_raised
-from ._library_calls import JaxCall, TorchCall, jax_importer
+from ._library_calls import HostTorchCall, JaxCall, TorchCall, host_call, jax_importer
 from ._environment import Environment
 from ._numpy_names import with_numpy_names
 from ._retrace import SEGMENT_LIMIT, NeedsStatic, Segments, _SegmentLimit, _TraceContext, held_output
@@ -380,19 +380,9 @@ class _Wrapped:
         if self.on_host is None:
             self.on_host = compile_for_host(self.fn, mode=self.mode, options=self.user_options,
                                             device="cpu")
-        tensors = {}  # id of the NumPy view of each tensor -> (the view, the tensor)
-
-        def as_numpy(tensor):
-            array = tensor.detach().numpy()
-            tensors[id(array)] = (array, tensor)
-            return array
-
-        def as_tensor(array):  # an argument returned: the caller's tensor itself, as in NumPy
-            given = tensors.get(id(array))
-            return given[1] if given is not None and given[0] is array else torch.from_numpy(
-                np.asarray(array))
-        args, kwargs = _leaves_mapped(torch.Tensor, as_numpy, (args, kwargs))
-        return _leaves_mapped((np.ndarray, np.generic), as_tensor, self.on_host(*args, **kwargs))
+        if not kwargs and all(type(a) is torch.Tensor for a in args):  # (the fast path's kind)
+            self.last_call = HostTorchCall(torch, self.on_host, args, _leaves_mapped)
+        return host_call(torch, self.on_host, args, kwargs, _leaves_mapped)
 
     def _call_torch(self, torch, tensors, environment):
         key = (tuple((t.dtype, t.shape, t.stride(), t.device) for t in tensors),

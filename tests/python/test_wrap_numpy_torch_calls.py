@@ -94,3 +94,34 @@ def test_the_fast_path_returns_arguments_and_views_by_their_specs():
         assert torch.equal(transposed, x.T) and torch.equal(doubled, 2 * x)
         assert torch.equal(corner, doubled[1:, ::2]) and corner.stride() == (4, 2)
         assert corner.untyped_storage().data_ptr() == doubled.untyped_storage().data_ptr()
+
+
+def _pair(x, y):
+    return {"sum": x + y, "x": x}, np.sin(x).sum()
+
+
+def test_calls_on_cpu_tensors_again_take_the_fast_path_with_the_same_results():
+    """kiln.wrap_numpy on torch CPU tensors: a call of the signature again skips the general
+    path (HostTorchCall), and gives what it gives: tensors over kiln's arrays, an argument as
+    the caller's tensor itself, containers as returned; other arguments take the general path
+    (a dtype, a tensor that requires grad: its gradient flows)."""
+    import kiln
+    function = kiln.wrap_numpy(_pair)
+    general = []
+    original = function._call_on_host
+    function._call_on_host = lambda *arguments: general.append(1) or original(*arguments)
+    x, y = torch.randn(3, 4, dtype=torch.float64), torch.randn(3, 4, dtype=torch.float64)
+    for _ in range(3):
+        got, total = function(x, y)
+        assert got["x"] is x and torch.equal(got["sum"], x + y)
+        assert isinstance(total, torch.Tensor) and total.ndim == 0
+        np.testing.assert_allclose(total.item(), np.sin(x.numpy()).sum(), rtol=1e-12)
+    assert len(general) == 1  # the first call; the others took the fast path
+    got, _ = function(x.float(), y.float())  # another signature: the general path
+    assert got["sum"].dtype == torch.float32 and len(general) == 2
+    weights = x.clone().requires_grad_()
+    got, total = function(weights, y)
+    total.backward()
+    np.testing.assert_allclose(weights.grad.numpy(), np.cos(x.numpy()), rtol=1e-12)
+    with pytest.raises(RuntimeError, match="negative bit"):
+        function(x._neg_view(), y)
