@@ -55,7 +55,7 @@ from ._dynamic_numbers import DynamicNumbers
 from ._environment import Environment
 from ._graph_breaks import GraphBreak
 from ._retrace import (EagerIsCheaper, NeedsStatic, RerunEagerly, RetraceTimes, Segments,
-                       TimeEagerly, _SegmentLimit, held_output, show_output)
+                       TimeEagerly, TraceTooLarge, _SegmentLimit, held_output, show_output)
 from ._tracing import location_of
 
 MISS = _kiln.MISS
@@ -246,6 +246,9 @@ class CompiledFunction(RaisingCalls, CallTracing):
         except _SegmentLimit as limit:  # these guards run eagerly from now on, never traced again
             if guard is not None:
                 self.cache.add(guard, args, kwargs, None, None, [], False)
+            if isinstance(limit, TraceTooLarge):
+                warnings.warn(f"kiln: {self.name} ({location_of(self.fn)}) runs eagerly: {limit}",
+                              RuntimeWarning, stacklevel=3)
             if isinstance(limit, EagerIsCheaper) and bounds is not None:
                 # its kind loses to eager calls: so do its new guards' (a new seed's) calls
                 times.choice = "eager"
@@ -337,6 +340,9 @@ class CompiledFunction(RaisingCalls, CallTracing):
         except _SegmentLimit as limit:  # it would trace into the limit again: eager from now on
             times.choice = "eager"
             self.eager_signatures.add(signature)
+            if isinstance(limit, TraceTooLarge):
+                warnings.warn(f"kiln: {self.name} ({location_of(self.fn)}) runs eagerly: {limit}",
+                              RuntimeWarning, stacklevel=3)
             if isinstance(limit, EagerIsCheaper):
                 self._log_choice(times, f"compiling costs more than "
                                  f"{_retrace.COMPILE_EAGER_CALLS} eager calls")

@@ -11,7 +11,7 @@ import time
 import numpy as np
 
 from . import _kiln
-from ._graph_breaks import GraphBreak
+from ._graph_breaks import GraphBreak, user_location
 
 # Distinct graphs one retraced function may compile (paths through its breaks) before its new
 # paths run eagerly, with a warning; and the seconds their compiles may take in all (a pivoting
@@ -32,6 +32,11 @@ FIRST_COMPILE_SECONDS = 0.25
 
 class _SegmentLimit(Exception):
     """A retraced call would compile past SEGMENT_LIMIT graphs: it runs eagerly."""
+
+
+class TraceTooLarge(_SegmentLimit):
+    """A trace past kiln._trace_context.MOST_TRACED_NODES operations: the call and its guards'
+    later calls run eagerly."""
 
 
 class TimeEagerly(_SegmentLimit):
@@ -372,6 +377,16 @@ class _TraceContext:
                 self.pending = TimeEagerly(self.traced_seconds())
                 raise self.pending
         self.check_time()
+
+    def too_large(self, most):
+        """The trace passed `most` operations (TraceContext.note_array): it ends, and the
+        function runs eagerly for these guards, which its driver says (kiln.GraphBreak under
+        fullgraph=True)."""
+        reason = (f"its trace passed {most} operations (a Python loop kiln does not capture, "
+                  f"unrolled: its source unavailable, or a `global` statement in it)")
+        self._refuse_under_fullgraph(reason, user_location())
+        self.pending = TraceTooLarge(reason)
+        raise self.pending
 
     def traced_seconds(self):
         """How long the trace has run, its segments' compiles aside: what a later traced call

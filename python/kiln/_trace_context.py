@@ -2,10 +2,16 @@
 _kiln.Trace shares (TraceContext: the trace, its embedded constants, the driver asked for values
 the trace cannot know), and the driver's entry points: wrap() a graph input, unwrap() a
 tracer's current tensor, as_output() a result leaf (kiln._numpy_tracer re-exports them)."""
+import weakref
+
 import numpy as np
 
 from ._memory_layout import layout_of
 from ._tracer import TracedArray, backend, check_dtype, graph_break, user_location
+
+
+# A trace past this many operations runs eagerly (TraceContext.note_array).
+MOST_TRACED_NODES = 50_000
 
 
 class TraceContext:
@@ -24,6 +30,7 @@ class TraceContext:
         # Weak references to the TracedArrays made outside loop bodies (for a break's cut); not
         # a WeakSet: a TracedArray's hash and == are NumPy's, of its value.
         self.arrays = []
+        self.made = 0  # TracedArrays made outside loop bodies (note_array)
         self.in_body = 0  # loop bodies being captured: their values exist only inside
         self.driver = None  # the driver of this call (kiln._retrace); None: breaks end the trace
         self.loop_capture = None  # the user's loops' and branches' (kiln._loop_capture), if any
@@ -33,6 +40,19 @@ class TraceContext:
         # matrix), not through a check a branch can make conditional: no select computes them
         # on a side not taken (kiln._branch_capture).
         self.raising_ops = 0
+
+    def note_array(self, array):
+        """Holds a weak reference to a TracedArray made outside loop bodies. Every 4096 of them,
+        a trace grown past MOST_TRACED_NODES operations ends, and the driver runs the call
+        eagerly: a Python loop kiln does not capture (its function's source unavailable, as
+        for one made by exec, or a `global` statement in it) is traced unrolled, and 100,000
+        steps of a running variance traced for two minutes, then ran eagerly all the same,
+        their source past kiln's bound."""
+        self.arrays.append(weakref.ref(array))
+        self.made += 1
+        if (self.made % 4096 == 0 and self.driver is not None
+                and self.trace.node_count > MOST_TRACED_NODES):
+            self.driver.too_large(MOST_TRACED_NODES)
 
     def data_input(self, array):
         """After a graph break, data reaching the trace is a graph input (None: a constant)."""

@@ -255,7 +255,7 @@ class TracedArray:
     def __init__(self, context, tensor, mask=None):
         self._context = context
         if not context.in_body:
-            context.arrays.append(weakref.ref(self))
+            context.note_array(self)
         self._tensor = tensor
         self._version = 0
         self._root = None            # the array this one is a view of (views write through)

@@ -468,9 +468,9 @@ class _Wrapped:
                 raise
         except GraphBreakSignal as signal:
             raise _RunsOnHost(f"{signal.reason} at {signal.location}") from None
-        except _SegmentLimit:
-            raise _RunsOnHost(f"more than {SEGMENT_LIMIT} distinct graphs around its graph "
-                              f"breaks") from None
+        except _SegmentLimit as limit:  # (TraceTooLarge says why)
+            raise _RunsOnHost(str(limit) or f"more than {SEGMENT_LIMIT} distinct graphs around "
+                              f"its graph breaks") from None
         single = not isinstance(result, (tuple, list))
 
         def output_of(item):
