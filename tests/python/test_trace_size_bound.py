@@ -4,6 +4,7 @@ cannot capture (its source unavailable, as for a function made by exec; a `globa
 is traced unrolled: a running variance over 100,000 elements traced for two minutes, then ran
 eagerly all the same (its source past kiln's bound). Captured loops are one node whatever their
 length, and never reach the bound."""
+import inspect
 import warnings
 
 import numpy as np
@@ -12,7 +13,7 @@ import pytest
 import kiln
 from kiln import _trace_context
 
-_SOURCE = '''
+
 def running_variance(xs):
     mean, m2 = 0.0, 0.0
     for i, x in enumerate(xs, 1):
@@ -20,12 +21,12 @@ def running_variance(xs):
         mean += d / i
         m2 += d * (x - mean)
     return mean, m2 / (len(xs) - 1)
-'''
 
 
 def _made_by_exec():
+    """running_variance made again by exec: no source file, so kiln cannot capture its loop."""
     namespace = {"np": np}
-    exec(_SOURCE, namespace)  # noqa: S102 - no source file: kiln cannot capture its loop
+    exec(inspect.getsource(running_variance), namespace)  # noqa: S102
     return namespace["running_variance"]
 
 
@@ -35,9 +36,9 @@ def small_bound(monkeypatch):
 
 
 def test_an_unrolled_loop_past_the_bound_runs_eagerly_and_says_why(small_bound, traces):
-    running_variance = _made_by_exec()
+    unrolled = _made_by_exec()
     x = np.random.default_rng(0).standard_normal(5000)
-    compiled = kiln.compile(running_variance)
+    compiled = kiln.compile(unrolled)
     with pytest.warns(RuntimeWarning, match="runs eagerly: its trace passed 3000 operations"):
         got = compiled(x)
     np.testing.assert_allclose(got, running_variance(x), rtol=1e-12)
@@ -46,16 +47,7 @@ def test_an_unrolled_loop_past_the_bound_runs_eagerly_and_says_why(small_bound, 
         np.testing.assert_allclose(compiled(x), running_variance(x), rtol=1e-12)
     assert len(traces) == 1  # later calls of these guards run eagerly, never traced again
     with pytest.raises(kiln.GraphBreak, match="its trace passed 3000 operations"):
-        kiln.compile(running_variance, fullgraph=True)(x)
-
-
-def running_variance(xs):
-    mean, m2 = 0.0, 0.0
-    for i, x in enumerate(xs, 1):
-        d = x - mean
-        mean += d / i
-        m2 += d * (x - mean)
-    return mean, m2 / (len(xs) - 1)
+        kiln.compile(unrolled, fullgraph=True)(x)
 
 
 def test_a_captured_loop_of_any_length_stays_in_the_graph(small_bound):
