@@ -246,9 +246,7 @@ class CompiledFunction(RaisingCalls, CallTracing):
         except _SegmentLimit as limit:  # these guards run eagerly from now on, never traced again
             if guard is not None:
                 self.cache.add(guard, args, kwargs, None, None, [], False)
-            if isinstance(limit, TraceTooLarge):
-                warnings.warn(f"kiln: {self.name} ({location_of(self.fn)}) runs eagerly: {limit}",
-                              RuntimeWarning, stacklevel=3)
+            self._warn_too_large(limit)
             if isinstance(limit, EagerIsCheaper) and bounds is not None:
                 # its kind loses to eager calls: so do its new guards' (a new seed's) calls
                 times.choice = "eager"
@@ -340,9 +338,7 @@ class CompiledFunction(RaisingCalls, CallTracing):
         except _SegmentLimit as limit:  # it would trace into the limit again: eager from now on
             times.choice = "eager"
             self.eager_signatures.add(signature)
-            if isinstance(limit, TraceTooLarge):
-                warnings.warn(f"kiln: {self.name} ({location_of(self.fn)}) runs eagerly: {limit}",
-                              RuntimeWarning, stacklevel=3)
+            self._warn_too_large(limit)
             if isinstance(limit, EagerIsCheaper):
                 self._log_choice(times, f"compiling costs more than "
                                  f"{_retrace.COMPILE_EAGER_CALLS} eager calls")
@@ -369,6 +365,13 @@ class CompiledFunction(RaisingCalls, CallTracing):
                                        if type(leaf) is np.ndarray))
         times = self.retrace_times.get(signature) or RetraceTimes()
         return signature, times, (times if self.records is None else None)
+
+    def _warn_too_large(self, limit):
+        """Says that a trace past kiln's bound on its size (TraceTooLarge) left the function
+        eager (other limits are kiln's own choices of the faster path, logged where made)."""
+        if isinstance(limit, TraceTooLarge):
+            warnings.warn(f"kiln: {self.name} ({location_of(self.fn)}) runs eagerly: {limit}",
+                          RuntimeWarning, stacklevel=3)
 
     def _timed_eagerly(self, times, signature, leaves, args, kwargs, partial_trace=0.0):
         """A retraced call of this kind of arguments, run eagerly and timed (RetraceTimes).
