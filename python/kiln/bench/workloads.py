@@ -95,6 +95,11 @@ def cumulative_sum(x):
     return np.cumsum(x)
 
 
+def drawdown(prices):
+    peak = np.maximum.accumulate(prices, axis=-1)
+    return ((prices - peak) / peak).min(axis=-1)
+
+
 def integer_hash(x):
     # A linear-congruential step and an xor-shift, bucketed: exact integer arithmetic.
     y = (x * 1103515245 + 12345) & 0x7FFFFFFF
@@ -502,6 +507,10 @@ WORKLOADS = [
     Workload("cumulative_sum", "prefix sum of 16M positive float64",
              cumulative_sum, lambda rng, n: (rng.random(n),), 16 * 1024 * 1024, 100_000,
              rtol=1e-9),
+    Workload("drawdown", "maximum drawdown of 1024 price series: a running maximum "
+             "(np.maximum.accumulate) along rows (float64)",
+             drawdown, lambda rng, shape: (100 + np.cumsum(rng.standard_normal(shape), axis=-1),),
+             (1024, 8192), (8, 128), rtol=1e-12),
     Workload("integer_hash", "LCG step, xor-shift and modulo on int64 (exact)",
              integer_hash, lambda rng, n: (rng.integers(0, 2**31, n, dtype=np.int64),),
              16 * 1024 * 1024, 100_000),
