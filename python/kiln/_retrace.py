@@ -383,7 +383,7 @@ class _TraceContext:
         function runs eagerly for these guards, which its driver says (kiln.GraphBreak under
         fullgraph=True)."""
         reason = (f"its trace passed {most} operations (a Python loop kiln does not capture, "
-                  f"unrolled: its source unavailable, or a `global` statement in it)")
+                  f"traced unrolled: KILN_LOGS=graph_breaks says why it is not captured)")
         self._refuse_under_fullgraph(reason, user_location())
         self.pending = TraceTooLarge(reason)
         raise self.pending
