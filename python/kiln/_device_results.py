@@ -117,7 +117,7 @@ def write_back(results, arguments, name):
     in); an immutable array (JAX) or one of a library kiln cannot write is a TypeError."""
     count = len(results) - len(arguments)
     for argument, value in zip(arguments, results[count:]):
-        library = type(argument).__module__.split(".")[0]
+        library = _library_of(argument)
         if isinstance(argument, np.ndarray):
             np.copyto(argument, value.get() if hasattr(value, "get") else value)
         elif library == "torch":
