@@ -7,10 +7,9 @@ import numpy as np
 
 from . import (_assumed_numbers, _numpy_api, _numpy_functions, _object_operands,
                _python_int_overflow)
-from ._as_strided import c_strides
 from ._graph_breaks import callee_instruction, instructions, is_internal, is_kiln_code
 from ._loop_peeling import watch_result
-from ._memory_layout import base_of, flags_of
+from ._memory_layout import base_of, flags_of, strides_of
 from ._tracer import (TracedArray, backend, call_eagerly, converted, graph_break, materialize,
                       to_tensor, user_location, weak_type)
 
@@ -105,7 +104,8 @@ def _compress(self, condition, axis=None, out=None):
 # break: NumPy's objects, writes through them reaching the arrays), as do the flags and base
 # of an array whose NumPy layout kiln does not follow (kiln._memory_layout). Methods run eagerly
 # on the value, an in-place one's change written back (call_eagerly).
-# Its strides are those of a C-contiguous array, the order kiln._as_strided addresses it in.
+# Its strides are NumPy's where kiln knows its layout (kiln._memory_layout); reading them
+# where it does not is a graph break, as the flags are.
 _LAYOUT = frozenset(["flags", "ctypes", "data", "setflags"])
 # Members NumPy's C code looks up on any object it converts (np.asarray(x) probes them, then
 # takes __array__): missing unless the user's own code reads them.
@@ -129,7 +129,11 @@ def _read_by_user(name):
 
 def _missing_member(self, name):
     if name == "strides":
-        return c_strides(self.shape, self.itemsize)
+        strides = strides_of(self)
+        if strides is None:
+            graph_break("x.strides of an array whose NumPy layout kiln does not follow: the "
+                        "call runs eagerly")
+        return tuple(int(s) * self.itemsize for s in strides)
     if name == "base":
         return base_of(self)
     flags = flags_of(self) if name == "flags" else None

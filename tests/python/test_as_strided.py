@@ -1,6 +1,7 @@
 """np.lib.stride_tricks.as_strided of traced arrays (kiln._as_strided): "100 NumPy exercises"
-builds sliding windows and blocks from x.strides, which a traced array reports as a
-C-contiguous array's. Reads are a gather in the graph; writes through a view whose elements do
+builds sliding windows and blocks from x.strides, which a traced array reports as NumPy does,
+and as_strided addresses the memory of an argument of any layout as NumPy does. Reads are a
+gather in the graph; writes through a view whose elements do
 not overlap scatter back; what NumPy answers by its memory (overlapping writes, strides that are
 not a multiple of the element size, positions outside the array) runs eagerly."""
 import numpy as np
@@ -103,3 +104,118 @@ def test_positions_outside_the_array_run_eagerly():
         return as_strided(x, shape=(2,), strides=(4 * x.strides[0],))
     assert _breaks(outside, np.arange(3.0)) == 1
     np.testing.assert_array_equal(kiln.compile(outside)(np.arange(8.0)[:3])[0], 0.0)
+
+
+def strides_and_flags(x):
+    return x * (2.0 if x.flags.c_contiguous else 3.0) + x.strides[0], np.array(x.strides)
+
+
+def _span(x, sign):
+    """How many elements lie from x's first element to the end of its memory upward (sign 1)
+    or downward (-1), that element included."""
+    return 1 + sum((n - 1) * abs(s) for n, s in zip(x.shape, x.strides)
+                   if s * sign > 0) // x.itemsize
+
+
+def walk(x):
+    """x's memory upward from its first element, in address order."""
+    return as_strided(x, shape=(_span(x, 1),), strides=(x.itemsize,)) * 1
+
+
+def reversed_walk(x):
+    return as_strided(x, shape=(_span(x, -1),), strides=(-x.itemsize,)) * 1
+
+
+def own_windows(x):
+    return as_strided(x, shape=(x.shape[0] - 1, 2) + x.shape[1:],
+                      strides=(x.strides[0],) + x.strides).sum(axis=1)
+
+
+def write_through_a_walk(x):
+    w = as_strided(x, shape=((_span(x, 1) + 1) // 2,), strides=(2 * x.itemsize,))
+    w += 100.0  # every other element of x's memory upward, in the argument itself
+    return w.sum()
+
+
+_BASE = np.arange(24.0).reshape(4, 6)
+_VIEWS = {"row-major": "", "transpose": ".T", "every other column": "[:, ::2]",
+          "reversed rows": "[::-1]", "reversed both": "[::-1, ::-1]",
+          "transposed and reversed": ".T[::-1]", "every other row": "[::2]",
+          "a column": "[:, 1]", "every third element": ".reshape(-1)[::3]"}
+# x's memory between its elements: NumPy reads it, kiln does not hold it (eager)
+_GAPS = {("walk", "every other column"), ("walk", "every other row"), ("walk", "a column"),
+         ("walk", "every third element"), ("write_through_a_walk", "a column"),
+         ("write_through_a_walk", "every other row"),
+         ("write_through_a_walk", "every third element")}
+
+
+@pytest.mark.parametrize("layout", list(_VIEWS))
+@pytest.mark.parametrize("function", [strides_and_flags, walk, reversed_walk, own_windows,
+                                      write_through_a_walk], ids=lambda f: f.__name__)
+def test_strides_and_as_strided_follow_an_arguments_memory_as_numpy_does(function, layout):
+    """x.strides and as_strided of an argument that is a view of another array (of its
+    memory), whatever its layout: NumPy's values and writes, or a graph break where NumPy reads
+    memory between x's elements (every other column's even positions are its elements)."""
+    compiled = kiln.compile(function)
+    for call in range(2):
+        mine, numpys = _BASE.copy() + call, _BASE.copy() + call
+        pick = lambda a: eval("a" + _VIEWS[layout])  # noqa: E731 (the same view of each)
+        got, expected = compiled(pick(mine)), function(pick(numpys))
+        for g, e in zip(got if isinstance(got, tuple) else (got,),
+                        expected if isinstance(expected, tuple) else (expected,)):
+            np.testing.assert_array_equal(g, e)
+        np.testing.assert_array_equal(mine, numpys)  # writes reached the argument's memory
+    report = kiln.explain(kiln.compile(function))(pick(_BASE.copy()))
+    assert (report.graph_break_count == 0) == ((function.__name__, layout) not in _GAPS)
+
+
+
+
+def _random_view(rng):
+    """A random base array and a function making the same view of it (or of its copy): a slice
+    of any step on each axis, maybe transposed."""
+    base = rng.standard_normal((int(rng.integers(3, 7)), int(rng.integers(3, 7))))
+    index = tuple(slice(int(rng.integers(0, 2)), None, int(rng.choice([-3, -2, -1, 1, 2, 3])))
+                  for _ in range(2))
+    transposed = bool(rng.integers(2))
+    return base, lambda b: b[index].T if transposed else b[index]
+
+
+def _inside(base, view, shape, strides):
+    """Whether every position of the as_strided view lies in base's memory."""
+    first = view.__array_interface__["data"][0] - base.__array_interface__["data"][0]
+    low = first + sum(min(0, (n - 1) * s) for n, s in zip(shape, strides))
+    high = first + sum(max(0, (n - 1) * s) for n, s in zip(shape, strides))
+    return 0 <= low and high < base.nbytes
+
+
+def read_and_write(x, shape, strides):
+    v = as_strided(x, shape, strides)
+    doubled = v * 2
+    v[0] = -1.0
+    return doubled, v.sum()
+
+
+def test_random_views_and_strides_read_and_write_as_numpy_does():
+    """Random views of random layouts and random as_strided shapes and strides inside their
+    base's memory: kiln's values and writes equal NumPy's, compiled, or eager where the view
+    reaches memory between x's elements or writes one element twice."""
+    rng = np.random.default_rng(74)
+    checked = compiled = 0
+    while checked < 40:
+        base, view_of = _random_view(rng)
+        ndim = int(rng.integers(1, 3))
+        shape = tuple(int(n) for n in rng.integers(1, 4, ndim))
+        strides = tuple(int(s) * 8 for s in rng.integers(-7, 8, ndim))
+        if not _inside(base, view_of(base), shape, strides):
+            continue
+        checked += 1
+        mine, numpys = base.copy(), base.copy()
+        got = kiln.compile(read_and_write)(view_of(mine), shape, strides)
+        expected = read_and_write(view_of(numpys), shape, strides)
+        np.testing.assert_array_equal(got[0], expected[0])
+        np.testing.assert_allclose(got[1], expected[1], rtol=1e-12)
+        np.testing.assert_array_equal(mine, numpys)
+        report = kiln.explain(kiln.compile(read_and_write))(view_of(base.copy()), shape, strides)
+        compiled += report.graph_break_count == 0
+    assert compiled >= 10, compiled  # most layouts and strides stay in the graph
