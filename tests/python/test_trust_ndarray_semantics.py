@@ -179,7 +179,7 @@ def test_ndarray_members_without_a_traced_form():
     compare(members, X)
     with pytest.raises(TypeError, match=r"x\.resize at "):
         kiln.compile(lambda x: x.resize(3))(X)
-    # NumPy's strides of a view (tests/python/test_strides_as_numpys.py has the layouts)
+    # NumPy's strides of a view (test_as_strided.py has the layouts)
     assert kiln.compile(lambda x: x.T.strides)(X) == X.T.strides == (8, 48)
 
 
