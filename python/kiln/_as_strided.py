@@ -123,7 +123,9 @@ def _on_the_lattice(x, shape, positions):
     sizes, strides = [int(n) for n in x.shape], strides_of(x)
     if strides is None:
         return None
-    axes = sorted((a for a in range(len(sizes)) if sizes[a] > 1), key=lambda a: -abs(strides[a]))
+    # (an axis of stride 0, a broadcast's, holds one element's memory: index 0 stands for it)
+    axes = sorted((a for a in range(len(sizes)) if sizes[a] > 1 and strides[a]),
+                  key=lambda a: -abs(strides[a]))
     lowest, highest, steps = [0] * len(sizes), [0] * len(sizes), []
     row_major = _memory_layout_c_strides(sizes)
     for extent, position in zip(shape, positions):

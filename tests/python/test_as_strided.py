@@ -219,3 +219,23 @@ def test_random_views_and_strides_read_and_write_as_numpy_does():
         report = kiln.explain(kiln.compile(read_and_write))(view_of(base.copy()), shape, strides)
         compiled += report.graph_break_count == 0
     assert compiled >= 10, compiled  # most layouts and strides stay in the graph
+
+
+def test_views_of_a_broadcast_read_its_shared_elements():
+    """An axis of stride 0 (np.broadcast_to's) holds one element's memory; before, mapping a
+    view onto x's elements divided by that stride (ZeroDivisionError)."""
+    def rows_of_a_broadcast(x):
+        b = np.broadcast_to(x, (3, 4))
+        return as_strided(b, (2, 4), b.strides) * 1
+
+    def columns_of_a_broadcast(x):
+        b = np.broadcast_to(x[:, None], (4, 3))
+        return as_strided(b, (3, 2), (b.strides[0], 0)) * 1
+
+    def repeat_of_an_element(x):
+        return as_strided(x[1], (3,), (0,)) * 1
+
+    for function in (rows_of_a_broadcast, columns_of_a_broadcast, repeat_of_an_element):
+        np.testing.assert_array_equal(kiln.compile(function)(np.arange(4.0)),
+                                      function(np.arange(4.0)))
+        assert _breaks(function, np.arange(4.0)) == 0
