@@ -97,9 +97,14 @@ def _candidates(fn, leaves):
     read through any of these draw in the trace as in the call that follows it."""
     yield np.random.mtrand._rand
     yield random._inst  # the random module's functions' (random.random())
+    yield from _reached([fn, *leaves])
+
+
+def _reached(roots):
+    """The generators reached from `roots` by the bounded walk _candidates describes."""
     # Breadth first: a generator an attribute holds (h.rng) is found before what a long list
     # beside it holds; numbers and arrays are never queued.
-    seen, queue = set(), collections.deque((value, 0) for value in [fn, *leaves])
+    seen, queue = set(), collections.deque((value, 0) for value in roots)
     looked = 0  # objects and the items of containers, numbers too (a list of lists of floats)
     while queue and looked < _MOST_LOOKED:
         value, depth = queue.popleft()
@@ -206,13 +211,11 @@ def drew(saved):
 
 
 def current(saved, values=()):
-    """The generators of `saved`, and those among `values` (a loop's or branch's variables: a
-    generator the function made itself, `rng = np.random.default_rng(seed)`, and a bound
-    draw, `draw = rng.normal`), with their states now."""
+    """The generators of `saved`, and those `values` reach (a loop's or branch's variables: a
+    generator the function made itself, `rng = np.random.default_rng(seed)`, a bound draw,
+    `draw = rng.normal`, and one an object it made holds, `agent.rng`: a branch whose sides
+    both run would otherwise keep the draws of the side not taken), with their states now."""
     found = {id(generator): generator for generator, _ in saved}
-    for value in values:
-        owner = getattr(value, "__self__", value) if callable(value) else value
-        if isinstance(owner, (*_GENERATORS, np.random.SeedSequence)):
-            for generator in _stateful(owner):  # a Generator's state is its bit generator's
-                found.setdefault(id(generator), generator)
+    for generator in _reached(values):  # (a Generator's state is its bit generator's)
+        found.setdefault(id(generator), generator)
     return [(generator, _generator_state(generator)[1]) for generator in found.values()]
