@@ -7,8 +7,9 @@ x's first element. kiln holds x's elements, not the memory around them, so the p
 mapped to x's elements through its memory image (_MemoryImage: x with its negative axes
 flipped, its axes in decreasing stride, flattened); a layout with gaps between its elements
 other than a common step (x[:, ::2] of a row-major array has one), or of unknown layout, is a
-graph break. The result is a view, a gather of those positions; writes through it (writeable=True, NumPy's default) scatter back to those positions, as NumPy's write
-into the shared memory. Writes through a view whose positions may repeat (windows that overlap)
+graph break. The result is a view, a gather of those positions; writes through it
+(writeable=True, NumPy's default) scatter back to those positions, as NumPy's write into the
+shared memory. Writes through a view whose positions may repeat (windows that overlap)
 are a graph break: NumPy's result depends on the order it writes in (its documentation calls
 it unpredictable). Strides that are not a multiple of the element size, or positions
 outside the array (NumPy reads whatever memory lies there), are a graph break: the call runs
@@ -21,9 +22,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from . import _memory_layout
 from ._aliasing import view_index
 from ._graph_breaks import graph_break
-from ._memory_layout import c_strides as _memory_layout_c_strides, strides_of
+from ._memory_layout import strides_of
 from ._tracer import TracedArray, backend
 from ._tracer_types import shape_entries
 
@@ -127,7 +129,7 @@ def _on_the_lattice(x, shape, positions):
     axes = sorted((a for a in range(len(sizes)) if sizes[a] > 1 and strides[a]),
                   key=lambda a: -abs(strides[a]))
     lowest, highest, steps = [0] * len(sizes), [0] * len(sizes), []
-    row_major = _memory_layout_c_strides(sizes)
+    row_major = _memory_layout.c_strides(sizes)  # (in elements)
     for extent, position in zip(shape, positions):
         rest, step = position, 0
         for a in axes:

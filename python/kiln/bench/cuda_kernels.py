@@ -63,7 +63,8 @@ def main(argv=None):
             launched = sum(count for _, count in kernels.values())
             print(f"{case.name} {backend} {args.mode}: {total:.0f} us of GPU time, "
                   f"{launched:.0f} kernels and copies")
-            for kernel, (time, count) in sorted(kernels.items(), key=lambda item: -item[1][0])[:args.top]:
+            longest = sorted(kernels.items(), key=lambda item: -item[1][0])[:args.top]
+            for kernel, (time, count) in longest:
                 print(f"  {time:9.1f} us  x{count:4.0f}  {kernel[:100]}")
 
 
