@@ -182,17 +182,17 @@ def _draw_before_a_break(x, steps, seed):
 @pytest.mark.parametrize("function, argument_sets", [
     (_draw_on_one_side, [(np.array([1.0, 2.0]), 3), (np.array([-1.0, -2.0]), 3),
                          (np.array([-1.0, 0.5]), 4)]),
-    (_draw_before_a_break, [(np.array([0.1, 0.5, 0.9]), 12, 1), (np.array([0.3, 0.2, 0.1]), 7, 2)]),
+    (_draw_before_a_break, [(np.array([0.1, 0.5, 0.9]), 12, 1),
+                            (np.array([0.3, 0.2, 0.1]), 7, 2)]),
 ])
 def test_a_generator_an_object_made_in_the_call_holds_is_put_back(function, argument_sets,
                                                                   monkeypatch):
     """A generator held by an object the function made (`agent.rng`, an epsilon-greedy
     bandit's) was not among those a branch or loop capture put back: a branch's side not taken
     kept its draw (every later draw one behind NumPy's), and so did a loop body traced until a
-    break. With the numbers of a second argument set traced (a recompile makes them dynamic),
-    tests/python/test_numpy_programs_fifteenth_features.py's bandit ended 35.79 where NumPy's
-    ends 22.41, one draw ahead (where its calls were traced: under load, the module's eager
-    time bound chose that path). Traced here whatever the timings."""
+    break. tests/python/test_numpy_programs_fifteenth_features.py's bandit ended 35.79 where
+    NumPy's ends 22.41, one draw ahead, where load made its second argument set's calls take
+    the traced path. Traced here whatever the timings."""
     monkeypatch.setattr(kiln._retrace, "COMPILE_EAGER_CALLS", None)
     compiled = kiln.compile(function)
     for arguments in argument_sets:
