@@ -10,7 +10,8 @@ import operator
 
 import numpy as np
 
-from . import _assumed_numbers, _break_indices, _memory_layout, _window_indexing, _windows
+from . import (_assumed_numbers, _break_indices, _masked_selections, _memory_layout,
+               _window_indexing, _windows)
 from ._stored_scalars import stored_scalar
 from ._tracer import (TracedArray, as_operand, backend, cast, graph_break, has_tracer,
                       materialize_all, to_tensor)
@@ -163,7 +164,14 @@ def getitem(x, key):
     key = _assumed_numbers.as_index(key)
     if isinstance(x._selection, _windows.Window):  # v[:-1] of a window (a shrinking loop)
         return _window_indexing.index_window(x, _normal_key(key), getitem)
+    if x._masked():  # x[mask][k]
+        row = _masked_selections.element(x, key)
+        if row is not None:
+            return row
     x._check_plain("indexing")
+    selected = _masked_selections.index_with(x, key)  # y[np.flatnonzero(m)] in a loop
+    if selected is not None:
+        return selected
     key = _windows.unit_slices(_windows.data_bounds_read(_normal_key(key)), x.shape)
     if _windows.has_moving_bounds(key):  # A[i, i+1:] in a captured loop
         fixed = _window_indexing.fixed_extents(x, key, getitem)   # x[i:i+3]: of fixed shape

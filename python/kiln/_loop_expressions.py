@@ -9,8 +9,8 @@ import sys
 
 import numpy as np
 
-from . import (_assumed_numbers, _clamped_bounds, _helper_writes, _math_calls, _numpy_sequences,
-               _stacked_rows)
+from . import (_assumed_numbers, _clamped_bounds, _helper_writes, _masked_selections,
+               _math_calls, _numpy_sequences, _stacked_rows)
 from ._loop_attribute_checks import why_not_carried
 from ._loop_types import rerun_note
 from ._tracer import TracedArray, backend, cast, check_traced_int_fits, to_tensor
@@ -215,7 +215,13 @@ class ExpressionCapture:
         in a while loop's test, or in its body before the test is traced, a traced single
         element stays traced, as the Python number it stands for (weak, as NumPy treats Python
         numbers): float64, int64 or bool. An integer conversion of floats (Python raises on
-        nan) or of uint64 (Python's int is exact) is Python's (a graph break)."""
+        nan) or of uint64 (Python's int is exact) is Python's (a graph break). len() of a
+        selection whose length the data decide is its traced length there."""
+        if function is builtins.len:
+            if (isinstance(value, TracedArray) and value._masked()
+                    and (in_test or self.depth or self.converting)):
+                return _masked_selections.length(value)
+            return len(value)
         if (isinstance(value, TracedArray) and value.size == 1
                 and (in_test or self.depth or self.converting)
                 and function in (None, builtins.float, builtins.int, builtins.bool)):

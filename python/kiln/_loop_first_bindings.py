@@ -94,16 +94,18 @@ def for_loop_runs_none(capture, bounds, names, values, live):
 
 def unbind_held_objects(capture, names, get, set_, temporaries, count):
     """The body's temporaries (kiln._loop_transform: bound before any read, not read after the
-    loop) that hold a Python object (a list, a tuple, a string), unbound for the body's trace
-    (LoopCapture._capture): {position: value}. An iteration that ran as Python before it (the
-    first one, on its own where a Python float became np.float64: kiln._loop_peeling; a while
-    loop's first ones) left there the body's temporary (`head, *tail = row`, `parts =
-    list(row)`), and a Python value that changes refused the loop (it unrolled). They are put
-    back after it (a `del` of one after the loop)."""
+    loop) that hold a Python object (a list, a tuple, a string) or a selection, unbound for the
+    body's trace (LoopCapture._capture): {position: value}. An iteration that ran as Python
+    before it (the first one, on its own where a Python float became np.float64:
+    kiln._loop_peeling; a while loop's first ones) left there the body's temporary (`head,
+    *tail = row`, `parts = list(row)`, `sel = x[i][x[i] > t]`), and a Python value that
+    changes, or a selection whose length the data decide, refused the loop (it unrolled). They
+    are put back after it (a `del` of one after the loop)."""
     values = get()
     held = {position: value for position, (name, value) in enumerate(zip(names[:count], values))
             if name in temporaries and value is not capture.UNBOUND
-            and not isinstance(value, TracedArray) and not is_number(value)}
+            and (value._selection is not None if isinstance(value, TracedArray)
+                 else not is_number(value))}
     if held:
         set_(tuple(capture.UNBOUND if position in held else capture.KEEP
                    for position in range(len(names))))

@@ -65,8 +65,12 @@ def run_peeled(capture, first, rest, loop, peels, temporaries):
     names, live, location, stop)."""
     body, get, set_, names, live, location, stop = loop
     before = get()
-    capture.for_range(first, body, get, set_, names, live, location, stop, peels=None,
-                      temporaries=temporaries)
+    capture.context.peeling += 1
+    try:
+        capture.for_range(first, body, get, set_, names, live, location, stop, peels=None,
+                          temporaries=temporaries)
+    finally:
+        capture.context.peeling -= 1
     if stop is not None and broke(stop()):
         return
     with _loop_number_types.assumed_where_running(capture, names, get, set_, before):

@@ -15,7 +15,7 @@ import warnings
 import numpy as np
 
 from . import (_affine_indices, _assumed_numbers, _clamped_bounds, _indexing, _kiln,
-               _memory_layout, _object_operands, _ufunc_loops, _ufunc_reduceat,
+               _masked_selections, _memory_layout, _object_operands, _ufunc_loops, _ufunc_reduceat,
                _window_arg_reductions, _window_functions, _window_joins, _windows)
 from ._loop_peeling import note_kind_reads
 from ._numpy_creation import FUNCTIONS as _CREATION, array as _numpy_creation_array
@@ -27,6 +27,7 @@ from ._numpy_linalg import FUNCTIONS as _LINALG
 from ._numpy_manipulation import FUNCTIONS as _MANIPULATION
 from ._numpy_memory import FUNCTIONS as _MEMORY
 from ._numpy_binning import FUNCTIONS as _BINNING
+from ._numpy_bits import FUNCTIONS as _BITS
 from ._numpy_math import FUNCTIONS as _MATH
 from ._numpy_moments import FUNCTIONS as _MOMENTS
 from ._numpy_products import FUNCTIONS as _PRODUCTS
@@ -232,7 +233,7 @@ def apply_function(context, function, args, kwargs):
             return _WINDOW_FUNCTIONS[function](*args, **kwargs)
         return _window_functions.function(function, args, kwargs)
     if masked and implementation is not None:
-        reduced = _masked_reduction(function, args, kwargs)
+        reduced = _masked_selections.reduction(function, args, kwargs)
         if reduced is not None:
             return reduced
     out = kwargs.get("out")
@@ -272,46 +273,6 @@ def _tuple_out(function, args, kwargs):
     except Exception:  # noqa: BLE001 - NumPy's other errors come from the traced call
         pass
     return out[0] if len(out) == 1 else out
-
-
-# Reductions that take where=: of x[mask] (whole, all its elements) each is the same reduction
-# of x where the mask holds, of fixed shape (npbench's azimint_naive, `data[in_bin].mean()` per
-# bin, was a graph break per bin, 8x NumPy's time; k-means' X[labels == k].mean(axis=0) too).
-_WHERE_REDUCTIONS = frozenset({np.sum, np.prod, np.mean, np.std, np.var, np.any, np.all,
-                               np.nansum, np.nanprod, np.nanmean, np.nanstd, np.nanvar})
-
-
-def _masked_reduction(function, args, kwargs):
-    """function(x[mask]) as function(x, where=mask) over the axes of x the selection's axes
-    are, or None where that is not NumPy's result (keepdims, out=, where= given, other masked
-    operands)."""
-    if function not in _WHERE_REDUCTIONS or len(args) not in (1, 2):
-        return None
-    x = args[0]
-    if not (isinstance(x, TracedArray) and isinstance(x._selection, TracedArray)):
-        return None
-    if _has_mask((args[1:], kwargs)) or kwargs.get("keepdims") or "where" in kwargs or (
-            kwargs.get("out") is not None):
-        return None
-    axis = args[1] if len(args) == 2 else kwargs.get("axis")
-    mask = x._selection
-    masked_axes = mask.ndim
-    # x[mask]: one axis for the mask's
-    selection_ndim = 1 + len(x._unmasked().shape) - masked_axes
-    if axis is not None:   # the selection's axis 0 is x's masked axes, axis a > 0 x's a + m - 1
-        try:
-            axes = [a % selection_ndim if -selection_ndim <= a < selection_ndim else None
-                    for a in (axis if isinstance(axis, tuple) else (operator.index(axis),))]
-        except TypeError:
-            return None
-        if None in axes or len(set(axes)) != len(axes) or 0 not in axes:
-            return None   # NumPy's AxisError; a result that keeps the selection's count
-        axis = tuple(sorted(n for a in axes for n in (
-            range(masked_axes) if a == 0 else (a + masked_axes - 1,))))
-    whole = TracedArray(x._context, x._unmasked())
-    where = _indexing.mask_over(mask, whole)
-    options = {name: value for name, value in kwargs.items() if name != "axis"}
-    return function(whole, axis=axis, where=where, **options)
 
 
 def _has_window(value):
@@ -584,4 +545,5 @@ def _table_array_functions():
 # fuller implementations win: np.round takes `decimals`).
 FUNCTIONS = {**_table_array_functions(), **_CORE, **_JOINING, **_REDUCTIONS, **_MOMENTS,
              **_CREATION, **_STATISTICS, **_MANIPULATION, **_SELECTION, **_LAYOUT, **_MATH,
-             **_PRODUCTS, **_EINSUM, **_BINNING, **_SORTING, **_LINALG, **_MEMORY}
+             **_PRODUCTS, **_EINSUM, **_BINNING, **_BITS, **_SORTING, **_LINALG, **_MEMORY,
+             **_masked_selections.FUNCTIONS}

@@ -4,7 +4,7 @@ import math
 
 import numpy as np
 
-from . import _kiln, _memory_layout
+from . import _kiln, _masked_selections, _memory_layout
 from ._tracer import (AxisError, TracedArray, _UFuncOutputCastingError, backend, cast,
                       check_fits, graph_break, materialize_all, normalize_axes,
                       normalize_axis, shape_entries, to_tensor, traced, weak_type)
@@ -253,6 +253,10 @@ def broadcast_to(context, array, shape, subok=False):
 
 def where(context, condition, x=_NO_VALUE, y=_NO_VALUE):
     if x is _NO_VALUE or y is _NO_VALUE:
+        positions = _masked_selections.nonzero(context, condition) if (
+            x is _NO_VALUE and y is _NO_VALUE) else None
+        if positions is not None:  # np.where(c) in a loop body: np.nonzero(c)
+            return positions
         return np.where(materialize_all(condition, "np.where(condition) has a data-dependent "
                                         "shape"))
     types = [weak_type(v) for v in (x, y)]

@@ -189,10 +189,11 @@ _SCALAR_TYPES = {"bool_", "int8", "int16", "int32", "int64", "uint8", "uint16", 
 
 
 class _ConversionRewriter(ast.NodeTransformer):
-    """`float(x)`, `int(x)`, `bool(x)` and `x.item()` in a loop's test and body: a traced x
-    would be a graph break each iteration (`while float(err) > tol:`, Jacobi's idiom: a graph
-    per iteration). The helper's to_python keeps them traced, as the Python number they
-    stand for, where the loop is captured; elsewhere they are Python's."""
+    """`float(x)`, `int(x)`, `bool(x)`, `x.item()` and `len(x)` in a loop's test and body: a
+    traced x would be a graph break each iteration (`while float(err) > tol:`, Jacobi's idiom:
+    a graph per iteration; `len(np.flatnonzero(row))`). The helper's to_python keeps them
+    traced, as the Python number they stand for, where the loop is captured; elsewhere they
+    are Python's."""
 
     def __init__(self, in_test):
         self.in_test = in_test
@@ -201,7 +202,7 @@ class _ConversionRewriter(ast.NodeTransformer):
         self.generic_visit(node)
         if _math_function(node):  # math.sqrt(x): the helper's math_call (kiln._math_calls)
             return _as_math_call(node)
-        if not _conversion(node):
+        if not _conversion(node, lengths=True):
             return node
         call = _helper_call(f"to_python(None, None, {self.in_test})", node)
         call.args[:2] = _conversion_arguments(node)
@@ -294,11 +295,12 @@ def _math_function(node):
     return isinstance(function, ast.Name) and function.id in MATH_NAMES
 
 
-def _conversion(node):
-    """float(x), int(x), bool(x) or x.item()."""
+def _conversion(node, lengths=False):
+    """float(x), int(x), bool(x) or x.item(); len(x) too with `lengths`."""
     if not isinstance(node, ast.Call):
         return False
-    builtin = (isinstance(node.func, ast.Name) and node.func.id in ("float", "int", "bool")
+    names = ("float", "int", "bool", "len") if lengths else ("float", "int", "bool")
+    builtin = (isinstance(node.func, ast.Name) and node.func.id in names
                and len(node.args) == 1 and not node.keywords
                and not isinstance(node.args[0], ast.Starred))
     item = (isinstance(node.func, ast.Attribute) and node.func.attr == "item"

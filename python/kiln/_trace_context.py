@@ -32,6 +32,7 @@ class TraceContext:
         self.arrays = []
         self.made = 0  # TracedArrays made outside loop bodies (note_array)
         self.in_body = 0  # loop bodies being captured: their values exist only inside
+        self.peeling = 0  # first iterations of captured loops run on their own (_loop_peeling)
         self.driver = None  # the driver of this call (kiln._retrace); None: breaks end the trace
         self.loop_capture = None  # the user's loops' and branches' (kiln._loop_capture), if any
         self.body_driver = None  # the driver while loop bodies are captured (driver is None)
@@ -40,6 +41,11 @@ class TraceContext:
         # matrix), not through a check a branch can make conditional: no select computes them
         # on a side not taken (kiln._branch_capture).
         self.raising_ops = 0
+
+    def in_loop(self):
+        """Whether a captured loop's iteration is being traced (its body, or its first
+        iteration on its own): where a graph break would unroll the loop."""
+        return bool(self.in_body or self.peeling)
 
     def note_array(self, array):
         """Holds a weak reference to a TracedArray made outside loop bodies. Every 4096 of them,

@@ -420,6 +420,9 @@ class TracedArray:
 
     @property
     def size(self):
+        if self._masked() and self._context.in_loop():  # x[mask].size: a traced int
+            from . import _masked_selections
+            return _masked_selections.size(self)
         return int(np.prod(self.shape, dtype=np.int64))
 
     @property
@@ -527,6 +530,10 @@ class TracedArray:
         return materialize(self, "ndarray.tobytes() of a traced array").tobytes(*args, **kwargs)
 
     def nonzero(self):
+        from . import _masked_selections
+        positions = _masked_selections.nonzero(self._context, self)
+        if positions is not None:  # in a loop body: positions selected by self != 0
+            return positions
         return materialize(self, "nonzero() has a data-dependent shape").nonzero()
 
     # -- NumPy's dispatch protocols --

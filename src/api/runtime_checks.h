@@ -36,7 +36,9 @@ void check_python_int_fits(Trace& trace, ir::ValueId value, int64_t low, int64_t
 // The general check: when the bool 0-d `flag` holds, the run raises `kind` with `before` + the
 // elements of `values` (0-d or 1-d of constant length) as NumPy's messages print them (ints;
 // floats as Python's repr of their float64), comma-separated, + `after`, named after `op`
-// (np.histogram's "autodetected range of [nan, inf] is not finite").
+// (np.histogram's "autodetected range of [nan, inf] is not finite"); where `after` holds "{}",
+// the first value, then `after` with the next at each {} ("index 5 is out of bounds for axis
+// 0 with size {}").
 void check_flag(Trace& trace, ir::ValueId flag, ir::ValueId values, ErrorKind kind,
                 const std::string& op, const std::string& before, const std::string& after);
 

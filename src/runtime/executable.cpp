@@ -366,12 +366,29 @@ void Executable::test_checks_before(size_t k, char* const* table) const {
 }
 
 std::string RuntimeCheck::message(const void* values) const {
+  auto value_text = [&](int64_t k) {
+    const char* value = static_cast<const char*>(values) + k * dtype_size(value_dtype);
+    return value_dtype == DType::Float64 ? float_text(load<double>(value))
+                                         : std::to_string(load<int64_t>(value));
+  };
   std::string text = before;
+  if (after.find("{}") != std::string::npos && value_count > 0) {
+    // "index {v0} is out of bounds for axis 0 with size {}": each next value at a {}
+    text += value_text(0);
+    int64_t next = 1;
+    for (size_t at = 0; at < after.size(); ++at) {
+      if (after.compare(at, 2, "{}") == 0 && next < value_count) {
+        text += value_text(next++);
+        ++at;
+      } else {
+        text += after[at];
+      }
+    }
+    return text;
+  }
   for (int64_t k = 0; k < value_count; ++k) {
     if (k > 0) text += ", ";
-    const char* value = static_cast<const char*>(values) + k * dtype_size(value_dtype);
-    text += value_dtype == DType::Float64 ? float_text(load<double>(value))
-                                          : std::to_string(load<int64_t>(value));
+    text += value_text(k);
   }
   return text + after;
 }

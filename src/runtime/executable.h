@@ -35,7 +35,8 @@ struct RuntimeCheck {
   int64_t value_count = 1;
 
   int64_t value_bytes() const { return value_count * dtype_size(value_dtype); }
-  // The error's message from the value output's bytes.
+  // The error's message from the value output's bytes: `before`, the values comma-separated,
+  // `after`; where `after` holds "{}", the first value, then `after` with the next at each {}.
   std::string message(const void* values) const;
 };
 

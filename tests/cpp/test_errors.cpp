@@ -56,6 +56,12 @@ TEST(Errors, RuntimeCheckMessagesPrintValuesAsNumPysMessagesDo) {
   check.value_count = 1;
   const int64_t bins = 7;
   EXPECT_EQ(check.message(&bins), "autodetected range of [7] is not finite");
+  // "{}" in `after`: the values after the first go there, in order
+  check.before = "index ";
+  check.after = " is out of bounds for axis 0 with size {}";
+  check.value_count = 2;
+  const int64_t index_and_size[2] = {-3, 1};
+  EXPECT_EQ(check.message(index_and_size), "index -3 is out of bounds for axis 0 with size 1");
 }
 
 TEST(Errors, ShapeMismatchNamesTheOpBothShapesAndTheLine) {

@@ -261,6 +261,43 @@ def unravelled(x, flat):
             *np.unravel_index(flat[0, 0], (2, 6)), x)
 
 
+def _each_shift(x, read):
+    """read(x + k) for k = 0..3 in a loop of four iterations (one loop node, where kiln's
+    selections of data-dependent length stay lazy: kiln._masked_selections), stacked."""
+    rows = []
+    for k in range(4):
+        rows.append(read(x + k if x.dtype != np.bool_ else x ^ bool(k % 2)))
+    return np.stack(rows)
+
+
+def nonzeros(x):
+    def read(y):
+        flat = np.ravel(y)
+        positions = np.nonzero(y) if y.ndim else (np.flatnonzero(y),)
+        return np.stack([positions[0].size, np.flatnonzero(y).sum(),
+                         flat[np.flatnonzero(y)].sum() if y.size else 0, np.where(flat)[0].size])
+    return np.nonzero(np.atleast_1d(x)), np.flatnonzero(x), _each_shift(x, read)
+
+
+def uniques(x):
+    def read(y):
+        values = np.unique(y)
+        return np.stack([values.size, values.sum(), values[0] if y.size else 0])
+    return np.unique(x), np.unique(x, return_counts=True), _each_shift(x, read)
+
+
+def bits(x):
+    b = (x * 37).astype(np.uint8) if x.dtype != np.bool_ else x.astype(np.uint8)
+    # (a count past an empty array's bits: NumPy leaves them unwritten, kiln's are zeros)
+    more = 5 if x.size else 0
+    results = [np.unpackbits(b), np.packbits(x), np.packbits(x, bitorder="little"),
+               np.unpackbits(b, count=more, bitorder="little"), np.unpackbits(b, count=-3)]
+    if x.ndim == 2:
+        results += [np.unpackbits(b, axis=1), np.unpackbits(b, axis=0, count=9 if x.size else 0),
+                    np.packbits(x, axis=-1), np.packbits(x > 1, axis=0, bitorder="little")]
+    return tuple(results)
+
+
 SAMPLES = {
     np.unravel_index: shaped(unravelled, shapes=((3, 4),), dtypes=("float64",),
                              indices=lambda shape: shape),
@@ -286,4 +323,6 @@ SAMPLES = {
     np.kron: shaped(krons), np.vander: shaped(vanders),
     np.fill_diagonal: shaped(diagonal_fills),
     np.lib.stride_tricks.sliding_window_view: shaped(windows),
+    np.nonzero: shaped(nonzeros), np.flatnonzero: shaped(nonzeros), np.unique: shaped(uniques),
+    np.unpackbits: shaped(bits), np.packbits: shaped(bits),
 }

@@ -244,3 +244,12 @@ def test_dynamic_shapes_quick_run_agrees_for_every_length():
     for _, row in rows:
         first, steady, error = row["kiln"]
         assert first > 0 and steady > 0 and error < 1e-4
+
+
+def test_the_kernel_timeline_splits_each_call_into_host_and_gpu_parts():
+    # kiln.bench.cuda_kernels' analysis of a profile (runs on the GPU machine): two calls, the
+    # first with overlapping kernels and an idle gap, the second with one kernel
+    from kiln.bench.cuda_kernels import timeline
+    parts = timeline([(0, 100), (200, 300)], [(10, 20), (15, 30), (40, 50), (210, 290), (95, 120)])
+    assert parts == {"wall": 100.0, "before first kernel": 10.0, "busy": 55.0,
+                     "idle between kernels": 5.0, "after last kernel": 30.0}

@@ -1,6 +1,7 @@
 """kiln's NumPy workloads on a CUDA GPU, against torch.compile and CuPy, in one run.
 
     python -m kiln.bench.cuda [--workloads a,b,...] [--repeats N] [--autotune]
+                              [--systems kiln,cupy,...]
 
 Each workload's unchanged NumPy function runs on GPU-resident data (torch CUDA tensors):
   kiln           kiln.wrap_numpy(fn)
@@ -169,6 +170,10 @@ def main(argv=None):
     parser.add_argument("--repeats", type=int, default=30)
     parser.add_argument("--autotune", action="store_true",
                         help="also kiln in mode max-autotune (launch shapes timed on the first call)")
+    parser.add_argument("--systems", default=None,
+                        help="only these systems (kiln, kiln autotune, torch.compile, cupy, "
+                             "jax.jit, kiln (jax)): torch.compile unrolls a loop program's "
+                             "Python loop for up to a minute, so a run may time it apart")
     args = parser.parse_args(argv)
     os.environ.setdefault("KILN_CACHE_DIR", tempfile.mkdtemp(prefix="kiln-bench-cuda-"))
     import torch
@@ -191,7 +196,8 @@ def main(argv=None):
     print(f"device: {torch.cuda.get_device_name()}; torch {torch.__version__}"
           + (f", cupy {cupy.__version__}" if cupy else "")
           + f"; device-to-device copy of 1 GiB: {copy_bandwidth / 1e12:.2f} TB/s (read + write)")
-    print(_tiny_call_line(torch, kiln, cupy))
+    if not args.systems:  # (a run of some systems is a part of a whole run)
+        print(_tiny_call_line(torch, kiln, cupy))
     print(f"{'workload':<20} {'system':<14} {'status':<6} {'median':>10} {'first call':>11} "
           f"{'of copy bw':>10}")
     ratios = {"torch.compile": [], "cupy": [], "jax.jit": [], "kiln autotune": []}
@@ -216,6 +222,9 @@ def main(argv=None):
             systems.append(("cupy", lambda: workload.function,
                             [[cupy.asarray(a) for a in one] for one in input_sets], None))
         systems += _jax_systems(kiln, workload, input_sets)
+        if args.systems:
+            wanted = [name.strip() for name in args.systems.split(",")]
+            systems = [system for system in systems if system[0] in wanted]
         moved = _bytes_moved(inputs, expected)
         times = {}
         for system, make, argument_sets, ready in systems:

@@ -1,0 +1,284 @@
+"""Selections whose length the data decide, read where the result's shape does not.
+
+kiln holds x[mask] lazily, as x and the mask (kiln._indexing), and computes its ufuncs with
+scalars on all of x (kiln._numpy_api). Here is what reads such a selection into values of a
+fixed shape, so that a loop body that selects stays one loop node (NumPy users write
+`x[x > t].max()`, `np.flatnonzero(m)[0]`, `np.unique(row).size` per row; each was a graph
+break that unrolled the loop, slower than NumPy):
+- reductions: those that take where= are the same reduction of x where the mask holds; max,
+  min and ptp with NumPy's error for an empty selection (a check when the graph runs);
+  count_nonzero; argmax and argmin of a 1-d selection (a position among the selected);
+- its size and len(), in a loop (a traced int: the mask's count, times the other axes' extents
+  for the size);
+- its element at an integer (sel[0], sel[-1]: the k-th selected, NumPy's IndexError past the
+  count);
+- the arrays NumPy returns with a data-dependent length, made in a loop: np.nonzero
+  (np.where(a), a.nonzero()) and np.flatnonzero are positions (aranges) selected by a != 0;
+  np.unique is a's sorted values selected where each run of equal ones starts; and y indexed
+  with such positions is y at every position (0 where unselected) selected by their mask.
+"In a loop": a captured loop's body or its first iteration run on its own
+(TraceContext.in_loop), where a graph break unrolls the loop. Elsewhere those functions run
+eagerly: their concrete results serve Python code (range(i), int(i)) with no further graph
+break. Any other read of a selection settles it at a graph break
+(TracedArray._settle_selection).
+"""
+import math
+import operator
+
+import numpy as np
+
+from . import _indexing
+from ._tracer import TracedArray, backend, call_eagerly, cast, traced
+
+
+def _k():
+    return backend()
+
+
+def _masked(value):
+    return isinstance(value, TracedArray) and value._masked()
+
+
+def _whole(x):
+    return TracedArray(x._context, x._unmasked())
+
+
+def _count(x):
+    """How many of the positions of x's leading axes the mask selects (traced int64 0-d)."""
+    return np.count_nonzero(x._selection)
+
+
+def size(x):
+    """x[mask].size: a traced Python int (the count times the other axes' extents)."""
+    rows = math.prod(x._unmasked().shape[x._selection.ndim:])
+    return _python_int(_count(x) * rows if rows != 1 else _count(x),
+                       math.prod(x._unmasked().shape))
+
+
+def length(x):
+    """len(x[mask]) in a loop: the count of selected rows (a traced Python int)."""
+    return _python_int(_count(x), math.prod(x._selection.shape))
+
+
+def _python_int(value, most):
+    number = traced(value._context, value.tensor)
+    number._scalar, number._weak = True, int
+    number._bound = most  # (np.bincount's length: kiln._numpy_binning)
+    return number
+
+
+# Reductions that take where=: of x[mask] (whole, all its elements) each is the same reduction
+# of x where the mask holds, of fixed shape (npbench's azimint_naive, `data[in_bin].mean()` per
+# bin, was a graph break per bin, 8x NumPy's time; k-means' X[labels == k].mean(axis=0) too).
+_WHERE_REDUCTIONS = frozenset({np.sum, np.prod, np.mean, np.std, np.var, np.any, np.all,
+                               np.nansum, np.nanprod, np.nanmean, np.nanstd, np.nanvar})
+_EXTREMES = {np.max: "maximum", np.amax: "maximum", np.min: "minimum", np.amin: "minimum"}
+_POSITIONS = {np.argmax: np.max, np.argmin: np.min}
+
+
+def reduction(function, args, kwargs):
+    """function(x[mask]) of fixed shape, or None where that is not NumPy's result here
+    (keepdims, out=, where= given, other masked operands, zero extents): it runs eagerly."""
+    if not args or not _masked(args[0]) or len(args) > 2 or _has_masked((args[1:], kwargs)):
+        return None
+    x = args[0]
+    if kwargs.get("keepdims") or "where" in kwargs or kwargs.get("out") is not None:
+        return None
+    if len(args) == 2 and "axis" in kwargs:
+        return None  # NumPy's TypeError
+    axis = args[1] if len(args) == 2 else kwargs.get("axis")
+    options = {name: value for name, value in kwargs.items() if name != "axis"}
+    if function is np.ptp and not options:
+        return np.subtract(np.max(x, axis=axis), np.min(x, axis=axis))
+    if function is np.count_nonzero and not options:
+        return np.sum(np.not_equal(x, 0), axis=axis)
+    if function in _POSITIONS and axis is None and not options:
+        return _position(x, _POSITIONS[function])
+    if function not in _WHERE_REDUCTIONS and function not in _EXTREMES:
+        return None
+    axes = _whole_axes(x, axis)
+    if axes is None:
+        return None
+    whole = _whole(x)
+    where = _indexing.mask_over(x._selection, whole)
+    if function not in _EXTREMES:
+        return function(whole, axis=axes, where=where, **options)
+    if options or 0 in whole.shape:
+        return None
+    if whole.dtype == np.bool_:  # (max is any, min all: their identities stand in)
+        extreme = np.any if _EXTREMES[function] == "maximum" else np.all
+        result = extreme(whole, axis=axes, where=where)
+    else:
+        result = function(whole, axis=axes, where=where,
+                          initial=_identity(whole.dtype, _EXTREMES[function]))
+    _check(np.equal(_count(x), 0), "zero-size array to reduction operation "
+           f"{_EXTREMES[function]} which has no identity", function.__name__, "ValueError")
+    return result
+
+
+def _whole_axes(x, axis):
+    """The axes of x (all of it, the mask's leading axes folded into one) that the selection's
+    `axis` names, or None where the result keeps the selection's count (or NumPy raises)."""
+    masked_axes = x._selection.ndim
+    selection_ndim = 1 + len(x._unmasked().shape) - masked_axes
+    if axis is None:
+        return tuple(range(len(x._unmasked().shape)))
+    try:
+        axes = [a % selection_ndim if -selection_ndim <= a < selection_ndim else None
+                for a in (axis if isinstance(axis, tuple) else (operator.index(axis),))]
+    except TypeError:
+        return None
+    if None in axes or len(set(axes)) != len(axes) or 0 not in axes:
+        return None  # NumPy's AxisError; a result that keeps the selection's count
+    # the selection's axis 0 is x's masked axes, axis a > 0 x's a + masked_axes - 1
+    return tuple(sorted(n for a in axes for n in (
+        range(masked_axes) if a == 0 else (a + masked_axes - 1,))))
+
+
+def _identity(dtype, kind):
+    """The value no element loses to: where the mask does not hold, max/min see it."""
+    if dtype.kind == "f":
+        return -np.inf if kind == "maximum" else np.inf
+    info = np.iinfo(dtype)
+    return info.min if kind == "maximum" else info.max
+
+
+def _check(flag, message, op, error, values=None, after=""):
+    """NumPy's `error` when the traced bool `flag` holds, as the graph runs: `message`, then
+    `values` (traced, 1-d), the first after the message and each next at a {} of `after`."""
+    context = flag._context
+    values = values if values is not None else context.lift(np.zeros(0, np.int64))
+    _k().check_flag(flag.tensor, values.tensor, message, after, op, error=error)
+
+
+def _position(x, extreme):
+    """np.argmax / np.argmin of a selection: the extreme's first position among the selected
+    (NumPy's first NaN for floats), counted in the selection."""
+    if x._selection.ndim != 1 or x._unmasked().ndim != 1 or x.dtype.kind not in "biuf":
+        return None
+    whole, mask = _whole(x), x._selection
+    name = "argmax" if extreme is np.max else "argmin"
+    if whole.dtype == np.bool_:
+        whole = whole.astype(np.int8)
+    best = extreme(x)  # its check raises NumPy's ValueError for an empty selection first
+    _check(np.equal(_count(x), 0), f"attempt to get {name} of an empty sequence", name,
+           "ValueError")
+    if whole.dtype.kind == "f":
+        hits = (whole == best) | (np.isnan(whole) & np.isnan(best))
+    else:
+        hits = whole == best
+    first = np.argmax(mask & hits)  # (the position in x; before it, `count` selected ones)
+    before = np.arange(whole.shape[0]) < first
+    return np.count_nonzero(mask & before)
+
+
+def element(x, key):
+    """x[mask][k] for an integer k: the k-th selected row (a copy, as x[mask] is), NumPy's
+    IndexError where k is past the selection; None for any other key."""
+    if isinstance(key, tuple) and len(key) == 1:
+        key = key[0]
+    if isinstance(key, (bool, np.bool_)) or not (
+            isinstance(key, (int, np.integer)) or isinstance(key, TracedArray)
+            and key.ndim == 0 and key.dtype.kind in "iu"):
+        return None
+    whole, mask = _whole(x), x._selection
+    count = _count(x)
+    key = count * 0 + key  # (traced int64)
+    wanted = np.where(key < 0, count + key, key)
+    _check((wanted < 0) | (wanted >= count), "index ", "getitem", "IndexError",
+           values=np.stack([key, count]), after=" is out of bounds for axis 0 with size {}")
+    position = np.argmax(np.cumsum(np.ravel(mask)) > wanted)
+    rows = np.reshape(whole, (-1,) + whole.shape[mask.ndim:])
+    row = np.take(rows, position, axis=0)
+    row._scalar = row.ndim == 0
+    return row
+
+
+def index_with(x, key):
+    """x[p] for positions p of a data-dependent count (np.nonzero's, np.flatnonzero's, a
+    selection of an integer array): x at all of p's positions (those not selected read
+    x's first element) selected by p's mask. None where the key has other index arrays or
+    the positions do not lead the result."""
+    entries = key if isinstance(key, tuple) else (key,)
+    leading = 0
+    while leading < len(entries) and _masked(entries[leading]):
+        leading += 1
+    if leading == 0 or leading > x.ndim or any(
+            not (isinstance(e, slice) and e == slice(None)) and e is not Ellipsis
+            for e in entries[leading:]):
+        return None
+    positions = entries[:leading]
+    mask = positions[0]._selection
+    if any(p._selection is not mask and not p._context.same_mask(p._selection.tensor,
+                                                                 mask.tensor)
+           or p._unmasked().ndim != 1 or mask.ndim != 1 or p.dtype.kind not in "iu"
+           for p in positions) or 0 in x.shape[:leading]:
+        return None
+    safe = tuple(np.where(mask, _whole(p), 0) for p in positions)
+    gathered = x[safe]  # (bounds-checked: a selected position out of bounds is NumPy's error)
+    return TracedArray(x._context, gathered.tensor, mask=mask)
+
+
+def _has_masked(value):
+    if isinstance(value, TracedArray):
+        return value._masked()
+    if isinstance(value, (list, tuple)):
+        return any(_has_masked(item) for item in value)
+    if isinstance(value, dict):
+        return any(_has_masked(item) for item in value.values())
+    return False
+
+
+# ---- the functions whose results have a data-dependent length ----
+
+def _positions(context, a):
+    """arange(a.size) and ravel(a) != 0: where nonzero's results come from."""
+    flat = np.not_equal(np.ravel(a), 0)
+    return _indexing._indices(flat.tensor, 0, flat.shape[0], 1), flat
+
+
+def nonzero(context, a):
+    """np.nonzero(a) inside a loop body: one coordinate array per axis of a, each a's
+    positions selected by a != 0."""
+    a = a if isinstance(a, TracedArray) else None
+    if a is None or not context.in_loop() or a.ndim == 0 or a._selection is not None:
+        return None
+    index, flat = _positions(context, a)
+    coordinates, rest = [], traced(context, index)
+    for extent in reversed(a.shape):
+        coordinates.append(rest % max(extent, 1))
+        rest = rest // max(extent, 1)
+    return tuple(TracedArray(context, cast(c.tensor, np.int64), mask=flat)
+                 for c in reversed(coordinates))
+
+
+def _nonzero(context, a):
+    result = nonzero(context, a)
+    if result is None:
+        return call_eagerly(np.nonzero, (a,), {}, "np.nonzero has a data-dependent shape")
+    return result
+
+
+def _flatnonzero(context, a):
+    if not (isinstance(a, TracedArray) and context.in_loop() and a._selection is None):
+        return call_eagerly(np.flatnonzero, (a,), {}, "np.flatnonzero has a data-dependent shape")
+    index, flat = _positions(context, a)
+    return TracedArray(context, index, mask=flat)
+
+
+def _unique(context, ar, return_index=False, return_inverse=False, return_counts=False,
+            axis=None, **options):
+    arguments = (ar, return_index, return_inverse, return_counts, axis)
+    if (return_index or return_inverse or return_counts or axis is not None or options
+            or not isinstance(ar, TracedArray) or not context.in_loop() or ar._selection is not None
+            or ar.size == 0 or ar.dtype.kind not in "biuf"):
+        return call_eagerly(np.unique, arguments, options, "np.unique has a data-dependent shape")
+    ordered = np.sort(np.ravel(ar))
+    differs = ordered[1:] != ordered[:-1]
+    if ordered.dtype.kind == "f":  # NaNs are one value (equal_nan)
+        differs = differs & ~(np.isnan(ordered[1:]) & np.isnan(ordered[:-1]))
+    starts = np.concatenate([np.ones(1, np.bool_), differs])
+    return TracedArray(context, ordered.tensor, mask=starts)
+
+
+FUNCTIONS = {np.nonzero: _nonzero, np.flatnonzero: _flatnonzero, np.unique: _unique}
