@@ -340,11 +340,6 @@ def _mask_broadcast(value, trailing):
     return value.reshape(value.shape[leading:])
 
 
-def mask_over(mask, x):
-    """A mask of x's leading axes broadcast to x's shape (where= of a reduction)."""
-    return np.broadcast_to(_expand_mask(mask, x), x.shape)
-
-
 def _expand_mask(mask, x):
     """The mask as a traced bool array broadcastable against x."""
     extra = x.ndim - mask.ndim

@@ -27,7 +27,6 @@ import operator
 
 import numpy as np
 
-from . import _indexing
 from ._tracer import TracedArray, backend, call_eagerly, cast, traced
 
 
@@ -100,7 +99,7 @@ def reduction(function, args, kwargs):
     if axes is None:
         return None
     whole = _whole(x)
-    where = _indexing.mask_over(x._selection, whole)
+    where = _mask_over(x._selection, whole)
     if function not in _EXTREMES:
         return function(whole, axis=axes, where=where, **options)
     if options or 0 in whole.shape:
@@ -114,6 +113,13 @@ def reduction(function, args, kwargs):
     _check(np.equal(_count(x), 0), "zero-size array to reduction operation "
            f"{_EXTREMES[function]} which has no identity", function.__name__, "ValueError")
     return result
+
+
+def _mask_over(mask, x):
+    """A mask of x's leading axes broadcast to x's shape (where= of a reduction)."""
+    extra = x.ndim - mask.ndim
+    return np.broadcast_to(mask if extra == 0 else np.reshape(mask, mask.shape + (1,) * extra),
+                           x.shape)
 
 
 def _whole_axes(x, axis):
@@ -234,7 +240,7 @@ def _has_masked(value):
 def _positions(context, a):
     """arange(a.size) and ravel(a) != 0: where nonzero's results come from."""
     flat = np.not_equal(np.ravel(a), 0)
-    return _indexing._indices(flat.tensor, 0, flat.shape[0], 1), flat
+    return _k().arange(flat.tensor, flat.shape[0], "int64"), flat
 
 
 def nonzero(context, a):
@@ -255,13 +261,14 @@ def nonzero(context, a):
 def _nonzero(context, a):
     result = nonzero(context, a)
     if result is None:
-        return call_eagerly(np.nonzero, (a,), {}, "np.nonzero has a data-dependent shape")
+        return call_eagerly(np.nonzero, (a,), {}, "numpy.nonzero has a data-dependent shape")
     return result
 
 
 def _flatnonzero(context, a):
     if not (isinstance(a, TracedArray) and context.in_loop() and a._selection is None):
-        return call_eagerly(np.flatnonzero, (a,), {}, "np.flatnonzero has a data-dependent shape")
+        return call_eagerly(np.flatnonzero, (a,), {},
+                            "numpy.flatnonzero has a data-dependent shape")
     index, flat = _positions(context, a)
     return TracedArray(context, index, mask=flat)
 
@@ -272,7 +279,8 @@ def _unique(context, ar, return_index=False, return_inverse=False, return_counts
     if (return_index or return_inverse or return_counts or axis is not None or options
             or not isinstance(ar, TracedArray) or not context.in_loop() or ar._selection is not None
             or ar.size == 0 or ar.dtype.kind not in "biuf"):
-        return call_eagerly(np.unique, arguments, options, "np.unique has a data-dependent shape")
+        return call_eagerly(np.unique, arguments, options,
+                            "numpy.unique has a data-dependent shape")
     ordered = np.sort(np.ravel(ar))
     differs = ordered[1:] != ordered[:-1]
     if ordered.dtype.kind == "f":  # NaNs are one value (equal_nan)

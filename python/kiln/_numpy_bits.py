@@ -10,7 +10,7 @@ _ORDERS = ("big", "little")
 
 
 def _eager(function, args, kwargs, why):
-    return call_eagerly(function, args, kwargs, f"np.{function.__name__} {why}")
+    return call_eagerly(function, args, kwargs, f"numpy.{function.__name__} {why}")
 
 
 def _bit_shape(ndim, axis):

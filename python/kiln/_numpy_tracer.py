@@ -11,12 +11,13 @@ creation_substitutes() for NumPy functions the user's names hold.
 """
 import weakref
 
-from . import (_indexing, _loop_capture, _numpy_api, _numpy_creation, _pytree,  # noqa: F401
-               _stacked_rows, _traced_classes, _tracer, _tracer_operators)
+from . import (_indexing, _loop_capture, _masked_selections, _numpy_api,  # noqa: F401
+               _numpy_creation, _pytree, _stacked_rows, _traced_classes, _tracer,
+               _tracer_operators)
 from ._trace_context import (as_output, context_for, is_scalar_result,  # noqa: F401
                              mark_read_only, note_layout, unwrap, wrap)
 
-_tracer.install(_numpy_api, _indexing)
+_tracer.install(_numpy_api, _indexing, _masked_selections)
 
 
 def attach_driver(trace, driver):

@@ -40,15 +40,17 @@ def backend():  # the kiln ops the tracer records with
     return _kiln
 
 
-# The NumPy function/ufunc tables and the indexing rules: they import this module, so
-# kiln._numpy_tracer installs them here (install()) instead of this module importing them.
+# The NumPy function/ufunc tables, the indexing rules and the reads of selections: they import
+# this module, so kiln._numpy_tracer installs them here (install()) instead of this module
+# importing them.
 _numpy_api = None
 _indexing = None
+_masked_selections = None
 
 
-def install(numpy_api, indexing):
-    global _numpy_api, _indexing
-    _numpy_api, _indexing = numpy_api, indexing
+def install(numpy_api, indexing, masked_selections):
+    global _numpy_api, _indexing, _masked_selections
+    _numpy_api, _indexing, _masked_selections = numpy_api, indexing, masked_selections
 
 
 # ---- graph breaks (_graph_breaks.py) ----
@@ -421,7 +423,6 @@ class TracedArray:
     @property
     def size(self):
         if self._masked() and self._context.in_loop():  # x[mask].size: a traced int
-            from . import _masked_selections
             return _masked_selections.size(self)
         return int(np.prod(self.shape, dtype=np.int64))
 
@@ -530,7 +531,6 @@ class TracedArray:
         return materialize(self, "ndarray.tobytes() of a traced array").tobytes(*args, **kwargs)
 
     def nonzero(self):
-        from . import _masked_selections
         positions = _masked_selections.nonzero(self._context, self)
         if positions is not None:  # in a loop body: positions selected by self != 0
             return positions

@@ -239,11 +239,28 @@ bool row_major(const std::vector<int64_t>& shape, const std::vector<int64_t>& st
   return true;
 }
 
-// A torch tensor (anything with data_ptr(), is_contiguous() and stride()) on `device` as the
-// program buffer it fills: its pointer, and its strides, which run() checks against the
-// compiled ones; shape and dtype are the buffer's (the caller's graph guards them, as Dynamo
-// does).
-Array borrow_tensor(nb::handle tensor, const sched::Buffer& buffer, Device device) {
+// The caller's dtype, shape and row-major strides of a program buffer: a complex argument's
+// buffer is the real (..., 2) array of its parts.
+struct CallerLayout {
+  DType dtype;
+  std::vector<int64_t> shape, strides;
+};
+CallerLayout caller_layout(const sched::Buffer& buffer, bool complex) {
+  CallerLayout layout{buffer.dtype, buffer.shape, buffer.strides};
+  if (complex && !layout.shape.empty()) {
+    layout.dtype = buffer.dtype == DType::Float32 ? DType::Complex64 : DType::Complex128;
+    layout.shape.pop_back();
+    layout.strides.pop_back();
+    for (int64_t& stride : layout.strides) stride /= 2;
+  }
+  return layout;
+}
+
+// A torch tensor (anything with data_ptr(), is_contiguous() and stride()) on `device` as a
+// program buffer of `dtype`, `shape` and `strides`: its pointer, and its strides, which run()
+// checks against the compiled ones (the caller's graph guards shape and dtype, as Dynamo does).
+Array borrow_tensor_as(nb::handle tensor, DType dtype, const std::vector<int64_t>& shape,
+                       const std::vector<int64_t>& buffer_strides, Device device) {
   // A model's call passes hundreds: the method names are made once (and never freed: they
   // outlive the interpreter's shutdown).
   static PyObject* const data_ptr = PyUnicode_InternFromString("data_ptr");
@@ -254,16 +271,25 @@ Array borrow_tensor(nb::handle tensor, const sched::Buffer& buffer, Device devic
   void* data = reinterpret_cast<void*>(nb::cast<uintptr_t>(address));
   // A row-major buffer takes a contiguous tensor as it is: torch's is_contiguous() answers
   // without building the tuple stride() returns (a quarter of a call's conversion).
-  if (row_major(buffer.shape, buffer.strides)) {
+  if (row_major(shape, buffer_strides)) {
     nb::object contiguous = nb::steal(PyObject_CallMethodNoArgs(tensor.ptr(), is_contiguous));
     if (!contiguous) throw nb::python_error();
     if (contiguous.ptr() == Py_True)
-      return Array::borrow(data, buffer.dtype, buffer.shape, buffer.strides, nullptr, device);
+      return Array::borrow(data, dtype, shape, buffer_strides, nullptr, device);
   }
   nb::object strides = nb::steal(PyObject_CallMethodNoArgs(tensor.ptr(), stride));
   if (!strides) throw nb::python_error();
-  return Array::borrow(data, buffer.dtype, buffer.shape, nb::cast<std::vector<int64_t>>(strides),
-                       nullptr, device);
+  return Array::borrow(data, dtype, shape, nb::cast<std::vector<int64_t>>(strides), nullptr,
+                       device);
+}
+
+// The tensor filling `buffer`: a complex one (`complex`) fills the real (..., 2) buffer of its
+// parts, borrowed complex (run() views it as real).
+Array borrow_tensor(nb::handle tensor, const sched::Buffer& buffer, Device device,
+                    bool complex) {
+  if (!complex) return borrow_tensor_as(tensor, buffer.dtype, buffer.shape, buffer.strides, device);
+  const CallerLayout layout = caller_layout(buffer, true);
+  return borrow_tensor_as(tensor, layout.dtype, layout.shape, layout.strides, device);
 }
 
 // An output given by its address (the torch front end's pooled results, which it allocates
@@ -296,15 +322,19 @@ void run_tensors(Compiled& compiled, nb::sequence inputs, nb::sequence outputs, 
     if (k >= executable.input_buffers().size())
       throw Error(ErrorKind::Value, "kiln: run_tensors: too many inputs");
     arrays.push_back(borrow_tensor(
-        input, program.buffers[static_cast<size_t>(executable.input_buffers()[k++])], device));
+        input, program.buffers[static_cast<size_t>(executable.input_buffers()[k])], device,
+        executable.complex_input(k)));
+    ++k;
   }
   k = 0;
   for (nb::handle output : outputs) {
     if (k >= executable.output_count())
       throw Error(ErrorKind::Value, "kiln: run_tensors: too many outputs");
-    const sched::Buffer& buffer = program.buffers[static_cast<size_t>(program.output_buffers[k++])];
-    results.push_back(nb::isinstance<nb::int_>(output) ? borrow_address(output, buffer, device)
-                                                        : borrow_tensor(output, buffer, device));
+    const sched::Buffer& buffer = program.buffers[static_cast<size_t>(program.output_buffers[k])];
+    results.push_back(nb::isinstance<nb::int_>(output)
+                          ? borrow_address(output, buffer, device)
+                          : borrow_tensor(output, buffer, device, executable.complex_output(k)));
+    ++k;
   }
   if (device == Device::Cpu) return run_releasing_gil(executable, arrays, results);
   runtime::set_cuda_stream(reinterpret_cast<void*>(stream));
@@ -321,8 +351,10 @@ void run_tensors(Compiled& compiled, nb::sequence inputs, nb::sequence outputs, 
 std::vector<std::vector<int64_t>> output_shapes(const Compiled& c) {
   const runtime::Executable& executable = *c.graph->executable;
   std::vector<std::vector<int64_t>> shapes;
-  for (size_t k = 0; k < executable.output_count(); ++k)
-    shapes.push_back(executable.program().buffers[static_cast<size_t>(executable.program().output_buffers[k])].shape);
+  for (size_t k = 0; k < executable.output_count(); ++k)  // (the caller's: complex ones too)
+    shapes.push_back(caller_layout(executable.program().buffers[static_cast<size_t>(
+                                       executable.program().output_buffers[k])],
+                                   executable.complex_output(k)).shape);
   return shapes;
 }
 

@@ -75,6 +75,14 @@ class Executable {
   int64_t io_bytes() const { return io_bytes_; }
   const sched::Program& program() const { return program_; }
   const std::vector<int32_t>& input_buffers() const { return input_buffers_; }  // by input
+  // Whether input / output k is complex in the caller's signature: its buffer in the program
+  // is the real (..., 2) array of its parts (ir/complex_lowering.h).
+  bool complex_input(size_t k) const {
+    return k < settings_.complex_inputs.size() && settings_.complex_inputs[k];
+  }
+  bool complex_output(size_t k) const {
+    return k < settings_.complex_outputs.size() && settings_.complex_outputs[k];
+  }
   size_t output_count() const { return program_.output_buffers.size() - 2 * checks_.size(); }
   // (output, input) for each output written into the memory of the input donated to it
   // (sched/donated_outputs.h): a run returns that input's array as the output.

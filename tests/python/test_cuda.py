@@ -174,6 +174,34 @@ def test_wrap_numpy_keeps_torch_tensors_on_the_gpu(fn, make, tolerance):
         np.testing.assert_allclose(g.cpu().numpy(), e, rtol=tolerance, atol=tolerance)
 
 
+def escape_counts(c):
+    z = np.zeros_like(c)
+    counts = np.zeros(c.shape, np.int64)
+    for _ in range(16):
+        inside = np.abs(z) <= 2
+        z = np.where(inside, z * z + c, z)
+        counts += inside
+    return counts, z * 1j
+
+
+@pytest.mark.parametrize("dtype", ["complex128", "complex64"])
+def test_wrap_numpy_reads_and_returns_complex_torch_tensors(dtype):
+    # kiln.bench.cuda's mandelbrot stopped at "input 0 is float64; the graph was compiled for
+    # a complex array" on the H100
+    if not GPU:
+        return
+    torch = pytest.importorskip("torch")
+    grid = (np.linspace(-2, 0.6, 24)[None, :] + 1j * np.linspace(-1.2, 1.2, 20)[:, None])
+    c = grid.astype(dtype)
+    wrapped = kiln.wrap_numpy(escape_counts)
+    for _ in range(3):  # the first call, then the replays of a host-bound program
+        counts, z = wrapped(torch.from_numpy(c).cuda())
+        expected_counts, expected_z = escape_counts(c)
+        np.testing.assert_array_equal(counts.cpu().numpy(), expected_counts)
+        assert z.dtype == getattr(torch, dtype)
+        np.testing.assert_allclose(z.cpu().numpy(), expected_z, rtol=1e-4, equal_nan=True)
+
+
 def momentum_step(w, v, g, lr, step):
     v = 0.9 * v + g
     return w - lr * v / (step + 1), v

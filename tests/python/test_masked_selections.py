@@ -1,9 +1,9 @@
 """Selections whose length the data decide, in loop bodies (kiln._masked_selections): x[mask]
-reduced (max, min, ptp, argmax, count_nonzero, size, len()), indexed at an integer, and the positions
-np.nonzero / np.flatnonzero / np.where(c) give and the values np.unique gives, read into values
-of fixed shape, keep the loop one loop node. Each was a graph break that unrolled the loop
-(slower than NumPy). Values and errors are NumPy's; outside loops those functions run eagerly
-as before."""
+reduced (max, min, ptp, argmax, count_nonzero, size, len()), indexed at an integer, and the
+positions np.nonzero / np.flatnonzero / np.where(c) give and the values np.unique gives, read
+into values of fixed shape, keep the loop one loop node. Each was a graph break that unrolled
+the loop (slower than NumPy). Values and errors are NumPy's; outside loops those functions run
+eagerly as before."""
 import numpy as np
 import pytest
 
@@ -22,7 +22,8 @@ def per_row_extremes(x, t):
     out = np.zeros((x.shape[0], 5))
     for i in range(x.shape[0]):
         sel = x[i][x[i] > t]
-        out[i] = (np.max(sel), np.min(sel), np.argmax(sel), np.argmin(sel), np.count_nonzero(sel > 0.7))
+        out[i] = (np.max(sel), np.min(sel), np.argmax(sel), np.argmin(sel),
+                  np.count_nonzero(sel > 0.7))
     return out
 
 

@@ -208,7 +208,8 @@ def main(argv=None):
         input_sets = [workload.inputs(quick=False, seed=seed) for seed in range(INPUT_SETS)]
         inputs = input_sets[0]
         expected = workload.function(*inputs)
-        gpu_sets = [[torch.from_numpy(np.ascontiguousarray(a)).cuda() for a in one]
+        # (np.require keeps a 0-d array 0-d; np.ascontiguousarray makes it 1-d)
+        gpu_sets = [[torch.from_numpy(np.require(a, requirements="C")).cuda() for a in one]
                     for one in input_sets]
         systems = [("kiln", lambda: kiln.wrap_numpy(workload.function), gpu_sets, None)]
         if args.autotune:

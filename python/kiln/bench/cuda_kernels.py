@@ -64,12 +64,13 @@ def _profile(torch, call, input_sets, calls, training):
     call_ranges, kernel_ranges = [], []
     for event in trace.events():
         span = (event.time_range.start, event.time_range.end)
-        if event.device_type == torch.autograd.DeviceType.CUDA:
+        if event.name == _CALL:  # (the range has a GPU-side copy too: no kernel)
+            if event.device_type != torch.autograd.DeviceType.CUDA:
+                call_ranges.append(span)
+        elif event.device_type == torch.autograd.DeviceType.CUDA:
             times[event.name] += event.device_time / calls
             counts[event.name] += 1 / calls
             kernel_ranges.append(span)
-        elif event.name == _CALL:
-            call_ranges.append(span)
         elif event.name.startswith(("cuda", "cu")) and not event.name.startswith("cuda::"):
             host_times[event.name] += (span[1] - span[0]) / calls
             host_counts[event.name] += 1 / calls
