@@ -7,7 +7,7 @@ fixed shape, so that a loop body that selects stays one loop node (NumPy users w
 break that unrolled the loop, slower than NumPy):
 - reductions: those that take where= are the same reduction of x where the mask holds; max,
   min and ptp with NumPy's error for an empty selection (a check when the graph runs);
-  count_nonzero; argmax and argmin of a 1-d selection (a position among the selected);
+  count_nonzero; argmax and argmin of a selection of elements (a position among them);
 - its size and len(), in a loop (a traced int: the mask's count, times the other axes' extents
   for the size);
 - its element at an integer (sel[0], sel[-1]: the k-th selected, NumPy's IndexError past the
@@ -160,15 +160,16 @@ def _check(flag, message, op, error, values=None, after=""):
 def _position(x, extreme):
     """np.argmax / np.argmin of a selection: the extreme's first position among the selected
     (NumPy's first NaN for floats), counted in the selection."""
-    if x._selection.ndim != 1 or x._unmasked().ndim != 1 or x.dtype.kind not in "biuf":
-        return None
-    whole, mask = _whole(x), x._selection
+    if x._selection.ndim != x._unmasked().ndim or x.dtype.kind not in "biuf":
+        return None  # (a selection of rows)
+    whole, mask = np.ravel(_whole(x)), np.ravel(x._selection)  # (its order: the mask's ravel)
     name = "argmax" if extreme is np.max else "argmin"
     if whole.dtype == np.bool_:
         whole = whole.astype(np.int8)
-    best = extreme(x)  # its check raises NumPy's ValueError for an empty selection first
     _check(np.equal(_count(x), 0), f"attempt to get {name} of an empty sequence", name,
            "ValueError")
+    best = extreme(whole, where=mask, initial=_identity(
+        whole.dtype, "maximum" if extreme is np.max else "minimum"))
     if whole.dtype.kind == "f":
         hits = (whole == best) | (np.isnan(whole) & np.isnan(best))
     else:

@@ -150,7 +150,9 @@ def test_an_empty_selection_raises_numpys_errors():
     numpy_message, kiln_message = _errors(first, x)
     assert numpy_message == "index 0 is out of bounds for axis 0 with size 0"
     assert numpy_message in kiln_message
-    _errors(last_position, x)
+    numpy_message, kiln_message = _errors(last_position, x)
+    assert numpy_message == "attempt to get argmin of an empty sequence"
+    assert numpy_message in kiln_message
 
 
 def test_an_index_past_the_selection_names_its_size():
