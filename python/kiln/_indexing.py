@@ -487,6 +487,9 @@ def setitem(x, key, value):
         if fixed is not None:   # written through the view
             return setitem(fixed, Ellipsis, value)
         return _windows.setitem(x, key, value, getitem, setitem)
+    if _masked_selections.assign_at(  # y[np.flatnonzero(m)] = v in a loop
+            x, key, value, lambda v: stored_scalar(v, x.dtype, advanced=True)):
+        return
     context, shape = x._context, x.shape
     traced_mask = isinstance(key, TracedArray) and key.dtype == np.bool_
     if traced_mask:

@@ -14,8 +14,9 @@ break that unrolled the loop, slower than NumPy):
   count);
 - the arrays NumPy returns with a data-dependent length, made in a loop: np.nonzero
   (np.where(a), a.nonzero()) and np.flatnonzero are positions (aranges) selected by a != 0;
-  np.unique is a's sorted values selected where each run of equal ones starts; and y indexed
-  with such positions is y at every position (0 where unselected) selected by their mask.
+  np.unique is a's sorted values selected where each run of equal ones starts; y indexed
+  with such positions is y at every position (0 where unselected) selected by their mask, and
+  y[positions] = v writes the selected ones.
 "In a loop": a captured loop's body or its first iteration run on its own
 (TraceContext.in_loop), where a graph break unrolls the loop. Elsewhere those functions run
 eagerly: their concrete results serve Python code (range(i), int(i)) with no further graph
@@ -27,7 +28,7 @@ import operator
 
 import numpy as np
 
-from ._tracer import TracedArray, backend, call_eagerly, cast, traced
+from ._tracer import TracedArray, backend, call_eagerly, cast, has_tracer, to_tensor, traced
 
 
 def _k():
@@ -201,11 +202,10 @@ def element(x, key):
     return row
 
 
-def index_with(x, key):
-    """x[p] for positions p of a data-dependent count (np.nonzero's, np.flatnonzero's, a
-    selection of an integer array): x at all of p's positions (those not selected read
-    x's first element) selected by p's mask. None where the key has other index arrays or
-    the positions do not lead the result."""
+def _leading_positions(x, key):
+    """(positions, their mask) where `key` indexes x's leading axes with positions of a
+    data-dependent count (np.nonzero's: a 1-d selection of integers per axis, one mask) and
+    takes the other axes whole; None for any other key, or an axis of length 0."""
     entries = key if isinstance(key, tuple) else (key,)
     leading = 0
     while leading < len(entries) and _masked(entries[leading]):
@@ -221,9 +221,66 @@ def index_with(x, key):
            or p._unmasked().ndim != 1 or mask.ndim != 1 or p.dtype.kind not in "iu"
            for p in positions) or 0 in x.shape[:leading]:
         return None
+    return positions, mask
+
+
+def index_with(x, key):
+    """x[p] for positions p of a data-dependent count (np.nonzero's, np.flatnonzero's, a
+    selection of an integer array): x at all of p's positions (those not selected read
+    x's first element) selected by p's mask. None where _leading_positions finds none."""
+    found = _leading_positions(x, key)
+    if found is None:
+        return None
+    positions, mask = found
     safe = tuple(np.where(mask, _whole(p), 0) for p in positions)
     gathered = x[safe]  # (bounds-checked: a selected position out of bounds is NumPy's error)
     return TracedArray(x._context, gathered.tensor, mask=mask)
+
+
+def assign_at(x, key, value, stored):
+    """x[p] = value for positions p of a data-dependent count (_leading_positions'): every
+    position written in order (a later duplicate wins, as in NumPy), the unselected ones into a
+    spare row past x's rows, dropped after. value: a scalar, an array of the other axes' shape,
+    or values selected by p's own mask (`y[p] = y[p] + 1`); `stored(v)`: a scalar as NumPy
+    stores it. False where that is not the case (the caller's graph break follows)."""
+    found = _leading_positions(x, key)
+    if found is None:
+        return False
+    positions, mask = found
+    count, rest = mask.shape[0], tuple(x.shape[len(positions):])
+    if _masked(value):
+        if value._selection is not mask and not x._context.same_mask(
+                value._selection.tensor, mask.tensor) or value._unmasked().shape != (
+                count,) + rest:
+            return False
+        values = _whole(value)
+    else:
+        if not isinstance(value, TracedArray):
+            if has_tracer(value):
+                return False
+            value = stored(value) if np.ndim(value) == 0 else np.asarray(value)
+        try:
+            if np.broadcast_shapes(np.shape(value), rest) != rest:
+                return False
+        except ValueError:  # NumPy's own error, from the graph break that follows
+            return False
+        values = np.broadcast_to(value, (count,) + rest)
+    rows, flat = math.prod(x.shape[:len(positions)]), 0
+    for axis, p in enumerate(positions):
+        extent, wanted = x.shape[axis], _whole(p).astype(np.int64)
+        outside = mask & ((wanted < -extent) | (wanted >= extent))
+        _check(np.any(outside), "index ", "setitem", "IndexError",
+               values=np.reshape(wanted[np.argmax(outside)], (1,)),
+               after=f" is out of bounds for axis {axis} with size {extent}")
+        flat = flat * extent + np.where(wanted < 0, wanted + extent, wanted)
+    target = np.where(mask, flat, rows)  # the unselected write the spare row
+    padded = np.concatenate([np.reshape(x, (rows,) + rest), np.zeros((1,) + rest, x.dtype)])
+    written = _k().index_put(padded.tensor, target.tensor,
+                             to_tensor(x._context, values, x.dtype, "setitem"), 0, False,
+                             check_bounds=False)
+    kept = _k().slice(written, [(0, rows, 1)] + [(0, n, 1) for n in rest])
+    x._assign(_k().reshape(kept, list(x.shape)))
+    return True
 
 
 def _has_masked(value):

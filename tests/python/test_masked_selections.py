@@ -233,3 +233,46 @@ def test_bits_in_a_loop():
     _same(kiln.compile(set_bits)(b), set_bits(b))
     report = kiln.explain(set_bits)(b)
     assert [loop.kind for loop in report.loops] == ["loop"] and not report.break_reasons
+
+
+def labelled(x, y, t):
+    labels = np.zeros(x.shape, np.int64)
+    counts = np.zeros(x.shape[1])
+    grids = np.zeros((x.shape[0], 4, 3))
+    for i in range(x.shape[0]):
+        idx = np.flatnonzero(x[i] > t)
+        labels[i][idx] = i + 1  # through a view of labels
+        counts[idx] += 1
+        r = np.nonzero(x[i] > 0.9)[0]
+        counts[r] = counts[r] * 2
+        rows, columns = np.nonzero(y[i] > 0.5)
+        grid = np.zeros((4, 3))
+        grid[rows, columns] = y[i][rows, columns] * 10
+        grid[rows % 2] = [1.5, 2.5, 3.5]  # duplicate positions: the last write wins
+        grids[i] = grid
+    return labels, counts, grids
+
+
+def test_writes_at_positions_are_one_loop_node():
+    rng = np.random.default_rng(6)
+    args = (rng.random((25, 12)), rng.random((25, 4, 3)), 0.6)
+    _same(kiln.compile(labelled)(*args), labelled(*args))
+    report = kiln.explain(labelled)(*args)
+    assert [loop.kind for loop in report.loops] == ["loop"] and not report.break_reasons
+
+
+def test_a_write_past_the_array_raises_numpys_index_error():
+    def shifted(x, positions):
+        y = np.zeros(6)
+        for i in range(x.shape[0]):
+            chosen = positions[i][x[i] > 0.5]
+            y[chosen - 3] = i
+        return y
+    rng = np.random.default_rng(7)
+    x, positions = rng.random((10, 6)), rng.integers(0, 9, (10, 6))
+    np.testing.assert_array_equal(kiln.compile(shifted)(x, positions), shifted(x, positions))
+    positions[6, :] = 9  # 9 - 3 is past y, wherever row 6 selects
+    x[6, 0] = 0.9
+    numpy_message, kiln_message = _errors(shifted, x, positions)
+    assert numpy_message == "index 6 is out of bounds for axis 0 with size 6"
+    assert numpy_message in kiln_message
