@@ -7,7 +7,9 @@ fixed shape, so that a loop body that selects stays one loop node (NumPy users w
 break that unrolled the loop, slower than NumPy):
 - reductions: those that take where= are the same reduction of x where the mask holds; max,
   min and ptp with NumPy's error for an empty selection (a check when the graph runs);
-  count_nonzero; argmax and argmin of a selection of elements (a position among them);
+  count_nonzero; argmax and argmin of a selection of elements (a position among them); its
+  np.sort (the sorted elements, the unselected sorted last, selected by their count) and
+  np.median;
 - its size and len(), in a loop (a traced int: the mask's count, times the other axes' extents
   for the size);
 - its element at an integer (sel[0], sel[-1]: the k-th selected, NumPy's IndexError past the
@@ -94,6 +96,10 @@ def reduction(function, args, kwargs):
         return np.sum(np.not_equal(x, 0), axis=axis)
     if function in _POSITIONS and axis is None and not options:
         return _position(x, _POSITIONS[function])
+    if function is np.sort and axis in (-1, 0, None) and not options:  # (1-d: any axis)
+        return _sorted(x)
+    if function is np.median and axis is None and not options:
+        return _median(x)
     if function not in _WHERE_REDUCTIONS and function not in _EXTREMES:
         return None
     axes = _whole_axes(x, axis)
@@ -161,9 +167,9 @@ def _check(flag, message, op, error, values=None, after=""):
 def _position(x, extreme):
     """np.argmax / np.argmin of a selection: the extreme's first position among the selected
     (NumPy's first NaN for floats), counted in the selection."""
-    if x._selection.ndim != x._unmasked().ndim or x.dtype.kind not in "biuf":
+    if _elements(x) is None:
         return None  # (a selection of rows)
-    whole, mask = np.ravel(_whole(x)), np.ravel(x._selection)  # (its order: the mask's ravel)
+    whole, mask = _elements(x)
     name = "argmax" if extreme is np.max else "argmin"
     if whole.dtype == np.bool_:
         whole = whole.astype(np.int8)
@@ -178,6 +184,49 @@ def _position(x, extreme):
     first = np.argmax(mask & hits)  # (the position in x; before it, `count` selected ones)
     before = np.arange(whole.shape[0]) < first
     return np.count_nonzero(mask & before)
+
+
+def _elements(x):
+    """(x's elements, the mask) in the selection's order, where x[mask] is 1-d; else None."""
+    if x._selection.ndim != x._unmasked().ndim or x.dtype.kind not in "biuf":
+        return None
+    return np.ravel(_whole(x)), np.ravel(x._selection)
+
+
+def _filled_and_sorted(x):
+    """x's elements sorted with the unselected ones replaced by a value sorted after every
+    selected one (NaN for floats, which NumPy sorts last; the largest integer, True), so its
+    first `count` are the selection's sorted elements."""
+    elements, mask = _elements(x)
+    kind = elements.dtype.kind
+    fill = np.nan if kind == "f" else True if kind == "b" else np.iinfo(elements.dtype).max
+    return np.sort(np.where(mask, elements, np.array(fill, elements.dtype))), mask
+
+
+def _sorted(x):
+    """np.sort(x[mask]): the sorted elements selected by their first `count` positions."""
+    if _elements(x) is None:
+        return None
+    ordered, mask = _filled_and_sorted(x)
+    return TracedArray(x._context, ordered.tensor,
+                       mask=np.arange(ordered.shape[0]) < np.count_nonzero(mask))
+
+
+def _median(x):
+    """np.median(x[mask]): the mean of its sorted middle elements; NaN where it holds a NaN
+    or nothing (NumPy warns there)."""
+    if _elements(x) is None or x.dtype.kind not in "iuf" or x.dtype == np.float16:
+        return None
+    ordered, mask = _filled_and_sorted(x)
+    count = np.count_nonzero(mask)
+    low = np.take(ordered, np.maximum((count - 1) // 2, 0))
+    high = np.take(ordered, np.maximum(count // 2, 0))
+    middle = np.mean(np.stack([low, high]))  # (NumPy's dtype: float64 of integers)
+    elements = _elements(x)[0]
+    missing = np.equal(count, 0)
+    if elements.dtype.kind == "f":
+        missing = missing | np.any(mask & np.isnan(elements))
+    return np.where(missing, np.array(np.nan, middle.dtype), middle)[()]
 
 
 def element(x, key):

@@ -1,9 +1,9 @@
 """Selections whose length the data decide, in loop bodies (kiln._masked_selections): x[mask]
-reduced (max, min, ptp, argmax, count_nonzero, size, len()), indexed at an integer, and the
-positions np.nonzero / np.flatnonzero / np.where(c) give and the values np.unique gives, read
-into values of fixed shape, keep the loop one loop node. Each was a graph break that unrolled
-the loop (slower than NumPy). Values and errors are NumPy's; outside loops those functions run
-eagerly as before."""
+reduced (max, min, ptp, argmax, count_nonzero, size, len(), median), sorted, indexed at an
+integer, and the positions np.nonzero / np.flatnonzero / np.where(c) give and the values
+np.unique gives, read into values of fixed shape, or written through (y[idx] = v), keep the
+loop one loop node. Each was a graph break that unrolled the loop (slower than NumPy). Values
+and errors are NumPy's; outside loops those functions run eagerly as before."""
 import numpy as np
 import pytest
 
@@ -79,12 +79,26 @@ def lengths(x, t):
     return n
 
 
+def order_statistics(x, t):
+    out = np.zeros((x.shape[0], 4))
+    for i in range(x.shape[0]):
+        sel = x[i][x[i] > t]
+        ordered = np.sort(sel)
+        out[i] = (np.median(sel), ordered[1], ordered[-2], np.median(x[i][x[i] > 2 * t]))
+    return out
+
+
 def _arguments(function, seed):
     rng = np.random.default_rng(seed)
     if function is distinct_per_row:
         return (rng.integers(0, 10, (40, 30)),)
     if function is coordinates:
         return (rng.random((30, 6, 7)),)
+    if function is order_statistics:
+        x = np.random.default_rng(seed).random((30, 11))
+        x[3, 4] = np.nan  # NumPy's median is NaN, its sort puts NaN last
+        x[5, :] = 0.4  # the second median's selection is empty: NaN (NumPy warns)
+        return (x, 0.3)
     if function is unique_values:
         x = rng.integers(0, 5, (30, 12)).astype(float)
         x[::4, ::3] = np.nan  # NaNs are one value of np.unique (equal_nan)
@@ -104,7 +118,7 @@ def _same(actual, expected):
 
 @pytest.mark.parametrize("function", [selection_reductions, per_row_extremes, distinct_per_row,
                                       first_and_last, coordinates, kth_selected,
-                                      unique_values, lengths])
+                                      unique_values, lengths, order_statistics])
 def test_a_loop_that_selects_is_one_loop_node(function):
     compiled = kiln.compile(function)
     for seed in range(3):
