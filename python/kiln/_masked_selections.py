@@ -251,6 +251,22 @@ def element(x, key):
     return row
 
 
+def _past_integers(x, key):
+    """(x indexed by the integers leading `key`, the rest of it) where positions follow them
+    (`x[i, idx]` is `x[i][idx]`, a view: writes reach x); None otherwise."""
+    if not isinstance(key, tuple):
+        return None
+    leading = 0
+    while leading < len(key) and (
+            isinstance(key[leading], (int, np.integer)) and not isinstance(key[leading], bool)
+            or isinstance(key[leading], TracedArray) and not key[leading]._masked()
+            and key[leading].ndim == 0 and key[leading].dtype.kind in "iu"):
+        leading += 1
+    if leading == 0 or leading == len(key) or not _masked(key[leading]):
+        return None
+    return x[key[:leading]], key[leading:]
+
+
 def _leading_positions(x, key):
     """(positions, their mask) where `key` indexes x's leading axes with positions of a
     data-dependent count (np.nonzero's: a 1-d selection of integers per axis, one mask) and
@@ -277,6 +293,9 @@ def index_with(x, key):
     """x[p] for positions p of a data-dependent count (np.nonzero's, np.flatnonzero's, a
     selection of an integer array): x at all of p's positions (those not selected read
     x's first element) selected by p's mask. None where _leading_positions finds none."""
+    past = _past_integers(x, key)
+    if past is not None:
+        return index_with(*past)
     found = _leading_positions(x, key)
     if found is None:
         return None
@@ -292,6 +311,9 @@ def assign_at(x, key, value, stored):
     spare row past x's rows, dropped after. value: a scalar, an array of the other axes' shape,
     or values selected by p's own mask (`y[p] = y[p] + 1`); `stored(v)`: a scalar as NumPy
     stores it. False where that is not the case (the caller's graph break follows)."""
+    past = _past_integers(x, key)
+    if past is not None:
+        return assign_at(*past, value, stored)
     found = _leading_positions(x, key)
     if found is None:
         return False

@@ -88,12 +88,24 @@ def order_statistics(x, t):
     return out
 
 
+def outliers_to_median(x):
+    x = x.copy()
+    for i in range(x.shape[0]):
+        z = (x[i] - x[i].mean()) / x[i].std()
+        far = np.where(np.abs(z) > 2)[0]
+        x[i, far] = np.median(x[i])  # x[i, positions]: x[i][positions]
+        x[i, far] += x[i, far] * 0.5  # read and written at the same positions
+    return x
+
+
 def _arguments(function, seed):
     rng = np.random.default_rng(seed)
     if function is distinct_per_row:
         return (rng.integers(0, 10, (40, 30)),)
     if function is coordinates:
         return (rng.random((30, 6, 7)),)
+    if function is outliers_to_median:
+        return (np.random.default_rng(seed).standard_normal((30, 40)),)
     if function is order_statistics:
         x = np.random.default_rng(seed).random((30, 11))
         x[3, 4] = np.nan  # NumPy's median is NaN, its sort puts NaN last
@@ -118,7 +130,8 @@ def _same(actual, expected):
 
 @pytest.mark.parametrize("function", [selection_reductions, per_row_extremes, distinct_per_row,
                                       first_and_last, coordinates, kth_selected,
-                                      unique_values, lengths, order_statistics])
+                                      unique_values, lengths, order_statistics,
+                                      outliers_to_median])
 def test_a_loop_that_selects_is_one_loop_node(function):
     compiled = kiln.compile(function)
     for seed in range(3):
