@@ -16,7 +16,8 @@ break that unrolled the loop, slower than NumPy):
   count);
 - the arrays NumPy returns with a data-dependent length, made in a loop: np.nonzero
   (np.where(a), a.nonzero()) and np.flatnonzero are positions (aranges) selected by a != 0;
-  np.unique is a's sorted values selected where each run of equal ones starts; y indexed
+  np.unique is a's sorted values selected where each run of equal ones starts (its index,
+  inverse and counts too); y indexed
   with such positions is y at every position (0 where unselected) selected by their mask, and
   y[positions] = v writes the selected ones.
 "In a loop": a captured loop's body or its first iteration run on its own
@@ -402,20 +403,41 @@ def _flatnonzero(context, a):
     return TracedArray(context, index, mask=flat)
 
 
+# NumPy 2's inverse of np.unique(a, return_inverse=True) has a's shape; 1.x's is 1-d.
+_INVERSE_SHAPED = np.unique(np.zeros((2, 2)), return_inverse=True)[1].ndim == 2
+
+
 def _unique(context, ar, return_index=False, return_inverse=False, return_counts=False,
             axis=None, **options):
+    """np.unique(ar) in a loop: ar's elements in a stable sort, selected where each run of
+    equal ones starts (NaNs one value, as NumPy's equal_nan); with return_index the sort's
+    positions there, return_inverse each element's run number (of fixed shape), return_counts
+    each run's length, from the next run's start (a running minimum from the end)."""
     arguments = (ar, return_index, return_inverse, return_counts, axis)
-    if (return_index or return_inverse or return_counts or axis is not None or options
-            or not isinstance(ar, TracedArray) or not context.in_loop() or ar._selection is not None
-            or ar.size == 0 or ar.dtype.kind not in "biuf"):
+    if (axis is not None or options or not isinstance(ar, TracedArray) or not context.in_loop()
+            or ar._selection is not None or ar.size == 0 or ar.dtype.kind not in "biuf"):
         return call_eagerly(np.unique, arguments, options,
                             "numpy.unique has a data-dependent shape")
-    ordered = np.sort(np.ravel(ar))
+    flat = np.ravel(ar)
+    order = np.argsort(flat, kind="stable")  # (a run's first element: its first occurrence)
+    ordered = np.take(flat, order)
     differs = ordered[1:] != ordered[:-1]
     if ordered.dtype.kind == "f":  # NaNs are one value (equal_nan)
         differs = differs & ~(np.isnan(ordered[1:]) & np.isnan(ordered[:-1]))
     starts = np.concatenate([np.ones(1, np.bool_), differs])
-    return TracedArray(context, ordered.tensor, mask=starts)
+    results = [TracedArray(context, ordered.tensor, mask=starts)]
+    if return_index:
+        results.append(TracedArray(context, order.tensor, mask=starts))
+    if return_inverse:
+        inverse = np.zeros_like(order)
+        inverse[order] = np.cumsum(starts) - 1
+        results.append(np.reshape(inverse, ar.shape) if _INVERSE_SHAPED else inverse)
+    if return_counts:
+        positions = np.arange(flat.shape[0])
+        first_from = np.minimum.accumulate(np.where(starts, positions, flat.shape[0])[::-1])[::-1]
+        next_start = np.concatenate([first_from[1:], np.full(1, flat.shape[0])])
+        results.append(TracedArray(context, (next_start - positions).tensor, mask=starts))
+    return results[0] if len(results) == 1 else tuple(results)
 
 
 FUNCTIONS = {np.nonzero: _nonzero, np.flatnonzero: _flatnonzero, np.unique: _unique}

@@ -98,12 +98,26 @@ def outliers_to_median(x):
     return x
 
 
+def modes(x):
+    out = np.zeros((x.shape[0], 4))
+    for i in range(x.shape[0]):
+        values, first, inverse, counts = np.unique(x[i], return_index=True, return_inverse=True,
+                                                   return_counts=True)
+        out[i] = (values[np.argmax(counts)], first[np.argmax(counts)], inverse.sum(),
+                  counts.max())
+    return out
+
+
 def _arguments(function, seed):
     rng = np.random.default_rng(seed)
     if function is distinct_per_row:
         return (rng.integers(0, 10, (40, 30)),)
     if function is coordinates:
         return (rng.random((30, 6, 7)),)
+    if function is modes:
+        x = np.random.default_rng(seed).integers(0, 6, (30, 3, 5)).astype(float)
+        x[::3, 1, 2] = x[::5, 0, :2] = np.nan  # NaNs are one value of np.unique
+        return (x,)
     if function is outliers_to_median:
         return (np.random.default_rng(seed).standard_normal((30, 40)),)
     if function is order_statistics:
@@ -131,7 +145,7 @@ def _same(actual, expected):
 @pytest.mark.parametrize("function", [selection_reductions, per_row_extremes, distinct_per_row,
                                       first_and_last, coordinates, kth_selected,
                                       unique_values, lengths, order_statistics,
-                                      outliers_to_median])
+                                      outliers_to_median, modes])
 def test_a_loop_that_selects_is_one_loop_node(function):
     compiled = kiln.compile(function)
     for seed in range(3):
