@@ -40,9 +40,8 @@ def backend():  # the kiln ops the tracer records with
     return _kiln
 
 
-# The NumPy function/ufunc tables, the indexing rules and the reads of selections: they import
-# this module, so kiln._numpy_tracer installs them here (install()) instead of this module
-# importing them.
+# The NumPy function/ufunc tables, the indexing rules and the reads of selections import this
+# module: kiln._numpy_tracer installs them here (install()), this module imports none of them.
 _numpy_api = None
 _indexing = None
 _masked_selections = None
@@ -426,17 +425,9 @@ class TracedArray:
             return _masked_selections.size(self)
         return int(np.prod(self.shape, dtype=np.int64))
 
-    @property
-    def itemsize(self):
-        return self.dtype.itemsize
-
-    @property
-    def nbytes(self):
-        return self.size * self.itemsize
-
-    @property
-    def T(self):
-        return self.transpose()
+    itemsize = property(lambda self: self.dtype.itemsize)
+    nbytes = property(lambda self: self.size * self.itemsize)
+    T = property(lambda self: self.transpose())
 
     @property
     def mT(self):
@@ -530,11 +521,8 @@ class TracedArray:
     def tobytes(self, *args, **kwargs):
         return materialize(self, "ndarray.tobytes() of a traced array").tobytes(*args, **kwargs)
 
-    def nonzero(self):
-        positions = _masked_selections.nonzero(self._context, self)
-        if positions is not None:  # in a loop body: positions selected by self != 0
-            return positions
-        return materialize(self, "nonzero() has a data-dependent shape").nonzero()
+    def nonzero(self):  # (in a loop, positions selected by self != 0: kiln._masked_selections)
+        return np.nonzero(self)
 
     # -- NumPy's dispatch protocols --
 
