@@ -273,6 +273,21 @@ mandelbrot = njit(_workloads.mandelbrot)
 cholesky = njit(_workloads.cholesky)
 lu = njit(_workloads.lu)
 gram_schmidt = njit(_workloads.gram_schmidt)
+outliers_to_median = njit(_workloads.outliers_to_median)
+
+
+@njit
+def row_modes(x):  # Numba's np.unique takes no return_counts: the sorted row's runs by hand
+    modes = np.zeros(x.shape[0], x.dtype)
+    for i in range(x.shape[0]):
+        ordered = np.sort(x[i])
+        best, best_count, run = ordered[0], 0, 0
+        for j in range(ordered.shape[0]):
+            run = run + 1 if j > 0 and ordered[j] == ordered[j - 1] else 1
+            if run > best_count:  # (a tie keeps the smaller value, as np.argmax's first)
+                best, best_count = ordered[j], run
+        modes[i] = best
+    return modes
 
 
 @njit

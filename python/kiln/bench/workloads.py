@@ -18,7 +18,7 @@ from .loop_programs import (  # noqa: F401 - kiln.bench.workloads.lu etc., as be
     reaction_diffusion, forward_substitution, row_recurrence, element_branch,
     newton_sqrt, jacobi_converge, _plate, cholesky, lu, gram_schmidt, covariance, _spd, crc32,
     sieve, lcs, levinson, _autocorrelation, mandelbrot, _complex_grid, pair_energy,
-    logistic_losses)
+    logistic_losses, row_modes, outliers_to_median)
 
 # ---- the NumPy programs ----------------------------------------------------------------------
 
@@ -356,6 +356,12 @@ WORKLOADS = [
              loop=True),
     Workload("pair_energy", "nested loops over all pairs of 3-D points (float64)",
              pair_energy, lambda rng, n: (rng.random((n, 3)),), 300, 24, loop=True, rtol=1e-9),
+    Workload("row_modes", "each row's most frequent value by np.unique's counts (int64)",
+             row_modes, lambda rng, shape: (rng.integers(0, 50, shape),), (2000, 200), (64, 16),
+             loop=True),
+    Workload("outliers_to_median", "each row's outliers (|z| > 2, np.where's positions) set "
+             "to its median (float64)", outliers_to_median,
+             lambda rng, shape: (rng.standard_normal(shape),), (2000, 200), (64, 16), loop=True),
     Workload("logistic_losses", "200 epochs of logistic regression keeping each epoch's loss "
              "in a list (float64)", logistic_losses,
              lambda rng, n: (rng.standard_normal((n, 10)), (rng.random(n) > 0.5).astype(float)),
