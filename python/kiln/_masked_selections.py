@@ -168,9 +168,10 @@ def _check(flag, message, op, error, values=None, after=""):
 def _position(x, extreme):
     """np.argmax / np.argmin of a selection: the extreme's first position among the selected
     (NumPy's first NaN for floats), counted in the selection."""
-    if _elements(x) is None:
+    found = _elements(x)
+    if found is None:
         return None  # (a selection of rows)
-    whole, mask = _elements(x)
+    whole, mask = found
     name = "argmax" if extreme is np.max else "argmin"
     if whole.dtype == np.bool_:
         whole = whole.astype(np.int8)
@@ -194,21 +195,21 @@ def _elements(x):
     return np.ravel(_whole(x)), np.ravel(x._selection)
 
 
-def _filled_and_sorted(x):
-    """x's elements sorted with the unselected ones replaced by a value sorted after every
+def _filled_and_sorted(elements, mask):
+    """The elements sorted with the unselected ones replaced by a value sorted after every
     selected one (NaN for floats, which NumPy sorts last; the largest integer, True), so its
     first `count` are the selection's sorted elements."""
-    elements, mask = _elements(x)
     kind = elements.dtype.kind
     fill = np.nan if kind == "f" else True if kind == "b" else np.iinfo(elements.dtype).max
-    return np.sort(np.where(mask, elements, np.array(fill, elements.dtype))), mask
+    return np.sort(np.where(mask, elements, np.array(fill, elements.dtype)))
 
 
 def _sorted(x):
     """np.sort(x[mask]): the sorted elements selected by their first `count` positions."""
-    if _elements(x) is None:
+    found = _elements(x)
+    if found is None:
         return None
-    ordered, mask = _filled_and_sorted(x)
+    ordered, mask = _filled_and_sorted(*found), found[1]
     return TracedArray(x._context, ordered.tensor,
                        mask=np.arange(ordered.shape[0]) < np.count_nonzero(mask))
 
@@ -216,14 +217,15 @@ def _sorted(x):
 def _median(x):
     """np.median(x[mask]): the mean of its sorted middle elements; NaN where it holds a NaN
     or nothing (NumPy warns there)."""
-    if _elements(x) is None or x.dtype.kind not in "iuf" or x.dtype == np.float16:
+    found = _elements(x)
+    if found is None or x.dtype.kind not in "iuf" or x.dtype == np.float16:
         return None
-    ordered, mask = _filled_and_sorted(x)
+    elements, mask = found
+    ordered = _filled_and_sorted(elements, mask)
     count = np.count_nonzero(mask)
     low = np.take(ordered, np.maximum((count - 1) // 2, 0))
     high = np.take(ordered, np.maximum(count // 2, 0))
     middle = np.mean(np.stack([low, high]))  # (NumPy's dtype: float64 of integers)
-    elements = _elements(x)[0]
     missing = np.equal(count, 0)
     if elements.dtype.kind == "f":
         missing = missing | np.any(mask & np.isnan(elements))
